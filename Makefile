@@ -1,0 +1,51 @@
+# skiff: the two commands (make lab, make test) and the benchmarks (make bench).
+# Every target creates .venv itself and reinstalls only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.skiff-installed
+LAB_DIR := .lab
+LAB_PORT ?= 8888
+LAB_ARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: lab test lint unit bench install system-deps clean lab-config
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+system-deps:
+	@bash tools/system-deps.sh
+
+lab-config: $(STAMP)
+	@$(BIN)/python tools/lab_config.py $(LAB_DIR)
+
+lab: $(STAMP) lab-config
+	IPYTHONDIR=$(CURDIR)/$(LAB_DIR)/ipython JUPYTER_CONFIG_DIR=$(CURDIR)/$(LAB_DIR)/jupyter \
+	  SKIFF_RUNS=$(CURDIR)/notebooks/skiff-runs \
+	  $(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) \
+	  --no-browser $(LAB_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check skiff tests benchmarks tools
+
+test: $(STAMP) system-deps lab-config lint
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+unit: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests \
+	  -m "not mpi and not notebook and not browser and not slow" $(PYTEST_ARGS)
+
+bench: $(STAMP) system-deps
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) $(LAB_DIR) test-artifacts .pytest_cache skiff-runs

@@ -1,0 +1,5 @@
+import sys
+
+from skiff.cli import main
+
+sys.exit(main())

@@ -1,0 +1,241 @@
+"""One argument grammar per job kind, shared by magics, panels and the CLI.
+
+A command is declared once, as a function that adds its own arguments, stacked under option
+group decorators that the kinds share::
+
+    @command("solve", help="Solve a PDE or a linear system.")
+    @launch_options        # --np, --wait, -o NAME, --runner
+    @device_option         # --device auto|cpu|cuda:N
+    def SOLVE(p):
+        p.add_argument("problem")
+        p.add_argument("--rtol", type=positive_float, default=1e-8)
+
+``SOLVE.parse("poisson --rtol 1e-6")`` gives an ``argparse.Namespace``; bad input raises
+:class:`GrammarError` with one line that names the option and the valid choices.
+``SOLVE.render(values)`` writes the equivalent magic line or CLI command (for panels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from collections.abc import Callable
+
+__all__ = [
+    "GrammarError", "Command", "command", "device_option", "launch_options", "json_option",
+    "positive_int", "positive_float", "nonneg_float", "grid_shape", "byte_size", "split_line",
+]
+
+
+class GrammarError(ValueError):
+    """Bad words on a magic line or command line; the message is one line for the user."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # never sys.exit from a notebook
+        raise GrammarError(f"{self.prog}: {message}")
+
+    def exit(self, status=0, message=None):
+        if message:
+            raise GrammarError(message.strip())
+        raise GrammarError(f"{self.prog}: exited")
+
+
+def split_line(line: str | list[str]) -> list[str]:
+    if isinstance(line, (list, tuple)):
+        return list(line)
+    try:
+        return shlex.split(line or "")
+    except ValueError as exc:
+        raise GrammarError(f"cannot split the line: {exc}") from None
+
+
+class Command:
+    """A parser for one job kind plus the groups it shares with the others."""
+
+    def __init__(self, name: str, help: str, build: Callable, groups: list[Callable]):
+        self.name = name
+        self.help = help
+        self._build = build
+        self._groups = groups
+
+    def parser(self, prog: str | None = None) -> argparse.ArgumentParser:
+        p = _Parser(prog=prog or self.name, description=self.help, add_help=False,
+                    formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+        self.add_to(p)
+        return p
+
+    def add_to(self, p: argparse.ArgumentParser) -> None:
+        self._build(p)
+        for group in self._groups:
+            group(p)
+
+    def parse(self, line: str | list[str], prog: str | None = None) -> argparse.Namespace:
+        return self.parser(prog).parse_args(split_line(line))
+
+    def usage(self, prog: str | None = None) -> str:
+        return self.parser(prog).format_help()
+
+    def defaults(self) -> dict:
+        p = self.parser()
+        return {a.dest: a.default for a in p._actions if a.dest != "help"}
+
+    def render(self, values: dict, *, style: str = "magic") -> str:
+        """The magic line (``style="magic"``) or CLI command (``"cli"``) for ``values``.
+
+        Only values that differ from the defaults are written.
+        """
+        p = self.parser()
+        words: list[str] = []
+        options: list[str] = []
+        for action in p._actions:
+            if action.dest in ("help",) or action.dest not in values:
+                continue
+            value = values[action.dest]
+            if not action.option_strings:
+                if value is None:
+                    continue
+                items = value if isinstance(value, (list, tuple)) else [value]
+                words.extend(shlex.quote(str(v)) for v in items)
+                continue
+            if value == action.default or value is None:
+                continue
+            flag = max(action.option_strings, key=len)
+            if isinstance(action, argparse._StoreTrueAction):
+                if value:
+                    options.append(flag)
+            elif isinstance(value, (list, tuple)):
+                options.extend([flag, *(shlex.quote(str(v)) for v in value)])
+            else:
+                options.extend([flag, shlex.quote(_fmt(value))])
+        body = " ".join(words + options)
+        if style == "cli":
+            return f"python -m skiff {self.name} {body}".rstrip()
+        return f"%{self.name} {body}".rstrip()
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return "x".join(map(str, value))
+    return str(value)
+
+
+def command(name: str, *, help: str = "") -> Callable[[Callable], Command]:
+    """Decorator that turns an argument builder (and its group decorators) into a Command."""
+
+    def wrap(build):
+        groups = list(reversed(getattr(build, "__skiff_groups__", [])))
+        return Command(name, help, build, groups)
+
+    return wrap
+
+
+def _group(adder: Callable) -> Callable:
+    def decorate(build):
+        build.__skiff_groups__ = [*getattr(build, "__skiff_groups__", []), adder]
+        return build
+
+    decorate.add = adder
+    return decorate
+
+
+# value types: each raises ArgumentTypeError with the value in the message ---------------------
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def nonneg_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def grid_shape(text: str) -> tuple[int, ...]:
+    """``256``, ``256x256`` or ``64x64x64``."""
+    parts = re.split(r"[x×,]", str(text).lower())
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a grid like 256x256 or 64x64x64, got {text!r}") from None
+    if not 1 <= len(shape) <= 3 or min(shape) < 2:
+        raise argparse.ArgumentTypeError(
+            f"expected 1 to 3 sizes of at least 2, like 256x256, got {text!r}")
+    return shape
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def byte_size(text: str) -> int:
+    """``80GB``, ``16GiB``, ``512MB`` or a plain number of bytes."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?i?b?)\s*", str(text).lower())
+    if not m or m.group(2) not in _UNITS:
+        raise argparse.ArgumentTypeError(f"expected a size like 80GB or 16GiB, got {text!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def _device_type(text: str) -> str:
+    from skiff.kernels.backend.devices import DeviceError, resolve_device
+
+    try:
+        return resolve_device(text).name if text != "auto" else "auto"
+    except DeviceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# shared option groups ------------------------------------------------------------------------
+@_group
+def device_option(p):
+    p.add_argument("--device", default="auto", type=_device_type, metavar="DEV",
+                   help="auto (first GPU, else CPU), cpu, cuda or cuda:N")
+
+
+@_group
+def launch_options(p):
+    p.add_argument("--np", type=positive_int, default=1, metavar="N",
+                   help="number of MPI ranks (N > 1 runs the job as processes)")
+    p.add_argument("--runner", choices=("auto", "thread", "process"), default="auto",
+                   help="where the job runs: a thread of this kernel, or MPI processes")
+    p.add_argument("--wait", action="store_true", help="block until the job ends")
+    p.add_argument("-o", "--output", metavar="NAME", default=None,
+                   help="store the job in the notebook variable NAME")
+
+
+@_group
+def json_option(p):
+    p.add_argument("--json", action="store_true", help="print one JSON document to stdout")
+
+
+LAUNCH_KEYS = ("np", "runner", "wait", "output", "json")
+
+
+def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:
+    """(kernel config, launch options) from a parsed namespace."""
+    values = vars(ns).copy()
+    launch = {k: values.pop(k) for k in LAUNCH_KEYS if k in values}
+    return values, launch

@@ -1,0 +1,49 @@
+"""A small job that exercises the machinery: steps with progress and a metric, and on several
+MPI ranks an all-reduce whose sum every rank checks."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .reporter import Reporter
+
+__all__ = ["run"]
+
+
+def run(config: dict, reporter: Reporter) -> dict:
+    """Config: ``steps`` (10), ``sleep`` seconds a step (0.05), ``fail_at`` (a step that
+    raises), ``size`` of the all-reduced array (4)."""
+    steps = int(config.get("steps", 10))
+    sleep = float(config.get("sleep", 0.05))
+    fail_at = config.get("fail_at")
+    comm = None
+    if reporter.world_size > 1:
+        from mpi4py import MPI
+
+        comm = MPI.COMM_WORLD
+    rank = comm.Get_rank() if comm else 0
+    size = comm.Get_size() if comm else 1
+    total = None
+    for step in range(1, steps + 1):
+        if reporter.should_stop():
+            reporter.log(f"stopping at step {step}")
+            return {"steps": step - 1, "stopped": True}
+        if fail_at is not None and step == int(fail_at):
+            raise RuntimeError(f"demo job failed on purpose at step {step}")
+        local = np.full(int(config.get("size", 4)), float(rank + 1) * step)
+        if comm is not None:
+            summed = np.empty_like(local)
+            comm.Allreduce(local, summed)
+        else:
+            summed = local
+        expected = step * size * (size + 1) / 2
+        if not np.allclose(summed, expected):
+            raise RuntimeError(f"allreduce gave {summed[0]}, expected {expected}")
+        total = float(summed[0])
+        reporter.metric("value", total, step=step)
+        reporter.progress(step, steps)
+        time.sleep(sleep)
+    reporter.log(f"finished {steps} steps on {size} rank(s)")
+    return {"steps": steps, "ranks": size, "allreduce": total}

@@ -1,0 +1,120 @@
+"""The append-only event log of a run: ``events.jsonl``, one JSON object a line.
+
+Writers append whole lines under a lock and flush each one, so a reader never sees half an
+event except the line being written right now; a reader keeps such a partial last line for its
+next read. A line that is complete but not valid JSON is skipped with a warning and the rest
+is kept. The schema is in ``docs/events.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+import warnings
+from pathlib import Path
+
+__all__ = ["EventWriter", "EventReader", "read_events", "EVENT_TYPES", "STATUSES", "FINAL"]
+
+EVENT_TYPES = ("status", "progress", "metric", "log", "artifact", "result", "error", "info")
+STATUSES = ("queued", "running", "done", "failed", "cancelled")
+FINAL = ("done", "failed", "cancelled")
+
+
+class CorruptEventWarning(UserWarning):
+    """A line of events.jsonl that is not a JSON object was skipped."""
+
+
+def _clean(value):
+    """JSON cannot hold NaN or inf: write them as strings the reader turns back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return _clean(value.item())
+    return value
+
+
+class EventWriter:
+    """Appends events to one file; safe across threads of one process."""
+
+    def __init__(self, path: str | os.PathLike, *, rank: int = 0):
+        self.path = Path(path)
+        self.rank = rank
+        self._lock = threading.Lock()
+
+    def write(self, type: str, **fields) -> dict:
+        if type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {type!r}: choose from {', '.join(EVENT_TYPES)}")
+        event = {"t": round(time.time(), 6), "type": type, "rank": self.rank, **fields}
+        line = json.dumps(_clean(event), separators=(",", ":"), default=str) + "\n"
+        data = line.encode()
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        return event
+
+
+def _restore(value):
+    if value in ("nan", "inf", "-inf"):
+        return float(value)
+    return value
+
+
+class EventReader:
+    """Follows an events file: each :meth:`read` returns the events appended since the last."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.offset = 0
+        self.line_no = 0
+        self.skipped = 0
+
+    def read(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            return []
+        if not chunk:
+            return []
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return []  # a partial line being written: wait for its newline
+        self.offset += end + 1
+        events = []
+        for raw in chunk[: end + 1].splitlines():
+            self.line_no += 1
+            if not raw.strip():
+                continue
+            try:
+                event = json.loads(raw)
+                if not isinstance(event, dict) or "type" not in event:
+                    raise ValueError("not an event object")
+            except ValueError as exc:
+                self.skipped += 1
+                warnings.warn(
+                    f"{self.path}: skipped corrupt line {self.line_no} ({exc}): "
+                    f"{raw[:80]!r}",
+                    CorruptEventWarning,
+                    stacklevel=2,
+                )
+                continue
+            if event.get("type") == "metric":
+                event["value"] = _restore(event.get("value"))
+            events.append(event)
+        return events
+
+
+def read_events(path: str | os.PathLike) -> list[dict]:
+    """Every complete, valid event in a file."""
+    return EventReader(path).read()

@@ -1,0 +1,236 @@
+"""``Job``: a handle on one run folder, live or reattached.
+
+A Job's truth is its run folder; the object only caches the folded :class:`JobState` and, for
+jobs run in this process, the live Python result (``job.value``).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from pathlib import Path
+
+from .events import FINAL, EventReader, EventWriter
+from .state import JobState
+from .store import find_run_dir, pid_alive, read_json
+
+__all__ = ["Job", "JobFailed", "live_jobs"]
+
+_LIVE: dict[str, Job] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+class JobFailed(RuntimeError):
+    """Raised by :meth:`Job.wait` (``raise_on_error=True``) for a failed job."""
+
+
+def live_jobs() -> dict[str, Job]:
+    with _LIVE_LOCK:
+        return dict(_LIVE)
+
+
+class Job:
+    """A job: id, kind, config, status, events, result, error.
+
+    Create one with :func:`skiff.jobs.launch`; reattach to any run folder with
+    :meth:`Job.load` (``%jobs attach ID``).
+    """
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        meta = read_json(self.run_dir / "config.json")
+        if meta is None:
+            raise FileNotFoundError(f"{self.run_dir} is not a run folder (no config.json)")
+        self.meta = meta
+        self.id: str = meta["id"]
+        self.kind: str = meta["kind"]
+        self.config: dict = meta.get("config", {})
+        self.value = None  # the live result object, for jobs run in this process
+        self.runner = None  # set by the runner that started it, if in this process
+        self._reader = EventReader(self.run_dir / "events.jsonl")
+        self._state = JobState()
+        self._state_lock = threading.Lock()
+        self._done = threading.Event()
+
+    # construction ------------------------------------------------------------------------
+    @classmethod
+    def load(cls, job_id_or_dir: str | Path, root=None) -> Job:
+        """The job with this id (or run folder); the same object if it lives here."""
+        path = Path(job_id_or_dir)
+        if not (path / "config.json").is_file():
+            path = find_run_dir(str(job_id_or_dir), root)
+        with _LIVE_LOCK:
+            for job in _LIVE.values():
+                if job.run_dir.resolve() == path.resolve():
+                    return job
+        job = cls(path)
+        job._reattach()
+        return job
+
+    def _register(self) -> None:
+        with _LIVE_LOCK:
+            _LIVE[self.id] = self
+
+    def _reattach(self) -> None:
+        """Follow a job started elsewhere: notice when its process goes away."""
+        state = self.refresh()
+        if state.final:
+            self._done.set()
+            return
+        pid = self._owner_pid()
+        if not pid_alive(pid):
+            self._mark_lost(pid)
+            return
+        self._register()
+        threading.Thread(target=self._watch_foreign, args=(pid,), daemon=True,
+                         name=f"skiff-attach-{self.id}").start()
+
+    def _owner_pid(self) -> int | None:
+        if self.meta.get("runner") == "process":
+            proc = read_json(self.run_dir / "process.json", {})
+            return proc.get("pid")
+        return self.meta.get("owner", {}).get("pid")
+
+    def _watch_foreign(self, pid: int) -> None:
+        while not self.refresh().final:
+            if not pid_alive(pid):
+                time.sleep(0.5)  # give a last event time to land
+                if not self.refresh().final:
+                    self._mark_lost(pid)
+                break
+            time.sleep(0.25)
+        self._done.set()
+
+    def _mark_lost(self, pid) -> None:
+        who = "launcher" if self.meta.get("runner") == "process" else "kernel"
+        self.emit("status", status="failed",
+                  message=f"the {who} process that ran this job (pid {pid}) has exited")
+        self.refresh()
+        self._done.set()
+
+    # state -------------------------------------------------------------------------------
+    def emit(self, type: str, **fields) -> None:
+        """Append an event from the notebook side (status changes, launcher errors)."""
+        EventWriter(self.run_dir / "events.jsonl", rank=-1).write(type, **fields)
+
+    def refresh(self) -> JobState:
+        """Read new events and return the current state."""
+        with self._state_lock:
+            for event in self._reader.read():
+                self._state.apply(event)
+            if self._state.final:
+                self._done.set()
+            return self._state
+
+    @property
+    def state(self) -> JobState:
+        return self.refresh()
+
+    @property
+    def status(self) -> str:
+        return self.refresh().status
+
+    @property
+    def done(self) -> bool:
+        return self.refresh().final
+
+    @property
+    def error(self) -> str | None:
+        state = self.refresh()
+        if state.error and state.traceback:
+            return f"{state.error}\n\n{state.traceback}"
+        return state.error
+
+    @property
+    def result(self) -> dict | None:
+        """The JSON summary of the result (``result.json``), once written."""
+        return read_json(self.run_dir / "result.json")
+
+    def events(self) -> list[dict]:
+        return EventReader(self.run_dir / "events.jsonl").read()
+
+    def artifact_path(self, name: str) -> Path | None:
+        for art in reversed(self.refresh().artifacts):
+            if art.get("name") == name:
+                return self.run_dir / art["path"]
+        return None
+
+    # control -----------------------------------------------------------------------------
+    def wait(self, timeout: float | None = None, *, raise_on_error: bool = False,
+             poll: float = 0.1) -> Job:
+        """Block until the job ends (or ``timeout`` seconds pass); returns the job."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.refresh().final:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(f"job {self.id} still {self.status} after {timeout} s")
+            self._done.wait(poll if left is None else min(poll, left))
+        if self.runner is not None:
+            self.runner.join(self, timeout=5)
+        if raise_on_error and self.status == "failed":
+            raise JobFailed(f"job {self.id} failed: {self.refresh().error}")
+        return self
+
+    def cancel(self, *, grace: float = 5.0) -> None:
+        """Ask the job to stop at its next step boundary; escalate after ``grace`` seconds."""
+        if self.refresh().final:
+            return
+        (self.run_dir / "cancel").touch()
+        self.emit("log", level="warning", message="cancel requested")
+        if self.runner is not None:
+            self.runner.cancel(self, grace=grace)
+        elif self.meta.get("runner") == "process":
+            from .process import escalate_cancel
+
+            threading.Thread(target=escalate_cancel, args=(self, grace), daemon=True).start()
+
+    # display -----------------------------------------------------------------------------
+    def summary(self) -> dict:
+        state = self.refresh()
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "status": state.status,
+            "runner": self.meta.get("runner"),
+            "ranks": self.meta.get("np", 1),
+            "device": self.meta.get("device"),
+            "progress": None if not state.total else round(state.done / float(state.total), 4),
+            "elapsed_s": None if state.started is None else
+            round(state.elapsed(time.time()) or 0.0, 3),
+            "error": state.error,
+            "run_dir": str(self.run_dir),
+        }
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        pct = "" if s["progress"] is None else f" {100 * s['progress']:.0f}%"
+        err = f" error={s['error'].splitlines()[0]!r}" if s["error"] else ""
+        return f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>"
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        from skiff.widgets.render import job_html
+
+        return job_html(self)
+
+    def _ipython_display_(self):
+        from skiff.widgets.display import display_job
+
+        display_job(self)
+
+    def widget(self):
+        """A live :class:`skiff.widgets.JobView` of this job."""
+        from skiff.widgets.job_view import JobView
+
+        return JobView(self)
+
+
+def is_final(status: str) -> bool:
+    return status in FINAL
+
+
+def escape(text) -> str:
+    return html.escape(str(text))

@@ -1,0 +1,212 @@
+"""ProcessRunner: N MPI ranks started by ``mpiexec`` (never a fork of the notebook).
+
+Rank 0 writes events; the notebook follows the file. A watcher thread notices a rank that
+died (its pid gone without a clean-exit marker) or a launcher that exited, kills what is left
+of the job's process group, and fails the job with a message naming the rank and its signal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .job import Job
+from .store import pid_alive, read_json, write_json
+
+__all__ = ["ProcessRunner", "find_mpiexec", "escalate_cancel", "MPIUnavailable"]
+
+
+class MPIUnavailable(RuntimeError):
+    """No mpiexec could be found."""
+
+
+def find_mpiexec() -> str:
+    """mpiexec from this interpreter's environment (the ``mpi`` extra), else from PATH."""
+    here = Path(sys.executable).parent
+    for name in ("mpiexec", "mpirun"):
+        cand = here / name
+        if cand.exists():
+            return str(cand)
+    found = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not found:
+        raise MPIUnavailable(
+            "no mpiexec found: install the MPI extra (pip install 'skiff[mpi]') to run --np > 1"
+        )
+    return found
+
+
+def rank_env(np: int) -> dict:
+    """Environment for N ranks: each gets an equal share of the cores for BLAS and numba."""
+    from skiff.kernels.backend.devices import cpu_count
+
+    threads = str(max(1, cpu_count() // max(1, np)))
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+        env[var] = threads
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+_KILLED = re.compile(r"RANK\s+(\d+)\s+PID\s+(\d+).*?KILLED BY SIGNAL:\s*(\d+)", re.S)
+
+
+class ProcessRunner:
+    name = "process"
+
+    def __init__(self, poll: float = 0.2):
+        self.poll = poll
+        self._procs: dict[str, subprocess.Popen] = {}
+        self._watchers: dict[str, threading.Thread] = {}
+
+    def start(self, job: Job, np: int = 1, *, extra_args: list[str] | None = None) -> Job:
+        mpiexec = find_mpiexec()
+        cmd = [mpiexec, "-n", str(int(np)), *(extra_args or []),
+               sys.executable, "-m", "skiff.jobs.worker", str(job.run_dir)]
+        log = open(job.run_dir / "logs" / "launcher.log", "ab")  # noqa: SIM115
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=rank_env(np), cwd=os.getcwd())
+        log.close()
+        write_json(job.run_dir / "process.json",
+                   {"pid": proc.pid, "pgid": proc.pid, "cmd": cmd, "started": time.time()})
+        self._procs[job.id] = proc
+        job.runner = self
+        job._register()
+        watcher = threading.Thread(target=self._watch, args=(job, proc, np), daemon=True,
+                                   name=f"skiff-watch-{job.id}")
+        self._watchers[job.id] = watcher
+        watcher.start()
+        return job
+
+    def _watch(self, job: Job, proc: subprocess.Popen, np: int) -> None:
+        ranks_dir = job.run_dir / "ranks"
+        while True:
+            code = proc.poll()
+            if code is not None:
+                self._after_exit(job, code)
+                return
+            dead = _dead_rank(ranks_dir, np)
+            if dead is not None:
+                rank, pid = dead
+                time.sleep(1.0)  # let mpiexec report how the rank ended
+                _kill_group(proc.pid, signal.SIGKILL)
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
+                sig = _signal_from_log(job.run_dir, rank)
+                how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
+                self._fail(job, f"rank {rank} (pid {pid}) {how}; the job was stopped")
+                return
+            if job.refresh().final and job.status == "cancelled":
+                pass
+            time.sleep(self.poll)
+
+    def _after_exit(self, job: Job, code: int) -> None:
+        time.sleep(0.05)
+        state = job.refresh()
+        if state.final:
+            return
+        if (job.run_dir / "cancel").exists():
+            job.emit("status", status="cancelled", message="stopped on request")
+            return
+        killed = _KILLED.search(_log_text(job.run_dir))
+        if killed:
+            rank, pid, sig = killed.groups()
+            msg = (f"rank {rank} (pid {pid}) killed by signal {sig} ({_signame(int(sig))}); "
+                   "the job was stopped")
+        else:
+            tail = _log_text(job.run_dir).strip().splitlines()[-5:]
+            msg = f"mpiexec exited with code {code}" + (": " + " | ".join(tail) if tail else "")
+        self._fail(job, msg)
+
+    def _fail(self, job: Job, message: str) -> None:
+        if job.refresh().final:
+            return
+        job.emit("error", message=message, traceback=_log_text(job.run_dir)[-4000:] or None)
+        job.emit("status", status="failed", message=message)
+        job.refresh()
+
+    def cancel(self, job: Job, *, grace: float = 5.0) -> None:
+        threading.Thread(target=escalate_cancel, args=(job, grace), daemon=True).start()
+
+    def join(self, job: Job, timeout: float | None = None) -> None:
+        watcher = self._watchers.get(job.id)
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(timeout)
+
+
+def escalate_cancel(job: Job, grace: float = 5.0) -> None:
+    """After ``grace`` s still running: SIGTERM the process group; 3 s more: SIGKILL."""
+    proc = read_json(job.run_dir / "process.json", {})
+    pid = proc.get("pid")
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if job.refresh().final or not pid_alive(pid):
+            break
+        time.sleep(0.1)
+    else:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            _kill_group(pid, sig)
+            end = time.monotonic() + 3
+            while time.monotonic() < end and pid_alive(pid):
+                time.sleep(0.1)
+            if not pid_alive(pid):
+                break
+    time.sleep(0.3)
+    if not job.refresh().final:
+        job.emit("status", status="cancelled", message="stopped on request (signalled)")
+        job.refresh()
+
+
+def _kill_group(pid, sig) -> None:
+    if not pid:
+        return
+    try:
+        os.killpg(int(pid), sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _dead_rank(ranks_dir: Path, np: int):
+    for rank in range(np):
+        pid_file = ranks_dir / f"{rank}.pid"
+        if not pid_file.exists() or (ranks_dir / f"{rank}.exit").exists():
+            continue
+        try:
+            pid = int(pid_file.read_text())
+        except ValueError:
+            continue
+        if not pid_alive(pid):
+            if (ranks_dir / f"{rank}.exit").exists():
+                continue
+            return rank, pid
+    return None
+
+
+def _log_text(run_dir: Path) -> str:
+    try:
+        return (run_dir / "logs" / "launcher.log").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _signal_from_log(run_dir: Path, rank: int) -> int | None:
+    for m in _KILLED.finditer(_log_text(run_dir)):
+        if int(m.group(1)) == rank:
+            return int(m.group(3))
+    return None
+
+
+def _signame(sig: int | None) -> str:
+    try:
+        return signal.Signals(int(sig)).name
+    except (ValueError, TypeError):
+        return "unknown"

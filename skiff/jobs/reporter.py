@@ -1,0 +1,151 @@
+"""What kernels call to report: progress, metrics, logs, artifacts, and whether to stop.
+
+Kernels take a :class:`Reporter` and know nothing else of jobs. :class:`NullReporter` makes a
+kernel a plain library call; :class:`RunReporter` writes the events of a run folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+from .events import EventWriter
+
+__all__ = ["Reporter", "NullReporter", "RunReporter", "JobCancelled"]
+
+
+class JobCancelled(Exception):
+    """Raised by a kernel (or :meth:`Reporter.check`) when asked to stop."""
+
+
+class Reporter:
+    """The interface every kernel reports through. All methods are cheap to call often."""
+
+    rank: int = 0
+    world_size: int = 1
+    run_dir: Path | None = None
+
+    def progress(self, done: float, total: float | None = None, *, unit: str = "step",
+                 message: str | None = None) -> None:
+        """``done`` out of ``total`` units (total None: unknown)."""
+
+    def metric(self, name: str, value: float, *, step: int | None = None) -> None:
+        """One scalar measurement, e.g. ``metric("loss", 2.31, step=10)``."""
+
+    def metrics(self, values: dict, *, step: int | None = None) -> None:
+        for name, value in values.items():
+            self.metric(name, value, step=step)
+
+    def log(self, message: str, *, level: str = "info") -> None:
+        """A line for the job's log."""
+
+    def info(self, **fields) -> None:
+        """Structured facts about the run (device, plan, sizes) for the record."""
+
+    def artifact(self, name: str, path: str | os.PathLike, *, kind: str = "file") -> Path:
+        """Register a file the job produced; returns where it is kept."""
+        return Path(path)
+
+    def should_stop(self) -> bool:
+        """True once the user has asked the job to stop; check at step boundaries."""
+        return False
+
+    def check(self) -> None:
+        """Raise :class:`JobCancelled` when asked to stop."""
+        if self.should_stop():
+            raise JobCancelled("cancelled by request")
+
+
+class NullReporter(Reporter):
+    """Reports nothing and never stops: kernels as plain library calls."""
+
+
+class RunReporter(Reporter):
+    """Writes events to a run folder. Only rank 0 writes events; every rank can stop.
+
+    Progress events are throttled to ``max_rate`` per second (the latest one is kept and
+    written at the next chance or at :meth:`flush`), so a tight loop can call it freely.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike, *, rank: int = 0, world_size: int = 1,
+                 cancel_event: threading.Event | None = None, max_rate: float = 10.0):
+        self.run_dir = Path(run_dir)
+        self.rank = rank
+        self.world_size = world_size
+        self._writer = EventWriter(self.run_dir / "events.jsonl", rank=rank)
+        self._cancel_event = cancel_event
+        self._cancel_file = self.run_dir / "cancel"
+        self._min_gap = 1.0 / max_rate
+        self._last_progress = 0.0
+        self._pending: dict | None = None
+        self._last_stop_check = 0.0
+        self._stopped = False
+        self._log_path = self.run_dir / "logs" / f"rank{rank}.log"
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def is_root(self) -> bool:
+        return self.rank == 0
+
+    def emit(self, type: str, **fields) -> None:
+        if self.is_root:
+            self._writer.write(type, **fields)
+
+    def progress(self, done, total=None, *, unit="step", message=None):
+        fields = {"done": done, "total": total, "unit": unit}
+        if message:
+            fields["message"] = message
+        now = time.monotonic()
+        finished = total is not None and done >= total
+        if finished or now - self._last_progress >= self._min_gap:
+            self._last_progress = now
+            self._pending = None
+            self.emit("progress", **fields)
+        else:
+            self._pending = fields
+
+    def flush(self) -> None:
+        if self._pending is not None:
+            self.emit("progress", **self._pending)
+            self._pending = None
+
+    def metric(self, name, value, *, step=None):
+        self.flush()
+        self.emit("metric", name=name, value=float(value), step=step)
+
+    def log(self, message, *, level="info"):
+        stamp = time.strftime("%H:%M:%S")
+        with open(self._log_path, "a") as fh:
+            fh.write(f"{stamp} [{level}] {message}\n")
+        self.emit("log", level=level, message=str(message))
+
+    def info(self, **fields):
+        self.emit("info", **fields)
+
+    def artifact(self, name, path, *, kind="file"):
+        src = Path(path)
+        dest_dir = self.run_dir / "artifacts"
+        dest_dir.mkdir(exist_ok=True)
+        if src.resolve().is_relative_to(self.run_dir.resolve()):
+            dest = src
+        else:
+            dest = dest_dir / src.name
+            shutil.copyfile(src, dest)
+        rel = os.path.relpath(dest, self.run_dir)
+        self.emit("artifact", name=name, path=rel, kind=kind)
+        return dest
+
+    def should_stop(self):
+        if self._stopped:
+            return True
+        if self._cancel_event is not None and self._cancel_event.is_set():
+            self._stopped = True
+            return True
+        now = time.monotonic()
+        if now - self._last_stop_check > 0.1:
+            self._last_stop_check = now
+            self._stopped = self._cancel_file.exists()
+        return self._stopped

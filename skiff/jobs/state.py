@@ -1,0 +1,105 @@
+"""The state of a job, folded from its event log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .events import FINAL
+
+__all__ = ["JobState"]
+
+LOG_TAIL = 200
+
+
+@dataclass
+class JobState:
+    """Everything a view needs, updated event by event with :meth:`apply`."""
+
+    status: str = "queued"
+    created: float | None = None
+    started: float | None = None
+    ended: float | None = None
+    done: float = 0.0
+    total: float | None = None
+    unit: str = "step"
+    message: str | None = None
+    metrics: dict[str, list[tuple[int | None, float, float]]] = field(default_factory=dict)
+    logs: list[tuple[float, str, str]] = field(default_factory=list)
+    artifacts: list[dict] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    error: str | None = None
+    traceback: str | None = None
+    progress_times: list[tuple[float, float]] = field(default_factory=list)
+    n_events: int = 0
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL
+
+    def apply(self, event: dict) -> None:
+        self.n_events += 1
+        t = event.get("t")
+        kind = event.get("type")
+        if kind == "status":
+            status = event.get("status", self.status)
+            if self.final and status not in FINAL:
+                return  # a late 'running' never revives a finished job
+            if self.final and status in FINAL and self.status == "failed":
+                return  # the first failure is the one that counts
+            self.status = status
+            if status == "queued" and self.created is None:
+                self.created = t
+            elif status == "running" and self.started is None:
+                self.started = t
+            elif status in FINAL:
+                self.ended = t
+                if event.get("message") and status != "done":
+                    self.error = self.error or event["message"]
+        elif kind == "progress":
+            self.done = float(event.get("done") or 0)
+            self.total = event.get("total")
+            self.unit = event.get("unit", self.unit)
+            self.message = event.get("message", self.message)
+            if t is not None:
+                self.progress_times.append((t, self.done))
+                del self.progress_times[:-50]
+        elif kind == "metric":
+            series = self.metrics.setdefault(event.get("name", "?"), [])
+            series.append((event.get("step"), event.get("value"), t))
+        elif kind == "log":
+            self.logs.append((t, event.get("level", "info"), event.get("message", "")))
+            del self.logs[:-LOG_TAIL]
+        elif kind == "artifact":
+            self.artifacts.append(event)
+        elif kind == "info":
+            self.info.update({k: v for k, v in event.items() if k not in ("t", "type", "rank")})
+        elif kind == "error":
+            rank = event.get("rank", 0)
+            msg = event.get("message", "error")
+            self.error = self.error or (msg if rank == 0 else f"rank {rank}: {msg}")
+            self.traceback = self.traceback or event.get("traceback")
+
+    def rate(self) -> float | None:
+        """Units per second over the recent progress events."""
+        pts = self.progress_times
+        if len(pts) < 2:
+            return None
+        (t0, d0), (t1, d1) = pts[0], pts[-1]
+        if t1 <= t0 or d1 <= d0:
+            return None
+        return (d1 - d0) / (t1 - t0)
+
+    def eta(self) -> float | None:
+        rate = self.rate()
+        if rate is None or self.total is None or self.final:
+            return None
+        return max(0.0, (float(self.total) - self.done) / rate)
+
+    def elapsed(self, now: float) -> float | None:
+        if self.started is None:
+            return None
+        return (self.ended or now) - self.started
+
+    def last(self, metric: str) -> float | None:
+        series = self.metrics.get(metric)
+        return series[-1][1] if series else None

@@ -1,0 +1,81 @@
+"""The MPI worker: ``mpiexec -n N python -m skiff.jobs.worker RUN_DIR``.
+
+Every rank runs the job's entry point with a reporter; rank 0 writes the events and the
+result. A rank that raises writes its traceback and aborts the world, so no rank hangs in a
+collective waiting for it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+
+
+def _rank_and_size() -> tuple[int, int]:
+    for r, s in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+                 ("PMIX_RANK", "PMIX_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS")):
+        if r in os.environ:
+            return int(os.environ[r]), int(os.environ.get(s, 1))
+    return 0, 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m skiff.jobs.worker RUN_DIR", file=sys.stderr)
+        return 2
+    run_dir = Path(argv[0])
+    rank, size = _rank_and_size()
+    ranks = run_dir / "ranks"
+    ranks.mkdir(exist_ok=True)
+    (ranks / f"{rank}.pid").write_text(str(os.getpid()))
+
+    from .kinds import resolve_target
+    from .reporter import JobCancelled, RunReporter
+    from .store import read_json, write_json
+
+    meta = read_json(run_dir / "config.json")
+    reporter = RunReporter(run_dir, rank=rank, world_size=size)
+    if rank == 0:
+        reporter.emit("status", status="running")
+    code = 0
+    try:
+        fn = resolve_target(meta["target"])
+        value = fn(meta.get("config", {}), reporter)
+        reporter.flush()
+        if rank == 0:
+            summary = value.to_json() if hasattr(value, "to_json") else value
+            write_json(run_dir / "result.json", summary if isinstance(summary, dict)
+                       else {"value": summary})
+            final = "cancelled" if reporter.should_stop() else "done"
+            reporter.emit("status", status=final)
+    except JobCancelled as exc:
+        if rank == 0:
+            reporter.emit("status", status="cancelled", message=str(exc))
+    except BaseException as exc:
+        tb = traceback.format_exc()
+        (run_dir / "logs" / f"traceback-rank{rank}.txt").write_text(tb)
+        from .events import EventWriter
+
+        writer = EventWriter(run_dir / "events.jsonl", rank=rank)
+        msg = f"{type(exc).__name__}: {exc}"
+        writer.write("error", message=msg if rank == 0 else f"rank {rank}: {msg}", traceback=tb)
+        writer.write("status", status="failed", message=msg if rank == 0 else f"rank {rank}: {msg}")
+        code = 1
+        (ranks / f"{rank}.exit").write_text(str(code))
+        if size > 1:
+            try:
+                from mpi4py import MPI
+
+                MPI.COMM_WORLD.Abort(1)
+            except Exception:
+                pass
+        return code
+    (ranks / f"{rank}.exit").write_text(str(code))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

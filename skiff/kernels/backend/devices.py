@@ -1,0 +1,181 @@
+"""Device discovery and the ``--device`` grammar shared by every job kind.
+
+A :class:`Device` names one place arrays can live: the host CPU, or one GPU seen through cupy
+(CUDA or ROCm builds alike). cupy is imported lazily and only asked about GPUs when
+``cupy.cuda.is_available()`` says there are any.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import asdict, dataclass
+
+__all__ = ["Device", "DeviceError", "list_devices", "resolve_device", "gpu_available", "cupy"]
+
+
+class DeviceError(ValueError):
+    """A device spec that names no device on this machine."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """One compute device.
+
+    ``name`` is what the grammar accepts (``cpu``, ``cuda:0``); ``kind`` is ``cpu`` or ``gpu``.
+    Memory figures are bytes; ``free_memory`` is read at discovery time.
+    """
+
+    name: str
+    kind: str
+    vendor: str
+    model: str
+    index: int
+    total_memory: int
+    free_memory: int
+    cores: int
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "gpu"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def cupy():
+    """The cupy module, or None when it is missing or sees no GPU."""
+    return _cupy()
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy():
+    if os.environ.get("SKIFF_DISABLE_GPU"):
+        return None
+    try:
+        import cupy as cp  # noqa: PLC0415  (lazy on purpose)
+    except Exception:
+        return None
+    try:
+        if not cp.cuda.is_available():
+            return None
+    except Exception:
+        return None
+    return cp
+
+
+def gpu_available() -> bool:
+    return cupy() is not None
+
+
+def _cpu_memory() -> tuple[int, int]:
+    total = free = 0
+    try:
+        with open("/proc/meminfo") as fh:
+            info = dict(line.split(":", 1) for line in fh if ":" in line)
+        total = int(info["MemTotal"].split()[0]) * 1024
+        free = int(info.get("MemAvailable", info["MemFree"]).split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        try:
+            pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+            total = free = int(pages)
+        except (ValueError, OSError, AttributeError):
+            pass
+    return total, free
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _gpu_devices() -> list[Device]:
+    cp = cupy()
+    if cp is None:
+        return []
+    rocm = bool(getattr(cp.cuda.runtime, "is_hip", False))
+    out = []
+    for i in range(cp.cuda.runtime.getDeviceCount()):
+        props = cp.cuda.runtime.getDeviceProperties(i)
+        name = props.get("name", b"gpu")
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        with cp.cuda.Device(i):
+            free, total = cp.cuda.runtime.memGetInfo()
+        out.append(
+            Device(
+                name=f"cuda:{i}",
+                kind="gpu",
+                vendor="AMD" if rocm else "NVIDIA",
+                model=name,
+                index=i,
+                total_memory=int(total),
+                free_memory=int(free),
+                cores=int(props.get("multiProcessorCount", 0)),
+            )
+        )
+    return out
+
+
+def list_devices() -> list[Device]:
+    """Every device on this machine: the CPU first, then each GPU."""
+    total, free = _cpu_memory()
+    cpu = Device("cpu", "cpu", _cpu_vendor(), _cpu_model(), 0, total, free, cpu_count())
+    return [cpu, *_gpu_devices()]
+
+
+def _cpu_vendor() -> str:
+    model = _cpu_model().lower()
+    for key, vendor in (("intel", "Intel"), ("amd", "AMD"), ("arm", "Arm")):
+        if key in model:
+            return vendor
+    return "unknown"
+
+
+_SPEC = re.compile(r"^(auto|cpu|(?:cuda|gpu|rocm)(?::(\d+))?)$")
+
+
+def resolve_device(spec: str | Device | None = "auto") -> Device:
+    """Turn a device spec into a :class:`Device`.
+
+    Accepts ``auto`` (first GPU, else the CPU), ``cpu``, ``cuda``/``gpu`` (GPU 0) and
+    ``cuda:N``. An unknown or missing device raises :class:`DeviceError` naming the devices
+    that exist.
+    """
+    if isinstance(spec, Device):
+        return spec
+    text = "auto" if spec is None else str(spec).strip().lower()
+    devices = list_devices()
+    names = ", ".join(d.name for d in devices)
+    m = _SPEC.match(text)
+    if not m:
+        raise DeviceError(
+            f"unknown device {spec!r}: use auto, cpu or cuda:N (devices here: {names})"
+        )
+    if text == "auto":
+        return devices[1] if len(devices) > 1 else devices[0]
+    if text == "cpu":
+        return devices[0]
+    index = int(m.group(2) or 0)
+    gpus = [d for d in devices if d.is_gpu]
+    if index >= len(gpus):
+        raise DeviceError(f"no device {text!r} on this machine (devices here: {names})")
+    return gpus[index]

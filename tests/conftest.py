@@ -1,0 +1,41 @@
+"""Shared test set-up: markers, a private runs folder per test, GPU gating."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def pytest_collection_modifyitems(config, items):
+    from skiff.kernels.backend import gpu_available
+
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason="no GPU (cupy sees none)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def runs_dir(tmp_path, monkeypatch):
+    """Every test writes its run folders under its own temporary folder."""
+    path = tmp_path / "skiff-runs"
+    monkeypatch.setenv("SKIFF_RUNS", str(path))
+    return path
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def xp(request):
+    """The array module for each backend (the GPU case skips without a GPU)."""
+    if request.param == "cpu":
+        import numpy
+
+        return numpy
+    from skiff.kernels.backend import cupy
+
+    return cupy()
