@@ -52,6 +52,8 @@ class Job:
         self._state = JobState()
         self._state_lock = threading.Lock()
         self._done = threading.Event()
+        self._callbacks: list = []
+        self._callbacks_fired = False
 
     # construction ------------------------------------------------------------------------
     @classmethod
@@ -155,6 +157,22 @@ class Job:
             if art.get("name") == name:
                 return self.run_dir / art["path"]
         return None
+
+    def add_done_callback(self, fn) -> None:
+        """Call ``fn(job)`` once the job has ended (at once if it already has). Runs on the
+        runner's thread; exceptions are logged to the run folder, never raised."""
+        self._callbacks.append(fn)
+        if self._callbacks_fired:
+            self._fire_callbacks()
+
+    def _fire_callbacks(self) -> None:
+        self._callbacks_fired = True
+        callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            try:
+                fn(self)
+            except Exception as exc:  # a callback must not break the runner
+                self.emit("log", level="error", message=f"done callback {fn!r} failed: {exc}")
 
     # control -----------------------------------------------------------------------------
     def wait(self, timeout: float | None = None, *, raise_on_error: bool = False,

@@ -86,6 +86,13 @@ class ProcessRunner:
         return job
 
     def _watch(self, job: Job, proc: subprocess.Popen, np: int) -> None:
+        try:
+            self._watch_until_end(job, proc, np)
+        finally:
+            job.refresh()
+            job._fire_callbacks()
+
+    def _watch_until_end(self, job: Job, proc: subprocess.Popen, np: int) -> None:
         ranks_dir = job.run_dir / "ranks"
         while True:
             code = proc.poll()
@@ -105,8 +112,6 @@ class ProcessRunner:
                 how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
                 self._fail(job, f"rank {rank} (pid {pid}) {how}; the job was stopped")
                 return
-            if job.refresh().final and job.status == "cancelled":
-                pass
             time.sleep(self.poll)
 
     def _after_exit(self, job: Job, code: int) -> None:

@@ -54,6 +54,7 @@ class ThreadRunner:
             reporter.emit("status", status=final)
         finally:
             job.refresh()
+            job._fire_callbacks()
 
     def cancel(self, job: Job, *, grace: float = 5.0) -> None:
         event = self._cancel.get(job.id)

@@ -1,0 +1,55 @@
+"""Execute a notebook as the tests do: nbclient, widget state stored, quick mode on."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def execute_notebook(name: str, *, timeout: int = 300, env: dict | None = None, cwd=None):
+    """Run ``notebooks/<name>`` top to bottom with ``SKIFF_QUICK=1``; return the executed
+    notebook (also saved under test-artifacts/). Raises on the first failing cell."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = NOTEBOOKS / name
+    nb = nbformat.read(path, as_version=4)
+    old = dict(os.environ)
+    os.environ.update({"SKIFF_QUICK": "1", "MPLBACKEND": "Agg", **(env or {})})
+    try:
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(cwd or NOTEBOOKS)}},
+                                store_widget_state=True)
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    ARTIFACTS.mkdir(exist_ok=True)
+    nbformat.write(nb, ARTIFACTS / name)
+    return nb
+
+
+def widget_states(nb) -> dict:
+    """model_id -> state of every widget saved in the notebook's metadata."""
+    store = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    return {k: v.get("state", {}) for k, v in store.get("state", {}).items()}
+
+
+def outputs_text(nb) -> str:
+    """All text and HTML the notebook printed, joined (for assertions)."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                parts.append(out["text"])
+            data = out.get("data", {})
+            for key in ("text/plain", "text/html", "application/json"):
+                if key in data:
+                    value = data[key]
+                    parts.append(value if isinstance(value, str) else json.dumps(value))
+    return "\n".join(parts)
