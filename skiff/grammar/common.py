@@ -93,11 +93,12 @@ class Command:
             if action.dest in ("help",) or action.dest not in values:
                 continue
             value = values[action.dest]
+            many = action.nargs not in (None, "?")
             if not action.option_strings:
                 if value is None:
                     continue
-                items = value if isinstance(value, (list, tuple)) else [value]
-                words.extend(shlex.quote(str(v)) for v in items)
+                items = value if many and isinstance(value, (list, tuple)) else [value]
+                words.extend(shlex.quote(_fmt(v)) for v in items)
                 continue
             if value == action.default or value is None:
                 continue
@@ -105,7 +106,7 @@ class Command:
             if isinstance(action, argparse._StoreTrueAction):
                 if value:
                     options.append(flag)
-            elif isinstance(value, (list, tuple)):
+            elif many and isinstance(value, (list, tuple)):
                 options.extend([flag, *(shlex.quote(str(v)) for v in value)])
             else:
                 options.extend([flag, shlex.quote(_fmt(value))])

@@ -55,7 +55,10 @@ def rank_env(np: int) -> dict:
     return env
 
 
-_KILLED = re.compile(r"RANK\s+(\d+)\s+PID\s+(\d+).*?KILLED BY SIGNAL:\s*(\d+)", re.S)
+# hydra (MPICH) reports a dead rank as "PID n RUNNING AT host / EXIT CODE: 9 ... (signal 9)";
+# older releases as "RANK r PID n ... KILLED BY SIGNAL: 9"
+_BAD_PID = re.compile(r"(?:RANK\s+(\d+)\s+)?PID\s+(\d+)\s+RUNNING AT")
+_SIGNAL = re.compile(r"KILLED BY SIGNAL:\s*(\d+)|\(signal\s+(\d+)\)|EXIT CODE:\s*(\d+)")
 
 
 class ProcessRunner:
@@ -122,11 +125,11 @@ class ProcessRunner:
         if (job.run_dir / "cancel").exists():
             job.emit("status", status="cancelled", message="stopped on request")
             return
-        killed = _KILLED.search(_log_text(job.run_dir))
-        if killed:
-            rank, pid, sig = killed.groups()
-            msg = (f"rank {rank} (pid {pid}) killed by signal {sig} ({_signame(int(sig))}); "
-                   "the job was stopped")
+        dead = _dead_from_log(job.run_dir)
+        if dead:
+            rank, pid, sig = dead
+            how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
+            msg = f"rank {rank} (pid {pid}) {how}; the job was stopped"
         else:
             tail = _log_text(job.run_dir).strip().splitlines()[-5:]
             msg = f"mpiexec exited with code {code}" + (": " + " | ".join(tail) if tail else "")
@@ -203,10 +206,35 @@ def _log_text(run_dir: Path) -> str:
         return ""
 
 
+def _rank_of_pid(run_dir: Path, pid: int) -> int | None:
+    for pid_file in (run_dir / "ranks").glob("*.pid"):
+        try:
+            if int(pid_file.read_text()) == pid:
+                return int(pid_file.stem)
+        except ValueError:
+            continue
+    return None
+
+
+def _dead_from_log(run_dir: Path):
+    """(rank, pid, signal or None) of the rank mpiexec reported dead, if it did."""
+    text = _log_text(run_dir)
+    m = _BAD_PID.search(text)
+    if not m:
+        return None
+    pid = int(m.group(2))
+    rank = int(m.group(1)) if m.group(1) is not None else _rank_of_pid(run_dir, pid)
+    sig = None
+    s = _SIGNAL.search(text, m.end())
+    if s:
+        sig = int(next(g for g in s.groups() if g is not None))
+    return ("?" if rank is None else rank), pid, sig
+
+
 def _signal_from_log(run_dir: Path, rank: int) -> int | None:
-    for m in _KILLED.finditer(_log_text(run_dir)):
-        if int(m.group(1)) == rank:
-            return int(m.group(3))
+    dead = _dead_from_log(run_dir)
+    if dead and dead[0] == rank:
+        return dead[2]
     return None
 
 

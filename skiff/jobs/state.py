@@ -76,7 +76,8 @@ class JobState:
         elif kind == "error":
             rank = event.get("rank", 0)
             msg = event.get("message", "error")
-            self.error = self.error or (msg if rank == 0 else f"rank {rank}: {msg}")
+            prefix = f"rank {rank}: " if rank and rank > 0 and not msg.startswith("rank ") else ""
+            self.error = self.error or f"{prefix}{msg}"
             self.traceback = self.traceback or event.get("traceback")
 
     def rate(self) -> float | None:

@@ -25,9 +25,10 @@ def assert_close(actual, expected, *, rtol=1e-6, atol=1e-8, what="value"):
     err = np.abs(a - e)
     tol = atol + rtol * np.abs(e)
     if not np.all(err <= tol):
-        i = np.unravel_index(np.argmax(err - tol), err.shape) if err.ndim else ()
+        i = tuple(int(k) for k in np.unravel_index(np.argmax(err - tol), err.shape))
         raise AssertionError(
-            f"{what}: max abs error {err.max():.3e} at {i} (got {a[i]!r}, expected {e[i]!r}, "
+            f"{what}: max abs error {err.max():.3e} at {i} (got {float(a[i])!r}, "
+            f"expected {float(e[i])!r}, "
             f"rtol={rtol}, atol={atol})"
         )
 

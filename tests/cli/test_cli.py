@@ -1,0 +1,50 @@
+"""``python -m skiff`` in a real subprocess."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_devices_json_lists_the_cpu():
+    out = run("devices", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc[0]["name"] == "cpu" and doc[0]["cores"] >= 1
+
+
+def test_jobs_json_after_a_job(runs_dir):
+    from skiff.jobs import launch
+
+    job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    out = run("jobs", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [d["id"] for d in doc] == [job.id] and doc[0]["status"] == "done"
+    out = run("jobs", "show", job.id[-4:], "--json")
+    assert json.loads(out.stdout)["id"] == job.id
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [(("frobnicate",), "unknown command 'frobnicate'"),
+     (("jobs", "--bogus"), "unrecognized arguments: --bogus"),
+     (("jobs", "show", "nosuch"), "no job 'nosuch'")],
+)
+def test_bad_usage_exits_2_with_one_line(args, needle):
+    out = run(*args)
+    assert out.returncode == 2
+    assert needle in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_help_lists_commands():
+    out = run("--help")
+    assert out.returncode == 0 and "devices" in out.stdout and "jobs" in out.stdout

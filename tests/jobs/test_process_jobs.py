@@ -1,0 +1,76 @@
+"""Process jobs: real mpiexec, 2 ranks."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from skiff.jobs import Job, launch
+from skiff.jobs.process import find_mpiexec
+
+pytestmark = [pytest.mark.mpi]
+
+
+@pytest.fixture(autouse=True)
+def _need_mpi():
+    try:
+        find_mpiexec()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+
+
+def _wait_for(predicate, timeout, what):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def test_two_ranks_allreduce_and_report():
+    job = launch("demo", {"steps": 3, "sleep": 0.01, "size": 8}, np=2)
+    job.wait(60)
+    assert job.status == "done", job.error
+    # sum over ranks of (rank+1)*step at the last step: (1+2)*3
+    assert job.result == {"steps": 3, "ranks": 2, "allreduce": 9.0}
+    ranks = {e["rank"] for e in job.events() if e["type"] == "metric"}
+    assert ranks == {0}  # rank 0 writes the events
+    assert sorted(p.name for p in (job.run_dir / "ranks").iterdir()) == [
+        "0.exit", "0.pid", "1.exit", "1.pid"]
+
+
+def test_sigkill_of_one_rank_fails_the_job_naming_it_within_10s():
+    job = launch("demo", {"steps": 10_000, "sleep": 0.02}, np=2)
+    pid_file = job.run_dir / "ranks" / "1.pid"
+    _wait_for(lambda: pid_file.exists() and job.state.done >= 2, 60, "rank 1 to start")
+    pid = int(pid_file.read_text())
+    killed_at = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    _wait_for(lambda: job.done, 10, "the job to fail after SIGKILL")
+    assert time.monotonic() - killed_at < 10
+    assert job.status == "failed"
+    assert "rank 1" in job.error and "signal 9" in job.error, job.error
+
+
+def test_rank_exception_fails_with_traceback():
+    job = launch("demo", {"steps": 5, "sleep": 0.01, "fail_at": 2}, np=2).wait(60)
+    assert job.status == "failed"
+    assert "failed on purpose at step 2" in job.error
+    assert "Traceback" in job.error
+
+
+def test_cancel_stops_all_ranks():
+    job = launch("demo", {"steps": 10_000, "sleep": 0.02}, np=2)
+    _wait_for(lambda: job.state.done >= 2, 60, "progress")
+    job.cancel(grace=3)
+    job.wait(20)
+    assert job.status == "cancelled"
+
+
+def test_reattach_after_restart_sees_a_finished_process_job():
+    job = launch("demo", {"steps": 2, "sleep": 0.01}, np=2).wait(60)
+    fresh = Job(job.run_dir)  # as a restarted kernel would build it
+    assert fresh.status == "done"
+    assert fresh.meta["runner"] == "process" and fresh.meta["np"] == 2

@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+from skiff.kernels.backend import (
+    DeviceError,
+    get_array_module,
+    list_devices,
+    resolve_device,
+    to_device,
+    to_numpy,
+    xp_for,
+)
+
+
+def test_cpu_is_listed_with_memory_and_cores():
+    devices = list_devices()
+    cpu = devices[0]
+    assert cpu.name == "cpu" and cpu.kind == "cpu"
+    assert cpu.total_memory > 0 and 0 < cpu.free_memory <= cpu.total_memory
+    assert cpu.cores >= 1
+    assert all(d.is_gpu for d in devices[1:])
+
+
+@pytest.mark.parametrize("spec", ["cpu", "CPU", " cpu "])
+def test_cpu_spec(spec):
+    assert resolve_device(spec).name == "cpu"
+
+
+def test_auto_prefers_gpu():
+    devices = list_devices()
+    expected = devices[1] if len(devices) > 1 else devices[0]
+    assert resolve_device("auto") == expected
+    assert resolve_device(None) == expected
+
+
+@pytest.mark.parametrize("spec", ["tpu", "cuda:x", "cuda:-1", ""])
+def test_unknown_device_names_devices_here(spec):
+    with pytest.raises(DeviceError, match=r"devices here: cpu"):
+        resolve_device(spec)
+
+
+def test_missing_gpu_index_is_one_line_error():
+    n_gpus = len(list_devices()) - 1
+    with pytest.raises(DeviceError) as err:
+        resolve_device(f"cuda:{n_gpus + 3}")
+    assert "\n" not in str(err.value) and "cuda:" in str(err.value)
+
+
+def test_array_module_and_moves_on_cpu():
+    x = np.arange(6.0).reshape(2, 3)
+    assert get_array_module(x) is np
+    assert xp_for("cpu") is np
+    y = to_device(x, "cpu")
+    np.testing.assert_array_equal(to_numpy(y), x)
+
+
+@pytest.mark.gpu
+def test_round_trip_through_gpu():
+    x = np.random.default_rng(0).standard_normal((4, 5))
+    g = to_device(x, "cuda:0")
+    assert get_array_module(g) is not np
+    np.testing.assert_array_equal(to_numpy(g), x)

@@ -1,0 +1,66 @@
+"""%jobs and %devices through a real IPython shell."""
+
+import json
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from skiff.jobs import Job
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "skiff")
+    return ip
+
+
+def test_extension_registers_jobs_and_devices(shell):
+    magics = shell.magics_manager.magics["line"]
+    assert "jobs" in magics and "devices" in magics
+
+
+def test_devices_lists_the_cpu(shell, capsys):
+    table = shell.run_line_magic("devices", "")
+    assert table[0].name == "cpu"
+    assert "cpu" in repr(table) and "<table" in table._repr_html_()
+    shell.run_line_magic("devices", "--json")
+    doc = json.loads(capsys.readouterr().out)
+    assert doc[0]["name"] == "cpu" and doc[0]["total_memory"] > 0
+
+
+def test_jobs_list_show_wait_cancel(shell):
+    from skiff.jobs import launch
+
+    job = launch("demo", {"steps": 3, "sleep": 0.0})
+    shell.run_line_magic("jobs", f"wait {job.id}")
+    assert job.status == "done"
+    listed = shell.run_line_magic("jobs", "list")
+    assert job.id in [j.id for j in listed]
+    assert job.id in repr(listed) and "done" in listed._repr_html_()
+    shown = shell.run_line_magic("jobs", f"show {job.id} -o handle")
+    assert shown is job and shell.user_ns["handle"] is job
+    attached = shell.run_line_magic("jobs", f"attach {job.id}")
+    assert isinstance(attached, Job) and attached.status == "done"
+    shell.run_line_magic("jobs", f"cancel {job.id}")  # cancelling a finished job is harmless
+    assert job.status == "done"
+
+
+@pytest.mark.parametrize(
+    "line, needle",
+    [("show", "needs a job ID"), ("explode", "invalid choice"), ("show nosuchjob", "no job"),
+     ("--bogus", "unrecognized arguments")],
+)
+def test_jobs_misuse_is_a_usage_error(shell, line, needle):
+    with pytest.raises(UsageError, match=needle):
+        shell.run_line_magic("jobs", line)
+
+
+def test_job_repr_outside_widgets():
+    from skiff.jobs import launch
+
+    job = launch("demo", {"steps": 2, "sleep": 0}).wait(10)
+    assert repr(job).startswith(f"<Job {job.id} demo done")
+    html = job._repr_html_()
+    assert "skiff-badge" in html and "done" in html
