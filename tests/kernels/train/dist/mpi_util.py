@@ -1,0 +1,36 @@
+"""Run a Python script on N real MPI ranks (``.venv/bin/mpiexec``) with a hard timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[3]
+
+
+def mpiexec() -> str:
+    return str(Path(sys.executable).parent / "mpiexec")
+
+
+def run_mpi(np: int, script: str, *args: str, timeout: float = 60.0, cwd=None) -> list[dict]:
+    """Run ``scripts/<script>`` on ``np`` ranks; each rank prints one JSON line ``RESULT {..}``.
+
+    Returns the per-rank results sorted by rank; fails with the ranks' output on error.
+    """
+    env = dict(os.environ)
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    cmd = ["timeout", "-s", "KILL", str(int(timeout)), mpiexec(), "-n", str(np),
+           sys.executable, str(HERE / "scripts" / script), *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd or ROOT)
+    out = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise AssertionError(f"mpiexec -n {np} {script} exited {proc.returncode}:\n{out[-6000:]}")
+    results = [json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
+               if line.startswith("RESULT ")]
+    assert len(results) == np, f"expected {np} results, got {len(results)}:\n{out[-4000:]}"
+    return sorted(results, key=lambda r: r["rank"])

@@ -1,0 +1,73 @@
+"""The communicator on 1 (in process), 2 and 4 real MPI ranks, and the group layout."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.dist import Layout, ProcessGroups, SelfComm, world
+
+from .mpi_util import run_mpi
+
+CHECKS = ["allreduce", "allreduce_max", "allreduce_mean", "iallreduce", "reduce_scatter",
+          "allgather", "allgatherv", "allgatherv_counts", "broadcast", "alltoallv",
+          "bcast_object", "agree_stop"]
+
+
+def _script():
+    path = Path(__file__).parent / "scripts" / "comm_check.py"
+    spec = importlib.util.spec_from_file_location("comm_check", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_one_rank_runs_every_collective():
+    res = _script().check(SelfComm())
+    for name in CHECKS:
+        assert res[name] is True, name
+    assert res["allreduce_bytes"] == 0
+    assert world().size == 1
+
+
+def test_self_comm_rejects_bad_input():
+    c = SelfComm()
+    with pytest.raises(ValueError, match="unknown reduce op 'prod'"):
+        c.allreduce(np.ones(2), "prod")
+    with pytest.raises(ValueError, match="send_counts"):
+        c.alltoallv(np.ones((3, 1)), [2])
+    with pytest.raises(ValueError, match="ep=3 must divide dp=4"):
+        Layout(dp=4, ep=3)
+    with pytest.raises(ValueError, match="does not match the world"):
+        ProcessGroups(c, Layout(dp=2))
+
+
+def test_layout_coords():
+    lay = Layout(dp=2, tp=2, pp=2, ep=2)
+    seen = {lay.rank_of(**{k: v for k, v in lay.coords(r).items() if k != "ep"})
+            for r in range(8)}
+    assert seen == set(range(8))
+    assert lay.coords(5) == {"pp": 1, "dp": 0, "tp": 1, "ep": 0}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("np_", [2, 4])
+def test_collectives_on_mpi(np_):
+    args = ("1", "1", "1") if np_ == 2 else ("2", "1", "1")
+    results = run_mpi(np_, "comm_check.py", *args)
+    for res in results:
+        for name in [*CHECKS, "isend_irecv", "send_recv"]:
+            assert res[name] is True, (res["rank"], name)
+        # ring all-reduce volume: 2 n (p-1)/p bytes for 4000 bytes
+        assert res["allreduce_bytes"] == int(2 * 4000 * (np_ - 1) / np_)
+    if np_ == 4:  # tp=2 dp=2: tp pairs (0,1),(2,3); dp pairs (0,2),(1,3)
+        for res in results:
+            r = res["rank"]
+            g = res["groups"]
+            assert g["tp"][:2] == [2, (r // 2) * 4 + 1]
+            assert g["dp"][:2] == [2, 2 + 2 * (r % 2)]
+            assert g["pp"][0] == 1
+            assert g["tp"][2] == res["coords"]["tp"]
