@@ -74,3 +74,35 @@ def test_reattach_after_restart_sees_a_finished_process_job():
     fresh = Job(job.run_dir)  # as a restarted kernel would build it
     assert fresh.status == "done"
     assert fresh.meta["runner"] == "process" and fresh.meta["np"] == 2
+
+
+def test_process_job_outlives_the_kernel_that_launched_it(runs_dir):
+    """A 'kernel' launches a 2-rank job and exits; a new one reattaches and sees it finish."""
+    import subprocess
+    import sys
+
+    code = ("from skiff.jobs import launch\n"
+            "job = launch('demo', {'steps': 20, 'sleep': 0.05}, np=2)\n"
+            "print(job.id)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    job_id = out.stdout.strip()
+    job = Job.load(job_id)
+    assert job.status in ("queued", "running")
+    job.wait(60)
+    assert job.status == "done", job.error
+    assert job.result["allreduce"] == 60.0
+
+
+def test_launcher_gone_without_final_status_is_reported(runs_dir):
+    import json
+
+    job = launch("demo", {"steps": 1, "sleep": 0}, np=2).wait(60)
+    ghost = runs_dir / "20000101-000000-demo-gone"
+    ghost.mkdir()
+    meta = json.loads((job.run_dir / "config.json").read_text()) | {"id": ghost.name}
+    (ghost / "config.json").write_text(json.dumps(meta))
+    (ghost / "process.json").write_text(json.dumps({"pid": 2**22 + 999}))
+    (ghost / "events.jsonl").write_text('{"t":1,"type":"status","status":"running"}\n')
+    lost = Job.load(ghost)
+    assert lost.status == "failed" and "launcher process" in lost.error
