@@ -1,0 +1,51 @@
+"""OCR: detection, direction and recognition over the PP-OCR models shipped in PyPI wheels.
+
+>>> from skiff.kernels.ocr import ocr
+>>> result = ocr("page.png")                    # doctest: +SKIP
+>>> print(result.text)                          # doctest: +SKIP
+
+See :class:`OcrPipeline` for batches and folders, and ``docs/ocr.md`` for the design.
+"""
+
+from __future__ import annotations
+
+from .models import MODEL_SETS, ModelSet, get_model_set
+from .pipeline import ImageError, OcrPipeline, load_image, reading_order, resolve_ocr_device
+from .result import OcrResult, OcrResults, TextLine
+
+__all__ = ["ocr", "OcrPipeline", "OcrResult", "OcrResults", "TextLine", "ModelSet",
+           "MODEL_SETS", "get_model_set", "ImageError", "load_image", "reading_order",
+           "resolve_ocr_device"]
+
+_PIPELINES: dict = {}
+
+
+def ocr(images, *, model: str = "ch", device: str = "auto", batch_size: int = 8,
+        **options) -> OcrResult | OcrResults:
+    """Read the text of one image or a list of them.
+
+    Parameters
+    ----------
+    images : path, PIL image, array, or a list of them
+    model : str
+        Model set: ``"ch"`` (PP-OCRv6, default) or ``"ch-v4"`` (lite).
+    device : str
+        ``auto``, ``cpu`` or ``cuda:N``.
+    batch_size : int
+        Images per detection/recognition batch.
+    **options
+        Passed to :class:`OcrPipeline` (``det_model``, ``rec_model``, ``dict``, ``use_cls``,
+        ``min_score``, ``threads``).
+
+    Returns
+    -------
+    OcrResult for one image, OcrResults (a list) for a list.
+    """
+    key = (model, device, batch_size, tuple(sorted(options.items())))
+    pipe = _PIPELINES.get(key)
+    if pipe is None:
+        pipe = _PIPELINES[key] = OcrPipeline(model, device=device, batch_size=batch_size,
+                                             **options)
+    if isinstance(images, (list, tuple)):
+        return OcrResults(pipe.run(list(images), keep_pixels=True))
+    return pipe(images)

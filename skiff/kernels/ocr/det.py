@@ -1,0 +1,190 @@
+"""Text detection: choose a scale per image, run the DB model, turn its map into boxes.
+
+DB ("differentiable binarization") predicts, per pixel, the probability of being inside a
+shrunk text region. Boxes come from the thresholded map: each connected region's
+minimum-area rotated rectangle, scored by the mean probability inside it, grown back by the
+shrink the model learned (``unclip``, a polygon offset by ``area * ratio / perimeter``), and
+mapped to the original image.
+
+Normalization and the threshold run on ``xp`` (numpy or cupy); contours and polygon offsets
+run on the host (OpenCV, pyclipper) on the small binary map only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DetParams", "estimate_text_height", "choose_scale", "det_input", "db_boxes",
+           "order_points"]
+
+STRIDE = 32  # the DB backbone's total stride: input sides must be multiples of it
+
+
+@dataclass(frozen=True)
+class DetParams:
+    """Knobs of detection. ``target`` is the text height (px) the detector sees best."""
+
+    thresh: float = 0.3
+    box_thresh: float = 0.5
+    unclip_ratio: float = 1.6
+    max_candidates: int = 1000
+    target: float = 28.0
+    min_text: float = 14.0
+    limit: int = 960
+    max_pixels: float = 4.0e6
+    max_upscale: float = 4.0
+
+
+def estimate_text_height(gray: np.ndarray) -> float | None:
+    """A rough text height in pixels from the glyph-like connected components of ``gray``.
+
+    Binarizes (Otsu, dark or light text, whichever is the minority), keeps components of
+    plausible glyph shape, and returns the 70th percentile of their heights; None when no
+    glyph-like component is found. Images over 2 MP are measured at a reduced size.
+    """
+    import cv2
+
+    h, w = gray.shape[:2]
+    if min(h, w) < 8:
+        return None
+    r = min(1.0, math.sqrt(2.0e6 / (h * w)))
+    small = cv2.resize(gray, (max(1, int(w * r)), max(1, int(h * r))),
+                       interpolation=cv2.INTER_AREA) if r < 1 else gray
+    _, bw = cv2.threshold(small, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    if bw.mean() > 127:
+        bw = 255 - bw
+    n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    if n <= 1:
+        return None
+    cw, ch, area = stats[1:, 2], stats[1:, 3], stats[1:, 4]
+    keep = (ch >= 3) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & (cw * ch < 40 * area)
+    keep &= area >= 4
+    if keep.sum() < 3:
+        return None
+    return float(np.percentile(ch[keep], 70)) / r
+
+
+def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetParams()) -> float:
+    """Detection scale for an ``h x w`` image whose text is ``text_height`` px tall.
+
+    Aim for text ``p.target`` px tall: tiny text is enlarged (up to ``p.max_upscale`` and
+    ``p.max_pixels``), large text shrunk, and an image whose text height is unknown is only
+    shrunk to fit ``p.limit``.
+    """
+    fit = min(1.0, p.limit / max(h, w))
+    if not text_height:
+        s = fit
+    else:
+        s = p.target / text_height
+        if text_height >= p.min_text:  # readable already: never enlarge, stay within limit
+            s = min(s, max(fit, 1.0 if max(h, w) <= 2 * p.limit else fit))
+            s = min(max(s, fit * 0.5), 1.0)
+    s = min(s, p.max_upscale, math.sqrt(p.max_pixels / max(1, h * w)))
+    # a side shorter than one stride gives the model nothing to work on
+    s = max(s, min(STRIDE / max(1, min(h, w)), math.sqrt(p.max_pixels / max(1, h * w))))
+    return float(s)
+
+
+def det_input(images: list[np.ndarray], scale: list[float], xp=np):
+    """Resize each BGR image by its scale, pad to a common multiple of 32, normalize.
+
+    Returns ``(batch (N, 3, H, W) float32 on xp, sizes [(h, w)] of the resized images)``.
+    Padding repeats the image's edge colour so the border adds no false text.
+    """
+    import cv2
+
+    sizes = []
+    for img, s in zip(images, scale, strict=True):
+        sizes.append((max(1, round(img.shape[0] * s)), max(1, round(img.shape[1] * s))))
+    H = max(STRIDE, -(-max(hh for hh, _ in sizes) // STRIDE) * STRIDE)
+    W = max(STRIDE, -(-max(ww for _, ww in sizes) // STRIDE) * STRIDE)
+    host = np.empty((len(images), H, W, 3), np.uint8)
+    for k, (img, (hh, ww)) in enumerate(zip(images, sizes, strict=True)):
+        resized = cv2.resize(img, (ww, hh), interpolation=cv2.INTER_AREA if hh < img.shape[0]
+                             else cv2.INTER_LINEAR)
+        host[k] = cv2.copyMakeBorder(resized, 0, H - hh, 0, W - ww, cv2.BORDER_REPLICATE)
+    x = xp.asarray(host).astype(xp.float32)
+    x = (x * (2.0 / 255.0) - 1.0).transpose(0, 3, 1, 2)  # (N, 3, H, W), mean .5 std .5
+    return xp.ascontiguousarray(x), sizes
+
+
+def order_points(pts: np.ndarray) -> np.ndarray:
+    """Four corners as top-left, top-right, bottom-right, bottom-left (image axes)."""
+    pts = pts[np.argsort(pts[:, 0], kind="stable")]
+    left, right = pts[:2], pts[2:]
+    tl, bl = left[np.argsort(left[:, 1])]
+    tr, br = right[np.argsort(right[:, 1])]
+    return np.array([tl, tr, br, bl], np.float32)
+
+
+def _unclip(box: np.ndarray, ratio: float) -> np.ndarray | None:
+    import pyclipper
+
+    x, y = box[:, 0].astype(np.float64), box[:, 1].astype(np.float64)
+    area = abs(float((x * np.roll(y, -1) - np.roll(x, -1) * y).sum())) / 2.0  # shoelace
+    perimeter = float(np.linalg.norm(box - np.roll(box, -1, axis=0), axis=1).sum())
+    if perimeter <= 0:
+        return None
+    off = pyclipper.PyclipperOffset()
+    off.AddPath([tuple(map(int, p)) for p in np.round(box)], pyclipper.JT_ROUND,
+                pyclipper.ET_CLOSEDPOLYGON)
+    out = off.Execute(area * ratio / perimeter)
+    if not out:
+        return None
+    return np.array(max(out, key=len), np.float32)
+
+
+def _box_score(prob: np.ndarray, box: np.ndarray) -> float:
+    import cv2
+
+    h, w = prob.shape
+    x0, y0 = np.clip(np.floor(box.min(0)).astype(int), 0, [w - 1, h - 1])
+    x1, y1 = np.clip(np.ceil(box.max(0)).astype(int), 0, [w - 1, h - 1])
+    mask = np.zeros((y1 - y0 + 1, x1 - x0 + 1), np.uint8)
+    cv2.fillPoly(mask, [np.round(box - [x0, y0]).astype(np.int32)], 1)
+    return float(cv2.mean(prob[y0:y1 + 1, x0:x1 + 1], mask)[0])
+
+
+def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams = DetParams(),
+             xp=np) -> list[tuple[np.ndarray, float]]:
+    """Boxes from one probability map.
+
+    ``prob``: (H, W) map for the padded input; ``size``: (h, w) of the resized image inside
+    it; ``shape``: (h, w) of the original image. Returns ``[(box (4, 2) in original pixels,
+    tl-tr-br-bl order, score)]``.
+    """
+    import cv2
+
+    hh, ww = size
+    prob = prob[:hh, :ww]
+    bitmap = xp.asarray(prob > p.thresh).astype(xp.uint8)  # threshold on the device
+    prob = prob if isinstance(prob, np.ndarray) else prob.get()
+    bitmap = bitmap if isinstance(bitmap, np.ndarray) else bitmap.get()
+    bitmap = cv2.dilate(bitmap, np.ones((2, 2), np.uint8))
+    contours, _ = cv2.findContours(bitmap, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    sy, sx = shape[0] / hh, shape[1] / ww
+    boxes = []
+    for contour in contours[: p.max_candidates]:
+        if len(contour) < 3:
+            continue
+        rect = cv2.minAreaRect(contour)
+        if min(rect[1]) < 3:
+            continue
+        box = cv2.boxPoints(rect).astype(np.float32)
+        score = _box_score(prob, box)
+        if score < p.box_thresh:
+            continue
+        grown = _unclip(box, p.unclip_ratio)
+        if grown is None:
+            continue
+        rect = cv2.minAreaRect(grown)
+        if min(rect[1]) < 5:
+            continue
+        box = order_points(cv2.boxPoints(rect))
+        box[:, 0] = np.clip(box[:, 0] * sx, 0, shape[1] - 1)
+        box[:, 1] = np.clip(box[:, 1] * sy, 0, shape[0] - 1)
+        boxes.append((box, score))
+    return boxes

@@ -1,0 +1,94 @@
+"""Run an ONNX graph with onnxruntime on the CPU or a CUDA GPU, and say which ran it.
+
+A GPU asked for is a GPU used: when the CUDA provider is missing or fails to load, the engine
+raises instead of quietly running on the CPU (onnxruntime's own default), and
+:attr:`OnnxEngine.device` always names the device that ran. On CUDA, cuDNN's convolution
+search is set to ``HEURISTIC`` so a new input width does not start an exhaustive algorithm
+search; callers also pad widths to a few buckets so shapes repeat.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["OnnxEngine", "EngineError", "default_threads"]
+
+
+class EngineError(RuntimeError):
+    """The engine cannot run on the device that was asked for."""
+
+
+def default_threads() -> int:
+    env = os.environ.get("SKIFF_OCR_THREADS")
+    if env:
+        return max(1, int(env))
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class OnnxEngine:
+    """One onnxruntime session on one device.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.onnx`` file.
+    device : str
+        ``cpu`` or ``cuda:N``.
+    threads : int, optional
+        Intra-op threads on the CPU (default: ``SKIFF_OCR_THREADS`` or up to 4).
+    """
+
+    def __init__(self, path: str | Path, device: str = "cpu", *, threads: int | None = None):
+        import onnxruntime as ort  # lazy: skiff imports fast without it
+
+        self.path = Path(path)
+        self.device = device
+        self.threads = threads or default_threads()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        if device == "cpu":
+            providers = [("CPUExecutionProvider", {})]
+        elif device.startswith("cuda"):
+            index = int(device.partition(":")[2] or 0)
+            if "CUDAExecutionProvider" not in ort.get_available_providers():
+                raise EngineError(
+                    f"device {device!r} asked for, but this onnxruntime has no CUDA provider "
+                    f"(providers: {', '.join(ort.get_available_providers())}); install "
+                    "onnxruntime-gpu or use --device cpu")
+            providers = [("CUDAExecutionProvider", {
+                "device_id": index,
+                "cudnn_conv_algo_search": "HEURISTIC",
+                "arena_extend_strategy": "kSameAsRequested",
+                "do_copy_in_default_stream": True,
+            }), ("CPUExecutionProvider", {})]
+        else:
+            raise EngineError(f"unknown OCR device {device!r}: use cpu or cuda:N")
+        self.session = ort.InferenceSession(str(self.path), sess_options=opts,
+                                            providers=[p for p, _ in providers],
+                                            provider_options=[o for _, o in providers])
+        used = self.session.get_providers()
+        if device.startswith("cuda") and used[0] != "CUDAExecutionProvider":
+            raise EngineError(f"onnxruntime could not start CUDA for {self.path.name} on "
+                              f"{device!r} (it offered {used}); not falling back to the CPU")
+        self.provider = used[0]
+        self.input_name = self.session.get_inputs()[0].name
+        self.output_name = self.session.get_outputs()[0].name
+        self._lock = threading.Lock()
+
+    def __call__(self, batch) -> np.ndarray:
+        """Run the graph on a ``(N, C, H, W)`` float32 batch (numpy or cupy); numpy out."""
+        if not isinstance(batch, np.ndarray):  # cupy: onnxruntime takes host arrays here
+            batch = batch.get()
+        batch = np.ascontiguousarray(batch, dtype=np.float32)
+        with self._lock:
+            return self.session.run([self.output_name], {self.input_name: batch})[0]
+
+    def __repr__(self) -> str:
+        return f"OnnxEngine({self.path.name}, device={self.device}, provider={self.provider})"

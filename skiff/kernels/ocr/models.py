@@ -1,0 +1,123 @@
+"""The model sets skiff's OCR runs: where their ONNX files are, their licence, their alphabet.
+
+Nothing is downloaded. The default set's files ship inside the PyPI wheel of
+``rapidocr==3.10.0`` and the lite set's inside ``rapidocr_onnxruntime==1.4.4``; skiff only
+reads those files (never the packages' code), found from the installed package's folder.
+A user's own recognizer (another language) is given as ``ModelSet.custom(det=..., rec=...,
+dict=...)`` or ``--det-model/--rec-model/--dict``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+__all__ = ["ModelSet", "MODEL_SETS", "get_model_set", "read_alphabet", "package_file"]
+
+
+def package_file(package: str, *parts: str) -> Path:
+    """Path of a data file inside an installed package, found without importing it."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"package {package!r} is not installed; its model files are needed "
+            f"(pip install the skiff 'ocr' extra)")
+    path = Path(next(iter(spec.submodule_search_locations)), *parts)
+    if not path.exists():
+        raise FileNotFoundError(f"model file missing: {path}")
+    return path
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    """Detection, direction and recognition models used together.
+
+    ``det``/``cls``/``rec`` are ``(package, relative path)`` or a plain path; ``dict`` is a
+    character file (one a line) or None to read the rec model's ``character`` metadata.
+    """
+
+    name: str
+    det: tuple | str
+    cls: tuple | str | None
+    rec: tuple | str
+    dict: str | None = None
+    rec_height: int = 48
+    license: str = "Apache-2.0 (PaddleOCR models, converted to ONNX by RapidOCR)"
+    notes: str = ""
+    languages: tuple = ("zh", "en")
+
+    def path(self, which: str) -> Path | None:
+        where = getattr(self, which)
+        if where is None:
+            return None
+        if isinstance(where, tuple):
+            return package_file(*where)
+        path = Path(where).expanduser()
+        if not path.exists():
+            raise FileNotFoundError(f"{which} model not found: {str(path)!r}")
+        return path
+
+    def custom(self, *, det=None, rec=None, dict=None, name=None) -> ModelSet:
+        """This set with some files replaced by a user's own."""
+        return replace(self, name=name or f"{self.name}+custom", det=det or self.det,
+                       rec=rec or self.rec, dict=dict or self.dict)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "license": self.license, "notes": self.notes,
+                "languages": list(self.languages)}
+
+
+MODEL_SETS: dict[str, ModelSet] = {
+    "ch": ModelSet(
+        "ch",
+        det=("rapidocr", "models", "PP-OCRv6_det_small.onnx"),
+        cls=("rapidocr", "models", "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
+        rec=("rapidocr", "models", "PP-OCRv6_rec_small.onnx"),
+        notes="PP-OCRv6 small: Chinese, English, digits, ~18.7k symbols; 10 MB det + 21 MB "
+              "rec. About 0.1-0.3 s per page on 2 CPU cores; on a GPU the rec batch dominates.",
+    ),
+    "ch-v4": ModelSet(
+        "ch-v4",
+        det=("rapidocr_onnxruntime", "models", "ch_PP-OCRv4_det_infer.onnx"),
+        cls=("rapidocr_onnxruntime", "models", "ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+        rec=("rapidocr_onnxruntime", "models", "ch_PP-OCRv4_rec_infer.onnx"),
+        notes="PP-OCRv4 mobile (lite): 6.6k symbols, 5 MB det + 11 MB rec; faster on small "
+              "CPUs, a little less accurate on small and mixed text.",
+    ),
+}
+
+
+def get_model_set(name: str) -> ModelSet:
+    try:
+        return MODEL_SETS[name]
+    except KeyError:
+        raise ValueError(f"unknown model set {name!r}: choose from "
+                         f"{', '.join(MODEL_SETS)}") from None
+
+
+def read_alphabet(session, dict_path: str | Path | None = None) -> list[str]:
+    """The recognizer's characters, CTC blank first and space last (PaddleOCR layout).
+
+    From ``dict_path`` (one character a line) when given, else from the ONNX metadata
+    ``character``. The model's class count must equal ``len(chars) + 2``.
+    """
+    if dict_path is not None:
+        text = Path(dict_path).read_text(encoding="utf-8")
+    else:
+        meta = session.get_modelmeta().custom_metadata_map
+        if "character" not in meta:
+            raise ValueError("the rec model carries no 'character' metadata: give --dict FILE")
+        text = meta["character"]
+    chars = [c for c in text.split("\n")]
+    while chars and chars[-1] == "":
+        chars.pop()
+    classes = session.get_outputs()[0].shape[-1]
+    alphabet = ["", *chars, " "]
+    if isinstance(classes, int) and classes != len(alphabet):
+        if classes == len(alphabet) - 1:  # a dictionary without the trailing space class
+            alphabet = alphabet[:-1]
+        else:
+            raise ValueError(f"rec model has {classes} classes but the dictionary gives "
+                             f"{len(chars)} characters (+ blank + space)")
+    return alphabet

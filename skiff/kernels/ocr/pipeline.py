@@ -1,0 +1,449 @@
+"""The OCR pipeline: load → detect → crop → direction → recognize → lines in reading order.
+
+One :class:`OcrPipeline` holds the three models (loaded on first use) and reads images one
+batch at a time: detection runs on images grouped by input size, direction and recognition
+on all crops of the batch at once, sorted by width. A loader thread decodes the next images
+while the models run, and nothing of an image is kept after its result is handed out, so
+memory stays flat over long folders.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .det import DetParams, choose_scale, db_boxes, det_input, estimate_text_height
+from .engine import OnnxEngine
+from .models import ModelSet, get_model_set, read_alphabet
+from .rec import cls_input, crop_box, ctc_decode, is_flipped, plan_batches, rec_input
+from .result import OcrResult, TextLine
+
+__all__ = ["OcrPipeline", "load_image", "ImageError", "resolve_ocr_device", "reading_order"]
+
+MAX_PIXELS = 200e6  # refuse to decode more than this (a decompression bomb guard)
+
+
+class ImageError(ValueError):
+    """The input is not an image skiff can read."""
+
+
+def load_image(item) -> tuple[np.ndarray, str]:
+    """``(BGR uint8 (H, W, 3), label)`` from a path, a PIL image or an array.
+
+    Arrays are read as RGB (or grey, or RGBA over white), like PIL. Raises
+    :class:`ImageError` with the reason for anything that is not a readable image.
+    """
+    from PIL import Image, ImageOps
+
+    if isinstance(item, (str, Path)):
+        label = str(item)
+        try:
+            with Image.open(item) as im:
+                if im.width * im.height > MAX_PIXELS:
+                    raise ImageError(f"image too large: {im.width}x{im.height} pixels")
+                im = ImageOps.exif_transpose(im)
+                rgb = _pil_rgb(im)
+        except ImageError:
+            raise
+        except FileNotFoundError:
+            raise ImageError(f"no such file: {label!r}") from None
+        except Exception as exc:
+            raise ImageError(f"cannot read {Path(label).name!r} as an image: "
+                             f"{type(exc).__name__}: {exc}") from None
+    elif isinstance(item, Image.Image):
+        label, rgb = "<PIL image>", _pil_rgb(item)
+    elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
+        label, rgb = "<array>", _array_rgb(np.asarray(item))
+    else:
+        raise ImageError(f"expected a path, PIL image or array, got {type(item).__name__}")
+    if rgb.size == 0:
+        raise ImageError(f"empty image (shape {rgb.shape})")
+    return np.ascontiguousarray(rgb[..., ::-1]), label
+
+
+def _pil_rgb(im) -> np.ndarray:
+    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+        from PIL import Image
+
+        im = im.convert("RGBA")
+        white = Image.new("RGBA", im.size, (255, 255, 255, 255))
+        im = Image.alpha_composite(white, im)
+    return np.asarray(im.convert("RGB"))
+
+
+def _array_rgb(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 2:
+        a = np.repeat(a[..., None], 3, axis=2)
+    if a.ndim != 3 or a.shape[2] not in (1, 3, 4):
+        raise ImageError(f"expected an (H, W), (H, W, 3) or (H, W, 4) array, got {a.shape}")
+    if a.shape[2] == 1:
+        a = np.repeat(a, 3, axis=2)
+    if a.dtype != np.uint8:
+        a = np.clip(a * 255.0 if a.dtype.kind == "f" and a.max() <= 1.0 else a, 0, 255)
+        a = a.astype(np.uint8)
+    if a.shape[2] == 4:
+        alpha = a[..., 3:4].astype(np.float32) / 255.0
+        a = (a[..., :3] * alpha + 255.0 * (1 - alpha)).astype(np.uint8)
+    return a
+
+
+def resolve_ocr_device(device: str | None) -> tuple[str, str]:
+    """``(device, why)``: ``auto`` is the first GPU when onnxruntime has CUDA, else the CPU.
+    An explicit choice is returned as given (the engine refuses it if it cannot run)."""
+    text = (device or "auto").strip().lower()
+    if text in ("gpu", "cuda"):
+        text = "cuda:0"
+    if text != "auto":
+        return text, "as asked"
+    from skiff.kernels.backend import gpu_available
+
+    try:
+        import onnxruntime as ort
+
+        has_cuda = "CUDAExecutionProvider" in ort.get_available_providers()
+    except ImportError:
+        has_cuda = False
+    if gpu_available() and has_cuda:
+        return "cuda:0", "auto: a GPU and onnxruntime's CUDA provider are present"
+    why = "no GPU" if not gpu_available() else "onnxruntime has no CUDA provider"
+    return "cpu", f"auto: {why}, running on the CPU"
+
+
+def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
+                  shape: tuple[int, int] | None = None) -> list[int]:
+    """Indices of ``boxes`` in reading order: rows top to bottom, left to right in a row.
+
+    The page's dominant skew (median angle of the wide boxes' top edges) is undone first;
+    an upside-down page is read from its (image) bottom right.
+    """
+    if not boxes:
+        return []
+    pts = np.stack(boxes).astype(np.float64)  # (N, 4, 2)
+    if flipped_page and shape is not None:
+        pts = np.stack([shape[1] - 1 - pts[..., 0], shape[0] - 1 - pts[..., 1]], -1)
+        pts = pts[:, [2, 3, 0, 1]]
+    top = pts[:, 1] - pts[:, 0]
+    widths = np.hypot(*top.T)
+    heights = np.hypot(*(pts[:, 3] - pts[:, 0]).T)
+    wide = widths > 2 * heights
+    angle = float(np.median(np.arctan2(top[wide, 1], top[wide, 0]))) if wide.any() else 0.0
+    c, s = np.cos(-angle), np.sin(-angle)
+    centers = pts.mean(1)
+    x = c * centers[:, 0] - s * centers[:, 1]
+    y = s * centers[:, 0] + c * centers[:, 1]
+    order = list(np.argsort(y, kind="stable"))
+    rows: list[list[int]] = []
+    for i in order:
+        if rows:
+            row = rows[-1]
+            ref = float(np.mean([y[j] for j in row]))
+            if abs(y[i] - ref) < 0.5 * min(heights[i], min(heights[j] for j in row)):
+                row.append(i)
+                continue
+        rows.append([i])
+    return [int(i) for row in rows for i in sorted(row, key=lambda j: x[j])]
+
+
+@dataclass
+class _Item:
+    index: int
+    label: str
+    bgr: np.ndarray | None = None
+    error: str | None = None
+    load_s: float = 0.0
+    boxes: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+
+class OcrPipeline:
+    """Read text from images with one model set on one device.
+
+    Parameters
+    ----------
+    model : str or ModelSet
+        A registered set (``"ch"``, PP-OCRv6, default; ``"ch-v4"``, lite) or a ModelSet.
+    device : str
+        ``auto``, ``cpu`` or ``cuda:N``; :attr:`device` says which ran.
+    batch_size : int
+        Images read together (detection grouped by size, recognition over all their crops).
+    det_model, rec_model, dict : str, optional
+        A user's own ONNX files (and character list) in place of the set's.
+    use_cls : bool
+        Run the 0/180 degree direction model on each crop.
+    min_score : float
+        Lines whose recognition score is lower are dropped.
+
+    Examples
+    --------
+    >>> pipe = OcrPipeline(device="cpu")          # doctest: +SKIP
+    >>> pipe("receipt.png").text                  # doctest: +SKIP
+    'Total amount: $1,284.50'
+    """
+
+    def __init__(self, model: str | ModelSet = "ch", *, device: str = "auto",
+                 batch_size: int = 8, threads: int | None = None, det_model=None,
+                 rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
+                 params: DetParams | None = None, rec_batch: int = 32):
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not 0 <= min_score <= 1:
+            raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
+        models = model if isinstance(model, ModelSet) else get_model_set(model)
+        if det_model or rec_model or dict:
+            models = models.custom(det=det_model, rec=rec_model, dict=dict)
+        self.models = models
+        self.device, self.device_reason = resolve_ocr_device(device)
+        self.batch_size = batch_size
+        self.threads = threads
+        self.use_cls = use_cls
+        self.min_score = min_score
+        self.params = params or DetParams()
+        self.rec_batch = rec_batch
+        self._engines: dict[str, OnnxEngine] = {}
+        self._alphabet: list[str] | None = None
+        self._lock = threading.Lock()
+
+    # models, loaded on first use ---------------------------------------------------------
+    def engine(self, which: str) -> OnnxEngine:
+        with self._lock:
+            if which not in self._engines:
+                self._engines[which] = OnnxEngine(self.models.path(which), self.device,
+                                                  threads=self.threads)
+            return self._engines[which]
+
+    @property
+    def alphabet(self) -> list[str]:
+        if self._alphabet is None:
+            self._alphabet = read_alphabet(self.engine("rec").session, self.models.dict)
+        return self._alphabet
+
+    @property
+    def xp(self):
+        if self.device.startswith("cuda"):
+            from skiff.kernels.backend import cupy
+
+            return cupy() or np
+        return np
+
+    def describe(self) -> dict:
+        return {"device": self.device, "why": self.device_reason, **self.models.describe(),
+                "providers": {k: e.provider for k, e in self._engines.items()}}
+
+    # the sentence ------------------------------------------------------------------------
+    def __call__(self, image) -> OcrResult:
+        """Read one image (path, PIL image or array)."""
+        return next(iter(self.run([image], keep_pixels=True)))
+
+    def run(self, images: Iterable, *, reporter=None, total: int | None = None,
+            keep_pixels: bool = False) -> Iterator[OcrResult]:
+        """Read many images, yielding one :class:`OcrResult` each, in input order.
+
+        A loader thread decodes ahead (two batches at most); an image that cannot be read
+        gives a result with ``error`` set and the rest go on.
+        """
+        loaded: queue.Queue = queue.Queue(maxsize=2 * self.batch_size)
+        stop = threading.Event()
+
+        def loader():
+            try:
+                for k, item in enumerate(images):
+                    if stop.is_set():
+                        return
+                    loaded.put(self._load(k, item))
+            finally:
+                loaded.put(None)
+
+        thread = threading.Thread(target=loader, name="skiff-ocr-loader", daemon=True)
+        thread.start()
+        done = 0
+        try:
+            batch: list[_Item] = []
+            finished = False
+            while not finished:
+                item = loaded.get()
+                if item is None:
+                    finished = True
+                else:
+                    batch.append(item)
+                if batch and (finished or len(batch) >= self.batch_size):
+                    if reporter is not None:
+                        reporter.check()
+                    for result in self.read_batch(batch, keep_pixels=keep_pixels):
+                        done += 1
+                        if reporter is not None:
+                            reporter.progress(done, total, unit="image")
+                        yield result
+                    batch = []
+        finally:
+            stop.set()
+            while thread.is_alive():  # unblock the loader if it waits on a full queue
+                try:
+                    loaded.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+
+    def _load(self, index: int, item) -> _Item:
+        t0 = time.perf_counter()
+        try:
+            bgr, label = load_image(item)
+            if label in ("<array>", "<PIL image>"):
+                label = f"<{label[1:-1]} {index}>"
+            return _Item(index, label, bgr, load_s=time.perf_counter() - t0)
+        except ImageError as exc:
+            label = str(item) if isinstance(item, (str, Path)) else f"<input {index}>"
+            return _Item(index, label, error=str(exc), load_s=time.perf_counter() - t0)
+
+    def read_batch(self, items: list[_Item], *, keep_pixels: bool = False) -> list[OcrResult]:
+        """Detect, crop, orient and recognize a batch of loaded images."""
+        t0 = time.perf_counter()
+        good = [it for it in items if it.error is None and min(it.bgr.shape[:2]) >= 4]
+        self.detect(good)
+        crops, owners = self.crop(good)
+        flipped = self.orient(crops, owners, good)
+        texts = self.recognize(crops, owners, good)
+        batch_s = time.perf_counter() - t0
+        pos_of = {id(it): pos for pos, it in enumerate(good)}
+        mine: dict[int, list[int]] = {}
+        for k, (pos, _) in enumerate(owners):
+            mine.setdefault(pos, []).append(k)
+        share = batch_s / max(1, len(items))
+        return [self._assemble(it, mine.get(pos_of.get(id(it), -1), []), owners, crops, texts,
+                               flipped, share, keep_pixels) for it in items]
+
+    # stages ------------------------------------------------------------------------------
+    def detect(self, items: list[_Item]) -> None:
+        """Boxes for each item: pick its scale, run the detector on same-size groups, and
+        enlarge once more where the text found is still too small to read well."""
+        p = self.params
+        scales = {}
+        for it in items:
+            t0 = time.perf_counter()
+            gray = it.bgr.mean(axis=2).astype(np.uint8) if it.bgr.size < 4e6 else \
+                it.bgr[..., 1]
+            text_h = estimate_text_height(gray)
+            scales[it.index] = choose_scale(*it.bgr.shape[:2], text_h, p)
+            it.timings["scale"] = time.perf_counter() - t0
+            it.timings["text_height"] = text_h
+        self._run_det(items, scales)
+        again = {}
+        for it in items:  # verify: the median line height the detector saw
+            s = scales[it.index]
+            heights = [min(np.linalg.norm(b[0] - b[3]), np.linalg.norm(b[1] - b[2])) * s
+                       for b, _ in it.boxes]
+            limit = min(p.max_upscale, np.sqrt(p.max_pixels / it.bgr.shape[0] / it.bgr.shape[1]))
+            seen = float(np.median(heights)) if heights else 0.0
+            if heights and seen < p.min_text and s * 1.4 < limit:
+                again[it.index] = min(limit, s * p.target / max(seen, 4.0))
+            elif not heights and s * 1.9 < limit and max(it.bgr.shape[:2]) * s < 2 * p.limit:
+                again[it.index] = min(limit, 2 * s)
+        if again:
+            redo = [it for it in items if it.index in again]
+            old = {it.index: it.boxes for it in redo}
+            self._run_det(redo, again)
+            for it in redo:  # keep the first pass when the second finds nothing
+                if not it.boxes:
+                    it.boxes = old[it.index]
+                else:
+                    scales[it.index] = again[it.index]
+        for it in items:
+            it.timings["det_scale"] = round(scales[it.index], 4)
+
+    def _run_det(self, items: list[_Item], scales: dict) -> None:
+        groups: dict[tuple, list[_Item]] = {}
+        for it in items:
+            s = scales[it.index]
+            h, w = it.bgr.shape[:2]
+            key = (-(-round(h * s) // 32), -(-round(w * s) // 32))
+            groups.setdefault(key, []).append(it)
+        det = self.engine("det")
+        xp = self.xp
+        for group in groups.values():
+            for start in range(0, len(group), self.batch_size):
+                part = group[start:start + self.batch_size]
+                t0 = time.perf_counter()
+                x, sizes = det_input([it.bgr for it in part], [scales[it.index] for it in part],
+                                     xp)
+                prob = det(x)[:, 0]
+                for it, size, pm in zip(part, sizes, prob, strict=True):
+                    it.boxes = db_boxes(pm, size, it.bgr.shape[:2], self.params, xp=np)
+                dt = (time.perf_counter() - t0) / len(part)
+                for it in part:
+                    it.timings["det"] = it.timings.get("det", 0.0) + dt
+
+    def crop(self, items: list[_Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+        """Upright crops of every box, with ``(item position, box index)`` owners."""
+        crops, owners = [], []
+        for pos, it in enumerate(items):
+            for b, (box, _) in enumerate(it.boxes):
+                crops.append(crop_box(it.bgr, box))
+                owners.append((pos, b))
+        return crops, owners
+
+    def orient(self, crops, owners, items) -> np.ndarray:
+        """Turn crops the direction model reads as upside down; returns the flags."""
+        flags = np.zeros(len(crops), bool)
+        if not self.use_cls or not crops or self.models.cls is None:
+            return flags
+        cls = self.engine("cls")
+        t0 = time.perf_counter()
+        for start in range(0, len(crops), 64):
+            part = crops[start:start + 64]
+            flags[start:start + len(part)] = is_flipped(cls(cls_input(part, self.xp)))
+        for k in np.flatnonzero(flags):
+            crops[k] = np.ascontiguousarray(crops[k][::-1, ::-1])
+        self._share(items, owners, "cls", time.perf_counter() - t0)
+        return flags
+
+    def recognize(self, crops, owners, items) -> list[tuple[str, float]]:
+        """Text and score of every crop, in batches of similar width."""
+        out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        if not crops:
+            return out
+        rec = self.engine("rec")
+        height = self.models.rec_height
+        t0 = time.perf_counter()
+        widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
+        for idx in plan_batches(widths, self.rec_batch):
+            probs = rec(rec_input([crops[i] for i in idx], height, self.xp))
+            for i, decoded in zip(idx, ctc_decode(probs, self.alphabet, self.xp), strict=True):
+                out[i] = decoded
+        self._share(items, owners, "rec", time.perf_counter() - t0)
+        return out
+
+    @staticmethod
+    def _share(items, owners, stage, seconds):
+        if not owners:
+            return
+        for pos, _ in owners:
+            items[pos].timings[stage] = items[pos].timings.get(stage, 0.0) + seconds / len(owners)
+
+    def _assemble(self, it: _Item, mine, owners, crops, texts, flipped, share, keep_pixels):
+        """The result of one image from its crops (``mine``: their indices)."""
+        timings = {k: round(v, 5) for k, v in it.timings.items() if v is not None}
+        timings["load"] = round(it.load_s, 5)
+        if it.error is not None:
+            return OcrResult(it.label, error=it.error, timings=timings, elapsed_s=it.load_s,
+                             device=self.device)
+        lines, boxes, flips, widths = [], [], [], []
+        for k in mine:
+            text, score = texts[k]
+            if not text or score < self.min_score:
+                continue
+            box = it.boxes[owners[k][1]][0]
+            lines.append(TextLine(box.round(1).tolist(), text, score))
+            boxes.append(box)
+            flips.append(flipped[k])
+            widths.append(crops[k].shape[1])
+        flipped_page = bool(flips) and float(np.dot(flips, widths)) > 0.5 * sum(widths)
+        order = reading_order(boxes, flipped_page, it.bgr.shape[:2])
+        lines = [lines[i] for i in order]
+        rgb = it.bgr[..., ::-1] if keep_pixels else None
+        return OcrResult(it.label, lines, "\n".join(line.text for line in lines), None,
+                         timings, elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
+                         device=self.device, pixels=rgb)

@@ -1,0 +1,126 @@
+"""Crops, direction and recognition: from boxes on an image to text with confidences.
+
+* :func:`crop_box` warps each (possibly rotated) box to an upright rectangle; a crop much
+  taller than wide is a vertical line and is turned 90 degrees.
+* :func:`cls_input` / :func:`is_flipped` use the direction model (0 or 180 degrees).
+* :func:`rec_input` resizes crops to the recognizer's height, padding each batch to one
+  width bucket so shapes repeat (GPU kernels are chosen once per shape).
+* :func:`ctc_decode` reads the recognizer's per-column class probabilities: best class per
+  column, repeats merged, blanks dropped; the score is the mean probability of the kept
+  characters. It runs on ``xp``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
+           "plan_batches"]
+
+CLS_SHAPE = (48, 192)
+BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
+
+
+def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """The upright crop under ``box`` (tl, tr, br, bl) by a perspective warp."""
+    import cv2
+
+    box = box.astype(np.float32)
+    w = int(round(max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))))
+    h = int(round(max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))))
+    w, h = max(w, 1), max(h, 1)
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    m = cv2.getPerspectiveTransform(box, dst)
+    crop = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_CUBIC,
+                               borderMode=cv2.BORDER_REPLICATE)
+    if h >= 1.5 * w:  # a vertical line: read it turned
+        crop = np.rot90(crop).copy()
+    return crop
+
+
+def _resize_h(crop: np.ndarray, height: int, width: int) -> np.ndarray:
+    import cv2
+
+    h, w = crop.shape[:2]
+    new_w = max(1, min(width, int(math.ceil(height * w / max(h, 1)))))
+    return cv2.resize(crop, (new_w, height), interpolation=cv2.INTER_LINEAR)
+
+
+def _normalize(host: np.ndarray, xp):
+    x = xp.asarray(host).astype(xp.float32)  # (N, H, W, 3) uint8 -> float on the device
+    return xp.ascontiguousarray((x * (2.0 / 255.0) - 1.0).transpose(0, 3, 1, 2))
+
+
+def cls_input(crops: list[np.ndarray], xp=np):
+    """(N, 3, 48, 192) float32 for the direction model; padded columns are 0 (grey)."""
+    H, W = CLS_SHAPE
+    host = np.full((len(crops), H, W, 3), 127.5, np.float32)
+    for k, c in enumerate(crops):
+        r = _resize_h(c, H, W)
+        host[k, :, : r.shape[1]] = r
+    return _normalize(host, xp)
+
+
+def is_flipped(probs, thresh: float = 0.9) -> np.ndarray:
+    """Which crops the direction model reads as upside down (p(180) > ``thresh``)."""
+    probs = np.asarray(probs)
+    return (probs.argmax(1) == 1) & (probs[:, 1] > thresh)
+
+
+def width_bucket(width: int) -> int:
+    """The smallest bucket width >= ``width`` (multiples of 640 beyond the table)."""
+    for b in BUCKETS:
+        if width <= b:
+            return b
+    return int(math.ceil(width / 640) * 640)
+
+
+def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800) -> list[list[int]]:
+    """Indices grouped into batches of similar width: sorted by width, cut when the bucket
+    changes, the batch is full, or ``len * bucket`` passes ``max_columns``."""
+    order = sorted(range(len(widths)), key=lambda i: widths[i])
+    batches, cur, cur_b = [], [], None
+    for i in order:
+        b = width_bucket(widths[i])
+        if cur and (b != cur_b or len(cur) >= max_batch or (len(cur) + 1) * b > max_columns):
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+        cur_b = b
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def rec_input(crops: list[np.ndarray], height: int = 48, xp=np, *, bucket: bool = True):
+    """(N, 3, height, W) float32 for the recognizer; W is the widest crop's width (rounded up
+    to a bucket when ``bucket``), padded columns are 0 (grey), the model's training layout."""
+    resized = [_resize_h(c, height, 4096) for c in crops]
+    widest = max(r.shape[1] for r in resized)
+    W = width_bucket(widest) if bucket else widest
+    host = np.full((len(crops), height, W, 3), 127.5, np.float32)
+    for k, r in enumerate(resized):
+        host[k, :, : r.shape[1]] = r
+    return _normalize(host, xp)
+
+
+def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
+    """Greedy CTC decoding of ``probs`` (N, T, C): ``[(text, score)]``.
+
+    Class 0 is the blank. The score is the mean best-class probability over the kept
+    characters (0.0 for an empty line).
+    """
+    probs = xp.asarray(probs)
+    best = probs.argmax(axis=2)  # (N, T)
+    conf = probs.max(axis=2)
+    keep = best != 0
+    keep[:, 1:] &= best[:, 1:] != best[:, :-1]
+    best, conf, keep = (a if isinstance(a, np.ndarray) else a.get() for a in (best, conf, keep))
+    out = []
+    for ids, ps, k in zip(best, conf, keep, strict=True):
+        chars = [alphabet[i] if i < len(alphabet) else "" for i in ids[k]]
+        text = "".join(chars).strip()
+        out.append((text, float(ps[k].mean()) if k.any() else 0.0))
+    return out

@@ -1,0 +1,135 @@
+"""What OCR returns: :class:`TextLine` and :class:`OcrResult`, with JSON and notebook views."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["TextLine", "OcrResult", "OcrResults", "draw_boxes"]
+
+
+@dataclass
+class TextLine:
+    """One line of text: ``box`` is four ``[x, y]`` corners (tl, tr, br, bl) in image pixels,
+    ``text`` what was read, ``score`` the recognizer's mean character confidence (0..1)."""
+
+    box: list
+    text: str
+    score: float
+
+    def to_json(self) -> dict:
+        return {"box": [[round(float(x), 1), round(float(y), 1)] for x, y in self.box],
+                "text": self.text, "score": round(float(self.score), 4)}
+
+
+@dataclass
+class OcrResult:
+    """The text of one image.
+
+    Attributes
+    ----------
+    image : str or None
+        Where the image came from (a path, or a label such as ``"<array 0>"``).
+    lines : list of TextLine
+        In reading order.
+    text : str
+        The lines' text joined by ``"\\n"`` in reading order.
+    error : str or None
+        Why the image could not be read (then ``lines`` is empty).
+    timings : dict
+        Seconds per stage (load, det, cls, rec, ...), this image's share of its batch.
+    """
+
+    image: str | None
+    lines: list[TextLine] = field(default_factory=list)
+    text: str = ""
+    error: str | None = None
+    timings: dict = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    size: tuple | None = None
+    device: str = "cpu"
+    pixels: np.ndarray | None = field(default=None, repr=False)  # RGB, kept for display only
+
+    def to_json(self) -> dict:
+        """The JSONL record: ``{"image", "text", "lines", "error", "elapsed_s"}``."""
+        return {"image": self.image, "text": self.text,
+                "lines": [line.to_json() for line in self.lines], "error": self.error,
+                "elapsed_s": round(float(self.elapsed_s), 4)}
+
+    def _rgb(self):
+        if self.pixels is not None:
+            return self.pixels
+        if self.image and not self.image.startswith("<"):
+            try:
+                from PIL import Image
+
+                with Image.open(self.image) as im:
+                    return np.asarray(im.convert("RGB"))
+            except Exception:
+                return None
+        return None
+
+    def _repr_html_(self) -> str:
+        parts = [f"<div><b>{html.escape(str(self.image))}</b> · {len(self.lines)} lines · "
+                 f"{self.elapsed_s:.3f} s on {html.escape(self.device)}</div>"]
+        if self.error:
+            parts.append(f"<div style='color:#b00'>error: {html.escape(self.error)}</div>")
+        rgb = self._rgb()
+        if rgb is not None and rgb.size and min(rgb.shape[:2]) > 1:
+            png = draw_boxes(rgb, self.lines, max_side=900)
+            parts.append(f"<img src='data:image/png;base64,{png}' style='max-width:100%'/>")
+        rows = "".join(
+            f"<tr><td>{i}</td><td style='text-align:left'>{html.escape(line.text)}</td>"
+            f"<td>{line.score:.3f}</td></tr>" for i, line in enumerate(self.lines))
+        parts.append("<table><tr><th>#</th><th>text</th><th>score</th></tr>" + rows + "</table>")
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        head = f"OcrResult({self.image!r}, {len(self.lines)} lines, {self.elapsed_s:.3f} s"
+        if self.error:
+            return head + f", error={self.error!r})"
+        return head + ")" + ("\n" + self.text if self.text else "")
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+
+class OcrResults(list):
+    """Results of several images with a combined view (the first few drawn)."""
+
+    show = 4
+
+    def to_json(self) -> list:
+        return [r.to_json() for r in self]
+
+    def _repr_html_(self) -> str:
+        errors = sum(1 for r in self if r.error)
+        head = f"<div><b>{len(self)} images</b>, {errors} errors</div>"
+        body = "".join(r._repr_html_() for r in self[: self.show])
+        more = f"<div>… {len(self) - self.show} more</div>" if len(self) > self.show else ""
+        return head + body + more
+
+    def __repr__(self) -> str:
+        return "\n".join(repr(r) for r in self)
+
+
+def draw_boxes(rgb: np.ndarray, lines: list[TextLine], *, max_side: int = 900) -> str:
+    """PNG (base64) of ``rgb`` with each line's box and index drawn; shrunk to ``max_side``."""
+    from PIL import Image, ImageDraw
+
+    img = Image.fromarray(np.ascontiguousarray(rgb[..., :3]).astype(np.uint8))
+    s = min(1.0, max_side / max(img.size))
+    if s < 1:
+        img = img.resize((max(1, int(img.width * s)), max(1, int(img.height * s))))
+    draw = ImageDraw.Draw(img)
+    for i, line in enumerate(lines):
+        pts = [(float(x) * s, float(y) * s) for x, y in line.box]
+        draw.polygon(pts, outline=(230, 30, 30))
+        draw.text((pts[0][0] + 1, max(0, pts[0][1] - 11)), str(i), fill=(230, 30, 30))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
