@@ -19,10 +19,10 @@ def display_job(job) -> None:
 
     if widgets_enabled():
         try:
-            from skiff.widgets.job_view import JobView
+            from skiff.widgets.job_view import view_for
         except ImportError:
-            JobView = None
-        if JobView is not None:
-            display(JobView(job))
+            view_for = None
+        if view_for is not None:
+            display(view_for(job))  # the same live widget each time the job is shown
             return
     display(HTML(job._repr_html_()))

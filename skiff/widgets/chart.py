@@ -1,0 +1,118 @@
+"""Metric charts as PNG bytes, drawn with matplotlib's object API (Figure + Agg, never pyplot).
+
+Metrics are grouped by what they measure, so ``loss`` and ``val_loss`` share one chart and
+``residual`` gets its own on a log scale::
+
+    png = metric_chart({"loss": [(1, 2.3, t), ...], "val_loss": [...], "residual": [...]})
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+__all__ = ["metric_groups", "metric_chart", "uses_log_scale"]
+
+# words that say "this goes down by orders of magnitude": drawn on a log scale
+_LOG_WORDS = ("residual", "resid", "res_norm", "error", "err", "grad_norm", "rnorm")
+_PREFIXES = ("train_", "val_", "valid_", "validation_", "test_", "eval_")
+_SUFFIXES = ("_train", "_val", "_valid", "_test", "_eval")
+
+
+def _base(name: str) -> str:
+    """The quantity a metric name measures: ``val_loss`` and ``train/loss`` → ``loss``."""
+    key = name.lower().replace("/", "_").replace(".", "_").replace("-", "_")
+    for prefix in _PREFIXES:
+        if key.startswith(prefix) and len(key) > len(prefix):
+            key = key[len(prefix):]
+            break
+    for suffix in _SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            key = key[: -len(suffix)]
+            break
+    return key
+
+
+def metric_groups(names) -> list[list[str]]:
+    """Metric names grouped by the quantity they measure, in first-seen order."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(_base(name), []).append(name)
+    return list(groups.values())
+
+
+def _numbers(series) -> list[tuple[float, float]]:
+    points = []
+    for i, item in enumerate(series):
+        step, value = item[0], item[1]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not math.isfinite(value):
+            continue
+        points.append((float(i + 1 if step is None else step), float(value)))
+    return points
+
+
+def uses_log_scale(name: str, values) -> bool:
+    """Log scale for residual- and error-like names, or positive values spanning 1e3."""
+    key = _base(name)
+    positive = bool(values) and all(v > 0 for v in values)
+    if not positive:
+        return False
+    if any(re.search(rf"(^|_){w}($|_)", key) for w in _LOG_WORDS):
+        return True
+    return max(values) / min(values) > 1e3
+
+
+def metric_chart(metrics: dict, *, width: float = 3.6, height: float = 2.4, dpi: int = 80,
+                 max_charts: int = 4, max_points: int = 2000) -> bytes | None:
+    """A PNG with one chart per metric group, side by side; None when there is nothing to draw.
+
+    Parameters
+    ----------
+    metrics : dict
+        name -> list of ``(step, value, time)`` as in :attr:`JobState.metrics`.
+    width, height : float
+        Size of one chart in inches.
+    dpi : int
+        Resolution of the image.
+    max_charts : int
+        At most this many groups are drawn (the first ones seen).
+    max_points : int
+        Long series are thinned to about this many points.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    series = {name: _numbers(points) for name, points in metrics.items()}
+    series = {k: v for k, v in series.items() if v}
+    if not series:
+        return None
+    groups = metric_groups(series)[:max_charts]
+    fig = Figure(figsize=(width * len(groups), height), dpi=dpi)
+    FigureCanvasAgg(fig)
+    for i, names in enumerate(groups):
+        ax = fig.add_subplot(1, len(groups), i + 1)
+        all_values = []
+        for name in names:
+            pts = series[name]
+            if len(pts) > max_points:
+                stride = math.ceil(len(pts) / max_points)
+                pts = pts[::stride] + [pts[-1]]
+            xs, ys = zip(*pts)
+            all_values.extend(ys)
+            ax.plot(xs, ys, label=name, linewidth=1.4,
+                    marker="o" if len(xs) < 30 else None, markersize=3)
+        if uses_log_scale(names[0], all_values):
+            ax.set_yscale("log")
+        ax.set_title(", ".join(names), fontsize=9)
+        ax.set_xlabel("step", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, alpha=0.3)
+        if len(names) > 1:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

@@ -1,0 +1,321 @@
+"""``JobView``: the live widget of one job.
+
+A JobView watches a job; it never owns the computation. One daemon thread per view polls the
+job's run folder (``job.refresh()``) every ``poll`` seconds and copies what changed into the
+widget traits, batched under ``hold_sync`` and throttled to ``max_rate`` updates a second; the
+metric chart is redrawn at most ``chart_rate`` times a second. After the job reaches a final
+status the thread makes one last update and stops.
+
+Everything shown lives in the kernel-side models, so a browser reload (ipywidgets 8 restores
+the models from the kernel) shows the same, still-updating view.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import threading
+import time
+import weakref
+from pathlib import Path
+
+import ipywidgets as W
+
+from .chart import metric_chart
+from .render import STATUS_COLORS, badge, fmt_seconds
+
+__all__ = ["JobView", "view_for"]
+
+_BAR_STYLE = {"queued": "", "running": "info", "done": "success", "failed": "danger",
+              "cancelled": "warning"}
+
+# job id -> the open JobView showing it (re-displaying a job shows the same live widget)
+_VIEWS: weakref.WeakValueDictionary[str, JobView] = weakref.WeakValueDictionary()
+_VIEWS_LOCK = threading.Lock()
+
+
+def view_for(job) -> JobView:
+    """The open :class:`JobView` of ``job`` if there is one, else a new one."""
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(job.id)
+        if view is not None and view.comm is not None and view.job is job:
+            return view
+    return JobView(job)
+
+
+def _set(widget, **traits) -> None:
+    """Set only the traits whose value changed (an unchanged trait sends nothing)."""
+    for name, value in traits.items():
+        if getattr(widget, name) != value:
+            setattr(widget, name, value)
+
+
+def _fmt_rate(rate: float | None, unit: str) -> str:
+    if rate is None:
+        return ""
+    if rate >= 100:
+        return f"{rate:.0f} {unit}/s"
+    if rate >= 1:
+        return f"{rate:.1f} {unit}/s"
+    return f"{1 / rate:.2f} s/{unit}"
+
+
+class JobView(W.VBox):
+    """Live view of a :class:`skiff.jobs.Job`: status badge, progress with rate and ETA,
+    metric charts, image artifacts, the log's tail, a Cancel button and the error.
+
+    Parameters
+    ----------
+    job : skiff.jobs.Job
+        The job to watch (live or reattached with ``Job.load``).
+    poll : float
+        Seconds between reads of the run folder.
+    max_rate : float
+        At most this many widget updates a second.
+    chart_rate : float
+        At most this many chart redraws a second.
+    log_lines : int
+        How many of the last log lines to show.
+    start : bool
+        Start the watcher thread now (tests may drive :meth:`update` by hand).
+    """
+
+    def __init__(self, job, *, poll: float = 0.2, max_rate: float = 10.0,
+                 chart_rate: float = 3.0, log_lines: int = 12, start: bool = True):
+        if poll <= 0 or max_rate <= 0 or chart_rate <= 0:
+            raise ValueError(f"poll, max_rate and chart_rate must be > 0, got "
+                             f"{poll!r}, {max_rate!r}, {chart_rate!r}")
+        self.job = job
+        self.poll = float(poll)
+        self.min_gap = 1.0 / float(max_rate)
+        self.chart_gap = 1.0 / float(chart_rate)
+        self.log_lines = int(log_lines)
+        self.updates = 0  # how many batched updates were sent (for tests and curiosity)
+        self.chart_draws = 0
+        self._last_update = 0.0
+        self._last_chart = 0.0
+        self._chart_events = -1
+        self._seen_events = -1
+        self._final_shown = False
+        self._images: dict[str, tuple[float, W.Image]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+        label = job.meta.get("label") or job.kind
+        self.title_view = W.HTML(f"<b>{html.escape(str(label))}</b> "
+                            f"<code style='font-size:85%'>{html.escape(job.id)}</code>")
+        self.badge = W.HTML(badge("queued"))
+        self.badge.add_class("skiff-status")
+        self.elapsed = W.HTML("")
+        self.elapsed.add_class("skiff-elapsed")
+        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="warning",
+                                      tooltip="ask the job to stop at its next step",
+                                      layout=W.Layout(width="auto"))
+        self.cancel_button.add_class("skiff-cancel")
+        self.cancel_button.on_click(self._on_cancel)
+        header = W.HBox([self.title_view, self.badge, self.elapsed, self.cancel_button],
+                        layout=W.Layout(align_items="center", grid_gap="12px"))
+        self.progress = W.FloatProgress(value=0.0, min=0.0, max=1.0,
+                                        layout=W.Layout(width="60%"))
+        self.progress.add_class("skiff-progress")
+        self.progress_text = W.HTML("")
+        self.progress_text.add_class("skiff-progress-text")
+        self.chart = W.Image(format="png", layout=W.Layout(display="none"))
+        self.chart.add_class("skiff-chart")
+        self.images = W.HBox([], layout=W.Layout(display="none", flex_flow="row wrap"))
+        self.images.add_class("skiff-images")
+        self.log_view = W.HTML("", layout=W.Layout(display="none"))
+        self.log_view.add_class("skiff-log")
+        self.error_view = W.HTML("", layout=W.Layout(display="none"))
+        self.error_view.add_class("skiff-error")
+        super().__init__([header, W.HBox([self.progress, self.progress_text]), self.chart,
+                          self.images, self.log_view, self.error_view],
+                         layout=W.Layout(border="1px solid #ddd", padding="4px 8px"))
+        self.add_class("skiff-job-view")
+        self.update(force=True)
+        with _VIEWS_LOCK:
+            _VIEWS[job.id] = self
+        if start:
+            self.start()
+
+    # the watcher thread ----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the watcher thread (once; it stops by itself when the job has ended)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        if self._final_shown:
+            return  # the job had ended and its last state is shown: nothing to watch
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, daemon=True,
+                                        name=f"skiff-view-{self.job.id}")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def watching(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            if self.comm is None:  # the widget was closed
+                return
+            try:
+                final = self.update()
+            except Exception as exc:  # a view must never take the kernel down
+                self.error_view.value = f"<pre>view update failed: {html.escape(repr(exc))}</pre>"
+                self.error_view.layout.display = None
+                return
+            if final:
+                return
+            self._stop.wait(self.poll)
+
+    def close(self) -> None:
+        self._stop.set()
+        super().close()
+
+    # updates -----------------------------------------------------------------------------
+    def update(self, *, force: bool = False) -> bool:
+        """Copy the job's current state into the widgets; returns True once the job is final
+        and its last state is shown. Throttled unless ``force``."""
+        with self._lock:
+            now = time.monotonic()
+            state = self.job.refresh()
+            # other threads may fold newer events into the same state while we read it: read
+            # "final", then the event count, then the fields, so that anything newer than the
+            # count is shown again on the next update and a final view is never stale
+            final = state.final
+            n_events = state.n_events
+            if not force and not final and now - self._last_update < self.min_gap:
+                return False
+            changed = n_events != self._seen_events
+            wants_chart = state.metrics and n_events != self._chart_events and (
+                force or final or now - self._last_chart >= self.chart_gap)
+            parts = [self.badge, self.elapsed, self.progress, self.progress_text,
+                     self.cancel_button, self.log_view, self.error_view, self.chart, self.images]
+            with contextlib.ExitStack() as stack:
+                for w in parts:
+                    stack.enter_context(w.hold_sync())
+                self._update_header(state)
+                if changed or force:
+                    self._update_progress(state)
+                    self._update_log(state)
+                    self._update_error(state)
+                    self._update_images(state)
+                if wants_chart:
+                    self._draw_chart(state)
+                    self._last_chart = now
+                    self._chart_events = n_events
+            self._seen_events = n_events
+            self._last_update = now
+            self.updates += 1
+            # final only once the chart shows the last metrics too
+            self._final_shown = final and (not state.metrics or self._chart_events == n_events)
+            return self._final_shown
+
+    def _update_header(self, state) -> None:
+        _set(self.badge, value=badge(state.status))
+        elapsed = state.elapsed(time.time())
+        _set(self.elapsed, value="" if elapsed is None else
+             f"<span style='color:#666'>elapsed {fmt_seconds(elapsed)}</span>")
+        _set(self.cancel_button, disabled=state.final)
+        if state.final:
+            _set(self.cancel_button, description="Cancel")
+
+    def _update_progress(self, state) -> None:
+        total = float(state.total) if state.total else None
+        if total:
+            _set(self.progress, max=total, value=min(float(state.done), total))
+        elif state.final:
+            _set(self.progress, max=1.0, value=1.0 if state.status == "done" else 0.0)
+        _set(self.progress, bar_style=_BAR_STYLE.get(state.status, ""))
+        bits = []
+        if total:
+            bits.append(f"{state.done:g}/{total:g} {html.escape(state.unit)}")
+        elif state.done:
+            bits.append(f"{state.done:g} {html.escape(state.unit)}")
+        if not state.final:
+            rate = _fmt_rate(state.rate(), html.escape(state.unit))
+            if rate:
+                bits.append(rate)
+            eta = state.eta()
+            if eta is not None:
+                bits.append(f"ETA {fmt_seconds(eta)}")
+        if state.message:
+            bits.append(f"<i>{html.escape(str(state.message))}</i>")
+        _set(self.progress_text, value=" · ".join(bits))
+
+    def _update_log(self, state) -> None:
+        lines = state.logs[-self.log_lines:]
+        if not lines:
+            return
+        text = "\n".join(
+            f"{time.strftime('%H:%M:%S', time.localtime(t)) if t else ''} "
+            f"{'' if level == 'info' else f'[{level}] '}{msg}" for t, level, msg in lines)
+        _set(self.log_view, value="<pre style='font-size:80%;margin:2px 0;max-height:14em;"
+                             f"overflow:auto;line-height:1.25'>{html.escape(text)}</pre>")
+        _set(self.log_view.layout, display=None)
+
+    def _update_error(self, state) -> None:
+        if not state.error:
+            return
+        color = STATUS_COLORS["failed"]
+        tb = ""
+        if state.traceback:
+            tb = (f"<details open><summary>traceback</summary><pre style='font-size:80%'>"
+                  f"{html.escape(state.traceback)}</pre></details>")
+        _set(self.error_view, value=f"<div style='color:{color}'><b>{html.escape(state.error)}</b>"
+                               f"</div>{tb}")
+        _set(self.error_view.layout, display=None)
+
+    def _update_images(self, state) -> None:
+        latest: dict[str, dict] = {}
+        for art in state.artifacts:
+            if art.get("kind") == "image" and str(art.get("path", "")).lower().endswith(".png"):
+                latest[art.get("name", art["path"])] = art
+        if not latest:
+            return
+        children = []
+        for name, art in latest.items():
+            path = Path(self.job.run_dir) / art["path"]
+            try:
+                mtime = path.stat().st_mtime
+            except OSError:
+                continue
+            known = self._images.get(name)
+            if known is None:
+                img = W.Image(format="png", layout=W.Layout(max_width="480px"))
+                img.add_class("skiff-artifact")
+                known = (-1.0, img)
+            if known[0] != mtime:
+                known[1].value = path.read_bytes()
+                known = (mtime, known[1])
+            self._images[name] = known
+            children.append(known[1])
+        if tuple(children) != tuple(self.images.children):
+            self.images.children = children
+        _set(self.images.layout, display=None if children else "none")
+
+    def _draw_chart(self, state) -> None:
+        png = metric_chart(state.metrics)
+        if png is None:
+            return
+        self.chart.value = png
+        self.chart_draws += 1
+        _set(self.chart.layout, display=None)
+
+    # actions -----------------------------------------------------------------------------
+    def _on_cancel(self, _button=None) -> None:
+        self.cancel_button.disabled = True
+        self.cancel_button.description = "Cancelling…"
+        self.job.cancel()
+
+    @property
+    def status(self) -> str:
+        """The status the badge shows."""
+        return self.job.refresh().status
+
+    def __repr__(self) -> str:
+        return f"<JobView of {self.job!r}>"

@@ -1,0 +1,189 @@
+"""JobView: the live widget of a job, driven by real thread jobs (no front end needed)."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+
+import pytest
+from PIL import Image
+
+import skiff
+from skiff.jobs import launch
+from skiff.widgets.chart import metric_chart, metric_groups, uses_log_scale
+from skiff.widgets.job_view import JobView, view_for
+
+
+def _wait_view(view: JobView, timeout: float = 20.0) -> None:
+    """Wait until the view's watcher thread has stopped (the job ended and was shown)."""
+    view.job.wait(timeout)
+    if view._thread is not None:
+        view._thread.join(timeout)
+    assert not view.watching
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    return Image.open(io.BytesIO(data)).size
+
+
+# charts --------------------------------------------------------------------------------------
+def test_metric_groups_put_train_and_val_together():
+    groups = metric_groups(["loss", "val_loss", "accuracy", "train/accuracy", "residual"])
+    assert groups == [["loss", "val_loss"], ["accuracy", "train/accuracy"], ["residual"]]
+
+
+@pytest.mark.parametrize("name,values,log", [
+    ("residual", [1.0, 1e-3], True),
+    ("rel_error", [0.5, 0.4], True),
+    ("loss", [2.0, 1.5], False),
+    ("loss", [10.0, 1e-3], True),       # spans four decades
+    ("residual", [1.0, -1.0], False),   # not positive: log impossible
+    ("value", [], False),
+])
+def test_log_scale_rule(name, values, log):
+    assert uses_log_scale(name, values) is log
+
+
+def test_metric_chart_draws_one_panel_per_group():
+    metrics = {"loss": [(i, 1.0 / i, 0.0) for i in range(1, 20)],
+               "val_loss": [(i, 1.2 / i, 0.0) for i in range(1, 20, 5)],
+               "residual": [(i, 10.0 ** -i, 0.0) for i in range(12)]}
+    png = metric_chart(metrics, width=3.0, height=2.0, dpi=50)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert _png_size(png) == (2 * 150, 100)  # two groups side by side
+    one = metric_chart({"loss": metrics["loss"]}, width=3.0, height=2.0, dpi=50)
+    assert _png_size(one) == (150, 100)
+
+
+def test_metric_chart_skips_non_numbers():
+    assert metric_chart({}) is None
+    assert metric_chart({"loss": [(1, "nan?", 0.0), (2, float("nan"), 0.0)]}) is None
+
+
+# the view ------------------------------------------------------------------------------------
+def test_view_follows_a_demo_job_to_done():
+    steps = 12
+    job = launch("demo", {"steps": steps, "sleep": 0.02})
+    view = JobView(job, poll=0.05)
+    _wait_view(view)
+    assert "skiff-done" in view.badge.value and ">done<" in view.badge.value
+    assert view.progress.max == steps and view.progress.value == steps
+    assert view.progress.bar_style == "success"
+    assert f"{steps}/{steps} step" in view.progress_text.value
+    assert "ETA" not in view.progress_text.value  # no ETA once finished
+    assert view.cancel_button.disabled
+    assert "finished 12 steps" in view.log_view.value
+    assert view.error_view.layout.display == "none"
+    # the chart shows the last metric values: it was drawn after the final event
+    assert view.chart_draws >= 1 and view._chart_events == job.state.n_events
+    assert _png_size(view.chart.value)[0] > 0
+    assert job.state.metrics["value"][-1][1] == pytest.approx(float(steps))
+
+
+def test_update_is_batched_one_message_per_widget():
+    job = launch("demo", {"steps": 5, "sleep": 0.0})
+    job.wait(10)
+    view = JobView(job, start=False)
+    view.progress.value = 0.0
+    view.progress.max = 1.0
+    view.progress.bar_style = ""
+    view._seen_events = -1
+    sent = []
+    view.progress._send = lambda msg, buffers=None: sent.append(msg)  # what goes to the front end
+    view.update(force=True)
+    # value, max and bar_style all changed, and went out in one update message
+    assert len(sent) == 1
+    assert set(sent[0]["state"]) >= {"value", "max", "bar_style"}
+
+
+def test_updates_are_throttled():
+    job = launch("demo", {"steps": 200, "sleep": 0.01})
+    try:
+        view = JobView(job, max_rate=1e-3, start=False)  # at most one update in 1000 s
+        before = view.updates
+        for _ in range(20):
+            view.update()
+        assert view.updates == before  # all throttled while the job runs
+        view.update(force=True)
+        assert view.updates == before + 1
+    finally:
+        job.cancel()
+        job.wait(10)
+
+
+def test_failed_job_shows_error_and_traceback():
+    job = launch("demo", {"steps": 10, "sleep": 0.0, "fail_at": 3})
+    view = JobView(job, poll=0.05)
+    _wait_view(view)
+    assert "skiff-failed" in view.badge.value
+    assert view.error_view.layout.display is None
+    assert "demo job failed on purpose at step 3" in view.error_view.value
+    assert "Traceback" in view.error_view.value and "demo.py" in view.error_view.value
+    assert view.progress.bar_style == "danger"
+
+
+def test_cancel_button_stops_the_job():
+    job = launch("demo", {"steps": 10_000, "sleep": 0.01})
+    view = JobView(job, poll=0.05)
+    view.cancel_button.click()
+    _wait_view(view)
+    assert job.status == "cancelled"
+    assert "skiff-cancelled" in view.badge.value
+    assert view.progress.value < 10_000
+
+
+def test_image_artifacts_are_shown(tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    def plots(config, reporter):
+        for i, name in enumerate(["field", "convergence", "field"]):
+            fig = Figure(figsize=(2, 1 + i), dpi=40)
+            FigureCanvasAgg(fig)
+            fig.add_subplot().plot([0, 1], [i, 0])
+            path = tmp_path / f"{name}{i}.png"
+            fig.savefig(path)
+            reporter.artifact(name, path, kind="image")
+        reporter.artifact("notes", tmp_path / "field0.png", kind="file")  # not an image kind
+        return {}
+
+    job = launch("plots", fn=plots)
+    view = JobView(job, poll=0.05)
+    _wait_view(view)
+    imgs = view.images.children
+    assert len(imgs) == 2  # the latest image of each name; the "file" artifact is not shown
+    expected = (tmp_path / "field2.png").read_bytes()
+    assert imgs[0].value == expected  # the last "field" image replaced the first
+    assert imgs[1].value == (tmp_path / "convergence1.png").read_bytes()
+
+
+def test_watcher_thread_stops_and_one_view_per_job():
+    job = launch("demo", {"steps": 3, "sleep": 0.01})
+    view = view_for(job)
+    assert view_for(job) is view  # re-displaying the job shows the same live widget
+    names = [t.name for t in threading.enumerate()].count(f"skiff-view-{job.id}")
+    assert names == 1
+    _wait_view(view)
+    assert "skiff-done" in view.badge.value
+    # a reattached job (new Job object, as after a kernel restart) gets its own view
+    again = view_for(skiff.Job(job.run_dir))
+    assert again is not view and "skiff-done" in again.badge.value
+    assert not again.watching  # nothing left to watch
+
+
+def test_view_of_a_job_reattached_mid_run_keeps_updating():
+    job = launch("demo", {"steps": 40, "sleep": 0.02})
+    time.sleep(0.1)
+    reloaded = skiff.Job.load(job.id)  # the same live object
+    assert reloaded is job
+    view = JobView(skiff.Job(job.run_dir), poll=0.05)  # a fresh handle on the folder
+    _wait_view(view)
+    assert view.progress.value == 40 and "skiff-done" in view.badge.value
+
+
+def test_bad_view_arguments():
+    job = launch("demo", {"steps": 1, "sleep": 0.0})
+    with pytest.raises(ValueError, match="got 0"):
+        JobView(job, poll=0)
+    job.wait(10)
