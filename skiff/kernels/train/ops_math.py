@@ -1,0 +1,347 @@
+"""Elementwise math, matmul and reductions as autograd nodes (numpy broadcasting rules).
+
+Each node keeps only what its backward reads: ``Mul`` keeps both operands, ``Exp`` its output,
+``Relu`` its output (a view shared with the next layer's saved input, so no extra bytes),
+``Sum`` nothing but the input shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import Function, xp_of
+
+__all__ = [
+    "unbroadcast",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Neg",
+    "MatMul",
+    "Exp",
+    "Log",
+    "Tanh",
+    "Sqrt",
+    "Abs",
+    "Sigmoid",
+    "Relu",
+    "Sum",
+    "Mean",
+    "Var",
+    "Max",
+    "Min",
+    "Cast",
+]
+
+
+def _shape(a):
+    return a.shape if hasattr(a, "shape") else ()
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes that broadcasting added or stretched, back to ``shape``."""
+    if g.shape == shape:
+        return g
+    nd = g.ndim - len(shape)
+    if nd > 0:
+        g = g.sum(axis=tuple(range(nd)))
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+class Add(Function):
+    def forward(self, a, b):
+        self.sa, self.sb = _shape(a), _shape(b)
+        return a + b
+
+    def backward(self, g):
+        na, nb = self.needs_input_grad
+        return (unbroadcast(g, self.sa) if na else None, unbroadcast(g, self.sb) if nb else None)
+
+
+class Sub(Function):
+    def forward(self, a, b):
+        self.sa, self.sb = _shape(a), _shape(b)
+        return a - b
+
+    def backward(self, g):
+        na, nb = self.needs_input_grad
+        return (unbroadcast(g, self.sa) if na else None, unbroadcast(-g, self.sb) if nb else None)
+
+
+class Mul(Function):
+    def forward(self, a, b):
+        na, nb = self.needs_input_grad
+        self.save_for_backward(b if na else None, a if nb else None)
+        self.sa, self.sb = _shape(a), _shape(b)
+        return a * b
+
+    def backward(self, g):
+        b, a = self.saved
+        na, nb = self.needs_input_grad
+        return (
+            unbroadcast(g * b, self.sa) if na else None,
+            unbroadcast(g * a, self.sb) if nb else None,
+        )
+
+
+class Div(Function):
+    def forward(self, a, b):
+        out = a / b
+        self.save_for_backward(b, out if self.needs_input_grad[1] else None)
+        self.sa, self.sb = _shape(a), _shape(b)
+        return out
+
+    def backward(self, g):
+        b, out = self.saved
+        na, nb = self.needs_input_grad
+        gb = g / b
+        return (
+            unbroadcast(gb, self.sa) if na else None,
+            unbroadcast(-gb * out, self.sb) if nb else None,
+        )
+
+
+class Pow(Function):
+    """``a ** b``; b may be a python number (the common case) or a tensor."""
+
+    def forward(self, a, b):
+        out = a**b
+        self.save_for_backward(a, b, out)
+        self.sa, self.sb = _shape(a), _shape(b)
+        return out
+
+    def backward(self, g):
+        a, b, out = self.saved
+        na, nb = self.needs_input_grad
+        ga = gb = None
+        if na:
+            if np.isscalar(b):
+                ga = g * b * a ** (b - 1) if b != 2 else g * 2 * a
+            else:
+                ga = g * b * a ** (b - 1)
+            ga = unbroadcast(ga, self.sa)
+        if nb:
+            xp = xp_of(a)
+            gb = unbroadcast(g * out * xp.log(a), self.sb)
+        return ga, gb
+
+
+class Neg(Function):
+    def forward(self, a):
+        return -a
+
+    def backward(self, g):
+        return -g
+
+
+class MatMul(Function):
+    """``a @ b`` with numpy's rules (1-D operands, broadcast batch dimensions)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a @ b
+
+    def backward(self, g):
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        xp = xp_of(g)
+        a2, b2, g2 = a, b, g
+        if a.ndim == 1:
+            a2 = a[None, :]
+            g2 = xp.expand_dims(g2, -2)
+        if b.ndim == 1:
+            b2 = b[:, None]
+            g2 = xp.expand_dims(g2, -1)
+        ga = gb = None
+        if na:
+            if a2.ndim > 2 and b2.ndim == 2:
+                ga = (g2 @ b2.T).reshape(a.shape)
+            else:
+                ga = unbroadcast(g2 @ xp.swapaxes(b2, -1, -2), a2.shape).reshape(a.shape)
+        if nb:
+            if b2.ndim == 2 and a2.ndim > 2:
+                k = a2.shape[-1]
+                gb = (a2.reshape(-1, k).T @ g2.reshape(-1, g2.shape[-1])).reshape(b.shape)
+            else:
+                gb = unbroadcast(xp.swapaxes(a2, -1, -2) @ g2, b2.shape).reshape(b.shape)
+        return ga, gb
+
+
+class Exp(Function):
+    def forward(self, a):
+        out = xp_of(a).exp(a)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (out,) = self.saved
+        return g * out
+
+
+class Log(Function):
+    def forward(self, a):
+        self.save_for_backward(a)
+        return xp_of(a).log(a)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return g / a
+
+
+class Tanh(Function):
+    def forward(self, a):
+        out = xp_of(a).tanh(a)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (out,) = self.saved
+        return g * (1 - out * out)
+
+
+class Sqrt(Function):
+    def forward(self, a):
+        out = xp_of(a).sqrt(a)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (out,) = self.saved
+        return g / (2 * out)
+
+
+class Abs(Function):
+    def forward(self, a):
+        self.save_for_backward(a)
+        return xp_of(a).abs(a)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return g * xp_of(a).sign(a)
+
+
+class Sigmoid(Function):
+    def forward(self, a):
+        xp = xp_of(a)
+        # stable for large |a|: exp of a non-positive number only
+        e = xp.exp(-xp.abs(a))
+        out = xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (out,) = self.saved
+        return g * out * (1 - out)
+
+
+class Relu(Function):
+    def forward(self, a):
+        out = xp_of(a).maximum(a, 0)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (out,) = self.saved
+        return g * (out > 0)
+
+
+def _norm_axis(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else 0 for a in axis))
+
+
+def _expand_grad(g, shape, axes, keepdims):
+    """Broadcast a reduced gradient back to the input shape (a view, no copy)."""
+    xp = xp_of(g)
+    if not keepdims:
+        kshape = tuple(1 if i in axes else s for i, s in enumerate(shape))
+        g = g.reshape(kshape)
+    return xp.broadcast_to(g, shape)
+
+
+class Sum(Function):
+    def forward(self, a, axis=None, keepdims=False):
+        self.shape = a.shape
+        self.axes = _norm_axis(axis, a.ndim)
+        self.keepdims = keepdims
+        return xp_of(a).sum(a, axis=self.axes, keepdims=keepdims)
+
+    def backward(self, g):
+        return _expand_grad(g, self.shape, self.axes, self.keepdims)
+
+
+class Mean(Function):
+    def forward(self, a, axis=None, keepdims=False):
+        self.shape = a.shape
+        self.axes = _norm_axis(axis, a.ndim)
+        self.keepdims = keepdims
+        self.n = int(np.prod([a.shape[i] for i in self.axes])) if self.axes else 1
+        return xp_of(a).mean(a, axis=self.axes, keepdims=keepdims)
+
+    def backward(self, g):
+        return _expand_grad(g / self.n, self.shape, self.axes, self.keepdims)
+
+
+class Var(Function):
+    """Variance with ``ddof`` (0: population variance, like numpy)."""
+
+    def forward(self, a, axis=None, keepdims=False, ddof=0):
+        xp = xp_of(a)
+        self.axes = _norm_axis(axis, a.ndim)
+        self.keepdims = keepdims
+        n = int(np.prod([a.shape[i] for i in self.axes])) if self.axes else 1
+        self.denom = max(n - ddof, 0)
+        centered = a - a.mean(axis=self.axes, keepdims=True)
+        self.save_for_backward(centered)
+        return xp.sum(centered * centered, axis=self.axes, keepdims=keepdims) / self.denom
+
+    def backward(self, g):
+        (centered,) = self.saved
+        ge = _expand_grad(g, centered.shape, self.axes, self.keepdims)
+        return ge * centered * (2.0 / self.denom)
+
+
+class _Extreme(Function):
+    op = "max"
+
+    def forward(self, a, axis=None, keepdims=False):
+        xp = xp_of(a)
+        self.axes = _norm_axis(axis, a.ndim)
+        self.keepdims = keepdims
+        out = getattr(xp, self.op)(a, axis=self.axes, keepdims=True)
+        self.save_for_backward(a, out)
+        return out if keepdims else out.reshape([s for i, s in enumerate(a.shape)
+                                                 if i not in self.axes])
+
+    def backward(self, g):
+        a, out = self.saved
+        mask = a == out
+        # ties share the gradient evenly (like numpy-style amax)
+        count = mask.sum(axis=self.axes, keepdims=True)
+        ge = _expand_grad(g, a.shape, self.axes, self.keepdims)
+        return ge * mask / count
+
+
+class Max(_Extreme):
+    op = "max"
+
+
+class Min(_Extreme):
+    op = "min"
+
+
+class Cast(Function):
+    def forward(self, a, dtype=None):
+        self.src = a.dtype
+        return a.astype(dtype)
+
+    def backward(self, g):
+        return g.astype(self.src)

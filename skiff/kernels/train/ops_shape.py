@@ -1,0 +1,159 @@
+"""Shape, indexing and joining ops as autograd nodes.
+
+None of these keep arrays for backward except ``Where``/``MaskedFill`` (the boolean mask) and
+integer-array indexing (the index); shapes are all they need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import Function, xp_of
+from .ops_math import unbroadcast
+
+__all__ = [
+    "Reshape",
+    "Transpose",
+    "Expand",
+    "GetItem",
+    "Cat",
+    "Stack",
+    "Split",
+    "Where",
+    "MaskedFill",
+    "scatter_add",
+]
+
+
+class Reshape(Function):
+    def forward(self, a, shape=None):
+        self.shape = a.shape
+        return a.reshape(shape)
+
+    def backward(self, g):
+        return g.reshape(self.shape)
+
+
+class Transpose(Function):
+    def forward(self, a, axes=None):
+        self.axes = axes
+        return a.transpose(axes)
+
+    def backward(self, g):
+        if self.axes is None:
+            return g.transpose()
+        return g.transpose(np.argsort(self.axes))
+
+
+class Expand(Function):
+    def forward(self, a, shape=None):
+        self.shape = a.shape
+        return xp_of(a).broadcast_to(a, shape)
+
+    def backward(self, g):
+        return unbroadcast(g, self.shape)
+
+
+def _is_advanced(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(hasattr(i, "shape") and i.ndim > 0 or isinstance(i, list) for i in items)
+
+
+def scatter_add(target, index, values):
+    """``target[index] += values`` with repeated indices accumulated (numpy and cupy)."""
+    xp = xp_of(target)
+    if xp is np:
+        np.add.at(target, index, values)
+    else:  # pragma: no cover - GPU
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+    return target
+
+
+class GetItem(Function):
+    """Basic slicing and integer/boolean array indexing."""
+
+    def forward(self, a, index=None):
+        self.shape, self.dtype = a.shape, a.dtype
+        self.index = index
+        self.advanced = _is_advanced(index)
+        return a[index]
+
+    def backward(self, g):
+        xp = xp_of(g)
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        if self.advanced:
+            scatter_add(out, self.index, g)
+        else:
+            out[self.index] = g
+        return out
+
+
+class Cat(Function):
+    def forward(self, *arrays, axis=0):
+        xp = xp_of(arrays[0])
+        self.axis = axis
+        self.sizes = [a.shape[axis] for a in arrays]
+        return xp.concatenate(arrays, axis=axis)
+
+    def backward(self, g):
+        xp = xp_of(g)
+        cuts = np.cumsum(self.sizes)[:-1].tolist()
+        parts = xp.split(g, cuts, axis=self.axis)
+        return tuple(p if need else None for p, need in zip(parts, self.needs_input_grad))
+
+
+class Stack(Function):
+    def forward(self, *arrays, axis=0):
+        self.axis = axis
+        return xp_of(arrays[0]).stack(arrays, axis=axis)
+
+    def backward(self, g):
+        xp = xp_of(g)
+        n = g.shape[self.axis]
+        return tuple(xp.take(g, i, axis=self.axis) for i in range(n))
+
+
+class Split(Function):
+    """Split into pieces of the given sizes along ``axis`` (several outputs)."""
+
+    def forward(self, a, sizes=None, axis=0):
+        xp = xp_of(a)
+        self.axis = axis
+        cuts = np.cumsum(sizes)[:-1].tolist()
+        return tuple(xp.split(a, cuts, axis=axis))
+
+    def backward(self, *grads):
+        return xp_of(grads[0]).concatenate(grads, axis=self.axis)
+
+
+class Where(Function):
+    def forward(self, cond, a, b):
+        xp = xp_of(cond)
+        self.sa = a.shape if hasattr(a, "shape") else ()
+        self.sb = b.shape if hasattr(b, "shape") else ()
+        self.save_for_backward(cond)
+        return xp.where(cond, a, b)
+
+    def backward(self, g):
+        (cond,) = self.saved
+        xp = xp_of(g)
+        _, na, nb = self.needs_input_grad
+        zero = xp.zeros((), dtype=g.dtype)
+        ga = unbroadcast(xp.where(cond, g, zero), self.sa) if na else None
+        gb = unbroadcast(xp.where(cond, zero, g), self.sb) if nb else None
+        return None, ga, gb
+
+
+class MaskedFill(Function):
+    def forward(self, a, mask, value=0.0):
+        xp = xp_of(a)
+        self.sa = a.shape
+        self.save_for_backward(mask)
+        return xp.where(mask, xp.asarray(value, dtype=a.dtype), a)
+
+    def backward(self, g):
+        (mask,) = self.saved
+        xp = xp_of(g)
+        return unbroadcast(xp.where(mask, xp.zeros((), dtype=g.dtype), g), self.sa), None

@@ -1,0 +1,87 @@
+"""The table of ops whose backward the gradient tests check.
+
+Each case: ``name``, ``fn(*tensors) -> tensor or tuple``, ``inputs``: list of
+``(kind, shape[, high])`` with kind ``normal`` | ``pos`` (> 0.5) | ``away`` (away from kinks
+and ties) | ``int`` (integers in [0, high), no grad) | ``bool`` (no grad).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skiff.kernels.train import tensor as T
+
+CASES = []
+
+
+def case(name, fn, *inputs):
+    CASES.append({"name": name, "fn": fn, "inputs": list(inputs)})
+
+
+N, P, A = "normal", "pos", "away"
+
+# ---- elementwise binary with broadcasting -----------------------------------------------------
+case("add", lambda a, b: a + b, (N, (3, 4)), (N, (4,)))
+case("add-bcast", lambda a, b: a + b, (N, (2, 1, 3)), (N, (4, 1)))
+case("radd-scalar", lambda a: 2.5 + a, (N, (3,)))
+case("sub", lambda a, b: a - b, (N, (3, 4)), (N, (3, 1)))
+case("rsub", lambda a: 1.0 - a, (N, (2, 3)))
+case("mul", lambda a, b: a * b, (N, (2, 3, 4)), (N, (3, 1)))
+case("div", lambda a, b: a / b, (N, (3, 4)), (P, (4,)))
+case("rdiv", lambda a: 2.0 / a, (P, (5,)))
+case("pow-int", lambda a: a**3, (N, (3, 4)))
+case("pow-frac", lambda a: a**0.5, (P, (3, 4)))
+case("pow-tensor", lambda a, b: a**b, (P, (3,)), (N, (3,)))
+case("neg", lambda a: -a, (N, (4,)))
+# ---- matmul --------------------------------------------------------------------------------
+case("matmul-2d", lambda a, b: a @ b, (N, (3, 4)), (N, (4, 2)))
+case("matmul-3d-2d", lambda a, b: a @ b, (N, (2, 3, 4)), (N, (4, 5)))
+case("matmul-batched", lambda a, b: a @ b, (N, (2, 3, 4)), (N, (2, 4, 5)))
+case("matmul-bcast", lambda a, b: a @ b, (N, (3, 4)), (N, (2, 4, 2)))
+case("matmul-vec", lambda a, b: a @ b, (N, (4,)), (N, (4, 3)))
+case("matmul-mat-vec", lambda a, b: a @ b, (N, (2, 3, 4)), (N, (4,)))
+# ---- elementwise unary ---------------------------------------------------------------------
+case("exp", lambda a: a.exp(), (N, (3, 4)))
+case("log", lambda a: a.log(), (P, (3, 4)))
+case("tanh", lambda a: a.tanh(), (N, (3, 4)))
+case("sqrt", lambda a: a.sqrt(), (P, (3, 4)))
+case("abs", lambda a: a.abs(), (A, (3, 4)))
+case("sigmoid", lambda a: a.sigmoid(), (N, (3, 4)))
+case("relu", lambda a: a.relu(), (A, (3, 4)))
+# ---- reductions ----------------------------------------------------------------------------
+case("sum-all", lambda a: a.sum(), (N, (3, 4)))
+case("sum-axis", lambda a: a.sum(axis=1), (N, (2, 3, 4)))
+case("sum-axes-keep", lambda a: a.sum(axis=(0, 2), keepdims=True), (N, (2, 3, 4)))
+case("mean-all", lambda a: a.mean(), (N, (3, 4)))
+case("mean-axis", lambda a: a.mean(axis=-1, keepdims=True), (N, (2, 3, 4)))
+case("var-axis", lambda a: a.var(axis=1), (N, (3, 5)))
+case("var-ddof", lambda a: a.var(ddof=1), (N, (3, 5)))
+case("max-axis", lambda a: a.max(axis=1), (A, (3, 5)))
+case("max-all", lambda a: a.max(), (A, (3, 5)))
+case("min-axis-keep", lambda a: a.min(axis=0, keepdims=True), (A, (3, 5)))
+# ---- shape -----------------------------------------------------------------------------
+case("reshape", lambda a: a.reshape(4, 3) * a.reshape(4, 3), (N, (3, 4)))
+case("view-tuple", lambda a: a.view((2, 6)), (N, (3, 4)))
+case("transpose", lambda a: a.transpose(2, 0, 1), (N, (2, 3, 4)))
+case("T", lambda a: a.T, (N, (3, 4)))
+case("permute", lambda a: a.permute((1, 0, 2)), (N, (2, 3, 4)))
+case("swapaxes", lambda a: a.swapaxes(0, 2), (N, (2, 3, 4)))
+case("flatten", lambda a: a.flatten(1), (N, (2, 3, 4)))
+case("unsqueeze", lambda a: a.unsqueeze(1), (N, (2, 3)))
+case("squeeze", lambda a: a.squeeze(1), (N, (2, 1, 3)))
+case("expand", lambda a: a.expand(2, 3, 4), (N, (3, 1)))
+case("getitem-slice", lambda a: a[1:, ::2], (N, (3, 4)))
+case("getitem-int", lambda a: a[1], (N, (3, 4)))
+case("getitem-ellipsis", lambda a: a[..., None, 1:3], (N, (2, 3, 4)))
+case("getitem-array-dup", lambda a: a[np.array([0, 2, 0, 1])], (N, (3, 4)))
+case("getitem-tensor-idx", lambda a, i: a[i], (N, (5, 3)), ("int", (2, 3), 5))
+case("getitem-2arrays", lambda a: a[np.array([0, 1, 1]), np.array([2, 0, 2])], (N, (3, 4)))
+case("getitem-mask", lambda a, m: a[m], (N, (3, 4)), ("bool", (3, 4)))
+case("cat", lambda a, b: T.cat([a, b], axis=1), (N, (2, 3)), (N, (2, 2)))
+case("stack", lambda a, b: T.stack([a, b], axis=1), (N, (2, 3)), (N, (2, 3)))
+case("split", lambda a: T.split(a, [1, 3], axis=1), (N, (2, 4)))
+case("split-unused", lambda a: T.split(a, 2, axis=0)[1] * 2, (N, (4, 3)))
+case("where", lambda a, b, c: T.where(c, a, b), (N, (3, 4)), (N, (4,)), ("bool", (3, 4)))
+case("masked_fill", lambda a, m: a.masked_fill(m, -3.0), (N, (3, 4)), ("bool", (3, 4)))
+case("chain", lambda a, b: ((a @ b).tanh() * a.sum(axis=1, keepdims=True)).mean(axis=0),
+     (N, (3, 4)), (N, (4, 2)))
