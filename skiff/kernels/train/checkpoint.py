@@ -1,0 +1,186 @@
+"""Single-process checkpoints: one ``.npz`` file per step, written atomically, never pickled.
+
+A checkpoint holds a nested state (dicts, lists, tuples, numbers, strings, None and numpy
+arrays): the model's weights, the optimizer state, the RNG states, the data position and the
+step. Arrays go into the npz archive under generated keys; everything else goes, as JSON, into
+one ``__meta__`` member that also maps the keys back into the tree. Loading uses
+``allow_pickle=False``, so a checkpoint can never run code.
+
+Writing goes to ``.step-00000012.npz.tmp`` in the same folder, is flushed and fsynced, then
+renamed to ``step-00000012.npz``: a reader sees a whole checkpoint or none. The newest ``keep``
+checkpoints are kept. The zip members carry CRCs, so a damaged file fails to load;
+:func:`load_latest` then reports it and falls back to the one before.
+
+Sharded checkpoints for many ranks (a manifest written last) are the distributed strategies'
+business; they plug in through :meth:`skiff.kernels.train.strategy.Strategy.save_checkpoint`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["save_checkpoint", "load_checkpoint", "list_checkpoints", "load_latest",
+           "CheckpointError", "flatten_state", "unflatten_state"]
+
+_NAME = re.compile(r"^step-(\d{8,})\.npz$")
+FORMAT = "skiff-checkpoint/1"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be read (truncated, corrupt, or not a skiff checkpoint)."""
+
+
+# ------------------------------------------------------------------------------------------
+def flatten_state(state) -> tuple[object, dict[str, np.ndarray]]:
+    """(JSON tree, arrays): arrays replaced by ``{"__array__": key}`` references."""
+    arrays: dict[str, np.ndarray] = {}
+
+    def walk(obj, path):
+        if isinstance(obj, np.ndarray) or _is_device_array(obj):
+            key = f"a{len(arrays):05d}:{path}"[:200]
+            arrays[key] = np.asarray(obj.get() if hasattr(obj, "get") and
+                                     not isinstance(obj, np.ndarray) else obj)
+            return {"__array__": key}
+        if isinstance(obj, np.generic):
+            return walk(np.asarray(obj), path)
+        if isinstance(obj, dict):
+            for k in obj:
+                if not isinstance(k, str):
+                    raise TypeError(f"checkpoint dict keys must be strings, got {k!r} at {path}")
+            return {"__dict__": {k: walk(v, f"{path}/{k}") for k, v in obj.items()}}
+        if isinstance(obj, tuple):
+            return {"__tuple__": [walk(v, f"{path}/{i}") for i, v in enumerate(obj)]}
+        if isinstance(obj, list):
+            return [walk(v, f"{path}/{i}") for i, v in enumerate(obj)]
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            if isinstance(obj, float) and not np.isfinite(obj):
+                return {"__float__": repr(obj)}
+            return obj
+        raise TypeError(f"cannot store {type(obj).__name__} at {path or '/'} in a checkpoint "
+                        "(use arrays, numbers, strings, lists and dicts)")
+
+    return walk(state, ""), arrays
+
+
+def unflatten_state(tree, arrays) -> object:
+    """Inverse of :func:`flatten_state`."""
+    if isinstance(tree, list):
+        return [unflatten_state(v, arrays) for v in tree]
+    if isinstance(tree, dict):
+        if "__array__" in tree:
+            return arrays[tree["__array__"]]
+        if "__tuple__" in tree:
+            return tuple(unflatten_state(v, arrays) for v in tree["__tuple__"])
+        if "__float__" in tree:
+            return float(tree["__float__"])
+        return {k: unflatten_state(v, arrays) for k, v in tree["__dict__"].items()}
+    return tree
+
+
+def _is_device_array(obj) -> bool:
+    return type(obj).__module__.startswith("cupy") and hasattr(obj, "get")
+
+
+# ------------------------------------------------------------------------------------------
+def checkpoint_name(step: int) -> str:
+    return f"step-{int(step):08d}.npz"
+
+
+def save_checkpoint(directory: str | os.PathLike, state: dict, *, step: int,
+                    keep: int | None = 3) -> Path:
+    """Write ``state`` as the checkpoint of ``step`` in ``directory``; return its path.
+
+    Parameters
+    ----------
+    directory : path
+        Created when missing.
+    state : dict
+        Nested state; arrays anywhere in it are stored natively.
+    step : int
+        The optimizer step the state is *after*; names the file.
+    keep : int or None
+        Keep the newest ``keep`` checkpoints and delete older ones (None keeps all).
+    """
+    if keep is not None and keep < 1:
+        raise ValueError(f"keep must be at least 1 (or None for all), got {keep!r}")
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    tree, arrays = flatten_state(state)
+    meta = {"format": FORMAT, "step": int(step), "state": tree}
+    blob = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    final = folder / checkpoint_name(step)
+    tmp = folder / f".{final.name}.tmp"
+    with open(tmp, "wb") as fh:
+        np.savez(fh, __meta__=blob, **arrays)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, final)
+    _fsync_dir(folder)
+    if keep is not None:
+        for old in list_checkpoints(folder)[:-keep]:
+            old.unlink(missing_ok=True)
+    return final
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def list_checkpoints(directory: str | os.PathLike) -> list[Path]:
+    """Complete checkpoint files in ``directory``, oldest first (temp files are ignored)."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _NAME.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict:
+    """The state stored at ``path`` plus ``"step"``; raises :class:`CheckpointError`."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["__meta__"]).decode("utf-8"))
+            if meta.get("format") != FORMAT:
+                raise CheckpointError(f"{path} is not a skiff checkpoint "
+                                      f"(format {meta.get('format')!r})")
+            arrays = {k: z[k] for k in z.files if k != "__meta__"}
+    except CheckpointError:
+        raise
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError,
+            json.JSONDecodeError) as exc:
+        raise CheckpointError(f"cannot read checkpoint {path}: {type(exc).__name__}: {exc}") \
+            from exc
+    state = unflatten_state(meta["state"], arrays)
+    if isinstance(state, dict):
+        state.setdefault("step", meta["step"])
+    return state
+
+
+def load_latest(directory: str | os.PathLike, *, on_corrupt=None) -> tuple[Path, dict] | None:
+    """The newest checkpoint in ``directory`` that loads, as ``(path, state)``; None if none.
+
+    A damaged one is skipped after calling ``on_corrupt(path, error)``.
+    """
+    for path in reversed(list_checkpoints(directory)):
+        try:
+            return path, load_checkpoint(path)
+        except CheckpointError as exc:
+            if on_corrupt is not None:
+                on_corrupt(path, exc)
+    return None

@@ -1,0 +1,395 @@
+"""Datasets and the data loader: arrays, byte-level text, seeded shuffles, packed batches.
+
+Everything here works on host numpy arrays; the Trainer's strategy moves a batch to its
+device. A dataset is anything with ``__len__`` and ``__getitem__``; one that also defines
+``collate(items)`` decides how its items form a batch (the text dataset packs variable-length
+sequences into one token stream with :class:`PackedBatch`).
+
+The loader's position (epoch, batch index, the seed) is its whole state, so a run resumed from
+a checkpoint sees exactly the batches the uninterrupted run would have seen::
+
+    loader = DataLoader(ds, batch_size=32, shuffle=True, seed=0)
+    state = loader.state_dict()      # {"epoch": 3, "position": 17, "seed": 0, ...}
+    loader.load_state_dict(state)    # continues with batch 17 of epoch 3
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "ArrayDataset", "TextDataset", "DataLoader", "PackedBatch", "pack_sequences",
+    "corpus_path", "corpus_text", "CORPORA", "batch_size_of", "token_count",
+]
+
+# shipped public-domain corpora: name -> files under skiff/data/corpus ("classics": all)
+CORPORA = {
+    "sonnets": ("sonnets.txt",),
+    "prose": ("prose.txt",),
+    "classics": ("sonnets.txt", "prose.txt"),
+}
+
+
+def corpus_path(name: str = "sonnets") -> Path:
+    """Path of one shipped public-domain text file (``sonnets`` or ``prose``)."""
+    if name not in CORPORA or len(CORPORA[name]) != 1:
+        singles = [k for k, v in CORPORA.items() if len(v) == 1]
+        raise ValueError(f"unknown corpus file {name!r}: choose from {', '.join(singles)}")
+    return Path(str(resources.files("skiff") / "data" / "corpus" / CORPORA[name][0]))
+
+
+def corpus_text(name: str = "classics") -> str:
+    """The text of a shipped corpus: ``sonnets`` (Shakespeare), ``prose`` (public-domain
+    prose and verse) or ``classics`` (both)."""
+    if name not in CORPORA:
+        raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
+    root = resources.files("skiff") / "data" / "corpus"
+    return "\n\n".join((root / f).read_text(encoding="utf-8") for f in CORPORA[name])
+
+
+# --------------------------------------------------------------------------------------------
+class ArrayDataset:
+    """Rows of equally long arrays: ``ArrayDataset(x, y)[i] == (x[i], y[i])``.
+
+    Parameters
+    ----------
+    *arrays : array_like
+        One or more arrays with the same first dimension (numpy arrays, lists, or skiff
+        Tensors, which are copied to the host).
+    """
+
+    def __init__(self, *arrays):
+        if not arrays:
+            raise ValueError("ArrayDataset needs at least one array, got none")
+        self.arrays = tuple(_host(a) for a in arrays)
+        n = len(self.arrays[0])
+        for i, a in enumerate(self.arrays):
+            if a.ndim == 0:
+                raise ValueError(f"array {i} is a scalar; a dataset needs rows, got {a!r}")
+            if len(a) != n:
+                shapes = ", ".join(str(b.shape) for b in self.arrays)
+                raise ValueError(f"arrays of an ArrayDataset must have the same length; "
+                                 f"got shapes {shapes}")
+
+    def __len__(self) -> int:
+        return len(self.arrays[0])
+
+    def __getitem__(self, i):
+        items = tuple(a[i] for a in self.arrays)
+        return items[0] if len(items) == 1 else items
+
+    def take(self, index: np.ndarray):
+        """The rows at ``index`` as a batch (a fast path the loader uses)."""
+        items = tuple(a[index] for a in self.arrays)
+        return items[0] if len(items) == 1 else items
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{a.shape}:{a.dtype}" for a in self.arrays)
+        return f"ArrayDataset({len(self)} rows; {shapes})"
+
+
+def _host(a) -> np.ndarray:
+    if hasattr(a, "numpy") and callable(a.numpy):
+        return np.asarray(a.numpy())
+    if hasattr(a, "get") and not isinstance(a, (np.ndarray, dict)):  # cupy array
+        return np.asarray(a.get())
+    return np.asarray(a)
+
+
+# --------------------------------------------------------------------------------------------
+@dataclass
+class PackedBatch:
+    """Sequences of different lengths packed into one token stream, without padding.
+
+    ``tokens`` and ``targets`` are (T_total,) int64; sequence ``i`` occupies
+    ``tokens[cu_seqlens[i]:cu_seqlens[i+1]]``; ``positions`` restart at 0 in every sequence.
+    Targets of -100 are ignored by the loss.
+    """
+
+    tokens: np.ndarray
+    targets: np.ndarray
+    cu_seqlens: np.ndarray
+    positions: np.ndarray
+
+    @property
+    def num_sequences(self) -> int:
+        return len(self.cu_seqlens) - 1
+
+    @property
+    def num_tokens(self) -> int:
+        return int(self.tokens.shape[0])
+
+    def __len__(self) -> int:
+        return self.num_sequences
+
+
+def pack_sequences(seqs: list[np.ndarray]) -> PackedBatch:
+    """Pack token sequences (each of length >= 2) into a :class:`PackedBatch`.
+
+    Each sequence ``s`` contributes inputs ``s[:-1]`` and targets ``s[1:]``.
+    """
+    if not seqs:
+        raise ValueError("cannot pack an empty list of sequences")
+    lens = [len(s) - 1 for s in seqs]
+    if min(lens) < 1:
+        raise ValueError(f"every packed sequence needs at least 2 tokens, got lengths "
+                         f"{[len(s) for s in seqs]}")
+    tokens = np.concatenate([np.asarray(s[:-1], dtype=np.int64) for s in seqs])
+    targets = np.concatenate([np.asarray(s[1:], dtype=np.int64) for s in seqs])
+    cu = np.zeros(len(seqs) + 1, dtype=np.int64)
+    cu[1:] = np.cumsum(lens)
+    positions = np.concatenate([np.arange(n, dtype=np.int64) for n in lens])
+    return PackedBatch(tokens, targets, cu, positions)
+
+
+class TextDataset:
+    """Byte-level language-model data from a text file or a string (vocabulary of 256).
+
+    Parameters
+    ----------
+    path_or_text : str or PathLike
+        A file path, a shipped corpus name (``"sonnets"``, ``"classics"``), or the text.
+    block_size : int
+        Context length: each item has ``block_size`` input tokens.
+    packed : bool
+        False: item ``i`` is ``(x, y)``, the ``i``-th contiguous block of the text (targets
+        shifted by one), batches stack them to (B, block_size). True: the text is split into
+        paragraphs (blank lines), each cut into pieces of at most ``block_size`` tokens;
+        items are variable-length token arrays and a batch is a :class:`PackedBatch`.
+    """
+
+    vocab_size = 256
+
+    def __init__(self, path_or_text: str | os.PathLike, block_size: int = 128, *,
+                 packed: bool = False):
+        if not isinstance(block_size, (int, np.integer)) or block_size < 1:
+            raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        self.block_size = int(block_size)
+        self.packed = bool(packed)
+        self.text, self.source = _read_text(path_or_text)
+        self.data = np.frombuffer(self.text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
+        if self.packed:
+            self.pieces = self._cut_paragraphs()
+        elif len(self.data) < self.block_size + 1:
+            raise ValueError(f"text of {len(self.data)} bytes is shorter than block_size + 1 "
+                             f"= {self.block_size + 1}")
+
+    def _cut_paragraphs(self) -> list[np.ndarray]:
+        pieces = []
+        for para in self.text.split("\n\n"):
+            para = para.strip("\n")
+            if not para:
+                continue
+            ids = np.frombuffer((para + "\n").encode("utf-8"), dtype=np.uint8).astype(np.int64)
+            for start in range(0, len(ids) - 1, self.block_size):
+                piece = ids[start:start + self.block_size + 1]
+                if len(piece) >= 2:
+                    pieces.append(piece)
+        if not pieces:
+            raise ValueError("the text has no paragraph of at least 2 bytes to train on")
+        return pieces
+
+    def __len__(self) -> int:
+        if self.packed:
+            return len(self.pieces)
+        return (len(self.data) - 1) // self.block_size
+
+    def __getitem__(self, i):
+        if self.packed:
+            return self.pieces[i]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} out of range for {n} blocks")
+        i %= n
+        s = i * self.block_size
+        chunk = self.data[s:s + self.block_size + 1]
+        return chunk[:-1], chunk[1:]
+
+    def take(self, index: np.ndarray):
+        if self.packed:
+            return self.collate([self.pieces[i] for i in index])
+        starts = np.asarray(index) * self.block_size
+        rows = starts[:, None] + np.arange(self.block_size + 1)[None, :]
+        chunk = self.data[rows]
+        return chunk[:, :-1], chunk[:, 1:]
+
+    def collate(self, items):
+        if self.packed:
+            return pack_sequences(list(items))
+        xs, ys = zip(*items)
+        return np.stack(xs), np.stack(ys)
+
+    @staticmethod
+    def encode(text: str) -> np.ndarray:
+        """Byte-level token ids of ``text`` (int64)."""
+        return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
+
+    @staticmethod
+    def decode(ids) -> str:
+        """Text of byte ids (invalid UTF-8 sequences are replaced)."""
+        arr = np.asarray(_host(ids)).reshape(-1).astype(np.uint8)
+        return arr.tobytes().decode("utf-8", errors="replace")
+
+    def split(self, fraction: float = 0.9) -> tuple[TextDataset, TextDataset]:
+        """(train, validation) datasets: the first ``fraction`` of the text and the rest."""
+        if not 0 < fraction < 1:
+            raise ValueError(f"fraction must be between 0 and 1, got {fraction!r}")
+        cut = int(len(self.text) * fraction)
+        a = TextDataset(self.text[:cut], self.block_size, packed=self.packed)
+        b = TextDataset(self.text[cut:], self.block_size, packed=self.packed)
+        a.source = b.source = self.source
+        return a, b
+
+    def __repr__(self) -> str:
+        mode = "packed" if self.packed else "blocks"
+        return (f"TextDataset({self.source}, {len(self.data)} bytes, block_size="
+                f"{self.block_size}, {mode}: {len(self)} items)")
+
+
+def _read_text(spec) -> tuple[str, str]:
+    if isinstance(spec, os.PathLike):
+        path = Path(spec)
+        if not path.is_file():
+            raise FileNotFoundError(f"no text file at {str(path)!r}")
+        return path.read_text(encoding="utf-8", errors="replace"), path.name
+    if not isinstance(spec, str):
+        raise TypeError(f"TextDataset takes a path, a corpus name or text, got {type(spec)}")
+    if spec in CORPORA:
+        return corpus_text(spec), spec
+    if "\n" not in spec and len(spec) < 4096:
+        path = Path(spec).expanduser()
+        if path.is_file():
+            return path.read_text(encoding="utf-8", errors="replace"), path.name
+        if path.suffix in (".txt", ".md", ".text") or os.sep in spec:
+            raise FileNotFoundError(f"no text file at {spec!r} (corpora: {', '.join(CORPORA)})")
+    if not spec:
+        raise ValueError("empty text: a TextDataset needs some text")
+    return spec, "<text>"
+
+
+# --------------------------------------------------------------------------------------------
+class DataLoader:
+    """Batches of a dataset in a seeded order, sharded by rank, resumable.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        ``len(dataset)`` items; ``dataset.take(index)`` or ``dataset.collate(items)`` when
+        defined, else items are stacked field by field.
+    batch_size : int
+        Items per batch, over all ranks (each rank gets ``batch_size // world_size``).
+    shuffle : bool
+        Draw a new permutation each epoch from ``seed`` and the epoch number (so the order of
+        epoch ``e`` does not depend on how many epochs ran before in this process).
+    drop_last : bool
+        Leave out a last, smaller batch.
+    rank, world_size : int
+        This rank's shard: rank ``r`` takes items ``r::world_size`` of each global batch.
+    """
+
+    def __init__(self, dataset, batch_size: int = 32, *, shuffle: bool = True, seed: int = 0,
+                 drop_last: bool = False, rank: int = 0, world_size: int = 1):
+        if len(dataset) == 0:
+            raise ValueError("the dataset is empty: nothing to train on")
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank must be in [0, {world_size}), got {rank!r}")
+        if batch_size % world_size:
+            raise ValueError(f"batch_size {batch_size} does not split over {world_size} ranks")
+        self.dataset = dataset
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.seed = int(seed)
+        self.drop_last = drop_last
+        self.rank = rank
+        self.world_size = world_size
+        self.epoch = 0
+        self.position = 0  # index of the next batch within the epoch
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def order(self, epoch: int) -> np.ndarray:
+        """The item order of ``epoch`` (a permutation when shuffling)."""
+        n = len(self.dataset)
+        if not self.shuffle:
+            return np.arange(n)
+        return np.random.default_rng([self.seed, epoch]).permutation(n)
+
+    def batch_indices(self, epoch: int, position: int) -> np.ndarray:
+        """The item indices of this rank for batch ``position`` of ``epoch``."""
+        order = self.order(epoch)
+        glob = order[position * self.batch_size:(position + 1) * self.batch_size]
+        return glob[self.rank::self.world_size]
+
+    def make_batch(self, index: np.ndarray):
+        ds = self.dataset
+        if hasattr(ds, "take"):
+            return ds.take(index)
+        items = [ds[int(i)] for i in index]
+        if hasattr(ds, "collate"):
+            return ds.collate(items)
+        return default_collate(items)
+
+    def __iter__(self):
+        """Batches from the current position to the end of the epoch, then the next epoch
+        starts (so ``for batch in loader`` is one epoch, resumed mid-way if loaded so)."""
+        while self.position < len(self):
+            index = self.batch_indices(self.epoch, self.position)
+            self.position += 1
+            yield self.make_batch(index)
+        self.epoch += 1
+        self.position = 0
+
+    def state_dict(self) -> dict:
+        return {"epoch": self.epoch, "position": self.position, "seed": self.seed,
+                "batch_size": self.batch_size, "num_items": len(self.dataset)}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("num_items", len(self.dataset)) != len(self.dataset):
+            raise ValueError(f"the checkpoint's data position is for {state['num_items']} items, "
+                             f"this dataset has {len(self.dataset)}")
+        self.epoch = int(state["epoch"])
+        self.position = int(state["position"])
+        self.seed = int(state.get("seed", self.seed))
+
+
+def default_collate(items):
+    first = items[0]
+    if isinstance(first, tuple):
+        return tuple(np.stack([np.asarray(it[k]) for it in items]) for k in range(len(first)))
+    if isinstance(first, dict):
+        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in first}
+    return np.stack([np.asarray(it) for it in items])
+
+
+def batch_size_of(batch) -> int:
+    """Number of samples (sequences) in a batch."""
+    if isinstance(batch, PackedBatch):
+        return batch.num_sequences
+    if isinstance(batch, (tuple, list)):
+        return batch_size_of(batch[0])
+    if isinstance(batch, dict):
+        return batch_size_of(next(iter(batch.values())))
+    shape = getattr(batch, "shape", None)
+    return int(shape[0]) if shape else 1
+
+
+def token_count(batch) -> int | None:
+    """Number of tokens in a language-model batch (integer inputs), else None."""
+    if isinstance(batch, PackedBatch):
+        return batch.num_tokens
+    if isinstance(batch, (tuple, list)) and batch:
+        x = batch[0]
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and np.issubdtype(np.dtype(str(dtype)), np.integer) and \
+                len(x.shape) == 2:
+            return int(x.shape[0] * x.shape[1])
+    return None

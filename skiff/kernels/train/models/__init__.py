@@ -1,0 +1,40 @@
+"""Reference models: :class:`MLP`, :class:`CNN` and :class:`GPT` (``gpt-mini``, ``gpt-small``).
+
+``models.get("gpt-mini")`` builds a built-in model by name; an unknown name lists them.
+Classes import on first use, so ``import skiff.kernels.train.models`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA, unknown_model
+
+__all__ = ["MLP", "CNN", "GPT", "GPTConfig", "get", "names", "BUILTIN_MODELS", "BUILTIN_DATA",
+           "DEFAULT_DATA"]
+
+_CLASSES = {"MLP": ".mlp", "CNN": ".cnn", "GPT": ".gpt", "GPTConfig": ".gpt",
+            "PRESETS": ".gpt"}
+
+
+def names() -> list[str]:
+    """Names of the built-in models."""
+    return list(BUILTIN_MODELS)
+
+
+def get(name: str, **overrides):
+    """A fresh built-in model by name (``"mlp"``, ``"cnn"``, ``"gpt-mini"``, ``"gpt-small"``).
+
+    Keyword overrides go to the model's config (e.g. ``get("gpt-mini", n_layer=2)``).
+    """
+    if not isinstance(name, str) or name not in BUILTIN_MODELS:
+        raise unknown_model(name)
+    module, _, factory = BUILTIN_MODELS[name].partition(":")
+    return getattr(importlib.import_module(module), factory)(**overrides)
+
+
+def __getattr__(name):
+    if name in _CLASSES:
+        mod = importlib.import_module(_CLASSES[name], __name__)
+        return getattr(mod, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

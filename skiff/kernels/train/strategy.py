@@ -1,0 +1,208 @@
+"""How a training step runs: the :class:`Strategy` hooks, and :class:`SingleDevice`.
+
+The :class:`~skiff.kernels.train.trainer.Trainer` owns the loop (epochs, accumulation,
+logging, checkpoints, validation). Everything that differs between one device and many ranks
+goes through a strategy, one hook per concern, called in this order::
+
+    model, optimizer = strategy.setup(model, optimizer_factory)   # once
+    loader = strategy.make_loader(dataset, batch_size, ...)       # once per dataset
+    loop over optimizer steps:
+        for each micro-batch (grad_accum of them):
+            batch = strategy.to_device(host_batch, dtype)
+            loss = strategy.forward_backward(model, batch, loss_fn, scale=1/grad_accum)
+        strategy.reduce_gradients(model)
+        norm = strategy.clip_grad_norm(model, max_norm)            # when clipping
+        strategy.optimizer_step(optimizer)
+        optimizer.zero_grad()
+        metrics = strategy.reduce_metrics({"loss": ...})
+    strategy.save_checkpoint(directory, state, step=..., keep=...)  # every N and at the end
+    strategy.load_checkpoint(directory)                            # resume
+    weights = strategy.full_state_dict(model)                       # the trained model
+
+Subclasses (data parallel, ZeRO, tensor and pipeline parallel) override the hooks they
+change; a hook they leave alone keeps the single-device behaviour. A strategy is built
+unconfigured and takes its device and reporter in :meth:`Strategy.bind`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checkpoint as ckpt
+from .data import DataLoader, PackedBatch
+
+__all__ = ["Strategy", "SingleDevice", "NonFiniteLoss"]
+
+
+class NonFiniteLoss(FloatingPointError):
+    """The loss became NaN or infinite; the step is named in the message."""
+
+
+class Strategy:
+    """Base class of the ways to run a training step (one device, or many ranks).
+
+    Attributes
+    ----------
+    name : str
+        Short name shown in plans and results (``"single"``, ``"dp"``, ``"zero2"``, ...).
+    rank, world_size : int
+        This process in the job's world (1 process: 0 and 1).
+    device : skiff Device
+        Where this rank's arrays live; set by :meth:`bind`.
+    """
+
+    name = "base"
+
+    def __init__(self):
+        self.device = None
+        self.reporter = None
+        self.rank = 0
+        self.world_size = 1
+
+    # lifecycle ------------------------------------------------------------------------------
+    def bind(self, *, device=None, reporter=None) -> Strategy:
+        """Attach the device and reporter before :meth:`setup` (the Trainer calls it)."""
+        from skiff.kernels.backend import resolve_device
+
+        self.device = resolve_device(device or "auto")
+        self.reporter = reporter
+        return self
+
+    @property
+    def is_root(self) -> bool:
+        """True on the rank that reports, writes results and owns single-file checkpoints."""
+        return self.rank == 0
+
+    def setup(self, model, make_optimizer):
+        """Place ``model`` on the device and build its optimizer; return ``(model, optimizer)``.
+
+        ``make_optimizer(params)`` builds the optimizer for an iterable of parameters (the
+        Trainer's choice of optimizer and learning rate); a sharded strategy hands it only this
+        rank's parameters, or wraps the result. Data parallel registers its gradient hooks here.
+        """
+        raise NotImplementedError
+
+    def teardown(self) -> None:
+        """Release what :meth:`setup` acquired (hooks, communicators). Called at the end."""
+
+    def describe(self) -> dict:
+        """A plain, JSON-able description of how this strategy runs (the plan's record)."""
+        return {"strategy": self.name, "world_size": self.world_size,
+                "device": str(self.device)}
+
+    # data --------------------------------------------------------------------------------------
+    def data_shard(self) -> tuple[int, int]:
+        """``(index, count)`` of this rank among the ranks that see different data."""
+        return 0, 1
+
+    def make_loader(self, dataset, batch_size: int, *, shuffle: bool = True, seed: int = 0,
+                    drop_last: bool = False) -> DataLoader:
+        """The loader for this rank: global ``batch_size``, sharded by :meth:`data_shard`."""
+        index, count = self.data_shard()
+        return DataLoader(dataset, batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last,
+                          rank=index, world_size=count)
+
+    def to_device(self, batch, dtype=None):
+        """Host batch -> Tensors on this device. Float arrays take ``dtype`` (the model's
+        parameter dtype); integer arrays stay integer. A :class:`PackedBatch` keeps its
+        ``cu_seqlens`` and ``positions`` as host int64 arrays."""
+        from .tensor import Tensor
+
+        def move(a):
+            if isinstance(a, Tensor):
+                return a if a.device == self.device else a.to(self.device)
+            arr = np.asarray(a)
+            if np.issubdtype(arr.dtype, np.floating) and dtype is not None:
+                arr = arr.astype(dtype, copy=False)
+            return Tensor(arr, device=self.device)
+
+        if isinstance(batch, PackedBatch):
+            return PackedBatch(move(batch.tokens), move(batch.targets),
+                               np.asarray(batch.cu_seqlens), np.asarray(batch.positions))
+        if isinstance(batch, tuple):
+            return tuple(move(a) for a in batch)
+        if isinstance(batch, list):
+            return [move(a) for a in batch]
+        if isinstance(batch, dict):
+            return {k: move(v) for k, v in batch.items()}
+        return move(batch)
+
+    # one step ----------------------------------------------------------------------------------
+    def forward_backward(self, model, batch, loss_fn, *, scale: float = 1.0) -> float:
+        """Run ``loss_fn(model, batch)``, backpropagate ``scale * loss``, return the loss value
+        of this micro-batch (before scaling, this rank only). Gradients accumulate into
+        ``param.grad``. A non-finite loss raises :class:`NonFiniteLoss` before backward."""
+        loss = loss_fn(model, batch)
+        value = float(loss.item())
+        if not np.isfinite(value):
+            raise NonFiniteLoss(f"loss is {value}")
+        (loss * scale).backward() if scale != 1.0 else loss.backward()
+        return value
+
+    def reduce_gradients(self, model) -> None:
+        """Make every rank's gradients the full-batch gradients (DP: wait for the
+        all-reduce of the last buckets; one device: nothing to do)."""
+
+    def clip_grad_norm(self, model, max_norm: float) -> float:
+        """Scale gradients so their global norm is at most ``max_norm``; return the norm
+        before clipping (over all ranks' shards for sharded strategies)."""
+        from .optim import clip_grad_norm_
+
+        return float(clip_grad_norm_(list(model.parameters()), max_norm))
+
+    def optimizer_step(self, optimizer) -> None:
+        """Apply one optimizer update (ZeRO: on this rank's shard, then all-gather)."""
+        optimizer.step()
+
+    def reduce_metrics(self, values: dict) -> dict:
+        """Average scalar metrics over the data-parallel ranks (one device: as they are)."""
+        return dict(values)
+
+    def barrier(self) -> None:
+        """Wait for every rank (one device: returns at once)."""
+
+    # state -------------------------------------------------------------------------------------
+    def full_state_dict(self, model) -> dict:
+        """The model's complete weights as host arrays (gathered from shards if sharded)."""
+        return model.state_dict()
+
+    def optimizer_state_dict(self, optimizer) -> dict:
+        """This rank's optimizer state for a checkpoint."""
+        return optimizer.state_dict()
+
+    def load_optimizer_state_dict(self, optimizer, state: dict) -> None:
+        optimizer.load_state_dict(state)
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        """Write ``state`` (model, optimizer, rng, data, step, ...) durably; a partial write
+        must never be mistaken for a checkpoint. One device: an atomic npz on the root."""
+        if self.is_root:
+            return ckpt.save_checkpoint(directory, state, step=step, keep=keep)
+        return None
+
+    def load_checkpoint(self, directory) -> dict | None:
+        """The newest complete checkpoint's state in ``directory`` (None: nothing to resume).
+        A damaged checkpoint is reported and the one before it used."""
+        def corrupt(path, exc):
+            if self.reporter is not None:
+                self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
+                                  level="warning")
+
+        found = ckpt.load_latest(directory, on_corrupt=corrupt)
+        return None if found is None else found[1]
+
+
+class SingleDevice(Strategy):
+    """Everything on one device in this process: the default, and what ``"auto"`` gives
+    with one rank."""
+
+    name = "single"
+
+    def setup(self, model, make_optimizer):
+        if self.device is None:
+            self.bind()
+        if hasattr(model, "to"):
+            moved = model.to(self.device)
+            model = moved if moved is not None else model
+        optimizer = make_optimizer(list(model.parameters()))
+        return model, optimizer
