@@ -1,0 +1,416 @@
+"""``strategy="auto"``: search every layout that fits and explain the choice.
+
+:func:`plan` enumerates dp x tp x pp x ep x ZeRO stage x micro-batch x recomputation for a
+model on a cluster, keeps the candidates whose memory fits, and picks the fastest by the cost
+model of :mod:`.cost`. :func:`resolve` is what the Trainer calls: ``"auto"`` plans; an explicit
+strategy (``"dp"``, ``"zero2"``, ``"dp=2,tp=2,pp=1"``) is kept exactly as given, or rejected
+with a message that says what does not fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+
+from .cost import GB, Choice, ClusterSpec, Estimate, ModelSpec, estimate, model_spec
+
+__all__ = ["Plan", "plan", "resolve", "parse_strategy", "cluster_for", "measure_flops",
+           "NAMED_STRATEGIES"]
+
+NAMED_STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
+_KEYS = ("dp", "tp", "pp", "ep", "zero", "micro", "recompute")
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _gb(x: float) -> str:
+    return f"{x / GB:.1f} GB" if x >= 0.1 * GB else f"{x / 2**20:.1f} MiB"
+
+
+def _sec(x: float) -> str:
+    return f"{x:.3g} s" if x >= 1e-3 else f"{x * 1e3:.3g} ms"
+
+
+@dataclass
+class Plan:
+    """How a model is trained on a cluster, and why.
+
+    ``choice`` is the layout (dp, tp, pp, ep, zero, micro_batch, recompute); ``estimate`` its
+    predicted memory per device and step time; ``reasons`` the argument in sentences;
+    ``table`` the best candidates (:class:`Estimate`), best first. ``explicit`` is True when
+    the user named the strategy (the planner then only checked it).
+    """
+
+    model: ModelSpec
+    cluster: ClusterSpec
+    choice: Choice
+    estimate: Estimate
+    reasons: list[str] = field(default_factory=list)
+    table: list[Estimate] = field(default_factory=list)
+    explicit: bool = False
+    spec: str = "auto"
+    searched: int = 0
+    fitting: int = 0
+    global_batch: int = 1
+
+    @property
+    def strategy(self) -> str:
+        """The strategy's kind: single, dp, zero1, zero2, tp, pp, ep or hybrid."""
+        c = self.choice
+        parts = [n for n in ("tp", "pp", "ep") if getattr(c, n) > 1]
+        if c.dp > 1 and c.ep == 1:
+            parts.insert(0, f"zero{c.zero}" if c.zero else "dp")
+        if not parts:
+            return "single"
+        return parts[0] if len(parts) == 1 else "hybrid"
+
+    @property
+    def layout(self):
+        from skiff.kernels.train.dist.groups import Layout
+
+        c = self.choice
+        return Layout(dp=c.dp, tp=c.tp, pp=c.pp, ep=c.ep)
+
+    def to_json(self) -> dict:
+        return {"spec": self.spec, "explicit": self.explicit, "strategy": self.strategy,
+                "choice": asdict(self.choice), "label": self.choice.label(),
+                "estimate": self.estimate.to_json(), "reasons": list(self.reasons),
+                "model": self.model.to_json(), "cluster": self.cluster.to_json(),
+                "global_batch": self.global_batch, "searched": self.searched,
+                "fitting": self.fitting, "table": [e.to_json() for e in self.table]}
+
+    def rows(self) -> list[list[str]]:
+        usable = self.cluster.memory * self.cluster.usable
+        out = []
+        for i, e in enumerate(self.table or [self.estimate]):
+            c = e.choice
+            out.append([str(i + 1), str(c.dp), str(c.tp), str(c.pp), str(c.ep), str(c.zero),
+                        str(c.micro_batch), "yes" if c.recompute else "no",
+                        _gb(e.peak_memory), _sec(e.step_time),
+                        _sec(e.time["dp_exposed"] + e.time["tp_comm"] + e.time["pp_comm"]
+                             + e.time["ep_comm"]),
+                        "yes" if e.peak_memory <= usable else "NO"])
+        return out
+
+    HEADER = ["#", "dp", "tp", "pp", "ep", "zero", "micro", "recomp", "mem/device",
+              "step", "comm", "fits"]
+
+    def __repr__(self) -> str:
+        m = self.model
+        lines = [f"Plan for {m.name} ({m.n_params / 1e9:.3g} B params"
+                 + (f", {m.active_params / 1e9:.3g} B active" if m.n_experts else "")
+                 + f") on {self.cluster.devices} x {_gb(self.cluster.memory)}"
+                 + (f" in {self.cluster.nodes} nodes" if self.cluster.nodes > 1 else "")
+                 + f": {self.choice.label()}  [{self.strategy}]"]
+        lines += [f"  - {r}" for r in self.reasons]
+        rows = [self.HEADER, *self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEADER))]
+        for r in rows:
+            lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)))
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in self.HEADER)
+        body = "".join(
+            "<tr" + (' style="font-weight:bold"' if i == 0 else "") + ">"
+            + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>"
+            for i, r in enumerate(self.rows()))
+        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in self.reasons)
+        title = html.escape(repr(self).splitlines()[0])
+        return (f"<div class='skiff-plan'><b>{title}</b><ul>{reasons}</ul>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+
+
+# --- the cluster ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=2)
+def measure_flops(n: int = 384, repeats: int = 3) -> float:
+    """Sustained float32 matmul flop/s of this process (numpy), best of ``repeats``."""
+    import numpy as np
+
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    best = math.inf
+    a @ a
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ a
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / max(best, 1e-9)
+
+
+def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
+                nodes: int = 1, bandwidth: float | None = None,
+                intra_bandwidth: float | None = None, flops: float | None = None
+                ) -> ClusterSpec:
+    """A :class:`ClusterSpec` for real devices (a list of skiff Devices, one per rank, or
+    None: this host's CPU shared by ``world_size`` ranks) or for a hypothetical count
+    (``devices`` an int with ``memory`` bytes each)."""
+    if isinstance(devices, ClusterSpec):
+        return devices
+    if isinstance(devices, int):
+        if memory is None:
+            raise ValueError(f"a hypothetical cluster of {devices} devices needs device memory")
+        return ClusterSpec(devices=devices, memory=int(memory), nodes=nodes,
+                           flops=flops or ClusterSpec.flops,
+                           inter_bw=bandwidth or ClusterSpec.inter_bw,
+                           intra_bw=intra_bandwidth or ClusterSpec.intra_bw)
+    from skiff.kernels.backend import resolve_device
+
+    if devices is None:
+        devs = [resolve_device("cpu")]
+    elif isinstance(devices, (list, tuple)):
+        devs = [resolve_device(d) for d in devices] or [resolve_device("cpu")]
+    else:
+        devs = [resolve_device(devices)]
+    dev = devs[0]
+    if dev.is_gpu:
+        mem = memory or dev.total_memory
+        return ClusterSpec(devices=world_size, memory=int(mem), nodes=nodes,
+                           flops=flops or ClusterSpec.flops,
+                           inter_bw=bandwidth or ClusterSpec.inter_bw,
+                           intra_bw=intra_bandwidth or ClusterSpec.intra_bw)
+    # ranks on one host share its memory and its cores
+    mem = memory or max(1, dev.total_memory // max(1, world_size))
+    return ClusterSpec(devices=world_size, memory=int(mem), nodes=nodes,
+                       flops=flops or measure_flops(), intra_bw=intra_bandwidth or 2e9,
+                       inter_bw=bandwidth or 1e9, mem_bw=10e9, kind="cpu")
+
+
+# --- strategies by name ---------------------------------------------------------------------
+def parse_strategy(spec: str, world_size: int) -> Choice | None:
+    """The :class:`Choice` an explicit strategy names (None for ``"auto"``).
+
+    ``single``; ``dp``/``zero1``/``zero2`` (every rank data-parallel); ``tp``, ``pp``, ``ep``
+    (every rank in that dimension; ``ep`` also data-parallel); or ``key=value`` pairs among
+    dp, tp, pp, ep, zero, micro, recompute (dp defaults to what is left of the world).
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"strategy must be a name or 'dp=..,tp=..,pp=..', got {spec!r}")
+    s = spec.strip().lower()
+    w = int(world_size)
+    named = {"single": Choice(), "dp": Choice(dp=w), "zero1": Choice(dp=w, zero=1),
+             "zero2": Choice(dp=w, zero=2), "tp": Choice(tp=w), "pp": Choice(pp=w),
+             "ep": Choice(dp=w, ep=w)}
+    if s == "auto":
+        return None
+    if s in named:
+        if s == "single" and w != 1:
+            raise ValueError(f"strategy 'single' runs on one rank, the job has {w}")
+        return named[s]
+    if "=" not in s:
+        raise ValueError(f"unknown strategy {spec!r}: choose from {', '.join(NAMED_STRATEGIES)}"
+                         " or give 'dp=2,tp=2,pp=1'")
+    vals: dict = {}
+    for part in s.split(","):
+        key, _, value = part.strip().partition("=")
+        key = key.strip()
+        if key not in _KEYS:
+            raise ValueError(f"unknown strategy key {key!r} in {spec!r}: choose from "
+                             f"{', '.join(_KEYS)}")
+        if key == "recompute":
+            vals[key] = value.strip() in ("1", "true", "yes", "on")
+            continue
+        try:
+            vals[key] = int(value)
+        except ValueError:
+            raise ValueError(f"strategy {spec!r}: {key} must be an integer, got "
+                             f"{value!r}") from None
+        if vals[key] < (0 if key == "zero" else 1):
+            raise ValueError(f"strategy {spec!r}: {key} must be positive, got {value!r}")
+    tp, pp = vals.get("tp", 1), vals.get("pp", 1)
+    dp = vals.get("dp", max(1, w // (tp * pp)))
+    if vals.get("zero", 0) > 2:
+        raise ValueError(f"strategy {spec!r}: zero must be 0, 1 or 2, got {vals['zero']}")
+    return Choice(dp=dp, tp=tp, pp=pp, ep=vals.get("ep", 1), zero=vals.get("zero", 0),
+                  micro_batch=vals.get("micro", 1), recompute=vals.get("recompute", False))
+
+
+def _structural_problems(spec: ModelSpec, c: Choice, world: int, global_batch: int) -> list:
+    problems = []
+    if c.world != world:
+        problems.append(f"dp={c.dp} x tp={c.tp} x pp={c.pp} = {c.world} ranks, the job has "
+                        f"{world}")
+    if spec.n_heads % c.tp:
+        problems.append(f"tp={c.tp} does not divide the {spec.n_heads} attention heads")
+    if c.pp > spec.n_layers:
+        problems.append(f"pp={c.pp} is more stages than the {spec.n_layers} layers")
+    if c.dp % c.ep:
+        problems.append(f"ep={c.ep} does not divide dp={c.dp}")
+    if c.ep > 1 and not spec.n_experts:
+        problems.append(f"ep={c.ep} needs a mixture-of-experts model; {spec.name} has none")
+    if spec.n_experts and spec.n_experts % c.ep:
+        problems.append(f"ep={c.ep} does not divide the {spec.n_experts} experts")
+    if global_batch % c.dp:
+        problems.append(f"the global batch of {global_batch} does not split over dp={c.dp}")
+    elif (global_batch // c.dp) % c.micro_batch:
+        problems.append(f"micro-batch {c.micro_batch} does not divide the "
+                        f"{global_batch // c.dp} sequences per data-parallel rank")
+    if c.zero and c.dp == 1:
+        problems.append(f"zero={c.zero} shards over data-parallel ranks, but dp=1")
+    return problems
+
+
+def _does_not_fit(e: Estimate, cluster: ClusterSpec) -> str:
+    usable = cluster.memory * cluster.usable
+    parts = ", ".join(f"{k} {_gb(v)}" for k, v in e.memory.items())
+    return (f"needs {_gb(e.peak_memory)} per device ({parts}), but a device has "
+            f"{_gb(usable)} usable ({cluster.usable:.0%} of {_gb(cluster.memory)})")
+
+
+# --- the search -------------------------------------------------------------------------------
+def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: float | None = None,
+         intra_bandwidth: float | None = None, flops: float | None = None,
+         global_batch: int | None = None, seq_len: int | None = None, weight_bytes: int = 2,
+         optimizer: str = "adamw", top: int = 8, overlap: bool = True) -> Plan:
+    """The fastest layout of ``model`` that fits ``devices``, with the table and reasons.
+
+    Parameters
+    ----------
+    model : str, ModelSpec or Module
+        A preset name (``7b``, ``70b``, ``gpt-moe``, ``gpt-mini``, ...), a spec or a model.
+    devices : int, ClusterSpec or list of devices
+        How many devices (with ``device_memory`` bytes each) or the real ones.
+    device_memory : int or str
+        Bytes per device (``"80GB"`` accepted).
+    nodes, bandwidth, intra_bandwidth, flops
+        Cluster shape: node count, inter-node and intra-node bytes/s, device flop/s.
+    global_batch : int
+        Sequences per optimizer step (default: about a million tokens).
+    weight_bytes : int
+        2 for 16-bit training with fp32 master weights, 4 for fp32.
+
+    Raises
+    ------
+    ValueError
+        When no layout fits; the message gives the smallest memory any layout needs.
+
+    Examples
+    --------
+    >>> p = plan("7b", devices=8, device_memory="80GB")
+    >>> p.choice.world
+    8
+    """
+    spec = model_spec(model, seq_len=seq_len)
+    if isinstance(device_memory, str):
+        from skiff.grammar.common import byte_size
+
+        device_memory = byte_size(device_memory)
+    world = devices.devices if isinstance(devices, ClusterSpec) else (
+        devices if isinstance(devices, int) else len(devices))
+    cluster = cluster_for(devices, world_size=world, memory=device_memory, nodes=nodes,
+                          bandwidth=bandwidth, intra_bandwidth=intra_bandwidth, flops=flops)
+    gb = global_batch or max(world, 2**20 // spec.seq_len)
+    kw = {"global_batch": gb, "weight_bytes": weight_bytes, "optimizer": optimizer,
+          "overlap": overlap}
+    usable = cluster.memory * cluster.usable
+    all_est: list[Estimate] = []
+    for tp in _divisors(world):
+        for pp in _divisors(world // tp):
+            dp = world // (tp * pp)
+            for ep in (_divisors(dp) if spec.n_experts else [1]):
+                for zero in ((0, 1, 2) if dp > 1 else (0,)):
+                    per_dp = gb // dp if gb % dp == 0 else 0
+                    micros = [m for m in (1, 2, 4, 8, 16, 32) if per_dp and per_dp % m == 0]
+                    for mb in micros:
+                        for rc in (False, True):
+                            c = Choice(dp, tp, pp, ep, zero, mb, rc)
+                            if _structural_problems(spec, c, world, gb):
+                                continue
+                            all_est.append(estimate(spec, cluster, c, **kw))
+    if not all_est:
+        raise ValueError(f"no layout of {world} devices suits {spec.name} "
+                         f"(global batch {gb}, {spec.n_heads} heads, {spec.n_layers} layers)")
+    fits = [e for e in all_est if e.peak_memory <= usable]
+    if not fits:
+        least = min(all_est, key=lambda e: e.peak_memory)
+        raise ValueError(
+            f"{spec.name} ({spec.n_params / 1e9:.3g} B params) does not fit on {world} x "
+            f"{_gb(cluster.memory)}: the leanest layout ({least.choice.label()}) "
+            + _does_not_fit(least, cluster))
+    fits.sort(key=lambda e: (e.step_time, e.peak_memory))
+    best = fits[0]
+    reasons = [f"searched {len(all_est)} layouts of {world} devices; {len(fits)} fit in "
+               f"{_gb(usable)} usable per device",
+               f"fastest that fits: {best.choice.label()}, predicted {_sec(best.step_time)} "
+               f"per step of {gb} sequences x {spec.seq_len} tokens, {_gb(best.peak_memory)} "
+               "per device"]
+    plain = [e for e in all_est if e.choice.tp == e.choice.pp == 1 and e.choice.zero == 0
+             and e.choice.ep == 1]
+    if world > 1 and plain:
+        lean = min(plain, key=lambda e: e.peak_memory)
+        if lean.peak_memory > usable:
+            reasons.append("plain data parallel does not fit: " + _does_not_fit(lean, cluster))
+    c = best.choice
+    if c.zero:
+        unsharded = estimate(spec, cluster, replace(c, zero=0), **kw)
+        reasons.append(f"ZeRO-{c.zero} shards optimizer state"
+                       + (" and gradients" if c.zero == 2 else "")
+                       + f" over dp={c.dp}: {_gb(unsharded.peak_memory)} -> "
+                       f"{_gb(best.peak_memory)} per device")
+    if c.recompute:
+        kept = estimate(spec, cluster, replace(c, recompute=False), **kw)
+        reasons.append(f"recomputing activations saves {_gb(kept.memory['activations'])}"
+                       f" -> {_gb(best.memory['activations'])} for ~1/3 more compute")
+    if c.tp > 1:
+        where = "within a node" if c.tp <= cluster.per_node else "across nodes"
+        reasons.append(f"tp={c.tp} splits every layer {where} "
+                       f"(tensor-parallel traffic {_sec(best.time['tp_comm'])} per step)")
+    if c.pp > 1:
+        reasons.append(f"pp={c.pp} stages with {best.n_micro} micro-batches: pipeline bubble "
+                       f"{(best.time['bubble'] - 1):.0%}")
+    if c.ep > 1:
+        reasons.append(f"ep={c.ep}: each rank holds {spec.n_experts // c.ep} of "
+                       f"{spec.n_experts} experts")
+    if best.time["dp_comm"] > 0:
+        reasons.append(f"gradient all-reduce {_sec(best.time['dp_comm'])}, "
+                       f"{_sec(best.time['dp_exposed'])} not hidden behind backward")
+    return Plan(spec, cluster, c, best, reasons, fits[:top], explicit=False, spec="auto",
+                searched=len(all_est), fitting=len(fits), global_batch=gb)
+
+
+def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
+            device_memory=None, global_batch: int | None = None, seq_len: int | None = None,
+            weight_bytes: int = 4, optimizer: str = "adamw", check_memory: bool = True,
+            **cluster_kw) -> Plan:
+    """The plan for a run: ``"auto"`` searches; an explicit strategy is kept as given.
+
+    An explicit strategy is checked, never changed: a layout that does not match the world,
+    the model's heads or layers, or whose memory does not fit, raises ValueError saying what
+    does not fit. ``devices``: None (this host's CPU shared by the ranks), a list of skiff
+    devices, or a :class:`ClusterSpec`. Real runs default to fp32 (``weight_bytes=4``).
+    """
+    if isinstance(strategy_spec, Plan):
+        return strategy_spec
+    if model_or_spec is None:
+        raise ValueError("resolve needs the model (or a ModelSpec / preset name) to plan for")
+    spec = model_spec(model_or_spec, seq_len=seq_len)
+    world = int(world_size)
+    if isinstance(device_memory, str):
+        from skiff.grammar.common import byte_size
+
+        device_memory = byte_size(device_memory)
+    cluster = cluster_for(devices, world_size=world, memory=device_memory, **cluster_kw)
+    gb = global_batch or world
+    choice = parse_strategy(strategy_spec, world)
+    if choice is None:
+        return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
+                    optimizer=optimizer)
+    problems = _structural_problems(spec, choice, world, gb)
+    if problems:
+        raise ValueError(f"strategy {strategy_spec!r} is impossible: " + "; ".join(problems))
+    est = estimate(spec, cluster, choice, global_batch=gb, weight_bytes=weight_bytes,
+                   optimizer=optimizer)
+    if check_memory and est.peak_memory > cluster.memory * cluster.usable:
+        raise ValueError(f"strategy {strategy_spec!r} does not fit: " + _does_not_fit(est,
+                                                                                     cluster))
+    reasons = [f"explicit strategy {strategy_spec!r} kept as given",
+               f"predicted {_gb(est.peak_memory)} per device, {_sec(est.step_time)} per step"]
+    return Plan(spec, cluster, choice, est, reasons, [est], explicit=True,
+                spec=str(strategy_spec), searched=1, fitting=1, global_batch=gb)
