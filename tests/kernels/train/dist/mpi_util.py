@@ -30,7 +30,14 @@ def run_mpi(np: int, script: str, *args: str, timeout: float = 60.0, cwd=None) -
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
         raise AssertionError(f"mpiexec -n {np} {script} exited {proc.returncode}:\n{out[-6000:]}")
-    results = [json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
-               if line.startswith("RESULT ")]
+    # ranks' lines may interleave: decode each JSON object that follows a "RESULT " marker
+    decoder = json.JSONDecoder()
+    results = []
+    text = proc.stdout
+    pos = text.find("RESULT ")
+    while pos >= 0:
+        obj, end = decoder.raw_decode(text, pos + len("RESULT "))
+        results.append(obj)
+        pos = text.find("RESULT ", end)
     assert len(results) == np, f"expected {np} results, got {len(results)}:\n{out[-4000:]}"
     return sorted(results, key=lambda r: r["rank"])

@@ -1,0 +1,304 @@
+"""Sharded checkpoints that stay consistent across ranks and load on another world size.
+
+Layout of one checkpoint, a folder per step::
+
+    ckpt/step-00000012/shard-00000.npz   rank 0: the replicated state + its own shards
+    ckpt/step-00000012/shard-00001.npz   rank 1: its own shards
+    ckpt/step-00000012/manifest.json     written LAST by rank 0: the commit marker
+    ckpt/latest                          "step-00000012", moved only after the manifest
+
+Protocol: every rank writes its shard (temp file, fsync, rename) and its sha256; rank 0
+gathers the checksums, writes the manifest (layout, world size, step, per-array shard specs,
+checksums) and only then moves ``latest``; then the checkpoints beyond the newest ``keep``
+are deleted. A folder without a manifest is a partial write and is never loaded; a shard whose
+checksum differs is reported as corrupt and the previous checkpoint is used. Rank 0 decides
+which checkpoint to load and tells the others, so all ranks resume from the same step.
+
+Resharding: a flat-sharded array (:class:`FlatShard`: ZeRO's optimizer state and master
+weights, any 1-d split of a global vector by :func:`flat_range`) is reassembled from every old
+shard and split again for the new world size. Per-rank state (:class:`PerRank`, e.g. the
+error-feedback residuals of gradient compression) goes back to the same rank when the world
+size is unchanged, and is dropped (None) otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from skiff.kernels.train.checkpoint import CheckpointError, flatten_state, unflatten_state
+
+from .comm import Comm
+
+__all__ = ["FlatShard", "PerRank", "flat_range", "save_sharded", "load_sharded",
+           "list_sharded", "CheckpointError", "FORMAT"]
+
+FORMAT = "skiff-sharded-checkpoint/1"
+_NAME = re.compile(r"^step-(\d{8,})$")
+
+
+class FlatShard:
+    """This rank's piece of a global 1-d array of ``size`` elements split by :func:`flat_range`."""
+
+    def __init__(self, array, size: int):
+        self.array = np.asarray(array)
+        self.size = int(size)
+
+
+class PerRank:
+    """State that belongs to this rank alone (kept only when the world size is unchanged)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def flat_range(size: int, parts: int, index: int) -> tuple[int, int]:
+    """``[start, stop)`` of part ``index`` when ``size`` elements split into ``parts`` equal
+    chunks of ``ceil(size / parts)`` (the last ones may be short or empty)."""
+    chunk = -(-int(size) // int(parts))
+    start = min(size, index * chunk)
+    return start, min(size, start + chunk)
+
+
+def _step_name(step: int) -> str:
+    return f"step-{int(step):08d}"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _extract(tree, path=""):
+    """Replace FlatShard/PerRank wrappers by their arrays; return (tree, specs by path)."""
+    specs: dict[str, dict] = {}
+
+    def walk(obj, p):
+        if isinstance(obj, FlatShard):
+            specs[p] = {"kind": "flat", "size": obj.size}
+            return obj.array
+        if isinstance(obj, PerRank):
+            specs[p] = {"kind": "rank"}
+            return obj.value
+        if isinstance(obj, dict):
+            return {k: walk(v, f"{p}/{k}") for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            out = [walk(v, f"{p}/{i}") for i, v in enumerate(obj)]
+            return tuple(out) if isinstance(obj, tuple) else out
+        return obj
+
+    return walk(tree, path), specs
+
+
+def _replace(tree, fn, path=""):
+    def walk(obj, p):
+        hit = fn(p, obj)
+        if hit is not _KEEP:
+            return hit
+        if isinstance(obj, dict):
+            return {k: walk(v, f"{p}/{k}") for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            out = [walk(v, f"{p}/{i}") for i, v in enumerate(obj)]
+            return tuple(out) if isinstance(obj, tuple) else out
+        return obj
+
+    return walk(tree, path)
+
+
+_KEEP = object()
+
+
+def _write_npz(path: Path, state) -> None:
+    tree, arrays = flatten_state(state)
+    blob = np.frombuffer(json.dumps({"format": FORMAT, "state": tree}).encode(), dtype=np.uint8)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, __meta__=blob, **arrays)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _read_npz(path: Path):
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["__meta__"]).decode())
+            arrays = {k: z[k] for k in z.files if k != "__meta__"}
+    except Exception as exc:  # noqa: BLE001 - any failure to read is a damaged shard
+        raise CheckpointError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+    return unflatten_state(meta["state"], arrays)
+
+
+# ---------------------------------------------------------------------------------------------
+def save_sharded(directory, comm: Comm, *, replicated: dict, sharded: dict | None = None,
+                 step: int, keep: int | None = 3, layout: dict | None = None,
+                 _before_manifest=None) -> Path:
+    """Write one consistent checkpoint of every rank (a collective call); return its folder.
+
+    ``replicated`` is the same on every rank (rank 0 writes it: weights of data-parallel
+    runs, RNG, data position, step); ``sharded`` is this rank's own state, where
+    :class:`FlatShard` and :class:`PerRank` mark how it reshards.
+    """
+    if keep is not None and keep < 1:
+        raise ValueError(f"keep must be at least 1 (or None for all), got {keep!r}")
+    root = Path(directory)
+    folder = root / _step_name(step)
+    if comm.rank == 0:
+        folder.mkdir(parents=True, exist_ok=True)
+        stale = folder / "manifest.json"
+        if stale.exists():  # rewriting a step: un-commit it first
+            stale.unlink()
+    comm.barrier()
+    own, specs = _extract(sharded or {})
+    payload = {"sharded": own}
+    if comm.rank == 0:
+        payload["replicated"] = replicated
+    shard = folder / f"shard-{comm.rank:05d}.npz"
+    _write_npz(shard, payload)
+    info = {"file": shard.name, "sha256": _sha256(shard), "bytes": shard.stat().st_size,
+            "specs": specs}
+    if _before_manifest is not None:  # test hook: die between the shards and the commit
+        _before_manifest()
+    every = comm.allgather_object(info)
+    if comm.rank == 0:
+        manifest = {"format": FORMAT, "step": int(step), "world_size": comm.size,
+                    "layout": layout or {"dp": comm.size}, "shards": every}
+        _fsync_dir(folder)
+        _atomic_write(folder / "manifest.json", json.dumps(manifest, indent=1).encode())
+        _atomic_write(root / "latest", folder.name.encode())
+        if keep is not None:
+            done = list_sharded(root)
+            for old in done[:-keep]:
+                shutil.rmtree(old, ignore_errors=True)
+            for p in root.iterdir():  # partial folders older than the newest complete one
+                m = _NAME.match(p.name)
+                if m and not (p / "manifest.json").exists() and int(m.group(1)) < step:
+                    shutil.rmtree(p, ignore_errors=True)
+    comm.barrier()
+    return folder
+
+
+def list_sharded(directory) -> list[Path]:
+    """Committed checkpoint folders (with a manifest), oldest first."""
+    root = Path(directory)
+    if not root.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in root.iterdir()
+             if (m := _NAME.match(p.name)) and (p / "manifest.json").exists()]
+    return [p for _, p in sorted(found)]
+
+
+def _verify(folder: Path) -> dict:
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{folder.name}: unreadable manifest ({exc})") from exc
+    if manifest.get("format") != FORMAT:
+        raise CheckpointError(f"{folder.name}: not a sharded skiff checkpoint")
+    for info in manifest["shards"]:
+        path = folder / info["file"]
+        if not path.exists():
+            raise CheckpointError(f"{folder.name}: shard {info['file']} is missing")
+        if _sha256(path) != info["sha256"]:
+            raise CheckpointError(f"{folder.name}: shard {info['file']} fails its checksum")
+    return manifest
+
+
+def _candidates(root: Path) -> list[Path]:
+    done = list_sharded(root)
+    latest = root / "latest"
+    first = None
+    if latest.exists():
+        target = root / latest.read_text().strip()
+        if target in done:
+            first = target
+    ordered = list(reversed(done))
+    if first is not None:
+        ordered.remove(first)
+        ordered.insert(0, first)
+    return ordered
+
+
+def load_sharded(directory, comm: Comm, *, on_corrupt=None) -> dict | None:
+    """The newest good checkpoint for this rank (a collective call), or None if none.
+
+    Returns ``{"step", "replicated", "sharded", "world_size", "layout", "path"}`` where the
+    flat shards are already cut for this world size. ``on_corrupt(folder, error)`` is called
+    (on rank 0) for each damaged checkpoint skipped.
+    """
+    root = Path(directory)
+    choice = None
+    if comm.rank == 0:
+        for folder in _candidates(root):
+            try:
+                _verify(folder)
+            except CheckpointError as exc:
+                if on_corrupt is not None:
+                    on_corrupt(folder, exc)
+                continue
+            choice = str(folder)
+            break
+    choice = comm.bcast_object(choice, root=0)
+    if choice is None:
+        return None
+    folder = Path(choice)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    old = int(manifest["world_size"])
+    pieces = [_read_npz(folder / info["file"]) for info in manifest["shards"]]
+    replicated = pieces[0].get("replicated")
+    specs = manifest["shards"][0]["specs"]
+    mine = pieces[comm.rank]["sharded"] if comm.rank < old else pieces[0]["sharded"]
+
+    def reshard(path, value):
+        spec = specs.get(path)
+        if spec is None:
+            return _KEEP
+        if spec["kind"] == "rank":
+            return value if old == comm.size else None
+        size = spec["size"]
+        whole = np.concatenate([_get(p["sharded"], path).reshape(-1) for p in pieces])[:size]
+        start, stop = flat_range(size, comm.size, comm.rank)
+        return whole[start:stop].copy()
+
+    sharded = _replace(mine, reshard)
+    return {"step": int(manifest["step"]), "replicated": replicated, "sharded": sharded,
+            "world_size": old, "layout": manifest.get("layout"), "path": str(folder)}
+
+
+def _get(tree, path: str):
+    obj = tree
+    for part in [p for p in path.split("/") if p]:
+        obj = obj[int(part)] if isinstance(obj, (list, tuple)) else obj[part]
+    return obj
