@@ -85,3 +85,58 @@ case("where", lambda a, b, c: T.where(c, a, b), (N, (3, 4)), (N, (4,)), ("bool",
 case("masked_fill", lambda a, m: a.masked_fill(m, -3.0), (N, (3, 4)), ("bool", (3, 4)))
 case("chain", lambda a, b: ((a @ b).tanh() * a.sum(axis=1, keepdims=True)).mean(axis=0),
      (N, (3, 4)), (N, (4, 2)))
+
+# ---- nn.functional ---------------------------------------------------------------------------
+from skiff.kernels.train.nn import functional as F  # noqa: E402
+
+
+def _ignore_some(t):
+    d = t.data.copy()
+    d[::3] = -100
+    return d
+
+
+def _dropout(x):
+    return F.dropout(x, 0.4, generator=np.random.default_rng(7))
+
+
+case("linear", lambda x, w, b: F.linear(x, w, b), (N, (2, 3, 4)), (N, (5, 4)), (N, (5,)))
+case("linear-nobias", lambda x, w: F.linear(x, w), (N, (3, 4)), (N, (2, 4)))
+case("embedding", lambda w, i: F.embedding(i, w), (N, (5, 3)), ("int", (2, 4), 5))
+case("layer_norm", lambda x, w, b: F.layer_norm(x, w, b), (N, (2, 3, 5)), (N, (5,)), (N, (5,)))
+case("rms_norm", lambda x, w: F.rms_norm(x, w), (N, (3, 5)), (N, (5,)))
+case("gelu-tanh", lambda x: F.gelu(x), (N, (3, 4)))
+case("gelu-none", lambda x: F.gelu(x, approximate="none"), (N, (3, 4)))
+case("silu", lambda x: F.silu(x), (N, (3, 4)))
+case("softmax", lambda x: F.softmax(x, axis=-1), (N, (3, 5)))
+case("softmax-axis0", lambda x: F.softmax(x, axis=0), (N, (3, 5)))
+case("log_softmax", lambda x: F.log_softmax(x), (N, (3, 5)))
+case("cross_entropy", lambda x, t: F.cross_entropy(x, t), (N, (6, 4)), ("int", (6,), 4))
+case("cross_entropy-ignore", lambda x, t: F.cross_entropy(x, _ignore_some(t)),
+     (N, (6, 4)), ("int", (6,), 4))
+case("cross_entropy-sum", lambda x, t: F.cross_entropy(x, t, reduction="sum"),
+     (N, (6, 4)), ("int", (6,), 4))
+case("cross_entropy-none", lambda x, t: F.cross_entropy(x, t, reduction="none"),
+     (N, (2, 3, 4)), ("int", (2, 3), 4))
+case("mse_loss", lambda a, b: F.mse_loss(a, b), (N, (3, 4)), (N, (3, 4)))
+case("dropout", _dropout, (N, (4, 5)))
+case("conv2d", lambda x, w, b: F.conv2d(x, w, b), (N, (2, 2, 5, 5)), (N, (3, 2, 3, 3)),
+     (N, (3,)))
+case("conv2d-stride-pad", lambda x, w: F.conv2d(x, w, None, stride=2, padding=1),
+     (N, (1, 2, 5, 6)), (N, (2, 2, 3, 2)))
+case("batch_norm-train", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+     (N, (3, 2, 2, 3)), (N, (2,)), (N, (2,)))
+case("batch_norm-eval",
+     lambda x, w, b: F.batch_norm(x, np.array([0.1, -0.2]), np.array([1.5, 0.5]), w, b,
+                                  training=False),
+     (N, (3, 2, 2, 3)), (N, (2,)), (N, (2,)))
+case("max_pool2d", lambda x: F.max_pool2d(x, 2), (A, (2, 2, 4, 4)))
+case("max_pool2d-overlap", lambda x: F.max_pool2d(x, 3, stride=2), (A, (1, 2, 5, 5)))
+case("avg_pool2d", lambda x: F.avg_pool2d(x, 2), (N, (2, 2, 4, 4)))
+case("avg_pool2d-overlap", lambda x: F.avg_pool2d(x, (2, 3), stride=1), (N, (1, 1, 4, 5)))
+case("sdpa-causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+     (N, (2, 2, 4, 3)), (N, (2, 2, 4, 3)), (N, (2, 2, 4, 3)))
+case("sdpa-full", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=False),
+     (N, (1, 2, 3, 4)), (N, (1, 2, 5, 4)), (N, (1, 2, 5, 4)))
+case("packed-attention", lambda q, k, v: F.packed_causal_attention(q, k, v, [0, 3, 4, 7]),
+     (N, (7, 2, 3)), (N, (7, 2, 3)), (N, (7, 2, 3)))

@@ -1,0 +1,46 @@
+"""``skiff.nn``: modules, layers and ``skiff.nn.functional``."""
+
+from . import functional
+from .attention import CausalSelfAttention, TransformerBlock, TransformerMLP
+from .conv import AvgPool2d, BatchNorm2d, Conv2d, MaxPool2d
+from .layers import (
+    GELU,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    Linear,
+    ReLU,
+    RMSNorm,
+    SiLU,
+    Tanh,
+)
+from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
+
+__all__ = [
+    "functional",
+    "Module",
+    "ModuleList",
+    "ModuleDict",
+    "Sequential",
+    "Parameter",
+    "Linear",
+    "Embedding",
+    "LayerNorm",
+    "RMSNorm",
+    "Dropout",
+    "ReLU",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Flatten",
+    "Identity",
+    "Conv2d",
+    "BatchNorm2d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "CausalSelfAttention",
+    "TransformerMLP",
+    "TransformerBlock",
+]

@@ -1,0 +1,653 @@
+"""``skiff.nn.functional``: fused layer ops as autograd nodes.
+
+Each fused node computes its forward in a few whole-array ``xp`` expressions and keeps the
+least its backward needs: ``linear`` its input and weight; ``layer_norm`` the normalised input
+and the reciprocal std (the input itself is not kept); ``cross_entropy`` the probabilities;
+``scaled_dot_product_attention`` q, k, v and the attention probabilities;
+``packed_causal_attention`` only q, k, v, the output and the log-sum-exp per row (the
+probabilities are recomputed, flash-attention style).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd import Function, xp_of
+from ..ops_math import Relu, Sigmoid
+from ..ops_shape import scatter_add
+from ..random import get_generator
+from ..tensor import Tensor
+
+__all__ = [
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "mse_loss",
+    "layer_norm",
+    "rms_norm",
+    "dropout",
+    "linear",
+    "embedding",
+    "conv2d",
+    "batch_norm",
+    "max_pool2d",
+    "avg_pool2d",
+    "scaled_dot_product_attention",
+    "packed_causal_attention",
+]
+
+
+def _erf(x):
+    xp = xp_of(x)
+    if xp is np:
+        from scipy.special import erf
+
+        return erf(x)
+    import cupyx.scipy.special  # pragma: no cover - GPU
+
+    return cupyx.scipy.special.erf(x)  # pragma: no cover - GPU
+
+
+# ---- activations ----------------------------------------------------------------------------
+def relu(x: Tensor) -> Tensor:
+    return Relu.apply(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return Sigmoid.apply(x)
+
+
+_K = math.sqrt(2.0 / math.pi)
+
+
+class GeluFn(Function):
+    def forward(self, x, approximate="tanh"):
+        self.approximate = approximate
+        self.save_for_backward(x)
+        if approximate == "tanh":
+            inner = x * x
+            inner *= 0.044715
+            inner += 1
+            inner *= x
+            inner *= _K
+            t = xp_of(x).tanh(inner, out=inner)
+            t += 1
+            t *= x
+            t *= 0.5
+            return t
+        return 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2.0))))
+
+    def backward(self, g):
+        (x,) = self.saved
+        xp = xp_of(x)
+        if self.approximate == "tanh":
+            x2 = x * x
+            t = xp.tanh(_K * x * (1 + 0.044715 * x2))
+            # d/dx 0.5 x (1 + t) = 0.5 (1 + t) + 0.5 x (1 - t^2) K (1 + 3 0.044715 x^2)
+            d = 1 - t * t
+            d *= x
+            d *= _K * 0.5
+            d *= 1 + 3 * 0.044715 * x2
+            t += 1
+            t *= 0.5
+            d += t
+            d *= g
+            return d
+        cdf = 0.5 * (1 + _erf(x * (1 / math.sqrt(2.0))))
+        pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+        return g * (cdf + x * pdf)
+
+
+def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
+    """GELU; ``approximate="tanh"`` (GPT-2) or ``"none"`` (exact, with erf)."""
+    if approximate not in ("tanh", "none"):
+        raise ValueError(f"approximate must be 'tanh' or 'none', got {approximate!r}")
+    return GeluFn.apply(x, approximate=approximate)
+
+
+class SiluFn(Function):
+    def forward(self, x):
+        xp = xp_of(x)
+        s = 1 / (1 + xp.exp(-x))
+        self.save_for_backward(x, s)
+        return x * s
+
+    def backward(self, g):
+        x, s = self.saved
+        return g * s * (1 + x * (1 - s))
+
+
+def silu(x: Tensor) -> Tensor:
+    return SiluFn.apply(x)
+
+
+# ---- softmax and losses ---------------------------------------------------------------------
+class SoftmaxFn(Function):
+    def forward(self, x, axis=-1):
+        xp = xp_of(x)
+        self.axis = axis
+        e = x - x.max(axis=axis, keepdims=True)
+        xp.exp(e, out=e)
+        e /= e.sum(axis=axis, keepdims=True)
+        self.save_for_backward(e)
+        return e
+
+    def backward(self, g):
+        (p,) = self.saved
+        gx = g * p
+        gx -= p * gx.sum(axis=self.axis, keepdims=True)
+        return gx
+
+
+class LogSoftmaxFn(Function):
+    def forward(self, x, axis=-1):
+        xp = xp_of(x)
+        self.axis = axis
+        s = x - x.max(axis=axis, keepdims=True)
+        s -= xp.log(xp.exp(s).sum(axis=axis, keepdims=True))
+        self.save_for_backward(s)
+        return s
+
+    def backward(self, g):
+        (s,) = self.saved
+        return g - xp_of(s).exp(s) * g.sum(axis=self.axis, keepdims=True)
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return SoftmaxFn.apply(x, axis=axis)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return LogSoftmaxFn.apply(x, axis=axis)
+
+
+class CrossEntropyFn(Function):
+    """Fused, stable log-softmax + NLL over the last axis; keeps the probabilities."""
+
+    def forward(self, logits, target, ignore_index=-100, reduction="mean"):
+        xp = xp_of(logits)
+        c = logits.shape[-1]
+        x = logits.reshape(-1, c)
+        t = target.reshape(-1)
+        self.shape = logits.shape
+        valid = t != ignore_index
+        safe_t = xp.where(valid, t, 0)
+        p = x - x.max(axis=1, keepdims=True)
+        xp.exp(p, out=p)
+        z = p.sum(axis=1, keepdims=True)
+        p /= z
+        rows = xp.arange(x.shape[0])
+        # loss_i = -log p[i, t_i]; from the shifted logits for accuracy
+        picked = p[rows, safe_t]
+        loss = -xp.log(xp.maximum(picked, xp.finfo(p.dtype).tiny))
+        loss *= valid
+        self.reduction = reduction
+        self.count = max(int(valid.sum()), 1) if reduction == "mean" else 1
+        self.save_for_backward(p, safe_t, valid)
+        if reduction == "none":
+            return loss.reshape(target.shape)
+        total = loss.sum()
+        return total / self.count if reduction == "mean" else total
+
+    def backward(self, g):
+        p, t, valid = self.saved
+        xp = xp_of(p)
+        if self.reduction == "none":
+            scale = (g.reshape(-1) * valid).astype(p.dtype)[:, None]
+        else:
+            scale = (valid * (g / self.count)).astype(p.dtype)[:, None]
+        gx = p * scale
+        gx[xp.arange(p.shape[0]), t] -= scale[:, 0]
+        return gx.reshape(self.shape), None
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def cross_entropy(logits: Tensor, target, ignore_index: int = -100, reduction: str = "mean"):
+    """Cross-entropy of ``logits`` (N, C) (or (..., C)) against integer ``target`` (N,).
+
+    Targets equal to ``ignore_index`` add nothing and do not count in the mean.
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    t = target.data if isinstance(target, Tensor) else target
+    if not hasattr(t, "dtype"):
+        t = np.asarray(t)
+    if t.dtype.kind not in "iu":
+        raise TypeError(
+            f"cross_entropy targets must be integer class indices, got dtype {t.dtype}"
+        )
+    if tuple(t.shape) != tuple(logits.shape[:-1]):
+        raise ValueError(
+            f"cross_entropy: logits of shape {tuple(logits.shape)} need targets of shape "
+            f"{tuple(logits.shape[:-1])}, got {tuple(t.shape)}"
+        )
+    return CrossEntropyFn.apply(logits, t, ignore_index=ignore_index, reduction=reduction)
+
+
+def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+    """Mean squared error (``reduction`` mean, sum or none)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    tshape = tuple(getattr(target, "shape", ()))
+    if tshape != tuple(input.shape):
+        raise ValueError(
+            f"mse_loss: input shape {tuple(input.shape)} != target shape {tshape}"
+        )
+    d = input - target
+    sq = d * d
+    if reduction == "none":
+        return sq
+    return sq.mean() if reduction == "mean" else sq.sum()
+
+
+# ---- normalisation --------------------------------------------------------------------------
+class LayerNormFn(Function):
+    def forward(self, x, w, b, eps=1e-5):
+        xp = xp_of(x)
+        mu = x.mean(axis=-1, keepdims=True)
+        xc = x - mu
+        var = (xc * xc).mean(axis=-1, keepdims=True)
+        rstd = 1.0 / xp.sqrt(var + eps)
+        xc *= rstd  # xhat
+        self.save_for_backward(xc, rstd, w)
+        y = xc * w if w is not None else xc.copy()
+        if b is not None:
+            y += b
+        return y
+
+    def backward(self, g):
+        xhat, rstd, w = self.saved
+        _, nw, nb = self.needs_input_grad
+        lead = tuple(range(g.ndim - 1))
+        gw = (g * xhat).sum(axis=lead) if nw else None
+        gb = g.sum(axis=lead) if nb else None
+        gxh = g * w if w is not None else g
+        gx = None
+        if self.needs_input_grad[0]:
+            gx = gxh - gxh.mean(axis=-1, keepdims=True)
+            gx -= xhat * (gxh * xhat).mean(axis=-1, keepdims=True)
+            gx *= rstd
+        return gx, gw, gb
+
+
+def layer_norm(x: Tensor, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Layer normalisation over the last axis."""
+    return LayerNormFn.apply(x, weight, bias, eps=eps)
+
+
+class RMSNormFn(Function):
+    def forward(self, x, w, eps=1e-6):
+        xp = xp_of(x)
+        rstd = 1.0 / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+        xhat = x * rstd
+        self.save_for_backward(xhat, rstd, w)
+        return xhat * w if w is not None else xhat
+
+    def backward(self, g):
+        xhat, rstd, w = self.saved
+        lead = tuple(range(g.ndim - 1))
+        gw = (g * xhat).sum(axis=lead) if self.needs_input_grad[1] else None
+        gxh = g * w if w is not None else g
+        gx = None
+        if self.needs_input_grad[0]:
+            gx = gxh - xhat * (gxh * xhat).mean(axis=-1, keepdims=True)
+            gx *= rstd
+        return gx, gw
+
+
+def rms_norm(x: Tensor, weight=None, eps: float = 1e-6) -> Tensor:
+    """RMS normalisation over the last axis."""
+    return RMSNormFn.apply(x, weight, eps=eps)
+
+
+class BatchNormFn(Function):
+    """Batch norm over all axes but 1 (channels); eval mode uses the given statistics."""
+
+    def forward(self, x, w, b, mean=None, var=None, eps=1e-5, training=True):
+        xp = xp_of(x)
+        axes = (0,) + tuple(range(2, x.ndim))
+        self.axes, self.training = axes, training
+        cshape = (1, -1) + (1,) * (x.ndim - 2)
+        if training:
+            mu = x.mean(axis=axes, keepdims=True)
+            xc = x - mu
+            v = (xc * xc).mean(axis=axes, keepdims=True)
+            self.batch_mean = mu.reshape(-1)
+            self.batch_var = v.reshape(-1)
+        else:
+            xc = x - mean.reshape(cshape)
+            v = var.reshape(cshape)
+        rstd = 1.0 / xp.sqrt(v + eps)
+        xc *= rstd
+        wc = w.reshape(cshape) if w is not None else None
+        self.save_for_backward(xc, rstd, wc)
+        y = xc * wc if wc is not None else xc.copy()
+        if b is not None:
+            y += b.reshape(cshape)
+        return y
+
+    def backward(self, g):
+        xhat, rstd, wc = self.saved
+        axes = self.axes
+        nx, nw, nb = self.needs_input_grad[:3]
+        gw = (g * xhat).sum(axis=axes) if nw else None
+        gb = g.sum(axis=axes) if nb else None
+        gxh = g * wc if wc is not None else g
+        gx = None
+        if nx:
+            if self.training:
+                gx = gxh - gxh.mean(axis=axes, keepdims=True)
+                gx -= xhat * (gxh * xhat).mean(axis=axes, keepdims=True)
+                gx *= rstd
+            else:
+                gx = gxh * rstd
+        return gx, gw, gb, None, None
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=True,
+               momentum=0.1, eps=1e-5):
+    """Batch normalisation (N, C, ...); in training updates the running statistics in place
+    the way torch does (unbiased variance in the running estimate)."""
+    rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
+    rv = running_var.data if isinstance(running_var, Tensor) else running_var
+    out = BatchNormFn.apply(x, weight, bias, rm, rv, eps=eps, training=training)
+    if training and rm is not None:
+        node = out._node
+        if node is None:  # no graph: recompute the statistics cheaply
+            xd = x.data if isinstance(x, Tensor) else x
+            axes = (0,) + tuple(range(2, xd.ndim))
+            bm, bv = xd.mean(axis=axes), xd.var(axis=axes)
+        else:
+            bm, bv = node.batch_mean, node.batch_var
+        n = x.size // x.shape[1]
+        rm *= 1 - momentum
+        rm += momentum * bm
+        rv *= 1 - momentum
+        rv += momentum * bv * (n / max(n - 1, 1))
+    return out
+
+
+# ---- dropout --------------------------------------------------------------------------------
+class DropoutFn(Function):
+    def forward(self, x, mask=None, scale=1.0):
+        self.scale = scale
+        self.save_for_backward(mask)
+        return x * mask * x.dtype.type(scale)
+
+    def backward(self, g):
+        (mask,) = self.saved
+        return g * mask * g.dtype.type(self.scale), None
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p)."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+    if not training or p == 0.0:
+        return x
+    rng = get_generator(generator)
+    xp = x.xp
+    if xp is np:
+        mask = rng.random(x.shape, dtype=np.float32) >= p
+    else:  # pragma: no cover - GPU: draw on the device from a host-derived seed
+        state = xp.random.RandomState(int(rng.integers(2**63 - 1)))
+        mask = state.random_sample(x.shape, dtype=np.float32) >= p
+    return DropoutFn.apply(x, mask, scale=1.0 / (1.0 - p))
+
+
+# ---- linear and embedding -------------------------------------------------------------------
+class LinearFn(Function):
+    """y = x @ W.T + b with x (..., in), W (out, in): one GEMM each way."""
+
+    def forward(self, x, w, b):
+        self.save_for_backward(x, w)
+        x2 = x.reshape(-1, x.shape[-1])
+        y = x2 @ w.T
+        if b is not None:
+            y += b
+        return y.reshape(x.shape[:-1] + (w.shape[0],))
+
+    def backward(self, g):
+        x, w = self.saved
+        nx, nw, nb = self.needs_input_grad
+        g2 = g.reshape(-1, g.shape[-1])
+        gx = (g2 @ w).reshape(x.shape) if nx else None
+        gw = g2.T @ x.reshape(-1, x.shape[-1]) if nw else None
+        gb = g2.sum(axis=0) if nb else None
+        return gx, gw, gb
+
+
+def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
+    """``x @ weight.T + bias`` (weight shape (out, in), like torch)."""
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"linear: input of shape {tuple(x.shape)} does not match weight of shape "
+            f"{tuple(weight.shape)} (last input axis must be {weight.shape[1]})"
+        )
+    return LinearFn.apply(x, weight, bias)
+
+
+class EmbeddingFn(Function):
+    def forward(self, w, idx):
+        self.wshape = w.shape
+        self.save_for_backward(idx)
+        return w[idx]
+
+    def backward(self, g):
+        (idx,) = self.saved
+        xp = xp_of(g)
+        gw = xp.zeros(self.wshape, dtype=g.dtype)
+        scatter_add(gw, idx.reshape(-1), g.reshape(-1, self.wshape[1]))
+        return gw, None
+
+
+def embedding(idx, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` (n, d) picked by the integer array ``idx``."""
+    i = idx.data if isinstance(idx, Tensor) else idx
+    if not hasattr(i, "dtype"):
+        i = np.asarray(i)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
+    return EmbeddingFn.apply(weight, i)
+
+
+# ---- convolution and pooling ----------------------------------------------------------------
+def _pair(v, name):
+    if isinstance(v, int):
+        return v, v
+    if isinstance(v, (tuple, list)) and len(v) == 2:
+        return int(v[0]), int(v[1])
+    raise ValueError(f"{name} must be an int or a pair of ints, got {v!r}")
+
+
+def _windows(xp_arr, kh, kw, sh, sw, ho, wo):
+    """(N, C, kh, kw, Ho, Wo) patches of a padded (N, C, H, W) array (k*k slice copies)."""
+    xp = xp_of(xp_arr)
+    n, c = xp_arr.shape[:2]
+    cols = xp.empty((n, c, kh, kw, ho, wo), dtype=xp_arr.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xp_arr[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+    return cols
+
+
+class Conv2dFn(Function):
+    """NCHW convolution by im2col + one batched GEMM; keeps its input and weight."""
+
+    def forward(self, x, w, b, stride=(1, 1), padding=(0, 0)):
+        xp = xp_of(x)
+        n, c, h, wd = x.shape
+        cout, _, kh, kw = w.shape
+        (sh, sw), (ph, pw) = stride, padding
+        ho = (h + 2 * ph - kh) // sh + 1
+        wo = (wd + 2 * pw - kw) // sw + 1
+        self.geom = (n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo)
+        xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+        cols = _windows(xpad, kh, kw, sh, sw, ho, wo).reshape(n, c * kh * kw, ho * wo)
+        self.save_for_backward(x, w)
+        y = w.reshape(cout, -1) @ cols  # (N, Cout, Ho*Wo)
+        if b is not None:
+            y += b[:, None]
+        return y.reshape(n, cout, ho, wo)
+
+    def backward(self, g):
+        x, w = self.saved
+        xp = xp_of(g)
+        n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo = self.geom
+        cout = w.shape[0]
+        nx, nw, nb = self.needs_input_grad
+        g3 = g.reshape(n, cout, ho * wo)
+        gw = gb = gx = None
+        if nw:
+            xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+            cols = _windows(xpad, kh, kw, sh, sw, ho, wo).reshape(n, c * kh * kw, ho * wo)
+            gw = xp.tensordot(g3, cols, axes=([0, 2], [0, 2])).reshape(w.shape)
+        if nb:
+            gb = g3.sum(axis=(0, 2))
+        if nx:
+            gcols = (w.reshape(cout, -1).T @ g3).reshape(n, c, kh, kw, ho, wo)
+            gpad = xp.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, :, i, j]
+            gx = gpad[:, :, ph : ph + h, pw : pw + wd] if ph or pw else gpad
+        return gx, gw, gb
+
+
+def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0) -> Tensor:
+    """2-D convolution (cross-correlation) on NCHW input with an (out, in, kh, kw) weight."""
+    if x.ndim != 4:
+        raise ValueError(f"conv2d expects NCHW input, got shape {tuple(x.shape)}")
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(
+            f"conv2d: input of shape {tuple(x.shape)} has {x.shape[1]} channels, weight of "
+            f"shape {tuple(weight.shape)} expects {weight.shape[1]}"
+        )
+    return Conv2dFn.apply(x, weight, bias, stride=_pair(stride, "stride"),
+                          padding=_pair(padding, "padding"))
+
+
+def _pool_geom(x, kernel_size, stride):
+    kh, kw = _pair(kernel_size, "kernel_size")
+    sh, sw = _pair(stride if stride is not None else (kh, kw), "stride")
+    n, c, h, w = x.shape
+    return kh, kw, sh, sw, (h - kh) // sh + 1, (w - kw) // sw + 1
+
+
+class MaxPool2dFn(Function):
+    def forward(self, x, geom=None):
+        xp = xp_of(x)
+        kh, kw, sh, sw, ho, wo = geom
+        self.geom, self.shape = geom, x.shape
+        n, c = x.shape[:2]
+        win = _windows(x, kh, kw, sh, sw, ho, wo).reshape(n, c, kh * kw, ho, wo)
+        arg = win.argmax(axis=2)
+        out = xp.take_along_axis(win, arg[:, :, None], axis=2)[:, :, 0]
+        self.save_for_backward(arg.astype(xp.int16 if kh * kw < 32000 else xp.int32))
+        return out
+
+    def backward(self, g):
+        (arg,) = self.saved
+        xp = xp_of(g)
+        kh, kw, sh, sw, ho, wo = self.geom
+        gx = xp.zeros(self.shape, dtype=g.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += g * (arg == i * kw + j)
+        return gx
+
+
+class AvgPool2dFn(Function):
+    def forward(self, x, geom=None):
+        kh, kw, sh, sw, ho, wo = geom
+        self.geom, self.shape = geom, x.shape
+        out = None
+        for i in range(kh):
+            for j in range(kw):
+                s = x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+                out = s.copy() if out is None else out + s
+        out *= 1.0 / (kh * kw)
+        return out
+
+    def backward(self, g):
+        xp = xp_of(g)
+        kh, kw, sh, sw, ho, wo = self.geom
+        gx = xp.zeros(self.shape, dtype=g.dtype)
+        gs = g * (1.0 / (kh * kw))
+        for i in range(kh):
+            for j in range(kw):
+                gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gs
+        return gx
+
+
+def max_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
+    """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size)."""
+    return MaxPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))
+
+
+def avg_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
+    """Mean over (kh, kw) windows of NCHW input (stride defaults to the kernel size)."""
+    return AvgPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))
+
+
+# ---- attention ------------------------------------------------------------------------------
+class SDPAFn(Function):
+    """softmax(q k^T * scale + causal mask) v over (B, H, T, D); keeps q, k, v and the
+    probabilities (B, H, T, S)."""
+
+    def forward(self, q, k, v, causal=True, scale=None):
+        xp = xp_of(q)
+        t, s = q.shape[-2], k.shape[-2]
+        self.scale = scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        att = q @ xp.swapaxes(k, -1, -2)
+        att *= att.dtype.type(scale)
+        if causal:
+            # query i sees keys j <= i + (S - T) (the last T of S positions)
+            bias = xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=s - t + 1)
+            att += bias
+        att -= att.max(axis=-1, keepdims=True)
+        xp.exp(att, out=att)
+        att /= att.sum(axis=-1, keepdims=True)
+        self.save_for_backward(q, k, v, att)
+        return att @ v
+
+    def backward(self, g):
+        q, k, v, p = self.saved
+        xp = xp_of(g)
+        gv = xp.swapaxes(p, -1, -2) @ g
+        gp = g @ xp.swapaxes(v, -1, -2)
+        # softmax backward, in place on gp: gs = p * (gp - sum(gp * p))
+        row = (gp * p).sum(axis=-1, keepdims=True)
+        gp -= row
+        gp *= p
+        gp *= gp.dtype.type(self.scale)
+        gq = gp @ k
+        gk = xp.swapaxes(gp, -1, -2) @ q
+        return gq, gk, gv
+
+
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = True,
+                                 scale=None) -> Tensor:
+    """Attention over (B, H, T, D) tensors (any leading axes), causal by default."""
+    if q.shape[-1] != k.shape[-1] or k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(
+            f"attention shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, "
+            f"v {tuple(v.shape)}"
+        )
+    return SDPAFn.apply(q, k, v, causal=causal, scale=scale)
+
+
+def packed_causal_attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens, scale=None) -> Tensor:
+    """Causal attention over packed sequences: q, k, v (T_total, H, D), sequence ``i`` is rows
+    ``cu_seqlens[i]:cu_seqlens[i+1]``; no query attends across a sequence boundary."""
+    from ..packed_attention import packed_attention
+
+    return packed_attention(q, k, v, cu_seqlens, scale=scale)
