@@ -65,7 +65,7 @@ def uses_log_scale(name: str, values) -> bool:
     return max(values) / min(values) > 1e3
 
 
-def metric_chart(metrics: dict, *, width: float = 3.6, height: float = 2.4, dpi: int = 80,
+def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi: int = 80,
                  max_charts: int = 4, max_points: int = 2000) -> bytes | None:
     """A PNG with one chart per metric group, side by side; None when there is nothing to draw.
 

@@ -121,7 +121,9 @@ class JobView(W.VBox):
         self.progress.add_class("skiff-progress")
         self.progress_text = W.HTML("")
         self.progress_text.add_class("skiff-progress-text")
-        self.chart = W.Image(format="png", layout=W.Layout(display="none"))
+        # images keep their own pixel size (align_self): a stretched chart looks blurred
+        self.chart = W.Image(format="png", layout=W.Layout(display="none",
+                                                           align_self="flex-start"))
         self.chart.add_class("skiff-chart")
         self.images = W.HBox([], layout=W.Layout(display="none", flex_flow="row wrap"))
         self.images.add_class("skiff-images")
@@ -221,8 +223,8 @@ class JobView(W.VBox):
         _set(self.elapsed, value="" if elapsed is None else
              f"<span style='color:#666'>elapsed {fmt_seconds(elapsed)}</span>")
         _set(self.cancel_button, disabled=state.final)
-        if state.final:
-            _set(self.cancel_button, description="Cancel")
+        if state.final:  # nothing left to cancel
+            _set(self.cancel_button.layout, display="none")
 
     def _update_progress(self, state) -> None:
         total = float(state.total) if state.total else None
@@ -286,7 +288,8 @@ class JobView(W.VBox):
                 continue
             known = self._images.get(name)
             if known is None:
-                img = W.Image(format="png", layout=W.Layout(max_width="480px"))
+                img = W.Image(format="png", layout=W.Layout(max_width="560px",
+                                                            align_self="flex-start"))
                 img.add_class("skiff-artifact")
                 known = (-1.0, img)
             if known[0] != mtime:

@@ -1,0 +1,46 @@
+"""notebooks/01-tour.ipynb runs top to bottom (quick mode) and its job widgets end done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text
+from tests.notebooks.widget_views import job_views
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+
+def test_tour_is_built_from_its_source():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check", "01-tour"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_tour_runs_and_every_job_ends_done(runs_dir):
+    nb = execute_notebook("01-tour.ipynb", timeout=300)
+    views = job_views(nb)
+    # one live widget per job the tour launched: demo, solve, train, ocr
+    kinds = {}
+    for run in runs_dir.iterdir():
+        meta = json.loads((run / "config.json").read_text())
+        kinds[meta["id"]] = meta["kind"]
+    assert sorted(kinds.values()) == ["demo", "ocr", "solve", "train"]
+    for job_id, kind in kinds.items():
+        view = views.get(job_id)
+        assert view is not None, f"no job widget for the {kind} job {job_id}"
+        assert view["status"] == "done", (kind, view)
+        if view["max"] and view["max"] > 1:
+            assert view["value"] == view["max"], (kind, view)
+    demo = next(v for i, v in views.items() if kinds.get(i) == "demo")
+    assert demo["max"] == 15 and "15/15 step" in demo["progress_text"]
+    assert demo["chart"]
+    text = outputs_text(nb)
+    assert "quick mode" in text
+    assert "cpu" in text.lower()  # %devices lists the CPU
+    for kind in ("demo", "solve", "train", "ocr"):
+        assert f"{kind:<5} done" in text
