@@ -25,6 +25,7 @@ import numpy as np
 __all__ = [
     "ArrayDataset", "TextDataset", "DataLoader", "PackedBatch", "pack_sequences",
     "corpus_path", "corpus_text", "CORPORA", "batch_size_of", "token_count",
+    "make_blobs", "make_shapes", "builtin_dataset",
 ]
 
 # shipped public-domain corpora: name -> files under skiff/data/corpus ("classics": all)
@@ -393,3 +394,45 @@ def token_count(batch) -> int | None:
                 len(x.shape) == 2:
             return int(x.shape[0] * x.shape[1])
     return None
+
+
+# synthetic built-in data sets --------------------------------------------------------------
+def make_blobs(n: int = 1024, *, classes: int = 4, seed: int = 0) -> ArrayDataset:
+    """2-D points around ``classes`` centres on a circle: (x float32 (n, 2), y int64 (n,))."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, classes, n)
+    angle = 2 * np.pi * y / classes
+    centres = np.stack([np.cos(angle), np.sin(angle)], axis=1) * 2.0
+    x = centres + 0.5 * rng.standard_normal((n, 2))
+    return ArrayDataset(x.astype(np.float32), y.astype(np.int64))
+
+
+def make_shapes(n: int = 512, *, size: int = 16, seed: int = 0) -> ArrayDataset:
+    """Noisy 1 x size x size images of 4 shapes (square, cross, disc, bar), labels 0..3."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:size, :size]
+    images = np.zeros((n, 1, size, size), dtype=np.float32)
+    labels = rng.integers(0, 4, n)
+    for i, lab in enumerate(labels):
+        cy, cx = rng.integers(size // 4, size - size // 4, 2)
+        r = rng.integers(2, size // 4 + 1)
+        if lab == 0:
+            mask = (abs(yy - cy) <= r) & (abs(xx - cx) <= r)
+        elif lab == 1:
+            mask = ((abs(yy - cy) <= r) & (abs(xx - cx) <= 0)) | \
+                   ((abs(xx - cx) <= r) & (abs(yy - cy) <= 0))
+        elif lab == 2:
+            mask = (yy - cy) ** 2 + (xx - cx) ** 2 <= r * r
+        else:
+            mask = (abs(yy - cy) <= 0) & (abs(xx - cx) <= r + 2)
+        images[i, 0] = mask + 0.2 * rng.standard_normal((size, size))
+    return ArrayDataset(images, labels.astype(np.int64))
+
+
+def builtin_dataset(name: str, *, block_size: int = 128, seed: int = 0, packed: bool = False):
+    """A built-in data set by name (see ``models.registry.BUILTIN_DATA``) or a text path."""
+    if name == "blobs":
+        return make_blobs(seed=seed)
+    if name == "shapes":
+        return make_shapes(seed=seed)
+    return TextDataset(name, block_size=block_size, packed=packed)

@@ -1,0 +1,133 @@
+"""Job entry point for kind ``train``: ``run(config, reporter) -> TrainResult``.
+
+The config comes from :func:`skiff.grammar.train.to_config`. The model and data are either
+built-in names (``model="gpt-mini"``, ``data="classics"`` or a text file path) or a
+``%%train`` cell (``source``), executed in a fresh namespace, that defines ``model`` and
+``dataset`` and optionally ``val_dataset``, ``optimizer`` and ``loss``.
+
+With several ranks (``reporter.world_size > 1``) every rank runs this same function on the
+same config: the cell source travels in the config, so every rank builds the same model
+(seeded) and data, and the strategy shards the work. Rank 0 reports. At the end the full
+weights are gathered and rank 0 writes them to ``run_dir/model.npz``, from which the
+notebook loads the trained model back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
+           "CELL_NAMES"]
+
+CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
+
+
+def exec_cell(source: str, *, seed: int = 0) -> dict:
+    """Run a ``%%train`` cell in a fresh namespace (parameter init seeded by ``seed``) and
+    return the namespace; it must define ``model`` and ``dataset``."""
+    import skiff
+    from skiff.kernels.train import random as train_random
+
+    train_random.seed(seed)
+    ns: dict = {"__name__": "__skiff_train_cell__", "skiff": skiff, "np": np}
+    exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's own cell)
+    missing = [n for n in ("model", "dataset") if n not in ns]
+    if missing:
+        raise ValueError(f"the %%train cell must define model and dataset; missing: "
+                         f"{', '.join(missing)}")
+    return ns
+
+
+def build_from_config(config: dict) -> dict:
+    """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.data import builtin_dataset
+
+    seed = int(config.get("seed") or 0)
+    if config.get("source"):
+        ns = exec_cell(config["source"], seed=seed)
+        return {k: ns.get(k) for k in CELL_NAMES}
+    name = config.get("model")
+    train_random.seed(seed)
+    model = models.get(name)
+    cfg = getattr(model, "config", None)
+    block = config.get("block_size") or getattr(cfg, "block_size", 128)
+    data = config.get("data") or models.DEFAULT_DATA[name]
+    dataset = builtin_dataset(data, block_size=int(block), seed=seed)
+    val = None
+    if hasattr(dataset, "split"):
+        dataset, val = dataset.split(0.9)
+    return {"model": model, "dataset": dataset, "val_dataset": val, "optimizer": None,
+            "loss": None}
+
+
+def run(config: dict, reporter):
+    """Train as the config says, reporting through ``reporter``; returns a TrainResult."""
+    return train_parts(build_from_config(config), config, reporter)
+
+
+def train_parts(parts: dict, config: dict, reporter):
+    """Train ``parts["model"]`` on ``parts["dataset"]`` with the options of ``config``
+    (the magic calls this directly with notebook objects on a thread)."""
+    from skiff.kernels.train.trainer import Trainer
+
+    model, dataset = parts["model"], parts["dataset"]
+    reporter.info(model=type(model).__name__, data=str(dataset)[:200])
+    default_batch = 16 if hasattr(dataset, "block_size") else 32
+    trainer = Trainer(
+        model,
+        strategy=config.get("strategy") or "auto",
+        optimizer=parts.get("optimizer"),
+        loss=parts.get("loss") or "auto",
+        lr=config.get("lr"),
+        batch_size=config.get("batch_size") or default_batch,
+        device=config.get("device") or "auto",
+        grad_accum=config.get("grad_accum") or 1,
+        checkpoint_dir=config.get("checkpoint_dir"),
+        checkpoint_every=config.get("checkpoint_every"),
+        resume=bool(config.get("resume")),
+        seed=int(config.get("seed") or 0),
+        reporter=reporter,
+    )
+    epochs, steps = config.get("epochs"), config.get("steps")
+    if epochs is None and steps is None:
+        epochs = 1
+    result = trainer.train(dataset, epochs=epochs, steps=steps,
+                           val_dataset=parts.get("val_dataset"))
+    weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
+    run_dir = getattr(reporter, "run_dir", None)
+    if run_dir is not None and getattr(reporter, "rank", 0) == 0:
+        path = Path(run_dir) / "model.npz"
+        tmp = path.with_name(".model.npz.tmp")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **{k: np.asarray(v) for k, v in weights.items()})
+        tmp.replace(path)
+        reporter.artifact("model", path, kind="file")
+        result.weights = str(path)
+    _report_curve(result, reporter)
+    return result
+
+
+def _report_curve(result, reporter) -> None:
+    run_dir = getattr(reporter, "run_dir", None)
+    if run_dir is None or getattr(reporter, "rank", 0) != 0 or not result.history:
+        return
+    path = Path(run_dir) / "loss.png"
+    path.write_bytes(result.loss_curve_png())
+    reporter.artifact("loss curve", path, kind="image")
+
+
+def load_trained_model(run_dir, config: dict):
+    """The trained model of a finished train job: built as the job built it, with the
+    weights the job wrote to ``run_dir/model.npz``."""
+    path = Path(run_dir) / "model.npz"
+    if not path.is_file():
+        raise FileNotFoundError(f"the job wrote no trained weights ({path} is missing)")
+    parts = build_from_config(config)
+    model = parts["model"]
+    with np.load(path, allow_pickle=False) as z:
+        model.load_state_dict({k: z[k] for k in z.files})
+    return model

@@ -1,0 +1,179 @@
+"""``%train`` and ``%%train``: train a model from a cell, as a job with a live loss curve.
+
+``%train MODEL [DATA] [options]``: MODEL and DATA are notebook variables (a model object, a
+data set object) or built-in names / a text file. Notebook objects run on a thread of this
+kernel (they cannot travel to other processes); built-in names can also run on ``--np N``
+MPI ranks. ``%%train [options]`` runs the cell, which defines ``model`` and ``dataset``
+(optionally ``val_dataset``, ``optimizer``, ``loss``), as the job, in a fresh namespace; with
+``--np N`` the cell's source runs on every rank. When the job ends the trained model is in the
+notebook: ``job.value.model``, and for ``%%train`` also the variable ``model``.
+"""
+
+from __future__ import annotations
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from skiff.grammar.common import split_launch
+from skiff.grammar.train import COMMAND, to_config
+from skiff.jobs import launch
+
+from .base import finish_launch, parse_line, usage_errors
+
+__all__ = ["TrainMagics", "launch_train"]
+
+
+def _is_model(obj) -> bool:
+    return hasattr(obj, "parameters") and callable(obj.parameters) and not isinstance(obj, type)
+
+
+def _is_dataset(obj) -> bool:
+    return hasattr(obj, "__len__") and hasattr(obj, "__getitem__") and \
+        not isinstance(obj, (str, bytes))
+
+
+class _Loaded:
+    """``job.value`` of a process job once done: the trained model and the JSON result."""
+
+    def __init__(self, model, result: dict | None):
+        self.model = model
+        self.result = result or {}
+
+    def to_json(self):
+        return self.result
+
+    def __repr__(self):
+        return f"<trained {type(self.model).__name__}: {self.result.get('steps')} steps, " \
+               f"final loss {self.result.get('final_loss')}>"
+
+
+def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None):
+    """Parse a ``%train`` line (and ``%%train`` cell), launch the job; return
+    ``(job, launch options)``. Used by the magic; callable without IPython."""
+    user_ns = {} if user_ns is None else user_ns
+    ns = parse_line(COMMAND, line)
+    values, opts = split_launch(ns)
+    np_ = opts.get("np", 1)
+    as_process = np_ > 1 or opts.get("runner") == "process"
+    with usage_errors():
+        if cell is not None:
+            if not cell.strip():
+                raise ValueError("%%train needs a cell that defines model and dataset")
+            config = to_config({**values, "source": cell})
+            job = launch("train", config, np=np_, runner=opts.get("runner", "auto"),
+                         device=config["device"], label="%%train")
+            job.add_done_callback(_deliver(user_ns, config, set_model=True))
+            return job, opts
+        model_obj, data_obj = _lookup(values, user_ns)
+        if model_obj is None and data_obj is None:
+            config = to_config(values)
+            job = launch("train", config, np=np_, runner=opts.get("runner", "auto"),
+                         device=config["device"], label=f"%train {config['model']}")
+            if as_process:
+                job.add_done_callback(_deliver(user_ns, config, set_model=False))
+            return job, opts
+        if as_process:
+            raise ValueError(f"notebook objects ({values['model']}"
+                             f"{', ' + str(values['data']) if data_obj is not None else ''}) "
+                             "cannot travel to other processes: use --np 1, built-in names, or "
+                             "%%train --np N with a cell that builds them")
+        return _launch_objects(values, model_obj, data_obj), opts
+
+
+def _lookup(values: dict, user_ns: dict):
+    """Notebook objects named by MODEL / DATA (None where the word is a name or path)."""
+    model_obj = data_obj = None
+    mname, dname = values.get("model"), values.get("data")
+    if mname is not None and mname in user_ns:
+        value = user_ns[mname]
+        if _is_model(value):
+            model_obj = value
+        elif isinstance(value, str):
+            values["model"] = value
+        else:
+            raise TypeError(f"MODEL {mname!r} is a {type(value).__name__}, not a skiff model")
+    if dname is not None and dname in user_ns:
+        value = user_ns[dname]
+        if _is_dataset(value):
+            data_obj = value
+        elif isinstance(value, str):
+            values["data"] = value
+        else:
+            raise TypeError(f"DATA {dname!r} is a {type(value).__name__}, not a data set "
+                            "(it needs len() and items)")
+    if model_obj is not None and data_obj is None and values.get("data") is None:
+        raise ValueError(f"DATA is needed to train the notebook model {mname!r} "
+                         "(only built-in models have their own data)")
+    return model_obj, data_obj
+
+
+def _launch_objects(values: dict, model_obj, data_obj):
+    from skiff.kernels.train import models
+    from skiff.kernels.train.data import builtin_dataset
+    from skiff.kernels.train.entry import train_parts
+
+    # validate every other option through the grammar, with stand-in names for the objects
+    stand_in = {**values, "model": values["model"] if model_obj is None else "mlp",
+                "data": values.get("data") if data_obj is None else None}
+    if stand_in["data"] is None:
+        stand_in["data"] = "blobs"
+    config = to_config(stand_in)
+    config["model"] = values["model"] if model_obj is None else f"<notebook {values['model']}>"
+    config["data"] = config["data"] if data_obj is None else f"<notebook {values['data']}>"
+    seed = config["seed"]
+
+    def job(cfg, reporter):
+        model = model_obj
+        if model is None:
+            from skiff.kernels.train import random as train_random
+
+            train_random.seed(seed)
+            model = models.get(values["model"])
+        dataset = data_obj
+        if dataset is None:
+            block = cfg.get("block_size") or getattr(getattr(model, "config", None),
+                                                     "block_size", 128)
+            dataset = builtin_dataset(values["data"], block_size=int(block), seed=seed)
+        parts = {"model": model, "dataset": dataset, "val_dataset": None}
+        return train_parts(parts, cfg, reporter)
+
+    return launch("train", config, fn=job, runner="thread", device=config["device"],
+                  label=f"%train {values['model']}")
+
+
+def _deliver(user_ns: dict, config: dict, *, set_model: bool):
+    """Done callback: put the trained model where the notebook can reach it."""
+
+    def callback(job):
+        if job.status != "done":
+            return
+        model = None
+        if job.value is not None and hasattr(job.value, "model"):
+            model = job.value.model
+        else:  # a process job: rebuild and load the weights it wrote
+            from skiff.kernels.train.entry import load_trained_model
+
+            model = load_trained_model(job.run_dir, config)
+            job.value = _Loaded(model, job.result)
+        if set_model and model is not None:
+            user_ns["model"] = model
+
+    return callback
+
+
+@magics_class
+class TrainMagics(Magics):
+    @line_cell_magic
+    def train(self, line="", cell=None):
+        """Train a model as a job: ``%train MODEL [DATA] [--epochs N | --steps N] [--lr X]
+        [--batch-size B] [--device DEV] [--strategy S] [--checkpoint-dir DIR] [--resume]
+        [--np N] [--wait] [-o NAME]``, or ``%%train [options]`` with a cell that defines
+        ``model`` and ``dataset``. Non-blocking unless ``--wait``; returns the Job."""
+        if line.strip() in ("-h", "--help"):
+            print(COMMAND.usage(prog="%train"))
+            return None
+        try:
+            job, opts = launch_train(line, cell, self.shell.user_ns)
+        except UsageError:
+            raise
+        return finish_launch(self.shell, job, opts)
