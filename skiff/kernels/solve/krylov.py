@@ -1,0 +1,270 @@
+"""Krylov methods: CG, pipelined CG, BiCGStab and restarted GMRES(m), preconditioned.
+
+Each method takes an operator ``op`` with ``op.matvec(p, out)`` and ``op.matvec_dot(p, out)``
+(out = A p; the second also returns ``p . A p``, fused on grids), a preconditioner ``M(r, out)``
+(or None) and the right-hand side on the device. Vectors keep the shape of ``b`` (3D on grids).
+They return ``(x, history, converged)``, ``history`` being the residual norms (the recurrence
+residual) from the initial one on. Breakdown and, for the CG family, an indefinite matrix or
+preconditioner raise :class:`SolveError` with the iteration and the offending value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import fused
+
+__all__ = ["SolveError", "cg", "pipelined_cg", "bicgstab", "gmres", "KRYLOV"]
+
+
+class SolveError(ValueError):
+    """The method cannot continue: breakdown, indefinite matrix, NaN."""
+
+
+def _dot(a, b) -> float:
+    return float((a * b).sum())
+
+
+def _norm(a) -> float:
+    return math.sqrt(_dot(a, a))
+
+
+def _finite(value: float, what: str, it: int) -> None:
+    if not math.isfinite(value):
+        raise SolveError(f"{what} became {value} at iteration {it}: the system or the "
+                         "preconditioner produces NaN/inf")
+
+
+def _report(history, callback, it, x):
+    if callback is not None:
+        callback(it, history[-1], x)
+
+
+def cg(op, b, x, M=None, *, tol, maxiter, callback=None):
+    """Preconditioned conjugate gradients (A and M symmetric positive definite)."""
+    r = b.copy()
+    q = b * 0.0
+    if _dot(x, x) > 0:
+        op.matvec(x, q)
+        r -= q
+    z = r * 0.0 if M is not None else r
+    rr = _dot(r, r)
+    history = [math.sqrt(rr)]
+    _report(history, callback, 0, x)
+    if history[-1] <= tol:
+        return x, history, True
+    if M is not None:
+        M(r, z)
+    rz = _dot(r, z)
+    if M is not None and rz <= 0:
+        raise SolveError(f"cg: the preconditioner is not positive definite (r.Mr = {rz:.3e})")
+    p = z.copy()
+    for it in range(1, int(maxiter) + 1):
+        pq = op.matvec_dot(p, q)
+        _finite(pq, "p.Ap", it)
+        if pq <= 0:
+            raise SolveError(f"cg: the matrix is not positive definite (p.Ap = {pq:.3e} at "
+                             f"iteration {it}); use method='bicgstab' or 'gmres'")
+        alpha = rz / pq
+        x, r, rr = fused.axpy_norm(x, r, p, q, alpha)
+        history.append(math.sqrt(rr))
+        _report(history, callback, it, x)
+        _finite(rr, "the residual", it)
+        if history[-1] <= tol:
+            return x, history, True
+        if M is not None:
+            M(r, z)
+            rz_new = _dot(r, z)
+            if rz_new <= 0:
+                raise SolveError(f"cg: the preconditioner is not positive definite "
+                                 f"(r.Mr = {rz_new:.3e} at iteration {it})")
+        else:
+            rz_new = rr
+        beta = rz_new / rz
+        rz = rz_new
+        p *= beta
+        p += z
+    return x, history, False
+
+
+def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None):
+    """Pipelined CG (Ghysels and Vanroose): one fused pass per iteration updates eight vectors
+    and computes the three dot products together, so a distributed run has a single global
+    reduction per iteration, overlappable with the matvec and preconditioner."""
+    shape = b.shape
+    xp_like = b.ravel()
+    vs = (xp_like[None, :] * 0.0).repeat(10, axis=0)   # x r u w z q s p m n
+    V = [vs[i].reshape(shape) for i in range(10)]
+    X, R, U, W, Z, Q, S, P, Mv, N = V
+    X[...] = x
+    op.matvec(X, Q)
+    R[...] = b - Q
+    Q[...] = 0.0
+
+    def prec(src, dst):
+        if M is None:
+            dst[...] = src
+        else:
+            M(src, dst)
+
+    prec(R, U)
+    op.matvec(U, W)
+    gamma, delta, rr = _dot(R, U), _dot(W, U), _dot(R, R)
+    history = [math.sqrt(rr)]
+    _report(history, callback, 0, X)
+    if history[-1] <= tol:
+        return X.copy(), history, True
+    alpha_old = gamma_old = None
+    for it in range(1, int(maxiter) + 1):
+        prec(W, Mv)
+        op.matvec(Mv, N)
+        if gamma_old is None:
+            beta, denom = 0.0, delta
+        else:
+            beta = gamma / gamma_old
+            denom = delta - beta * gamma / alpha_old
+        _finite(denom, "the CG denominator", it)
+        if denom <= 0 or gamma <= 0:
+            raise SolveError(f"pipecg: the matrix or preconditioner is not positive definite "
+                             f"(r.Mr = {gamma:.3e}, denominator {denom:.3e} at iteration {it})")
+        alpha = gamma / denom
+        gamma_old, alpha_old = gamma, alpha
+        _, (gamma, delta, rr) = fused.pipecg_update(vs, alpha, beta)
+        history.append(math.sqrt(max(rr, 0.0)))
+        _report(history, callback, it, X)
+        _finite(rr, "the residual", it)
+        if history[-1] <= tol:
+            return X.copy(), history, True
+    return X.copy(), history, False
+
+
+def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
+    """Right-preconditioned BiCGStab for non-symmetric systems."""
+    tmp = b * 0.0
+    r = b.copy()
+    if _dot(x, x) > 0:
+        op.matvec(x, tmp)
+        r -= tmp
+    rhat = r.copy()
+    history = [_norm(r)]
+    _report(history, callback, 0, x)
+    if history[-1] <= tol:
+        return x, history, True
+    rho = alpha = omega = 1.0
+    v = b * 0.0
+    p = b * 0.0
+    phat = b * 0.0
+    shat = b * 0.0
+    t = b * 0.0
+    for it in range(1, int(maxiter) + 1):
+        rho_new = _dot(rhat, r)
+        _finite(rho_new, "rho", it)
+        if abs(rho_new) < 1e-300:
+            raise SolveError(f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {it}")
+        beta = (rho_new / rho) * (alpha / omega)
+        rho = rho_new
+        p[...] = r + beta * (p - omega * v)
+        if M is None:
+            phat[...] = p
+        else:
+            M(p, phat)
+        op.matvec(phat, v)
+        rv = _dot(rhat, v)
+        if abs(rv) < 1e-300:
+            raise SolveError(f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {it}")
+        alpha = rho / rv
+        s = r - alpha * v
+        snorm = _norm(s)
+        if snorm <= tol:
+            x += alpha * phat
+            history.append(snorm)
+            _report(history, callback, it, x)
+            return x, history, True
+        if M is None:
+            shat[...] = s
+        else:
+            M(s, shat)
+        op.matvec(shat, t)
+        tt = _dot(t, t)
+        if tt == 0:
+            raise SolveError(f"bicgstab: breakdown, |t| = 0 at iteration {it}")
+        omega = _dot(t, s) / tt
+        if abs(omega) < 1e-300:
+            raise SolveError(f"bicgstab: breakdown, omega = {omega:.3e} at iteration {it}")
+        x += alpha * phat + omega * shat
+        r[...] = s - omega * t
+        history.append(_norm(r))
+        _report(history, callback, it, x)
+        _finite(history[-1], "the residual", it)
+        if history[-1] <= tol:
+            return x, history, True
+    return x, history, False
+
+
+def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30):
+    """Right-preconditioned restarted GMRES(m) with Givens rotations (``maxiter`` counts inner
+    iterations)."""
+    tmp = b * 0.0
+    m = int(restart)
+    it = 0
+    op.matvec(x, tmp)
+    r = b - tmp
+    beta = _norm(r)
+    history = [beta]
+    _report(history, callback, 0, x)
+    while it < maxiter:
+        if beta <= tol:
+            return x, history, True
+        V = [r / beta]
+        Zs = []
+        H = np.zeros((m + 1, m))
+        cs, sn = np.zeros(m), np.zeros(m)
+        g = np.zeros(m + 1)
+        g[0] = beta
+        j_used = 0
+        for j in range(m):
+            it += 1
+            z = V[j] * 0.0
+            if M is None:
+                z[...] = V[j]
+            else:
+                M(V[j], z)
+            Zs.append(z)
+            w = b * 0.0
+            op.matvec(z, w)
+            for i in range(j + 1):                       # modified Gram-Schmidt
+                H[i, j] = _dot(w, V[i])
+                w -= H[i, j] * V[i]
+            hnorm = H[j + 1, j] = _norm(w)
+            _finite(hnorm, "the Arnoldi norm", it)
+            for i in range(j):
+                a, c = H[i, j], H[i + 1, j]
+                H[i, j], H[i + 1, j] = cs[i] * a + sn[i] * c, -sn[i] * a + cs[i] * c
+            d = math.hypot(H[j, j], H[j + 1, j])
+            if d == 0:
+                raise SolveError(f"gmres: breakdown (zero column) at iteration {it}")
+            cs[j], sn[j] = H[j, j] / d, H[j + 1, j] / d
+            H[j, j], H[j + 1, j] = d, 0.0
+            g[j + 1] = -sn[j] * g[j]
+            g[j] = cs[j] * g[j]
+            history.append(abs(g[j + 1]))
+            _report(history, callback, it, x)
+            j_used = j + 1
+            if abs(g[j + 1]) <= tol or it >= maxiter or hnorm == 0.0:
+                break
+            V.append(w / hnorm)
+        y = np.linalg.solve(np.triu(H[:j_used, :j_used]), g[:j_used])
+        for i in range(j_used):
+            x += y[i] * Zs[i]
+        op.matvec(x, tmp)
+        r = b - tmp
+        beta = _norm(r)
+        history[-1] = beta
+        if beta <= tol:
+            return x, history, True
+    return x, history, beta <= tol
+
+
+KRYLOV = {"cg": cg, "pipecg": pipelined_cg, "bicgstab": bicgstab, "gmres": gmres}

@@ -1,0 +1,206 @@
+"""``Solution``: the field with its convergence record, a notebook view and file export."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Solution", "write_vtk", "field_figure", "convergence_figure"]
+
+
+@dataclass
+class Solution:
+    """The result of a solve.
+
+    Attributes
+    ----------
+    field : numpy array
+        The solution, shaped as the grid (or 1D for a matrix system), on the host.
+    residuals : list of float
+        Residual norms, initial first (relative: divide by ``bnorm``).
+    iterations : int
+    converged : bool
+    time : float
+        Seconds of the solve (``setup_time`` separately).
+    device : str
+    method, precond : str
+    bandwidth : float
+        Achieved memory bandwidth of the solve, GB/s (bytes the kernels must move / time).
+    error : float or None
+        Max error against the exact solution, when the problem has one.
+    """
+
+    field: np.ndarray
+    residuals: list
+    iterations: int
+    converged: bool
+    time: float
+    setup_time: float = 0.0
+    device: str = "cpu"
+    method: str = ""
+    precond: str = ""
+    bnorm: float = 1.0
+    bytes_moved: float = 0.0
+    error: float | None = None
+    problem: str = ""
+    extent: tuple | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def x(self) -> np.ndarray:
+        """The solution as a flat vector (scipy's ``x``)."""
+        return self.field.ravel()
+
+    @property
+    def relative_residual(self) -> float:
+        return self.residuals[-1] / self.bnorm if self.bnorm else self.residuals[-1]
+
+    @property
+    def bandwidth(self) -> float:
+        return self.bytes_moved / self.time / 1e9 if self.time > 0 else 0.0
+
+    def summary(self) -> dict:
+        """JSON-able facts (what a job stores as its result)."""
+        return {
+            "problem": self.problem, "shape": list(self.field.shape), "method": self.method,
+            "precond": self.precond, "device": self.device, "iterations": self.iterations,
+            "converged": self.converged, "relative_residual": self.relative_residual,
+            "time_s": self.time, "setup_time_s": self.setup_time,
+            "bandwidth_GBps": self.bandwidth, "error": self.error,
+            "residuals": [r / (self.bnorm or 1.0) for r in self.residuals], **self.info,
+        }
+
+    def to_json(self) -> dict:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        state = "converged" if self.converged else "NOT converged"
+        shape = "x".join(map(str, self.field.shape))
+        err = f", error {self.error:.2e}" if self.error is not None else ""
+        return (f"<Solution {self.problem or 'system'} {shape}: {self.method}+{self.precond} "
+                f"{state} in {self.iterations} it, |r|/|b| = {self.relative_residual:.2e}, "
+                f"{self.time * 1e3:.1f} ms (+{self.setup_time * 1e3:.1f} ms setup) on "
+                f"{self.device}, {self.bandwidth:.1f} GB/s{err}>")
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        imgs = []
+        if self.field.ndim >= 2:
+            imgs.append(_png(field_figure(self)))
+        imgs.append(_png(convergence_figure(self)))
+        tags = "".join(f'<img src="data:image/png;base64,{b}" style="max-width:48%;'
+                       f'margin-right:1%"/>' for b in imgs)
+        return f"<div><code>{html.escape(repr(self))}</code><div>{tags}</div></div>"
+
+    # ------------------------------------------------------------------ export
+    def save(self, path, *, format: str | None = None) -> Path:
+        """Write ``path``: ``.npz`` (field and record) or ``.vtk`` (legacy structured points,
+        binary; readable by ParaView). ``format`` overrides the suffix ('npz', 'vtk',
+        'vtk-ascii')."""
+        path = Path(path)
+        fmt = format or path.suffix.lstrip(".").lower()
+        if fmt == "npz":
+            np.savez_compressed(path, field=self.field, residuals=np.asarray(self.residuals),
+                                summary=json.dumps(self.summary(), default=str))
+        elif fmt in ("vtk", "vtk-ascii"):
+            if self.field.ndim not in (2, 3):
+                raise ValueError(f"VTK export needs a 2D or 3D grid field, got shape "
+                                 f"{self.field.shape}")
+            spacing = None
+            if self.extent:
+                spacing = [e / n for e, n in zip(self.extent, self.field.shape)]
+            write_vtk(path, self.field, spacing=spacing, binary=fmt == "vtk")
+        else:
+            raise ValueError(f"unknown format {fmt!r}: choose from npz, vtk, vtk-ascii")
+        return path
+
+
+def write_vtk(path, u, *, spacing=None, binary=True, name="u") -> None:
+    """Legacy VTK STRUCTURED_POINTS with the cell-centred values as point data."""
+    u = np.asarray(u, dtype=np.float64)
+    shape = list(u.shape) + [1] * (3 - u.ndim)
+    h = list(spacing or [1.0 / n for n in u.shape]) + [1.0] * (3 - u.ndim)
+    origin = [0.5 * hh for hh in h]
+    header = (f"# vtk DataFile Version 3.0\nskiff solution\n{'BINARY' if binary else 'ASCII'}\n"
+              f"DATASET STRUCTURED_POINTS\nDIMENSIONS {shape[0]} {shape[1]} {shape[2]}\n"
+              f"ORIGIN {origin[0]:g} {origin[1]:g} {origin[2]:g}\n"
+              f"SPACING {h[0]:g} {h[1]:g} {h[2]:g}\nPOINT_DATA {u.size}\n"
+              f"SCALARS {name} double 1\nLOOKUP_TABLE default\n")
+    values = u.reshape(shape).transpose(2, 1, 0).ravel()    # VTK: x fastest
+    with open(path, "wb") as fh:
+        fh.write(header.encode("ascii"))
+        if binary:
+            fh.write(values.astype(">f8").tobytes())
+            fh.write(b"\n")
+        else:
+            fh.write(("\n".join(f"{v:.17g}" for v in values) + "\n").encode("ascii"))
+
+
+def field_figure(sol: Solution):
+    """Heatmap of the field (the middle slice of a 3D field) as a matplotlib Figure."""
+    from matplotlib.figure import Figure
+
+    u = sol.field
+    title = sol.problem or "solution"
+    if u.ndim == 3:
+        u = u[:, :, u.shape[2] // 2]
+        title += " (z mid-slice)"
+    fig = Figure(figsize=(4.2, 3.6), dpi=90)
+    ax = fig.add_subplot()
+    ext = None
+    if sol.extent:
+        ext = (0, sol.extent[0], 0, sol.extent[1])
+    im = ax.imshow(u.T, origin="lower", extent=ext, cmap="viridis", aspect="auto")
+    fig.colorbar(im, ax=ax)
+    ax.set_title(title)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    fig.tight_layout()
+    return fig
+
+
+def convergence_figure(sol: Solution):
+    """Relative residual per iteration (log scale) as a matplotlib Figure."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4.2, 3.6), dpi=90)
+    ax = fig.add_subplot()
+    res = np.asarray(sol.residuals, dtype=float) / (sol.bnorm or 1.0)
+    res = np.where(res > 0, res, np.nan)
+    ax.semilogy(np.arange(len(res)), res, marker="o", ms=3)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("|r| / |b|")
+    ax.set_title(f"{sol.method}+{sol.precond}: {sol.iterations} it")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def save_png(fig, path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.savefig(path, format="png")
+    return Path(path)
+
+
+def _png(fig) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _finite_or_none(x):
+    return x if x is not None and math.isfinite(x) else None

@@ -1,0 +1,472 @@
+"""``Solver``: set up once (operator, preconditioner hierarchy, kernels), solve many right-hand
+sides; ``solve`` is the one-call form.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(50, 50)).tocsr()
+>>> sol = solve(A, np.ones(50), method="cg", precond="jacobi", rtol=1e-10)
+>>> sol.converged, bool(np.allclose(A @ sol.x, 1.0))
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from skiff.kernels.backend import resolve_device, to_numpy, xp_for
+
+from . import fused
+from .amg import SmoothedAggregation
+from .krylov import KRYLOV, SolveError
+from .multigrid import CYCLES, SMOOTHERS, GeometricMG
+from .problems import GridProblem
+from .solution import Solution
+
+__all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError"]
+
+METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct")
+PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
+COMPATIBILITY = (None, "project")
+
+
+def _choice(value, valid, what):
+    if value not in valid:
+        shown = ", ".join(str(v) for v in valid)
+        raise ValueError(f"unknown {what} {value!r}: choose from {shown}")
+    return value
+
+
+# ------------------------------------------------------------------------------ operators
+class GridOperator:
+    """Matrix-free operator of a :class:`GridProblem` on the device (3D grid vectors)."""
+
+    def __init__(self, problem: GridProblem, xp):
+        self.problem = problem
+        self.xp = xp
+        self.shape = problem.shape3
+        self.const = not hasattr(problem.stencil, "c0")
+        self.arrays = tuple(xp.asarray(a) for a in problem.stencil.arrays())
+        self.n = int(np.prod(self.shape))
+        # bytes per matvec: read u (+ coefficient arrays), write out
+        self.matvec_bytes = 8 * self.n * (2 if self.const else 6)
+
+    def matvec_dot(self, p, out) -> float:
+        op = fused.apply_const if self.const else fused.apply_var
+        dot = op(p, *self.arrays, out)[1]
+        if self.problem.velocity is not None:
+            self.problem.convect(p, out)
+            dot = float((out * p).sum())
+        return dot
+
+    def matvec(self, p, out):
+        self.matvec_dot(p, out)
+        return out
+
+    def diagonal(self):
+        d = self.xp.asarray(self.problem.stencil.diag)
+        if self.problem.velocity is not None:
+            hs = (1.0,) * (3 - self.problem.ndim) + tuple(self.problem.h)
+            vel = (0.0,) * (3 - self.problem.ndim) + tuple(self.problem.velocity)
+            d = d + sum(abs(v) / h for v, h in zip(vel, hs))
+        return d
+
+
+class MatrixOperator:
+    """A sparse matrix (scipy or cupyx) or a callable ``x -> A x`` as an operator on vectors."""
+
+    def __init__(self, A, n: int, xp):
+        self.xp = xp
+        self.n = n
+        self.shape = (n,)
+        self.callable = callable(A) and not hasattr(A, "shape")
+        if self.callable:
+            self.A = A
+            self.matvec_bytes = 16 * n
+        else:
+            self.A = _matrix_on(A, xp)
+            self.matvec_bytes = 12 * A.nnz + 16 * n
+
+    def matvec(self, p, out):
+        out[...] = self.A(p) if self.callable else self.A @ p
+        return out
+
+    def matvec_dot(self, p, out) -> float:
+        self.matvec(p, out)
+        return float((p * out).sum())
+
+    def diagonal(self):
+        if self.callable:
+            raise ValueError("jacobi/chebyshev need the diagonal: give a matrix, not a function")
+        return self.xp.asarray(self.A.diagonal())
+
+
+def _matrix_on(A, xp):
+    if xp is np:
+        return sp.csr_matrix(A) if not sp.issparse(A) or A.format != "csr" else A
+    import cupyx.scipy.sparse as csp  # GPU device: cupy is present
+
+    if csp.issparse(A):
+        return A.tocsr()
+    return csp.csr_matrix(sp.csr_matrix(A))
+
+
+def _host_csr(A):
+    if sp.issparse(A):
+        return A.tocsr()
+    if hasattr(A, "get") and hasattr(A, "tocsr"):  # cupyx sparse
+        return A.get().tocsr()
+    return sp.csr_matrix(np.asarray(A))
+
+
+# ------------------------------------------------------------------------------ preconditioners
+class Jacobi:
+    def __init__(self, op):
+        self.invdiag = 1.0 / op.diagonal()
+        self.bytes = 0
+
+    def __call__(self, r, out):
+        fused.jacobi_dot(r, self.invdiag, out)
+        self.bytes += 24 * r.size
+        return out
+
+    def describe(self):
+        return "Jacobi (diagonal)"
+
+
+class Chebyshev:
+    """A Chebyshev polynomial in D^-1 A approximating A^-1 on [lmax / ratio, lmax]."""
+
+    def __init__(self, op, degree=4, ratio=30.0):
+        self.op = op
+        self.invdiag = 1.0 / op.diagonal()
+        self.degree = int(degree)
+        xp = op.xp
+        v = xp.asarray(np.random.default_rng(2).standard_normal(op.shape))
+        w = xp.empty(op.shape)
+        lam = 1.0
+        for _ in range(15):
+            v /= float(xp.linalg.norm(v.ravel()))
+            op.matvec(v, w)
+            w *= self.invdiag.reshape(w.shape)
+            lam = float((w * v).sum())
+            v, w = w, v
+        self.lmax = 1.1 * lam
+        self.lmin = self.lmax / ratio
+        self.tmp = xp.empty(op.shape)
+        self.bytes = 0
+
+    def __call__(self, r, out):
+        hi, lo = self.lmax, self.lmin
+        theta, delta = (hi + lo) / 2, (hi - lo) / 2
+        sigma = theta / delta
+        rho = 1.0 / sigma
+        dinv = self.invdiag.reshape(r.shape)
+        res = dinv * r
+        d = res / theta
+        out[...] = 0.0
+        for k in range(self.degree):
+            out += d
+            if k == self.degree - 1:
+                break
+            self.op.matvec(d, self.tmp)
+            res -= dinv * self.tmp
+            rho_new = 1.0 / (2 * sigma - rho)
+            d = rho_new * rho * d + (2 * rho_new / delta) * res
+            rho = rho_new
+        self.bytes += self.degree * (self.op.matvec_bytes + 40 * r.size)
+        return out
+
+    def describe(self):
+        return f"Chebyshev degree {self.degree} on [{self.lmin:.3g}, {self.lmax:.3g}]"
+
+
+class MGPrecond:
+    def __init__(self, mg: GeometricMG):
+        self.mg = mg
+        self.bytes = 0
+        n = sum(int(np.prod(lv.shape)) for lv in mg.levels)
+        self.cycle_bytes = 8 * n * (3 * (mg.pre + mg.post) + 5)
+
+    def __call__(self, r, out):
+        self.mg.precondition(r, out)
+        self.bytes += self.cycle_bytes
+        return out
+
+    def describe(self):
+        return "geometric multigrid " + self.mg.describe()
+
+
+class AMGPrecond:
+    def __init__(self, amg: SmoothedAggregation):
+        self.amg = amg
+        self.bytes = 0
+        nnz = sum(lv[0].nnz for lv in amg.levels)
+        self.cycle_bytes = (12 * nnz + 8 * sum(lv[0].shape[0] for lv in amg.levels) * 6) * (
+            2 * amg.degree + 1)
+
+    def __call__(self, r, out):
+        self.amg.precondition(r, out)
+        self.bytes += self.cycle_bytes
+        return out
+
+    def describe(self):
+        return "algebraic multigrid " + self.amg.describe()
+
+
+def resolve_precond(precond: str, method: str, is_grid: bool) -> str:
+    """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices."""
+    if precond != "auto":
+        return precond
+    if method in ("mg", "fmg", "direct"):
+        return "none"
+    return "mg" if is_grid else "amg"
+
+
+# ------------------------------------------------------------------------------ the solver
+class Solver:
+    """Set up a solve once and reuse it for many right-hand sides.
+
+    Parameters
+    ----------
+    system : GridProblem, scipy.sparse / cupyx.scipy.sparse matrix, or callable ``x -> A x``
+    method : {'cg', 'pipecg', 'bicgstab', 'gmres', 'mg', 'fmg', 'direct'}
+        Krylov method, stationary multigrid cycles ('mg'), full multigrid followed by cycles
+        ('fmg'), or SciPy's sparse direct solver ('direct', CPU only; a reference).
+    precond : {'auto', 'none', 'jacobi', 'chebyshev', 'mg', 'amg'}
+        'auto': geometric multigrid on grids, smoothed-aggregation AMG on matrices.
+    cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
+    restart : int
+        GMRES restart length.
+    device : 'auto', 'cpu', 'cuda' or 'cuda:N'
+    compatibility : None or 'project'
+        For singular pure-Neumann problems: 'project' removes the mean of ``b`` (and of ``x``);
+        without it an incompatible right-hand side raises ``ValueError``.
+    n : int
+        Size of the system when ``system`` is a callable.
+    """
+
+    def __init__(self, system, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
+                 pre=2, post=2, restart=30, device="auto", compatibility=None, n=None):
+        self.method = _choice(method, METHODS, "method")
+        _choice(precond, PRECONDS, "preconditioner")
+        _choice(cycle, CYCLES, "cycle")
+        _choice(smoother, SMOOTHERS, "smoother")
+        _choice(compatibility, COMPATIBILITY, "compatibility")
+        self.device = resolve_device(device)
+        self.xp = xp = xp_for(self.device)
+        self.is_grid = isinstance(system, GridProblem)
+        self.precond_name = resolve_precond(precond, method, self.is_grid)
+        self.compatibility = compatibility
+        self.restart = int(restart)
+        self.system = system
+        t0 = time.perf_counter()
+        if self.is_grid:
+            if not system.symmetric and method in ("cg", "pipecg"):
+                raise ValueError(f"method {method!r} needs a symmetric problem; convection makes "
+                                 "it non-symmetric: use 'bicgstab' or 'gmres'")
+            self.op = GridOperator(system, xp)
+        else:
+            if callable(system) and not hasattr(system, "shape"):
+                if n is None:
+                    raise ValueError("a callable operator needs n=, the size of the system")
+                self.op = MatrixOperator(system, int(n), xp)
+            else:
+                shape = getattr(system, "shape", None)
+                if shape is None or len(shape) != 2 or shape[0] != shape[1]:
+                    raise ValueError(f"the matrix must be square, got shape {shape!r}")
+                self.op = MatrixOperator(system, int(shape[0]), xp)
+        if self.method in ("mg", "fmg") and not self.is_grid:
+            raise ValueError(f"method {method!r} needs a grid problem; for a matrix use "
+                             "method='cg' (or 'gmres') with precond='amg'")
+        if self.method == "direct" and self.device.is_gpu:
+            raise ValueError("method 'direct' runs on the CPU only (it is SciPy's spsolve)")
+        self.mg = None
+        self.M = None
+        singular = self.is_grid and system.singular
+        if self.method in ("mg", "fmg") or self.precond_name == "mg":
+            if not self.is_grid:
+                raise ValueError("precond 'mg' needs a grid problem; for a matrix use 'amg'")
+            self.mg = GeometricMG(system.stencil, system.signs, cycle=cycle, smoother=smoother,
+                                  pre=pre, post=post, singular=singular, xp=xp)
+        if self.method not in ("mg", "fmg", "direct"):
+            self.M = self._make_precond(self.precond_name)
+        self._sync()
+        self.setup_time = time.perf_counter() - t0
+
+    def _make_precond(self, name):
+        if name == "none":
+            return None
+        if name == "jacobi":
+            return Jacobi(self.op)
+        if name == "chebyshev":
+            return Chebyshev(self.op)
+        if name == "mg":
+            return MGPrecond(self.mg)
+        A = self.system.matrix() if self.is_grid else (
+            _host_csr(self.system) if not self.op.callable else None)
+        if A is None:
+            raise ValueError("precond 'amg' needs a matrix, not a function")
+        return AMGPrecond(SmoothedAggregation(A, xp=self.xp))
+
+    def _sync(self):
+        if self.device.is_gpu:
+            self.xp.cuda.Device().synchronize()
+
+    def describe(self) -> str:
+        pre = self.M.describe() if self.M is not None else (
+            self.mg.describe() if self.mg is not None else "none")
+        return f"{self.method} with {pre} on {self.device.name}"
+
+    # -------------------------------------------------------------------------- solve
+    def _prepare_b(self, b):
+        xp = self.xp
+        if b is None:
+            if not self.is_grid:
+                raise ValueError("b is required for a matrix system")
+            b = self.system.rhs
+        host = to_numpy(b) if not isinstance(b, np.ndarray) else b
+        host = np.asarray(host, dtype=np.float64)
+        if host.size != self.op.n:
+            raise ValueError(f"b has {host.size} entries (shape {host.shape}) but the system has "
+                             f"{self.op.n} unknowns")
+        bad = ~np.isfinite(host)
+        if bad.any():
+            where = np.unravel_index(int(np.argmax(bad.ravel())), host.shape)
+            raise ValueError(f"b contains NaN or inf (first at index {where}: "
+                             f"{host[where]!r})")
+        host = host.reshape(self.op.shape).copy()
+        if self.is_grid and self.system.singular:
+            active = self.system.mask
+            mean = host[active].mean() if active is not None else host.mean()
+            scale = max(np.abs(host).max(), 1e-300)
+            if self.compatibility == "project":
+                if active is not None:
+                    host[active] -= mean
+                else:
+                    host -= mean
+            elif abs(mean) > 1e-10 * scale:
+                raise ValueError(
+                    f"the problem is singular (Neumann on every side: u is defined up to a "
+                    f"constant) and b is not compatible (mean of b = {mean:.3e}, it must be 0); "
+                    f"pass compatibility='project' to remove the mean")
+        return xp.asarray(host)
+
+    def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
+              reporter=None) -> Solution:
+        """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side).
+
+        Stops when ``|b - A x| <= max(rtol |b|, atol)``. ``callback(x)`` is called after each
+        iteration (``x`` on the device, grid-shaped); ``reporter`` (a skiff Reporter) receives
+        the relative residual as the ``residual`` metric and can cancel.
+        """
+        if not (rtol >= 0 and atol >= 0) or (rtol == 0 and atol == 0):
+            raise ValueError(f"solve: rtol and atol must be >= 0 and not both 0, got "
+                             f"rtol={rtol!r}, atol={atol!r}")
+        xp = self.xp
+        bdev = self._prepare_b(b)
+        bnorm = float(xp.linalg.norm(bdev.ravel()))
+        tol = max(rtol * bnorm, atol)
+        n = self.op.n
+        if maxiter is None:
+            maxiter = 100 if self.method in ("mg", "fmg") else min(10 * n, 20000)
+        x = xp.zeros(self.op.shape) if x0 is None else xp.asarray(
+            np.asarray(to_numpy(x0), dtype=np.float64).reshape(self.op.shape)).copy()
+        decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
+
+        def on_iter(it, rnorm, xk):
+            if reporter is not None:
+                rel = rnorm / bnorm if bnorm else rnorm
+                reporter.metric("residual", rel, step=it)
+                done = min(max(math.log10(bnorm / max(rnorm, 1e-300)), 0.0), decades)
+                reporter.progress(round(done, 3), round(decades, 3), unit="decades",
+                                  message=f"it {it}: |r|/|b| = {rel:.2e}")
+                reporter.check()
+            if callback is not None and it > 0:
+                callback(xk)
+
+        if bnorm == 0:
+            hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
+        else:
+            t0 = time.perf_counter()
+            x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+            if self.is_grid and self.system.singular and self.compatibility == "project":
+                x -= x.mean()
+            self._sync()
+            elapsed = time.perf_counter() - t0
+            moved = self._bytes(len(hist) - 1)
+        field = to_numpy(x)
+        if self.is_grid:
+            field = field.reshape(self.system.shape)
+        err = None
+        if self.is_grid and self.system.exact is not None:
+            err = float(np.abs(field - self.system.exact).max())
+        sol = Solution(
+            field=field, residuals=[float(h) for h in hist], iterations=len(hist) - 1,
+            converged=bool(converged), time=elapsed, setup_time=self.setup_time,
+            device=self.device.name, method=self.method, precond=self.precond_name,
+            bnorm=bnorm, bytes_moved=moved, error=err,
+            problem=self.system.name if self.is_grid else "matrix",
+            extent=self.system.info.get("extent") if self.is_grid else None,
+            info={"solver": self.describe()})
+        if reporter is not None:
+            reporter.info(solver=self.describe(), iterations=sol.iterations)
+        return sol
+
+    def _run(self, b, x, tol, maxiter, on_iter):
+        if self.method == "direct":
+            from scipy.sparse.linalg import spsolve
+
+            A = self.system.matrix() if self.is_grid else _host_csr(self.system)
+            xs = spsolve(A.tocsc(), to_numpy(b).ravel()).reshape(self.op.shape)
+            r = float(np.linalg.norm(to_numpy(b).ravel() - A @ xs.ravel()))
+            on_iter(0, float(np.linalg.norm(to_numpy(b))), x)
+            on_iter(1, r, xs)
+            return self.xp.asarray(xs), [float(np.linalg.norm(to_numpy(b))), r], r <= tol
+        if self.method in ("mg", "fmg"):
+            if self.method == "fmg":
+                src, bt = self.system.source, self.system.bterm
+                if self.compatibility == "project" or not np.allclose(
+                        self.system.rhs.ravel(), to_numpy(b).ravel()):
+                    src, bt = to_numpy(b), np.zeros_like(to_numpy(b))
+                x = self.mg.fmg(src, bt)
+            bn = float(self.xp.linalg.norm(b.ravel()))
+            return self.mg.iterate(b, x, rtol=tol / bn if bn else 0.0, atol=tol, maxiter=maxiter,
+                                   callback=on_iter, bnorm=bn)
+        fn = KRYLOV[self.method]
+        kw = {"restart": self.restart} if self.method == "gmres" else {}
+        try:
+            return fn(self.op, b, x, self.M, tol=tol, maxiter=maxiter, callback=on_iter, **kw)
+        except SolveError:
+            raise
+        except FloatingPointError as exc:
+            raise SolveError(str(exc)) from None
+
+    def _bytes(self, iters: int) -> float:
+        """Bytes the kernels of ``iters`` iterations must move at least (for the bandwidth)."""
+        n = self.op.n
+        if self.method in ("mg", "fmg"):
+            return MGPrecond(self.mg).cycle_bytes * max(iters, 1)
+        if self.method == "direct":
+            return 0.0
+        vec = {"cg": 12, "pipecg": 24, "bicgstab": 20, "gmres": 12 + self.restart}[self.method]
+        per_it = self.op.matvec_bytes * (2 if self.method == "bicgstab" else 1) + 8 * n * vec
+        pre = self.M.bytes if self.M is not None else 0
+        if self.M is not None:
+            self.M.bytes = 0
+        return per_it * iters + pre
+
+
+def solve(system, b=None, *, method="cg", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,
+          callback=None, x0=None, device="auto", reporter=None, **options) -> Solution:
+    """Solve ``A x = b`` in one call: set up a :class:`Solver` and solve once.
+
+    ``system`` is a :class:`~skiff.kernels.solve.problems.GridProblem` (``b`` defaults to its
+    right-hand side), a scipy/cupyx sparse matrix, or a callable (then pass ``n=``). Options
+    go to :class:`Solver` (cycle, smoother, pre, post, restart, compatibility, n).
+    """
+    solver = Solver(system, method=method, precond=precond, device=device, **options)
+    return solver.solve(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
+                        reporter=reporter)
