@@ -1,0 +1,152 @@
+"""What a training step holds in memory: an accounting built on what autograd really keeps.
+
+:func:`measure_saved_bytes` runs a forward and adds up the arrays its graph saved for backward
+(each underlying buffer once; parameters excluded, they are counted as parameters).
+:func:`estimate_step_memory` probes the model's forward at batch size 1, scales the saved bytes
+by the batch size and the dtype, and adds parameters, gradients and optimizer state; the
+planner and the trainer use it to choose a batch size and a parallel layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import graph_nodes
+from .tensor import Tensor, _as_dtype, enable_grad
+
+__all__ = ["measure_saved_bytes", "saved_bytes_of", "estimate_step_memory", "OPTIMIZER_SLOTS"]
+
+# optimizer state arrays per parameter
+OPTIMIZER_SLOTS = {"adamw": 2, "adam": 2, "sgd": 0, "sgd-momentum": 1, "none": 0}
+
+
+def _root(a):
+    while getattr(a, "base", None) is not None and hasattr(a.base, "nbytes"):
+        a = a.base
+    return a
+
+
+def _breakdown(outputs) -> tuple[int, int]:
+    """(float bytes, other bytes) of the unique buffers saved by the graph behind outputs."""
+    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    nodes, leaves = set(), set()
+    for o in outs:
+        if isinstance(o, Tensor):
+            nodes.update(graph_nodes(o))
+    for n in nodes:
+        for p in n._parents:
+            if isinstance(p, Tensor):
+                leaves.add(id(_root(p.data)))
+    seen = set()
+    fbytes = obytes = 0
+    for n in nodes:
+        for a in n.saved or ():
+            if a is None or not hasattr(a, "nbytes") or not hasattr(a, "dtype"):
+                continue
+            r = _root(a)
+            if id(r) in seen or id(r) in leaves:
+                continue
+            seen.add(id(r))
+            if r.dtype.kind == "f":
+                fbytes += int(r.nbytes)
+            else:
+                obytes += int(r.nbytes)
+    return fbytes, obytes
+
+
+def saved_bytes_of(outputs) -> int:
+    """Bytes the graph behind ``outputs`` keeps for backward."""
+    f, o = _breakdown(outputs)
+    return f + o
+
+
+def measure_saved_bytes(fn) -> int:
+    """Run ``fn()`` (which returns the tensor(s) backward would start from, e.g. the loss)
+    with graph recording on and return the bytes retained for backward.
+
+    >>> import numpy as np, skiff
+    >>> w = skiff.tensor(np.ones((4, 4)), requires_grad=True)
+    >>> x = skiff.tensor(np.ones((8, 4)))
+    >>> measure_saved_bytes(lambda: (x @ w).tanh().sum())  # x (128 B) + tanh output (128 B)
+    256
+    """
+    with enable_grad():
+        out = fn()
+    return saved_bytes_of(out)
+
+
+def _first_embedding(model):
+    from .nn import Embedding
+
+    for m in model.modules():
+        if isinstance(m, Embedding):
+            return m
+    return None
+
+
+def _probe_input(model, shape, generator):
+    emb = _first_embedding(model)
+    if emb is not None:
+        return Tensor(generator.integers(0, emb.num_embeddings, size=shape))
+    p = next(iter(model.parameters()), None)
+    dt = p.dtype if p is not None else np.float32
+    x = Tensor(generator.standard_normal(shape), dtype=dt)
+    return x.to(p.device) if p is not None else x
+
+
+def _default_step(model, x):
+    out = model(x)
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    return out.sum() if out.dtype.kind == "f" else out
+
+
+def estimate_step_memory(model, batch_shape, dtype="float32", optimizer="adamw",
+                         step_fn=None, master_weights=False) -> dict:
+    """Bytes one training step needs, by category.
+
+    Parameters
+    ----------
+    model : nn.Module
+    batch_shape : tuple
+        Shape of one input batch (``(B, T)`` tokens for a language model, ``(B, features)``
+        or ``(B, C, H, W)`` otherwise); the first axis is the batch.
+    dtype : str
+        Storage dtype of parameters and activations (``float32``, ``float16``, ...).
+    optimizer : str
+        One of ``adamw``, ``adam``, ``sgd``, ``sgd-momentum``, ``none`` (optimizer state is
+        float32).
+    step_fn : callable, optional
+        ``step_fn(model, x) -> loss``; default ``model(x).sum()``.
+    master_weights : bool
+        Add a float32 master copy of the parameters (mixed precision).
+
+    Returns
+    -------
+    dict with ``parameters``, ``gradients``, ``optimizer``, ``activations`` and ``total``
+    (bytes), the activations measured by a batch-1 probe of the real forward and scaled.
+    """
+    key = str(optimizer).lower()
+    if key not in OPTIMIZER_SLOTS:
+        valid = ", ".join(OPTIMIZER_SLOTS)
+        raise ValueError(f"unknown optimizer {optimizer!r}: choose from {valid}")
+    shape = tuple(int(s) for s in batch_shape)
+    if not shape or shape[0] <= 0:
+        raise ValueError(f"batch_shape must start with a positive batch size, got {batch_shape!r}")
+    itemsize = _as_dtype(dtype).itemsize
+    n_params = model.num_parameters()
+    params = n_params * itemsize
+    grads = n_params * itemsize
+    opt = n_params * 4 * OPTIMIZER_SLOTS[key] + (n_params * 4 if master_weights else 0)
+    probe_dtype_size = next(iter(model.parameters())).dtype.itemsize if n_params else 4
+    rng = np.random.default_rng(0)
+    x = _probe_input(model, (1,) + shape[1:], rng)
+    step = step_fn or _default_step
+    with enable_grad():
+        loss = step(model, x)
+    fbytes, obytes = _breakdown(loss)
+    del loss
+    act = (fbytes * itemsize // probe_dtype_size + obytes) * shape[0]
+    total = params + grads + opt + act
+    return {"parameters": params, "gradients": grads, "optimizer": opt, "activations": act,
+            "total": total}
