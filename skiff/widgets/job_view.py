@@ -175,7 +175,9 @@ class JobView(W.VBox):
             self._stop.wait(self.poll)
 
     def close(self) -> None:
-        self._stop.set()
+        stop = getattr(self, "_stop", None)  # close() also runs from __del__ of a half-built one
+        if stop is not None:
+            stop.set()
         super().close()
 
     # updates -----------------------------------------------------------------------------

@@ -1,0 +1,319 @@
+"""``JobMonitor``: a live table of every job in the run folders.
+
+One row per job (kind, status, progress, elapsed, device, memory) with buttons to cancel it,
+show its live :class:`JobView`, resume it (train jobs: relaunched with ``resume=True`` from
+its checkpoints) and open its run folder. One daemon thread per monitor re-reads the run
+folders every ``poll`` seconds and updates the rows that changed, batched with ``hold_sync``.
+The table is built from the run folders alone, so it is the same after a browser reload or
+a kernel restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import threading
+import time
+from pathlib import Path
+
+import ipywidgets as W
+
+from skiff.jobs import Job
+from skiff.jobs.store import list_run_dirs, runs_root
+
+from .render import badge, fmt_bytes, fmt_seconds
+
+__all__ = ["JobMonitor", "resume_job", "job_memory", "folder_listing"]
+
+COLUMNS = ("job", "kind", "status", "progress", "elapsed", "device", "memory", "")
+_TEMPLATE = "minmax(15em,2.2fr) 0.7fr 0.8fr 1.6fr 0.8fr 0.8fr 0.8fr minmax(17em,2fr)"
+_MEMORY_KEYS = ("memory", "peak_memory", "memory_bytes", "mem_bytes", "measured_memory",
+                "max_memory", "memory_used")
+
+
+def job_memory(job: Job) -> str:
+    """The memory a job reported (``reporter.info(memory=...)`` or a ``*mem*`` metric)."""
+    state = job.refresh()
+    value = None
+    for key in _MEMORY_KEYS:
+        if isinstance(state.info.get(key), (int, float)):
+            value = state.info[key]
+            break
+    else:
+        for key, v in state.info.items():
+            if "mem" in key.lower() and isinstance(v, (int, float)) and not isinstance(v, bool):
+                value = v
+                break
+        else:
+            for name, series in state.metrics.items():
+                if "mem" in name.lower() and series:
+                    value = series[-1][1]
+                    break
+    if value is None:
+        return ""
+    return fmt_bytes(value) if value >= 1024 else f"{value:.3g}"
+
+
+def job_device(job: Job) -> str:
+    state = job.refresh()
+    device = state.info.get("device") or job.meta.get("device") or ""
+    ranks = job.meta.get("np", 1) or 1
+    return f"{device} ×{ranks}" if ranks > 1 else str(device)
+
+
+def resume_job(job: Job) -> Job:
+    """Relaunch a train job from its newest checkpoint, with the same ranks and device.
+
+    The checkpoints are where the job wrote them: its ``checkpoint_dir``, else the
+    ``checkpoints`` folder of its run folder.
+    """
+    if job.kind != "train":
+        raise ValueError(f"only train jobs can be resumed, got a {job.kind!r} job ({job.id})")
+    if not job.refresh().final:
+        raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    config = dict(job.config)
+    if str(config.get("model", "")).startswith("<notebook"):
+        raise ValueError(f"job {job.id} trained a notebook object; resume it from the notebook "
+                         "with %train ... --resume --checkpoint-dir DIR")
+    config["resume"] = True
+    config["checkpoint_dir"] = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
+    try:  # validate with the kind's own grammar when it has one
+        from skiff.grammar.train import to_config
+    except ImportError:
+        pass
+    else:
+        config = to_config(config)
+    from skiff.jobs import launch
+
+    return launch("train", config, np=int(job.meta.get("np", 1) or 1),
+                  runner=job.meta.get("runner", "auto"), device=job.meta.get("device"),
+                  label=f"resume {job.id}")
+
+
+def folder_listing(run_dir: Path, limit: int = 60) -> str:
+    """HTML: the run folder's path and its files with their sizes."""
+    run_dir = Path(run_dir)
+    rows = []
+    files = sorted(p for p in run_dir.rglob("*") if p.is_file())
+    for p in files[:limit]:
+        rows.append(f"<tr><td><code>{html.escape(str(p.relative_to(run_dir)))}</code></td>"
+                    f"<td style='text-align:right'>{fmt_bytes(p.stat().st_size)}</td></tr>")
+    more = f"<tr><td>… {len(files) - limit} more</td></tr>" if len(files) > limit else ""
+    return (f"<div class='skiff-folder'><b>run folder</b> <code>{html.escape(str(run_dir))}"
+            f"</code><table style='font-size:90%'>{''.join(rows)}{more}</table></div>")
+
+
+def _cell(value: str = "", cls: str | None = None) -> W.HTML:
+    w = W.HTML(value, layout=W.Layout(overflow="hidden"))
+    if cls:
+        w.add_class(cls)
+    return w
+
+
+class _Row:
+    """The widgets of one job's row."""
+
+    def __init__(self, monitor: JobMonitor, job: Job):
+        self.job = job
+        short = html.escape(job.id)
+        self.id = _cell(f"<code style='font-size:85%'>{short}</code>", "skiff-monitor-id")
+        self.kind = _cell(html.escape(str(job.meta.get("label") or job.kind)))
+        self.status = _cell("", "skiff-monitor-status")
+        self.progress = W.FloatProgress(min=0.0, max=1.0, value=0.0,
+                                        layout=W.Layout(width="55%"))
+        self.progress_text = _cell()
+        self.elapsed = _cell()
+        self.device = _cell()
+        self.memory = _cell()
+        small = W.Layout(width="auto", padding="0 6px")
+        self.cancel = W.Button(description="Cancel", icon="stop", layout=small,
+                               tooltip="ask the job to stop")
+        self.show = W.Button(description="Show", icon="eye", layout=small,
+                             tooltip="show the job's live widget below the table")
+        self.resume = W.Button(description="Resume", icon="play", layout=small,
+                               tooltip="relaunch from the newest checkpoint")
+        self.folder = W.Button(description="Folder", icon="folder-open", layout=small,
+                               tooltip="show the run folder and its files")
+        for b, cls in ((self.cancel, "skiff-monitor-cancel"), (self.show, "skiff-monitor-show"),
+                       (self.resume, "skiff-monitor-resume"),
+                       (self.folder, "skiff-monitor-folder")):
+            b.add_class(cls)
+        self.cancel.on_click(lambda _b: monitor.cancel(self.job))
+        self.show.on_click(lambda _b: monitor.show(self.job))
+        self.resume.on_click(lambda _b: monitor.resume(self.job))
+        self.folder.on_click(lambda _b: monitor.open_folder(self.job))
+        if job.kind != "train":
+            self.resume.layout.display = "none"
+        self.cells = [self.id, self.kind, self.status,
+                      W.HBox([self.progress, self.progress_text],
+                             layout=W.Layout(align_items="center")),
+                      self.elapsed, self.device, self.memory,
+                      W.HBox([self.cancel, self.show, self.resume, self.folder])]
+        self.cells[0].add_class("skiff-monitor-row")
+
+    def widgets(self):
+        return [self.status, self.progress, self.progress_text, self.elapsed, self.device,
+                self.memory, self.cancel, self.resume]
+
+    def update(self) -> None:
+        state = self.job.refresh()
+        with contextlib.ExitStack() as stack:
+            for w in self.widgets():
+                stack.enter_context(w.hold_sync())
+            self.status.value = badge(state.status)
+            if state.total:
+                total = float(state.total)
+                self.progress.max = total
+                self.progress.value = min(float(state.done), total)
+                self.progress_text.value = f"{state.done:g}/{total:g}"
+            elif state.final:
+                self.progress.value = self.progress.max if state.status == "done" else 0.0
+            self.progress.bar_style = {"done": "success", "failed": "danger",
+                                       "cancelled": "warning"}.get(state.status, "info")
+            self.elapsed.value = fmt_seconds(state.elapsed(time.time()))
+            self.device.value = html.escape(job_device(self.job))
+            self.memory.value = html.escape(job_memory(self.job))
+            self.cancel.disabled = state.final
+            self.resume.disabled = not state.final
+
+
+class JobMonitor(W.VBox):
+    """A live table of the jobs in the run folders (newest first).
+
+    Parameters
+    ----------
+    root : path, optional
+        The runs root (default ``$SKIFF_RUNS`` or ``./skiff-runs``).
+    limit : int
+        Show at most this many of the newest jobs.
+    poll : float
+        Seconds between reads of the run folders.
+    start : bool
+        Start the watcher thread now (tests may call :meth:`refresh` by hand).
+    """
+
+    def __init__(self, root=None, *, limit: int = 20, poll: float = 1.0, start: bool = True):
+        if limit < 1 or poll <= 0:
+            raise ValueError(f"limit must be >= 1 and poll > 0, got {limit!r}, {poll!r}")
+        self.root = root
+        self.limit = int(limit)
+        self.poll = float(poll)
+        self.rows: dict[str, _Row] = {}
+        self._jobs: dict[Path, Job] = {}
+        self._order: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.heading = W.HTML("")
+        self.heading.add_class("skiff-monitor-heading")
+        head = [W.HTML(f"<b>{c}</b>") for c in COLUMNS]
+        self._head = head
+        self.table = W.GridBox(head, layout=W.Layout(grid_template_columns=_TEMPLATE,
+                                                     grid_gap="2px 8px", align_items="center"))
+        self.table.add_class("skiff-monitor-table")
+        self.message = W.HTML("")
+        self.message.add_class("skiff-monitor-message")
+        self.detail = W.VBox([])
+        self.detail.add_class("skiff-monitor-detail")
+        super().__init__([self.heading, self.table, self.message, self.detail])
+        self.add_class("skiff-monitor")
+        self.refresh()
+        if start:
+            self.start()
+
+    # the table ----------------------------------------------------------------------------
+    def _job(self, path: Path) -> Job:
+        job = self._jobs.get(path)
+        if job is None:
+            job = self._jobs[path] = Job.load(path)
+        return job
+
+    def refresh(self) -> None:
+        """Re-read the run folders: add rows for new jobs, update the others."""
+        with self._lock:
+            # folder names start with a time stamp to the second: take a margin, then order
+            # by the exact creation time
+            dirs = list_run_dirs(self.root)[-(self.limit + 50):]
+            jobs = []
+            for d in dirs:
+                try:
+                    jobs.append(self._job(d))
+                except (OSError, ValueError, KeyError):
+                    continue  # a folder being created or removed right now
+            jobs.sort(key=lambda j: (j.meta.get("created") or 0.0, j.id), reverse=True)
+            jobs = jobs[:self.limit]
+            order = [j.id for j in jobs]
+            for job in jobs:
+                if job.id not in self.rows:
+                    self.rows[job.id] = _Row(self, job)
+                self.rows[job.id].update()
+            if order != self._order:
+                cells = list(self._head)
+                for job_id in order:
+                    cells.extend(self.rows[job_id].cells)
+                self.table.children = cells
+                for job_id in set(self.rows) - set(order):
+                    del self.rows[job_id]
+                self._order = order
+            running = sum(1 for j in jobs if not j.refresh().final)
+            where = html.escape(str(runs_root(self.root)))
+            self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
+                                  f" ({running} running) in <code>{where}</code>")
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="skiff-monitor")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll):
+            if self.comm is None:
+                return
+            try:
+                self.refresh()
+            except Exception as exc:  # never take the kernel down
+                self.message.value = f"<pre>monitor update failed: {html.escape(repr(exc))}</pre>"
+
+    def close(self) -> None:
+        stop = getattr(self, "_stop", None)  # close() also runs from __del__ of a half-built one
+        if stop is not None:
+            stop.set()
+        super().close()
+
+    # actions ------------------------------------------------------------------------------
+    def _say(self, text: str, error: bool = False) -> None:
+        color = "#d62728" if error else "#333"
+        self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
+
+    def cancel(self, job: Job) -> None:
+        job.cancel()
+        self._say(f"cancel requested for {job.id}")
+
+    def show(self, job: Job) -> None:
+        from .job_view import view_for
+
+        self.detail.children = [view_for(job)]
+        self._say(f"showing {job.id}")
+
+    def resume(self, job: Job) -> Job | None:
+        try:
+            new = resume_job(job)
+        except (ValueError, TypeError) as exc:
+            self._say(str(exc), error=True)
+            return None
+        self.refresh()
+        self.show(new)
+        self._say(f"resumed {job.id} as {new.id}")
+        return new
+
+    def open_folder(self, job: Job) -> None:
+        self.detail.children = [W.HTML(folder_listing(job.run_dir))]
+        self._say(f"run folder of {job.id}: {job.run_dir}")
+
+    def __repr__(self) -> str:
+        return f"<JobMonitor of {len(self.rows)} jobs in {runs_root(self.root)}>"
