@@ -262,9 +262,13 @@ def _read_text(spec) -> tuple[str, str]:
         raise TypeError(f"TextDataset takes a path, a corpus name or text, got {type(spec)}")
     if spec in CORPORA:
         return corpus_text(spec), spec
-    if "\n" not in spec and len(spec) < 4096:
+    if "\n" not in spec and len(spec) < 256:
         path = Path(spec).expanduser()
-        if path.is_file():
+        try:
+            is_file = path.is_file()
+        except OSError:
+            is_file = False
+        if is_file:
             return path.read_text(encoding="utf-8", errors="replace"), path.name
         if path.suffix in (".txt", ".md", ".text") or os.sep in spec:
             raise FileNotFoundError(f"no text file at {spec!r} (corpora: {', '.join(CORPORA)})")

@@ -1,0 +1,104 @@
+"""%train and %%train through a real IPython shell, and python -m skiff train."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from skiff.jobs import Job
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "skiff")
+    return ip
+
+
+def test_builtin_model_on_its_own_data(shell):
+    job = shell.run_line_magic("train", "mlp --steps 4 --lr 0.01 --wait -o tj")
+    assert isinstance(job, Job) and shell.user_ns["tj"] is job
+    assert job.status == "done", job.error
+    result = job.value
+    assert result.steps == 4 and type(result.model).__name__ == "MLP"
+    assert job.result["steps"] == 4 and len(job.result["history"]) == 4
+    metrics = job.state.metrics
+    assert "loss" in metrics
+    assert (job.run_dir / "model.npz").is_file()
+    assert job.artifact_path("loss curve") is not None
+    assert job.config["model"] == "mlp" and job.config["data"] == "blobs"
+
+
+def test_notebook_objects_are_trained_in_place(shell):
+    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.data import make_blobs
+    from skiff.kernels.train.models import MLP
+
+    train_random.seed(0)
+    shell.user_ns["net"] = MLP(2, 4, (8,))
+    shell.user_ns["points"] = make_blobs(64)
+    before = shell.user_ns["net"].state_dict()
+    job = shell.run_line_magic("train", "net points --steps 3 --batch-size 16 --wait")
+    assert job.status == "done", job.error
+    assert job.value.model is shell.user_ns["net"]
+    after = shell.user_ns["net"].state_dict()
+    assert any(not np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_cell_defines_model_and_dataset(shell):
+    shell.user_ns.pop("model", None)
+    cell = (
+        "from skiff.kernels.train.models import MLP\n"
+        "from skiff.kernels.train.data import make_blobs\n"
+        "model = MLP(2, 4, (8,))\n"
+        "dataset = make_blobs(64)\n"
+        "val_dataset = make_blobs(32, seed=1)\n"
+    )
+    job = shell.run_cell_magic("train", "--epochs 2 --batch-size 16 --wait", cell)
+    assert job.status == "done", job.error
+    assert type(shell.user_ns["model"]).__name__ == "MLP"
+    assert shell.user_ns["model"] is job.value.model
+    assert len(job.value.val_history) == 2
+
+
+@pytest.mark.parametrize("line, cell, words", [
+    ("gpt-huge", None, ["gpt-huge", "gpt-mini"]),
+    ("mlp --steps 0", None, ["--steps", "0"]),
+    ("net points --np 2", None, ["cannot travel", "%%train --np N"]),
+    ("net", None, ["DATA is needed"]),
+    ("--steps 2", "x = 1\n", None),
+    ("mlp", "model = 1\n", ["from the cell"]),
+])
+def test_misuse_is_a_one_line_usage_error(shell, line, cell, words):
+    from skiff.kernels.train.models import MLP
+
+    shell.user_ns["net"] = MLP(2, 4, (8,))
+    shell.user_ns["points"] = np.zeros((4, 2))
+    if cell is not None and words is None:  # the cell itself fails inside the job
+        job = shell.run_cell_magic("train", line + " --wait", cell)
+        assert job.status == "failed" and "model, dataset" in job.error
+        return
+    with pytest.raises(UsageError) as info:
+        if cell is None:
+            shell.run_line_magic("train", line)
+        else:
+            shell.run_cell_magic("train", line, cell)
+    for w in words:
+        assert w in str(info.value)
+
+
+@pytest.mark.slow
+def test_cli_train_json(tmp_path):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", "--steps", "3",
+                          "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["job"]["status"] == "done" and doc["result"]["steps"] == 3
