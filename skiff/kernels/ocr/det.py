@@ -31,8 +31,8 @@ class DetParams:
     box_thresh: float = 0.5
     unclip_ratio: float = 1.6
     max_candidates: int = 1000
-    target: float = 28.0
-    min_text: float = 14.0
+    target: float = 18.0
+    min_text: float = 8.0
     limit: int = 960
     max_pixels: float = 4.0e6
     max_upscale: float = 4.0
@@ -70,18 +70,19 @@ def estimate_text_height(gray: np.ndarray) -> float | None:
 def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetParams()) -> float:
     """Detection scale for an ``h x w`` image whose text is ``text_height`` px tall.
 
-    Aim for text ``p.target`` px tall: tiny text is enlarged (up to ``p.max_upscale`` and
-    ``p.max_pixels``), large text shrunk, and an image whose text height is unknown is only
-    shrunk to fit ``p.limit``.
+    Text already at least ``p.min_text`` px is brought to ``p.target`` px by shrinking (never
+    enlarged); smaller text is enlarged to ``p.min_text * 1.5`` (up to ``p.max_upscale`` and
+    ``p.max_pixels``); an image whose text height is unknown is only shrunk to fit
+    ``p.limit``. The detector needs far fewer pixels per line than the recognizer, which
+    reads crops from the full-resolution image.
     """
     fit = min(1.0, p.limit / max(h, w))
     if not text_height:
         s = fit
+    elif text_height >= p.min_text:
+        s = min(1.0, p.target / text_height)
     else:
-        s = p.target / text_height
-        if text_height >= p.min_text:  # readable already: never enlarge, stay within limit
-            s = min(s, max(fit, 1.0 if max(h, w) <= 2 * p.limit else fit))
-            s = min(max(s, fit * 0.5), 1.0)
+        s = 1.5 * p.min_text / text_height
     s = min(s, p.max_upscale, math.sqrt(p.max_pixels / max(1, h * w)))
     # a side shorter than one stride gives the model nothing to work on
     s = max(s, min(STRIDE / max(1, min(h, w)), math.sqrt(p.max_pixels / max(1, h * w))))

@@ -53,6 +53,10 @@ class OnnxEngine:
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
+        # no busy-waiting between ops: a notebook shares its cores with the kernel, widgets
+        # and other jobs, and spinning threads then cost more than they save
+        opts.add_session_config_entry("session.intra_op.allow_spinning",
+                                      os.environ.get("SKIFF_OCR_SPIN", "0"))
         if device == "cpu":
             providers = [("CPUExecutionProvider", {})]
         elif device.startswith("cuda"):

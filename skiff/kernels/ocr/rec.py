@@ -77,13 +77,17 @@ def width_bucket(width: int) -> int:
     return int(math.ceil(width / 640) * 640)
 
 
-def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800) -> list[list[int]]:
+def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800,
+                 bucket: bool = True) -> list[list[int]]:
     """Indices grouped into batches of similar width: sorted by width, cut when the bucket
-    changes, the batch is full, or ``len * bucket`` passes ``max_columns``."""
+    changes (``bucket``; else when the width grows by more than a quarter), the batch is
+    full, or ``len * width`` passes ``max_columns``."""
     order = sorted(range(len(widths)), key=lambda i: widths[i])
     batches, cur, cur_b = [], [], None
     for i in order:
-        b = width_bucket(widths[i])
+        b = width_bucket(widths[i]) if bucket else widths[i]
+        if not bucket and cur and b <= 1.25 * widths[cur[0]] + 16:
+            b = cur_b
         if cur and (b != cur_b or len(cur) >= max_batch or (len(cur) + 1) * b > max_columns):
             batches.append(cur)
             cur = []
@@ -99,7 +103,7 @@ def rec_input(crops: list[np.ndarray], height: int = 48, xp=np, *, bucket: bool 
     to a bucket when ``bucket``), padded columns are 0 (grey), the model's training layout."""
     resized = [_resize_h(c, height, 4096) for c in crops]
     widest = max(r.shape[1] for r in resized)
-    W = width_bucket(widest) if bucket else widest
+    W = width_bucket(widest) if bucket else -(-widest // 8) * 8
     host = np.full((len(crops), height, W, 3), 127.5, np.float32)
     for k, r in enumerate(resized):
         host[k, :, : r.shape[1]] = r

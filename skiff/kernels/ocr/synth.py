@@ -20,6 +20,7 @@ import io
 import json
 import os
 import random
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,9 @@ __all__ = ["Sample", "FontsMissing", "fonts", "render_sample", "make_test_set",
            "write_test_set", "char_accuracy", "normalize_text", "CATEGORIES"]
 
 CATEGORIES = ("clean", "small", "rotated", "noisy")
+_CJK_CLASS = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
+_CJK = re.compile(_CJK_CLASS)
+_CJK_SPACE = re.compile(rf"(?<={_CJK_CLASS}) +| +(?={_CJK_CLASS})")
 
 LATIN_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 LATIN_SERIF = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf"
@@ -123,21 +127,26 @@ def _pick_lines(rng: random.Random, kind: str, n: int) -> list[str]:
 
 
 def _draw_page(lines: list[str], font_path: str, size: int, rng: random.Random,
-               margin: int = 24) -> np.ndarray:
+               margin: int = 24, page_width: int = 0) -> np.ndarray:
+    """Lines drawn top to bottom at a random indent on a page at least ``page_width`` wide
+    (a page larger than its text, as scans and screenshots are)."""
     from PIL import Image, ImageDraw
 
     font = _font(font_path, size)
     gap = int(size * rng.uniform(0.6, 1.0))
     widths = [font.getbbox(t)[2] for t in lines]
-    width = max(widths) + 2 * margin + rng.randint(0, 40)
-    height = len(lines) * (size + gap) + 2 * margin
+    width = max(max(widths) + 2 * margin + rng.randint(0, 40), page_width)
+    indent = rng.randint(0, max(0, width - max(widths) - 2 * margin))
+    top = margin + rng.randint(0, max(0, page_width // 6))
+    height = top + len(lines) * (size + gap) + margin + rng.randint(0, max(0, page_width // 6))
     shade = rng.randint(225, 255)
     img = Image.new("RGB", (width, height), (shade, shade, rng.randint(215, 255)))
     draw = ImageDraw.Draw(img)
     ink = rng.randint(0, 60)
-    y = margin
+    y = top
     for text in lines:
-        draw.text((margin + rng.randint(0, 10), y), text, font=font, fill=(ink, ink, ink))
+        draw.text((margin + indent + rng.randint(0, 10), y), text, font=font,
+                  fill=(ink, ink, ink))
         y += size + gap
     return np.asarray(img)
 
@@ -171,11 +180,14 @@ def render_sample(category: str, index: int, *, seed: int = 0) -> Sample:
     kind = ("english", "chinese", "mixed", "paragraph")[index % 4]
     n = {"paragraph": rng.randint(4, 6)}.get(kind, rng.randint(1, 3))
     lines = _pick_lines(rng, kind, n)
-    font_path = f["cjk"] if kind in ("chinese", "mixed") or rng.random() < 0.3 else \
+    has_cjk = any(_CJK.search(t) for t in lines)
+    font_path = f["cjk"] if has_cjk or rng.random() < 0.3 else \
         rng.choice([f["latin"], f["serif"]])
-    size = rng.randint(9, 12) if category == "small" else rng.randint(20, 34)
-    margin = 8 if category == "small" else 24
-    image = _draw_page(lines, font_path, size, rng, margin=margin)
+    if category == "small":  # small text on a page of ordinary size
+        size, page = rng.randint(9, 12), rng.randint(700, 1400)
+    else:
+        size, page = rng.randint(18, 34), rng.randint(400, 1100)
+    image = _draw_page(lines, font_path, size, rng, margin=24, page_width=page)
     meta = {"font": os.path.basename(font_path), "size": size}
     if category == "rotated":
         angle = 180.0 if index % 3 == 2 else rng.choice([-1, 1]) * rng.uniform(4, 12)
@@ -211,9 +223,10 @@ def write_test_set(folder, samples: list[Sample]) -> Path:
 
 # accuracy ------------------------------------------------------------------------------------
 def normalize_text(text: str) -> str:
-    """NFKC, lines stripped, runs of spaces made one, empty lines dropped."""
+    """NFKC, lines stripped, runs of spaces made one, spaces next to a CJK character dropped
+    (Chinese is written without them; the rendered gap is narrow), empty lines dropped."""
     text = unicodedata.normalize("NFKC", text or "")
-    lines = (" ".join(line.split()) for line in text.splitlines())
+    lines = (_CJK_SPACE.sub("", " ".join(line.split())) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
 
 

@@ -1,0 +1,180 @@
+"""OCR benchmark: skiff against RapidOCR 3.10 and Tesseract on one rendered test set.
+
+    .venv/bin/python benchmarks/bench_ocr.py [--per-category 12] [--threads 2] [--quick]
+
+The test set (``skiff.kernels.ocr.synth``: English, Chinese, mixed, paragraphs; clean, small,
+rotated, noisy) is written to a temporary folder once; each method then reads the same
+files in its own process with ``OPENBLAS_NUM_THREADS=1`` and the same number of threads
+(onnxruntime intra-op threads for skiff and RapidOCR, ``OMP_THREAD_LIMIT`` for Tesseract).
+Throughput is images/s over the whole folder after one warm-up image (models loaded),
+decoding included. Accuracy is character accuracy (1 - edit distance / length, NFKC, lines
+joined by newlines, spaces between two CJK characters removed for every method since
+Tesseract inserts them). Figures are printed as ratios against RapidOCR measured in the same
+run and written to ``benchmarks/results/ocr.md``.
+
+RapidOCR runs with ``Det.limit_type=max, Det.limit_side_len=960`` (the best peer setting
+measured here). Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
+(``tools/bench-deps.sh``); it is skipped with a note when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+METHODS = ("skiff", "rapidocr", "tesseract")
+CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
+
+
+def _squeeze_cjk(text: str) -> str:
+    return re.sub(rf"(?<={CJK}) +(?={CJK})", "", text)
+
+
+# workers: one process each ------------------------------------------------------------------
+def worker_skiff(paths, threads):
+    from skiff.kernels.ocr import OcrPipeline
+
+    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8)
+    pipe(paths[0])  # warm-up: models loaded, first shapes seen
+    t0 = time.perf_counter()
+    texts = [r.text for r in pipe.run(paths)]
+    return texts, time.perf_counter() - t0
+
+
+def worker_rapidocr(paths, threads):
+    from rapidocr import RapidOCR
+
+    engine = RapidOCR(params={
+        "Det.limit_type": "max", "Det.limit_side_len": 960,
+        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        "Global.log_level": "error"})
+    engine(paths[0])
+    t0 = time.perf_counter()
+    texts = []
+    for p in paths:
+        out = engine(p)
+        texts.append("\n".join(out.txts) if out.txts else "")
+    return texts, time.perf_counter() - t0
+
+
+def worker_tesseract(paths, threads):
+    env = {**os.environ, "OMP_THREAD_LIMIT": str(threads)}
+    cmd = ["tesseract", "-", "stdout", "-l", "eng+chi_sim", "--psm", "3"]
+
+    def one(p):
+        with open(p, "rb") as fh:
+            out = subprocess.run(cmd, stdin=fh, capture_output=True, env=env, check=False)
+        return out.stdout.decode("utf-8", "replace")
+
+    one(paths[0])
+    t0 = time.perf_counter()
+    texts = [one(p) for p in paths]
+    return texts, time.perf_counter() - t0
+
+
+# driver --------------------------------------------------------------------------------------
+def _run_worker(method, folder, threads):
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(threads),
+           "SKIFF_OCR_THREADS": str(threads)}
+    out = Path(folder) / f"out-{method}.json"
+    cmd = [sys.executable, __file__, "--worker", method, "--folder", str(folder),
+           "--threads", str(threads)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not out.exists():
+        return None, (proc.stderr.strip().splitlines() or ["failed"])[-1]
+    return json.loads(out.read_text()), None
+
+
+def _truth(folder):
+    rows = [json.loads(line) for line in open(Path(folder) / "truth.jsonl", encoding="utf-8")]
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-category", type=int, default=12)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="4 images per category")
+    ap.add_argument("--worker", choices=METHODS)
+    ap.add_argument("--folder")
+    ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr.md"))
+    args = ap.parse_args(argv)
+
+    if args.worker:
+        rows = _truth(args.folder)
+        paths = [str(Path(args.folder) / r["image"]) for r in rows]
+        texts, seconds = globals()[f"worker_{args.worker}"](paths, args.threads)
+        (Path(args.folder) / f"out-{args.worker}.json").write_text(
+            json.dumps({"texts": texts, "seconds": seconds}, ensure_ascii=False))
+        return 0
+
+    from skiff.kernels.ocr.synth import CATEGORIES, char_accuracy, make_test_set, write_test_set
+
+    n = 4 if args.quick else args.per_category
+    folder = Path(tempfile.mkdtemp(prefix="skiff-bench-ocr-"))
+    write_test_set(folder, make_test_set(n, seed=1))
+    rows = _truth(folder)
+    results, notes = {}, []
+    for method in METHODS:
+        if method == "tesseract" and not shutil.which("tesseract"):
+            notes.append("tesseract: not installed (tools/bench-deps.sh)")
+            continue
+        print(f"running {method} …", file=sys.stderr, flush=True)
+        out, err = _run_worker(method, folder, args.threads)
+        if out is None:
+            notes.append(f"{method}: failed: {err}")
+            continue
+        acc = {c: [] for c in CATEGORIES}
+        for row, text in zip(rows, out["texts"], strict=True):
+            truth = "\n".join(row["lines"])
+            acc[row["category"]].append(char_accuracy(_squeeze_cjk(text), truth))
+        results[method] = {"acc": {c: sum(v) / len(v) for c, v in acc.items() if v},
+                           "ips": len(rows) / out["seconds"], "seconds": out["seconds"]}
+    shutil.rmtree(folder, ignore_errors=True)
+
+    peer = results.get("rapidocr")
+    head = "| method | " + " | ".join(CATEGORIES) + " | images/s | vs RapidOCR |"
+    lines = [head, "|" + "---|" * (len(CATEGORIES) + 3)]
+    for method, r in results.items():
+        ratio = f"{r['ips'] / peer['ips']:.2f}x" if peer else "n/a"
+        accs = " | ".join(f"{100 * r['acc'][c]:.1f}%" for c in CATEGORIES)
+        lines.append(f"| {method} | {accs} | {r['ips']:.2f} | {ratio} |")
+    table = "\n".join(lines)
+    print(table)
+    for note in notes:
+        print("note:", note)
+    cmd = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr.py" + \
+        (" --quick" if args.quick else f" --per-category {n}") + f" --threads {args.threads}"
+    doc = [
+        "# OCR benchmark", "",
+        f"Command: `{cmd}`  ",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{args.threads} threads per method; {len(rows)} rendered images "
+        f"({n} per category); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
+        "Character accuracy (1 - edit distance / length, NFKC) per category, and images/s "
+        "over the whole folder (decoding included, after one warm-up image). RapidOCR 3.10 "
+        "runs with `limit_type=max, limit_side_len=960`; Tesseract 5 with `eng+chi_sim`, "
+        "`--psm 3`.", "", table, "",
+        *[f"- note: {n_}" for n_ in notes],
+    ]
+    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.results).write_text("\n".join(doc) + "\n", encoding="utf-8")
+    print(f"written {args.results}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

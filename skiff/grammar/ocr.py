@@ -1,0 +1,96 @@
+"""Grammar of ``%ocr`` / ``python -m skiff ocr``.
+
+``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl]
+[--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--min-score X]
+[--np N] [--wait] [-o NAME]``. Inputs are image files, folders (their image files), glob
+patterns, or (in a notebook) a variable holding an image array, a PIL image or a list of
+them. ``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
+PP-OCRv4 lite); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .common import command, device_option, launch_options, nonneg_float, positive_int
+
+__all__ = ["COMMAND", "to_config", "model_set_names"]
+
+
+def model_set_names() -> tuple[str, ...]:
+    from skiff.kernels.ocr.models import MODEL_SETS
+
+    return tuple(MODEL_SETS)
+
+
+@command("ocr", help="Read the text in images: files, folders, glob patterns or notebook "
+                     "variables; one JSON line per image with --out.")
+@launch_options
+@device_option
+def COMMAND(p):
+    p.add_argument("inputs", nargs="+", metavar="PATH|GLOB|VAR",
+                   help="image files, folders, patterns like 'scans/*.png', or a notebook "
+                        "variable holding an image, PIL image or list of them")
+    p.add_argument("--lang", default="ch", metavar="SET",
+                   help=f"model set: {', '.join(model_set_names())} (default ch)")
+    p.add_argument("--batch-size", type=positive_int, default=8, metavar="B",
+                   help="images read together (default 8)")
+    p.add_argument("--out", default=None, metavar="FILE.jsonl",
+                   help="write one JSON line per image here (default: the run folder)")
+    p.add_argument("--det-model", default=None, metavar="F.onnx",
+                   help="your own DB detection model")
+    p.add_argument("--rec-model", default=None, metavar="F.onnx",
+                   help="your own CTC recognition model (another language)")
+    p.add_argument("--dict", default=None, metavar="F.txt",
+                   help="the recognizer's characters, one a line (default: the model's "
+                        "'character' metadata)")
+    p.add_argument("--no-cls", action="store_true",
+                   help="skip the 0/180 degree direction model")
+    p.add_argument("--min-score", type=nonneg_float, default=0.5, metavar="X",
+                   help="drop lines read with a lower confidence (default 0.5)")
+    p.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                   help="CPU threads per model (default: up to 4)")
+
+
+def _file(option: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    path = os.path.expanduser(str(value))
+    if not os.path.isfile(path):
+        raise ValueError(f"{option}: no such file, got {value!r}")
+    return path
+
+
+def to_config(values: dict, *, check_inputs: bool = True) -> dict:
+    """The ``ocr`` kernel config from parsed values (checks the model set and files; the
+    inputs too unless ``check_inputs`` is false, for images held in notebook variables)."""
+    names = model_set_names()
+    lang = values.get("lang", "ch")
+    if lang not in names:
+        raise ValueError(f"--lang: unknown model set {lang!r}; choose from {', '.join(names)}")
+    score = float(values.get("min_score", 0.5))
+    if not 0 <= score <= 1:
+        raise ValueError(f"--min-score must be between 0 and 1, got {score!r}")
+    out = values.get("out")
+    if out is not None and os.path.isdir(out):
+        raise ValueError(f"--out must be a file, got the folder {out!r}")
+    inputs = [str(v) for v in (values.get("inputs") or [])]
+    if not inputs:
+        raise ValueError("give at least one image, folder or pattern")
+    if check_inputs:
+        from skiff.kernels.ocr.entry import expand_inputs
+
+        expand_inputs(inputs)  # FileNotFoundError names the first input that matches nothing
+    return {
+        "inputs": inputs,
+        "model": lang,
+        "device": values.get("device") or "auto",
+        "batch_size": int(values.get("batch_size", 8)),
+        "out": os.path.abspath(os.path.expanduser(out)) if out else None,
+        "det_model": _file("--det-model", values.get("det_model")),
+        "rec_model": _file("--rec-model", values.get("rec_model")),
+        "dict": _file("--dict", values.get("dict")),
+        "use_cls": not values.get("no_cls", False),
+        "min_score": score,
+        "threads": values.get("threads"),
+    }

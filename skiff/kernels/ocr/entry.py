@@ -1,0 +1,170 @@
+"""Job entry for kind ``ocr``: read files, folders, globs (or in-memory images), write JSONL.
+
+``config`` (from :func:`skiff.grammar.ocr.to_config`)::
+
+    {"inputs": ["scans/", "*.png", "page.jpg"], "model": "ch", "device": "auto",
+     "batch_size": 8, "out": "results.jsonl" or None, "det_model": None, "rec_model": None,
+     "dict": None, "use_cls": True, "min_score": 0.5, "threads": None, "overlays": 4}
+
+A thread job from the notebook may pass ``config["images"]``: a list of arrays or PIL images.
+Every image gives one JSON line (an unreadable one a line with ``error`` set); the first
+``overlays`` images are also drawn with their boxes as PNG artifacts.
+"""
+
+from __future__ import annotations
+
+import glob
+import html
+import json
+import os
+import time
+from pathlib import Path
+
+from .pipeline import OcrPipeline
+from .result import OcrResult, OcrResults, draw_boxes
+
+__all__ = ["run", "expand_inputs", "OcrRun", "IMAGE_EXTENSIONS"]
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif", ".pbm",
+                    ".pgm", ".ppm")
+KEEP = 50  # results kept in memory for display; the JSONL file has all of them
+
+
+def expand_inputs(inputs: list[str]) -> list[str]:
+    """Paths from files, folders (their image files, sorted) and glob patterns, in order.
+
+    A plain file is kept whatever its extension (it gets an error line if it is no image);
+    a folder contributes the files with an image extension. Raises ``FileNotFoundError``
+    for a path or pattern that matches nothing.
+    """
+    paths: list[str] = []
+    for item in inputs:
+        item = os.path.expanduser(str(item))
+        if os.path.isdir(item):
+            found = sorted(str(p) for p in Path(item).iterdir()
+                           if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS)
+            paths.extend(found)
+        elif os.path.exists(item):
+            paths.append(item)
+        elif glob.has_magic(item):
+            found = sorted(p for p in glob.glob(item, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise FileNotFoundError(f"no files match {item!r}")
+            paths.extend(found)
+        else:
+            raise FileNotFoundError(f"no such file, folder or pattern: {item!r}")
+    return paths
+
+
+class OcrRun:
+    """The outcome of an OCR job: counts, throughput, where the JSONL went, and the first
+    results (all of them for up to ``KEEP`` images)."""
+
+    def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
+                 seconds: float, out: str | None, device: str, model: str):
+        self.results = results
+        self.images, self.errors, self.lines = images, errors, lines
+        self.seconds, self.out, self.device, self.model = seconds, out, device, model
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(r.text for r in self.results)
+
+    def __getitem__(self, i) -> OcrResult:
+        return self.results[i]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def to_json(self) -> dict:
+        return {"images": self.images, "errors": self.errors, "lines": self.lines,
+                "seconds": round(self.seconds, 3),
+                "images_per_s": round(self.images / self.seconds, 3) if self.seconds else None,
+                "out": self.out, "device": self.device, "model": self.model,
+                "results": self.results.to_json()}
+
+    def _repr_html_(self) -> str:
+        head = (f"<div><b>OCR</b>: {self.images} images, {self.lines} lines, {self.errors} "
+                f"errors, {self.seconds:.2f} s on {html.escape(self.device)}"
+                + (f", written to <code>{html.escape(self.out)}</code>" if self.out else "")
+                + "</div>")
+        return head + self.results._repr_html_()
+
+    def __repr__(self) -> str:
+        return (f"OcrRun({self.images} images, {self.lines} lines, {self.errors} errors, "
+                f"{self.seconds:.2f} s, device={self.device!r}, out={self.out!r})")
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+
+def _pipeline(config: dict) -> OcrPipeline:
+    return OcrPipeline(config.get("model", "ch"), device=config.get("device") or "auto",
+                       batch_size=int(config.get("batch_size", 8)),
+                       threads=config.get("threads"), det_model=config.get("det_model"),
+                       rec_model=config.get("rec_model"), dict=config.get("dict"),
+                       use_cls=config.get("use_cls", True),
+                       min_score=float(config.get("min_score", 0.5)))
+
+
+def run(config: dict, reporter) -> OcrRun:
+    """Read every input and report progress per image; see the module docstring."""
+    pipe = _pipeline(config)
+    images = config.get("images")
+    if images is not None:
+        items = list(images) if isinstance(images, (list, tuple)) else [images]
+        keep_pixels = True
+    else:
+        items = expand_inputs(config.get("inputs") or [])
+        keep_pixels = False
+    if not items:
+        raise ValueError("no images to read: give files, folders or patterns")
+    out = config.get("out")
+    if out is None and reporter.run_dir is not None:
+        out = str(Path(reporter.run_dir) / "results.jsonl")
+    reporter.info(device=pipe.device, device_reason=pipe.device_reason, images=len(items),
+                  **{f"model_{k}": v for k, v in pipe.models.describe().items()})
+    reporter.log(f"OCR of {len(items)} images with {pipe.models.name} on {pipe.device} "
+                 f"({pipe.device_reason})")
+    overlays = int(config.get("overlays", 4))
+    kept = OcrResults()
+    n = errors = lines = 0
+    t0 = time.perf_counter()
+    fh = open(out, "w", encoding="utf-8") if out else None
+    try:
+        if out:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+        for result in pipe.run(items, reporter=reporter, total=len(items),
+                               keep_pixels=keep_pixels or overlays > 0):
+            n += 1
+            errors += result.error is not None
+            lines += len(result.lines)
+            if fh is not None:
+                fh.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+            if n <= overlays and result.error is None and reporter.run_dir is not None:
+                _overlay(result, n, reporter)
+            if not keep_pixels or n > 8:  # flat memory: pixels only for the first few
+                result.pixels = None
+            if len(kept) < KEEP:
+                kept.append(result)
+    finally:
+        if fh is not None:
+            fh.close()
+    seconds = time.perf_counter() - t0
+    reporter.metric("images_per_s", n / seconds if seconds else 0.0)
+    reporter.metric("errors", errors)
+    if out and reporter.run_dir is not None:
+        reporter.artifact("results.jsonl", out, kind="jsonl")
+    return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
+                  device=pipe.device, model=pipe.models.name)
+
+
+def _overlay(result: OcrResult, n: int, reporter) -> None:
+    import base64
+
+    rgb = result._rgb()
+    if rgb is None or min(rgb.shape[:2]) < 2:
+        return
+    path = Path(reporter.run_dir) / f"overlay-{n:03d}.png"
+    path.write_bytes(base64.b64decode(draw_boxes(rgb, result.lines, max_side=1200)))
+    reporter.artifact(path.name, path, kind="image")
