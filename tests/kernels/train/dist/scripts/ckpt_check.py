@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 
+import abort_on_error  # noqa: F401
 import numpy as np
 
 from skiff.kernels.train.dist import world

@@ -7,6 +7,7 @@ of every collective itself.
 import json
 import sys
 
+import abort_on_error  # noqa: F401
 import numpy as np
 
 from skiff.kernels.train.dist import Layout, ProcessGroups, world
