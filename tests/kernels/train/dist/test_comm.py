@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,8 @@ CHECKS = ["allreduce", "allreduce_max", "allreduce_mean", "iallreduce", "reduce_
 
 def _script():
     path = Path(__file__).parent / "scripts" / "comm_check.py"
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location("comm_check", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
