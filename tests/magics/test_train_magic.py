@@ -102,3 +102,29 @@ def test_cli_train_json(tmp_path):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["job"]["status"] == "done" and doc["result"]["steps"] == 3
+
+
+CELL_NP = (
+    "from skiff.kernels.train.models import MLP\n"
+    "from skiff.kernels.train.data import make_blobs\n"
+    "model = MLP(2, 4, (8,))\n"
+    "dataset = make_blobs(64)\n"
+)
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_cell_on_two_ranks_comes_back_as_the_trained_model(shell):
+    shell.user_ns.pop("model", None)
+    job = shell.run_cell_magic("train", "--np 2 --steps 3 --batch-size 16 --wait", CELL_NP)
+    assert job.status == "done", job.error
+    assert job.meta["runner"] == "process" and job.meta["np"] == 2
+    model = shell.user_ns["model"]
+    assert job.value.model is model and job.result["steps"] == 3
+    # the same cell on one rank, same global batch: the same weights (fp32 all-reduce)
+    one = shell.run_cell_magic("train", "--steps 3 --batch-size 16 --wait", CELL_NP)
+    assert one.status == "done", one.error
+    ref = one.value.model.state_dict()
+    got = model.state_dict()
+    for k in ref:
+        np.testing.assert_allclose(got[k], ref[k], rtol=0, atol=1e-5)

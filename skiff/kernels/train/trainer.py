@@ -170,10 +170,17 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
         return SingleDevice(), record
     try:
         from .dist import strategy_from_plan
-    except ImportError as exc:
-        raise ValueError(f"strategy {kind!r} needs the distributed strategies "
-                         f"(skiff.kernels.train.dist), which are not available: {exc}") from None
-    return strategy_from_plan(plan), record
+    except ImportError:
+        strategy_from_plan = None
+    if strategy_from_plan is not None:
+        return strategy_from_plan(plan), record
+    # until dist provides strategy_from_plan: the data-parallel family directly
+    if kind in ("dp", "zero1", "zero2"):
+        from .dist.data_parallel import DataParallel, ZeRO
+
+        return (DataParallel() if kind == "dp" else ZeRO(stage=int(kind[-1]))), record
+    raise ValueError(f"strategy {kind!r} ({record.get('label', spec)}) needs a distributed "
+                     "strategy that skiff.kernels.train.dist does not provide yet")
 
 
 # ------------------------------------------------------------------------------------------

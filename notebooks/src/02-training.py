@@ -1,0 +1,145 @@
+"""Source of notebooks/02-training.ipynb (build with: python notebooks/build.py 02-training)."""
+
+# %% [markdown]
+# # Training a small GPT on Shakespeare, from a cell
+#
+# This notebook trains `gpt-mini`, a 0.9-million-parameter transformer, on the public-domain
+# texts that ship inside skiff (a selection of Shakespeare's sonnets and some classic prose,
+# about 50 KB), watches its loss fall while the notebook stays free, and then samples text
+# from it. On a laptop CPU the full run takes a few minutes; `SKIFF_QUICK=1` (what the tests
+# set) makes it a few seconds, which is enough to see every step work but not to learn much.
+#
+# Why a byte-level model? It needs no tokenizer: every byte is a token, the vocabulary is 256,
+# and any text file is a data set. It learns spelling before words, which makes its progress
+# easy to read in the samples.
+
+# %%
+import os
+
+import numpy as np
+
+import skiff
+from skiff.kernels.train import random as train_random
+from skiff.kernels.train.data import TextDataset
+from skiff.kernels.train.models import GPT, GPTConfig
+
+QUICK = os.environ.get("SKIFF_QUICK") == "1"
+STEPS = 20 if QUICK else 800
+print("quick mode" if QUICK else "full mode", f"- {STEPS} steps")
+
+# %% [markdown]
+# ## The data
+#
+# `TextDataset` reads a file (or a shipped corpus by name) as bytes and cuts it into blocks of
+# `block_size` tokens; the target of each token is the next one. Ten percent is kept apart to
+# measure how well the model does on text it never trained on.
+
+# %%
+text = TextDataset("classics", block_size=128)
+train_data, val_data = text.split(0.9)
+print(text)
+print(repr(text.text[5000:5200]))
+
+# %% [markdown]
+# ## The model, before training
+#
+# `skiff.models.get("gpt-mini")` builds the preset: 4 transformer blocks, 4 heads, width 128,
+# a context of 128 bytes. Untrained, it samples bytes almost uniformly, so the text is noise.
+
+# %%
+%load_ext skiff
+
+train_random.seed(0)
+model = skiff.models.get("gpt-mini")
+print(f"{model.num_parameters():,} parameters")
+print(model.generate_text("Shall I compare thee", 60, temperature=1.0, seed=0))
+
+# %% [markdown]
+# ## Train it as a job: `%train`
+#
+# `%train MODEL DATA` starts the training in the background and returns at once with a live
+# widget: progress, and the loss as the job reports it. Here MODEL and DATA are the notebook
+# variables above, so the job runs on a thread of this kernel and trains `model` in place.
+# (With a built-in name instead, `%train gpt-mini`, the model trains on the shipped corpus by
+# itself; `--np 2` would run it on two MPI ranks.) The job checkpoints into its run folder, so
+# an interrupted run can continue with `--resume`.
+
+# %%
+%train model train_data --steps $STEPS --batch-size 16 --lr 2e-3 -o job
+
+# %% [markdown]
+# While it runs the notebook is free: cells below can run, and `job.state.metrics` holds the
+# numbers the widget draws. Let us wait for it here and look at the result: the `TrainResult`
+# shows the loss curve, the throughput, and where the checkpoint went.
+
+# %%
+job.wait()
+result = job.value
+print(job.status, f"- {result.tokens_per_s:,.0f} tokens/s, final loss {result.final_loss:.3f}")
+result
+
+# %% [markdown]
+# ## Sample from it
+#
+# `generate` continues a prompt one byte at a time, keeping each layer's keys and values in a
+# cache so a new byte costs one position's work. `temperature` trades safety for variety and
+# `top_k` keeps only the k most likely bytes at each step. After the full run the samples have
+# English words, line breaks and sonnet-like rhythm; after the quick run they are still rough.
+
+# %%
+for temperature in (0.0, 0.8):
+    print(f"--- temperature {temperature}")
+    print(model.generate_text("Shall I compare thee", 200, temperature=temperature,
+                              top_k=20, seed=1))
+
+# %% [markdown]
+# How well does it do on the held-out tenth? A loss of ln(256) = 5.55 is guessing; every
+# nat below that is knowledge.
+
+# %%
+trainer = skiff.Trainer(model, batch_size=16)
+print(trainer.evaluate(val_data), "vs. guessing:", round(float(np.log(256)), 3))
+
+# %% [markdown]
+# ## The same in three lines, without a job
+#
+# The magic is a thin layer over the library. In a script, the Trainer is three lines;
+# `strategy="auto"` resolves to the single device here and says why in `result.strategy`.
+
+# %%
+train_random.seed(1)
+small = GPT(GPTConfig(block_size=64, n_layer=2, n_head=2, n_embd=64))
+trainer = skiff.Trainer(small, strategy="auto", lr=3e-3, batch_size=16)
+result2 = trainer.train(TextDataset("sonnets", block_size=64), steps=10 if QUICK else 200)
+print(result2, result2.strategy["reasons"])
+
+# %% [markdown]
+# ## A whole cell as the job: `%%train`, with packed batches
+#
+# `%%train` runs a cell that defines `model` and `dataset` as the job, in a fresh namespace;
+# when it ends, `model` in the notebook is the trained model. The same cell can run on N MPI
+# ranks with `--np N`: its source travels to every rank and the trained model comes back from
+# the final weights.
+#
+# This cell cuts the sonnets at their paragraph breaks instead of into fixed blocks, and packs
+# the pieces of different lengths into one token stream per batch (`packed=True`). Attention
+# stays inside each piece and no compute goes to padding.
+
+# %%
+%%train --steps $STEPS --batch-size 16 --lr 2e-3 -o packed_job
+from skiff.kernels.train.data import TextDataset
+from skiff.kernels.train.models import GPT, GPTConfig
+
+model = GPT(GPTConfig(block_size=128, n_layer=2, n_head=4, n_embd=64))
+dataset = TextDataset("sonnets", block_size=128, packed=True)
+
+# %% [markdown]
+# ## Wait for every job
+#
+# So that "run all" ends only when the jobs have finished.
+
+# %%
+for j in (job, packed_job):
+    j.wait(900)
+    print(j.id, j.status, j.result["final_loss"] if j.result else j.error)
+print(model.generate_text("When I", 80, temperature=0.8, top_k=20, seed=2))

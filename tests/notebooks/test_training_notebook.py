@@ -1,0 +1,36 @@
+"""notebooks/02-training.ipynb runs top to bottom in quick mode: two train jobs end done,
+the trained models sample text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+
+def test_training_notebook_is_built_from_its_source():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check", "02-training"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_training_notebook_runs(runs_dir):
+    nb = execute_notebook("02-training.ipynb", timeout=120)
+    text = outputs_text(nb)
+    assert "quick mode" in text and "parameters" in text
+    assert "TrainResult" in text and "data:image/png;base64" in text  # the result's repr
+    assert "vs. guessing" in text
+    jobs = [json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()]
+    assert sorted(j["kind"] for j in jobs) == ["train", "train"]
+    for run in runs_dir.iterdir():
+        result = json.loads((run / "result.json").read_text())
+        assert result["steps"] == 20
+        losses = [row["loss"] for row in result["history"]]
+        assert losses[-1] < losses[0]
