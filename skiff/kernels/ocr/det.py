@@ -41,27 +41,31 @@ class DetParams:
 def estimate_text_height(gray: np.ndarray) -> float | None:
     """A rough text height in pixels from the glyph-like connected components of ``gray``.
 
-    Binarizes (Otsu, dark or light text, whichever is the minority), keeps components of
-    plausible glyph shape, and returns the 70th percentile of their heights; None when no
-    glyph-like component is found. Images over 2 MP are measured at a reduced size.
+    Binarizes with a local (adaptive) threshold, for dark and for light text, keeps the
+    components of plausible glyph shape (the polarity with more of them wins), and returns
+    the 70th percentile of their heights; None when no glyph-like component is found.
+    Images over 8 MP are measured at a reduced size.
     """
     import cv2
 
     h, w = gray.shape[:2]
     if min(h, w) < 8:
         return None
-    r = min(1.0, math.sqrt(2.0e6 / (h * w)))
+    r = min(1.0, math.sqrt(8.0e6 / (h * w)))
     small = cv2.resize(gray, (max(1, int(w * r)), max(1, int(h * r))),
                        interpolation=cv2.INTER_AREA) if r < 1 else gray
-    _, bw = cv2.threshold(small, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    if bw.mean() > 127:
-        bw = 255 - bw
-    n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
-    if n <= 1:
-        return None
-    cw, ch, area = stats[1:, 2], stats[1:, 3], stats[1:, 4]
-    keep = (ch >= 3) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & (cw * ch < 40 * area)
-    keep &= area >= 4
+    small = cv2.GaussianBlur(small, (3, 3), 0)
+    best = None
+    for polarity in (cv2.THRESH_BINARY_INV, cv2.THRESH_BINARY):  # dark text, then light text
+        # a local threshold: pages on a differently shaded canvas, shadows, gradients
+        bw = cv2.adaptiveThreshold(small, 255, cv2.ADAPTIVE_THRESH_MEAN_C, polarity, 41, 18)
+        n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+        cw, ch, area = stats[1:, 2], stats[1:, 3], stats[1:, 4]
+        keep = (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & (cw * ch < 40 * area)
+        keep &= area >= 6
+        if best is None or keep.sum() > best[1].sum():
+            best = (ch, keep)
+    ch, keep = best
     if keep.sum() < 3:
         return None
     return float(np.percentile(ch[keep], 70)) / r
@@ -189,3 +193,55 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
         box[:, 1] = np.clip(box[:, 1] * sy, 0, shape[0] - 1)
         boxes.append((box, score))
     return boxes
+
+
+# very large images: detection in overlapping tiles ------------------------------------------
+TILE = 2048  # the largest side (det pixels) the detector sees at once; wider inputs weaken it
+
+
+def tile_spans(length: int, tile: int, overlap: int) -> list[tuple[int, int]]:
+    """``[(start, stop)]`` covering ``0..length`` with windows of ``tile`` overlapping by
+    ``overlap`` (one window when it fits)."""
+    if length <= tile:
+        return [(0, length)]
+    step = tile - overlap
+    n = -(-(length - overlap) // step)
+    starts = [min(k * step, length - tile) for k in range(n)]
+    return [(s, s + tile) for s in sorted(set(starts))]
+
+
+def merge_tiled(boxes: list[tuple[np.ndarray, float, bool]]) -> list[tuple[np.ndarray, float]]:
+    """Join detections from overlapping tiles: ``(box, score, touches_a_cut)``.
+
+    Two boxes are one line when they overlap a lot (a duplicate from the overlap), or when
+    one touches a tile's cut edge and they share a row and touch along it (a line cut in
+    two). The joined box is the minimum-area rectangle of both.
+    """
+    import cv2
+
+    items = [[b, s, t] for b, s, t in boxes]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                a, b = items[i][0], items[j][0]
+                (ax0, ay0), (ax1, ay1) = a.min(0), a.max(0)
+                (bx0, by0), (bx1, by1) = b.min(0), b.max(0)
+                h = min(ay1 - ay0, by1 - by0)
+                vert = min(ay1, by1) - max(ay0, by0)
+                horiz = min(ax1, bx1) - max(ax0, bx0)
+                inter = max(0.0, vert) * max(0.0, horiz)
+                small = min((ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0))
+                dup = small > 0 and inter > 0.5 * small
+                cut = (items[i][2] or items[j][2]) and vert > 0.5 * h and horiz > -0.3 * h
+                if dup or cut:
+                    pts = np.concatenate([a, b]).astype(np.float32)
+                    box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))
+                    items[i] = [box, max(items[i][1], items[j][1]), items[i][2] or items[j][2]]
+                    del items[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return [(b, s) for b, s, _ in items]

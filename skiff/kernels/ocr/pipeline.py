@@ -18,7 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .det import DetParams, choose_scale, db_boxes, det_input, estimate_text_height
+from .det import (
+    TILE,
+    DetParams,
+    choose_scale,
+    db_boxes,
+    det_input,
+    estimate_text_height,
+    merge_tiled,
+    tile_spans,
+)
 from .engine import OnnxEngine
 from .models import ModelSet, get_model_set, read_alphabet
 from .rec import cls_input, crop_box, ctc_decode, is_flipped, plan_batches, rec_input
@@ -364,6 +373,9 @@ class OcrPipeline:
         for it in items:
             s = scales[it.index]
             h, w = it.bgr.shape[:2]
+            if max(h, w) * s > TILE:
+                self._det_tiled(it, s)
+                continue
             key = (-(-round(h * s) // 32), -(-round(w * s) // 32))
             groups.setdefault(key, []).append(it)
         det = self.engine("det")
@@ -380,6 +392,25 @@ class OcrPipeline:
                 dt = (time.perf_counter() - t0) / len(part)
                 for it in part:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt
+
+    def _det_tiled(self, it: _Item, s: float) -> None:
+        """Detection of an image too large for one pass, in overlapping tiles."""
+        t0 = time.perf_counter()
+        h, w = it.bgr.shape[:2]
+        tile, overlap = int(TILE / s), int(256 / s)
+        found = []
+        for y0, y1 in tile_spans(h, tile, overlap):
+            for x0, x1 in tile_spans(w, tile, overlap):
+                part = it.bgr[y0:y1, x0:x1]
+                x, sizes = det_input([part], [s], self.xp)
+                prob = self.engine("det")(x)[0, 0]
+                for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
+                    lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
+                    touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \
+                        (y0 > 0 and lo[1] <= 2) or (y1 < h and hi[1] >= y1 - y0 - 3)
+                    found.append((box + np.array([x0, y0], np.float32), score, touches))
+        it.boxes = merge_tiled(found)
+        it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
 
     def crop(self, items: list[_Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
