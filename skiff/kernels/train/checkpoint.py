@@ -50,10 +50,14 @@ def flatten_state(state) -> tuple[object, dict[str, np.ndarray]]:
         if isinstance(obj, np.generic):
             return walk(np.asarray(obj), path)
         if isinstance(obj, dict):
-            for k in obj:
-                if not isinstance(k, str):
-                    raise TypeError(f"checkpoint dict keys must be strings, got {k!r} at {path}")
-            return {"__dict__": {k: walk(v, f"{path}/{k}") for k, v in obj.items()}}
+            if all(isinstance(k, str) for k in obj):
+                return {"__dict__": {k: walk(v, f"{path}/{k}") for k, v in obj.items()}}
+            for k in obj:  # integer keys (optimizer state per parameter index) keep their type
+                if not isinstance(k, (str, int)) or isinstance(k, bool):
+                    raise TypeError(f"checkpoint dict keys must be strings or integers, got "
+                                    f"{k!r} at {path}")
+            return {"__items__": [[int(k) if not isinstance(k, str) else k,
+                                   walk(v, f"{path}/{k}")] for k, v in obj.items()]}
         if isinstance(obj, tuple):
             return {"__tuple__": [walk(v, f"{path}/{i}") for i, v in enumerate(obj)]}
         if isinstance(obj, list):
@@ -79,6 +83,8 @@ def unflatten_state(tree, arrays) -> object:
             return tuple(unflatten_state(v, arrays) for v in tree["__tuple__"])
         if "__float__" in tree:
             return float(tree["__float__"])
+        if "__items__" in tree:
+            return {k: unflatten_state(v, arrays) for k, v in tree["__items__"]}
         return {k: unflatten_state(v, arrays) for k, v in tree["__dict__"].items()}
     return tree
 

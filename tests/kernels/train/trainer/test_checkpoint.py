@@ -18,7 +18,7 @@ def _state(seed):
     rng = np.random.default_rng(seed)
     return {
         "model": {"w": rng.standard_normal((3, 4)), "b": rng.standard_normal(4).astype("f4")},
-        "optimizer": {"state": [{"exp_avg": rng.standard_normal(2), "step": 7}],
+        "optimizer": {"state": {0: {"exp_avg": rng.standard_normal(2), "step": 7}},
                       "param_groups": [{"lr": 0.1, "betas": (0.9, 0.999), "wd": float("inf")}]},
         "rng": np.random.default_rng(seed).bit_generator.state,
         "data": {"epoch": 2, "position": 5},
@@ -72,4 +72,6 @@ def test_damaged_newest_falls_back(tmp_path):
 def test_objects_are_refused(tmp_path):
     with pytest.raises(TypeError, match="object"):
         save_checkpoint(tmp_path, {"x": object()}, step=0)
+    with pytest.raises(TypeError, match="1.5"):
+        save_checkpoint(tmp_path, {1.5: 0}, step=0)
     assert load_latest(tmp_path) is None
