@@ -1,0 +1,336 @@
+"""A form generated from a job kind's grammar :class:`~skiff.grammar.common.Command`.
+
+Every option the Command defines becomes a field: a dropdown for options with choices (and
+for ``--device``), a checkbox for flags, a text box for everything else. A field checks its
+own text with the option's argparse ``type`` as the user types, and shows why a value is bad
+next to it; then the whole form is checked by the Command's parser and the kind's
+``to_config``. While anything is wrong the Launch button is disabled. The equivalent magic
+line and CLI command (``Command.render``) are shown under the form, ready to copy.
+
+A panel can replace a field's widget with a nicer picker (``pickers={dest: factory}``) and
+add its own check (``check=fn(values)``), launch (``launcher``) and result view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import shlex
+from collections.abc import Callable
+
+import ipywidgets as W
+
+from skiff.grammar.common import Command, GrammarError, _fmt, split_launch
+
+__all__ = ["CommandForm", "Field", "SKIPPED"]
+
+# options a form does not show: the panel waits and displays by itself
+SKIPPED = ("help", "wait", "json")
+_USER_ERRORS = (ValueError, TypeError, KeyError, FileNotFoundError, GrammarError)
+
+
+def _label(action: argparse.Action) -> str:
+    if action.option_strings:
+        return max(action.option_strings, key=len).lstrip("-").replace("-", " ")
+    return (action.metavar if isinstance(action.metavar, str) else action.dest).lower()
+
+
+def _default_text(action: argparse.Action) -> str:
+    if action.default is None or action.default is argparse.SUPPRESS:
+        return ""
+    if isinstance(action.default, (list, tuple)) and action.nargs in ("+", "*"):
+        return " ".join(map(str, action.default))
+    return _fmt(action.default)
+
+
+class Field:
+    """One option of a Command as a widget, its check, and the message shown next to it."""
+
+    def __init__(self, action: argparse.Action, widget: W.ValueWidget | None = None):
+        self.action = action
+        self.dest = action.dest
+        self.widget = widget or self._make_widget()
+        label = _label(action)
+        if not getattr(self.widget, "description", None):
+            self.widget.description = label
+        self.widget.style = {"description_width": "9em"}
+        if action.help and action.help is not argparse.SUPPRESS:
+            self.widget.tooltip = action.help.replace("%%", "%")
+        self.widget.add_class(f"skiff-field-{self.dest}")
+        self.message = W.HTML("", layout=W.Layout(margin="0 0 0 8px"))
+        self.message.add_class("skiff-field-message")
+        self.message.add_class(f"skiff-message-{self.dest}")
+        self.box = W.HBox([self.widget, self.message], layout=W.Layout(align_items="center"))
+        self.error: str | None = None
+
+    def _make_widget(self) -> W.ValueWidget:
+        a = self.action
+        if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            return W.Checkbox(value=bool(a.default), indent=False)
+        if a.dest == "device":
+            from skiff.kernels.backend import list_devices
+
+            names = ["auto", *(d.name for d in list_devices())]
+            return W.Dropdown(options=names, value="auto")
+        if a.choices:
+            options = list(a.choices)
+            if a.default is not None and a.default not in options:
+                options.insert(0, a.default)
+            value = a.default if a.default in options else options[0]
+            return W.Dropdown(options=options, value=value)
+        placeholder = a.metavar if isinstance(a.metavar, str) else ""
+        return W.Text(value=_default_text(a), placeholder=placeholder, continuous_update=True)
+
+    # values -------------------------------------------------------------------------------
+    def raw(self):
+        return self.widget.value
+
+    def set(self, value) -> None:
+        if isinstance(self.widget, W.Text) and not isinstance(value, str):
+            value = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else _fmt(value)
+        self.widget.value = value
+
+    def parse(self):
+        """The option's value from the widget; raises ValueError with a message for the user."""
+        a = self.action
+        value = self.raw()
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        many = a.nargs in ("+", "*")
+        if not text:
+            if a.required or a.nargs == "+":
+                raise ValueError("required")
+            return [] if a.nargs == "*" else a.default
+        try:
+            words = shlex.split(text) if many else [text]
+        except ValueError as exc:
+            raise ValueError(f"cannot split {text!r}: {exc}") from None
+        out = []
+        for word in words:
+            try:
+                v = a.type(word) if a.type is not None else word
+            except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+                msg = str(exc) or f"invalid value {word!r}"
+                raise ValueError(msg) from None
+            if a.choices and v not in a.choices:
+                valid = ", ".join(map(str, a.choices))
+                raise ValueError(f"got {word!r}: choose from {valid}")
+            out.append(v)
+        return out if many else out[0]
+
+    def show(self, error: str | None) -> None:
+        self.error = error
+        text = "" if error is None else _warning(error)
+        if self.message.value != text:
+            self.message.value = text
+
+
+class CommandForm(W.VBox):
+    """Fields for every option of ``command``, live checks, the equivalent lines, Launch.
+
+    Parameters
+    ----------
+    command : Command
+        The kind's grammar.
+    to_config : callable, optional
+        ``to_config(values) -> config`` of the kind; it raises ValueError for bad values.
+    pickers : dict, optional
+        ``dest -> factory(action) -> widget`` replacing the default widget of a field.
+    check : callable, optional
+        ``check(values) -> values`` run before ``to_config``, e.g. to stand in for notebook
+        objects that ``to_config`` cannot know; raise ValueError for bad values.
+    launcher : callable, optional
+        ``launcher(form, values) -> Job``; the default runs the magic line in the notebook's
+        shell when the magic is registered, else launches through ``to_config``.
+    on_launch : callable, optional
+        ``on_launch(job)`` after a launch (e.g. to show results once the job ends).
+    skip : tuple of str
+        More options not to show.
+    """
+
+    def __init__(self, command: Command, to_config: Callable | None = None, *,
+                 pickers: dict | None = None, check: Callable | None = None,
+                 launcher: Callable | None = None, on_launch: Callable | None = None,
+                 skip: tuple[str, ...] = (), order: tuple[str, ...] = ()):
+        self.command = command
+        self.to_config = to_config
+        self.check = check
+        self.launcher = launcher or launch_with_magic
+        self.on_launch = on_launch
+        self.fields: dict[str, Field] = {}
+        pickers = pickers or {}
+        actions = [a for a in command.parser()._actions
+                   if a.dest not in SKIPPED and a.dest not in skip]
+        rank = {name: i for i, name in enumerate(order)}
+        actions.sort(key=lambda a: rank.get(a.dest, len(rank)))
+        for a in actions:
+            widget = pickers[a.dest](a) if a.dest in pickers else None
+            self.fields[a.dest] = Field(a, widget)
+        self.status = W.HTML("")
+        self.status.add_class("skiff-form-status")
+        self.magic_line = W.HTML("")
+        self.magic_line.add_class("skiff-magic-line")
+        self.cli_line = W.HTML("")
+        self.cli_line.add_class("skiff-cli-line")
+        self.launch_button = W.Button(description="Launch", icon="play", button_style="primary")
+        self.launch_button.add_class("skiff-launch")
+        self.launch_button.on_click(lambda _b: self.launch())
+        self.extra_buttons = W.HBox([])
+        self.output = W.VBox([])
+        self.output.add_class("skiff-form-output")
+        self.jobs: list = []
+        self.values: dict | None = None
+        self.config: dict | None = None
+        for f in self.fields.values():
+            f.widget.observe(lambda _c: self.validate(), names="value")
+        super().__init__([*(f.box for f in self.fields.values()), self.status,
+                          W.HBox([self.launch_button, self.extra_buttons]),
+                          self.magic_line, self.cli_line, self.output])
+        self.add_class(f"skiff-form-{command.name}")
+        self.validate()
+
+    # checking -----------------------------------------------------------------------------
+    def field_for(self, message: str) -> Field | None:
+        """The field an error message is about (it names ``--option`` or the value)."""
+        for f in self.fields.values():
+            for flag in f.action.option_strings:
+                if re.search(rf"(^|[\s'\"(]){re.escape(flag)}($|[\s:='\")])", message):
+                    return f
+        for f in self.fields.values():
+            name = f.action.metavar if isinstance(f.action.metavar, str) else f.dest
+            if not f.action.option_strings and re.search(rf"\b{re.escape(name)}\b", message):
+                return f
+        for f in self.fields.values():  # the message quotes what the user typed in a field
+            raw = f.raw()
+            if isinstance(raw, str) and raw.strip():
+                words = shlex.split(raw) if "'" not in raw and '"' not in raw else [raw]
+                if any(f"'{w}'" in message or f'"{w}"' in message for w in words):
+                    return f
+        return None
+
+    def validate(self) -> bool:
+        """Check every field and the whole form; show messages; enable Launch if all is well."""
+        values, ok = {}, True
+        for f in self.fields.values():
+            try:
+                values[f.dest] = f.parse()
+                f.show(None)
+            except ValueError as exc:
+                f.show(str(exc))
+                ok = False
+        general = None
+        config = None
+        if ok:
+            try:
+                checked = self.check(dict(values)) if self.check else dict(values)
+                kernel_values, _launch = split_launch(argparse.Namespace(**checked))
+                # the Command's own parser has the last word on the line it renders
+                line = self.command.render(values, style="magic")
+                self.command.parse(line.split(" ", 1)[1] if " " in line else "")
+                if self.to_config is not None:
+                    config = self.to_config(kernel_values)
+            except _USER_ERRORS as exc:
+                msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+                msg = str(msg).removeprefix(f"{self.command.name}: ")
+                field = self.field_for(msg)
+                if field is not None:
+                    field.show(msg)
+                else:
+                    general = msg
+                ok = False
+        self.status.value = "" if general is None else (
+            _warning(general))
+        self.launch_button.disabled = not ok
+        self.values = values if ok else None
+        self.config = config if ok else None
+        if all(f.error is None for f in self.fields.values()):
+            magic = self.command.render(values, style="magic")
+            cli = self.command.render({k: v for k, v in values.items() if k != "output"},
+                                      style="cli")
+            self.magic_line.value = _copyable("magic", magic)
+            self.cli_line.value = _copyable("terminal", cli)
+        return ok
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """dest -> message of every field that shows one."""
+        return {d: f.error for d, f in self.fields.items() if f.error}
+
+    def set(self, **values) -> None:
+        """Fill fields by option name (``form.set(grid="64x64", rtol=1e-6)``)."""
+        unknown = set(values) - set(self.fields)
+        if unknown:
+            raise KeyError(f"unknown field(s) {sorted(unknown)}: the form has "
+                           f"{', '.join(self.fields)}")
+        for dest, value in values.items():
+            self.fields[dest].set(value)
+        self.validate()
+
+    # launching ----------------------------------------------------------------------------
+    def launch(self):
+        """Start the job the form describes; show its live widget under the form."""
+        if not self.validate():
+            return None
+        try:
+            job = self.launcher(self, dict(self.values))
+        except Exception as exc:  # show the user's mistake; keep the panel alive
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.status.value = _warning(msg)
+            return None
+        if job is None:
+            return None
+        self.jobs.append(job)
+        from .job_view import view_for
+
+        self.output.children = [view_for(job)]
+        if self.on_launch is not None:
+            self.on_launch(job)
+        return job
+
+
+def _warning(text: str) -> str:
+    return f"<span style='color:#d62728'>⚠ {html.escape(str(text), quote=False)}</span>"
+
+
+def _copyable(label: str, text: str) -> str:
+    return (f"<div style='font-size:90%'><span style='color:#666;display:inline-block;"
+            f"width:5.5em'>{label}</span><code style='user-select:all;white-space:pre'>"
+            f"{html.escape(text)}</code></div>")
+
+
+def launch_with_magic(form: CommandForm, values: dict):
+    """Run the form's magic line in the notebook's shell (exactly what the line shown does);
+    without the magic, launch through the kind's ``to_config``."""
+    name = form.command.name
+    line = form.command.render(values, style="magic")
+    args = line.split(" ", 1)[1] if " " in line else ""
+    shell = _shell()
+    if shell is not None and shell.find_line_magic(name) is not None:
+        from IPython.core.error import UsageError
+
+        try:
+            return shell.run_line_magic(name, args)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+    if form.to_config is None:
+        raise ValueError(f"no %{name} magic and no to_config to launch with")
+    kernel_values, launch_opts = split_launch(argparse.Namespace(**values))
+    config = form.to_config(kernel_values)
+    from skiff.jobs import launch
+
+    job = launch(name, config, np=launch_opts.get("np", 1),
+                 runner=launch_opts.get("runner", "auto"), device=kernel_values.get("device"))
+    if launch_opts.get("output") and shell is not None:
+        shell.user_ns[launch_opts["output"]] = job
+    return job
+
+
+def _shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+

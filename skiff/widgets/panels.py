@@ -1,0 +1,362 @@
+"""``skiff.panel()`` / ``%skiff``: tabs Train, Solve, OCR and Jobs, for those who prefer forms.
+
+Each job tab is a :class:`~skiff.widgets.form.CommandForm` generated from the kind's grammar
+(``skiff.grammar.<kind>.COMMAND`` and ``to_config``), so a tab offers whatever options the
+grammar defines, checks them as the user types, and shows the equivalent magic line and CLI
+command. Some fields get nicer pickers: Train picks models and data sets among the notebook's
+variables and the built-ins and can show the planner's table; OCR takes uploaded files. When
+a job ends, the Solve tab shows the field and the convergence plot and the OCR tab the lines
+it read. The Jobs tab is the :class:`~skiff.widgets.monitor.JobMonitor`.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import io
+import os
+import re
+import time
+from pathlib import Path
+
+import ipywidgets as W
+
+from .form import CommandForm, _warning
+from .monitor import JobMonitor
+
+__all__ = ["panel", "Panel", "train_form", "solve_form", "ocr_form"]
+
+TABS = ("train", "solve", "ocr")
+_TITLES = {"train": "Train", "solve": "Solve", "ocr": "OCR", "jobs": "Jobs"}
+
+
+def _grammar(kind: str):
+    return importlib.import_module(f"skiff.grammar.{kind}")
+
+
+def _user_ns() -> dict:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    ip = get_ipython()
+    return ip.user_ns if ip is not None else {}
+
+
+def _notebook_vars(test) -> list[str]:
+    return sorted(k for k, v in _user_ns().items()
+                  if not k.startswith("_") and not isinstance(v, type) and _safe(test, v))
+
+
+def _safe(test, value) -> bool:
+    try:
+        return bool(test(value))
+    except Exception:
+        return False
+
+
+def _is_model(obj) -> bool:
+    from skiff.kernels.train.nn import Module
+
+    return isinstance(obj, Module)
+
+
+def _is_dataset(obj) -> bool:
+    try:
+        from skiff.kernels.train.data import Dataset
+    except ImportError:
+        Dataset = None
+    if Dataset is not None and isinstance(obj, Dataset):
+        return True
+    return hasattr(obj, "__len__") and hasattr(obj, "__getitem__") and \
+        type(obj).__module__.startswith("skiff.")
+
+
+# Train ---------------------------------------------------------------------------------------
+def train_form() -> CommandForm:
+    """The Train form: model and data pickers (notebook variables and built-ins), a Plan
+    button when the planner is there."""
+    g = _grammar("train")
+    from skiff.kernels.train.models.registry import BUILTIN_DATA, BUILTIN_MODELS
+
+    models, datasets = list(BUILTIN_MODELS), list(BUILTIN_DATA)
+
+    def model_picker(action):
+        names = [*_notebook_vars(_is_model), *models]
+        return W.Combobox(options=names, value=models[0], ensure_option=False,
+                          placeholder="built-in name or notebook variable")
+
+    def data_picker(action):
+        names = [*_notebook_vars(_is_dataset), *datasets]
+        return W.Combobox(options=names, value="", ensure_option=False,
+                          placeholder="default: the model's own data")
+
+    def strategy_picker(action):
+        return W.Combobox(options=list(g.STRATEGIES), value=action.default,
+                          ensure_option=False)
+
+    def check(values: dict) -> dict:
+        ns = _user_ns()
+        model, data = values.get("model"), values.get("data")
+        if model in ns and _safe(_is_model, ns[model]):
+            values["model"] = models[0]  # a stand-in: to_config checks the rest
+            if data is None:
+                raise ValueError(f"DATA is needed to train the notebook model {model!r}")
+        if data in ns and _safe(_is_dataset, ns[data]):
+            values["data"] = None
+        return values
+
+    form = CommandForm(g.COMMAND, g.to_config, check=check,
+                       pickers={"model": model_picker, "data": data_picker,
+                                "strategy": strategy_picker},
+                       order=("model", "data", "epochs", "steps", "lr", "batch_size",
+                              "strategy", "np", "device", "checkpoint_dir"))
+    try:
+        plan = _grammar("plan")
+    except ImportError:
+        return form
+    plan_out = W.HTML("")
+    plan_out.add_class("skiff-plan")
+    button = W.Button(description="Plan", icon="table",
+                      tooltip="how the planner would lay this model out on the ranks")
+    button.add_class("skiff-plan-button")
+
+    def on_plan(_b=None):
+        model = form.fields["model"].raw()
+        np_ = form.values.get("np", 1) if form.values else 1
+        try:
+            values = {**plan.COMMAND.defaults(), "model": model, "devices": np_}
+            result = plan.run(values)
+        except Exception as exc:
+            plan_out.value = _warning(str(exc))
+            return
+        text = result._repr_html_() if hasattr(result, "_repr_html_") else \
+            f"<pre>{html.escape(repr(result))}</pre>"
+        plan_out.value = text
+
+    button.on_click(on_plan)
+    form.plan = on_plan
+    form.extra_buttons.children = [button]
+    form.children = [*form.children[:-1], plan_out, form.children[-1]]
+    return form
+
+
+# Solve ---------------------------------------------------------------------------------------
+def solve_form() -> CommandForm:
+    """The Solve form; when the job is done, the field and the convergence plot."""
+    g = _grammar("solve")
+    result = W.VBox([])
+    result.add_class("skiff-solve-result")
+
+    def on_launch(job):
+        result.children = []
+        job.add_done_callback(lambda j: _show_solution(j, result))
+
+    form = CommandForm(g.COMMAND, g.to_config, on_launch=on_launch,
+                       order=("problem", "grid", "coefficient", "method", "precond",
+                              "preconditioner", "rtol", "tol", "atol", "maxiter", "device"))
+    form.result = result
+    form.children = [*form.children, result]
+    return form
+
+
+def _image(png: bytes, cls: str) -> W.Image:
+    img = W.Image(value=png, format="png", layout=W.Layout(max_width="520px"))
+    img.add_class(cls)
+    return img
+
+
+def _show_solution(job, box: W.VBox) -> None:
+    """The field and the convergence plot: the job's own image artifacts, else drawn here
+    from the solution object (``field`` and residual history)."""
+    state = job.refresh()
+    if job.status != "done":
+        return
+    arts = [a for a in state.artifacts if a.get("kind") == "image"]
+    if arts:
+        latest = {a.get("name"): a for a in arts}
+        box.children = [_image((job.run_dir / a["path"]).read_bytes(), "skiff-solve-plot")
+                        for a in latest.values()]
+        return
+    png = solution_png(job.value, state.metrics)
+    if png is not None:
+        box.children = [_image(png, "skiff-solve-plot")]
+
+
+def solution_png(solution, metrics: dict | None = None) -> bytes | None:
+    """Field (2-D image or 1-D line) beside the residual history, as one PNG."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    field = getattr(solution, "field", None)
+    if field is None:
+        field = getattr(solution, "x", None)
+    history = None
+    for name in ("residuals", "residual_history", "history"):
+        history = getattr(solution, name, None)
+        if history is not None:
+            break
+    if history is None and metrics:
+        for name, series in metrics.items():
+            if "resid" in name.lower():
+                history = [v for _s, v, _t in series]
+                break
+    panels = (field is not None) + (history is not None and len(history) > 0)
+    if not panels:
+        return None
+    fig = Figure(figsize=(4.2 * panels, 3.2), dpi=80)
+    FigureCanvasAgg(fig)
+    i = 1
+    if field is not None:
+        arr = np.asarray(field.get() if hasattr(field, "get") else field, dtype=float)
+        ax = fig.add_subplot(1, panels, i)
+        i += 1
+        if arr.ndim >= 2:
+            im = ax.imshow(arr if arr.ndim == 2 else arr[..., arr.shape[-1] // 2],
+                           origin="lower", cmap="viridis")
+            fig.colorbar(im, ax=ax, shrink=0.8)
+        else:
+            ax.plot(arr)
+        ax.set_title("field", fontsize=9)
+    if history is not None and len(history) > 0:
+        ax = fig.add_subplot(1, panels, i)
+        hist = np.asarray(history, dtype=float)
+        ax.semilogy(np.arange(len(hist)), np.maximum(hist, 1e-300))
+        ax.set_title("convergence", fontsize=9)
+        ax.set_xlabel("iteration", fontsize=8)
+        ax.set_ylabel("residual", fontsize=8)
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+# OCR -----------------------------------------------------------------------------------------
+def ocr_form() -> CommandForm:
+    """The OCR form: a path or glob, or uploaded files; when done, the lines it read (the
+    overlays are the job's image artifacts, in its widget)."""
+    g = _grammar("ocr")
+    result = W.VBox([])
+    result.add_class("skiff-ocr-result")
+
+    def lang_picker(action):
+        names = list(g.model_set_names())
+        return W.Dropdown(options=names, value=action.default if action.default in names
+                          else names[0])
+
+    def on_launch(job):
+        result.children = []
+        job.add_done_callback(lambda j: _show_lines(j, result))
+
+    form = CommandForm(g.COMMAND, g.to_config, on_launch=on_launch,
+                       pickers={"lang": lang_picker},
+                       order=("inputs", "lang", "device", "min_score", "batch_size"))
+    upload = W.FileUpload(accept="image/*", multiple=True, description="Upload")
+    upload.add_class("skiff-ocr-upload")
+
+    def on_upload(change):
+        paths = save_uploads(change["new"])
+        if paths:
+            form.set(inputs=" ".join(paths))
+
+    upload.observe(on_upload, names="value")
+    form.upload = upload
+    form.result = result
+    form.extra_buttons.children = [upload]
+    form.children = [*form.children, result]
+    return form
+
+
+def save_uploads(files, folder: str | os.PathLike | None = None) -> list[str]:
+    """Write uploaded files (FileUpload values) to ``<runs root>/uploads/<time>/``."""
+    from skiff.jobs.store import runs_root
+
+    if not files:
+        return []
+    dest = Path(folder) if folder else runs_root() / "uploads" / time.strftime("%Y%m%d-%H%M%S")
+    dest.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for f in files:
+        name = re.sub(r"[^\w.\-]+", "_", Path(str(f["name"])).name) or "upload"
+        path = dest / name
+        path.write_bytes(bytes(f["content"]))
+        paths.append(str(path))
+    return paths
+
+
+def lines_table_html(result: dict | None, limit: int = 200) -> str:
+    """HTML table of the lines an OCR job read (from its ``result.json``)."""
+    rows = []
+    for item in (result or {}).get("results", []):
+        image = html.escape(Path(str(item.get("image"))).name)
+        if item.get("error"):
+            rows.append(f"<tr><td>{image}</td><td colspan=2 style='color:#d62728'>"
+                        f"{html.escape(str(item['error']))}</td></tr>")
+        for line in item.get("lines", []):
+            rows.append(f"<tr><td>{image}</td><td>{html.escape(str(line.get('text', '')))}"
+                        f"</td><td>{float(line.get('score', 0)):.3f}</td></tr>")
+    if not rows:
+        return "<i>no lines read</i>"
+    more = f"<tr><td colspan=3>… {len(rows) - limit} more</td></tr>" if len(rows) > limit else ""
+    return ("<table class='skiff-ocr-lines'><tr><th>image</th><th>text</th><th>score</th></tr>"
+            + "".join(rows[:limit]) + more + "</table>")
+
+
+def _show_lines(job, box: W.VBox) -> None:
+    if job.status != "done":
+        return
+    table = W.HTML(lines_table_html(job.result))
+    table.add_class("skiff-ocr-table")
+    box.children = [table]
+
+
+# the panel -----------------------------------------------------------------------------------
+_FORMS = {"train": train_form, "solve": solve_form, "ocr": ocr_form}
+
+
+class Panel(W.Tab):
+    """Tabs Train, Solve, OCR and Jobs. ``panel.forms[kind]`` is each kind's form;
+    ``panel.monitor`` the job monitor."""
+
+    def __init__(self, *, monitor_poll: float = 1.0):
+        self.forms: dict[str, CommandForm] = {}
+        children, titles = [], []
+        for kind in TABS:
+            try:
+                form = _FORMS[kind]()
+            except ImportError as exc:
+                box = W.HTML(f"<i>{_TITLES[kind]} is not available here: "
+                             f"{html.escape(str(exc))}</i>")
+                children.append(box)
+            else:
+                self.forms[kind] = form
+                children.append(form)
+            titles.append(_TITLES[kind])
+        self.monitor = JobMonitor(poll=monitor_poll)
+        children.append(self.monitor)
+        titles.append(_TITLES["jobs"])
+        super().__init__(children=children, titles=titles)
+        self.add_class("skiff-panel")
+
+    def select(self, name: str) -> None:
+        """Show the tab ``name`` (train, solve, ocr or jobs)."""
+        names = [*TABS, "jobs"]
+        if name not in names:
+            raise ValueError(f"unknown tab {name!r}: choose from {', '.join(names)}")
+        self.selected_index = names.index(name)
+
+
+def panel(tab: str | None = None) -> Panel:
+    """The skiff panel: forms that launch train, solve and OCR jobs, and the job monitor.
+
+    Parameters
+    ----------
+    tab : str, optional
+        The tab to show first: ``train``, ``solve``, ``ocr`` or ``jobs``.
+    """
+    p = Panel()
+    if tab is not None:
+        p.select(tab)
+    return p
