@@ -43,7 +43,10 @@ def _report(history, callback, it, x):
 
 
 def cg(op, b, x, M=None, *, tol, maxiter, callback=None):
-    """Preconditioned conjugate gradients (A and M symmetric positive definite)."""
+    """Preconditioned conjugate gradients (A symmetric positive definite, M positive definite).
+
+    With a preconditioner the flexible form (Polak-Ribiere beta, one extra dot product) keeps
+    the convergence of CG when M is a multigrid cycle that is not exactly symmetric."""
     r = b.copy()
     q = b * 0.0
     if _dot(x, x) > 0:
@@ -80,9 +83,12 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None):
             if rz_new <= 0:
                 raise SolveError(f"cg: the preconditioner is not positive definite "
                                  f"(r.Mr = {rz_new:.3e} at iteration {it})")
+            # flexible (Polak-Ribiere) beta: robust when M is only nearly symmetric (a
+            # multigrid cycle); equals rz_new / rz for a symmetric M in exact arithmetic
+            beta = -alpha * _dot(z, q) / rz
         else:
             rz_new = rr
-        beta = rz_new / rz
+            beta = rz_new / rz
         rz = rz_new
         p *= beta
         p += z

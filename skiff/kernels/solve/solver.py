@@ -334,9 +334,10 @@ class Solver:
                              f"{self.op.n} unknowns")
         bad = ~np.isfinite(host)
         if bad.any():
-            where = np.unravel_index(int(np.argmax(bad.ravel())), host.shape)
+            where = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad.ravel())),
+                                                            host.shape))
             raise ValueError(f"b contains NaN or inf (first at index {where}: "
-                             f"{host[where]!r})")
+                             f"{float(host[where])!r})")
         host = host.reshape(self.op.shape).copy()
         if self.is_grid and self.system.singular:
             active = self.system.mask

@@ -1,0 +1,244 @@
+"""Grammar of ``%solve`` / ``%%solve`` / ``python -m skiff solve``.
+
+``%solve PROBLEM [B] [--grid 1024x1024] [--method cg] [--precond mg] [--rtol 1e-8]
+[--device auto] [--np N] [--wait] [-o NAME]``. PROBLEM is a built-in problem (poisson,
+diffusion, jump, convection, body) or, in a notebook, a variable holding a matrix (then B names
+the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cell::
+
+    domain: 256x256                      # cells per axis; "extent 2x1" after it sets the box
+    coefficient: 1 + 999*(x > 0.5)       # k(x, y[, z]): a number or an expression
+    boundaries: x-=dirichlet 1; x+=dirichlet 0; y-=neumann; y+=neumann
+    source: sin(pi*x) * sin(pi*y)        # f(x, y[, z])
+    body: hypot(x - 0.5, y - 0.5) - 0.2  # signed distance; cells where it is < 0 drop out
+    velocity: 10, 0                      # convection (then use bicgstab or gmres)
+    solver: cg mg rtol=1e-8 maxiter=200  # method, preconditioner, options
+
+Expressions see x, y, z (cell or face centres) and numpy's sin, cos, exp, log, sqrt, tanh,
+abs, hypot, minimum, maximum, where, pi.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
+from skiff.kernels.solve.problems import BC_KINDS, SIDES
+from skiff.kernels.solve.solver import METHODS, PRECONDS
+
+from .common import (
+    command,
+    device_option,
+    grid_shape,
+    launch_options,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
+
+__all__ = ["COMMAND", "to_config", "parse_spec", "PROBLEMS", "EXPR_NAMES", "check_expression"]
+
+PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "custom")
+EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
+              "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
+SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
+
+
+@command("solve", help="Solve a PDE on a grid or a linear system: built-in problems, notebook "
+                       "matrices, or a %%solve cell spec.")
+@launch_options
+@device_option
+def COMMAND(p):
+    p.add_argument("problem", nargs="?", default=None, metavar="PROBLEM",
+                   help=f"built-in problem ({', '.join(PROBLEMS[:-1])}) or a notebook variable "
+                        "(matrix or GridProblem)")
+    p.add_argument("b", nargs="?", default=None, metavar="B",
+                   help="notebook variable with the right-hand side (for a matrix)")
+    p.add_argument("--grid", type=grid_shape, default=(256, 256), metavar="NxN[xN]",
+                   help="cells per axis, e.g. 1024x1024 or 64x64x64")
+    p.add_argument("--method", choices=METHODS, default="cg")
+    p.add_argument("--precond", choices=PRECONDS, default="auto",
+                   help="auto: geometric multigrid on grids, AMG on matrices")
+    p.add_argument("--cycle", choices=CYCLES, default="V")
+    p.add_argument("--smoother", choices=SMOOTHERS, default="rbgs")
+    p.add_argument("--pre", type=positive_int, default=2, metavar="N")
+    p.add_argument("--post", type=positive_int, default=2, metavar="N")
+    p.add_argument("--rtol", type=positive_float, default=1e-8, metavar="X")
+    p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X")
+    p.add_argument("--maxiter", type=positive_int, default=None, metavar="N")
+    p.add_argument("--restart", type=positive_int, default=30, metavar="M",
+                   help="GMRES restart length")
+    p.add_argument("--bc", choices=BC_KINDS, default="dirichlet",
+                   help="condition on every side of the built-in problems")
+    p.add_argument("--contrast", type=positive_float, default=1000.0, metavar="K",
+                   help="coefficient ratio of the 'jump' problem")
+    p.add_argument("--velocity", default=None, metavar="VX,VY[,VZ]",
+                   help="convection velocity of the 'convection' problem (default 20,5)")
+    p.add_argument("--compatibility", choices=("project",), default=None,
+                   help="project: make a pure-Neumann right-hand side compatible")
+    p.add_argument("--save", default=None, metavar="PATH",
+                   help="write the solution to PATH (.npz or .vtk)")
+
+
+def _velocity(text, ndim):
+    if text is None:
+        return None
+    if isinstance(text, (list, tuple)):
+        parts = list(text)
+    else:
+        parts = [t for t in re.split(r"[,\s]+", str(text).strip()) if t]
+    try:
+        vel = [float(v) for v in parts]
+    except ValueError:
+        raise ValueError(f"velocity must be numbers like 20,5, got {text!r}") from None
+    if len(vel) != ndim:
+        raise ValueError(f"velocity needs {ndim} components for a {ndim}D grid, got {text!r}")
+    return vel
+
+
+def check_expression(text: str, what: str) -> str:
+    """Accept a numeric expression of x, y, z and numpy functions; return it stripped."""
+    text = str(text).strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"{what}: cannot read the expression {text!r}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in EXPR_NAMES:
+            raise ValueError(f"{what}: unknown name {node.id!r} in {text!r}; expressions may "
+                             f"use {', '.join(EXPR_NAMES)}")
+        if isinstance(node, (ast.Attribute, ast.Lambda, ast.Subscript, ast.comprehension)):
+            raise ValueError(f"{what}: only arithmetic and functions are allowed, got {text!r}")
+    return text
+
+
+def to_config(values: dict) -> dict:
+    """Validate parsed values (and a ``spec`` dict from :func:`parse_spec`) and return the
+    ``solve`` kernel config."""
+    spec = values.get("spec") or {}
+    problem = values.get("problem") or ("custom" if spec else None)
+    if problem is None:
+        raise ValueError(f"solve needs a PROBLEM: one of {', '.join(PROBLEMS[:-1])}")
+    if problem not in PROBLEMS:
+        raise ValueError(f"unknown problem {problem!r}: choose from {', '.join(PROBLEMS[:-1])}"
+                         " (or, in a notebook, a variable holding a matrix or GridProblem)")
+    if problem == "custom" and not spec:
+        raise ValueError("problem 'custom' needs a %%solve cell with its spec")
+    grid = tuple(spec.get("grid") or values.get("grid") or (256, 256))
+    method = spec.get("method", values.get("method", "cg"))
+    precond = spec.get("precond", values.get("precond", "auto"))
+    for name, value, valid in (("method", method, METHODS), ("precond", precond, PRECONDS)):
+        if value not in valid:
+            raise ValueError(f"unknown {name} {value!r}: choose from {', '.join(valid)}")
+    velocity = spec.get("velocity", values.get("velocity"))
+    if problem == "convection" and velocity is None:
+        velocity = "20,5" if len(grid) == 2 else "20,5,0"
+    velocity = _velocity(velocity, len(grid))
+    if velocity is not None and method in ("cg", "pipecg"):
+        method = "bicgstab"   # the default method cannot solve a non-symmetric problem
+    save = values.get("save")
+    if save and not str(save).lower().endswith((".npz", ".vtk")):
+        raise ValueError(f"--save writes .npz or .vtk files, got {save!r}")
+    opts = spec.get("options", {})
+    config = {
+        "problem": problem,
+        "grid": list(grid),
+        "method": method,
+        "precond": precond,
+        "cycle": opts.get("cycle", values.get("cycle", "V")),
+        "smoother": opts.get("smoother", values.get("smoother", "rbgs")),
+        "pre": int(opts.get("pre", values.get("pre", 2))),
+        "post": int(opts.get("post", values.get("post", 2))),
+        "rtol": float(opts.get("rtol", values.get("rtol", 1e-8))),
+        "atol": float(opts.get("atol", values.get("atol", 0.0))),
+        "maxiter": opts.get("maxiter", values.get("maxiter")),
+        "restart": int(opts.get("restart", values.get("restart", 30))),
+        "bc": spec.get("bc", values.get("bc", "dirichlet")),
+        "contrast": float(values.get("contrast", 1000.0)),
+        "velocity": velocity,
+        "compatibility": opts.get("compatibility", values.get("compatibility")),
+        "device": values.get("device", "auto"),
+        "save": save,
+        "k": spec.get("k"),
+        "source": spec.get("source"),
+        "sdf": spec.get("sdf"),
+        "extent": spec.get("extent"),
+    }
+    if config["cycle"] not in CYCLES:
+        raise ValueError(f"unknown cycle {config['cycle']!r}: choose from {', '.join(CYCLES)}")
+    if config["smoother"] not in SMOOTHERS:
+        raise ValueError(f"unknown smoother {config['smoother']!r}: choose from "
+                         f"{', '.join(SMOOTHERS)}")
+    if config["maxiter"] is not None:
+        config["maxiter"] = int(config["maxiter"])
+    return config
+
+
+def _parse_bcs(text: str) -> str | dict:
+    text = text.strip()
+    if text in BC_KINDS:
+        return text
+    out = {}
+    for part in re.split(r"[;,]\s*(?=[a-z+-]+\s*=)", text):
+        if not part.strip():
+            continue
+        side, _, rest = part.partition("=")
+        side, words = side.strip(), rest.split()
+        if side not in SIDES:
+            raise ValueError(f"boundaries: unknown side {side!r}: choose from {', '.join(SIDES)}")
+        if not words or words[0] not in BC_KINDS:
+            raise ValueError(f"boundaries: side {side} needs one of {', '.join(BC_KINDS)}, "
+                             f"got {rest.strip()!r}")
+        value = " ".join(words[1:]) or "0"
+        out[side] = [words[0], check_expression(value, f"boundary {side}")]
+    return out
+
+
+def parse_spec(cell: str) -> dict:
+    """Read a ``%%solve`` cell (``key: value`` lines, ``#`` comments) into spec fields."""
+    spec: dict = {}
+    for lineno, raw in enumerate(cell.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, sep, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if not sep or key not in SPEC_KEYS:
+            raise ValueError(f"%%solve line {lineno}: expected 'key: value' with key one of "
+                             f"{', '.join(SPEC_KEYS)}, got {raw.strip()!r}")
+        if key == "domain":
+            words = value.split()
+            try:
+                spec["grid"] = list(grid_shape(words[0]))
+            except Exception as exc:
+                raise ValueError(f"%%solve domain: {exc}") from None
+            if len(words) >= 3 and words[1] == "extent":
+                spec["extent"] = [float(v) for v in re.split(r"[x×,]", words[2])]
+        elif key == "coefficient":
+            spec["k"] = check_expression(value, "coefficient")
+        elif key == "source":
+            spec["source"] = check_expression(value, "source")
+        elif key == "body":
+            spec["sdf"] = check_expression(value, "body")
+        elif key == "boundaries":
+            spec["bc"] = _parse_bcs(value)
+        elif key == "velocity":
+            spec["velocity"] = value
+        elif key == "solver":
+            words = value.split()
+            opts = {}
+            positional = []
+            for w in words:
+                if "=" in w:
+                    k, _, v = w.partition("=")
+                    opts[k.strip()] = v.strip()
+                else:
+                    positional.append(w)
+            if positional:
+                spec["method"] = positional[0]
+            if len(positional) > 1:
+                spec["precond"] = positional[1]
+            spec["options"] = opts
+    if "grid" not in spec:
+        raise ValueError("%%solve needs a 'domain: NxN' line")
+    return spec

@@ -1,0 +1,141 @@
+"""Job entry point of kind ``solve``: build the problem a config names, solve it, report.
+
+The reporter receives the relative residual as the ``residual`` metric every iteration (the
+job widget draws it), progress in decades of residual reduction, and two PNG artifacts when the
+solve ends: the field (a mid-slice in 3D) and the convergence curve.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skiff.jobs.reporter import NullReporter, Reporter
+
+from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
+from .solution import Solution, convergence_figure, field_figure, save_png
+from .solver import Solver
+
+__all__ = ["run", "build_problem", "solve_and_report", "expression"]
+
+_NUMPY_NAMES = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot", "minimum",
+                "maximum", "where", "arctan2", "cosh", "sinh")
+
+
+def expression(text, ndim: int):
+    """A number, or a function of the coordinates, for a spec expression (already checked by
+    the grammar: only x, y, z and numpy functions)."""
+    if text is None:
+        return None
+    if isinstance(text, (int, float)):
+        return float(text)
+    code = compile(str(text), "<%%solve>", "eval")
+    env = {name: getattr(np, name) for name in _NUMPY_NAMES}
+    env["pi"] = np.pi
+    names = set(code.co_names)
+    if not names & {"x", "y", "z"}:
+        return float(eval(code, {"__builtins__": {}}, env))   # noqa: S307 (checked names)
+
+    def fn(*coords):
+        local = dict(env, x=coords[0], y=coords[1], z=coords[2] if ndim == 3 else 0.0)
+        return eval(code, {"__builtins__": {}}, local)         # noqa: S307
+
+    return fn
+
+
+def _bc(spec, ndim):
+    if spec is None or isinstance(spec, str):
+        return spec or "dirichlet"
+    return {side: (kind, expression(value, ndim)) for side, (kind, value) in spec.items()}
+
+
+def build_problem(config: dict) -> GridProblem:
+    """The GridProblem a ``solve`` config describes (see :mod:`skiff.grammar.solve`)."""
+    name = config.get("problem", "poisson")
+    grid = tuple(int(n) for n in config.get("grid", (256, 256)))
+    d = len(grid)
+    bc = _bc(config.get("bc"), d)
+    if name == "poisson":
+        if bc == "neumann":
+            def src(*x):
+                out = 1.0
+                for xa in x:
+                    out = out * np.cos(np.pi * xa)
+                return out
+            return poisson(grid, source=src, bc=bc)
+        return poisson(grid, bc=bc)
+    if name == "diffusion":
+        def k(*x):
+            out = 1.0
+            for xa in x:
+                out = out * np.sin(2 * np.pi * xa)
+            return 1.0 + 0.5 * out
+        return diffusion(grid, k, bc=bc, name="diffusion")
+    if name == "jump":
+        c = np.indices(grid).astype(float)
+        inside = np.all([(c[a] + 0.5) / grid[a] > 0.25 for a in range(d)], axis=0) & \
+            np.all([(c[a] + 0.5) / grid[a] < 0.75 for a in range(d)], axis=0)
+        kk = np.where(inside, float(config.get("contrast", 1000.0)), 1.0)
+        return diffusion(grid, kk, bc=bc, name=f"jump x{config.get('contrast', 1000.0):g}")
+    if name == "convection":
+        vel = config.get("velocity") or ([20.0, 5.0] + [0.0] * (d - 2))
+        return convection_diffusion(grid, vel, bc=bc)
+    if name == "body":
+        c = [(np.arange(n) + 0.5) / n for n in grid]
+        mesh = np.meshgrid(*c, indexing="ij")
+        centre = [0.35, 0.5, 0.5][:d]
+        sdf = np.sqrt(sum((m - c0) ** 2 for m, c0 in zip(mesh, centre))) - 0.15
+        sides = {"x-": ("dirichlet", 1.0), "x+": ("dirichlet", 0.0)}
+        return grid_problem(grid, sdf=sdf, source=0.0, bc=sides, name="body")
+    if name == "custom":
+        k = expression(config.get("k"), d)
+        source = expression(config.get("source"), d)
+        sdf = None
+        if config.get("sdf") is not None:
+            fn = expression(config["sdf"], d)
+            c = [(np.arange(n) + 0.5) / n * (config.get("extent") or [1.0] * d)[a]
+                 for a, n in enumerate(grid)]
+            mesh = np.meshgrid(*c, indexing="ij")
+            sdf = np.broadcast_to(fn(*mesh) if callable(fn) else fn, grid)
+        return grid_problem(grid, k=1.0 if k is None else k,
+                            source=1.0 if source is None else source, bc=bc, sdf=sdf,
+                            velocity=config.get("velocity"),
+                            extent=config.get("extent") or 1.0, name="custom")
+    raise ValueError(f"unknown problem {name!r}: choose from poisson, diffusion, jump, "
+                     "convection, body, custom")
+
+
+def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Solution:
+    """Solve with ``solver``, report to ``reporter``, write the PNG (and --save) artifacts."""
+    reporter.log(f"solver: {solver.describe()} (setup {solver.setup_time * 1e3:.1f} ms)")
+    sol = solver.solve(b, rtol=float(config.get("rtol", 1e-8)),
+                       atol=float(config.get("atol", 0.0)), maxiter=config.get("maxiter"),
+                       reporter=reporter)
+    reporter.log(repr(sol))
+    reporter.metric("time_s", sol.time)
+    run_dir = getattr(reporter, "run_dir", None)
+    if run_dir is not None:
+        out = run_dir / "artifacts"
+        out.mkdir(exist_ok=True)
+        if sol.field.ndim >= 2:
+            reporter.artifact("field", save_png(field_figure(sol), out / "field.png"),
+                              kind="image")
+        reporter.artifact("convergence",
+                          save_png(convergence_figure(sol), out / "convergence.png"),
+                          kind="image")
+    if config.get("save"):
+        reporter.artifact("solution", sol.save(config["save"]), kind="file")
+    return sol
+
+
+def run(config: dict, reporter: Reporter | None = None) -> Solution:
+    """Kind ``solve``: config from :func:`skiff.grammar.solve.to_config`."""
+    reporter = reporter or NullReporter()
+    problem = build_problem(config)
+    reporter.info(problem=repr(problem), unknowns=problem.unknowns)
+    solver = Solver(problem, method=config.get("method", "cg"),
+                    precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
+                    smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
+                    post=config.get("post", 2), restart=config.get("restart", 30),
+                    device=config.get("device") or "auto",
+                    compatibility=config.get("compatibility"))
+    return solve_and_report(solver, None, config, reporter)

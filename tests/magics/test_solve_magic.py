@@ -1,0 +1,118 @@
+"""%solve and %%solve through a real IPython shell, and python -m skiff solve."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from skiff.jobs import Job
+from skiff.kernels.solve import Solution
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "skiff")
+    return ip
+
+
+def test_builtin_poisson_line(shell):
+    job = shell.run_line_magic(
+        "solve", "poisson --grid 64x64 --method cg --precond mg --rtol 1e-9 --device cpu "
+                 "--wait -o sj")
+    assert isinstance(job, Job) and shell.user_ns["sj"] is job
+    assert job.status == "done", job.error
+    sol = job.value
+    assert isinstance(sol, Solution) and sol.converged and sol.field.shape == (64, 64)
+    x = (np.arange(64) + 0.5) / 64
+    exact = np.sin(np.pi * x)[:, None] * np.sin(np.pi * x)[None, :]
+    assert np.abs(sol.field - exact).max() < 1e-3
+    assert job.result["converged"] is True and job.result["iterations"] == sol.iterations
+    assert "residual" in job.state.metrics
+    assert job.artifact_path("field") is not None
+    assert job.artifact_path("convergence") is not None
+    assert job.config["grid"] == [64, 64] and job.config["precond"] == "mg"
+
+
+def test_notebook_matrix_and_rhs(shell):
+    rng = np.random.default_rng(0)
+    A = sp.diags([-1.0, 2.2, -1.0], [-1, 0, 1], shape=(400, 400)).tocsr()
+    shell.user_ns.update(A=A, b=rng.standard_normal(400))
+    job = shell.run_line_magic("solve", "A b --precond amg --rtol 1e-10 --wait")
+    assert job.status == "done", job.error
+    ref = spla.spsolve(A.tocsc(), shell.user_ns["b"])
+    np.testing.assert_allclose(job.value.x, ref, rtol=1e-8)
+
+
+def test_cell_spec_with_body_and_jump(shell, tmp_path):
+    out = tmp_path / "u.vtk"
+    cell = """
+    domain: 48x32 extent 1.5x1
+    coefficient: 1 + 99*(x > 0.75)
+    boundaries: x-=dirichlet 1; x+=dirichlet 0; y-=neumann; y+=neumann
+    source: 0
+    body: hypot(x - 0.5, y - 0.5) - 0.2
+    solver: cg mg rtol=1e-9
+    """
+    job = shell.run_cell_magic("solve", f"--wait --save {out}", cell)
+    assert job.status == "done", job.error
+    sol = job.value
+    assert sol.converged and sol.field.shape == (48, 32)
+    # the same problem built by hand and solved by scipy
+    from skiff.kernels.solve import grid_problem
+
+    x = (np.arange(48) + 0.5) / 32
+    y = (np.arange(32) + 0.5) / 32
+    X, Y = np.meshgrid(x, y, indexing="ij")
+    p = grid_problem((48, 32), k=lambda x, y: 1 + 99 * (x > 0.75), source=0.0,
+                     sdf=np.hypot(X - 0.5, Y - 0.5) - 0.2, extent=(1.5, 1.0),
+                     bc={"x-": ("dirichlet", 1.0), "x+": ("dirichlet", 0.0), "y-": "neumann",
+                         "y+": "neumann"})
+    ref = spla.spsolve(p.matrix().tocsc(), p.rhs.ravel()).reshape(48, 32)
+    np.testing.assert_allclose(sol.field, ref, rtol=1e-6, atol=1e-8)
+    assert out.is_file() and out.read_bytes().startswith(b"# vtk DataFile")
+
+
+def test_usage_errors(shell):
+    with pytest.raises(UsageError, match="unknown problem 'heat'"):
+        shell.run_line_magic("solve", "heat")
+    with pytest.raises(UsageError, match="invalid choice: 'sor'"):
+        shell.run_line_magic("solve", "poisson --method sor")
+    with pytest.raises(UsageError, match="expected a grid"):
+        shell.run_line_magic("solve", "poisson --grid big")
+    with pytest.raises(UsageError, match="unknown name 'open'"):
+        shell.run_cell_magic("solve", "", "domain: 8x8\nsource: open('f')")
+    with pytest.raises(UsageError, match="needs a 'domain"):
+        shell.run_cell_magic("solve", "", "source: 1")
+    shell.user_ns["notmatrix"] = "hello"
+    with pytest.raises(UsageError, match="str"):
+        shell.run_line_magic("solve", "notmatrix")
+
+
+def test_failed_solve_is_a_failed_job(shell):
+    shell.user_ns["Aind"] = sp.diags(np.r_[np.ones(5), -np.ones(5)]).tocsr()
+    shell.user_ns["bind"] = np.ones(10)
+    job = shell.run_line_magic("solve", "Aind bind --method cg --precond none --wait")
+    assert job.status == "failed" and "not positive definite" in (job.error or "")
+
+
+def test_cli_json(tmp_path):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SKIFF_RUNS=str(tmp_path / "runs"))
+    proc = subprocess.run([sys.executable, "-m", "skiff", "solve", "poisson", "--grid", "64x64",
+                           "--device", "cpu", "--json"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["job"]["status"] == "done"
+    assert doc["result"]["converged"] is True and doc["result"]["shape"] == [64, 64]
+    assert doc["result"]["relative_residual"] <= 1e-8
+    assert doc["result"]["error"] < 1e-3
