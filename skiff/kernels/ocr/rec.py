@@ -99,10 +99,12 @@ def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800,
 
 
 def rec_input(crops: list[np.ndarray], height: int = 48, xp=np, *, bucket: bool = True):
-    """(N, 3, height, W) float32 for the recognizer; W is the widest crop's width (rounded up
-    to a bucket when ``bucket``), padded columns are 0 (grey), the model's training layout."""
+    """(N, 3, height, W) float32 for the recognizer; W is the widest crop's width plus 8
+    (rounded up to a bucket when ``bucket``, else to a multiple of 8); padded columns are 0
+    (grey), the model's training layout."""
     resized = [_resize_h(c, height, 4096) for c in crops]
     widest = max(r.shape[1] for r in resized)
+    widest += 8  # a little grey after the last character: the model reads it more surely
     W = width_bucket(widest) if bucket else -(-widest // 8) * 8
     host = np.full((len(crops), height, W, 3), 127.5, np.float32)
     for k, r in enumerate(resized):

@@ -1,0 +1,167 @@
+"""End-to-end reading: accuracy on rendered pages, reading order, upside-down pages, bad
+input, tiled detection of very wide images, batching, memory over a long run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr import OcrResult, TextLine, reading_order
+from skiff.kernels.ocr.synth import char_accuracy, make_test_set, render_sample
+
+# floors for the small set below (measured: 1.00 / 0.99 / 1.00 / 1.00 on this set)
+FLOORS = {"clean": 0.97, "small": 0.90, "rotated": 0.93, "noisy": 0.90}
+
+
+@pytest.mark.slow
+def test_accuracy_per_category_above_floor(pipe, fonts):
+    samples = make_test_set(3, seed=7)  # 12 pages; rotated includes one upside-down page
+    results = list(pipe.run([s.image for s in samples]))
+    acc: dict[str, list[float]] = {}
+    for s, r in zip(samples, results):
+        assert r.error is None
+        acc.setdefault(s.category, []).append(char_accuracy(r.text, s.text))
+    means = {c: float(np.mean(v)) for c, v in acc.items()}
+    for category, floor in FLOORS.items():
+        assert means[category] >= floor, (category, means)
+
+
+def test_char_accuracy_measure():
+    assert char_accuracy("abc", "abc") == 1.0
+    assert char_accuracy("", "abcd") == 0.0
+    assert char_accuracy("abxd", "abcd") == pytest.approx(0.75)
+    assert char_accuracy("ＡＢＣ", "ABC") == 1.0  # NFKC: full-width letters are the same
+    assert char_accuracy("hello  world", "hello world") == 1.0
+
+
+def test_paragraph_lines_in_reading_order(pipe, fonts):
+    s = render_sample("clean", 3, seed=2)  # a paragraph of 4-6 lines
+    assert len(s.lines) >= 4
+    r = pipe(s.image)
+    assert [line.text for line in r.lines] == s.lines
+    assert r.text == "\n".join(s.lines)
+    ys = [np.mean([p[1] for p in line.box]) for line in r.lines]
+    assert ys == sorted(ys)
+
+
+def test_upside_down_page_reads_in_order(pipe, sample):
+    flipped = np.ascontiguousarray(sample.image[::-1, ::-1])
+    r = pipe(flipped)
+    assert r.text == sample.text
+    assert char_accuracy(r.text, sample.text) == 1.0
+
+
+def test_rotated_page(pipe, fonts):
+    from skiff.kernels.ocr.synth import _rotate
+
+    s = render_sample("clean", 3, seed=5)
+    r = pipe(_rotate(s.image, 9.0))
+    assert char_accuracy(r.text, s.text) >= 0.97
+    assert [line.text for line in r.lines] == s.lines
+
+
+def test_reading_order_rules():
+    def box(x, y, w=100, h=20):
+        return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], float)
+
+    # two lines side by side in a row, then a line below
+    boxes = [box(0, 60), box(200, 2), box(0, 0)]
+    assert reading_order(boxes) == [2, 1, 0]
+    # the same page upside down (image 300 x 100): order turns around
+    flipped = [np.array([[299 - x, 99 - y] for x, y in b])[[2, 3, 0, 1]] for b in boxes]
+    assert reading_order(flipped, True, (100, 300)) == [2, 1, 0]
+    # a skewed page: rows keep their order though their boxes' y ranges overlap
+    t = np.deg2rad(10)
+    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    skewed = [b @ rot.T for b in (box(0, 0, 400), box(0, 30, 400), box(0, 60, 400))]
+    assert reading_order(skewed[::-1]) == [2, 1, 0]
+
+
+def test_result_objects_json_and_html(pipe, sample):
+    r = pipe(sample.image)
+    assert isinstance(r, OcrResult) and all(isinstance(x, TextLine) for x in r.lines)
+    doc = r.to_json()
+    assert set(doc) == {"image", "text", "lines", "error", "elapsed_s"}
+    assert doc["text"] == "\n".join(line["text"] for line in doc["lines"])
+    html = r._repr_html_()
+    assert "<img src='data:image/png;base64," in html
+    for line in sample.lines:
+        assert line in html
+
+
+def test_bad_inputs_give_one_entry_each_and_the_rest_finishes(pipe, sample, tmp_path):
+    from PIL import Image
+
+    Image.new("RGB", (1, 1), "white").save(tmp_path / "one.png")
+    (tmp_path / "empty.png").write_bytes(b"")
+    (tmp_path / "notes.png").write_text("not an image at all")
+    Image.fromarray(sample.image).save(tmp_path / "good.png")
+    items = [str(tmp_path / "empty.png"), str(tmp_path / "notes.png"),
+             str(tmp_path / "one.png"), np.zeros((0, 7, 3), np.uint8),
+             np.zeros((1, 1), np.uint8), str(tmp_path / "missing.png"),
+             str(tmp_path / "good.png")]
+    results = list(pipe.run(items))
+    assert len(results) == len(items)
+    errors = [r.error for r in results]
+    assert errors[0] and errors[1] and errors[3] and errors[5]
+    assert "empty image" in errors[3] and "no such file" in errors[5]
+    assert errors[2] is None and results[2].lines == []  # 1x1: a sensible empty result
+    assert errors[4] is None and results[4].lines == []
+    assert results[-1].error is None and results[-1].text == sample.text
+
+
+@pytest.mark.slow
+def test_20000_px_wide_image_in_tiles(pipe, sample):
+    h, w = sample.image.shape[:2]
+    wide = np.full((h, 20000, 3), 255, np.uint8)
+    wide[:, 1900:1900 + w] = sample.image  # across the first tile seam
+    wide[:, 15000:15000 + w] = sample.image
+    r = pipe(wide)
+    assert r.error is None
+    assert [line.text for line in r.lines] == [x for x in sample.lines for _ in range(2)]
+
+
+def test_tile_spans_and_merge():
+    from skiff.kernels.ocr.det import merge_tiled, tile_spans
+
+    spans = tile_spans(10000, 2000, 300)
+    assert spans[0][0] == 0 and spans[-1][1] == 10000
+    assert all(a[1] - b[0] >= 300 for a, b in zip(spans, spans[1:]))
+    assert tile_spans(500, 2000, 300) == [(0, 500)]
+
+    def box(x0, x1, y0=10, y1=30):
+        return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+    merged = merge_tiled([(box(100, 1000), 0.9, True), (box(950, 1500), 0.8, True),
+                          (box(100, 400, 100, 120), 0.9, False)])
+    assert len(merged) == 2
+    spans_x = sorted((b[:, 0].min(), b[:, 0].max()) for b, _ in merged)
+    assert spans_x[1][0] == pytest.approx(100, abs=1) and spans_x[1][1] == pytest.approx(1500,
+                                                                                        abs=1)
+
+
+def test_batch_equals_one_by_one(pipe, fonts):
+    samples = make_test_set(1, seed=11)
+    together = [r.text for r in pipe.run([s.image for s in samples])]
+    alone = [pipe(s.image).text for s in samples]
+    assert together == alone
+
+
+def test_memory_stays_flat(pipe, sample):
+    import tracemalloc
+
+    image = sample.image[:200]
+
+    def images(n):
+        for _ in range(n):
+            yield image.copy()
+
+    tracemalloc.start()
+    try:
+        marks = []
+        for k, _ in enumerate(pipe.run(images(16)), 1):
+            if k in (6, 16):
+                marks.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    assert marks[1] - marks[0] < 4 * image.nbytes, marks
