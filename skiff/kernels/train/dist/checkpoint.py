@@ -113,13 +113,32 @@ def _extract(tree, path=""):
             specs[p] = {"kind": "rank"}
             return obj.value
         if isinstance(obj, dict):
-            return {k: walk(v, f"{p}/{k}") for k, v in obj.items()}
+            return {_key(k): walk(v, f"{p}/{_key(k)}") for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):
             out = [walk(v, f"{p}/{i}") for i, v in enumerate(obj)]
             return tuple(out) if isinstance(obj, tuple) else out
         return obj
 
     return walk(tree, path), specs
+
+
+_INT = "__int__:"
+
+
+def _key(k):
+    """Integer dict keys (optimizer state by parameter index) stored as marked strings."""
+    return f"{_INT}{k}" if isinstance(k, int) and not isinstance(k, bool) else k
+
+
+def _unkey(tree):
+    if isinstance(tree, dict):
+        return {(int(k[len(_INT):]) if isinstance(k, str) and k.startswith(_INT) else k):
+                _unkey(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_unkey(v) for v in tree]
+    if isinstance(tree, tuple):
+        return tuple(_unkey(v) for v in tree)
+    return tree
 
 
 def _replace(tree, fn, path=""):
@@ -184,7 +203,7 @@ def save_sharded(directory, comm: Comm, *, replicated: dict, sharded: dict | Non
     own, specs = _extract(sharded or {})
     payload = {"sharded": own}
     if comm.rank == 0:
-        payload["replicated"] = replicated
+        payload["replicated"], _ = _extract(replicated)
     shard = folder / f"shard-{comm.rank:05d}.npz"
     _write_npz(shard, payload)
     info = {"file": shard.name, "sha256": _sha256(shard), "bytes": shard.stat().st_size,
@@ -292,8 +311,8 @@ def load_sharded(directory, comm: Comm, *, on_corrupt=None) -> dict | None:
         start, stop = flat_range(size, comm.size, comm.rank)
         return whole[start:stop].copy()
 
-    sharded = _replace(mine, reshard)
-    return {"step": int(manifest["step"]), "replicated": replicated, "sharded": sharded,
+    sharded = _unkey(_replace(mine, reshard))
+    return {"step": int(manifest["step"]), "replicated": _unkey(replicated), "sharded": sharded,
             "world_size": old, "layout": manifest.get("layout"), "path": str(folder)}
 
 
