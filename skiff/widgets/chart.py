@@ -12,7 +12,7 @@ import io
 import math
 import re
 
-__all__ = ["metric_groups", "metric_chart", "uses_log_scale"]
+__all__ = ["metric_groups", "metric_chart", "uses_log_scale", "log_axis"]
 
 # words that say "this goes down by orders of magnitude": drawn on a log scale
 _LOG_WORDS = ("residual", "resid", "res_norm", "error", "err", "grad_norm", "rnorm")
@@ -65,6 +65,19 @@ def uses_log_scale(name: str, values) -> bool:
     return max(values) / min(values) > 1e3
 
 
+def log_axis(ax) -> None:
+    """A log y axis labelled as plain text (``1e-06``).
+
+    The default labels are mathtext, whose parser is not thread-safe: a chart drawn on a
+    widget's thread at the moment a job's thread draws its own figure could break either.
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.0e}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi: int = 80,
                  max_charts: int = 4, max_points: int = 2000) -> bytes | None:
     """A PNG with one chart per metric group, side by side; None when there is nothing to draw.
@@ -87,6 +100,8 @@ def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi:
 
     series = {name: _numbers(points) for name, points in metrics.items()}
     series = {k: v for k, v in series.items() if v}
+    if any(len(v) > 1 for v in series.values()):  # a one-point curve says nothing
+        series = {k: v for k, v in series.items() if len(v) > 1}
     if not series:
         return None
     groups = metric_groups(series)[:max_charts]
@@ -105,7 +120,7 @@ def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi:
             ax.plot(xs, ys, label=name, linewidth=1.4,
                     marker="o" if len(xs) < 30 else None, markersize=3)
         if uses_log_scale(names[0], all_values):
-            ax.set_yscale("log")
+            log_axis(ax)
         ax.set_title(", ".join(names), fontsize=9)
         ax.set_xlabel("step", fontsize=8)
         ax.tick_params(labelsize=7)

@@ -74,11 +74,12 @@ class Field:
             names = ["auto", *(d.name for d in list_devices())]
             return W.Dropdown(options=names, value="auto")
         if a.choices:
-            options = list(a.choices)
-            if a.default is not None and a.default not in options:
-                options.insert(0, a.default)
-            value = a.default if a.default in options else options[0]
-            return W.Dropdown(options=options, value=value)
+            options = [(str(c), c) for c in a.choices]
+            if a.default is None:
+                options.insert(0, ("(not set)", ""))  # parse() turns "" into the default
+            elif a.default not in a.choices:
+                options.insert(0, (str(a.default), a.default))
+            return W.Dropdown(options=options, value="" if a.default is None else a.default)
         placeholder = a.metavar if isinstance(a.metavar, str) else ""
         return W.Text(value=_default_text(a), placeholder=placeholder, continuous_update=True)
 
@@ -168,6 +169,13 @@ class CommandForm(W.VBox):
         for a in actions:
             widget = pickers[a.dest](a) if a.dest in pickers else None
             self.fields[a.dest] = Field(a, widget)
+        # the options named in ``order`` come first; the others wait under "more options"
+        main = [f.box for d, f in self.fields.items() if d in rank or not rank]
+        rest = [f.box for d, f in self.fields.items() if rank and d not in rank]
+        self._rest = {d for d in self.fields if rank and d not in rank}
+        self.more = W.Accordion([W.VBox(rest)], titles=("more options",),
+                                selected_index=None)
+        self.more.add_class("skiff-more-options")
         self.status = W.HTML("")
         self.status.add_class("skiff-form-status")
         self.magic_line = W.HTML("")
@@ -185,7 +193,7 @@ class CommandForm(W.VBox):
         self.config: dict | None = None
         for f in self.fields.values():
             f.widget.observe(lambda _c: self.validate(), names="value")
-        super().__init__([*(f.box for f in self.fields.values()), self.status,
+        super().__init__([*main, *([self.more] if rest else []), self.status,
                           W.HBox([self.launch_button, self.extra_buttons]),
                           self.magic_line, self.cli_line, self.output])
         self.add_class(f"skiff-form-{command.name}")
@@ -243,6 +251,8 @@ class CommandForm(W.VBox):
         self.status.value = "" if general is None else (
             _warning(general))
         self.launch_button.disabled = not ok
+        if any(self.fields[d].error for d in self._rest):
+            self.more.selected_index = 0  # a message the user must see: open the section
         self.values = values if ok else None
         self.config = config if ok else None
         if all(f.error is None for f in self.fields.values()):

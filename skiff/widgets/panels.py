@@ -21,6 +21,7 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from .chart import log_axis
 from .form import CommandForm, _warning
 from .monitor import JobMonitor
 
@@ -70,6 +71,13 @@ def _is_dataset(obj) -> bool:
         return True
     return hasattr(obj, "__len__") and hasattr(obj, "__getitem__") and \
         type(obj).__module__.startswith("skiff.")
+
+
+def _is_system(obj) -> bool:
+    """A matrix or grid problem a notebook could hand to %solve."""
+    if hasattr(obj, "shape") and len(getattr(obj, "shape", ())) == 2 and hasattr(obj, "dot"):
+        return obj.shape[0] == obj.shape[1] and obj.shape[0] > 1
+    return type(obj).__name__ == "GridProblem"
 
 
 # Train ---------------------------------------------------------------------------------------
@@ -152,9 +160,24 @@ def solve_form() -> CommandForm:
         result.children = []
         job.add_done_callback(lambda j: _show_solution(j, result))
 
-    form = CommandForm(g.COMMAND, g.to_config, on_launch=on_launch,
-                       order=("problem", "grid", "coefficient", "method", "precond",
-                              "preconditioner", "rtol", "tol", "atol", "maxiter", "device"))
+    problems = [p for p in getattr(g, "PROBLEMS", ()) if p != "custom"]
+
+    def problem_picker(action):
+        names = [*_notebook_vars(_is_system), *problems]
+        return W.Combobox(options=names, value=problems[0] if problems else "",
+                          ensure_option=False, placeholder="built-in problem or variable")
+
+    def check(values: dict) -> dict:
+        ns = _user_ns()
+        if values.get("problem") in ns and _safe(_is_system, ns[values["problem"]]):
+            values["problem"] = problems[0]  # a stand-in: the magic solves the variable
+        return values
+
+    form = CommandForm(g.COMMAND, g.to_config, on_launch=on_launch, check=check,
+                       pickers={"problem": problem_picker} if problems else {},
+                       order=("problem", "grid", "contrast", "coefficient", "method",
+                              "precond", "preconditioner", "rtol", "tol", "atol", "maxiter",
+                              "device"))
     form.result = result
     form.children = [*form.children, result]
     return form
@@ -172,15 +195,29 @@ def _show_solution(job, box: W.VBox) -> None:
     state = job.refresh()
     if job.status != "done":
         return
-    arts = [a for a in state.artifacts if a.get("kind") == "image"]
-    if arts:
-        latest = {a.get("name"): a for a in arts}
-        box.children = [_image((job.run_dir / a["path"]).read_bytes(), "skiff-solve-plot")
-                        for a in latest.values()]
+    summary = W.HTML(solution_summary_html(job.result))
+    summary.add_class("skiff-solve-summary")
+    if any(a.get("kind") == "image" for a in state.artifacts):
+        box.children = [summary]  # the job's widget shows its field and convergence images
         return
     png = solution_png(job.value, state.metrics)
-    if png is not None:
-        box.children = [_image(png, "skiff-solve-plot")]
+    box.children = [summary] + ([] if png is None else [_image(png, "skiff-solve-plot")])
+
+
+def solution_summary_html(result: dict | None) -> str:
+    """One line about a finished solve from its ``result.json``."""
+    if not result:
+        return ""
+    keys = ("converged", "iterations", "residual", "relative_residual", "time_s", "time",
+            "method", "precond", "backend", "device")
+    bits = [f"{k}: <b>{html.escape(_short(result[k]))}</b>" for k in keys if k in result]
+    return "<div>" + " · ".join(bits) + "</div>"
+
+
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)[:40]
 
 
 def solution_png(solution, metrics: dict | None = None) -> bytes | None:
@@ -222,7 +259,8 @@ def solution_png(solution, metrics: dict | None = None) -> bytes | None:
     if history is not None and len(history) > 0:
         ax = fig.add_subplot(1, panels, i)
         hist = np.asarray(history, dtype=float)
-        ax.semilogy(np.arange(len(hist)), np.maximum(hist, 1e-300))
+        ax.plot(np.arange(len(hist)), np.maximum(hist, 1e-300))
+        log_axis(ax)
         ax.set_title("convergence", fontsize=9)
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel("residual", fontsize=8)

@@ -51,7 +51,7 @@ def test_fields_follow_the_command():
     assert set(form.fields) == {"grid", "method", "rtol", "steps", "verbose", "np", "runner",
                                 "output", "device"}  # not --wait (the panel shows the job)
     assert isinstance(form.fields["method"].widget, W.Dropdown)
-    assert list(form.fields["method"].widget.options) == ["cg", "gmres"]
+    assert [v for _label, v in form.fields["method"].widget.options] == ["cg", "gmres"]
     assert isinstance(form.fields["runner"].widget, W.Dropdown)
     assert isinstance(form.fields["verbose"].widget, W.Checkbox)
     assert isinstance(form.fields["rtol"].widget, W.Text)
@@ -197,15 +197,31 @@ def test_ocr_form_checks_paths_and_takes_uploads(tmp_path):
     assert "Hello &lt;b&gt;" in table and "0.910" in table and "not an image" in table
 
 
-@pytest.mark.skipif(importlib.util.find_spec("skiff.grammar.solve") is None,
-                    reason="no solve grammar yet")
-def test_solve_form_has_the_solver_options():
+def test_solve_form_launches_and_shows_the_result():
     from skiff.widgets.panels import solve_form
 
     form = solve_form()
-    for name in ("problem", "grid", "device"):
+    for name in ("problem", "grid", "method", "precond", "rtol", "device"):
         assert name in form.fields
-    assert not form.launch_button.disabled or form.errors
+    assert isinstance(form.fields["problem"].widget, W.Combobox)
+    assert not form.launch_button.disabled  # the defaults are a valid solve
+    # an option left unset (no default) is not written on the line
+    assert "--compatibility" not in form.magic_line.value
+    form.set(grid="12x12", rtol="1e-9", method="bicgstab")
+    assert "%solve poisson --grid 12x12 --method bicgstab --rtol 1e-09" in form.magic_line.value
+    form.set(problem="nosuch")
+    assert "unknown problem 'nosuch'" in form.errors["problem"]
+    form.set(problem="poisson", restart="0")  # an advanced option: its section opens
+    assert "restart" in form.errors and form.more.selected_index == 0
+    form.set(restart="30")
+    job = form.launch()
+    assert job.wait(120).status == "done", job.error
+    assert job.config["grid"] == [12, 12] and job.config["method"] == "bicgstab"
+    view = form.output.children[0]
+    view._thread and view._thread.join(20)
+    assert len(view.images.children) == 2  # the field and the convergence plot
+    (summary,) = form.result.children
+    assert "converged: <b>True</b>" in summary.value
 
 
 def test_solution_png_draws_field_and_convergence():
