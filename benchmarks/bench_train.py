@@ -1,0 +1,342 @@
+"""Training benchmark: skiff's gpt-mini against PyTorch on the CPU, packed against padded
+attention, and the memory of a training step against skiff's own estimate.
+
+    .venv/bin/python benchmarks/bench_train.py [--threads 1] [--steps 10] [--quick]
+
+Each measurement runs in its own process with ``OPENBLAS_NUM_THREADS`` (and torch's
+``set_num_threads``) equal to ``--threads``. Both sides train the same ``gpt-mini`` config
+(4 layers, 4 heads, width 128, context 128, vocabulary 256) in float32 with AdamW and
+global-norm clipping at 1.0, on the same batch of 16 x 128 tokens, after 3 warm-up steps;
+tokens/s is ``16 * 128 * steps / time``. Results are printed as ratios against the peer
+measured in the same run and written to ``benchmarks/results/train.md``.
+
+* packed vs padded: sequences of uniform random length 1..128 (so half the padded batch is
+  padding); the padded run computes every position of a (B, 128) batch with ignored targets,
+  the packed run only the real tokens. Figure: real tokens/s, packed / padded.
+* memory: ``tracemalloc`` (numpy reports its buffers to it) records the peak bytes of one
+  training step, parameters, gradients, AdamW state and activations included, against
+  ``skiff.kernels.train.memory.estimate_step_memory``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+B, T = 16, 128
+WARMUP = 3
+
+
+# --- the workers (each runs in its own process) ----------------------------------------------
+def _batch(seed=0):
+    import numpy as np
+
+    from skiff.kernels.train.data import TextDataset
+
+    ds = TextDataset("classics", block_size=T)
+    rng = np.random.default_rng(seed)
+    return ds.take(rng.choice(len(ds), B, replace=False))
+
+
+def work_skiff(steps: int) -> dict:
+    from skiff.kernels.train import models, optim
+    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.tensor import Tensor
+
+    train_random.seed(0)
+    model = models.get("gpt-mini")
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = _batch()
+    x, y = Tensor(x), Tensor(y)
+
+    def step():
+        loss = model.loss((x, y))
+        loss.backward()
+        optim.clip_grad_norm_(list(model.parameters()), 1.0)
+        opt.step()
+        opt.zero_grad()
+        return loss.item()
+
+    for _ in range(WARMUP):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    dt = time.perf_counter() - t0
+    return {"tokens_per_s": B * T * steps / dt, "step_s": dt / steps, "loss": loss}
+
+
+def work_profile(steps: int) -> dict:
+    import cProfile
+    import io
+    import pstats
+
+    from skiff.kernels.train import models, optim
+    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.tensor import Tensor
+
+    train_random.seed(0)
+    model = models.get("gpt-mini")
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = _batch()
+    x, y = Tensor(x), Tensor(y)
+
+    def run(n):
+        for _ in range(n):
+            loss = model.loss((x, y))
+            loss.backward()
+            optim.clip_grad_norm_(list(model.parameters()), 1.0)
+            opt.step()
+            opt.zero_grad()
+
+    run(WARMUP)
+    prof = cProfile.Profile()
+    prof.enable()
+    run(steps)
+    prof.disable()
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    total = stats.total_tt
+    rows = []
+    for (file, line, fn), (_, _, tt, _, _) in stats.stats.items():
+        rows.append((tt, f"{Path(file).name}:{line}({fn})"))
+    rows.sort(reverse=True)
+    return {"total_s": total, "top": [(name, tt / total) for tt, name in rows[:12]]}
+
+
+def work_torch(steps: int) -> dict:
+    import math
+
+    import numpy as np
+    import torch
+    import torch.nn as tnn
+    import torch.nn.functional as tF
+
+    torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "1")))
+    torch.manual_seed(0)
+    C, H, L, V = 128, 4, 4, 256
+
+    class Attn(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn, self.c_proj = tnn.Linear(C, 3 * C), tnn.Linear(C, C)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(x).split(c, dim=2)
+            q, k, v = (z.view(b, t, H, c // H).transpose(1, 2) for z in (q, k, v))
+            att = q @ k.transpose(-2, -1) / math.sqrt(c // H)
+            mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
+            att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+            return self.c_proj((att @ v).transpose(1, 2).reshape(b, t, c))
+
+    class Block(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.attn, self.ln_2 = tnn.LayerNorm(C), Attn(), tnn.LayerNorm(C)
+            self.c_fc, self.c_proj = tnn.Linear(C, 4 * C), tnn.Linear(4 * C, C)
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.c_proj(tF.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+    class GPT(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = tnn.Embedding(V, C), tnn.Embedding(T, C)
+            self.h = tnn.ModuleList([Block() for _ in range(L)])
+            self.ln_f, self.lm_head = tnn.LayerNorm(C), tnn.Linear(C, V, bias=False)
+
+        def forward(self, idx):
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+            for blk in self.h:
+                x = blk(x)
+            return self.lm_head(self.ln_f(x))
+
+    model = GPT()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    x, y = (torch.from_numpy(np.ascontiguousarray(a)) for a in _batch())
+
+    def step():
+        loss = tF.cross_entropy(model(x).reshape(-1, V), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+    for _ in range(WARMUP):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    dt = time.perf_counter() - t0
+    return {"tokens_per_s": B * T * steps / dt, "step_s": dt / steps, "loss": loss}
+
+
+def _varlen(seed=1):
+    import numpy as np
+
+    from skiff.kernels.train.data import TextDataset
+
+    data = TextDataset("classics", block_size=T).data
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(1, T + 1, B)
+    starts = rng.integers(0, len(data) - T - 2, B)
+    return [data[s:s + n + 1] for s, n in zip(starts, lens)]
+
+
+def work_attention(mode: str, steps: int) -> dict:
+    import numpy as np
+
+    from skiff.kernels.train import models
+    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.data import pack_sequences
+    from skiff.kernels.train.tensor import Tensor
+
+    train_random.seed(0)
+    model = models.get("gpt-mini")
+    seqs = _varlen()
+    real = sum(len(s) - 1 for s in seqs)
+    if mode == "packed":
+        pb = pack_sequences(seqs)
+        pb.tokens, pb.targets = Tensor(pb.tokens), Tensor(pb.targets)
+        batch = pb
+    else:
+        x = np.zeros((B, T), np.int64)
+        y = np.full((B, T), -100, np.int64)
+        for i, s in enumerate(seqs):
+            x[i, :len(s) - 1] = s[:-1]
+            y[i, :len(s) - 1] = s[1:]
+        batch = (Tensor(x), Tensor(y))
+
+    def step():
+        loss = model.loss(batch)
+        loss.backward()
+        model.zero_grad()
+
+    for _ in range(WARMUP):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    dt = time.perf_counter() - t0
+    return {"tokens_per_s": real * steps / dt, "real_tokens": real,
+            "padding": 1 - real / (B * T)}
+
+
+def work_memory() -> dict:
+    import tracemalloc
+
+    tracemalloc.start()
+    from skiff.kernels.train import models, optim
+    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.memory import estimate_step_memory
+    from skiff.kernels.train.tensor import Tensor
+
+    train_random.seed(0)
+    model = models.get("gpt-mini")
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = _batch()
+    x, y = Tensor(x), Tensor(y)
+
+    def step():
+        loss = model.loss((x, y))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    step()  # optimizer state exists from here on
+    base_current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    step()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    est = estimate_step_memory(model, (B, T), optimizer="adamw",
+                               step_fn=lambda m, inp: m.loss((inp, inp)))
+    return {"peak_bytes": peak, "resident_before_step": base_current, "estimate": est}
+
+
+WORKERS = {"skiff": work_skiff, "torch": work_torch, "profile": work_profile,
+           "packed": lambda s: work_attention("packed", s),
+           "padded": lambda s: work_attention("padded", s), "memory": lambda s: work_memory()}
+
+
+# --- the driver --------------------------------------------------------------------------------
+def run_worker(name: str, steps: int, threads: int) -> dict:
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS"):
+        env[var] = str(threads)
+    env["BENCH_THREADS"] = str(threads)
+    out = subprocess.run([sys.executable, __file__, "--worker", name, "--steps", str(steps)],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"worker {name} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--quick", action="store_true", help="3 steps each (a smoke run)")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "train.md"))
+    args = ap.parse_args(argv)
+    steps = 3 if args.quick else args.steps
+    if args.worker:
+        print(json.dumps(WORKERS[args.worker](steps)))
+        return 0
+
+    res = {name: run_worker(name, steps, args.threads) for name in
+           ("skiff", "torch", "packed", "padded", "memory", "profile")}
+    sk, th = res["skiff"], res["torch"]
+    pk, pd = res["packed"], res["padded"]
+    mem = res["memory"]
+    est = mem["estimate"]["total"]
+    lines = [
+        "# Training benchmark (`benchmarks/bench_train.py`)",
+        "",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        f"threads per process: {args.threads}; {steps} timed steps after {WARMUP} warm-up; "
+        f"command: `.venv/bin/python benchmarks/bench_train.py --threads {args.threads} "
+        f"--steps {steps}`.",
+        "",
+        "| figure | skiff | peer | ratio (goal) |",
+        "|---|---|---|---|",
+        f"| gpt-mini training, tokens/s (B={B}, T={T}, fp32, AdamW) | {sk['tokens_per_s']:,.0f}"
+        f" | PyTorch CPU {th['tokens_per_s']:,.0f} | {sk['tokens_per_s'] / th['tokens_per_s']:.2f}x"
+        " (>= 1.0) |",
+        f"| packed vs padded attention, real tokens/s at {pd['padding']:.0%} padding (fwd+bwd) "
+        f"| packed {pk['tokens_per_s']:,.0f} | padded {pd['tokens_per_s']:,.0f} "
+        f"| {pk['tokens_per_s'] / pd['tokens_per_s']:.2f}x (>= 1.8) |",
+        f"| peak memory of a training step (tracemalloc) | {mem['peak_bytes'] / 2**20:.1f} MiB "
+        f"| estimate {est / 2**20:.1f} MiB | {mem['peak_bytes'] / est:.2f} (within 10%) |",
+        "",
+        "Estimate breakdown (MiB): " + ", ".join(
+            f"{k} {v / 2**20:.1f}" for k, v in mem["estimate"].items()),
+        "",
+        f"Where skiff's step time goes (cProfile, {res['profile']['total_s']:.2f} s over "
+        f"{steps} steps, share of own time):",
+        "",
+    ]
+    lines += [f"- {share:6.1%}  `{name}`" for name, share in res["profile"]["top"]]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
