@@ -98,7 +98,21 @@ class OcrRun:
         p.text(repr(self))
 
 
+_CACHE: dict[tuple, OcrPipeline] = {}  # the last pipelines used, so a notebook loads once
+
+
 def _pipeline(config: dict) -> OcrPipeline:
+    keys = ("model", "device", "batch_size", "threads", "det_model", "rec_model", "dict",
+            "use_cls", "min_score")
+    key = tuple(str(config.get(k)) for k in keys)
+    if key not in _CACHE:
+        while len(_CACHE) >= 2:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = _new_pipeline(config)
+    return _CACHE[key]
+
+
+def _new_pipeline(config: dict) -> OcrPipeline:
     return OcrPipeline(config.get("model", "ch"), device=config.get("device") or "auto",
                        batch_size=int(config.get("batch_size", 8)),
                        threads=config.get("threads"), det_model=config.get("det_model"),
@@ -130,10 +144,10 @@ def run(config: dict, reporter) -> OcrRun:
     kept = OcrResults()
     n = errors = lines = 0
     t0 = time.perf_counter()
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
     fh = open(out, "w", encoding="utf-8") if out else None
     try:
-        if out:
-            Path(out).parent.mkdir(parents=True, exist_ok=True)
         for result in pipe.run(items, reporter=reporter, total=len(items),
                                keep_pixels=keep_pixels or overlays > 0):
             n += 1

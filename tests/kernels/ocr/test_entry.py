@@ -1,0 +1,213 @@
+"""The ``ocr`` job: inputs expanded, one JSON line per image in the issue's schema, progress
+reported; the grammar's checks; the CLI; model sets, a user's own models, devices."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skiff.jobs.reporter import Reporter
+from skiff.kernels.ocr.entry import expand_inputs, run
+from skiff.kernels.ocr.synth import render_sample
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class ListReporter(Reporter):
+    def __init__(self, run_dir=None):
+        self.run_dir = run_dir
+        self.events = []
+
+    def progress(self, done, total=None, *, unit="step", message=None):
+        self.events.append(("progress", done, total, unit))
+
+    def metric(self, name, value, *, step=None):
+        self.events.append(("metric", name, value))
+
+    def artifact(self, name, path, *, kind="file"):
+        self.events.append(("artifact", name, kind))
+        return Path(path)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory, fonts):
+    from PIL import Image
+
+    d = tmp_path_factory.mktemp("scans")
+    truth = {}
+    for k, cat in enumerate(("clean", "noisy")):
+        s = render_sample(cat, k, seed=4)
+        name = f"{k}-{cat}.png"
+        Image.fromarray(s.image).save(d / name)
+        truth[name] = s.text
+    (d / "b-broken.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
+    (d / "readme.txt").write_text("skipped: not an image extension")
+    return d, truth
+
+
+def _check_line(doc):
+    assert set(doc) == {"image", "text", "lines", "error", "elapsed_s"}
+    assert isinstance(doc["image"], str) and isinstance(doc["elapsed_s"], float)
+    assert doc["error"] is None or isinstance(doc["error"], str)
+    for line in doc["lines"]:
+        assert set(line) == {"box", "text", "score"}
+        assert len(line["box"]) == 4 and all(len(p) == 2 for p in line["box"])
+        assert all(isinstance(v, float) for p in line["box"] for v in p)
+        assert isinstance(line["text"], str) and 0.0 <= line["score"] <= 1.0
+    assert doc["text"] == "\n".join(line["text"] for line in doc["lines"])
+
+
+def test_expand_inputs(folder, tmp_path):
+    d, _ = folder
+    names = [Path(p).name for p in expand_inputs([str(d)])]
+    assert names == ["0-clean.png", "1-noisy.png", "b-broken.png"]
+    assert [Path(p).name for p in expand_inputs([str(d / "*-*.png")])] == names
+    with pytest.raises(FileNotFoundError, match="nothing.png"):
+        expand_inputs([str(tmp_path / "nothing.png")])
+    with pytest.raises(FileNotFoundError, match="no files match"):
+        expand_inputs([str(tmp_path / "*.jpg")])
+
+
+def test_run_writes_jsonl_in_schema(folder, tmp_path):
+    d, truth = folder
+    out = tmp_path / "out" / "results.jsonl"
+    rep = ListReporter(run_dir=tmp_path)
+    result = run({"inputs": [str(d)], "device": "cpu", "out": str(out), "threads": 2,
+                  "batch_size": 2}, rep)
+    docs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(docs) == 3 and result.images == 3 and result.errors == 1
+    for doc in docs:
+        _check_line(doc)
+    by_name = {Path(doc["image"]).name: doc for doc in docs}
+    assert by_name["b-broken.png"]["error"] and by_name["b-broken.png"]["lines"] == []
+    for name, text in truth.items():
+        assert by_name[name]["text"] == text
+    progress = [e for e in rep.events if e[0] == "progress"]
+    assert progress[-1][1:] == (3, 3, "image")
+    assert ("artifact", "results.jsonl", "jsonl") in rep.events
+    assert any(e[0] == "artifact" and e[2] == "image" for e in rep.events)  # overlays
+    assert json.loads(json.dumps(result.to_json()))["images"] == 3
+
+
+def test_run_in_memory_images(sample):
+    result = run({"images": [sample.image, sample.image[:, :, 0]], "device": "cpu",
+                  "threads": 2, "overlays": 0}, ListReporter())
+    assert [r.text for r in result.results] == [sample.text, sample.text]
+    assert "<img" in result._repr_html_()
+
+
+def test_grammar_checks_and_config(folder):
+    from skiff.grammar import GrammarError
+    from skiff.grammar.ocr import COMMAND, to_config
+
+    d, _ = folder
+    ns = COMMAND.parse(f"{d} --lang ch-v4 --batch-size 4 --out r.jsonl --no-cls")
+    config = to_config({k: v for k, v in vars(ns).items()
+                        if k not in ("np", "runner", "wait", "output")})
+    assert config["model"] == "ch-v4" and config["batch_size"] == 4
+    assert config["use_cls"] is False and config["out"].endswith("r.jsonl")
+    with pytest.raises(ValueError, match=r"'xx'.*ch, ch-v4"):
+        to_config({"inputs": [str(d)], "lang": "xx"})
+    with pytest.raises(ValueError, match="no such file"):
+        to_config({"inputs": [str(d)], "rec_model": "/nope/rec.onnx"})
+    with pytest.raises(FileNotFoundError, match="missing-folder"):
+        to_config({"inputs": ["missing-folder"]})
+    with pytest.raises(GrammarError, match="batch-size"):
+        COMMAND.parse(f"{d} --batch-size 0")
+
+
+@pytest.mark.slow
+def test_cli_json_and_jsonl(folder, tmp_path, runs_dir):
+    d, truth = folder
+    out = tmp_path / "x.jsonl"
+    env = {**os.environ, "SKIFF_RUNS": str(runs_dir), "OPENBLAS_NUM_THREADS": "1",
+           "SKIFF_OCR_THREADS": "2"}
+    proc = subprocess.run([sys.executable, "-m", "skiff", "ocr", str(d / "0-clean.png"),
+                           "--out", str(out), "--json", "--device", "cpu"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["job"]["status"] == "done" and doc["result"]["images"] == 1
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1
+    _check_line(json.loads(lines[0]))
+    assert json.loads(lines[0])["text"] == truth["0-clean.png"]
+    bad = subprocess.run([sys.executable, "-m", "skiff", "ocr", "nowhere/*.png"],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert bad.returncode == 2 and "nowhere" in bad.stderr
+
+
+def test_model_registry_and_alphabets():
+    import onnxruntime as ort
+
+    from skiff.kernels.ocr.models import MODEL_SETS, get_model_set, read_alphabet
+
+    assert set(MODEL_SETS) >= {"ch", "ch-v4"}
+    for name, ms in MODEL_SETS.items():
+        assert "Apache-2.0" in ms.license and ms.notes
+        sess = ort.InferenceSession(str(ms.path("rec")), providers=["CPUExecutionProvider"])
+        alphabet = read_alphabet(sess)
+        assert alphabet[0] == "" and alphabet[-1] == " "
+        assert len(alphabet) == sess.get_outputs()[0].shape[-1], name
+    with pytest.raises(ValueError, match="ch-v4"):
+        get_model_set("klingon")
+
+
+def test_own_rec_model_and_dict(sample, tmp_path):
+    """--rec-model/--dict: another recognizer (here the v4 one, with its alphabet written
+    out as a dictionary file) behind the default detector."""
+    import onnxruntime as ort
+
+    from skiff.kernels.ocr import OcrPipeline
+    from skiff.kernels.ocr.models import MODEL_SETS
+
+    rec = MODEL_SETS["ch-v4"].path("rec")
+    chars = ort.InferenceSession(str(rec), providers=["CPUExecutionProvider"]) \
+        .get_modelmeta().custom_metadata_map["character"]
+    (tmp_path / "keys.txt").write_text(chars, encoding="utf-8")
+    pipe = OcrPipeline(device="cpu", threads=2, rec_model=str(rec),
+                       dict=str(tmp_path / "keys.txt"))
+    assert pipe.models.rec == str(rec)
+    assert pipe(sample.image).text == sample.text
+    # a dictionary that does not fit the model is refused with both counts
+    (tmp_path / "short.txt").write_text("a\nb\n", encoding="utf-8")
+    bad = OcrPipeline(device="cpu", rec_model=str(rec), dict=str(tmp_path / "short.txt"))
+    with pytest.raises(ValueError, match="classes"):
+        bad(sample.image)
+
+
+def test_device_is_explicit_and_never_silently_cpu(monkeypatch):
+    import onnxruntime as ort
+
+    from skiff.kernels.ocr import resolve_ocr_device
+    from skiff.kernels.ocr.engine import EngineError, OnnxEngine
+    from skiff.kernels.ocr.models import MODEL_SETS
+
+    device, why = resolve_ocr_device("auto")
+    assert why.startswith("auto")
+    assert resolve_ocr_device("cpu") == ("cpu", "as asked")
+    assert resolve_ocr_device("cuda") == ("cuda:0", "as asked")
+    path = MODEL_SETS["ch"].path("cls")
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        with pytest.raises(EngineError, match="CUDA"):
+            OnnxEngine(path, "cuda:0")
+    eng = OnnxEngine(path, "cpu", threads=1)
+    assert eng.provider == "CPUExecutionProvider" and "cpu" in repr(eng)
+    out = eng(np.zeros((1, 3, 48, 192), np.float32))
+    assert out.shape == (1, 2)
+
+
+@pytest.mark.gpu
+def test_cuda_engine_runs_on_the_gpu(sample):
+    from skiff.kernels.ocr import OcrPipeline
+
+    pipe = OcrPipeline(device="cuda:0", threads=2)
+    r = pipe(sample.image)
+    assert r.device == "cuda:0" and r.text == sample.text
+    assert set(pipe.describe()["providers"].values()) == {"CUDAExecutionProvider"}
