@@ -10,3 +10,26 @@ from .groups import Layout, ProcessGroups, limit_threads
 
 __all__ = ["Comm", "Handle", "Layout", "MPIComm", "NCCLComm", "ProcessGroups", "REDUCE_OPS",
            "SelfComm", "limit_threads", "world"]
+
+
+def strategy_from_plan(plan, comm: Comm | None = None, **options):
+    """The :class:`~skiff.kernels.train.strategy.Strategy` that runs a plan's layout.
+
+    Data parallel (``dp``) and ZeRO-1/2 run any model. Tensor, pipeline and expert
+    parallelism need a model built from the parallel layers of this package (their
+    :func:`make_strategy` builders); an explicit request for them on another model is
+    rejected here with what to do instead.
+    """
+    from .data_parallel import DataParallel, ZeRO
+
+    c = plan.choice
+    if c.tp == c.pp == c.ep == 1:
+        if c.zero:
+            return ZeRO(c.zero, comm, **options)
+        return DataParallel(comm, **options)
+    raise ValueError(f"layout {c.label()} splits the model itself (tp/pp/ep); build the model "
+                     "from skiff.kernels.train.dist parallel layers (docs/distributed.md) or "
+                     "choose strategy='dp', 'zero1' or 'zero2'")
+
+
+__all__ += ["strategy_from_plan"]

@@ -181,6 +181,20 @@ class DataParallel(Strategy):
         self.names: list[str] = []
 
     # --- set-up -----------------------------------------------------------------------------
+    def bind(self, *, device=None, reporter=None):
+        """Attach device and reporter; with several ranks the reporter's ``should_stop``
+        becomes the flag rank 0 decided at the last step boundary, so every rank stops at the
+        same step and none is left waiting in a collective (undone in :meth:`teardown`)."""
+        super().bind(device=device, reporter=reporter)
+        comm = self._comm()
+        if reporter is not None and comm.size > 1 and self._own_stop is None:
+            self._own_stop = reporter.should_stop
+            reporter.should_stop = lambda: self._stop_agreed
+        return self
+
+    _own_stop = None
+    _stop_agreed = False
+
     def _comm(self) -> Comm:
         if self.comm is None:
             self.comm = world()
@@ -218,6 +232,12 @@ class DataParallel(Strategy):
     def teardown(self) -> None:
         if self.reducer is not None:
             self.reducer.remove()
+        if self._own_stop is not None and self.reporter is not None:
+            try:
+                del self.reporter.should_stop  # back to the class's method
+            except AttributeError:
+                pass
+            self._own_stop = None
 
     def describe(self) -> dict:
         d = super().describe()
@@ -245,9 +265,13 @@ class DataParallel(Strategy):
         if comm.size == 1:
             return dict(values)
         keys = sorted(values)
-        arr = np.array([float(values[k]) for k in keys], dtype=np.float64)
+        # rank 0's stop flag rides along: the mean of (flag * p, 0, ..., 0) is the flag
+        flag = float(bool(self._own_stop())) * comm.size \
+            if comm.rank == 0 and self._own_stop is not None else 0.0
+        arr = np.array([float(values[k]) for k in keys] + [flag], dtype=np.float64)
         arr = comm.allreduce(arr, "mean")
-        return {k: float(v) for k, v in zip(keys, arr)}
+        self._stop_agreed = bool(arr[-1] > 0.5)
+        return {k: float(v) for k, v in zip(keys, arr[:-1])}
 
     def barrier(self) -> None:
         self._comm().barrier()

@@ -338,7 +338,7 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
     if spec.n_experts and edp > 1:
         t_dp += 2 * (edp - 1) / edp * expert_dev * g / dp_bw
     t_backward = t_compute * 2 / 3
-    if overlap and t_dp > 0:
+    if overlap and t_dp > 0 and c.zero < 2:  # skiff's ZeRO-2 reduce-scatters after backward
         buckets = max(1.0, grad_total / bucket_bytes)
         exposed_dp = max(t_dp - t_backward, t_dp / buckets)
     else:

@@ -268,7 +268,8 @@ def _does_not_fit(e: Estimate, cluster: ClusterSpec) -> str:
 def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: float | None = None,
          intra_bandwidth: float | None = None, flops: float | None = None,
          global_batch: int | None = None, seq_len: int | None = None, weight_bytes: int = 2,
-         optimizer: str = "adamw", top: int = 8, overlap: bool = True) -> Plan:
+         optimizer: str = "adamw", top: int = 8, overlap: bool = True,
+         dims: tuple[str, ...] = ("tp", "pp", "ep")) -> Plan:
     """The fastest layout of ``model`` that fits ``devices``, with the table and reasons.
 
     Parameters
@@ -285,6 +286,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         Sequences per optimizer step (default: about a million tokens).
     weight_bytes : int
         2 for 16-bit training with fp32 master weights, 4 for fp32.
+    dims : tuple of str
+        Which of ``tp``, ``pp``, ``ep`` may exceed 1 (data parallelism and ZeRO always may);
+        a live model that is not built from parallel layers can only be split by dp.
 
     Raises
     ------
@@ -311,10 +315,10 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
           "overlap": overlap}
     usable = cluster.memory * cluster.usable
     all_est: list[Estimate] = []
-    for tp in _divisors(world):
-        for pp in _divisors(world // tp):
+    for tp in (_divisors(world) if "tp" in dims else [1]):
+        for pp in (_divisors(world // tp) if "pp" in dims else [1]):
             dp = world // (tp * pp)
-            for ep in (_divisors(dp) if spec.n_experts else [1]):
+            for ep in (_divisors(dp) if spec.n_experts and "ep" in dims else [1]):
                 for zero in ((0, 1, 2) if dp > 1 else (0,)):
                     per_dp = gb // dp if gb % dp == 0 else 0
                     micros = [m for m in (1, 2, 4, 8, 16, 32) if per_dp and per_dp % m == 0]
@@ -400,8 +404,12 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
     gb = global_batch or world
     choice = parse_strategy(strategy_spec, world)
     if choice is None:
+        if isinstance(model_or_spec, (str, ModelSpec)):
+            dims = ("tp", "pp", "ep")
+        else:  # a live model splits by tp/pp/ep only when built from parallel layers
+            dims = tuple(getattr(model_or_spec, "parallel_dims", ()))
         return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
-                    optimizer=optimizer)
+                    optimizer=optimizer, dims=dims)
     problems = _structural_problems(spec, choice, world, gb)
     if problems:
         raise ValueError(f"strategy {strategy_spec!r} is impossible: " + "; ".join(problems))
