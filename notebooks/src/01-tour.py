@@ -88,10 +88,15 @@ steps = 20 if QUICK else 200
 # ## Read a document: `%ocr`
 #
 # `%ocr` finds the lines of text on an image, reads them, and draws what it found over the
-# image. Without a path it reads skiff's own sample page, which needs no download.
+# image. It takes files, folders and glob patterns, or, as here, a notebook variable holding
+# an image. The page below is drawn on the spot from the fonts on this machine, so the tour
+# needs no download.
 
 # %%
-%ocr -o ocr_job
+from skiff.kernels.ocr.synth import render_sample
+
+page = render_sample("clean", 0).image  # an RGB array: a few printed lines
+%ocr page -o ocr_job
 
 # %% [markdown]
 # ## Every job, in one table

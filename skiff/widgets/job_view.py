@@ -138,6 +138,10 @@ class JobView(W.VBox):
         self.update(force=True)
         with _VIEWS_LOCK:
             _VIEWS[job.id] = self
+        if not self._final_shown:
+            # the runner calls this when the job ends, before job.wait() returns: the final
+            # state is sent while the cell that waits is still running (nbclient, tests)
+            job.add_done_callback(self._on_done)
         if start:
             self.start()
 
@@ -310,6 +314,10 @@ class JobView(W.VBox):
         self.chart.value = png
         self.chart_draws += 1
         _set(self.chart.layout, display=None)
+
+    def _on_done(self, _job) -> None:
+        if self.comm is not None:
+            self.update(force=True)
 
     # actions -----------------------------------------------------------------------------
     def _on_cancel(self, _button=None) -> None:
