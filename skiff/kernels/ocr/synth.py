@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Sample", "FontsMissing", "fonts", "render_sample", "make_test_set",
+__all__ = ["Sample", "FontsMissing", "fonts", "render_page", "render_sample", "make_test_set",
            "write_test_set", "char_accuracy", "normalize_text", "CATEGORIES"]
 
 CATEGORIES = ("clean", "small", "rotated", "noisy")
@@ -169,6 +169,18 @@ def _degrade(image: np.ndarray, rng: random.Random) -> np.ndarray:
     buf = io.BytesIO()
     Image.fromarray(arr).save(buf, format="JPEG", quality=rng.randint(25, 45))
     return np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
+
+
+def render_page(lines: list[str], *, size: int = 24, page_width: int = 0, seed: int = 0,
+                font: str | None = None) -> np.ndarray:
+    """An RGB page with ``lines`` drawn top to bottom (the CJK font when any line needs it).
+
+    >>> page = render_page(["Hello", "你好"], size=20)   # doctest: +SKIP
+    """
+    f = fonts()
+    if font is None:
+        font = f["cjk"] if any(_CJK.search(t) for t in lines) else f["latin"]
+    return _draw_page(list(lines), font, size, random.Random(seed), page_width=page_width)
 
 
 def render_sample(category: str, index: int, *, seed: int = 0) -> Sample:
