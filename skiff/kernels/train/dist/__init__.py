@@ -27,6 +27,10 @@ def strategy_from_plan(plan, comm: Comm | None = None, **options):
         if c.zero:
             return ZeRO(c.zero, comm, **options)
         return DataParallel(comm, **options)
+    if c.pp == c.ep == 1 and c.zero == 0:
+        from .hybrid import TensorParallel
+
+        return TensorParallel(Layout(dp=c.dp, tp=c.tp), comm, **options)
     raise ValueError(f"layout {c.label()} splits the model itself (tp/pp/ep); build the model "
                      "from skiff.kernels.train.dist parallel layers (docs/distributed.md) or "
                      "choose strategy='dp', 'zero1' or 'zero2'")
