@@ -264,6 +264,19 @@ class CommandForm(W.VBox):
         return ok
 
     @property
+    def magic(self) -> str | None:
+        """The magic line equivalent to the form (None while a value is bad)."""
+        return None if self.values is None else self.command.render(self.values, style="magic")
+
+    @property
+    def cli(self) -> str | None:
+        """The ``python -m skiff`` command equivalent to the form (None while a value is bad)."""
+        if self.values is None:
+            return None
+        return self.command.render({k: v for k, v in self.values.items() if k != "output"},
+                                   style="cli")
+
+    @property
     def errors(self) -> dict[str, str]:
         """dest -> message of every field that shows one."""
         return {d: f.error for d, f in self.fields.items() if f.error}

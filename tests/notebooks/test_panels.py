@@ -1,0 +1,74 @@
+"""notebooks/06-panels.ipynb runs top to bottom; its forms, jobs and monitor end as told."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text, widget_states
+from tests.notebooks.widget_views import job_views
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+
+def _with_class(states: dict, cls: str) -> list[dict]:
+    return [s for s in states.values() if cls in s.get("_dom_classes", [])]
+
+
+def test_panels_notebook_is_built_from_its_source():
+    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check", "06-panels"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_panels_notebook(runs_dir):
+    nb = execute_notebook("06-panels.ipynb", timeout=300)
+    states = widget_states(nb)
+    text = outputs_text(nb)
+    # the panel: four tabs
+    (panel,) = _with_class(states, "skiff-panel")
+    assert panel["titles"] == ["Train", "Solve", "OCR", "Jobs"]
+    # the broken form: the grid message next to its field, Launch disabled
+    grid_msgs = [s["value"] for s in _with_class(states, "skiff-message-grid") if s["value"]]
+    assert len(grid_msgs) == 1 and "expected a grid like 256x256" in grid_msgs[0]
+    launches = _with_class(states, "skiff-launch")
+    assert sorted(s["disabled"] for s in launches) == [False, False, False, True]
+    assert "launch disabled: True" in text
+    # the equivalent lines, as printed and as shown in the form
+    assert re.search(r"%solve jump --grid 32x32 --contrast 100\b", text)
+    assert "python -m skiff solve jump --grid 32x32 --contrast 100" in text
+    magic_lines = " ".join(s["value"] for s in _with_class(states, "skiff-magic-line"))
+    assert "%solve jump --grid 32x32 --contrast 100" in magic_lines
+    # every job the forms launched ended done, and its widget says so
+    views = job_views(nb)
+    kinds = {}
+    for run in runs_dir.iterdir():
+        if (run / "config.json").is_file():
+            import json
+
+            kinds[run.name] = json.loads((run / "config.json").read_text())["kind"]
+    assert sorted(kinds.values()) == ["ocr", "solve", "train"]
+    for job_id, kind in kinds.items():
+        assert views[job_id]["status"] == "done", (kind, views[job_id])
+        assert f"{kind:<5} done" in text
+    solve_view = next(v for i, v in views.items() if kinds[i] == "solve")
+    assert solve_view["images"] == 2  # the field and the convergence plot
+    ocr_view = next(v for i, v in views.items() if kinds[i] == "ocr")
+    assert ocr_view["images"] >= 1  # the page with its boxes
+    # the solve summary and the OCR table of lines appeared when the jobs were done
+    (summary,) = _with_class(states, "skiff-solve-summary")
+    assert "converged: <b>True</b>" in summary["value"]
+    (table,) = _with_class(states, "skiff-ocr-table")
+    assert table["value"].count("<tr>") >= 2  # a header and at least one line read
+    # the planner's table
+    (plan,) = _with_class(states, "skiff-plan")
+    assert "dp" in plan["value"] and "⚠" not in plan["value"]
+    # the monitor lists the three jobs, all done
+    (heading,) = _with_class(states, "skiff-monitor-heading")
+    assert "<b>3</b> jobs (0 running)" in heading["value"]
+    statuses = [re.search(r">(\w+)</span>", s["value"]).group(1)
+                for s in _with_class(states, "skiff-monitor-status")]
+    assert sorted(statuses) == ["done", "done", "done"]
