@@ -22,6 +22,7 @@ from skiff.kernels.backend import device_of, resolve_device, to_device, to_numpy
 from . import autograd
 from . import ops_math as M
 from . import ops_shape as S
+from ._alloc import tune_allocator
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .random import get_generator
 
@@ -463,6 +464,7 @@ class _ToDevice(Function):
 
 
 autograd._Tensor = Tensor
+tune_allocator()
 
 
 def tensor(data, *, requires_grad=False, device=None, dtype=None) -> Tensor:
