@@ -31,6 +31,12 @@ def strategy_from_plan(plan, comm: Comm | None = None, **options):
         from .hybrid import TensorParallel
 
         return TensorParallel(Layout(dp=c.dp, tp=c.tp), comm, **options)
+    if c.tp == c.ep == 1 and c.zero == 0:
+        from .pipeline import PipelineParallel
+
+        micro = max(1, getattr(plan.estimate, "n_micro", 1))
+        return PipelineParallel(Layout(dp=c.dp, pp=c.pp), comm, micro_batches=micro,
+                                **options)
     raise ValueError(f"layout {c.label()} splits the model itself (tp/pp/ep); build the model "
                      "from skiff.kernels.train.dist parallel layers (docs/distributed.md) or "
                      "choose strategy='dp', 'zero1' or 'zero2'")
