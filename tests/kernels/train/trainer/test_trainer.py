@@ -206,3 +206,18 @@ def test_empty_dataset_and_unknown_model():
         Trainer(_mlp()).train(make_blobs(8), epochs=1, steps=1)
     with pytest.raises(ValueError, match="batch_size.*0"):
         Trainer(_mlp(), batch_size=0)
+
+
+@pytest.mark.gpu
+def test_gpt_trains_on_the_gpu_as_on_the_cpu():
+    ds = TextDataset(TextDataset("sonnets", 16).text[:3000], block_size=16)
+    results = {}
+    for device in ("cpu", "cuda"):
+        train_random.seed(0)
+        model = GPT(GPTConfig(block_size=16, n_layer=1, n_head=2, n_embd=32))
+        results[device] = Trainer(model, lr=3e-3, batch_size=8, device=device).train(
+            ds, steps=5)
+        sample = model.generate(np.array([[72, 101]]), 5, temperature=0)
+        assert sample.shape == (1, 7)
+        results[device + "_sample"] = sample
+    np.testing.assert_allclose(results["cuda"].losses, results["cpu"].losses, rtol=1e-3)
