@@ -128,3 +128,16 @@ def test_cell_on_two_ranks_comes_back_as_the_trained_model(shell):
     got = model.state_dict()
     for k in ref:
         np.testing.assert_allclose(got[k], ref[k], rtol=0, atol=1e-5)
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_builtin_model_on_two_ranks_loads_back_from_its_weights(shell):
+    job = shell.run_line_magic("train", "mlp --np 2 --steps 2 --batch-size 16 --wait")
+    assert job.status == "done", job.error
+    model = job.value.model
+    with np.load(job.run_dir / "model.npz") as z:
+        for k, v in model.state_dict().items():
+            assert np.array_equal(z[k], v), k
+    assert job.result["steps"] == 2 and job.result["strategy"]["strategy"] != "single"
+

@@ -221,3 +221,12 @@ def test_gpt_trains_on_the_gpu_as_on_the_cpu():
         assert sample.shape == (1, 7)
         results[device + "_sample"] = sample
     np.testing.assert_allclose(results["cuda"].losses, results["cpu"].losses, rtol=1e-3)
+
+
+def test_gpt_trains_on_packed_batches():
+    train_random.seed(0)
+    model = GPT(GPTConfig(block_size=32, n_layer=1, n_head=2, n_embd=32))
+    ds = TextDataset(TextDataset("sonnets", 32).text[:4000], block_size=32, packed=True)
+    result = Trainer(model, lr=3e-3, batch_size=8).train(ds, steps=12)
+    assert result.losses[-1] < result.losses[0] - 0.5
+    assert result.tokens_per_s > 0 and result.samples_per_s > 0
