@@ -37,6 +37,10 @@ def strategy_from_plan(plan, comm: Comm | None = None, **options):
         micro = max(1, getattr(plan.estimate, "n_micro", 1))
         return PipelineParallel(Layout(dp=c.dp, pp=c.pp), comm, micro_batches=micro,
                                 **options)
+    if c.ep == c.dp and c.tp == c.pp == 1 and c.zero == 0:
+        from .moe import ExpertParallel
+
+        return ExpertParallel(comm, **options)
     raise ValueError(f"layout {c.label()} splits the model itself (tp/pp/ep); build the model "
                      "from skiff.kernels.train.dist parallel layers (docs/distributed.md) or "
                      "choose strategy='dp', 'zero1' or 'zero2'")
