@@ -11,9 +11,13 @@ import numpy as np
 from numba import njit
 
 # ------------------------------------------------------------------ stencil apply (+ dot)
+# Loops run over rows (1D views of u), the two row ends are peeled off so the inner loop has no
+# branch, and fastmath lets LLVM vectorise the fused dot product.
+
+JIT = {"cache": True, "fastmath": True}
 
 
-@njit(cache=True)
+@njit(**JIT)
 def apply_const(u, a3, d0, d1, d2, out):
     n0, n1, n2 = u.shape
     a0, a1, a2 = a3[0], a3[1], a3[2]
@@ -25,19 +29,27 @@ def apply_const(u, a3, d0, d1, d2, out):
             jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
             wjm, wjp = (a1 if j > 0 else 0.0), (a1 if j < n1 - 1 else 0.0)
             dkj = d0[k] + d1[j]
-            for i in range(n2):
-                s = (dkj + d2[i]) * u[k, j, i] - (wkm * u[km, j, i] + wkp * u[kp, j, i]
-                                                  + wjm * u[k, jm, i] + wjp * u[k, jp, i])
+            uc, ukm, ukp, ujm, ujp, o = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], out[k, j]
+            for i in range(1, n2 - 1):
+                s = (dkj + d2[i]) * uc[i] - (wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i]
+                                             + wjp * ujp[i]) - a2 * (uc[i - 1] + uc[i + 1])
+                o[i] = s
+                dot += s * uc[i]
+            for i in (0, n2 - 1):
+                s = (dkj + d2[i]) * uc[i] - (wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i]
+                                             + wjp * ujp[i])
                 if i > 0:
-                    s -= a2 * u[k, j, i - 1]
+                    s -= a2 * uc[i - 1]
                 if i < n2 - 1:
-                    s -= a2 * u[k, j, i + 1]
-                out[k, j, i] = s
-                dot += s * u[k, j, i]
+                    s -= a2 * uc[i + 1]
+                o[i] = s
+                dot += s * uc[i]
+                if n2 == 1:
+                    break
     return dot
 
 
-@njit(cache=True)
+@njit(**JIT)
 def apply_var(u, c0, c1, c2, diag, out):
     n0, n1, n2 = u.shape
     dot = 0.0
@@ -47,79 +59,95 @@ def apply_var(u, c0, c1, c2, diag, out):
         for j in range(n1):
             jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
             fjm, fjp = (1.0 if j > 0 else 0.0), (1.0 if j < n1 - 1 else 0.0)
-            for i in range(n2):
-                s = diag[k, j, i] * u[k, j, i] - (
-                    fkm * c0[k, j, i] * u[km, j, i] + fkp * c0[k + 1, j, i] * u[kp, j, i]
-                    + fjm * c1[k, j, i] * u[k, jm, i] + fjp * c1[k, j + 1, i] * u[k, jp, i])
+            uc, ukm, ukp, ujm, ujp, o = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], out[k, j]
+            ckm, ckp, cjm, cjp = c0[k, j], c0[k + 1, j], c1[k, j], c1[k, j + 1]
+            cx, dg = c2[k, j], diag[k, j]
+            if n0 == 1:   # a 2D grid: no axis-0 couplings to read
+                for i in range(1, n2 - 1):
+                    s = dg[i] * uc[i] - (fjm * cjm[i] * ujm[i] + fjp * cjp[i] * ujp[i]
+                                         + cx[i] * uc[i - 1] + cx[i + 1] * uc[i + 1])
+                    o[i] = s
+                    dot += s * uc[i]
+            else:
+                for i in range(1, n2 - 1):
+                    s = dg[i] * uc[i] - (fkm * ckm[i] * ukm[i] + fkp * ckp[i] * ukp[i]
+                                         + fjm * cjm[i] * ujm[i] + fjp * cjp[i] * ujp[i]
+                                         + cx[i] * uc[i - 1] + cx[i + 1] * uc[i + 1])
+                    o[i] = s
+                    dot += s * uc[i]
+            for i in (0, n2 - 1):
+                s = dg[i] * uc[i] - (fkm * ckm[i] * ukm[i] + fkp * ckp[i] * ukp[i]
+                                     + fjm * cjm[i] * ujm[i] + fjp * cjp[i] * ujp[i])
                 if i > 0:
-                    s -= c2[k, j, i] * u[k, j, i - 1]
+                    s -= cx[i] * uc[i - 1]
                 if i < n2 - 1:
-                    s -= c2[k, j, i + 1] * u[k, j, i + 1]
-                out[k, j, i] = s
-                dot += s * u[k, j, i]
+                    s -= cx[i + 1] * uc[i + 1]
+                o[i] = s
+                dot += s * uc[i]
+                if n2 == 1:
+                    break
     return dot
 
 
 # ------------------------------------------------------------------ red-black Gauss-Seidel
 # One sweep updates the first colour on row r and the second colour on row r - lag in the same
-# pass (lag: one plane in 3D, one row in 2D), so the grid is read once per sweep.
+# pass (lag: one plane in 3D, one row in 2D), so the grid is read once per sweep. Interior
+# cells of a uniform stencil share one diagonal: a multiply instead of a divide.
 
 
-@njit(cache=True)
-def _gs_row_const(u, f, a3, d0, d1, d2, k, j, start):
-    n0, n1, n2 = u.shape
-    a0, a1, a2 = a3[0], a3[1], a3[2]
-    km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
-    wkm, wkp = (a0 if k > 0 else 0.0), (a0 if k < n0 - 1 else 0.0)
-    jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
-    wjm, wjp = (a1 if j > 0 else 0.0), (a1 if j < n1 - 1 else 0.0)
-    dkj = d0[k] + d1[j]
-    for i in range(start, n2, 2):
-        s = f[k, j, i] + wkm * u[km, j, i] + wkp * u[kp, j, i] + wjm * u[k, jm, i] \
-            + wjp * u[k, jp, i]
-        if i > 0:
-            s += a2 * u[k, j, i - 1]
-        if i < n2 - 1:
-            s += a2 * u[k, j, i + 1]
-        u[k, j, i] = s / (dkj + d2[i])
-
-
-@njit(cache=True)
+@njit(**JIT)
 def rbgs_const(u, f, a3, d0, d1, d2, sweeps, reverse):
     n0, n1, n2 = u.shape
     lag = n1 if n0 > 1 else 1
     rows = n0 * n1
     first = 1 if reverse else 0
+    a0, a1, a2 = a3[0], a3[1], a3[2]
+    last = n2 - 1
     for _ in range(sweeps):
         for r in range(rows + lag):
-            if r < rows:
-                k, j = r // n1, r % n1
-                _gs_row_const(u, f, a3, d0, d1, d2, k, j, (k + j + first) % 2)
-            q = r - lag
-            if q >= 0:
+            for t in range(2):
+                q = r - t * lag
+                if q < 0 or q >= rows:
+                    continue
                 k, j = q // n1, q % n1
-                _gs_row_const(u, f, a3, d0, d1, d2, k, j, (k + j + first + 1) % 2)
+                start = (k + j + first + t) % 2
+                km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
+                wkm, wkp = (a0 if k > 0 else 0.0), (a0 if k < n0 - 1 else 0.0)
+                jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
+                wjm, wjp = (a1 if j > 0 else 0.0), (a1 if j < n1 - 1 else 0.0)
+                dkj = d0[k] + d1[j]
+                uc, ukm, ukp, ujm, ujp, fc = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], \
+                    f[k, j]
+                if start == 0:
+                    s = fc[0] + wkm * ukm[0] + wkp * ukp[0] + wjm * ujm[0] + wjp * ujp[0]
+                    if n2 > 1:
+                        s += a2 * uc[1]
+                    uc[0] = s / (dkj + d2[0])
+                if last > 0 and (last - start) % 2 == 0:
+                    s = fc[last] + wkm * ukm[last] + wkp * ukp[last] + wjm * ujm[last] \
+                        + wjp * ujp[last] + a2 * uc[last - 1]
+                    uc[last] = s / (dkj + d2[last])
+                inv = 1.0 / (dkj + 2.0 * a2)
+                for i in range(start if start > 0 else 2, last, 2):
+                    s = fc[i] + wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i] + wjp * ujp[i] \
+                        + a2 * (uc[i - 1] + uc[i + 1])
+                    uc[i] = s * inv
     return u
 
 
-@njit(cache=True)
-def _gs_row_var(u, f, c0, c1, c2, diag, k, j, start):
-    n0, n1, n2 = u.shape
-    km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
-    fkm, fkp = (1.0 if k > 0 else 0.0), (1.0 if k < n0 - 1 else 0.0)
-    jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
-    fjm, fjp = (1.0 if j > 0 else 0.0), (1.0 if j < n1 - 1 else 0.0)
-    for i in range(start, n2, 2):
-        s = f[k, j, i] + fkm * c0[k, j, i] * u[km, j, i] + fkp * c0[k + 1, j, i] * u[kp, j, i] \
-            + fjm * c1[k, j, i] * u[k, jm, i] + fjp * c1[k, j + 1, i] * u[k, jp, i]
-        if i > 0:
-            s += c2[k, j, i] * u[k, j, i - 1]
-        if i < n2 - 1:
-            s += c2[k, j, i + 1] * u[k, j, i + 1]
-        u[k, j, i] = s / diag[k, j, i]
+@njit(cache=True, fastmath=True, inline="always")
+def _gs_var_end(uc, ukm, ukp, ujm, ujp, fc, ckm, ckp, cjm, cjp, cx, dg, fkm, fkp, fjm, fjp, i,
+                n2):
+    s = fc[i] + fkm * ckm[i] * ukm[i] + fkp * ckp[i] * ukp[i] + fjm * cjm[i] * ujm[i] \
+        + fjp * cjp[i] * ujp[i]
+    if i > 0:
+        s += cx[i] * uc[i - 1]
+    if i < n2 - 1:
+        s += cx[i + 1] * uc[i + 1]
+    uc[i] = s / dg[i]
 
 
-@njit(cache=True)
+@njit(**JIT)
 def rbgs_var(u, f, c0, c1, c2, diag, sweeps, reverse):
     n0, n1, n2 = u.shape
     lag = n1 if n0 > 1 else 1
@@ -127,20 +155,59 @@ def rbgs_var(u, f, c0, c1, c2, diag, sweeps, reverse):
     first = 1 if reverse else 0
     for _ in range(sweeps):
         for r in range(rows + lag):
-            if r < rows:
-                k, j = r // n1, r % n1
-                _gs_row_var(u, f, c0, c1, c2, diag, k, j, (k + j + first) % 2)
-            q = r - lag
-            if q >= 0:
+            for t in range(2):
+                q = r - t * lag
+                if q < 0 or q >= rows:
+                    continue
                 k, j = q // n1, q % n1
-                _gs_row_var(u, f, c0, c1, c2, diag, k, j, (k + j + first + 1) % 2)
+                start = (k + j + first + t) % 2
+                km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
+                fkm, fkp = (1.0 if k > 0 else 0.0), (1.0 if k < n0 - 1 else 0.0)
+                jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
+                fjm, fjp = (1.0 if j > 0 else 0.0), (1.0 if j < n1 - 1 else 0.0)
+                uc, ukm, ukp, ujm, ujp, fc = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], \
+                    f[k, j]
+                ckm, ckp, cjm, cjp = c0[k, j], c0[k + 1, j], c1[k, j], c1[k, j + 1]
+                cx, dg = c2[k, j], diag[k, j]
+                if start == 0:
+                    _gs_var_end(uc, ukm, ukp, ujm, ujp, fc, ckm, ckp, cjm, cjp, cx, dg,
+                                fkm, fkp, fjm, fjp, 0, n2)
+                if n2 > 1 and (n2 - 1 - start) % 2 == 0:
+                    _gs_var_end(uc, ukm, ukp, ujm, ujp, fc, ckm, ckp, cjm, cjp, cx, dg,
+                                fkm, fkp, fjm, fjp, n2 - 1, n2)
+                lo = start if start > 0 else 2
+                if n0 == 1:
+                    for i in range(lo, n2 - 1, 2):
+                        uc[i] = (fc[i] + fjm * cjm[i] * ujm[i] + fjp * cjp[i] * ujp[i]
+                                 + cx[i] * uc[i - 1] + cx[i + 1] * uc[i + 1]) / dg[i]
+                else:
+                    for i in range(lo, n2 - 1, 2):
+                        uc[i] = (fc[i] + fkm * ckm[i] * ukm[i] + fkp * ckp[i] * ukp[i]
+                                 + fjm * cjm[i] * ujm[i] + fjp * cjp[i] * ujp[i]
+                                 + cx[i] * uc[i - 1] + cx[i + 1] * uc[i + 1]) / dg[i]
     return u
 
 
 # ------------------------------------------------------------------ residual + restriction
+# The residual of one fine row goes to a row buffer (a vectorisable loop), then is added, with
+# its norm, to the coarse row it restricts to.
 
 
-@njit(cache=True)
+@njit(**JIT)
+def _restrict_row(rbuf, n2, f2, w, fcrow):
+    rr = 0.0
+    for i in range(n2):
+        rr += rbuf[i] * rbuf[i]
+    if f2 == 2:
+        for c in range(n2 // 2):
+            fcrow[c] += w * (rbuf[2 * c] + rbuf[2 * c + 1])
+    else:
+        for i in range(n2):
+            fcrow[i] += w * rbuf[i]
+    return rr
+
+
+@njit(**JIT)
 def residual_restrict_const(u, f, a3, d0, d1, d2, fc):
     """fc = mean of the fine residuals of each coarse cell; returns |r|^2."""
     n0, n1, n2 = u.shape
@@ -149,6 +216,7 @@ def residual_restrict_const(u, f, a3, d0, d1, d2, fc):
     w = 1.0 / (f0 * f1 * f2)
     a0, a1, a2 = a3[0], a3[1], a3[2]
     fc[:] = 0.0
+    rbuf = np.empty(n2)
     rr = 0.0
     for k in range(n0):
         km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
@@ -157,27 +225,31 @@ def residual_restrict_const(u, f, a3, d0, d1, d2, fc):
             jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
             wjm, wjp = (a1 if j > 0 else 0.0), (a1 if j < n1 - 1 else 0.0)
             dkj = d0[k] + d1[j]
-            K, J = k // f0, j // f1
-            for i in range(n2):
-                s = f[k, j, i] - (dkj + d2[i]) * u[k, j, i] + (
-                    wkm * u[km, j, i] + wkp * u[kp, j, i] + wjm * u[k, jm, i]
-                    + wjp * u[k, jp, i])
+            uc, ukm, ukp, ujm, ujp, fr = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], f[k, j]
+            for i in range(1, n2 - 1):
+                rbuf[i] = fr[i] - (dkj + d2[i]) * uc[i] + (
+                    wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i] + wjp * ujp[i]) \
+                    + a2 * (uc[i - 1] + uc[i + 1])
+            for i in (0, n2 - 1):
+                s = fr[i] - (dkj + d2[i]) * uc[i] + (
+                    wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i] + wjp * ujp[i])
                 if i > 0:
-                    s += a2 * u[k, j, i - 1]
+                    s += a2 * uc[i - 1]
                 if i < n2 - 1:
-                    s += a2 * u[k, j, i + 1]
-                rr += s * s
-                fc[K, J, i // f2] += w * s
+                    s += a2 * uc[i + 1]
+                rbuf[i] = s
+            rr += _restrict_row(rbuf, n2, f2, w, fc[k // f0, j // f1])
     return rr
 
 
-@njit(cache=True)
+@njit(**JIT)
 def residual_restrict_var(u, f, c0, c1, c2, diag, fc):
     n0, n1, n2 = u.shape
     m0, m1, m2 = fc.shape
     f0, f1, f2 = n0 // m0, n1 // m1, n2 // m2
     w = 1.0 / (f0 * f1 * f2)
     fc[:] = 0.0
+    rbuf = np.empty(n2)
     rr = 0.0
     for k in range(n0):
         km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
@@ -185,24 +257,45 @@ def residual_restrict_var(u, f, c0, c1, c2, diag, fc):
         for j in range(n1):
             jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
             fjm, fjp = (1.0 if j > 0 else 0.0), (1.0 if j < n1 - 1 else 0.0)
-            K, J = k // f0, j // f1
-            for i in range(n2):
-                s = f[k, j, i] - diag[k, j, i] * u[k, j, i] + (
-                    fkm * c0[k, j, i] * u[km, j, i] + fkp * c0[k + 1, j, i] * u[kp, j, i]
-                    + fjm * c1[k, j, i] * u[k, jm, i] + fjp * c1[k, j + 1, i] * u[k, jp, i])
+            uc, ukm, ukp, ujm, ujp, fr = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], f[k, j]
+            ckm, ckp, cjm, cjp = c0[k, j], c0[k + 1, j], c1[k, j], c1[k, j + 1]
+            cx, dg = c2[k, j], diag[k, j]
+            for i in range(1, n2 - 1):
+                rbuf[i] = fr[i] - dg[i] * uc[i] + (
+                    fkm * ckm[i] * ukm[i] + fkp * ckp[i] * ukp[i] + fjm * cjm[i] * ujm[i]
+                    + fjp * cjp[i] * ujp[i] + cx[i] * uc[i - 1] + cx[i + 1] * uc[i + 1])
+            for i in (0, n2 - 1):
+                s = fr[i] - dg[i] * uc[i] + (
+                    fkm * ckm[i] * ukm[i] + fkp * ckp[i] * ukp[i] + fjm * cjm[i] * ujm[i]
+                    + fjp * cjp[i] * ujp[i])
                 if i > 0:
-                    s += c2[k, j, i] * u[k, j, i - 1]
+                    s += cx[i] * uc[i - 1]
                 if i < n2 - 1:
-                    s += c2[k, j, i + 1] * u[k, j, i + 1]
-                rr += s * s
-                fc[K, J, i // f2] += w * s
+                    s += cx[i + 1] * uc[i + 1]
+                rbuf[i] = s
+            rr += _restrict_row(rbuf, n2, f2, w, fc[k // f0, j // f1])
+    return rr
+
+
+@njit(**JIT)
+def restrict(r, fc):
+    """fc = mean of the fine values of each coarse cell; returns |r|^2."""
+    n0, n1, n2 = r.shape
+    m0, m1, m2 = fc.shape
+    f0, f1, f2 = n0 // m0, n1 // m1, n2 // m2
+    w = 1.0 / (f0 * f1 * f2)
+    fc[:] = 0.0
+    rr = 0.0
+    for k in range(n0):
+        for j in range(n1):
+            rr += _restrict_row(r[k, j], n2, f2, w, fc[k // f0, j // f1])
     return rr
 
 
 # ------------------------------------------------------------------ prolongation
 
 
-@njit(cache=True)
+@njit(**JIT)
 def _weights_1d(n, m, slo, shi):
     """(lower index, upper index, lower weight, upper weight) per fine cell along one axis."""
     i0 = np.empty(n, np.int64)
@@ -225,37 +318,48 @@ def _weights_1d(n, m, slo, shi):
     return i0, i1, w0, w1
 
 
-@njit(cache=True)
+@njit(**JIT)
 def prolong_add(u, ec, signs):
     """u += P ec with (tri)linear cell-centred interpolation; ``signs`` are the ghost factors
-    (-1 Dirichlet, +1 Neumann) of the six sides (axis0 lo, hi, axis1 lo, hi, axis2 lo, hi)."""
+    (-1 Dirichlet, +1 Neumann) of the six sides (axis0 lo, hi, axis1 lo, hi, axis2 lo, hi).
+    Per fine row: combine the (up to four) coarse rows, then interpolate along the row."""
     n0, n1, n2 = u.shape
     m0, m1, m2 = ec.shape
     k0, k1, v0, v1 = _weights_1d(n0, m0, signs[0], signs[1])
     j0, j1, x0, x1 = _weights_1d(n1, m1, signs[2], signs[3])
     i0, i1, y0, y1 = _weights_1d(n2, m2, signs[4], signs[5])
+    row = np.empty(m2)
+    slo, shi = signs[4], signs[5]
     for k in range(n0):
         for j in range(n1):
-            a00 = v0[k] * x0[j]
-            a01 = v0[k] * x1[j]
-            a10 = v1[k] * x0[j]
-            a11 = v1[k] * x1[j]
-            ka, kb, ja, jb = k0[k], k1[k], j0[j], j1[j]
-            for i in range(n2):
-                ia, ib = i0[i], i1[i]
-                e = (a00 * (y0[i] * ec[ka, ja, ia] + y1[i] * ec[ka, ja, ib])
-                     + a01 * (y0[i] * ec[ka, jb, ia] + y1[i] * ec[ka, jb, ib]))
-                if a10 != 0.0:
-                    e += (a10 * (y0[i] * ec[kb, ja, ia] + y1[i] * ec[kb, ja, ib])
-                          + a11 * (y0[i] * ec[kb, jb, ia] + y1[i] * ec[kb, jb, ib]))
-                u[k, j, i] += e
+            a00, a01 = v0[k] * x0[j], v0[k] * x1[j]
+            a10, a11 = v1[k] * x0[j], v1[k] * x1[j]
+            e00, e01 = ec[k0[k], j0[j]], ec[k0[k], j1[j]]
+            e10, e11 = ec[k1[k], j0[j]], ec[k1[k], j1[j]]
+            for c in range(m2):
+                row[c] = a00 * e00[c] + a01 * e01[c] + a10 * e10[c] + a11 * e11[c]
+            uc = u[k, j]
+            if n2 == 2 * m2:
+                for c in range(1, m2 - 1):
+                    uc[2 * c] += 0.75 * row[c] + 0.25 * row[c - 1]
+                    uc[2 * c + 1] += 0.75 * row[c] + 0.25 * row[c + 1]
+                uc[0] += 0.75 * row[0] + 0.25 * slo * row[0]
+                if m2 > 1:
+                    uc[1] += 0.75 * row[0] + 0.25 * row[1]
+                    uc[n2 - 2] += 0.75 * row[m2 - 1] + 0.25 * row[m2 - 2]
+                    uc[n2 - 1] += 0.75 * row[m2 - 1] + 0.25 * shi * row[m2 - 1]
+                else:
+                    uc[1] += 0.75 * row[0] + 0.25 * shi * row[0]
+            else:
+                for i in range(n2):
+                    uc[i] += y0[i] * row[i0[i]] + y1[i] * row[i1[i]]
     return u
 
 
 # ------------------------------------------------------------------ Krylov vector updates
 
 
-@njit(cache=True)
+@njit(**JIT)
 def axpy_norm(x, r, p, q, alpha):
     """x += alpha p; r -= alpha q; returns |r|^2 (one pass over four vectors)."""
     xf, rf, pf, qf = x.ravel(), r.ravel(), p.ravel(), q.ravel()
@@ -268,7 +372,7 @@ def axpy_norm(x, r, p, q, alpha):
     return rr
 
 
-@njit(cache=True)
+@njit(**JIT)
 def jacobi_dot(r, invdiag, z):
     """z = invdiag * r; returns (r, z)."""
     rf, df, zf = r.ravel(), invdiag.ravel(), z.ravel()
@@ -280,7 +384,7 @@ def jacobi_dot(r, invdiag, z):
     return rz
 
 
-@njit(cache=True)
+@njit(**JIT)
 def pipecg_update(vs, alpha, beta):
     """The vector recurrences of pipelined CG in one pass, with its three dot products.
 

@@ -10,6 +10,7 @@ output in place, returning it (plus the fused reduction) so that
 ``solve.apply_var``             the same for a :class:`~.stencil.VarStencil`
 ``solve.rbgs_const``/``_var``   red-black Gauss-Seidel sweeps, one pass over the grid per sweep
 ``solve.residual_restrict_*``   r = f - A u restricted to the coarse grid (mean), returns |r|^2
+``solve.restrict``              fc = R r (mean of the children), returns |r|^2
 ``solve.prolong_add``           u += P e (cell-centred trilinear), ghost factors for the sides
 ``solve.axpy_norm``             x += a p, r -= a q, returns |r|^2
 ``solve.jacobi_dot``            z = r / diag, returns r.z
@@ -24,7 +25,7 @@ import functools
 from skiff.kernels.backend import custom_op, get_array_module, numba_available
 
 __all__ = [
-    "apply_const", "apply_var", "rbgs_const", "rbgs_var", "residual_restrict_const",
+    "apply_const", "apply_var", "rbgs_const", "rbgs_var", "residual_restrict_const", "restrict",
     "residual_restrict_var", "prolong_add", "axpy_norm", "jacobi_dot", "pipecg_update",
     "nb", "const_diag",
 ]
@@ -129,6 +130,18 @@ def restrict_mean(r, coarse_shape):
     """Mean of the fine cells of every coarse cell."""
     (n0, n1, n2), (m0, m1, m2) = r.shape, coarse_shape
     return r.reshape(m0, n0 // m0, m1, n1 // m1, m2, n2 // m2).mean(axis=(1, 3, 5))
+
+
+@custom_op("solve.restrict")
+def restrict(r, fc):
+    """fc = R r (mean over the children of each coarse cell); returns (fc, |r|^2)."""
+    fc[...] = restrict_mean(r, fc.shape)
+    return fc, float((r * r).sum())
+
+
+@restrict.implement("cpu", "numba", available=numba_available)
+def _restrict_nb(r, fc):
+    return fc, nb().restrict(r, fc)
 
 
 @custom_op("solve.residual_restrict_var")

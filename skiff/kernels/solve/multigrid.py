@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import fused
@@ -24,6 +26,15 @@ __all__ = ["GeometricMG", "CYCLES", "SMOOTHERS"]
 
 CYCLES = ("V", "W", "F")
 SMOOTHERS = ("rbgs", "chebyshev")
+
+
+def resolve_op(op, xp):
+    """The implementation dispatch would pick for arrays of ``xp`` (resolved once per level so
+    the many small calls on coarse grids skip the per-call dispatch)."""
+    if os.environ.get("SKIFF_REFERENCE_OPS"):
+        return op.reference
+    impls = op.available_impls("cpu" if xp is np else "gpu")
+    return impls[0].fn if impls else op.reference
 
 
 class _Level:
@@ -41,18 +52,21 @@ class _Level:
         self.f = xp.zeros(self.shape)
         self.tmp = None
         self.lmax = None     # largest eigenvalue of D^-1 A (Chebyshev)
+        c = self.const
+        self._apply = resolve_op(fused.apply_const if c else fused.apply_var, xp)
+        self._rbgs = resolve_op(fused.rbgs_const if c else fused.rbgs_var, xp)
+        self._rr = resolve_op(
+            fused.residual_restrict_const if c else fused.residual_restrict_var, xp)
+        self.prolong = resolve_op(fused.prolong_add, xp)
 
     def apply(self, u, out) -> float:
-        op = fused.apply_const if self.const else fused.apply_var
-        return op(u, *self.arrays, out)[1]
+        return self._apply(u, *self.arrays, out)[1]
 
     def rbgs(self, u, f, sweeps, reverse=False):
-        op = fused.rbgs_const if self.const else fused.rbgs_var
-        op(u, f, *self.arrays, sweeps, reverse)
+        self._rbgs(u, f, *self.arrays, sweeps, reverse)
 
     def residual_restrict(self, u, f, fc) -> float:
-        op = fused.residual_restrict_const if self.const else fused.residual_restrict_var
-        return op(u, f, *self.arrays, fc)[1]
+        return self._rr(u, f, *self.arrays, fc)[1]
 
     def estimate_lmax(self, iters=12) -> float:
         xp = self.xp
@@ -185,7 +199,7 @@ class GeometricMG:
             self.cycle(level + 1, nxt.u, nxt.f, "F")
             if level + 1 < self.nlevels - 1:
                 self.cycle(level + 1, nxt.u, nxt.f, "V")
-        fused.prolong_add(u, nxt.u, self.signs)
+        lv.prolong(u, nxt.u, self.signs)
         self._smooth(lv, u, lv.f if u is lv.u else self._rhs, self.post, True)
 
     def precondition(self, r, out):
@@ -246,19 +260,22 @@ class GeometricMG:
         of it (it scales as 1/h^2, not as a volume density).
         """
         xp = self.xp
-        fs = [xp.asarray(source) + xp.asarray(bterm)]
-        src, bt = xp.asarray(source), xp.asarray(bterm)
+        restrict = resolve_op(fused.restrict, xp)
+        src = xp.asarray(source)
+        bt = xp.asarray(bterm) if bterm is not None and bool((bterm != 0).any()) else None
+        fs = [src if bt is None else src + bt]
         for lv in self.levels[1:]:
-            src = fused.restrict_mean(src, lv.shape)
-            bt = fused.restrict_mean(bt, lv.shape) * 0.5
-            fs.append(src + bt)
+            src = restrict(src, xp.empty(lv.shape))[0]
+            if bt is not None:
+                bt = restrict(bt, xp.empty(lv.shape))[0] * 0.5
+            fs.append(src if bt is None else src + bt)
         last = self.levels[-1]
         u = xp.zeros(last.shape)
         self._coarse_solve(last, u, fs[-1])
         for level in range(self.nlevels - 2, -1, -1):
             lv = self.levels[level]
             fine = xp.zeros(lv.shape)
-            fused.prolong_add(fine, u, self.signs)
+            lv.prolong(fine, u, self.signs)
             self._rhs = fs[level]
             for _ in range(cycles):
                 self._smooth(lv, fine, fs[level], self.pre, False)

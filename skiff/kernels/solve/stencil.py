@@ -73,8 +73,9 @@ class VarStencil:
 
     @classmethod
     def from_faces(cls, c0, c1, c2) -> VarStencil:
+        c0, c1, c2 = (np.ascontiguousarray(c, dtype=np.float64) for c in (c0, c1, c2))
         diag = c0[:-1] + c0[1:] + c1[:, :-1] + c1[:, 1:] + c2[:, :, :-1] + c2[:, :, 1:]
-        diag = np.where(diag > 0, diag, 1.0)
+        diag = np.ascontiguousarray(np.where(diag > 0, diag, 1.0))
         return cls(c0, c1, c2, diag)
 
     def coarsen(self, f) -> VarStencil:

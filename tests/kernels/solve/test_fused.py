@@ -56,6 +56,8 @@ def test_apply_and_residual_restrict(xp, shape):
         assert got
         check_op(rr_op, uu, ff, *arrays, xp.zeros(coarse), rtol=1e-12, atol=1e-10,
                  require_fast=_require(xp))
+        check_op(fused.restrict, ff, xp.zeros(coarse), rtol=1e-12, atol=1e-10,
+                 require_fast=xp is np and numba_available())
         # the twin agrees with the assembled matrix too (an independent reference)
         out, dot = apply_op(uu, *arrays, xp.empty(shape))
         ref = st.to_csr() @ u.ravel()
@@ -131,11 +133,11 @@ def test_pipecg_update(n):
 
 def test_every_solve_op_has_cpu_and_gpu_twins():
     ops = {k: v for k, v in registered_ops().items() if k.startswith("solve.")}
-    assert len(ops) == 10
+    assert len(ops) == 11
     for name, op in ops.items():
         backends = {i.backend for i in op.impls}
         assert "cpu" in backends, name
-        if name != "solve.pipecg_update":
+        if name not in ("solve.pipecg_update", "solve.restrict"):  # their xp twin runs on GPUs
             assert "gpu" in backends, name
 
 
