@@ -66,6 +66,8 @@ class TrainResult:
     stopped: str | None = None  # why it ended early ("cancelled"), else None
     num_parameters: int | None = None
     weights: str | None = None  # the final full weights (npz), written by a job
+    step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
+    predicted: dict = field(default_factory=dict)  # the plan's estimates against measurements
     model: object = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -76,6 +78,7 @@ class TrainResult:
             "tokens_per_s": self.tokens_per_s, "peak_memory_bytes": self.peak_memory_bytes,
             "checkpoint": self.checkpoint, "strategy": self.strategy, "stopped": self.stopped,
             "num_parameters": self.num_parameters, "weights": self.weights,
+            "step_time_s": self.step_time_s, "predicted": self.predicted,
         }
 
     @property
@@ -363,10 +366,12 @@ class Trainer:
         peak = 0
         self.model.train()
         rep.progress(step, total, unit="step")
+        step_times: list[float] = []
         while step < total:
             if rep.should_stop():
                 stopped = "cancelled"
                 break
+            t_step = time.perf_counter()
             loss_sum = 0.0
             for _ in range(self.grad_accum):
                 host_batch = _next_batch(loader)
@@ -395,6 +400,7 @@ class Trainer:
             if self.scheduler is not None:
                 self.scheduler.step()
             step += 1
+            step_times.append(time.perf_counter() - t_step)
             loss = loss_sum / self.grad_accum
             metrics = strategy.reduce_metrics({"loss": loss})
 
@@ -447,6 +453,10 @@ class Trainer:
             peak_memory_bytes=peak or None,
             checkpoint=None if last_ckpt is None else str(last_ckpt),
             strategy=self.plan, stopped=stopped, num_parameters=n_params, model=self.model)
+        result.step_time_s = _median(step_times[1:] or step_times)
+        result.predicted = _predicted_vs_measured(self.plan, result)
+        if result.predicted:
+            rep.info(predicted_vs_measured=result.predicted)
         if stopped:
             rep.log(f"stopped at step {step} of {total} ({stopped})", level="warning")
         return result
@@ -640,6 +650,28 @@ def _accuracy(model, batch, spec) -> float | None:
         return None
     pred = out.numpy().argmax(axis=-1)
     return float((pred == y.numpy()).mean())
+
+
+def _median(values):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def _predicted_vs_measured(plan: dict, result: TrainResult) -> dict:
+    """The planner's step time and peak memory next to what this run measured (memory on
+    the CPU is the process's resident set, so it includes the interpreter and libraries)."""
+    est = plan.get("estimate") if isinstance(plan, dict) else None
+    if not isinstance(est, dict):
+        return {}
+    out = {}
+    if est.get("step_time") is not None and result.step_time_s is not None:
+        out["step_time_s"] = {"predicted": est["step_time"], "measured": result.step_time_s}
+    if est.get("peak_memory") is not None and result.peak_memory_bytes:
+        out["peak_memory_bytes"] = {"predicted": est["peak_memory"],
+                                    "measured": result.peak_memory_bytes}
+    return out
 
 
 def _param_dtype(model):

@@ -65,6 +65,10 @@ def test_three_lines_train_and_report():
     assert rep.progress_calls[-1] == (24, 24)
     assert any("plan" in i for i in rep.infos)
     assert result.samples_per_s > 0 and result.peak_memory_bytes > 0
+    # the planner's step time and memory are recorded next to the measured ones
+    assert result.predicted["step_time_s"]["measured"] == result.step_time_s > 0
+    assert result.predicted["peak_memory_bytes"]["predicted"] > 0
+    assert any("predicted_vs_measured" in i for i in rep.infos)
     doc = json.loads(json.dumps(result.to_json()))
     assert doc["steps"] == 24 and len(doc["history"]) == 24
     assert "data:image/png;base64," in result._repr_html_()
