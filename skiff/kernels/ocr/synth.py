@@ -5,7 +5,7 @@ Pages are drawn with Pillow from fonts that Debian installs (``fonts-dejavu-core
 sample belongs to one category a benchmark reports separately:
 
 ``clean``    English, Chinese, mixed lines and paragraphs, black on light paper
-``small``    the same at 9-12 px text height
+``small``    8-11 px text on pages 1000-2000 px wide (footnotes, scans at low dpi)
 ``rotated``  turned by a few degrees, or upside down (180 degrees)
 ``noisy``    blurred, with Gaussian noise, saved as low-quality JPEG
 
@@ -162,12 +162,12 @@ def _rotate(image: np.ndarray, degrees: float) -> np.ndarray:
 def _degrade(image: np.ndarray, rng: random.Random) -> np.ndarray:
     from PIL import Image, ImageFilter
 
-    pil = Image.fromarray(image).filter(ImageFilter.GaussianBlur(rng.uniform(0.8, 1.3)))
+    pil = Image.fromarray(image).filter(ImageFilter.GaussianBlur(rng.uniform(1.2, 2.0)))
     arr = np.asarray(pil).astype(np.float32)
-    noise = np.random.default_rng(rng.randint(0, 2**31)).normal(0, rng.uniform(10, 18), arr.shape)
+    noise = np.random.default_rng(rng.randint(0, 2**31)).normal(0, rng.uniform(18, 30), arr.shape)
     arr = np.clip(arr + noise, 0, 255).astype(np.uint8)
     buf = io.BytesIO()
-    Image.fromarray(arr).save(buf, format="JPEG", quality=rng.randint(25, 45))
+    Image.fromarray(arr).save(buf, format="JPEG", quality=rng.randint(10, 30))
     return np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
 
 
@@ -196,7 +196,7 @@ def render_sample(category: str, index: int, *, seed: int = 0) -> Sample:
     font_path = f["cjk"] if has_cjk or rng.random() < 0.3 else \
         rng.choice([f["latin"], f["serif"]])
     if category == "small":  # small text on a page of ordinary size
-        size, page = rng.randint(9, 12), rng.randint(700, 1400)
+        size, page = rng.randint(8, 11), rng.randint(1000, 2000)
     else:
         size, page = rng.randint(18, 34), rng.randint(400, 1100)
     image = _draw_page(lines, font_path, size, rng, margin=24, page_width=page)

@@ -147,6 +147,7 @@ def test_batch_equals_one_by_one(pipe, fonts):
     assert together == alone
 
 
+@pytest.mark.slow
 def test_memory_stays_flat(pipe, sample):
     import tracemalloc
 
