@@ -101,9 +101,45 @@ def _default_step(model, x):
     return out.sum() if out.dtype.kind == "f" else out
 
 
+def _probe(model, x, step):
+    """Saved bytes (float, other) and the peak bytes allocated by one forward + backward.
+
+    The peak (saved activations, gradients in flight, logits, temporaries) is read from
+    ``tracemalloc`` (numpy reports its buffers to it); 0 when the model lives on a GPU.
+    Parameter gradients are stashed (zeros stand in, so their allocation is not part of the
+    peak) and restored: the probe leaves the model as it found it.
+    """
+    import tracemalloc
+
+    params = list(model.parameters())
+    stash = [p.grad for p in params]
+    for p in params:  # gradients already in place: the peak then scales with the batch alone
+        p.grad = p.xp.zeros_like(p.data)
+    on_host = all(type(p.data) is np.ndarray for p in params)
+    was_tracing = tracemalloc.is_tracing()
+    if on_host and not was_tracing:
+        tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0] if on_host else 0
+        if on_host:
+            tracemalloc.reset_peak()
+        with enable_grad():
+            loss = step(model, x)
+        fbytes, obytes = _breakdown(loss)
+        loss.backward()
+        del loss
+        peak = tracemalloc.get_traced_memory()[1] - base if on_host else 0
+    finally:
+        if on_host and not was_tracing:
+            tracemalloc.stop()
+        for p, g in zip(params, stash):
+            p.grad = g
+    return fbytes, obytes, peak
+
+
 def estimate_step_memory(model, batch_shape, dtype="float32", optimizer="adamw",
                          step_fn=None, master_weights=False) -> dict:
-    """Bytes one training step needs, by category.
+    """Bytes one training step needs at its peak, by category.
 
     Parameters
     ----------
@@ -123,8 +159,10 @@ def estimate_step_memory(model, batch_shape, dtype="float32", optimizer="adamw",
 
     Returns
     -------
-    dict with ``parameters``, ``gradients``, ``optimizer``, ``activations`` and ``total``
-    (bytes), the activations measured by a batch-1 probe of the real forward and scaled.
+    dict with ``parameters``, ``gradients``, ``optimizer``, ``activations`` (saved for
+    backward), ``workspace`` (transient peak of forward + backward beyond those) and ``total``,
+    in bytes. Activations and workspace come from probes of the real forward and backward at
+    batch sizes 1 and 2, extrapolated linearly in the batch and scaled by the dtype's width.
     """
     key = str(optimizer).lower()
     if key not in OPTIMIZER_SLOTS:
@@ -138,15 +176,18 @@ def estimate_step_memory(model, batch_shape, dtype="float32", optimizer="adamw",
     params = n_params * itemsize
     grads = n_params * itemsize
     opt = n_params * 4 * OPTIMIZER_SLOTS[key] + (n_params * 4 if master_weights else 0)
-    probe_dtype_size = next(iter(model.parameters())).dtype.itemsize if n_params else 4
-    rng = np.random.default_rng(0)
-    x = _probe_input(model, (1,) + shape[1:], rng)
+    probe_size = next(iter(model.parameters())).dtype.itemsize if n_params else 4
     step = step_fn or _default_step
-    with enable_grad():
-        loss = step(model, x)
-    fbytes, obytes = _breakdown(loss)
-    del loss
-    act = (fbytes * itemsize // probe_dtype_size + obytes) * shape[0]
-    total = params + grads + opt + act
+    # two probes (batch 1 and 2): the peak's per-sample slope and its batch-independent part
+    rng = np.random.default_rng(0)
+    f1, o1, peak1 = _probe(model, _probe_input(model, (1,) + shape[1:], rng), step)
+    _, _, peak2 = _probe(model, _probe_input(model, (2,) + shape[1:], rng), step)
+    width = itemsize / probe_size
+    b = shape[0]
+    act = int(f1 * width + o1) * b
+    slope = max(peak2 - peak1, 0)
+    peak = (peak1 - slope) + slope * b
+    work = max(0, int(peak * width) - act)
+    total = params + grads + opt + act + work
     return {"parameters": params, "gradients": grads, "optimizer": opt, "activations": act,
-            "total": total}
+            "workspace": work, "total": total}

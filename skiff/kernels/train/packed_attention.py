@@ -59,59 +59,80 @@ def check_cu_seqlens(cu_seqlens, total: int) -> np.ndarray:
 
 
 def _causal_bias(xp, n, dtype):
+    """(n, n) additive mask: 0 on and below the diagonal, -inf above (slice it for shorter)."""
     return xp.triu(xp.full((n, n), -np.inf, dtype=dtype), k=1)
+
+
+def _heads_first(xp, x):
+    """(T, H, D) -> contiguous (H, T, D): per-sequence slices are then BLAS-ready views."""
+    return xp.ascontiguousarray(x.transpose(1, 0, 2))
+
+
+def _spans(cu):
+    return [(int(a), int(b)) for a, b in zip(cu[:-1], cu[1:]) if b > a]
 
 
 @custom_op("train.packed_attention_fwd")
 def packed_attention_fwd(q, k, v, cu, scale):
     """Reference forward: per sequence, one batched (H, L, L) softmax-attention."""
     xp = xp_of(q)
-    total, h, _ = q.shape
-    o = xp.empty_like(q)
-    lse = xp.empty((total, h), dtype=q.dtype)
-    for s in range(len(cu) - 1):
-        a, b = int(cu[s]), int(cu[s + 1])
-        if a == b:
-            continue
-        qs, ks, vs = (x[a:b].transpose(1, 0, 2) for x in (q, k, v))  # (H, L, D)
-        att = qs @ ks.transpose(0, 2, 1)
-        att *= att.dtype.type(scale)
-        att += _causal_bias(xp, b - a, att.dtype)
+    total, h, d = q.shape
+    spans = _spans(cu)
+    qh, kh, vh = (_heads_first(xp, x) for x in (q, k, v))
+    oh = xp.empty((h, total, d), dtype=q.dtype)
+    lse = xp.empty((h, total), dtype=q.dtype)
+    if not spans:
+        return oh.transpose(1, 0, 2).copy(), lse.T.copy()
+    longest = max(b - a for a, b in spans)
+    bias = _causal_bias(xp, longest, q.dtype)
+    sc = q.dtype.type(scale)
+    for a, b in spans:
+        n = b - a
+        att = xp.matmul(qh[:, a:b], kh[:, a:b].transpose(0, 2, 1))  # (H, L, L)
+        att *= sc
+        att += bias[:n, :n]
         m = att.max(axis=-1, keepdims=True)
         att -= m
         xp.exp(att, out=att)
         denom = att.sum(axis=-1, keepdims=True)
-        out = att @ vs
+        out = oh[:, a:b]
+        xp.matmul(att, vh[:, a:b], out=out)
         out /= denom
-        o[a:b] = out.transpose(1, 0, 2)
-        lse[a:b] = (m + xp.log(denom))[..., 0].T
-    return o, lse
+        xp.log(denom, out=denom)
+        denom += m
+        lse[:, a:b] = denom[..., 0]
+    return xp.ascontiguousarray(oh.transpose(1, 0, 2)), xp.ascontiguousarray(lse.T)
 
 
 @custom_op("train.packed_attention_bwd")
 def packed_attention_bwd(q, k, v, o, lse, do, cu, scale):
     """Reference backward: recompute P from the log-sum-exp, then the usual chain."""
     xp = xp_of(q)
-    dq, dk, dv = xp.empty_like(q), xp.empty_like(k), xp.empty_like(v)
+    total, h, d = q.shape
+    spans = _spans(cu)
+    qh, kh, vh, doh = (_heads_first(xp, x) for x in (q, k, v, do))
+    lse_h = xp.ascontiguousarray(lse.T)[..., None]  # (H, T, 1)
+    delta = (do * o).sum(axis=-1).T[..., None]  # (H, T, 1)
+    dqh, dkh, dvh = (xp.zeros((h, total, d), dtype=q.dtype) for _ in range(3))
+    if spans:
+        bias = _causal_bias(xp, max(b - a for a, b in spans), q.dtype)
     sc = q.dtype.type(scale)
-    for s in range(len(cu) - 1):
-        a, b = int(cu[s]), int(cu[s + 1])
-        if a == b:
-            continue
-        qs, ks, vs, os_, dos = (x[a:b].transpose(1, 0, 2) for x in (q, k, v, o, do))
-        p = qs @ ks.transpose(0, 2, 1)
+    for a, b in spans:
+        n = b - a
+        qs, ks, vs, dos = qh[:, a:b], kh[:, a:b], vh[:, a:b], doh[:, a:b]
+        p = xp.matmul(qs, ks.transpose(0, 2, 1))
         p *= sc
-        p += _causal_bias(xp, b - a, p.dtype)
-        p -= lse[a:b].T[..., None]
+        p += bias[:n, :n]
+        p -= lse_h[:, a:b]
         xp.exp(p, out=p)  # (H, L, L), zero above the diagonal
-        dv[a:b] = (p.transpose(0, 2, 1) @ dos).transpose(1, 0, 2)
-        dp = dos @ vs.transpose(0, 2, 1)
-        dp -= (dos * os_).sum(axis=-1, keepdims=True)
+        xp.matmul(p.transpose(0, 2, 1), dos, out=dvh[:, a:b])
+        dp = xp.matmul(dos, vs.transpose(0, 2, 1))
+        dp -= delta[:, a:b]
         dp *= p
         dp *= sc
-        dq[a:b] = (dp @ ks).transpose(1, 0, 2)
-        dk[a:b] = (dp.transpose(0, 2, 1) @ qs).transpose(1, 0, 2)
-    return dq, dk, dv
+        xp.matmul(dp, ks, out=dqh[:, a:b])
+        xp.matmul(dp.transpose(0, 2, 1), qs, out=dkh[:, a:b])
+    return tuple(xp.ascontiguousarray(x.transpose(1, 0, 2)) for x in (dqh, dkh, dvh))
 
 
 # ---- GPU: fused RawKernels ------------------------------------------------------------------

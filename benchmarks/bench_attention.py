@@ -1,0 +1,179 @@
+"""Attention benchmark: packed variable-length causal attention against padded attention.
+
+    .venv/bin/python benchmarks/bench_attention.py [--threads 1] [--rounds 3] [--quick]
+
+A batch of B=16 sequences with lengths drawn uniformly from 1..128 (about half of a padded
+(16, 128) batch is padding), gpt-mini's attention shape (4 heads of width 32), float32,
+forward + backward. Every method runs in its own process with ``OPENBLAS_NUM_THREADS`` (and
+torch's ``set_num_threads``) equal to ``--threads``; the methods take turns for ``--rounds``
+rounds and each keeps its best round (the machine may be shared). Figures are real (non-pad)
+tokens per second, printed as ratios against their peers measured in the same run:
+
+* ``skiff packed``  : ``nn.functional.packed_causal_attention`` on the (T_total, H, D) stream
+* ``skiff padded``  : ``nn.functional.scaled_dot_product_attention`` on (B, H, 128, D)
+* ``torch padded``  : ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``
+* ``torch per-seq`` : torch's sdpa called once per sequence (no padding, a Python loop)
+
+Writes ``benchmarks/results/train-core.md`` (the attention section) unless ``--no-write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+B, TMAX, H, D = 16, 128, 4, 32
+METHODS = ("skiff-packed", "skiff-padded", "torch-padded", "torch-perseq")
+
+
+def _lengths(seed=0):
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(1, TMAX + 1, size=B)
+
+
+def _time(fn, iters):
+    fn()  # warm-up (and numba/BLAS first-touch)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - t0) / iters
+
+
+def work(method: str, iters: int) -> dict:
+    import numpy as np
+
+    lens = _lengths()
+    total = int(lens.sum())
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    rng = np.random.default_rng(1)
+    if method.startswith("skiff"):
+        from skiff.kernels.train.nn import functional as F
+        from skiff.kernels.train.tensor import Tensor
+
+        if method == "skiff-packed":
+            arrs = [rng.standard_normal((total, H, D)).astype(np.float32) for _ in range(3)]
+            g = rng.standard_normal((total, H, D)).astype(np.float32)
+
+            def step():
+                q, k, v = (Tensor(a, requires_grad=True) for a in arrs)
+                F.packed_causal_attention(q, k, v, cu).backward(g)
+        else:
+            arrs = [rng.standard_normal((B, H, TMAX, D)).astype(np.float32) for _ in range(3)]
+            g = rng.standard_normal((B, H, TMAX, D)).astype(np.float32)
+
+            def step():
+                q, k, v = (Tensor(a, requires_grad=True) for a in arrs)
+                F.scaled_dot_product_attention(q, k, v, causal=True).backward(g)
+    else:
+        import torch
+
+        torch.set_num_threads(int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        if method == "torch-padded":
+            arrs = [torch.randn(B, H, TMAX, D) for _ in range(3)]
+            g = torch.randn(B, H, TMAX, D)
+
+            def step():
+                q, k, v = (a.clone().requires_grad_() for a in arrs)
+                sdpa(q, k, v, is_causal=True).backward(g)
+        else:
+            arrs = [torch.randn(total, H, D) for _ in range(3)]
+            g = torch.randn(total, H, D)
+
+            def step():
+                q, k, v = (a.clone().requires_grad_() for a in arrs)
+                outs = []
+                for i in range(B):
+                    a, b = int(cu[i]), int(cu[i + 1])
+                    qs, ks, vs = (t[a:b].transpose(0, 1) for t in (q, k, v))
+                    outs.append(sdpa(qs, ks, vs, is_causal=True).transpose(0, 1))
+                torch.cat(outs).backward(g)
+    sec = _time(step, iters)
+    return {"method": method, "seconds": sec, "real_tokens": total,
+            "tokens_per_s": total / sec}
+
+
+def run_worker(method, iters, threads) -> dict:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, __file__, "--worker", method, "--iters", str(iters)],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    if out.returncode:
+        raise RuntimeError(f"{method} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--quick", action="store_true", help="1 round of 3 iterations")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--worker", choices=METHODS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(work(args.worker, args.iters)))
+        return 0
+    rounds, iters = (1, 3) if args.quick else (args.rounds, args.iters)
+    best: dict[str, dict] = {}
+    for _ in range(rounds):
+        for m in METHODS:
+            r = run_worker(m, iters, args.threads)
+            if m not in best or r["tokens_per_s"] > best[m]["tokens_per_s"]:
+                best[m] = r
+    lens = _lengths()
+    pad_frac = 1 - lens.sum() / (B * TMAX)
+    tps = {m: best[m]["tokens_per_s"] for m in METHODS}
+    ratios = {
+        "skiff packed / skiff padded": tps["skiff-packed"] / tps["skiff-padded"],
+        "skiff packed / torch padded": tps["skiff-packed"] / tps["torch-padded"],
+        "skiff packed / torch per-seq": tps["skiff-packed"] / tps["torch-perseq"],
+        "skiff padded / torch padded": tps["skiff-padded"] / tps["torch-padded"],
+    }
+    lines = [
+        f"attention fwd+bwd, B={B} sequences of length 1..{TMAX} ({pad_frac:.0%} padding), "
+        f"H={H}, D={D}, float32, {args.threads} thread(s), best of {rounds} x {iters}",
+    ]
+    for m in METHODS:
+        lines.append(f"  {m:14s} {tps[m]:12,.0f} real tokens/s  ({best[m]['seconds'] * 1e3:.2f} "
+                     "ms/step)")
+    for k, v in ratios.items():
+        lines.append(f"  {k:30s} {v:6.2f}x")
+    print("\n".join(lines))
+    if not args.no_write:
+        _write(lines, args)
+    return 0
+
+
+def _write(lines, args):
+    path = ROOT / "benchmarks" / "results" / "train-core.md"
+    head = "## Packed vs padded attention (benchmarks/bench_attention.py)"
+    section = "\n".join([
+        head, "",
+        f"Command: `.venv/bin/python benchmarks/bench_attention.py --threads {args.threads}`"
+        f"{' --quick' if args.quick else ''}; machine: {platform.processor() or platform.machine()}"
+        f", {os.cpu_count()} cores (shared with other jobs while measured).", "",
+        "```", *lines, "```", ""])
+    text = path.read_text() if path.exists() else "# train-core benchmark results\n\n"
+    if head in text:
+        pre, _, rest = text.partition(head)
+        nxt = rest.find("\n## ")
+        text = pre + section + (rest[nxt + 1:] if nxt >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
