@@ -1,0 +1,115 @@
+"""Launching a job on a Slurm cluster: an sbatch script that runs the MPI worker under srun.
+
+``launch_slurm("train", config, nodes=2, gpus_per_node=4)`` creates the run folder exactly as
+:func:`skiff.jobs.launch` does, writes ``run_dir/job.sbatch`` and, with ``submit=True``,
+hands it to ``sbatch`` (``dry_run=True`` asks sbatch to check it without queueing it, with
+``--test-only``). The script starts ``nodes * gpus_per_node`` ranks with ``srun``; each rank
+runs ``python -m skiff.jobs.worker RUN_DIR``, the same worker the local MPI runner starts, so
+events, checkpoints and results land in the same run folder (it must be on a file system the
+nodes share), and ``%jobs`` / the widgets follow the job as they follow a local one.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .events import EventWriter
+from .kinds import KINDS
+from .store import json_safe, new_run_dir, owner, write_json
+
+__all__ = ["sbatch_script", "launch_slurm", "SlurmError"]
+
+
+class SlurmError(RuntimeError):
+    """sbatch is missing or refused the script."""
+
+
+def sbatch_script(run_dir, *, nodes: int, gpus_per_node: int = 0, tasks_per_node=None,
+                  cpus_per_task: int | None = None, time_limit: str = "01:00:00",
+                  partition: str | None = None, account: str | None = None,
+                  job_name: str = "skiff", python: str | None = None,
+                  setup: list[str] | None = None) -> str:
+    """The text of the sbatch script that runs the worker for ``run_dir``.
+
+    One rank per GPU (``gpus_per_node`` > 0), else ``tasks_per_node`` ranks per node (1).
+    Each rank gets ``cpus_per_task`` cores and that many BLAS/numba threads, so ranks never
+    oversubscribe a node's cores.
+    """
+    for name, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):
+        if not isinstance(value, int) or value < (1 if name == "nodes" else 0):
+            raise ValueError(f"{name} must be a {'positive' if name == 'nodes' else 'non-negative'}"
+                             f" integer, got {value!r}")
+    per_node = tasks_per_node or max(1, gpus_per_node)
+    run_dir = Path(run_dir).resolve()
+    py = python or sys.executable
+    lines = ["#!/bin/bash",
+             f"#SBATCH --job-name={job_name}",
+             f"#SBATCH --nodes={nodes}",
+             f"#SBATCH --ntasks-per-node={per_node}",
+             f"#SBATCH --time={time_limit}",
+             f"#SBATCH --output={run_dir}/logs/slurm-%j.log"]
+    if gpus_per_node:
+        lines.append(f"#SBATCH --gpus-per-node={gpus_per_node}")
+    if cpus_per_task:
+        lines.append(f"#SBATCH --cpus-per-task={cpus_per_task}")
+    if partition:
+        lines.append(f"#SBATCH --partition={partition}")
+    if account:
+        lines.append(f"#SBATCH --account={account}")
+    lines += ["", "set -euo pipefail",
+              "# one share of the cores per rank: BLAS and numba threads never oversubscribe",
+              'THREADS="${SLURM_CPUS_PER_TASK:-1}"',
+              "export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS "
+              "MKL_NUM_THREADS=$THREADS NUMBA_NUM_THREADS=$THREADS",
+              "export PYTHONUNBUFFERED=1"]
+    lines += list(setup or [])
+    lines += [f"cd {shlex.quote(str(Path.cwd()))}",
+              f"srun --kill-on-bad-exit=1 {shlex.quote(py)} -m skiff.jobs.worker "
+              f"{shlex.quote(str(run_dir))}", ""]
+    return "\n".join(lines)
+
+
+def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_node: int = 0,
+                 submit: bool = False, dry_run: bool = False, root=None,
+                 label: str | None = None, **script_options) -> dict:
+    """Create a run folder for ``kind`` and write (and optionally submit) its sbatch script.
+
+    Returns ``{"run_dir", "script", "submitted", "slurm_job_id", "output"}``.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown job kind {kind!r}: choose from {', '.join(sorted(KINDS))}")
+    np = nodes * (script_options.get("tasks_per_node") or max(1, gpus_per_node))
+    job_id, run_dir = new_run_dir(kind, root)
+    meta = {"id": job_id, "kind": kind, "label": label, "target": KINDS[kind],
+            "config": json_safe(dict(config or {})), "runner": "slurm", "np": np,
+            "device": "cuda" if gpus_per_node else "cpu", "created": time.time(),
+            "owner": owner(), "slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}}
+    write_json(run_dir / "config.json", meta)
+    (run_dir / "logs").mkdir(exist_ok=True)
+    EventWriter(run_dir / "events.jsonl", rank=-1).write("status", status="queued")
+    script = run_dir / "job.sbatch"
+    script.write_text(sbatch_script(run_dir, nodes=nodes, gpus_per_node=gpus_per_node,
+                                    job_name=f"skiff-{job_id}", **script_options))
+    script.chmod(0o755)
+    out = {"run_dir": str(run_dir), "script": str(script), "submitted": False,
+           "slurm_job_id": None, "output": ""}
+    if submit or dry_run:
+        sbatch = shutil.which("sbatch")
+        if sbatch is None:
+            raise SlurmError("sbatch is not on PATH: run this on a Slurm login node, or submit "
+                             f"{script} there yourself")
+        cmd = [sbatch, *(["--test-only"] if dry_run else ["--parsable"]), str(script)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        out["output"] = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            raise SlurmError(f"sbatch refused {script}: {out['output']}")
+        if not dry_run:
+            out["submitted"] = True
+            out["slurm_job_id"] = proc.stdout.strip().split(";")[0]
+            write_json(run_dir / "slurm.json", {"job_id": out["slurm_job_id"]})
+    return out
