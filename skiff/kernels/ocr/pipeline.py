@@ -376,7 +376,9 @@ class OcrPipeline:
             if max(h, w) * s > TILE:
                 self._det_tiled(it, s)
                 continue
-            key = (-(-round(h * s) // 32), -(-round(w * s) // 32))
+            # on a GPU, sizes within 128 px share a batch (padded); on the CPU only equal ones
+            step = 32 if self.device == "cpu" else 128
+            key = (-(-round(h * s) // step), -(-round(w * s) // step))
             groups.setdefault(key, []).append(it)
         det = self.engine("det")
         xp = self.xp

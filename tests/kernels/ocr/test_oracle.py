@@ -134,3 +134,22 @@ def test_cls_matches_oracle_and_sees_upside_down(pipe, sample):
     np.testing.assert_allclose(ours, oracle, atol=1e-5)
     flags = is_flipped(ours)
     assert not flags[: len(crops)].any() and flags[len(crops):].all()
+
+
+def test_pre_and_post_processing_on_xp(xp, sample):
+    """det_input, rec_input and the DB threshold give the same on every array module."""
+    from skiff.kernels.backend import to_numpy
+
+    bgr = _bgr(sample)
+    ref, sizes = det_input([bgr], [0.5])
+    got, sizes2 = det_input([bgr], [0.5], xp)
+    assert sizes == sizes2
+    np.testing.assert_allclose(to_numpy(got), ref, atol=1e-6)
+    crops = [bgr[10:60, 20:300], bgr[100:140, 50:200]]
+    np.testing.assert_allclose(to_numpy(rec_input(crops, 48, xp)), rec_input(crops, 48),
+                               atol=1e-6)
+    prob = np.random.default_rng(0).random((64, 96)).astype(np.float32)
+    prob[10:20, 10:80] = 0.95
+    a = db_boxes(prob, (64, 96), (128, 192))
+    b = db_boxes(xp.asarray(prob), (64, 96), (128, 192), xp=xp)
+    assert len(a) == len(b) and all(np.allclose(x[0], y[0]) for x, y in zip(a, b))
