@@ -252,19 +252,13 @@ def work_attention(mode: str, steps: int) -> dict:
 
 
 def work_memory() -> dict:
+    import gc
     import tracemalloc
 
-    tracemalloc.start()
     from skiff.kernels.train import models, optim
     from skiff.kernels.train import random as train_random
     from skiff.kernels.train.memory import estimate_step_memory
     from skiff.kernels.train.tensor import Tensor
-
-    train_random.seed(0)
-    model = models.get("gpt-mini")
-    opt = optim.AdamW(model.parameters(), lr=1e-3)
-    x, y = _batch()
-    x, y = Tensor(x), Tensor(y)
 
     def step():
         loss = model.loss((x, y))
@@ -272,6 +266,20 @@ def work_memory() -> dict:
         opt.step()
         opt.zero_grad()
 
+    # a throw-away step first: lazy imports and numba compilation allocate Python objects
+    # that are not the step's memory
+    model = models.get("gpt-mini")
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = (Tensor(a) for a in _batch())
+    step()
+    del model, opt, x, y
+    gc.collect()
+
+    tracemalloc.start()
+    train_random.seed(0)
+    model = models.get("gpt-mini")
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = (Tensor(a) for a in _batch())
     step()  # optimizer state exists from here on
     base_current, _ = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
@@ -280,7 +288,7 @@ def work_memory() -> dict:
     tracemalloc.stop()
     est = estimate_step_memory(model, (B, T), optimizer="adamw",
                                step_fn=lambda m, inp: m.loss((inp, inp)))
-    return {"peak_bytes": peak, "resident_before_step": base_current, "estimate": est}
+    return {"peak_bytes": peak, "before_step": base_current, "estimate": est}
 
 
 WORKERS = {"skiff": work_skiff, "torch": work_torch, "profile": work_profile,
@@ -354,7 +362,11 @@ def main(argv=None) -> int:
         f"| estimate {est / 2**20:.1f} MiB | {mem['peak_bytes'] / est:.2f} (within 10%) |",
         "",
         "Estimate breakdown (MiB): " + ", ".join(
-            f"{k} {v / 2**20:.1f}" for k, v in mem["estimate"].items()),
+            f"{k} {v / 2**20:.1f}" for k, v in mem["estimate"].items())
+        + f"; measured before the step (weights, AdamW state, data): "
+          f"{mem['before_step'] / 2**20:.1f} MiB. tracemalloc starts after a "
+          "throw-away step (imports, numba compilation), so the peak counts the model, its "
+          "optimizer, the batch and the step.",
         "",
         f"Where skiff's step time goes (cProfile, {res['profile']['total_s']:.2f} s over "
         f"{steps} steps, share of own time):",
