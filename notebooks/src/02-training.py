@@ -24,7 +24,7 @@ from skiff.kernels.train.data import TextDataset
 from skiff.kernels.train.models import GPT, GPTConfig
 
 QUICK = os.environ.get("SKIFF_QUICK") == "1"
-STEPS = 20 if QUICK else 800
+STEPS = 20 if QUICK else 500
 print("quick mode" if QUICK else "full mode", f"- {STEPS} steps")
 
 # %% [markdown]
