@@ -26,7 +26,7 @@ from .render import badge, fmt_bytes, fmt_seconds
 __all__ = ["JobMonitor", "resume_job", "job_memory", "folder_listing"]
 
 COLUMNS = ("job", "kind", "status", "progress", "elapsed", "device", "memory", "")
-_TEMPLATE = "minmax(15em,2.2fr) 0.7fr 0.8fr 1.6fr 0.8fr 0.8fr 0.8fr minmax(17em,2fr)"
+_TEMPLATE = "15em 4.5em 6.5em 11em 5.5em 5.5em 5.5em 14em"
 _MEMORY_KEYS = ("memory", "peak_memory", "memory_bytes", "mem_bytes", "measured_memory",
                 "max_memory", "memory_used")
 
@@ -117,22 +117,26 @@ class _Row:
         self.job = job
         short = html.escape(job.id)
         self.id = _cell(f"<code style='font-size:85%'>{short}</code>", "skiff-monitor-id")
-        self.kind = _cell(html.escape(str(job.meta.get("label") or job.kind)))
+        label = job.meta.get("label") or job.kind
+        self.kind = _cell(f"<span title='{html.escape(str(label))}'>{html.escape(job.kind)}"
+                          "</span>")
         self.status = _cell("", "skiff-monitor-status")
         self.progress = W.FloatProgress(min=0.0, max=1.0, value=0.0,
-                                        layout=W.Layout(width="55%"))
+                                        layout=W.Layout(width="6em"))
         self.progress_text = _cell()
         self.elapsed = _cell()
         self.device = _cell()
         self.memory = _cell()
-        small = W.Layout(width="auto", padding="0 6px")
-        self.cancel = W.Button(description="Cancel", icon="stop", layout=small,
-                               tooltip="ask the job to stop")
-        self.show = W.Button(description="Show", icon="eye", layout=small,
+        def small():
+            return W.Layout(width="2.8em", padding="0")
+
+        # icon buttons: the table stays narrow; the tooltip says what each does
+        self.cancel = W.Button(icon="stop", layout=small(), tooltip="cancel: ask the job to stop")
+        self.show = W.Button(icon="eye", layout=small(),
                              tooltip="show the job's live widget below the table")
-        self.resume = W.Button(description="Resume", icon="play", layout=small,
-                               tooltip="relaunch from the newest checkpoint")
-        self.folder = W.Button(description="Folder", icon="folder-open", layout=small,
+        self.resume = W.Button(icon="play", layout=small(),
+                               tooltip="resume: relaunch from the newest checkpoint")
+        self.folder = W.Button(icon="folder-open", layout=small(),
                                tooltip="show the run folder and its files")
         for b, cls in ((self.cancel, "skiff-monitor-cancel"), (self.show, "skiff-monitor-show"),
                        (self.resume, "skiff-monitor-resume"),

@@ -54,26 +54,24 @@ def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None,
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    """Stop a server we started (its own process group) by its PID: SIGINT twice, then kill."""
+    """Stop a server we started (with its own process group) by its PID: SIGTERM (Jupyter
+    shuts down cleanly, kernels included), then SIGKILL if it lingers."""
     if proc.poll() is not None:
         return
     try:
         pgid = os.getpgid(proc.pid)
     except ProcessLookupError:
         return
-    for sig in (signal.SIGINT, signal.SIGINT, signal.SIGTERM):
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(pgid, sig)
         except ProcessLookupError:
             return
         try:
-            proc.wait(timeout / 3)
-            break
+            proc.wait(wait)
+            return
         except subprocess.TimeoutExpired:
             continue
-    else:
-        os.killpg(pgid, signal.SIGKILL)
-        proc.wait(5)
 
 
 class LabServer:
@@ -159,6 +157,27 @@ class LabPage:
 
     def run_all(self) -> None:
         self.command("notebook:run-all-cells")
+
+    def run_until(self, text: str) -> None:
+        """Run every cell above the first cell whose source contains ``text``."""
+        index = self.page.evaluate(
+            """(text) => {
+                const nb = window.jupyterapp.shell.currentWidget.content;
+                const i = nb.widgets.findIndex(c => c.model.sharedModel.getSource()
+                                                     .includes(text));
+                if (i >= 0) { nb.activeCellIndex = i; }
+                return i;
+            }""", text)
+        if index < 0:
+            raise AssertionError(f"no cell contains {text!r}")
+        self.command("notebook:run-all-above")
+
+    def kernel_execute(self, code: str) -> None:
+        """Run code in the notebook's kernel without a cell (what another client would do)."""
+        self.page.evaluate(
+            """(code) => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+                         .requestExecute({code: code, silent: false, store_history: false})
+                         .done""", code)
 
     def save(self) -> None:
         self.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")

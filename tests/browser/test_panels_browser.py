@@ -1,0 +1,77 @@
+"""The panels in a real JupyterLab: fill the Solve form, see bad values refused, launch, see
+the plots, and reload the page mid-job with the monitor still tracking it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
+    page = lab_page.page
+    lab_page.open("06-panels.ipynb")
+    lab_page.run_until("## The Solve form")  # the set-up cells and the panel itself
+    form = page.locator(".skiff-panel .skiff-form-solve").first
+    form.wait_for(state="visible", timeout=60_000)
+    lab_page.wait_cells_done()
+    launch = form.locator(".skiff-launch").first
+    grid = form.locator(".skiff-field-grid input").first
+    message = form.locator(".skiff-message-grid").first
+
+    # a bad value: the message next to the field, Launch disabled
+    grid.fill("24x")
+    page.wait_for_function(
+        "(el) => el.textContent.includes('expected a grid like')", arg=message.element_handle())
+    assert launch.is_disabled()
+    lab_page.screenshot("browser-panel-bad-value.png")
+
+    # a good value: the message goes, Launch is enabled, the equivalent lines follow
+    grid.fill("24x24")
+    page.wait_for_function("(el) => el.textContent.trim() === ''",
+                           arg=message.element_handle())
+    assert launch.is_enabled()
+    magic = form.locator(".skiff-magic-line").first
+    page.wait_for_function("(el) => el.textContent.includes('--grid 24x24')",
+                           arg=magic.element_handle())
+    assert re.search(r"%solve poisson --grid 24x24\b", magic.inner_text())
+    assert "python -m skiff solve poisson --grid 24x24" in form.locator(
+        ".skiff-cli-line").first.inner_text()
+
+    # launch: the job widget appears under the form, ends done, the plots appear
+    launch.click()
+    view = form.locator(".skiff-form-output .skiff-job-view").first
+    view.wait_for(state="visible", timeout=30_000)
+    view.locator(".skiff-status .skiff-done").wait_for(timeout=120_000)
+    page.wait_for_function(
+        "(el) => el.querySelectorAll('.skiff-artifact').length === 2",
+        arg=view.element_handle(), timeout=30_000)
+    summary = form.locator(".skiff-solve-summary").first
+    summary.wait_for(timeout=30_000)
+    assert "converged: True" in summary.inner_text()
+    lab_page.screenshot("browser-panel-solve-done.png")
+
+    # a longer job, started from elsewhere; the Jobs tab tracks it, across a reload
+    lab_page.kernel_execute("import skiff\n"
+                            "_long = skiff.launch('demo', {'steps': 160, 'sleep': 0.06})")
+    page.locator(".skiff-panel .lm-TabBar-tab", has_text="Jobs").first.click()
+    monitor = page.locator(".skiff-panel .skiff-monitor").first
+    monitor.wait_for(state="visible")
+    running = monitor.locator(".skiff-monitor-status .skiff-running")
+    running.first.wait_for(timeout=30_000)
+    lab_page.save()
+    page.reload()
+    lab_page.wait_kernel_idle()
+    monitor = page.locator(".skiff-panel .skiff-monitor").first
+    monitor.wait_for(state="visible", timeout=60_000)  # the Jobs tab is still the one shown
+    heading = monitor.locator(".skiff-monitor-heading").first
+    assert re.search(r"2 jobs \((1|0) running\)", heading.inner_text())
+    lab_page.screenshot("browser-panel-monitor-reload.png")
+    # still live: the row of the demo job reaches done after the reload
+    page.wait_for_function(
+        "(el) => el.querySelectorAll('.skiff-monitor-status .skiff-done').length === 2",
+        arg=monitor.element_handle(), timeout=60_000)
+    assert "2 jobs (0 running)" in heading.inner_text()
+    lab_page.screenshot("browser-panel-monitor-done.png")
