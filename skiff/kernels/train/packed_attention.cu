@@ -36,7 +36,7 @@ __device__ void packed_fwd(const T* __restrict__ q, const T* __restrict__ k,
     const T* qi = q + ((size_t)t * H + h) * D;
     A acc[MAX_D];
     for (int d = 0; d < D; ++d) acc[d] = 0;
-    A m = -INFINITY, l = 0;
+    A m = -1e30, l = 0;  // below any score; no math.h macro needed under NVRTC
     for (int j = start; j <= t; ++j) {
         const T* kj = k + ((size_t)j * H + h) * D;
         const T* vj = v + ((size_t)j * H + h) * D;

@@ -143,10 +143,7 @@ _BLOCK = 128
 
 @functools.lru_cache(maxsize=1)
 def _module():  # pragma: no cover - GPU
-    cp = cupy()
-    names = [f"packed_attn_{k}_{s}" for k in ("fwd", "bwd_dq", "bwd_dkdv") for s in ("f32", "f64")]
-    return cp.RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++14",),
-                        name_expressions=names)
+    return cupy().RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++14",))
 
 
 def _gpu_ok(q) -> bool:  # pragma: no cover - GPU
