@@ -377,8 +377,12 @@ class Solver:
             np.asarray(to_numpy(x0), dtype=np.float64).reshape(self.op.shape)).copy()
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
 
+        reported = [-1]
+
         def on_iter(it, rnorm, xk):
-            if reporter is not None:
+            # every iteration up to 100, then every 10th, 100th, ... (long Jacobi runs)
+            if reporter is not None and (it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
+                reported[0] = it
                 rel = rnorm / bnorm if bnorm else rnorm
                 reporter.metric("residual", rel, step=it)
                 done = min(max(math.log10(bnorm / max(rnorm, 1e-300)), 0.0), decades)
@@ -413,6 +417,8 @@ class Solver:
             extent=self.system.info.get("extent") if self.is_grid else None,
             info={"solver": self.describe()})
         if reporter is not None:
+            if reported[0] not in (-1, sol.iterations):     # the last point of the curve
+                reporter.metric("residual", sol.relative_residual, step=sol.iterations)
             reporter.info(solver=self.describe(), iterations=sol.iterations)
         return sol
 
