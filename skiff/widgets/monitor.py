@@ -27,28 +27,43 @@ __all__ = ["JobMonitor", "resume_job", "job_memory", "folder_listing"]
 
 COLUMNS = ("job", "kind", "status", "progress", "elapsed", "device", "memory", "")
 _TEMPLATE = "15em 4.5em 6.5em 11em 5.5em 5.5em 5.5em 14em"
-_MEMORY_KEYS = ("memory", "peak_memory", "memory_bytes", "mem_bytes", "measured_memory",
-                "max_memory", "memory_used")
+_MEMORY_KEYS = ("memory", "peak_memory", "peak_memory_bytes", "memory_bytes", "mem_bytes",
+                "measured_memory", "max_memory", "memory_used")
+
+
+def _number(value):
+    """A byte count from ``12345`` or ``{"measured": 12345, ...}``; None otherwise."""
+    if isinstance(value, dict):
+        value = value.get("measured")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return None
 
 
 def job_memory(job: Job) -> str:
-    """The memory a job reported (``reporter.info(memory=...)`` or a ``*mem*`` metric)."""
+    """The memory a job reported: ``reporter.info(memory=...)`` (or another ``*mem*`` field,
+    such as the trainer's measured ``peak_memory_bytes``), a ``*mem*`` metric, or the
+    ``peak_memory_bytes`` of its result."""
     state = job.refresh()
     value = None
+    info = dict(state.info)
+    info.update(info.pop("predicted_vs_measured", None) or {})
     for key in _MEMORY_KEYS:
-        if isinstance(state.info.get(key), (int, float)):
-            value = state.info[key]
+        if _number(info.get(key)) is not None:
+            value = _number(info[key])
             break
     else:
-        for key, v in state.info.items():
-            if "mem" in key.lower() and isinstance(v, (int, float)) and not isinstance(v, bool):
-                value = v
+        for key, v in info.items():
+            if "mem" in key.lower() and _number(v) is not None:
+                value = _number(v)
                 break
         else:
             for name, series in state.metrics.items():
                 if "mem" in name.lower() and series:
                     value = series[-1][1]
                     break
+    if value is None and state.final:
+        value = _number((job.result or {}).get("peak_memory_bytes"))
     if value is None:
         return ""
     return fmt_bytes(value) if value >= 1024 else f"{value:.3g}"

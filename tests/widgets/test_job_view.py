@@ -187,3 +187,16 @@ def test_bad_view_arguments():
     with pytest.raises(ValueError, match="got 0"):
         JobView(job, poll=0)
     job.wait(10)
+
+
+@pytest.mark.mpi
+def test_view_follows_a_two_rank_process_job():
+    job = launch("demo", {"steps": 8, "sleep": 0.05}, np=2)
+    view = JobView(job, poll=0.05)
+    _wait_view(view, timeout=60)
+    assert job.status == "done", job.error
+    assert "skiff-done" in view.badge.value
+    assert view.progress.value == view.progress.max == 8
+    assert "on 2 rank(s)" in view.log_view.value
+    # the chart shows the all-reduced sums: step * (1 + 2) on two ranks
+    assert [v for _s, v, _t in job.state.metrics["value"]] == [3.0 * s for s in range(1, 9)]

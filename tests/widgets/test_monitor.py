@@ -102,6 +102,20 @@ def test_limit_keeps_the_newest():
         JobMonitor(limit=0, start=False)
 
 
+def test_memory_from_the_trainer_fields():
+    def predicted(config, reporter):
+        reporter.info(predicted_vs_measured={"peak_memory_bytes": {"predicted": 1,
+                                                                   "measured": 2 * 2**30}})
+        return {}
+
+    def in_result(config, reporter):
+        return {"peak_memory_bytes": 3 * 2**20}
+
+    assert job_memory(launch("a", fn=predicted).wait(10)) == "2.0 GiB"
+    assert job_memory(launch("b", fn=in_result).wait(10)) == "3.0 MiB"
+    assert job_memory(launch("c", fn=lambda c, r: {}).wait(10)) == ""
+
+
 def test_memory_from_a_metric():
     def mem_metric(config, reporter):
         reporter.metric("gpu_mem", 5e9, step=1)
