@@ -216,6 +216,44 @@ def case_amg3d(n3, repeat, who):
     return {"setup": ts, "solve": tsol, "iterations": its, "relres": rel}
 
 
+def case_gpu(shape, who):
+    """On a GPU: skiff CG + multigrid vs cupyx's (unpreconditioned) CG on the assembled
+    matrix, to 1e-8. Skipped without a GPU."""
+    from skiff.kernels.backend import cupy, gpu_available
+
+    if not gpu_available():
+        return {"skipped": "no GPU"}
+    cp = cupy()
+    from skiff.kernels.solve import Solver, poisson
+
+    p = poisson(shape)
+    if who == "skiff":
+        Solver(poisson((64,) * len(shape)), method="cg", precond="mg", device="cuda").solve()
+
+        def run():
+            return Solver(p, method="cg", precond="mg", device="cuda").solve(rtol=1e-8)
+
+        t, sol = _best(run, 3)
+        return {"time": t, "iterations": sol.iterations, "relres": sol.relative_residual}
+    import cupyx.scipy.sparse as csp
+    import cupyx.scipy.sparse.linalg as cspla
+
+    A = csp.csr_matrix(p.matrix())
+    b = cp.asarray(p.rhs.ravel())
+    count = [0]
+
+    def run():
+        count[0] = 0
+        x, _ = cspla.cg(A, b, tol=1e-8, maxiter=100000,
+                        callback=lambda xk: count.__setitem__(0, count[0] + 1))
+        cp.cuda.Device().synchronize()
+        return x
+
+    t, x = _best(run, 1)
+    rel = float(cp.linalg.norm(b - A @ x) / cp.linalg.norm(b))
+    return {"time": t, "iterations": count[0], "relres": rel}
+
+
 CASES = {
     "skiff-mg": lambda a: case_skiff(a.n, a.repeat, "mg"),
     "skiff-cg-mg": lambda a: case_skiff(a.n, a.repeat, "cg"),
@@ -228,6 +266,10 @@ CASES = {
     "kernels": lambda a: case_kernels(a.n, a.repeat),
     "amg3d-skiff": lambda a: case_amg3d(a.n3, a.repeat, "skiff"),
     "amg3d-pyamg": lambda a: case_amg3d(a.n3, a.repeat, "pyamg"),
+    "gpu-skiff-4096": lambda a: case_gpu((4096, 4096), "skiff"),
+    "gpu-cupyx-4096": lambda a: case_gpu((4096, 4096), "cupyx"),
+    "gpu-skiff-256c": lambda a: case_gpu((256, 256, 256), "skiff"),
+    "gpu-cupyx-256c": lambda a: case_gpu((256, 256, 256), "cupyx"),
 }
 
 
@@ -315,6 +357,16 @@ def report(got: dict, args) -> str:
               f"{b['relres']:.1e} |",
               f"| ratio pyamg/skiff | {b['setup'] / a['setup']:.2f} | "
               f"{b['solve'] / a['solve']:.2f} | | |", ""]
+    lines += ["## GPU (4096^2 and 256^3 Poisson, CG+MG vs cupyx CG, to 1e-8)", ""]
+    for size in ("4096", "256c"):
+        ours, peer = got.get(f"gpu-skiff-{size}", {}), got.get(f"gpu-cupyx-{size}", {})
+        if "time" not in ours or "time" not in peer:
+            lines.append(f"- {size}: not measured ({ours.get('skipped', 'no GPU')})")
+            continue
+        lines.append(f"- {size}: skiff {ours['time']:.3f} s ({ours['iterations']} it), cupyx cg "
+                     f"{peer['time']:.3f} s ({peer['iterations']} it): "
+                     f"{peer['time'] / ours['time']:.1f}x")
+    lines.append("")
     return "\n".join(lines)
 
 
