@@ -201,6 +201,10 @@ class ClusterSpec:
     nodes: int = 1
     usable: float = 0.9              # fraction of memory the model may fill (the rest: runtime)
     kind: str = "gpu"
+    act_scale: float = 1.0           # measured activations / the formula (an implementation's
+    #                                  own overhead: 1 for fused GPU kernels, more for numpy)
+    step_overhead: float = 0.0       # seconds a step costs regardless of size (measured)
+    mem_overhead: int = 0            # bytes a step holds regardless of size (measured)
 
     def __post_init__(self):
         if self.devices < 1 or self.nodes < 1 or self.devices % self.nodes:
@@ -321,7 +325,9 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
     if c.recompute:  # one layer recomputed at a time holds its full activations
         act += activation_bytes_per_layer(spec, c.micro_batch, c.tp, w, False)
     act += spec.seq_len * c.micro_batch * spec.vocab / c.tp * 4  # fp32 logits, last stage
-    mem["activations"] = act
+    mem["activations"] = act * cluster.act_scale
+    if cluster.mem_overhead:
+        mem["runtime"] = cluster.mem_overhead
 
     # --- time ---------------------------------------------------------------------------
     tokens = global_batch * spec.seq_len
@@ -352,7 +358,7 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
         t_ep = 4 * (c.ep - 1) / c.ep * routed * layers * n_micro / cluster.bandwidth(
             c.tp * c.dp)
     t_opt = p_dev * (w + g + 2 * o) / (c.dp if c.zero >= 1 else 1) / cluster.mem_bw
-    step = t_compute + exposed_dp + t_tp + t_pp + t_ep + t_opt
+    step = t_compute + exposed_dp + t_tp + t_pp + t_ep + t_opt + cluster.step_overhead
     time = {"compute": t_compute, "dp_comm": t_dp, "dp_exposed": exposed_dp, "tp_comm": t_tp,
             "pp_comm": t_pp, "ep_comm": t_ep, "optimizer": t_opt, "bubble": bubble,
             "step": step}
