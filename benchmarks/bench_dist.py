@@ -136,7 +136,8 @@ def main() -> None:
     lines = ["# Distributed training benchmarks", "",
              f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores, "
              "CPU only), one BLAS thread per rank; GPT with 2 layers, width 128, 64 tokens, "
-             "8 sequences per rank per step; the fastest step after two warm-up steps (the 2 cores are shared with other work).", "",
+             "8 sequences per rank per step; the fastest step after two warm-up steps (the "
+             "2 cores are shared with other work).", "",
              "Command: `OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_dist.py`", ""]
 
     one = run(1, *common)[0]
@@ -170,7 +171,7 @@ def main() -> None:
 
     from dataclasses import replace
 
-    from skiff.kernels.train.plan import ClusterSpec, Choice, ModelSpec, estimate, measure_flops
+    from skiff.kernels.train.plan import Choice, ClusterSpec, ModelSpec, estimate, measure_flops
 
     spec = ModelSpec("bench-gpt", n_layers=2, d_model=128, n_heads=4, vocab=256, seq_len=64)
     flops = measure_flops()
