@@ -532,17 +532,23 @@ class Trainer:
         if spec == "auto" and callable(model_loss):
             return lambda model, batch: model.loss(batch)
 
+        checked = []  # class ids are range-checked on the first batch only (a host sync)
+
         def fn(model, batch):
             if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
                     len(batch) != 2:
+                what = type(batch).__name__
+                if isinstance(batch, (tuple, list)):
+                    what += f" of {len(batch)}"
                 raise TypeError("without a model.loss(batch), batches must be (x, y) pairs; "
-                                f"got {type(batch).__name__}"
-                                f"{'' if not isinstance(batch, (tuple, list)) else len(batch)}")
+                                f"got a {what}")
             x, y = batch
             out = model(x)
             if callable(spec):
                 return spec(out, y)
-            return _supervised_loss(out, y, spec)
+            loss = _supervised_loss(out, y, spec, check_ids=not checked)
+            checked.append(True)
+            return loss
 
         return fn
 
@@ -598,7 +604,7 @@ def _next_batch(loader):
     return loader.make_batch(index)
 
 
-def _supervised_loss(out, y, spec: str):
+def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     from .nn import functional as F
 
     ydt = np.dtype(str(y.dtype))
@@ -618,7 +624,7 @@ def _supervised_loss(out, y, spec: str):
                              f"shape {tuple(y.shape)}: cross-entropy wants output "
                              f"(..., classes) and targets (...)")
         n_cls = out.shape[-1]
-        yv = y.numpy() if hasattr(y, "numpy") else np.asarray(y)
+        yv = y.numpy() if check_ids and hasattr(y, "numpy") else np.asarray(y if check_ids else 0)
         bad = (yv < 0) & (yv != -100) | (yv >= n_cls)
         if bad.any():
             raise ValueError(f"class ids must be in [0, {n_cls}) for an output of {n_cls} "
