@@ -68,6 +68,18 @@ def test_cell_defines_model_and_dataset(shell):
     assert len(job.value.val_history) == 2
 
 
+def test_resume_continues_from_the_checkpoint_dir(shell, tmp_path):
+    ck = tmp_path / "ck"
+    first = shell.run_line_magic("train", f"mlp --steps 3 --checkpoint-dir {ck} --wait")
+    assert first.status == "done", first.error
+    again = shell.run_line_magic("train", f"mlp --steps 6 --checkpoint-dir {ck} --resume --wait")
+    assert again.status == "done", again.error
+    hist = again.value.history
+    assert [r["step"] for r in hist] == [1, 2, 3, 4, 5, 6]
+    assert [r["loss"] for r in hist[:3]] == [r["loss"] for r in first.value.history]
+    assert (ck / "step-00000006.npz").is_file()
+
+
 @pytest.mark.parametrize("line, cell, words", [
     ("gpt-huge", None, ["gpt-huge", "gpt-mini"]),
     ("mlp --steps 0", None, ["--steps", "0"]),
