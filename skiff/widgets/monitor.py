@@ -130,6 +130,7 @@ class _Row:
 
     def __init__(self, monitor: JobMonitor, job: Job):
         self.job = job
+        self._shown: int | None = None  # event count of the final state shown
         short = html.escape(job.id)
         self.id = _cell(f"<code style='font-size:85%'>{short}</code>", "skiff-monitor-id")
         label = job.meta.get("label") or job.kind
@@ -176,6 +177,9 @@ class _Row:
 
     def update(self) -> None:
         state = self.job.refresh()
+        final, n_events = state.final, state.n_events
+        if final and self._shown == n_events:
+            return  # an ended job's row does not change any more
         with contextlib.ExitStack() as stack:
             for w in self.widgets():
                 stack.enter_context(w.hold_sync())
@@ -194,6 +198,7 @@ class _Row:
             self.memory.value = html.escape(job_memory(self.job))
             self.cancel.disabled = state.final
             self.resume.disabled = not state.final
+        self._shown = n_events if final else None
 
 
 class JobMonitor(W.VBox):

@@ -242,8 +242,10 @@ def test_solution_png_draws_field_and_convergence():
 
 
 def test_panel_tabs_and_magic(shell):
-    from skiff.widgets.panels import Panel
+    import skiff
+    from skiff.widgets.panels import Panel, panel
 
+    assert skiff.panel is panel
     shell.run_line_magic("load_ext", "skiff")
     p = shell.run_line_magic("skiff", "jobs")
     try:
