@@ -78,18 +78,16 @@ def packed_attention_fwd(q, k, v, cu, scale):
     xp = xp_of(q)
     total, h, d = q.shape
     spans = _spans(cu)
-    qh, kh, vh = (_heads_first(xp, x) for x in (q, k, v))
+    qh = _heads_first(xp, q)
+    qh *= qh.dtype.type(scale)  # fold the scale into q: T*D work instead of L*L per sequence
+    kh, vh = _heads_first(xp, k), _heads_first(xp, v)
     oh = xp.empty((h, total, d), dtype=q.dtype)
     lse = xp.empty((h, total), dtype=q.dtype)
-    if not spans:
-        return oh.transpose(1, 0, 2).copy(), lse.T.copy()
-    longest = max(b - a for a, b in spans)
-    bias = _causal_bias(xp, longest, q.dtype)
-    sc = q.dtype.type(scale)
+    if spans:
+        bias = _causal_bias(xp, max(b - a for a, b in spans), q.dtype)
     for a, b in spans:
         n = b - a
         att = xp.matmul(qh[:, a:b], kh[:, a:b].transpose(0, 2, 1))  # (H, L, L)
-        att *= sc
         att += bias[:n, :n]
         m = att.max(axis=-1, keepdims=True)
         att -= m
@@ -101,7 +99,8 @@ def packed_attention_fwd(q, k, v, cu, scale):
         xp.log(denom, out=denom)
         denom += m
         lse[:, a:b] = denom[..., 0]
-    return xp.ascontiguousarray(oh.transpose(1, 0, 2)), xp.ascontiguousarray(lse.T)
+    # (T, H, D) views of the heads-first results; consumers reshape (and so copy) anyway
+    return oh.transpose(1, 0, 2), lse.T
 
 
 @custom_op("train.packed_attention_bwd")
@@ -110,29 +109,30 @@ def packed_attention_bwd(q, k, v, o, lse, do, cu, scale):
     xp = xp_of(q)
     total, h, d = q.shape
     spans = _spans(cu)
-    qh, kh, vh, doh = (_heads_first(xp, x) for x in (q, k, v, do))
+    sc = q.dtype.type(scale)
+    qh = _heads_first(xp, q)
+    qh *= sc
+    kh, vh, doh = (_heads_first(xp, x) for x in (k, v, do))
     lse_h = xp.ascontiguousarray(lse.T)[..., None]  # (H, T, 1)
     delta = (do * o).sum(axis=-1).T[..., None]  # (H, T, 1)
     dqh, dkh, dvh = (xp.zeros((h, total, d), dtype=q.dtype) for _ in range(3))
     if spans:
         bias = _causal_bias(xp, max(b - a for a, b in spans), q.dtype)
-    sc = q.dtype.type(scale)
     for a, b in spans:
         n = b - a
         qs, ks, vs, dos = qh[:, a:b], kh[:, a:b], vh[:, a:b], doh[:, a:b]
         p = xp.matmul(qs, ks.transpose(0, 2, 1))
-        p *= sc
         p += bias[:n, :n]
         p -= lse_h[:, a:b]
         xp.exp(p, out=p)  # (H, L, L), zero above the diagonal
         xp.matmul(p.transpose(0, 2, 1), dos, out=dvh[:, a:b])
         dp = xp.matmul(dos, vs.transpose(0, 2, 1))
         dp -= delta[:, a:b]
-        dp *= p
-        dp *= sc
+        dp *= p  # dS / scale
         xp.matmul(dp, ks, out=dqh[:, a:b])
-        xp.matmul(dp.transpose(0, 2, 1), qs, out=dkh[:, a:b])
-    return tuple(xp.ascontiguousarray(x.transpose(1, 0, 2)) for x in (dqh, dkh, dvh))
+        xp.matmul(dp.transpose(0, 2, 1), qs, out=dkh[:, a:b])  # qs carries the scale
+    dqh *= sc
+    return dqh.transpose(1, 0, 2), dkh.transpose(1, 0, 2), dvh.transpose(1, 0, 2)
 
 
 # ---- GPU: fused RawKernels ------------------------------------------------------------------
