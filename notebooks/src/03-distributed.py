@@ -1,0 +1,161 @@
+"""Source of notebooks/03-distributed.ipynb (build with: python notebooks/build.py 03-distributed)."""
+
+# %% [markdown]
+# # Distributed training: plan it, run it on several ranks, survive a crash
+#
+# One device runs out of two things: memory (a 7-billion-parameter model with AdamW needs
+# about 16 bytes per parameter before a single activation, 110 GB) and time. skiff spreads a
+# training run over MPI ranks in four ways, which combine:
+#
+# * **data parallel** (dp): every rank holds the model and sees its share of the batch; the
+#   gradients are averaged in buckets while backward is still running. **ZeRO-1/2** also
+#   shard the optimizer state (and the gradients) over those ranks.
+# * **tensor parallel** (tp): every layer is split across ranks (attention heads, MLP width,
+#   vocabulary).
+# * **pipeline parallel** (pp): consecutive layers live on different ranks; micro-batches flow
+#   through them on a one-forward-one-backward schedule.
+# * **expert parallel** (ep): the experts of a mixture-of-experts layer are spread out, and
+#   tokens travel to their experts with all-to-all.
+#
+# Which mix is best depends on the model, the devices and the links between them, so
+# `strategy="auto"` asks a planner. This notebook first asks it about clusters we do not
+# have, then trains on two MPI ranks on this machine, kills one of them, and resumes.
+
+# %%
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import skiff
+
+QUICK = os.environ.get("SKIFF_QUICK") == "1"
+STEPS = 6 if QUICK else 60
+print("quick mode" if QUICK else "full mode", f"- {STEPS} steps")
+%load_ext skiff
+
+# %% [markdown]
+# ## Plans for clusters we do not have
+#
+# `%plan MODEL --devices N --device-memory 80GB` searches every layout dp x tp x pp (x ep for
+# mixtures of experts), ZeRO stage, micro-batch size and recomputation, keeps those whose
+# memory fits, and picks the fastest by an explicit cost model: memory for parameters,
+# gradients, optimizer state and activations; time for compute at the device's throughput
+# plus the traffic of each kind of parallelism over its link, less what hides behind
+# backward. The table shows the best candidates; the reasons say why the first one won.
+#
+# A LLaMA-7B-shaped model on one node of 8 x 80 GB:
+
+# %%
+%plan 7b --devices 8 --device-memory 80GB --top 5
+
+# %% [markdown]
+# A 70B model needs 8 nodes; between nodes the links are slower (25 GB/s per device here,
+# against 150 GB/s inside a node), so the planner keeps tensor parallelism inside a node:
+
+# %%
+%plan 70b --devices 64 --device-memory 80GB --nodes 8 --bandwidth 25GB --top 5
+
+# %% [markdown]
+# The `gpt-moe` preset is shaped like a "21B-A3B" mixture of experts: 22 billion parameters,
+# of which 3 billion are active for each token (64 experts, 6 used per token). Memory is set
+# by all 22 B, time by the 3 B:
+
+# %%
+moe_plan = skiff.plan("gpt-moe", devices=16, device_memory="80GB", nodes=2)
+print(f"{moe_plan.model.n_params / 1e9:.1f} B parameters, "
+      f"{moe_plan.model.active_params / 1e9:.1f} B active")
+moe_plan
+
+# %% [markdown]
+# When nothing fits, the planner says so with the numbers rather than picking something that
+# would crash an hour into the run:
+
+# %%
+try:
+    skiff.plan("70b", devices=8, device_memory="40GB")
+except ValueError as exc:
+    print(exc)
+
+# %% [markdown]
+# ## Two ranks on this machine
+#
+# `%%train --np 2` runs the cell on two MPI ranks (`mpiexec`): each rank executes the same
+# cell, so each builds the same seeded model and data set; rank 0 reports to the widget. Here
+# `--strategy dp` asks for plain data parallelism (an explicit strategy is never overridden;
+# `auto` would let the planner choose). Checkpoints are sharded: each rank writes its part,
+# then rank 0 writes a manifest, the commit marker, and only then moves the `latest` pointer.
+
+# %%
+ckpt = Path(tempfile.mkdtemp(prefix="skiff-dist-"))
+CELL = """
+from skiff.kernels.train.data import TextDataset
+from skiff.kernels.train.models import GPT, GPTConfig
+
+model = GPT(GPTConfig(block_size=32, n_layer=2, n_head=2, n_embd=32))
+dataset = TextDataset("sonnets", block_size=32)
+"""
+get_ipython().run_cell_magic(
+    "train", f"--np 2 --strategy dp --steps {STEPS} --batch-size 8 --lr 3e-3 "
+    f"--checkpoint-dir {ckpt / 'a'} --checkpoint-every 2 -o job", CELL)
+
+# %%
+job.wait()
+print(job.status, "-", job.result["steps"], "steps, final loss", round(job.result["final_loss"], 3))
+print("plan:", job.result["strategy"]["label"], "-", job.result["strategy"]["reasons"][0])
+print(sorted(p.name for p in (ckpt / "a").iterdir()))
+
+# %% [markdown]
+# The trained model came back to the notebook: the job gathered the full weights from the
+# ranks into its run folder, and `model` now holds them.
+
+# %%
+print(type(model).__name__, f"{model.num_parameters():,} parameters")
+print(model.generate_text("Shall I", 40, temperature=0.0))
+
+# %% [markdown]
+# ## Kill a rank, then resume
+#
+# A rank that dies (out of memory, a node lost) must not leave the others waiting forever in
+# a collective. The job runner notices the dead rank, stops the job and names the rank. The
+# run resumes from the last committed checkpoint, on the same number of ranks or another one:
+# data-parallel and ZeRO checkpoints reshard when the world size changes.
+
+# %%
+get_ipython().run_cell_magic(
+    "train", f"--np 2 --strategy dp --steps {STEPS * 40} --batch-size 8 --lr 3e-3 "
+    f"--checkpoint-dir {ckpt / 'b'} --checkpoint-every 2 -o crashing", CELL)
+latest = ckpt / "b" / "latest"
+deadline = time.monotonic() + 120
+while not latest.exists() and not crashing.done and time.monotonic() < deadline:
+    time.sleep(0.05)
+if not crashing.done:
+    pid = int((crashing.run_dir / "ranks" / "1.pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+crashing.wait(60)
+print(crashing.status, "-", crashing.error.splitlines()[0])
+
+# %%
+print("committed checkpoints:", sorted(p.name for p in (ckpt / "b").glob("step-*")))
+get_ipython().run_cell_magic(
+    "train", f"--np 2 --strategy dp --steps {STEPS * 40} --batch-size 8 --lr 3e-3 "
+    f"--checkpoint-dir {ckpt / 'b'} --checkpoint-every {STEPS * 10} --resume -o resumed", CELL)
+resumed.wait()
+print(resumed.status, "- resumed run ended at step", resumed.result["steps"])
+
+# %% [markdown]
+# ## What to read next
+#
+# * `docs/distributed.md` explains the communicator, the overlap of the gradient all-reduce
+#   with backward, ZeRO, tensor/pipeline/expert parallelism, gradient compression and the
+#   checkpoint protocol, and how to run on a Slurm cluster (`skiff.jobs.slurm`).
+# * `benchmarks/bench_dist.py` measures data-parallel efficiency, overlap, the bytes each
+#   gradient compression sends, and the planner's predictions against measurements.
+
+# %%
+for j in (job, crashing, resumed):
+    j.wait()
+print("all jobs finished:", [j.status for j in (job, crashing, resumed)])
