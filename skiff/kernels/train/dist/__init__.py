@@ -15,10 +15,9 @@ __all__ = ["Comm", "Handle", "Layout", "MPIComm", "NCCLComm", "ProcessGroups", "
 def strategy_from_plan(plan, comm: Comm | None = None, **options):
     """The :class:`~skiff.kernels.train.strategy.Strategy` that runs a plan's layout.
 
-    Data parallel (``dp``) and ZeRO-1/2 run any model. Tensor, pipeline and expert
-    parallelism need a model built from the parallel layers of this package (their
-    :func:`make_strategy` builders); an explicit request for them on another model is
-    rejected here with what to do instead.
+    Data parallel (``dp``) and ZeRO-1/2 run any model; ``dp x tp`` and ``dp x pp`` split a
+    GPT (:mod:`.tensor_parallel`, :mod:`.pipeline`); ``ep = dp`` runs a :func:`.moe.gpt_moe`
+    model. Any other combination is rejected with the list of what runs.
     """
     from .data_parallel import DataParallel, ZeRO
 
@@ -41,9 +40,10 @@ def strategy_from_plan(plan, comm: Comm | None = None, **options):
         from .moe import ExpertParallel
 
         return ExpertParallel(comm, **options)
-    raise ValueError(f"layout {c.label()} splits the model itself (tp/pp/ep); build the model "
-                     "from skiff.kernels.train.dist parallel layers (docs/distributed.md) or "
-                     "choose strategy='dp', 'zero1' or 'zero2'")
+    raise ValueError(
+        f"layout {c.label()} is not one skiff runs: it runs dp, zero1/zero2 (any model), "
+        "dp x tp (GPT, zero=0), dp x pp (GPT, zero=0) and ep = dp (a gpt_moe model built with "
+        "ep_comm=world()); choose one of those, or strategy='auto'")
 
 
 __all__ += ["strategy_from_plan"]
