@@ -394,5 +394,7 @@ class ZeRO(DataParallel):
 
     def describe(self) -> dict:
         d = super().describe()
-        d.update(zero=self.stage, shard=[self.lo, self.hi], total=self.total)
+        if self.shard is not None:  # after set-up
+            d.update(shard=[self.lo, self.hi], total=self.total)
+        d.update(zero=self.stage)
         return d

@@ -261,5 +261,6 @@ class PipelineParallel(DataParallel):
 
     def describe(self) -> dict:
         d = super().describe()
-        d.update(layout=self.layout.to_json(), stages=self.ranges, micro_batches=self.micro)
+        d.update(layout=self.layout.to_json(), stages=getattr(self, "ranges", None),
+                 micro_batches=self.micro)
         return d
