@@ -26,7 +26,7 @@ from .render import badge, fmt_bytes, fmt_seconds
 __all__ = ["JobMonitor", "resume_job", "job_memory", "folder_listing"]
 
 COLUMNS = ("job", "kind", "status", "progress", "elapsed", "device", "memory", "")
-_TEMPLATE = "15em 4.5em 6.5em 11em 5.5em 5.5em 5.5em 14em"
+_TEMPLATE = "13em 4em 5.5em 10em 5em 4.5em 5em 11em"
 _MEMORY_KEYS = ("memory", "peak_memory", "peak_memory_bytes", "memory_bytes", "mem_bytes",
                 "measured_memory", "max_memory", "memory_used")
 
@@ -132,7 +132,7 @@ class _Row:
         self.job = job
         self._shown: int | None = None  # event count of the final state shown
         short = html.escape(job.id)
-        self.id = _cell(f"<code style='font-size:85%'>{short}</code>", "skiff-monitor-id")
+        self.id = _cell(f"<code style='font-size:80%'>{short}</code>", "skiff-monitor-id")
         label = job.meta.get("label") or job.kind
         self.kind = _cell(f"<span title='{html.escape(str(label))}'>{html.escape(job.kind)}"
                           "</span>")
@@ -144,7 +144,7 @@ class _Row:
         self.device = _cell()
         self.memory = _cell()
         def small():
-            return W.Layout(width="2.8em", padding="0")
+            return W.Layout(width="2.4em", padding="0")
 
         # icon buttons: the table stays narrow; the tooltip says what each does
         self.cancel = W.Button(icon="stop", layout=small(), tooltip="cancel: ask the job to stop")
@@ -233,7 +233,8 @@ class JobMonitor(W.VBox):
         head = [W.HTML(f"<b>{c}</b>") for c in COLUMNS]
         self._head = head
         self.table = W.GridBox(head, layout=W.Layout(grid_template_columns=_TEMPLATE,
-                                                     grid_gap="2px 8px", align_items="center"))
+                                                     grid_gap="2px 6px", align_items="center",
+                                                     overflow_x="auto"))
         self.table.add_class("skiff-monitor-table")
         self.message = W.HTML("")
         self.message.add_class("skiff-monitor-message")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text, widget_states
+from tests.notebook_util import execute_notebook, outputs_text, widget_states
+from tests.notebooks.build_check import build_main
 from tests.notebooks.widget_views import job_views
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
@@ -18,10 +17,8 @@ def _with_class(states: dict, cls: str) -> list[dict]:
     return [s for s in states.values() if cls in s.get("_dom_classes", [])]
 
 
-def test_panels_notebook_is_built_from_its_source():
-    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check", "06-panels"],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
+def test_panels_notebook_is_built_from_its_source(capsys):
+    assert build_main(["--check", "06-panels"]) == 0, capsys.readouterr().out
 
 
 def test_panels_notebook(runs_dir):

@@ -6,19 +6,15 @@ import json
 
 import pytest
 
-from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text
+from tests.notebook_util import execute_notebook, outputs_text
+from tests.notebooks.build_check import build_main
 from tests.notebooks.widget_views import job_views
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 
-def test_tour_is_built_from_its_source():
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check", "01-tour"],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
+def test_tour_is_built_from_its_source(capsys):
+    assert build_main(["--check", "01-tour"]) == 0, capsys.readouterr().out
 
 
 def test_tour_runs_and_every_job_ends_done(runs_dir):
