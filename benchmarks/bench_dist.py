@@ -137,7 +137,8 @@ def main() -> None:
              f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores, "
              "CPU only), one BLAS thread per rank; GPT with 2 layers, width 128, 64 tokens, "
              "8 sequences per rank per step; the fastest step after two warm-up steps (the "
-             "2 cores are shared with other work).", "",
+             f"2 cores are shared with other work; load average at the start "
+             f"{os.getloadavg()[0]:.1f}).", "",
              "Command: `OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_dist.py`", ""]
 
     one = run(1, *common)[0]

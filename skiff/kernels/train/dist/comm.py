@@ -43,8 +43,9 @@ def _check_op(op: str) -> str:
 class Handle:
     """A pending non-blocking operation; :meth:`wait` finishes it and returns its result."""
 
-    def __init__(self, wait_fn=None, value=None):
+    def __init__(self, wait_fn=None, value=None, test_fn=None):
         self._wait_fn = wait_fn
+        self._test_fn = test_fn
         self._value = value
         self._done = wait_fn is None
 
@@ -55,6 +56,10 @@ class Handle:
         return self._value
 
     def test(self) -> bool:
+        """True once the operation could finish without waiting; also lets MPI progress it
+        (MPI moves a non-blocking collective forward only inside MPI calls)."""
+        if not self._done and self._test_fn is not None:
+            return bool(self._test_fn())
         return self._done
 
     @property
@@ -225,7 +230,7 @@ class MPIComm(Comm):
                 x[...] /= p
             return x
 
-        return Handle(finish)
+        return Handle(finish, test_fn=req.Test)
 
     def reduce_scatter(self, x, op="sum"):
         _check_op(op)

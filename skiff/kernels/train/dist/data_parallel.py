@@ -65,6 +65,8 @@ class BucketReducer:
                 self._handles.append(p.register_grad_ready_hook(self._on_ready))
 
     def _on_ready(self, p) -> None:
+        for _, _, handle in self._inflight:  # let MPI move the buckets already in flight
+            handle.test()
         b = self.bucket_of[id(p)]
         self._ready[b].add(id(p))
         if len(self._ready[b]) == len(self.buckets[b]):
