@@ -27,6 +27,11 @@ def test_parameter_count_by_hand():
     # per layer: qkv+proj 4 (8x8) + biases 4x8, two layer norms 4x8, MLP 8x32 + 32x8 + biases
     layer = 4 * 64 + 4 * 8 + 4 * 8 + 2 * 8 * 32 + 32 + 8
     assert TINY.n_params == emb + 2 * layer + 2 * 8  # + final layer norm
+    # the presets of runnable models count what the real models hold
+    from skiff.kernels.train.models import get
+
+    for name in ("gpt-mini", "gpt-small"):
+        assert PRESETS[name].n_params == get(name).num_parameters(), name
     # the public figure for a LLaMA-7B-shaped model is 6.74 B (ours adds learned positions)
     assert abs(PRESETS["7b"].n_params - 6.74e9) / 6.74e9 < 0.01
     # 21B-A3B: ~21-22 B in total, ~3 B active
@@ -138,3 +143,9 @@ def test_cli_and_magic(capsys):
     assert shell.user_ns["myplan"] is p and p.model.n_experts == 64
     with pytest.raises(UsageError, match="unknown model 'gpt-9'"):
         shell.run_line_magic("plan", "gpt-9")
+    # a model object in the notebook is costed from its own parameter count
+    from skiff.kernels.train.models import get
+
+    shell.user_ns["mini"] = get("gpt-mini")
+    p = shell.run_line_magic("plan", "mini --devices 2 --device-memory 1GB")
+    assert p.model.n_params == shell.user_ns["mini"].num_parameters()
