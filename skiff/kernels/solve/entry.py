@@ -111,7 +111,6 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
                        atol=float(config.get("atol", 0.0)), maxiter=config.get("maxiter"),
                        reporter=reporter)
     reporter.log(repr(sol))
-    reporter.metric("time_s", sol.time)
     run_dir = getattr(reporter, "run_dir", None)
     if run_dir is not None:
         out = run_dir / "artifacts"
