@@ -116,3 +116,10 @@ def test_cli_json(tmp_path):
     assert doc["result"]["converged"] is True and doc["result"]["shape"] == [64, 64]
     assert doc["result"]["relative_residual"] <= 1e-8
     assert doc["result"]["error"] < 1e-3
+
+
+@pytest.mark.mpi
+def test_process_job_on_two_ranks(shell):
+    job = shell.run_line_magic("solve", "poisson --grid 32x32 --np 2 --wait")
+    assert job.status == "done", job.error
+    assert job.result["converged"] is True and job.result["shape"] == [32, 32]

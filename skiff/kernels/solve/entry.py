@@ -126,9 +126,15 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     return sol
 
 
-def run(config: dict, reporter: Reporter | None = None) -> Solution:
-    """Kind ``solve``: config from :func:`skiff.grammar.solve.to_config`."""
+def run(config: dict, reporter: Reporter | None = None) -> Solution | dict:
+    """Kind ``solve``: config from :func:`skiff.grammar.solve.to_config`. On several MPI ranks
+    only rank 0 solves (a distributed solve is future work)."""
     reporter = reporter or NullReporter()
+    if reporter.world_size > 1:
+        # distributed solves are not implemented: rank 0 solves, the other ranks wait
+        reporter.log(f"solve runs on rank 0 only ({reporter.world_size} ranks started)")
+        if reporter.rank != 0:
+            return {"rank": reporter.rank, "skipped": True}
     problem = build_problem(config)
     reporter.info(problem=repr(problem), unknowns=problem.unknowns)
     solver = Solver(problem, method=config.get("method", "cg"),
