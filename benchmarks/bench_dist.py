@@ -217,6 +217,16 @@ def main() -> None:
                         f"{ca.peak_memory / meas_m:.2f} |")
     lines += rows + [""]
     print(*rows, sep="\n")
+    lines += ["## Reading these figures", "",
+              "* Two ranks on two cores leave no core free: MPI moves a non-blocking all-reduce "
+              "only inside MPI calls (the gradient hooks poke it), so on this machine overlap "
+              "gains little or loses; the hooks' benefit needs a spare core or a NIC/NCCL "
+              "engine that progresses on its own.",
+              "* The machine is shared with other work while this runs (see the load average "
+              "above): step times of 2 ranks suffer most, and the two-point time calibration "
+              "is only as good as its two measurements. Memory is not affected by load.",
+              "* Byte counts are exact (counted by the communicator) and do not depend on load.",
+              ""]
     Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
 
