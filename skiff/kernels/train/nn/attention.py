@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import split
 from . import functional as F
 from .layers import GELU, Dropout, LayerNorm, Linear
 from .module import Module
@@ -33,9 +34,10 @@ class CausalSelfAttention(Module):
         b, t, c = x.shape
         h = self.n_heads
         qkv = self.c_attn(x)  # (B, T, 3C)
-        # (B, T, 3, H, D) -> (3, B, H, T, D); split by indexing views, no copies
+        # (B, T, 3, H, D) -> (3, B, H, T, D) -> three (B, H, T, D) views (a Split node: its
+        # backward is one concatenate, not three zero-filled scatters)
         qkv = qkv.reshape(b, t, 3, h, c // h).permute(2, 0, 3, 1, 4)
-        q, k, v = qkv[0], qkv[1], qkv[2]
+        q, k, v = (z.reshape(b, h, t, c // h) for z in split(qkv, 1, axis=0))
         y = F.scaled_dot_product_attention(q, k, v, causal=True)  # (B, H, T, D)
         y = y.permute(0, 2, 1, 3).reshape(b, t, c)
         return self.resid_dropout(self.c_proj(y))
@@ -45,7 +47,7 @@ class CausalSelfAttention(Module):
         n, c = x.shape
         h = self.n_heads
         qkv = self.c_attn(x).reshape(n, 3, h, c // h)  # (T, 3, H, D)
-        q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+        q, k, v = (z.reshape(n, h, c // h) for z in split(qkv, 1, axis=1))
         y = F.packed_causal_attention(q, k, v, cu_seqlens).reshape(n, c)
         return self.resid_dropout(self.c_proj(y))
 

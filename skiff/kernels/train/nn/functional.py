@@ -19,6 +19,7 @@ from ..ops_math import Relu, Sigmoid
 from ..ops_shape import scatter_add
 from ..random import get_generator
 from ..tensor import Tensor
+from .fused import gelu_tanh_grad, layer_norm_bwd, layer_norm_fwd
 
 __all__ = [
     "relu",
@@ -87,18 +88,7 @@ class GeluFn(Function):
         (x,) = self.saved
         xp = xp_of(x)
         if self.approximate == "tanh":
-            x2 = x * x
-            t = xp.tanh(_K * x * (1 + 0.044715 * x2))
-            # d/dx 0.5 x (1 + t) = 0.5 (1 + t) + 0.5 x (1 - t^2) K (1 + 3 0.044715 x^2)
-            d = 1 - t * t
-            d *= x
-            d *= _K * 0.5
-            d *= 1 + 3 * 0.044715 * x2
-            t += 1
-            t *= 0.5
-            d += t
-            d *= g
-            return d
+            return gelu_tanh_grad(x, xp.ascontiguousarray(g))
         cdf = 0.5 * (1 + _erf(x * (1 / math.sqrt(2.0))))
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + x * pdf)
@@ -250,32 +240,21 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
 
 # ---- normalisation --------------------------------------------------------------------------
 class LayerNormFn(Function):
+    """Row-wise layer norm; the math is the fused custom ops in :mod:`.fused`."""
+
     def forward(self, x, w, b, eps=1e-5):
-        xp = xp_of(x)
-        mu = x.mean(axis=-1, keepdims=True)
-        xc = x - mu
-        var = (xc * xc).mean(axis=-1, keepdims=True)
-        rstd = 1.0 / xp.sqrt(var + eps)
-        xc *= rstd  # xhat
-        self.save_for_backward(xc, rstd, w)
-        y = xc * w if w is not None else xc.copy()
-        if b is not None:
-            y += b
-        return y
+        c = x.shape[-1]
+        y, xhat, rstd = layer_norm_fwd(x.reshape(-1, c), w, b, eps)
+        self.shape = x.shape
+        self.save_for_backward(xhat, rstd, w)
+        return y.reshape(x.shape)
 
     def backward(self, g):
         xhat, rstd, w = self.saved
+        g2 = xp_of(g).ascontiguousarray(g.reshape(xhat.shape))
+        gx, gw, gb = layer_norm_bwd(g2, xhat, rstd, w)
         _, nw, nb = self.needs_input_grad
-        lead = tuple(range(g.ndim - 1))
-        gw = (g * xhat).sum(axis=lead) if nw else None
-        gb = g.sum(axis=lead) if nb else None
-        gxh = g * w if w is not None else g
-        gx = None
-        if self.needs_input_grad[0]:
-            gx = gxh - gxh.mean(axis=-1, keepdims=True)
-            gx -= xhat * (gxh * xhat).mean(axis=-1, keepdims=True)
-            gx *= rstd
-        return gx, gw, gb
+        return gx.reshape(self.shape), gw if nw else None, gb if nb else None
 
 
 def layer_norm(x: Tensor, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
@@ -600,37 +579,39 @@ def avg_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
 
 # ---- attention ------------------------------------------------------------------------------
 class SDPAFn(Function):
-    """softmax(q k^T * scale + causal mask) v over (B, H, T, D); keeps q, k, v and the
-    probabilities (B, H, T, S)."""
+    """softmax(q k^T * scale + causal mask) v over (B, H, T, D); keeps q, k, v, the output
+    and the probabilities (B, H, T, S)."""
 
     def forward(self, q, k, v, causal=True, scale=None):
         xp = xp_of(q)
         t, s = q.shape[-2], k.shape[-2]
         self.scale = scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-        att = q @ xp.swapaxes(k, -1, -2)
-        att *= att.dtype.type(scale)
+        # the scale goes on q (T*D work) rather than on the (T, S) scores
+        att = (q * q.dtype.type(scale)) @ xp.swapaxes(k, -1, -2)
         if causal:
             # query i sees keys j <= i + (S - T) (the last T of S positions)
-            bias = xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=s - t + 1)
-            att += bias
+            att += xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=s - t + 1)
         att -= att.max(axis=-1, keepdims=True)
         xp.exp(att, out=att)
         att /= att.sum(axis=-1, keepdims=True)
-        self.save_for_backward(q, k, v, att)
-        return att @ v
+        out = att @ v
+        self.save_for_backward(q, k, v, att, out)
+        return out
 
     def backward(self, g):
-        q, k, v, p = self.saved
+        q, k, v, p, out = self.saved
         xp = xp_of(g)
+        sc = g.dtype.type(self.scale)
         gv = xp.swapaxes(p, -1, -2) @ g
         gp = g @ xp.swapaxes(v, -1, -2)
-        # softmax backward, in place on gp: gs = p * (gp - sum(gp * p))
-        row = (gp * p).sum(axis=-1, keepdims=True)
-        gp -= row
+        # softmax backward in place: gs = p * (gp - rowsum(gp * p)), and
+        # rowsum(gp * p) = rowsum(g * out): a (T, D) product instead of a (T, S) one
+        gp -= (g * out).sum(axis=-1, keepdims=True)
         gp *= p
-        gp *= gp.dtype.type(self.scale)
         gq = gp @ k
+        gq *= sc
         gk = xp.swapaxes(gp, -1, -2) @ q
+        gk *= sc
         return gq, gk, gv
 
 

@@ -1,0 +1,200 @@
+"""Fused CPU kernels for the hottest elementwise/row ops, each a custom op with a plain-``xp``
+reference twin (the reference is what runs on a GPU and where numba is missing).
+
+* ``train.layer_norm_fwd(x, w, b, eps) -> (y, xhat, rstd)`` and
+  ``train.layer_norm_bwd(g, xhat, rstd, w) -> (gx, gw, gb)`` on (N, C) rows: numpy needs ~6
+  passes over memory each way, the numba loops one or two.
+* ``train.gelu_tanh_grad(x, g) -> gx``: numpy computes tanh (it is SIMD-vectorised there,
+  numba's scalar tanh is 50x slower); one numba pass does the remaining dozen elementwise
+  steps.
+
+Measured on gpt-mini (B=16, T=128, 1 thread) these cut ~10 ms of a ~160 ms training step.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from skiff.kernels.backend import custom_op, numba_available
+
+from ..autograd import xp_of
+
+__all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh_grad", "warm_up", "GELU_K", "GELU_A"]
+
+GELU_K = math.sqrt(2.0 / math.pi)
+GELU_A = 0.044715
+
+
+# ---- layer norm ------------------------------------------------------------------------------
+@custom_op("train.layer_norm_fwd")
+def layer_norm_fwd(x, w, b, eps):
+    """Rows of ``x`` (N, C) normalised, scaled by ``w`` and shifted by ``b`` (either may be
+    None). Returns ``(y, xhat, rstd)`` with rstd (N, 1)."""
+    xp = xp_of(x)
+    mu = x.mean(axis=-1, keepdims=True)
+    xc = x - mu
+    var = (xc * xc).mean(axis=-1, keepdims=True)
+    rstd = 1.0 / xp.sqrt(var + eps)
+    xc *= rstd
+    y = xc * w if w is not None else xc.copy()
+    if b is not None:
+        y += b
+    return y, xc, rstd
+
+
+@custom_op("train.layer_norm_bwd")
+def layer_norm_bwd(g, xhat, rstd, w):
+    """Gradients of :func:`layer_norm_fwd` for (N, C) rows: ``(gx, gw, gb)``."""
+    gw = (g * xhat).sum(axis=0)
+    gb = g.sum(axis=0)
+    gxh = g * w if w is not None else g
+    gx = gxh - gxh.mean(axis=-1, keepdims=True)
+    gx -= xhat * (gxh * xhat).mean(axis=-1, keepdims=True)
+    gx *= rstd
+    return gx, gw, gb
+
+
+@functools.lru_cache(maxsize=1)
+def _ln_kernels():
+    import numba
+
+    @numba.njit(cache=True, fastmath=True)
+    def fwd(x, w, b, eps, y, xhat, rstd):  # pragma: no cover - compiled
+        n, c = x.shape
+        for i in range(n):
+            s = 0.0
+            for j in range(c):
+                s += x[i, j]
+            mu = s / c
+            v = 0.0
+            for j in range(c):
+                d = x[i, j] - mu
+                v += d * d
+            r = 1.0 / math.sqrt(v / c + eps)
+            rstd[i, 0] = r
+            for j in range(c):
+                h = (x[i, j] - mu) * r
+                xhat[i, j] = h
+                y[i, j] = h * w[j] + b[j]
+
+    @numba.njit(cache=True, fastmath=True)
+    def bwd(g, xhat, rstd, w, gx, gw, gb):  # pragma: no cover - compiled
+        n, c = g.shape
+        for i in range(n):
+            m1 = 0.0
+            m2 = 0.0
+            for j in range(c):
+                gi = g[i, j]
+                h = xhat[i, j]
+                gh = gi * w[j]
+                m1 += gh
+                m2 += gh * h
+                gw[j] += gi * h
+                gb[j] += gi
+            m1 /= c
+            m2 /= c
+            r = rstd[i, 0]
+            for j in range(c):
+                gx[i, j] = r * (g[i, j] * w[j] - m1 - xhat[i, j] * m2)
+
+    return fwd, bwd
+
+
+def _numba_ok(*arrays) -> bool:
+    return all(a is None or (type(a) is np.ndarray and a.flags.c_contiguous
+                             and a.dtype in (np.float32, np.float64)) for a in arrays)
+
+
+@layer_norm_fwd.implement("cpu", "numba", available=numba_available)
+def _ln_fwd_numba(x, w, b, eps):
+    if not _numba_ok(x, w, b) or x.ndim != 2:
+        return layer_norm_fwd.reference(x, w, b, eps)
+    n, c = x.shape
+    dt = x.dtype
+    w_ = w if w is not None else np.ones(c, dtype=dt)
+    b_ = b if b is not None else np.zeros(c, dtype=dt)
+    y, xhat = np.empty_like(x), np.empty_like(x)
+    rstd = np.empty((n, 1), dtype=dt)
+    _ln_kernels()[0](x, w_, b_, float(eps), y, xhat, rstd)
+    return y, xhat, rstd
+
+
+@layer_norm_bwd.implement("cpu", "numba", available=numba_available)
+def _ln_bwd_numba(g, xhat, rstd, w):
+    if not _numba_ok(g, xhat, rstd, w) or g.ndim != 2:
+        return layer_norm_bwd.reference(g, xhat, rstd, w)
+    n, c = g.shape
+    w_ = w if w is not None else np.ones(c, dtype=g.dtype)
+    gx = np.empty_like(g)
+    gw, gb = np.zeros(c), np.zeros(c)  # float64 accumulators over rows
+    _ln_kernels()[1](g, xhat, rstd, w_, gx, gw, gb)
+    return gx, gw.astype(g.dtype), gb.astype(g.dtype)
+
+
+# ---- GELU (tanh) backward --------------------------------------------------------------------
+def _gelu_tanh(x):
+    """tanh(K (x + A x^3)) with one allocation."""
+    u = x * x
+    u *= GELU_A
+    u += 1
+    u *= x
+    u *= GELU_K
+    return xp_of(x).tanh(u, out=u)
+
+
+@custom_op("train.gelu_tanh_grad")
+def gelu_tanh_grad(x, g):
+    """d/dx [0.5 x (1 + tanh(K (x + A x^3)))] * g."""
+    t = _gelu_tanh(x)
+    # 0.5 (1 + t) + 0.5 x (1 - t^2) K (1 + 3 A x^2)
+    d = t * t
+    d -= 1
+    d *= x
+    d *= -0.5 * GELU_K
+    p = x * x
+    p *= 3 * GELU_A
+    p += 1
+    d *= p
+    t += 1
+    t *= 0.5
+    d += t
+    d *= g
+    return d
+
+
+@functools.lru_cache(maxsize=1)
+def _gelu_kernel():
+    import numba
+
+    @numba.njit(cache=True, fastmath=True)
+    def grad(x, t, g, out):  # pragma: no cover - compiled
+        for i in range(x.size):
+            xi = x[i]
+            ti = t[i]
+            out[i] = g[i] * (0.5 * (1.0 + ti) + 0.5 * xi * (1.0 - ti * ti) * GELU_K
+                             * (1.0 + 3.0 * GELU_A * xi * xi))
+
+    return grad
+
+
+@gelu_tanh_grad.implement("cpu", "numba", available=numba_available)
+def _gelu_grad_numba(x, g):
+    if not _numba_ok(x, g) or x.shape != g.shape or x.dtype != g.dtype:
+        return gelu_tanh_grad.reference(x, g)
+    t = _gelu_tanh(x)
+    _gelu_kernel()(x.reshape(-1), t.reshape(-1), g.reshape(-1), t.reshape(-1))
+    return t
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every fast kernel here on tiny float32 and float64
+    inputs, so a later measurement does not include compilation."""
+    for dt in (np.float32, np.float64):
+        x = np.ones((2, 3), dtype=dt)
+        w = np.ones(3, dtype=dt)
+        _, xhat, rstd = layer_norm_fwd(x, w, w, 1e-5)
+        layer_norm_bwd(x, xhat, rstd, w)
+        gelu_tanh_grad(x, x)
