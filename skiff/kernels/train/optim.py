@@ -104,10 +104,12 @@ def _adamw_cupy(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step):  # pragm
 
 # ---- optimizers -----------------------------------------------------------------------------
 class Optimizer:
-    """Base class: ``param_groups`` (list of dicts with ``params`` and hyper-parameters),
+    """Base class: ``Optimizer(params, lr, **hyper)``; ``param_groups`` (list of dicts with
+    ``params`` and hyper-parameters; ``params`` may also be such a list of group dicts),
     per-parameter ``state``, ``step()``, ``zero_grad()``, ``state_dict()``."""
 
-    def __init__(self, params, defaults: dict):
+    def __init__(self, params, lr: float = 1e-3, **defaults):
+        defaults = {"lr": lr, **defaults}
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -195,8 +197,8 @@ class SGD(Optimizer):
         _check_hyper("weight_decay", weight_decay)
         if nesterov and momentum <= 0:
             raise ValueError(f"nesterov needs momentum > 0, got momentum={momentum!r}")
-        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov,
-                                      weight_decay=weight_decay))
+        super().__init__(params, lr=lr, momentum=momentum, nesterov=nesterov,
+                         weight_decay=weight_decay)
 
     def step(self) -> None:
         for group in self.param_groups:
@@ -228,8 +230,7 @@ class AdamW(Optimizer):
         _check_hyper("beta2", betas[1], 0.0, 1.0)
         _check_hyper("eps", eps)
         _check_hyper("weight_decay", weight_decay)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay))
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
 
     def step(self) -> None:
         for group in self.param_groups:

@@ -160,3 +160,14 @@ def test_comparisons_and_helpers():
     assert a.shape == (3,) and b.shape == (2,)
     with pytest.raises(ValueError, match="do not add up"):
         T.split(x, [1, 1])
+
+
+def test_cast_and_device_moves_carry_gradients():
+    x = skiff.tensor([1.0, 2.0], requires_grad=True)  # float32
+    y = x.astype("float64") * skiff.tensor([3.0, 4.0], dtype="float64")
+    assert y.dtype == np.float64
+    y.sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad, [3.0, 4.0])
+    assert x.to("cpu") is x and str(x.device) == "cpu"
+    assert x.double().dtype == np.float64 and x.float() is x

@@ -176,3 +176,22 @@ def test_optimizer_argument_errors():
         optim.SGD([p], lr=0.1, nesterov=True)
     with pytest.raises(ValueError, match="empty"):
         optim.AdamW([])
+
+
+def test_param_groups_and_base_signature():
+    a = Tensor(np.ones(2), requires_grad=True)
+    b = Tensor(np.ones(2), requires_grad=True)
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    a.grad = np.ones(2, dtype=np.float32)
+    b.grad = np.ones(2, dtype=np.float32)
+    opt.step()
+    np.testing.assert_allclose(a.data, 0.9)
+    np.testing.assert_allclose(b.data, 0.5)
+
+    class Plain(optim.Optimizer):  # the contract's base signature
+        def step(self):
+            for p in self._params():
+                p.data -= self.lr * p.grad
+
+    Plain([a], 0.25).step()
+    np.testing.assert_allclose(a.data, 0.65)
