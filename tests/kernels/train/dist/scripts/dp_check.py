@@ -146,8 +146,21 @@ def make(kind, comm):
     return DataParallel(comm, compression=kind)
 
 
+def compare(kinds, steps, accum):
+    """Several strategies in one launch: losses and bytes sent by each."""
+    comm = world()
+    out = {"rank": comm.rank}
+    for kind in kinds:
+        before = comm.bytes_sent
+        losses, _ = train(make(kind, comm), steps, accum, comm.rank, comm.size)
+        out[kind] = {"losses": losses, "bytes": comm.bytes_sent - before}
+    print("RESULT " + json.dumps(out), flush=True)
+
+
 def main():
     kind, steps, accum = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if kind.startswith("compare:"):
+        return compare(kind[len("compare:"):].split(","), steps, accum)
     ckpt = sys.argv[4] if len(sys.argv) > 4 else None
     mode = sys.argv[5] if len(sys.argv) > 5 else None
     comm = world()
