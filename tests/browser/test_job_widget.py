@@ -7,6 +7,8 @@ import re
 import nbformat
 import pytest
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -40,7 +42,7 @@ def test_job_widget_renders_and_reaches_done(lab, lab_page):
     page.wait_for_selector(".skiff-job-view .skiff-status .skiff-done", timeout=60_000)
     lab_page.wait_cells_done()
     assert _badge(view) == "done"
-    assert "25/25 step" in _progress_text(view)
+    expect(view.locator(".skiff-progress-text")).to_contain_text("25/25 step")
     # the progress bar is full and the chart image was drawn
     assert view.locator(".skiff-chart").is_visible()
     assert page.locator("text=waited: done").count() == 1
@@ -66,12 +68,13 @@ def test_job_widget_survives_a_page_reload(lab, lab_page):
     view = page.locator(".skiff-job-view").first
     view.wait_for(state="visible", timeout=60_000)
     assert view.locator("code").first.inner_text().strip() == job_id
+    expect(view.locator(".skiff-progress-text")).to_contain_text(re.compile(r"\d+/150"))
     first = _progress_text(view)
     done_now = int(re.match(r"(\d+)/150", first).group(1))
     assert _badge(view) in ("running", "done")
     lab_page.screenshot("browser-job-reload.png")
     # and it keeps updating after the reload, all the way to done
     page.wait_for_selector(".skiff-job-view .skiff-status .skiff-done", timeout=60_000)
-    assert "150/150 step" in _progress_text(view)
+    expect(view.locator(".skiff-progress-text")).to_contain_text("150/150 step")
     assert done_now <= 150
     lab_page.screenshot("browser-job-reload-done.png")

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -21,24 +23,22 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
     grid = form.locator(".skiff-field-grid input").first
     message = form.locator(".skiff-message-grid").first
 
-    # a bad value: the message next to the field, Launch disabled
+    # a bad value: the message next to the field, Launch disabled (each widget is its own
+    # model with its own message from the kernel: wait for each, in any order)
     grid.fill("24x")
-    page.wait_for_function(
-        "(el) => el.textContent.includes('expected a grid like')", arg=message.element_handle())
-    assert launch.is_disabled()
+    expect(message).to_contain_text("expected a grid like")
+    expect(launch).to_be_disabled()
     lab_page.screenshot("browser-panel-bad-value.png")
 
     # a good value: the message goes, Launch is enabled, the equivalent lines follow
     grid.fill("24x24")
-    page.wait_for_function("(el) => el.textContent.trim() === ''",
-                           arg=message.element_handle())
-    assert launch.is_enabled()
+    expect(message).to_have_text("")
+    expect(launch).to_be_enabled()
     magic = form.locator(".skiff-magic-line").first
-    page.wait_for_function("(el) => el.textContent.includes('--grid 24x24')",
-                           arg=magic.element_handle())
+    expect(magic).to_contain_text("--grid 24x24")
     assert re.search(r"%solve poisson --grid 24x24\b", magic.inner_text())
-    assert "python -m skiff solve poisson --grid 24x24" in form.locator(
-        ".skiff-cli-line").first.inner_text()
+    expect(form.locator(".skiff-cli-line").first).to_contain_text(
+        "python -m skiff solve poisson --grid 24x24")
 
     # launch: the job widget appears under the form, ends done, the plots appear
     launch.click()
@@ -49,8 +49,7 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
         "(el) => el.querySelectorAll('.skiff-artifact').length === 2",
         arg=view.element_handle(), timeout=30_000)
     summary = form.locator(".skiff-solve-summary").first
-    summary.wait_for(timeout=30_000)
-    assert "converged: True" in summary.inner_text()
+    expect(summary).to_contain_text("converged: True", timeout=30_000)
     lab_page.screenshot("browser-panel-solve-done.png")
 
     # a longer job, started from elsewhere; the Jobs tab tracks it, across a reload
@@ -67,11 +66,11 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
     monitor = page.locator(".skiff-panel .skiff-monitor").first
     monitor.wait_for(state="visible", timeout=60_000)  # the Jobs tab is still the one shown
     heading = monitor.locator(".skiff-monitor-heading").first
-    assert re.search(r"2 jobs \((1|0) running\)", heading.inner_text())
+    expect(heading).to_contain_text(re.compile(r"2 jobs \((1|0) running\)"))
     lab_page.screenshot("browser-panel-monitor-reload.png")
     # still live: the row of the demo job reaches done after the reload
     page.wait_for_function(
         "(el) => el.querySelectorAll('.skiff-monitor-status .skiff-done').length === 2",
         arg=monitor.element_handle(), timeout=60_000)
-    assert "2 jobs (0 running)" in heading.inner_text()
+    expect(heading).to_contain_text("2 jobs (0 running)")
     lab_page.screenshot("browser-panel-monitor-done.png")
