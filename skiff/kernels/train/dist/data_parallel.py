@@ -189,6 +189,10 @@ class DataParallel(Strategy):
         same step and none is left waiting in a collective (undone in :meth:`teardown`)."""
         super().bind(device=device, reporter=reporter)
         comm = self._comm()
+        if comm.size > 1:
+            from .groups import limit_threads
+
+            limit_threads()  # this rank's share of the node's cores, never more
         if reporter is not None and comm.size > 1 and self._own_stop is None:
             self._own_stop = reporter.should_stop
             reporter.should_stop = lambda: self._stop_agreed

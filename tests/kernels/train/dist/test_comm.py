@@ -74,3 +74,26 @@ def test_collectives_on_mpi(np_):
             assert g["dp"][:2] == [2, 2 + 2 * (r % 2)]
             assert g["pp"][0] == 1
             assert g["tp"][2] == res["coords"]["tp"]
+
+
+def test_nccl_needs_a_gpu():
+    from skiff.kernels.backend import gpu_available
+    from skiff.kernels.train.dist import NCCLComm
+
+    if gpu_available():
+        pytest.skip("a GPU is present: the gpu test covers NCCL")
+    with pytest.raises(RuntimeError, match="NCCLComm needs a GPU"):
+        NCCLComm(SelfComm())
+
+
+@pytest.mark.gpu
+def test_nccl_one_rank_collectives():
+    from skiff.kernels.backend import cupy
+    from skiff.kernels.train.dist import MPIComm, NCCLComm
+
+    cp = cupy()
+    comm = NCCLComm(MPIComm())
+    x = cp.arange(8, dtype=cp.float32)
+    assert cp.allclose(comm.allreduce(x), x)
+    assert cp.allclose(comm.allgather(x)[0], x)
+    assert cp.allclose(comm.reduce_scatter(x), x)
