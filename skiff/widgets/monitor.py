@@ -71,7 +71,10 @@ def job_memory(job: Job) -> str:
 
 def job_device(job: Job) -> str:
     state = job.refresh()
-    device = state.info.get("device") or job.meta.get("device") or ""
+    device = state.info.get("device")
+    if not device and state.final:  # the device "auto" resolved to, as the result says
+        device = (job.result or {}).get("device")
+    device = device or job.meta.get("device") or ""
     ranks = job.meta.get("np", 1) or 1
     return f"{device} ×{ranks}" if ranks > 1 else str(device)
 
@@ -138,7 +141,7 @@ class _Row:
                           "</span>")
         self.status = _cell("", "skiff-monitor-status")
         self.progress = W.FloatProgress(min=0.0, max=1.0, value=0.0,
-                                        layout=W.Layout(width="6em"))
+                                        layout=W.Layout(width="5em"))
         self.progress_text = _cell()
         self.elapsed = _cell()
         self.device = _cell()
@@ -234,7 +237,7 @@ class JobMonitor(W.VBox):
         self._head = head
         self.table = W.GridBox(head, layout=W.Layout(grid_template_columns=_TEMPLATE,
                                                      grid_gap="2px 6px", align_items="center",
-                                                     overflow_x="auto"))
+                                                     overflow="auto"))
         self.table.add_class("skiff-monitor-table")
         self.message = W.HTML("")
         self.message.add_class("skiff-monitor-message")
