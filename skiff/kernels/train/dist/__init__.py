@@ -19,6 +19,12 @@ def strategy_from_plan(plan, comm: Comm | None = None, **options):
     GPT (:mod:`.tensor_parallel`, :mod:`.pipeline`); ``ep = dp`` runs a :func:`.moe.gpt_moe`
     model. Any other combination is rejected with the list of what runs.
     """
+    strategy = _strategy_for(plan, comm, **options)
+    strategy.plan = plan
+    return strategy
+
+
+def _strategy_for(plan, comm, **options):
     from .data_parallel import DataParallel, ZeRO
 
     c = plan.choice

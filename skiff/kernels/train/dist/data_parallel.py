@@ -235,7 +235,38 @@ class DataParallel(Strategy):
     def _make_optimizer(self, model, make_optimizer):
         return make_optimizer(list(self.params))
 
+    def _tick(self) -> None:
+        """Called once per step (from reduce_metrics): keeps the step times."""
+        import time
+
+        now = time.perf_counter()
+        if self._last_tick is not None:
+            self._step_times.append(now - self._last_tick)
+        self._last_tick = now
+
+    _last_tick = None
+    plan = None  # set by strategy_from_plan: the prediction this run is checked against
+
+    def measured(self) -> dict:
+        """Measured step time (median after the first) and this process's peak RSS."""
+        import resource
+
+        times = getattr(self, "_step_times", [])[1:]
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return {"step_s": float(np.median(times)) if times else None, "peak_rss_bytes": rss}
+
     def teardown(self) -> None:
+        if self.plan is not None and self.reporter is not None and self.is_root:
+            m, est = self.measured(), self.plan.estimate
+            check = {"predicted_step_s": est.step_time, "measured_step_s": m["step_s"],
+                     "predicted_peak_bytes": est.peak_memory,
+                     "measured_peak_rss_bytes": m["peak_rss_bytes"]}
+            self.reporter.info(plan_check=check)
+            if m["step_s"]:
+                self.reporter.log(f"plan check: step {m['step_s'] * 1e3:.1f} ms measured, "
+                                  f"{est.step_time * 1e3:.1f} ms predicted; peak RSS "
+                                  f"{m['peak_rss_bytes'] / 2**20:.0f} MiB (whole process), "
+                                  f"{est.peak_memory / 2**20:.1f} MiB predicted for training")
         if self.reducer is not None:
             self.reducer.remove()
         if self._own_stop is not None and self.reporter is not None:
@@ -267,6 +298,9 @@ class DataParallel(Strategy):
             p.grad = g
 
     def reduce_metrics(self, values: dict) -> dict:
+        if not hasattr(self, "_step_times"):
+            self._step_times = []
+        self._tick()
         comm = self._comm()
         if comm.size == 1:
             return dict(values)

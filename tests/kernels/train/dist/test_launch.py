@@ -53,6 +53,14 @@ def test_sigkill_one_rank_then_resume_gives_same_weights(tmp_path):
     ref = launch("train", _config(tmp_path / "ref", 0.0), np=2)
     ref.wait(120)
     assert ref.status == "done", ref.error
+    # the job records the planner's prediction next to what it measured
+    import json
+
+    events = [json.loads(line) for line in (ref.run_dir / "events.jsonl").read_text()
+              .splitlines()]
+    check = [e["plan_check"] for e in events if "plan_check" in e]
+    assert check and check[0]["predicted_step_s"] > 0 and check[0]["measured_step_s"] > 0
+    assert check[0]["predicted_peak_bytes"] > 0
 
     job = launch("train", _config(tmp_path / "ck", 0.3), np=2)
     latest = tmp_path / "ck" / "latest"
