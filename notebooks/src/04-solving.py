@@ -100,8 +100,9 @@ table([(name, f"{t:.3f}", s.iterations, f"{s.relative_residual:.1e}", f"{s.error
 # %% [markdown]
 # Every route reaches the same discretisation error (about `h^2`): the solvers differ in
 # cost, not in the answer. On the small quick-mode grid every route takes milliseconds and a
-# cheap one (Jacobi) can even come first; the gap opens as the grid refines. The residual histories show why multigrid wins: a constant factor
-# per cycle, independent of the grid, while Jacobi-preconditioned CG slows as the grid refines.
+# cheap one (Jacobi) can even come first; the gap opens as the grid refines. The residual
+# histories show why multigrid wins: a constant factor per cycle, independent of the grid,
+# while Jacobi-preconditioned CG slows as the grid refines.
 
 # %%
 fig = Figure(figsize=(6, 4), dpi=90)
