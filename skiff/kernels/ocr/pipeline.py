@@ -424,15 +424,28 @@ class OcrPipeline:
         return crops, owners
 
     def orient(self, crops, owners, items) -> np.ndarray:
-        """Turn crops the direction model reads as upside down; returns the flags."""
+        """Turn crops that are upside down; returns the flags.
+
+        A crop the direction model is sure of (p > 0.9) follows the model; an unsure one
+        follows its page's majority (by width) of sure crops, since a page is seldom printed
+        both ways.
+        """
         flags = np.zeros(len(crops), bool)
         if not self.use_cls or not crops or self.models.cls is None:
             return flags
         cls = self.engine("cls")
         t0 = time.perf_counter()
+        probs = np.zeros((len(crops), 2), np.float32)
         for start in range(0, len(crops), 64):
             part = crops[start:start + 64]
-            flags[start:start + len(part)] = is_flipped(cls(cls_input(part, self.xp)))
+            probs[start:start + len(part)] = cls(cls_input(part, self.xp))
+        sure_up, sure_down = is_flipped(probs[:, ::-1]), is_flipped(probs)
+        widths = np.array([c.shape[1] for c in crops], np.float64)
+        pos = np.array([p for p, _ in owners])
+        for page in np.unique(pos):
+            mine = pos == page
+            down = widths[mine & sure_down].sum() > widths[mine & sure_up].sum()
+            flags[mine] = np.where(sure_down[mine] | sure_up[mine], sure_down[mine], down)
         for k in np.flatnonzero(flags):
             crops[k] = np.ascontiguousarray(crops[k][::-1, ::-1])
         self._share(items, owners, "cls", time.perf_counter() - t0)

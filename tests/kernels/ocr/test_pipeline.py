@@ -166,3 +166,56 @@ def test_memory_stays_flat(pipe, sample):
     finally:
         tracemalloc.stop()
     assert marks[1] - marks[0] < 4 * image.nbytes, marks
+
+
+def test_choose_scale_rules():
+    from skiff.kernels.ocr.det import DetParams, choose_scale
+
+    p = DetParams()
+    assert choose_scale(800, 1200, 5.0, p) > 1.0  # tiny text is enlarged
+    assert choose_scale(800, 1200, 12.0, p) == 1.0  # readable text is never enlarged
+    big = choose_scale(2000, 3000, 40.0, p)
+    assert big == pytest.approx(p.target / 40.0)  # large clean text is shrunk to the target
+    assert choose_scale(2000, 3000, None, p) == pytest.approx(960 / 3000)
+    s = choose_scale(4000, 4000, 3.0, p)  # enlarging stops at the pixel budget
+    assert (4000 * s) ** 2 <= p.max_pixels * 1.001
+
+
+def test_one_tall_line_is_one_box_read_at_a_small_scale(pipe, fonts):
+    from skiff.kernels.ocr.synth import render_page
+
+    text = "Results are stored in the run folder"
+    line = render_page([text], size=64)  # a single line about 77 px high after margins
+    crop = line[int(line.shape[0] * 0.15):int(line.shape[0] * 0.85)]
+    r = pipe(crop)
+    assert [x.text for x in r.lines] == [text]
+    assert r.timings["det_scale"] < 0.6
+
+
+def test_tiny_text_is_enlarged_and_read(pipe, fonts):
+    from skiff.kernels.ocr.synth import render_page
+
+    lines = ["Invoice number 20481 due on March 14, 2025", "Total amount: $1,284.50"]
+    page = render_page(lines, size=7, page_width=700, seed=3)
+    r = pipe(page)
+    assert r.timings["det_scale"] > 1.0
+    assert char_accuracy(r.text, "\n".join(lines)) >= 0.9
+
+
+def test_unsure_direction_follows_the_page():
+    from skiff.kernels.ocr import OcrPipeline
+
+    class Stub:  # the direction model's (p0, p180) for five crops on two pages
+        def __call__(self, batch):
+            return np.array([[0.02, 0.98], [0.40, 0.60], [0.97, 0.03], [0.55, 0.45],
+                             [0.30, 0.70]], np.float32)[: len(batch)]
+
+    pipe = OcrPipeline(device="cpu")
+    pipe._engines["cls"] = Stub()
+    crops = [np.zeros((20, w, 3), np.uint8) for w in (300, 100, 100, 50, 50)]
+    owners = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
+    items = [type("I", (), {"timings": {}})(), type("I", (), {"timings": {}})()]
+    flags = pipe.orient(crops, owners, items)
+    # page 0: sure down (300 px) outweighs sure up (100 px): the unsure crop turns too;
+    # page 1: nothing sure, so nothing turns
+    assert flags.tolist() == [True, True, False, False, False]
