@@ -123,3 +123,22 @@ def test_process_job_on_two_ranks(shell):
     job = shell.run_line_magic("solve", "poisson --grid 32x32 --np 2 --wait")
     assert job.status == "done", job.error
     assert job.result["converged"] is True and job.result["shape"] == [32, 32]
+
+
+def test_grammar_render_and_spec():
+    from skiff.grammar.solve import COMMAND, parse_spec, to_config
+
+    values = {**COMMAND.defaults(), "problem": "poisson", "grid": (512, 512), "method": "gmres"}
+    assert COMMAND.render(values) == "%solve poisson --grid 512x512 --method gmres"
+    assert COMMAND.render(values, style="cli").startswith("python -m skiff solve poisson")
+    spec = parse_spec("domain: 32x32x16  # 3D\nboundaries: x-=dirichlet 1+y; y+=neumann\n"
+                      "solver: bicgstab amg rtol=1e-6")
+    assert spec["bc"] == {"x-": ["dirichlet", "1+y"], "y+": ["neumann", "0"]}
+    config = to_config({**COMMAND.defaults(), "spec": spec})
+    assert config["problem"] == "custom" and config["grid"] == [32, 32, 16]
+    assert config["method"] == "bicgstab" and config["precond"] == "amg"
+    assert config["rtol"] == 1e-6
+    with pytest.raises(ValueError, match="unknown method 'sor': choose from cg"):
+        to_config({**COMMAND.defaults(), "spec": {**spec, "method": "sor"}})
+    with pytest.raises(ValueError, match="unknown side 'w'"):
+        parse_spec("domain: 8x8\nboundaries: w=dirichlet")
