@@ -9,10 +9,12 @@ memory stays flat over long folders.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -275,27 +277,41 @@ class OcrPipeline:
 
         thread = threading.Thread(target=loader, name="skiff-ocr-loader", daemon=True)
         thread.start()
-        done = 0
-        try:
+
+        def batches():
             batch: list[_Item] = []
-            finished = False
-            while not finished:
+            while True:
                 item = loaded.get()
-                if item is None:
-                    finished = True
-                else:
+                if item is not None:
                     batch.append(item)
-                if batch and (finished or len(batch) >= self.batch_size):
-                    if reporter is not None:
-                        reporter.check()
-                    for result in self.read_batch(batch, keep_pixels=keep_pixels):
+                if batch and (item is None or len(batch) >= self.batch_size):
+                    yield batch
+                    batch = []
+                if item is None:
+                    return
+
+        # detection of batch k+1 runs on a worker thread while batch k is cropped, oriented
+        # and recognized here (onnxruntime and OpenCV release the GIL)
+        pool = ThreadPoolExecutor(1, thread_name_prefix="skiff-ocr-det")
+        done = 0
+        pending = None
+        try:
+            for batch in itertools.chain(batches(), [None]):
+                if reporter is not None:
+                    reporter.check()
+                ahead = pool.submit(self._detect_batch, batch) if batch is not None else None
+                if pending is not None:
+                    previous, future = pending
+                    for result in self._finish_batch(previous, *future.result(),
+                                                     keep_pixels=keep_pixels):
                         done += 1
                         if reporter is not None:
                             reporter.progress(done, total, unit="image")
                         yield result
-                    batch = []
+                pending = (batch, ahead) if batch is not None else None
         finally:
             stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
             while thread.is_alive():  # unblock the loader if it waits on a full queue
                 try:
                     loaded.get(timeout=0.05)
@@ -315,13 +331,20 @@ class OcrPipeline:
 
     def read_batch(self, items: list[_Item], *, keep_pixels: bool = False) -> list[OcrResult]:
         """Detect, crop, orient and recognize a batch of loaded images."""
+        return self._finish_batch(items, *self._detect_batch(items), keep_pixels=keep_pixels)
+
+    def _detect_batch(self, items: list[_Item]) -> tuple[list[_Item], float]:
         t0 = time.perf_counter()
         good = [it for it in items if it.error is None and min(it.bgr.shape[:2]) >= 4]
         self.detect(good)
+        return good, time.perf_counter() - t0
+
+    def _finish_batch(self, items, good, det_s, *, keep_pixels=False) -> list[OcrResult]:
+        t0 = time.perf_counter()
         crops, owners = self.crop(good)
         flipped = self.orient(crops, owners, good)
         texts = self.recognize(crops, owners, good)
-        batch_s = time.perf_counter() - t0
+        batch_s = det_s + time.perf_counter() - t0
         pos_of = {id(it): pos for pos, it in enumerate(good)}
         mine: dict[int, list[int]] = {}
         for k, (pos, _) in enumerate(owners):
