@@ -189,6 +189,7 @@ class CommandForm(W.VBox):
         self.output = W.VBox([])
         self.output.add_class("skiff-form-output")
         self.jobs: list = []
+        self._lines = ("", "")
         self.values: dict | None = None
         self.config: dict | None = None
         for f in self.fields.values():
@@ -256,11 +257,12 @@ class CommandForm(W.VBox):
         self.values = values if ok else None
         self.config = config if ok else None
         if all(f.error is None for f in self.fields.values()):
-            magic = self.command.render(values, style="magic")
-            cli = self.command.render({k: v for k, v in values.items() if k != "output"},
-                                      style="cli")
-            self.magic_line.value = _copyable("magic", magic)
-            self.cli_line.value = _copyable("terminal", cli)
+            self._lines = (self.command.render(values, style="magic"),
+                           self.command.render({k: v for k, v in values.items()
+                                                if k != "output"}, style="cli"))
+        # while a value is bad the last good lines stay, greyed out
+        self.magic_line.value = _copyable("magic", self._lines[0], stale=not ok)
+        self.cli_line.value = _copyable("terminal", self._lines[1], stale=not ok)
         return ok
 
     @property
@@ -317,9 +319,10 @@ def _warning(text: str) -> str:
     return f"<span style='color:#d62728'>⚠ {html.escape(str(text), quote=False)}</span>"
 
 
-def _copyable(label: str, text: str) -> str:
+def _copyable(label: str, text: str, stale: bool = False) -> str:
+    look = "color:#aaa" if stale else "user-select:all"
     return (f"<div style='font-size:90%'><span style='color:#666;display:inline-block;"
-            f"width:5.5em'>{label}</span><code style='user-select:all;white-space:pre'>"
+            f"width:5.5em'>{label}</span><code style='{look};white-space:pre'>"
             f"{html.escape(text)}</code></div>")
 
 

@@ -28,6 +28,7 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
     grid.fill("24x")
     expect(message).to_contain_text("expected a grid like")
     expect(launch).to_be_disabled()
+    launch.scroll_into_view_if_needed()  # the field and the disabled Launch in one picture
     lab_page.screenshot("browser-panel-bad-value.png")
 
     # a good value: the message goes, Launch is enabled, the equivalent lines follow
@@ -50,6 +51,7 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
         arg=view.element_handle(), timeout=30_000)
     summary = form.locator(".skiff-solve-summary").first
     expect(summary).to_contain_text("converged: True", timeout=30_000)
+    view.locator(".skiff-images").first.scroll_into_view_if_needed()
     lab_page.screenshot("browser-panel-solve-done.png")
 
     # a longer job, started from elsewhere; the Jobs tab tracks it, across a reload

@@ -72,6 +72,8 @@ def test_validates_as_the_user_types():
     assert form.launch_button.disabled
     assert "expected a positive number, got 'abc'" in form.fields["rtol"].message.value
     assert set(form.errors) == {"rtol"}
+    assert "color:#aaa" in form.magic_line.value  # the last good line, greyed out
+    assert "%demo 32x32</code>" in form.magic_line.value
     form.fields["grid"].widget.value = "32by32"
     assert "32by32" in form.errors["grid"] and set(form.errors) == {"grid", "rtol"}
     form.fields["grid"].widget.value = "16x16"
@@ -81,6 +83,7 @@ def test_validates_as_the_user_types():
     assert form.launch_button.disabled
     form.fields["rtol"].widget.value = "1e-6"
     assert not form.launch_button.disabled and not form.errors
+    assert "user-select:all" in form.magic_line.value and "color:#aaa" not in form.magic_line.value
     assert form.fields["rtol"].message.value == ""
 
 
