@@ -59,6 +59,30 @@ def worker_skiff_spin(paths, threads):
     return worker_skiff(paths, threads)
 
 
+def worker_skiff_gpu(paths, threads):
+    from skiff.kernels.ocr import OcrPipeline
+
+    pipe = OcrPipeline("ch", device="cuda:0", threads=threads, batch_size=16)
+    pipe(paths[0])
+    t0 = time.perf_counter()
+    texts = [r.text for r in pipe.run(paths)]
+    return texts, time.perf_counter() - t0
+
+
+def worker_naive_gpu(paths, threads):
+    """onnxruntime-gpu used naively: one image and one crop at a time, cuDNN's exhaustive
+    convolution search (onnxruntime's default), so every new width is searched anew."""
+    os.environ["SKIFF_OCR_CONV_SEARCH"] = "EXHAUSTIVE"
+    from skiff.kernels.ocr import OcrPipeline
+
+    pipe = OcrPipeline("ch", device="cuda:0", threads=threads, batch_size=1, rec_batch=1,
+                       det_batch=1)
+    pipe(paths[0])
+    t0 = time.perf_counter()
+    texts = [r.text for r in pipe.run(paths)]
+    return texts, time.perf_counter() - t0
+
+
 def worker_rapidocr(paths, threads):
     from rapidocr import RapidOCR
 
@@ -104,6 +128,16 @@ def _run_worker(method, folder, threads):
     return json.loads(out.read_text()), None
 
 
+def _has_cuda() -> bool:
+    try:
+        import onnxruntime as ort
+
+        from skiff.kernels.backend import gpu_available
+    except ImportError:
+        return False
+    return gpu_available() and "CUDAExecutionProvider" in ort.get_available_providers()
+
+
 def _truth(folder):
     rows = [json.loads(line) for line in open(Path(folder) / "truth.jsonl", encoding="utf-8")]
     return rows
@@ -117,7 +151,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3,
                     help="each method reads the folder this many times, interleaved with the "
                          "others; the best round counts (the machine is shared)")
-    ap.add_argument("--worker", choices=METHODS)
+    ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu"))
     ap.add_argument("--folder")
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr.md"))
     args = ap.parse_args(argv)
@@ -139,6 +173,8 @@ def main(argv=None):
     rows = _truth(folder)
     results, notes = {}, []
     methods = [m for m in METHODS if m != "tesseract" or shutil.which("tesseract")]
+    if _has_cuda():  # on a GPU: skiff against onnxruntime-gpu used naively
+        methods += ["skiff-gpu", "naive-gpu"]
     if "tesseract" not in methods:
         notes.append("tesseract: not installed (tools/bench-deps.sh)")
     rounds = 1 if args.quick else args.rounds

@@ -68,7 +68,7 @@ class OnnxEngine:
                     "onnxruntime-gpu or use --device cpu")
             providers = [("CUDAExecutionProvider", {
                 "device_id": index,
-                "cudnn_conv_algo_search": "HEURISTIC",
+                "cudnn_conv_algo_search": os.environ.get("SKIFF_OCR_CONV_SEARCH", "HEURISTIC"),
                 "arena_extend_strategy": "kSameAsRequested",
                 "do_copy_in_default_stream": True,
             }), ("CPUExecutionProvider", {})]

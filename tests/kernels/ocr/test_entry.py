@@ -205,8 +205,12 @@ def test_device_is_explicit_and_never_silently_cpu(monkeypatch):
 
 @pytest.mark.gpu
 def test_cuda_engine_runs_on_the_gpu(sample):
+    import onnxruntime as ort
+
     from skiff.kernels.ocr import OcrPipeline
 
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        pytest.skip("this onnxruntime has no CUDA provider (install onnxruntime-gpu)")
     pipe = OcrPipeline(device="cuda:0", threads=2)
     r = pipe(sample.image)
     assert r.device == "cuda:0" and r.text == sample.text
