@@ -16,6 +16,9 @@ peers measured in the same run:
 * ``torch padded``  : ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``
 * ``torch per-seq`` : torch's sdpa called once per sequence (no padding, a Python loop)
 
+With ``--step`` it also times a whole gpt-mini training step (B=16, T=128, AdamW, clipping)
+against the same model written in PyTorch, on CPU time as above.
+
 Writes ``benchmarks/results/train-core.md`` (the attention section) unless ``--no-write``.
 """
 
@@ -35,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 B, TMAX, H, D = 16, 128, 4, 32
 METHODS = ("skiff-packed", "skiff-padded", "torch-padded", "torch-perseq")
+STEP_METHODS = ("skiff-step", "torch-step")
 
 
 def _lengths(seed=0):
@@ -110,6 +114,84 @@ def work(method: str, iters: int) -> dict:
             "tokens_per_s": total / sec}
 
 
+def work_step(method: str, iters: int) -> dict:
+    """One gpt-mini training step (B=16, T=128, AdamW, clip 1.0), skiff or torch."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x_np = rng.integers(0, 256, size=(16, 128))
+    y_np = rng.integers(0, 256, size=(16, 128))
+    if method == "skiff-step":
+        from skiff.kernels.train import models, optim
+        from skiff.kernels.train import random as train_random
+        from skiff.kernels.train.tensor import Tensor
+
+        train_random.seed(0)
+        model = models.get("gpt-mini")
+        opt = optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = Tensor(x_np), Tensor(y_np)
+
+        def step():
+            loss = model.loss((x, y))
+            loss.backward()
+            optim.clip_grad_norm_(list(model.parameters()), 1.0)
+            opt.step()
+            opt.zero_grad()
+    else:
+        import torch
+        import torch.nn as tnn
+        import torch.nn.functional as TF
+
+        torch.set_num_threads(int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
+        torch.manual_seed(0)
+        C, NH, L, V, T = 128, 4, 4, 256, 128
+
+        class Blk(tnn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln_1, self.ln_2 = tnn.LayerNorm(C), tnn.LayerNorm(C)
+                self.c_attn, self.c_proj = tnn.Linear(C, 3 * C), tnn.Linear(C, C)
+                self.c_fc, self.mlp_proj = tnn.Linear(C, 4 * C), tnn.Linear(4 * C, C)
+
+            def forward(self, h):
+                b, t, c = h.shape
+                q, k, v = self.c_attn(self.ln_1(h)).split(c, 2)
+                q, k, v = (z.view(b, t, NH, c // NH).transpose(1, 2) for z in (q, k, v))
+                a = TF.scaled_dot_product_attention(q, k, v, is_causal=True)
+                h = h + self.c_proj(a.transpose(1, 2).contiguous().view(b, t, c))
+                return h + self.mlp_proj(TF.gelu(self.c_fc(self.ln_2(h)), approximate="tanh"))
+
+        class GPT(tnn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte, self.wpe = tnn.Embedding(V, C), tnn.Embedding(T, C)
+                self.h = tnn.ModuleList([Blk() for _ in range(L)])
+                self.ln_f, self.lm_head = tnn.LayerNorm(C), tnn.Linear(C, V, bias=False)
+
+            def forward(self, idx, tgt):
+                h = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+                for blk in self.h:
+                    h = blk(h)
+                logits = self.lm_head(self.ln_f(h))
+                return TF.cross_entropy(logits.view(-1, V), tgt.view(-1))
+
+        model = GPT()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = torch.from_numpy(x_np), torch.from_numpy(y_np)
+
+        def step():
+            loss = model(x, y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+    for _ in range(2):
+        step()
+    sec = _time(step, iters)
+    return {"method": method, "seconds": sec, "real_tokens": 16 * 128,
+            "tokens_per_s": 16 * 128 / sec}
+
+
 def run_worker(method, iters, threads) -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
@@ -127,15 +209,19 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--quick", action="store_true", help="1 round of 3 iterations")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--worker", choices=METHODS)
+    ap.add_argument("--step", action="store_true",
+                    help="also time a whole gpt-mini training step, skiff vs torch")
+    ap.add_argument("--worker", choices=METHODS + STEP_METHODS)
     args = ap.parse_args(argv)
     if args.worker:
-        print(json.dumps(work(args.worker, args.iters)))
+        fn = work_step if args.worker in STEP_METHODS else work
+        print(json.dumps(fn(args.worker, args.iters)))
         return 0
     rounds, iters = (1, 3) if args.quick else (args.rounds, args.iters)
+    methods = METHODS + (STEP_METHODS if args.step else ())
     best: dict[str, dict] = {}
     for _ in range(rounds):
-        for m in METHODS:
+        for m in methods:
             r = run_worker(m, iters, args.threads)
             if m not in best or r["tokens_per_s"] > best[m]["tokens_per_s"]:
                 best[m] = r
@@ -157,6 +243,14 @@ def main(argv=None):
                      "CPU ms/step)")
     for k, v in ratios.items():
         lines.append(f"  {k:30s} {v:6.2f}x")
+    if args.step:
+        a, b = best["skiff-step"], best["torch-step"]
+        lines += [
+            "gpt-mini training step (B=16, T=128, fp32, AdamW, clip 1.0), median CPU time:",
+            f"  skiff {a['tokens_per_s']:10,.0f} tokens/s ({a['seconds'] * 1e3:.1f} ms/step)",
+            f"  torch {b['tokens_per_s']:10,.0f} tokens/s ({b['seconds'] * 1e3:.1f} ms/step)",
+            f"  skiff / torch {a['tokens_per_s'] / b['tokens_per_s']:6.2f}x",
+        ]
     print("\n".join(lines))
     if not args.no_write:
         _write(lines, args)
@@ -168,7 +262,8 @@ def _write(lines, args):
     head = "## Packed vs padded attention (benchmarks/bench_attention.py)"
     section = "\n".join([
         head, "",
-        f"Command: `.venv/bin/python benchmarks/bench_attention.py --threads {args.threads}`"
+        f"Command: `.venv/bin/python benchmarks/bench_attention.py --threads {args.threads}"
+        f" --rounds {args.rounds} --iters {args.iters}{' --step' if args.step else ''}`"
         f"{' --quick' if args.quick else ''}; machine: {platform.processor() or platform.machine()}"
         f", {os.cpu_count()} cores (shared with other jobs while measured, hence CPU time).",
         "",
