@@ -152,3 +152,18 @@ def test_amg_building_blocks():
 
 def test_skiff_solve_lazy_name():
     assert skiff.solve is solve
+
+
+def test_grid_that_stops_halving_early_uses_a_sparse_coarse_solve():
+    p = poisson((200, 200))          # 200 > 100 > 50 > 25: a 25^2 = 625-cell coarsest grid
+    from skiff.kernels.solve import multigrid
+
+    old = multigrid.DENSE_COARSE
+    multigrid.DENSE_COARSE = 100     # force the sparse-LU branch
+    try:
+        sol = solve(p, method="cg", precond="mg", rtol=1e-10)
+    finally:
+        multigrid.DENSE_COARSE = old
+    assert sol.converged and sol.iterations < 15
+    np.testing.assert_allclose(sol.field.ravel(), _spsolve(p.matrix(), p.rhs.ravel()),
+                               rtol=1e-7, atol=1e-10)
