@@ -200,3 +200,22 @@ def test_view_follows_a_two_rank_process_job():
     assert "on 2 rank(s)" in view.log_view.value
     # the chart shows the all-reduced sums: step * (1 + 2) on two ranks
     assert [v for _s, v, _t in job.state.metrics["value"]] == [3.0 * s for s in range(1, 9)]
+
+
+@pytest.mark.mpi
+def test_view_of_a_process_job_after_its_kernel_is_gone(runs_dir):
+    """A process job started by another process (a kernel that was restarted since) is
+    found in the run folders, and its new view follows it live to done."""
+    import subprocess
+    import sys
+
+    code = ("import skiff; job = skiff.launch('demo', {'steps': 30, 'sleep': 0.05}, np=2); "
+            "print(job.id)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    job_id = out.stdout.strip().splitlines()[-1]
+    job = skiff.Job.load(job_id)  # what %jobs show ID does in the new kernel
+    view = view_for(job)
+    _wait_view(view, timeout=60)
+    assert job.status == "done", job.error
+    assert "skiff-done" in view.badge.value and view.progress.value == 30
