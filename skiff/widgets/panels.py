@@ -378,6 +378,12 @@ class Panel(W.Tab):
         super().__init__(children=children, titles=titles)
         self.add_class("skiff-panel")
 
+    def close(self) -> None:
+        monitor = getattr(self, "monitor", None)  # close() also runs from __del__
+        if monitor is not None:
+            monitor.close()  # stops its thread
+        super().close()
+
     def select(self, name: str) -> None:
         """Show the tab ``name`` (train, solve, ocr or jobs)."""
         names = [*TABS, "jobs"]

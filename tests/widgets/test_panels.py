@@ -256,8 +256,12 @@ def test_panel_tabs_and_magic(shell):
         assert list(p.titles) == ["Train", "Solve", "OCR", "Jobs"]
         assert p.selected_index == 3 and p.children[3] is p.monitor
         assert "train" in p.forms and "ocr" in p.forms
+        thread = p.monitor._thread
+        assert thread.is_alive()
     finally:
-        p.monitor.close()
+        p.close()
+    thread.join(5)
+    assert not thread.is_alive()  # closing the panel stops its monitor
     from IPython.core.error import UsageError
 
     with pytest.raises(UsageError, match="one tab name"):
