@@ -188,7 +188,7 @@ class DataParallel(Strategy):
         becomes the flag rank 0 decided at the last step boundary, so every rank stops at the
         same step and none is left waiting in a collective (undone in :meth:`teardown`)."""
         super().bind(device=device, reporter=reporter)
-        comm = self._comm()
+        comm = self._stop_comm()
         if comm.size > 1:
             from .groups import limit_threads
 
@@ -200,6 +200,10 @@ class DataParallel(Strategy):
 
     _own_stop = None
     _stop_agreed = False
+
+    def _stop_comm(self) -> Comm:
+        """The ranks that must stop together: the whole job (the dp group here)."""
+        return self._comm()
 
     def _comm(self) -> Comm:
         if self.comm is None:
@@ -301,17 +305,23 @@ class DataParallel(Strategy):
         if not hasattr(self, "_step_times"):
             self._step_times = []
         self._tick()
-        comm = self._comm()
-        if comm.size == 1:
+        comm, everyone = self._comm(), self._stop_comm()
+        if everyone.size == 1:
             return dict(values)
         keys = sorted(values)
-        # rank 0's stop flag rides along: the mean of (flag * p, 0, ..., 0) is the flag
-        flag = float(bool(self._own_stop())) * comm.size \
-            if comm.rank == 0 and self._own_stop is not None else 0.0
-        arr = np.array([float(values[k]) for k in keys] + [flag], dtype=np.float64)
-        arr = comm.allreduce(arr, "mean")
-        self._stop_agreed = bool(arr[-1] > 0.5)
-        return {k: float(v) for k, v in zip(keys, arr[:-1])}
+        mine = everyone.rank == 0 and self._own_stop is not None and bool(self._own_stop())
+        if everyone is comm:
+            # rank 0's stop flag rides along: the mean of (flag * p, 0, ..., 0) is the flag
+            arr = np.array([float(values[k]) for k in keys] + [float(mine) * comm.size],
+                           dtype=np.float64)
+            arr = comm.allreduce(arr, "mean")
+            self._stop_agreed = bool(arr[-1] > 0.5)
+            return {k: float(v) for k, v in zip(keys, arr[:-1])}
+        self._stop_agreed = bool(everyone.bcast_object(mine, root=0))
+        arr = np.array([float(values[k]) for k in keys], dtype=np.float64)
+        if comm.size > 1:
+            arr = comm.allreduce(arr, "mean")
+        return {k: float(v) for k, v in zip(keys, arr)}
 
     def barrier(self) -> None:
         self._comm().barrier()

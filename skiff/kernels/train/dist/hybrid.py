@@ -62,6 +62,9 @@ class TensorParallel(DataParallel):
     def _comm(self) -> Comm:
         return self._groups().dp
 
+    def _stop_comm(self) -> Comm:
+        return self._groups().world
+
     def bind(self, *, device=None, reporter=None):
         self._groups()
         return super().bind(device=device, reporter=reporter)

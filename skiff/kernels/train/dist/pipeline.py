@@ -26,6 +26,7 @@ from skiff.kernels.train.tensor import Tensor, no_grad
 from .comm import Comm, world
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
+from .hybrid import TensorParallel
 
 __all__ = ["gpt_units", "partition", "schedule_1f1b", "PipelineParallel"]
 
@@ -125,6 +126,13 @@ class PipelineParallel(DataParallel):
 
     def _comm(self) -> Comm:
         return self._groups().dp
+
+    def _stop_comm(self) -> Comm:
+        return self._groups().world
+
+    # stages hold different parameters: checkpoints go per rank over the whole world
+    save_checkpoint = TensorParallel.save_checkpoint
+    load_checkpoint = TensorParallel.load_checkpoint
 
     def bind(self, *, device=None, reporter=None):
         self._groups()
