@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import html
+import itertools
 import json
 import os
 import time
@@ -136,6 +137,10 @@ def run(config: dict, reporter) -> OcrRun:
     out = config.get("out")
     if out is None and reporter.run_dir is not None:
         out = str(Path(reporter.run_dir) / "results.jsonl")
+    final_out, rank, world = out, reporter.rank, reporter.world_size
+    if world > 1:  # ranks share the images round-robin; rank 0 joins their JSONL parts
+        items = items[rank::world]
+        out = f"{final_out}.part{rank}" if final_out else None
     reporter.info(device=pipe.device, device_reason=pipe.device_reason, images=len(items),
                   **{f"model_{k}": v for k, v in pipe.models.describe().items()})
     reporter.log(f"OCR of {len(items)} images with {pipe.models.name} on {pipe.device} "
@@ -155,7 +160,8 @@ def run(config: dict, reporter) -> OcrRun:
             lines += len(result.lines)
             if fh is not None:
                 fh.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
-            if n <= overlays and result.error is None and reporter.run_dir is not None:
+            if n <= overlays and result.error is None and reporter.run_dir is not None \
+                    and rank == 0:
                 _overlay(result, n, reporter)
             if not keep_pixels or n > 8:  # flat memory: pixels only for the first few
                 result.pixels = None
@@ -165,12 +171,35 @@ def run(config: dict, reporter) -> OcrRun:
         if fh is not None:
             fh.close()
     seconds = time.perf_counter() - t0
+    if world > 1:
+        n, errors, lines = _join_ranks(final_out, world, (n, errors, lines))
+        out = final_out
     reporter.metric("images_per_s", n / seconds if seconds else 0.0)
     reporter.metric("errors", errors)
-    if out and reporter.run_dir is not None:
+    if out and reporter.run_dir is not None and rank == 0:
         reporter.artifact("results.jsonl", out, kind="jsonl")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   device=pipe.device, model=pipe.models.name)
+
+
+def _join_ranks(out: str | None, world: int, counts: tuple) -> tuple:
+    """Gather the ranks' counts on rank 0 and merge their parts into ``out`` in input order
+    (rank r read images r, r + world, ...)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    gathered = comm.gather(counts, root=0)
+    if comm.Get_rank() != 0:
+        return counts
+    if out:
+        parts = [open(f"{out}.part{r}", encoding="utf-8") for r in range(world)]
+        with open(out, "w", encoding="utf-8") as fh:
+            for lines in itertools.zip_longest(*parts):
+                fh.writelines(line for line in lines if line)
+        for r, part in enumerate(parts):
+            part.close()
+            os.remove(f"{out}.part{r}")
+    return tuple(int(sum(c[k] for c in gathered)) for k in range(3))
 
 
 def _overlay(result: OcrResult, n: int, reporter) -> None:

@@ -215,3 +215,21 @@ def test_cuda_engine_runs_on_the_gpu(sample):
     r = pipe(sample.image)
     assert r.device == "cuda:0" and r.text == sample.text
     assert set(pipe.describe()["providers"].values()) == {"CUDAExecutionProvider"}
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_two_ranks_share_a_folder(folder, tmp_path):
+    from skiff.jobs import launch
+
+    d, truth = folder
+    out = tmp_path / "ranks.jsonl"
+    job = launch("ocr", {"inputs": [str(d)], "device": "cpu", "out": str(out), "threads": 1},
+                 np=2).wait(180)
+    assert job.status == "done", job.error
+    docs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [Path(d_["image"]).name for d_ in docs] == ["0-clean.png", "1-noisy.png",
+                                                     "b-broken.png"]
+    assert [d_["text"] for d_ in docs[:2]] == [truth["0-clean.png"], truth["1-noisy.png"]]
+    assert job.result["images"] == 3 and job.result["errors"] == 1
+    assert not list(tmp_path.glob("ranks.jsonl.part*"))
