@@ -33,7 +33,8 @@ from skiff.kernels.train.nn.module import Module, ModuleList
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
 
-__all__ = ["MoE", "Expert", "route", "gpt_moe", "ExpertParallel", "AllToAll"]
+__all__ = ["MoE", "Expert", "route", "gpt_moe", "gpt_moe_preset", "ExpertParallel",
+           "AllToAll"]
 
 
 class AllToAll(Function):
@@ -134,6 +135,19 @@ class MoE(Module):
         self.aux_loss = None
         self.last_dropped = 0
 
+    def shard_experts(self, comm: Comm) -> None:
+        """Keep only this rank's ``n_experts / ep`` experts of a layer that holds them all
+        (a model built without an expert group, then run expert-parallel)."""
+        if self.ep_comm.size != 1:
+            raise ValueError("the experts of this layer are already split")
+        if self.n_experts % comm.size:
+            raise ValueError(f"ep={comm.size} must divide the {self.n_experts} experts")
+        local = self.n_experts // comm.size
+        first = comm.rank * local
+        kept = [self.experts[i] for i in range(first, first + local)]
+        self.experts = ModuleList(kept)
+        self.ep_comm, self.local, self.first = comm, local, first
+
     def forward(self, x):
         shape = x.shape
         x2 = x.reshape(-1, shape[-1])  # (N, d)
@@ -229,7 +243,17 @@ def gpt_moe(*, n_layer=2, n_embd=32, n_head=4, vocab_size=64, block_size=16, n_e
     model.moe_layers = moes
     model.parallel_dims = ("ep",)
     model.config.n_experts = n_experts
+    model.config.top_k = top_k
+    model.config.expert_hidden = expert_hidden
     return model
+
+
+def gpt_moe_preset():
+    """``gpt-moe`` as a built-in model: the "many experts, few active" shape at a size a CPU
+    trains (byte-level vocabulary, 8 experts of which 2 are active, 4 layers of width 64).
+    All experts live on every rank until :class:`ExpertParallel` shares them out."""
+    return gpt_moe(n_layer=4, n_embd=64, n_head=4, vocab_size=256, block_size=64,
+                   n_experts=8, top_k=2, expert_hidden=64)
 
 
 class ExpertParallel(DataParallel):
@@ -243,6 +267,13 @@ class ExpertParallel(DataParallel):
         comm = self._comm()
         if self.device is None:
             self.bind()
+        moes = [m for m in model.modules() if isinstance(m, MoE)]
+        if not moes:
+            raise ValueError(f"expert parallel needs a model with MoE layers; got "
+                             f"{type(model).__name__}: use strategy='dp' or 'zero2'")
+        for m in moes:  # a model built with every expert: share them out now
+            if m.ep_comm.size == 1 and comm.size > 1:
+                m.shard_experts(comm)
         named = list(model.named_parameters())
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]

@@ -14,6 +14,7 @@ BUILTIN_MODELS: dict[str, str] = {
     "cnn": "skiff.kernels.train.models.cnn:cnn",
     "gpt-mini": "skiff.kernels.train.models.gpt:gpt_mini",
     "gpt-small": "skiff.kernels.train.models.gpt:gpt_small",
+    "gpt-moe": "skiff.kernels.train.dist.moe:gpt_moe_preset",  # mixture of experts (dist)
 }
 
 DEFAULT_DATA: dict[str, str] = {
@@ -21,6 +22,7 @@ DEFAULT_DATA: dict[str, str] = {
     "cnn": "shapes",
     "gpt-mini": "classics",
     "gpt-small": "classics",
+    "gpt-moe": "classics",
 }
 
 # text corpora shipped in skiff/data/corpus, and small synthetic sets made on the fly

@@ -287,8 +287,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     weight_bytes : int
         2 for 16-bit training with fp32 master weights, 4 for fp32.
     dims : tuple of str
-        Which of ``tp``, ``pp``, ``ep`` may exceed 1 (data parallelism and ZeRO always may);
-        a live model that is not built from parallel layers can only be split by dp.
+        Which of ``tp``, ``pp``, ``ep`` may exceed 1 (data parallelism and ZeRO always may;
+        ``ep=dp``: experts only split over all data-parallel ranks); a live model that is not
+        built from parallel layers can only be split by dp.
 
     Raises
     ------
@@ -318,8 +319,15 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     for tp in (_divisors(world) if "tp" in dims else [1]):
         for pp in (_divisors(world // tp) if "pp" in dims else [1]):
             dp = world // (tp * pp)
-            for ep in (_divisors(dp) if spec.n_experts and "ep" in dims else [1]):
-                for zero in ((0, 1, 2) if dp > 1 else (0,)):
+            eps = [1]
+            if spec.n_experts and "ep" in dims:
+                eps = _divisors(dp)
+            elif spec.n_experts and "ep=dp" in dims:
+                eps = sorted({1, dp})
+            for ep in eps:
+                # skiff's expert-parallel strategy does not shard with ZeRO as well
+                zeros = (0,) if dp == 1 or (ep > 1 and "ep=dp" in dims) else (0, 1, 2)
+                for zero in zeros:
                     per_dp = gb // dp if gb % dp == 0 else 0
                     micros = [m for m in (1, 2, 4, 8, 16, 32) if per_dp and per_dp % m == 0]
                     for mb in micros:
@@ -406,8 +414,9 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
     if choice is None:
         if isinstance(model_or_spec, (str, ModelSpec)):
             dims = ("tp", "pp", "ep")
-        else:  # a live model splits by tp/pp/ep only when built from parallel layers
-            dims = tuple(getattr(model_or_spec, "parallel_dims", ()))
+        else:  # a live model splits by tp/pp/ep only as skiff's strategies can split it
+            dims = tuple("ep=dp" if d == "ep" else d
+                         for d in getattr(model_or_spec, "parallel_dims", ()))
         return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
                     optimizer=optimizer, dims=dims)
     problems = _structural_problems(spec, choice, world, gb)

@@ -84,9 +84,10 @@ def test_moe_rejects_bad_settings():
 
 @pytest.mark.mpi
 @pytest.mark.slow
-@pytest.mark.parametrize("np_,cap", [(2, 1.0), (4, 4.0)])
-def test_expert_parallel_equals_one_process(np_, cap):
-    results = run_mpi(np_, "moe_check.py", 3, cap, timeout=120)
+@pytest.mark.parametrize("np_,cap,when", [(2, 1.0, "built"), (4, 4.0, "built"),
+                                          (2, 1.0, "late")])
+def test_expert_parallel_equals_one_process(np_, cap, when):
+    results = run_mpi(np_, "moe_check.py", 3, cap, when, timeout=120)
     for res in results:
         assert res["keys_equal"]
         assert res["loss_diff"] < TOL, res

@@ -2,7 +2,8 @@
 
 Each rank takes its share of the global batch; the one-process reference runs the same
 shares and averages their losses (the load-balancing loss is per share, as in any data
-parallel MoE run). usage: moe_check.py STEPS CAPACITY_FACTOR
+parallel MoE run). usage: moe_check.py STEPS CAPACITY_FACTOR [late]
+("late": the model is built with every expert and the strategy shares them out)
 """
 
 import json
@@ -27,10 +28,11 @@ def batch(step):
 
 def main():
     steps, cap = int(sys.argv[1]), float(sys.argv[2])
+    late = len(sys.argv) > 3 and sys.argv[3] == "late"
     comm = world()
     p, r = comm.size, comm.rank
     train_random.seed(0)
-    model = gpt_moe(block_size=T, capacity_factor=cap, ep_comm=comm)
+    model = gpt_moe(block_size=T, capacity_factor=cap, ep_comm=None if late else comm)
     strat = ExpertParallel(comm, bucket_mb=0.01).bind(device="cpu")
     model, opt = strat.setup(model, lambda ps: SGD(ps, lr=0.1, momentum=0.9))
     train_random.seed(0)
