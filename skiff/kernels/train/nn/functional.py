@@ -72,12 +72,13 @@ class GeluFn(Function):
         self.approximate = approximate
         self.save_for_backward(x)
         if approximate == "tanh":
-            inner = x * x
+            xp = xp_of(x)
+            inner = xp.asarray(x * x)  # numpy turns 0-d products into scalars; keep an array
             inner *= 0.044715
             inner += 1
             inner *= x
             inner *= _K
-            t = xp_of(x).tanh(inner, out=inner)
+            t = xp.tanh(inner, out=inner)
             t += 1
             t *= x
             t *= 0.5
@@ -88,7 +89,7 @@ class GeluFn(Function):
         (x,) = self.saved
         xp = xp_of(x)
         if self.approximate == "tanh":
-            return gelu_tanh_grad(x, xp.ascontiguousarray(g))
+            return gelu_tanh_grad(x, xp.ascontiguousarray(g).reshape(g.shape))
         cdf = 0.5 * (1 + _erf(x * (1 / math.sqrt(2.0))))
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + x * pdf)

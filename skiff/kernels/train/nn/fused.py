@@ -137,12 +137,13 @@ def _ln_bwd_numba(g, xhat, rstd, w):
 # ---- GELU (tanh) backward --------------------------------------------------------------------
 def _gelu_tanh(x):
     """tanh(K (x + A x^3)) with one allocation."""
-    u = x * x
+    xp = xp_of(x)
+    u = xp.asarray(x * x)  # numpy turns 0-d products into scalars; keep an array
     u *= GELU_A
     u += 1
     u *= x
     u *= GELU_K
-    return xp_of(x).tanh(u, out=u)
+    return xp.tanh(u, out=u)
 
 
 @custom_op("train.gelu_tanh_grad")
@@ -150,13 +151,12 @@ def gelu_tanh_grad(x, g):
     """d/dx [0.5 x (1 + tanh(K (x + A x^3)))] * g."""
     t = _gelu_tanh(x)
     # 0.5 (1 + t) + 0.5 x (1 - t^2) K (1 + 3 A x^2)
-    d = t * t
+    d = xp_of(x).asarray(t * t)
     d -= 1
     d *= x
     d *= -0.5 * GELU_K
-    p = x * x
-    p *= 3 * GELU_A
-    p += 1
+    p = x * x  # (a scalar for 0-d input; only used out of place below)
+    p = p * (3 * GELU_A) + 1
     d *= p
     t += 1
     t *= 0.5

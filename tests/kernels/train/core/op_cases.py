@@ -140,3 +140,18 @@ case("sdpa-full", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal
      (N, (1, 2, 3, 4)), (N, (1, 2, 5, 4)), (N, (1, 2, 5, 4)))
 case("packed-attention", lambda q, k, v: F.packed_causal_attention(q, k, v, [0, 3, 4, 7]),
      (N, (7, 2, 3)), (N, (7, 2, 3)), (N, (7, 2, 3)))
+
+# ---- more shapes for the elementwise ops: a 0-d scalar and a 3-D array ----------------------
+_UNARY = {
+    "neg": (N, lambda a: -a), "exp": (N, lambda a: a.exp()), "log": (P, lambda a: a.log()),
+    "tanh": (N, lambda a: a.tanh()), "sqrt": (P, lambda a: a.sqrt()),
+    "abs": (A, lambda a: a.abs()), "sigmoid": (N, lambda a: a.sigmoid()),
+    "relu": (A, lambda a: a.relu()), "gelu-tanh": (N, lambda a: F.gelu(a)),
+    "gelu-none": (N, lambda a: F.gelu(a, approximate="none")), "silu": (N, lambda a: F.silu(a)),
+    "pow-frac": (P, lambda a: a**1.5),
+}
+for _name, (_kind, _fn) in _UNARY.items():
+    for _shape in [(), (2, 3, 5)]:
+        case(f"{_name}-{'x'.join(map(str, _shape)) or 'scalar'}", _fn, (_kind, _shape))
+case("mul-scalar-tensor", lambda a, b: a * b, (N, ()), (N, (2, 3)))
+case("div-bcast-3d", lambda a, b: a / b, (N, (2, 1, 4)), (P, (3, 1)))
