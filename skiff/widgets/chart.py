@@ -99,9 +99,8 @@ def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi:
     from matplotlib.figure import Figure
 
     series = {name: _numbers(points) for name, points in metrics.items()}
-    series = {k: v for k, v in series.items() if v}
-    if any(len(v) > 1 for v in series.values()):  # a one-point curve says nothing
-        series = {k: v for k, v in series.items() if len(v) > 1}
+    # a one-point curve says nothing (the job view shows the last value of every metric)
+    series = {k: v for k, v in series.items() if len(v) > 1}
     if not series:
         return None
     groups = metric_groups(series)[:max_charts]

@@ -122,6 +122,8 @@ class JobView(W.VBox):
         self.progress_text = W.HTML("")
         self.progress_text.add_class("skiff-progress-text")
         # images keep their own pixel size (align_self): a stretched chart looks blurred
+        self.metrics_view = W.HTML("")
+        self.metrics_view.add_class("skiff-metrics")
         self.chart = W.Image(format="png", layout=W.Layout(display="none",
                                                            align_self="flex-start"))
         self.chart.add_class("skiff-chart")
@@ -131,7 +133,8 @@ class JobView(W.VBox):
         self.log_view.add_class("skiff-log")
         self.error_view = W.HTML("", layout=W.Layout(display="none"))
         self.error_view.add_class("skiff-error")
-        super().__init__([header, W.HBox([self.progress, self.progress_text]), self.chart,
+        super().__init__([header, W.HBox([self.progress, self.progress_text]),
+                          self.metrics_view, self.chart,
                           self.images, self.log_view, self.error_view],
                          layout=W.Layout(border="1px solid #ddd", padding="4px 8px"))
         self.add_class("skiff-job-view")
@@ -202,13 +205,15 @@ class JobView(W.VBox):
             wants_chart = state.metrics and n_events != self._chart_events and (
                 force or final or now - self._last_chart >= self.chart_gap)
             parts = [self.badge, self.elapsed, self.progress, self.progress_text,
-                     self.cancel_button, self.log_view, self.error_view, self.chart, self.images]
+                     self.cancel_button, self.log_view, self.error_view, self.chart, self.images,
+                     self.metrics_view]
             with contextlib.ExitStack() as stack:
                 for w in parts:
                     stack.enter_context(w.hold_sync())
                 self._update_header(state)
                 if changed or force:
                     self._update_progress(state)
+                    self._update_metrics(state)
                     self._update_log(state)
                     self._update_error(state)
                     self._update_images(state)
@@ -254,6 +259,16 @@ class JobView(W.VBox):
         if state.message:
             bits.append(f"<i>{html.escape(str(state.message))}</i>")
         _set(self.progress_text, value=" · ".join(bits))
+
+    def _update_metrics(self, state) -> None:
+        """The last value of every metric, in one line."""
+        bits = []
+        for name, series in list(state.metrics.items())[:12]:
+            value = series[-1][1] if series else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                bits.append(f"{html.escape(name)} <b>{value:.4g}</b>")
+        _set(self.metrics_view, value="<span style='font-size:90%;color:#444'>"
+                                      f"{' · '.join(bits)}</span>" if bits else "")
 
     def _update_log(self, state) -> None:
         lines = state.logs[-self.log_lines:]

@@ -12,7 +12,7 @@ expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
+def test_panels_in_the_browser(lab, lab_page, tmp_path):
     page = lab_page.page
     lab_page.open("06-panels.ipynb")
     lab_page.run_until("## The Solve form")  # the set-up cells and the panel itself
@@ -54,6 +54,31 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
     view.locator(".skiff-images").first.scroll_into_view_if_needed()
     lab_page.screenshot("browser-panel-solve-done.png")
 
+    # the OCR tab: upload a page through the browser, launch, see the lines read
+    from PIL import Image
+
+    from skiff.kernels.ocr.synth import render_sample
+
+    sample = render_sample("clean", 2)
+    png = tmp_path / "scan.png"
+    Image.fromarray(sample.image).save(png)
+    page.locator(".skiff-panel .lm-TabBar-tab", has_text="OCR").first.click()
+    ocr = page.locator(".skiff-panel .skiff-form-ocr").first
+    ocr.wait_for(state="visible")
+    with page.expect_file_chooser() as chooser:  # the Upload button opens a file dialog
+        ocr.locator(".skiff-ocr-upload").first.click()
+    chooser.value.set_files(str(png))
+    expect(ocr.locator(".skiff-field-inputs input").first).to_have_value(
+        re.compile(r"uploads/.*/scan\.png$"))
+    ocr_launch = ocr.locator(".skiff-launch").first
+    expect(ocr_launch).to_be_enabled()
+    ocr_launch.click()
+    ocr.locator(".skiff-form-output .skiff-status .skiff-done").wait_for(timeout=120_000)
+    table = ocr.locator(".skiff-ocr-table").first
+    expect(table).to_contain_text(sample.lines[0].split()[0], timeout=30_000)
+    table.scroll_into_view_if_needed()
+    lab_page.screenshot("browser-panel-ocr-done.png")
+
     # a longer job, started from elsewhere; the Jobs tab tracks it, across a reload
     lab_page.kernel_execute("import skiff\n"
                             "_long = skiff.launch('demo', {'steps': 160, 'sleep': 0.06})")
@@ -68,11 +93,11 @@ def test_solve_form_and_monitor_in_the_browser(lab, lab_page):
     monitor = page.locator(".skiff-panel .skiff-monitor").first
     monitor.wait_for(state="visible", timeout=60_000)  # the Jobs tab is still the one shown
     heading = monitor.locator(".skiff-monitor-heading").first
-    expect(heading).to_contain_text(re.compile(r"2 jobs \((1|0) running\)"))
+    expect(heading).to_contain_text(re.compile(r"3 jobs \((1|0) running\)"))
     lab_page.screenshot("browser-panel-monitor-reload.png")
     # still live: the row of the demo job reaches done after the reload
     page.wait_for_function(
-        "(el) => el.querySelectorAll('.skiff-monitor-status .skiff-done').length === 2",
+        "(el) => el.querySelectorAll('.skiff-monitor-status .skiff-done').length === 3",
         arg=monitor.element_handle(), timeout=60_000)
-    expect(heading).to_contain_text("2 jobs (0 running)")
+    expect(heading).to_contain_text("3 jobs (0 running)")
     lab_page.screenshot("browser-panel-monitor-done.png")

@@ -56,9 +56,13 @@ def test_metric_chart_draws_one_panel_per_group():
     assert _png_size(one) == (150, 100)
 
 
-def test_metric_chart_skips_non_numbers():
+def test_metric_chart_skips_non_numbers_and_single_points():
     assert metric_chart({}) is None
     assert metric_chart({"loss": [(1, "nan?", 0.0), (2, float("nan"), 0.0)]}) is None
+    assert metric_chart({"images_per_s": [(None, 3.5, 0.0)]}) is None
+    two = metric_chart({"images_per_s": [(None, 3.5, 0.0)], "loss": [(1, 2.0, 0), (2, 1.0, 0)]},
+                       width=3.0, height=2.0, dpi=50)
+    assert _png_size(two) == (150, 100)  # only the curve with two points
 
 
 # the view ------------------------------------------------------------------------------------
@@ -79,6 +83,7 @@ def test_view_follows_a_demo_job_to_done():
     assert view.chart_draws >= 1 and view._chart_events == job.state.n_events
     assert _png_size(view.chart.value)[0] > 0
     assert job.state.metrics["value"][-1][1] == pytest.approx(float(steps))
+    assert "value <b>12</b>" in view.metrics_view.value  # the last value, as text
 
 
 def test_update_is_batched_one_message_per_widget():
