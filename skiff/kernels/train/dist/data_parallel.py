@@ -60,6 +60,10 @@ class BucketReducer:
         self._launched = [0] * len(self.buckets)
         self._handles = []
         self.launch_log: list[int] = []  # bucket ids in launch order (for tests)
+        # gradient bytes whose all-reduce started during backward (hooks) or after it
+        self.bytes_early = 0
+        self.bytes_late = 0
+        self._in_finish = False
         if overlap and comm.size > 1:
             for p in self.params:
                 self._handles.append(p.register_grad_ready_hook(self._on_ready))
@@ -80,6 +84,10 @@ class BucketReducer:
         for p in params:  # the next backward accumulates afresh; finish() adds them up
             p.grad = None
         self._inflight.append((b, buf, self.comm.iallreduce_(buf, "mean")))
+        if self._in_finish:
+            self.bytes_late += buf.nbytes
+        else:
+            self.bytes_early += buf.nbytes
         self._ready[b].clear()
         self._launched[b] += 1
         self.launch_log.append(b)
@@ -88,9 +96,11 @@ class BucketReducer:
         """Launch the buckets not yet sent this step, wait for all, write back ``p.grad``."""
         if self.comm.size == 1:
             return
+        self._in_finish = True
         for b, params in enumerate(self.buckets):
             if self._launched[b] == 0 or any(p.grad is not None for p in params):
                 self._launch(b)
+        self._in_finish = False
         sums: dict[int, np.ndarray] = {}
         for b, _buf, handle in self._inflight:
             out = handle.wait()

@@ -32,6 +32,9 @@ def test_same_losses_and_weights_as_one_process(kind, np_):
         assert res["weight_diff"] < TOL, res
     if kind == "dp":  # two buckets, launched from the hooks on each of 2 micro-batches x 3
         assert results[0]["buckets"] == 2 and results[0]["launches"] == 2 * 2 * 3
+        assert results[0]["early"] > 0 and results[0]["late"] == 0  # all during backward
+    if kind == "dp-sync":
+        assert results[0]["early"] == 0 and results[0]["late"] > 0
 
 
 @pytest.mark.mpi

@@ -175,7 +175,9 @@ def main():
            "weight_diff": max(float(np.max(np.abs(weights[k] - ref[k]))) for k in ref),
            "bytes": comm.bytes_sent,
            "launches": len(strat.reducer.launch_log) if strat.reducer else 0,
-           "buckets": len(strat.reducer.buckets) if strat.reducer else 0}
+           "buckets": len(strat.reducer.buckets) if strat.reducer else 0,
+           "early": strat.reducer.bytes_early if strat.reducer else 0,
+           "late": strat.reducer.bytes_late if strat.reducer else 0}
     print("RESULT " + json.dumps(out), flush=True)
 
 
