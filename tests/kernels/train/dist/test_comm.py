@@ -97,3 +97,18 @@ def test_nccl_one_rank_collectives():
     assert cp.allclose(comm.allreduce(x), x)
     assert cp.allclose(comm.allgather(x)[0], x)
     assert cp.allclose(comm.reduce_scatter(x), x)
+
+
+def test_limit_threads_gives_each_local_rank_its_share(monkeypatch):
+    from skiff.kernels.backend import cpu_count
+    from skiff.kernels.train.dist import limit_threads
+
+    monkeypatch.setenv("MPI_LOCALNRANKS", "2")
+    assert limit_threads() == max(1, cpu_count() // 2)
+    assert limit_threads(ranks_per_node=64) == 1
+    try:
+        import numba
+    except ImportError:
+        return
+    limit_threads(1)
+    assert numba.get_num_threads() == 1
