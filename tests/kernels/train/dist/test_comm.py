@@ -103,12 +103,17 @@ def test_limit_threads_gives_each_local_rank_its_share(monkeypatch):
     from skiff.kernels.backend import cpu_count
     from skiff.kernels.train.dist import limit_threads
 
-    monkeypatch.setenv("MPI_LOCALNRANKS", "2")
-    assert limit_threads() == max(1, cpu_count() // 2)
-    assert limit_threads(ranks_per_node=64) == 1
     try:
         import numba
     except ImportError:
-        return
-    limit_threads(1)
-    assert numba.get_num_threads() == 1
+        numba = None
+    before = numba.get_num_threads() if numba else None
+    try:
+        monkeypatch.setenv("MPI_LOCALNRANKS", "2")
+        assert limit_threads() == max(1, cpu_count() // 2)
+        assert limit_threads(ranks_per_node=64) == 1
+        if numba is not None:
+            assert numba.get_num_threads() == 1
+    finally:  # leave this test process as it was
+        if numba is not None:
+            numba.set_num_threads(before)
