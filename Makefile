@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.skiff-installed
 LAB_DIR := .lab
 LAB_PORT ?= 8888
 LAB_ARGS ?=
+# JupyterLab refuses to run as root without --allow-root (containers, CI)
+ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 PYTEST_ARGS ?=
 
 .PHONY: lab test lint unit bench install system-deps clean lab-config
@@ -32,7 +34,7 @@ lab: $(STAMP) lab-config
 	IPYTHONDIR=$(CURDIR)/$(LAB_DIR)/ipython JUPYTER_CONFIG_DIR=$(CURDIR)/$(LAB_DIR)/jupyter \
 	  SKIFF_RUNS=$(CURDIR)/notebooks/skiff-runs \
 	  $(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) \
-	  --no-browser $(LAB_ARGS)
+	  --no-browser $(ROOT_ARGS) $(LAB_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check skiff tests benchmarks tools

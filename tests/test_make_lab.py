@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import subprocess
@@ -18,8 +17,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def test_make_lab_serves_jupyterlab(tmp_path):
     port, token = free_port(), secrets.token_hex(16)
     args = f"--IdentityProvider.token={token} --ServerApp.port_retries=0"
-    if os.geteuid() == 0:
-        args += " --allow-root"  # jupyter refuses root without it
     log = tmp_path / "make-lab.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen(["make", "lab", f"LAB_PORT={port}", f"LAB_ARGS={args}"],
