@@ -8,7 +8,6 @@ Metrics are grouped by what they measure, so ``loss`` and ``val_loss`` share one
 
 from __future__ import annotations
 
-import io
 import math
 import re
 
@@ -126,7 +125,6 @@ def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi:
         ax.grid(True, alpha=0.3)
         if len(names) > 1:
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    from skiff.kernels.backend.figures import render_png
+
+    return render_png(fig)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import html
 import importlib
-import io
 import os
 import re
 import time
@@ -265,10 +264,9 @@ def solution_png(solution, metrics: dict | None = None) -> bytes | None:
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel("residual", fontsize=8)
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    from skiff.kernels.backend.figures import render_png
+
+    return render_png(fig)
 
 
 # OCR -----------------------------------------------------------------------------------------
