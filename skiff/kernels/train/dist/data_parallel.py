@@ -337,6 +337,20 @@ class DataParallel(Strategy):
         self._comm().barrier()
 
     # --- checkpoints ------------------------------------------------------------------------
+    def _note_reshard(self, layout) -> None:
+        self._fresh_optimizer = True
+        if self.reporter is not None:
+            self.reporter.log(f"checkpoint of layout {layout} resharded onto this layout: "
+                              "weights, data position and RNG restored; the optimizer state "
+                              "starts afresh", level="warning")
+
+    _fresh_optimizer = False
+
+    def load_optimizer_state_dict(self, optimizer, state) -> None:
+        if state is None and self._fresh_optimizer:
+            return  # after resharding from a model-splitting layout: moments start at zero
+        optimizer.load_state_dict(state)
+
     def _extra_state(self) -> dict:
         if isinstance(self.compressor, NoCompression):
             return {}
@@ -358,6 +372,15 @@ class DataParallel(Strategy):
         found = load_sharded(directory, self._comm(), on_corrupt=corrupt)
         if found is None:
             return None
+        layout = found.get("layout") or {}
+        if "full_model" in (found["replicated"] or {}):
+            # written by a strategy that splits the model: start from its gathered weights
+            state = dict(found["replicated"])
+            state["model"] = state.pop("full_model")
+            state["optimizer"] = None
+            self._note_reshard(layout)
+            state.setdefault("step", found["step"])
+            return state
         state = merge_state(found["replicated"], found["sharded"])
         if isinstance(state, dict):
             comp = state.pop("compression", None)

@@ -20,6 +20,7 @@ from .tensor_parallel import (
     VocabParallelEmbedding,
     gather_full_state,
     parallelize_gpt,
+    shard_from_full,
 )
 
 __all__ = ["TensorParallel"]
@@ -77,6 +78,7 @@ class TensorParallel(DataParallel):
             raise ValueError(f"tensor parallel splits GPT models (blocks .h, .lm_head); got "
                              f"{type(model).__name__}: use strategy='dp' or 'zero2'")
         parallelize_gpt(model, g.tp)
+        self.model = model
         self._broadcast_params(model)
         named = list(model.named_parameters())
         self.names = [n for n, _ in named]
@@ -121,14 +123,22 @@ class TensorParallel(DataParallel):
         from .checkpoint import save_sharded
         from .data_parallel import split_state
 
-        # tensor-parallel slices and their optimizer state belong to this rank's layout
+        # this rank's slices and their optimizer state belong to this layout; the gathered
+        # single-device weights go along, so another layout can start from them
         state = dict(state)
         for key in ("model", "optimizer"):
             if key in state:
                 state[key] = PerRank(state[key])
+        state["full_model"] = self.full_state_dict(self.model)  # a collective
         rep, sh = split_state(state)
         return save_sharded(directory, self.groups.world, replicated=rep, sharded=sh,
-                            step=step, keep=keep, layout=self.layout.to_json())
+                            step=step, keep=keep, layout=self._layout_record())
+
+    def _layout_record(self) -> dict:
+        return {**self.layout.to_json(), "strategy": type(self).__name__}
+
+    def _model_state_from_full(self, full: dict) -> dict:
+        return shard_from_full(self.model, full)
 
     def load_checkpoint(self, directory) -> dict | None:
         from .checkpoint import load_sharded
@@ -137,10 +147,18 @@ class TensorParallel(DataParallel):
         found = load_sharded(directory, self._groups().world)
         if found is None:
             return None
-        if found["layout"] != self.layout.to_json():
-            raise ValueError(f"a tensor-parallel checkpoint of layout {found['layout']} "
-                             f"loads only on the same layout, not {self.layout.to_json()}")
-        state = merge_state(found["replicated"], found["sharded"])
+        if found["layout"] == self._layout_record():
+            state = merge_state(found["replicated"], found["sharded"])
+        else:
+            state = dict(found["replicated"])
+            full = state.pop("full_model", None) or state.get("model")
+            if full is None:
+                raise ValueError(f"the checkpoint of layout {found['layout']} holds no full "
+                                 "model to reshard from")
+            state["model"] = self._model_state_from_full(full)
+            state["optimizer"] = None
+            self._note_reshard(found["layout"])
+        state.pop("full_model", None)
         state.setdefault("step", found["step"])
         return state
 

@@ -133,6 +133,10 @@ class PipelineParallel(DataParallel):
     # stages hold different parameters: checkpoints go per rank over the whole world
     save_checkpoint = TensorParallel.save_checkpoint
     load_checkpoint = TensorParallel.load_checkpoint
+    _layout_record = TensorParallel._layout_record
+
+    def _model_state_from_full(self, full: dict) -> dict:
+        return dict(full)  # every stage holds the whole model object
 
     def bind(self, *, device=None, reporter=None):
         self._groups()

@@ -30,7 +30,7 @@ from .comm import Comm
 
 __all__ = ["CopyToGroup", "ReduceFromGroup", "ColumnParallelLinear", "RowParallelLinear",
            "ParallelAttention", "VocabParallelEmbedding", "vocab_parallel_cross_entropy",
-           "parallelize_gpt", "gather_full_state"]
+           "parallelize_gpt", "gather_full_state", "shard_from_full"]
 
 
 class CopyToGroup(Function):
@@ -74,7 +74,9 @@ class ColumnParallelLinear(Module):
         if rows is None:
             rows = np.arange(w.shape[0])[_part(w.shape[0], comm.size, comm.rank,
                                                "output features")]
-        return cls(w[rows].copy(), None if b is None else b[rows].copy(), comm, w.shape[0])
+        out = cls(w[rows].copy(), None if b is None else b[rows].copy(), comm, w.shape[0])
+        out.rows = np.asarray(rows)
+        return out
 
     def forward(self, x):
         x = CopyToGroup.apply(x, comm=self.comm)
@@ -97,7 +99,9 @@ class RowParallelLinear(Module):
         if cols is None:
             cols = np.arange(w.shape[1])[_part(w.shape[1], comm.size, comm.rank,
                                                "input features")]
-        return cls(w[:, cols].copy(), None if b is None else b.copy(), comm)
+        out = cls(w[:, cols].copy(), None if b is None else b.copy(), comm)
+        out.cols = np.asarray(cols)
+        return out
 
     def forward(self, x):
         y = ReduceFromGroup.apply(F.linear(x, self.weight, None), comm=self.comm)
@@ -267,6 +271,28 @@ def gather_full_state(model) -> dict:
             state[prefix + "c_proj.weight"] = _cat(comm, mod.c_proj.weight.data, 1)
             if mod.c_proj.bias is not None:
                 state[prefix + "c_proj.bias"] = mod.c_proj.bias.data.copy()
+    return state
+
+
+def shard_from_full(model, full: dict) -> dict:
+    """This rank's state dict of a tensor-parallel model, cut from a single-device state dict
+    (the inverse of :func:`gather_full_state`; loading a checkpoint of another layout)."""
+    state = {}
+    for name in model.state_dict():
+        if name not in full:
+            raise KeyError(f"the full state lacks {name!r}")
+        state[name] = full[name]
+    for name, mod in model.named_modules():
+        prefix = f"{name}." if name else ""
+        if isinstance(mod, ColumnParallelLinear):
+            state[prefix + "weight"] = full[prefix + "weight"][mod.rows].copy()
+            if mod.bias is not None:
+                state[prefix + "bias"] = full[prefix + "bias"][mod.rows].copy()
+        elif isinstance(mod, RowParallelLinear):
+            state[prefix + "weight"] = full[prefix + "weight"][:, mod.cols].copy()
+        elif isinstance(mod, VocabParallelEmbedding):
+            n = mod.weight.shape[0]
+            state[prefix + "weight"] = full[prefix + "weight"][mod.lo:mod.lo + n].copy()
     return state
 
 
