@@ -412,3 +412,63 @@ def pipecg_update(vs, alpha, beta):
         d += wi * ui
         rr += ri * ri
     return g, d, rr
+
+
+# ------------------------------------------------------------------ transpose restriction
+@njit(**JIT)
+def _tweights(n, m, slo, shi):
+    """Per coarse index: up to four fine indices and weights of (P^T / 2) along one axis
+    (identity when the axis is not coarsened)."""
+    idx = np.zeros((m, 4), dtype=np.int64)
+    w = np.zeros((m, 4))
+    if n == m:
+        for i in range(m):
+            idx[i, 0] = i
+            w[i, 0] = 1.0
+        return idx, w
+    for i in range(m):
+        a, b = 2 * i, 2 * i + 1
+        idx[i, 0], idx[i, 1] = a, b
+        w[i, 0] = 0.375 + (0.125 * slo if i == 0 else 0.0)
+        w[i, 1] = 0.375 + (0.125 * shi if i == m - 1 else 0.0)
+        if i > 0:
+            idx[i, 2] = a - 1
+            w[i, 2] = 0.125
+        if i < m - 1:
+            idx[i, 3] = b + 1
+            w[i, 3] = 0.125
+    return idx, w
+
+
+@njit(**JIT)
+def restrict_t(r, fc, signs):
+    """fc = P^T r / 2^d (the scaled transpose of :func:`prolong_add`); returns |r|^2."""
+    n0, n1, n2 = r.shape
+    m0, m1, m2 = fc.shape
+    k_i, k_w = _tweights(n0, m0, signs[0], signs[1])
+    j_i, j_w = _tweights(n1, m1, signs[2], signs[3])
+    i_i, i_w = _tweights(n2, m2, signs[4], signs[5])
+    row = np.empty(n2)
+    for K in range(m0):
+        for J in range(m1):
+            row[:] = 0.0
+            for a in range(4):
+                wk = k_w[K, a]
+                if wk == 0.0:
+                    continue
+                for c in range(4):
+                    wkj = wk * j_w[J, c]
+                    if wkj == 0.0:
+                        continue
+                    src = r[k_i[K, a], j_i[J, c]]
+                    for i in range(n2):
+                        row[i] += wkj * src[i]
+            out = fc[K, J]
+            for i in range(m2):
+                out[i] = (i_w[i, 0] * row[i_i[i, 0]] + i_w[i, 1] * row[i_i[i, 1]]
+                          + i_w[i, 2] * row[i_i[i, 2]] + i_w[i, 3] * row[i_i[i, 3]])
+    rr = 0.0
+    rf = r.ravel()
+    for i in range(rf.size):
+        rr += rf[i] * rf[i]
+    return rr

@@ -103,6 +103,14 @@ def _prolong_gpu(u, ec, signs):
     return u
 
 
+@fused.restrict_t.implement("gpu", "cuda", available=gpu_available)
+def _restrict_t_gpu(r, fc, signs):
+    cp = cupy()
+    _launch("restrict_t", fc.size,
+            (r, fc, cp.asarray(signs, dtype=cp.float64), *_i(*r.shape, *fc.shape)))
+    return fc, float((r * r).sum())
+
+
 @fused.axpy_norm.implement("gpu", "cuda", available=gpu_available)
 def _axpy_norm_gpu(x, r, p, q, alpha):
     import numpy as np

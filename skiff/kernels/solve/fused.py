@@ -12,6 +12,7 @@ output in place, returning it (plus the fused reduction) so that
 ``solve.residual_restrict_*``   r = f - A u restricted to the coarse grid (mean), returns |r|^2
 ``solve.restrict``              fc = R r (mean of the children), returns |r|^2
 ``solve.prolong_add``           u += P e (cell-centred trilinear), ghost factors for the sides
+``solve.restrict_t``            fc = P^T r / 2^d (the symmetric restriction), returns |r|^2
 ``solve.axpy_norm``             x += a p, r -= a q, returns |r|^2
 ``solve.jacobi_dot``            z = r / diag, returns r.z
 ``solve.pipecg_update``         the eight recurrences of pipelined CG with its three dots
@@ -26,7 +27,8 @@ from skiff.kernels.backend import custom_op, get_array_module, numba_available
 
 __all__ = [
     "apply_const", "apply_var", "rbgs_const", "rbgs_var", "residual_restrict_const", "restrict",
-    "residual_restrict_var", "prolong_add", "axpy_norm", "jacobi_dot", "pipecg_update",
+    "residual_restrict_var", "prolong_add", "restrict_t", "axpy_norm", "jacobi_dot",
+    "pipecg_update",
     "nb", "const_diag",
 ]
 
@@ -198,6 +200,37 @@ def prolong_add(u, ec, signs):
 @prolong_add.implement("cpu", "numba", available=numba_available)
 def _prolong_nb(u, ec, signs):
     return nb().prolong_add(u, ec, signs)
+
+
+def _restrict_t_axis(r, axis, m, slo, shi):
+    """The transpose of :func:`_interp_axis` along ``axis`` (to ``m`` cells), halved."""
+    xp = get_array_module(r)
+    if r.shape[axis] == m:
+        return r
+    r = xp.moveaxis(r, axis, 0)
+    ev, od = r[0::2], r[1::2]                 # fine cells 2i and 2i+1 of coarse cell i
+    out = 0.75 * (ev + od)
+    out[1:] += 0.25 * od[:-1]                 # fine 2i-1 feeds coarse i from below
+    out[:-1] += 0.25 * ev[1:]                 # fine 2i+2 feeds coarse i from above
+    out[0] += 0.25 * slo * ev[0]
+    out[-1] += 0.25 * shi * od[-1]
+    return xp.moveaxis(0.5 * out, 0, axis)
+
+
+@custom_op("solve.restrict_t")
+def restrict_t(r, fc, signs):
+    """fc = P^T r / 2^d, the scaled transpose of ``prolong_add`` (so that a multigrid cycle with
+    symmetric smoothing is a symmetric preconditioner); returns (fc, |r|^2)."""
+    e = r
+    for ax in range(3):
+        e = _restrict_t_axis(e, ax, fc.shape[ax], float(signs[2 * ax]), float(signs[2 * ax + 1]))
+    fc[...] = e
+    return fc, float((r * r).sum())
+
+
+@restrict_t.implement("cpu", "numba", available=numba_available)
+def _restrict_t_nb(r, fc, signs):
+    return fc, nb().restrict_t(r, fc, signs)
 
 
 # ---------------------------------------------------------------------------- Krylov updates

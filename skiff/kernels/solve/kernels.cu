@@ -181,3 +181,34 @@ extern "C" __global__ void jacobi_dot(const double* r, const double* invdiag, do
     }
     block_add(v, rz);
 }
+
+// one coarse index along an axis: up to four fine indices and weights of P^T / 2
+__device__ int tweights(int ic, int n, int m, double slo, double shi, int* idx, double* w) {
+    if (n == m) { idx[0] = ic; w[0] = 1.0; return 1; }
+    int a = 2 * ic, cnt = 2;
+    idx[0] = a; w[0] = 0.375 + (ic == 0 ? 0.125 * slo : 0.0);
+    idx[1] = a + 1; w[1] = 0.375 + (ic == m - 1 ? 0.125 * shi : 0.0);
+    if (ic > 0) { idx[cnt] = a - 1; w[cnt] = 0.125; ++cnt; }
+    if (ic < m - 1) { idx[cnt] = a + 2; w[cnt] = 0.125; ++cnt; }
+    return cnt;
+}
+
+// fc = P^T r / 2^d, one thread per coarse cell (the transpose of prolong_add)
+extern "C" __global__ void restrict_t(const double* r, double* fc, const double* sg,
+                                      int n0, int n1, int n2, int m0, int m1, int m2) {
+    long c = (long)blockIdx.x * BLOCK + threadIdx.x;
+    long m = (long)m0 * m1 * m2;
+    if (c >= m) return;
+    int i = (int)(c % m2), j = (int)((c / m2) % m1), k = (int)(c / ((long)m1 * m2));
+    int ki[4], ji[4], ii[4];
+    double kw[4], jw[4], iw[4];
+    int nk = tweights(k, n0, m0, sg[0], sg[1], ki, kw);
+    int nj = tweights(j, n1, m1, sg[2], sg[3], ji, jw);
+    int ni = tweights(i, n2, m2, sg[4], sg[5], ii, iw);
+    double s = 0.0;
+    for (int x = 0; x < nk; ++x)
+        for (int y = 0; y < nj; ++y)
+            for (int z = 0; z < ni; ++z)
+                s += kw[x] * jw[y] * iw[z] * r[((long)ki[x] * n1 + ji[y]) * n2 + ii[z]];
+    fc[c] = s;
+}

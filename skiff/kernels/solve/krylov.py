@@ -42,11 +42,13 @@ def _report(history, callback, it, x):
         callback(it, history[-1], x)
 
 
-def cg(op, b, x, M=None, *, tol, maxiter, callback=None):
+def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
     """Preconditioned conjugate gradients (A symmetric positive definite, M positive definite).
 
-    With a preconditioner the flexible form (Polak-Ribiere beta, one extra dot product) keeps
-    the convergence of CG when M is a multigrid cycle that is not exactly symmetric."""
+    ``flexible=True`` uses the Polak-Ribiere beta (one extra dot product), which keeps CG
+    converging when M is only nearly symmetric (a variable or non-symmetric preconditioner);
+    every preconditioner of skiff is symmetric, so the default is the plain Fletcher-Reeves
+    form, the one of scipy.sparse.linalg.cg."""
     r = b.copy()
     q = b * 0.0
     if _dot(x, x) > 0:
@@ -83,9 +85,9 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None):
             if rz_new <= 0:
                 raise SolveError(f"cg: the preconditioner is not positive definite "
                                  f"(r.Mr = {rz_new:.3e} at iteration {it})")
-            # flexible (Polak-Ribiere) beta: robust when M is only nearly symmetric (a
-            # multigrid cycle); equals rz_new / rz for a symmetric M in exact arithmetic
-            beta = -alpha * _dot(z, q) / rz
+            # flexible (Polak-Ribiere) beta equals rz_new / rz for a symmetric M in exact
+            # arithmetic
+            beta = -alpha * _dot(z, q) / rz if flexible else rz_new / rz
         else:
             rz_new = rr
             beta = rz_new / rz

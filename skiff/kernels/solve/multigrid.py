@@ -22,11 +22,12 @@ import numpy as np
 from . import fused
 from .stencil import ConstStencil, VarStencil, coarsen_factors
 
-__all__ = ["GeometricMG", "CYCLES", "SMOOTHERS"]
+__all__ = ["GeometricMG", "CYCLES", "SMOOTHERS", "RESTRICTIONS"]
 
 CYCLES = ("V", "W", "F")
 DENSE_COARSE = 2048      # coarsest grids up to this size get a dense inverse, larger a sparse LU
 SMOOTHERS = ("rbgs", "chebyshev")
+RESTRICTIONS = ("mean", "transpose")
 
 
 def resolve_op(op, xp):
@@ -59,6 +60,16 @@ class _Level:
         self._rr = resolve_op(
             fused.residual_restrict_const if c else fused.residual_restrict_var, xp)
         self.prolong = resolve_op(fused.prolong_add, xp)
+        self._rt = resolve_op(fused.restrict_t, xp)
+        self.r = None
+
+    def residual_restrict_t(self, u, f, fc, signs) -> float:
+        """fc = P^T (f - A u) / 2^d (the symmetric restriction); returns |f - A u|^2."""
+        if self.r is None:
+            self.r = self.xp.empty(self.shape)
+        self.apply(u, self.r)
+        self.xp.subtract(f, self.r, out=self.r)
+        return self._rt(self.r, fc, signs)[1]
 
     def apply(self, u, out) -> float:
         return self._apply(u, *self.arrays, out)[1]
@@ -123,6 +134,12 @@ class GeometricMG:
         Smoothing steps before and after the coarse correction.
     coarse_size : int
         Stop coarsening at about this many cells; that grid is solved directly.
+    restriction : 'mean' or 'transpose'
+        Restriction of the stationary cycles (``iterate``, ``fmg``): the mean of the children
+        (fused with the residual; robust on coefficient jumps) or the scaled transpose of the
+        prolongation. The preconditioner (:meth:`precondition`) always uses the transpose, so
+        that with ``pre == post`` it is a symmetric positive definite operator (plain and
+        pipelined CG need that).
     singular : bool
         The operator has constants in its null space (pure Neumann): the coarse solve uses a
         pseudo-inverse and the stationary iteration removes the mean.
@@ -130,12 +147,17 @@ class GeometricMG:
     """
 
     def __init__(self, stencil, signs, *, cycle="V", smoother="rbgs", pre=2, post=2,
-                 coarse_size=512, singular=False, xp=np):
+                 coarse_size=512, singular=False, restriction="mean", xp=np):
         if cycle not in CYCLES:
             raise ValueError(f"unknown cycle {cycle!r}: choose from {', '.join(CYCLES)}")
         if smoother not in SMOOTHERS:
             raise ValueError(f"unknown smoother {smoother!r}: choose from {', '.join(SMOOTHERS)}")
+        if restriction not in RESTRICTIONS:
+            raise ValueError(f"unknown restriction {restriction!r}: choose from "
+                             f"{', '.join(RESTRICTIONS)}")
         self.cycle_type, self.smoother = cycle, smoother
+        self.restriction = restriction
+        self._sym = restriction == "transpose"
         self.pre, self.post = int(pre), int(post)
         self.singular = singular
         self.xp = xp
@@ -199,9 +221,13 @@ class GeometricMG:
             self._coarse_solve(lv, u, f)
             return
         self._smooth(lv, u, f, self.pre, False)
-        nxt = self.levels[level + 1]
-        lv.residual_restrict(u, f, nxt.f)
+        self._restrict(lv, u, f, self.levels[level + 1].f)
         self._correct(level, u, kind)
+
+    def _restrict(self, lv, u, f, fc) -> float:
+        if self._sym:
+            return lv.residual_restrict_t(u, f, fc, self.signs)
+        return lv.residual_restrict(u, f, fc)
 
     def _correct(self, level, u, kind):
         """Coarse-grid correction (the restricted residual is already in the next level's f),
@@ -229,9 +255,13 @@ class GeometricMG:
         if self.nlevels == 1:
             self._coarse_solve(lv, out, r)
             return out
-        self._smooth(lv, out, r, self.pre, False)
-        lv.residual_restrict(out, r, self.levels[1].f)
-        self._correct(0, out, self.cycle_type)
+        sym, self._sym = self._sym, True
+        try:
+            self._smooth(lv, out, r, self.pre, False)
+            self._restrict(lv, out, r, self.levels[1].f)
+            self._correct(0, out, self.cycle_type)
+        finally:
+            self._sym = sym
         return out
 
     # -------------------------------------------------------------------------- solvers
@@ -259,7 +289,7 @@ class GeometricMG:
         nxt = self.levels[1]
         for it in range(int(maxiter) + 1):
             self._smooth(lv, u, b, self.pre, False)
-            rnorm = float(np.sqrt(lv.residual_restrict(u, b, nxt.f)))
+            rnorm = float(np.sqrt(self._restrict(lv, u, b, nxt.f)))
             hist.append(rnorm)
             if callback is not None:
                 callback(it, rnorm, u)
@@ -298,7 +328,7 @@ class GeometricMG:
             self._rhs = fs[level]
             for _ in range(cycles):
                 self._smooth(lv, fine, fs[level], self.pre, False)
-                lv.residual_restrict(fine, fs[level], self.levels[level + 1].f)
+                self._restrict(lv, fine, fs[level], self.levels[level + 1].f)
                 self._correct(level, fine, self.cycle_type)
             u = fine
         return u

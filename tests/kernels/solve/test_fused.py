@@ -102,6 +102,21 @@ def test_prolong_add(xp, fine, coarse):
              require_fast=_require(xp))
 
 
+@pytest.mark.parametrize("fine,coarse", [((1, 16, 8), (1, 8, 4)), ((8, 6, 4), (4, 3, 2)),
+                                         ((1, 2, 10), (1, 1, 5)), ((6, 8, 3), (3, 4, 3))])
+def test_restrict_t_twins_and_adjoint_of_prolong(xp, fine, coarse):
+    """restrict_t is P^T / 2^d: <P e, r> = 2^d <e, R r> against the prolong_add kernel."""
+    rng = np.random.default_rng(8)
+    r, ec = rng.standard_normal(fine), rng.standard_normal(coarse)
+    for signs in (np.array([-1.0, 1.0, 1.0, -1.0, -1.0, 1.0]), np.ones(6)):
+        check_op(fused.restrict_t, *_dev(xp, r, np.empty(coarse), signs), rtol=1e-12,
+                 atol=1e-12, require_fast=_require(xp))
+        pe = fused.prolong_add.reference(np.zeros(fine), ec, signs)
+        fc = fused.restrict_t.reference(r, np.empty(coarse), signs)[0]
+        d = sum(a != b for a, b in zip(fine, coarse))
+        np.testing.assert_allclose((pe * r).sum(), 2**d * (ec * fc).sum(), rtol=1e-12)
+
+
 def test_prolong_reproduces_linear_functions_inside():
     # a linear coarse field interpolates exactly away from the edges
     m = np.arange(6.0)
@@ -133,7 +148,7 @@ def test_pipecg_update(n):
 
 def test_every_solve_op_has_cpu_and_gpu_twins():
     ops = {k: v for k, v in registered_ops().items() if k.startswith("solve.")}
-    assert len(ops) == 11
+    assert len(ops) == 12
     for name, op in ops.items():
         backends = {i.backend for i in op.impls}
         assert "cpu" in backends, name
@@ -151,5 +166,6 @@ def test_cuda_source_compiles(tmp_path):
     assert proc.returncode == 0, proc.stderr
     ptx = out.read_text()
     for name in ("apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
-                 "residual_restrict_const", "prolong_add", "axpy_norm", "jacobi_dot"):
+                 "residual_restrict_const", "prolong_add", "axpy_norm", "jacobi_dot",
+                 "restrict_t"):
         assert f".entry {name}(" in ptx, name
