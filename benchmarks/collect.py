@@ -1,0 +1,49 @@
+"""Gather ``benchmarks/results/*.md`` into ``benchmarks/RESULTS.md``.
+
+Each area's benchmark writes its own page under ``results/`` (so areas never edit one file at
+once); this script puts them together in a fixed order with a short header.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ORDER = ["jobs", "widgets", "train-core", "train", "dist", "solve", "ocr"]
+TITLES = {
+    "jobs": "Jobs: launch → first event (issue 2)",
+    "widgets": "Widgets: update batching (issue 2, 7)",
+    "train-core": "Training core: attention and step (issue 3)",
+    "train": "Trainer: gpt-mini vs PyTorch, packed attention, step memory (issue 3)",
+    "dist": "Distributed training and the planner (issue 4)",
+    "solve": "Solvers (issue 5)",
+    "ocr": "OCR (issue 6)",
+}
+
+HEADER = """# Benchmark results
+
+Every figure is a ratio against a peer measured in the same run, on this project's reference
+machine (2 cores, 24 GiB, no GPU) unless a section says otherwise. Threads are set equally for
+skiff and its peer (`OPENBLAS_NUM_THREADS=1`, one method per process). Regenerate a section with
+its command (given in the section), then `python benchmarks/collect.py`. `make bench` runs all.
+Sections measured while other work loaded the machine say so; their ratios are the figures to
+read, not the absolute times.
+"""
+
+
+def main() -> None:
+    pages = {p.stem: p for p in (HERE / "results").glob("*.md")}
+    names = [n for n in ORDER if n in pages] + sorted(set(pages) - set(ORDER))
+    parts = [HEADER]
+    for name in names:
+        body = pages[name].read_text().strip()
+        lines = body.splitlines()
+        if lines and lines[0].startswith("# "):
+            body = "\n".join(lines[1:]).strip()
+        parts.append(f"## {TITLES.get(name, name)}\n\nSource: `benchmarks/results/{name}.md`\n\n"
+                     f"{body}\n")
+    (HERE / "RESULTS.md").write_text("\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()
