@@ -47,7 +47,9 @@ unit: $(STAMP)
 	  -m "not mpi and not notebook and not browser and not slow" $(PYTEST_ARGS)
 
 bench: $(STAMP) system-deps
+	@bash tools/bench-deps.sh
 	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/collect.py
 
 clean:
 	rm -rf $(VENV) $(LAB_DIR) test-artifacts .pytest_cache skiff-runs
