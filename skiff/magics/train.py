@@ -60,8 +60,12 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
             if not cell.strip():
                 raise ValueError("%%train needs a cell that defines model and dataset")
             config = to_config({**values, "source": cell})
-            job = launch("train", config, np=np_, runner=opts.get("runner", "auto"),
-                         device=config["device"], label="%%train")
+            if as_process:
+                job = launch("train", config, np=np_, runner=opts.get("runner", "auto"),
+                             device=config["device"], label="%%train")
+            else:  # on a thread the cell sees the notebook's variables
+                job = launch("train", config, fn=_cell_job(user_ns), runner="thread",
+                             device=config["device"], label="%%train")
             job.add_done_callback(_deliver(user_ns, config, set_model=True))
             return job, opts
         model_obj, data_obj = _lookup(values, user_ns)
@@ -78,6 +82,18 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
                              "cannot travel to other processes: use --np 1, built-in names, or "
                              "%%train --np N with a cell that builds them")
         return _launch_objects(values, model_obj, data_obj), opts
+
+
+def _cell_job(user_ns: dict):
+    """The job of a ``%%train`` cell on a thread: the cell runs with the notebook's
+    variables visible (a copy of the namespace), then trains."""
+    from skiff.kernels.train.entry import CELL_NAMES, exec_cell, train_parts
+
+    def job(cfg, reporter):
+        ns = exec_cell(cfg["source"], seed=int(cfg.get("seed") or 0), namespace=user_ns)
+        return train_parts({k: ns.get(k) for k in CELL_NAMES}, cfg, reporter)
+
+    return job
 
 
 def _lookup(values: dict, user_ns: dict):

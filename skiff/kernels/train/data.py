@@ -25,7 +25,7 @@ import numpy as np
 __all__ = [
     "ArrayDataset", "TextDataset", "DataLoader", "PackedBatch", "pack_sequences",
     "corpus_path", "corpus_text", "CORPORA", "batch_size_of", "token_count",
-    "make_blobs", "make_shapes", "builtin_dataset",
+    "make_blobs", "make_shapes", "builtin_dataset", "as_dataset",
 ]
 
 # shipped public-domain corpora: name -> files under skiff/data/corpus ("classics": all)
@@ -68,13 +68,16 @@ class ArrayDataset:
         if not arrays:
             raise ValueError("ArrayDataset needs at least one array, got none")
         self.arrays = tuple(_host(a) for a in arrays)
-        n = len(self.arrays[0])
+        n = len(self.arrays[0]) if self.arrays[0].ndim else 0
         for i, a in enumerate(self.arrays):
             if a.ndim == 0:
                 raise ValueError(f"array {i} is a scalar; a dataset needs rows, got {a!r}")
+            if a.dtype == object:
+                raise TypeError(f"array {i} is not numeric (rows of different lengths or "
+                                f"mixed types?), got an object array of shape {a.shape}")
             if len(a) != n:
                 shapes = ", ".join(str(b.shape) for b in self.arrays)
-                raise ValueError(f"arrays of an ArrayDataset must have the same length; "
+                raise ValueError(f"arrays of a dataset must have the same number of rows; "
                                  f"got shapes {shapes}")
 
     def __len__(self) -> int:
@@ -92,6 +95,39 @@ class ArrayDataset:
     def __repr__(self) -> str:
         shapes = ", ".join(f"{a.shape}:{a.dtype}" for a in self.arrays)
         return f"ArrayDataset({len(self)} rows; {shapes})"
+
+
+def _is_array_like(a) -> bool:
+    if isinstance(a, (np.ndarray, list)):
+        return True
+    return hasattr(a, "shape") and (hasattr(a, "numpy") or hasattr(a, "__array__"))
+
+
+def as_dataset(data, *, what: str = "dataset"):
+    """``data`` as something with ``len`` and items, for :meth:`Trainer.train`.
+
+    Accepts a dataset (``__len__`` and ``__getitem__``), a tuple ``(X, y)`` (or ``(X,)``,
+    ``(X, y, w)``) of equally long arrays, a dict of such arrays (items are then tuples in the
+    dict's order), a list of ``(x, y)`` sample tuples, or a :class:`DataLoader` (its dataset).
+    A single array is a dataset of rows (for models with their own ``loss(batch)``).
+    """
+    if isinstance(data, DataLoader):
+        return data.dataset
+    if isinstance(data, dict):
+        if not data:
+            raise ValueError(f"the {what} is an empty dict: nothing to train on")
+        return ArrayDataset(*data.values())
+    if isinstance(data, tuple):
+        if not data:
+            raise ValueError(f"the {what} is an empty tuple: pass (X, y) arrays")
+        if all(_is_array_like(a) for a in data):
+            return ArrayDataset(*data)
+    if isinstance(data, np.ndarray) or (_is_array_like(data) and not isinstance(data, list)):
+        return ArrayDataset(data)
+    if data is None or not hasattr(data, "__len__") or not hasattr(data, "__getitem__"):
+        raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
+                        f"items, got {type(data).__name__}")
+    return data
 
 
 def _host(a) -> np.ndarray:

@@ -24,15 +24,25 @@ __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained
 CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
 
 
-def exec_cell(source: str, *, seed: int = 0) -> dict:
+def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None) -> dict:
     """Run a ``%%train`` cell in a fresh namespace (parameter init seeded by ``seed``) and
-    return the namespace; it must define ``model`` and ``dataset``."""
+    return the namespace; it must define ``model`` and ``dataset``. ``namespace`` (the
+    notebook's variables, for a cell run on a thread of the kernel) is copied in first, so
+    the cell can use them without changing them."""
     import skiff
     from skiff.kernels.train import random as train_random
 
     train_random.seed(seed)
-    ns: dict = {"__name__": "__skiff_train_cell__", "skiff": skiff, "np": np}
-    exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's own cell)
+    ns: dict = {k: v for k, v in (namespace or {}).items()
+                if k not in CELL_NAMES and not k.startswith("_")}
+    ns.update({"__name__": "__skiff_train_cell__", "skiff": skiff, "np": np})
+    try:
+        exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's own cell)
+    except NameError as exc:
+        if namespace is not None:
+            raise
+        raise NameError(f"{exc} (a %%train cell run as processes starts from a fresh "
+                        "namespace: build or load the data inside the cell)") from None
     missing = [n for n in ("model", "dataset") if n not in ns]
     if missing:
         raise ValueError(f"the %%train cell must define model and dataset; missing: "

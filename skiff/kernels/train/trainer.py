@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from . import random as train_random
-from .data import PackedBatch, batch_size_of, token_count
+from .data import PackedBatch, as_dataset, batch_size_of, token_count
 from .strategy import NonFiniteLoss, SingleDevice, Strategy
 
 __all__ = ["Trainer", "TrainResult", "TrainingDiverged", "resolve_strategy"]
@@ -312,8 +312,9 @@ class Trainer:
             raise ValueError(f"epochs must be positive, got {epochs!r}")
         if steps is not None:
             _positive_int("steps", steps)
-        if dataset is None or not hasattr(dataset, "__len__"):
-            raise TypeError(f"dataset must have a length and items, got {type(dataset).__name__}")
+        dataset = as_dataset(dataset)
+        if val_dataset is not None:
+            val_dataset = as_dataset(val_dataset, what="validation dataset")
         if len(dataset) == 0:
             raise ValueError("the dataset is empty: nothing to train on")
         rep = self.reporter
@@ -469,6 +470,7 @@ class Trainer:
 
         if self.strategy is None:
             self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
+        dataset = as_dataset(dataset, what="validation dataset")
         if len(dataset) == 0:
             raise ValueError("the validation dataset is empty")
         loader = DataLoader(dataset, batch_size or self.batch_size, shuffle=False)
@@ -491,6 +493,40 @@ class Trainer:
         if classify:
             out["val_accuracy"] = correct / count
         return out
+
+    def predict(self, data, batch_size: int | None = None) -> np.ndarray:
+        """The model's outputs on ``data`` as one host numpy array, in eval mode, no gradients.
+
+        ``data`` is an input array ``X`` (N, ...), a tuple ``(X, y)`` (``y`` is ignored) or a
+        dataset whose items are inputs or ``(x, y)`` pairs. Outputs of the batches are joined
+        along the first axis.
+        """
+        from .data import DataLoader
+        from .tensor import no_grad
+
+        if self.strategy is None:
+            self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
+        dataset = as_dataset(data, what="data to predict on")
+        if len(dataset) == 0:
+            raise ValueError("the data to predict on is empty")
+        loader = DataLoader(dataset, batch_size or max(self.batch_size, 256), shuffle=False)
+        dtype = _param_dtype(self.model)
+        was_training = getattr(self.model, "training", False)
+        outs = []
+        self.model.eval()
+        try:
+            with no_grad():
+                for host_batch in loader:
+                    x = host_batch[0] if isinstance(host_batch, (tuple, list)) else host_batch
+                    if isinstance(x, PackedBatch):
+                        raise TypeError("predict takes arrays of inputs, got packed sequences")
+                    out = self.model(self.strategy.to_device(x, dtype))
+                    outs.append(np.asarray(out.numpy()) if hasattr(out, "numpy")
+                                else np.asarray(out))
+        finally:
+            if was_training:
+                self.model.train()
+        return np.concatenate(outs, axis=0)
 
     # --------------------------------------------------------------------------------------
     def _make_optimizer(self, params):
@@ -540,8 +576,8 @@ class Trainer:
                 what = type(batch).__name__
                 if isinstance(batch, (tuple, list)):
                     what += f" of {len(batch)}"
-                raise TypeError("without a model.loss(batch), batches must be (x, y) pairs; "
-                                f"got a {what}")
+                raise TypeError("without a model.loss(batch), the data must be (x, y) pairs, "
+                                f"e.g. trainer.train((X, y)); got batches of a {what}")
             x, y = batch
             out = model(x)
             if callable(spec):
@@ -619,6 +655,11 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     if spec == "cross_entropy":
         if not np.issubdtype(ydt, np.integer):
             raise TypeError(f"cross-entropy needs integer class-id targets, got dtype {ydt}")
+        if tuple(out.shape) == tuple(y.shape) + (1,) or tuple(out.shape) == tuple(y.shape):
+            raise ValueError(f"model output shape {tuple(out.shape)} with integer targets of "
+                             f"shape {tuple(y.shape)}: cross-entropy wants one output per class"
+                             f"; for regression pass float targets (y.astype('float32')) or "
+                             f"loss='mse'")
         if tuple(out.shape[:-1]) != tuple(y.shape):
             raise ValueError(f"model output shape {tuple(out.shape)} does not match targets "
                              f"shape {tuple(y.shape)}: cross-entropy wants output "
@@ -633,8 +674,11 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
             out = out.reshape(-1, n_cls)
             y = y.reshape(-1)
         return F.cross_entropy(out, y)
-    if not np.issubdtype(ydt, np.floating):
-        raise TypeError(f"MSE needs float targets, got dtype {ydt}")
+    if not np.issubdtype(ydt, np.floating) and not np.issubdtype(ydt, np.integer):
+        raise TypeError(f"MSE needs numeric targets, got dtype {ydt}")
+    if tuple(out.shape) != tuple(y.shape) and (tuple(out.shape) == tuple(y.shape) + (1,) or
+                                               tuple(y.shape) == tuple(out.shape) + (1,)):
+        y = y.reshape(*out.shape)  # targets (N,) against outputs (N, 1), or the reverse
     if tuple(out.shape) != tuple(y.shape):
         raise ValueError(f"model output shape {tuple(out.shape)} does not match targets shape "
                          f"{tuple(y.shape)} (MSE compares them element by element)")

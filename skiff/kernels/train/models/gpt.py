@@ -179,8 +179,12 @@ class GPT(nn.Module):
         with ``top_k``, all but the ``k`` largest are dropped before sampling. With
         ``use_cache`` keys and values of past tokens are kept per layer (the context slides
         once it reaches ``block_size``, which rebuilds the cache). Returns host int64 ids
-        (B, T0 + max_new_tokens).
+        (B, T0 + max_new_tokens). A ``str`` prompt is encoded as bytes and the text comes
+        back (as :meth:`generate_text`).
         """
+        if isinstance(idx, str):  # a text prompt: byte-level ids in, text out
+            return self.generate_text(idx, max_new_tokens, temperature=temperature,
+                                      top_k=top_k, seed=seed, use_cache=use_cache)
         if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
         if temperature < 0:

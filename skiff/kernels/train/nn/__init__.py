@@ -16,6 +16,7 @@ from .layers import (
     SiLU,
     Tanh,
 )
+from .loss import CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 
 __all__ = [
@@ -43,4 +44,6 @@ __all__ = [
     "CausalSelfAttention",
     "TransformerMLP",
     "TransformerBlock",
+    "MSELoss",
+    "CrossEntropyLoss",
 ]

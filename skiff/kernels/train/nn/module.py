@@ -151,8 +151,12 @@ class Module:
         """Copy arrays into the existing parameters and buffers (in place, on their device).
 
         With ``strict`` a missing or unexpected key raises; a shape mismatch always raises.
+        ``state`` may also be a path: an ``.npz`` of ``np.savez(path, **model.state_dict())``,
+        a job's ``model.npz``, or a Trainer checkpoint ``step-....npz`` (its model weights);
+        a loaded checkpoint state (with a ``"model"`` entry) works as well.
         Returns ``{"missing": [...], "unexpected": [...]}``.
         """
+        state = _weights_of(state)
         targets = dict(self._named("_parameters", False))
         targets.update(self._named("_buffers", False))
         missing = [k for k in targets if k not in state]
@@ -213,6 +217,14 @@ class Module:
                     arr = arr.astype(dt)
                 setattr(t, attr, arr)
         return self
+
+    def double(self) -> Module:
+        """Cast float parameters and buffers to float64 in place; returns self."""
+        return self.to(dtype="float64")
+
+    def float(self) -> Module:
+        """Cast float parameters and buffers to float32 in place; returns self."""
+        return self.to(dtype="float32")
 
     def zero_grad(self) -> None:
         for p in self.parameters():
@@ -304,3 +316,29 @@ class Sequential(ModuleList):
         for m in self._modules.values():
             x = m(x)
         return x
+
+
+def _weights_of(state):
+    """A name -> array mapping from a mapping, an opened npz, a path, or a checkpoint state."""
+    import os
+
+    if isinstance(state, (str, os.PathLike)):
+        path = os.fspath(state)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no weights file at {path!r}")
+        with np.load(path, allow_pickle=False) as npz:
+            is_checkpoint = "__meta__" in npz.files
+            arrays = None if is_checkpoint else {k: npz[k] for k in npz.files}
+        if is_checkpoint:
+            from ..checkpoint import load_checkpoint
+
+            return _weights_of(load_checkpoint(path))
+        return arrays
+    if hasattr(state, "files") and hasattr(state, "__getitem__"):  # an open NpzFile
+        return {k: state[k] for k in state.files}
+    if not hasattr(state, "keys"):
+        raise TypeError(f"load_state_dict takes a dict of arrays or a path, got "
+                        f"{type(state).__name__}")
+    if isinstance(state.get("model"), dict) and "optimizer" in state:  # a Trainer checkpoint
+        return state["model"]
+    return state

@@ -1,0 +1,155 @@
+"""A user's first hour: their own numpy arrays through ``skiff.Trainer`` in three lines.
+
+References are independent of skiff: least squares (numpy) for regression, the known
+separating direction for classification, torch for the loss modules.
+"""
+
+import numpy as np
+import pytest
+
+import skiff
+from skiff import nn
+
+
+def _regression(n=512, d=5, noise=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    w = rng.standard_normal(d)
+    y = (x @ w + 0.5 + noise * rng.standard_normal(n)).astype(np.float32)
+    return x, y
+
+
+def _lstsq_mse(x, y):
+    a = np.hstack([x, np.ones((len(x), 1))]).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(a, y.astype(np.float64), rcond=None)
+    return float(np.mean((a @ coef - y) ** 2))
+
+
+class Linear1(nn.Module):
+    def __init__(self, d, out=1):
+        super().__init__()
+        self.fc = nn.Linear(d, out)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@pytest.mark.parametrize("target_shape", ["(N,)", "(N,1)"])
+def test_regression_on_a_tuple_reaches_least_squares(target_shape):
+    x, y = _regression()
+    if target_shape == "(N,1)":
+        y = y[:, None]
+    model = Linear1(x.shape[1])
+    trainer = skiff.Trainer(model, lr=0.05, batch_size=64, schedule="constant", clip=None)
+    result = trainer.train((x, y), epochs=30)
+    pred = trainer.predict(x)
+    assert pred.shape == (len(x), 1)
+    mse = float(np.mean((pred.reshape(y.shape) - y) ** 2))
+    best = _lstsq_mse(x, y.reshape(-1))  # about noise**2 = 0.01
+    assert mse < best * 1.5 + 1e-3, (mse, best)
+    assert result.final_loss < 10 * best
+
+
+def _blobs(n=400, d=4, seed=1):
+    rng = np.random.default_rng(seed)
+    direction = rng.standard_normal(d)
+    x = rng.standard_normal((n, d))
+    margin = x @ direction
+    x = x[np.abs(margin) > 0.3].astype(np.float32)
+    y = (x @ direction > 0).astype(np.int64)
+    return x, y
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_classification_reports_validation_accuracy(dtype):
+    x, y = _blobs()
+    y = y.astype(dtype)
+    model = nn.Sequential(nn.Linear(x.shape[1], 16), nn.ReLU(), nn.Linear(16, 2))
+    trainer = skiff.Trainer(model, lr=0.02, batch_size=32)
+    result = trainer.train((x, y), epochs=8, val_dataset=(x, y))
+    last = result.val_history[-1]
+    assert "val_accuracy" in last
+    # the reported accuracy is the argmax accuracy of the model's own outputs
+    acc = float((trainer.predict(x).argmax(axis=1) == y).mean())
+    assert last["val_accuracy"] == pytest.approx(acc)
+    assert acc > 0.95
+    ev = trainer.evaluate((x, y))
+    assert ev["val_accuracy"] == pytest.approx(acc)
+
+
+def test_list_of_tuples_dict_and_dataset_train_the_same_weights():
+    x, y = _regression(n=96)
+    y = y[:, None]
+    forms = {
+        "tuple": (x, y),
+        "list of tuples": list(zip(x, y, strict=True)),
+        "dict": {"x": x, "y": y},
+        "ArrayDataset": skiff.data.ArrayDataset(x, y),
+        "DataLoader": skiff.data.DataLoader(skiff.data.ArrayDataset(x, y), 8),
+    }
+    weights = {}
+    for name, data in forms.items():
+        skiff.kernels.train.random.seed(3)
+        model = Linear1(x.shape[1])
+        skiff.Trainer(model, lr=0.01, batch_size=16).train(data, epochs=2)
+        weights[name] = model.state_dict()["fc.weight"]
+    for name, w in weights.items():
+        np.testing.assert_allclose(w, weights["tuple"], rtol=1e-6, err_msg=name)
+
+
+def test_custom_module_with_its_own_loss():
+    x, y = _regression(n=256)
+
+    class WithLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(x.shape[1], 1)
+
+        def forward(self, x):
+            return self.fc(x).reshape(-1)
+
+        def loss(self, batch):
+            xb, yb = batch
+            return ((self(xb) - yb) ** 2).mean()
+
+    model = WithLoss()
+    trainer = skiff.Trainer(model, lr=0.05, batch_size=32, schedule="constant")
+    trainer.train((x, y), epochs=20)
+    mse = float(np.mean((trainer.predict(x) - y) ** 2))
+    assert mse < _lstsq_mse(x, y) * 1.5 + 1e-3
+
+
+def test_loss_modules_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((6, 3)).astype(np.float32)
+    target = rng.integers(0, 3, 6)
+    ours = nn.CrossEntropyLoss()(skiff.tensor(logits), skiff.tensor(target)).item()
+    ref = torch.nn.CrossEntropyLoss()(torch.tensor(logits), torch.tensor(target)).item()
+    assert ours == pytest.approx(ref, rel=1e-5)
+    a, b = logits, rng.standard_normal((6, 3)).astype(np.float32)
+    ours = nn.MSELoss(reduction="sum")(skiff.tensor(a), skiff.tensor(b)).item()
+    ref = torch.nn.MSELoss(reduction="sum")(torch.tensor(a), torch.tensor(b)).item()
+    assert ours == pytest.approx(ref, rel=1e-5)
+    # and as the Trainer's loss
+    x, y = _blobs(n=120)
+    result = skiff.Trainer(Linear1(x.shape[1], 2), loss=nn.CrossEntropyLoss(), lr=0.05) \
+        .train((x, y), epochs=3)
+    assert result.final_loss < result.losses[0]
+
+
+def test_mistakes_get_one_clear_line():
+    x, y = _regression(n=64)
+    with pytest.raises(ValueError, match=r"same number of rows; got shapes \(64, 5\), \(10,\)"):
+        skiff.Trainer(Linear1(5)).train((x, y[:10]))
+    with pytest.raises(TypeError, match=r"must be \(x, y\) pairs, e.g. trainer.train\(\(X, y\)\)"):
+        skiff.Trainer(Linear1(5)).train(x)
+    with pytest.raises(ValueError, match=r"for regression pass float targets"):
+        skiff.Trainer(Linear1(5)).train((x, np.arange(64)))
+    with pytest.raises(ValueError, match=r"output shape \(32, 3\) does not match targets "
+                                         r"shape \(32, 1\)"):
+        skiff.Trainer(Linear1(5, 3), batch_size=32).train((x, y[:, None]))
+    with pytest.raises(TypeError, match=r"must be \(X, y\) arrays or a dataset.*got int"):
+        skiff.Trainer(Linear1(5)).train(5)
+    with pytest.raises(ValueError, match=r"class ids must be in \[0, 2\).*got 7"):
+        skiff.Trainer(Linear1(5, 2)).train((x, np.full(64, 7)))
