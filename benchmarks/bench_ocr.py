@@ -219,7 +219,9 @@ def main(argv=None):
         f"Command: `{cmd}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"{args.threads} threads per method; {len(rows)} rendered images "
-        f"({n} per category); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
+        f"({n} per category); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"load average at the end {os.getloadavg()[0]:.1f} (a shared machine: other "
+        "benchmarks and tests ran meanwhile, hence the spread between rounds).", "",
         "Character accuracy (1 - edit distance / length, NFKC) per category, and images/s "
         "over the whole folder (decoding included, after one warm-up image). RapidOCR 3.10 "
         "runs with `limit_type=max, limit_side_len=960`; Tesseract 5 with `eng+chi_sim`, "
