@@ -28,6 +28,16 @@ CYCLES = ("V", "W", "F")
 DENSE_COARSE = 2048      # coarsest grids up to this size get a dense inverse, larger a sparse LU
 SMOOTHERS = ("rbgs", "chebyshev")
 RESTRICTIONS = ("mean", "transpose")
+INTERPOLATIONS = ("auto", "linear", "constant")
+
+
+def inject_add(u, ec):
+    """u += P0 ec: piecewise-constant interpolation (every child takes its parent's value), the
+    transpose of the mean restriction times 2^d. One broadcast pass, in ``xp``."""
+    (n0, n1, n2), (m0, m1, m2) = u.shape, ec.shape
+    v = u.reshape(m0, n0 // m0, m1, n1 // m1, m2, n2 // m2)
+    v += ec[:, None, :, None, :, None]
+    return u
 
 
 def resolve_op(op, xp):
@@ -140,6 +150,11 @@ class GeometricMG:
         prolongation. The preconditioner (:meth:`precondition`) always uses the transpose, so
         that with ``pre == post`` it is a symmetric positive definite operator (plain and
         pipelined CG need that).
+    interpolation : 'auto', 'linear' or 'constant'
+        Interpolation of the preconditioner: trilinear (with restriction P^T / 2^d) or
+        piecewise constant (with the mean of the children, which is P0^T / 2^d; robust across
+        coefficient jumps and bodies). 'auto': linear for uniform coefficients, constant for
+        variable ones.
     singular : bool
         The operator has constants in its null space (pure Neumann): the coarse solve uses a
         pseudo-inverse and the stationary iteration removes the mean.
@@ -147,7 +162,7 @@ class GeometricMG:
     """
 
     def __init__(self, stencil, signs, *, cycle="V", smoother="rbgs", pre=2, post=2,
-                 coarse_size=512, singular=False, restriction="mean", xp=np):
+                 coarse_size=512, singular=False, restriction="mean", interpolation="auto", xp=np):
         if cycle not in CYCLES:
             raise ValueError(f"unknown cycle {cycle!r}: choose from {', '.join(CYCLES)}")
         if smoother not in SMOOTHERS:
@@ -156,8 +171,15 @@ class GeometricMG:
             raise ValueError(f"unknown restriction {restriction!r}: choose from "
                              f"{', '.join(RESTRICTIONS)}")
         self.cycle_type, self.smoother = cycle, smoother
+        if interpolation not in INTERPOLATIONS:
+            raise ValueError(f"unknown interpolation {interpolation!r}: choose from "
+                             f"{', '.join(INTERPOLATIONS)}")
+        if interpolation == "auto":
+            interpolation = "linear" if isinstance(stencil, ConstStencil) else "constant"
+        self.interpolation = interpolation
         self.restriction = restriction
         self._sym = restriction == "transpose"
+        self._p0 = False        # piecewise-constant interpolation (inside precondition)
         self.pre, self.post = int(pre), int(post)
         self.singular = singular
         self.xp = xp
@@ -193,6 +215,7 @@ class GeometricMG:
         grids = " > ".join("x".join(map(str, lv.shape[1:] if lv.shape[0] == 1 else lv.shape))
                            for lv in self.levels)
         return (f"{self.cycle_type}({self.pre},{self.post}) {self.smoother}, "
+                f"{self.interpolation} interpolation, "
                 f"{self.nlevels} levels: {grids}")
 
     # -------------------------------------------------------------------------- cycles
@@ -225,7 +248,7 @@ class GeometricMG:
         self._correct(level, u, kind)
 
     def _restrict(self, lv, u, f, fc) -> float:
-        if self._sym:
+        if self._sym and not self._p0:
             return lv.residual_restrict_t(u, f, fc, self.signs)
         return lv.residual_restrict(u, f, fc)
 
@@ -244,7 +267,10 @@ class GeometricMG:
             self.cycle(level + 1, nxt.u, nxt.f, "F")
             if level + 1 < self.nlevels - 1:
                 self.cycle(level + 1, nxt.u, nxt.f, "V")
-        lv.prolong(u, nxt.u, self.signs)
+        if self._p0:
+            inject_add(u, nxt.u)
+        else:
+            lv.prolong(u, nxt.u, self.signs)
         self._smooth(lv, u, lv.f if u is lv.u else self._rhs, self.post, True)
 
     def precondition(self, r, out):
@@ -256,12 +282,13 @@ class GeometricMG:
             self._coarse_solve(lv, out, r)
             return out
         sym, self._sym = self._sym, True
+        self._p0 = self.interpolation == "constant"
         try:
             self._smooth(lv, out, r, self.pre, False)
             self._restrict(lv, out, r, self.levels[1].f)
             self._correct(0, out, self.cycle_type)
         finally:
-            self._sym = sym
+            self._sym, self._p0 = sym, False
         return out
 
     # -------------------------------------------------------------------------- solvers

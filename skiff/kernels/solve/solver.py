@@ -238,6 +238,10 @@ class Solver:
     precond : {'auto', 'none', 'jacobi', 'chebyshev', 'mg', 'amg'}
         'auto': geometric multigrid on grids, smoothed-aggregation AMG on matrices.
     cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
+    interpolation : {'auto', 'linear', 'constant'}
+        Interpolation of the multigrid preconditioner (restriction is its scaled transpose,
+        so the preconditioner is symmetric): 'auto' is linear for uniform coefficients and
+        piecewise constant for variable ones (robust across jumps and bodies).
     restart : int
         GMRES restart length.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N'
@@ -249,7 +253,8 @@ class Solver:
     """
 
     def __init__(self, system, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
-                 pre=2, post=2, restart=30, device="auto", compatibility=None, n=None):
+                 pre=2, post=2, restart=30, device="auto", compatibility=None, n=None,
+                 interpolation="auto"):
         self.method = _choice(method, METHODS, "method")
         _choice(precond, PRECONDS, "preconditioner")
         _choice(cycle, CYCLES, "cycle")
@@ -290,7 +295,8 @@ class Solver:
             if not self.is_grid:
                 raise ValueError("precond 'mg' needs a grid problem; for a matrix use 'amg'")
             self.mg = GeometricMG(system.stencil, system.signs, cycle=cycle, smoother=smoother,
-                                  pre=pre, post=post, singular=singular, xp=xp)
+                                  pre=pre, post=post, singular=singular,
+                                  interpolation=interpolation, xp=xp)
         if self.method not in ("mg", "fmg", "direct"):
             self.M = self._make_precond(self.precond_name)
         self._sync()
