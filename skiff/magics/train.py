@@ -51,6 +51,8 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
     """Parse a ``%train`` line (and ``%%train`` cell), launch the job; return
     ``(job, launch options)``. Used by the magic; callable without IPython."""
     user_ns = {} if user_ns is None else user_ns
+    if cell is None:
+        line, user_ns = _data_expression(line, user_ns)
     ns = parse_line(COMMAND, line)
     values, opts = split_launch(ns)
     np_ = opts.get("np", 1)
@@ -82,6 +84,32 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
                              "cannot travel to other processes: use --np 1, built-in names, or "
                              "%%train --np N with a cell that builds them")
         return _launch_objects(values, model_obj, data_obj), opts
+
+
+_DATA_NAME = "__train_data__"
+
+
+def _data_expression(line: str, user_ns: dict) -> tuple[str, dict]:
+    """``%train model (X, y) --epochs 3``: a DATA written as a Python tuple or list expression
+    is evaluated in the notebook and stands in as a variable (the line keeps its options)."""
+    head, sep, rest = line.strip().partition(" ")
+    rest = rest.lstrip()
+    if not sep or not head or head.startswith("-") or rest[:1] not in ("(", "["):
+        return line, user_ns
+    cuts = [i for i in range(len(rest)) if rest.startswith(" -", i)] + [len(rest)]
+    for cut in cuts:
+        expr = rest[:cut].strip()
+        try:
+            code = compile(expr, "<%train DATA>", "eval")
+        except SyntaxError:
+            continue
+        with usage_errors():
+            try:
+                value = eval(code, user_ns)  # noqa: S307  (the user's own expression)
+            except NameError as exc:
+                raise ValueError(f"DATA {expr!r}: {exc}") from None
+        return f"{head} {_DATA_NAME} {rest[cut:]}", {**user_ns, _DATA_NAME: value}
+    return line, user_ns
 
 
 def _cell_job(user_ns: dict):

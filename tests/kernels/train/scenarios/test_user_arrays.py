@@ -9,6 +9,7 @@ import pytest
 
 import skiff
 from skiff import nn
+from skiff.kernels.train import random as train_random
 
 
 def _regression(n=512, d=5, noise=0.1, seed=0):
@@ -89,7 +90,7 @@ def test_list_of_tuples_dict_and_dataset_train_the_same_weights():
     }
     weights = {}
     for name, data in forms.items():
-        skiff.kernels.train.random.seed(3)
+        train_random.seed(3)
         model = Linear1(x.shape[1])
         skiff.Trainer(model, lr=0.01, batch_size=16).train(data, epochs=2)
         weights[name] = model.state_dict()["fc.weight"]
