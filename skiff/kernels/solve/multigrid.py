@@ -187,7 +187,7 @@ class GeometricMG:
         self.levels = [_Level(stencil, xp)]
         while True:
             s = self.levels[-1].stencil
-            f = coarsen_factors(s.shape)
+            f = coarsen_factors(s.shape, s.strengths())
             if np.prod(s.shape) <= coarse_size or f == (1, 1, 1):
                 break
             self.levels.append(_Level(s.coarsen(f), xp))

@@ -35,6 +35,9 @@ class Solution:
         Achieved memory bandwidth of the solve, GB/s (bytes the kernels must move / time).
     error : float or None
         Max error against the exact solution, when the problem has one.
+    status : str
+        'converged', or why not: 'maxiter: ...' (the iteration limit was reached before the
+        tolerance; ``converged`` is False and no exception is raised unless ``strict=True``).
     """
 
     field: np.ndarray
@@ -52,6 +55,12 @@ class Solution:
     problem: str = ""
     extent: tuple | None = None
     info: dict = field(default_factory=dict)
+    status: str = ""
+
+    @property
+    def scipy_info(self) -> int:
+        """scipy.sparse.linalg's ``info``: 0 when converged, else the iterations done."""
+        return 0 if self.converged else max(self.iterations, 1)
 
     @property
     def x(self) -> np.ndarray:
@@ -71,7 +80,8 @@ class Solution:
         return {
             "problem": self.problem, "shape": list(self.field.shape), "method": self.method,
             "precond": self.precond, "device": self.device, "iterations": self.iterations,
-            "converged": self.converged, "relative_residual": self.relative_residual,
+            "converged": self.converged, "status": self.status,
+            "relative_residual": self.relative_residual,
             "time_s": self.time, "setup_time_s": self.setup_time,
             "bandwidth_GBps": self.bandwidth, "error": self.error,
             "residuals": [r / (self.bnorm or 1.0) for r in self.residuals], **self.info,

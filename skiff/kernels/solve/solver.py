@@ -74,23 +74,47 @@ class GridOperator:
         return d
 
 
+def _is_linear_operator(A) -> bool:
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "nnz")
+
+
+def _matrix_free(A) -> bool:
+    """A callable ``x -> A x`` or a scipy ``LinearOperator``: no entries to build on."""
+    return (callable(A) and not hasattr(A, "shape")) or _is_linear_operator(A)
+
+
+def _check_real(dtype, what):
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        raise ValueError(f"{what} is complex ({np.dtype(dtype)}); skiff solves real systems "
+                         "only: split into real and imaginary parts (a 2x2 block system) or "
+                         "use scipy.sparse.linalg")
+
+
 class MatrixOperator:
-    """A sparse matrix (scipy or cupyx) or a callable ``x -> A x`` as an operator on vectors."""
+    """A sparse matrix (scipy or cupyx; a dense array becomes CSR), a scipy ``LinearOperator``
+    or a callable ``x -> A x``, as an operator on vectors."""
 
     def __init__(self, A, n: int, xp):
         self.xp = xp
         self.n = n
         self.shape = (n,)
-        self.callable = callable(A) and not hasattr(A, "shape")
+        self.callable = _matrix_free(A)
         if self.callable:
-            self.A = A
+            self.A = A.matvec if _is_linear_operator(A) else A
             self.matvec_bytes = 16 * n
         else:
             self.A = _matrix_on(A, xp)
-            self.matvec_bytes = 12 * A.nnz + 16 * n
+            self.matvec_bytes = 12 * self.A.nnz + 16 * n
 
     def matvec(self, p, out):
-        out[...] = self.A(p) if self.callable else self.A @ p
+        if self.callable:
+            y = self.A(p)
+            if getattr(y, "size", None) != self.n:
+                raise ValueError(f"the operator returned {getattr(y, 'shape', type(y))!r} for "
+                                 f"a vector of {self.n}; it must return {self.n} values")
+            out[...] = y.reshape(out.shape)
+        else:
+            out[...] = self.A @ p
         return out
 
     def matvec_dot(self, p, out) -> float:
@@ -105,7 +129,13 @@ class MatrixOperator:
 
 def _matrix_on(A, xp):
     if xp is np:
-        return sp.csr_matrix(A) if not sp.issparse(A) or A.format != "csr" else A
+        if sp.issparse(A):
+            A = A.tocsr()
+        else:
+            A = sp.csr_matrix(np.asarray(A))
+        if A.dtype != np.float64:
+            A = A.astype(np.float64)
+        return A
     import cupyx.scipy.sparse as csp  # GPU device: cupy is present
 
     if csp.issparse(A):
@@ -216,11 +246,12 @@ class AMGPrecond:
         return "algebraic multigrid " + self.amg.describe()
 
 
-def resolve_precond(precond: str, method: str, is_grid: bool) -> str:
-    """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices."""
+def resolve_precond(precond: str, method: str, is_grid: bool, matrix_free: bool = False) -> str:
+    """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices,
+    none on a function or LinearOperator (no entries to build one from)."""
     if precond != "auto":
         return precond
-    if method in ("mg", "fmg", "direct"):
+    if method in ("mg", "fmg", "direct") or matrix_free:
         return "none"
     return "mg" if is_grid else "amg"
 
@@ -231,7 +262,8 @@ class Solver:
 
     Parameters
     ----------
-    system : GridProblem, scipy.sparse / cupyx.scipy.sparse matrix, or callable ``x -> A x``
+    system : GridProblem, scipy.sparse / cupyx.scipy.sparse matrix or array (any format), dense
+        2D array, scipy ``LinearOperator`` or callable ``x -> A x`` (real; complex is refused)
     method : {'cg', 'pipecg', 'bicgstab', 'gmres', 'mg', 'fmg', 'direct'}
         Krylov method, stationary multigrid cycles ('mg'), full multigrid followed by cycles
         ('fmg'), or SciPy's sparse direct solver ('direct', CPU only; a reference).
@@ -263,7 +295,8 @@ class Solver:
         self.device = resolve_device(device)
         self.xp = xp = xp_for(self.device)
         self.is_grid = isinstance(system, GridProblem)
-        self.precond_name = resolve_precond(precond, method, self.is_grid)
+        self.precond_name = resolve_precond(precond, method, self.is_grid,
+                                            not self.is_grid and _matrix_free(system))
         self.compatibility = compatibility
         self.restart = int(restart)
         self.system = system
@@ -274,15 +307,30 @@ class Solver:
                                  "it non-symmetric: use 'bicgstab' or 'gmres'")
             self.op = GridOperator(system, xp)
         else:
+            _check_real(getattr(system, "dtype", None), "the matrix")
             if callable(system) and not hasattr(system, "shape"):
                 if n is None:
-                    raise ValueError("a callable operator needs n=, the size of the system")
+                    raise ValueError("a callable operator needs n=, the size of the system "
+                                     "(or give b to skiff.solve)")
                 self.op = MatrixOperator(system, int(n), xp)
             else:
                 shape = getattr(system, "shape", None)
                 if shape is None or len(shape) != 2 or shape[0] != shape[1]:
                     raise ValueError(f"the matrix must be square, got shape {shape!r}")
+                if (not sp.issparse(system) and not _is_linear_operator(system)
+                        and not hasattr(system, "nnz")):
+                    arr = np.asarray(system)
+                    if arr.dtype == object or arr.ndim != 2:
+                        raise ValueError(f"system must be a GridProblem, a sparse matrix, a "
+                                         f"dense 2D array, a LinearOperator or a callable, got "
+                                         f"{type(system).__name__}")
                 self.op = MatrixOperator(system, int(shape[0]), xp)
+            if self.op.callable and self.method == "direct":
+                raise ValueError("method 'direct' needs a matrix, not a function or "
+                                 "LinearOperator; use method='cg' (symmetric) or 'gmres'")
+            if self.op.callable and self.precond_name in ("jacobi", "chebyshev", "amg"):
+                raise ValueError(f"precond {self.precond_name!r} needs the matrix entries; with "
+                                 "a function or LinearOperator use precond='none'")
         if self.method in ("mg", "fmg") and not self.is_grid:
             raise ValueError(f"method {method!r} needs a grid problem; for a matrix use "
                              "method='cg' (or 'gmres') with precond='amg'")
@@ -334,7 +382,12 @@ class Solver:
                 raise ValueError("b is required for a matrix system")
             b = self.system.rhs
         host = to_numpy(b) if not isinstance(b, np.ndarray) else b
-        host = np.asarray(host, dtype=np.float64)
+        host = np.asarray(host)
+        _check_real(host.dtype, "b")
+        host = host.astype(np.float64, copy=False)
+        if host.ndim == 2 and host.shape[0] == self.op.n and host.shape[1] > 1:
+            raise ValueError(f"b has shape {host.shape}: {host.shape[1]} right-hand sides; "
+                             "use Solver.solve_many(B) (one setup, one solve per column)")
         if host.size != self.op.n:
             raise ValueError(f"b has {host.size} entries (shape {host.shape}) but the system has "
                              f"{self.op.n} unknowns")
@@ -362,13 +415,26 @@ class Solver:
                     f"pass compatibility='project' to remove the mean")
         return xp.asarray(host)
 
+    def solve_many(self, B, **kwargs) -> list[Solution]:
+        """Solve for every column of ``B`` (shape ``(n, k)``) with the one setup; keyword
+        arguments as :meth:`solve`. Returns a list of ``k`` solutions."""
+        B = np.asarray(to_numpy(B))
+        if B.ndim != 2 or B.shape[0] != self.op.n:
+            raise ValueError(f"B must have shape ({self.op.n}, k), got {B.shape!r}")
+        return [self.solve(B[:, j], **kwargs) for j in range(B.shape[1])]
+
     def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
-              reporter=None) -> Solution:
+              reporter=None, strict=False) -> Solution:
         """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side).
 
-        Stops when ``|b - A x| <= max(rtol |b|, atol)``. ``callback(x)`` is called after each
-        iteration (``x`` on the device, grid-shaped); ``reporter`` (a skiff Reporter) receives
-        the relative residual as the ``residual`` metric and can cancel.
+        Stops when ``|b - A x| <= max(rtol |b|, atol)`` -- scipy.sparse.linalg.cg's test, on
+        the recurrence residual for the Krylov methods. ``callback(xk)`` is called after each
+        iteration, like scipy's (``xk`` on the device, shaped as the grid or as ``(n,)``; do
+        not modify it); ``reporter`` (a skiff Reporter) receives the relative residual as the
+        ``residual`` metric and can cancel. Reaching ``maxiter`` returns a solution with
+        ``converged=False`` and ``status`` saying so; ``strict=True`` raises
+        :class:`SolveError` instead. Inputs of other real dtypes (float32, int) are solved in
+        float64; complex input raises ``ValueError``.
         """
         if not (rtol >= 0 and atol >= 0) or (rtol == 0 and atol == 0):
             raise ValueError(f"solve: rtol and atol must be >= 0 and not both 0, got "
@@ -381,8 +447,16 @@ class Solver:
         n = self.op.n
         if maxiter is None:
             maxiter = 100 if self.method in ("mg", "fmg") else min(10 * n, 20000)
-        x = xp.zeros(self.op.shape) if x0 is None else xp.asarray(
-            np.asarray(to_numpy(x0), dtype=np.float64).reshape(self.op.shape)).copy()
+        if x0 is None:
+            x = xp.zeros(self.op.shape)
+        else:
+            x0h = np.asarray(to_numpy(x0))
+            _check_real(x0h.dtype, "x0")
+            if x0h.size != n:
+                raise ValueError(f"x0 has {x0h.size} entries (shape {x0h.shape}) but the "
+                                 f"system has {n} unknowns")
+            x = xp.asarray(x0h.astype(np.float64).reshape(self.op.shape)).copy()
+        user_shape = self.system.shape if self.is_grid else (n,)
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
 
         reported = [-1]
@@ -398,7 +472,7 @@ class Solver:
                                   message=f"it {it}: |r|/|b| = {rel:.2e}")
                 reporter.check()
             if callback is not None and it > 0:
-                callback(xk)
+                callback(xk.reshape(user_shape))
 
         if bnorm == 0:
             hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
@@ -424,6 +498,14 @@ class Solver:
             problem=self.system.name if self.is_grid else "matrix",
             extent=self.system.info.get("extent") if self.is_grid else None,
             info={"solver": self.describe()})
+        if converged:
+            sol.status = "converged"
+        else:
+            sol.status = (f"maxiter: {sol.iterations} iterations reached (maxiter={maxiter}) "
+                          f"with |r|/|b| = {sol.relative_residual:.3e} above the tolerance "
+                          f"{tol / bnorm if bnorm else tol:.3e}")
+            if strict:
+                raise SolveError(f"{self.method} did not converge: {sol.status}")
         if reporter is not None:
             if reported[0] not in (-1, sol.iterations):     # the last point of the curve
                 reporter.metric("residual", sol.relative_residual, step=sol.iterations)
@@ -477,9 +559,15 @@ def solve(system, b=None, *, method="cg", precond="auto", rtol=1e-8, atol=0.0, m
     """Solve ``A x = b`` in one call: set up a :class:`Solver` and solve once.
 
     ``system`` is a :class:`~skiff.kernels.solve.problems.GridProblem` (``b`` defaults to its
-    right-hand side), a scipy/cupyx sparse matrix, or a callable (then pass ``n=``). Options
-    go to :class:`Solver` (cycle, smoother, pre, post, restart, compatibility, n).
+    right-hand side), a scipy/cupyx sparse matrix or array (any format), a small dense array, a
+    scipy ``LinearOperator`` or a callable ``x -> A x`` (its size is taken from ``b``). Options
+    go to :class:`Solver` (cycle, smoother, pre, post, restart, compatibility, n,
+    interpolation) and ``strict`` to :meth:`Solver.solve`.
     """
+    if (callable(system) and not hasattr(system, "shape") and options.get("n") is None
+            and b is not None):
+        options["n"] = int(np.size(b))
+    strict = options.pop("strict", False)
     solver = Solver(system, method=method, precond=precond, device=device, **options)
     return solver.solve(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
-                        reporter=reporter)
+                        reporter=reporter, strict=strict)

@@ -38,9 +38,21 @@ def to_3d_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     raise ValueError(f"grids are 2D or 3D, got shape {shape!r}")
 
 
-def coarsen_factors(shape3: tuple[int, int, int]) -> tuple[int, int, int]:
-    """Per axis 2 where the axis halves (even and at least 4 cells), else 1."""
-    return tuple(2 if (n % 2 == 0 and n >= 4) else 1 for n in shape3)
+def coarsen_factors(shape3: tuple[int, int, int], strengths=None) -> tuple[int, int, int]:
+    """Per axis 2 where the axis halves (even and at least 4 cells), else 1.
+
+    With ``strengths`` (the mean coupling per axis) an axis coupled more than 4 times weaker
+    than the strongest halvable one is not halved (semi-coarsening): on anisotropic grids the
+    point smoother then still smooths the error along the coarsened axes, and halving the
+    strong axis divides its coupling by 4 until the axes are balanced."""
+    f = [2 if (n % 2 == 0 and n >= 4) else 1 for n in shape3]
+    if strengths is not None and any(x == 2 for x in f):
+        top = max(float(strengths[ax]) for ax in range(3) if f[ax] == 2)
+        g = [2 if (f[ax] == 2 and float(strengths[ax]) * 4.0 > top * 0.999) else 1
+             for ax in range(3)]
+        if any(x == 2 for x in g):
+            f = g
+    return tuple(f)
 
 
 def _face_avg(c: np.ndarray, axis: int, f: tuple[int, int, int]) -> np.ndarray:
@@ -84,6 +96,16 @@ class VarStencil:
 
     def arrays(self):
         return (self.c0, self.c1, self.c2, self.diag)
+
+    def strengths(self) -> tuple[float, float, float]:
+        """Mean interior coupling per axis (0 for an axis of one cell)."""
+        out = []
+        for ax, c in enumerate((self.c0, self.c1, self.c2)):
+            inner = [slice(None)] * 3
+            inner[ax] = slice(1, -1)
+            w = c[tuple(inner)]
+            out.append(float(w.mean()) if w.size else 0.0)
+        return tuple(out)
 
     def to_var(self) -> VarStencil:
         return self
@@ -146,6 +168,9 @@ class ConstStencil:
 
     def arrays(self):
         return (self.a3, self.d[0], self.d[1], self.d[2])
+
+    def strengths(self) -> tuple[float, float, float]:
+        return tuple(float(a) if n > 1 else 0.0 for a, n in zip(self.a, self.shape))
 
     def to_var(self) -> VarStencil:
         n0, n1, n2 = self.shape
