@@ -36,7 +36,7 @@ from .strategy import NonFiniteLoss, SingleDevice, Strategy
 
 __all__ = ["Trainer", "TrainResult", "TrainingDiverged", "resolve_strategy"]
 
-LOSSES = ("auto", "cross_entropy", "mse")
+LOSSES = ("auto", "cross_entropy", "mse", "bce")
 SCHEDULES = ("cosine", "constant")
 
 
@@ -205,8 +205,11 @@ class Trainer:
     batch_size : int
         Samples per optimizer step over all ranks, before accumulation is split off:
         each micro-batch has ``batch_size`` samples and a step sees ``grad_accum`` of them.
-    loss : {"auto", "cross_entropy", "mse"} or callable
-        ``loss(output, target) -> scalar Tensor`` overrides the model's ``loss(batch)``.
+    loss : {"auto", "cross_entropy", "mse", "bce"} or callable
+        ``"auto"``: the model's own ``loss(batch)`` when it has one, else cross-entropy for
+        integer targets and MSE for float targets; ``"bce"`` is binary cross-entropy on raw
+        scores (one output per 0/1 label). ``loss(output, target) -> scalar Tensor`` (e.g.
+        ``nn.CrossEntropyLoss()``) overrides the model's ``loss(batch)``.
     device : str
         ``"auto"``, ``"cpu"``, ``"cuda:0"`` ...
     grad_accum : int
@@ -425,10 +428,11 @@ class Trainer:
                 window_t, window_samples, window_tokens = now, 0, 0
             rep.progress(step, total, unit="step", message=f"loss {metrics['loss']:.4f}")
 
-            # validation at each epoch's end
-            if loader.position >= len(loader) and val_dataset is not None:
+            # validation at each epoch's end, and after the last step when that is mid-epoch
+            if val_dataset is not None and (loader.position >= len(loader) or step == total):
                 val = self.evaluate(val_dataset)
-                val = {"step": step, "epoch": loader.epoch + 1, **val}
+                val = {"step": step, "epoch": round(loader.epoch + loader.position / len(loader),
+                                                    4), **val}
                 val_history.append(val)
                 for k, v in val.items():
                     if k.startswith("val_"):
@@ -531,16 +535,18 @@ class Trainer:
     # --------------------------------------------------------------------------------------
     def _make_optimizer(self, params):
         spec = self.optimizer_spec
-        if spec is None or spec == "adamw":
+        if spec is None or spec in ("adamw", "adam"):
             from .optim import AdamW
 
-            return AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
+            decay = 0.0 if spec == "adam" else self.weight_decay  # Adam: AdamW without decay
+            return AdamW(params, lr=self.lr, weight_decay=decay)
         if spec == "sgd":
             from .optim import SGD
 
             return SGD(params, lr=self.lr, momentum=0.9)
         if isinstance(spec, str):
-            raise ValueError(f"unknown optimizer {spec!r}: choose from adamw, sgd, or pass one")
+            raise ValueError(f"unknown optimizer {spec!r}: choose from adamw, adam, sgd, or pass "
+                             "one")
         if hasattr(spec, "step") and hasattr(spec, "param_groups"):
             return spec
         if callable(spec):
@@ -653,6 +659,9 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
             raise TypeError(f"targets must be integer class ids (cross-entropy) or floats "
                             f"(MSE), got dtype {ydt}")
     if spec == "cross_entropy":
+        if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]) \
+                and out.shape[-1] > 1:
+            y = y.reshape(*y.shape[:-1])  # class ids as a column (N, 1)
         if not np.issubdtype(ydt, np.integer):
             raise TypeError(f"cross-entropy needs integer class-id targets, got dtype {ydt}")
         if tuple(out.shape) == tuple(y.shape) + (1,) or tuple(out.shape) == tuple(y.shape):
@@ -675,7 +684,8 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
             y = y.reshape(-1)
         return F.cross_entropy(out, y)
     if not np.issubdtype(ydt, np.floating) and not np.issubdtype(ydt, np.integer):
-        raise TypeError(f"MSE needs numeric targets, got dtype {ydt}")
+        raise TypeError(f"{'MSE' if spec == 'mse' else 'binary cross-entropy'} needs numeric "
+                        f"targets, got dtype {ydt}")
     if tuple(out.shape) != tuple(y.shape) and (tuple(out.shape) == tuple(y.shape) + (1,) or
                                                tuple(y.shape) == tuple(out.shape) + (1,)):
         y = y.reshape(*out.shape)  # targets (N,) against outputs (N, 1), or the reverse
@@ -684,6 +694,10 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
                          f"{tuple(y.shape)} (MSE compares them element by element)")
     if y.dtype != out.dtype:
         y = y.astype(out.dtype)
+    if spec == "bce":
+        from .nn.loss import binary_cross_entropy_with_logits
+
+        return binary_cross_entropy_with_logits(out, y)
     return F.mse_loss(out, y)
 
 
@@ -693,10 +707,18 @@ def _accuracy(model, batch, spec) -> float | None:
     if spec == "auto" and callable(getattr(model, "loss", None)):
         return None
     x, y = batch
+    if spec == "bce":  # one score per binary label: positive means class 1
+        out = model(x).numpy()
+        yv = y.numpy()
+        if out.size != yv.size:
+            return None
+        return float(((out.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
     if not np.issubdtype(np.dtype(str(y.dtype)), np.integer):
         return None
     out = model(x)
-    if tuple(out.shape[:-1]) != tuple(y.shape):
+    if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):
+        y = y.reshape(*y.shape[:-1])
+    if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:
         return None
     pred = out.numpy().argmax(axis=-1)
     return float((pred == y.numpy()).mean())

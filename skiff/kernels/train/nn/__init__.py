@@ -2,7 +2,7 @@
 
 from . import functional
 from .attention import CausalSelfAttention, TransformerBlock, TransformerMLP
-from .conv import AvgPool2d, BatchNorm2d, Conv2d, MaxPool2d
+from .conv import AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, MaxPool2d
 from .layers import (
     GELU,
     Dropout,
@@ -10,13 +10,16 @@ from .layers import (
     Flatten,
     Identity,
     LayerNorm,
+    LeakyReLU,
     Linear,
     ReLU,
     RMSNorm,
+    Sigmoid,
     SiLU,
+    Softmax,
     Tanh,
 )
-from .loss import CrossEntropyLoss, MSELoss
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 
 __all__ = [
@@ -46,4 +49,9 @@ __all__ = [
     "TransformerBlock",
     "MSELoss",
     "CrossEntropyLoss",
+    "BCEWithLogitsLoss",
+    "Sigmoid",
+    "Softmax",
+    "LeakyReLU",
+    "BatchNorm1d",
 ]

@@ -90,3 +90,17 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class BatchNorm1d(BatchNorm2d):
+    """Batch norm of (N, C) features (or (N, C, L) sequences) per channel, with running
+    statistics for eval mode (as ``BatchNorm2d`` over the other axes)."""
+
+    def forward(self, x):
+        if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
+            raise ValueError(
+                f"BatchNorm1d({self.num_features}) expects (N, {self.num_features}) or "
+                f"(N, {self.num_features}, L), got {tuple(x.shape)}"
+            )
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training, self.momentum, self.eps)

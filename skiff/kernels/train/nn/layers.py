@@ -177,3 +177,36 @@ class Flatten(Module):
 class Identity(Module):
     def forward(self, x):
         return x
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return x.sigmoid()
+
+
+class Softmax(Module):
+    """Softmax over ``axis`` (default the last)."""
+
+    def __init__(self, axis: int = -1):
+        super().__init__()
+        self.axis = axis
+
+    def forward(self, x):
+        return F.softmax(x, axis=self.axis)
+
+    def extra_repr(self):
+        return f"axis={self.axis}"
+
+
+class LeakyReLU(Module):
+    """``max(x, 0) + negative_slope * min(x, 0)``."""
+
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = float(negative_slope)
+
+    def forward(self, x):
+        return x.relu() - (-x).relu() * self.negative_slope
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"

@@ -1,4 +1,5 @@
-"""Loss modules: ``nn.MSELoss()`` and ``nn.CrossEntropyLoss()``, callables ``(output, target)``.
+"""Loss modules: ``nn.MSELoss()``, ``nn.CrossEntropyLoss()``, ``nn.BCEWithLogitsLoss()``,
+callables ``(output, target)``.
 
 They wrap :func:`~skiff.kernels.train.nn.functional.mse_loss` and
 :func:`~skiff.kernels.train.nn.functional.cross_entropy` so that ``Trainer(model,
@@ -58,3 +59,37 @@ class CrossEntropyLoss(Module):
             target = target.reshape(-1)
         return F.cross_entropy(output, target, ignore_index=self.ignore_index,
                                reduction=self.reduction)
+
+
+def binary_cross_entropy_with_logits(logits, target, reduction: str = "mean"):
+    """Binary cross-entropy of raw scores ``logits`` against 0/1 (or probability) targets of
+    the same shape, computed stably as ``max(z, 0) - z * y + log(1 + exp(-|z|))``."""
+    _check_reduction(reduction)
+    if tuple(logits.shape) != tuple(target.shape):
+        raise ValueError(f"binary cross-entropy compares logits {tuple(logits.shape)} with "
+                         f"targets of the same shape, got {tuple(target.shape)}")
+    if target.dtype != logits.dtype:
+        target = target.astype(logits.dtype)
+    per = logits.relu() - logits * target + ((-logits.abs()).exp() + 1.0).log()
+    if reduction == "mean":
+        return per.mean()
+    if reduction == "sum":
+        return per.sum()
+    return per
+
+
+class BCEWithLogitsLoss(Module):
+    """Binary cross-entropy on raw scores (one output per binary label); targets 0/1.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+    """
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, output, target):
+        return binary_cross_entropy_with_logits(output, target, reduction=self.reduction)
