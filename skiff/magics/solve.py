@@ -65,7 +65,12 @@ def _launch_objects(values: dict, opts: dict, user_ns: dict):
     system = user_ns[name]
     if not _is_system(system):
         raise TypeError(f"PROBLEM {name!r} is a {type(system).__name__}: expected a sparse "
-                        "matrix or a GridProblem")
+                        "matrix or array, a dense 2D array, a scipy LinearOperator or a "
+                        "GridProblem")
+    for what, obj in ((name, system), (values.get("b"), user_ns.get(values.get("b")))):
+        dtype = getattr(obj, "dtype", None)
+        if dtype is not None and getattr(dtype, "kind", "") == "c":
+            raise ValueError(f"{what!r} is complex ({dtype}); skiff solves real systems only")
     if opts.get("np", 1) > 1 or opts.get("runner") == "process":
         raise ValueError(f"the notebook object {name!r} cannot travel to other processes: "
                          "use --np 1 or a built-in problem")
