@@ -198,9 +198,23 @@ def _field(value, coords, shape, what: str) -> np.ndarray:
     return arr.copy()
 
 
+def _body_bc(body_bc):
+    """``(kind, value)`` of the condition on an embedded body's surface."""
+    if body_bc is None:
+        return "neumann", 0.0
+    kind, value = (body_bc, 0.0) if isinstance(body_bc, str) else tuple(body_bc)
+    if kind not in ("neumann", "dirichlet"):
+        raise ValueError(f"body_bc must be 'neumann', 'dirichlet' or ('dirichlet', value), "
+                         f"got {body_bc!r}")
+    if kind == "neumann" and not (np.ndim(value) == 0 and float(value) == 0.0):
+        raise ValueError(f"body_bc: only a zero-flux (no-penetration) Neumann wall is "
+                         f"supported on a body, got {body_bc!r}")
+    return kind, value
+
+
 def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=None, sdf=None,
                  velocity=None, exact: Callable | None = None, name: str = "diffusion",
-                 ) -> GridProblem:
+                 body_bc=None) -> GridProblem:
     """Build ``-div(k grad u) + v . grad u = source`` on a ``shape`` grid of cells.
 
     Parameters
@@ -222,6 +236,14 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         Constant convection velocity (first-order upwind); makes the problem non-symmetric.
     exact : callable ``u(x, y[, z])``
         The exact solution, when known (the Solution then reports the discretisation error).
+    body_bc : None, 'neumann', 'dirichlet' or ('dirichlet', value)
+        Condition on the surface of the masked cells (the body): 'neumann' (default) is a
+        zero-flux wall (no penetration); 'dirichlet' prescribes ``value`` (a number or a
+        callable of the wall point's coordinates). With ``sdf`` the wall sits where the signed
+        distance, interpolated between an active cell and its masked neighbour, is zero
+        (fraction ``theta`` of the spacing, at least 0.1), else on the face between them; the
+        active cell gets the coupling ``k / (theta h^2)`` on its diagonal only, so the operator
+        stays symmetric positive definite.
     """
     shape = tuple(int(n) for n in shape)
     d = len(shape)
@@ -238,6 +260,10 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         if mask is not None:
             raise ValueError("give either mask or sdf, not both")
         mask = np.asarray(sdf) >= 0
+    body_kind, body_value = _body_bc(body_bc)
+    sdf_arr = None if sdf is None else np.asarray(sdf, dtype=np.float64)
+    if body_kind == "dirichlet" and mask is None:
+        raise ValueError("body_bc='dirichlet' needs a body: give mask= or sdf=")
     if mask is not None:
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != shape:
@@ -264,10 +290,13 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         kcell[~mask] = 0.0
     if kcell is not None and not np.all(kcell[mask if mask is not None else ...] > 0):
         raise ValueError("the coefficient k must be positive on active cells")
+    extra = np.zeros(shape) if body_kind == "dirichlet" else None
     for a in range(d):
         n, hh = shape[a], h[a]
         fshape = list(shape)
         fshape[a] = n + 1
+        if extra is not None:
+            _body_wall(a, hh, mask, sdf_arr, k, kcell, centres, shape, body_value, extra, bterm)
         if callable(k):
             fc = [c for c in centres]
             fc[a] = (np.arange(n + 1) * hh).reshape([n + 1 if b == a else 1 for b in range(d)])
@@ -316,13 +345,14 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         if uniform:
             consts[0].append(float(k) / hh**2)
         faces.append(c)
-    dirichlet = bool((signs < 0).any())
+    dirichlet = bool((signs < 0).any()) or (extra is not None and bool((extra > 0).any()))
     shape3 = to_3d_shape(shape)
     if uniform:
         stencil = ConstStencil(shape3, tuple(consts[0]), tuple(consts[1]), tuple(consts[2]))
     else:
         faces3 = faces if d == 3 else [np.zeros((2,) + shape)] + [c[None] for c in faces]
-        stencil = VarStencil.from_faces(*faces3)
+        stencil = VarStencil.from_faces(
+            *faces3, extra=None if extra is None else extra.reshape(shape3))
     ex = None
     if exact is not None:
         ex = _field(exact, centres, shape, "exact")
@@ -334,6 +364,44 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         conv_rhs=None if conv_rhs is None else conv_rhs.reshape(shape3),
         mask=None if mask is None else mask.reshape(shape3), exact=ex, name=name,
         dirichlet=dirichlet, info={"extent": ext, "bc": {s: v[0] for s, v in sides.items()}})
+
+
+def _body_wall(a, hh, mask, sdf, k, kcell, centres, shape, value, extra, bterm):
+    """Add the Dirichlet wall couplings along axis ``a``: every active cell next to a masked
+    one gets ``k / (theta h^2)`` on its diagonal and ``k g / (theta h^2)`` on its right-hand
+    side (``theta``: the wall's distance from the cell centre in units of ``h``)."""
+    for step in (1, -1):
+        act = np.moveaxis(mask, a, 0)
+        here = act[:-1] if step == 1 else act[1:]          # the active cell
+        there = act[1:] if step == 1 else act[:-1]          # its neighbour in +/- a
+        wall = here & ~there
+        if not wall.any():
+            continue
+        if sdf is not None:
+            s = np.moveaxis(sdf, a, 0)
+            sh, st = (s[:-1], s[1:]) if step == 1 else (s[1:], s[:-1])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                theta = np.where(wall, sh / (sh - st), 0.5)
+            theta = np.clip(np.nan_to_num(theta, nan=0.5), 0.1, 1.0)
+        else:
+            theta = np.full(wall.shape, 0.5)
+        idx = np.nonzero(wall)
+        cells = (idx[0] + (0 if step == 1 else 1),) + idx[1:]
+        cells_user = tuple(np.moveaxis(np.indices(shape), a + 1, 1)[b][cells]
+                           for b in range(len(shape)))
+        if kcell is not None:
+            kk = kcell[cells_user]
+        else:
+            pts = [np.broadcast_to(c, shape)[cells_user] for c in centres]
+            kk = np.asarray(k(*pts), dtype=np.float64) * np.ones(len(cells[0]))
+        th = theta[idx]
+        pts = [np.broadcast_to(c, shape)[cells_user].astype(np.float64) for c in centres]
+        pts[a] = pts[a] + step * th * hh
+        g = value(*pts) if callable(value) else value
+        g = np.asarray(g, dtype=np.float64) * np.ones(len(th))
+        coup = kk / (th * hh**2)
+        np.add.at(extra, cells_user, coup)
+        np.add.at(bterm, cells_user, coup * g)
 
 
 def poisson(shape, *, source=None, bc="dirichlet", extent=1.0, **kw) -> GridProblem:

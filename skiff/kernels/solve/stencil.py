@@ -78,21 +78,32 @@ class VarStencil:
     c1: np.ndarray
     c2: np.ndarray
     diag: np.ndarray
+    extra: np.ndarray | None = None   # diagonal couplings to an embedded Dirichlet wall
 
     @property
     def shape(self) -> tuple[int, int, int]:
         return self.diag.shape
 
     @classmethod
-    def from_faces(cls, c0, c1, c2) -> VarStencil:
+    def from_faces(cls, c0, c1, c2, extra=None) -> VarStencil:
         c0, c1, c2 = (np.ascontiguousarray(c, dtype=np.float64) for c in (c0, c1, c2))
         diag = c0[:-1] + c0[1:] + c1[:, :-1] + c1[:, 1:] + c2[:, :, :-1] + c2[:, :, 1:]
+        if extra is not None:
+            extra = np.ascontiguousarray(extra, dtype=np.float64)
+            diag = diag + extra
         diag = np.ascontiguousarray(np.where(diag > 0, diag, 1.0))
-        return cls(c0, c1, c2, diag)
+        return cls(c0, c1, c2, diag, extra)
 
     def coarsen(self, f) -> VarStencil:
+        extra = None
+        if self.extra is not None:
+            # a wall coupling scales as 1/h^2 like the Dirichlet side couplings: the mean of
+            # the children (the part of the coarse cell the wall crosses) over 2
+            n0, n1, n2 = self.shape
+            extra = self.extra.reshape(n0 // f[0], f[0], n1 // f[1], f[1], n2 // f[2],
+                                       f[2]).mean(axis=(1, 3, 5)) / 2.0
         return VarStencil.from_faces(_face_avg(self.c0, 0, f), _face_avg(self.c1, 1, f),
-                                     _face_avg(self.c2, 2, f))
+                                     _face_avg(self.c2, 2, f), extra)
 
     def arrays(self):
         return (self.c0, self.c1, self.c2, self.diag)
