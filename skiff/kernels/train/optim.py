@@ -97,6 +97,11 @@ def _cupy_adamw():  # pragma: no cover - GPU
 
 @adamw_update.implement("gpu", "cupy-elementwise", available=lambda: cupy() is not None)
 def _adamw_cupy(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step):  # pragma: no cover
+    # the kernel's one type T covers p, g, m and v: cupy raises TypeError on a mismatch
+    if m.dtype != p.dtype or v.dtype != p.dtype:
+        return adamw_update.reference(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step)
+    if g.dtype != p.dtype:
+        g = g.astype(p.dtype)
     _cupy_adamw()(g, 1.0 - lr * weight_decay, beta1, beta2, eps, lr / (1 - beta1**step),
                   math.sqrt(1 - beta2**step), p, m, v)
     return p, m, v

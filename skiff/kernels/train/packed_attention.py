@@ -68,6 +68,15 @@ def _heads_first(xp, x):
     return xp.ascontiguousarray(x.transpose(1, 0, 2))
 
 
+def _scaled_heads_first(xp, x, scale):
+    """``scale * x`` as a new contiguous (H, T, D) array (never a view of ``x``: with one head,
+    or one row, the transpose is already contiguous and scaling it in place would change the
+    caller's q)."""
+    out = xp.empty((x.shape[1], x.shape[0], x.shape[2]), dtype=x.dtype)
+    xp.multiply(x.transpose(1, 0, 2), x.dtype.type(scale), out=out)
+    return out
+
+
 def _spans(cu):
     return [(int(a), int(b)) for a, b in zip(cu[:-1], cu[1:]) if b > a]
 
@@ -78,8 +87,7 @@ def packed_attention_fwd(q, k, v, cu, scale):
     xp = xp_of(q)
     total, h, d = q.shape
     spans = _spans(cu)
-    qh = _heads_first(xp, q)
-    qh *= qh.dtype.type(scale)  # fold the scale into q: T*D work instead of L*L per sequence
+    qh = _scaled_heads_first(xp, q, scale)  # the scale folded into q: T*D work, not L*L
     kh, vh = _heads_first(xp, k), _heads_first(xp, v)
     oh = xp.empty((h, total, d), dtype=q.dtype)
     lse = xp.empty((h, total), dtype=q.dtype)
@@ -110,8 +118,7 @@ def packed_attention_bwd(q, k, v, o, lse, do, cu, scale):
     total, h, d = q.shape
     spans = _spans(cu)
     sc = q.dtype.type(scale)
-    qh = _heads_first(xp, q)
-    qh *= sc
+    qh = _scaled_heads_first(xp, q, sc)
     kh, vh, doh = (_heads_first(xp, x) for x in (k, v, do))
     lse_h = xp.ascontiguousarray(lse.T)[..., None]  # (H, T, 1)
     delta = (do * o).sum(axis=-1).T[..., None]  # (H, T, 1)
@@ -164,6 +171,8 @@ def _fwd_gpu(q, k, v, cu, scale):  # pragma: no cover - GPU
     total, h, d = q.shape
     o = cp.empty_like(q)
     lse = cp.empty((total, h), dtype=q.dtype)
+    if total * h == 0:  # a zero-size grid is an invalid launch
+        return o, lse
     cu_d, seq = _seq_of(cp, cu)
     fn = _module().get_function(f"packed_attn_fwd_{_SUFFIX[q.dtype]}")
     n = total * h
@@ -181,6 +190,8 @@ def _bwd_gpu(q, k, v, o, lse, do, cu, scale):  # pragma: no cover - GPU
     q, k, v, o, lse, do = (cp.ascontiguousarray(x) for x in (q, k, v, o, lse, do))
     total, h, d = q.shape
     dq, dk, dv = cp.empty_like(q), cp.empty_like(k), cp.empty_like(v)
+    if total * h == 0:
+        return dq, dk, dv
     delta = cp.empty((total, h), dtype=q.dtype)
     cu_d, seq = _seq_of(cp, cu)
     sfx = _SUFFIX[q.dtype]
