@@ -10,6 +10,7 @@ the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cel
     boundaries: x-=dirichlet 1; x+=dirichlet 0; y-=neumann; y+=neumann
     source: sin(pi*x) * sin(pi*y)        # f(x, y[, z])
     body: hypot(x - 0.5, y - 0.5) - 0.2  # signed distance; cells where it is < 0 drop out
+                                         # ("...; dirichlet 1": value on its surface)
     velocity: 10, 0                      # convection (then use bicgstab or gmres)
     solver: cg mg rtol=1e-8 maxiter=200  # method, preconditioner, options
 
@@ -162,6 +163,7 @@ def to_config(values: dict) -> dict:
         "k": spec.get("k"),
         "source": spec.get("source"),
         "sdf": spec.get("sdf"),
+        "body_bc": spec.get("body_bc"),
         "extent": spec.get("extent"),
     }
     if config["cycle"] not in CYCLES:
@@ -219,7 +221,15 @@ def parse_spec(cell: str) -> dict:
         elif key == "source":
             spec["source"] = check_expression(value, "source")
         elif key == "body":
-            spec["sdf"] = check_expression(value, "body")
+            expr, _, cond = value.partition(";")
+            spec["sdf"] = check_expression(expr.strip(), "body")
+            words = cond.split()
+            if words:
+                if words[0] not in ("neumann", "dirichlet"):
+                    raise ValueError(f"%%solve body: the condition after ';' is 'neumann' or "
+                                     f"'dirichlet VALUE', got {cond.strip()!r}")
+                val = " ".join(words[1:]) or "0"
+                spec["body_bc"] = [words[0], check_expression(val, "body value")]
         elif key == "boundaries":
             spec["bc"] = _parse_bcs(value)
         elif key == "velocity":

@@ -96,8 +96,14 @@ def build_problem(config: dict) -> GridProblem:
                  for a, n in enumerate(grid)]
             mesh = np.meshgrid(*c, indexing="ij")
             sdf = np.broadcast_to(fn(*mesh) if callable(fn) else fn, grid)
+        body_bc = config.get("body_bc")
+        if body_bc is not None and sdf is not None:
+            body_bc = (body_bc[0], expression(body_bc[1], d))
+        elif sdf is None:
+            body_bc = None
         return grid_problem(grid, k=1.0 if k is None else k,
                             source=1.0 if source is None else source, bc=bc, sdf=sdf,
+                            body_bc=body_bc,
                             velocity=config.get("velocity"),
                             extent=config.get("extent") or 1.0, name="custom")
     raise ValueError(f"unknown problem {name!r}: choose from poisson, diffusion, jump, "

@@ -54,9 +54,26 @@ def test_every_solver_matches_spsolve(use_sdf):
 def test_neumann_body_is_unchanged_and_errors_are_clear():
     p, _, _ = _problem(32)
     n = grid_problem((32, 32), sdf=np.ones((32, 32)), body_bc="neumann")
-    assert n.stencil.extra is None if hasattr(n.stencil, "extra") else True
+    assert n.stencil.extra is None
     assert not p.singular
     with pytest.raises(ValueError, match="needs a body"):
         grid_problem((16, 16), body_bc="dirichlet")
     with pytest.raises(ValueError, match="body_bc"):
         grid_problem((16, 16), mask=np.ones((16, 16), bool), body_bc="robin")
+
+
+def test_cell_spec_with_a_dirichlet_body():
+    from skiff.grammar.solve import parse_spec, to_config
+    from skiff.kernels.solve.entry import build_problem
+
+    spec = parse_spec("domain: 32x32\nbody: hypot(x - 0.5, y - 0.5) - 0.2; dirichlet 1\n"
+                      "source: 0\nsolver: cg mg rtol=1e-10")
+    assert spec["body_bc"] == ["dirichlet", "1"]
+    p = build_problem(to_config({"spec": spec}))
+    ref, _, _ = _problem(32)
+    assert p.stencil.extra is not None and np.allclose(p.stencil.extra, ref.stencil.extra)
+    sol = Solver(p, method="cg", precond="mg").solve(rtol=1e-10)
+    np.testing.assert_allclose(sol.x, spla.spsolve(p.matrix().tocsc(), p.rhs.ravel()),
+                               atol=1e-8)
+    with pytest.raises(ValueError, match="dirichlet VALUE"):
+        parse_spec("domain: 8x8\nbody: x - 0.5; robin")
