@@ -114,12 +114,52 @@ result2 = trainer.train(TextDataset("sonnets", block_size=64), steps=10 if QUICK
 print(result2, result2.strategy["reasons"])
 
 # %% [markdown]
+# ## Your own arrays
+#
+# The Trainer takes numpy arrays as they are: a tuple `(X, y)` (or a list of `(x, y)`
+# samples, a dict of arrays, a dataset). Integer targets mean classification (cross-entropy,
+# and validation reports accuracy); float targets mean regression (MSE; `y` of shape `(N,)`
+# or `(N, 1)` both fit a model with one output). `loss="bce"` is binary cross-entropy on one
+# score, and `loss=` also takes a callable such as `nn.CrossEntropyLoss()`.
+# `trainer.predict(X)` gives the outputs as a numpy array, in eval mode (BatchNorm uses its
+# running statistics, Dropout is off).
+
+# %%
+from skiff import nn
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((1000, 8)).astype(np.float32)
+y = (X[:, 0] * X[:, 1] > 0).astype(np.int64)  # a label no straight line separates
+
+net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 2))
+trainer = skiff.Trainer(net, lr=1e-2, batch_size=64)
+fit = trainer.train((X[:800], y[:800]), epochs=5 if QUICK else 30,
+                    val_dataset=(X[800:], y[800:]))
+print(fit.val_history[-1])
+print("predicted classes:", trainer.predict(X[800:810]).argmax(axis=1), "true:", y[800:810])
+
+# %% [markdown]
+# The same with the magic: a DATA of `(X, y)` is evaluated in the notebook; the model is
+# trained in place on a thread. Weights save with `np.savez(path, **net.state_dict())` and
+# load with `net.load_state_dict(path)` (also straight from a checkpoint file).
+
+# %%
+%train net (X, y) --epochs 2 --lr 1e-2 --wait -o net_job
+np.savez("net.npz", **net.state_dict())
+copy = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 2))
+copy.load_state_dict("net.npz")
+print(net_job.status, np.allclose(skiff.Trainer(copy).predict(X), trainer.predict(X)))
+os.remove("net.npz")
+
+# %% [markdown]
 # ## A whole cell as the job: `%%train`, with packed batches
 #
-# `%%train` runs a cell that defines `model` and `dataset` as the job, in a fresh namespace;
-# when it ends, `model` in the notebook is the trained model. The same cell can run on N MPI
-# ranks with `--np N`: its source travels to every rank and the trained model comes back from
-# the final weights.
+# `%%train` runs a cell that defines `model` and `dataset` (optionally `val_dataset`,
+# `optimizer`, `loss`) as the job; the cell sees the notebook's variables, and what it defines
+# stays in the job, except that when it ends `model` in the notebook is the trained model.
+# The same cell can run on N MPI ranks with `--np N`: its source travels to every rank (there
+# it starts from a fresh namespace, so it must build its own data) and the trained model comes
+# back from the final weights.
 #
 # This cell cuts the sonnets at their paragraph breaks instead of into fixed blocks, and packs
 # the pieces of different lengths into one token stream per batch (`packed=True`). Attention

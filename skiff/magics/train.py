@@ -11,6 +11,8 @@ notebook: ``job.value.model``, and for ``%%train`` also the variable ``model``.
 
 from __future__ import annotations
 
+import shlex
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
@@ -86,9 +88,6 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
         return _launch_objects(values, model_obj, data_obj), opts
 
 
-_DATA_NAME = "__train_data__"
-
-
 def _data_expression(line: str, user_ns: dict) -> tuple[str, dict]:
     """``%train model (X, y) --epochs 3``: a DATA written as a Python tuple or list expression
     is evaluated in the notebook and stands in as a variable (the line keeps its options)."""
@@ -108,7 +107,7 @@ def _data_expression(line: str, user_ns: dict) -> tuple[str, dict]:
                 value = eval(code, user_ns)  # noqa: S307  (the user's own expression)
             except NameError as exc:
                 raise ValueError(f"DATA {expr!r}: {exc}") from None
-        return f"{head} {_DATA_NAME} {rest[cut:]}", {**user_ns, _DATA_NAME: value}
+        return f"{head} {shlex.quote(expr)} {rest[cut:]}", {**user_ns, expr: value}
     return line, user_ns
 
 

@@ -28,9 +28,11 @@ def test_training_notebook_runs(runs_dir):
     assert "TrainResult" in text and "data:image/png;base64" in text  # the result's repr
     assert "vs. guessing" in text
     jobs = [json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()]
-    assert sorted(j["kind"] for j in jobs) == ["train", "train"]
-    for run in runs_dir.iterdir():
-        result = json.loads((run / "result.json").read_text())
-        assert result["steps"] == 20
+    assert sorted(j["kind"] for j in jobs) == ["train", "train", "train"]
+    assert "predicted classes" in text and "done True" in text  # own arrays, saved, loaded
+    results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()]
+    # two GPT jobs of 20 steps, and 2 epochs of 1000 own rows in batches of 32
+    assert sorted(r["steps"] for r in results) == [20, 20, 64]
+    for result in (r for r in results if r["steps"] == 20):
         losses = [row["loss"] for row in result["history"]]
         assert losses[-1] < losses[0]
