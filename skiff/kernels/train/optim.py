@@ -278,11 +278,16 @@ def clip_grad_norm_(params, max_norm: float, eps: float = 1e-6) -> float:
 
 # ---- schedules ------------------------------------------------------------------------------
 class LRSchedule:
-    """Base: sets each group's lr from ``lr_at(step)``; ``step()`` advances by one."""
+    """Base: sets each group's lr from ``lr_at(step)``; ``step()`` advances by one.
+
+    The base lr of a group is the lr it had when the first schedule was attached (kept in
+    the group as ``initial_lr``, as torch does), so a second schedule on the same optimizer
+    (``Trainer.train`` called again) starts from the peak, not from where the last one ended.
+    """
 
     def __init__(self, optimizer: Optimizer):
         self.optimizer = optimizer
-        self.base_lrs = [g["lr"] for g in optimizer.param_groups]
+        self.base_lrs = [g.setdefault("initial_lr", g["lr"]) for g in optimizer.param_groups]
         self.last_step = 0
         self._apply()
 

@@ -534,6 +534,11 @@ class Trainer:
 
     # --------------------------------------------------------------------------------------
     def _make_optimizer(self, params):
+        ours = self.optimizer_spec is None or isinstance(self.optimizer_spec, str)
+        if ours and self.optimizer is not None:
+            built = [p for g in self.optimizer.param_groups for p in g["params"]]
+            if len(built) == len(params) and all(a is b for a, b in zip(built, params)):
+                return self.optimizer  # train() called again: keep the optimizer's moments
         spec = self.optimizer_spec
         if spec is None or spec in ("adamw", "adam"):
             from .optim import AdamW

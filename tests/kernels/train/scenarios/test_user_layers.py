@@ -74,3 +74,32 @@ def test_class_id_column_validation_mid_epoch_and_adam():
     acc = float((trainer.predict(x).argmax(1) == y[:, 0]).mean())
     assert val["val_accuracy"] == pytest.approx(acc)
     assert trainer.optimizer.param_groups[0]["weight_decay"] == 0.0
+
+
+@pytest.mark.parametrize("own_optimizer", [False, True])
+def test_training_twice_continues_like_one_longer_run_with_a_constant_lr(own_optimizer):
+    """``train`` twice = one run of twice the steps (constant lr, no shuffle): the optimizer's
+    moments carry over; and with a schedule the second call starts again from the peak lr."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 3)).astype(np.float32)
+    y = x @ np.array([1.0, 2.0, -1.0], dtype=np.float32)
+
+    def run(calls, steps):
+        train_random.seed(0)
+        model = nn.Linear(3, 1)
+        opt = skiff.optim.AdamW(model.parameters(), lr=0.05) if own_optimizer else None
+        trainer = skiff.Trainer(model, optimizer=opt, lr=0.05, batch_size=64,
+                                schedule="constant", shuffle=False)
+        for _ in range(calls):
+            trainer.train((x, y), steps=steps)
+        return model.weight.numpy()
+
+    np.testing.assert_allclose(run(2, 5), run(1, 10), rtol=1e-5, atol=1e-6)
+
+    model = nn.Linear(3, 1)
+    opt = skiff.optim.SGD(model.parameters(), lr=0.1) if own_optimizer else None
+    trainer = skiff.Trainer(model, optimizer=opt, lr=0.1, warmup_steps=0, batch_size=16)
+    first = trainer.train((x, y), steps=4)
+    second = trainer.train((x, y), steps=4)
+    assert first.history[0]["lr"] == pytest.approx(0.1)
+    assert second.history[0]["lr"] == pytest.approx(0.1)  # not the decayed 0.01
