@@ -259,6 +259,47 @@ def case_gpu(shape, who):
     return {"time": t, "iterations": count[0], "relres": rel}
 
 
+def _jump_problem(n):
+    import numpy as np
+
+    from skiff.kernels.solve import diffusion
+
+    k = np.ones((n, n))      # a 1000:1 block not aligned with the coarse grids
+    k[n // 3: 2 * n // 3 + 1, n // 5: n // 2 + 3] = 1000.0
+    return diffusion((n, n), k)
+
+
+def case_jump(n, repeat, method, precond):
+    """1000:1 coefficient jump: setup + solve to 1e-8 (skiff methods or pyamg SA + CG)."""
+    p = _jump_problem(n)
+    if method == "pyamg-sa":
+        import pyamg
+
+        A, b = p.matrix(), p.rhs.ravel()
+
+        def run():
+            res = []
+            ml = pyamg.smoothed_aggregation_solver(A)
+            x = ml.solve(b, tol=1e-8, accel="cg", residuals=res)
+            return x, res
+
+        t, (x, res) = _best(run, repeat)
+        import numpy as np
+
+        return {"time": t, "iterations": len(res) - 1,
+                "relres": float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))}
+    from skiff.kernels.solve import Solver
+
+    Solver(_jump_problem(64), method=method, precond=precond).solve(rtol=1e-8)   # warm-up
+
+    def run():
+        return Solver(p, method=method, precond=precond).solve(rtol=1e-8, maxiter=400)
+
+    t, sol = _best(run, repeat)
+    return {"time": t, "iterations": sol.iterations, "relres": sol.relative_residual,
+            "converged": sol.converged}
+
+
 def case_cold():
     """First solve in a fresh process with an empty numba cache (compile time included)."""
     from skiff.kernels.solve import Solver, poisson
@@ -275,12 +316,18 @@ CASES = {
     "skiff-mg": lambda a: case_skiff(a.n, a.repeat, "mg"),
     "skiff-cg-mg": lambda a: case_skiff(a.n, a.repeat, "cg"),
     "skiff-fmg-solve": lambda a: case_skiff(a.n, a.repeat, "fmg"),
+    "skiff-pipecg-mg": lambda a: case_skiff(a.n, a.repeat, "pipecg"),
     "numpy-mg": lambda a: case_skiff(a.n, 1, "mg"),          # run with SKIFF_REFERENCE_OPS=1
     "skiff-fmg": lambda a: case_fmg(a.n, a.repeat),
     "pyamg-rs": lambda a: case_pyamg(a.n, a.repeat, "rs"),
     "pyamg-sa": lambda a: case_pyamg(a.n, a.repeat, "sa"),
     "scipy-splu": lambda a: case_direct(a.n),
     "kernels": lambda a: case_kernels(a.n, a.repeat),
+    "jump-cg-mg": lambda a: case_jump(a.n // 2, a.repeat, "cg", "mg"),
+    "jump-pipecg-mg": lambda a: case_jump(a.n // 2, a.repeat, "pipecg", "mg"),
+    "jump-mg": lambda a: case_jump(a.n // 2, a.repeat, "mg", "auto"),
+    "jump-cg-amg": lambda a: case_jump(a.n // 2, a.repeat, "cg", "amg"),
+    "jump-pyamg-sa": lambda a: case_jump(a.n // 2, a.repeat, "pyamg-sa", None),
     "amg3d-skiff": lambda a: case_amg3d(a.n3, a.repeat, "skiff"),
     "amg3d-pyamg": lambda a: case_amg3d(a.n3, a.repeat, "pyamg"),
     "gpu-skiff-4096": lambda a: case_gpu((4096, 4096), "skiff"),
@@ -348,7 +395,8 @@ def report(got: dict, args) -> str:
              f"## 2D Poisson {n}x{n}, setup + solve to |r|/|b| <= 1e-8 (goal <= 0.1 s)", "",
              "| method | time (s) | iterations | |r|/|b| | time / fastest skiff |",
              "|---|---|---|---|---|"]
-    for name in ("skiff-mg", "skiff-cg-mg", "skiff-fmg-solve", "numpy-mg", "pyamg-rs",
+    for name in ("skiff-mg", "skiff-cg-mg", "skiff-pipecg-mg", "skiff-fmg-solve", "numpy-mg",
+                 "pyamg-rs",
                  "pyamg-sa", "scipy-splu"):
         if name not in got:
             continue
@@ -358,8 +406,23 @@ def report(got: dict, args) -> str:
     fmg = got["skiff-fmg"]
     lines += ["", "skiff-mg: stationary V(2,2) cycles, red-black Gauss-Seidel, fused residual + "
               "restriction + norm; skiff-fmg-solve: full multigrid, then V(2,2) cycles until "
-              "the tolerance; skiff-cg-mg: CG preconditioned by one V(2,2) cycle; numpy-mg is "
+              "the tolerance; skiff-cg-mg: plain CG preconditioned by one symmetric V(2,2) "
+              "cycle (restriction = P^T/4); skiff-pipecg-mg: pipelined CG with it; numpy-mg is "
               "skiff-mg with the numba twins off (SKIFF_REFERENCE_OPS=1).", "",
+              f"## 1000:1 coefficient jump, {n // 2}x{n // 2} (block not aligned with the "
+              "coarse grids), setup + solve to 1e-8", "",
+              "| method | time (s) | iterations | |r|/|b| | time / pyamg SA |",
+              "|---|---|---|---|---|"]
+    peer = got.get("jump-pyamg-sa", {}).get("time")
+    for name in ("jump-cg-mg", "jump-pipecg-mg", "jump-mg", "jump-cg-amg", "jump-pyamg-sa"):
+        if name in got and peer:
+            g = got[name]
+            lines.append(f"| {name} | {g['time']:.3f} | {g['iterations']} | "
+                         f"{g['relres']:.1e} | {g['time'] / peer:.2f}x |")
+    lines += ["", "jump-cg-mg / jump-pipecg-mg: plain and pipelined CG with the symmetric "
+              "multigrid preconditioner (piecewise-constant interpolation, mean restriction, "
+              "on variable coefficients); jump-mg: stationary V(2,2) cycles (trilinear "
+              "interpolation, mean restriction); jump-cg-amg: skiff's smoothed aggregation.", "",
               f"## Full multigrid to discretisation error, {n}x{n} (goal <= 0.03 s)", "",
               f"- time {fmg['time']:.4f} s; max error vs exact {fmg['error']:.3e}, "
               f"discretisation error (converged solve) {fmg['discretisation_error']:.3e}, "

@@ -103,6 +103,7 @@ def rbgs_const(u, f, a3, d0, d1, d2, sweeps, reverse):
     first = 1 if reverse else 0
     a0, a1, a2 = a3[0], a3[1], a3[2]
     last = n2 - 1
+    tmp = np.empty(max(n2, 1))
     for _ in range(sweeps):
         for r in range(rows + lag):
             for t in range(2):
@@ -127,11 +128,20 @@ def rbgs_const(u, f, a3, d0, d1, d2, sweeps, reverse):
                     s = fc[last] + wkm * ukm[last] + wkp * ukp[last] + wjm * ujm[last] \
                         + wjp * ujp[last] + a2 * uc[last - 1]
                     uc[last] = s / (dkj + d2[last])
+                # the interior of the row: both colours into a row buffer with a unit-stride,
+                # vectorised loop (the other colour's values are only read), then every other
+                # value kept; a 2D grid skips the axis-0 terms
                 inv = 1.0 / (dkj + 2.0 * a2)
+                if n0 == 1:
+                    for i in range(1, last):
+                        tmp[i] = (fc[i] + wjm * ujm[i] + wjp * ujp[i]
+                                  + a2 * (uc[i - 1] + uc[i + 1])) * inv
+                else:
+                    for i in range(1, last):
+                        tmp[i] = (fc[i] + wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i]
+                                  + wjp * ujp[i] + a2 * (uc[i - 1] + uc[i + 1])) * inv
                 for i in range(start if start > 0 else 2, last, 2):
-                    s = fc[i] + wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i] + wjp * ujp[i] \
-                        + a2 * (uc[i - 1] + uc[i + 1])
-                    uc[i] = s * inv
+                    uc[i] = tmp[i]
     return u
 
 
