@@ -12,7 +12,8 @@ import os
 import re
 from dataclasses import asdict, dataclass
 
-__all__ = ["Device", "DeviceError", "list_devices", "resolve_device", "gpu_available", "cupy"]
+__all__ = ["Device", "DeviceError", "list_devices", "resolve_device", "gpu_available", "cupy",
+           "local_rank"]
 
 
 class DeviceError(ValueError):
@@ -150,15 +151,29 @@ def _cpu_vendor() -> str:
     return "unknown"
 
 
+_LOCAL_RANK_VARS = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK",
+                    "SLURM_LOCALID", "LOCAL_RANK")
+
+
+def local_rank() -> int:
+    """This process's rank among the ranks of its node (0 outside MPI/Slurm launches)."""
+    for var in _LOCAL_RANK_VARS:
+        value = os.environ.get(var, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
 _SPEC = re.compile(r"^(auto|cpu|(?:cuda|gpu|rocm)(?::(\d+))?)$")
 
 
 def resolve_device(spec: str | Device | None = "auto") -> Device:
     """Turn a device spec into a :class:`Device`.
 
-    Accepts ``auto`` (first GPU, else the CPU), ``cpu``, ``cuda``/``gpu`` (GPU 0) and
-    ``cuda:N``. An unknown or missing device raises :class:`DeviceError` naming the devices
-    that exist.
+    Accepts ``auto`` (a GPU, else the CPU: the first GPU, or under mpiexec/srun GPU
+    ``local_rank % count`` so the ranks of a node do not share one), ``cpu``,
+    ``cuda``/``gpu`` (GPU 0) and ``cuda:N``. An unknown or missing device raises
+    :class:`DeviceError` naming the devices that exist.
     """
     if isinstance(spec, Device):
         return spec
@@ -171,7 +186,8 @@ def resolve_device(spec: str | Device | None = "auto") -> Device:
             f"unknown device {spec!r}: use auto, cpu or cuda:N (devices here: {names})"
         )
     if text == "auto":
-        return devices[1] if len(devices) > 1 else devices[0]
+        gpus = devices[1:]
+        return gpus[local_rank() % len(gpus)] if gpus else devices[0]
     if text == "cpu":
         return devices[0]
     index = int(m.group(2) or 0)

@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from skiff.kernels.backend import get_array_module
+from skiff.kernels.backend import cupy, get_array_module
 
 __all__ = [
     "Function",
@@ -102,6 +102,18 @@ def xp_of(a):
     return get_array_module(a)
 
 
+def _same_device(arrays: list) -> None:
+    """When a cupy array meets a host numpy array in one op (a mask, a constant or an index
+    built with numpy), move the host one to the GPU: cupy refuses numpy operands."""
+    cp = cupy()
+    if cp is None:
+        return
+    if any(isinstance(a, cp.ndarray) for a in arrays):
+        for i, a in enumerate(arrays):
+            if type(a) is np.ndarray:
+                arrays[i] = cp.asarray(a)
+
+
 class Function:
     """One differentiable op: subclass it and define ``forward`` and ``backward``.
 
@@ -165,6 +177,7 @@ class Function:
             else:
                 arrays.append(a)
                 needs.append(False)
+        _same_device(arrays)
         tracing = any_grad and _mode.enabled
         fn._tracing = tracing
         fn.needs_input_grad = tuple(needs) if tracing else (False,) * len(needs)

@@ -65,6 +65,10 @@ class Strategy:
         from skiff.kernels.backend import resolve_device
 
         self.device = resolve_device(device or "auto")
+        if self.device.is_gpu:  # new cupy arrays (activations, grads) land on this GPU
+            from skiff.kernels.backend import cupy
+
+            cupy().cuda.Device(self.device.index).use()
         self.reporter = reporter
         return self
 
@@ -106,12 +110,14 @@ class Strategy:
         """Host batch -> Tensors on this device. Float arrays take ``dtype`` (the model's
         parameter dtype); integer arrays stay integer. A :class:`PackedBatch` keeps its
         ``cu_seqlens`` and ``positions`` as host int64 arrays."""
+        from skiff.kernels.backend import get_array_module
+
         from .tensor import Tensor
 
         def move(a):
             if isinstance(a, Tensor):
                 return a if a.device == self.device else a.to(self.device)
-            arr = np.asarray(a)
+            arr = a if get_array_module(a) is not np else np.asarray(a)  # cupy stays put
             if np.issubdtype(arr.dtype, np.floating) and dtype is not None:
                 arr = arr.astype(dtype, copy=False)
             return Tensor(arr, device=self.device)

@@ -24,6 +24,7 @@ Example (one rank)::
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 
@@ -38,6 +39,39 @@ def _check_op(op: str) -> str:
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown reduce op {op!r}: choose from {', '.join(REDUCE_OPS)}")
     return op
+
+
+def _cupy_of(x):
+    """The cupy module when ``x`` is a cupy array, else None."""
+    from skiff.kernels.backend import cupy
+
+    cp = cupy()
+    return cp if cp is not None and isinstance(x, cp.ndarray) else None
+
+
+def _back_to_device(cp, out):
+    """Host results of a staged call, moved back to the device (counts stay lists)."""
+    if isinstance(out, np.ndarray):
+        return cp.asarray(out)
+    if isinstance(out, tuple):
+        return tuple(_back_to_device(cp, o) for o in out)
+    if isinstance(out, Handle):
+        return Handle(lambda: _back_to_device(cp, out.wait()), test_fn=out.test)
+    return out
+
+
+def _host_staged(method):
+    """Let an :class:`MPIComm` call take a cupy array: MPI is not assumed CUDA-aware, so the
+    array goes through host memory and array results come back to the device."""
+
+    @functools.wraps(method)
+    def run(self, x, *args, **kwargs):
+        cp = _cupy_of(x)
+        if cp is None:
+            return method(self, x, *args, **kwargs)
+        return _back_to_device(cp, method(self, cp.asnumpy(x), *args, **kwargs))
+
+    return run
 
 
 class Handle:
@@ -208,6 +242,10 @@ class MPIComm(Comm):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
     def allreduce_(self, x, op="sum"):
+        cp = _cupy_of(x)
+        if cp is not None:  # through host memory (see _host_staged)
+            x[...] = cp.asarray(self.allreduce_(cp.asnumpy(x), op))
+            return x
         if not x.flags.c_contiguous:
             raise ValueError("allreduce_ needs a C-contiguous array")
         p = self.size
@@ -218,6 +256,17 @@ class MPIComm(Comm):
         return x
 
     def iallreduce_(self, x, op="sum"):
+        cp = _cupy_of(x)
+        if cp is not None:
+            host = cp.asnumpy(x)
+            pending = self.iallreduce_(host, op)
+
+            def finish_device():
+                pending.wait()
+                x[...] = cp.asarray(host)
+                return x
+
+            return Handle(finish_device, test_fn=pending.test)
         if not x.flags.c_contiguous:
             raise ValueError("iallreduce_ needs a C-contiguous array")
         p = self.size
@@ -232,6 +281,7 @@ class MPIComm(Comm):
 
         return Handle(finish, test_fn=req.Test)
 
+    @_host_staged
     def reduce_scatter(self, x, op="sum"):
         _check_op(op)
         x = self._contig(x.reshape(-1))
@@ -245,6 +295,7 @@ class MPIComm(Comm):
             out /= p
         return out
 
+    @_host_staged
     def allgather(self, x):
         x = self._contig(x)
         out = np.empty((self.size, *x.shape), dtype=x.dtype)
@@ -252,6 +303,7 @@ class MPIComm(Comm):
         self.mpi.Allgather(x, out)
         return out
 
+    @_host_staged
     def allgatherv(self, x):
         x = self._contig(x.reshape(-1))
         counts = self.mpi.allgather(int(x.size))
@@ -260,6 +312,7 @@ class MPIComm(Comm):
         self.mpi.Allgatherv(x, [out, counts])
         return out, counts
 
+    @_host_staged
     def broadcast(self, x, root=0):
         out = self._contig(x).copy()
         if self.rank == root:
@@ -267,6 +320,7 @@ class MPIComm(Comm):
         self.mpi.Bcast(out, root=root)
         return out
 
+    @_host_staged
     def alltoallv(self, x, send_counts):
         x = self._contig(x)
         counts = [int(c) for c in send_counts]
@@ -284,6 +338,7 @@ class MPIComm(Comm):
         self.mpi.Alltoallv([x.reshape(-1), (sc, sd)], [out.reshape(-1), (rc, rd)])
         return out, recv_counts
 
+    @_host_staged
     def send(self, x, dest, tag=0):
         x = self._contig(x)
         self._count(x.nbytes)
@@ -293,13 +348,15 @@ class MPIComm(Comm):
     def _like(like):
         if isinstance(like, tuple) and len(like) == 2 and not hasattr(like, "shape"):
             return np.empty(like[0], dtype=like[1])
-        return np.empty_like(like)
+        return np.empty(like.shape, dtype=like.dtype)  # a host buffer, also for a cupy `like`
 
     def recv(self, like, source, tag=0):
         out = self._like(like)
         self.mpi.Recv(out, source=source, tag=tag)
-        return out
+        cp = _cupy_of(like)
+        return out if cp is None else cp.asarray(out)
 
+    @_host_staged
     def isend(self, x, dest, tag=0):
         x = self._contig(x)
         self._count(x.nbytes)
@@ -309,7 +366,8 @@ class MPIComm(Comm):
     def irecv(self, like, source, tag=0):
         out = self._like(like)
         req = self.mpi.Irecv(out, source=source, tag=tag)
-        return Handle(lambda: (req.Wait(), out)[1])
+        cp = _cupy_of(like)
+        return Handle(lambda: (req.Wait(), out if cp is None else cp.asarray(out))[1])
 
     def barrier(self):
         self.mpi.Barrier()
@@ -335,7 +393,9 @@ class NCCLComm(Comm):
     """GPU arrays through NCCL (``cupy.cuda.nccl``), bootstrapped over an :class:`MPIComm`.
 
     Collectives run on cupy's current stream; sizes, reductions and results follow the MPI
-    engine. Object messages and splitting go through the MPI communicator underneath.
+    engine. Object messages, splitting and host (numpy) arrays, such as metrics, go through the
+    MPI communicator underneath. Each rank must own its GPU (``--device auto`` picks GPU
+    ``local_rank % count``); NCCL refuses two ranks on one device.
     """
 
     backend = "nccl"
@@ -349,6 +409,10 @@ class NCCLComm(Comm):
             raise RuntimeError("NCCLComm needs a GPU visible to cupy; use MPIComm for host arrays")
         from cupy.cuda import nccl
 
+        if not getattr(nccl, "available", False):
+            raise RuntimeError("cupy cannot load the NCCL library (libnccl.so.2); install it "
+                               "with `pip install 'nvidia-nccl-cu12>=2.18.1,<3'` or use the "
+                               "mpi engine")
         self._cp, self._nccl, self._mpi = cp, nccl, mpi
         self.rank, self.size = mpi.rank, mpi.size
         uid = nccl.get_unique_id() if mpi.rank == 0 else None
@@ -374,7 +438,14 @@ class NCCLComm(Comm):
     def _stream(self):
         return self._cp.cuda.get_current_stream().ptr
 
+    def _on_host(self, x) -> bool:
+        return not isinstance(x, self._cp.ndarray)
+
     def allreduce_(self, x, op="sum"):
+        if self._on_host(x):
+            return self._mpi.allreduce_(x, op)
+        if not x.flags.c_contiguous:
+            raise ValueError("allreduce_ needs a C-contiguous array")
         p = self.size
         self._count(2 * x.nbytes * (p - 1) / p)
         self.nccl.allReduce(x.data.ptr, x.data.ptr, x.size, self._dtype(x), self._op(op),
@@ -384,11 +455,15 @@ class NCCLComm(Comm):
         return x
 
     def iallreduce_(self, x, op="sum"):
+        if self._on_host(x):
+            return self._mpi.iallreduce_(x, op)
         # NCCL is asynchronous on the stream already; waiting synchronizes the stream
         self.allreduce_(x, op)
         return Handle(lambda: (self._cp.cuda.get_current_stream().synchronize(), x)[1])
 
     def reduce_scatter(self, x, op="sum"):
+        if self._on_host(x):
+            return self._mpi.reduce_scatter(x, op)
         x = self._cp.ascontiguousarray(x.reshape(-1))
         p = self.size
         if x.size % p:
@@ -402,6 +477,8 @@ class NCCLComm(Comm):
         return out
 
     def allgather(self, x):
+        if self._on_host(x):
+            return self._mpi.allgather(x)
         x = self._cp.ascontiguousarray(x)
         out = self._cp.empty((self.size, *x.shape), dtype=x.dtype)
         self._count(x.nbytes * (self.size - 1))
@@ -409,6 +486,8 @@ class NCCLComm(Comm):
         return out
 
     def allgatherv(self, x):
+        if self._on_host(x):
+            return self._mpi.allgatherv(x)
         counts = self._mpi.allgather_object(int(x.size))
         biggest = max(counts)
         padded = self._cp.zeros(biggest, dtype=x.dtype)
@@ -417,6 +496,8 @@ class NCCLComm(Comm):
         return self._cp.concatenate([every[r, :c] for r, c in enumerate(counts)]), counts
 
     def broadcast(self, x, root=0):
+        if self._on_host(x):
+            return self._mpi.broadcast(x, root)
         out = self._cp.ascontiguousarray(x).copy()
         if self.rank == root:
             self._count(out.nbytes * (self.size - 1))
@@ -424,31 +505,43 @@ class NCCLComm(Comm):
         return out
 
     def alltoallv(self, x, send_counts):
+        if self._on_host(x):
+            return self._mpi.alltoallv(x, send_counts)
         counts = [int(c) for c in send_counts]
         recv_counts = self._mpi.mpi.alltoall(counts)
         out = self._cp.empty((sum(recv_counts), *x.shape[1:]), dtype=x.dtype)
         offs = np.concatenate([[0], np.cumsum(counts)])
         roffs = np.concatenate([[0], np.cumsum(recv_counts)])
+        out[roffs[self.rank]:roffs[self.rank + 1]] = x[offs[self.rank]:offs[self.rank + 1]]
         n = self._nccl
+        chunks = []  # alive until groupEnd: NCCL reads them only when the group is launched
         n.groupStart()
         for peer in range(self.size):
+            if peer == self.rank:
+                continue
             chunk = self._cp.ascontiguousarray(x[offs[peer]:offs[peer + 1]])
+            chunks.append(chunk)
             if chunk.size:
                 self.nccl.send(chunk.data.ptr, chunk.size, self._dtype(x), peer, self._stream())
             dst = out[roffs[peer]:roffs[peer + 1]]
             if dst.size:
                 self.nccl.recv(dst.data.ptr, dst.size, self._dtype(x), peer, self._stream())
         n.groupEnd()
+        del chunks
         self._count(sum(c for j, c in enumerate(counts) if j != self.rank)
                     * int(np.prod(x.shape[1:])) * x.itemsize)
         return out, recv_counts
 
     def send(self, x, dest, tag=0):
+        if self._on_host(x):
+            return self._mpi.send(x, dest, tag)
         x = self._cp.ascontiguousarray(x)
         self._count(x.nbytes)
         self.nccl.send(x.data.ptr, x.size, self._dtype(x), dest, self._stream())
 
     def recv(self, like, source, tag=0):
+        if isinstance(like, np.ndarray):
+            return self._mpi.recv(like, source, tag)
         if isinstance(like, tuple) and len(like) == 2:
             out = self._cp.empty(like[0], dtype=like[1])
         else:

@@ -435,7 +435,7 @@ class ZeRO(DataParallel):
         else:
             flat = self._flat_grad()
             chunk = -(-self.total // p)
-            padded = np.zeros(chunk * p, dtype=flat.dtype)
+            padded = self.params[0].xp.zeros(chunk * p, dtype=flat.dtype)
             padded[:self.total] = flat
             mine = self.comm.reduce_scatter(padded, "mean")
             self.shard.grad = mine[: self.hi - self.lo].copy()
@@ -455,7 +455,7 @@ class ZeRO(DataParallel):
         flat = self.params[0].xp.concatenate([q.data.reshape(-1) for q in self.params])
         self.shard.data[...] = flat[self.lo:self.hi]
         optimizer.step()
-        full, _ = self.comm.allgatherv(np.ascontiguousarray(self.shard.data))
+        full, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(self.shard.data))
         off = 0
         for q, n in zip(self.params, self.sizes):
             q.data[...] = full[off:off + n].reshape(q.data.shape)

@@ -25,10 +25,12 @@ import math
 
 import numpy as np
 
-from skiff.kernels.train.autograd import Function
+from skiff.kernels.backend import to_numpy
+from skiff.kernels.train.autograd import Function, xp_of
 from skiff.kernels.train.nn import functional as F
 from skiff.kernels.train.nn.layers import Linear
 from skiff.kernels.train.nn.module import Module, ModuleList
+from skiff.kernels.train.ops_shape import scatter_add
 
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
@@ -42,12 +44,12 @@ class AllToAll(Function):
 
     def forward(self, x, comm=None, send_counts=None):
         self.comm = comm
-        out, self.recv_counts = comm.alltoallv(np.ascontiguousarray(x), send_counts)
+        out, self.recv_counts = comm.alltoallv(xp_of(x).ascontiguousarray(x), send_counts)
         self.send_counts = list(send_counts)
         return out
 
     def backward(self, g):
-        back, _ = self.comm.alltoallv(np.ascontiguousarray(g), self.recv_counts)
+        back, _ = self.comm.alltoallv(xp_of(g).ascontiguousarray(g), self.recv_counts)
         return back
 
 
@@ -56,8 +58,9 @@ class _Combine(Function):
 
     def forward(self, y, gate, tok=None, n=0):
         self.save_for_backward(y, gate, tok)
-        out = np.zeros((n, y.shape[1]), dtype=y.dtype)
-        np.add.at(out, tok, y * gate[:, None])
+        xp = xp_of(y)
+        out = xp.zeros((n, y.shape[1]), dtype=y.dtype)
+        scatter_add(out, xp.asarray(tok), y * gate[:, None])
         return out
 
     def backward(self, g):
@@ -154,7 +157,8 @@ class MoE(Module):
         n, e, k = x2.shape[0], self.n_experts, self.top_k
         probs = F.softmax(self.router(x2), axis=-1)  # (N, E)
         capacity = max(1, math.ceil(self.capacity_factor * n * k / e))
-        tok, exp, kk, routed = route(probs.data, k, capacity)
+        # routing is (N, k) integer book-keeping: done on the host, indices stay host arrays
+        tok, exp, kk, routed = route(to_numpy(probs.data), k, capacity)
         self.last_dropped = int(n * k - tok.size)
         # load balancing: fraction routed (constant) times mean probability (differentiable)
         frac = routed / float(n * k)

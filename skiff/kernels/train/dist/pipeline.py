@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.nn import functional as F
 from skiff.kernels.train.tensor import Tensor, no_grad
 
@@ -35,14 +36,14 @@ def gpt_units(model) -> list:
     """The GPT as a chain of (name prefix(es), callable) units for pipelining."""
 
     def embed(idx):
-        idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        idx = to_numpy(idx.data if isinstance(idx, Tensor) else idx)  # ids: host indices
         pos = np.arange(idx.shape[1], dtype=np.int64)
         return model.drop(model.wte(Tensor(idx)) + model.wpe(Tensor(pos)))
 
     def head(x, y):
         logits = model.lm_head(model.ln_f(x))
         b, t, v = logits.shape
-        yy = np.asarray(y.data if isinstance(y, Tensor) else y).reshape(b * t)
+        yy = to_numpy(y.data if isinstance(y, Tensor) else y).reshape(b * t)
         return F.cross_entropy(logits.reshape(b * t, v), yy)
 
     units = [(("wte.", "wpe."), embed)]
@@ -206,8 +207,9 @@ class PipelineParallel(DataParallel):
         g = self._groups()
         pp, s = g.layout.pp, self.stage
         x, y = batch
-        xa = np.asarray(x.data if isinstance(x, Tensor) else x)
-        ya = np.asarray(y.data if isinstance(y, Tensor) else y)
+        xa = to_numpy(x.data if isinstance(x, Tensor) else x)  # token ids, on the host
+        ya = to_numpy(y.data if isinstance(y, Tensor) else y)
+        xp = self.params[0].xp  # activations and their gradients live on the device
         m = self.micro
         if xa.shape[0] % m:
             raise ValueError(f"a batch of {xa.shape[0]} does not cut into {m} micro-batches")
@@ -223,7 +225,7 @@ class PipelineParallel(DataParallel):
                 if first:
                     h_in = xs[i]
                 else:
-                    h_in = Tensor(g.pp.recv((act_shape, np.float32), s - 1, tag=i),
+                    h_in = Tensor(g.pp.recv(xp.empty(act_shape, np.float32), s - 1, tag=i),
                                   requires_grad=True)
                 inputs[i] = h_in
                 out = self._run_stage(h_in, ys[i])
@@ -232,18 +234,18 @@ class PipelineParallel(DataParallel):
                     outputs[i] = out * (scale / m)
                 else:
                     outputs[i] = out
-                    sends.append(g.pp.isend(np.ascontiguousarray(out.data), s + 1, tag=i))
+                    sends.append(g.pp.isend(xp.ascontiguousarray(out.data), s + 1, tag=i))
                 self.peak_in_flight = max(self.peak_in_flight, len(outputs))
             else:
                 out = outputs.pop(i)
                 if last:
                     out.backward()
                 else:
-                    grad = g.pp.recv((act_shape, np.float32), s + 1, tag=10_000 + i)
+                    grad = g.pp.recv(xp.empty(act_shape, np.float32), s + 1, tag=10_000 + i)
                     out.backward(grad)
                 h_in = inputs.pop(i)
                 if not first:
-                    sends.append(g.pp.isend(np.ascontiguousarray(h_in.grad), s - 1,
+                    sends.append(g.pp.isend(xp.ascontiguousarray(h_in.grad), s - 1,
                                             tag=10_000 + i))
         for h in sends:
             h.wait()

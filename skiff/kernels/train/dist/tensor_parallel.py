@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from skiff.kernels.train.autograd import Function
+from skiff.kernels.train.autograd import Function, xp_of
 from skiff.kernels.train.nn import functional as F
 from skiff.kernels.train.nn.module import Module, Parameter
+from skiff.kernels.train.ops_shape import scatter_add
+from skiff.kernels.train.tensor import Tensor
 
 from .comm import Comm
 
@@ -39,12 +41,12 @@ class CopyToGroup(Function):
         return x
 
     def backward(self, g):
-        return self.comm.allreduce(np.ascontiguousarray(g))
+        return self.comm.allreduce(xp_of(g).ascontiguousarray(g))
 
 
 class ReduceFromGroup(Function):
     def forward(self, x, comm=None):
-        return comm.allreduce(np.ascontiguousarray(x))
+        return comm.allreduce(xp_of(x).ascontiguousarray(x))
 
     def backward(self, g):
         return g
@@ -139,17 +141,18 @@ class _LocalLookup(Function):
     """Rows of this rank's vocabulary slice; ids outside it give zeros (and no gradient)."""
 
     def forward(self, w, idx, lo=0):
-        local = idx - lo
+        xp = xp_of(w)
+        local = xp.asarray(idx) - lo  # ids may come from the host
         mask = (local >= 0) & (local < w.shape[0])
-        local = np.where(mask, local, 0)
+        local = xp.where(mask, local, 0)
         self.wshape = w.shape
         self.save_for_backward(local, mask)
         return w[local] * mask[..., None].astype(w.dtype)
 
     def backward(self, g):
         local, mask = self.saved
-        gw = np.zeros(self.wshape, dtype=g.dtype)
-        np.add.at(gw, local[mask], g[mask])
+        gw = xp_of(g).zeros(self.wshape, dtype=g.dtype)
+        scatter_add(gw, local[mask], g[mask])
         return gw, None
 
 
@@ -164,31 +167,33 @@ class VocabParallelEmbedding(Module):
         self.weight = Parameter(emb.weight.data[part].copy())
 
     def forward(self, idx):
-        i = idx.data if hasattr(idx, "data") and not isinstance(idx, np.ndarray) else idx
-        out = _LocalLookup.apply(self.weight, np.asarray(i), lo=self.lo)
+        i = idx.data if isinstance(idx, Tensor) else idx  # (a cupy array's .data is a pointer)
+        out = _LocalLookup.apply(self.weight, i, lo=self.lo)
         return ReduceFromGroup.apply(out, comm=self.comm)
 
 
 class _VocabParallelCE(Function):
     def forward(self, logits, target, comm=None, lo=0, ignore_index=-100):
+        xp = xp_of(logits)
+        target = xp.asarray(target)
         n, v = logits.shape
         lmax = logits.max(axis=1)
-        gmax = comm.allreduce(np.ascontiguousarray(lmax), "max")
+        gmax = comm.allreduce(xp.ascontiguousarray(lmax), "max")
         shifted = logits - gmax[:, None]
-        e = np.exp(shifted)
-        total = comm.allreduce(np.ascontiguousarray(e.sum(axis=1)))
+        e = xp.exp(shifted)
+        total = comm.allreduce(xp.ascontiguousarray(e.sum(axis=1)))
         local = target - lo
         valid = target != ignore_index
         mine = (local >= 0) & (local < v) & valid
-        picked = np.zeros(n, dtype=logits.dtype)
-        rows = np.nonzero(mine)[0]
+        picked = xp.zeros(n, dtype=logits.dtype)
+        rows = xp.nonzero(mine)[0]
         picked[rows] = shifted[rows, local[rows]]
         picked = comm.allreduce(picked)
         count = max(int(valid.sum()), 1)
-        loss = ((np.log(total) - picked) * valid).sum() / count
+        loss = ((xp.log(total) - picked) * valid).sum() / count
         self.save_for_backward(e / total[:, None], rows, local, valid)
         self.count = count
-        return np.asarray(loss, dtype=logits.dtype)
+        return xp.asarray(loss, dtype=logits.dtype)
 
     def backward(self, g):
         soft, rows, local, valid = self.saved
@@ -202,8 +207,9 @@ def vocab_parallel_cross_entropy(logits_part, target, comm: Comm, lo: int,
                                  ignore_index: int = -100):
     """Mean cross-entropy of logits split by vocabulary (``(N, V/tp)``, this rank's columns
     start at ``lo``) against full-vocabulary targets ``(N,)``; equal on every tp rank."""
-    t = target.data if hasattr(target, "data") and not isinstance(target, np.ndarray) else target
-    return _VocabParallelCE.apply(logits_part, np.asarray(t).reshape(-1), comm=comm, lo=lo,
+    t = target.data if isinstance(target, Tensor) else target
+    t = t if hasattr(t, "reshape") else np.asarray(t)
+    return _VocabParallelCE.apply(logits_part, t.reshape(-1), comm=comm, lo=lo,
                                   ignore_index=ignore_index)
 
 
@@ -260,12 +266,12 @@ def gather_full_state(model) -> dict:
         elif isinstance(mod, ParallelAttention):
             d, h, p = mod.d_model, mod.n_heads, comm.size
             hd, local = d // h, h // p
-            every = comm.allgather(np.ascontiguousarray(mod.c_attn.weight.data))
+            every = comm.allgather(_contig(mod.c_attn.weight.data))
             parts = every.reshape(p, 3, local * hd, d)
             w = parts.transpose(1, 0, 2, 3).reshape(3 * d, d)
             state[prefix + "c_attn.weight"] = w
             if mod.c_attn.bias is not None:
-                bs = comm.allgather(np.ascontiguousarray(mod.c_attn.bias.data))
+                bs = comm.allgather(_contig(mod.c_attn.bias.data))
                 state[prefix + "c_attn.bias"] = bs.reshape(p, 3, local * hd).transpose(
                     1, 0, 2).reshape(3 * d)
             state[prefix + "c_proj.weight"] = _cat(comm, mod.c_proj.weight.data, 1)
@@ -300,6 +306,10 @@ def _inside(name: str, parents: dict) -> bool:
     return any(name.startswith(p + ".") for p in parents)
 
 
+def _contig(a):
+    return xp_of(a).ascontiguousarray(a)
+
+
 def _cat(comm: Comm, a: np.ndarray, axis: int) -> np.ndarray:
-    every = comm.allgather(np.ascontiguousarray(a))
-    return np.concatenate(list(every), axis=axis)
+    every = comm.allgather(_contig(a))
+    return xp_of(every).concatenate(list(every), axis=axis)
