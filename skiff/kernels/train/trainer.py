@@ -655,6 +655,9 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     from .nn import functional as F
 
     ydt = np.dtype(str(y.dtype))
+    if ydt == np.bool_:  # True/False labels are class ids 1/0 (or 1.0/0.0 for MSE and BCE)
+        y = y.astype(np.int64)
+        ydt = np.dtype(np.int64)
     if spec == "auto":
         if np.issubdtype(ydt, np.integer):
             spec = "cross_entropy"
@@ -695,8 +698,13 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
                                                tuple(y.shape) == tuple(out.shape) + (1,)):
         y = y.reshape(*out.shape)  # targets (N,) against outputs (N, 1), or the reverse
     if tuple(out.shape) != tuple(y.shape):
+        hint = "MSE compares them element by element" if spec == "mse" else \
+            "binary cross-entropy wants one score per 0/1 target"
+        if spec == "mse" and tuple(out.shape[:-1]) == tuple(y.shape) and out.shape[-1] > 1:
+            hint = ("float targets mean regression (MSE); for classification pass integer "
+                    "class ids, e.g. y.astype('int64')")
         raise ValueError(f"model output shape {tuple(out.shape)} does not match targets shape "
-                         f"{tuple(y.shape)} (MSE compares them element by element)")
+                         f"{tuple(y.shape)} ({hint})")
     if y.dtype != out.dtype:
         y = y.astype(out.dtype)
     if spec == "bce":
@@ -718,7 +726,7 @@ def _accuracy(model, batch, spec) -> float | None:
         if out.size != yv.size:
             return None
         return float(((out.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
-    if not np.issubdtype(np.dtype(str(y.dtype)), np.integer):
+    if not np.issubdtype(np.dtype(str(y.dtype)), np.integer) and str(y.dtype) != "bool":
         return None
     out = model(x)
     if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):

@@ -154,3 +154,15 @@ def test_mistakes_get_one_clear_line():
         skiff.Trainer(Linear1(5)).train(5)
     with pytest.raises(ValueError, match=r"class ids must be in \[0, 2\).*got 7"):
         skiff.Trainer(Linear1(5, 2)).train((x, np.full(64, 7)))
+
+
+def test_bool_labels_and_float_class_labels():
+    x, y = _blobs(n=200)
+    train_random.seed(0)
+    trainer = skiff.Trainer(Linear1(x.shape[1], 2), lr=0.05, batch_size=32)
+    result = trainer.train((x, y.astype(bool)), epochs=15, val_dataset=(x, y.astype(bool)))
+    acc = float((trainer.predict(x).argmax(1) == y).mean())
+    assert result.val_history[-1]["val_accuracy"] == pytest.approx(acc) and acc > 0.9
+    with pytest.raises(ValueError, match=r"float targets mean regression \(MSE\); for "
+                                         r"classification pass integer class ids"):
+        skiff.Trainer(Linear1(x.shape[1], 3)).train((x, y.astype(np.float32)))

@@ -191,7 +191,7 @@ def test_shape_mismatch_shows_both_shapes():
 
 @pytest.mark.parametrize("targets, loss, match", [
     (np.array(["a"] * 8), "auto", "dtype <U1"),
-    (np.zeros(8, bool), "auto", "dtype bool"),
+    (np.zeros(8, "c8"), "auto", "dtype complex64"),  # (bool labels are class ids 0/1)
     (np.zeros(8, "f4"), "cross_entropy", "integer class-id targets, got dtype float32"),
     (np.full(8, 7, "i8"), "auto", r"\[0, 4\).*got 7"),
 ])
