@@ -42,7 +42,7 @@ class Transpose(Function):
     def backward(self, g):
         if self.axes is None:
             return g.transpose()
-        return g.transpose(np.argsort(self.axes))
+        return g.transpose(tuple(int(a) for a in np.argsort(self.axes)))
 
 
 class Expand(Function):
