@@ -498,12 +498,13 @@ class Trainer:
             out["val_accuracy"] = correct / count
         return out
 
-    def predict(self, data, batch_size: int | None = None) -> np.ndarray:
+    def predict(self, data, batch_size: int | None = None, *, inputs: int = 1) -> np.ndarray:
         """The model's outputs on ``data`` as one host numpy array, in eval mode, no gradients.
 
         ``data`` is an input array ``X`` (N, ...), a tuple ``(X, y)`` (``y`` is ignored) or a
-        dataset whose items are inputs or ``(x, y)`` pairs. Outputs of the batches are joined
-        along the first axis.
+        dataset whose items are inputs or ``(x, y)`` pairs; for a model of several inputs
+        pass ``(X1, ..., Xk, y)`` with ``inputs=k``. Outputs of the batches are joined along
+        the first axis.
         """
         from .data import DataLoader
         from .tensor import no_grad
@@ -521,10 +522,11 @@ class Trainer:
         try:
             with no_grad():
                 for host_batch in loader:
-                    x = host_batch[0] if isinstance(host_batch, (tuple, list)) else host_batch
-                    if isinstance(x, PackedBatch):
+                    if isinstance(host_batch, PackedBatch):
                         raise TypeError("predict takes arrays of inputs, got packed sequences")
-                    out = self.model(self.strategy.to_device(x, dtype))
+                    xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
+                        else (host_batch,)
+                    out = self.model(*self.strategy.to_device(xs, dtype))
                     outs.append(np.asarray(out.numpy()) if hasattr(out, "numpy")
                                 else np.asarray(out))
         finally:
@@ -583,14 +585,14 @@ class Trainer:
 
         def fn(model, batch):
             if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
-                    len(batch) != 2:
+                    len(batch) < 2:
                 what = type(batch).__name__
                 if isinstance(batch, (tuple, list)):
                     what += f" of {len(batch)}"
                 raise TypeError("without a model.loss(batch), the data must be (x, y) pairs, "
                                 f"e.g. trainer.train((X, y)); got batches of a {what}")
-            x, y = batch
-            out = model(x)
+            *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
+            out = model(*xs)
             if callable(spec):
                 return spec(out, y)
             loss = _supervised_loss(out, y, spec, check_ids=not checked)
@@ -715,20 +717,20 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
 
 
 def _accuracy(model, batch, spec) -> float | None:
-    if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or len(batch) != 2:
+    if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or len(batch) < 2:
         return None
     if spec == "auto" and callable(getattr(model, "loss", None)):
         return None
-    x, y = batch
+    *xs, y = batch
     if spec == "bce":  # one score per binary label: positive means class 1
-        out = model(x).numpy()
+        out = model(*xs).numpy()
         yv = y.numpy()
         if out.size != yv.size:
             return None
         return float(((out.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
     if not np.issubdtype(np.dtype(str(y.dtype)), np.integer) and str(y.dtype) != "bool":
         return None
-    out = model(x)
+    out = model(*xs)
     if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):
         y = y.reshape(*y.shape[:-1])
     if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:

@@ -166,3 +166,24 @@ def test_bool_labels_and_float_class_labels():
     with pytest.raises(ValueError, match=r"float targets mean regression \(MSE\); for "
                                          r"classification pass integer class ids"):
         skiff.Trainer(Linear1(x.shape[1], 3)).train((x, y.astype(np.float32)))
+
+
+def test_a_model_of_two_inputs_trains_on_x1_x2_y():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((256, 3)).astype(np.float32)
+    b = rng.standard_normal((256, 2)).astype(np.float32)
+    y = (a @ np.array([1.0, -1.0, 2.0]) + b @ np.array([0.5, 3.0])).astype(np.float32)
+
+    class TwoInputs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fa, self.fb = nn.Linear(3, 1), nn.Linear(2, 1, bias=False)
+
+        def forward(self, xa, xb):
+            return self.fa(xa) + self.fb(xb)
+
+    trainer = skiff.Trainer(TwoInputs(), lr=0.05, batch_size=32, schedule="constant")
+    trainer.train((a, b, y), epochs=25)
+    pred = trainer.predict((a, b, y), inputs=2)
+    both = np.hstack([a, b])
+    assert float(np.mean((pred[:, 0] - y) ** 2)) < _lstsq_mse(both, y) + 1e-3
