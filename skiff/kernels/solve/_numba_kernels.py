@@ -482,3 +482,77 @@ def restrict_t(r, fc, signs):
     for i in range(rf.size):
         rr += rf[i] * rf[i]
     return rr
+
+
+@njit(**JIT)
+def _fine_to_coarse(p, n, m, slo, shi):
+    """The (up to two) coarse cells fine cell ``p`` restricts to along one axis under P^T / 2,
+    with their weights (the second weight is 0 when there is only one)."""
+    if n == m:
+        return p, 1.0, p, 0.0
+    c = p // 2
+    if p % 2 == 0:
+        return c, 0.375 + (0.125 * slo if c == 0 else 0.0), max(c - 1, 0), \
+            (0.125 if c > 0 else 0.0)
+    return c, 0.375 + (0.125 * shi if c == m - 1 else 0.0), min(c + 1, m - 1), \
+        (0.125 if c < m - 1 else 0.0)
+
+
+@njit(**JIT)
+def residual_restrict_t_const(u, f, a3, d0, d1, d2, fc, signs):
+    """fc = P^T (f - A u) / 2^d for a uniform stencil in one pass over the fine grid (the
+    residual row into a buffer, restricted along the row, scattered to its coarse rows);
+    returns |f - A u|^2."""
+    n0, n1, n2 = u.shape
+    m0, m1, m2 = fc.shape
+    i_i, i_w = _tweights(n2, m2, signs[4], signs[5])
+    a0, a1, a2 = a3[0], a3[1], a3[2]
+    fc[:] = 0.0
+    rbuf = np.empty(n2)
+    rc = np.empty(m2)
+    rr = 0.0
+    for k in range(n0):
+        km, kp = max(k - 1, 0), min(k + 1, n0 - 1)
+        wkm, wkp = (a0 if k > 0 else 0.0), (a0 if k < n0 - 1 else 0.0)
+        ka, kwa, kb, kwb = _fine_to_coarse(k, n0, m0, signs[0], signs[1])
+        for j in range(n1):
+            jm, jp = max(j - 1, 0), min(j + 1, n1 - 1)
+            wjm, wjp = (a1 if j > 0 else 0.0), (a1 if j < n1 - 1 else 0.0)
+            ja, jwa, jb, jwb = _fine_to_coarse(j, n1, m1, signs[2], signs[3])
+            dkj = d0[k] + d1[j]
+            uc, ukm, ukp, ujm, ujp, fr = u[k, j], u[km, j], u[kp, j], u[k, jm], u[k, jp], f[k, j]
+            if n0 == 1:
+                for i in range(1, n2 - 1):
+                    rbuf[i] = fr[i] - (dkj + d2[i]) * uc[i] + wjm * ujm[i] + wjp * ujp[i] \
+                        + a2 * (uc[i - 1] + uc[i + 1])
+            else:
+                for i in range(1, n2 - 1):
+                    rbuf[i] = fr[i] - (dkj + d2[i]) * uc[i] + (
+                        wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i] + wjp * ujp[i]) \
+                        + a2 * (uc[i - 1] + uc[i + 1])
+            for i in (0, n2 - 1):
+                s = fr[i] - (dkj + d2[i]) * uc[i] + (
+                    wkm * ukm[i] + wkp * ukp[i] + wjm * ujm[i] + wjp * ujp[i])
+                if i > 0:
+                    s += a2 * uc[i - 1]
+                if i < n2 - 1:
+                    s += a2 * uc[i + 1]
+                rbuf[i] = s
+            for i in range(n2):
+                rr += rbuf[i] * rbuf[i]
+            for i in range(m2):
+                rc[i] = (i_w[i, 0] * rbuf[i_i[i, 0]] + i_w[i, 1] * rbuf[i_i[i, 1]]
+                         + i_w[i, 2] * rbuf[i_i[i, 2]] + i_w[i, 3] * rbuf[i_i[i, 3]])
+            for x in range(2):
+                kc, kw = (ka, kwa) if x == 0 else (kb, kwb)
+                if kw == 0.0:
+                    continue
+                for y in range(2):
+                    jc, jw = (ja, jwa) if y == 0 else (jb, jwb)
+                    w = kw * jw
+                    if w == 0.0:
+                        continue
+                    out = fc[kc, jc]
+                    for i in range(m2):
+                        out[i] += w * rc[i]
+    return rr

@@ -13,6 +13,7 @@ output in place, returning it (plus the fused reduction) so that
 ``solve.restrict``              fc = R r (mean of the children), returns |r|^2
 ``solve.prolong_add``           u += P e (cell-centred trilinear), ghost factors for the sides
 ``solve.restrict_t``            fc = P^T r / 2^d (the symmetric restriction), returns |r|^2
+``solve.residual_restrict_t_*`` r = f - A u, then fc = P^T r / 2^d, in one pass (uniform)
 ``solve.axpy_norm``             x += a p, r -= a q, returns |r|^2
 ``solve.jacobi_dot``            z = r / diag, returns r.z
 ``solve.pipecg_update``         the eight recurrences of pipelined CG with its three dots
@@ -27,7 +28,8 @@ from skiff.kernels.backend import custom_op, get_array_module, numba_available
 
 __all__ = [
     "apply_const", "apply_var", "rbgs_const", "rbgs_var", "residual_restrict_const", "restrict",
-    "residual_restrict_var", "prolong_add", "restrict_t", "axpy_norm", "jacobi_dot",
+    "residual_restrict_var", "prolong_add", "restrict_t",
+    "residual_restrict_t_const", "axpy_norm", "jacobi_dot",
     "pipecg_update",
     "nb", "const_diag",
 ]
@@ -231,6 +233,23 @@ def restrict_t(r, fc, signs):
 @restrict_t.implement("cpu", "numba", available=numba_available)
 def _restrict_t_nb(r, fc, signs):
     return fc, nb().restrict_t(r, fc, signs)
+
+
+@custom_op("solve.residual_restrict_t_const")
+def residual_restrict_t_const(u, f, a3, d0, d1, d2, fc, signs):
+    """fc = P^T (f - A u) / 2^d for a uniform stencil (the symmetric multigrid's residual and
+    restriction in one pass); returns (fc, |f - A u|^2). The reference composes the ops, so it
+    also runs on GPUs."""
+    xp = get_array_module(u)
+    out = xp.empty_like(u)
+    apply_const(u, a3, d0, d1, d2, out)
+    r = f - out
+    return restrict_t(r, fc, signs)
+
+
+@residual_restrict_t_const.implement("cpu", "numba", available=numba_available)
+def _rrt_const_nb(u, f, a3, d0, d1, d2, fc, signs):
+    return fc, nb().residual_restrict_t_const(u, f, a3, d0, d1, d2, fc, signs)
 
 
 # ---------------------------------------------------------------------------- Krylov updates

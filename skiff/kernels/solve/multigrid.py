@@ -71,10 +71,13 @@ class _Level:
             fused.residual_restrict_const if c else fused.residual_restrict_var, xp)
         self.prolong = resolve_op(fused.prolong_add, xp)
         self._rt = resolve_op(fused.restrict_t, xp)
+        self._rrt = resolve_op(fused.residual_restrict_t_const, xp)
         self.r = None
 
     def residual_restrict_t(self, u, f, fc, signs) -> float:
         """fc = P^T (f - A u) / 2^d (the symmetric restriction); returns |f - A u|^2."""
+        if self.const:
+            return self._rrt(u, f, *self.arrays, fc, signs)[1]
         if self.r is None:
             self.r = self.xp.empty(self.shape)
         self.apply(u, self.r)

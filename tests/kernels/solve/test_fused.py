@@ -111,6 +111,13 @@ def test_restrict_t_twins_and_adjoint_of_prolong(xp, fine, coarse):
     for signs in (np.array([-1.0, 1.0, 1.0, -1.0, -1.0, 1.0]), np.ones(6)):
         check_op(fused.restrict_t, *_dev(xp, r, np.empty(coarse), signs), rtol=1e-12,
                  atol=1e-12, require_fast=_require(xp))
+        # the fused residual + transpose restriction of a uniform stencil against its parts
+        shape3 = fine
+        st = _const(shape3)
+        u, f = rng.standard_normal(shape3), rng.standard_normal(shape3)
+        check_op(fused.residual_restrict_t_const,
+                 *_dev(xp, u, f, *st.arrays(), np.empty(coarse), signs), rtol=1e-11,
+                 atol=1e-11, require_fast=_require(xp))
         pe = fused.prolong_add.reference(np.zeros(fine), ec, signs)
         fc = fused.restrict_t.reference(r, np.empty(coarse), signs)[0]
         d = sum(a != b for a, b in zip(fine, coarse))
@@ -148,11 +155,12 @@ def test_pipecg_update(n):
 
 def test_every_solve_op_has_cpu_and_gpu_twins():
     ops = {k: v for k, v in registered_ops().items() if k.startswith("solve.")}
-    assert len(ops) == 12
+    assert len(ops) == 13
     for name, op in ops.items():
         backends = {i.backend for i in op.impls}
         assert "cpu" in backends, name
-        if name not in ("solve.pipecg_update", "solve.restrict"):  # their xp twin runs on GPUs
+        if name not in ("solve.pipecg_update", "solve.restrict",
+                        "solve.residual_restrict_t_const"):  # their xp twin runs on GPUs
             assert "gpu" in backends, name
 
 
