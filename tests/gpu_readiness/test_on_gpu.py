@@ -1,0 +1,76 @@
+"""The fixes of this folder, run for real on a GPU (these skip without one)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.backend import cupy, to_numpy
+from skiff.kernels.backend.testing import check_op
+
+pytestmark = pytest.mark.gpu
+
+
+def test_cuda_sources_load_and_every_kernel_resolves():
+    from skiff.kernels.solve import cuda as solve_cuda
+    from skiff.kernels.train import packed_attention as PA
+
+    for sfx in ("f32", "f64"):
+        for k in ("fwd", "bwd_dq", "bwd_dkdv"):
+            assert PA._module().get_function(f"packed_attn_{k}_{sfx}") is not None
+    for name in ("apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
+                 "residual_restrict_const", "prolong_add", "restrict_t", "axpy_norm",
+                 "jacobi_dot"):
+        assert solve_cuda.module().get_function(name) is not None
+
+
+@pytest.mark.parametrize("heads", [1, 3])
+def test_packed_attention_gpu_matches_cpu(heads):
+    from skiff.kernels.train import packed_attention as PA
+
+    cp = cupy()
+    rng = np.random.default_rng(0)
+    lens = [4, 1, 6]
+    total = sum(lens)
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    q, k, v, g = (rng.standard_normal((total, heads, 8)) for _ in range(4))
+    want_o, want_lse = PA.packed_attention_fwd.reference(q.copy(), k, v, cu, 0.3)
+    qd, kd, vd, gd = (cp.asarray(a) for a in (q, k, v, g))
+    o, lse = PA.packed_attention_fwd(qd, kd, vd, cu, 0.3)
+    np.testing.assert_allclose(to_numpy(o), want_o, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(qd), q)  # the input is left alone
+    assert check_op(PA.packed_attention_bwd, qd, kd, vd, o, lse, gd, cu, 0.3, rtol=1e-9,
+                    atol=1e-11, require_fast=True)
+
+
+def test_adamw_gpu_with_a_float64_gradient_on_float32_weights():
+    from skiff.kernels.train import optim
+
+    cp = cupy()
+    rng = np.random.default_rng(1)
+    p, m = (cp.asarray(rng.standard_normal(9), dtype=cp.float32) for _ in range(2))
+    v = cp.abs(cp.asarray(rng.standard_normal(9), dtype=cp.float32))
+    g = cp.asarray(rng.standard_normal(9))
+    assert check_op(optim.adamw_update, p, g, m, v, 1e-3, 0.9, 0.999, 1e-8, 0.01, 2,
+                    rtol=1e-5, atol=1e-7, require_fast=True)
+
+
+def test_mpi_comm_takes_device_arrays():
+    pytest.importorskip("mpi4py")
+    from skiff.kernels.train.dist import MPIComm
+
+    cp = cupy()
+    comm = MPIComm()
+    x = cp.arange(6, dtype=cp.float32)
+    assert comm.allreduce_(x, "mean") is x
+    out = comm.allgather(x)
+    assert isinstance(out, cp.ndarray) and out.shape == (comm.size, 6)
+
+
+def test_autograd_op_with_a_host_operand():
+    from skiff.kernels.train.tensor import Tensor
+
+    a = Tensor(np.arange(3.0), device="cuda", requires_grad=True)
+    out = (a * np.array([1.0, 2.0, 3.0])).sum()
+    out.backward()
+    np.testing.assert_allclose(to_numpy(a.grad), [1.0, 2.0, 3.0])
