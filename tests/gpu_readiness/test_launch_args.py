@@ -98,6 +98,16 @@ def test_packed_attention_wide_heads_fall_back(fake):
     assert _launches(fake) == []
 
 
+def test_packed_attention_mixed_dtypes_fall_back(fake):
+    """A float64 k under a float32 q would be read as float* by the f32 kernel."""
+    rng = np.random.default_rng(5)
+    q = dev(rng.standard_normal((5, 2, 4)), np.float32)
+    k, v = (dev(rng.standard_normal((5, 2, 4)), np.float64) for _ in range(2))
+    cu = PA.check_cu_seqlens([0, 5], 5)
+    PA._fwd_gpu(q, k, v, cu, 0.5)
+    assert _launches(fake) == []
+
+
 def test_cuda_block_size_matches_python(fake):
     """packed_attention.cu reads blockDim, but kernels.cu hard-codes BLOCK for its shared
     buffer and index arithmetic: the Python launch must use the same number."""

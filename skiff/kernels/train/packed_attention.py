@@ -153,8 +153,10 @@ def _module():  # pragma: no cover - GPU
     return cupy().RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++14",))
 
 
-def _gpu_ok(q) -> bool:  # pragma: no cover - GPU
-    return q.dtype in _SUFFIX and q.shape[-1] <= _MAX_D
+def _gpu_ok(q, *others) -> bool:
+    """The kernels read every array as q's float type: all must share it."""
+    return (q.dtype in _SUFFIX and q.shape[-1] <= _MAX_D
+            and all(x.dtype == q.dtype for x in others))
 
 
 def _seq_of(cp, cu):  # pragma: no cover - GPU
@@ -164,7 +166,7 @@ def _seq_of(cp, cu):  # pragma: no cover - GPU
 
 @packed_attention_fwd.implement("gpu", "cupy-rawkernel", available=lambda: cupy() is not None)
 def _fwd_gpu(q, k, v, cu, scale):  # pragma: no cover - GPU
-    if not _gpu_ok(q):
+    if not _gpu_ok(q, k, v):
         return packed_attention_fwd.reference(q, k, v, cu, scale)
     cp = cupy()
     q, k, v = (cp.ascontiguousarray(x) for x in (q, k, v))
@@ -184,7 +186,7 @@ def _fwd_gpu(q, k, v, cu, scale):  # pragma: no cover - GPU
 
 @packed_attention_bwd.implement("gpu", "cupy-rawkernel", available=lambda: cupy() is not None)
 def _bwd_gpu(q, k, v, o, lse, do, cu, scale):  # pragma: no cover - GPU
-    if not _gpu_ok(q):
+    if not _gpu_ok(q, k, v, o, lse, do):
         return packed_attention_bwd.reference(q, k, v, o, lse, do, cu, scale)
     cp = cupy()
     q, k, v, o, lse, do = (cp.ascontiguousarray(x) for x in (q, k, v, o, lse, do))
