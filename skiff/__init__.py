@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 
 from skiff.extension import load_ipython_extension, unload_ipython_extension
+from skiff.kernels.train.aliases import install as _install_aliases
 
 __version__ = "0.1.0"
 
@@ -35,6 +36,8 @@ _LAZY = {
     "list_devices": "skiff.kernels.backend:list_devices",
     "resolve_device": "skiff.kernels.backend:resolve_device",
 }
+
+_install_aliases()  # `import skiff.nn`, `from skiff.optim import AdamW` (see that module)
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "__version__", *_LAZY]
 

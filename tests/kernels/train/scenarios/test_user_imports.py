@@ -1,0 +1,53 @@
+"""The import lines a torch user types, and a hand-written training loop on numpy arrays."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+
+def test_short_import_paths_are_the_real_modules():
+    code = (
+        "import skiff.nn as nn, skiff.nn.functional as F\n"
+        "from skiff.nn import Linear\n"
+        "from skiff.optim import AdamW\n"
+        "from skiff.data import ArrayDataset\n"
+        "import skiff.models.gpt\n"
+        "from skiff.kernels.train import nn as real_nn, optim, data\n"
+        "assert nn is real_nn and F is real_nn.functional and Linear is real_nn.Linear\n"
+        "assert AdamW is optim.AdamW and ArrayDataset is data.ArrayDataset\n"
+        "import sys\n"
+        "assert sys.modules['skiff.nn.functional'] is real_nn.functional\n"
+        "try:\n"
+        "    import skiff.nn.nosuch\n"
+        "except ImportError as exc:\n"
+        "    assert 'skiff.nn.nosuch' in str(exc)\n"
+        "else:\n"
+        "    raise SystemExit('no ImportError')\n"
+        "print('fine')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and "fine" in out.stdout, out.stderr[-2000:]
+
+
+def test_a_hand_written_loop_on_float64_numpy_arrays():
+    import skiff.nn as nn
+    import skiff.nn.functional as F
+    from skiff.optim import AdamW
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((256, 5))  # float64, as numpy makes them
+    y = x @ rng.standard_normal((5, 1))
+    model = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 1))
+    opt = AdamW(model.parameters(), lr=1e-2)
+    first = None
+    for _ in range(150):
+        loss = F.mse_loss(model(x), y)
+        first = loss.item() if first is None else first
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert all(p.dtype == np.float32 and p.grad.dtype == np.float32
+               for p in model.parameters())
+    assert loss.item() < 0.02 * first
