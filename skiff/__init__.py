@@ -27,6 +27,7 @@ _LAZY = {
     "data": "skiff.kernels.train.data:",
     "models": "skiff.kernels.train.models:",
     "Trainer": "skiff.kernels.train.trainer:Trainer",
+    "seed": "skiff.kernels.train.random:seed",
     "plan": "skiff.kernels.train.plan:plan",
     "solve": "skiff.kernels.solve:solve",
     "ocr": "skiff.kernels.ocr:ocr",

@@ -51,3 +51,15 @@ def test_a_hand_written_loop_on_float64_numpy_arrays():
     assert all(p.dtype == np.float32 and p.grad.dtype == np.float32
                for p in model.parameters())
     assert loss.item() < 0.02 * first
+
+
+def test_skiff_seed_makes_the_same_initial_weights():
+    import skiff
+
+    skiff.seed(7)
+    a = skiff.nn.Linear(4, 3).weight.numpy()
+    skiff.seed(7)
+    b = skiff.nn.Linear(4, 3).weight.numpy()
+    c = skiff.nn.Linear(4, 3).weight.numpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(b, c)
