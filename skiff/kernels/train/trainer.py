@@ -252,8 +252,10 @@ class Trainer:
                  checkpoint_every: int | None = None, keep_checkpoints: int = 3,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
                  shuffle: bool = True, drop_last: bool = False):
-        if not hasattr(model, "parameters"):
-            raise TypeError(f"Trainer needs a skiff nn.Module, got {type(model).__name__}")
+        if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
+                "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
+            raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
+                            f"{type(model).__module__}.{type(model).__qualname__}")
         _positive_int("batch_size", batch_size)
         _positive_int("grad_accum", grad_accum)
         _positive_int("log_every", log_every)

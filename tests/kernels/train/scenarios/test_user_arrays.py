@@ -187,3 +187,10 @@ def test_a_model_of_two_inputs_trains_on_x1_x2_y():
     pred = trainer.predict((a, b, y), inputs=2)
     both = np.hstack([a, b])
     assert float(np.mean((pred[:, 0] - y) ** 2)) < _lstsq_mse(both, y) + 1e-3
+
+
+def test_a_torch_module_is_refused_by_name():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match=r"skiff nn.Module \(build it from skiff.nn\), got "
+                                        r"torch.nn.modules.linear.Linear"):
+        skiff.Trainer(torch.nn.Linear(3, 1))
