@@ -107,6 +107,8 @@ def _data_expression(line: str, user_ns: dict) -> tuple[str, dict]:
                 value = eval(code, user_ns)  # noqa: S307  (the user's own expression)
             except NameError as exc:
                 raise ValueError(f"DATA {expr!r}: {exc}") from None
+        if isinstance(value, list) and value and all(hasattr(v, "shape") for v in value):
+            value = tuple(value)  # [X, y] written on the line means the arrays X and y
         return f"{head} {shlex.quote(expr)} {rest[cut:]}", {**user_ns, expr: value}
     return line, user_ns
 
@@ -152,8 +154,17 @@ def _lookup(values: dict, user_ns: dict):
 
 def _launch_objects(values: dict, model_obj, data_obj):
     from skiff.kernels.train import models
-    from skiff.kernels.train.data import builtin_dataset
+    from skiff.kernels.train.data import ArrayDataset, as_dataset, builtin_dataset
     from skiff.kernels.train.entry import train_parts
+
+    if data_obj is not None:
+        data_obj = as_dataset(data_obj, what=f"DATA {values['data']!r}")
+        has_loss = model_obj is not None and callable(getattr(model_obj, "loss", None))
+        if model_obj is not None and not has_loss and isinstance(data_obj, ArrayDataset) and \
+                len(data_obj.arrays) == 1:
+            raise ValueError(f"DATA {values['data']!r} is one array, and the model has no "
+                             f"loss(batch) of its own: pass inputs and targets, e.g. "
+                             f"%train {values['model']} (X, y)")
 
     # validate every other option through the grammar, with stand-in names for the objects
     stand_in = {**values, "model": values["model"] if model_obj is None else "mlp",

@@ -69,3 +69,14 @@ def test_resume_continues_the_step_count(shell, tmp_path):
     steps = [row["step"] for row in job2.result["history"]]
     assert steps == list(range(1, 8))  # 1-4 restored from the checkpoint, 5-7 trained
     assert job2.result["history"][:4] == job.result["history"]
+
+
+def test_a_list_expression_and_a_lone_array(shell):
+    import skiff
+
+    shell.user_ns["m"] = skiff.models.MLP(4, 2, (8,))
+    job = shell.run_line_magic("train", "m [X, y] --steps 3 --wait")
+    assert job.status == "done", job.error
+    with pytest.raises(UsageError, match=r"DATA 'X' is one array, and the model has no "
+                                         r"loss\(batch\).*%train m \(X, y\)"):
+        shell.run_line_magic("train", "m X --steps 2")
