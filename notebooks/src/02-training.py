@@ -132,7 +132,7 @@ X = rng.standard_normal((1000, 8)).astype(np.float32)
 y = (X[:, 0] * X[:, 1] > 0).astype(np.int64)  # a label no straight line separates
 
 net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 2))
-trainer = skiff.Trainer(net, lr=1e-2, batch_size=64)
+trainer = skiff.Trainer(net, lr=1e-2, batch_size=64, verbose=True)  # a line per epoch
 fit = trainer.train((X[:800], y[:800]), epochs=5 if QUICK else 30,
                     val_dataset=(X[800:], y[800:]))
 print(fit.val_history[-1])

@@ -231,6 +231,10 @@ class Trainer:
         Where loss, learning rate, throughput and memory go (default: nowhere).
     log_every : int
         Report metrics every this many steps.
+    verbose : bool
+        Print one line per epoch (and at the end): step, mean training loss since the last
+        line, validation metrics, elapsed time. For a direct call in a notebook or script;
+        jobs show the same live in their widget.
 
     Examples
     --------
@@ -251,7 +255,7 @@ class Trainer:
                  weight_decay: float = 0.01, checkpoint_dir=None,
                  checkpoint_every: int | None = None, keep_checkpoints: int = 3,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
-                 shuffle: bool = True, drop_last: bool = False):
+                 shuffle: bool = True, drop_last: bool = False, verbose: bool = False):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -299,6 +303,7 @@ class Trainer:
         self.log_every = int(log_every)
         self.shuffle = shuffle
         self.drop_last = drop_last
+        self.verbose = bool(verbose)
         self.strategy: Strategy | None = None
         self.optimizer = None
         self.scheduler = None
@@ -373,6 +378,7 @@ class Trainer:
         self.model.train()
         rep.progress(step, total, unit="step")
         step_times: list[float] = []
+        line_losses: list[float] = []
         while step < total:
             if rep.should_stop():
                 stopped = "cancelled"
@@ -440,6 +446,12 @@ class Trainer:
                     if k.startswith("val_"):
                         rep.metric(k, v, step=step)
                 self.model.train()
+
+            if self.verbose:
+                line_losses.append(metrics["loss"])
+                if loader.position >= len(loader) or step == total:
+                    self._print_line(step, total, loader, line_losses, val_history, t_start)
+                    line_losses = []
 
             # checkpoint every N steps
             if self.checkpoint_dir is not None and self.checkpoint_every and \
@@ -635,6 +647,16 @@ class Trainer:
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
+
+    def _print_line(self, step, total, loader, losses, val_history, t_start) -> None:
+        epoch = loader.epoch + loader.position / len(loader)
+        parts = [f"epoch {epoch:.4g}", f"step {step}/{total}",
+                 f"loss {sum(losses) / max(len(losses), 1):.4g}"]
+        if val_history and val_history[-1]["step"] == step:
+            parts += [f"{k} {v:.4g}" for k, v in val_history[-1].items()
+                      if k.startswith("val_")]
+        parts.append(f"{time.perf_counter() - t_start:.1f} s")
+        print("  ".join(parts), flush=True)
 
     def _diverged(self, step, what, last_ckpt) -> TrainingDiverged:
         keep = (f"; the last good checkpoint is {Path(last_ckpt).name}" if last_ckpt

@@ -194,3 +194,19 @@ def test_a_torch_module_is_refused_by_name():
     with pytest.raises(TypeError, match=r"skiff nn.Module \(build it from skiff.nn\), got "
                                         r"torch.nn.modules.linear.Linear"):
         skiff.Trainer(torch.nn.Linear(3, 1))
+
+
+def test_verbose_prints_one_line_per_epoch(capsys):
+    x, y = _blobs(n=64)
+    result = skiff.Trainer(Linear1(x.shape[1], 2), batch_size=16, verbose=True) \
+        .train((x, y), epochs=3, val_dataset=(x, y))
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 3
+    steps_per_epoch = -(-len(x) // 16)
+    for i, (line, val) in enumerate(zip(lines, result.val_history, strict=True)):
+        assert line.startswith(f"epoch {i + 1}  step {(i + 1) * steps_per_epoch}/")
+        assert f"val_accuracy {val['val_accuracy']:.4g}" in line
+    first = np.mean(result.losses[:steps_per_epoch])
+    assert f"loss {first:.4g}" in lines[0]
+    skiff.Trainer(Linear1(x.shape[1], 2), batch_size=16).train((x, y), epochs=1)
+    assert capsys.readouterr().out == ""  # quiet unless asked
