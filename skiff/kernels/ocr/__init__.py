@@ -10,11 +10,19 @@ See :class:`OcrPipeline` for batches and folders, and ``docs/ocr.md`` for the de
 from __future__ import annotations
 
 from .models import MODEL_SETS, ModelSet, get_model_set
-from .pipeline import ImageError, OcrPipeline, load_image, reading_order, resolve_ocr_device
+from .pipeline import (
+    ImageError,
+    OcrPipeline,
+    iter_pages,
+    load_image,
+    reading_order,
+    resolve_ocr_device,
+)
 from .result import OcrResult, OcrResults, TextLine
 
 __all__ = ["ocr", "OcrPipeline", "OcrResult", "OcrResults", "TextLine", "ModelSet",
-           "MODEL_SETS", "get_model_set", "ImageError", "load_image", "reading_order",
+           "MODEL_SETS", "get_model_set", "ImageError", "load_image", "iter_pages",
+           "reading_order",
            "resolve_ocr_device"]
 
 _PIPELINES: dict = {}
@@ -39,7 +47,13 @@ def ocr(images, *, model: str = "ch", device: str = "auto", batch_size: int = 8,
 
     Returns
     -------
-    OcrResult for one image, OcrResults (a list) for a list.
+    OcrResult for one image; OcrResults (a list) for a list, and for a PDF or TIFF of several
+    pages (one result per page, ``image`` labelled ``"file.pdf#page=N"``).
+
+    Notes
+    -----
+    Arrays are read as RGB (an OpenCV ``cv2.imread`` array is BGR: pass ``img[..., ::-1]``),
+    floats in [0, 1] and 16-bit images are scaled to 8 bits.
     """
     key = (model, device, batch_size, tuple(sorted(options.items())))
     pipe = _PIPELINES.get(key)
@@ -48,4 +62,5 @@ def ocr(images, *, model: str = "ch", device: str = "auto", batch_size: int = 8,
                                              **options)
     if isinstance(images, (list, tuple)):
         return OcrResults(pipe.run(list(images), keep_pixels=True))
-    return pipe(images)
+    results = OcrResults(pipe.run([images], keep_pixels=True))
+    return results[0] if len(results) == 1 else results  # a PDF: one result per page

@@ -24,19 +24,22 @@ from pathlib import Path
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
-__all__ = ["run", "expand_inputs", "OcrRun", "IMAGE_EXTENSIONS"]
+__all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif", ".pbm",
-                    ".pgm", ".ppm")
+                    ".pgm", ".ppm", ".pdf")
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 
 
 def expand_inputs(inputs: list[str]) -> list[str]:
-    """Paths from files, folders (their image files, sorted) and glob patterns, in order.
+    """Paths from files, folders (their image and PDF files, sorted) and glob patterns, in
+    order.
 
     A plain file is kept whatever its extension (it gets an error line if it is no image);
-    a folder contributes the files with an image extension. Raises ``FileNotFoundError``
-    for a path or pattern that matches nothing.
+    a folder contributes the files with an image or PDF extension (others are skipped) and
+    a pattern (``**`` reaches into subfolders) the files it matches. Raises
+    ``FileNotFoundError`` naming a path or pattern that matches nothing, or a folder without
+    images.
     """
     paths: list[str] = []
     for item in inputs:
@@ -44,6 +47,11 @@ def expand_inputs(inputs: list[str]) -> list[str]:
         if os.path.isdir(item):
             found = sorted(str(p) for p in Path(item).iterdir()
                            if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS)
+            if not found:
+                raise FileNotFoundError(
+                    f"no image or PDF files in folder {item!r} (looked for "
+                    f"{', '.join(IMAGE_EXTENSIONS)}; use {os.path.join(item, '**', '*.png')!r} "
+                    "for subfolders)")
             paths.extend(found)
         elif os.path.exists(item):
             paths.append(item)
@@ -55,6 +63,29 @@ def expand_inputs(inputs: list[str]) -> list[str]:
         else:
             raise FileNotFoundError(f"no such file, folder or pattern: {item!r}")
     return paths
+
+
+def count_pages(path: str) -> int:
+    """Pages in a PDF or multi-page TIFF, else 1 (1 also for anything unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            is_pdf = fh.read(1024).lstrip().startswith(b"%PDF")
+        if is_pdf:
+            import pypdfium2 as pdfium
+
+            doc = pdfium.PdfDocument(path)
+            try:
+                return max(1, len(doc))
+            finally:
+                doc.close()
+        if path.lower().endswith((".tif", ".tiff")):
+            from PIL import Image
+
+            with Image.open(path) as im:
+                return max(1, getattr(im, "n_frames", 1))
+    except Exception:
+        return 1
+    return 1
 
 
 class OcrRun:
@@ -132,6 +163,7 @@ def run(config: dict, reporter) -> OcrRun:
     else:
         items = expand_inputs(config.get("inputs") or [])
         keep_pixels = False
+    total = len(items)
     if not items:
         raise ValueError("no images to read: give files, folders or patterns")
     out = config.get("out")
@@ -141,6 +173,8 @@ def run(config: dict, reporter) -> OcrRun:
     if world > 1:  # ranks share the images round-robin; rank 0 joins their JSONL parts
         items = items[rank::world]
         out = f"{final_out}.part{rank}" if final_out else None
+    if images is None:  # a PDF or TIFF of several pages gives one result per page
+        total = sum(count_pages(p) for p in items)
     reporter.info(device=pipe.device, device_reason=pipe.device_reason, images=len(items),
                   **{f"model_{k}": v for k, v in pipe.models.describe().items()})
     reporter.log(f"OCR of {len(items)} images with {pipe.models.name} on {pipe.device} "
@@ -153,7 +187,7 @@ def run(config: dict, reporter) -> OcrRun:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     fh = open(out, "w", encoding="utf-8") if out else None
     try:
-        for result in pipe.run(items, reporter=reporter, total=len(items),
+        for result in pipe.run(items, reporter=reporter, total=total,
                                keep_pixels=keep_pixels or overlays > 0):
             n += 1
             errors += result.error is not None

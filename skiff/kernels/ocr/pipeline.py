@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -35,7 +36,8 @@ from .models import ModelSet, get_model_set, read_alphabet
 from .rec import cls_input, crop_box, ctc_decode, is_flipped, plan_batches, rec_input
 from .result import OcrResult, TextLine
 
-__all__ = ["OcrPipeline", "load_image", "ImageError", "resolve_ocr_device", "reading_order"]
+__all__ = ["OcrPipeline", "load_image", "iter_pages", "ImageError", "resolve_ocr_device",
+           "reading_order"]
 
 MAX_PIXELS = 200e6  # refuse to decode more than this (a decompression bomb guard)
 
@@ -47,60 +49,156 @@ class ImageError(ValueError):
 def load_image(item) -> tuple[np.ndarray, str]:
     """``(BGR uint8 (H, W, 3), label)`` from a path, a PIL image or an array.
 
-    Arrays are read as RGB (or grey, or RGBA over white), like PIL. Raises
+    Arrays are read as **RGB** (or grey, or RGBA), like PIL and matplotlib; an OpenCV
+    (``cv2.imread``) array is BGR: pass ``img[..., ::-1]``. Floats in [0, 1] are scaled to
+    0..255, 16-bit images to 8 bits. A transparent background is filled with white, or with
+    black when the opaque pixels are light (white text on a transparent background stays
+    readable). A photo's EXIF orientation is applied. For a file of several pages (PDF,
+    multi-page TIFF) this is the first page; :func:`iter_pages` gives all of them. Raises
     :class:`ImageError` with the reason for anything that is not a readable image.
     """
-    from PIL import Image, ImageOps
+    return next(iter_pages(item))
+
+
+PDF_DPI = 200  # a 10-pt line is ~28 px high at 200 dpi: well above what the models need
+_PAGE_REF = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
+
+
+def iter_pages(item, *, pdf_dpi: float = PDF_DPI) -> Iterator[tuple[np.ndarray, str]]:
+    """``(BGR uint8 (H, W, 3), label)`` for each page of ``item``.
+
+    A PDF (rendered with pypdfium2 at ``pdf_dpi``) or a multi-page TIFF gives one image per
+    page, labelled ``"file.pdf#page=2"`` (pages count from 1); a path written that way reads
+    only that page. Other inputs give one image (see :func:`load_image`).
+    """
+    from PIL import Image
 
     if isinstance(item, (str, Path)):
         label = str(item)
+        path, only = label, None
+        match = _PAGE_REF.match(label)
+        if match and not Path(label).exists() and Path(match["path"]).exists():
+            path, only = match["path"], int(match["page"])
+        if not Path(path).exists():
+            raise ImageError(f"no such file: {label!r}")
+        if Path(path).is_dir():
+            raise ImageError(f"{label!r} is a folder, not an image")
+        if _is_pdf(path):
+            yield from _pdf_pages(path, only, pdf_dpi)
+            return
         try:
-            with Image.open(item) as im:
-                if im.width * im.height > MAX_PIXELS:
-                    raise ImageError(f"image too large: {im.width}x{im.height} pixels")
-                im = ImageOps.exif_transpose(im)
-                rgb = _pil_rgb(im)
+            with Image.open(path) as im:
+                frames = getattr(im, "n_frames", 1)
+                if frames > 1 and im.format == "TIFF":
+                    pages = [only] if only else range(1, frames + 1)
+                else:
+                    pages = [None]
+                for page in pages:
+                    if page is not None:
+                        if page > frames:
+                            raise ImageError(f"{path!r} has {frames} pages, asked for "
+                                             f"page {page}")
+                        im.seek(page - 1)
+                    if im.width * im.height > MAX_PIXELS:
+                        raise ImageError(f"image too large: {im.width}x{im.height} pixels")
+                    rgb = _pil_rgb(im, exif=True)
+                    name = f"{path}#page={page}" if page is not None else label
+                    yield _bgr(rgb), name
         except ImageError:
             raise
-        except FileNotFoundError:
-            raise ImageError(f"no such file: {label!r}") from None
         except Exception as exc:
             raise ImageError(f"cannot read {Path(label).name!r} as an image: "
                              f"{type(exc).__name__}: {exc}") from None
     elif isinstance(item, Image.Image):
-        label, rgb = "<PIL image>", _pil_rgb(item)
+        yield _bgr(_pil_rgb(item, exif=True)), "<PIL image>"
     elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
-        label, rgb = "<array>", _array_rgb(np.asarray(item))
+        yield _bgr(_array_rgb(np.asarray(item))), "<array>"
     else:
         raise ImageError(f"expected a path, PIL image or array, got {type(item).__name__}")
+
+
+def _bgr(rgb: np.ndarray) -> np.ndarray:
     if rgb.size == 0:
         raise ImageError(f"empty image (shape {rgb.shape})")
-    return np.ascontiguousarray(rgb[..., ::-1]), label
+    return np.ascontiguousarray(rgb[..., ::-1])
 
 
-def _pil_rgb(im) -> np.ndarray:
-    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
-        from PIL import Image
+def _is_pdf(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(1024).lstrip().startswith(b"%PDF")
+    except OSError:
+        return False
 
-        im = im.convert("RGBA")
-        white = Image.new("RGBA", im.size, (255, 255, 255, 255))
-        im = Image.alpha_composite(white, im)
+
+def _pdf_pages(path: str, only: int | None, dpi: float) -> Iterator[tuple[np.ndarray, str]]:
+    try:
+        import pypdfium2 as pdfium
+    except ImportError:  # pragma: no cover - a core dependency
+        raise ImageError("reading PDF needs pypdfium2: pip install pypdfium2") from None
+    try:
+        doc = pdfium.PdfDocument(path)
+    except Exception as exc:
+        raise ImageError(f"cannot read {Path(path).name!r} as a PDF: {exc}") from None
+    try:
+        n = len(doc)
+        if only is not None and not 1 <= only <= n:
+            raise ImageError(f"{path!r} has {n} pages, asked for page {only}")
+        for page_no in [only] if only else range(1, n + 1):
+            page = doc[page_no - 1]
+            try:
+                w, h = page.get_size()  # points (1/72 inch)
+                scale = dpi / 72.0
+                if w * h * scale * scale > MAX_PIXELS:
+                    scale = float(np.sqrt(MAX_PIXELS / (w * h)))
+                bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
+                rgb = np.array(bitmap.to_pil().convert("RGB"))
+            finally:
+                page.close()
+            yield _bgr(rgb), f"{path}#page={page_no}"
+    finally:
+        doc.close()
+
+
+def _pil_rgb(im, exif: bool = False) -> np.ndarray:
+    from PIL import ImageOps
+
+    if exif:
+        im = ImageOps.exif_transpose(im)
+    if im.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
+        return _array_rgb(np.asarray(im))  # 16-bit / 32-bit grey: scaled, not clipped
+    if im.mode in ("RGBA", "LA", "PA", "La", "RGBa") or (
+            im.mode == "P" and "transparency" in im.info):
+        return _array_rgb(np.asarray(im.convert("RGBA")))
     return np.asarray(im.convert("RGB"))
 
 
 def _array_rgb(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 3 and a.shape[2] == 2:  # grey + alpha
+        a = np.concatenate([np.repeat(a[..., :1], 3, axis=2), a[..., 1:]], axis=2)
     if a.ndim == 2:
-        a = np.repeat(a[..., None], 3, axis=2)
+        a = a[..., None]
     if a.ndim != 3 or a.shape[2] not in (1, 3, 4):
         raise ImageError(f"expected an (H, W), (H, W, 3) or (H, W, 4) array, got {a.shape}")
     if a.shape[2] == 1:
         a = np.repeat(a, 3, axis=2)
     if a.dtype != np.uint8:
-        a = np.clip(a * 255.0 if a.dtype.kind == "f" and a.max() <= 1.0 else a, 0, 255)
-        a = a.astype(np.uint8)
+        a = a.astype(np.float32) if a.dtype == bool else a
+        if a.dtype.kind == "f":
+            a = np.nan_to_num(a.astype(np.float32))
+            top = float(a.max()) if a.size else 0.0
+            a = a * 255.0 if top <= 1.0 else a
+        elif a.size and a.max() > 255:  # 16-bit (or wider) integers
+            a = a.astype(np.float32) * (255.0 / (65535.0 if a.max() <= 65535 else a.max()))
+        a = np.clip(a, 0, 255).astype(np.uint8)
     if a.shape[2] == 4:
         alpha = a[..., 3:4].astype(np.float32) / 255.0
-        a = (a[..., :3] * alpha + 255.0 * (1 - alpha)).astype(np.uint8)
+        rgb = a[..., :3].astype(np.float32)
+        opaque = alpha[..., 0] > 0.5
+        # text drawn light on a transparent background would vanish on white: use black then
+        light = opaque.any() and float(rgb[opaque].mean()) > 160 and not opaque.all()
+        back = 0.0 if light else 255.0
+        a = (rgb * alpha + back * (1 - alpha) + 0.5).astype(np.uint8)
     return a
 
 
@@ -127,11 +225,16 @@ def resolve_ocr_device(device: str | None) -> tuple[str, str]:
 
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
-                  shape: tuple[int, int] | None = None) -> list[int]:
-    """Indices of ``boxes`` in reading order: rows top to bottom, left to right in a row.
+                  shape: tuple[int, int] | None = None, columns: bool = True) -> list[int]:
+    """Indices of ``boxes`` in reading order: rows top to bottom, left to right in a row, and
+    a run of rows laid out in columns of prose read column by column.
 
     The page's dominant skew (median angle of the wide boxes' top edges) is undone first;
-    an upside-down page is read from its (image) bottom right.
+    an upside-down page is read from its (image) bottom right. With ``columns``, rows that
+    share a vertical gutter (a gap at least one line high that no box of those rows
+    crosses) form a block; when each side of the gutter holds at least two lines of prose
+    (lines at least six times as wide as high), the block is read one column after the
+    other. Tables of short cells and receipts (names left, prices right) stay row by row.
     """
     if not boxes:
         return []
@@ -145,10 +248,35 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
     wide = widths > 2 * heights
     angle = float(np.median(np.arctan2(top[wide, 1], top[wide, 0]))) if wide.any() else 0.0
     c, s = np.cos(-angle), np.sin(-angle)
-    centers = pts.mean(1)
-    x = c * centers[:, 0] - s * centers[:, 1]
-    y = s * centers[:, 0] + c * centers[:, 1]
-    order = list(np.argsort(y, kind="stable"))
+    xs = c * pts[..., 0] - s * pts[..., 1]  # (N, 4): corners with the skew undone
+    ys = s * pts[..., 0] + c * pts[..., 1]
+    x, y = xs.mean(1), ys.mean(1)
+    rows = _rows(list(np.argsort(y, kind="stable")), y, heights)
+    rows = [sorted(row, key=lambda j: x[j]) for row in rows]
+    if not columns or len(rows) < 4:
+        return [int(i) for row in rows for i in row]
+    x0, x1 = xs.min(1), xs.max(1)
+    gap = float(np.median(heights))
+    order: list[int] = []
+    k = 0
+    while k < len(rows):
+        end = k + 1  # grow a block of rows while they keep a common gutter
+        while end < len(rows) and _gutters([i for r in rows[k:end + 1] for i in r], x0, x1, gap):
+            end += 1
+        block = [i for r in rows[k:end] for i in r]
+        cols = _columns(block, x0, x1, gap, widths, heights) if end - k >= 3 else None
+        if cols is None:
+            order.extend(i for r in rows[k:end] for i in r)
+        else:
+            for col in cols:
+                sub = _rows(sorted(col, key=lambda j: y[j]), y, heights)
+                order.extend(i for r in sub for i in sorted(r, key=lambda j: x[j]))
+        k = end
+    return [int(i) for i in order]
+
+
+def _rows(order: list, y: np.ndarray, heights: np.ndarray) -> list[list[int]]:
+    """Group indices (sorted by ``y``) into rows whose centres are within half a line."""
     rows: list[list[int]] = []
     for i in order:
         if rows:
@@ -158,7 +286,32 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
                 row.append(i)
                 continue
         rows.append([i])
-    return [int(i) for row in rows for i in sorted(row, key=lambda j: x[j])]
+    return rows
+
+
+def _gutters(idx: list, x0: np.ndarray, x1: np.ndarray, gap: float) -> list[float]:
+    """x positions of the gaps (at least ``gap`` wide) between the extents of ``idx``."""
+    spans = sorted((x0[i], x1[i]) for i in idx)
+    cuts, reach = [], spans[0][1]
+    for lo, hi in spans[1:]:
+        if lo - reach >= gap:
+            cuts.append(0.5 * (lo + reach))
+        reach = max(reach, hi)
+    return cuts
+
+
+def _columns(block, x0, x1, gap, widths, heights) -> list[list[int]] | None:
+    """The block's columns (left to right) when it is laid out as columns of prose."""
+    cuts = _gutters(block, x0, x1, gap)
+    if not cuts:
+        return None
+    edges = [-np.inf, *cuts, np.inf]
+    cols = [[i for i in block if lo < 0.5 * (x0[i] + x1[i]) < hi]
+            for lo, hi in itertools.pairwise(edges)]
+    for col in cols:
+        if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < 6:
+            return None
+    return cols
 
 
 @dataclass
@@ -189,6 +342,8 @@ class OcrPipeline:
         Run the 0/180 degree direction model on each crop.
     min_score : float
         Lines whose recognition score is lower are dropped.
+    pdf_dpi : float
+        Resolution PDF pages are rendered at (200: a 10-pt line is ~28 px high).
 
     Examples
     --------
@@ -201,7 +356,7 @@ class OcrPipeline:
                  batch_size: int = 8, threads: int | None = None, det_model=None,
                  rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
-                 det_batch: int | None = None):
+                 det_batch: int | None = None, pdf_dpi: float = PDF_DPI):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not 0 <= min_score <= 1:
@@ -212,6 +367,9 @@ class OcrPipeline:
         self.models = models
         self.device, self.device_reason = resolve_ocr_device(device)
         self.batch_size = batch_size
+        if not 36 <= pdf_dpi <= 600:
+            raise ValueError(f"pdf_dpi must be in [36, 600], got {pdf_dpi!r}")
+        self.pdf_dpi = float(pdf_dpi)
         self.threads = threads
         self.use_cls = use_cls
         self.min_score = min_score
@@ -268,10 +426,13 @@ class OcrPipeline:
 
         def loader():
             try:
-                for k, item in enumerate(images):
-                    if stop.is_set():
-                        return
-                    loaded.put(self._load(k, item))
+                k = 0
+                for n, item in enumerate(images):
+                    for loaded_item in self._load(k, n, item):  # a PDF gives one per page
+                        if stop.is_set():
+                            return
+                        loaded.put(loaded_item)
+                        k += 1
             finally:
                 loaded.put(None)
 
@@ -318,16 +479,28 @@ class OcrPipeline:
                 except queue.Empty:
                     pass
 
-    def _load(self, index: int, item) -> _Item:
+    def _load(self, index: int, number: int, item) -> Iterator[_Item]:
+        """The pages of input ``number`` as items numbered from ``index``; an input that
+        cannot be read (or a page of it) gives an item with ``error`` set."""
         t0 = time.perf_counter()
-        try:
-            bgr, label = load_image(item)
+        pages = iter_pages(item, pdf_dpi=self.pdf_dpi)
+        k = index
+        while True:
+            try:
+                bgr, label = next(pages)
+            except StopIteration:
+                return
+            except ImageError as exc:
+                label = str(item) if isinstance(item, (str, Path)) else f"<input {number}>"
+                if k > index and isinstance(item, (str, Path)):
+                    label = f"{item}#page={k - index + 1}"
+                yield _Item(k, label, error=str(exc), load_s=time.perf_counter() - t0)
+                return
             if label in ("<array>", "<PIL image>"):
-                label = f"<{label[1:-1]} {index}>"
-            return _Item(index, label, bgr, load_s=time.perf_counter() - t0)
-        except ImageError as exc:
-            label = str(item) if isinstance(item, (str, Path)) else f"<input {index}>"
-            return _Item(index, label, error=str(exc), load_s=time.perf_counter() - t0)
+                label = f"<{label[1:-1]} {number}>"
+            yield _Item(k, label, bgr, load_s=time.perf_counter() - t0)
+            k += 1
+            t0 = time.perf_counter()
 
     def read_batch(self, items: list[_Item], *, keep_pixels: bool = False) -> list[OcrResult]:
         """Detect, crop, orient and recognize a batch of loaded images."""

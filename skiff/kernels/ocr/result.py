@@ -60,18 +60,40 @@ class OcrResult:
                 "lines": [line.to_json() for line in self.lines], "error": self.error,
                 "elapsed_s": round(float(self.elapsed_s), 4)}
 
+    def __iter__(self):
+        """The lines, in reading order: ``for line in result: print(line.text)``."""
+        return iter(self.lines)
+
     def _rgb(self):
         if self.pixels is not None:
             return self.pixels
         if self.image and not self.image.startswith("<"):
-            try:
-                from PIL import Image
+            try:  # read again the way the pipeline did (EXIF, alpha, a PDF page)
+                from .pipeline import load_image
 
-                with Image.open(self.image) as im:
-                    return np.asarray(im.convert("RGB"))
+                return load_image(self.image)[0][..., ::-1]
             except Exception:
                 return None
         return None
+
+    def draw(self, *, max_side: int | None = None):
+        """The image with each line's box and index drawn, as a PIL image (shrunk to
+        ``max_side`` pixels if given). Raises ``ValueError`` when the pixels are gone (a
+        folder run keeps them for the first few images) and the file cannot be read again."""
+        from PIL import Image
+
+        rgb = self._rgb()
+        if rgb is None or rgb.size == 0:
+            raise ValueError(f"no pixels to draw for {self.image!r}: the result keeps them "
+                             "only for the first images of a run, and the file is not readable")
+        png = draw_boxes(rgb, self.lines, max_side=max_side or max(rgb.shape[:2]))
+        return Image.open(io.BytesIO(base64.b64decode(png)))
+
+    def save_overlay(self, path) -> str:
+        """Write :meth:`draw` to ``path`` (the format from its extension, e.g. ``.png``);
+        returns the path."""
+        self.draw().save(str(path))
+        return str(path)
 
     def _repr_html_(self) -> str:
         parts = [f"<div><b>{html.escape(str(self.image))}</b> · {len(self.lines)} lines · "

@@ -1,0 +1,170 @@
+"""A user's files as they come: PNG modes, EXIF-rotated JPEG, BMP, TIFF (multi-page), WebP,
+PDF (text and scanned), and in-memory arrays in every dtype and channel order."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from skiff.kernels.ocr import OcrResults, iter_pages, load_image, ocr
+
+from .helpers import LINES, TRUTH, acc, page
+
+FLOOR = 0.97  # character accuracy floor on these clean rendered pages
+
+
+@pytest.fixture(scope="module")
+def rgb(fonts):
+    return page()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, rgb):
+    """The same page saved in each format a user is likely to have."""
+    d = tmp_path_factory.mktemp("formats")
+    im = Image.fromarray(rgb)
+    gray = im.convert("L")
+    ink = np.asarray(gray) < 128
+    out = {}
+
+    def save(name, img, **kw):
+        img.save(d / name, **kw)
+        out[name] = d / name
+
+    save("rgb.png", im)
+    save("gray.png", gray)
+    save("palette.png", im.convert("P", palette=Image.Palette.ADAPTIVE, colors=16))
+    save("gray16.png", Image.fromarray(np.asarray(gray).astype(np.uint16) * 257))
+    dark = np.zeros(rgb.shape[:2] + (4,), np.uint8)  # black text, transparent black background
+    dark[ink, 3] = 255
+    save("rgba-dark-text.png", Image.fromarray(dark))
+    light = dark.copy()  # white text on a transparent background
+    light[..., :3] = 255
+    save("rgba-light-text.png", Image.fromarray(light))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 degrees clockwise to display", as phones write it
+    save("phone.jpg", im.transpose(Image.Transpose.ROTATE_90), exif=exif, quality=92)
+    save("page.bmp", im)
+    save("page.webp", im, quality=90)
+    save("page.tif", im)
+    return out
+
+
+@pytest.mark.parametrize("name", ["rgb.png", "gray.png", "palette.png", "gray16.png",
+                                  "rgba-dark-text.png", "rgba-light-text.png", "phone.jpg",
+                                  "page.bmp", "page.webp", "page.tif"])
+def test_each_format_reads_upright(pipe, files, rgb, name):
+    (result,) = list(pipe.run([files[name]]))
+    assert result.error is None, result.error
+    assert result.image == str(files[name])
+    assert acc(result.text, TRUTH) >= FLOOR, (name, result.text)
+    if name == "phone.jpg":  # the EXIF turn was applied: the page is as wide as the original
+        assert result.size == rgb.shape[:2]
+
+
+def test_transparent_background_never_hides_text(files):
+    for name in ("rgba-dark-text.png", "rgba-light-text.png"):
+        bgr, _ = load_image(files[name])
+        ink = np.asarray(Image.open(files[name]))[..., 3] > 128
+        # text and background differ by most of the range, whichever the text's colour
+        assert abs(float(bgr[ink].mean()) - float(bgr[~ink].mean())) > 150, name
+
+
+def test_sixteen_bit_is_scaled_not_clipped(files, rgb):
+    bgr, _ = load_image(files["gray16.png"])
+    gray = np.asarray(Image.fromarray(rgb).convert("L")).astype(int)
+    assert np.abs(bgr[..., 0].astype(int) - gray).max() <= 1
+
+
+@pytest.fixture(scope="module")
+def multipage(tmp_path_factory, fonts):
+    d = tmp_path_factory.mktemp("pages")
+    texts = [[f"Chapter {k} begins on this page", f"Reference code {k}{k}7-{k}42"]
+             for k in (1, 2, 3)]
+    frames = [Image.fromarray(page(t, size=26, seed=k)) for k, t in enumerate(texts)]
+    frames[0].save(d / "report.tif", save_all=True, append_images=frames[1:])
+    frames[0].save(d / "scanned.pdf", save_all=True, append_images=frames[1:], resolution=100)
+    return d, ["\n".join(t) for t in texts]
+
+
+def test_multipage_tiff_gives_one_result_per_page(pipe, multipage):
+    d, truths = multipage
+    results = list(pipe.run([d / "report.tif"]))
+    assert [r.image for r in results] == [f"{d / 'report.tif'}#page={k}" for k in (1, 2, 3)]
+    for r, truth in zip(results, truths, strict=True):
+        assert acc(r.text, truth) >= FLOOR, (r.image, r.text)
+
+
+def test_scanned_pdf_pages(pipe, multipage):
+    d, truths = multipage
+    results = list(pipe.run([d / "scanned.pdf"]))
+    assert len(results) == 3
+    assert [r.image for r in results] == [f"{d / 'scanned.pdf'}#page={k}" for k in (1, 2, 3)]
+    for r, truth in zip(results, truths, strict=True):
+        assert r.error is None and acc(r.text, truth) >= FLOOR, (r.image, r.text)
+    # rendered at 200 dpi: the 100-dpi scan comes back twice as large
+    assert results[0].size[1] == pytest.approx(2 * Image.open(d / "report.tif").width, abs=2)
+
+
+def test_one_page_of_a_pdf_by_its_label(pipe, multipage):
+    d, truths = multipage
+    (r,) = list(pipe.run([f"{d / 'scanned.pdf'}#page=2"]))
+    assert r.image.endswith("#page=2") and acc(r.text, truths[1]) >= FLOOR
+    (bad,) = list(pipe.run([f"{d / 'scanned.pdf'}#page=9"]))
+    assert "has 3 pages, asked for page 9" in bad.error
+
+
+@pytest.mark.slow
+def test_text_pdf_from_matplotlib(pipe, tmp_path, fonts):
+    """A vector PDF (text, no image), two pages, 12-pt text on A4."""
+    from matplotlib.backends.backend_pdf import PdfPages
+    from matplotlib.figure import Figure
+
+    pages = [["Quarterly sales rose by 12 percent", "Costs fell in the third quarter"],
+             ["Outlook for next year is stable", "Board meeting on 14 March"]]
+    with PdfPages(tmp_path / "text.pdf") as pdf:
+        for lines in pages:
+            fig = Figure(figsize=(8.27, 11.69))
+            for k, line in enumerate(lines):
+                fig.text(0.1, 0.9 - 0.04 * k, line, fontsize=12, family="DejaVu Sans")
+            pdf.savefig(fig)
+    results = ocr(str(tmp_path / "text.pdf"), device="cpu", threads=2)
+    assert isinstance(results, OcrResults) and len(results) == 2
+    for r, lines in zip(results, pages, strict=True):
+        assert acc(r.text, "\n".join(lines)) >= FLOOR, r.text
+        # A4 at 200 dpi
+        assert r.size == pytest.approx((round(11.69 * 200), round(8.27 * 200)), abs=2)
+    json.dumps(results.to_json())
+
+
+def test_broken_pdf_is_one_error(pipe, tmp_path):
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n garbage")
+    (r,) = list(pipe.run([tmp_path / "broken.pdf"]))
+    assert r.lines == [] and "broken.pdf" in r.error
+
+
+def test_arrays_rgb_bgr_float_uint16_pil(pipe, rgb):
+    """Arrays are RGB (documented); an OpenCV BGR array is passed as ``img[..., ::-1]``."""
+    ref, _ = load_image(rgb)
+    assert np.array_equal(ref, np.ascontiguousarray(rgb[..., ::-1]))  # stored as BGR inside
+    bgr = np.ascontiguousarray(rgb[..., ::-1])
+    assert np.array_equal(load_image(bgr[..., ::-1])[0], ref)
+    as_float = rgb.astype(np.float32) / 255.0
+    assert np.abs(load_image(as_float)[0].astype(int) - ref).max() <= 1
+    assert np.abs(load_image(rgb.astype(np.uint16) * 257)[0].astype(int) - ref).max() <= 1
+    assert np.array_equal(load_image(Image.fromarray(rgb))[0], ref)
+    mixed = [rgb, as_float, Image.fromarray(rgb).convert("L"), bgr[..., ::-1]]
+    results = list(pipe.run(mixed))
+    assert [r.image for r in results] == [f"<{k} {n}>" for n, k in
+                                          enumerate(["array", "array", "PIL image", "array"])]
+    for r in results:
+        assert acc(r.text, TRUTH) >= FLOOR, r.text
+
+
+def test_iter_pages_of_plain_image_is_one(files):
+    pages = list(iter_pages(files["rgb.png"]))
+    assert len(pages) == 1 and pages[0][1] == str(files["rgb.png"])
+    assert LINES  # the page the fixtures drew
