@@ -494,6 +494,8 @@ class Trainer:
         loader = DataLoader(dataset, batch_size or self.batch_size, shuffle=False)
         dtype = _param_dtype(self.model)
         loss_fn = self._loss_fn()
+        if hasattr(loss_fn, "keep"):
+            loss_fn.keep = True
         total = count = correct = 0.0
         classify = None
         self.model.eval()
@@ -503,7 +505,8 @@ class Trainer:
                 n = batch_size_of(host_batch)
                 total += float(loss_fn(self.model, batch).item()) * n
                 count += n
-                acc = _accuracy(self.model, batch, self.loss_spec)
+                last = getattr(loss_fn, "last", None)
+                acc = None if last is None else _accuracy(*last, self.loss_spec)
                 if acc is not None:
                     classify = True
                     correct += acc * n
@@ -607,12 +610,15 @@ class Trainer:
                                 f"e.g. trainer.train((X, y)); got batches of a {what}")
             *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
             out = model(*xs)
+            if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
+                fn.last = (out, y)
             if callable(spec):
                 return spec(out, y)
             loss = _supervised_loss(out, y, spec, check_ids=not checked)
             checked.append(True)
             return loss
 
+        fn.keep, fn.last = False, None
         return fn
 
     def _state(self, step, loader, history, val_history) -> dict:
@@ -740,21 +746,18 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     return F.mse_loss(out, y)
 
 
-def _accuracy(model, batch, spec) -> float | None:
-    if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or len(batch) < 2:
-        return None
-    if spec == "auto" and callable(getattr(model, "loss", None)):
-        return None
-    *xs, y = batch
+def _accuracy(out, y, spec) -> float | None:
+    """Accuracy of the outputs ``out`` against targets ``y`` (None where it has no meaning:
+    regression, or shapes that do not line up)."""
     if spec == "bce":  # one score per binary label: positive means class 1
-        out = model(*xs).numpy()
-        yv = y.numpy()
-        if out.size != yv.size:
+        o, yv = out.numpy(), y.numpy()
+        if o.size != yv.size:
             return None
-        return float(((out.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
+        return float(((o.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
     if not np.issubdtype(np.dtype(str(y.dtype)), np.integer) and str(y.dtype) != "bool":
         return None
-    out = model(*xs)
+    if not hasattr(out, "shape") or out.ndim < 1:
+        return None
     if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):
         y = y.reshape(*y.shape[:-1])
     if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:
