@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.checkpoint import CheckpointError, flatten_state, unflatten_state
 
 from .comm import Comm
@@ -47,7 +48,7 @@ class FlatShard:
     """This rank's piece of a global 1-d array of ``size`` elements split by :func:`flat_range`."""
 
     def __init__(self, array, size: int):
-        self.array = np.asarray(array)
+        self.array = np.asarray(to_numpy(array))  # a cupy shard is saved from the host
         self.size = int(size)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.strategy import Strategy
 
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
@@ -308,8 +309,10 @@ class DataParallel(Strategy):
             return
         xp = self.params[0].xp
         grads = [p.grad if p.grad is not None else xp.zeros_like(p.data) for p in self.params]
+        if xp is not np:  # the compressors are host code (bit tricks, argpartition, QR)
+            grads = [to_numpy(g) for g in grads]
         for p, g in zip(self.params, self.compressor.reduce(self.comm, grads, self.names)):
-            p.grad = g
+            p.grad = g if xp is np else xp.asarray(g)
 
     def reduce_metrics(self, values: dict) -> dict:
         if not hasattr(self, "_step_times"):
