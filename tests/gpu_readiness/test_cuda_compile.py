@@ -87,3 +87,15 @@ def test_ptx_parameters_match_c_signatures(name, source, options, kernels):
         got = [sizes[t] for t in entries[k]]
         want = [8 if ptr else dt.itemsize for dt, ptr in sigs[k]]
         assert got == want, f"{k}: PTX parameter sizes {got}, C signature {want}"
+
+
+@needs_nvrtc
+def test_every_kernel_named_in_solve_cuda_is_in_the_module():
+    """Kernels launched by name in solve/cuda.py (read from its source, so a new op counts)."""
+    import inspect
+    import re
+
+    names = set(re.findall(r'_launch\(\s*"(\w+)"', inspect.getsource(solve_cuda)))
+    assert names, "no _launch calls found"
+    entries = cudacheck.ptx_entries(cudacheck.cupy_nvrtc(solve_cuda.SOURCE, ("--std=c++14",)))
+    assert names <= set(entries), sorted(names - set(entries))
