@@ -1,0 +1,52 @@
+"""Real page layouts: two columns of prose (side by side and staggered) read column by
+column, a table of numbers and a narrow receipt read row by row."""
+
+from __future__ import annotations
+
+from skiff.kernels.ocr import reading_order
+
+from .helpers import acc, flat_acc, receipt, table_page, two_column_page
+
+FLOOR = 0.97
+
+
+def test_two_columns_are_read_column_by_column(pipe, fonts):
+    for aligned in (True, False):
+        img, truth = two_column_page(aligned)
+        (r,) = list(pipe.run([img]))
+        # accuracy on the joined text is order sensitive: interleaved columns would score ~0.5
+        assert acc(r.text, truth) >= FLOOR, (aligned, r.text)
+
+
+def test_table_of_numbers_row_by_row(pipe, fonts):
+    img, truth = table_page()
+    (r,) = list(pipe.run([img]))
+    assert flat_acc(r.text, truth) >= FLOOR, r.text
+
+
+def test_receipt_narrow_and_long(pipe, fonts):
+    img, truth = receipt()
+    assert img.shape[0] > 1.5 * img.shape[1]
+    (r,) = list(pipe.run([img]))
+    assert flat_acc(r.text, truth) >= FLOOR, r.text
+
+
+def _box(x, y, w, h=20):
+    import numpy as np
+
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+
+
+def test_reading_order_rules_on_boxes():
+    """The rules on synthetic boxes: prose columns, short table cells, a heading across."""
+    head = [_box(10, 0, 700)]
+    left = [_box(10, 40 + 30 * k, 300) for k in range(4)]
+    right = [_box(400, 40 + 30 * k, 300) for k in range(4)]
+    foot = [_box(10, 200, 700)]
+    boxes = head + [b for pair in zip(left, right, strict=True) for b in pair] + foot
+    order = reading_order(boxes)
+    got = [boxes[i][0, 0] for i in order]
+    assert got == [10] + [10] * 4 + [400] * 4 + [10]
+    assert reading_order(boxes, columns=False) == list(range(len(boxes)))  # rows
+    cells = [_box(10 + 150 * c, 30 * r, 60) for r in range(5) for c in range(4)]
+    assert reading_order(cells) == list(range(len(cells)))  # a table stays row by row
