@@ -541,6 +541,12 @@ class Trainer:
                 for host_batch in loader:
                     if isinstance(host_batch, PackedBatch):
                         raise TypeError("predict takes arrays of inputs, got packed sequences")
+                    if isinstance(host_batch, dict):
+                        host_batch = next((host_batch[k] for k in _INPUT_KEYS
+                                           if k in host_batch), None)
+                        if host_batch is None:
+                            raise TypeError("predict on dict items needs an input key "
+                                            f"({', '.join(_INPUT_KEYS)})")
                     xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
                         else (host_batch,)
                     out = self.model(*self.strategy.to_device(xs, dtype))
@@ -601,6 +607,8 @@ class Trainer:
         checked = []  # class ids are range-checked on the first batch only (a host sync)
 
         def fn(model, batch):
+            if isinstance(batch, dict):
+                batch = _pair_of(batch)
             if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
                     len(batch) < 2:
                 what = type(batch).__name__
@@ -673,6 +681,21 @@ class Trainer:
 
 
 # ------------------------------------------------------------------------------------------
+_INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
+_TARGET_KEYS = ("y", "target", "targets", "label", "labels")
+
+
+def _pair_of(batch: dict) -> tuple:
+    """``(x, y)`` from a dict batch with an input key and a target key (``{"x", "y"}``,
+    ``{"image", "label"}``, ...)."""
+    x = next((batch[k] for k in _INPUT_KEYS if k in batch), None)
+    y = next((batch[k] for k in _TARGET_KEYS if k in batch), None)
+    if x is None or y is None:
+        raise TypeError(f"a dict batch needs an input key ({', '.join(_INPUT_KEYS)}) and a "
+                        f"target key ({', '.join(_TARGET_KEYS)}); got keys {sorted(batch)}")
+    return x, y
+
+
 def _next_batch(loader):
     """The next host batch, moving to the next epoch when this one is used up."""
     if loader.position >= len(loader):

@@ -210,3 +210,36 @@ def test_verbose_prints_one_line_per_epoch(capsys):
     assert f"loss {first:.4g}" in lines[0]
     skiff.Trainer(Linear1(x.shape[1], 2), batch_size=16).train((x, y), epochs=1)
     assert capsys.readouterr().out == ""  # quiet unless asked
+
+
+def test_a_dataset_class_of_tuples_or_dicts():
+    x, y = _blobs(n=120)
+
+    class Pairs:
+        def __len__(self):
+            return len(x)
+
+        def __getitem__(self, i):
+            return x[i], int(y[i])  # a Python int label, as torch-style datasets return
+
+    class Dicts(Pairs):
+        def __getitem__(self, i):
+            return {"image": x[i], "label": int(y[i])}
+
+    weights = []
+    for ds in (Pairs(), Dicts()):
+        train_random.seed(1)
+        model = Linear1(x.shape[1], 2)
+        trainer = skiff.Trainer(model, lr=0.05, batch_size=20)
+        result = trainer.train(ds, epochs=6, val_dataset=ds)
+        assert result.val_history[-1]["val_accuracy"] > 0.9
+        np.testing.assert_allclose(trainer.predict(ds), trainer.predict(x), rtol=1e-6)
+        weights.append(model.state_dict()["fc.weight"])
+    np.testing.assert_array_equal(weights[0], weights[1])
+
+    class Odd(Pairs):
+        def __getitem__(self, i):
+            return {"a": x[i], "b": int(y[i])}
+
+    with pytest.raises(TypeError, match=r"needs an input key .* got keys \['a', 'b'\]"):
+        skiff.Trainer(Linear1(x.shape[1], 2)).train(Odd())
