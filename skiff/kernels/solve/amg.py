@@ -105,6 +105,29 @@ def _rho_dinv_a(A: sp.csr_matrix, dinv: np.ndarray, iters: int = 15) -> float:
     return max(lam, 1e-12) * 1.1
 
 
+def _fit_candidates(agg, count, B):
+    """Tentative prolongator whose columns on each aggregate are an orthonormal basis of the
+    rows of ``B`` there (QR), and the coarse candidates (the R factors, stacked)."""
+    order = np.argsort(agg, kind="stable")
+    bounds = np.searchsorted(agg[order], np.arange(count + 1))
+    rows, cols, vals, coarse = [], [], [], []
+    col = 0
+    for a in range(count):
+        idx = order[bounds[a]:bounds[a + 1]]
+        q, r = np.linalg.qr(B[idx])
+        keep = np.abs(np.diag(r)) > 1e-10 * max(np.abs(r).max(), 1e-300)
+        q, r = q[:, keep], r[keep]
+        m = q.shape[1]
+        rows.append(np.repeat(idx, m))
+        cols.append(np.tile(np.arange(col, col + m), len(idx)))
+        vals.append(q.ravel())
+        coarse.append(r)
+        col += m
+    T = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(B.shape[0], col))
+    return T, np.vstack(coarse)
+
+
 class SmoothedAggregation:
     """A smoothed-aggregation hierarchy for a sparse matrix ``A``, with V-cycles on ``xp``.
 
@@ -117,11 +140,18 @@ class SmoothedAggregation:
         Coarsen until at most this many unknowns remain (solved by a dense inverse).
     degree : int
         Chebyshev smoothing degree (pre and post).
+    B : array (n, k), optional
+        Near-null-space vectors the coarse spaces must represent (default: the constant). For
+        elasticity, the rigid-body modes (pyamg.gallery.linear_elasticity returns them): each
+        aggregate then gets ``k`` tentative basis functions, the QR factors of ``B`` on it.
     xp : array module of the cycles (numpy or cupy)
     """
 
-    def __init__(self, A, *, theta=0.0, max_coarse=400, max_levels=12, degree=2, xp=np):
+    def __init__(self, A, *, theta=0.0, max_coarse=400, max_levels=12, degree=2, B=None,
+                 xp=np):
         A = sp.csr_matrix(A, dtype=np.float64)
+        if B is not None:
+            B = np.asarray(B, dtype=np.float64).reshape(A.shape[0], -1)
         self.xp = xp
         self.degree = int(degree)
         self.levels = []                 # (A, dinv, lmax, P) per level, host copies
@@ -135,8 +165,11 @@ class SmoothedAggregation:
             if count >= A.shape[0] or count == 0:
                 break
             n = A.shape[0]
-            T = sp.csr_matrix((np.ones(n), (np.arange(n), agg)), shape=(n, count))
-            T = T @ sp.diags(1.0 / np.sqrt(np.asarray(T.sum(axis=0)).ravel()))
+            if B is None:
+                T = sp.csr_matrix((np.ones(n), (np.arange(n), agg)), shape=(n, count))
+                T = T @ sp.diags(1.0 / np.sqrt(np.asarray(T.sum(axis=0)).ravel()))
+            else:
+                T, B = _fit_candidates(agg, count, B)
             P = (T - (4.0 / 3.0 / lmax) * sp.diags(dinv) @ (A @ T)).tocsr()
             self.levels.append((A, dinv, lmax, P))
             A = (P.T @ A @ P).tocsr()

@@ -270,6 +270,9 @@ class Solver:
     precond : {'auto', 'none', 'jacobi', 'chebyshev', 'mg', 'amg'}
         'auto': geometric multigrid on grids, smoothed-aggregation AMG on matrices.
     cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
+    near_nullspace : array (n, k), optional
+        For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
+        the rigid-body modes of elasticity; default the constant vector.
     interpolation : {'auto', 'linear', 'constant'}
         Interpolation of the multigrid preconditioner (restriction is its scaled transpose,
         so the preconditioner is symmetric): 'auto' is linear for uniform coefficients and
@@ -286,7 +289,7 @@ class Solver:
 
     def __init__(self, system, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device="auto", compatibility=None, n=None,
-                 interpolation="auto"):
+                 interpolation="auto", near_nullspace=None):
         self.method = _choice(method, METHODS, "method")
         _choice(precond, PRECONDS, "preconditioner")
         _choice(cycle, CYCLES, "cycle")
@@ -298,6 +301,15 @@ class Solver:
         self.precond_name = resolve_precond(precond, method, self.is_grid,
                                             not self.is_grid and _matrix_free(system))
         self.compatibility = compatibility
+        self.near_nullspace = None
+        if near_nullspace is not None:
+            nn = np.asarray(near_nullspace)
+            rows = int(np.prod(system.shape)) if self.is_grid else (
+                int(system.shape[0]) if hasattr(system, "shape") else n)
+            if nn.ndim not in (1, 2) or nn.shape[0] != rows or nn.dtype.kind not in "fiu":
+                raise ValueError(f"near_nullspace must be a real array of shape ({rows}, k), "
+                                 f"got {nn.shape!r} {nn.dtype}")
+            self.near_nullspace = nn.reshape(rows, -1).astype(np.float64)
         self.restart = int(restart)
         self.system = system
         t0 = time.perf_counter()
@@ -363,7 +375,7 @@ class Solver:
             _host_csr(self.system) if not self.op.callable else None)
         if A is None:
             raise ValueError("precond 'amg' needs a matrix, not a function")
-        return AMGPrecond(SmoothedAggregation(A, xp=self.xp))
+        return AMGPrecond(SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp))
 
     def _sync(self):
         if self.device.is_gpu:

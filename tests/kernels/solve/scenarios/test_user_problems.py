@@ -67,7 +67,7 @@ def test_pyamg_gallery_poisson(method):
 
 
 def test_pyamg_gallery_elasticity_converges_slower_without_rigid_modes():
-    A, _ = pyamg.gallery.linear_elasticity((40, 40), format="bsr")
+    A, modes = pyamg.gallery.linear_elasticity((40, 40), format="bsr")
     b = np.random.default_rng(1).standard_normal(A.shape[0])
     ref = spla.spsolve(A.tocsc(), b)
     solver = Solver(A, method="cg", precond="amg")
@@ -76,3 +76,12 @@ def test_pyamg_gallery_elasticity_converges_slower_without_rigid_modes():
     np.testing.assert_allclose(sol.x, ref, atol=1e-6 * np.abs(ref).max())
     plain = skiff.solve(A, b, method="cg", precond="none", rtol=1e-9, maxiter=5000)
     assert plain.converged and sol.iterations < plain.iterations
+    # with the rigid-body modes as near-null space, as fast as pyamg given the same modes
+    rb = skiff.solve(A, b, method="cg", precond="amg", near_nullspace=modes, rtol=1e-9)
+    assert rb.converged and rb.iterations < sol.iterations / 3
+    np.testing.assert_allclose(rb.x, ref, atol=1e-6 * np.abs(ref).max())
+    res = []
+    pyamg.smoothed_aggregation_solver(A, B=modes).solve(b, tol=1e-9, accel="cg", residuals=res)
+    assert rb.iterations <= 2 * len(res) + 5
+    with pytest.raises(ValueError, match="near_nullspace"):
+        Solver(A, precond="amg", near_nullspace=modes[:-1])
