@@ -138,3 +138,29 @@ def make() -> types.SimpleNamespace:
                  "ones", "full", "concatenate", "arange"):
         setattr(ns, name, _wrap(getattr(np, name)))
     return ns
+
+
+class _Pointer:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+def _device_pointer(self):
+    """``a.data.ptr`` as on a cupy array (the address of the first element)."""
+    return _Pointer(self.__array_interface__["data"][0])
+
+
+DeviceArray.data = property(_device_pointer)
+
+
+class _Stream:
+    ptr = 0
+
+    def synchronize(self):
+        pass
+
+
+def add_cuda(ns: types.SimpleNamespace) -> types.SimpleNamespace:
+    """Give the fake module ``cuda.get_current_stream()`` (the null stream)."""
+    ns.cuda = types.SimpleNamespace(get_current_stream=lambda: _Stream())
+    return ns

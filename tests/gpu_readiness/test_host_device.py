@@ -167,3 +167,131 @@ def test_autograd_moves_host_operands_to_the_device(monkeypatch, fake):
     assert seen["types"] == (DeviceArray, DeviceArray)
     Probe.apply(np.ones(2), np.ones(2))  # all on the host: nothing moves
     assert seen["types"] == (np.ndarray, np.ndarray)
+
+
+# ---- NCCLComm against a recording stand-in for cupy.cuda.nccl ------------------------------------
+class _FakeNccl(types.ModuleType):
+    """cupy.cuda.nccl's names (constants, group calls, NcclCommunicator) that record calls
+    with the argument order of cupy's NcclCommunicator methods."""
+
+    def __init__(self):
+        super().__init__("cupy.cuda.nccl")
+        self.available = True
+        self.calls = []
+        for i, name in enumerate(("NCCL_FLOAT32", "NCCL_FLOAT64", "NCCL_FLOAT16", "NCCL_INT32",
+                                  "NCCL_INT64", "NCCL_UINT8", "NCCL_SUM", "NCCL_MAX",
+                                  "NCCL_MIN")):
+            setattr(self, name, 100 + i)
+        calls = self.calls
+
+        class NcclCommunicator:
+            def __init__(self, ndev, commId, rank):
+                calls.append(("init", ndev, commId, rank))
+
+            def allReduce(self, sendbuf, recvbuf, count, datatype, op, stream):
+                calls.append(("allReduce", sendbuf, recvbuf, count, datatype, op, stream))
+
+            def reduceScatter(self, sendbuf, recvbuf, recvcount, datatype, op, stream):
+                calls.append(("reduceScatter", sendbuf, recvbuf, recvcount, datatype, op,
+                              stream))
+
+            def allGather(self, sendbuf, recvbuf, count, datatype, stream):
+                calls.append(("allGather", sendbuf, recvbuf, count, datatype, stream))
+
+            def bcast(self, buff, count, datatype, root, stream):
+                calls.append(("bcast", buff, count, datatype, root, stream))
+
+            def send(self, sendbuf, count, datatype, peer, stream):
+                calls.append(("send", sendbuf, count, datatype, peer, stream))
+
+            def recv(self, recvbuf, count, datatype, peer, stream):
+                calls.append(("recv", recvbuf, count, datatype, peer, stream))
+
+        self.NcclCommunicator = NcclCommunicator
+        self.groupStart = lambda: calls.append(("groupStart",))
+        self.groupEnd = lambda: calls.append(("groupEnd",))
+        self.get_unique_id = lambda: (1, 2, 3)
+
+
+class _TwoRankHost:
+    """The MPI side of a two-rank group seen from rank 0 (symmetric counts)."""
+
+    rank, size = 0, 2
+
+    def __init__(self):
+        self.mpi = types.SimpleNamespace(alltoall=lambda counts: list(counts))
+        self.host_calls = []
+
+    def bcast_object(self, obj, root=0):
+        return obj
+
+    def allgather_object(self, obj):
+        return [obj, obj]
+
+    def allreduce_(self, x, op="sum"):
+        self.host_calls.append("allreduce_")
+        return x
+
+
+@pytest.fixture
+def nccl_comm(monkeypatch):
+    import sys
+
+    from skiff.kernels.train.dist import NCCLComm
+
+    cp = fakecupy.add_cuda(fakecupy.make())
+    monkeypatch.setattr(backend, "cupy", lambda: cp)
+    fake = _FakeNccl()
+    cuda = types.ModuleType("cupy.cuda")
+    cuda.nccl = fake
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", fake)
+    comm = NCCLComm(_TwoRankHost())
+    assert fake.calls == [("init", 2, (1, 2, 3), 0)]
+    fake.calls.clear()
+    return comm, fake
+
+
+def test_nccl_collectives_pass_pointers_counts_and_types(nccl_comm):
+    comm, nccl = nccl_comm
+    x = dev(np.arange(6.0), np.float32)
+    comm.allreduce_(x, "max")
+    out = comm.reduce_scatter(x)
+    every = comm.allgather(dev(np.ones((2, 3)), np.float64))
+    b = comm.broadcast(x, root=1)
+    ptr = x.data.ptr
+    assert nccl.calls[0] == ("allReduce", ptr, ptr, 6, nccl.NCCL_FLOAT32, nccl.NCCL_MAX, 0)
+    name, send, recv, count, dtype, op, stream = nccl.calls[1]
+    assert (name, send, recv, count, dtype, op) == (
+        "reduceScatter", ptr, out.data.ptr, 3, nccl.NCCL_FLOAT32, nccl.NCCL_SUM)
+    assert out.shape == (3,)
+    name, _, recv, count, dtype, _ = nccl.calls[2]
+    assert (name, recv, count, dtype) == ("allGather", every.data.ptr, 6, nccl.NCCL_FLOAT64)
+    assert every.shape == (2, 2, 3)
+    assert nccl.calls[3] == ("bcast", b.data.ptr, 6, nccl.NCCL_FLOAT32, 1, 0)
+
+
+def test_nccl_non_contiguous_allreduce_is_refused(nccl_comm):
+    comm, _ = nccl_comm
+    with pytest.raises(ValueError, match="C-contiguous"):
+        comm.allreduce_(dev(np.ones((4, 4)), np.float32)[:, 1])
+
+
+def test_nccl_host_arrays_go_to_mpi(nccl_comm):
+    comm, nccl = nccl_comm
+    comm.allreduce_(np.ones(3), "sum")
+    assert comm._mpi.host_calls == ["allreduce_"] and nccl.calls == []
+
+
+def test_nccl_alltoallv_keeps_its_own_rows_and_groups_the_peers(nccl_comm):
+    comm, nccl = nccl_comm
+    x = dev(np.arange(10.0).reshape(5, 2), np.float32)
+    out, recv_counts = comm.alltoallv(x, [2, 3])
+    assert recv_counts == [2, 3] and out.shape == (5, 2)
+    np.testing.assert_array_equal(np.asarray(out[:2]), np.asarray(x[:2]))  # own rows, local
+    kinds = [c[0] for c in nccl.calls]
+    assert kinds == ["groupStart", "send", "recv", "groupEnd"]
+    _, _, send_count, dtype, peer, _ = nccl.calls[1]
+    assert (send_count, dtype, peer) == (6, nccl.NCCL_FLOAT32, 1)
+    _, recv_ptr, recv_count, _, peer, _ = nccl.calls[2]
+    assert (recv_ptr, recv_count, peer) == (out[2:].data.ptr, 6, 1)
