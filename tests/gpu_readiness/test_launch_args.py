@@ -230,6 +230,8 @@ def test_adamw_gpu_twin_accepts_a_gradient_of_another_dtype(monkeypatch):
     not raise cupy's TypeError on the ``T`` mismatch."""
     import types
 
+    pytest.importorskip("cupy")
+
     fake = types.SimpleNamespace(ElementwiseKernel=_RecordingElementwise)
     monkeypatch.setattr(optim, "cupy", lambda: fake)
     optim._cupy_adamw.cache_clear()
