@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -174,8 +173,7 @@ def field_figure(sol: Solution):
     ax.set_title(title)
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    fig.tight_layout()
-    return fig
+    return fig  # laid out when rendered (skiff.kernels.backend.figures.render_png)
 
 
 def convergence_figure(sol: Solution):
@@ -191,25 +189,29 @@ def convergence_figure(sol: Solution):
     ax.set_ylabel("|r| / |b|")
     ax.set_title(f"{sol.method}+{sol.precond}: {sol.iterations} it")
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    return fig
+    return fig  # laid out when rendered (skiff.kernels.backend.figures.render_png)
 
 
 def save_png(fig, path) -> Path:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from skiff.kernels.backend.figures import render_png
 
-    FigureCanvasAgg(fig)
-    fig.savefig(path, format="png")
+    _canvas(fig)
+    render_png(fig, path)
     return Path(path)
 
 
-def _png(fig) -> str:
+def _canvas(fig):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+
+
+def _png(fig) -> str:
+    from skiff.kernels.backend.figures import render_png
+
+    _canvas(fig)
+    return base64.b64encode(render_png(fig)).decode("ascii")
 
 
 def _finite_or_none(x):

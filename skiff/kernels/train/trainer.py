@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import math
 import os
 import time
@@ -103,10 +102,9 @@ class TrainResult:
         ax.grid(alpha=0.3)
         if self.val_history:
             ax.legend(fontsize=8)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+        from skiff.kernels.backend.figures import render_png
+
+        return render_png(fig)
 
     def _repr_html_(self) -> str:
         rows = [("steps", self.steps), ("epochs", f"{self.epochs:.2f}"),
