@@ -29,6 +29,9 @@ def test_ocr_notebook_runs(runs_dir):
     assert "upside down  accuracy 1.000" in text
     assert "data:image/png;base64" in text  # boxes drawn over the image
     assert "error: broken.png" in text
+    assert "report.pdf#page=1 - 4 lines" in text and "report.pdf#page=2" in text
+    # the two-column page is read column by column
+    assert "into the valleys below\nCities grew along the banks" in text
     jobs = [json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()]
     assert sorted(j["kind"] for j in jobs) == ["ocr", "ocr"]
     results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()]
