@@ -73,11 +73,14 @@ def count_pages(path: str) -> int:
         if is_pdf:
             import pypdfium2 as pdfium
 
-            doc = pdfium.PdfDocument(path)
-            try:
-                return max(1, len(doc))
-            finally:
-                doc.close()
+            from .pipeline import PDFIUM_LOCK
+
+            with PDFIUM_LOCK:
+                doc = pdfium.PdfDocument(path)
+                try:
+                    return max(1, len(doc))
+                finally:
+                    doc.close()
         if path.lower().endswith((".tif", ".tiff")):
             from PIL import Image
 

@@ -131,33 +131,39 @@ def _is_pdf(path: str) -> bool:
         return False
 
 
+PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe, even across documents
+
+
 def _pdf_pages(path: str, only: int | None, dpi: float) -> Iterator[tuple[np.ndarray, str]]:
     try:
         import pypdfium2 as pdfium
     except ImportError:  # pragma: no cover - a core dependency
         raise ImageError("reading PDF needs pypdfium2: pip install pypdfium2") from None
+    with PDFIUM_LOCK:
+        try:
+            doc = pdfium.PdfDocument(path)
+            n = len(doc)
+        except Exception as exc:
+            raise ImageError(f"cannot read {Path(path).name!r} as a PDF: {exc}") from None
     try:
-        doc = pdfium.PdfDocument(path)
-    except Exception as exc:
-        raise ImageError(f"cannot read {Path(path).name!r} as a PDF: {exc}") from None
-    try:
-        n = len(doc)
         if only is not None and not 1 <= only <= n:
             raise ImageError(f"{path!r} has {n} pages, asked for page {only}")
         for page_no in [only] if only else range(1, n + 1):
-            page = doc[page_no - 1]
-            try:
-                w, h = page.get_size()  # points (1/72 inch)
-                scale = dpi / 72.0
-                if w * h * scale * scale > MAX_PIXELS:
-                    scale = float(np.sqrt(MAX_PIXELS / (w * h)))
-                bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
-                rgb = np.array(bitmap.to_pil().convert("RGB"))
-            finally:
-                page.close()
+            with PDFIUM_LOCK:  # held while rendering, never across a yield
+                page = doc[page_no - 1]
+                try:
+                    w, h = page.get_size()  # points (1/72 inch)
+                    scale = dpi / 72.0
+                    if w * h * scale * scale > MAX_PIXELS:
+                        scale = float(np.sqrt(MAX_PIXELS / (w * h)))
+                    bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
+                    rgb = np.array(bitmap.to_pil().convert("RGB"))
+                finally:
+                    page.close()
             yield _bgr(rgb), f"{path}#page={page_no}"
     finally:
-        doc.close()
+        with PDFIUM_LOCK:
+            doc.close()
 
 
 def _pil_rgb(im, exif: bool = False) -> np.ndarray:
