@@ -131,6 +131,9 @@ def _lookup(values: dict, user_ns: dict):
     mname, dname = values.get("model"), values.get("data")
     if mname is not None and mname in user_ns:
         value = user_ns[mname]
+        if isinstance(value, type) and hasattr(value, "parameters"):
+            raise TypeError(f"MODEL {mname!r} is a class; train an instance of it, e.g. "
+                            f"net = {mname}(...) then %train net DATA")
         if _is_model(value):
             model_obj = value
         elif isinstance(value, str):

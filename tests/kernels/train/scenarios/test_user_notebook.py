@@ -80,3 +80,11 @@ def test_a_list_expression_and_a_lone_array(shell):
     with pytest.raises(UsageError, match=r"DATA 'X' is one array, and the model has no "
                                          r"loss\(batch\).*%train m \(X, y\)"):
         shell.run_line_magic("train", "m X --steps 2")
+
+
+def test_a_model_class_instead_of_an_instance_is_named(shell):
+    import skiff
+
+    shell.user_ns["MLP"] = skiff.models.MLP
+    with pytest.raises(UsageError, match=r"MODEL 'MLP' is a class; train an instance"):
+        shell.run_line_magic("train", "MLP (X, y) --steps 2")
