@@ -237,13 +237,16 @@ class Trainer:
     Examples
     --------
     >>> import numpy as np, skiff
-    >>> from skiff.kernels.train.models import MLP
-    >>> from skiff.kernels.train.data import ArrayDataset
+    >>> from skiff import nn
     >>> x = np.random.default_rng(0).standard_normal((64, 2)).astype("f4")
-    >>> ds = ArrayDataset(x, (x[:, 0] > 0).astype("i8"))
-    >>> result = skiff.Trainer(MLP(2, 2, (16,)), lr=1e-2, batch_size=16).train(ds, epochs=2)
-    >>> result.steps
-    8
+    >>> y = (x[:, 0] > 0).astype("i8")              # integer labels: cross-entropy
+    >>> model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))
+    >>> trainer = skiff.Trainer(model, lr=1e-2, batch_size=16)
+    >>> result = trainer.train((x, y), epochs=2, val_dataset=(x, y))
+    >>> result.steps, sorted(result.val_history[-1])
+    (8, ['epoch', 'step', 'val_accuracy', 'val_loss'])
+    >>> trainer.predict(x).shape                    # outputs as numpy, in eval mode
+    (64, 2)
     """
 
     def __init__(self, model, *, strategy="auto", optimizer=None, lr: float | None = None,
