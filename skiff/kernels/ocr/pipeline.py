@@ -10,6 +10,7 @@ memory stays flat over long folders.
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import re
 import threading
@@ -49,13 +50,14 @@ class ImageError(ValueError):
 def load_image(item) -> tuple[np.ndarray, str]:
     """``(BGR uint8 (H, W, 3), label)`` from a path, a PIL image or an array.
 
-    Arrays are read as **RGB** (or grey, or RGBA), like PIL and matplotlib; an OpenCV
-    (``cv2.imread``) array is BGR: pass ``img[..., ::-1]``. Floats in [0, 1] are scaled to
-    0..255, 16-bit images to 8 bits. A transparent background is filled with white, or with
-    black when the opaque pixels are light (white text on a transparent background stays
-    readable). A photo's EXIF orientation is applied. For a file of several pages (PDF,
-    multi-page TIFF) this is the first page; :func:`iter_pages` gives all of them. Raises
-    :class:`ImageError` with the reason for anything that is not a readable image.
+    Arrays are read as **RGB** (or grey, or RGBA; channels last, or first as torch keeps
+    them), like PIL and matplotlib; an OpenCV (``cv2.imread``) array is BGR: pass
+    ``img[..., ::-1]``. Floats in [0, 1] are scaled to 0..255, 10- to 16-bit images to 8
+    bits. A transparent background is filled with white, or with black when the opaque
+    pixels are light (white text on a transparent background stays readable). A photo's
+    EXIF orientation is applied. For a file of several pages (PDF, multi-page TIFF) this is
+    the first page; :func:`iter_pages` gives all of them. Raises :class:`ImageError` with
+    the reason for anything that is not a readable image.
     """
     return next(iter_pages(item))
 
@@ -74,7 +76,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI) -> Iterator[tuple[np.ndarray, 
     from PIL import Image
 
     if isinstance(item, (str, Path)):
-        label = str(item)
+        label = os.path.expanduser(str(item))
         path, only = label, None
         match = _PAGE_REF.match(label)
         if match and not Path(label).exists() and Path(match["path"]).exists():
@@ -180,6 +182,8 @@ def _pil_rgb(im, exif: bool = False) -> np.ndarray:
 
 
 def _array_rgb(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 3 and a.shape[0] in (1, 3, 4) and a.shape[2] not in (1, 2, 3, 4):
+        a = np.moveaxis(a, 0, 2)  # channels first (C, H, W), as torch keeps images
     if a.ndim == 3 and a.shape[2] == 2:  # grey + alpha
         a = np.concatenate([np.repeat(a[..., :1], 3, axis=2), a[..., 1:]], axis=2)
     if a.ndim == 2:
@@ -194,8 +198,9 @@ def _array_rgb(a: np.ndarray) -> np.ndarray:
             a = np.nan_to_num(a.astype(np.float32))
             top = float(a.max()) if a.size else 0.0
             a = a * 255.0 if top <= 1.0 else a
-        elif a.size and a.max() > 255:  # 16-bit (or wider) integers
-            a = a.astype(np.float32) * (255.0 / (65535.0 if a.max() <= 65535 else a.max()))
+        elif a.size and a.max() > 255:  # 10-, 12-, 16-bit... integers: scaled by their depth
+            depth = 2.0 ** np.ceil(np.log2(float(a.max()) + 1)) - 1
+            a = a.astype(np.float32) * (255.0 / depth)
         a = np.clip(a, 0, 255).astype(np.uint8)
     if a.shape[2] == 4:
         alpha = a[..., 3:4].astype(np.float32) / 255.0

@@ -168,3 +168,14 @@ def test_iter_pages_of_plain_image_is_one(files):
     pages = list(iter_pages(files["rgb.png"]))
     assert len(pages) == 1 and pages[0][1] == str(files["rgb.png"])
     assert LINES  # the page the fixtures drew
+
+
+def test_channels_first_twelve_bit_and_home_paths(pipe, rgb, tmp_path, monkeypatch):
+    ref, _ = load_image(rgb)
+    assert np.array_equal(load_image(np.moveaxis(rgb, 2, 0))[0], ref)  # (3, H, W) as torch
+    twelve = (rgb.astype(np.int32) * 4095 // 255).astype(np.uint16)  # a 12-bit scanner
+    assert np.abs(load_image(twelve)[0].astype(int) - ref).max() <= 1
+    monkeypatch.setenv("HOME", str(tmp_path))
+    Image.fromarray(rgb).save(tmp_path / "mine.png")
+    bgr, label = load_image("~/mine.png")
+    assert np.array_equal(bgr, ref) and label == str(tmp_path / "mine.png")
