@@ -603,7 +603,9 @@ class Trainer:
         spec = self.loss_spec
         model_loss = getattr(self.model, "loss", None)
         if spec == "auto" and callable(model_loss):
-            return lambda model, batch: model.loss(batch)
+            if _positional_arity(model_loss) != 2:
+                return lambda model, batch: model.loss(batch)
+            spec = model_loss  # loss(output, target): a criterion written as a method
 
         checked = []  # class ids are range-checked on the first batch only (a host sync)
 
@@ -788,6 +790,22 @@ def _accuracy(out, y, spec) -> float | None:
         return None
     pred = out.numpy().argmax(axis=-1)
     return float((pred == y.numpy()).mean())
+
+
+def _positional_arity(fn) -> int | None:
+    """How many positional arguments ``fn`` requires (None: any number, or unknown)."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    kinds = [p.kind for p in params]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return None
+    return sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                          inspect.Parameter.POSITIONAL_OR_KEYWORD)
+               and p.default is inspect.Parameter.empty for p in params)
 
 
 def _median(values):

@@ -243,3 +243,24 @@ def test_a_dataset_class_of_tuples_or_dicts():
 
     with pytest.raises(TypeError, match=r"needs an input key .* got keys \['a', 'b'\]"):
         skiff.Trainer(Linear1(x.shape[1], 2)).train(Odd())
+
+
+def test_a_loss_method_of_output_and_target():
+    x, y = _regression(n=256)
+
+    class Criterion(nn.Module):  # loss written torch-criterion style, as a method
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(x.shape[1], 1)
+
+        def forward(self, x):
+            return self.fc(x)[:, 0]
+
+        def loss(self, output, target):
+            return (output - target).abs().mean()  # L1, so MSE would give other weights
+
+    model = Criterion()
+    trainer = skiff.Trainer(model, lr=0.05, batch_size=32, schedule="constant")
+    trainer.train((x, y), epochs=20)
+    l1 = float(np.mean(np.abs(trainer.predict(x) - y)))
+    assert l1 < 0.2  # noise 0.1: mean |e| about 0.08 at the optimum
