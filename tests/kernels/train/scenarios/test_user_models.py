@@ -97,3 +97,20 @@ def test_gpt_samples_text_from_a_string_prompt():
     assert text == model.generate_text("ROMEO:", 12, seed=1)
     ids = model.generate(skiff.data.TextDataset.encode("ROMEO:")[None], 12, seed=1)
     assert skiff.data.TextDataset.decode(ids[0]) == text
+
+
+def test_dropout_is_off_in_predict_and_evaluate():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 2))
+    trainer = skiff.Trainer(model, lr=1e-2, batch_size=16)
+    trainer.train((x, y), epochs=2)
+    a, b = trainer.predict(x), trainer.predict(x)
+    np.testing.assert_array_equal(a, b)
+    w1, b1 = model[0].weight.numpy(), model[0].bias.numpy()
+    w2, b2 = model[3].weight.numpy(), model[3].bias.numpy()
+    ref = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2  # no dropout, no rescaling
+    np.testing.assert_allclose(a, ref, rtol=1e-5, atol=1e-5)
+    assert model.training
+    assert not np.allclose(model(x).numpy(), ref, atol=1e-3)  # train mode: dropout is on
