@@ -405,10 +405,21 @@ class DataLoader:
 def default_collate(items):
     first = items[0]
     if isinstance(first, tuple):
-        return tuple(np.stack([np.asarray(it[k]) for it in items]) for k in range(len(first)))
+        return tuple(_stack([it[k] for it in items]) for k in range(len(first)))
     if isinstance(first, dict):
-        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in first}
-    return np.stack([np.asarray(it) for it in items])
+        return {k: _stack([it[k] for it in items]) for k in first}
+    return _stack(items)
+
+
+def _stack(values) -> np.ndarray:
+    arrays = [np.asarray(v) for v in values]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        seen = ", ".join(str(s) for s in list(dict.fromkeys(a.shape for a in arrays))[:3])
+        raise ValueError(f"items of the dataset have different shapes ({seen}) and do not "
+                         "stack into a batch; for arrays X and y pass a tuple (X, y), "
+                         "not a list [X, y]")
+    return np.stack(arrays)
 
 
 def batch_size_of(batch) -> int:

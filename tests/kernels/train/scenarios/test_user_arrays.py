@@ -264,3 +264,10 @@ def test_a_loss_method_of_output_and_target():
     trainer.train((x, y), epochs=20)
     l1 = float(np.mean(np.abs(trainer.predict(x) - y)))
     assert l1 < 0.2  # noise 0.1: mean |e| about 0.08 at the optimum
+
+
+def test_a_list_of_two_arrays_says_to_pass_a_tuple():
+    x, y = _regression(n=64)
+    with pytest.raises(ValueError, match=r"different shapes \(\(64, 5\), \(64,\)\).*pass a "
+                                         r"tuple \(X, y\), not a list \[X, y\]"):
+        skiff.Trainer(Linear1(5)).train([x, y])
