@@ -19,9 +19,8 @@ import os
 import numpy as np
 
 import skiff
-from skiff.kernels.train import random as train_random
-from skiff.kernels.train.data import TextDataset
-from skiff.kernels.train.models import GPT, GPTConfig
+from skiff.data import TextDataset
+from skiff.models import GPT, GPTConfig
 
 QUICK = os.environ.get("SKIFF_QUICK") == "1"
 STEPS = 20 if QUICK else 500
@@ -49,7 +48,7 @@ print(repr(text.text[5000:5200]))
 # %%
 %load_ext skiff
 
-train_random.seed(0)
+skiff.seed(0)  # the same initial weights on every run
 model = skiff.models.get("gpt-mini")
 print(f"{model.num_parameters():,} parameters")
 print(model.generate_text("Shall I compare thee", 60, temperature=1.0, seed=0))
@@ -107,7 +106,7 @@ print(trainer.evaluate(val_data), "vs. guessing:", round(float(np.log(256)), 3))
 # `strategy="auto"` resolves to the single device here and says why in `result.strategy`.
 
 # %%
-train_random.seed(1)
+skiff.seed(1)  # the same initial weights on every run
 small = GPT(GPTConfig(block_size=64, n_layer=2, n_head=2, n_embd=64))
 trainer = skiff.Trainer(small, strategy="auto", lr=3e-3, batch_size=16)
 result2 = trainer.train(TextDataset("sonnets", block_size=64), steps=10 if QUICK else 200)
@@ -167,8 +166,8 @@ os.remove("net.npz")
 
 # %%
 %%train --steps $STEPS --batch-size 16 --lr 2e-3 -o packed_job
-from skiff.kernels.train.data import TextDataset
-from skiff.kernels.train.models import GPT, GPTConfig
+from skiff.data import TextDataset
+from skiff.models import GPT, GPTConfig
 
 model = GPT(GPTConfig(block_size=128, n_layer=2, n_head=4, n_embd=64))
 dataset = TextDataset("sonnets", block_size=128, packed=True)
