@@ -37,8 +37,10 @@ class CNN(nn.Module):
     def forward(self, x):  # (B, Cin, H, W) -> (B, classes)
         if tuple(x.shape[1:]) != self.input_shape:
             want = ", ".join(map(str, self.input_shape))
+            last = tuple(x.shape[1:]) == self.input_shape[1:] + self.input_shape[:1]
+            hint = "; channels-last images? use X.transpose(0, 3, 1, 2)" if last else ""
             raise ValueError(f"CNN expects inputs of shape (B, {want}), "
-                             f"got {tuple(x.shape)}")
+                             f"got {tuple(x.shape)}{hint}")
         return self.head(self.flatten(self.features(x)))
 
 

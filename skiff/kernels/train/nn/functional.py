@@ -510,6 +510,8 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0) -> Tensor:
         raise ValueError(
             f"conv2d: input of shape {tuple(x.shape)} has {x.shape[1]} channels, weight of "
             f"shape {tuple(weight.shape)} expects {weight.shape[1]}"
+            + ("; images channels-last (N, H, W, C)? use X.transpose(0, 3, 1, 2)"
+               if x.shape[-1] == weight.shape[1] else "")
         )
     return Conv2dFn.apply(x, weight, bias, stride=_pair(stride, "stride"),
                           padding=_pair(padding, "padding"))

@@ -114,3 +114,16 @@ def test_dropout_is_off_in_predict_and_evaluate():
     np.testing.assert_allclose(a, ref, rtol=1e-5, atol=1e-5)
     assert model.training
     assert not np.allclose(model(x).numpy(), ref, atol=1e-3)  # train mode: dropout is on
+
+
+def test_channels_last_images_get_the_transpose_hint():
+    rng = np.random.default_rng(0)
+    nhwc = rng.standard_normal((4, 8, 8, 3)).astype(np.float32)
+    with pytest.raises(ValueError, match=r"has 8 channels.*expects 3; images channels-last "
+                                         r"\(N, H, W, C\)\? use X.transpose\(0, 3, 1, 2\)"):
+        SmallCNN()(nhwc)
+    cnn = skiff.models.CNN(in_channels=3, num_classes=2, image_size=8)
+    with pytest.raises(ValueError, match=r"CNN expects inputs of shape \(B, 3, 8, 8\), got "
+                                         r"\(4, 8, 8, 3\); channels-last"):
+        cnn(nhwc)
+    assert cnn(nhwc.transpose(0, 3, 1, 2)).shape == (4, 2)
