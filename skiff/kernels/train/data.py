@@ -25,7 +25,7 @@ import numpy as np
 __all__ = [
     "ArrayDataset", "TextDataset", "DataLoader", "PackedBatch", "pack_sequences",
     "corpus_path", "corpus_text", "CORPORA", "batch_size_of", "token_count",
-    "make_blobs", "make_shapes", "builtin_dataset", "as_dataset",
+    "make_blobs", "make_shapes", "builtin_dataset", "as_dataset", "Subset", "split_off",
 ]
 
 # shipped public-domain corpora: name -> files under skiff/data/corpus ("classics": all)
@@ -128,6 +128,46 @@ def as_dataset(data, *, what: str = "dataset"):
         raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
                         f"items, got {type(data).__name__}")
     return data
+
+
+class Subset:
+    """Items ``index`` of ``dataset`` (batched through the dataset's ``take`` when it has one).
+    """
+
+    def __init__(self, dataset, index):
+        self.dataset = dataset
+        self.index = np.asarray(index, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, i):
+        return self.dataset[int(self.index[i])]
+
+    def take(self, index):
+        if hasattr(self.dataset, "take"):
+            return self.dataset.take(self.index[np.asarray(index)])
+        items = [self.dataset[int(self.index[i])] for i in index]
+        if hasattr(self.dataset, "collate"):
+            return self.dataset.collate(items)
+        return default_collate(items)
+
+    def __repr__(self) -> str:
+        return f"Subset({len(self)} of {self.dataset!r})"
+
+
+def split_off(dataset, fraction: float):
+    """``(train, validation)``: the last ``fraction`` of ``dataset`` is kept for validation
+    (in order, no shuffling, like Keras' ``validation_split``)."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (float, int)) or \
+            not 0 < fraction < 1:
+        raise ValueError(f"val_split must be a fraction between 0 and 1, got {fraction!r}")
+    n = len(dataset)
+    n_val = int(round(n * fraction))
+    if n_val < 1 or n_val >= n:
+        raise ValueError(f"val_split={fraction!r} of {n} items leaves "
+                         f"{n - n_val} to train on and {n_val} to validate")
+    return Subset(dataset, np.arange(n - n_val)), Subset(dataset, np.arange(n - n_val, n))
 
 
 def _host(a) -> np.ndarray:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from . import random as train_random
-from .data import PackedBatch, as_dataset, batch_size_of, token_count
+from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
 from .strategy import NonFiniteLoss, SingleDevice, Strategy
 
 __all__ = ["Trainer", "TrainResult", "TrainingDiverged", "resolve_strategy"]
@@ -312,9 +312,11 @@ class Trainer:
 
     # --------------------------------------------------------------------------------------
     def train(self, dataset, epochs: float | None = None, steps: int | None = None,
-              val_dataset=None) -> TrainResult:
+              val_dataset=None, *, val_split: float | None = None) -> TrainResult:
         """Train on ``dataset`` for ``epochs`` passes or ``steps`` optimizer steps (neither:
-        one epoch); evaluate ``val_dataset`` after each epoch. Returns a :class:`TrainResult`.
+        one epoch); evaluate ``val_dataset`` after each epoch (and after the last step).
+        ``val_split=0.2`` keeps the last fifth of ``dataset`` apart as the validation set
+        instead. Returns a :class:`TrainResult`.
         """
         if epochs is not None and steps is not None:
             raise ValueError(f"give epochs or steps, not both (got epochs={epochs!r}, "
@@ -328,6 +330,10 @@ class Trainer:
             val_dataset = as_dataset(val_dataset, what="validation dataset")
         if len(dataset) == 0:
             raise ValueError("the dataset is empty: nothing to train on")
+        if val_split is not None:
+            if val_dataset is not None:
+                raise ValueError("give val_dataset or val_split, not both")
+            dataset, val_dataset = split_off(dataset, val_split)
         rep = self.reporter
 
         # 1. strategy: one device, or the planner's layout over the job's ranks

@@ -271,3 +271,22 @@ def test_a_list_of_two_arrays_says_to_pass_a_tuple():
     with pytest.raises(ValueError, match=r"different shapes \(\(64, 5\), \(64,\)\).*pass a "
                                          r"tuple \(X, y\), not a list \[X, y\]"):
         skiff.Trainer(Linear1(5)).train([x, y])
+
+
+def test_val_split_keeps_the_last_fraction_apart():
+    x, y = _blobs(n=200)
+    n = len(x)
+    n_val = int(round(n * 0.25))
+    train_random.seed(2)
+    a = skiff.Trainer(Linear1(x.shape[1], 2), lr=0.05, batch_size=16, shuffle=False)
+    ra = a.train((x, y), epochs=2, val_split=0.25)
+    train_random.seed(2)
+    b = skiff.Trainer(Linear1(x.shape[1], 2), lr=0.05, batch_size=16, shuffle=False)
+    rb = b.train((x[:-n_val], y[:-n_val]), epochs=2, val_dataset=(x[-n_val:], y[-n_val:]))
+    assert ra.steps == rb.steps == 2 * -(-(n - n_val) // 16)
+    assert ra.val_history == rb.val_history
+    with pytest.raises(ValueError, match=r"val_split must be a fraction between 0 and 1, "
+                                         r"got 1.5"):
+        a.train((x, y), val_split=1.5)
+    with pytest.raises(ValueError, match="val_dataset or val_split, not both"):
+        a.train((x, y), val_dataset=(x, y), val_split=0.1)
