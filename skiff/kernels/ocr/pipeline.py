@@ -633,26 +633,49 @@ class OcrPipeline:
     def orient(self, crops, owners, items) -> np.ndarray:
         """Turn crops that are upside down; returns the flags.
 
-        A crop the direction model is sure of (p > 0.9) follows the model; an unsure one
-        follows its page's majority (by width) of sure crops, since a page is seldom printed
-        both ways.
+        When at least three crops of a page are sure (p > 0.9) and at least 80% of their
+        width agrees, every crop of the page follows that majority (a page is seldom printed
+        both ways; the model now and then is "sure" of a wrong turn). Otherwise a sure crop
+        follows the model and an unsure one its page's majority (by width) of sure crops.
         """
         flags = np.zeros(len(crops), bool)
         if not self.use_cls or not crops or self.models.cls is None:
             return flags
         cls = self.engine("cls")
         t0 = time.perf_counter()
+        # the model sees 48 x 192: a long line squeezed into it is often misread (a 10-pt
+        # PDF page came out upside down), so long crops are seen as up to three windows of
+        # that shape and their probabilities averaged
+        views, whose = [], []
+        for k, c in enumerate(crops):
+            h, w = c.shape[:2]
+            win = 4 * max(h, 1)
+            starts = [0] if w <= 1.25 * win else \
+                np.linspace(0, w - win, min(3, -(-w // win))).astype(int).tolist()
+            for s in starts:
+                views.append(c if len(starts) == 1 else c[:, s:s + win])
+                whose.append(k)
+        seen = np.zeros((len(views), 2), np.float32)
+        for start in range(0, len(views), 64):
+            part = views[start:start + 64]
+            seen[start:start + len(part)] = cls(cls_input(part, self.xp))
         probs = np.zeros((len(crops), 2), np.float32)
-        for start in range(0, len(crops), 64):
-            part = crops[start:start + 64]
-            probs[start:start + len(part)] = cls(cls_input(part, self.xp))
+        np.add.at(probs, np.array(whose), seen)
+        probs /= np.bincount(whose, minlength=len(crops))[:, None]
         sure_up, sure_down = is_flipped(probs[:, ::-1]), is_flipped(probs)
         widths = np.array([c.shape[1] for c in crops], np.float64)
         pos = np.array([p for p, _ in owners])
         for page in np.unique(pos):
             mine = pos == page
-            down = widths[mine & sure_down].sum() > widths[mine & sure_up].sum()
-            flags[mine] = np.where(sure_down[mine] | sure_up[mine], sure_down[mine], down)
+            w_down, w_up = widths[mine & sure_down].sum(), widths[mine & sure_up].sum()
+            sure = int((mine & (sure_down | sure_up)).sum())
+            if sure >= 3 and max(w_down, w_up) >= 4 * min(w_down, w_up):
+                # a page the model reads one way (>= 80% of the sure width): a lone crop it
+                # is "sure" goes the other way is a misreading (seen on 6-pt PDF lines)
+                flags[mine] = w_down > w_up
+            else:
+                flags[mine] = np.where(sure_down[mine] | sure_up[mine], sure_down[mine],
+                                       w_down > w_up)
         for k in np.flatnonzero(flags):
             crops[k] = np.ascontiguousarray(crops[k][::-1, ::-1])
         self._share(items, owners, "cls", time.perf_counter() - t0)

@@ -212,7 +212,7 @@ def test_unsure_direction_follows_the_page():
 
     pipe = OcrPipeline(device="cpu")
     pipe._engines["cls"] = Stub()
-    crops = [np.zeros((20, w, 3), np.uint8) for w in (300, 100, 100, 50, 50)]
+    crops = [np.zeros((80, w, 3), np.uint8) for w in (300, 100, 100, 50, 50)]  # one window
     owners = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
     items = [type("I", (), {"timings": {}})(), type("I", (), {"timings": {}})()]
     flags = pipe.orient(crops, owners, items)

@@ -179,3 +179,44 @@ def test_channels_first_twelve_bit_and_home_paths(pipe, rgb, tmp_path, monkeypat
     Image.fromarray(rgb).save(tmp_path / "mine.png")
     bgr, label = load_image("~/mine.png")
     assert np.array_equal(bgr, ref) and label == str(tmp_path / "mine.png")
+
+
+@pytest.mark.slow
+def test_a4_pdf_of_long_lines_reads_upright(pipe, tmp_path, fonts):
+    """Long 10-pt lines on an A4 text PDF: squeezed whole into the direction model's
+    48 x 192 input they were "sure" upside down and the page came back as garbage, read
+    bottom up (accuracy 0.29); windows of the model's shape read them upright."""
+    import random
+
+    from matplotlib.backends.backend_pdf import PdfPages
+    from matplotlib.figure import Figure
+
+    rng = random.Random(0)
+    words = ("the of river market trade water city boat goods road farm grain year price "
+             "ship port north south winter summer").split()
+    lines = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(20)]
+    with PdfPages(tmp_path / "long.pdf") as pdf:
+        fig = Figure(figsize=(8.27, 11.69))
+        for k, line in enumerate(lines):
+            fig.text(0.08, 0.9 - 0.025 * k, line, fontsize=10, family="DejaVu Sans")
+        pdf.savefig(fig)
+    (r,) = list(pipe.run([tmp_path / "long.pdf"]))
+    assert acc(r.text, "\n".join(lines)) >= FLOOR, r.text[:300]
+
+
+def test_lone_sure_flip_on_an_upright_page_is_overruled():
+    """Four crops the direction model is sure are upright and one it is "sure" is upside
+    down (a misreading seen on 6-pt PDF lines): the page's 80% majority wins."""
+    from skiff.kernels.ocr import OcrPipeline
+
+    class Stub:
+        def __call__(self, batch):
+            return np.array([[0.99, 0.01]] * 2 + [[0.03, 0.97]] + [[0.98, 0.02]] * 2,
+                            np.float32)[: len(batch)]
+
+    pipe = OcrPipeline(device="cpu")
+    pipe._engines["cls"] = Stub()
+    crops = [np.zeros((80, 300, 3), np.uint8) for _ in range(5)]
+    owners = [(0, k) for k in range(5)]
+    flags = pipe.orient(crops, owners, [type("I", (), {"timings": {}})()])
+    assert flags.tolist() == [False] * 5
