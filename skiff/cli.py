@@ -87,6 +87,8 @@ def _run_job(kind: str, rest: list[str]) -> int:
     config = grammar.to_config(values)
     from skiff.jobs import launch
 
+    if launch_opts.get("launcher") == "slurm":
+        return _submit_slurm(kind, config, launch_opts)
     job = launch(kind, config, np=launch_opts.get("np", 1),
                  runner=launch_opts.get("runner", "auto"), device=values.get("device"))
     print(f"skiff: job {job.id} ({job.run_dir})", file=sys.stderr)
@@ -102,6 +104,28 @@ def _run_job(kind: str, rest: list[str]) -> int:
     else:
         print(_describe(job))
     return 0 if job.status == "done" else 1
+
+
+def _submit_slurm(kind: str, config: dict, opts: dict) -> int:
+    """``--launcher slurm``: write (and submit) the batch script; follow only with --wait."""
+    from skiff.jobs.slurm import SlurmError, slurm_job
+
+    try:
+        job = slurm_job(kind, config, nodes=opts.get("nodes", 1),
+                        gpus_per_node=opts.get("gpus_per_node", 0),
+                        dry_run=bool(opts.get("dry_run")))
+    except SlurmError as exc:
+        print(f"skiff {kind}: {exc}", file=sys.stderr)
+        return 2
+    sub = job.submission
+    print(f"skiff: job {job.id}: script {sub['script']}"
+          + (f", Slurm job {sub['slurm_job_id']}" if sub["submitted"] else " (not queued)"),
+          file=sys.stderr)
+    if opts.get("wait") and sub["submitted"]:
+        _follow(job)
+    if opts.get("json"):
+        print(json.dumps({"job": job.summary(), "submission": sub}, default=str))
+    return 0
 
 
 def _follow(job) -> None:

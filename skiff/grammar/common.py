@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 __all__ = [
     "GrammarError", "Command", "command", "device_option", "launch_options", "json_option",
+    "cluster_options", "nonneg_int",
     "positive_int", "positive_float", "nonneg_float", "grid_shape", "byte_size", "split_line",
 ]
 
@@ -227,12 +228,37 @@ def launch_options(p):
                    help="store the job in the notebook variable NAME")
 
 
+def nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+@_group
+def cluster_options(p):
+    p.add_argument("--launcher", choices=("local", "slurm"), default="local",
+                   help="local: this machine (thread or mpiexec); slurm: write an sbatch script "
+                        "that runs the same worker under srun, and submit it")
+    p.add_argument("--nodes", type=positive_int, default=1, metavar="K",
+                   help="slurm: number of nodes")
+    p.add_argument("--gpus-per-node", type=nonneg_int, default=0, metavar="G",
+                   help="slurm: GPUs per node (one rank per GPU); 0: one rank per node")
+    p.add_argument("--dry-run", action="store_true",
+                   help="slurm: write the script (and have sbatch --test-only check it where "
+                        "sbatch exists) without queueing it")
+
+
 @_group
 def json_option(p):
     p.add_argument("--json", action="store_true", help="print one JSON document to stdout")
 
 
-LAUNCH_KEYS = ("np", "runner", "wait", "output", "json")
+LAUNCH_KEYS = ("np", "runner", "wait", "output", "json", "launcher", "nodes", "gpus_per_node",
+               "dry_run")
 
 
 def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:

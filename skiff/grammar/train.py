@@ -14,17 +14,25 @@ import os
 
 from skiff.kernels.train.models.registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA
 
-from .common import command, device_option, launch_options, positive_float, positive_int
+from .common import (
+    cluster_options,
+    command,
+    device_option,
+    launch_options,
+    positive_float,
+    positive_int,
+)
 
 __all__ = ["COMMAND", "to_config", "STRATEGIES"]
 
 # strategy names known here; the distributed planner accepts more ("dp=2,tp=2,pp=1", ...)
-STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp")
+STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
 
 
 @command("train", help="Train a model on a data set: a built-in, a text file, or notebook "
                        "variables; %%train runs a cell that defines model and dataset.")
 @launch_options
+@cluster_options
 @device_option
 def COMMAND(p):
     p.add_argument("model", nargs="?", default=None, metavar="MODEL",
@@ -41,8 +49,8 @@ def COMMAND(p):
     p.add_argument("--grad-accum", type=positive_int, default=1, metavar="K",
                    help="micro-batches per optimizer step")
     p.add_argument("--strategy", default="auto", metavar="S",
-                   help="auto (the planner decides), single, dp, zero1, zero2, or a layout "
-                        "like dp=2,tp=1,pp=1")
+                   help="auto (the planner decides), single, dp, zero1, zero2, tp, pp, ep, "
+                        "or a layout like dp=2,tp=1,pp=1")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
                    help="where checkpoints go (default: the job's run folder)")
     p.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",

@@ -22,7 +22,7 @@ from .events import EventWriter
 from .kinds import KINDS
 from .store import json_safe, new_run_dir, owner, write_json
 
-__all__ = ["sbatch_script", "launch_slurm", "SlurmError"]
+__all__ = ["sbatch_script", "launch_slurm", "slurm_job", "SlurmError"]
 
 
 class SlurmError(RuntimeError):
@@ -113,3 +113,26 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
             out["slurm_job_id"] = proc.stdout.strip().split(";")[0]
             write_json(run_dir / "slurm.json", {"job_id": out["slurm_job_id"]})
     return out
+
+
+def slurm_job(kind: str, config: dict, *, nodes: int, gpus_per_node: int = 0,
+              dry_run: bool = False, **script_options):
+    """What ``--launcher slurm`` does in a magic or the CLI: write the script, then submit it
+    (or, with ``dry_run``, only check it with ``sbatch --test-only`` where sbatch exists).
+    Returns the :class:`~skiff.jobs.Job` of the run folder, which the widgets follow; its
+    ``submission`` attribute holds what :func:`launch_slurm` returned."""
+    from .job import Job
+
+    check = dry_run and shutil.which("sbatch") is not None
+    out = launch_slurm(kind, config, nodes=nodes, gpus_per_node=gpus_per_node,
+                       submit=not dry_run, dry_run=check, **script_options)
+    job = Job(out["run_dir"])
+    job.submission = out
+    if dry_run:
+        job.emit("log", level="info",
+                 message=f"dry run: wrote {out['script']}" + (" (sbatch --test-only: "
+                                                             f"{out['output']})" if check else ""))
+        job.emit("status", status="cancelled", message="dry run: the script was not queued")
+    else:
+        job.emit("log", level="info", message=f"submitted as Slurm job {out['slurm_job_id']}")
+    return job

@@ -58,12 +58,15 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
     ns = parse_line(COMMAND, line)
     values, opts = split_launch(ns)
     np_ = opts.get("np", 1)
-    as_process = np_ > 1 or opts.get("runner") == "process"
+    slurm = opts.get("launcher") == "slurm"
+    as_process = np_ > 1 or opts.get("runner") == "process" or slurm
     with usage_errors():
         if cell is not None:
             if not cell.strip():
                 raise ValueError("%%train needs a cell that defines model and dataset")
             config = to_config({**values, "source": cell})
+            if slurm:
+                return _slurm(config, opts), opts
             if as_process:
                 job = launch("train", config, np=np_, runner=opts.get("runner", "auto"),
                              device=config["device"], label="%%train")
@@ -75,6 +78,8 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
         model_obj, data_obj = _lookup(values, user_ns)
         if model_obj is None and data_obj is None:
             config = to_config(values)
+            if slurm:
+                return _slurm(config, opts), opts
             job = launch("train", config, np=np_, runner=opts.get("runner", "auto"),
                          device=config["device"], label=f"%train {config['model']}")
             if as_process:
@@ -86,6 +91,17 @@ def launch_train(line: str, cell: str | None = None, user_ns: dict | None = None
                              "cannot travel to other processes: use --np 1, built-in names, or "
                              "%%train --np N with a cell that builds them")
         return _launch_objects(values, model_obj, data_obj), opts
+
+
+def _slurm(config: dict, opts: dict):
+    from skiff.jobs.slurm import SlurmError, slurm_job
+
+    try:
+        return slurm_job("train", config, nodes=opts.get("nodes", 1),
+                         gpus_per_node=opts.get("gpus_per_node", 0),
+                         dry_run=bool(opts.get("dry_run")))
+    except SlurmError as exc:  # sbatch missing or refusing: the user's to fix, one line
+        raise ValueError(str(exc)) from None
 
 
 def _data_expression(line: str, user_ns: dict) -> tuple[str, dict]:

@@ -1,0 +1,78 @@
+"""``--launcher slurm`` on %train / %%train / python -m skiff train."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "skiff")
+    return ip
+
+
+@pytest.fixture
+def no_sbatch(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin") + os.pathsep + "/usr/bin:/bin")
+
+
+@pytest.fixture
+def fake_sbatch(monkeypatch, tmp_path):
+    """A stand-in sbatch that records its arguments and answers like `sbatch --parsable`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "sbatch.log"
+    script = bin_dir / "sbatch"
+    script.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\necho '4242;cluster'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
+    return log
+
+
+def test_dry_run_writes_the_script_without_queueing(shell, no_sbatch):
+    job = shell.run_line_magic(
+        "train", "mlp --steps 5 --launcher slurm --nodes 2 --gpus-per-node 4 --dry-run")
+    text = (job.run_dir / "job.sbatch").read_text()
+    assert "#SBATCH --nodes=2" in text and "#SBATCH --gpus-per-node=4" in text
+    assert "#SBATCH --ntasks-per-node=4" in text
+    assert f"-m skiff.jobs.worker {job.run_dir}" in text and "srun" in text
+    assert job.meta["np"] == 8 and job.config["model"] == "mlp" and job.config["steps"] == 5
+    assert job.status == "cancelled" and job.submission["submitted"] is False
+
+
+def test_submit_goes_through_sbatch(shell, fake_sbatch):
+    job = shell.run_cell_magic("train", "--launcher slurm --nodes 1 --gpus-per-node 2",
+                               "from skiff.models import MLP\nmodel = MLP(2, 1)\n")
+    assert job.submission["slurm_job_id"] == "4242"
+    assert "--parsable" in fake_sbatch.read_text()
+    assert job.config["source"].startswith("from skiff.models import MLP")
+    assert job.status == "queued"  # until the worker starts on the cluster
+
+
+def test_missing_sbatch_is_a_one_line_usage_error(shell, no_sbatch):
+    with pytest.raises(UsageError, match="sbatch is not on PATH"):
+        shell.run_line_magic("train", "mlp --launcher slurm")
+
+
+def test_bad_cluster_options(shell):
+    with pytest.raises(UsageError, match="expected a positive integer, got '0'"):
+        shell.run_line_magic("train", "mlp --launcher slurm --nodes 0")
+    with pytest.raises(UsageError, match="invalid choice: 'k8s'"):
+        shell.run_line_magic("train", "mlp --launcher k8s")
+
+
+def test_cli_dry_run_json(tmp_path):
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "skiff", "train", "gpt-mini", "--steps", "3",
+                          "--launcher", "slurm", "--nodes", "2", "--dry-run", "--json"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["submission"]["submitted"] is False
+    assert "#SBATCH --nodes=2" in open(doc["submission"]["script"]).read()
