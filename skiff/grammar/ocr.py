@@ -2,10 +2,12 @@
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--min-score X]
-[--np N] [--wait] [-o NAME]``. Inputs are image files, folders (their image files), glob
-patterns, or (in a notebook) a variable holding an image array, a PIL image or a list of
-them. ``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
-PP-OCRv4 lite); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files.
+[--pdf-dpi D] [--np N] [--wait] [-o NAME]``. Inputs are image or PDF files (a PDF or
+multi-page TIFF gives one result per page, ``file.pdf#page=N``), folders (their image and
+PDF files), glob patterns (``**`` for subfolders), or (in a notebook) a variable holding an
+image array, a PIL image, a path or a list of them. ``--lang`` picks a model set from the
+registry (``ch``: PP-OCRv6, default; ``ch-v4``: PP-OCRv4 lite);
+``--det-model/--rec-model/--dict`` swap in a user's own ONNX files.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ def model_set_names() -> tuple[str, ...]:
     return tuple(MODEL_SETS)
 
 
-@command("ocr", help="Read the text in images: files, folders, glob patterns or notebook "
-                     "variables; one JSON line per image with --out.")
+@command("ocr", help="Read the text in images and PDFs: files, folders, glob patterns or "
+                     "notebook variables; one JSON line per image or page with --out.")
 @launch_options
 @device_option
 def COMMAND(p):
     p.add_argument("inputs", nargs="+", metavar="PATH|GLOB|VAR",
-                   help="image files, folders, patterns like 'scans/*.png', or a notebook "
-                        "variable holding an image, PIL image or list of them")
+                   help="image or PDF files, folders, patterns like 'scans/**/*.png', or a "
+                        "notebook variable holding an image, PIL image, path or list of them")
     p.add_argument("--lang", default="ch", metavar="SET",
                    help=f"model set: {', '.join(model_set_names())} (default ch)")
     p.add_argument("--batch-size", type=positive_int, default=8, metavar="B",
@@ -48,6 +50,8 @@ def COMMAND(p):
                    help="skip the 0/180 degree direction model")
     p.add_argument("--min-score", type=nonneg_float, default=0.5, metavar="X",
                    help="drop lines read with a lower confidence (default 0.5)")
+    p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
+                   help="resolution PDF pages are rendered at, 36-600 (default 200)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads per model (default: up to 4)")
 
@@ -71,6 +75,9 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     score = float(values.get("min_score", 0.5))
     if not 0 <= score <= 1:
         raise ValueError(f"--min-score must be between 0 and 1, got {score!r}")
+    dpi = int(values.get("pdf_dpi", 200))
+    if not 36 <= dpi <= 600:
+        raise ValueError(f"--pdf-dpi must be between 36 and 600, got {dpi!r}")
     out = values.get("out")
     if out is not None and os.path.isdir(out):
         raise ValueError(f"--out must be a file, got the folder {out!r}")
@@ -93,4 +100,5 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "use_cls": not values.get("no_cls", False),
         "min_score": score,
         "threads": values.get("threads"),
+        "pdf_dpi": dpi,
     }

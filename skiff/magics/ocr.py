@@ -1,7 +1,7 @@
 """``%ocr PATH|GLOB|VAR [--lang SET] [--device DEV] [--batch-size B] [--out F.jsonl] [-o NAME]``.
 
 Files, folders and patterns launch an ``ocr`` job (a thread, or MPI processes with ``--np``);
-a notebook variable holding an image array, a PIL image or a list of them is read by a
+a notebook variable holding an image array, a PIL image, a path or a list of them is read by a
 thread job of this kernel (``fn=``), since its pixels live here. The job shows progress per
 image and the first images drawn with their boxes; ``job.value`` is an
 :class:`~skiff.kernels.ocr.entry.OcrRun` whose HTML view is each image with its boxes and a
@@ -21,6 +21,10 @@ __all__ = ["OcrMagics", "launch_ocr"]
 
 
 def _is_image(obj) -> bool:
+    import os
+
+    if isinstance(obj, (str, os.PathLike)):  # a path held in a variable: read like a file
+        return True
     if hasattr(obj, "shape") and hasattr(obj, "dtype"):
         return len(obj.shape) in (2, 3)
     try:
@@ -44,8 +48,8 @@ def _variable_images(names: list[str], user_ns: dict) -> list | None:
         items = list(value) if isinstance(value, (list, tuple)) else [value]
         bad = [type(v).__name__ for v in items if not _is_image(v)]
         if bad or not items:
-            raise TypeError(f"variable {name!r} must hold an image array, PIL image or a list "
-                            f"of them, got {bad[0] if bad else 'an empty list'}")
+            raise TypeError(f"variable {name!r} must hold an image array, PIL image, path or "
+                            f"a list of them, got {bad[0] if bad else 'an empty list'}")
         images.extend(items)
     return images
 

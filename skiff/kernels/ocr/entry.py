@@ -4,9 +4,11 @@
 
     {"inputs": ["scans/", "*.png", "page.jpg"], "model": "ch", "device": "auto",
      "batch_size": 8, "out": "results.jsonl" or None, "det_model": None, "rec_model": None,
-     "dict": None, "use_cls": True, "min_score": 0.5, "threads": None, "overlays": 4}
+     "dict": None, "use_cls": True, "min_score": 0.5, "threads": None, "overlays": 4,
+     "pdf_dpi": 200}
 
-A thread job from the notebook may pass ``config["images"]``: a list of arrays or PIL images.
+A thread job from the notebook may pass ``config["images"]``: a list of arrays, PIL images or
+paths.
 Every image gives one JSON line (an unreadable one a line with ``error`` set); the first
 ``overlays`` images are also drawn with their boxes as PNG artifacts.
 """
@@ -138,7 +140,7 @@ _CACHE: dict[tuple, OcrPipeline] = {}  # the last pipelines used, so a notebook 
 
 def _pipeline(config: dict) -> OcrPipeline:
     keys = ("model", "device", "batch_size", "threads", "det_model", "rec_model", "dict",
-            "use_cls", "min_score")
+            "use_cls", "min_score", "pdf_dpi")
     key = tuple(str(config.get(k)) for k in keys)
     if key not in _CACHE:
         while len(_CACHE) >= 2:
@@ -153,7 +155,8 @@ def _new_pipeline(config: dict) -> OcrPipeline:
                        threads=config.get("threads"), det_model=config.get("det_model"),
                        rec_model=config.get("rec_model"), dict=config.get("dict"),
                        use_cls=config.get("use_cls", True),
-                       min_score=float(config.get("min_score", 0.5)))
+                       min_score=float(config.get("min_score", 0.5)),
+                       pdf_dpi=float(config.get("pdf_dpi") or 200))
 
 
 def run(config: dict, reporter) -> OcrRun:

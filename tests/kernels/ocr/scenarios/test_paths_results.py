@@ -115,3 +115,18 @@ def test_overlay_of_a_pdf_page_after_pixels_are_dropped(tree):
     r.pixels = None  # as a long folder run keeps them only for the first images
     img = r.draw()
     assert img.size == (r.size[1], r.size[0])
+
+
+def test_variable_holding_paths_and_pdf_dpi(shell, tree):
+    scans = tree / "my scans"
+    shell.user_ns["todo"] = [str(scans / "页面 1.png"), scans / "two pages.pdf"]
+    job = shell.run_line_magic("ocr", "todo --device cpu --pdf-dpi 100 --wait")
+    assert job.status == "done", job.error
+    results = job.value.results
+    assert [r.image.split("my scans/")[1] for r in results] == [
+        "页面 1.png", "two pages.pdf#page=1", "two pages.pdf#page=2"]
+    assert all(acc(r.text, TRUTH) >= FLOOR for r in results), [r.text for r in results]
+    png = Image.open(scans / "页面 1.png")
+    assert results[1].size == pytest.approx((png.height, png.width), abs=2)  # saved at 100 dpi
+    with pytest.raises(UsageError, match="--pdf-dpi must be between 36 and 600, got 5"):
+        shell.run_line_magic("ocr", f'"{scans}" --pdf-dpi 5')
