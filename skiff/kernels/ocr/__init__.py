@@ -9,6 +9,8 @@ See :class:`OcrPipeline` for batches and folders, and ``docs/ocr.md`` for the de
 
 from __future__ import annotations
 
+import os
+
 from .models import MODEL_SETS, ModelSet, get_model_set
 from .pipeline import (
     ImageError,
@@ -50,6 +52,12 @@ def ocr(images, *, model: str = "ch", device: str = "auto", batch_size: int = 8,
     OcrResult for one image; OcrResults (a list) for a list, and for a PDF or TIFF of several
     pages (one result per page, ``image`` labelled ``"file.pdf#page=N"``).
 
+    Raises
+    ------
+    FileNotFoundError
+        For one path that does not exist (in a list, a missing file gives a result with
+        ``error`` set, and the others are read).
+
     Notes
     -----
     Arrays are read as RGB (an OpenCV ``cv2.imread`` array is BGR: pass ``img[..., ::-1]``),
@@ -62,5 +70,10 @@ def ocr(images, *, model: str = "ch", device: str = "auto", batch_size: int = 8,
                                              **options)
     if isinstance(images, (list, tuple)):
         return OcrResults(pipe.run(list(images), keep_pixels=True))
+    if isinstance(images, (str, os.PathLike)):
+        path = os.path.expanduser(str(images))
+        base = path.rsplit("#page=", 1)[0]
+        if not os.path.exists(path) and not os.path.exists(base):
+            raise FileNotFoundError(f"no such file: {path!r}")
     results = OcrResults(pipe.run([images], keep_pixels=True))
     return results[0] if len(results) == 1 else results  # a PDF: one result per page

@@ -130,3 +130,13 @@ def test_variable_holding_paths_and_pdf_dpi(shell, tree):
     assert results[1].size == pytest.approx((png.height, png.width), abs=2)  # saved at 100 dpi
     with pytest.raises(UsageError, match="--pdf-dpi must be between 36 and 600, got 5"):
         shell.run_line_magic("ocr", f'"{scans}" --pdf-dpi 5')
+
+
+def test_library_call_on_a_missing_path_raises_naming_it(tree):
+    missing = tree / "my scans" / "typo.png"
+    with pytest.raises(FileNotFoundError, match="no such file") as err:
+        ocr(str(missing), device="cpu", threads=2)
+    assert str(missing) in str(err.value)
+    results = ocr([str(missing), str(tree / "my scans" / "页面 1.png")], device="cpu",
+                  threads=2)
+    assert "no such file" in results[0].error and acc(results[1].text, TRUTH) >= FLOOR
