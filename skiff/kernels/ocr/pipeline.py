@@ -207,7 +207,8 @@ def _array_rgb(a: np.ndarray) -> np.ndarray:
         rgb = a[..., :3].astype(np.float32)
         opaque = alpha[..., 0] > 0.5
         # text drawn light on a transparent background would vanish on white: use black then
-        light = opaque.any() and float(rgb[opaque].mean()) > 160 and not opaque.all()
+        luma = rgb[opaque] @ np.array([0.299, 0.587, 0.114], np.float32)  # ITU-R 601
+        light = opaque.any() and not opaque.all() and float(luma.mean()) > 140
         back = 0.0 if light else 255.0
         a = (rgb * alpha + back * (1 - alpha) + 0.5).astype(np.uint8)
     return a

@@ -44,6 +44,9 @@ def files(tmp_path_factory, rgb):
     light = dark.copy()  # white text on a transparent background
     light[..., :3] = 255
     save("rgba-light-text.png", Image.fromarray(light))
+    yellow = dark.copy()  # yellow text (mean 158, luminance 205) on a transparent background
+    yellow[..., :3] = (255, 220, 0)
+    save("rgba-yellow-text.png", Image.fromarray(yellow))
     exif = Image.Exif()
     exif[0x0112] = 6  # "rotate 90 degrees clockwise to display", as phones write it
     save("phone.jpg", im.transpose(Image.Transpose.ROTATE_90), exif=exif, quality=92)
@@ -54,7 +57,8 @@ def files(tmp_path_factory, rgb):
 
 
 @pytest.mark.parametrize("name", ["rgb.png", "gray.png", "palette.png", "gray16.png",
-                                  "rgba-dark-text.png", "rgba-light-text.png", "phone.jpg",
+                                  "rgba-dark-text.png", "rgba-light-text.png",
+                                  "rgba-yellow-text.png", "phone.jpg",
                                   "page.bmp", "page.webp", "page.tif"])
 def test_each_format_reads_upright(pipe, files, rgb, name):
     (result,) = list(pipe.run([files[name]]))
@@ -66,7 +70,7 @@ def test_each_format_reads_upright(pipe, files, rgb, name):
 
 
 def test_transparent_background_never_hides_text(files):
-    for name in ("rgba-dark-text.png", "rgba-light-text.png"):
+    for name in ("rgba-dark-text.png", "rgba-light-text.png", "rgba-yellow-text.png"):
         bgr, _ = load_image(files[name])
         ink = np.asarray(Image.open(files[name]))[..., 3] > 128
         # text and background differ by most of the range, whichever the text's colour
