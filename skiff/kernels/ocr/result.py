@@ -125,8 +125,22 @@ class OcrResults(list):
 
     show = 4
 
+    @property
+    def text(self) -> str:
+        """Every image's text, in input order, separated by an empty line."""
+        return "\n\n".join(r.text for r in self)
+
     def to_json(self) -> list:
         return [r.to_json() for r in self]
+
+    def write_jsonl(self, path) -> str:
+        """Write one JSON line per result (the ``--out`` format) to ``path``; returns it."""
+        import json
+
+        with open(path, "w", encoding="utf-8") as fh:
+            for r in self:
+                fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+        return str(path)
 
     def _repr_html_(self) -> str:
         errors = sum(1 for r in self if r.error)

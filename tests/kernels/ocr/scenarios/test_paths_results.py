@@ -140,3 +140,13 @@ def test_library_call_on_a_missing_path_raises_naming_it(tree):
     results = ocr([str(missing), str(tree / "my scans" / "页面 1.png")], device="cpu",
                   threads=2)
     assert "no such file" in results[0].error and acc(results[1].text, TRUTH) >= FLOOR
+
+
+def test_results_of_a_list_text_and_jsonl(tree, tmp_path):
+    pdf = str(tree / "my scans" / "two pages.pdf")
+    results = ocr(pdf, device="cpu", threads=2)
+    assert acc(results.text, TRUTH + "\n\n" + TRUTH) >= FLOOR
+    path = results.write_jsonl(tmp_path / "pages.jsonl")
+    docs = [json.loads(line) for line in open(path, encoding="utf-8")]
+    assert [d["image"] for d in docs] == [f"{pdf}#page=1", f"{pdf}#page=2"]
+    assert [d["text"] for d in docs] == [r.text for r in results]
