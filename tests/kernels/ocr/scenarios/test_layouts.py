@@ -50,3 +50,11 @@ def test_reading_order_rules_on_boxes():
     assert reading_order(boxes, columns=False) == list(range(len(boxes)))  # rows
     cells = [_box(10 + 150 * c, 30 * r, 60) for r in range(5) for c in range(4)]
     assert reading_order(cells) == list(range(len(cells)))  # a table stays row by row
+
+
+def test_three_columns_and_a_staggered_column():
+    cols = [[_box(10 + 260 * c, 40 + 30 * k + 7 * c, 200) for k in range(5)] for c in range(3)]
+    boxes = [b for row in zip(*cols, strict=True) for b in row]  # given row by row
+    order = reading_order(boxes)
+    assert [boxes[i][0, 0] for i in order] == [10] * 5 + [270] * 5 + [530] * 5
+    assert [boxes[i][0, 1] for i in order][:5] == [40, 70, 100, 130, 160]
