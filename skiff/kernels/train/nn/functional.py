@@ -11,6 +11,7 @@ probabilities are recomputed, flash-attention style).
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -459,8 +460,46 @@ def _windows(xp_arr, kh, kw, sh, sw, ho, wo):
     return cols
 
 
+_scratch = threading.local()
+
+
+def _workspace(xp, shape, dtype):
+    """A per-thread scratch buffer for im2col columns, reused across calls of the same shape
+    (the columns never outlive the GEMM that reads them), so a step does not pay fresh pages
+    for tens of MB each time."""
+    if xp is not np:
+        return xp.empty(shape, dtype=dtype)
+    key = (shape, np.dtype(dtype).str)
+    cache = getattr(_scratch, "bufs", None)
+    if cache is None:
+        cache = _scratch.bufs = {}
+    buf = cache.get(key)
+    if buf is None:
+        if len(cache) > 8:
+            cache.clear()
+        buf = cache[key] = np.empty(shape, dtype=dtype)
+    return buf
+
+
+def _cols_cn(xt, kh, kw, sh, sw, ho, wo, out):
+    """im2col of a channels-first padded (C, N, Hp, Wp) array into ``out`` of shape
+    (C, kh, kw, N, Ho, Wo): kh*kw strided slice copies, each over whole (C, N) planes."""
+    for i in range(kh):
+        for j in range(kw):
+            out[:, i, j] = xt[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+    return out
+
+
 class Conv2dFn(Function):
-    """NCHW convolution by im2col + one batched GEMM; keeps its input and weight."""
+    """NCHW convolution by im2col + one GEMM over the whole batch.
+
+    Internally channels-first-then-batch (C, N, H, W): the input is transposed (and padded)
+    once, the columns are (C*kh*kw, N*Ho*Wo) so forward, weight gradient and input gradient
+    are each a single large GEMM, and the output is a (N, Cout, Ho, Wo) *view* of the
+    (Cout, N*Ho*Wo) GEMM result (no copy; the next conv's transpose of it is free). Keeps
+    the padded, transposed input and the weight; the columns are rebuilt in backward into a
+    reused scratch buffer.
+    """
 
     def forward(self, x, w, b, stride=(1, 1), padding=(0, 0)):
         xp = xp_of(x)
@@ -470,35 +509,57 @@ class Conv2dFn(Function):
         ho = (h + 2 * ph - kh) // sh + 1
         wo = (wd + 2 * pw - kw) // sw + 1
         self.geom = (n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo)
-        xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-        cols = _windows(xpad, kh, kw, sh, sw, ho, wo).reshape(n, c * kh * kw, ho * wo)
-        self.save_for_backward(x, w)
-        y = w.reshape(cout, -1) @ cols  # (N, Cout, Ho*Wo)
+        if ph or pw:
+            xt = xp.zeros((c, n, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
+            xt[:, :, ph : ph + h, pw : pw + wd] = x.transpose(1, 0, 2, 3)
+        else:
+            xt = xp.ascontiguousarray(x.transpose(1, 0, 2, 3))
+        self.save_for_backward(xt, w)
+        ck = c * kh * kw
+        w2 = w.reshape(cout, ck)
+        if kh == kw == 1 and sh == sw == 1:
+            cols = xt.reshape(c, n * ho * wo)
+        else:
+            cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo,
+                            _workspace(xp, (c, kh, kw, n, ho, wo), x.dtype)).reshape(ck, -1)
+        y = w2 @ cols  # (Cout, N*Ho*Wo)
         if b is not None:
             y += b[:, None]
-        return y.reshape(n, cout, ho, wo)
+        return y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3)
 
     def backward(self, g):
-        x, w = self.saved
+        xt, w = self.saved
         xp = xp_of(g)
         n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo = self.geom
         cout = w.shape[0]
+        ck = c * kh * kw
         nx, nw, nb = self.needs_input_grad
-        g3 = g.reshape(n, cout, ho * wo)
+        g2 = g.transpose(1, 0, 2, 3).reshape(cout, n * ho * wo)  # a view when g is ours
         gw = gb = gx = None
-        if nw:
-            xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-            cols = _windows(xpad, kh, kw, sh, sw, ho, wo).reshape(n, c * kh * kw, ho * wo)
-            gw = xp.tensordot(g3, cols, axes=([0, 2], [0, 2])).reshape(w.shape)
         if nb:
-            gb = g3.sum(axis=(0, 2))
+            gb = g2.sum(axis=1)
+        if nw:
+            if kh == kw == 1 and sh == sw == 1:
+                cols = xt.reshape(c, n * ho * wo)
+            else:
+                cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo,
+                                _workspace(xp, (c, kh, kw, n, ho, wo), xt.dtype)).reshape(ck, -1)
+            gw = (g2 @ cols.T).reshape(w.shape)
         if nx:
-            gcols = (w.reshape(cout, -1).T @ g3).reshape(n, c, kh, kw, ho, wo)
-            gpad = xp.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
-            for i in range(kh):
-                for j in range(kw):
-                    gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, :, i, j]
-            gx = gpad[:, :, ph : ph + h, pw : pw + wd] if ph or pw else gpad
+            gcols = (w.reshape(cout, ck).T @ g2).reshape(c, kh, kw, n, ho, wo)
+            hp, wp = h + 2 * ph, wd + 2 * pw
+            if kh <= sh and kw <= sw:  # windows do not overlap: scatter, no accumulation
+                gpad = (xp.zeros if (kh < sh or kw < sw or hp != sh * ho or wp != sw * wo)
+                        else xp.empty)((c, n, hp, wp), dtype=g.dtype)
+                for i in range(kh):
+                    for j in range(kw):
+                        gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] = gcols[:, i, j]
+            else:
+                gpad = xp.zeros((c, n, hp, wp), dtype=g.dtype)
+                for i in range(kh):
+                    for j in range(kw):
+                        gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, i, j]
+            gx = gpad[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
         return gx, gw, gb
 
 
@@ -525,25 +586,48 @@ def _pool_geom(x, kernel_size, stride):
 
 
 class MaxPool2dFn(Function):
+    """Max over windows. Forward walks the kh*kw window offsets with running ``maximum`` and
+    records, per output, the first offset that holds the max (torch's tie rule) as int8/int16
+    (a NaN propagates to the output through ``maximum``);
+    backward writes ``g`` where the index matches, one strided pass per offset (assignment
+    instead of accumulation when windows do not overlap)."""
+
     def forward(self, x, geom=None):
         xp = xp_of(x)
         kh, kw, sh, sw, ho, wo = geom
         self.geom, self.shape = geom, x.shape
-        n, c = x.shape[:2]
-        win = _windows(x, kh, kw, sh, sw, ho, wo).reshape(n, c, kh * kw, ho, wo)
-        arg = win.argmax(axis=2)
-        out = xp.take_along_axis(win, arg[:, :, None], axis=2)[:, :, 0]
-        self.save_for_backward(arg.astype(xp.int16 if kh * kw < 32000 else xp.int32))
+        kk = kh * kw
+        itype = xp.int8 if kk <= 127 else (xp.int16 if kk < 32000 else xp.int32)
+        out = arg = None
+        for i in range(kh):
+            for j in range(kw):
+                s = x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+                if out is None:
+                    out = s.copy()
+                    arg = xp.zeros(out.shape, dtype=itype)
+                    continue
+                upd = s > out
+                xp.copyto(arg, i * kw + j, where=upd)
+                xp.maximum(out, s, out=out)
+        self.save_for_backward(arg)
         return out
 
     def backward(self, g):
         (arg,) = self.saved
         xp = xp_of(g)
         kh, kw, sh, sw, ho, wo = self.geom
-        gx = xp.zeros(self.shape, dtype=g.dtype)
+        n, c, h, w = self.shape
+        overlap = kh > sh or kw > sw
+        covered = kh == sh and kw == sw and h == sh * ho and w == sw * wo
+        gx = (xp.empty if covered else xp.zeros)(self.shape, dtype=g.dtype)
         for i in range(kh):
             for j in range(kw):
-                gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += g * (arg == i * kw + j)
+                dst = gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+                hit = arg == i * kw + j
+                if overlap:
+                    dst += g * hit
+                else:
+                    xp.multiply(g, hit, out=dst)
         return gx
 
 
