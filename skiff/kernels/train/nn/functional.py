@@ -20,7 +20,7 @@ from ..ops_math import Relu, Sigmoid
 from ..ops_shape import scatter_add
 from ..random import get_generator
 from ..tensor import Tensor
-from .fused import gelu_tanh_grad, layer_norm_bwd, layer_norm_fwd
+from .fused import col2im, gelu_tanh_grad, layer_norm_bwd, layer_norm_fwd, max_pool_bwd
 
 __all__ = [
     "relu",
@@ -547,18 +547,7 @@ class Conv2dFn(Function):
             gw = (g2 @ cols.T).reshape(w.shape)
         if nx:
             gcols = (w.reshape(cout, ck).T @ g2).reshape(c, kh, kw, n, ho, wo)
-            hp, wp = h + 2 * ph, wd + 2 * pw
-            if kh <= sh and kw <= sw:  # windows do not overlap: scatter, no accumulation
-                gpad = (xp.zeros if (kh < sh or kw < sw or hp != sh * ho or wp != sw * wo)
-                        else xp.empty)((c, n, hp, wp), dtype=g.dtype)
-                for i in range(kh):
-                    for j in range(kw):
-                        gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] = gcols[:, i, j]
-            else:
-                gpad = xp.zeros((c, n, hp, wp), dtype=g.dtype)
-                for i in range(kh):
-                    for j in range(kw):
-                        gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, i, j]
+            gpad = col2im(gcols, h + 2 * ph, wd + 2 * pw, sh, sw)
             gx = gpad[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
         return gx, gw, gb
 
@@ -632,23 +621,12 @@ class MaxPool2dFn(Function):
 
     def backward(self, g):
         (arg,) = self.saved
-        xp = xp_of(g)
         kh, kw, sh, sw, ho, wo = self.geom
         n, c, h, w = self.shape
         shape = (c, n, h, w) if self.swap else (n, c, h, w)
         if self.swap:
             g = g.transpose(1, 0, 2, 3)
-        overlap = kh > sh or kw > sw
-        covered = kh == sh and kw == sw and h == sh * ho and w == sw * wo
-        gx = (xp.empty if covered else xp.zeros)(shape, dtype=g.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                dst = gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
-                hit = arg == i * kw + j
-                if overlap:
-                    dst += g * hit
-                else:
-                    xp.multiply(g, hit, out=dst)
+        gx = max_pool_bwd(g, arg, shape[2], shape[3], kh, kw, sh, sw)
         return gx.transpose(1, 0, 2, 3) if self.swap else gx
 
 

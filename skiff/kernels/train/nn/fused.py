@@ -7,6 +7,11 @@ reference twin (the reference is what runs on a GPU and where numba is missing).
 * ``train.gelu_tanh_grad(x, g) -> gx``: numpy computes tanh (it is SIMD-vectorised there,
   numba's scalar tanh is 50x slower); one numba pass does the remaining dozen elementwise
   steps.
+* ``train.col2im(gcols, hp, wp, sh, sw) -> gpad``: sums (C, kh, kw, N, Ho, Wo) column
+  gradients into a padded (C, N, Hp, Wp) image; numpy makes kh*kw strided read-add-write
+  passes over the whole image, the numba loop one pass over the columns.
+* ``train.max_pool_bwd(g, arg, h, w, kh, kw, sh, sw) -> gx``: routes each output gradient to
+  its window's recorded max offset; numpy needs a compare and a multiply per offset.
 
 Measured on gpt-mini (B=16, T=128, 1 thread) these cut ~10 ms of a ~160 ms training step.
 """
@@ -22,7 +27,8 @@ from skiff.kernels.backend import custom_op, numba_available
 
 from ..autograd import xp_of
 
-__all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh_grad", "warm_up", "GELU_K", "GELU_A"]
+__all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh_grad", "col2im", "max_pool_bwd",
+           "warm_up", "GELU_K", "GELU_A"]
 
 GELU_K = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -189,6 +195,98 @@ def _gelu_grad_numba(x, g):
     return t
 
 
+# ---- convolution / pooling backward ------------------------------------------------------
+@custom_op("train.col2im")
+def col2im(gcols, hp, wp, sh, sw):
+    """(C, kh, kw, N, Ho, Wo) column gradients -> (C, N, hp, wp) image gradient (sums where
+    windows overlap)."""
+    xp = xp_of(gcols)
+    c, kh, kw, n, ho, wo = gcols.shape
+    gpad = xp.zeros((c, n, hp, wp), dtype=gcols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, i, j]
+    return gpad
+
+
+@custom_op("train.max_pool_bwd")
+def max_pool_bwd(g, arg, h, w, kh, kw, sh, sw):
+    """Gradient of a max pool: ``g`` (A, B, Ho, Wo) goes to offset ``arg`` (row-major index
+    into the kh x kw window) of each window of the (A, B, h, w) input."""
+    xp = xp_of(g)
+    a, b, ho, wo = g.shape
+    covered = kh == sh and kw == sw and h == sh * ho and w == sw * wo
+    gx = (xp.empty if covered else xp.zeros)((a, b, h, w), dtype=g.dtype)
+    overlap = kh > sh or kw > sw
+    for i in range(kh):
+        for j in range(kw):
+            dst = gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+            hit = arg == i * kw + j
+            if overlap:
+                dst += g * hit
+            else:
+                xp.multiply(g, hit, out=dst)
+    return gx
+
+
+@functools.lru_cache(maxsize=1)
+def _conv_kernels():
+    import numba
+
+    @numba.njit(cache=True, fastmath=True)
+    def c2i(gc, sh, sw, out):  # pragma: no cover - compiled
+        # one (c, n) image plane stays in L1 while all kh*kw offsets add into it; rows are
+        # contiguous slices so the unit-stride loop vectorises (3x the numpy passes at 3x3)
+        c_, kh, kw, n_, ho, wo = gc.shape
+        for c in range(c_):
+            for n in range(n_):
+                for i in range(kh):
+                    for j in range(kw):
+                        for y in range(ho):
+                            orow = out[c, n, y * sh + i]
+                            grow = gc[c, i, j, n, y]
+                            if sw == 1:
+                                for x in range(wo):
+                                    orow[x + j] += grow[x]
+                            else:
+                                for x in range(wo):
+                                    orow[x * sw + j] += grow[x]
+
+    @numba.njit(cache=True)
+    def mpb(g, arg, kw, sh, sw, out):  # pragma: no cover - compiled
+        a_, b_, ho, wo = g.shape
+        for a in range(a_):
+            for b in range(b_):
+                for y in range(ho):
+                    for x in range(wo):
+                        q = arg[a, b, y, x]
+                        i = q // kw
+                        out[a, b, y * sh + i, x * sw + q - i * kw] += g[a, b, y, x]
+
+    return c2i, mpb
+
+
+@col2im.implement("cpu", "numba", available=numba_available)
+def _col2im_numba(gcols, hp, wp, sh, sw):
+    if not _numba_ok(gcols):
+        return col2im.reference(gcols, hp, wp, sh, sw)
+    c, kh, kw, n, ho, wo = gcols.shape
+    gpad = np.zeros((c, n, hp, wp), dtype=gcols.dtype)
+    _conv_kernels()[0](gcols, sh, sw, gpad)
+    return gpad
+
+
+@max_pool_bwd.implement("cpu", "numba", available=numba_available)
+def _max_pool_bwd_numba(g, arg, h, w, kh, kw, sh, sw):
+    g = np.ascontiguousarray(g)
+    if not _numba_ok(g) or arg.dtype != np.int8 or not arg.flags.c_contiguous:
+        return max_pool_bwd.reference(g, arg, h, w, kh, kw, sh, sw)
+    a, b = g.shape[:2]
+    gx = np.zeros((a, b, h, w), dtype=g.dtype)
+    _conv_kernels()[1](g, arg, kw, sh, sw, gx)
+    return gx
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every fast kernel here on tiny float32 and float64
     inputs, so a later measurement does not include compilation."""
@@ -198,3 +296,6 @@ def warm_up() -> None:
         _, xhat, rstd = layer_norm_fwd(x, w, w, 1e-5)
         layer_norm_bwd(x, xhat, rstd, w)
         gelu_tanh_grad(x, x)
+        g4 = np.ones((1, 1, 2, 2), dtype=dt)
+        col2im(np.ones((1, 2, 2, 1, 2, 2), dtype=dt), 3, 3, 1, 1)
+        max_pool_bwd(g4, np.zeros((1, 1, 2, 2), dtype=np.int8), 4, 4, 2, 2, 2, 2)

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from skiff.kernels.backend import numba_available
+from skiff.kernels.backend.testing import check_op
 from skiff.kernels.train.gradcheck import gradcheck
 from skiff.kernels.train.nn import functional as F
+from skiff.kernels.train.nn import fused
 from skiff.kernels.train.tensor import Tensor
 
 
@@ -117,3 +120,33 @@ def test_conv_pool_chain_of_views_matches_torch():
     yt.backward(torch.from_numpy(g))
     for a, at in zip(ts, tt, strict=True):
         assert _rel(a.grad, at.grad.numpy()) <= 1e-9
+
+
+TOL = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-13)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k,s,hw", [((3, 3), (1, 1), (7, 6)), ((5, 2), (2, 3), (9, 8)),
+                                    ((2, 2), (2, 2), (6, 4))])
+def test_col2im_twins(dtype, k, s, hw):
+    rng = np.random.default_rng(4)
+    ho, wo = (hw[0] - k[0]) // s[0] + 1, (hw[1] - k[1]) // s[1] + 1
+    gcols = rng.standard_normal((3, k[0], k[1], 2, ho, wo)).astype(dtype)
+    rtol, atol = TOL[dtype]
+    names = check_op(fused.col2im, gcols, hw[0], hw[1], s[0], s[1], rtol=rtol, atol=atol,
+                     require_fast=numba_available())
+    assert names == (["numba"] if numba_available() else [])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k,s,hw", [((2, 2), (2, 2), (8, 6)), ((3, 3), (2, 2), (9, 7)),
+                                    ((2, 3), (1, 2), (5, 9))])
+def test_max_pool_bwd_twins(dtype, k, s, hw):
+    rng = np.random.default_rng(5)
+    ho, wo = (hw[0] - k[0]) // s[0] + 1, (hw[1] - k[1]) // s[1] + 1
+    g = rng.standard_normal((2, 3, ho, wo)).astype(dtype)
+    arg = rng.integers(0, k[0] * k[1], size=g.shape).astype(np.int8)
+    rtol, atol = TOL[dtype]
+    names = check_op(fused.max_pool_bwd, g, arg, hw[0], hw[1], k[0], k[1], s[0], s[1],
+                     rtol=rtol, atol=atol, require_fast=numba_available())
+    assert names == (["numba"] if numba_available() else [])
