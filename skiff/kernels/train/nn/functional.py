@@ -290,47 +290,72 @@ def rms_norm(x: Tensor, weight=None, eps: float = 1e-6) -> Tensor:
 
 
 class BatchNormFn(Function):
-    """Batch norm over all axes but 1 (channels); eval mode uses the given statistics."""
+    """Batch norm over all axes but 1 (channels); eval mode uses the given statistics.
+
+    Works on a 3-D view: (C, 1, M) when the input is a channels-first view (what conv2d
+    returns), else (N, C, L); reductions then run over contiguous rows. Backward is one
+    expression per element, ``gx = k1 * g + k2 * xhat + k3`` with per-channel k's."""
 
     def forward(self, x, w, b, mean=None, var=None, eps=1e-5, training=True):
         xp = xp_of(x)
-        axes = (0,) + tuple(range(2, x.ndim))
-        self.axes, self.training = axes, training
-        cshape = (1, -1) + (1,) * (x.ndim - 2)
+        self.shape, self.training = x.shape, training
+        xs, self.swap = _cn_view(x)
+        if self.swap:  # (C, N, H, W) memory
+            x3 = xs.reshape(xs.shape[0], 1, -1)
+            self.c_axis, axes = 0, (1, 2)
+        else:
+            x3 = x.reshape(x.shape[0], x.shape[1], -1)
+            self.c_axis, axes = 1, (0, 2)
+        self.axes = axes
+        c = x3.shape[self.c_axis]
+        cs = (c, 1, 1) if self.swap else (1, c, 1)
+        self.cs = cs
+        m = x3.size // c
         if training:
-            mu = x.mean(axis=axes, keepdims=True)
-            xc = x - mu
-            v = (xc * xc).mean(axis=axes, keepdims=True)
+            mu = x3.sum(axis=axes, keepdims=True)
+            mu *= 1.0 / m
+            xc = x3 - mu
+            v = xp.einsum("abc,abc->" + "abc"[self.c_axis], xc, xc).reshape(cs)
+            v *= 1.0 / m
             self.batch_mean = mu.reshape(-1)
             self.batch_var = v.reshape(-1)
         else:
-            xc = x - mean.reshape(cshape)
-            v = var.reshape(cshape)
+            xc = x3 - mean.reshape(cs)
+            v = var.reshape(cs)
         rstd = 1.0 / xp.sqrt(v + eps)
         xc *= rstd
-        wc = w.reshape(cshape) if w is not None else None
-        self.save_for_backward(xc, rstd, wc)
-        y = xc * wc if wc is not None else xc.copy()
+        self.save_for_backward(xc, rstd, w)
+        y = xc * w.reshape(cs) if w is not None else xc.copy()
         if b is not None:
-            y += b.reshape(cshape)
-        return y
+            y += b.reshape(cs)
+        return self._out(y)
+
+    def _out(self, a3):
+        n, c = self.shape[:2]
+        if self.swap:
+            return a3.reshape((c, n) + self.shape[2:]).transpose(1, 0, 2, 3)
+        return a3.reshape(self.shape)
 
     def backward(self, g):
-        xhat, rstd, wc = self.saved
-        axes = self.axes
+        xp = xp_of(g)
+        xhat, rstd, w = self.saved
+        axes, cs = self.axes, self.cs
         nx, nw, nb = self.needs_input_grad[:3]
-        gw = (g * xhat).sum(axis=axes) if nw else None
-        gb = g.sum(axis=axes) if nb else None
-        gxh = g * wc if wc is not None else g
+        g3 = (g.transpose(1, 0, 2, 3) if self.swap else g).reshape(xhat.shape)
+        need_stats = nw or (nx and self.training)
+        sub = "abc"[self.c_axis]
+        gw = xp.einsum(f"abc,abc->{sub}", g3, xhat) if need_stats else None
+        gb = g3.sum(axis=axes) if (nb or (nx and self.training)) else None
         gx = None
         if nx:
+            k1 = rstd.reshape(-1) * (w if w is not None else 1.0)
+            gx = g3 * k1.reshape(cs)
             if self.training:
-                gx = gxh - gxh.mean(axis=axes, keepdims=True)
-                gx -= xhat * (gxh * xhat).mean(axis=axes, keepdims=True)
-                gx *= rstd
-            else:
-                gx = gxh * rstd
-        return gx, gw, gb, None, None
+                m = xhat.size // xhat.shape[self.c_axis]
+                gx -= xhat * (k1 * gw / m).reshape(cs)
+                gx -= (k1 * gb / m).reshape(cs)
+            gx = self._out(gx)
+        return gx, (gw if nw else None), (gb if nb else None), None, None
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=True,

@@ -150,3 +150,27 @@ def test_max_pool_bwd_twins(dtype, k, s, hw):
     names = check_op(fused.max_pool_bwd, g, arg, hw[0], hw[1], k[0], k[1], s[0], s[1],
                      rtol=rtol, atol=atol, require_fast=numba_available())
     assert names == (["numba"] if numba_available() else [])
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batchnorm_on_conv_output_matches_torch(training):
+    """Batch norm of conv2d's channels-first view, train and eval, against torch."""
+    rng = np.random.default_rng(6)
+    x, wc = rng.standard_normal((3, 2, 6, 5)), rng.standard_normal((4, 2, 3, 3))
+    gamma, beta = rng.standard_normal(4), rng.standard_normal(4)
+    rm, rv = rng.standard_normal(4), rng.random(4) + 0.5
+    ts = [Tensor(a, dtype="float64", requires_grad=True) for a in (x, wc, gamma, beta)]
+    tt = [torch.tensor(a, requires_grad=True) for a in (x, wc, gamma, beta)]
+    rms, rvs = rm.copy(), rv.copy()
+    rmt, rvt = torch.tensor(rm), torch.tensor(rv)
+    y = F.batch_norm(F.conv2d(ts[0], ts[1], None, padding=1), rms, rvs, ts[2], ts[3],
+                     training=training)
+    yt = torch.nn.functional.batch_norm(torch.nn.functional.conv2d(tt[0], tt[1], padding=1),
+                                        rmt, rvt, tt[2], tt[3], training=training)
+    assert _rel(y.numpy(), yt.detach().numpy()) <= 1e-10
+    assert _rel(rms, rmt.numpy()) <= 1e-12 and _rel(rvs, rvt.numpy()) <= 1e-12
+    g = rng.standard_normal(yt.shape)
+    y.backward(g)
+    yt.backward(torch.from_numpy(g))
+    for a, at in zip(ts, tt, strict=True):
+        assert _rel(a.grad, at.grad.numpy()) <= 1e-9
