@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["jobs", "widgets", "train-core", "train", "dist", "solve", "ocr"]
+ORDER = ["jobs", "widgets", "train-core", "layers", "train", "dist", "solve", "ocr"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "widgets": "Widgets: update batching (issue 2, 7)",
     "train-core": "Training core: attention and step (issue 3)",
+    "layers": "Training layers vs PyTorch CPU: convolution, pools, norms (issue 3)",
     "train": "Trainer: gpt-mini vs PyTorch, packed attention, step memory (issue 3)",
     "dist": "Distributed training and the planner (issue 4)",
     "solve": "Solvers (issue 5)",
