@@ -161,6 +161,19 @@ def test_solve_launches(fake, shape):
         assert launch.threads >= cells, launch.name
 
 
+def test_solve_launch_refuses_float32_and_strided_arrays(fake):
+    """The kernels read flat double*: a float32 or strided grid must not be launched."""
+    rng = np.random.default_rng(6)
+    u, c0, c1, c2, diag = _grid(rng, (2, 4, 4))
+    out = dev(np.zeros((2, 4, 4)))
+    with pytest.raises(TypeError, match="float64 C-contiguous"):
+        solve_cuda._apply_var_gpu(dev(u, np.float32), c0, c1, c2, diag, out)
+    wide = dev(np.zeros((2, 4, 8)))
+    with pytest.raises(TypeError, match="float64 C-contiguous"):
+        solve_cuda._apply_var_gpu(u, c0, c1, c2, diag, wide[:, :, ::2])
+    assert _launches(fake) == []
+
+
 # ---- AdamW ElementwiseKernel -----------------------------------------------------------------
 class _RecordingElementwise:
     """Builds the real cupy.ElementwiseKernel; a call resolves types as cupy does and keeps

@@ -74,3 +74,17 @@ def test_autograd_op_with_a_host_operand():
     out = (a * np.array([1.0, 2.0, 3.0])).sum()
     out.backward()
     np.testing.assert_allclose(to_numpy(a.grad), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_solver_matrix_on_the_gpu_is_float64(dtype):
+    import scipy.sparse as sp
+
+    from skiff.kernels.solve.solver import _matrix_on
+
+    cp = cupy()
+    A = sp.diags([2.0, 3.0, 4.0]).astype(dtype)
+    for given in (A, A.toarray(), cp.asarray(A.toarray())):
+        M = _matrix_on(given, cp)
+        assert M.dtype == np.float64
+        np.testing.assert_array_equal(to_numpy(M.toarray()), A.toarray())

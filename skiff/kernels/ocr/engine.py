@@ -103,8 +103,12 @@ class OnnxEngine:
         from skiff.kernels.backend import cupy
 
         cp = cupy()
-        batch = cp.ascontiguousarray(batch, dtype=cp.float32)
-        cp.cuda.get_current_stream().synchronize()  # the input is written before ORT reads it
+        cp.cuda.get_current_stream().synchronize()  # the input is written before it is read
+        with cp.cuda.Device(self.device_index):  # ORT reads the pointer on its own GPU
+            if batch.device.id != self.device_index:
+                batch = cp.array(batch, dtype=cp.float32)  # a copy onto the engine's GPU
+            batch = cp.ascontiguousarray(batch, dtype=cp.float32)
+            cp.cuda.get_current_stream().synchronize()  # the input is written before ORT reads it
         with self._lock:
             io = self.session.io_binding()
             io.bind_input(self.input_name, "cuda", self.device_index, np.float32,

@@ -694,7 +694,7 @@ class OcrPipeline:
         bucket = self.device != "cpu"  # shapes that repeat matter to cuDNN, not to the CPU
         for idx in plan_batches(widths, self.rec_batch, bucket=bucket):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            for i, decoded in zip(idx, ctc_decode(probs, self.alphabet, self.xp), strict=True):
+            for i, decoded in zip(idx, ctc_decode(probs, self.alphabet, np), strict=True):
                 out[i] = decoded
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out

@@ -29,6 +29,10 @@ def module():
 
 def _launch(name, n, args):
     cp = cupy()
+    for a in args:  # the kernels read flat double* arrays: anything else would be garbage
+        if isinstance(a, cp.ndarray) and (a.dtype != cp.float64 or not a.flags.c_contiguous):
+            raise TypeError(f"solve kernel {name!r} needs float64 C-contiguous arrays, got "
+                            f"{a.dtype} with strides {a.strides}")
     blocks = (int(n) + BLOCK - 1) // BLOCK
     module().get_function(name)((max(blocks, 1),), (BLOCK,), args)
     return cp

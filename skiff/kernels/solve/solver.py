@@ -138,9 +138,12 @@ def _matrix_on(A, xp):
         return A
     import cupyx.scipy.sparse as csp  # GPU device: cupy is present
 
-    if csp.issparse(A):
-        return A.tocsr()
-    return csp.csr_matrix(sp.csr_matrix(A))
+    if csp.issparse(A):  # float64 as on the CPU (cupyx refuses integer matrices)
+        A = A.tocsr()
+        return A if A.dtype == np.float64 else A.astype(np.float64)
+    if hasattr(A, "__cuda_array_interface__"):  # a cupy dense array: no trip to the host
+        return csp.csr_matrix(A.astype(np.float64))
+    return csp.csr_matrix(sp.csr_matrix(A).astype(np.float64))
 
 
 def _host_csr(A):
@@ -148,7 +151,7 @@ def _host_csr(A):
         return A.tocsr()
     if hasattr(A, "get") and hasattr(A, "tocsr"):  # cupyx sparse
         return A.get().tocsr()
-    return sp.csr_matrix(np.asarray(A))
+    return sp.csr_matrix(np.asarray(to_numpy(A)))  # np.asarray refuses a cupy array
 
 
 # ------------------------------------------------------------------------------ preconditioners
