@@ -104,42 +104,53 @@ class ProcessRunner:
                 return
             dead = _dead_rank(ranks_dir, np)
             if dead is not None:
-                rank, pid = dead
                 time.sleep(1.0)  # let mpiexec report how the rank ended
                 _kill_group(proc.pid, signal.SIGKILL)
                 try:
                     proc.wait(5)
                 except subprocess.TimeoutExpired:
                     pass
-                sig = _signal_from_log(job.run_dir, rank)
+                # mpiexec names the rank that went first; the one found here may be a rank
+                # that mpiexec's clean-up killed after it
+                rank, pid, sig = _dead_from_log(job.run_dir) or (*dead, None)
                 how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
-                self._fail(job, f"rank {rank} (pid {pid}) {how}; the job was stopped")
+                self._fail(job, f"rank {rank} (pid {pid}) {how}; the job was stopped",
+                           dead_rank=rank)
                 return
             time.sleep(self.poll)
 
     def _after_exit(self, job: Job, code: int) -> None:
         time.sleep(0.05)
         state = job.refresh()
-        if state.final:
+        if state.final and not state.error_from_comm:
             return
         if (job.run_dir / "cancel").exists():
             job.emit("status", status="cancelled", message="stopped on request")
             return
         dead = _dead_from_log(job.run_dir)
+        rank = None
         if dead:
             rank, pid, sig = dead
             how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
             msg = f"rank {rank} (pid {pid}) {how}; the job was stopped"
+        elif state.final:
+            return  # a rank's own error already explains it
         else:
             tail = _log_text(job.run_dir).strip().splitlines()[-5:]
             msg = f"mpiexec exited with code {code}" + (": " + " | ".join(tail) if tail else "")
-        self._fail(job, msg)
+        self._fail(job, msg, dead_rank=rank)
 
-    def _fail(self, job: Job, message: str) -> None:
-        if job.refresh().final:
+    def _fail(self, job: Job, message: str, *, dead_rank=None) -> None:
+        """Fail the job with ``message``. A job that already failed keeps its error, unless
+        that error was a rank's communication failure and this names the rank that died
+        (the cause, not the symptom)."""
+        state = job.refresh()
+        if state.final and not (dead_rank is not None and state.error_from_comm):
             return
-        job.emit("error", message=message, traceback=_log_text(job.run_dir)[-4000:] or None)
-        job.emit("status", status="failed", message=message)
+        job.emit("error", message=message, traceback=_log_text(job.run_dir)[-4000:] or None,
+                 dead_rank=dead_rank)
+        if not state.final:
+            job.emit("status", status="failed", message=message)
         job.refresh()
 
     def cancel(self, job: Job, *, grace: float = 5.0) -> None:

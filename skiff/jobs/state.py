@@ -30,6 +30,7 @@ class JobState:
     error: str | None = None
     traceback: str | None = None
     progress_times: list[tuple[float, float]] = field(default_factory=list)
+    error_from_comm: bool = False  # the error shown is a rank's MPI failure (maybe a symptom)
     n_events: int = 0
 
     @property
@@ -77,8 +78,11 @@ class JobState:
             rank = event.get("rank", 0)
             msg = event.get("message", "error")
             prefix = f"rank {rank}: " if rank and rank > 0 and not msg.startswith("rank ") else ""
-            self.error = self.error or f"{prefix}{msg}"
-            self.traceback = self.traceback or event.get("traceback")
+            cause = event.get("dead_rank") is not None and self.error_from_comm
+            if self.error is None or cause:
+                self.error = f"{prefix}{msg}"
+                self.traceback = event.get("traceback") or self.traceback
+                self.error_from_comm = bool(event.get("comm_error"))
 
     def rate(self) -> float | None:
         """Units per second over the recent progress events."""

@@ -61,8 +61,11 @@ def main(argv: list[str] | None = None) -> int:
 
         writer = EventWriter(run_dir / "events.jsonl", rank=rank)
         msg = f"{type(exc).__name__}: {exc}"
-        writer.write("error", message=msg if rank == 0 else f"rank {rank}: {msg}", traceback=tb)
-        writer.write("status", status="failed", message=msg if rank == 0 else f"rank {rank}: {msg}")
+        msg = msg if rank == 0 else f"rank {rank}: {msg}"
+        # an MPI error is often a symptom (a peer died); the launcher may name the cause later
+        comm = type(exc).__module__.startswith("mpi4py")
+        writer.write("error", message=msg, traceback=tb, comm_error=comm)
+        writer.write("status", status="failed", message=msg)
         code = 1
         (ranks / f"{rank}.exit").write_text(str(code))
         if size > 1:

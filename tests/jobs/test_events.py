@@ -101,3 +101,18 @@ def test_first_failure_wins():
     s.apply({"t": 1, "type": "status", "status": "failed", "message": "rank 1: boom"})
     s.apply({"t": 2, "type": "status", "status": "cancelled"})
     assert s.status == "failed" and s.error == "rank 1: boom"
+
+
+def test_dead_rank_replaces_an_mpi_symptom_but_not_a_real_error():
+    symptom = JobState()
+    symptom.apply({"t": 1, "type": "error", "rank": 0, "message": "Exception: MPI error",
+                   "comm_error": True})
+    symptom.apply({"t": 1, "type": "status", "status": "failed", "message": "MPI error"})
+    symptom.apply({"t": 2, "type": "error", "rank": -1, "dead_rank": 1,
+                   "message": "rank 1 (pid 7) killed by signal 9 (SIGKILL)"})
+    assert symptom.error.startswith("rank 1 (pid 7) killed") and symptom.status == "failed"
+
+    real = JobState()
+    real.apply({"t": 1, "type": "error", "rank": 0, "message": "ValueError: bad shape"})
+    real.apply({"t": 2, "type": "error", "rank": -1, "dead_rank": 1, "message": "rank 1 died"})
+    assert real.error == "ValueError: bad shape"

@@ -106,3 +106,20 @@ def test_launcher_gone_without_final_status_is_reported(runs_dir):
     (ghost / "events.jsonl").write_text('{"t":1,"type":"status","status":"running"}\n')
     lost = Job.load(ghost)
     assert lost.status == "failed" and "launcher process" in lost.error
+
+
+def test_the_rank_mpiexec_names_wins_over_one_its_cleanup_killed(tmp_path):
+    """Rank 1 is killed; mpiexec's clean-up then kills rank 0. The watcher may see rank 0's pid
+    gone first, but the job must name rank 1, the one mpiexec reported."""
+    from skiff.jobs.process import _dead_from_log
+
+    run = tmp_path / "run"
+    (run / "logs").mkdir(parents=True)
+    (run / "ranks").mkdir()
+    (run / "ranks" / "0.pid").write_text("100")
+    (run / "ranks" / "1.pid").write_text("101")
+    (run / "logs" / "launcher.log").write_text(
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+        "=   PID 101 RUNNING AT vm\n=   EXIT CODE: 9\n"
+        "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n")
+    assert _dead_from_log(run) == (1, 101, 9)
