@@ -33,7 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from skiff.kernels.backend import to_numpy
-from skiff.kernels.train.checkpoint import CheckpointError, flatten_state, unflatten_state
+from skiff.kernels.train.checkpoint import (
+    CheckpointError,
+    _fsync_dir,
+    flatten_state,
+    unflatten_state,
+)
 
 from .comm import Comm
 
@@ -87,19 +92,6 @@ def _atomic_write(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _extract(tree, path=""):

@@ -24,7 +24,7 @@ from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.nn import functional as F
 from skiff.kernels.train.tensor import Tensor, no_grad
 
-from .comm import Comm, world
+from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
@@ -117,19 +117,10 @@ class PipelineParallel(DataParallel):
         self.groups: ProcessGroups | None = None
         self.peak_in_flight = 0
 
-    def _groups(self) -> ProcessGroups:
-        if self.groups is None:
-            w = self.world_comm or world()
-            self.groups = ProcessGroups(w, self.layout)
-            self.comm = self.groups.dp
-            self.rank, self.world_size = w.rank, w.size
-        return self.groups
-
-    def _comm(self) -> Comm:
-        return self._groups().dp
-
-    def _stop_comm(self) -> Comm:
-        return self._groups().world
+    # the process groups of the layout, as the tensor-parallel strategy builds them
+    _groups = TensorParallel._groups
+    _comm = TensorParallel._comm
+    _stop_comm = TensorParallel._stop_comm
 
     # stages hold different parameters: checkpoints go per rank over the whole world
     save_checkpoint = TensorParallel.save_checkpoint
