@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             return _run_job(name, rest)
         return _run_tool(name, rest)
     except GrammarError as exc:
-        print(f"skiff {exc}", file=sys.stderr)
+        print(str(exc), file=sys.stderr)
         return 2
     except (ValueError, KeyError, FileNotFoundError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
