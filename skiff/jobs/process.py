@@ -96,30 +96,30 @@ class ProcessRunner:
             job._fire_callbacks()
 
     def _watch_until_end(self, job: Job, proc: subprocess.Popen, np: int) -> None:
-        ranks_dir = job.run_dir / "ranks"
-        while True:
-            code = proc.poll()
-            if code is not None:
-                self._after_exit(job, code)
-                return
-            dead = _dead_rank(ranks_dir, np)
-            if dead is not None:
-                time.sleep(1.0)  # let mpiexec report how the rank ended
-                _kill_group(proc.pid, signal.SIGKILL)
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
-                # mpiexec names the rank that went first; the one found here may be a rank
-                # that mpiexec's clean-up killed after it
-                rank, pid, sig = _dead_from_log(job.run_dir) or (*dead, None)
-                how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
-                self._fail(job, f"rank {rank} (pid {pid}) {how}; the job was stopped",
-                           dead_rank=rank)
-                return
-            time.sleep(self.poll)
+        ranks = RankWatch(job.run_dir / "ranks", np)
+        try:
+            while True:
+                code = proc.poll()
+                if code is not None:
+                    self._after_exit(job, code, ranks.first_dead)
+                    return
+                dead = ranks.wait(self.poll)
+                if dead is not None:
+                    time.sleep(1.0)  # let mpiexec report how the rank ended
+                    _kill_group(proc.pid, signal.SIGKILL)
+                    try:
+                        proc.wait(5)
+                    except subprocess.TimeoutExpired:
+                        pass
+                    if ranks.first_dead is None:  # found dead, not seen dying: ask mpiexec
+                        dead = (_dead_from_log(job.run_dir) or (*dead, None))[:2]
+                    rank, pid = dead
+                    self._fail(job, _death_message(job.run_dir, rank, pid), dead_rank=rank)
+                    return
+        finally:
+            ranks.close()
 
-    def _after_exit(self, job: Job, code: int) -> None:
+    def _after_exit(self, job: Job, code: int, first_dead=None) -> None:
         time.sleep(0.05)
         state = job.refresh()
         if state.final and not state.error_from_comm:
@@ -127,12 +127,10 @@ class ProcessRunner:
         if (job.run_dir / "cancel").exists():
             job.emit("status", status="cancelled", message="stopped on request")
             return
-        dead = _dead_from_log(job.run_dir)
-        rank = None
-        if dead:
-            rank, pid, sig = dead
-            how = f"killed by signal {sig} ({_signame(sig)})" if sig else "exited unexpectedly"
-            msg = f"rank {rank} (pid {pid}) {how}; the job was stopped"
+        dead = first_dead or (_dead_from_log(job.run_dir) or (None, None, None))[:2]
+        rank = dead[0]
+        if rank is not None:
+            msg = _death_message(job.run_dir, *dead)
         elif state.final:
             return  # a rank's own error already explains it
         else:
@@ -194,20 +192,114 @@ def _kill_group(pid, sig) -> None:
         pass
 
 
-def _dead_rank(ranks_dir: Path, np: int):
-    for rank in range(np):
-        pid_file = ranks_dir / f"{rank}.pid"
-        if not pid_file.exists() or (ranks_dir / f"{rank}.exit").exists():
-            continue
-        try:
-            pid = int(pid_file.read_text())
-        except ValueError:
-            continue
-        if not pid_alive(pid):
-            if (ranks_dir / f"{rank}.exit").exists():
+class RankWatch:
+    """Notices the first rank to die, within microseconds where Linux pidfds exist.
+
+    mpiexec kills the other ranks a moment after one dies, and its report may then name
+    whichever of them comes first in its own order, so the order of death has to be seen
+    here. A rank that ends cleanly writes ``ranks/<r>.exit`` before exiting and is ignored.
+    """
+
+    def __init__(self, ranks_dir: Path, np: int):
+        import select
+
+        self.ranks_dir, self.np = ranks_dir, np
+        self.first_dead: tuple[int, int] | None = None
+        self.dead_unseen: list[tuple[int, int]] = []  # already gone when first looked at
+        self._fds: dict[int, tuple[int, int]] = {}  # fd -> (rank, pid)
+        self._watched: set[int] = set()
+        self._poll = select.poll() if hasattr(os, "pidfd_open") else None
+
+    def _register(self) -> None:
+        for rank in range(self.np):
+            if rank in self._watched:
                 continue
-            return rank, pid
-    return None
+            pid_file = self.ranks_dir / f"{rank}.pid"
+            try:
+                pid = int(pid_file.read_text())
+            except (OSError, ValueError):
+                continue
+            self._watched.add(rank)
+            if self._poll is None:
+                self._fds[-1 - rank] = (rank, pid)
+                continue
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                if not (self.ranks_dir / f"{rank}.exit").exists():
+                    self.dead_unseen.append((rank, pid))  # the order of death is unknown
+                continue
+            except OSError:
+                self._fds[-1 - rank] = (rank, pid)  # no pidfd here: poll the pid instead
+                continue
+            self._fds[fd] = (rank, pid)
+            self._poll.register(fd, 1)  # POLLIN: the process has exited
+
+    def _note(self, rank: int, pid: int) -> None:
+        if self.first_dead is None and not (self.ranks_dir / f"{rank}.exit").exists():
+            self.first_dead = (rank, pid)
+
+    def wait(self, timeout: float):
+        """Wait up to ``timeout`` s; return (rank, pid) of the first rank that died, or None.
+
+        While some ranks have not written their pid yet, look again every 20 ms, so that a
+        death is seen as it happens rather than found afterwards."""
+        self._register()
+        if len(self._watched) < self.np:
+            timeout = min(timeout, 0.02)
+        if self.first_dead is not None:
+            return self.first_dead
+        if self.dead_unseen:
+            return self.dead_unseen[0]
+        if self._poll is not None and any(fd >= 0 for fd in self._fds):
+            for fd, _ in self._poll.poll(timeout * 1000):
+                rank, pid = self._fds[fd]
+                self._poll.unregister(fd)
+                os.close(fd)
+                del self._fds[fd]
+                self._note(rank, pid)
+        else:
+            time.sleep(timeout)
+        for key, (rank, pid) in list(self._fds.items()):
+            if key < 0 and not pid_alive(pid):
+                del self._fds[key]
+                self._note(rank, pid)
+        return self.first_dead
+
+    def close(self) -> None:
+        for fd in [fd for fd in self._fds if fd >= 0]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds.clear()
+
+
+_FAULTS = {"Segmentation fault": 11, "Bus error": 7, "Floating-point exception": 8,
+           "Floating point exception": 8, "Illegal instruction": 4, "Aborted": 6}
+
+
+def _death_signal(run_dir: Path, rank: int, pid: int) -> tuple[int | None, str]:
+    """The signal that ended ``rank`` and how it is known."""
+    try:
+        fault = (run_dir / "logs" / f"fault-rank{rank}.txt").read_text()
+        for name, sig in _FAULTS.items():
+            if name in fault:
+                return sig, ""
+    except OSError:
+        pass
+    reported = _dead_from_log(run_dir)
+    if reported and reported[1] == pid and reported[2]:
+        return reported[2], ""
+    # no clean exit, no Python error, no crash report: SIGKILL (a user, a scheduler or the
+    # kernel's out-of-memory killer), or a terminating signal that mpiexec did not report
+    return 9, " (inferred: no exit, error or crash report)"
+
+
+def _death_message(run_dir: Path, rank, pid) -> str:
+    sig, note = _death_signal(run_dir, rank, pid)
+    return (f"rank {rank} (pid {pid}) killed by signal {sig} ({_signame(sig)}){note}; "
+            "the job was stopped")
 
 
 def _log_text(run_dir: Path) -> str:
@@ -240,13 +332,6 @@ def _dead_from_log(run_dir: Path):
     if s:
         sig = int(next(g for g in s.groups() if g is not None))
     return ("?" if rank is None else rank), pid, sig
-
-
-def _signal_from_log(run_dir: Path, rank: int) -> int | None:
-    dead = _dead_from_log(run_dir)
-    if dead and dead[0] == rank:
-        return dead[2]
-    return None
 
 
 def _signame(sig: int | None) -> str:

@@ -21,6 +21,17 @@ def _rank_and_size() -> tuple[int, int]:
     return 0, 1
 
 
+def _record_deaths(run_dir: Path, rank: int) -> None:
+    """A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) leaves its report and traceback in
+    ``logs/fault-rank<r>.txt`` for the launcher's message. Terminating signals keep their
+    default action (a rank blocked in MPI must still die at once); SIGKILL leaves nothing,
+    which is how the launcher recognises it."""
+    import faulthandler
+
+    fault = open(run_dir / "logs" / f"fault-rank{rank}.txt", "w")  # noqa: SIM115 (kept open)
+    faulthandler.enable(file=fault)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -31,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ranks = run_dir / "ranks"
     ranks.mkdir(exist_ok=True)
     (ranks / f"{rank}.pid").write_text(str(os.getpid()))
+    _record_deaths(run_dir, rank)
 
     from .kinds import resolve_target
     from .reporter import JobCancelled, RunReporter

@@ -123,3 +123,64 @@ def test_the_rank_mpiexec_names_wins_over_one_its_cleanup_killed(tmp_path):
         "=   PID 101 RUNNING AT vm\n=   EXIT CODE: 9\n"
         "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n")
     assert _dead_from_log(run) == (1, 101, 9)
+
+
+def test_rank_watch_sees_the_first_death_not_the_cleanup(tmp_path):
+    """Two stand-in ranks; rank 1 dies, then rank 0 is killed as mpiexec's clean-up would:
+    the watch names rank 1, whatever order the ranks are looked at in."""
+    import subprocess
+
+    from skiff.jobs.process import RankWatch
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    procs = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        for r, p in enumerate(procs):
+            (ranks / f"{r}.pid").write_text(str(p.pid))
+        watch = RankWatch(ranks, 2)
+        assert watch.wait(0.05) is None
+        import threading
+
+        seen = []
+        waiter = threading.Thread(target=lambda: seen.append(watch.wait(5.0)))
+        waiter.start()  # the watcher is waiting when the ranks die, as in a job
+        time.sleep(0.2)
+        procs[1].kill()
+        procs[1].wait()
+        time.sleep(0.05)
+        procs[0].kill()  # the clean-up, a moment later
+        procs[0].wait()
+        waiter.join(10)
+        assert seen == [(1, procs[1].pid)]
+    finally:
+        for p in procs:
+            p.kill()
+        watch.close()
+
+
+def test_clean_exit_is_not_a_death(tmp_path):
+    import subprocess
+
+    from skiff.jobs.process import RankWatch
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    p = subprocess.Popen(["sleep", "0.2"])
+    (ranks / "0.pid").write_text(str(p.pid))
+    watch = RankWatch(ranks, 1)
+    assert watch.wait(0.05) is None
+    (ranks / "0.exit").write_text("0")
+    p.wait()
+    assert watch.wait(0.5) is None
+    watch.close()
+
+
+def test_death_signal_from_crash_report_or_inferred(tmp_path):
+    from skiff.jobs.process import _death_message
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "ranks").mkdir()
+    assert "signal 9 (SIGKILL) (inferred" in _death_message(tmp_path, 1, 123)
+    (tmp_path / "logs" / "fault-rank1.txt").write_text("Fatal Python error: Segmentation fault")
+    assert "rank 1 (pid 123) killed by signal 11 (SIGSEGV);" in _death_message(tmp_path, 1, 123)
