@@ -7,6 +7,7 @@ of the job's process group, and fails the job with a message naming the rank and
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -42,6 +43,16 @@ def find_mpiexec() -> str:
     return found
 
 
+@functools.lru_cache(maxsize=4)
+def _is_hydra(mpiexec: str) -> bool:
+    """MPICH's hydra launcher (the ``mpi`` extra) knows ``-disable-auto-cleanup``."""
+    try:
+        out = subprocess.run([mpiexec, "-info"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "hydra" in (out.stdout + out.stderr).lower()
+
+
 def rank_env(np: int) -> dict:
     """Environment for N ranks: each gets an equal share of the cores for BLAS and numba."""
     from skiff.kernels.backend.devices import cpu_count
@@ -71,7 +82,11 @@ class ProcessRunner:
 
     def start(self, job: Job, np: int = 1, *, extra_args: list[str] | None = None) -> Job:
         mpiexec = find_mpiexec()
-        cmd = [mpiexec, "-n", str(int(np)), *(extra_args or []),
+        # mpiexec's own clean-up would kill the other ranks within a millisecond of the first
+        # death, leaving no way to tell which rank went first; the watcher here (and each
+        # rank's peer watchdog, see worker.py) stops the rest instead
+        cleanup = ["-disable-auto-cleanup"] if _is_hydra(mpiexec) else []
+        cmd = [mpiexec, "-n", str(int(np)), *cleanup, *(extra_args or []),
                sys.executable, "-m", "skiff.jobs.worker", str(job.run_dir)]
         log = open(job.run_dir / "logs" / "launcher.log", "ab")  # noqa: SIM115
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -32,6 +32,41 @@ def _record_deaths(run_dir: Path, rank: int) -> None:
     faulthandler.enable(file=fault)
 
 
+def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None:
+    """Leave when a peer rank on this machine dies without its clean-exit marker.
+
+    The launcher runs mpiexec without its automatic clean-up (so that it can tell which rank
+    died first); this watchdog makes sure no rank is left blocked in a collective when no
+    launcher is watching (its kernel gone). Peers on other machines are not checked here:
+    srun's --kill-on-bad-exit covers those."""
+    import socket
+    import threading
+    import time
+
+    from .store import pid_alive
+
+    host = socket.gethostname()
+    (ranks / f"{rank}.host").write_text(host)
+
+    def watch():
+        while True:
+            time.sleep(period)
+            for peer in range(size):
+                if peer == rank or (ranks / f"{peer}.exit").exists():
+                    continue
+                try:
+                    pid = int((ranks / f"{peer}.pid").read_text())
+                    same_host = (ranks / f"{peer}.host").read_text() == host
+                except (OSError, ValueError):
+                    continue
+                if same_host and not pid_alive(pid) and not (ranks / f"{peer}.exit").exists():
+                    sys.stderr.write(f"skiff worker rank {rank}: rank {peer} (pid {pid}) died; "
+                                     "leaving\n")
+                    os._exit(70)
+
+    threading.Thread(target=watch, daemon=True, name="skiff-peer-watchdog").start()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -43,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     ranks.mkdir(exist_ok=True)
     (ranks / f"{rank}.pid").write_text(str(os.getpid()))
     _record_deaths(run_dir, rank)
+    if size > 1:
+        _watch_peers(ranks, rank, size)
 
     from .kinds import resolve_target
     from .reporter import JobCancelled, RunReporter

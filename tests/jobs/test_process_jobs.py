@@ -37,8 +37,8 @@ def test_two_ranks_allreduce_and_report():
     assert job.result == {"steps": 3, "ranks": 2, "allreduce": 9.0}
     ranks = {e["rank"] for e in job.events() if e["type"] == "metric"}
     assert ranks == {0}  # rank 0 writes the events
-    assert sorted(p.name for p in (job.run_dir / "ranks").iterdir()) == [
-        "0.exit", "0.pid", "1.exit", "1.pid"]
+    names = sorted(p.name for p in (job.run_dir / "ranks").iterdir())
+    assert [n for n in names if not n.endswith(".host")] == ["0.exit", "0.pid", "1.exit", "1.pid"]
 
 
 def test_sigkill_of_one_rank_fails_the_job_naming_it_within_10s():
@@ -184,3 +184,24 @@ def test_death_signal_from_crash_report_or_inferred(tmp_path):
     assert "signal 9 (SIGKILL) (inferred" in _death_message(tmp_path, 1, 123)
     (tmp_path / "logs" / "fault-rank1.txt").write_text("Fatal Python error: Segmentation fault")
     assert "rank 1 (pid 123) killed by signal 11 (SIGSEGV);" in _death_message(tmp_path, 1, 123)
+
+
+def test_a_rank_left_alone_leaves_by_itself(runs_dir):
+    """With no launcher watching (its kernel gone), the surviving rank notices its dead peer
+    and exits instead of hanging in a collective."""
+    import subprocess
+    import sys
+
+    code = ("from skiff.jobs import launch\n"
+            "job = launch('demo', {'steps': 100000, 'sleep': 0.02}, np=2)\n"
+            "print(job.id)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    job = Job(runs_dir / out.stdout.strip())
+    pid_file = job.run_dir / "ranks" / "1.pid"
+    _wait_for(lambda: pid_file.exists() and job.state.done >= 2, 60, "rank 1 to start")
+    rank0 = int((job.run_dir / "ranks" / "0.pid").read_text())
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    from skiff.jobs.store import pid_alive
+
+    _wait_for(lambda: not pid_alive(rank0), 10, "rank 0 to leave")
