@@ -22,6 +22,8 @@ import re
 import shlex
 from collections.abc import Callable
 
+from skiff.kernels.backend.units import byte_size as _byte_size
+
 __all__ = [
     "GrammarError", "Command", "command", "device_option", "launch_options", "json_option",
     "cluster_options", "nonneg_int",
@@ -181,16 +183,12 @@ def grid_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
 def byte_size(text: str) -> int:
-    """``80GB``, ``16GiB``, ``512MB`` or a plain number of bytes."""
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?i?b?)\s*", str(text).lower())
-    if not m or m.group(2) not in _UNITS:
-        raise argparse.ArgumentTypeError(f"expected a size like 80GB or 16GiB, got {text!r}")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
+    """``80GB``, ``16GiB``, ``512MB`` or a plain number of bytes (an argparse type)."""
+    try:
+        return _byte_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _device_type(text: str) -> str:

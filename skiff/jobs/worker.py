@@ -12,13 +12,7 @@ import sys
 import traceback
 from pathlib import Path
 
-
-def _rank_and_size() -> tuple[int, int]:
-    for r, s in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-                 ("PMIX_RANK", "PMIX_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS")):
-        if r in os.environ:
-            return int(os.environ[r]), int(os.environ.get(s, 1))
-    return 0, 1
+from skiff.kernels.backend.launch_env import launch_env
 
 
 def _record_deaths(run_dir: Path, rank: int) -> None:
@@ -73,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m skiff.jobs.worker RUN_DIR", file=sys.stderr)
         return 2
     run_dir = Path(argv[0])
-    rank, size = _rank_and_size()
+    env = launch_env()
+    rank, size = env.rank, env.size
     ranks = run_dir / "ranks"
     ranks.mkdir(exist_ok=True)
     (ranks / f"{rank}.pid").write_text(str(os.getpid()))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import skiff.kernels.backend as backend
-from skiff.kernels.backend import devices
+from skiff.kernels.backend import devices, launch_env
 
 from . import fakecupy
 from .fakecupy import DeviceArray, dev
@@ -125,7 +125,7 @@ def test_nccl_comm_routes_host_arrays_to_mpi(fake):
                                       ({"OMPI_COMM_WORLD_LOCAL_RANK": "1"}, 1),
                                       ({"SLURM_LOCALID": "2"}, 2)])
 def test_local_rank(monkeypatch, env, want):
-    for var in devices._LOCAL_RANK_VARS:
+    for var in launch_env.LOCAL_RANK_VARS:
         monkeypatch.delenv(var, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -138,7 +138,7 @@ def test_auto_device_is_the_local_ranks_gpu(monkeypatch):
 
     cpu = devices.Device("cpu", "cpu", "x", "x", 0, 1, 1, 1)
     monkeypatch.setattr(devices, "list_devices", lambda: [cpu, gpu(0), gpu(1)])
-    for var in devices._LOCAL_RANK_VARS:
+    for var in launch_env.LOCAL_RANK_VARS:
         monkeypatch.delenv(var, raising=False)
     assert devices.resolve_device("auto").name == "cuda:0"
     monkeypatch.setenv("MPI_LOCALRANKID", "3")

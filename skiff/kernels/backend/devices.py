@@ -12,6 +12,8 @@ import os
 import re
 from dataclasses import asdict, dataclass
 
+from .launch_env import local_rank
+
 __all__ = ["Device", "DeviceError", "list_devices", "resolve_device", "gpu_available", "cupy",
            "local_rank"]
 
@@ -149,19 +151,6 @@ def _cpu_vendor() -> str:
         if key in model:
             return vendor
     return "unknown"
-
-
-_LOCAL_RANK_VARS = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK",
-                    "SLURM_LOCALID", "LOCAL_RANK")
-
-
-def local_rank() -> int:
-    """This process's rank among the ranks of its node (0 outside MPI/Slurm launches)."""
-    for var in _LOCAL_RANK_VARS:
-        value = os.environ.get(var, "")
-        if value.isdigit():
-            return int(value)
-    return 0
 
 
 _SPEC = re.compile(r"^(auto|cpu|(?:cuda|gpu|rocm)(?::(\d+))?)$")

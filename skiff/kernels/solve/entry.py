@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skiff.jobs.reporter import NullReporter, Reporter
+from skiff.kernels.backend.report import NullReporter, Reporter
 
 from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
 from .solution import Solution, convergence_figure, field_figure, save_png

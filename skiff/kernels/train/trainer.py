@@ -277,7 +277,7 @@ class Trainer:
                              "or pass a callable loss(output, target)")
         if resume and checkpoint_dir is None:
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
-        from skiff.jobs.reporter import NullReporter
+        from skiff.kernels.backend.report import NullReporter
 
         self.model = model
         self.strategy_spec = strategy

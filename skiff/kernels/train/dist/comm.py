@@ -25,10 +25,11 @@ Example (one rank)::
 from __future__ import annotations
 
 import functools
-import os
 import pickle
 
 import numpy as np
+
+from skiff.kernels.backend.launch_env import launched_by_mpi
 
 __all__ = ["Comm", "SelfComm", "MPIComm", "NCCLComm", "Handle", "world", "REDUCE_OPS"]
 
@@ -572,11 +573,6 @@ class NCCLComm(Comm):
 
 
 # --------------------------------------------------------------------------------------------
-def _launched_by_mpi() -> bool:
-    return any(v in os.environ for v in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE",
-                                         "PMIX_RANK", "MPI_LOCALNRANKS"))
-
-
 _WORLD: Comm | None = None
 
 
@@ -594,7 +590,7 @@ def world(engine: str = "auto") -> Comm:
         return SelfComm()
     if engine == "auto" and _WORLD is not None:
         return _WORLD
-    if engine == "auto" and not _launched_by_mpi():
+    if engine == "auto" and not launched_by_mpi():
         _WORLD = SelfComm()
         return _WORLD
     mpi = MPIComm()

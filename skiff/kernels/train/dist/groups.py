@@ -99,10 +99,9 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
     if n is None:
         from skiff.kernels.backend import cpu_count
 
-        local = ranks_per_node or int(os.environ.get("MPI_LOCALNRANKS")
-                                      or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE")
-                                      or os.environ.get("SLURM_NTASKS_PER_NODE", "1")
-                                      .split("(")[0] or 1)
+        from skiff.kernels.backend.launch_env import launch_env
+
+        local = ranks_per_node or launch_env().local_size
         n = max(1, cpu_count() // max(1, local))
     n = max(1, int(n))
     try:

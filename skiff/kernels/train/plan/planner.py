@@ -304,7 +304,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     """
     spec = model_spec(model, seq_len=seq_len)
     if isinstance(device_memory, str):
-        from skiff.grammar.common import byte_size
+        from skiff.kernels.backend.units import byte_size
 
         device_memory = byte_size(device_memory)
     world = devices.devices if isinstance(devices, ClusterSpec) else (
@@ -405,7 +405,7 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
     spec = model_spec(model_or_spec, seq_len=seq_len)
     world = int(world_size)
     if isinstance(device_memory, str):
-        from skiff.grammar.common import byte_size
+        from skiff.kernels.backend.units import byte_size
 
         device_memory = byte_size(device_memory)
     cluster = cluster_for(devices, world_size=world, memory=device_memory, **cluster_kw)
