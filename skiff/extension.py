@@ -1,4 +1,5 @@
-"""``%load_ext skiff``: registers the magics. Nothing heavy is imported here."""
+"""``%load_ext skiff``: registers the magics and how a Job shows itself in a notebook (the
+live widget). Nothing heavy is imported until a magic runs or a job is shown."""
 
 from __future__ import annotations
 
@@ -6,10 +7,20 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython) -> None:
-    from skiff.magics import magics_classes
+    from skiff.magics import magics_classes, register_kind_magics
 
     for cls in magics_classes():
         ipython.register_magics(cls)
+    register_kind_magics(ipython)
+    # a Job displays as its live widget; skiff.jobs never imports the widgets
+    formatter = ipython.display_formatter.ipython_display_formatter
+    formatter.for_type_by_name("skiff.jobs.job", "Job", _display_job)
+
+
+def _display_job(job) -> None:
+    from skiff.widgets.display import display_job
+
+    display_job(job)
 
 
 def unload_ipython_extension(ipython) -> None:

@@ -1,6 +1,9 @@
-"""The grammar shared by magics, panels and ``python -m skiff``: one Command per job kind."""
+"""The grammar machinery shared by magics, panels and ``python -m skiff``: :class:`Command`,
+the shared option groups and value types. Each job kind declares its own Command in
+:mod:`skiff.kinds`; the tools (jobs, devices, plan) declare theirs here."""
 
 from .common import (
+    USER_ERRORS,
     Command,
     GrammarError,
     byte_size,
@@ -12,6 +15,7 @@ from .common import (
     positive_float,
     positive_int,
     split_launch,
+    user_message,
 )
 
 __all__ = [
@@ -26,4 +30,6 @@ __all__ = [
     "positive_float",
     "positive_int",
     "split_launch",
+    "user_message",
+    "USER_ERRORS",
 ]

@@ -22,17 +22,29 @@ import re
 import shlex
 from collections.abc import Callable
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.backend.units import byte_size as _byte_size
 
 __all__ = [
-    "GrammarError", "Command", "command", "device_option", "launch_options", "json_option",
-    "cluster_options", "nonneg_int",
+    "GrammarError", "USER_ERRORS", "user_message", "Command", "command", "device_option",
+    "launch_options", "json_option", "cluster_options", "nonneg_int",
     "positive_int", "positive_float", "nonneg_float", "grid_shape", "byte_size", "split_line",
 ]
 
 
 class GrammarError(ValueError):
     """Bad words on a magic line or command line; the message is one line for the user."""
+
+
+# the user's mistakes: every front shows these as one line (UsageError, exit status 2)
+USER_ERRORS = (ValueError, KeyError, FileNotFoundError, TypeError)
+
+
+def user_message(exc: BaseException) -> str | None:
+    """The one-line message of a user's mistake, or None for anything else (a bug)."""
+    if not isinstance(exc, USER_ERRORS):
+        return None
+    return str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -195,7 +207,7 @@ def _device_type(text: str) -> str:
     from skiff.kernels.backend.devices import DeviceError, resolve_device
 
     try:
-        return resolve_device(text).name if text != "auto" else "auto"
+        return resolve_device(text).name if text != DEFAULT_DEVICE else DEFAULT_DEVICE
     except DeviceError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -203,7 +215,7 @@ def _device_type(text: str) -> str:
 # shared option groups ------------------------------------------------------------------------
 @_group
 def device_option(p):
-    p.add_argument("--device", default="auto", type=_device_type, metavar="DEV",
+    p.add_argument("--device", default=DEFAULT_DEVICE, type=_device_type, metavar="DEV",
                    help="auto (first GPU, else CPU), cpu, cuda or cuda:N")
 
 

@@ -1,9 +1,12 @@
 """Jobs: launch, follow, cancel and reattach to work that lives in a run folder."""
 
+from skiff.kernels.backend.report import JobCancelled, NullReporter, Reporter
+
 from .events import EventReader, EventWriter, read_events
+from .follow import follow, progress_line
 from .job import Job, JobFailed, live_jobs
-from .launch import launch
-from .reporter import JobCancelled, NullReporter, Reporter, RunReporter
+from .launch import choose_runner, launch, submit
+from .reporter import RunReporter
 from .state import JobState
 from .store import RunFolderError, list_run_dirs, runs_root
 
@@ -18,15 +21,56 @@ __all__ = [
     "Reporter",
     "RunFolderError",
     "RunReporter",
+    "choose_runner",
+    "follow",
+    "jobs_action",
     "launch",
     "list_jobs",
     "list_run_dirs",
     "live_jobs",
+    "progress_line",
     "read_events",
+    "resume",
     "runs_root",
+    "submit",
 ]
 
 
 def list_jobs(root=None) -> list[Job]:
     """Every job with a run folder under the runs root, oldest first (reattached)."""
     return [Job.load(d) for d in list_run_dirs(root)]
+
+
+def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
+                timeout: float | None = None):
+    """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs or one job."""
+    if action == "list":
+        jobs = list_jobs()
+        return jobs if all else jobs[-20:]
+    if not job_id:
+        raise ValueError(f"%jobs {action} needs a job ID (see %jobs list)")
+    job = Job.load(job_id)
+    if action == "wait":
+        job.wait(timeout=timeout)
+    elif action == "cancel":
+        job.cancel()
+    return job
+
+
+def resume(job: Job) -> Job:
+    """Relaunch a finished job from where it stopped (train: its newest checkpoint), with
+    the same ranks and device; the kind decides what continuing means."""
+    from skiff.kinds import KINDS, Kind
+
+    kind = KINDS.get(job.kind)
+    if kind is None or type(kind).resume_config is Kind.resume_config:
+        can = [n for n, k in KINDS.items() if type(k).resume_config is not Kind.resume_config]
+        raise ValueError(f"only {' and '.join(can)} jobs can be resumed, got a {job.kind!r} "
+                         f"job ({job.id})")
+    if not job.refresh().final:
+        raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    config = kind.resume_config(job)
+    runner = job.meta.get("runner", "auto")
+    return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),
+                  runner=runner if runner in ("thread", "process") else "auto",
+                  device=job.meta.get("device"), label=f"resume {job.id}")

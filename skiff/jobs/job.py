@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from .events import FINAL, EventReader, EventWriter
+from .signals import escalate_cancel
 from .state import JobState
-from .store import find_run_dir, pid_alive, read_json
+from .store import find_run_dir, json_safe, new_run_dir, owner, pid_alive, read_json, write_json
 
 __all__ = ["Job", "JobFailed", "live_jobs"]
 
@@ -57,6 +58,20 @@ class Job:
 
     # construction ------------------------------------------------------------------------
     @classmethod
+    def create(cls, kind: str, config: dict, *, target: str, runner: str, np: int = 1,
+               device: str | None = None, label: str | None = None, root=None,
+               **meta) -> Job:
+        """Make a new run folder for a job of ``kind`` (``config.json`` and the ``queued``
+        event) and return its Job; ``meta`` adds fields to ``config.json``."""
+        job_id, run_dir = new_run_dir(kind.split(":")[-1].replace(".", "-"), root)
+        write_json(run_dir / "config.json", {
+            "id": job_id, "kind": kind, "label": label, "target": target,
+            "config": json_safe(config), "runner": runner, "np": np, "device": device,
+            "created": time.time(), "owner": owner(), **meta})
+        EventWriter(run_dir / "events.jsonl", rank=-1).write("status", status="queued")
+        return cls(run_dir)
+
+    @classmethod
     def load(cls, job_id_or_dir: str | Path, root=None) -> Job:
         """The job with this id (or run folder); the same object if it lives here."""
         path = Path(job_id_or_dir)
@@ -70,7 +85,11 @@ class Job:
         job._reattach()
         return job
 
-    def _register(self) -> None:
+    def attach(self, runner=None) -> None:
+        """Mark the job as live in this process (``Job.load`` then returns this object),
+        run by ``runner`` when one here runs it."""
+        if runner is not None:
+            self.runner = runner
         with _LIVE_LOCK:
             _LIVE[self.id] = self
 
@@ -84,7 +103,7 @@ class Job:
         if not pid_alive(pid):
             self._mark_lost(pid)
             return
-        self._register()
+        self.attach()
         threading.Thread(target=self._watch_foreign, args=(pid,), daemon=True,
                          name=f"skiff-attach-{self.id}").start()
 
@@ -163,9 +182,10 @@ class Job:
         runner's thread; exceptions are logged to the run folder, never raised."""
         self._callbacks.append(fn)
         if self._callbacks_fired:
-            self._fire_callbacks()
+            self.notify_done()
 
-    def _fire_callbacks(self) -> None:
+    def notify_done(self) -> None:
+        """Call the done callbacks (the runner does, once the job has ended)."""
         self._callbacks_fired = True
         callbacks, self._callbacks = self._callbacks, []
         for fn in callbacks:
@@ -199,8 +219,6 @@ class Job:
         if self.runner is not None:
             self.runner.cancel(self, grace=grace)
         elif self.meta.get("runner") == "process":
-            from .process import escalate_cancel
-
             threading.Thread(target=escalate_cancel, args=(self, grace), daemon=True).start()
 
     # display -----------------------------------------------------------------------------
@@ -230,20 +248,9 @@ class Job:
         p.text(repr(self))
 
     def _repr_html_(self) -> str:
-        from skiff.widgets.render import job_html
+        from .render import job_html
 
         return job_html(self)
-
-    def _ipython_display_(self):
-        from skiff.widgets.display import display_job
-
-        display_job(self)
-
-    def widget(self):
-        """A live :class:`skiff.widgets.JobView` of this job."""
-        from skiff.widgets.job_view import JobView
-
-        return JobView(self)
 
 
 def is_final(status: str) -> bool:

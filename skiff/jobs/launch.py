@@ -1,67 +1,140 @@
-"""``launch``: create a run folder and start a job on the right runner."""
+"""``launch``: the one place that decides where a job runs, and ``submit``, the path every
+front takes (parse → prepare → launch).
+
+Where a job runs is decided here and nowhere else: ``launcher="slurm"`` writes (and submits)
+a batch script; otherwise ``np > 1`` or ``runner="process"`` starts ``np`` MPI ranks with
+mpiexec; otherwise the job runs on a thread of this process. ``--device`` is resolved here,
+once, by the kind, and the answer is carried in the job's config.
+"""
 
 from __future__ import annotations
 
-import time
+import argparse
 from collections.abc import Callable
 
-from .events import EventWriter
+from skiff.grammar.common import split_launch
+from skiff.kinds import JobRequest, Kind, get, resolve_entry
+
 from .job import Job
-from .kinds import KINDS
 from .process import ProcessRunner
-from .store import json_safe, new_run_dir, owner, write_json
 from .thread import ThreadRunner
 
-__all__ = ["launch", "RUNNERS"]
+__all__ = ["launch", "submit", "choose_runner", "RUNNERS", "LAUNCHERS"]
 
 RUNNERS = ("auto", "thread", "process")
+LAUNCHERS = ("local", "slurm")
 
 _THREAD = ThreadRunner()
 _PROCESS = ProcessRunner()
 
 
-def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None, np: int = 1,
-           runner: str = "auto", device: str | None = None, root=None,
-           label: str | None = None) -> Job:
-    """Start a job and return its :class:`Job` at once.
-
-    ``kind`` names the job (``train``, ``solve``, ``ocr``, ``demo``, or any label when ``fn``
-    is given). ``fn(config, reporter)`` runs it; without ``fn`` the kind's registered entry
-    point does. ``np > 1`` or ``runner="process"`` runs it on ``np`` MPI ranks (then the
-    config must be JSON and the kind registered); otherwise on a thread of this process.
-    """
-    config = dict(config or {})
+def choose_runner(np: int = 1, runner: str = "auto", launcher: str = "local") -> str:
+    """``"thread"``, ``"process"`` or ``"slurm"`` for these options (the one decision)."""
     if runner not in RUNNERS:
         raise ValueError(f"unknown runner {runner!r}: choose from {', '.join(RUNNERS)}")
-    if not isinstance(np, int) or np < 1:
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"unknown launcher {launcher!r}: choose from {', '.join(LAUNCHERS)}")
+    if not isinstance(np, int) or isinstance(np, bool) or np < 1:
         raise ValueError(f"np must be a positive integer, got {np!r}")
-    use_process = runner == "process" or (runner == "auto" and np > 1)
+    if launcher == "slurm":
+        return "slurm"
     if runner == "thread" and np > 1:
         raise ValueError(f"a thread job runs on one rank; got np={np} (use runner='process')")
-    if use_process and fn is not None:
-        raise ValueError("a process job runs a registered kind, not a notebook function; "
-                         f"registered kinds: {', '.join(sorted(KINDS))}")
-    if fn is None and kind not in KINDS and ":" not in kind:
-        raise ValueError(f"unknown job kind {kind!r}: choose from {', '.join(sorted(KINDS))}")
-    job_id, run_dir = new_run_dir(kind.split(":")[-1].replace(".", "-"), root)
-    target = kind if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
-    meta = {
-        "id": job_id,
-        "kind": kind,
-        "label": label,
-        "target": KINDS.get(kind, kind) if fn is None else target,
-        "config": json_safe(config),
-        "runner": "process" if use_process else "thread",
-        "np": np,
-        "device": device,
-        "created": time.time(),
-        "owner": owner(),
-    }
-    write_json(run_dir / "config.json", meta)
-    EventWriter(run_dir / "events.jsonl", rank=-1).write("status", status="queued")
-    job = Job(run_dir)
-    if use_process:
-        return _PROCESS.start(job, np)
-    from .kinds import resolve_target
+    return "process" if runner == "process" or (runner == "auto" and np > 1) else "thread"
 
-    return _THREAD.start(job, fn or resolve_target(kind), config)
+
+def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None, np: int = 1,
+           runner: str = "auto", launcher: str = "local", nodes: int = 1,
+           gpus_per_node: int = 0, dry_run: bool = False, device: str | None = None,
+           root=None, label: str | None = None, on_done: Callable | None = None,
+           local_only: str | None = None) -> Job:
+    """Start a job and return its :class:`Job` at once.
+
+    ``kind`` names a registered kind (``train``, ``solve``, ``ocr``, ``demo``), whose entry
+    point runs ``config``; with ``fn(config, reporter)`` the job runs that function on a
+    thread of this process instead (any label may then name the kind). ``np > 1`` or
+    ``runner="process"`` runs the kind's entry on ``np`` MPI ranks (the config must be
+    JSON); ``launcher="slurm"`` writes ``job.sbatch`` for ``nodes`` nodes with
+    ``gpus_per_node`` GPUs each and submits it (``dry_run``: checks it only). ``device``
+    (default: the config's ``device``) is resolved once here and written into the config.
+    ``on_done(job)`` is called when the job ends; ``local_only`` is the reason a job
+    cannot run as processes (a ``fn`` over notebook objects).
+    """
+    config = dict(config or {})
+    where = choose_runner(np, runner, launcher)
+    registered = _kind_or_none(kind)
+    if where != "thread":
+        if fn is not None and (local_only is not None or registered is None):
+            why = local_only or "a process job runs a registered kind, not a notebook function"
+            raise ValueError(f"{why} (got np={np}, runner={runner!r}, launcher={launcher!r})")
+        fn = None
+    if fn is None and registered is None:
+        get(kind)  # raises: an unknown kind, with the list of kinds
+    ranks = nodes * max(1, gpus_per_node) if where == "slurm" else np
+    spec = device if device is not None else config.get("device")
+    resolved = why = None
+    if spec is not None or "device" in config:
+        resolved, why = (registered or Kind()).launch_device(
+            spec, ranks=ranks, gpus=gpus_per_node if where == "slurm" else None)
+        config["device"] = resolved
+    target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
+    extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}} if where == "slurm" \
+        else {}
+    job = Job.create(kind, config, target=target, runner=where, np=ranks, device=resolved,
+                     label=label, root=root, **extra)
+    if why not in (None, "as asked"):
+        job.emit("log", level="info", message=f"device {resolved} ({why})")
+    if on_done is not None:
+        job.add_done_callback(on_done)
+    if where == "slurm":
+        from .slurm import submit_job
+
+        return submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node, dry_run=dry_run)
+    if where == "process":
+        return _PROCESS.start(job, np)
+    return _THREAD.start(job, fn or resolve_entry(target), config)
+
+
+def _kind_or_none(name: str):
+    try:
+        return get(name)
+    except ValueError:
+        return None
+
+
+def launch_options(opts: dict) -> dict:
+    """Keyword arguments of :func:`launch` from a front's parsed launch options."""
+    keys = {"np": 1, "runner": "auto", "launcher": "local", "nodes": 1, "gpus_per_node": 0,
+            "dry_run": False}
+    return {k: opts.get(k, default) for k, default in keys.items()}
+
+
+def submit(kind: str, words: str | list[str] | None = None, *, values: dict | None = None,
+           cell: str | None = None, user_ns: dict | None = None,
+           prog: str | None = None) -> tuple[Job, dict]:
+    """What every front does: parse ``words`` (a magic line or argv) with the kind's grammar
+    (or take already parsed ``values``), let the kind prepare the job (notebook objects from
+    ``user_ns``, a ``%%`` cell), and launch it. Returns ``(job, launch options)``, where the
+    options hold what the front handles itself (``wait``, ``output``, ``json``).
+
+    Mistakes raise :class:`~skiff.grammar.GrammarError` or ``ValueError``-like errors whose
+    message is one line for the user.
+    """
+    k = get(kind)
+    user_ns = {} if user_ns is None else user_ns
+    if values is None:
+        if k.command is None:
+            raise ValueError(f"job kind {kind!r} has no grammar: launch it from Python")
+        line = words if isinstance(words, str) else None
+        if line is not None and cell is None:
+            line, user_ns = k.preparse(line, user_ns)
+        values = vars(k.command.parse(line if line is not None else list(words or []),
+                                      prog=prog))
+    values, opts = split_launch(argparse.Namespace(**values))
+    where = launch_options(opts)
+    request: JobRequest = k.prepare(values, cell=cell, user_ns=user_ns,
+                                    where=choose_runner(where["np"], where["runner"],
+                                                        where["launcher"]))
+    job = launch(request.kind, request.config, fn=request.fn, label=request.label,
+                 on_done=request.on_done, local_only=request.local_only, **where)
+    return job, opts

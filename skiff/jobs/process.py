@@ -17,9 +17,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .job import Job
-from .store import pid_alive, read_json, write_json
+from .signals import escalate_cancel, kill_group
+from .store import pid_alive, write_json
+
+if TYPE_CHECKING:
+    from .job import Job
 
 __all__ = ["ProcessRunner", "find_mpiexec", "escalate_cancel", "MPIUnavailable"]
 
@@ -95,8 +99,7 @@ class ProcessRunner:
         write_json(job.run_dir / "process.json",
                    {"pid": proc.pid, "pgid": proc.pid, "cmd": cmd, "started": time.time()})
         self._procs[job.id] = proc
-        job.runner = self
-        job._register()
+        job.attach(self)
         watcher = threading.Thread(target=self._watch, args=(job, proc, np), daemon=True,
                                    name=f"skiff-watch-{job.id}")
         self._watchers[job.id] = watcher
@@ -108,7 +111,7 @@ class ProcessRunner:
             self._watch_until_end(job, proc, np)
         finally:
             job.refresh()
-            job._fire_callbacks()
+            job.notify_done()
 
     def _watch_until_end(self, job: Job, proc: subprocess.Popen, np: int) -> None:
         ranks = RankWatch(job.run_dir / "ranks", np)
@@ -121,7 +124,7 @@ class ProcessRunner:
                 dead = ranks.wait(self.poll)
                 if dead is not None:
                     time.sleep(1.0)  # let mpiexec report how the rank ended
-                    _kill_group(proc.pid, signal.SIGKILL)
+                    kill_group(proc.pid, signal.SIGKILL)
                     try:
                         proc.wait(5)
                     except subprocess.TimeoutExpired:
@@ -173,38 +176,6 @@ class ProcessRunner:
         watcher = self._watchers.get(job.id)
         if watcher is not None and watcher is not threading.current_thread():
             watcher.join(timeout)
-
-
-def escalate_cancel(job: Job, grace: float = 5.0) -> None:
-    """After ``grace`` s still running: SIGTERM the process group; 3 s more: SIGKILL."""
-    proc = read_json(job.run_dir / "process.json", {})
-    pid = proc.get("pid")
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if job.refresh().final or not pid_alive(pid):
-            break
-        time.sleep(0.1)
-    else:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            _kill_group(pid, sig)
-            end = time.monotonic() + 3
-            while time.monotonic() < end and pid_alive(pid):
-                time.sleep(0.1)
-            if not pid_alive(pid):
-                break
-    time.sleep(0.3)
-    if not job.refresh().final:
-        job.emit("status", status="cancelled", message="stopped on request (signalled)")
-        job.refresh()
-
-
-def _kill_group(pid, sig) -> None:
-    if not pid:
-        return
-    try:
-        os.killpg(int(pid), sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class RankWatch:

@@ -1,9 +1,10 @@
 """Launching a job on a Slurm cluster: an sbatch script that runs the MPI worker under srun.
 
-``launch_slurm("train", config, nodes=2, gpus_per_node=4)`` creates the run folder exactly as
-:func:`skiff.jobs.launch` does, writes ``run_dir/job.sbatch`` and, with ``submit=True``,
-hands it to ``sbatch`` (``dry_run=True`` asks sbatch to check it without queueing it, with
-``--test-only``). The script starts ``nodes * gpus_per_node`` ranks with ``srun``; each rank
+``skiff.launch("train", config, launcher="slurm", nodes=2, gpus_per_node=4)`` (what
+``--launcher slurm`` does) creates the run folder, writes ``run_dir/job.sbatch`` and hands it
+to ``sbatch`` (``dry_run=True`` asks sbatch to check it without queueing it, with
+``--test-only``); :func:`launch_slurm` does the same from Python and queues it only with
+``submit=True``. The script starts ``nodes * gpus_per_node`` ranks with ``srun``; each rank
 runs ``python -m skiff.jobs.worker RUN_DIR``, the same worker the local MPI runner starts, so
 events, checkpoints and results land in the same run folder (it must be on a file system the
 nodes share), and ``%jobs`` / the widgets follow the job as they follow a local one.
@@ -15,18 +16,16 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from .events import EventWriter
-from .kinds import KINDS
-from .store import json_safe, new_run_dir, owner, write_json
+from .job import Job
+from .store import write_json
 
-__all__ = ["sbatch_script", "launch_slurm", "slurm_job", "SlurmError"]
+__all__ = ["sbatch_script", "launch_slurm", "submit_job", "SlurmError"]
 
 
-class SlurmError(RuntimeError):
-    """sbatch is missing or refused the script."""
+class SlurmError(ValueError):
+    """sbatch is missing or refused the script (the user's to fix: one line)."""
 
 
 def sbatch_script(run_dir, *, nodes: int, gpus_per_node: int = 0, tasks_per_node=None,
@@ -81,20 +80,28 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
 
     Returns ``{"run_dir", "script", "submitted", "slurm_job_id", "output"}``.
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown job kind {kind!r}: choose from {', '.join(sorted(KINDS))}")
+    from skiff.kinds import get
+
+    entry = get(kind)
     np = nodes * (script_options.get("tasks_per_node") or max(1, gpus_per_node))
-    job_id, run_dir = new_run_dir(kind, root)
-    meta = {"id": job_id, "kind": kind, "label": label, "target": KINDS[kind],
-            "config": json_safe(dict(config or {})), "runner": "slurm", "np": np,
-            "device": "cuda" if gpus_per_node else "cpu", "created": time.time(),
-            "owner": owner(), "slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}}
-    write_json(run_dir / "config.json", meta)
+    config = dict(config or {})
+    device, _ = entry.launch_device(config.get("device"), ranks=np, gpus=gpus_per_node)
+    if "device" in config:
+        config["device"] = device
+    job = Job.create(kind, config, target=entry.entry, runner="slurm", np=np, device=device,
+                     label=label, root=root,
+                     slurm={"nodes": nodes, "gpus_per_node": gpus_per_node})
+    return _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=submit,
+                             dry_run=dry_run, **script_options)
+
+
+def _write_and_submit(job, *, nodes: int, gpus_per_node: int, submit: bool, dry_run: bool,
+                      **script_options) -> dict:
+    run_dir = job.run_dir
     (run_dir / "logs").mkdir(exist_ok=True)
-    EventWriter(run_dir / "events.jsonl", rank=-1).write("status", status="queued")
     script = run_dir / "job.sbatch"
     script.write_text(sbatch_script(run_dir, nodes=nodes, gpus_per_node=gpus_per_node,
-                                    job_name=f"skiff-{job_id}", **script_options))
+                                    job_name=f"skiff-{job.id}", **script_options))
     script.chmod(0o755)
     out = {"run_dir": str(run_dir), "script": str(script), "submitted": False,
            "slurm_job_id": None, "output": ""}
@@ -115,18 +122,15 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
     return out
 
 
-def slurm_job(kind: str, config: dict, *, nodes: int, gpus_per_node: int = 0,
-              dry_run: bool = False, **script_options):
-    """What ``--launcher slurm`` does in a magic or the CLI: write the script, then submit it
-    (or, with ``dry_run``, only check it with ``sbatch --test-only`` where sbatch exists).
-    Returns the :class:`~skiff.jobs.Job` of the run folder, which the widgets follow; its
-    ``submission`` attribute holds what :func:`launch_slurm` returned."""
-    from .job import Job
-
+def submit_job(job, *, nodes: int, gpus_per_node: int = 0, dry_run: bool = False,
+               **script_options):
+    """What ``--launcher slurm`` does for a job :func:`skiff.jobs.launch` created: write the
+    script, then submit it (or, with ``dry_run``, only check it with ``sbatch --test-only``
+    where sbatch exists). Returns the job, whose ``submission`` attribute holds the script,
+    whether it was queued, and the Slurm job id."""
     check = dry_run and shutil.which("sbatch") is not None
-    out = launch_slurm(kind, config, nodes=nodes, gpus_per_node=gpus_per_node,
-                       submit=not dry_run, dry_run=check, **script_options)
-    job = Job(out["run_dir"])
+    out = _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node,
+                            submit=not dry_run, dry_run=check, **script_options)
     job.submission = out
     if dry_run:
         job.emit("log", level="info",

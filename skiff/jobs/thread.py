@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import threading
 import traceback
+from typing import TYPE_CHECKING
 
-from .job import Job
 from .reporter import JobCancelled, RunReporter
 from .store import write_json
+
+if TYPE_CHECKING:
+    from .job import Job
 
 __all__ = ["ThreadRunner"]
 
@@ -24,11 +27,10 @@ class ThreadRunner:
         """Run ``fn(config, reporter)`` for ``job`` on a new thread."""
         cancel = threading.Event()
         self._cancel[job.id] = cancel
-        job.runner = self
         thread = threading.Thread(target=self._run, args=(job, fn, config, cancel),
                                   name=f"skiff-job-{job.id}", daemon=True)
         self._threads[job.id] = thread
-        job._register()
+        job.attach(self)
         thread.start()
         return job
 
@@ -54,7 +56,7 @@ class ThreadRunner:
             reporter.emit("status", status=final)
         finally:
             job.refresh()
-            job._fire_callbacks()
+            job.notify_done()
 
     def cancel(self, job: Job, *, grace: float = 5.0) -> None:
         event = self._cancel.get(job.id)

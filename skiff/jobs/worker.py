@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     if size > 1:
         _watch_peers(ranks, rank, size)
 
-    from .kinds import resolve_target
+    from skiff.kinds.base import resolve_entry
+
     from .reporter import JobCancelled, RunReporter
     from .store import read_json, write_json
 
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         reporter.emit("status", status="running")
     code = 0
     try:
-        fn = resolve_target(meta["target"])
+        fn = resolve_entry(meta["target"])
         value = fn(meta.get("config", {}), reporter)
         reporter.flush()
         if rank == 0:

@@ -1,30 +1,18 @@
-"""IPython magics, one Magics class per domain; each parses and calls skiff.jobs."""
+"""IPython magics: one per job kind, made from the registry (:mod:`.kinds`), and one Magics
+class per tool domain (``%jobs %devices``, ``%plan``, ``%skiff``). Each parses, then calls
+:mod:`skiff.jobs`."""
 
 from __future__ import annotations
 
-import importlib
+from .jobs import JobsMagics
+from .kinds import register_kind_magics
+from .panel import PanelMagics
+from .plan import PlanMagics
 
-__all__ = ["magics_classes"]
-
-# domain modules and their Magics classes; a domain whose module is missing is skipped
-DOMAINS = (
-    ("skiff.magics.jobs", "JobsMagics"),
-    ("skiff.magics.train", "TrainMagics"),
-    ("skiff.magics.plan", "PlanMagics"),
-    ("skiff.magics.solve", "SolveMagics"),
-    ("skiff.magics.ocr", "OcrMagics"),
-    ("skiff.magics.panel", "PanelMagics"),
-)
+__all__ = ["magics_classes", "register_kind_magics"]
 
 
 def magics_classes() -> list[type]:
-    found = []
-    for module, name in DOMAINS:
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        found.append(getattr(mod, name))
-    return found
+    """The Magics classes of the tools (the kinds' magics are registered by
+    :func:`register_kind_magics`)."""
+    return [JobsMagics, PlanMagics, PanelMagics]

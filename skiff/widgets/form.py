@@ -327,29 +327,37 @@ def _copyable(label: str, text: str, stale: bool = False) -> str:
 
 
 def launch_with_magic(form: CommandForm, values: dict):
-    """Run the form's magic line in the notebook's shell (exactly what the line shown does);
-    without the magic, launch through the kind's ``to_config``."""
+    """Launch what the form says, as its magic line would.
+
+    A registered job kind's form goes through :func:`skiff.jobs.submit` with the notebook's
+    variables (exactly what its magic does); another form runs its magic line in the
+    notebook's shell when that magic exists, else launches through the form's
+    ``to_config``."""
+    from skiff.jobs import launch, submit
+    from skiff.jobs.launch import launch_options
+    from skiff.kinds import KINDS
+
     name = form.command.name
-    line = form.command.render(values, style="magic")
-    args = line.split(" ", 1)[1] if " " in line else ""
     shell = _shell()
-    if shell is not None and shell.find_line_magic(name) is not None:
+    user_ns = shell.user_ns if shell is not None else {}
+    kind = KINDS.get(name)
+    if kind is not None and kind.command is form.command:
+        job, opts = submit(name, values=dict(values), user_ns=user_ns)
+    elif shell is not None and shell.find_line_magic(name) is not None:
         from IPython.core.error import UsageError
 
+        line = form.command.render(values, style="magic")
         try:
-            return shell.run_line_magic(name, args)
+            return shell.run_line_magic(name, line.split(" ", 1)[1] if " " in line else "")
         except UsageError as exc:
             raise ValueError(str(exc)) from None
-    if form.to_config is None:
+    elif form.to_config is None:
         raise ValueError(f"no %{name} magic and no to_config to launch with")
-    kernel_values, launch_opts = split_launch(argparse.Namespace(**values))
-    config = form.to_config(kernel_values)
-    from skiff.jobs import launch
-
-    job = launch(name, config, np=launch_opts.get("np", 1),
-                 runner=launch_opts.get("runner", "auto"), device=kernel_values.get("device"))
-    if launch_opts.get("output") and shell is not None:
-        shell.user_ns[launch_opts["output"]] = job
+    else:
+        kernel_values, opts = split_launch(argparse.Namespace(**values))
+        job = launch(name, form.to_config(kernel_values), **launch_options(opts))
+    if opts.get("output"):
+        user_ns[opts["output"]] = job
     return job
 
 

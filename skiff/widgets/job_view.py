@@ -21,8 +21,9 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from skiff.jobs.render import STATUS_COLORS, badge, fmt_seconds
+
 from .chart import metric_chart
-from .render import STATUS_COLORS, badge, fmt_seconds
 
 __all__ = ["JobView", "view_for"]
 

@@ -19,9 +19,8 @@ from pathlib import Path
 import ipywidgets as W
 
 from skiff.jobs import Job
+from skiff.jobs.render import badge, fmt_bytes, fmt_seconds
 from skiff.jobs.store import list_run_dirs, runs_root
-
-from .render import badge, fmt_bytes, fmt_seconds
 
 __all__ = ["JobMonitor", "resume_job", "job_memory", "folder_listing"]
 
@@ -80,32 +79,11 @@ def job_device(job: Job) -> str:
 
 
 def resume_job(job: Job) -> Job:
-    """Relaunch a train job from its newest checkpoint, with the same ranks and device.
+    """Relaunch a train job from its newest checkpoint, with the same ranks and device
+    (:func:`skiff.jobs.resume`: the checkpoints are where the job wrote them)."""
+    from skiff.jobs import resume
 
-    The checkpoints are where the job wrote them: its ``checkpoint_dir``, else the
-    ``checkpoints`` folder of its run folder.
-    """
-    if job.kind != "train":
-        raise ValueError(f"only train jobs can be resumed, got a {job.kind!r} job ({job.id})")
-    if not job.refresh().final:
-        raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
-    config = dict(job.config)
-    if str(config.get("model", "")).startswith("<notebook"):
-        raise ValueError(f"job {job.id} trained a notebook object; resume it from the notebook "
-                         "with %train ... --resume --checkpoint-dir DIR")
-    config["resume"] = True
-    config["checkpoint_dir"] = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
-    try:  # validate with the kind's own grammar when it has one
-        from skiff.grammar.train import to_config
-    except ImportError:
-        pass
-    else:
-        config = to_config(config)
-    from skiff.jobs import launch
-
-    return launch("train", config, np=int(job.meta.get("np", 1) or 1),
-                  runner=job.meta.get("runner", "auto"), device=job.meta.get("device"),
-                  label=f"resume {job.id}")
+    return resume(job)
 
 
 def folder_listing(run_dir: Path, limit: int = 60) -> str:

@@ -1,7 +1,7 @@
 """``skiff.panel()`` / ``%skiff``: tabs Train, Solve, OCR and Jobs, for those who prefer forms.
 
 Each job tab is a :class:`~skiff.widgets.form.CommandForm` generated from the kind's grammar
-(``skiff.grammar.<kind>.COMMAND`` and ``to_config``), so a tab offers whatever options the
+(``skiff.kinds.<kind>.COMMAND`` and ``to_config``), so a tab offers whatever options the
 grammar defines, checks them as the user types, and shows the equivalent magic line and CLI
 command. Some fields get nicer pickers: Train picks models and data sets among the notebook's
 variables and the built-ins and can show the planner's table; OCR takes uploaded files. When
@@ -20,6 +20,9 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from skiff.kinds.solve import is_system
+from skiff.kinds.train import is_dataset, is_model
+
 from .chart import log_axis
 from .form import CommandForm, _warning
 from .monitor import JobMonitor
@@ -31,7 +34,8 @@ _TITLES = {"train": "Train", "solve": "Solve", "ocr": "OCR", "jobs": "Jobs"}
 
 
 def _grammar(kind: str):
-    return importlib.import_module(f"skiff.grammar.{kind}")
+    """The module of a kind (its COMMAND, to_config and helpers)."""
+    return importlib.import_module(f"skiff.kinds.{kind}")
 
 
 def _user_ns() -> dict:
@@ -55,30 +59,6 @@ def _safe(test, value) -> bool:
         return False
 
 
-def _is_model(obj) -> bool:
-    from skiff.kernels.train.nn import Module
-
-    return isinstance(obj, Module)
-
-
-def _is_dataset(obj) -> bool:
-    try:
-        from skiff.kernels.train.data import Dataset
-    except ImportError:
-        Dataset = None
-    if Dataset is not None and isinstance(obj, Dataset):
-        return True
-    return hasattr(obj, "__len__") and hasattr(obj, "__getitem__") and \
-        type(obj).__module__.startswith("skiff.")
-
-
-def _is_system(obj) -> bool:
-    """A matrix or grid problem a notebook could hand to %solve."""
-    if hasattr(obj, "shape") and len(getattr(obj, "shape", ())) == 2 and hasattr(obj, "dot"):
-        return obj.shape[0] == obj.shape[1] and obj.shape[0] > 1
-    return type(obj).__name__ == "GridProblem"
-
-
 # Train ---------------------------------------------------------------------------------------
 def train_form() -> CommandForm:
     """The Train form: model and data pickers (notebook variables and built-ins), a Plan
@@ -89,12 +69,12 @@ def train_form() -> CommandForm:
     models, datasets = list(BUILTIN_MODELS), list(BUILTIN_DATA)
 
     def model_picker(action):
-        names = [*_notebook_vars(_is_model), *models]
+        names = [*_notebook_vars(is_model), *models]
         return W.Combobox(options=names, value=models[0], ensure_option=False,
                           placeholder="built-in name or notebook variable")
 
     def data_picker(action):
-        names = [*_notebook_vars(_is_dataset), *datasets]
+        names = [*_notebook_vars(is_dataset), *datasets]
         return W.Combobox(options=names, value="", ensure_option=False,
                           placeholder="default: the model's own data")
 
@@ -105,11 +85,11 @@ def train_form() -> CommandForm:
     def check(values: dict) -> dict:
         ns = _user_ns()
         model, data = values.get("model"), values.get("data")
-        if model in ns and _safe(_is_model, ns[model]):
+        if model in ns and _safe(is_model, ns[model]):
             values["model"] = models[0]  # a stand-in: to_config checks the rest
             if data is None:
                 raise ValueError(f"DATA is needed to train the notebook model {model!r}")
-        if data in ns and _safe(_is_dataset, ns[data]):
+        if data in ns and _safe(is_dataset, ns[data]):
             values["data"] = None
         return values
 
@@ -118,10 +98,7 @@ def train_form() -> CommandForm:
                                 "strategy": strategy_picker},
                        order=("model", "data", "epochs", "steps", "lr", "batch_size",
                               "strategy", "np", "device", "checkpoint_dir"))
-    try:
-        plan = _grammar("plan")
-    except ImportError:
-        return form
+    from skiff.grammar import plan
     plan_out = W.HTML("")
     plan_out.add_class("skiff-plan")
     button = W.Button(description="Plan", icon="table",
@@ -162,13 +139,13 @@ def solve_form() -> CommandForm:
     problems = [p for p in getattr(g, "PROBLEMS", ()) if p != "custom"]
 
     def problem_picker(action):
-        names = [*_notebook_vars(_is_system), *problems]
+        names = [*_notebook_vars(is_system), *problems]
         return W.Combobox(options=names, value=problems[0] if problems else "",
                           ensure_option=False, placeholder="built-in problem or variable")
 
     def check(values: dict) -> dict:
         ns = _user_ns()
-        if values.get("problem") in ns and _safe(_is_system, ns[values["problem"]]):
+        if values.get("problem") in ns and _safe(is_system, ns[values["problem"]]):
             values["problem"] = problems[0]  # a stand-in: the magic solves the variable
         return values
 

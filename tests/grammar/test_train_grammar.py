@@ -6,7 +6,7 @@ import pytest
 
 from skiff.grammar import GrammarError
 from skiff.grammar.common import split_launch
-from skiff.grammar.train import COMMAND, to_config
+from skiff.kinds.train import COMMAND, to_config
 
 
 def _config(line):

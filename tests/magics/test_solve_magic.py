@@ -126,7 +126,7 @@ def test_process_job_on_two_ranks(shell):
 
 
 def test_grammar_render_and_spec():
-    from skiff.grammar.solve import COMMAND, parse_spec, to_config
+    from skiff.kinds.solve import COMMAND, parse_spec, to_config
 
     values = {**COMMAND.defaults(), "problem": "poisson", "grid": (512, 512), "method": "gmres"}
     assert COMMAND.render(values) == "%solve poisson --grid 512x512 --method gmres"

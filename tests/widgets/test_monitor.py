@@ -126,7 +126,7 @@ def test_memory_from_a_metric():
 
 
 def test_resume_relaunches_a_train_job_from_its_checkpoints():
-    from skiff.grammar.train import to_config
+    from skiff.kinds.train import to_config
 
     config = to_config({"model": "mlp", "steps": 2})
 

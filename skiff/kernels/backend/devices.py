@@ -15,7 +15,11 @@ from dataclasses import asdict, dataclass
 from .launch_env import local_rank
 
 __all__ = ["Device", "DeviceError", "list_devices", "resolve_device", "gpu_available", "cupy",
-           "local_rank"]
+           "local_rank", "DEFAULT_DEVICE", "launch_device"]
+
+# what --device means when nobody says: the first GPU (each rank its own), else the CPU.
+# Written here once; fronts resolve it once, at launch (launch_device), and carry the answer.
+DEFAULT_DEVICE = "auto"
 
 
 class DeviceError(ValueError):
@@ -153,20 +157,21 @@ def _cpu_vendor() -> str:
     return "unknown"
 
 
-_SPEC = re.compile(r"^(auto|cpu|(?:cuda|gpu|rocm)(?::(\d+))?)$")
+_SPEC = re.compile(r"^(auto|cpu|(?:cuda|gpu|rocm)(?::(\d+|local))?)$")
 
 
-def resolve_device(spec: str | Device | None = "auto") -> Device:
+def resolve_device(spec: str | Device | None = DEFAULT_DEVICE) -> Device:
     """Turn a device spec into a :class:`Device`.
 
     Accepts ``auto`` (a GPU, else the CPU: the first GPU, or under mpiexec/srun GPU
     ``local_rank % count`` so the ranks of a node do not share one), ``cpu``,
-    ``cuda``/``gpu`` (GPU 0) and ``cuda:N``. An unknown or missing device raises
+    ``cuda``/``gpu`` (GPU 0), ``cuda:N`` and ``cuda:local`` (GPU ``local_rank % count``:
+    what ``auto`` resolves to for a job of several ranks). An unknown or missing device raises
     :class:`DeviceError` naming the devices that exist.
     """
     if isinstance(spec, Device):
         return spec
-    text = "auto" if spec is None else str(spec).strip().lower()
+    text = DEFAULT_DEVICE if spec is None else str(spec).strip().lower()
     devices = list_devices()
     names = ", ".join(d.name for d in devices)
     m = _SPEC.match(text)
@@ -179,8 +184,31 @@ def resolve_device(spec: str | Device | None = "auto") -> Device:
         return gpus[local_rank() % len(gpus)] if gpus else devices[0]
     if text == "cpu":
         return devices[0]
-    index = int(m.group(2) or 0)
     gpus = [d for d in devices if d.is_gpu]
+    if m.group(2) == "local":
+        if not gpus:
+            raise DeviceError(f"no GPU for {text!r} on this machine (devices here: {names})")
+        return gpus[local_rank() % len(gpus)]
+    index = int(m.group(2) or 0)
     if index >= len(gpus):
         raise DeviceError(f"no device {text!r} on this machine (devices here: {names})")
     return gpus[index]
+
+
+def launch_device(spec: str | None, *, ranks: int = 1, gpus: int | None = None) -> str:
+    """The device a job is launched with, resolved once and carried in its config.
+
+    ``auto`` becomes ``cpu`` where this machine has no GPU, else ``cuda:0`` for a job in
+    this process and ``cuda:local`` (each rank the GPU of its local rank) for several ranks.
+    ``gpus`` (GPUs per node of a cluster launch) overrides what this machine has. An
+    explicit choice is checked (where the job runs here) and kept.
+    """
+    text = DEFAULT_DEVICE if spec is None else str(spec).strip().lower()
+    if text != DEFAULT_DEVICE:
+        if gpus is None and ranks == 1:
+            return resolve_device(text).name
+        return text
+    have_gpu = gpu_available() if gpus is None else gpus > 0
+    if not have_gpu:
+        return "cpu"
+    return "cuda:local" if ranks > 1 or gpus is not None else resolve_device(text).name

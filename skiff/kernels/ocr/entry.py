@@ -1,6 +1,6 @@
 """Job entry for kind ``ocr``: read files, folders, globs (or in-memory images), write JSONL.
 
-``config`` (from :func:`skiff.grammar.ocr.to_config`)::
+``config`` (from :func:`skiff.kinds.ocr.to_config`)::
 
     {"inputs": ["scans/", "*.png", "page.jpg"], "model": "ch", "device": "auto",
      "batch_size": 8, "out": "results.jsonl" or None, "det_model": None, "rec_model": None,

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.backend.report import NullReporter, Reporter
 
 from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
 from .solution import Solution, convergence_figure, field_figure, save_png
 from .solver import Solver
 
-__all__ = ["run", "build_problem", "solve_and_report", "expression"]
+__all__ = ["run", "build_problem", "solve_and_report", "solve_system", "solver_from_config",
+           "expression"]
 
 _NUMPY_NAMES = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot", "minimum",
                 "maximum", "where", "arctan2", "cosh", "sinh")
@@ -49,7 +51,7 @@ def _bc(spec, ndim):
 
 
 def build_problem(config: dict) -> GridProblem:
-    """The GridProblem a ``solve`` config describes (see :mod:`skiff.grammar.solve`)."""
+    """The GridProblem a ``solve`` config describes (see :mod:`skiff.kinds.solve`)."""
     name = config.get("problem", "poisson")
     grid = tuple(int(n) for n in config.get("grid", (256, 256)))
     d = len(grid)
@@ -132,8 +134,26 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     return sol
 
 
+def solver_from_config(system, config: dict) -> Solver:
+    """The :class:`Solver` a ``solve`` config asks for, set up on ``system`` (a GridProblem,
+    a matrix, a LinearOperator or a callable)."""
+    return Solver(system, method=config.get("method", "cg"),
+                  precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
+                  smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
+                  post=config.get("post", 2), restart=config.get("restart", 30),
+                  device=config.get("device") or DEFAULT_DEVICE,
+                  compatibility=config.get("compatibility"))
+
+
+def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> Solution:
+    """Solve ``system x = b`` (``b`` None: the GridProblem's own right-hand side) with the
+    solver and tolerances of ``config``, reporting to ``reporter``."""
+    return solve_and_report(solver_from_config(system, config), b, config,
+                            reporter or NullReporter())
+
+
 def run(config: dict, reporter: Reporter | None = None) -> Solution | dict:
-    """Kind ``solve``: config from :func:`skiff.grammar.solve.to_config`. On several MPI ranks
+    """Kind ``solve``: config from :func:`skiff.kinds.solve.to_config`. On several MPI ranks
     only rank 0 solves (a distributed solve is future work)."""
     reporter = reporter or NullReporter()
     if reporter.world_size > 1:
@@ -143,10 +163,4 @@ def run(config: dict, reporter: Reporter | None = None) -> Solution | dict:
             return {"rank": reporter.rank, "skipped": True}
     problem = build_problem(config)
     reporter.info(problem=repr(problem), unknowns=problem.unknowns)
-    solver = Solver(problem, method=config.get("method", "cg"),
-                    precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
-                    smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
-                    post=config.get("post", 2), restart=config.get("restart", 30),
-                    device=config.get("device") or "auto",
-                    compatibility=config.get("compatibility"))
-    return solve_and_report(solver, None, config, reporter)
+    return solve_system(problem, None, config, reporter)

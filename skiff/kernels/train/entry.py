@@ -1,6 +1,6 @@
 """Job entry point for kind ``train``: ``run(config, reporter) -> TrainResult``.
 
-The config comes from :func:`skiff.grammar.train.to_config`. The model and data are either
+The config comes from :func:`skiff.kinds.train.to_config`. The model and data are either
 built-in names (``model="gpt-mini"``, ``data="classics"`` or a text file path) or a
 ``%%train`` cell (``source``), executed in a fresh namespace, that defines ``model`` and
 ``dataset`` and optionally ``val_dataset``, ``optimizer`` and ``loss``.
@@ -18,28 +18,33 @@ from pathlib import Path
 
 import numpy as np
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
            "CELL_NAMES"]
 
 CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
 
 
-def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None) -> dict:
-    """Run a ``%%train`` cell in a fresh namespace (parameter init seeded by ``seed``) and
-    return the namespace; it must define ``model`` and ``dataset``. ``namespace`` (the
-    notebook's variables, for a cell run on a thread of the kernel) is copied in first, so
-    the cell can use them without changing them."""
-    import skiff
+def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
+              notebook: bool = False) -> dict:
+    """Run a ``%%train`` cell (parameter init seeded by ``seed``) and return its namespace;
+    it must define ``model`` and ``dataset``.
+
+    ``namespace`` holds the names the cell starts with, given by the caller: the notebook's
+    variables for a cell run on a thread of the kernel (``notebook=True``), or a fresh
+    namespace for a cell run on MPI ranks. It is copied, so the cell never changes it.
+    """
     from skiff.kernels.train import random as train_random
 
     train_random.seed(seed)
     ns: dict = {k: v for k, v in (namespace or {}).items()
                 if k not in CELL_NAMES and not k.startswith("_")}
-    ns.update({"__name__": "__skiff_train_cell__", "skiff": skiff, "np": np})
+    ns["__name__"] = "__skiff_train_cell__"
     try:
         exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's own cell)
     except NameError as exc:
-        if namespace is not None:
+        if notebook:
             raise
         raise NameError(f"{exc} (a %%train cell run as processes starts from a fresh "
                         "namespace: build or load the data inside the cell)") from None
@@ -50,15 +55,16 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None) -> d
     return ns
 
 
-def build_from_config(config: dict) -> dict:
-    """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config."""
+def build_from_config(config: dict, namespace: dict | None = None) -> dict:
+    """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config
+    (``namespace``: what a ``%%train`` cell in the config starts with)."""
     from skiff.kernels.train import models
     from skiff.kernels.train import random as train_random
     from skiff.kernels.train.data import builtin_dataset
 
     seed = int(config.get("seed") or 0)
     if config.get("source"):
-        ns = exec_cell(config["source"], seed=seed)
+        ns = exec_cell(config["source"], seed=seed, namespace=namespace)
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
     train_random.seed(seed)
@@ -74,9 +80,10 @@ def build_from_config(config: dict) -> dict:
             "loss": None}
 
 
-def run(config: dict, reporter):
-    """Train as the config says, reporting through ``reporter``; returns a TrainResult."""
-    return train_parts(build_from_config(config), config, reporter)
+def run(config: dict, reporter, namespace: dict | None = None):
+    """Train as the config says, reporting through ``reporter``; returns a TrainResult.
+    ``namespace``: the names a ``%%train`` cell in the config starts with."""
+    return train_parts(build_from_config(config, namespace), config, reporter)
 
 
 def train_parts(parts: dict, config: dict, reporter):
@@ -94,7 +101,7 @@ def train_parts(parts: dict, config: dict, reporter):
         loss=parts.get("loss") or "auto",
         lr=config.get("lr"),
         batch_size=config.get("batch_size") or default_batch,
-        device=config.get("device") or "auto",
+        device=config.get("device") or DEFAULT_DEVICE,
         grad_accum=config.get("grad_accum") or 1,
         checkpoint_dir=config.get("checkpoint_dir"),
         checkpoint_every=config.get("checkpoint_every"),
@@ -130,13 +137,13 @@ def _report_curve(result, reporter) -> None:
     reporter.artifact("loss curve", path, kind="image")
 
 
-def load_trained_model(run_dir, config: dict):
+def load_trained_model(run_dir, config: dict, namespace: dict | None = None):
     """The trained model of a finished train job: built as the job built it, with the
     weights the job wrote to ``run_dir/model.npz``."""
     path = Path(run_dir) / "model.npz"
     if not path.is_file():
         raise FileNotFoundError(f"the job wrote no trained weights ({path} is missing)")
-    parts = build_from_config(config)
+    parts = build_from_config(config, namespace)
     model = parts["model"]
     with np.load(path, allow_pickle=False) as z:
         model.load_state_dict({k: z[k] for k in z.files})

@@ -104,7 +104,7 @@ def test_run_in_memory_images(sample):
 
 def test_grammar_checks_and_config(folder):
     from skiff.grammar import GrammarError
-    from skiff.grammar.ocr import COMMAND, to_config
+    from skiff.kinds.ocr import COMMAND, to_config
 
     d, _ = folder
     ns = COMMAND.parse(f"{d} --lang ch-v4 --batch-size 4 --out r.jsonl --no-cls")

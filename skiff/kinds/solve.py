@@ -1,9 +1,10 @@
-"""Grammar of ``%solve`` / ``%%solve`` / ``python -m skiff solve``.
+"""Kind ``solve``: ``%solve`` / ``%%solve`` / ``python -m skiff solve`` / the Solve form.
 
 ``%solve PROBLEM [B] [--grid 1024x1024] [--method cg] [--precond mg] [--rtol 1e-8]
 [--device auto] [--np N] [--wait] [-o NAME]``. PROBLEM is a built-in problem (poisson,
 diffusion, jump, convection, body) or, in a notebook, a variable holding a matrix (then B names
-the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cell::
+the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cell (read by
+:func:`parse_spec`)::
 
     domain: 256x256                      # cells per axis; "extent 2x1" after it sets the box
     coefficient: 1 + 999*(x > 0.5)       # k(x, y[, z]): a number or an expression
@@ -15,7 +16,9 @@ the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cel
     solver: cg mg rtol=1e-8 maxiter=200  # method, preconditioner, options
 
 Expressions see x, y, z (cell or face centres) and numpy's sin, cos, exp, log, sqrt, tanh,
-abs, hypot, minimum, maximum, where, pi.
+abs, hypot, minimum, maximum, where, pi. A notebook matrix or GridProblem is solved on a thread
+of the kernel (its numbers live there); the job's value is the
+:class:`~skiff.kernels.solve.solution.Solution`.
 """
 
 from __future__ import annotations
@@ -23,11 +26,7 @@ from __future__ import annotations
 import ast
 import re
 
-from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
-from skiff.kernels.solve.problems import BC_KINDS, SIDES
-from skiff.kernels.solve.solver import METHODS, PRECONDS
-
-from .common import (
+from skiff.grammar.common import (
     command,
     device_option,
     grid_shape,
@@ -36,8 +35,15 @@ from .common import (
     positive_float,
     positive_int,
 )
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
+from skiff.kernels.solve.problems import BC_KINDS, SIDES
+from skiff.kernels.solve.solver import METHODS, PRECONDS
 
-__all__ = ["COMMAND", "to_config", "parse_spec", "PROBLEMS", "EXPR_NAMES", "check_expression"]
+from .base import JobRequest, Kind
+
+__all__ = ["COMMAND", "KIND", "to_config", "parse_spec", "PROBLEMS", "EXPR_NAMES",
+           "check_expression", "is_system"]
 
 PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "custom")
 EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
@@ -158,7 +164,7 @@ def to_config(values: dict) -> dict:
         "contrast": float(values.get("contrast", 1000.0)),
         "velocity": velocity,
         "compatibility": opts.get("compatibility", values.get("compatibility")),
-        "device": values.get("device", "auto"),
+        "device": values.get("device", DEFAULT_DEVICE),
         "save": save,
         "k": spec.get("k"),
         "source": spec.get("source"),
@@ -252,3 +258,82 @@ def parse_spec(cell: str) -> dict:
     if "grid" not in spec:
         raise ValueError("%%solve needs a 'domain: NxN' line")
     return spec
+
+
+# notebook objects -----------------------------------------------------------------------------
+def is_system(obj) -> bool:
+    """A system a notebook can hand to ``%solve``: a GridProblem, or a square matrix of size
+    > 1 (scipy/cupyx sparse, a dense 2-D array, a LinearOperator)."""
+    from skiff.kernels.solve import GridProblem
+
+    if isinstance(obj, GridProblem):
+        return True
+    shape = getattr(obj, "shape", None)
+    if isinstance(obj, type) or shape is None or len(shape) != 2:
+        return False
+    operator = hasattr(obj, "tocsr") or hasattr(obj, "__matmul__") or hasattr(obj, "matvec")
+    return operator and shape[0] == shape[1] and shape[0] > 1
+
+
+class SolveKind(Kind):
+    name = "solve"
+    command = COMMAND
+    entry = "skiff.kernels.solve.entry:run"
+
+    def to_config(self, values: dict) -> dict:
+        return to_config(values)
+
+    def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
+                where: str = "thread") -> JobRequest:
+        user_ns = {} if user_ns is None else user_ns
+        if cell is not None:
+            if not cell.strip():
+                raise ValueError("%%solve needs a cell with a spec (domain: 256x256, ...)")
+            values["spec"] = parse_spec(cell)
+            return JobRequest("solve", to_config(values), label="%%solve")
+        name = values.get("problem")
+        if name is not None and name in user_ns and name not in PROBLEMS:
+            return _objects_request(values, user_ns)
+        if values.get("b") is not None:
+            raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix; {name!r} is a "
+                             "built-in problem")
+        config = to_config(values)
+        return JobRequest("solve", config, label=f"%solve {config['problem']}")
+
+
+def _objects_request(values: dict, user_ns: dict) -> JobRequest:
+    """A thread job that solves the notebook's matrix (or GridProblem) ``PROBLEM``."""
+    from skiff.kernels.solve import GridProblem
+
+    name, bname = values["problem"], values.get("b")
+    system = user_ns[name]
+    if not is_system(system):
+        raise TypeError(f"PROBLEM {name!r} is a {type(system).__name__}: expected a square "
+                        "sparse matrix or array, a dense 2D array, a scipy LinearOperator or "
+                        "a GridProblem")
+    for what, obj in ((name, system), (bname, user_ns.get(bname))):
+        dtype = getattr(obj, "dtype", None)
+        if dtype is not None and getattr(dtype, "kind", "") == "c":
+            raise ValueError(f"{what!r} is complex ({dtype}); skiff solves real systems only")
+    b = None
+    if bname is not None:
+        if bname not in user_ns:
+            raise KeyError(f"no notebook variable {bname!r} for the right-hand side B")
+        b = user_ns[bname]
+    elif not isinstance(system, GridProblem):
+        raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
+    config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
+    config.update(problem=f"<notebook {name}>", b=bname)
+    config["grid"] = [int(n) for n in system.shape]
+
+    def job(cfg, reporter):
+        from skiff.kernels.solve.entry import solve_system
+
+        return solve_system(system, b, cfg, reporter)
+
+    local = (f"the notebook object {name!r} cannot travel to other processes: use --np 1 or "
+             "a built-in problem")
+    return JobRequest("solve", config, fn=job, local_only=local, label=f"%solve {name}")
+
+
+KIND = SolveKind()

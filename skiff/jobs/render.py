@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import html
+import json
 import time
 
-__all__ = ["job_html", "jobs_table_html", "DeviceTable", "STATUS_COLORS", "fmt_bytes",
-           "fmt_seconds"]
+__all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
+           "fmt_bytes", "fmt_seconds", "describe"]
 
 STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "failed": "#d62728",
                  "cancelled": "#ff7f0e"}
@@ -76,6 +77,37 @@ def jobs_table_html(jobs) -> str:
     head = ("<tr><th>id</th><th>kind</th><th>status</th><th>progress</th><th>ranks</th>"
             "<th>elapsed</th></tr>")
     return f'<table class="skiff-jobs">{head}{"".join(rows)}</table>'
+
+
+class JobTable(list):
+    """A list of jobs with a table repr."""
+
+    def _repr_html_(self):
+        return jobs_table_html(self)
+
+    def __repr__(self):
+        if not self:
+            return "no jobs yet"
+        lines = []
+        for r in (j.summary() for j in self):
+            pct = "" if r["progress"] is None else f"{100 * r['progress']:.0f}%"
+            lines.append(f"{r['id']:<32} {r['kind']:<6} {r['status']:<9} ranks={r['ranks']} {pct}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+
+def describe(job) -> str:
+    """A few lines about a job for a terminal: its repr, then its error or its result."""
+    lines = [repr(job)]
+    if job.status == "failed":
+        lines.append(job.error or "")
+    elif job.result:
+        for key, value in job.result.items():
+            text = json.dumps(value, default=str)
+            lines.append(f"  {key}: {text[:200]}")
+    return "\n".join(lines)
 
 
 class DeviceTable(list):

@@ -1,5 +1,6 @@
-"""A small job that exercises the machinery: steps with progress and a metric, and on several
-MPI ranks an all-reduce whose sum every rank checks."""
+"""Kind ``demo``: a small job that exercises the machinery: steps with progress and a metric,
+and on several MPI ranks an all-reduce whose sum every rank checks. No grammar: it is
+launched from Python (``skiff.launch("demo", {"steps": 5}, np=2)``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import time
 
 import numpy as np
 
-from .reporter import Reporter
+from skiff.kernels.backend.report import Reporter
 
-__all__ = ["run"]
+from .base import Kind
+
+__all__ = ["run", "KIND"]
 
 
 def run(config: dict, reporter: Reporter) -> dict:
@@ -47,3 +50,11 @@ def run(config: dict, reporter: Reporter) -> dict:
         time.sleep(sleep)
     reporter.log(f"finished {steps} steps on {size} rank(s)")
     return {"steps": steps, "ranks": size, "allreduce": total}
+
+
+class DemoKind(Kind):
+    name = "demo"
+    entry = "skiff.kinds.demo:run"
+
+
+KIND = DemoKind()

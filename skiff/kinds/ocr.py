@@ -1,4 +1,4 @@
-"""Grammar of ``%ocr`` / ``python -m skiff ocr``.
+"""Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--min-score X]
@@ -7,16 +7,26 @@ multi-page TIFF gives one result per page, ``file.pdf#page=N``), folders (their 
 PDF files), glob patterns (``**`` for subfolders), or (in a notebook) a variable holding an
 image array, a PIL image, a path or a list of them. ``--lang`` picks a model set from the
 registry (``ch``: PP-OCRv6, default; ``ch-v4``: PP-OCRv4 lite);
-``--det-model/--rec-model/--dict`` swap in a user's own ONNX files.
+``--det-model/--rec-model/--dict`` swap in a user's own ONNX files. Images held in notebook
+variables are read by a thread job of this kernel, since their pixels live here.
 """
 
 from __future__ import annotations
 
 import os
 
-from .common import command, device_option, launch_options, nonneg_float, positive_int
+from skiff.grammar.common import (
+    command,
+    device_option,
+    launch_options,
+    nonneg_float,
+    positive_int,
+)
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
-__all__ = ["COMMAND", "to_config", "model_set_names"]
+from .base import JobRequest, Kind
+
+__all__ = ["COMMAND", "KIND", "to_config", "model_set_names", "is_image"]
 
 
 def model_set_names() -> tuple[str, ...]:
@@ -91,7 +101,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     return {
         "inputs": inputs,
         "model": lang,
-        "device": values.get("device") or "auto",
+        "device": values.get("device") or DEFAULT_DEVICE,
         "batch_size": int(values.get("batch_size", 8)),
         "out": os.path.abspath(os.path.expanduser(out)) if out else None,
         "det_model": _file("--det-model", values.get("det_model")),
@@ -102,3 +112,81 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "threads": values.get("threads"),
         "pdf_dpi": dpi,
     }
+
+
+# notebook objects -----------------------------------------------------------------------------
+def is_image(obj) -> bool:
+    """An image a notebook can read: a 2-D/3-D array, a PIL image, or a path held in a
+    variable."""
+    if isinstance(obj, (str, os.PathLike)):  # a path held in a variable: read like a file
+        return True
+    if hasattr(obj, "shape") and hasattr(obj, "dtype"):
+        return len(obj.shape) in (2, 3)
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - pillow is a core dependency
+        return False
+    return isinstance(obj, Image.Image)
+
+
+def _variable_images(names: list[str], user_ns: dict) -> list | None:
+    """The images held by notebook variables ``names``, or None when they are not variables.
+    Mixing variables and paths is refused."""
+    found = [n for n in names if n.isidentifier() and n in user_ns]
+    if not found:
+        return None
+    if len(found) != len(names):
+        raise ValueError(f"give either notebook variables or paths, not both; got {names!r}")
+    images = []
+    for name in names:
+        value = user_ns[name]
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        bad = [type(v).__name__ for v in items if not is_image(v)]
+        if bad or not items:
+            raise TypeError(f"variable {name!r} must hold an image array, PIL image, path or "
+                            f"a list of them, got {bad[0] if bad else 'an empty list'}")
+        images.extend(items)
+    return images
+
+
+class OcrKind(Kind):
+    name = "ocr"
+    command = COMMAND
+    entry = "skiff.kernels.ocr.entry:run"
+    cell = False
+    show_value = True
+
+    def to_config(self, values: dict) -> dict:
+        return to_config(values)
+
+    def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
+                where: str = "thread") -> JobRequest:
+        if cell is not None:
+            raise ValueError("%ocr is a line magic: give paths, patterns or variables")
+        images = _variable_images(values["inputs"], user_ns or {})
+        if images is None:
+            return JobRequest("ocr", to_config(values))
+        config = to_config(values, check_inputs=False)
+        config["inputs"] = [f"<variable {n}>" for n in values["inputs"]]
+
+        def job(cfg, reporter):
+            from skiff.kernels.ocr.entry import run
+
+            return run({**cfg, "images": images}, reporter)
+
+        local = ("images held in notebook variables are read on a thread of this kernel; "
+                 "drop --np/--runner process")
+        return JobRequest("ocr", config, fn=job, local_only=local,
+                          label=f"%ocr {' '.join(values['inputs'])}")
+
+    def launch_device(self, spec: str | None, *, ranks: int = 1,
+                      gpus: int | None = None) -> tuple[str, str]:
+        """``auto`` is a GPU only where onnxruntime has its CUDA provider too."""
+        from skiff.kernels.ocr import resolve_ocr_device
+
+        if gpus is not None:
+            return super().launch_device(spec, ranks=ranks, gpus=gpus)
+        return resolve_ocr_device(spec)
+
+
+KIND = OcrKind()

@@ -1,0 +1,53 @@
+"""Following a job until it ends: one progress line, refreshed at a bounded rate, and Ctrl-C
+cancels. The magics (``--wait``, ``%jobs wait``) and the CLI share it; each passes how a line
+is shown (an updatable notebook display, or a carriage-return line on a terminal)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+__all__ = ["follow", "progress_line"]
+
+
+def progress_line(job) -> str:
+    """``ID status pct metric message`` for a job, at most 120 characters."""
+    state = job.state
+    pct = f" {100 * state.done / float(state.total):5.1f}%" if state.total else ""
+    metric = ""
+    for name in () if state.message else ("loss", "residual", "value"):
+        value = state.last(name)
+        if isinstance(value, (int, float)):
+            metric = f" {name} {value:.4g}"
+            break
+    return f"{job.id} {state.status}{pct}{metric} {state.message or ''}".rstrip()[:120]
+
+
+def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2.0,
+           rate: float = 2.0, on_interrupt: Callable[[], None] | None = None):
+    """Block until ``job`` ends; returns it.
+
+    Silent for ``quiet_s`` seconds, then ``show(line)`` with :func:`progress_line`, at most
+    ``rate`` times a second and only when the line changes. Ctrl-C calls ``on_interrupt``,
+    cancels the job (and its ranks) and waits for it to stop.
+    """
+    start = time.monotonic()
+    last = ""
+    next_draw = 0.0
+    try:
+        while not job.done:
+            time.sleep(0.1)
+            now = time.monotonic()
+            if show is None or now - start < quiet_s or now < next_draw:
+                continue
+            line = progress_line(job)
+            if line != last:
+                last, next_draw = line, now + 1.0 / rate
+                show(line)
+        job.wait()
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+        job.cancel(grace=2.0)
+        job.wait(timeout=15)
+    return job

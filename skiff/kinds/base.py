@@ -1,0 +1,100 @@
+"""What a job kind is: one object that knows its grammar, its config, the kernel entry that
+runs it, how it recognises and uses notebook objects, and how its result comes back.
+
+Fronts (magics, the CLI, panels) never decide any of this themselves: they parse words with
+``kind.command``, hand the values to ``kind.prepare``, and pass the :class:`JobRequest` it
+returns to :func:`skiff.jobs.launch`, which alone decides thread, MPI processes or Slurm.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from skiff.grammar.common import Command
+
+__all__ = ["Kind", "JobRequest", "resolve_entry"]
+
+
+@dataclass
+class JobRequest:
+    """What a kind asks the launcher to run.
+
+    ``config`` is the JSON config a kernel entry runs from (what ``config.json`` records).
+    ``fn(config, reporter)``, when given, is how the job runs on a thread of this process
+    (it may use notebook objects); as processes the kind's entry runs from ``config`` alone.
+    ``local_only`` says why a job cannot run as processes at all (its objects live here):
+    the launcher raises it if asked to. ``on_done`` is called with the Job once it ends
+    (e.g. to put a trained model in the notebook).
+    """
+
+    kind: str
+    config: dict
+    fn: Callable | None = None
+    local_only: str | None = None
+    label: str | None = None
+    on_done: Callable | None = None
+
+
+class Kind:
+    """A job kind. Subclasses set ``name``, ``command``, ``entry`` and override what differs.
+
+    ``entry`` is ``"module:function"``; the function runs the job from its config as
+    ``fn(config, reporter)`` on any runner (a thread, each MPI rank, a Slurm task).
+    """
+
+    name: str = ""
+    command: Command | None = None
+    entry: str = ""
+    cell: bool = True         # a %%NAME cell magic too
+    show_value: bool = False  # display the job's value when a magic waited for it
+
+    # grammar ------------------------------------------------------------------------------
+    def to_config(self, values: dict) -> dict:
+        """Validate parsed values and return the kernel config (ValueError: one line)."""
+        return dict(values)
+
+    def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
+        """Rewrite a magic line before parsing (e.g. evaluate an inline expression)."""
+        return line, user_ns
+
+    # notebook objects ---------------------------------------------------------------------
+    def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
+                where: str = "thread") -> JobRequest:
+        """The job these parsed values (and ``%%`` cell) describe. ``user_ns`` holds the
+        notebook's variables (empty in a terminal); ``where`` is where the launcher will
+        run it (:func:`skiff.jobs.choose_runner`: thread, process or slurm)."""
+        if cell is not None:
+            raise ValueError(f"%%{self.name} takes no cell")
+        values.pop("source", None)
+        return JobRequest(self.name, self.to_config(values), label=f"%{self.name}")
+
+    def launch_device(self, spec: str | None, *, ranks: int = 1,
+                      gpus: int | None = None) -> tuple[str, str]:
+        """``(device, why)``: ``--device`` resolved once, at launch, for a job of ``ranks``
+        ranks (``gpus``: GPUs per node of a cluster launch); the config carries the answer."""
+        from skiff.kernels.backend.devices import DEFAULT_DEVICE, launch_device
+
+        device = launch_device(spec, ranks=ranks, gpus=gpus)
+        asked = DEFAULT_DEVICE if spec is None else str(spec)
+        return device, "as asked" if asked == device else f"{asked}: resolved at launch"
+
+    # results ------------------------------------------------------------------------------
+    def resume_config(self, job) -> dict:
+        """The config that continues ``job`` from where it stopped."""
+        raise ValueError(f"{self.name} jobs cannot be resumed (job {job.id})")
+
+    def run(self, config: dict, reporter):
+        """Run the kind's entry point (what the runners call)."""
+        return resolve_entry(self.entry)(config, reporter)
+
+
+def resolve_entry(target: str | Callable) -> Callable:
+    """The function behind ``"module:function"`` (a callable passes through)."""
+    if callable(target):
+        return target
+    module, sep, name = str(target).partition(":")
+    if not sep:
+        raise ValueError(f"an entry point is 'module:function', got {target!r}")
+    return getattr(importlib.import_module(module), name)

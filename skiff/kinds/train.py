@@ -1,0 +1,362 @@
+"""Kind ``train``: ``%train`` / ``%%train`` / ``python -m skiff train`` / the Train form.
+
+``%train MODEL [DATA] [--epochs N | --steps N] [--lr X] [--batch-size B] [--device DEV]
+[--strategy S] [--checkpoint-dir DIR] [--resume] [--np N] [--wait] [-o NAME]``.
+MODEL is a built-in model name (or, in a notebook, a variable holding a model); DATA is a
+built-in data set, a text file, or (in a notebook) a variable or a tuple expression like
+``(X, y)``; left out, a built-in model trains on its own data. ``%%train [options]`` runs the
+cell, which defines ``model`` and ``dataset`` (optionally ``val_dataset``, ``optimizer``,
+``loss``), as the job: on a thread it sees the notebook's variables; on ``--np N`` ranks its
+source runs on every rank. When the job ends the trained model is in the notebook:
+``job.value.model``, and for ``%%train`` also the variable ``model``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from skiff.grammar.common import (
+    cluster_options,
+    command,
+    device_option,
+    launch_options,
+    positive_float,
+    positive_int,
+)
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.train.models.registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA
+
+from .base import JobRequest, Kind
+
+__all__ = ["COMMAND", "KIND", "STRATEGIES", "to_config", "is_model", "is_dataset",
+           "cell_namespace", "run"]
+
+# strategy names known here; the distributed planner accepts more ("dp=2,tp=2,pp=1", ...)
+STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
+# what a %%train cell starts with when it runs as processes (user code, like a fresh cell)
+CELL_PRELUDE = "import numpy as np\nimport skiff\n"
+
+
+@command("train", help="Train a model on a data set: a built-in, a text file, or notebook "
+                       "variables; %%train runs a cell that defines model and dataset.")
+@launch_options
+@cluster_options
+@device_option
+def COMMAND(p):
+    p.add_argument("model", nargs="?", default=None, metavar="MODEL",
+                   help=f"built-in model ({', '.join(BUILTIN_MODELS)}) or a notebook variable")
+    p.add_argument("data", nargs="?", default=None, metavar="DATA",
+                   help=f"built-in data ({', '.join(BUILTIN_DATA)}), a text file, or a "
+                        "notebook variable; default: the model's own data")
+    p.add_argument("--epochs", type=positive_int, default=None, metavar="N")
+    p.add_argument("--steps", type=positive_int, default=None, metavar="N",
+                   help="optimizer steps (default: 1 epoch when neither is given)")
+    p.add_argument("--lr", type=positive_float, default=None, metavar="X",
+                   help="peak learning rate (default: the model's own, else 3e-4)")
+    p.add_argument("--batch-size", type=positive_int, default=None, metavar="B")
+    p.add_argument("--grad-accum", type=positive_int, default=1, metavar="K",
+                   help="micro-batches per optimizer step")
+    p.add_argument("--strategy", default="auto", metavar="S",
+                   help="auto (the planner decides), single, dp, zero1, zero2, tp, pp, ep, "
+                        "or a layout like dp=2,tp=1,pp=1")
+    p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                   help="where checkpoints go (default: the job's run folder)")
+    p.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
+                   help="write a checkpoint every N steps (and always at the end)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from the newest checkpoint in --checkpoint-dir")
+    p.add_argument("--seed", type=int, default=0, metavar="N")
+    p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
+                   help="context length for text data (default: the model's)")
+
+
+# validation -----------------------------------------------------------------------------------
+def _check_strategy(spec: str) -> str:
+    spec = str(spec).strip()
+    if spec in STRATEGIES:
+        return spec
+    if "=" in spec:  # a layout like dp=2,tp=2,pp=1: the planner validates it
+        parts = [x.partition("=") for x in spec.split(",")]
+        if all(k.strip() and v.strip() for k, _, v in parts):
+            return spec
+    raise ValueError(f"unknown strategy {spec!r}: choose from {', '.join(STRATEGIES)} "
+                     "or a layout like dp=2,tp=1,pp=1")
+
+
+def check_model_name(name: str) -> str:
+    if name not in BUILTIN_MODELS:
+        raise ValueError(f"unknown model {name!r}: built-in models are "
+                         f"{', '.join(BUILTIN_MODELS)}")
+    return name
+
+
+def check_data_name(name: str) -> str:
+    if name in BUILTIN_DATA:
+        return name
+    if os.path.isfile(os.path.expanduser(name)):
+        return os.path.abspath(os.path.expanduser(name))
+    raise ValueError(f"unknown data {name!r}: not a file, and not a built-in data set "
+                     f"({', '.join(BUILTIN_DATA)})")
+
+
+def to_config(values: dict) -> dict:
+    """Validate parsed values and return the ``train`` kernel config.
+
+    ``values["source"]`` (a ``%%train`` cell) replaces MODEL and DATA; otherwise MODEL must
+    be a built-in name here (notebook objects go through :meth:`TrainKind.prepare`).
+    """
+    source = values.get("source")
+    model = values.get("model")
+    data = values.get("data")
+    if source is None:
+        if model is None:
+            raise ValueError(f"train needs a MODEL: one of {', '.join(BUILTIN_MODELS)}")
+        check_model_name(model)
+        data = check_data_name(data) if data is not None else DEFAULT_DATA[model]
+    elif model is not None or data is not None:
+        raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
+                         f"{model!r} {data!r} on the line")
+    epochs, steps = values.get("epochs"), values.get("steps")
+    if values.get("resume") and not values.get("checkpoint_dir"):
+        raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
+    return {
+        "model": model,
+        "data": data,
+        "source": source,
+        "epochs": epochs,
+        "steps": steps,
+        "lr": values.get("lr"),
+        "batch_size": values.get("batch_size"),
+        "grad_accum": values.get("grad_accum", 1),
+        "device": values.get("device", DEFAULT_DEVICE),
+        "strategy": _check_strategy(values.get("strategy", "auto")),
+        "checkpoint_dir": values.get("checkpoint_dir"),
+        "checkpoint_every": values.get("checkpoint_every"),
+        "resume": bool(values.get("resume", False)),
+        "seed": int(values.get("seed", 0)),
+        "block_size": values.get("block_size"),
+    }
+
+
+# notebook objects -----------------------------------------------------------------------------
+def is_model(obj) -> bool:
+    """A model instance a notebook can train (anything with ``parameters()``, not a class)."""
+    return not isinstance(obj, type) and callable(getattr(obj, "parameters", None))
+
+
+def is_dataset(obj) -> bool:
+    """A data set a notebook can train on: it has ``len()`` and items (arrays, tuples of
+    arrays, skiff data sets); text, dicts and classes are not."""
+    if isinstance(obj, (str, bytes, dict, type)):
+        return False
+    return hasattr(obj, "__len__") and hasattr(obj, "__getitem__")
+
+
+def cell_namespace(user_ns: dict | None = None) -> dict:
+    """What a ``%%train`` cell starts with: ``skiff`` and ``np`` (as a fresh cell that
+    imported them), over the notebook's variables when it runs on a thread."""
+    ns: dict = {}
+    exec(compile(CELL_PRELUDE, "<%%train prelude>", "exec"), ns)  # noqa: S102
+    return {**(user_ns or {}), "skiff": ns["skiff"], "np": ns["np"]}
+
+
+def run(config: dict, reporter):
+    """The runner entry of kind ``train`` (every rank of a process job runs it)."""
+    from skiff.kernels.train import entry
+
+    namespace = cell_namespace() if config.get("source") else None
+    return entry.run(config, reporter, namespace=namespace)
+
+
+class _Loaded:
+    """``job.value`` of a process job once done: the trained model and the JSON result."""
+
+    def __init__(self, model, result: dict | None):
+        self.model = model
+        self.result = result or {}
+
+    def to_json(self):
+        return self.result
+
+    def __repr__(self):
+        return f"<trained {type(self.model).__name__}: {self.result.get('steps')} steps, " \
+               f"final loss {self.result.get('final_loss')}>"
+
+
+class TrainKind(Kind):
+    name = "train"
+    command = COMMAND
+    entry = "skiff.kinds.train:run"
+
+    def to_config(self, values: dict) -> dict:
+        return to_config(values)
+
+    def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
+        """``%train model (X, y) --epochs 3``: a DATA written as a Python tuple or list
+        expression is evaluated in the notebook and stands in as a variable."""
+        head, sep, rest = line.strip().partition(" ")
+        rest = rest.lstrip()
+        if not sep or not head or head.startswith("-") or rest[:1] not in ("(", "["):
+            return line, user_ns
+        cuts = [i for i in range(len(rest)) if rest.startswith(" -", i)] + [len(rest)]
+        for cut in cuts:
+            expr = rest[:cut].strip()
+            try:
+                code = compile(expr, "<%train DATA>", "eval")
+            except SyntaxError:
+                continue
+            try:
+                value = eval(code, user_ns)  # noqa: S307  (the user's own expression)
+            except NameError as exc:
+                raise ValueError(f"DATA {expr!r}: {exc}") from None
+            if isinstance(value, list) and value and all(hasattr(v, "shape") for v in value):
+                value = tuple(value)  # [X, y] written on the line means the arrays X and y
+            return f"{head} {shlex.quote(expr)} {rest[cut:]}", {**user_ns, expr: value}
+        return line, user_ns
+
+    def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
+                where: str = "thread") -> JobRequest:
+        user_ns = {} if user_ns is None else user_ns
+        if cell is not None:
+            if not cell.strip():
+                raise ValueError("%%train needs a cell that defines model and dataset")
+            config = to_config({**values, "source": cell})
+            return JobRequest("train", config, fn=_cell_job(user_ns), label="%%train",
+                              on_done=_deliver(user_ns, config, set_model=True))
+        model_obj, data_obj = _lookup(values, user_ns)
+        if model_obj is None and data_obj is None:
+            config = to_config(values)
+            return JobRequest("train", config, label=f"%train {config['model']}",
+                              on_done=_deliver(user_ns, config, set_model=False))
+        objects = f"{values['model']}" + (f", {values['data']}" if data_obj is not None
+                                          else "")
+        local = (f"notebook objects ({objects}) cannot travel to other processes: use --np 1, "
+                 "built-in names, or %%train --np N with a cell that builds them")
+        if where != "thread":
+            raise ValueError(local)
+        return _objects_request(values, model_obj, data_obj, local)
+
+    def resume_config(self, job) -> dict:
+        """Continue a finished train job from its newest checkpoint (its ``checkpoint_dir``,
+        else the ``checkpoints`` folder of its run folder)."""
+        config = dict(job.config)
+        if str(config.get("model", "")).startswith("<notebook"):
+            raise ValueError(f"job {job.id} trained a notebook object; resume it from the "
+                             "notebook with %train ... --resume --checkpoint-dir DIR")
+        config["resume"] = True
+        config["checkpoint_dir"] = config.get("checkpoint_dir") or \
+            str(job.run_dir / "checkpoints")
+        return to_config(config)
+
+
+def _cell_job(user_ns: dict):
+    """The job of a ``%%train`` cell on a thread: the cell runs with the notebook's
+    variables visible (a copy of the namespace), then trains."""
+
+    def job(cfg, reporter):
+        from skiff.kernels.train.entry import CELL_NAMES, exec_cell, train_parts
+
+        ns = exec_cell(cfg["source"], seed=int(cfg.get("seed") or 0),
+                       namespace=cell_namespace(user_ns), notebook=True)
+        return train_parts({k: ns.get(k) for k in CELL_NAMES}, cfg, reporter)
+
+    return job
+
+
+def _lookup(values: dict, user_ns: dict):
+    """Notebook objects named by MODEL / DATA (None where the word is a name or path)."""
+    model_obj = data_obj = None
+    mname, dname = values.get("model"), values.get("data")
+    if mname is not None and mname in user_ns:
+        value = user_ns[mname]
+        if isinstance(value, type) and hasattr(value, "parameters"):
+            raise TypeError(f"MODEL {mname!r} is a class; train an instance of it, e.g. "
+                            f"net = {mname}(...) then %train net DATA")
+        if is_model(value):
+            model_obj = value
+        elif isinstance(value, str):
+            values["model"] = value
+        else:
+            raise TypeError(f"MODEL {mname!r} is a {type(value).__name__}, not a skiff model")
+    if dname is not None and dname in user_ns:
+        value = user_ns[dname]
+        if is_dataset(value):
+            data_obj = value
+        elif isinstance(value, str):
+            values["data"] = value
+        else:
+            raise TypeError(f"DATA {dname!r} is a {type(value).__name__}, not a data set "
+                            "(it needs len() and items)")
+    if model_obj is not None and data_obj is None and values.get("data") is None:
+        raise ValueError(f"DATA is needed to train the notebook model {mname!r} "
+                         "(only built-in models have their own data)")
+    return model_obj, data_obj
+
+
+def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobRequest:
+    """A thread job over notebook objects (a model, a data set, or both)."""
+    from skiff.kernels.train.data import ArrayDataset, as_dataset
+
+    if data_obj is not None:
+        data_obj = as_dataset(data_obj, what=f"DATA {values['data']!r}")
+        has_loss = model_obj is not None and callable(getattr(model_obj, "loss", None))
+        if model_obj is not None and not has_loss and isinstance(data_obj, ArrayDataset) and \
+                len(data_obj.arrays) == 1:
+            raise ValueError(f"DATA {values['data']!r} is one array, and the model has no "
+                             f"loss(batch) of its own: pass inputs and targets, e.g. "
+                             f"%train {values['model']} (X, y)")
+    # validate every other option through the grammar, with stand-in names for the objects
+    stand_in = {**values, "model": values["model"] if model_obj is None else "mlp",
+                "data": values.get("data") if data_obj is None else None}
+    if stand_in["data"] is None:
+        stand_in["data"] = "blobs"
+    config = to_config(stand_in)
+    config["model"] = values["model"] if model_obj is None else f"<notebook {values['model']}>"
+    config["data"] = config["data"] if data_obj is None else f"<notebook {values['data']}>"
+    seed = config["seed"]
+    model_name, data_name = values["model"], values.get("data")
+
+    def job(cfg, reporter):
+        from skiff.kernels.train import models
+        from skiff.kernels.train import random as train_random
+        from skiff.kernels.train.data import builtin_dataset
+        from skiff.kernels.train.entry import train_parts
+
+        model = model_obj
+        if model is None:
+            train_random.seed(seed)
+            model = models.get(model_name)
+        dataset = data_obj
+        if dataset is None:
+            block = cfg.get("block_size") or getattr(getattr(model, "config", None),
+                                                     "block_size", 128)
+            dataset = builtin_dataset(data_name, block_size=int(block), seed=seed)
+        parts = {"model": model, "dataset": dataset, "val_dataset": None}
+        return train_parts(parts, cfg, reporter)
+
+    return JobRequest("train", config, fn=job, local_only=local,
+                      label=f"%train {values['model']}")
+
+
+def _deliver(user_ns: dict, config: dict, *, set_model: bool):
+    """Done callback: put the trained model where the notebook can reach it."""
+
+    def callback(job):
+        if job.status != "done":
+            return
+        if job.value is not None and hasattr(job.value, "model"):
+            model = job.value.model
+        else:  # a process job: rebuild and load the weights it wrote
+            from skiff.kernels.train.entry import load_trained_model
+
+            namespace = cell_namespace() if config.get("source") else None
+            model = load_trained_model(job.run_dir, config, namespace)
+            job.value = _Loaded(model, job.result)
+        if set_model and model is not None:
+            user_ns["model"] = model
+
+    return callback
+
+
+KIND = TrainKind()

@@ -1,0 +1,56 @@
+"""One magic per job kind, made from the registry: ``%train``, ``%%train``, ``%solve``,
+``%%solve``, ``%ocr``, and any kind added to :mod:`skiff.kinds` with a grammar.
+
+Each magic parses with the kind's grammar, lets the kind prepare the job from the notebook's
+variables, and launches it (:func:`skiff.jobs.submit`); then stores it (``-o NAME``), waits
+(``--wait``) and returns it for display. Nothing here is specific to a kind.
+"""
+
+from __future__ import annotations
+
+from skiff.jobs import submit
+from skiff.kinds import KINDS, Kind
+
+from .base import finish_launch, usage_errors
+
+__all__ = ["kind_magic", "register_kind_magics"]
+
+
+def kind_magic(kind: Kind):
+    """The magic function of ``kind`` (``shell`` is bound when it is registered)."""
+
+    def magic(line: str = "", cell: str | None = None, *, shell=None):
+        if line.strip() in ("-h", "--help"):
+            print(kind.command.usage(prog=f"%{kind.name}"))
+            return None
+        with usage_errors():
+            job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
+                               prog=f"%{kind.name}")
+        job = finish_launch(shell, job, opts)
+        if opts.get("wait") and kind.show_value and job.value is not None:
+            from IPython.display import display
+
+            display(job.value)
+        return job
+
+    magic.__name__ = kind.name
+    magic.__doc__ = f"{kind.command.help}\n\n{kind.command.usage(prog=f'%{kind.name}')}"
+    return magic
+
+
+def register_kind_magics(ipython) -> list[str]:
+    """Register the magic of every kind that has a grammar; returns their names."""
+    names = []
+    for kind in KINDS.values():
+        if kind.command is None:
+            continue
+        fn = kind_magic(kind)
+
+        def bound(line="", cell=None, _fn=fn):
+            return _fn(line, cell, shell=ipython)
+
+        bound.__name__, bound.__doc__ = fn.__name__, fn.__doc__
+        ipython.register_magic_function(bound, magic_kind="line_cell" if kind.cell else "line",
+                                        magic_name=kind.name)
+        names.append(kind.name)
+    return names
