@@ -80,11 +80,11 @@ def test_autograd_op_with_a_host_operand():
 def test_solver_matrix_on_the_gpu_is_float64(dtype):
     import scipy.sparse as sp
 
-    from skiff.kernels.solve.solver import _matrix_on
+    from skiff.kernels.solve.operators import matrix_on
 
     cp = cupy()
     A = sp.diags([2.0, 3.0, 4.0]).astype(dtype)
     for given in (A, A.toarray(), cp.asarray(A.toarray())):
-        M = _matrix_on(given, cp)
+        M = matrix_on(given, cp)
         assert M.dtype == np.float64
         np.testing.assert_array_equal(to_numpy(M.toarray()), A.toarray())

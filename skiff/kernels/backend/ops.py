@@ -14,12 +14,18 @@ Dispatch picks, for the backend the array arguments live on, the available imple
 the highest priority; the reference is the fall-back and the oracle. ``SKIFF_REFERENCE_OPS=1``
 forces every op to its reference (for debugging a suspected fast-path bug).
 :func:`skiff.kernels.backend.testing.check_op` runs every fast twin against the reference.
+
+Twins that live in a module of their own (the CUDA ones, say, which import the op to register
+on it) are declared with :meth:`CustomOp.implement_in`: that module is imported the first time
+an implementation for its backend is looked up, so the op's module never imports it back.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,8 +54,17 @@ class CustomOp:
     def __init__(self, name: str, reference: Callable):
         self.name = name
         self.reference = reference
-        self.impls: list[Impl] = []
+        self._impls: list[Impl] = []
+        self._pending: dict[str, list[str]] = {}  # backend -> modules not imported yet
         functools.update_wrapper(self, reference)
+
+    @property
+    def impls(self) -> list[Impl]:
+        """Every fast implementation, the ones declared by :meth:`implement_in` included
+        (their modules are imported now)."""
+        for backend in list(self._pending):
+            self._load(backend)
+        return list(self._impls)
 
     def implement(
         self,
@@ -65,14 +80,37 @@ class CustomOp:
 
         def register(fn):
             avail = available or (lambda: True)
-            self.impls.append(Impl(backend, name, fn, priority, avail))
+            self._impls.append(Impl(backend, name, fn, priority, avail))
             return fn
 
         return register
 
+    def implement_in(self, backend: str, module: str) -> None:
+        """Declare that importing ``module`` (an absolute module name) registers, with
+        :meth:`implement`, implementations of this op for ``backend``. It is imported the
+        first time an implementation for ``backend`` is looked up (the first dispatch on
+        that backend's arrays), not before; an import error is raised there."""
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}: choose from {', '.join(BACKENDS)}")
+        modules = self._pending.setdefault(backend, [])
+        if module not in modules:
+            modules.append(module)
+
+    def _load(self, backend: str) -> None:
+        with _LOADING:
+            for module in list(self._pending.get(backend, ())):
+                importlib.import_module(module)  # a failed import stays pending, and raises
+                modules = self._pending.get(backend, [])
+                if module in modules:
+                    modules.remove(module)
+            if not self._pending.get(backend):
+                self._pending.pop(backend, None)
+
     def available_impls(self, backend: str) -> list[Impl]:
         """Fast implementations usable now on ``backend``, best first."""
-        found = [i for i in self.impls if i.backend == backend and _safe(i.available)]
+        if self._pending.get(backend):
+            self._load(backend)
+        found = [i for i in self._impls if i.backend == backend and _safe(i.available)]
         return sorted(found, key=lambda i: -i.priority)
 
     def select(self, *args) -> Callable:
@@ -87,8 +125,12 @@ class CustomOp:
         return self.select(*args)(*args, **kwargs)
 
     def __repr__(self) -> str:
-        names = ", ".join(f"{i.backend}:{i.name}" for i in self.impls) or "none"
-        return f"<CustomOp {self.name} (fast: {names})>"
+        names = [f"{i.backend}:{i.name}" for i in self._impls]
+        names += [f"{b}:<in {m}>" for b, ms in self._pending.items() for m in ms]
+        return f"<CustomOp {self.name} (fast: {', '.join(names) or 'none'})>"
+
+
+_LOADING = threading.RLock()  # one import of implementing modules at a time (re-entrant)
 
 
 def _safe(pred: Callable[[], bool]) -> bool:

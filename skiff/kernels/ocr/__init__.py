@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import os
 
+from .engine import resolve_ocr_device
+from .images import ImageError, iter_pages, load_image
+from .layout import reading_order
 from .models import MODEL_SETS, ModelSet, get_model_set
-from .pipeline import (
-    ImageError,
-    OcrPipeline,
-    iter_pages,
-    load_image,
-    reading_order,
-    resolve_ocr_device,
-)
+from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, TextLine
 
 __all__ = ["ocr", "OcrPipeline", "OcrResult", "OcrResults", "TextLine", "ModelSet",

@@ -5,6 +5,7 @@ raises instead of quietly running on the CPU (onnxruntime's own default), and
 :attr:`OnnxEngine.device` always names the device that ran. On CUDA, cuDNN's convolution
 search is set to ``HEURISTIC`` so a new input width does not start an exhaustive algorithm
 search; callers also pad widths to a few buckets so shapes repeat.
+:func:`resolve_ocr_device` turns ``auto`` into the device the engines will use.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["OnnxEngine", "EngineError", "default_threads"]
+__all__ = ["OnnxEngine", "EngineError", "default_threads", "resolve_ocr_device"]
 
 
 class EngineError(RuntimeError):
@@ -119,3 +120,25 @@ class OnnxEngine:
 
     def __repr__(self) -> str:
         return f"OnnxEngine({self.path.name}, device={self.device}, provider={self.provider})"
+
+
+def resolve_ocr_device(device: str | None) -> tuple[str, str]:
+    """``(device, why)``: ``auto`` is the first GPU when onnxruntime has CUDA, else the CPU.
+    An explicit choice is returned as given (the engine refuses it if it cannot run)."""
+    text = (device or "auto").strip().lower()
+    if text in ("gpu", "cuda"):
+        text = "cuda:0"
+    if text != "auto":
+        return text, "as asked"
+    from skiff.kernels.backend import gpu_available
+
+    try:
+        import onnxruntime as ort
+
+        has_cuda = "CUDAExecutionProvider" in ort.get_available_providers()
+    except ImportError:
+        has_cuda = False
+    if gpu_available() and has_cuda:
+        return "cuda:0", "auto: a GPU and onnxruntime's CUDA provider are present"
+    why = "no GPU" if not gpu_available() else "onnxruntime has no CUDA provider"
+    return "cpu", f"auto: {why}, running on the CPU"

@@ -75,7 +75,7 @@ def count_pages(path: str) -> int:
         if is_pdf:
             import pypdfium2 as pdfium
 
-            from .pipeline import PDFIUM_LOCK
+            from .images import PDFIUM_LOCK
 
             with PDFIUM_LOCK:
                 doc = pdfium.PdfDocument(path)

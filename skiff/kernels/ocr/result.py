@@ -69,7 +69,7 @@ class OcrResult:
             return self.pixels
         if self.image and not self.image.startswith("<"):
             try:  # read again the way the pipeline did (EXIF, alpha, a PDF page)
-                from .pipeline import load_image
+                from .images import load_image
 
                 return load_image(self.image)[0][..., ::-1]
             except Exception:

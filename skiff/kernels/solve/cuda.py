@@ -3,6 +3,9 @@
 One thread per cell; each fused reduction is a block sum plus one atomicAdd per block, so a
 stencil apply with its dot product, or a residual with its restriction and norm, is a single
 launch. cupy is imported only through :func:`skiff.kernels.backend.cupy` when a GPU op runs.
+
+This module registers its twins on the ops of :mod:`.fused`, which names it with
+:meth:`~skiff.kernels.backend.CustomOp.implement_in`: dispatch imports it at the first GPU call.
 """
 
 from __future__ import annotations

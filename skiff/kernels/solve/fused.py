@@ -1,5 +1,6 @@
 """The hot loops of the solvers as registered custom ops: a plain-``xp`` reference each, a numba
-twin on the CPU (:mod:`._numba_kernels`) and a CUDA twin on the GPU (:mod:`.cuda`).
+twin on the CPU (:mod:`._numba_kernels`) and a CUDA twin on the GPU (:mod:`.cuda`, which
+registers its twins on these ops and is imported at the first GPU dispatch).
 
 Every op works on 3D grids ``(n0, n1, n2)`` (2D grids have ``n0 == 1``) and writes its main
 output in place, returning it (plus the fused reduction) so that
@@ -299,4 +300,10 @@ def _pipecg_nb(vs, alpha, beta):
     return vs, nb().pipecg_update(vs, float(alpha), float(beta))
 
 
-from . import cuda as _cuda  # noqa: E402,F401  (registers the GPU twins)
+# ---------------------------------------------------------------------------- GPU twins
+# The CUDA twins live in .cuda, which imports this module to register them on its ops; dispatch
+# imports it the first time one of these ops meets GPU arrays (so the dependency is one-way).
+for _op in (apply_var, apply_const, rbgs_var, rbgs_const, residual_restrict_var,
+            residual_restrict_const, prolong_add, restrict_t, axpy_norm, jacobi_dot):
+    _op.implement_in("gpu", "skiff.kernels.solve.cuda")
+del _op

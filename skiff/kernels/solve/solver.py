@@ -1,5 +1,7 @@
 """``Solver``: set up once (operator, preconditioner hierarchy, kernels), solve many right-hand
-sides; ``solve`` is the one-call form.
+sides; ``solve`` is the one-call form. Also the preconditioners the Krylov methods take
+(Jacobi, Chebyshev, geometric and algebraic multigrid) and :func:`resolve_precond`; the
+system as an operator on the device is :mod:`.operators`.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(50, 50)).tocsr()
@@ -14,7 +16,6 @@ import math
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from skiff.kernels.backend import resolve_device, to_numpy, xp_for
 
@@ -22,6 +23,7 @@ from . import fused
 from .amg import SmoothedAggregation
 from .krylov import KRYLOV, SolveError
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
+from .operators import check_real, grid_operator, host_csr, is_matrix_free, matrix_operator
 from .problems import GridProblem
 from .solution import Solution
 
@@ -39,119 +41,24 @@ def _choice(value, valid, what):
     return value
 
 
-# ------------------------------------------------------------------------------ operators
-class GridOperator:
-    """Matrix-free operator of a :class:`GridProblem` on the device (3D grid vectors)."""
-
-    def __init__(self, problem: GridProblem, xp):
-        self.problem = problem
-        self.xp = xp
-        self.shape = problem.shape3
-        self.const = not hasattr(problem.stencil, "c0")
-        self.arrays = tuple(xp.asarray(a) for a in problem.stencil.arrays())
-        self.n = int(np.prod(self.shape))
-        # bytes per matvec: read u (+ coefficient arrays), write out
-        self.matvec_bytes = 8 * self.n * (2 if self.const else 6)
-
-    def matvec_dot(self, p, out) -> float:
-        op = fused.apply_const if self.const else fused.apply_var
-        dot = op(p, *self.arrays, out)[1]
-        if self.problem.velocity is not None:
-            self.problem.convect(p, out)
-            dot = float((out * p).sum())
-        return dot
-
-    def matvec(self, p, out):
-        self.matvec_dot(p, out)
-        return out
-
-    def diagonal(self):
-        d = self.xp.asarray(self.problem.stencil.diag)
-        if self.problem.velocity is not None:
-            hs = (1.0,) * (3 - self.problem.ndim) + tuple(self.problem.h)
-            vel = (0.0,) * (3 - self.problem.ndim) + tuple(self.problem.velocity)
-            d = d + sum(abs(v) / h for v, h in zip(vel, hs))
-        return d
+def _check_options(precond, cycle, smoother, compatibility):
+    _choice(precond, PRECONDS, "preconditioner")
+    _choice(cycle, CYCLES, "cycle")
+    _choice(smoother, SMOOTHERS, "smoother")
+    _choice(compatibility, COMPATIBILITY, "compatibility")
 
 
-def _is_linear_operator(A) -> bool:
-    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "nnz")
-
-
-def _matrix_free(A) -> bool:
-    """A callable ``x -> A x`` or a scipy ``LinearOperator``: no entries to build on."""
-    return (callable(A) and not hasattr(A, "shape")) or _is_linear_operator(A)
-
-
-def _check_real(dtype, what):
-    if dtype is not None and np.dtype(dtype).kind == "c":
-        raise ValueError(f"{what} is complex ({np.dtype(dtype)}); skiff solves real systems "
-                         "only: split into real and imaginary parts (a 2x2 block system) or "
-                         "use scipy.sparse.linalg")
-
-
-class MatrixOperator:
-    """A sparse matrix (scipy or cupyx; a dense array becomes CSR), a scipy ``LinearOperator``
-    or a callable ``x -> A x``, as an operator on vectors."""
-
-    def __init__(self, A, n: int, xp):
-        self.xp = xp
-        self.n = n
-        self.shape = (n,)
-        self.callable = _matrix_free(A)
-        if self.callable:
-            self.A = A.matvec if _is_linear_operator(A) else A
-            self.matvec_bytes = 16 * n
-        else:
-            self.A = _matrix_on(A, xp)
-            self.matvec_bytes = 12 * self.A.nnz + 16 * n
-
-    def matvec(self, p, out):
-        if self.callable:
-            y = self.A(p)
-            if getattr(y, "size", None) != self.n:
-                raise ValueError(f"the operator returned {getattr(y, 'shape', type(y))!r} for "
-                                 f"a vector of {self.n}; it must return {self.n} values")
-            out[...] = y.reshape(out.shape)
-        else:
-            out[...] = self.A @ p
-        return out
-
-    def matvec_dot(self, p, out) -> float:
-        self.matvec(p, out)
-        return float((p * out).sum())
-
-    def diagonal(self):
-        if self.callable:
-            raise ValueError("jacobi/chebyshev need the diagonal: give a matrix, not a function")
-        return self.xp.asarray(self.A.diagonal())
-
-
-def _matrix_on(A, xp):
-    if xp is np:
-        if sp.issparse(A):
-            A = A.tocsr()
-        else:
-            A = sp.csr_matrix(np.asarray(A))
-        if A.dtype != np.float64:
-            A = A.astype(np.float64)
-        return A
-    import cupyx.scipy.sparse as csp  # GPU device: cupy is present
-
-    if csp.issparse(A):  # float64 as on the CPU (cupyx refuses integer matrices)
-        A = A.tocsr()
-        return A if A.dtype == np.float64 else A.astype(np.float64)
-    if hasattr(A, "__cuda_array_interface__"):  # a cupy dense array: no trip to the host
-        return csp.csr_matrix(A.astype(np.float64))
-    return csp.csr_matrix(sp.csr_matrix(A).astype(np.float64))
-
-
-def _host_csr(A):
-    if sp.issparse(A):
-        return A.tocsr()
-    if hasattr(A, "get") and hasattr(A, "tocsr"):  # cupyx sparse
-        return A.get().tocsr()
-    return sp.csr_matrix(np.asarray(to_numpy(A)))  # np.asarray refuses a cupy array
+def _near_nullspace(near_nullspace, system, is_grid, n):
+    """``near_nullspace`` checked and shaped ``(rows, k)`` float64 (None when not given)."""
+    if near_nullspace is None:
+        return None
+    nn = np.asarray(near_nullspace)
+    rows = int(np.prod(system.shape)) if is_grid else (
+        int(system.shape[0]) if hasattr(system, "shape") else n)
+    if nn.ndim not in (1, 2) or nn.shape[0] != rows or nn.dtype.kind not in "fiu":
+        raise ValueError(f"near_nullspace must be a real array of shape ({rows}, k), "
+                         f"got {nn.shape!r} {nn.dtype}")
+    return nn.reshape(rows, -1).astype(np.float64)
 
 
 # ------------------------------------------------------------------------------ preconditioners
@@ -294,76 +201,62 @@ class Solver:
                  pre=2, post=2, restart=30, device="auto", compatibility=None, n=None,
                  interpolation="auto", near_nullspace=None):
         self.method = _choice(method, METHODS, "method")
-        _choice(precond, PRECONDS, "preconditioner")
-        _choice(cycle, CYCLES, "cycle")
-        _choice(smoother, SMOOTHERS, "smoother")
-        _choice(compatibility, COMPATIBILITY, "compatibility")
+        _check_options(precond, cycle, smoother, compatibility)
         self.device = resolve_device(device)
-        self.xp = xp = xp_for(self.device)
+        self.xp = xp_for(self.device)
         self.is_grid = isinstance(system, GridProblem)
         self.precond_name = resolve_precond(precond, method, self.is_grid,
-                                            not self.is_grid and _matrix_free(system))
+                                            not self.is_grid and is_matrix_free(system))
         self.compatibility = compatibility
-        self.near_nullspace = None
-        if near_nullspace is not None:
-            nn = np.asarray(near_nullspace)
-            rows = int(np.prod(system.shape)) if self.is_grid else (
-                int(system.shape[0]) if hasattr(system, "shape") else n)
-            if nn.ndim not in (1, 2) or nn.shape[0] != rows or nn.dtype.kind not in "fiu":
-                raise ValueError(f"near_nullspace must be a real array of shape ({rows}, k), "
-                                 f"got {nn.shape!r} {nn.dtype}")
-            self.near_nullspace = nn.reshape(rows, -1).astype(np.float64)
+        self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
         self.restart = int(restart)
         self.system = system
         t0 = time.perf_counter()
+        self.op = self._as_operator(n)
+        self._check_method()
+        self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
+        self.M = self._build_preconditioner()
+        self._sync()
+        self.setup_time = time.perf_counter() - t0
+
+    # -------------------------------------------------------------------------- setup steps
+    def _as_operator(self, n):
+        """The system as an operator on the device (a grid's stencil or a user's matrix)."""
         if self.is_grid:
-            if not system.symmetric and method in ("cg", "pipecg"):
-                raise ValueError(f"method {method!r} needs a symmetric problem; convection makes "
-                                 "it non-symmetric: use 'bicgstab' or 'gmres'")
-            self.op = GridOperator(system, xp)
-        else:
-            _check_real(getattr(system, "dtype", None), "the matrix")
-            if callable(system) and not hasattr(system, "shape"):
-                if n is None:
-                    raise ValueError("a callable operator needs n=, the size of the system "
-                                     "(or give b to skiff.solve)")
-                self.op = MatrixOperator(system, int(n), xp)
-            else:
-                shape = getattr(system, "shape", None)
-                if shape is None or len(shape) != 2 or shape[0] != shape[1]:
-                    raise ValueError(f"the matrix must be square, got shape {shape!r}")
-                if (not sp.issparse(system) and not _is_linear_operator(system)
-                        and not hasattr(system, "nnz")):
-                    arr = np.asarray(system)
-                    if arr.dtype == object or arr.ndim != 2:
-                        raise ValueError(f"system must be a GridProblem, a sparse matrix, a "
-                                         f"dense 2D array, a LinearOperator or a callable, got "
-                                         f"{type(system).__name__}")
-                self.op = MatrixOperator(system, int(shape[0]), xp)
-            if self.op.callable and self.method == "direct":
+            return grid_operator(self.system, self.method, self.xp)
+        return matrix_operator(self.system, n, self.xp)
+
+    def _check_method(self):
+        """Refuse a method or preconditioner the system (or the device) cannot run."""
+        if not self.is_grid and self.op.callable:
+            if self.method == "direct":
                 raise ValueError("method 'direct' needs a matrix, not a function or "
                                  "LinearOperator; use method='cg' (symmetric) or 'gmres'")
-            if self.op.callable and self.precond_name in ("jacobi", "chebyshev", "amg"):
+            if self.precond_name in ("jacobi", "chebyshev", "amg"):
                 raise ValueError(f"precond {self.precond_name!r} needs the matrix entries; with "
                                  "a function or LinearOperator use precond='none'")
         if self.method in ("mg", "fmg") and not self.is_grid:
-            raise ValueError(f"method {method!r} needs a grid problem; for a matrix use "
+            raise ValueError(f"method {self.method!r} needs a grid problem; for a matrix use "
                              "method='cg' (or 'gmres') with precond='amg'")
         if self.method == "direct" and self.device.is_gpu:
             raise ValueError("method 'direct' runs on the CPU only (it is SciPy's spsolve)")
-        self.mg = None
-        self.M = None
-        singular = self.is_grid and system.singular
-        if self.method in ("mg", "fmg") or self.precond_name == "mg":
-            if not self.is_grid:
-                raise ValueError("precond 'mg' needs a grid problem; for a matrix use 'amg'")
-            self.mg = GeometricMG(system.stencil, system.signs, cycle=cycle, smoother=smoother,
-                                  pre=pre, post=post, singular=singular,
-                                  interpolation=interpolation, xp=xp)
-        if self.method not in ("mg", "fmg", "direct"):
-            self.M = self._make_precond(self.precond_name)
-        self._sync()
-        self.setup_time = time.perf_counter() - t0
+
+    def _build_multigrid(self, cycle, smoother, pre, post, interpolation):
+        """The geometric multigrid hierarchy, when the method or the preconditioner is one."""
+        if self.method not in ("mg", "fmg") and self.precond_name != "mg":
+            return None
+        if not self.is_grid:
+            raise ValueError("precond 'mg' needs a grid problem; for a matrix use 'amg'")
+        system = self.system
+        return GeometricMG(system.stencil, system.signs, cycle=cycle, smoother=smoother,
+                           pre=pre, post=post, singular=system.singular,
+                           interpolation=interpolation, xp=self.xp)
+
+    def _build_preconditioner(self):
+        """The Krylov methods' preconditioner (None for multigrid cycles and 'direct')."""
+        if self.method in ("mg", "fmg", "direct"):
+            return None
+        return self._make_precond(self.precond_name)
 
     def _make_precond(self, name):
         if name == "none":
@@ -375,7 +268,7 @@ class Solver:
         if name == "mg":
             return MGPrecond(self.mg)
         A = self.system.matrix() if self.is_grid else (
-            _host_csr(self.system) if not self.op.callable else None)
+            host_csr(self.system) if not self.op.callable else None)
         if A is None:
             raise ValueError("precond 'amg' needs a matrix, not a function")
         return AMGPrecond(SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp))
@@ -398,7 +291,7 @@ class Solver:
             b = self.system.rhs
         host = to_numpy(b) if not isinstance(b, np.ndarray) else b
         host = np.asarray(host)
-        _check_real(host.dtype, "b")
+        check_real(host.dtype, "b")
         host = host.astype(np.float64, copy=False)
         if host.ndim == 2 and host.shape[0] == self.op.n and host.shape[1] > 1:
             raise ValueError(f"b has shape {host.shape}: {host.shape[1]} right-hand sides; "
@@ -466,7 +359,7 @@ class Solver:
             x = xp.zeros(self.op.shape)
         else:
             x0h = np.asarray(to_numpy(x0))
-            _check_real(x0h.dtype, "x0")
+            check_real(x0h.dtype, "x0")
             if x0h.size != n:
                 raise ValueError(f"x0 has {x0h.size} entries (shape {x0h.shape}) but the "
                                  f"system has {n} unknowns")
@@ -531,7 +424,7 @@ class Solver:
         if self.method == "direct":
             from scipy.sparse.linalg import spsolve
 
-            A = self.system.matrix() if self.is_grid else _host_csr(self.system)
+            A = self.system.matrix() if self.is_grid else host_csr(self.system)
             xs = spsolve(A.tocsc(), to_numpy(b).ravel()).reshape(self.op.shape)
             r = float(np.linalg.norm(to_numpy(b).ravel() - A @ xs.ravel()))
             on_iter(0, float(np.linalg.norm(to_numpy(b))), x)

@@ -95,3 +95,46 @@ def test_unknown_backend_rejected(fresh_op):
 def test_assert_close_reports_worst_element():
     with pytest.raises(AssertionError, match=r"at \(1,\)"):
         assert_close(np.array([1.0, 5.0]), np.array([1.0, 1.0]))
+
+
+@pytest.fixture
+def implementing_module(tmp_path, monkeypatch, fresh_op):
+    """A module that registers a fast 'cpu' twin on ``fresh_op`` when imported."""
+    import sys
+
+    name = f"skiff_lazy_twin_{fresh_op.name.rsplit('.', 1)[-1]}"
+    (tmp_path / f"{name}.py").write_text(
+        "from skiff.kernels.backend import ops\n"
+        f"op = ops.get_op({fresh_op.name!r})\n"
+        "calls = []\n"
+        "@op.implement('cpu', 'lazy')\n"
+        "def _lazy(a, x, y):\n"
+        "    calls.append(1)\n"
+        "    return a * x + y\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_implement_in_imports_the_module_at_first_dispatch(fresh_op, implementing_module):
+    import sys
+
+    fresh_op.implement_in("cpu", implementing_module)
+    fresh_op.implement_in("gpu", "no.such.module.for.gpu")  # never looked up on the CPU
+    assert implementing_module not in sys.modules
+    assert f"<in {implementing_module}>" in repr(fresh_op)
+    np.testing.assert_array_equal(fresh_op(2.0, np.ones(2), np.ones(2)), [3.0, 3.0])
+    assert sys.modules[implementing_module].calls == [1]
+    assert [i.name for i in fresh_op.available_impls("cpu")] == ["lazy"]
+    assert check_op(fresh_op, 0.5, np.ones(3), np.ones(3), require_fast=True) == ["lazy"]
+
+
+def test_implement_in_listing_imports_and_errors_surface(fresh_op, implementing_module):
+    fresh_op.implement_in("cpu", implementing_module)
+    assert [(i.backend, i.name) for i in fresh_op.impls] == [("cpu", "lazy")]
+    fresh_op.implement_in("gpu", "no.such.module.for.gpu")
+    for _ in range(2):  # a module that cannot be imported stays declared, and raises each time
+        with pytest.raises(ModuleNotFoundError):
+            fresh_op.available_impls("gpu")
+    with pytest.raises(ValueError, match="cpu, gpu"):
+        fresh_op.implement_in("tpu", implementing_module)

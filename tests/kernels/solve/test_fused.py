@@ -164,6 +164,22 @@ def test_every_solve_op_has_cpu_and_gpu_twins():
             assert "gpu" in backends, name
 
 
+def test_cuda_twins_load_at_the_first_gpu_lookup_only():
+    """fused.py names cuda.py (which imports it) instead of importing it back."""
+    import sys
+
+    code = ("import sys\n"
+            "from skiff.kernels.solve import fused\n"
+            "assert 'skiff.kernels.solve.cuda' not in sys.modules\n"
+            "fused.apply_var.available_impls('cpu')\n"
+            "assert 'skiff.kernels.solve.cuda' not in sys.modules\n"
+            "fused.apply_var.available_impls('gpu')\n"
+            "assert 'skiff.kernels.solve.cuda' in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None and not
                     __import__("os").path.exists("/usr/local/bin/nvcc"), reason="no nvcc")
 def test_cuda_source_compiles(tmp_path):

@@ -1,0 +1,194 @@
+"""Images in, as BGR uint8 arrays: files, PDF pages, TIFF pages, PIL images and arrays.
+
+:func:`load_image` and :func:`iter_pages` decode what a user hands the OCR (a path, a
+``"file.pdf#page=N"`` reference, a PIL image, an array in RGB, grey, RGBA, channels first,
+float or 10- to 16-bit) into the ``(H, W, 3)`` BGR uint8 the models take: EXIF orientation
+applied, transparency flattened onto white (or black under light text), 16-bit scaled, PDF
+pages rendered with pypdfium2 under :data:`PDFIUM_LOCK` (pdfium is not thread-safe). Anything
+unreadable raises :class:`ImageError` with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ImageError", "load_image", "iter_pages", "PDFIUM_LOCK", "PDF_DPI", "MAX_PIXELS"]
+
+MAX_PIXELS = 200e6  # refuse to decode more than this (a decompression bomb guard)
+
+
+class ImageError(ValueError):
+    """The input is not an image skiff can read."""
+
+
+def load_image(item) -> tuple[np.ndarray, str]:
+    """``(BGR uint8 (H, W, 3), label)`` from a path, a PIL image or an array.
+
+    Arrays are read as **RGB** (or grey, or RGBA; channels last, or first as torch keeps
+    them), like PIL and matplotlib; an OpenCV (``cv2.imread``) array is BGR: pass
+    ``img[..., ::-1]``. Floats in [0, 1] are scaled to 0..255, 10- to 16-bit images to 8
+    bits. A transparent background is filled with white, or with black when the opaque
+    pixels are light (white text on a transparent background stays readable). A photo's
+    EXIF orientation is applied. For a file of several pages (PDF, multi-page TIFF) this is
+    the first page; :func:`iter_pages` gives all of them. Raises :class:`ImageError` with
+    the reason for anything that is not a readable image.
+    """
+    return next(iter_pages(item))
+
+
+PDF_DPI = 200  # a 10-pt line is ~28 px high at 200 dpi: well above what the models need
+_PAGE_REF = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
+
+
+def iter_pages(item, *, pdf_dpi: float = PDF_DPI) -> Iterator[tuple[np.ndarray, str]]:
+    """``(BGR uint8 (H, W, 3), label)`` for each page of ``item``.
+
+    A PDF (rendered with pypdfium2 at ``pdf_dpi``) or a multi-page TIFF gives one image per
+    page, labelled ``"file.pdf#page=2"`` (pages count from 1); a path written that way reads
+    only that page. Other inputs give one image (see :func:`load_image`).
+    """
+    from PIL import Image
+
+    if isinstance(item, (str, Path)):
+        label = os.path.expanduser(str(item))
+        path, only = label, None
+        match = _PAGE_REF.match(label)
+        if match and not Path(label).exists() and Path(match["path"]).exists():
+            path, only = match["path"], int(match["page"])
+        if not Path(path).exists():
+            raise ImageError(f"no such file: {label!r}")
+        if Path(path).is_dir():
+            raise ImageError(f"{label!r} is a folder, not an image")
+        if _is_pdf(path):
+            yield from _pdf_pages(path, only, pdf_dpi)
+            return
+        try:
+            with Image.open(path) as im:
+                frames = getattr(im, "n_frames", 1)
+                if frames > 1 and im.format == "TIFF":
+                    pages = [only] if only else range(1, frames + 1)
+                else:
+                    pages = [None]
+                for page in pages:
+                    if page is not None:
+                        if page > frames:
+                            raise ImageError(f"{path!r} has {frames} pages, asked for "
+                                             f"page {page}")
+                        im.seek(page - 1)
+                    if im.width * im.height > MAX_PIXELS:
+                        raise ImageError(f"image too large: {im.width}x{im.height} pixels")
+                    rgb = _pil_rgb(im, exif=True)
+                    name = f"{path}#page={page}" if page is not None else label
+                    yield _bgr(rgb), name
+        except ImageError:
+            raise
+        except Exception as exc:
+            raise ImageError(f"cannot read {Path(label).name!r} as an image: "
+                             f"{type(exc).__name__}: {exc}") from None
+    elif isinstance(item, Image.Image):
+        yield _bgr(_pil_rgb(item, exif=True)), "<PIL image>"
+    elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
+        yield _bgr(_array_rgb(np.asarray(item))), "<array>"
+    else:
+        raise ImageError(f"expected a path, PIL image or array, got {type(item).__name__}")
+
+
+def _bgr(rgb: np.ndarray) -> np.ndarray:
+    if rgb.size == 0:
+        raise ImageError(f"empty image (shape {rgb.shape})")
+    return np.ascontiguousarray(rgb[..., ::-1])
+
+
+def _is_pdf(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(1024).lstrip().startswith(b"%PDF")
+    except OSError:
+        return False
+
+
+PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe, even across documents
+
+
+def _pdf_pages(path: str, only: int | None, dpi: float) -> Iterator[tuple[np.ndarray, str]]:
+    try:
+        import pypdfium2 as pdfium
+    except ImportError:  # pragma: no cover - a core dependency
+        raise ImageError("reading PDF needs pypdfium2: pip install pypdfium2") from None
+    with PDFIUM_LOCK:
+        try:
+            doc = pdfium.PdfDocument(path)
+            n = len(doc)
+        except Exception as exc:
+            raise ImageError(f"cannot read {Path(path).name!r} as a PDF: {exc}") from None
+    try:
+        if only is not None and not 1 <= only <= n:
+            raise ImageError(f"{path!r} has {n} pages, asked for page {only}")
+        for page_no in [only] if only else range(1, n + 1):
+            with PDFIUM_LOCK:  # held while rendering, never across a yield
+                page = doc[page_no - 1]
+                try:
+                    w, h = page.get_size()  # points (1/72 inch)
+                    scale = dpi / 72.0
+                    if w * h * scale * scale > MAX_PIXELS:
+                        scale = float(np.sqrt(MAX_PIXELS / (w * h)))
+                    bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
+                    rgb = np.array(bitmap.to_pil().convert("RGB"))
+                finally:
+                    page.close()
+            yield _bgr(rgb), f"{path}#page={page_no}"
+    finally:
+        with PDFIUM_LOCK:
+            doc.close()
+
+
+def _pil_rgb(im, exif: bool = False) -> np.ndarray:
+    from PIL import ImageOps
+
+    if exif:
+        im = ImageOps.exif_transpose(im)
+    if im.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
+        return _array_rgb(np.asarray(im))  # 16-bit / 32-bit grey: scaled, not clipped
+    if im.mode in ("RGBA", "LA", "PA", "La", "RGBa") or (
+            im.mode == "P" and "transparency" in im.info):
+        return _array_rgb(np.asarray(im.convert("RGBA")))
+    return np.asarray(im.convert("RGB"))
+
+
+def _array_rgb(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 3 and a.shape[0] in (1, 3, 4) and a.shape[2] not in (1, 2, 3, 4):
+        a = np.moveaxis(a, 0, 2)  # channels first (C, H, W), as torch keeps images
+    if a.ndim == 3 and a.shape[2] == 2:  # grey + alpha
+        a = np.concatenate([np.repeat(a[..., :1], 3, axis=2), a[..., 1:]], axis=2)
+    if a.ndim == 2:
+        a = a[..., None]
+    if a.ndim != 3 or a.shape[2] not in (1, 3, 4):
+        raise ImageError(f"expected an (H, W), (H, W, 3) or (H, W, 4) array, got {a.shape}")
+    if a.shape[2] == 1:
+        a = np.repeat(a, 3, axis=2)
+    if a.dtype != np.uint8:
+        a = a.astype(np.float32) if a.dtype == bool else a
+        if a.dtype.kind == "f":
+            a = np.nan_to_num(a.astype(np.float32))
+            top = float(a.max()) if a.size else 0.0
+            a = a * 255.0 if top <= 1.0 else a
+        elif a.size and a.max() > 255:  # 10-, 12-, 16-bit... integers: scaled by their depth
+            depth = 2.0 ** np.ceil(np.log2(float(a.max()) + 1)) - 1
+            a = a.astype(np.float32) * (255.0 / depth)
+        a = np.clip(a, 0, 255).astype(np.uint8)
+    if a.shape[2] == 4:
+        alpha = a[..., 3:4].astype(np.float32) / 255.0
+        rgb = a[..., :3].astype(np.float32)
+        opaque = alpha[..., 0] > 0.5
+        # text drawn light on a transparent background would vanish on white: use black then
+        luma = rgb[opaque] @ np.array([0.299, 0.587, 0.114], np.float32)  # ITU-R 601
+        light = opaque.any() and not opaque.all() and float(luma.mean()) > 140
+        back = 0.0 if light else 255.0
+        a = (rgb * alpha + back * (1 - alpha) + 0.5).astype(np.uint8)
+    return a

@@ -1,0 +1,164 @@
+"""The system a user gives, as an operator on device vectors: :class:`GridOperator` for a
+:class:`~.problems.GridProblem` (matrix-free fused stencil kernels), :class:`MatrixOperator` for
+a sparse or dense matrix, a scipy ``LinearOperator`` or a callable ``x -> A x``.
+
+:func:`matrix_operator` checks a user's matrix (real, square, a 2D array) and places it on the
+device; :func:`host_csr` brings one back as scipy CSR (for AMG and the direct solve).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from skiff.kernels.backend import to_numpy
+
+from . import fused
+from .problems import GridProblem
+
+__all__ = ["GridOperator", "MatrixOperator", "matrix_operator", "grid_operator",
+           "is_matrix_free", "check_real", "matrix_on", "host_csr"]
+
+
+class GridOperator:
+    """Matrix-free operator of a :class:`GridProblem` on the device (3D grid vectors)."""
+
+    def __init__(self, problem: GridProblem, xp):
+        self.problem = problem
+        self.xp = xp
+        self.shape = problem.shape3
+        self.const = not hasattr(problem.stencil, "c0")
+        self.arrays = tuple(xp.asarray(a) for a in problem.stencil.arrays())
+        self.n = int(np.prod(self.shape))
+        # bytes per matvec: read u (+ coefficient arrays), write out
+        self.matvec_bytes = 8 * self.n * (2 if self.const else 6)
+
+    def matvec_dot(self, p, out) -> float:
+        op = fused.apply_const if self.const else fused.apply_var
+        dot = op(p, *self.arrays, out)[1]
+        if self.problem.velocity is not None:
+            self.problem.convect(p, out)
+            dot = float((out * p).sum())
+        return dot
+
+    def matvec(self, p, out):
+        self.matvec_dot(p, out)
+        return out
+
+    def diagonal(self):
+        d = self.xp.asarray(self.problem.stencil.diag)
+        if self.problem.velocity is not None:
+            hs = (1.0,) * (3 - self.problem.ndim) + tuple(self.problem.h)
+            vel = (0.0,) * (3 - self.problem.ndim) + tuple(self.problem.velocity)
+            d = d + sum(abs(v) / h for v, h in zip(vel, hs))
+        return d
+
+
+def _is_linear_operator(A) -> bool:
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "nnz")
+
+
+def is_matrix_free(A) -> bool:
+    """A callable ``x -> A x`` or a scipy ``LinearOperator``: no entries to build on."""
+    return (callable(A) and not hasattr(A, "shape")) or _is_linear_operator(A)
+
+
+def check_real(dtype, what):
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        raise ValueError(f"{what} is complex ({np.dtype(dtype)}); skiff solves real systems "
+                         "only: split into real and imaginary parts (a 2x2 block system) or "
+                         "use scipy.sparse.linalg")
+
+
+class MatrixOperator:
+    """A sparse matrix (scipy or cupyx; a dense array becomes CSR), a scipy ``LinearOperator``
+    or a callable ``x -> A x``, as an operator on vectors."""
+
+    def __init__(self, A, n: int, xp):
+        self.xp = xp
+        self.n = n
+        self.shape = (n,)
+        self.callable = is_matrix_free(A)
+        if self.callable:
+            self.A = A.matvec if _is_linear_operator(A) else A
+            self.matvec_bytes = 16 * n
+        else:
+            self.A = matrix_on(A, xp)
+            self.matvec_bytes = 12 * self.A.nnz + 16 * n
+
+    def matvec(self, p, out):
+        if self.callable:
+            y = self.A(p)
+            if getattr(y, "size", None) != self.n:
+                raise ValueError(f"the operator returned {getattr(y, 'shape', type(y))!r} for "
+                                 f"a vector of {self.n}; it must return {self.n} values")
+            out[...] = y.reshape(out.shape)
+        else:
+            out[...] = self.A @ p
+        return out
+
+    def matvec_dot(self, p, out) -> float:
+        self.matvec(p, out)
+        return float((p * out).sum())
+
+    def diagonal(self):
+        if self.callable:
+            raise ValueError("jacobi/chebyshev need the diagonal: give a matrix, not a function")
+        return self.xp.asarray(self.A.diagonal())
+
+
+def matrix_on(A, xp):
+    if xp is np:
+        if sp.issparse(A):
+            A = A.tocsr()
+        else:
+            A = sp.csr_matrix(np.asarray(A))
+        if A.dtype != np.float64:
+            A = A.astype(np.float64)
+        return A
+    import cupyx.scipy.sparse as csp  # GPU device: cupy is present
+
+    if csp.issparse(A):  # float64 as on the CPU (cupyx refuses integer matrices)
+        A = A.tocsr()
+        return A if A.dtype == np.float64 else A.astype(np.float64)
+    if hasattr(A, "__cuda_array_interface__"):  # a cupy dense array: no trip to the host
+        return csp.csr_matrix(A.astype(np.float64))
+    return csp.csr_matrix(sp.csr_matrix(A).astype(np.float64))
+
+
+def host_csr(A):
+    if sp.issparse(A):
+        return A.tocsr()
+    if hasattr(A, "get") and hasattr(A, "tocsr"):  # cupyx sparse
+        return A.get().tocsr()
+    return sp.csr_matrix(np.asarray(to_numpy(A)))  # np.asarray refuses a cupy array
+
+
+def grid_operator(problem: GridProblem, method: str, xp) -> GridOperator:
+    """The operator of a grid problem; CG needs it symmetric (no convection)."""
+    if not problem.symmetric and method in ("cg", "pipecg"):
+        raise ValueError(f"method {method!r} needs a symmetric problem; convection makes "
+                         "it non-symmetric: use 'bicgstab' or 'gmres'")
+    return GridOperator(problem, xp)
+
+
+def matrix_operator(system, n, xp) -> MatrixOperator:
+    """A user's matrix, ``LinearOperator`` or callable (of size ``n``) checked and placed on
+    the device of ``xp``."""
+    check_real(getattr(system, "dtype", None), "the matrix")
+    if callable(system) and not hasattr(system, "shape"):
+        if n is None:
+            raise ValueError("a callable operator needs n=, the size of the system "
+                             "(or give b to skiff.solve)")
+        return MatrixOperator(system, int(n), xp)
+    shape = getattr(system, "shape", None)
+    if shape is None or len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"the matrix must be square, got shape {shape!r}")
+    if (not sp.issparse(system) and not _is_linear_operator(system)
+            and not hasattr(system, "nnz")):
+        arr = np.asarray(system)
+        if arr.dtype == object or arr.ndim != 2:
+            raise ValueError(f"system must be a GridProblem, a sparse matrix, a "
+                             f"dense 2D array, a LinearOperator or a callable, got "
+                             f"{type(system).__name__}")
+    return MatrixOperator(system, int(shape[0]), xp)
