@@ -63,8 +63,8 @@ def test_neumann_body_is_unchanged_and_errors_are_clear():
 
 
 def test_cell_spec_with_a_dirichlet_body():
-    from skiff.kinds.solve import parse_spec, to_config
     from skiff.kernels.solve.entry import build_problem
+    from skiff.kinds.solve import parse_spec, to_config
 
     spec = parse_spec("domain: 32x32\nbody: hypot(x - 0.5, y - 0.5) - 0.2; dirichlet 1\n"
                       "source: 0\nsolver: cg mg rtol=1e-10")
