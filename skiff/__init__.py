@@ -19,15 +19,15 @@ __version__ = "0.1.0"
 
 # public name -> "module:attribute" (attribute empty: the module itself); imported lazily
 _LAZY = {
-    "Tensor": "skiff.kernels.train.tensor:Tensor",
-    "no_grad": "skiff.kernels.train.tensor:no_grad",
-    "tensor": "skiff.kernels.train.tensor:tensor",
-    "nn": "skiff.kernels.train.nn:",
-    "optim": "skiff.kernels.train.optim:",
+    "Tensor": "skiff.kernels.train.core.tensor:Tensor",
+    "no_grad": "skiff.kernels.train.core.tensor:no_grad",
+    "tensor": "skiff.kernels.train.core.tensor:tensor",
+    "nn": "skiff.kernels.train.core.nn:",
+    "optim": "skiff.kernels.train.core.optim:",
     "data": "skiff.kernels.train.data:",
     "models": "skiff.kernels.train.models:",
     "Trainer": "skiff.kernels.train.trainer:Trainer",
-    "seed": "skiff.kernels.train.random:seed",
+    "seed": "skiff.kernels.train.core.random:seed",
     "plan": "skiff.kernels.train.plan:plan",
     "solve": "skiff.kernels.solve:solve",
     "ocr": "skiff.kernels.ocr:ocr",

@@ -198,7 +198,7 @@ def _launch_objects(values: dict, model_obj, data_obj):
     def job(cfg, reporter):
         model = model_obj
         if model is None:
-            from skiff.kernels.train import random as train_random
+            from skiff.kernels.train.core import random as train_random
 
             train_random.seed(seed)
             model = models.get(values["model"])

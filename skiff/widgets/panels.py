@@ -56,7 +56,7 @@ def _safe(test, value) -> bool:
 
 
 def _is_model(obj) -> bool:
-    from skiff.kernels.train.nn import Module
+    from skiff.kernels.train.core.nn import Module
 
     return isinstance(obj, Module)
 

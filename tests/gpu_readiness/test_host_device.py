@@ -149,8 +149,8 @@ def test_auto_device_is_the_local_ranks_gpu(monkeypatch):
 
 
 def test_autograd_moves_host_operands_to_the_device(monkeypatch, fake):
-    import skiff.kernels.train.tensor  # noqa: F401  (registers Tensor with autograd)
-    from skiff.kernels.train import autograd
+    import skiff.kernels.train.core.tensor  # noqa: F401  (registers Tensor with autograd)
+    from skiff.kernels.train.core import autograd
 
     monkeypatch.setattr(autograd, "cupy", lambda: fake)
     seen = {}

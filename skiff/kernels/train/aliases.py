@@ -3,9 +3,9 @@ AdamW``: the short public names of the training packages work as real import pat
 
 ``skiff.nn`` and friends are attributes of ``skiff`` resolved lazily (``skiff.__getattr__``),
 which covers ``skiff.nn.Linear`` and ``from skiff import nn`` but not an ``import`` statement
-that names them. A meta-path finder maps ``skiff.nn[.X]`` to ``skiff.kernels.train.nn[.X]``
-and hands back the real module object (so classes are the same objects either way). Nothing
-is imported until such a name is imported.
+that names them. A meta-path finder maps ``skiff.nn[.X]`` to
+``skiff.kernels.train.core.nn[.X]`` and hands back the real module object (so classes are the
+same objects either way). Nothing is imported until such a name is imported.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import importlib.util
 import sys
 
 ALIASES = {
-    "skiff.nn": "skiff.kernels.train.nn",
-    "skiff.optim": "skiff.kernels.train.optim",
+    "skiff.nn": "skiff.kernels.train.core.nn",
+    "skiff.optim": "skiff.kernels.train.core.optim",
     "skiff.data": "skiff.kernels.train.data",
     "skiff.models": "skiff.kernels.train.models",
 }
 
 
 def real_name(name: str) -> str | None:
-    """The module behind an alias (``skiff.nn.functional`` -> ``skiff.kernels.train.nn.
+    """The module behind an alias (``skiff.nn.functional`` -> ``skiff.kernels.train.core.nn.
     functional``), or None when ``name`` is no alias."""
     for alias, real in ALIASES.items():
         if name == alias or name.startswith(alias + "."):

@@ -30,7 +30,7 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None) -> d
     notebook's variables, for a cell run on a thread of the kernel) is copied in first, so
     the cell can use them without changing them."""
     import skiff
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
 
     train_random.seed(seed)
     ns: dict = {k: v for k, v in (namespace or {}).items()
@@ -53,7 +53,7 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None) -> d
 def build_from_config(config: dict) -> dict:
     """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config."""
     from skiff.kernels.train import models
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import builtin_dataset
 
     seed = int(config.get("seed") or 0)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import random as train_random
+from .core import random as train_random
 from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
 from .strategy import NonFiniteLoss, SingleDevice, Strategy
 
@@ -490,8 +490,8 @@ class Trainer:
     # --------------------------------------------------------------------------------------
     def evaluate(self, dataset, batch_size: int | None = None) -> dict:
         """Mean loss (and accuracy for classification) over ``dataset`` without gradients."""
+        from .core.tensor import no_grad
         from .data import DataLoader
-        from .tensor import no_grad
 
         if self.strategy is None:
             self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
@@ -530,8 +530,8 @@ class Trainer:
         pass ``(X1, ..., Xk, y)`` with ``inputs=k``. Outputs of the batches are joined along
         the first axis.
         """
+        from .core.tensor import no_grad
         from .data import DataLoader
-        from .tensor import no_grad
 
         if self.strategy is None:
             self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
@@ -573,12 +573,12 @@ class Trainer:
                 return self.optimizer  # train() called again: keep the optimizer's moments
         spec = self.optimizer_spec
         if spec is None or spec in ("adamw", "adam"):
-            from .optim import AdamW
+            from .core.optim import AdamW
 
             decay = 0.0 if spec == "adam" else self.weight_decay  # Adam: AdamW without decay
             return AdamW(params, lr=self.lr, weight_decay=decay)
         if spec == "sgd":
-            from .optim import SGD
+            from .core.optim import SGD
 
             return SGD(params, lr=self.lr, momentum=0.9)
         if isinstance(spec, str):
@@ -591,7 +591,7 @@ class Trainer:
         raise TypeError(f"optimizer must be an Optimizer, a factory or a name, got {spec!r}")
 
     def _make_scheduler(self, total: int):
-        from . import optim
+        from .core import optim
 
         if self.schedule == "constant":
             return None
@@ -716,7 +716,7 @@ def _next_batch(loader):
 
 
 def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
-    from .nn import functional as F
+    from .core.nn import functional as F
 
     ydt = np.dtype(str(y.dtype))
     if ydt == np.bool_:  # True/False labels are class ids 1/0 (or 1.0/0.0 for MSE and BCE)
@@ -772,7 +772,7 @@ def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     if y.dtype != out.dtype:
         y = y.astype(out.dtype)
     if spec == "bce":
-        from .nn.loss import binary_cross_entropy_with_logits
+        from .core.nn.loss import binary_cross_entropy_with_logits
 
         return binary_cross_entropy_with_logits(out, y)
     return F.mse_loss(out, y)

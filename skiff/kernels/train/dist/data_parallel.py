@@ -412,7 +412,7 @@ class ZeRO(DataParallel):
         self.shard = None
 
     def _make_optimizer(self, model, make_optimizer):
-        from skiff.kernels.train.tensor import Tensor
+        from skiff.kernels.train.core.tensor import Tensor
 
         xp = self.params[0].xp
         self.sizes = [p.data.size for p in self.params]

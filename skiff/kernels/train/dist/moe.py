@@ -26,11 +26,11 @@ import math
 import numpy as np
 
 from skiff.kernels.backend import to_numpy
-from skiff.kernels.train.autograd import Function, xp_of
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.nn.layers import Linear
-from skiff.kernels.train.nn.module import Module, ModuleList
-from skiff.kernels.train.ops_shape import scatter_add
+from skiff.kernels.train.core.autograd import Function, xp_of
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.nn.layers import Linear
+from skiff.kernels.train.core.nn.module import Module, ModuleList
+from skiff.kernels.train.core.ops_shape import scatter_add
 
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
@@ -192,7 +192,7 @@ class MoE(Module):
             if item is not None:
                 y_idx.append(item[0])
                 y_parts.append(item[1])
-        from skiff.kernels.train.tensor import cat
+        from skiff.kernels.train.core.tensor import cat
 
         if y_parts:
             y = cat(y_parts, 0)

@@ -21,8 +21,8 @@ import time
 import numpy as np
 
 from skiff.kernels.backend import to_numpy
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.tensor import Tensor, no_grad
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.tensor import Tensor, no_grad
 
 from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel

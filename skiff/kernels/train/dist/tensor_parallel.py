@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from skiff.kernels.train.autograd import Function, xp_of
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.nn.module import Module, Parameter
-from skiff.kernels.train.ops_shape import scatter_add
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core.autograd import Function, xp_of
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.nn.module import Module, Parameter
+from skiff.kernels.train.core.ops_shape import scatter_add
+from skiff.kernels.train.core.tensor import Tensor
 
 from .comm import Comm
 

@@ -15,7 +15,7 @@ from skiff.jobs import launch
 
 CELL = '''
 import time
-from skiff.kernels.train import nn
+from skiff.kernels.train.core import nn
 from skiff.kernels.train.data import ArrayDataset
 
 class Slow(nn.Module):

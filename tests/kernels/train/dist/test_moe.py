@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from skiff.kernels.train import random as train_random
+from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.dist.moe import MoE, _Combine, route
-from skiff.kernels.train.gradcheck import gradcheck
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core.gradcheck import gradcheck
+from skiff.kernels.train.core.tensor import Tensor
 
 from .mpi_util import run_mpi
 

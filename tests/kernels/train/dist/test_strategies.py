@@ -15,8 +15,8 @@ from skiff.kernels.train.plan import resolve
 
 
 def _train(strategy, tmp_path):
-    from skiff.kernels.train import nn
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import nn
+    from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import ArrayDataset
     from skiff.kernels.train.trainer import Trainer
 

@@ -11,7 +11,7 @@ import pytest
 
 from skiff.kernels.train.dist import SelfComm
 from skiff.kernels.train.dist.tensor_parallel import vocab_parallel_cross_entropy
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core.tensor import Tensor
 
 from .mpi_util import run_mpi
 

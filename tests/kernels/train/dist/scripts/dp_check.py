@@ -15,11 +15,11 @@ import numpy as np
 from skiff.kernels.train.dist import world
 from skiff.kernels.train.dist.data_parallel import DataParallel, ZeRO
 from skiff.kernels.train.strategy import SingleDevice
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core.tensor import Tensor
 
 B, D_IN, D_H, D_OUT = 8, 6, 10, 3
 try:
-    import skiff.kernels.train.optim  # noqa: F401
+    import skiff.kernels.train.core.optim  # noqa: F401
 
     HAVE_OPTIM = True
 except ImportError:
@@ -95,7 +95,7 @@ class MomentumSGD:
 
 def make_opt(params):
     try:
-        from skiff.kernels.train.optim import AdamW
+        from skiff.kernels.train.core.optim import AdamW
     except ImportError:
         return MomentumSGD(params)
     return AdamW(params, lr=0.05, weight_decay=0.01)

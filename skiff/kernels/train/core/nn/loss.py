@@ -1,8 +1,8 @@
 """Loss modules: ``nn.MSELoss()``, ``nn.CrossEntropyLoss()``, ``nn.BCEWithLogitsLoss()``,
 callables ``(output, target)``.
 
-They wrap :func:`~skiff.kernels.train.nn.functional.mse_loss` and
-:func:`~skiff.kernels.train.nn.functional.cross_entropy` so that ``Trainer(model,
+They wrap :func:`~skiff.kernels.train.core.nn.functional.mse_loss` and
+:func:`~skiff.kernels.train.core.nn.functional.cross_entropy` so that ``Trainer(model,
 loss=nn.CrossEntropyLoss())`` reads as it would elsewhere.
 """
 

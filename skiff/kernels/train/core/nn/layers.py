@@ -1,7 +1,7 @@
 """Basic layers: Linear, Embedding, norms, dropout, activations, Flatten.
 
 Initialisation follows torch's defaults (so a freshly built model trains alike) and draws from
-:mod:`skiff.kernels.train.random`: the same seed gives the same weights.
+:mod:`skiff.kernels.train.core.random`: the same seed gives the same weights.
 """
 
 from __future__ import annotations

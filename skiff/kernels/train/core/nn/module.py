@@ -330,7 +330,7 @@ def _weights_of(state):
             is_checkpoint = "__meta__" in npz.files
             arrays = None if is_checkpoint else {k: npz[k] for k in npz.files}
         if is_checkpoint:
-            from ..checkpoint import load_checkpoint
+            from ...checkpoint import load_checkpoint
 
             return _weights_of(load_checkpoint(path))
         return arrays
