@@ -48,8 +48,8 @@ def _batch(step, b, t, rank=0):
 
 def worker(args) -> dict:
     from skiff.kernels.train.core.optim import AdamW
-    from skiff.kernels.train.dist import limit_threads, world
-    from skiff.kernels.train.dist.data_parallel import DataParallel
+    from skiff.kernels.train.parallel import limit_threads, world
+    from skiff.kernels.train.parallel.data_parallel import DataParallel
     from skiff.kernels.train.strategy import SingleDevice
 
     limit_threads(1)

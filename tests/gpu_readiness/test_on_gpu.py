@@ -57,7 +57,7 @@ def test_adamw_gpu_with_a_float64_gradient_on_float32_weights():
 
 def test_mpi_comm_takes_device_arrays():
     pytest.importorskip("mpi4py")
-    from skiff.kernels.train.dist import MPIComm
+    from skiff.kernels.train.parallel import MPIComm
 
     cp = cupy()
     comm = MPIComm()

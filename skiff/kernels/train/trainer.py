@@ -170,18 +170,18 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
                              f"{world_size} ranks")
         return SingleDevice(), record
     try:
-        from .dist import strategy_from_plan
+        from .parallel import strategy_from_plan
     except ImportError:
         strategy_from_plan = None
     if strategy_from_plan is not None:
         return strategy_from_plan(plan), record
     # until dist provides strategy_from_plan: the data-parallel family directly
     if kind in ("dp", "zero1", "zero2"):
-        from .dist.data_parallel import DataParallel, ZeRO
+        from .parallel.data_parallel import DataParallel, ZeRO
 
         return (DataParallel() if kind == "dp" else ZeRO(stage=int(kind[-1]))), record
     raise ValueError(f"strategy {kind!r} ({record.get('label', spec)}) needs a distributed "
-                     "strategy that skiff.kernels.train.dist does not provide yet")
+                     "strategy that skiff.kernels.train.parallel does not provide yet")
 
 
 # ------------------------------------------------------------------------------------------

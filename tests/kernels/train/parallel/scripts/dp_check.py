@@ -12,10 +12,10 @@ import sys
 import abort_on_error  # noqa: F401
 import numpy as np
 
-from skiff.kernels.train.dist import world
-from skiff.kernels.train.dist.data_parallel import DataParallel, ZeRO
-from skiff.kernels.train.strategy import SingleDevice
 from skiff.kernels.train.core.tensor import Tensor
+from skiff.kernels.train.parallel import world
+from skiff.kernels.train.parallel.data_parallel import DataParallel, ZeRO
+from skiff.kernels.train.strategy import SingleDevice
 
 B, D_IN, D_H, D_OUT = 8, 6, 10, 3
 try:

@@ -10,7 +10,7 @@ import sys
 import abort_on_error  # noqa: F401
 import numpy as np
 
-from skiff.kernels.train.dist import Layout, ProcessGroups, world
+from skiff.kernels.train.parallel import Layout, ProcessGroups, world
 
 
 def data(rank, n=12):

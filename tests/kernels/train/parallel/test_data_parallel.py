@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skiff.kernels.train.dist import SelfComm
-from skiff.kernels.train.dist.compression import (
+from skiff.kernels.train.parallel import SelfComm
+from skiff.kernels.train.parallel.compression import (
     from_bf16,
     make_compressor,
     to_bf16,

@@ -12,7 +12,6 @@ the same experts (``expert_dp`` group) all-reduce the experts' gradients.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from .comm import Comm, SelfComm
@@ -98,7 +97,6 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
     """
     if n is None:
         from skiff.kernels.backend import cpu_count
-
         from skiff.kernels.backend.launch_env import launch_env
 
         local = ranks_per_node or launch_env().local_size

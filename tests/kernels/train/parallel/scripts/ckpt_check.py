@@ -12,8 +12,8 @@ import sys
 import abort_on_error  # noqa: F401
 import numpy as np
 
-from skiff.kernels.train.dist import world
-from skiff.kernels.train.dist.checkpoint import (
+from skiff.kernels.train.parallel import world
+from skiff.kernels.train.parallel.checkpoint import (
     FlatShard,
     PerRank,
     flat_range,

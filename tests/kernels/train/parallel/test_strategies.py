@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skiff.kernels.train.dist import SelfComm, strategy_from_plan
-from skiff.kernels.train.dist.data_parallel import DataParallel, ZeRO
-from skiff.kernels.train.dist.hybrid import TensorParallel
-from skiff.kernels.train.dist.moe import ExpertParallel
-from skiff.kernels.train.dist.pipeline import PipelineParallel
+from skiff.kernels.train.parallel import SelfComm, strategy_from_plan
+from skiff.kernels.train.parallel.data_parallel import DataParallel, ZeRO
+from skiff.kernels.train.parallel.hybrid import TensorParallel
+from skiff.kernels.train.parallel.moe import ExpertParallel
+from skiff.kernels.train.parallel.pipeline import PipelineParallel
 from skiff.kernels.train.plan import resolve
 
 

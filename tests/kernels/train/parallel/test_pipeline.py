@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from skiff.kernels.train.dist.pipeline import partition, schedule_1f1b
+from skiff.kernels.train.parallel.pipeline import partition, schedule_1f1b
 
 from .mpi_util import run_mpi
 

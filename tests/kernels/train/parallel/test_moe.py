@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from skiff.kernels.train.core import random as train_random
-from skiff.kernels.train.dist.moe import MoE, _Combine, route
 from skiff.kernels.train.core.gradcheck import gradcheck
 from skiff.kernels.train.core.tensor import Tensor
+from skiff.kernels.train.parallel.moe import MoE, _Combine, route
 
 from .mpi_util import run_mpi
 

@@ -10,10 +10,10 @@ import abort_on_error  # noqa: F401
 import numpy as np
 
 from skiff.kernels.train.core import random as train_random
-from skiff.kernels.train.dist import Layout, world
-from skiff.kernels.train.dist.pipeline import PipelineParallel
-from skiff.kernels.train.models.gpt import GPT, GPTConfig
 from skiff.kernels.train.core.optim import SGD
+from skiff.kernels.train.models.gpt import GPT, GPTConfig
+from skiff.kernels.train.parallel import Layout, world
+from skiff.kernels.train.parallel.pipeline import PipelineParallel
 from skiff.kernels.train.strategy import SingleDevice
 
 CFG = GPTConfig(block_size=8, vocab_size=32, n_layer=3, n_head=2, n_embd=16)

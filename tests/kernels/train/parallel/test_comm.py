@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skiff.kernels.train.dist import Layout, ProcessGroups, SelfComm, world
+from skiff.kernels.train.parallel import Layout, ProcessGroups, SelfComm, world
 
 from .mpi_util import run_mpi
 
@@ -78,7 +78,7 @@ def test_collectives_on_mpi(np_):
 
 def test_nccl_needs_a_gpu():
     from skiff.kernels.backend import gpu_available
-    from skiff.kernels.train.dist import NCCLComm
+    from skiff.kernels.train.parallel import NCCLComm
 
     if gpu_available():
         pytest.skip("a GPU is present: the gpu test covers NCCL")
@@ -89,7 +89,7 @@ def test_nccl_needs_a_gpu():
 @pytest.mark.gpu
 def test_nccl_one_rank_collectives():
     from skiff.kernels.backend import cupy
-    from skiff.kernels.train.dist import MPIComm, NCCLComm
+    from skiff.kernels.train.parallel import MPIComm, NCCLComm
 
     cp = cupy()
     comm = NCCLComm(MPIComm())
@@ -101,7 +101,7 @@ def test_nccl_one_rank_collectives():
 
 def test_limit_threads_gives_each_local_rank_its_share(monkeypatch):
     from skiff.kernels.backend import cpu_count
-    from skiff.kernels.train.dist import limit_threads
+    from skiff.kernels.train.parallel import limit_threads
 
     try:
         import numba

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skiff.kernels.train.dist import SelfComm
-from skiff.kernels.train.dist.tensor_parallel import vocab_parallel_cross_entropy
 from skiff.kernels.train.core.tensor import Tensor
+from skiff.kernels.train.parallel import SelfComm
+from skiff.kernels.train.parallel.tensor_parallel import vocab_parallel_cross_entropy
 
 from .mpi_util import run_mpi
 

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from skiff.kernels.train.dist import SelfComm
-from skiff.kernels.train.dist.checkpoint import (
+from skiff.kernels.train.parallel import SelfComm
+from skiff.kernels.train.parallel.checkpoint import (
     FlatShard,
     flat_range,
     list_sharded,
@@ -75,7 +75,7 @@ def test_rank_killed_during_write_leaves_previous_checkpoint(tmp_path):
 
     # rank 1 dies by SIGKILL after writing its shard of step 3 and before the commit
     cmd = ["timeout", "-s", "KILL", "60", mpiexec(), "-n", "2", sys.executable,
-           str(ROOT / "tests/kernels/train/dist/scripts/ckpt_check.py"), "save",
+           str(ROOT / "tests/kernels/train/parallel/scripts/ckpt_check.py"), "save",
            str(tmp_path), "3", "1"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",

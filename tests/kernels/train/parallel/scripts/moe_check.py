@@ -13,9 +13,9 @@ import abort_on_error  # noqa: F401
 import numpy as np
 
 from skiff.kernels.train.core import random as train_random
-from skiff.kernels.train.dist import world
-from skiff.kernels.train.dist.moe import ExpertParallel, gpt_moe
 from skiff.kernels.train.core.optim import SGD
+from skiff.kernels.train.parallel import world
+from skiff.kernels.train.parallel.moe import ExpertParallel, gpt_moe
 
 B, T = 4, 8
 
