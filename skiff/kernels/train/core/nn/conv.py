@@ -8,6 +8,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import functional as F
+from .functional.conv import as_pair
 from .layers import _positive, uniform_
 from .module import Module, Parameter
 
@@ -22,10 +23,10 @@ class Conv2d(Module):
         super().__init__()
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
-        kh, kw = F._pair(kernel_size, "kernel_size")
+        kh, kw = as_pair(kernel_size, "kernel_size")
         self.kernel_size = (kh, kw)
-        self.stride = F._pair(stride, "stride")
-        self.padding = F._pair(padding, "padding")
+        self.stride = as_pair(stride, "stride")
+        self.padding = as_pair(padding, "padding")
         bound = 1.0 / math.sqrt(in_channels * kh * kw)
         self.weight = Parameter(
             uniform_((out_channels, in_channels, kh, kw), bound, generator, dtype), dtype=dtype
