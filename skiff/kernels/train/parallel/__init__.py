@@ -5,8 +5,10 @@ The communicator and groups import nothing of the training core, so they work on
 the parallel layers and strategies are imported from their modules on first use.
 """
 
-from .comm import REDUCE_OPS, Comm, Handle, MPIComm, NCCLComm, SelfComm, world
+from .comm import REDUCE_OPS, Comm, Handle, MPIComm, SelfComm
 from .groups import Layout, ProcessGroups, limit_threads
+from .nccl import NCCLComm
+from .world import world
 
 __all__ = ["Comm", "Handle", "Layout", "MPIComm", "NCCLComm", "ProcessGroups", "REDUCE_OPS",
            "SelfComm", "limit_threads", "world"]

@@ -27,8 +27,9 @@ from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.strategy import Strategy
 
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
-from .comm import Comm, world
+from .comm import Comm
 from .compression import NoCompression, make_compressor
+from .world import world
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import PerRank
-from .comm import Comm, world
+from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .tensor_parallel import (
@@ -22,6 +22,7 @@ from .tensor_parallel import (
     parallelize_gpt,
     shard_from_full,
 )
+from .world import world
 
 __all__ = ["TensorParallel"]
 
