@@ -149,7 +149,7 @@ def test_auto_device_is_the_local_ranks_gpu(monkeypatch):
 
 
 def test_autograd_moves_host_operands_to_the_device(monkeypatch, fake):
-    import skiff.kernels.train.core.tensor  # noqa: F401  (registers Tensor with autograd)
+    import skiff.kernels.train.core.tensor  # noqa: F401  (the Tensor class the ops return)
     from skiff.kernels.train.core import autograd
 
     monkeypatch.setattr(autograd, "cupy", lambda: fake)

@@ -14,6 +14,7 @@ engine starts all-reducing that gradient while backward carries on).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import threading
@@ -32,7 +33,6 @@ __all__ = [
     "xp_of",
 ]
 
-_Tensor = None  # set by tensor.py (avoids an import cycle)
 _seq = itertools.count()
 
 
@@ -102,6 +102,15 @@ def xp_of(a):
     return get_array_module(a)
 
 
+@functools.cache
+def _tensor_class():
+    """The :class:`~.tensor.Tensor` class. tensor.py builds on this module, so the class is
+    looked up when the first op runs rather than imported at module level."""
+    from .tensor import Tensor
+
+    return Tensor
+
+
 def _same_device(arrays: list) -> None:
     """When a cupy array meets a host numpy array in one op (a mask, a constant or an index
     built with numpy), move the host one to the GPU: cupy refuses numpy operands."""
@@ -163,7 +172,7 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **kwargs):
         """Run the op on tensors (or plain values) and record it in the graph."""
-        Tensor = _Tensor
+        Tensor = _tensor_class()
         fn = cls()
         arrays = []
         needs = []

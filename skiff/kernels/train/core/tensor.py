@@ -463,7 +463,6 @@ class _ToDevice(Function):
         return to_device(g, self.src)
 
 
-autograd._Tensor = Tensor
 tune_allocator()
 
 
