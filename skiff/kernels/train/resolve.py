@@ -45,7 +45,7 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
         strategy_from_plan = None
     if strategy_from_plan is not None:
         return strategy_from_plan(plan), record
-    # until dist provides strategy_from_plan: the data-parallel family directly
+    # until parallel provides strategy_from_plan: the data-parallel family directly
     if kind in ("dp", "zero1", "zero2"):
         from .parallel.data_parallel import DataParallel, ZeRO
 
