@@ -68,8 +68,8 @@ def work(method: str, iters: int) -> dict:
     cu = np.concatenate([[0], np.cumsum(lens)])
     rng = np.random.default_rng(1)
     if method.startswith("skiff"):
-        from skiff.kernels.train.nn import functional as F
-        from skiff.kernels.train.tensor import Tensor
+        from skiff.kernels.train.core.nn import functional as F
+        from skiff.kernels.train.core.tensor import Tensor
 
         if method == "skiff-packed":
             arrs = [rng.standard_normal((total, H, D)).astype(np.float32) for _ in range(3)]
@@ -122,9 +122,10 @@ def work_step(method: str, iters: int) -> dict:
     x_np = rng.integers(0, 256, size=(16, 128))
     y_np = rng.integers(0, 256, size=(16, 128))
     if method == "skiff-step":
-        from skiff.kernels.train import models, optim
-        from skiff.kernels.train import random as train_random
-        from skiff.kernels.train.tensor import Tensor
+        from skiff.kernels.train import models
+        from skiff.kernels.train.core import optim
+        from skiff.kernels.train.core import random as train_random
+        from skiff.kernels.train.core.tensor import Tensor
 
         train_random.seed(0)
         model = models.get("gpt-mini")

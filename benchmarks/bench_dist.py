@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # --- the worker (runs under mpiexec) ----------------------------------------------------------
 def _model(n_layer, n_embd, block):
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.models.gpt import GPT, GPTConfig
 
     train_random.seed(0)
@@ -47,9 +47,9 @@ def _batch(step, b, t, rank=0):
 
 
 def worker(args) -> dict:
-    from skiff.kernels.train.dist import limit_threads, world
-    from skiff.kernels.train.dist.data_parallel import DataParallel
-    from skiff.kernels.train.optim import AdamW
+    from skiff.kernels.train.core.optim import AdamW
+    from skiff.kernels.train.parallel import limit_threads, world
+    from skiff.kernels.train.parallel.data_parallel import DataParallel
     from skiff.kernels.train.strategy import SingleDevice
 
     limit_threads(1)

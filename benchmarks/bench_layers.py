@@ -157,7 +157,7 @@ def worker(fw: str, names: list[str], iters: int, threads: int) -> dict:
                   "adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-3)}
     else:
         import skiff
-        from skiff.kernels.train.nn import fused
+        from skiff.kernels.train.core.nn import fused
 
         fused.warm_up()
 

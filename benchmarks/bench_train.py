@@ -17,7 +17,7 @@ Results are printed as ratios against the peer measured in the same run and writ
   the packed run only the real tokens. Figure: real tokens/s, packed / padded.
 * memory: ``tracemalloc`` (numpy reports its buffers to it) records the peak bytes of one
   training step, parameters, gradients, AdamW state and activations included, against
-  ``skiff.kernels.train.memory.estimate_step_memory``.
+  ``skiff.kernels.train.core.memory.estimate_step_memory``.
 """
 
 from __future__ import annotations
@@ -60,9 +60,10 @@ def _batch(seed=0):
 
 
 def work_skiff(steps: int) -> dict:
-    from skiff.kernels.train import models, optim
-    from skiff.kernels.train import random as train_random
-    from skiff.kernels.train.tensor import Tensor
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.core.tensor import Tensor
 
     train_random.seed(0)
     model = models.get("gpt-mini")
@@ -89,9 +90,10 @@ def work_profile(steps: int) -> dict:
     import io
     import pstats
 
-    from skiff.kernels.train import models, optim
-    from skiff.kernels.train import random as train_random
-    from skiff.kernels.train.tensor import Tensor
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.core.tensor import Tensor
 
     train_random.seed(0)
     model = models.get("gpt-mini")
@@ -219,9 +221,9 @@ def work_attention(mode: str, steps: int) -> dict:
     import numpy as np
 
     from skiff.kernels.train import models
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.core.tensor import Tensor
     from skiff.kernels.train.data import pack_sequences
-    from skiff.kernels.train.tensor import Tensor
 
     train_random.seed(0)
     model = models.get("gpt-mini")
@@ -255,10 +257,11 @@ def work_memory() -> dict:
     import gc
     import tracemalloc
 
-    from skiff.kernels.train import models, optim
-    from skiff.kernels.train import random as train_random
-    from skiff.kernels.train.memory import estimate_step_memory
-    from skiff.kernels.train.tensor import Tensor
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.core.memory import estimate_step_memory
+    from skiff.kernels.train.core.tensor import Tensor
 
     def step():
         loss = model.loss((x, y))

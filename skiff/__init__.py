@@ -6,6 +6,10 @@
     trainer = skiff.Trainer(model, strategy="auto")
     sol = skiff.solve(A, b, method="cg", precond="amg")
     result = skiff.ocr("page.png")
+
+The public names are plain imports in :mod:`skiff.api` and the re-export modules
+``skiff.nn``, ``skiff.optim``, ``skiff.data`` and ``skiff.models``; they load when first
+used, so ``import skiff`` itself is cheap.
 """
 
 from __future__ import annotations
@@ -13,42 +17,32 @@ from __future__ import annotations
 import importlib
 
 from skiff.extension import load_ipython_extension, unload_ipython_extension
-from skiff.kernels.train.aliases import install as _install_aliases
 
 __version__ = "0.1.0"
 
-# public name -> "module:attribute" (attribute empty: the module itself); imported lazily
-_LAZY = {
-    "Tensor": "skiff.kernels.train.tensor:Tensor",
-    "no_grad": "skiff.kernels.train.tensor:no_grad",
-    "tensor": "skiff.kernels.train.tensor:tensor",
-    "nn": "skiff.kernels.train.nn:",
-    "optim": "skiff.kernels.train.optim:",
-    "data": "skiff.kernels.train.data:",
-    "models": "skiff.kernels.train.models:",
-    "Trainer": "skiff.kernels.train.trainer:Trainer",
-    "seed": "skiff.kernels.train.random:seed",
-    "plan": "skiff.kernels.train.plan:plan",
-    "solve": "skiff.kernels.solve:solve",
-    "ocr": "skiff.kernels.ocr:ocr",
-    "panel": "skiff.widgets.panels:panel",
-    "launch": "skiff.jobs:launch",
-    "Job": "skiff.jobs:Job",
-    "list_devices": "skiff.kernels.backend:list_devices",
-    "resolve_device": "skiff.kernels.backend:resolve_device",
-}
-
-_install_aliases()  # `import skiff.nn`, `from skiff.optim import AdamW` (see that module)
-
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "__version__", *_LAZY]
+# the public submodules (plain re-export modules); every other public name is in skiff.api
+SUBMODULES = ("nn", "optim", "data", "models", "api")
 
 
 def __getattr__(name: str):
-    spec = _LAZY.get(name)
-    if spec is None:
+    """PEP 562: ``skiff.nn`` imports the submodule, ``skiff.Trainer`` imports skiff.api."""
+    if name in SUBMODULES:
+        return importlib.import_module(f"skiff.{name}")
+    if name.startswith("__"):
         raise AttributeError(f"module 'skiff' has no attribute {name!r}")
-    module, _, attr = spec.partition(":")
-    mod = importlib.import_module(module)
-    value = getattr(mod, attr) if attr else mod
+    from skiff import api
+
+    if name not in api.__all__:
+        raise AttributeError(f"module 'skiff' has no attribute {name!r}")
+    value = getattr(api, name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    from skiff import api
+
+    return sorted({*globals(), *SUBMODULES, *api.__all__})
+
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "__version__"]

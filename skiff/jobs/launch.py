@@ -13,7 +13,6 @@ import argparse
 from collections.abc import Callable
 
 from skiff.grammar.common import split_launch
-from skiff.kinds import JobRequest, Kind, get, resolve_entry
 
 from .job import Job
 from .process import ProcessRunner
@@ -60,6 +59,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     ``on_done(job)`` is called when the job ends; ``local_only`` is the reason a job
     cannot run as processes (a ``fn`` over notebook objects).
     """
+    from skiff.kinds import Kind, get, resolve_entry
+
     config = dict(config or {})
     where = choose_runner(np, runner, launcher)
     registered = _kind_or_none(kind)
@@ -96,6 +97,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
 
 
 def _kind_or_none(name: str):
+    from skiff.kinds import get
+
     try:
         return get(name)
     except ValueError:
@@ -120,6 +123,8 @@ def submit(kind: str, words: str | list[str] | None = None, *, values: dict | No
     Mistakes raise :class:`~skiff.grammar.GrammarError` or ``ValueError``-like errors whose
     message is one line for the user.
     """
+    from skiff.kinds import get
+
     k = get(kind)
     user_ns = {} if user_ns is None else user_ns
     if values is None:
@@ -132,7 +137,7 @@ def submit(kind: str, words: str | list[str] | None = None, *, values: dict | No
                                       prog=prog))
     values, opts = split_launch(argparse.Namespace(**values))
     where = launch_options(opts)
-    request: JobRequest = k.prepare(values, cell=cell, user_ns=user_ns,
+    request = k.prepare(values, cell=cell, user_ns=user_ns,
                                     where=choose_runner(where["np"], where["runner"],
                                                         where["launcher"]))
     job = launch(request.kind, request.config, fn=request.fn, label=request.label,

@@ -319,7 +319,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
 
     def job(cfg, reporter):
         from skiff.kernels.train import models
-        from skiff.kernels.train import random as train_random
+        from skiff.kernels.train.core import random as train_random
         from skiff.kernels.train.data import builtin_dataset
         from skiff.kernels.train.entry import train_parts
 

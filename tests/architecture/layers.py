@@ -14,7 +14,8 @@ from pathlib import Path
 # units of one layer (a tuple of several) may not import each other. Written once here and
 # in docs/architecture.md.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("skiff", "skiff.__main__", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models"),
+    ("skiff", "skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data",
+     "skiff.models"),
     ("skiff.extension",),
     ("skiff.magics", "skiff.cli"),
     ("skiff.widgets",),

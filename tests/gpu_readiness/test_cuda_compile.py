@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from skiff.kernels.solve import cuda as solve_cuda
-from skiff.kernels.train import packed_attention as PA
+from skiff.kernels.train.core import packed_attention as PA
 
 from . import cudacheck
 

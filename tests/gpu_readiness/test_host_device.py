@@ -58,7 +58,7 @@ def _no_device(values):
 @pytest.fixture
 def mpi_comm(fake):
     pytest.importorskip("mpi4py")
-    from skiff.kernels.train.dist import MPIComm
+    from skiff.kernels.train.parallel import MPIComm
 
     comm = MPIComm()
     if comm.size != 1:
@@ -95,7 +95,7 @@ def test_nccl_comm_reports_a_missing_nccl_library(monkeypatch):
     """cupy imports ``cupy.cuda.nccl`` without libnccl, but the module is then empty."""
     import sys
 
-    from skiff.kernels.train.dist import NCCLComm, SelfComm
+    from skiff.kernels.train.parallel import NCCLComm, SelfComm
 
     cp = fakecupy.make()
     monkeypatch.setattr(backend, "cupy", lambda: cp)
@@ -111,7 +111,7 @@ def test_nccl_comm_reports_a_missing_nccl_library(monkeypatch):
 
 def test_nccl_comm_routes_host_arrays_to_mpi(fake):
     """Metrics (numpy) go to the MPI communicator; device arrays never do."""
-    from skiff.kernels.train.dist import NCCLComm, SelfComm
+    from skiff.kernels.train.parallel import NCCLComm, SelfComm
 
     comm = NCCLComm.__new__(NCCLComm)
     comm.bytes_sent = comm.calls = 0
@@ -149,8 +149,8 @@ def test_auto_device_is_the_local_ranks_gpu(monkeypatch):
 
 
 def test_autograd_moves_host_operands_to_the_device(monkeypatch, fake):
-    import skiff.kernels.train.tensor  # noqa: F401  (registers Tensor with autograd)
-    from skiff.kernels.train import autograd
+    import skiff.kernels.train.core.tensor  # noqa: F401  (the Tensor class the ops return)
+    from skiff.kernels.train.core import autograd
 
     monkeypatch.setattr(autograd, "cupy", lambda: fake)
     seen = {}
@@ -237,7 +237,7 @@ class _TwoRankHost:
 def nccl_comm(monkeypatch):
     import sys
 
-    from skiff.kernels.train.dist import NCCLComm
+    from skiff.kernels.train.parallel import NCCLComm
 
     cp = fakecupy.add_cuda(fakecupy.make())
     monkeypatch.setattr(backend, "cupy", lambda: cp)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from skiff.kernels.solve import cuda as solve_cuda
-from skiff.kernels.train import optim
-from skiff.kernels.train import packed_attention as PA
+from skiff.kernels.train.core import optim
+from skiff.kernels.train.core import packed_attention as PA
 
 from . import cudacheck, fakecupy
 from .fakecupy import dev

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gpu
 
 def test_cuda_sources_load_and_every_kernel_resolves():
     from skiff.kernels.solve import cuda as solve_cuda
-    from skiff.kernels.train import packed_attention as PA
+    from skiff.kernels.train.core import packed_attention as PA
 
     for sfx in ("f32", "f64"):
         for k in ("fwd", "bwd_dq", "bwd_dkdv"):
@@ -26,7 +26,7 @@ def test_cuda_sources_load_and_every_kernel_resolves():
 
 @pytest.mark.parametrize("heads", [1, 3])
 def test_packed_attention_gpu_matches_cpu(heads):
-    from skiff.kernels.train import packed_attention as PA
+    from skiff.kernels.train.core import packed_attention as PA
 
     cp = cupy()
     rng = np.random.default_rng(0)
@@ -44,7 +44,7 @@ def test_packed_attention_gpu_matches_cpu(heads):
 
 
 def test_adamw_gpu_with_a_float64_gradient_on_float32_weights():
-    from skiff.kernels.train import optim
+    from skiff.kernels.train.core import optim
 
     cp = cupy()
     rng = np.random.default_rng(1)
@@ -57,7 +57,7 @@ def test_adamw_gpu_with_a_float64_gradient_on_float32_weights():
 
 def test_mpi_comm_takes_device_arrays():
     pytest.importorskip("mpi4py")
-    from skiff.kernels.train.dist import MPIComm
+    from skiff.kernels.train.parallel import MPIComm
 
     cp = cupy()
     comm = MPIComm()
@@ -68,7 +68,7 @@ def test_mpi_comm_takes_device_arrays():
 
 
 def test_autograd_op_with_a_host_operand():
-    from skiff.kernels.train.tensor import Tensor
+    from skiff.kernels.train.core.tensor import Tensor
 
     a = Tensor(np.arange(3.0), device="cuda", requires_grad=True)
     out = (a * np.array([1.0, 2.0, 3.0])).sum()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from skiff.kernels.train import packed_attention as PA
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core import packed_attention as PA
+from skiff.kernels.train.core.tensor import Tensor
 
 
 @pytest.mark.parametrize("heads", [1, 2])

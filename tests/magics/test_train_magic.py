@@ -37,7 +37,7 @@ def test_builtin_model_on_its_own_data(shell):
 
 
 def test_notebook_objects_are_trained_in_place(shell):
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import make_blobs
     from skiff.kernels.train.models import MLP
 

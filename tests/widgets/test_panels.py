@@ -138,7 +138,7 @@ def test_launch_is_refused_while_the_form_is_bad():
 
 # the real kinds ------------------------------------------------------------------------------
 def test_train_form_pickers_and_checks(shell):
-    from skiff.kernels.train import nn
+    from skiff.kernels.train.core import nn
     from skiff.widgets.panels import train_form
 
     shell.user_ns["panel_test_net"] = nn.Linear(2, 2)

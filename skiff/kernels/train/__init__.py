@@ -1,7 +1,8 @@
 """skiff's own training framework on ``xp`` (numpy on the CPU, cupy on a GPU).
 
-Core (this package's tensor/autograd layer): :mod:`.tensor` (``Tensor``, creation functions,
-``no_grad``), :mod:`.autograd` (``Function`` nodes, the backward engine), :mod:`.nn` (modules
-and ``nn.functional``), :mod:`.optim`, :mod:`.amp`, :mod:`.memory`, :mod:`.gradcheck`.
-Trainer, data, models and the distributed parts live beside them. Submodules import on use.
+:mod:`.core` is the tensor/autograd layer (``Tensor``, ``Function``, ``nn``, ``optim``, AMP,
+memory estimates). Beside it the trainer layer: :mod:`.trainer` (``Trainer``), its results
+and strategies, :mod:`.checkpoint`, :mod:`.data`, :mod:`.entry` (the job entry point);
+:mod:`.models`, :mod:`.parallel` (distributed strategies) and :mod:`.plan` (the planner).
+Submodules import on use.
 """

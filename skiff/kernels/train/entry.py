@@ -35,7 +35,7 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
     variables for a cell run on a thread of the kernel (``notebook=True``), or a fresh
     namespace for a cell run on MPI ranks. It is copied, so the cell never changes it.
     """
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
 
     train_random.seed(seed)
     ns: dict = {k: v for k, v in (namespace or {}).items()
@@ -59,7 +59,7 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
     """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config
     (``namespace``: what a ``%%train`` cell in the config starts with)."""
     from skiff.kernels.train import models
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import builtin_dataset
 
     seed = int(config.get("seed") or 0)

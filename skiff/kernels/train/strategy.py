@@ -112,7 +112,7 @@ class Strategy:
         ``cu_seqlens`` and ``positions`` as host int64 arrays."""
         from skiff.kernels.backend import get_array_module
 
-        from .tensor import Tensor
+        from .core.tensor import Tensor
 
         def move(a):
             if isinstance(a, Tensor):
@@ -152,7 +152,7 @@ class Strategy:
     def clip_grad_norm(self, model, max_norm: float) -> float:
         """Scale gradients so their global norm is at most ``max_norm``; return the norm
         before clipping (over all ranks' shards for sharded strategies)."""
-        from .optim import clip_grad_norm_
+        from .core.optim import clip_grad_norm_
 
         return float(clip_grad_norm_(list(model.parameters()), max_norm))
 

@@ -5,22 +5,22 @@
     trainer = skiff.Trainer(model, strategy="auto")
     result = trainer.train(dataset, epochs=10)
 
-The loop reads top to bottom: pick a strategy (one device, or what the planner chose), build
-the optimizer and schedule, resume if asked, then for each optimizer step run ``grad_accum``
-micro-batches forward and backward, reduce gradients, clip, step, report, and checkpoint every
-N steps and at the end. Everything that differs between one device and many ranks is a hook
-of :class:`~skiff.kernels.train.strategy.Strategy`.
+:meth:`Trainer.train` reads top to bottom: pick a strategy (one device, or what the planner
+chose; :mod:`.resolve`), build the optimizer and schedule, resume if asked, then for each
+optimizer step run ``grad_accum`` micro-batches forward and backward, reduce gradients, clip,
+step, report, validate at each epoch's end, checkpoint every N steps and at the end, and
+return a :class:`~skiff.kernels.train.result.TrainResult`. Everything that differs between one
+device and many ranks is a hook of :class:`~skiff.kernels.train.strategy.Strategy`.
 
 The loss is the model's own ``loss(batch)`` when it has one; otherwise a batch is ``(x, y)``
 and integer targets mean cross-entropy, float targets mean squared error; ``loss=`` overrides
-both. A run is seeded: the same seed, model and data give the same weights, and a run that is
-stopped and resumed from its checkpoint ends with the same weights as one that never stopped.
+both (:mod:`.losses`). A run is seeded: the same seed, model and data give the same weights,
+and a run that is stopped and resumed from its checkpoint ends with the same weights as one
+that never stopped.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 import os
 import time
@@ -29,11 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import random as train_random
+from .core import random as train_random
 from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
+from .losses import INPUT_KEYS, accuracy, loss_function
+from .resolve import resolve_strategy
+from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, SingleDevice, Strategy
 
-__all__ = ["Trainer", "TrainResult", "TrainingDiverged", "resolve_strategy"]
+__all__ = ["Trainer", "TrainingDiverged"]
 
 LOSSES = ("auto", "cross_entropy", "mse", "bce")
 SCHEDULES = ("cosine", "constant")
@@ -41,147 +44,6 @@ SCHEDULES = ("cosine", "constant")
 
 class TrainingDiverged(FloatingPointError):
     """The loss became NaN or infinite; the message names the step."""
-
-
-# ------------------------------------------------------------------------------------------
-@dataclass
-class TrainResult:
-    """What a training run did: loss curve, validation metrics, throughput, checkpoint.
-
-    ``model`` is the trained model itself (not part of :meth:`to_json`).
-    """
-
-    steps: int
-    epochs: float
-    final_loss: float | None
-    history: list[dict] = field(default_factory=list)  # one row per logged step
-    val_history: list[dict] = field(default_factory=list)  # one row per epoch
-    time_s: float = 0.0
-    samples_per_s: float | None = None
-    tokens_per_s: float | None = None
-    peak_memory_bytes: int | None = None
-    checkpoint: str | None = None
-    strategy: dict = field(default_factory=dict)
-    stopped: str | None = None  # why it ended early ("cancelled"), else None
-    num_parameters: int | None = None
-    weights: str | None = None  # the final full weights (npz), written by a job
-    step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
-    predicted: dict = field(default_factory=dict)  # the plan's estimates against measurements
-    model: object = field(default=None, repr=False)
-
-    def to_json(self) -> dict:
-        return {
-            "steps": self.steps, "epochs": self.epochs, "final_loss": self.final_loss,
-            "history": self.history, "val_history": self.val_history,
-            "time_s": round(self.time_s, 4), "samples_per_s": self.samples_per_s,
-            "tokens_per_s": self.tokens_per_s, "peak_memory_bytes": self.peak_memory_bytes,
-            "checkpoint": self.checkpoint, "strategy": self.strategy, "stopped": self.stopped,
-            "num_parameters": self.num_parameters, "weights": self.weights,
-            "step_time_s": self.step_time_s, "predicted": self.predicted,
-        }
-
-    @property
-    def losses(self) -> list[float]:
-        return [row["loss"] for row in self.history]
-
-    def loss_curve_png(self) -> bytes:
-        """The training (and validation) loss curve as PNG bytes."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(5, 2.6), dpi=90)
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot(1, 1, 1)
-        if self.history:
-            ax.plot([r["step"] for r in self.history], self.losses, lw=1.2, label="train")
-        if self.val_history:
-            ax.plot([r["step"] for r in self.val_history],
-                    [r["val_loss"] for r in self.val_history], "o-", ms=3, label="validation")
-        ax.set_xlabel("step")
-        ax.set_ylabel("loss")
-        ax.grid(alpha=0.3)
-        if self.val_history:
-            ax.legend(fontsize=8)
-        from skiff.kernels.backend.figures import render_png
-
-        return render_png(fig)
-
-    def _repr_html_(self) -> str:
-        rows = [("steps", self.steps), ("epochs", f"{self.epochs:.2f}"),
-                ("final loss", _fmt(self.final_loss)), ("time", f"{self.time_s:.1f} s"),
-                ("samples/s", _fmt(self.samples_per_s)), ("tokens/s", _fmt(self.tokens_per_s)),
-                ("strategy", self.strategy.get("strategy")),
-                ("checkpoint", self.checkpoint), ("stopped", self.stopped)]
-        if self.val_history:
-            last = self.val_history[-1]
-            rows.insert(3, ("validation", ", ".join(f"{k} {_fmt(v)}" for k, v in last.items()
-                                                    if k.startswith("val_"))))
-        cells = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
-                        f"<td>{html.escape(str(v))}</td></tr>" for k, v in rows if v is not None)
-        img = ""
-        if self.history:
-            data = base64.b64encode(self.loss_curve_png()).decode("ascii")
-            img = f"<img src='data:image/png;base64,{data}' alt='loss curve'/>"
-        return (f"<div class='skiff-train-result'><b>TrainResult</b>"
-                f"<table>{cells}</table>{img}</div>")
-
-    def __repr__(self) -> str:
-        return (f"TrainResult(steps={self.steps}, final_loss={_fmt(self.final_loss)}, "
-                f"time_s={self.time_s:.2f}, stopped={self.stopped!r})")
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-# ------------------------------------------------------------------------------------------
-def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_batch=None,
-                     seq_len=None) -> tuple[Strategy, dict]:
-    """(strategy, plan record) for ``spec``: a Strategy instance is used as given; a name
-    goes through the planner (``skiff.kernels.train.plan.resolve``) when it is installed."""
-    if isinstance(spec, Strategy):
-        return spec, spec.describe() | {"explicit": True,
-                                        "reasons": ["strategy object given by the caller"]}
-    if not isinstance(spec, str):
-        raise TypeError(f"strategy must be a name or a Strategy, got {spec!r}")
-    try:
-        from .plan import resolve as plan_resolve
-    except ImportError:
-        plan_resolve = None
-    record: dict
-    if plan_resolve is not None and (world_size > 1 or spec != "single"):
-        plan = plan_resolve(spec, model, world_size=world_size, global_batch=global_batch,
-                            seq_len=seq_len)
-        record = plan.to_json()
-        record.pop("table", None)
-        kind = plan.strategy
-    else:
-        kind = "single" if spec in ("auto", "single") else spec
-        why = ("one process: the whole model and its optimizer state on this device"
-               if spec == "auto" else "explicit strategy kept as given")
-        record = {"spec": spec, "strategy": kind, "reasons": [why]}
-    if kind == "single":
-        if world_size > 1:
-            raise ValueError(f"strategy {spec!r} runs on one device, but the job has "
-                             f"{world_size} ranks")
-        return SingleDevice(), record
-    try:
-        from .dist import strategy_from_plan
-    except ImportError:
-        strategy_from_plan = None
-    if strategy_from_plan is not None:
-        return strategy_from_plan(plan), record
-    # until dist provides strategy_from_plan: the data-parallel family directly
-    if kind in ("dp", "zero1", "zero2"):
-        from .dist.data_parallel import DataParallel, ZeRO
-
-        return (DataParallel() if kind == "dp" else ZeRO(stage=int(kind[-1]))), record
-    raise ValueError(f"strategy {kind!r} ({record.get('label', spec)}) needs a distributed "
-                     "strategy that skiff.kernels.train.dist does not provide yet")
 
 
 # ------------------------------------------------------------------------------------------
@@ -318,6 +180,17 @@ class Trainer:
         ``val_split=0.2`` keeps the last fifth of ``dataset`` apart as the validation set
         instead. Returns a :class:`TrainResult`.
         """
+        dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
+        strategy = self._choose_strategy()
+        run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+        if self.resume:
+            self._resume_from_checkpoint(run)
+        self._run_steps(run)
+        return self._finish(run)
+
+    # -- the stages of train(), in order -----------------------------------------------------
+    def _check_data(self, dataset, epochs, steps, val_dataset, val_split):
+        """The training and validation data sets, checked (``val_split`` applied)."""
         if epochs is not None and steps is not None:
             raise ValueError(f"give epochs or steps, not both (got epochs={epochs!r}, "
                              f"steps={steps!r})")
@@ -334,9 +207,11 @@ class Trainer:
             if val_dataset is not None:
                 raise ValueError("give val_dataset or val_split, not both")
             dataset, val_dataset = split_off(dataset, val_split)
-        rep = self.reporter
+        return dataset, val_dataset
 
-        # 1. strategy: one device, or the planner's layout over the job's ranks
+    def _choose_strategy(self) -> Strategy:
+        """One device, or the planner's layout over the job's ranks; the plan is reported."""
+        rep = self.reporter
         seq_len = getattr(getattr(self.model, "config", None), "block_size", None)
         strategy, self.plan = resolve_strategy(
             self.strategy_spec, self.model, world_size=getattr(rep, "world_size", 1),
@@ -346,8 +221,10 @@ class Trainer:
         rep.info(plan=self.plan)
         for reason in self.plan.get("reasons", []):
             rep.log(f"plan: {reason}")
+        return strategy
 
-        # 2. model on the device, optimizer, data loader, schedule
+    def _prepare(self, strategy, dataset, val_dataset, epochs, steps) -> _Run:
+        """Model on the device, optimizer, data loader, schedule, loss; the RNG seeded."""
         self.model, self.optimizer = strategy.setup(self.model, self._make_optimizer)
         loader = strategy.make_loader(dataset, self.batch_size, shuffle=self.shuffle,
                                       seed=self.seed, drop_last=self.drop_last)
@@ -361,137 +238,159 @@ class Trainer:
         loss_fn = self._loss_fn()
         train_random.seed(self.seed)
         n_params = _num_parameters(self.model)
-        rep.info(num_parameters=n_params, total_steps=total, batch_size=self.batch_size,
-                 grad_accum=self.grad_accum, device=str(strategy.device))
+        self.reporter.info(num_parameters=n_params, total_steps=total,
+                           batch_size=self.batch_size, grad_accum=self.grad_accum,
+                           device=str(strategy.device))
+        return _Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
+                    dtype=dtype, loss_fn=loss_fn, n_params=n_params)
 
-        # 3. resume: weights, optimizer, schedule, RNG, data position, step, curve
-        step, history, val_history = 0, [], []
-        if self.resume:
-            state = strategy.load_checkpoint(self.checkpoint_dir)
-            if state is None:
-                rep.log(f"no checkpoint in {self.checkpoint_dir}: starting from step 0")
-            else:
-                step, history, val_history = self._restore(state, loader)
-                rep.log(f"resumed from step {step} (epoch {loader.epoch}, batch "
-                        f"{loader.position})")
+    def _resume_from_checkpoint(self, run: _Run) -> None:
+        """Weights, optimizer, schedule, RNG, data position, step and curves from the newest
+        checkpoint (none there: start from step 0)."""
+        state = run.strategy.load_checkpoint(self.checkpoint_dir)
+        if state is None:
+            self.reporter.log(f"no checkpoint in {self.checkpoint_dir}: starting from step 0")
+            return
+        run.step, run.history, run.val_history = self._restore(state, run.loader)
+        self.reporter.log(f"resumed from step {run.step} (epoch {run.loader.epoch}, batch "
+                          f"{run.loader.position})")
 
-        # 4. the loop
-        last_ckpt = None
-        stopped = None
-        t_start = time.perf_counter()
-        samples = tokens = 0
-        window_t, window_samples, window_tokens = time.perf_counter(), 0, 0
-        peak = 0
+    def _run_steps(self, run: _Run) -> None:
+        """Optimizer steps until ``run.total`` or a stop request: each one reports, validates
+        at an epoch's end (and after the last step), and checkpoints every N steps."""
+        rep = self.reporter
+        run.t_start = time.perf_counter()
+        run.window_t = time.perf_counter()
         self.model.train()
-        rep.progress(step, total, unit="step")
-        step_times: list[float] = []
-        line_losses: list[float] = []
-        while step < total:
+        rep.progress(run.step, run.total, unit="step")
+        while run.step < run.total:
             if rep.should_stop():
-                stopped = "cancelled"
+                run.stopped = "cancelled"
                 break
-            t_step = time.perf_counter()
-            loss_sum = 0.0
-            for _ in range(self.grad_accum):
-                host_batch = _next_batch(loader)
-                batch = strategy.to_device(host_batch, dtype)
-                try:
-                    loss_sum += strategy.forward_backward(self.model, batch, loss_fn,
-                                                          scale=1.0 / self.grad_accum)
-                except NonFiniteLoss as exc:
-                    raise self._diverged(step + 1, str(exc), last_ckpt) from None
-                n = batch_size_of(host_batch) * loader.world_size
-                samples += n
-                window_samples += n
-                t = token_count(host_batch)
-                if t is not None:
-                    tokens += t * loader.world_size
-                    window_tokens += t * loader.world_size
-            strategy.reduce_gradients(self.model)
-            grad_norm = None
-            if self.clip is not None:
-                grad_norm = strategy.clip_grad_norm(self.model, self.clip)
-                if not math.isfinite(grad_norm):
-                    raise self._diverged(step + 1, f"gradient norm is {grad_norm}", last_ckpt)
-            lr = self._current_lr()
-            strategy.optimizer_step(self.optimizer)
-            self.optimizer.zero_grad()
-            if self.scheduler is not None:
-                self.scheduler.step()
-            step += 1
-            step_times.append(time.perf_counter() - t_step)
-            loss = loss_sum / self.grad_accum
-            metrics = strategy.reduce_metrics({"loss": loss})
-
-            # report
-            peak = max(peak, _memory_in_use(strategy.device))
-            if step % self.log_every == 0 or step == total:
-                now = time.perf_counter()
-                dt = max(now - window_t, 1e-9)
-                row = {"step": step, "loss": metrics["loss"], "lr": lr,
-                       "epoch": loader.epoch + loader.position / len(loader),
-                       "samples_per_s": window_samples / dt}
-                if window_tokens:
-                    row["tokens_per_s"] = window_tokens / dt
-                if grad_norm is not None:
-                    row["grad_norm"] = grad_norm
-                history.append(row)
-                for name in ("loss", "lr", "samples_per_s", "tokens_per_s", "grad_norm"):
-                    if name in row:
-                        rep.metric(name, row[name], step=step)
-                rep.metric("memory_bytes", peak, step=step)
-                window_t, window_samples, window_tokens = now, 0, 0
-            rep.progress(step, total, unit="step", message=f"loss {metrics['loss']:.4f}")
-
-            # validation at each epoch's end, and after the last step when that is mid-epoch
-            if val_dataset is not None and (loader.position >= len(loader) or step == total):
-                val = self.evaluate(val_dataset)
-                val = {"step": step, "epoch": round(loader.epoch + loader.position / len(loader),
-                                                    4), **val}
-                val_history.append(val)
-                for k, v in val.items():
-                    if k.startswith("val_"):
-                        rep.metric(k, v, step=step)
-                self.model.train()
-
+            loss, lr, grad_norm = self._optimizer_step(run)
+            self._report_step(run, loss, lr, grad_norm)
+            if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
+                self._validate(run)
             if self.verbose:
-                line_losses.append(metrics["loss"])
-                if loader.position >= len(loader) or step == total:
-                    self._print_line(step, total, loader, line_losses, val_history, t_start)
-                    line_losses = []
-
-            # checkpoint every N steps
+                self._print_progress(run, loss)
             if self.checkpoint_dir is not None and self.checkpoint_every and \
-                    step % self.checkpoint_every == 0 and step < total:
-                last_ckpt = self._save(step, loader, history, val_history)
-        elapsed = time.perf_counter() - t_start
+                    run.step % self.checkpoint_every == 0 and run.step < run.total:
+                run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history)
+        run.elapsed = time.perf_counter() - run.t_start
 
-        # 5. final checkpoint (also when cancelled, so the run can be resumed)
+    def _optimizer_step(self, run: _Run) -> tuple[float, float, float | None]:
+        """``grad_accum`` micro-batches forward and backward, then gradients reduced, clipped
+        and applied; (the loss over all ranks, the learning rate used, the gradient norm)."""
+        strategy, loader = run.strategy, run.loader
+        t_step = time.perf_counter()
+        loss_sum = 0.0
+        for _ in range(self.grad_accum):
+            host_batch = _next_batch(loader)
+            batch = strategy.to_device(host_batch, run.dtype)
+            try:
+                loss_sum += strategy.forward_backward(self.model, batch, run.loss_fn,
+                                                      scale=1.0 / self.grad_accum)
+            except NonFiniteLoss as exc:
+                raise self._diverged(run.step + 1, str(exc), run.last_ckpt) from None
+            n = batch_size_of(host_batch) * loader.world_size
+            run.samples += n
+            run.window_samples += n
+            t = token_count(host_batch)
+            if t is not None:
+                run.tokens += t * loader.world_size
+                run.window_tokens += t * loader.world_size
+        strategy.reduce_gradients(self.model)
+        grad_norm = None
+        if self.clip is not None:
+            grad_norm = strategy.clip_grad_norm(self.model, self.clip)
+            if not math.isfinite(grad_norm):
+                raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}",
+                                     run.last_ckpt)
+        lr = self._current_lr()
+        strategy.optimizer_step(self.optimizer)
+        self.optimizer.zero_grad()
+        if self.scheduler is not None:
+            self.scheduler.step()
+        run.step += 1
+        run.step_times.append(time.perf_counter() - t_step)
+        loss = loss_sum / self.grad_accum
+        metrics = strategy.reduce_metrics({"loss": loss})
+        return metrics["loss"], lr, grad_norm
+
+    def _report_step(self, run: _Run, loss, lr, grad_norm) -> None:
+        """Peak memory; every ``log_every`` steps (and the last) a history row and its
+        metrics; progress after every step."""
+        rep, loader, step = self.reporter, run.loader, run.step
+        run.peak = max(run.peak, _memory_in_use(run.strategy.device))
+        if step % self.log_every == 0 or step == run.total:
+            now = time.perf_counter()
+            dt = max(now - run.window_t, 1e-9)
+            row = {"step": step, "loss": loss, "lr": lr,
+                   "epoch": loader.epoch + loader.position / len(loader),
+                   "samples_per_s": run.window_samples / dt}
+            if run.window_tokens:
+                row["tokens_per_s"] = run.window_tokens / dt
+            if grad_norm is not None:
+                row["grad_norm"] = grad_norm
+            run.history.append(row)
+            for name in ("loss", "lr", "samples_per_s", "tokens_per_s", "grad_norm"):
+                if name in row:
+                    rep.metric(name, row[name], step=step)
+            rep.metric("memory_bytes", run.peak, step=step)
+            run.window_t, run.window_samples, run.window_tokens = now, 0, 0
+        rep.progress(step, run.total, unit="step", message=f"loss {loss:.4f}")
+
+    def _validate(self, run: _Run) -> None:
+        """Evaluate the validation set, record and report it, and go back to training mode."""
+        loader = run.loader
+        val = self.evaluate(run.val_dataset)
+        val = {"step": run.step, "epoch": round(loader.epoch + loader.position / len(loader),
+                                                4), **val}
+        run.val_history.append(val)
+        for k, v in val.items():
+            if k.startswith("val_"):
+                self.reporter.metric(k, v, step=run.step)
+        self.model.train()
+
+    def _print_progress(self, run: _Run, loss) -> None:
+        """``verbose``: one printed line at each epoch's end and after the last step."""
+        run.line_losses.append(loss)
+        if run.epoch_done or run.step == run.total:
+            self._print_line(run.step, run.total, run.loader, run.line_losses,
+                             run.val_history, run.t_start)
+            run.line_losses = []
+
+    def _finish(self, run: _Run) -> TrainResult:
+        """The final checkpoint (also when cancelled, so the run can be resumed), the
+        strategy torn down, and the result with its measurements against the plan."""
+        step, loader, rep = run.step, run.loader, self.reporter
         if self.checkpoint_dir is not None and step > 0:
-            last_ckpt = self._save(step, loader, history, val_history)
-        strategy.teardown()
+            run.last_ckpt = self._save(step, loader, run.history, run.val_history)
+        run.strategy.teardown()
+        elapsed, samples, tokens = run.elapsed, run.samples, run.tokens
         result = TrainResult(
             steps=step, epochs=round(loader.epoch + loader.position / len(loader), 4),
-            final_loss=history[-1]["loss"] if history else None, history=history,
-            val_history=val_history, time_s=elapsed,
+            final_loss=run.history[-1]["loss"] if run.history else None, history=run.history,
+            val_history=run.val_history, time_s=elapsed,
             samples_per_s=samples / elapsed if elapsed > 0 and samples else None,
             tokens_per_s=tokens / elapsed if elapsed > 0 and tokens else None,
-            peak_memory_bytes=peak or None,
-            checkpoint=None if last_ckpt is None else str(last_ckpt),
-            strategy=self.plan, stopped=stopped, num_parameters=n_params, model=self.model)
-        result.step_time_s = _median(step_times[1:] or step_times)
-        result.predicted = _predicted_vs_measured(self.plan, result)
+            peak_memory_bytes=run.peak or None,
+            checkpoint=None if run.last_ckpt is None else str(run.last_ckpt),
+            strategy=self.plan, stopped=run.stopped, num_parameters=run.n_params,
+            model=self.model)
+        result.step_time_s = _median(run.step_times[1:] or run.step_times)
+        result.predicted = predicted_vs_measured(self.plan, result)
         if result.predicted:
             rep.info(predicted_vs_measured=result.predicted)
-        if stopped:
-            rep.log(f"stopped at step {step} of {total} ({stopped})", level="warning")
+        if run.stopped:
+            rep.log(f"stopped at step {step} of {run.total} ({run.stopped})", level="warning")
         return result
 
     # --------------------------------------------------------------------------------------
     def evaluate(self, dataset, batch_size: int | None = None) -> dict:
         """Mean loss (and accuracy for classification) over ``dataset`` without gradients."""
+        from .core.tensor import no_grad
         from .data import DataLoader
-        from .tensor import no_grad
 
         if self.strategy is None:
             self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
@@ -513,7 +412,7 @@ class Trainer:
                 total += float(loss_fn(self.model, batch).item()) * n
                 count += n
                 last = getattr(loss_fn, "last", None)
-                acc = None if last is None else _accuracy(*last, self.loss_spec)
+                acc = None if last is None else accuracy(*last, self.loss_spec)
                 if acc is not None:
                     classify = True
                     correct += acc * n
@@ -530,8 +429,8 @@ class Trainer:
         pass ``(X1, ..., Xk, y)`` with ``inputs=k``. Outputs of the batches are joined along
         the first axis.
         """
+        from .core.tensor import no_grad
         from .data import DataLoader
-        from .tensor import no_grad
 
         if self.strategy is None:
             self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
@@ -549,11 +448,11 @@ class Trainer:
                     if isinstance(host_batch, PackedBatch):
                         raise TypeError("predict takes arrays of inputs, got packed sequences")
                     if isinstance(host_batch, dict):
-                        host_batch = next((host_batch[k] for k in _INPUT_KEYS
+                        host_batch = next((host_batch[k] for k in INPUT_KEYS
                                            if k in host_batch), None)
                         if host_batch is None:
                             raise TypeError("predict on dict items needs an input key "
-                                            f"({', '.join(_INPUT_KEYS)})")
+                                            f"({', '.join(INPUT_KEYS)})")
                     xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
                         else (host_batch,)
                     out = self.model(*self.strategy.to_device(xs, dtype))
@@ -573,12 +472,12 @@ class Trainer:
                 return self.optimizer  # train() called again: keep the optimizer's moments
         spec = self.optimizer_spec
         if spec is None or spec in ("adamw", "adam"):
-            from .optim import AdamW
+            from .core.optim import AdamW
 
             decay = 0.0 if spec == "adam" else self.weight_decay  # Adam: AdamW without decay
             return AdamW(params, lr=self.lr, weight_decay=decay)
         if spec == "sgd":
-            from .optim import SGD
+            from .core.optim import SGD
 
             return SGD(params, lr=self.lr, momentum=0.9)
         if isinstance(spec, str):
@@ -591,7 +490,7 @@ class Trainer:
         raise TypeError(f"optimizer must be an Optimizer, a factory or a name, got {spec!r}")
 
     def _make_scheduler(self, total: int):
-        from . import optim
+        from .core import optim
 
         if self.schedule == "constant":
             return None
@@ -606,37 +505,7 @@ class Trainer:
 
     def _loss_fn(self):
         """``fn(model, batch) -> scalar Tensor`` for the configured loss."""
-        spec = self.loss_spec
-        model_loss = getattr(self.model, "loss", None)
-        if spec == "auto" and callable(model_loss):
-            if _positional_arity(model_loss) != 2:
-                return lambda model, batch: model.loss(batch)
-            spec = model_loss  # loss(output, target): a criterion written as a method
-
-        checked = []  # class ids are range-checked on the first batch only (a host sync)
-
-        def fn(model, batch):
-            if isinstance(batch, dict):
-                batch = _pair_of(batch)
-            if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
-                    len(batch) < 2:
-                what = type(batch).__name__
-                if isinstance(batch, (tuple, list)):
-                    what += f" of {len(batch)}"
-                raise TypeError("without a model.loss(batch), the data must be (x, y) pairs, "
-                                f"e.g. trainer.train((X, y)); got batches of a {what}")
-            *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
-            out = model(*xs)
-            if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
-                fn.last = (out, y)
-            if callable(spec):
-                return spec(out, y)
-            loss = _supervised_loss(out, y, spec, check_ids=not checked)
-            checked.append(True)
-            return loss
-
-        fn.keep, fn.last = False, None
-        return fn
+        return loss_function(self.model, self.loss_spec)
 
     def _state(self, step, loader, history, val_history) -> dict:
         st = self.strategy
@@ -690,21 +559,40 @@ class Trainer:
 
 
 # ------------------------------------------------------------------------------------------
-_INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
-_TARGET_KEYS = ("y", "target", "targets", "label", "labels")
+@dataclass
+class _Run:
+    """One call of :meth:`Trainer.train`: what it set up, and what it has done so far."""
+
+    strategy: Strategy
+    loader: object
+    val_dataset: object
+    total: int  # optimizer steps to reach
+    dtype: object
+    loss_fn: object
+    n_params: int
+    step: int = 0
+    history: list = field(default_factory=list)
+    val_history: list = field(default_factory=list)
+    last_ckpt: object = None
+    stopped: str | None = None
+    t_start: float = 0.0
+    elapsed: float = 0.0
+    samples: int = 0
+    tokens: int = 0
+    window_t: float = 0.0  # the throughput window since the last logged step
+    window_samples: int = 0
+    window_tokens: int = 0
+    peak: int = 0
+    step_times: list = field(default_factory=list)
+    line_losses: list = field(default_factory=list)  # verbose: losses since the last line
+
+    @property
+    def epoch_done(self) -> bool:
+        """Whether the loader has used up this epoch's batches."""
+        return self.loader.position >= len(self.loader)
 
 
-def _pair_of(batch: dict) -> tuple:
-    """``(x, y)`` from a dict batch with an input key and a target key (``{"x", "y"}``,
-    ``{"image", "label"}``, ...)."""
-    x = next((batch[k] for k in _INPUT_KEYS if k in batch), None)
-    y = next((batch[k] for k in _TARGET_KEYS if k in batch), None)
-    if x is None or y is None:
-        raise TypeError(f"a dict batch needs an input key ({', '.join(_INPUT_KEYS)}) and a "
-                        f"target key ({', '.join(_TARGET_KEYS)}); got keys {sorted(batch)}")
-    return x, y
-
-
+# ------------------------------------------------------------------------------------------
 def _next_batch(loader):
     """The next host batch, moving to the next epoch when this one is used up."""
     if loader.position >= len(loader):
@@ -715,125 +603,11 @@ def _next_batch(loader):
     return loader.make_batch(index)
 
 
-def _supervised_loss(out, y, spec: str, *, check_ids: bool = True):
-    from .nn import functional as F
-
-    ydt = np.dtype(str(y.dtype))
-    if ydt == np.bool_:  # True/False labels are class ids 1/0 (or 1.0/0.0 for MSE and BCE)
-        y = y.astype(np.int64)
-        ydt = np.dtype(np.int64)
-    if spec == "auto":
-        if np.issubdtype(ydt, np.integer):
-            spec = "cross_entropy"
-        elif np.issubdtype(ydt, np.floating):
-            spec = "mse"
-        else:
-            raise TypeError(f"targets must be integer class ids (cross-entropy) or floats "
-                            f"(MSE), got dtype {ydt}")
-    if spec == "cross_entropy":
-        if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]) \
-                and out.shape[-1] > 1:
-            y = y.reshape(*y.shape[:-1])  # class ids as a column (N, 1)
-        if not np.issubdtype(ydt, np.integer):
-            raise TypeError(f"cross-entropy needs integer class-id targets, got dtype {ydt}")
-        if tuple(out.shape) == tuple(y.shape) + (1,) or tuple(out.shape) == tuple(y.shape):
-            raise ValueError(f"model output shape {tuple(out.shape)} with integer targets of "
-                             f"shape {tuple(y.shape)}: cross-entropy wants one output per class"
-                             f"; for regression pass float targets (y.astype('float32')) or "
-                             f"loss='mse'")
-        if tuple(out.shape[:-1]) != tuple(y.shape):
-            raise ValueError(f"model output shape {tuple(out.shape)} does not match targets "
-                             f"shape {tuple(y.shape)}: cross-entropy wants output "
-                             f"(..., classes) and targets (...)")
-        n_cls = out.shape[-1]
-        yv = y.numpy() if check_ids and hasattr(y, "numpy") else np.asarray(y if check_ids else 0)
-        bad = (yv < 0) & (yv != -100) | (yv >= n_cls)
-        if bad.any():
-            raise ValueError(f"class ids must be in [0, {n_cls}) for an output of {n_cls} "
-                             f"classes, got {int(yv[bad].flat[0])}")
-        if out.ndim > 2:
-            out = out.reshape(-1, n_cls)
-            y = y.reshape(-1)
-        return F.cross_entropy(out, y)
-    if not np.issubdtype(ydt, np.floating) and not np.issubdtype(ydt, np.integer):
-        raise TypeError(f"{'MSE' if spec == 'mse' else 'binary cross-entropy'} needs numeric "
-                        f"targets, got dtype {ydt}")
-    if tuple(out.shape) != tuple(y.shape) and (tuple(out.shape) == tuple(y.shape) + (1,) or
-                                               tuple(y.shape) == tuple(out.shape) + (1,)):
-        y = y.reshape(*out.shape)  # targets (N,) against outputs (N, 1), or the reverse
-    if tuple(out.shape) != tuple(y.shape):
-        hint = "MSE compares them element by element" if spec == "mse" else \
-            "binary cross-entropy wants one score per 0/1 target"
-        if spec == "mse" and tuple(out.shape[:-1]) == tuple(y.shape) and out.shape[-1] > 1:
-            hint = ("float targets mean regression (MSE); for classification pass integer "
-                    "class ids, e.g. y.astype('int64')")
-        raise ValueError(f"model output shape {tuple(out.shape)} does not match targets shape "
-                         f"{tuple(y.shape)} ({hint})")
-    if y.dtype != out.dtype:
-        y = y.astype(out.dtype)
-    if spec == "bce":
-        from .nn.loss import binary_cross_entropy_with_logits
-
-        return binary_cross_entropy_with_logits(out, y)
-    return F.mse_loss(out, y)
-
-
-def _accuracy(out, y, spec) -> float | None:
-    """Accuracy of the outputs ``out`` against targets ``y`` (None where it has no meaning:
-    regression, or shapes that do not line up)."""
-    if spec == "bce":  # one score per binary label: positive means class 1
-        o, yv = out.numpy(), y.numpy()
-        if o.size != yv.size:
-            return None
-        return float(((o.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
-    if not np.issubdtype(np.dtype(str(y.dtype)), np.integer) and str(y.dtype) != "bool":
-        return None
-    if not hasattr(out, "shape") or out.ndim < 1:
-        return None
-    if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):
-        y = y.reshape(*y.shape[:-1])
-    if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:
-        return None
-    pred = out.numpy().argmax(axis=-1)
-    return float((pred == y.numpy()).mean())
-
-
-def _positional_arity(fn) -> int | None:
-    """How many positional arguments ``fn`` requires (None: any number, or unknown)."""
-    import inspect
-
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    kinds = [p.kind for p in params]
-    if inspect.Parameter.VAR_POSITIONAL in kinds:
-        return None
-    return sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                          inspect.Parameter.POSITIONAL_OR_KEYWORD)
-               and p.default is inspect.Parameter.empty for p in params)
-
-
 def _median(values):
     if not values:
         return None
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
-
-
-def _predicted_vs_measured(plan: dict, result: TrainResult) -> dict:
-    """The planner's step time and peak memory next to what this run measured (memory on
-    the CPU is the process's resident set, so it includes the interpreter and libraries)."""
-    est = plan.get("estimate") if isinstance(plan, dict) else None
-    if not isinstance(est, dict):
-        return {}
-    out = {}
-    if est.get("step_time") is not None and result.step_time_s is not None:
-        out["step_time_s"] = {"predicted": est["step_time"], "measured": result.step_time_s}
-    if est.get("peak_memory") is not None and result.peak_memory_bytes:
-        out["peak_memory_bytes"] = {"predicted": est["peak_memory"],
-                                    "measured": result.peak_memory_bytes}
-    return out
 
 
 def _param_dtype(model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import nn
+from ..core import nn
 
 __all__ = ["CNN", "cnn"]
 

@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from .. import nn
+from ..core import nn
+from ..core.nn import functional as F
+from ..core.tensor import Tensor, no_grad
 from ..data import PackedBatch
-from ..nn import functional as F
-from ..tensor import Tensor, no_grad
 
 __all__ = ["GPTConfig", "GPT", "PRESETS", "gpt_mini", "gpt_small"]
 

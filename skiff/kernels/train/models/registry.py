@@ -14,7 +14,7 @@ BUILTIN_MODELS: dict[str, str] = {
     "cnn": "skiff.kernels.train.models.cnn:cnn",
     "gpt-mini": "skiff.kernels.train.models.gpt:gpt_mini",
     "gpt-small": "skiff.kernels.train.models.gpt:gpt_small",
-    "gpt-moe": "skiff.kernels.train.dist.moe:gpt_moe_preset",  # mixture of experts (dist)
+    "gpt-moe": "skiff.kernels.train.parallel.moe:gpt_moe_preset",  # mixture of experts (parallel)
 }
 
 DEFAULT_DATA: dict[str, str] = {

@@ -71,7 +71,7 @@ class Plan:
 
     @property
     def layout(self):
-        from skiff.kernels.train.dist.groups import Layout
+        from skiff.kernels.train.parallel.groups import Layout
 
         c = self.choice
         return Layout(dp=c.dp, tp=c.tp, pp=c.pp, ep=c.ep)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skiff.kernels.train import tensor as T
+from skiff.kernels.train.core import tensor as T
 
 CASES = []
 
@@ -87,7 +87,7 @@ case("chain", lambda a, b: ((a @ b).tanh() * a.sum(axis=1, keepdims=True)).mean(
      (N, (3, 4)), (N, (4, 2)))
 
 # ---- nn.functional ---------------------------------------------------------------------------
-from skiff.kernels.train.nn import functional as F  # noqa: E402
+from skiff.kernels.train.core.nn import functional as F  # noqa: E402
 
 
 def _ignore_some(t):

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from skiff.kernels.train import amp, nn, optim
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.random import seed
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core import amp, nn, optim
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.random import seed
+from skiff.kernels.train.core.tensor import Tensor
 
 
 def test_scale_schedule_matches_torch_gradscaler():

@@ -11,11 +11,11 @@ import torch
 
 from skiff.kernels.backend import to_numpy
 from skiff.kernels.backend.testing import check_op
-from skiff.kernels.train import nn
-from skiff.kernels.train import packed_attention as PA
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.random import seed
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core import nn
+from skiff.kernels.train.core import packed_attention as PA
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.random import seed
+from skiff.kernels.train.core.tensor import Tensor
 
 LENS = [5, 1, 3, 7, 4]
 H, D = 2, 4
@@ -120,7 +120,7 @@ def test_empty_sequences_and_bad_cu_seqlens():
 
 
 def test_packed_keeps_less_for_backward_than_padded():
-    from skiff.kernels.train.memory import measure_saved_bytes
+    from skiff.kernels.train.core.memory import measure_saved_bytes
 
     lens = [32, 8, 16, 8]
     (q, k, v), cu, _ = _packed_inputs(np, "float32", lens=lens)

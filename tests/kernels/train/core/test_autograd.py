@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import skiff
-from skiff.kernels.train import tensor as T
-from skiff.kernels.train.autograd import Function
-from skiff.kernels.train.gradcheck import gradcheck
+from skiff.kernels.train.core import tensor as T
+from skiff.kernels.train.core.autograd import Function
+from skiff.kernels.train.core.gradcheck import gradcheck
 
 
 def test_dtype_defaults():
@@ -40,7 +40,7 @@ def test_no_grad_records_nothing():
     w = skiff.tensor([1.0, 2.0], requires_grad=True)
     with skiff.no_grad():
         y = (w * w).exp()
-        assert not skiff.kernels.train.tensor.is_grad_enabled()
+        assert not skiff.kernels.train.core.tensor.is_grad_enabled()
     assert not y.requires_grad and y.is_leaf
     assert T.is_grad_enabled()
     with pytest.raises(RuntimeError, match="does not require grad"):
@@ -48,7 +48,7 @@ def test_no_grad_records_nothing():
 
 
 def test_grad_ready_hooks_fire_once_in_reverse_order_with_complete_grads():
-    skiff.kernels.train.random.seed(0)
+    skiff.kernels.train.core.random.seed(0)
     w1 = T.randn(4, 4, requires_grad=True)
     w2 = T.randn(4, 4, requires_grad=True)
     w3 = T.randn(4, 4, requires_grad=True)

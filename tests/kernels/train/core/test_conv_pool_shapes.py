@@ -12,10 +12,10 @@ import torch
 
 from skiff.kernels.backend import numba_available
 from skiff.kernels.backend.testing import check_op
-from skiff.kernels.train.gradcheck import gradcheck
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.nn import fused
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core.gradcheck import gradcheck
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.nn import fused
+from skiff.kernels.train.core.tensor import Tensor
 
 
 def _rel(a, b):

@@ -7,7 +7,7 @@ import pytest
 
 from skiff.kernels.backend import numba_available
 from skiff.kernels.backend.testing import check_op
-from skiff.kernels.train.nn import fused
+from skiff.kernels.train.core.nn import fused
 
 TOL = {np.float32: (2e-5, 2e-6), np.float64: (1e-12, 1e-13)}
 

@@ -9,11 +9,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from skiff.kernels.train import nn
-from skiff.kernels.train.memory import estimate_step_memory, measure_saved_bytes
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.random import seed
-from skiff.kernels.train.tensor import Tensor, arange
+from skiff.kernels.train.core import nn
+from skiff.kernels.train.core.memory import estimate_step_memory, measure_saved_bytes
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.random import seed
+from skiff.kernels.train.core.tensor import Tensor, arange
 
 
 class TinyGPT(nn.Module):
@@ -49,7 +49,7 @@ def test_saved_bytes_equal_memory_the_allocator_holds():
     loss = gpt_step(model, idx)
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    from skiff.kernels.train.memory import saved_bytes_of
+    from skiff.kernels.train.core.memory import saved_bytes_of
 
     saved = saved_bytes_of(loss)
     # the graph's saved arrays are what stays allocated after forward (plus small objects)
@@ -99,7 +99,7 @@ def test_estimate_argument_errors():
 def test_estimate_total_within_10_percent_of_step_peak(batch):
     """The planner's figure: the traced peak of a whole AdamW step (parameters, optimizer
     state, activations, gradients, temporaries) against the estimate."""
-    from skiff.kernels.train import optim
+    from skiff.kernels.train.core import optim
 
     idx = Tensor(np.random.default_rng(2).integers(0, 64, size=(batch, 32)))
 

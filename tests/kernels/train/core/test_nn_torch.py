@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import skiff
-from skiff.kernels.train import nn
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.random import seed
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core import nn
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.random import seed
+from skiff.kernels.train.core.tensor import Tensor
 
 RTOL = 1e-6
 

@@ -1,6 +1,6 @@
 """Every op's backward against float64 finite differences, over shape x dtype x backend.
 
-float64 cases run :func:`skiff.kernels.train.gradcheck.gradcheck`; float32 cases check that
+float64 cases run :func:`skiff.kernels.train.core.gradcheck.gradcheck`; float32 cases check that
 the float32 gradients agree with the float64 ones (the same code path at lower precision).
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skiff.kernels.train import tensor as T
-from skiff.kernels.train.gradcheck import gradcheck
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core import tensor as T
+from skiff.kernels.train.core.gradcheck import gradcheck
+from skiff.kernels.train.core.tensor import Tensor
 
 from .op_cases import CASES
 

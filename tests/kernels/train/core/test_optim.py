@@ -10,10 +10,10 @@ import torch
 
 from skiff.kernels.backend import numba_available
 from skiff.kernels.backend.testing import check_op
-from skiff.kernels.train import nn, optim
-from skiff.kernels.train.nn import functional as F
-from skiff.kernels.train.random import seed
-from skiff.kernels.train.tensor import Tensor
+from skiff.kernels.train.core import nn, optim
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.random import seed
+from skiff.kernels.train.core.tensor import Tensor
 
 
 def _mlp_pair(dtype):

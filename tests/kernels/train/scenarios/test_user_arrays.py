@@ -9,7 +9,7 @@ import pytest
 
 import skiff
 from skiff import nn
-from skiff.kernels.train import random as train_random
+from skiff.kernels.train.core import random as train_random
 
 
 def _regression(n=512, d=5, noise=0.1, seed=0):

@@ -6,24 +6,33 @@ import sys
 import numpy as np
 
 
-def test_short_import_paths_are_the_real_modules():
+def test_short_import_paths_give_the_real_classes():
     code = (
         "import skiff.nn as nn, skiff.nn.functional as F\n"
         "from skiff.nn import Linear\n"
         "from skiff.optim import AdamW\n"
         "from skiff.data import ArrayDataset\n"
-        "import skiff.models.gpt\n"
-        "from skiff.kernels.train import nn as real_nn, optim, data\n"
-        "assert nn is real_nn and F is real_nn.functional and Linear is real_nn.Linear\n"
+        "from skiff.models import GPT\n"
+        "from skiff.kernels.train.core import nn as real_nn, optim\n"
+        "from skiff.kernels.train import data, models\n"
+        "assert Linear is real_nn.Linear and nn.Module is real_nn.Module\n"
+        "assert F.cross_entropy is real_nn.functional.cross_entropy\n"
         "assert AdamW is optim.AdamW and ArrayDataset is data.ArrayDataset\n"
-        "import sys\n"
-        "assert sys.modules['skiff.nn.functional'] is real_nn.functional\n"
+        "assert GPT is models.GPT\n"
+        "import skiff\n"
+        "assert skiff.nn is nn and skiff.nn.functional is F\n"
         "try:\n"
         "    import skiff.nn.nosuch\n"
         "except ImportError as exc:\n"
         "    assert 'skiff.nn.nosuch' in str(exc)\n"
         "else:\n"
         "    raise SystemExit('no ImportError')\n"
+        "try:\n"
+        "    skiff.nosuch\n"
+        "except AttributeError as exc:\n"
+        "    assert 'nosuch' in str(exc)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
         "print('fine')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -6,7 +6,7 @@ import pytest
 
 import skiff
 from skiff import nn
-from skiff.kernels.train import random as train_random
+from skiff.kernels.train.core import random as train_random
 
 torch = pytest.importorskip("torch")
 

@@ -23,7 +23,7 @@ def _weights(model):
 
 def test_tuple_variable_and_tuple_expression_train_the_same(shell):
     import skiff
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
 
     results = []
     for data in ("ds", "(X, y)", "(X[:96], y)"):

@@ -79,7 +79,7 @@ class TGPT(tnn.Module):
 
 
 def _pair(seed=0):
-    from skiff.kernels.train import random as train_random
+    from skiff.kernels.train.core import random as train_random
 
     train_random.seed(seed)
     model = GPT(CFG).to(dtype="float64")

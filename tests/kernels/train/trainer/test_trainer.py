@@ -10,11 +10,12 @@ import pytest
 
 from skiff.jobs.reporter import Reporter
 from skiff.kernels.train import models
-from skiff.kernels.train import random as train_random
 from skiff.kernels.train.checkpoint import list_checkpoints, load_checkpoint
+from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.data import ArrayDataset, TextDataset, make_blobs, make_shapes
 from skiff.kernels.train.models import GPT, MLP, GPTConfig
-from skiff.kernels.train.trainer import Trainer, TrainingDiverged, TrainResult
+from skiff.kernels.train.result import TrainResult
+from skiff.kernels.train.trainer import Trainer, TrainingDiverged
 
 
 class Recorder(Reporter):

@@ -1,0 +1,22 @@
+"""The public API of ``skiff``, as plain imports: ``skiff.Trainer``, ``skiff.solve``, ... come
+from here (``skiff/__init__.py`` loads this module on the first such name, so that
+``import skiff`` stays light)."""
+
+from skiff.jobs import Job, launch
+from skiff.kernels.backend import list_devices, resolve_device
+from skiff.kernels.ocr import ocr
+from skiff.kernels.solve import solve
+from skiff.kernels.train.core.random import seed
+from skiff.kernels.train.core.tensor import Tensor, no_grad, tensor
+from skiff.kernels.train.plan import plan
+from skiff.kernels.train.trainer import Trainer
+
+__all__ = ["Job", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr", "panel",
+           "plan", "resolve_device", "seed", "solve", "tensor"]
+
+
+def panel(tab: str | None = None):
+    """The skiff panel (forms for train, solve and OCR, and the job monitor) on ``tab``."""
+    from skiff.widgets.panels import panel as make_panel
+
+    return make_panel(tab)

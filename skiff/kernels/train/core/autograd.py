@@ -1,0 +1,343 @@
+"""Define-by-run reverse-mode autograd: :class:`Function` nodes and the backward engine.
+
+An op is a :class:`Function` with ``forward(*arrays)`` and ``backward(*grad_outputs)`` on raw
+``xp`` arrays (numpy or cupy). Its forward declares what backward needs with
+:meth:`Function.save_for_backward`; nothing else is kept. The graph holds no input arrays: a
+node remembers, per input, only the node that produced it (or the leaf tensor itself), so an
+intermediate array is freed as soon as no tensor and no saved slot refers to it.
+
+The engine (:func:`run_backward`) visits nodes in reverse creation order with dependency
+counts, so a node runs once all of its consumers have delivered their gradients, and a leaf's
+``grad_ready`` hooks fire as soon as its gradient is complete (the distributed data-parallel
+engine starts all-reducing that gradient while backward carries on).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import threading
+
+import numpy as np
+
+from skiff.kernels.backend import cupy, get_array_module
+
+__all__ = [
+    "Function",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "run_backward",
+    "xp_of",
+]
+
+_seq = itertools.count()
+
+
+class _GradMode(threading.local):
+    enabled = True
+
+
+_mode = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether new ops record a graph (False inside :class:`no_grad`)."""
+    return _mode.enabled
+
+
+class set_grad_enabled:
+    """Context manager (and decorator) that turns graph recording on or off."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.prev = _mode.enabled
+        _mode.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        _mode.enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(self.mode):
+                return fn(*args, **kwargs)
+
+        wrapper.__name__ = getattr(fn, "__name__", "wrapper")
+        wrapper.__doc__ = getattr(fn, "__doc__", None)
+        return wrapper
+
+
+class no_grad(set_grad_enabled):
+    """Context manager: ops inside record no graph and keep nothing for backward.
+
+    >>> import skiff
+    >>> w = skiff.tensor([1.0, 2.0], requires_grad=True)
+    >>> with skiff.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __init__(self):
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Context manager: record a graph even inside :class:`no_grad`."""
+
+    def __init__(self):
+        super().__init__(True)
+
+
+def xp_of(a):
+    """numpy for numpy arrays (fast path), else the array module of ``a``."""
+    if type(a) is np.ndarray:
+        return np
+    return get_array_module(a)
+
+
+@functools.cache
+def _tensor_class():
+    """The :class:`~.tensor.Tensor` class. tensor.py builds on this module, so the class is
+    looked up when the first op runs rather than imported at module level."""
+    from .tensor import Tensor
+
+    return Tensor
+
+
+def _same_device(arrays: list) -> None:
+    """When a cupy array meets a host numpy array in one op (a mask, a constant or an index
+    built with numpy), move the host one to the GPU: cupy refuses numpy operands."""
+    cp = cupy()
+    if cp is None:
+        return
+    if any(isinstance(a, cp.ndarray) for a in arrays):
+        for i, a in enumerate(arrays):
+            if type(a) is np.ndarray:
+                arrays[i] = cp.asarray(a)
+
+
+class Function:
+    """One differentiable op: subclass it and define ``forward`` and ``backward``.
+
+    ``forward(self, *arrays, **kw)`` receives raw arrays (tensors are unwrapped; other
+    arguments pass through unchanged) and returns an array or a tuple of arrays.
+    ``backward(self, *grad_outputs)`` receives one gradient array per output and returns one
+    gradient (array or None) per positional input, shaped like that input.
+    ``self.needs_input_grad`` tells backward which gradients are wanted.
+
+    Example
+    -------
+    >>> import numpy as np, skiff
+    >>> class Square(Function):
+    ...     def forward(self, x):
+    ...         self.save_for_backward(x)
+    ...         return x * x
+    ...     def backward(self, g):
+    ...         (x,) = self.saved
+    ...         return 2 * x * g
+    >>> x = skiff.tensor([3.0], requires_grad=True)
+    >>> Square.apply(x).sum().backward()
+    >>> x.grad
+    array([6.], dtype=float32)
+    """
+
+    # set on every instance by apply(); declared here for readers and type checkers
+    saved: tuple = ()
+    needs_input_grad: tuple = ()
+    _tracing = False
+    _parents: tuple = ()
+    _pidx: tuple = ()
+    _nout = 1
+    _out_meta = None
+    _seq = 0
+
+    def forward(self, *arrays, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}.forward is not defined")
+
+    def backward(self, *grad_outputs):  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
+
+    def save_for_backward(self, *arrays):
+        """Keep ``arrays`` for backward (a no-op when no graph is being recorded)."""
+        if self._tracing:
+            self.saved = arrays
+
+    @classmethod
+    def apply(cls, *inputs, **kwargs):
+        """Run the op on tensors (or plain values) and record it in the graph."""
+        Tensor = _tensor_class()
+        fn = cls()
+        arrays = []
+        needs = []
+        any_grad = False
+        for a in inputs:
+            if isinstance(a, Tensor):
+                arrays.append(a.data)
+                r = a.requires_grad
+                needs.append(r)
+                any_grad = any_grad or r
+            else:
+                arrays.append(a)
+                needs.append(False)
+        _same_device(arrays)
+        tracing = any_grad and _mode.enabled
+        fn._tracing = tracing
+        fn.needs_input_grad = tuple(needs) if tracing else (False,) * len(needs)
+        out = fn.forward(*arrays, **kwargs)
+        if not tracing:
+            fn.saved = ()
+            if isinstance(out, tuple):
+                return tuple(Tensor._make(o, False, None, 0) for o in out)
+            return Tensor._make(out, False, None, 0)
+        parents = []
+        pidx = []
+        for a, need in zip(inputs, needs):
+            if need:
+                node = a._node
+                if node is None:
+                    parents.append(a)
+                    pidx.append(0)
+                else:
+                    parents.append(node)
+                    pidx.append(a._idx)
+            else:
+                parents.append(None)
+                pidx.append(0)
+        fn._parents = tuple(parents)
+        fn._pidx = tuple(pidx)
+        fn._seq = next(_seq)
+        if isinstance(out, tuple):
+            fn._nout = len(out)
+            fn._out_meta = tuple((o.shape, o.dtype) for o in out)
+            return tuple(Tensor._make(o, True, fn, i) for i, o in enumerate(out))
+        return Tensor._make(out, True, fn, 0)
+
+    def __lt__(self, other):  # heap tie-breaker; seq numbers are unique anyway
+        return self._seq < other._seq
+
+
+def _fill_missing(node, grads):
+    out = list(grads)
+    for i, g in enumerate(out):
+        if g is None:
+            shape, dtype = node._out_meta[i]
+            xp = next((xp_of(x) for x in out if x is not None), np)
+            out[i] = xp.zeros(shape, dtype=dtype)
+    return out
+
+
+def _add_to_leaf(leaf, g):
+    data = leaf.data
+    if g.dtype != data.dtype:
+        g = g.astype(data.dtype)
+    if g.shape != data.shape:
+        raise RuntimeError(
+            f"gradient of shape {g.shape} for a leaf of shape {data.shape} (an op's backward "
+            "returned a wrongly shaped gradient)"
+        )
+    if leaf.grad is None:
+        # own the array: backward may hand the same gradient to several inputs
+        leaf.grad = g.copy()
+    else:
+        leaf.grad += g
+
+
+def run_backward(root, grad, retain_graph: bool = False):
+    """Propagate ``grad`` (an array shaped like ``root``) back to every leaf that needs it."""
+    node = root._node
+    if node is None:
+        if root.requires_grad:
+            _add_to_leaf(root, grad)
+            for hook in list(root._ready_hooks or ()):
+                hook(root)
+        return
+    # 1. discover the graph: how many gradient contributions each node and leaf awaits
+    deps: dict = {}
+    leaf_deps: dict = {}
+    stack = [node]
+    seen = {node}
+    while stack:
+        n = stack.pop()
+        for p in n._parents:
+            if p is None:
+                continue
+            if isinstance(p, Function):
+                deps[p] = deps.get(p, 0) + 1
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+            else:
+                k = id(p)
+                leaf_deps[k] = leaf_deps.get(k, 0) + 1
+    # 2. run nodes in reverse creation order once all their consumers are done
+    pending = {node: [None] * node._nout}
+    pending[node][root._idx] = grad
+    heap = [(-node._seq, node)]
+    while heap:
+        _, n = heapq.heappop(heap)
+        gouts = pending.pop(n, None)
+        if gouts is None or all(g is None for g in gouts):
+            grads = (None,) * len(n._parents)
+        else:
+            if n.saved is None:
+                raise RuntimeError(
+                    f"backward through {type(n).__name__} a second time: its saved arrays were "
+                    "freed; call backward(retain_graph=True) the first time"
+                )
+            if n._nout > 1 and any(g is None for g in gouts):
+                gouts = _fill_missing(n, gouts)
+            grads = n.backward(*gouts)
+            if not isinstance(grads, (tuple, list)):
+                grads = (grads,)
+            if len(grads) != len(n._parents):
+                raise RuntimeError(
+                    f"{type(n).__name__}.backward returned {len(grads)} gradients for "
+                    f"{len(n._parents)} inputs"
+                )
+            if not retain_graph:
+                n.saved = None
+        for p, idx, g in zip(n._parents, n._pidx, grads):
+            if p is None:
+                continue
+            if isinstance(p, Function):
+                if g is not None:
+                    slot = pending.get(p)
+                    if slot is None:
+                        slot = pending[p] = [None] * p._nout
+                    slot[idx] = g if slot[idx] is None else slot[idx] + g
+                left = deps[p] - 1
+                deps[p] = left
+                if left == 0:
+                    heapq.heappush(heap, (-p._seq, p))
+            else:
+                if g is not None:
+                    _add_to_leaf(p, g)
+                k = id(p)
+                left = leaf_deps[k] - 1
+                leaf_deps[k] = left
+                if left == 0 and p._ready_hooks:
+                    for hook in list(p._ready_hooks):
+                        hook(p)
+
+
+def graph_nodes(root) -> list:
+    """Every node reachable from ``root`` (a tensor), in no particular order."""
+    node = root._node
+    if node is None:
+        return []
+    seen = {node}
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for p in n._parents:
+            if isinstance(p, Function) and p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return list(seen)

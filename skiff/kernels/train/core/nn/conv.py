@@ -1,0 +1,107 @@
+"""Convolution, batch norm and pooling layers on NCHW input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import functional as F
+from .functional.conv import as_pair
+from .layers import _positive, uniform_
+from .module import Module, Parameter
+
+__all__ = ["Conv2d", "BatchNorm2d", "MaxPool2d", "AvgPool2d"]
+
+
+class Conv2d(Module):
+    """2-D convolution; weight (out_channels, in_channels, kh, kw), torch's default init."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
+                 generator=None, dtype=np.float32):
+        super().__init__()
+        self.in_channels = _positive("in_channels", in_channels)
+        self.out_channels = _positive("out_channels", out_channels)
+        kh, kw = as_pair(kernel_size, "kernel_size")
+        self.kernel_size = (kh, kw)
+        self.stride = as_pair(stride, "stride")
+        self.padding = as_pair(padding, "padding")
+        bound = 1.0 / math.sqrt(in_channels * kh * kw)
+        self.weight = Parameter(
+            uniform_((out_channels, in_channels, kh, kw), bound, generator, dtype), dtype=dtype
+        )
+        self.bias = (Parameter(uniform_((out_channels,), bound, generator, dtype), dtype=dtype)
+                     if bias else None)
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}")
+
+
+class BatchNorm2d(Module):
+    """Batch norm over (N, H, W) per channel, with running statistics for eval mode."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=np.float32):
+        super().__init__()
+        self.num_features = _positive("num_features", num_features)
+        self.eps, self.momentum = eps, momentum
+        self.weight = Parameter(np.ones(num_features, dtype=dtype), dtype=dtype)
+        self.bias = Parameter(np.zeros(num_features, dtype=dtype), dtype=dtype)
+        self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype),
+                                                    dtype=dtype))
+        self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype),
+                                                   dtype=dtype))
+
+    def forward(self, x):
+        if x.ndim != 4 or x.shape[1] != self.num_features:
+            raise ValueError(
+                f"BatchNorm2d({self.num_features}) expects (N, {self.num_features}, H, W), "
+                f"got {tuple(x.shape)}"
+            )
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training, self.momentum, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride
+
+    def forward(self, x):
+        return F.avg_pool2d(x, self.kernel_size, self.stride)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class BatchNorm1d(BatchNorm2d):
+    """Batch norm of (N, C) features (or (N, C, L) sequences) per channel, with running
+    statistics for eval mode (as ``BatchNorm2d`` over the other axes)."""
+
+    def forward(self, x):
+        if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
+            raise ValueError(
+                f"BatchNorm1d({self.num_features}) expects (N, {self.num_features}) or "
+                f"(N, {self.num_features}, L), got {tuple(x.shape)}"
+            )
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training, self.momentum, self.eps)

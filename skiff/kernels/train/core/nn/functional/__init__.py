@@ -1,0 +1,47 @@
+"""``skiff.nn.functional``: fused layer ops as autograd nodes.
+
+Each fused node computes its forward in a few whole-array ``xp`` expressions and keeps the
+least its backward needs: ``linear`` its input and weight; ``layer_norm`` the normalised input
+and the reciprocal std (the input itself is not kept); ``cross_entropy`` the probabilities;
+``scaled_dot_product_attention`` q, k, v and the attention probabilities;
+``packed_causal_attention`` only q, k, v, the output and the log-sum-exp per row (the
+probabilities are recomputed, flash-attention style).
+"""
+
+from .activations import (
+    batch_norm,
+    dropout,
+    gelu,
+    layer_norm,
+    log_softmax,
+    relu,
+    rms_norm,
+    sigmoid,
+    silu,
+    softmax,
+)
+from .conv import avg_pool2d, conv2d, max_pool2d
+from .dense import embedding, linear, packed_causal_attention, scaled_dot_product_attention
+from .losses import cross_entropy, mse_loss
+
+__all__ = [
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "mse_loss",
+    "layer_norm",
+    "rms_norm",
+    "dropout",
+    "linear",
+    "embedding",
+    "conv2d",
+    "batch_norm",
+    "max_pool2d",
+    "avg_pool2d",
+    "scaled_dot_product_attention",
+    "packed_causal_attention",
+]

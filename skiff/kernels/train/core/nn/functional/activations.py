@@ -1,0 +1,306 @@
+"""Activations, softmax, normalisation and dropout as autograd nodes: ``relu``, ``gelu``,
+``silu``, ``sigmoid``, ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``,
+``batch_norm``, ``dropout``.
+
+``layer_norm`` keeps the normalised input and the reciprocal std (not the input itself); its
+math is the fused custom ops in :mod:`..fused`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...autograd import Function, xp_of
+from ...ops_math import Relu, Sigmoid
+from ...random import get_generator
+from ...tensor import Tensor
+from ..fused import gelu_tanh_grad, layer_norm_bwd, layer_norm_fwd
+from .conv import cn_view
+
+__all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "layer_norm", "rms_norm",
+           "batch_norm", "dropout"]
+
+
+def _erf(x):
+    xp = xp_of(x)
+    if xp is np:
+        from scipy.special import erf
+
+        return erf(x)
+    import cupyx.scipy.special  # pragma: no cover - GPU
+
+    return cupyx.scipy.special.erf(x)  # pragma: no cover - GPU
+
+
+# ---- activations ----------------------------------------------------------------------------
+def relu(x: Tensor) -> Tensor:
+    return Relu.apply(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return Sigmoid.apply(x)
+
+
+_K = math.sqrt(2.0 / math.pi)
+
+
+class GeluFn(Function):
+    def forward(self, x, approximate="tanh"):
+        self.approximate = approximate
+        self.save_for_backward(x)
+        if approximate == "tanh":
+            xp = xp_of(x)
+            inner = xp.asarray(x * x)  # numpy turns 0-d products into scalars; keep an array
+            inner *= 0.044715
+            inner += 1
+            inner *= x
+            inner *= _K
+            t = xp.tanh(inner, out=inner)
+            t += 1
+            t *= x
+            t *= 0.5
+            return t
+        return 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2.0))))
+
+    def backward(self, g):
+        (x,) = self.saved
+        xp = xp_of(x)
+        if self.approximate == "tanh":
+            return gelu_tanh_grad(x, xp.ascontiguousarray(g).reshape(g.shape))
+        cdf = 0.5 * (1 + _erf(x * (1 / math.sqrt(2.0))))
+        pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+        return g * (cdf + x * pdf)
+
+
+def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
+    """GELU; ``approximate="tanh"`` (GPT-2) or ``"none"`` (exact, with erf)."""
+    if approximate not in ("tanh", "none"):
+        raise ValueError(f"approximate must be 'tanh' or 'none', got {approximate!r}")
+    return GeluFn.apply(x, approximate=approximate)
+
+
+class SiluFn(Function):
+    def forward(self, x):
+        xp = xp_of(x)
+        s = 1 / (1 + xp.exp(-x))
+        self.save_for_backward(x, s)
+        return x * s
+
+    def backward(self, g):
+        x, s = self.saved
+        return g * s * (1 + x * (1 - s))
+
+
+def silu(x: Tensor) -> Tensor:
+    return SiluFn.apply(x)
+
+
+# ---- softmax --------------------------------------------------------------------------------
+class SoftmaxFn(Function):
+    def forward(self, x, axis=-1):
+        xp = xp_of(x)
+        self.axis = axis
+        e = x - x.max(axis=axis, keepdims=True)
+        xp.exp(e, out=e)
+        e /= e.sum(axis=axis, keepdims=True)
+        self.save_for_backward(e)
+        return e
+
+    def backward(self, g):
+        (p,) = self.saved
+        gx = g * p
+        gx -= p * gx.sum(axis=self.axis, keepdims=True)
+        return gx
+
+
+class LogSoftmaxFn(Function):
+    def forward(self, x, axis=-1):
+        xp = xp_of(x)
+        self.axis = axis
+        s = x - x.max(axis=axis, keepdims=True)
+        s -= xp.log(xp.exp(s).sum(axis=axis, keepdims=True))
+        self.save_for_backward(s)
+        return s
+
+    def backward(self, g):
+        (s,) = self.saved
+        return g - xp_of(s).exp(s) * g.sum(axis=self.axis, keepdims=True)
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return SoftmaxFn.apply(x, axis=axis)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return LogSoftmaxFn.apply(x, axis=axis)
+
+
+# ---- normalisation --------------------------------------------------------------------------
+class LayerNormFn(Function):
+    """Row-wise layer norm; the math is the fused custom ops in :mod:`..fused`."""
+
+    def forward(self, x, w, b, eps=1e-5):
+        c = x.shape[-1]
+        y, xhat, rstd = layer_norm_fwd(x.reshape(-1, c), w, b, eps)
+        self.shape = x.shape
+        self.save_for_backward(xhat, rstd, w)
+        return y.reshape(x.shape)
+
+    def backward(self, g):
+        xhat, rstd, w = self.saved
+        g2 = xp_of(g).ascontiguousarray(g.reshape(xhat.shape))
+        gx, gw, gb = layer_norm_bwd(g2, xhat, rstd, w)
+        _, nw, nb = self.needs_input_grad
+        return gx.reshape(self.shape), gw if nw else None, gb if nb else None
+
+
+def layer_norm(x: Tensor, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Layer normalisation over the last axis."""
+    return LayerNormFn.apply(x, weight, bias, eps=eps)
+
+
+class RMSNormFn(Function):
+    def forward(self, x, w, eps=1e-6):
+        xp = xp_of(x)
+        rstd = 1.0 / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+        xhat = x * rstd
+        self.save_for_backward(xhat, rstd, w)
+        return xhat * w if w is not None else xhat
+
+    def backward(self, g):
+        xhat, rstd, w = self.saved
+        lead = tuple(range(g.ndim - 1))
+        gw = (g * xhat).sum(axis=lead) if self.needs_input_grad[1] else None
+        gxh = g * w if w is not None else g
+        gx = None
+        if self.needs_input_grad[0]:
+            gx = gxh - xhat * (gxh * xhat).mean(axis=-1, keepdims=True)
+            gx *= rstd
+        return gx, gw
+
+
+def rms_norm(x: Tensor, weight=None, eps: float = 1e-6) -> Tensor:
+    """RMS normalisation over the last axis."""
+    return RMSNormFn.apply(x, weight, eps=eps)
+
+
+class BatchNormFn(Function):
+    """Batch norm over all axes but 1 (channels); eval mode uses the given statistics.
+
+    Works on a 3-D view: (C, 1, M) when the input is a channels-first view (what conv2d
+    returns), else (N, C, L); reductions then run over contiguous rows. Backward is one
+    expression per element, ``gx = k1 * g + k2 * xhat + k3`` with per-channel k's."""
+
+    def forward(self, x, w, b, mean=None, var=None, eps=1e-5, training=True):
+        xp = xp_of(x)
+        self.shape, self.training = x.shape, training
+        xs, self.swap = cn_view(x)
+        if self.swap:  # (C, N, H, W) memory
+            x3 = xs.reshape(xs.shape[0], 1, -1)
+            self.c_axis, axes = 0, (1, 2)
+        else:
+            x3 = x.reshape(x.shape[0], x.shape[1], -1)
+            self.c_axis, axes = 1, (0, 2)
+        self.axes = axes
+        c = x3.shape[self.c_axis]
+        cs = (c, 1, 1) if self.swap else (1, c, 1)
+        self.cs = cs
+        m = x3.size // c
+        if training:
+            mu = x3.sum(axis=axes, keepdims=True)
+            mu *= 1.0 / m
+            xc = x3 - mu
+            v = xp.einsum("abc,abc->" + "abc"[self.c_axis], xc, xc).reshape(cs)
+            v *= 1.0 / m
+            self.batch_mean = mu.reshape(-1)
+            self.batch_var = v.reshape(-1)
+        else:
+            xc = x3 - mean.reshape(cs)
+            v = var.reshape(cs)
+        rstd = 1.0 / xp.sqrt(v + eps)
+        xc *= rstd
+        self.save_for_backward(xc, rstd, w)
+        y = xc * w.reshape(cs) if w is not None else xc.copy()
+        if b is not None:
+            y += b.reshape(cs)
+        return self._out(y)
+
+    def _out(self, a3):
+        n, c = self.shape[:2]
+        if self.swap:
+            return a3.reshape((c, n) + self.shape[2:]).transpose(1, 0, 2, 3)
+        return a3.reshape(self.shape)
+
+    def backward(self, g):
+        xp = xp_of(g)
+        xhat, rstd, w = self.saved
+        axes, cs = self.axes, self.cs
+        nx, nw, nb = self.needs_input_grad[:3]
+        g3 = (g.transpose(1, 0, 2, 3) if self.swap else g).reshape(xhat.shape)
+        need_stats = nw or (nx and self.training)
+        sub = "abc"[self.c_axis]
+        gw = xp.einsum(f"abc,abc->{sub}", g3, xhat) if need_stats else None
+        gb = g3.sum(axis=axes) if (nb or (nx and self.training)) else None
+        gx = None
+        if nx:
+            k1 = rstd.reshape(-1) * (w if w is not None else 1.0)
+            gx = g3 * k1.reshape(cs)
+            if self.training:
+                m = xhat.size // xhat.shape[self.c_axis]
+                gx -= xhat * (k1 * gw / m).reshape(cs)
+                gx -= (k1 * gb / m).reshape(cs)
+            gx = self._out(gx)
+        return gx, (gw if nw else None), (gb if nb else None), None, None
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=True,
+               momentum=0.1, eps=1e-5):
+    """Batch normalisation (N, C, ...); in training updates the running statistics in place
+    the way torch does (unbiased variance in the running estimate)."""
+    rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
+    rv = running_var.data if isinstance(running_var, Tensor) else running_var
+    out = BatchNormFn.apply(x, weight, bias, rm, rv, eps=eps, training=training)
+    if training and rm is not None:
+        node = out._node
+        if node is None:  # no graph: recompute the statistics cheaply
+            xd = x.data if isinstance(x, Tensor) else x
+            axes = (0,) + tuple(range(2, xd.ndim))
+            bm, bv = xd.mean(axis=axes), xd.var(axis=axes)
+        else:
+            bm, bv = node.batch_mean, node.batch_var
+        n = x.size // x.shape[1]
+        rm *= 1 - momentum
+        rm += momentum * bm
+        rv *= 1 - momentum
+        rv += momentum * bv * (n / max(n - 1, 1))
+    return out
+
+
+# ---- dropout --------------------------------------------------------------------------------
+class DropoutFn(Function):
+    def forward(self, x, mask=None, scale=1.0):
+        self.scale = scale
+        self.save_for_backward(mask)
+        return x * mask * x.dtype.type(scale)
+
+    def backward(self, g):
+        (mask,) = self.saved
+        return g * mask * g.dtype.type(self.scale), None
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p)."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+    if not training or p == 0.0:
+        return x
+    rng = get_generator(generator)
+    xp = x.xp
+    if xp is np:
+        mask = rng.random(x.shape, dtype=np.float32) >= p
+    else:  # pragma: no cover - GPU: draw on the device from a host-derived seed
+        state = xp.random.RandomState(int(rng.integers(2**63 - 1)))
+        mask = state.random_sample(x.shape, dtype=np.float32) >= p
+    return DropoutFn.apply(x, mask, scale=1.0 / (1.0 - p))

@@ -1,0 +1,242 @@
+"""Convolution and pooling over NCHW arrays as autograd nodes: ``conv2d`` (im2col into a
+per-thread scratch buffer, one GEMM), ``max_pool2d`` and ``avg_pool2d``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ...autograd import Function, xp_of
+from ...tensor import Tensor
+from ..fused import col2im, max_pool_bwd
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
+
+
+def as_pair(v, name):
+    """``(h, w)`` from an int or a pair of ints (``name`` is for the message)."""
+    if isinstance(v, int):
+        return v, v
+    if isinstance(v, (tuple, list)) and len(v) == 2:
+        return int(v[0]), int(v[1])
+    raise ValueError(f"{name} must be an int or a pair of ints, got {v!r}")
+
+
+def _windows(xp_arr, kh, kw, sh, sw, ho, wo):
+    """(N, C, kh, kw, Ho, Wo) patches of a padded (N, C, H, W) array (k*k slice copies)."""
+    xp = xp_of(xp_arr)
+    n, c = xp_arr.shape[:2]
+    cols = xp.empty((n, c, kh, kw, ho, wo), dtype=xp_arr.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xp_arr[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+    return cols
+
+
+_scratch = threading.local()
+
+
+def _workspace(xp, shape, dtype):
+    """A per-thread scratch buffer for im2col columns, reused across calls of the same shape
+    (the columns never outlive the GEMM that reads them), so a step does not pay fresh pages
+    for tens of MB each time."""
+    if xp is not np:
+        return xp.empty(shape, dtype=dtype)
+    key = (shape, np.dtype(dtype).str)
+    cache = getattr(_scratch, "bufs", None)
+    if cache is None:
+        cache = _scratch.bufs = {}
+    buf = cache.get(key)
+    if buf is None:
+        if len(cache) > 8:
+            cache.clear()
+        buf = cache[key] = np.empty(shape, dtype=dtype)
+    return buf
+
+
+def _cols_cn(xt, kh, kw, sh, sw, ho, wo, out):
+    """im2col of a channels-first padded (C, N, Hp, Wp) array into ``out`` of shape
+    (C, kh, kw, N, Ho, Wo): kh*kw strided slice copies, each over whole (C, N) planes."""
+    for i in range(kh):
+        for j in range(kw):
+            out[:, i, j] = xt[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+    return out
+
+
+class Conv2dFn(Function):
+    """NCHW convolution by im2col + one GEMM over the whole batch.
+
+    Internally channels-first-then-batch (C, N, H, W): the input is transposed (and padded)
+    once, the columns are (C*kh*kw, N*Ho*Wo) so forward, weight gradient and input gradient
+    are each a single large GEMM, and the output is a (N, Cout, Ho, Wo) *view* of the
+    (Cout, N*Ho*Wo) GEMM result (no copy; the next conv's transpose of it is free). Keeps
+    the padded, transposed input and the weight; the columns are rebuilt in backward into a
+    reused scratch buffer.
+    """
+
+    def forward(self, x, w, b, stride=(1, 1), padding=(0, 0)):
+        xp = xp_of(x)
+        n, c, h, wd = x.shape
+        cout, _, kh, kw = w.shape
+        (sh, sw), (ph, pw) = stride, padding
+        ho = (h + 2 * ph - kh) // sh + 1
+        wo = (wd + 2 * pw - kw) // sw + 1
+        self.geom = (n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo)
+        if ph or pw:
+            xt = xp.zeros((c, n, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
+            xt[:, :, ph : ph + h, pw : pw + wd] = x.transpose(1, 0, 2, 3)
+        else:
+            xt = xp.ascontiguousarray(x.transpose(1, 0, 2, 3))
+        self.save_for_backward(xt, w)
+        ck = c * kh * kw
+        w2 = w.reshape(cout, ck)
+        if kh == kw == 1 and sh == sw == 1:
+            cols = xt.reshape(c, n * ho * wo)
+        else:
+            cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo,
+                            _workspace(xp, (c, kh, kw, n, ho, wo), x.dtype)).reshape(ck, -1)
+        y = w2 @ cols  # (Cout, N*Ho*Wo)
+        if b is not None:
+            y += b[:, None]
+        return y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3)
+
+    def backward(self, g):
+        xt, w = self.saved
+        xp = xp_of(g)
+        n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo = self.geom
+        cout = w.shape[0]
+        ck = c * kh * kw
+        nx, nw, nb = self.needs_input_grad
+        g2 = g.transpose(1, 0, 2, 3).reshape(cout, n * ho * wo)  # a view when g is ours
+        gw = gb = gx = None
+        if nb:  # a GEMV with ones: ~3x faster than the pairwise row sum
+            gb = g2 @ xp.ones(g2.shape[1], dtype=g2.dtype)
+        if nw:
+            if kh == kw == 1 and sh == sw == 1:
+                cols = xt.reshape(c, n * ho * wo)
+            else:
+                cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo,
+                                _workspace(xp, (c, kh, kw, n, ho, wo), xt.dtype)).reshape(ck, -1)
+            gw = (g2 @ cols.T).reshape(w.shape)
+        if nx:
+            gcols = (w.reshape(cout, ck).T @ g2).reshape(c, kh, kw, n, ho, wo)
+            gpad = col2im(gcols, h + 2 * ph, wd + 2 * pw, sh, sw)
+            gx = gpad[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
+        return gx, gw, gb
+
+
+def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0) -> Tensor:
+    """2-D convolution (cross-correlation) on NCHW input with an (out, in, kh, kw) weight."""
+    if x.ndim != 4:
+        raise ValueError(f"conv2d expects NCHW input, got shape {tuple(x.shape)}")
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(
+            f"conv2d: input of shape {tuple(x.shape)} has {x.shape[1]} channels, weight of "
+            f"shape {tuple(weight.shape)} expects {weight.shape[1]}"
+            + ("; images channels-last (N, H, W, C)? use X.transpose(0, 3, 1, 2)"
+               if x.shape[-1] == weight.shape[1] else "")
+        )
+    return Conv2dFn.apply(x, weight, bias, stride=as_pair(stride, "stride"),
+                          padding=as_pair(padding, "padding"))
+
+
+def cn_view(a):
+    """``a`` with axes 0 and 1 swapped when that makes it C-contiguous (conv outputs are
+    (N, C, H, W) views of channels-first memory); pools then run on contiguous memory and
+    hand back the same kind of view."""
+    if a.ndim == 4 and not a.flags.c_contiguous:
+        t = a.transpose(1, 0, 2, 3)
+        if t.flags.c_contiguous:
+            return t, True
+    return a, False
+
+
+def _pool_geom(x, kernel_size, stride):
+    kh, kw = as_pair(kernel_size, "kernel_size")
+    sh, sw = as_pair(stride if stride is not None else (kh, kw), "stride")
+    n, c, h, w = x.shape
+    return kh, kw, sh, sw, (h - kh) // sh + 1, (w - kw) // sw + 1
+
+
+class MaxPool2dFn(Function):
+    """Max over windows. Forward walks the kh*kw window offsets with running ``maximum`` and
+    records, per output, the first offset that holds the max (torch's tie rule) as int8/int16
+    (a NaN propagates to the output through ``maximum``);
+    backward writes ``g`` where the index matches, one strided pass per offset (assignment
+    instead of accumulation when windows do not overlap)."""
+
+    def forward(self, x, geom=None):
+        xp = xp_of(x)
+        kh, kw, sh, sw, ho, wo = geom
+        self.geom, self.shape = geom, x.shape
+        kk = kh * kw
+        itype = xp.int8 if kk <= 127 else (xp.int16 if kk < 32000 else xp.int32)
+        x, self.swap = cn_view(x)
+        out = arg = upd = tmp = None
+        for i in range(kh):
+            for j in range(kw):
+                s = x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+                if out is None:
+                    out = s.copy()
+                    arg = xp.zeros(out.shape, dtype=itype)
+                    upd = xp.empty(out.shape, dtype=bool)
+                    tmp = xp.empty(out.shape, dtype=itype)
+                    continue
+                # offsets come in increasing order, so the last offset that raised the max
+                # is the largest q with an update: arg = max over q of q * update_q
+                # (masked stores and where() are ~10x slower than these two passes)
+                xp.greater(s, out, out=upd)
+                xp.multiply(upd, itype(i * kw + j), out=tmp)
+                xp.maximum(arg, tmp, out=arg)
+                xp.maximum(out, s, out=out)
+        self.save_for_backward(arg)
+        return out.transpose(1, 0, 2, 3) if self.swap else out
+
+    def backward(self, g):
+        (arg,) = self.saved
+        kh, kw, sh, sw, ho, wo = self.geom
+        n, c, h, w = self.shape
+        shape = (c, n, h, w) if self.swap else (n, c, h, w)
+        if self.swap:
+            g = g.transpose(1, 0, 2, 3)
+        gx = max_pool_bwd(g, arg, shape[2], shape[3], kh, kw, sh, sw)
+        return gx.transpose(1, 0, 2, 3) if self.swap else gx
+
+
+class AvgPool2dFn(Function):
+    def forward(self, x, geom=None):
+        kh, kw, sh, sw, ho, wo = geom
+        self.geom, self.shape = geom, x.shape
+        x, self.swap = cn_view(x)
+        out = None
+        for i in range(kh):
+            for j in range(kw):
+                s = x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+                out = s.copy() if out is None else out.__iadd__(s)
+        out *= 1.0 / (kh * kw)
+        return out.transpose(1, 0, 2, 3) if self.swap else out
+
+    def backward(self, g):
+        xp = xp_of(g)
+        kh, kw, sh, sw, ho, wo = self.geom
+        n, c, h, w = self.shape
+        if self.swap:
+            g = g.transpose(1, 0, 2, 3)
+        gx = xp.zeros((c, n, h, w) if self.swap else (n, c, h, w), dtype=g.dtype)
+        gs = g * (1.0 / (kh * kw))
+        for i in range(kh):
+            for j in range(kw):
+                gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gs
+        return gx.transpose(1, 0, 2, 3) if self.swap else gx
+
+
+def max_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
+    """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size)."""
+    return MaxPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))
+
+
+def avg_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
+    """Mean over (kh, kw) windows of NCHW input (stride defaults to the kernel size)."""
+    return AvgPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))

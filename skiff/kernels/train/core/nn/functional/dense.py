@@ -1,0 +1,130 @@
+"""Dense layers as autograd nodes: ``linear`` (keeps its input and
+weight), ``embedding``, ``scaled_dot_product_attention`` (keeps q, k, v and the attention
+probabilities) and ``packed_causal_attention`` (keeps only q, k, v, the output and the
+log-sum-exp per row; the probabilities are recomputed, flash-attention style).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...autograd import Function, xp_of
+from ...ops_shape import scatter_add
+from ...tensor import Tensor
+
+__all__ = ["linear", "embedding", "scaled_dot_product_attention", "packed_causal_attention"]
+
+
+# ---- linear and embedding -------------------------------------------------------------------
+class LinearFn(Function):
+    """y = x @ W.T + b with x (..., in), W (out, in): one GEMM each way."""
+
+    def forward(self, x, w, b):
+        self.save_for_backward(x, w)
+        x2 = x.reshape(-1, x.shape[-1])
+        y = x2 @ w.T
+        if b is not None:
+            y += b
+        return y.reshape(x.shape[:-1] + (w.shape[0],))
+
+    def backward(self, g):
+        x, w = self.saved
+        nx, nw, nb = self.needs_input_grad
+        g2 = g.reshape(-1, g.shape[-1])
+        gx = (g2 @ w).reshape(x.shape) if nx else None
+        gw = g2.T @ x.reshape(-1, x.shape[-1]) if nw else None
+        gb = g2.sum(axis=0) if nb else None
+        return gx, gw, gb
+
+
+def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
+    """``x @ weight.T + bias`` (weight shape (out, in), like torch)."""
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"linear: input of shape {tuple(x.shape)} does not match weight of shape "
+            f"{tuple(weight.shape)} (last input axis must be {weight.shape[1]})"
+        )
+    return LinearFn.apply(x, weight, bias)
+
+
+class EmbeddingFn(Function):
+    def forward(self, w, idx):
+        self.wshape = w.shape
+        self.save_for_backward(idx)
+        return w[idx]
+
+    def backward(self, g):
+        (idx,) = self.saved
+        xp = xp_of(g)
+        gw = xp.zeros(self.wshape, dtype=g.dtype)
+        scatter_add(gw, idx.reshape(-1), g.reshape(-1, self.wshape[1]))
+        return gw, None
+
+
+def embedding(idx, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` (n, d) picked by the integer array ``idx``."""
+    i = idx.data if isinstance(idx, Tensor) else idx
+    if not hasattr(i, "dtype"):
+        i = np.asarray(i)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
+    return EmbeddingFn.apply(weight, i)
+
+
+# ---- attention ------------------------------------------------------------------------------
+class SDPAFn(Function):
+    """softmax(q k^T * scale + causal mask) v over (B, H, T, D); keeps q, k, v, the output
+    and the probabilities (B, H, T, S)."""
+
+    def forward(self, q, k, v, causal=True, scale=None):
+        xp = xp_of(q)
+        t, s = q.shape[-2], k.shape[-2]
+        self.scale = scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        # the scale goes on q (T*D work) rather than on the (T, S) scores
+        att = (q * q.dtype.type(scale)) @ xp.swapaxes(k, -1, -2)
+        if causal:
+            # query i sees keys j <= i + (S - T) (the last T of S positions)
+            att += xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=s - t + 1)
+        att -= att.max(axis=-1, keepdims=True)
+        xp.exp(att, out=att)
+        att /= att.sum(axis=-1, keepdims=True)
+        out = att @ v
+        self.save_for_backward(q, k, v, att, out)
+        return out
+
+    def backward(self, g):
+        q, k, v, p, out = self.saved
+        xp = xp_of(g)
+        sc = g.dtype.type(self.scale)
+        gv = xp.swapaxes(p, -1, -2) @ g
+        gp = g @ xp.swapaxes(v, -1, -2)
+        # softmax backward in place: gs = p * (gp - rowsum(gp * p)), and
+        # rowsum(gp * p) = rowsum(g * out): a (T, D) product instead of a (T, S) one
+        gp -= (g * out).sum(axis=-1, keepdims=True)
+        gp *= p
+        gq = gp @ k
+        gq *= sc
+        gk = xp.swapaxes(gp, -1, -2) @ q
+        gk *= sc
+        return gq, gk, gv
+
+
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = True,
+                                 scale=None) -> Tensor:
+    """Attention over (B, H, T, D) tensors (any leading axes), causal by default."""
+    if q.shape[-1] != k.shape[-1] or k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(
+            f"attention shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, "
+            f"v {tuple(v.shape)}"
+        )
+    return SDPAFn.apply(q, k, v, causal=causal, scale=scale)
+
+
+def packed_causal_attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens, scale=None) -> Tensor:
+    """Causal attention over packed sequences: q, k, v (T_total, H, D), sequence ``i`` is rows
+    ``cu_seqlens[i]:cu_seqlens[i+1]``; no query attends across a sequence boundary."""
+    from ...packed_attention import packed_attention
+
+    return packed_attention(q, k, v, cu_seqlens, scale=scale)

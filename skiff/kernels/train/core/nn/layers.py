@@ -1,0 +1,212 @@
+"""Basic layers: Linear, Embedding, norms, dropout, activations, Flatten.
+
+Initialisation follows torch's defaults (so a freshly built model trains alike) and draws from
+:mod:`skiff.kernels.train.core.random`: the same seed gives the same weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..random import get_generator
+from . import functional as F
+from .module import Module, Parameter
+
+__all__ = [
+    "Linear",
+    "Embedding",
+    "LayerNorm",
+    "RMSNorm",
+    "Dropout",
+    "ReLU",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Flatten",
+    "Identity",
+    "uniform_",
+    "normal_",
+]
+
+
+def _positive(name, value):
+    if not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def uniform_(shape, bound, generator=None, dtype=np.float32) -> np.ndarray:
+    """U(-bound, bound) samples from the seeded generator."""
+    return get_generator(generator).uniform(-bound, bound, size=shape).astype(dtype)
+
+
+def normal_(shape, std, generator=None, dtype=np.float32) -> np.ndarray:
+    """N(0, std^2) samples from the seeded generator."""
+    return (get_generator(generator).standard_normal(shape) * std).astype(dtype)
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; weight (out_features, in_features) like torch."""
+
+    def __init__(self, in_features, out_features, bias=True, generator=None, dtype=np.float32):
+        super().__init__()
+        self.in_features = _positive("in_features", in_features)
+        self.out_features = _positive("out_features", out_features)
+        bound = 1.0 / math.sqrt(in_features)
+        self.weight = Parameter(uniform_((out_features, in_features), bound, generator, dtype),
+                                dtype=dtype)
+        self.bias = (Parameter(uniform_((out_features,), bound, generator, dtype), dtype=dtype)
+                     if bias else None)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A (num_embeddings, embedding_dim) table looked up by integer indices."""
+
+    def __init__(self, num_embeddings, embedding_dim, generator=None, dtype=np.float32):
+        super().__init__()
+        self.num_embeddings = _positive("num_embeddings", num_embeddings)
+        self.embedding_dim = _positive("embedding_dim", embedding_dim)
+        self.weight = Parameter(normal_((num_embeddings, embedding_dim), 1.0, generator, dtype),
+                                dtype=dtype)
+
+    def forward(self, idx):
+        return F.embedding(idx, self.weight)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """Layer norm over the last axis with learnable scale and shift."""
+
+    def __init__(self, normalized_shape, eps=1e-5, bias=True, dtype=np.float32):
+        super().__init__()
+        self.dim = _positive("normalized_shape", normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(np.ones(self.dim, dtype=dtype), dtype=dtype)
+        self.bias = Parameter(np.zeros(self.dim, dtype=dtype), dtype=dtype) if bias else None
+
+    def forward(self, x):
+        if x.shape[-1] != self.dim:
+            raise ValueError(f"LayerNorm({self.dim}) got input of shape {tuple(x.shape)}")
+        return F.layer_norm(x, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.dim}, eps={self.eps}"
+
+
+class RMSNorm(Module):
+    """RMS norm over the last axis with a learnable scale."""
+
+    def __init__(self, dim, eps=1e-6, dtype=np.float32):
+        super().__init__()
+        self.dim = _positive("dim", dim)
+        self.eps = eps
+        self.weight = Parameter(np.ones(self.dim, dtype=dtype), dtype=dtype)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.dim}, eps={self.eps}"
+
+
+class Dropout(Module):
+    def __init__(self, p=0.5, generator=None):
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+        self.p = p
+        self.generator = generator
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training, self.generator)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return F.relu(x)
+
+
+class GELU(Module):
+    def __init__(self, approximate="tanh"):
+        super().__init__()
+        if approximate not in ("tanh", "none"):
+            raise ValueError(f"approximate must be 'tanh' or 'none', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return x.tanh()
+
+
+class Flatten(Module):
+    """Flatten axes ``start_axis..end_axis`` (default: all but the batch axis)."""
+
+    def __init__(self, start_axis=1, end_axis=-1):
+        super().__init__()
+        self.start_axis, self.end_axis = start_axis, end_axis
+
+    def forward(self, x):
+        return x.flatten(self.start_axis, self.end_axis)
+
+
+class Identity(Module):
+    def forward(self, x):
+        return x
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return x.sigmoid()
+
+
+class Softmax(Module):
+    """Softmax over ``axis`` (default the last)."""
+
+    def __init__(self, axis: int = -1):
+        super().__init__()
+        self.axis = axis
+
+    def forward(self, x):
+        return F.softmax(x, axis=self.axis)
+
+    def extra_repr(self):
+        return f"axis={self.axis}"
+
+
+class LeakyReLU(Module):
+    """``max(x, 0) + negative_slope * min(x, 0)``."""
+
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = float(negative_slope)
+
+    def forward(self, x):
+        return x.relu() - (-x).relu() * self.negative_slope
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"

@@ -1,0 +1,95 @@
+"""Loss modules: ``nn.MSELoss()``, ``nn.CrossEntropyLoss()``, ``nn.BCEWithLogitsLoss()``,
+callables ``(output, target)``.
+
+They wrap :func:`~skiff.kernels.train.core.nn.functional.mse_loss` and
+:func:`~skiff.kernels.train.core.nn.functional.cross_entropy` so that ``Trainer(model,
+loss=nn.CrossEntropyLoss())`` reads as it would elsewhere.
+"""
+
+from __future__ import annotations
+
+from . import functional as F
+from .module import Module
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, "
+                         f"got {reduction!r}")
+
+
+class MSELoss(Module):
+    """Mean squared error between ``output`` and ``target`` (same shape).
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+    """
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, output, target):
+        return F.mse_loss(output, target, reduction=self.reduction)
+
+
+class CrossEntropyLoss(Module):
+    """Cross-entropy of logits ``(N, C)`` (or ``(..., C)``) against integer class ids.
+
+    Parameters
+    ----------
+    ignore_index : int
+        Targets equal to this add nothing and do not count in the mean.
+    reduction : {"mean", "sum", "none"}
+    """
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
+        super().__init__()
+        _check_reduction(reduction)
+        self.ignore_index = int(ignore_index)
+        self.reduction = reduction
+
+    def forward(self, output, target):
+        if output.ndim > 2:
+            output = output.reshape(-1, output.shape[-1])
+            target = target.reshape(-1)
+        return F.cross_entropy(output, target, ignore_index=self.ignore_index,
+                               reduction=self.reduction)
+
+
+def binary_cross_entropy_with_logits(logits, target, reduction: str = "mean"):
+    """Binary cross-entropy of raw scores ``logits`` against 0/1 (or probability) targets of
+    the same shape, computed stably as ``max(z, 0) - z * y + log(1 + exp(-|z|))``."""
+    _check_reduction(reduction)
+    if tuple(logits.shape) != tuple(target.shape):
+        raise ValueError(f"binary cross-entropy compares logits {tuple(logits.shape)} with "
+                         f"targets of the same shape, got {tuple(target.shape)}")
+    if target.dtype != logits.dtype:
+        target = target.astype(logits.dtype)
+    per = logits.relu() - logits * target + ((-logits.abs()).exp() + 1.0).log()
+    if reduction == "mean":
+        return per.mean()
+    if reduction == "sum":
+        return per.sum()
+    return per
+
+
+class BCEWithLogitsLoss(Module):
+    """Binary cross-entropy on raw scores (one output per binary label); targets 0/1.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+    """
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, output, target):
+        return binary_cross_entropy_with_logits(output, target, reduction=self.reduction)

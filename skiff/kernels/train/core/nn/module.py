@@ -1,0 +1,344 @@
+"""``Module`` and ``Parameter``: the containers every layer and model is built from."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import numpy as np
+
+from skiff.kernels.backend import resolve_device, to_device, to_numpy
+
+from ..tensor import _FLOATS, Tensor, _as_dtype
+
+__all__ = ["Parameter", "Module", "ModuleList", "Sequential", "ModuleDict"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a :class:`Module` registers as trainable (requires_grad=True)."""
+
+    def __init__(self, data, requires_grad=True, dtype=None):
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return "Parameter(" + super().__repr__() + ")"
+
+
+class Module:
+    """Base class: assign Parameters, Modules and buffers as attributes; define ``forward``.
+
+    Example
+    -------
+    >>> import skiff
+    >>> class Affine(Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = Parameter([2.0])
+    ...     def forward(self, x):
+    ...         return x * self.w
+    >>> m = Affine()
+    >>> [name for name, _ in m.named_parameters()]
+    ['w']
+    """
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ---- registration -------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError(f"call Module.__init__() in {type(self).__name__}.__init__ first")
+        for store in (self._parameters, self._buffers, self._modules):
+            store.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            store.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, value) -> None:
+        """A non-trainable state array (e.g. running mean) saved in ``state_dict``."""
+        t = value if isinstance(value, Tensor) or value is None else Tensor(value)
+        object.__setattr__(self, name, t)
+        self._buffers[name] = t
+
+    def register_parameter(self, name: str, value) -> None:
+        if value is not None and not isinstance(value, Parameter):
+            raise TypeError(f"{name} must be a Parameter or None, got {type(value).__name__}")
+        self._parameters[name] = value
+        object.__setattr__(self, name, value)
+
+    def add_module(self, name: str, module) -> None:
+        self.__setattr__(name, module)
+
+    # ---- forward ------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} does not define forward")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- traversal ----------------------------------------------------------------------
+    def named_modules(self, prefix: str = "", _seen=None) -> Iterator[tuple[str, Module]]:
+        seen = set() if _seen is None else _seen
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(f"{prefix}.{name}" if prefix else name, seen)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name, m in self._modules.items():
+            if m is not None:
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named(self, kind: str, remove_duplicate: bool):
+        seen = set()
+        for mname, m in self.named_modules():
+            for name, t in getattr(m, kind).items():
+                if t is None or (remove_duplicate and id(t) in seen):
+                    continue
+                seen.add(id(t))
+                yield (f"{mname}.{name}" if mname else name), t
+
+    def named_parameters(self, remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) in registration order; a tied parameter appears once."""
+        yield from self._named("_parameters", remove_duplicate)
+
+    def parameters(self) -> Iterator[Parameter]:
+        for _, p in self.named_parameters():
+            yield p
+
+    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named("_buffers", True)
+
+    def buffers(self) -> Iterator[Tensor]:
+        for _, b in self.named_buffers():
+            yield b
+
+    def num_parameters(self) -> int:
+        return int(sum(p.size for p in self.parameters()))
+
+    # ---- state --------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Host numpy copies of every parameter and buffer (tied ones under each name)."""
+        out = {}
+        for name, t in self._named("_parameters", False):
+            out[name] = np.array(to_numpy(t.data), copy=True)
+        for name, t in self._named("_buffers", False):
+            out[name] = np.array(to_numpy(t.data), copy=True)
+        return out
+
+    def load_state_dict(self, state: dict, strict: bool = True) -> dict:
+        """Copy arrays into the existing parameters and buffers (in place, on their device).
+
+        With ``strict`` a missing or unexpected key raises; a shape mismatch always raises.
+        ``state`` may also be a path: an ``.npz`` of ``np.savez(path, **model.state_dict())``,
+        a job's ``model.npz``, or a Trainer checkpoint ``step-....npz`` (its model weights);
+        a loaded checkpoint state (with a ``"model"`` entry) works as well.
+        Returns ``{"missing": [...], "unexpected": [...]}``.
+        """
+        state = _weights_of(state)
+        targets = dict(self._named("_parameters", False))
+        targets.update(self._named("_buffers", False))
+        missing = [k for k in targets if k not in state]
+        unexpected = [k for k in state if k not in targets]
+        bad = []
+        for k, t in targets.items():
+            if k in state:
+                shape = tuple(np.shape(state[k]))
+                if shape != tuple(t.shape):
+                    bad.append(f"{k}: checkpoint {shape} vs model {tuple(t.shape)}")
+        problems = []
+        if strict and missing:
+            problems.append("missing keys: " + ", ".join(missing))
+        if strict and unexpected:
+            problems.append("unexpected keys: " + ", ".join(unexpected))
+        if bad:
+            problems.append("shape mismatch: " + "; ".join(bad))
+        if problems:
+            raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(problems))
+        for k, t in targets.items():
+            if k in state:
+                value = state[k].data if isinstance(state[k], Tensor) else state[k]
+                xp = t.xp
+                t.data[...] = xp.asarray(to_device(value, t.device) if xp is not np
+                                         else to_numpy(value)).astype(t.dtype, copy=False)
+        return {"missing": missing, "unexpected": unexpected}
+
+    # ---- modes, devices, grads ----------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def to(self, device=None, dtype=None) -> Module:
+        """Move (and/or cast float) parameters, grads and buffers in place; returns self.
+
+        ``m.to("cuda:0")``, ``m.to(dtype="float64")`` or ``m.to("float64")``.
+        """
+        if isinstance(device, str) and device in _FLOATS or (
+            device is not None and not isinstance(device, str) and _is_dtype(device)
+        ):
+            device, dtype = None, device
+        dev = resolve_device(device) if device is not None else None
+        dt = _as_dtype(dtype)
+        tensors = {id(t): t for _, t in self._named("_parameters", False)}
+        tensors.update({id(t): t for _, t in self._named("_buffers", False)})
+        for t in tensors.values():
+            for attr in ("data", "grad"):
+                arr = getattr(t, attr)
+                if arr is None:
+                    continue
+                if dev is not None:
+                    arr = to_device(arr, dev)
+                if dt is not None and arr.dtype.kind == "f":
+                    arr = arr.astype(dt)
+                setattr(t, attr, arr)
+        return self
+
+    def double(self) -> Module:
+        """Cast float parameters and buffers to float64 in place; returns self."""
+        return self.to(dtype="float64")
+
+    def float(self) -> Module:
+        """Cast float parameters and buffers to float32 in place; returns self."""
+        return self.to(dtype="float32")
+
+    def zero_grad(self) -> None:
+        for p in self.parameters():
+            p.grad = None
+
+    # ---- repr ---------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        for name, m in self._modules.items():
+            sub = repr(m).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {sub}")
+        return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
+
+
+def _is_dtype(x) -> bool:
+    try:
+        np.dtype(x)
+        return True
+    except TypeError:
+        return False
+
+
+class ModuleList(Module):
+    """A list of modules, registered as ``0``, ``1``, ..."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ModuleList(list(self._modules.values())[i])
+        return list(self._modules.values())[i]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class ModuleDict(Module):
+    """A dict of named modules."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for k, m in (modules or {}).items():
+            self.add_module(k, m)
+
+    def __getitem__(self, k):
+        return self._modules[k]
+
+    def __setitem__(self, k, m):
+        self.add_module(k, m)
+
+    def __contains__(self, k):
+        return k in self._modules
+
+    def __len__(self):
+        return len(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+
+class Sequential(ModuleList):
+    """Modules applied one after another."""
+
+    def __init__(self, *modules):
+        if len(modules) == 1 and isinstance(modules[0], (list, tuple)):
+            modules = modules[0]
+        super().__init__(modules)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+
+def _weights_of(state):
+    """A name -> array mapping from a mapping, an opened npz, a path, or a checkpoint state."""
+    import os
+
+    if isinstance(state, (str, os.PathLike)):
+        path = os.fspath(state)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no weights file at {path!r}")
+        with np.load(path, allow_pickle=False) as npz:
+            is_checkpoint = "__meta__" in npz.files
+            arrays = None if is_checkpoint else {k: npz[k] for k in npz.files}
+        if is_checkpoint:
+            from ...checkpoint import load_checkpoint
+
+            return _weights_of(load_checkpoint(path))
+        return arrays
+    if hasattr(state, "files") and hasattr(state, "__getitem__"):  # an open NpzFile
+        return {k: state[k] for k in state.files}
+    if not hasattr(state, "keys"):
+        raise TypeError(f"load_state_dict takes a dict of arrays or a path, got "
+                        f"{type(state).__name__}")
+    if isinstance(state.get("model"), dict) and "optimizer" in state:  # a Trainer checkpoint
+        return state["model"]
+    return state

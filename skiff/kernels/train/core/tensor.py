@@ -1,0 +1,574 @@
+"""``Tensor``: an ``xp`` array (numpy on the CPU, cupy on a GPU) with reverse-mode autograd.
+
+>>> import skiff
+>>> x = skiff.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> y = (x * x).sum()
+>>> y.backward()
+>>> x.grad
+array([[2., 4.],
+       [6., 8.]], dtype=float32)
+
+Float input becomes float32 unless ``dtype`` says otherwise (use float64 for gradient checks);
+integer and boolean input keep their dtype. ``.data`` is the raw array and ``.grad`` a raw array
+(or None), never a Tensor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skiff.kernels.backend import device_of, resolve_device, to_device, to_numpy, xp_for
+
+from . import autograd
+from . import ops_math as M
+from . import ops_shape as S
+from ._alloc import tune_allocator
+from .autograd import Function, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .random import get_generator
+
+__all__ = [
+    "Tensor",
+    "tensor",
+    "Function",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "cat",
+    "stack",
+    "split",
+    "where",
+    "zeros",
+    "ones",
+    "randn",
+    "rand",
+    "arange",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "as_array",
+]
+
+_FLOATS = ("float16", "float32", "float64", "bfloat16")
+
+
+def _as_dtype(dtype):
+    if dtype is None:
+        return None
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - optional
+            raise ValueError("dtype 'bfloat16' needs the ml_dtypes package") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise ValueError(
+            f"unknown dtype {dtype!r}: use one of {', '.join(_FLOATS)} or an integer dtype"
+        ) from None
+
+
+def as_array(value, dtype=None, device=None):
+    """The raw array for a Tensor, array or nested list, on ``device`` (default: where it is)."""
+    if isinstance(value, Tensor):
+        value = value.data
+    if device is not None:
+        xp = xp_for(device)
+        if xp is np:
+            value = to_numpy(value)
+        else:
+            value = to_device(value, device)
+    elif not hasattr(value, "dtype") or not hasattr(value, "shape"):
+        value = np.asarray(value)
+    dt = _as_dtype(dtype)
+    if dt is None:
+        if value.dtype.kind == "f" and value.dtype != np.float32 and value.dtype.itemsize != 2:
+            dt = np.dtype(np.float32)
+    if dt is not None and value.dtype != dt:
+        value = value.astype(dt)
+    return value
+
+
+class Tensor:
+    """An array with an optional gradient.
+
+    Parameters
+    ----------
+    data : array_like
+        numpy or cupy array, nested list or scalar.
+    requires_grad : bool
+        Track operations on this tensor so ``backward`` can fill ``.grad``.
+    device : str or Device, optional
+        ``cpu`` or ``cuda:N``; default: where ``data`` already lives (host for lists).
+    dtype : str or numpy dtype, optional
+        Default float32 for float input; integer and bool input keep their dtype.
+    """
+
+    __array_ufunc__ = None  # make numpy defer to our reflected operators
+    __array_priority__ = 1000
+
+    def __init__(self, data, *, requires_grad=False, device=None, dtype=None):
+        arr = as_array(data, dtype=dtype, device=device)
+        if requires_grad and arr.dtype.kind != "f" and arr.dtype.name != "bfloat16":
+            raise ValueError(f"only float tensors can require grad, got dtype {arr.dtype}")
+        self.data = arr
+        self.requires_grad = bool(requires_grad)
+        self.grad = None
+        self._node = None
+        self._idx = 0
+        self._ready_hooks = None
+
+    @classmethod
+    def _make(cls, data, requires_grad, node, idx):
+        t = Tensor.__new__(Tensor)
+        if isinstance(data, np.generic):  # numpy reductions return scalars; keep 0-d arrays
+            data = np.asarray(data)
+        t.data = data
+        t.requires_grad = requires_grad
+        t.grad = None
+        t._node = node
+        t._idx = idx
+        t._ready_hooks = None
+        return t
+
+    # ---- properties ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self.data.size)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+    @property
+    def device(self):
+        return device_of(self.data)
+
+    @property
+    def xp(self):
+        return autograd.xp_of(self.data)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __repr__(self) -> str:
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        dev = "" if type(self.data) is np.ndarray else f", device={self.device}"
+        body = np.array2string(to_numpy(self.data), separator=", ", precision=4)
+        return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
+
+    # ---- conversion ---------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host numpy copy (a view for host data)."""
+        return to_numpy(self.data)
+
+    def item(self):
+        return to_numpy(self.data).item()
+
+    def tolist(self):
+        return to_numpy(self.data).tolist()
+
+    def detach(self) -> Tensor:
+        """The same array, cut from the graph."""
+        return Tensor._make(self.data, False, None, 0)
+
+    def requires_grad_(self, flag: bool = True) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("requires_grad_ works on leaf tensors only")
+        self.requires_grad = bool(flag)
+        return self
+
+    def to(self, device) -> Tensor:
+        """This tensor on ``device`` (itself when already there); differentiable."""
+        dev = resolve_device(device)
+        if dev == self.device:
+            return self
+        return _ToDevice.apply(self, device=dev)
+
+    def astype(self, dtype) -> Tensor:
+        dt = _as_dtype(dtype)
+        if dt == self.dtype:
+            return self
+        return M.Cast.apply(self, dtype=dt)
+
+    def float(self) -> Tensor:
+        return self.astype(np.float32)
+
+    def double(self) -> Tensor:
+        return self.astype(np.float64)
+
+    # ---- autograd -----------------------------------------------------------------------
+    def backward(self, grad=None, retain_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) * grad into every leaf's ``.grad``.
+
+        ``grad`` defaults to 1 for a scalar; other shapes need it.
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward on a tensor that does not require grad (no input had "
+                "requires_grad=True, or it was computed under no_grad)"
+            )
+        if grad is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"backward needs a grad argument for a non-scalar tensor of shape {self.shape}"
+                )
+            grad = self.xp.ones(self.shape, dtype=self.dtype)
+        else:
+            grad = as_array(grad, dtype=self.dtype)
+            if grad.shape != self.shape:
+                raise ValueError(f"grad shape {grad.shape} != tensor shape {self.shape}")
+        autograd.run_backward(self, grad, retain_graph=retain_graph)
+
+    def zero_grad(self) -> None:
+        self.grad = None
+
+    def register_grad_ready_hook(self, fn):
+        """Call ``fn(self)`` as soon as this leaf's gradient of a backward pass is complete.
+
+        Returns a handle whose ``remove()`` unregisters the hook.
+        """
+        if not self.is_leaf:
+            raise RuntimeError("grad-ready hooks go on leaf tensors (parameters)")
+        if self._ready_hooks is None:
+            self._ready_hooks = []
+        self._ready_hooks.append(fn)
+        return _HookHandle(self._ready_hooks, fn)
+
+    # ---- arithmetic ---------------------------------------------------------------------
+    def __add__(self, o):
+        return M.Add.apply(self, o)
+
+    def __radd__(self, o):
+        return M.Add.apply(o, self)
+
+    def __sub__(self, o):
+        return M.Sub.apply(self, o)
+
+    def __rsub__(self, o):
+        return M.Sub.apply(o, self)
+
+    def __mul__(self, o):
+        return M.Mul.apply(self, o)
+
+    def __rmul__(self, o):
+        return M.Mul.apply(o, self)
+
+    def __truediv__(self, o):
+        return M.Div.apply(self, o)
+
+    def __rtruediv__(self, o):
+        return M.Div.apply(o, self)
+
+    def __pow__(self, o):
+        return M.Pow.apply(self, o)
+
+    def __rpow__(self, o):
+        return M.Pow.apply(o, self)
+
+    def __neg__(self):
+        return M.Neg.apply(self)
+
+    def __matmul__(self, o):
+        return M.MatMul.apply(self, o)
+
+    def __rmatmul__(self, o):
+        return M.MatMul.apply(o, self)
+
+    # comparisons: no gradient, boolean tensors
+    def _cmp(self, o, op):
+        other = o.data if isinstance(o, Tensor) else o
+        return Tensor._make(op(self.data, other), False, None, 0)
+
+    def __lt__(self, o):
+        return self._cmp(o, lambda a, b: a < b)
+
+    def __le__(self, o):
+        return self._cmp(o, lambda a, b: a <= b)
+
+    def __gt__(self, o):
+        return self._cmp(o, lambda a, b: a > b)
+
+    def __ge__(self, o):
+        return self._cmp(o, lambda a, b: a >= b)
+
+    def eq(self, o):
+        return self._cmp(o, lambda a, b: a == b)
+
+    def ne(self, o):
+        return self._cmp(o, lambda a, b: a != b)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise ValueError(f"truth value of a tensor of shape {self.shape} is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    # ---- elementwise math ---------------------------------------------------------------
+    def exp(self):
+        return M.Exp.apply(self)
+
+    def log(self):
+        return M.Log.apply(self)
+
+    def tanh(self):
+        return M.Tanh.apply(self)
+
+    def sqrt(self):
+        return M.Sqrt.apply(self)
+
+    def abs(self):
+        return M.Abs.apply(self)
+
+    def sigmoid(self):
+        return M.Sigmoid.apply(self)
+
+    def relu(self):
+        return M.Relu.apply(self)
+
+    # ---- reductions ---------------------------------------------------------------------
+    def sum(self, axis=None, keepdims=False):
+        return M.Sum.apply(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return M.Mean.apply(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, keepdims=False, ddof=0):
+        return M.Var.apply(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def max(self, axis=None, keepdims=False):
+        return M.Max.apply(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return M.Min.apply(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None):
+        return Tensor._make(self.xp.argmax(self.data, axis=axis), False, None, 0)
+
+    # ---- shape --------------------------------------------------------------------------
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if shape == self.shape:
+            return self
+        return S.Reshape.apply(self, shape=shape)
+
+    view = reshape
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return S.Transpose.apply(self, axes=axes or None)
+
+    permute = transpose
+
+    @property
+    def T(self):
+        return S.Transpose.apply(self, axes=None)
+
+    def swapaxes(self, a, b):
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return S.Transpose.apply(self, axes=tuple(axes))
+
+    def flatten(self, start_axis=0, end_axis=-1):
+        nd = self.ndim
+        s, e = start_axis % max(nd, 1), end_axis % max(nd, 1)
+        shape = self.shape[:s] + (int(np.prod(self.shape[s : e + 1])),) + self.shape[e + 1 :]
+        return self.reshape(shape)
+
+    def unsqueeze(self, axis):
+        axis = axis % (self.ndim + 1)
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            shape = tuple(s for s in self.shape if s != 1)
+        else:
+            axes = {a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+            for a in axes:
+                if self.shape[a] != 1:
+                    raise ValueError(f"cannot squeeze axis {a} of size {self.shape[a]}")
+            shape = tuple(s for i, s in enumerate(self.shape) if i not in axes)
+        return self.reshape(shape)
+
+    def expand(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(
+            self.shape[i - (len(shape) - self.ndim)] if s == -1 else s for i, s in enumerate(shape)
+        )
+        return S.Expand.apply(self, shape=shape)
+
+    def __getitem__(self, index):
+        return S.GetItem.apply(self, index=_raw_index(index))
+
+    def masked_fill(self, mask, value):
+        m = mask.data if isinstance(mask, Tensor) else mask
+        return S.MaskedFill.apply(self, m, value=value)
+
+    def split(self, split_size, axis=0):
+        return split(self, split_size, axis)
+
+
+class _HookHandle:
+    def __init__(self, hooks, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self):
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+def _raw_index(index):
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, tuple):
+        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index
+
+
+class _ToDevice(Function):
+    def forward(self, a, device=None):
+        self.src = device_of(a)
+        return to_device(a, device)
+
+    def backward(self, g):
+        return to_device(g, self.src)
+
+
+tune_allocator()
+
+
+def tensor(data, *, requires_grad=False, device=None, dtype=None) -> Tensor:
+    """Same as ``Tensor(...)``."""
+    return Tensor(data, requires_grad=requires_grad, device=device, dtype=dtype)
+
+
+# ---- joining ------------------------------------------------------------------------------
+def _wrap(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def cat(tensors, axis=0) -> Tensor:
+    """Concatenate along ``axis``."""
+    tensors = [_wrap(t) for t in tensors]
+    if not tensors:
+        raise ValueError("cat needs at least one tensor")
+    return S.Cat.apply(*tensors, axis=axis)
+
+
+def stack(tensors, axis=0) -> Tensor:
+    """Stack along a new ``axis``."""
+    tensors = [_wrap(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack needs at least one tensor")
+    return S.Stack.apply(*tensors, axis=axis)
+
+
+def split(x, split_size, axis=0) -> tuple:
+    """Split into chunks of ``split_size`` (int) or of the listed sizes (like torch.split)."""
+    n = x.shape[axis]
+    if isinstance(split_size, int):
+        if split_size <= 0:
+            raise ValueError(f"split_size must be positive, got {split_size!r}")
+        sizes = [split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
+    else:
+        sizes = [int(s) for s in split_size]
+        if sum(sizes) != n:
+            raise ValueError(f"split sizes {sizes} do not add up to axis length {n}")
+    return S.Split.apply(x, sizes=sizes, axis=axis)
+
+
+def where(cond, a, b) -> Tensor:
+    """``a`` where ``cond`` else ``b`` (broadcasting); differentiable in ``a`` and ``b``."""
+    c = cond.data if isinstance(cond, Tensor) else cond
+    return S.Where.apply(c, a, b)
+
+
+# ---- creation -----------------------------------------------------------------------------
+def _xp_dtype(device, dtype, default=np.float32):
+    return xp_for(device if device is not None else "cpu"), _as_dtype(dtype) or np.dtype(default)
+
+
+def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
+    shape = _shape_arg(shape)
+    xp, dt = _xp_dtype(device, dtype)
+    return Tensor(xp.zeros(shape, dtype=dt), requires_grad=requires_grad, dtype=dt)
+
+
+def ones(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
+    shape = _shape_arg(shape)
+    xp, dt = _xp_dtype(device, dtype)
+    return Tensor(xp.ones(shape, dtype=dt), requires_grad=requires_grad, dtype=dt)
+
+
+def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
+    xp, dt = _xp_dtype(device, dtype)
+    return Tensor(xp.full(_shape_arg((shape,)), value, dtype=dt), requires_grad=requires_grad,
+                  dtype=dt)
+
+
+def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    """Standard normal samples from the seeded generator (drawn on the host)."""
+    shape = _shape_arg(shape)
+    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    host = get_generator(generator).standard_normal(shape).astype(dt)
+    return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
+
+
+def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    """Uniform [0, 1) samples from the seeded generator (drawn on the host)."""
+    shape = _shape_arg(shape)
+    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    host = get_generator(generator).random(shape).astype(dt)
+    return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
+
+
+def arange(start, stop=None, step=1, device=None, dtype=None) -> Tensor:
+    xp = xp_for(device if device is not None else "cpu")
+    if stop is None:
+        start, stop = 0, start
+    dt = _as_dtype(dtype)
+    arr = xp.arange(start, stop, step, dtype=dt)
+    return Tensor(arr, dtype=dt)
+
+
+def zeros_like(t: Tensor, dtype=None) -> Tensor:
+    return Tensor(t.xp.zeros(t.shape, dtype=_as_dtype(dtype) or t.dtype), dtype=dtype or t.dtype)
+
+
+def ones_like(t: Tensor, dtype=None) -> Tensor:
+    return Tensor(t.xp.ones(t.shape, dtype=_as_dtype(dtype) or t.dtype), dtype=dtype or t.dtype)
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)

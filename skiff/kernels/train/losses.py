@@ -1,0 +1,168 @@
+"""How a Trainer turns a batch into a loss: the model's own ``loss(batch)``, a criterion
+``loss(output, target)``, or cross-entropy / MSE / BCE chosen from the targets; dict batches;
+and the accuracy reported beside the validation loss.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .data import PackedBatch
+
+__all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
+           "TARGET_KEYS"]
+
+INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
+TARGET_KEYS = ("y", "target", "targets", "label", "labels")
+
+
+def pair_of(batch: dict) -> tuple:
+    """``(x, y)`` from a dict batch with an input key and a target key (``{"x", "y"}``,
+    ``{"image", "label"}``, ...)."""
+    x = next((batch[k] for k in INPUT_KEYS if k in batch), None)
+    y = next((batch[k] for k in TARGET_KEYS if k in batch), None)
+    if x is None or y is None:
+        raise TypeError(f"a dict batch needs an input key ({', '.join(INPUT_KEYS)}) and a "
+                        f"target key ({', '.join(TARGET_KEYS)}); got keys {sorted(batch)}")
+    return x, y
+
+
+def loss_function(model, spec):
+    """``fn(model, batch) -> scalar Tensor`` for the loss ``spec`` (a name or a callable
+    ``loss(output, target)``); ``"auto"`` prefers the model's own ``loss(batch)``.
+
+    ``fn.keep = True`` makes it keep ``(output, target)`` of the last batch in ``fn.last``
+    (evaluation reads it for accuracy; training never keeps it).
+    """
+    model_loss = getattr(model, "loss", None)
+    if spec == "auto" and callable(model_loss):
+        if positional_arity(model_loss) != 2:
+            return lambda model, batch: model.loss(batch)
+        spec = model_loss  # loss(output, target): a criterion written as a method
+
+    checked = []  # class ids are range-checked on the first batch only (a host sync)
+
+    def fn(model, batch):
+        if isinstance(batch, dict):
+            batch = pair_of(batch)
+        if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
+                len(batch) < 2:
+            what = type(batch).__name__
+            if isinstance(batch, (tuple, list)):
+                what += f" of {len(batch)}"
+            raise TypeError("without a model.loss(batch), the data must be (x, y) pairs, "
+                            f"e.g. trainer.train((X, y)); got batches of a {what}")
+        *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
+        out = model(*xs)
+        if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
+            fn.last = (out, y)
+        if callable(spec):
+            return spec(out, y)
+        loss = supervised_loss(out, y, spec, check_ids=not checked)
+        checked.append(True)
+        return loss
+
+    fn.keep, fn.last = False, None
+    return fn
+
+
+def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
+    """The loss of outputs ``out`` against targets ``y`` for the loss named ``spec``
+    (``"auto"``: cross-entropy for integer targets, MSE for float targets), with messages that
+    say how shapes and dtypes fail to match."""
+    from .core.nn import functional as F
+
+    ydt = np.dtype(str(y.dtype))
+    if ydt == np.bool_:  # True/False labels are class ids 1/0 (or 1.0/0.0 for MSE and BCE)
+        y = y.astype(np.int64)
+        ydt = np.dtype(np.int64)
+    if spec == "auto":
+        if np.issubdtype(ydt, np.integer):
+            spec = "cross_entropy"
+        elif np.issubdtype(ydt, np.floating):
+            spec = "mse"
+        else:
+            raise TypeError(f"targets must be integer class ids (cross-entropy) or floats "
+                            f"(MSE), got dtype {ydt}")
+    if spec == "cross_entropy":
+        if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]) \
+                and out.shape[-1] > 1:
+            y = y.reshape(*y.shape[:-1])  # class ids as a column (N, 1)
+        if not np.issubdtype(ydt, np.integer):
+            raise TypeError(f"cross-entropy needs integer class-id targets, got dtype {ydt}")
+        if tuple(out.shape) == tuple(y.shape) + (1,) or tuple(out.shape) == tuple(y.shape):
+            raise ValueError(f"model output shape {tuple(out.shape)} with integer targets of "
+                             f"shape {tuple(y.shape)}: cross-entropy wants one output per class"
+                             f"; for regression pass float targets (y.astype('float32')) or "
+                             f"loss='mse'")
+        if tuple(out.shape[:-1]) != tuple(y.shape):
+            raise ValueError(f"model output shape {tuple(out.shape)} does not match targets "
+                             f"shape {tuple(y.shape)}: cross-entropy wants output "
+                             f"(..., classes) and targets (...)")
+        n_cls = out.shape[-1]
+        yv = y.numpy() if check_ids and hasattr(y, "numpy") else np.asarray(y if check_ids else 0)
+        bad = (yv < 0) & (yv != -100) | (yv >= n_cls)
+        if bad.any():
+            raise ValueError(f"class ids must be in [0, {n_cls}) for an output of {n_cls} "
+                             f"classes, got {int(yv[bad].flat[0])}")
+        if out.ndim > 2:
+            out = out.reshape(-1, n_cls)
+            y = y.reshape(-1)
+        return F.cross_entropy(out, y)
+    if not np.issubdtype(ydt, np.floating) and not np.issubdtype(ydt, np.integer):
+        raise TypeError(f"{'MSE' if spec == 'mse' else 'binary cross-entropy'} needs numeric "
+                        f"targets, got dtype {ydt}")
+    if tuple(out.shape) != tuple(y.shape) and (tuple(out.shape) == tuple(y.shape) + (1,) or
+                                               tuple(y.shape) == tuple(out.shape) + (1,)):
+        y = y.reshape(*out.shape)  # targets (N,) against outputs (N, 1), or the reverse
+    if tuple(out.shape) != tuple(y.shape):
+        hint = "MSE compares them element by element" if spec == "mse" else \
+            "binary cross-entropy wants one score per 0/1 target"
+        if spec == "mse" and tuple(out.shape[:-1]) == tuple(y.shape) and out.shape[-1] > 1:
+            hint = ("float targets mean regression (MSE); for classification pass integer "
+                    "class ids, e.g. y.astype('int64')")
+        raise ValueError(f"model output shape {tuple(out.shape)} does not match targets shape "
+                         f"{tuple(y.shape)} ({hint})")
+    if y.dtype != out.dtype:
+        y = y.astype(out.dtype)
+    if spec == "bce":
+        from .core.nn.loss import binary_cross_entropy_with_logits
+
+        return binary_cross_entropy_with_logits(out, y)
+    return F.mse_loss(out, y)
+
+
+def accuracy(out, y, spec) -> float | None:
+    """Accuracy of the outputs ``out`` against targets ``y`` (None where it has no meaning:
+    regression, or shapes that do not line up)."""
+    if spec == "bce":  # one score per binary label: positive means class 1
+        o, yv = out.numpy(), y.numpy()
+        if o.size != yv.size:
+            return None
+        return float(((o.reshape(yv.shape) > 0) == (yv > 0.5)).mean())
+    if not np.issubdtype(np.dtype(str(y.dtype)), np.integer) and str(y.dtype) != "bool":
+        return None
+    if not hasattr(out, "shape") or out.ndim < 1:
+        return None
+    if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):
+        y = y.reshape(*y.shape[:-1])
+    if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:
+        return None
+    pred = out.numpy().argmax(axis=-1)
+    return float((pred == y.numpy()).mean())
+
+
+def positional_arity(fn) -> int | None:
+    """How many positional arguments ``fn`` requires (None: any number, or unknown)."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    kinds = [p.kind for p in params]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return None
+    return sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                          inspect.Parameter.POSITIONAL_OR_KEYWORD)
+               and p.default is inspect.Parameter.empty for p in params)

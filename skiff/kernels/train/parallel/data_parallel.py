@@ -1,0 +1,487 @@
+"""Data parallelism: gradient buckets all-reduced during backward, and ZeRO-1/2 sharding.
+
+Every rank holds the whole model and sees its own share of the global batch. Gradients are
+averaged over the ranks in *buckets*: parameters are grouped in reverse registration order
+(roughly the order backward finishes them) into flat buffers of about ``bucket_mb``; the
+moment the engine reports the last gradient of a bucket complete
+(``param.register_grad_ready_hook``), the bucket's non-blocking all-reduce starts, so
+communication of the late layers overlaps the backward pass of the early ones.
+:meth:`DataParallel.reduce_gradients` waits for what is still in flight.
+
+Each backward pass (each micro-batch of gradient accumulation) launches its buckets; the
+averaged buffers are summed at the end, which equals averaging the accumulated sums. Overlap
+assumes every rank runs the same graph (the same parameters reached in the same order); with
+``overlap=False`` all buckets go at the end of the step, in a fixed order.
+
+ZeRO-1 keeps the optimizer state of a 1/dp slice of the flat parameter vector on each rank,
+ZeRO-2 also reduces the gradients straight to that slice (``reduce_scatter``); after the
+optimizer step of its slice each rank all-gathers the parameters. Element-wise optimizers
+(SGD, AdamW) give the same update as the unsharded run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skiff.kernels.backend import to_numpy
+from skiff.kernels.train.strategy import Strategy
+
+from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
+from .comm import Comm
+from .compression import NoCompression, make_compressor
+from .world import world
+
+__all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
+
+
+class BucketReducer:
+    """Averages the gradients of ``params`` over ``comm`` in buckets, overlapped with backward.
+
+    ``bucket_bytes`` sizes the buckets; ``overlap=False`` reduces every bucket in
+    :meth:`finish` instead of from the gradient hooks.
+    """
+
+    def __init__(self, params, comm: Comm, *, bucket_bytes: int = 25 * 2**20,
+                 overlap: bool = True):
+        self.comm = comm
+        self.overlap = overlap
+        self.params = list(params)
+        self.buckets: list[list] = []
+        current, size = [], 0
+        for p in reversed(self.params):
+            current.append(p)
+            size += p.data.nbytes
+            if size >= bucket_bytes:
+                self.buckets.append(current)
+                current, size = [], 0
+        if current:
+            self.buckets.append(current)
+        self.bucket_of = {id(p): i for i, b in enumerate(self.buckets) for p in b}
+        self._ready = [set() for _ in self.buckets]
+        self._inflight: list[tuple[int, np.ndarray, object]] = []
+        self._launched = [0] * len(self.buckets)
+        self._handles = []
+        self.launch_log: list[int] = []  # bucket ids in launch order (for tests)
+        # gradient bytes whose all-reduce started during backward (hooks) or after it
+        self.bytes_early = 0
+        self.bytes_late = 0
+        self._in_finish = False
+        if overlap and comm.size > 1:
+            for p in self.params:
+                self._handles.append(p.register_grad_ready_hook(self._on_ready))
+
+    def _on_ready(self, p) -> None:
+        for _, _, handle in self._inflight:  # let MPI move the buckets already in flight
+            handle.test()
+        b = self.bucket_of[id(p)]
+        self._ready[b].add(id(p))
+        if len(self._ready[b]) == len(self.buckets[b]):
+            self._launch(b)
+
+    def _launch(self, b: int) -> None:
+        params = self.buckets[b]
+        xp = params[0].xp
+        buf = xp.concatenate([(p.grad if p.grad is not None else xp.zeros_like(p.data))
+                              .reshape(-1) for p in params])
+        for p in params:  # the next backward accumulates afresh; finish() adds them up
+            p.grad = None
+        self._inflight.append((b, buf, self.comm.iallreduce_(buf, "mean")))
+        if self._in_finish:
+            self.bytes_late += buf.nbytes
+        else:
+            self.bytes_early += buf.nbytes
+        self._ready[b].clear()
+        self._launched[b] += 1
+        self.launch_log.append(b)
+
+    def finish(self) -> None:
+        """Launch the buckets not yet sent this step, wait for all, write back ``p.grad``."""
+        if self.comm.size == 1:
+            return
+        self._in_finish = True
+        for b, params in enumerate(self.buckets):
+            if self._launched[b] == 0 or any(p.grad is not None for p in params):
+                self._launch(b)
+        self._in_finish = False
+        sums: dict[int, np.ndarray] = {}
+        for b, _buf, handle in self._inflight:
+            out = handle.wait()
+            sums[b] = out if b not in sums else sums[b] + out
+        for b, buf in sums.items():
+            off = 0
+            for p in self.buckets[b]:
+                p.grad = buf[off:off + p.data.size].reshape(p.data.shape)
+                off += p.data.size
+        self._inflight.clear()
+        self._launched = [0] * len(self.buckets)
+        for r in self._ready:
+            r.clear()
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+
+def split_state(state):
+    """(replicated, sharded) trees: leaves wrapped in FlatShard/PerRank go to the second."""
+    def has_wrapper(obj):
+        if isinstance(obj, (FlatShard, PerRank)):
+            return True
+        if isinstance(obj, dict):
+            return any(has_wrapper(v) for v in obj.values())
+        if isinstance(obj, (list, tuple)):
+            return any(has_wrapper(v) for v in obj)
+        return False
+
+    if not isinstance(state, dict):
+        return state, None
+    rep, sh = {}, {}
+    for k, v in state.items():
+        if isinstance(v, (FlatShard, PerRank)):
+            sh[k] = v
+        elif isinstance(v, dict) and has_wrapper(v):
+            r, s = split_state(v)
+            rep[k], sh[k] = r, s
+        elif isinstance(v, (list, tuple)) and has_wrapper(v):
+            sh[k] = v  # every rank keeps the whole list; its wrapped items reshard
+        else:
+            rep[k] = v
+    return rep, sh
+
+
+def merge_state(rep, sh):
+    """Inverse of :func:`split_state` (after loading)."""
+    if not isinstance(sh, dict):
+        return rep if sh is None else sh
+    out = dict(rep or {})
+    for k, v in sh.items():
+        if k in out and isinstance(out[k], dict) and isinstance(v, dict):
+            out[k] = merge_state(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+class DataParallel(Strategy):
+    """Every rank holds the model; gradients are averaged in overlapped buckets.
+
+    Parameters
+    ----------
+    comm : Comm, optional
+        The data-parallel group (default: the whole world).
+    bucket_mb : float
+        Bucket size in MiB (25, as is customary; smaller buckets start earlier).
+    overlap : bool
+        Start each bucket's all-reduce from the backward hooks (True) or at the step's end.
+    compression : str, optional
+        ``fp16``, ``bf16``, ``powersgd:rank=R`` or ``topk:ratio=F`` (see
+        :mod:`.compression`); compressed gradients are reduced at the step's end.
+    """
+
+    name = "dp"
+
+    def __init__(self, comm: Comm | None = None, *, bucket_mb: float = 25.0,
+                 overlap: bool = True, compression: str | None = None):
+        super().__init__()
+        if not bucket_mb > 0:
+            raise ValueError(f"bucket_mb must be positive, got {bucket_mb!r}")
+        self.comm = comm
+        self.bucket_bytes = int(bucket_mb * 2**20)
+        self.overlap = overlap
+        self.compressor = make_compressor(compression)
+        self.reducer: BucketReducer | None = None
+        self.params: list = []
+        self.names: list[str] = []
+
+    # --- set-up -----------------------------------------------------------------------------
+    def bind(self, *, device=None, reporter=None):
+        """Attach device and reporter; with several ranks the reporter's ``should_stop``
+        becomes the flag rank 0 decided at the last step boundary, so every rank stops at the
+        same step and none is left waiting in a collective (undone in :meth:`teardown`)."""
+        super().bind(device=device, reporter=reporter)
+        comm = self._stop_comm()
+        if comm.size > 1:
+            from .groups import limit_threads
+
+            limit_threads()  # this rank's share of the node's cores, never more
+        if reporter is not None and comm.size > 1 and self._own_stop is None:
+            self._own_stop = reporter.should_stop
+            reporter.should_stop = lambda: self._stop_agreed
+        return self
+
+    _own_stop = None
+    _stop_agreed = False
+
+    def _stop_comm(self) -> Comm:
+        """The ranks that must stop together: the whole job (the dp group here)."""
+        return self._comm()
+
+    def _comm(self) -> Comm:
+        if self.comm is None:
+            self.comm = world()
+        self.rank, self.world_size = self.comm.rank, self.comm.size
+        return self.comm
+
+    def _broadcast_params(self, model) -> None:
+        """Start every rank from rank 0's weights."""
+        comm = self._comm()
+        if comm.size == 1:
+            return
+        for p in model.parameters():
+            p.data[...] = comm.broadcast(p.data, root=0)
+
+    def setup(self, model, make_optimizer):
+        if self.device is None:
+            self.bind()
+        self._comm()
+        if hasattr(model, "to"):
+            moved = model.to(self.device)
+            model = moved if moved is not None else model
+        self._broadcast_params(model)
+        named = list(model.named_parameters()) if hasattr(model, "named_parameters") else \
+            [(str(i), p) for i, p in enumerate(model.parameters())]
+        self.names = [n for n, _ in named]
+        self.params = [p for _, p in named]
+        compressed = not isinstance(self.compressor, NoCompression)
+        self.reducer = BucketReducer(self.params, self.comm, bucket_bytes=self.bucket_bytes,
+                                     overlap=self.overlap and not compressed)
+        return model, self._make_optimizer(model, make_optimizer)
+
+    def _make_optimizer(self, model, make_optimizer):
+        return make_optimizer(list(self.params))
+
+    def _tick(self) -> None:
+        """Called once per step (from reduce_metrics): keeps the step times."""
+        import time
+
+        now = time.perf_counter()
+        if self._last_tick is not None:
+            self._step_times.append(now - self._last_tick)
+        self._last_tick = now
+
+    _last_tick = None
+    plan = None  # set by strategy_from_plan: the prediction this run is checked against
+
+    def measured(self) -> dict:
+        """Measured step time (median after the first) and this process's peak RSS."""
+        import resource
+
+        times = getattr(self, "_step_times", [])[1:]
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return {"step_s": float(np.median(times)) if times else None, "peak_rss_bytes": rss}
+
+    def teardown(self) -> None:
+        if self.plan is not None and self.reporter is not None and self.is_root:
+            m, est = self.measured(), self.plan.estimate
+            check = {"predicted_step_s": est.step_time, "measured_step_s": m["step_s"],
+                     "predicted_peak_bytes": est.peak_memory,
+                     "measured_peak_rss_bytes": m["peak_rss_bytes"]}
+            self.reporter.info(plan_check=check)
+            if m["step_s"]:
+                self.reporter.log(f"plan check: step {m['step_s'] * 1e3:.1f} ms measured, "
+                                  f"{est.step_time * 1e3:.1f} ms predicted; peak RSS "
+                                  f"{m['peak_rss_bytes'] / 2**20:.0f} MiB (whole process), "
+                                  f"{est.peak_memory / 2**20:.1f} MiB predicted for training")
+        if self.reducer is not None:
+            self.reducer.remove()
+        if self._own_stop is not None and self.reporter is not None:
+            try:
+                del self.reporter.should_stop  # back to the class's method
+            except AttributeError:
+                pass
+            self._own_stop = None
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update(bucket_mb=self.bucket_bytes / 2**20, overlap=self.overlap,
+                 compression=self.compressor.name,
+                 buckets=len(self.reducer.buckets) if self.reducer else None)
+        return d
+
+    def data_shard(self):
+        comm = self._comm()
+        return comm.rank, comm.size
+
+    # --- one step ---------------------------------------------------------------------------
+    def reduce_gradients(self, model) -> None:
+        if isinstance(self.compressor, NoCompression):
+            self.reducer.finish()
+            return
+        xp = self.params[0].xp
+        grads = [p.grad if p.grad is not None else xp.zeros_like(p.data) for p in self.params]
+        if xp is not np:  # the compressors are host code (bit tricks, argpartition, QR)
+            grads = [to_numpy(g) for g in grads]
+        for p, g in zip(self.params, self.compressor.reduce(self.comm, grads, self.names)):
+            p.grad = g if xp is np else xp.asarray(g)
+
+    def reduce_metrics(self, values: dict) -> dict:
+        if not hasattr(self, "_step_times"):
+            self._step_times = []
+        self._tick()
+        comm, everyone = self._comm(), self._stop_comm()
+        if everyone.size == 1:
+            return dict(values)
+        keys = sorted(values)
+        mine = everyone.rank == 0 and self._own_stop is not None and bool(self._own_stop())
+        if everyone is comm:
+            # rank 0's stop flag rides along: the mean of (flag * p, 0, ..., 0) is the flag
+            arr = np.array([float(values[k]) for k in keys] + [float(mine) * comm.size],
+                           dtype=np.float64)
+            arr = comm.allreduce(arr, "mean")
+            self._stop_agreed = bool(arr[-1] > 0.5)
+            return {k: float(v) for k, v in zip(keys, arr[:-1])}
+        self._stop_agreed = bool(everyone.bcast_object(mine, root=0))
+        arr = np.array([float(values[k]) for k in keys], dtype=np.float64)
+        if comm.size > 1:
+            arr = comm.allreduce(arr, "mean")
+        return {k: float(v) for k, v in zip(keys, arr)}
+
+    def barrier(self) -> None:
+        self._comm().barrier()
+
+    # --- checkpoints ------------------------------------------------------------------------
+    def _note_reshard(self, layout) -> None:
+        self._fresh_optimizer = True
+        if self.reporter is not None:
+            self.reporter.log(f"checkpoint of layout {layout} resharded onto this layout: "
+                              "weights, data position and RNG restored; the optimizer state "
+                              "starts afresh", level="warning")
+
+    _fresh_optimizer = False
+
+    def load_optimizer_state_dict(self, optimizer, state) -> None:
+        if state is None and self._fresh_optimizer:
+            return  # after resharding from a model-splitting layout: moments start at zero
+        optimizer.load_state_dict(state)
+
+    def _extra_state(self) -> dict:
+        if isinstance(self.compressor, NoCompression):
+            return {}
+        return {"compression": PerRank(self.compressor.state_dict())}
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        state = dict(state)
+        state.update(self._extra_state())
+        rep, sh = split_state(state)
+        return save_sharded(directory, self._comm(), replicated=rep, sharded=sh, step=step,
+                            keep=keep, layout={"dp": self.comm.size, "strategy": self.name})
+
+    def load_checkpoint(self, directory) -> dict | None:
+        def corrupt(path, exc):
+            if self.reporter is not None:
+                self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
+                                  level="warning")
+
+        found = load_sharded(directory, self._comm(), on_corrupt=corrupt)
+        if found is None:
+            return None
+        layout = found.get("layout") or {}
+        if "full_model" in (found["replicated"] or {}):
+            # written by a strategy that splits the model: start from its gathered weights
+            state = dict(found["replicated"])
+            state["model"] = state.pop("full_model")
+            state["optimizer"] = None
+            self._note_reshard(layout)
+            state.setdefault("step", found["step"])
+            return state
+        state = merge_state(found["replicated"], found["sharded"])
+        if isinstance(state, dict):
+            comp = state.pop("compression", None)
+            if comp is not None:
+                self.compressor.load_state_dict(comp)
+            state.setdefault("step", found["step"])
+        return state
+
+
+class ZeRO(DataParallel):
+    """ZeRO stage 1 (optimizer state sharded) or 2 (gradients too) over the dp group.
+
+    The optimizer sees one flat parameter: this rank's slice ``flat_range(N, dp, rank)`` of
+    all parameters concatenated. Its state is saved as flat shards, so a checkpoint loads on
+    another number of ranks.
+    """
+
+    def __init__(self, stage: int = 1, comm: Comm | None = None, **kw):
+        if stage not in (1, 2):
+            raise ValueError(f"ZeRO stage must be 1 or 2, got {stage!r}")
+        if stage == 2:
+            kw.setdefault("overlap", False)
+        super().__init__(comm, **kw)
+        self.stage = stage
+        self.name = f"zero{stage}"
+        self.shard = None
+
+    def _make_optimizer(self, model, make_optimizer):
+        from skiff.kernels.train.core.tensor import Tensor
+
+        xp = self.params[0].xp
+        self.sizes = [p.data.size for p in self.params]
+        self.total = int(sum(self.sizes))
+        self.lo, self.hi = flat_range(self.total, self.comm.size, self.comm.rank)
+        flat = xp.concatenate([p.data.reshape(-1) for p in self.params])
+        self.shard = Tensor(flat[self.lo:self.hi].copy(), requires_grad=True)
+        if self.stage == 2 and self.reducer is not None:
+            self.reducer.remove()
+        return make_optimizer([self.shard])
+
+    def _flat_grad(self):
+        xp = self.params[0].xp
+        return xp.concatenate([(p.grad if p.grad is not None else xp.zeros_like(p.data))
+                               .reshape(-1) for p in self.params])
+
+    def reduce_gradients(self, model) -> None:
+        p = self.comm.size
+        if self.stage == 1:
+            super().reduce_gradients(model)
+            flat = self._flat_grad()
+            self.shard.grad = flat[self.lo:self.hi].copy()
+        else:
+            flat = self._flat_grad()
+            chunk = -(-self.total // p)
+            padded = self.params[0].xp.zeros(chunk * p, dtype=flat.dtype)
+            padded[:self.total] = flat
+            mine = self.comm.reduce_scatter(padded, "mean")
+            self.shard.grad = mine[: self.hi - self.lo].copy()
+        for q in self.params:  # the full gradients are not needed any more
+            q.grad = None
+
+    def clip_grad_norm(self, model, max_norm: float) -> float:
+        g = self.shard.grad
+        local = np.array([float((g.astype(np.float64) ** 2).sum())])
+        total = float(np.sqrt(self.comm.allreduce(local, "sum")[0]))
+        if total > max_norm:
+            self.shard.grad = g * (max_norm / (total + 1e-6))
+        return total
+
+    def optimizer_step(self, optimizer) -> None:
+        # the parameters are the truth (a checkpoint may have loaded them since set-up)
+        flat = self.params[0].xp.concatenate([q.data.reshape(-1) for q in self.params])
+        self.shard.data[...] = flat[self.lo:self.hi]
+        optimizer.step()
+        full, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(self.shard.data))
+        off = 0
+        for q, n in zip(self.params, self.sizes):
+            q.data[...] = full[off:off + n].reshape(q.data.shape)
+            off += n
+
+    def optimizer_state_dict(self, optimizer) -> dict:
+        n = self.hi - self.lo
+
+        def wrap(obj):
+            if isinstance(obj, np.ndarray) and obj.ndim == 1 and obj.size == n:
+                return FlatShard(obj, self.total)
+            if isinstance(obj, dict):
+                return {k: wrap(v) for k, v in obj.items()}
+            if isinstance(obj, list):
+                return [wrap(v) for v in obj]
+            return obj
+
+        return wrap(optimizer.state_dict())
+
+    def describe(self) -> dict:
+        d = super().describe()
+        if self.shard is not None:  # after set-up
+            d.update(shard=[self.lo, self.hi], total=self.total)
+        d.update(zero=self.stage)
+        return d

@@ -1,0 +1,172 @@
+"""Strategies that split the model itself: tensor parallel (with data parallel around it).
+
+:class:`TensorParallel` takes a layout ``dp x tp``: ranks of one tp group share a batch and
+split every layer of a GPT (:func:`.tensor_parallel.parallelize_gpt`); the dp groups average
+the gradients as :class:`.data_parallel.DataParallel` does, in overlapped buckets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checkpoint import PerRank
+from .comm import Comm
+from .data_parallel import BucketReducer, DataParallel
+from .groups import Layout, ProcessGroups
+from .tensor_parallel import (
+    ColumnParallelLinear,
+    ParallelAttention,
+    RowParallelLinear,
+    VocabParallelEmbedding,
+    gather_full_state,
+    parallelize_gpt,
+    shard_from_full,
+)
+from .world import world
+
+__all__ = ["TensorParallel"]
+
+
+def _is_split(name: str, model) -> set:
+    """Names of parameters that are slices (the rest are replicated across tp)."""
+    out = set()
+    for mname, mod in model.named_modules():
+        prefix = f"{mname}." if mname else ""
+        if isinstance(mod, (ColumnParallelLinear, VocabParallelEmbedding)):
+            out.add(prefix + "weight")
+            if getattr(mod, "bias", None) is not None:
+                out.add(prefix + "bias")
+        elif isinstance(mod, RowParallelLinear):
+            out.add(prefix + "weight")
+    return out
+
+
+class TensorParallel(DataParallel):
+    """``dp x tp`` hybrid for GPT models: heads, MLP width and vocabulary split over tp."""
+
+    name = "tp"
+
+    def __init__(self, layout: Layout, world_comm: Comm | None = None, **kw):
+        super().__init__(None, **kw)
+        self.layout = layout
+        self.world_comm = world_comm
+        self.groups: ProcessGroups | None = None
+        self.name = "tp" if layout.dp == 1 else "hybrid"
+
+    def _groups(self) -> ProcessGroups:
+        if self.groups is None:
+            w = self.world_comm or world()
+            self.groups = ProcessGroups(w, self.layout)
+            self.comm = self.groups.dp
+            self.rank, self.world_size = w.rank, w.size
+        return self.groups
+
+    def _comm(self) -> Comm:
+        return self._groups().dp
+
+    def _stop_comm(self) -> Comm:
+        return self._groups().world
+
+    def bind(self, *, device=None, reporter=None):
+        self._groups()
+        return super().bind(device=device, reporter=reporter)
+
+    def setup(self, model, make_optimizer):
+        g = self._groups()
+        if self.device is None:
+            self.bind()
+        if not hasattr(model, "h") or not hasattr(model, "lm_head"):
+            raise ValueError(f"tensor parallel splits GPT models (blocks .h, .lm_head); got "
+                             f"{type(model).__name__}: use strategy='dp' or 'zero2'")
+        parallelize_gpt(model, g.tp)
+        self.model = model
+        self._broadcast_params(model)
+        named = list(model.named_parameters())
+        self.names = [n for n, _ in named]
+        self.params = [p for _, p in named]
+        self.split = _is_split("", model)
+        self.reducer = BucketReducer(self.params, g.dp, bucket_bytes=self.bucket_bytes,
+                                     overlap=self.overlap)
+        self.rank = g.world.rank
+        return model, make_optimizer(list(self.params))
+
+    def data_shard(self):
+        g = self._groups()
+        return g.coords["dp"], g.layout.dp
+
+    def clip_grad_norm(self, model, max_norm: float) -> float:
+        g = self._groups()
+        rep = split = 0.0
+        for n, p in zip(self.names, self.params):
+            if p.grad is None:
+                continue
+            s = float((p.grad.astype(np.float64) ** 2).sum())
+            if n in self.split:
+                split += s
+            else:
+                rep += s
+        split = float(g.tp.allreduce(np.array([split]))[0])
+        total = float(np.sqrt(rep + split))
+        if total > max_norm:
+            scale = max_norm / (total + 1e-6)
+            for p in self.params:
+                if p.grad is not None:
+                    p.grad *= scale
+        return total
+
+    def full_state_dict(self, model) -> dict:
+        return gather_full_state(model)
+
+    def _extra_state(self) -> dict:
+        return {"tp_shard": PerRank({"rank": self.groups.world.rank})}
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        from .checkpoint import save_sharded
+        from .data_parallel import split_state
+
+        # this rank's slices and their optimizer state belong to this layout; the gathered
+        # single-device weights go along, so another layout can start from them
+        state = dict(state)
+        for key in ("model", "optimizer"):
+            if key in state:
+                state[key] = PerRank(state[key])
+        state["full_model"] = self.full_state_dict(self.model)  # a collective
+        rep, sh = split_state(state)
+        return save_sharded(directory, self.groups.world, replicated=rep, sharded=sh,
+                            step=step, keep=keep, layout=self._layout_record())
+
+    def _layout_record(self) -> dict:
+        return {**self.layout.to_json(), "strategy": type(self).__name__}
+
+    def _model_state_from_full(self, full: dict) -> dict:
+        return shard_from_full(self.model, full)
+
+    def load_checkpoint(self, directory) -> dict | None:
+        from .checkpoint import load_sharded
+        from .data_parallel import merge_state
+
+        found = load_sharded(directory, self._groups().world)
+        if found is None:
+            return None
+        if found["layout"] == self._layout_record():
+            state = merge_state(found["replicated"], found["sharded"])
+        else:
+            state = dict(found["replicated"])
+            full = state.pop("full_model", None) or state.get("model")
+            if full is None:
+                raise ValueError(f"the checkpoint of layout {found['layout']} holds no full "
+                                 "model to reshard from")
+            state["model"] = self._model_state_from_full(full)
+            state["optimizer"] = None
+            self._note_reshard(found["layout"])
+        state.pop("full_model", None)
+        state.setdefault("step", found["step"])
+        return state
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update(layout=self.layout.to_json())
+        return d
+
+
+_ = ParallelAttention  # re-exported for readers of this module

@@ -1,0 +1,327 @@
+"""Mixture of experts: a top-k routed feed-forward layer, and expert parallelism.
+
+:class:`MoE` sends each token to the ``top_k`` experts its router scores highest, weighting
+each expert's output by the router probability. Each expert takes at most
+``capacity = ceil(capacity_factor * tokens * top_k / n_experts)`` tokens (earlier tokens
+first); the rest of its tokens are dropped for that expert (the residual connection around
+the layer carries them). The Switch-Transformer load-balancing loss
+``n_experts * sum_e f_e * P_e`` (``f_e`` the fraction of routed slots that went to expert
+``e``, ``P_e`` its mean router probability) is kept in ``layer.aux_loss`` for the model to add.
+
+With an expert-parallel group of ``ep`` ranks each rank holds ``n_experts / ep`` experts;
+tokens travel to their experts' ranks and back with ``alltoallv`` (autograd-aware: the
+backward pass sends the gradients the reverse way). Gradients of experts are summed over the
+ranks that routed tokens to them; :class:`ExpertParallel` averages the dense parameters over
+the data-parallel group and divides expert gradients by it, which gives the data-parallel
+mean.
+
+:func:`gpt_moe` builds the ``gpt-moe`` preset's runnable tiny variant: a GPT whose blocks'
+MLPs are MoE layers (the full "21B-A3B" shape is a planner preset, far beyond a CPU).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from skiff.kernels.backend import to_numpy
+from skiff.kernels.train.core.autograd import Function, xp_of
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.nn.layers import Linear
+from skiff.kernels.train.core.nn.module import Module, ModuleList
+from skiff.kernels.train.core.ops_shape import scatter_add
+
+from .comm import Comm, SelfComm
+from .data_parallel import DataParallel
+
+__all__ = ["MoE", "Expert", "route", "gpt_moe", "gpt_moe_preset", "ExpertParallel",
+           "AllToAll"]
+
+
+class AllToAll(Function):
+    """Rows to ranks by ``send_counts`` forward; the gradient rows back the same way."""
+
+    def forward(self, x, comm=None, send_counts=None):
+        self.comm = comm
+        out, self.recv_counts = comm.alltoallv(xp_of(x).ascontiguousarray(x), send_counts)
+        self.send_counts = list(send_counts)
+        return out
+
+    def backward(self, g):
+        back, _ = self.comm.alltoallv(xp_of(g).ascontiguousarray(g), self.recv_counts)
+        return back
+
+
+class _Combine(Function):
+    """``out[tok[i]] += gate[i] * y[i]`` for N output rows."""
+
+    def forward(self, y, gate, tok=None, n=0):
+        self.save_for_backward(y, gate, tok)
+        xp = xp_of(y)
+        out = xp.zeros((n, y.shape[1]), dtype=y.dtype)
+        scatter_add(out, xp.asarray(tok), y * gate[:, None])
+        return out
+
+    def backward(self, g):
+        y, gate, tok = self.saved
+        gy = g[tok]
+        return gy * gate[:, None], (gy * y).sum(axis=1)
+
+
+class Expert(Module):
+    """One expert: Linear(d, h) -> GELU -> Linear(h, d)."""
+
+    def __init__(self, d_model: int, hidden: int):
+        super().__init__()
+        self.fc = Linear(d_model, hidden)
+        self.proj = Linear(hidden, d_model)
+
+    def forward(self, x):
+        return self.proj(F.gelu(self.fc(x)))
+
+
+def route(probs: np.ndarray, top_k: int, capacity: int):
+    """(token, expert, slot) assignments kept under ``capacity``, in token order.
+
+    Returns arrays ``tok``, ``exp``, ``k`` (which of the top-k choices) of the kept slots,
+    and the per-expert counts of all routed slots (before dropping)."""
+    n, e = probs.shape
+    top = np.argsort(-probs, axis=1, kind="stable")[:, :top_k]  # (N, k)
+    tok = np.repeat(np.arange(n), top_k)
+    exp = top.reshape(-1)
+    kk = np.tile(np.arange(top_k), n)
+    routed = np.bincount(exp, minlength=e)
+    # position of each slot within its expert's queue, tokens in order
+    order = np.argsort(exp, kind="stable")
+    pos = np.empty_like(order)
+    starts = np.concatenate([[0], np.cumsum(routed)[:-1]])
+    pos[order] = np.arange(order.size) - np.repeat(starts, routed)
+    keep = pos < capacity
+    return tok[keep], exp[keep], kk[keep], routed
+
+
+class MoE(Module):
+    """Top-k routed mixture-of-experts feed-forward layer on ``(N, d)`` or ``(B, T, d)``.
+
+    Parameters
+    ----------
+    d_model, hidden : int
+        Width of the tokens and of each expert's hidden layer.
+    n_experts, top_k : int
+        Experts in all, and experts each token uses.
+    capacity_factor : float
+        Slack of each expert's capacity over a perfectly even load (1.25 is customary).
+    ep_comm : Comm
+        The expert-parallel group; this rank builds and holds its ``n_experts / ep`` experts.
+    """
+
+    def __init__(self, d_model: int, hidden: int, n_experts: int, top_k: int = 2, *,
+                 capacity_factor: float = 1.25, ep_comm: Comm | None = None):
+        super().__init__()
+        if not 1 <= top_k <= n_experts:
+            raise ValueError(f"top_k must be in 1..{n_experts}, got {top_k!r}")
+        if not capacity_factor > 0:
+            raise ValueError(f"capacity_factor must be positive, got {capacity_factor!r}")
+        comm = ep_comm or SelfComm()
+        if n_experts % comm.size:
+            raise ValueError(f"ep={comm.size} must divide the {n_experts} experts")
+        self.ep_comm = comm
+        self.d_model, self.n_experts, self.top_k = d_model, n_experts, top_k
+        self.capacity_factor = capacity_factor
+        self.local = n_experts // comm.size
+        self.first = comm.rank * self.local
+        self.router = Linear(d_model, n_experts, bias=False)
+        # every rank draws every expert (same seed: same weights) and keeps its own
+        experts = [Expert(d_model, hidden) for _ in range(n_experts)]
+        self.experts = ModuleList(experts[self.first:self.first + self.local])
+        self.aux_loss = None
+        self.last_dropped = 0
+
+    def shard_experts(self, comm: Comm) -> None:
+        """Keep only this rank's ``n_experts / ep`` experts of a layer that holds them all
+        (a model built without an expert group, then run expert-parallel)."""
+        if self.ep_comm.size != 1:
+            raise ValueError("the experts of this layer are already split")
+        if self.n_experts % comm.size:
+            raise ValueError(f"ep={comm.size} must divide the {self.n_experts} experts")
+        local = self.n_experts // comm.size
+        first = comm.rank * local
+        kept = [self.experts[i] for i in range(first, first + local)]
+        self.experts = ModuleList(kept)
+        self.ep_comm, self.local, self.first = comm, local, first
+
+    def forward(self, x):
+        shape = x.shape
+        x2 = x.reshape(-1, shape[-1])  # (N, d)
+        n, e, k = x2.shape[0], self.n_experts, self.top_k
+        probs = F.softmax(self.router(x2), axis=-1)  # (N, E)
+        capacity = max(1, math.ceil(self.capacity_factor * n * k / e))
+        # routing is (N, k) integer book-keeping: done on the host, indices stay host arrays
+        tok, exp, kk, routed = route(to_numpy(probs.data), k, capacity)
+        self.last_dropped = int(n * k - tok.size)
+        # load balancing: fraction routed (constant) times mean probability (differentiable)
+        frac = routed / float(n * k)
+        self.aux_loss = (probs.mean(axis=0) * frac.astype(np.float32)).sum() * float(e)
+        # group the kept slots by expert (= by destination rank, experts are contiguous)
+        order = np.argsort(exp, kind="stable")
+        tok, exp, kk = tok[order], exp[order], kk[order]
+        gate = probs[tok, exp]  # (S,)
+        rows = x2[tok]  # (S, d)
+        comm = self.ep_comm
+        per_expert = np.bincount(exp, minlength=e)
+        if comm.size > 1:
+            send = per_expert.reshape(comm.size, self.local).sum(axis=1)
+            # tell each rank how many rows of each of its experts come
+            counts = comm.alltoallv(per_expert.reshape(comm.size, self.local).astype(np.int64),
+                                    [1] * comm.size)[0]  # (ep, local): from each rank
+            rows = AllToAll.apply(rows, comm=comm, send_counts=send.tolist())
+        else:
+            counts = per_expert.reshape(1, e)
+        # received rows are ordered by source rank, then expert: run each local expert
+        offsets = np.concatenate([[0], np.cumsum(counts.reshape(-1))])
+        pieces = [None] * self.local
+        for j, expert in enumerate(self.experts):
+            idx = np.concatenate([np.arange(offsets[src * self.local + j],
+                                            offsets[src * self.local + j + 1])
+                                  for src in range(counts.shape[0])]).astype(np.int64)
+            if idx.size:
+                pieces[j] = (idx, expert(rows[idx]))
+        y_parts, y_idx = [], []
+        for item in pieces:
+            if item is not None:
+                y_idx.append(item[0])
+                y_parts.append(item[1])
+        from skiff.kernels.train.core.tensor import cat
+
+        if y_parts:
+            y = cat(y_parts, 0)
+            inv = np.empty(rows.shape[0], dtype=np.int64)
+            inv[np.concatenate(y_idx)] = np.arange(rows.shape[0])
+            y = y[inv]  # back in received order
+        else:
+            y = rows * 0.0
+        if comm.size > 1:
+            y = AllToAll.apply(y, comm=comm, send_counts=counts.sum(axis=1).tolist())
+        out = _Combine.apply(y, gate, tok=tok, n=n)
+        return out.reshape(*shape)
+
+
+# --- the gpt-moe preset, tiny and runnable -------------------------------------------------------
+class _MoEMLP(Module):
+    def __init__(self, moe: MoE):
+        super().__init__()
+        self.moe = moe
+
+    def forward(self, x):
+        return self.moe(x)
+
+
+def gpt_moe(*, n_layer=2, n_embd=32, n_head=4, vocab_size=64, block_size=16, n_experts=4,
+            top_k=2, expert_hidden=32, capacity_factor=1.25, aux_coef=0.01,
+            ep_comm: Comm | None = None):
+    """A GPT whose feed-forward layers are MoE layers (the ``gpt-moe-tiny`` shape by default).
+
+    ``model.loss(batch)`` adds ``aux_coef`` times the load-balancing losses of all layers.
+    """
+    from skiff.kernels.train.models.gpt import GPT, GPTConfig
+
+    cfg = GPTConfig(block_size=block_size, vocab_size=vocab_size, n_layer=n_layer,
+                    n_head=n_head, n_embd=n_embd)
+    model = GPT(cfg)
+    moes = []
+    for block in model.h:
+        moe = MoE(n_embd, expert_hidden, n_experts, top_k, capacity_factor=capacity_factor,
+                  ep_comm=ep_comm)
+        block.mlp = _MoEMLP(moe)
+        moes.append(moe)
+    base_loss = type(model).loss
+
+    def loss(batch):
+        value = base_loss(model, batch)
+        for m in moes:
+            value = value + m.aux_loss * aux_coef
+        return value
+
+    model.loss = loss
+    model.moe_layers = moes
+    model.parallel_dims = ("ep",)
+    model.config.n_experts = n_experts
+    model.config.top_k = top_k
+    model.config.expert_hidden = expert_hidden
+    return model
+
+
+def gpt_moe_preset():
+    """``gpt-moe`` as a built-in model: the "many experts, few active" shape at a size a CPU
+    trains (byte-level vocabulary, 8 experts of which 2 are active, 4 layers of width 64).
+    All experts live on every rank until :class:`ExpertParallel` shares them out."""
+    return gpt_moe(n_layer=4, n_embd=64, n_head=4, vocab_size=256, block_size=64,
+                   n_experts=8, top_k=2, expert_hidden=64)
+
+
+class ExpertParallel(DataParallel):
+    """Data parallel over the ep group with experts split across it: dense gradients are
+    averaged (buckets), expert gradients divided by the group size (their all-to-all
+    backward already summed every rank's contribution)."""
+
+    name = "ep"
+
+    def setup(self, model, make_optimizer):
+        comm = self._comm()
+        if self.device is None:
+            self.bind()
+        moes = [m for m in model.modules() if isinstance(m, MoE)]
+        if not moes:
+            raise ValueError(f"expert parallel needs a model with MoE layers; got "
+                             f"{type(model).__name__}: use strategy='dp' or 'zero2'")
+        for m in moes:  # a model built with every expert: share them out now
+            if m.ep_comm.size == 1 and comm.size > 1:
+                m.shard_experts(comm)
+        named = list(model.named_parameters())
+        self.names = [n for n, _ in named]
+        self.params = [p for _, p in named]
+        self.expert = [p for n, p in named if ".experts." in n]
+        dense = [p for n, p in named if ".experts." not in n]
+        if comm.size > 1:
+            for p in dense:
+                p.data[...] = comm.broadcast(p.data, root=0)
+        from .data_parallel import BucketReducer
+
+        self.reducer = BucketReducer(dense, comm, bucket_bytes=self.bucket_bytes,
+                                     overlap=self.overlap)
+        return model, make_optimizer(list(self.params))
+
+    def reduce_gradients(self, model) -> None:
+        self.reducer.finish()
+        p = self.comm.size
+        if p > 1:
+            for q in self.expert:
+                if q.grad is not None:
+                    q.grad = q.grad / p
+
+    def clip_grad_norm(self, model, max_norm: float) -> float:
+        dense = sum(float((q.grad.astype(np.float64) ** 2).sum()) for q in self.params
+                    if q.grad is not None and not any(q is e for e in self.expert))
+        exp = sum(float((q.grad.astype(np.float64) ** 2).sum()) for q in self.expert
+                  if q.grad is not None)
+        exp = float(self.comm.allreduce(np.array([exp]))[0])
+        total = math.sqrt(dense + exp)
+        if total > max_norm:
+            for q in self.params:
+                if q.grad is not None:
+                    q.grad = q.grad * (max_norm / (total + 1e-6))
+        return total
+
+    def full_state_dict(self, model) -> dict:
+        comm = self._comm()
+        mine = {n: q.data.copy() for n, q in zip(self.names, self.params) if ".experts." in n}
+        state = {k: v for k, v in model.state_dict().items() if ".experts." not in k}
+        local = next((m.local for m in model.modules() if isinstance(m, MoE)), 1)
+        for rank, part in enumerate(comm.allgather_object(mine)):
+            for name, value in part.items():
+                # experts.<j> on rank r is the global expert r * local + j
+                head, _, tail = name.partition(".experts.")
+                j, _, rest = tail.partition(".")
+                state[f"{head}.experts.{rank * local + int(j)}.{rest}"] = value
+        return state

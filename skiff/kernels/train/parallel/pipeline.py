@@ -1,0 +1,271 @@
+"""Pipeline parallelism: a GPT cut into stages, micro-batches on a 1F1B schedule.
+
+The model is a chain of units: the embeddings, each transformer block, and the head (final
+norm, output layer, loss). :func:`partition` cuts the chain into ``pp`` contiguous stages of
+about equal *measured* cost (rank 0 times one forward of every unit on a sample micro-batch
+and broadcasts the cut). Each rank keeps only its stage's parameters in its optimizer.
+
+One optimizer step runs ``m`` micro-batches through the one-forward-one-backward schedule
+(Narayanan et al. 2021): stage ``s`` first runs ``min(pp - s - 1, m)`` forwards (warm-up),
+then alternates one forward and one backward, then drains the remaining backwards. At most
+``pp - s`` micro-batches' activations are alive on stage ``s`` (GPipe would keep ``m``).
+Activations go forward and their gradients backward over ``isend``/``recv`` between
+neighbouring stages; sends are non-blocking, so two neighbours sending to each other never
+deadlock.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from skiff.kernels.backend import to_numpy
+from skiff.kernels.train.core.nn import functional as F
+from skiff.kernels.train.core.tensor import Tensor, no_grad
+
+from .comm import Comm
+from .data_parallel import BucketReducer, DataParallel
+from .groups import Layout, ProcessGroups
+from .hybrid import TensorParallel
+
+__all__ = ["gpt_units", "partition", "schedule_1f1b", "PipelineParallel"]
+
+
+def gpt_units(model) -> list:
+    """The GPT as a chain of (name prefix(es), callable) units for pipelining."""
+
+    def embed(idx):
+        idx = to_numpy(idx.data if isinstance(idx, Tensor) else idx)  # ids: host indices
+        pos = np.arange(idx.shape[1], dtype=np.int64)
+        return model.drop(model.wte(Tensor(idx)) + model.wpe(Tensor(pos)))
+
+    def head(x, y):
+        logits = model.lm_head(model.ln_f(x))
+        b, t, v = logits.shape
+        yy = to_numpy(y.data if isinstance(y, Tensor) else y).reshape(b * t)
+        return F.cross_entropy(logits.reshape(b * t, v), yy)
+
+    units = [(("wte.", "wpe."), embed)]
+    for i, block in enumerate(model.h):
+        units.append(((f"h.{i}.",), block))
+    units.append((("ln_f.", "lm_head."), head))
+    return units
+
+
+def partition(costs: list[float], parts: int) -> list[tuple[int, int]]:
+    """Contiguous ``[start, stop)`` ranges of ``costs`` into ``parts`` non-empty groups that
+    minimize the largest group's total (exact, by dynamic programming)."""
+    n = len(costs)
+    if not 1 <= parts <= n:
+        raise ValueError(f"cannot cut {n} units into {parts} pipeline stages")
+    prefix = np.concatenate([[0.0], np.cumsum(costs)])
+    inf = float("inf")
+    best = [[inf] * (n + 1) for _ in range(parts + 1)]
+    cut = [[0] * (n + 1) for _ in range(parts + 1)]
+    best[0][0] = 0.0
+    for k in range(1, parts + 1):
+        for j in range(k, n + 1):
+            for i in range(k - 1, j):
+                v = max(best[k - 1][i], prefix[j] - prefix[i])
+                if v < best[k][j]:
+                    best[k][j], cut[k][j] = v, i
+    ranges, j = [], n
+    for k in range(parts, 0, -1):
+        i = cut[k][j]
+        ranges.append((i, j))
+        j = i
+    return ranges[::-1]
+
+
+def schedule_1f1b(stage: int, stages: int, micro: int) -> list[tuple[str, int]]:
+    """The order of ("F", i) and ("B", i) steps on ``stage`` for ``micro`` micro-batches."""
+    warm = min(stages - stage - 1, micro)
+    order = [("F", i) for i in range(warm)]
+    f, b = warm, 0
+    while f < micro:
+        order.append(("F", f))
+        f += 1
+        order.append(("B", b))
+        b += 1
+    order += [("B", i) for i in range(b, micro)]
+    return order
+
+
+class PipelineParallel(DataParallel):
+    """``dp x pp`` for GPT models: stages of blocks on a 1F1B schedule, gradients of each
+    stage averaged over its dp group.
+
+    Parameters
+    ----------
+    layout : Layout
+        ``dp`` and ``pp`` (``tp`` must be 1 here).
+    micro_batches : int
+        Micro-batches per optimizer step (the batch each call gets is cut into this many).
+    """
+
+    name = "pp"
+
+    def __init__(self, layout: Layout, world_comm: Comm | None = None, *,
+                 micro_batches: int = 4, **kw):
+        super().__init__(None, **kw)
+        if layout.tp != 1:
+            raise ValueError(f"PipelineParallel runs dp x pp layouts, got tp={layout.tp}")
+        self.layout = layout
+        self.world_comm = world_comm
+        self.micro = int(micro_batches)
+        self.groups: ProcessGroups | None = None
+        self.peak_in_flight = 0
+
+    # the process groups of the layout, as the tensor-parallel strategy builds them
+    _groups = TensorParallel._groups
+    _comm = TensorParallel._comm
+    _stop_comm = TensorParallel._stop_comm
+
+    # stages hold different parameters: checkpoints go per rank over the whole world
+    save_checkpoint = TensorParallel.save_checkpoint
+    load_checkpoint = TensorParallel.load_checkpoint
+    _layout_record = TensorParallel._layout_record
+
+    def _model_state_from_full(self, full: dict) -> dict:
+        return dict(full)  # every stage holds the whole model object
+
+    def bind(self, *, device=None, reporter=None):
+        self._groups()
+        return super().bind(device=device, reporter=reporter)
+
+    def data_shard(self):
+        g = self._groups()
+        return g.coords["dp"], g.layout.dp
+
+    def setup(self, model, make_optimizer, sample=None):
+        """Cut ``model`` into stages (timing each unit on ``sample`` = (x, y) when given,
+        else by parameter count) and keep this stage's parameters."""
+        g = self._groups()
+        if self.device is None:
+            self.bind()
+        self.model = model
+        self.units = gpt_units(model)
+        costs = self._measure(sample) if sample is not None else self._param_costs(model)
+        costs = g.pp.bcast_object(costs, root=0)
+        self.ranges = partition(costs, g.layout.pp)
+        self.stage = g.coords["pp"]
+        a, b = self.ranges[self.stage]
+        prefixes = tuple(p for _, (names, _) in enumerate(self.units[a:b]) for p in names)
+        named = [(n, p) for n, p in model.named_parameters() if n.startswith(prefixes)]
+        self.names = [n for n, _ in named]
+        self.params = [p for _, p in named]
+        self._broadcast_params_of(self.params)
+        self.reducer = BucketReducer(self.params, g.dp, bucket_bytes=self.bucket_bytes,
+                                     overlap=self.overlap)
+        return model, make_optimizer(list(self.params))
+
+    def _broadcast_params_of(self, params) -> None:
+        if self.comm.size > 1:
+            for p in params:
+                p.data[...] = self.comm.broadcast(p.data, root=0)
+
+    def _param_costs(self, model) -> list[float]:
+        sizes = []
+        named = list(model.named_parameters())
+        for names, _ in self.units:
+            sizes.append(float(sum(p.size for n, p in named if n.startswith(names))) or 1.0)
+        return sizes
+
+    def _measure(self, sample) -> list[float]:
+        x, y = sample
+        costs = []
+        with no_grad():
+            h = x
+            for i, (_, fn) in enumerate(self.units):
+                t0 = time.perf_counter()
+                h = fn(h, y) if i == len(self.units) - 1 else fn(h)
+                costs.append(time.perf_counter() - t0)
+        return costs
+
+    # --- one step: the 1F1B schedule ---------------------------------------------------------
+    def _run_stage(self, h, y):
+        a, b = self.ranges[self.stage]
+        last = b == len(self.units)
+        for i in range(a, b):
+            fn = self.units[i][1]
+            h = fn(h, y) if (last and i == len(self.units) - 1) else fn(h)
+        return h
+
+    def forward_backward(self, model, batch, loss_fn=None, *, scale: float = 1.0) -> float:
+        """Run the whole batch as ``micro_batches`` micro-batches through the pipeline;
+        return the mean loss (on every stage)."""
+        g = self._groups()
+        pp, s = g.layout.pp, self.stage
+        x, y = batch
+        xa = to_numpy(x.data if isinstance(x, Tensor) else x)  # token ids, on the host
+        ya = to_numpy(y.data if isinstance(y, Tensor) else y)
+        xp = self.params[0].xp  # activations and their gradients live on the device
+        m = self.micro
+        if xa.shape[0] % m:
+            raise ValueError(f"a batch of {xa.shape[0]} does not cut into {m} micro-batches")
+        k = xa.shape[0] // m
+        xs = [xa[i * k:(i + 1) * k] for i in range(m)]
+        ys = [ya[i * k:(i + 1) * k] for i in range(m)]
+        d = self.model.config.n_embd
+        act_shape = (k, xa.shape[1], d)
+        first, last = s == 0, s == pp - 1
+        inputs, outputs, losses, sends = {}, {}, [], []
+        for kind, i in schedule_1f1b(s, pp, m):
+            if kind == "F":
+                if first:
+                    h_in = xs[i]
+                else:
+                    h_in = Tensor(g.pp.recv(xp.empty(act_shape, np.float32), s - 1, tag=i),
+                                  requires_grad=True)
+                inputs[i] = h_in
+                out = self._run_stage(h_in, ys[i])
+                if last:
+                    losses.append(float(out.item()))
+                    outputs[i] = out * (scale / m)
+                else:
+                    outputs[i] = out
+                    sends.append(g.pp.isend(xp.ascontiguousarray(out.data), s + 1, tag=i))
+                self.peak_in_flight = max(self.peak_in_flight, len(outputs))
+            else:
+                out = outputs.pop(i)
+                if last:
+                    out.backward()
+                else:
+                    grad = g.pp.recv(xp.empty(act_shape, np.float32), s + 1, tag=10_000 + i)
+                    out.backward(grad)
+                h_in = inputs.pop(i)
+                if not first:
+                    sends.append(g.pp.isend(xp.ascontiguousarray(h_in.grad), s - 1,
+                                            tag=10_000 + i))
+        for h in sends:
+            h.wait()
+        mean = np.array([np.mean(losses) if losses else 0.0])
+        return float(g.pp.broadcast(mean, root=pp - 1)[0])
+
+    def clip_grad_norm(self, model, max_norm: float) -> float:
+        g = self._groups()
+        local = sum(float((p.grad.astype(np.float64) ** 2).sum()) for p in self.params
+                    if p.grad is not None)
+        total = float(np.sqrt(g.pp.allreduce(np.array([local]))[0]))
+        if total > max_norm:
+            for p in self.params:
+                if p.grad is not None:
+                    p.grad *= max_norm / (total + 1e-6)
+        return total
+
+    def full_state_dict(self, model) -> dict:
+        g = self._groups()
+        mine = {n: p.data.copy() for n, p in zip(self.names, self.params)}
+        merged = {}
+        for part in g.pp.allgather_object(mine):
+            merged.update(part)
+        full = model.state_dict()
+        full.update(merged)
+        return full
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update(layout=self.layout.to_json(), stages=getattr(self, "ranges", None),
+                 micro_batches=self.micro)
+        return d

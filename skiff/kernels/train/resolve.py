@@ -1,0 +1,54 @@
+"""Which strategy a Trainer runs: :func:`resolve_strategy` turns a name (``"auto"``,
+``"dp"``, a layout) or a Strategy instance into the strategy object and its plan record.
+"""
+
+from __future__ import annotations
+
+from .strategy import SingleDevice, Strategy
+
+__all__ = ["resolve_strategy"]
+
+
+def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_batch=None,
+                     seq_len=None) -> tuple[Strategy, dict]:
+    """(strategy, plan record) for ``spec``: a Strategy instance is used as given; a name
+    goes through the planner (``skiff.kernels.train.plan.resolve``) when it is installed."""
+    if isinstance(spec, Strategy):
+        return spec, spec.describe() | {"explicit": True,
+                                        "reasons": ["strategy object given by the caller"]}
+    if not isinstance(spec, str):
+        raise TypeError(f"strategy must be a name or a Strategy, got {spec!r}")
+    try:
+        from .plan import resolve as plan_resolve
+    except ImportError:
+        plan_resolve = None
+    record: dict
+    if plan_resolve is not None and (world_size > 1 or spec != "single"):
+        plan = plan_resolve(spec, model, world_size=world_size, global_batch=global_batch,
+                            seq_len=seq_len)
+        record = plan.to_json()
+        record.pop("table", None)
+        kind = plan.strategy
+    else:
+        kind = "single" if spec in ("auto", "single") else spec
+        why = ("one process: the whole model and its optimizer state on this device"
+               if spec == "auto" else "explicit strategy kept as given")
+        record = {"spec": spec, "strategy": kind, "reasons": [why]}
+    if kind == "single":
+        if world_size > 1:
+            raise ValueError(f"strategy {spec!r} runs on one device, but the job has "
+                             f"{world_size} ranks")
+        return SingleDevice(), record
+    try:
+        from .parallel import strategy_from_plan
+    except ImportError:
+        strategy_from_plan = None
+    if strategy_from_plan is not None:
+        return strategy_from_plan(plan), record
+    # until parallel provides strategy_from_plan: the data-parallel family directly
+    if kind in ("dp", "zero1", "zero2"):
+        from .parallel.data_parallel import DataParallel, ZeRO
+
+        return (DataParallel() if kind == "dp" else ZeRO(stage=int(kind[-1]))), record
+    raise ValueError(f"strategy {kind!r} ({record.get('label', spec)}) needs a distributed "
+                     "strategy that skiff.kernels.train.parallel does not provide yet")

@@ -1,0 +1,25 @@
+"""``skiff.optim``: optimizers and learning-rate schedules.
+
+The public name of :mod:`skiff.kernels.train.core.optim`; the same classes."""
+
+from skiff.kernels.train.core.optim import (  # noqa: F401
+    SGD,
+    AdamW,
+    ConstantLR,
+    LRSchedule,
+    Optimizer,
+    WarmupCosine,
+    adamw_update,
+    clip_grad_norm_,
+)
+
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "AdamW",
+    "adamw_update",
+    "clip_grad_norm_",
+    "LRSchedule",
+    "WarmupCosine",
+    "ConstantLR",
+]

@@ -1,0 +1,69 @@
+"""Expert parallel gpt-moe (tiny) on this world against one process holding every expert.
+
+Each rank takes its share of the global batch; the one-process reference runs the same
+shares and averages their losses (the load-balancing loss is per share, as in any data
+parallel MoE run). usage: moe_check.py STEPS CAPACITY_FACTOR [late]
+("late": the model is built with every expert and the strategy shares them out)
+"""
+
+import json
+import sys
+
+import abort_on_error  # noqa: F401
+import numpy as np
+
+from skiff.kernels.train.core import random as train_random
+from skiff.kernels.train.core.optim import SGD
+from skiff.kernels.train.parallel import world
+from skiff.kernels.train.parallel.moe import ExpertParallel, gpt_moe
+
+B, T = 4, 8
+
+
+def batch(step):
+    rng = np.random.default_rng(900 + step)
+    x = rng.integers(0, 64, (B, T))
+    return x, np.roll(x, -1, axis=1)
+
+
+def main():
+    steps, cap = int(sys.argv[1]), float(sys.argv[2])
+    late = len(sys.argv) > 3 and sys.argv[3] == "late"
+    comm = world()
+    p, r = comm.size, comm.rank
+    train_random.seed(0)
+    model = gpt_moe(block_size=T, capacity_factor=cap, ep_comm=None if late else comm)
+    strat = ExpertParallel(comm, bucket_mb=0.01).bind(device="cpu")
+    model, opt = strat.setup(model, lambda ps: SGD(ps, lr=0.1, momentum=0.9))
+    train_random.seed(0)
+    ref = gpt_moe(block_size=T, capacity_factor=cap)
+    ref_opt = SGD(list(ref.parameters()), lr=0.1, momentum=0.9)
+    losses, ref_losses, dropped = [], [], 0
+    for step in range(steps):
+        x, y = batch(step)
+        lo, hi = r * B // p, (r + 1) * B // p
+        loss = strat.forward_backward(model, (x[lo:hi], y[lo:hi]), lambda m, b: m.loss(b))
+        dropped += sum(m.last_dropped for m in model.moe_layers)
+        strat.reduce_gradients(model)
+        strat.optimizer_step(opt)
+        opt.zero_grad()
+        losses.append(strat.reduce_metrics({"loss": loss})["loss"])
+        total = 0.0
+        for q in range(p):
+            a, b = q * B // p, (q + 1) * B // p
+            part = ref.loss((x[a:b], y[a:b])) * (1.0 / p)
+            part.backward()
+            total += float(part.item())
+        ref_opt.step()
+        ref_opt.zero_grad()
+        ref_losses.append(total)
+    state = strat.full_state_dict(model)
+    want = ref.state_dict()
+    out = {"rank": r, "losses": losses, "ref": ref_losses, "dropped": dropped,
+           "keys_equal": sorted(state) == sorted(want),
+           "loss_diff": float(np.max(np.abs(np.array(losses) - ref_losses))),
+           "weight_diff": max(float(np.max(np.abs(state[k] - want[k]))) for k in want)}
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+main()

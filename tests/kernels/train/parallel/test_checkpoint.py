@@ -1,0 +1,89 @@
+"""Sharded checkpoints: commit marker, keep-k, resharding 4 -> 2 and 2 -> 4, corrupt and
+partial checkpoints falling back to the previous one, a rank killed during the write."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.parallel import SelfComm
+from skiff.kernels.train.parallel.checkpoint import (
+    FlatShard,
+    flat_range,
+    list_sharded,
+    load_sharded,
+    save_sharded,
+)
+
+from .mpi_util import ROOT, run_mpi
+
+
+def test_flat_range_covers_every_element_once():
+    for size, parts in [(37, 4), (8, 2), (3, 4), (0, 2)]:
+        ranges = [flat_range(size, parts, i) for i in range(parts)]
+        got = np.concatenate([np.arange(size)[a:b] for a, b in ranges])
+        assert got.tolist() == list(range(size))
+
+
+def test_one_rank_save_load_keep_and_fallback(tmp_path):
+    comm = SelfComm()
+    for step in (1, 2, 3):
+        save_sharded(tmp_path, comm, replicated={"x": np.full(3, step)},
+                     sharded={"m": FlatShard(np.arange(5.0) * step, 5)}, step=step, keep=2)
+    assert [p.name for p in list_sharded(tmp_path)] == ["step-00000002", "step-00000003"]
+    assert (tmp_path / "latest").read_text() == "step-00000003"
+    res = load_sharded(tmp_path, comm)
+    assert res["step"] == 3 and res["sharded"]["m"].tolist() == [0, 3, 6, 9, 12]
+    # a flipped byte in the newest shard: reported, and the previous one is used
+    shard = tmp_path / "step-00000003" / "shard-00000.npz"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    seen = []
+    res = load_sharded(tmp_path, comm, on_corrupt=lambda f, e: seen.append(str(e)))
+    assert res["step"] == 2 and "fails its checksum" in seen[0]
+    assert res["replicated"]["x"].tolist() == [2, 2, 2]
+    # a folder without a manifest (a partial write) is never loaded
+    (tmp_path / "step-00000009").mkdir()
+    assert load_sharded(tmp_path, comm)["step"] == 2
+    assert load_sharded(tmp_path / "none", comm) is None
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_reshard_4_to_2_and_2_to_4(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_mpi(4, "ckpt_check.py", "save", a, 3)
+    for res in run_mpi(2, "ckpt_check.py", "load", a):
+        assert res["step"] == 3 and res["old_world"] == 4
+        assert res["w"] and res["m"] and res["v"]
+        assert res["residual"] is None  # per-rank state does not survive a new world size
+    run_mpi(2, "ckpt_check.py", "save", b, 2)
+    for res in run_mpi(4, "ckpt_check.py", "load", b):
+        assert res["step"] == 2 and res["old_world"] == 2 and res["m"] and res["v"]
+    for res in run_mpi(2, "ckpt_check.py", "load", b):  # same world: per-rank state returns
+        assert res["residual"] == [float(res["rank"])] * 2
+
+
+@pytest.mark.mpi
+def test_rank_killed_during_write_leaves_previous_checkpoint(tmp_path):
+    from .mpi_util import mpiexec
+
+    # rank 1 dies by SIGKILL after writing its shard of step 3 and before the commit
+    cmd = ["timeout", "-s", "KILL", "60", mpiexec(), "-n", "2", sys.executable,
+           str(ROOT / "tests/kernels/train/parallel/scripts/ckpt_check.py"), "save",
+           str(tmp_path), "3", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                               "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.returncode != 0
+    assert (tmp_path / "step-00000003").exists()
+    assert not (tmp_path / "step-00000003" / "manifest.json").exists()
+    assert (tmp_path / "latest").read_text() == "step-00000002"
+    for res in run_mpi(2, "ckpt_check.py", "load", tmp_path):
+        assert res["step"] == 2 and res["w"] and res["m"]
+    json.dumps(res)

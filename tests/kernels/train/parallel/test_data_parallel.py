@@ -1,0 +1,96 @@
+"""Data parallel, ZeRO-1/2 and compression on real MPI ranks against one process.
+
+fp32 tolerance: losses and final weights within 1e-5 of the single-process run on the same
+global batch (only the order of the sums differs). Compression: losses within a stated margin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.parallel import SelfComm
+from skiff.kernels.train.parallel.compression import (
+    from_bf16,
+    make_compressor,
+    to_bf16,
+)
+
+from .mpi_util import run_mpi
+
+TOL = 1e-5
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,np_", [("dp", 2), ("dp-sync", 2), ("zero1", 2), ("zero2", 2),
+                                      ("zero2", 4)])
+def test_same_losses_and_weights_as_one_process(kind, np_):
+    results = run_mpi(np_, "dp_check.py", kind, 3, 2 if np_ == 2 else 1)
+    for res in results:
+        assert res["loss_diff"] < TOL, res
+        assert res["weight_diff"] < TOL, res
+    if kind == "dp":  # two buckets, launched from the hooks on each of 2 micro-batches x 3
+        assert results[0]["buckets"] == 2 and results[0]["launches"] == 2 * 2 * 3
+        assert results[0]["early"] > 0 and results[0]["late"] == 0  # all during backward
+    if kind == "dp-sync":
+        assert results[0]["early"] == 0 and results[0]["late"] > 0
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_zero_checkpoint_resumes_on_another_world_size(tmp_path):
+    # ZeRO-1 on 4 ranks saves after step 2 of 4; 2 ranks resume and end on the reference
+    run_mpi(4, "dp_check.py", "zero1", 4, 1, tmp_path, 2)
+    for res in run_mpi(2, "dp_check.py", "zero1", 4, 1, tmp_path, "resume"):
+        assert len(res["losses"]) == 2
+        assert res["weight_diff"] < TOL and res["loss_diff"] < TOL
+    run_mpi(2, "dp_check.py", "zero2", 4, 1, tmp_path / "b", 2)
+    for res in run_mpi(4, "dp_check.py", "zero2", 4, 1, tmp_path / "b", "resume"):
+        assert res["weight_diff"] < TOL
+
+
+# compression: (spec, loss margin after 3 steps relative to the uncompressed run)
+MARGINS = [("fp16", 1e-3), ("bf16", 1e-2), ("topk:ratio=0.2", 0.2), ("powersgd:rank=2", 0.2)]
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_compression_close_to_uncompressed_with_fewer_bytes():
+    kinds = ["dp-sync"] + [spec for spec, _ in MARGINS]
+    for res in run_mpi(2, "dp_check.py", "compare:" + ",".join(kinds), 3, 1):
+        a = res["dp-sync"]
+        for spec, margin in MARGINS:
+            b = res[spec]
+            rel = np.abs(np.array(b["losses"]) - a["losses"]) / np.abs(a["losses"])
+            assert rel.max() < margin, (spec, rel)
+            assert b["bytes"] < a["bytes"], (spec, a["bytes"], b["bytes"])
+
+
+def test_bf16_rounding_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32) * 100
+    ours = from_bf16(to_bf16(x))
+    ref = torch.from_numpy(x).to(torch.bfloat16).to(torch.float32).numpy()
+    np.testing.assert_array_equal(ours, ref)
+
+
+def test_error_feedback_sends_what_was_left_over():
+    # one rank: the compressed value plus the residual is exactly the input, every step
+    rng = np.random.default_rng(1)
+    for spec in ("fp16", "bf16", "topk:ratio=0.25", "powersgd:rank=1"):
+        comp = make_compressor(spec)
+        carried = np.zeros((6, 5), np.float32)
+        for _ in range(3):
+            g = rng.standard_normal((6, 5)).astype(np.float32)
+            (out,) = comp.reduce(SelfComm(), [g], ["w"])
+            np.testing.assert_allclose(out + comp.residuals["w"], g + carried, atol=1e-5)
+            carried = comp.residuals["w"]
+        state = comp.state_dict()
+        again = make_compressor(spec)
+        again.load_state_dict(state)
+        np.testing.assert_array_equal(again.residuals["w"], comp.residuals["w"])
+    with pytest.raises(ValueError, match="unknown compression 'zip'"):
+        make_compressor("zip")
+    with pytest.raises(ValueError, match="topk ratio must be in"):
+        make_compressor("topk:ratio=2")
