@@ -22,6 +22,7 @@ from collections.abc import Callable
 import ipywidgets as W
 
 from skiff.grammar.common import Command, GrammarError, _fmt, split_launch
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 __all__ = ["CommandForm", "Field", "SKIPPED"]
 
@@ -71,7 +72,7 @@ class Field:
         if a.dest == "device":
             from skiff.kernels.backend import list_devices
 
-            names = ["auto", *(d.name for d in list_devices())]
+            names = [DEFAULT_DEVICE, *(d.name for d in list_devices())]
             return W.Dropdown(options=names, value="auto")
         if a.choices:
             options = [(str(c), c) for c in a.choices]

@@ -14,8 +14,8 @@ from pathlib import Path
 # units of one layer (a tuple of several) may not import each other. Written once here and
 # in docs/architecture.md.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("skiff", "skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data",
-     "skiff.models"),
+    ("skiff",),
+    ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models"),
     ("skiff.extension",),
     ("skiff.magics", "skiff.cli"),
     ("skiff.widgets",),
@@ -25,6 +25,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("skiff.kernels.train", "skiff.kernels.solve", "skiff.kernels.ocr"),
     ("skiff.kernels.backend",),
 )
+# Two files that import each other, allowed with the reason why. Only a lazy import (inside a
+# function) may close such a circle; a module-level cycle is never allowed.
+ALLOWED_CIRCLES = {
+    ("skiff.kernels.train.core.autograd", "skiff.kernels.train.core.tensor"):
+        "the graph engine returns its outputs as Tensors, and tensor.py is built on the "
+        "engine: Function.apply looks the Tensor class up once, at the first op",
+}
 # the rule the issue names first: the ground floor never reaches up
 KERNEL_FORBIDDEN = ("skiff.jobs", "skiff.kinds", "skiff.grammar", "skiff.widgets",
                     "skiff.magics", "skiff.cli", "skiff.extension")
@@ -149,7 +156,8 @@ def file_circles(found: list[Import]) -> list[str]:
     """Two files that import each other, at any depth (a cycle hidden in a function)."""
     pairs = {(i.source, i.target) for i in found if i.source != i.target}
     return sorted(f"{a} <-> {b}" for a, b in pairs if (b, a) in pairs and a < b
-                  and not b.startswith(a + ".") and not a.startswith(b + "."))
+                  and not b.startswith(a + ".") and not a.startswith(b + ".")
+                  and (a, b) not in ALLOWED_CIRCLES)
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

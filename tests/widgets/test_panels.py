@@ -248,7 +248,12 @@ def test_panel_tabs_and_magic(shell):
     import skiff
     from skiff.widgets.panels import Panel, panel
 
-    assert skiff.panel is panel
+    first = skiff.panel("solve")  # the public name builds the same Panel, on that tab
+    try:
+        assert isinstance(first, Panel) and first.selected_index == 1
+        assert skiff.panel.__doc__ and panel.__doc__
+    finally:
+        first.close()
     shell.run_line_magic("load_ext", "skiff")
     p = shell.run_line_magic("skiff", "jobs")
     try:

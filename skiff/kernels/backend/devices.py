@@ -179,7 +179,7 @@ def resolve_device(spec: str | Device | None = DEFAULT_DEVICE) -> Device:
         raise DeviceError(
             f"unknown device {spec!r}: use auto, cpu or cuda:N (devices here: {names})"
         )
-    if text == "auto":
+    if text == DEFAULT_DEVICE:
         gpus = devices[1:]
         return gpus[local_rank() % len(gpus)] if gpus else devices[0]
     if text == "cpu":

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 from .engine import resolve_ocr_device
 from .images import ImageError, iter_pages, load_image
 from .layout import reading_order
@@ -26,7 +28,7 @@ __all__ = ["ocr", "OcrPipeline", "OcrResult", "OcrResults", "TextLine", "ModelSe
 _PIPELINES: dict = {}
 
 
-def ocr(images, *, model: str = "ch", device: str = "auto", batch_size: int = 8,
+def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: int = 8,
         **options) -> OcrResult | OcrResults:
     """Read the text of one image or a list of them.
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 __all__ = ["OnnxEngine", "EngineError", "default_threads", "resolve_ocr_device"]
 
 
@@ -125,10 +127,10 @@ class OnnxEngine:
 def resolve_ocr_device(device: str | None) -> tuple[str, str]:
     """``(device, why)``: ``auto`` is the first GPU when onnxruntime has CUDA, else the CPU.
     An explicit choice is returned as given (the engine refuses it if it cannot run)."""
-    text = (device or "auto").strip().lower()
+    text = (device or DEFAULT_DEVICE).strip().lower()
     if text in ("gpu", "cuda"):
         text = "cuda:0"
-    if text != "auto":
+    if text != DEFAULT_DEVICE:
         return text, "as asked"
     from skiff.kernels.backend import gpu_available
 

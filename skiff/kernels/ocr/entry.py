@@ -23,6 +23,8 @@ import os
 import time
 from pathlib import Path
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
@@ -150,7 +152,7 @@ def _pipeline(config: dict) -> OcrPipeline:
 
 
 def _new_pipeline(config: dict) -> OcrPipeline:
-    return OcrPipeline(config.get("model", "ch"), device=config.get("device") or "auto",
+    return OcrPipeline(config.get("model", "ch"), device=config.get("device") or DEFAULT_DEVICE,
                        batch_size=int(config.get("batch_size", 8)),
                        threads=config.get("threads"), det_model=config.get("det_model"),
                        rec_model=config.get("rec_model"), dict=config.get("dict"),

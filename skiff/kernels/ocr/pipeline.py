@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 from .det import (
     TILE,
     DetParams,
@@ -81,7 +83,7 @@ class OcrPipeline:
     'Total amount: $1,284.50'
     """
 
-    def __init__(self, model: str | ModelSet = "ch", *, device: str = "auto",
+    def __init__(self, model: str | ModelSet = "ch", *, device: str = DEFAULT_DEVICE,
                  batch_size: int = 8, threads: int | None = None, det_model=None,
                  rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from skiff.kernels.backend import resolve_device, to_numpy, xp_for
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from . import fused
 from .amg import SmoothedAggregation
@@ -198,7 +199,7 @@ class Solver:
     """
 
     def __init__(self, system, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
-                 pre=2, post=2, restart=30, device="auto", compatibility=None, n=None,
+                 pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
                  interpolation="auto", near_nullspace=None):
         self.method = _choice(method, METHODS, "method")
         _check_options(precond, cycle, smoother, compatibility)
@@ -463,7 +464,7 @@ class Solver:
 
 
 def solve(system, b=None, *, method="cg", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,
-          callback=None, x0=None, device="auto", reporter=None, **options) -> Solution:
+          callback=None, x0=None, device=DEFAULT_DEVICE, reporter=None, **options) -> Solution:
     """Solve ``A x = b`` in one call: set up a :class:`Solver` and solve once.
 
     ``system`` is a :class:`~skiff.kernels.solve.problems.GridProblem` (``b`` defaults to its

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 from . import checkpoint as ckpt
 from .data import DataLoader, PackedBatch
 
@@ -64,7 +66,7 @@ class Strategy:
         """Attach the device and reporter before :meth:`setup` (the Trainer calls it)."""
         from skiff.kernels.backend import resolve_device
 
-        self.device = resolve_device(device or "auto")
+        self.device = resolve_device(device or DEFAULT_DEVICE)
         if self.device.is_gpu:  # new cupy arrays (activations, grads) land on this GPU
             from skiff.kernels.backend import cupy
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
 from .core import random as train_random
 from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
 from .losses import INPUT_KEYS, accuracy, loss_function
@@ -112,7 +114,7 @@ class Trainer:
     """
 
     def __init__(self, model, *, strategy="auto", optimizer=None, lr: float | None = None,
-                 batch_size: int = 32, loss="auto", device="auto", grad_accum: int = 1,
+                 batch_size: int = 32, loss="auto", device=DEFAULT_DEVICE, grad_accum: int = 1,
                  clip: float | None = 1.0, schedule: str = "cosine",
                  warmup_steps: int | None = None, min_lr_ratio: float = 0.1,
                  weight_decay: float = 0.01, checkpoint_dir=None,

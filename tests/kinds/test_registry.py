@@ -1,0 +1,146 @@
+"""The registry of job kinds: one decision of where a job runs, --device resolved once, and a
+new kind reaching the magics, the CLI and the forms without touching them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skiff.grammar.common import command, device_option, launch_options, positive_int
+from skiff.jobs import choose_runner, launch
+from skiff.kernels.backend import devices
+from skiff.kinds import KINDS, JobRequest, Kind
+from skiff.kinds.ocr import is_image
+from skiff.kinds.solve import is_system
+from skiff.kinds.train import is_dataset, is_model
+
+
+@pytest.mark.parametrize("np_,runner,launcher,want", [
+    (1, "auto", "local", "thread"), (2, "auto", "local", "process"),
+    (1, "process", "local", "process"), (1, "thread", "local", "thread"),
+    (4, "auto", "slurm", "slurm"), (1, "thread", "slurm", "slurm")])
+def test_choose_runner(np_, runner, launcher, want):
+    assert choose_runner(np_, runner, launcher) == want
+
+
+@pytest.mark.parametrize("np_,runner,launcher,msg", [
+    (2, "thread", "local", "one rank"), (0, "auto", "local", "positive integer"),
+    (1, "gpu", "local", "unknown runner"), (1, "auto", "k8s", "unknown launcher")])
+def test_choose_runner_refuses(np_, runner, launcher, msg):
+    with pytest.raises(ValueError, match=msg):
+        choose_runner(np_, runner, launcher)
+
+
+def test_device_is_resolved_once_at_launch_and_carried(tmp_path, monkeypatch):
+    monkeypatch.setattr(devices, "gpu_available", lambda: False)
+    job = launch("demo", {"steps": 1, "sleep": 0.0, "device": "auto"}, root=tmp_path).wait(10)
+    assert job.config["device"] == "cpu" and job.meta["device"] == "cpu"
+    assert "device cpu (auto: resolved at launch)" in (job.run_dir / "events.jsonl").read_text()
+    # a job that names no device gets none
+    assert launch("demo", {"steps": 1, "sleep": 0.0}, root=tmp_path).wait(10).meta["device"] \
+        is None
+
+
+def test_auto_device_for_ranks_is_each_ranks_own_gpu(monkeypatch):
+    def gpu(i):
+        return devices.Device(f"cuda:{i}", "gpu", "NVIDIA", "H100", i, 1, 1, 1)
+
+    cpu = devices.Device("cpu", "cpu", "x", "x", 0, 1, 1, 1)
+    monkeypatch.setattr(devices, "list_devices", lambda: [cpu, gpu(0), gpu(1)])
+    monkeypatch.setattr(devices, "gpu_available", lambda: True)
+    assert devices.launch_device("auto", ranks=1) == "cuda:0"
+    assert devices.launch_device("auto", ranks=4) == "cuda:local"
+    assert devices.launch_device("auto", gpus=0) == "cpu"       # a CPU-only cluster launch
+    assert devices.launch_device("cuda:1", ranks=1) == "cuda:1"  # an explicit choice is kept
+    monkeypatch.setenv("MPI_LOCALRANKID", "3")
+    assert devices.resolve_device("cuda:local").name == "cuda:1"
+    monkeypatch.setattr(devices, "list_devices", lambda: [cpu])
+    with pytest.raises(devices.DeviceError, match="no GPU"):
+        devices.resolve_device("cuda:local")
+
+
+def test_the_recognisers():
+    assert is_model(type("Net", (), {"parameters": lambda self: []})())
+    assert not is_model(type("Net", (), {"parameters": lambda self: []}))  # a class
+    assert is_dataset(np.zeros((4, 2))) and is_dataset([(1, 2)])
+    assert not any(is_dataset(x) for x in ("text", {"a": 1}, 3, list))
+    assert is_system(sp.eye(4, format="csr")) and is_system(np.eye(3))
+    assert not is_system(np.ones((3, 2))) and not is_system(np.eye(1)) and not is_system([1])
+    assert is_image(np.zeros((8, 8, 3), np.uint8)) and is_image("page.png")
+    assert not is_image(np.zeros(8))
+
+
+# a kind that nobody's front knows ----------------------------------------------------------
+@command("echo", help="Repeat a word (a kind added in a test).")
+@launch_options
+@device_option
+def ECHO(p):
+    p.add_argument("word")
+    p.add_argument("--times", type=positive_int, default=2)
+
+
+def run_echo(config, reporter):
+    reporter.progress(1, 1)
+    return {"said": " ".join([config["word"]] * config["times"]), "device": config["device"]}
+
+
+class EchoKind(Kind):
+    name = "echo"
+    command = ECHO
+    entry = f"{__name__}:run_echo"
+
+    def to_config(self, values):
+        if values["word"] == "bad":
+            raise ValueError("echo: 'bad' is not a word to repeat")
+        return {"word": values["word"], "times": values["times"], "device": values["device"]}
+
+    def prepare(self, values, *, cell=None, user_ns=None, where="thread"):
+        word = (user_ns or {}).get(values["word"], values["word"])
+        return JobRequest("echo", self.to_config({**values, "word": str(word)}))
+
+
+@pytest.fixture
+def echo_kind(monkeypatch, tmp_path):
+    monkeypatch.setitem(KINDS, "echo", EchoKind())
+    monkeypatch.setenv("SKIFF_RUNS", str(tmp_path))
+    yield
+
+
+def test_a_new_kind_gets_a_magic(echo_kind):
+    from IPython.core.error import UsageError
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from skiff.magics import register_kind_magics
+
+    shell = InteractiveShell.instance()
+    assert "echo" in register_kind_magics(shell)
+    shell.user_ns["w"] = "hello"
+    job = shell.run_line_magic("echo", "w --times 3 --wait -o j")
+    assert shell.user_ns["j"] is job and job.result["said"] == "hello hello hello"
+    with pytest.raises(UsageError, match="not a word"):
+        shell.run_line_magic("echo", "bad")
+    with pytest.raises(UsageError, match="--times"):
+        shell.run_line_magic("echo", "x --times 0")
+
+
+def test_a_new_kind_is_a_cli_command(echo_kind, capsys):
+    from skiff.cli import main
+
+    assert main(["echo", "hi", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"]["said"] == "hi hi" and doc["job"]["kind"] == "echo"
+    assert main(["echo", "bad"]) == 2
+    assert "not a word" in capsys.readouterr().err
+
+
+def test_a_new_kind_gets_a_form(echo_kind):
+    from skiff.widgets.form import CommandForm
+
+    kind = KINDS["echo"]
+    form = CommandForm(kind.command, kind.to_config)
+    form.set(word="ahoy", times=2)
+    job = form.launch()
+    assert job is not None and job.wait(10).result["said"] == "ahoy ahoy"
