@@ -147,7 +147,10 @@ class PipelineParallel(DataParallel):
         self.model = model
         self.units = gpt_units(model)
         costs = self._measure(sample) if sample is not None else self._param_costs(model)
-        costs = g.pp.bcast_object(costs, root=0)
+        # one partition for the whole world: each data-parallel replica timing its own units
+        # could cut the model elsewhere, and the replicas of a stage would then hold
+        # different parameters (seen under load as a truncated broadcast)
+        costs = g.world.bcast_object(costs, root=0)
         self.ranges = partition(costs, g.layout.pp)
         self.stage = g.coords["pp"]
         a, b = self.ranges[self.stage]
