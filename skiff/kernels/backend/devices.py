@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from dataclasses import asdict, dataclass
 
 from .launch_env import local_rank
@@ -59,10 +60,24 @@ def cupy():
     return _cupy()
 
 
+# device files a GPU driver makes: NVIDIA (and its container runtime), AMD ROCm, WSL
+GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
+
+
+def gpu_device_files(paths=None) -> bool:
+    """Whether a GPU driver's device files exist here (checked before importing cupy, which
+    takes a second or more only to find no GPU). Off Linux nothing can be said: True."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return any(os.path.exists(p) for p in (GPU_DEVICE_FILES if paths is None else paths))
+
+
 @functools.lru_cache(maxsize=1)
 def _cupy():
     if os.environ.get("SKIFF_DISABLE_GPU"):
         return None
+    if not os.environ.get("SKIFF_PROBE_GPU") and not gpu_device_files():
+        return None  # no driver: no GPU cupy could see (SKIFF_PROBE_GPU=1 asks cupy anyway)
     try:
         import cupy as cp  # noqa: PLC0415  (lazy on purpose)
     except Exception:

@@ -60,3 +60,22 @@ def test_round_trip_through_gpu():
     g = to_device(x, "cuda:0")
     assert get_array_module(g) is not np
     np.testing.assert_array_equal(to_numpy(g), x)
+
+
+def test_no_driver_files_means_no_cupy_import(tmp_path, monkeypatch):
+    """Finding no GPU costs no cupy import where no driver made its device files."""
+    import subprocess
+    import sys
+
+    from skiff.kernels.backend import devices as dev
+
+    assert dev.gpu_device_files([str(tmp_path / "nvidiactl")]) is False
+    (tmp_path / "nvidiactl").touch()
+    assert dev.gpu_device_files([str(tmp_path / "nvidiactl")]) is True
+    code = ("import sys; from skiff.kernels.backend import devices as d; "
+            "d.GPU_DEVICE_FILES = ('/nonexistent/nvidiactl',); "
+            "print(d.gpu_available(), 'cupy' in sys.modules)")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "SKIFF_PROBE_GPU"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.split() == ["False", "False"]
