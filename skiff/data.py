@@ -2,6 +2,7 @@
 
 The public name of :mod:`skiff.kernels.train.data`; the same classes."""
 
+from skiff.kernels.train import data as _real
 from skiff.kernels.train.data import (  # noqa: F401
     CORPORA,
     ArrayDataset,
@@ -21,21 +22,4 @@ from skiff.kernels.train.data import (  # noqa: F401
     token_count,
 )
 
-__all__ = [
-    "ArrayDataset",
-    "TextDataset",
-    "DataLoader",
-    "PackedBatch",
-    "pack_sequences",
-    "corpus_path",
-    "corpus_text",
-    "CORPORA",
-    "batch_size_of",
-    "token_count",
-    "make_blobs",
-    "make_shapes",
-    "builtin_dataset",
-    "as_dataset",
-    "Subset",
-    "split_off",
-]
+__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.data

@@ -2,6 +2,7 @@
 
 The public name of :mod:`skiff.kernels.train.models`; the same classes."""
 
+from skiff.kernels.train import models as _real
 from skiff.kernels.train.models import (  # noqa: F401
     BUILTIN_DATA,
     BUILTIN_MODELS,
@@ -14,14 +15,4 @@ from skiff.kernels.train.models import (  # noqa: F401
     names,
 )
 
-__all__ = [
-    "MLP",
-    "CNN",
-    "GPT",
-    "GPTConfig",
-    "get",
-    "names",
-    "BUILTIN_MODELS",
-    "BUILTIN_DATA",
-    "DEFAULT_DATA",
-]
+__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.models

@@ -2,6 +2,7 @@
 
 The public name of :mod:`skiff.kernels.train.core.optim`; the same classes."""
 
+from skiff.kernels.train.core import optim as _real
 from skiff.kernels.train.core.optim import (  # noqa: F401
     SGD,
     AdamW,
@@ -13,13 +14,4 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
     clip_grad_norm_,
 )
 
-__all__ = [
-    "Optimizer",
-    "SGD",
-    "AdamW",
-    "adamw_update",
-    "clip_grad_norm_",
-    "LRSchedule",
-    "WarmupCosine",
-    "ConstantLR",
-]
+__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.optim

@@ -2,6 +2,7 @@
 
 The public name of :mod:`skiff.kernels.train.core.nn`; the same classes."""
 
+from skiff.kernels.train.core import nn as _real
 from skiff.kernels.train.core.nn import (  # noqa: F401
     GELU,
     AvgPool2d,
@@ -35,38 +36,6 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     TransformerMLP,
 )
 
-from . import functional
+from . import functional  # noqa: F401  (skiff.nn.functional, this package's own module)
 
-__all__ = [
-    "functional",
-    "Module",
-    "ModuleList",
-    "ModuleDict",
-    "Sequential",
-    "Parameter",
-    "Linear",
-    "Embedding",
-    "LayerNorm",
-    "RMSNorm",
-    "Dropout",
-    "ReLU",
-    "GELU",
-    "SiLU",
-    "Tanh",
-    "Flatten",
-    "Identity",
-    "Conv2d",
-    "BatchNorm2d",
-    "MaxPool2d",
-    "AvgPool2d",
-    "CausalSelfAttention",
-    "TransformerMLP",
-    "TransformerBlock",
-    "MSELoss",
-    "CrossEntropyLoss",
-    "BCEWithLogitsLoss",
-    "Sigmoid",
-    "Softmax",
-    "LeakyReLU",
-    "BatchNorm1d",
-]
+__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn

@@ -2,6 +2,7 @@
 
 The public name of :mod:`skiff.kernels.train.core.nn.functional`; the same functions."""
 
+from skiff.kernels.train.core.nn import functional as _real
 from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     avg_pool2d,
     batch_norm,
@@ -24,24 +25,4 @@ from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     softmax,
 )
 
-__all__ = [
-    "relu",
-    "gelu",
-    "silu",
-    "sigmoid",
-    "softmax",
-    "log_softmax",
-    "cross_entropy",
-    "mse_loss",
-    "layer_norm",
-    "rms_norm",
-    "dropout",
-    "linear",
-    "embedding",
-    "conv2d",
-    "batch_norm",
-    "max_pool2d",
-    "avg_pool2d",
-    "scaled_dot_product_attention",
-    "packed_causal_attention",
-]
+__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn.functional

@@ -72,3 +72,15 @@ def test_skiff_seed_makes_the_same_initial_weights():
     c = skiff.nn.Linear(4, 3).weight.numpy()
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(b, c)
+
+
+def test_re_export_modules_hold_every_public_name():
+    import skiff.data
+    import skiff.models
+    import skiff.nn
+    import skiff.nn.functional
+    import skiff.optim
+
+    for mod in (skiff.nn, skiff.nn.functional, skiff.optim, skiff.data, skiff.models):
+        missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+        assert mod.__all__ and missing == [], (mod.__name__, missing)
