@@ -157,6 +157,19 @@ class Comm:
                              f"got {x.size}")
         return x.copy()
 
+    def reduce_scatter_v(self, x, counts, op: str = "sum"):
+        """Reduce the flat ``x`` and keep this rank's piece: rank r gets the ``counts[r]``
+        elements after those of ranks 0..r-1 (``sum(counts) == x.size``). This generic form
+        all-reduces and slices; engines with a native reduce-scatter override it."""
+        _check_op(op)
+        x = x.reshape(-1)
+        counts = [int(c) for c in counts]
+        if len(counts) != self.size or sum(counts) != x.size or min(counts) < 0:
+            raise ValueError(f"reduce_scatter_v needs {self.size} non-negative counts adding "
+                             f"up to {x.size}, got {counts}")
+        lo = sum(counts[:self.rank])
+        return self.allreduce(x, op)[lo:lo + counts[self.rank]].copy()
+
     def allgather(self, x):
         """Concatenate every rank's ``x`` (equal shapes) along a new leading axis."""
         return x.reshape(1, *x.shape).copy()
@@ -294,6 +307,21 @@ class MPIComm(Comm):
         self.mpi.Reduce_scatter_block(x, out, op=self._op(op))
         if op == "mean":
             out /= p
+        return out
+
+    @_host_staged
+    def reduce_scatter_v(self, x, counts, op="sum"):
+        _check_op(op)
+        x = self._contig(x.reshape(-1))
+        counts = [int(c) for c in counts]
+        if len(counts) != self.size or sum(counts) != x.size or min(counts) < 0:
+            raise ValueError(f"reduce_scatter_v needs {self.size} non-negative counts adding "
+                             f"up to {x.size}, got {counts}")
+        out = np.empty(counts[self.rank], dtype=x.dtype)
+        self._count(x.nbytes - out.nbytes)
+        self.mpi.Reduce_scatter(x, out, recvcounts=counts, op=self._op(op))
+        if op == "mean":
+            out /= self.size
         return out
 
     @_host_staged

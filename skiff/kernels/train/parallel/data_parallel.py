@@ -13,9 +13,12 @@ averaged buffers are summed at the end, which equals averaging the accumulated s
 assumes every rank runs the same graph (the same parameters reached in the same order); with
 ``overlap=False`` all buckets go at the end of the step, in a fixed order.
 
-ZeRO-1 keeps the optimizer state of a 1/dp slice of the flat parameter vector on each rank,
-ZeRO-2 also reduces the gradients straight to that slice (``reduce_scatter``); after the
-optimizer step of its slice each rank all-gathers the parameters. Element-wise optimizers
+ZeRO-1 keeps the optimizer state of a 1/dp slice of the flat parameter vector on each rank.
+ZeRO-2 also shards the gradients: each bucket is reduce-scattered from the backward hooks
+straight into the slices of the ranks that own its elements (:class:`.buckets.ShardReducer`),
+and the bucket's full gradients are freed at once, so a rank never holds more than one
+bucket of full gradients plus its 1/dp slice. After the optimizer step of its slice each
+rank all-gathers the parameters. Element-wise optimizers
 (SGD, AdamW) give the same update as the unsharded run.
 """
 
@@ -26,101 +29,13 @@ import numpy as np
 from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.strategy import Strategy
 
+from .buckets import BucketReducer, ShardReducer
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
 from .comm import Comm
 from .compression import NoCompression, make_compressor
 from .world import world
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
-
-
-class BucketReducer:
-    """Averages the gradients of ``params`` over ``comm`` in buckets, overlapped with backward.
-
-    ``bucket_bytes`` sizes the buckets; ``overlap=False`` reduces every bucket in
-    :meth:`finish` instead of from the gradient hooks.
-    """
-
-    def __init__(self, params, comm: Comm, *, bucket_bytes: int = 25 * 2**20,
-                 overlap: bool = True):
-        self.comm = comm
-        self.overlap = overlap
-        self.params = list(params)
-        self.buckets: list[list] = []
-        current, size = [], 0
-        for p in reversed(self.params):
-            current.append(p)
-            size += p.data.nbytes
-            if size >= bucket_bytes:
-                self.buckets.append(current)
-                current, size = [], 0
-        if current:
-            self.buckets.append(current)
-        self.bucket_of = {id(p): i for i, b in enumerate(self.buckets) for p in b}
-        self._ready = [set() for _ in self.buckets]
-        self._inflight: list[tuple[int, np.ndarray, object]] = []
-        self._launched = [0] * len(self.buckets)
-        self._handles = []
-        self.launch_log: list[int] = []  # bucket ids in launch order (for tests)
-        # gradient bytes whose all-reduce started during backward (hooks) or after it
-        self.bytes_early = 0
-        self.bytes_late = 0
-        self._in_finish = False
-        if overlap and comm.size > 1:
-            for p in self.params:
-                self._handles.append(p.register_grad_ready_hook(self._on_ready))
-
-    def _on_ready(self, p) -> None:
-        for _, _, handle in self._inflight:  # let MPI move the buckets already in flight
-            handle.test()
-        b = self.bucket_of[id(p)]
-        self._ready[b].add(id(p))
-        if len(self._ready[b]) == len(self.buckets[b]):
-            self._launch(b)
-
-    def _launch(self, b: int) -> None:
-        params = self.buckets[b]
-        xp = params[0].xp
-        buf = xp.concatenate([(p.grad if p.grad is not None else xp.zeros_like(p.data))
-                              .reshape(-1) for p in params])
-        for p in params:  # the next backward accumulates afresh; finish() adds them up
-            p.grad = None
-        self._inflight.append((b, buf, self.comm.iallreduce_(buf, "mean")))
-        if self._in_finish:
-            self.bytes_late += buf.nbytes
-        else:
-            self.bytes_early += buf.nbytes
-        self._ready[b].clear()
-        self._launched[b] += 1
-        self.launch_log.append(b)
-
-    def finish(self) -> None:
-        """Launch the buckets not yet sent this step, wait for all, write back ``p.grad``."""
-        if self.comm.size == 1:
-            return
-        self._in_finish = True
-        for b, params in enumerate(self.buckets):
-            if self._launched[b] == 0 or any(p.grad is not None for p in params):
-                self._launch(b)
-        self._in_finish = False
-        sums: dict[int, np.ndarray] = {}
-        for b, _buf, handle in self._inflight:
-            out = handle.wait()
-            sums[b] = out if b not in sums else sums[b] + out
-        for b, buf in sums.items():
-            off = 0
-            for p in self.buckets[b]:
-                p.grad = buf[off:off + p.data.size].reshape(p.data.shape)
-                off += p.data.size
-        self._inflight.clear()
-        self._launched = [0] * len(self.buckets)
-        for r in self._ready:
-            r.clear()
-
-    def remove(self) -> None:
-        for h in self._handles:
-            h.remove()
-        self._handles.clear()
 
 
 def split_state(state):
@@ -405,8 +320,6 @@ class ZeRO(DataParallel):
     def __init__(self, stage: int = 1, comm: Comm | None = None, **kw):
         if stage not in (1, 2):
             raise ValueError(f"ZeRO stage must be 1 or 2, got {stage!r}")
-        if stage == 2:
-            kw.setdefault("overlap", False)
         super().__init__(comm, **kw)
         self.stage = stage
         self.name = f"zero{stage}"
@@ -421,28 +334,25 @@ class ZeRO(DataParallel):
         self.lo, self.hi = flat_range(self.total, self.comm.size, self.comm.rank)
         flat = xp.concatenate([p.data.reshape(-1) for p in self.params])
         self.shard = Tensor(flat[self.lo:self.hi].copy(), requires_grad=True)
-        if self.stage == 2 and self.reducer is not None:
-            self.reducer.remove()
+        del flat
+        if self.stage == 2:  # gradients reduce-scattered into the slices, bucket by bucket
+            if self.reducer is not None:
+                self.reducer.remove()
+            ranges = [flat_range(self.total, self.comm.size, r) for r in range(self.comm.size)]
+            self.reducer = ShardReducer(self.params, self.comm, ranges, self.shard,
+                                        bucket_bytes=self.bucket_bytes)
         return make_optimizer([self.shard])
 
-    def _flat_grad(self):
-        xp = self.params[0].xp
-        return xp.concatenate([(p.grad if p.grad is not None else xp.zeros_like(p.data))
-                               .reshape(-1) for p in self.params])
-
     def reduce_gradients(self, model) -> None:
-        p = self.comm.size
         if self.stage == 1:
             super().reduce_gradients(model)
-            flat = self._flat_grad()
-            self.shard.grad = flat[self.lo:self.hi].copy()
-        else:
-            flat = self._flat_grad()
-            chunk = -(-self.total // p)
-            padded = self.params[0].xp.zeros(chunk * p, dtype=flat.dtype)
-            padded[:self.total] = flat
-            mine = self.comm.reduce_scatter(padded, "mean")
-            self.shard.grad = mine[: self.hi - self.lo].copy()
+            grad = self.shard.xp.zeros_like(self.shard.data)  # this rank's slice only
+            for q, a, i, j in self._pieces(self.lo, self.hi):
+                if q.grad is not None:
+                    grad[a - self.lo:a - self.lo + j - i] = q.grad.reshape(-1)[i:j]
+            self.shard.grad = grad
+        else:  # the buckets not reduced from the hooks yet; shard.grad is then complete
+            self.reducer.finish()
         for q in self.params:  # the full gradients are not needed any more
             q.grad = None
 
@@ -454,16 +364,31 @@ class ZeRO(DataParallel):
             self.shard.grad = g * (max_norm / (total + 1e-6))
         return total
 
-    def optimizer_step(self, optimizer) -> None:
-        # the parameters are the truth (a checkpoint may have loaded them since set-up)
-        flat = self.params[0].xp.concatenate([q.data.reshape(-1) for q in self.params])
-        self.shard.data[...] = flat[self.lo:self.hi]
-        optimizer.step()
-        full, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(self.shard.data))
+    def _pieces(self, lo: int, hi: int):
+        """``(param, flat start, piece start, piece stop)`` for the parameters that overlap
+        the flat range ``[lo, hi)`` (piece bounds within the parameter)."""
         off = 0
         for q, n in zip(self.params, self.sizes):
-            q.data[...] = full[off:off + n].reshape(q.data.shape)
+            a, b = max(lo, off), min(hi, off + n)
+            if a < b:
+                yield q, a, a - off, b - off
             off += n
+
+    def optimizer_step(self, optimizer) -> None:
+        # the parameters are the truth (a checkpoint may have loaded them since set-up)
+        for q, a, i, j in self._pieces(self.lo, self.hi):
+            self.shard.data[a - self.lo:a - self.lo + j - i] = q.data.reshape(-1)[i:j]
+        optimizer.step()
+        # all-gather the updated slices a bucket's worth at a time, so no rank holds a full
+        # flat copy of the parameters on top of them
+        step = max(1, self.bucket_bytes // max(1, self.shard.data.itemsize))
+        for c_lo in range(0, self.total, step):
+            c_hi = min(self.total, c_lo + step)
+            a, b = max(c_lo, self.lo), min(c_hi, self.hi)
+            mine = self.shard.data[max(0, a - self.lo):max(0, b - self.lo)]
+            chunk, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(mine))
+            for q, f, i, j in self._pieces(c_lo, c_hi):
+                q.data.reshape(-1)[i:j] = chunk[f - c_lo:f - c_lo + j - i]
 
     def optimizer_state_dict(self, optimizer) -> dict:
         n = self.hi - self.lo

@@ -141,8 +141,8 @@ def make(kind, comm):
         return DataParallel(comm, bucket_mb=0.0001, overlap=False)
     if kind == "zero1":
         return ZeRO(1, comm, bucket_mb=0.0001)
-    if kind == "zero2":
-        return ZeRO(2, comm)
+    if kind == "zero2":  # small buckets: reduce-scatters whose ranges straddle the ranks
+        return ZeRO(2, comm, bucket_mb=0.0001)
     return DataParallel(comm, compression=kind)
 
 
