@@ -44,10 +44,12 @@ def load_or_damaged(run_dir, root=None) -> Job | DamagedJob:
     """The job in ``run_dir``, or a :class:`DamagedJob` saying why it cannot be read."""
     try:
         return Job.load(run_dir, root)
-    except (DamagedRunFolder, OSError) as exc:
-        reason = str(exc).split(": ", 1)[-1] if isinstance(exc, DamagedRunFolder) else \
-            f"{type(exc).__name__}: {exc.strerror or exc}"
-        return DamagedJob(run_dir, reason)
+    except DamagedRunFolder as exc:
+        return DamagedJob(run_dir, str(exc).split(": ", 1)[-1])
+    except PermissionError:
+        return DamagedJob(run_dir, "permission denied (not readable by this user)")
+    except OSError as exc:
+        return DamagedJob(run_dir, f"cannot be read: {exc.strerror or exc}")
 
 
 def list_jobs(root=None) -> list[Job | DamagedJob]:

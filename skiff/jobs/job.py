@@ -24,6 +24,7 @@ from .store import (
     DamagedRunFolder,
     apply_mode,
     find_run_dir,
+    is_run_dir,
     json_safe,
     new_run_dir,
     owner,
@@ -96,7 +97,7 @@ class Job:
     def load(cls, job_id_or_dir: str | Path, root=None) -> Job:
         """The job with this id (or run folder); the same object if it lives here."""
         path = Path(job_id_or_dir)
-        if not (path / "config.json").is_file():
+        if not is_run_dir(path):
             path = find_run_dir(str(job_id_or_dir), root)
         with _LIVE_LOCK:
             for job in _LIVE.values():
@@ -202,8 +203,12 @@ class Job:
 
     def check_trusted(self, what: str) -> None:
         """Raise :class:`~skiff.jobs.trust.UntrustedJob` (one line saying how to trust it)
-        unless this job's code is signed with this user's key."""
-        check_trust(self.meta, self.run_dir, what)
+        unless this job's code is signed with this user's key. The folder is read again (it
+        may have changed since this object read it), and what was checked is what this
+        object then holds."""
+        meta = read_meta(self.run_dir)
+        check_trust(meta, self.run_dir, what)
+        self.meta, self.config = meta, meta.get("config", {})
 
     def sign(self) -> None:
         """Trust this folder's code on purpose: sign it with this user's key."""

@@ -114,7 +114,7 @@ def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, 
     return job_id, path
 
 
-def _is_run_dir(path: Path) -> bool:
+def is_run_dir(path: Path) -> bool:
     """A folder with a config.json, or one this user cannot look into (shown as damaged)."""
     try:
         if not path.is_dir():
@@ -135,7 +135,7 @@ def list_run_dirs(root: str | os.PathLike | None = None) -> list[Path]:
         entries = list(base.iterdir())
     except OSError:
         return []
-    return sorted(p for p in entries if _is_run_dir(p))
+    return sorted(p for p in entries if is_run_dir(p))
 
 
 def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
