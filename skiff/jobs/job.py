@@ -317,6 +317,7 @@ class Job:
             round(state.elapsed(time.time()) or 0.0, 3),
             "error": state.error,
             "run_dir": str(self.run_dir),
+            "trust": self.trust,
         }
 
     def __repr__(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from .events import FINAL, STATUSES
 
@@ -15,6 +16,15 @@ def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
+
+
+def _inside(path) -> bool:
+    """An artifact path names a file inside the run folder (relative, no ``..``): a crafted
+    event cannot make a view read a file elsewhere."""
+    if not isinstance(path, str) or not path or "\0" in path:
+        return False
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    return not path.startswith(("/", "\\")) and ".." not in parts and ":" not in parts[0]
 
 
 def _text(value) -> str:
@@ -95,7 +105,7 @@ class JobState:
                               _text(event.get("message", ""))))
             del self.logs[:-LOG_TAIL]
         elif kind == "artifact":
-            if isinstance(event.get("path"), str):
+            if _inside(event.get("path")):
                 self.artifacts.append(event)
         elif kind == "info":
             self.info.update({k: v for k, v in event.items() if k not in ("t", "type", "rank")})

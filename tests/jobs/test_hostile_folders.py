@@ -140,3 +140,13 @@ def test_process_json_records_the_launchers_identity(runs_dir):
     assert isinstance(proc["start_ticks"], int) and proc["cmdline"][-1] == str(job.run_dir)
     assert record_verdict(proc, "process") == "trusted"
     assert os.path.basename(proc["cmdline"][0]).startswith(("mpiexec", "mpirun"))
+
+
+def test_artifact_paths_outside_the_run_folder_are_ignored():
+    from skiff.jobs import JobState
+
+    state = JobState()
+    for path in ("/etc/passwd", "../other/plot.png", "a/../../x.png", "C:\\x.png", "", 3,
+                 "artifacts/loss.png"):
+        state.apply({"t": 1, "type": "artifact", "name": "x", "path": path, "kind": "image"})
+    assert [a["path"] for a in state.artifacts] == ["artifacts/loss.png"]
