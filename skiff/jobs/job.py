@@ -324,7 +324,9 @@ class Job:
         s = self.summary()
         pct = "" if s["progress"] is None else f" {100 * s['progress']:.0f}%"
         err = f" error={s['error'].splitlines()[0]!r}" if s["error"] else ""
-        return f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>"
+        from .render import plain
+
+        return plain(f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>", newlines=False)
 
     def _repr_pretty_(self, p, cycle):
         p.text(repr(self))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import tempfile
@@ -85,8 +86,11 @@ def runs_root(root: str | os.PathLike | None = None) -> Path:
 
 
 def new_job_id(kind: str) -> str:
+    """``<date>-<time>-<kind>-<4 hex>``; the kind reduced to letters, digits, ``_`` and ``-``
+    (a folder name that is safe in a path, a shell and a terminal)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{kind}-{secrets.token_hex(2)}"
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", str(kind)).strip("-")[:40] or "job"
+    return f"{stamp}-{name}-{secrets.token_hex(2)}"
 
 
 def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, Path]:

@@ -337,8 +337,15 @@ class JobMonitor(W.VBox):
         self._say(f"cancel requested for {job.id}")
 
     def show(self, job: Job) -> None:
+        """Show the job's live widget (refused, as ``%jobs show``, when its code is not
+        signed with this user's key)."""
         from .job_view import view_for
 
+        try:
+            job.check_trusted("show")
+        except UntrustedJob as exc:
+            self._say(str(exc), error=True)
+            return
         self.detail.children = [view_for(job)]
         self._say(f"showing {job.id}")
 

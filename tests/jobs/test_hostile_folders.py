@@ -150,3 +150,9 @@ def test_artifact_paths_outside_the_run_folder_are_ignored():
                  "artifacts/loss.png"):
         state.apply({"t": 1, "type": "artifact", "name": "x", "path": path, "kind": "image"})
     assert [a["path"] for a in state.artifacts] == ["artifacts/loss.png"]
+
+
+def test_a_kind_never_makes_a_strange_folder_name(runs_dir):
+    job = launch(f"../demo{ANSI}", {}, fn=lambda config, reporter: {}).wait(10)
+    assert job.run_dir.parent == runs_dir
+    assert job.id.split("-")[2:-1] == ["demo", "2J", "0", "owned"]

@@ -67,6 +67,8 @@ def test_unsigned_folder_is_refused_by_the_monitor_resume(runs_dir):
     assert "its code is not signed" in mon.message.value
     assert f"python -m skiff jobs trust {job.id}" in mon.message.value
     assert len(mon.rows) == 1  # nothing was launched
+    mon.show(bare)
+    assert "refusing to show" in mon.message.value and not mon.detail.children
     mon.close()
 
 
