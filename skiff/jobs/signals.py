@@ -34,8 +34,14 @@ def process_identity(pid: int) -> dict:
     try:
         with open(f"/proc/{int(pid)}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
-        with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:
-            raw = fh.read()
+        for _ in range(50):
+            # a child seen just after Popen returns may still be finishing its exec: the
+            # command line reads empty for a moment
+            with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:
+                raw = fh.read()
+            if raw:
+                break
+            time.sleep(0.002)
     except (OSError, ValueError, IndexError):
         return {}
     # after the ")" that ends the command name, field 3 (state) comes first: start time is 22
