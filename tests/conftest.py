@@ -26,6 +26,8 @@ def runs_dir(tmp_path, monkeypatch):
     """Every test writes its run folders under its own temporary folder."""
     path = tmp_path / "skiff-runs"
     monkeypatch.setenv("SKIFF_RUNS", str(path))
+    # the key that signs run folders' code (skiff.jobs.trust): per test, never the user's
+    monkeypatch.setenv("SKIFF_SECRET_FILE", str(tmp_path / "skiff-secret"))
     return path
 
 

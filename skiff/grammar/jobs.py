@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from .common import command, json_option
 
-JOB_ACTIONS = ("list", "show", "wait", "cancel", "attach")
+JOB_ACTIONS = ("list", "show", "wait", "cancel", "attach", "trust")
 
 
-@command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders.")
+@command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders; "
+                      "trust ID signs a run folder's code with your key (after reading it).")
 @json_option
 def JOBS(p):
     p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS)

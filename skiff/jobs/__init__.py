@@ -4,13 +4,16 @@ from skiff.kernels.backend.report import JobCancelled, NullReporter, Reporter
 
 from .events import EventReader, EventWriter, read_events
 from .follow import follow, progress_line
-from .job import Job, JobFailed, live_jobs
+from .job import DamagedJob, Job, JobFailed, live_jobs
 from .launch import choose_runner, launch, submit
 from .reporter import RunReporter
 from .state import JobState
-from .store import RunFolderError, list_run_dirs, runs_root
+from .store import DamagedRunFolder, RunFolderError, find_run_dir, list_run_dirs, runs_root
+from .trust import UntrustedJob
 
 __all__ = [
+    "DamagedJob",
+    "DamagedRunFolder",
     "EventReader",
     "EventWriter",
     "Job",
@@ -33,23 +36,46 @@ __all__ = [
     "resume",
     "runs_root",
     "submit",
+    "UntrustedJob",
 ]
 
 
-def list_jobs(root=None) -> list[Job]:
-    """Every job with a run folder under the runs root, oldest first (reattached)."""
-    return [Job.load(d) for d in list_run_dirs(root)]
+def load_or_damaged(run_dir, root=None) -> Job | DamagedJob:
+    """The job in ``run_dir``, or a :class:`DamagedJob` saying why it cannot be read."""
+    try:
+        return Job.load(run_dir, root)
+    except DamagedRunFolder as exc:
+        return DamagedJob(run_dir, str(exc).split(": ", 1)[-1])
+    except PermissionError:
+        return DamagedJob(run_dir, "permission denied (not readable by this user)")
+    except OSError as exc:
+        return DamagedJob(run_dir, f"cannot be read: {exc.strerror or exc}")
+
+
+def list_jobs(root=None) -> list[Job | DamagedJob]:
+    """Every job with a run folder under the runs root, oldest first (reattached); a folder
+    that cannot be read is listed as a :class:`DamagedJob` with why."""
+    return [load_or_damaged(d, root) for d in list_run_dirs(root)]
 
 
 def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                 timeout: float | None = None):
-    """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs or one job."""
+    """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs or one job.
+
+    ``show``, ``attach`` and ``wait`` refuse a job whose code is not signed with this
+    user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
     if action == "list":
         jobs = list_jobs()
         return jobs if all else jobs[-20:]
     if not job_id:
         raise ValueError(f"%jobs {action} needs a job ID (see %jobs list)")
+    if action == "trust":
+        job = Job(find_run_dir(job_id))
+        job.sign()
+        return Job.load(job.run_dir)
     job = Job.load(job_id)
+    if action in ("show", "attach", "wait"):
+        job.check_trusted(action)
     if action == "wait":
         job.wait(timeout=timeout)
     elif action == "cancel":
@@ -69,6 +95,7 @@ def resume(job: Job) -> Job:
                          f"job ({job.id})")
     if not job.refresh().final:
         raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    job.check_trusted("resume")
     config = kind.resume_config(job)
     runner = job.meta.get("runner", "auto")
     return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),

@@ -2,8 +2,10 @@
 
 Writers append whole lines under a lock and flush each one, so a reader never sees half an
 event except the line being written right now; a reader keeps such a partial last line for its
-next read. A line that is complete but not valid JSON is skipped with a warning and the rest
-is kept. The schema is in ``docs/events.md``.
+next read. A writer that finds the file not ending in a newline (a line cut by a crash or a
+truncation) terminates it first, so its own event is never glued onto the damaged line.
+A line that is complete but not valid JSON is skipped with a warning and the rest is kept.
+The schema is in ``docs/events.md``.
 """
 
 from __future__ import annotations
@@ -55,12 +57,36 @@ class EventWriter:
         line = json.dumps(_clean(event), separators=(",", ":"), default=str) + "\n"
         data = line.encode()
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = _open_append(self.path)
             try:
+                if _ends_unterminated(fd):
+                    data = b"\n" + data
                 os.write(fd, data)
             finally:
                 os.close(fd)
         return event
+
+
+def _open_append(path: Path) -> int:
+    """The events file opened for appending; created with the run folders' file mode."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_APPEND)
+    except FileNotFoundError:
+        from .store import file_mode
+
+        mode = file_mode()
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, mode)
+        try:
+            os.fchmod(fd, mode)  # O_CREAT's mode is cut by the umask
+        except OSError:
+            pass
+        return fd
+
+
+def _ends_unterminated(fd: int) -> bool:
+    """True when the file's last byte is not a newline (a partial line left by a crash)."""
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
 
 
 def _restore(value):

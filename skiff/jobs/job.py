@@ -2,21 +2,41 @@
 
 A Job's truth is its run folder; the object only caches the folded :class:`JobState` and, for
 jobs run in this process, the live Python result (``job.value``).
+
+A reader never writes into a job it does not run: when the process that ran a job is gone
+without a final event, the job is *shown* as failed (or done, when its result.json is there)
+with the reason, and the folder is left as it is. A folder whose config.json cannot be read is
+a :class:`DamagedJob` in listings.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import threading
 import time
 from pathlib import Path
 
 from .events import FINAL, EventReader, EventWriter
-from .signals import escalate_cancel
+from .signals import NotJobProcess, escalate_cancel, identity_mismatch, process_identity
 from .state import JobState
-from .store import find_run_dir, json_safe, new_run_dir, owner, pid_alive, read_json, write_json
+from .store import (
+    DamagedRunFolder,
+    apply_mode,
+    find_run_dir,
+    is_run_dir,
+    json_safe,
+    new_run_dir,
+    owner,
+    pid_alive,
+    read_json,
+    read_meta,
+    write_json,
+)
+from .trust import check as check_trust
+from .trust import sign, verdict
 
-__all__ = ["Job", "JobFailed", "live_jobs"]
+__all__ = ["Job", "JobFailed", "DamagedJob", "live_jobs"]
 
 _LIVE: dict[str, Job] = {}
 _LIVE_LOCK = threading.Lock()
@@ -40,9 +60,10 @@ class Job:
 
     def __init__(self, run_dir: str | Path):
         self.run_dir = Path(run_dir)
-        meta = read_json(self.run_dir / "config.json")
-        if meta is None:
-            raise FileNotFoundError(f"{self.run_dir} is not a run folder (no config.json)")
+        try:
+            meta = read_meta(self.run_dir)
+        except DamagedRunFolder as exc:
+            raise DamagedRunFolder(f"run folder {self.run_dir.name} is damaged: {exc}") from None
         self.meta = meta
         self.id: str = meta["id"]
         self.kind: str = meta["kind"]
@@ -64,10 +85,11 @@ class Job:
         """Make a new run folder for a job of ``kind`` (``config.json`` and the ``queued``
         event) and return its Job; ``meta`` adds fields to ``config.json``."""
         job_id, run_dir = new_run_dir(kind.split(":")[-1].replace(".", "-"), root)
-        write_json(run_dir / "config.json", {
+        fields = json.loads(json.dumps(json_safe({
             "id": job_id, "kind": kind, "label": label, "target": target,
-            "config": json_safe(config), "runner": runner, "np": np, "device": device,
-            "created": time.time(), "owner": owner(), **meta})
+            "config": config, "runner": runner, "np": np, "device": device,
+            "created": time.time(), "owner": owner(), **meta})))
+        write_json(run_dir / "config.json", sign(fields))  # what it runs, signed (trust.py)
         EventWriter(run_dir / "events.jsonl", rank=-1).write("status", status="queued")
         return cls(run_dir)
 
@@ -75,7 +97,7 @@ class Job:
     def load(cls, job_id_or_dir: str | Path, root=None) -> Job:
         """The job with this id (or run folder); the same object if it lives here."""
         path = Path(job_id_or_dir)
-        if not (path / "config.json").is_file():
+        if not is_run_dir(path):
             path = find_run_dir(str(job_id_or_dir), root)
         with _LIVE_LOCK:
             for job in _LIVE.values():
@@ -100,22 +122,37 @@ class Job:
             self._done.set()
             return
         pid = self._owner_pid()
-        if not pid_alive(pid):
+        if not self._owner_alive(pid):
             self._mark_lost(pid)
             return
         self.attach()
         threading.Thread(target=self._watch_foreign, args=(pid,), daemon=True,
                          name=f"skiff-attach-{self.id}").start()
 
+    def _process_record(self) -> dict:
+        proc = read_json(self.run_dir / "process.json", {})
+        return proc if isinstance(proc, dict) else {}
+
     def _owner_pid(self) -> int | None:
         if self.meta.get("runner") == "process":
-            proc = read_json(self.run_dir / "process.json", {})
-            return proc.get("pid")
-        return self.meta.get("owner", {}).get("pid")
+            return self._process_record().get("pid")
+        return (self.meta.get("owner") or {}).get("pid")
+
+    def _owner_alive(self, pid) -> bool:
+        """The process that runs the job is alive (a reused pid of a process job, told by its
+        recorded start time, is not)."""
+        if not pid_alive(pid):
+            return False
+        if self.meta.get("runner") == "process":
+            ticks = self._process_record().get("start_ticks")
+            now = process_identity(pid).get("start_ticks")
+            if ticks is not None and now is not None and now != ticks:
+                return False
+        return True
 
     def _watch_foreign(self, pid: int) -> None:
         while not self.refresh().final:
-            if not pid_alive(pid):
+            if not self._owner_alive(pid):
                 time.sleep(0.5)  # give a last event time to land
                 if not self.refresh().final:
                     self._mark_lost(pid)
@@ -124,10 +161,20 @@ class Job:
         self._done.set()
 
     def _mark_lost(self, pid) -> None:
+        """The owner is gone without a final event: show the job as ended, write nothing (the
+        folder belongs to the process that ran it). A job whose result.json is there did its
+        work (the result is written before the final event) and is shown done."""
         who = "launcher" if self.meta.get("runner") == "process" else "kernel"
-        self.emit("status", status="failed",
-                  message=f"the {who} process that ran this job (pid {pid}) has exited")
-        self.refresh()
+        gone = f"the {who} process that ran this job (pid {pid}) has exited"
+        done = (self.run_dir / "result.json").is_file()
+        status, message = (("done", f"{gone}; its final event is missing but its result.json "
+                                    "is there") if done else
+                           ("failed", f"{gone} without a final event"))
+        with self._state_lock:
+            self.refresh_locked()
+            if not self._state.final:
+                self._state.apply({"t": time.time(), "type": "status", "status": status,
+                                   "rank": -1, "message": message, "inferred": True})
         self._done.set()
 
     # state -------------------------------------------------------------------------------
@@ -138,11 +185,36 @@ class Job:
     def refresh(self) -> JobState:
         """Read new events and return the current state."""
         with self._state_lock:
-            for event in self._reader.read():
-                self._state.apply(event)
-            if self._state.final:
-                self._done.set()
-            return self._state
+            return self.refresh_locked()
+
+    def refresh_locked(self) -> JobState:
+        for event in self._reader.read():
+            self._state.apply(event)
+        if self._state.final:
+            self._done.set()
+        return self._state
+
+    # trust -------------------------------------------------------------------------------
+    @property
+    def trust(self) -> str:
+        """``"trusted"`` (its code is signed with this user's key), ``"unsigned"`` or
+        ``"altered"``: see :mod:`skiff.jobs.trust`."""
+        return verdict(self.meta)
+
+    def check_trusted(self, what: str) -> None:
+        """Raise :class:`~skiff.jobs.trust.UntrustedJob` (one line saying how to trust it)
+        unless this job's code is signed with this user's key. The folder is read again (it
+        may have changed since this object read it), and what was checked is what this
+        object then holds."""
+        meta = read_meta(self.run_dir)
+        check_trust(meta, self.run_dir, what)
+        self.meta, self.config = meta, meta.get("config", {})
+
+    def sign(self) -> None:
+        """Trust this folder's code on purpose: sign it with this user's key."""
+        meta = read_meta(self.run_dir)
+        write_json(self.run_dir / "config.json", sign(meta))
+        self.meta = read_meta(self.run_dir)
 
     @property
     def state(self) -> JobState:
@@ -165,8 +237,10 @@ class Job:
 
     @property
     def result(self) -> dict | None:
-        """The JSON summary of the result (``result.json``), once written."""
-        return read_json(self.run_dir / "result.json")
+        """The JSON summary of the result (``result.json``), once written (an object; anything
+        else there is not a result)."""
+        value = read_json(self.run_dir / "result.json")
+        return value if isinstance(value, dict) else None
 
     def events(self) -> list[dict]:
         return EventReader(self.run_dir / "events.jsonl").read()
@@ -185,7 +259,9 @@ class Job:
             self.notify_done()
 
     def notify_done(self) -> None:
-        """Call the done callbacks (the runner does, once the job has ended)."""
+        """Call the done callbacks (the runner does, once the job has ended), after giving
+        every file in the run folder the permissions of the model (store.apply_mode)."""
+        apply_mode(self.run_dir)
         self._callbacks_fired = True
         callbacks, self._callbacks = self._callbacks, []
         for fn in callbacks:
@@ -219,6 +295,11 @@ class Job:
         if self.runner is not None:
             self.runner.cancel(self, grace=grace)
         elif self.meta.get("runner") == "process":
+            why = identity_mismatch(self._process_record())
+            if why is not None:
+                self.emit("log", level="warning", message=f"not signalled: {why}")
+                raise NotJobProcess(f"job {self.id}: asked to stop (cancel file written) but not "
+                                    f"signalled: {why}")
             threading.Thread(target=escalate_cancel, args=(self, grace), daemon=True).start()
 
     # display -----------------------------------------------------------------------------
@@ -236,13 +317,16 @@ class Job:
             round(state.elapsed(time.time()) or 0.0, 3),
             "error": state.error,
             "run_dir": str(self.run_dir),
+            "trust": self.trust,
         }
 
     def __repr__(self) -> str:
         s = self.summary()
         pct = "" if s["progress"] is None else f" {100 * s['progress']:.0f}%"
         err = f" error={s['error'].splitlines()[0]!r}" if s["error"] else ""
-        return f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>"
+        from .render import plain
+
+        return plain(f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>", newlines=False)
 
     def _repr_pretty_(self, p, cycle):
         p.text(repr(self))
@@ -251,6 +335,38 @@ class Job:
         from .render import job_html
 
         return job_html(self)
+
+
+class DamagedJob:
+    """A run folder whose config.json cannot be read or makes no sense: listed, never run.
+
+    Quacks like a :class:`Job` for views (``id``, ``kind``, ``status``, ``summary()``)."""
+
+    status = "damaged"
+    kind = "?"
+    done = True
+
+    def __init__(self, run_dir: str | Path, reason: str):
+        self.run_dir = Path(run_dir)
+        self.id = self.run_dir.name
+        self.reason = str(reason)
+        self.meta: dict = {}
+        self.error = f"damaged run folder: {self.reason}"
+
+    def refresh(self) -> JobState:
+        return JobState(status="damaged", error=self.error)
+
+    def summary(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "status": self.status, "runner": None,
+                "ranks": None, "device": None, "progress": None, "elapsed_s": None,
+                "error": self.error, "run_dir": str(self.run_dir), "damaged": self.reason}
+
+    def __repr__(self) -> str:
+        return f"<DamagedJob {self.id}: {self.reason}>"
+
+    def _repr_html_(self) -> str:
+        return (f"<div class='skiff-job skiff-damaged'><code>{html.escape(self.id)}</code> "
+                f"<b>damaged</b>: {html.escape(self.reason)}</div>")
 
 
 def is_final(status: str) -> bool:

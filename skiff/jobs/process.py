@@ -96,8 +96,12 @@ class ProcessRunner:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=rank_env(np), cwd=os.getcwd())
         log.close()
-        write_json(job.run_dir / "process.json",
-                   {"pid": proc.pid, "pgid": proc.pid, "cmd": cmd, "started": time.time()})
+        from .signals import process_identity
+        from .trust import sign_record
+
+        write_json(job.run_dir / "process.json", sign_record(
+            {"pid": proc.pid, "pgid": proc.pid, "cmd": cmd, "started": time.time(),
+             **process_identity(proc.pid)}, "process"))
         self._procs[job.id] = proc
         job.attach(self)
         watcher = threading.Thread(target=self._watch, args=(job, proc, np), daemon=True,

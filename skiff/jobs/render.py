@@ -1,16 +1,41 @@
-"""Static HTML and text views of jobs and devices (no widget front end needed)."""
+"""Static HTML and text views of jobs and devices (no widget front end needed).
+
+Everything shown comes from a run folder, which anyone who can write it may have crafted:
+HTML views escape every value (:func:`esc`), terminal views replace control characters
+(ANSI escapes included) with their visible ``\\x..`` form (:func:`plain`).
+"""
 
 from __future__ import annotations
 
 import html
 import json
+import re
 import time
 
 __all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
-           "fmt_bytes", "fmt_seconds", "describe"]
+           "fmt_bytes", "fmt_seconds", "describe", "esc", "plain"]
 
 STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "failed": "#d62728",
-                 "cancelled": "#ff7f0e"}
+                 "cancelled": "#ff7f0e", "damaged": "#8c564b"}
+
+# C0 controls but newline and tab, DEL, C1 controls, and the bidirectional overrides that
+# make a terminal show text in another order than it is
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def esc(value) -> str:
+    """``value`` as text safe inside HTML (element content and quoted attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def plain(value, *, newlines: bool = True) -> str:
+    """``value`` as text safe for a terminal: control characters shown as ``\\xNN``
+    (``newlines=False``: newlines and tabs too, for one-line fields)."""
+    text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                        str(value))
+    if not newlines:
+        text = text.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    return text
 
 
 def fmt_bytes(n) -> str:
@@ -36,13 +61,25 @@ def fmt_seconds(s) -> str:
 
 
 def badge(status: str) -> str:
+    status = str(status)
     color = STATUS_COLORS.get(status, "#888")
-    return (f'<span class="skiff-badge skiff-{html.escape(status)}" style="background:{color};'
+    cls = status if status in STATUS_COLORS else "unknown"
+    return (f'<span class="skiff-badge skiff-{cls}" style="background:{color};'
             f'color:white;border-radius:4px;padding:1px 6px;font-size:90%">'
-            f"{html.escape(status)}</span>")
+            f"{esc(status)}</span>")
+
+
+def _untrusted_html(job) -> str:
+    trust = getattr(job, "trust", "trusted")
+    if trust == "trusted":
+        return ""
+    return (f' <span class="skiff-untrusted" style="color:#d62728" title="its code is '
+            f'{esc(trust)}: python -m skiff jobs trust {esc(job.id)}">{esc(trust)}</span>')
 
 
 def job_html(job) -> str:
+    if getattr(job, "status", None) == "damaged":
+        return job._repr_html_()
     state = job.refresh()
     now = time.time()
     pct = ""
@@ -51,17 +88,18 @@ def job_html(job) -> str:
         pct = (f'<progress value="{frac:.3f}" max="1" style="width:12em"></progress> '
                f"{100 * frac:.0f}% ({state.done:g}/{float(state.total):g} "
                f"{html.escape(state.unit)})")
-    metrics = ", ".join(f"{html.escape(k)}={v[-1][1]:.4g}" for k, v in state.metrics.items()
+    metrics = ", ".join(f"{esc(k)}={v[-1][1]:.4g}" for k, v in state.metrics.items()
                         if v and isinstance(v[-1][1], (int, float)))
     err = ""
     if state.error:
-        tb = html.escape(state.traceback or "")
-        err = (f'<div style="color:#d62728"><b>{html.escape(state.error)}</b>'
+        tb = esc(state.traceback or "")
+        err = (f'<div style="color:#d62728"><b>{esc(state.error)}</b>'
                f"<pre style='font-size:85%'>{tb}</pre></div>")
-    return (f'<div class="skiff-job"><b>{html.escape(job.kind)}</b> '
-            f"<code>{html.escape(job.id)}</code> {badge(state.status)} {pct} "
+    note = f"<br><i>{esc(state.inferred)}</i>" if state.inferred else ""
+    return (f'<div class="skiff-job"><b>{esc(job.kind)}</b> '
+            f"<code>{esc(job.id)}</code> {badge(state.status)}{_untrusted_html(job)} {pct} "
             f"<span>elapsed {fmt_seconds(state.elapsed(now))}</span>"
-            f"{'<br>' + metrics if metrics else ''}{err}</div>")
+            f"{'<br>' + metrics if metrics else ''}{err}{note}</div>")
 
 
 def jobs_table_html(jobs) -> str:
@@ -70,9 +108,14 @@ def jobs_table_html(jobs) -> str:
     rows = []
     for job in jobs:
         s = job.summary()
+        if s.get("damaged"):
+            rows.append(f"<tr><td><code>{esc(s['id'])}</code></td><td></td>"
+                        f"<td>{badge('damaged')}</td><td colspan=3>{esc(s['damaged'])}</td></tr>")
+            continue
         prog = "" if s["progress"] is None else f"{100 * s['progress']:.0f}%"
-        rows.append(f"<tr><td><code>{html.escape(s['id'])}</code></td><td>{s['kind']}</td>"
-                    f"<td>{badge(s['status'])}</td><td>{prog}</td><td>{s['ranks']}</td>"
+        rows.append(f"<tr><td><code>{esc(s['id'])}</code></td><td>{esc(s['kind'])}</td>"
+                    f"<td>{badge(s['status'])}{_untrusted_html(job)}</td><td>{prog}</td>"
+                    f"<td>{esc(s['ranks'])}</td>"
                     f"<td>{fmt_seconds(s['elapsed_s'])}</td></tr>")
     head = ("<tr><th>id</th><th>kind</th><th>status</th><th>progress</th><th>ranks</th>"
             "<th>elapsed</th></tr>")
@@ -89,9 +132,19 @@ class JobTable(list):
         if not self:
             return "no jobs yet"
         lines = []
-        for r in (j.summary() for j in self):
+        for job in self:
+            r = job.summary()
+            ident = plain(r["id"], newlines=False)
+            if r.get("damaged"):
+                lines.append(f"{ident:<32} {'?':<6} {'damaged':<9} "
+                             f"{plain(r['damaged'], newlines=False)}")
+                continue
             pct = "" if r["progress"] is None else f"{100 * r['progress']:.0f}%"
-            lines.append(f"{r['id']:<32} {r['kind']:<6} {r['status']:<9} ranks={r['ranks']} {pct}")
+            trust = getattr(job, "trust", "trusted")
+            mark = "" if trust == "trusted" else f" ({trust})"
+            lines.append(f"{ident:<32} {plain(r['kind'], newlines=False):<6} "
+                         f"{plain(r['status'], newlines=False):<9} "
+                         f"ranks={plain(r['ranks'], newlines=False)} {pct}{mark}".rstrip())
         return "\n".join(lines)
 
     def _repr_pretty_(self, p, cycle):
@@ -100,14 +153,25 @@ class JobTable(list):
 
 def describe(job) -> str:
     """A few lines about a job for a terminal: its repr, then its error or its result."""
+    if getattr(job, "status", None) == "damaged":
+        return plain(repr(job))
     lines = [repr(job)]
+    state = job.refresh()
+    if state.inferred:
+        lines.append(f"  ({state.inferred})")
+    trust = getattr(job, "trust", "trusted")
+    if trust != "trusted":
+        from .trust import trust_hint
+
+        lines.append(f"  its code is {trust}: {trust_hint(job.id)}")
     if job.status == "failed":
         lines.append(job.error or "")
-    elif job.result:
-        for key, value in job.result.items():
+    else:
+        result = job.result
+        for key, value in (result.items() if isinstance(result, dict) else ()):
             text = json.dumps(value, default=str)
             lines.append(f"  {key}: {text[:200]}")
-    return "\n".join(lines)
+    return plain("\n".join(lines))
 
 
 class DeviceTable(list):
@@ -129,6 +193,6 @@ class DeviceTable(list):
     def _repr_html_(self):
         head = "".join(f"<th>{h}</th>" for h in
                        ("device", "vendor", "model", "cores", "memory", "free"))
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
+        body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>"
                        for r in self._rows())
         return f'<table class="skiff-devices"><tr>{head}</tr>{body}</table>'

@@ -16,6 +16,19 @@ from .events import EventWriter
 __all__ = ["Reporter", "NullReporter", "RunReporter", "JobCancelled"]
 
 
+def _chmod(target) -> None:
+    """The run folders' file mode (:func:`skiff.jobs.store.file_mode`) for a new file."""
+    from .store import file_mode
+
+    try:
+        if isinstance(target, int):
+            os.fchmod(target, file_mode())
+        else:
+            os.chmod(target, file_mode())
+    except OSError:
+        pass
+
+
 class RunReporter(Reporter):
     """Writes events to a run folder. Only rank 0 writes events; every rank can stop.
 
@@ -72,6 +85,8 @@ class RunReporter(Reporter):
     def log(self, message, *, level="info"):
         stamp = time.strftime("%H:%M:%S")
         with open(self._log_path, "a") as fh:
+            if fh.tell() == 0:
+                _chmod(fh.fileno())
             fh.write(f"{stamp} [{level}] {message}\n")
         self.emit("log", level=level, message=str(message))
 
@@ -87,6 +102,7 @@ class RunReporter(Reporter):
         else:
             dest = dest_dir / src.name
             shutil.copyfile(src, dest)
+            _chmod(dest)
         rel = os.path.relpath(dest, self.run_dir)
         self.emit("artifact", name=name, path=rel, kind=kind)
         return dest

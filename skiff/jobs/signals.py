@@ -2,6 +2,14 @@
 
 Used by the process runner (a job it launched) and by a reattached :class:`~skiff.jobs.Job`
 (a job launched by another process), so neither has to import the other.
+
+A pid in ``process.json`` is only signalled when the process behind it is still the job's
+own: the record must carry this user's signature (:mod:`skiff.jobs.trust`: anyone can read
+another process's start time and command line, nobody else can sign them), and the start
+time (field 22 of ``/proc/<pid>/stat``) recorded at launch by :func:`process_identity` must
+be the process's now (a reused pid is another process; a pid and its start time name one
+process for the life of the machine). The command line is recorded too, for the message;
+it is not compared, since a launcher may replace its own program (``exec``).
 """
 
 from __future__ import annotations
@@ -12,12 +20,70 @@ import time
 
 from .store import pid_alive, read_json
 
-__all__ = ["escalate_cancel", "kill_group"]
+__all__ = ["escalate_cancel", "kill_group", "process_identity", "identity_mismatch",
+           "NotJobProcess"]
+
+
+class NotJobProcess(ValueError):
+    """The pid a run folder names is not the job's own process: it is never signalled."""
+
+
+def process_identity(pid: int) -> dict:
+    """``{"start_ticks": ..., "cmdline": [...]}`` of a live process (empty where /proc is
+    missing): what :func:`identity_mismatch` compares before signalling it."""
+    try:
+        with open(f"/proc/{int(pid)}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        for _ in range(50):
+            # a child seen just after Popen returns may still be finishing its exec: the
+            # command line reads empty for a moment
+            with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:
+                raw = fh.read()
+            if raw:
+                break
+            time.sleep(0.002)
+    except (OSError, ValueError, IndexError):
+        return {}
+    # after the ")" that ends the command name, field 3 (state) comes first: start time is 22
+    return {"start_ticks": int(fields[19]),
+            "cmdline": [a.decode(errors="replace") for a in raw.split(b"\0") if a]}
+
+
+def identity_mismatch(proc: dict) -> str | None:
+    """Why the process ``process.json`` names must not be signalled; None if it is the job's.
+
+    A process that is gone needs no signal (None too)."""
+    pid = proc.get("pid")
+    if not pid_alive(pid):
+        return None
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
+        return f"process.json names pid {pid!r}, which cannot be a job's launcher"
+    from .trust import record_verdict
+
+    recorded = {k: proc.get(k) for k in ("start_ticks", "cmdline")}
+    if recorded["start_ticks"] is None or recorded["cmdline"] is None:
+        return (f"process.json does not record the start time and command line of pid {pid}, "
+                "so it cannot be shown to be the job's process")
+    state = record_verdict(proc, "process")
+    if state != "trusted":
+        return (f"process.json (pid {pid}) is {'not signed' if state == 'unsigned' else 'altered'}"
+                " by this user's key, so it may name someone else's process")
+    now = process_identity(pid)
+    if not now:
+        return f"pid {pid} cannot be inspected (/proc/{pid} unreadable)"
+    if now["start_ticks"] != recorded["start_ticks"]:
+        return (f"pid {pid} was started at another time than the job's launcher "
+                "(the pid now belongs to another process)")
+    return None
 
 
 def escalate_cancel(job, grace: float = 5.0) -> None:
-    """After ``grace`` s still running: SIGTERM the process group; 3 s more: SIGKILL."""
+    """After ``grace`` s still running: SIGTERM the process group; 3 s more: SIGKILL.
+
+    The group is signalled only while its leader is the job's own process (checked just
+    before each signal); otherwise a warning event says why nothing was signalled."""
     proc = read_json(job.run_dir / "process.json", {})
+    proc = proc if isinstance(proc, dict) else {}
     pid = proc.get("pid")
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
@@ -26,6 +92,10 @@ def escalate_cancel(job, grace: float = 5.0) -> None:
         time.sleep(0.1)
     else:
         for sig in (signal.SIGTERM, signal.SIGKILL):
+            why = identity_mismatch(proc)
+            if why is not None:
+                job.emit("log", level="warning", message=f"not signalled: {why}")
+                return
             kill_group(pid, sig)
             end = time.monotonic() + 3
             while time.monotonic() < end and pid_alive(pid):
@@ -40,7 +110,7 @@ def escalate_cancel(job, grace: float = 5.0) -> None:
 
 def kill_group(pid, sig) -> None:
     """Send ``sig`` to the process group led by ``pid`` (gone or not ours: nothing)."""
-    if not pid:
+    if not pid or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
         return
     try:
         os.killpg(int(pid), sig)

@@ -10,24 +10,72 @@ Layout of a run folder::
     logs/           rank<N>.log (reporter lines), launcher.log (mpiexec output), traceback.txt
     artifacts/      files the job produced (plots, checkpoints, exports)
     cancel          present once a cancel was asked for
+
+Permissions (one model, docs/events.md): private by default, folders 0700 and files 0600;
+``SKIFF_RUNS_MODE=group`` makes them 0770 and 0660 for a group that shares a file system.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["RunFolderError", "runs_root", "new_run_dir", "list_run_dirs", "find_run_dir",
-           "write_json", "read_json", "json_safe"]
+__all__ = ["RunFolderError", "DamagedRunFolder", "runs_root", "new_run_dir", "list_run_dirs",
+           "find_run_dir", "write_json", "read_json", "read_meta", "json_safe", "runs_mode",
+           "dir_mode", "file_mode", "apply_mode", "RUNS_MODES"]
+
+RUNS_MODES = {"private": (0o700, 0o600), "group": (0o770, 0o660)}
+RUNNER_NAMES = ("thread", "process", "slurm")
 
 
 class RunFolderError(OSError):
     """The runs root or a run folder cannot be created or written."""
+
+
+class DamagedRunFolder(ValueError):
+    """A run folder whose config.json cannot be read or makes no sense (the message says why)."""
+
+
+def runs_mode() -> str:
+    """``$SKIFF_RUNS_MODE``: ``private`` (default) or ``group``."""
+    mode = (os.environ.get("SKIFF_RUNS_MODE") or "private").strip().lower()
+    if mode not in RUNS_MODES:
+        raise RunFolderError(f"SKIFF_RUNS_MODE={mode!r}: choose from {', '.join(RUNS_MODES)}")
+    return mode
+
+
+def dir_mode() -> int:
+    return RUNS_MODES[runs_mode()][0]
+
+
+def file_mode() -> int:
+    return RUNS_MODES[runs_mode()][1]
+
+
+def apply_mode(path: str | os.PathLike) -> None:
+    """Give a run folder, and everything skiff wrote in it, the permissions of the model
+    (files a kernel wrote with the process umask included); links are left alone."""
+    dmode, fmode = dir_mode(), file_mode()
+    root = Path(path)
+    try:
+        os.chmod(root, dmode)
+    except OSError:
+        return
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = os.path.join(folder, name)
+            try:
+                if os.path.islink(p):
+                    continue
+                os.chmod(p, dmode if name in dirs else fmode)
+            except OSError:
+                continue
 
 
 def runs_root(root: str | os.PathLike | None = None) -> Path:
@@ -38,8 +86,11 @@ def runs_root(root: str | os.PathLike | None = None) -> Path:
 
 
 def new_job_id(kind: str) -> str:
+    """``<date>-<time>-<kind>-<4 hex>``; the kind reduced to letters, digits, ``_`` and ``-``
+    (a folder name that is safe in a path, a shell and a terminal)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{kind}-{secrets.token_hex(2)}"
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", str(kind)).strip("-")[:40] or "job"
+    return f"{stamp}-{name}-{secrets.token_hex(2)}"
 
 
 def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, Path]:
@@ -47,11 +98,15 @@ def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, 
     base = runs_root(root)
     job_id = new_job_id(kind)
     path = base / job_id
+    mode = dir_mode()
     try:
-        base.mkdir(parents=True, exist_ok=True)
-        path.mkdir()
+        if not base.is_dir():
+            base.mkdir(parents=True, exist_ok=True, mode=mode)
+        path.mkdir(mode=mode)
+        os.chmod(path, mode)  # mkdir's mode is cut by the umask
         for sub in ("logs", "artifacts", "ranks"):
-            (path / sub).mkdir()
+            (path / sub).mkdir(mode=mode)
+            os.chmod(path / sub, mode)
         probe = path / ".write-test"
         probe.write_text("")
         probe.unlink()
@@ -63,12 +118,28 @@ def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, 
     return job_id, path
 
 
+def is_run_dir(path: Path) -> bool:
+    """A folder with a config.json, or one this user cannot look into (shown as damaged)."""
+    try:
+        if not path.is_dir():
+            return False
+        os.stat(path / "config.json")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def list_run_dirs(root: str | os.PathLike | None = None) -> list[Path]:
-    """Run folders under the root, oldest first."""
+    """Run folders under the root, oldest first (damaged ones included: see
+    :func:`read_meta`)."""
     base = runs_root(root)
-    if not base.is_dir():
+    try:
+        entries = list(base.iterdir())
+    except OSError:
         return []
-    return sorted(p for p in base.iterdir() if (p / "config.json").is_file())
+    return sorted(p for p in entries if is_run_dir(p))
 
 
 def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
@@ -87,10 +158,12 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
 
 
 def write_json(path: Path, data) -> None:
-    """Write JSON atomically: a temp file in the same folder, then rename."""
+    """Write JSON atomically: a temp file in the same folder, then rename (file mode of the
+    permission model)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w") as fh:
             json.dump(json_safe(data), fh, indent=1)
         os.replace(tmp, path)
@@ -105,6 +178,55 @@ def read_json(path: Path, default=None):
             return json.load(fh)
     except (FileNotFoundError, ValueError):
         return default
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def read_meta(run_dir: str | os.PathLike) -> dict:
+    """The content of a run folder's config.json, checked; :class:`DamagedRunFolder` (with
+    why, in one line) when it is missing, unreadable, not JSON or not a job's description."""
+    path = Path(run_dir) / "config.json"
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(4 << 20)
+    except FileNotFoundError:
+        raise DamagedRunFolder("no config.json") from None
+    except PermissionError:
+        raise DamagedRunFolder("permission denied (the folder or its config.json is not "
+                               "readable by this user)") from None
+    except OSError as exc:
+        raise DamagedRunFolder(f"config.json cannot be read: {exc.strerror or exc}") from None
+    try:
+        meta = json.loads(raw)
+    except ValueError as exc:
+        raise DamagedRunFolder(f"config.json is not JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise DamagedRunFolder(f"config.json holds a JSON {type(meta).__name__}, not an object")
+    checks = (
+        ("id", lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+        ("kind", lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+        ("config", lambda v: isinstance(v, dict), "an object"),
+        ("np", _positive_int, "a positive integer"),
+        ("runner", lambda v: v in RUNNER_NAMES, " or ".join(RUNNER_NAMES)),
+        ("label", lambda v: v is None or isinstance(v, str), "a string or null"),
+        ("target", lambda v: isinstance(v, str), "a string"),
+        ("device", lambda v: v is None or isinstance(v, str), "a string or null"),
+        ("created", lambda v: v is None or (isinstance(v, (int, float))
+                                            and not isinstance(v, bool)), "a number"),
+        ("owner", lambda v: isinstance(v, dict), "an object"),
+    )
+    optional = ("np", "runner", "label", "device", "created", "owner", "target")
+    for key, ok, want in checks:
+        if key not in meta:
+            if key in optional:
+                continue
+            raise DamagedRunFolder(f"config.json has no {key!r}")
+        if not ok(meta[key]):
+            raise DamagedRunFolder(f"config.json: {key} must be {want}, got "
+                                   f"{json.dumps(meta[key], default=str)[:60]}")
+    return meta
 
 
 def json_safe(value, _depth=0):
@@ -140,11 +262,17 @@ def owner() -> dict:
 
 
 def pid_alive(pid: int | None) -> bool:
-    if not pid:
+    if not pid or isinstance(pid, bool):
         return False
     try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return False
+    if pid <= 0:
+        return False  # 0 and negative numbers name process groups, never one process
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True

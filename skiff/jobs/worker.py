@@ -3,6 +3,11 @@
 Every rank runs the job's entry point with a reporter; rank 0 writes the events and the
 result. A rank that raises writes its traceback and aborts the world, so no rank hangs in a
 collective waiting for it.
+
+Before anything of the folder is run, every rank checks that its code (kind, entry point and
+config) carries this user's signature (:mod:`skiff.jobs.trust`), and refuses it otherwise.
+Every file a rank writes gets the run folders' permissions (the umask is set from
+``SKIFF_RUNS_MODE``).
 """
 
 from __future__ import annotations
@@ -61,12 +66,33 @@ def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None
     threading.Thread(target=watch, daemon=True, name="skiff-peer-watchdog").start()
 
 
+def _refuse(run_dir: Path, message: str) -> int:
+    """Run nothing: say why in the job's events (rank 0) and on stderr; exit 3."""
+    sys.stderr.write(f"skiff worker: {message}\n")
+    if launch_env().rank == 0 and (run_dir / "events.jsonl").is_file():
+        from .events import EventWriter
+
+        writer = EventWriter(run_dir / "events.jsonl", rank=0)
+        writer.write("error", message=message, traceback=None)
+        writer.write("status", status="failed", message=message)
+    return 3
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m skiff.jobs.worker RUN_DIR", file=sys.stderr)
         return 2
     run_dir = Path(argv[0])
+    from .store import DamagedRunFolder, dir_mode, read_meta
+    from .trust import UntrustedJob, check
+
+    os.umask(0o777 & ~dir_mode())  # private: 0700 folders, 0600 files; group: 0770, 0660
+    try:
+        meta = read_meta(run_dir)
+        check(meta, run_dir, "run")
+    except (DamagedRunFolder, UntrustedJob) as exc:
+        return _refuse(run_dir, str(exc))
     env = launch_env()
     rank, size = env.rank, env.size
     ranks = run_dir / "ranks"
@@ -79,9 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     from skiff.kinds.base import resolve_entry
 
     from .reporter import JobCancelled, RunReporter
-    from .store import read_json, write_json
+    from .store import write_json
 
-    meta = read_json(run_dir / "config.json")
     reporter = RunReporter(run_dir, rank=rank, world_size=size)
     if rank == 0:
         reporter.emit("status", status="running")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import ipywidgets as W
 
-from skiff.jobs import Job
+from skiff.jobs import DamagedJob, Job, UntrustedJob
 from skiff.jobs.render import badge, fmt_bytes, fmt_seconds
-from skiff.jobs.store import list_run_dirs, runs_root
+from skiff.jobs.store import DamagedRunFolder, list_run_dirs, runs_root
 
 __all__ = ["JobMonitor", "resume_job", "job_memory", "folder_listing"]
 
@@ -75,7 +75,7 @@ def job_device(job: Job) -> str:
         device = (job.result or {}).get("device")
     device = device or job.meta.get("device") or ""
     ranks = job.meta.get("np", 1) or 1
-    return f"{device} ×{ranks}" if ranks > 1 else str(device)
+    return f"{device} ×{ranks}" if isinstance(ranks, int) and ranks > 1 else str(device)
 
 
 def resume_job(job: Job) -> Job:
@@ -97,6 +97,13 @@ def folder_listing(run_dir: Path, limit: int = 60) -> str:
     more = f"<tr><td>… {len(files) - limit} more</td></tr>" if len(files) > limit else ""
     return (f"<div class='skiff-folder'><b>run folder</b> <code>{html.escape(str(run_dir))}"
             f"</code><table style='font-size:90%'>{''.join(rows)}{more}</table></div>")
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _cell(value: str = "", cls: str | None = None) -> W.HTML:
@@ -182,6 +189,24 @@ class _Row:
         self._shown = n_events if final else None
 
 
+class _DamagedRow:
+    """The row of a run folder that cannot be read: its name and why, nothing to press."""
+
+    def __init__(self, job: DamagedJob):
+        self.job = job
+        self.id = _cell(f"<code style='font-size:80%'>{html.escape(job.id)}</code>",
+                        "skiff-monitor-id")
+        self.status = _cell(badge("damaged"), "skiff-monitor-status")
+        self.reason = _cell(f"<span title='{html.escape(job.reason)}'>"
+                            f"{html.escape(job.reason)}</span>", "skiff-monitor-damaged")
+        blank = [_cell() for _ in range(len(COLUMNS) - 4)]
+        self.cells = [self.id, _cell("?"), self.status, self.reason, *blank]
+        self.cells[0].add_class("skiff-monitor-row")
+
+    def update(self) -> None:
+        pass
+
+
 class JobMonitor(W.VBox):
     """A live table of the jobs in the run folders (newest first).
 
@@ -228,10 +253,16 @@ class JobMonitor(W.VBox):
             self.start()
 
     # the table ----------------------------------------------------------------------------
-    def _job(self, path: Path) -> Job:
+    def _job(self, path: Path) -> Job | DamagedJob:
         job = self._jobs.get(path)
-        if job is None:
-            job = self._jobs[path] = Job.load(path)
+        if job is None or isinstance(job, DamagedJob):
+            try:
+                job = Job.load(path)
+            except (DamagedRunFolder, PermissionError) as exc:
+                reason = str(exc).split(": ", 1)[-1] if isinstance(exc, DamagedRunFolder) \
+                    else "permission denied"
+                job = DamagedJob(path, reason)
+            self._jobs[path] = job
         return job
 
     def refresh(self) -> None:
@@ -246,13 +277,17 @@ class JobMonitor(W.VBox):
                     jobs.append(self._job(d))
                 except (OSError, ValueError, KeyError):
                     continue  # a folder being created or removed right now
-            jobs.sort(key=lambda j: (j.meta.get("created") or 0.0, j.id), reverse=True)
+            jobs.sort(key=lambda j: (j.meta.get("created") or _mtime(j.run_dir), j.id),
+                      reverse=True)
             jobs = jobs[:self.limit]
             order = [j.id for j in jobs]
             for job in jobs:
-                if job.id not in self.rows:
-                    self.rows[job.id] = _Row(self, job)
-                self.rows[job.id].update()
+                row = self.rows.get(job.id)
+                if row is None or row.job is not job:
+                    row = self.rows[job.id] = (_DamagedRow(job) if isinstance(job, DamagedJob)
+                                               else _Row(self, job))
+                    self._order = []  # the cells changed: rebuild the table
+                row.update()
             if order != self._order:
                 cells = list(self._head)
                 for job_id in order:
@@ -261,7 +296,8 @@ class JobMonitor(W.VBox):
                 for job_id in set(self.rows) - set(order):
                     del self.rows[job_id]
                 self._order = order
-            running = sum(1 for j in jobs if not j.refresh().final)
+            running = sum(1 for j in jobs if not isinstance(j, DamagedJob)
+                          and not j.refresh().final)
             where = html.escape(str(runs_root(self.root)))
             self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
                                   f" ({running} running) in <code>{where}</code>")
@@ -301,15 +337,24 @@ class JobMonitor(W.VBox):
         self._say(f"cancel requested for {job.id}")
 
     def show(self, job: Job) -> None:
+        """Show the job's live widget (refused, as ``%jobs show``, when its code is not
+        signed with this user's key)."""
         from .job_view import view_for
 
+        try:
+            job.check_trusted("show")
+        except UntrustedJob as exc:
+            self._say(str(exc), error=True)
+            return
         self.detail.children = [view_for(job)]
         self._say(f"showing {job.id}")
 
     def resume(self, job: Job) -> Job | None:
+        """Relaunch ``job`` (refused, with how to trust it, when its code is not signed with
+        this user's key: :mod:`skiff.jobs.trust`)."""
         try:
             new = resume_job(job)
-        except (ValueError, TypeError) as exc:
+        except (UntrustedJob, ValueError, TypeError) as exc:
             self._say(str(exc), error=True)
             return None
         self.refresh()

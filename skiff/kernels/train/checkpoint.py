@@ -129,6 +129,7 @@ def save_checkpoint(directory: str | os.PathLike, state: dict, *, step: int,
     os.replace(tmp, final)
     _fsync_dir(folder)
     if keep is not None:
+        # one file is its own commit marker: a single unlink removes a checkpoint whole
         for old in list_checkpoints(folder)[:-keep]:
             old.unlink(missing_ok=True)
     return final

@@ -10,9 +10,10 @@ Layout of one checkpoint, a folder per step::
 Protocol: every rank writes its shard (temp file, fsync, rename) and its sha256; rank 0
 gathers the checksums, writes the manifest (layout, world size, step, per-array shard specs,
 checksums) and only then moves ``latest``; then the checkpoints beyond the newest ``keep``
-are deleted. A folder without a manifest is a partial write and is never loaded; a shard whose
-checksum differs is reported as corrupt and the previous checkpoint is used. Rank 0 decides
-which checkpoint to load and tells the others, so all ranks resume from the same step.
+are deleted, each manifest first (:func:`remove_checkpoint`). A folder without a manifest
+is a partial write and is never loaded; a shard whose checksum differs is reported as
+corrupt and the previous checkpoint is used. Rank 0 decides which checkpoint to load and
+tells the others, so all ranks resume from the same step.
 
 Resharding: a flat-sharded array (:class:`FlatShard`: ZeRO's optimizer state and master
 weights, any 1-d split of a global vector by :func:`flat_range`) is reassembled from every old
@@ -43,7 +44,7 @@ from skiff.kernels.train.checkpoint import (
 from .comm import Comm
 
 __all__ = ["FlatShard", "PerRank", "flat_range", "save_sharded", "load_sharded",
-           "list_sharded", "CheckpointError", "FORMAT"]
+           "list_sharded", "remove_checkpoint", "CheckpointError", "FORMAT"]
 
 FORMAT = "skiff-sharded-checkpoint/1"
 _NAME = re.compile(r"^step-(\d{8,})$")
@@ -213,13 +214,26 @@ def save_sharded(directory, comm: Comm, *, replicated: dict, sharded: dict | Non
         if keep is not None:
             done = list_sharded(root)
             for old in done[:-keep]:
-                shutil.rmtree(old, ignore_errors=True)
+                remove_checkpoint(old)
             for p in root.iterdir():  # partial folders older than the newest complete one
                 m = _NAME.match(p.name)
                 if m and not (p / "manifest.json").exists() and int(m.group(1)) < step:
                     shutil.rmtree(p, ignore_errors=True)
     comm.barrier()
     return folder
+
+
+def remove_checkpoint(folder: Path) -> None:
+    """Delete a committed checkpoint: its commit marker (the manifest) first and durably,
+    then its shards, so a kill in between leaves a partial folder (never loaded, removed by
+    the next save) rather than a manifest over missing shards that counts toward ``keep``."""
+    folder = Path(folder)
+    try:
+        (folder / "manifest.json").unlink()
+    except FileNotFoundError:
+        pass
+    _fsync_dir(folder)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def list_sharded(directory) -> list[Path]:
