@@ -164,16 +164,6 @@ def _write_npz(path: Path, state) -> None:
     os.replace(tmp, path)
 
 
-def _read_npz(path: Path):
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["__meta__"]).decode())
-            arrays = {k: z[k] for k in z.files if k != "__meta__"}
-    except Exception as exc:  # noqa: BLE001 - any failure to read is a damaged shard
-        raise CheckpointError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
-    return unflatten_state(meta["state"], arrays)
-
-
 # ---------------------------------------------------------------------------------------------
 def save_sharded(directory, comm: Comm, *, replicated: dict, sharded: dict | None = None,
                  step: int, keep: int | None = 3, layout: dict | None = None,
@@ -283,6 +273,10 @@ def load_sharded(directory, comm: Comm, *, on_corrupt=None) -> dict | None:
     Returns ``{"step", "replicated", "sharded", "world_size", "layout", "path"}`` where the
     flat shards are already cut for this world size. ``on_corrupt(folder, error)`` is called
     (on rank 0) for each damaged checkpoint skipped.
+
+    Each rank reads only what it needs: the replicated state, its own shard, and, when the
+    world size changed, the pieces of the old shards that overlap its new slices (arrays are
+    read one by one from the ``.npz`` files; :data:`READ_STATS` counts the bytes).
     """
     root = Path(directory)
     choice = None
@@ -302,29 +296,99 @@ def load_sharded(directory, comm: Comm, *, on_corrupt=None) -> dict | None:
     folder = Path(choice)
     manifest = json.loads((folder / "manifest.json").read_text())
     old = int(manifest["world_size"])
-    pieces = [_read_npz(folder / info["file"]) for info in manifest["shards"]]
-    replicated = pieces[0].get("replicated")
+    files = [folder / info["file"] for info in manifest["shards"]]
     specs = manifest["shards"][0]["specs"]
-    mine = pieces[comm.rank]["sharded"] if comm.rank < old else pieces[0]["sharded"]
+    shards: dict[int, _Shard] = {}
 
-    def reshard(path, value):
-        spec = specs.get(path)
-        if spec is None:
-            return _KEEP
-        if spec["kind"] == "rank":
-            return value if old == comm.size else None
-        size = spec["size"]
-        whole = np.concatenate([_get(p["sharded"], path).reshape(-1) for p in pieces])[:size]
-        start, stop = flat_range(size, comm.size, comm.rank)
-        return whole[start:stop].copy()
+    def shard(r: int) -> _Shard:
+        if r not in shards:
+            shards[r] = _Shard(files[r])
+        return shards[r]
 
-    sharded = _unkey(_replace(mine, reshard))
+    try:
+        replicated = shard(0).load("replicated")
+        mine = shard(comm.rank if comm.rank < old else 0)
+
+        def reshard(path):
+            spec = specs.get(path)
+            if spec is None:
+                return _KEEP
+            if spec["kind"] == "rank":
+                return mine.load("sharded" + path) if old == comm.size else None
+            size = spec["size"]
+            start, stop = flat_range(size, comm.size, comm.rank)
+            parts = []
+            for r in range(old):  # only the old shards that overlap the new slice
+                lo, hi = flat_range(size, old, r)
+                a, b = max(start, lo), min(stop, hi)
+                if a < b:
+                    parts.append(shard(r).load("sharded" + path).reshape(-1)[a - lo:b - lo])
+            return np.concatenate(parts) if parts else np.zeros(0)
+
+        sharded = _unkey(mine.load("sharded", replace=reshard))
+    finally:
+        for sh in shards.values():
+            sh.close()
     return {"step": int(manifest["step"]), "replicated": _unkey(replicated), "sharded": sharded,
             "world_size": old, "layout": manifest.get("layout"), "path": str(folder)}
 
 
-def _get(tree, path: str):
-    obj = tree
-    for part in [p for p in path.split("/") if p]:
-        obj = obj[int(part)] if isinstance(obj, (list, tuple)) else obj[part]
-    return obj
+READ_STATS = {"bytes": 0, "arrays": 0}  # what this process read from sharded checkpoints
+
+
+class _Shard:
+    """One shard file, read array by array: ``load("sharded/opt/m")`` gives that subtree,
+    reading only its arrays (``replace(path)`` may supply a subtree instead of reading it)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self._z = np.load(path, allow_pickle=False)
+            meta = json.loads(bytes(self._z["__meta__"]).decode())
+        except Exception as exc:  # noqa: BLE001 - any failure to read is a damaged shard
+            raise CheckpointError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+        self.tree = meta["state"]
+
+    def _array(self, key: str) -> np.ndarray:
+        value = self._z[key]
+        READ_STATS["bytes"] += int(value.nbytes)
+        READ_STATS["arrays"] += 1
+        return value
+
+    def load(self, path: str, replace=None):
+        node = self.tree
+        for part in [p for p in path.split("/") if p]:
+            node = _child(node, part)
+        prefix = "/" + path.split("/", 1)[1] if "/" in path else ""
+        return self._build(node, prefix, replace)
+
+    def _build(self, node, path: str, replace):
+        if replace is not None:
+            hit = replace(path)
+            if hit is not _KEEP:
+                return hit
+        if isinstance(node, list):
+            return [self._build(v, f"{path}/{i}", replace) for i, v in enumerate(node)]
+        if isinstance(node, dict):
+            if "__array__" in node:
+                return self._array(node["__array__"])
+            if "__tuple__" in node:
+                return tuple(self._build(v, f"{path}/{i}", replace)
+                             for i, v in enumerate(node["__tuple__"]))
+            if "__float__" in node or "__items__" in node:
+                return unflatten_state(node, {})
+            return {k: self._build(v, f"{path}/{k}", replace)
+                    for k, v in node["__dict__"].items()}
+        return node
+
+    def close(self) -> None:
+        self._z.close()
+
+
+def _child(node, part: str):
+    """The child ``part`` of a flattened state tree node (dict key or list/tuple index)."""
+    if isinstance(node, list):
+        return node[int(part)]
+    if "__tuple__" in node:
+        return node["__tuple__"][int(part)]
+    return node["__dict__"][part]

@@ -70,6 +70,24 @@ def test_reshard_4_to_2_and_2_to_4(tmp_path):
 
 
 @pytest.mark.mpi
+def test_each_rank_reads_only_what_it_needs(tmp_path):
+    """Loading reads the replicated state, this rank's own shard, and, on a new world size,
+    only the old pieces that overlap its new slices: never every rank's optimizer state."""
+    w_bytes, n = 3 * 4 * 4, 37  # the replicated 3x4 float32 weights; two flat float64 arrays
+    run_mpi(4, "ckpt_check.py", "save", tmp_path / "a", 1)
+    for res in run_mpi(4, "ckpt_check.py", "load", tmp_path / "a"):  # same world: own shard
+        own = 2 * 8 * (len(range(*flat_range(n, 4, res["rank"]))))
+        assert res["m"] and res["v"] and res["read"]["bytes"] == w_bytes + own + 16, res
+    for res in run_mpi(2, "ckpt_check.py", "load", tmp_path / "a"):  # 4 -> 2: two old pieces
+        mine = flat_range(n, 2, res["rank"])
+        overlap = [r for r in range(4) if max(mine[0], flat_range(n, 4, r)[0])
+                   < min(mine[1], flat_range(n, 4, r)[1])]
+        whole = sum(2 * 8 * len(range(*flat_range(n, 4, r))) for r in overlap)
+        assert res["m"] and res["v"] and res["read"]["bytes"] == w_bytes + whole, res
+        assert whole < 2 * 8 * n  # not every shard
+
+
+@pytest.mark.mpi
 def test_rank_killed_during_write_leaves_previous_checkpoint(tmp_path):
     from .mpi_util import mpiexec
 

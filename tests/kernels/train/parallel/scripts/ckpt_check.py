@@ -14,6 +14,7 @@ import numpy as np
 
 from skiff.kernels.train.parallel import world
 from skiff.kernels.train.parallel.checkpoint import (
+    READ_STATS,
     FlatShard,
     PerRank,
     flat_range,
@@ -58,7 +59,7 @@ def main():
                    m=bool(np.array_equal(res["sharded"]["opt"]["m"], g["m"][a:b])),
                    v=bool(np.array_equal(res["sharded"]["opt"]["v"], g["v"][a:b])),
                    residual=None if res["sharded"]["residual"] is None
-                   else res["sharded"]["residual"].tolist())
+                   else res["sharded"]["residual"].tolist(), read=dict(READ_STATS))
     print("RESULT " + json.dumps(out), flush=True)
 
 
