@@ -38,7 +38,6 @@ from skiff.kernels.train.checkpoint import (
     CheckpointError,
     _fsync_dir,
     flatten_state,
-    unflatten_state,
 )
 
 from .comm import Comm
@@ -375,8 +374,10 @@ class _Shard:
             if "__tuple__" in node:
                 return tuple(self._build(v, f"{path}/{i}", replace)
                              for i, v in enumerate(node["__tuple__"]))
-            if "__float__" in node or "__items__" in node:
-                return unflatten_state(node, {})
+            if "__float__" in node:
+                return float(node["__float__"])
+            if "__items__" in node:  # a dict with integer keys
+                return {k: self._build(v, f"{path}/{k}", replace) for k, v in node["__items__"]}
             return {k: self._build(v, f"{path}/{k}", replace)
                     for k, v in node["__dict__"].items()}
         return node
@@ -391,4 +392,6 @@ def _child(node, part: str):
         return node[int(part)]
     if "__tuple__" in node:
         return node["__tuple__"][int(part)]
+    if "__items__" in node:
+        return next(v for k, v in node["__items__"] if str(k) == part)
     return node["__dict__"][part]
