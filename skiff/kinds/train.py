@@ -23,11 +23,12 @@ from skiff.grammar.common import (
     launch_options,
     positive_float,
     positive_int,
+    unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.train.models.registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA
 
-from .base import JobRequest, Kind
+from .base import JobRequest, Kind, figure
 
 __all__ = ["COMMAND", "KIND", "STRATEGIES", "to_config", "is_model", "is_dataset",
            "cell_namespace", "run"]
@@ -80,14 +81,13 @@ def _check_strategy(spec: str) -> str:
         parts = [x.partition("=") for x in spec.split(",")]
         if all(k.strip() and v.strip() for k, _, v in parts):
             return spec
-    raise ValueError(f"unknown strategy {spec!r}: choose from {', '.join(STRATEGIES)} "
-                     "or a layout like dp=2,tp=1,pp=1")
+    raise unknown_name("strategy", spec, STRATEGIES, " or a layout like dp=2,tp=1,pp=1")
 
 
 def check_model_name(name: str) -> str:
     if name not in BUILTIN_MODELS:
-        raise ValueError(f"unknown model {name!r}: built-in models are "
-                         f"{', '.join(BUILTIN_MODELS)}")
+        raise unknown_name("model", name, BUILTIN_MODELS,
+                           " (or, in a notebook, a variable holding a model)")
     return name
 
 
@@ -96,8 +96,7 @@ def check_data_name(name: str) -> str:
         return name
     if os.path.isfile(os.path.expanduser(name)):
         return os.path.abspath(os.path.expanduser(name))
-    raise ValueError(f"unknown data {name!r}: not a file, and not a built-in data set "
-                     f"({', '.join(BUILTIN_DATA)})")
+    raise unknown_name("data", name, BUILTIN_DATA, " (or a text file)")
 
 
 def to_config(values: dict) -> dict:
@@ -191,6 +190,28 @@ class TrainKind(Kind):
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
+
+    def summary(self, result: dict) -> list[str]:
+        line = f"{figure(result.get('steps', 0))} steps"
+        if result.get("final_loss") is not None:
+            line += f", final loss {figure(result['final_loss'])}"
+        val = (result.get("val_history") or [{}])[-1]
+        if isinstance(val, dict) and isinstance(val.get("val_loss"), (int, float)):
+            line += f", held-out loss {figure(val['val_loss'])}"
+        lines = [line]
+        speed = f"{figure(result.get('time_s', 0.0))} s"
+        for key, unit in (("tokens_per_s", "tokens/s"), ("samples_per_s", "samples/s")):
+            if result.get(key):
+                speed += f", {figure(result[key])} {unit}"
+                break
+        if result.get("peak_memory_bytes"):
+            speed += f", peak memory {result['peak_memory_bytes'] / 2**20:,.1f} MiB"
+        lines.append(speed)
+        if result.get("stopped"):
+            lines.append(f"stopped early: {result['stopped']}")
+        if result.get("checkpoint"):
+            lines.append(f"checkpoint: {result['checkpoint']}")
+        return lines
 
     def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
         """``%train model (X, y) --epochs 3``: a DATA written as a Python tuple or list
