@@ -52,17 +52,17 @@ def user_message(exc: BaseException) -> str | None:
 def did_you_mean(word, choices) -> str:
     """``" (did you mean 'poisson'?)"`` for the valid name closest to ``word``, or ``""``.
 
-    Close spellings (difflib), then the same letters in another order (``gc`` -> ``cg``),
-    then the one name that starts with ``word``; case is ignored."""
+    The one name that starts with ``word`` (``bicg`` -> ``bicgstab``), else the closest
+    spelling (difflib), else the same letters in another order (``gc`` -> ``cg``); case is
+    ignored."""
     names = [str(c) for c in choices]
     lower = {n.lower(): n for n in names}
     text = str(word).lower()
-    close = difflib.get_close_matches(text, list(lower), n=1, cutoff=0.6)
+    close = [n for n in lower if n.startswith(text)] if len(text.lstrip("-")) >= 2 else []
+    if len(close) != 1:
+        close = difflib.get_close_matches(text, list(lower), n=1, cutoff=0.6)
     if not close:
         close = [n for n in lower if sorted(n) == sorted(text)][:1]
-    if not close and len(text.lstrip("-")) >= 2:
-        starts = [n for n in lower if n.startswith(text)]
-        close = starts if len(starts) == 1 else []
     return f" (did you mean {lower[close[0]]!r}?)" if close else ""
 
 

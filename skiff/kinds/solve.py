@@ -92,13 +92,17 @@ def COMMAND(p):
 def solve_grid(text) -> tuple[int, ...]:
     """``--grid`` of a solve: 2 or 3 sizes (``256x256``, ``64x64x64``); the grids the solver
     builds are 2-D or 3-D, so a single size is refused here, before any run folder exists."""
-    shape = grid_shape(text) if isinstance(text, str) else tuple(int(n) for n in text)
-    if len(shape) not in (2, 3) or min(shape) < 2:
-        shown = text if isinstance(text, str) else "x".join(map(str, shape))
+    if isinstance(text, str):
+        parts = re.split(r"[x×,]", text.strip().lower())
+        sizes = tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
+    else:
+        sizes = tuple(int(n) for n in text)
+    if sizes is not None and (len(sizes) not in (2, 3) or min(sizes) < 2):
+        shown = text if isinstance(text, str) else "x".join(map(str, sizes))
         raise argparse.ArgumentTypeError(
             f"expected a grid of 2 or 3 sizes of at least 2, like 256x256 or 64x64x64, "
             f"got {shown!r}")
-    return shape
+    return grid_shape(text) if isinstance(text, str) else sizes
 
 
 def _velocity(text, ndim):
