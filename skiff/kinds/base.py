@@ -95,6 +95,10 @@ class Kind:
         values.pop("source", None)
         return JobRequest(self.name, self.to_config(values), label=f"%{self.name}")
 
+    def check_launch(self, config: dict, *, ranks: int) -> None:
+        """Checks that need to know how many ranks the job gets (ValueError: one line);
+        :func:`skiff.jobs.launch` calls it before the run folder exists."""
+
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:
         """``(device, why)``: ``--device`` resolved once, at launch, for a job of ``ranks``

@@ -78,3 +78,26 @@ def test_solve_choices_and_problems_suggest():
         SOLVE.parse("poisson --method gc")
     with pytest.raises(ValueError, match=r"unknown problem 'poison' \(did you mean"):
         solve_config(vars(SOLVE.parse("poison")))
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("cnn blobs", "model 'cnn' trains on 'shapes'"),
+    ("mlp classics", "model 'mlp' trains on 'blobs'"),
+    ("gpt-mini shapes", "model 'gpt-mini' trains on text"),
+    ("mlp --strategy dp=2,tp=1,pp=1", "needs dp x tp x pp = 2 ranks and the job has 1"),
+    ("mlp --strategy single --np 2", "strategy 'single' runs on one rank"),
+])
+def test_train_mistakes_the_kernel_would_meet_are_caught_before_a_run_folder(line, needle,
+                                                                             runs_dir):
+    from skiff.jobs import list_run_dirs, submit
+
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(")):
+        submit("train", f"{line} --steps 1")
+    assert list_run_dirs(runs_dir) == []
+
+
+def test_a_notebook_model_may_train_on_builtin_text():
+    from skiff.kinds.train import _fits, check_pair
+
+    check_pair("gpt-small", "sonnets")
+    assert _fits("gpt-mini", "prose") and not _fits("mlp", "prose")
