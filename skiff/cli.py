@@ -32,10 +32,11 @@ def _kinds() -> dict:
     return {name: k for name, k in KINDS.items() if k.command is not None}
 
 
-def clean(text) -> str:
+def clean(text, *, keep_newlines: bool = False) -> str:
+    """Text a job or a user wrote, safe on a terminal (:func:`skiff.jobs.terminal.clean`)."""
     from skiff.jobs.terminal import clean
 
-    return clean(text)
+    return clean(text, keep_newlines=keep_newlines)
 
 
 def _commands() -> dict:
@@ -176,9 +177,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             print(json.dumps(doc, ensure_ascii=False, default=str))
         elif isinstance(out, list):
-            print(repr(JobTable(out)))
+            print(clean(repr(JobTable(out)), keep_newlines=True))
         else:
-            print(describe(out))
+            print(clean(describe(out), keep_newlines=True))
         return 0
     from skiff.grammar.plan import cli
 

@@ -150,3 +150,17 @@ def test_mistakes_are_one_line_before_any_run_folder(args, needle, runs_dir):
     assert needle in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) <= 3
     assert list_run_dirs(runs_dir) == []
+
+
+def test_a_job_cannot_steer_the_terminal_through_jobs_show():
+    from skiff.jobs import launch
+
+    def boom(config, reporter):
+        reporter.log("\x1b]0;title\x07 log")
+        raise ValueError("\x1b[2J\x1b[31mscreen wiped\x1b[0m")
+
+    job = launch("demo", {}, fn=boom).wait(30)
+    assert job.status == "failed"
+    out = run("jobs", "show", job.id)
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout and "\\x1b[2J" in out.stdout

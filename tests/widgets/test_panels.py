@@ -276,3 +276,5 @@ def test_panel_tabs_and_magic(shell):
 
     with pytest.raises(UsageError, match="one tab name"):
         shell.run_line_magic("skiff", "bogus")
+    with pytest.raises(UsageError, match=r"got 'trian' \(did you mean 'train'\?\)"):
+        shell.run_line_magic("skiff", "trian")
