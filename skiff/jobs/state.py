@@ -10,15 +10,33 @@ from .events import FINAL
 __all__ = ["JobState"]
 
 LOG_TAIL = 200
-RATE_TAU_S = 3.0  # time constant of the smoothed rates: older samples weigh exp(-age / tau)
+# the recent past the rates are measured over (weight exp(-age / tau)): a fifth of the time
+# the job has been making progress, between half a second and ten seconds
+RATE_WINDOW = (0.2, 0.5, 10.0)
 
 
-def _ema(old: float | None, sample: float, dt: float) -> float:
-    """An exponential moving average in time: a sample ``dt`` seconds long moves the average
-    by ``1 - exp(-dt / RATE_TAU_S)`` of the way (the first sample is taken as it is)."""
-    if old is None:
-        return sample
-    return old + (1.0 - math.exp(-dt / RATE_TAU_S)) * (sample - old)
+def _tau(elapsed: float) -> float:
+    share, low, high = RATE_WINDOW
+    return min(high, max(low, share * elapsed))
+
+
+class _Window:
+    """Sums of amounts over an exponentially fading window in time: each ``add(dt, tau,
+    ...)`` first fades what is there by ``exp(-dt / tau)``. Ratios of the sums are rates
+    over roughly the last ``tau`` seconds, so a slow start (a first step that compiles
+    kernels, a residual that rises before it falls) is forgotten as newer steps come."""
+
+    __slots__ = ("sums",)
+
+    def __init__(self, n: int):
+        self.sums = [0.0] * n
+
+    def add(self, dt: float, tau: float, *amounts: float) -> None:
+        fade = math.exp(-dt / tau)
+        self.sums = [s * fade + a for s, a in zip(self.sums, amounts)]
+
+    def ratio(self, i: int, j: int) -> float | None:
+        return self.sums[i] / self.sums[j] if self.sums[j] > 0 else None
 
 
 @dataclass
@@ -43,11 +61,12 @@ class JobState:
     error_from_comm: bool = False  # the error shown is a rank's MPI failure (maybe a symptom)
     n_events: int = 0
     step: int | None = None  # the step (iteration) of the newest metric
-    # rate and ETA, smoothed (see :meth:`eta`): units per second, units per step, s per step
-    _rate: float | None = field(default=None, repr=False)
-    _per_step: float | None = field(default=None, repr=False)
-    _step_time: float | None = field(default=None, repr=False)
-    _point: tuple | None = field(default=None, repr=False)    # (t, done) of the last progress
+    # rate and ETA, smoothed (see :meth:`eta`): (units, seconds) and (units, seconds, steps)
+    _timed: _Window = field(default_factory=lambda: _Window(2), repr=False)
+    _stepped: _Window = field(default_factory=lambda: _Window(3), repr=False)
+    _point: tuple | None = field(default=None, repr=False)    # (t, best) of the last progress
+    _best: float = field(default=0.0, repr=False)              # the most progress seen
+    _first: float = field(default=0.0, repr=False)             # time of the first progress
     _anchor: tuple | None = field(default=None, repr=False)   # (t, done, step): last with a step
     _step_fresh: bool = field(default=False, repr=False)      # a metric step since that progress
 
@@ -115,48 +134,53 @@ class JobState:
         the step each progress event belongs to (a solve's iteration: ``residual`` at step
         ``it``, then its progress in decades), units per step and seconds per step between
         such events: for a solve, the convergence rate (decades per iteration) and the time
-        per iteration, each smoothed on its own."""
-        done = self.done
-        if self._point is not None and done < self._point[1]:   # progress went back: restart
-            self._rate = self._per_step = self._step_time = self._anchor = None
-            self._point = None
+        per iteration, each smoothed on its own. Rates are measured on the best progress so
+        far, since a residual may rise for a while (CG's is not monotone)."""
+        best = self._best = max(self._best, self.done)
         if self._point is None:
-            self._point = (t, done)
+            self._point, self._first = (t, best), t
         elif t > self._point[0]:
             t0, d0 = self._point
-            self._rate = _ema(self._rate, (done - d0) / (t - t0), t - t0)
-            self._point = (t, done)
+            self._timed.add(t - t0, _tau(t - self._first), best - d0, t - t0)
+            self._point = (t, best)
         if not self._step_fresh:
             return
         self._step_fresh = False
-        anchor, self._anchor = self._anchor, (t, done, self.step)
+        anchor, self._anchor = self._anchor, (t, best, self.step)
         if anchor is None:
             return
         t0, d0, s0 = anchor
         if self.step <= s0 or t <= t0:  # no step or no time between them: measure from before
             self._anchor = anchor
             return
-        steps = self.step - s0
-        self._per_step = _ema(self._per_step, (done - d0) / steps, t - t0)
-        self._step_time = _ema(self._step_time, (t - t0) / steps, t - t0)
+        self._stepped.add(t - t0, _tau(t - self._first), best - d0, t - t0, self.step - s0)
+
+    def _per_step(self) -> tuple[float, float] | None:
+        """(units per step, seconds per step) over the recent window, if steps are known."""
+        per, time_ = self._stepped.ratio(0, 2), self._stepped.ratio(1, 2)
+        return None if per is None or time_ is None else (per, time_)
 
     def rate(self) -> float | None:
-        """Units per second, smoothed (an exponential moving average in time); None before
-        two progress events or while nothing moves."""
-        if self._per_step is not None and self._step_time:
-            rate = self._per_step / self._step_time
+        """Units per second over the recent past (an exponentially fading window, a fifth of
+        the time so far: ``RATE_WINDOW``); None before two progress events or while nothing
+        moves."""
+        stepped = self._per_step()
+        if stepped is not None and stepped[1] > 0:
+            rate = stepped[0] / stepped[1]
         else:
-            rate = self._rate
+            rate = self._timed.ratio(0, 1)
         return rate if rate is not None and rate > 0 else None
 
     def eta(self) -> float | None:
-        """Seconds left: the units left over the smoothed rate. Where progress events belong
-        to steps, (units left / units per step) steps of the smoothed time per step."""
+        """Seconds left: the units left over the recent rate. Where progress events belong
+        to steps, (units left / units per step) steps of the recent time per step: for a
+        solve, decades left over decades per iteration, times seconds per iteration."""
         if self.total is None or self.final:
             return None
-        left = max(0.0, float(self.total) - self.done)
-        if self._per_step is not None and self._per_step > 0 and self._step_time is not None:
-            return left / self._per_step * self._step_time
+        left = max(0.0, float(self.total) - self._best)
+        stepped = self._per_step()
+        if stepped is not None and stepped[0] > 0:
+            return left / stepped[0] * stepped[1]
         rate = self.rate()
         return None if rate is None else left / rate
 
