@@ -98,8 +98,8 @@ def _help_requested(rest, cmd) -> bool:
 
 
 def _run_job(kind: str, rest: list[str]) -> int:
-    from skiff.jobs import follow, submit
-    from skiff.jobs.terminal import LiveDisplay, summary
+    from skiff.jobs import submit
+    from skiff.jobs.terminal import summary
 
     k = _kinds()[kind]
     if _help_requested(rest, k.command):
@@ -111,15 +111,7 @@ def _run_job(kind: str, rest: list[str]) -> int:
     if getattr(job, "submission", None) is not None:
         return _slurm_submitted(job, opts)
     print(f"skiff: {kind} job {job.id}", file=sys.stderr)
-    display = LiveDisplay(sys.stderr)
-
-    def interrupted():
-        display.close()
-        print("skiff: cancelling…", file=sys.stderr)
-
-    follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
-           on_interrupt=interrupted)
-    display.close(job)
+    _follow(job)
     failed = k.failures(job) if job.status == "done" else []
     if opts.get("json"):
         doc = {"job": job.summary(), "result": job.result}
@@ -139,18 +131,33 @@ def _run_job(kind: str, rest: list[str]) -> int:
 
 def _slurm_submitted(job, opts: dict) -> int:
     """``--launcher slurm``: the script was written (and submitted); follow only with --wait."""
-    from skiff.jobs import follow
-
     sub = job.submission
     print(f"skiff: job {job.id}: script {sub['script']}"
           + (f", Slurm job {sub['slurm_job_id']}" if sub["submitted"] else " (not queued)"),
           file=sys.stderr)
     if opts.get("wait") and sub["submitted"]:
-        follow(job, None)
+        _follow(job)
     if opts.get("json"):
         print(json.dumps({"job": job.summary(), "submission": sub}, ensure_ascii=False,
                          default=str))
-    return 0
+    return 0 if not (opts.get("wait") and sub["submitted"]) or job.status == "done" else 1
+
+
+def _follow(job) -> None:
+    """Follow ``job`` on stderr until it ends: a live line on a TTY, plain lines otherwise;
+    Ctrl-C cancels it."""
+    from skiff.jobs import follow
+    from skiff.jobs.terminal import LiveDisplay
+
+    display = LiveDisplay(sys.stderr)
+
+    def interrupted():
+        display.close()
+        print("skiff: cancelling…", file=sys.stderr)
+
+    follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
+           on_interrupt=interrupted)
+    display.close(job)
 
 
 def _run_tool(name: str, rest: list[str]) -> int:
