@@ -113,7 +113,7 @@ def live_line(job, width: int = 100, *, now: float | None = None,
     state = job.state
     now = time.time() if now is None else now
     head = _short(job)
-    if state.status != "running":
+    if state.status != "running" or state.fraction is None:
         head += f" {state.status}"
     elapsed = state.elapsed(now)
     clock = fmt_clock(elapsed) if elapsed is not None else "00:00"

@@ -162,8 +162,9 @@ class OcrKind(Kind):
 
     def summary(self, result: dict) -> list[str]:
         images, errors = result.get("images", 0), result.get("errors", 0)
-        lines = [f"{figure(images)} images read, {figure(result.get('lines', 0))} lines of "
-                 f"text" + (f", {figure(errors)} failed" if errors else "")]
+        read = f"{figure(images - errors)} of {figure(images)}" if errors else figure(images)
+        lines = [f"{read} images read, {figure(result.get('lines', 0))} lines of text"
+                 + (f" ({figure(errors)} could not be read)" if errors else "")]
         timing = f"{figure(result.get('seconds', 0.0))} s"
         if result.get("images_per_s"):
             timing += f" ({figure(result['images_per_s'])} images/s)"
