@@ -174,7 +174,8 @@ class Command:
     def render(self, values: dict, *, style: str = "magic") -> str:
         """The magic line (``style="magic"``) or CLI command (``"cli"``) for ``values``.
 
-        Only values that differ from the defaults are written.
+        Only values that differ from the defaults are written; the CLI command leaves out
+        the notebook-only options.
         """
         p = self.parser()
         words: list[str] = []
@@ -182,6 +183,8 @@ class Command:
         for action in p._actions:
             if action.dest in ("help",) or action.dest not in values:
                 continue
+            if style == "cli" and getattr(action, "notebook_only", False):
+                continue  # -o NAME means nothing in a terminal
             value = values[action.dest]
             many = action.nargs not in (None, "?")
             if not action.option_strings:

@@ -67,7 +67,7 @@ class JobState:
     _point: tuple | None = field(default=None, repr=False)    # (t, best) of the last progress
     _best: float = field(default=0.0, repr=False)              # the most progress seen
     _first: float = field(default=0.0, repr=False)             # time of the first progress
-    _anchor: tuple | None = field(default=None, repr=False)   # (t, done, step): last with a step
+    _anchor: tuple | None = field(default=None, repr=False)   # (t, best, step): last with a step
     _step_fresh: bool = field(default=False, repr=False)      # a metric step since that progress
 
     @property

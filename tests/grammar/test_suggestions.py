@@ -101,3 +101,9 @@ def test_a_notebook_model_may_train_on_builtin_text():
 
     check_pair("gpt-small", "sonnets")
     assert _fits("gpt-mini", "prose") and not _fits("mlp", "prose")
+
+
+def test_the_cli_command_a_form_shows_has_no_notebook_only_option():
+    values = vars(TRAIN.parse("mlp --steps 3 -o run"))
+    assert TRAIN.render(values) == "%train mlp --steps 3 --output run"
+    assert TRAIN.render(values, style="cli") == "python -m skiff train mlp --steps 3"
