@@ -287,7 +287,9 @@ def _device_type(text: str) -> str:
     try:
         return resolve_device(text).name if text != DEFAULT_DEVICE else DEFAULT_DEVICE
     except DeviceError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        hint = did_you_mean(text.split(":")[0], (DEFAULT_DEVICE, "cpu", "cuda")) \
+            if str(exc).startswith("unknown device") else ""
+        raise argparse.ArgumentTypeError(f"{exc}{hint}") from None
 
 
 # shared option groups ------------------------------------------------------------------------

@@ -107,3 +107,8 @@ def test_the_cli_command_a_form_shows_has_no_notebook_only_option():
     values = vars(TRAIN.parse("mlp --steps 3 -o run"))
     assert TRAIN.render(values) == "%train mlp --steps 3 --output run"
     assert TRAIN.render(values, style="cli") == "python -m skiff train mlp --steps 3"
+
+
+def test_a_misspelt_device_suggests():
+    with pytest.raises(GrammarError, match=r"unknown device 'cdua'.*\(did you mean 'cuda'\?\)"):
+        SOLVE.parse("poisson --device cdua")
