@@ -32,7 +32,7 @@ def _kinds() -> dict:
     return {name: k for name, k in KINDS.items() if k.command is not None}
 
 
-def clean(text, *, keep_newlines: bool = False) -> str:
+def _clean(text, *, keep_newlines: bool = False) -> str:
     """Text a job or a user wrote, safe on a terminal (:func:`skiff.jobs.terminal.clean`)."""
     from skiff.jobs.terminal import clean
 
@@ -80,13 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except GrammarError as exc:
-        print(clean(exc), file=sys.stderr)
+        print(_clean(exc), file=sys.stderr)
         return 2
     except Exception as exc:
         msg = user_message(exc)
         if msg is None:
             raise
-        print(f"skiff {name}: {clean(msg)}", file=sys.stderr)
+        print(f"skiff {name}: {_clean(msg)}", file=sys.stderr)
         return 2
 
 
@@ -121,10 +121,10 @@ def _run_job(kind: str, rest: list[str]) -> int:
     else:
         print(summary(job, k))
     if failed:
-        shown = "\n".join(f"  {clean(f)}" for f in failed[:20])
+        shown = "\n".join(f"  {_clean(f)}" for f in failed[:20])
         more = f"\n  … and {len(failed) - 20} more" if len(failed) > 20 else ""
         print(f"skiff {kind}: {len(failed)} input{'s' if len(failed) > 1 else ''} failed "
-              f"(the others were written):\n{shown}{more}", file=sys.stderr)
+              f"(the others were done):\n{shown}{more}", file=sys.stderr)
         return 1
     return 0 if job.status == "done" else 1
 
@@ -184,9 +184,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             print(json.dumps(doc, ensure_ascii=False, default=str))
         elif isinstance(out, list):
-            print(clean(repr(JobTable(out)), keep_newlines=True))
+            print(_clean(repr(JobTable(out)), keep_newlines=True))
         else:
-            print(clean(describe(out), keep_newlines=True))
+            print(_clean(describe(out), keep_newlines=True))
         return 0
     from skiff.grammar.plan import cli
 

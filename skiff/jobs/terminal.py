@@ -121,10 +121,8 @@ def live_line(job, width: int = 100, *, now: float | None = None,
         clock += f"<{fmt_clock(state.eta())}"
     rate = fmt_rate(state.rate(), state.unit) if not state.final else ""
     timing = f"[{clock}{', ' + rate if rate else ''}]"
-    tail = " ".join(x for x in (_amount(state), timing, _key_metric(state)) if x)
-    if not state.final and state.status == "running" and not _key_metric(state) \
-            and state.message:
-        tail += f" {clean(state.message)}"
+    metric = _key_metric(state)
+    tail = " ".join(x for x in (_amount(state), timing, metric) if x)
     frac = state.fraction
     if frac is None:
         line = f"{head} {tail}"
@@ -132,6 +130,8 @@ def live_line(job, width: int = 100, *, now: float | None = None,
         room = width - len(head) - len(tail) - 8
         bar = f"|{_bar(frac, min(room, 30), ascii_only)}|" if room >= 6 else ""
         line = f"{head} {100 * frac:3.0f}%{bar} {tail}"
+    if not metric and not state.final and state.message:  # what it is doing, if there is room
+        line += f" {state.message}"
     return clean(line)[:max(10, width)]
 
 
