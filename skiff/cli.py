@@ -1,17 +1,22 @@
 """``python -m skiff devices|jobs|plan|<kind>``: the magics' grammar in a terminal.
 
 Every job kind with a grammar (:mod:`skiff.kinds`: train, solve, ocr, …) is a command: it
-launches the job (:func:`skiff.jobs.submit`, as the magics do), shows progress on stderr and
-waits for it; ``--json`` prints one JSON document to stdout (``{"job": ..., "result":
-...}``). Exit status: 0 done, 1 failed or cancelled, 2 bad usage.
+launches the job (:func:`skiff.jobs.submit`, as the magics do), follows it on stderr like
+tqdm (:mod:`skiff.jobs.terminal`: one live line on a terminal, plain lines in a log) and
+prints a short summary to stdout; ``--json`` prints only one JSON document to stdout
+(``{"job": ..., "result": ..., "failed": [...]}``, non-ASCII text as it is). Options that
+mean something only in a notebook (``-o NAME``) are not offered. Exit status: 0 done, 1
+failed, cancelled or some inputs failed (OCR), 2 bad usage.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from skiff.grammar import GrammarError, json_option, user_message
+from skiff.grammar.common import did_you_mean
 from skiff.grammar.jobs import DEVICES, JOBS
 from skiff.grammar.plan import COMMAND as PLAN
 
@@ -27,103 +32,146 @@ def _kinds() -> dict:
     return {name: k for name, k in KINDS.items() if k.command is not None}
 
 
+def _clean(text, *, keep_newlines: bool = False) -> str:
+    """Text a job or a user wrote, safe on a terminal (:func:`skiff.jobs.terminal.clean`)."""
+    from skiff.jobs.terminal import clean
+
+    return clean(text, keep_newlines=keep_newlines)
+
+
+def _commands() -> dict:
+    """name -> Command, the job kinds first."""
+    return {**{n: k.command for n, k in _kinds().items()}, **TOOLS}
+
+
 def _usage() -> str:
-    return ("usage: python -m skiff {" + "|".join([*_kinds(), *TOOLS]) + "} [options]\n"
+    return ("usage: python -m skiff COMMAND [options]\n"
             "       python -m skiff COMMAND --help")
+
+
+def _help() -> str:
+    commands = _commands()
+    width = max(map(len, commands)) + 2
+    rows = [f"  {name.ljust(width)}{cmd.summary}" for name, cmd in commands.items()]
+    return "\n".join([_usage(), "", "Train models, solve PDEs and read documents from a "
+                      "terminal: the notebook magics' grammar.", "", "commands:", *rows, "",
+                      "Run 'python -m skiff COMMAND --help' for a command's options."])
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    for stream in (sys.stdout, sys.stderr):  # text no encoding can show is escaped, not fatal
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     if not argv or argv[0] in ("-h", "--help"):
-        print(_usage())
+        print(_help() if argv else _usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
-    if name not in _kinds() and name not in TOOLS:
-        print(f"skiff: unknown command {name!r}\n{_usage()}", file=sys.stderr)
+    if name not in _commands():
+        hint = did_you_mean(name, list(_commands()))
+        print(f"skiff: unknown command {name!r}{hint}: choose from "
+              f"{', '.join(_commands())}\n{_usage()}", file=sys.stderr)
         return 2
     try:
         if name in TOOLS:
             return _run_tool(name, rest)
         return _run_job(name, rest)
+    except BrokenPipeError:  # `python -m skiff ... | head`: the reader left; so do we
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except GrammarError as exc:
-        print(str(exc), file=sys.stderr)
+        print(_clean(exc), file=sys.stderr)
         return 2
     except Exception as exc:
         msg = user_message(exc)
         if msg is None:
             raise
-        print(f"skiff {name}: {msg}", file=sys.stderr)
+        print(f"skiff {name}: {_clean(msg)}", file=sys.stderr)
         return 2
 
 
 def _help_requested(rest, cmd) -> bool:
     if "--help" in rest or "-h" in rest:
-        print(cmd.usage(prog=f"python -m skiff {cmd.name}"))
+        print(cmd.usage(prog=f"python -m skiff {cmd.name}", cli=True))
         return True
     return False
 
 
 def _run_job(kind: str, rest: list[str]) -> int:
-    from skiff.jobs import follow, submit
+    from skiff.jobs import submit
+    from skiff.jobs.terminal import summary
 
-    cmd = _kinds()[kind].command
-    if _help_requested(rest, cmd):
+    k = _kinds()[kind]
+    if _help_requested(rest, k.command):
         return 0
-    parser = cmd.parser(prog=f"python -m skiff {kind}")
+    parser = k.command.parser(prog=f"python -m skiff {kind}", cli=True)
     json_option.add(parser)
     values = vars(parser.parse_args(rest))
     job, opts = submit(kind, values=values)
     if getattr(job, "submission", None) is not None:
         return _slurm_submitted(job, opts)
-    print(f"skiff: job {job.id} ({job.run_dir})", file=sys.stderr)
-    follow(job, _tty_line() if sys.stderr.isatty() else None, quiet_s=0.0,
-           on_interrupt=lambda: print("\nskiff: cancelling…", file=sys.stderr))
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
-    doc = {"job": job.summary(), "result": job.result}
+    print(f"skiff: {kind} job {job.id}", file=sys.stderr)
+    _follow(job)
+    failed = k.failures(job) if job.status == "done" else []
     if opts.get("json"):
-        print(json.dumps(doc, default=str))
+        doc = {"job": job.summary(), "result": job.result}
+        if failed:
+            doc["failed"] = failed
+        print(json.dumps(doc, ensure_ascii=False, default=str))
     else:
-        from skiff.jobs.render import describe
-
-        print(describe(job))
+        print(summary(job, k))
+    if failed:
+        shown = "\n".join(f"  {_clean(f)}" for f in failed[:20])
+        more = f"\n  … and {len(failed) - 20} more" if len(failed) > 20 else ""
+        print(f"skiff {kind}: {len(failed)} input{'s' if len(failed) > 1 else ''} failed "
+              f"(the others were done):\n{shown}{more}", file=sys.stderr)
+        return 1
     return 0 if job.status == "done" else 1
-
-
-def _tty_line():
-    def show(line: str) -> None:
-        print(f"\r{line}", end="", file=sys.stderr)
-
-    return show
 
 
 def _slurm_submitted(job, opts: dict) -> int:
     """``--launcher slurm``: the script was written (and submitted); follow only with --wait."""
-    from skiff.jobs import follow
-
     sub = job.submission
     print(f"skiff: job {job.id}: script {sub['script']}"
           + (f", Slurm job {sub['slurm_job_id']}" if sub["submitted"] else " (not queued)"),
           file=sys.stderr)
     if opts.get("wait") and sub["submitted"]:
-        follow(job, None)
+        _follow(job)
     if opts.get("json"):
-        print(json.dumps({"job": job.summary(), "submission": sub}, default=str))
-    return 0
+        print(json.dumps({"job": job.summary(), "submission": sub}, ensure_ascii=False,
+                         default=str))
+    return 0 if not (opts.get("wait") and sub["submitted"]) or job.status == "done" else 1
+
+
+def _follow(job) -> None:
+    """Follow ``job`` on stderr until it ends: a live line on a TTY, plain lines otherwise;
+    Ctrl-C cancels it."""
+    from skiff.jobs import follow
+    from skiff.jobs.terminal import LiveDisplay
+
+    display = LiveDisplay(sys.stderr)
+
+    def interrupted():
+        display.close()
+        print("skiff: cancelling…", file=sys.stderr)
+
+    follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
+           on_interrupt=interrupted)
+    display.close(job)
 
 
 def _run_tool(name: str, rest: list[str]) -> int:
     cmd = TOOLS[name]
     if _help_requested(rest, cmd):
         return 0
-    ns = cmd.parse(rest, prog=f"python -m skiff {name}")
+    ns = cmd.parse(rest, prog=f"python -m skiff {name}", cli=True)
     if name == "devices":
         from skiff.jobs.render import DeviceTable
         from skiff.kernels.backend import list_devices
 
         devices = list_devices()
         if ns.json:
-            print(json.dumps([d.to_json() for d in devices]))
+            print(json.dumps([d.to_json() for d in devices], ensure_ascii=False))
         else:
             print(repr(DeviceTable(devices)))
         return 0
@@ -134,14 +182,15 @@ def _run_tool(name: str, rest: list[str]) -> int:
         out = jobs_action(ns.action, ns.job_id, all=ns.all, timeout=ns.timeout)
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
-            print(json.dumps(doc))
+            print(json.dumps(doc, ensure_ascii=False, default=str))
         elif isinstance(out, list):
-            print(repr(JobTable(out)))
+            print(_clean(repr(JobTable(out)), keep_newlines=True))
         else:
-            print(describe(out))
+            print(_clean(describe(out), keep_newlines=True))
         return 0
     from skiff.grammar.plan import cli
 
     document, text = cli(ns)
-    print(json.dumps(document, default=str) if getattr(ns, "json", False) else text)
+    print(json.dumps(document, ensure_ascii=False, default=str) if getattr(ns, "json", False)
+          else text)
     return 0

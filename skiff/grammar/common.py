@@ -18,6 +18,7 @@ group decorators that the kinds share::
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import shlex
 from collections.abc import Callable
@@ -27,7 +28,8 @@ from skiff.kernels.backend.units import byte_size as _byte_size
 
 __all__ = [
     "GrammarError", "USER_ERRORS", "user_message", "Command", "command", "device_option",
-    "launch_options", "json_option", "cluster_options", "nonneg_int",
+    "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
+    "unknown_name", "notebook_only",
     "positive_int", "positive_float", "nonneg_float", "grid_shape", "byte_size", "split_line",
 ]
 
@@ -47,14 +49,73 @@ def user_message(exc: BaseException) -> str | None:
     return str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
 
 
+def did_you_mean(word, choices) -> str:
+    """``" (did you mean 'poisson'?)"`` for the valid name closest to ``word``, or ``""``.
+
+    The one name that starts with ``word`` (``bicg`` -> ``bicgstab``), else the closest
+    spelling (difflib), else the same letters in another order (``gc`` -> ``cg``); case is
+    ignored."""
+    names = [str(c) for c in choices]
+    lower = {n.lower(): n for n in names}
+    text = str(word).lower()
+    close = [n for n in lower if n.startswith(text)] if len(text.lstrip("-")) >= 2 else []
+    if len(close) != 1:
+        close = difflib.get_close_matches(text, list(lower), n=1, cutoff=0.6)
+    if not close:
+        close = [n for n in lower if sorted(n) == sorted(text)][:1]
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
+def unknown_name(what: str, value, choices, more: str = "") -> ValueError:
+    """The one-line error for a name that is not one of ``choices``: the closest valid name,
+    then all of them (``more`` adds what else is accepted)."""
+    names = ", ".join(map(str, choices))
+    return ValueError(f"unknown {what} {value!r}{did_you_mean(value, choices)}: choose from "
+                      f"{names}{more}")
+
+
+def notebook_only(action: argparse.Action) -> argparse.Action:
+    """Mark an option as meaningful in a notebook only (``-o NAME``): the terminal's parser
+    and its help leave it out (:meth:`Command.parser` with ``cli=True``)."""
+    action.notebook_only = True
+    return action
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.notebook_flags: dict[str, str] = {}  # notebook-only options left out here
+
     def error(self, message):  # never sys.exit from a notebook
-        raise GrammarError(f"{self.prog}: {message}")
+        raise GrammarError(f"{self.prog}: {message}{self._suggest_option(message)}")
 
     def exit(self, status=0, message=None):
         if message:
             raise GrammarError(message.strip())
         raise GrammarError(f"{self.prog}: exited")
+
+    def _suggest_option(self, message: str) -> str:
+        """For ``unrecognized arguments: --step 3``: the closest option there is."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        flags = [f for f in self._option_string_actions if f.startswith("--")]
+        for word in message.split(":", 1)[1].split():
+            if word.split("=", 1)[0] in self.notebook_flags:
+                return (f" ({self.notebook_flags[word.split('=', 1)[0]]} is for notebooks "
+                        "only)")
+            if word.startswith("--"):
+                hint = did_you_mean(word.split("=", 1)[0], flags)
+                if hint:
+                    return hint
+        return ""
+
+    def _check_value(self, action, value):
+        # argparse's own check, with the closest valid choice named
+        if action.choices is not None and value not in action.choices:
+            names = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {value!r}{did_you_mean(value, action.choices)} "
+                        f"(choose from {names})")
 
 
 def split_line(line: str | list[str]) -> list[str]:
@@ -75,10 +136,17 @@ class Command:
         self._build = build
         self._groups = groups
 
-    def parser(self, prog: str | None = None) -> argparse.ArgumentParser:
+    def parser(self, prog: str | None = None, *, cli: bool = False) -> argparse.ArgumentParser:
+        """The argparse parser; ``cli=True`` leaves out the notebook-only options."""
         p = _Parser(prog=prog or self.name, description=self.help, add_help=False,
                     formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
         self.add_to(p)
+        if cli:
+            for action in [a for a in p._actions if getattr(a, "notebook_only", False)]:
+                for flag in action.option_strings:
+                    p._option_string_actions.pop(flag, None)
+                    p.notebook_flags[flag] = "/".join(action.option_strings)
+                action.container._remove_action(action)
         return p
 
     def add_to(self, p: argparse.ArgumentParser) -> None:
@@ -86,11 +154,18 @@ class Command:
         for group in self._groups:
             group(p)
 
-    def parse(self, line: str | list[str], prog: str | None = None) -> argparse.Namespace:
-        return self.parser(prog).parse_args(split_line(line))
+    def parse(self, line: str | list[str], prog: str | None = None, *,
+              cli: bool = False) -> argparse.Namespace:
+        return self.parser(prog, cli=cli).parse_args(split_line(line))
 
-    def usage(self, prog: str | None = None) -> str:
-        return self.parser(prog).format_help()
+    def usage(self, prog: str | None = None, *, cli: bool = False) -> str:
+        return self.parser(prog, cli=cli).format_help()
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of the help: one line for a list of commands."""
+        first = re.split(r"(?<=[.:;])\s", self.help.replace("%%", "%"), maxsplit=1)[0]
+        return first.rstrip(".:;")
 
     def defaults(self) -> dict:
         p = self.parser()
@@ -99,7 +174,8 @@ class Command:
     def render(self, values: dict, *, style: str = "magic") -> str:
         """The magic line (``style="magic"``) or CLI command (``"cli"``) for ``values``.
 
-        Only values that differ from the defaults are written.
+        Only values that differ from the defaults are written; the CLI command leaves out
+        the notebook-only options.
         """
         p = self.parser()
         words: list[str] = []
@@ -107,6 +183,8 @@ class Command:
         for action in p._actions:
             if action.dest in ("help",) or action.dest not in values:
                 continue
+            if style == "cli" and getattr(action, "notebook_only", False):
+                continue  # -o NAME means nothing in a terminal
             value = values[action.dest]
             many = action.nargs not in (None, "?")
             if not action.option_strings:
@@ -209,7 +287,9 @@ def _device_type(text: str) -> str:
     try:
         return resolve_device(text).name if text != DEFAULT_DEVICE else DEFAULT_DEVICE
     except DeviceError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        hint = did_you_mean(text.split(":")[0], (DEFAULT_DEVICE, "cpu", "cuda")) \
+            if str(exc).startswith("unknown device") else ""
+        raise argparse.ArgumentTypeError(f"{exc}{hint}") from None
 
 
 # shared option groups ------------------------------------------------------------------------
@@ -226,8 +306,8 @@ def launch_options(p):
     p.add_argument("--runner", choices=("auto", "thread", "process"), default="auto",
                    help="where the job runs: a thread of this kernel, or MPI processes")
     p.add_argument("--wait", action="store_true", help="block until the job ends")
-    p.add_argument("-o", "--output", metavar="NAME", default=None,
-                   help="store the job in the notebook variable NAME")
+    notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
+                                 help="store the job in the notebook variable NAME"))
 
 
 @_group

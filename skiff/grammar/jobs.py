@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import command, json_option
+from .common import command, json_option, notebook_only
 
 JOB_ACTIONS = ("list", "show", "wait", "cancel", "attach", "trust")
 
@@ -15,8 +15,8 @@ def JOBS(p):
     p.add_argument("job_id", nargs="?", default=None, metavar="ID")
     p.add_argument("--all", action="store_true", help="list every job, not only the last 20")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
-    p.add_argument("-o", "--output", metavar="NAME", default=None,
-                   help="store the job in the notebook variable NAME")
+    notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
+                                 help="store the job in the notebook variable NAME"))
 
 
 @command("devices", help="List the CPU and every GPU with their memory.")

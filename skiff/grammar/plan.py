@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import argparse
 
-from .common import byte_size, command, json_option, positive_float, positive_int
+from .common import (
+    byte_size,
+    command,
+    json_option,
+    notebook_only,
+    positive_float,
+    positive_int,
+    unknown_name,
+)
 
 __all__ = ["COMMAND", "to_kwargs", "cli"]
 
@@ -45,8 +53,8 @@ def COMMAND(p):
     p.add_argument("--seq-len", type=positive_int, default=None, metavar="T")
     p.add_argument("--precision", choices=tuple(PRECISIONS), default="bf16")
     p.add_argument("--top", type=positive_int, default=8, help="rows of the table")
-    p.add_argument("-o", "--output", metavar="NAME", default=None,
-                   help="store the plan in the notebook variable NAME")
+    notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
+                                 help="store the plan in the notebook variable NAME"))
 
 
 def to_kwargs(values: dict) -> dict:
@@ -55,7 +63,7 @@ def to_kwargs(values: dict) -> dict:
 
     model = values["model"]
     if model.lower() not in PRESETS:
-        raise ValueError(f"unknown model {model!r}: choose from {', '.join(PRESETS)}")
+        raise unknown_name("model", model, PRESETS)
     if values["devices"] % values["nodes"]:
         raise ValueError(f"--devices {values['devices']} must split evenly over "
                          f"--nodes {values['nodes']}")

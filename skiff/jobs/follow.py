@@ -11,25 +11,29 @@ __all__ = ["follow", "progress_line"]
 
 
 def progress_line(job) -> str:
-    """``ID status pct metric message`` for a job, at most 120 characters."""
+    """``ID status pct metric message`` for a job, at most 120 characters (control
+    characters in the job's message shown escaped)."""
+    from .terminal import clean
+
     state = job.state
-    pct = f" {100 * state.done / float(state.total):5.1f}%" if state.total else ""
+    pct = f" {100 * state.fraction:5.1f}%" if state.fraction is not None else ""
     metric = ""
     for name in () if state.message else ("loss", "residual", "value"):
         value = state.last(name)
         if isinstance(value, (int, float)):
             metric = f" {name} {value:.4g}"
             break
-    return f"{job.id} {state.status}{pct}{metric} {state.message or ''}".rstrip()[:120]
+    return clean(f"{job.id} {state.status}{pct}{metric} {state.message or ''}".rstrip())[:120]
 
 
 def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2.0,
-           rate: float = 2.0, on_interrupt: Callable[[], None] | None = None):
+           rate: float = 2.0, on_interrupt: Callable[[], None] | None = None,
+           line: Callable[[object], str] = progress_line):
     """Block until ``job`` ends; returns it.
 
-    Silent for ``quiet_s`` seconds, then ``show(line)`` with :func:`progress_line`, at most
-    ``rate`` times a second and only when the line changes. Ctrl-C calls ``on_interrupt``,
-    cancels the job (and its ranks) and waits for it to stop.
+    Silent for ``quiet_s`` seconds, then ``show(line(job))`` (by default
+    :func:`progress_line`), at most ``rate`` times a second and only when the line changes.
+    Ctrl-C calls ``on_interrupt``, cancels the job (and its ranks) and waits for it to stop.
     """
     start = time.monotonic()
     last = ""
@@ -40,10 +44,10 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
             now = time.monotonic()
             if show is None or now - start < quiet_s or now < next_draw:
                 continue
-            line = progress_line(job)
-            if line != last:
-                last, next_draw = line, now + 1.0 / rate
-                show(line)
+            text = line(job)
+            if text != last:
+                last, next_draw = text, now + 1.0 / rate
+                show(text)
         job.wait()
     except KeyboardInterrupt:
         if on_interrupt is not None:

@@ -72,6 +72,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     if fn is None and registered is None:
         get(kind)  # raises: an unknown kind, with the list of kinds
     ranks = nodes * max(1, gpus_per_node) if where == "slurm" else np
+    if registered is not None:
+        registered.check_launch(config, ranks=ranks)  # before the run folder exists
     spec = device if device is not None else config.get("device")
     resolved = why = None
     if spec is not None or "device" in config:

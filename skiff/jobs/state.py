@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -10,6 +11,33 @@ from .events import FINAL, STATUSES
 __all__ = ["JobState"]
 
 LOG_TAIL = 200
+# the recent past the rates are measured over (weight exp(-age / tau)): a fifth of the time
+# the job has been making progress, between half a second and ten seconds
+RATE_WINDOW = (0.2, 0.5, 10.0)
+
+
+def _tau(elapsed: float) -> float:
+    share, low, high = RATE_WINDOW
+    return min(high, max(low, share * elapsed))
+
+
+class _Window:
+    """Sums of amounts over an exponentially fading window in time: each ``add(dt, tau,
+    ...)`` first fades what is there by ``exp(-dt / tau)``. Ratios of the sums are rates
+    over roughly the last ``tau`` seconds, so a slow start (a first step that compiles
+    kernels, a residual that rises before it falls) is forgotten as newer steps come."""
+
+    __slots__ = ("sums",)
+
+    def __init__(self, n: int):
+        self.sums = [0.0] * n
+
+    def add(self, dt: float, tau: float, *amounts: float) -> None:
+        fade = math.exp(-dt / tau)
+        self.sums = [s * fade + a for s, a in zip(self.sums, amounts)]
+
+    def ratio(self, i: int, j: int) -> float | None:
+        return self.sums[i] / self.sums[j] if self.sums[j] > 0 else None
 
 
 def _number(value) -> float | None:
@@ -53,6 +81,15 @@ class JobState:
     error_from_comm: bool = False  # the error shown is a rank's MPI failure (maybe a symptom)
     n_events: int = 0
     inferred: str | None = None  # why the final status was inferred by a reader, not written
+    step: int | None = None  # the step (iteration) of the newest metric
+    # rate and ETA, smoothed (see :meth:`eta`): (units, seconds) and (units, seconds, steps)
+    _timed: _Window = field(default_factory=lambda: _Window(2), repr=False)
+    _stepped: _Window = field(default_factory=lambda: _Window(3), repr=False)
+    _point: tuple | None = field(default=None, repr=False)    # (t, best) of the last progress
+    _best: float = field(default=0.0, repr=False)              # the most progress seen
+    _first: float = field(default=0.0, repr=False)             # time of the first progress
+    _anchor: tuple | None = field(default=None, repr=False)   # (t, best, step): last with a step
+    _step_fresh: bool = field(default=False, repr=False)      # a metric step since that progress
 
     @property
     def final(self) -> bool:
@@ -93,6 +130,7 @@ class JobState:
             if t is not None:
                 self.progress_times.append((t, self.done))
                 del self.progress_times[:-50]
+                self._measure(float(t))
         elif kind == "metric":
             value = event.get("value")
             if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -100,6 +138,9 @@ class JobState:
             series = self.metrics.setdefault(_text(event.get("name", "?")), [])
             step = event.get("step")
             series.append((step if isinstance(step, int) else None, value, t))
+            if isinstance(step, int) and not isinstance(step, bool):
+                self._step_fresh = step != self.step or self._step_fresh
+                self.step = step
         elif kind == "log":
             self.logs.append((t, _text(event.get("level", "info")),
                               _text(event.get("message", ""))))
@@ -121,21 +162,70 @@ class JobState:
                 self.traceback = _text(tb) if tb else self.traceback
                 self.error_from_comm = bool(event.get("comm_error"))
 
+    # rate and ETA ---------------------------------------------------------------------------
+    def _measure(self, t: float) -> None:
+        """Fold the progress event just applied (at time ``t``) into the smoothed rates.
+
+        Two estimates: units per second between progress events, and, where a metric names
+        the step each progress event belongs to (a solve's iteration: ``residual`` at step
+        ``it``, then its progress in decades), units per step and seconds per step between
+        such events: for a solve, the convergence rate (decades per iteration) and the time
+        per iteration, each smoothed on its own. Rates are measured on the best progress so
+        far, since a residual may rise for a while (CG's is not monotone)."""
+        best = self._best = max(self._best, self.done)
+        if self._point is None:
+            self._point, self._first = (t, best), t
+        elif t > self._point[0]:
+            t0, d0 = self._point
+            self._timed.add(t - t0, _tau(t - self._first), best - d0, t - t0)
+            self._point = (t, best)
+        if not self._step_fresh:
+            return
+        self._step_fresh = False
+        anchor, self._anchor = self._anchor, (t, best, self.step)
+        if anchor is None:
+            return
+        t0, d0, s0 = anchor
+        if self.step <= s0 or t <= t0:  # no step or no time between them: measure from before
+            self._anchor = anchor
+            return
+        self._stepped.add(t - t0, _tau(t - self._first), best - d0, t - t0, self.step - s0)
+
+    def _per_step(self) -> tuple[float, float] | None:
+        """(units per step, seconds per step) over the recent window, if steps are known."""
+        per, time_ = self._stepped.ratio(0, 2), self._stepped.ratio(1, 2)
+        return None if per is None or time_ is None else (per, time_)
+
     def rate(self) -> float | None:
-        """Units per second over the recent progress events."""
-        pts = self.progress_times
-        if len(pts) < 2:
-            return None
-        (t0, d0), (t1, d1) = pts[0], pts[-1]
-        if t1 <= t0 or d1 <= d0:
-            return None
-        return (d1 - d0) / (t1 - t0)
+        """Units per second over the recent past (an exponentially fading window, a fifth of
+        the time so far: ``RATE_WINDOW``); None before two progress events or while nothing
+        moves."""
+        stepped = self._per_step()
+        if stepped is not None and stepped[1] > 0:
+            rate = stepped[0] / stepped[1]
+        else:
+            rate = self._timed.ratio(0, 1)
+        return rate if rate is not None and rate > 0 else None
 
     def eta(self) -> float | None:
-        rate = self.rate()
-        if rate is None or self.total is None or self.final:
+        """Seconds left: the units left over the recent rate. Where progress events belong
+        to steps, (units left / units per step) steps of the recent time per step: for a
+        solve, decades left over decades per iteration, times seconds per iteration."""
+        if self.total is None or self.final:
             return None
-        return max(0.0, (float(self.total) - self.done) / rate)
+        left = max(0.0, float(self.total) - self._best)
+        stepped = self._per_step()
+        if stepped is not None and stepped[0] > 0:
+            return left / stepped[0] * stepped[1]
+        rate = self.rate()
+        return None if rate is None else left / rate
+
+    @property
+    def fraction(self) -> float | None:
+        """How far the job is, 0 to 1 (None without a total)."""
+        if not self.total:
+            return None
+        return min(1.0, max(0.0, self.done / float(self.total)))
 
     def elapsed(self, now: float) -> float | None:
         if self.started is None:

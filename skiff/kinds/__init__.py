@@ -9,6 +9,8 @@ module here with a ``KIND`` object, listed in :data:`KINDS`.
 
 from __future__ import annotations
 
+from skiff.grammar.common import unknown_name
+
 from . import demo, ocr, solve, train
 from .base import JobRequest, Kind, resolve_entry
 
@@ -21,7 +23,7 @@ def get(name: str) -> Kind:
     """The kind called ``name``; an unknown name lists the kinds there are."""
     kind = KINDS.get(name)
     if kind is None:
-        raise ValueError(f"unknown job kind {name!r}: choose from {', '.join(sorted(KINDS))}")
+        raise unknown_name("job kind", name, sorted(KINDS))
     return kind
 
 

@@ -9,12 +9,37 @@ returns to :func:`skiff.jobs.launch`, which alone decides thread, MPI processes 
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from skiff.grammar.common import Command
 
-__all__ = ["Kind", "JobRequest", "resolve_entry"]
+__all__ = ["Kind", "JobRequest", "resolve_entry", "figure"]
+
+
+def figure(value) -> str:
+    """A number for people: 3 significant digits (``0.000201``, ``3.31``, ``1,234``,
+    ``7.0e-09``); integers whole; anything else as text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    size = abs(value)
+    if size == 0:
+        return "0"
+    if size < 1e-3 or size >= 1e6:
+        mantissa, _, exponent = f"{value:.2e}".partition("e")
+        return f"{_trim(mantissa)}e{exponent}"
+    if size >= 1:
+        return _trim(f"{value:,.{max(0, 2 - int(math.floor(math.log10(size))))}f}")
+    return f"{value:.3g}"
+
+
+def _trim(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 @dataclass
@@ -70,6 +95,10 @@ class Kind:
         values.pop("source", None)
         return JobRequest(self.name, self.to_config(values), label=f"%{self.name}")
 
+    def check_launch(self, config: dict, *, ranks: int) -> None:
+        """Checks that need to know how many ranks the job gets (ValueError: one line);
+        :func:`skiff.jobs.launch` calls it before the run folder exists."""
+
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:
         """``(device, why)``: ``--device`` resolved once, at launch, for a job of ``ranks``
@@ -81,6 +110,20 @@ class Kind:
         return device, "as asked" if asked == device else f"{asked}: resolved at launch"
 
     # results ------------------------------------------------------------------------------
+    def summary(self, result: dict) -> list[str]:
+        """A few lines for a terminal about a finished job's ``result.json``: its key
+        figures, rounded for people. The default lists the plain numbers and words."""
+        lines = []
+        for key, value in result.items():
+            if isinstance(value, (int, float, str)) and value != "":
+                lines.append(f"{key}: {figure(value)}")
+        return lines[:8]
+
+    def failures(self, job) -> list[str]:
+        """``"input: why"`` for each part of a finished job that failed while the rest
+        went on (OCR: the images it could not read); a front exits non-zero when any."""
+        return []
+
     def resume_config(self, job) -> dict:
         """The config that continues ``job`` from where it stopped."""
         raise ValueError(f"{self.name} jobs cannot be resumed (job {job.id})")

@@ -21,10 +21,11 @@ from skiff.grammar.common import (
     launch_options,
     nonneg_float,
     positive_int,
+    unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
-from .base import JobRequest, Kind
+from .base import JobRequest, Kind, figure
 
 __all__ = ["COMMAND", "KIND", "to_config", "model_set_names", "is_image"]
 
@@ -81,7 +82,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     names = model_set_names()
     lang = values.get("lang", "ch")
     if lang not in names:
-        raise ValueError(f"--lang: unknown model set {lang!r}; choose from {', '.join(names)}")
+        raise ValueError(f"--lang: {unknown_name('model set', lang, names)}")
     score = float(values.get("min_score", 0.5))
     if not 0 <= score <= 1:
         raise ValueError(f"--min-score must be between 0 and 1, got {score!r}")
@@ -158,6 +159,40 @@ class OcrKind(Kind):
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
+
+    def summary(self, result: dict) -> list[str]:
+        images, errors = result.get("images", 0), result.get("errors", 0)
+        read = f"{figure(images - errors)} of {figure(images)}" if errors else figure(images)
+        lines = [f"{read} images read, {figure(result.get('lines', 0))} lines of text"
+                 + (f" ({figure(errors)} could not be read)" if errors else "")]
+        timing = f"{figure(result.get('seconds', 0.0))} s"
+        if result.get("images_per_s"):
+            timing += f" ({figure(result['images_per_s'])} images/s)"
+        lines.append(f"{timing} on {result.get('device', '?')} with {result.get('model', '?')}")
+        if result.get("out"):
+            lines.append(f"text: {result['out']}")
+        return lines
+
+    def failures(self, job) -> list[str]:
+        """The images that could not be read, from the JSONL the job wrote."""
+        result = job.result or {}
+        if not result.get("errors") or not result.get("out"):
+            return []
+        import json
+
+        failed = []
+        try:
+            with open(result["out"], encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict) and record.get("error"):
+                        failed.append(f"{record.get('image')}: {record['error']}")
+        except OSError as exc:
+            return [f"{result['errors']} inputs (cannot read {result['out']}: {exc})"]
+        return failed or [f"{result['errors']} inputs"]
 
     def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
                 where: str = "thread") -> JobRequest:

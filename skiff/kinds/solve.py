@@ -23,6 +23,7 @@ of the kernel (its numbers live there); the job's value is the
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 
@@ -34,13 +35,14 @@ from skiff.grammar.common import (
     nonneg_float,
     positive_float,
     positive_int,
+    unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
 from skiff.kernels.solve.problems import BC_KINDS, SIDES
 from skiff.kernels.solve.solver import METHODS, PRECONDS
 
-from .base import JobRequest, Kind
+from .base import JobRequest, Kind, figure
 
 __all__ = ["COMMAND", "KIND", "to_config", "parse_spec", "PROBLEMS", "EXPR_NAMES",
            "check_expression", "is_system"]
@@ -61,7 +63,7 @@ def COMMAND(p):
                         "(matrix or GridProblem)")
     p.add_argument("b", nargs="?", default=None, metavar="B",
                    help="notebook variable with the right-hand side (for a matrix)")
-    p.add_argument("--grid", type=grid_shape, default=(256, 256), metavar="NxN[xN]",
+    p.add_argument("--grid", type=solve_grid, default=(256, 256), metavar="NxN[xN]",
                    help="cells per axis, e.g. 1024x1024 or 64x64x64")
     p.add_argument("--method", choices=METHODS, default="cg")
     p.add_argument("--precond", choices=PRECONDS, default="auto",
@@ -85,6 +87,22 @@ def COMMAND(p):
                    help="project: make a pure-Neumann right-hand side compatible")
     p.add_argument("--save", default=None, metavar="PATH",
                    help="write the solution to PATH (.npz or .vtk)")
+
+
+def solve_grid(text) -> tuple[int, ...]:
+    """``--grid`` of a solve: 2 or 3 sizes (``256x256``, ``64x64x64``); the grids the solver
+    builds are 2-D or 3-D, so a single size is refused here, before any run folder exists."""
+    if isinstance(text, str):
+        parts = re.split(r"[x×,]", text.strip().lower())
+        sizes = tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
+    else:
+        sizes = tuple(int(n) for n in text)
+    if sizes is not None and (len(sizes) not in (2, 3) or min(sizes) < 2):
+        shown = text if isinstance(text, str) else "x".join(map(str, sizes))
+        raise argparse.ArgumentTypeError(
+            f"expected a grid of 2 or 3 sizes of at least 2, like 256x256 or 64x64x64, "
+            f"got {shown!r}")
+    return grid_shape(text) if isinstance(text, str) else sizes
 
 
 def _velocity(text, ndim):
@@ -127,16 +145,19 @@ def to_config(values: dict) -> dict:
     if problem is None:
         raise ValueError(f"solve needs a PROBLEM: one of {', '.join(PROBLEMS[:-1])}")
     if problem not in PROBLEMS:
-        raise ValueError(f"unknown problem {problem!r}: choose from {', '.join(PROBLEMS[:-1])}"
-                         " (or, in a notebook, a variable holding a matrix or GridProblem)")
+        raise unknown_name("problem", problem, PROBLEMS[:-1],
+                           " (or, in a notebook, a variable holding a matrix or GridProblem)")
     if problem == "custom" and not spec:
         raise ValueError("problem 'custom' needs a %%solve cell with its spec")
-    grid = tuple(spec.get("grid") or values.get("grid") or (256, 256))
+    try:
+        grid = solve_grid(spec.get("grid") or values.get("grid") or (256, 256))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"--grid: {exc}") from None
     method = spec.get("method", values.get("method", "cg"))
     precond = spec.get("precond", values.get("precond", "auto"))
     for name, value, valid in (("method", method, METHODS), ("precond", precond, PRECONDS)):
         if value not in valid:
-            raise ValueError(f"unknown {name} {value!r}: choose from {', '.join(valid)}")
+            raise unknown_name(name, value, valid)
     velocity = spec.get("velocity", values.get("velocity"))
     if problem == "convection" and velocity is None:
         velocity = "20,5" if len(grid) == 2 else "20,5,0"
@@ -173,10 +194,9 @@ def to_config(values: dict) -> dict:
         "extent": spec.get("extent"),
     }
     if config["cycle"] not in CYCLES:
-        raise ValueError(f"unknown cycle {config['cycle']!r}: choose from {', '.join(CYCLES)}")
+        raise unknown_name("cycle", config["cycle"], CYCLES)
     if config["smoother"] not in SMOOTHERS:
-        raise ValueError(f"unknown smoother {config['smoother']!r}: choose from "
-                         f"{', '.join(SMOOTHERS)}")
+        raise unknown_name("smoother", config["smoother"], SMOOTHERS)
     if config["maxiter"] is not None:
         config["maxiter"] = int(config["maxiter"])
     return config
@@ -193,7 +213,7 @@ def _parse_bcs(text: str) -> str | dict:
         side, _, rest = part.partition("=")
         side, words = side.strip(), rest.split()
         if side not in SIDES:
-            raise ValueError(f"boundaries: unknown side {side!r}: choose from {', '.join(SIDES)}")
+            raise ValueError(f"boundaries: {unknown_name('side', side, SIDES)}")
         if not words or words[0] not in BC_KINDS:
             raise ValueError(f"boundaries: side {side} needs one of {', '.join(BC_KINDS)}, "
                              f"got {rest.strip()!r}")
@@ -217,7 +237,7 @@ def parse_spec(cell: str) -> dict:
         if key == "domain":
             words = value.split()
             try:
-                spec["grid"] = list(grid_shape(words[0]))
+                spec["grid"] = list(solve_grid(words[0]))
             except Exception as exc:
                 raise ValueError(f"%%solve domain: {exc}") from None
             if len(words) >= 3 and words[1] == "extent":
@@ -282,6 +302,23 @@ class SolveKind(Kind):
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
+
+    def summary(self, result: dict) -> list[str]:
+        shape = "x".join(map(str, result.get("shape") or []))
+        lines = [f"{result.get('problem', '?')} {shape}: {result.get('method', '?')} + "
+                 f"{result.get('precond', '?')} on {result.get('device', '?')}"]
+        its, rel = result.get("iterations"), result.get("relative_residual")
+        if result.get("converged"):
+            lines.append(f"converged in {figure(its)} iterations, |r|/|b| = {figure(rel)}")
+        else:
+            lines.append(f"not converged: {result.get('status', '?')}")
+        times = f"solve {figure(result.get('time_s', 0.0))} s"
+        if result.get("setup_time_s") is not None:
+            times += f", setup {figure(result['setup_time_s'])} s"
+        lines.append(times)
+        if result.get("error") is not None:
+            lines.append(f"max error against the exact solution {figure(result['error'])}")
+        return lines
 
     def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
                 where: str = "thread") -> JobRequest:

@@ -23,11 +23,12 @@ from skiff.grammar.common import (
     launch_options,
     positive_float,
     positive_int,
+    unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.train.models.registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA
 
-from .base import JobRequest, Kind
+from .base import JobRequest, Kind, figure
 
 __all__ = ["COMMAND", "KIND", "STRATEGIES", "to_config", "is_model", "is_dataset",
            "cell_namespace", "run"]
@@ -80,14 +81,13 @@ def _check_strategy(spec: str) -> str:
         parts = [x.partition("=") for x in spec.split(",")]
         if all(k.strip() and v.strip() for k, _, v in parts):
             return spec
-    raise ValueError(f"unknown strategy {spec!r}: choose from {', '.join(STRATEGIES)} "
-                     "or a layout like dp=2,tp=1,pp=1")
+    raise unknown_name("strategy", spec, STRATEGIES, " or a layout like dp=2,tp=1,pp=1")
 
 
 def check_model_name(name: str) -> str:
     if name not in BUILTIN_MODELS:
-        raise ValueError(f"unknown model {name!r}: built-in models are "
-                         f"{', '.join(BUILTIN_MODELS)}")
+        raise unknown_name("model", name, BUILTIN_MODELS,
+                           " (or, in a notebook, a variable holding a model)")
     return name
 
 
@@ -96,8 +96,31 @@ def check_data_name(name: str) -> str:
         return name
     if os.path.isfile(os.path.expanduser(name)):
         return os.path.abspath(os.path.expanduser(name))
-    raise ValueError(f"unknown data {name!r}: not a file, and not a built-in data set "
-                     f"({', '.join(BUILTIN_DATA)})")
+    raise unknown_name("data", name, BUILTIN_DATA, " (or a text file)")
+
+
+# byte-level text: what the GPT models train on (a text file too); mlp and cnn take only theirs
+TEXT_DATA = ("classics", "sonnets", "prose")
+
+
+def check_pair(model: str, data: str) -> None:
+    """A built-in model with data it can train on (checked here, before any run folder)."""
+    default = DEFAULT_DATA[model]
+    if default in TEXT_DATA:
+        if data in BUILTIN_DATA and data not in TEXT_DATA:
+            raise ValueError(f"model {model!r} trains on text ({', '.join(TEXT_DATA)} or a text "
+                             f"file), got data {data!r}")
+    elif data != default:
+        raise ValueError(f"model {model!r} trains on {default!r} (or, in a notebook, arrays "
+                         f"of your own), got data {data!r}")
+
+
+def _fits(model: str, data: str) -> bool:
+    try:
+        check_pair(model, data)
+    except ValueError:
+        return False
+    return True
 
 
 def to_config(values: dict) -> dict:
@@ -114,6 +137,7 @@ def to_config(values: dict) -> dict:
             raise ValueError(f"train needs a MODEL: one of {', '.join(BUILTIN_MODELS)}")
         check_model_name(model)
         data = check_data_name(data) if data is not None else DEFAULT_DATA[model]
+        check_pair(model, data)
     elif model is not None or data is not None:
         raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
                          f"{model!r} {data!r} on the line")
@@ -191,6 +215,40 @@ class TrainKind(Kind):
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
+
+    def check_launch(self, config: dict, *, ranks: int) -> None:
+        """An explicit ``--strategy`` must fit the ranks the job gets."""
+        spec = str(config.get("strategy") or "auto")
+        if spec == "auto":
+            return
+        from skiff.kernels.train.plan.planner import parse_strategy
+
+        choice = parse_strategy(spec, ranks)   # 'single' on 2 ranks raises here
+        if choice is not None and choice.world != ranks:
+            raise ValueError(f"--strategy {spec!r} needs dp x tp x pp = {choice.world} ranks "
+                             f"and the job has {ranks}: give --np {choice.world}")
+
+    def summary(self, result: dict) -> list[str]:
+        line = f"{figure(result.get('steps', 0))} steps"
+        if result.get("final_loss") is not None:
+            line += f", final loss {figure(result['final_loss'])}"
+        val = (result.get("val_history") or [{}])[-1]
+        if isinstance(val, dict) and isinstance(val.get("val_loss"), (int, float)):
+            line += f", held-out loss {figure(val['val_loss'])}"
+        lines = [line]
+        speed = f"{figure(result.get('time_s', 0.0))} s"
+        for key, unit in (("tokens_per_s", "tokens/s"), ("samples_per_s", "samples/s")):
+            if result.get(key):
+                speed += f", {figure(result[key])} {unit}"
+                break
+        if result.get("peak_memory_bytes"):
+            speed += f", peak memory {result['peak_memory_bytes'] / 2**20:,.1f} MiB"
+        lines.append(speed)
+        if result.get("stopped"):
+            lines.append(f"stopped early: {result['stopped']}")
+        if result.get("checkpoint"):
+            lines.append(f"checkpoint: {result['checkpoint']}")
+        return lines
 
     def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
         """``%train model (X, y) --epochs 3``: a DATA written as a Python tuple or list
@@ -307,10 +365,14 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
                              f"loss(batch) of its own: pass inputs and targets, e.g. "
                              f"%train {values['model']} (X, y)")
     # validate every other option through the grammar, with stand-in names for the objects
-    stand_in = {**values, "model": values["model"] if model_obj is None else "mlp",
-                "data": values.get("data") if data_obj is None else None}
-    if stand_in["data"] is None:
-        stand_in["data"] = "blobs"
+    stand_model = values["model"] if model_obj is None else None
+    stand_data = values.get("data") if data_obj is None else None
+    if stand_model is None:  # a built-in model that takes this data, to check the rest
+        stand_model = next((m for m in BUILTIN_MODELS
+                            if stand_data is None or _fits(m, check_data_name(stand_data))),
+                           "mlp")
+    stand_in = {**values, "model": stand_model,
+                "data": DEFAULT_DATA[stand_model] if stand_data is None else stand_data}
     config = to_config(stand_in)
     config["model"] = values["model"] if model_obj is None else f"<notebook {values['model']}>"
     config["data"] = config["data"] if data_obj is None else f"<notebook {values['data']}>"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
+from skiff.grammar.common import did_you_mean
+
 __all__ = ["PanelMagics"]
 
 TABS = ("train", "solve", "ocr", "jobs")
@@ -17,7 +19,9 @@ class PanelMagics(Magics):
         """Show the skiff panel: ``%skiff [train|solve|ocr|jobs]`` opens it on that tab."""
         words = line.split()
         if len(words) > 1 or (words and words[0] not in TABS):
-            raise UsageError(f"%skiff takes one tab name ({', '.join(TABS)}), got {line!r}")
+            hint = did_you_mean(words[0], TABS) if len(words) == 1 else ""
+            raise UsageError(f"%skiff takes one tab name ({', '.join(TABS)}), got "
+                             f"{line!r}{hint}")
         from skiff.widgets.panels import panel
 
         return panel(words[0] if words else None)

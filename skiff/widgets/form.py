@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import ipywidgets as W
 
-from skiff.grammar.common import Command, GrammarError, _fmt, split_launch
+from skiff.grammar.common import Command, GrammarError, _fmt, did_you_mean, split_launch
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 __all__ = ["CommandForm", "Field", "SKIPPED"]
@@ -118,7 +118,8 @@ class Field:
                 raise ValueError(msg) from None
             if a.choices and v not in a.choices:
                 valid = ", ".join(map(str, a.choices))
-                raise ValueError(f"got {word!r}: choose from {valid}")
+                raise ValueError(f"got {word!r}{did_you_mean(word, a.choices)}: choose from "
+                                 f"{valid}")
             out.append(v)
         return out if many else out[0]
 

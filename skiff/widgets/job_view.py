@@ -22,6 +22,8 @@ from pathlib import Path
 import ipywidgets as W
 
 from skiff.jobs.render import STATUS_COLORS, badge, fmt_seconds
+from skiff.jobs.terminal import fmt_rate
+from skiff.kinds.base import figure
 
 from .chart import metric_chart
 
@@ -52,13 +54,8 @@ def _set(widget, **traits) -> None:
 
 
 def _fmt_rate(rate: float | None, unit: str) -> str:
-    if rate is None:
-        return ""
-    if rate >= 100:
-        return f"{rate:.0f} {unit}/s"
-    if rate >= 1:
-        return f"{rate:.1f} {unit}/s"
-    return f"{1 / rate:.2f} s/{unit}"
+    """``12.3 steps/s`` or ``2.4 s/decade`` (the terminal's wording)."""
+    return fmt_rate(rate, unit)
 
 
 class JobView(W.VBox):
@@ -247,9 +244,10 @@ class JobView(W.VBox):
         _set(self.progress, bar_style=_BAR_STYLE.get(state.status, ""))
         bits = []
         if total:
-            bits.append(f"{state.done:g}/{total:g} {html.escape(state.unit)}")
+            bits.append(f"{100 * state.fraction:.0f}% · {figure(state.done)}/{figure(total)} "
+                        f"{html.escape(state.unit)}")
         elif state.done:
-            bits.append(f"{state.done:g} {html.escape(state.unit)}")
+            bits.append(f"{figure(state.done)} {html.escape(state.unit)}")
         if not state.final:
             rate = _fmt_rate(state.rate(), html.escape(state.unit))
             if rate:

@@ -142,3 +142,17 @@ def test_grammar_render_and_spec():
         to_config({**COMMAND.defaults(), "spec": {**spec, "method": "sor"}})
     with pytest.raises(ValueError, match="unknown side 'w'"):
         parse_spec("domain: 8x8\nboundaries: w=dirichlet")
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("poison --grid 16x16", "unknown problem 'poison' (did you mean 'poisson'?)"),
+    ("poisson --grid 512", "expected a grid of 2 or 3 sizes of at least 2"),
+    ("poisson --grdi 16x16", "(did you mean '--grid'?)"),
+])
+def test_mistakes_suggest_and_start_nothing(shell, line, needle, runs_dir):
+    from skiff.jobs import list_run_dirs
+
+    with pytest.raises(UsageError) as err:
+        shell.run_line_magic("solve", line)
+    assert needle in str(err.value)
+    assert list_run_dirs(runs_dir) == []

@@ -224,3 +224,17 @@ def test_view_of_a_process_job_after_its_kernel_is_gone(runs_dir):
     _wait_view(view, timeout=60)
     assert job.status == "done", job.error
     assert "skiff-done" in view.badge.value and view.progress.value == 30
+
+
+def test_a_finished_solve_reads_100_percent_in_its_view():
+    from skiff.kinds.solve import to_config
+
+    job = launch("solve", to_config({"problem": "diffusion", "grid": (64, 64),
+                                     "precond": "none", "device": "cpu"}))
+    view = JobView(job, poll=0.05)
+    _wait_view(view, timeout=120)
+    assert job.status == "done", job.error
+    text = view.progress_text.value
+    assert text.startswith("100% · 8/8 decades") and f"it {job.result['iterations']}:" in text
+    assert view.progress.value == view.progress.max
+    assert "s/decades" not in text

@@ -214,6 +214,11 @@ def test_solve_form_launches_and_shows_the_result():
     assert "%solve poisson --grid 12x12 --method bicgstab --rtol 1e-09" in form.magic_line.value
     form.set(problem="nosuch")
     assert "unknown problem 'nosuch'" in form.errors["problem"]
+    form.set(problem="poison")  # the same grammar as the magic and the terminal
+    assert "(did you mean 'poisson'?)" in form.errors["problem"]
+    form.set(problem="poisson", grid="512")
+    assert "expected a grid of 2 or 3 sizes" in form.errors["grid"]
+    form.set(grid="12x12")
     form.set(problem="poisson", restart="0")  # an advanced option: its section opens
     assert "restart" in form.errors and form.more.selected_index == 0
     form.set(restart="30")
@@ -271,3 +276,5 @@ def test_panel_tabs_and_magic(shell):
 
     with pytest.raises(UsageError, match="one tab name"):
         shell.run_line_magic("skiff", "bogus")
+    with pytest.raises(UsageError, match=r"got 'trian' \(did you mean 'train'\?\)"):
+        shell.run_line_magic("skiff", "trian")

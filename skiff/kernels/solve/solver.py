@@ -370,15 +370,20 @@ class Solver:
 
         reported = [-1]
 
+        def report(it, rel, converged=False):
+            # progress in decades of residual reduction, from this residual; 100% once the
+            # solver's own test passed (a residual at or below the tolerance)
+            reported[0] = it
+            reporter.metric("residual", rel, step=it)
+            done = decades if converged else \
+                min(max(-math.log10(max(rel, 1e-300)), 0.0), decades)
+            reporter.progress(round(done, 3), round(decades, 3), unit="decades",
+                              message=f"it {it}: |r|/|b| = {rel:.2e}")
+
         def on_iter(it, rnorm, xk):
             # every iteration up to 100, then every 10th, 100th, ... (long Jacobi runs)
             if reporter is not None and (it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
-                reported[0] = it
-                rel = rnorm / bnorm if bnorm else rnorm
-                reporter.metric("residual", rel, step=it)
-                done = min(max(math.log10(bnorm / max(rnorm, 1e-300)), 0.0), decades)
-                reporter.progress(round(done, 3), round(decades, 3), unit="decades",
-                                  message=f"it {it}: |r|/|b| = {rel:.2e}")
+                report(it, rnorm / bnorm if bnorm else rnorm)
                 reporter.check()
             if callback is not None and it > 0:
                 callback(xk.reshape(user_shape))
@@ -416,8 +421,8 @@ class Solver:
             if strict:
                 raise SolveError(f"{self.method} did not converge: {sol.status}")
         if reporter is not None:
-            if reported[0] not in (-1, sol.iterations):     # the last point of the curve
-                reporter.metric("residual", sol.relative_residual, step=sol.iterations)
+            if reported[0] != sol.iterations:  # the last point of the curve, and 100% if so
+                report(sol.iterations, sol.relative_residual, converged=bool(converged))
             reporter.info(solver=self.describe(), iterations=sol.iterations)
         return sol
 

@@ -1,0 +1,43 @@
+"""Each kind's few lines for a terminal: the key figures of a result, rounded for people."""
+
+from skiff.kinds import KINDS
+
+
+def test_solve_summary():
+    lines = KINDS["solve"].summary({
+        "problem": "poisson", "shape": [64, 64], "method": "cg", "precond": "mg",
+        "device": "cpu", "iterations": 5, "converged": True, "status": "converged",
+        "relative_residual": 4.836554490610135e-10, "time_s": 0.5531234, "setup_time_s": 0.27,
+        "error": 0.00020070086192836012, "residuals": [1.0, 0.1, 0.01]})
+    assert lines == ["poisson 64x64: cg + mg on cpu",
+                     "converged in 5 iterations, |r|/|b| = 4.84e-10",
+                     "solve 0.553 s, setup 0.27 s",
+                     "max error against the exact solution 2.01e-04"]
+
+
+def test_solve_summary_says_when_it_did_not_converge():
+    lines = KINDS["solve"].summary({"converged": False, "status": "maxiter: 10 iterations"})
+    assert "not converged: maxiter: 10 iterations" in lines
+
+
+def test_train_summary():
+    lines = KINDS["train"].summary({
+        "steps": 1200, "final_loss": 1.234567, "val_history": [{"val_loss": 1.456789}],
+        "time_s": 62.5, "tokens_per_s": 12345.6, "peak_memory_bytes": 3.991e8,
+        "checkpoint": "/runs/x/checkpoints/step-1200.npz", "history": [{"loss": 1.0}] * 99})
+    assert lines[0] == "1,200 steps, final loss 1.23, held-out loss 1.46"
+    assert lines[1] == "62.5 s, 12,346 tokens/s, peak memory 380.6 MiB"
+    assert lines[2] == "checkpoint: /runs/x/checkpoints/step-1200.npz"
+
+
+def test_ocr_summary():
+    lines = KINDS["ocr"].summary({"images": 12, "errors": 2, "lines": 345, "seconds": 3.4567,
+                                  "images_per_s": 3.4716, "out": "/tmp/out.jsonl",
+                                  "device": "cpu", "model": "ch", "results": []})
+    assert lines == ["10 of 12 images read, 345 lines of text (2 could not be read)",
+                     "3.46 s (3.47 images/s) on cpu with ch", "text: /tmp/out.jsonl"]
+
+
+def test_default_summary_keeps_plain_figures():
+    lines = KINDS["demo"].summary({"steps": 3, "value": 0.123456, "history": [1, 2]})
+    assert lines == ["steps: 3", "value: 0.123"]
