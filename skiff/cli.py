@@ -107,7 +107,7 @@ def _run_job(kind: str, rest: list[str]) -> int:
     parser = k.command.parser(prog=f"python -m skiff {kind}", cli=True)
     json_option.add(parser)
     values = vars(parser.parse_args(rest))
-    job, opts = submit(kind, values=values)
+    job, opts = submit(kind, values=values, front="cli")
     if getattr(job, "submission", None) is not None:
         return _slurm_submitted(job, opts)
     print(f"skiff: {kind} job {job.id}", file=sys.stderr)
@@ -176,10 +176,14 @@ def _run_tool(name: str, rest: list[str]) -> int:
             print(repr(DeviceTable(devices)))
         return 0
     if name == "jobs":
+        from skiff.grammar.jobs import action_options, removed_text
         from skiff.jobs import jobs_action
         from skiff.jobs.render import JobTable, describe
 
-        out = jobs_action(ns.action, ns.job_id, all=ns.all, timeout=ns.timeout)
+        out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+        if ns.action in ("rm", "prune"):
+            print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
+            return 0
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             print(json.dumps(doc, ensure_ascii=False, default=str))

@@ -299,6 +299,15 @@ def device_option(p):
                    help="auto (first GPU, else CPU), cpu, cuda or cuda:N")
 
 
+def job_name(text: str) -> str:
+    """A job's name: printable, one line, at most 64 characters."""
+    name = str(text).strip()
+    if not name or len(name) > 64 or not name.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"expected a name of 1 to 64 printable characters, got {text!r}")
+    return name
+
+
 @_group
 def launch_options(p):
     p.add_argument("--np", type=positive_int, default=1, metavar="N",
@@ -306,6 +315,8 @@ def launch_options(p):
     p.add_argument("--runner", choices=("auto", "thread", "process"), default="auto",
                    help="where the job runs: a thread of this kernel, or MPI processes")
     p.add_argument("--wait", action="store_true", help="block until the job ends")
+    p.add_argument("--name", default=None, metavar="TEXT", type=job_name,
+                   help="a name for the job, shown in every listing (%%jobs show NAME finds it)")
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
                                  help="store the job in the notebook variable NAME"))
 
@@ -329,8 +340,8 @@ def json_option(p):
     p.add_argument("--json", action="store_true", help="print one JSON document to stdout")
 
 
-LAUNCH_KEYS = ("np", "runner", "wait", "output", "json", "launcher", "nodes", "gpus_per_node",
-               "dry_run")
+LAUNCH_KEYS = ("np", "runner", "wait", "name", "output", "json", "launcher", "nodes",
+               "gpus_per_node", "dry_run")
 
 
 def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:

@@ -2,21 +2,62 @@
 
 from __future__ import annotations
 
-from .common import command, json_option, notebook_only
+import argparse
 
-JOB_ACTIONS = ("list", "show", "wait", "cancel", "attach", "trust")
+from .common import command, json_option, nonneg_int, notebook_only, positive_int
+
+JOB_ACTIONS = ("list", "show", "wait", "cancel", "attach", "trust", "rm", "prune")
+STATUSES = ("queued", "running", "done", "failed", "cancelled")  # skiff.jobs.events' states
+_AGE = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def age_seconds(text: str) -> float:
+    """``90s``, ``30m``, ``12h``, ``7d``, ``2w`` (or plain seconds)."""
+    t = str(text).strip().lower()
+    try:
+        return float(t[:-1]) * _AGE[t[-1]] if t and t[-1] in _AGE else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an age like 30m, 12h or 7d, got {text!r}") from None
 
 
 @command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders; "
-                      "trust ID signs a run folder's code with your key (after reading it).")
+                      "rm ID... and prune remove finished runs; trust ID signs a run "
+                      "folder's code with your key (after reading it).")
 @json_option
 def JOBS(p):
     p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS)
-    p.add_argument("job_id", nargs="?", default=None, metavar="ID")
-    p.add_argument("--all", action="store_true", help="list every job, not only the last 20")
+    p.add_argument("job_id", nargs="?", default=None, metavar="ID",
+                   help="a job id (a unique prefix or suffix is enough) or a job's name")
+    p.add_argument("more_ids", nargs="*", default=[], metavar="ID",
+                   help="rm: more jobs to remove")
+    p.add_argument("--all", action="store_true", help="list every job, not only the newest")
+    p.add_argument("--limit", type=positive_int, default=20, metavar="N",
+                   help="list the newest N jobs (default 20)")
+    p.add_argument("--kind", default=None, metavar="KIND", help="list only jobs of this kind")
+    p.add_argument("--status", default=None, choices=STATUSES,
+                   help="list only jobs in this state")
+    p.add_argument("--older-than", type=age_seconds, default=None, metavar="AGE",
+                   help="prune: finished jobs started longer ago than AGE (30m, 12h, 7d)")
+    p.add_argument("--keep", type=nonneg_int, default=None, metavar="N",
+                   help="prune: keep the newest N finished jobs")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
                                  help="store the job in the notebook variable NAME"))
+
+
+def action_options(ns: argparse.Namespace) -> dict:
+    """Keyword arguments of :func:`skiff.jobs.jobs_action` from a parsed ``jobs`` line."""
+    return {"all": ns.all, "timeout": ns.timeout, "limit": ns.limit, "kind": ns.kind,
+            "status": ns.status, "more_ids": tuple(ns.more_ids), "older_than": ns.older_than,
+            "keep": ns.keep}
+
+
+def removed_text(action: str, ids: list[str]) -> str:
+    """What ``jobs rm`` / ``jobs prune`` say they did."""
+    if not ids:
+        return f"{action}: no job removed"
+    return f"{action}: removed {len(ids)} job{'s' if len(ids) != 1 else ''}: " + ", ".join(ids)
 
 
 @command("devices", help="List the CPU and every GPU with their memory.")

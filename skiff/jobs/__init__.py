@@ -4,8 +4,9 @@ from skiff.kernels.backend.report import JobCancelled, NullReporter, Reporter
 
 from .events import EventReader, EventWriter, read_events
 from .follow import follow, progress_line
-from .job import DamagedJob, Job, JobFailed, live_jobs
+from .job import DamagedJob, Job, JobFailed, live_jobs, load_or_damaged
 from .launch import choose_runner, launch, submit
+from .listing import JobList, prune_jobs, remove_jobs, select_jobs
 from .reporter import RunReporter
 from .state import JobState
 from .store import DamagedRunFolder, RunFolderError, find_run_dir, list_run_dirs, runs_root
@@ -19,6 +20,7 @@ __all__ = [
     "Job",
     "JobCancelled",
     "JobFailed",
+    "JobList",
     "JobState",
     "NullReporter",
     "Reporter",
@@ -40,18 +42,6 @@ __all__ = [
 ]
 
 
-def load_or_damaged(run_dir, root=None) -> Job | DamagedJob:
-    """The job in ``run_dir``, or a :class:`DamagedJob` saying why it cannot be read."""
-    try:
-        return Job.load(run_dir, root)
-    except DamagedRunFolder as exc:
-        return DamagedJob(run_dir, str(exc).split(": ", 1)[-1])
-    except PermissionError:
-        return DamagedJob(run_dir, "permission denied (not readable by this user)")
-    except OSError as exc:
-        return DamagedJob(run_dir, f"cannot be read: {exc.strerror or exc}")
-
-
 def list_jobs(root=None) -> list[Job | DamagedJob]:
     """Every job with a run folder under the runs root, oldest first (reattached); a folder
     that cannot be read is listed as a :class:`DamagedJob` with why."""
@@ -59,16 +49,23 @@ def list_jobs(root=None) -> list[Job | DamagedJob]:
 
 
 def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
-                timeout: float | None = None):
-    """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs or one job.
+                timeout: float | None = None, limit: int = 20, kind: str | None = None,
+                status: str | None = None, more_ids=(), older_than: float | None = None,
+                keep: int | None = None):
+    """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs (newest
+    first), one job, or the ids removed (``rm``, ``prune``).
 
     ``show``, ``attach`` and ``wait`` refuse a job whose code is not signed with this
     user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
     if action == "list":
-        jobs = list_jobs()
-        return jobs if all else jobs[-20:]
+        return select_jobs(list_jobs(), limit=None if all else limit, kind=kind,
+                           status=status)
+    if action == "prune":
+        return prune_jobs(list_jobs(), older_than=older_than, keep=keep, kind=kind)
     if not job_id:
         raise ValueError(f"%jobs {action} needs a job ID (see %jobs list)")
+    if action == "rm":
+        return remove_jobs([job_id, *more_ids])
     if action == "trust":
         job = Job(find_run_dir(job_id))
         job.sign()

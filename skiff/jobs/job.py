@@ -318,6 +318,9 @@ class Job:
             "error": state.error,
             "run_dir": str(self.run_dir),
             "trust": self.trust,
+            "name": self.meta.get("name"),
+            "created": self.meta.get("created"),
+            "command": self.meta.get("command") or self.meta.get("label"),
         }
 
     def __repr__(self) -> str:
@@ -359,7 +362,8 @@ class DamagedJob:
     def summary(self) -> dict:
         return {"id": self.id, "kind": self.kind, "status": self.status, "runner": None,
                 "ranks": None, "device": None, "progress": None, "elapsed_s": None,
-                "error": self.error, "run_dir": str(self.run_dir), "damaged": self.reason}
+                "error": self.error, "run_dir": str(self.run_dir), "damaged": self.reason,
+                "name": None, "created": None, "command": None}
 
     def __repr__(self) -> str:
         return f"<DamagedJob {self.id}: {self.reason}>"
@@ -375,3 +379,15 @@ def is_final(status: str) -> bool:
 
 def escape(text) -> str:
     return html.escape(str(text))
+
+
+def load_or_damaged(run_dir, root=None) -> Job | DamagedJob:
+    """The job in ``run_dir``, or a :class:`DamagedJob` saying why it cannot be read."""
+    try:
+        return Job.load(run_dir, root)
+    except DamagedRunFolder as exc:
+        return DamagedJob(run_dir, str(exc).split(": ", 1)[-1])
+    except PermissionError:
+        return DamagedJob(run_dir, "permission denied (not readable by this user)")
+    except OSError as exc:
+        return DamagedJob(run_dir, f"cannot be read: {exc.strerror or exc}")

@@ -10,6 +10,7 @@ once, by the kind, and the answer is carried in the job's config.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable
 
 from skiff.grammar.common import split_launch
@@ -46,7 +47,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
            runner: str = "auto", launcher: str = "local", nodes: int = 1,
            gpus_per_node: int = 0, dry_run: bool = False, device: str | None = None,
            root=None, label: str | None = None, on_done: Callable | None = None,
-           local_only: str | None = None) -> Job:
+           local_only: str | None = None, name: str | None = None,
+           command: str | None = None) -> Job:
     """Start a job and return its :class:`Job` at once.
 
     ``kind`` names a registered kind (``train``, ``solve``, ``ocr``, ``demo``), whose entry
@@ -83,6 +85,10 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
     extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}} if where == "slurm" \
         else {}
+    if name is not None:
+        extra["name"] = str(name)
+    if command is not None:
+        extra["command"] = str(command)
     job = Job.create(kind, config, target=target, runner=where, np=ranks, device=resolved,
                      label=label, root=root, **extra)
     if why not in (None, "as asked"):
@@ -116,11 +122,12 @@ def launch_options(opts: dict) -> dict:
 
 def submit(kind: str, words: str | list[str] | None = None, *, values: dict | None = None,
            cell: str | None = None, user_ns: dict | None = None,
-           prog: str | None = None) -> tuple[Job, dict]:
+           prog: str | None = None, front: str = "magic") -> tuple[Job, dict]:
     """What every front does: parse ``words`` (a magic line or argv) with the kind's grammar
     (or take already parsed ``values``), let the kind prepare the job (notebook objects from
     ``user_ns``, a ``%%`` cell), and launch it. Returns ``(job, launch options)``, where the
-    options hold what the front handles itself (``wait``, ``output``, ``json``).
+    options hold what the front handles itself (``wait``, ``output``, ``json``). The job
+    records the command that started it, as a magic line or (``front="cli"``) a shell command.
 
     Mistakes raise :class:`~skiff.grammar.GrammarError` or ``ValueError``-like errors whose
     message is one line for the user.
@@ -137,11 +144,23 @@ def submit(kind: str, words: str | list[str] | None = None, *, values: dict | No
             line, user_ns = k.preparse(line, user_ns)
         values = vars(k.command.parse(line if line is not None else list(words or []),
                                       prog=prog))
+    command = _command_line(k, words, values, cell, front)
     values, opts = split_launch(argparse.Namespace(**values))
     where = launch_options(opts)
     request = k.prepare(values, cell=cell, user_ns=user_ns,
                                     where=choose_runner(where["np"], where["runner"],
                                                         where["launcher"]))
     job = launch(request.kind, request.config, fn=request.fn, label=request.label,
-                 on_done=request.on_done, local_only=request.local_only, **where)
+                 on_done=request.on_done, local_only=request.local_only,
+                 name=opts.get("name"), command=command, **where)
     return job, opts
+
+
+def _command_line(kind, words, values: dict, cell: str | None, front: str) -> str:
+    """The line a user would type again to start this job."""
+    if isinstance(words, str):  # a magic line as typed
+        return f"{'%%' if cell is not None else '%'}{kind.name} {words.strip()}".rstrip()
+    if words is not None:  # argv
+        return f"python -m skiff {kind.name} {shlex.join(str(w) for w in words)}".rstrip()
+    line = kind.command.render(values, style="cli" if front == "cli" else "magic")
+    return line.replace(f"%{kind.name}", f"%%{kind.name}", 1) if cell is not None else line

@@ -102,28 +102,68 @@ def job_html(job) -> str:
             f"{'<br>' + metrics if metrics else ''}{err}{note}</div>")
 
 
+def _started(created) -> str:
+    """A job's start as local time: ``14:05:09`` today, ``Nov 30 14:05`` before."""
+    if not isinstance(created, (int, float)):
+        return ""
+    then, now = time.localtime(created), time.localtime()
+    same_day = then[:3] == now[:3]
+    return time.strftime("%H:%M:%S" if same_day else "%b %d %H:%M", then)
+
+
+JOB_COLUMNS = ("id", "name", "kind", "status", "progress", "started", "elapsed", "command")
+
+
+def _row(job) -> dict:
+    """The table cells of one job, as text."""
+    s = job.summary()
+    if s.get("damaged"):
+        return {"id": s["id"], "name": "", "kind": "?", "status": "damaged", "progress": "",
+                "started": "", "elapsed": "", "command": s["damaged"]}
+    trust = getattr(job, "trust", "trusted")
+    ranks = s.get("ranks") or 1
+    return {"id": s["id"], "name": s.get("name") or "", "kind": s["kind"],
+            "status": s["status"] + ("" if trust == "trusted" else f" ({trust})"),
+            "progress": "" if s["progress"] is None else f"{100 * s['progress']:.0f}%",
+            "started": _started(s.get("created")),
+            "elapsed": fmt_seconds(s["elapsed_s"]) if s["elapsed_s"] is not None else "",
+            "command": (s.get("command") or "") + (f"  [{ranks} ranks]" if ranks > 1 else "")}
+
+
+def _more(jobs) -> str:
+    hidden = getattr(jobs, "hidden", 0)
+    return (f"{hidden} older job{'s' if hidden != 1 else ''} not shown "
+            "(--limit N or --all)") if hidden else ""
+
+
 def jobs_table_html(jobs) -> str:
     if not jobs:
         return "<i>no jobs yet</i>"
     rows = []
     for job in jobs:
-        s = job.summary()
-        if s.get("damaged"):
-            rows.append(f"<tr><td><code>{esc(s['id'])}</code></td><td></td>"
-                        f"<td>{badge('damaged')}</td><td colspan=3>{esc(s['damaged'])}</td></tr>")
-            continue
-        prog = "" if s["progress"] is None else f"{100 * s['progress']:.0f}%"
-        rows.append(f"<tr><td><code>{esc(s['id'])}</code></td><td>{esc(s['kind'])}</td>"
-                    f"<td>{badge(s['status'])}{_untrusted_html(job)}</td><td>{prog}</td>"
-                    f"<td>{esc(s['ranks'])}</td>"
-                    f"<td>{fmt_seconds(s['elapsed_s'])}</td></tr>")
-    head = ("<tr><th>id</th><th>kind</th><th>status</th><th>progress</th><th>ranks</th>"
-            "<th>elapsed</th></tr>")
-    return f'<table class="skiff-jobs">{head}{"".join(rows)}</table>'
+        r = _row(job)
+        cells = []
+        for col in JOB_COLUMNS:
+            if col == "status":
+                status = r["status"].split(" ")[0]
+                cells.append(f"<td>{badge(status)}{_untrusted_html(job)}</td>")
+            elif col in ("id", "command"):
+                cells.append(f"<td><code>{esc(r[col])}</code></td>")
+            else:
+                cells.append(f"<td>{esc(r[col])}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    head = "<tr>" + "".join(f"<th>{c}</th>" for c in JOB_COLUMNS) + "</tr>"
+    more = _more(jobs)
+    foot = f"<div style='color:#888'>{esc(more)}</div>" if more else ""
+    return f'<table class="skiff-jobs">{head}{"".join(rows)}</table>{foot}'
 
 
 class JobTable(list):
-    """A list of jobs with a table repr."""
+    """A list of jobs with a table repr (a header, newest first, as listed)."""
+
+    def __init__(self, jobs=()):
+        super().__init__(jobs)
+        self.hidden = getattr(jobs, "hidden", 0)
 
     def _repr_html_(self):
         return jobs_table_html(self)
@@ -131,21 +171,13 @@ class JobTable(list):
     def __repr__(self):
         if not self:
             return "no jobs yet"
-        lines = []
-        for job in self:
-            r = job.summary()
-            ident = plain(r["id"], newlines=False)
-            if r.get("damaged"):
-                lines.append(f"{ident:<32} {'?':<6} {'damaged':<9} "
-                             f"{plain(r['damaged'], newlines=False)}")
-                continue
-            pct = "" if r["progress"] is None else f"{100 * r['progress']:.0f}%"
-            trust = getattr(job, "trust", "trusted")
-            mark = "" if trust == "trusted" else f" ({trust})"
-            lines.append(f"{ident:<32} {plain(r['kind'], newlines=False):<6} "
-                         f"{plain(r['status'], newlines=False):<9} "
-                         f"ranks={plain(r['ranks'], newlines=False)} {pct}{mark}".rstrip())
-        return "\n".join(lines)
+        rows = [dict(zip(JOB_COLUMNS, [c.upper() for c in JOB_COLUMNS]))]
+        rows += [{k: plain(v, newlines=False) for k, v in _row(job).items()} for job in self]
+        widths = {c: max(len(r[c]) for r in rows) for c in JOB_COLUMNS[:-1]}
+        lines = ["  ".join([*(r[c].ljust(widths[c]) for c in JOB_COLUMNS[:-1]),
+                            r["command"][:80]]).rstrip() for r in rows]
+        more = _more(self)
+        return "\n".join(lines + ([more] if more else []))
 
     def _repr_pretty_(self, p, cycle):
         p.text(repr(self))

@@ -143,7 +143,8 @@ def list_run_dirs(root: str | os.PathLike | None = None) -> list[Path]:
 
 
 def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
-    """The run folder of ``job_id`` (a unique prefix or suffix is enough)."""
+    """The run folder of ``job_id`` (a unique prefix or suffix is enough), or of the newest
+    job named ``job_id`` (``--name``)."""
     dirs = list_run_dirs(root)
     exact = [d for d in dirs if d.name == job_id]
     if exact:
@@ -151,7 +152,11 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
     close = [d for d in dirs if d.name.startswith(job_id) or d.name.endswith(job_id)]
     if len(close) == 1:
         return close[0]
-    if not close:
+    if not close:  # a job's --name: the newest job of that name
+        named = [d for d in dirs if (read_json(d / "config.json") or {}).get("name") == job_id
+                 if isinstance(read_json(d / "config.json"), dict)]
+        if named:
+            return named[-1]
         raise KeyError(f"no job {job_id!r} under {runs_root(root)}")
     names = ", ".join(d.name for d in close[:5])
     raise KeyError(f"job id {job_id!r} is ambiguous: {names}")

@@ -6,7 +6,7 @@ import json
 
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from skiff.grammar.jobs import DEVICES, JOBS
+from skiff.grammar.jobs import DEVICES, JOBS, action_options, removed_text
 from skiff.jobs import jobs_action
 from skiff.jobs.render import DeviceTable, JobTable
 
@@ -19,8 +19,10 @@ __all__ = ["JobsMagics"]
 class JobsMagics(Magics):
     @line_magic
     def jobs(self, line=""):
-        """List, show, wait for, cancel or reattach to jobs: ``%jobs [list|show|wait|cancel|attach]
-        [ID] [--all] [--timeout S] [-o NAME]``."""
+        """List, show, wait for, cancel, reattach to, trust or remove jobs: ``%jobs
+        [list|show|wait|cancel|attach|trust|rm|prune] [ID ...] [--limit N | --all]
+        [--kind K] [--status S] [--older-than AGE] [--keep N] [--timeout S] [-o NAME]``.
+        A list is newest first; ID may be a job's --name."""
         ns = parse_line(JOBS, line)
         with usage_errors():
             if ns.action == "wait":
@@ -28,7 +30,10 @@ class JobsMagics(Magics):
                 wait_quietly(job) if ns.timeout is None else job.wait(timeout=ns.timeout)
                 out = job
             else:
-                out = jobs_action(ns.action, ns.job_id, all=ns.all, timeout=ns.timeout)
+                out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+        if ns.action in ("rm", "prune"):
+            print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
+            return None
         if isinstance(out, list):
             out = JobTable(out)
         if ns.output:

@@ -116,3 +116,10 @@ def test_dead_rank_replaces_an_mpi_symptom_but_not_a_real_error():
     real.apply({"t": 1, "type": "error", "rank": 0, "message": "ValueError: bad shape"})
     real.apply({"t": 2, "type": "error", "rank": -1, "dead_rank": 1, "message": "rank 1 died"})
     assert real.error == "ValueError: bad shape"
+
+
+def test_the_jobs_grammar_knows_every_status():
+    from skiff.grammar.jobs import STATUSES as GRAMMAR_STATUSES
+    from skiff.jobs.events import STATUSES
+
+    assert GRAMMAR_STATUSES == STATUSES

@@ -1,0 +1,81 @@
+"""Choosing and removing jobs for ``%jobs`` / ``skiff jobs``: newest first, filtered by kind
+and state, at most ``limit`` (saying how many more there are); ``rm`` and ``prune`` delete
+finished run folders only, never one a job is still running in."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+from .job import DamagedJob, load_or_damaged
+from .store import find_run_dir, runs_root
+
+__all__ = ["JobList", "select_jobs", "remove_jobs", "prune_jobs"]
+
+
+class JobList(list):
+    """Jobs, newest first, and how many more matched than are in the list."""
+
+    def __init__(self, jobs=(), hidden: int = 0):
+        super().__init__(jobs)
+        self.hidden = hidden
+
+
+def _created(job) -> float:
+    value = job.meta.get("created") if isinstance(getattr(job, "meta", None), dict) else None
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def select_jobs(jobs, *, limit: int | None = 20, kind: str | None = None,
+                status: str | None = None) -> JobList:
+    """``jobs`` newest first, of ``kind`` and in ``status`` when given, at most ``limit``."""
+    chosen = [j for j in jobs if (kind is None or j.kind == kind)
+              and (status is None or j.status == status)]
+    chosen.sort(key=lambda j: (_created(j), j.id), reverse=True)
+    if limit is None or len(chosen) <= limit:
+        return JobList(chosen)
+    return JobList(chosen[:limit], hidden=len(chosen) - limit)
+
+
+def _removable(job) -> str | None:
+    """Why ``job``'s folder may not be removed, or None."""
+    if isinstance(job, DamagedJob):
+        return None
+    if not job.refresh().final:
+        return f"job {job.id} is still {job.status}: cancel it first"
+    return None
+
+
+def _remove(job) -> str:
+    root = runs_root().resolve()
+    folder = job.run_dir.resolve()
+    if folder.parent != root:  # a folder of the runs root, and nothing else
+        raise ValueError(f"{folder} is not a run folder under {root}")
+    shutil.rmtree(folder)
+    return job.id
+
+
+def remove_jobs(ids) -> list[str]:
+    """Remove the run folders of the finished (or damaged) jobs ``ids``; a running job is
+    refused, and nothing is removed when any of them is refused."""
+    jobs = [load_or_damaged(find_run_dir(str(i))) for i in ids]
+    refused = [why for why in map(_removable, jobs) if why]
+    if refused:
+        raise ValueError("; ".join(refused))
+    return [_remove(j) for j in jobs]
+
+
+def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None,
+               kind: str | None = None) -> list[str]:
+    """Remove finished jobs (and damaged folders) created longer than ``older_than``
+    seconds ago, beyond the newest ``keep`` finished ones; at least one of the two is
+    needed, so that a bare ``prune`` removes nothing by surprise."""
+    if older_than is None and keep is None:
+        raise ValueError("prune needs --older-than AGE (like 7d) or --keep N (or both)")
+    done = select_jobs([j for j in jobs if isinstance(j, DamagedJob) or j.refresh().final],
+                       limit=None, kind=kind)
+    candidates = list(done)[keep or 0:] if keep is not None else list(done)
+    if older_than is not None:
+        cutoff = time.time() - older_than
+        candidates = [j for j in candidates if _created(j) < cutoff]
+    return [_remove(j) for j in candidates if _removable(j) is None]
