@@ -97,6 +97,23 @@ def test_nccl_one_rank_collectives():
     assert cp.allclose(comm.allreduce(x), x)
     assert cp.allclose(comm.allgather(x)[0], x)
     assert cp.allclose(comm.reduce_scatter(x), x)
+    h = comm.iallreduce_(x.copy(), "mean")  # on the communicator's stream, joined on wait
+    assert cp.allclose(h.wait(), x) and h.test()
+
+
+@pytest.mark.gpu
+@pytest.mark.mpi
+def test_nccl_two_ranks_one_gpu_each():
+    """Needs two GPUs: NCCL refuses two ranks on one device ("Duplicate GPU detected")."""
+    from skiff.kernels.backend import cupy
+
+    if cupy().cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("two GPUs needed (NCCL puts one rank on each)")
+    for res in run_mpi(2, "nccl_check.py", timeout=120):
+        assert res["nccl"], res  # chosen by itself for device cuda with 2 ranks
+        for name in ("allreduce", "iallreduce_mean", "reduce_scatter", "allgather",
+                     "alltoallv", "exchange"):
+            assert res[name] is True, (res["rank"], name)
 
 
 def test_limit_threads_gives_each_local_rank_its_share(monkeypatch):
@@ -117,3 +134,21 @@ def test_limit_threads_gives_each_local_rank_its_share(monkeypatch):
     finally:  # leave this test process as it was
         if numba is not None:
             numba.set_num_threads(before)
+
+
+def test_the_job_info_names_the_communicator_and_why():
+    from skiff.kernels.train.parallel.data_parallel import DataParallel
+
+    class Reporter:
+        def __init__(self):
+            self.infos = []
+
+        def info(self, **kw):
+            self.infos.append(kw)
+
+        def should_stop(self):
+            return False
+
+    rep = Reporter()
+    DataParallel().bind(device="cpu", reporter=rep)
+    assert {"communicator": "self", "communicator_why": "one rank: no communication"} in rep.infos
