@@ -6,7 +6,8 @@ attention, and the memory of a training step against skiff's own estimate.
 Each measurement runs in its own process with ``OPENBLAS_NUM_THREADS`` (and torch's
 ``set_num_threads``) equal to ``--threads``. Both sides train the same ``gpt-mini`` config
 (4 layers, 4 heads, width 128, context 128, vocabulary 256) in float32 with AdamW and
-global-norm clipping at 1.0, on the same batch of 16 x 128 tokens, after 3 warm-up steps;
+global-norm clipping at 1.0 (PyTorch with its own ``scaled_dot_product_attention``), on
+the same batch of 16 x 128 tokens, after 3 warm-up steps;
 tokens/s is ``16 * 128`` over the median step time; the peers alternate over ``--rounds``
 rounds and each keeps its best (both resist the other load on a shared machine).
 Results are printed as ratios against the peer measured in the same run and written to
@@ -139,8 +140,6 @@ def _owner(file: str, line: int) -> str:
 
 
 def work_torch(steps: int) -> dict:
-    import math
-
     import numpy as np
     import torch
     import torch.nn as tnn
@@ -155,14 +154,12 @@ def work_torch(steps: int) -> dict:
             super().__init__()
             self.c_attn, self.c_proj = tnn.Linear(C, 3 * C), tnn.Linear(C, C)
 
-        def forward(self, x):
+        def forward(self, x):  # PyTorch's own fused attention, as a user would write it
             b, t, c = x.shape
             q, k, v = self.c_attn(x).split(c, dim=2)
             q, k, v = (z.view(b, t, H, c // H).transpose(1, 2) for z in (q, k, v))
-            att = q @ k.transpose(-2, -1) / math.sqrt(c // H)
-            mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
-            att = att.masked_fill(~mask, float("-inf")).softmax(-1)
-            return self.c_proj((att @ v).transpose(1, 2).reshape(b, t, c))
+            y = tF.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
 
     class Block(tnn.Module):
         def __init__(self):
@@ -320,6 +317,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per peer")
     ap.add_argument("--quick", action="store_true", help="3 steps, 1 round (a smoke run)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--only", default=None, help="comma-separated workers (skiff, torch, packed, "
+                    "padded): alternate just these and print them; results not written")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "train.md"))
     args = ap.parse_args(argv)
     steps = 3 if args.quick else args.steps
@@ -327,6 +326,20 @@ def main(argv=None) -> int:
         args.rounds = 1
     if args.worker:
         print(json.dumps(WORKERS[args.worker](steps)))
+        return 0
+
+    if args.only:
+        names, best = args.only.split(","), {}
+        for _ in range(args.rounds):
+            for name in names:
+                r = run_worker(name, steps, args.threads)
+                if name not in best or r["tokens_per_s"] > best[name]["tokens_per_s"]:
+                    best[name] = r
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; threads "
+              f"{args.threads}; median of {steps} steps, best of {args.rounds} rounds")
+        for name, r in best.items():
+            print(f"{name}: {r['tokens_per_s']:,.0f} tokens/s "
+                  f"({r['tokens_per_s'] / best[names[0]]['tokens_per_s']:.3f}x {names[0]})")
         return 0
 
     # the peers alternate over rounds and each keeps its best round: on a shared machine

@@ -66,9 +66,22 @@ def test_three_lines_train_and_report():
     assert rep.progress_calls[-1] == (24, 24)
     assert any("plan" in i for i in rep.infos)
     assert result.samples_per_s > 0 and result.peak_memory_bytes > 0
-    # the planner's step time and memory are recorded next to the measured ones
+    # the planner's step time and memory, recorded next to the measured ones, by hand: the
+    # MLP 2 -> 16 -> 4 has 2*16 + 16 + 16*4 + 4 = 116 parameters, fp32, AdamW (2 moments)
+    est = trainer.plan["estimate"]
+    mem = est["memory"]
+    assert (mem["params"], mem["grads"], mem["optimizer"]) == (116 * 4, 116 * 4, 116 * 8)
+    # one "layer" of width 3 (planner's view of an MLP), 1 token, micro-batch 1:
+    # 3 * (10 + 24 + 5/3) * 4 / 2 bytes kept for backward, + 1 fp32 logit
+    assert mem["activations"] == round(3 * (10 + 24 + 5 / 3) * 4 / 2 + 4) == 218
+    assert result.predicted["peak_memory_bytes"]["predicted"] == 464 + 464 + 928 + 218
+    # time: (6 * 116 + 12 * 3) flops per token x 32 tokens at the measured flop rate, then
+    # AdamW reading and writing 116 * (4 + 4 + 2 * 8) bytes at 10 GB/s
+    flops = trainer.plan["cluster"]["flops"]
+    assert est["time"]["optimizer"] == pytest.approx(116 * 24 / 10e9, rel=1e-12)
+    assert result.predicted["step_time_s"]["predicted"] == pytest.approx(
+        (6 * 116 + 12 * 3) * 32 / flops + 116 * 24 / 10e9, rel=1e-12)
     assert result.predicted["step_time_s"]["measured"] == result.step_time_s > 0
-    assert result.predicted["peak_memory_bytes"]["predicted"] > 0
     assert any("predicted_vs_measured" in i for i in rep.infos)
     doc = json.loads(json.dumps(result.to_json()))
     assert doc["steps"] == 24 and len(doc["history"]) == 24
