@@ -133,12 +133,13 @@ def test_the_tag_check_can_be_turned_off(gpu):
     np.testing.assert_array_equal(gpu.cp.asnumpy(got), _data(0))
 
 
-@pytest.mark.parametrize("device_,size,nccl,engine", [
-    ("cpu", 1, True, "self"), ("cuda:0", 1, True, "self"), ("cpu", 4, True, "mpi"),
-    ("cuda:1", 2, True, "nccl"), ("cuda:0", 2, False, "mpi")])
-def test_auto_engine(device_, size, nccl, engine):
-    got, why = choose_engine(device_, size, nccl=nccl)
-    assert got == engine
-    assert str(size) in why or size == 1
-    if device_.startswith("cuda") and size > 1 and not nccl:
-        assert "libnccl" in why
+@pytest.mark.parametrize("device_,size,nccl,local,gpus,engine,why", [
+    ("cpu", 1, True, 1, 0, "self", "one rank"), ("cuda:0", 1, True, 1, 1, "self", "one rank"),
+    ("cpu", 4, True, 2, 0, "mpi", "4 ranks on the CPU"),
+    ("cuda:1", 2, True, 2, 2, "nccl", "2 GPU ranks: gradients and activations over NCCL"),
+    ("cuda:0", 8, True, 4, 4, "nccl", "8 GPU ranks"),  # 2 nodes of 4
+    ("cuda:0", 2, False, 2, 2, "mpi", "cannot load libnccl"),
+    ("cuda:0", 2, True, 2, 1, "mpi", "2 ranks share 1 GPU(s)")])  # NCCL: one GPU per rank
+def test_auto_engine(device_, size, nccl, local, gpus, engine, why):
+    got, reason = choose_engine(device_, size, nccl=nccl, local_size=local, gpus=gpus)
+    assert got == engine and why in reason, reason

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from skiff.kernels.backend import to_numpy
+from skiff.kernels.backend.launch_env import launch_env
 from skiff.kernels.train.strategy import Strategy
 
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
@@ -202,7 +203,8 @@ class DataParallel(Strategy):
         super().bind(device=device, reporter=reporter)
         comm = self._stop_comm()
         if reporter is not None:  # which engine moves the arrays, and why (the job's info)
-            engine, why = choose_engine(self.device, comm.size)
+            engine, why = choose_engine(self.device, comm.size,
+                                        local_size=launch_env().local_size)
             reporter.info(communicator=self._comm().backend,
                           communicator_why=why if engine == self._comm().backend
                           else "the communicator given to the strategy")

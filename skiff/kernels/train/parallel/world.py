@@ -41,10 +41,13 @@ def _is_gpu(device) -> bool:
     return str(device).split(":")[0] in ("cuda", "gpu")
 
 
-def choose_engine(device, size: int, *, nccl: bool | None = None) -> tuple[str, str]:
+def choose_engine(device, size: int, *, nccl: bool | None = None, local_size: int = 1,
+                  gpus: int | None = None) -> tuple[str, str]:
     """``(engine, why)`` for ``auto``: a pure decision, shown in the job's info.
 
-    ``nccl``: whether cupy can load libnccl (default: ask, only for a GPU with >1 rank).
+    ``nccl``: whether cupy can load libnccl (default: ask, only for a GPU with >1 rank);
+    ``local_size``: ranks on this node; ``gpus``: GPUs this node's ranks can see (default:
+    ask cupy). NCCL needs one GPU per rank: ranks sharing a GPU stay on MPI.
     """
     if size <= 1:
         return "self", "one rank: no communication"
@@ -54,8 +57,19 @@ def choose_engine(device, size: int, *, nccl: bool | None = None) -> tuple[str, 
     if not ok:
         return "mpi", (f"{size} GPU ranks but cupy cannot load libnccl: device arrays staged "
                        "through host memory over MPI (install the gpu extra for NCCL)")
+    gpus = _gpu_count() if gpus is None else gpus
+    if local_size > gpus:
+        return "mpi", (f"{local_size} ranks share {gpus} GPU(s) on a node and NCCL needs one "
+                       "GPU per rank: device arrays staged through host memory over MPI")
     return "nccl", (f"{size} GPU ranks: gradients and activations over NCCL on the GPUs; "
                     "MPI for the control messages")
+
+
+def _gpu_count() -> int:
+    from skiff.kernels.backend import cupy
+
+    cp = cupy()
+    return int(cp.cuda.runtime.getDeviceCount()) if cp is not None else 0
 
 
 def world(engine: str = "auto", device=None) -> Comm:
@@ -81,7 +95,8 @@ def world(engine: str = "auto", device=None) -> Comm:
             _WORLD = mpi if mpi.size > 1 else SelfComm()
     if engine == "mpi":
         return _WORLD if isinstance(_WORLD, MPIComm) else MPIComm()
-    if engine == "auto" and choose_engine(device, _WORLD.size)[0] != "nccl":
+    if engine == "auto" and choose_engine(device, _WORLD.size,
+                                          local_size=launch_env().local_size)[0] != "nccl":
         return _WORLD
     if _NCCL is None:
         control = _WORLD if isinstance(_WORLD, MPIComm) else MPIComm()

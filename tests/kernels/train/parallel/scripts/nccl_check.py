@@ -1,6 +1,7 @@
-"""NCCL on real GPUs, one per rank: ``world(device=cuda)`` picks NCCL by itself; every
-collective checked against numpy on all ranks' data; neighbours that isend to each other and
-then recv (the pipeline's steady state) both finish; an out-of-order receive names the tags."""
+"""Device arrays between GPU ranks: ``world(device=cuda)`` picks the engine by itself (NCCL
+with a GPU per rank, MPI staging through host memory when ranks share one); every collective
+checked against numpy on all ranks' data; neighbours that isend to each other and then recv
+(the pipeline's steady state) both finish."""
 
 import json
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from skiff.kernels.backend import cupy, to_numpy
 from skiff.kernels.backend.launch_env import local_rank
-from skiff.kernels.train.parallel import NCCLComm, world
+from skiff.kernels.train.parallel import world
 
 
 def data(rank, n=12):
@@ -22,7 +23,7 @@ def main():
     comm = world(device=f"cuda:{local_rank()}")
     p, r = comm.size, comm.rank
     every = np.stack([data(q) for q in range(p)])
-    out = {"rank": r, "engine": type(comm).__name__, "nccl": isinstance(comm, NCCLComm)}
+    out = {"rank": r, "engine": type(comm).__name__}
     out["allreduce"] = bool(np.allclose(to_numpy(comm.allreduce(cp.asarray(data(r)))),
                                         every.sum(0), atol=1e-5))
     h = comm.iallreduce_(cp.asarray(data(r)), "mean")
