@@ -19,8 +19,9 @@ def data(rank, n=12):
 
 def main():
     cp = cupy()
-    cp.cuda.Device(local_rank() % cp.cuda.runtime.getDeviceCount()).use()
-    comm = world(device=f"cuda:{local_rank()}")
+    gpu = local_rank() % cp.cuda.runtime.getDeviceCount()  # ranks share GPUs if too few
+    cp.cuda.Device(gpu).use()
+    comm = world(device=f"cuda:{gpu}")
     p, r = comm.size, comm.rank
     every = np.stack([data(q) for q in range(p)])
     out = {"rank": r, "engine": type(comm).__name__}
