@@ -11,7 +11,9 @@ Figures:
 1. 2D Poisson n x n (cell-centred, Dirichlet), setup + solve to |r|/|b| <= 1e-8: skiff's
    stationary V(2,2) multigrid, skiff CG + multigrid, the same multigrid with the numba twins
    switched off (SKIFF_REFERENCE_OPS=1: a plain numpy geometric multigrid), pyamg Ruge-Stuben
-   and smoothed aggregation (setup + solve), and SciPy's sparse direct solver (SuperLU).
+   and smoothed aggregation (setup + solve; every pyamg solve here is CG-accelerated,
+   ``accel="cg"``, as pyamg's documentation runs SPD problems), and SciPy's sparse direct
+   solver (SuperLU).
 2. Full multigrid to discretisation error (one F... one V-cycle per level).
 3. Fused kernel bandwidth against a STREAM-like triad (numba, same array size, same run).
 4. AMG on a 3D variable-coefficient problem (n3^3): skiff smoothed aggregation vs pyamg's,
@@ -37,14 +39,22 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "solve.md"
 
 
+CPU_TIMES: list[float] = []  # the best CPU time of each _best call, in order
+
+
 def _best(fn, repeat, budget=2.0, most=25):
     """Best time of at least ``repeat`` runs, more (up to ``most``) while they fit ``budget``
-    seconds: on a shared machine the minimum is the figure least disturbed by others."""
-    times, out = [], None
+    seconds: on a shared machine the minimum is the figure least disturbed by others. The
+    best CPU time (this one-thread process's, not counting waits for a core) goes to
+    ``CPU_TIMES``: a fast method gets more runs within the budget, so on a loaded machine
+    its best wall time is luckier than a slow method's, and CPU time is the fairer ratio."""
+    times, cpu, out = [], [], None
     while len(times) < repeat or (sum(times) < budget and len(times) < most):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    CPU_TIMES.append(min(cpu))
     return min(times), out
 
 
@@ -101,11 +111,11 @@ def case_pyamg(n, repeat, kind):
     p = poisson((n, n))
     A, b = p.matrix(), p.rhs.ravel()
 
-    def run():
+    def run():  # as a user would run it: AMG as CG's preconditioner (accel="cg")
         ml = (pyamg.ruge_stuben_solver(A) if kind == "rs"
               else pyamg.smoothed_aggregation_solver(A))
         res = []
-        x = ml.solve(b, tol=1e-8, residuals=res, maxiter=200)
+        x = ml.solve(b, tol=1e-8, residuals=res, maxiter=200, accel="cg")
         return x, res
 
     t, (x, res) = _best(run, repeat)
@@ -362,9 +372,31 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-direct", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated cases: run just these (each in its own process) and "
+                         "print their rows, time relative to the first; results not written")
     args = ap.parse_args()
     if args.case:
-        print(json.dumps(CASES[args.case](args)))
+        row = CASES[args.case](args)
+        if isinstance(row, dict) and "time" in row and CPU_TIMES:
+            row["cpu_time"] = CPU_TIMES[-1]
+        print(json.dumps(row))
+        return
+    if args.only:
+        names = args.only.split(",")
+        unknown = [c for c in names if c not in CASES]
+        if unknown:
+            raise SystemExit(f"unknown cases {unknown}: choose from {', '.join(CASES)}")
+        rows = {name: _run_case(name, args) for name in names}
+        first = rows[names[0]]
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+              f"--n {args.n} --n3 {args.n3} --repeat {args.repeat}; time / {names[0]}: "
+              "wall, CPU")
+        for name, g in rows.items():
+            ratio = " ".join(f"{g[k] / first[k]:.2f}x" for k in ("time", "cpu_time")
+                             if k in g and first.get(k))
+            print(f"{name}: {g.get('time', 0):.3f} s wall, {g.get('cpu_time', 0):.3f} s CPU, "
+                  f"{g.get('iterations', '-')} it, relres {g.get('relres', 0):.1e}  {ratio}")
         return
     names = [c for c in CASES if not (args.skip_direct and c == "scipy-splu")]
     got = {}

@@ -12,6 +12,7 @@ nodes share), and ``%jobs`` / the widgets follow the job as they follow a local 
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -21,23 +22,87 @@ from pathlib import Path
 from .job import Job
 from .store import write_json
 
-__all__ = ["sbatch_script", "launch_slurm", "submit_job", "SlurmError"]
+__all__ = ["sbatch_script", "launch_slurm", "submit_job", "SlurmError", "check_mpi_plugin",
+           "DEFAULT_MPI"]
+
+# the srun MPI plugin that connects the ranks (PMI-2 is built into every Slurm since 2.6 and
+# understood by MPICH and Open MPI); "none" would start N unconnected one-rank worlds
+DEFAULT_MPI = "pmi2"
 
 
 class SlurmError(ValueError):
     """sbatch is missing or refused the script (the user's to fix: one line)."""
 
 
+def _safe_path(what: str, path) -> str:
+    """``path`` as text, refused when it cannot be written into a script line safely: a
+    newline would end the ``#SBATCH`` line and start a command, and ``#SBATCH`` lines are not
+    parsed by the shell, so quoting alone does not protect them."""
+    text = str(path)
+    bad = [c for c in text if c in "\n\r\0" or ord(c) < 32 or ord(c) == 127]
+    if bad:
+        raise SlurmError(f"{what} {text!r} holds a control character ({bad[0]!r}): choose a "
+                         "folder without newlines or control characters for Slurm jobs")
+    return text
+
+
+def _check_mpi_name(mpi: str) -> str:
+    if not isinstance(mpi, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", mpi):
+        raise SlurmError(f"mpi must name an srun MPI plugin (pmi2, pmix, pmix_v4, ...), "
+                         f"got {mpi!r}")
+    return mpi
+
+
+def check_mpi_plugin(mpi: str, srun: str | None = None) -> str:
+    """``mpi`` when this site's ``srun --mpi=list`` offers it (or no ``srun`` is here to
+    ask), else a :class:`SlurmError` naming what is offered."""
+    _check_mpi_name(mpi)
+    srun = srun or shutil.which("srun")
+    if srun is None:
+        return mpi
+    try:
+        proc = subprocess.run([srun, "--mpi=list"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SlurmError(f"could not ask srun which MPI plugins it offers: {exc}") from None
+    text = proc.stdout + proc.stderr
+    offered = _plugins(text)
+    if mpi not in offered:
+        what = ", ".join(offered) if offered else f"nothing we could read ({text.strip()[:200]!r})"
+        raise SlurmError(f"srun does not offer the MPI plugin {mpi!r}: `srun --mpi=list` offers "
+                         f"{what}; choose one of those with mpi=...")
+    return mpi
+
+
+def _plugins(text: str) -> list[str]:
+    """Plugin names in ``srun --mpi=list``'s output, whose format changed across Slurm
+    versions: "srun: MPI types are..." then "srun: pmi2" (or "srun: mpi/pmi2") lines up to
+    21.08; "MPI plugin types are..." then one name a line from 22.05, and perhaps "specific
+    pmix plugin versions available: pmix_v4,pmix_v5"."""
+    names: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("srun:").strip()
+        if "types are" in line.lower() or not line:
+            continue
+        words = line.split(":", 1)[1] if line.lower().startswith("specific") else line
+        for word in re.split(r"[\s,]+", words.strip()):
+            word = word.removeprefix("mpi/")
+            if re.fullmatch(r"[A-Za-z0-9_.+-]+", word) and word not in names:
+                names.append(word)
+    return names
+
+
 def sbatch_script(run_dir, *, nodes: int, gpus_per_node: int = 0, tasks_per_node=None,
                   cpus_per_task: int | None = None, time_limit: str = "01:00:00",
                   partition: str | None = None, account: str | None = None,
                   job_name: str = "skiff", python: str | None = None,
-                  setup: list[str] | None = None) -> str:
+                  setup: list[str] | None = None, mpi: str = DEFAULT_MPI) -> str:
     """The text of the sbatch script that runs the worker for ``run_dir``.
 
     One rank per GPU (``gpus_per_node`` > 0), else ``tasks_per_node`` ranks per node (1).
     Each rank gets ``cpus_per_task`` cores and that many BLAS/numba threads, so ranks never
-    oversubscribe a node's cores.
+    oversubscribe a node's cores. ``mpi``: the srun MPI plugin that connects the ranks into
+    one world (``pmi2``, ``pmix``, ...; see ``srun --mpi=list``). Paths go into the script
+    quoted; a path with a newline or another control character is refused.
     """
     for name, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):
         if not isinstance(value, int) or value < (1 if name == "nodes" else 0):
@@ -45,13 +110,23 @@ def sbatch_script(run_dir, *, nodes: int, gpus_per_node: int = 0, tasks_per_node
                              f" integer, got {value!r}")
     per_node = tasks_per_node or max(1, gpus_per_node)
     run_dir = Path(run_dir).resolve()
-    py = python or sys.executable
+    py = _safe_path("the Python interpreter", python or sys.executable)
+    cwd = _safe_path("the working folder", Path.cwd())
+    log = _safe_path("the run folder", run_dir)
+    if '"' in log:  # sbatch's own parser ends a quoted #SBATCH argument at any '"'
+        raise SlurmError(f"the run folder {log!r} holds a double quote: choose another for Slurm")
+    log = log.replace("%", "%%") + "/logs/slurm-%j.log"  # %% is sbatch's literal percent
+    _check_mpi_name(mpi)
+    for name, value in (("job_name", job_name), ("time_limit", time_limit),
+                        ("partition", partition), ("account", account)):
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_.:,+=@-]+", str(value)):
+            raise SlurmError(f"{name} may hold letters, digits and _.:,+=@- only, got {value!r}")
     lines = ["#!/bin/bash",
              f"#SBATCH --job-name={job_name}",
              f"#SBATCH --nodes={nodes}",
              f"#SBATCH --ntasks-per-node={per_node}",
              f"#SBATCH --time={time_limit}",
-             f"#SBATCH --output={run_dir}/logs/slurm-%j.log"]
+             f'#SBATCH --output="{log}"']  # sbatch's parser, not bash, reads these
     if gpus_per_node:
         lines.append(f"#SBATCH --gpus-per-node={gpus_per_node}")
     if cpus_per_task:
@@ -67,8 +142,8 @@ def sbatch_script(run_dir, *, nodes: int, gpus_per_node: int = 0, tasks_per_node
               "MKL_NUM_THREADS=$THREADS NUMBA_NUM_THREADS=$THREADS",
               "export PYTHONUNBUFFERED=1"]
     lines += list(setup or [])
-    lines += [f"cd {shlex.quote(str(Path.cwd()))}",
-              f"srun --kill-on-bad-exit=1 {shlex.quote(py)} -m skiff.jobs.worker "
+    lines += [f"cd {shlex.quote(cwd)}",
+              f"srun --mpi={mpi} --kill-on-bad-exit=1 {shlex.quote(py)} -m skiff.jobs.worker "
               f"{shlex.quote(str(run_dir))}", ""]
     return "\n".join(lines)
 
@@ -98,6 +173,8 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
 def _write_and_submit(job, *, nodes: int, gpus_per_node: int, submit: bool, dry_run: bool,
                       **script_options) -> dict:
     run_dir = job.run_dir
+    if submit or dry_run:  # where srun exists, the plugin must be one this site offers
+        check_mpi_plugin(script_options.get("mpi", DEFAULT_MPI))
     (run_dir / "logs").mkdir(exist_ok=True)
     script = run_dir / "job.sbatch"
     script.write_text(sbatch_script(run_dir, nodes=nodes, gpus_per_node=gpus_per_node,

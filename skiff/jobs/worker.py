@@ -17,7 +17,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from skiff.kernels.backend.launch_env import launch_env
+from skiff.kernels.backend.launch_env import check_launch, launch_env
 
 
 def _record_deaths(run_dir: Path, rank: int) -> None:
@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         reporter.emit("status", status="running")
     code = 0
     try:
+        check_launch()  # the MPI world is the launcher's, or one clear message (not N alone)
         fn = resolve_entry(meta["target"])
         value = fn(meta.get("config", {}), reporter)
         reporter.flush()

@@ -43,8 +43,14 @@ def test_job_widget_renders_and_reaches_done(lab, lab_page):
     lab_page.wait_cells_done()
     assert _badge(view) == "done"
     expect(view.locator(".skiff-progress-text")).to_contain_text("25/25 step")
-    # the progress bar is full and the chart image was drawn
-    assert view.locator(".skiff-chart").is_visible()
+    # the progress bar is full (ipywidgets draws it as a div of width value/max) and the
+    # chart image was drawn: a decoded PNG, not an empty or broken <img>
+    expect(view.locator(".skiff-progress .progress-bar")).to_have_attribute(
+        "style", re.compile(r"width:\s*100%"))
+    chart = view.locator(".skiff-chart")
+    assert chart.is_visible()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 100",
+                           arg=chart.element_handle(), timeout=10_000)
     assert page.locator("text=waited: done").count() == 1
     assert not lab_page.errors()
     shot = lab_page.screenshot("browser-job-widget.png")
@@ -52,8 +58,10 @@ def test_job_widget_renders_and_reaches_done(lab, lab_page):
 
 
 def test_job_widget_survives_a_page_reload(lab, lab_page):
+    # 300 steps of 0.1 s: long enough to be still running after the save and the reload,
+    # so the test sees the restored view follow a live job (not a finished one)
     _write(lab.root / "job-reload.ipynb", [
-        "import skiff\nlong = skiff.launch('demo', {'steps': 150, 'sleep': 0.06})\nlong",
+        "import skiff\nlong = skiff.launch('demo', {'steps': 300, 'sleep': 0.1})\nlong",
     ])
     page = lab_page.page
     lab_page.open("job-reload.ipynb")
@@ -68,13 +76,15 @@ def test_job_widget_survives_a_page_reload(lab, lab_page):
     view = page.locator(".skiff-job-view").first
     view.wait_for(state="visible", timeout=60_000)
     assert view.locator("code").first.inner_text().strip() == job_id
-    expect(view.locator(".skiff-progress-text")).to_contain_text(re.compile(r"\d+/150"))
+    expect(view.locator(".skiff-progress-text")).to_contain_text(re.compile(r"\d+/300"))
     first = _progress_text(view)
-    done_now = int(re.match(r"(\d+)/150", first).group(1))
-    assert _badge(view) in ("running", "done")
+    done_now = int(re.match(r"(\d+)/300", first).group(1))
+    assert _badge(view) == "running" and done_now < 300, first
     lab_page.screenshot("browser-job-reload.png")
-    # and it keeps updating after the reload, all the way to done
-    page.wait_for_selector(".skiff-job-view .skiff-status .skiff-done", timeout=60_000)
-    expect(view.locator(".skiff-progress-text")).to_contain_text("150/150 step")
-    assert done_now <= 150
+    # and it keeps updating after the reload: first past where it was, then to done
+    page.wait_for_function(
+        "([el, n]) => parseInt(el.innerText) > n",
+        arg=[view.locator(".skiff-progress-text").element_handle(), done_now], timeout=30_000)
+    page.wait_for_selector(".skiff-job-view .skiff-status .skiff-done", timeout=90_000)
+    expect(view.locator(".skiff-progress-text")).to_contain_text("300/300 step")
     lab_page.screenshot("browser-job-reload-done.png")

@@ -17,7 +17,7 @@ import pytest
 import skiff.kernels.backend as backend
 from skiff.kernels.backend import devices, launch_env
 
-from . import fakecupy
+from . import fakecupy, fakenccl
 from .fakecupy import DeviceArray, dev
 
 
@@ -239,7 +239,7 @@ def nccl_comm(monkeypatch):
 
     from skiff.kernels.train.parallel import NCCLComm
 
-    cp = fakecupy.add_cuda(fakecupy.make())
+    cp = fakenccl.make_cupy(fakenccl.GPU())
     monkeypatch.setattr(backend, "cupy", lambda: cp)
     fake = _FakeNccl()
     cuda = types.ModuleType("cupy.cuda")
@@ -247,7 +247,8 @@ def nccl_comm(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
     monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", fake)
     comm = NCCLComm(_TwoRankHost())
-    assert fake.calls == [("init", 2, (1, 2, 3), 0)]
+    # three communicators: collectives, messages to higher ranks, messages to lower ranks
+    assert fake.calls == [("init", 2, (1, 2, 3), 0)] * 3
     fake.calls.clear()
     return comm, fake
 
@@ -259,8 +260,8 @@ def test_nccl_collectives_pass_pointers_counts_and_types(nccl_comm):
     out = comm.reduce_scatter(x)
     every = comm.allgather(dev(np.ones((2, 3)), np.float64))
     b = comm.broadcast(x, root=1)
-    ptr = x.data.ptr
-    assert nccl.calls[0] == ("allReduce", ptr, ptr, 6, nccl.NCCL_FLOAT32, nccl.NCCL_MAX, 0)
+    ptr, coll = x.data.ptr, comm._streams["coll"].ptr
+    assert nccl.calls[0] == ("allReduce", ptr, ptr, 6, nccl.NCCL_FLOAT32, nccl.NCCL_MAX, coll)
     name, send, recv, count, dtype, op, stream = nccl.calls[1]
     assert (name, send, recv, count, dtype, op) == (
         "reduceScatter", ptr, out.data.ptr, 3, nccl.NCCL_FLOAT32, nccl.NCCL_SUM)
@@ -268,7 +269,8 @@ def test_nccl_collectives_pass_pointers_counts_and_types(nccl_comm):
     name, _, recv, count, dtype, _ = nccl.calls[2]
     assert (name, recv, count, dtype) == ("allGather", every.data.ptr, 6, nccl.NCCL_FLOAT64)
     assert every.shape == (2, 2, 3)
-    assert nccl.calls[3] == ("bcast", b.data.ptr, 6, nccl.NCCL_FLOAT32, 1, 0)
+    assert nccl.calls[3] == ("bcast", b.data.ptr, 6, nccl.NCCL_FLOAT32, 1, coll)
+    assert {c[-1] for c in nccl.calls} == {coll}  # all on the collectives' stream
 
 
 def test_nccl_non_contiguous_allreduce_is_refused(nccl_comm):

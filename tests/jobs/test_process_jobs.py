@@ -62,11 +62,23 @@ def test_rank_exception_fails_with_traceback():
 
 
 def test_cancel_stops_all_ranks():
+    """Cancelled means gone: mpiexec and both rank processes have exited, not only that the
+    status says so."""
+    from skiff.jobs.store import pid_alive, read_json
+
     job = launch("demo", {"steps": 10_000, "sleep": 0.02}, np=2)
     _wait_for(lambda: job.state.done >= 2, 60, "progress")
+    ranks = job.run_dir / "ranks"
+    _wait_for(lambda: all((ranks / f"{r}.pid").exists() for r in range(2)), 30, "rank pids")
+    pids = {"mpiexec": read_json(job.run_dir / "process.json")["pid"],
+            **{f"rank {r}": int((ranks / f"{r}.pid").read_text()) for r in range(2)}}
+    assert all(pid_alive(pid) for pid in pids.values()), pids  # the check below can fail
     job.cancel(grace=3)
     job.wait(20)
     assert job.status == "cancelled"
+    _wait_for(lambda: not any(pid_alive(pid) for pid in pids.values()), 10,
+              f"every process of the job to exit ({pids})")
+    assert job.state.done < 10_000  # stopped early, not run to the end
 
 
 def test_reattach_after_restart_sees_a_finished_process_job():

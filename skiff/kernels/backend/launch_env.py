@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["LaunchEnv", "launch_env", "local_rank", "launched_by_mpi", "RANK_VARS"]
+__all__ = ["LaunchEnv", "launch_env", "local_rank", "launched_by_mpi", "check_launch",
+           "LaunchMismatch", "RANK_VARS"]
 
 # (rank, size) variable pairs, in the order they are believed
 RANK_VARS = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
@@ -65,3 +66,38 @@ def launched_by_mpi(environ=None) -> bool:
     """True when an MPI process manager started this process."""
     env = os.environ if environ is None else environ
     return any(v in env for v in MPI_VARS)
+
+
+class LaunchMismatch(RuntimeError):
+    """The MPI world is not the world the launcher started (one line for the user)."""
+
+
+def _mismatch_message(env: LaunchEnv, mpi_size: int) -> str:
+    source = {"slurm": "Slurm (SLURM_PROCID/SLURM_NTASKS)", "pmi": "PMI (PMI_RANK/PMI_SIZE)",
+              "pmix": "PMIx (PMIX_RANK/PMIX_SIZE)",
+              "ompi": "Open MPI (OMPI_COMM_WORLD_*)"}.get(env.launcher, env.launcher)
+    hint = ("srun started the ranks without an MPI plugin that this MPI understands: run "
+            "`srun --mpi=pmi2` (or another plugin `srun --mpi=list` offers; skiff's Slurm "
+            "launcher takes it as mpi=...)" if env.launcher == "slurm" else
+            "the launcher and the MPI library do not belong together (an mpiexec from another "
+            "MPI than the one mpi4py was built with)")
+    return (f"rank {env.rank} of {env.size} by {source}, but MPI sees a world of {mpi_size}: "
+            f"{hint}. Stopping rather than letting {env.size} copies each train alone.")
+
+
+def check_launch(mpi_size: int | None = None, environ=None) -> LaunchEnv:
+    """Stop with :class:`LaunchMismatch` unless the MPI world has the launcher's size.
+
+    ``mpi_size``: the communicator's size (default: ask ``MPI.COMM_WORLD``, initialising
+    MPI, only when the launcher says more than one rank). Returns the launch environment.
+    """
+    env = launch_env(environ)
+    if env.size <= 1:
+        return env
+    if mpi_size is None:
+        from mpi4py import MPI
+
+        mpi_size = MPI.COMM_WORLD.Get_size()
+    if int(mpi_size) != env.size:
+        raise LaunchMismatch(_mismatch_message(env, int(mpi_size)))
+    return env

@@ -45,3 +45,16 @@ def test_byte_size(text, want):
 def test_byte_size_refuses_with_the_value(text):
     with pytest.raises(ValueError, match=repr(text)):
         byte_size(text)
+
+
+def test_a_world_smaller_than_the_launch_stops_with_the_cause():
+    from skiff.kernels.backend.launch_env import LaunchMismatch, check_launch
+
+    slurm = {"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}
+    with pytest.raises(LaunchMismatch, match=r"rank 1 of 2 by Slurm \(SLURM_PROCID/SLURM_NTASKS"
+                                             r"\), but MPI sees a world of 1: .*srun --mpi=pmi2"):
+        check_launch(1, slurm)
+    assert check_launch(2, slurm).size == 2
+    with pytest.raises(LaunchMismatch, match="world of 4: the launcher and the MPI library"):
+        check_launch(4, {"PMI_RANK": "0", "PMI_SIZE": "2"})
+    assert check_launch(None, {}).size == 1  # one process: MPI is not even asked

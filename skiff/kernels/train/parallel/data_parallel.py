@@ -27,13 +27,14 @@ from __future__ import annotations
 import numpy as np
 
 from skiff.kernels.backend import to_numpy
+from skiff.kernels.backend.launch_env import launch_env
 from skiff.kernels.train.strategy import Strategy
 
 from .buckets import BucketReducer, ShardReducer
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
 from .comm import Comm
 from .compression import NoCompression, make_compressor
-from .world import world
+from .world import choose_engine, world
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
 
@@ -116,6 +117,12 @@ class DataParallel(Strategy):
         same step and none is left waiting in a collective (undone in :meth:`teardown`)."""
         super().bind(device=device, reporter=reporter)
         comm = self._stop_comm()
+        if reporter is not None:  # which engine moves the arrays, and why (the job's info)
+            engine, why = choose_engine(self.device, comm.size,
+                                        local_size=launch_env().local_size)
+            reporter.info(communicator=self._comm().backend,
+                          communicator_why=why if engine == self._comm().backend
+                          else "the communicator given to the strategy")
         if comm.size > 1:
             from .groups import limit_threads
 
@@ -134,7 +141,7 @@ class DataParallel(Strategy):
 
     def _comm(self) -> Comm:
         if self.comm is None:
-            self.comm = world()
+            self.comm = world(device=self.device)  # NCCL for GPU ranks, else MPI
         self.rank, self.world_size = self.comm.rank, self.comm.size
         return self.comm
 

@@ -55,7 +55,7 @@ class TensorParallel(DataParallel):
 
     def _groups(self) -> ProcessGroups:
         if self.groups is None:
-            w = self.world_comm or world()
+            w = self.world_comm or world(device=self.device)
             self.groups = ProcessGroups(w, self.layout)
             self.comm = self.groups.dp
             self.rank, self.world_size = w.rank, w.size
@@ -66,10 +66,6 @@ class TensorParallel(DataParallel):
 
     def _stop_comm(self) -> Comm:
         return self._groups().world
-
-    def bind(self, *, device=None, reporter=None):
-        self._groups()
-        return super().bind(device=device, reporter=reporter)
 
     def setup(self, model, make_optimizer):
         g = self._groups()

@@ -130,10 +130,6 @@ class PipelineParallel(DataParallel):
     def _model_state_from_full(self, full: dict) -> dict:
         return dict(full)  # every stage holds the whole model object
 
-    def bind(self, *, device=None, reporter=None):
-        self._groups()
-        return super().bind(device=device, reporter=reporter)
-
     def data_shard(self):
         g = self._groups()
         return g.coords["dp"], g.layout.dp

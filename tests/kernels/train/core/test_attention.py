@@ -130,11 +130,30 @@ def test_packed_keeps_less_for_backward_than_padded():
     assert packed < padded
 
 
-def test_check_op_reference_twins_cpu():
+def test_packed_attention_twins_on_cpu_match_torch_per_sequence():
+    """On the CPU the op runs its reference twin (check_op finds no fast CPU implementation to
+    compare, so it is asserted empty); the twin's o, lse and dq, dk, dv are compared with
+    torch's autograd of dense causal attention, sequence by sequence."""
     (q, k, v), cu, g = _packed_inputs(np)
-    o, lse = PA.packed_attention_fwd(q.data, k.data, v.data, cu, 0.5)
-    check_op(PA.packed_attention_fwd, q.data, k.data, v.data, cu, 0.5)
-    check_op(PA.packed_attention_bwd, q.data, k.data, v.data, o, lse, g, cu, 0.5)
+    scale = 0.5
+    assert check_op(PA.packed_attention_fwd, q.data, k.data, v.data, cu, scale) == []
+    o, lse = PA.packed_attention_fwd(q.data, k.data, v.data, cu, scale)
+    dq, dk, dv = PA.packed_attention_bwd(q.data, k.data, v.data, o, lse, g, cu, scale)
+    for a, b in zip(cu[:-1], cu[1:]):
+        qt, kt, vt = (torch.tensor(t.data[a:b].transpose(1, 0, 2), requires_grad=True)
+                      for t in (q, k, v))  # (H, n, D)
+        n = b - a
+        mask = torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), 1)
+        scores = qt @ kt.transpose(1, 2) * scale + mask
+        want_lse = torch.logsumexp(scores, -1)  # (H, n)
+        want_o = torch.softmax(scores, -1) @ vt
+        want_o.backward(torch.tensor(g[a:b].transpose(1, 0, 2)))
+        np.testing.assert_allclose(o[a:b], want_o.detach().numpy().transpose(1, 0, 2),
+                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(lse[a:b], want_lse.detach().numpy().T, rtol=1e-10)
+        for got, t in ((dq, qt), (dk, kt), (dv, vt)):
+            np.testing.assert_allclose(got[a:b], t.grad.numpy().transpose(1, 0, 2),
+                                       rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.gpu

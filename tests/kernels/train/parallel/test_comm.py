@@ -97,23 +97,39 @@ def test_nccl_one_rank_collectives():
     assert cp.allclose(comm.allreduce(x), x)
     assert cp.allclose(comm.allgather(x)[0], x)
     assert cp.allclose(comm.reduce_scatter(x), x)
+    h = comm.iallreduce_(x.copy(), "mean")  # on the communicator's stream, joined on wait
+    assert cp.allclose(h.wait(), x) and h.test()
 
 
-def test_limit_threads_gives_each_local_rank_its_share(monkeypatch):
-    from skiff.kernels.backend import cpu_count
-    from skiff.kernels.train.parallel import limit_threads
+@pytest.mark.gpu
+@pytest.mark.mpi
+def test_two_gpu_ranks_choose_their_engine_and_move_device_arrays():
+    """2 ranks with device cuda: NCCL when each rank has its own GPU; on a one-GPU machine
+    (NCCL refuses two ranks on one device) MPI with the arrays staged through host memory.
+    Either way every collective and the send-then-receive exchange give numpy's answer."""
+    from skiff.kernels.backend import cupy
 
-    try:
-        import numba
-    except ImportError:
-        numba = None
-    before = numba.get_num_threads() if numba else None
-    try:
-        monkeypatch.setenv("MPI_LOCALNRANKS", "2")
-        assert limit_threads() == max(1, cpu_count() // 2)
-        assert limit_threads(ranks_per_node=64) == 1
-        if numba is not None:
-            assert numba.get_num_threads() == 1
-    finally:  # leave this test process as it was
-        if numba is not None:
-            numba.set_num_threads(before)
+    gpus = cupy().cuda.runtime.getDeviceCount()
+    for res in run_mpi(2, "nccl_check.py", timeout=120):
+        assert res["engine"] == ("NCCLComm" if gpus >= 2 else "MPIComm"), res
+        for name in ("allreduce", "iallreduce_mean", "reduce_scatter", "allgather",
+                     "alltoallv", "exchange"):
+            assert res[name] is True, (res["rank"], name)
+
+
+def test_the_job_info_names_the_communicator_and_why():
+    from skiff.kernels.train.parallel.data_parallel import DataParallel
+
+    class Reporter:
+        def __init__(self):
+            self.infos = []
+
+        def info(self, **kw):
+            self.infos.append(kw)
+
+        def should_stop(self):
+            return False
+
+    rep = Reporter()
+    DataParallel().bind(device="cpu", reporter=rep)
+    assert {"communicator": "self", "communicator_why": "one rank: no communication"} in rep.infos

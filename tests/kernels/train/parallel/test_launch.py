@@ -59,8 +59,18 @@ def test_sigkill_one_rank_then_resume_gives_same_weights(tmp_path):
     events = [json.loads(line) for line in (ref.run_dir / "events.jsonl").read_text()
               .splitlines()]
     check = [e["plan_check"] for e in events if "plan_check" in e]
-    assert check and check[0]["predicted_step_s"] > 0 and check[0]["measured_step_s"] > 0
-    assert check[0]["predicted_peak_bytes"] > 0
+    plan = [e["plan"] for e in events if "plan" in e][0]
+    est = plan["estimate"]
+    # by hand: Linear(4, 8) + Linear(8, 2) = 4*8 + 8 + 8*2 + 2 = 58 fp32 parameters; plain
+    # dp=2 keeps every gradient and both AdamW moments on each rank
+    assert plan["choice"]["dp"] == 2 and plan["choice"]["zero"] == 0
+    assert (est["memory"]["params"], est["memory"]["grads"],
+            est["memory"]["optimizer"]) == (58 * 4, 58 * 4, 58 * 8)
+    # the check the job reports is that very prediction, next to what it measured
+    assert check and check[0]["predicted_peak_bytes"] == est["peak_memory"] == sum(
+        est["memory"].values())
+    assert check[0]["predicted_step_s"] == est["step_time"]
+    assert check[0]["measured_step_s"] > 0
 
     job = launch("train", _config(tmp_path / "ck", 0.3), np=2)
     latest = tmp_path / "ck" / "latest"
