@@ -1,4 +1,6 @@
-"""``skiff.models``: the built-in models (``MLP``, ``CNN``, ``GPT``) and ``get(name)``.
+"""``skiff.models``: the built-in models (``MLP``, ``CNN``, ``GPT``), ``get(name)``, and open
+models from their checkpoints: ``from_pretrained(DIR)`` (ERNIE-4.5, dense and MoE, in the
+Hugging Face layout) and ``save_pretrained(model, DIR)``.
 
 The public name of :mod:`skiff.kernels.train.models`; the same classes."""
 
@@ -9,9 +11,13 @@ from skiff.kernels.train.models import (  # noqa: F401
     DEFAULT_DATA,
     GPT,
     MLP,
+    ErnieConfig,
+    ErnieForCausalLM,
     GPTConfig,
+    from_pretrained,
     get,
     names,
+    save_pretrained,
 )
 
 __all__ = [
@@ -19,6 +25,10 @@ __all__ = [
     "CNN",
     "GPT",
     "GPTConfig",
+    "ErnieForCausalLM",
+    "ErnieConfig",
+    "from_pretrained",
+    "save_pretrained",
     "get",
     "names",
     "BUILTIN_MODELS",

@@ -212,17 +212,19 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
 
 
 def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=None,
-                    max_shard_bytes: int | None = 5 * 2**30) -> list[str]:
+                    max_shard_bytes: int | None = 5 * 2**30, state: dict | None = None
+                    ) -> list[str]:
     """Write ``model`` as a Hugging Face checkpoint folder that transformers loads:
     ``config.json``, safetensors weights (sharded above ``max_shard_bytes``),
     ``generation_config.json`` and the tokenizer files of the folder it came from.
-    ``dtype``: None (as the model holds them) or ``"bfloat16"`` / ``"float32"``."""
+    ``dtype``: None (as the model holds them) or ``"bfloat16"`` / ``"float32"``.
+    ``state``: the weights to write, when not the model's own (gathered from ranks)."""
     if not isinstance(model, ErnieForCausalLM):
         raise TypeError(f"save_pretrained writes ERNIE-4.5 models, got {type(model).__name__}")
     folder = Path(path).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     cfg = model.config
-    state = model.state_dict()
+    state = dict(model.state_dict() if state is None else state)
     if cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
     target = _resolve_dtype(dtype, None) if dtype is not None else None

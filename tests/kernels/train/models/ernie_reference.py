@@ -59,3 +59,17 @@ def make_checkpoint(folder, shape: str, seed: int = 0):
     model = build_reference(shape, seed)
     model.save_pretrained(folder)
     return folder, model
+
+
+def add_tokenizer(folder, text: str, vocab_size: int) -> None:
+    """A small BPE ``tokenizer.json`` trained on ``text`` (at most ``vocab_size`` ids)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<pad>", "<s>", "</s>",
+                                                                        "<unk>"])
+    tok.train_from_iterator([text], trainer)
+    assert tok.get_vocab_size() <= vocab_size
+    tok.save(str(folder / "tokenizer.json"))

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .ernie_reference import SHAPES, make_checkpoint, torch
+from skiff.kernels.train.data import pack_sequences
+from skiff.kernels.train.models.hf_checkpoint import from_pretrained
 
-from skiff.kernels.train.data import pack_sequences  # noqa: E402
-from skiff.kernels.train.models.hf_checkpoint import from_pretrained  # noqa: E402
+from .ernie_reference import SHAPES, make_checkpoint, torch
 
 
 @pytest.fixture(scope="module", params=list(SHAPES))

@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 
-from .ernie_reference import make_checkpoint, torch, transformers
-
-from skiff.kernels.train.models import safetensors_io as st  # noqa: E402
-from skiff.kernels.train.models.hf_checkpoint import (  # noqa: E402
+from skiff.kernels.train.models import safetensors_io as st
+from skiff.kernels.train.models.hf_checkpoint import (
     from_pretrained,
     read_config,
     save_pretrained,
 )
+
+from .ernie_reference import make_checkpoint, torch, transformers
 
 safetensors_torch = pytest.importorskip("safetensors.torch")
 
