@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core import nn
 from ..core.nn import functional as F
-from ..core.tensor import Tensor, cat, no_grad, where
+from ..core.tensor import Tensor, cat, no_grad, split, where
 from ..data import PackedBatch
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache"]
@@ -217,17 +217,14 @@ class ErnieMoE(nn.Module):
         xp = h.xp
         _, chosen, w = self.route(h)
         self.last_selection = chosen
-        # group the N*k (token, slot) pairs by expert, run each expert once on its tokens
+        # group the N*k (token, slot) pairs by expert: one gather, one split, each expert
+        # once on its rows, one concatenate, and the inverse permutation back
         flat = chosen.reshape(-1)
         order = xp.argsort(flat, kind="stable")
-        counts = np.bincount(_host(flat), minlength=len(self.experts))
-        outs, start = [], 0
-        for e, n in enumerate(counts.tolist()):
-            if n:
-                tokens = order[start:start + n] // k
-                outs.append(self.experts[e](h[tokens]))
-                start += n
-        y = cat(outs, axis=0)  # (N*k, C) in expert order
+        counts = np.bincount(_host(flat), minlength=len(self.experts)).tolist()
+        used = [e for e, n in enumerate(counts) if n]
+        rows = split(h[order // k], [counts[e] for e in used], axis=0)
+        y = cat([self.experts[e](r) for e, r in zip(used, rows)], axis=0)  # (N*k, C)
         inverse = xp.empty_like(order)
         inverse[order] = xp.arange(order.shape[0])
         y = y[inverse].reshape(N, k, -1)  # back to (token, slot) order
