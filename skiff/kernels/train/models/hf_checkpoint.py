@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core import nn
 from . import safetensors_io as st
 from .ernie import ARCHITECTURES, ErnieConfig, ErnieForCausalLM
 
@@ -123,17 +124,20 @@ def load_weights(model: ErnieForCausalLM, ckpt: st.Checkpoint, dtype) -> None:
         if tied and name == "lm_head.weight":
             continue
         want = tuple(t.shape)
+        as_dtype = np.float32 if name.endswith(("mlp.gate.weight", "e_score_correction_bias")) \
+            else dtype  # the router stays float32, as in the reference
         arr = _fused_expert(ckpt, names, name) if fused else None
-        if arr is None:
+        if arr is not None:
+            arr = np.array(arr, dtype=as_dtype)  # a slice of a mapped view: copy it out
+        else:
             if name not in names:
                 missing.append(name)
                 continue
-            arr = ckpt.get(names[name], np.float32 if name.endswith(
-                ("mlp.gate.weight", "e_score_correction_bias")) else dtype)
+            arr = ckpt.get(names[name], as_dtype)
         if tuple(arr.shape) != want:
             shape_errors.append(f"{name}: checkpoint {tuple(arr.shape)} vs model {want}")
             continue
-        t.data = t.xp.asarray(np.ascontiguousarray(arr))
+        t.data = t.xp.asarray(np.ascontiguousarray(arr))  # arr is new: the model owns it
     used = set(targets) | {n for n in names if n.endswith("lm_head.weight")} | fused
     unexpected = [names[n] for n in names if n not in used and not _IGNORED.search(n)]
     problems = []
@@ -195,7 +199,8 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
     cfg = read_config(folder)
     ckpt = st.open_folder(folder)
     dt = _resolve_dtype(dtype, ckpt)
-    model = ErnieForCausalLM(cfg, dtype=dt)
+    with nn.skip_init():  # every weight comes from the checkpoint: draw no random numbers
+        model = ErnieForCausalLM(cfg, dtype=dt)
     load_weights(model, ckpt, dt)
     gen = folder / "generation_config.json"
     if gen.is_file():

@@ -2,9 +2,10 @@
 
 A ``.safetensors`` file is an 8-byte little-endian header length, a JSON header
 (``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}``) and the
-raw little-endian tensor bytes. Reading maps the file (``np.memmap``, never pickle) and hands
-out views, so a tensor is copied only when it is converted (bfloat16 to float32) or moved
-into a model; a model loads layer by layer with peak memory near the weights' size.
+raw little-endian tensor bytes (never pickle). ``view`` maps the file (``np.memmap``) and
+hands out zero-copy views; ``get(name, dtype)`` reads one tensor straight from the file into
+the array a model keeps (bfloat16 widened to float32 on the way), so a model loads tensor by
+tensor with peak memory near the weights' size: no mapped pages stay resident beside it.
 
 A checkpoint folder holds ``model.safetensors``, or shards listed by
 ``model.safetensors.index.json`` (``{"weight_map": {name: file}}``). :func:`open_folder`
@@ -101,8 +102,7 @@ class SafetensorsFile:
             if self.data_start + end > size:
                 raise CheckpointFormatError(f"{self.path}: truncated (tensor {name!r} ends at "
                                             f"byte {self.data_start + end}, file has {size})")
-        self._map = np.memmap(self.path, dtype=np.uint8, mode="r") if size > self.data_start \
-            else np.zeros(0, np.uint8)
+        self._map = None  # mapped on the first view asked for
 
     def keys(self) -> list[str]:
         return list(self.header)
@@ -116,23 +116,43 @@ class SafetensorsFile:
     def stored_dtype(self, name: str) -> str:
         return self.header[name]["dtype"]
 
-    def get(self, name: str, dtype=None) -> np.ndarray:
+    def view(self, name: str) -> np.ndarray:
+        """A read-only view of the mapped file (no copy) in the stored dtype."""
         info = self.header[name]
         kind = info["dtype"]
         begin, end = info["data_offsets"]
+        if self._map is None:
+            self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
         raw = self._map[self.data_start + begin:self.data_start + end]
         arr = raw.view(_DTYPES[kind]).reshape(info["shape"])
+        if kind == "BF16":
+            bf16 = _bf16_dtype()
+            return arr.view(bf16) if bf16 is not None else bf16_to_float32(arr)
+        return arr
+
+    def read(self, name: str) -> np.ndarray:
+        """The tensor read from the file into a new array, in the stored dtype (bfloat16 as
+        uint16 words); no mapping, so nothing stays resident but the result."""
+        info = self.header[name]
+        begin, end = info["data_offsets"]
+        dt = _DTYPES[info["dtype"]]
+        with open(self.path, "rb") as fh:
+            fh.seek(self.data_start + begin)
+            arr = np.fromfile(fh, dtype=dt, count=(end - begin) // dt.itemsize)
+        return arr.reshape(info["shape"])
+
+    def get(self, name: str, dtype=None) -> np.ndarray:
+        """``view(name)`` when ``dtype`` is None, else a new array of ``dtype``."""
         if dtype is None:
-            if kind == "BF16":
-                bf16 = _bf16_dtype()
-                return arr.view(bf16) if bf16 is not None else bf16_to_float32(arr)
-            return arr
+            return self.view(name)
+        kind = self.header[name]["dtype"]
+        arr = self.read(name)
         dtype = np.dtype(dtype)
         if kind == "BF16":
             if dtype == _bf16_dtype():
-                return arr.view(dtype).copy()
+                return arr.view(dtype)
             return bf16_to_float32(arr).astype(dtype, copy=False)
-        return arr.astype(dtype)
+        return arr.astype(dtype, copy=False)
 
 
 class Checkpoint:

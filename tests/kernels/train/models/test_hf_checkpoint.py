@@ -122,3 +122,39 @@ def test_bad_folders_give_one_clear_error(tmp_path):
     (cut / "model.safetensors").write_bytes(data)
     with pytest.raises(st.CheckpointFormatError, match="missing .*model.layers.2"):
         from_pretrained(cut)
+
+
+def test_transformers_in_memory_names_are_read_too(tmp_path):
+    """transformers keeps experts fused ((E, 2I, C) gate_up_proj, (E, C, I) down_proj) and
+    the expert bias under mlp.gate.moe_statics in memory; a folder written from that state
+    (as some tools do) loads to the same model."""
+    folder, ref = make_checkpoint(tmp_path / "src", "moe-shared")
+    state = {k: v.detach().numpy() for k, v in ref.state_dict().items()
+             if k != "lm_head.weight"}
+    assert any(k.endswith("experts.gate_up_proj") for k in state)
+    assert any(".mlp.gate.moe_statics." in k for k in state)
+    (tmp_path / "fused").mkdir()
+    st.write_file(state, tmp_path / "fused" / "model.safetensors")
+    (tmp_path / "fused" / "config.json").write_text((folder / "config.json").read_text())
+    ids = np.random.default_rng(3).integers(3, 60, (2, 7))
+    want = from_pretrained(folder)(ids).numpy()
+    assert np.array_equal(from_pretrained(tmp_path / "fused")(ids).numpy(), want)
+
+
+def test_loading_draws_no_random_numbers_and_holds_the_weights_once(tmp_path):
+    import tracemalloc
+
+    from skiff.kernels.train.core import random as train_random
+
+    folder, _ = make_checkpoint(tmp_path, "dense-mha-untied-bias")
+    size = (folder / "model.safetensors").stat().st_size
+    before = train_random.get_state()
+    tracemalloc.start()
+    try:
+        model = from_pretrained(folder)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert train_random.get_state() == before  # nn.skip_init: no init drawn, then replaced
+    weights = sum(p.nbytes for p in model.parameters())
+    assert weights <= size and peak <= 1.2 * size + 64 * 1024, (peak, size)
