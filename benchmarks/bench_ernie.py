@@ -13,7 +13,10 @@ the two taking turns:
 
 * prefill: logits of a ``--prompt``-token prompt (skiff: ``last_only``; transformers:
   ``logits_to_keep=1``);
-* decode: ``--new`` greedy tokens after it with the key/value cache (``generate``), per token.
+* decode: ``--new`` greedy tokens after it with the key/value cache (``generate``), per token;
+* batch: 8 prompts of lengths 16..512 (``--batch-max``) and ``--new`` tokens each, generated
+  together: skiff's ``generate_batch`` (one packed prefill, no padding) against
+  transformers' ``generate`` on the left-padded batch with its attention mask.
 
 Prints a table; writes nothing (the figures belong to the session that ran them).
 """
@@ -39,6 +42,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--moe", action="store_true")
+    ap.add_argument("--batch-max", type=int, default=512)
     args = ap.parse_args()
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
@@ -77,7 +81,15 @@ def main() -> None:
         return time.process_time() - t0, out
 
     best = {k: float("inf") for k in ("skiff prefill", "torch prefill", "skiff decode",
-                                      "torch decode")}
+                                      "torch decode", "skiff batch", "torch batch")}
+    rng = np.random.default_rng(1)
+    lengths = np.linspace(16, args.batch_max, 8).astype(int)
+    prompts = [rng.integers(3, cfg.vocab_size, n) for n in lengths]
+    padded = np.zeros((8, lengths.max()), dtype=np.int64)  # left padding, as generate wants
+    mask = np.zeros_like(padded)
+    for i, p in enumerate(prompts):
+        padded[i, -len(p):] = p
+        mask[i, -len(p):] = 1
     for _ in range(args.rounds):
         t, _ = cpu(lambda: model(ids, last_only=True))
         best["skiff prefill"] = min(best["skiff prefill"], t)
@@ -95,16 +107,29 @@ def main() -> None:
             t_one, _ = cpu(lambda: ref.generate(tids, max_new_tokens=1, do_sample=False,
                                                 eos_token_id=None, pad_token_id=0))
         best["torch decode"] = min(best["torch decode"], (t_all - t_one) / (args.new - 1))
+        t, rows = cpu(lambda: model.generate_batch(prompts, max_new_tokens=args.new,
+                                                   eos_token_id=None))
+        best["skiff batch"] = min(best["skiff batch"], t)
+        with torch.no_grad():
+            t, tb = cpu(lambda: ref.generate(torch.tensor(padded),
+                                             attention_mask=torch.tensor(mask),
+                                             max_new_tokens=args.new, do_sample=False,
+                                             eos_token_id=None, pad_token_id=0))
+        best["torch batch"] = min(best["torch batch"], t)
+        same_batch = all(np.array_equal(r[len(p):], tb.numpy()[i, lengths.max():])
+                         for i, (p, r) in enumerate(zip(prompts, rows)))
     same = bool(np.array_equal(mine, theirs.numpy()))
     kind = "MoE (64 experts, top 6, 2 shared)" if args.moe else "dense 0.3B-shaped"
     print(f"ERNIE-4.5 {kind}, {args.layers} layers, prompt {args.prompt}, "
           f"{args.threads} thread(s), float32, CPU time, best of {args.rounds}")
-    print(f"greedy tokens identical: {same}")
+    print(f"greedy tokens identical: {same}; batch rows identical: {same_batch}")
     print("| phase | skiff ms | transformers ms | skiff speed vs transformers |")
     print("| --- | --- | --- | --- |")
-    for phase in ("prefill", "decode"):
+    labels = {"prefill": f"prefill ({args.prompt} tokens)", "decode": "decode (per token)",
+              "batch": f"8 prompts of {lengths.min()}..{lengths.max()} tokens + {args.new} "
+                       "new each (transformers: padded batch)"}
+    for phase, label in labels.items():
         s, t = best[f"skiff {phase}"] * 1e3, best[f"torch {phase}"] * 1e3
-        label = phase if phase == "prefill" else "decode (per token)"
         print(f"| {label} | {s:.1f} | {t:.1f} | {t / s:.2f}x |")
 
 

@@ -33,6 +33,7 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.tensor import Tensor, cat, no_grad, split, where
 from ..data import PackedBatch
+from .ernie_generate import generate_packed, pick_next
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache"]
 
@@ -159,17 +160,30 @@ class ErnieAttention(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v, causal=True, scale=D ** -0.5)
         return self.o_proj(y.transpose(0, 3, 1, 2, 4).reshape(B, T, H * D))
 
-    def forward_packed(self, x, cos, sin, cu_seqlens):  # x (N, C); cos (N, D/2)
-        N = x.shape[0]
+    def forward_packed(self, x, cos, sin, cu_seqlens, cache=None, layer: int = 0):
+        N = x.shape[0]  # x (N, C); cos (N, D/2)
         H, K, D = self.H, self.K, self.D
         R = H // K
         q = F.rotary_embedding(self.q_proj(x).reshape(N, H, D), cos[:, None], sin[:, None])
         k = F.rotary_embedding(self.k_proj(x).reshape(N, K, D), cos[:, None], sin[:, None])
         v = self.v_proj(x).reshape(N, K, D)
+        if cache is not None:  # a packed prefill: each prompt's keys/values into its row
+            cache.store_packed(layer, k.data, v.data, cu_seqlens)
         k = k.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
         v = v.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
         y = F.packed_causal_attention(q, k, v, cu_seqlens, scale=D ** -0.5)  # (N, H, D)
         return self.o_proj(y.reshape(N, H * D))
+
+    def forward_step(self, x, cos, sin, cache, layer: int):  # x (B, C); cos (B, D/2)
+        """One new position per row, each row at its own position (no graph kept)."""
+        B = x.shape[0]
+        q = F.rotary_embedding(self.q_proj(x).reshape(B, self.H, self.D), cos[:, None],
+                               sin[:, None])
+        k = F.rotary_embedding(self.k_proj(x).reshape(B, self.K, self.D), cos[:, None],
+                               sin[:, None])
+        v = self.v_proj(x).reshape(B, self.K, self.D)
+        y = cache.attend(layer, q.data, k.data, v.data, self.D ** -0.5)  # (B, H * D)
+        return self.o_proj(Tensor(y))
 
 
 class ErnieMoeStatics(nn.Module):
@@ -249,8 +263,14 @@ class ErnieDecoderLayer(nn.Module):
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache, self.layer)
         return x + self.mlp(self.post_attention_layernorm(x))
 
-    def forward_packed(self, x, cos, sin, cu_seqlens):  # (N, C)
-        x = x + self.self_attn.forward_packed(self.input_layernorm(x), cos, sin, cu_seqlens)
+    def forward_packed(self, x, cos, sin, cu_seqlens, cache=None):  # (N, C)
+        x = x + self.self_attn.forward_packed(self.input_layernorm(x), cos, sin, cu_seqlens,
+                                              cache, self.layer)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+    def forward_step(self, x, cos, sin, cache):  # (B, C)
+        x = x + self.self_attn.forward_step(self.input_layernorm(x), cos, sin, cache,
+                                            self.layer)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -345,14 +365,30 @@ class ErnieForCausalLM(nn.Module):
             x = x[:, -1:]
         return self.lm_head(self.model.norm(x))
 
-    def forward_packed(self, tokens, cu_seqlens, positions):
-        """Logits (N, V) of a packed token stream (N,) (sequences never attend across)."""
+    def forward_packed(self, tokens, cu_seqlens, positions, cache=None,
+                       last_only: bool = False):
+        """Logits (N, V) of a packed token stream (N,) (sequences never attend across);
+        ``last_only``: of each sequence's last token only (S, V); ``cache``: a
+        :class:`PackedKVCache` that keeps each sequence's keys and values (prefill)."""
         tokens = _as_index(tokens, self)
         cu = np.asarray(_host(cu_seqlens), dtype=np.int64)
         cos, sin = self.rotary(positions)
         x = self.model.embed_tokens(tokens)
         for layer in self.model.layers:
-            x = layer.forward_packed(x, cos, sin, cu)
+            x = layer.forward_packed(x, cos, sin, cu, cache)
+        if last_only:
+            x = x[x.xp.asarray(cu[1:] - 1)]
+        return self.lm_head(self.model.norm(x))
+
+    def forward_step(self, ids, cache):
+        """Logits (B, V) of one new token per row (B,), row ``b`` at position
+        ``cache.lengths[b]`` (a decode step after :meth:`forward_packed` filled ``cache``)."""
+        idx = _as_index(np.asarray(_host(ids), dtype=np.int64).reshape(-1), self)
+        cos, sin = self.rotary(cache.lengths)
+        x = self.model.embed_tokens(idx)  # (B, C)
+        for layer in self.model.layers:
+            x = layer.forward_step(x, cos, sin, cache)
+        cache.lengths = cache.lengths + 1
         return self.lm_head(self.model.norm(x))
 
     def loss(self, batch):
@@ -407,8 +443,8 @@ class ErnieForCausalLM(nn.Module):
                 for _ in range(int(max_new_tokens)):
                     ids = fresh if use_cache else out
                     logits = _host(self.forward(ids, cache, last_only=True).data)[:, -1]
-                    nxt = _pick(logits.astype(np.float64), do_sample, temperature, top_k,
-                                top_p, rng)
+                    nxt = pick_next(logits.astype(np.float64), do_sample, temperature, top_k,
+                                    top_p, rng)
                     if eos:
                         if pad is not None:
                             nxt = np.where(done, pad, nxt)
@@ -420,6 +456,32 @@ class ErnieForCausalLM(nn.Module):
         finally:
             self.train(was_training)
         return out
+
+    def generate_batch(self, prompts, max_new_tokens: int = 20, *, do_sample: bool = False,
+                       temperature: float = 1.0, top_k: int | None = None,
+                       top_p: float | None = None, eos_token_id="config",
+                       seed: int | None = None) -> list[np.ndarray]:
+        """Continue prompts of *different* lengths together (a list of 1-D id arrays):
+        one packed prefill (no padding) and batched decode steps, each row at its own
+        position. Choices as :meth:`generate`; a row stops after its eos token. Returns a
+        list: each prompt followed by its new tokens (the eos included)."""
+        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
+        if do_sample and temperature <= 0:
+            raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
+        eos = self._generation_value("eos_token_id", eos_token_id)
+        eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+        rng = np.random.default_rng(seed)
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                return generate_packed(
+                    self, list(prompts), int(max_new_tokens), eos=eos,
+                    max_positions=self.config.max_position_embeddings,
+                    pick=lambda z: pick_next(z, do_sample, temperature, top_k, top_p, rng))
+        finally:
+            self.train(was_training)
 
     def _generation_value(self, name, given):
         if given != "config":
@@ -434,28 +496,6 @@ class ErnieForCausalLM(nn.Module):
                f"{c.moe_num_shared_experts})" if c.is_moe else "")
         return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
                 f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
-
-
-def _pick(logits: np.ndarray, do_sample, temperature, top_k, top_p, rng) -> np.ndarray:
-    """The next token per row: argmax, or a sample after temperature, top-k and top-p (the
-    order transformers applies them)."""
-    if not do_sample:
-        return logits.argmax(axis=-1).astype(np.int64)
-    z = logits / temperature
-    if top_k is not None:
-        kth = np.sort(z, axis=-1)[:, -min(int(top_k), z.shape[1])][:, None]
-        z = np.where(z < kth, -np.inf, z)
-    p = np.exp(z - z.max(axis=-1, keepdims=True))
-    p /= p.sum(axis=-1, keepdims=True)
-    if top_p is not None and top_p < 1:
-        order = np.argsort(p, axis=-1)  # ascending: drop the low tail whose mass <= 1 - top_p
-        tail = np.cumsum(np.take_along_axis(p, order, -1), axis=-1) <= 1 - top_p
-        tail[:, -1] = False  # always keep the most likely token
-        drop = np.zeros_like(tail)
-        np.put_along_axis(drop, order, tail, -1)
-        p = np.where(drop, 0.0, p)
-        p /= p.sum(axis=-1, keepdims=True)
-    return np.array([rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
 
 
 def _host(a):

@@ -135,3 +135,38 @@ def test_generation_stops_at_eos_like_transformers(pair):
                             eos_token_id=eos, pad_token_id=0).numpy()
     got = model.generate(ids, max_new_tokens=12, eos_token_id=eos, pad_token_id=0)
     assert np.array_equal(got, want), name
+
+
+def test_prompts_of_different_lengths_generated_together(pair):
+    """One packed prefill and batched decode steps, each row at its own position: every
+    row equals transformers' greedy generation of that prompt alone."""
+    name, ref, model = pair
+    prompts = [_ids(model.config.vocab_size, (n,), seed=n) for n in (3, 9, 1, 14)]
+    got = model.generate_batch(prompts, max_new_tokens=20, eos_token_id=None)
+    for prompt, row in zip(prompts, got):
+        with torch.no_grad():
+            want = ref.generate(torch.tensor(prompt[None]), max_new_tokens=20, do_sample=False,
+                                eos_token_id=None, pad_token_id=0).numpy()[0]
+        assert np.array_equal(row, want), (name, len(prompt))
+    # a row stops after its eos; the others go on
+    eos = int(got[1][len(prompts[1]) + 2])
+    stopped = model.generate_batch(prompts, max_new_tokens=20, eos_token_id=eos)
+    for full, row in zip(got, stopped):
+        n = len(row)
+        assert np.array_equal(row, full[:n])
+        assert n == len(full) or row[-1] == eos
+
+
+def test_sampling_is_seeded_and_top_k_1_is_greedy(pair):
+    _, _, model = pair
+    ids = _ids(model.config.vocab_size, (2, 4), seed=2)
+    greedy = model.generate(ids, max_new_tokens=8, eos_token_id=None)
+    top1 = model.generate(ids, max_new_tokens=8, do_sample=True, top_k=1, eos_token_id=None)
+    assert np.array_equal(top1, greedy)
+    a = model.generate(ids, max_new_tokens=8, do_sample=True, temperature=2.0, top_p=0.9,
+                       seed=5, eos_token_id=None)
+    b = model.generate(ids, max_new_tokens=8, do_sample=True, temperature=2.0, top_p=0.9,
+                       seed=5, eos_token_id=None)
+    assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="exceeds the context"):
+        model.generate(ids, max_new_tokens=model.config.max_position_embeddings)
