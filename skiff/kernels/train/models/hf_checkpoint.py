@@ -258,9 +258,10 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
 # ---- tokenizer and text data -----------------------------------------------------------------
 class HFTokenizer:
     """A checkpoint's ``tokenizer.json`` through the ``tokenizers`` library:
-    ``encode(text) -> ids`` (no special tokens added), ``decode(ids) -> text``."""
+    ``encode(text) -> ids`` (no special tokens added), ``decode(ids) -> text``, and its chat
+    template (:class:`~.chat.ChatTemplate`, or None): ``apply_chat_template(messages)``."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, chat_template=None):
         try:
             from tokenizers import Tokenizer
         except ImportError:
@@ -268,6 +269,17 @@ class HFTokenizer:
                               "tokenizers)") from None
         self.path = path
         self._tok = Tokenizer.from_file(str(path))
+        self.chat_template = chat_template
+
+    def apply_chat_template(self, messages, add_generation_prompt: bool = False,
+                            tokenize: bool = False, **kwargs):
+        """The conversation rendered by the checkpoint's template (text, or its ids with
+        ``tokenize``), as transformers' ``apply_chat_template`` renders it."""
+        if self.chat_template is None:
+            raise ValueError(f"the tokenizer at {self.path.parent} has no chat template "
+                             "(chat_template.jinja or tokenizer_config.json)")
+        text = self.chat_template.render(messages, add_generation_prompt, **kwargs)
+        return self.encode(text) if tokenize else text
 
     def encode(self, text: str) -> np.ndarray:
         return np.asarray(self._tok.encode(text, add_special_tokens=False).ids, dtype=np.int64)
@@ -286,8 +298,12 @@ class HFTokenizer:
 
 def load_tokenizer(folder: str | os.PathLike):
     """The folder's tokenizer (``tokenizer.json``), or None when it has none."""
+    from .chat import ChatTemplate
+
     path = Path(folder).expanduser() / "tokenizer.json"
-    return HFTokenizer(path) if path.is_file() else None
+    if not path.is_file():
+        return None
+    return HFTokenizer(path, ChatTemplate.from_folder(path.parent))
 
 
 def token_blocks(ids: np.ndarray, block_size: int):
