@@ -21,7 +21,9 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-__all__ = ["ChatTemplate", "split_thinking", "SPECIAL_TOKEN_NAMES"]
+import numpy as np
+
+__all__ = ["ChatTemplate", "ChatDataset", "split_thinking", "SPECIAL_TOKEN_NAMES"]
 
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
                        "cls_token", "mask_token")
@@ -92,8 +94,23 @@ class ChatTemplate:
                 return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent,
                                   separators=separators, sort_keys=sort_keys)
 
+            class Generation(jinja2.ext.Extension):
+                """``{% generation %}...{% endgeneration %}`` (marks assistant text in some
+                templates): rendered as its body."""
+
+                tags = {"generation"}
+
+                def parse(self, parser):
+                    lineno = next(parser.stream).lineno
+                    body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+                    return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body) \
+                        .set_lineno(lineno)
+
+                def _body(self, caller):
+                    return caller()
+
             env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                                extensions=[jinja2.ext.loopcontrols])
+                                                extensions=[Generation, jinja2.ext.loopcontrols])
             env.filters["tojson"] = tojson
             env.globals["raise_exception"] = raise_exception
             env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
@@ -120,3 +137,95 @@ class ChatTemplate:
         return self._template().render(messages=chat, tools=None, documents=None,
                                        add_generation_prompt=add_generation_prompt,
                                        **context)
+
+
+    def assistant_spans(self, messages: list[dict], **kwargs) -> tuple[str, list[tuple]]:
+        """The rendered conversation and the character spans of what the assistant wrote:
+        for assistant message ``i``, from the end of the conversation before it with the
+        generation prompt to the end of the conversation through it."""
+        full = self.render(messages, **kwargs)
+        spans = []
+        for i, m in enumerate(messages):
+            if m.get("role") != "assistant":
+                continue
+            prompt = self.render(messages[:i], add_generation_prompt=True, **kwargs)
+            upto = self.render(messages[:i + 1], **kwargs)
+            if not (full.startswith(upto) and upto.startswith(prompt)):
+                raise ValueError("this chat template does not render a conversation as a "
+                                 "prefix of its continuation, so the assistant's tokens "
+                                 "cannot be told apart")
+            spans.append((len(prompt), len(upto)))
+        return full, spans
+
+
+class ChatDataset:
+    """Conversations (JSONL rows ``{"messages": [{"role", "content"}, ...]}``) as training
+    sequences: each rendered with the checkpoint's chat template and tokenized once, the
+    loss on the assistant's tokens only (other targets are -100), cut to ``block_size``
+    tokens. Items are ``(tokens, targets)``; a batch is a
+    :class:`~skiff.kernels.train.data.PackedBatch` (no padding)."""
+
+    def __init__(self, rows, tokenizer, block_size: int, source: str = "conversations"):
+        if getattr(tokenizer, "chat_template", None) is None:
+            raise ValueError("chat data needs the checkpoint's chat template (it has none)")
+        self.block_size = int(block_size)
+        self.source = source
+        self.items = []
+        for n, row in enumerate(rows, 1):
+            messages = row.get("messages") if isinstance(row, dict) else None
+            if not isinstance(messages, list) or not messages:
+                raise ValueError(f"{source}: row {n} has no 'messages' list (each row is "
+                                 '{"messages": [{"role": ..., "content": ...}, ...]})')
+            if not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict)):
+                raise ValueError(f"{source}: row {n} has no assistant message to learn")
+            text, spans = tokenizer.chat_template.assistant_spans(messages)
+            ids, owner = tokenizer.encode_with_offsets(text)
+            learn = np.zeros(len(ids), dtype=bool)
+            for start, end in spans:  # the tokens holding the span's first and last character
+                a, b = _token_at(owner, start), _token_at(owner, end - 1)
+                if a is not None and b is not None:
+                    learn[a:b + 1] = True
+            ids, learn = ids[:self.block_size + 1], learn[:self.block_size + 1]
+            if len(ids) >= 2 and learn[1:].any():
+                self.items.append((ids[:-1], np.where(learn[1:], ids[1:], -100)))
+        if not self.items:
+            raise ValueError(f"{source}: no conversation with assistant tokens to learn")
+
+    @classmethod
+    def from_jsonl(cls, path, tokenizer, block_size: int) -> ChatDataset:
+        rows = []
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}: line {n} is not JSON ({exc.msg})") from None
+        return cls(rows, tokenizer, block_size, source=str(path))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def collate(self, items):
+        from ..data import PackedBatch
+
+        lens = [len(t) for t, _ in items]
+        cu = np.zeros(len(items) + 1, dtype=np.int64)
+        cu[1:] = np.cumsum(lens)
+        return PackedBatch(np.concatenate([t for t, _ in items]),
+                           np.concatenate([y for _, y in items]), cu,
+                           np.concatenate([np.arange(n, dtype=np.int64) for n in lens]))
+
+    def __repr__(self) -> str:
+        return f"ChatDataset({len(self)} conversations from {self.source})"
+
+
+def _token_at(owner: np.ndarray, char: int):
+    """The token holding character ``char`` (None for a character no token covers)."""
+    if not 0 <= char < len(owner) or owner[char] < 0:
+        return None
+    return int(owner[char])

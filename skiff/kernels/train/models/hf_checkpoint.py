@@ -284,6 +284,14 @@ class HFTokenizer:
     def encode(self, text: str) -> np.ndarray:
         return np.asarray(self._tok.encode(text, add_special_tokens=False).ids, dtype=np.int64)
 
+    def encode_with_offsets(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Ids and, per character of ``text``, the index of the token holding it (-1: none)."""
+        enc = self._tok.encode(text, add_special_tokens=False)
+        owner = np.full(len(text), -1, dtype=np.int64)
+        for t, (a, b) in enumerate(enc.offsets):
+            owner[a:b] = np.where(owner[a:b] < 0, t, owner[a:b])
+        return np.asarray(enc.ids, dtype=np.int64), owner
+
     def decode(self, ids) -> str:
         return self._tok.decode([int(i) for i in np.asarray(ids).reshape(-1)],
                                 skip_special_tokens=False)
@@ -322,14 +330,22 @@ def token_blocks(ids: np.ndarray, block_size: int):
 
 
 def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
-    """Token blocks of ``data`` (a text file, a shipped corpus name, or text) encoded with
-    the model's own tokenizer."""
+    """Training data in the model's own tokens: a ``.jsonl`` file of conversations
+    (``{"messages": [...]}`` rows; loss on the assistant's tokens, :class:`~.chat.ChatDataset`)
+    or token blocks of text (a text file, a shipped corpus name, or the text itself)."""
     from ..data import _read_text
 
     tok = getattr(model, "tokenizer", None)
     if tok is None:
         raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
                          "tokenizer.json, so text cannot be turned into its tokens")
+    if tok.vocab_size > model.config.vocab_size:
+        raise ValueError(f"the tokenizer has {tok.vocab_size} tokens, more than the model's "
+                         f"vocab_size {model.config.vocab_size}")
+    if str(data).endswith(".jsonl"):
+        from .chat import ChatDataset
+
+        return ChatDataset.from_jsonl(data, tok, int(block_size))
     text, _ = _read_text(data)
     return token_blocks(tok.encode(text), int(block_size))
 

@@ -7,6 +7,9 @@ answer split from the answer.
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from skiff.kernels.train.models.chat import ChatTemplate, split_thinking
@@ -94,3 +97,85 @@ def test_split_thinking():
     assert split_thinking("reason</think>answer") == ("reason", "answer")
     assert split_thinking("just an answer") == ("", "just an answer")
     assert split_thinking("<think>still thinking") == ("still thinking", "")
+
+
+GENERATION = THINKING.replace(
+    "{%- if message.get('reasoning_content') -%}", "{%- generation -%}"
+    "{%- if message.get('reasoning_content') -%}").replace(
+    "{{- message['content'] + eos_token -}}",
+    "{{- message['content'] + eos_token -}}{%- endgeneration -%}")
+
+WORDS = ("User: Assistant: What is a skiff? A skiff is a small boat. Answer briefly. "
+         "What is 2 + 2? Four. And 3 + 3? Six. <think> </think> reason ")
+
+
+def _tokenizer_pair(folder, template, vocab_size=96):
+    from tokenizers import Tokenizer
+
+    add_tokenizer(folder, WORDS * 10, vocab_size=vocab_size)
+    ref = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(folder / "tokenizer.json")),
+        bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
+    ref.chat_template = template
+    ref.save_pretrained(folder)
+    return ref, load_tokenizer(folder)
+
+
+def test_chat_data_learns_the_assistant_tokens_transformers_marks(tmp_path):
+    """Targets are the tokens transformers' return_assistant_tokens_mask marks (through the
+    template's generation tags), everything else -100; a JSONL without messages, or not
+    JSON, is one clear error."""
+    from skiff.kernels.train.models.chat import ChatDataset
+
+    ref, tok = _tokenizer_pair(tmp_path, GENERATION)
+    rows = [{"messages": c} for c in CHATS[1:]] + [{"messages": CHATS[0] + [
+        {"role": "assistant", "content": "A skiff is a small boat."}]}]
+    ds = ChatDataset(rows, tok, block_size=512)
+    assert len(ds) == len(rows)
+    for i, row in enumerate(rows):
+        out = ref.apply_chat_template(row["messages"], tokenize=True, return_dict=True,
+                                      return_assistant_tokens_mask=True)
+        ids, mask = np.array(out["input_ids"]), np.array(out["assistant_masks"], bool)
+        tokens, targets = ds[i]
+        assert np.array_equal(tokens, ids[:-1])
+        assert np.array_equal(targets, np.where(mask[1:], ids[1:], -100)), i
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [{"role": "user", "content": "hi"}, '
+                   '{"role": "assistant", "content": "ok"}]}\n{"text": "no messages"}\n')
+    with pytest.raises(ValueError, match="row 2 has no 'messages' list"):
+        ChatDataset.from_jsonl(bad, tok, 64)
+    bad.write_text("{not json\n")
+    with pytest.raises(ValueError, match="line 1 is not JSON"):
+        ChatDataset.from_jsonl(bad, tok, 64)
+
+
+def test_chat_fine_tuning_loss_equals_transformers_and_falls(tmp_path):
+    """The packed, masked loss of a batch of conversations equals transformers' mean
+    cross-entropy over the same assistant tokens; a few Trainer steps lower it."""
+    from skiff.kernels.train.models import from_pretrained
+    from skiff.kernels.train.models.hf_checkpoint import text_dataset
+    from skiff.kernels.train.trainer import Trainer
+
+    from .ernie_reference import make_checkpoint, torch
+
+    _, model_ref = make_checkpoint(tmp_path, "moe-shared")
+    _tokenizer_pair(tmp_path, THINKING, vocab_size=80)
+    rows = [{"messages": c} for c in CHATS[1:]] * 3
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    model = from_pretrained(tmp_path)
+    ds = text_dataset(model, str(tmp_path / "chat.jsonl"), block_size=128)
+    batch = ds.collate([ds[0], ds[1]])
+    loss = model.loss(batch).item()
+    total, count = 0.0, 0
+    for tokens, targets in (ds[0], ds[1]):
+        with torch.no_grad():
+            logits = model_ref(torch.tensor(tokens[None])).logits[0]
+        t = torch.tensor(targets)
+        total += torch.nn.functional.cross_entropy(logits, t, ignore_index=-100,
+                                                   reduction="sum").item()
+        count += int((targets != -100).sum())
+    assert abs(loss - total / count) <= 1e-5 * abs(loss)
+    result = Trainer(model, lr=3e-3, batch_size=2, schedule="constant", shuffle=False) \
+        .train(ds, steps=9)
+    losses = [h["loss"] for h in result.history]
+    assert np.mean(losses[-3:]) < np.mean(losses[:3])
