@@ -1,6 +1,7 @@
 """``skiff.models``: the built-in models (``MLP``, ``CNN``, ``GPT``), ``get(name)``, and open
 models from their checkpoints: ``from_pretrained(DIR)`` (ERNIE-4.5, dense and MoE, in the
-Hugging Face layout) and ``save_pretrained(model, DIR)``.
+Hugging Face layout) and ``save_pretrained(model, DIR)``; LoRA adapters with ``apply_lora``,
+``merge_lora`` and ``save_adapter`` (peft's layout).
 
 The public name of :mod:`skiff.kernels.train.models`; the same classes."""
 
@@ -14,9 +15,12 @@ from skiff.kernels.train.models import (  # noqa: F401
     ErnieConfig,
     ErnieForCausalLM,
     GPTConfig,
+    apply_lora,
     from_pretrained,
     get,
+    merge_lora,
     names,
+    save_adapter,
     save_pretrained,
 )
 
@@ -29,6 +33,9 @@ __all__ = [
     "ErnieConfig",
     "from_pretrained",
     "save_pretrained",
+    "apply_lora",
+    "merge_lora",
+    "save_adapter",
     "get",
     "names",
     "BUILTIN_MODELS",

@@ -15,12 +15,13 @@ import importlib
 from .registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA, unknown_model
 
 __all__ = ["MLP", "CNN", "GPT", "GPTConfig", "ErnieForCausalLM", "ErnieConfig", "get", "names",
-           "from_pretrained", "save_pretrained", "BUILTIN_MODELS", "BUILTIN_DATA",
-           "DEFAULT_DATA"]
+           "from_pretrained", "save_pretrained", "apply_lora", "merge_lora", "save_adapter",
+           "BUILTIN_MODELS", "BUILTIN_DATA", "DEFAULT_DATA"]
 
 _CLASSES = {"MLP": ".mlp", "CNN": ".cnn", "GPT": ".gpt", "GPTConfig": ".gpt",
             "PRESETS": ".gpt", "ErnieForCausalLM": ".ernie", "ErnieConfig": ".ernie",
-            "from_pretrained": ".hf_checkpoint", "save_pretrained": ".hf_checkpoint"}
+            "from_pretrained": ".hf_checkpoint", "save_pretrained": ".hf_checkpoint",
+            "apply_lora": ".lora", "merge_lora": ".lora", "save_adapter": ".lora"}
 
 
 def names() -> list[str]:
