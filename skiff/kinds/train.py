@@ -79,6 +79,13 @@ def COMMAND(p):
                         f"{', '.join(FROM_CHECKPOINT)}")
     p.add_argument("--data", dest="data_opt", default=None, metavar="DATA",
                    help="the same as DATA")
+    p.add_argument("--lora-r", type=positive_int, default=None, metavar="R",
+                   help="fine-tune LoRA adapters of rank R (the base frozen) instead of all "
+                        "weights")
+    p.add_argument("--lora-alpha", type=positive_float, default=None, metavar="A",
+                   help="LoRA scale numerator (default 2 R)")
+    p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
+                   help="comma-separated linear layers to adapt (default q_proj,v_proj)")
 
 
 # validation -----------------------------------------------------------------------------------
@@ -168,7 +175,23 @@ def to_config(values: dict) -> dict:
         "block_size": values.get("block_size"),
         "from": check_from(model, values.get("from_dir", values.get("from")))
         if source is None else None,
+        "lora": _lora(values),
     }
+
+
+def _lora(values: dict) -> dict | None:
+    """``--lora-r R [--lora-alpha A] [--lora-targets a,b]`` as the config's ``lora`` entry."""
+    r = values.get("lora_r")
+    if r is None:
+        if values.get("lora_alpha") is not None:
+            raise ValueError("--lora-alpha needs --lora-r R")
+        return None
+    targets = [t.strip() for t in str(values.get("lora_targets") or "").split(",") if t.strip()]
+    if not targets:
+        raise ValueError("--lora-targets needs at least one layer name, e.g. q_proj,v_proj")
+    alpha = values.get("lora_alpha")
+    return {"r": int(r), "alpha": float(alpha if alpha is not None else 2 * r),
+            "targets": targets}
 
 
 # notebook objects -----------------------------------------------------------------------------
@@ -359,6 +382,11 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         if model is None:
             train_random.seed(seed)
             model = models.get(model_name, **({"path": cfg["from"]} if cfg.get("from") else {}))
+        if cfg.get("lora"):
+            from skiff.kernels.train.models.lora import apply_lora
+
+            apply_lora(model, r=cfg["lora"]["r"], alpha=cfg["lora"]["alpha"],
+                       target_modules=cfg["lora"]["targets"])
         dataset = data_obj
         if dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),

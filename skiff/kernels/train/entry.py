@@ -69,6 +69,11 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
     name = config.get("model")
     train_random.seed(seed)
     model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
+    if config.get("lora"):  # adapters only: the base weights frozen
+        from skiff.kernels.train.models.lora import apply_lora
+
+        lora = config["lora"]
+        apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=lora["targets"])
     cfg = getattr(model, "config", None)
     block = config.get("block_size") or getattr(cfg, "block_size", 128)
     data = config.get("data") or models.DEFAULT_DATA[name]
@@ -133,8 +138,14 @@ def train_parts(parts: dict, config: dict, reporter):
             from skiff.kernels.train.models.hf_checkpoint import save_pretrained
 
             folder = Path(run_dir) / "hf-model"
-            save_pretrained(model, folder, state=weights)
+            save_pretrained(model, folder, state=weights)  # a LoRA model: merged
             reporter.artifact("model (Hugging Face layout)", folder, kind="folder")
+            if getattr(model, "lora_config", None):
+                from skiff.kernels.train.models.lora import save_adapter
+
+                save_adapter(model, Path(run_dir) / "hf-adapter")
+                reporter.artifact("LoRA adapter (peft layout)", Path(run_dir) / "hf-adapter",
+                                  kind="folder")
     _report_curve(result, reporter)
     return result
 

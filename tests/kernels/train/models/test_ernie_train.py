@@ -93,3 +93,40 @@ def test_train_line_errors():
         config("gpt-mini --from /tmp")
     with pytest.raises(ValueError, match="DATA given twice"):
         config("gpt-mini sonnets --data prose")
+    with pytest.raises(ValueError, match="--lora-alpha needs --lora-r R"):
+        config("gpt-mini --lora-alpha 4")
+
+
+def test_train_magic_lora(tmp_path):
+    """``--lora-r``: only the adapters train (the base weights are the checkpoint's after
+    the run); the job writes the adapter in peft's layout, which peft loads on the base with
+    the trained model's logits."""
+    peft = pytest.importorskip("peft")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    make_checkpoint(tmp_path / "ckpt", "dense-gqa-tied")
+    add_tokenizer(tmp_path / "ckpt", TEXT, vocab_size=96)
+    (tmp_path / "my.txt").write_text(TEXT)
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "skiff")
+    job = shell.run_line_magic(
+        "train", f"ernie {tmp_path / 'my.txt'} --from {tmp_path / 'ckpt'} --lora-r 4 "
+                 "--lora-targets q_proj,v_proj,down_proj --steps 10 --block-size 16 "
+                 "--batch-size 4 --lr 1e-2 --wait")
+    assert job.status == "done", job.error
+    assert job.config["lora"] == {"r": 4, "alpha": 8.0,
+                                  "targets": ["q_proj", "v_proj", "down_proj"]}
+    losses = [h["loss"] for h in job.result["history"]]
+    assert np.mean(losses[-3:]) < np.mean(losses[:3])
+    trained = job.value.model
+    base = from_pretrained(tmp_path / "ckpt")
+    for name, p in base.named_parameters():
+        assert np.array_equal(dict(trained.named_parameters())[name].numpy(), p.numpy()), name
+    ref = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "ckpt")
+    loaded = peft.PeftModel.from_pretrained(ref, job.run_dir / "hf-adapter").eval()
+    ids = trained.tokenizer.encode("the small boat")[None, :]
+    with torch.no_grad():
+        want = loaded(torch.tensor(ids)).logits.numpy()
+    got = trained(ids).numpy()
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+    assert np.abs(got - base(ids).numpy()).max() > 1e-3  # the adapters did change it
