@@ -33,7 +33,7 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.tensor import Tensor, cat, no_grad, split, where
 from ..data import PackedBatch
-from .ernie_generate import generate_packed, pick_next
+from .ernie_generate import generate_packed, pick_next, repetition_penalty_
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache"]
 
@@ -405,22 +405,26 @@ class ErnieForCausalLM(nn.Module):
     # ---- generation --------------------------------------------------------------------------
     def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool = False,
                  temperature: float = 1.0, top_k: int | None = None,
-                 top_p: float | None = None, eos_token_id="config", pad_token_id="config",
-                 use_cache: bool = True, seed: int | None = None) -> np.ndarray:
+                 top_p: float | None = None, repetition_penalty: float = 1.0,
+                 eos_token_id="config", pad_token_id="config", use_cache: bool = True,
+                 seed: int | None = None) -> np.ndarray:
         """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens.
 
         Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, seeded by
-        ``seed``), as transformers' ``generate``. A row that emits ``eos_token_id`` (default:
-        the checkpoint's generation config, else its config) is finished: later positions get
-        ``pad_token_id``, and generation stops once every row is. ``use_cache`` keeps keys
-        and values per layer, so a new token costs one position of work. Returns host int64
-        ids (B, T0 + generated)."""
+        ``seed``), as transformers' ``generate``; ``repetition_penalty`` > 1 discourages
+        tokens already in the row (applied first, as transformers does). A row that emits
+        ``eos_token_id`` (default: the checkpoint's generation config, else its config) is
+        finished: later positions get ``pad_token_id``, and generation stops once every row
+        is. ``use_cache`` keeps keys and values per layer, so a new token costs one position
+        of work. Returns host int64 ids (B, T0 + generated)."""
         if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
         if do_sample and temperature <= 0:
             raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
         if top_p is not None and not 0 < top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+        if not repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty!r}")
         out = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
         if out.shape[1] == 0:
             raise ValueError("generate needs at least one prompt token per row")
@@ -443,8 +447,10 @@ class ErnieForCausalLM(nn.Module):
                 for _ in range(int(max_new_tokens)):
                     ids = fresh if use_cache else out
                     logits = _host(self.forward(ids, cache, last_only=True).data)[:, -1]
-                    nxt = pick_next(logits.astype(np.float64), do_sample, temperature, top_k,
-                                    top_p, rng)
+                    logits = logits.astype(np.float64)
+                    if repetition_penalty != 1.0:
+                        repetition_penalty_(logits, out, repetition_penalty)
+                    nxt = pick_next(logits, do_sample, temperature, top_k, top_p, rng)
                     if eos:
                         if pad is not None:
                             nxt = np.where(done, pad, nxt)
@@ -459,8 +465,8 @@ class ErnieForCausalLM(nn.Module):
 
     def generate_batch(self, prompts, max_new_tokens: int = 20, *, do_sample: bool = False,
                        temperature: float = 1.0, top_k: int | None = None,
-                       top_p: float | None = None, eos_token_id="config",
-                       seed: int | None = None) -> list[np.ndarray]:
+                       top_p: float | None = None, repetition_penalty: float = 1.0,
+                       eos_token_id="config", seed: int | None = None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
         position. Choices as :meth:`generate`; a row stops after its eos token. Returns a
@@ -479,7 +485,10 @@ class ErnieForCausalLM(nn.Module):
                 return generate_packed(
                     self, list(prompts), int(max_new_tokens), eos=eos,
                     max_positions=self.config.max_position_embeddings,
-                    pick=lambda z: pick_next(z, do_sample, temperature, top_k, top_p, rng))
+                    pick=lambda z, seen: pick_next(
+                        repetition_penalty_(z, seen, repetition_penalty)
+                        if repetition_penalty != 1.0 else z,
+                        do_sample, temperature, top_k, top_p, rng))
         finally:
             self.train(was_training)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PackedKVCache", "generate_packed", "pick_next"]
+__all__ = ["PackedKVCache", "generate_packed", "pick_next", "repetition_penalty_"]
 
 
 class PackedKVCache:
@@ -93,7 +93,7 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
                                   last_only=True)  # (B, V): the last position of each prompt
     done = np.zeros(len(seqs), dtype=bool)
     for step in range(int(max_new_tokens)):
-        nxt = pick(_host(logits.data).astype(np.float64))
+        nxt = pick(_host(logits.data).astype(np.float64), out)
         for b in np.flatnonzero(~done):
             out[b].append(int(nxt[b]))
         if eos:
@@ -102,6 +102,17 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
             break
         logits = model.forward_step(nxt, cache)  # writes at cache.lengths, then += 1
     return [np.asarray(o, dtype=np.int64) for o in out]
+
+
+def repetition_penalty_(logits: np.ndarray, history, penalty: float) -> np.ndarray:
+    """transformers' repetition penalty, in place: the logit of every token already in row
+    ``b``'s history (prompt and generated) is divided by ``penalty`` when positive, multiplied
+    when negative."""
+    for b, seen in enumerate(history):
+        ids = np.unique(np.asarray(seen, dtype=np.int64))
+        z = logits[b, ids]
+        logits[b, ids] = np.where(z < 0, z * penalty, z / penalty)
+    return logits
 
 
 def pick_next(logits: np.ndarray, do_sample, temperature, top_k, top_p, rng) -> np.ndarray:

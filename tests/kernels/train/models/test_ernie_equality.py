@@ -170,3 +170,18 @@ def test_sampling_is_seeded_and_top_k_1_is_greedy(pair):
     assert np.array_equal(a, b)
     with pytest.raises(ValueError, match="exceeds the context"):
         model.generate(ids, max_new_tokens=model.config.max_position_embeddings)
+
+
+def test_repetition_penalty_like_transformers(pair):
+    name, ref, model = pair
+    ids = _ids(model.config.vocab_size, (2, 6), seed=9)
+    with torch.no_grad():
+        want = ref.generate(torch.tensor(ids), max_new_tokens=16, do_sample=False,
+                            repetition_penalty=1.8, eos_token_id=None, pad_token_id=0).numpy()
+    got = model.generate(ids, max_new_tokens=16, repetition_penalty=1.8, eos_token_id=None)
+    assert np.array_equal(got, want), name
+    rows = model.generate_batch(list(ids), max_new_tokens=16, repetition_penalty=1.8,
+                                eos_token_id=None)
+    assert np.array_equal(np.stack(rows), want), name
+    plain = model.generate(ids, max_new_tokens=16, eos_token_id=None)
+    assert not np.array_equal(plain, got)  # the penalty changed something
