@@ -72,6 +72,7 @@ class ErnieConfig:
     moe_layer_interval: int = 1
     moe_norm_min: float = 1e-12
     router_aux_loss_coef: float = 0.001
+    output_router_logits: bool = False  # the reference adds the balancing loss only then
     # skiff's own
     lr: float = 1e-4
     block_size: int = 256
@@ -211,11 +212,14 @@ class ErnieMoE(nn.Module):
                                         * cfg.moe_num_shared_experts, cfg.use_bias, dtype)
                                if cfg.moe_num_shared_experts > 0 else None)
         self.last_selection = None  # (N, k) expert ids of the last forward, for inspection
+        self.last_router_logits = None  # (N, E) router logits of the last forward
 
     def route(self, h):
         """Router probabilities (N, E), chosen experts (N, k) and their weights (N, k)."""
         xp = h.xp
-        probs = F.softmax(self.gate(h.astype(np.float32)), axis=-1)
+        logits = self.gate(h.astype(np.float32))
+        self.last_router_logits = logits  # (N, E), for the load-balancing loss
+        probs = F.softmax(logits, axis=-1)
         scores = probs.data + self.moe_statics.e_score_correction_bias.data.reshape(-1)
         chosen = xp.argsort(-scores, axis=-1, kind="stable")[:, :self.k]  # (N, k)
         rows = xp.arange(chosen.shape[0])[:, None]
@@ -393,14 +397,42 @@ class ErnieForCausalLM(nn.Module):
 
     def loss(self, batch):
         """Mean next-token cross-entropy of ``(x, y)`` blocks or a :class:`PackedBatch`
-        (targets of -100 are ignored)."""
+        (targets of -100 are ignored); for an MoE config with ``output_router_logits``, plus
+        ``router_aux_loss_coef`` times :meth:`load_balancing_loss`, as the reference trains."""
         if isinstance(batch, PackedBatch):
             logits = self.forward_packed(batch.tokens, batch.cu_seqlens, batch.positions)
-            return F.cross_entropy(logits, _as_index(batch.targets, self))
-        x, y = batch
-        logits = self.forward(x)
-        B, T, V = logits.shape
-        return F.cross_entropy(logits.reshape(B * T, V), _as_index(y, self).reshape(B * T))
+            loss = F.cross_entropy(logits, _as_index(batch.targets, self))
+        else:
+            x, y = batch
+            logits = self.forward(x)
+            B, T, V = logits.shape
+            loss = F.cross_entropy(logits.reshape(B * T, V),
+                                   _as_index(y, self).reshape(B * T))
+        if self.config.is_moe and self.config.output_router_logits:
+            loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
+        return loss
+
+    def load_balancing_loss(self):
+        """The Switch-Transformer balancing loss of the last forward, as the reference
+        computes it: over every MoE layer's tokens, ``E * sum_e f_e * P_e`` with ``f_e`` the
+        share of top-k choices (by the plain probabilities) that went to expert ``e`` and
+        ``P_e`` its mean router probability; differentiable through ``P``."""
+        E, k = self.config.moe_num_experts, self.config.moe_k
+        counts, prob_sum, rows = np.zeros(E), None, 0
+        for layer in self.model.layers:
+            logits = getattr(layer.mlp, "last_router_logits", None)
+            if logits is None:
+                continue
+            probs = F.softmax(logits, axis=-1)  # (N, E)
+            top = _host(probs.data).argsort(axis=-1, kind="stable")[:, ::-1][:, :k]
+            counts += np.bincount(top.reshape(-1), minlength=E)
+            s = probs.sum(axis=0)
+            prob_sum = s if prob_sum is None else prob_sum + s
+            rows += probs.shape[0]
+        if prob_sum is None:
+            raise ValueError("load_balancing_loss needs a forward of an MoE model first")
+        share = Tensor(counts / rows, device=prob_sum.device).astype(prob_sum.dtype)
+        return (share * (prob_sum / rows)).sum() * E
 
     # ---- generation --------------------------------------------------------------------------
     def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool = False,

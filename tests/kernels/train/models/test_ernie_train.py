@@ -130,3 +130,35 @@ def test_train_magic_lora(tmp_path):
     got = trained(ids).numpy()
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
     assert np.abs(got - base(ids).numpy()).max() > 1e-3  # the adapters did change it
+
+
+def test_moe_load_balancing_loss_equals_transformers(tmp_path):
+    """With ``output_router_logits`` the reference adds ``router_aux_loss_coef`` times its
+    load-balancing loss; skiff's loss and its gradients (router included) match."""
+    from .ernie_reference import build_reference
+
+    ref = build_reference("moe-interval")
+    ref.config.output_router_logits = True
+    ref.config.router_aux_loss_coef = 0.5  # large, so the term shows in the gradients
+    ref.save_pretrained(tmp_path)
+    model = from_pretrained(tmp_path)
+    assert model.config.output_router_logits
+    ids = np.random.default_rng(8).integers(3, model.config.vocab_size, (2, 12))
+    x, y = ids[:, :-1], ids[:, 1:]
+    loss = model.loss((x, y))
+    loss.backward()
+    out = ref(torch.tensor(x))
+    logits = out.logits
+    tloss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                              torch.tensor(y).reshape(-1))
+    assert out.aux_loss is not None
+    assert abs(model.load_balancing_loss().item() - out.aux_loss.item()) <= \
+        1e-5 * out.aux_loss.item()
+    tloss = tloss + 0.5 * out.aux_loss
+    tloss.backward()
+    assert abs(loss.item() - tloss.item()) <= 1e-5 * tloss.item()
+    theirs = dict(ref.named_parameters())
+    for name in ("model.layers.1.mlp.gate.weight", "model.layers.3.mlp.gate.weight",
+                 "model.layers.0.self_attn.q_proj.weight"):
+        g, tg = dict(model.named_parameters())[name].grad, theirs[name].grad.numpy()
+        assert np.abs(g - tg).max() <= 1e-4 * np.abs(tg).max(), name
