@@ -439,7 +439,7 @@ class ErnieForCausalLM(nn.Module):
                  temperature: float = 1.0, top_k: int | None = None,
                  top_p: float | None = None, repetition_penalty: float = 1.0,
                  eos_token_id="config", pad_token_id="config", use_cache: bool = True,
-                 seed: int | None = None) -> np.ndarray:
+                 seed: int | None = None, streamer=None) -> np.ndarray:
         """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens.
 
         Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, seeded by
@@ -448,7 +448,9 @@ class ErnieForCausalLM(nn.Module):
         ``eos_token_id`` (default: the checkpoint's generation config, else its config) is
         finished: later positions get ``pad_token_id``, and generation stops once every row
         is. ``use_cache`` keeps keys and values per layer, so a new token costs one position
-        of work. Returns host int64 ids (B, T0 + generated)."""
+        of work. ``streamer`` sees the tokens as they come, as transformers' streamers do:
+        ``put(prompt ids)``, then ``put(new ids (B,))`` per step, then ``end()`` (a plain
+        callable gets each step's ids). Returns host int64 ids (B, T0 + generated)."""
         if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
         if do_sample and temperature <= 0:
@@ -469,6 +471,8 @@ class ErnieForCausalLM(nn.Module):
         pad = self._generation_value("pad_token_id", pad_token_id)
         rng = np.random.default_rng(seed)
         done = np.zeros(out.shape[0], dtype=bool)
+        put, end = _stream_hooks(streamer)
+        put(out)
         was_training = self.training
         self.eval()
         try:
@@ -488,11 +492,13 @@ class ErnieForCausalLM(nn.Module):
                             nxt = np.where(done, pad, nxt)
                         done |= np.isin(nxt, list(eos))
                     out = np.concatenate([out, nxt[:, None]], axis=1)
+                    put(nxt)
                     fresh = nxt[:, None]
                     if eos and done.all():
                         break
         finally:
             self.train(was_training)
+            end()
         return out
 
     def generate_batch(self, prompts, max_new_tokens: int = 20, *, do_sample: bool = False,
@@ -537,6 +543,26 @@ class ErnieForCausalLM(nn.Module):
                f"{c.moe_num_shared_experts})" if c.is_moe else "")
         return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
                 f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
+
+
+def _stream_hooks(streamer):
+    """(put, end) for a transformers-style streamer, a callable, or None."""
+    if streamer is None:
+        return (lambda ids: None), (lambda: None)
+    if hasattr(streamer, "put"):
+        return streamer.put, getattr(streamer, "end", lambda: None)
+    if callable(streamer):
+        first = [True]
+
+        def put(ids):
+            if first[0]:  # the prompt: a callable sees new tokens only
+                first[0] = False
+                return
+            streamer(ids)
+
+        return put, (lambda: None)
+    raise TypeError(f"streamer must have put()/end() or be callable, got "
+                    f"{type(streamer).__name__}")
 
 
 def _host(a):

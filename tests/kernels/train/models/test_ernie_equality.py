@@ -185,3 +185,30 @@ def test_repetition_penalty_like_transformers(pair):
     assert np.array_equal(np.stack(rows), want), name
     plain = model.generate(ids, max_new_tokens=16, eos_token_id=None)
     assert not np.array_equal(plain, got)  # the penalty changed something
+
+
+def test_streamer_sees_what_transformers_streamer_sees(pair):
+    """A streamer gets the prompt, then each step's tokens, then end(), in the order
+    transformers' generate calls it (its streamers take batch 1)."""
+    _, ref, model = pair
+
+    class Recorder:
+        def __init__(self):
+            self.calls = []
+
+        def put(self, ids):
+            self.calls.append(np.asarray(ids).reshape(-1).tolist())
+
+        def end(self):
+            self.calls.append("end")
+
+    ids = _ids(model.config.vocab_size, (1, 5), seed=12)
+    mine, theirs = Recorder(), Recorder()
+    model.generate(ids, max_new_tokens=6, eos_token_id=None, streamer=mine)
+    with torch.no_grad():
+        ref.generate(torch.tensor(ids), max_new_tokens=6, do_sample=False, eos_token_id=None,
+                     pad_token_id=0, streamer=theirs)
+    assert mine.calls == theirs.calls and len(mine.calls) == 8
+    seen = []
+    model.generate(ids, max_new_tokens=3, eos_token_id=None, streamer=seen.append)
+    assert [s.tolist() for s in seen] == mine.calls[1:4]
