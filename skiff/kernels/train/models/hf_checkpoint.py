@@ -196,6 +196,11 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
     ``"cpu"``, ``"cuda:N"`` or ``"auto"``. The model's ``tokenizer`` is the folder's tokenizer
     (None when it has no tokenizer files) and ``generation_config`` its generation defaults.
     """
+    dev = None
+    if device not in (None, "cpu"):  # a wrong device fails before anything is read
+        from skiff.kernels.backend.devices import resolve_device
+
+        dev = resolve_device(device)
     folder = Path(path).expanduser()
     cfg = read_config(folder)
     ckpt = st.open_folder(folder)
@@ -208,12 +213,8 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
         model.generation_config = json.loads(gen.read_text())
     model.source_folder = str(folder)
     model.tokenizer = load_tokenizer(folder)
-    if device not in (None, "cpu"):
-        from skiff.kernels.backend.devices import resolve_device
-
-        dev = resolve_device(device)
-        if getattr(dev, "kind", "cpu") != "cpu":
-            model.to(dev)
+    if dev is not None and dev.is_gpu:
+        model.to(dev)
     return model
 
 

@@ -95,6 +95,9 @@ def test_bad_folders_give_one_clear_error(tmp_path):
     shards[-1].unlink()
     with pytest.raises(st.CheckpointFormatError, match=f"{shards[-1].name}.*missing"):
         from_pretrained(tmp_path / "sharded")
+    assert from_pretrained(folder, device="auto") is not None  # the CPU here, or a GPU
+    with pytest.raises(ValueError, match="no device 'cuda:7'"):
+        from_pretrained(folder, device="cuda:7")
     other = tmp_path / "llama"
     other.mkdir()
     (other / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"],
