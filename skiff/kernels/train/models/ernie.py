@@ -175,15 +175,16 @@ class ErnieAttention(nn.Module):
         y = F.packed_causal_attention(q, k, v, cu_seqlens, scale=D ** -0.5)  # (N, H, D)
         return self.o_proj(y.reshape(N, H * D))
 
-    def forward_step(self, x, cos, sin, cache, layer: int):  # x (B, C); cos (B, D/2)
-        """One new position per row, each row at its own position (no graph kept)."""
+    def forward_step(self, x, cos, sin, cache, layer: int, rows=None):  # x (B, C)
+        """One new position per row, each row at its own position (no graph kept);
+        ``rows``: which cache rows these are (default all)."""
         B = x.shape[0]
         q = F.rotary_embedding(self.q_proj(x).reshape(B, self.H, self.D), cos[:, None],
                                sin[:, None])
         k = F.rotary_embedding(self.k_proj(x).reshape(B, self.K, self.D), cos[:, None],
                                sin[:, None])
         v = self.v_proj(x).reshape(B, self.K, self.D)
-        y = cache.attend(layer, q.data, k.data, v.data, self.D ** -0.5)  # (B, H * D)
+        y = cache.attend(layer, q.data, k.data, v.data, self.D ** -0.5, rows)  # (B, H*D)
         return self.o_proj(Tensor(y))
 
 
@@ -272,9 +273,9 @@ class ErnieDecoderLayer(nn.Module):
                                               cache, self.layer)
         return x + self.mlp(self.post_attention_layernorm(x))
 
-    def forward_step(self, x, cos, sin, cache):  # (B, C)
+    def forward_step(self, x, cos, sin, cache, rows=None):  # (B, C)
         x = x + self.self_attn.forward_step(self.input_layernorm(x), cos, sin, cache,
-                                            self.layer)
+                                            self.layer, rows)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -384,15 +385,21 @@ class ErnieForCausalLM(nn.Module):
             x = x[x.xp.asarray(cu[1:] - 1)]
         return self.lm_head(self.model.norm(x))
 
-    def forward_step(self, ids, cache):
+    def forward_step(self, ids, cache, rows=None):
         """Logits (B, V) of one new token per row (B,), row ``b`` at position
-        ``cache.lengths[b]`` (a decode step after :meth:`forward_packed` filled ``cache``)."""
+        ``cache.lengths[b]`` (a decode step after :meth:`forward_packed` filled ``cache``);
+        ``rows``: the cache rows these tokens continue (default all, in order)."""
         idx = _as_index(np.asarray(_host(ids), dtype=np.int64).reshape(-1), self)
-        cos, sin = self.rotary(cache.lengths)
+        rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        cos, sin = self.rotary(cache.lengths if rows is None else cache.lengths[rows])
         x = self.model.embed_tokens(idx)  # (B, C)
         for layer in self.model.layers:
-            x = layer.forward_step(x, cos, sin, cache)
-        cache.lengths = cache.lengths + 1
+            x = layer.forward_step(x, cos, sin, cache, rows)
+        if rows is None:
+            cache.lengths = cache.lengths + 1
+        else:
+            cache.lengths = cache.lengths.copy()
+            cache.lengths[rows] += 1
         return self.lm_head(self.model.norm(x))
 
     def loss(self, batch):

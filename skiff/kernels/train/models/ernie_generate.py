@@ -45,22 +45,28 @@ class PackedKVCache:
             self.k[layer][b, :, :e - s] = k[s:e].transpose(1, 0, 2)
             self.v[layer][b, :, :e - s] = v[s:e].transpose(1, 0, 2)
 
-    def attend(self, layer: int, q, k, v, scale: float):
-        """One decode position per row: store k, v (B, K, D) at each row's length, then
-        q (B, H, D) attends to that row's positions 0..length; returns (B, H * D)."""
+    def attend(self, layer: int, q, k, v, scale: float, rows=None):
+        """One decode position per row (``rows``: the cache rows still generating, default
+        all): store k, v (B, K, D) at each row's length, then q (B, H, D) attends to that
+        row's positions 0..length; returns (B, H * D)."""
         xp = _xp(q)
         B, H, D = q.shape
         K = k.shape[1]
         R = H // K
-        pos = xp.asarray(self.lengths)
-        if int(self.lengths.max()) >= self.capacity:
+        lengths = self.lengths if rows is None else self.lengths[rows]
+        pos = xp.asarray(lengths)
+        if int(lengths.max()) >= self.capacity:
             raise ValueError(f"KV cache full: a row reached capacity {self.capacity}")
-        rows = xp.arange(B)
-        self.k[layer][rows, :, pos] = k
-        self.v[layer][rows, :, pos] = v
-        S = int(self.lengths.max()) + 1
-        keys = self.k[layer][:, :, :S]  # (B, K, S, D)
-        vals = self.v[layer][:, :, :S]
+        idx = xp.arange(B) if rows is None else xp.asarray(rows)
+        self.k[layer][idx, :, pos] = k
+        self.v[layer][idx, :, pos] = v
+        S = int(lengths.max()) + 1
+        if rows is None:
+            keys = self.k[layer][:, :, :S]  # (B, K, S, D)
+            vals = self.v[layer][:, :, :S]
+        else:  # only the rows still generating (a gather of their cached positions)
+            keys = self.k[layer][idx, :, :S]
+            vals = self.v[layer][idx, :, :S]
         att = (q.reshape(B, K, R, D) * q.dtype.type(scale)) @ xp.swapaxes(keys, -1, -2)
         beyond = xp.arange(S)[None, :] > pos[:, None]  # (B, S): other rows' positions
         att = xp.where(beyond[:, None, None, :], -np.inf, att)  # (B, K, R, S)
@@ -91,16 +97,17 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
     cache = PackedKVCache(len(model.model.layers), lengths, int(lengths.max()) + max_new_tokens)
     logits = model.forward_packed(np.concatenate(seqs), cu, positions, cache=cache,
                                   last_only=True)  # (B, V): the last position of each prompt
-    done = np.zeros(len(seqs), dtype=bool)
+    active = np.arange(len(seqs))  # rows still generating: finished rows cost nothing more
     for step in range(int(max_new_tokens)):
-        nxt = pick(_host(logits.data).astype(np.float64), out)
-        for b in np.flatnonzero(~done):
-            out[b].append(int(nxt[b]))
-        if eos:
-            done |= np.isin(nxt, list(eos))
-        if done.all() or step == max_new_tokens - 1:
+        nxt = pick(_host(logits.data).astype(np.float64), [out[b] for b in active])
+        for b, t in zip(active, nxt):
+            out[b].append(int(t))
+        going = ~np.isin(nxt, list(eos)) if eos else np.ones(len(active), dtype=bool)
+        if not going.any() or step == max_new_tokens - 1:
             break
-        logits = model.forward_step(nxt, cache)  # writes at cache.lengths, then += 1
+        rows = None if going.all() and len(active) == len(seqs) else active[going]
+        logits = model.forward_step(nxt[going], cache, rows)  # writes at the rows' lengths
+        active = active[going]
     return [np.asarray(o, dtype=np.int64) for o in out]
 
 

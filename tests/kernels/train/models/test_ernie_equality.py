@@ -151,10 +151,15 @@ def test_prompts_of_different_lengths_generated_together(pair):
     # a row stops after its eos; the others go on
     eos = int(got[1][len(prompts[1]) + 2])
     stopped = model.generate_batch(prompts, max_new_tokens=20, eos_token_id=eos)
-    for full, row in zip(got, stopped):
+    assert len({len(r) for r in stopped}) > 1  # rows stopped at different steps
+    for prompt, full, row in zip(prompts, got, stopped):
         n = len(row)
         assert np.array_equal(row, full[:n])
         assert n == len(full) or row[-1] == eos
+        with torch.no_grad():
+            alone = ref.generate(torch.tensor(prompt[None]), max_new_tokens=20,
+                                 do_sample=False, eos_token_id=eos, pad_token_id=0).numpy()[0]
+        assert np.array_equal(row, alone), (name, len(prompt))
 
 
 def test_sampling_is_seeded_and_top_k_1_is_greedy(pair):
