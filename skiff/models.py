@@ -1,4 +1,7 @@
-"""``skiff.models``: the built-in models (``MLP``, ``CNN``, ``GPT``) and ``get(name)``.
+"""``skiff.models``: the built-in models (``MLP``, ``CNN``, ``GPT``), ``get(name)``, and open
+models from their checkpoints: ``from_pretrained(DIR)`` (ERNIE-4.5, dense and MoE, in the
+Hugging Face layout) and ``save_pretrained(model, DIR)``; LoRA adapters with ``apply_lora``,
+``merge_lora`` and ``save_adapter`` (peft's layout).
 
 The public name of :mod:`skiff.kernels.train.models`; the same classes."""
 
@@ -10,9 +13,16 @@ from skiff.kernels.train.models import (  # noqa: F401
     DEFAULT_DATA,
     GPT,
     MLP,
+    ErnieConfig,
+    ErnieForCausalLM,
     GPTConfig,
+    apply_lora,
+    from_pretrained,
     get,
+    merge_lora,
     names,
+    save_adapter,
+    save_pretrained,
 )
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.models

@@ -26,7 +26,12 @@ from skiff.grammar.common import (
     unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
-from skiff.kernels.train.models.registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA
+from skiff.kernels.train.models.registry import (
+    BUILTIN_DATA,
+    BUILTIN_MODELS,
+    DEFAULT_DATA,
+    FROM_CHECKPOINT,
+)
 
 from .base import JobRequest, Kind, figure
 
@@ -70,6 +75,18 @@ def COMMAND(p):
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
+    p.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
+                   help="checkpoint folder (Hugging Face layout) of a model loaded from one: "
+                        f"{', '.join(FROM_CHECKPOINT)}")
+    p.add_argument("--data", dest="data_opt", default=None, metavar="DATA",
+                   help="the same as DATA")
+    p.add_argument("--lora-r", type=positive_int, default=None, metavar="R",
+                   help="fine-tune LoRA adapters of rank R (the base frozen) instead of all "
+                        "weights")
+    p.add_argument("--lora-alpha", type=positive_float, default=None, metavar="A",
+                   help="LoRA scale numerator (default 2 R)")
+    p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
+                   help="comma-separated linear layers to adapt (default q_proj,v_proj)")
 
 
 # validation -----------------------------------------------------------------------------------
@@ -123,6 +140,22 @@ def _fits(model: str, data: str) -> bool:
     return True
 
 
+def check_from(model, path) -> str | None:
+    """``--from DIR``: a checkpoint folder, needed by (and only by) the FROM_CHECKPOINT models."""
+    if path is None:
+        if model in FROM_CHECKPOINT:
+            raise ValueError(f"model {model!r} is loaded from a checkpoint: give --from DIR "
+                             "(a folder with config.json and *.safetensors)")
+        return None
+    if model not in FROM_CHECKPOINT:
+        raise ValueError(f"--from DIR is for models loaded from a checkpoint "
+                         f"({', '.join(FROM_CHECKPOINT)}), not {model!r}")
+    folder = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isfile(os.path.join(folder, "config.json")):
+        raise ValueError(f"--from {path!r} is not a checkpoint folder (no config.json there)")
+    return folder
+
+
 def to_config(values: dict) -> dict:
     """Validate parsed values and return the ``train`` kernel config.
 
@@ -132,6 +165,10 @@ def to_config(values: dict) -> dict:
     source = values.get("source")
     model = values.get("model")
     data = values.get("data")
+    if values.get("data_opt") is not None:
+        if data is not None:
+            raise ValueError(f"DATA given twice: {data!r} and --data {values['data_opt']!r}")
+        data = values["data_opt"]
     if source is None:
         if model is None:
             raise ValueError(f"train needs a MODEL: one of {', '.join(BUILTIN_MODELS)}")
@@ -160,7 +197,25 @@ def to_config(values: dict) -> dict:
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
         "block_size": values.get("block_size"),
+        "from": check_from(model, values.get("from_dir", values.get("from")))
+        if source is None else None,
+        "lora": _lora(values),
     }
+
+
+def _lora(values: dict) -> dict | None:
+    """``--lora-r R [--lora-alpha A] [--lora-targets a,b]`` as the config's ``lora`` entry."""
+    r = values.get("lora_r")
+    if r is None:
+        if values.get("lora_alpha") is not None:
+            raise ValueError("--lora-alpha needs --lora-r R")
+        return None
+    targets = [t.strip() for t in str(values.get("lora_targets") or "").split(",") if t.strip()]
+    if not targets:
+        raise ValueError("--lora-targets needs at least one layer name, e.g. q_proj,v_proj")
+    alpha = values.get("lora_alpha")
+    return {"r": int(r), "alpha": float(alpha if alpha is not None else 2 * r),
+            "targets": targets}
 
 
 # notebook objects -----------------------------------------------------------------------------
@@ -388,7 +443,12 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         model = model_obj
         if model is None:
             train_random.seed(seed)
-            model = models.get(model_name)
+            model = models.get(model_name, **({"path": cfg["from"]} if cfg.get("from") else {}))
+        if cfg.get("lora"):
+            from skiff.kernels.train.models.lora import apply_lora
+
+            apply_lora(model, r=cfg["lora"]["r"], alpha=cfg["lora"]["alpha"],
+                       target_modules=cfg["lora"]["targets"])
         dataset = data_obj
         if dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),

@@ -68,11 +68,21 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
     train_random.seed(seed)
-    model = models.get(name)
+    model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
+    if config.get("lora"):  # adapters only: the base weights frozen
+        from skiff.kernels.train.models.lora import apply_lora
+
+        lora = config["lora"]
+        apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=lora["targets"])
     cfg = getattr(model, "config", None)
     block = config.get("block_size") or getattr(cfg, "block_size", 128)
     data = config.get("data") or models.DEFAULT_DATA[name]
-    dataset = builtin_dataset(data, block_size=int(block), seed=seed)
+    if hasattr(model, "tokenizer"):  # a checkpoint's model: text in its own tokens
+        from skiff.kernels.train.models.hf_checkpoint import text_dataset
+
+        dataset = text_dataset(model, data, block_size=int(block))
+    else:
+        dataset = builtin_dataset(data, block_size=int(block), seed=seed)
     val = None
     if hasattr(dataset, "split"):
         dataset, val = dataset.split(0.9)
@@ -124,6 +134,18 @@ def train_parts(parts: dict, config: dict, reporter):
         tmp.replace(path)
         reporter.artifact("model", path, kind="file")
         result.weights = str(path)
+        if hasattr(model, "source_folder"):  # a checkpoint's model: its layout back too
+            from skiff.kernels.train.models.hf_checkpoint import save_pretrained
+
+            folder = Path(run_dir) / "hf-model"
+            save_pretrained(model, folder, state=weights)  # a LoRA model: merged
+            reporter.artifact("model (Hugging Face layout)", folder, kind="folder")
+            if getattr(model, "lora_config", None):
+                from skiff.kernels.train.models.lora import save_adapter
+
+                save_adapter(model, Path(run_dir) / "hf-adapter")
+                reporter.artifact("LoRA adapter (peft layout)", Path(run_dir) / "hf-adapter",
+                                  kind="folder")
     _report_curve(result, reporter)
     return result
 

@@ -212,5 +212,6 @@ class SingleDevice(Strategy):
         if hasattr(model, "to"):
             moved = model.to(self.device)
             model = moved if moved is not None else model
-        optimizer = make_optimizer(list(model.parameters()))
+        # frozen parameters (a LoRA fine-tune's base weights) are not optimised
+        optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad])
         return model, optimizer

@@ -1,6 +1,10 @@
-"""Reference models: :class:`MLP`, :class:`CNN` and :class:`GPT` (``gpt-mini``, ``gpt-small``).
+"""Reference models: :class:`MLP`, :class:`CNN` and :class:`GPT` (``gpt-mini``, ``gpt-small``),
+and open models from their published checkpoints: :class:`ErnieForCausalLM` (ERNIE-4.5, dense
+and MoE).
 
 ``models.get("gpt-mini")`` builds a built-in model by name; an unknown name lists them.
+``models.from_pretrained(DIR)`` loads a checkpoint folder in the Hugging Face layout and
+``models.save_pretrained(model, DIR)`` writes one (transformers loads it back).
 Classes import on first use, so ``import skiff.kernels.train.models`` stays light.
 """
 
@@ -10,11 +14,14 @@ import importlib
 
 from .registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA, unknown_model
 
-__all__ = ["MLP", "CNN", "GPT", "GPTConfig", "get", "names", "BUILTIN_MODELS", "BUILTIN_DATA",
-           "DEFAULT_DATA"]
+__all__ = ["MLP", "CNN", "GPT", "GPTConfig", "ErnieForCausalLM", "ErnieConfig", "get", "names",
+           "from_pretrained", "save_pretrained", "apply_lora", "merge_lora", "save_adapter",
+           "BUILTIN_MODELS", "BUILTIN_DATA", "DEFAULT_DATA"]
 
 _CLASSES = {"MLP": ".mlp", "CNN": ".cnn", "GPT": ".gpt", "GPTConfig": ".gpt",
-            "PRESETS": ".gpt"}
+            "PRESETS": ".gpt", "ErnieForCausalLM": ".ernie", "ErnieConfig": ".ernie",
+            "from_pretrained": ".hf_checkpoint", "save_pretrained": ".hf_checkpoint",
+            "apply_lora": ".lora", "merge_lora": ".lora", "save_adapter": ".lora"}
 
 
 def names() -> list[str]:
@@ -23,7 +30,8 @@ def names() -> list[str]:
 
 
 def get(name: str, **overrides):
-    """A fresh built-in model by name (``"mlp"``, ``"cnn"``, ``"gpt-mini"``, ``"gpt-small"``).
+    """A fresh built-in model by name (``"mlp"``, ``"cnn"``, ``"gpt-mini"``, ``"gpt-small"``),
+    or a checkpoint's (``get("ernie", path=DIR)``, the same as ``from_pretrained(DIR)``).
 
     Keyword overrides go to the model's config (e.g. ``get("gpt-mini", n_layer=2)``).
     """

@@ -7,7 +7,7 @@ imports the factory on first use. Each built-in model has a default data set, so
 
 from __future__ import annotations
 
-__all__ = ["BUILTIN_MODELS", "DEFAULT_DATA", "BUILTIN_DATA", "unknown_model"]
+__all__ = ["BUILTIN_MODELS", "DEFAULT_DATA", "BUILTIN_DATA", "FROM_CHECKPOINT", "unknown_model"]
 
 BUILTIN_MODELS: dict[str, str] = {
     "mlp": "skiff.kernels.train.models.mlp:mlp",
@@ -15,7 +15,13 @@ BUILTIN_MODELS: dict[str, str] = {
     "gpt-mini": "skiff.kernels.train.models.gpt:gpt_mini",
     "gpt-small": "skiff.kernels.train.models.gpt:gpt_small",
     "gpt-moe": "skiff.kernels.train.parallel.moe:gpt_moe_preset",  # mixture of experts (parallel)
+    # ERNIE-4.5 (dense or MoE) from a checkpoint folder in the Hugging Face layout: get("ernie",
+    # path=DIR), %train ernie DATA --from DIR
+    "ernie": "skiff.kernels.train.models.hf_checkpoint:ernie_from_folder",
 }
+
+# models loaded from a checkpoint folder (they need --from DIR / path=DIR)
+FROM_CHECKPOINT: tuple[str, ...] = ("ernie",)
 
 DEFAULT_DATA: dict[str, str] = {
     "mlp": "blobs",
@@ -23,6 +29,7 @@ DEFAULT_DATA: dict[str, str] = {
     "gpt-mini": "classics",
     "gpt-small": "classics",
     "gpt-moe": "classics",
+    "ernie": "classics",  # tokenized with the checkpoint's own tokenizer
 }
 
 # text corpora shipped in skiff/data/corpus, and small synthetic sets made on the fly

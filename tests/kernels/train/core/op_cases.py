@@ -140,6 +140,9 @@ case("sdpa-full", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal
      (N, (1, 2, 3, 4)), (N, (1, 2, 5, 4)), (N, (1, 2, 5, 4)))
 case("packed-attention", lambda q, k, v: F.packed_causal_attention(q, k, v, [0, 3, 4, 7]),
      (N, (7, 2, 3)), (N, (7, 2, 3)), (N, (7, 2, 3)))
+_ANGLES = np.linspace(0.3, 5.0, 12).reshape(4, 1, 3)  # (T, 1, D/2): per position and pair
+case("rotary", lambda x: F.rotary_embedding(x, np.cos(_ANGLES), np.sin(_ANGLES)),
+     (N, (2, 4, 2, 6)))
 
 # ---- more shapes for the elementwise ops: a 0-d scalar and a 3-D array ----------------------
 _UNARY = {

@@ -18,6 +18,7 @@ from .layers import (
     SiLU,
     Softmax,
     Tanh,
+    skip_init,
 )
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
@@ -54,4 +55,5 @@ __all__ = [
     "Softmax",
     "LeakyReLU",
     "BatchNorm1d",
+    "skip_init",
 ]

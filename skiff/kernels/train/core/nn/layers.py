@@ -7,6 +7,7 @@ Initialisation follows torch's defaults (so a freshly built model trains alike) 
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -28,6 +29,7 @@ __all__ = [
     "Identity",
     "uniform_",
     "normal_",
+    "skip_init",
 ]
 
 
@@ -37,13 +39,39 @@ def _positive(name, value):
     return int(value)
 
 
+class _InitMode(threading.local):
+    skip = False
+
+
+_init_mode = _InitMode()
+
+
+class skip_init:
+    """Context manager: Linear, Embedding and Conv2d weights made inside are left
+    uninitialised (``np.empty``: no random numbers drawn, no memory touched) and the shared
+    generator is not advanced, for a model whose weights are loaded next (a checkpoint)."""
+
+    def __enter__(self):
+        self.prev = _init_mode.skip
+        _init_mode.skip = True
+        return self
+
+    def __exit__(self, *exc):
+        _init_mode.skip = self.prev
+        return False
+
+
 def uniform_(shape, bound, generator=None, dtype=np.float32) -> np.ndarray:
     """U(-bound, bound) samples from the seeded generator."""
+    if _init_mode.skip:
+        return np.empty(shape, dtype=dtype)
     return get_generator(generator).uniform(-bound, bound, size=shape).astype(dtype)
 
 
 def normal_(shape, std, generator=None, dtype=np.float32) -> np.ndarray:
     """N(0, std^2) samples from the seeded generator."""
+    if _init_mode.skip:
+        return np.empty(shape, dtype=dtype)
     return (get_generator(generator).standard_normal(shape) * std).astype(dtype)
 
 

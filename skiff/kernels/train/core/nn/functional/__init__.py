@@ -21,7 +21,13 @@ from .activations import (
     softmax,
 )
 from .conv import avg_pool2d, conv2d, max_pool2d
-from .dense import embedding, linear, packed_causal_attention, scaled_dot_product_attention
+from .dense import (
+    embedding,
+    linear,
+    packed_causal_attention,
+    rotary_embedding,
+    scaled_dot_product_attention,
+)
 from .losses import cross_entropy, mse_loss
 
 __all__ = [
@@ -44,4 +50,5 @@ __all__ = [
     "avg_pool2d",
     "scaled_dot_product_attention",
     "packed_causal_attention",
+    "rotary_embedding",
 ]

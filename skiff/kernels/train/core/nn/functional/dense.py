@@ -14,7 +14,8 @@ from ...autograd import Function, xp_of
 from ...ops_shape import scatter_add
 from ...tensor import Tensor
 
-__all__ = ["linear", "embedding", "scaled_dot_product_attention", "packed_causal_attention"]
+__all__ = ["linear", "embedding", "scaled_dot_product_attention", "packed_causal_attention",
+           "rotary_embedding"]
 
 
 # ---- linear and embedding -------------------------------------------------------------------
@@ -71,6 +72,41 @@ def embedding(idx, weight: Tensor) -> Tensor:
     if i.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
     return EmbeddingFn.apply(weight, i)
+
+
+# ---- rotary position embedding ----------------------------------------------------------------
+class RotaryFn(Function):
+    """Rotate each interleaved pair ``(x[2i], x[2i+1])`` of the last axis by an angle whose
+    cosine and sine are given (broadcast to (..., D/2)). A rotation is orthogonal, so the
+    backward rotates the gradient back by the negative angle; only cos and sin are kept."""
+
+    def forward(self, x, cos=None, sin=None):
+        self.cos, self.sin = cos, sin
+        return _rotate_pairs(x, cos, sin)
+
+    def backward(self, g):
+        return _rotate_pairs(g, self.cos, -self.sin)
+
+
+def _rotate_pairs(x, cos, sin):
+    xp = xp_of(x)
+    out = xp.empty_like(x)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x1 * cos + x0 * sin
+    return out
+
+
+def rotary_embedding(x: Tensor, cos, sin) -> Tensor:
+    """Rotary position embedding on interleaved pairs (the GPT-J / ERNIE-4.5 layout): pair
+    ``i`` of the last axis of ``x`` (..., D) is rotated by the angle whose ``cos``/``sin``
+    (arrays broadcastable to (..., D/2), not differentiated) are given."""
+    if x.shape[-1] % 2:
+        raise ValueError(f"rotary_embedding needs an even last axis, got shape {tuple(x.shape)}")
+    xp = x.xp
+    cos = xp.asarray(cos, dtype=x.dtype)
+    sin = xp.asarray(sin, dtype=x.dtype)
+    return RotaryFn.apply(x, cos=cos, sin=sin)
 
 
 # ---- attention ------------------------------------------------------------------------------

@@ -1,0 +1,605 @@
+"""ERNIE-4.5: the dense (0.3B) and mixture-of-experts (21B-A3B, 300B-A47B) decoders.
+
+The math is the reference's (transformers' ``Ernie4_5ForCausalLM`` and
+``Ernie4_5_MoeForCausalLM``), and the parameter names are those of the published Hugging Face
+checkpoints, so a checkpoint maps 1:1 onto :meth:`ErnieForCausalLM.state_dict`:
+
+* pre-norm blocks: ``x + attn(rms(x))``, then ``x + mlp(rms(x))``; RMSNorm in float32;
+* grouped-query attention (``num_key_value_heads`` k/v heads, each shared by
+  ``num_attention_heads / num_key_value_heads`` query heads), scale ``head_dim ** -0.5``;
+* the rotary embedding on *interleaved* pairs ``(x[2i], x[2i+1])`` with angle
+  ``position * rope_theta ** (-2i / head_dim)``;
+* SwiGLU MLP ``down(silu(gate(x)) * up(x))``;
+* MoE layers (``moe_layer_start_index <= l <= moe_layer_end_index`` and
+  ``(l + 1) % moe_layer_interval == 0``): a float32 router ``softmax(gate(x))``, the top
+  ``moe_k`` experts chosen by ``probs + e_score_correction_bias`` while their weights are the
+  plain probabilities renormalised to sum 1 (``/ max(sum, moe_norm_min)``), plus
+  ``moe_num_shared_experts`` shared experts as one wider MLP that every token passes through;
+* tied or untied ``lm_head`` (``tie_word_embeddings``); the MoE head has a bias when
+  ``use_bias``.
+
+Training takes ``(x, y)`` blocks or a :class:`~skiff.kernels.train.data.PackedBatch`;
+:meth:`ErnieForCausalLM.generate` decodes with a key/value cache (greedy unless asked to
+sample, as in transformers). Loading and saving checkpoints: :mod:`.hf_checkpoint`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..core import nn
+from ..core.nn import functional as F
+from ..core.tensor import Tensor, cat, no_grad, split, where
+from ..data import PackedBatch
+from .ernie_generate import generate_packed, pick_next, repetition_penalty_
+
+__all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache"]
+
+ARCHITECTURES = {"Ernie4_5ForCausalLM": "ernie4_5", "Ernie4_5_MoeForCausalLM": "ernie4_5_moe"}
+
+
+@dataclass
+class ErnieConfig:
+    """The sizes of an ERNIE-4.5 model; the field names are those of its ``config.json``.
+
+    ``moe_num_experts = 0`` is the dense model. ``lr`` and ``block_size`` are skiff's own
+    (the Trainer's default learning rate and context length for text data)."""
+
+    vocab_size: int = 103424
+    hidden_size: int = 1024
+    intermediate_size: int = 3072
+    num_hidden_layers: int = 18
+    num_attention_heads: int = 16
+    num_key_value_heads: int = 2
+    head_dim: int = 128
+    max_position_embeddings: int = 131072
+    rms_norm_eps: float = 1e-5
+    rope_theta: float = 500000.0
+    tie_word_embeddings: bool = True
+    use_bias: bool = False
+    pad_token_id: int | None = 0
+    bos_token_id: int | None = 1
+    eos_token_id: int | list | None = 2
+    # mixture of experts (0 experts: dense)
+    moe_num_experts: int = 0
+    moe_k: int = 6
+    moe_intermediate_size: int = 1536
+    moe_num_shared_experts: int = 0
+    moe_layer_start_index: int = 1
+    moe_layer_end_index: int = -1  # -1: the last layer
+    moe_layer_interval: int = 1
+    moe_norm_min: float = 1e-12
+    router_aux_loss_coef: float = 0.001
+    output_router_logits: bool = False  # the reference adds the balancing loss only then
+    # skiff's own
+    lr: float = 1e-4
+    block_size: int = 256
+    extra: dict = field(default_factory=dict, repr=False)  # other config.json keys, kept
+
+    def __post_init__(self):
+        for name in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                     "num_attention_heads", "num_key_value_heads", "head_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"ErnieConfig.{name} must be a positive integer, got {value!r}")
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError(f"num_attention_heads ({self.num_attention_heads}) must be a "
+                             f"multiple of num_key_value_heads ({self.num_key_value_heads})")
+        if self.head_dim % 2:
+            raise ValueError(f"head_dim must be even for the rotary embedding, got "
+                             f"{self.head_dim}")
+        if self.moe_num_experts and not 1 <= self.moe_k <= self.moe_num_experts:
+            raise ValueError(f"moe_k must be in [1, moe_num_experts={self.moe_num_experts}], "
+                             f"got {self.moe_k}")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.moe_num_experts > 0
+
+    @property
+    def architecture(self) -> str:
+        return "Ernie4_5_MoeForCausalLM" if self.is_moe else "Ernie4_5ForCausalLM"
+
+    def is_moe_layer(self, layer: int) -> bool:
+        """Whether layer ``layer`` has experts (the reference's rule)."""
+        end = self.num_hidden_layers - 1 if self.moe_layer_end_index == -1 \
+            else self.moe_layer_end_index
+        return (self.is_moe and (layer + 1) % self.moe_layer_interval == 0
+                and self.moe_layer_start_index <= layer <= end)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("extra")
+        return d
+
+
+# ---- layers -----------------------------------------------------------------------------------
+class ErnieMLP(nn.Module):
+    """SwiGLU: ``down(silu(gate(x)) * up(x))``."""
+
+    def __init__(self, hidden: int, inner: int, bias: bool, dtype):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, inner, bias=bias, dtype=dtype)
+        self.up_proj = nn.Linear(hidden, inner, bias=bias, dtype=dtype)
+        self.down_proj = nn.Linear(inner, hidden, bias=bias, dtype=dtype)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class ErnieAttention(nn.Module):
+    """Grouped-query causal self-attention with the interleaved rotary embedding."""
+
+    def __init__(self, cfg: ErnieConfig, dtype):
+        super().__init__()
+        H, K, D, C = (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim,
+                      cfg.hidden_size)
+        self.H, self.K, self.D = H, K, D
+        self.q_proj = nn.Linear(C, H * D, bias=cfg.use_bias, dtype=dtype)
+        self.k_proj = nn.Linear(C, K * D, bias=cfg.use_bias, dtype=dtype)
+        self.v_proj = nn.Linear(C, K * D, bias=cfg.use_bias, dtype=dtype)
+        self.o_proj = nn.Linear(H * D, C, bias=cfg.use_bias, dtype=dtype)
+
+    def forward(self, x, cos, sin, cache=None, layer: int = 0):  # x (B, T, C); cos (T, D/2)
+        B, T, _ = x.shape
+        H, K, D = self.H, self.K, self.D
+        R = H // K
+        q = F.rotary_embedding(self.q_proj(x).reshape(B, T, H, D), cos[:, None], sin[:, None])
+        k = F.rotary_embedding(self.k_proj(x).reshape(B, T, K, D), cos[:, None], sin[:, None])
+        v = self.v_proj(x).reshape(B, T, K, D)
+        q = q.reshape(B, T, K, R, D).transpose(0, 2, 3, 1, 4)  # (B, K, R, T, D)
+        k = k.transpose(0, 2, 1, 3)  # (B, K, T, D)
+        v = v.transpose(0, 2, 1, 3)
+        if cache is not None:
+            k, v = cache.update(layer, k, v)  # (B, K, S, D): the past and these T
+        S = k.shape[2]
+        # each k/v head serves R query heads: a broadcast view, summed back in backward
+        k = k.reshape(B, K, 1, S, D).expand(B, K, R, S, D)
+        v = v.reshape(B, K, 1, S, D).expand(B, K, R, S, D)
+        y = F.scaled_dot_product_attention(q, k, v, causal=True, scale=D ** -0.5)
+        return self.o_proj(y.transpose(0, 3, 1, 2, 4).reshape(B, T, H * D))
+
+    def forward_packed(self, x, cos, sin, cu_seqlens, cache=None, layer: int = 0):
+        N = x.shape[0]  # x (N, C); cos (N, D/2)
+        H, K, D = self.H, self.K, self.D
+        R = H // K
+        q = F.rotary_embedding(self.q_proj(x).reshape(N, H, D), cos[:, None], sin[:, None])
+        k = F.rotary_embedding(self.k_proj(x).reshape(N, K, D), cos[:, None], sin[:, None])
+        v = self.v_proj(x).reshape(N, K, D)
+        if cache is not None:  # a packed prefill: each prompt's keys/values into its row
+            cache.store_packed(layer, k.data, v.data, cu_seqlens)
+        k = k.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
+        v = v.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
+        y = F.packed_causal_attention(q, k, v, cu_seqlens, scale=D ** -0.5)  # (N, H, D)
+        return self.o_proj(y.reshape(N, H * D))
+
+    def forward_step(self, x, cos, sin, cache, layer: int, rows=None):  # x (B, C)
+        """One new position per row, each row at its own position (no graph kept);
+        ``rows``: which cache rows these are (default all)."""
+        B = x.shape[0]
+        q = F.rotary_embedding(self.q_proj(x).reshape(B, self.H, self.D), cos[:, None],
+                               sin[:, None])
+        k = F.rotary_embedding(self.k_proj(x).reshape(B, self.K, self.D), cos[:, None],
+                               sin[:, None])
+        v = self.v_proj(x).reshape(B, self.K, self.D)
+        y = cache.attend(layer, q.data, k.data, v.data, self.D ** -0.5, rows)  # (B, H*D)
+        return self.o_proj(Tensor(y))
+
+
+class ErnieMoeStatics(nn.Module):
+    """The router's expert bias (``e_score_correction_bias``, (1, E)): it moves which experts
+    are chosen, not their weights, and is not trained by the loss."""
+
+    def __init__(self, num_experts: int):
+        super().__init__()
+        self.register_buffer("e_score_correction_bias",
+                             Tensor(np.zeros((1, num_experts), np.float32)))
+
+
+class ErnieMoE(nn.Module):
+    """Top-k routed experts plus shared experts."""
+
+    def __init__(self, cfg: ErnieConfig, dtype):
+        super().__init__()
+        C, E = cfg.hidden_size, cfg.moe_num_experts
+        self.k, self.norm_min = cfg.moe_k, cfg.moe_norm_min
+        self.gate = nn.Linear(C, E, bias=False, dtype=np.float32)  # the router, in float32
+        self.moe_statics = ErnieMoeStatics(E)
+        self.experts = nn.ModuleList([ErnieMLP(C, cfg.moe_intermediate_size, cfg.use_bias,
+                                               dtype) for _ in range(E)])
+        self.shared_experts = (ErnieMLP(C, cfg.moe_intermediate_size
+                                        * cfg.moe_num_shared_experts, cfg.use_bias, dtype)
+                               if cfg.moe_num_shared_experts > 0 else None)
+        self.last_selection = None  # (N, k) expert ids of the last forward, for inspection
+        self.last_router_logits = None  # (N, E) router logits of the last forward
+
+    def route(self, h):
+        """Router probabilities (N, E), chosen experts (N, k) and their weights (N, k)."""
+        xp = h.xp
+        logits = self.gate(h.astype(np.float32))
+        self.last_router_logits = logits  # (N, E), for the load-balancing loss
+        probs = F.softmax(logits, axis=-1)
+        scores = probs.data + self.moe_statics.e_score_correction_bias.data.reshape(-1)
+        chosen = xp.argsort(-scores, axis=-1, kind="stable")[:, :self.k]  # (N, k)
+        rows = xp.arange(chosen.shape[0])[:, None]
+        w = probs[rows, chosen]  # (N, k)
+        total = w.sum(axis=-1, keepdims=True)
+        total = where(total.data < self.norm_min, self.norm_min, total)
+        return probs, chosen, w / total
+
+    def forward(self, x):
+        shape = x.shape
+        h = x.reshape(-1, shape[-1])  # (N, C)
+        N, k = h.shape[0], self.k
+        xp = h.xp
+        _, chosen, w = self.route(h)
+        self.last_selection = chosen
+        # group the N*k (token, slot) pairs by expert: one gather, one split, each expert
+        # once on its rows, one concatenate, and the inverse permutation back
+        flat = chosen.reshape(-1)
+        order = xp.argsort(flat, kind="stable")
+        counts = np.bincount(_host(flat), minlength=len(self.experts)).tolist()
+        used = [e for e, n in enumerate(counts) if n]
+        rows = split(h[order // k], [counts[e] for e in used], axis=0)
+        y = cat([self.experts[e](r) for e, r in zip(used, rows)], axis=0)  # (N*k, C)
+        inverse = xp.empty_like(order)
+        inverse[order] = xp.arange(order.shape[0])
+        y = y[inverse].reshape(N, k, -1)  # back to (token, slot) order
+        y = (y * w.astype(y.dtype).reshape(N, k, 1)).sum(axis=1)
+        if self.shared_experts is not None:
+            y = y + self.shared_experts(h)
+        return y.reshape(*shape)
+
+
+class ErnieDecoderLayer(nn.Module):
+    def __init__(self, cfg: ErnieConfig, layer: int, dtype):
+        super().__init__()
+        self.layer = layer
+        self.self_attn = ErnieAttention(cfg, dtype)
+        self.mlp = (ErnieMoE(cfg, dtype) if cfg.is_moe_layer(layer)
+                    else ErnieMLP(cfg.hidden_size, cfg.intermediate_size, cfg.use_bias, dtype))
+        self.input_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
+        self.post_attention_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps,
+                                                   dtype=dtype)
+
+    def forward(self, x, cos, sin, cache=None):  # (B, T, C)
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache, self.layer)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+    def forward_packed(self, x, cos, sin, cu_seqlens, cache=None):  # (N, C)
+        x = x + self.self_attn.forward_packed(self.input_layernorm(x), cos, sin, cu_seqlens,
+                                              cache, self.layer)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+    def forward_step(self, x, cos, sin, cache, rows=None):  # (B, C)
+        x = x + self.self_attn.forward_step(self.input_layernorm(x), cos, sin, cache,
+                                            self.layer, rows)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class ErnieModel(nn.Module):
+    """Embedding, the decoder layers and the final norm (``model.*`` in a checkpoint)."""
+
+    def __init__(self, cfg: ErnieConfig, dtype):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size, dtype=dtype)
+        self.layers = nn.ModuleList([ErnieDecoderLayer(cfg, i, dtype)
+                                     for i in range(cfg.num_hidden_layers)])
+        self.norm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
+
+
+class KVCache:
+    """Keys and values of past positions, per layer: (B, K, S, D) arrays that grow in place
+    up to ``capacity`` positions (no copy of the past per new token)."""
+
+    def __init__(self, num_layers: int, capacity: int):
+        self.capacity = int(capacity)
+        self.k: list = [None] * num_layers
+        self.v: list = [None] * num_layers
+        self.length = 0  # positions stored (the same in every layer after a forward)
+
+    def update(self, layer: int, k: Tensor, v: Tensor):
+        xp = k.xp
+        B, K, T, D = k.shape
+        if self.k[layer] is None:
+            self.k[layer] = xp.empty((B, K, self.capacity, D), dtype=k.dtype)
+            self.v[layer] = xp.empty((B, K, self.capacity, D), dtype=v.dtype)
+        start = self.length
+        if start + T > self.capacity:
+            raise ValueError(f"KV cache full: {start} + {T} positions > capacity "
+                             f"{self.capacity}")
+        self.k[layer][:, :, start:start + T] = k.data
+        self.v[layer][:, :, start:start + T] = v.data
+        return (Tensor(self.k[layer][:, :, :start + T]),
+                Tensor(self.v[layer][:, :, :start + T]))
+
+
+class ErnieForCausalLM(nn.Module):
+    """An ERNIE-4.5 language model (dense or MoE, as its config says).
+
+    Build one from a checkpoint with :func:`skiff.models.from_pretrained`; ``ErnieForCausalLM(
+    ErnieConfig(...))`` makes a randomly initialised one. ``model(input_ids)`` returns logits
+    (B, T, V).
+    """
+
+    def __init__(self, config: ErnieConfig, dtype=np.float32):
+        super().__init__()
+        self.config = cfg = config
+        self.model = ErnieModel(cfg, dtype)
+        if cfg.tie_word_embeddings:
+            self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size,
+                                     bias=cfg.is_moe and cfg.use_bias, dtype=dtype)
+            self.lm_head.weight = self.model.embed_tokens.weight
+        else:
+            self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size,
+                                     bias=cfg.is_moe and cfg.use_bias, dtype=dtype)
+        D = cfg.head_dim
+        # the reference computes the angles in float32
+        self.inv_freq = (1.0 / (np.float32(cfg.rope_theta)
+                                ** (np.arange(0, D, 2, dtype=np.float32) / np.float32(D))))
+        self.generation_config: dict = {}
+
+    # ---- forward -----------------------------------------------------------------------------
+    def rotary(self, positions):
+        """cos, sin (T, D/2) of the rotary angles at integer ``positions`` (host or device)."""
+        pos = np.asarray(_host(positions), dtype=np.float32)
+        freqs = pos[:, None] * self.inv_freq[None, :]
+        xp = self.model.embed_tokens.weight.xp
+        return xp.asarray(np.cos(freqs)), xp.asarray(np.sin(freqs))
+
+    def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False):
+        """Logits (B, T, V) of token ids (B, T); with ``cache`` the ids continue the cached
+        positions; ``last_only`` computes the logits of the last position only (B, 1, V)."""
+        idx = _as_index(input_ids, self)
+        if idx.ndim == 1:
+            idx = idx.reshape(1, -1)
+        B, T = idx.shape
+        past = cache.length if cache is not None else 0
+        if past + T > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {past + T} exceeds max_position_embeddings "
+                             f"{self.config.max_position_embeddings}")
+        cos, sin = self.rotary(np.arange(past, past + T))
+        x = self.model.embed_tokens(idx)  # (B, T, C)
+        for layer in self.model.layers:
+            x = layer(x, cos, sin, cache)
+        if cache is not None:
+            cache.length += T
+        if last_only:
+            x = x[:, -1:]
+        return self.lm_head(self.model.norm(x))
+
+    def forward_packed(self, tokens, cu_seqlens, positions, cache=None,
+                       last_only: bool = False):
+        """Logits (N, V) of a packed token stream (N,) (sequences never attend across);
+        ``last_only``: of each sequence's last token only (S, V); ``cache``: a
+        :class:`PackedKVCache` that keeps each sequence's keys and values (prefill)."""
+        tokens = _as_index(tokens, self)
+        cu = np.asarray(_host(cu_seqlens), dtype=np.int64)
+        cos, sin = self.rotary(positions)
+        x = self.model.embed_tokens(tokens)
+        for layer in self.model.layers:
+            x = layer.forward_packed(x, cos, sin, cu, cache)
+        if last_only:
+            x = x[x.xp.asarray(cu[1:] - 1)]
+        return self.lm_head(self.model.norm(x))
+
+    def forward_step(self, ids, cache, rows=None):
+        """Logits (B, V) of one new token per row (B,), row ``b`` at position
+        ``cache.lengths[b]`` (a decode step after :meth:`forward_packed` filled ``cache``);
+        ``rows``: the cache rows these tokens continue (default all, in order)."""
+        idx = _as_index(np.asarray(_host(ids), dtype=np.int64).reshape(-1), self)
+        rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        cos, sin = self.rotary(cache.lengths if rows is None else cache.lengths[rows])
+        x = self.model.embed_tokens(idx)  # (B, C)
+        for layer in self.model.layers:
+            x = layer.forward_step(x, cos, sin, cache, rows)
+        if rows is None:
+            cache.lengths = cache.lengths + 1
+        else:
+            cache.lengths = cache.lengths.copy()
+            cache.lengths[rows] += 1
+        return self.lm_head(self.model.norm(x))
+
+    def loss(self, batch):
+        """Mean next-token cross-entropy of ``(x, y)`` blocks or a :class:`PackedBatch`
+        (targets of -100 are ignored); for an MoE config with ``output_router_logits``, plus
+        ``router_aux_loss_coef`` times :meth:`load_balancing_loss`, as the reference trains."""
+        if isinstance(batch, PackedBatch):
+            logits = self.forward_packed(batch.tokens, batch.cu_seqlens, batch.positions)
+            loss = F.cross_entropy(logits, _as_index(batch.targets, self))
+        else:
+            x, y = batch
+            logits = self.forward(x)
+            B, T, V = logits.shape
+            loss = F.cross_entropy(logits.reshape(B * T, V),
+                                   _as_index(y, self).reshape(B * T))
+        if self.config.is_moe and self.config.output_router_logits:
+            loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
+        return loss
+
+    def load_balancing_loss(self):
+        """The Switch-Transformer balancing loss of the last forward, as the reference
+        computes it: over every MoE layer's tokens, ``E * sum_e f_e * P_e`` with ``f_e`` the
+        share of top-k choices (by the plain probabilities) that went to expert ``e`` and
+        ``P_e`` its mean router probability; differentiable through ``P``."""
+        E, k = self.config.moe_num_experts, self.config.moe_k
+        counts, prob_sum, rows = np.zeros(E), None, 0
+        for layer in self.model.layers:
+            logits = getattr(layer.mlp, "last_router_logits", None)
+            if logits is None:
+                continue
+            probs = F.softmax(logits, axis=-1)  # (N, E)
+            top = _host(probs.data).argsort(axis=-1, kind="stable")[:, ::-1][:, :k]
+            counts += np.bincount(top.reshape(-1), minlength=E)
+            s = probs.sum(axis=0)
+            prob_sum = s if prob_sum is None else prob_sum + s
+            rows += probs.shape[0]
+        if prob_sum is None:
+            raise ValueError("load_balancing_loss needs a forward of an MoE model first")
+        share = Tensor(counts / rows, device=prob_sum.device).astype(prob_sum.dtype)
+        return (share * (prob_sum / rows)).sum() * E
+
+    # ---- generation --------------------------------------------------------------------------
+    def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool = False,
+                 temperature: float = 1.0, top_k: int | None = None,
+                 top_p: float | None = None, repetition_penalty: float = 1.0,
+                 eos_token_id="config", pad_token_id="config", use_cache: bool = True,
+                 seed: int | None = None, streamer=None) -> np.ndarray:
+        """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens.
+
+        Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, seeded by
+        ``seed``), as transformers' ``generate``; ``repetition_penalty`` > 1 discourages
+        tokens already in the row (applied first, as transformers does). A row that emits
+        ``eos_token_id`` (default: the checkpoint's generation config, else its config) is
+        finished: later positions get ``pad_token_id``, and generation stops once every row
+        is. ``use_cache`` keeps keys and values per layer, so a new token costs one position
+        of work. ``streamer`` sees the tokens as they come, as transformers' streamers do:
+        ``put(prompt ids)``, then ``put(new ids (B,))`` per step, then ``end()`` (a plain
+        callable gets each step's ids). Returns host int64 ids (B, T0 + generated)."""
+        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
+        if do_sample and temperature <= 0:
+            raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
+        if top_p is not None and not 0 < top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+        if not repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty!r}")
+        out = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
+        if out.shape[1] == 0:
+            raise ValueError("generate needs at least one prompt token per row")
+        limit = self.config.max_position_embeddings
+        if out.shape[1] + max_new_tokens > limit:
+            raise ValueError(f"prompt of {out.shape[1]} tokens + {max_new_tokens} new tokens "
+                             f"exceeds the context ({limit} positions)")
+        eos = self._generation_value("eos_token_id", eos_token_id)
+        eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+        pad = self._generation_value("pad_token_id", pad_token_id)
+        rng = np.random.default_rng(seed)
+        done = np.zeros(out.shape[0], dtype=bool)
+        put, end = _stream_hooks(streamer)
+        put(out)
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                cache = KVCache(len(self.model.layers), out.shape[1] + max_new_tokens) \
+                    if use_cache else None
+                fresh = out
+                for _ in range(int(max_new_tokens)):
+                    ids = fresh if use_cache else out
+                    logits = _host(self.forward(ids, cache, last_only=True).data)[:, -1]
+                    logits = logits.astype(np.float64)
+                    if repetition_penalty != 1.0:
+                        repetition_penalty_(logits, out, repetition_penalty)
+                    nxt = pick_next(logits, do_sample, temperature, top_k, top_p, rng)
+                    if eos:
+                        if pad is not None:
+                            nxt = np.where(done, pad, nxt)
+                        done |= np.isin(nxt, list(eos))
+                    out = np.concatenate([out, nxt[:, None]], axis=1)
+                    put(nxt)
+                    fresh = nxt[:, None]
+                    if eos and done.all():
+                        break
+        finally:
+            self.train(was_training)
+            end()
+        return out
+
+    def generate_batch(self, prompts, max_new_tokens: int = 20, *, do_sample: bool = False,
+                       temperature: float = 1.0, top_k: int | None = None,
+                       top_p: float | None = None, repetition_penalty: float = 1.0,
+                       eos_token_id="config", seed: int | None = None) -> list[np.ndarray]:
+        """Continue prompts of *different* lengths together (a list of 1-D id arrays):
+        one packed prefill (no padding) and batched decode steps, each row at its own
+        position. Choices as :meth:`generate`; a row stops after its eos token. Returns a
+        list: each prompt followed by its new tokens (the eos included)."""
+        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
+        if do_sample and temperature <= 0:
+            raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
+        eos = self._generation_value("eos_token_id", eos_token_id)
+        eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+        rng = np.random.default_rng(seed)
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                return generate_packed(
+                    self, list(prompts), int(max_new_tokens), eos=eos,
+                    max_positions=self.config.max_position_embeddings,
+                    pick=lambda z, seen: pick_next(
+                        repetition_penalty_(z, seen, repetition_penalty)
+                        if repetition_penalty != 1.0 else z,
+                        do_sample, temperature, top_k, top_p, rng))
+        finally:
+            self.train(was_training)
+
+    def _generation_value(self, name, given):
+        if given != "config":
+            return given
+        if name in self.generation_config:
+            return self.generation_config[name]
+        return getattr(self.config, name)
+
+    def extra_repr(self) -> str:
+        c = self.config
+        moe = (f", experts={c.moe_num_experts} (top {c.moe_k}, shared "
+               f"{c.moe_num_shared_experts})" if c.is_moe else "")
+        return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
+                f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
+
+
+def _stream_hooks(streamer):
+    """(put, end) for a transformers-style streamer, a callable, or None."""
+    if streamer is None:
+        return (lambda ids: None), (lambda: None)
+    if hasattr(streamer, "put"):
+        return streamer.put, getattr(streamer, "end", lambda: None)
+    if callable(streamer):
+        first = [True]
+
+        def put(ids):
+            if first[0]:  # the prompt: a callable sees new tokens only
+                first[0] = False
+                return
+            streamer(ids)
+
+        return put, (lambda: None)
+    raise TypeError(f"streamer must have put()/end() or be callable, got "
+                    f"{type(streamer).__name__}")
+
+
+def _host(a):
+    if isinstance(a, Tensor):
+        return a.numpy()
+    if hasattr(a, "get") and not isinstance(a, np.ndarray):
+        return a.get()
+    return np.asarray(a)
+
+
+def _as_index(a, model) -> Tensor:
+    if isinstance(a, Tensor):
+        return a
+    device = model.model.embed_tokens.weight.device
+    return Tensor(np.asarray(_host(a), dtype=np.int64), device=device)
+
+
+def num_parameters(cfg: ErnieConfig) -> int:
+    """Parameter count of a model with this config (computed, no model built)."""
+    C, V, H, K, D = (cfg.hidden_size, cfg.vocab_size, cfg.num_attention_heads,
+                     cfg.num_key_value_heads, cfg.head_dim)
+    attn = C * H * D * 2 + C * K * D * 2
+    total = V * C * (1 if cfg.tie_word_embeddings else 2) + C
+    for layer in range(cfg.num_hidden_layers):
+        if cfg.is_moe_layer(layer):
+            mlp = (cfg.moe_num_experts * 3 * C * cfg.moe_intermediate_size
+                   + 3 * C * cfg.moe_intermediate_size * cfg.moe_num_shared_experts
+                   + C * cfg.moe_num_experts)
+        else:
+            mlp = 3 * C * cfg.intermediate_size
+        total += attn + mlp + 2 * C
+    return total
+

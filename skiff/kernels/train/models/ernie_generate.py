@@ -1,0 +1,158 @@
+"""Generation for ERNIE-4.5: prompts of different lengths decoded together, no padding waste.
+
+``generate_packed(model, prompts, max_new_tokens)`` runs every prompt through one *packed*
+prefill (the prompts concatenated into one token stream; attention never crosses a prompt
+boundary; work is sum(L_i^2), not B * max(L)^2), storing each prompt's keys and values in its
+row of a :class:`PackedKVCache`. Each decode step then runs one position per row: the new
+token of row ``b`` sits at position ``lengths[b]`` and attends to that row's own cached
+positions only (a length mask), so rows of any length advance together in one batched step.
+
+:func:`pick_next` chooses the next token as transformers does: argmax unless sampling; when
+sampling, temperature, then top-k, then top-p (nucleus), seeded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["PackedKVCache", "generate_packed", "pick_next", "repetition_penalty_"]
+
+
+class PackedKVCache:
+    """Keys and values per layer in rows of (B, K, capacity, D); row ``b`` holds
+    ``lengths[b]`` positions. Filled by a packed prefill, grown one position per row by each
+    decode step; attention of a step reads each row up to its own length."""
+
+    def __init__(self, num_layers: int, lengths, capacity: int):
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.capacity = int(capacity)
+        self.k: list = [None] * num_layers
+        self.v: list = [None] * num_layers
+
+    def _alloc(self, layer, xp, K, D, dtype):
+        if self.k[layer] is None:
+            B = len(self.lengths)
+            self.k[layer] = xp.zeros((B, K, self.capacity, D), dtype=dtype)
+            self.v[layer] = xp.zeros((B, K, self.capacity, D), dtype=dtype)
+
+    def store_packed(self, layer: int, k, v, cu_seqlens) -> None:
+        """Keys/values (N, K, D) of a packed prefill into each row's first positions."""
+        xp = _xp(k)
+        N, K, D = k.shape
+        self._alloc(layer, xp, K, D, k.dtype)
+        for b in range(len(cu_seqlens) - 1):
+            s, e = int(cu_seqlens[b]), int(cu_seqlens[b + 1])
+            self.k[layer][b, :, :e - s] = k[s:e].transpose(1, 0, 2)
+            self.v[layer][b, :, :e - s] = v[s:e].transpose(1, 0, 2)
+
+    def attend(self, layer: int, q, k, v, scale: float, rows=None):
+        """One decode position per row (``rows``: the cache rows still generating, default
+        all): store k, v (B, K, D) at each row's length, then q (B, H, D) attends to that
+        row's positions 0..length; returns (B, H * D)."""
+        xp = _xp(q)
+        B, H, D = q.shape
+        K = k.shape[1]
+        R = H // K
+        lengths = self.lengths if rows is None else self.lengths[rows]
+        pos = xp.asarray(lengths)
+        if int(lengths.max()) >= self.capacity:
+            raise ValueError(f"KV cache full: a row reached capacity {self.capacity}")
+        idx = xp.arange(B) if rows is None else xp.asarray(rows)
+        self.k[layer][idx, :, pos] = k
+        self.v[layer][idx, :, pos] = v
+        S = int(lengths.max()) + 1
+        if rows is None:
+            keys = self.k[layer][:, :, :S]  # (B, K, S, D)
+            vals = self.v[layer][:, :, :S]
+        else:  # only the rows still generating (a gather of their cached positions)
+            keys = self.k[layer][idx, :, :S]
+            vals = self.v[layer][idx, :, :S]
+        att = (q.reshape(B, K, R, D) * q.dtype.type(scale)) @ xp.swapaxes(keys, -1, -2)
+        beyond = xp.arange(S)[None, :] > pos[:, None]  # (B, S): other rows' positions
+        att = xp.where(beyond[:, None, None, :], -np.inf, att)  # (B, K, R, S)
+        att -= att.max(axis=-1, keepdims=True)
+        xp.exp(att, out=att)
+        att /= att.sum(axis=-1, keepdims=True)
+        return (att @ vals).reshape(B, H * D)  # (B, K, R, D) -> (B, H * D)
+
+
+def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
+                    max_positions: int) -> list[np.ndarray]:
+    """Greedy or sampled continuation of each prompt (a list of 1-D id arrays of any
+    lengths). ``pick(logits (B, V)) -> ids (B,)`` chooses tokens. A row stops after it
+    emits a token of ``eos``; the loop ends when every row has stopped or after
+    ``max_new_tokens``. Returns each prompt followed by its new tokens (eos included)."""
+    seqs = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prompts]
+    if not seqs or any(len(s) == 0 for s in seqs):
+        raise ValueError("generate needs at least one prompt token per row")
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+    if int(lengths.max()) + max_new_tokens > max_positions:
+        raise ValueError(f"prompt of {int(lengths.max())} tokens + {max_new_tokens} new "
+                         f"tokens exceeds the context ({max_positions} positions)")
+    out = [list(s) for s in seqs]
+    if max_new_tokens == 0:
+        return [np.asarray(o, dtype=np.int64) for o in out]
+    cu = np.concatenate([[0], np.cumsum(lengths)])
+    positions = np.concatenate([np.arange(n) for n in lengths])
+    cache = PackedKVCache(len(model.model.layers), lengths, int(lengths.max()) + max_new_tokens)
+    logits = model.forward_packed(np.concatenate(seqs), cu, positions, cache=cache,
+                                  last_only=True)  # (B, V): the last position of each prompt
+    active = np.arange(len(seqs))  # rows still generating: finished rows cost nothing more
+    for step in range(int(max_new_tokens)):
+        nxt = pick(_host(logits.data).astype(np.float64), [out[b] for b in active])
+        for b, t in zip(active, nxt):
+            out[b].append(int(t))
+        going = ~np.isin(nxt, list(eos)) if eos else np.ones(len(active), dtype=bool)
+        if not going.any() or step == max_new_tokens - 1:
+            break
+        rows = None if going.all() and len(active) == len(seqs) else active[going]
+        logits = model.forward_step(nxt[going], cache, rows)  # writes at the rows' lengths
+        active = active[going]
+    return [np.asarray(o, dtype=np.int64) for o in out]
+
+
+def repetition_penalty_(logits: np.ndarray, history, penalty: float) -> np.ndarray:
+    """transformers' repetition penalty, in place: the logit of every token already in row
+    ``b``'s history (prompt and generated) is divided by ``penalty`` when positive, multiplied
+    when negative."""
+    for b, seen in enumerate(history):
+        ids = np.unique(np.asarray(seen, dtype=np.int64))
+        z = logits[b, ids]
+        logits[b, ids] = np.where(z < 0, z * penalty, z / penalty)
+    return logits
+
+
+def pick_next(logits: np.ndarray, do_sample, temperature, top_k, top_p, rng) -> np.ndarray:
+    """The next token per row: argmax, or a sample after temperature, top-k and top-p (the
+    order transformers applies them)."""
+    if not do_sample:
+        return logits.argmax(axis=-1).astype(np.int64)
+    z = logits / temperature
+    if top_k is not None:
+        kth = np.sort(z, axis=-1)[:, -min(int(top_k), z.shape[1])][:, None]
+        z = np.where(z < kth, -np.inf, z)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    if top_p is not None and top_p < 1:
+        order = np.argsort(p, axis=-1)  # ascending: drop the low tail whose mass <= 1 - top_p
+        tail = np.cumsum(np.take_along_axis(p, order, -1), axis=-1) <= 1 - top_p
+        tail[:, -1] = False  # always keep the most likely token
+        drop = np.zeros_like(tail)
+        np.put_along_axis(drop, order, tail, -1)
+        p = np.where(drop, 0.0, p)
+        p /= p.sum(axis=-1, keepdims=True)
+    return np.array([rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+
+
+def _xp(a):
+    if isinstance(a, np.ndarray):
+        return np
+    from skiff.kernels.backend import get_array_module
+
+    return get_array_module(a)
+
+
+def _host(a):
+    if hasattr(a, "get") and not isinstance(a, np.ndarray):
+        return a.get()
+    return np.asarray(a)

@@ -1,0 +1,362 @@
+"""Hugging Face checkpoint folders in and out: ``from_pretrained`` and ``save_pretrained``.
+
+A folder in the Hugging Face layout holds ``config.json`` (``architectures``, the sizes),
+the weights as safetensors (one file, or shards with ``model.safetensors.index.json``),
+optionally ``generation_config.json`` and the tokenizer files. Architectures read here:
+``Ernie4_5ForCausalLM`` and ``Ernie4_5_MoeForCausalLM`` (:mod:`.ernie`). Weights are read
+through memory maps (:mod:`.safetensors_io`, numpy only, never pickle) one tensor at a time
+into the model, so peak memory stays near the weights' size.
+
+>>> model = from_pretrained("path/to/ERNIE-4.5-0.3B-PT")          # doctest: +SKIP
+>>> model.generate(ids, max_new_tokens=32)                         # doctest: +SKIP
+>>> save_pretrained(model, "my-finetune")  # transformers loads it  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from ..core import nn
+from . import safetensors_io as st
+from .ernie import ARCHITECTURES, ErnieConfig, ErnieForCausalLM
+from .lora import lora_modules, merged_state_dict
+
+__all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
+           "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES"]
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
+                   "special_tokens_map.json", "added_tokens.json", "chat_template.jinja")
+_FLOATS = {"float32": np.float32, "float64": np.float64, "float16": np.float16}
+# checkpoint keys the reference ignores too (multi-token-prediction heads of the MoE models)
+_IGNORED = re.compile(r"(^|\.)mtp")
+
+
+def read_config(folder: str | os.PathLike) -> ErnieConfig:
+    """The :class:`ErnieConfig` of a checkpoint folder's ``config.json`` (any other
+    architecture, an unsupported rotary scaling or activation is one clear error)."""
+    path = Path(folder).expanduser() / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{str(Path(folder))!r} is not a checkpoint folder: it has "
+                                "no config.json")
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    return config_from_hf(raw, where=str(path))
+
+
+def config_from_hf(raw: dict, where: str = "config.json") -> ErnieConfig:
+    arch = (raw.get("architectures") or [None])[0]
+    model_type = raw.get("model_type")
+    if arch not in ARCHITECTURES and model_type not in ARCHITECTURES.values():
+        raise ValueError(f"{where}: architecture {arch or model_type!r} is not supported; "
+                         f"skiff reads {', '.join(ARCHITECTURES)}")
+    if raw.get("hidden_act", "silu") != "silu":
+        raise ValueError(f"{where}: hidden_act {raw['hidden_act']!r} is not supported (silu)")
+    rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type != "default":
+        raise ValueError(f"{where}: rotary scaling {rope_type!r} is not supported (default)")
+    theta = rope.get("rope_theta", raw.get("rope_theta", 500000.0))
+    known = {f.name for f in fields(ErnieConfig)} - {"extra", "lr", "block_size", "rope_theta"}
+    values = {k: raw[k] for k in known if raw.get(k) is not None}
+    if raw.get("num_key_value_heads") is None:
+        values["num_key_value_heads"] = raw.get("num_attention_heads", 16)
+    if raw.get("head_dim") is None and "hidden_size" in raw:
+        values["head_dim"] = raw["hidden_size"] // raw.get("num_attention_heads", 16)
+    if model_type == "ernie4_5_moe" or arch == "Ernie4_5_MoeForCausalLM":
+        values.setdefault("moe_num_experts", 64)
+        values.setdefault("moe_num_shared_experts", 2)
+        if not values["moe_num_experts"]:
+            raise ValueError(f"{where}: an MoE architecture with moe_num_experts = 0")
+    else:
+        values["moe_num_experts"] = 0
+    return ErnieConfig(rope_theta=float(theta), extra=dict(raw), **values)
+
+
+def config_to_hf(cfg: ErnieConfig, dtype: str = "float32") -> dict:
+    """``config.json`` for ``cfg``: the original file's keys kept, the sizes written over."""
+    out = dict(cfg.extra)
+    d = cfg.to_dict()
+    for k in ("lr", "block_size", "rope_theta"):
+        d.pop(k)
+    if not cfg.is_moe:
+        d = {k: v for k, v in d.items() if not k.startswith("moe_") and k != "router_aux_loss_coef"}
+    out.update(d)
+    out.pop("rope_scaling", None)
+    out.pop("torch_dtype", None)
+    out.pop("rope_theta", None)
+    out.update(architectures=[cfg.architecture], model_type=ARCHITECTURES[cfg.architecture],
+               rope_parameters={"rope_theta": cfg.rope_theta, "rope_type": "default"},
+               hidden_act="silu", dtype=dtype)
+    return out
+
+
+def _checkpoint_key_map(ckpt: st.Checkpoint) -> dict[str, str]:
+    """{skiff name: checkpoint key} for keys that differ only by the reference's renames."""
+    out = {}
+    for key in ckpt.keys():
+        if ".mlp.gate.moe_statics." in key:  # transformers' in-memory name
+            out[key.replace(".mlp.gate.moe_statics.", ".mlp.moe_statics.")] = key
+        else:
+            out[key] = key
+    return out
+
+
+def load_weights(model: ErnieForCausalLM, ckpt: st.Checkpoint, dtype) -> None:
+    """Copy the checkpoint's tensors into ``model``, one tensor at a time (the model's arrays
+    are replaced, so nothing is held twice). Missing or unexpected keys, or a shape that
+    differs, raise one error naming them."""
+    targets = dict(model._named("_parameters", False))
+    targets.update(model._named("_buffers", False))
+    tied = model.config.tie_word_embeddings
+    names = _checkpoint_key_map(ckpt)
+    fused = {k for k in names if k.endswith(".mlp.experts.gate_up_proj")
+             or k.endswith(".mlp.experts.down_proj")}
+    missing, shape_errors = [], []
+    for name, t in targets.items():
+        if tied and name == "lm_head.weight":
+            continue
+        want = tuple(t.shape)
+        as_dtype = np.float32 if name.endswith(("mlp.gate.weight", "e_score_correction_bias")) \
+            else dtype  # the router stays float32, as in the reference
+        arr = _fused_expert(ckpt, names, name) if fused else None
+        if arr is not None:
+            arr = np.array(arr, dtype=as_dtype)  # a slice of a mapped view: copy it out
+        else:
+            if name not in names:
+                missing.append(name)
+                continue
+            arr = ckpt.get(names[name], as_dtype)
+        if tuple(arr.shape) != want:
+            shape_errors.append(f"{name}: checkpoint {tuple(arr.shape)} vs model {want}")
+            continue
+        t.data = t.xp.asarray(np.ascontiguousarray(arr))  # arr is new: the model owns it
+    used = set(targets) | {n for n in names if n.endswith("lm_head.weight")} | fused
+    unexpected = [names[n] for n in names if n not in used and not _IGNORED.search(n)]
+    problems = []
+    if missing:
+        problems.append(f"missing {len(missing)} tensor(s): {', '.join(missing[:6])}"
+                        + (" ..." if len(missing) > 6 else ""))
+    if unexpected:
+        problems.append(f"unexpected {len(unexpected)} tensor(s): {', '.join(unexpected[:6])}"
+                        + (" ..." if len(unexpected) > 6 else ""))
+    if shape_errors:
+        problems.append("shape mismatch: " + "; ".join(shape_errors[:6]))
+    if problems:
+        raise st.CheckpointFormatError(f"checkpoint {str(ckpt.folder)!r} does not fit its "
+                                       f"config.json: {' | '.join(problems)}")
+
+
+def _fused_expert(ckpt, names, name):
+    """An expert's weight from the fused (E, 2I, C) / (E, C, I) tensors, if stored so."""
+    m = re.match(r"(.*\.mlp\.experts)\.(\d+)\.(gate_proj|up_proj|down_proj)\.weight$", name)
+    if not m:
+        return None
+    prefix, e, part = m.group(1), int(m.group(2)), m.group(3)
+    if part == "down_proj" and f"{prefix}.down_proj" in names:
+        return ckpt.get(names[f"{prefix}.down_proj"])[e]
+    if part != "down_proj" and f"{prefix}.gate_up_proj" in names:
+        both = ckpt.get(names[f"{prefix}.gate_up_proj"])[e]
+        half = both.shape[0] // 2
+        return both[:half] if part == "gate_proj" else both[half:]
+    return None
+
+
+def _resolve_dtype(dtype, ckpt: st.Checkpoint):
+    """float32 unless asked: numpy has no fast 16-bit math (``"bfloat16"`` / ``"float16"``
+    keep 16-bit storage, as mixed precision uses it)."""
+    if dtype is None or dtype == "auto":
+        return np.float32
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    if isinstance(dtype, str) and dtype in _FLOATS:
+        return np.dtype(_FLOATS[dtype])
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"dtype must be float32, float64, float16 or bfloat16, got "
+                         f"{dtype!r}") from None
+
+
+def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
+                    ) -> ErnieForCausalLM:
+    """An ERNIE-4.5 model (dense or MoE) from a checkpoint folder in the Hugging Face layout.
+
+    ``dtype``: None (float32), ``"bfloat16"``, ``"float16"``, ``"float64"``. ``device``:
+    ``"cpu"``, ``"cuda:N"`` or ``"auto"``. The model's ``tokenizer`` is the folder's tokenizer
+    (None when it has no tokenizer files) and ``generation_config`` its generation defaults.
+    """
+    dev = None
+    if device not in (None, "cpu"):  # a wrong device fails before anything is read
+        from skiff.kernels.backend.devices import resolve_device
+
+        dev = resolve_device(device)
+    folder = Path(path).expanduser()
+    cfg = read_config(folder)
+    ckpt = st.open_folder(folder)
+    dt = _resolve_dtype(dtype, ckpt)
+    with nn.skip_init():  # every weight comes from the checkpoint: draw no random numbers
+        model = ErnieForCausalLM(cfg, dtype=dt)
+    load_weights(model, ckpt, dt)
+    gen = folder / "generation_config.json"
+    if gen.is_file():
+        model.generation_config = json.loads(gen.read_text())
+    model.source_folder = str(folder)
+    model.tokenizer = load_tokenizer(folder)
+    if dev is not None and dev.is_gpu:
+        model.to(dev)
+    return model
+
+
+def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=None,
+                    max_shard_bytes: int | None = 5 * 2**30, state: dict | None = None
+                    ) -> list[str]:
+    """Write ``model`` as a Hugging Face checkpoint folder that transformers loads:
+    ``config.json``, safetensors weights (sharded above ``max_shard_bytes``),
+    ``generation_config.json`` and the tokenizer files of the folder it came from.
+    ``dtype``: None (as the model holds them) or ``"bfloat16"`` / ``"float32"``.
+    ``state``: the weights to write, when not the model's own (gathered from ranks)."""
+    if not isinstance(model, ErnieForCausalLM):
+        raise TypeError(f"save_pretrained writes ERNIE-4.5 models, got {type(model).__name__}")
+    folder = Path(path).expanduser()
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = model.config
+    if lora_modules(model):  # a LoRA fine-tune is written merged (the adapter: save_adapter)
+        state = merged_state_dict(model)
+    state = dict(model.state_dict() if state is None else state)
+    if cfg.tie_word_embeddings:
+        state.pop("lm_head.weight", None)
+    target = _resolve_dtype(dtype, None) if dtype is not None else None
+    for name, arr in state.items():
+        keep32 = name.endswith(("mlp.gate.weight", "e_score_correction_bias"))
+        if target is not None and arr.dtype.kind == "f" and not keep32:
+            state[name] = arr.astype(target)
+    sample = next(a for n, a in state.items() if n.endswith("embed_tokens.weight"))
+    dtype_name = "bfloat16" if sample.dtype.name == "bfloat16" else str(sample.dtype)
+    written = st.write_folder(state, folder, max_shard_bytes)
+    (folder / "config.json").write_text(json.dumps(config_to_hf(cfg, dtype_name), indent=2)
+                                        + "\n")
+    gen = dict(model.generation_config) or {
+        k: getattr(cfg, k) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
+    (folder / "generation_config.json").write_text(json.dumps(gen, indent=2) + "\n")
+    written += ["config.json", "generation_config.json"]
+    source = getattr(model, "source_folder", None)
+    if source and Path(source).resolve() != folder.resolve():
+        for name in TOKENIZER_FILES:
+            if (Path(source) / name).is_file():
+                shutil.copyfile(Path(source) / name, folder / name)
+                written.append(name)
+    return written
+
+
+# ---- tokenizer and text data -----------------------------------------------------------------
+class HFTokenizer:
+    """A checkpoint's ``tokenizer.json`` through the ``tokenizers`` library:
+    ``encode(text) -> ids`` (no special tokens added), ``decode(ids) -> text``, and its chat
+    template (:class:`~.chat.ChatTemplate`, or None): ``apply_chat_template(messages)``."""
+
+    def __init__(self, path: Path, chat_template=None):
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ImportError(f"{path} needs the tokenizers package (pip install "
+                              "tokenizers)") from None
+        self.path = path
+        self._tok = Tokenizer.from_file(str(path))
+        self.chat_template = chat_template
+
+    def apply_chat_template(self, messages, add_generation_prompt: bool = False,
+                            tokenize: bool = False, **kwargs):
+        """The conversation rendered by the checkpoint's template (text, or its ids with
+        ``tokenize``), as transformers' ``apply_chat_template`` renders it."""
+        if self.chat_template is None:
+            raise ValueError(f"the tokenizer at {self.path.parent} has no chat template "
+                             "(chat_template.jinja or tokenizer_config.json)")
+        text = self.chat_template.render(messages, add_generation_prompt, **kwargs)
+        return self.encode(text) if tokenize else text
+
+    def encode(self, text: str) -> np.ndarray:
+        return np.asarray(self._tok.encode(text, add_special_tokens=False).ids, dtype=np.int64)
+
+    def encode_with_offsets(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Ids and, per character of ``text``, the index of the token holding it (-1: none)."""
+        enc = self._tok.encode(text, add_special_tokens=False)
+        owner = np.full(len(text), -1, dtype=np.int64)
+        for t, (a, b) in enumerate(enc.offsets):
+            owner[a:b] = np.where(owner[a:b] < 0, t, owner[a:b])
+        return np.asarray(enc.ids, dtype=np.int64), owner
+
+    def decode(self, ids) -> str:
+        return self._tok.decode([int(i) for i in np.asarray(ids).reshape(-1)],
+                                skip_special_tokens=False)
+
+    @property
+    def vocab_size(self) -> int:
+        return self._tok.get_vocab_size()
+
+    def __repr__(self) -> str:
+        return f"HFTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
+
+
+def load_tokenizer(folder: str | os.PathLike):
+    """The folder's tokenizer (``tokenizer.json``), or None when it has none."""
+    from .chat import ChatTemplate
+
+    path = Path(folder).expanduser() / "tokenizer.json"
+    if not path.is_file():
+        return None
+    return HFTokenizer(path, ChatTemplate.from_folder(path.parent))
+
+
+def token_blocks(ids: np.ndarray, block_size: int):
+    """``(x, y)`` blocks of ``block_size`` token ids (targets shifted by one), as an
+    :class:`~skiff.kernels.train.data.ArrayDataset`."""
+    from ..data import ArrayDataset
+
+    ids = np.asarray(ids, dtype=np.int64)
+    n = (len(ids) - 1) // block_size
+    if n < 1:
+        raise ValueError(f"the text is {len(ids)} tokens, shorter than block_size + 1 = "
+                         f"{block_size + 1}")
+    x = ids[:n * block_size].reshape(n, block_size)
+    y = ids[1:n * block_size + 1].reshape(n, block_size)
+    return ArrayDataset(x, y)
+
+
+def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
+    """Training data in the model's own tokens: a ``.jsonl`` file of conversations
+    (``{"messages": [...]}`` rows; loss on the assistant's tokens, :class:`~.chat.ChatDataset`)
+    or token blocks of text (a text file, a shipped corpus name, or the text itself)."""
+    from ..data import _read_text
+
+    tok = getattr(model, "tokenizer", None)
+    if tok is None:
+        raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
+                         "tokenizer.json, so text cannot be turned into its tokens")
+    if tok.vocab_size > model.config.vocab_size:
+        raise ValueError(f"the tokenizer has {tok.vocab_size} tokens, more than the model's "
+                         f"vocab_size {model.config.vocab_size}")
+    if str(data).endswith(".jsonl"):
+        from .chat import ChatDataset
+
+        return ChatDataset.from_jsonl(data, tok, int(block_size))
+    text, _ = _read_text(data)
+    return token_blocks(tok.encode(text), int(block_size))
+
+
+def ernie_from_folder(path: str | None = None, **kwargs) -> ErnieForCausalLM:
+    """The registry's factory for ``ernie``: the checkpoint at ``path`` (``--from DIR``)."""
+    if path is None:
+        raise ValueError("model 'ernie' is loaded from a checkpoint folder: give --from DIR "
+                         "(a folder with config.json and *.safetensors)")
+    return from_pretrained(path, **kwargs)

@@ -1,0 +1,75 @@
+"""Tiny random ERNIE-4.5 checkpoints written by transformers itself (the oracle).
+
+``make_checkpoint(tmp_path, shape)`` builds the reference model of one of the ``SHAPES``,
+fills its weights with values large enough that routing and greedy choices are not near
+ties, and saves it with ``save_pretrained`` (safetensors). Returns ``(folder, torch_model)``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+_DENSE = dict(vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2, head_dim=8)
+_MOE = dict(vocab_size=80, hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+            num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+            moe_intermediate_size=16, moe_k=2, moe_num_experts=4)
+
+# name -> (architecture, config keyword arguments)
+SHAPES = {
+    # grouped-query attention (2 query heads per k/v head), tied embeddings
+    "dense-gqa-tied": ("dense", dict(_DENSE, tie_word_embeddings=True)),
+    # plain multi-head attention, untied head, biases everywhere, a wider head_dim
+    "dense-mha-untied-bias": ("dense", dict(_DENSE, num_key_value_heads=4, head_dim=16,
+                                            tie_word_embeddings=False, use_bias=True)),
+    # a dense first layer, then MoE layers with one shared expert
+    "moe-shared": ("moe", dict(_MOE, moe_num_shared_experts=1, moe_layer_start_index=1)),
+    # MoE every second layer, no shared expert, top-3 of 6, untied
+    "moe-interval": ("moe", dict(_MOE, num_hidden_layers=4, moe_num_experts=6, moe_k=3,
+                                 moe_num_shared_experts=0, moe_layer_start_index=0,
+                                 moe_layer_interval=2, tie_word_embeddings=False)),
+}
+
+
+def build_reference(shape: str, seed: int = 0):
+    """The transformers model of ``shape`` with seeded weights (float32, eval mode)."""
+    kind, kw = SHAPES[shape]
+    if kind == "dense":
+        cfg = transformers.Ernie4_5Config(**kw)
+        model = transformers.Ernie4_5ForCausalLM(cfg)
+    else:
+        cfg = transformers.Ernie4_5_MoeConfig(**kw)
+        model = transformers.Ernie4_5_MoeForCausalLM(cfg)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "e_score_correction_bias" in name:
+                p.copy_(torch.rand(p.shape, generator=gen) * 0.2 - 0.1)
+            elif p.ndim == 1:  # norm scales (and biases)
+                p.copy_(torch.rand(p.shape, generator=gen) + 0.5)
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    return model.eval()
+
+
+def make_checkpoint(folder, shape: str, seed: int = 0):
+    model = build_reference(shape, seed)
+    model.save_pretrained(folder)
+    return folder, model
+
+
+def add_tokenizer(folder, text: str, vocab_size: int) -> None:
+    """A small BPE ``tokenizer.json`` trained on ``text`` (at most ``vocab_size`` ids)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<pad>", "<s>", "</s>",
+                                                                        "<unk>"])
+    tok.train_from_iterator([text], trainer)
+    assert tok.get_vocab_size() <= vocab_size
+    tok.save(str(folder / "tokenizer.json"))
