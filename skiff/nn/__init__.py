@@ -34,6 +34,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Tanh,
     TransformerBlock,
     TransformerMLP,
+    skip_init,
 )
 
 from . import functional  # noqa: F401  (skiff.nn.functional, this package's own module)
