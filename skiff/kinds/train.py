@@ -13,6 +13,7 @@ source runs on every rank. When the job ends the trained model is in the noteboo
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 
@@ -34,6 +35,8 @@ __all__ = ["COMMAND", "KIND", "STRATEGIES", "to_config", "is_model", "is_dataset
 
 # strategy names known here; the distributed planner accepts more ("dp=2,tp=2,pp=1", ...)
 STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
+# a sane bound for --steps and --epochs (a billion optimizer steps is years of training)
+MAX_STEPS = 10 ** 9
 # what a %%train cell starts with when it runs as processes (user code, like a fresh cell)
 CELL_PRELUDE = "import numpy as np\nimport skiff\n"
 
@@ -118,6 +121,12 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
                          f"{model!r} {data!r} on the line")
     epochs, steps = values.get("epochs"), values.get("steps")
+    for name, value in (("steps", steps), ("epochs", epochs)):
+        if value is not None and not 1 <= value <= MAX_STEPS:
+            raise ValueError(f"--{name} must be from 1 to {MAX_STEPS:,}, got {value!r}")
+    lr = values.get("lr")
+    if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"--lr must be a positive finite number, got {lr!r}")
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
     return {
