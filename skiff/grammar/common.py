@@ -264,6 +264,8 @@ def launch_options(p):
                    help="number of MPI ranks (N > 1 runs the job as processes)")
     p.add_argument("--runner", choices=("auto", "thread", "process"), default="auto",
                    help="where the job runs: a thread of this kernel, or MPI processes")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="start more ranks than this machine has cores (refused without it)")
     p.add_argument("--wait", action="store_true", help="block until the job ends")
     p.add_argument("-o", "--output", metavar="NAME", default=None,
                    help="store the job in the notebook variable NAME")
@@ -289,7 +291,7 @@ def json_option(p):
 
 
 LAUNCH_KEYS = ("np", "runner", "wait", "output", "json", "launcher", "nodes", "gpus_per_node",
-               "dry_run")
+               "dry_run", "oversubscribe")
 
 
 def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:

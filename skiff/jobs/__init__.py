@@ -72,5 +72,6 @@ def resume(job: Job) -> Job:
     config = kind.resume_config(job)
     runner = job.meta.get("runner", "auto")
     return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),
+                  oversubscribe=bool(job.meta.get("oversubscribe", False)),
                   runner=runner if runner in ("thread", "process") else "auto",
                   device=job.meta.get("device"), label=f"resume {job.id}")

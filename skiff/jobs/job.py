@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 from .events import FINAL, EventReader, EventWriter
-from .signals import escalate_cancel
 from .state import JobState
 from .store import find_run_dir, json_safe, new_run_dir, owner, pid_alive, read_json, write_json
 
@@ -219,7 +218,11 @@ class Job:
         if self.runner is not None:
             self.runner.cancel(self, grace=grace)
         elif self.meta.get("runner") == "process":
-            threading.Thread(target=escalate_cancel, args=(self, grace), daemon=True).start()
+            # a detached reaper owns the escalation: this process (a terminal's
+            # `skiff jobs cancel ID`) may exit at once
+            from .holders import start_reaper
+
+            start_reaper(self, grace)
 
     # display -----------------------------------------------------------------------------
     def summary(self) -> dict:
