@@ -51,7 +51,13 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         raise ValueError(f"%jobs {action} needs a job ID (see %jobs list)")
     job = Job.load(job_id)
     if action == "wait":
-        job.wait(timeout=timeout)
+        if job.meta.get("runner") == "process":   # a watcher holds the job while it waits
+            from .holders import hold
+
+            with hold(job.run_dir):
+                job.wait(timeout=timeout)
+        else:
+            job.wait(timeout=timeout)
     elif action == "cancel":
         job.cancel()
     return job

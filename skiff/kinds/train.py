@@ -334,8 +334,8 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
 
         model = model_obj
         if model is None:
-            train_random.seed(seed)
-            model = models.get(model_name)
+            with train_random.using(train_random.new_generator(seed)):   # the job's own
+                model = models.get(model_name)
         dataset = data_obj
         if dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),

@@ -37,12 +37,12 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
     """
     from skiff.kernels.train.core import random as train_random
 
-    train_random.seed(seed)
     ns: dict = {k: v for k, v in (namespace or {}).items()
                 if k not in CELL_NAMES and not k.startswith("_")}
     ns["__name__"] = "__skiff_train_cell__"
     try:
-        exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's own cell)
+        with train_random.using(train_random.new_generator(seed)):   # this job's own
+            exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's cell)
     except NameError as exc:
         if notebook:
             raise
@@ -67,8 +67,8 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         ns = exec_cell(config["source"], seed=seed, namespace=namespace)
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
-    train_random.seed(seed)
-    model = models.get(name)
+    with train_random.using(train_random.new_generator(seed)):   # this job's own generator
+        model = models.get(name)
     cfg = getattr(model, "config", None)
     block = config.get("block_size") or getattr(cfg, "block_size", 128)
     data = config.get("data") or models.DEFAULT_DATA[name]

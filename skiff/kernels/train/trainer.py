@@ -88,7 +88,8 @@ class Trainer:
     resume : bool
         Continue from the newest checkpoint in ``checkpoint_dir``.
     seed : int
-        Seeds the data order and dropout.
+        Seeds the data order and dropout: the Trainer owns its generator (``trainer.rng``,
+        saved in its checkpoints), so runs on other threads never change its numbers.
     reporter : Reporter or None
         Where loss, learning rate, throughput and memory go (default: nowhere).
     log_every : int
@@ -173,6 +174,7 @@ class Trainer:
         self.optimizer = None
         self.scheduler = None
         self.plan: dict = {}
+        self.rng = train_random.new_generator(self.seed)   # owned: saved in checkpoints
 
     # --------------------------------------------------------------------------------------
     def train(self, dataset, epochs: float | None = None, steps: int | None = None,
@@ -184,11 +186,13 @@ class Trainer:
         """
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
         strategy = self._choose_strategy()
-        run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
-        if self.resume:
-            self._resume_from_checkpoint(run)
-        self._run_steps(run)
-        return self._finish(run)
+        self.rng = train_random.new_generator(self.seed)   # this run's own: dropout draws here
+        with train_random.using(self.rng):
+            run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+            if self.resume:
+                self._resume_from_checkpoint(run)
+            self._run_steps(run)
+            return self._finish(run)
 
     # -- the stages of train(), in order -----------------------------------------------------
     def _check_data(self, dataset, epochs, steps, val_dataset, val_split):
@@ -238,7 +242,6 @@ class Trainer:
         self.scheduler = self._make_scheduler(total)
         dtype = _param_dtype(self.model)
         loss_fn = self._loss_fn()
-        train_random.seed(self.seed)
         n_params = _num_parameters(self.model)
         self.reporter.info(num_parameters=n_params, total_steps=total,
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
@@ -515,7 +518,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": st.optimizer_state_dict(self.optimizer),
             "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
-            "rng": {"train": train_random.get_state()},
+            "rng": {"train": train_random.get_state(self.rng)},
             "data": loader.state_dict(),
             "step": step,
             "history": history,
@@ -537,7 +540,7 @@ class Trainer:
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
             self.scheduler.load_state_dict(state["scheduler"])
-        train_random.set_state(state["rng"]["train"])
+        train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
