@@ -69,6 +69,9 @@ def COMMAND(p):
                    help="write a checkpoint every N steps (and always at the end)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest checkpoint in --checkpoint-dir")
+    p.add_argument("--stop-on-divergence", action="store_true",
+                   help="stop when the loss runs away (it is always watched, and a warning "
+                        "logged)")
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
@@ -144,6 +147,7 @@ def to_config(values: dict) -> dict:
         "checkpoint_every": values.get("checkpoint_every"),
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
+        "stop_on_divergence": bool(values.get("stop_on_divergence", False)),
         "block_size": values.get("block_size"),
     }
 

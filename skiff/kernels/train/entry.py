@@ -107,6 +107,7 @@ def train_parts(parts: dict, config: dict, reporter):
         checkpoint_every=config.get("checkpoint_every"),
         resume=bool(config.get("resume")),
         seed=int(config.get("seed") or 0),
+        stop_on_divergence=bool(config.get("stop_on_divergence", False)),
         reporter=reporter,
     )
     epochs, steps = config.get("epochs"), config.get("steps")
