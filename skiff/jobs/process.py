@@ -99,7 +99,12 @@ def mpiexec_command(mpiexec: str, np: int, run_dir, *, oversubscribe: bool = Fal
 
     Hydra (MPICH): ``-hosts localhost -iface lo`` keep its proxies on the loopback
     interface, ``-disable-auto-cleanup`` leaves the order of death to the watcher. Open
-    MPI: ``--oversubscribe`` when asked (hydra places any number of ranks on a host)."""
+    MPI: ``--oversubscribe`` when asked (hydra places any number of ranks on a host).
+
+    Hydra's own control port still listens on every interface: it binds it with MPL's
+    default address and has no option to choose another. MPICH's ``mpiexec.gforker`` has
+    no port at all (PMI over socket pairs) but stops the other ranks with SIGINT/SIGQUIT on
+    a death or an abort, which the watcher's account of who died first does not survive."""
     if _is_hydra(mpiexec):
         local = ["-hosts", "localhost", "-iface", "lo", "-disable-auto-cleanup"]
     else:
@@ -200,6 +205,11 @@ class ProcessRunner:
                         proc.wait(5)
                     except subprocess.TimeoutExpired:
                         pass
+                    if (job.run_dir / "cancel").exists() and not job.refresh().final:
+                        # a cancel escalated to signals: the death was asked for
+                        job.emit("status", status="cancelled",
+                                 message="stopped on request (signalled)")
+                        return
                     if ranks.first_dead is None:  # found dead, not seen dying: ask mpiexec
                         dead = (_dead_from_log(job.run_dir) or (*dead, None))[:2]
                     rank, pid = dead
@@ -283,7 +293,8 @@ class RankWatch:
             try:
                 fd = os.pidfd_open(pid)
             except ProcessLookupError:
-                if not (self.ranks_dir / f"{rank}.exit").exists():
+                if not (self.ranks_dir / f"{rank}.exit").exists() and \
+                        not (self.ranks_dir / f"{rank}.left").exists():
                     self.dead_unseen.append((rank, pid))  # the order of death is unknown
                 continue
             except OSError:
@@ -293,7 +304,10 @@ class RankWatch:
             self._poll.register(fd, 1)  # POLLIN: the process has exited
 
     def _note(self, rank: int, pid: int) -> None:
-        if self.first_dead is None and not (self.ranks_dir / f"{rank}.exit").exists():
+        # a rank that left because a peer died (``<r>.left``, the peer watchdog) is not the
+        # cause, whatever order a busy machine lets the watcher see the deaths in
+        if self.first_dead is None and not (self.ranks_dir / f"{rank}.exit").exists() \
+                and not (self.ranks_dir / f"{rank}.left").exists():
             self.first_dead = (rank, pid)
 
     def wait(self, timeout: float):

@@ -57,6 +57,7 @@ def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None
                 if same_host and not pid_alive(pid) and not (ranks / f"{peer}.exit").exists():
                     sys.stderr.write(f"skiff worker rank {rank}: rank {peer} (pid {pid}) died; "
                                      "leaving\n")
+                    (ranks / f"{rank}.left").write_text(str(peer))   # a follower, not the cause
                     os._exit(70)
 
     threading.Thread(target=watch, daemon=True, name="skiff-peer-watchdog").start()
@@ -170,9 +171,21 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _unheld() -> bool:
+    """Whether this rank ends in a job nobody holds (its own watchdog may not have looked
+    yet when a peer's stop reached it): MPI_Finalize could then wait for ranks that left."""
+    if ORPHANED.is_set():
+        return True
+    if os.environ.get("SKIFF_HELD") != "1" or len(sys.argv) != 2:
+        return False
+    from .holders import live_holders
+
+    return not live_holders(Path(sys.argv[1]))
+
+
 if __name__ == "__main__":
     status = main()
-    if ORPHANED.is_set():
+    if _unheld():
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

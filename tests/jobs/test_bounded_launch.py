@@ -171,7 +171,7 @@ def test_a_local_job_is_bound_to_the_loopback_interface(tmp_path):
     mpiexec = find_mpiexec()
     cmd = mpiexec_command(mpiexec, 2, tmp_path)
     if "hydra" in subprocess.run([mpiexec, "-info"], capture_output=True, text=True,
-                                 timeout=10).stdout.lower():
+                                   timeout=10).stdout.lower():
         assert cmd[cmd.index("-hosts") + 1] == "localhost"
         assert cmd[cmd.index("-iface") + 1] == "lo"
     env = rank_env(2)
