@@ -53,6 +53,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # never sys.exit from a notebook
         raise GrammarError(f"{self.prog}: {message}")
 
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None:   # --grid -4x4: the value reaches its type (see below)
+            args = _glue_dashed_values(self, list(args))
+        return super().parse_known_args(args, namespace)
+
     def exit(self, status=0, message=None):
         if message:
             raise GrammarError(message.strip())
@@ -89,8 +94,7 @@ class Command:
             group(p)
 
     def parse(self, line: str | list[str], prog: str | None = None) -> argparse.Namespace:
-        p = self.parser(prog)
-        return p.parse_args(_glue_dashed_values(p, split_line(line)))
+        return self.parser(prog).parse_args(split_line(line))
 
     def usage(self, prog: str | None = None) -> str:
         return self.parser(prog).format_help()

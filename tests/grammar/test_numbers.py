@@ -72,3 +72,18 @@ def test_cell_options_are_checked(options, needle):
     with pytest.raises(ValueError) as err:
         solve_config({"spec": spec, "device": "cpu"})
     assert needle in _one_line(err.value)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["solve", "poisson", "--grid", "-4x4"], "got '-4x4'"),
+    (["solve", "poisson", "--rtol", "2"], "between 0 and 1"),
+    (["train", "gpt-mini", "--lr", "inf"], "(not finite)"),
+    (["train", "gpt-mini", "--steps", "2", "--np", "100000"], "--oversubscribe"),
+])
+def test_the_cli_says_it_in_one_line_and_exits_2(argv, needle, capsys, runs_dir):
+    from skiff.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err and "Traceback" not in err
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())
