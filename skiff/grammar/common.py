@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import re
 import shlex
 from collections.abc import Callable
@@ -29,8 +30,8 @@ from skiff.kernels.backend.units import byte_size as _byte_size
 __all__ = [
     "GrammarError", "USER_ERRORS", "user_message", "Command", "command", "device_option",
     "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
-    "unknown_name", "notebook_only",
-    "positive_int", "positive_float", "nonneg_float", "grid_shape", "byte_size", "split_line",
+    "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float",
+    "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line",
 ]
 
 
@@ -88,6 +89,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):  # never sys.exit from a notebook
         raise GrammarError(f"{self.prog}: {message}{self._suggest_option(message)}")
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None:   # --grid -4x4: the value reaches its type (see below)
+            args = _glue_dashed_values(self, list(args))
+        return super().parse_known_args(args, namespace)
 
     def exit(self, status=0, message=None):
         if message:
@@ -209,6 +215,28 @@ class Command:
         return f"%{self.name} {body}".rstrip()
 
 
+def _glue_dashed_values(p: argparse.ArgumentParser, words: list[str]) -> list[str]:
+    """``--grid -4x4`` as ``--grid=-4x4``: argparse takes a value that starts with a dash
+    (and is not a plain negative number) for an option and says "expected one argument";
+    glued, the value reaches the option's type, whose message names it."""
+    takes_value = {flag for a in p._actions if a.nargs is None and a.option_strings
+                   for flag in a.option_strings}
+    known = set(p._option_string_actions)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if (word in takes_value and nxt is not None and nxt.startswith("-") and nxt != "-"
+                and nxt.split("=", 1)[0] not in known):
+            out.append(f"{word}={nxt}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
@@ -245,6 +273,8 @@ def _number(convert, ok, expected: str):
             value = convert(text)
         except ValueError:
             value = None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r} (not finite)")
         if value is None or not ok(value):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
@@ -253,10 +283,22 @@ def _number(convert, ok, expected: str):
     return parse
 
 
-positive_int = _number(int, lambda v: v >= 1, "a positive integer")
-nonneg_int = _number(int, lambda v: v >= 0, "an integer >= 0")
+# integers stay within int64 (numpy, JSON readers and MPI all hold them); floats are finite:
+# inf and nan are never a sensible step count, tolerance or learning rate
+INT_MAX = 2 ** 63 - 1
+
+
+positive_int = _number(int, lambda v: 1 <= v <= INT_MAX, "a positive integer")
+nonneg_int = _number(int, lambda v: 0 <= v <= INT_MAX, "an integer >= 0")
 positive_float = _number(float, lambda v: v > 0, "a positive number")
 nonneg_float = _number(float, lambda v: v >= 0, "a number >= 0")
+relative_tolerance = _number(float, lambda v: 0 < v < 1,
+                             "a relative tolerance between 0 and 1 (like 1e-8)")
+
+
+def bounded_int(low: int, high: int, what: str = "an integer"):
+    """An argparse type for integers in ``[low, high]`` (``--steps``: at most 10**9)."""
+    return _number(int, lambda v: low <= v <= high, f"{what} from {low} to {high:,}")
 
 
 def grid_shape(text: str) -> tuple[int, ...]:
@@ -267,7 +309,7 @@ def grid_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a grid like 256x256 or 64x64x64, got {text!r}") from None
-    if not 1 <= len(shape) <= 3 or min(shape) < 2:
+    if not 1 <= len(shape) <= 3 or min(shape) < 2 or max(shape) > INT_MAX:
         raise argparse.ArgumentTypeError(
             f"expected 1 to 3 sizes of at least 2, like 256x256, got {text!r}")
     return shape
@@ -314,6 +356,8 @@ def launch_options(p):
                    help="number of MPI ranks (N > 1 runs the job as processes)")
     p.add_argument("--runner", choices=("auto", "thread", "process"), default="auto",
                    help="where the job runs: a thread of this kernel, or MPI processes")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="start more ranks than this machine has cores (refused without it)")
     p.add_argument("--wait", action="store_true", help="block until the job ends")
     p.add_argument("--name", default=None, metavar="TEXT", type=job_name,
                    help="a name for the job, shown in every listing (%%jobs show NAME finds it)")
@@ -341,7 +385,7 @@ def json_option(p):
 
 
 LAUNCH_KEYS = ("np", "runner", "wait", "name", "output", "json", "launcher", "nodes",
-               "gpus_per_node", "dry_run")
+               "gpus_per_node", "dry_run", "oversubscribe")
 
 
 def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:

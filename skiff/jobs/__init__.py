@@ -74,7 +74,13 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     if action in ("show", "attach", "wait"):
         job.check_trusted(action)
     if action == "wait":
-        job.wait(timeout=timeout)
+        if job.meta.get("runner") == "process":   # a watcher holds the job while it waits
+            from .holders import hold
+
+            with hold(job.run_dir):
+                job.wait(timeout=timeout)
+        else:
+            job.wait(timeout=timeout)
     elif action == "cancel":
         job.cancel()
     return job
@@ -96,5 +102,6 @@ def resume(job: Job) -> Job:
     config = kind.resume_config(job)
     runner = job.meta.get("runner", "auto")
     return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),
+                  oversubscribe=bool(job.meta.get("oversubscribe", False)),
                   runner=runner if runner in ("thread", "process") else "auto",
                   device=job.meta.get("device"), label=f"resume {job.id}")

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from .events import FINAL, EventReader, EventWriter
-from .signals import NotJobProcess, escalate_cancel, identity_mismatch, process_identity
+from .signals import NotJobProcess, identity_mismatch, process_identity
 from .state import JobState
 from .store import (
     DamagedRunFolder,
@@ -300,7 +300,11 @@ class Job:
                 self.emit("log", level="warning", message=f"not signalled: {why}")
                 raise NotJobProcess(f"job {self.id}: asked to stop (cancel file written) but not "
                                     f"signalled: {why}")
-            threading.Thread(target=escalate_cancel, args=(self, grace), daemon=True).start()
+            # a detached reaper owns the escalation: this process (a terminal's
+            # `skiff jobs cancel ID`) may exit at once
+            from .holders import start_reaper
+
+            start_reaper(self, grace)
 
     # display -----------------------------------------------------------------------------
     def summary(self) -> dict:

@@ -10,8 +10,11 @@ once, by the kind, and the answer is carried in the job's config.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shlex
 from collections.abc import Callable
+from pathlib import Path
 
 from skiff.grammar.common import split_launch
 
@@ -19,7 +22,8 @@ from .job import Job
 from .process import ProcessRunner
 from .thread import ThreadRunner
 
-__all__ = ["launch", "submit", "choose_runner", "RUNNERS", "LAUNCHERS"]
+__all__ = ["launch", "submit", "choose_runner", "check_ranks", "rank_slots", "RUNNERS",
+           "LAUNCHERS"]
 
 RUNNERS = ("auto", "thread", "process")
 LAUNCHERS = ("local", "slurm")
@@ -43,9 +47,55 @@ def choose_runner(np: int = 1, runner: str = "auto", launcher: str = "local") ->
     return "process" if runner == "process" or (runner == "auto" and np > 1) else "thread"
 
 
+def rank_slots() -> tuple[int, str]:
+    """How many ranks this machine (or the allocation it runs in) has room for, and what
+    that is: the Slurm allocation's tasks, a hostfile's slots, else the usable cores."""
+    from skiff.kernels.backend.devices import cpu_count
+
+    tasks = os.environ.get("SLURM_NTASKS") or os.environ.get("SLURM_NPROCS")
+    if tasks and tasks.isdigit() and int(tasks) > 0:
+        return int(tasks), f"the {tasks} tasks of Slurm allocation " \
+                           f"{os.environ.get('SLURM_JOB_ID', '?')}"
+    hostfile = os.environ.get("HYDRA_HOST_FILE") or os.environ.get("PBS_NODEFILE")
+    if hostfile:
+        slots = _hostfile_slots(hostfile)
+        if slots:
+            return slots, f"the {slots} slots of hostfile {hostfile}"
+    cores = cpu_count()
+    return cores, f"the {cores} core{'s' if cores != 1 else ''} of this machine"
+
+
+def _hostfile_slots(path: str) -> int:
+    """Slots in a hostfile: ``host``, ``host:N`` (MPICH) or ``host slots=N`` (Open MPI)."""
+    total = 0
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.search(r"slots\s*=\s*(\d+)", line) or re.match(r"[^\s:]+:(\d+)", line)
+        total += int(m.group(1)) if m else 1
+    return total
+
+
+def check_ranks(np: int, where: str, oversubscribe: bool = False) -> None:
+    """Refuse more ranks than the machine (or the allocation) has room for, unless
+    ``oversubscribe``: 1000 ranks on 2 cores end with the out-of-memory killer."""
+    if where != "process" or oversubscribe:
+        return
+    slots, what = rank_slots()
+    if np > slots:
+        raise ValueError(f"--np {np} is more ranks than {what}: use --np {slots} or fewer, "
+                         "or add --oversubscribe to start them anyway")
+
+
 def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None, np: int = 1,
            runner: str = "auto", launcher: str = "local", nodes: int = 1,
-           gpus_per_node: int = 0, dry_run: bool = False, device: str | None = None,
+           gpus_per_node: int = 0, dry_run: bool = False, oversubscribe: bool = False,
+           device: str | None = None,
            root=None, label: str | None = None, on_done: Callable | None = None,
            local_only: str | None = None, name: str | None = None,
            command: str | None = None) -> Job:
@@ -55,7 +105,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     point runs ``config``; with ``fn(config, reporter)`` the job runs that function on a
     thread of this process instead (any label may then name the kind). ``np > 1`` or
     ``runner="process"`` runs the kind's entry on ``np`` MPI ranks (the config must be
-    JSON); ``launcher="slurm"`` writes ``job.sbatch`` for ``nodes`` nodes with
+    JSON), never more than the machine's cores (or its Slurm allocation or hostfile) unless
+    ``oversubscribe``; ``launcher="slurm"`` writes ``job.sbatch`` for ``nodes`` nodes with
     ``gpus_per_node`` GPUs each and submits it (``dry_run``: checks it only). ``device``
     (default: the config's ``device``) is resolved once here and written into the config.
     ``on_done(job)`` is called when the job ends; ``local_only`` is the reason a job
@@ -65,6 +116,7 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
 
     config = dict(config or {})
     where = choose_runner(np, runner, launcher)
+    check_ranks(np, where, oversubscribe)
     registered = _kind_or_none(kind)
     if where != "thread":
         if fn is not None and (local_only is not None or registered is None):
@@ -89,6 +141,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         extra["name"] = str(name)
     if command is not None:
         extra["command"] = str(command)
+    if oversubscribe and where == "process":
+        extra["oversubscribe"] = True
     job = Job.create(kind, config, target=target, runner=where, np=ranks, device=resolved,
                      label=label, root=root, **extra)
     if why not in (None, "as asked"):
@@ -100,7 +154,7 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
 
         return submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node, dry_run=dry_run)
     if where == "process":
-        return _PROCESS.start(job, np)
+        return _PROCESS.start(job, np, oversubscribe=oversubscribe)
     return _THREAD.start(job, fn or resolve_entry(target), config)
 
 
@@ -116,7 +170,7 @@ def _kind_or_none(name: str):
 def launch_options(opts: dict) -> dict:
     """Keyword arguments of :func:`launch` from a front's parsed launch options."""
     keys = {"np": 1, "runner": "auto", "launcher": "local", "nodes": 1, "gpus_per_node": 0,
-            "dry_run": False}
+            "dry_run": False, "oversubscribe": False}
     return {k: opts.get(k, default) for k, default in keys.items()}
 
 

@@ -7,6 +7,7 @@ of the job's process group, and fails the job with a message naming the rank and
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
@@ -19,13 +20,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .holders import add_holder, remove_holder, start_holder
 from .signals import escalate_cancel, kill_group
 from .store import pid_alive, write_json
 
 if TYPE_CHECKING:
     from .job import Job
 
-__all__ = ["ProcessRunner", "find_mpiexec", "escalate_cancel", "MPIUnavailable"]
+__all__ = ["ProcessRunner", "find_mpiexec", "escalate_cancel", "MPIUnavailable",
+           "mpiexec_command", "rank_env", "LOOPBACK_ENV"]
 
 
 class MPIUnavailable(RuntimeError):
@@ -57,8 +60,24 @@ def _is_hydra(mpiexec: str) -> bool:
     return "hydra" in (out.stdout + out.stderr).lower()
 
 
-def rank_env(np: int) -> dict:
-    """Environment for N ranks: each gets an equal share of the cores for BLAS and numba."""
+# a job on this machine keeps its MPI traffic on the loopback interface: UCX and libfabric
+# (MPICH's ch4 netmods), MPICH ch3's TCP netmod, Open MPI's TCP transports; a value the user
+# set is kept
+LOOPBACK_ENV = {
+    "UCX_NET_DEVICES": "lo",
+    "FI_TCP_IFACE": "lo",
+    "FI_SOCKETS_IFACE": "lo",
+    "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE": "lo",
+    "MPIR_CVAR_CH3_INTERFACE_HOSTNAME": "127.0.0.1",
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+}
+
+
+def rank_env(np: int, *, local: bool = True) -> dict:
+    """Environment for N ranks: each gets an equal share of the cores for BLAS and numba;
+    a local job's MPI traffic stays on the loopback interface, and its ranks stop when
+    nobody holds the job (``SKIFF_HELD``, see :mod:`skiff.jobs.holders`)."""
     from skiff.kernels.backend.devices import cpu_count
 
     threads = str(max(1, cpu_count() // max(1, np)))
@@ -67,7 +86,31 @@ def rank_env(np: int) -> dict:
                 "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
         env[var] = threads
     env["PYTHONUNBUFFERED"] = "1"
+    if local:
+        for var, value in LOOPBACK_ENV.items():
+            env.setdefault(var, value)
+        env["SKIFF_HELD"] = "1"
     return env
+
+
+def mpiexec_command(mpiexec: str, np: int, run_dir, *, oversubscribe: bool = False,
+                    extra_args: list[str] | None = None) -> list[str]:
+    """The mpiexec command line of a job of ``np`` ranks on this machine.
+
+    Hydra (MPICH): ``-hosts localhost -iface lo`` keep its proxies on the loopback
+    interface, ``-disable-auto-cleanup`` leaves the order of death to the watcher. Open
+    MPI: ``--oversubscribe`` when asked (hydra places any number of ranks on a host).
+
+    Hydra's own control port still listens on every interface: it binds it with MPL's
+    default address and has no option to choose another. MPICH's ``mpiexec.gforker`` has
+    no port at all (PMI over socket pairs) but stops the other ranks with SIGINT/SIGQUIT on
+    a death or an abort, which the watcher's account of who died first does not survive."""
+    if _is_hydra(mpiexec):
+        local = ["-hosts", "localhost", "-iface", "lo", "-disable-auto-cleanup"]
+    else:
+        local = ["--oversubscribe"] if oversubscribe else []
+    return [mpiexec, "-n", str(int(np)), *local, *(extra_args or []),
+            sys.executable, "-m", "skiff.jobs.worker", str(run_dir)]
 
 
 # hydra (MPICH) reports a dead rank as "PID n RUNNING AT host / EXIT CODE: 9 ... (signal 9)";
@@ -76,22 +119,49 @@ _BAD_PID = re.compile(r"(?:RANK\s+(\d+)\s+)?PID\s+(\d+)\s+RUNNING AT")
 _SIGNAL = re.compile(r"KILLED BY SIGNAL:\s*(\d+)|\(signal\s+(\d+)\)|EXIT CODE:\s*(\d+)")
 
 
+_HANDING_OVER: list[ProcessRunner] = []
+
+
+def _hand_over_at_exit(runner: ProcessRunner) -> None:
+    """When this process exits normally (a kernel restart, the end of a script), its running
+    jobs are handed to detached holders; a process killed outright hands nothing over, and
+    its ranks stop (see ``_watch_holders`` in worker.py)."""
+    if runner in _HANDING_OVER:
+        return
+    if not _HANDING_OVER:
+        atexit.register(_hand_over)
+    _HANDING_OVER.append(runner)
+
+
+def _hand_over() -> None:
+    for runner in _HANDING_OVER:
+        for job in runner.running():
+            try:
+                start_holder(job.run_dir)
+            except OSError:
+                pass
+            remove_holder(job.run_dir)
+
+
 class ProcessRunner:
     name = "process"
 
     def __init__(self, poll: float = 0.2):
         self.poll = poll
         self._procs: dict[str, subprocess.Popen] = {}
+        self._jobs: dict[str, Job] = {}
         self._watchers: dict[str, threading.Thread] = {}
 
-    def start(self, job: Job, np: int = 1, *, extra_args: list[str] | None = None) -> Job:
+    def start(self, job: Job, np: int = 1, *, extra_args: list[str] | None = None,
+              oversubscribe: bool = False) -> Job:
         mpiexec = find_mpiexec()
         # mpiexec's own clean-up would kill the other ranks within a millisecond of the first
         # death, leaving no way to tell which rank went first; the watcher here (and each
         # rank's peer watchdog, see worker.py) stops the rest instead
-        cleanup = ["-disable-auto-cleanup"] if _is_hydra(mpiexec) else []
-        cmd = [mpiexec, "-n", str(int(np)), *cleanup, *(extra_args or []),
-               sys.executable, "-m", "skiff.jobs.worker", str(job.run_dir)]
+        cmd = mpiexec_command(mpiexec, np, job.run_dir, oversubscribe=oversubscribe,
+                              extra_args=extra_args)
+        add_holder(job.run_dir)   # this process holds the job until it exits
+        _hand_over_at_exit(self)
         log = open(job.run_dir / "logs" / "launcher.log", "ab")  # noqa: SIM115
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=rank_env(np), cwd=os.getcwd())
@@ -103,6 +173,7 @@ class ProcessRunner:
             {"pid": proc.pid, "pgid": proc.pid, "cmd": cmd, "started": time.time(),
              **process_identity(proc.pid)}, "process"))
         self._procs[job.id] = proc
+        self._jobs[job.id] = job
         job.attach(self)
         watcher = threading.Thread(target=self._watch, args=(job, proc, np), daemon=True,
                                    name=f"skiff-watch-{job.id}")
@@ -114,8 +185,13 @@ class ProcessRunner:
         try:
             self._watch_until_end(job, proc, np)
         finally:
+            remove_holder(job.run_dir)
             job.refresh()
             job.notify_done()
+
+    def running(self) -> list[Job]:
+        """The jobs this runner started whose mpiexec is still running."""
+        return [self._jobs[i] for i, p in list(self._procs.items()) if p.poll() is None]
 
     def _watch_until_end(self, job: Job, proc: subprocess.Popen, np: int) -> None:
         ranks = RankWatch(job.run_dir / "ranks", np)
@@ -133,6 +209,11 @@ class ProcessRunner:
                         proc.wait(5)
                     except subprocess.TimeoutExpired:
                         pass
+                    if (job.run_dir / "cancel").exists() and not job.refresh().final:
+                        # a cancel escalated to signals: the death was asked for
+                        job.emit("status", status="cancelled",
+                                 message="stopped on request (signalled)")
+                        return
                     if ranks.first_dead is None:  # found dead, not seen dying: ask mpiexec
                         dead = (_dead_from_log(job.run_dir) or (*dead, None))[:2]
                     rank, pid = dead
@@ -216,7 +297,8 @@ class RankWatch:
             try:
                 fd = os.pidfd_open(pid)
             except ProcessLookupError:
-                if not (self.ranks_dir / f"{rank}.exit").exists():
+                if not (self.ranks_dir / f"{rank}.exit").exists() and \
+                        not (self.ranks_dir / f"{rank}.left").exists():
                     self.dead_unseen.append((rank, pid))  # the order of death is unknown
                 continue
             except OSError:
@@ -226,7 +308,10 @@ class RankWatch:
             self._poll.register(fd, 1)  # POLLIN: the process has exited
 
     def _note(self, rank: int, pid: int) -> None:
-        if self.first_dead is None and not (self.ranks_dir / f"{rank}.exit").exists():
+        # a rank that left because a peer died (``<r>.left``, the peer watchdog) is not the
+        # cause, whatever order a busy machine lets the watcher see the deaths in
+        if self.first_dead is None and not (self.ranks_dir / f"{rank}.exit").exists() \
+                and not (self.ranks_dir / f"{rank}.left").exists():
             self.first_dead = (rank, pid)
 
     def wait(self, timeout: float):

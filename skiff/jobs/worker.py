@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None
                 if same_host and not pid_alive(pid) and not (ranks / f"{peer}.exit").exists():
                     sys.stderr.write(f"skiff worker rank {rank}: rank {peer} (pid {pid}) died; "
                                      "leaving\n")
+                    (ranks / f"{rank}.left").write_text(str(peer))   # a follower, not the cause
                     os._exit(70)
 
     threading.Thread(target=watch, daemon=True, name="skiff-peer-watchdog").start()
@@ -76,6 +78,46 @@ def _refuse(run_dir: Path, message: str) -> int:
         writer.write("error", message=message, traceback=None)
         writer.write("status", status="failed", message=message)
     return 3
+# set when the job is stopped because nobody holds it: the rank then leaves without
+# MPI_Finalize, which would wait for peers that may stop at another step or not at all
+ORPHANED = threading.Event()
+
+
+def _watch_holders(run_dir: Path, rank: int, period: float = 0.5, grace: float = 5.0) -> None:
+    """Stop when nobody holds the job: its launcher gone (killed, its terminal closed) and
+    no watcher or detached holder left (``holders/`` in the run folder, see
+    :mod:`skiff.jobs.holders`). Two looks a period apart must agree; then the job is asked to
+    stop (``cancel``, as a user would) and, ``grace`` seconds later, every rank leaves."""
+    import time
+
+    from .holders import live_holders
+
+    def watch():
+        unheld = 0
+        while True:
+            time.sleep(period)
+            unheld = 0 if live_holders(run_dir) else unheld + 1
+            if unheld < 2:
+                continue
+            message = ("the launcher is gone and no watcher holds the job: stopping "
+                       "(launch from a process that stays, or follow the job)")
+            ORPHANED.set()
+            if rank == 0:
+                from .events import EventWriter
+
+                EventWriter(run_dir / "events.jsonl", rank=0).write(
+                    "log", level="warning", message=message)
+                (run_dir / "cancel").touch()
+            time.sleep(grace)
+            sys.stderr.write(f"skiff worker rank {rank}: {message}\n")
+            if rank == 0:
+                from .events import EventWriter
+
+                EventWriter(run_dir / "events.jsonl", rank=0).write(
+                    "status", status="cancelled", message=message)
+            os._exit(71)   # no exit marker: the peers' watchdogs see this rank go
+
+    threading.Thread(target=watch, daemon=True, name="skiff-holder-watchdog").start()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     _record_deaths(run_dir, rank)
     if size > 1:
         _watch_peers(ranks, rank, size)
+    if os.environ.get("SKIFF_HELD") == "1":   # a local launch: stop when nobody holds it
+        _watch_holders(run_dir, rank)
 
     from skiff.kinds.base import resolve_entry
 
@@ -151,5 +195,22 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _unheld() -> bool:
+    """Whether this rank ends in a job nobody holds (its own watchdog may not have looked
+    yet when a peer's stop reached it): MPI_Finalize could then wait for ranks that left."""
+    if ORPHANED.is_set():
+        return True
+    if os.environ.get("SKIFF_HELD") != "1" or len(sys.argv) != 2:
+        return False
+    from .holders import live_holders
+
+    return not live_holders(Path(sys.argv[1]))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if _unheld():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)

@@ -35,12 +35,14 @@ from skiff.grammar.common import (
     nonneg_float,
     positive_float,
     positive_int,
+    relative_tolerance,
     unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.solve.estimate import check_fits
 from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
 from skiff.kernels.solve.problems import BC_KINDS, SIDES
-from skiff.kernels.solve.solver import METHODS, PRECONDS
+from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances
 
 from .base import JobRequest, Kind, figure
 
@@ -72,7 +74,7 @@ def COMMAND(p):
     p.add_argument("--smoother", choices=SMOOTHERS, default="rbgs")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N")
     p.add_argument("--post", type=positive_int, default=2, metavar="N")
-    p.add_argument("--rtol", type=positive_float, default=1e-8, metavar="X")
+    p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")
     p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X")
     p.add_argument("--maxiter", type=positive_int, default=None, metavar="N")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
@@ -175,12 +177,12 @@ def to_config(values: dict) -> dict:
         "precond": precond,
         "cycle": opts.get("cycle", values.get("cycle", "V")),
         "smoother": opts.get("smoother", values.get("smoother", "rbgs")),
-        "pre": int(opts.get("pre", values.get("pre", 2))),
-        "post": int(opts.get("post", values.get("post", 2))),
-        "rtol": float(opts.get("rtol", values.get("rtol", 1e-8))),
-        "atol": float(opts.get("atol", values.get("atol", 0.0))),
+        "pre": opts.get("pre", values.get("pre", 2)),
+        "post": opts.get("post", values.get("post", 2)),
+        "rtol": opts.get("rtol", values.get("rtol", 1e-8)),
+        "atol": opts.get("atol", values.get("atol", 0.0)),
         "maxiter": opts.get("maxiter", values.get("maxiter")),
-        "restart": int(opts.get("restart", values.get("restart", 30))),
+        "restart": opts.get("restart", values.get("restart", 30)),
         "bc": spec.get("bc", values.get("bc", "dirichlet")),
         "contrast": float(values.get("contrast", 1000.0)),
         "velocity": velocity,
@@ -197,9 +199,42 @@ def to_config(values: dict) -> dict:
         raise unknown_name("cycle", config["cycle"], CYCLES)
     if config["smoother"] not in SMOOTHERS:
         raise unknown_name("smoother", config["smoother"], SMOOTHERS)
-    if config["maxiter"] is not None:
-        config["maxiter"] = int(config["maxiter"])
+    for key, kind in (("rtol", float), ("atol", float), ("maxiter", int), ("pre", int),
+                      ("post", int), ("restart", int)):
+        config[key] = _spec_number(key, config[key], kind)
+    check_tolerances(config["rtol"], config["atol"], config["maxiter"])
+    if config["restart"] < 1 or config["pre"] < 1 or config["post"] < 1:
+        bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
+        raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
+    _check_memory(config)
     return config
+
+
+def _spec_number(key: str, value, kind):
+    """A number of the options (``solver: cg mg rtol=1e-8 maxiter=200`` or the line) as
+    ``kind``; text that is not one is refused with the key and the value."""
+    if value is None or (isinstance(value, kind) and not isinstance(value, bool)):
+        return value
+    try:
+        number = float(value) if kind is float else int(str(value).strip())
+    except (TypeError, ValueError):
+        what = "a number" if kind is float else "an integer"
+        raise ValueError(f"{key} must be {what}, got {value!r}") from None
+    return number
+
+
+def _check_memory(config: dict) -> None:
+    """Refuse a grid that cannot fit in the memory of the device the solve would run on,
+    before a run folder or a job exists."""
+    from skiff.kernels.backend.devices import DeviceError, resolve_device
+
+    try:
+        device = resolve_device(config["device"])
+    except DeviceError:
+        return  # the grammar (or the launch) names the device problem
+    variable = config["problem"] in ("diffusion", "jump") or config.get("k") is not None
+    check_fits(config["grid"], device.free_memory, device.name, method=config["method"],
+               precond=config["precond"], restart=config["restart"], variable=variable)
 
 
 def _parse_bcs(text: str) -> str | dict:

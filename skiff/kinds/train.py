@@ -13,6 +13,7 @@ source runs on every rank. When the job ends the trained model is in the noteboo
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 
@@ -40,6 +41,8 @@ __all__ = ["COMMAND", "KIND", "STRATEGIES", "to_config", "is_model", "is_dataset
 
 # strategy names known here; the distributed planner accepts more ("dp=2,tp=2,pp=1", ...)
 STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
+# a sane bound for --steps and --epochs (a billion optimizer steps is years of training)
+MAX_STEPS = 10 ** 9
 # what a %%train cell starts with when it runs as processes (user code, like a fresh cell)
 CELL_PRELUDE = "import numpy as np\nimport skiff\n"
 
@@ -72,6 +75,9 @@ def COMMAND(p):
                    help="write a checkpoint every N steps (and always at the end)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest checkpoint in --checkpoint-dir")
+    p.add_argument("--stop-on-divergence", action="store_true",
+                   help="stop when the loss runs away (it is always watched, and a warning "
+                        "logged)")
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
@@ -179,6 +185,12 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
                          f"{model!r} {data!r} on the line")
     epochs, steps = values.get("epochs"), values.get("steps")
+    for name, value in (("steps", steps), ("epochs", epochs)):
+        if value is not None and not 1 <= value <= MAX_STEPS:
+            raise ValueError(f"--{name} must be from 1 to {MAX_STEPS:,}, got {value!r}")
+    lr = values.get("lr")
+    if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"--lr must be a positive finite number, got {lr!r}")
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
     return {
@@ -196,6 +208,7 @@ def to_config(values: dict) -> dict:
         "checkpoint_every": values.get("checkpoint_every"),
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
+        "stop_on_divergence": bool(values.get("stop_on_divergence", False)),
         "block_size": values.get("block_size"),
         "from": check_from(model, values.get("from_dir", values.get("from")))
         if source is None else None,
@@ -442,8 +455,9 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
 
         model = model_obj
         if model is None:
-            train_random.seed(seed)
-            model = models.get(model_name, **({"path": cfg["from"]} if cfg.get("from") else {}))
+            with train_random.using(train_random.new_generator(seed)):   # the job's own
+                model = models.get(model_name, **({"path": cfg["from"]} if cfg.get("from")
+                                                  else {}))
         if cfg.get("lora"):
             from skiff.kernels.train.models.lora import apply_lora
 

@@ -27,7 +27,8 @@ def test_parse_with_shared_groups():
     config, launch = split_launch(ns)
     assert config == {"problem": "heat", "grid": (32, 16), "rtol": 1e-6, "verbose": False,
                       "device": "cpu"}
-    assert launch == {"np": 2, "runner": "auto", "wait": True, "output": "sol"}
+    assert launch == {"np": 2, "runner": "auto", "wait": True, "output": "sol",
+                      "oversubscribe": False}
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,11 @@ def host_csr(A):
     return sp.csr_matrix(np.asarray(to_numpy(A)))  # np.asarray refuses a cupy array
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def grid_operator(problem: GridProblem, method: str, xp) -> GridOperator:
     """The operator of a grid problem; CG needs it symmetric (no convection)."""
     if not problem.symmetric and method in ("cg", "pipecg"):
@@ -152,7 +157,11 @@ def matrix_operator(system, n, xp) -> MatrixOperator:
                              "(or give b to skiff.solve)")
         return MatrixOperator(system, int(n), xp)
     shape = getattr(system, "shape", None)
-    if shape is None or len(shape) != 2 or shape[0] != shape[1]:
+    if shape is None:
+        raise ValueError(f"system must be a GridProblem, a sparse matrix, a dense 2D array, a "
+                         f"LinearOperator or a callable, got {type(system).__name__} "
+                         f"{_short(system)}")
+    if len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(f"the matrix must be square, got shape {shape!r}")
     if (not sp.issparse(system) and not _is_linear_operator(system)
             and not hasattr(system, "nnz")):

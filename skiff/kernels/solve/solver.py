@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -28,7 +29,8 @@ from .operators import check_real, grid_operator, host_csr, is_matrix_free, matr
 from .problems import GridProblem
 from .solution import Solution
 
-__all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError"]
+__all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolerances",
+           "matrix_indefiniteness"]
 
 METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct")
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
@@ -62,10 +64,78 @@ def _near_nullspace(near_nullspace, system, is_grid, n):
     return nn.reshape(rows, -1).astype(np.float64)
 
 
+def check_tolerances(rtol, atol, maxiter) -> None:
+    """Refuse tolerances and iteration limits that cannot mean anything, naming the value."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
+                                                             np.integer)):
+            raise ValueError(f"solve: {name} must be a number, got {name}={value!r}")
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"solve: {name} must be a finite number >= 0, got {name}={value!r}")
+    if rtol == 0 and atol == 0:
+        raise ValueError(f"solve: rtol and atol must not both be 0, got rtol={rtol!r}, "
+                         f"atol={atol!r}")
+    if rtol >= 1:
+        raise ValueError(f"solve: rtol is a relative tolerance and must be below 1 (x = 0 "
+                         f"already meets rtol >= 1), got rtol={rtol!r}; typical: 1e-8")
+    if maxiter is not None and (isinstance(maxiter, bool) or not isinstance(
+            maxiter, (int, np.integer)) or maxiter < 1):
+        raise ValueError(f"solve: maxiter must be a positive integer (or None for the "
+                         f"default), got maxiter={maxiter!r}")
+
+
+def matrix_indefiniteness(op, steps: int = 30) -> str | None:
+    """Why the operator ``op`` is not positive definite, or None when no proof was found.
+
+    A positive definite matrix has a positive diagonal, so a diagonal entry <= 0 proves it
+    is not; otherwise a few Lanczos steps give Ritz values, each an upper bound of the
+    lowest eigenvalue on the Krylov space: a negative one proves it too."""
+    xp = getattr(op, "xp", np)
+    try:
+        diag = to_numpy(op.diagonal()).ravel()
+    except (ValueError, AttributeError):
+        diag = None
+    if diag is not None and diag.size:
+        i = int(np.argmin(diag))
+        if diag[i] <= 0:
+            return (f"diagonal entry {i} is {float(diag[i]):.3g} <= 0; a positive definite "
+                    "matrix has a positive diagonal")
+    v = xp.asarray(np.random.default_rng(0).standard_normal(op.shape))
+    v /= float(xp.linalg.norm(v.ravel()))
+    w = xp.empty(op.shape)
+    prev = v * 0.0
+    alphas, betas = [], []
+    beta = 0.0
+    for _ in range(min(int(steps), op.n)):
+        alpha = op.matvec_dot(v, w)
+        if not math.isfinite(alpha):
+            return None
+        alphas.append(alpha)
+        w -= alpha * v + beta * prev
+        beta = float(xp.linalg.norm(w.ravel()))
+        if beta <= 1e-12 * max(abs(a) for a in alphas):
+            break
+        betas.append(beta)
+        prev, v = v, w / beta
+        w = xp.empty(op.shape)
+    k = len(alphas)
+    T = np.diag(alphas) + np.diag(betas[:k - 1], 1) + np.diag(betas[:k - 1], -1)
+    ritz = np.linalg.eigvalsh(T)
+    if ritz[0] < -1e-10 * max(abs(ritz[-1]), 1e-300):
+        return (f"it has a negative eigenvalue: the Lanczos estimate is {ritz[0]:.3g} "
+                f"(largest {ritz[-1]:.3g})")
+    return None
+
+
 # ------------------------------------------------------------------------------ preconditioners
 class Jacobi:
     def __init__(self, op):
-        self.invdiag = 1.0 / op.diagonal()
+        diag = op.diagonal()
+        zero = to_numpy(diag).ravel() == 0
+        if zero.any():
+            raise SolveError(f"precond 'jacobi' divides by the diagonal, and diagonal entry "
+                             f"{int(np.argmax(zero))} is 0; use precond='amg' or 'none'")
+        self.invdiag = 1.0 / diag
         self.bytes = 0
 
     def __call__(self, r, out):
@@ -345,9 +415,7 @@ class Solver:
         :class:`SolveError` instead. Inputs of other real dtypes (float32, int) are solved in
         float64; complex input raises ``ValueError``.
         """
-        if not (rtol >= 0 and atol >= 0) or (rtol == 0 and atol == 0):
-            raise ValueError(f"solve: rtol and atol must be >= 0 and not both 0, got "
-                             f"rtol={rtol!r}, atol={atol!r}")
+        check_tolerances(rtol, atol, maxiter)
         xp = self.xp
         self._own_rhs = b is None and self.compatibility is None
         bdev = self._prepare_b(b)
@@ -399,6 +467,9 @@ class Solver:
             elapsed = time.perf_counter() - t0
             moved = self._bytes(len(hist) - 1)
         field = to_numpy(x)
+        if not np.isfinite(field).all():   # never hand NaN/inf back as a solution
+            raise SolveError(f"{self.method}: the solution became NaN/inf after "
+                             f"{len(hist) - 1} iterations; {self._definiteness_hint()}")
         if self.is_grid:
             field = field.reshape(self.system.shape)
         err = None
@@ -428,10 +499,19 @@ class Solver:
 
     def _run(self, b, x, tol, maxiter, on_iter):
         if self.method == "direct":
-            from scipy.sparse.linalg import spsolve
+            from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
             A = self.system.matrix() if self.is_grid else host_csr(self.system)
-            xs = spsolve(A.tocsc(), to_numpy(b).ravel()).reshape(self.op.shape)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", MatrixRankWarning)
+                try:
+                    xs = spsolve(A.tocsc(), to_numpy(b).ravel()).reshape(self.op.shape)
+                except (MatrixRankWarning, RuntimeError) as exc:
+                    raise SolveError(f"direct: the matrix is singular ({exc}); a singular "
+                                     "system has no unique solution") from None
+            if not np.isfinite(xs).all():
+                raise SolveError("direct: the matrix is singular or too ill-conditioned (the "
+                                 "factorisation produced NaN/inf)")
             r = float(np.linalg.norm(to_numpy(b).ravel() - A @ xs.ravel()))
             on_iter(0, float(np.linalg.norm(to_numpy(b))), x)
             on_iter(1, r, xs)
@@ -448,10 +528,23 @@ class Solver:
         kw = {"restart": self.restart} if self.method == "gmres" else {}
         try:
             return fn(self.op, b, x, self.M, tol=tol, maxiter=maxiter, callback=on_iter, **kw)
-        except SolveError:
+        except SolveError as exc:
+            if self.method in ("cg", "pipecg") and "positive definite" in str(exc):
+                blame = matrix_indefiniteness(self.op)
+                if blame is not None:   # the matrix, not the preconditioner, is at fault
+                    raise SolveError(f"{self.method}: the matrix is not positive definite "
+                                     f"({blame}); use method='bicgstab' or 'gmres'") from None
             raise
         except FloatingPointError as exc:
             raise SolveError(str(exc)) from None
+
+    def _definiteness_hint(self) -> str:
+        blame = None
+        if self.method in ("cg", "pipecg"):
+            blame = matrix_indefiniteness(self.op)
+        if blame is not None:
+            return f"the matrix is not positive definite ({blame})"
+        return "the matrix may be singular or the method unsuited to it"
 
     def _bytes(self, iters: int) -> float:
         """Bytes the kernels of ``iters`` iterations must move at least (for the bandwidth)."""

@@ -37,12 +37,12 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
     """
     from skiff.kernels.train.core import random as train_random
 
-    train_random.seed(seed)
     ns: dict = {k: v for k, v in (namespace or {}).items()
                 if k not in CELL_NAMES and not k.startswith("_")}
     ns["__name__"] = "__skiff_train_cell__"
     try:
-        exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's own cell)
+        with train_random.using(train_random.new_generator(seed)):   # this job's own
+            exec(compile(source, "<%%train cell>", "exec"), ns)  # noqa: S102  (the user's cell)
     except NameError as exc:
         if notebook:
             raise
@@ -67,8 +67,8 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         ns = exec_cell(config["source"], seed=seed, namespace=namespace)
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
-    train_random.seed(seed)
-    model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
+    with train_random.using(train_random.new_generator(seed)):   # this job's own generator
+        model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
         from skiff.kernels.train.models.lora import apply_lora
 
@@ -117,6 +117,7 @@ def train_parts(parts: dict, config: dict, reporter):
         checkpoint_every=config.get("checkpoint_every"),
         resume=bool(config.get("resume")),
         seed=int(config.get("seed") or 0),
+        stop_on_divergence=bool(config.get("stop_on_divergence", False)),
         reporter=reporter,
     )
     epochs, steps = config.get("epochs"), config.get("steps")

@@ -33,6 +33,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .core import random as train_random
 from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
+from .divergence import OVERFLOW_ERRORS, DivergenceWatch
 from .losses import INPUT_KEYS, accuracy, loss_function
 from .resolve import resolve_strategy
 from .result import TrainResult, predicted_vs_measured
@@ -88,11 +89,16 @@ class Trainer:
     resume : bool
         Continue from the newest checkpoint in ``checkpoint_dir``.
     seed : int
-        Seeds the data order and dropout.
+        Seeds the data order and dropout: the Trainer owns its generator (``trainer.rng``,
+        saved in its checkpoints), so runs on other threads never change its numbers.
     reporter : Reporter or None
         Where loss, learning rate, throughput and memory go (default: nowhere).
     log_every : int
         Report metrics every this many steps.
+    stop_on_divergence : bool
+        The loss trend is watched (:mod:`.divergence`): a loss that runs away logs a
+        warning; with this, the run stops there with :class:`TrainingDiverged`, naming the
+        last checkpoint from before the divergence began.
     verbose : bool
         Print one line per epoch (and at the end): step, mean training loss since the last
         line, validation metrics, elapsed time. For a direct call in a notebook or script;
@@ -120,7 +126,8 @@ class Trainer:
                  weight_decay: float = 0.01, checkpoint_dir=None,
                  checkpoint_every: int | None = None, keep_checkpoints: int = 3,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
-                 shuffle: bool = True, drop_last: bool = False, verbose: bool = False):
+                 shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
+                 stop_on_divergence: bool = False):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -130,8 +137,9 @@ class Trainer:
         _positive_int("log_every", log_every)
         if checkpoint_every is not None:
             _positive_int("checkpoint_every", checkpoint_every)
-        if lr is not None and not lr > 0:
-            raise ValueError(f"lr must be positive, got {lr!r}")
+        if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr)
+                                   and lr > 0):
+            raise ValueError(f"lr must be a positive finite number, got {lr!r}")
         if clip is not None and not clip > 0:
             raise ValueError(f"clip must be positive or None, got {clip!r}")
         if schedule not in SCHEDULES:
@@ -169,10 +177,12 @@ class Trainer:
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.verbose = bool(verbose)
+        self.stop_on_divergence = bool(stop_on_divergence)
         self.strategy: Strategy | None = None
         self.optimizer = None
         self.scheduler = None
         self.plan: dict = {}
+        self.rng = train_random.new_generator(self.seed)   # owned: saved in checkpoints
 
     # --------------------------------------------------------------------------------------
     def train(self, dataset, epochs: float | None = None, steps: int | None = None,
@@ -184,11 +194,13 @@ class Trainer:
         """
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
         strategy = self._choose_strategy()
-        run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
-        if self.resume:
-            self._resume_from_checkpoint(run)
-        self._run_steps(run)
-        return self._finish(run)
+        self.rng = train_random.new_generator(self.seed)   # this run's own: dropout draws here
+        with train_random.using(self.rng):
+            run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+            if self.resume:
+                self._resume_from_checkpoint(run)
+            self._run_steps(run)
+            return self._finish(run)
 
     # -- the stages of train(), in order -----------------------------------------------------
     def _check_data(self, dataset, epochs, steps, val_dataset, val_split):
@@ -238,7 +250,6 @@ class Trainer:
         self.scheduler = self._make_scheduler(total)
         dtype = _param_dtype(self.model)
         loss_fn = self._loss_fn()
-        train_random.seed(self.seed)
         n_params = _num_parameters(self.model)
         self.reporter.info(num_parameters=n_params, total_steps=total,
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
@@ -271,6 +282,8 @@ class Trainer:
                 break
             loss, lr, grad_norm = self._optimizer_step(run)
             self._report_step(run, loss, lr, grad_norm)
+            if run.watch.update(run.step, loss):
+                self._on_divergence(run)
             if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
                 self._validate(run)
             if self.verbose:
@@ -278,6 +291,7 @@ class Trainer:
             if self.checkpoint_dir is not None and self.checkpoint_every and \
                     run.step % self.checkpoint_every == 0 and run.step < run.total:
                 run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history)
+                run.watch.note_checkpoint(run.step, run.last_ckpt)
         run.elapsed = time.perf_counter() - run.t_start
 
     def _optimizer_step(self, run: _Run) -> tuple[float, float, float | None]:
@@ -293,7 +307,12 @@ class Trainer:
                 loss_sum += strategy.forward_backward(self.model, batch, run.loss_fn,
                                                       scale=1.0 / self.grad_accum)
             except NonFiniteLoss as exc:
-                raise self._diverged(run.step + 1, str(exc), run.last_ckpt) from None
+                raise self._diverged(run.step + 1, str(exc), run) from None
+            except OVERFLOW_ERRORS as exc:   # weights so large that the arithmetic broke
+                raise self._diverged(
+                    run.step + 1, f"the numbers overflowed ({type(exc).__name__} in the "
+                    f"forward or backward pass: {exc}); the learning rate "
+                    f"{self._current_lr():g} is likely far too large", run) from None
             n = batch_size_of(host_batch) * loader.world_size
             run.samples += n
             run.window_samples += n
@@ -306,8 +325,7 @@ class Trainer:
         if self.clip is not None:
             grad_norm = strategy.clip_grad_norm(self.model, self.clip)
             if not math.isfinite(grad_norm):
-                raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}",
-                                     run.last_ckpt)
+                raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
         lr = self._current_lr()
         strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
@@ -515,7 +533,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": st.optimizer_state_dict(self.optimizer),
             "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
-            "rng": {"train": train_random.get_state()},
+            "rng": {"train": train_random.get_state(self.rng)},
             "data": loader.state_dict(),
             "step": step,
             "history": history,
@@ -537,7 +555,7 @@ class Trainer:
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
             self.scheduler.load_state_dict(state["scheduler"])
-        train_random.set_state(state["rng"]["train"])
+        train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
@@ -552,12 +570,19 @@ class Trainer:
         parts.append(f"{time.perf_counter() - t_start:.1f} s")
         print("  ".join(parts), flush=True)
 
-    def _diverged(self, step, what, last_ckpt) -> TrainingDiverged:
-        keep = (f"; the last good checkpoint is {Path(last_ckpt).name}" if last_ckpt
-                else "; no checkpoint was written before it")
-        msg = f"training diverged at step {step}: {what}{keep}"
+    def _diverged(self, step, what, run) -> TrainingDiverged:
+        """The error for a run that diverged at ``step``, naming the newest checkpoint from
+        before the divergence began (not merely the last finite one)."""
+        msg = run.watch.failure(step, what)
         self.reporter.log(msg, level="error")
         return TrainingDiverged(msg)
+
+    def _on_divergence(self, run) -> None:
+        """The loss trend says the run diverges: warn once, and stop when asked to."""
+        self.reporter.info(divergence=run.watch.summary())
+        if self.stop_on_divergence:
+            raise self._diverged(run.step, run.watch.describe(), run)
+        self.reporter.log(run.watch.warning(run.step), level="warning")
 
 
 # ------------------------------------------------------------------------------------------
@@ -587,6 +612,7 @@ class _Run:
     peak: int = 0
     step_times: list = field(default_factory=list)
     line_losses: list = field(default_factory=list)  # verbose: losses since the last line
+    watch: DivergenceWatch = field(default_factory=DivergenceWatch)  # the loss trend
 
     @property
     def epoch_done(self) -> bool:

@@ -1,41 +1,90 @@
 """Seeded random numbers for parameter init and dropout.
 
-One process-wide numpy ``Generator`` (``default_rng``) drives every initializer and dropout
-mask unless a layer is given its own; ``seed(n)`` resets it, so the same seed gives the same
-weights. On a GPU the numbers are drawn on the host and copied, so a model initialised on
-either backend has bit-identical weights.
+Every initializer and dropout mask draws from *the current generator* unless a layer is
+given its own: the generator of the innermost :func:`using` block of this thread (a job, a
+:class:`~skiff.kernels.train.trainer.Trainer` run), else one process-wide numpy
+``Generator``. A job and a Trainer own their generator, seeded from their seed and saved in
+their checkpoints, so two jobs with the same seed running at once on two threads of one
+process draw the same numbers as either alone.
+
+``seed(n)`` resets the current generator: the block's inside a :func:`using` block, else the
+process-wide one, so the same seed gives the same weights. On a GPU the numbers are drawn on
+the host and copied, so a model initialised on either backend has bit-identical weights.
+
+>>> import numpy as np
+>>> with using(np.random.default_rng(7)):
+...     a = get_generator().random()
+>>> a == np.random.default_rng(7).random()
+True
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 
-__all__ = ["seed", "get_generator", "Generator", "get_state", "set_state"]
+__all__ = ["seed", "get_generator", "Generator", "get_state", "set_state", "using",
+           "new_generator"]
 
 Generator = np.random.Generator
 
 _rng = np.random.default_rng(0)
+_current: ContextVar[Generator | None] = ContextVar("skiff_train_generator", default=None)
+
+
+def _check_seed(n) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {n!r}")
+    return int(n)
+
+
+def new_generator(n: int) -> Generator:
+    """A fresh generator seeded with ``n`` (what a job or a Trainer owns)."""
+    return np.random.default_rng(_check_seed(n))
 
 
 def seed(n: int) -> Generator:
-    """Reset the shared generator to ``default_rng(n)`` and return it."""
-    global _rng
-    if not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {n!r}")
-    _rng = np.random.default_rng(int(n))
-    return _rng
+    """Reset the current generator to ``default_rng(n)`` and return it: the one of the
+    innermost :func:`using` block of this thread, else the process-wide one."""
+    gen = new_generator(n)
+    if _current.get() is not None:
+        _current.set(gen)
+    else:
+        global _rng
+        _rng = gen
+    return gen
+
+
+@contextmanager
+def using(generator: Generator) -> Iterator[Generator]:
+    """Make ``generator`` the current one of this thread while the block runs."""
+    if not isinstance(generator, Generator):
+        raise TypeError(f"using() takes a numpy Generator, got {type(generator).__name__}")
+    token = _current.set(generator)
+    try:
+        yield generator
+    finally:
+        _current.reset(token)
 
 
 def get_generator(generator: Generator | None = None) -> Generator:
-    """``generator`` when given, else the shared one."""
-    return _rng if generator is None else generator
+    """``generator`` when given, else the current one."""
+    if generator is not None:
+        return generator
+    current = _current.get()
+    return _rng if current is None else current
 
 
-def get_state() -> dict:
-    """The shared generator's state (JSON-able dict), for checkpoints."""
-    return _rng.bit_generator.state
+def get_state(generator: Generator | None = None) -> dict:
+    """The state of ``generator`` (default: the current one), a JSON-able dict for
+    checkpoints."""
+    return get_generator(generator).bit_generator.state
 
 
-def set_state(state: dict) -> None:
-    """Restore a state returned by :func:`get_state`."""
-    _rng.bit_generator.state = state
+def set_state(state: dict, generator: Generator | None = None) -> None:
+    """Restore a state returned by :func:`get_state` into ``generator`` (default: the
+    current one)."""
+    get_generator(generator).bit_generator.state = state
