@@ -19,6 +19,7 @@ from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     packed_causal_attention,
     relu,
     rms_norm,
+    rotary_embedding,
     scaled_dot_product_attention,
     sigmoid,
     silu,
