@@ -28,7 +28,7 @@ def test_parse_with_shared_groups():
     assert config == {"problem": "heat", "grid": (32, 16), "rtol": 1e-6, "verbose": False,
                       "device": "cpu"}
     assert launch == {"np": 2, "runner": "auto", "wait": True, "output": "sol",
-                      "oversubscribe": False}
+                      "oversubscribe": False, "name": None}
 
 
 @pytest.mark.parametrize(

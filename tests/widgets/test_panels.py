@@ -49,7 +49,7 @@ def shell():
 def test_fields_follow_the_command():
     form = CommandForm(DEMO, demo_config)
     assert set(form.fields) == {"grid", "method", "rtol", "steps", "verbose", "np", "runner",
-                                "oversubscribe", "output", "device"}  # not --wait (the
+                                "oversubscribe", "name", "output", "device"}  # not --wait (the
     # panel shows the job)
     assert isinstance(form.fields["method"].widget, W.Dropdown)
     assert [v for _label, v in form.fields["method"].widget.options] == ["cg", "gmres"]
