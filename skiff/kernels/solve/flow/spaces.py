@@ -67,7 +67,7 @@ class TaylorHood:
     def _quadrature_data(self):
         V = self.V
         L = V.Nbfun
-        self.phi = np.stack([V.basis[i][0].value for i in range(L)])       # (L, E, Q)
+        self.phi = np.stack([np.asarray(V.basis[i][0]) for i in range(L)])       # (L, E, Q)
         self.dphi = np.stack([V.basis[i][0].grad for i in range(L)], 1)    # (2, L, E, Q)
         self.dx = np.asarray(V.dx)                                          # (E, Q)
         self.dofs = np.asarray(V.element_dofs)                              # (L, E)
