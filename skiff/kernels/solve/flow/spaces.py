@@ -91,14 +91,51 @@ class TaylorHood:
 
     def _matrix(self, local):
         """CSR matrix from local matrices ``(L, L, E)`` (row function, column function)."""
-        data = np.bincount(self._slot, weights=local.ravel(), minlength=self._indices.size)
+        return self.pattern_matrix(self.data(local))
+
+    def data(self, local):
+        """The entries of the matrix of local matrices ``(L, L, E)`` on the fixed pattern
+        (``pattern_matrix(data)`` makes it a CSR matrix; data of several add up)."""
+        return np.bincount(self._slot, weights=local.ravel(), minlength=self._indices.size)
+
+    def pattern_matrix(self, data):
         return sp.csr_matrix((data, self._indices, self._indptr), shape=(self.nv, self.nv))
+
+    def convection_data(self, wx, wy):
+        """Pattern entries of ``C[i, j] = int (w . grad v_j) v_i``, ``w = (wx, wy)`` in P2."""
+        w = np.stack([self.at_quad(wx), self.at_quad(wy)])                   # (2, E, Q)
+        adv = np.einsum("deq,djeq->jeq", w, self.dphi) * self.dx             # (L, E, Q)
+        return self.data(np.einsum("ieq,jeq->ije", self.phi, adv, optimize=True))
 
     def convection(self, wx, wy):
         """``C[i, j] = int (w . grad v_j) v_i`` for the P2 velocity ``w = (wx, wy)``."""
-        w = np.stack([self.at_quad(wx), self.at_quad(wy)])                   # (2, E, Q)
-        adv = np.einsum("deq,djeq->jeq", w, self.dphi) * self.dx             # (L, E, Q)
-        return self._matrix(np.einsum("ieq,jeq->ije", self.phi, adv))
+        return self.pattern_matrix(self.convection_data(wx, wy))
+
+    def mass_data(self):
+        return self.data(np.einsum("ieq,jeq,eq->ije", self.phi, self.phi, self.dx))
+
+    def stiffness_data(self):
+        return self.data(np.einsum("dieq,djeq,eq->ije", self.dphi, self.dphi, self.dx))
+
+    def restriction(self, free):
+        """A function ``data -> CSR`` of the rows and columns ``free`` of a pattern matrix (the
+        Dirichlet dofs removed) without slicing a sparse matrix each time."""
+        n = self.nv
+        keep = np.zeros(n, dtype=bool)
+        keep[free] = True
+        renum = np.full(n, -1, dtype=np.int64)
+        renum[free] = np.arange(len(free))
+        rows = np.repeat(np.arange(n), np.diff(self._indptr))
+        mask = keep[rows] & keep[self._indices]
+        indices = renum[self._indices[mask]]
+        counts = np.bincount(renum[rows[mask]], minlength=len(free))
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        shape = (len(free), len(free))
+
+        def restrict(data):
+            return sp.csr_matrix((data[mask], indices, indptr), shape=shape)
+
+        return restrict
 
     def weighted_mass(self, f):
         """``W[i, j] = int f v_j v_i`` for ``f`` given at the quadrature points ``(E, Q)``."""
