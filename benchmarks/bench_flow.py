@@ -1,7 +1,7 @@
 """The flow solver on the DFG benchmark "flow around a cylinder" (Schäfer & Turek 1996).
 
     python benchmarks/bench_flow.py [--steady 32,64,128,192] [--periodic 96] [--dt 0.0025]
-                                    [--t-end 6] [--skip-periodic]
+                                    [--t-end 5] [--skip-periodic]
 
 1. 2D-1 (steady, Re 20) at several resolutions (edges around the cylinder): cd, cl, dp against
    the published bands, cells, unknowns, Newton steps, seconds and the share in linear solves.
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steady", default="32,64,128,192")
     ap.add_argument("--periodic", type=int, default=96)
     ap.add_argument("--dt", type=float, default=0.0025)
-    ap.add_argument("--t-end", type=float, default=6.0)
+    ap.add_argument("--t-end", type=float, default=5.0)
     ap.add_argument("--skip-periodic", action="store_true")
     ap.add_argument("--child", default=None)
     ap.add_argument("--case", default=None)

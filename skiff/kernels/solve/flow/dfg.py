@@ -59,7 +59,7 @@ CASES = {
                                          "dp": (0.1172, 0.1176)}, resolution=128),
     "2d-2": Case("2d-2", "periodic", 1.5, {"cd_max": (3.22, 3.24), "cl_max": (0.99, 1.01),
                                            "st": (0.295, 0.305)},
-                 resolution=96, dt=0.0025, t_end=6.0, wake=3.0),
+                 resolution=96, dt=0.0025, t_end=5.0, wake=3.0),
     "2d-3": Case("2d-3", "unsteady", 1.5, {"cd_max": (2.93, 2.97), "cl_max": (0.47, 0.49),
                                            "dp_end": (-0.115, -0.105)},
                  resolution=96, dt=0.0025, t_end=8.0, wake=3.0),
