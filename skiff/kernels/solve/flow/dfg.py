@@ -144,7 +144,7 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     mesh = channel_mesh(res_n, wake=c.wake)
     th = TaylorHood(mesh)
     prob, profile = _problem(th, u_max)
-    cells, dofs = mesh.t.shape[1], th.dofs_total
+    cells, dofs = int(mesh.t.shape[1]), int(th.dofs_total)
     reporter.info(case=case, re=2 / 3 * u_max * DIAMETER / NU, cells=cells, dofs=dofs,
                   resolution=res_n)
     reporter.log(f"DFG {case}: {cells} triangles, {dofs} unknowns (P2/P1), "

@@ -71,7 +71,7 @@ class FlowResult:
     def to_json(self) -> dict:
         out = {"case": self.case, "re": self.re,
                **{k: _num(v) for k, v in self.values.items()},
-               "cells": self.cells, "dofs": self.dofs, "steps": self.steps,
+               "cells": int(self.cells), "dofs": int(self.dofs), "steps": int(self.steps),
                "seconds": round(self.seconds, 3),
                "linear_seconds": round(self.linear_seconds, 3),
                "linear_share": round(self.linear_share, 3), "method": self.method,
