@@ -41,17 +41,19 @@ class Stepper:
     """Advance a :class:`FlowProblem` in time with step ``dt``.
 
     ``boundary(t)`` returns ``(gx, gy)`` (full P2 vectors, read on ``prob.fixed``) at time
-    ``t``; ``outlet`` are the P1 dofs where the pressure correction is zero (a free boundary).
+    ``t``; ``outlet`` are the P1 dofs where the pressure correction is zero (a free boundary);
+    ``forcing(t)``, when given, returns the body force's P2 load vectors ``(fx, fy)`` at ``t``
+    (else ``prob.fx, prob.fy`` hold at all times).
     """
 
     def __init__(self, prob: FlowProblem, dt: float, boundary, outlet, *, rotational=True,
-                 rtol=1e-8):
+                 rtol=1e-8, forcing=None):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"time step dt must be > 0, got {dt!r}")
         from skfem import BilinearForm, asm
 
         self.prob, self.dt, self.boundary = prob, float(dt), boundary
-        self.rotational, self.rtol = rotational, rtol
+        self.rotational, self.rtol, self.forcing = rotational, rtol, forcing
         th = prob.th
         self.th = th
         nv = th.nv
@@ -116,10 +118,11 @@ class Stepper:
         self.times["assembly"] += time.perf_counter() - t0
         momentum = Solver(Aff, method="bicgstab", precond="jacobi")
         star = []
-        for h, B, g, e in ((hx, th.Bx, gx, ex), (hy, th.By, gy, ey)):
+        fx, fy = self.forcing(t_new) if self.forcing is not None else (prob.fx, prob.fy)
+        for h, B, g, e, fc in ((hx, th.Bx, gx, ex, fx), (hy, th.By, gy, ey, fy)):
             rhs = h + B.T @ st.p
-            if prob.fx is not None:
-                rhs = rhs + (prob.fx if B is th.Bx else prob.fy)
+            if fc is not None:
+                rhs = rhs + fc
             u = np.zeros(th.nv)
             u[fixed] = g[fixed]
             lift = (A @ u)[f]                  # the known boundary values moved to the rhs
