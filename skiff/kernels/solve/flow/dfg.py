@@ -6,9 +6,11 @@ cylinder, do-nothing outflow. ``U_mean = 2/3 U_max``, ``Re = U_mean D / nu``;
 ``cd = 2 F_D / (rho U_mean^2 D)``, ``cl = 2 F_L / (rho U_mean^2 D)``,
 ``dp = p(0.15, 0.2) - p(0.25, 0.2)``.
 
-- ``2d-1``: steady, ``U_max = 0.3`` (Re 20);
-- ``2d-2``: periodic, ``U_max = 1.5`` (Re 100): ``cd_max``, ``cl_max`` over a period and the
-  Strouhal number ``St = D f / U_mean`` of the lift;
+- ``2d-1``: steady, ``U_max = 0.3`` (Re 20): ``cd, cl, dp`` and the recirculation length
+  ``la``;
+- ``2d-2``: periodic, ``U_max = 1.5`` (Re 100): ``cd_max``, ``cl_max`` over a period, the
+  Strouhal number ``St = D f / U_mean`` of the lift and ``dp_half``, the pressure difference
+  half a period after a lift maximum;
 - ``2d-3``: unsteady inflow ``U_max(t) = 1.5 sin(pi t / 8)`` on ``0 <= t <= 8``: ``cd_max``,
   ``cl_max`` and ``dp`` at ``t = 8``.
 
@@ -32,7 +34,7 @@ from .spaces import TaylorHood
 from .steady import FlowProblem, FlowState, momentum_residual, solve_steady
 from .unsteady import Stepper, run_steps
 
-__all__ = ["CASES", "Case", "run_case", "coefficients", "strouhal"]
+__all__ = ["CASES", "Case", "run_case", "coefficients", "recirculation_length", "strouhal"]
 
 NU = 1e-3
 DIAMETER = 0.1
@@ -56,9 +58,10 @@ class Case:
 
 CASES = {
     "2d-1": Case("2d-1", "steady", 0.3, {"cd": (5.57, 5.59), "cl": (0.0104, 0.0110),
-                                         "dp": (0.1172, 0.1176)}, resolution=128),
+                                         "dp": (0.1172, 0.1176), "la": (0.0842, 0.0852)},
+                 resolution=128),
     "2d-2": Case("2d-2", "periodic", 1.5, {"cd_max": (3.22, 3.24), "cl_max": (0.99, 1.01),
-                                           "st": (0.295, 0.305)},
+                                           "st": (0.295, 0.305), "dp_half": (2.46, 2.50)},
                  resolution=96, dt=0.0025, t_end=5.0, wake=3.0),
     "2d-3": Case("2d-3", "unsteady", 1.5, {"cd_max": (2.93, 2.97), "cl_max": (0.47, 0.49),
                                            "dp_end": (-0.115, -0.105)},
@@ -98,9 +101,24 @@ class Probe:
 
 
 def coefficients(prob: FlowProblem, st: FlowState, u_mean: float) -> dict:
-    """``cd, cl, dp`` of a steady state."""
+    """``cd, cl, dp`` and the recirculation length ``la`` of a steady state."""
     cd, cl, dp = Probe(prob, u_mean)(st)
-    return {"cd": cd, "cl": cl, "dp": dp}
+    return {"cd": cd, "cl": cl, "dp": dp, "la": recirculation_length(prob.th, st.ux)}
+
+
+def recirculation_length(th, ux, samples: int = 4000) -> float:
+    """Length of the recirculation zone behind the cylinder: from its back point to where
+    ``u_x`` on the centre line turns positive (linear interpolation between samples of the
+    P2 field); 0 when there is none."""
+    ch = DFG_CHANNEL
+    x = np.linspace(ch.back[0] + 1e-9, ch.back[0] + 10 * ch.radius, samples)
+    u = th.V.probes(np.vstack([x, np.full_like(x, ch.centre[1])])) @ ux
+    up = np.flatnonzero((u[:-1] < 0) & (u[1:] >= 0))
+    if len(up) == 0:
+        return 0.0
+    i = up[0]
+    xr = x[i] - u[i] * (x[i + 1] - x[i]) / (u[i + 1] - u[i])
+    return float(xr - ch.back[0])
 
 
 def strouhal(t, cl, diameter=DIAMETER, u_mean=1.0) -> float:
@@ -233,6 +251,16 @@ def _unsteady_values(c: Case, h: dict, u_mean: float) -> dict:
                 "dp_end": float(h["dp"][-1])}
     last = t >= t[-1] - 1.0            # about three periods at Re 100
     cd, cl = h["cd"][last], h["cl"][last]
-    return {"cd_max": float(cd.max()), "cl_max": float(cl.max()),
-            "st": strouhal(t[last], cl, DIAMETER, u_mean),
-            "cd_mean": float(cd.mean()), "cl_amplitude": float(0.5 * (cl.max() - cl.min()))}
+    st = strouhal(t[last], cl, DIAMETER, u_mean)
+    # the benchmark's dp: at half a period after a lift maximum (the first one of the window,
+    # so that the half period lies inside the run)
+    period = DIAMETER / (st * u_mean) if np.isfinite(st) and st > 0 else float("nan")
+    tl = t[last]
+    half = tl[0] + period / 2
+    first = tl < half if np.isfinite(period) else np.zeros_like(tl, dtype=bool)
+    t0 = tl[np.argmax(np.where(first, cl, -np.inf))] if first.any() else float("nan")
+    dp_half = float(np.interp(t0 + period / 2, t, h["dp"])) if np.isfinite(t0) else \
+        float("nan")
+    return {"cd_max": float(cd.max()), "cl_max": float(cl.max()), "st": st,
+            "dp_half": dp_half, "cd_mean": float(cd.mean()),
+            "cl_amplitude": float(0.5 * (cl.max() - cl.min()))}

@@ -20,6 +20,7 @@ def test_drag_converges_under_refinement():
     assert err[-1] / CD_REF < 3e-3
     finest = runs[-1]
     assert 0.0095 < finest.cl < 0.0115 and abs(finest.dp - 0.11752) < 5e-4
+    assert abs(finest.la - 0.0847) < 1e-3
     assert finest.steps <= 8 and finest.details["newton_updates"][-1] < 1e-8
     assert finest.cells > runs[0].cells and finest.dofs == finest.to_json()["dofs"]
     assert 0 < finest.linear_seconds < finest.seconds
@@ -28,7 +29,7 @@ def test_drag_converges_under_refinement():
 @pytest.mark.slow
 def test_2d1_inside_the_bands_at_the_benchmark_resolution():
     res = run_case("2d-1")
-    assert res.in_bands() == {"cd": True, "cl": True, "dp": True}, res.values
+    assert res.in_bands() == {"cd": True, "cl": True, "dp": True, "la": True}, res.values
 
 
 def test_strouhal_of_a_known_signal():
