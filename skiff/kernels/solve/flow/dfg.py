@@ -225,9 +225,7 @@ def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter):
     steps = int(round(t_end / dt))
     # the measured coefficients use the inflow's mean velocity of the case (2d-3: its peak)
     probe = Probe(prob, 2.0 / 3.0 * u_max)
-    st = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))
-    if c.kind == "unsteady":
-        st.ux[:] = 0.0
+    st = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))      # at rest
     rec = np.zeros((steps, 4))
     every = max(1, steps // 200)
 
