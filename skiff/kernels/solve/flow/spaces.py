@@ -142,17 +142,19 @@ class TaylorHood:
         fq = f * self.dx
         return self._matrix(np.einsum("ieq,jeq,eq->ije", self.phi, self.phi, fq))
 
-    def convection_vector(self, ux, uy):
+    def convection_vector(self, ux, uy, elements=None):
         """``(int (u . grad u_x) v_i, int (u . grad u_y) v_i)``: the convection term as two
-        P2 load vectors."""
-        w = np.stack([self.at_quad(ux), self.at_quad(uy)])
+        P2 load vectors (integrated over ``elements`` only, when given)."""
+        sel = slice(None) if elements is None else elements
+        dofs, phi, dphi, dx = self.dofs[:, sel], self.phi[:, sel], self.dphi[:, :, sel], \
+            self.dx[sel]
+        w = [np.einsum("le,leq->eq", c[dofs], phi) for c in (ux, uy)]        # (E, Q) each
         out = []
         for u in (ux, uy):
-            g = self.grad_at_quad(u)
-            f = (w[0] * g[0] + w[1] * g[1]) * self.dx                         # (E, Q)
-            local = np.einsum("ieq,eq->ie", self.phi, f)
-            out.append(np.bincount(self.dofs.ravel(), weights=local.ravel(),
-                                   minlength=self.nv))
+            g = np.einsum("le,dleq->deq", u[dofs], dphi)                      # (2, E, Q)
+            f = (w[0] * g[0] + w[1] * g[1]) * dx
+            local = np.einsum("ieq,eq->ie", phi, f)
+            out.append(np.bincount(dofs.ravel(), weights=local.ravel(), minlength=self.nv))
         return out
 
     def load(self, f):

@@ -71,3 +71,22 @@ def test_other_reynolds_number_has_no_bands():
     assert res.case == "custom" and res.bands == {} and res.re == pytest.approx(10.0)
     # slower flow: a larger drag coefficient (viscous drag dominates at low Re)
     assert res.cd > 6.0
+
+
+def test_force_probe_equals_the_full_residual():
+    """The per-step force (body rows, elements touching the body) is the full momentum
+    residual's sum over the body's dofs, time derivative included."""
+    from skiff.kernels.solve.flow import FlowState, TaylorHood, momentum_residual
+    from skiff.kernels.solve.flow.dfg import Probe, _problem
+
+    th = TaylorHood(channel_mesh(24))
+    prob, _ = _problem(th, 1.5)
+    rng = np.random.default_rng(1)
+    st = FlowState(rng.standard_normal(th.nv), rng.standard_normal(th.nv),
+                   rng.standard_normal(th.np))
+    dudt = (rng.standard_normal(th.nv), rng.standard_normal(th.nv))
+    cd, cl, _ = Probe(prob, 1.0)(st, dudt=dudt)
+    rx, ry = momentum_residual(prob, st.ux, st.uy, st.p, dudt=dudt)
+    body = th.velocity_dofs("cylinder")
+    assert cd == pytest.approx(-20.0 * rx[body].sum(), rel=1e-12)
+    assert cl == pytest.approx(-20.0 * ry[body].sum(), rel=1e-12)
