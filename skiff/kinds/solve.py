@@ -3,7 +3,9 @@
 ``%solve PROBLEM [B] [--grid 1024x1024] [--method cg] [--precond mg] [--rtol 1e-8]
 [--device auto] [--np N] [--wait] [-o NAME]``. PROBLEM is a built-in problem (poisson,
 diffusion, jump, convection, body) or, in a notebook, a variable holding a matrix (then B names
-the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cell (read by
+the right-hand side) or a GridProblem. ``%solve cylinder --case 2d-1|2d-2|2d-3 [--resolution N]
+[--re RE] [--dt DT] [--t-end T]`` runs the DFG flow benchmark (``kernels/solve/flow``); its
+value is a ``FlowResult``. ``%%solve`` takes a short spec in the cell (read by
 :func:`parse_spec`)::
 
     domain: 256x256                      # cells per axis; "extent 2x1" after it sets the box
