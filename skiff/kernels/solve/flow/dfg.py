@@ -65,7 +65,7 @@ CASES = {
                  resolution=96, dt=0.0025, t_end=5.0, wake=3.0),
     "2d-3": Case("2d-3", "unsteady", 1.5, {"cd_max": (2.93, 2.97), "cl_max": (0.47, 0.49),
                                            "dp_end": (-0.115, -0.105)},
-                 resolution=96, dt=0.0025, t_end=8.0, wake=3.0),
+                 resolution=96, dt=0.00125, t_end=8.0, wake=3.0),
 }
 
 
