@@ -3,7 +3,9 @@
 ``%solve PROBLEM [B] [--grid 1024x1024] [--method cg] [--precond mg] [--rtol 1e-8]
 [--device auto] [--np N] [--wait] [-o NAME]``. PROBLEM is a built-in problem (poisson,
 diffusion, jump, convection, body) or, in a notebook, a variable holding a matrix (then B names
-the right-hand side) or a GridProblem. ``%%solve`` takes a short spec in the cell (read by
+the right-hand side) or a GridProblem. ``%solve cylinder --case 2d-1|2d-2|2d-3 [--resolution N]
+[--re RE] [--dt DT] [--t-end T]`` runs the DFG flow benchmark (``kernels/solve/flow``); its
+value is a ``FlowResult``. ``%%solve`` takes a short spec in the cell (read by
 :func:`parse_spec`)::
 
     domain: 256x256                      # cells per axis; "extent 2x1" after it sets the box
@@ -40,6 +42,8 @@ from skiff.grammar.common import (
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.solve.estimate import check_fits
+from skiff.kernels.solve.flow.dfg import CASES as FLOW_CASES
+from skiff.kernels.solve.flow.mesh import MIN_RESOLUTION as FLOW_MIN_RESOLUTION
 from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
 from skiff.kernels.solve.problems import BC_KINDS, SIDES
 from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances
@@ -49,7 +53,7 @@ from .base import JobRequest, Kind, figure
 __all__ = ["COMMAND", "KIND", "to_config", "parse_spec", "PROBLEMS", "EXPR_NAMES",
            "check_expression", "is_system"]
 
-PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "custom")
+PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "cylinder", "custom")
 EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
               "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
@@ -89,6 +93,18 @@ def COMMAND(p):
                    help="project: make a pure-Neumann right-hand side compatible")
     p.add_argument("--save", default=None, metavar="PATH",
                    help="write the solution to PATH (.npz or .vtk)")
+    p.add_argument("--case", choices=tuple(FLOW_CASES), default=None,
+                   help="cylinder: DFG benchmark case (2d-1 steady Re 20, 2d-2 periodic "
+                        "Re 100, 2d-3 unsteady inflow); default 2d-1")
+    p.add_argument("--resolution", type=positive_int, default=None, metavar="N",
+                   help=f"cylinder: edges around the cylinder (>= {FLOW_MIN_RESOLUTION}; "
+                        "default per case)")
+    p.add_argument("--re", type=float, default=None, metavar="RE",
+                   help="cylinder: Reynolds number U_mean D / nu (default the case's)")
+    p.add_argument("--dt", type=float, default=None, metavar="DT",
+                   help="cylinder: time step of the unsteady cases")
+    p.add_argument("--t-end", type=float, default=None, metavar="T",
+                   help="cylinder: simulated time of the unsteady cases")
 
 
 def solve_grid(text) -> tuple[int, ...]:
@@ -151,6 +167,8 @@ def to_config(values: dict) -> dict:
                            " (or, in a notebook, a variable holding a matrix or GridProblem)")
     if problem == "custom" and not spec:
         raise ValueError("problem 'custom' needs a %%solve cell with its spec")
+    if problem == "cylinder":
+        return _cylinder_config(values)
     try:
         grid = solve_grid(spec.get("grid") or values.get("grid") or (256, 256))
     except argparse.ArgumentTypeError as exc:
@@ -235,6 +253,30 @@ def _check_memory(config: dict) -> None:
     variable = config["problem"] in ("diffusion", "jump") or config.get("k") is not None
     check_fits(config["grid"], device.free_memory, device.name, method=config["method"],
                precond=config["precond"], restart=config["restart"], variable=variable)
+
+def _cylinder_config(values: dict) -> dict:
+    """The config of ``%solve cylinder`` (the DFG benchmark through the flow kernel)."""
+    case = values.get("case") or "2d-1"
+    if case not in FLOW_CASES:
+        raise ValueError(f"unknown case {case!r}: choose from {', '.join(FLOW_CASES)}")
+    resolution = values.get("resolution")
+    if resolution is not None and int(resolution) < FLOW_MIN_RESOLUTION:
+        raise ValueError(f"--resolution {resolution!r} is too coarse to hold the cylinder: "
+                         f"give at least {FLOW_MIN_RESOLUTION} edges around it")
+    re_ = values.get("re")
+    if re_ is not None and not float(re_) > 0:
+        raise ValueError(f"--re (Reynolds number) must be > 0, got {re_!r}")
+    for name in ("dt", "t_end"):
+        v = values.get(name)
+        if v is not None and not float(v) > 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {v!r}")
+    if values.get("device", DEFAULT_DEVICE) not in (DEFAULT_DEVICE, "cpu"):
+        raise ValueError(f"problem 'cylinder' runs on the CPU, got --device "
+                         f"{values.get('device')!r}")
+    return {"problem": "cylinder", "case": case,
+            "resolution": None if resolution is None else int(resolution),
+            "re": None if re_ is None else float(re_),
+            "dt": values.get("dt"), "t_end": values.get("t_end"), "device": "cpu"}
 
 
 def _parse_bcs(text: str) -> str | dict:

@@ -152,7 +152,7 @@ def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> S
                             reporter or NullReporter())
 
 
-def run(config: dict, reporter: Reporter | None = None) -> Solution | dict:
+def run(config: dict, reporter: Reporter | None = None):
     """Kind ``solve``: config from :func:`skiff.kinds.solve.to_config`. On several MPI ranks
     only rank 0 solves (a distributed solve is future work)."""
     reporter = reporter or NullReporter()
@@ -161,6 +161,10 @@ def run(config: dict, reporter: Reporter | None = None) -> Solution | dict:
         reporter.log(f"solve runs on rank 0 only ({reporter.world_size} ranks started)")
         if reporter.rank != 0:
             return {"rank": reporter.rank, "skipped": True}
+    if config.get("problem") == "cylinder":
+        from .flow.job import run as run_flow
+
+        return run_flow(config, reporter)
     problem = build_problem(config)
     reporter.info(problem=repr(problem), unknowns=problem.unknowns)
     return solve_system(problem, None, config, reporter)

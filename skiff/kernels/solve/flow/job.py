@@ -1,0 +1,35 @@
+"""The ``%solve cylinder`` job: run a DFG case from a config, report, write the PNG plots."""
+
+from __future__ import annotations
+
+from skiff.kernels.backend.figures import render_png
+from skiff.kernels.backend.report import NullReporter, Reporter
+
+from .dfg import run_case
+from .result import FlowResult, fields_figure, history_figure, mesh_figure
+
+__all__ = ["run"]
+
+
+def run(config: dict, reporter: Reporter | None = None) -> FlowResult:
+    """Config keys: ``case``, ``resolution``, ``re``, ``dt``, ``t_end`` (None: the case's)."""
+    reporter = reporter or NullReporter()
+    res = run_case(config.get("case") or "2d-1", resolution=config.get("resolution"),
+                   re=config.get("re"), dt=config.get("dt"), t_end=config.get("t_end"),
+                   reporter=reporter)
+    reporter.log(repr(res))
+    reporter.log(f"linear solves {res.linear_seconds:.2f} s of {res.seconds:.2f} s "
+                 f"({100 * res.linear_share:.0f}%); {res.method}")
+    reporter.info(**{k: v for k, v in res.to_json().items() if k != "bands"})
+    run_dir = getattr(reporter, "run_dir", None)
+    if run_dir is not None:
+        out = run_dir / "artifacts"
+        out.mkdir(exist_ok=True)
+        figures = [("fields", fields_figure), ("mesh", mesh_figure)]
+        if res.history:
+            figures.append(("history", history_figure))
+        for name, draw in figures:
+            path = out / f"{name}.png"
+            render_png(draw(res), path)
+            reporter.artifact(name, path, kind="image")
+    return res

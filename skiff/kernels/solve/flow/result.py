@@ -1,0 +1,188 @@
+"""``FlowResult``: the coefficients of a flow solve, its record, a notebook view and plots."""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["FlowResult", "fields_figure", "mesh_figure", "history_figure"]
+
+STEADY_KEYS = ("cd", "cl", "dp")
+PERIODIC_KEYS = ("cd_max", "cl_max", "st")
+
+
+@dataclass
+class FlowResult:
+    """The outcome of ``%solve cylinder``.
+
+    Attributes
+    ----------
+    case : str
+        '2d-1' (steady), '2d-2' (periodic), '2d-3' (unsteady inflow) or 'custom' (another Re).
+    re : float
+        Reynolds number ``U_mean D / nu``.
+    values : dict
+        The benchmark's quantities: ``cd, cl, dp`` (steady); ``cd_max, cl_max, st`` (periodic;
+        also ``cd_mean``, ``cl_amplitude``); ``cd_max, cl_max, dp_end`` (2d-3).
+    bands : dict
+        The published reference interval of each value (empty when ``re`` is not the case's).
+    cells, dofs, steps : int
+        Triangles, unknowns (2 x P2 + P1), Newton or time steps.
+    seconds, linear_seconds : float
+        Wall time of the solve (mesh and setup included) and of its linear solves.
+    history : dict of arrays
+        ``t, cd, cl, dp`` per time step (periodic and unsteady cases).
+    """
+
+    case: str
+    re: float
+    values: dict
+    bands: dict
+    cells: int
+    dofs: int
+    steps: int
+    seconds: float
+    linear_seconds: float
+    method: str = ""
+    details: dict = field(default_factory=dict)
+    history: dict = field(default_factory=dict)
+    mesh: object = field(default=None, repr=False)        # (p (2, n), t (3, E)) for plots
+    fields: dict = field(default_factory=dict, repr=False)  # 'speed', 'p' at the vertices
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"FlowResult has no {name!r}")
+
+    @property
+    def linear_share(self) -> float:
+        return self.linear_seconds / self.seconds if self.seconds > 0 else 0.0
+
+    def in_bands(self) -> dict:
+        """``{name: True/False}`` for each value with a published band."""
+        return {k: bool(lo <= self.values[k] <= hi) for k, (lo, hi) in self.bands.items()
+                if k in self.values}
+
+    def to_json(self) -> dict:
+        out = {"case": self.case, "re": self.re,
+               **{k: _num(v) for k, v in self.values.items()},
+               "cells": int(self.cells), "dofs": int(self.dofs), "steps": int(self.steps),
+               "seconds": round(self.seconds, 3),
+               "linear_seconds": round(self.linear_seconds, 3),
+               "linear_share": round(self.linear_share, 3), "method": self.method,
+               "bands": {k: list(v) for k, v in self.bands.items()},
+               "in_bands": self.in_bands(), **self.details}
+        return out
+
+    def summary(self) -> dict:
+        return self.to_json()
+
+    def __repr__(self) -> str:
+        vals = ", ".join(f"{k} {v:.5g}" for k, v in self.values.items())
+        return (f"<FlowResult cylinder {self.case} Re {self.re:g}: {vals}; {self.cells} cells, "
+                f"{self.dofs} dofs, {self.steps} steps, {self.seconds:.1f} s>")
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        ok = self.in_bands()
+        rows = "".join(
+            f"<tr><td>{k}</td><td>{v:.5g}</td><td>"
+            + (f"{self.bands[k][0]:g} – {self.bands[k][1]:g}" if k in self.bands else "")
+            + f"</td><td>{'' if k not in ok else ('in' if ok[k] else 'OUT')}</td></tr>"
+            for k, v in self.values.items())
+        table = (f"<table><tr><th>quantity</th><th>value</th><th>DFG band</th><th></th></tr>"
+                 f"{rows}</table>")
+        imgs = [_png(fields_figure(self)), _png(mesh_figure(self))]
+        if self.history:
+            imgs.append(_png(history_figure(self)))
+        tags = "".join(f'<img src="data:image/png;base64,{b}" style="max-width:100%"/>'
+                       for b in imgs)
+        return (f"<div><code>{html.escape(repr(self))}</code>{table}"
+                f"<div>{tags}</div></div>")
+
+
+def _num(v):
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _triangulation(res: FlowResult):
+    from matplotlib.tri import Triangulation
+
+    p, t = res.mesh
+    return Triangulation(p[0], p[1], t.T)
+
+
+def fields_figure(res: FlowResult):
+    """Velocity magnitude and pressure (two panels) as a matplotlib Figure."""
+    from skiff.kernels.backend.figures import new_figure
+
+    fig = new_figure(figsize=(9.0, 4.2), dpi=90)
+    tri = _triangulation(res)
+    for k, (name, label) in enumerate((("speed", "|u|"), ("p", "pressure"))):
+        ax = fig.add_subplot(2, 1, k + 1)
+        im = ax.tripcolor(tri, res.fields[name], shading="gouraud", cmap="viridis")
+        fig.colorbar(im, ax=ax, fraction=0.03)
+        ax.set_aspect("equal")
+        ax.set_title(f"{label} ({res.case}, Re {res.re:g})", fontsize=9)
+        ax.tick_params(labelsize=7)
+    return fig
+
+
+def mesh_figure(res: FlowResult):
+    """The triangle mesh, whole channel and a zoom on the cylinder."""
+    from skiff.kernels.backend.figures import new_figure
+
+    fig = new_figure(figsize=(9.0, 4.2), dpi=90)
+    tri = _triangulation(res)
+    ax = fig.add_subplot(2, 1, 1)
+    ax.triplot(tri, lw=0.2, color="k")
+    ax.set_aspect("equal")
+    ax.set_title(f"mesh: {res.cells} triangles, {res.dofs} unknowns (P2/P1)", fontsize=9)
+    zoom = fig.add_subplot(2, 1, 2)
+    zoom.triplot(tri, lw=0.3, color="k")
+    zoom.set_xlim(0.08, 0.5)
+    zoom.set_ylim(0.08, 0.32)
+    zoom.set_aspect("equal")
+    for a in (ax, zoom):
+        a.tick_params(labelsize=7)
+    return fig
+
+
+def history_figure(res: FlowResult):
+    """Drag and lift coefficients against time."""
+    from skiff.kernels.backend.figures import new_figure
+
+    fig = new_figure(figsize=(9.0, 3.6), dpi=90)
+    h = res.history
+    for k, name in enumerate(("cd", "cl")):
+        ax = fig.add_subplot(1, 2, k + 1)
+        ax.plot(h["t"], h[name], lw=0.8)
+        band = res.bands.get(name + "_max")
+        if band is not None:
+            ax.axhspan(*band, color="tab:green", alpha=0.3, label="DFG band (max)")
+            ax.legend(fontsize=7)
+        ax.set_xlabel("t")
+        ax.set_ylabel(name)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(f"{name}(t)", fontsize=9)
+    return fig
+
+
+def _png(fig) -> str:
+    from skiff.kernels.backend.figures import render_png
+
+    return base64.b64encode(render_png(fig)).decode("ascii")
+
+
+def vertex_fields(th, ux, uy, p) -> dict:
+    """Speed and pressure at the mesh vertices (the P2 vertex dofs come first)."""
+    nvert = th.mesh.p.shape[1]
+    return {"speed": np.hypot(ux[:nvert], uy[:nvert]), "p": np.asarray(p[:nvert])}

@@ -1,0 +1,94 @@
+"""``%solve cylinder`` from a cell and ``python -m skiff solve cylinder`` from the terminal:
+the coefficients as numbers, the plots as artifacts, progress, cancel, one-line mistakes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.solve.flow import FlowResult, run_case
+from skiff.kinds.solve import to_config
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "skiff")
+    return ip
+
+
+def test_magic_steady_case(shell):
+    job = shell.run_line_magic("solve", "cylinder --case 2d-1 --resolution 16 --wait")
+    assert job.status == "done", job.error
+    res = job.value
+    assert isinstance(res, FlowResult)
+    for key in ("cd", "cl", "dp", "cells", "dofs", "steps", "seconds"):
+        assert isinstance(job.result[key], (int, float)), key
+    assert 5.3 < job.result["cd"] < 5.8 and job.result["cells"] == res.cells
+    for name in ("fields", "mesh"):
+        path = job.artifact_path(name)
+        assert path is not None and path.read_bytes()[:4] == b"\x89PNG"
+    html = res._repr_html_()
+    assert "DFG band" in html and html.count("<img") == 2
+    assert "newton_update" in job.state.metrics
+
+
+def test_magic_mistakes_are_one_line(shell):
+    for line, needle in (("cylinder --re -1", "--re (Reynolds number) must be > 0"),
+                         ("cylinder --resolution 6", "too coarse to hold the cylinder"),
+                         ("cylinder --case 3d-1", "invalid choice: '3d-1'")):
+        with pytest.raises(UsageError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+            shell.run_line_magic("solve", line)
+
+
+def test_cli_periodic_case_json(runs_dir):
+    out = subprocess.run(
+        [sys.executable, "-m", "skiff", "solve", "cylinder", "--case", "2d-2",
+         "--resolution", "16", "--dt", "0.01", "--t-end", "0.1", "--json"],
+        capture_output=True, text=True, timeout=300, env={**os.environ})
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["result"]
+    assert {"cd_max", "cl_max", "st", "cells", "dofs", "steps", "seconds"} <= set(doc)
+    assert doc["steps"] == 10 and doc["case"] == "2d-2" and doc["dofs"] > doc["cells"]
+    assert doc["cd_max"] > 0 and 0 < doc["linear_share"] < 1
+
+
+def test_config_of_the_cylinder():
+    cfg = to_config({"problem": "cylinder", "case": "2d-2", "resolution": 32, "re": None,
+                     "device": "auto"})
+    assert cfg == {"problem": "cylinder", "case": "2d-2", "resolution": 32, "re": None,
+                   "dt": None, "t_end": None, "device": "cpu"}
+    with pytest.raises(ValueError, match="--t-end must be > 0"):
+        to_config({"problem": "cylinder", "t_end": 0.0})
+
+
+class _StopAfter(NullReporter):
+    def __init__(self, n):
+        self.n, self.calls, self.steps = n, 0, []
+
+    def should_stop(self):
+        self.calls += 1
+        return self.calls > self.n
+
+    def progress(self, done, total=None, *, unit="step", message=None):
+        self.steps.append((done, total, unit))
+
+
+@pytest.mark.parametrize("case", ["2d-1", "2d-2"])
+def test_cancel_is_honoured_with_progress(case):
+    rep = _StopAfter(3)
+    with pytest.raises(JobCancelled, match="cancelled after 3"):
+        run_case(case, resolution=16, dt=0.01, t_end=1.0, reporter=rep)
+    assert rep.calls == 4
+    if case == "2d-1":
+        assert [s[2] for s in rep.steps] == ["Newton step"] * 3
+    else:
+        assert np.all([s[2] == "time step" for s in rep.steps])
