@@ -58,6 +58,19 @@ def _fmt_rate(rate: float | None, unit: str) -> str:
     return fmt_rate(rate, unit)
 
 
+def reattach_hint_text(job_id: str) -> str:
+    """How to follow a job once the kernel that shows it is gone (at most 110 characters:
+    ipywidgets' plain-text form of a widget)."""
+    return f"skiff job {job_id}: if this view stops updating, %jobs show {job_id}"[:110]
+
+
+def reattach_hint_html(job_id: str) -> str:
+    return (f"<span style='color:#888;font-size:85%'>Live while this kernel runs. If it "
+            f"restarts or stops, the job goes on: <code>%jobs show {html.escape(job_id)}"
+            f"</code> (or <code>python -m skiff jobs show {html.escape(job_id)}</code>) "
+            "follows it again.</span>")
+
+
 class JobView(W.VBox):
     """Live view of a :class:`skiff.jobs.Job`: status badge, progress with rate and ETA,
     metric charts, image artifacts, the log's tail, a Cancel button and the error.
@@ -131,9 +144,13 @@ class JobView(W.VBox):
         self.log_view.add_class("skiff-log")
         self.error_view = W.HTML("", layout=W.Layout(display="none"))
         self.error_view.add_class("skiff-error")
+        # saved with the notebook: while the job runs, the view says how to follow it should
+        # this kernel go (a view whose kernel is gone stays frozen at its last state)
+        self.reattach_hint = W.HTML(reattach_hint_html(job.id))
+        self.reattach_hint.add_class("skiff-reattach")
         super().__init__([header, W.HBox([self.progress, self.progress_text]),
                           self.metrics_view, self.chart,
-                          self.images, self.log_view, self.error_view],
+                          self.images, self.log_view, self.error_view, self.reattach_hint],
                          layout=W.Layout(border="1px solid #ddd", padding="4px 8px"))
         self.add_class("skiff-job-view")
         self.update(force=True)
@@ -145,6 +162,9 @@ class JobView(W.VBox):
             job.add_done_callback(self._on_done)
         if start:
             self.start()
+
+    def __repr__(self) -> str:  # the plain-text form saved beside the widget in a notebook
+        return reattach_hint_text(self.job.id)
 
     # the watcher thread ----------------------------------------------------------------------
     def start(self) -> None:
@@ -232,8 +252,9 @@ class JobView(W.VBox):
         _set(self.elapsed, value="" if elapsed is None else
              f"<span style='color:#666'>elapsed {fmt_seconds(elapsed)}</span>")
         _set(self.cancel_button, disabled=state.final)
-        if state.final:  # nothing left to cancel
+        if state.final:  # nothing left to cancel, nothing left to follow
             _set(self.cancel_button.layout, display="none")
+            _set(self.reattach_hint.layout, display="none")
 
     def _update_progress(self, state) -> None:
         total = float(state.total) if state.total else None
@@ -344,5 +365,3 @@ class JobView(W.VBox):
         """The status the badge shows."""
         return self.job.refresh().status
 
-    def __repr__(self) -> str:
-        return f"<JobView of {self.job!r}>"

@@ -53,6 +53,8 @@ def job_views(nb) -> dict[str, dict]:
                                  _display(states, s) != "none")
             elif "skiff-artifact" in classes:
                 info["images"] += 1
+            elif "skiff-reattach" in classes:
+                info["reattach"] = s.get("value", "")
             elif "<code" in s.get("value", "") and info["id"] is None:
                 m = re.search(r"<code[^>]*>([^<]+)</code>", s["value"])
                 info["id"] = m.group(1) if m else None

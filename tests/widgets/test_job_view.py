@@ -238,3 +238,20 @@ def test_a_finished_solve_reads_100_percent_in_its_view():
     assert text.startswith("100% · 8/8 decades") and f"it {job.result['iterations']}:" in text
     assert view.progress.value == view.progress.max
     assert "s/decades" not in text
+
+
+def test_a_view_says_how_to_follow_the_job_without_its_kernel(tmp_path):
+    """While the job runs the saved view names %jobs show ID (a view whose kernel is gone
+    stays frozen there); its plain-text form says it too; a finished view drops the hint."""
+    job = launch("demo", {"steps": 100, "sleep": 0.05}, root=tmp_path)
+    view = JobView(job, start=False)
+    try:
+        assert f"%jobs show {job.id}" in view.reattach_hint.value
+        assert view.reattach_hint.layout.display != "none"
+        bundle = view._repr_mimebundle_()
+        assert f"%jobs show {job.id}" in bundle["text/plain"]
+    finally:
+        job.cancel(grace=1.0)
+        job.wait(15)
+    view.update(force=True)
+    assert view.reattach_hint.layout.display == "none"
