@@ -33,6 +33,7 @@ from skiff.kernels.train.models.registry import (
     DEFAULT_DATA,
     FROM_CHECKPOINT,
 )
+from skiff.kernels.train.precision import PRECISIONS, check_precision
 
 from .base import JobRequest, Kind, figure
 
@@ -75,6 +76,9 @@ def COMMAND(p):
                    help="write a checkpoint every N steps (and always at the end)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest checkpoint in --checkpoint-dir")
+    p.add_argument("--precision", choices=PRECISIONS, default="32",
+                   help="32 (float32), bf16-mixed or fp16-mixed: 16-bit weights, activations "
+                        "and gradients with float32 master weights (fp16: loss scaling)")
     p.add_argument("--stop-on-divergence", action="store_true",
                    help="stop when the loss runs away (it is always watched, and a warning "
                         "logged)")
@@ -209,6 +213,7 @@ def to_config(values: dict) -> dict:
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
         "stop_on_divergence": bool(values.get("stop_on_divergence", False)),
+        "precision": check_precision(values.get("precision", "32")),
         "block_size": values.get("block_size"),
         "from": check_from(model, values.get("from_dir", values.get("from")))
         if source is None else None,

@@ -118,6 +118,7 @@ def train_parts(parts: dict, config: dict, reporter):
         resume=bool(config.get("resume")),
         seed=int(config.get("seed") or 0),
         stop_on_divergence=bool(config.get("stop_on_divergence", False)),
+        precision=config.get("precision") or "32",
         reporter=reporter,
     )
     epochs, steps = config.get("epochs"), config.get("steps")

@@ -21,6 +21,7 @@ that never stopped.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -35,6 +36,7 @@ from .core import random as train_random
 from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
 from .divergence import OVERFLOW_ERRORS, DivergenceWatch
 from .losses import INPUT_KEYS, accuracy, loss_function
+from .precision import MixedTraining, check_mixed_strategy, check_precision, weight_bytes
 from .resolve import resolve_strategy
 from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, SingleDevice, Strategy
@@ -127,7 +129,7 @@ class Trainer:
                  checkpoint_every: int | None = None, keep_checkpoints: int = 3,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
                  shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
-                 stop_on_divergence: bool = False):
+                 stop_on_divergence: bool = False, precision: str = "32"):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -178,6 +180,8 @@ class Trainer:
         self.drop_last = drop_last
         self.verbose = bool(verbose)
         self.stop_on_divergence = bool(stop_on_divergence)
+        self.precision = check_precision(precision)
+        self.mixed: MixedTraining | None = None
         self.strategy: Strategy | None = None
         self.optimizer = None
         self.scheduler = None
@@ -229,7 +233,8 @@ class Trainer:
         seq_len = getattr(getattr(self.model, "config", None), "block_size", None)
         strategy, self.plan = resolve_strategy(
             self.strategy_spec, self.model, world_size=getattr(rep, "world_size", 1),
-            reporter=rep, global_batch=self.batch_size, seq_len=seq_len)
+            reporter=rep, global_batch=self.batch_size, seq_len=seq_len,
+            weight_bytes=weight_bytes(self.precision))  # the planner costs what will run
         strategy.bind(device=self.device, reporter=rep)
         self.strategy = strategy
         rep.info(plan=self.plan)
@@ -239,7 +244,16 @@ class Trainer:
 
     def _prepare(self, strategy, dataset, val_dataset, epochs, steps) -> _Run:
         """Model on the device, optimizer, data loader, schedule, loss; the RNG seeded."""
-        self.model, self.optimizer = strategy.setup(self.model, self._make_optimizer)
+        make = self._make_optimizer
+        if self.precision != "32":
+            check_mixed_strategy(strategy, self.precision)
+
+            def make(params):  # 16-bit parameters; the optimizer steps float32 masters
+                if self.mixed is None or self.mixed.amp.params != list(params):
+                    self.mixed = MixedTraining(params, self.precision)
+                return self._make_optimizer(self.mixed.master_params())
+
+        self.model, self.optimizer = strategy.setup(self.model, make)
         loader = strategy.make_loader(dataset, self.batch_size, shuffle=self.shuffle,
                                       seed=self.seed, drop_last=self.drop_last)
         if len(loader) == 0:
@@ -250,10 +264,12 @@ class Trainer:
         self.scheduler = self._make_scheduler(total)
         dtype = _param_dtype(self.model)
         loss_fn = self._loss_fn()
+        if self.mixed is not None:
+            loss_fn = MixedTraining.float32_loss(loss_fn)
         n_params = _num_parameters(self.model)
         self.reporter.info(num_parameters=n_params, total_steps=total,
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
-                           device=str(strategy.device))
+                           device=str(strategy.device), precision=self.precision)
         return _Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
                     dtype=dtype, loss_fn=loss_fn, n_params=n_params)
 
@@ -304,8 +320,15 @@ class Trainer:
             host_batch = _next_batch(loader)
             batch = strategy.to_device(host_batch, run.dtype)
             try:
-                loss_sum += strategy.forward_backward(self.model, batch, run.loss_fn,
-                                                      scale=1.0 / self.grad_accum)
+                scale = 1.0 / self.grad_accum
+                quiet = contextlib.nullcontext()
+                if self.mixed is not None:
+                    scale *= self.mixed.loss_scale
+                    if self.mixed.scaler.enabled:  # an fp16 overflow is expected: skipped
+                        quiet = np.errstate(over="ignore", invalid="ignore")
+                with quiet:
+                    loss_sum += strategy.forward_backward(self.model, batch, run.loss_fn,
+                                                          scale=scale)
             except NonFiniteLoss as exc:
                 raise self._diverged(run.step + 1, str(exc), run) from None
             except OVERFLOW_ERRORS as exc:   # weights so large that the arithmetic broke
@@ -322,12 +345,15 @@ class Trainer:
                 run.window_tokens += t * loader.world_size
         strategy.reduce_gradients(self.model)
         grad_norm = None
-        if self.clip is not None:
-            grad_norm = strategy.clip_grad_norm(self.model, self.clip)
-            if not math.isfinite(grad_norm):
-                raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
         lr = self._current_lr()
-        strategy.optimizer_step(self.optimizer)
+        if self.mixed is not None:
+            grad_norm = self._mixed_step(run)
+        else:
+            if self.clip is not None:
+                grad_norm = strategy.clip_grad_norm(self.model, self.clip)
+                if not math.isfinite(grad_norm):
+                    raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
+            strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
         if self.scheduler is not None:
             self.scheduler.step()
@@ -336,6 +362,19 @@ class Trainer:
         loss = loss_sum / self.grad_accum
         metrics = strategy.reduce_metrics({"loss": loss})
         return metrics["loss"], lr, grad_norm
+
+    def _mixed_step(self, run: _Run) -> float | None:
+        """The optimizer step in mixed precision: masters updated, or (fp16) the step skipped
+        on an overflow and the loss scale halved; bf16 gradients that overflow diverged."""
+        scale = self.mixed.loss_scale
+        ran, norm = self.mixed.step(self.optimizer, self.clip)
+        if not ran:
+            if not self.mixed.scaler.enabled:
+                raise self._diverged(run.step + 1, f"gradient norm is {norm}", run)
+            self.reporter.log(f"step {run.step + 1} skipped: gradients overflowed at loss "
+                              f"scale {scale:g} (now {self.mixed.loss_scale:g})",
+                              level="warning")
+        return norm if ran and self.clip is not None else None
 
     def _report_step(self, run: _Run, loss, lr, grad_norm) -> None:
         """Peak memory; every ``log_every`` steps (and the last) a history row and its
@@ -420,6 +459,8 @@ class Trainer:
         loader = DataLoader(dataset, batch_size or self.batch_size, shuffle=False)
         dtype = _param_dtype(self.model)
         loss_fn = self._loss_fn()
+        if self.mixed is not None:
+            loss_fn = MixedTraining.float32_loss(loss_fn)
         if hasattr(loss_fn, "keep"):
             loss_fn.keep = True
         total = count = correct = 0.0
@@ -539,6 +580,7 @@ class Trainer:
             "history": history,
             "val_history": val_history,
             "plan": {"strategy": self.plan.get("strategy"), "world_size": st.world_size},
+            "precision": None if self.mixed is None else self.mixed.state_dict(),
         }
 
     def _save(self, step, loader, history, val_history):
@@ -555,6 +597,8 @@ class Trainer:
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
             self.scheduler.load_state_dict(state["scheduler"])
+        if self.mixed is not None and state.get("precision") is not None:
+            self.mixed.load_state_dict(state["precision"])  # the masters: the exact weights
         train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
