@@ -1,7 +1,10 @@
 """Metric charts as PNG bytes, drawn with matplotlib's object API (Figure + Agg, never pyplot).
 
 Metrics are grouped by what they measure, so ``loss`` and ``val_loss`` share one chart and
-``residual`` gets its own on a log scale::
+``residual`` gets its own on a log scale. Charts are stacked one per row at a readable size;
+a noisy series (a per-step loss, a throughput) is drawn smoothed with its raw values faint
+behind; validation series are lines with markers; bytes and rates read in human units
+(MiB, k/s)::
 
     png = metric_chart({"loss": [(1, 2.3, t), ...], "val_loss": [...], "residual": [...]})
 """
@@ -11,7 +14,8 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["metric_groups", "metric_chart", "uses_log_scale", "log_axis"]
+__all__ = ["metric_groups", "metric_chart", "uses_log_scale", "log_axis", "smooth",
+           "human_unit"]
 
 # words that say "this goes down by orders of magnitude": drawn on a log scale
 _LOG_WORDS = ("residual", "resid", "res_norm", "error", "err", "grad_norm", "rnorm")
@@ -77,9 +81,50 @@ def log_axis(ax) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi: int = 80,
+def smooth(values: list[float], span: float = 0.1) -> list[float]:
+    """An exponential moving average over about ``span`` of the series (bias-corrected at
+    its start, so the first values are not pulled towards zero)."""
+    alpha = min(1.0, 2.0 / (max(2.0, span * len(values)) + 1.0))
+    out, avg, weight = [], 0.0, 0.0
+    for v in values:
+        avg = (1 - alpha) * avg + alpha * v
+        weight = (1 - alpha) * weight + alpha
+        out.append(avg / weight)
+    return out
+
+
+def human_unit(name: str):
+    """A tick formatter for ``name``'s values: bytes as KiB/MiB/GiB, rates as k/M, else None."""
+    key = name.lower()
+    if any(w in key for w in ("mem", "bytes", "rss")):
+        def fmt(v, _pos=None):
+            for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+                if abs(v) >= size:
+                    return f"{v / size:.3g} {unit}"
+            return f"{v:.0f} B"
+        return fmt
+    if key.endswith(("_per_s", "/s", "_per_sec", "_s")) and "loss" not in key:
+        def fmt(v, _pos=None):
+            for unit, size in (("M", 1e6), ("k", 1e3)):
+                if abs(v) >= size:
+                    return f"{v / size:.3g}{unit}"
+            return f"{v:.3g}"
+        return fmt
+    return None
+
+
+def _noisy(values: list[float]) -> bool:
+    """A series whose step-to-step jitter is large against its overall trend."""
+    if len(values) < 20:
+        return False
+    jumps = sum(abs(b - a) for a, b in zip(values, values[1:])) / (len(values) - 1)
+    span = (max(values) - min(values)) or 1.0
+    return jumps > 0.05 * span
+
+
+def metric_chart(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi: int = 80,
                  max_charts: int = 4, max_points: int = 2000) -> bytes | None:
-    """A PNG with one chart per metric group, side by side; None when there is nothing to draw.
+    """A PNG with one chart per metric group, one per row; None when there is nothing to draw.
 
     Parameters
     ----------
@@ -96,6 +141,7 @@ def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi:
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
 
     series = {name: _numbers(points) for name, points in metrics.items()}
     # a one-point curve says nothing (the job view shows the last value of every metric)
@@ -103,28 +149,38 @@ def metric_chart(metrics: dict, *, width: float = 4.2, height: float = 2.6, dpi:
     if not series:
         return None
     groups = metric_groups(series)[:max_charts]
-    fig = Figure(figsize=(width * len(groups), height), dpi=dpi)
+    fig = Figure(figsize=(width, height * len(groups)), dpi=dpi)
     FigureCanvasAgg(fig)
     for i, names in enumerate(groups):
-        ax = fig.add_subplot(1, len(groups), i + 1)
+        ax = fig.add_subplot(len(groups), 1, i + 1)
         all_values = []
-        for name in names:
+        for k, name in enumerate(names):
             pts = series[name]
             if len(pts) > max_points:
                 stride = math.ceil(len(pts) / max_points)
                 pts = pts[::stride] + [pts[-1]]
             xs, ys = zip(*pts)
             all_values.extend(ys)
-            ax.plot(xs, ys, label=name, linewidth=1.4,
-                    marker="o" if len(xs) < 30 else None, markersize=3)
+            color = f"C{k}"
+            if _noisy(list(ys)):
+                ax.plot(xs, ys, color=color, linewidth=0.8, alpha=0.25)
+                ax.plot(xs, smooth(list(ys)), color=color, linewidth=1.8,
+                        label=f"{name} (smoothed)")
+            else:
+                ax.plot(xs, ys, color=color, label=name, linewidth=1.6,
+                        marker="o" if len(xs) < 30 else None, markersize=3.5)
         if uses_log_scale(names[0], all_values):
             log_axis(ax)
-        ax.set_title(", ".join(names), fontsize=9)
-        ax.set_xlabel("step", fontsize=8)
-        ax.tick_params(labelsize=7)
+        else:
+            fmt = human_unit(names[0])
+            if fmt is not None:
+                ax.yaxis.set_major_formatter(FuncFormatter(fmt))
+        ax.set_title(", ".join(names), fontsize=10, loc="left")
+        ax.set_xlabel("step", fontsize=9)
+        ax.tick_params(labelsize=9)
         ax.grid(True, alpha=0.3)
-        if len(names) > 1:
-            ax.legend(fontsize=7)
+        if len(names) > 1 or _noisy(all_values):
+            ax.legend(fontsize=8)
     from skiff.kernels.backend.figures import render_png
 
     return render_png(fig)

@@ -52,7 +52,7 @@ def test_panels_notebook(runs_dir):
         assert views[job_id]["status"] == "done", (kind, views[job_id])
         assert f"{kind:<5} done" in text
     solve_view = next(v for i, v in views.items() if kinds[i] == "solve")
-    assert solve_view["images"] == 2  # the field and the convergence plot
+    assert solve_view["images"] == 1  # the field (the residual is the view's chart)
     ocr_view = next(v for i, v in views.items() if kinds[i] == "ocr")
     assert ocr_view["images"] >= 1  # the page with its boxes
     # the solve summary and the OCR table of lines appeared when the jobs were done

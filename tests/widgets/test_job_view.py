@@ -6,6 +6,7 @@ import io
 import threading
 import time
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -51,7 +52,7 @@ def test_metric_chart_draws_one_panel_per_group():
                "residual": [(i, 10.0 ** -i, 0.0) for i in range(12)]}
     png = metric_chart(metrics, width=3.0, height=2.0, dpi=50)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert _png_size(png) == (2 * 150, 100)  # two groups side by side
+    assert _png_size(png) == (150, 2 * 100)  # two groups, one per row
     one = metric_chart({"loss": metrics["loss"]}, width=3.0, height=2.0, dpi=50)
     assert _png_size(one) == (150, 100)
 
@@ -255,3 +256,19 @@ def test_a_view_says_how_to_follow_the_job_without_its_kernel(tmp_path):
         job.wait(15)
     view.update(force=True)
     assert view.reattach_hint.layout.display == "none"
+
+
+def test_smoothing_units_and_noise():
+    from skiff.widgets.chart import human_unit, smooth
+
+    rng = np.random.default_rng(0)
+    noisy = list(1.0 + 0.5 * rng.standard_normal(400))
+    smoothed = smooth(noisy)
+    assert len(smoothed) == 400 and np.std(smoothed[50:]) < 0.3 * np.std(noisy)
+    assert smooth([2.0, 2.0, 2.0]) == [2.0, 2.0, 2.0]  # no pull towards zero at the start
+    assert human_unit("peak_memory_bytes")(3.991e8) == "381 MiB"
+    assert human_unit("tokens_per_s")(12345.0) == "12.3k"
+    assert human_unit("loss") is None
+    png = metric_chart({"loss": [(i, v, 0.0) for i, v in enumerate(noisy)]},
+                       width=3.0, height=2.0, dpi=50)
+    assert _png_size(png) == (150, 100)

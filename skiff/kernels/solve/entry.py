@@ -126,9 +126,10 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
         if sol.field.ndim >= 2:
             reporter.artifact("field", save_png(field_figure(sol), out / "field.png"),
                               kind="image")
+        # a file, not an image to show: the job's view already charts the residual live
         reporter.artifact("convergence",
                           save_png(convergence_figure(sol), out / "convergence.png"),
-                          kind="image")
+                          kind="file")
     if config.get("save"):
         reporter.artifact("solution", sol.save(config["save"]), kind="file")
     return sol
