@@ -8,10 +8,11 @@ Each node keeps what its backward reads and nothing else:
 | :class:`ErfFn` | the input |
 | :class:`ClipFn`, :class:`HardSigmoidFn` | the boolean mask of the linear region |
 | :class:`Pad2dFn` | the pads (shapes only) |
-| :class:`DepthwiseConv2dFn` | the padded input and the weight |
+| :class:`DepthwiseConv2dFn` | the padded, channels-first input and the weight |
 
 Depthwise convolution (one input channel per group, as MobileNet-style PP-OCR backbones use
-it) is ``kh * kw`` strided multiply-adds over the padded input, both ways; no im2col. Other
+it) is ``kh * kw`` strided multiply-adds over the padded, channels-first input, both ways;
+no im2col. Other
 group counts run one GEMM convolution (core ``conv2d``) per group and concatenate.
 :func:`grouped_conv2d_reference` is the plain twin the tests compare against.
 """
@@ -25,6 +26,7 @@ import numpy as np
 from ..core.autograd import Function, xp_of
 from ..core.nn.functional import conv2d
 from ..core.tensor import Tensor, cat
+from .depthwise import depthwise_bwd, depthwise_fwd
 
 __all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "Pad2dFn", "DepthwiseConv2dFn", "erf", "clip",
            "hard_sigmoid", "pad2d", "grouped_conv2d", "grouped_conv2d_reference"]
@@ -104,46 +106,42 @@ class Pad2dFn(Function):
 
 
 class DepthwiseConv2dFn(Function):
-    """Depthwise convolution: x (N, C, H, W), w (C, 1, kh, kw), already padded input."""
+    """Depthwise convolution: x (N, C, H, W), w (C, 1, kh, kw), optional bias (C,).
 
-    def forward(self, x, w, stride=(1, 1)):
+    Channels first inside, like core ``conv2d``: the input is transposed and padded once to
+    (C, N, Hp, Wp) (free when it is a conv output, which is a channels-first view), each
+    kernel offset is one strided multiply-add over whole (C, N) planes (custom ops
+    ``onnx.depthwise_fwd/bwd``, one numba pass on the CPU), and the output is handed out as
+    an (N, C, Ho, Wo) view of (C, N, Ho, Wo) memory. Keeps the padded input and the weight.
+    """
+
+    def forward(self, x, w, b=None, stride=(1, 1), pads=(0, 0, 0, 0)):
         xp = xp_of(x)
         n, c, h, wd = x.shape
-        _, _, kh, kw = w.shape
-        sh, sw = stride
-        ho, wo = (h - kh) // sh + 1, (wd - kw) // sw + 1
-        self.geom = (kh, kw, sh, sw, ho, wo)
-        self.save_for_backward(x, w)
-        out = xp.zeros((n, c, ho, wo), dtype=x.dtype)
-        wk = w.reshape(c, kh, kw)
-        tmp = xp.empty_like(out)
-        for i in range(kh):
-            for j in range(kw):
-                win = x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
-                xp.multiply(win, wk[None, :, i, j, None, None], out=tmp)
-                out += tmp
-        return out
+        kh, kw = w.shape[-2:]
+        (sh, sw), (pt, pl, pb, pr) = stride, pads
+        hp, wp = h + pt + pb, wd + pl + pr
+        ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+        xt = xp.zeros((c, n, hp, wp), dtype=x.dtype)
+        xt[:, :, pt : pt + h, pl : pl + wd] = x.transpose(1, 0, 2, 3)
+        self.geom = (n, c, h, wd, kh, kw, sh, sw, pt, pl, ho, wo)
+        self.save_for_backward(xt, w)
+        out = depthwise_fwd(xt, w.reshape(c, kh, kw), sh, sw, ho, wo)
+        if b is not None:
+            out += b.reshape(c, 1, 1, 1)
+        return out.transpose(1, 0, 2, 3)
 
     def backward(self, g):
-        x, w = self.saved
-        xp = xp_of(x)
-        kh, kw, sh, sw, ho, wo = self.geom
-        c = w.shape[0]
-        wk = w.reshape(c, kh, kw)
-        nx, nw = self.needs_input_grad
-        gx = xp.zeros_like(x) if nx else None
-        gw = xp.empty((c, kh, kw), dtype=x.dtype) if nw else None
-        gt = xp.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(c, -1) if nw else None
-        for i in range(kh):
-            for j in range(kw):
-                win = x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
-                if nw:  # per channel: sum over (n, ho, wo) of g * window, as a batched dot
-                    wt = win.transpose(1, 0, 2, 3).reshape(c, -1)
-                    gw[:, i, j] = xp.einsum("cm,cm->c", gt, wt)
-                if nx:
-                    gx[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += \
-                        g * wk[None, :, i, j, None, None]
-        return gx, (gw.reshape(w.shape) if nw else None)
+        xt, w = self.saved
+        xp = xp_of(xt)
+        n, c, h, wd, kh, kw, sh, sw, pt, pl, ho, wo = self.geom
+        nx, nw, nb = self.needs_input_grad
+        gt = xp.ascontiguousarray(g.transpose(1, 0, 2, 3))  # (C, N, Ho, Wo); a view usually
+        gb = gt.reshape(c, -1).sum(axis=1) if nb else None
+        gpad, gw = depthwise_bwd(gt, xt, w.reshape(c, kh, kw), sh, sw, nx, nw)
+        gx = gpad[:, :, pt : pt + h, pl : pl + wd].transpose(1, 0, 2, 3) if nx else None
+        gw = gw.reshape(w.shape) if nw else None
+        return gx, gw, gb
 
 
 def erf(x: Tensor) -> Tensor:
@@ -175,21 +173,19 @@ def grouped_conv2d(x: Tensor, w: Tensor, b=None, *, stride=(1, 1), pads=(0, 0, 0
         raise ValueError(f"grouped_conv2d: input of {c} channels, weight of shape "
                          f"{tuple(w.shape)} and groups={groups} do not fit together")
     t, left, bt, r = pads
+    if b is not None and b.ndim != 1:
+        b = b.reshape((-1,))  # a (1, C, 1, 1) bias folded in from a following Add
     if groups == 1:
         if t == bt and left == r:
-            y = conv2d(x, w, None, stride=stride, padding=(t, left))
-        else:
-            y = conv2d(pad2d(x, pads), w, None, stride=stride)
-    elif groups == c and w.shape[0] == c:
-        y = DepthwiseConv2dFn.apply(pad2d(x, pads), w, stride=tuple(stride))
-    else:
-        xpad = pad2d(x, pads)
-        cin, cout = c // groups, w.shape[0] // groups
-        y = cat([conv2d(xpad[:, k * cin : (k + 1) * cin], w[k * cout : (k + 1) * cout], None,
-                        stride=stride) for k in range(groups)], axis=1)
-    if b is not None:
-        y = y + b.reshape((1, -1, 1, 1))
-    return y
+            return conv2d(x, w, b, stride=stride, padding=(t, left))
+        return conv2d(pad2d(x, pads), w, b, stride=stride)
+    if groups == c and w.shape[0] == c:
+        return DepthwiseConv2dFn.apply(x, w, b, stride=tuple(stride), pads=tuple(pads))
+    xpad = pad2d(x, pads)
+    cin, cout = c // groups, w.shape[0] // groups
+    y = cat([conv2d(xpad[:, k * cin : (k + 1) * cin], w[k * cout : (k + 1) * cout], None,
+                    stride=stride) for k in range(groups)], axis=1)
+    return y if b is None else y + b.reshape((1, -1, 1, 1))
 
 
 def grouped_conv2d_reference(x: np.ndarray, w: np.ndarray, b=None, *, stride=(1, 1),
