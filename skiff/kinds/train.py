@@ -69,6 +69,49 @@ def COMMAND(p):
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
+    _ocr_rec_arguments(p)
+
+
+OCR_REC = "ocr-rec"  # %train ocr-rec: fine-tune a shipped OCR recognizer (kernels/ocr_train)
+
+
+def _ocr_rec_arguments(p):
+    g = p.add_argument_group("ocr-rec (fine-tune an OCR recognizer on labelled crops)")
+    g.add_argument("--data", dest="labels", default=None, metavar="LABELS",
+                   help="ocr-rec: 'image<TAB>text' label file, or a folder with labels.txt")
+    g.add_argument("--from", dest="base", default="ch-v6", metavar="MODEL",
+                   help="ocr-rec: base recognizer (ch-v6, ch-v4, or an .onnx file)")
+    g.add_argument("--add-chars", action="store_true",
+                   help="ocr-rec: add label characters missing from the dictionary")
+    g.add_argument("--mix", type=float, default=None, metavar="X",
+                   help="ocr-rec: share of each batch that is rendered general text (0.25)")
+    g.add_argument("--val", default=None, metavar="LABELS",
+                   help="ocr-rec: held-out label file (default: 10%% of --data)")
+    g.add_argument("--out", default=None, metavar="DIR",
+                   help="ocr-rec: folder for rec.onnx and rec_dict.txt (default: run folder)")
+
+
+def ocr_rec_config(values: dict) -> dict:
+    """The config of ``%train ocr-rec --data LABELS [--from MODEL] ...``."""
+    labels = values["labels"] = values.get("labels") or values.get("data")
+    if not labels:
+        raise ValueError("train ocr-rec needs --data LABELS (an 'image<TAB>text' file, or a "
+                         "folder with labels.txt)")
+    if not os.path.exists(os.path.expanduser(labels)):
+        raise ValueError(f"--data {labels!r}: no such file or folder")
+    mix = values.get("mix")
+    if mix is not None and not 0.0 <= mix < 1.0:
+        raise ValueError(f"--mix must be in [0, 1), got {mix!r}")
+    device = values.get("device", DEFAULT_DEVICE)
+    if str(device).startswith("cuda"):
+        raise ValueError(f"train ocr-rec runs on the CPU for now; got --device {device!r}")
+    paths = {k: os.path.abspath(os.path.expanduser(values[k])) if values.get(k) else None
+             for k in ("labels", "val", "out")}
+    return {"model": OCR_REC, "data": paths["labels"], **paths,
+            "base": values.get("base") or "ch-v6", "add_chars": bool(values.get("add_chars")),
+            "mix": mix, "epochs": values.get("epochs"), "steps": values.get("steps"),
+            "lr": values.get("lr"), "batch_size": values.get("batch_size"),
+            "seed": int(values.get("seed", 0)), "device": device}
 
 
 # validation -----------------------------------------------------------------------------------
@@ -109,6 +152,8 @@ def to_config(values: dict) -> dict:
     source = values.get("source")
     model = values.get("model")
     data = values.get("data")
+    if model == OCR_REC and source is None:
+        return ocr_rec_config(values)
     if source is None:
         if model is None:
             raise ValueError(f"train needs a MODEL: one of {', '.join(BUILTIN_MODELS)}")
@@ -163,6 +208,10 @@ def cell_namespace(user_ns: dict | None = None) -> dict:
 
 def run(config: dict, reporter):
     """The runner entry of kind ``train`` (every rank of a process job runs it)."""
+    if config.get("model") == OCR_REC:
+        from skiff.kernels.ocr_train import entry as ocr_rec
+
+        return ocr_rec.run(config, reporter)
     from skiff.kernels.train import entry
 
     namespace = cell_namespace() if config.get("source") else None
@@ -343,7 +392,7 @@ def _deliver(user_ns: dict, config: dict, *, set_model: bool):
     """Done callback: put the trained model where the notebook can reach it."""
 
     def callback(job):
-        if job.status != "done":
+        if job.status != "done" or config.get("model") == OCR_REC:
             return
         if job.value is not None and hasattr(job.value, "model"):
             model = job.value.model
