@@ -56,8 +56,12 @@ def export_onnx(module, path: str | Path, *, metadata: dict | None = None) -> Pa
 
 def _write(tensor_proto, array, numpy_helper):
     old = numpy_helper.to_array(tensor_proto)
-    new = numpy_helper.from_array(np.asarray(array).astype(old.dtype).reshape(old.shape),
-                                  tensor_proto.name)
+    array = np.asarray(array).astype(old.dtype)
+    if array.size == old.size:
+        array = array.reshape(old.shape)
+    elif array.ndim != old.ndim:  # a grown classifier keeps its rank
+        raise ValueError(f"{tensor_proto.name}: shape {array.shape} does not fit {old.shape}")
+    new = numpy_helper.from_array(array, tensor_proto.name)
     tensor_proto.CopyFrom(new)
 
 
