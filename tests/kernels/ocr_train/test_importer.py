@@ -25,12 +25,13 @@ def _ort(path_or_model, x):
     return sess.run(None, {sess.get_inputs()[0].name: x})[0]
 
 
+@pytest.mark.parametrize("fuse", [True, False])
 @pytest.mark.parametrize("name", ["ch", "ch-v4"])
-def test_shipped_recognizer_equals_onnxruntime(name):
+def test_shipped_recognizer_equals_onnxruntime(name, fuse):
     from skiff.kernels.ocr.models import MODEL_SETS
 
     path = str(MODEL_SETS[name].path("rec"))
-    m = OnnxModule.load(path)
+    m = OnnxModule.load(path, fuse=fuse)
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, (2, 3, 48, 96)).astype(np.float32)
     with no_grad():
@@ -38,6 +39,9 @@ def test_shipped_recognizer_equals_onnxruntime(name):
     want = _ort(path, x)
     assert got.shape == want.shape
     assert np.abs(got - want).max() < 1e-4
+    if fuse:  # the written-out activations ran as fused nodes
+        ops_run = {n[0] for n in m._nodes}
+        assert ("Gelu" if name == "ch" else "AffineHardSwish") in ops_run
     # and the same file written back untouched gives the same numbers
     assert m.num_parameters() > 2_000_000
 
@@ -127,6 +131,8 @@ def test_new_nodes_gradcheck():
     assert gradcheck(lambda a: ops.clip(a, -0.7, 0.9), [x])
     assert gradcheck(lambda a: ops.hard_sigmoid(a, 1 / 6, 0.5), [x])
     assert gradcheck(lambda a: ops.pad2d(a, (1, 0, 2, 3), value=-1.0), [x])
+    assert gradcheck(lambda a: ops.affine_hard_swish(a, 1.7, 0.2, 1.3, 0.1), [x])
+    assert gradcheck(ops.affine_hard_swish, [x])
 
 
 @pytest.mark.parametrize("groups,stride,pads", [(3, (2, 1), (1, 1, 1, 1)),

@@ -67,6 +67,8 @@ def depthwise_bwd(gt, xt, w, sh, sw, need_x, need_w):
 def _kernels():
     import numba
 
+    # rows are contiguous slices and the unit-stride case has its own loop, so the inner
+    # loops vectorise; the weight and input gradients are separate loops for the same reason
     @numba.njit(cache=True, fastmath=True)
     def fwd(xt, w, sh, sw, out):  # pragma: no cover - compiled
         c_, n_, ho, wo = out.shape
@@ -80,34 +82,53 @@ def _kernels():
                         xrow = xt[c, n, y * sh + i]
                         for j in range(kw):
                             wv = w[c, i, j]
-                            for x in range(wo):
-                                orow[x] += wv * xrow[x * sw + j]
+                            if sw == 1:
+                                for x in range(wo):
+                                    orow[x] += wv * xrow[x + j]
+                            else:
+                                for x in range(wo):
+                                    orow[x] += wv * xrow[x * sw + j]
 
     @numba.njit(cache=True, fastmath=True)
-    def bwd(gt, xt, w, sh, sw, gpad, gw, need_x, need_w):  # pragma: no cover - compiled
+    def bwd_w(gt, xt, sh, sw, gw):  # pragma: no cover - compiled
         c_, n_, ho, wo = gt.shape
-        kh, kw = w.shape[1], w.shape[2]
+        kh, kw = gw.shape[1], gw.shape[2]
         for c in range(c_):
             for i in range(kh):
                 for j in range(kw):
-                    gw[c, i, j] = 0
+                    acc = 0.0
+                    for n in range(n_):
+                        for y in range(ho):
+                            grow = gt[c, n, y]
+                            xrow = xt[c, n, y * sh + i]
+                            if sw == 1:
+                                for x in range(wo):
+                                    acc += grow[x] * xrow[x + j]
+                            else:
+                                for x in range(wo):
+                                    acc += grow[x] * xrow[x * sw + j]
+                    gw[c, i, j] = acc
+
+    @numba.njit(cache=True, fastmath=True)
+    def bwd_x(gt, w, sh, sw, gpad):  # pragma: no cover - compiled
+        c_, n_, ho, wo = gt.shape
+        kh, kw = w.shape[1], w.shape[2]
+        for c in range(c_):
             for n in range(n_):
                 for y in range(ho):
                     grow = gt[c, n, y]
                     for i in range(kh):
-                        xrow = xt[c, n, y * sh + i]
                         prow = gpad[c, n, y * sh + i]
                         for j in range(kw):
                             wv = w[c, i, j]
-                            acc = 0.0
-                            for x in range(wo):
-                                if need_w:
-                                    acc += grow[x] * xrow[x * sw + j]
-                                if need_x:
+                            if sw == 1:
+                                for x in range(wo):
+                                    prow[x + j] += wv * grow[x]
+                            else:
+                                for x in range(wo):
                                     prow[x * sw + j] += wv * grow[x]
-                            gw[c, i, j] += acc
 
-    return fwd, bwd
+    return fwd, bwd_w, bwd_x
 
 
 def _ok(*arrays) -> bool:
@@ -131,7 +152,12 @@ def _bwd_numba(gt, xt, w, sh, sw, need_x, need_w):
     gt, w = np.ascontiguousarray(gt), np.ascontiguousarray(w)
     if not _ok(gt, xt, w):
         return depthwise_bwd.reference(gt, xt, w, sh, sw, need_x, need_w)
-    gpad = np.zeros_like(xt) if need_x else np.zeros((1, 1, 1, 1), xt.dtype)
-    gw = np.empty(w.shape, dtype=xt.dtype)
-    _kernels()[1](gt, xt, w, sh, sw, gpad, gw, bool(need_x), bool(need_w))
-    return (gpad if need_x else None), (gw if need_w else None)
+    _, bwd_w, bwd_x = _kernels()
+    gpad = gw = None
+    if need_x:
+        gpad = np.zeros_like(xt)
+        bwd_x(gt, w, sh, sw, gpad)
+    if need_w:
+        gw = np.empty(w.shape, dtype=xt.dtype)
+        bwd_w(gt, xt, sh, sw, gw)
+    return gpad, gw

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.nn.functional import avg_pool2d, max_pool2d, relu, softmax
+from ..core.nn.functional import avg_pool2d, gelu, max_pool2d, relu, softmax
 from ..core.nn.module import Module, Parameter
 from ..core.tensor import Tensor, cat
 from . import ops
@@ -255,7 +255,9 @@ _OPS = {
     "Relu": lambda ctx, x, **_: relu(x),
     "Sigmoid": lambda ctx, x, **_: x.sigmoid(),
     "HardSigmoid": lambda ctx, x, alpha=0.2, beta=0.5, **_: ops.hard_sigmoid(x, alpha, beta),
-    "HardSwish": lambda ctx, x, **_: x * ops.hard_sigmoid(x, 1 / 6, 0.5),
+    "HardSwish": lambda ctx, x, **_: ops.affine_hard_swish(x),
+    "AffineHardSwish": lambda ctx, x, a, b, c, d, **_: ops.affine_hard_swish(x, a, b, c, d),
+    "Gelu": lambda ctx, x, **_: gelu(x, approximate="none"),
     "Clip": _clip,
     "Softmax": _softmax,
     "MatMul": lambda ctx, a, b, **_: a @ b,
@@ -277,7 +279,8 @@ _OPS = {
     "Cast": _cast,
     "Gather": _gather,
 }
-SUPPORTED_OPS = tuple(sorted(_OPS) + ["Constant"])
+_FUSED = ("AffineHardSwish", "Gelu")  # made by _fuse_activations, not in ONNX files
+SUPPORTED_OPS = tuple(sorted(set(_OPS) - set(_FUSED)) + ["Constant"])
 _BN_STATS = {3, 4}  # BatchNormalization inputs that are running statistics
 
 
@@ -291,6 +294,96 @@ def _safe(name: str, taken: set) -> str:
         out = f"{base}_{k}"
     taken.add(out)
     return out
+
+
+def _fuse_activations(nodes: list, values: dict) -> list:
+    """Elementwise chains written out by the exporter, run as one node each:
+
+    * GELU with erf, ``x * (erf(x / sqrt 2) + 1) * 0.5`` (five nodes) -> core ``gelu``;
+    * hard swish ``s * clip(s + 3, 0, 6) / 6`` with PP-OCRv4's learnable affine scalars
+      around it, ``c * hswish(a * x + b) + d`` (up to eight nodes) -> ``AffineHardSwish``.
+
+    Only chains whose inner values have no other consumer are fused; the weights and the
+    file do not change."""
+    prod = {outs[0]: k for k, (_, _, outs, _) in enumerate(nodes)}
+    uses: dict = {}
+    for k, (_, ins, _, _) in enumerate(nodes):
+        for name in ins:
+            uses.setdefault(name, []).append(k)
+
+    def scalar(name):
+        v = values.get(name)
+        return float(np.asarray(v).reshape(())) if v is not None and np.size(v) == 1 and \
+            np.asarray(v).dtype.kind == "f" else None
+
+    def only(name):
+        u = uses.get(name, [])
+        return nodes[u[0]] if len(u) == 1 else (None, None, None, None)
+
+    def other(ins, name):
+        return ins[1] if ins[0] == name else ins[0]
+
+    out, dead = list(nodes), set()
+    for k, (op, ins, outs, _) in enumerate(nodes):
+        if op == "Erf" and ins[0] in prod:  # GELU
+            d = prod[ins[0]]
+            dop, dins = nodes[d][0], nodes[d][1]
+            if dop != "Div" or not np.isclose(scalar(dins[1]) or 0, np.sqrt(2.0)) or \
+                    len(uses[ins[0]]) != 1:
+                continue
+            x = dins[0]
+            a_op, a_ins, a_outs, _ = only(outs[0])
+            if a_op != "Add" or scalar(other(a_ins, outs[0])) != 1.0:
+                continue
+            m_op, m_ins, m_outs, _ = only(a_outs[0])
+            if m_op != "Mul" or other(m_ins, a_outs[0]) != x:
+                continue
+            h_op, h_ins, h_outs, _ = only(m_outs[0])
+            if h_op != "Mul" or scalar(other(h_ins, m_outs[0])) != 0.5:
+                continue
+            ids = [d, k, prod[a_outs[0]], prod[m_outs[0]], prod[h_outs[0]]]
+            dead |= set(ids[:-1])
+            out[ids[-1]] = ("Gelu", [x], h_outs, {})
+        elif op == "Clip" and ins[0] in prod and len(ins) == 3 and scalar(ins[1]) == 0.0 \
+                and scalar(ins[2]) == 6.0:  # hard swish
+            add3 = prod[ins[0]]
+            s_name = nodes[add3][1][0] if scalar(nodes[add3][1][1]) == 3.0 else None
+            if nodes[add3][0] != "Add" or s_name is None or len(uses[ins[0]]) != 1:
+                continue
+            m_op, m_ins, m_outs, _ = only(outs[0])
+            if m_op != "Mul" or other(m_ins, outs[0]) != s_name:
+                continue
+            v_op, v_ins, v_outs, _ = only(m_outs[0])
+            if v_op != "Div" or scalar(v_ins[1]) != 6.0:
+                continue
+            chain = [add3, k, prod[m_outs[0]], prod[v_outs[0]]]
+            a, b, c, dd, x, last = 1.0, 0.0, 1.0, 0.0, s_name, v_outs[0]
+            if s_name in prod and len(uses[s_name]) == 2:  # b: s = t + b, a: t = a * x
+                sa = nodes[prod[s_name]]
+                if sa[0] == "Add" and scalar(sa[1][1]) is not None:
+                    t, b = sa[1][0], scalar(sa[1][1])
+                    x = t
+                    chain.insert(0, prod[s_name])
+                    ta = nodes[prod[t]] if t in prod else None
+                    if ta and ta[0] == "Mul" and len(uses[t]) == 1:
+                        ka = [scalar(n) for n in ta[1]]
+                        if ka[0] is not None or ka[1] is not None:
+                            a = ka[0] if ka[0] is not None else ka[1]
+                            x = ta[1][1] if ka[0] is not None else ta[1][0]
+                            chain.insert(0, prod[t])
+            c_op, c_ins, c_outs, _ = only(last)
+            if c_op == "Mul" and scalar(other(c_ins, last)) is not None:
+                c = scalar(other(c_ins, last))
+                last = c_outs[0]
+                chain.append(prod[last])
+                d_op, d_ins, d_outs, _ = only(last)
+                if d_op == "Add" and scalar(other(d_ins, last)) is not None:
+                    dd = scalar(other(d_ins, last))
+                    last = d_outs[0]
+                    chain.append(prod[last])
+            dead |= set(chain[:-1])
+            out[chain[-1]] = ("AffineHardSwish", [x], [last], {"a": a, "b": b, "c": c, "d": dd})
+    return [n for k, n in enumerate(out) if k not in dead]
 
 
 def _fold_conv_bias(nodes: list, shapes: dict) -> list:
@@ -328,9 +421,13 @@ class OnnxModule(Module):
     ----------
     model : onnx.ModelProto
         The graph (kept, so :meth:`export` writes a copy with the trained weights).
+    fuse : bool
+        Run written-out activations (GELU with erf, hard swish with affine scalars) as one
+        node each, and fold per-channel adds into the preceding conv (the same numbers
+        within float rounding; ``False`` runs every node as the file has it).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, *, fuse: bool = True):
         super().__init__()
         from onnx import numpy_helper
 
@@ -364,20 +461,23 @@ class OnnxModule(Module):
                     self.register_parameter(key, Parameter(arr.astype(np.float32)))
             else:
                 self._values[name] = arr
-        self._nodes = _fold_conv_bias(
-            [(n.op_type, list(n.input), list(n.output), _attrs(n))
-             for n in graph.node if n.op_type != "Constant"],
-            {self.onnx_names[k]: getattr(self, k).shape for k in self.onnx_names})
+        nodes = [(n.op_type, list(n.input), list(n.output), _attrs(n))
+                 for n in graph.node if n.op_type != "Constant"]
+        if fuse:
+            nodes = _fold_conv_bias(nodes, {self.onnx_names[k]: getattr(self, k).shape
+                                            for k in self.onnx_names})
+            nodes = _fuse_activations(nodes, self._values)
+        self._nodes = nodes
         init_names = {t.name for t in graph.initializer}
         self.input_name = next(i.name for i in graph.input if i.name not in init_names)
         self.output_name = graph.output[0].name
 
     @classmethod
-    def load(cls, path: str | Path) -> OnnxModule:
+    def load(cls, path: str | Path, *, fuse: bool = True) -> OnnxModule:
         """Read an ``.onnx`` file (``onnx`` is imported here, only when a graph is loaded)."""
         import onnx
 
-        return cls(onnx.load(str(path)))
+        return cls(onnx.load(str(path)), fuse=fuse)
 
     def _lookup(self, name):
         if name in self._values:

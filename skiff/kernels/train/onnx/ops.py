@@ -7,6 +7,7 @@ Each node keeps what its backward reads and nothing else:
 |---|---|
 | :class:`ErfFn` | the input |
 | :class:`ClipFn`, :class:`HardSigmoidFn` | the boolean mask of the linear region |
+| :class:`AffineHardSwishFn` | the pre-activation ``a * x + b`` |
 | :class:`Pad2dFn` | the pads (shapes only) |
 | :class:`DepthwiseConv2dFn` | the padded, channels-first input and the weight |
 
@@ -28,8 +29,9 @@ from ..core.nn.functional import conv2d
 from ..core.tensor import Tensor, cat
 from .depthwise import depthwise_bwd, depthwise_fwd
 
-__all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "Pad2dFn", "DepthwiseConv2dFn", "erf", "clip",
-           "hard_sigmoid", "pad2d", "grouped_conv2d", "grouped_conv2d_reference"]
+__all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "AffineHardSwishFn", "Pad2dFn",
+           "DepthwiseConv2dFn", "erf", "clip", "hard_sigmoid", "affine_hard_swish", "pad2d",
+           "grouped_conv2d", "grouped_conv2d_reference"]
 
 
 def _erf(x):
@@ -85,6 +87,41 @@ class HardSigmoidFn(Function):
     def backward(self, g):
         (mask,) = self.saved
         return g * mask * g.dtype.type(self.alpha)
+
+
+class AffineHardSwishFn(Function):
+    """``c * hard_swish(a * x + b) + d`` in one node, with scalar a, b, c, d: PP-OCRv4 writes
+    each activation as eight elementwise ops (its learnable-affine hard swish), each a pass
+    over memory and a saved array; here one forward pass, one saved array (``z``)."""
+
+    def forward(self, x, a=1.0, b=0.0, c=1.0, d=0.0):
+        xp = xp_of(x)
+        dt = x.dtype.type
+        z = x * dt(a) if a != 1.0 else x.copy()
+        if b:
+            z += dt(b)
+        y = xp.clip(z + dt(3.0), 0, 6)
+        y *= z
+        y *= dt(c / 6.0)
+        if d:
+            y += dt(d)
+        self.save_for_backward(z)
+        self.scale = a * c
+        return y
+
+    def backward(self, g):
+        (z,) = self.saved
+        xp = xp_of(z)
+        dt = z.dtype.type
+        # d/dz: 0 at or below -3, z / 3 + 0.5 between (negative below -1.5), 1 from 3 up
+        dz = z * dt(1.0 / 3.0)
+        dz += dt(0.5)
+        dz *= z > -3.0
+        dz = xp.where(z >= 3.0, dt(1.0), dz)
+        dz *= g
+        if self.scale != 1.0:
+            dz *= dt(self.scale)
+        return dz
 
 
 class Pad2dFn(Function):
@@ -155,6 +192,10 @@ def clip(x: Tensor, lo=None, hi=None) -> Tensor:
 
 def hard_sigmoid(x: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
     return HardSigmoidFn.apply(x, alpha=float(alpha), beta=float(beta))
+
+
+def affine_hard_swish(x: Tensor, a=1.0, b=0.0, c=1.0, d=0.0) -> Tensor:
+    return AffineHardSwishFn.apply(x, a=float(a), b=float(b), c=float(c), d=float(d))
 
 
 def pad2d(x: Tensor, pads, value: float = 0.0) -> Tensor:
