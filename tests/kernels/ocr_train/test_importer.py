@@ -165,3 +165,16 @@ def test_depthwise_twins(dtype):
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
     check_op(depthwise_fwd, xt, w, 2, 1, 4, 7, **tol)
     check_op(depthwise_bwd, g, xt, w, 2, 1, True, True, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_affine_hard_swish_twins(dtype):
+    from skiff.kernels.train.onnx.activations import affine_hswish_bwd, affine_hswish_fwd
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(0, 3, (3, 2, 4, 5)).astype(dtype)
+    g = rng.normal(0, 1, x.shape).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    check_op(affine_hswish_fwd, x, 0.8, 0.3, 1.2, -0.1, **tol)
+    check_op(affine_hswish_fwd, x.transpose(1, 0, 2, 3), 1.0, 0.0, 1.0, 0.0, **tol)
+    check_op(affine_hswish_bwd, g, x, 0.96, **tol)

@@ -27,6 +27,7 @@ import numpy as np
 from ..core.autograd import Function, xp_of
 from ..core.nn.functional import conv2d
 from ..core.tensor import Tensor, cat
+from .activations import affine_hswish_bwd, affine_hswish_fwd
 from .depthwise import depthwise_bwd, depthwise_fwd
 
 __all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "AffineHardSwishFn", "Pad2dFn",
@@ -92,36 +93,18 @@ class HardSigmoidFn(Function):
 class AffineHardSwishFn(Function):
     """``c * hard_swish(a * x + b) + d`` in one node, with scalar a, b, c, d: PP-OCRv4 writes
     each activation as eight elementwise ops (its learnable-affine hard swish), each a pass
-    over memory and a saved array; here one forward pass, one saved array (``z``)."""
+    over memory and a saved array; here one node, one saved array (``z``), and one numba
+    pass each way (custom ops ``onnx.affine_hswish_fwd/bwd``)."""
 
     def forward(self, x, a=1.0, b=0.0, c=1.0, d=0.0):
-        xp = xp_of(x)
-        dt = x.dtype.type
-        z = x * dt(a) if a != 1.0 else x.copy()
-        if b:
-            z += dt(b)
-        y = xp.clip(z + dt(3.0), 0, 6)
-        y *= z
-        y *= dt(c / 6.0)
-        if d:
-            y += dt(d)
+        y, z = affine_hswish_fwd(x, a, b, c, d)
         self.save_for_backward(z)
         self.scale = a * c
         return y
 
     def backward(self, g):
         (z,) = self.saved
-        xp = xp_of(z)
-        dt = z.dtype.type
-        # d/dz: 0 at or below -3, z / 3 + 0.5 between (negative below -1.5), 1 from 3 up
-        dz = z * dt(1.0 / 3.0)
-        dz += dt(0.5)
-        dz *= z > -3.0
-        dz = xp.where(z >= 3.0, dt(1.0), dz)
-        dz *= g
-        if self.scale != 1.0:
-            dz *= dt(self.scale)
-        return dz
+        return affine_hswish_bwd(g, z, self.scale)
 
 
 class Pad2dFn(Function):
