@@ -178,3 +178,18 @@ def test_affine_hard_swish_twins(dtype):
     check_op(affine_hswish_fwd, x, 0.8, 0.3, 1.2, -0.1, **tol)
     check_op(affine_hswish_fwd, x.transpose(1, 0, 2, 3), 1.0, 0.0, 1.0, 0.0, **tol)
     check_op(affine_hswish_bwd, g, x, 0.96, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_erf_twins_and_gradient(dtype):
+    from skiff.kernels.train.onnx.activations import gelu_erf_bwd, gelu_erf_fwd
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(0, 2, (3, 2, 4, 5)).astype(dtype)
+    g = rng.normal(0, 1, x.shape).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    check_op(gelu_erf_fwd, x, **tol)
+    check_op(gelu_erf_fwd, x.transpose(1, 0, 2, 3), **tol)
+    check_op(gelu_erf_bwd, g, x, **tol)
+    if dtype == np.float64:
+        assert gradcheck(ops.gelu_erf, [_t(x)])

@@ -1,10 +1,13 @@
-"""PP-OCRv4's affine hard swish, ``y = c * hswish(a * x + b) + d``, as custom ops with a
-plain-``xp`` reference twin: the reference makes about six passes over memory each way, the
-numba loop one (elementwise over the arrays' own memory order, so a channels-first conv
-output is read as it lies).
+"""The activations the PP-OCR exporters write out op by op, as custom ops with a plain-``xp``
+reference twin: the reference makes several passes over memory each way, the numba loop one
+(elementwise over the arrays' own memory order, so a channels-first conv output is read as
+it lies).
 
-* ``onnx.affine_hswish_fwd(x, a, b, c, d) -> (y, z)`` with ``z = a * x + b`` kept for backward;
-* ``onnx.affine_hswish_bwd(g, z, scale) -> gx`` with ``scale = a * c``.
+* ``onnx.affine_hswish_fwd(x, a, b, c, d) -> (y, z)``: PP-OCRv4's ``c * hswish(a * x + b) + d``
+  with ``z = a * x + b`` kept for backward; ``onnx.affine_hswish_bwd(g, z, scale) -> gx``
+  with ``scale = a * c``;
+* ``onnx.gelu_erf_fwd(x) -> y`` and ``onnx.gelu_erf_bwd(g, x) -> gx``: PP-OCRv6's exact GELU
+  ``x * (erf(x / sqrt 2) + 1) / 2`` (numba's ``math.erf``; the reference uses scipy's).
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from skiff.kernels.backend import custom_op, numba_available
 
 from ..core.autograd import xp_of
 
-__all__ = ["affine_hswish_fwd", "affine_hswish_bwd"]
+__all__ = ["affine_hswish_fwd", "affine_hswish_bwd", "gelu_erf_fwd", "gelu_erf_bwd"]
+
+_SQRT1_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
 
 
 @custom_op("onnx.affine_hswish_fwd")
@@ -45,6 +51,61 @@ def affine_hswish_bwd(g, z, scale):
     dz *= g
     dz *= dt(scale)
     return dz
+
+
+def _erf(x):
+    if isinstance(x, np.ndarray):
+        from scipy.special import erf
+    else:  # pragma: no cover - cupy
+        from cupyx.scipy.special import erf
+    return erf(x).astype(x.dtype, copy=False)
+
+
+@custom_op("onnx.gelu_erf_fwd")
+def gelu_erf_fwd(x):
+    dt = x.dtype.type
+    y = _erf(x * dt(_SQRT1_2))
+    y += dt(1.0)
+    y *= x
+    y *= dt(0.5)
+    return y
+
+
+@custom_op("onnx.gelu_erf_bwd")
+def gelu_erf_bwd(g, x):
+    xp = xp_of(x)
+    dt = x.dtype.type
+    cdf = _erf(x * dt(_SQRT1_2))
+    cdf += dt(1.0)
+    cdf *= dt(0.5)
+    pdf = xp.exp(x * x * dt(-0.5))
+    pdf *= x
+    pdf *= dt(_INV_SQRT_2PI)
+    cdf += pdf
+    cdf *= g
+    return cdf
+
+
+@functools.lru_cache(maxsize=1)
+def _gelu_kernels():
+    import math
+
+    import numba
+
+    @numba.njit(cache=True, fastmath=True)
+    def fwd(x, y):  # pragma: no cover - compiled
+        for i in range(x.size):
+            v = x[i]
+            y[i] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
+
+    @numba.njit(cache=True, fastmath=True)
+    def bwd(g, x, out):  # pragma: no cover - compiled
+        for i in range(x.size):
+            v = x[i]
+            cdf = 0.5 * (1.0 + math.erf(v * 0.7071067811865476))
+            out[i] = g[i] * (cdf + v * 0.3989422804014327 * math.exp(-0.5 * v * v))
+
+    return fwd, bwd
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,4 +162,27 @@ def _bwd_numba(g, z, scale):
         return affine_hswish_bwd.reference(g, z, scale)
     out = np.empty_like(z)
     _kernels()[1](fg, fz, z.dtype.type(scale), out.ravel(order="K"))
+    return out
+
+
+@gelu_erf_fwd.implement("cpu", "numba", available=numba_available)
+def _gelu_fwd_numba(x):
+    fx = _flat(x) if x.dtype in (np.float32, np.float64) else None
+    if fx is None:
+        return gelu_erf_fwd.reference(x)
+    y = np.empty_like(x)
+    _gelu_kernels()[0](fx, y.ravel(order="K"))
+    return y
+
+
+@gelu_erf_bwd.implement("cpu", "numba", available=numba_available)
+def _gelu_bwd_numba(g, x):
+    if g.strides != x.strides and x.flags.c_contiguous:
+        g = np.ascontiguousarray(g)
+    fx, fg = _flat(x), _flat(g)
+    if fx is None or fg is None or g.strides != x.strides or g.dtype != x.dtype or \
+            x.dtype not in (np.float32, np.float64):
+        return gelu_erf_bwd.reference(g, x)
+    out = np.empty_like(x)
+    _gelu_kernels()[1](fg, fx, out.ravel(order="K"))
     return out

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.nn.functional import avg_pool2d, gelu, max_pool2d, relu, softmax
+from ..core.nn.functional import avg_pool2d, max_pool2d, relu, softmax
 from ..core.nn.module import Module, Parameter
 from ..core.tensor import Tensor, cat
 from . import ops
@@ -257,7 +257,7 @@ _OPS = {
     "HardSigmoid": lambda ctx, x, alpha=0.2, beta=0.5, **_: ops.hard_sigmoid(x, alpha, beta),
     "HardSwish": lambda ctx, x, **_: ops.affine_hard_swish(x),
     "AffineHardSwish": lambda ctx, x, a, b, c, d, **_: ops.affine_hard_swish(x, a, b, c, d),
-    "Gelu": lambda ctx, x, **_: gelu(x, approximate="none"),
+    "Gelu": lambda ctx, x, **_: ops.gelu_erf(x),
     "Clip": _clip,
     "Softmax": _softmax,
     "MatMul": lambda ctx, a, b, **_: a @ b,
@@ -299,7 +299,7 @@ def _safe(name: str, taken: set) -> str:
 def _fuse_activations(nodes: list, values: dict) -> list:
     """Elementwise chains written out by the exporter, run as one node each:
 
-    * GELU with erf, ``x * (erf(x / sqrt 2) + 1) * 0.5`` (five nodes) -> core ``gelu``;
+    * GELU with erf, ``x * (erf(x / sqrt 2) + 1) * 0.5`` (five nodes) -> ``GeluErfFn``;
     * hard swish ``s * clip(s + 3, 0, 6) / 6`` with PP-OCRv4's learnable affine scalars
       around it, ``c * hswish(a * x + b) + d`` (up to eight nodes) -> ``AffineHardSwish``.
 

@@ -8,6 +8,7 @@ Each node keeps what its backward reads and nothing else:
 | :class:`ErfFn` | the input |
 | :class:`ClipFn`, :class:`HardSigmoidFn` | the boolean mask of the linear region |
 | :class:`AffineHardSwishFn` | the pre-activation ``a * x + b`` |
+| :class:`GeluErfFn` | the input |
 | :class:`Pad2dFn` | the pads (shapes only) |
 | :class:`DepthwiseConv2dFn` | the padded, channels-first input and the weight |
 
@@ -27,12 +28,12 @@ import numpy as np
 from ..core.autograd import Function, xp_of
 from ..core.nn.functional import conv2d
 from ..core.tensor import Tensor, cat
-from .activations import affine_hswish_bwd, affine_hswish_fwd
+from .activations import affine_hswish_bwd, affine_hswish_fwd, gelu_erf_bwd, gelu_erf_fwd
 from .depthwise import depthwise_bwd, depthwise_fwd
 
-__all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "AffineHardSwishFn", "Pad2dFn",
-           "DepthwiseConv2dFn", "erf", "clip", "hard_sigmoid", "affine_hard_swish", "pad2d",
-           "grouped_conv2d", "grouped_conv2d_reference"]
+__all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "AffineHardSwishFn", "GeluErfFn", "Pad2dFn",
+           "DepthwiseConv2dFn", "erf", "clip", "hard_sigmoid", "affine_hard_swish", "gelu_erf",
+           "pad2d", "grouped_conv2d", "grouped_conv2d_reference"]
 
 
 def _erf(x):
@@ -107,6 +108,18 @@ class AffineHardSwishFn(Function):
         return affine_hswish_bwd(g, z, self.scale)
 
 
+class GeluErfFn(Function):
+    """Exact GELU, the five-node erf form PP-OCRv6's exporter writes; keeps the input."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return gelu_erf_fwd(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return gelu_erf_bwd(g, x)
+
+
 class Pad2dFn(Function):
     """Pad the last two axes by ``(top, left, bottom, right)`` with ``value``."""
 
@@ -175,6 +188,10 @@ def clip(x: Tensor, lo=None, hi=None) -> Tensor:
 
 def hard_sigmoid(x: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
     return HardSigmoidFn.apply(x, alpha=float(alpha), beta=float(beta))
+
+
+def gelu_erf(x: Tensor) -> Tensor:
+    return GeluErfFn.apply(x)
 
 
 def affine_hard_swish(x: Tensor, a=1.0, b=0.0, c=1.0, d=0.0) -> Tensor:
