@@ -202,7 +202,9 @@ class RecTrainer:
         total = cfg.steps or per_epoch * cfg.epochs
         params = [p for p in self.module.parameters()]
         opt = AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-        sched = WarmupCosine(opt, warmup_steps=max(1, min(50, total // 10)), total_steps=total,
+        # Adam's first steps move every weight by about lr whatever its gradient: a warm-up
+        # of a fifth of a short run keeps a pretrained model from being thrown off at once
+        sched = WarmupCosine(opt, warmup_steps=max(2, min(50, total // 5)), total_steps=total,
                              min_lr_ratio=0.05)
         order: list[int] = []
         last = None
