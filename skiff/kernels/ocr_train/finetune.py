@@ -204,8 +204,8 @@ class RecTrainer:
         opt = AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         # Adam's first steps move every weight by about lr whatever its gradient: a warm-up
         # of a fifth of a short run keeps a pretrained model from being thrown off at once
-        sched = WarmupCosine(opt, warmup_steps=max(2, min(50, total // 5)), total_steps=total,
-                             min_lr_ratio=0.05)
+        sched = WarmupCosine(opt, warmup_steps=min(total, max(2, min(50, total // 5))),
+                             total_steps=total, min_lr_ratio=0.05)
         order: list[int] = []
         last = None
         for step in range(total):
