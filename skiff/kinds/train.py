@@ -89,6 +89,8 @@ def _ocr_rec_arguments(p):
                    help="ocr-rec: held-out label file (default: 10%% of --data)")
     g.add_argument("--out", default=None, metavar="DIR",
                    help="ocr-rec: folder for rec.onnx and rec_dict.txt (default: run folder)")
+    g.add_argument("--name", default=None, metavar="SET",
+                   help="ocr-rec: register the result as OCR model set SET (%%ocr --lang SET)")
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -111,7 +113,20 @@ def ocr_rec_config(values: dict) -> dict:
             "base": values.get("base") or "ch-v6", "add_chars": bool(values.get("add_chars")),
             "mix": mix, "epochs": values.get("epochs"), "steps": values.get("steps"),
             "lr": values.get("lr"), "batch_size": values.get("batch_size"),
-            "seed": int(values.get("seed", 0)), "device": device}
+            "seed": int(values.get("seed", 0)), "device": device, "name": _set_name(values)}
+
+
+def _set_name(values: dict):
+    name = values.get("name")
+    if name is None:
+        return None
+    from skiff.kernels.ocr.models import BUILTIN_SETS
+
+    if name in BUILTIN_SETS or not name.replace("-", "").replace("_", "").replace(".", "") \
+            .isalnum():
+        raise ValueError(f"--name {name!r}: a new model set name (letters, digits, '-', '_', "
+                         f"'.'; not {', '.join(BUILTIN_SETS)})")
+    return name
 
 
 # validation -----------------------------------------------------------------------------------

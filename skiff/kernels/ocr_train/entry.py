@@ -20,7 +20,7 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
     out = config.get("out") or (str(Path(run_dir) / "model") if run_dir else "rec-finetuned")
     cfg = FineTuneConfig(data=config["labels"], base=config.get("base") or "ch-v6", out=out,
                          val_data=config.get("val"), add_chars=bool(config.get("add_chars")),
-                         seed=int(config.get("seed") or 0))
+                         seed=int(config.get("seed") or 0), name=config.get("name"))
     for key in ("epochs", "steps", "lr", "batch_size", "mix"):
         if config.get(key) is not None:
             setattr(cfg, key, type(getattr(cfg, key) if getattr(cfg, key) is not None

@@ -67,6 +67,7 @@ class FineTuneConfig:
     add_chars: bool = False
     val_fraction: float = 0.1
     general_eval: int = 0         # rendered general lines to measure forgetting (0: skip)
+    name: str | None = None       # register the result as OCR model set NAME (--lang NAME)
     seed: int = 0
 
 
@@ -87,6 +88,7 @@ class FineTuneResult:
     val_after: float | None = None
     general_before: float | None = None
     general_after: float | None = None
+    model_set: str | None = None  # the name it was registered under, if any
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -313,7 +315,13 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         result.general_after = evaluate(onnx_path, *general, dictionary.alphabet,
                                         max_width=cfg.max_width)
     result.seconds = round(time.perf_counter() - t0, 2)
-    reporter.artifact("rec.onnx", onnx_path, kind="model")
+    kept = reporter.artifact("rec.onnx", onnx_path, kind="model")
+    if cfg.name:
+        from skiff.kernels.ocr.models import register_model_set
+
+        register_model_set(cfg.name, rec=kept, base=BASE_MODELS.get(cfg.base, "ch"))
+        result.model_set = cfg.name
+        reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
     return result
 
 

@@ -42,13 +42,18 @@ def test_grammar_checks(domain, tmp_path):
     assert to_config({"model": "ocr-rec", "data": str(domain)})["labels"] == str(domain)
 
 
-def test_magic_then_ocr_with_the_exported_model(domain, runs_dir):
+def test_magic_then_ocr_with_the_exported_model(domain, runs_dir, tmp_path, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
 
+    from skiff.kernels.ocr.models import MODEL_SETS
+
+    registry = tmp_path / "ocr-models.json"
+    monkeypatch.setenv("SKIFF_OCR_MODELS", str(registry))
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "skiff")
     job = shell.run_line_magic(
-        "train", f"ocr-rec --data {domain} --from ch-v4 --steps 1 --batch-size 2 --wait -o rec")
+        "train", f"ocr-rec --data {domain} --from ch-v4 --steps 1 --batch-size 2 "
+                 "--name meters-test --wait -o rec")
     assert job.status == "done", job.error
     assert shell.user_ns["rec"] is job
     onnx_path = job.result["onnx"]
@@ -59,6 +64,30 @@ def test_magic_then_ocr_with_the_exported_model(domain, runs_dir):
     read = shell.run_line_magic("ocr", f"{image} --lang ch-v4 --rec-model {onnx_path} --wait")
     assert read.status == "done", read.error
     assert read.result["images"] == 1 and read.result["errors"] == 0
+    # and by name: the registry holds it, %ocr --lang finds it (also in a later session)
+    assert job.result["model_set"] == "meters-test" and "meters-test" in registry.read_text()
+    try:
+        by_name = shell.run_line_magic("ocr", f"{image} --lang meters-test --wait")
+        assert by_name.status == "done", by_name.error
+        assert MODEL_SETS["meters-test"].path("rec") == Path(onnx_path)
+    finally:
+        MODEL_SETS.pop("meters-test", None)
+
+
+def test_register_model_set_checks(tmp_path, monkeypatch):
+    from skiff.kernels.ocr.models import MODEL_SETS, get_model_set, register_model_set
+
+    monkeypatch.setenv("SKIFF_OCR_MODELS", str(tmp_path / "r.json"))
+    with pytest.raises(ValueError, match="shipped set"):
+        register_model_set("ch", rec=str(MODEL_SETS["ch"].path("rec")))
+    with pytest.raises(ValueError, match="missing"):
+        register_model_set("x1", rec=str(tmp_path / "none.onnx"))
+    with pytest.raises(ValueError, match="letters"):
+        register_model_set("a b", rec=str(MODEL_SETS["ch"].path("rec")))
+    (tmp_path / "r.json").write_text("{not json", encoding="utf-8")  # a broken registry
+    assert get_model_set("ch").name == "ch"  # ... does not stop the shipped sets
+    with pytest.raises(ValueError, match="--name"):
+        to_config({"model": "ocr-rec", "labels": str(tmp_path / "r.json"), "name": "ch-v4"})
 
 
 def test_cli_json_names_the_onnx(domain, tmp_path, runs_dir):
