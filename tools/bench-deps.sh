@@ -2,6 +2,11 @@
 # System packages only the benchmarks need: Tesseract with English and Simplified Chinese,
 # the second peer of benchmarks/bench_ocr.py. Installed only when missing; needs root and apt.
 set -euo pipefail
+# the PyTorch peer of benchmarks/bench_ocr_finetune.py: onnx2torch without its dependencies
+# (it names torchvision, which would bring a second torch; the benchmark stands in for it)
+PY=${SKIFF_PYTHON:-.venv/bin/python}; [ -x "$PY" ] || PY=python3
+"$PY" -c "import onnx2torch" 2>/dev/null || \
+  "$PY" -m pip install -q --no-deps onnx2torch==1.5.15 || echo "bench-deps: onnx2torch not installed" >&2
 need=()
 command -v tesseract >/dev/null || need+=(tesseract-ocr)
 ls /usr/share/tesseract-ocr/*/tessdata/chi_sim.traineddata >/dev/null 2>&1 || need+=(tesseract-ocr-chi-sim)

@@ -6,6 +6,7 @@ need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || need+=(fonts-noto-cjk)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+[ -e /usr/share/fonts/truetype/dseg/DSEG7Classic-Regular.ttf ] || need+=(fonts-dseg)  # ocr_train
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "system-deps: missing ${need[*]} (install them with your package manager)" >&2

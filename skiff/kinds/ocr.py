@@ -31,9 +31,9 @@ __all__ = ["COMMAND", "KIND", "to_config", "model_set_names", "is_image"]
 
 
 def model_set_names() -> tuple[str, ...]:
-    from skiff.kernels.ocr.models import MODEL_SETS
+    from skiff.kernels.ocr.models import available_model_sets
 
-    return tuple(MODEL_SETS)
+    return available_model_sets()  # shipped sets and those registered by %train ocr-rec
 
 
 @command("ocr", help="Read the text in images and PDFs: files, folders, glob patterns or "

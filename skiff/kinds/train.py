@@ -97,6 +97,62 @@ def COMMAND(p):
                    help="LoRA scale numerator (default 2 R)")
     p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
                    help="comma-separated linear layers to adapt (default q_proj,v_proj)")
+    _ocr_rec_arguments(p)
+
+
+OCR_REC = "ocr-rec"  # %train ocr-rec: fine-tune a shipped OCR recognizer (kernels/ocr_train)
+
+
+def _ocr_rec_arguments(p):
+    g = p.add_argument_group("ocr-rec (fine-tune an OCR recognizer on labelled crops)")
+    g.add_argument("--add-chars", action="store_true",
+                   help="ocr-rec: add label characters missing from the dictionary")
+    g.add_argument("--mix", type=float, default=None, metavar="X",
+                   help="ocr-rec: share of each batch that is rendered general text (0.25)")
+    g.add_argument("--val", default=None, metavar="LABELS",
+                   help="ocr-rec: held-out label file (default: 10%% of --data)")
+    g.add_argument("--out", default=None, metavar="DIR",
+                   help="ocr-rec: folder for rec.onnx and rec_dict.txt (default: run folder)")
+    g.add_argument("--register", default=None, metavar="SET",
+                   help="ocr-rec: register the result as OCR model set SET (%%ocr --lang SET)")
+
+
+def ocr_rec_config(values: dict) -> dict:
+    """The config of ``%train ocr-rec --data LABELS [--from MODEL] ...``."""
+    labels = values["labels"] = (values.get("data_opt") or values.get("labels")
+                                 or values.get("data"))
+    if not labels:
+        raise ValueError("train ocr-rec needs --data LABELS (an 'image<TAB>text' file, or a "
+                         "folder with labels.txt)")
+    if not os.path.exists(os.path.expanduser(labels)):
+        raise ValueError(f"--data {labels!r}: no such file or folder")
+    mix = values.get("mix")
+    if mix is not None and not 0.0 <= mix < 1.0:
+        raise ValueError(f"--mix must be in [0, 1), got {mix!r}")
+    device = values.get("device", DEFAULT_DEVICE)
+    if str(device).startswith("cuda"):
+        raise ValueError(f"train ocr-rec runs on the CPU for now; got --device {device!r}")
+    paths = {k: os.path.abspath(os.path.expanduser(values[k])) if values.get(k) else None
+             for k in ("labels", "val", "out")}
+    return {"model": OCR_REC, "data": paths["labels"], **paths,
+            "base": values.get("from_dir") or values.get("base") or "ch-v6",
+            "add_chars": bool(values.get("add_chars")),
+            "mix": mix, "epochs": values.get("epochs"), "steps": values.get("steps"),
+            "lr": values.get("lr"), "batch_size": values.get("batch_size"),
+            "seed": int(values.get("seed", 0)), "device": device, "name": _set_name(values)}
+
+
+def _set_name(values: dict):
+    name = values.get("register")
+    if name is None:
+        return None
+    from skiff.kernels.ocr.models import BUILTIN_SETS
+
+    if name in BUILTIN_SETS or not name.replace("-", "").replace("_", "").replace(".", "") \
+            .isalnum():
+        raise ValueError(f"--register {name!r}: a new model set name (letters, digits, '-', '_', "
+                         f"'.'; not {', '.join(BUILTIN_SETS)})")
+    return name
 
 
 # validation -----------------------------------------------------------------------------------
@@ -175,6 +231,8 @@ def to_config(values: dict) -> dict:
     source = values.get("source")
     model = values.get("model")
     data = values.get("data")
+    if model == OCR_REC and source is None:
+        return ocr_rec_config(values)
     if values.get("data_opt") is not None:
         if data is not None:
             raise ValueError(f"DATA given twice: {data!r} and --data {values['data_opt']!r}")
@@ -260,6 +318,10 @@ def cell_namespace(user_ns: dict | None = None) -> dict:
 
 def run(config: dict, reporter):
     """The runner entry of kind ``train`` (every rank of a process job runs it)."""
+    if config.get("model") == OCR_REC:
+        from skiff.kernels.ocr_train import entry as ocr_rec
+
+        return ocr_rec.run(config, reporter)
     from skiff.kernels.train import entry
 
     namespace = cell_namespace() if config.get("source") else None
@@ -484,7 +546,7 @@ def _deliver(user_ns: dict, config: dict, *, set_model: bool):
     """Done callback: put the trained model where the notebook can reach it."""
 
     def callback(job):
-        if job.status != "done":
+        if job.status != "done" or config.get("model") == OCR_REC:
             return
         if job.value is not None and hasattr(job.value, "model"):
             model = job.value.model

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("skiff.jobs",),
     ("skiff.kinds",),
     ("skiff.grammar",),
+    ("skiff.kernels.ocr_train",),
     ("skiff.kernels.train", "skiff.kernels.solve", "skiff.kernels.ocr"),
     ("skiff.kernels.backend",),
 )

@@ -10,10 +10,14 @@ dict=...)`` or ``--det-model/--rec-model/--dict``.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-__all__ = ["ModelSet", "MODEL_SETS", "get_model_set", "read_alphabet", "package_file"]
+__all__ = ["ModelSet", "MODEL_SETS", "get_model_set", "read_alphabet", "package_file",
+           "register_model_set", "user_registry_path", "available_model_sets"]
 
 
 def package_file(package: str, *parts: str) -> Path:
@@ -88,7 +92,79 @@ MODEL_SETS: dict[str, ModelSet] = {
 }
 
 
+BUILTIN_SETS = tuple(MODEL_SETS)
+
+
+# sets a user made (a fine-tuned recognizer, ``%train ocr-rec --name NAME``) --------------------
+def user_registry_path() -> Path:
+    """``$SKIFF_OCR_MODELS``, else ``~/.skiff/ocr-models.json``: {name: {base, rec, dict}}."""
+    return Path(os.environ.get("SKIFF_OCR_MODELS") or Path.home() / ".skiff" / "ocr-models.json")
+
+
+def _read_registry(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):  # a broken registry must not stop OCR with the shipped sets
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _user_set(name: str, entry: dict) -> ModelSet | None:
+    base = MODEL_SETS.get(str(entry.get("base", "ch")))
+    rec = entry.get("rec")
+    if base is None or name in BUILTIN_SETS or not rec or not Path(rec).exists():
+        return None
+    return replace(base.custom(rec=rec, dict=entry.get("dict"), name=name),
+                   notes=f"{base.name} with a fine-tuned recognizer ({rec})")
+
+
+def _load_user_sets() -> None:
+    for name, entry in _read_registry(user_registry_path()).items():
+        found = _user_set(name, entry) if isinstance(entry, dict) else None
+        if found is not None:
+            MODEL_SETS[name] = found
+
+
+def register_model_set(name: str, *, rec: str | Path, base: str = "ch",
+                       dict: str | Path | None = None) -> ModelSet:
+    """Add a set named ``name``: ``base``'s detector and direction model with the recognizer
+    ``rec`` (its characters from its metadata, or ``dict``); kept in the user registry so
+    ``--lang NAME`` finds it in later sessions too."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name or ""):
+        raise ValueError(f"model set name {name!r}: use letters, digits, '-', '_' or '.'")
+    if name in BUILTIN_SETS:
+        raise ValueError(f"model set name {name!r} is a shipped set; choose another name")
+    entry = {"base": base, "rec": str(Path(rec).resolve()),
+             "dict": str(Path(dict).resolve()) if dict else None}
+    found = _user_set(name, entry)
+    if found is None:
+        raise ValueError(f"cannot register {name!r}: base {base!r} unknown or {rec!r} missing")
+    path = user_registry_path()
+    data = _read_registry(path)
+    data[name] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    MODEL_SETS[name] = found
+    return found
+
+
+_load_user_sets()
+
+
+def available_model_sets() -> tuple[str, ...]:
+    """The shipped sets and the user's registered ones (the registry read again, so a set
+    registered by a job in another process is seen)."""
+    _load_user_sets()
+    return tuple(MODEL_SETS)
+
+
 def get_model_set(name: str) -> ModelSet:
+    if name not in MODEL_SETS:
+        _load_user_sets()
     try:
         return MODEL_SETS[name]
     except KeyError:

@@ -1,0 +1,215 @@
+"""Fine-tuning the OCR recognizer (issue 14 item 2): accuracy before/after and training speed
+against PyTorch on the same graph.
+
+``python benchmarks/bench_ocr_finetune.py accuracy --base ch-v6 --train 600 --val 200
+--epochs 1`` renders a seven-segment domain set (fonts-dseg), fine-tunes, and reports held-out
+domain accuracy and general clean-text accuracy before and after (both through onnxruntime on
+the base and the exported file), wall and CPU time.
+
+``python benchmarks/bench_ocr_finetune.py speed --base ch-v4`` times training steps (forward,
+CTC loss, backward, AdamW) of skiff's imported graph and of the same ONNX graph converted to
+PyTorch with onnx2torch, each in its own process with the same threads (1), alternating
+rounds, and reports steps/s. The peer's graph is the same file with ``Constant`` weights
+moved to initializers and ``SAME_UPPER`` turned into explicit pads (what onnx2torch reads);
+``torchvision`` (imported by onnx2torch for detection ops only) is stood in by an empty
+module, so no second torch is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def accuracy(args) -> dict:
+    from skiff.kernels.ocr_train.domain import write_domain_set
+    from skiff.kernels.ocr_train.finetune import FineTuneConfig, fine_tune
+
+    work = Path(args.work)
+    train = write_domain_set(work / "train", args.train, seed=1)
+    val = write_domain_set(work / "val", args.val, seed=2)
+    cfg = FineTuneConfig(data=str(train), val_data=str(val), base=args.base,
+                         out=str(work / "out"), epochs=args.epochs, steps=args.steps,
+                         batch_size=args.batch_size, general_eval=args.general, seed=0)
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = fine_tune(cfg)
+    out = res.to_json()
+    out.update(wall_s=round(time.perf_counter() - t0, 1), cpu_s=round(time.process_time() - c0, 1))
+    out.pop("errors")
+    return out
+
+
+# ---- speed: one training step, skiff vs onnx2torch -----------------------------------------
+def _batch_shape():
+    return (16, 3, 48, 256)
+
+
+def _batch(seed=0, n=16, width=256, classes=6625):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 3, 48, width)).astype(np.float32)
+    tl = rng.integers(4, 10, n)
+    tg = rng.integers(1, min(classes, 60), (n, int(tl.max())))
+    return x, tg, tl
+
+
+def _skiff_steps(path, steps):
+    from skiff.kernels.ocr_train.finetune import _final_linear
+    from skiff.kernels.train.core.nn.functional import log_softmax
+    from skiff.kernels.train.core.nn.functional.ctc import ctc_loss
+    from skiff.kernels.train.core.optim import AdamW
+    from skiff.kernels.train.onnx import OnnxModule
+
+    m = OnnxModule.load(path)
+    _, _, logits_name = _final_linear(m)
+    opt = AdamW(list(m.parameters()), lr=1e-5)
+    x, tg, tl = _batch()
+
+    def step():
+        logits = m(x, outputs=(logits_name,))[logits_name]
+        lp = log_softmax(logits, axis=-1).transpose(1, 0, 2)
+        loss = ctc_loss(lp, tg, np.full(len(tl), lp.shape[0]), tl)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def _peer_graph(path):
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(path)
+    g = model.graph
+    keep = []
+    for n in g.node:
+        if n.op_type == "Constant":
+            g.initializer.append(numpy_helper.from_array(
+                numpy_helper.to_array(n.attribute[0].t), n.output[0]))
+        else:
+            keep.append(n)
+    del g.node[:]
+    g.node.extend(keep)
+    for n in g.node:
+        attrs = {a.name: a for a in n.attribute}
+        if "auto_pad" in attrs and helper.get_attribute_value(attrs["auto_pad"]) == b"SAME_UPPER":
+            k = helper.get_attribute_value(attrs["kernel_shape"])
+            s = helper.get_attribute_value(attrs["strides"]) if "strides" in attrs else [1, 1]
+            assert list(s) == [1, 1], "SAME_UPPER only rewritten for stride 1"
+            pads = [(kk - 1) // 2 for kk in k] + [kk - 1 - (kk - 1) // 2 for kk in k]
+            n.attribute.remove(attrs["auto_pad"])
+            n.attribute.append(helper.make_attribute("pads", pads))
+    # onnx2torch's BatchNorm needs each input's rank; onnx's shape inference loses them
+    # after the reshapes computed from Shape, so the shapes of one run are written in
+    from skiff.kernels.train.core.tensor import no_grad
+    from skiff.kernels.train.onnx import OnnxModule
+
+    names = tuple(n.output[0] for n in g.node if n.op_type == "BatchNormalization")
+    with no_grad():
+        seen = OnnxModule.load(path)(np.zeros(_batch_shape(), np.float32), outputs=names)
+    for name, t in seen.items():
+        g.value_info.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT,
+                                                          list(t.shape)))
+    for n in g.node:
+        if n.op_type == "BatchNormalization":
+            src = n.input[0]
+            shape = next(v for k, v in seen.items() if k == n.output[0]).shape
+            g.value_info.append(helper.make_tensor_value_info(src, onnx.TensorProto.FLOAT,
+                                                              list(shape)))
+    return model
+
+
+def _torch_steps(path, steps):
+    import types
+
+    tv = types.ModuleType("torchvision")
+    tv.ops = types.ModuleType("torchvision.ops")
+    tv.ops.nms = tv.ops.batched_nms = tv.ops.roi_align = None
+    sys.modules.setdefault("torchvision", tv)
+    sys.modules.setdefault("torchvision.ops", tv.ops)
+    import onnx2torch
+    import torch
+
+    torch.set_num_threads(1)
+    m = onnx2torch.convert(_peer_graph(path))
+    m.train()
+    for mod in m.modules():  # frozen batch norm statistics, as skiff trains
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+            mod.eval()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-5)
+    x, tg, tl = _batch()
+    xt, tgt, tlt = torch.tensor(x), torch.tensor(tg), torch.tensor(tl)
+
+    def step():
+        probs = m(xt)  # the graph ends in Softmax: train on its log, as the graph gives it
+        lp = torch.log(probs.clamp_min(1e-30)).transpose(0, 1)
+        loss = torch.nn.functional.ctc_loss(lp, tgt, torch.full((len(tl),), lp.shape[0]), tlt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def worker(which, base, steps):
+    from skiff.kernels.ocr_train.finetune import base_model_path
+
+    path = str(base_model_path(base))
+    step = (_skiff_steps if which == "skiff" else _torch_steps)(path, steps)
+    step()  # warm-up (numba compile/cache load, allocator)
+    c0, t0 = time.process_time(), time.perf_counter()
+    for _ in range(steps):
+        step()
+    return {"cpu_s_per_step": (time.process_time() - c0) / steps,
+            "wall_s_per_step": (time.perf_counter() - t0) / steps}
+
+
+def speed(args) -> dict:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    out = {"skiff": [], "torch": []}
+    for _ in range(args.rounds):
+        for which in ("skiff", "torch"):
+            proc = subprocess.run([sys.executable, __file__, "--worker", which, "--base",
+                                   args.base, "--steps", str(args.steps)], env=env,
+                                  capture_output=True, text=True, timeout=3000)
+            if proc.returncode:
+                raise RuntimeError(proc.stderr[-2000:])
+            out[which].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    med = {k: float(np.median([r["cpu_s_per_step"] for r in v])) for k, v in out.items()}
+    return {"base": args.base, "batch": "16 x 3 x 48 x 256", "cpu_s_per_step": med,
+            "skiff_steps_per_s_over_torch": round(med["torch"] / med["skiff"], 3),
+            "rounds": out}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("what", nargs="?", choices=("accuracy", "speed"), default="speed")
+    p.add_argument("--worker", default=None)
+    p.add_argument("--base", default="ch-v4")
+    p.add_argument("--train", type=int, default=600)
+    p.add_argument("--val", type=int, default=200)
+    p.add_argument("--general", type=int, default=100)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--steps", type=int, default=None)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--work", default="/tmp/skiff-bench-finetune")
+    args = p.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.base, args.steps or 3)))
+        return
+    if args.what == "speed" and args.steps is None:
+        args.steps = 3
+    print(json.dumps((accuracy if args.what == "accuracy" else speed)(args), indent=1))
+
+
+if __name__ == "__main__":
+    main()

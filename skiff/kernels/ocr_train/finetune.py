@@ -1,0 +1,333 @@
+"""Fine-tune a shipped PP-OCR recognizer on a user's labelled crops, and export it to ONNX.
+
+The sentence: **load** the base graph into skiff's autograd (:class:`OnnxModule`) -> **read**
+the labels against its dictionary (growing it with ``add_chars``) -> **split** off a held-out
+set -> **train** with CTC loss, AdamW and a warm-up/cosine schedule on batches that mix the
+user's augmented crops with rendered general text -> **export** the trained weights into a
+copy of the base graph -> **measure** the held-out accuracy before (base file) and after
+(exported file), both through onnxruntime, the way ``%ocr --rec-model`` will run it.
+
+Batch norm runs with its stored statistics (frozen), so small batches of one domain do not
+drag them away from what the rest of the network expects.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from skiff.kernels.backend.report import NullReporter
+from skiff.kernels.ocr.models import MODEL_SETS
+from skiff.kernels.ocr.synth import char_accuracy
+from skiff.kernels.train.core.nn.functional import log_softmax
+from skiff.kernels.train.core.nn.functional.ctc import ctc_loss
+from skiff.kernels.train.core.optim import AdamW, WarmupCosine, clip_grad_norm_
+from skiff.kernels.train.core.tensor import Tensor
+from skiff.kernels.train.onnx import OnnxModule, export_onnx
+
+from .data import Augment, GeneralText, load_crop, make_batch
+from .labels import Dictionary, LabelRow, read_labels
+
+__all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
+           "BASE_MODELS", "RecTrainer"]
+
+BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4"}
+
+
+def base_model_path(name: str) -> Path:
+    """A shipped recognizer by name (``ch-v6`` = ``ch``, ``ch-v4``) or a ``.onnx`` path."""
+    if name in BASE_MODELS:
+        return MODEL_SETS[BASE_MODELS[name]].path("rec")
+    path = Path(name).expanduser()
+    if path.suffix == ".onnx" and path.is_file():
+        return path
+    raise ValueError(f"--from {name!r}: not a shipped recognizer ({', '.join(BASE_MODELS)}) "
+                     "and not an .onnx file")
+
+
+@dataclass
+class FineTuneConfig:
+    data: str                     # labels file, or a folder with one
+    base: str = "ch-v6"           # shipped recognizer or .onnx path
+    out: str = "rec-finetuned"    # folder for rec.onnx and rec_dict.txt
+    val_data: str | None = None   # a held-out labels file (else split off val_fraction)
+    epochs: int = 3
+    steps: int | None = None      # overrides epochs
+    batch_size: int = 16
+    lr: float = 5e-4
+    weight_decay: float = 1e-4
+    mix: float = 0.25             # share of each batch that is rendered general text
+    max_width: int = 320
+    augment: bool = True
+    add_chars: bool = False
+    val_fraction: float = 0.1
+    general_eval: int = 0         # rendered general lines to measure forgetting (0: skip)
+    name: str | None = None       # register the result as OCR model set NAME (--lang NAME)
+    seed: int = 0
+
+
+@dataclass
+class FineTuneResult:
+    onnx: str
+    dict: str
+    base: str
+    rows: int
+    train_rows: int
+    val_rows: int
+    errors: list = field(default_factory=list)
+    added_chars: list = field(default_factory=list)
+    steps: int = 0
+    seconds: float = 0.0
+    final_loss: float | None = None
+    val_before: float | None = None
+    val_after: float | None = None
+    general_before: float | None = None
+    general_after: float | None = None
+    model_set: str | None = None  # the name it was registered under, if any
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def __repr__(self) -> str:
+        acc = ""
+        if self.val_after is not None:
+            acc = f", held-out {self.val_before:.3f} -> {self.val_after:.3f}"
+        return (f"FineTuneResult({self.onnx!r}, {self.train_rows} crops, {self.steps} steps, "
+                f"{self.seconds:.1f} s{acc})")
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+
+def _final_linear(module: OnnxModule):
+    """(weight key, bias key, logits tensor name) of the layer before the last Softmax."""
+    producers = {outs[0]: (op, ins) for op, ins, outs, _ in module._nodes}
+
+    def through(name):
+        while name in producers and producers[name][0] == "Identity":
+            name = producers[name][1][0]
+        return name
+
+    soft = [ins[0] for op, ins, outs, _ in module._nodes if op == "Softmax"
+            and outs[0] == module.output_name]
+    if not soft:
+        raise ValueError("the recognizer does not end in Softmax; cannot find its logits")
+    logits = soft[0]
+    op, ins = producers[through(logits)]
+    keys = {v: k for k, v in module.onnx_names.items()}
+    if op == "Add":
+        mm = [i for i in ins if through(i) in producers and producers[through(i)][0] == "MatMul"]
+        bias = [i for i in ins if i in keys]
+        if mm and bias:
+            w = [i for i in producers[through(mm[0])][1] if i in keys]
+            if w:
+                return keys[w[0]], keys[bias[0]], logits
+    raise ValueError("the recognizer's last layer is not MatMul + Add; cannot grow its classes")
+
+
+def grow_classes(module: OnnxModule, wkey: str, bkey: str, old: Dictionary, new_size: int,
+                 seed: int = 0) -> None:
+    """Give the classifier ``new_size`` classes: new columns before the space class."""
+    from skiff.kernels.train.onnx.export import replace_output_classes
+
+    w = getattr(module, wkey).numpy()
+    b = getattr(module, bkey).numpy()
+    extra = new_size - w.shape[1]
+    if extra <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    cols = rng.normal(0.0, float(w.std()), (w.shape[0], extra)).astype(w.dtype)
+    bias = np.full(extra, float(np.median(b)), b.dtype)
+    cut = w.shape[1] - 1 if old.space else w.shape[1]
+    w2 = np.concatenate([w[:, :cut], cols, w[:, cut:]], axis=1)
+    b2 = np.concatenate([b[:cut], bias, b[cut:]])
+    replace_output_classes(module, wkey, bkey, w2, b2)
+
+
+def _decode(probs: np.ndarray, alphabet: list[str]) -> list[str]:
+    from skiff.kernels.ocr.rec import ctc_decode
+
+    return [t for t, _ in ctc_decode(probs, alphabet)]
+
+
+def evaluate(onnx_path, crops: list[np.ndarray], texts: list[str], alphabet: list[str], *,
+             max_width: int = 320, batch: int = 16) -> float:
+    """Mean character accuracy of a recognizer file (onnxruntime) on crops."""
+    from skiff.kernels.ocr.engine import OnnxEngine
+
+    if not crops:
+        return float("nan")
+    eng = OnnxEngine(onnx_path, "cpu")
+    order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / crops[i].shape[0])
+    scores = [0.0] * len(crops)
+    for k in range(0, len(order), batch):
+        idx = order[k: k + batch]
+        probs = eng(make_batch([crops[i] for i in idx], max_width=max_width))
+        for i, text in zip(idx, _decode(probs, alphabet)):
+            scores[i] = char_accuracy(text, texts[i])
+    return float(np.mean(scores))
+
+
+class RecTrainer:
+    """The training loop over one imported recognizer (see the module docstring)."""
+
+    def __init__(self, module: OnnxModule, dictionary: Dictionary, cfg: FineTuneConfig,
+                 reporter=None):
+        self.module, self.dictionary, self.cfg = module, dictionary, cfg
+        self.reporter = reporter or NullReporter()
+        self.wkey, self.bkey, self.logits_name = _final_linear(module)
+        self.general = GeneralText(cfg.seed + 1, dictionary=dictionary)
+        self.augment = Augment(cfg.seed + 2) if cfg.augment else None
+        self.rng = random.Random(cfg.seed)
+
+    def loss(self, crops: list[np.ndarray], texts: list[str]) -> Tensor:
+        x = make_batch(crops, max_width=self.cfg.max_width)
+        logits = self.module(x, outputs=(self.logits_name,))[self.logits_name]  # (N, T, C)
+        lp = log_softmax(logits, axis=-1).transpose(1, 0, 2)  # (T, N, C)
+        targets = [self.dictionary.encode(t) for t in texts]
+        lens = np.array([len(t) for t in targets])
+        padded = np.zeros((len(targets), max(1, lens.max())), np.int64)
+        for i, t in enumerate(targets):
+            padded[i, : len(t)] = t
+        T = lp.shape[0]
+        return ctc_loss(lp, padded, np.full(len(targets), T), lens, zero_infinity=True)
+
+    def train(self, crops: list[np.ndarray], texts: list[str]) -> tuple[int, float | None]:
+        cfg = self.cfg
+        own = max(1, int(round(cfg.batch_size * (1.0 - cfg.mix))))
+        per_epoch = math.ceil(len(crops) / own)
+        total = cfg.steps or per_epoch * cfg.epochs
+        params = [p for p in self.module.parameters()]
+        opt = AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        # Adam's first steps move every weight by about lr whatever its gradient: a warm-up
+        # of a fifth of a short run keeps a pretrained model from being thrown off at once
+        sched = WarmupCosine(opt, warmup_steps=min(total, max(2, min(50, total // 5))),
+                             total_steps=total, min_lr_ratio=0.05)
+        order: list[int] = []
+        last = None
+        for step in range(total):
+            self.reporter.check()
+            if len(order) < own:
+                fresh = list(range(len(crops)))
+                self.rng.shuffle(fresh)
+                order.extend(fresh)
+            idx, order = order[:own], order[own:]
+            bc = [crops[i] for i in idx]
+            bt = [texts[i] for i in idx]
+            if self.augment is not None:
+                bc = [self.augment(c) for c in bc]
+            for _ in range(cfg.batch_size - own):
+                c, t = self.general.sample()
+                bc.append(self.augment(c) if self.augment is not None else c)
+                bt.append(t)
+            loss = self.loss(bc, bt)
+            opt.zero_grad()
+            loss.backward()
+            clip_grad_norm_(params, 5.0)
+            opt.step()
+            sched.step()
+            last = float(loss.item())
+            self.reporter.metric("loss", last, step=step + 1)
+            self.reporter.progress(step + 1, total, unit="step")
+        return total, last
+
+
+def _load(rows: list[LabelRow]) -> tuple[list[np.ndarray], list[str], list[str]]:
+    crops, texts, errors = [], [], []
+    for r in rows:
+        try:
+            crops.append(load_crop(r.image))
+            texts.append(r.text)
+        except Exception as e:  # a broken image file: one line, the rest go on
+            errors.append(f"line {r.line}: image {r.image!r} cannot be read: {e}")
+    return crops, texts, errors
+
+
+def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
+    """Run the whole sentence of the module docstring; see :class:`FineTuneConfig`."""
+    reporter = reporter or NullReporter()
+    t0 = time.perf_counter()
+    base = base_model_path(cfg.base)
+    module = OnnxModule.load(base)
+    wkey, _, _ = _final_linear(module)
+    classes = getattr(module, wkey).shape[1]
+    dictionary = Dictionary.from_model(module.proto, classes)
+    base_alphabet = dictionary.alphabet
+    labels = read_labels(cfg.data, dictionary, add_chars=cfg.add_chars)
+    errors = list(labels.errors)
+    val_rows: list[LabelRow] = []
+    if cfg.val_data:
+        held = read_labels(cfg.val_data, dictionary, add_chars=cfg.add_chars)
+        errors += held.errors
+        val_rows = held.rows
+    for e in errors:
+        reporter.log(e, level="warning")
+    if not labels.rows:
+        raise ValueError(f"no usable rows in {labels.source!r}" +
+                         (f": {errors[0]}" + (f" (and {len(errors) - 1} more)"
+                                              if len(errors) > 1 else "") if errors else ""))
+    rows = list(labels.rows)
+    if not cfg.val_data and len(rows) >= 10 and cfg.val_fraction > 0:
+        random.Random(cfg.seed).shuffle(rows)
+        k = max(1, int(len(rows) * cfg.val_fraction))
+        val_rows, rows = rows[:k], rows[k:]
+    crops, texts, bad = _load(rows)
+    vcrops, vtexts, vbad = _load(val_rows)
+    for e in bad + vbad:
+        reporter.log(e, level="warning")
+    errors += bad + vbad
+    if dictionary.num_classes != classes:
+        grow_classes(module, wkey, _final_linear(module)[1], Dictionary.from_model(
+            module.proto, classes), dictionary.num_classes, cfg.seed)
+        reporter.log(f"added {len(labels.added)} characters to the dictionary: "
+                     f"{''.join(labels.added)!r}")
+    general = _general_set(cfg.general_eval, cfg.seed + 7, dictionary)
+    result = FineTuneResult(onnx="", dict="", base=str(base), rows=len(labels.rows),
+                            train_rows=len(crops), val_rows=len(vcrops), errors=errors,
+                            added_chars=list(labels.added))
+    if vcrops:
+        # the base model cannot spell added characters: they count as misses, as they are
+        result.val_before = evaluate(base, vcrops, vtexts, base_alphabet,
+                                     max_width=cfg.max_width)
+        reporter.metric("val_char_acc", result.val_before, step=0)
+    if general:
+        result.general_before = evaluate(base, *general, base_alphabet,
+                                         max_width=cfg.max_width)
+    module.train()
+    trainer = RecTrainer(module, dictionary, cfg, reporter)
+    result.steps, result.final_loss = trainer.train(crops, texts)
+    out = Path(cfg.out).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    onnx_path = export_onnx(module, out / "rec.onnx", metadata={"character": dictionary.text()})
+    dict_path = out / "rec_dict.txt"
+    dict_path.write_text(dictionary.text() + "\n", encoding="utf-8")
+    result.onnx, result.dict = str(onnx_path), str(dict_path)
+    if vcrops:
+        result.val_after = evaluate(onnx_path, vcrops, vtexts, dictionary.alphabet,
+                                    max_width=cfg.max_width)
+        reporter.metric("val_char_acc", result.val_after, step=result.steps)
+    if general:
+        result.general_after = evaluate(onnx_path, *general, dictionary.alphabet,
+                                        max_width=cfg.max_width)
+    result.seconds = round(time.perf_counter() - t0, 2)
+    kept = reporter.artifact("rec.onnx", onnx_path, kind="model")
+    if cfg.name:
+        from skiff.kernels.ocr.models import register_model_set
+
+        register_model_set(cfg.name, rec=kept, base=BASE_MODELS.get(cfg.base, "ch"))
+        result.model_set = cfg.name
+        reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
+    return result
+
+
+def _general_set(n: int, seed: int, dictionary: Dictionary):
+    if n <= 0:
+        return None
+    gen = GeneralText(seed, dictionary=dictionary)
+    samples = [gen.sample() for _ in range(n)]
+    return [c for c, _ in samples], [t for _, t in samples]

@@ -1,0 +1,175 @@
+"""Labelled crops for fine-tuning a recognizer, and the character dictionary they need.
+
+Two layouts are read:
+
+* a PaddleOCR label file, one ``path<TAB>text`` a line (paths relative to the file's
+  folder, or absolute); blank lines and lines starting with ``#`` are skipped;
+* a folder of images with such a file inside it (``labels.txt``, ``label.txt``,
+  ``rec_gt.txt``, ``gt.txt`` or ``rec_gt_train.txt``, the first that exists).
+
+A bad row is one clear line naming the file and the line number (a missing image, an empty
+text, no tab, a character the dictionary lacks when adding is off); the good rows are kept.
+
+>>> chars = Dictionary(["0", "1"], space=True)
+>>> chars.encode("10 1")
+[2, 1, 3, 2]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["LabelRow", "LabelSet", "Dictionary", "read_labels", "find_labels_file",
+           "LABEL_FILE_NAMES"]
+
+LABEL_FILE_NAMES = ("labels.txt", "label.txt", "rec_gt.txt", "gt.txt", "rec_gt_train.txt")
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    image: str  # absolute path
+    text: str
+    line: int  # 1-based line in the labels file
+
+
+@dataclass
+class LabelSet:
+    """The good rows of a labels file and one message per bad row."""
+
+    source: str
+    rows: list[LabelRow] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)  # characters added to the dictionary
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class Dictionary:
+    """A CTC recognizer's classes in PaddleOCR's layout: blank first, the characters, then
+    the space class when the model has one. New characters go before the space class, so
+    every existing class keeps its index."""
+
+    def __init__(self, chars: list[str], *, space: bool):
+        self.chars = list(chars)
+        self.space = bool(space)
+        self._index = {c: i + 1 for i, c in enumerate(self.chars)}
+        if self.space:
+            self._index.setdefault(" ", len(self.chars) + 1)
+        self.base_size = self.num_classes
+
+    @classmethod
+    def from_model(cls, proto, classes: int | None = None) -> Dictionary:
+        """From a recognizer's ``character`` metadata (one character a line)."""
+        meta = {p.key: p.value for p in proto.metadata_props}
+        if "character" not in meta:
+            raise ValueError("the rec model carries no 'character' metadata: give a "
+                             "dictionary file (one character a line)")
+        return cls.from_text(meta["character"], classes)
+
+    @classmethod
+    def from_text(cls, text: str, classes: int | None = None) -> Dictionary:
+        chars = text.split("\n")
+        while chars and chars[-1] == "":
+            chars.pop()
+        space = classes is None or classes == len(chars) + 2
+        if classes is not None and classes not in (len(chars) + 1, len(chars) + 2):
+            raise ValueError(f"rec model has {classes} classes but the dictionary gives "
+                             f"{len(chars)} characters (+ blank + space)")
+        return cls(chars, space=space)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.chars) + 1 + int(self.space)
+
+    @property
+    def alphabet(self) -> list[str]:
+        """Class index -> text, as the OCR pipeline's decoder reads it."""
+        return ["", *self.chars] + ([" "] if self.space else [])
+
+    def missing(self, text: str) -> list[str]:
+        return sorted({c for c in text if c not in self._index})
+
+    def add(self, new: list[str]) -> None:
+        """Append characters (before the space class)."""
+        for c in new:
+            if c not in self._index:
+                self.chars.append(c)
+                self._index[c] = len(self.chars)
+        if self.space:
+            self._index[" "] = len(self.chars) + 1
+
+    def encode(self, text: str) -> list[int]:
+        return [self._index[c] for c in text]
+
+    def decode(self, ids) -> str:
+        alpha = self.alphabet
+        return "".join(alpha[i] for i in ids if 0 < i < len(alpha))
+
+    def text(self) -> str:
+        """The ``character`` metadata for an exported model."""
+        return "\n".join(self.chars)
+
+
+def find_labels_file(data: str | Path) -> Path:
+    """``data`` itself when it is a file; inside a folder, the first of
+    :data:`LABEL_FILE_NAMES`; a missing path or a folder without one is one clear error."""
+    path = Path(data).expanduser()
+    if path.is_file():
+        return path
+    if path.is_dir():
+        for name in LABEL_FILE_NAMES:
+            if (path / name).is_file():
+                return path / name
+        raise ValueError(f"folder {str(path)!r} has no labels file (one of "
+                         f"{', '.join(LABEL_FILE_NAMES)}: 'image<TAB>text' a line)")
+    raise ValueError(f"labels {str(path)!r}: no such file or folder")
+
+
+def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = False,
+                check_images: bool = True) -> LabelSet:
+    """Read a labels file (or a folder with one); see the module docstring.
+
+    With ``add_chars`` a character the dictionary lacks is added to it (``LabelSet.added``);
+    without, that row is an error naming the characters.
+    """
+    path = find_labels_file(data)
+    root = path.parent
+    out = LabelSet(str(path))
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"labels {str(path)!r} is not UTF-8 text: {e}") from None
+    where = path.name
+    for k, raw in enumerate(lines, 1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        name, tab, text = raw.partition("\t")
+        if not tab:
+            out.errors.append(f"{where} line {k}: no tab between image and text: {raw[:60]!r}")
+            continue
+        name, text = name.strip(), text.strip("\r\n")
+        if not name:
+            out.errors.append(f"{where} line {k}: no image path before the tab")
+            continue
+        if not text.strip():
+            out.errors.append(f"{where} line {k}: empty text for image {name!r}")
+            continue
+        image = Path(name).expanduser()
+        image = image if image.is_absolute() else root / image
+        if check_images and not image.is_file():
+            out.errors.append(f"{where} line {k}: image {name!r} not found "
+                              f"(looked in {str(image.parent)!r})")
+            continue
+        missing = dictionary.missing(text)
+        if missing:
+            if not add_chars:
+                out.errors.append(
+                    f"{where} line {k}: {''.join(missing)!r} not in the model's dictionary "
+                    f"(text {text!r}); use --add-chars to add new characters")
+                continue
+            dictionary.add(missing)
+            out.added.extend(c for c in missing if c not in out.added)
+        out.rows.append(LabelRow(str(image), text, k))
+    return out

@@ -1,0 +1,188 @@
+"""The activations the PP-OCR exporters write out op by op, as custom ops with a plain-``xp``
+reference twin: the reference makes several passes over memory each way, the numba loop one
+(elementwise over the arrays' own memory order, so a channels-first conv output is read as
+it lies).
+
+* ``onnx.affine_hswish_fwd(x, a, b, c, d) -> (y, z)``: PP-OCRv4's ``c * hswish(a * x + b) + d``
+  with ``z = a * x + b`` kept for backward; ``onnx.affine_hswish_bwd(g, z, scale) -> gx``
+  with ``scale = a * c``;
+* ``onnx.gelu_erf_fwd(x) -> y`` and ``onnx.gelu_erf_bwd(g, x) -> gx``: PP-OCRv6's exact GELU
+  ``x * (erf(x / sqrt 2) + 1) / 2`` (numba's ``math.erf``; the reference uses scipy's).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from skiff.kernels.backend import custom_op, numba_available
+
+from ..core.autograd import xp_of
+
+__all__ = ["affine_hswish_fwd", "affine_hswish_bwd", "gelu_erf_fwd", "gelu_erf_bwd"]
+
+_SQRT1_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+
+
+@custom_op("onnx.affine_hswish_fwd")
+def affine_hswish_fwd(x, a, b, c, d):
+    xp = xp_of(x)
+    dt = x.dtype.type
+    z = x * dt(a)
+    z += dt(b)
+    y = xp.clip(z + dt(3.0), 0, 6)
+    y *= z
+    y *= dt(c / 6.0)
+    y += dt(d)
+    return y, z
+
+
+@custom_op("onnx.affine_hswish_bwd")
+def affine_hswish_bwd(g, z, scale):
+    xp = xp_of(z)
+    dt = z.dtype.type
+    # d/dz: 0 at or below -3, z / 3 + 0.5 between (negative below -1.5), 1 from 3 up
+    dz = z * dt(1.0 / 3.0)
+    dz += dt(0.5)
+    dz *= z > -3.0
+    dz = xp.where(z >= 3.0, dt(1.0), dz)
+    dz *= g
+    dz *= dt(scale)
+    return dz
+
+
+def _erf(x):
+    if isinstance(x, np.ndarray):
+        from scipy.special import erf
+    else:  # pragma: no cover - cupy
+        from cupyx.scipy.special import erf
+    return erf(x).astype(x.dtype, copy=False)
+
+
+@custom_op("onnx.gelu_erf_fwd")
+def gelu_erf_fwd(x):
+    dt = x.dtype.type
+    y = _erf(x * dt(_SQRT1_2))
+    y += dt(1.0)
+    y *= x
+    y *= dt(0.5)
+    return y
+
+
+@custom_op("onnx.gelu_erf_bwd")
+def gelu_erf_bwd(g, x):
+    xp = xp_of(x)
+    dt = x.dtype.type
+    cdf = _erf(x * dt(_SQRT1_2))
+    cdf += dt(1.0)
+    cdf *= dt(0.5)
+    pdf = xp.exp(x * x * dt(-0.5))
+    pdf *= x
+    pdf *= dt(_INV_SQRT_2PI)
+    cdf += pdf
+    cdf *= g
+    return cdf
+
+
+@functools.lru_cache(maxsize=1)
+def _gelu_kernels():
+    import math
+
+    import numba
+
+    @numba.njit(cache=True, fastmath=True)
+    def fwd(x, y):  # pragma: no cover - compiled
+        for i in range(x.size):
+            v = x[i]
+            y[i] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
+
+    @numba.njit(cache=True, fastmath=True)
+    def bwd(g, x, out):  # pragma: no cover - compiled
+        for i in range(x.size):
+            v = x[i]
+            cdf = 0.5 * (1.0 + math.erf(v * 0.7071067811865476))
+            out[i] = g[i] * (cdf + v * 0.3989422804014327 * math.exp(-0.5 * v * v))
+
+    return fwd, bwd
+
+
+@functools.lru_cache(maxsize=1)
+def _kernels():
+    import numba
+
+    @numba.njit(cache=True, fastmath=True)
+    def fwd(x, a, b, c6, d, y, z):  # pragma: no cover - compiled
+        for i in range(x.size):
+            t = x[i] * a + b
+            z[i] = t
+            s = t + 3.0
+            s = 0.0 if s < 0.0 else (6.0 if s > 6.0 else s)
+            y[i] = t * s * c6 + d
+
+    @numba.njit(cache=True, fastmath=True)
+    def bwd(g, z, scale, out):  # pragma: no cover - compiled
+        for i in range(z.size):
+            t = z[i]
+            if t <= -3.0:
+                out[i] = 0.0
+            elif t >= 3.0:
+                out[i] = g[i] * scale
+            else:
+                out[i] = g[i] * (t * (1.0 / 3.0) + 0.5) * scale
+
+    return fwd, bwd
+
+
+def _flat(a):
+    """A 1-D view of ``a`` in its memory order, or None when it has none (a strided view)."""
+    r = a.ravel(order="K")
+    return r if np.shares_memory(r, a) or a.size == 0 else None
+
+
+@affine_hswish_fwd.implement("cpu", "numba", available=numba_available)
+def _fwd_numba(x, a, b, c, d):
+    fx = _flat(x) if x.dtype in (np.float32, np.float64) else None
+    if fx is None:
+        return affine_hswish_fwd.reference(x, a, b, c, d)
+    y, z = np.empty_like(x), np.empty_like(x)  # same memory order as x
+    dt = x.dtype.type
+    _kernels()[0](fx, dt(a), dt(b), dt(c / 6.0), dt(d), y.ravel(order="K"), z.ravel(order="K"))
+    return y, z
+
+
+@affine_hswish_bwd.implement("cpu", "numba", available=numba_available)
+def _bwd_numba(g, z, scale):
+    if g.strides != z.strides or g.dtype != z.dtype:
+        g = np.ascontiguousarray(g) if z.flags.c_contiguous else g
+    fz, fg = _flat(z), _flat(g)
+    if fz is None or fg is None or g.strides != z.strides or \
+            z.dtype not in (np.float32, np.float64) or g.dtype != z.dtype:
+        return affine_hswish_bwd.reference(g, z, scale)
+    out = np.empty_like(z)
+    _kernels()[1](fg, fz, z.dtype.type(scale), out.ravel(order="K"))
+    return out
+
+
+@gelu_erf_fwd.implement("cpu", "numba", available=numba_available)
+def _gelu_fwd_numba(x):
+    fx = _flat(x) if x.dtype in (np.float32, np.float64) else None
+    if fx is None:
+        return gelu_erf_fwd.reference(x)
+    y = np.empty_like(x)
+    _gelu_kernels()[0](fx, y.ravel(order="K"))
+    return y
+
+
+@gelu_erf_bwd.implement("cpu", "numba", available=numba_available)
+def _gelu_bwd_numba(g, x):
+    if g.strides != x.strides and x.flags.c_contiguous:
+        g = np.ascontiguousarray(g)
+    fx, fg = _flat(x), _flat(g)
+    if fx is None or fg is None or g.strides != x.strides or g.dtype != x.dtype or \
+            x.dtype not in (np.float32, np.float64):
+        return gelu_erf_bwd.reference(g, x)
+    out = np.empty_like(x)
+    _gelu_kernels()[1](fg, fx, out.ravel(order="K"))
+    return out

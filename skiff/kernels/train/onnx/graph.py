@@ -1,0 +1,529 @@
+"""An ONNX graph as a skiff ``Module``: its weights become ``Parameter``s, its nodes run as
+skiff autograd ops, so the graph can be trained and written back (:mod:`.export`).
+
+>>> m = OnnxModule.load("rec.onnx")                    # doctest: +SKIP
+>>> probs = m(skiff.tensor(batch))                     # (N, T, C), equal to onnxruntime
+>>> m.export("rec-tuned.onnx")                          # doctest: +SKIP
+
+How the graph is run: every value is either a ``Tensor`` (depends on the input or on a
+weight) or a plain numpy array (constants and everything computed only from constants and
+shapes: ``Shape``, ``Slice`` of a shape, ``Concat`` of sizes, ``Cast``). Numpy values are
+folded on the spot, so dynamic-shape bookkeeping costs nothing in the autograd graph.
+
+Which constants are trained: a float initializer (or ``Constant`` node) with more than one
+element is a ``Parameter`` (conv and linear weights and biases, layer norm gains, batch norm
+scale and shift); one-element floats (GELU's 1/sqrt(2), epsilons) stay constants; a batch
+norm's running mean and variance are buffers and are used as they are (batch norm runs in
+inference form, frozen statistics: the usual choice when fine-tuning on a few thousand
+crops). ``OnnxModule.onnx_names`` maps each parameter back to its tensor in the file.
+
+Operators: Identity, Constant, Add, Sub, Mul, Div, Pow, Sqrt, Erf, Exp, Relu, Sigmoid,
+HardSigmoid, HardSwish, Clip, Softmax, MatMul, Gemm, Conv (groups, asymmetric and
+``SAME_UPPER`` pads), BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
+ReduceMean, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Slice, Shape, Cast,
+Gather (constant indices). Anything else is refused at load time, naming the operator.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..core.nn.functional import avg_pool2d, max_pool2d, relu, softmax
+from ..core.nn.module import Module, Parameter
+from ..core.tensor import Tensor, cat
+from . import ops
+
+__all__ = ["OnnxModule", "SUPPORTED_OPS", "UnsupportedOnnx"]
+
+
+class UnsupportedOnnx(ValueError):
+    """The graph uses an operator or an attribute this importer does not run."""
+
+
+def _attrs(node) -> dict:
+    from onnx import helper
+
+    out = {}
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        out[a.name] = v.decode() if isinstance(v, bytes) else v
+    return out
+
+
+def _is_tensor(v) -> bool:
+    return isinstance(v, Tensor)
+
+
+def _np(v):
+    """A constant as numpy (raises for a Tensor: the value must be static here)."""
+    if isinstance(v, Tensor):
+        raise UnsupportedOnnx("a shape/axes input depends on the data; only constant shapes "
+                              "are supported")
+    return np.asarray(v)
+
+
+class _Ctx:
+    def __init__(self, module):
+        self.module = module
+        self.opset = module.opset
+
+
+def _binary(fn_np, fn_t):
+    def run(ctx, a, b, **_):
+        if not _is_tensor(a) and not _is_tensor(b):
+            return fn_np(np.asarray(a), np.asarray(b))
+        return fn_t(a, b)
+    return run
+
+
+def _conv(ctx, x, w, b=None, *, kernel_shape=None, strides=(1, 1), pads=None, group=1,
+          dilations=(1, 1), auto_pad="NOTSET", **_):
+    if tuple(dilations) != (1, 1):
+        raise UnsupportedOnnx(f"Conv with dilations {list(dilations)} is not supported")
+    kh, kw = w.shape[-2:]
+    pads = _pads(auto_pad, pads, (kh, kw), strides, x.shape[-2:])
+    return ops.grouped_conv2d(x, w, b, stride=tuple(strides), pads=pads, groups=int(group))
+
+
+def _pads(auto_pad, pads, kernel, strides, size):
+    """ONNX pads (t, l, b, r) from ``pads`` or ``auto_pad``."""
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for k, s, n in zip(kernel, strides, size):
+            total = max((-(-n // s) - 1) * s + k - n, 0)
+            small, big = total // 2, total - total // 2
+            out.append((small, big) if auto_pad == "SAME_UPPER" else (big, small))
+        return (out[0][0], out[1][0], out[0][1], out[1][1])
+    if auto_pad == "VALID" or pads is None:
+        return (0, 0, 0, 0)
+    if len(pads) != 4:
+        raise UnsupportedOnnx(f"only 2-D pads are supported, got {list(pads)}")
+    return tuple(int(p) for p in pads)
+
+
+def _pool(kind):
+    def run(ctx, x, *, kernel_shape, strides=None, pads=None, auto_pad="NOTSET", ceil_mode=0,
+            count_include_pad=0, dilations=None, storage_order=0, **_):
+        if ceil_mode:
+            raise UnsupportedOnnx(f"{kind}Pool with ceil_mode=1 is not supported")
+        strides = tuple(strides or kernel_shape)
+        p = _pads(auto_pad, pads, kernel_shape, strides, x.shape[-2:])
+        if any(p):
+            if kind == "Average":
+                raise UnsupportedOnnx("AveragePool with padding is not supported")
+            x = ops.pad2d(x, p, value=-np.inf)
+        fn = max_pool2d if kind == "Max" else avg_pool2d
+        return fn(x, tuple(kernel_shape), tuple(strides))
+    return run
+
+
+def _batch_norm(ctx, x, scale, bias, mean, var, *, epsilon=1e-5, **_):
+    # inference form with frozen statistics: y = x * k + (bias - mean * k)
+    mean, var = (v.data if _is_tensor(v) else np.asarray(v) for v in (mean, var))
+    k = scale * (1.0 / np.sqrt(var.astype(np.float64) + epsilon)).astype(var.dtype)
+    shift = bias - k * mean
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return x * k.reshape(shape) + shift.reshape(shape)
+
+
+def _reshape(ctx, x, shape, **_):
+    shape = [int(s) for s in _np(shape)]
+    shape = [x.shape[i] if s == 0 else s for i, s in enumerate(shape)]
+    if _is_tensor(x):
+        return x.reshape(tuple(shape))
+    return np.asarray(x).reshape(shape)
+
+
+def _transpose(ctx, x, *, perm=None, **_):
+    perm = tuple(perm) if perm is not None else tuple(reversed(range(x.ndim)))
+    return x.transpose(perm) if _is_tensor(x) else np.transpose(x, perm)
+
+
+def _axes(ctx, axes_attr, axes_input):
+    if axes_input is not None:
+        return [int(a) for a in _np(axes_input).ravel()]
+    return None if axes_attr is None else [int(a) for a in axes_attr]
+
+
+def _squeeze(ctx, x, axes_in=None, *, axes=None, **_):
+    ax = _axes(ctx, axes, axes_in)
+    if _is_tensor(x):
+        return x.squeeze(tuple(ax) if ax is not None else None)
+    return np.squeeze(x, axis=tuple(ax) if ax is not None else None)
+
+
+def _unsqueeze(ctx, x, axes_in=None, *, axes=None, **_):
+    ax = sorted(a % (x.ndim + len(_axes(ctx, axes, axes_in)))
+                for a in _axes(ctx, axes, axes_in))
+    for a in ax:
+        x = x.unsqueeze(a) if _is_tensor(x) else np.expand_dims(x, a)
+    return x
+
+
+def _concat(ctx, *xs, axis=0, **_):
+    if any(_is_tensor(v) for v in xs):
+        return cat([v if _is_tensor(v) else Tensor(np.asarray(v)) for v in xs], axis=axis)
+    return np.concatenate([np.atleast_1d(np.asarray(v)) for v in xs], axis=axis)
+
+
+def _slice(ctx, x, starts, ends, axes=None, steps=None, **_):
+    starts, ends = _np(starts).ravel(), _np(ends).ravel()
+    axes = _np(axes).ravel() if axes is not None else np.arange(len(starts))
+    steps = _np(steps).ravel() if steps is not None else np.ones(len(starts), np.int64)
+    index = [slice(None)] * x.ndim
+    big = np.iinfo(np.int64).max // 2
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        s, e = int(np.clip(s, -big, big)), int(np.clip(e, -big, big))
+        index[int(a)] = slice(s, e, int(st))
+    return x[tuple(index)]
+
+
+def _shape(ctx, x, *, start=0, end=None, **_):
+    return np.asarray(x.shape[start:end], np.int64)
+
+
+def _cast(ctx, x, *, to, **_):
+    from onnx import helper
+
+    dtype = helper.tensor_dtype_to_np_dtype(to)
+    if _is_tensor(x):
+        if np.dtype(dtype).kind == "f":
+            return x  # float graphs keep the module's float dtype
+        raise UnsupportedOnnx(f"Cast of data to {np.dtype(dtype)} is not supported")
+    return np.asarray(x).astype(dtype)
+
+
+def _gather(ctx, x, idx, *, axis=0, **_):
+    idx = _np(idx)
+    index = [slice(None)] * x.ndim
+    index[axis] = idx if idx.ndim else int(idx)
+    return x[tuple(index)] if _is_tensor(x) else np.asarray(x)[tuple(index)]
+
+
+def _softmax(ctx, x, *, axis=None, **_):
+    if axis is None:
+        axis = -1 if ctx.opset >= 13 else 1
+    axis %= x.ndim
+    if ctx.opset >= 13 or axis == x.ndim - 1:
+        return softmax(x, axis=axis)
+    shape = x.shape
+    flat = x.reshape(shape[:axis] + (-1,))
+    return softmax(flat, axis=-1).reshape(shape)
+
+
+def _reduce_mean(ctx, x, axes_in=None, *, axes=None, keepdims=1, **_):
+    ax = _axes(ctx, axes, axes_in)
+    ax = tuple(range(x.ndim)) if ax is None else tuple(a % x.ndim for a in ax)
+    return x.mean(axis=ax, keepdims=bool(keepdims))
+
+
+def _gemm(ctx, a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, **_):
+    a = a.T if transA else a
+    b = b.T if transB else b
+    y = a @ b
+    if alpha != 1.0:
+        y = y * float(alpha)
+    if c is not None:
+        y = y + (c * float(beta) if beta != 1.0 else c)
+    return y
+
+
+def _clip(ctx, x, lo=None, hi=None, *, min=None, max=None, **_):
+    lo = min if lo is None or (hasattr(lo, "size") and lo.size == 0) else _np(lo)
+    hi = max if hi is None or (hasattr(hi, "size") and hi.size == 0) else _np(hi)
+    return ops.clip(x, lo, hi)
+
+
+def _flatten(ctx, x, *, axis=1, **_):
+    n = int(np.prod(x.shape[:axis]))
+    return x.reshape((n, -1))
+
+
+_OPS = {
+    "Identity": lambda ctx, x, **_: x,
+    "Add": _binary(np.add, lambda a, b: a + b),
+    "Sub": _binary(np.subtract, lambda a, b: a - b),
+    "Mul": _binary(np.multiply, lambda a, b: a * b),
+    "Div": _binary(lambda a, b: a // b if a.dtype.kind in "iu" else a / b, lambda a, b: a / b),
+    "Pow": lambda ctx, a, b, **_: a ** (float(_np(b)) if np.asarray(_np(b)).size == 1 else b),
+    "Sqrt": lambda ctx, x, **_: x.sqrt(),
+    "Exp": lambda ctx, x, **_: x.exp(),
+    "Erf": lambda ctx, x, **_: ops.erf(x),
+    "Relu": lambda ctx, x, **_: relu(x),
+    "Sigmoid": lambda ctx, x, **_: x.sigmoid(),
+    "HardSigmoid": lambda ctx, x, alpha=0.2, beta=0.5, **_: ops.hard_sigmoid(x, alpha, beta),
+    "HardSwish": lambda ctx, x, **_: ops.affine_hard_swish(x),
+    "AffineHardSwish": lambda ctx, x, a, b, c, d, **_: ops.affine_hard_swish(x, a, b, c, d),
+    "Gelu": lambda ctx, x, **_: ops.gelu_erf(x),
+    "Clip": _clip,
+    "Softmax": _softmax,
+    "MatMul": lambda ctx, a, b, **_: a @ b,
+    "Gemm": _gemm,
+    "Conv": _conv,
+    "BatchNormalization": _batch_norm,
+    "MaxPool": _pool("Max"),
+    "AveragePool": _pool("Average"),
+    "GlobalAveragePool": lambda ctx, x, **_: x.mean(axis=(2, 3), keepdims=True),
+    "ReduceMean": _reduce_mean,
+    "Reshape": _reshape,
+    "Flatten": _flatten,
+    "Transpose": _transpose,
+    "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze,
+    "Concat": _concat,
+    "Slice": _slice,
+    "Shape": _shape,
+    "Cast": _cast,
+    "Gather": _gather,
+}
+_FUSED = ("AffineHardSwish", "Gelu")  # made by _fuse_activations, not in ONNX files
+SUPPORTED_OPS = tuple(sorted(set(_OPS) - set(_FUSED)) + ["Constant"])
+_BN_STATS = {3, 4}  # BatchNormalization inputs that are running statistics
+
+
+def _safe(name: str, taken: set) -> str:
+    base = re.sub(r"\W", "_", name).strip("_") or "w"
+    if base[0].isdigit():
+        base = "w_" + base
+    out, k = base, 1
+    while out in taken:
+        k += 1
+        out = f"{base}_{k}"
+    taken.add(out)
+    return out
+
+
+def _fuse_activations(nodes: list, values: dict) -> list:
+    """Elementwise chains written out by the exporter, run as one node each:
+
+    * GELU with erf, ``x * (erf(x / sqrt 2) + 1) * 0.5`` (five nodes) -> ``GeluErfFn``;
+    * hard swish ``s * clip(s + 3, 0, 6) / 6`` with PP-OCRv4's learnable affine scalars
+      around it, ``c * hswish(a * x + b) + d`` (up to eight nodes) -> ``AffineHardSwish``.
+
+    Only chains whose inner values have no other consumer are fused; the weights and the
+    file do not change."""
+    prod = {outs[0]: k for k, (_, _, outs, _) in enumerate(nodes)}
+    uses: dict = {}
+    for k, (_, ins, _, _) in enumerate(nodes):
+        for name in ins:
+            uses.setdefault(name, []).append(k)
+
+    def scalar(name):
+        v = values.get(name)
+        return float(np.asarray(v).reshape(())) if v is not None and np.size(v) == 1 and \
+            np.asarray(v).dtype.kind == "f" else None
+
+    def only(name):
+        u = uses.get(name, [])
+        return nodes[u[0]] if len(u) == 1 else (None, None, None, None)
+
+    def other(ins, name):
+        return ins[1] if ins[0] == name else ins[0]
+
+    out, dead = list(nodes), set()
+    for k, (op, ins, outs, _) in enumerate(nodes):
+        if op == "Erf" and ins[0] in prod:  # GELU
+            d = prod[ins[0]]
+            dop, dins = nodes[d][0], nodes[d][1]
+            if dop != "Div" or not np.isclose(scalar(dins[1]) or 0, np.sqrt(2.0)) or \
+                    len(uses[ins[0]]) != 1:
+                continue
+            x = dins[0]
+            a_op, a_ins, a_outs, _ = only(outs[0])
+            if a_op != "Add" or scalar(other(a_ins, outs[0])) != 1.0:
+                continue
+            m_op, m_ins, m_outs, _ = only(a_outs[0])
+            if m_op != "Mul" or other(m_ins, a_outs[0]) != x:
+                continue
+            h_op, h_ins, h_outs, _ = only(m_outs[0])
+            if h_op != "Mul" or scalar(other(h_ins, m_outs[0])) != 0.5:
+                continue
+            ids = [d, k, prod[a_outs[0]], prod[m_outs[0]], prod[h_outs[0]]]
+            dead |= set(ids[:-1])
+            out[ids[-1]] = ("Gelu", [x], h_outs, {})
+        elif op == "Clip" and ins[0] in prod and len(ins) == 3 and scalar(ins[1]) == 0.0 \
+                and scalar(ins[2]) == 6.0:  # hard swish
+            add3 = prod[ins[0]]
+            s_name = nodes[add3][1][0] if scalar(nodes[add3][1][1]) == 3.0 else None
+            if nodes[add3][0] != "Add" or s_name is None or len(uses[ins[0]]) != 1:
+                continue
+            m_op, m_ins, m_outs, _ = only(outs[0])
+            if m_op != "Mul" or other(m_ins, outs[0]) != s_name:
+                continue
+            v_op, v_ins, v_outs, _ = only(m_outs[0])
+            if v_op != "Div" or scalar(v_ins[1]) != 6.0:
+                continue
+            chain = [add3, k, prod[m_outs[0]], prod[v_outs[0]]]
+            a, b, c, dd, x, last = 1.0, 0.0, 1.0, 0.0, s_name, v_outs[0]
+            if s_name in prod and len(uses[s_name]) == 2:  # b: s = t + b, a: t = a * x
+                sa = nodes[prod[s_name]]
+                if sa[0] == "Add" and scalar(sa[1][1]) is not None:
+                    t, b = sa[1][0], scalar(sa[1][1])
+                    x = t
+                    chain.insert(0, prod[s_name])
+                    ta = nodes[prod[t]] if t in prod else None
+                    if ta and ta[0] == "Mul" and len(uses[t]) == 1:
+                        ka = [scalar(n) for n in ta[1]]
+                        if ka[0] is not None or ka[1] is not None:
+                            a = ka[0] if ka[0] is not None else ka[1]
+                            x = ta[1][1] if ka[0] is not None else ta[1][0]
+                            chain.insert(0, prod[t])
+            c_op, c_ins, c_outs, _ = only(last)
+            if c_op == "Mul" and scalar(other(c_ins, last)) is not None:
+                c = scalar(other(c_ins, last))
+                last = c_outs[0]
+                chain.append(prod[last])
+                d_op, d_ins, d_outs, _ = only(last)
+                if d_op == "Add" and scalar(other(d_ins, last)) is not None:
+                    dd = scalar(other(d_ins, last))
+                    last = d_outs[0]
+                    chain.append(prod[last])
+            dead |= set(chain[:-1])
+            out[chain[-1]] = ("AffineHardSwish", [x], [last], {"a": a, "b": b, "c": c, "d": dd})
+    return [n for k, n in enumerate(out) if k not in dead]
+
+
+def _fold_conv_bias(nodes: list, shapes: dict) -> list:
+    """A ``Conv`` without bias whose only consumer is ``Add`` of a per-channel weight
+    ((C,) or (1, C, 1, 1), as Paddle exports its folded batch norms) takes that weight as
+    its bias and the ``Add`` becomes an ``Identity``: the bias is added in place inside the
+    convolution instead of in one more pass over a strided view. Same weights, same file."""
+    uses: dict = {}
+    for k, (_, ins, _, _) in enumerate(nodes):
+        for name in ins:
+            uses.setdefault(name, []).append(k)
+    out = list(nodes)
+    for k, (op, ins, outs, attrs) in enumerate(nodes):
+        if op != "Conv" or len(ins) != 2 or len(uses.get(outs[0], [])) != 1:
+            continue
+        j = uses[outs[0]][0]
+        op2, ins2, outs2, _ = nodes[j]
+        if op2 != "Add" or len(ins2) != 2:
+            continue
+        other = ins2[1] if ins2[0] == outs[0] else ins2[0]
+        cout = shapes.get(ins[1], (None,))[0]
+        shape = shapes.get(other)
+        if shape is None or cout is None or tuple(s for s in shape if s != 1) != (cout,) \
+                or (len(shape) == 4 and shape[1] != cout) or len(shape) not in (1, 4):
+            continue
+        out[k] = (op, [*ins, other], outs, attrs)
+        out[j] = ("Identity", [outs[0]], outs2, {})
+    return out
+
+
+class OnnxModule(Module):
+    """A loaded ONNX graph (one input, one output) whose forward is skiff autograd.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+        The graph (kept, so :meth:`export` writes a copy with the trained weights).
+    fuse : bool
+        Run written-out activations (GELU with erf, hard swish with affine scalars) as one
+        node each, and fold per-channel adds into the preceding conv (the same numbers
+        within float rounding; ``False`` runs every node as the file has it).
+    """
+
+    def __init__(self, model, *, fuse: bool = True):
+        super().__init__()
+        from onnx import numpy_helper
+
+        object.__setattr__(self, "proto", model)
+        graph = model.graph
+        self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                         default=13)
+        unknown = sorted({n.op_type for n in graph.node} - set(SUPPORTED_OPS))
+        if unknown:
+            raise UnsupportedOnnx(f"the graph uses operators this importer does not run: "
+                                  f"{', '.join(unknown)} (supported: {', '.join(SUPPORTED_OPS)})")
+        consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        for n in graph.node:
+            if n.op_type == "Constant":
+                a = n.attribute[0]
+                if a.name != "value":
+                    raise UnsupportedOnnx(f"Constant with {a.name!r} is not supported")
+                consts[n.output[0]] = numpy_helper.to_array(a.t)
+        stats = {n.input[i] for n in graph.node if n.op_type == "BatchNormalization"
+                 for i in _BN_STATS if i < len(n.input)}
+        taken: set = set()
+        self.onnx_names: dict[str, str] = {}  # parameter or buffer name -> tensor name in file
+        self._values: dict[str, object] = {}  # tensor name -> Parameter / buffer / constant
+        for name, arr in consts.items():
+            if arr.dtype.kind == "f" and arr.size > 1:
+                key = _safe(name, taken)
+                self.onnx_names[key] = name
+                if name in stats:
+                    self.register_buffer(key, Tensor(arr.astype(np.float32)))
+                else:
+                    self.register_parameter(key, Parameter(arr.astype(np.float32)))
+            else:
+                self._values[name] = arr
+        nodes = [(n.op_type, list(n.input), list(n.output), _attrs(n))
+                 for n in graph.node if n.op_type != "Constant"]
+        if fuse:
+            nodes = _fold_conv_bias(nodes, {self.onnx_names[k]: getattr(self, k).shape
+                                            for k in self.onnx_names})
+            nodes = _fuse_activations(nodes, self._values)
+        self._nodes = nodes
+        init_names = {t.name for t in graph.initializer}
+        self.input_name = next(i.name for i in graph.input if i.name not in init_names)
+        self.output_name = graph.output[0].name
+
+    @classmethod
+    def load(cls, path: str | Path, *, fuse: bool = True) -> OnnxModule:
+        """Read an ``.onnx`` file (``onnx`` is imported here, only when a graph is loaded)."""
+        import onnx
+
+        return cls(onnx.load(str(path)), fuse=fuse)
+
+    def _lookup(self, name):
+        if name in self._values:
+            return self._values[name]
+        key = self._key_of.get(name)
+        if key is None:
+            raise KeyError(name)
+        return getattr(self, key)
+
+    @property
+    def _key_of(self):
+        cache = self.__dict__.get("_key_cache")
+        if cache is None:
+            cache = {v: k for k, v in self.onnx_names.items()}
+            self.__dict__["_key_cache"] = cache
+        return cache
+
+    def forward(self, x, *, outputs: tuple = ()):
+        """Run the graph on ``x`` (N, C, H, W); the graph's output, or a dict of the tensors
+        named in ``outputs`` (for checks against onnxruntime's intermediate values)."""
+        ctx = _Ctx(self)
+        env = {self.input_name: x if isinstance(x, Tensor) else Tensor(x)}
+        for op, ins, outs, attrs in self._nodes:
+            args = []
+            for name in ins:
+                if name == "":
+                    args.append(None)
+                elif name in env:
+                    args.append(env[name])
+                else:
+                    args.append(self._lookup(name))
+            try:
+                y = _OPS[op](ctx, *args, **attrs)
+            except UnsupportedOnnx:
+                raise
+            except Exception as e:
+                shapes = [getattr(a, "shape", None) for a in args]
+                raise RuntimeError(f"ONNX node {op} -> {outs[0]!r} failed on inputs of shapes "
+                                   f"{shapes}: {e}") from e
+            env[outs[0]] = y
+        if outputs:
+            return {k: env[k] for k in outputs}
+        return env[self.output_name]
+
+    def export(self, path: str | Path) -> Path:
+        """Write the graph with this module's weights; see :func:`.export.export_onnx`."""
+        from .export import export_onnx
+
+        return export_onnx(self, path)
