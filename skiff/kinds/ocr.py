@@ -27,7 +27,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .base import JobRequest, Kind, figure
 
-__all__ = ["COMMAND", "KIND", "to_config", "model_set_names", "is_image"]
+__all__ = ["COMMAND", "KIND", "to_config", "model_set_names", "is_image", "lines_table_html"]
 
 
 def model_set_names() -> tuple[str, ...]:
@@ -150,12 +150,37 @@ def _variable_images(names: list[str], user_ns: dict) -> list | None:
     return images
 
 
+def lines_table_html(result: dict | None, limit: int = 200) -> str:
+    """HTML table of the lines an OCR job read (from its ``result.json``)."""
+    import html
+    from pathlib import Path
+
+    rows = []
+    for item in (result or {}).get("results", []):
+        image = html.escape(Path(str(item.get("image"))).name)
+        if item.get("error"):
+            rows.append(f"<tr><td>{image}</td><td colspan=2 style='color:#d62728'>"
+                        f"{html.escape(str(item['error']))}</td></tr>")
+        for line in item.get("lines", []):
+            rows.append(f"<tr><td>{image}</td><td>{html.escape(str(line.get('text', '')))}"
+                        f"</td><td>{float(line.get('score', 0)):.3f}</td></tr>")
+    if not rows:
+        return "<i>no lines read</i>"
+    more = f"<tr><td colspan=3>… {len(rows) - limit} more</td></tr>" if len(rows) > limit else ""
+    return ("<table class='skiff-ocr-lines'><tr><th>image</th><th>text</th><th>score</th></tr>"
+            + "".join(rows[:limit]) + more + "</table>")
+
+
 class OcrKind(Kind):
     name = "ocr"
     command = COMMAND
     entry = "skiff.kernels.ocr.entry:run"
     cell = False
     show_value = True
+
+    def result_html(self, job) -> str | None:
+        """The lines it read, image by image, beside the overlays of the view."""
+        return lines_table_html(job.result)
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)

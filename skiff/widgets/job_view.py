@@ -58,6 +58,21 @@ def _fmt_rate(rate: float | None, unit: str) -> str:
     return fmt_rate(rate, unit)
 
 
+def _css_name(kind) -> str:
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in str(kind))[:32]
+
+
+def _result_html(job) -> str | None:
+    """The job kind's view of its result (never raises: a view must not break)."""
+    from skiff.kinds import KINDS
+
+    kind = KINDS.get(job.kind)
+    try:
+        return kind.result_html(job) if kind is not None else None
+    except Exception:  # noqa: BLE001 - a damaged result.json shows nothing more
+        return None
+
+
 def reattach_hint_text(job_id: str) -> str:
     """How to follow a job once the kernel that shows it is gone (at most 110 characters:
     ipywidgets' plain-text form of a widget)."""
@@ -148,9 +163,14 @@ class JobView(W.VBox):
         # this kernel go (a view whose kernel is gone stays frozen at its last state)
         self.reattach_hint = W.HTML(reattach_hint_html(job.id))
         self.reattach_hint.add_class("skiff-reattach")
+        # what the kind shows once the job is done (OCR: the lines it read)
+        self.result_view = W.HTML("", layout=W.Layout(display="none"))
+        self.result_view.add_class("skiff-result")
+        self.result_view.add_class(f"skiff-{_css_name(job.kind)}-table")
         super().__init__([header, W.HBox([self.progress, self.progress_text]),
                           self.metrics_view, self.chart,
-                          self.images, self.log_view, self.error_view, self.reattach_hint],
+                          self.images, self.result_view, self.log_view, self.error_view,
+                          self.reattach_hint],
                          layout=W.Layout(border="1px solid #ddd", padding="4px 8px"))
         self.add_class("skiff-job-view")
         self.update(force=True)
@@ -255,6 +275,11 @@ class JobView(W.VBox):
         if state.final:  # nothing left to cancel, nothing left to follow
             _set(self.cancel_button.layout, display="none")
             _set(self.reattach_hint.layout, display="none")
+            if state.status == "done" and not self.result_view.value:
+                result = _result_html(self.job)
+                if result:
+                    self.result_view.value = result
+                    _set(self.result_view.layout, display=None)
 
     def _update_progress(self, state) -> None:
         total = float(state.total) if state.total else None

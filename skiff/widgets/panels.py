@@ -20,6 +20,7 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from skiff.kinds.ocr import lines_table_html  # noqa: F401  (the OCR tab's table)
 from skiff.kinds.solve import is_system
 from skiff.kinds.train import is_dataset, is_model
 
@@ -248,22 +249,16 @@ def solution_png(solution, metrics: dict | None = None) -> bytes | None:
 
 # OCR -----------------------------------------------------------------------------------------
 def ocr_form() -> CommandForm:
-    """The OCR form: a path or glob, or uploaded files; when done, the lines it read (the
-    overlays are the job's image artifacts, in its widget)."""
+    """The OCR form: a path or glob, or uploaded files; when done, the job's view shows the
+    overlays and the table of the lines it read (the kind's result view)."""
     g = _grammar("ocr")
-    result = W.VBox([])
-    result.add_class("skiff-ocr-result")
 
     def lang_picker(action):
         names = list(g.model_set_names())
         return W.Dropdown(options=names, value=action.default if action.default in names
                           else names[0])
 
-    def on_launch(job):
-        result.children = []
-        job.add_done_callback(lambda j: _show_lines(j, result))
-
-    form = CommandForm(g.COMMAND, g.to_config, on_launch=on_launch,
+    form = CommandForm(g.COMMAND, g.to_config,
                        pickers={"lang": lang_picker},
                        order=("inputs", "lang", "device", "min_score", "batch_size"))
     upload = W.FileUpload(accept="image/*", multiple=True, description="Upload")
@@ -276,9 +271,7 @@ def ocr_form() -> CommandForm:
 
     upload.observe(on_upload, names="value")
     form.upload = upload
-    form.result = result
     form.extra_buttons.children = [upload]
-    form.children = [*form.children, result]
     return form
 
 
@@ -297,32 +290,6 @@ def save_uploads(files, folder: str | os.PathLike | None = None) -> list[str]:
         path.write_bytes(bytes(f["content"]))
         paths.append(str(path))
     return paths
-
-
-def lines_table_html(result: dict | None, limit: int = 200) -> str:
-    """HTML table of the lines an OCR job read (from its ``result.json``)."""
-    rows = []
-    for item in (result or {}).get("results", []):
-        image = html.escape(Path(str(item.get("image"))).name)
-        if item.get("error"):
-            rows.append(f"<tr><td>{image}</td><td colspan=2 style='color:#d62728'>"
-                        f"{html.escape(str(item['error']))}</td></tr>")
-        for line in item.get("lines", []):
-            rows.append(f"<tr><td>{image}</td><td>{html.escape(str(line.get('text', '')))}"
-                        f"</td><td>{float(line.get('score', 0)):.3f}</td></tr>")
-    if not rows:
-        return "<i>no lines read</i>"
-    more = f"<tr><td colspan=3>… {len(rows) - limit} more</td></tr>" if len(rows) > limit else ""
-    return ("<table class='skiff-ocr-lines'><tr><th>image</th><th>text</th><th>score</th></tr>"
-            + "".join(rows[:limit]) + more + "</table>")
-
-
-def _show_lines(job, box: W.VBox) -> None:
-    if job.status != "done":
-        return
-    table = W.HTML(lines_table_html(job.result))
-    table.add_class("skiff-ocr-table")
-    box.children = [table]
 
 
 # the panel -----------------------------------------------------------------------------------

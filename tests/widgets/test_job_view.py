@@ -272,3 +272,20 @@ def test_smoothing_units_and_noise():
     png = metric_chart({"loss": [(i, v, 0.0) for i, v in enumerate(noisy)]},
                        width=3.0, height=2.0, dpi=50)
     assert _png_size(png) == (150, 100)
+
+
+def test_a_done_job_shows_its_kinds_result_view(tmp_path):
+    """A kind may show more once its job is done (OCR: the lines read); others show none."""
+    from skiff.widgets.job_view import _result_html
+
+    class FakeOcr:
+        kind = "ocr"
+        result = {"results": [{"image": "/x/page.png", "lines": [
+            {"text": "今天 <b>", "score": 0.98}]}]}
+
+    table = _result_html(FakeOcr())
+    assert "page.png" in table and "今天 &lt;b&gt;" in table and "0.980" in table
+    job = launch("demo", {"steps": 2, "sleep": 0.0}, root=tmp_path).wait(10)
+    view = JobView(job, start=False)
+    view.update(force=True)
+    assert view.result_view.value == "" and view.result_view.layout.display == "none"
