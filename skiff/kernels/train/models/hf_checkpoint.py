@@ -270,7 +270,7 @@ class HFTokenizer:
             from tokenizers import Tokenizer
         except ImportError:
             raise ImportError(f"{path} needs the tokenizers package (pip install "
-                              "tokenizers)") from None
+                              "'skiff[open-models]')") from None
         self.path = path
         self._tok = Tokenizer.from_file(str(path))
         self.chat_template = chat_template
