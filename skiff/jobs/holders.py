@@ -25,7 +25,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import pid_alive
+from .store import pid_alive, proc_stat
 
 __all__ = ["process_start", "add_holder", "remove_holder", "live_holders", "hold",
            "start_detached", "start_holder", "start_reaper"]
@@ -36,13 +36,9 @@ HOLDERS = "holders"
 def process_start(pid: int) -> str | None:
     """The start time of process ``pid`` (clock ticks since boot, from /proc), which with
     the pid names one process for good; None when it is gone (or no /proc: then "?")."""
-    try:
-        with open(f"/proc/{int(pid)}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return "?" if pid_alive(pid) else None
+    fields = proc_stat(pid)
+    if fields is None:
+        return "?" if pid_alive(pid) and not os.path.exists(f"/proc/{int(pid)}") else None
     if fields[0] == "Z":      # a zombie is gone
         return None
     return fields[19]         # field 22 of stat: starttime

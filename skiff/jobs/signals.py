@@ -18,7 +18,7 @@ import os
 import signal
 import time
 
-from .store import pid_alive, read_json
+from .store import pid_alive, proc_stat, read_json
 
 __all__ = ["escalate_cancel", "kill_group", "process_identity", "identity_mismatch",
            "NotJobProcess"]
@@ -31,9 +31,10 @@ class NotJobProcess(ValueError):
 def process_identity(pid: int) -> dict:
     """``{"start_ticks": ..., "cmdline": [...]}`` of a live process (empty where /proc is
     missing): what :func:`identity_mismatch` compares before signalling it."""
+    fields = proc_stat(pid)
+    if fields is None:
+        return {}
     try:
-        with open(f"/proc/{int(pid)}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
         for _ in range(50):
             # a child seen just after Popen returns may still be finishing its exec: the
             # command line reads empty for a moment

@@ -153,8 +153,8 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
     if len(close) == 1:
         return close[0]
     if not close:  # a job's --name: the newest job of that name
-        named = [d for d in dirs if (read_json(d / "config.json") or {}).get("name") == job_id
-                 if isinstance(read_json(d / "config.json"), dict)]
+        metas = ((d, read_json(d / "config.json")) for d in dirs)
+        named = [d for d, meta in metas if isinstance(meta, dict) and meta.get("name") == job_id]
         if named:
             return named[-1]
         raise KeyError(f"no job {job_id!r} under {runs_root(root)}")
@@ -282,8 +282,16 @@ def pid_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     # a zombie child still answers kill(0): look at its state where /proc exists
+    fields = proc_stat(pid)
+    return fields is None or fields[0] != "Z"
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (``[0]`` is the state,
+    ``[19]`` the start time in clock ticks since boot), or None when it cannot be read
+    (the process is gone, or there is no /proc)."""
     try:
         with open(f"/proc/{int(pid)}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
+            return fh.read().rsplit(")", 1)[1].split()
+    except (OSError, ValueError, IndexError):
+        return None
