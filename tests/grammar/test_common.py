@@ -93,3 +93,10 @@ def test_grid_shape_limits():
         grid_shape("1x8")
     with pytest.raises(argparse.ArgumentTypeError):
         grid_shape("2x2x2x2")
+
+
+@pytest.mark.parametrize("bad", ["", "a" * 65, "two\nlines"])
+def test_a_job_name_is_one_printable_line(bad):
+    with pytest.raises(GrammarError, match="expected a name of 1 to 64 printable characters"):
+        TOY.parse(["heat", "--name", bad])
+    assert split_launch(TOY.parse(["heat", "--name", "my run"]))[1]["name"] == "my run"
