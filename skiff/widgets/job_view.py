@@ -112,6 +112,8 @@ class JobView(W.VBox):
             raise ValueError(f"poll, max_rate and chart_rate must be > 0, got "
                              f"{poll!r}, {max_rate!r}, {chart_rate!r}")
         self.job = job
+        # a job followed from another kernel (reattached) is held while this view watches it
+        getattr(job, "hold", lambda: False)()
         self.poll = float(poll)
         self.min_gap = 1.0 / float(max_rate)
         self.chart_gap = 1.0 / float(chart_rate)
