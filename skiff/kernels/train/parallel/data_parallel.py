@@ -34,6 +34,7 @@ from .buckets import BucketReducer, ShardReducer
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
 from .comm import Comm
 from .compression import NoCompression, make_compressor
+from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
@@ -160,6 +161,7 @@ class DataParallel(Strategy):
         if hasattr(model, "to"):
             moved = model.to(self.device)
             model = moved if moved is not None else model
+        self.model = model
         self._broadcast_params(model)
         named = list(model.named_parameters()) if hasattr(model, "named_parameters") else \
             [(str(i), p) for i, p in enumerate(model.parameters())]
@@ -275,6 +277,9 @@ class DataParallel(Strategy):
     def load_optimizer_state_dict(self, optimizer, state) -> None:
         if state is None and self._fresh_optimizer:
             return  # after resharding from a model-splitting layout: moments start at zero
+        if isinstance(state, dict) and "hyper" in state:  # read from pieces, by name
+            load_optimizer_from_pieces(optimizer, state)
+            return
         optimizer.load_state_dict(state)
 
     def _extra_state(self) -> dict:
@@ -299,6 +304,18 @@ class DataParallel(Strategy):
         if found is None:
             return None
         layout = found.get("layout") or {}
+        if has_pieces(found):  # written by a split model: its pieces, read whole
+            state = dict(found["replicated"])
+            sliced = SlicedState(self.names, self.params)
+            model, opt, masters = sliced.restore(found["pieces"], self.model.state_dict(),
+                                                 state.pop("optimizer_hyper", None))
+            state.update(model=model, optimizer=None if isinstance(self, ZeRO) else opt)
+            if masters is not None and isinstance(state.get("precision"), dict):
+                state["precision"] = {**state["precision"], "master": masters}
+            if isinstance(self, ZeRO):  # its optimizer holds one flat slice: starts afresh
+                self._note_reshard(layout)
+            state.setdefault("step", found["step"])
+            return state
         if "full_model" in (found["replicated"] or {}):
             # written by a strategy that splits the model: start from its gathered weights
             state = dict(found["replicated"])

@@ -28,6 +28,7 @@ from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
+from .sliced_state import SlicedState
 
 __all__ = ["gpt_units", "partition", "schedule_1f1b", "PipelineParallel"]
 
@@ -126,6 +127,11 @@ class PipelineParallel(DataParallel):
     save_checkpoint = TensorParallel.save_checkpoint
     load_checkpoint = TensorParallel.load_checkpoint
     _layout_record = TensorParallel._layout_record
+
+    def _sliced(self) -> SlicedState:
+        """This stage's parameters, held whole; the first dp replica of the stage writes."""
+        return SlicedState(self.names, self.params, writes_split=False,
+                           writes_whole=self._groups().coords["dp"] == 0)
 
     def _model_state_from_full(self, full: dict) -> dict:
         return dict(full)  # every stage holds the whole model object

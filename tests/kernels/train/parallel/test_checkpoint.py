@@ -105,3 +105,25 @@ def test_rank_killed_during_write_leaves_previous_checkpoint(tmp_path):
     for res in run_mpi(2, "ckpt_check.py", "load", tmp_path):
         assert res["step"] == 2 and res["w"] and res["m"]
     json.dumps(res)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["tp", "pp"])
+def test_split_model_saves_its_own_pieces_and_reads_only_them(mode, tmp_path):
+    """tp=2 / pp=2 on 2 ranks: a save sends nothing between ranks (no gather), each rank
+    writes about half of weights + AdamW moments and reads back only its own part; the run
+    resumes bit-exactly on the same layout, and one process (tp=1) loads the pieces equal to
+    the gathered weights and trains on like the split run."""
+    results = run_mpi(2, "split_ckpt_check.py", mode, tmp_path / "ck", timeout=120)
+    state = 3 * results[0]["model_bytes"]  # weights, exp_avg, exp_avg_sq (float32)
+    assert state - 1 <= sum(r["wrote"] for r in results) <= state + 1024  # each piece once
+    for res in results:
+        assert res["sent"] < 1024, res  # a gather of the model would send > state / 6
+        assert 0.35 * state < res["wrote"] < 0.6 * state, res  # nobody writes the whole
+        assert 0.35 * state < res["read"] < 0.6 * state, res  # nor reads it
+        if mode == "pp":  # a stage holds its own arrays only: it reads what it wrote
+            assert res["read"] == res["wrote"], res
+        assert res["resumed"] == res["ref"] and res["exact"], res
+    first = results[0]
+    assert first["pieces_equal_gathered"] and first["tp1_equal_gathered"]
+    np.testing.assert_allclose(first["tp1_losses"], first["ref"], rtol=0, atol=1e-5)
