@@ -247,9 +247,17 @@ class Trainer:
         make = self._make_optimizer
         if self.precision != "32":
             check_mixed_strategy(strategy, self.precision)
+            strategy.precision = self.precision
 
             def make(params):  # 16-bit parameters; the optimizer steps float32 masters
-                if self.mixed is None or self.mixed.amp.params != list(params):
+                params = list(params)
+                if strategy.owns_masters:  # ZeRO: its float32 flat slice is the master
+                    if self.mixed is None or not _same(self.mixed.master, params):
+                        self.mixed = MixedTraining(strategy.params, self.precision,
+                                                   masters=params,
+                                                   write_back=strategy.gather_params)
+                    return self._make_optimizer(params)
+                if self.mixed is None or not _same(self.mixed.params, params):
                     self.mixed = MixedTraining(params, self.precision)
                 return self._make_optimizer(self.mixed.master_params())
 
@@ -367,7 +375,7 @@ class Trainer:
         """The optimizer step in mixed precision: masters updated, or (fp16) the step skipped
         on an overflow and the loss scale halved; bf16 gradients that overflow diverged."""
         scale = self.mixed.loss_scale
-        ran, norm = self.mixed.step(self.optimizer, self.clip)
+        ran, norm = self.mixed.step(self.optimizer, self.clip, norm=run.strategy.grad_norm)
         if not ran:
             if not self.mixed.scaler.enabled:
                 raise self._diverged(run.step + 1, f"gradient norm is {norm}", run)
@@ -673,6 +681,11 @@ def _next_batch(loader):
     index = loader.batch_indices(loader.epoch, loader.position)
     loader.position += 1
     return loader.make_batch(index)
+
+
+def _same(a, b) -> bool:
+    """Whether two lists hold the same objects (parameters compare elementwise)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _median(values):

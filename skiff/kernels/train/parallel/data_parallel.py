@@ -357,6 +357,8 @@ class ZeRO(DataParallel):
         self.total = int(sum(self.sizes))
         self.lo, self.hi = flat_range(self.total, self.comm.size, self.comm.rank)
         flat = xp.concatenate([p.data.reshape(-1) for p in self.params])
+        if self.owns_masters:  # mixed precision: the slice is the float32 master
+            flat = flat.astype(np.float32)
         self.shard = Tensor(flat[self.lo:self.hi].copy(), requires_grad=True)
         del flat
         if self.stage == 2:  # gradients reduce-scattered into the slices, bucket by bucket
@@ -379,6 +381,18 @@ class ZeRO(DataParallel):
             self.reducer.finish()
         for q in self.params:  # the full gradients are not needed any more
             q.grad = None
+
+    @property
+    def owns_masters(self) -> bool:
+        """In mixed precision the optimizer's flat slice is the float32 master of this
+        rank's part of the 16-bit parameters: the masters are sharded as the moments are."""
+        return self.precision != "32"
+
+    def grad_norm(self, grads) -> float:
+        from skiff.kernels.train.precision import local_grad_norm
+
+        local = local_grad_norm(grads)  # this rank's slice
+        return float(np.sqrt(self.comm.allreduce(np.array([local * local]), "sum")[0]))
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self.shard.grad
@@ -403,6 +417,10 @@ class ZeRO(DataParallel):
         for q, a, i, j in self._pieces(self.lo, self.hi):
             self.shard.data[a - self.lo:a - self.lo + j - i] = q.data.reshape(-1)[i:j]
         optimizer.step()
+        self.gather_params()
+
+    def gather_params(self) -> None:
+        """Every rank's updated slice into the parameters (cast to their dtype)."""
         # all-gather the updated slices a bucket's worth at a time, so no rank holds a full
         # flat copy of the parameters on top of them
         step = max(1, self.bucket_bytes // max(1, self.shard.data.itemsize))
@@ -413,6 +431,14 @@ class ZeRO(DataParallel):
             chunk, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(mine))
             for q, f, i, j in self._pieces(c_lo, c_hi):
                 q.data.reshape(-1)[i:j] = chunk[f - c_lo:f - c_lo + j - i]
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        prec = state.get("precision")
+        if self.owns_masters and isinstance(prec, dict) and prec.get("master") is not None:
+            state = dict(state)  # the masters are this rank's flat slice: they reshard
+            state["precision"] = {**prec, "master": [FlatShard(m, self.total)
+                                                     for m in prec["master"]]}
+        return super().save_checkpoint(directory, state, step=step, keep=keep)
 
     def optimizer_state_dict(self, optimizer) -> dict:
         n = self.hi - self.lo

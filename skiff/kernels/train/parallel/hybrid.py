@@ -110,6 +110,18 @@ class TensorParallel(DataParallel):
                     p.grad *= scale
         return total
 
+    def grad_norm(self, grads) -> float:
+        """Split parameters' squares summed over the tp group, replicated ones counted once
+        (their gradients are equal on every tp rank); non-finite on one rank: on all."""
+        from skiff.kernels.train.precision import local_grad_norm
+
+        split = [g for n, g in zip(self.names, grads) if n in self.split]
+        whole = [g for n, g in zip(self.names, grads) if n not in self.split]
+        rep = local_grad_norm(whole) ** 2
+        sums = self._groups().tp.allreduce(
+            np.array([local_grad_norm(split) ** 2, 0.0 if np.isfinite(rep) else 1.0]))
+        return float(np.sqrt(rep + sums[0])) if sums[1] == 0 else float("inf")
+
     def full_state_dict(self, model) -> dict:
         return gather_full_state(model)
 
