@@ -9,7 +9,9 @@ step as the one device does.
 """
 
 import json
+import shutil
 import sys
+import tempfile
 
 import abort_on_error  # noqa: F401
 import numpy as np
@@ -98,13 +100,40 @@ def skip_together(kind):
                                      for b, m in zip(before, mixed.master))}
 
 
+def resume_exactly(kind):
+    """fp16 with checkpoints (masters sharded or in pieces, scaler): stopped after 3 steps
+    and resumed, the run ends with the masters and loss scale of one that never stopped."""
+    comm = world()
+    folder = comm.bcast_object(tempfile.mkdtemp() if comm.rank == 0 else None)
+    gpt = kind in ("tp", "pp")
+
+    def run(steps, resume, sub):
+        skiff.seed(0)
+        model = GPT(CFG) if gpt else Sequential(Linear(8, 32), ReLU(), Linear(32, 2))
+        trainer = skiff.Trainer(model, strategy=strategy_of(kind), precision="fp16-mixed",
+                                batch_size=8, lr=1e-2, schedule="constant", shuffle=not gpt,
+                                reporter=Ranks(), checkpoint_dir=f"{folder}/{sub}",
+                                checkpoint_every=2, resume=resume)
+        trainer.train(gpt_data() if gpt else mlp_data(), steps=steps)
+        return [m.numpy().copy() for m in trainer.mixed.master], trainer.mixed.loss_scale
+
+    whole, scale = run(5, False, "whole")
+    run(3, False, "part")
+    again, scale2 = run(5, True, "part")
+    comm.barrier()
+    if comm.rank == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"exact": scale == scale2 and all(np.array_equal(a, b)
+                                             for a, b in zip(whole, again))}
+
+
 def main():
     comm = world()
     out = {"rank": comm.rank}
     for case in sys.argv[1:]:
         kind, precision = case.split(":")
-        if precision == "skip":
-            out[case] = skip_together(kind)
+        if precision in ("skip", "resume"):
+            out[case] = (skip_together if precision == "skip" else resume_exactly)(kind)
             continue
         losses, skipped, masters = run(kind, precision, strategy_of(kind))
         ref_losses, ref_skipped, ref = run(kind, precision, None)
