@@ -234,7 +234,8 @@ class Trainer:
         strategy, self.plan = resolve_strategy(
             self.strategy_spec, self.model, world_size=getattr(rep, "world_size", 1),
             reporter=rep, global_batch=self.batch_size, seq_len=seq_len,
-            weight_bytes=weight_bytes(self.precision))  # the planner costs what will run
+            weight_bytes=weight_bytes(self.precision),  # the planner costs what will run:
+            grad_bytes=4)  # gradients reduced and stepped in float32 in every precision
         strategy.bind(device=self.device, reporter=rep)
         self.strategy = strategy
         rep.info(plan=self.plan)

@@ -104,3 +104,19 @@ def test_bad_precision_and_unsupported_strategy():
     with pytest.raises(ValueError, match="does not run with 'dp' yet"):
         skiff.Trainer(_model(), precision="bf16-mixed",
                       strategy=DataParallel(compression="fp16")).train((x, y), steps=1)
+
+
+def test_planner_costs_the_chosen_precision():
+    """16-bit weights and activations, float32 gradients (as skiff reduces and steps them)
+    and AdamW moments plus a float32 master in the optimizer state."""
+    x, y = _data(64)
+    memory = {}
+    for prec in ("32", "bf16-mixed"):
+        trainer = skiff.Trainer(_model(), precision=prec, strategy="dp", batch_size=16)
+        trainer.train((x, y), steps=1)
+        memory[prec] = trainer.plan["estimate"]["memory"]
+    n = sum(p.size for p in _model().parameters())
+    assert memory["32"]["params"] == 4 * n and memory["bf16-mixed"]["params"] == 2 * n
+    assert memory["32"]["grads"] == memory["bf16-mixed"]["grads"] == 4 * n
+    assert memory["32"]["optimizer"] == 8 * n and memory["bf16-mixed"]["optimizer"] == 12 * n
+    assert memory["bf16-mixed"]["activations"] < 0.55 * memory["32"]["activations"]
