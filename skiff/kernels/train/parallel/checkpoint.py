@@ -419,6 +419,11 @@ def _read_pieces(shards: list[dict], shard, select) -> dict:
         if not shape:  # a scalar
             out[key] = _typed(shard(held[0][0]).rows(spec0["member"], None), spec0["dtype"])
             continue
+        if axis is None and want is not None and want[0] == 1 and len(shape) == 2:
+            # a whole matrix of which this rank holds columns (a row-parallel slice)
+            cols = shard(held[0][0]).columns(spec0["member"], _runs(want[1]))
+            out[key] = np.ascontiguousarray(_typed(cols, spec0["dtype"]))
+            continue
         moved = shape if axis is None else (shape[axis],) + tuple(
             n for i, n in enumerate(shape) if i != axis)
         if want is not None and (axis if axis is not None else 0) == want[0]:
@@ -473,13 +478,12 @@ class _Shard:
             raise CheckpointError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
         self.tree = meta["state"]
 
-    def rows(self, member: str, span) -> np.ndarray:
-        """Rows ``[start, stop)`` of the stored (uncompressed) ``member`` (``span=None``: all
-        of it), read straight from the file: one seek, one read."""
+    def _locate(self, member: str):
+        """(file, offset of the data, shape, dtype) of a stored member, or None when the
+        member is compressed (not written by us)."""
         info = self._z.zip.getinfo(member + ".npy")
-        if info.compress_type != zipfile.ZIP_STORED:  # not written by us: read it whole
-            a = self._array(member)
-            return a if span is None else a[span[0]:span[1]]
+        if info.compress_type != zipfile.ZIP_STORED:
+            return None
         if self._raw is None:
             self._raw = open(self.path, "rb")
         fh = self._raw
@@ -495,14 +499,43 @@ class _Shard:
         shape, fortran, dtype = read(fh)
         if fortran:
             raise CheckpointError(f"{self.path.name}: {member} is not C-ordered")
+        return fh, fh.tell(), tuple(shape), dtype
+
+    def _read(self, fh, at: int, size: int) -> bytes:
+        fh.seek(at)
+        data = fh.read(size)
+        READ_STATS["bytes"] += len(data)
+        return data
+
+    def rows(self, member: str, span) -> np.ndarray:
+        """Rows ``[start, stop)`` of the stored (uncompressed) ``member`` (``span=None``: all
+        of it), read straight from the file: one seek, one read."""
+        found = self._locate(member)
+        if found is None:  # not written by us: read it whole
+            a = self._array(member)
+            return a if span is None else a[span[0]:span[1]]
+        fh, at, shape, dtype = found
         start, stop = (0, shape[0] if shape else 1) if span is None else span
         row = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
-        fh.seek(start * row, 1)
-        data = fh.read((stop - start) * row)
-        READ_STATS["bytes"] += len(data)
+        data = self._read(fh, at + start * row, (stop - start) * row)
         READ_STATS["arrays"] += 1
         a = np.frombuffer(data, dtype=dtype)
-        return a.reshape(shape) if not shape else a.reshape((stop - start,) + tuple(shape[1:]))
+        return a.reshape(shape) if not shape else a.reshape((stop - start,) + shape[1:])
+
+    def columns(self, member: str, runs) -> np.ndarray:
+        """The columns ``runs`` (``[start, stop)`` pairs, in order) of a stored 2-d member:
+        one read per row and run (a whole-array piece asked for by a row-parallel slice)."""
+        found = self._locate(member)
+        if found is None:
+            a = self._array(member)
+            return np.concatenate([a[:, c:d] for c, d in runs], axis=1)
+        fh, at, shape, dtype = found
+        item, width = dtype.itemsize, shape[1]
+        parts = [self._read(fh, at + (i * width + c) * item, (d - c) * item)
+                 for i in range(shape[0]) for c, d in runs]
+        READ_STATS["arrays"] += 1
+        return np.frombuffer(b"".join(parts), dtype=dtype).reshape(
+            shape[0], sum(d - c for c, d in runs))
 
     _raw = None
 

@@ -1,6 +1,6 @@
 """Checkpoints of a split model (tp=2 or pp=2 on 2 ranks) without a gather: bytes each rank
-writes and reads, bit-exact resume on the same layout, and a one-process load of the pieces
-equal to the gathered weights.
+writes and reads, bit-exact resume on the same layout, a load on the other layout (pp=2 from
+tp=2 and the reverse), and a one-process load of the pieces equal to the gathered weights.
 
 usage: split_ckpt_check.py tp|pp DIR [PRECISION]
 """
@@ -79,7 +79,20 @@ def main():
     resumed = train(again, model2, opt2, range(2, 4))
     res_full = again.full_state_dict(model2)
 
+    # the other layout (tp=2 <-> pp=2) on the same ranks: each reads only its stage's or its
+    # slices' rows, and holds the weights the split run had at step 2
+    other, model3, opt3 = build("pp" if mode == "tp" else "tp", 3)
+    READ_STATS["bytes"] = 0
+    state = other.load_checkpoint(folder)
+    cross_read = READ_STATS["bytes"]
+    model3.load_state_dict(state["model"])
+    other.load_optimizer_state_dict(opt3, state["optimizer"])
+    cross_full = other.full_state_dict(model3)
+    cross_losses = train(other, model3, opt3, range(2, 4))
+
     out = {"rank": comm.rank, "sent": sent, "wrote": wrote, "read": read,
+           "cross_read": cross_read, "cross_losses": cross_losses,
+           "cross_equal": all(np.array_equal(cross_full[k], full[k]) for k in full),
            "model_bytes": int(sum(v.nbytes for v in full.values())),
            "ref": ref, "resumed": resumed,
            "exact": all(np.array_equal(ref_full[k], res_full[k]) for k in ref_full)}
