@@ -36,9 +36,10 @@ def check_mixed_strategy(strategy, precision: str) -> None:
     """Mixed precision runs with one device, data parallel, ZeRO-1/2, tensor and pipeline
     parallel; expert parallelism and compressed gradients keep float32 for now (one line)."""
     from .parallel.compression import NoCompression
+    from .parallel.moe import ExpertParallel
 
     compressor = getattr(strategy, "compressor", None)
-    if type(strategy).__name__ == "ExpertParallel" or (
+    if isinstance(strategy, ExpertParallel) or (
             compressor is not None and not isinstance(compressor, NoCompression)):
         raise ValueError(f"precision {precision!r} does not run with "
                          f"{getattr(strategy, 'name', strategy)!r} yet (expert parallelism "
