@@ -608,10 +608,23 @@ class Trainer:
             self.scheduler.load_state_dict(state["scheduler"])
         if self.mixed is not None and state.get("precision") is not None:
             self.mixed.load_state_dict(state["precision"])  # the masters: the exact weights
+        elif self.mixed is not None:  # a float32 checkpoint: the masters take its weights
+            self._masters_from(state["model"])
         train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
+
+    def _masters_from(self, weights: dict) -> None:
+        """Set the float32 masters from a checkpoint's float32 weights (by parameter name),
+        not from the 16-bit parameters they were just rounded into."""
+        if self.mixed.owned:  # ZeRO: the masters are this rank's flat slice
+            st, m = self.strategy, self.mixed.master[0]
+            m.data[...] = m.xp.asarray(st.flat_slice([weights[n] for n in st.names]))
+            return
+        names = {id(p): n for n, p in self.model.named_parameters()}
+        for p, m in zip(self.mixed.params, self.mixed.master):
+            m.data[...] = m.xp.asarray(np.asarray(weights[names[id(p)]], dtype=np.float32))
 
     def _print_line(self, step, total, loader, losses, val_history, t_start) -> None:
         epoch = loader.epoch + loader.position / len(loader)

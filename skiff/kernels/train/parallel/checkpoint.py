@@ -393,6 +393,9 @@ def load_sharded(directory, comm: Comm, *, on_corrupt=None, select=None) -> dict
     finally:
         for sh in shards.values():
             sh.close()
+    # no rank may go on to rewrite this step (a resumed run with nothing left to train saves
+    # it again at once, un-committing it first) while another still reads it
+    comm.barrier()
     return {"step": int(manifest["step"]), "replicated": _unkey(replicated), "sharded": sharded,
             "pieces": pieces, "world_size": old, "layout": manifest.get("layout"),
             "path": str(folder)}

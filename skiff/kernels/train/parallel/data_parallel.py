@@ -309,11 +309,13 @@ class DataParallel(Strategy):
             sliced = SlicedState(self.names, self.params)
             model, opt, masters = sliced.restore(found["pieces"], self.model.state_dict(),
                                                  state.pop("optimizer_hyper", None))
-            state.update(model=model, optimizer=None if isinstance(self, ZeRO) else opt)
+            if isinstance(self, ZeRO):  # one flat slice of the moments and the masters
+                opt, masters = self._flat_slices(opt, masters)
+                if opt is None:
+                    self._note_reshard(layout)
+            state.update(model=model, optimizer=opt)
             if masters is not None and isinstance(state.get("precision"), dict):
                 state["precision"] = {**state["precision"], "master": masters}
-            if isinstance(self, ZeRO):  # its optimizer holds one flat slice: starts afresh
-                self._note_reshard(layout)
             state.setdefault("step", found["step"])
             return state
         if "full_model" in (found["replicated"] or {}):
@@ -439,6 +441,26 @@ class ZeRO(DataParallel):
             state["precision"] = {**prec, "master": [FlatShard(m, self.total)
                                                      for m in prec["master"]]}
         return super().save_checkpoint(directory, state, step=step, keep=keep)
+
+    def flat_slice(self, arrays) -> np.ndarray:
+        """This rank's slice of per-parameter host ``arrays`` (in parameter order) joined."""
+        return np.concatenate([np.asarray(a).reshape(-1) for a in arrays])[self.lo:self.hi]
+
+    def _flat_slices(self, opt: dict | None, masters: list | None):
+        """Per-parameter optimizer state and masters (read from a split model's pieces) as
+        this rank's slice of the flat vector; the optimizer state is None when some
+        parameter has none (it then starts afresh)."""
+        flat = self.flat_slice
+        if masters is not None:
+            masters = [flat(masters)]
+        if opt is not None:
+            per = [opt["state"].get(i) for i in range(len(self.params))]
+            if any(st is None for st in per):
+                return None, masters
+            first = {k: (flat([st[k] for st in per]) if np.ndim(v) > 0 else v)
+                     for k, v in per[0].items()}
+            opt = {"state": {0: first}, "hyper": opt["hyper"]}
+        return opt, masters
 
     def optimizer_state_dict(self, optimizer) -> dict:
         n = self.hi - self.lo

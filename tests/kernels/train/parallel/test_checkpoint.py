@@ -141,7 +141,8 @@ def test_split_model_saves_its_own_pieces_and_reads_only_them(mode, tmp_path):
     """tp=2 / pp=2 on 2 ranks: a save sends nothing between ranks (no gather), each rank
     writes about half of weights + AdamW moments and reads back only its own part; the run
     resumes bit-exactly on the same layout, and one process (tp=1) loads the pieces equal to
-    the gathered weights and trains on like the split run; on the other layout (tp=2 <->
+    the gathered weights and trains on like the split run (also as ZeRO, whose one flat
+    slice takes the AdamW moments of every piece); on the other layout (tp=2 <->
     pp=2) each rank reads only what it holds there and trains on alike too."""
     results = run_mpi(2, "split_ckpt_check.py", mode, tmp_path / "ck", timeout=120)
     state = 3 * results[0]["model_bytes"]  # weights, exp_avg, exp_avg_sq (float32)
@@ -160,3 +161,4 @@ def test_split_model_saves_its_own_pieces_and_reads_only_them(mode, tmp_path):
     first = results[0]
     assert first["pieces_equal_gathered"] and first["tp1_equal_gathered"]
     np.testing.assert_allclose(first["tp1_losses"], first["ref"], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(first["zero_losses"], first["ref"], rtol=0, atol=1e-5)

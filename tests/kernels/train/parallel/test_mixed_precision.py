@@ -12,6 +12,7 @@ CASES = ["dp:fp16-mixed", "zero1:bf16-mixed", "zero2:fp16-mixed", "zero2:bf16-mi
          "tp:bf16-mixed", "tp:fp16-mixed", "pp:bf16-mixed", "pp:fp16-mixed"]
 SKIPS = ["zero1:skip", "zero2:skip", "tp:skip", "pp:skip"]
 RESUMES = ["zero2:resume", "tp:resume", "pp:resume"]
+SWITCHES = ["zero2:switch", "tp:switch"]
 
 
 @pytest.mark.mpi
@@ -21,8 +22,10 @@ def test_mixed_precision_on_two_ranks_equals_one_device():
     local overflow check or a local clipping norm moves them by ~2e-3); and an inf in rank
     1's gradients alone makes every rank skip the step without moving its masters; and a
     run stopped and resumed from its checkpoint (masters as ZeRO's flat shards or as the
-    split model's pieces, the loss scaler) ends exactly where an unstopped one does."""
-    for res in run_mpi(2, "mixed_check.py", *CASES, *SKIPS, *RESUMES, timeout=180):
+    split model's pieces, the loss scaler) ends exactly where an unstopped one does; a
+    float32 checkpoint resumed in bf16-mixed gives the masters its float32 weights."""
+    for res in run_mpi(2, "mixed_check.py", *CASES, *SKIPS, *RESUMES, *SWITCHES,
+                       timeout=180):
         for case in CASES:
             r = res[case]
             assert r["skipped"] == r["ref_skipped"], (case, r)
@@ -30,5 +33,5 @@ def test_mixed_precision_on_two_ranks_equals_one_device():
             assert r["master_diff"] < 5e-4, (case, r)
         for case in SKIPS:
             assert res[case] == {"ran": False, "moved": False}, (case, res[case])
-        for case in RESUMES:
+        for case in RESUMES + SWITCHES:
             assert res[case]["exact"], case

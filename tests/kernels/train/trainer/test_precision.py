@@ -120,3 +120,16 @@ def test_planner_costs_the_chosen_precision():
     assert memory["32"]["grads"] == memory["bf16-mixed"]["grads"] == 4 * n
     assert memory["32"]["optimizer"] == 8 * n and memory["bf16-mixed"]["optimizer"] == 12 * n
     assert memory["bf16-mixed"]["activations"] < 0.55 * memory["32"]["activations"]
+
+
+def test_float32_checkpoint_resumed_in_mixed_precision_keeps_its_float32_weights(tmp_path):
+    """The masters take the checkpoint's float32 weights, not their bfloat16 rounding."""
+    x, y = _data()
+    first = skiff.Trainer(_model(), lr=1e-2, batch_size=32, checkpoint_dir=tmp_path)
+    first.train((x, y), steps=2)
+    weights = [p.numpy().copy() for p in first.model.parameters()]
+    again = skiff.Trainer(_model(seed=1), precision="bf16-mixed", lr=1e-2, batch_size=32,
+                          checkpoint_dir=tmp_path, resume=True)
+    again.train((x, y), steps=2)  # nothing left to train: the resumed state itself
+    for w, m in zip(weights, again.mixed.master_params()):
+        np.testing.assert_array_equal(m.numpy(), w)

@@ -63,19 +63,47 @@ def run(kind, precision, strategy):
                             schedule="constant", seed=0, shuffle=not gpt,
                             reporter=Ranks() if strategy else None, **kw)
     result = trainer.train(gpt_data() if gpt else mlp_data(), steps=6)
+    return [row["loss"] for row in result.history], trainer.mixed.skipped, gathered(trainer)
+
+
+def gathered(trainer):
+    """The float32 masters of every rank, joined into the single-device names (collective)."""
     mixed, st = trainer.mixed, trainer.strategy
     if isinstance(st, ZeRO):  # the masters are the flat slices: gather them in float32
         for q in st.params:
             q.data = q.data.astype(np.float32)
         st.gather_params()
-        masters = {n: q.data for n, q in zip(st.names, st.params)}
-    else:  # the masters into the model, then gathered as the weights are
-        names = st.names if strategy else [n for n, _ in trainer.model.named_parameters()]
-        for p, m in zip(mixed.params, mixed.master):
-            p.data = m.data.copy()
-        full = st.full_state_dict(trainer.model)
-        masters = {n: full[n] for n in names}
-    return [row["loss"] for row in result.history], mixed.skipped, masters
+        return {n: q.data for n, q in zip(st.names, st.params)}
+    # the masters into the model, then gathered as the weights are
+    names = getattr(st, "names", None) or [n for n, _ in trainer.model.named_parameters()]
+    for p, m in zip(mixed.params, mixed.master):
+        p.data = m.data.copy()
+    full = st.full_state_dict(trainer.model)
+    return {n: full[n] for n in names}
+
+
+def switch_to_mixed(kind):
+    """A float32 checkpoint resumed in bf16-mixed: the masters (ZeRO's flat slices, tp's
+    slices) take the checkpoint's float32 weights, not their bfloat16 rounding."""
+    comm = world()
+    folder = comm.bcast_object(tempfile.mkdtemp() if comm.rank == 0 else None)
+    gpt = kind in ("tp", "pp")
+    data = gpt_data() if gpt else mlp_data()
+    out = []
+    for seed, precision in ((0, "32"), (1, "bf16-mixed")):
+        skiff.seed(seed)
+        model = GPT(CFG) if gpt else Sequential(Linear(8, 32), ReLU(), Linear(32, 2))
+        trainer = skiff.Trainer(model, strategy=strategy_of(kind), precision=precision,
+                                batch_size=8, lr=1e-2, reporter=Ranks(), checkpoint_dir=folder,
+                                resume=precision != "32")
+        trainer.train(data, steps=2)
+        out.append(trainer)
+    full = out[0].strategy.full_state_dict(out[0].model)
+    masters = gathered(out[1])
+    comm.barrier()
+    if comm.rank == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"exact": all(np.array_equal(masters[k], full[k]) for k in masters)}
 
 
 def skip_together(kind):
@@ -132,8 +160,9 @@ def main():
     out = {"rank": comm.rank}
     for case in sys.argv[1:]:
         kind, precision = case.split(":")
-        if precision in ("skip", "resume"):
-            out[case] = (skip_together if precision == "skip" else resume_exactly)(kind)
+        if precision in ("skip", "resume", "switch"):
+            out[case] = {"skip": skip_together, "resume": resume_exactly,
+                         "switch": switch_to_mixed}[precision](kind)
             continue
         losses, skipped, masters = run(kind, precision, strategy_of(kind))
         ref_losses, ref_skipped, ref = run(kind, precision, None)

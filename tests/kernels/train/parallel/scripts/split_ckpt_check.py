@@ -16,7 +16,7 @@ from skiff.kernels.train.core.optim import AdamW
 from skiff.kernels.train.models.gpt import GPT, GPTConfig
 from skiff.kernels.train.parallel import Layout, SelfComm, world
 from skiff.kernels.train.parallel.checkpoint import READ_STATS, WRITE_STATS, load_sharded
-from skiff.kernels.train.parallel.data_parallel import DataParallel
+from skiff.kernels.train.parallel.data_parallel import DataParallel, ZeRO
 from skiff.kernels.train.parallel.hybrid import TensorParallel
 from skiff.kernels.train.parallel.pipeline import PipelineParallel
 
@@ -111,6 +111,14 @@ def main():
                                         for k, v in m1.state_dict().items())
         # and it trains on from there like the split run (its optimizer state came back)
         out["tp1_losses"] = train(one, m1, o1, range(2, 4))
+        zero = ZeRO(1, SelfComm())  # the moments as one flat slice
+        zero.bind(device="cpu")
+        train_random.seed(2)
+        mz, oz = zero.setup(GPT(CFG), lambda ps: AdamW(ps, lr=1e-2))
+        st = zero.load_checkpoint(folder)
+        mz.load_state_dict(st["model"])
+        zero.load_optimizer_state_dict(oz, st["optimizer"])
+        out["zero_losses"] = train(zero, mz, oz, range(2, 4))
     print("RESULT " + json.dumps(out), flush=True)
 
 
