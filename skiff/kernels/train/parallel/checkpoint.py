@@ -77,9 +77,10 @@ class PerRank:
 
 
 class Piece:
-    """This rank's piece of a global array of ``shape``: the positions ``index`` (increasing
-    runs, e.g. ``rows`` of a column-parallel layer) along ``axis``; ``axis=None``: the whole
-    array. Stored with ``axis`` moved first, so that any run of positions reads in one go."""
+    """This rank's piece of a global array of ``shape``: the positions ``index`` along
+    ``axis``, in the order the piece holds them (e.g. the ``rows`` of a column-parallel
+    layer: runs of q, k and v heads); ``axis=None``: the whole array. Stored with ``axis``
+    moved first, so that any run of positions reads in one go."""
 
     def __init__(self, array, shape, axis: int | None = None, index=None):
         a = np.asarray(to_numpy(array))

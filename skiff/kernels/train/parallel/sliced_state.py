@@ -25,7 +25,7 @@ import numpy as np
 
 from .checkpoint import Piece
 
-__all__ = ["SlicedState", "tensor_parallel_slicing", "has_pieces"]
+__all__ = ["SlicedState", "tensor_parallel_slicing", "has_pieces", "load_optimizer_from_pieces"]
 
 
 def tensor_parallel_slicing(model) -> dict:
@@ -140,10 +140,9 @@ class SlicedState:
 
 def load_optimizer_from_pieces(optimizer, state: dict) -> None:
     """Load what :meth:`SlicedState.restore` made into ``optimizer`` (this rank's groups)."""
-    groups = [{**h, "params": list(range(len(g["params"])))}
-              for h, g in zip(state["hyper"], optimizer.param_groups)]
-    n = 0
-    for g in groups:  # indices run over all groups in order
-        g["params"] = list(range(n, n + len(g["params"])))
-        n += len(g["params"])
+    groups, n = [], 0
+    for hyper, group in zip(state["hyper"], optimizer.param_groups):
+        k = len(group["params"])  # indices run over all groups in order
+        groups.append({**hyper, "params": list(range(n, n + k))})
+        n += k
     optimizer.load_state_dict({"state": state["state"], "param_groups": groups})
