@@ -48,14 +48,25 @@ export class JobView extends Widget {
     super.dispose();
   }
 
+  protected onAfterShow(): void {
+    if (!this._final) {
+      this._poll(0);
+    }
+  }
+
   private _poll(delay: number): void {
     window.clearTimeout(this._timer);
     this._timer = window.setTimeout(async () => {
+      if (this._drawn && !this.isVisible) {
+        this._poll(POLL_MS); // a tab behind another costs the server nothing
+        return;
+      }
       let final = false;
       try {
         const detail = await getJob(this.jobId);
         this._draw(detail);
-        final = detail.job.final;
+        this._drawn = true;
+        final = this._final = detail.job.final;
       } catch (error) {
         const gone = error instanceof ApiError && error.status === 404;
         setText(this._note, gone ? `job ${this.jobId} is gone (its run folder was removed)`
@@ -144,6 +155,8 @@ export class JobView extends Widget {
   private _note: HTMLElement;
   private _timer = 0;
   private _chartKey = '';
+  private _drawn = false;
+  private _final = false;
 }
 
 /** An SVG line chart of [step, value] points; a log scale when the name says residual or

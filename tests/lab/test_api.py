@@ -5,9 +5,14 @@ refusals (no token, unknown or path-like ids, bad arguments)."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+
 import pytest
 
 from skiff.jobs import launch
+from skiff.jobs.store import pid_alive
 from skiff.lab.payload import JobCache, events_since, job_detail, progress_label, thin
 
 from .server import ApiServer, start_cli_job, stop_cli_job
@@ -74,9 +79,7 @@ def test_a_terminal_job_is_live_cancelled_then_removed(api, tmp_path):
     proc = start_cli_job(api, "train", "mlp", "--steps", "100000", "--name", "long one",
                          log=tmp_path / "cli.log")
     try:
-        row = api.wait_for("a running terminal job with progress", lambda jobs: next(
-            (j for j in jobs if j["name"] == "long one" and j["status"] == "running"
-             and j["fraction"]), None))
+        row = _wait_running(api, "long one")
         job_id = row["id"]
         assert row["command"].startswith("python -m skiff train mlp --steps 100000")
         moved = api.wait_for("its progress moving", lambda jobs: (
@@ -100,6 +103,53 @@ def test_a_terminal_job_is_live_cancelled_then_removed(api, tmp_path):
         assert not (api.runs / job_id).exists()
         assert _row(api.get("jobs")["jobs"], job_id) is None
         assert api.call("GET", f"jobs/{job_id}")[0] == 404
+    finally:
+        stop_cli_job(proc)
+
+
+def _wait_running(api, name: str) -> dict:
+    return api.wait_for(f"job {name!r} running with progress", lambda jobs: next(
+        (j for j in jobs if j["name"] == name and j["status"] == "running" and j["fraction"]),
+        None))
+
+
+def test_a_job_whose_process_died_is_shown_failed_with_why(api, tmp_path):
+    """The terminal (or kernel) that ran a thread job is killed outright: no final event is
+    ever written, and the sidebar shows the job failed, saying which process went away."""
+    proc = start_cli_job(api, "train", "mlp", "--steps", "100000", "--name", "killed",
+                         log=tmp_path / "cli.log")
+    try:
+        job_id = _wait_running(api, "killed")["id"]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        row = api.wait_for("the job shown failed", lambda jobs: (
+            _row(jobs, job_id)["status"] == "failed" and _row(jobs, job_id)))
+        assert f"(pid {proc.pid}) has exited" in row["inferred"], row
+        assert api.call("DELETE", f"jobs/{job_id}")[0] == 200  # it has ended: removable
+    finally:
+        stop_cli_job(proc)
+
+
+@pytest.mark.mpi
+def test_cancel_stops_a_process_job_and_its_ranks(api, tmp_path):
+    """A job on MPI ranks (mpiexec, started from a terminal): the server's cancel goes the
+    usual way (cancel file, then a detached reaper with the identity checks), and the
+    launcher and every rank are gone."""
+    proc = start_cli_job(api, "train", "mlp", "--steps", "100000", "--runner", "process",
+                         "--name", "on-ranks", log=tmp_path / "cli.log")
+    try:
+        job_id = _wait_running(api, "on-ranks")["id"]
+        folder = api.runs / job_id
+        launcher = json.loads((folder / "process.json").read_text())["pid"]
+        ranks = [int(p.read_text()) for p in (folder / "ranks").glob("*.pid")]
+        assert ranks and pid_alive(launcher)
+        status, body = api.call("POST", f"jobs/{job_id}/cancel")
+        assert status == 200, body
+        assert proc.wait(timeout=90) == 1
+        api.wait_for("the job cancelled", lambda jobs: (
+            _row(jobs, job_id)["status"] == "cancelled"))
+        api.wait_for("its launcher and ranks gone", lambda jobs: not any(
+            pid_alive(p) for p in [launcher, *ranks]))
     finally:
         stop_cli_job(proc)
 
