@@ -1,7 +1,9 @@
 """The Jobs sidebar (the ``skiff-lab`` frontend on the ``skiff.lab`` server extension) in a
 real JupyterLab with no notebook and no kernel: a job started from a terminal is listed with
 progress that moves, opens in a tab, is cancelled from the sidebar (its process ends); after
-a page reload the finished job and its tab are still there, and Remove deletes its folder."""
+a page reload the finished job and its tab are still there, and Remove deletes its folder.
+Then a notebook's job on MPI ranks outlives its kernel, shut down, and the sidebar follows
+and cancels it."""
 
 from __future__ import annotations
 
@@ -9,9 +11,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 
+import nbformat
 import pytest
+
+from skiff.jobs.store import pid_alive
 
 from .lab import ROOT, stop_process
 
@@ -131,6 +137,48 @@ def test_after_a_reload_the_job_is_still_there_and_is_removed(lab, browser, term
         assert _api(lab, "api/kernels") == []
     finally:
         page.close()
+
+
+@pytest.mark.mpi  # the job runs on a rank under mpiexec, so that it outlives its kernel
+def test_a_notebooks_job_outlives_its_kernel_in_the_sidebar(lab, lab_page):
+    """The job view names the sidebar; the kernel is shut down (as another client would),
+    the job goes on under its detached holder, and the sidebar follows and cancels it."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import skiff\njob = skiff.launch('demo', {'steps': 3000, 'sleep': 0.05}, "
+        "runner='process', name='from-a-kernel')\njob")]
+    nbformat.write(nb, lab.root / "sidebar-kernel.ipynb")
+    page = lab_page.page
+    lab_page.open("sidebar-kernel.ipynb")
+    lab_page.run_all()
+    page.wait_for_selector(".skiff-job-view .skiff-status .skiff-running", timeout=90_000)
+    expect(page.locator(".skiff-job-view .skiff-reattach")).to_contain_text("Jobs sidebar")
+    _show_sidebar(page)
+    row = page.locator(".skiff-JobRow:has(.skiff-JobRow-name:text-is('from-a-kernel'))")
+    expect(row).to_have_attribute("data-status", "running", timeout=60_000)
+    job_id = row.get_attribute("data-job-id")
+    launcher = json.loads((lab.runs / job_id / "process.json").read_text())["pid"]
+    assert pid_alive(launcher)
+
+    for kernel in _api(lab, "api/kernels"):
+        req = urllib.request.Request(f"{lab.url}/api/kernels/{kernel['id']}", method="DELETE",
+                                     headers={"Authorization": f"token {lab.token}"})
+        urllib.request.urlopen(req, timeout=60).close()
+    assert _api(lab, "api/kernels") == []
+    first = _fraction(page, job_id)
+    page.wait_for_function(  # still live, its kernel gone
+        "([id, f]) => parseFloat(document.querySelector(`.skiff-JobRow[data-job-id='${id}']"
+        " .skiff-JobRow-bar`).dataset.fraction || '0') > f", arg=[job_id, first])
+    expect(row).to_have_attribute("data-status", "running")
+    row.locator(".skiff-JobRow-cancel").click()
+    expect(row).to_have_attribute("data-status", "cancelled", timeout=60_000)
+    ranks = [int(p.read_text()) for p in (lab.runs / job_id / "ranks").glob("*.pid")]
+    deadline = time.monotonic() + 60
+    while any(map(pid_alive, [launcher, *ranks])) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ranks and not any(map(pid_alive, [launcher, *ranks]))  # mpiexec and its rank
 
 
 def _artifact(name: str):
