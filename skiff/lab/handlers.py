@@ -31,6 +31,7 @@ from tornado import web
 
 from skiff.jobs import DamagedJob, remove_jobs, select_jobs
 from skiff.jobs.signals import NotJobProcess
+from skiff.jobs.store import json_safe
 
 from .payload import JobCache, UnknownJob, events_since, job_detail, job_row
 
@@ -58,7 +59,8 @@ class _Base(APIHandler):
     def reply(self, data) -> None:
         self.set_header("Content-Type", "application/json")
         self.set_header("Cache-Control", "no-store")
-        self.finish(json.dumps(data, allow_nan=False, default=str))
+        # strict JSON: a NaN a folder smuggled in (config.json, info) is sent as text
+        self.finish(json.dumps(json_safe(data), allow_nan=False))
 
 
 class JobsHandler(_Base):

@@ -220,8 +220,8 @@ def events_since(run_dir: Path, offset: int, limit: int = EVENTS_CHUNK) -> dict:
     for raw in chunk[: end + 1].splitlines():
         if not raw.strip():
             continue
-        try:
-            event = json.loads(raw)
+        try:  # NaN and Infinity literals (not JSON, but Python writes them) stay text
+            event = json.loads(raw, parse_constant=str)
         except ValueError:
             skipped += 1
             continue

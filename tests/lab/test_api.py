@@ -186,5 +186,10 @@ def test_payload_without_a_server(tmp_path):
     assert progress_label(cached.state).startswith("100% · 4/4 steps · value 4")
     assert job_detail(cached)["metrics"]["value"]["count"] == 4
     assert events_since(job.run_dir, 10**9)["reset"] is True
+    end = (job.run_dir / "events.jsonl").stat().st_size
+    with open(job.run_dir / "events.jsonl", "a") as fh:  # literals Python writes, JSON not
+        fh.write('{"t": 1, "type": "info", "rate": NaN, "peak": -Infinity}\n')
+    (event,) = events_since(job.run_dir, end)["events"]
+    assert event["rate"] == "NaN" and event["peak"] == "-Infinity"
     (job.run_dir / "config.json").unlink()
     assert cache.jobs() == []  # a folder that is no longer a run folder is dropped
