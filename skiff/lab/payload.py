@@ -96,7 +96,7 @@ def job_row(job, now: float | None = None) -> dict:
                 "fraction": None, "progress": "", "created": None, "started": None,
                 "ended": None, "elapsed": None, "command": None, "np": None,
                 "runner": None, "device": None, "error": clean(job.error),
-                "damaged": clean(job.reason), "trust": None, "final": True}
+                "damaged": clean(job.reason), "trust": None, "final": True, "inferred": None}
     state = job.refresh()
     meta = job.meta
     np_ = meta.get("np", 1)
@@ -121,8 +121,17 @@ def job_row(job, now: float | None = None) -> dict:
         "error": clean(error) if error else None,
         "inferred": clean(state.inferred) if state.inferred else None,
         "damaged": None,
-        "trust": job.trust,
+        "trust": _trust(job),
     }
+
+
+def _trust(job) -> str | None:
+    """``trusted``, ``unsigned`` or ``altered``; None when the signing key cannot be read
+    (a listing shows the job all the same)."""
+    try:
+        return job.trust
+    except Exception:  # noqa: BLE001 - an unreadable key must not hide every job
+        return None
 
 
 def thin(series: list, limit: int = MAX_POINTS) -> list:
