@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .job import Job
 
 __all__ = ["ProcessRunner", "find_mpiexec", "escalate_cancel", "MPIUnavailable",
-           "mpiexec_command", "rank_env", "LOOPBACK_ENV"]
+           "mpiexec_command", "rank_env", "launcher_env", "LOOPBACK_ENV"]
 
 
 class MPIUnavailable(RuntimeError):
@@ -93,6 +93,20 @@ def rank_env(np: int, *, local: bool = True) -> dict:
     return env
 
 
+def launcher_env(mpiexec: str, np: int) -> tuple[dict, str | None]:
+    """The environment of a local job's mpiexec (:func:`rank_env`) and the bind shim it
+    preloads (None: hydra's control port listens on every interface, said in the log)."""
+    env = rank_env(np)
+    if not _is_hydra(mpiexec):
+        return env, None
+    from .loopback import bind_shim
+
+    shim = bind_shim()
+    if shim:
+        env["LD_PRELOAD"] = " ".join(p for p in (shim, os.environ.get("LD_PRELOAD")) if p)
+    return env, shim
+
+
 def mpiexec_command(mpiexec: str, np: int, run_dir, *, oversubscribe: bool = False,
                     extra_args: list[str] | None = None) -> list[str]:
     """The mpiexec command line of a job of ``np`` ranks on this machine.
@@ -101,12 +115,15 @@ def mpiexec_command(mpiexec: str, np: int, run_dir, *, oversubscribe: bool = Fal
     interface, ``-disable-auto-cleanup`` leaves the order of death to the watcher. Open
     MPI: ``--oversubscribe`` when asked (hydra places any number of ranks on a host).
 
-    Hydra's own control port still listens on every interface: it binds it with MPL's
-    default address and has no option to choose another. MPICH's ``mpiexec.gforker`` has
-    no port at all (PMI over socket pairs) but stops the other ranks with SIGINT/SIGQUIT on
-    a death or an abort, which the watcher's account of who died first does not survive."""
+    Hydra binds its own control port to every interface and has no option to choose
+    another address: :func:`launcher_env` preloads the bind shim of
+    :mod:`skiff.jobs.loopback` into mpiexec and its proxies, and ``-genv LD_PRELOAD`` gives
+    the ranks the user's own value back. (MPICH's ``mpiexec.gforker`` has no port at all but
+    stops the other ranks with SIGINT/SIGQUIT on a death or an abort, which the watcher's
+    account of who died first does not survive.)"""
     if _is_hydra(mpiexec):
-        local = ["-hosts", "localhost", "-iface", "lo", "-disable-auto-cleanup"]
+        local = ["-hosts", "localhost", "-iface", "lo", "-disable-auto-cleanup",
+                 "-genv", "LD_PRELOAD", os.environ.get("LD_PRELOAD", "")]
     else:
         local = ["--oversubscribe"] if oversubscribe else []
     return [mpiexec, "-n", str(int(np)), *local, *(extra_args or []),
@@ -162,9 +179,14 @@ class ProcessRunner:
                               extra_args=extra_args)
         add_holder(job.run_dir)   # this process holds the job until it exits
         _hand_over_at_exit(self)
+        env, shim = launcher_env(mpiexec, np)
         log = open(job.run_dir / "logs" / "launcher.log", "ab")  # noqa: SIM115
+        if shim is None and _is_hydra(mpiexec):
+            log.write(b"skiff: no C compiler to build the loopback bind shim; mpiexec's "
+                      b"control port listens on every interface\n")
+            log.flush()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=rank_env(np), cwd=os.getcwd())
+                                start_new_session=True, env=env, cwd=os.getcwd())
         log.close()
         from .signals import process_identity
         from .trust import sign_record

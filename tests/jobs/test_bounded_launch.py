@@ -245,6 +245,14 @@ def test_a_local_job_is_bound_to_the_loopback_interface(tmp_path):
     assert env["UCX_NET_DEVICES"] == os.environ.get("UCX_NET_DEVICES", "lo")
 
 
+def _mpiexec_info() -> str:
+    try:
+        return subprocess.run([find_mpiexec(), "-info"], capture_output=True, text=True,
+                              timeout=10).stdout.lower()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def _listening(pid: int) -> set[str]:
     """Local addresses (``ip:port``) of the listening TCP sockets process ``pid`` holds."""
     import socket
@@ -268,9 +276,37 @@ def _listening(pid: int) -> set[str]:
     return out
 
 
+def test_the_bind_shim_turns_a_wildcard_bind_into_loopback(tmp_path):
+    """The library preloaded into hydra: a socket bound to 0.0.0.0 listens on 127.0.0.1; an
+    explicit address is left alone."""
+    from skiff.jobs.loopback import bind_shim
+
+    if not Path("/proc/self/maps").exists():
+        pytest.skip("LD_PRELOAD shims are Linux-only")
+    shim = bind_shim()
+    if shim is None:
+        pytest.skip("no C compiler to build the shim")
+    probe = ("import socket\n"
+             "a = socket.socket(); a.bind(('0.0.0.0', 0)); a.listen()\n"
+             "b = socket.socket(); b.bind(('127.0.0.2', 0)); b.listen()\n"
+             "print(a.getsockname()[0], b.getsockname()[0])\n")
+    env = dict(os.environ, LD_PRELOAD=shim)
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["127.0.0.1", "127.0.0.2"]
+    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           timeout=30, env={k: v for k, v in os.environ.items()
+                                            if k != "LD_PRELOAD"})
+    assert plain.stdout.split()[0] == "0.0.0.0"
+
+
 @pytest.mark.mpi
-def test_the_ranks_listen_on_loopback_only(runs_dir):
-    """The ranks' own sockets (those mpiexec does not share with them) are on 127.0.0.1."""
+def test_the_launcher_and_the_ranks_listen_on_loopback_only(runs_dir):
+    """Every listening socket of a local job, hydra's control port and its proxies' included,
+    is on 127.0.0.1; the ranks do not carry the shim."""
+    from skiff.jobs.loopback import bind_shim
+
     _need_mpi()
     if not Path("/proc/net/tcp").exists():
         pytest.skip("no /proc/net/tcp")
@@ -279,11 +315,21 @@ def test_the_ranks_listen_on_loopback_only(runs_dir):
         _wait_for(lambda: job.refresh().done >= 3, 60, "the job to run")
         launcher = int(__import__("json").loads((job.run_dir / "process.json").read_text())
                        ["pid"])
+        ranks = [int((job.run_dir / "ranks" / f"{r}.pid").read_text()) for r in range(2)]
         shared = _listening(launcher)       # hydra's control port, inherited by the ranks
         own = set()
-        for r in range(2):
-            own |= _listening(int((job.run_dir / "ranks" / f"{r}.pid").read_text())) - shared
+        for pid in ranks:
+            own |= _listening(pid) - shared
         assert all(a.startswith("127.") for a in own), own
+        if bind_shim() is not None and "hydra" in find_mpiexec() + _mpiexec_info():
+            proxies = [int(p) for p in subprocess.run(
+                ["pgrep", "-P", str(launcher)], capture_output=True, text=True).stdout.split()]
+            everything = shared.union(*(_listening(p) for p in proxies))
+            assert everything and all(a.startswith("127.") for a in everything), everything
+            for pid in ranks:
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                assert not any(e.startswith(b"LD_PRELOAD=") and b"bind-loopback" in e
+                               for e in environ)
     finally:
         job.cancel(grace=3)
         job.wait(30)
