@@ -160,9 +160,10 @@ def check_expression(text: str, what: str) -> str:
     return text
 
 
-def to_config(values: dict) -> dict:
+def to_config(values: dict, *, memory: bool = True) -> dict:
     """Validate parsed values (and a ``spec`` dict from :func:`parse_spec`) and return the
-    ``solve`` kernel config."""
+    ``solve`` kernel config. ``memory``: refuse a grid too big for this machine's device (a
+    launch checks it instead in ``check_launch``, where it knows the ranks sharing it)."""
     spec = values.get("spec") or {}
     problem = values.get("problem") or ("custom" if spec else None)
     if problem is None:
@@ -229,7 +230,8 @@ def to_config(values: dict) -> dict:
     if config["restart"] < 1 or config["pre"] < 1 or config["post"] < 1:
         bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
         raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
-    _check_memory(config)
+    if memory:
+        _check_memory(config)
     return config
 
 
@@ -405,10 +407,13 @@ class SolveKind(Kind):
         return to_config(values)
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
-        """Several ranks: refuse what a distributed solve cannot do, split the grid and
-        check that one rank's share fits the memory of one device. Records the split in
+        """One rank: the grid must fit this machine's device. Several ranks: refuse what a
+        distributed solve cannot do, split the grid and check that one rank's share fits the
+        memory of one device. Records the split in
         ``config["decomposition"]`` and returns it in a line for the job's log."""
         if ranks <= 1:
+            if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
+                _check_memory(config)   # the whole grid on one device
             return None
         from skiff.kernels.solve.parallel import check_distributed, plan
 
@@ -458,7 +463,7 @@ class SolveKind(Kind):
             if not cell.strip():
                 raise ValueError("%%solve needs a cell with a spec (domain: 256x256, ...)")
             values["spec"] = parse_spec(cell)
-            return JobRequest("solve", to_config(values), label="%%solve")
+            return JobRequest("solve", to_config(values, memory=False), label="%%solve")
         name = values.get("problem")
         if name is not None and name in user_ns and name not in PROBLEMS:
             if where != "thread":
@@ -470,7 +475,7 @@ class SolveKind(Kind):
         if values.get("b") is not None:
             raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix; {name!r} is a "
                              "built-in problem")
-        config = to_config(values)
+        config = to_config(values, memory=False)   # checked by check_launch, per rank
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
 
 

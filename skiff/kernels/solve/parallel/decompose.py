@@ -138,13 +138,13 @@ class Decomposition:
         return out
 
     def halo_cells(self, rank: int) -> int:
-        """Cells this rank sends in one exchange (one layer on each side that has a peer)."""
+        """Cells this rank sends in one exchange: one layer on each side that has a peer,
+        each face with the ghost cells around it (so edges and corners arrive too)."""
         blk = self.block(rank)
-        m = [hi - lo for lo, hi in blk]
+        padded = [hi - lo + (2 if n > 1 else 0) for (lo, hi), n in zip(blk, self.shape3)]
         total = 0
         for ax, (lo_peer, hi_peer) in enumerate(self.neighbours(rank)):
-            face = math.prod(m[b] + (2 if b < ax and self.shape3[b] > 1 else 0)
-                             for b in range(3) if b != ax)
+            face = math.prod(padded[b] for b in range(3) if b != ax)
             total += face * ((lo_peer is not None) + (hi_peer is not None))
         return total
 
