@@ -21,14 +21,83 @@ axis), ``P = m + 2 pad`` (padded), ``inner`` (the slices of the interior in a pa
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+
+from skiff.kernels.backend import custom_op, get_array_module, numba_available
 
 from .. import fused
 from ..multigrid import resolve_op
 from ..stencil import ConstStencil
 from .halo import Halo
 
-__all__ = ["BlockLevel", "take_block", "pad_with_signs"]
+__all__ = ["BlockLevel", "take_block", "pad_with_signs", "block_colour_const",
+           "block_colour_var"]
+
+
+@functools.lru_cache(maxsize=1)
+def _nb():
+    from . import _numba_block
+
+    return _numba_block
+
+
+def _padded_inner(u, p0):
+    return (slice(p0, u.shape[0] - p0), slice(1, u.shape[1] - 1), slice(1, u.shape[2] - 1))
+
+
+def _moved(sl, ax, step):
+    sl = list(sl)
+    sl[ax] = slice(sl[ax].start + step, sl[ax].stop + step)
+    return tuple(sl)
+
+
+def _recolour(u, f, new, par, colour):
+    """u's interior takes ``new`` on the cells of ``colour`` (global parity)."""
+    xp = get_array_module(u)
+    k, j, i = (xp.arange(n).reshape([n if b == a else 1 for b in range(3)])
+               for a, n in enumerate(f.shape))
+    mask = (par + k + j + i) % 2 == colour
+    xp.copyto(u[_padded_inner(u, 1 if u.shape[0] > f.shape[0] else 0)], new, where=mask)
+    return u
+
+
+@custom_op("solve.block_colour_const")
+def block_colour_const(u, f, a3, invdiag, p0, par, colour):
+    """One colour of red-black Gauss-Seidel on a padded block with uniform couplings ``a3``:
+    the interior cells whose global parity is ``colour`` take (f + neighbours) / diag."""
+    inner = _padded_inner(u, p0)
+    s = 0.0
+    for ax in range(3):
+        if ax > 0 or p0:
+            s = s + float(a3[ax]) * (u[_moved(inner, ax, -1)] + u[_moved(inner, ax, 1)])
+    return _recolour(u, f, (f + s) * invdiag, par, colour)
+
+
+@custom_op("solve.block_colour_var")
+def block_colour_var(u, f, c0, c1, c2, invdiag, p0, par, colour):
+    """The same with face couplings ``c0, c1, c2`` on the padded block (face k of an axis
+    lies below padded cell k)."""
+    inner = _padded_inner(u, p0)
+    s = 0.0
+    for ax, c in enumerate((c0, c1, c2)):
+        if ax > 0 or p0:
+            s = s + c[inner] * u[_moved(inner, ax, -1)] + \
+                c[_moved(inner, ax, 1)] * u[_moved(inner, ax, 1)]
+    return _recolour(u, f, (f + s) * invdiag, par, colour)
+
+
+@block_colour_const.implement("cpu", "numba", available=numba_available)
+def _colour_const_nb(u, f, a3, invdiag, p0, par, colour):
+    _nb().colour_const(u, f, a3, invdiag, int(p0), int(par), int(colour))
+    return u
+
+
+@block_colour_var.implement("cpu", "numba", available=numba_available)
+def _colour_var_nb(u, f, c0, c1, c2, invdiag, p0, par, colour):
+    _nb().colour_var(u, f, c0, c1, c2, invdiag, int(p0), int(par), int(colour))
+    return u
 
 
 def take_block(a, starts, sizes, fill: float = 0.0) -> np.ndarray:
@@ -96,10 +165,13 @@ class BlockLevel:
         self.invdiag = xp.asarray(1.0 / np.ascontiguousarray(diag))
         self.invdiag_p = xp.ones(self.P)
         self.invdiag_p[self.inner] = self.invdiag
-        grids = np.meshgrid(*[np.arange(lo, lo + m) for lo, m in zip(self.lo, self.m)],
-                            indexing="ij")
-        parity = sum(grids) % 2
-        self.colour = [xp.asarray(parity == c) for c in (0, 1)]
+        self.par = sum(self.lo) % 2
+        self.coef = (self.arrays[0],) if self.const else tuple(self.arrays[:3])
+        self._colour = resolve_op(block_colour_const if self.const else block_colour_var, xp)
+        self._prolong = resolve_op(fused.prolong_add, xp)
+        self._restrict_t = resolve_op(fused.restrict_t, xp)
+        self.signs = xp.asarray(np.asarray(signs, dtype=np.float64))
+        self._work = {}
         self.halo = Halo(comm, self.P, self.pad, dec.neighbours(rank), signs, xp)
         self.u = xp.zeros(self.P)
         self.f = xp.zeros(self.m)
@@ -125,30 +197,14 @@ class BlockLevel:
     def local_dot(self, a, b) -> float:
         return float((a[self.inner] * b[self.inner]).sum())
 
-    def neighbour_sum(self, u):
-        """Sum over the faces of each interior cell of coupling * neighbour (ghosts current)."""
-        s = self.xp.zeros(self.m)
-        for ax in range(3):
-            if self.shape3[ax] == 1:
-                continue
-            below, above = u[_shift(self.inner, ax, -1)], u[_shift(self.inner, ax, 1)]
-            if self.const:
-                s += self.a[ax] * (below + above)
-            else:
-                c = self.faces[ax]
-                s += c[self.inner] * below + c[_shift(self.inner, ax, 1)] * above
-        return s
-
     def rbgs(self, u, f, sweeps: int, reverse: bool = False):
         """``sweeps`` red-black Gauss-Seidel sweeps on A u = f (cells coloured by their global
         parity, colour 0 first unless ``reverse``), one halo exchange per colour."""
         order = (1, 0) if reverse else (0, 1)
-        ui = u[self.inner]
         for _ in range(int(sweeps)):
             for colour in order:
                 self.halo.exchange(u, "zero")
-                new = (f + self.neighbour_sum(u)) * self.invdiag
-                self.xp.copyto(ui, new, where=self.colour[colour])
+                self._colour(u, f, *self.coef, self.invdiag, self.pad[0], self.par, colour)
         return u
 
     def residual(self, u, f, r) -> float:
@@ -164,36 +220,37 @@ class BlockLevel:
         fc[...] = fused.restrict_mean(self.xp.ascontiguousarray(r[self.inner]), fc.shape)
         return fc
 
+    def _buffer(self, name, shape):
+        buf = self._work.get(name)
+        if buf is None or buf.shape != tuple(shape):
+            buf = self._work[name] = self.xp.zeros(shape)
+        return buf
+
     def restrict_transpose(self, r, fc, factors):
-        """fc = P^T r / 2^d (the transpose of :meth:`prolong`); exchanges r's ghosts."""
+        """fc = P^T r / 2^d (the transpose of :meth:`prolong`): r's ghosts are exchanged
+        (``sign * edge`` at the grid's sides), then the serial fused kernel runs on a copy
+        with a second ghost layer on the halved axes, so that the coarse blocks line up."""
         self.halo.exchange(r, "signs")
-        e = r
-        xp = self.xp
-        for ax in range(3):
-            if factors[ax] == 2:
-                v = xp.moveaxis(e, ax, 0)
-                out = 0.75 * (v[1:-1:2] + v[2:-1:2]) + 0.25 * (v[0:-2:2] + v[3::2])
-                e = xp.moveaxis(0.5 * out, 0, ax)
-            elif self.pad[ax]:
-                e = xp.moveaxis(xp.moveaxis(e, ax, 0)[1:-1], 0, ax)
-        fc[...] = e
+        big = [p + 2 if f == 2 else p for p, f in zip(self.P, factors)]
+        rb = self._buffer("rbig", big)
+        rb[tuple(slice(1, 1 + p) if f == 2 else slice(None) for p, f in zip(self.P, factors))] \
+            = r
+        coarse = [n // 2 if f == 2 else n for n, f in zip(big, factors)]
+        fb = self._buffer("fcbig", coarse)
+        self._restrict_t(rb, fb, self.signs)
+        fc[...] = fb[tuple(slice(p, n - p) for p, n in zip(self.pad, coarse))]
         return fc
 
     def prolong(self, u, ec_padded, factors):
-        """u[inner] += P ec (cell-centred trilinear) from the coarse block with its ghosts."""
-        e = ec_padded
-        xp = self.xp
-        for ax in range(3):
-            if factors[ax] == 2:
-                v = xp.moveaxis(e, ax, 0)
-                mid = 0.75 * v[1:-1]
-                out = xp.empty((2 * mid.shape[0],) + mid.shape[1:])
-                out[0::2] = mid + 0.25 * v[:-2]
-                out[1::2] = mid + 0.25 * v[2:]
-                e = xp.moveaxis(out, 0, ax)
-            elif self.pad[ax]:
-                e = xp.moveaxis(xp.moveaxis(e, ax, 0)[1:-1], 0, ax)
-        u[self.inner] += e
+        """u[inner] += P ec (cell-centred trilinear) from the coarse block with its ghosts:
+        the serial fused kernel onto a work block two fine cells wider on the halved axes."""
+        ec = self.xp.ascontiguousarray(ec_padded)
+        big = [2 * n if f == 2 else n for n, f in zip(ec.shape, factors)]
+        ub = self._buffer("pbig", big)
+        ub[...] = 0.0
+        self._prolong(ub, ec, self.signs)
+        off = [2 * p if f == 2 else p for p, f in zip(self.pad, factors)]
+        u[self.inner] += ub[tuple(slice(o, o + m) for o, m in zip(off, self.m))]
         return u
 
     def inject(self, u, ec, factors):

@@ -84,3 +84,19 @@ def test_one_rank_equals_the_serial_solver(problem, method):
     np.testing.assert_allclose(dist.field, serial.field, rtol=0, atol=1e-12)
     assert dist.info["ranks"] == 1 and dist.info["halo_bytes"] == 0
     assert dist.info["subdomains"][0]["index"] == [[0, n] for n in problem.shape]
+
+
+@pytest.mark.parametrize("shape, p0", [((1, 9, 12), 0), ((6, 7, 8), 1)])
+@pytest.mark.parametrize("par, colour", [(0, 0), (1, 0), (0, 1)])
+def test_the_block_smoother_twins_equal_their_reference(shape, p0, par, colour):
+    from skiff.kernels.backend.testing import check_op
+    from skiff.kernels.solve.parallel.operator import block_colour_const, block_colour_var
+
+    rng = np.random.default_rng(3)
+    padded = (shape[0] + 2 * p0, shape[1] + 2, shape[2] + 2)
+    u, f = rng.standard_normal(padded), rng.standard_normal(shape)
+    invdiag = 1.0 / (4.0 + rng.random(shape))
+    faces = [rng.random(tuple(n + (a == b) for b, n in enumerate(padded))) for a in range(3)]
+    check_op(block_colour_const, u, f, np.array([0.3, 1.0, 2.0]), invdiag, p0, par, colour,
+             rtol=1e-12, atol=1e-12)
+    check_op(block_colour_var, u, f, *faces, invdiag, p0, par, colour, rtol=1e-12, atol=1e-12)
