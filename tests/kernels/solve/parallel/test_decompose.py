@@ -100,3 +100,14 @@ def test_the_block_smoother_twins_equal_their_reference(shape, p0, par, colour):
     check_op(block_colour_const, u, f, np.array([0.3, 1.0, 2.0]), invdiag, p0, par, colour,
              rtol=1e-12, atol=1e-12)
     check_op(block_colour_var, u, f, *faces, invdiag, p0, par, colour, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", [poisson((64, 64)),
+                                     diffusion((32, 32), lambda x, y: 1 + 100 * (x > 0.5))],
+                         ids=["poisson", "diffusion"])
+def test_one_rank_on_the_gpu_equals_the_cpu(problem):
+    cpu = DistributedSolver(problem, device="cpu").solve(rtol=1e-9)
+    gpu = DistributedSolver(problem, device="cuda:0").solve(rtol=1e-9)
+    assert gpu.iterations == cpu.iterations and gpu.device.startswith("cuda")
+    np.testing.assert_allclose(gpu.field, cpu.field, rtol=0, atol=1e-10)
