@@ -9,7 +9,8 @@ multigrid; the figure is the best solve time (setup apart) of rank 0, the ranks'
 (the largest over ranks, best run), the iterations and the halo bytes of one solve.
 
 * strong: a fixed grid (2D 1024^2, 3D 128^3) over 1, 2, 4 ranks; efficiency T1 / (R TR).
-* weak: a fixed block per rank (2D 512^2, 3D 64^3 per rank); efficiency T1 / TR.
+* weak: a fixed block per rank (2D 512^2, 3D 64^3 per rank); efficiency T1 / TR. The box
+  grows with the grid (equal spacing on every axis), so every weak row is one problem.
 * the serial ``Solver`` on the same grid in one process, for the cost of the split itself.
 
 The reference machine has 2 vCPUs: 4 ranks oversubscribe it (two ranks per core), so the
@@ -45,7 +46,9 @@ def worker(grid, repeat: int, serial: bool) -> None:
     """One timed case on the ranks of this MPI world (or the serial solver, one process)."""
     from skiff.kernels.solve.problems import poisson
 
-    problem = poisson(tuple(grid))
+    # equal spacing on every axis (the box grows with the grid), so that the weak-scaling
+    # grids of different shapes are the same problem, finer or larger, not anisotropic ones
+    problem = poisson(tuple(grid), extent=tuple(n / min(grid) for n in grid))
     if serial:
         from skiff.kernels.solve.solver import Solver
 

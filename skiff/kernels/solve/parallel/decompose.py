@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Decomposition", "process_grid", "split_axis", "plan"]
+__all__ = ["Decomposition", "process_grid", "split_axis", "plan", "GATHER_CELLS_PER_RANK"]
+
+# a coarse level with fewer cells than this per rank is gathered to every rank (below it,
+# messages cost more than the work they save)
+GATHER_CELLS_PER_RANK = 2048
 
 
 def _factorisations(size: int, axes: int):
@@ -179,8 +183,4 @@ def plan(grid, ranks: int, *, method: str = "cg", precond: str = "mg", restart: 
             "halo_bytes_per_exchange": halo,
             "text": f"{dec.describe(len(grid))}; at least {format_bytes(per_rank)} per rank, "
                     f"{format_bytes(halo)} sent per halo exchange"}
-
-
-# coarse levels whose grid has fewer cells than this per rank are gathered to every rank
-GATHER_CELLS_PER_RANK = 2048
 

@@ -79,7 +79,9 @@ class SolveComm(SelfComm):
         super().__init__()
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
-        self._mpi = __import__("mpi4py.MPI", fromlist=["MPI"])
+        from mpi4py import MPI
+
+        self._mpi = MPI
 
     def allreduce(self, values) -> np.ndarray:
         """The sum over ranks of a few numbers (one Allreduce)."""
@@ -153,7 +155,7 @@ class Halo:
         self.shape = tuple(padded_shape)
         self.pad = tuple(pad)
         self.peers = [tuple(p) for p in peers]
-        self.signs = [float(s) for s in np.asarray(_host(np.asarray(signs)))]
+        self.signs = [float(s) for s in np.asarray(signs, dtype=np.float64)]
         self.xp = xp
         gpu = xp is not np
         self.direct = (not gpu) or cuda_aware()

@@ -66,7 +66,7 @@ class DistributedSolver:
 
     def __init__(self, problem, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, device=DEFAULT_DEVICE, compatibility=None,
-                 interpolation="auto", comm=None, **_ignored):
+                 interpolation="auto", comm=None):
         t0 = time.perf_counter()
         precond_name = resolve_precond(precond, method, True)
         check_distributed(method=method, precond=precond_name, smoother=smoother,
