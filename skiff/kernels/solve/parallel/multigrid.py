@@ -101,7 +101,7 @@ class DistributedMG:
         """Residual of level ``level`` restricted into the next level's right-hand side;
         returns this block's |r|^2."""
         lv = self.blocks[level]
-        rr = lv.residual(u, f, lv.r)
+        rr = lv.residual(u, f, lv.r, norm=level == 0 and not self._sym)  # iterate's test
         if self._sym and not self._p0:
             lv.restrict_transpose(lv.r, self._target(level), self.factors[level])
         else:

@@ -187,11 +187,18 @@ class BlockLevel:
         return self.xp.zeros(self.P)
 
     # ------------------------------------------------------------------ the operator
-    def apply(self, u, out):
+    def apply(self, u, out, clean: bool = False):
         """out[inner] = (A u)[inner]: exchange u's ghosts, then the serial fused kernel on the
-        padded block."""
+        padded block; ``clean``: zero out's ghost layer (so that sums over the whole padded
+        array are sums over the block)."""
         self.halo.exchange(u, "zero")
         self._apply(u, *self.arrays, out)
+        if clean:
+            for ax in range(3):
+                if self.pad[ax]:
+                    v = self.xp.moveaxis(out, ax, 0)
+                    v[0] = 0.0
+                    v[-1] = 0.0
         return out
 
     def local_dot(self, a, b) -> float:
@@ -207,12 +214,12 @@ class BlockLevel:
                 self._colour(u, f, *self.coef, self.invdiag, self.pad[0], self.par, colour)
         return u
 
-    def residual(self, u, f, r) -> float:
-        """r[inner] = f - A u; returns this block's |r|^2."""
+    def residual(self, u, f, r, norm: bool = True) -> float:
+        """r[inner] = f - A u; returns this block's |r|^2 (0 unless ``norm``)."""
         self.apply(u, self.tmp)
         ri = r[self.inner]
         self.xp.subtract(f, self.tmp[self.inner], out=ri)
-        return float((ri * ri).sum())
+        return float((ri * ri).sum()) if norm else 0.0
 
     # ------------------------------------------------------------------ grid transfers
     def restrict_mean(self, r, fc):
