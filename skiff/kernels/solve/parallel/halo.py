@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import numpy as np
 
@@ -49,14 +50,30 @@ def _host(a):
 
 
 class SelfComm:
-    """The one-rank world: sums are the value, gathers the local block."""
+    """The one-rank world: sums are the value, gathers the local block.
+
+    Counters (this rank): ``halo_bytes`` and ``gather_bytes`` sent, ``reductions``, and the
+    time inside MPI calls: ``wait_s`` (wall) and ``wait_cpu`` (CPU: MPICH waits by polling,
+    so compute CPU = process CPU - ``wait_cpu`` is the work a rank did, whatever the load)."""
 
     rank, size = 0, 1
 
     def __init__(self):
-        self.halo_bytes = 0
-        self.gather_bytes = 0
-        self.reductions = 0
+        self.reset()
+
+    def reset(self):
+        self.halo_bytes = self.gather_bytes = self.reductions = 0
+        self.wait_s = self.wait_cpu = 0.0
+
+    def _start(self):
+        return time.perf_counter(), time.process_time()
+
+    def _stop(self, t):
+        self.wait_s += time.perf_counter() - t[0]
+        self.wait_cpu += time.process_time() - t[1]
+
+    def maximum(self, values) -> np.ndarray:
+        return np.asarray(values, dtype=np.float64)
 
     def allreduce(self, values) -> np.ndarray:
         self.reductions += 1
@@ -88,7 +105,16 @@ class SolveComm(SelfComm):
         self.reductions += 1
         send = np.asarray(values, dtype=np.float64).ravel().copy()
         out = np.empty_like(send)
+        t = self._start()
         self.comm.Allreduce(send, out, op=self._mpi.SUM)
+        self._stop(t)
+        return out
+
+    def maximum(self, values) -> np.ndarray:
+        """The largest over ranks of a few numbers (for the record, not the solve)."""
+        send = np.asarray(values, dtype=np.float64).ravel().copy()
+        out = np.empty_like(send)
+        self.comm.Allreduce(send, out, op=self._mpi.MAX)
         return out
 
     def _blocks(self, local, dec):
@@ -109,7 +135,9 @@ class SolveComm(SelfComm):
         counts, displs = self._blocks(local, dec)
         send = np.ascontiguousarray(_host(local)).ravel()
         flat = np.empty(sum(counts))
+        t = self._start()
         self.comm.Allgatherv(send, [flat, counts, displs, self._mpi.DOUBLE])
+        self._stop(t)
         self.gather_bytes += send.nbytes * (self.size - 1)
         return self._assemble(flat, dec, counts, displs)
 
@@ -127,7 +155,10 @@ class SolveComm(SelfComm):
 
     def bcast_flag(self, flag: bool) -> bool:
         """Rank 0's flag on every rank (the stop decision)."""
-        return bool(self.comm.bcast(bool(flag), root=0))
+        t = self._start()
+        flag = bool(self.comm.bcast(bool(flag), root=0))
+        self._stop(t)
+        return flag
 
 
 def world_comm():
@@ -176,7 +207,9 @@ class Halo:
             v = self.xp.moveaxis(up, ax, 0)
             lo, hi = self.peers[ax]
             if ax in self.buffers:
+                t = self.comm._start()
                 self._swap(v, ax, lo, hi)
+                self.comm._stop(t)
             for end, peer, inner, side in ((0, lo, 1, 2 * ax), (-1, hi, -2, 2 * ax + 1)):
                 if peer is None:
                     if edge == "zero":

@@ -3,8 +3,9 @@
 Each rank holds its block of the grid (:mod:`.decompose`), the Krylov vectors and the
 distributed multigrid levels on it; the solution is gathered to rank 0 at the end, where the
 :class:`~..solution.Solution` is the serial one plus the record of the run: ``ranks``,
-``subdomains`` (each rank's index range), ``halo_bytes`` (sent by all ranks together) and
-``gather_bytes``. Other ranks get ``None`` from :meth:`DistributedSolver.solve`.
+``subdomains`` (each rank's index range), ``halo_bytes`` (sent by all ranks together),
+``gather_bytes`` and ``wait_s`` / ``wait_cpu_s`` (the most time a rank spent inside MPI calls
+during the solve, wall and CPU). Other ranks get ``None`` from :meth:`DistributedSolver.solve`.
 
 What runs distributed: CG with the multigrid, Jacobi or no preconditioner, and stationary
 multigrid cycles (``method="mg"``), red-black Gauss-Seidel smoothing, symmetric problems (no
@@ -131,7 +132,7 @@ class DistributedSolver:
             maxiter = 100 if self.method == "mg" else min(10 * self.problem.unknowns, 20000)
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
         x = lv.zeros()
-        comm.halo_bytes = comm.gather_bytes = 0
+        comm.reset()
 
         def on_iter(it, rnorm, xk):
             stop = False
@@ -170,12 +171,15 @@ class DistributedSolver:
             xp.cuda.Device().synchronize()
         elapsed = time.perf_counter() - t0
         halo, gathers = comm.halo_bytes, comm.gather_bytes
+        waits = comm.maximum([comm.wait_s, comm.wait_cpu])   # the solve's, before the gather
         field = comm.gather_blocks(xp.ascontiguousarray(x[lv.inner]), self.dec)
         totals = comm.allreduce([halo, gathers])
         if not root:
             return None
-        return self._solution(field, hist, converged, elapsed, bnorm, tol, maxiter,
-                              int(totals[0]), int(totals[1]), reporter)
+        sol = self._solution(field, hist, converged, elapsed, bnorm, tol, maxiter,
+                             int(totals[0]), int(totals[1]), reporter)
+        sol.info.update(wait_s=float(waits[0]), wait_cpu_s=float(waits[1]))
+        return sol
 
     def _bytes(self, iters: int) -> float:
         """Bytes the kernels of all ranks must move at least (as the serial solver counts)."""
