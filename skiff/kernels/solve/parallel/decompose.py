@@ -38,7 +38,7 @@ def _factorisations(size: int, axes: int):
 def split_axis(n: int, parts: int) -> list[int]:
     """``parts + 1`` boundaries splitting ``n`` cells into near-equal pieces, each boundary a
     multiple of the largest power of two up to 16 that keeps every piece within 1/32 of the
-    even share (so the pieces coarsen along with the grid for longer)."""
+    even share, or one cell (so the pieces coarsen along with the grid for longer)."""
     if parts > n:
         raise ValueError(f"cannot split {n} cells into {parts} blocks")
     even = [n * i // parts for i in range(parts + 1)]
@@ -47,7 +47,7 @@ def split_axis(n: int, parts: int) -> list[int]:
         bounds = [0] + [int(round(n * i / parts / align)) * align
                         for i in range(1, parts)] + [n]
         sizes = [b - a for a, b in zip(bounds, bounds[1:])]
-        if min(sizes) > 0 and max(abs(s - share) for s in sizes) <= share / 32:
+        if min(sizes) > 0 and max(abs(s - share) for s in sizes) <= max(share / 32, 1):
             return bounds
     return even
 

@@ -47,7 +47,11 @@ def test_block_boundaries_halve_with_the_levels():
     dec = Decomposition((1, 128, 128), 4)
     coarse = dec.coarsen((1, 2, 2))
     assert coarse.block(3) == ((0, 1), (32, 64), (32, 64))
-    assert Decomposition((1, 50, 38), 2).coarsen((1, 2, 2)) is None   # 25 does not halve
+    assert split_axis(50, 2) == [0, 24, 50]          # one cell off the even share: halves
+    assert Decomposition((1, 50, 38), 2).coarsen((1, 2, 2)).block(1) == ((0, 1), (12, 25),
+                                                                          (0, 19))
+    odd = Decomposition((1, 50, 38), 2, bounds=[[0, 1], [0, 25, 50], [0, 38]])
+    assert odd.coarsen((1, 2, 2)) is None            # 25 does not halve
 
 
 def test_the_launch_plan_of_1e8_cells_on_8_gpus_uses_the_memory_model():

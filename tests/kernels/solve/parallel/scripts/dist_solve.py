@@ -46,6 +46,7 @@ CASES = [  # (name, problem, options)
      {"compatibility": "project"}),
     ("stationary-W", poisson((48, 40)), {"method": "mg", "cycle": "W"}),
     ("jacobi", poisson((32, 32)), {"precond": "jacobi"}),
+    ("tiny", poisson((6, 5)), {}),   # one level: every cycle gathered
 ]
 only = sys.argv[1:]
 out = {"rank": rank, "size": world.Get_size(), "cases": {}}
