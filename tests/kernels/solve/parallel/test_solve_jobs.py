@@ -82,3 +82,30 @@ def test_what_cannot_run_distributed_is_refused_before_the_run_folder(runs_dir, 
     with pytest.raises(ValueError, match=needle):
         submit("solve", line)
     assert _folders(runs_dir) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_a_cancel_stops_every_rank_at_the_same_iteration():
+    """Rank 0 decides and broadcasts: both ranks leave the solve cooperatively (each writes
+    its clean-exit marker), none is left blocked in a collective or killed."""
+    import time
+
+    from skiff.jobs.process import find_mpiexec
+
+    try:
+        find_mpiexec()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    job, _ = submit("solve", "poisson --grid 64x64 --np 2 --method mg --rtol 1e-300 "
+                             "--maxiter 1000000")
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not job.refresh().done >= 1:
+        time.sleep(0.1)
+    assert job.state.done >= 1, job.error     # it is iterating
+    job.cancel(grace=30)
+    job.wait(60)
+    assert job.status == "cancelled", job.error
+    ranks = job.run_dir / "ranks"
+    assert sorted(p.name for p in ranks.glob("*.exit")) == ["0.exit", "1.exit"]
+    assert [(ranks / f"{r}.exit").read_text() for r in (0, 1)] == ["0", "0"]
