@@ -432,7 +432,8 @@ class SolveKind(Kind):
             raise ValueError(f"--np {ranks}: {exc}") from None
         _check_rank_memory(config, split)
         config["decomposition"] = {k: split[k] for k in (
-            "ranks", "dims", "subdomains", "bytes_per_rank", "halo_bytes_per_exchange")}
+            "ranks", "dims", "subdomains", "bytes_per_rank", "halo_bytes_per_exchange",
+            "host_bytes_per_rank")}
         return f"decomposition: {split['text']}"
 
     def summary(self, result: dict) -> list[str]:

@@ -163,7 +163,8 @@ def plan(grid, ranks: int, *, method: str = "cg", precond: str = "mg", restart: 
          variable: bool = False) -> dict:
     """What a distributed solve of ``grid`` over ``ranks`` ranks will hold: the blocks, the
     memory of the largest rank (the grid memory model of :mod:`..estimate` on its block with
-    one ghost layer, plus the gathered coarse grid) and the halo bytes of one exchange."""
+    one ghost layer, plus the gathered coarse grid), the halo bytes of one exchange, and the
+    host memory a rank needs while it builds the whole problem (a lower bound)."""
     from ..estimate import format_bytes, needed_bytes
     from ..stencil import to_3d_shape
 
@@ -178,9 +179,14 @@ def plan(grid, ranks: int, *, method: str = "cg", precond: str = "mg", restart: 
     gathered = 8 * 6 * min(math.prod(shape3), GATHER_CELLS_PER_RANK * ranks)
     halo = max(dec.halo_cells(r) for r in range(ranks)) * 8
     per_rank = worst + gathered
+    # every rank builds the whole problem on its host before it keeps its block: source,
+    # boundary term and right-hand side (and the coefficients with their coarse levels)
+    host = 8 * math.prod(shape3) * (3 + (6 if variable else 0))
     return {"ranks": ranks, "dims": list(dec.dims[3 - len(grid):]),
             "subdomains": dec.subdomains(len(grid)), "bytes_per_rank": per_rank,
-            "halo_bytes_per_exchange": halo,
+            "halo_bytes_per_exchange": halo, "host_bytes_per_rank": host,
             "text": f"{dec.describe(len(grid))}; at least {format_bytes(per_rank)} per rank, "
-                    f"{format_bytes(halo)} sent per halo exchange"}
+                    f"{format_bytes(halo)} sent per halo exchange (and at least "
+                    f"{format_bytes(host)} of host memory per rank while the whole problem "
+                    "is built)"}
 
