@@ -116,6 +116,9 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
 
     config = dict(config or {})
     where = choose_runner(np, runner, launcher)
+    if dry_run and where != "slurm":   # it would otherwise run the job, not check it
+        raise ValueError("--dry-run writes and checks a Slurm script without queueing it: "
+                         "give it with --launcher slurm")
     check_ranks(np, where, oversubscribe)
     registered = _kind_or_none(kind)
     if where != "thread":

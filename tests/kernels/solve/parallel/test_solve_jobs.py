@@ -109,3 +109,9 @@ def test_a_cancel_stops_every_rank_at_the_same_iteration():
     ranks = job.run_dir / "ranks"
     assert sorted(p.name for p in ranks.glob("*.exit")) == ["0.exit", "1.exit"]
     assert [(ranks / f"{r}.exit").read_text() for r in (0, 1)] == ["0", "0"]
+
+
+def test_a_dry_run_without_slurm_is_refused_instead_of_running(runs_dir):
+    with pytest.raises(ValueError, match="--dry-run .* give it with --launcher slurm"):
+        submit("solve", "poisson --grid 32x32 --np 2 --dry-run")
+    assert _folders(runs_dir) == []
