@@ -151,6 +151,7 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                                  cycle=config.get("cycle", "V"),
                                  smoother=config.get("smoother", "rbgs"),
                                  pre=config.get("pre", 2), post=config.get("post", 2),
+                                 restart=config.get("restart", 30),
                                  device=config.get("device") or DEFAULT_DEVICE,
                                  compatibility=config.get("compatibility"))
     return Solver(system, method=config.get("method", "cg"),

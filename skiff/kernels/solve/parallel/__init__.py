@@ -6,7 +6,7 @@
 | ``halo.py`` | the messages: ghost-layer exchange, sums, gathers; byte counts |
 | ``operator.py`` | one rank's block of a level: stencil apply, smoother, grid transfers |
 | ``multigrid.py`` | the serial multigrid cycle over the blocks, coarse levels gathered |
-| ``cg.py`` | CG with global dot products |
+| ``krylov.py`` | the serial Krylov loops' operator on a block: global sums |
 | ``solver.py`` | ``DistributedSolver``: set up, solve, gather the field to rank 0 |
 """
 

@@ -7,8 +7,9 @@ distributed multigrid levels on it; the solution is gathered to rank 0 at the en
 ``gather_bytes`` and ``wait_s`` / ``wait_cpu_s`` (the most time a rank spent inside MPI calls
 during the solve, wall and CPU). Other ranks get ``None`` from :meth:`DistributedSolver.solve`.
 
-What runs distributed: CG with the multigrid, Jacobi or no preconditioner, and stationary
-multigrid cycles (``method="mg"``), red-black Gauss-Seidel smoothing, symmetric problems (no
+What runs distributed: the Krylov methods (CG, pipelined CG, BiCGStab, GMRES: the serial
+loops, with global sums) with the multigrid, Jacobi or no preconditioner, and stationary
+multigrid cycles (``method="mg"``), red-black Gauss-Seidel smoothing, diffusion problems (no
 convection). :func:`check_distributed` names what does not, with what to use instead.
 
 Every rank builds the global :class:`~..problems.GridProblem` on its host and keeps its block
@@ -25,17 +26,18 @@ import numpy as np
 from skiff.kernels.backend import resolve_device, to_numpy, xp_for
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from ..krylov import KRYLOV
 from ..solution import Solution
 from ..solver import check_tolerances, resolve_precond
-from .cg import DistributedOperator, Jacobi, cg
 from .decompose import Decomposition
 from .halo import world_comm
+from .krylov import DistributedOperator, Jacobi
 from .multigrid import DistributedMG
 from .operator import BlockLevel
 
 __all__ = ["DistributedSolver", "check_distributed", "DIST_METHODS", "DIST_PRECONDS"]
 
-DIST_METHODS = ("cg", "mg")
+DIST_METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg")
 DIST_PRECONDS = ("auto", "none", "jacobi", "mg")
 
 
@@ -46,8 +48,8 @@ def check_distributed(*, method="cg", precond="auto", smoother="rbgs", cycle="V"
     if problem == "cylinder":
         raise ValueError("problem 'cylinder' (the flow solver) runs on one rank: drop --np")
     if convection:
-        raise ValueError("convection makes the system non-symmetric, and a distributed solve "
-                         "runs CG or multigrid only: solve it on one rank (drop --np)")
+        raise ValueError("convection does not run distributed yet (no halo for its upwind "
+                         "term): solve it on one rank (drop --np)")
     if method not in DIST_METHODS:
         raise ValueError(f"method {method!r} does not run distributed yet: with --np use "
                          f"{' or '.join(DIST_METHODS)}")
@@ -66,14 +68,14 @@ class DistributedSolver:
     """
 
     def __init__(self, problem, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
-                 pre=2, post=2, device=DEFAULT_DEVICE, compatibility=None,
+                 pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None,
                  interpolation="auto", comm=None):
         t0 = time.perf_counter()
         precond_name = resolve_precond(precond, method, True)
         check_distributed(method=method, precond=precond_name, smoother=smoother,
                           cycle=cycle, convection=problem.velocity is not None)
         self.problem, self.method, self.precond_name = problem, method, precond_name
-        self.compatibility = compatibility
+        self.compatibility, self.restart = compatibility, int(restart)
         self.comm = comm if comm is not None else world_comm()
         self.device = resolve_device(device)
         self.xp = xp = xp_for(self.device)
@@ -87,9 +89,9 @@ class DistributedSolver:
                                     cycle=cycle, pre=pre, post=post, singular=problem.singular,
                                     interpolation=interpolation, level0=self.level0, xp=xp)
         self.M = None
-        if method == "cg" and precond_name == "mg":
+        if method != "mg" and precond_name == "mg":
             self.M = self.mg.precondition
-        elif method == "cg" and precond_name == "jacobi":
+        elif method != "mg" and precond_name == "jacobi":
             self.M = Jacobi(self.level0)
         if self.device.is_gpu:
             xp.cuda.Device().synchronize()
@@ -162,8 +164,15 @@ class DistributedSolver:
         else:
             bp = lv.zeros()
             bp[lv.inner] = b_local
-            x, hist, converged = cg(self.op, bp, x, self.M, tol=tol, maxiter=maxiter,
-                                    callback=on_iter)
+            kw = {"restart": self.restart} if self.method == "gmres" else {}
+            try:
+                x, hist, converged = KRYLOV[self.method](self.op, bp, x, self.M, tol=tol,
+                                                         maxiter=maxiter, callback=on_iter,
+                                                         **kw)
+            except FloatingPointError as exc:
+                from ..krylov import SolveError
+
+                raise SolveError(str(exc)) from None
         if self.problem.singular and self.compatibility == "project":
             xi = x[lv.inner]
             xi -= comm.allreduce([float(xi.sum())])[0] / self.problem.unknowns
@@ -188,7 +197,9 @@ class DistributedSolver:
         if self.method == "mg":
             return per_cycle * max(iters, 1)
         matvec = 8 * n * (2 if self.level0.const else 6)
-        return (matvec + 8 * n * 12 + per_cycle) * iters
+        vec = {"cg": 12, "pipecg": 24, "bicgstab": 20, "gmres": 12 + self.restart}[self.method]
+        matvecs = 2 if self.method == "bicgstab" else 1
+        return (matvecs * (matvec + per_cycle) + 8 * n * vec) * iters
 
     def _solution(self, field, hist, converged, elapsed, bnorm, tol, maxiter, halo, gathers,
                   reporter):

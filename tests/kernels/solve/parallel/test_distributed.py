@@ -45,7 +45,7 @@ def two_ranks():
 
 
 CASES = ["poisson-2d", "poisson-3d", "poisson-odd", "jump", "body", "neumann", "stationary-W",
-         "jacobi", "tiny"]
+         "jacobi", "tiny", "pipecg", "bicgstab", "gmres"]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -47,6 +47,9 @@ CASES = [  # (name, problem, options)
     ("stationary-W", poisson((48, 40)), {"method": "mg", "cycle": "W"}),
     ("jacobi", poisson((32, 32)), {"precond": "jacobi"}),
     ("tiny", poisson((6, 5)), {}),   # one level: every cycle gathered
+    ("pipecg", jump((64, 64)), {"method": "pipecg"}),
+    ("bicgstab", poisson((48, 40)), {"method": "bicgstab"}),
+    ("gmres", body(48), {"method": "gmres", "restart": 10}),
 ]
 only = sys.argv[1:]
 out = {"rank": rank, "size": world.Get_size(), "cases": {}}
