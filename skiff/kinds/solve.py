@@ -425,9 +425,10 @@ class SolveKind(Kind):
         variable = config["problem"] in ("diffusion", "jump", "body") or \
             config.get("k") is not None or config.get("sdf") is not None
         try:
+            whole = config["problem"] != "poisson" or not isinstance(config.get("bc"), str)
             split = plan(config["grid"], ranks, method=config["method"],
                          precond=config["precond"], restart=config.get("restart", 30),
-                         variable=variable)
+                         variable=variable, whole=whole)
         except ValueError as exc:
             raise ValueError(f"--np {ranks}: {exc}") from None
         _check_rank_memory(config, split)

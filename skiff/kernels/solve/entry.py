@@ -186,7 +186,14 @@ def run(config: dict, reporter: Reporter | None = None):
         from .flow.job import run as run_flow
 
         return run_flow(config, reporter)
-    problem = build_problem(config)
+    if distributed and config.get("problem", "poisson") == "poisson" and \
+            config.get("bc", "dirichlet") in ("dirichlet", "neumann"):
+        from .parallel.problems import PoissonBlocks  # each rank builds only its block
+
+        problem = PoissonBlocks(tuple(config.get("grid", (256, 256))),
+                                bc=config.get("bc", "dirichlet"))
+    else:
+        problem = build_problem(config)
     reporter.info(problem=repr(problem), unknowns=problem.unknowns)
     if distributed:
         solver = solver_from_config(problem, config, distributed=True)

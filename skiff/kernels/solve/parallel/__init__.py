@@ -3,6 +3,7 @@
 | file | holds |
 |---|---|
 | ``decompose.py`` | the Cartesian split, one block per rank; ``plan`` (what a launch holds) |
+| ``problems.py`` | the built-in Poisson built per block (no whole-grid arrays) |
 | ``halo.py`` | the messages: ghost-layer exchange, sums, gathers; byte counts |
 | ``operator.py`` | one rank's block of a level: stencil apply, smoother, grid transfers |
 | ``multigrid.py`` | the serial multigrid cycle over the blocks, coarse levels gathered |

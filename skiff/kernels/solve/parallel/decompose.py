@@ -160,33 +160,36 @@ class Decomposition:
 
 
 def plan(grid, ranks: int, *, method: str = "cg", precond: str = "mg", restart: int = 30,
-         variable: bool = False) -> dict:
+         variable: bool = False, whole: bool = True) -> dict:
     """What a distributed solve of ``grid`` over ``ranks`` ranks will hold: the blocks, the
     memory of the largest rank (the grid memory model of :mod:`..estimate` on its block with
     one ghost layer, plus the gathered coarse grid), the halo bytes of one exchange, and the
-    host memory a rank needs while it builds the whole problem (a lower bound)."""
+    host memory a rank needs while it builds the problem (a lower bound): the whole problem,
+    or (``whole=False``: built per block, the built-in Poisson) its block."""
     from ..estimate import format_bytes, needed_bytes
     from ..stencil import to_3d_shape
 
     grid = tuple(int(n) for n in grid)
     shape3 = to_3d_shape(grid)
     dec = Decomposition(shape3, ranks)
-    worst = 0
+    worst = cells = 0
     for r in range(ranks):
         padded = [hi - lo + (2 if n > 1 else 0) for (lo, hi), n in zip(dec.block(r), shape3)]
+        cells = max(cells, math.prod(padded))
         worst = max(worst, needed_bytes(padded, method=method, precond=precond,
                                         restart=restart, variable=variable))
     gathered = 8 * 6 * min(math.prod(shape3), GATHER_CELLS_PER_RANK * ranks)
     halo = max(dec.halo_cells(r) for r in range(ranks)) * 8
     per_rank = worst + gathered
-    # every rank builds the whole problem on its host before it keeps its block: source,
-    # boundary term and right-hand side (and the coefficients with their coarse levels)
-    host = 8 * math.prod(shape3) * (3 + (6 if variable else 0))
+    # a rank builds the whole problem on its host before it keeps its block (source,
+    # boundary term, right-hand side; the coefficients with their coarse levels), or only
+    # its block's right-hand side and exact solution
+    host = 8 * math.prod(shape3) * (3 + (6 if variable else 0)) if whole else 8 * cells * 2
     return {"ranks": ranks, "dims": list(dec.dims[3 - len(grid):]),
             "subdomains": dec.subdomains(len(grid)), "bytes_per_rank": per_rank,
             "halo_bytes_per_exchange": halo, "host_bytes_per_rank": host,
             "text": f"{dec.describe(len(grid))}; at least {format_bytes(per_rank)} per rank, "
-                    f"{format_bytes(halo)} sent per halo exchange (and at least "
-                    f"{format_bytes(host)} of host memory per rank while the whole problem "
-                    "is built)"}
+                    f"{format_bytes(halo)} sent per halo exchange; at least "
+                    f"{format_bytes(host)} of host memory per rank to build "
+                    f"{'the whole problem' if whole else 'its block'}"}
 

@@ -12,8 +12,9 @@ loops, with global sums) with the multigrid, Jacobi or no preconditioner, and st
 multigrid cycles (``method="mg"``), red-black Gauss-Seidel smoothing, diffusion problems (no
 convection). :func:`check_distributed` names what does not, with what to use instead.
 
-Every rank builds the global :class:`~..problems.GridProblem` on its host and keeps its block
-(a local builder per block is future work); the device holds only the blocks.
+A :class:`~..problems.GridProblem` is built whole on every rank's host, which keeps its block;
+a problem with ``rhs_block`` / ``exact_block`` (:class:`.problems.PoissonBlocks`, the built-in
+Poisson) is built block by block, so a rank holds only its share on the host too.
 """
 
 from __future__ import annotations
@@ -104,15 +105,21 @@ class DistributedSolver:
                 f"{self.dec.describe(self.problem.ndim)}")
 
     def _local_b(self, b):
-        host = np.asarray(to_numpy(b), dtype=np.float64).reshape(self.problem.shape3)
+        """This rank's block of ``b`` (None: the problem's right-hand side, built for the
+        block alone when the problem can), made compatible for a singular problem."""
         blk = self.dec.block(self.comm.rank)
-        local = np.ascontiguousarray(host[tuple(slice(lo, hi) for lo, hi in blk)])
+        if b is None and hasattr(self.problem, "rhs_block"):
+            local = np.ascontiguousarray(self.problem.rhs_block(blk), dtype=np.float64)
+        else:
+            host = self.problem.rhs if b is None else b
+            host = np.asarray(to_numpy(host), dtype=np.float64).reshape(self.problem.shape3)
+            local = np.ascontiguousarray(host[tuple(slice(lo, hi) for lo, hi in blk)])
         if self.problem.singular:
-            total = self.comm.allreduce([local.sum()])[0]
-            mean = total / host.size
+            mean = self.comm.allreduce([local.sum()])[0] / self.problem.unknowns
+            scale = float(self.comm.maximum([np.abs(local).max(initial=0.0)])[0])
             if self.compatibility == "project":
                 local -= mean
-            elif abs(mean) > 1e-10 * max(float(np.abs(host).max()), 1e-300):
+            elif abs(mean) > 1e-10 * max(scale, 1e-300):
                 raise ValueError(
                     f"the problem is singular (Neumann on every side: u is defined up to a "
                     f"constant) and b is not compatible (mean of b = {mean:.3e}, it must be "
@@ -127,7 +134,7 @@ class DistributedSolver:
         check_tolerances(rtol, atol, maxiter)
         xp, comm, lv = self.xp, self.comm, self.level0
         root = comm.rank == 0
-        b_local = xp.asarray(self._local_b(self.problem.rhs if b is None else b))
+        b_local = xp.asarray(self._local_b(b))
         bnorm = math.sqrt(comm.allreduce([float((b_local * b_local).sum())])[0])
         tol = max(rtol * bnorm, atol)
         if maxiter is None:
@@ -181,13 +188,21 @@ class DistributedSolver:
         elapsed = time.perf_counter() - t0
         halo, gathers = comm.halo_bytes, comm.gather_bytes
         waits = comm.maximum([comm.wait_s, comm.wait_cpu])   # the solve's, before the gather
-        field = comm.gather_blocks(xp.ascontiguousarray(x[lv.inner]), self.dec)
+        local_x = to_numpy(x[lv.inner])
+        err = None
+        if hasattr(self.problem, "exact_block"):   # the error against the exact solution
+            exact = self.problem.exact_block(self.dec.block(comm.rank))
+            if exact is not None:
+                err = float(comm.maximum([np.abs(local_x - exact).max(initial=0.0)])[0])
+        field = comm.gather_blocks(np.ascontiguousarray(local_x), self.dec)
         totals = comm.allreduce([halo, gathers])
         if not root:
             return None
         sol = self._solution(field, hist, converged, elapsed, bnorm, tol, maxiter,
                              int(totals[0]), int(totals[1]), reporter)
         sol.info.update(wait_s=float(waits[0]), wait_cpu_s=float(waits[1]))
+        if err is not None:
+            sol.error = err
         return sol
 
     def _bytes(self, iters: int) -> float:

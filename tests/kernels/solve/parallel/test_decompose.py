@@ -63,6 +63,9 @@ def test_the_launch_plan_of_1e8_cells_on_8_gpus_uses_the_memory_model():
     assert block <= got["bytes_per_rank"] < 1.05 * block
     assert got["halo_bytes_per_exchange"] == 8 * 3 * 234 * 234
     assert "8 ranks as 2x2x2 blocks of 232x232x232 cells" in got["text"]
+    assert got["host_bytes_per_rank"] == 8 * 464**3 * 3          # the whole problem
+    block = split_plan((464, 464, 464), 8, whole=False)          # built per block
+    assert block["host_bytes_per_rank"] == 8 * 234**3 * 2 and "build its block" in block["text"]
 
 
 @pytest.mark.parametrize("kw, needle", [
@@ -116,3 +119,32 @@ def test_one_rank_on_the_gpu_equals_the_cpu(problem):
     gpu = DistributedSolver(problem, device="cuda:0").solve(rtol=1e-9)
     assert gpu.iterations == cpu.iterations and gpu.device.startswith("cuda")
     np.testing.assert_allclose(gpu.field, cpu.field, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(24, 16), (12, 8, 10)])
+@pytest.mark.parametrize("bc", ["dirichlet", "neumann"])
+def test_poisson_built_per_block_is_the_built_in_poisson(shape, bc):
+    """The per-block Poisson (what each rank of a distributed poisson job builds) equals the
+    whole problem: stencil, ghost signs, right-hand side and exact solution on every block."""
+    from skiff.kernels.solve.entry import build_problem
+    from skiff.kernels.solve.parallel.problems import PoissonBlocks
+
+    whole = build_problem({"problem": "poisson", "grid": list(shape), "bc": bc})
+    blocks = PoissonBlocks(shape, bc=bc)
+    assert blocks.stencil == whole.stencil and blocks.singular == whole.singular
+    np.testing.assert_array_equal(blocks.signs, whole.signs)
+    dec = Decomposition(whole.shape3, 4)
+    for r in range(4):
+        blk = dec.block(r)
+        sl = tuple(slice(lo, hi) for lo, hi in blk)
+        np.testing.assert_array_equal(blocks.rhs_block(blk), whole.rhs[sl])
+        if bc == "dirichlet":
+            np.testing.assert_array_equal(blocks.exact_block(blk),
+                                          whole.exact.reshape(whole.shape3)[sl])
+    sol = DistributedSolver(blocks).solve(rtol=1e-9)
+    ref = Solver(whole).solve(rtol=1e-9)
+    assert sol.iterations == ref.iterations
+    np.testing.assert_allclose(sol.field, ref.field, rtol=0, atol=1e-12)
+    assert (sol.error is None) == (ref.error is None)
+    if ref.error is not None:
+        assert sol.error == pytest.approx(ref.error, rel=1e-9)
