@@ -135,6 +135,8 @@ def _slurm_submitted(job, opts: dict) -> int:
     print(f"skiff: job {job.id}: script {sub['script']}"
           + (f", Slurm job {sub['slurm_job_id']}" if sub["submitted"] else " (not queued)"),
           file=sys.stderr)
+    if sub.get("plan"):
+        print(f"skiff: {sub['plan']}", file=sys.stderr)
     if opts.get("wait") and sub["submitted"]:
         _follow(job)
     if opts.get("json"):

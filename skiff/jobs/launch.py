@@ -116,6 +116,9 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
 
     config = dict(config or {})
     where = choose_runner(np, runner, launcher)
+    if dry_run and where != "slurm":   # it would otherwise run the job, not check it
+        raise ValueError("--dry-run writes and checks a Slurm script without queueing it: "
+                         "give it with --launcher slurm")
     check_ranks(np, where, oversubscribe)
     registered = _kind_or_none(kind)
     if where != "thread":
@@ -126,8 +129,9 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     if fn is None and registered is None:
         get(kind)  # raises: an unknown kind, with the list of kinds
     ranks = nodes * max(1, gpus_per_node) if where == "slurm" else np
-    if registered is not None:
-        registered.check_launch(config, ranks=ranks)  # before the run folder exists
+    note = None
+    if registered is not None:   # before the run folder exists; a line on what it decided
+        note = registered.check_launch(config, ranks=ranks)
     spec = device if device is not None else config.get("device")
     resolved = why = None
     if spec is not None or "device" in config:
@@ -147,12 +151,17 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
                      label=label, root=root, **extra)
     if why not in (None, "as asked"):
         job.emit("log", level="info", message=f"device {resolved} ({why})")
+    if note:
+        job.emit("log", level="info", message=str(note))
     if on_done is not None:
         job.add_done_callback(on_done)
     if where == "slurm":
         from .slurm import submit_job
 
-        return submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node, dry_run=dry_run)
+        job = submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node, dry_run=dry_run)
+        if note:
+            job.submission["plan"] = str(note)
+        return job
     if where == "process":
         return _PROCESS.start(job, np, oversubscribe=oversubscribe)
     return _THREAD.start(job, fn or resolve_entry(target), config)

@@ -95,9 +95,11 @@ class Kind:
         values.pop("source", None)
         return JobRequest(self.name, self.to_config(values), label=f"%{self.name}")
 
-    def check_launch(self, config: dict, *, ranks: int) -> None:
+    def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """Checks that need to know how many ranks the job gets (ValueError: one line);
-        :func:`skiff.jobs.launch` calls it before the run folder exists."""
+        :func:`skiff.jobs.launch` calls it before the run folder exists. It may record what
+        it decided in ``config`` and return it as a line for the job's log (solve: the
+        grid's decomposition over the ranks)."""
 
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:

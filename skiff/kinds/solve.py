@@ -1,12 +1,15 @@
 """Kind ``solve``: ``%solve`` / ``%%solve`` / ``python -m skiff solve`` / the Solve form.
 
 ``%solve PROBLEM [B] [--grid 1024x1024] [--method cg] [--precond mg] [--rtol 1e-8]
-[--device auto] [--np N] [--wait] [-o NAME]``. PROBLEM is a built-in problem (poisson,
-diffusion, jump, convection, body) or, in a notebook, a variable holding a matrix (then B names
-the right-hand side) or a GridProblem. ``%solve cylinder --case 2d-1|2d-2|2d-3 [--resolution N]
-[--re RE] [--dt DT] [--t-end T]`` runs the DFG flow benchmark (``kernels/solve/flow``); its
-value is a ``FlowResult``. ``%%solve`` takes a short spec in the cell (read by
-:func:`parse_spec`)::
+[--device auto] [--np N] [--launcher slurm --nodes K --gpus-per-node G [--dry-run]] [--wait]
+[-o NAME]``. With several ranks every rank solves its block of the grid
+(``kernels/solve/parallel``); the launch records the decomposition and the memory each rank
+needs (``--dry-run`` writes the Slurm script and shows them without queueing). PROBLEM is a
+built-in problem (poisson, diffusion, jump, convection, body) or, in a notebook, a variable
+holding a matrix (then B names the right-hand side) or a GridProblem. ``%solve cylinder
+--case 2d-1|2d-2|2d-3 [--resolution N] [--re RE] [--dt DT] [--t-end T]`` runs the DFG flow
+benchmark (``kernels/solve/flow``); its value is a ``FlowResult``. ``%%solve`` takes a short
+spec in the cell (read by :func:`parse_spec`)::
 
     domain: 256x256                      # cells per axis; "extent 2x1" after it sets the box
     coefficient: 1 + 999*(x > 0.5)       # k(x, y[, z]): a number or an expression
@@ -30,6 +33,7 @@ import ast
 import re
 
 from skiff.grammar.common import (
+    cluster_options,
     command,
     device_option,
     grid_shape,
@@ -62,6 +66,7 @@ SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity"
 @command("solve", help="Solve a PDE on a grid or a linear system: built-in problems, notebook "
                        "matrices, or a %%solve cell spec.")
 @launch_options
+@cluster_options
 @device_option
 def COMMAND(p):
     p.add_argument("problem", nargs="?", default=None, metavar="PROBLEM",
@@ -155,9 +160,10 @@ def check_expression(text: str, what: str) -> str:
     return text
 
 
-def to_config(values: dict) -> dict:
+def to_config(values: dict, *, memory: bool = True) -> dict:
     """Validate parsed values (and a ``spec`` dict from :func:`parse_spec`) and return the
-    ``solve`` kernel config."""
+    ``solve`` kernel config. ``memory``: refuse a grid too big for this machine's device (a
+    launch checks it instead in ``check_launch``, where it knows the ranks sharing it)."""
     spec = values.get("spec") or {}
     problem = values.get("problem") or ("custom" if spec else None)
     if problem is None:
@@ -224,7 +230,8 @@ def to_config(values: dict) -> dict:
     if config["restart"] < 1 or config["pre"] < 1 or config["post"] < 1:
         bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
         raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
-    _check_memory(config)
+    if memory:
+        _check_memory(config)
     return config
 
 
@@ -253,6 +260,25 @@ def _check_memory(config: dict) -> None:
     variable = config["problem"] in ("diffusion", "jump") or config.get("k") is not None
     check_fits(config["grid"], device.free_memory, device.name, method=config["method"],
                precond=config["precond"], restart=config["restart"], variable=variable)
+
+def _check_rank_memory(config: dict, split: dict) -> None:
+    """Refuse a split whose one rank cannot fit the memory of one device of this machine's
+    kind (a certain refusal: a rank never has more than one device)."""
+    from skiff.kernels.backend.devices import DeviceError, resolve_device
+    from skiff.kernels.solve.estimate import format_bytes
+
+    spec = str(config.get("device") or DEFAULT_DEVICE)
+    try:
+        device = resolve_device("cuda:0" if spec.startswith("cuda") else spec)
+    except DeviceError:
+        return   # a GPU elsewhere (a cluster launch): its memory is not known here
+    need = split["bytes_per_rank"]
+    if device.free_memory and need > device.free_memory:
+        raise ValueError(f"--np {split['ranks']}: each rank needs at least "
+                         f"{format_bytes(need)} on {device.name}, which has "
+                         f"{format_bytes(device.free_memory)} available: use more ranks or a "
+                         "smaller --grid")
+
 
 def _cylinder_config(values: dict) -> dict:
     """The config of ``%solve cylinder`` (the DFG benchmark through the flow kernel)."""
@@ -380,6 +406,37 @@ class SolveKind(Kind):
     def to_config(self, values: dict) -> dict:
         return to_config(values)
 
+    def check_launch(self, config: dict, *, ranks: int) -> str | None:
+        """One rank: the grid must fit this machine's device. Several ranks: refuse what a
+        distributed solve cannot do, split the grid and check that one rank's share fits the
+        memory of one device. Records the split in
+        ``config["decomposition"]`` and returns it in a line for the job's log."""
+        if ranks <= 1:
+            if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
+                _check_memory(config)   # the whole grid on one device
+            return None
+        from skiff.kernels.solve.parallel import check_distributed, plan
+
+        check_distributed(method=config.get("method", "cg"),
+                          precond=config.get("precond", "auto"),
+                          smoother=config.get("smoother", "rbgs"),
+                          convection=config.get("velocity") is not None,
+                          problem=config.get("problem"))
+        variable = config["problem"] in ("diffusion", "jump", "body") or \
+            config.get("k") is not None or config.get("sdf") is not None
+        try:
+            whole = config["problem"] != "poisson" or not isinstance(config.get("bc"), str)
+            split = plan(config["grid"], ranks, method=config["method"],
+                         precond=config["precond"], restart=config.get("restart", 30),
+                         variable=variable, whole=whole)
+        except ValueError as exc:
+            raise ValueError(f"--np {ranks}: {exc}") from None
+        _check_rank_memory(config, split)
+        config["decomposition"] = {k: split[k] for k in (
+            "ranks", "dims", "subdomains", "bytes_per_rank", "halo_bytes_per_exchange",
+            "host_bytes_per_rank")}
+        return f"decomposition: {split['text']}"
+
     def summary(self, result: dict) -> list[str]:
         shape = "x".join(map(str, result.get("shape") or []))
         lines = [f"{result.get('problem', '?')} {shape}: {result.get('method', '?')} + "
@@ -395,6 +452,10 @@ class SolveKind(Kind):
         lines.append(times)
         if result.get("error") is not None:
             lines.append(f"max error against the exact solution {figure(result['error'])}")
+        if result.get("ranks", 1) > 1:
+            dims = "x".join(map(str, result.get("decomposition") or []))
+            lines.append(f"on {result['ranks']} ranks ({dims} blocks), halo exchanges "
+                         f"{figure(result.get('halo_bytes', 0) / 1e6)} MB in all")
         return lines
 
     def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
@@ -404,14 +465,19 @@ class SolveKind(Kind):
             if not cell.strip():
                 raise ValueError("%%solve needs a cell with a spec (domain: 256x256, ...)")
             values["spec"] = parse_spec(cell)
-            return JobRequest("solve", to_config(values), label="%%solve")
+            return JobRequest("solve", to_config(values, memory=False), label="%%solve")
         name = values.get("problem")
         if name is not None and name in user_ns and name not in PROBLEMS:
+            if where != "thread":
+                raise ValueError(
+                    f"{name!r} is a notebook {type(user_ns[name]).__name__}: a user's matrix "
+                    "or GridProblem is solved on one rank only (a distributed solve takes "
+                    "the built-in grid problems and %%solve specs); drop --np / --launcher")
             return _objects_request(values, user_ns)
         if values.get("b") is not None:
             raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix; {name!r} is a "
                              "built-in problem")
-        config = to_config(values)
+        config = to_config(values, memory=False)   # checked by check_launch, per rank
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
 
 

@@ -156,3 +156,10 @@ def test_mistakes_suggest_and_start_nothing(shell, line, needle, runs_dir):
         shell.run_line_magic("solve", line)
     assert needle in str(err.value)
     assert list_run_dirs(runs_dir) == []
+
+
+def test_a_notebook_matrix_with_np_is_one_clear_line(shell, runs_dir):
+    shell.user_ns.update(A=sp.identity(20, format="csr") * 2.0, b=np.ones(20))
+    with pytest.raises(UsageError, match="solved on one rank only .* drop --np"):
+        shell.run_line_magic("solve", "A b --np 2")
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())

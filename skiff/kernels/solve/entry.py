@@ -2,7 +2,9 @@
 
 The reporter receives the relative residual as the ``residual`` metric every iteration (the
 job widget draws it), progress in decades of residual reduction, and two PNG artifacts when the
-solve ends: the field (a mid-slice in 3D) and the convergence curve.
+solve ends: the field (a mid-slice in 3D) and the convergence curve. On several MPI ranks
+(``--np N``, Slurm) every rank solves its block of the grid
+(:class:`~.parallel.DistributedSolver`) and rank 0 reports and holds the gathered field.
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     sol = solver.solve(b, rtol=float(config.get("rtol", 1e-8)),
                        atol=float(config.get("atol", 0.0)), maxiter=config.get("maxiter"),
                        reporter=reporter)
+    if sol is None:   # a distributed solve: rank 0 holds the field and reports
+        return {"rank": reporter.rank}
     reporter.log(repr(sol))
     run_dir = getattr(reporter, "run_dir", None)
     if run_dir is not None:
@@ -135,9 +139,21 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     return sol
 
 
-def solver_from_config(system, config: dict) -> Solver:
+def solver_from_config(system, config: dict, *, distributed: bool = False):
     """The :class:`Solver` a ``solve`` config asks for, set up on ``system`` (a GridProblem,
-    a matrix, a LinearOperator or a callable)."""
+    a matrix, a LinearOperator or a callable); ``distributed``: the
+    :class:`~.parallel.DistributedSolver` over the ranks of MPI's world (a GridProblem)."""
+    if distributed:
+        from .parallel import DistributedSolver
+
+        return DistributedSolver(system, method=config.get("method", "cg"),
+                                 precond=config.get("precond", "auto"),
+                                 cycle=config.get("cycle", "V"),
+                                 smoother=config.get("smoother", "rbgs"),
+                                 pre=config.get("pre", 2), post=config.get("post", 2),
+                                 restart=config.get("restart", 30),
+                                 device=config.get("device") or DEFAULT_DEVICE,
+                                 compatibility=config.get("compatibility"))
     return Solver(system, method=config.get("method", "cg"),
                   precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
                   smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
@@ -155,17 +171,33 @@ def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> S
 
 def run(config: dict, reporter: Reporter | None = None):
     """Kind ``solve``: config from :func:`skiff.kinds.solve.to_config`. On several MPI ranks
-    only rank 0 solves (a distributed solve is future work)."""
+    every rank solves its block of the grid; rank 0 returns the Solution, the others a
+    small record."""
     reporter = reporter or NullReporter()
-    if reporter.world_size > 1:
-        # distributed solves are not implemented: rank 0 solves, the other ranks wait
-        reporter.log(f"solve runs on rank 0 only ({reporter.world_size} ranks started)")
-        if reporter.rank != 0:
-            return {"rank": reporter.rank, "skipped": True}
+    distributed = reporter.world_size > 1
+    if distributed:
+        from .parallel import check_distributed
+
+        check_distributed(method=config.get("method", "cg"),
+                          precond=config.get("precond", "auto"),
+                          smoother=config.get("smoother", "rbgs"),
+                          problem=config.get("problem"))
     if config.get("problem") == "cylinder":
         from .flow.job import run as run_flow
 
         return run_flow(config, reporter)
-    problem = build_problem(config)
+    if distributed and config.get("problem", "poisson") == "poisson" and \
+            config.get("bc", "dirichlet") in ("dirichlet", "neumann"):
+        from .parallel.problems import PoissonBlocks  # each rank builds only its block
+
+        problem = PoissonBlocks(tuple(config.get("grid", (256, 256))),
+                                bc=config.get("bc", "dirichlet"))
+    else:
+        problem = build_problem(config)
     reporter.info(problem=repr(problem), unknowns=problem.unknowns)
+    if distributed:
+        solver = solver_from_config(problem, config, distributed=True)
+        reporter.info(ranks=reporter.world_size,
+                      subdomains=solver.dec.subdomains(problem.ndim))
+        return solve_and_report(solver, None, config, reporter)
     return solve_system(problem, None, config, reporter)

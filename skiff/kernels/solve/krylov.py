@@ -6,6 +6,12 @@ Each method takes an operator ``op`` with ``op.matvec(p, out)`` and ``op.matvec_
 They return ``(x, history, converged)``, ``history`` being the residual norms (the recurrence
 residual) from the initial one on. Breakdown and, for the CG family, an indefinite matrix or
 preconditioner raise :class:`SolveError` with the iteration and the offending value.
+
+The same loops run distributed: an operator over several ranks (``parallel.krylov``) gives
+``op.allsum(x)``, the sum over ranks of a number or a tuple of numbers, and every dot product
+is then a local sum and one ``allsum`` (pipelined CG's three in one call); its vectors are
+padded blocks whose matvec outputs have zero ghosts, so sums over whole arrays are sums over
+the blocks. Without ``allsum`` the sums are local (one process).
 """
 
 from __future__ import annotations
@@ -31,6 +37,26 @@ def _norm(a) -> float:
     return math.sqrt(_dot(a, a))
 
 
+def _local(value):
+    return value
+
+
+def _sums(op):
+    """``(dot, norm, total)`` for ``op``'s world: global dot product and norm, and the sum
+    over ranks of local sums (the identity in one process)."""
+    total = getattr(op, "allsum", None) or _local
+    if total is _local:
+        return _dot, _norm, total
+
+    def dot(a, b) -> float:
+        return float(total(_dot(a, b)))
+
+    def norm(a) -> float:
+        return math.sqrt(dot(a, a))
+
+    return dot, norm, total
+
+
 def _finite(value: float, what: str, it: int) -> None:
     if not math.isfinite(value):
         raise SolveError(f"{what} became {value} at iteration {it}: the system or the "
@@ -49,6 +75,7 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
     converging when M is only nearly symmetric (a variable or non-symmetric preconditioner);
     every preconditioner of skiff is symmetric, so the default is the plain Fletcher-Reeves
     form, the one of scipy.sparse.linalg.cg."""
+    _dot, _norm, total = _sums(op)
     r = b.copy()
     q = b * 0.0
     if _dot(x, x) > 0:
@@ -74,6 +101,7 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
                              f"iteration {it}); use method='bicgstab' or 'gmres'")
         alpha = rz / pq
         x, r, rr = fused.axpy_norm(x, r, p, q, alpha)
+        rr = float(total(rr))
         history.append(math.sqrt(rr))
         _report(history, callback, it, x)
         _finite(rr, "the residual", it)
@@ -106,6 +134,7 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
     the recurrence meets the tolerance, or its ``r.Mr`` falls to rounding level, the true
     residual is checked (one matvec) and, if it is not met, the method restarts from the
     current iterate (at most ``restarts`` times)."""
+    _dot, _norm, total = _sums(op)
     shape = b.shape
     xp_like = b.ravel()
     vs = (xp_like[None, :] * 0.0).repeat(10, axis=0)   # x r u w z q s p m n
@@ -132,7 +161,8 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
         Q[...] = 0.0
         prec(R, U)
         op.matvec(U, W)
-        gamma, delta, rr = _dot(R, U), _dot(W, U), _dot(R, R)
+        gamma, delta, rr = (float(v) for v in total(
+            (float((R * U).sum()), float((W * U).sum()), float((R * R).sum()))))
         if not history:
             history.append(math.sqrt(rr))
             _report(history, callback, 0, X)
@@ -163,7 +193,8 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
                                  f"iteration {it})")
             alpha = gamma / denom
             gamma_old, alpha_old = gamma, alpha
-            _, (gamma, delta, rr) = fused.pipecg_update(vs, alpha, beta)
+            _, dots = fused.pipecg_update(vs, alpha, beta)
+            gamma, delta, rr = (float(v) for v in total(dots))   # the one reduction
             history.append(math.sqrt(max(rr, 0.0)))
             _report(history, callback, it, X)
             _finite(rr, "the residual", it)
@@ -181,6 +212,7 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
 
 def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
     """Right-preconditioned BiCGStab for non-symmetric systems."""
+    _dot, _norm, _ = _sums(op)
     tmp = b * 0.0
     r = b.copy()
     if _dot(x, x) > 0:
@@ -245,6 +277,7 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
 def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30):
     """Right-preconditioned restarted GMRES(m) with Givens rotations (``maxiter`` counts inner
     iterations)."""
+    _dot, _norm, _ = _sums(op)
     tmp = b * 0.0
     m = int(restart)
     it = 0

@@ -93,10 +93,12 @@ class Solution:
         state = "converged" if self.converged else "NOT converged"
         shape = "x".join(map(str, self.field.shape))
         err = f", error {self.error:.2e}" if self.error is not None else ""
+        ranks = int(self.info.get("ranks", 1) or 1)
+        where = self.device + (f" x {ranks} ranks" if ranks > 1 else "")
         return (f"<Solution {self.problem or 'system'} {shape}: {self.method}+{self.precond} "
                 f"{state} in {self.iterations} it, |r|/|b| = {self.relative_residual:.2e}, "
                 f"{self.time * 1e3:.1f} ms (+{self.setup_time * 1e3:.1f} ms setup) on "
-                f"{self.device}, {self.bandwidth:.1f} GB/s{err}>")
+                f"{where}, {self.bandwidth:.1f} GB/s{err}>")
 
     def _repr_pretty_(self, p, cycle):
         p.text(repr(self))

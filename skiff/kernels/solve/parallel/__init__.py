@@ -1,0 +1,17 @@
+"""Distributed solving: a structured grid split over MPI ranks.
+
+| file | holds |
+|---|---|
+| ``decompose.py`` | the Cartesian split, one block per rank; ``plan`` (what a launch holds) |
+| ``problems.py`` | the built-in Poisson built per block (no whole-grid arrays) |
+| ``halo.py`` | the messages: ghost-layer exchange, sums, gathers; byte counts |
+| ``operator.py`` | one rank's block of a level: stencil apply, smoother, grid transfers |
+| ``multigrid.py`` | the serial multigrid cycle over the blocks, coarse levels gathered |
+| ``krylov.py`` | the serial Krylov loops' operator on a block: global sums |
+| ``solver.py`` | ``DistributedSolver``: set up, solve, gather the field to rank 0 |
+"""
+
+from .decompose import Decomposition, plan, process_grid
+from .solver import DistributedSolver, check_distributed
+
+__all__ = ["Decomposition", "DistributedSolver", "check_distributed", "plan", "process_grid"]
