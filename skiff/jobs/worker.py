@@ -207,9 +207,18 @@ def _unheld() -> bool:
     return not live_holders(Path(sys.argv[1]))
 
 
+def _skip_finalize() -> bool:
+    """Whether this rank leaves without MPI_Finalize: always when it has peers. Finalize is
+    collective: a rank in it waits for every peer's, and a peer that left without it (its
+    job unheld, seen a moment earlier than here, or its watchdog's exit) would leave this
+    rank and mpiexec waiting for ever. Every collective of the job has completed by now, and
+    what the rank wrote is flushed; mpiexec and srun take exit code 0 as a clean end."""
+    return _unheld() or launch_env().size > 1
+
+
 if __name__ == "__main__":
     status = main()
-    if _unheld():
+    if _skip_finalize():
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
