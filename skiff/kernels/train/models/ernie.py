@@ -33,7 +33,13 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.tensor import Tensor, cat, no_grad, split, where
 from ..data import PackedBatch
-from .ernie_generate import generate_packed, pick_next, repetition_penalty_
+from .ernie_generate import (
+    StopStrings,
+    generate_packed,
+    pick_next,
+    repetition_penalty_,
+    sampling_rng,
+)
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache"]
 
@@ -446,26 +452,34 @@ class ErnieForCausalLM(nn.Module):
                  temperature: float = 1.0, top_k: int | None = None,
                  top_p: float | None = None, repetition_penalty: float = 1.0,
                  eos_token_id="config", pad_token_id="config", use_cache: bool = True,
-                 seed: int | None = None, streamer=None) -> np.ndarray:
+                 seed: int | None = None, generator=None, stop_strings=None, tokenizer=None,
+                 streamer=None):
         """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens.
 
-        Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, seeded by
-        ``seed``), as transformers' ``generate``; ``repetition_penalty`` > 1 discourages
-        tokens already in the row (applied first, as transformers does). A row that emits
-        ``eos_token_id`` (default: the checkpoint's generation config, else its config) is
+        Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, drawn from
+        ``generator``, a numpy Generator, or one seeded by ``seed``), as transformers'
+        ``generate``; ``repetition_penalty`` > 1 discourages tokens already in the row
+        (applied first, as transformers does). A row that emits ``eos_token_id`` (default:
+        the checkpoint's generation config, else its config) or whose text reaches one of
+        ``stop_strings`` (decoded with ``tokenizer``, default the checkpoint's) is
         finished: later positions get ``pad_token_id``, and generation stops once every row
         is. ``use_cache`` keeps keys and values per layer, so a new token costs one position
         of work. ``streamer`` sees the tokens as they come, as transformers' streamers do:
         ``put(prompt ids)``, then ``put(new ids (B,))`` per step, then ``end()`` (a plain
-        callable gets each step's ids). Returns host int64 ids (B, T0 + generated)."""
-        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
-        if do_sample and temperature <= 0:
-            raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
-        if top_p is not None and not 0 < top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
-        if not repetition_penalty > 0:
-            raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty!r}")
+        callable gets each step's ids). Returns host int64 ids (B, T0 + generated).
+
+        A list of prompts of different lengths (1-D id arrays) goes to
+        :meth:`generate_batch` (one packed prefill, no padding) and returns a list."""
+        if isinstance(input_ids, (list, tuple)) and input_ids and all(
+                np.ndim(_host(p)) == 1 for p in input_ids) \
+                and len({len(_host(p)) for p in input_ids}) > 1:
+            return self.generate_batch(
+                input_ids, max_new_tokens, do_sample=do_sample, temperature=temperature,
+                top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
+                eos_token_id=eos_token_id, seed=seed, generator=generator,
+                stop_strings=stop_strings, tokenizer=tokenizer, streamer=streamer)
+        _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
+                        repetition_penalty)
         out = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
         if out.shape[1] == 0:
             raise ValueError("generate needs at least one prompt token per row")
@@ -476,7 +490,8 @@ class ErnieForCausalLM(nn.Module):
         eos = self._generation_value("eos_token_id", eos_token_id)
         eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
         pad = self._generation_value("pad_token_id", pad_token_id)
-        rng = np.random.default_rng(seed)
+        stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
+        rng = sampling_rng(seed, generator)
         done = np.zeros(out.shape[0], dtype=bool)
         put, end = _stream_hooks(streamer)
         put(out)
@@ -494,14 +509,16 @@ class ErnieForCausalLM(nn.Module):
                     if repetition_penalty != 1.0:
                         repetition_penalty_(logits, out, repetition_penalty)
                     nxt = pick_next(logits, do_sample, temperature, top_k, top_p, rng)
+                    if pad is not None and (eos or stop):
+                        nxt = np.where(done, pad, nxt)
                     if eos:
-                        if pad is not None:
-                            nxt = np.where(done, pad, nxt)
                         done |= np.isin(nxt, list(eos))
                     out = np.concatenate([out, nxt[:, None]], axis=1)
+                    if stop:
+                        done |= np.array([stop(row) for row in out])
                     put(nxt)
                     fresh = nxt[:, None]
-                    if eos and done.all():
+                    if (eos or stop) and done.all():
                         break
         finally:
             self.train(was_training)
@@ -511,25 +528,31 @@ class ErnieForCausalLM(nn.Module):
     def generate_batch(self, prompts, max_new_tokens: int = 20, *, do_sample: bool = False,
                        temperature: float = 1.0, top_k: int | None = None,
                        top_p: float | None = None, repetition_penalty: float = 1.0,
-                       eos_token_id="config", seed: int | None = None) -> list[np.ndarray]:
+                       eos_token_id="config", seed: int | None = None, generator=None,
+                       stop_strings=None, tokenizer=None, streamer=None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
-        position. Choices as :meth:`generate`; a row stops after its eos token. Returns a
-        list: each prompt followed by its new tokens (the eos included)."""
-        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
-        if do_sample and temperature <= 0:
-            raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
+        position. Choices as :meth:`generate`; a row stops after its eos token or a stop
+        string. ``streamer(rows, ids)``, a callable, sees each step's new tokens and the
+        rows (prompt indices) they belong to. Returns a list: each prompt followed by its
+        new tokens (the eos included)."""
+        _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
+                        repetition_penalty)
+        if streamer is not None and not callable(streamer):
+            raise TypeError(f"generate_batch's streamer is a callable (rows, ids), got "
+                            f"{type(streamer).__name__}")
         eos = self._generation_value("eos_token_id", eos_token_id)
         eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
-        rng = np.random.default_rng(seed)
+        stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
+        rng = sampling_rng(seed, generator)
         was_training = self.training
         self.eval()
         try:
             with no_grad():
                 return generate_packed(
-                    self, list(prompts), int(max_new_tokens), eos=eos,
+                    self, [_host(p) for p in prompts], int(max_new_tokens), eos=eos,
                     max_positions=self.config.max_position_embeddings,
+                    stop=stop if stop else None, on_token=streamer,
                     pick=lambda z, seen: pick_next(
                         repetition_penalty_(z, seen, repetition_penalty)
                         if repetition_penalty != 1.0 else z,
@@ -550,6 +573,19 @@ class ErnieForCausalLM(nn.Module):
                f"{c.moe_num_shared_experts})" if c.is_moe else "")
         return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
                 f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
+
+
+def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalty) -> None:
+    if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
+    if do_sample and not temperature > 0:
+        raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
+    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
+        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    if not penalty > 0:
+        raise ValueError(f"repetition_penalty must be > 0, got {penalty!r}")
 
 
 def _stream_hooks(streamer):
