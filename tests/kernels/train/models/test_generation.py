@@ -17,8 +17,7 @@ from skiff.kernels.train.models.ernie_generate import (  # noqa: E402
     sampling_probs,
 )
 
-from .ernie_reference import SHAPES  # noqa: E402
-from .test_tokenizer import write_sentencepiece  # noqa: E402
+from .ernie_reference import make_sentencepiece_checkpoint  # noqa: E402
 
 LP = transformers.generation.logits_process
 
@@ -87,16 +86,7 @@ def test_repetition_penalty_equals_transformers_processor():
 def pair(tmp_path_factory):
     """A dense checkpoint with a SentencePiece tokenizer.model (its vocabulary's size)."""
     folder = tmp_path_factory.mktemp("gen")
-    write_sentencepiece(folder)
-    tok = transformers.AutoTokenizer.from_pretrained(folder)
-    cfg = transformers.Ernie4_5Config(**dict(SHAPES["dense-gqa-tied"][1], vocab_size=len(tok)))
-    ref = transformers.Ernie4_5ForCausalLM(cfg)
-    gen = torch.Generator().manual_seed(4)
-    with torch.no_grad():
-        for p in ref.parameters():
-            p.copy_(torch.rand(p.shape, generator=gen) + 0.5 if p.ndim == 1
-                    else torch.randn(p.shape, generator=gen) * 0.3)
-    ref.eval().save_pretrained(folder)
+    ref, tok = make_sentencepiece_checkpoint(folder)
     return ref, from_pretrained(folder), tok
 
 
