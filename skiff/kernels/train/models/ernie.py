@@ -41,9 +41,31 @@ from .ernie_generate import (
     sampling_rng,
 )
 
-__all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache"]
+__all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache", "PUBLISHED", "num_parameters"]
 
 ARCHITECTURES = {"Ernie4_5ForCausalLM": "ernie4_5", "Ernie4_5_MoeForCausalLM": "ernie4_5_moe"}
+
+# the sizes of the published checkpoints' config.json files (ErnieConfig(**PUBLISHED[name]));
+# the planner's presets of the same names are costed from these
+_SHARED = dict(vocab_size=103424, head_dim=128, max_position_embeddings=131072,
+               rope_theta=500000.0)
+PUBLISHED = {
+    "ernie-4.5-0.3b": dict(_SHARED, hidden_size=1024, intermediate_size=3072,
+                           num_hidden_layers=18, num_attention_heads=16, num_key_value_heads=2,
+                           tie_word_embeddings=True),
+    "ernie-4.5-21b-a3b": dict(_SHARED, hidden_size=2560, intermediate_size=12288,
+                              num_hidden_layers=28, num_attention_heads=20,
+                              num_key_value_heads=4, tie_word_embeddings=True,
+                              moe_num_experts=64, moe_k=6, moe_intermediate_size=1536,
+                              moe_num_shared_experts=2, moe_layer_start_index=1,
+                              moe_layer_end_index=27, moe_layer_interval=1),
+    "ernie-4.5-300b-a47b": dict(_SHARED, hidden_size=8192, intermediate_size=28672,
+                                num_hidden_layers=54, num_attention_heads=64,
+                                num_key_value_heads=8, tie_word_embeddings=False,
+                                moe_num_experts=64, moe_k=8, moe_intermediate_size=3584,
+                                moe_num_shared_experts=0, moe_layer_start_index=3,
+                                moe_layer_end_index=53, moe_layer_interval=1),
+}
 
 
 @dataclass
