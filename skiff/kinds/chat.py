@@ -10,7 +10,7 @@ holding a loaded model. ``chat`` renders the prompt with the checkpoint's chat t
 ``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``).
 
 The job view shows the answer while it is written, the thinking collapsed above it
-(:func:`skiff.kernels.train.models.reply.reply_html`).
+(:func:`skiff.kernels.train.models.chat_reply.reply_html`).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
 class ChatKind(Kind):
     name = "chat"
     command = CHAT
-    entry = "skiff.kernels.train.models.reply:run"
+    entry = "skiff.kernels.train.models.chat_reply:run"
     cell = True
     show_value = True
     chat_default = True
@@ -151,7 +151,7 @@ class ChatKind(Kind):
         config["model"] = f"<notebook {name}>"
 
         def job(cfg, reporter):
-            from skiff.kernels.train.models.reply import run
+            from skiff.kernels.train.models.chat_reply import run
 
             return run(cfg, reporter, model=obj)
 
@@ -165,7 +165,7 @@ class ChatKind(Kind):
 
     def live_html(self, job, state) -> str | None:
         """The answer so far (the thinking collapsed), while the job runs."""
-        from skiff.kernels.train.models.reply import reply_html
+        from skiff.kernels.train.models.chat_reply import reply_html
 
         info = state.info
         if not isinstance(info.get("text"), str):
@@ -173,7 +173,7 @@ class ChatKind(Kind):
         return reply_html(str(info.get("thinking") or ""), info["text"], writing=True)
 
     def result_html(self, job) -> str | None:
-        from skiff.kernels.train.models.reply import reply_html
+        from skiff.kernels.train.models.chat_reply import reply_html
 
         r = job.result or {}
         if not isinstance(r.get("text"), str):

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core import nn
 from ..core.nn import functional as F
+from ..core.nn.layers import normal_, skipping_init
 from ..core.tensor import Tensor, cat, no_grad, split, where
 from ..data import PackedBatch
 from .ernie_generate import (
@@ -368,6 +369,18 @@ class ErnieForCausalLM(nn.Module):
         self.inv_freq = (1.0 / (np.float32(cfg.rope_theta)
                                 ** (np.arange(0, D, 2, dtype=np.float32) / np.float32(D))))
         self.generation_config: dict = {}
+        if not skipping_init():  # a fresh model: the reference's initialisation
+            self._init_weights(float(cfg.extra.get("initializer_range", 0.02)))
+
+    def _init_weights(self, std: float) -> None:
+        """Linear and embedding weights N(0, std^2), biases zero, as transformers
+        initialises a fresh ERNIE-4.5 (``initializer_range``); the router too."""
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                w = module.weight
+                w.data = w.xp.asarray(normal_(tuple(w.shape), std, dtype=w.dtype))
+                if getattr(module, "bias", None) is not None:
+                    module.bias.data[...] = 0
 
     # ---- forward -----------------------------------------------------------------------------
     def rotary(self, positions):

@@ -13,7 +13,7 @@ import pytest
 
 from skiff.kernels.train.models import from_pretrained
 from skiff.kernels.train.models.chat import split_thinking
-from skiff.kernels.train.models.reply import reply, reply_html
+from skiff.kernels.train.models.chat_reply import reply, reply_html
 
 from .ernie_reference import make_sentencepiece_checkpoint
 
@@ -132,3 +132,41 @@ def test_chat_form_renders_the_magic_line(ckpt):
     line = form.command.render({"model": str(folder), "prompt": "hi there",
                                 "max_new_tokens": 5}, style="magic")
     assert line.startswith(f"%chat {folder}") and "hi there" in line
+
+
+def test_chat_loss_equals_torch_on_the_assistant_tokens(ckpt, tmp_path):
+    """The held-out loss the notebook reports: NLL of the assistant's tokens only, against
+    torch on the transformers model (the template marks what the assistant wrote)."""
+    import torch
+    import transformers
+
+    from skiff.kernels.train.models.evaluate import EvalTable, chat_loss
+
+    folder = tmp_path / "plain"  # a template whose prompt is a prefix of the conversation
+    make_sentencepiece_checkpoint(folder, seed=2, chat_template=(
+        "{%- for m in messages %}{{ m['role'] + ': ' + m['content'] }}"
+        "{%- if m['role'] == 'assistant' %}{{ eos_token }}{%- endif %}\n{%- endfor %}"
+        "{%- if add_generation_prompt %}assistant:{%- endif %}"))
+    model = from_pretrained(folder)
+    ref = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    rows = [{"messages": [{"role": "user", "content": "What is two plus two?"},
+                          {"role": "assistant", "content": "Four."}]},
+            {"messages": [{"role": "user", "content": "Hello world"},
+                          {"role": "assistant", "content": "Hello skiff!"}]}]
+    total, count = 0.0, 0
+    for row in rows:
+        prompt = tok.apply_chat_template(row["messages"][:1], add_generation_prompt=True,
+                                         tokenize=True, return_dict=False)
+        full = tok.apply_chat_template(row["messages"], tokenize=True, return_dict=False)
+        assert list(full[:len(prompt)]) == list(prompt)
+        with torch.no_grad():
+            logp = torch.log_softmax(ref(torch.tensor([full])).logits[0].double(), -1)
+        at = range(len(prompt) - 1, len(full) - 1)
+        total -= sum(float(logp[i, full[i + 1]]) for i in at)
+        count += len(at)
+    got = chat_loss(model, rows)
+    assert got["tokens"] == count
+    assert abs(got["loss"] - total / count) < 1e-5 * abs(total / count)
+    table = EvalTable({"a": got, "b": {"loss": 1.0}})
+    assert "loss" in repr(table) and "<table" in table._repr_html_()
