@@ -32,7 +32,7 @@ import numpy as np
 from ..core import nn
 from ..core.nn import functional as F
 from ..core.nn.layers import normal_, skipping_init
-from ..core.tensor import Tensor, cat, no_grad, split, where
+from ..core.tensor import Tensor, cat, is_grad_enabled, no_grad, split, where
 from ..data import PackedBatch
 from .ernie_generate import (
     StopStrings,
@@ -153,9 +153,14 @@ class ErnieMLP(nn.Module):
         self.gate_proj = nn.Linear(hidden, inner, bias=bias, dtype=dtype)
         self.up_proj = nn.Linear(hidden, inner, bias=bias, dtype=dtype)
         self.down_proj = nn.Linear(inner, hidden, bias=bias, dtype=dtype)
+        self.gate_up_lora = None  # an expert's LoRA of gate and up together (lora.GateUpLoRA)
 
     def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        gate, up = self.gate_proj(x), self.up_proj(x)
+        if self.gate_up_lora is not None:
+            d_gate, d_up = self.gate_up_lora(x)
+            gate, up = gate + d_gate, up + d_up
+        return self.down_proj(F.silu(gate) * up)
 
 
 class ErnieAttention(nn.Module):
@@ -277,6 +282,12 @@ class ErnieMoE(nn.Module):
         inverse[order] = xp.arange(order.shape[0])
         y = y[inverse].reshape(N, k, -1)  # back to (token, slot) order
         y = (y * w.astype(y.dtype).reshape(N, k, 1)).sum(axis=1)
+        idle = [p for e, n in enumerate(counts) if not n for name, p in
+                self.experts[e].named_parameters() if p.requires_grad]
+        if idle and is_grad_enabled():
+            # trainable weights of experts no token chose (LoRA adapters): a zero gradient,
+            # as peft's fused expert adapters get one (AdamW moves their moments then too)
+            y = y + sum(p.sum() for p in idle).astype(y.dtype) * 0.0
         if self.shared_experts is not None:
             y = y + self.shared_experts(h)
         return y.reshape(*shape)

@@ -26,7 +26,7 @@ import numpy as np
 from ..core import nn
 from . import safetensors_io as st
 from .ernie import ARCHITECTURES, ErnieConfig, ErnieForCausalLM
-from .lora import lora_modules, merged_state_dict
+from .lora import has_lora, merged_state_dict
 from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
@@ -233,7 +233,7 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
     folder = Path(path).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     cfg = model.config
-    if lora_modules(model):  # a LoRA fine-tune is written merged (the adapter: save_adapter)
+    if has_lora(model):  # a LoRA fine-tune is written merged (the adapter: save_adapter)
         state = merged_state_dict(model)
     state = dict(model.state_dict() if state is None else state)
     if cfg.tie_word_embeddings:
