@@ -145,6 +145,20 @@ class ErnieConfig:
 
 
 # ---- layers -----------------------------------------------------------------------------------
+def rows_linear(lin, x):
+    """``lin(x)`` for a few rows x (B, C) in a decode step (no graph): computed as
+    ``(W @ x^T)^T``, which BLAS runs 1.3-1.6x faster than ``x @ W^T`` when B is small and
+    W large (8 rows against the 0.3B's MLP or its 103424-row head); the same numbers. A
+    LoRA layer, or one that keeps a graph, is called as it is."""
+    if type(lin) is not nn.Linear or is_grad_enabled() or x.ndim != 2:
+        return lin(x)
+    y = (lin.weight.data @ x.data.T).T
+    if lin.bias is not None:
+        y = y + lin.bias.data
+    return Tensor(y)
+
+
+
 class ErnieMLP(nn.Module):
     """SwiGLU: ``down(silu(gate(x)) * up(x))``."""
 
@@ -154,6 +168,12 @@ class ErnieMLP(nn.Module):
         self.up_proj = nn.Linear(hidden, inner, bias=bias, dtype=dtype)
         self.down_proj = nn.Linear(inner, hidden, bias=bias, dtype=dtype)
         self.gate_up_lora = None  # an expert's LoRA of gate and up together (lora.GateUpLoRA)
+
+    def forward_rows(self, x):  # x (B, C): a decode step, no graph
+        if self.gate_up_lora is not None:
+            return self(x)
+        return rows_linear(self.down_proj, F.silu(rows_linear(self.gate_proj, x))
+                           * rows_linear(self.up_proj, x))
 
     def forward(self, x):
         gate, up = self.gate_proj(x), self.up_proj(x)
@@ -213,13 +233,13 @@ class ErnieAttention(nn.Module):
         """One new position per row, each row at its own position (no graph kept);
         ``rows``: which cache rows these are (default all)."""
         B = x.shape[0]
-        q = F.rotary_embedding(self.q_proj(x).reshape(B, self.H, self.D), cos[:, None],
-                               sin[:, None])
-        k = F.rotary_embedding(self.k_proj(x).reshape(B, self.K, self.D), cos[:, None],
-                               sin[:, None])
-        v = self.v_proj(x).reshape(B, self.K, self.D)
+        q = F.rotary_embedding(rows_linear(self.q_proj, x).reshape(B, self.H, self.D),
+                               cos[:, None], sin[:, None])
+        k = F.rotary_embedding(rows_linear(self.k_proj, x).reshape(B, self.K, self.D),
+                               cos[:, None], sin[:, None])
+        v = rows_linear(self.v_proj, x).reshape(B, self.K, self.D)
         y = cache.attend(layer, q.data, k.data, v.data, self.D ** -0.5, rows)  # (B, H*D)
-        return self.o_proj(Tensor(y))
+        return rows_linear(self.o_proj, Tensor(y))
 
 
 class ErnieMoeStatics(nn.Module):
@@ -316,7 +336,9 @@ class ErnieDecoderLayer(nn.Module):
     def forward_step(self, x, cos, sin, cache, rows=None):  # (B, C)
         x = x + self.self_attn.forward_step(self.input_layernorm(x), cos, sin, cache,
                                             self.layer, rows)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        h = self.post_attention_layernorm(x)
+        return x + (self.mlp.forward_rows(h) if isinstance(self.mlp, ErnieMLP)
+                    else self.mlp(h))
 
 
 class ErnieModel(nn.Module):
@@ -452,7 +474,7 @@ class ErnieForCausalLM(nn.Module):
         else:
             cache.lengths = cache.lengths.copy()
             cache.lengths[rows] += 1
-        return self.lm_head(self.model.norm(x))
+        return rows_linear(self.lm_head, self.model.norm(x))
 
     def loss(self, batch):
         """Mean next-token cross-entropy of ``(x, y)`` blocks or a :class:`PackedBatch`
