@@ -37,6 +37,7 @@ from ..data import PackedBatch
 from .ernie_generate import (
     StopStrings,
     generate_packed,
+    packed_attention_gqa,
     pick_next,
     repetition_penalty_,
     sampling_rng,
@@ -203,6 +204,12 @@ class ErnieAttention(nn.Module):
         q = F.rotary_embedding(self.q_proj(x).reshape(B, T, H, D), cos[:, None], sin[:, None])
         k = F.rotary_embedding(self.k_proj(x).reshape(B, T, K, D), cos[:, None], sin[:, None])
         v = self.v_proj(x).reshape(B, T, K, D)
+        if (B == 1 and T > 1 and not is_grad_enabled()
+                and (cache is None or cache.length == 0)):  # an inference prefill
+            if cache is not None:
+                cache.update(layer, k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3))
+            y = packed_attention_gqa(q.data[0], k.data[0], v.data[0], [0, T], D ** -0.5)
+            return self.o_proj(Tensor(y.reshape(1, T, H * D)))
         q = q.reshape(B, T, K, R, D).transpose(0, 2, 3, 1, 4)  # (B, K, R, T, D)
         k = k.transpose(0, 2, 1, 3)  # (B, K, T, D)
         v = v.transpose(0, 2, 1, 3)
@@ -224,6 +231,9 @@ class ErnieAttention(nn.Module):
         v = self.v_proj(x).reshape(N, K, D)
         if cache is not None:  # a packed prefill: each prompt's keys/values into its row
             cache.store_packed(layer, k.data, v.data, cu_seqlens)
+        if not is_grad_enabled():  # inference: the k/v heads are not copied per query head
+            y = packed_attention_gqa(q.data, k.data, v.data, cu_seqlens, D ** -0.5)
+            return self.o_proj(Tensor(y.reshape(N, H * D)))
         k = k.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
         v = v.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
         y = F.packed_causal_attention(q, k, v, cu_seqlens, scale=D ** -0.5)  # (N, H, D)

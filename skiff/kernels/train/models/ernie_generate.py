@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PackedKVCache", "generate_packed", "pick_next", "repetition_penalty_",
-           "StopStrings", "sampling_rng", "sampling_probs"]
+__all__ = ["PackedKVCache", "generate_packed", "packed_attention_gqa", "pick_next",
+           "repetition_penalty_", "StopStrings", "sampling_rng", "sampling_probs"]
 
 
 class PackedKVCache:
@@ -75,6 +75,40 @@ class PackedKVCache:
         xp.exp(att, out=att)
         att /= att.sum(axis=-1, keepdims=True)
         return (att @ vals).reshape(B, H * D)  # (B, K, R, D) -> (B, H * D)
+
+
+def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
+    """Causal attention of a packed prefill without a graph, for grouped-query heads: q
+    (N, K*R, D), k and v (N, K, D) (query head ``h`` reads k/v head ``h // R``); returns
+    (N, K*R, D). Each sequence's R query heads of a k/v head are stacked into one (R*L, D)
+    matrix against its (L, D) keys, so the keys are never copied R times; rows are taken in
+    chunks of ``chunk`` positions that see only the keys up to their last position, which
+    skips about half of the masked work of long prompts."""
+    xp = _xp(q)
+    N, H, D = q.shape
+    K = k.shape[1]
+    R = H // K
+    out = xp.empty_like(q)
+    sc = q.dtype.type(scale)
+    for b in range(len(cu_seqlens) - 1):
+        s, e = int(cu_seqlens[b]), int(cu_seqlens[b + 1])
+        L = e - s
+        if L == 0:
+            continue
+        qs = (q[s:e].reshape(L, K, R, D) * sc).transpose(1, 2, 0, 3)  # (K, R, L, D)
+        ks = k[s:e].transpose(1, 2, 0)  # (K, D, L)
+        vs = v[s:e].transpose(1, 0, 2)  # (K, L, D)
+        for i0 in range(0, L, chunk):
+            i1 = min(L, i0 + chunk)
+            att = xp.matmul(qs[:, :, i0:i1], ks[:, None, :, :i1])  # (K, R, c, i1)
+            rows = xp.arange(i0, i1)[:, None]
+            att = xp.where(xp.arange(i1)[None, :] > rows, -np.inf, att)
+            att -= att.max(axis=-1, keepdims=True)
+            xp.exp(att, out=att)
+            att /= att.sum(axis=-1, keepdims=True)
+            y = xp.matmul(att, vs[:, None, :i1])  # (K, R, c, D)
+            out[s + i0:s + i1] = y.transpose(2, 0, 1, 3).reshape(i1 - i0, H, D)
+    return out
 
 
 def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,

@@ -141,3 +141,23 @@ def test_generate_takes_prompts_of_different_lengths_and_a_generator(pair):
     assert not all(np.array_equal(x, y) for x, y in zip(a, c))
     with pytest.raises(ValueError, match="top_k"):
         model.generate(prompts[0][None], max_new_tokens=2, do_sample=True, top_k=0)
+
+
+def test_inference_attention_equals_the_packed_attention_node():
+    """The prefill's grouped-query attention without a graph (chunks of rows, keys not
+    copied per query head) equals the training node on the expanded heads."""
+    from skiff.kernels.train.core.nn import functional as F
+    from skiff.kernels.train.core.tensor import Tensor
+    from skiff.kernels.train.models.ernie_generate import packed_attention_gqa
+
+    rng = np.random.default_rng(0)
+    lengths, K, R, D = [5, 150, 1, 64], 2, 3, 8
+    cu = np.concatenate([[0], np.cumsum(lengths)])
+    N = int(cu[-1])
+    q = rng.standard_normal((N, K * R, D)).astype(np.float32)
+    k, v = (rng.standard_normal((N, K, D)).astype(np.float32) for _ in range(2))
+    got = packed_attention_gqa(q, k, v, cu, D ** -0.5, chunk=32)
+    wide = [np.repeat(a, R, axis=1) for a in (k, v)]  # head h reads k/v head h // R
+    want = F.packed_causal_attention(Tensor(q), Tensor(wide[0]), Tensor(wide[1]), cu,
+                                     scale=D ** -0.5).numpy()
+    assert np.abs(got - want).max() < 1e-5
