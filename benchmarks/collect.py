@@ -10,7 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "widgets", "train-core", "layers", "train", "dist", "precision", "solve", "flow",
-         "ocr"]
+         "ocr", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "widgets": "Widgets: update batching (issue 2, 7)",
@@ -22,6 +22,7 @@ TITLES = {
     "solve": "Solvers (issue 5)",
     "flow": "Flow around a cylinder: the DFG benchmark (issue 12)",
     "ocr": "OCR (issue 6)",
+    "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
 }
 
 HEADER = """# Benchmark results

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from skiff.grammar.common import unknown_name
 
-from . import demo, ocr, solve, train
+from . import chat, demo, ocr, solve, train
 from .base import JobRequest, Kind, resolve_entry
 
 __all__ = ["KINDS", "Kind", "JobRequest", "get", "names", "resolve_entry"]
 
-KINDS: dict[str, Kind] = {k.name: k for k in (train.KIND, solve.KIND, ocr.KIND, demo.KIND)}
+KINDS: dict[str, Kind] = {k.name: k for k in (train.KIND, solve.KIND, ocr.KIND, demo.KIND,
+                                                chat.KIND, chat.GENERATE_KIND)}
 
 
 def get(name: str) -> Kind:

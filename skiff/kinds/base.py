@@ -112,6 +112,11 @@ class Kind:
         return device, "as asked" if asked == device else f"{asked}: resolved at launch"
 
     # results ------------------------------------------------------------------------------
+    def live_html(self, job, state) -> str | None:
+        """What the job view shows while the job runs, from its folded events (chat: the
+        answer so far); None: nothing."""
+        return None
+
     def summary(self, result: dict) -> list[str]:
         """A few lines for a terminal about a finished job's ``result.json``: its key
         figures, rounded for people. The default lists the plain numbers and words."""

@@ -62,6 +62,17 @@ def _css_name(kind) -> str:
     return "".join(c if c.isalnum() or c == "-" else "-" for c in str(kind))[:32]
 
 
+def _live_html(job, state) -> str | None:
+    """The job kind's view of a running job (chat: the answer so far); never raises."""
+    from skiff.kinds import KINDS
+
+    kind = KINDS.get(job.kind)
+    try:
+        return kind.live_html(job, state) if kind is not None else None
+    except Exception:  # noqa: BLE001 - a view must not break
+        return None
+
+
 def _result_html(job) -> str | None:
     """The job kind's view of its result (never raises: a view must not break)."""
     from skiff.kinds import KINDS
@@ -125,6 +136,7 @@ class JobView(W.VBox):
         self._chart_events = -1
         self._seen_events = -1
         self._final_shown = False
+        self._result_shown = False
         self._images: dict[str, tuple[float, W.Image]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -257,6 +269,7 @@ class JobView(W.VBox):
                     self._update_log(state)
                     self._update_error(state)
                     self._update_images(state)
+                    self._update_live(state)
                 if wants_chart:
                     self._draw_chart(state)
                     self._last_chart = now
@@ -277,11 +290,21 @@ class JobView(W.VBox):
         if state.final:  # nothing left to cancel, nothing left to follow
             _set(self.cancel_button.layout, display="none")
             _set(self.reattach_hint.layout, display="none")
-            if state.status == "done" and not self.result_view.value:
+            if state.status == "done" and not self._result_shown:
+                self._result_shown = True
                 result = _result_html(self.job)
                 if result:
                     self.result_view.value = result
                     _set(self.result_view.layout, display=None)
+
+    def _update_live(self, state) -> None:
+        """What the kind shows while the job runs (a chat's answer as it is written)."""
+        if state.final:
+            return
+        live = _live_html(self.job, state)
+        if live:
+            _set(self.result_view, value=live)
+            _set(self.result_view.layout, display=None)
 
     def _update_progress(self, state) -> None:
         total = float(state.total) if state.total else None

@@ -28,7 +28,7 @@ from .chart import log_axis
 from .form import CommandForm, _warning
 from .monitor import JobMonitor
 
-__all__ = ["panel", "Panel", "train_form", "solve_form", "ocr_form"]
+__all__ = ["panel", "Panel", "train_form", "solve_form", "ocr_form", "chat_form"]
 
 TABS = ("train", "solve", "ocr")
 _TITLES = {"train": "Train", "solve": "Solve", "ocr": "OCR", "jobs": "Jobs"}
@@ -273,6 +273,17 @@ def ocr_form() -> CommandForm:
     form.upload = upload
     form.extra_buttons.children = [upload]
     return form
+
+
+# Chat ----------------------------------------------------------------------------------------
+def chat_form() -> CommandForm:
+    """The chat form: a checkpoint folder and a prompt; the job's view shows the answer while
+    it is written, the thinking collapsed (the kind's live and result views)."""
+    from skiff.kinds import KINDS
+
+    kind = KINDS["chat"]
+    return CommandForm(kind.command, kind.to_config,
+                       order=("model", "prompt", "system", "max_new_tokens", "temperature"))
 
 
 def save_uploads(files, folder: str | os.PathLike | None = None) -> list[str]:

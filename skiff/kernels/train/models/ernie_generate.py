@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PackedKVCache", "generate_packed", "pick_next", "repetition_penalty_"]
+__all__ = ["PackedKVCache", "generate_packed", "packed_attention_gqa", "pick_next",
+           "repetition_penalty_", "StopStrings", "sampling_rng", "sampling_probs"]
 
 
 class PackedKVCache:
@@ -76,12 +77,48 @@ class PackedKVCache:
         return (att @ vals).reshape(B, H * D)  # (B, K, R, D) -> (B, H * D)
 
 
+def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
+    """Causal attention of a packed prefill without a graph, for grouped-query heads: q
+    (N, K*R, D), k and v (N, K, D) (query head ``h`` reads k/v head ``h // R``); returns
+    (N, K*R, D). Each sequence's R query heads of a k/v head are stacked into one (R*L, D)
+    matrix against its (L, D) keys, so the keys are never copied R times; rows are taken in
+    chunks of ``chunk`` positions that see only the keys up to their last position, which
+    skips about half of the masked work of long prompts."""
+    xp = _xp(q)
+    N, H, D = q.shape
+    K = k.shape[1]
+    R = H // K
+    out = xp.empty_like(q)
+    sc = q.dtype.type(scale)
+    for b in range(len(cu_seqlens) - 1):
+        s, e = int(cu_seqlens[b]), int(cu_seqlens[b + 1])
+        L = e - s
+        if L == 0:
+            continue
+        qs = (q[s:e].reshape(L, K, R, D) * sc).transpose(1, 2, 0, 3)  # (K, R, L, D)
+        ks = k[s:e].transpose(1, 2, 0)  # (K, D, L)
+        vs = v[s:e].transpose(1, 0, 2)  # (K, L, D)
+        for i0 in range(0, L, chunk):
+            i1 = min(L, i0 + chunk)
+            att = xp.matmul(qs[:, :, i0:i1], ks[:, None, :, :i1])  # (K, R, c, i1)
+            rows = xp.arange(i0, i1)[:, None]
+            att = xp.where(xp.arange(i1)[None, :] > rows, -np.inf, att)
+            att -= att.max(axis=-1, keepdims=True)
+            xp.exp(att, out=att)
+            att /= att.sum(axis=-1, keepdims=True)
+            y = xp.matmul(att, vs[:, None, :i1])  # (K, R, c, D)
+            out[s + i0:s + i1] = y.transpose(2, 0, 1, 3).reshape(i1 - i0, H, D)
+    return out
+
+
 def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
-                    max_positions: int) -> list[np.ndarray]:
+                    max_positions: int, stop=None, on_token=None) -> list[np.ndarray]:
     """Greedy or sampled continuation of each prompt (a list of 1-D id arrays of any
     lengths). ``pick(logits (B, V)) -> ids (B,)`` chooses tokens. A row stops after it
-    emits a token of ``eos``; the loop ends when every row has stopped or after
-    ``max_new_tokens``. Returns each prompt followed by its new tokens (eos included)."""
+    emits a token of ``eos``, or when ``stop(ids)`` (its prompt and tokens so far) says so;
+    the loop ends when every row has stopped or after ``max_new_tokens``.
+    ``on_token(rows, ids)`` sees each step's new tokens and the rows they belong to.
+    Returns each prompt followed by its new tokens (eos included)."""
     seqs = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prompts]
     if not seqs or any(len(s) == 0 for s in seqs):
         raise ValueError("generate needs at least one prompt token per row")
@@ -102,13 +139,56 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
         nxt = pick(_host(logits.data).astype(np.float64), [out[b] for b in active])
         for b, t in zip(active, nxt):
             out[b].append(int(t))
+        if on_token is not None:
+            on_token(active.copy(), nxt)
         going = ~np.isin(nxt, list(eos)) if eos else np.ones(len(active), dtype=bool)
+        if stop is not None:
+            going &= np.array([not stop(out[b]) for b in active], dtype=bool)
         if not going.any() or step == max_new_tokens - 1:
             break
         rows = None if going.all() and len(active) == len(seqs) else active[going]
         logits = model.forward_step(nxt[going], cache, rows)  # writes at the rows' lengths
         active = active[going]
     return [np.asarray(o, dtype=np.int64) for o in out]
+
+
+class StopStrings:
+    """Stop a row once its text reaches one of ``strings``, as transformers'
+    ``stop_strings`` do: a match that ends within the row's last token (so a stop string
+    split across tokens is found, and one that lay wholly in earlier text is not found
+    again). Only the last tokens are decoded (enough for the longest string)."""
+
+    def __init__(self, tokenizer, strings):
+        if isinstance(strings, str):
+            strings = [strings]
+        strings = [s for s in (strings or [])]
+        if any(not isinstance(s, str) or not s for s in strings):
+            raise ValueError(f"stop strings must be non-empty strings, got {strings!r}")
+        if strings and tokenizer is None:
+            raise ValueError("stop strings need a tokenizer (the checkpoint has none: pass "
+                             "tokenizer=)")
+        self.tokenizer, self.strings = tokenizer, strings
+        self.window = max((len(s) for s in strings), default=0) + 8
+
+    def __bool__(self) -> bool:
+        return bool(self.strings)
+
+    def __call__(self, ids) -> bool:
+        ids = list(ids)[-self.window:]
+        text = self.tokenizer.decode(ids)
+        before = len(self.tokenizer.decode(ids[:-1])) if len(ids) > 1 else 0
+        return any(text.find(s, max(0, before - len(s) + 1)) >= 0 for s in self.strings)
+
+
+def sampling_rng(seed=None, generator=None) -> np.random.Generator:
+    """The random generator sampling draws from: ``generator`` (a numpy Generator, advanced
+    by each call) or a new one seeded by ``seed`` (None: fresh entropy)."""
+    if generator is not None:
+        if not isinstance(generator, np.random.Generator):
+            raise TypeError(f"generator must be a numpy.random.Generator, got "
+                            f"{type(generator).__name__}")
+        return generator
+    return np.random.default_rng(seed)
 
 
 def repetition_penalty_(logits: np.ndarray, history, penalty: float) -> np.ndarray:
@@ -123,25 +203,34 @@ def repetition_penalty_(logits: np.ndarray, history, penalty: float) -> np.ndarr
 
 
 def pick_next(logits: np.ndarray, do_sample, temperature, top_k, top_p, rng) -> np.ndarray:
-    """The next token per row: argmax, or a sample after temperature, top-k and top-p (the
-    order transformers applies them)."""
+    """The next token per row: argmax, or a draw from :func:`sampling_probs`."""
     if not do_sample:
         return logits.argmax(axis=-1).astype(np.int64)
-    z = logits / temperature
+    p = sampling_probs(logits, temperature, top_k, top_p)
+    return np.array([rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+
+
+def sampling_probs(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = None,
+                   top_p: float | None = None) -> np.ndarray:
+    """The distribution (B, V) a sampled token is drawn from, as transformers' warpers make
+    it, in their order: logits / temperature; top-k keeps the tokens scoring at least the
+    k-th best (ties included); top-p (nucleus) drops the least likely tokens whose summed
+    probability stays <= 1 - top_p, always keeping the most likely one."""
+    z = np.asarray(logits, dtype=np.float64) / temperature
     if top_k is not None:
         kth = np.sort(z, axis=-1)[:, -min(int(top_k), z.shape[1])][:, None]
         z = np.where(z < kth, -np.inf, z)
     p = np.exp(z - z.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)
     if top_p is not None and top_p < 1:
-        order = np.argsort(p, axis=-1)  # ascending: drop the low tail whose mass <= 1 - top_p
+        order = np.argsort(p, axis=-1, kind="stable")  # ascending: the low tail first
         tail = np.cumsum(np.take_along_axis(p, order, -1), axis=-1) <= 1 - top_p
         tail[:, -1] = False  # always keep the most likely token
         drop = np.zeros_like(tail)
         np.put_along_axis(drop, order, tail, -1)
         p = np.where(drop, 0.0, p)
         p /= p.sum(axis=-1, keepdims=True)
-    return np.array([rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+    return p
 
 
 def _xp(a):

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..core.tensor import no_grad
 
-__all__ = ["perplexity", "choice_logprobs", "multiple_choice", "exact_match"]
+__all__ = ["perplexity", "choice_logprobs", "multiple_choice", "exact_match", "chat_loss",
+           "EvalTable"]
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
@@ -111,3 +112,58 @@ def exact_match(model, rows, *, max_new_tokens: int = 32, tokenizer=None) -> dic
         answers.append(text.strip().split("\n")[0].strip())
     hits = [a == str(r["answer"]).strip() for a, r in zip(answers, rows)]
     return {"exact_match": sum(hits) / max(len(hits), 1), "n": len(hits), "answers": answers}
+
+
+def chat_loss(model, rows, *, block_size: int = 512, tokenizer=None) -> dict:
+    """``{"loss", "perplexity", "tokens"}``: the mean next-token NLL of the assistant's
+    tokens of held-out conversations (rows ``{"messages": [...]}``, rendered with the
+    checkpoint's chat template), the loss fine-tuning on chat data lowers."""
+    from .chat import ChatDataset
+
+    tok = tokenizer or getattr(model, "tokenizer", None)
+    data = ChatDataset(rows, tok, block_size, source="held-out conversations")
+    total, count = 0.0, 0
+    for ids, targets in data.items:
+        logp = _log_softmax(_logits(model, ids))
+        keep = targets >= 0
+        total -= float(logp[np.arange(len(ids))[keep], targets[keep]].sum())
+        count += int(keep.sum())
+    loss = total / count
+    return {"loss": loss, "perplexity": math.exp(loss), "tokens": count}
+
+
+class EvalTable:
+    """Evaluation results side by side (``{column: {metric: value}}``, e.g. before and
+    after fine-tuning), shown as a table in a notebook and as text in a terminal."""
+
+    def __init__(self, columns: dict[str, dict]):
+        self.columns = {str(k): dict(v) for k, v in columns.items()}
+        self.metrics = list(dict.fromkeys(m for v in self.columns.values() for m in v
+                                          if isinstance(v[m], (int, float))))
+
+    def value(self, column: str, metric: str):
+        return self.columns[column].get(metric)
+
+    def _cell(self, v) -> str:
+        if v is None:
+            return "-"
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    def __repr__(self) -> str:
+        names = list(self.columns)
+        width = max([len(m) for m in self.metrics] + [6])
+        lines = [" " * width + "".join(f"{n:>14}" for n in names)]
+        for m in self.metrics:
+            lines.append(f"{m:<{width}}" + "".join(
+                f"{self._cell(self.columns[n].get(m)):>14}" for n in names))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = "".join(f"<th>{html.escape(n)}</th>" for n in self.columns)
+        rows = "".join(
+            f"<tr><td>{html.escape(m)}</td>" + "".join(
+                f"<td>{self._cell(self.columns[n].get(m))}</td>" for n in self.columns)
+            + "</tr>" for m in self.metrics)
+        return (f"<table class='skiff-eval'><tr><th>metric</th>{head}</tr>{rows}</table>")

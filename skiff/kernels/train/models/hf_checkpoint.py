@@ -26,10 +26,12 @@ import numpy as np
 from ..core import nn
 from . import safetensors_io as st
 from .ernie import ARCHITECTURES, ErnieConfig, ErnieForCausalLM
-from .lora import lora_modules, merged_state_dict
+from .lora import has_lora, merged_state_dict
+from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
-           "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES"]
+           "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES",
+           "HFTokenizer", "SentencePieceTokenizer"]
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
                    "special_tokens_map.json", "added_tokens.json", "chat_template.jinja")
@@ -231,7 +233,7 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
     folder = Path(path).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     cfg = model.config
-    if lora_modules(model):  # a LoRA fine-tune is written merged (the adapter: save_adapter)
+    if has_lora(model):  # a LoRA fine-tune is written merged (the adapter: save_adapter)
         state = merged_state_dict(model)
     state = dict(model.state_dict() if state is None else state)
     if cfg.tie_word_embeddings:
@@ -260,64 +262,6 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
 
 
 # ---- tokenizer and text data -----------------------------------------------------------------
-class HFTokenizer:
-    """A checkpoint's ``tokenizer.json`` through the ``tokenizers`` library:
-    ``encode(text) -> ids`` (no special tokens added), ``decode(ids) -> text``, and its chat
-    template (:class:`~.chat.ChatTemplate`, or None): ``apply_chat_template(messages)``."""
-
-    def __init__(self, path: Path, chat_template=None):
-        try:
-            from tokenizers import Tokenizer
-        except ImportError:
-            raise ImportError(f"{path} needs the tokenizers package (pip install "
-                              "'skiff[open-models]')") from None
-        self.path = path
-        self._tok = Tokenizer.from_file(str(path))
-        self.chat_template = chat_template
-
-    def apply_chat_template(self, messages, add_generation_prompt: bool = False,
-                            tokenize: bool = False, **kwargs):
-        """The conversation rendered by the checkpoint's template (text, or its ids with
-        ``tokenize``), as transformers' ``apply_chat_template`` renders it."""
-        if self.chat_template is None:
-            raise ValueError(f"the tokenizer at {self.path.parent} has no chat template "
-                             "(chat_template.jinja or tokenizer_config.json)")
-        text = self.chat_template.render(messages, add_generation_prompt, **kwargs)
-        return self.encode(text) if tokenize else text
-
-    def encode(self, text: str) -> np.ndarray:
-        return np.asarray(self._tok.encode(text, add_special_tokens=False).ids, dtype=np.int64)
-
-    def encode_with_offsets(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """Ids and, per character of ``text``, the index of the token holding it (-1: none)."""
-        enc = self._tok.encode(text, add_special_tokens=False)
-        owner = np.full(len(text), -1, dtype=np.int64)
-        for t, (a, b) in enumerate(enc.offsets):
-            owner[a:b] = np.where(owner[a:b] < 0, t, owner[a:b])
-        return np.asarray(enc.ids, dtype=np.int64), owner
-
-    def decode(self, ids) -> str:
-        return self._tok.decode([int(i) for i in np.asarray(ids).reshape(-1)],
-                                skip_special_tokens=False)
-
-    @property
-    def vocab_size(self) -> int:
-        return self._tok.get_vocab_size()
-
-    def __repr__(self) -> str:
-        return f"HFTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
-
-
-def load_tokenizer(folder: str | os.PathLike):
-    """The folder's tokenizer (``tokenizer.json``), or None when it has none."""
-    from .chat import ChatTemplate
-
-    path = Path(folder).expanduser() / "tokenizer.json"
-    if not path.is_file():
-        return None
-    return HFTokenizer(path, ChatTemplate.from_folder(path.parent))
-
-
 def token_blocks(ids: np.ndarray, block_size: int):
     """``(x, y)`` blocks of ``block_size`` token ids (targets shifted by one), as an
     :class:`~skiff.kernels.train.data.ArrayDataset`."""

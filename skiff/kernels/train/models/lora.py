@@ -6,8 +6,14 @@
 (Kaiming-uniform, ``a = sqrt(5)``) and ``B`` (out, r) zero, so the model starts unchanged.
 The base weight keeps its name (``...q_proj.weight``); the adapter is ``...q_proj.lora_A`` /
 ``lora_B``, peft's names. Every other parameter is frozen (``requires_grad = False``).
-Experts of an MoE layer and its router are left alone (transformers keeps experts fused, so
-peft does not adapt them either).
+
+The experts of an MoE layer are adapted when ``target_modules`` names them as peft's
+``target_parameters`` do: ``"experts.gate_up_proj"`` and ``"experts.down_proj"``.
+transformers keeps each layer's experts fused ((E, 2I, C) gate+up, (E, C, I) down) and peft
+puts one rank-``r`` adapter on each expert's slice; skiff keeps experts as separate layers,
+so expert ``e`` gets a :class:`GateUpLoRA` (one ``A`` (r, C) shared by its gate and up
+projections, ``B`` (2I, r)) and a :class:`LoRALinear` on its ``down_proj``: the same
+function, and ``save_adapter`` writes peft's fused layout. The router is never adapted.
 
 ``save_adapter(model, DIR)`` writes peft's layout (``adapter_config.json``,
 ``adapter_model.safetensors``) so ``peft.PeftModel.from_pretrained(base, DIR)`` loads it;
@@ -20,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +36,11 @@ from ..core.nn import functional as F
 from ..core.nn.layers import uniform_
 from . import safetensors_io as st
 
-__all__ = ["LoRALinear", "apply_lora", "merge_lora", "merged_state_dict", "save_adapter",
-           "lora_modules"]
+__all__ = ["LoRALinear", "GateUpLoRA", "apply_lora", "merge_lora", "merged_state_dict",
+           "save_adapter", "lora_modules", "has_lora", "EXPERT_TARGETS"]
+
+# expert targets, as peft's target_parameters name transformers' fused expert weights
+EXPERT_TARGETS = ("experts.gate_up_proj", "experts.down_proj")
 
 
 class LoRALinear(nn.Module):
@@ -64,6 +74,50 @@ class LoRALinear(nn.Module):
         return f"{self.in_features}, {self.out_features}, r={self.r}, alpha={self.alpha}"
 
 
+class GateUpLoRA(nn.Module):
+    """LoRA of one expert's gate and up projections together, as peft adapts the fused
+    ``gate_up_proj`` (out 2I): ``[dgate, dup] = (alpha / r) * (x A^T) B^T``, ``A`` (r, C)
+    shared, ``B`` (2I, r). The expert's :class:`~.ernie.ErnieMLP` adds them to its own."""
+
+    def __init__(self, gate: nn.Linear, r: int, alpha: float):
+        super().__init__()
+        self.in_features, self.inner = gate.in_features, gate.out_features
+        self.r, self.alpha = int(r), float(alpha)
+        self.scaling = self.alpha / self.r
+        dtype = gate.weight.dtype
+        self.lora_A = nn.Linear(self.in_features, self.r, bias=False, dtype=dtype)
+        bound = 1.0 / math.sqrt(self.in_features)
+        self.lora_A.weight.data[...] = uniform_((self.r, self.in_features), bound, dtype=dtype)
+        self.lora_B = nn.Linear(self.r, 2 * self.inner, bias=False, dtype=dtype)
+        self.lora_B.weight.data[...] = 0
+
+    def forward(self, x):
+        from ..core.tensor import split
+
+        d = self.lora_B(self.lora_A(x)) * self.scaling
+        return split(d, [self.inner, self.inner], axis=-1)
+
+    def delta(self) -> np.ndarray:
+        """``scale * B A`` (2I, C): the gate rows, then the up rows."""
+        return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
+
+
+def _expert_targets(target_modules) -> tuple[set, set]:
+    """(plain targets, expert targets 'gate_up_proj' / 'down_proj') of a target list."""
+    plain, experts = set(), set()
+    for t in target_modules:
+        t = str(t)
+        if t.startswith(("experts.", "mlp.experts.")):
+            part = t.rpartition(".")[2]
+            if part not in ("gate_up_proj", "down_proj"):
+                raise ValueError(f"LoRA target {t!r}: the experts are adapted as "
+                                 f"{' and '.join(EXPERT_TARGETS)}")
+            experts.add(part)
+        else:
+            plain.add(t)
+    return plain, experts
+
+
 def _targets(model, target_modules):
     """(parent, attribute, dotted name, Linear) of every adaptable Linear named in targets."""
     out = []
@@ -82,18 +136,34 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     name (no Linear by that name) is one clear error."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
-    targets = _targets(model, set(target_modules))
+    plain, expert_parts = _expert_targets(target_modules)
+    targets = _targets(model, plain)
     found = {attr for _, attr, _, _ in targets}
-    missing = sorted(set(target_modules) - found)
+    missing = sorted(plain - found)
     if missing:
         raise ValueError(f"LoRA target_modules {missing} name no linear layer of this model")
+    experts = [m for n, m in model.named_modules() if ".experts." in f".{n}."
+               and hasattr(m, "gate_up_lora")]
+    if expert_parts and not experts:
+        raise ValueError(f"LoRA targets {sorted('experts.' + p for p in expert_parts)}: this "
+                         "model has no experts")
+    if expert_parts and dropout > 0:
+        raise ValueError("LoRA on the experts takes no dropout (as peft)")
     for p in model.parameters():
         p.requires_grad = False
         p.grad = None
     for parent, attr, _, linear in targets:
         setattr(parent, attr, LoRALinear(linear, r, alpha, dropout))
+    for mlp in experts:
+        if "gate_up_proj" in expert_parts:
+            mlp.gate_up_lora = GateUpLoRA(mlp.gate_proj, r, alpha)
+        if "down_proj" in expert_parts:
+            mlp.down_proj = LoRALinear(mlp.down_proj, r, alpha)
     model.lora_config = {"r": int(r), "lora_alpha": float(alpha), "lora_dropout": float(dropout),
-                         "target_modules": sorted(found)}
+                         "target_modules": sorted(found),
+                         "target_parameters": [f"mlp.experts.{p}" for p in
+                                               ("gate_up_proj", "down_proj")
+                                               if p in expert_parts]}
     return model
 
 
@@ -101,14 +171,33 @@ def lora_modules(model) -> list[tuple[str, LoRALinear]]:
     return [(n, m) for n, m in model.named_modules() if isinstance(m, LoRALinear)]
 
 
+def gate_up_modules(model) -> list[tuple[str, GateUpLoRA]]:
+    """(expert name, adapter) of every expert whose gate and up projections are adapted."""
+    return [(n.rpartition(".")[0], m) for n, m in model.named_modules()
+            if isinstance(m, GateUpLoRA)]
+
+
+def has_lora(model) -> bool:
+    return bool(lora_modules(model) or gate_up_modules(model))
+
+
 def merged_state_dict(model) -> dict[str, np.ndarray]:
     """The model's weights with every adapter folded in, under the base names only."""
     state = model.state_dict()
+
+    def fold(key, delta):
+        state[key] = (state[key] + delta).astype(state[key].dtype)
+
     for name, m in lora_modules(model):
-        state[f"{name}.weight"] = (state[f"{name}.weight"] + m.delta()).astype(
-            state[f"{name}.weight"].dtype)
+        fold(f"{name}.weight", m.delta())
         for k in ("lora_A.weight", "lora_B.weight"):
             state.pop(f"{name}.{k}")
+    for name, m in gate_up_modules(model):
+        delta = m.delta()
+        fold(f"{name}.gate_proj.weight", delta[:m.inner])
+        fold(f"{name}.up_proj.weight", delta[m.inner:])
+        for k in ("lora_A.weight", "lora_B.weight"):
+            state.pop(f"{name}.gate_up_lora.{k}")
     return state
 
 
@@ -123,6 +212,12 @@ def merge_lora(model):
         lin.weight, lin.bias = m.weight, m.bias
         lin.weight.data += lin.weight.xp.asarray(m.delta()).astype(lin.weight.dtype)
         setattr(parent, name.rpartition(".")[2], lin)
+    for name, m in gate_up_modules(model):
+        mlp = modules[name]
+        delta = m.delta()
+        for lin, part in ((mlp.gate_proj, delta[:m.inner]), (mlp.up_proj, delta[m.inner:])):
+            lin.weight.data += lin.weight.xp.asarray(part).astype(lin.weight.dtype)
+        mlp.gate_up_lora = None
     for p in model.parameters():
         p.requires_grad = True
     model.__dict__.pop("lora_config", None)
@@ -133,22 +228,55 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
                  ) -> list[str]:
     """Write the adapters in peft's layout (``adapter_config.json``,
     ``adapter_model.safetensors``); ``peft.PeftModel.from_pretrained(base, path)`` loads them."""
-    mods = lora_modules(model)
-    if not mods:
+    if not has_lora(model):
         raise ValueError("the model has no LoRA adapters (apply_lora first)")
     folder = Path(path).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     tensors = {}
-    for name, m in mods:
-        tensors[f"base_model.model.{name}.lora_A.weight"] = m.lora_A.weight.numpy()
-        tensors[f"base_model.model.{name}.lora_B.weight"] = m.lora_B.weight.numpy()
+    experts: dict[str, dict] = {}  # "...mlp.experts" -> {part: {e: (A, B)}}
+    for name, m in lora_modules(model):
+        pair = (m.lora_A.weight.numpy(), m.lora_B.weight.numpy())
+        hit = re.match(r"(.*\.experts)\.(\d+)\.down_proj$", name)
+        if hit:
+            experts.setdefault(hit.group(1), {}).setdefault("down_proj", {})[
+                int(hit.group(2))] = pair
+            continue
+        tensors[f"base_model.model.{name}.lora_A.weight"] = pair[0]
+        tensors[f"base_model.model.{name}.lora_B.weight"] = pair[1]
+    for name, m in gate_up_modules(model):
+        prefix, _, e = name.rpartition(".")
+        experts.setdefault(prefix, {}).setdefault("gate_up_proj", {})[int(e)] = (
+            m.lora_A.weight.numpy(), m.lora_B.weight.numpy())
+    for prefix, parts in experts.items():
+        tensors.update(_fused_expert_adapters(prefix, parts))
     st.write_file(tensors, folder / "adapter_model.safetensors")
     cfg = dict(model.lora_config)
     config = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": cfg["r"],
               "lora_alpha": cfg["lora_alpha"], "lora_dropout": cfg["lora_dropout"],
-              "target_modules": cfg["target_modules"], "bias": "none",
+              "target_modules": cfg["target_modules"] or None,
+              "target_parameters": cfg.get("target_parameters") or None, "bias": "none",
               "fan_in_fan_out": False, "use_rslora": False, "inference_mode": True,
               "base_model_name_or_path": base_model_name_or_path
               or getattr(model, "source_folder", None)}
     (folder / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n")
     return ["adapter_model.safetensors", "adapter_config.json"]
+
+
+def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
+    """peft's tensors for the adapted experts of one layer: per fused weight, ``lora_A``
+    (r E, in) with expert ``e``'s rows at ``e r .. e r + r`` and ``lora_B`` (out, r E) with
+    its columns at ``j E + e`` (peft reshapes them as (E, r, in) and (out, r, E)). With both
+    weights adapted peft nests its wrappers: gate_up_proj's is the ``base_layer`` of
+    down_proj's."""
+    out = {}
+    for part, per_expert in parts.items():
+        n = max(per_expert) + 1
+        if sorted(per_expert) != list(range(n)):
+            raise ValueError(f"{prefix}: {part} adapters missing for some experts")
+        A = np.concatenate([per_expert[e][0] for e in range(n)], axis=0)       # (E r, in)
+        B = np.stack([per_expert[e][1] for e in range(n)], axis=-1)            # (out, r, E)
+        B = B.reshape(B.shape[0], -1)
+        inner = ".base_layer" if part == "gate_up_proj" and len(parts) == 2 else ""
+        out[f"base_model.model.{prefix}{inner}.lora_A.weight"] = A
+        out[f"base_model.model.{prefix}{inner}.lora_B.weight"] = B
+    return out

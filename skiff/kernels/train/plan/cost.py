@@ -65,6 +65,7 @@ class ModelSpec:
     tied_embeddings: bool = False
     n_kv_heads: int | None = None          # grouped-query attention (default: n_heads)
     n_params_override: int | None = None   # a measured count (a real model) wins
+    moe_layers: int | None = None          # layers with experts (default: every layer)
 
     @property
     def hidden(self) -> int:
@@ -81,7 +82,11 @@ class ModelSpec:
         """Parameters of all experts of all layers (0 for a dense model)."""
         if not self.n_experts:
             return 0
-        return self.n_layers * self.n_experts * 3 * self.d_model * self.expert_hidden
+        return self.n_moe_layers * self.n_experts * 3 * self.d_model * self.expert_hidden
+
+    @property
+    def n_moe_layers(self) -> int:
+        return self.n_layers if self.moe_layers is None else self.moe_layers
 
     @property
     def dense_params(self) -> int:
@@ -107,7 +112,7 @@ class ModelSpec:
         if not self.n_experts:
             return self.n_params
         per_expert = 3 * self.d_model * self.expert_hidden
-        return self.dense_params + self.n_layers * self.top_k * per_expert
+        return self.dense_params + self.n_moe_layers * self.top_k * per_expert
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -133,6 +138,23 @@ PRESETS: dict[str, ModelSpec] = {
     "gpt-moe": ModelSpec("gpt-moe", n_layers=28, d_model=2560, n_heads=20, vocab=103424,
                          seq_len=4096, n_experts=64, top_k=6, expert_hidden=1536,
                          tied_embeddings=True),
+    # ERNIE-4.5 from its published config.json files (skiff.models.from_pretrained loads
+    # them); counts from models.ernie.num_parameters: the 21B-A3B has a dense first layer and
+    # 2 shared experts, the 300B-A47B 3 dense layers; both 64 experts
+    "ernie-4.5-0.3b": ModelSpec("ernie-4.5-0.3b", n_layers=18, d_model=1024, n_heads=16,
+                                vocab=103424, seq_len=4096, ffn_hidden=3072, ffn_matrices=3,
+                                tied_embeddings=True, n_kv_heads=2,
+                                n_params_override=360_748_032),
+    "ernie-4.5-21b-a3b": ModelSpec("ernie-4.5-21b-a3b", n_layers=28, d_model=2560, n_heads=20,
+                                   vocab=103424, seq_len=4096, ffn_hidden=12288,
+                                   ffn_matrices=3, n_experts=64, top_k=6, expert_hidden=1536,
+                                   tied_embeddings=True, n_kv_heads=4, moe_layers=27,
+                                   n_params_override=21_825_436_160),
+    "ernie-4.5-300b-a47b": ModelSpec("ernie-4.5-300b-a47b", n_layers=54, d_model=8192,
+                                     n_heads=64, vocab=103424, seq_len=4096, ffn_hidden=28672,
+                                     ffn_matrices=3, n_experts=64, top_k=8,
+                                     expert_hidden=3584, n_kv_heads=8, moe_layers=51,
+                                     n_params_override=299_484_160_000),
     # the runnable tiny variant (tests and the CPU examples)
     "gpt-moe-tiny": ModelSpec("gpt-moe-tiny", n_layers=2, d_model=32, n_heads=4, vocab=64,
                               seq_len=16, n_experts=4, top_k=2, expert_hidden=32),

@@ -7,6 +7,9 @@ ties, and saves it with ``save_pretrained`` (safetensors). Returns ``(folder, to
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -73,3 +76,55 @@ def add_tokenizer(folder, text: str, vocab_size: int) -> None:
     tok.train_from_iterator([text], trainer)
     assert tok.get_vocab_size() <= vocab_size
     tok.save(str(folder / "tokenizer.json"))
+
+
+LINES = ["The quick brown fox jumps over the lazy dog.", "Hello world, hello skiff!",
+         "ERNIE models answer questions.", "What is two plus two?\nFour.",
+         "你好，世界。模型回答问题。", "A small corpus with several lines of text."] * 4
+TEMPLATE = ("{%- for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] }}"
+            "<|end_of_sentence|>{{ '\n' }}{%- endfor %}"
+            "{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n{%- endif %}")
+
+
+def write_sentencepiece(folder, *, model_type="bpe", legacy=True, vocab_size=400,
+                        chat_template=TEMPLATE) -> None:
+    """A tiny SentencePiece ``tokenizer.model`` trained here, with thinking tags as
+    user-defined pieces and ERNIE-like control tokens, and its ``tokenizer_config.json``."""
+    spm = pytest.importorskip("sentencepiece")
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(LINES), model_writer=buf, vocab_size=vocab_size,
+        model_type=model_type, character_coverage=1.0, pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+        user_defined_symbols=["<think>", "</think>"],
+        control_symbols=["<|end_of_sentence|>", "<|im_start|>"], byte_fallback=True,
+        normalization_rule_name="identity", remove_extra_whitespaces=False, num_threads=1,
+        minloglevel=2, hard_vocab_limit=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tokenizer.model").write_bytes(buf.getvalue())
+    sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    added = {str(sp.piece_to_id(t)): {"content": t, "special": True, "normalized": False,
+                                      "lstrip": False, "rstrip": False, "single_word": False}
+             for t in ("<pad>", "<unk>", "<s>", "</s>", "<|end_of_sentence|>", "<|im_start|>")}
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+        "unk_token": "<unk>", "pad_token": "<pad>", "sep_token": "<|end_of_sentence|>",
+        "add_bos_token": False, "add_eos_token": False, "legacy": legacy,
+        "added_tokens_decoder": added, "chat_template": chat_template}))
+    (folder / "config.json").write_text(json.dumps({"model_type": "ernie4_5",
+                                                    "architectures": ["Ernie4_5ForCausalLM"]}))
+
+
+def make_sentencepiece_checkpoint(folder, seed: int = 4, chat_template=TEMPLATE):
+    """A dense checkpoint (the ``dense-gqa-tied`` shape) whose vocabulary is a SentencePiece
+    ``tokenizer.model`` trained here; returns ``(transformers model, its tokenizer)``."""
+    write_sentencepiece(folder, chat_template=chat_template)
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    cfg = transformers.Ernie4_5Config(**dict(SHAPES["dense-gqa-tied"][1], vocab_size=len(tok)))
+    ref = transformers.Ernie4_5ForCausalLM(cfg)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.rand(p.shape, generator=gen) + 0.5 if p.ndim == 1
+                    else torch.randn(p.shape, generator=gen) * 0.3)
+    ref.eval().save_pretrained(folder)
+    return ref, tok

@@ -30,6 +30,7 @@ __all__ = [
     "uniform_",
     "normal_",
     "skip_init",
+    "skipping_init",
 ]
 
 
@@ -59,6 +60,11 @@ class skip_init:
     def __exit__(self, *exc):
         _init_mode.skip = self.prev
         return False
+
+
+def skipping_init() -> bool:
+    """True inside :class:`skip_init` (a model whose weights are loaded next)."""
+    return _init_mode.skip
 
 
 def uniform_(shape, bound, generator=None, dtype=np.float32) -> np.ndarray:

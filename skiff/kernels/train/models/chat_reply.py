@@ -1,0 +1,228 @@
+"""Answers from a checkpoint: a prompt in, the generated text out, streamed as it is written.
+
+:func:`reply` is the library call behind ``%chat`` / ``%generate`` and ``python -m skiff
+chat|generate``: it renders the prompt with the checkpoint's chat template (``chat=True``;
+the thinking switch goes to the template as ``enable_thinking``) or takes it as plain text,
+generates with :meth:`ErnieForCausalLM.generate`, and returns a :class:`ChatReply`: the
+answer, the thinking (``<think>...</think>``) apart from it, the token counts and the speed.
+``on_text(thinking, answer)`` sees the text so far while it is written.
+
+:func:`run` is the job entry (``run(config, reporter)``): it loads the checkpoint (kept
+loaded for the next call in this process), streams the partial text into the job's events
+(``info`` fields ``thinking`` and ``text``, at most ~10 a second) with the token count as
+progress, and returns the reply, whose ``to_json`` is the job's result.
+
+>>> r = reply(model, "What is 2 + 2?", max_new_tokens=64)      # doctest: +SKIP
+>>> r.text, r.thinking, r.tokens_per_s                           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .chat import split_thinking
+
+__all__ = ["ChatReply", "reply", "run", "load_cached"]
+
+
+@dataclass
+class ChatReply:
+    """What a model answered. ``text`` is the answer without the thinking, ``thinking``
+    what stood between the thinking tags, ``raw`` the decoded new tokens as generated
+    (eos left out), ``tokens`` how many were generated, ``stop`` why it ended (``eos``,
+    ``stop string``, ``length``)."""
+
+    text: str
+    thinking: str
+    raw: str
+    tokens: int
+    prompt_tokens: int
+    seconds: float
+    tokens_per_s: float
+    stop: str
+    model: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(self.text if not self.thinking else f"[thinking] {self.thinking}\n\n{self.text}")
+
+    def _repr_html_(self) -> str:
+        return reply_html(self.thinking, self.text, footer=(
+            f"{self.tokens} tokens · {self.tokens_per_s:.1f} tokens/s · {self.stop}"))
+
+
+def reply_html(thinking: str, answer: str, *, footer: str = "", writing: bool = False) -> str:
+    """An answer as HTML: the thinking collapsed in a ``<details>`` block, then the answer."""
+    parts = []
+    if thinking:
+        parts.append("<details class='skiff-thinking'><summary style='color:#888'>thinking"
+                     f"{' …' if writing and not answer else ''}</summary><div style='color:"
+                     f"#666;white-space:pre-wrap'>{html.escape(thinking)}</div></details>")
+    cursor = "▌" if writing else ""
+    parts.append(f"<div class='skiff-answer' style='white-space:pre-wrap'>"
+                 f"{html.escape(answer)}{cursor}</div>")
+    if footer:
+        parts.append(f"<div style='color:#888;font-size:85%'>{html.escape(footer)}</div>")
+    return "".join(parts)
+
+
+def prompt_ids(model, prompt: str, *, chat: bool = True, system: str | None = None,
+               thinking: bool | None = None, tokenizer=None) -> np.ndarray:
+    """The token ids the model reads for ``prompt``: the chat template's rendering of a
+    user message (with ``system`` first, the generation prompt last) or the plain text."""
+    tok = tokenizer or getattr(model, "tokenizer", None)
+    if tok is None:
+        raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
+                         "tokenizer (tokenizer.json or tokenizer.model)")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("give a prompt: the text to answer")
+    if not chat:
+        return tok.encode(prompt)
+    messages = ([{"role": "system", "content": system}] if system else []) \
+        + [{"role": "user", "content": prompt}]
+    kwargs = {} if thinking is None else {"enable_thinking": bool(thinking)}
+    return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                   **kwargs)
+
+
+def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
+          system: str | None = None, thinking: bool | None = None, do_sample: bool = False,
+          temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+          repetition_penalty: float = 1.0, stop_strings=None, seed: int | None = None,
+          on_text=None, should_stop=None, tokenizer=None) -> ChatReply:
+    """Generate an answer to ``prompt`` (module docstring); greedy unless ``do_sample``.
+    ``on_text(thinking, answer, tokens)`` is called after each token; ``should_stop()``
+    ending true stops generation early (raising what it raises)."""
+    tok = tokenizer or getattr(model, "tokenizer", None)
+    ids = prompt_ids(model, prompt, chat=chat, system=system, thinking=thinking,
+                     tokenizer=tok)
+    limit = model.config.max_position_embeddings
+    if len(ids) + max_new_tokens > limit:
+        raise ValueError(f"the prompt is {len(ids)} tokens; with {max_new_tokens} new tokens "
+                         f"it exceeds the model's context of {limit} positions")
+    eos = model._generation_value("eos_token_id", "config")
+    eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+    new: list[int] = []
+
+    def streamer(step_ids):
+        new.append(int(np.asarray(step_ids).reshape(-1)[0]))
+        if should_stop is not None:
+            should_stop()
+        if on_text is not None:
+            think, answer = split_thinking(_decode(tok, new, eos, stop_strings))
+            on_text(think, answer, len(new))
+
+    start = time.perf_counter()
+    out = model.generate(ids[None], max_new_tokens, do_sample=do_sample,
+                         temperature=temperature, top_k=top_k, top_p=top_p,
+                         repetition_penalty=repetition_penalty, seed=seed,
+                         stop_strings=stop_strings, tokenizer=tok, streamer=streamer)
+    seconds = time.perf_counter() - start
+    gen = out[0, len(ids):].tolist()
+    raw = _decode(tok, gen, eos, None)
+    text = _decode(tok, gen, eos, stop_strings)
+    if gen and gen[-1] in eos:
+        why = "eos"
+    elif stop_strings and text != raw:
+        why = "stop string"
+    else:
+        why = "length"
+    think, answer = split_thinking(text)
+    return ChatReply(text=answer, thinking=think, raw=raw, tokens=len(gen),
+                     prompt_tokens=int(len(ids)), seconds=round(seconds, 4),
+                     tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0,
+                     stop=why, model=str(getattr(model, "source_folder", "") or ""))
+
+
+def _decode(tok, ids, eos: set, stop_strings) -> str:
+    """Text of generated ``ids`` without the eos token, cut before the first stop string."""
+    if ids and ids[-1] in eos:
+        ids = ids[:-1]
+    text = tok.decode(ids)
+    for s in ([stop_strings] if isinstance(stop_strings, str) else stop_strings or []):
+        at = text.find(s)
+        if at >= 0:
+            text = text[:at]
+    return text
+
+
+# ---- the job -------------------------------------------------------------------------------
+_CACHE: dict = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def load_cached(folder: str, device: str = "cpu", dtype=None):
+    """The checkpoint at ``folder``, loaded once per process (the last one asked for is
+    kept; a folder whose files changed since is loaded again)."""
+    from .hf_checkpoint import from_pretrained
+
+    path = Path(folder).expanduser().resolve()
+    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in path.iterdir()
+                         if p.is_file())) if path.is_dir() else None
+    key = (str(path), str(device), str(dtype))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        model = from_pretrained(path, dtype=dtype, device=device)
+        _CACHE.clear()
+        _CACHE[key] = (stamp, model)
+        return model
+
+
+def run(config: dict, reporter, model=None) -> ChatReply:
+    """Job entry: config ``model`` (a checkpoint folder), ``prompt``, ``chat``, ``system``,
+    ``thinking``, ``max_new_tokens``, ``temperature`` (0: greedy), ``top_k``, ``top_p``,
+    ``repetition_penalty``, ``stop`` (strings), ``seed``, ``device``; ``model`` a loaded
+    model instead of the folder (a notebook's)."""
+    from skiff.kernels.backend.report import JobCancelled
+
+    if model is None:
+        reporter.log(f"loading {config['model']}")
+        model = load_cached(config["model"], config.get("device") or "cpu")
+    total = int(config.get("max_new_tokens", 256))
+    temperature = float(config.get("temperature") or 0.0)
+    last = [0.0]
+
+    def on_text(think, answer, n):
+        now = time.monotonic()
+        reporter.progress(n, total, unit="token")
+        if now - last[0] >= 0.1:
+            last[0] = now
+            reporter.info(thinking=think, text=answer, tokens=n)
+
+    def should_stop():
+        if reporter.should_stop():
+            raise JobCancelled("cancelled by request")
+
+    result = reply(model, config["prompt"], max_new_tokens=total,
+                   chat=bool(config.get("chat", True)), system=config.get("system"),
+                   thinking=config.get("thinking"), do_sample=temperature > 0,
+                   temperature=temperature if temperature > 0 else 1.0,
+                   top_k=config.get("top_k"), top_p=config.get("top_p"),
+                   repetition_penalty=float(config.get("repetition_penalty") or 1.0),
+                   stop_strings=config.get("stop") or None, seed=config.get("seed"),
+                   on_text=on_text, should_stop=should_stop)
+    reporter.info(thinking=result.thinking, text=result.text, tokens=result.tokens)
+    reporter.progress(result.tokens, result.tokens, unit="token")
+    reporter.metric("tokens_per_s", result.tokens_per_s)
+    reporter.log(f"{result.tokens} tokens in {result.seconds:.2f} s "
+                 f"({result.tokens_per_s:.1f} tokens/s), stopped by {result.stop}")
+    return result
+
+
+def is_folder(path) -> bool:
+    return isinstance(path, (str, os.PathLike)) and (Path(path).expanduser()
+                                                     / "config.json").is_file()

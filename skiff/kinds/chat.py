@@ -1,0 +1,203 @@
+"""Kinds ``chat`` and ``generate``: answers from a checkpoint, streamed while they are written.
+
+``%chat DIR "prompt" [--system TEXT] [--max-new-tokens N] [--temperature X] [--top-k K]
+[--top-p P] [--repetition-penalty R] [--stop TEXT ...] [--seed N] [--no-thinking]
+[--device DEV] [--wait] [-o NAME]``; ``%%chat DIR [options]`` takes the cell as the user's
+message. DIR is a checkpoint folder in the Hugging Face layout, or (in a notebook) a variable
+holding a loaded model. ``chat`` renders the prompt with the checkpoint's chat template;
+``generate`` continues the text as it is (``--chat`` to use the template).
+``python -m skiff generate DIR --prompt TEXT --json`` prints the result: ``text``,
+``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``).
+
+The job view shows the answer while it is written, the thinking collapsed above it
+(:func:`skiff.kernels.train.models.chat_reply.reply_html`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from skiff.grammar.common import (
+    Command,
+    device_option,
+    launch_options,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
+from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
+from .base import JobRequest, Kind, figure
+
+__all__ = ["CHAT", "GENERATE", "KIND", "GENERATE_KIND", "to_config", "is_language_model"]
+
+
+@launch_options
+@device_option
+def _arguments(p):
+    p.add_argument("model", metavar="DIR|VAR",
+                   help="checkpoint folder (Hugging Face layout) or a notebook variable "
+                        "holding a loaded model")
+    p.add_argument("prompt", nargs="?", default=None, metavar="PROMPT",
+                   help="the text to answer (%%%%chat: the cell)")
+    p.add_argument("--prompt", dest="prompt_opt", default=None, metavar="TEXT",
+                   help="the same as PROMPT")
+    p.add_argument("--system", default=None, metavar="TEXT", help="a system message first")
+    p.add_argument("--max-new-tokens", type=positive_int, default=256, metavar="N",
+                   help="stop after N new tokens (default 256)")
+    p.add_argument("--temperature", type=nonneg_float, default=0.0, metavar="X",
+                   help="0 (default): greedy; > 0: sample at this temperature")
+    p.add_argument("--top-k", type=positive_int, default=None, metavar="K",
+                   help="sample from the K most likely tokens")
+    p.add_argument("--top-p", type=positive_float, default=None, metavar="P",
+                   help="sample from the smallest set of tokens holding probability P")
+    p.add_argument("--repetition-penalty", type=positive_float, default=1.0, metavar="R",
+                   help="discourage tokens already in the text (> 1), as transformers does")
+    p.add_argument("--stop", action="append", default=None, metavar="TEXT",
+                   help="stop when the answer reaches TEXT (repeatable)")
+    p.add_argument("--seed", type=int, default=None, metavar="N", help="sampling seed")
+    p.add_argument("--no-thinking", action="store_true",
+                   help="ask the chat template to skip the thinking part (enable_thinking)")
+    p.add_argument("--chat", dest="use_template", action="store_true", default=None,
+                   help="render the prompt with the chat template (chat's default)")
+    p.add_argument("--raw", dest="use_template", action="store_false",
+                   help="continue the prompt as plain text (generate's default)")
+
+
+CHAT = Command("chat", "Answer a prompt with a checkpoint (its chat template), streamed while "
+                       "written; %%chat takes the cell as the message.",
+               _arguments, list(reversed(_arguments.__skiff_groups__)))
+GENERATE = Command("generate", "Continue a text with a checkpoint (or --chat: answer it), "
+                               "streamed while written; --json prints text and thinking.",
+                   _arguments, list(reversed(_arguments.__skiff_groups__)))
+
+
+def is_language_model(obj) -> bool:
+    """A loaded model ``%chat`` can use: one with ``generate`` and a tokenizer."""
+    return callable(getattr(obj, "generate", None)) and getattr(obj, "tokenizer", None) is not None
+
+
+def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = True) -> dict:
+    """The ``chat`` kernel config from parsed values (one clear error for a bad value)."""
+    prompt = values.get("prompt_opt") or values.get("prompt")
+    if values.get("prompt_opt") and values.get("prompt"):
+        raise ValueError("give the prompt once: as PROMPT or as --prompt")
+    if not prompt or not str(prompt).strip():
+        raise ValueError("give a prompt: %chat DIR \"text\", --prompt TEXT, or the cell of "
+                         "%%chat DIR")
+    model = values.get("model")
+    if check_folder:
+        path = os.path.expanduser(str(model))
+        if not os.path.isdir(path):
+            raise ValueError(f"DIR: no such folder, got {model!r} (a checkpoint folder with "
+                             "config.json, or in a notebook a variable holding a model)")
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise ValueError(f"DIR {model!r} is not a checkpoint folder: it has no config.json")
+        model = os.path.abspath(path)
+    top_p = values.get("top_p")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"--top-p must be in (0, 1], got {top_p!r}")
+    temperature = float(values.get("temperature") or 0.0)
+    if temperature == 0 and (values.get("top_k") or top_p is not None):
+        raise ValueError("--top-k and --top-p sample: give --temperature > 0 too")
+    use = values.get("use_template")
+    return {
+        "model": str(model),
+        "prompt": str(prompt),
+        "chat": chat_default if use is None else bool(use),
+        "system": values.get("system"),
+        "thinking": False if values.get("no_thinking") else None,
+        "max_new_tokens": int(values.get("max_new_tokens") or 256),
+        "temperature": temperature,
+        "top_k": values.get("top_k"),
+        "top_p": top_p,
+        "repetition_penalty": float(values.get("repetition_penalty") or 1.0),
+        "stop": list(values.get("stop") or []),
+        "seed": values.get("seed"),
+        "device": values.get("device") or DEFAULT_DEVICE,
+    }
+
+
+class ChatKind(Kind):
+    name = "chat"
+    command = CHAT
+    entry = "skiff.kernels.train.models.chat_reply:run"
+    cell = True
+    show_value = True
+    chat_default = True
+
+    def to_config(self, values: dict) -> dict:
+        return to_config(values, chat_default=self.chat_default)
+
+    def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
+                where: str = "thread") -> JobRequest:
+        if cell is not None:
+            if values.get("prompt") or values.get("prompt_opt"):
+                raise ValueError(f"%%{self.name} takes the message from the cell: give no "
+                                 "PROMPT on the line")
+            values["prompt"] = cell.strip()
+        name = values.get("model")
+        obj = (user_ns or {}).get(name) if isinstance(name, str) and name.isidentifier() \
+            else None
+        label = f"%{self.name} {name}"
+        if obj is None or isinstance(obj, (str, os.PathLike)):
+            if obj is not None:
+                values["model"] = os.fspath(obj)
+            return JobRequest(self.name, self.to_config(values), label=label)
+        if not is_language_model(obj):
+            raise TypeError(f"variable {name!r} holds a {type(obj).__name__}: expected a "
+                            "checkpoint folder or a model loaded with from_pretrained")
+        config = to_config(values, chat_default=self.chat_default, check_folder=False)
+        config["model"] = f"<notebook {name}>"
+
+        def job(cfg, reporter):
+            from skiff.kernels.train.models.chat_reply import run
+
+            return run(cfg, reporter, model=obj)
+
+        return JobRequest(self.name, config, fn=job, label=label,
+                          local_only="a model held in a notebook variable answers on a "
+                                     "thread of this kernel; drop --np/--runner process")
+
+    def check_launch(self, config: dict, *, ranks: int) -> None:
+        if ranks > 1:
+            raise ValueError(f"{self.name} runs on one rank, got --np {ranks}")
+
+    def live_html(self, job, state) -> str | None:
+        """The answer so far (the thinking collapsed), while the job runs."""
+        from skiff.kernels.train.models.chat_reply import reply_html
+
+        info = state.info
+        if not isinstance(info.get("text"), str):
+            return None
+        return reply_html(str(info.get("thinking") or ""), info["text"], writing=True)
+
+    def result_html(self, job) -> str | None:
+        from skiff.kernels.train.models.chat_reply import reply_html
+
+        r = job.result or {}
+        if not isinstance(r.get("text"), str):
+            return None
+        return reply_html(str(r.get("thinking") or ""), r["text"], footer=(
+            f"{r.get('tokens', 0)} tokens · {figure(r.get('tokens_per_s', 0.0))} tokens/s · "
+            f"{r.get('stop', '')}"))
+
+    def summary(self, result: dict) -> list[str]:
+        lines = []
+        if result.get("thinking"):
+            lines.append(f"thinking: {result['thinking']}")
+        lines.append(str(result.get("text", "")))
+        lines.append(f"{figure(result.get('tokens', 0))} tokens, "
+                     f"{figure(result.get('tokens_per_s', 0.0))} tokens/s "
+                     f"(stopped by {result.get('stop', '?')})")
+        return lines
+
+
+class GenerateKind(ChatKind):
+    name = "generate"
+    command = GENERATE
+    chat_default = False
+
+
+KIND = ChatKind()
+GENERATE_KIND = GenerateKind()
