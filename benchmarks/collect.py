@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["jobs", "widgets", "train-core", "layers", "train", "dist", "solve", "flow", "ocr"]
+ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "solve", "flow", "ocr"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
+    "first-use": "First use: the first %solve in a new kernel (issue 16)",
     "widgets": "Widgets: update batching (issue 2, 7)",
     "train-core": "Training core: attention and step (issue 3)",
     "layers": "Training layers vs PyTorch CPU: convolution, pools, norms (issue 3)",
