@@ -98,8 +98,8 @@ result
 # %%
 for temperature in (0.0, 0.8):
     print(f"--- temperature {temperature}")
-    print(model.generate_text("Shall I compare thee", 200, temperature=temperature,
-                              top_k=20, seed=1))
+    print(model.generate_text("Shall I compare thee", 100 if QUICK else 300,
+                              temperature=temperature, top_k=20, seed=1))
 
 # %% [markdown]
 # ## Did it learn, or memorise?
