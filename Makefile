@@ -12,7 +12,7 @@ LAB_ARGS ?=
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 PYTEST_ARGS ?=
 
-.PHONY: lab test lint unit bench install system-deps clean lab-config gpu-check
+.PHONY: lab test lint unit bench install system-deps clean lab-config gpu-check labext
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,23 @@ lab: $(STAMP) lab-config
 	  SKIFF_RUNS=$(CURDIR)/notebooks/skiff-runs \
 	  $(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) \
 	  --no-browser $(ROOT_ARGS) $(LAB_ARGS)
+
+# the Jobs sidebar's frontend (labextension/, TypeScript) built with JupyterLab's builder into
+# skiff/lab/labextensions/skiff-lab, which is committed: `make lab` and `make test` need no Node.
+# Needs node and npm (Debian: apt-get install nodejs npm); rebuilds only when a source changed.
+LABEXT_OUT := skiff/lab/labextensions/skiff-lab/sources.sha256
+LABEXT_SRC := $(shell find labextension/src labextension/style -type f 2>/dev/null) \
+  labextension/package.json labextension/package-lock.json labextension/tsconfig.json
+
+labext: $(LABEXT_OUT)
+
+labextension/node_modules/.package-lock.json: labextension/package.json labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund
+
+$(LABEXT_OUT): $(LABEXT_SRC) labextension/node_modules/.package-lock.json | $(STAMP)
+	rm -rf skiff/lab/labextensions/skiff-lab/static
+	cd labextension && npx tsc && PATH=$(abspath $(BIN)):$$PATH jupyter labextension build .
+	$(BIN)/python tools/labext_sources.py --write
 
 lint: $(STAMP)
 	$(BIN)/ruff check skiff tests benchmarks tools

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "solve", "flow", "ocr"]
+ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
+         "solve", "flow", "ocr"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -18,6 +19,7 @@ TITLES = {
     "layers": "Training layers vs PyTorch CPU: convolution, pools, norms (issue 3)",
     "train": "Trainer: gpt-mini vs PyTorch, packed attention, step memory (issue 3)",
     "dist": "Distributed training and the planner (issue 4)",
+    "precision": "Mixed precision in the Trainer: step time and memory (issue 11)",
     "solve": "Solvers (issue 5)",
     "flow": "Flow around a cylinder: the DFG benchmark (issue 12)",
     "ocr": "OCR (issue 6)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -25,6 +26,10 @@ def test_make_lab_serves_jupyterlab(tmp_path):
     try:
         wait_http(f"http://127.0.0.1:{port}/api/status?token={token}", 180, proc, log)
         assert http_status(f"http://127.0.0.1:{port}/lab?token={token}") == 200
+        # the Jobs sidebar: its server extension answers and JupyterLab loads its frontend
+        assert http_status(f"http://127.0.0.1:{port}/skiff/api/jobs?token={token}") == 200
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}") as page:
+            assert '"name": "skiff-lab"' in page.read().decode()
         # the lab's own IPython profile loads skiff in every new kernel
         profile = ROOT / ".lab" / "ipython" / "profile_default" / "ipython_config.py"
         assert "'skiff'" in profile.read_text()

@@ -35,6 +35,7 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
     :func:`progress_line`), at most ``rate`` times a second and only when the line changes.
     Ctrl-C calls ``on_interrupt``, cancels the job (and its ranks) and waits for it to stop.
     """
+    getattr(job, "hold", lambda: False)()   # a job followed from here is held while it runs
     start = time.monotonic()
     last = ""
     next_draw = 0.0

@@ -11,6 +11,7 @@ a :class:`DamagedJob` in listings.
 
 from __future__ import annotations
 
+import atexit
 import html
 import json
 import threading
@@ -76,6 +77,7 @@ class Job:
         self._done = threading.Event()
         self._callbacks: list = []
         self._callbacks_fired = False
+        self._held = False
 
     # construction ------------------------------------------------------------------------
     @classmethod
@@ -128,6 +130,40 @@ class Job:
         self.attach()
         threading.Thread(target=self._watch_foreign, args=(pid,), daemon=True,
                          name=f"skiff-attach-{self.id}").start()
+
+    def hold(self) -> bool:
+        """Count this process among the holders of a process job it follows from here (a
+        reattached notebook view, ``skiff jobs show``), so that the ranks go on while it
+        watches even if the launcher and every detached holder are gone. Released when the job
+        ends or this process exits; a process killed outright leaves a record that names a
+        dead process, which no longer counts (see :mod:`skiff.jobs.holders`). Returns whether
+        this process now holds the job; a job run by this process, a thread job, a finished
+        job or a folder this user may not write is not held."""
+        if (self._held or self.runner is not None or self.meta.get("runner") != "process"
+                or self.refresh().final):
+            return False
+        from .holders import add_holder
+        try:
+            add_holder(self.run_dir)
+        except OSError:
+            return False
+        self._held = True
+        atexit.register(self.release)
+        threading.Thread(target=self._release_when_done, daemon=True,
+                         name=f"skiff-hold-{self.id}").start()
+        return True
+
+    def release(self) -> None:
+        """Stop holding the job (see :meth:`hold`)."""
+        if self._held:
+            from .holders import remove_holder
+            remove_holder(self.run_dir)
+            self._held = False
+
+    def _release_when_done(self, poll: float = 0.5) -> None:
+        while self._held and not self.refresh().final:
+            time.sleep(poll)
+        self.release()
 
     def _process_record(self) -> dict:
         proc = read_json(self.run_dir / "process.json", {})

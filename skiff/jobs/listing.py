@@ -46,8 +46,8 @@ def _removable(job) -> str | None:
     return None
 
 
-def _remove(job) -> str:
-    root = runs_root().resolve()
+def _remove(job, root=None) -> str:
+    root = runs_root(root).resolve()
     folder = job.run_dir.resolve()
     if folder.parent != root:  # a folder of the runs root, and nothing else
         raise ValueError(f"{folder} is not a run folder under {root}")
@@ -55,14 +55,15 @@ def _remove(job) -> str:
     return job.id
 
 
-def remove_jobs(ids) -> list[str]:
-    """Remove the run folders of the finished (or damaged) jobs ``ids``; a running job is
-    refused, and nothing is removed when any of them is refused."""
-    jobs = [load_or_damaged(find_run_dir(str(i))) for i in ids]
+def remove_jobs(ids, root=None) -> list[str]:
+    """Remove the run folders of the finished (or damaged) jobs ``ids`` (under ``root``,
+    default :func:`runs_root`); a running job is refused, and nothing is removed when any of
+    them is refused."""
+    jobs = [load_or_damaged(find_run_dir(str(i), root), root) for i in ids]
     refused = [why for why in map(_removable, jobs) if why]
     if refused:
         raise ValueError("; ".join(refused))
-    return [_remove(j) for j in jobs]
+    return [_remove(j, root) for j in jobs]
 
 
 def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None,

@@ -83,14 +83,14 @@ def _result_html(job) -> str | None:
 def reattach_hint_text(job_id: str) -> str:
     """How to follow a job once the kernel that shows it is gone (at most 110 characters:
     ipywidgets' plain-text form of a widget)."""
-    return f"skiff job {job_id}: if this view stops updating, %jobs show {job_id}"[:110]
+    return f"skiff job: if this view stops, see the Jobs sidebar or %jobs show {job_id}"[:110]
 
 
 def reattach_hint_html(job_id: str) -> str:
     return (f"<span style='color:#888;font-size:85%'>Live while this kernel runs. If it "
-            f"restarts or stops, the job goes on: <code>%jobs show {html.escape(job_id)}"
-            f"</code> (or <code>python -m skiff jobs show {html.escape(job_id)}</code>) "
-            "follows it again.</span>")
+            f"restarts or stops, the job goes on: JupyterLab's <b>Jobs</b> sidebar (skiff jobs) "
+            f"follows it live, and so does <code>%jobs show {html.escape(job_id)}</code> "
+            f"(or <code>python -m skiff jobs show {html.escape(job_id)}</code>).</span>")
 
 
 class JobView(W.VBox):
@@ -119,6 +119,8 @@ class JobView(W.VBox):
             raise ValueError(f"poll, max_rate and chart_rate must be > 0, got "
                              f"{poll!r}, {max_rate!r}, {chart_rate!r}")
         self.job = job
+        # a job followed from another kernel (reattached) is held while this view watches it
+        getattr(job, "hold", lambda: False)()
         self.poll = float(poll)
         self.min_gap = 1.0 / float(max_rate)
         self.chart_gap = 1.0 / float(chart_rate)

@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("skiff",),
     ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models"),
     ("skiff.extension",),
-    ("skiff.magics", "skiff.cli"),
+    ("skiff.magics", "skiff.cli", "skiff.lab"),
     ("skiff.widgets",),
     ("skiff.jobs",),
     ("skiff.kinds",),

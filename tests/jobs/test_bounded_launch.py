@@ -147,6 +147,72 @@ def test_a_watcher_keeps_the_job_alive_after_its_launcher_dies(runs_dir):
     assert job.status == "cancelled"
 
 
+def test_a_reattached_watcher_holds_the_job_while_it_follows_it(runs_dir):
+    """A process job followed from another process (``Job.load`` then a view or ``follow``)
+    records this process as a holder, and lets go when the job ends; a thread job, or a job
+    this process runs itself, is not held."""
+    from skiff.jobs.events import EventWriter
+
+    job = Job.create("demo", {"steps": 1, "sleep": 0}, target="skiff.kinds.demo:run",
+                     runner="process", np=2)
+    EventWriter(job.run_dir / "events.jsonl", rank=-1).write("status", status="running")
+    watcher = Job(job.run_dir)            # as Job.load gives it in another kernel
+    assert watcher.hold() is True
+    assert live_holders(job.run_dir) == [os.getpid()]
+    assert watcher.hold() is False        # once is enough
+    EventWriter(job.run_dir / "events.jsonl", rank=-1).write("status", status="done")
+    _wait_for(lambda: live_holders(job.run_dir) == [], 10, "the holder to let go")
+    assert Job(job.run_dir).hold() is False   # a finished job is not held
+
+    thread_job = Job.create("demo", {"steps": 1, "sleep": 0}, target="skiff.kinds.demo:run",
+                            runner="thread")
+    assert Job(thread_job.run_dir).hold() is False
+    own = Job.create("demo", {"steps": 1, "sleep": 0}, target="skiff.kinds.demo:run",
+                     runner="process")
+    own.runner = object()                 # run by this process: its launcher holds it
+    assert own.hold() is False
+
+
+def test_a_view_of_a_reattached_job_holds_it(runs_dir):
+    pytest.importorskip("ipywidgets")
+    from skiff.jobs.events import EventWriter
+    from skiff.widgets.job_view import JobView
+
+    job = Job.create("demo", {"steps": 1, "sleep": 0}, target="skiff.kinds.demo:run",
+                     runner="process", np=2)
+    EventWriter(job.run_dir / "events.jsonl", rank=-1).write("status", status="running")
+    view = JobView(Job(job.run_dir), start=False)
+    try:
+        assert live_holders(job.run_dir) == [os.getpid()]
+    finally:
+        view.job.release()
+    assert live_holders(job.run_dir) == []
+
+
+@pytest.mark.mpi
+def test_a_reattached_notebook_keeps_the_job_alive_after_its_launcher_dies(runs_dir):
+    """The launcher is killed outright (no hand-over): a kernel that reattached to the job
+    with ``Job.load`` and follows it keeps the ranks going; when it lets go, they stop."""
+    _need_mpi()
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCH_AND_STAY], stdout=subprocess.PIPE,
+                                text=True)
+    job = Job(runs_dir / launcher.stdout.readline().strip())
+    try:
+        _wait_for(lambda: job.refresh().done >= 2, 60, "the job to run")
+        watcher = Job.load(job.run_dir)
+        assert watcher.hold()
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait()
+        step = job.refresh().done
+        _wait_for(lambda: job.refresh().done >= step + 50, 20, "the job to go on")
+        assert not job.refresh().final
+    finally:
+        watcher.release()
+        launcher.kill()
+    _wait_for(lambda: job.refresh().final, 20, "the unheld job to stop")
+    assert job.status == "cancelled"
+
+
 @pytest.mark.mpi
 def test_cancel_from_a_terminal_escalates_after_the_cli_exits(runs_dir):
     """``skiff jobs cancel ID`` returns at once; a job that does not stop at its next step

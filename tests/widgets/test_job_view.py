@@ -242,15 +242,18 @@ def test_a_finished_solve_reads_100_percent_in_its_view():
 
 
 def test_a_view_says_how_to_follow_the_job_without_its_kernel(tmp_path):
-    """While the job runs the saved view names %jobs show ID (a view whose kernel is gone
-    stays frozen there); its plain-text form says it too; a finished view drops the hint."""
+    """While the job runs the saved view names the Jobs sidebar and %jobs show ID (a view
+    whose kernel is gone stays frozen there); its plain-text form says it too; a finished
+    view drops the hint."""
     job = launch("demo", {"steps": 100, "sleep": 0.05}, root=tmp_path)
     view = JobView(job, start=False)
     try:
         assert f"%jobs show {job.id}" in view.reattach_hint.value
+        assert "<b>Jobs</b> sidebar" in view.reattach_hint.value
         assert view.reattach_hint.layout.display != "none"
         bundle = view._repr_mimebundle_()
         assert f"%jobs show {job.id}" in bundle["text/plain"]
+        assert "Jobs sidebar" in bundle["text/plain"] and len(bundle["text/plain"]) <= 110
     finally:
         job.cancel(grace=1.0)
         job.wait(15)

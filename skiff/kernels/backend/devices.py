@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from .launch_env import local_rank
 
 __all__ = ["Device", "DeviceError", "list_devices", "resolve_device", "gpu_available", "cupy",
+           "host_free_memory",
            "local_rank", "DEFAULT_DEVICE", "launch_device"]
 
 # what --device means when nobody says: the first GPU (each rank its own), else the CPU.
@@ -92,6 +93,12 @@ def _cupy():
 
 def gpu_available() -> bool:
     return cupy() is not None
+
+
+def host_free_memory() -> int:
+    """Bytes of host memory available now (``MemAvailable``), read at each call; 0 when
+    unknown."""
+    return _cpu_memory()[1]
 
 
 def _cpu_memory() -> tuple[int, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["needed_bytes", "check_fits", "format_bytes"]
+__all__ = ["needed_bytes", "check_fits", "check_problem_fits", "format_bytes"]
 
 # vectors of the grid's size each method keeps (x, r, z, p, q for CG ...)
 _KRYLOV_VECTORS = {"cg": 5, "pipecg": 11, "bicgstab": 8, "mg": 3, "fmg": 4, "direct": 30}
@@ -56,4 +56,21 @@ def check_fits(grid, available: int, device: str, **kw) -> int:
         raise ValueError(f"grid {shown} needs at least {format_bytes(need)} on {device}, "
                          f"which has {format_bytes(available)} available: use a smaller "
                          "--grid")
+    return need
+
+
+# the arrays a grid problem holds itself: right-hand side, source, boundary term
+PROBLEM_VECTORS = 3
+
+
+def check_problem_fits(grid, available: int) -> int:
+    """Raise ``ValueError`` before a grid problem's own arrays are allocated when they
+    cannot fit in ``available`` bytes of host memory (``skiff.solve`` called directly, not
+    through ``%solve``); return the bytes they take otherwise."""
+    need = 8 * math.prod(int(g) for g in grid) * PROBLEM_VECTORS
+    if available and need > available:
+        shown = "x".join(str(int(g)) for g in grid)
+        raise ValueError(f"grid {shown} needs at least {format_bytes(need)} of host memory "
+                         f"for the problem alone, and {format_bytes(available)} is available: "
+                         "use a smaller grid")
     return need

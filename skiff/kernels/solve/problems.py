@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from skiff.kernels.backend.devices import host_free_memory
+
+from .estimate import check_problem_fits
 from .stencil import ConstStencil, VarStencil, to_3d_shape
 
 __all__ = ["GridProblem", "grid_problem", "poisson", "diffusion", "convection_diffusion",
@@ -249,6 +252,7 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
     d = len(shape)
     if d not in (2, 3) or min(shape) < 2:
         raise ValueError(f"grid shape must be 2 or 3 sizes of at least 2, got {shape!r}")
+    check_problem_fits(shape, host_free_memory())
     ext = (float(extent),) * d if np.ndim(extent) == 0 else tuple(float(e) for e in extent)
     if len(ext) != d or min(ext) <= 0:
         raise ValueError(f"extent must be positive, one per axis, got {extent!r}")

@@ -24,11 +24,13 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from . import fused
 from .amg import SmoothedAggregation
+from .estimate import check_fits
 from .krylov import KRYLOV, SolveError
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
 from .operators import check_real, grid_operator, host_csr, is_matrix_free, matrix_operator
 from .problems import GridProblem, diffusion, poisson
 from .solution import Solution
+from .stencil import ConstStencil
 
 __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolerances",
            "matrix_indefiniteness", "load_numba"]
@@ -283,6 +285,7 @@ class Solver:
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
         self.restart = int(restart)
         self.system = system
+        self._check_memory()
         # a small grid solve does not wait for numba to load (fused.deferred)
         self._small = self.is_grid and system.unknowns <= fused.DEFER_UNKNOWNS
         t0 = time.perf_counter()
@@ -300,6 +303,15 @@ class Solver:
         if self.is_grid:
             return grid_operator(self.system, self.method, self.xp)
         return matrix_operator(self.system, n, self.xp)
+
+    def _check_memory(self):
+        """Refuse a grid whose solve cannot fit in the device's memory before anything of the
+        solve is allocated (the same estimate ``%solve`` checks before a job exists)."""
+        if self.is_grid:
+            p = self.system
+            variable = not isinstance(p.stencil, ConstStencil)
+            check_fits(p.shape, self.device.free_memory, self.device.name, method=self.method,
+                       precond=self.precond_name, restart=self.restart, variable=variable)
 
     def _check_method(self):
         """Refuse a method or preconditioner the system (or the device) cannot run."""

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 __all__ = ["PRECISIONS", "check_precision", "check_mixed_strategy", "MixedTraining",
-           "weight_bytes"]
+           "weight_bytes", "local_grad_norm"]
 
 PRECISIONS = ("32", "bf16-mixed", "fp16-mixed")
 _DTYPES = {"bf16-mixed": "bfloat16", "fp16-mixed": "float16"}
@@ -33,16 +33,17 @@ def check_precision(precision) -> str:
 
 
 def check_mixed_strategy(strategy, precision: str) -> None:
-    """Mixed precision runs on one device or plain data parallel (every rank the whole
-    model); the sharded and split strategies keep float32 for now, said in one line."""
-    from .parallel.data_parallel import DataParallel
-    from .strategy import SingleDevice
+    """Mixed precision runs with one device, data parallel, ZeRO-1/2, tensor and pipeline
+    parallel; expert parallelism and compressed gradients keep float32 for now (one line)."""
+    from .parallel.compression import NoCompression
+    from .parallel.moe import ExpertParallel
 
-    if isinstance(strategy, SingleDevice) or type(strategy) is DataParallel:
-        return
-    raise ValueError(f"precision {precision!r} runs with one device or plain data parallel "
-                     f"(strategy 'single' or 'dp'), not {getattr(strategy, 'name', strategy)!r}"
-                     " yet: use precision '32' with it")
+    compressor = getattr(strategy, "compressor", None)
+    if isinstance(strategy, ExpertParallel) or (
+            compressor is not None and not isinstance(compressor, NoCompression)):
+        raise ValueError(f"precision {precision!r} does not run with "
+                         f"{getattr(strategy, 'name', strategy)!r} yet (expert parallelism "
+                         "or gradient compression): use precision '32' with it")
 
 
 def weight_bytes(precision: str) -> int:
@@ -50,32 +51,36 @@ def weight_bytes(precision: str) -> int:
     return 4 if check_precision(precision) == "32" else 2
 
 
-class _Params:
-    def __init__(self, params):
-        self._params = list(params)
-
-    def parameters(self):
-        return self._params
-
-
 class MixedTraining:
-    """16-bit ``params`` with float32 masters and a loss scaler, for the Trainer's step."""
+    """16-bit ``params`` with float32 masters and a loss scaler, for the Trainer's step.
 
-    def __init__(self, params, precision: str):
-        from .core.amp import MixedPrecision
+    ``masters=None``: a float32 master per parameter, made here. A strategy that keeps the
+    optimizer's parameters itself (ZeRO: the flat float32 slice of this rank) passes them as
+    ``masters``, fills their gradients and rounds them back into ``params`` with
+    ``write_back()``.
+    """
+
+    def __init__(self, params, precision: str, *, masters=None, write_back=None):
+        from .core.amp import GradScaler
+        from .core.nn.module import Parameter
+        from .core.tensor import _as_dtype
 
         self.precision = check_precision(precision)
         if self.precision == "32":
             raise ValueError("MixedTraining is for bf16-mixed or fp16-mixed precision")
-        self.amp = MixedPrecision(_Params(params), dtype=_DTYPES[self.precision])
+        self.dtype = _as_dtype(_DTYPES[self.precision])
+        self.params = [p for p in params if p.dtype.kind == "f"]
+        self.owned = masters is not None
+        self.master = list(masters) if self.owned else \
+            [Parameter(p.data.astype(np.float32), dtype=np.float32) for p in self.params]
+        for p in self.params:
+            p.data = p.data.astype(self.dtype)
+        self.write_back = write_back
+        self.scaler = GradScaler(enabled=self.precision == "fp16-mixed")  # bf16: no scaling
         self.skipped = 0
 
-    @property
-    def scaler(self):
-        return self.amp.scaler
-
     def master_params(self) -> list:
-        return self.amp.master_params()
+        return self.master
 
     @property
     def loss_scale(self) -> float:
@@ -92,42 +97,66 @@ class MixedTraining:
 
         return fn
 
-    def step(self, optimizer, clip: float | None) -> tuple[bool, float]:
-        """Masters' gradients from the model's, unscaled; skip on inf/nan, clip, step, round
-        back. Returns (whether the step ran, the gradient norm before clipping)."""
-        from .core.optim import clip_grad_norm_
-
-        amp = self.amp
-        for p, m in zip(amp.params, amp.master):
-            m.grad = None if p.grad is None else p.grad.astype(np.float32)
-            p.grad = None
-        ok = self.scaler.unscale_grads(amp.master)
-        norm = math.inf
+    def step(self, optimizer, clip: float | None, norm=None) -> tuple[bool, float]:
+        """Masters' gradients from the model's, unscaled; the global norm (``norm(grads)``,
+        over every rank: an inf/nan on any rank makes it non-finite everywhere, so all ranks
+        skip together); clip, step, round back. Returns (whether the step ran, the norm)."""
+        if not self.owned:
+            for p, m in zip(self.params, self.master):
+                m.grad = None if p.grad is None else p.grad.astype(np.float32)
+                p.grad = None
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.scaler.unscale_grads(self.master)
+            grads = [m.grad for m in self.master]
+            total = float(norm(grads)) if norm is not None else local_grad_norm(grads)
+        ok = math.isfinite(total)
         if ok:
-            live = [m for m in amp.master if m.grad is not None]
-            norm = float(clip_grad_norm_(live, clip)) if clip is not None else \
-                float(math.sqrt(sum(float((m.grad.astype(np.float64) ** 2).sum())
-                                    for m in live)))
-            ok = math.isfinite(norm)
-        if ok:
+            coef = clip / (total + 1e-6) if clip is not None else 1.0
+            if coef < 1.0:
+                for g in grads:
+                    if g is not None:
+                        g *= g.dtype.type(coef)
             optimizer.step()
-            for p, m in zip(amp.params, amp.master):
-                p.data[...] = m.data.astype(amp.dtype)
+            if self.write_back is not None:
+                self.write_back()
+            else:
+                for p, m in zip(self.params, self.master):
+                    p.data[...] = m.data.astype(self.dtype)
         else:
             self.skipped += 1
             self.scaler.skipped_steps += 1
-            self.scaler.found_inf = True
+        self.scaler.found_inf = not ok
         self.scaler.update()
-        for m in amp.master:
+        for m in self.master:
             m.grad = None
-        return ok, norm
+        return ok, total
 
     def state_dict(self) -> dict:
-        return {"precision": self.precision, **self.amp.state_dict(), "skipped": self.skipped}
+        return {"precision": self.precision, "scaler": self.scaler.state_dict(),
+                "master": [np.asarray(m.numpy()).copy() for m in self.master],
+                "skipped": self.skipped}
 
     def load_state_dict(self, state: dict) -> None:
         if state.get("precision") not in (None, self.precision):
             raise ValueError(f"the checkpoint was trained in {state['precision']} precision, "
                              f"this run asks for {self.precision}")
-        self.amp.load_state_dict(state)
+        self.scaler.load_state_dict(state["scaler"])
+        for m, arr in zip(self.master, state["master"]):
+            m.data[...] = m.xp.asarray(arr)
+        if not self.owned:
+            for p, m in zip(self.params, self.master):
+                p.data[...] = m.data.astype(self.dtype)
         self.skipped = int(state.get("skipped", 0))
+
+
+def local_grad_norm(grads) -> float:
+    """The L2 norm of ``grads`` (None skipped) as ``clip_grad_norm_`` takes it: one dot per
+    array, summed in float64; inf or nan when a gradient is not finite."""
+    from .core.autograd import xp_of
+
+    sq = 0.0
+    for g in grads:
+        if g is not None:
+            gf = g.reshape(-1)
+            sq += float(xp_of(gf).vdot(gf, gf))
+    return math.sqrt(sq)

@@ -10,7 +10,8 @@ __all__ = ["resolve_strategy"]
 
 
 def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_batch=None,
-                     seq_len=None, weight_bytes: int = 4) -> tuple[Strategy, dict]:
+                     seq_len=None, weight_bytes: int = 4,
+                     grad_bytes: int | None = None) -> tuple[Strategy, dict]:
     """(strategy, plan record) for ``spec``: a Strategy instance is used as given; a name
     goes through the planner (``skiff.kernels.train.plan.resolve``) when it is installed."""
     if isinstance(spec, Strategy):
@@ -25,7 +26,8 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
     record: dict
     if plan_resolve is not None and (world_size > 1 or spec != "single"):
         plan = plan_resolve(spec, model, world_size=world_size, global_batch=global_batch,
-                            seq_len=seq_len, weight_bytes=weight_bytes)
+                            seq_len=seq_len, weight_bytes=weight_bytes,
+                            grad_bytes=grad_bytes)
         record = plan.to_json()
         record.pop("table", None)
         kind = plan.strategy

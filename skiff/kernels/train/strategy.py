@@ -162,6 +162,18 @@ class Strategy:
         """Apply one optimizer update (ZeRO: on this rank's shard, then all-gather)."""
         optimizer.step()
 
+    # mixed precision ---------------------------------------------------------------------------
+    precision = "32"  # the Trainer's choice, set before setup
+    owns_masters = False  # True: the optimizer's parameters are float32 slices it keeps (ZeRO)
+
+    def grad_norm(self, grads) -> float:
+        """The global L2 norm of the gradients ``grads`` of the optimizer's parameters (None
+        skipped), over every rank that holds other parameters; an inf or nan on any rank
+        makes it non-finite on every rank (so that all skip an overflowing step together)."""
+        from .precision import local_grad_norm
+
+        return local_grad_norm(grads)
+
     def reduce_metrics(self, values: dict) -> dict:
         """Average scalar metrics over the data-parallel ranks (one device: as they are)."""
         return dict(values)

@@ -234,7 +234,8 @@ class Trainer:
         strategy, self.plan = resolve_strategy(
             self.strategy_spec, self.model, world_size=getattr(rep, "world_size", 1),
             reporter=rep, global_batch=self.batch_size, seq_len=seq_len,
-            weight_bytes=weight_bytes(self.precision))  # the planner costs what will run
+            weight_bytes=weight_bytes(self.precision),  # the planner costs what will run:
+            grad_bytes=4)  # gradients reduced and stepped in float32 in every precision
         strategy.bind(device=self.device, reporter=rep)
         self.strategy = strategy
         rep.info(plan=self.plan)
@@ -247,9 +248,17 @@ class Trainer:
         make = self._make_optimizer
         if self.precision != "32":
             check_mixed_strategy(strategy, self.precision)
+            strategy.precision = self.precision
 
             def make(params):  # 16-bit parameters; the optimizer steps float32 masters
-                if self.mixed is None or self.mixed.amp.params != list(params):
+                params = list(params)
+                if strategy.owns_masters:  # ZeRO: its float32 flat slice is the master
+                    if self.mixed is None or not _same(self.mixed.master, params):
+                        self.mixed = MixedTraining(strategy.params, self.precision,
+                                                   masters=params,
+                                                   write_back=strategy.gather_params)
+                    return self._make_optimizer(params)
+                if self.mixed is None or not _same(self.mixed.params, params):
                     self.mixed = MixedTraining(params, self.precision)
                 return self._make_optimizer(self.mixed.master_params())
 
@@ -410,7 +419,7 @@ class Trainer:
         """The optimizer step in mixed precision: masters updated, or (fp16) the step skipped
         on an overflow and the loss scale halved; bf16 gradients that overflow diverged."""
         scale = self.mixed.loss_scale
-        ran, norm = self.mixed.step(self.optimizer, self.clip)
+        ran, norm = self.mixed.step(self.optimizer, self.clip, norm=run.strategy.grad_norm)
         if not ran:
             if not self.mixed.scaler.enabled:
                 raise self._diverged(run.step + 1, f"gradient norm is {norm}", run)
@@ -644,10 +653,23 @@ class Trainer:
             self.scheduler.load_state_dict(state["scheduler"])
         if self.mixed is not None and state.get("precision") is not None:
             self.mixed.load_state_dict(state["precision"])  # the masters: the exact weights
+        elif self.mixed is not None:  # a float32 checkpoint: the masters take its weights
+            self._masters_from(state["model"])
         train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
+
+    def _masters_from(self, weights: dict) -> None:
+        """Set the float32 masters from a checkpoint's float32 weights (by parameter name),
+        not from the 16-bit parameters they were just rounded into."""
+        if self.mixed.owned:  # ZeRO: the masters are this rank's flat slice
+            st, m = self.strategy, self.mixed.master[0]
+            m.data[...] = m.xp.asarray(st.flat_slice([weights[n] for n in st.names]))
+            return
+        names = {id(p): n for n, p in self.model.named_parameters()}
+        for p, m in zip(self.mixed.params, self.mixed.master):
+            m.data[...] = m.xp.asarray(np.asarray(weights[names[id(p)]], dtype=np.float32))
 
     def _print_line(self, step, total, loader, losses, val_history, t_start) -> None:
         epoch = loader.epoch + loader.position / len(loader)
@@ -718,6 +740,11 @@ def _next_batch(loader):
     index = loader.batch_indices(loader.epoch, loader.position)
     loader.position += 1
     return loader.make_batch(index)
+
+
+def _same(a, b) -> bool:
+    """Whether two lists hold the same objects (parameters compare elementwise)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _median(values):

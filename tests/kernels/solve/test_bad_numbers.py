@@ -76,3 +76,39 @@ def test_the_memory_estimate_bounds_the_vectors():
     assert needed_bytes((100, 100), method="cg", precond="mg") >= 6 * 8 * 100 * 100
     assert needed_bytes((100, 100), method="gmres", precond="none", restart=30) > \
         needed_bytes((100, 100), method="cg", precond="none")
+
+
+def test_a_direct_call_on_a_grid_too_big_for_the_host_is_refused_before_allocating():
+    """``skiff.solve(poisson((10**6, 10**6)))`` called directly, not through ``%solve``: one
+    clear error from the problem's constructor, nothing allocated (7 TiB would be)."""
+    import tracemalloc
+
+    from skiff.kernels.solve.problems import poisson
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"grid 1000000x1000000 needs at least .* host"):
+            poisson((1_000_000, 1_000_000))
+        assert tracemalloc.get_traced_memory()[1] < 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_solver_refuses_a_grid_that_does_not_fit_its_device(monkeypatch):
+    """The Solver checks the whole solve's estimate against the device's memory (here a
+    device that says it has 100 kB free) before its hierarchy or vectors exist."""
+    from dataclasses import replace
+
+    from skiff.kernels.solve import solver as solver_module
+    from skiff.kernels.solve.problems import poisson
+
+    small = poisson((64, 64))
+    real = solver_module.resolve_device
+
+    monkeypatch.setattr(solver_module, "resolve_device",
+                        lambda d: replace(real(d), free_memory=100_000))
+    with pytest.raises(ValueError, match=r"grid 64x64 needs at least .* 97.7 KiB available"):
+        solve(small, method="cg", precond="mg")
+    monkeypatch.setattr(solver_module, "resolve_device",
+                        lambda d: replace(real(d), free_memory=2**30))
+    assert solve(small, method="cg", precond="mg").converged

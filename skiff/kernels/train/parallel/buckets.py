@@ -74,6 +74,8 @@ class BucketReducer:
         xp = params[0].xp
         buf = xp.concatenate([(p.grad if p.grad is not None else xp.zeros_like(p.data))
                               .reshape(-1) for p in params])
+        if buf.dtype.itemsize < 4:  # 16-bit gradients (mixed precision) average in float32
+            buf = buf.astype(np.float32)
         for p in params:  # the next backward accumulates afresh; finish() adds them up
             p.grad = None
         self._inflight.append((b, buf, self.comm.iallreduce_(buf, "mean")))

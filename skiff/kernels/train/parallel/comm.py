@@ -42,6 +42,18 @@ def _check_op(op: str) -> str:
     return op
 
 
+def _is_half(x) -> bool:
+    """float16 or bfloat16: MPI sums them in float32 here (MPI has no bfloat16, and a float16
+    sum over many ranks would round at every step)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and dtype.itemsize == 2 and dtype.name in ("float16", "bfloat16")
+
+
+def _is_bf16(x) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and dtype.name == "bfloat16"
+
+
 def _cupy_of(x):
     """The cupy module when ``x`` is a cupy array, else None."""
     from skiff.kernels.backend import cupy
@@ -262,6 +274,11 @@ class MPIComm(Comm):
             return x
         if not x.flags.c_contiguous:
             raise ValueError("allreduce_ needs a C-contiguous array")
+        if _is_half(x):
+            wide = x.astype(np.float32)
+            self.allreduce_(wide, op)
+            x[...] = wide
+            return x
         p = self.size
         self._count(2 * x.nbytes * (p - 1) / p)
         self.mpi.Allreduce(self._MPI.IN_PLACE, x, op=self._op(op))
@@ -283,6 +300,16 @@ class MPIComm(Comm):
             return Handle(finish_device, test_fn=pending.test)
         if not x.flags.c_contiguous:
             raise ValueError("iallreduce_ needs a C-contiguous array")
+        if _is_half(x):
+            wide = x.astype(np.float32)
+            pending = self.iallreduce_(wide, op)
+
+            def narrow():
+                pending.wait()
+                x[...] = wide
+                return x
+
+            return Handle(narrow, test_fn=pending.test)
         p = self.size
         self._count(2 * x.nbytes * (p - 1) / p)
         req = self.mpi.Iallreduce(self._MPI.IN_PLACE, x, op=self._op(op))
@@ -298,6 +325,8 @@ class MPIComm(Comm):
     @_host_staged
     def reduce_scatter(self, x, op="sum"):
         _check_op(op)
+        if _is_half(x):
+            return self.reduce_scatter(x.astype(np.float32), op).astype(x.dtype)
         x = self._contig(x.reshape(-1))
         p = self.size
         if x.size % p:
@@ -312,6 +341,8 @@ class MPIComm(Comm):
     @_host_staged
     def reduce_scatter_v(self, x, counts, op="sum"):
         _check_op(op)
+        if _is_half(x):
+            return self.reduce_scatter_v(x.astype(np.float32), counts, op).astype(x.dtype)
         x = self._contig(x.reshape(-1))
         counts = [int(c) for c in counts]
         if len(counts) != self.size or sum(counts) != x.size or min(counts) < 0:
@@ -326,6 +357,8 @@ class MPIComm(Comm):
 
     @_host_staged
     def allgather(self, x):
+        if _is_bf16(x):  # bfloat16 travels as its bits
+            return self.allgather(x.view(np.uint16)).view(x.dtype)
         x = self._contig(x)
         out = np.empty((self.size, *x.shape), dtype=x.dtype)
         self._count(x.nbytes * (self.size - 1))
@@ -334,6 +367,9 @@ class MPIComm(Comm):
 
     @_host_staged
     def allgatherv(self, x):
+        if _is_bf16(x):
+            out, counts = self.allgatherv(x.view(np.uint16))
+            return out.view(x.dtype), counts
         x = self._contig(x.reshape(-1))
         counts = self.mpi.allgather(int(x.size))
         out = np.empty(sum(counts), dtype=x.dtype)
@@ -343,6 +379,8 @@ class MPIComm(Comm):
 
     @_host_staged
     def broadcast(self, x, root=0):
+        if _is_bf16(x):
+            return self.broadcast(x.view(np.uint16), root).view(x.dtype)
         out = self._contig(x).copy()
         if self.rank == root:
             self._count(out.nbytes * (self.size - 1))
@@ -351,6 +389,9 @@ class MPIComm(Comm):
 
     @_host_staged
     def alltoallv(self, x, send_counts):
+        if _is_bf16(x):
+            out, counts = self.alltoallv(x.view(np.uint16), send_counts)
+            return out.view(x.dtype), counts
         x = self._contig(x)
         counts = [int(c) for c in send_counts]
         if len(counts) != self.size or sum(counts) != x.shape[0]:
@@ -370,6 +411,7 @@ class MPIComm(Comm):
     @_host_staged
     def send(self, x, dest, tag=0):
         x = self._contig(x)
+        x = x.view(np.uint16) if _is_bf16(x) else x
         self._count(x.nbytes)
         self.mpi.Send(x, dest=dest, tag=tag)
 
@@ -381,20 +423,22 @@ class MPIComm(Comm):
 
     def recv(self, like, source, tag=0):
         out = self._like(like)
-        self.mpi.Recv(out, source=source, tag=tag)
+        self.mpi.Recv(out.view(np.uint16) if _is_bf16(out) else out, source=source, tag=tag)
         cp = _cupy_of(like)
         return out if cp is None else cp.asarray(out)
 
     @_host_staged
     def isend(self, x, dest, tag=0):
         x = self._contig(x)
+        x = x.view(np.uint16) if _is_bf16(x) else x
         self._count(x.nbytes)
         req = self.mpi.Isend(x, dest=dest, tag=tag)
         return Handle(lambda: (req.Wait(), x)[1])
 
     def irecv(self, like, source, tag=0):
         out = self._like(like)
-        req = self.mpi.Irecv(out, source=source, tag=tag)
+        req = self.mpi.Irecv(out.view(np.uint16) if _is_bf16(out) else out, source=source,
+                             tag=tag)
         cp = _cupy_of(like)
         return Handle(lambda: (req.Wait(), out if cp is None else cp.asarray(out))[1])
 

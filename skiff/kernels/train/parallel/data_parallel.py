@@ -34,6 +34,7 @@ from .buckets import BucketReducer, ShardReducer
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
 from .comm import Comm
 from .compression import NoCompression, make_compressor
+from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
@@ -160,6 +161,7 @@ class DataParallel(Strategy):
         if hasattr(model, "to"):
             moved = model.to(self.device)
             model = moved if moved is not None else model
+        self.model = model
         self._broadcast_params(model)
         named = list(model.named_parameters()) if hasattr(model, "named_parameters") else \
             [(str(i), p) for i, p in enumerate(model.parameters())]
@@ -266,6 +268,9 @@ class DataParallel(Strategy):
     def load_optimizer_state_dict(self, optimizer, state) -> None:
         if state is None and self._fresh_optimizer:
             return  # after resharding from a model-splitting layout: moments start at zero
+        if isinstance(state, dict) and "hyper" in state:  # read from pieces, by name
+            load_optimizer_from_pieces(optimizer, state)
+            return
         optimizer.load_state_dict(state)
 
     def _extra_state(self) -> dict:
@@ -290,6 +295,20 @@ class DataParallel(Strategy):
         if found is None:
             return None
         layout = found.get("layout") or {}
+        if has_pieces(found):  # written by a split model: its pieces, read whole
+            state = dict(found["replicated"])
+            sliced = SlicedState(self.names, self.params)
+            model, opt, masters = sliced.restore(found["pieces"], self.model.state_dict(),
+                                                 state.pop("optimizer_hyper", None))
+            if isinstance(self, ZeRO):  # one flat slice of the moments and the masters
+                opt, masters = self._flat_slices(opt, masters)
+                if opt is None:
+                    self._note_reshard(layout)
+            state.update(model=model, optimizer=opt)
+            if masters is not None and isinstance(state.get("precision"), dict):
+                state["precision"] = {**state["precision"], "master": masters}
+            state.setdefault("step", found["step"])
+            return state
         if "full_model" in (found["replicated"] or {}):
             # written by a strategy that splits the model: start from its gathered weights
             state = dict(found["replicated"])
@@ -331,6 +350,8 @@ class ZeRO(DataParallel):
         self.total = int(sum(self.sizes))
         self.lo, self.hi = flat_range(self.total, self.comm.size, self.comm.rank)
         flat = xp.concatenate([p.data.reshape(-1) for p in self.params])
+        if self.owns_masters:  # mixed precision: the slice is the float32 master
+            flat = flat.astype(np.float32)
         self.shard = Tensor(flat[self.lo:self.hi].copy(), requires_grad=True)
         del flat
         if self.stage == 2:  # gradients reduce-scattered into the slices, bucket by bucket
@@ -353,6 +374,18 @@ class ZeRO(DataParallel):
             self.reducer.finish()
         for q in self.params:  # the full gradients are not needed any more
             q.grad = None
+
+    @property
+    def owns_masters(self) -> bool:
+        """In mixed precision the optimizer's flat slice is the float32 master of this
+        rank's part of the 16-bit parameters: the masters are sharded as the moments are."""
+        return self.precision != "32"
+
+    def grad_norm(self, grads) -> float:
+        from skiff.kernels.train.precision import local_grad_norm
+
+        local = local_grad_norm(grads)  # this rank's slice
+        return float(np.sqrt(self.comm.allreduce(np.array([local * local]), "sum")[0]))
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self.shard.grad
@@ -377,6 +410,10 @@ class ZeRO(DataParallel):
         for q, a, i, j in self._pieces(self.lo, self.hi):
             self.shard.data[a - self.lo:a - self.lo + j - i] = q.data.reshape(-1)[i:j]
         optimizer.step()
+        self.gather_params()
+
+    def gather_params(self) -> None:
+        """Every rank's updated slice into the parameters (cast to their dtype)."""
         # all-gather the updated slices a bucket's worth at a time, so no rank holds a full
         # flat copy of the parameters on top of them
         step = max(1, self.bucket_bytes // max(1, self.shard.data.itemsize))
@@ -387,6 +424,34 @@ class ZeRO(DataParallel):
             chunk, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(mine))
             for q, f, i, j in self._pieces(c_lo, c_hi):
                 q.data.reshape(-1)[i:j] = chunk[f - c_lo:f - c_lo + j - i]
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        prec = state.get("precision")
+        if self.owns_masters and isinstance(prec, dict) and prec.get("master") is not None:
+            state = dict(state)  # the masters are this rank's flat slice: they reshard
+            state["precision"] = {**prec, "master": [FlatShard(m, self.total)
+                                                     for m in prec["master"]]}
+        return super().save_checkpoint(directory, state, step=step, keep=keep)
+
+    def flat_slice(self, arrays) -> np.ndarray:
+        """This rank's slice of per-parameter host ``arrays`` (in parameter order) joined."""
+        return np.concatenate([np.asarray(a).reshape(-1) for a in arrays])[self.lo:self.hi]
+
+    def _flat_slices(self, opt: dict | None, masters: list | None):
+        """Per-parameter optimizer state and masters (read from a split model's pieces) as
+        this rank's slice of the flat vector; the optimizer state is None when some
+        parameter has none (it then starts afresh)."""
+        flat = self.flat_slice
+        if masters is not None:
+            masters = [flat(masters)]
+        if opt is not None:
+            per = [opt["state"].get(i) for i in range(len(self.params))]
+            if any(st is None for st in per):
+                return None, masters
+            first = {k: (flat([st[k] for st in per]) if np.ndim(v) > 0 else v)
+                     for k, v in per[0].items()}
+            opt = {"state": {0: first}, "hyper": opt["hyper"]}
+        return opt, masters
 
     def optimizer_state_dict(self, optimizer) -> dict:
         n = self.hi - self.lo

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checkpoint import PerRank
 from .comm import Comm
-from .data_parallel import BucketReducer, DataParallel
+from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
 from .groups import Layout, ProcessGroups
+from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing
 from .tensor_parallel import (
     ColumnParallelLinear,
     ParallelAttention,
@@ -110,26 +110,48 @@ class TensorParallel(DataParallel):
                     p.grad *= scale
         return total
 
+    def grad_norm(self, grads) -> float:
+        """Split parameters' squares summed over the tp group, replicated ones counted once
+        (their gradients are equal on every tp rank); non-finite on one rank: on all."""
+        from skiff.kernels.train.precision import local_grad_norm
+
+        split = [g for n, g in zip(self.names, grads) if n in self.split]
+        whole = [g for n, g in zip(self.names, grads) if n not in self.split]
+        rep = local_grad_norm(whole) ** 2
+        sums = self._groups().tp.allreduce(
+            np.array([local_grad_norm(split) ** 2, 0.0 if np.isfinite(rep) else 1.0]))
+        return float(np.sqrt(rep + sums[0])) if sums[1] == 0 else float("inf")
+
     def full_state_dict(self, model) -> dict:
         return gather_full_state(model)
 
-    def _extra_state(self) -> dict:
-        return {"tp_shard": PerRank({"rank": self.groups.world.rank})}
+    # --- checkpoints: each rank writes and reads only its own pieces -----------------------
+    def _sliced(self) -> SlicedState:
+        """This rank's parameters as slices of the single-device model's, and which of them
+        it writes: the first dp replica its slices, and the arrays every tp rank holds
+        whole only from tp rank 0."""
+        c = self._groups().coords
+        return SlicedState(self.names, self.params, tensor_parallel_slicing(self.model),
+                           writes_split=c["dp"] == 0, writes_whole=c["dp"] == 0 and c["tp"] == 0)
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        """Write this rank's pieces (weights, optimizer state, masters) with no gather; the
+        replicated rest (step, RNG, data position, scaler) from rank 0."""
         from .checkpoint import save_sharded
-        from .data_parallel import split_state
 
-        # this rank's slices and their optimizer state belong to this layout; the gathered
-        # single-device weights go along, so another layout can start from them
         state = dict(state)
-        for key in ("model", "optimizer"):
-            if key in state:
-                state[key] = PerRank(state[key])
-        state["full_model"] = self.full_state_dict(self.model)  # a collective
+        model_state, opt = state.pop("model"), state.pop("optimizer", None)
+        masters = None
+        if isinstance(state.get("precision"), dict) and "master" in state["precision"]:
+            state["precision"] = dict(state["precision"])
+            masters = state["precision"].pop("master")
+        sliced = self._sliced()
+        pieces = sliced.pieces(model_state, opt, masters)
+        state["optimizer_hyper"] = sliced.optimizer_hyper(opt)
+        state.update(self._extra_state())
         rep, sh = split_state(state)
-        return save_sharded(directory, self.groups.world, replicated=rep, sharded=sh,
-                            step=step, keep=keep, layout=self._layout_record())
+        return save_sharded(directory, self._groups().world, replicated=rep, sharded=sh,
+                            step=step, keep=keep, layout=self._layout_record(), pieces=pieces)
 
     def _layout_record(self) -> dict:
         return {**self.layout.to_json(), "strategy": type(self).__name__}
@@ -138,24 +160,43 @@ class TensorParallel(DataParallel):
         return shard_from_full(self.model, full)
 
     def load_checkpoint(self, directory) -> dict | None:
+        """Read the pieces of this rank's parameters, from a checkpoint of any layout (other
+        layouts: resharded, optimizer state included)."""
         from .checkpoint import load_sharded
-        from .data_parallel import merge_state
 
-        found = load_sharded(directory, self._groups().world)
+        def corrupt(path, exc):
+            if self.reporter is not None:
+                self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
+                                  level="warning")
+
+        sliced = self._sliced()
+        found = load_sharded(directory, self._groups().world, select=sliced.select,
+                             on_corrupt=corrupt)
         if found is None:
             return None
-        if found["layout"] == self._layout_record():
-            state = merge_state(found["replicated"], found["sharded"])
-        else:
-            state = dict(found["replicated"])
-            full = state.pop("full_model", None) or state.get("model")
-            if full is None:
-                raise ValueError(f"the checkpoint of layout {found['layout']} holds no full "
-                                 "model to reshard from")
-            state["model"] = self._model_state_from_full(full)
-            state["optimizer"] = None
-            self._note_reshard(found["layout"])
-        state.pop("full_model", None)
+        state = dict(found["replicated"])
+        if has_pieces(found):
+            model, opt, masters = sliced.restore(found["pieces"], self.model.state_dict(),
+                                                 state.pop("optimizer_hyper", None))
+            state.update(model=model, optimizer=opt)
+            if masters is not None and isinstance(state.get("precision"), dict):
+                state["precision"] = {**state["precision"], "master": masters}
+            if found["layout"] != self._layout_record() and self.reporter is not None:
+                self.reporter.log(f"checkpoint of layout {found['layout']} resharded onto this "
+                                  "layout: weights, optimizer state, data position and RNG "
+                                  "restored")
+        else:  # an older checkpoint: per-rank state plus the gathered weights
+            if found["layout"] == self._layout_record():
+                state = merge_state(found["replicated"], found["sharded"])
+            else:
+                full = state.pop("full_model", None) or state.get("model")
+                if full is None:
+                    raise ValueError(f"the checkpoint of layout {found['layout']} holds no "
+                                     "full model to reshard from")
+                state["model"] = self._model_state_from_full(full)
+                state["optimizer"] = None
+                self._note_reshard(found["layout"])
+            state.pop("full_model", None)
         state.setdefault("step", found["step"])
         return state
 

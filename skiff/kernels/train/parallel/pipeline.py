@@ -28,8 +28,19 @@ from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
+from .sliced_state import SlicedState
 
 __all__ = ["gpt_units", "partition", "schedule_1f1b", "PipelineParallel"]
+
+
+_ACT_DTYPES = ("float32", "float16", "bfloat16", "float64")
+_DTYPE_TAG = 20_000  # the message that says in which dtype a stage's activations come
+
+
+def _act_dtype(code: int):
+    from skiff.kernels.train.core.tensor import _as_dtype
+
+    return _as_dtype(_ACT_DTYPES[code])
 
 
 def gpt_units(model) -> list:
@@ -127,6 +138,11 @@ class PipelineParallel(DataParallel):
     load_checkpoint = TensorParallel.load_checkpoint
     _layout_record = TensorParallel._layout_record
 
+    def _sliced(self) -> SlicedState:
+        """This stage's parameters, held whole; the first dp replica of the stage writes."""
+        return SlicedState(self.names, self.params, writes_split=False,
+                           writes_whole=self._groups().coords["dp"] == 0)
+
     def _model_state_from_full(self, full: dict) -> dict:
         return dict(full)  # every stage holds the whole model object
 
@@ -149,6 +165,7 @@ class PipelineParallel(DataParallel):
         costs = g.world.bcast_object(costs, root=0)
         self.ranges = partition(costs, g.layout.pp)
         self.stage = g.coords["pp"]
+        self._in_dtype, self._sent_dtype = None, False  # told by the first activation sent
         a, b = self.ranges[self.stage]
         prefixes = tuple(p for _, (names, _) in enumerate(self.units[a:b]) for p in names)
         named = [(n, p) for n, p in model.named_parameters() if n.startswith(prefixes)]
@@ -215,15 +232,24 @@ class PipelineParallel(DataParallel):
                 if first:
                     h_in = xs[i]
                 else:
-                    h_in = Tensor(g.pp.recv(xp.empty(act_shape, np.float32), s - 1, tag=i),
+                    if self._in_dtype is None:  # what the stage before sends (once)
+                        code = g.pp.recv(np.zeros(1, np.int64), s - 1, tag=_DTYPE_TAG)
+                        self._in_dtype = _act_dtype(int(code[0]))
+                    h_in = Tensor(g.pp.recv(xp.empty(act_shape, self._in_dtype), s - 1, tag=i),
                                   requires_grad=True)
                 inputs[i] = h_in
                 out = self._run_stage(h_in, ys[i])
                 if last:
                     losses.append(float(out.item()))
+                    if out.dtype != np.float32:  # mixed: scaled in float32, cannot overflow
+                        out = out.astype(np.float32)
                     outputs[i] = out * (scale / m)
                 else:
                     outputs[i] = out
+                    if not self._sent_dtype:  # activations travel in their own dtype:
+                        code = np.array([_ACT_DTYPES.index(out.dtype.name)])  # say which
+                        sends.append(g.pp.isend(code, s + 1, tag=_DTYPE_TAG))
+                        self._sent_dtype = True
                     sends.append(g.pp.isend(xp.ascontiguousarray(out.data), s + 1, tag=i))
                 self.peak_in_flight = max(self.peak_in_flight, len(outputs))
             else:
@@ -231,7 +257,7 @@ class PipelineParallel(DataParallel):
                 if last:
                     out.backward()
                 else:
-                    grad = g.pp.recv(xp.empty(act_shape, np.float32), s + 1, tag=10_000 + i)
+                    grad = g.pp.recv(xp.empty(act_shape, out.dtype), s + 1, tag=10_000 + i)
                     out.backward(grad)
                 h_in = inputs.pop(i)
                 if not first:
@@ -241,6 +267,13 @@ class PipelineParallel(DataParallel):
             h.wait()
         mean = np.array([np.mean(losses) if losses else 0.0])
         return float(g.pp.broadcast(mean, root=pp - 1)[0])
+
+    def grad_norm(self, grads) -> float:
+        """The stages' squares summed over the pp group (dp replicas hold the same)."""
+        from skiff.kernels.train.precision import local_grad_norm
+
+        local = local_grad_norm(grads)
+        return float(np.sqrt(self._groups().pp.allreduce(np.array([local * local]))[0]))
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self._groups()

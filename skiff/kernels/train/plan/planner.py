@@ -269,7 +269,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
          intra_bandwidth: float | None = None, flops: float | None = None,
          global_batch: int | None = None, seq_len: int | None = None, weight_bytes: int = 2,
          optimizer: str = "adamw", top: int = 8, overlap: bool = True,
-         dims: tuple[str, ...] = ("tp", "pp", "ep")) -> Plan:
+         dims: tuple[str, ...] = ("tp", "pp", "ep"), grad_bytes: int | None = None) -> Plan:
     """The fastest layout of ``model`` that fits ``devices``, with the table and reasons.
 
     Parameters
@@ -286,6 +286,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         Sequences per optimizer step (default: about a million tokens).
     weight_bytes : int
         2 for 16-bit training with fp32 master weights, 4 for fp32.
+    grad_bytes : int or None
+        Bytes of a gradient as held and reduced (default ``weight_bytes``; skiff's Trainer
+        gives 4 in mixed precision: its masters' gradients and its reductions are float32).
     dims : tuple of str
         Which of ``tp``, ``pp``, ``ep`` may exceed 1 (data parallelism and ZeRO always may;
         ``ep=dp``: experts only split over all data-parallel ranks); a live model that is not
@@ -313,7 +316,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
                           bandwidth=bandwidth, intra_bandwidth=intra_bandwidth, flops=flops)
     gb = global_batch or max(world, 2**20 // spec.seq_len)
     kw = {"global_batch": gb, "weight_bytes": weight_bytes, "optimizer": optimizer,
-          "overlap": overlap}
+          "overlap": overlap, "grad_bytes": grad_bytes}
     usable = cluster.memory * cluster.usable
     all_est: list[Estimate] = []
     for tp in (_divisors(world) if "tp" in dims else [1]):
@@ -390,7 +393,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
 def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
             device_memory=None, global_batch: int | None = None, seq_len: int | None = None,
             weight_bytes: int = 4, optimizer: str = "adamw", check_memory: bool = True,
-            **cluster_kw) -> Plan:
+            grad_bytes: int | None = None, **cluster_kw) -> Plan:
     """The plan for a run: ``"auto"`` searches; an explicit strategy is kept as given.
 
     An explicit strategy is checked, never changed: a layout that does not match the world,
@@ -418,12 +421,12 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
             dims = tuple("ep=dp" if d == "ep" else d
                          for d in getattr(model_or_spec, "parallel_dims", ()))
         return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
-                    optimizer=optimizer, dims=dims)
+                    optimizer=optimizer, dims=dims, grad_bytes=grad_bytes)
     problems = _structural_problems(spec, choice, world, gb)
     if problems:
         raise ValueError(f"strategy {strategy_spec!r} is impossible: " + "; ".join(problems))
     est = estimate(spec, cluster, choice, global_batch=gb, weight_bytes=weight_bytes,
-                   optimizer=optimizer)
+                   optimizer=optimizer, grad_bytes=grad_bytes)
     if check_memory and est.peak_memory > cluster.memory * cluster.usable:
         raise ValueError(f"strategy {strategy_spec!r} does not fit: " + _does_not_fit(est,
                                                                                      cluster))

@@ -53,6 +53,34 @@ def test_one_rank_save_load_keep_and_fallback(tmp_path):
     assert load_sharded(tmp_path / "none", comm) is None
 
 
+def test_pieces_read_only_the_positions_asked_for(tmp_path):
+    """A piece of a split axis (any order of runs), a whole matrix read by columns, bfloat16
+    and a scalar: whole loads give the arrays back; a selection reads only its bytes."""
+    from skiff.kernels.train.core.tensor import _as_dtype
+    from skiff.kernels.train.parallel.checkpoint import READ_STATS, Piece
+
+    w = np.random.default_rng(0).standard_normal((6, 5)).astype(np.float32)
+    bf = w.astype(_as_dtype("bfloat16"))
+    rows, cols = np.array([2, 3, 4, 5, 0, 1]), np.array([3, 4, 0, 1, 2])
+    pieces = {"w": Piece(w[rows], w.shape, 0, rows), "c": Piece(w[:, cols], w.shape, 1, cols),
+              "whole": Piece(w, w.shape), "bf": Piece(bf, bf.shape),
+              "s": Piece(np.asarray(7), ())}
+    save_sharded(tmp_path, SelfComm(), replicated={}, pieces=pieces, step=1)
+    got = load_sharded(tmp_path, SelfComm())["pieces"]
+    for key in ("w", "c", "whole"):
+        assert np.array_equal(got[key], w), key
+    assert got["bf"].dtype == bf.dtype and np.array_equal(got["bf"], bf)
+    assert got["s"] == 7
+    want = {"w": (0, [4, 1]), "c": (1, [3]), "whole": (1, [0, 1, 4]), "bf": (0, [2])}
+    READ_STATS["bytes"] = 0
+    got = load_sharded(tmp_path, SelfComm(), select=lambda k, shape: want.get(k, False))
+    assert set(got["pieces"]) == set(want)
+    for key, (axis, index) in want.items():
+        ref = bf if key == "bf" else w
+        assert np.array_equal(got["pieces"][key], np.take(ref, index, axis=axis)), key
+    assert READ_STATS["bytes"] == 4 * (2 * 5 + 6 + 3 * 6) + 2 * 5  # nothing more
+
+
 @pytest.mark.mpi
 @pytest.mark.slow
 def test_reshard_4_to_2_and_2_to_4(tmp_path):
@@ -105,3 +133,32 @@ def test_rank_killed_during_write_leaves_previous_checkpoint(tmp_path):
     for res in run_mpi(2, "ckpt_check.py", "load", tmp_path):
         assert res["step"] == 2 and res["w"] and res["m"]
     json.dumps(res)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["tp", "pp"])
+def test_split_model_saves_its_own_pieces_and_reads_only_them(mode, tmp_path):
+    """tp=2 / pp=2 on 2 ranks: a save sends nothing between ranks (no gather), each rank
+    writes about half of weights + AdamW moments and reads back only its own part; the run
+    resumes bit-exactly on the same layout, and one process (tp=1) loads the pieces equal to
+    the gathered weights and trains on like the split run (also as ZeRO, whose one flat
+    slice takes the AdamW moments of every piece); on the other layout (tp=2 <->
+    pp=2) each rank reads only what it holds there and trains on alike too."""
+    results = run_mpi(2, "split_ckpt_check.py", mode, tmp_path / "ck", timeout=120)
+    state = 3 * results[0]["model_bytes"]  # weights, exp_avg, exp_avg_sq (float32)
+    assert state - 1 <= sum(r["wrote"] for r in results) <= state + 1024  # each piece once
+    for res in results:
+        assert res["sent"] < 1024, res  # a gather of the model would send > state / 6
+        assert 0.35 * state < res["wrote"] < 0.6 * state, res  # nobody writes the whole
+        assert 0.35 * state < res["read"] < 0.6 * state, res  # nor reads it
+        if mode == "pp":  # a stage holds its own arrays only: it reads what it wrote
+            assert res["read"] == res["wrote"], res
+        assert res["resumed"] == res["ref"] and res["exact"], res
+        # loaded on the other layout, a rank reads only the rows it holds there
+        assert 0.35 * state < res["cross_read"] < 0.65 * state, res
+        assert res["cross_equal"], res
+        np.testing.assert_allclose(res["cross_losses"], res["ref"], rtol=0, atol=1e-5)
+    first = results[0]
+    assert first["pieces_equal_gathered"] and first["tp1_equal_gathered"]
+    np.testing.assert_allclose(first["tp1_losses"], first["ref"], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(first["zero_losses"], first["ref"], rtol=0, atol=1e-5)
