@@ -40,7 +40,14 @@ def micro_run(model, dataset, *, rows: int, loss_spec, device, precision: str) -
     except Exception as exc:  # the check is a report: it never stops a run
         return Calibration(why_not=f"micro-run failed ({type(exc).__name__}: {exc})",
                            baseline_bytes=rss_bytes(), rows=rows)
-    return Calibration(local_step_s=local, baseline_bytes=rss_bytes(), rows=rows)
+    return Calibration(local_step_s=local, baseline_bytes=rss_bytes(), rows=rows,
+                       peak_before_bytes=_peak_rss())
+
+
+def _peak_rss() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _local_step(model, dataset, rows, loss_spec, device) -> float:

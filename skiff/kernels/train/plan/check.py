@@ -17,7 +17,9 @@ does not grow with it, which the model leaves out on purpose (its tables are for
 
 The expected peak resident set is ``baseline + gradients + the data-parallel buckets + optimizer
 state + activations`` (the activations by the cost model's formula times ``ACT_SCALE``, numpy's
-autograd keeping more than fused GPU kernels); the expected step is ``local_step + allreduce``.
+autograd keeping more than fused GPU kernels), or the process's peak before training when that
+is higher (compiling kernels into a cold numba cache peaks above what stays resident); the
+expected step is ``local_step + allreduce``.
 :func:`compare` says whether the run agrees (memory within 10%, step time within 20%) and, when
 it does not, why it may not.
 """
@@ -52,6 +54,7 @@ class Calibration:
 
     local_step_s: float | None = None     # forward + backward + optimizer, this rank's batch
     baseline_bytes: int = 0               # resident set after the micro-run
+    peak_before_bytes: int = 0            # the process's peak resident set by then
     allreduce_s: float = 0.0              # one all-reduce of the gradient bytes
     rows: int = 0                         # batch rows per rank in the micro-run
     why_not: str | None = None            # why no micro-run (then only the cost model)
@@ -86,6 +89,11 @@ def expected(estimate: dict, calib: Calibration, *, n_params: int, weight_bytes:
         f"activations (formula x {ACT_SCALE:.1f})": int(mem.get("activations", 0) * ACT_SCALE),
     }
     out = {"peak_bytes": int(sum(parts_mem.values())), "memory_parts": parts_mem}
+    if calib.peak_before_bytes > out["peak_bytes"]:
+        # the peak can only grow: compiling kernels on first use (a cold numba cache) peaks
+        # above what stays resident, before training starts
+        out["peak_bytes"] = int(calib.peak_before_bytes)
+        out["peak_from"] = "the peak before training (kernels compiled on first use)"
     if calib.local_step_s is not None:
         parts_t = {"local step (micro-run)": calib.local_step_s,
                    "gradient all-reduce (timed)": calib.allreduce_s}
