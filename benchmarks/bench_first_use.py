@@ -71,6 +71,41 @@ PEER = textwrap.dedent("""
 """)
 
 
+KERNEL_CELLS = [
+    "import time\nt0 = time.perf_counter()\n%load_ext skiff\n"
+    "print('import', time.perf_counter() - t0)",
+    f"t0 = time.perf_counter()\njob = %solve {LINE}\n"
+    "print('first', time.perf_counter() - t0, job.status)",
+    f"time.sleep(3)\nt0 = time.perf_counter()\njob = %solve {LINE}\n"
+    "print('next', time.perf_counter() - t0, job.status)",
+]
+
+
+def run_kernel(tree: Path) -> dict:
+    """The same in a real Jupyter kernel (nbclient, ipykernel), numba's cache warm."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in KERNEL_CELLS]
+    old = dict(os.environ)
+    with tempfile.TemporaryDirectory() as runs:
+        os.environ.update(PYTHONPATH=str(tree), SKIFF_RUNS=runs, OPENBLAS_NUM_THREADS="1",
+                          OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+        try:
+            NotebookClient(nb, kernel_name="python3", timeout=300).execute()
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+    out = {}
+    for cell in nb.cells:
+        for o in cell.outputs:
+            for line in o.get("text", "").splitlines():
+                key, value = line.split()[:2]
+                out[key] = float(value)
+    return out
+
+
 def run_child(code: str, tree: Path, env_extra: dict) -> dict:
     with tempfile.TemporaryDirectory() as runs:
         env = dict(os.environ, PYTHONPATH=str(tree), SKIFF_RUNS=runs, OPENBLAS_NUM_THREADS="1",
@@ -95,6 +130,7 @@ def measure(tree: Path, repeat: int) -> dict:
     rows["cold"] = cold
     rows["peer"] = [run_child(PEER, tree, {"SKIFF_REFERENCE_OPS": "1"})
                     for _ in range(repeat)]
+    rows["kernel"] = [run_kernel(tree) for _ in range(repeat)]
     return rows
 
 
@@ -113,6 +149,10 @@ def table(rows: dict, label: str) -> str:
         out.append(f"| {state} | {med(s, 'import'):.3f} s | {med(s, 'first'):.3f} s | "
                    f"{med(s, 'first') / peer:.1f}x | {med(s, 'load_rest'):.2f} s | "
                    f"{med(s, 'next'):.3f} s | {mods} |")
+    k = rows["kernel"]
+    out.append(f"| warm, in a Jupyter kernel (nbclient) | {med(k, 'import'):.3f} s | "
+               f"{med(k, 'first'):.3f} s | {med(k, 'first') / peer:.1f}x | | "
+               f"{med(k, 'next'):.3f} s (3 s later) | |")
     out.append(f"\nPeer (the same solve as a library call on the numpy references, everything "
                f"imported, best of three): {peer:.3f} s.")
     return "\n".join(out)
