@@ -64,10 +64,14 @@ class Calibration:
         return asdict(self)
 
 
-def time_steps(run_step, repeats: int = 4) -> float:
+def time_steps(run_step, repeats: int = 4, budget: float = 1.0) -> float:
     """Median seconds of ``run_step()`` over ``repeats`` calls after one warm-up call (which
-    loads whatever loads on first use)."""
+    loads whatever loads on first use); fewer (at least two) when they would take more than
+    ``budget`` seconds, so a big model's check costs a few steps, not a minute."""
+    t0 = time.perf_counter()
     run_step()
+    first = time.perf_counter() - t0
+    repeats = max(2, min(repeats, int(budget / max(first, 1e-9))))
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -82,3 +82,16 @@ def test_a_real_run_peaks_where_the_check_expects(cache, tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["why_not"] is None
     assert abs(got["memory_ratio"] - 1) <= 0.10, got
+
+
+def test_time_steps_warms_up_then_takes_fewer_steps_for_a_slow_model():
+    import time
+
+    from skiff.kernels.train.plan.check import time_steps
+
+    calls = []
+    time_steps(lambda: calls.append(1), repeats=4)
+    assert len(calls) == 5          # one warm-up, four timed
+    slow = []
+    time_steps(lambda: (slow.append(1), time.sleep(0.6 if len(slow) == 1 else 0)), repeats=4)
+    assert len(slow) == 3           # a warm-up over half the budget: two timed
