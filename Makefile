@@ -20,6 +20,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m skiff.kernels.solve  # numba's cache for the solver, so a first solve finds it warm
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["jobs", "widgets", "train-core", "layers", "train", "dist", "precision", "solve", "flow",
-         "ocr", "open-models"]
+ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
+         "solve", "flow", "ocr", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
+    "first-use": "First use: the first %solve in a new kernel (issue 16)",
     "widgets": "Widgets: update batching (issue 2, 7)",
     "train-core": "Training core: attention and step (issue 3)",
     "layers": "Training layers vs PyTorch CPU: convolution, pools, norms (issue 3)",

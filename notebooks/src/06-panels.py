@@ -25,7 +25,9 @@ grid = "32x32" if QUICK else "256x256"
 # ## Open the panel
 #
 # `%skiff` shows the panel (`skiff.panel()` does the same from Python). `%skiff solve`
-# opens it on the Solve tab. Keep the returned object to drive it from code.
+# opens it on the Solve tab. Keep the returned object to drive it from code. Each section
+# below also shows the form it is about on its own (the same live widget as the panel's
+# tab), so the saved notebook shows every form where the text describes it.
 
 # %%
 panel = %skiff solve
@@ -62,13 +64,14 @@ print(solve.cli)
 
 # %% [markdown]
 # **Launch** starts the job and shows its live widget under the form: the residual falls on
-# a log scale while the solver works. When it is done, the field and the convergence plot
-# appear, with a one-line summary (iterations, final residual, time).
+# a log scale while the solver works. When it is done, the field appears, with a one-line
+# summary (iterations, final residual, time). Here is the Solve form after its launch:
 
 # %%
 solve_job = solve.launch()
 solve_job.wait(300)
 print(solve_job.status, "in", solve_job.result["iterations"], "iterations")
+solve
 
 # %% [markdown]
 # ## The OCR form
@@ -94,11 +97,12 @@ ocr_job = ocr.launch()
 
 # %% [markdown]
 # When the job ends the tab shows the table of lines it read, and the job's widget shows the
-# page with the boxes it found.
+# page with the boxes it found. The OCR form:
 
 # %%
 ocr_job.wait(300)
 print(ocr_job.status, "-", ocr_job.result["lines"], "lines read")
+ocr
 
 # %% [markdown]
 # ## The Train form
@@ -113,10 +117,15 @@ train = panel.forms["train"]
 train.set(model="gpt-mini", np=2)
 train.plan()  # what the Plan button does; the table appears in the form
 
+# %% [markdown]
+# Then a small model on a built-in data set, launched from the same form. The Train form,
+# with the plan above its fields and the job's widget under them:
+
 # %%
 train.set(model="mlp", data="blobs", steps=20 if QUICK else 300, np=1)
 print(train.magic)
 train_job = train.launch()
+train
 
 # %% [markdown]
 # ## The Jobs tab
@@ -125,11 +134,12 @@ train_job = train.launch()
 # and those from magics, other notebooks or a terminal. Each row can cancel its job, show
 # its live widget, open its run folder, and, for training, resume from the last checkpoint.
 # Because the table is read from the run folders, it is the same after a browser reload.
+# `panel.select("jobs")` turns the panel to it; here is the table itself:
 
 # %%
-panel.select("jobs")
 panel.monitor.refresh()
 print(panel.monitor.heading.value)
+panel.monitor
 
 # %% [markdown]
 # ## Wait for everything
@@ -140,4 +150,4 @@ print(panel.monitor.heading.value)
 for job in (solve_job, ocr_job, train_job):
     job.wait(600)
     print(f"{job.kind:<5} {job.status}")
-panel.monitor.refresh()
+panel.monitor.refresh(resend=True)  # the whole table again, for the saved notebook

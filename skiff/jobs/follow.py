@@ -41,7 +41,10 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
     next_draw = 0.0
     try:
         while not job.done:
-            time.sleep(0.1)
+            try:  # wakes at once when a thread job ends (its done event), else in 0.1 s
+                job.wait(timeout=0.1)
+            except TimeoutError:
+                pass
             now = time.monotonic()
             if show is None or now - start < quiet_s or now < next_draw:
                 continue

@@ -13,7 +13,8 @@ import re
 import time
 
 __all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
-           "fmt_bytes", "fmt_seconds", "describe", "esc", "plain"]
+           "fmt_bytes", "fmt_seconds", "describe", "esc", "plain", "summarise_logs",
+           "ranks_html", "ranks_text", "job_ranks"]
 
 STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "failed": "#d62728",
                  "cancelled": "#ff7f0e", "damaged": "#8c564b"}
@@ -100,6 +101,71 @@ def job_html(job) -> str:
             f"<code>{esc(job.id)}</code> {badge(state.status)}{_untrusted_html(job)} {pct} "
             f"<span>elapsed {fmt_seconds(state.elapsed(now))}</span>"
             f"{'<br>' + metrics if metrics else ''}{err}{note}</div>")
+
+
+_CHECKPOINT = re.compile(r"^checkpoint (\S+) at step (\d+)$")
+
+
+def summarise_logs(lines: list) -> list:
+    """Log lines ``(t, level, message)`` with the trainer's checkpoint lines (one per
+    checkpoint, they flood a log) folded into one line where the last of them stood:
+    ``checkpoints: 120 written (steps 2-240), latest step-00000240``."""
+    ckpts = [(i, m) for i, (_, level, msg) in enumerate(lines)
+             if level == "info" and (m := _CHECKPOINT.match(str(msg)))]
+    if len(ckpts) < 2:
+        return list(lines)
+    last_i, last = ckpts[-1]
+    first = ckpts[0][1]
+    text = (f"checkpoints: {len(ckpts)} written (steps {first.group(2)}-{last.group(2)}), "
+            f"latest {last.group(1)}")
+    drop = {i for i, _ in ckpts}
+    return [(lines[i][0], "info", text) if i == last_i else line
+            for i, line in enumerate(lines) if i == last_i or i not in drop]
+
+
+def job_ranks(job, lines: int = 3) -> list:
+    """The ranks of an MPI job (:func:`skiff.jobs.ranks.rank_states`), [] for a thread job or
+    a single process."""
+    meta = getattr(job, "meta", {}) or {}
+    np_ = int(meta.get("np") or 1)
+    if meta.get("runner") not in ("process", "slurm") or np_ < 2:
+        return []
+    from .ranks import rank_states
+
+    return rank_states(job.run_dir, np_, lines=lines)
+
+
+_RANK_COLORS = {"running": STATUS_COLORS["running"], "exited": STATUS_COLORS["done"],
+                "failed": STATUS_COLORS["failed"], "died": STATUS_COLORS["failed"],
+                "left": STATUS_COLORS["cancelled"], "starting": STATUS_COLORS["queued"]}
+
+
+def ranks_html(ranks: list) -> str:
+    """A small table: each rank's pid, status (exit code, why) and its last lines."""
+    if not ranks:
+        return ""
+    rows = []
+    for r in ranks:
+        what = {"exited": f"exited {r.code}", "failed": f"failed (exit {r.code})"}.get(
+            r.status, r.status)
+        color = _RANK_COLORS.get(r.status, "#444")
+        detail = f"<br><span style='color:#666'>{esc(r.detail)}</span>" if r.detail else ""
+        tail = esc("\n".join(plain(line, newlines=False)[:160] for line in r.lines))
+        rows.append(f"<tr><td>rank {r.rank}</td><td>{esc(r.pid or '')}</td>"
+                    f"<td style='color:{color}'><b>{esc(what)}</b>{detail}</td>"
+                    f"<td><pre style='margin:0;font-size:85%;white-space:pre-wrap'>{tail}"
+                    "</pre></td></tr>")
+    return ("<table class='skiff-ranks-table' style='font-size:85%'><tr><th>rank</th>"
+            "<th>pid</th><th>status</th><th>last lines</th></tr>" + "".join(rows) + "</table>")
+
+
+def ranks_text(ranks: list) -> str:
+    """Each rank on one line (status), then its last lines indented, for a terminal."""
+    out = []
+    for r in ranks:
+        out.append("  " + plain(r.summary(), newlines=False))
+        out.extend("      " + plain(line, newlines=False)[:160] for line in r.lines)
+    return "\n".join(out)
 
 
 def _started(created) -> str:
@@ -196,6 +262,10 @@ def describe(job) -> str:
         from .trust import trust_hint
 
         lines.append(f"  its code is {trust}: {trust_hint(job.id)}")
+    ranks = job_ranks(job)
+    if ranks:
+        lines.append("ranks:")
+        lines.append(ranks_text(ranks))
     if job.status == "failed":
         lines.append(job.error or "")
     else:

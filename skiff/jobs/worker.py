@@ -32,6 +32,43 @@ def _record_deaths(run_dir: Path, rank: int) -> None:
     faulthandler.enable(file=fault)
 
 
+class _Tee:
+    """A text stream that writes to ``stream`` and, line-buffered, to a file."""
+
+    def __init__(self, stream, fh):
+        self._stream, self._fh = stream, fh
+
+    def write(self, text):
+        try:
+            self._fh.write(text)
+        except (OSError, ValueError):
+            pass
+        return self._stream.write(text)
+
+    def flush(self):
+        try:
+            self._fh.flush()
+        except (OSError, ValueError):
+            pass
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _tee_output(run_dir: Path, rank: int) -> None:
+    """What this rank prints (stdout and stderr, from Python) also goes to
+    ``logs/rank<r>.out``, so each rank's last lines can be shown apart (mpiexec mixes the
+    ranks' output in ``logs/launcher.log``)."""
+    try:
+        fh = open(run_dir / "logs" / f"rank{rank}.out", "a", buffering=1,  # noqa: SIM115
+                  errors="replace")
+    except OSError:
+        return
+    sys.stdout = _Tee(sys.stdout, fh)
+    sys.stderr = _Tee(sys.stderr, fh)
+
+
 def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None:
     """Leave when a peer rank on this machine dies without its clean-exit marker.
 
@@ -141,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ranks.mkdir(exist_ok=True)
     (ranks / f"{rank}.pid").write_text(str(os.getpid()))
     _record_deaths(run_dir, rank)
+    _tee_output(run_dir, rank)
     if size > 1:
         _watch_peers(ranks, rank, size)
     if os.environ.get("SKIFF_HELD") == "1":   # a local launch: stop when nobody holds it

@@ -21,7 +21,14 @@ from pathlib import Path
 
 import ipywidgets as W
 
-from skiff.jobs.render import STATUS_COLORS, badge, fmt_seconds
+from skiff.jobs.render import (
+    STATUS_COLORS,
+    badge,
+    fmt_seconds,
+    job_ranks,
+    ranks_html,
+    summarise_logs,
+)
 from skiff.jobs.terminal import fmt_rate
 from skiff.kinds.base import figure
 
@@ -169,6 +176,11 @@ class JobView(W.VBox):
         self.chart.add_class("skiff-chart")
         self.images = W.HBox([], layout=W.Layout(display="none", flex_flow="row wrap"))
         self.images.add_class("skiff-images")
+        # an MPI job: each rank's status and last lines (read from the run folder at most
+        # once a second; the last time when the job has ended)
+        self.ranks_view = W.HTML("", layout=W.Layout(display="none"))
+        self.ranks_view.add_class("skiff-ranks")
+        self._ranks_read = 0.0
         self.log_view = W.HTML("", layout=W.Layout(display="none"))
         self.log_view.add_class("skiff-log")
         self.error_view = W.HTML("", layout=W.Layout(display="none"))
@@ -183,7 +195,8 @@ class JobView(W.VBox):
         self.result_view.add_class(f"skiff-{_css_name(job.kind)}-table")
         super().__init__([header, W.HBox([self.progress, self.progress_text]),
                           self.metrics_view, self.chart,
-                          self.images, self.result_view, self.log_view, self.error_view,
+                          self.images, self.result_view, self.ranks_view, self.log_view,
+                          self.error_view,
                           self.reattach_hint],
                          layout=W.Layout(border="1px solid #ddd", padding="4px 8px"))
         self.add_class("skiff-job-view")
@@ -258,7 +271,7 @@ class JobView(W.VBox):
                 force or final or now - self._last_chart >= self.chart_gap)
             parts = [self.badge, self.elapsed, self.progress, self.progress_text,
                      self.cancel_button, self.log_view, self.error_view, self.chart, self.images,
-                     self.metrics_view]
+                     self.metrics_view, self.ranks_view]
             with contextlib.ExitStack() as stack:
                 for w in parts:
                     stack.enter_context(w.hold_sync())
@@ -270,6 +283,9 @@ class JobView(W.VBox):
                     self._update_error(state)
                     self._update_images(state)
                     self._update_live(state)
+                if force or final or now - self._ranks_read >= 1.0:
+                    self._update_ranks()
+                    self._ranks_read = now
                 if wants_chart:
                     self._draw_chart(state)
                     self._last_chart = now
@@ -340,8 +356,14 @@ class JobView(W.VBox):
         _set(self.metrics_view, value="<span style='font-size:90%;color:#444'>"
                                       f"{' · '.join(bits)}</span>" if bits else "")
 
+    def _update_ranks(self) -> None:
+        text = ranks_html(job_ranks(self.job))
+        if text:
+            _set(self.ranks_view, value=text)
+            _set(self.ranks_view.layout, display=None)
+
     def _update_log(self, state) -> None:
-        lines = state.logs[-self.log_lines:]
+        lines = summarise_logs(state.logs)[-self.log_lines:]
         if not lines:
             return
         text = "\n".join(

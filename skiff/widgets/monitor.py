@@ -265,42 +265,52 @@ class JobMonitor(W.VBox):
             self._jobs[path] = job
         return job
 
-    def refresh(self) -> None:
-        """Re-read the run folders: add rows for new jobs, update the others."""
+    def refresh(self, *, resend: bool = False) -> None:
+        """Re-read the run folders: add rows for new jobs, update the others. ``resend``: send
+        the whole table again now (a notebook executed by nbclient keeps only the widget
+        messages sent while a cell ran, not those of the monitor's own thread)."""
         with self._lock:
-            # folder names start with a time stamp to the second: take a margin, then order
-            # by the exact creation time
-            dirs = list_run_dirs(self.root)[-(self.limit + 50):]
-            jobs = []
-            for d in dirs:
-                try:
-                    jobs.append(self._job(d))
-                except (OSError, ValueError, KeyError):
-                    continue  # a folder being created or removed right now
-            jobs.sort(key=lambda j: (j.meta.get("created") or _mtime(j.run_dir), j.id),
-                      reverse=True)
-            jobs = jobs[:self.limit]
-            order = [j.id for j in jobs]
-            for job in jobs:
-                row = self.rows.get(job.id)
-                if row is None or row.job is not job:
-                    row = self.rows[job.id] = (_DamagedRow(job) if isinstance(job, DamagedJob)
-                                               else _Row(self, job))
-                    self._order = []  # the cells changed: rebuild the table
-                row.update()
-            if order != self._order:
-                cells = list(self._head)
-                for job_id in order:
-                    cells.extend(self.rows[job_id].cells)
-                self.table.children = cells
-                for job_id in set(self.rows) - set(order):
-                    del self.rows[job_id]
-                self._order = order
-            running = sum(1 for j in jobs if not isinstance(j, DamagedJob)
-                          and not j.refresh().final)
-            where = html.escape(str(runs_root(self.root)))
-            self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
-                                  f" ({running} running) in <code>{where}</code>")
+            self._refresh()
+            if resend:
+                for w in (self.heading, *self.table.children, self.table):
+                    for part in (getattr(w, "layout", None), getattr(w, "style", None), w):
+                        if part is not None and hasattr(part, "send_state"):
+                            part.send_state()
+
+    def _refresh(self) -> None:
+        # folder names start with a time stamp to the second: take a margin, then order
+        # by the exact creation time
+        dirs = list_run_dirs(self.root)[-(self.limit + 50):]
+        jobs = []
+        for d in dirs:
+            try:
+                jobs.append(self._job(d))
+            except (OSError, ValueError, KeyError):
+                continue  # a folder being created or removed right now
+        jobs.sort(key=lambda j: (j.meta.get("created") or _mtime(j.run_dir), j.id),
+                  reverse=True)
+        jobs = jobs[:self.limit]
+        order = [j.id for j in jobs]
+        for job in jobs:
+            row = self.rows.get(job.id)
+            if row is None or row.job is not job:
+                row = self.rows[job.id] = (_DamagedRow(job) if isinstance(job, DamagedJob)
+                                           else _Row(self, job))
+                self._order = []  # the cells changed: rebuild the table
+            row.update()
+        if order != self._order:
+            cells = list(self._head)
+            for job_id in order:
+                cells.extend(self.rows[job_id].cells)
+            self.table.children = cells
+            for job_id in set(self.rows) - set(order):
+                del self.rows[job_id]
+            self._order = order
+        running = sum(1 for j in jobs if not isinstance(j, DamagedJob)
+                      and not j.refresh().final)
+        where = html.escape(str(runs_root(self.root)))
+        self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
+                              f" ({running} running) in <code>{where}</code>")
 
     def start(self) -> None:
         if self._thread is not None and self._thread.is_alive():

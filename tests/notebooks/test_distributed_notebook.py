@@ -3,9 +3,11 @@ resumed run."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text
+from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text, widget_states
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow, pytest.mark.mpi]
 
@@ -25,7 +27,23 @@ def test_distributed_notebook_runs(runs_dir):
     assert "quick mode" in text
     assert "Plan for 7b" in text and "Plan for 70b" in text and "B active" in text
     assert "does not fit on 8 x 40.0 GB" in text
-    assert "done - 6 steps" in text and "dp=2,tp=1,pp=1" in text
+    assert "done - 60 steps" in text and "dp=2,tp=1,pp=1" in text
+    # the plan's check: the cost model plus the measured fixed costs, and a verdict with a
+    # reason when it is off; memory agrees (it does not depend on the machine's load)
+    assert "cost model alone:" in text and "local step (micro-run)" in text
+    assert "the plan holds" in text or "the plan is off: step time" in text
+    ratio = float(re.search(r"MiB \(x([0-9.]+)\)", text).group(1))
+    assert abs(ratio - 1) <= 0.10
+    # the model that came back writes letters, not a run of spaces
+    sample = re.search(r"Shall I(.*)", text, re.S).group(1)[:120]
+    assert sum(c.isalpha() for c in sample) >= 40, sample
     assert "failed - rank 1" in text
-    assert "done - resumed run ended at step 240" in text
+    assert "done - resumed run ended at step 100" in text
     assert "all jobs finished: ['done', 'failed', 'done']" in text
+    # the job views: each rank's status, and one line for all the checkpoints
+    states = widget_states(nb)
+    ranks = [s["value"] for s in states.values() if "skiff-ranks" in s.get("_dom_classes", [])]
+    assert any(v.count("exited 0") == 2 for v in ranks)
+    logs = [s["value"] for s in states.values() if "skiff-log" in s.get("_dom_classes", [])]
+    assert any("checkpoints: 3 written (steps 20-60), latest step-00000060" in v for v in logs)
+    assert not any(v.count("checkpoint step-") > 1 for v in logs)

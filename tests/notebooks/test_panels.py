@@ -17,6 +17,22 @@ def _with_class(states: dict, cls: str) -> list[dict]:
     return [s for s in states.values() if cls in s.get("_dom_classes", [])]
 
 
+def _shown_by_cell(nb, states: dict) -> dict[str, set]:
+    """A code line of each cell -> the DOM classes of the widgets its outputs display."""
+    out = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        classes = set()
+        for o in cell.get("outputs", []):
+            view = o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view:
+                classes.update(states.get(view["model_id"], {}).get("_dom_classes", []))
+        for line in cell.source.splitlines():
+            out.setdefault(line.strip(), classes)  # the first cell with that line
+    return out
+
+
 def test_panels_notebook_is_built_from_its_source(capsys):
     assert build_main(["--check", "06-panels"]) == 0, capsys.readouterr().out
 
@@ -28,6 +44,13 @@ def test_panels_notebook(runs_dir):
     # the panel: four tabs
     (panel,) = _with_class(states, "skiff-panel")
     assert panel["titles"] == ["Train", "Solve", "OCR", "Jobs"]
+    # opened on the Solve tab, and left there; each section shows its own form
+    assert panel["selected_index"] == 1
+    shown = _shown_by_cell(nb, states)
+    assert "skiff-form-solve" in shown["solve_job = solve.launch()"]
+    assert "skiff-form-ocr" in shown["ocr_job.wait(300)"]
+    assert "skiff-form-train" in shown["train_job = train.launch()"]
+    assert "skiff-monitor" in shown["panel.monitor.refresh()"]
     # the broken form: the grid message next to its field, Launch disabled
     grid_msgs = [s["value"] for s in _with_class(states, "skiff-message-grid") if s["value"]]
     assert len(grid_msgs) == 1 and "expected a grid like 256x256" in grid_msgs[0]

@@ -1,8 +1,9 @@
 """Job entry point of kind ``solve``: build the problem a config names, solve it, report.
 
 The reporter receives the relative residual as the ``residual`` metric every iteration (the
-job widget draws it), progress in decades of residual reduction, and two PNG artifacts when the
-solve ends: the field (a mid-slice in 3D) and the convergence curve. On several MPI ranks
+job widget draws it), progress in decades of residual reduction, and two artifacts when the solve
+ends: the field as a PNG heatmap (a mid-slice in 3D; drawn without matplotlib, see
+:mod:`skiff.kernels.backend.png`) and the convergence curve as CSV. On several MPI ranks
 (``--np N``, Slurm) every rank solves its block of the grid
 (:class:`~.parallel.DistributedSolver`) and rank 0 reports and holds the gathered field.
 """
@@ -12,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.backend.png import heatmap_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
 from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
-from .solution import Solution, convergence_figure, field_figure, save_png
+from .solution import Solution
 from .solver import Solver
 
 __all__ = ["run", "build_problem", "solve_and_report", "solve_system", "solver_from_config",
@@ -127,16 +129,27 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     if run_dir is not None:
         out = run_dir / "artifacts"
         out.mkdir(exist_ok=True)
+        # drawn without matplotlib (its import and first figure cost more than a small solve);
+        # Solution.plot draws the labelled figures when asked
         if sol.field.ndim >= 2:
-            reporter.artifact("field", save_png(field_figure(sol), out / "field.png"),
-                              kind="image")
+            u = sol.field if sol.field.ndim == 2 else sol.field[:, :, sol.field.shape[2] // 2]
+            heatmap_png(u, out / "field.png")
+            reporter.artifact("field", out / "field.png", kind="image")
         # a file, not an image to show: the job's view already charts the residual live
-        reporter.artifact("convergence",
-                          save_png(convergence_figure(sol), out / "convergence.png"),
+        reporter.artifact("convergence", _write_residuals(sol, out / "convergence.csv"),
                           kind="file")
     if config.get("save"):
         reporter.artifact("solution", sol.save(config["save"]), kind="file")
     return sol
+
+
+def _write_residuals(sol: Solution, path):
+    """``iteration,relative_residual`` per line (the convergence curve as data)."""
+    bnorm = sol.bnorm or 1.0
+    lines = ["iteration,relative_residual"]
+    lines += [f"{i},{r / bnorm:.6e}" for i, r in enumerate(sol.residuals)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def solver_from_config(system, config: dict, *, distributed: bool = False):

@@ -24,6 +24,7 @@ output in place, returning it (plus the fused reduction) so that
 from __future__ import annotations
 
 import functools
+import threading
 
 from skiff.kernels.backend import custom_op, get_array_module, numba_available
 
@@ -32,7 +33,8 @@ __all__ = [
     "residual_restrict_var", "prolong_add", "restrict_t",
     "residual_restrict_t_const", "axpy_norm", "jacobi_dot",
     "pipecg_update",
-    "nb", "const_diag",
+    "nb", "const_diag", "numba_ready", "numba_loaded", "mark_loaded", "deferred", "warming",
+    "DEFER_UNKNOWNS", "DEFER_GRACE",
 ]
 
 
@@ -42,6 +44,67 @@ def nb():
     from . import _numba_kernels
 
     return _numba_kernels
+
+
+# ---------------------------------------------------------------------------- loading numba
+# Importing numba and loading the kernels from numba's disk cache costs ~0.5 s per process
+# (~5 s to compile them when the cache is cold), while a 256x256 Poisson solve takes 60 ms on
+# the numpy references. So a small solve does not wait: inside ``deferred()`` the numba twins
+# count as unavailable until they are loaded (``Solver`` loads them on a background thread, by
+# tiny solves, which loads exactly the signatures the solver uses: ``solver.load_numba``), and
+# the solver switches to them when they are ready. Anywhere else (a big solve, check_op, a
+# direct call) each kernel loads at its first use, as numba does.
+DEFER_UNKNOWNS = 1 << 18     # a solve up to 512x512 does not wait for numba
+DEFER_GRACE = 0.25           # seconds a deferred solve runs before the load starts beside it
+_READY = threading.Event()
+_local = threading.local()
+
+
+def numba_ready() -> bool:
+    """Whether the solver's numba twins are used now (the ``available`` of every CPU twin)."""
+    if _READY.is_set() or getattr(_local, "warming", False):
+        return True
+    if getattr(_local, "defer", False):  # not even `import numba` here (0.15 s)
+        return False
+    return numba_available()
+
+
+def numba_loaded() -> bool:
+    """True once the numba kernels are loaded in this process (never starts a load)."""
+    return _READY.is_set()
+
+
+def mark_loaded() -> None:
+    """Called by the loader when every kernel is loaded: deferred solves switch to numba."""
+    _READY.set()
+
+
+class warming:
+    """``with warming():`` this thread uses the numba twins whatever ``deferred`` says (the
+    loader's tiny solves)."""
+
+    def __enter__(self):
+        self._old = getattr(_local, "warming", False)
+        _local.warming = True
+        return self
+
+    def __exit__(self, *exc):
+        _local.warming = self._old
+
+
+class deferred:
+    """``with deferred(small):`` a small solve on this thread does not wait for numba."""
+
+    def __init__(self, small: bool = True):
+        self.small = bool(small)
+
+    def __enter__(self):
+        self._old = getattr(_local, "defer", False)
+        _local.defer = self.small or self._old
+        return self
+
+    def __exit__(self, *exc):
+        _local.defer = self._old
 
 
 def const_diag(d0, d1, d2):
@@ -84,12 +147,12 @@ def apply_const(u, a3, d0, d1, d2, out):
     return out, float((out * u).sum())
 
 
-@apply_var.implement("cpu", "numba", available=numba_available)
+@apply_var.implement("cpu", "numba", available=numba_ready)
 def _apply_var_nb(u, c0, c1, c2, diag, out):
     return out, nb().apply_var(u, c0, c1, c2, diag, out)
 
 
-@apply_const.implement("cpu", "numba", available=numba_available)
+@apply_const.implement("cpu", "numba", available=numba_ready)
 def _apply_const_nb(u, a3, d0, d1, d2, out):
     return out, nb().apply_const(u, a3, d0, d1, d2, out)
 
@@ -120,12 +183,12 @@ def rbgs_const(u, f, a3, d0, d1, d2, sweeps, reverse):
     return _rbgs_ref(u, f, _const_faces(u, a3), const_diag(d0, d1, d2), sweeps, reverse)
 
 
-@rbgs_var.implement("cpu", "numba", available=numba_available)
+@rbgs_var.implement("cpu", "numba", available=numba_ready)
 def _rbgs_var_nb(u, f, c0, c1, c2, diag, sweeps, reverse):
     return nb().rbgs_var(u, f, c0, c1, c2, diag, int(sweeps), bool(reverse))
 
 
-@rbgs_const.implement("cpu", "numba", available=numba_available)
+@rbgs_const.implement("cpu", "numba", available=numba_ready)
 def _rbgs_const_nb(u, f, a3, d0, d1, d2, sweeps, reverse):
     return nb().rbgs_const(u, f, a3, d0, d1, d2, int(sweeps), bool(reverse))
 
@@ -144,7 +207,7 @@ def restrict(r, fc):
     return fc, float((r * r).sum())
 
 
-@restrict.implement("cpu", "numba", available=numba_available)
+@restrict.implement("cpu", "numba", available=numba_ready)
 def _restrict_nb(r, fc):
     return fc, nb().restrict(r, fc)
 
@@ -165,12 +228,12 @@ def residual_restrict_const(u, f, a3, d0, d1, d2, fc):
     return fc, float((r * r).sum())
 
 
-@residual_restrict_var.implement("cpu", "numba", available=numba_available)
+@residual_restrict_var.implement("cpu", "numba", available=numba_ready)
 def _rr_var_nb(u, f, c0, c1, c2, diag, fc):
     return fc, nb().residual_restrict_var(u, f, c0, c1, c2, diag, fc)
 
 
-@residual_restrict_const.implement("cpu", "numba", available=numba_available)
+@residual_restrict_const.implement("cpu", "numba", available=numba_ready)
 def _rr_const_nb(u, f, a3, d0, d1, d2, fc):
     return fc, nb().residual_restrict_const(u, f, a3, d0, d1, d2, fc)
 
@@ -200,7 +263,7 @@ def prolong_add(u, ec, signs):
     return u
 
 
-@prolong_add.implement("cpu", "numba", available=numba_available)
+@prolong_add.implement("cpu", "numba", available=numba_ready)
 def _prolong_nb(u, ec, signs):
     return nb().prolong_add(u, ec, signs)
 
@@ -231,7 +294,7 @@ def restrict_t(r, fc, signs):
     return fc, float((r * r).sum())
 
 
-@restrict_t.implement("cpu", "numba", available=numba_available)
+@restrict_t.implement("cpu", "numba", available=numba_ready)
 def _restrict_t_nb(r, fc, signs):
     return fc, nb().restrict_t(r, fc, signs)
 
@@ -248,7 +311,7 @@ def residual_restrict_t_const(u, f, a3, d0, d1, d2, fc, signs):
     return restrict_t(r, fc, signs)
 
 
-@residual_restrict_t_const.implement("cpu", "numba", available=numba_available)
+@residual_restrict_t_const.implement("cpu", "numba", available=numba_ready)
 def _rrt_const_nb(u, f, a3, d0, d1, d2, fc, signs):
     return fc, nb().residual_restrict_t_const(u, f, a3, d0, d1, d2, fc, signs)
 
@@ -262,7 +325,7 @@ def axpy_norm(x, r, p, q, alpha):
     return x, r, float((r * r).sum())
 
 
-@axpy_norm.implement("cpu", "numba", available=numba_available)
+@axpy_norm.implement("cpu", "numba", available=numba_ready)
 def _axpy_norm_nb(x, r, p, q, alpha):
     return x, r, nb().axpy_norm(x, r, p, q, float(alpha))
 
@@ -274,7 +337,7 @@ def jacobi_dot(r, invdiag, z):
     return z, float((r * z).sum())
 
 
-@jacobi_dot.implement("cpu", "numba", available=numba_available)
+@jacobi_dot.implement("cpu", "numba", available=numba_ready)
 def _jacobi_dot_nb(r, invdiag, z):
     return z, nb().jacobi_dot(r, invdiag, z)
 
@@ -295,7 +358,7 @@ def pipecg_update(vs, alpha, beta):
     return vs, (float(r @ u), float(w @ u), float(r @ r))
 
 
-@pipecg_update.implement("cpu", "numba", available=numba_available)
+@pipecg_update.implement("cpu", "numba", available=numba_ready)
 def _pipecg_nb(vs, alpha, beta):
     return vs, nb().pipecg_update(vs, float(alpha), float(beta))
 
@@ -307,3 +370,4 @@ for _op in (apply_var, apply_const, rbgs_var, rbgs_const, residual_restrict_var,
             residual_restrict_const, prolong_add, restrict_t, axpy_norm, jacobi_dot):
     _op.implement_in("gpu", "skiff.kernels.solve.cuda")
 del _op
+

@@ -64,7 +64,12 @@ class _Level:
         self.f = xp.zeros(self.shape)
         self.tmp = None
         self.lmax = None     # largest eigenvalue of D^-1 A (Chebyshev)
-        c = self.const
+        self.resolve_ops()
+        self.r = None
+
+    def resolve_ops(self) -> None:
+        """Pick the fused kernels for this level (again once numba has loaded)."""
+        xp, c = self.xp, self.const
         self._apply = resolve_op(fused.apply_const if c else fused.apply_var, xp)
         self._rbgs = resolve_op(fused.rbgs_const if c else fused.rbgs_var, xp)
         self._rr = resolve_op(
@@ -72,7 +77,6 @@ class _Level:
         self.prolong = resolve_op(fused.prolong_add, xp)
         self._rt = resolve_op(fused.restrict_t, xp)
         self._rrt = resolve_op(fused.residual_restrict_t_const, xp)
-        self.r = None
 
     def residual_restrict_t(self, u, f, fc, signs) -> float:
         """fc = P^T (f - A u) / 2^d (the symmetric restriction); returns |f - A u|^2."""
@@ -187,6 +191,9 @@ class GeometricMG:
         self.singular = singular
         self.xp = xp
         self.signs = xp.asarray(np.asarray(signs, dtype=np.float64))
+        # the numba kernels were still loading when the levels chose theirs (a small solve
+        # that did not wait): switch to them at the next cycle after they are ready
+        self._provisional = xp is np and not fused.numba_loaded()
         self.levels = [_Level(stencil, xp)]
         while True:
             s = self.levels[-1].stencil
@@ -276,8 +283,15 @@ class GeometricMG:
             lv.prolong(u, nxt.u, self.signs)
         self._smooth(lv, u, lv.f if u is lv.u else self._rhs, self.post, True)
 
+    def _switch_to_numba(self) -> None:
+        if self._provisional and fused.numba_loaded():
+            for lv in self.levels:
+                lv.resolve_ops()
+            self._provisional = False
+
     def precondition(self, r, out):
         """out = one cycle applied to ``r`` from a zero guess (the preconditioner M^-1 r)."""
+        self._switch_to_numba()
         out[...] = 0.0
         self._rhs = r
         lv = self.levels[0]
@@ -318,6 +332,7 @@ class GeometricMG:
             return u, [bnorm, float(xp.linalg.norm((b - tmp).ravel()))], True
         nxt = self.levels[1]
         for it in range(int(maxiter) + 1):
+            self._switch_to_numba()
             self._smooth(lv, u, b, self.pre, False)
             rnorm = float(np.sqrt(self._restrict(lv, u, b, nxt.f)))
             hist.append(rnorm)

@@ -13,6 +13,7 @@ system as an operator on the device is :mod:`.operators`.
 from __future__ import annotations
 
 import math
+import threading
 import time
 import warnings
 
@@ -27,12 +28,12 @@ from .estimate import check_fits
 from .krylov import KRYLOV, SolveError
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
 from .operators import check_real, grid_operator, host_csr, is_matrix_free, matrix_operator
-from .problems import GridProblem
+from .problems import GridProblem, diffusion, poisson
 from .solution import Solution
 from .stencil import ConstStencil
 
 __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolerances",
-           "matrix_indefiniteness"]
+           "matrix_indefiniteness", "load_numba"]
 
 METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct")
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
@@ -285,11 +286,14 @@ class Solver:
         self.restart = int(restart)
         self.system = system
         self._check_memory()
+        # a small grid solve does not wait for numba to load (fused.deferred)
+        self._small = self.is_grid and system.unknowns <= fused.DEFER_UNKNOWNS
         t0 = time.perf_counter()
-        self.op = self._as_operator(n)
-        self._check_method()
-        self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
-        self.M = self._build_preconditioner()
+        with fused.deferred(self._small):
+            self.op = self._as_operator(n)
+            self._check_method()
+            self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
+            self.M = self._build_preconditioner()
         self._sync()
         self.setup_time = time.perf_counter() - t0
 
@@ -460,7 +464,14 @@ class Solver:
             reporter.progress(round(done, 3), round(decades, 3), unit="decades",
                               message=f"it {it}: |r|/|b| = {rel:.2e}")
 
+        started = time.perf_counter()
+
         def on_iter(it, rnorm, xk):
+            # a small solve running on the references past DEFER_GRACE: load numba beside it
+            # (the multigrid switches at its next cycle), not earlier, since the loading
+            # thread takes the GIL in 5 ms slices and would slow a short solve several times
+            if self._small and time.perf_counter() - started > fused.DEFER_GRACE:
+                load_numba(wait=False)
             # every iteration up to 100, then every 10th, 100th, ... (long Jacobi runs)
             if reporter is not None and (it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
                 report(it, rnorm / bnorm if bnorm else rnorm)
@@ -472,7 +483,10 @@ class Solver:
             hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
         else:
             t0 = time.perf_counter()
-            x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+            with fused.deferred(self._small):
+                x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+            if self._small and self.xp is np:
+                load_numba(wait=False, delay=0.5)  # for the next solve, in the background
             if self.is_grid and self.system.singular and self.compatibility == "project":
                 x -= x.mean()
             self._sync()
@@ -590,3 +604,46 @@ def solve(system, b=None, *, method="cg", precond="auto", rtol=1e-8, atol=0.0, m
     solver = Solver(system, method=method, precond=precond, device=device, **options)
     return solver.solve(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
                         reporter=reporter, strict=strict)
+
+
+# ---------------------------------------------------------------------------- loading numba
+_LOAD = threading.RLock()    # held while loading
+_START = threading.Lock()    # held while starting the background load
+_background: list[threading.Thread] = []
+_FAILED: list[str] = []      # why loading failed (then the references answer)
+
+
+def load_numba(wait: bool = True, delay: float = 0.0) -> None:
+    """Load the solver's numba kernels (compiling them into numba's disk cache when it is
+    cold) by tiny solves through them, then let deferred solves use them
+    (``fused.mark_loaded``). ``wait=False`` starts it on a daemon thread after ``delay``
+    seconds and returns at once (a small solve does this when it ends, so the job's pictures
+    and result go first). ``python -m skiff.kernels.solve`` runs it; ``make install`` does,
+    so that a first solve finds the cache warm."""
+    from skiff.kernels.backend import numba_available
+
+    if fused.numba_loaded():
+        return
+    if not wait:
+        if _background:          # started already (never wait on _LOAD, which it holds)
+            return
+        with _START:
+            if not _background:
+                t = threading.Timer(delay, load_numba)
+                t.name, t.daemon = "skiff-numba-load", True
+                _background.append(t)
+                t.start()
+        return
+    with _LOAD:
+        if fused.numba_loaded() or _FAILED or not numba_available():
+            return
+        try:
+            with fused.warming():
+                for problem in (poisson((64, 64)),
+                                diffusion((64, 64), lambda x, y: 1.0 + x * y, name="warm")):
+                    for method in ("cg", "mg"):
+                        Solver(problem, method=method, device="cpu").solve(rtol=1e-6)
+        except Exception as exc:  # a broken numba install: the references answer
+            _FAILED.append(f"{type(exc).__name__}: {exc}")
+            return
+        fused.mark_loaded()

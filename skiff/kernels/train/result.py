@@ -35,6 +35,7 @@ class TrainResult:
     weights: str | None = None  # the final full weights (npz), written by a job
     step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
     predicted: dict = field(default_factory=dict)  # the plan's estimates against measurements
+    plan_check: dict | None = None  # several ranks: the plan with its measured fixed costs
     model: object = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -46,6 +47,7 @@ class TrainResult:
             "checkpoint": self.checkpoint, "strategy": self.strategy, "stopped": self.stopped,
             "num_parameters": self.num_parameters, "weights": self.weights,
             "step_time_s": self.step_time_s, "predicted": self.predicted,
+            "plan_check": self.plan_check,
         }
 
     @property

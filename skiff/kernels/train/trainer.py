@@ -262,7 +262,15 @@ class Trainer:
                     self.mixed = MixedTraining(params, self.precision)
                 return self._make_optimizer(self.mixed.master_params())
 
+        self._calibration = self._calibrate(dataset)
         self.model, self.optimizer = strategy.setup(self.model, make)
+        if self._calibration is not None:
+            comm = getattr(strategy, "comm", None)
+            if comm is not None and getattr(comm, "size", 1) > 1:
+                from .calibrate import time_allreduce
+
+                self._calibration.allreduce_s = time_allreduce(
+                    comm, _num_parameters(self.model))
         loader = strategy.make_loader(dataset, self.batch_size, shuffle=self.shuffle,
                                       seed=self.seed, drop_last=self.drop_last)
         if len(loader) == 0:
@@ -281,6 +289,41 @@ class Trainer:
                            device=str(strategy.device), precision=self.precision)
         return _Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
                     dtype=dtype, loss_fn=loss_fn, n_params=n_params)
+
+    def _calibrate(self, dataset):
+        """The micro-run of the planner's check (several ranks only; see
+        :mod:`skiff.kernels.train.calibrate`), before the strategy touches the model."""
+        world = getattr(self.reporter, "world_size", 1)
+        if world <= 1 or not isinstance(self.plan, dict) or "estimate" not in self.plan:
+            return None
+        from .calibrate import micro_run
+
+        return micro_run(self.model, dataset, rows=max(1, self.batch_size // world),
+                         loss_spec=self.loss_spec, device=self.device,
+                         precision=self.precision)
+
+    def _check_plan(self, result) -> None:
+        """The plan's check: the cost model plus the measured fixed costs, against the run."""
+        import resource
+
+        from .plan.check import compare, describe, expected
+
+        calib, est = self._calibration, self.plan["estimate"]
+        exp = expected(est, calib, n_params=result.num_parameters,
+                       weight_bytes=weight_bytes(self.precision),
+                       dp=int(self.plan.get("choice", {}).get("dp", 1)))
+        exp["why_not"] = calib.why_not
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        check = compare(exp, result.step_time_s, peak)
+        check.update(predicted_step_s=est.get("step_time"),
+                     predicted_peak_bytes=est.get("peak_memory"),
+                     measured_peak_rss_bytes=peak,
+                     memory_parts=exp["memory_parts"], step_parts=exp.get("step_parts"),
+                     calibration=calib.to_json())
+        result.plan_check = check
+        if getattr(self.reporter, "rank", 0) == 0:
+            self.reporter.info(plan_check=check)
+            self.reporter.log(describe(check))
 
     def _resume_from_checkpoint(self, run: _Run) -> None:
         """Weights, optimizer, schedule, RNG, data position, step and curves from the newest
@@ -448,6 +491,8 @@ class Trainer:
             model=self.model)
         result.step_time_s = _median(run.step_times[1:] or run.step_times)
         result.predicted = predicted_vs_measured(self.plan, result)
+        if getattr(self, "_calibration", None) is not None:
+            self._check_plan(result)
         if result.predicted:
             rep.info(predicted_vs_measured=result.predicted)
         if run.stopped:

@@ -196,17 +196,8 @@ class DataParallel(Strategy):
         return {"step_s": float(np.median(times)) if times else None, "peak_rss_bytes": rss}
 
     def teardown(self) -> None:
-        if self.plan is not None and self.reporter is not None and self.is_root:
-            m, est = self.measured(), self.plan.estimate
-            check = {"predicted_step_s": est.step_time, "measured_step_s": m["step_s"],
-                     "predicted_peak_bytes": est.peak_memory,
-                     "measured_peak_rss_bytes": m["peak_rss_bytes"]}
-            self.reporter.info(plan_check=check)
-            if m["step_s"]:
-                self.reporter.log(f"plan check: step {m['step_s'] * 1e3:.1f} ms measured, "
-                                  f"{est.step_time * 1e3:.1f} ms predicted; peak RSS "
-                                  f"{m['peak_rss_bytes'] / 2**20:.0f} MiB (whole process), "
-                                  f"{est.peak_memory / 2**20:.1f} MiB predicted for training")
+        # the plan's check (prediction, measured fixed costs, measurement) is the Trainer's:
+        # skiff.kernels.train.plan.check
         if self.reducer is not None:
             self.reducer.remove()
         if self._own_stop is not None and self.reporter is not None:
