@@ -251,15 +251,18 @@ def _spec_number(key: str, value, kind):
 def _check_memory(config: dict) -> None:
     """Refuse a grid that cannot fit in the memory of the device the solve would run on,
     before a run folder or a job exists."""
-    from skiff.kernels.backend.devices import DeviceError, resolve_device
+    from skiff.kernels.backend.devices import DEFAULT_DEVICE, DeviceError, resolve_device
 
+    if not config.get("grid"):
+        return
     try:
-        device = resolve_device(config["device"])
+        device = resolve_device(config.get("device") or DEFAULT_DEVICE)
     except DeviceError:
         return  # the grammar (or the launch) names the device problem
-    variable = config["problem"] in ("diffusion", "jump") or config.get("k") is not None
-    check_fits(config["grid"], device.free_memory, device.name, method=config["method"],
-               precond=config["precond"], restart=config["restart"], variable=variable)
+    variable = config.get("problem") in ("diffusion", "jump") or config.get("k") is not None
+    check_fits(config["grid"], device.free_memory, device.name,
+               method=config.get("method", "cg"), precond=config.get("precond", "auto"),
+               restart=config.get("restart", 30), variable=variable)
 
 def _check_rank_memory(config: dict, split: dict) -> None:
     """Refuse a split whose one rank cannot fit the memory of one device of this machine's
