@@ -166,6 +166,10 @@ def run(config: dict, reporter: Reporter | None = None):
         from .flow.job import run as run_flow
 
         return run_flow(config, reporter)
+    if config.get("problem") == "train-nose":
+        from .flow.nose_job import run as run_nose
+
+        return run_nose(config, reporter)
     problem = build_problem(config)
     reporter.info(problem=repr(problem), unknowns=problem.unknowns)
     return solve_system(problem, None, config, reporter)
