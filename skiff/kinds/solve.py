@@ -6,7 +6,7 @@ diffusion, jump, convection, body) or, in a notebook, a variable holding a matri
 the right-hand side) or a GridProblem. ``%solve cylinder --case 2d-1|2d-2|2d-3 [--resolution N]
 [--re RE] [--dt DT] [--t-end T]`` runs the DFG flow benchmark (``kernels/solve/flow``); its
 value is a ``FlowResult``. ``%solve train-nose [--length 3] [--bluntness 0.4] [--clearance
-0.15] [--re 1000] [--adapt uniform|estimator|learned] [--flow auto|steady|unsteady]`` solves
+0.15] [--re 1000] [--adapt uniform|graded|estimator|learned] [--flow auto|steady|unsteady]`` solves
 the flow around a train's nose near the ground (``kernels/solve/flow/nose*.py``); its value
 is a ``NoseFlow``. ``%%solve`` takes a short spec in the cell (read by
 :func:`parse_spec`)::
@@ -118,8 +118,9 @@ def COMMAND(p):
     p.add_argument("--clearance", type=float, default=0.15, metavar="C",
                    help="train-nose: gap to the ground in train heights")
     p.add_argument("--adapt", choices=NOSE_ADAPT, default="learned",
-                   help="train-nose: how the grid is sized (uniform refinement, an "
-                        "a-posteriori estimator loop, or a network trained on other shapes)")
+                   help="train-nose: how the grid is sized (one size everywhere, graded from "
+                        "the body, an a-posteriori estimator loop, or a network trained on "
+                        "other shapes)")
     p.add_argument("--flow", choices=("auto", "steady", "unsteady"), default="auto",
                    help="train-nose: steady Newton, time-averaged unsteady, or steady with "
                         "the unsteady fallback")
@@ -313,8 +314,8 @@ def nose_config(values: dict) -> dict:
         raise unknown_name("adapt", adapt, NOSE_ADAPT)
     resolution = values.get("resolution")
     if resolution is not None:
-        need = min_resolution(shape)
-        if adapt == "uniform" and int(resolution) < need:
+        need = min_resolution(shape, adapt)
+        if adapt in ("uniform", "graded") and int(resolution) < need:
             raise ValueError(f"--resolution {resolution!r} is too coarse to hold the body: "
                              f"the gap under the floor (clearance {shape.clearance:g}) needs "
                              f"at least {need:.0f} cells per train height")

@@ -1,6 +1,8 @@
 """Mesh size fields for the train nose: ``uniform``, ``estimator``, ``learned``.
 
-- ``uniform``: the mesh a person would make by hand: size ``h0`` on the body, growing by 0.2
+- ``uniform``: one size ``h = 1 / resolution`` everywhere (uniform refinement, the
+  baseline); the gap under the floor must hold two cells, so ``resolution >= 2 / clearance``.
+- ``graded``: the mesh a person would make by hand: size ``h0`` on the body, growing by 0.2
   per unit of distance from it (capped at 0.4); refined by scaling the whole field (every
   cell shrinks alike). ``resolution = 1 / h0``.
 - ``estimator``: solve, estimate, re-mesh, repeat. The indicator is Zienkiewicz-Zhu's: each
@@ -13,7 +15,7 @@
   log of the size the estimator arrives at; its weights are a ``.npz`` file (trained by
   :mod:`skiff.kernels.aero.learn` with skiff's Trainer on other shapes). One mesh, one
   solve: no loop. The network is evaluated here with numpy (a forward pass of ``Linear``
-  and ``tanh`` layers), so the solver does not depend on the trainer.
+  and SiLU layers), so the solver does not depend on the trainer.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ import numpy as np
 
 from .nose import DOMAIN, NoseShape, SizeField, background_grid
 
-__all__ = ["ADAPT", "uniform_size", "estimator_sizes", "learned_size", "features",
-           "indicator", "size_from_indicator", "SIZE_MODEL", "load_size_model",
-           "DEFAULT_RESOLUTION", "ESTIMATOR_CELLS", "GRADE"]
+__all__ = ["ADAPT", "uniform_size", "graded_size", "min_resolution", "default_resolution",
+           "estimator_sizes", "learned_size", "features", "indicator", "size_from_indicator",
+           "SIZE_MODEL", "load_size_model", "DEFAULT_RESOLUTION", "ESTIMATOR_CELLS", "GRADE"]
 
-ADAPT = ("uniform", "estimator", "learned")
-DEFAULT_RESOLUTION = 33           # 1 / h0 of the uniform field: drag within 0.5% at Re 1000
+ADAPT = ("uniform", "graded", "estimator", "learned")
+DEFAULT_RESOLUTION = 33           # 1 / h0 of the graded field: drag within 0.5% at Re 1000
+UNIFORM_RESOLUTION = 20           # 1 / h of the uniform field (benchmarks/results/aero.md)
 ESTIMATOR_CELLS = (2500, 5000, 6000)   # target cells of the estimator's cycles
 GRADE = 0.25
 FEATURES = ("log distance to body", "log distance to ground", "x - tip", "x - shoulder",
@@ -40,17 +43,28 @@ FEATURES = ("log distance to body", "log distance to ground", "x - tip", "x - sh
 SIZE_MODEL = Path(__file__).resolve().parents[3] / "data" / "aero" / "nose_size_mlp.npz"
 
 
-def min_resolution(shape: NoseShape) -> float:
-    """The coarsest uniform field that holds the body: two cells across the gap (P2 holds
-    the gap's Couette-Poiseuille profile exactly)."""
+def min_resolution(shape: NoseShape, adapt: str = "graded") -> float:
+    """The coarsest uniform or graded field that holds the body: two cells across the gap
+    (P2 holds the gap's Couette-Poiseuille profile exactly)."""
+    if adapt == "uniform":
+        return 2.0 / shape.clearance
     return 2.0 / shape.clearance * (1.0 + 0.1 * DEFAULT_RESOLUTION * shape.clearance)
 
 
-def default_resolution(shape: NoseShape) -> int:
-    return max(DEFAULT_RESOLUTION, math.ceil(1.1 * min_resolution(shape)))
+def default_resolution(shape: NoseShape, adapt: str = "graded") -> int:
+    base = UNIFORM_RESOLUTION if adapt == "uniform" else DEFAULT_RESOLUTION
+    return max(base, math.ceil(1.1 * min_resolution(shape, adapt)))
 
 
 def uniform_size(shape: NoseShape, resolution: float | None = None) -> SizeField:
+    """One size ``1 / resolution`` everywhere."""
+    resolution = default_resolution(shape, "uniform") if resolution is None else resolution
+    if not (math.isfinite(resolution) and resolution > 0):
+        raise ValueError(f"resolution must be > 0, got {resolution!r}")
+    return SizeField.constant(1.0 / float(resolution))
+
+
+def graded_size(shape: NoseShape, resolution: float | None = None) -> SizeField:
     """The hand-made field: ``1 / resolution`` on the body, growing with the distance from
     it (0.2 per unit at the default resolution; the growth scales with the size, so that a
     finer field is the same field with every size divided)."""
@@ -135,7 +149,7 @@ def estimator_sizes(shape: NoseShape, re: float, *, cells=ESTIMATOR_CELLS, start
     from .nose_flow import solve_nose_flow
 
     solve = solve or (lambda s, f, r: solve_nose_flow(s, f, r, reporter=reporter))
-    size = start or uniform_size(shape, 1.05 * min_resolution(shape))
+    size = start or graded_size(shape, 1.05 * min_resolution(shape))
     flows = []
     for n in cells:
         flow = solve(shape, size, re)
@@ -172,13 +186,13 @@ def load_size_model(path=None) -> dict:
 
 
 def predict_log_size(model: dict, X: np.ndarray) -> np.ndarray:
-    """The network's forward pass in numpy: ``Linear -> tanh -> ... -> Linear``."""
+    """The network's forward pass in numpy: ``Linear -> SiLU -> ... -> Linear``."""
     h = (X - model["mean"]) / model["std"]
     layers = sum(1 for k in model if k.startswith("W"))
     for i in range(layers):
         h = h @ model[f"W{i}"].T + model[f"b{i}"]
         if i < layers - 1:
-            h = np.tanh(h)
+            h = h / (1.0 + np.exp(-h))
     return h[:, 0] * float(model["y_std"]) + float(model["y_mean"])
 
 

@@ -8,7 +8,14 @@ import time
 from skiff.kernels.backend.figures import render_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
-from .adapt import ADAPT, default_resolution, estimator_sizes, learned_size, uniform_size
+from .adapt import (
+    ADAPT,
+    default_resolution,
+    estimator_sizes,
+    graded_size,
+    learned_size,
+    uniform_size,
+)
 from .nose import NoseShape, check_re
 from .nose_flow import NoseFlow, solve_nose_flow
 from .nose_plots import cp_figure, fields_figure, grid_figure, history_figure
@@ -24,6 +31,8 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
     factor = 1.0 if resolution is None else default_resolution(shape) / float(resolution)
     if adapt == "uniform":
         return uniform_size(shape, resolution), {}
+    if adapt == "graded":
+        return graded_size(shape, resolution), {}
     if adapt == "learned":
         size = learned_size(shape, re, factor=factor)
         return size, {"predict_seconds": round(size.seconds, 4)}

@@ -13,13 +13,13 @@ import sys
 import numpy as np
 import pytest
 
-from skiff.kernels.solve.flow.adapt import min_resolution, uniform_size
+from skiff.kernels.solve.flow.adapt import graded_size, min_resolution
 from skiff.kernels.solve.flow.nose import DOMAIN, NoseShape, SizeField, nose_mesh
 from skiff.kernels.solve.flow.nose_flow import solve_nose_flow
 from skiff.kernels.solve.flow.nose_job import solve_nose
 from skiff.kinds.solve import to_config
 
-# cd of (3, 0.4, 0.15) at Re 1000 on 39278 cells (uniform field, resolution 133); 8538 and
+# cd of (3, 0.4, 0.15) at Re 1000 on 39278 cells (graded field, resolution 133); 8538 and
 # 18634 cells gave 1.01974 and 1.01799 (benchmarks/results/aero.md)
 CD_REF = 1.0180
 
@@ -65,9 +65,9 @@ def test_config_mistakes_are_one_line(values, needle):
 
 def test_config_of_the_nose():
     cfg = to_config({"problem": "train-nose", "length": 3, "bluntness": 0.4,
-                     "clearance": 0.15, "re": 1000, "adapt": "uniform", "device": "auto"})
+                     "clearance": 0.15, "re": 1000, "adapt": "graded", "device": "auto"})
     assert cfg == {"problem": "train-nose", "length": 3.0, "bluntness": 0.4,
-                   "clearance": 0.15, "re": 1000.0, "adapt": "uniform", "resolution": None,
+                   "clearance": 0.15, "re": 1000.0, "adapt": "graded", "resolution": None,
                    "flow": "auto", "device": "cpu"}
 
 
@@ -78,7 +78,7 @@ def test_a_field_too_coarse_for_the_body_is_refused():
 
 def test_mesh_boundaries_and_body():
     shape = NoseShape(3.0, 0.4, 0.3)
-    mesh = nose_mesh(shape, uniform_size(shape, 1.05 * min_resolution(shape)))
+    mesh = nose_mesh(shape, graded_size(shape, 1.05 * min_resolution(shape)))
     assert set(mesh.boundaries) == {"inlet", "outlet", "ground", "top", "body"}
     verts = mesh.p[:, np.unique(mesh.facets[:, mesh.boundaries["body"]])]
     assert shape.body_distance(*verts).max() < 1e-3        # body vertices lie on the outline
@@ -95,7 +95,7 @@ def test_gap_flow_is_couette_poiseuille():
     solved profile must be ``U (1 - y/c) - (G / 2 nu) y (c - y)`` with the solved pressure
     gradient ``G`` (an independent closed form), at Re 100."""
     shape = NoseShape(3.0, 0.4, 0.3)
-    flow = solve_nose_flow(shape, uniform_size(shape, 1.05 * min_resolution(shape)), 100.0)
+    flow = solve_nose_flow(shape, graded_size(shape, 1.05 * min_resolution(shape)), 100.0)
     th, st = flow.th, flow.state
     c, nu = shape.clearance, 1.0 / 100.0
     y = np.linspace(0.0, c, 11)
@@ -110,8 +110,8 @@ def test_gap_flow_is_couette_poiseuille():
 
 @pytest.mark.slow
 def test_drag_within_half_a_percent_of_grid_converged():
-    """The default uniform grid at Re 1000 against the grid-converged drag."""
-    flow = solve_nose(3.0, 0.4, 0.15, re=1000, adapt="uniform", keep=False)
+    """The default graded grid at Re 1000 against the grid-converged drag."""
+    flow = solve_nose(3.0, 0.4, 0.15, re=1000, adapt="graded", keep=False)
     assert abs(flow.cd - CD_REF) / CD_REF < 0.005, flow
     assert flow.cp["cp"].max() == pytest.approx(1.0, abs=0.05)     # stagnation at the tip
     assert abs(flow.cp["s"][np.argmax(flow.cp["cp"])]) < 0.1
@@ -120,13 +120,13 @@ def test_drag_within_half_a_percent_of_grid_converged():
 def test_cli_json(runs_dir):
     out = subprocess.run(
         [sys.executable, "-m", "skiff", "solve", "train-nose", "--length", "2",
-         "--bluntness", "0.6", "--clearance", "0.3", "--re", "100", "--adapt", "uniform",
+         "--bluntness", "0.6", "--clearance", "0.3", "--re", "100", "--adapt", "graded",
          "--resolution", "14", "--json"],
         capture_output=True, text=True, timeout=300, env={**os.environ})
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)["result"]
     assert {"cd", "cl", "cells", "cp", "mode", "seconds"} <= set(doc)
-    assert doc["cd"] > 0 and doc["mode"] == "steady" and doc["adapt"] == "uniform"
+    assert doc["cd"] > 0 and doc["mode"] == "steady" and doc["adapt"] == "graded"
     assert len(doc["cp"]["s"]) == len(doc["cp"]["cp"]) > 50
     bad = subprocess.run([sys.executable, "-m", "skiff", "solve", "train-nose",
                           "--clearance", "-1"], capture_output=True, text=True, timeout=120)
