@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy
 import numpy as np
 
 from skiff.kernels.solve.flow.nose import NoseShape, check_re
@@ -132,16 +133,16 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
         if not (isinstance(n, int) and n >= 1):
             raise ValueError(f"n must be a positive integer, got {n!r}")
         unit = qmc.LatinHypercube(d=3, seed=seed).random(n)
-        lo = np.array([domain[k][0] for k in PARAMS])
-        hi = np.array([domain[k][1] for k in PARAMS])
+        lo = numpy.array([domain[k][0] for k in PARAMS])
+        hi = numpy.array([domain[k][1] for k in PARAMS])
         points = lo + unit * (hi - lo)
-    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    points = numpy.asarray(points, dtype=float).reshape(-1, 3)
     for row in points:
         NoseShape(*row)
     total = len(points)
     t0 = time.perf_counter()
     out = [None] * total
-    spent = np.zeros(total)
+    spent = numpy.zeros(total)
     failed = []
     jobs = [(i, tuple(points[i]), re, adapt, resolution) for i in range(total)]
     done = 0
@@ -178,7 +179,7 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     ok = [i for i in range(total) if out[i] is not None]
-    vals = np.array([out[i] for i in ok], dtype=float).reshape(-1, 3)
+    vals = numpy.array([out[i] for i in ok], dtype=float).reshape(-1, 3)
     return Samples(points[ok], vals[:, 0], vals[:, 1], vals[:, 2].astype(int), spent[ok],
                    domain, re, adapt, resolution, time.perf_counter() - t0,
                    min(workers, total), failed)
