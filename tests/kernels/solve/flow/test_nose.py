@@ -131,3 +131,20 @@ def test_cli_json(runs_dir):
     bad = subprocess.run([sys.executable, "-m", "skiff", "solve", "train-nose",
                           "--clearance", "-1"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "clearance must be > 0" in bad.stderr
+
+
+@pytest.mark.slow
+def test_unsteady_mode_averages_the_second_half():
+    """The time-marching mode: histories per step, averages over the second half (checked
+    against the histories), the last step's fields kept."""
+    shape = NoseShape(2.0, 0.6, 0.3)
+    flow = solve_nose_flow(shape, graded_size(shape, 1.05 * min_resolution(shape)), 50.0,
+                           mode="unsteady", dt=0.1, t_end=1.0)
+    h = flow.history
+    assert flow.mode == "unsteady" and flow.time_steps == 10 and len(h["t"]) == 10
+    half = h["t"] >= 0.5
+    assert flow.cd == pytest.approx(h["cd"][half].mean())
+    assert flow.averages["cl_mean"] == pytest.approx(h["cl"][half].mean())
+    assert np.all(np.isfinite(h["cd"])) and flow.cd > 0
+    with pytest.raises(ValueError, match="mode must be"):
+        solve_nose_flow(shape, graded_size(shape), 50.0, mode="fast")
