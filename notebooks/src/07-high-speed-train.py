@@ -163,13 +163,18 @@ if not QUICK:
 # show the mechanism, then loads the stored 64-shape sweep measured by the benchmark.
 
 # %%
+def report(done, total, row):
+    shape = ", ".join(f"{v:.3g}" for v in row["params"])
+    cd = "failed" if row["cd"] is None else f"cd {row['cd']:.4f}"
+    print(f"  {done}/{total} ({shape}) -> {cd} ({row['seconds']:.1f} s)")
+
+
 with stage("sweep (this run)"):
     live = skiff.aero.sweep(
         4 if QUICK else 64, length=(2.0, 5.0), bluntness=(0.0, 1.0),
         clearance=(0.2, 0.3) if QUICK else (0.15, 0.3), re=100.0 if QUICK else 200.0,
         adapt="graded", resolution=18 if QUICK else 21, np=2,
-        progress=lambda done, total, row: print(f"  {done}/{total} {row['params']} -> cd "
-                                                f"{row['cd']:.4f} ({row['seconds']:.1f} s)"))
+        progress=report)
 print(live)
 samples = skiff.aero.Samples.load(STORED) if QUICK else live
 held = skiff.aero.Samples.load(STORED.with_name("aero-heldout.json"))
