@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["jobs", "widgets", "train-core", "layers", "train", "dist", "solve", "flow", "ocr"]
+ORDER = ["jobs", "widgets", "train-core", "layers", "train", "dist", "solve", "flow", "aero",
+         "ocr"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "widgets": "Widgets: update batching (issue 2, 7)",
@@ -19,6 +20,7 @@ TITLES = {
     "dist": "Distributed training and the planner (issue 4)",
     "solve": "Solvers (issue 5)",
     "flow": "Flow around a cylinder: the DFG benchmark (issue 12)",
+    "aero": "The train nose: learned grids, sweep, surrogate (issue 12)",
     "ocr": "OCR (issue 6)",
 }
 
