@@ -113,7 +113,9 @@ def test_drag_within_half_a_percent_of_grid_converged():
     """The default graded grid at Re 1000 against the grid-converged drag."""
     flow = solve_nose(3.0, 0.4, 0.15, re=1000, adapt="graded", keep=False)
     assert abs(flow.cd - CD_REF) / CD_REF < 0.005, flow
-    assert flow.cp["cp"].max() == pytest.approx(1.0, abs=0.05)     # stagnation at the tip
+    # stagnation at the tip: cp 1 inviscid, somewhat above at the small local Reynolds number
+    # of a sharp tip (viscous stagnation pressure, as for a cylinder at low Re)
+    assert 0.98 < flow.cp["cp"].max() < 1.25
     assert abs(flow.cp["s"][np.argmax(flow.cp["cp"])]) < 0.1
 
 
