@@ -122,18 +122,37 @@ class NoseShape:
         return float(abs(np.sum(x[:-1] * y[1:] - x[1:] * y[:-1]) +
                          (x[-1] * y[0] - x[0] * y[-1])) / 2.0)
 
-    def body_distance(self, px, py):
-        """Distance from points to the body's surface (nose, floor and roof), vectorised."""
+    def _surface(self):
+        """The body's surface as a polyline: floor from the outlet, nose, roof to the
+        outlet, the straight parts cut every 0.05 H (so a nearest vertex has the nearest
+        segment beside it)."""
         x, y = self.outline(401)
-        x = np.concatenate([[DOMAIN["x1"]], x, [DOMAIN["x1"]]])
-        y = np.concatenate([[self.clearance], y, [self.clearance + 1.0]])
+        x1, c = DOMAIN["x1"], self.clearance
+        n = max(2, int(np.ceil((x1 - self.length) / 0.05)))
+        fx = np.linspace(x1, self.length, n, endpoint=False)
+        rx = np.linspace(self.length, x1, n + 1)[1:]
+        return (np.concatenate([fx, x, rx]),
+                np.concatenate([np.full(n, c), y, np.full(n, c + 1.0)]))
+
+    def body_distance(self, px, py):
+        """Distance from points to the body's surface (nose, floor and roof): the nearest
+        vertex of the surface polyline (a k-d tree), then the exact distance to the two
+        segments beside it."""
+        from scipy.spatial import cKDTree
+
+        x, y = self._surface()
         px, py = np.asarray(px, dtype=float), np.asarray(py, dtype=float)
+        shape = px.shape
+        px, py = px.ravel(), py.ravel()
+        _, k = cKDTree(np.column_stack([x, y])).query(np.column_stack([px, py]))
         best = np.full(px.shape, np.inf)
-        for ax, ay, bx, by in zip(x[:-1], y[:-1], x[1:], y[1:]):
+        for a in (k - 1, k):
+            a = np.clip(a, 0, len(x) - 2)
+            ax, ay, bx, by = x[a], y[a], x[a + 1], y[a + 1]
             dx, dy = bx - ax, by - ay
             t = np.clip(((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy + 1e-300), 0, 1)
             best = np.minimum(best, np.hypot(px - ax - t * dx, py - ay - t * dy))
-        return best
+        return best.reshape(shape)
 
     def inside(self, px, py):
         """True for points inside the train (nose or body)."""

@@ -150,3 +150,17 @@ def test_unsteady_mode_averages_the_second_half():
     assert np.all(np.isfinite(h["cd"])) and flow.cd > 0
     with pytest.raises(ValueError, match="mode must be"):
         solve_nose_flow(shape, graded_size(shape), 50.0, mode="fast")
+
+
+def test_body_distance_matches_brute_force():
+    """The k-d tree distance against every segment of the surface polyline."""
+    shape = NoseShape(2.5, 0.7, 0.2)
+    rng = np.random.default_rng(0)
+    px, py = rng.uniform(-4, 12, 3000), rng.uniform(0, 5, 3000)
+    x, y = shape._surface()
+    best = np.full(px.shape, np.inf)
+    for ax, ay, bx, by in zip(x[:-1], y[:-1], x[1:], y[1:]):
+        dx, dy = bx - ax, by - ay
+        t = np.clip(((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy), 0, 1)
+        best = np.minimum(best, np.hypot(px - ax - t * dx, py - ay - t * dy))
+    assert shape.body_distance(px, py) == pytest.approx(best, abs=1e-12)
