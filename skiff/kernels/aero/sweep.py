@@ -4,6 +4,10 @@
 ``n`` shapes by Latin hypercube sampling of the box (seeded), solves each in a pool of ``np``
 worker processes (never more than the machine's cores) and returns :class:`Samples`: the
 parameters, ``cd``, ``cl``, cells and seconds per shape, and the sweep's wall time.
+
+The workers are started with ``spawn`` (no fork of a process that may hold threads, gmsh or
+a notebook kernel), so a *script* that calls ``sweep(np=2)`` needs the usual
+``if __name__ == "__main__":`` guard; a notebook does not.
 """
 
 from __future__ import annotations
