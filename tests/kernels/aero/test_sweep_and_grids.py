@@ -29,12 +29,14 @@ def test_sweep_checks_its_input():
 def test_sweep_processes_match_solves_here():
     """Two shapes on two worker processes give the drag the same solves give here."""
     box = dict(length=(2.0, 3.0), bluntness=(0.3, 0.6), clearance=(0.25, 0.3))
-    s = sweep(2, **box, re=50.0, adapt="graded", resolution=12, np=2, seed=3)
-    assert len(s) == 2 and s.workers == 2 and not s.failed
+    s = sweep(2, **box, re=50.0, adapt="graded", resolution=16, np=2, seed=3)
+    assert len(s) == 2 and s.workers == 2 and not s.failed, s.failed
     for row, cd in zip(s.params, s.cd):
-        here = solve_nose(*row, re=50.0, adapt="graded", resolution=12, keep=False)
+        here = solve_nose(*row, re=50.0, adapt="graded", resolution=16, keep=False)
         assert cd == pytest.approx(here.cd, rel=1e-9)
     assert s.wall_seconds > 0 and np.all(s.seconds > 0)
+    bad = sweep(1, **box, re=50.0, adapt="graded", resolution=8, np=1, seed=3)
+    assert len(bad) == 0 and "too coarse to hold the body" in bad.failed[0]["error"]
 
 
 def test_held_out_shapes_are_not_training_shapes():

@@ -116,7 +116,9 @@ def test_drag_within_half_a_percent_of_grid_converged():
     # stagnation at the tip: cp 1 inviscid, somewhat above at the small local Reynolds number
     # of a sharp tip (viscous stagnation pressure, as for a cylinder at low Re)
     assert 0.98 < flow.cp["cp"].max() < 1.25
-    assert abs(flow.cp["s"][np.argmax(flow.cp["cp"])]) < 0.1
+    # on the nose near the tip (the split between the gap and the roof moves it a little
+    # towards the floor)
+    assert abs(flow.cp["s"][np.argmax(flow.cp["cp"])]) < 0.3
 
 
 def test_cli_json(runs_dir):
