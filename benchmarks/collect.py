@@ -10,7 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
-         "solve", "flow", "ocr", "open-models"]
+         "solve", "flow", "aero", "ocr", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -22,6 +22,7 @@ TITLES = {
     "precision": "Mixed precision in the Trainer: step time and memory (issue 11)",
     "solve": "Solvers (issue 5)",
     "flow": "Flow around a cylinder: the DFG benchmark (issue 12)",
+    "aero": "The train nose: learned grids, sweep, surrogate (issue 12)",
     "ocr": "OCR (issue 6)",
     "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
 }

@@ -8,8 +8,11 @@ needs (``--dry-run`` writes the Slurm script and shows them without queueing). P
 built-in problem (poisson, diffusion, jump, convection, body) or, in a notebook, a variable
 holding a matrix (then B names the right-hand side) or a GridProblem. ``%solve cylinder
 --case 2d-1|2d-2|2d-3 [--resolution N] [--re RE] [--dt DT] [--t-end T]`` runs the DFG flow
-benchmark (``kernels/solve/flow``); its value is a ``FlowResult``. ``%%solve`` takes a short
-spec in the cell (read by :func:`parse_spec`)::
+benchmark (``kernels/solve/flow``); its value is a ``FlowResult``. ``%solve train-nose
+[--length 3] [--bluntness 0.4] [--clearance 0.15] [--re 1000] [--adapt
+uniform|graded|estimator|learned] [--flow auto|steady|unsteady]`` solves the flow around a
+train's nose near the ground (``kernels/solve/flow/nose*.py``); its value is a ``NoseFlow``.
+``%%solve`` takes a short spec in the cell (read by :func:`parse_spec`)::
 
     domain: 256x256                      # cells per axis; "extent 2x1" after it sets the box
     coefficient: 1 + 999*(x > 0.5)       # k(x, y[, z]): a number or an expression
@@ -46,6 +49,7 @@ from skiff.grammar.common import (
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.solve.estimate import check_fits
+from skiff.kernels.solve.flow.adapt import ADAPT as NOSE_ADAPT
 from skiff.kernels.solve.flow.dfg import CASES as FLOW_CASES
 from skiff.kernels.solve.flow.mesh import MIN_RESOLUTION as FLOW_MIN_RESOLUTION
 from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
@@ -57,7 +61,8 @@ from .base import JobRequest, Kind, figure
 __all__ = ["COMMAND", "KIND", "to_config", "parse_spec", "PROBLEMS", "EXPR_NAMES",
            "check_expression", "is_system"]
 
-PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "cylinder", "custom")
+PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "cylinder", "train-nose",
+            "custom")
 EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
               "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
@@ -103,13 +108,27 @@ def COMMAND(p):
                         "Re 100, 2d-3 unsteady inflow); default 2d-1")
     p.add_argument("--resolution", type=positive_int, default=None, metavar="N",
                    help=f"cylinder: edges around the cylinder (>= {FLOW_MIN_RESOLUTION}; "
-                        "default per case)")
+                        "default per case); train-nose: cells per train height on the body")
     p.add_argument("--re", type=float, default=None, metavar="RE",
-                   help="cylinder: Reynolds number U_mean D / nu (default the case's)")
+                   help="cylinder: Reynolds number U_mean D / nu (default the case's); "
+                        "train-nose: U H / nu (default 1000)")
     p.add_argument("--dt", type=float, default=None, metavar="DT",
                    help="cylinder: time step of the unsteady cases")
     p.add_argument("--t-end", type=float, default=None, metavar="T",
                    help="cylinder: simulated time of the unsteady cases")
+    p.add_argument("--length", type=float, default=3.0, metavar="L",
+                   help="train-nose: nose length in train heights")
+    p.add_argument("--bluntness", type=float, default=0.4, metavar="B",
+                   help="train-nose: 0 (slender) .. 1 (blunt face)")
+    p.add_argument("--clearance", type=float, default=0.15, metavar="C",
+                   help="train-nose: gap to the ground in train heights")
+    p.add_argument("--adapt", choices=NOSE_ADAPT, default="learned",
+                   help="train-nose: how the grid is sized (one size everywhere, graded from "
+                        "the body, an a-posteriori estimator loop, or a network trained on "
+                        "other shapes)")
+    p.add_argument("--flow", choices=("auto", "steady", "unsteady"), default="auto",
+                   help="train-nose: steady Newton, time-averaged unsteady, or steady with "
+                        "the unsteady fallback")
 
 
 def solve_grid(text) -> tuple[int, ...]:
@@ -175,6 +194,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         raise ValueError("problem 'custom' needs a %%solve cell with its spec")
     if problem == "cylinder":
         return _cylinder_config(values)
+    if problem == "train-nose":
+        return nose_config(values)
     try:
         grid = solve_grid(spec.get("grid") or values.get("grid") or (256, 256))
     except argparse.ArgumentTypeError as exc:
@@ -306,6 +327,34 @@ def _cylinder_config(values: dict) -> dict:
             "resolution": None if resolution is None else int(resolution),
             "re": None if re_ is None else float(re_),
             "dt": values.get("dt"), "t_end": values.get("t_end"), "device": "cpu"}
+
+
+def nose_config(values: dict) -> dict:
+    """The config of ``%solve train-nose`` (each bad value: one line naming it)."""
+    from skiff.kernels.solve.flow.adapt import min_resolution
+    from skiff.kernels.solve.flow.nose import NoseShape, check_re
+
+    shape = NoseShape(values.get("length", 3.0), values.get("bluntness", 0.4),
+                      values.get("clearance", 0.15))
+    re_ = values.get("re")
+    re_ = 1000.0 if re_ is None else check_re(re_)
+    adapt = values.get("adapt") or "learned"
+    if adapt not in NOSE_ADAPT:
+        raise unknown_name("adapt", adapt, NOSE_ADAPT)
+    resolution = values.get("resolution")
+    if resolution is not None:
+        need = min_resolution(shape, adapt)
+        if adapt in ("uniform", "graded") and int(resolution) < need:
+            raise ValueError(f"--resolution {resolution!r} is too coarse to hold the body: "
+                             f"the gap under the floor (clearance {shape.clearance:g}) needs "
+                             f"at least {need:.0f} cells per train height")
+    flow = values.get("flow") or "auto"
+    if values.get("device", DEFAULT_DEVICE) not in (DEFAULT_DEVICE, "cpu"):
+        raise ValueError(f"problem 'train-nose' runs on the CPU, got --device "
+                         f"{values.get('device')!r}")
+    return {"problem": "train-nose", **shape.to_dict(), "re": re_, "adapt": adapt,
+            "resolution": None if resolution is None else int(resolution), "flow": flow,
+            "device": "cpu"}
 
 
 def _parse_bcs(text: str) -> str | dict:
@@ -441,6 +490,14 @@ class SolveKind(Kind):
         return f"decomposition: {split['text']}"
 
     def summary(self, result: dict) -> list[str]:
+        if result.get("problem") == "train-nose":
+            mean = " (time-averaged)" if result.get("mode") == "unsteady" else ""
+            return [f"train nose length {figure(result.get('length'))}, bluntness "
+                    f"{figure(result.get('bluntness'))}, clearance "
+                    f"{figure(result.get('clearance'))}, Re {figure(result.get('re'))}",
+                    f"cd {figure(result.get('cd'))}, cl {figure(result.get('cl'))}{mean}",
+                    f"{result.get('cells')} cells ({result.get('adapt')} grid), "
+                    f"{figure(result.get('seconds', 0.0))} s"]
         shape = "x".join(map(str, result.get("shape") or []))
         lines = [f"{result.get('problem', '?')} {shape}: {result.get('method', '?')} + "
                  f"{result.get('precond', '?')} on {result.get('device', '?')}"]

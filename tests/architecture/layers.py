@@ -15,14 +15,15 @@ from pathlib import Path
 # in docs/architecture.md.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("skiff",),
-    ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models"),
+    ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models",
+     "skiff.aero"),
     ("skiff.extension",),
     ("skiff.magics", "skiff.cli", "skiff.lab"),
     ("skiff.widgets",),
     ("skiff.jobs",),
     ("skiff.kinds",),
     ("skiff.grammar",),
-    ("skiff.kernels.ocr_train",),
+    ("skiff.kernels.ocr_train", "skiff.kernels.aero"),
     ("skiff.kernels.train", "skiff.kernels.solve", "skiff.kernels.ocr"),
     ("skiff.kernels.backend",),
 )

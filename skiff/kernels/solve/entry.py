@@ -199,6 +199,10 @@ def run(config: dict, reporter: Reporter | None = None):
         from .flow.job import run as run_flow
 
         return run_flow(config, reporter)
+    if config.get("problem") == "train-nose":
+        from .flow.nose_job import run as run_nose
+
+        return run_nose(config, reporter)
     if distributed and config.get("problem", "poisson") == "poisson" and \
             config.get("bc", "dirichlet") in ("dirichlet", "neumann"):
         from .parallel.problems import PoissonBlocks  # each rank builds only its block

@@ -1,0 +1,289 @@
+"""A drag surrogate with a verified bound, and a design loop on it.
+
+``Surrogate.fit(samples)`` splits the sweep in two: a fitting part and a calibration part
+(held-out solves). On the fitting part: a quadratic least-squares fit of ``log cd`` in the
+scaled parameters, plus an ensemble of small MLPs (skiff's Trainer, each on a bootstrap
+resample with its own seed) on what the quadratic leaves. The prediction is their sum; the
+ensemble's spread ``sigma`` says where the members disagree. On the calibration part, split
+conformal prediction: the scores ``|log cd - prediction| / (sigma + sigma_0)`` give the
+quantile ``q`` at rank ``ceil((n + 1) share)``, and the bound is
+``exp(prediction +- q (sigma + sigma_0))``. For exchangeable shapes at least ``share`` of
+new truths lie inside (Vovk et al.; Lei et al. 2018), which is checked on held-out solves.
+
+A query outside the sampled box is refused (``ValueError``) or, with ``outside="flag"``,
+answered with ``in_domain=False`` and an unbounded interval: never silently extrapolated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .sweep import PARAMS, Samples
+
+__all__ = ["Surrogate", "Prediction", "design", "nose_volume"]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A drag estimate ``cd`` with its bound ``lo <= cd_true <= hi`` at ``share``."""
+
+    cd: float
+    lo: float
+    hi: float
+    share: float
+    in_domain: bool = True
+
+    def __contains__(self, value) -> bool:
+        return self.lo <= float(value) <= self.hi
+
+    def __repr__(self) -> str:
+        flag = "" if self.in_domain else " OUTSIDE THE SAMPLED DOMAIN"
+        return (f"<Prediction cd {self.cd:.4f} in [{self.lo:.4f}, {self.hi:.4f}] "
+                f"({100 * self.share:g}%){flag}>")
+
+
+def _quadratic(z):
+    """Features of the quadratic fit: 1, z_i, z_i z_j (10 for three parameters)."""
+    cols = [np.ones(len(z))] + [z[:, i] for i in range(3)]
+    cols += [z[:, i] * z[:, j] for i in range(3) for j in range(i, 3)]
+    return np.column_stack(cols)
+
+
+def _mlp_forward(w, z):
+    h = z
+    n = sum(1 for k in w if k.startswith("W"))
+    for i in range(n):
+        h = h @ w[f"W{i}"].T + w[f"b{i}"]
+        if i < n - 1:
+            h = h / (1.0 + np.exp(-h))
+    return h[:, 0]
+
+
+class Surrogate:
+    """Drag of the nose as a function of ``(length, bluntness, clearance)`` on the sampled
+    box, with a calibrated bound. Build with :meth:`fit`; query with :meth:`predict`."""
+
+    def __init__(self, domain, coef, members, res_scale, q, sigma0, share, re, record=None):
+        self.domain = {k: (float(v[0]), float(v[1])) for k, v in domain.items()}
+        self.coef = np.asarray(coef, float)
+        self.members = members            # list of weight dicts (numpy)
+        self.res_scale = float(res_scale)
+        self.q, self.sigma0, self.share = float(q), float(sigma0), float(share)
+        self.re = float(re)
+        self.record = dict(record or {})
+
+    # ---------------------------------------------------------------- fitting
+    @classmethod
+    def fit(cls, samples: Samples, *, share: float = 0.95, calibration: int | None = None,
+            members: int = 5, steps: int = 600, hidden=(16, 16), seed: int = 0,
+            progress=None) -> Surrogate:
+        """Fit on ``samples`` (a :class:`~.sweep.Samples`), keeping ``calibration`` of them
+        apart for the bound (default: the fewest that give ``share``, at least 30%)."""
+        if not 0 < share < 1:
+            raise ValueError(f"share must be in (0, 1), got {share!r}")
+        n = len(samples)
+        need = math.ceil(share / (1 - share))          # n_cal >= this for a finite bound
+        n_cal = calibration if calibration is not None else max(need, math.ceil(0.3 * n))
+        if n_cal < need:
+            raise ValueError(f"a {100 * share:g}% bound needs at least {need} calibration "
+                             f"solves, got {n_cal}")
+        if n - n_cal < 12:
+            raise ValueError(f"{n} samples leave {n - n_cal} to fit after {n_cal} for "
+                             f"calibration: give at least {n_cal + 12}")
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        order = rng.permutation(n)
+        cal, fit = order[:n_cal], order[n_cal:]
+        domain = samples.domain
+        z = cls._scale_static(domain, samples.params)
+        y = np.log(samples.cd)
+        coef, *_ = np.linalg.lstsq(_quadratic(z[fit]), y[fit], rcond=None)
+        res = y[fit] - _quadratic(z[fit]) @ coef
+        res_scale = float(res.std() + 1e-12)
+        nets = []
+        for k in range(members):
+            boot = rng.integers(0, len(fit), len(fit))
+            nets.append(_fit_member(z[fit][boot], res[boot] / res_scale, hidden, steps,
+                                    seed + k))
+            if progress is not None:
+                progress(k + 1, members)
+        model = cls(domain, coef, nets, res_scale, 0.0, 0.0, share, samples.re)
+        mean, sigma = model._raw(z[cal])
+        model.sigma0 = float(np.median(sigma)) + 1e-6
+        scores = np.sort(np.abs(y[cal] - mean) / (sigma + model.sigma0))
+        model.q = float(scores[math.ceil((n_cal + 1) * share) - 1])
+        model.record = {"fit": int(len(fit)), "calibration": int(n_cal), "members": members,
+                        "steps": steps, "seconds": round(time.perf_counter() - t0, 3),
+                        "calibration_max_error": float(np.max(np.abs(
+                            np.exp(mean) - samples.cd[cal]) / samples.cd[cal]))}
+        return model
+
+    @staticmethod
+    def _scale_static(domain, params):
+        lo = np.array([domain[k][0] for k in PARAMS])
+        hi = np.array([domain[k][1] for k in PARAMS])
+        return 2.0 * (np.asarray(params, float) - lo) / (hi - lo) - 1.0
+
+    def _raw(self, z):
+        """``(mean log cd, sigma)`` at scaled points ``z``."""
+        base = _quadratic(z) @ self.coef
+        outs = np.stack([_mlp_forward(w, z) for w in self.members]) * self.res_scale
+        return base + outs.mean(axis=0), outs.std(axis=0)
+
+    # ---------------------------------------------------------------- queries
+    def _rows(self, params):
+        if isinstance(params, dict):
+            params = [params]
+        rows = []
+        for p in params:
+            if isinstance(p, dict):
+                unknown = set(p) - set(PARAMS)
+                if unknown:
+                    raise ValueError(f"unknown parameter {sorted(unknown)[0]!r}: the "
+                                     f"surrogate takes {', '.join(PARAMS)}")
+                missing = [k for k in PARAMS if k not in p]
+                if missing:
+                    raise ValueError(f"missing parameter {missing[0]!r}")
+                rows.append([float(p[k]) for k in PARAMS])
+            else:
+                rows.append([float(v) for v in p])
+        return np.array(rows, dtype=float).reshape(-1, 3)
+
+    def outside(self, row) -> list:
+        """The parameters of ``row`` outside the sampled box, as ``name value (lo..hi)``."""
+        return [f"{k} {v:g} (sampled {self.domain[k][0]:g}..{self.domain[k][1]:g})"
+                for k, v in zip(PARAMS, row)
+                if not self.domain[k][0] - 1e-12 <= v <= self.domain[k][1] + 1e-12]
+
+    def predict(self, params, *, outside: str = "refuse"):
+        """The drag of one shape (a dict ``{'length':, 'bluntness':, 'clearance':}``) as a
+        :class:`Prediction`, or of many (a list) as a list. ``outside='flag'`` answers a
+        query outside the sampled box with ``in_domain=False`` and ``lo, hi = 0, inf``."""
+        if outside not in ("refuse", "flag"):
+            raise ValueError(f"outside must be 'refuse' or 'flag', got {outside!r}")
+        single = isinstance(params, dict)
+        rows = self._rows(params)
+        out = []
+        bad = [self.outside(r) for r in rows]
+        if outside == "refuse":
+            for b in bad:
+                if b:
+                    raise ValueError(f"outside the sampled domain, refused (no "
+                                     f"extrapolation): {'; '.join(b)}")
+        mean, sigma = self._raw(self._scale_static(self.domain, rows))
+        half = self.q * (sigma + self.sigma0)
+        for m, h, b in zip(mean, half, bad):
+            if b:
+                out.append(Prediction(float(np.exp(m)), 0.0, math.inf, self.share, False))
+            else:
+                out.append(Prediction(float(np.exp(m)), float(np.exp(m - h)),
+                                      float(np.exp(m + h)), self.share, True))
+        return out[0] if single else out
+
+    def predict_arrays(self, params):
+        """``(cd, lo, hi)`` arrays for rows of ``params`` inside the box (the design loop's
+        fast path; rows outside raise)."""
+        rows = np.asarray(params, float).reshape(-1, 3)
+        z = self._scale_static(self.domain, rows)
+        if np.any(np.abs(z) > 1 + 1e-9):
+            raise ValueError("outside the sampled domain, refused (no extrapolation)")
+        mean, sigma = self._raw(z)
+        half = self.q * (sigma + self.sigma0)
+        return np.exp(mean), np.exp(mean - half), np.exp(mean + half)
+
+    # ---------------------------------------------------------------- files
+    def save(self, path) -> Path:
+        path = Path(path)
+        arrays = {"coef": self.coef}
+        for k, w in enumerate(self.members):
+            for name, v in w.items():
+                arrays[f"m{k}_{name}"] = v
+        meta = {"domain": self.domain, "res_scale": self.res_scale, "q": self.q,
+                "sigma0": self.sigma0, "share": self.share, "re": self.re,
+                "members": len(self.members), "record": self.record}
+        np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+
+    @classmethod
+    def load(cls, path) -> Surrogate:
+        with np.load(Path(path)) as data:
+            meta = json.loads(str(data["meta"]))
+            members = []
+            for k in range(meta["members"]):
+                prefix = f"m{k}_"
+                members.append({name[len(prefix):]: data[name] for name in data.files
+                                if name.startswith(prefix)})
+            coef = data["coef"]
+        return cls(meta["domain"], coef, members, meta["res_scale"], meta["q"],
+                   meta["sigma0"], meta["share"], meta["re"], meta["record"])
+
+    def __repr__(self) -> str:
+        box = ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in self.domain.items())
+        return (f"<Surrogate cd({box}) at Re {self.re:g}: {len(self.members)} members, "
+                f"{100 * self.share:g}% bound calibrated on {self.record.get('calibration')} "
+                f"held-out solves>")
+
+
+def _fit_member(z, r, hidden, steps, seed) -> dict:
+    """One ensemble member: ``MLP(3 -> hidden -> 1, silu)`` trained with skiff's Trainer
+    (full batch) on ``(z, r)``; its weights as numpy arrays."""
+    from skiff.kernels.train.core.random import seed as seed_all
+    from skiff.kernels.train.models.mlp import MLP
+    from skiff.kernels.train.trainer import Trainer
+
+    seed_all(seed)
+    model = MLP(3, 1, hidden=hidden, activation="silu")
+    Trainer(model, lr=1e-2, batch_size=len(z), weight_decay=1e-4, schedule="cosine",
+            seed=seed, clip=None).train((z.astype(np.float32),
+                                         r.astype(np.float32)[:, None]), steps=steps)
+    state = model.state_dict()
+    names = sorted({k.rsplit(".", 1)[0] for k in state}, key=lambda n: int(n.split(".")[1]))
+    out = {}
+    for i, name in enumerate(names):
+        out[f"W{i}"] = np.asarray(state[f"{name}.weight"], dtype=np.float64)
+        out[f"b{i}"] = np.asarray(state[f"{name}.bias"], dtype=np.float64)
+    return out
+
+
+def nose_volume(length, bluntness):
+    """The nose section's area (closed form): ``length * G(1 + 1/m)^2 / G(1 + 2/m)`` with
+    ``m = 1.5 + 3 bluntness`` (two superellipse quarters of heights 0.7 and 0.3)."""
+    m = 1.5 + 3.0 * np.asarray(bluntness, float)
+    g = np.exp(2 * _lgamma(1 + 1 / m) - _lgamma(1 + 2 / m))
+    return np.asarray(length, float) * g
+
+
+def _lgamma(x):
+    from scipy.special import gammaln
+
+    return gammaln(x)
+
+
+def design(surrogate: Surrogate, *, volume: float, points: int = 201) -> dict:
+    """The shape of least drag with the nose area fixed at ``volume`` (H^2), on the
+    surrogate: for each (bluntness, clearance) on a ``points x points`` grid, the length
+    that gives the volume; the best in the box. Returns the parameters, the prediction and
+    the seconds it took."""
+    t0 = time.perf_counter()
+    (b0, b1), (c0, c1) = surrogate.domain["bluntness"], surrogate.domain["clearance"]
+    (l0, l1) = surrogate.domain["length"]
+    B, C = np.meshgrid(np.linspace(b0, b1, points), np.linspace(c0, c1, points), indexing="ij")
+    L = volume / nose_volume(1.0, B)
+    ok = (L >= l0) & (L <= l1)
+    if not ok.any():
+        raise ValueError(f"no shape in the sampled box has a nose area of {volume:g}: "
+                         f"lengths {l0:g}..{l1:g} give {float(nose_volume(l0, b1)):.3g}.."
+                         f"{float(nose_volume(l1, b0)):.3g}")
+    rows = np.column_stack([L[ok], B[ok], C[ok]])
+    cd, lo, hi = surrogate.predict_arrays(rows)
+    k = int(np.argmin(cd))
+    best = dict(zip(PARAMS, (float(v) for v in rows[k])))
+    return {"params": best, "cd": float(cd[k]), "lo": float(lo[k]), "hi": float(hi[k]),
+            "candidates": int(len(rows)), "seconds": time.perf_counter() - t0,
+            "volume": volume}

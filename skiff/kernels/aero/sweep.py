@@ -1,0 +1,191 @@
+"""A sweep over the nose's shape parameters: many solves as parallel processes.
+
+``sweep(n=64, length=(2, 5), bluntness=(0, 1), clearance=(0.1, 0.3), re=1000, np=2)`` draws
+``n`` shapes by Latin hypercube sampling of the box (seeded), solves each in a pool of ``np``
+worker processes (never more than the machine's cores) and returns :class:`Samples`: the
+parameters, ``cd``, ``cl``, cells and seconds per shape, and the sweep's wall time.
+
+The workers are started with ``spawn`` (no fork of a process that may hold threads, gmsh or
+a notebook kernel), so a *script* that calls ``sweep(np=2)`` needs the usual
+``if __name__ == "__main__":`` guard; a notebook does not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy
+import numpy as np
+
+from skiff.kernels.solve.flow.nose import NoseShape, check_re
+
+__all__ = ["PARAMS", "Samples", "sweep", "check_domain"]
+
+PARAMS = ("length", "bluntness", "clearance")
+
+
+@dataclass
+class Samples:
+    """The solves of a sweep (row ``i`` of ``params`` is ``(length, bluntness,
+    clearance)``)."""
+
+    params: np.ndarray
+    cd: np.ndarray
+    cl: np.ndarray
+    cells: np.ndarray
+    seconds: np.ndarray
+    domain: dict
+    re: float
+    adapt: str = "graded"
+    resolution: float | None = None
+    wall_seconds: float = 0.0
+    workers: int = 1
+    failed: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.cd)
+
+    def subset(self, index) -> Samples:
+        index = np.asarray(index)
+        return Samples(self.params[index], self.cd[index], self.cl[index], self.cells[index],
+                       self.seconds[index], dict(self.domain), self.re, self.adapt,
+                       self.resolution, 0.0, self.workers, [])
+
+    def to_json(self) -> dict:
+        return {"params": self.params.tolist(), "cd": self.cd.tolist(), "cl": self.cl.tolist(),
+                "cells": self.cells.tolist(), "seconds": self.seconds.tolist(),
+                "domain": {k: list(v) for k, v in self.domain.items()}, "re": self.re,
+                "adapt": self.adapt, "resolution": self.resolution,
+                "wall_seconds": self.wall_seconds, "workers": self.workers,
+                "failed": self.failed}
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        path.write_text(json.dumps(self.to_json()))
+        return path
+
+    @classmethod
+    def load(cls, path) -> Samples:
+        d = json.loads(Path(path).read_text())
+        return cls(np.array(d["params"], float), np.array(d["cd"], float),
+                   np.array(d["cl"], float), np.array(d["cells"], int),
+                   np.array(d["seconds"], float), {k: tuple(v) for k, v in d["domain"].items()},
+                   d["re"], d["adapt"], d["resolution"], d["wall_seconds"], d["workers"],
+                   d["failed"])
+
+    def __repr__(self) -> str:
+        serial = float(np.sum(self.seconds))
+        failed = f", {len(self.failed)} failed" if self.failed else ""
+        return (f"<Samples {len(self)} shapes, Re {self.re:g}, {self.adapt} grids: wall "
+                f"{self.wall_seconds:.1f} s on {self.workers} processes (solves add up to "
+                f"{serial:.1f} s){failed}>")
+
+
+def check_domain(**ranges) -> dict:
+    """``{name: (lo, hi)}`` checked: each a pair with ``lo < hi`` inside the model's limits."""
+    out = {}
+    for name in PARAMS:
+        value = ranges.get(name)
+        try:
+            lo, hi = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a range (lo, hi), got {value!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"{name} range must have lo < hi, got {value!r}")
+        NoseShape(**{**{"length": 3.0, "bluntness": 0.4, "clearance": 0.15}, name: lo})
+        NoseShape(**{**{"length": 3.0, "bluntness": 0.4, "clearance": 0.15}, name: hi})
+        out[name] = (lo, hi)
+    return out
+
+
+def _solve_one(args):
+    i, params, re, adapt, resolution = args
+    from skiff.kernels.solve.flow.nose_job import solve_nose
+
+    t0 = time.perf_counter()
+    try:
+        flow = solve_nose(*params, re=re, adapt=adapt, resolution=resolution, keep=False)
+    except Exception as exc:                                      # reported, not raised
+        return i, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
+    return i, (flow.cd, flow.cl, flow.cells), None, time.perf_counter() - t0
+
+
+def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.1, 0.3),
+          re: float = 1000.0, adapt: str = "graded", resolution=None, np: int | None = None,
+          seed: int = 0, points=None, progress=None) -> Samples:
+    """Solve ``n`` shapes drawn from the box (or the rows of ``points``) with ``np`` worker
+    processes (default: one per core; never more than the cores);
+    ``progress(done, total, row)`` after each solve. Shapes that fail are listed in
+    ``Samples.failed`` and left out."""
+    from scipy.stats import qmc
+
+    domain = check_domain(length=length, bluntness=bluntness, clearance=clearance)
+    re = check_re(re)
+    cores = os.cpu_count() or 1
+    workers = cores if np is None else int(np)
+    if workers < 1:
+        raise ValueError(f"np must be >= 1, got {np!r}")
+    if workers > cores:
+        raise ValueError(f"np {workers} is more than this machine's {cores} cores")
+    if points is None:
+        if not (isinstance(n, int) and n >= 1):
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        unit = qmc.LatinHypercube(d=3, seed=seed).random(n)
+        lo = numpy.array([domain[k][0] for k in PARAMS])
+        hi = numpy.array([domain[k][1] for k in PARAMS])
+        points = lo + unit * (hi - lo)
+    points = numpy.asarray(points, dtype=float).reshape(-1, 3)
+    for row in points:
+        NoseShape(*row)
+    total = len(points)
+    t0 = time.perf_counter()
+    out = [None] * total
+    spent = numpy.zeros(total)
+    failed = []
+    jobs = [(i, tuple(points[i]), re, adapt, resolution) for i in range(total)]
+    done = 0
+    if workers == 1:
+        results = map(_solve_one, jobs)
+        pool = None
+    else:
+        import multiprocessing as mp
+
+        old = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+        os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        pool = ProcessPoolExecutor(max_workers=min(workers, total),
+                                   mp_context=mp.get_context("spawn"))
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        results = as_completed([pool.submit(_solve_one, j) for j in jobs])
+    try:
+        for item in results:
+            i, value, error, seconds = item if pool is None else item.result()
+            spent[i] = seconds
+            if error is None:
+                out[i] = value
+            else:
+                failed.append({"params": points[i].tolist(), "error": error})
+            done += 1
+            if progress is not None:
+                progress(done, total, {"params": points[i].tolist(),
+                                       "cd": None if value is None else value[0],
+                                       "seconds": seconds})
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    ok = [i for i in range(total) if out[i] is not None]
+    vals = numpy.array([out[i] for i in ok], dtype=float).reshape(-1, 3)
+    return Samples(points[ok], vals[:, 0], vals[:, 1], vals[:, 2].astype(int), spent[ok],
+                   domain, re, adapt, resolution, time.perf_counter() - t0,
+                   min(workers, total), failed)
+
+

@@ -1,0 +1,236 @@
+"""The flow around the train nose: boundary data, the steady solve (Newton with a continuation
+in the Reynolds number), the unsteady fallback with time averages, forces and the surface
+pressure coefficient. Geometry and meshes: :mod:`.nose`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skiff.kernels.backend.report import NullReporter
+
+from .nose import DOMAIN, NoseShape, SizeField, check_re, nose_mesh
+from .spaces import TaylorHood
+from .steady import FlowProblem, FlowState, momentum_residual, solve_steady
+from .unsteady import Stepper, run_steps
+
+__all__ = ["NoseFlow", "solve_nose_flow", "nose_problem", "body_forces", "surface_cp"]
+
+DT = 0.02            # time step of the unsteady fallback (H / U)
+T_END = 30.0         # simulated time of the unsteady fallback; averages over its second half
+
+
+@dataclass
+class NoseFlow:
+    """One solve of the nose on one mesh: coefficients, the surface ``cp(s)``, the record."""
+
+    shape: NoseShape
+    re: float
+    cd: float
+    cl: float
+    cells: int
+    dofs: int
+    seconds: float
+    mode: str                          # 'steady' | 'unsteady'
+    newton_steps: int = 0
+    time_steps: int = 0
+    cp: dict = field(default_factory=dict)            # 's', 'x', 'y', 'cp' along the body
+    history: dict = field(default_factory=dict)       # 't', 'cd', 'cl' (unsteady)
+    averages: dict = field(default_factory=dict)      # time averages (unsteady)
+    mesh: object = field(default=None, repr=False)    # (p, t)
+    fields: dict = field(default_factory=dict, repr=False)
+    state: object = field(default=None, repr=False)   # FlowState
+    th: object = field(default=None, repr=False)      # TaylorHood
+    adapt: str = ""                                   # how the mesh was sized
+    details: dict = field(default_factory=dict)       # timings of the stages, the loop's record
+
+    def to_json(self) -> dict:
+        """The numbers (``result.json``, ``--json``): coefficients, the surface ``cp`` (at
+        most 400 points), time averages and the record."""
+        cp = self.cp
+        keep = np.unique(np.linspace(0, len(cp["s"]) - 1, min(400, len(cp["s"]))).astype(int)) \
+            if cp else []
+        out = {"problem": "train-nose", **self.shape.to_dict(), "re": self.re,
+               "cd": _num(self.cd), "cl": _num(self.cl), "cells": int(self.cells),
+               "dofs": int(self.dofs), "seconds": round(self.seconds, 3), "mode": self.mode,
+               "adapt": self.adapt, "newton_steps": int(self.newton_steps),
+               "time_steps": int(self.time_steps),
+               "cp": {k: [round(float(v), 5) for v in cp[k][keep]] for k in ("s", "x", "y",
+                                                                              "cp")}
+               if cp else {}, **self.details}
+        if self.averages:
+            out["averages"] = self.averages
+        return out
+
+    def summary(self) -> dict:
+        return self.to_json()
+
+    def __repr__(self) -> str:
+        s = self.shape
+        mean = " (time-averaged)" if self.mode == "unsteady" else ""
+        return (f"<NoseFlow length {s.length:g} bluntness {s.bluntness:g} clearance "
+                f"{s.clearance:g}, Re {self.re:g}: cd {self.cd:.5g}, cl {self.cl:.5g}{mean}; "
+                f"{self.cells} cells ({self.adapt or 'given'} grid), {self.seconds:.1f} s>")
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        from .nose_plots import html_view
+
+        return html_view(self)
+
+
+def _num(v):
+    v = float(v)
+    return v if np.isfinite(v) else None
+
+
+def nose_problem(th: TaylorHood, re: float) -> FlowProblem:
+    """``u = (1, 0)`` on the inlet, the moving ground and the top; no slip on the body."""
+    fixed = th.velocity_dofs("inlet", "ground", "top", "body")
+    moving = th.velocity_dofs("inlet", "ground", "top")
+    gx = np.zeros(th.nv)
+    gx[moving] = 1.0
+    body = th.velocity_dofs("body")
+    gx[body] = 0.0
+    return FlowProblem(th, 1.0 / re, fixed, gx, np.zeros(th.nv))
+
+
+def body_forces(prob: FlowProblem, st: FlowState, dudt=None) -> tuple:
+    """``(cd, cl)`` on the body: minus the momentum residual summed over its rows (the
+    volume-integral form of the force), over ``1/2 rho U^2 H`` with ``U = H = 1``."""
+    body = prob.th.velocity_dofs("body")
+    rx, ry = momentum_residual(prob, st.ux, st.uy, st.p, dudt=dudt)
+    return -2.0 * float(rx[body].sum()), -2.0 * float(ry[body].sum())
+
+
+def _inlet_pressure(th, p):
+    dofs = th.pressure_dofs("inlet")
+    return float(np.mean(p[dofs]))
+
+
+def surface_cp(shape: NoseShape, th: TaylorHood, p) -> dict:
+    """``cp = 2 (p - p_inf)`` at the body's vertices ordered along the surface: ``s`` is the
+    arc length from the tip (negative along the floor side, positive over the roof)."""
+    from scipy.spatial import cKDTree
+
+    ox, oy = shape.outline(2001)
+    x1, c = DOMAIN["x1"], shape.clearance
+    fx = np.linspace(x1, shape.length, 400, endpoint=False)
+    rx = np.linspace(shape.length, x1, 400)[1:]
+    px = np.concatenate([fx, ox, rx])
+    py = np.concatenate([np.full(400, c), oy, np.full(399, c + 1.0)])
+    arc = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(px), np.diff(py)))])
+    arc -= arc[400 + len(ox) // 2]                       # 0 at the tip
+    verts = th.pressure_dofs("body")
+    xy = th.pressure_points[:, verts]
+    _, near = cKDTree(np.column_stack([px, py])).query(xy.T)
+    s = arc[near]
+    order = np.argsort(s)
+    p_inf = _inlet_pressure(th, p)
+    return {"s": s[order], "x": xy[0, order], "y": xy[1, order],
+            "cp": 2.0 * (np.asarray(p)[verts[order]] - p_inf)}
+
+
+def _continuation(re: float) -> list:
+    """Reynolds numbers Newton climbs through to ``re`` (x3 per stage from 50)."""
+    steps = [re]
+    while steps[0] > 150:
+        steps.insert(0, steps[0] / 3.0)
+    return steps
+
+
+def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str = "auto",
+                    dt: float = DT, t_end: float = T_END, reporter=None,
+                    keep: bool = True, mesh=None) -> NoseFlow:
+    """Mesh the domain with ``size`` (or take ``mesh``), solve and measure.
+
+    ``mode``: 'steady' (Newton, continuation in Re; an error when it does not converge),
+    'unsteady' (BDF2 from rest over ``t_end``, coefficients averaged over its second half),
+    'auto' (steady, and unsteady when Newton does not converge: the steady flow may not
+    exist or not be reachable at this Re).
+    """
+    if mode not in ("auto", "steady", "unsteady"):
+        raise ValueError(f"mode must be 'auto', 'steady' or 'unsteady', got {mode!r}")
+    re = check_re(re)
+    reporter = reporter or NullReporter()
+    t0 = time.perf_counter()
+    mesh = mesh if mesh is not None else nose_mesh(shape, size)
+    th = TaylorHood(mesh)
+    prob = nose_problem(th, re)
+    cells, dofs = int(mesh.t.shape[1]), int(th.dofs_total)
+    reporter.log(f"train nose {shape.to_dict()}, Re {re:g}: {cells} triangles, {dofs} "
+                 f"unknowns, mesh and matrices {time.perf_counter() - t0:.2f} s")
+    st, newton, history, averages = None, 0, {}, {}
+    if mode in ("auto", "steady"):
+        try:
+            for stage in _continuation(re):
+                prob.nu = 1.0 / stage
+                st = solve_steady(prob, state=st, tol=1e-6, maxiter=12,
+                                  picard=1 if st is None else 0, reporter=reporter)
+                newton += st.iterations
+            used = "steady"
+        except RuntimeError as exc:
+            if mode == "steady":
+                raise RuntimeError(f"the steady solve at Re {re:g} did not converge ({exc}); "
+                                   "use the unsteady mode (time averages)") from None
+            reporter.log(f"steady Newton did not converge at Re {re:g} ({exc}): marching in "
+                         "time and averaging")
+            st = None
+        prob.nu = 1.0 / re
+    if st is None:
+        st, history, averages, steps = _march(prob, dt, t_end, reporter)
+        cd, cl = averages["cd_mean"], averages["cl_mean"]
+        used = "unsteady"
+    else:
+        steps = 0
+        cd, cl = body_forces(prob, st)
+    flow = NoseFlow(shape, re, cd, cl, cells, dofs, time.perf_counter() - t0, used,
+                    newton_steps=newton, time_steps=steps, history=history,
+                    averages=averages)
+    flow.cp = surface_cp(shape, th, st.p)
+    if keep:
+        nvert = mesh.p.shape[1]
+        flow.mesh = (mesh.p, mesh.t)
+        flow.fields = {"speed": np.hypot(st.ux[:nvert], st.uy[:nvert]),
+                       "p": np.asarray(st.p[:nvert]) - _inlet_pressure(th, st.p)}
+        flow.state, flow.th = st, th
+    return flow
+
+
+def _march(prob: FlowProblem, dt: float, t_end: float, reporter):
+    """BDF2 from rest with the inflow and the ground ramped up over one time unit; the
+    coefficients' time averages over the second half of the run."""
+    th = prob.th
+    gx = prob.gx.copy()
+    zero = np.zeros(th.nv)
+
+    def boundary(t):
+        r = np.sin(0.5 * np.pi * min(t, 1.0)) ** 2
+        return r * gx, zero
+
+    stepper = Stepper(prob, dt, boundary, th.pressure_dofs("outlet"))
+    steps = int(round(t_end / dt))
+    rec = np.zeros((steps, 3))
+    every = max(1, steps // 100)
+
+    def on_step(n, t, s):
+        cd, cl = body_forces(prob, s, dudt=s.dudt)
+        rec[n - 1] = (t, cd, cl)
+        if n % every == 0 or n == steps:
+            reporter.metrics({"cd": cd, "cl": cl}, step=n)
+            reporter.progress(n, steps, unit="time step",
+                              message=f"t = {t:.2f}: cd {cd:.4f}, cl {cl:.4f}")
+
+    st0 = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))
+    st = run_steps(stepper, st0, steps, on_step=on_step, reporter=reporter)
+    history = {"t": rec[:, 0], "cd": rec[:, 1], "cl": rec[:, 2]}
+    half = rec[:, 0] >= 0.5 * rec[-1, 0]
+    averages = {"cd_mean": float(rec[half, 1].mean()), "cl_mean": float(rec[half, 2].mean()),
+                "cd_rms": float(rec[half, 1].std()), "cl_rms": float(rec[half, 2].std()),
+                "window": [float(rec[half, 0][0]), float(rec[-1, 0])]}
+    return st, history, averages, steps

@@ -1,0 +1,31 @@
+"""notebooks/07-high-speed-train.ipynb runs top to bottom in quick mode: the DFG table, a
+nose job, the grids, a live sweep, the surrogate's held-out check, the verified optimum and
+the stage times."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+
+def test_notebook_is_built_from_its_source():
+    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check",
+                          "07-high-speed-train"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_notebook_runs(runs_dir):
+    nb = execute_notebook("07-high-speed-train.ipynb", timeout=240)
+    text = outputs_text(nb)
+    assert "quick mode" in text
+    assert "DFG band" in text and "NoseFlow" in text
+    assert "4/4" in text and "held-out: max error" in text
+    assert "refused: outside the sampled domain" in text
+    assert "the bound" in text and "64-shape sweep, wall time" in text
+    assert text.count("image/png") >= 3
