@@ -46,8 +46,9 @@ def check_distributed(*, method="cg", precond="auto", smoother="rbgs", cycle="V"
                       convection=False, problem=None) -> None:
     """Raise ``ValueError`` (one line, with what to use instead) for what a distributed solve
     cannot do yet."""
-    if problem == "cylinder":
-        raise ValueError("problem 'cylinder' (the flow solver) runs on one rank: drop --np")
+    if problem in ("cylinder", "train-nose"):
+        raise ValueError(f"problem {problem!r} (the flow solver) runs on one rank: drop --np "
+                         "(skiff.aero.sweep runs many shapes in parallel processes)")
     if convection:
         raise ValueError("convection does not run distributed yet (no halo for its upwind "
                          "term): solve it on one rank (drop --np)")

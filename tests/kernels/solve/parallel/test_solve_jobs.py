@@ -77,6 +77,7 @@ def test_a_user_matrix_with_np_is_refused_before_any_rank_starts(runs_dir):
     ("convection --np 2", "convection does not run distributed yet"),
     ("poisson --np 2 --precond amg", "precond 'amg' does not run distributed yet"),
     ("cylinder --np 2", "runs on one rank"),
+    ("train-nose --np 2", "runs on one rank"),
 ])
 def test_what_cannot_run_distributed_is_refused_before_the_run_folder(runs_dir, line, needle):
     with pytest.raises(ValueError, match=needle):
