@@ -39,7 +39,15 @@ from .engine import OnnxEngine, resolve_ocr_device
 from .images import PDF_DPI, ImageError, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
-from .rec import cls_input, crop_box, ctc_decode, is_flipped, plan_batches, rec_input
+from .rec import (
+    choose_turns,
+    cls_input,
+    crop_box,
+    ctc_decode,
+    is_flipped,
+    plan_batches,
+    rec_input,
+)
 from .result import OcrResult, TextLine
 
 __all__ = ["OcrPipeline"]
@@ -246,8 +254,10 @@ class OcrPipeline:
     def _finish_batch(self, items, good, det_s, *, keep_pixels=False) -> list[OcrResult]:
         t0 = time.perf_counter()
         crops, owners = self.crop(good)
-        flipped = self.orient(crops, owners, good)
+        flipped, settled = self.directions(crops, owners, good)
+        self._turn(crops, flipped)
         texts = self.recognize(crops, owners, good)
+        self.read_both_ways(crops, owners, good, flipped, settled, texts)
         batch_s = det_s + time.perf_counter() - t0
         pos_of = {id(it): pos for pos, it in enumerate(good)}
         mine: dict[int, list[int]] = {}
@@ -351,16 +361,31 @@ class OcrPipeline:
         return crops, owners
 
     def orient(self, crops, owners, items) -> np.ndarray:
-        """Turn crops that are upside down; returns the flags.
+        """Turn crops that are upside down by the direction model alone; returns the flags
+        (:meth:`directions` says how they are decided)."""
+        flags, _ = self.directions(crops, owners, items)
+        self._turn(crops, flags)
+        return flags
+
+    @staticmethod
+    def _turn(crops, flags) -> None:
+        for k in np.flatnonzero(flags):
+            crops[k] = np.ascontiguousarray(crops[k][::-1, ::-1])
+
+    def directions(self, crops, owners, items) -> tuple[np.ndarray, np.ndarray]:
+        """Which crops the direction model reads as upside down, and which of those
+        decisions are settled by their page.
 
         When at least three crops of a page are sure (p > 0.9) and at least 80% of their
         width agrees, every crop of the page follows that majority (a page is seldom printed
-        both ways; the model now and then is "sure" of a wrong turn). Otherwise a sure crop
-        follows the model and an unsure one its page's majority (by width) of sure crops.
+        both ways; the model now and then is "sure" of a wrong turn): those are settled.
+        Otherwise a sure crop follows the model and an unsure one its page's majority (by
+        width) of sure crops, and :meth:`read_both_ways` has the last word.
         """
         flags = np.zeros(len(crops), bool)
+        settled = np.zeros(len(crops), bool)
         if not self.use_cls or not crops or self.models.cls is None:
-            return flags
+            return flags, ~settled
         cls = self.engine("cls")
         t0 = time.perf_counter()
         # the model sees 48 x 192: a long line squeezed into it is often misread (a 10-pt
@@ -393,13 +418,35 @@ class OcrPipeline:
                 # a page the model reads one way (>= 80% of the sure width): a lone crop it
                 # is "sure" goes the other way is a misreading (seen on 6-pt PDF lines)
                 flags[mine] = w_down > w_up
+                settled[mine] = True
             else:
                 flags[mine] = np.where(sure_down[mine] | sure_up[mine], sure_down[mine],
                                        w_down > w_up)
-        for k in np.flatnonzero(flags):
-            crops[k] = np.ascontiguousarray(crops[k][::-1, ::-1])
         self._share(items, owners, "cls", time.perf_counter() - t0)
-        return flags
+        return flags, settled
+
+    def read_both_ways(self, crops, owners, items, flags, settled, texts) -> None:
+        """Read the crops whose direction is not settled by their page the other way up
+        too, and keep the reading the recognizer is surer of (:func:`choose_turns`).
+
+        The direction model sees a 48 x 192 thumbnail and is sometimes sure of the wrong
+        turn on small, blurred or unusual print (a seven-segment "4185.94" read as
+        "h6581 h"); the recognizer's confidence over the whole line is the better judge.
+        ``crops``, ``flags`` and ``texts`` are updated in place.
+        """
+        if not self.use_cls:
+            return
+        idx = np.flatnonzero(~settled)
+        if not len(idx):
+            return
+        turned = [np.ascontiguousarray(crops[k][::-1, ::-1]) for k in idx]
+        other = self.recognize(turned, [owners[k] for k in idx], items)
+        widths = [crops[k].shape[1] for k in idx]
+        pages = [owners[k][0] for k in idx]
+        turn = choose_turns([texts[k] for k in idx], other, widths, pages)
+        for j in np.flatnonzero(turn):
+            k = idx[j]
+            crops[k], texts[k], flags[k] = turned[j], other[j], not flags[k]
 
     def recognize(self, crops, owners, items) -> list[tuple[str, float]]:
         """Text and score of every crop, in batches of similar width."""

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches"]
+           "plan_batches", "choose_turns"]
 
 CLS_SHAPE = (48, 192)
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
@@ -130,3 +130,27 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
         text = "".join(chars).strip()
         out.append((text, float(ps[k].mean()) if k.any() else 0.0))
     return out
+
+
+def choose_turns(kept, turned, widths, pages, margin: float = 0.05) -> np.ndarray:
+    """Which crops to turn by 180 degrees, from the recognizer's two readings of each.
+
+    ``kept`` and ``turned`` are ``[(text, score)]`` for the crops as they are and turned
+    around; ``pages`` says which page each crop is on. A crop's vote is the gain in score
+    of its turned reading (an empty reading scores 0); the page's vote is the mean of its
+    crops' votes weighted by width (a page is seldom printed both ways). A crop turns when
+    the mean of its own vote and its page's exceeds ``margin`` (the direction model's
+    choice stands on a tie).
+
+    >>> choose_turns([("h6581 h", 0.62)], [("4185.94", 0.97)], [120], [0]).tolist()
+    [True]
+    """
+    gain = np.array([(t[1] if t[0] else 0.0) - (k[1] if k[0] else 0.0)
+                     for k, t in zip(kept, turned, strict=True)], np.float64)
+    widths = np.asarray(widths, np.float64)
+    pages = np.asarray(pages)
+    vote = np.zeros_like(gain)
+    for page in np.unique(pages):
+        mine = pages == page
+        vote[mine] = float(np.dot(gain[mine], widths[mine]) / max(1.0, widths[mine].sum()))
+    return 0.5 * (gain + vote) > margin
