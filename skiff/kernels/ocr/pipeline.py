@@ -25,6 +25,7 @@ import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .deskew import boxes_back, level, off_axis, skew_angle
 from .det import (
     TILE,
     DetParams,
@@ -46,6 +47,7 @@ from .rec import (
     ctc_decode,
     is_flipped,
     plan_batches,
+    reading_angle,
     rec_input,
 )
 from .result import OcrResult, TextLine
@@ -303,7 +305,46 @@ class OcrPipeline:
                 else:
                     scales[it.index] = again[it.index]
         for it in items:
+            if max(it.bgr.shape[:2]) * scales[it.index] <= TILE and self._weak(it):
+                self._detect_level(it, scales[it.index])
             it.timings["det_scale"] = round(scales[it.index], 4)
+
+    @staticmethod
+    def _weak(it: _Item) -> bool:
+        """Whether the boxes found look like a hard image's: none, unsure ones (mean DB
+        score under 0.7), or lines off the axes by more than 3 degrees."""
+        if not it.boxes:
+            return True
+        if np.mean([score for _, score in it.boxes]) < 0.7:
+            return True
+        tops = [b[1] - b[0] for b, _ in it.boxes]
+        return float(np.median([off_axis(np.degrees(np.arctan2(v[1], v[0]))) for v in tops])) > 3
+
+    def _detect_level(self, it: _Item, scale: float) -> None:
+        """A second pass on the image turned level (:mod:`.deskew`), kept when it finds
+        more lines, or as many more surely."""
+        t0 = time.perf_counter()
+        gray = it.bgr.mean(axis=2).astype(np.uint8)
+        found = skew_angle(gray)
+        it.timings["skew"] = None if found is None else round(found[0], 2)
+        if found is None:
+            return
+        angle = found[0]
+        turn = abs(angle) > 3 if not it.boxes or np.mean([s for _, s in it.boxes]) < 0.7 \
+            else off_axis(angle) > 3
+        if not turn:
+            return
+        flat, m = level(it.bgr, angle)
+        twin = _Item(it.index, it.label, flat)
+        self._run_det([twin], {it.index: scale})
+        new = boxes_back(twin.boxes, m, it.bgr.shape[:2])
+        mean_old = np.mean([s for _, s in it.boxes]) if it.boxes else 0.0
+        mean_new = np.mean([s for _, s in new]) if new else 0.0
+        if len(new) > len(it.boxes) or (new and len(new) == len(it.boxes) and
+                                          mean_new > mean_old):
+            it.boxes = new
+            it.timings["leveled"] = round(angle, 2)
+        it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
 
     def _run_det(self, items: list[_Item], scales: dict) -> None:
         groups: dict[tuple, list[_Item]] = {}
@@ -479,7 +520,7 @@ class OcrPipeline:
         if it.error is not None:
             return OcrResult(it.label, error=it.error, timings=timings, elapsed_s=it.load_s,
                              device=self.device)
-        lines, boxes, flips, widths = [], [], [], []
+        lines, boxes, flips = [], [], []
         for k in mine:
             text, score = texts[k]
             if not text or score < self.min_score:
@@ -487,10 +528,9 @@ class OcrPipeline:
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
-            flips.append(flipped[k])
-            widths.append(crops[k].shape[1])
-        flipped_page = bool(flips) and float(np.dot(flips, widths)) > 0.5 * sum(widths)
-        order = reading_order(boxes, flipped_page, it.bgr.shape[:2])
+            flips.append(bool(flipped[k]))
+        angles = [reading_angle(b, f) for b, f in zip(boxes, flips, strict=True)]
+        order = reading_order(boxes, shape=it.bgr.shape[:2], angles=angles)
         lines = [lines[i] for i in order]
         rgb = it.bgr[..., ::-1] if keep_pixels else None
         return OcrResult(it.label, lines, "\n".join(line.text for line in lines), None,

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches", "choose_turns"]
+           "plan_batches", "choose_turns", "reading_angle"]
 
 CLS_SHAPE = (48, 192)
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
@@ -28,9 +28,7 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
     import cv2
 
     box = box.astype(np.float32)
-    w = int(round(max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))))
-    h = int(round(max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))))
-    w, h = max(w, 1), max(h, 1)
+    w, h = _box_size(box)
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     m = cv2.getPerspectiveTransform(box, dst)
     crop = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_CUBIC,
@@ -38,6 +36,25 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
     if h >= 1.5 * w:  # a vertical line: read it turned
         crop = np.rot90(crop).copy()
     return crop
+
+
+def _box_size(box: np.ndarray) -> tuple[int, int]:
+    w = int(round(max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))))
+    h = int(round(max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))))
+    return max(w, 1), max(h, 1)
+
+
+def reading_angle(box: np.ndarray, flipped: bool) -> float:
+    """The direction (radians, image axes: y down) in which the text of ``box`` reads, as
+    :func:`crop_box` and the direction decision turned it: along the top edge for a wide
+    box, down its left edge for a tall one (a column, or a line turned by 90 degrees), the
+    other way when the crop was turned around."""
+    box = np.asarray(box, np.float64)
+    w, h = _box_size(box)
+    v = box[3] - box[0] if h >= 1.5 * w else box[1] - box[0]
+    if flipped:
+        v = -v
+    return float(math.atan2(v[1], v[0]))
 
 
 def _resize_h(crop: np.ndarray, height: int, width: int) -> np.ndarray:
