@@ -133,6 +133,8 @@ def main(argv=None):
     ap.add_argument("--worker", choices=METHODS)
     ap.add_argument("--folder")
     ap.add_argument("--keep", help="also copy the set and each method's texts to this folder")
+    ap.add_argument("--reuse", help="a folder a run kept (--keep): read its set, and the "
+                                     "texts of methods it already holds (out-METHOD.json)")
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr-hard.md"))
     args = ap.parse_args(argv)
 
@@ -148,9 +150,13 @@ def main(argv=None):
     from skiff.kernels.ocr.synth_hard import HARD_TIERS, make_hard_set
 
     n = 8 if args.quick else args.per_tier
-    folder = Path(tempfile.mkdtemp(prefix="skiff-bench-ocr-hard-"))
-    write_set(folder, make_hard_set(n, seed=1))
+    folder = Path(args.reuse) if args.reuse else \
+        Path(tempfile.mkdtemp(prefix="skiff-bench-ocr-hard-"))
+    if not (folder / "truth.jsonl").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        write_set(folder, make_hard_set(n, seed=1))
     rows = _truth(folder)
+    n = len(rows) // len(HARD_TIERS)
     methods = [m for m in args.methods.split(",") if m]
     notes = []
     if "tesseract" in methods and not shutil.which("tesseract"):
@@ -159,7 +165,11 @@ def main(argv=None):
     results = {}
     for method in methods:
         print(f"{method} …", file=sys.stderr, flush=True)
-        out, err = _run_worker(method, folder, args.threads)
+        kept = folder / f"out-{method}.json"
+        if args.reuse and kept.exists():
+            out, err = json.loads(kept.read_text()), None
+        else:
+            out, err = _run_worker(method, folder, args.threads)
         if out is None:
             notes.append(f"{method}: failed: {err}")
             continue
@@ -177,7 +187,8 @@ def main(argv=None):
                            "ips": len(rows) / out["seconds"], "texts": out["texts"]}
     if args.keep:
         shutil.copytree(folder, args.keep, dirs_exist_ok=True)
-    shutil.rmtree(folder, ignore_errors=True)
+    if not args.reuse:
+        shutil.rmtree(folder, ignore_errors=True)
 
     scripts = ("english", "chinese", "mixed", "digits")
     head = ("| method | hard (3 tiers) | " + " | ".join(HARD_TIERS) + " | " +
