@@ -206,7 +206,7 @@ def main(argv=None):
         (" --quick" if args.quick else f" --per-tier {n}") + f" --threads {args.threads}"
     load = os.getloadavg()
     doc = [
-        "## Hard images (issue 14, items 1 and 4)", "",
+        "# OCR: hard images and vertical text (issue 14, items 1 and 4)", "",
         f"Command: `{cmd}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"{args.threads} threads per method; {len(rows)} rendered images ({n} per tier, "
