@@ -149,21 +149,27 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
     return out
 
 
-def choose_turns(kept, turned, widths, pages, margin: float = 0.05) -> np.ndarray:
+def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None,
+                 prior: float = 0.0) -> np.ndarray:
     """Which crops to turn by 180 degrees, from the recognizer's two readings of each.
 
     ``kept`` and ``turned`` are ``[(text, score)]`` for the crops as they are and turned
     around; ``pages`` says which page each crop is on. A crop's vote is the gain in score
-    of its turned reading (an empty reading scores 0); the page's vote is the mean of its
-    crops' votes weighted by width (a page is seldom printed both ways). A crop turns when
-    the mean of its own vote and its page's exceeds ``margin`` (the direction model's
-    choice stands on a tie).
+    of its turned reading (an empty reading scores 0), plus ``prior`` when turning brings
+    it back to the image's own way up (``flipped``: the crop is now turned) and minus it
+    when turning would turn it: an image is more often upright, and seven-segment digits
+    read almost as surely upside down ("-25.8" as "852-"). The page's vote is the mean of
+    its crops' votes weighted by width (a page is seldom printed both ways). A crop turns
+    when the mean of its own vote and its page's exceeds ``margin`` (the current choice
+    stands on a tie).
 
     >>> choose_turns([("h6581 h", 0.62)], [("4185.94", 0.97)], [120], [0]).tolist()
     [True]
     """
     gain = np.array([(t[1] if t[0] else 0.0) - (k[1] if k[0] else 0.0)
                      for k, t in zip(kept, turned, strict=True)], np.float64)
+    if flipped is not None:
+        gain += np.where(np.asarray(flipped, bool), prior, -prior)
     widths = np.asarray(widths, np.float64)
     pages = np.asarray(pages)
     vote = np.zeros_like(gain)
