@@ -16,7 +16,8 @@ __all__ = ["reading_order"]
 
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
-                  shape: tuple[int, int] | None = None, columns: bool = True) -> list[int]:
+                  shape: tuple[int, int] | None = None, columns: bool = True,
+                  angles=None) -> list[int]:
     """Indices of ``boxes`` in reading order: rows top to bottom, left to right in a row, and
     a run of rows laid out in columns of prose read column by column.
 
@@ -26,10 +27,20 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
     crosses) form a block; when each side of the gutter holds at least two lines of prose
     (lines at least six times as wide as high), the block is read one column after the
     other. Tables of short cells and receipts (names left, prices right) stay row by row.
+
+    ``angles`` (radians, image axes) is the direction each line reads in
+    (:func:`.rec.reading_angle`); when given, the page is first turned so that its
+    lines' mean direction points right, which reads a page turned by any angle from its
+    own top left, and Chinese written in columns top to bottom, columns right to left
+    (a column reads down: turned by -90 degrees, its first column, the rightmost, is the
+    top row).
     """
     if not boxes:
         return []
     pts = np.stack(boxes).astype(np.float64)  # (N, 4, 2)
+    if angles is not None:
+        pts = _turn_page(pts, np.asarray(angles, np.float64))
+        flipped_page = False
     if flipped_page and shape is not None:
         pts = np.stack([shape[1] - 1 - pts[..., 0], shape[0] - 1 - pts[..., 1]], -1)
         pts = pts[:, [2, 3, 0, 1]]
@@ -64,6 +75,22 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
                 order.extend(i for r in sub for i in sorted(r, key=lambda j: x[j]))
         k = end
     return [int(i) for i in order]
+
+
+def _turn_page(pts: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """Corners (N, 4, 2) turned so that the lines' mean reading direction (weighted by
+    their length) points along +x, each box's corners in tl, tr, br, bl order again."""
+    from .det import order_points
+
+    length = np.hypot(*(pts[:, 1] - pts[:, 0]).T) + np.hypot(*(pts[:, 3] - pts[:, 0]).T)
+    mean = np.array([np.dot(length, np.cos(angles)), np.dot(length, np.sin(angles))])
+    if np.hypot(*mean) < 1e-9:
+        return pts
+    phi = float(np.arctan2(mean[1], mean[0]))
+    c, s = np.cos(phi), np.sin(phi)
+    turned = np.stack([c * pts[..., 0] + s * pts[..., 1], -s * pts[..., 0] + c * pts[..., 1]],
+                      -1)
+    return np.stack([order_points(b.astype(np.float32)) for b in turned]).astype(np.float64)
 
 
 def _rows(order: list, y: np.ndarray, heights: np.ndarray) -> list[list[int]]:

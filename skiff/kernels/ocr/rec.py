@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches"]
+           "plan_batches", "choose_turns", "reading_angle"]
 
 CLS_SHAPE = (48, 192)
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
@@ -28,9 +28,7 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
     import cv2
 
     box = box.astype(np.float32)
-    w = int(round(max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))))
-    h = int(round(max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))))
-    w, h = max(w, 1), max(h, 1)
+    w, h = _box_size(box)
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     m = cv2.getPerspectiveTransform(box, dst)
     crop = cv2.warpPerspective(image, m, (w, h), flags=cv2.INTER_CUBIC,
@@ -38,6 +36,25 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
     if h >= 1.5 * w:  # a vertical line: read it turned
         crop = np.rot90(crop).copy()
     return crop
+
+
+def _box_size(box: np.ndarray) -> tuple[int, int]:
+    w = int(round(max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))))
+    h = int(round(max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))))
+    return max(w, 1), max(h, 1)
+
+
+def reading_angle(box: np.ndarray, flipped: bool) -> float:
+    """The direction (radians, image axes: y down) in which the text of ``box`` reads, as
+    :func:`crop_box` and the direction decision turned it: along the top edge for a wide
+    box, down its left edge for a tall one (a column, or a line turned by 90 degrees), the
+    other way when the crop was turned around."""
+    box = np.asarray(box, np.float64)
+    w, h = _box_size(box)
+    v = box[3] - box[0] if h >= 1.5 * w else box[1] - box[0]
+    if flipped:
+        v = -v
+    return float(math.atan2(v[1], v[0]))
 
 
 def _resize_h(crop: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -130,3 +147,33 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
         text = "".join(chars).strip()
         out.append((text, float(ps[k].mean()) if k.any() else 0.0))
     return out
+
+
+def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None,
+                 prior: float = 0.0) -> np.ndarray:
+    """Which crops to turn by 180 degrees, from the recognizer's two readings of each.
+
+    ``kept`` and ``turned`` are ``[(text, score)]`` for the crops as they are and turned
+    around; ``pages`` says which page each crop is on. A crop's vote is the gain in score
+    of its turned reading (an empty reading scores 0), plus ``prior`` when turning brings
+    it back to the image's own way up (``flipped``: the crop is now turned) and minus it
+    when turning would turn it: an image is more often upright, and seven-segment digits
+    read almost as surely upside down ("-25.8" as "852-"). The page's vote is the mean of
+    its crops' votes weighted by width (a page is seldom printed both ways). A crop turns
+    when the mean of its own vote and its page's exceeds ``margin`` (the current choice
+    stands on a tie).
+
+    >>> choose_turns([("h6581 h", 0.62)], [("4185.94", 0.97)], [120], [0]).tolist()
+    [True]
+    """
+    gain = np.array([(t[1] if t[0] else 0.0) - (k[1] if k[0] else 0.0)
+                     for k, t in zip(kept, turned, strict=True)], np.float64)
+    if flipped is not None:
+        gain += np.where(np.asarray(flipped, bool), prior, -prior)
+    widths = np.asarray(widths, np.float64)
+    pages = np.asarray(pages)
+    vote = np.zeros_like(gain)
+    for page in np.unique(pages):
+        mine = pages == page
+        vote[mine] = float(np.dot(gain[mine], widths[mine]) / max(1.0, widths[mine].sum()))
+    return 0.5 * (gain + vote) > margin

@@ -1,0 +1,159 @@
+"""Hard images (issue 14, items 1 and 4): small, turned, degraded and photographed text,
+seven-segment displays, Chinese in columns. Ground truth from the rendered hard set
+(``synth_hard``, its own fonts, fixed seed); floors set a little below what was measured."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr import reading_order
+from skiff.kernels.ocr.deskew import boxes_back, level, off_axis, skew_angle
+from skiff.kernels.ocr.rec import choose_turns, reading_angle
+from skiff.kernels.ocr.synth import char_accuracy
+
+# measured on these 6 images a tier (seed 0): 0.60 / 1.00 / 0.93; the code before this work
+# read them at 0.30 / 1.00 / 0.63 (small images upside down or turned came back empty, and
+# displays were turned upside down)
+FLOORS = {"degraded": 0.55, "photo": 0.97, "segment": 0.88}
+
+
+@pytest.fixture(scope="module")
+def hard_fonts():
+    from skiff.kernels.ocr.synth import FontsMissing
+    from skiff.kernels.ocr.synth_hard import hard_fonts as find
+
+    try:
+        return find()
+    except FontsMissing as exc:
+        pytest.skip(str(exc))
+
+
+def _box(x, y, w, h):
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+
+
+@pytest.mark.slow
+def test_hard_tiers_above_floor(pipe, hard_fonts):
+    from skiff.kernels.ocr.synth_hard import make_hard_set
+
+    samples = make_hard_set(6, seed=0, tiers=tuple(FLOORS))
+    results = list(pipe.run([s.image for s in samples]))
+    acc: dict[str, list[float]] = {}
+    for s, r in zip(samples, results, strict=True):
+        assert r.error is None
+        acc.setdefault(s.category, []).append(char_accuracy(r.text, s.text))
+    means = {c: float(np.mean(v)) for c, v in acc.items()}
+    for tier, floor in FLOORS.items():
+        assert means[tier] >= floor, (tier, means)
+
+
+def test_vertical_columns_read_down_and_right_to_left(pipe, hard_fonts):
+    from skiff.kernels.ocr.synth_hard import make_hard_set
+
+    samples = make_hard_set(4, seed=0, tiers=("vertical",))
+    results = list(pipe.run([s.image for s in samples]))
+    # measured 1.00 on each; before, every column was read but the columns left to right
+    for s, r in zip(samples, results, strict=True):
+        assert char_accuracy(r.text, s.text) >= 0.9, (s.lines, r.text)
+        xs = [np.mean([p[0] for p in line.box]) for line in r.lines]
+        assert xs == sorted(xs, reverse=True)  # the first column is the rightmost
+
+
+def test_issue_cases_small_sign_and_upside_down_receipt(pipe, hard_fonts):
+    """The two images of the issue that came back empty: a 215 x 142 three-line shop sign
+    turned 7 degrees with a little blur and noise, and a 300 x 125 receipt line upside down
+    and slightly blurred."""
+    import random
+
+    from skiff.kernels.ocr.synth_hard import (
+        LATIN_FONTS,
+        _compose,
+        _font,
+        _paper,
+        _spoil,
+        _text_mask,
+        _turn,
+    )
+
+    rng = random.Random(14)
+    sign = ["OPEN 24 HOURS", "Fresh Bread", "Coffee 3.50"]
+    mask = _text_mask(sign, _font(LATIN_FONTS[0], 17), 8, 12, rng)
+    canvas = np.zeros((142, 215), np.float32)
+    canvas[10:10 + mask.shape[0], 30:30 + mask.shape[1]] = mask[:, :185]
+    img = _spoil(_turn(_compose(canvas, _paper(142, 215, rng, False), [30] * 3), 7.0), rng,
+                 0.8, 12, 60)
+    r = pipe(img)
+    assert char_accuracy(r.text, "\n".join(sign)) >= 0.9, r.text  # measured 1.00
+
+    line = ["Total 42.80 Cash 50.00"]
+    mask = _text_mask(line, _font(LATIN_FONTS[1], 20), 0, 0, rng)
+    canvas = np.zeros((125, 300), np.float32)
+    canvas[50:50 + mask.shape[0], 20:20 + mask.shape[1]] = mask
+    img = _compose(canvas, _paper(125, 300, rng, False), [20] * 3)[::-1, ::-1]
+    r = pipe(_spoil(np.ascontiguousarray(img), rng, 0.8, 6, 80))
+    assert char_accuracy(r.text, line[0]) >= 0.9, r.text  # measured 1.00
+
+
+def test_recognizer_overrules_a_sure_wrong_direction(pipe, hard_fonts):
+    """A seven-segment "4185.94" the direction model is sure is upside down (seen: it came
+    back as "h6581 h"): read both ways, the recognizer's surer reading wins."""
+    from skiff.kernels.ocr import OcrPipeline
+    from skiff.kernels.ocr.synth_hard import SEGMENT_FONTS, _compose, _font, _text_mask
+
+    class SureDown:
+        def __call__(self, batch):
+            return np.tile(np.array([[0.01, 0.99]], np.float32), (len(batch), 1))
+
+    mask = _text_mask(["4185.94"], _font(SEGMENT_FONTS[0], 36), 0, 20, _Rng())
+    img = _compose(mask, np.full(mask.shape + (3,), 20.0, np.float32), [255, 60, 40])
+    stubbed = OcrPipeline(device="cpu", threads=2)
+    stubbed._engines = {**pipe._engines, "cls": SureDown()}
+    text = stubbed(img).text
+    assert not text.startswith("h") and char_accuracy(text, "4185.94") >= 0.85, text
+
+
+class _Rng:
+    def randint(self, a, b):
+        return a
+
+
+def test_choose_turns_by_page_and_crop():
+    kept = [("h6581 h", 0.62), ("Total", 0.95), ("", 0.0)]
+    turned = [("4185.94", 0.97), ("lɐʇoꓕ", 0.40), ("Cash", 0.90)]
+    # one crop on page 0: the surer reading wins
+    assert choose_turns(kept[:1], turned[:1], [100], [0]).tolist() == [True]
+    # two on page 1: the wide one stays; the one read as nothing turns even so
+    assert choose_turns(kept[1:], turned[1:], [300, 60], [1, 1]).tolist() == [False, True]
+    # a small gain on a page that votes the other way is not enough
+    assert choose_turns([("ab", 0.80), ("Total", 0.95)], [("qe", 0.85), ("lɐʇoꓕ", 0.40)],
+                        [60, 300], [0, 0]).tolist() == [False, False]
+
+
+def test_skew_angle_and_level_round_trip(fonts):
+    from skiff.kernels.ocr.synth import _rotate, render_page
+
+    page = render_page(["Invoice number 20481", "Total amount 1,284.50", "Thank you"],
+                       size=20, seed=1)
+    gray = _rotate(page, 23.0).mean(axis=2).astype(np.uint8)  # turned counter-clockwise
+    angle, contrast = skew_angle(gray)
+    assert abs(angle + 23.0) < 1.0 and contrast > 1.5, (angle, contrast)
+    assert off_axis(-23.0) == pytest.approx(23.0) and off_axis(88.0) == pytest.approx(2.0)
+
+    flat, m = level(np.asarray(gray), angle)
+    box = _box(flat.shape[1] / 2 - 60, flat.shape[0] / 2 - 10, 120, 20)  # inside the page
+    back = boxes_back([(box, 0.9)], m, gray.shape)[0][0]
+    ones = np.hstack([back, np.ones((4, 1), np.float32)])
+    assert np.allclose(ones @ m.T, box, atol=1e-3)  # the turned image's box again
+    assert abs(np.degrees(reading_angle(back, False)) - (-23.0)) < 1.0
+
+
+def test_reading_order_follows_the_reading_direction():
+    columns = [_box(0, 0, 20, 120), _box(100, 0, 20, 120), _box(50, 0, 20, 120)]
+    down = [np.pi / 2] * 3  # Chinese columns: read down, the rightmost first
+    assert reading_order(columns, angles=down) == [1, 2, 0]
+    up = [-np.pi / 2] * 3  # a page turned a quarter counter-clockwise: read up, the leftmost first
+    assert reading_order(columns, angles=up) == [0, 2, 1]
+    rows = [_box(0, 60, 200, 20), _box(0, 0, 200, 20)]
+    assert reading_order(rows, angles=[0.0, 0.0]) == [1, 0]
+    assert reading_order(rows, angles=[np.pi, np.pi]) == [0, 1]  # upside down
