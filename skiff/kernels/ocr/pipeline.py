@@ -35,7 +35,7 @@ from .det import (
     merge_tiled,
     tile_spans,
 )
-from .engine import OnnxEngine, resolve_ocr_device
+from .engine import OnnxEngine, give_back_memory, resolve_ocr_device
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
@@ -217,6 +217,7 @@ class OcrPipeline:
                     for it in previous:
                         if it.bgr is not None:
                             budget.release(it.bgr)
+                    give_back_memory()
                     for result in results:
                         done += 1
                         if reporter is not None:
