@@ -89,11 +89,12 @@ def worker_huge(path, threads):
 
 def _run(method, arg, threads, n=0):
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(threads)}
-    cmd = [sys.executable, __file__, "--worker", method, "--arg", arg, "--images", str(n),
-           "--threads", str(threads)]
+    cmd = [sys.executable, "-X", "faulthandler", __file__, "--worker", method, "--arg", arg,
+           "--images", str(n), "--threads", str(threads)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise SystemExit(f"{method} failed: {out.stderr[-2000:]}")
+        raise SystemExit(f"{method} failed (exit status {out.returncode}): "
+                         f"{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
