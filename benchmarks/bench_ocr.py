@@ -13,7 +13,11 @@ Tesseract inserts them). Figures are printed as ratios against RapidOCR measured
 run and written to ``benchmarks/results/ocr.md``.
 
 RapidOCR runs with ``Det.limit_type=max, Det.limit_side_len=960`` (the best peer setting
-measured here). Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
+measured here). Spin-waiting is set the same way for both in each pair: ``skiff`` and
+``rapidocr-nospin`` with onnxruntime's busy-waiting off (skiff's default), ``skiff-spin`` and
+``rapidocr`` with it on (onnxruntime's default, as RapidOCR runs). Each worker also reports
+its CPU seconds (the process's threads; less moved by a loaded machine than wall time) and
+its peak RSS. Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
 (``tools/bench-deps.sh``); it is skipped with a note when missing.
 """
 
@@ -34,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METHODS = ("skiff", "skiff-spin", "rapidocr", "tesseract")
+METHODS = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "tesseract")
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 
 
@@ -81,6 +85,22 @@ def worker_naive_gpu(paths, threads):
     t0 = time.perf_counter()
     texts = [r.text for r in pipe.run(paths)]
     return texts, time.perf_counter() - t0
+
+
+def worker_rapidocr_nospin(paths, threads):
+    """RapidOCR with onnxruntime's busy-waiting off, as skiff runs by default (RapidOCR has
+    no setting for it: its sessions get options with the entry already set)."""
+    import onnxruntime as ort
+
+    make = ort.SessionOptions
+
+    def options():
+        opts = make()
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return opts
+
+    ort.SessionOptions = options  # before rapidocr imports the name
+    return worker_rapidocr(paths, threads)
 
 
 def worker_rapidocr(paths, threads):
@@ -159,10 +179,15 @@ def main(argv=None):
     if args.worker:
         rows = _truth(args.folder)
         paths = [str(Path(args.folder) / r["image"]) for r in rows]
+        import resource
+
+        c0 = time.process_time()
         texts, seconds = globals()[f"worker_{args.worker.replace('-', '_')}"](paths,
                                                                              args.threads)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB
         (Path(args.folder) / f"out-{args.worker}.json").write_text(
-            json.dumps({"texts": texts, "seconds": seconds}, ensure_ascii=False))
+            json.dumps({"texts": texts, "seconds": seconds, "peak_mib": peak,
+                        "cpu_s": time.process_time() - c0}, ensure_ascii=False))
         return 0
 
     from skiff.kernels.ocr.synth import CATEGORIES, char_accuracy, make_test_set, write_test_set
@@ -189,24 +214,34 @@ def main(argv=None):
             if method in results:  # accuracy from the first round, the best throughput
                 results[method]["ips"] = max(results[method]["ips"], ips)
                 results[method]["rounds"].append(round(ips, 2))
+                results[method]["peak"].append(out["peak_mib"])
+                results[method]["cpu"].append(out["cpu_s"])
                 continue
             acc = {c: [] for c in CATEGORIES}
             for row, text in zip(rows, out["texts"], strict=True):
                 truth = "\n".join(row["lines"])
                 acc[row["category"]].append(char_accuracy(_squeeze_cjk(text), truth))
             results[method] = {"acc": {c: sum(v) / len(v) for c, v in acc.items() if v},
-                               "ips": ips, "rounds": [round(ips, 2)]}
+                               "ips": ips, "rounds": [round(ips, 2)],
+                               "peak": [out["peak_mib"]], "cpu": [out["cpu_s"]]}
     shutil.rmtree(folder, ignore_errors=True)
 
-    peer = results.get("rapidocr")
-    head = ("| method | " + " | ".join(CATEGORIES) +
-            " | images/s (best) | vs RapidOCR | images/s per round |")
-    lines = [head, "|" + "---|" * (len(CATEGORIES) + 4)]
+    # each method against the RapidOCR run with spin-waiting set the same way
+    pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "tesseract": "rapidocr"}
+    head = ("| method | " + " | ".join(CATEGORIES) + " | images/s (best) | vs RapidOCR, "
+            "same spin | CPU s (best) | CPU vs RapidOCR | peak RSS MiB (max) | images/s per "
+            "round |")
+    lines = [head, "|" + "---|" * (len(CATEGORIES) + 7)]
     for method, r in results.items():
-        ratio = f"{r['ips'] / peer['ips']:.2f}x" if peer else "n/a"
+        peer = results.get(pair.get(method, method))
+        ratio = f"{r['ips'] / peer['ips']:.2f}x ({pair.get(method, method)})" if peer else "n/a"
+        # tesseract runs as child processes, whose CPU time the worker does not see
+        cpu = f"{min(peer['cpu']) / min(r['cpu']):.2f}x" if peer and min(r["cpu"]) > 0.5 \
+            else "n/a"
         accs = " | ".join(f"{100 * r['acc'][c]:.1f}%" for c in CATEGORIES)
         per = ", ".join(map(str, r["rounds"]))
-        lines.append(f"| {method} | {accs} | {r['ips']:.2f} | {ratio} | {per} |")
+        lines.append(f"| {method} | {accs} | {r['ips']:.2f} | {ratio} | {min(r['cpu']):.1f} | "
+                     f"{cpu} | {max(r['peak']):.0f} | {per} |")
     table = "\n".join(lines)
     print(table)
     for note in notes:
@@ -225,10 +260,11 @@ def main(argv=None):
         "Character accuracy (1 - edit distance / length, NFKC) per category, and images/s "
         "over the whole folder (decoding included, after one warm-up image). RapidOCR 3.10 "
         "runs with `limit_type=max, limit_side_len=960`; Tesseract 5 with `eng+chi_sim`, "
-        "`--psm 3`. `skiff` turns onnxruntime's busy-waiting threads off (the default: a "
-        "notebook shares its cores); `skiff-spin` turns them on, as RapidOCR runs, so the two "
-        "rows bracket the effect of that choice on a loaded machine. Each method reads the "
-        "folder once per round, rounds interleaved; the best round's throughput is shown.",
+        "`--psm 3`. Spin-waiting is the same within each pair: `skiff` against "
+        "`rapidocr-nospin` (onnxruntime's busy-waiting off, skiff's default: a notebook "
+        "shares its cores), `skiff-spin` against `rapidocr` (on, onnxruntime's default). "
+        "Each method reads the folder once per round, rounds interleaved; the best round's "
+        "throughput and CPU seconds and the highest peak RSS are shown.",
         "", table, "",
         *[f"- note: {n_}" for n_ in notes],
     ]

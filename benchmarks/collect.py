@@ -10,7 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
-         "solve", "flow", "aero", "ocr", "ocr-hard", "open-models"]
+         "solve", "flow", "aero", "ocr", "ocr-hard", "ocr-memory", "ocr-finetune", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -23,8 +23,10 @@ TITLES = {
     "solve": "Solvers (issue 5)",
     "flow": "Flow around a cylinder: the DFG benchmark (issue 12)",
     "aero": "The train nose: learned grids, sweep, surrogate (issue 12)",
-    "ocr-hard": "OCR on hard images: small degraded, photo-like, seven-segment, vertical (issue 14)",
+    "ocr-hard": "OCR on hard images: degraded, photo-like, seven-segment, vertical (issue 14)",
     "ocr": "OCR (issue 6)",
+    "ocr-memory": "OCR memory: a huge image, RSS over 1,000 images (issues 14, 15)",
+    "ocr-finetune": "Fine-tuning the recognizer vs PyTorch (issue 14)",
     "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
 }
 

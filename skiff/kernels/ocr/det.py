@@ -108,9 +108,12 @@ def det_input(images: list[np.ndarray], scale: list[float], xp=np):
     W = max(STRIDE, -(-max(ww for _, ww in sizes) // STRIDE) * STRIDE)
     host = np.empty((len(images), H, W, 3), np.uint8)
     for k, (img, (hh, ww)) in enumerate(zip(images, sizes, strict=True)):
+        if img.ndim == 3 and img.strides[2] == 0:  # grey shared across channels: resize once
+            img = img[..., 0]
         resized = cv2.resize(img, (ww, hh), interpolation=cv2.INTER_AREA if hh < img.shape[0]
                              else cv2.INTER_LINEAR)
-        host[k] = cv2.copyMakeBorder(resized, 0, H - hh, 0, W - ww, cv2.BORDER_REPLICATE)
+        padded = cv2.copyMakeBorder(resized, 0, H - hh, 0, W - ww, cv2.BORDER_REPLICATE)
+        host[k] = padded if padded.ndim == 3 else padded[..., None]
     x = xp.asarray(host).astype(xp.float32)
     x = (x * (2.0 / 255.0) - 1.0).transpose(0, 3, 1, 2)  # (N, 3, H, W), mean .5 std .5
     return xp.ascontiguousarray(x), sizes

@@ -6,6 +6,13 @@ float or 10- to 16-bit) into the ``(H, W, 3)`` BGR uint8 the models take: EXIF o
 applied, transparency flattened onto white (or black under light text), 16-bit scaled, PDF
 pages rendered with pypdfium2 under :data:`PDFIUM_LOCK` (pdfium is not thread-safe). Anything
 unreadable raises :class:`ImageError` with the reason.
+
+Memory: a plain PNG, JPEG, BMP, PNM, WebP or single-page TIFF (RGB, grey, bilevel or palette,
+no transparency, upright) is decoded by OpenCV straight into its final array, so decoding
+costs the decoded image once (3 bytes a pixel, 1 for a grey image read with
+``share_grey=True``) instead of Pillow's 4-byte copy plus conversions (a 13000 x 13000 PNG
+took 2.9 GB). Before decoding, the size in the header is checked against the job's
+:class:`PixelBudget`, which bounds the decoded pixels a job holds at once.
 """
 
 from __future__ import annotations
@@ -13,18 +20,71 @@ from __future__ import annotations
 import os
 import re
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ImageError", "load_image", "iter_pages", "PDFIUM_LOCK", "PDF_DPI", "MAX_PIXELS"]
+__all__ = ["ImageError", "load_image", "iter_pages", "PixelBudget", "footprint", "PDFIUM_LOCK",
+           "PDF_DPI", "MAX_PIXELS"]
 
 MAX_PIXELS = 200e6  # refuse to decode more than this (a decompression bomb guard)
 
 
 class ImageError(ValueError):
     """The input is not an image skiff can read."""
+
+
+def footprint(image: np.ndarray) -> int:
+    """Bytes an image array holds: a grey image shared across its three channels (a
+    zero-stride view) counts once."""
+    if image.ndim == 3 and image.strides[2] == 0:
+        return image.shape[0] * image.shape[1] * image.itemsize
+    return image.nbytes
+
+
+class PixelBudget:
+    """The decoded pixels one job may hold at once, in bytes.
+
+    The loader calls :meth:`wait_for` with an image's decoded size (from its header) before
+    decoding it: an image larger than the whole budget is refused with :class:`ImageError`;
+    otherwise it waits until the images still in flight (:meth:`add` when decoded,
+    :meth:`release` when their result is out) leave room. ``on_block`` is called once before
+    waiting, so the consumer can finish what it holds. :attr:`peak` is the most held.
+    """
+
+    def __init__(self, max_bytes: float, on_block=None):
+        if not max_bytes > 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
+        self.max_bytes = int(max_bytes)
+        self.on_block = on_block
+        self.held = 0
+        self.peak = 0
+        self._cond = threading.Condition()
+
+    def wait_for(self, nbytes: int, label: str = "image") -> None:
+        if nbytes > self.max_bytes:
+            raise ImageError(f"{label} needs {nbytes / 2**20:.1f} MiB decoded, more than the "
+                             f"job's bound of {self.max_bytes / 2**20:.3g} MiB (raise "
+                             f"max_image_mb, or shrink the image)")
+        with self._cond:
+            if self.held + nbytes <= self.max_bytes:
+                return
+        if self.on_block is not None:
+            self.on_block()
+        with self._cond:
+            self._cond.wait_for(lambda: self.held + nbytes <= self.max_bytes or self.held == 0)
+
+    def add(self, image: np.ndarray) -> None:
+        with self._cond:
+            self.held += footprint(image)
+            self.peak = max(self.peak, self.held)
+
+    def release(self, image: np.ndarray) -> None:
+        with self._cond:
+            self.held = max(0, self.held - footprint(image))
+            self._cond.notify_all()
 
 
 def load_image(item) -> tuple[np.ndarray, str]:
@@ -46,12 +106,15 @@ PDF_DPI = 200  # a 10-pt line is ~28 px high at 200 dpi: well above what the mod
 _PAGE_REF = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
 
 
-def iter_pages(item, *, pdf_dpi: float = PDF_DPI) -> Iterator[tuple[np.ndarray, str]]:
+def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = None,
+               share_grey: bool = False) -> Iterator[tuple[np.ndarray, str]]:
     """``(BGR uint8 (H, W, 3), label)`` for each page of ``item``.
 
     A PDF (rendered with pypdfium2 at ``pdf_dpi``) or a multi-page TIFF gives one image per
     page, labelled ``"file.pdf#page=2"`` (pages count from 1); a path written that way reads
-    only that page. Other inputs give one image (see :func:`load_image`).
+    only that page. Other inputs give one image (see :func:`load_image`). With ``budget``,
+    each file's decoded size is checked against it before decoding; with ``share_grey``, a
+    grey file comes back as a read-only view of one channel repeated (a third of the memory).
     """
     from PIL import Image
 
@@ -66,10 +129,25 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI) -> Iterator[tuple[np.ndarray, 
         if Path(path).is_dir():
             raise ImageError(f"{label!r} is a folder, not an image")
         if _is_pdf(path):
-            yield from _pdf_pages(path, only, pdf_dpi)
+            yield from _pdf_pages(path, only, pdf_dpi, budget)
             return
         try:
-            with Image.open(path) as im:
+            with warnings.catch_warnings():  # skiff's own bound (MAX_PIXELS) applies
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                im = Image.open(path)
+            with im:
+                if im.width * im.height > MAX_PIXELS:
+                    raise ImageError(f"image too large: {im.width}x{im.height} pixels")
+                lean = _lean_mode(im)
+                if lean is not None:
+                    grey = lean == "grey"
+                    if budget is not None:
+                        per_pixel = 1 if grey and share_grey else 3
+                        budget.wait_for(im.width * im.height * per_pixel, repr(label))
+                    bgr = _decode_lean(path, grey, share_grey, (im.height, im.width))
+                    if bgr is not None:
+                        yield bgr, label
+                        return
                 frames = getattr(im, "n_frames", 1)
                 if frames > 1 and im.format == "TIFF":
                     pages = [only] if only else range(1, frames + 1)
@@ -83,26 +161,82 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI) -> Iterator[tuple[np.ndarray, 
                         im.seek(page - 1)
                     if im.width * im.height > MAX_PIXELS:
                         raise ImageError(f"image too large: {im.width}x{im.height} pixels")
-                    rgb = _pil_rgb(im, exif=True)
+                    if budget is not None:
+                        budget.wait_for(im.width * im.height * 3, repr(label))
                     name = f"{path}#page={page}" if page is not None else label
-                    yield _bgr(rgb), name
+                    yield _bgr(_pil_rgb(im, exif=True), owned=True), name
         except ImageError:
             raise
         except Exception as exc:
             raise ImageError(f"cannot read {Path(label).name!r} as an image: "
                              f"{type(exc).__name__}: {exc}") from None
     elif isinstance(item, Image.Image):
-        yield _bgr(_pil_rgb(item, exif=True)), "<PIL image>"
+        yield _bgr(_pil_rgb(item, exif=True), owned=True), "<PIL image>"
     elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
         yield _bgr(_array_rgb(np.asarray(item))), "<array>"
     else:
         raise ImageError(f"expected a path, PIL image or array, got {type(item).__name__}")
 
 
-def _bgr(rgb: np.ndarray) -> np.ndarray:
+def _bgr(rgb: np.ndarray, owned: bool = False) -> np.ndarray:
+    """BGR from RGB; turned in place when the array is ours (no second full-size copy)."""
     if rgb.size == 0:
         raise ImageError(f"empty image (shape {rgb.shape})")
+    if owned and rgb.flags.writeable and rgb.flags.c_contiguous:
+        import cv2
+
+        return cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR, dst=rgb)
     return np.ascontiguousarray(rgb[..., ::-1])
+
+
+# formats OpenCV decodes to the same pixels as Pillow (checked in the tests)
+_LEAN_FORMATS = {"PNG", "JPEG", "BMP", "PPM", "WEBP", "TIFF"}
+
+
+def _lean_mode(im) -> str | None:
+    """``"colour"`` or ``"grey"`` when OpenCV can decode ``im``'s file straight into the
+    array skiff needs (no transparency, no EXIF turn, one frame), else None."""
+    if im.format not in _LEAN_FORMATS or getattr(im, "n_frames", 1) != 1:
+        return None
+    if "transparency" in im.info or im.mode not in ("RGB", "L", "1", "P"):
+        return None
+    if _orientation(im) not in (0, 1):  # Pillow's path turns the image
+        return None
+    if im.mode == "P":
+        palette = im.getpalette() or []
+        rgb = np.asarray(palette[:len(palette) // 3 * 3]).reshape(-1, 3)
+        return "grey" if rgb.size and (rgb == rgb[:, :1]).all() else "colour"
+    return "grey" if im.mode in ("L", "1") else "colour"
+
+
+def _orientation(im) -> int:
+    """The EXIF orientation tag, read without decoding the pixels (Pillow loads a whole PNG
+    to look for an eXIf chunk after the image data; only one before it is seen here)."""
+    if im.format == "PNG" and "exif" not in im.info:
+        return 1
+    try:
+        return int(im.getexif().get(0x0112, 1))
+    except Exception:
+        return 0
+
+
+def _decode_lean(path: str, grey: bool, share_grey: bool, shape) -> np.ndarray | None:
+    """The file decoded by OpenCV into BGR uint8 (a grey one as one channel, viewed as three
+    when ``share_grey``); None when OpenCV cannot (the caller falls back to Pillow)."""
+    import cv2
+
+    data = np.fromfile(path, np.uint8)
+    flags = cv2.IMREAD_IGNORE_ORIENTATION | (cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR)
+    img = cv2.imdecode(data, flags)
+    del data
+    if img is None or img.shape[:2] != tuple(shape):
+        return None
+    if not grey:
+        return img
+    if share_grey:
+        img.flags.writeable = False
+        return np.broadcast_to(img[..., None], (*img.shape, 3))
+    return cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
 
 
 def _is_pdf(path: str) -> bool:
@@ -116,7 +250,8 @@ def _is_pdf(path: str) -> bool:
 PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe, even across documents
 
 
-def _pdf_pages(path: str, only: int | None, dpi: float) -> Iterator[tuple[np.ndarray, str]]:
+def _pdf_pages(path: str, only: int | None, dpi: float,
+               budget: PixelBudget | None = None) -> Iterator[tuple[np.ndarray, str]]:
     try:
         import pypdfium2 as pdfium
     except ImportError:  # pragma: no cover - a core dependency
@@ -138,11 +273,19 @@ def _pdf_pages(path: str, only: int | None, dpi: float) -> Iterator[tuple[np.nda
                     scale = dpi / 72.0
                     if w * h * scale * scale > MAX_PIXELS:
                         scale = float(np.sqrt(MAX_PIXELS / (w * h)))
+                    if budget is not None:
+                        budget.wait_for(int(w * h * scale * scale * 3), f"{path}#page={page_no}")
                     bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
-                    rgb = np.array(bitmap.to_pil().convert("RGB"))
+                    if bitmap.mode == "BGR":  # pdfium's own layout: one copy out of its buffer
+                        bgr = np.array(bitmap.to_numpy())
+                    else:
+                        bgr = _bgr(np.array(bitmap.to_pil().convert("RGB")), owned=True)
+                    bitmap.close()
                 finally:
                     page.close()
-            yield _bgr(rgb), f"{path}#page={page_no}"
+            if bgr.size == 0:
+                raise ImageError(f"empty page {page_no} in {path!r}")
+            yield bgr, f"{path}#page={page_no}"
     finally:
         with PDFIUM_LOCK:
             doc.close()
@@ -151,14 +294,14 @@ def _pdf_pages(path: str, only: int | None, dpi: float) -> Iterator[tuple[np.nda
 def _pil_rgb(im, exif: bool = False) -> np.ndarray:
     from PIL import ImageOps
 
-    if exif:
+    if exif and im.getexif().get(0x0112, 1) not in (0, 1):  # a copy only when it turns
         im = ImageOps.exif_transpose(im)
     if im.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
         return _array_rgb(np.asarray(im))  # 16-bit / 32-bit grey: scaled, not clipped
     if im.mode in ("RGBA", "LA", "PA", "La", "RGBa") or (
             im.mode == "P" and "transparency" in im.info):
         return _array_rgb(np.asarray(im.convert("RGBA")))
-    return np.asarray(im.convert("RGB"))
+    return np.array(im if im.mode == "RGB" else im.convert("RGB"))  # writable: turned in place
 
 
 def _array_rgb(a: np.ndarray) -> np.ndarray:

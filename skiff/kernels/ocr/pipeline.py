@@ -36,8 +36,8 @@ from .det import (
     merge_tiled,
     tile_spans,
 )
-from .engine import OnnxEngine, resolve_ocr_device
-from .images import PDF_DPI, ImageError, iter_pages
+from .engine import OnnxEngine, give_back_memory, resolve_ocr_device
+from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
 from .rec import (
@@ -53,6 +53,8 @@ from .rec import (
 from .result import OcrResult, TextLine
 
 __all__ = ["OcrPipeline"]
+
+_FLUSH = object()  # the loader waits on the pixel budget: finish what is held
 
 
 @dataclass
@@ -104,6 +106,10 @@ class OcrPipeline:
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
         Resolution PDF pages are rendered at (200: a 10-pt line is ~28 px high).
+    max_image_mb : float
+        Decoded pixels one run holds at once (loaded ahead, in detection, in recognition);
+        the loader waits for room before decoding the next image, and an image larger than
+        this alone is refused (its result carries the error).
 
     Examples
     --------
@@ -116,7 +122,8 @@ class OcrPipeline:
                  batch_size: int = 8, threads: int | None = None, det_model=None,
                  rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
-                 det_batch: int | None = None, pdf_dpi: float = PDF_DPI):
+                 det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
+                 max_image_mb: float = 1024):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not 0 <= min_score <= 1:
@@ -130,6 +137,9 @@ class OcrPipeline:
         if not 36 <= pdf_dpi <= 600:
             raise ValueError(f"pdf_dpi must be in [36, 600], got {pdf_dpi!r}")
         self.pdf_dpi = float(pdf_dpi)
+        if not max_image_mb > 0:
+            raise ValueError(f"max_image_mb must be positive, got {max_image_mb!r}")
+        self.max_image_mb = float(max_image_mb)
         self.threads = threads
         self.use_cls = use_cls
         self.min_score = min_score
@@ -183,12 +193,14 @@ class OcrPipeline:
         """
         loaded: queue.Queue = queue.Queue(maxsize=2 * self.batch_size)
         stop = threading.Event()
+        self.budget = budget = PixelBudget(self.max_image_mb * 2**20,
+                                           on_block=lambda: loaded.put(_FLUSH))
 
         def loader():
             try:
                 k = 0
                 for n, item in enumerate(images):
-                    for loaded_item in self._load(k, n, item):  # a PDF gives one per page
+                    for loaded_item in self._load(k, n, item, budget):  # a PDF: one a page
                         if stop.is_set():
                             return
                         loaded.put(loaded_item)
@@ -203,6 +215,12 @@ class OcrPipeline:
             batch: list[_Item] = []
             while True:
                 item = loaded.get()
+                if item is _FLUSH:  # the loader waits for room: read what is held now
+                    if batch:
+                        yield batch
+                    yield []  # an empty batch: the consumer finishes the one in detection
+                    batch = []
+                    continue
                 if item is not None:
                     batch.append(item)
                 if batch and (item is None or len(batch) >= self.batch_size):
@@ -220,16 +238,21 @@ class OcrPipeline:
             for batch in itertools.chain(batches(), [None]):
                 if reporter is not None:
                     reporter.check()
-                ahead = pool.submit(self._detect_batch, batch) if batch is not None else None
+                ahead = pool.submit(self._detect_batch, batch) if batch else None
                 if pending is not None:
                     previous, future = pending
-                    for result in self._finish_batch(previous, *future.result(),
-                                                     keep_pixels=keep_pixels):
+                    results = self._finish_batch(previous, *future.result(),
+                                                 keep_pixels=keep_pixels)
+                    for it in previous:
+                        if it.bgr is not None:
+                            budget.release(it.bgr)
+                    give_back_memory()
+                    for result in results:
                         done += 1
                         if reporter is not None:
                             reporter.progress(done, total, unit="image")
                         yield result
-                pending = (batch, ahead) if batch is not None else None
+                pending = (batch, ahead) if batch else None
         finally:
             stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
@@ -239,11 +262,11 @@ class OcrPipeline:
                 except queue.Empty:
                     pass
 
-    def _load(self, index: int, number: int, item) -> Iterator[_Item]:
+    def _load(self, index: int, number: int, item, budget=None) -> Iterator[_Item]:
         """The pages of input ``number`` as items numbered from ``index``; an input that
         cannot be read (or a page of it) gives an item with ``error`` set."""
         t0 = time.perf_counter()
-        pages = iter_pages(item, pdf_dpi=self.pdf_dpi)
+        pages = iter_pages(item, pdf_dpi=self.pdf_dpi, budget=budget, share_grey=True)
         k = index
         while True:
             try:
@@ -258,6 +281,8 @@ class OcrPipeline:
                 return
             if label in ("<array>", "<PIL image>"):
                 label = f"<{label[1:-1]} {number}>"
+            if budget is not None:
+                budget.add(bgr)
             yield _Item(k, label, bgr, load_s=time.perf_counter() - t0)
             k += 1
             t0 = time.perf_counter()

@@ -120,13 +120,18 @@ class LogSoftmaxFn(Function):
         xp = xp_of(x)
         self.axis = axis
         s = x - x.max(axis=axis, keepdims=True)
-        s -= xp.log(xp.exp(s).sum(axis=axis, keepdims=True))
+        e = xp.exp(s)
+        s -= xp.log(e.sum(axis=axis, keepdims=True))
         self.save_for_backward(s)
         return s
 
     def backward(self, g):
         (s,) = self.saved
-        return g - xp_of(s).exp(s) * g.sum(axis=self.axis, keepdims=True)
+        xp = xp_of(s)
+        gx = xp.exp(s)
+        gx *= -g.sum(axis=self.axis, keepdims=True)
+        gx += g
+        return gx
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:

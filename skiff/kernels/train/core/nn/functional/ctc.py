@@ -130,8 +130,12 @@ class CTCLossFn(Function):
         scale = np.where(inf & zero_infinity, 0.0, scale)
         w = -occ * scale[None, :, None]
         idx = (np.arange(T)[:, None, None] * N + rows[None, :, None]) * C + ext[None, :, :]
-        grad = np.bincount(idx.ravel(), weights=w.ravel(), minlength=T * N * C)
-        return xp.asarray(grad.reshape(T, N, C).astype(dtype)), None, None, None
+        # only the (T, N, 2S + 1) extended labels are summed in float64 (a repeated label
+        # shares its class); the dense (T, N, C) gradient is written once, in the input's dtype
+        cells, where = np.unique(idx.ravel(), return_inverse=True)
+        grad = np.zeros(T * N * C, dtype)
+        grad[cells] = np.bincount(where, weights=w.ravel(), minlength=len(cells))
+        return xp.asarray(grad.reshape(T, N, C)), None, None, None
 
 
 def _as_int(v, name):
