@@ -212,8 +212,8 @@ def cuda_provider_problem() -> str | None:
     if gpu:
         return (f"onnxruntime-gpu {gpu} has no CUDA provider here (CUDA 12 and cuDNN 9 "
                 "libraries not found?): pip install 'onnxruntime-gpu[cuda,cudnn]'")
-    return ("this onnxruntime is the CPU package: pip install 'skiff[ocr-gpu]' && pip install "
-            "--force-reinstall --no-deps onnxruntime-gpu")
+    return ("this onnxruntime is the CPU package (no CUDA provider): pip install "
+            "'skiff[ocr-gpu]' && pip install --force-reinstall --no-deps onnxruntime-gpu")
 
 
 _TOLD: set[str] = set()
