@@ -38,7 +38,7 @@ def _one(args) -> dict:
     from skiff.kernels.solve.flow import run_case
 
     res = run_case(args.case, resolution=args.resolution, dt=args.dt, t_end=args.t_end,
-                   keep_fields=False)
+                   keep_fields=False, device=args.device)
     out = res.to_json()
     if res.history:
         out["pressure_vs_poisson"] = _pressure_vs_poisson(args.resolution, out)
@@ -96,6 +96,8 @@ def main(argv=None) -> int:
     ap.add_argument("--child", default=None)
     ap.add_argument("--case", default=None)
     ap.add_argument("--resolution", type=int, default=None)
+    ap.add_argument("--device", default="cpu",
+                    help="where an unsteady case's linear solves run (the GPU rows: cuda)")
     args = ap.parse_args(argv)
     if args.child:
         args.case = args.child

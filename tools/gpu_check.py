@@ -130,6 +130,28 @@ def run_solve_rows(budget: Budget) -> list[str]:
     return lines
 
 
+def run_flow_rows(budget: Budget) -> list[str]:
+    """DFG 2D-2 for one simulated second (N = 64, dt 0.005) with the stepper's linear solves
+    on the CPU and on the GPU: the same drag, and the time of each."""
+    lines = ["| device | seconds | linear share | cd max | note |", "|---|---|---|---|---|"]
+    for device in ("cpu", "cuda"):
+        left = budget.left(30)
+        if left < 60:
+            lines.append(f"| {device} | | | | not run: the time budget was spent |")
+            continue
+        proc = _run([sys.executable, "benchmarks/bench_flow.py", "--child", "2d-2",
+                     "--resolution", "64", "--dt", "0.005", "--t-end", "1.0",
+                     "--device", device], left)
+        if proc is None or proc.returncode != 0:
+            why = "timed out" if proc is None else _cell(proc.stderr.strip()[-300:])
+            lines.append(f"| {device} | | | | failed: {why} |")
+            continue
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        lines.append(f"| {device} | {row['seconds']:.1f} | {100 * row['linear_share']:.0f}% | "
+                     f"{row.get('cd_max')} | {_cell(row.get('method', ''))} |")
+    return lines
+
+
 def run_ocr_rows(budget: Budget) -> list[str]:
     if budget.left(30) < 60:
         return ["not run: the time budget was spent"]
@@ -186,6 +208,8 @@ def main(argv=None) -> int:
     lines = [*header(gpu), "## gpu tests", "", *tests, "",
              "## solve benchmark, GPU rows (`bench_solve.py --case gpu-...`, to 1e-8)", "",
              *run_solve_rows(budget), "",
+             "## flow benchmark, DFG 2D-2 stepper on CPU and GPU (`bench_flow.py --child ...`)",
+             "", *run_flow_rows(budget), "",
              "## OCR benchmark, GPU rows (`bench_ocr.py --worker ...`)", "",
              *run_ocr_rows(budget), ""]
     out.write_text("\n".join(lines))

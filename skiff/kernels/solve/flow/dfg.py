@@ -159,17 +159,23 @@ def _check(case, re, resolution, dt, t_end):
 
 def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | None = None,
              dt: float | None = None, t_end: float | None = None, reporter=None,
-             keep_fields: bool = True) -> FlowResult:
+             keep_fields: bool = True, device: str = "cpu") -> FlowResult:
     """Solve DFG case ``case`` and measure its quantities.
 
     ``resolution``: edges around the cylinder (the mesh size there is ``pi D / resolution``);
     ``re`` another Reynolds number (then no reference bands apply); ``dt``, ``t_end``: the time
     step and the simulated time of the unsteady cases (the periodic values are read over the
     last second). Progress (Newton steps, time steps) and cancel go through ``reporter``.
+    ``device``: where the unsteady cases' linear solves run (``"cuda"`` on a GPU); the steady
+    cases' Newton solves are sparse direct, on the CPU only.
     """
     _check(case, re, resolution, dt, t_end)
     reporter = reporter or NullReporter()
     c = CASES[case]
+    if c.kind == "steady" and str(device) != "cpu":
+        raise ValueError(f"case {case} is steady: its Newton solves are sparse direct, on the "
+                         f"CPU only; drop --device {device} (the unsteady cases 2d-2, 2d-3 run "
+                         "their linear solves on a GPU)")
     res_n = int(resolution if resolution is not None else c.resolution)
     u_max = c.u_max if re is None else 1.5 * re * NU / DIAMETER
     same_re = re is None or abs(re - c.re) < 1e-9 * c.re
@@ -194,11 +200,12 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
         details["newton_updates"] = [float(h) for h in st.history]
     else:
         st, history, stepper = _march(c, prob, profile, u_max, dt or c.dt,
-                                      t_end or c.t_end, reporter)
+                                      t_end or c.t_end, reporter, device)
         values = _unsteady_values(c, history, u_mean)
         steps, linear = stepper.steps, stepper.linear_time()
         method = ("BDF2, semi-implicit convection, rotational pressure correction: "
-                  "BiCGStab+Jacobi momentum, CG+AMG pressure (set up once), CG+Jacobi mass")
+                  "BiCGStab+Jacobi momentum, CG+AMG pressure (set up once), CG+Jacobi mass"
+                  f" on {stepper.pressure.device.name}")
         details.update(dt=stepper.dt, t_end=float(history["t"][-1]),
                        solve_seconds={k: round(v, 3) for k, v in stepper.times.items()},
                        iterations={k: int(v) for k, v in stepper.iterations.items()},
@@ -215,7 +222,7 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     return result
 
 
-def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter):
+def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter, device="cpu"):
     """Time-march a periodic or unsteady case; returns the last state and the histories."""
     th = prob.th
     body = th.velocity_dofs("cylinder")
@@ -236,7 +243,7 @@ def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter):
                 DFG_CHANNEL.radius
         return r * u_max * profile, gy
 
-    stepper = Stepper(prob, dt, boundary, th.pressure_dofs("outlet"))
+    stepper = Stepper(prob, dt, boundary, th.pressure_dofs("outlet"), device=device)
     steps = int(round(t_end / dt))
     # the measured coefficients use the inflow's mean velocity of the case (2d-3: its peak)
     probe = Probe(prob, 2.0 / 3.0 * u_max)

@@ -43,17 +43,20 @@ class Stepper:
     ``boundary(t)`` returns ``(gx, gy)`` (full P2 vectors, read on ``prob.fixed``) at time
     ``t``; ``outlet`` are the P1 dofs where the pressure correction is zero (a free boundary);
     ``forcing(t)``, when given, returns the body force's P2 load vectors ``(fx, fy)`` at ``t``
-    (else ``prob.fx, prob.fy`` hold at all times).
+    (else ``prob.fx, prob.fy`` hold at all times). ``device``: where the three linear solves of
+    a step run (skiff's Solver: ``"cpu"``, ``"cuda"``, ``"cuda:N"``); assembly stays on the
+    CPU (scikit-fem) and each solve's right-hand side and answer cross once per solve.
     """
 
     def __init__(self, prob: FlowProblem, dt: float, boundary, outlet, *, rotational=True,
-                 rtol=1e-8, forcing=None):
+                 rtol=1e-8, forcing=None, device="cpu"):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"time step dt must be > 0, got {dt!r}")
         from skfem import BilinearForm, asm
 
         self.prob, self.dt, self.boundary = prob, float(dt), boundary
         self.rotational, self.rtol, self.forcing = rotational, rtol, forcing
+        self.device = device
         th = prob.th
         self.th = th
         nv = th.nv
@@ -79,8 +82,8 @@ class Stepper:
         self.Gy = asm(gy, th.Q, th.V).tocsr()
         t0 = time.perf_counter()
         f, pf = self.free, self.pfree
-        self.pressure = Solver(th.Kp[pf][:, pf], method="cg", precond="amg")
-        self.mass = Solver(th.M[f][:, f], method="cg", precond="jacobi")
+        self.pressure = Solver(th.Kp[pf][:, pf], method="cg", precond="amg", device=device)
+        self.mass = Solver(th.M[f][:, f], method="cg", precond="jacobi", device=device)
         self.Mff = th.M[f][:, f]
         self.restrict = th.restriction(f)
         self.mass_data, self.stiffness_data = th.mass_data(), th.stiffness_data()
@@ -116,7 +119,7 @@ class Stepper:
             th.convection_data(ex, ey)
         A, Aff = th.pattern_matrix(data), self.restrict(data)
         self.times["assembly"] += time.perf_counter() - t0
-        momentum = Solver(Aff, method="bicgstab", precond="jacobi")
+        momentum = Solver(Aff, method="bicgstab", precond="jacobi", device=self.device)
         star = []
         fx, fy = self.forcing(t_new) if self.forcing is not None else (prob.fx, prob.fy)
         for h, B, g, e, fc in ((hx, th.Bx, gx, ex, fx), (hy, th.By, gy, ey, fy)):
