@@ -22,7 +22,7 @@ import numpy as np
 __all__ = ["Channel", "DFG_CHANNEL", "channel_mesh", "tag_boundaries", "MIN_RESOLUTION"]
 
 MIN_RESOLUTION = 16      # edges around the cylinder below which the body is not held
-_GMSH_LOCK = threading.Lock()    # gmsh keeps one global model per process
+GMSH_LOCK = threading.Lock()    # gmsh keeps one global model per process
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,10 @@ def channel_mesh(resolution: int = 64, *, channel: Channel = DFG_CHANNEL, wake: 
     if wake < 0:
         raise ValueError(f"wake must be >= 0 (a multiple of the body's mesh size), got {wake!r}")
     import gmsh
-    from skfem import MeshTri
 
     h_body, h_wake, h_far = _sizes(channel, int(resolution), wake)
     cx, cy = channel.centre
-    with _GMSH_LOCK:
+    with GMSH_LOCK:
         gmsh.initialize(interruptible=False)
         try:
             gmsh.option.setNumber("General.Terminal", 0)
@@ -129,6 +128,14 @@ def channel_mesh(resolution: int = 64, *, channel: Channel = DFG_CHANNEL, wake: 
             _, elem_nodes = gmsh.model.mesh.getElementsByType(2)
         finally:
             gmsh.finalize()
+    return tag_boundaries(gmsh_triangles(tags, coords, elem_nodes), channel)
+
+
+def gmsh_triangles(tags, coords, elem_nodes):
+    """scikit-fem's ``MeshTri`` of the triangles gmsh generated (its node tags renumbered,
+    nodes no triangle uses dropped)."""
+    from skfem import MeshTri
+
     index = np.zeros(int(tags.max()) + 1, dtype=np.int64)
     index[tags.astype(np.int64)] = np.arange(len(tags))
     p = coords.reshape(-1, 3)[:, :2].T.copy()
@@ -142,7 +149,7 @@ def channel_mesh(resolution: int = 64, *, channel: Channel = DFG_CHANNEL, wake: 
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        return tag_boundaries(MeshTri(np.ascontiguousarray(p), np.ascontiguousarray(t)), channel)
+        return MeshTri(np.ascontiguousarray(p), np.ascontiguousarray(t))
     finally:
         quiet.setLevel(level)
 

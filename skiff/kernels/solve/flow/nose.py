@@ -25,17 +25,16 @@ behind a blunt face) at Reynolds numbers a laminar 2D solve can hold (up to a fe
 from __future__ import annotations
 
 import bisect
-import logging
 import math
-import threading
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .mesh import GMSH_LOCK, gmsh_triangles
+
 __all__ = ["NoseShape", "DOMAIN", "nose_mesh", "SizeField", "tag_nose_boundaries",
            "LIMITS", "check_re"]
 
-_GMSH_LOCK = threading.Lock()
 # the domain (train heights): inlet, outlet, top (the ground is y = 0)
 DOMAIN = {"x0": -4.0, "x1": 12.0, "top": 5.0}
 TIP_HEIGHT = 0.3            # tip above the floor
@@ -242,7 +241,6 @@ def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
     size above half the gap under the floor, or above 0.1 on the nose) or that would make
     more than ``max_cells`` triangles."""
     import gmsh
-    from skfem import MeshTri
 
     x0, x1, top = DOMAIN["x0"], DOMAIN["x1"], DOMAIN["top"]
     c = shape.clearance
@@ -265,7 +263,7 @@ def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
     if estimate > max_cells:
         raise ValueError(f"this size field would make about {estimate:.0f} cells, more than "
                          f"the {max_cells} allowed: give a coarser resolution")
-    with _GMSH_LOCK:
+    with GMSH_LOCK:
         gmsh.initialize(interruptible=False)
         try:
             gmsh.option.setNumber("General.Terminal", 0)
@@ -290,22 +288,7 @@ def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
             _, elem_nodes = gmsh.model.mesh.getElementsByType(2)
         finally:
             gmsh.finalize()
-    index = np.zeros(int(tags.max()) + 1, dtype=np.int64)
-    index[tags.astype(np.int64)] = np.arange(len(tags))
-    p = coords.reshape(-1, 3)[:, :2].T.copy()
-    t = index[elem_nodes.astype(np.int64)].reshape(-1, 3).T.copy()
-    used = np.unique(t)
-    if len(used) != p.shape[1]:
-        renum = np.full(p.shape[1], -1, dtype=np.int64)
-        renum[used] = np.arange(len(used))
-        p, t = p[:, used], renum[t]
-    quiet = logging.getLogger("skfem")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
-    try:
-        return tag_nose_boundaries(MeshTri(np.ascontiguousarray(p), np.ascontiguousarray(t)))
-    finally:
-        quiet.setLevel(level)
+    return tag_nose_boundaries(gmsh_triangles(tags, coords, elem_nodes))
 
 
 def tag_nose_boundaries(mesh):
