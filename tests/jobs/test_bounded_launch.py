@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,15 +17,7 @@ from skiff.jobs.process import LOOPBACK_ENV, find_mpiexec, mpiexec_command, rank
 from skiff.jobs.store import pid_alive
 from skiff.kernels.backend.devices import cpu_count
 from skiff.kinds.train import COMMAND as TRAIN
-
-
-def _wait_for(predicate, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+from tests.jobs.waiting import wait_for as _wait_for
 
 
 def _need_mpi():

@@ -8,6 +8,7 @@ import pytest
 
 from skiff.jobs import Job, launch
 from skiff.jobs.process import find_mpiexec
+from tests.jobs.waiting import wait_for as _wait_for
 
 pytestmark = [pytest.mark.mpi]
 
@@ -18,15 +19,6 @@ def _need_mpi():
         find_mpiexec()
     except RuntimeError as exc:
         pytest.skip(str(exc))
-
-
-def _wait_for(predicate, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def test_two_ranks_allreduce_and_report():
