@@ -136,11 +136,13 @@ def worker_tesseract(paths, threads):
 
 
 # driver --------------------------------------------------------------------------------------
-def _run_worker(method, folder, threads):
+def _run_worker(method, folder, threads, script=__file__):
+    """``script --worker METHOD`` in its own process with the same threads for every method;
+    its JSON answer (``FOLDER/out-METHOD.json``), or None and why."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(threads),
            "SKIFF_OCR_THREADS": str(threads)}
     out = Path(folder) / f"out-{method}.json"
-    cmd = [sys.executable, __file__, "--worker", method, "--folder", str(folder),
+    cmd = [sys.executable, str(script), "--worker", method, "--folder", str(folder),
            "--threads", str(threads)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not out.exists():

@@ -97,15 +97,9 @@ def worker_tesseract(rows, folder, threads):
 
 # driver --------------------------------------------------------------------------------------
 def _run_worker(method, folder, threads):
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(threads),
-           "SKIFF_OCR_THREADS": str(threads)}
-    out = Path(folder) / f"out-{method}.json"
-    cmd = [sys.executable, __file__, "--worker", method, "--folder", str(folder),
-           "--threads", str(threads)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    if proc.returncode != 0 or not out.exists():
-        return None, (proc.stderr.strip().splitlines() or ["failed"])[-1]
-    return json.loads(out.read_text()), None
+    from bench_ocr import _run_worker as run_worker  # the same driver, this file's workers
+
+    return run_worker(method, folder, threads, script=__file__)
 
 
 def _truth(folder):
