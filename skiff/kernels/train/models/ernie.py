@@ -42,6 +42,7 @@ from .ernie_generate import (
     repetition_penalty_,
     sampling_rng,
 )
+from .gpt import _as_index, _host
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache", "PUBLISHED", "num_parameters"]
 
@@ -686,19 +687,6 @@ def _stream_hooks(streamer):
                     f"{type(streamer).__name__}")
 
 
-def _host(a):
-    if isinstance(a, Tensor):
-        return a.numpy()
-    if hasattr(a, "get") and not isinstance(a, np.ndarray):
-        return a.get()
-    return np.asarray(a)
-
-
-def _as_index(a, model) -> Tensor:
-    if isinstance(a, Tensor):
-        return a
-    device = model.model.embed_tokens.weight.device
-    return Tensor(np.asarray(_host(a), dtype=np.int64), device=device)
 
 
 def num_parameters(cfg: ErnieConfig) -> int:
