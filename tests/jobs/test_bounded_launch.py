@@ -324,3 +324,19 @@ def test_the_launcher_and_the_ranks_listen_on_loopback_only(runs_dir):
     finally:
         job.cancel(grace=3)
         job.wait(30)
+
+
+def test_a_rank_with_peers_leaves_without_mpi_finalize(monkeypatch):
+    """MPI_Finalize is collective: a rank that entered it waited for ever for a peer that had
+    left unheld (os._exit), keeping mpiexec alive after a cancel. A rank with peers skips it;
+    a one-rank worker that is held finalizes as usual."""
+    from skiff.jobs import worker
+
+    for var in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                "PMIX_RANK", "SLURM_PROCID", "SLURM_NTASKS", "SKIFF_HELD"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(worker, "ORPHANED", __import__("threading").Event())
+    assert worker._skip_finalize() is False
+    monkeypatch.setenv("PMI_RANK", "0")
+    monkeypatch.setenv("PMI_SIZE", "2")
+    assert worker._skip_finalize() is True
