@@ -124,7 +124,7 @@ class Job:
             self._done.set()
             return
         pid = self._owner_pid()
-        if not self._owner_alive(pid):
+        if not self._owner_alive(pid) and not self._starting():
             self._mark_lost(pid)
             return
         self.attach()
@@ -186,8 +186,20 @@ class Job:
                 return False
         return True
 
-    def _watch_foreign(self, pid: int) -> None:
+    def _starting(self, grace: float = 60.0) -> bool:
+        """A process job whose launcher has not yet written process.json (the folder is made
+        first): starting, not lost, for ``grace`` seconds after it was created."""
+        created = self.meta.get("created")
+        return (self.meta.get("runner") == "process"
+                and not (self.run_dir / "process.json").exists()
+                and isinstance(created, (int, float)) and time.time() - created < grace)
+
+    def _watch_foreign(self, pid: int | None) -> None:
         while not self.refresh().final:
+            if pid is None and self._starting():
+                time.sleep(0.25)
+                continue
+            pid = pid if pid is not None else self._owner_pid()
             if not self._owner_alive(pid):
                 time.sleep(0.5)  # give a last event time to land
                 if not self.refresh().final:

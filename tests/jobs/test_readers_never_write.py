@@ -74,3 +74,14 @@ def test_the_owner_still_writes_its_own_events(runs_dir):
     assert job.meta["owner"]["pid"] == os.getpid()
     statuses = [e["status"] for e in job.events() if e["type"] == "status"]
     assert statuses == ["queued", "running", "done"]
+
+
+def test_a_process_job_whose_launcher_has_not_written_process_json_is_starting_not_lost():
+    """A reader (the Jobs sidebar, `skiff jobs`) can look between the folder's creation and the
+    launcher's process.json: that job is starting, not failed."""
+    from skiff.jobs import Job
+
+    job = Job.create("demo", {"steps": 1, "sleep": 0}, target="skiff.kinds.demo:run",
+                     runner="process", np=2)
+    seen = Job.load(job.run_dir)
+    assert not seen.refresh().final and seen.status == "queued"
