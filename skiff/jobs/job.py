@@ -41,6 +41,7 @@ __all__ = ["Job", "JobFailed", "DamagedJob", "live_jobs"]
 
 _LIVE: dict[str, Job] = {}
 _LIVE_LOCK = threading.Lock()
+CALLBACK_WAIT = 60.0  # seconds wait() gives the done callbacks when it has no timeout of its own
 
 
 class JobFailed(RuntimeError):
@@ -77,6 +78,8 @@ class Job:
         self._done = threading.Event()
         self._callbacks: list = []
         self._callbacks_fired = False
+        self._callbacks_ran = threading.Event()  # set once the done callbacks have returned
+        self._callbacks_thread: threading.Thread | None = None
         self._held = False
 
     # construction ------------------------------------------------------------------------
@@ -312,11 +315,16 @@ class Job:
         apply_mode(self.run_dir)
         self._callbacks_fired = True
         callbacks, self._callbacks = self._callbacks, []
-        for fn in callbacks:
-            try:
-                fn(self)
-            except Exception as exc:  # a callback must not break the runner
-                self.emit("log", level="error", message=f"done callback {fn!r} failed: {exc}")
+        self._callbacks_thread = threading.current_thread()
+        try:
+            for fn in callbacks:
+                try:
+                    fn(self)
+                except Exception as exc:  # a callback must not break the runner
+                    self.emit("log", level="error",
+                              message=f"done callback {fn!r} failed: {exc}")
+        finally:
+            self._callbacks_ran.set()
 
     # control -----------------------------------------------------------------------------
     def wait(self, timeout: float | None = None, *, raise_on_error: bool = False,
@@ -329,7 +337,14 @@ class Job:
                 raise TimeoutError(f"job {self.id} still {self.status} after {timeout} s")
             self._done.wait(poll if left is None else min(poll, left))
         if self.runner is not None:
-            self.runner.join(self, timeout=5)
+            # the runner calls the done callbacks (a view's last update, its chart drawn)
+            # after the final status: wait for them too, so that what they send reaches the
+            # cell that waits (nbclient keeps a notebook's widget state only until its last
+            # cell ends). Bounded: by what is left of ``timeout``, else CALLBACK_WAIT seconds.
+            end = time.monotonic() + CALLBACK_WAIT if deadline is None else deadline
+            self.runner.join(self, timeout=max(0.0, end - time.monotonic()))
+            if threading.current_thread() is not self._callbacks_thread:  # not from one
+                self._callbacks_ran.wait(max(0.0, end - time.monotonic()))
         if raise_on_error and self.status == "failed":
             raise JobFailed(f"job {self.id} failed: {self.refresh().error}")
         return self

@@ -270,7 +270,7 @@ class JobView(W.VBox):
             wants_chart = state.metrics and n_events != self._chart_events and (
                 force or final or now - self._last_chart >= self.chart_gap)
             parts = [self.badge, self.elapsed, self.progress, self.progress_text,
-                     self.cancel_button, self.log_view, self.error_view, self.chart, self.images,
+                     self.cancel_button, self.log_view, self.error_view, self.images,
                      self.metrics_view, self.ranks_view]
             with contextlib.ExitStack() as stack:
                 for w in parts:
@@ -286,10 +286,12 @@ class JobView(W.VBox):
                 if force or final or now - self._ranks_read >= 1.0:
                     self._update_ranks()
                     self._ranks_read = now
-                if wants_chart:
-                    self._draw_chart(state)
-                    self._last_chart = now
-                    self._chart_events = n_events
+            # the chart last, after the status and progress have been sent: drawing takes
+            # a while on a loaded machine, and the status should not wait for it
+            if wants_chart:
+                self._draw_chart(state)
+                self._last_chart = now
+                self._chart_events = n_events
             self._seen_events = n_events
             self._last_update = now
             self.updates += 1

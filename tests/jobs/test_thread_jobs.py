@@ -74,6 +74,45 @@ def test_done_callback_runs_once_even_if_added_late():
     assert seen == ["done", "late"]
 
 
+def test_wait_returns_after_the_done_callbacks_even_slow_ones():
+    # a view's last update (its chart drawn) runs as a done callback; on a loaded machine it
+    # can take seconds, and what it sends must reach the cell that waits (nbclient stops
+    # listening when the last cell ends): wait() used to give it 5 s at most
+    import threading
+
+    release, finished = threading.Event(), []
+
+    def slow(job):
+        release.wait(10)
+        finished.append(job.status)
+
+    gate = threading.Event()
+
+    def work(config, reporter):
+        gate.wait(10)
+        return 1
+
+    job = launch("custom", fn=work)
+    job.add_done_callback(slow)
+    timer = threading.Timer(5.5, release.set)  # longer than the old cap
+    gate.set()
+    timer.start()
+    try:
+        job.wait(30)
+        assert finished == ["done"]
+    finally:
+        timer.cancel()
+        release.set()
+
+
+def test_a_done_callback_may_wait_for_its_own_job():
+    seen = []
+    job = launch("custom", fn=lambda config, reporter: 2)
+    job.add_done_callback(lambda j: seen.append(j.wait(5).status))
+    job.wait(20)
+    assert seen == ["done"]
+
+
 def test_unknown_kind_and_bad_np():
     with pytest.raises(ValueError, match="unknown job kind 'nope'.*demo"):
         launch("nope")
