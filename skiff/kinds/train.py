@@ -1,14 +1,17 @@
 """Kind ``train``: ``%train`` / ``%%train`` / ``python -m skiff train`` / the Train form.
 
 ``%train MODEL [DATA] [--epochs N | --steps N] [--lr X] [--batch-size B] [--device DEV]
-[--strategy S] [--checkpoint-dir DIR] [--resume] [--np N] [--wait] [-o NAME]``.
+[--strategy S] [--checkpoint-dir DIR] [--resume] [--eval FILE [--eval-every N]] [--np N]
+[--wait] [-o NAME]``.
 MODEL is a built-in model name (or, in a notebook, a variable holding a model); DATA is a
 built-in data set, a text file, or (in a notebook) a variable or a tuple expression like
 ``(X, y)``; left out, a built-in model trains on its own data. ``%%train [options]`` runs the
 cell, which defines ``model`` and ``dataset`` (optionally ``val_dataset``, ``optimizer``,
 ``loss``), as the job: on a thread it sees the notebook's variables; on ``--np N`` ranks its
 source runs on every rank. When the job ends the trained model is in the notebook:
-``job.value.model``, and for ``%%train`` also the variable ``model``.
+``job.value.model``, and for ``%%train`` also the variable ``model``. ``--eval FILE``
+(a checkpoint's model) evaluates held-out rows during training and reports ``eval_loss``,
+``eval_perplexity``, ``eval_exact_match``, ``eval_choice_accuracy`` as metrics.
 """
 
 from __future__ import annotations
@@ -299,7 +302,11 @@ def _eval(values: dict, model) -> dict:
                          f"({', '.join(FROM_CHECKPOINT)}), not {model!r}")
     from skiff.kernels.train.models.evaluate import read_heldout
 
-    read_heldout(path)
+    try:
+        read_heldout(path)
+    except ValueError as exc:  # named as the option, so that a form shows it by its field
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith("--eval") else f"--eval {msg}") from None
     return {"eval": os.path.abspath(os.path.expanduser(str(path))), "eval_every": every}
 
 

@@ -192,3 +192,19 @@ def test_eval_option_errors(files):
     got = config(f"ernie --from {files / 'ckpt'} --eval {files / 'heldout.jsonl'} "
                  "--eval-every 5")
     assert (got["eval"], got["eval_every"]) == (str(files / "heldout.jsonl"), 5)
+
+
+def test_train_form_takes_the_same_words(files, tmp_path):
+    """The panel's Train form offers --eval and --eval-every (from the grammar) and shows a
+    bad held-out file next to its field, Launch disabled."""
+    from skiff.widgets.panels import train_form
+
+    form = train_form()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"prompt": "x"}) + "\n")
+    form.set(model="ernie", from_dir=str(files / "ckpt"), data="", eval=str(bad))
+    assert "row 1 has neither 'messages' nor 'text'" in form.errors["eval"]
+    assert form.launch_button.disabled
+    form.set(eval=str(files / "heldout.jsonl"), eval_every="2", steps="4")
+    assert not form.errors and not form.launch_button.disabled
+    assert f"--eval {files / 'heldout.jsonl'} --eval-every 2" in form.magic
