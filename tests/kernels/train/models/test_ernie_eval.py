@@ -208,3 +208,28 @@ def test_train_form_takes_the_same_words(files, tmp_path):
     form.set(eval=str(files / "heldout.jsonl"), eval_every="2", steps="4")
     assert not form.errors and not form.launch_button.disabled
     assert f"--eval {files / 'heldout.jsonl'} --eval-every 2" in form.magic
+
+
+@pytest.mark.mpi
+def test_eval_on_two_data_parallel_ranks(files):
+    """``--np 2 --strategy dp``: rank 0 evaluates (the model is whole on every rank); the
+    rows come at the same steps, step 0 is the base model's, and the last equals evaluate.py
+    on the final weights the job wrote."""
+    from skiff.jobs import submit
+
+    line = (f"ernie --data {files / 'chat.jsonl'} --from {files / 'ckpt'} --eval "
+            f"{files / 'heldout.jsonl'} --eval-every 2 --steps 4 --batch-size 2 --lr 2e-2 "
+            f"--block-size {BLOCK} --np 2 --strategy dp")
+    job, _ = submit("train", line)
+    assert job.wait(300) and job.status == "done", job.error
+    rows = job.result["evaluation"]
+    assert [r["step"] for r in rows] == [0, 2, 4]
+    base = from_pretrained(files / "ckpt")
+    want0 = _independent(base, base.tokenizer)
+    model = from_pretrained(files / "ckpt")
+    with np.load(job.run_dir / "model.npz") as z:
+        model.load_state_dict({k: z[k] for k in z.files})
+    want4 = _independent(model, base.tokenizer)
+    for name in ("eval_loss", "eval_exact_match", "eval_choice_accuracy"):
+        assert rows[0][name] == pytest.approx(want0[name], rel=1e-6, abs=1e-12), name
+        assert rows[-1][name] == pytest.approx(want4[name], rel=1e-6, abs=1e-12), name
