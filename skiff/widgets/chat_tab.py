@@ -85,8 +85,10 @@ class ChatTab(W.VBox):
         self.kind = KINDS["chat"]
         self.poll = max(float(poll), 0.1)
         self._user_ns = user_ns
-        self.model = W.Text(description="model", placeholder="checkpoint folder or variable",
-                            style=_WIDE, layout=W.Layout(width="36em"))
+        self.model = W.Combobox(options=self._held_models(), value="", ensure_option=False,
+                                description="model",
+                                placeholder="checkpoint folder, or a variable holding a model",
+                                style=_WIDE, layout=W.Layout(width="36em"))
         self.prompt = W.Textarea(description="prompt", placeholder="Ask something",
                                  rows=3, style=_WIDE, layout=W.Layout(width="36em"))
         self.system = W.Text(description="system", placeholder="(none)", style=_WIDE,
@@ -148,6 +150,19 @@ class ChatTab(W.VBox):
         """The ``%chat`` line equivalent to the fields."""
         return self.kind.command.render({k: v for k, v in self.values().items()
                                          if k not in ("wait", "output")}, style="magic")
+
+    def _held_models(self) -> list[str]:
+        """Notebook variables holding a loaded language model (offered by the model field)."""
+        from skiff.kinds.chat import is_language_model
+
+        out = []
+        for name, value in self._namespace().items():
+            try:
+                if not name.startswith("_") and is_language_model(value):
+                    out.append(name)
+            except Exception:  # noqa: BLE001 - a strange object is simply not offered
+                continue
+        return sorted(out)
 
     def _namespace(self) -> dict:
         if self._user_ns is not None:

@@ -97,6 +97,24 @@ def test_answer_streams_into_the_tab(folders):
         tab.close()
 
 
+def test_a_model_held_in_a_notebook_variable_answers(folders):
+    from skiff.widgets.chat_tab import ChatTab
+
+    _, tuned = folders
+    held = from_pretrained(tuned)
+    tab = ChatTab(user_ns={"held": held, "other": 3})
+    try:
+        assert list(tab.model.options) == ["held"]
+        tab.model.value, tab.prompt.value, tab.max_new_tokens.value = "held", QUESTION, 24
+        job = tab.send()
+        _wait(tab)
+        assert job.status == "done", job.error
+        assert job.config["model"] == "<notebook held>"
+        assert tab.turn.thinking_text == "two and two make four"
+    finally:
+        tab.close()
+
+
 def test_sampling_options_reach_the_config(folders):
     from skiff.kinds import KINDS
     from skiff.widgets.chat_tab import ChatTab
