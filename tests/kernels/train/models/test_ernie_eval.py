@@ -128,6 +128,17 @@ def test_eval_metrics_during_training_equal_evaluate_on_the_saved_model(files, l
                KINDS["train"].summary(job.result))
     table = EvalTable.from_history(job.result["evaluation"])
     assert table.value("step 4", "eval_loss") == seen[4]["eval_loss"]
+    if not lora:  # the job's widget: the table once done, the eval curves in its chart
+        from skiff.widgets.chart import metric_groups
+        from skiff.widgets.job_view import JobView
+
+        view = JobView(job, start=False)
+        try:
+            view.update(force=True)
+            assert "held-out" in view.result_view.value and view.chart.value
+            assert ["eval_loss", "loss"] in metric_groups(job.refresh().metrics)
+        finally:
+            view.close()
 
 
 def test_without_eval_nothing_changes():
