@@ -1,14 +1,17 @@
 """Kind ``train``: ``%train`` / ``%%train`` / ``python -m skiff train`` / the Train form.
 
 ``%train MODEL [DATA] [--epochs N | --steps N] [--lr X] [--batch-size B] [--device DEV]
-[--strategy S] [--checkpoint-dir DIR] [--resume] [--np N] [--wait] [-o NAME]``.
+[--strategy S] [--checkpoint-dir DIR] [--resume] [--eval FILE [--eval-every N]] [--np N]
+[--wait] [-o NAME]``.
 MODEL is a built-in model name (or, in a notebook, a variable holding a model); DATA is a
 built-in data set, a text file, or (in a notebook) a variable or a tuple expression like
 ``(X, y)``; left out, a built-in model trains on its own data. ``%%train [options]`` runs the
 cell, which defines ``model`` and ``dataset`` (optionally ``val_dataset``, ``optimizer``,
 ``loss``), as the job: on a thread it sees the notebook's variables; on ``--np N`` ranks its
 source runs on every rank. When the job ends the trained model is in the notebook:
-``job.value.model``, and for ``%%train`` also the variable ``model``.
+``job.value.model``, and for ``%%train`` also the variable ``model``. ``--eval FILE``
+(a checkpoint's model) evaluates held-out rows during training and reports ``eval_loss``,
+``eval_perplexity``, ``eval_exact_match``, ``eval_choice_accuracy`` as metrics.
 """
 
 from __future__ import annotations
@@ -97,6 +100,12 @@ def COMMAND(p):
                    help="LoRA scale numerator (default 2 R)")
     p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
                    help="comma-separated linear layers to adapt (default q_proj,v_proj)")
+    p.add_argument("--eval", dest="eval", default=None, metavar="FILE",
+                   help="held-out JSONL ({\"messages\": [...]} or {\"text\": ...} rows; an "
+                        "\"answer\" adds exact match, \"choices\" multiple choice) evaluated "
+                        "during training: eval_loss, eval_perplexity, ... as metrics")
+    p.add_argument("--eval-every", type=positive_int, default=None, metavar="N",
+                   help="evaluate --eval every N steps (default: before and after training)")
     _ocr_rec_arguments(p)
 
 
@@ -276,7 +285,29 @@ def to_config(values: dict) -> dict:
         "from": check_from(model, values.get("from_dir", values.get("from")))
         if source is None else None,
         "lora": _lora(values),
+        **_eval(values, model if source is None else None),
     }
+
+
+def _eval(values: dict, model) -> dict:
+    """``--eval FILE [--eval-every N]``: the held-out file read and checked now, before any
+    run folder (a bad row is one clear error); ``model`` None: a cell's or a notebook's."""
+    path, every = values.get("eval"), values.get("eval_every")
+    if path is None:
+        if every is not None:
+            raise ValueError("--eval-every needs --eval FILE (the held-out rows)")
+        return {"eval": None, "eval_every": None}
+    if model is not None and model not in FROM_CHECKPOINT:
+        raise ValueError(f"--eval FILE is for models loaded from a checkpoint "
+                         f"({', '.join(FROM_CHECKPOINT)}), not {model!r}")
+    from skiff.kernels.train.models.evaluate import read_heldout
+
+    try:
+        read_heldout(path)
+    except ValueError as exc:  # named as the option, so that a form shows it by its field
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith("--eval") else f"--eval {msg}") from None
+    return {"eval": os.path.abspath(os.path.expanduser(str(path))), "eval_every": every}
 
 
 def _lora(values: dict) -> dict | None:
@@ -371,6 +402,12 @@ class TrainKind(Kind):
         if isinstance(val, dict) and isinstance(val.get("val_loss"), (int, float)):
             line += f", held-out loss {figure(val['val_loss'])}"
         lines = [line]
+        evals = result.get("evaluation") or []
+        if evals and isinstance(evals[-1], dict):  # --eval: the last held-out evaluation
+            last = evals[-1]
+            lines.append(f"held-out at step {last.get('step')}: " + ", ".join(
+                f"{k.removeprefix('eval_')} {figure(v)}" for k, v in last.items()
+                if k != "step" and isinstance(v, (int, float))))
         speed = f"{figure(result.get('time_s', 0.0))} s"
         for key, unit in (("tokens_per_s", "tokens/s"), ("samples_per_s", "samples/s")):
             if result.get(key):
@@ -384,6 +421,16 @@ class TrainKind(Kind):
         if result.get("checkpoint"):
             lines.append(f"checkpoint: {result['checkpoint']}")
         return lines
+
+    def result_html(self, job) -> str | None:
+        """``--eval``: the held-out evaluations, one column per step."""
+        evals = (job.result or {}).get("evaluation")
+        if not evals:
+            return None
+        from skiff.kernels.train.models.evaluate import EvalTable
+
+        return ("<div><b>held-out evaluation</b></div>"
+                + EvalTable.from_history(evals)._repr_html_())
 
     def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
         """``%train model (X, y) --epochs 3``: a DATA written as a Python tuple or list
@@ -506,9 +553,10 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         stand_model = next((m for m in BUILTIN_MODELS
                             if stand_data is None or _fits(m, check_data_name(stand_data))),
                            "mlp")
-    stand_in = {**values, "model": stand_model,
+    stand_in = {**values, "model": stand_model, "eval": None, "eval_every": None,
                 "data": DEFAULT_DATA[stand_model] if stand_data is None else stand_data}
     config = to_config(stand_in)
+    config.update(_eval(values, None))  # the model's tokenizer is checked in the job
     config["model"] = values["model"] if model_obj is None else f"<notebook {values['model']}>"
     config["data"] = config["data"] if data_obj is None else f"<notebook {values['data']}>"
     seed = config["seed"]

@@ -1,4 +1,4 @@
-"""``%skiff``: the panel of forms (Train, Solve, OCR) and the job monitor."""
+"""``%skiff``: the panel of forms (Train, Solve, OCR), the Chat tab and the job monitor."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from skiff.grammar.common import did_you_mean
 
 __all__ = ["PanelMagics"]
 
-TABS = ("train", "solve", "ocr", "jobs")
+TABS = ("train", "solve", "ocr", "chat", "jobs")
 
 
 @magics_class
 class PanelMagics(Magics):
     @line_magic
     def skiff(self, line=""):
-        """Show the skiff panel: ``%skiff [train|solve|ocr|jobs]`` opens it on that tab."""
+        """Show the skiff panel: ``%skiff [train|solve|ocr|chat|jobs]`` opens it on that tab."""
         words = line.split()
         if len(words) > 1 or (words and words[0] not in TABS):
             hint = did_you_mean(words[0], TABS) if len(words) == 1 else ""

@@ -1,4 +1,5 @@
-"""``skiff.panel()`` / ``%skiff``: tabs Train, Solve, OCR and Jobs, for those who prefer forms.
+"""``skiff.panel()`` / ``%skiff``: tabs Train, Solve, OCR, Chat and Jobs, for those who prefer
+forms.
 
 Each job tab is a :class:`~skiff.widgets.form.CommandForm` generated from the kind's grammar
 (``skiff.kinds.<kind>.COMMAND`` and ``to_config``), so a tab offers whatever options the
@@ -6,7 +7,9 @@ grammar defines, checks them as the user types, and shows the equivalent magic l
 command. Some fields get nicer pickers: Train picks models and data sets among the notebook's
 variables and the built-ins and can show the planner's table; OCR takes uploaded files. When
 a job ends, the Solve tab shows the field and the convergence plot and the OCR tab the lines
-it read. The Jobs tab is the :class:`~skiff.widgets.monitor.JobMonitor`.
+it read. The Chat tab (:class:`~skiff.widgets.chat_tab.ChatTab`) asks a checkpoint and shows
+the answer as it is written, the thinking collapsed. The Jobs tab is the
+:class:`~skiff.widgets.monitor.JobMonitor`.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ from .chart import log_axis
 from .form import CommandForm, _warning
 from .monitor import JobMonitor
 
-__all__ = ["panel", "Panel", "train_form", "solve_form", "ocr_form", "chat_form"]
+__all__ = ["panel", "Panel", "train_form", "solve_form", "ocr_form", "chat_form", "chat_tab"]
 
-TABS = ("train", "solve", "ocr")
-_TITLES = {"train": "Train", "solve": "Solve", "ocr": "OCR", "jobs": "Jobs"}
+TABS = ("train", "solve", "ocr", "chat")
+_TITLES = {"train": "Train", "solve": "Solve", "ocr": "OCR", "chat": "Chat", "jobs": "Jobs"}
 
 
 def _grammar(kind: str):
@@ -286,6 +289,13 @@ def chat_form() -> CommandForm:
                        order=("model", "prompt", "system", "max_new_tokens", "temperature"))
 
 
+def chat_tab():
+    """The Chat tab: model, prompt, sampling options, Send; the answer streamed below."""
+    from .chat_tab import ChatTab
+
+    return ChatTab()
+
+
 def save_uploads(files, folder: str | os.PathLike | None = None) -> list[str]:
     """Write uploaded files (FileUpload values) to ``<runs root>/uploads/<time>/``."""
     from skiff.jobs.store import runs_root
@@ -304,15 +314,16 @@ def save_uploads(files, folder: str | os.PathLike | None = None) -> list[str]:
 
 
 # the panel -----------------------------------------------------------------------------------
-_FORMS = {"train": train_form, "solve": solve_form, "ocr": ocr_form}
+_FORMS = {"train": train_form, "solve": solve_form, "ocr": ocr_form, "chat": chat_tab}
 
 
 class Panel(W.Tab):
-    """Tabs Train, Solve, OCR and Jobs. ``panel.forms[kind]`` is each kind's form;
-    ``panel.monitor`` the job monitor."""
+    """Tabs Train, Solve, OCR, Chat and Jobs. ``panel.forms[kind]`` is each job kind's form,
+    ``panel.chat`` the Chat tab, ``panel.monitor`` the job monitor."""
 
     def __init__(self, *, monitor_poll: float = 1.0):
         self.forms: dict[str, CommandForm] = {}
+        self.chat = None
         children, titles = [], []
         for kind in TABS:
             try:
@@ -322,7 +333,10 @@ class Panel(W.Tab):
                              f"{html.escape(str(exc))}</i>")
                 children.append(box)
             else:
-                self.forms[kind] = form
+                if kind == "chat":
+                    self.chat = form
+                else:
+                    self.forms[kind] = form
                 children.append(form)
             titles.append(_TITLES[kind])
         self.monitor = JobMonitor(poll=monitor_poll)
@@ -335,10 +349,12 @@ class Panel(W.Tab):
         monitor = getattr(self, "monitor", None)  # close() also runs from __del__
         if monitor is not None:
             monitor.close()  # stops its thread
+        if getattr(self, "chat", None) is not None:
+            self.chat.close()
         super().close()
 
     def select(self, name: str) -> None:
-        """Show the tab ``name`` (train, solve, ocr or jobs)."""
+        """Show the tab ``name`` (train, solve, ocr, chat or jobs)."""
         names = [*TABS, "jobs"]
         if name not in names:
             raise ValueError(f"unknown tab {name!r}: choose from {', '.join(names)}")
@@ -346,12 +362,13 @@ class Panel(W.Tab):
 
 
 def panel(tab: str | None = None) -> Panel:
-    """The skiff panel: forms that launch train, solve and OCR jobs, and the job monitor.
+    """The skiff panel: forms that launch train, solve and OCR jobs, a chat with a
+    checkpoint, and the job monitor.
 
     Parameters
     ----------
     tab : str, optional
-        The tab to show first: ``train``, ``solve``, ``ocr`` or ``jobs``.
+        The tab to show first: ``train``, ``solve``, ``ocr``, ``chat`` or ``jobs``.
     """
     p = Panel()
     if tab is not None:

@@ -41,9 +41,9 @@ def test_panels_notebook(runs_dir):
     nb = execute_notebook("06-panels.ipynb", timeout=300)
     states = widget_states(nb)
     text = outputs_text(nb)
-    # the panel: four tabs
+    # the panel: five tabs
     (panel,) = _with_class(states, "skiff-panel")
-    assert panel["titles"] == ["Train", "Solve", "OCR", "Jobs"]
+    assert panel["titles"] == ["Train", "Solve", "OCR", "Chat", "Jobs"]
     # opened on the Solve tab, and left there; each section shows its own form
     assert panel["selected_index"] == 1
     shown = _shown_by_cell(nb, states)

@@ -265,8 +265,8 @@ def test_panel_tabs_and_magic(shell):
     p = shell.run_line_magic("skiff", "jobs")
     try:
         assert isinstance(p, Panel)
-        assert list(p.titles) == ["Train", "Solve", "OCR", "Jobs"]
-        assert p.selected_index == 3 and p.children[3] is p.monitor
+        assert list(p.titles) == ["Train", "Solve", "OCR", "Chat", "Jobs"]
+        assert p.selected_index == 4 and p.children[4] is p.monitor
         assert "train" in p.forms and "ocr" in p.forms
         thread = p.monitor._thread
         assert thread.is_alive()

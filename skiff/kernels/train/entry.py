@@ -21,7 +21,7 @@ import numpy as np
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
-           "CELL_NAMES"]
+           "held_out", "CELL_NAMES"]
 
 CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
 
@@ -102,6 +102,7 @@ def train_parts(parts: dict, config: dict, reporter):
     from skiff.kernels.train.trainer import Trainer
 
     model, dataset = parts["model"], parts["dataset"]
+    evaluator = held_out(model, config)  # before training: a bad --eval file fails here
     reporter.info(model=type(model).__name__, data=str(dataset)[:200])
     default_batch = 16 if hasattr(dataset, "block_size") else 32
     trainer = Trainer(
@@ -120,6 +121,8 @@ def train_parts(parts: dict, config: dict, reporter):
         stop_on_divergence=bool(config.get("stop_on_divergence", False)),
         precision=config.get("precision") or "32",
         reporter=reporter,
+        evaluator=evaluator,
+        eval_every=config.get("eval_every"),
     )
     epochs, steps = config.get("epochs"), config.get("steps")
     if epochs is None and steps is None:
@@ -150,6 +153,19 @@ def train_parts(parts: dict, config: dict, reporter):
                                   kind="folder")
     _report_curve(result, reporter)
     return result
+
+
+def held_out(model, config: dict):
+    """``--eval FILE``: the held-out set the Trainer evaluates (None without it), in the
+    model's own tokens, blocks of the training ``block_size``."""
+    if not config.get("eval"):
+        return None
+    from skiff.kernels.train.models.evaluate import HeldOut
+
+    block = config.get("block_size") or getattr(getattr(model, "config", None), "block_size",
+                                                None) or 256
+    return HeldOut.from_jsonl(config["eval"], getattr(model, "tokenizer", None),
+                              block_size=int(block))
 
 
 def _report_curve(result, reporter) -> None:

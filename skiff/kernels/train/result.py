@@ -24,6 +24,7 @@ class TrainResult:
     final_loss: float | None
     history: list[dict] = field(default_factory=list)  # one row per logged step
     val_history: list[dict] = field(default_factory=list)  # one row per epoch
+    evaluation: list[dict] = field(default_factory=list)  # evaluator rows {"step", metric...}
     time_s: float = 0.0
     samples_per_s: float | None = None
     tokens_per_s: float | None = None
@@ -39,7 +40,7 @@ class TrainResult:
     model: object = field(default=None, repr=False)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "steps": self.steps, "epochs": self.epochs, "final_loss": self.final_loss,
             "history": self.history, "val_history": self.val_history,
             "time_s": round(self.time_s, 4), "samples_per_s": self.samples_per_s,
@@ -49,6 +50,9 @@ class TrainResult:
             "step_time_s": self.step_time_s, "predicted": self.predicted,
             "plan_check": self.plan_check,
         }
+        if self.evaluation:  # held-out evaluations during training (an evaluator was given)
+            out["evaluation"] = self.evaluation
+        return out
 
     @property
     def losses(self) -> list[float]:

@@ -101,6 +101,14 @@ class Trainer:
         The loss trend is watched (:mod:`.divergence`): a loss that runs away logs a
         warning; with this, the run stops there with :class:`TrainingDiverged`, naming the
         last checkpoint from before the divergence began.
+    evaluator : callable or None
+        ``evaluator(model) -> {name: value}`` (e.g. a held-out set,
+        :class:`~skiff.kernels.train.models.evaluate.HeldOut`): run on the reporting rank
+        before the first step, every ``eval_every`` steps and after the last, each value
+        reported as a metric at that step and kept in ``result.evaluation``. It needs the
+        whole model on that rank (one device, DP or ZeRO).
+    eval_every : int or None
+        Optimizer steps between evaluations (None: only before and after training).
     verbose : bool
         Print one line per epoch (and at the end): step, mean training loss since the last
         line, validation metrics, elapsed time. For a direct call in a notebook or script;
@@ -129,7 +137,8 @@ class Trainer:
                  checkpoint_every: int | None = None, keep_checkpoints: int = 3,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
                  shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
-                 stop_on_divergence: bool = False, precision: str = "32"):
+                 stop_on_divergence: bool = False, precision: str = "32",
+                 evaluator=None, eval_every: int | None = None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -139,6 +148,10 @@ class Trainer:
         _positive_int("log_every", log_every)
         if checkpoint_every is not None:
             _positive_int("checkpoint_every", checkpoint_every)
+        if eval_every is not None:
+            _positive_int("eval_every", eval_every)
+        if evaluator is not None and not callable(evaluator):
+            raise TypeError(f"evaluator must be callable(model) -> dict, got {evaluator!r}")
         if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr)
                                    and lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
@@ -181,6 +194,7 @@ class Trainer:
         self.verbose = bool(verbose)
         self.stop_on_divergence = bool(stop_on_divergence)
         self.precision = check_precision(precision)
+        self.evaluator, self.eval_every = evaluator, eval_every
         self.mixed: MixedTraining | None = None
         self.strategy: Strategy | None = None
         self.optimizer = None
@@ -344,6 +358,7 @@ class Trainer:
         run.window_t = time.perf_counter()
         self.model.train()
         rep.progress(run.step, run.total, unit="step")
+        self._run_evaluator(run)
         while run.step < run.total:
             if rep.should_stop():
                 run.stopped = "cancelled"
@@ -354,6 +369,8 @@ class Trainer:
                 self._on_divergence(run)
             if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
                 self._validate(run)
+            if self.eval_every and run.step % self.eval_every == 0 or run.step == run.total:
+                self._run_evaluator(run)
             if self.verbose:
                 self._print_progress(run, loss)
             if self.checkpoint_dir is not None and self.checkpoint_every and \
@@ -463,6 +480,25 @@ class Trainer:
                 self.reporter.metric(k, v, step=run.step)
         self.model.train()
 
+    def _run_evaluator(self, run: _Run) -> None:
+        """The ``evaluator``'s metrics at this step (once a step), on the reporting rank."""
+        if self.evaluator is None or (run.evaluation and run.evaluation[-1]["step"] == run.step):
+            return
+        strategy = run.strategy
+        if strategy.world_size > 1:
+            from .parallel.data_parallel import DataParallel
+
+            if not isinstance(strategy, DataParallel):
+                raise ValueError(f"held-out evaluation needs the whole model on one rank (one "
+                                 f"device, dp or zero); strategy {self.plan.get('strategy')!r} "
+                                 "splits it")
+        if strategy.is_root:
+            metrics = self.evaluator(self.model)
+            run.evaluation.append({"step": run.step, **metrics})
+            for name, value in metrics.items():
+                self.reporter.metric(name, value, step=run.step)
+            self.model.train()
+
     def _print_progress(self, run: _Run, loss) -> None:
         """``verbose``: one printed line at each epoch's end and after the last step."""
         run.line_losses.append(loss)
@@ -482,7 +518,7 @@ class Trainer:
         result = TrainResult(
             steps=step, epochs=round(loader.epoch + loader.position / len(loader), 4),
             final_loss=run.history[-1]["loss"] if run.history else None, history=run.history,
-            val_history=run.val_history, time_s=elapsed,
+            val_history=run.val_history, evaluation=run.evaluation, time_s=elapsed,
             samples_per_s=samples / elapsed if elapsed > 0 and samples else None,
             tokens_per_s=tokens / elapsed if elapsed > 0 and tokens else None,
             peak_memory_bytes=run.peak or None,
@@ -711,6 +747,7 @@ class _Run:
     step: int = 0
     history: list = field(default_factory=list)
     val_history: list = field(default_factory=list)
+    evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}
     last_ckpt: object = None
     stopped: str | None = None
     t_start: float = 0.0

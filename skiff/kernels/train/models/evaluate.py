@@ -5,18 +5,21 @@ greedy answers.
 Every function takes a skiff causal LM (``model(ids) -> logits (B, T, V)``, such as
 :class:`~.ernie.ErnieForCausalLM`) and token ids, or text with ``tokenizer=`` (the
 checkpoint's, ``model.tokenizer`` by default). Nothing is trained; no graph is kept.
+
+:class:`HeldOut` puts them together for a held-out JSONL file (``%train ... --eval FILE``):
+the Trainer calls it every ``--eval-every`` steps and reports what it returns as metrics.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import numpy as np
 
-from ..core.tensor import no_grad
-
 __all__ = ["perplexity", "choice_logprobs", "multiple_choice", "exact_match", "chat_loss",
-           "EvalTable"]
+           "EvalTable", "HeldOut", "read_heldout", "check_heldout_rows"]
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
@@ -26,6 +29,8 @@ def _log_softmax(z: np.ndarray) -> np.ndarray:
 
 
 def _logits(model, ids: np.ndarray) -> np.ndarray:
+    from ..core.tensor import no_grad  # here: the grammar reads held-out files without it
+
     was = model.training
     model.eval()
     try:
@@ -141,6 +146,13 @@ class EvalTable:
         self.metrics = list(dict.fromkeys(m for v in self.columns.values() for m in v
                                           if isinstance(v[m], (int, float))))
 
+    @classmethod
+    def from_history(cls, rows: list[dict]) -> EvalTable:
+        """The held-out evaluations of a run (rows ``{"step", metric: value}``), one column
+        per step."""
+        return cls({f"step {r['step']}": {k: v for k, v in r.items() if k != "step"}
+                    for r in rows})
+
     def value(self, column: str, metric: str):
         return self.columns[column].get(metric)
 
@@ -167,3 +179,142 @@ class EvalTable:
                 f"<td>{self._cell(self.columns[n].get(m))}</td>" for n in self.columns)
             + "</tr>" for m in self.metrics)
         return (f"<table class='skiff-eval'><tr><th>metric</th>{head}</tr>{rows}</table>")
+
+
+# held-out evaluation during training ----------------------------------------------------------
+def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
+    """Check held-out rows before anything runs (one clear error naming the row): each is a
+    conversation ``{"messages": [...]}`` (scored on the assistant's tokens) or ``{"text":
+    ...}``; ``"answer"`` (text) adds exact match, ``"choices"`` with ``"answer"`` (an index)
+    multiple choice; ``"prompt"`` is what the model answers (default: the conversation up
+    to its last assistant message, or the text)."""
+    if not rows:
+        raise ValueError(f"{source}: no rows (a held-out file needs at least one)")
+    for n, row in enumerate(rows, 1):
+        where = f"{source}: row {n}"
+        if not isinstance(row, dict):
+            raise ValueError(f"{where} is a {type(row).__name__}, not a JSON object")
+        messages, text = row.get("messages"), row.get("text")
+        if messages is None and text is None:
+            raise ValueError(f"{where} has neither 'messages' nor 'text' (got keys "
+                             f"{sorted(row)}): each row is a conversation or a text")
+        if messages is not None:
+            if not isinstance(messages, list) or not messages or not all(
+                    isinstance(m, dict) and "role" in m and "content" in m for m in messages):
+                raise ValueError(f"{where}: 'messages' must be a list of "
+                                 '{"role": ..., "content": ...} objects')
+            if not any(m["role"] == "assistant" for m in messages):
+                raise ValueError(f"{where} has no assistant message to score")
+        elif not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{where}: 'text' must be a non-empty string, got {text!r}")
+        if "prompt" in row and not isinstance(row["prompt"], str):
+            raise ValueError(f"{where}: 'prompt' must be a string, got {row['prompt']!r}")
+        choices = row.get("choices")
+        if choices is not None:
+            if not isinstance(choices, list) or len(choices) < 2 or not all(
+                    isinstance(c, str) and c for c in choices):
+                raise ValueError(f"{where}: 'choices' must be a list of at least 2 strings, "
+                                 f"got {choices!r}")
+            answer = row.get("answer")
+            if isinstance(answer, bool) or not isinstance(answer, int) or \
+                    not 0 <= answer < len(choices):
+                raise ValueError(f"{where}: 'answer' must be the index of the right choice "
+                                 f"(0..{len(choices) - 1}), got {answer!r}")
+        elif "answer" in row and not isinstance(row["answer"], (str, int, float)):
+            raise ValueError(f"{where}: 'answer' must be the expected text, got "
+                             f"{row['answer']!r}")
+    return list(rows)
+
+
+def read_heldout(path: str | os.PathLike) -> list[dict]:
+    """The checked rows of a held-out JSONL file (one clear error for a missing file, a line
+    that is not JSON, or a row :func:`check_heldout_rows` refuses)."""
+    path = os.path.expanduser(os.fspath(path))
+    if not os.path.isfile(path):
+        raise ValueError(f"--eval {path!r}: no such file (a JSONL file of held-out rows)")
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {n} is not JSON ({exc.msg})") from None
+    return check_heldout_rows(rows, source=path)
+
+
+class HeldOut:
+    """A held-out set evaluated as the harnesses do; ``held_out(model)`` returns metrics:
+
+    * ``eval_loss``, ``eval_perplexity``: the mean next-token NLL over every scored token
+      (a conversation's assistant tokens, :func:`chat_loss`; every token of a text,
+      :func:`perplexity` in ``block_size`` blocks) and its exp;
+    * ``eval_exact_match``: rows with an ``answer`` text (:func:`exact_match`);
+    * ``eval_choice_accuracy``: rows with ``choices`` (:func:`multiple_choice`).
+
+    The tokenizer (and the chat template, for conversations) is checked here, so a file the
+    model cannot read fails before training starts.
+    """
+
+    def __init__(self, rows, tokenizer, *, block_size: int = 256, max_new_tokens: int = 32,
+                 source: str = "held-out data"):
+        rows = check_heldout_rows(list(rows), source)
+        if tokenizer is None:
+            raise ValueError(f"{source}: held-out evaluation needs the checkpoint's tokenizer "
+                             "(the model has none)")
+        self.tokenizer, self.source = tokenizer, source
+        self.block_size, self.max_new_tokens = int(block_size), int(max_new_tokens)
+        self.chats = [r for r in rows if r.get("messages") is not None]
+        self.texts = [r["text"] for r in rows if r.get("messages") is None]
+        if self.chats and getattr(tokenizer, "chat_template", None) is None:
+            raise ValueError(f"{source}: conversations need the checkpoint's chat template "
+                             "(it has none)")
+        asked = [dict(r, prompt=self.prompt_of(r)) for r in rows if "answer" in r]
+        self.choice_rows = [r for r in asked if "choices" in r]
+        self.answer_rows = [r for r in asked if "choices" not in r]
+        self.n = len(rows)
+
+    @classmethod
+    def from_jsonl(cls, path, tokenizer, **kwargs) -> HeldOut:
+        return cls(read_heldout(path), tokenizer, source=str(path), **kwargs)
+
+    def prompt_of(self, row: dict) -> str:
+        """What the model answers: ``prompt``, else the conversation up to its last
+        assistant message with the generation prompt, else the text."""
+        if "prompt" in row:
+            return row["prompt"]
+        messages = row.get("messages")
+        if messages is None:
+            return row["text"]
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        return self.tokenizer.apply_chat_template(messages[:last], add_generation_prompt=True)
+
+    def __call__(self, model) -> dict:
+        tok = self.tokenizer
+        total = count = 0.0
+        if self.chats:
+            got = chat_loss(model, self.chats, block_size=self.block_size, tokenizer=tok)
+            total, count = got["loss"] * got["tokens"], got["tokens"]
+        for text in self.texts:
+            if len(tok.encode(text)) < 2:
+                continue
+            got = perplexity(model, text, block_size=self.block_size, tokenizer=tok)
+            total += got["loss"] * got["tokens"]
+            count += got["tokens"]
+        out = {}
+        if count:
+            out["eval_loss"] = total / count
+            out["eval_perplexity"] = math.exp(min(out["eval_loss"], 700.0))
+        if self.answer_rows:
+            out["eval_exact_match"] = exact_match(
+                model, self.answer_rows, max_new_tokens=self.max_new_tokens,
+                tokenizer=tok)["exact_match"]
+        if self.choice_rows:
+            out["eval_choice_accuracy"] = multiple_choice(model, self.choice_rows,
+                                                          tokenizer=tok)["accuracy"]
+        return out
+
+    def __repr__(self) -> str:
+        return (f"HeldOut({self.n} rows from {self.source}: {len(self.answer_rows)} with an "
+                f"answer, {len(self.choice_rows)} with choices)")
