@@ -4,7 +4,7 @@
 # # Panels: every job from a form
 #
 # The magics are quick once you know their options; a form is quicker while you don't. The
-# skiff panel has one tab per kind of job (Train, Solve, OCR) and a Jobs tab that lists
+# skiff panel has one tab per kind of job (Train, Solve, OCR, Chat) and a Jobs tab that lists
 # everything that ran. Each form is made from the same grammar as the magic and the
 # command line, so it offers exactly the options `%solve` has, checks them as you type, and
 # shows the magic line and the terminal command that do the same thing: copy one into a
