@@ -165,6 +165,9 @@ class DataParallel(Strategy):
         self._broadcast_params(model)
         named = list(model.named_parameters()) if hasattr(model, "named_parameters") else \
             [(str(i), p) for i, p in enumerate(model.parameters())]
+        # frozen parameters (a LoRA fine-tune's base weights) are neither reduced nor
+        # optimised: in a ZeRO shard AdamW's decoupled weight decay would move them
+        named = [(n, p) for n, p in named if p.requires_grad]
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         compressed = not isinstance(self.compressor, NoCompression)

@@ -33,6 +33,8 @@ def tensor_parallel_slicing(model) -> dict:
     splits (:mod:`.tensor_parallel`); the others are held whole."""
     from .tensor_parallel import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
 
+    if getattr(model, "tp_slicing", None) is not None:  # an ERNIE model (.ernie_tensor)
+        return dict(model.tp_slicing)
     out = {}
     for mname, mod in model.named_modules():
         prefix = f"{mname}." if mname else ""

@@ -239,6 +239,10 @@ def _structural_problems(spec: ModelSpec, c: Choice, world: int, global_batch: i
                         f"{world}")
     if spec.n_heads % c.tp:
         problems.append(f"tp={c.tp} does not divide the {spec.n_heads} attention heads")
+    kv = spec.n_kv_heads or spec.n_heads
+    if c.tp > 1 and kv % c.tp and c.tp % kv:
+        problems.append(f"tp={c.tp} neither divides nor is a multiple of the {kv} key/value "
+                        "heads")
     if c.pp > spec.n_layers:
         problems.append(f"pp={c.pp} is more stages than the {spec.n_layers} layers")
     if c.dp % c.ep:
@@ -390,6 +394,18 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
                 searched=len(all_est), fitting=len(fits), global_batch=gb)
 
 
+def _split_dims(model) -> tuple:
+    """How skiff's strategies can split a live model: its ``parallel_dims``, or for an
+    ERNIE-4.5 model (a Hugging Face config with attention heads) tp and pp, and ep when it
+    has experts (:mod:`skiff.kernels.train.parallel.ernie`)."""
+    if hasattr(model, "parallel_dims"):
+        return tuple(model.parallel_dims)
+    cfg = getattr(model, "config", None)
+    if hasattr(cfg, "num_attention_heads") and hasattr(cfg, "num_hidden_layers"):
+        return ("tp", "pp") + (("ep",) if getattr(cfg, "moe_num_experts", 0) else ())
+    return ()
+
+
 def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
             device_memory=None, global_batch: int | None = None, seq_len: int | None = None,
             weight_bytes: int = 4, optimizer: str = "adamw", check_memory: bool = True,
@@ -418,8 +434,7 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
         if isinstance(model_or_spec, (str, ModelSpec)):
             dims = ("tp", "pp", "ep")
         else:  # a live model splits by tp/pp/ep only as skiff's strategies can split it
-            dims = tuple("ep=dp" if d == "ep" else d
-                         for d in getattr(model_or_spec, "parallel_dims", ()))
+            dims = tuple("ep=dp" if d == "ep" else d for d in _split_dims(model_or_spec))
         return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
                     optimizer=optimizer, dims=dims, grad_bytes=grad_bytes)
     problems = _structural_problems(spec, choice, world, gb)

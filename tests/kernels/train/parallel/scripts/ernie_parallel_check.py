@@ -1,0 +1,100 @@
+"""ERNIE-4.5 fine-tuning on this world's ranks against one process, through the train entry.
+
+Every case trains a tiny checkpoint (written by skiff in the Hugging Face layout) for a few
+AdamW steps with ``train_parts`` (the ``%train ernie --from DIR`` path): once on all ranks
+with the case's strategy, once on rank 0 alone (strategy "single"). Rank 0 reports both loss
+trajectories, the largest weight difference, and the saved folders' files for the test to
+compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE = strategy:shape:mode
+(mode "full" or "lora").
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import abort_on_error  # noqa: F401
+import numpy as np
+
+from skiff.kernels.backend.report import NullReporter
+from skiff.kernels.train.core import random as train_random
+from skiff.kernels.train.data import ArrayDataset
+from skiff.kernels.train.entry import train_parts
+from skiff.kernels.train.models.ernie import ErnieConfig, ErnieForCausalLM
+from skiff.kernels.train.models.hf_checkpoint import from_pretrained, save_pretrained
+from skiff.kernels.train.models.lora import apply_lora
+from skiff.kernels.train.parallel import world
+
+_DENSE = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2, head_dim=8, block_size=8)
+SHAPES = {
+    "dense": _DENSE,
+    # one k/v head: tensor parallel keeps it whole on both ranks; untied head with biases
+    "dense-kv1": dict(_DENSE, num_key_value_heads=1, tie_word_embeddings=False, use_bias=True),
+    "moe": dict(_DENSE, num_hidden_layers=3, moe_num_experts=4, moe_k=2,
+                moe_intermediate_size=16, moe_num_shared_experts=1, moe_layer_start_index=1),
+}
+LORA_TARGETS = {"dense": ("q_proj", "v_proj", "o_proj", "down_proj"),
+                "dense-kv1": ("k_proj", "gate_proj", "up_proj"),
+                "moe": ("q_proj", "v_proj", "experts.gate_up_proj", "experts.down_proj")}
+STEPS, BATCH = 3, 4
+
+
+class Ranks(NullReporter):
+    def __init__(self, rank, size, run_dir):
+        super().__init__()
+        self.rank, self.world_size, self.run_dir = rank, size, run_dir
+
+
+def checkpoint(workdir, shape):
+    folder = Path(workdir) / f"ckpt-{shape}"
+    if world().rank == 0 and not folder.exists():
+        train_random.seed(7)
+        cfg = ErnieConfig(**SHAPES[shape])
+        cfg.extra["initializer_range"] = 0.2
+        save_pretrained(ErnieForCausalLM(cfg), folder)
+    world().barrier()
+    return folder
+
+
+def data(shape):
+    rng = np.random.default_rng(3)
+    x = rng.integers(3, SHAPES[shape]["vocab_size"], (BATCH * STEPS, 9))
+    return ArrayDataset(x[:, :-1], x[:, 1:])
+
+
+def train(folder, shape, mode, strategy, reporter):
+    model = from_pretrained(folder)
+    if mode == "lora":
+        train_random.seed(1)  # the same adapters in every run
+        apply_lora(model, r=4, alpha=8, target_modules=LORA_TARGETS[shape])
+    config = {"strategy": strategy, "lr": 1e-2, "batch_size": BATCH, "steps": STEPS}
+    result = train_parts({"model": model, "dataset": data(shape)}, config, reporter)
+    return [h["loss"] for h in result.history]
+
+
+def main():
+    workdir, cases = sys.argv[1], sys.argv[2:]
+    comm = world()
+    out = {"rank": comm.rank, "cases": {}}
+    for case in cases:
+        strategy, shape, mode = case.split(":")
+        folder = checkpoint(workdir, shape)
+        run = Path(workdir) / case.replace(":", "-")
+        mine = run / "ranks"
+        mine.mkdir(parents=True, exist_ok=True)
+        losses = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine))
+        comm.barrier()
+        if comm.rank == 0:
+            one = run / "one"
+            one.mkdir(exist_ok=True)
+            ref = train(folder, shape, mode, "single", Ranks(0, 1, one))
+            with np.load(mine / "model.npz") as a, np.load(one / "model.npz") as b:
+                diff = max(float(np.abs(a[k] - b[k]).max()) for k in b.files)
+                same_keys = sorted(a.files) == sorted(b.files)
+            out["cases"][case] = {"losses": losses, "ref": ref, "weight_diff": diff,
+                                  "same_keys": same_keys, "run": str(run)}
+        comm.barrier()
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+main()
