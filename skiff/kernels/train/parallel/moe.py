@@ -271,14 +271,22 @@ class ExpertParallel(DataParallel):
         comm = self._comm()
         if self.device is None:
             self.bind()
+        from .ernie_tensor import is_ernie
+
         moes = [m for m in model.modules() if isinstance(m, MoE)]
-        if not moes:
+        self.ernie = is_ernie(model)
+        if self.ernie:  # ERNIE-4.5 MoE: its own layers, its own routing (.ernie_experts)
+            from .ernie_experts import shard_ernie_experts
+
+            shard_ernie_experts(model, comm)
+        elif not moes:
             raise ValueError(f"expert parallel needs a model with MoE layers; got "
                              f"{type(model).__name__}: use strategy='dp' or 'zero2'")
         for m in moes:  # a model built with every expert: share them out now
             if m.ep_comm.size == 1 and comm.size > 1:
                 m.shard_experts(comm)
-        named = list(model.named_parameters())
+        # frozen parameters (LoRA's base weights) are neither reduced nor optimised
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         self.expert = [p for n, p in named if ".experts." in n]
@@ -313,11 +321,15 @@ class ExpertParallel(DataParallel):
                     q.grad = q.grad * (max_norm / (total + 1e-6))
         return total
 
+    ernie = False  # an ERNIE-4.5 model (set in setup)
+
     def full_state_dict(self, model) -> dict:
         comm = self._comm()
-        mine = {n: q.data.copy() for n, q in zip(self.names, self.params) if ".experts." in n}
-        state = {k: v for k, v in model.state_dict().items() if ".experts." not in k}
-        local = next((m.local for m in model.modules() if isinstance(m, MoE)), 1)
+        whole = model.state_dict()  # the experts' frozen weights too (LoRA)
+        mine = {n: v for n, v in whole.items() if ".experts." in n}
+        state = {k: v for k, v in whole.items() if ".experts." not in k}
+        local = next((m.local for m in model.modules() if isinstance(m, MoE)
+                      or (self.ernie and hasattr(m, "first"))), 1)
         for rank, part in enumerate(comm.allgather_object(mine)):
             for name, value in part.items():
                 # experts.<j> on rank r is the global expert r * local + j
@@ -325,3 +337,10 @@ class ExpertParallel(DataParallel):
                 j, _, rest = tail.partition(".")
                 state[f"{head}.experts.{rank * local + int(j)}.{rest}"] = value
         return state
+
+    def whole_model(self, model, weights: dict):
+        if not self.ernie:
+            return super().whole_model(model, weights)
+        from .ernie_tensor import whole_model
+
+        return whole_model(model, weights)

@@ -1,4 +1,5 @@
-"""Pipeline parallelism: a GPT cut into stages, micro-batches on a 1F1B schedule.
+"""Pipeline parallelism: a GPT or an ERNIE-4.5 model cut into stages, micro-batches on a
+1F1B schedule.
 
 The model is a chain of units: the embeddings, each transformer block, and the head (final
 norm, output layer, loss). :func:`partition` cuts the chain into ``pp`` contiguous stages of
@@ -30,7 +31,8 @@ from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
 from .sliced_state import SlicedState
 
-__all__ = ["gpt_units", "partition", "schedule_1f1b", "PipelineParallel"]
+__all__ = ["gpt_units", "ernie_units", "model_units", "partition", "schedule_1f1b",
+           "PipelineParallel"]
 
 
 _ACT_DTYPES = ("float32", "float16", "bfloat16", "float64")
@@ -62,6 +64,49 @@ def gpt_units(model) -> list:
         units.append(((f"h.{i}.",), block))
     units.append((("ln_f.", "lm_head."), head))
     return units
+
+
+def ernie_units(model) -> list:
+    """An ERNIE-4.5 model (dense or MoE, LoRA or not) as a chain of units for pipelining:
+    the token embedding, each decoder layer (the rotary angles of positions 0..T-1), and
+    the head (final norm, output layer, cross-entropy)."""
+    if model.config.is_moe and model.config.output_router_logits:
+        raise ValueError("pipeline parallel does not add the MoE load-balancing loss "
+                         "(output_router_logits): use strategy='ep', 'dp' or 'zero2'")
+
+    def embed(idx):
+        idx = to_numpy(idx.data if isinstance(idx, Tensor) else idx)  # ids: host indices
+        return model.model.embed_tokens(Tensor(idx))
+
+    def layer_unit(layer):
+        def run(h):
+            cos, sin = model.rotary(np.arange(h.shape[1]))
+            return layer(h, cos, sin)
+        return run
+
+    def head(x, y):
+        logits = model.lm_head(model.model.norm(x))
+        b, t, v = logits.shape
+        yy = to_numpy(y.data if isinstance(y, Tensor) else y).reshape(b * t)
+        return F.cross_entropy(logits.reshape(b * t, v), yy)
+
+    units = [(("model.embed_tokens.",), embed)]
+    for i, layer in enumerate(model.model.layers):
+        units.append(((f"model.layers.{i}.",), layer_unit(layer)))
+    units.append((("model.norm.", "lm_head."), head))
+    return units
+
+
+def model_units(model) -> list:
+    """The chain of units of a GPT or an ERNIE-4.5 model; anything else is one clear error."""
+    from .ernie_tensor import is_ernie
+
+    if is_ernie(model):
+        return ernie_units(model)
+    if hasattr(model, "h") and hasattr(model, "wte"):
+        return gpt_units(model)
+    raise ValueError(f"pipeline parallel cuts GPT and ERNIE-4.5 models into stages; got "
+                     f"{type(model).__name__}: use strategy='dp' or 'zero2'")
 
 
 def partition(costs: list[float], parts: int) -> list[tuple[int, int]]:
@@ -157,7 +202,9 @@ class PipelineParallel(DataParallel):
         if self.device is None:
             self.bind()
         self.model = model
-        self.units = gpt_units(model)
+        self.units = model_units(model)
+        cfg = model.config
+        self.width = getattr(cfg, "n_embd", None) or cfg.hidden_size  # activations' last axis
         costs = self._measure(sample) if sample is not None else self._param_costs(model)
         # one partition for the whole world: each data-parallel replica timing its own units
         # could cut the model elsewhere, and the replicas of a stage would then hold
@@ -166,15 +213,46 @@ class PipelineParallel(DataParallel):
         self.ranges = partition(costs, g.layout.pp)
         self.stage = g.coords["pp"]
         self._in_dtype, self._sent_dtype = None, False  # told by the first activation sent
-        a, b = self.ranges[self.stage]
-        prefixes = tuple(p for _, (names, _) in enumerate(self.units[a:b]) for p in names)
-        named = [(n, p) for n, p in model.named_parameters() if n.startswith(prefixes)]
+        named = self._stage_params(model, self.stage)
+        # a parameter that two stages use (tied embedding and output weights) is held by
+        # both, its gradient summed over the pp group after backward, and counted once in
+        # the gradient norm (on the first stage holding it)
+        holders: dict = {}
+        for t in range(g.layout.pp):
+            for _, p in self._stage_params(model, t):
+                holders.setdefault(id(p), []).append(t)
+        self.tied = [p for _, p in model.named_parameters()
+                     if p.requires_grad and len(holders.get(id(p), ())) > 1]
+        self.norm_skip = {id(p) for _, p in named if holders[id(p)][0] != self.stage}
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         self._broadcast_params_of(self.params)
         self.reducer = BucketReducer(self.params, g.dp, bucket_bytes=self.bucket_bytes,
                                      overlap=self.overlap)
         return model, make_optimizer(list(self.params))
+
+    def _stage_params(self, model, stage: int) -> list:
+        """(name, trainable parameter) pairs the units of ``stage`` use (tied ones under
+        their first name)."""
+        a, b = self.ranges[stage]
+        prefixes = tuple(p for names, _ in self.units[a:b] for p in names)
+        canonical = {id(p): n for n, p in model.named_parameters()}
+        out, seen = [], set()
+        for n, p in model.named_parameters(remove_duplicate=False):
+            if n.startswith(prefixes) and p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                out.append((canonical[id(p)], p))
+        return out
+
+    def reduce_gradients(self, model) -> None:
+        super().reduce_gradients(model)
+        g = self._groups()
+        for p in self.tied:  # every stage takes part; those without it add zeros
+            mine = any(p is q for q in self.params)
+            grad = p.grad if mine and p.grad is not None else p.xp.zeros_like(p.data)
+            total = g.pp.allreduce(p.xp.ascontiguousarray(grad))
+            if mine:
+                p.grad = total
 
     def _broadcast_params_of(self, params) -> None:
         if self.comm.size > 1:
@@ -213,6 +291,10 @@ class PipelineParallel(DataParallel):
         return the mean loss (on every stage)."""
         g = self._groups()
         pp, s = g.layout.pp, self.stage
+        if not isinstance(batch, tuple):
+            raise ValueError(f"pipeline parallel runs (x, y) token blocks, got "
+                             f"{type(batch).__name__} (packed chat data): use strategy='dp', "
+                             "'zero2', 'tp' or 'ep'")
         x, y = batch
         xa = to_numpy(x.data if isinstance(x, Tensor) else x)  # token ids, on the host
         ya = to_numpy(y.data if isinstance(y, Tensor) else y)
@@ -223,8 +305,7 @@ class PipelineParallel(DataParallel):
         k = xa.shape[0] // m
         xs = [xa[i * k:(i + 1) * k] for i in range(m)]
         ys = [ya[i * k:(i + 1) * k] for i in range(m)]
-        d = self.model.config.n_embd
-        act_shape = (k, xa.shape[1], d)
+        act_shape = (k, xa.shape[1], self.width)
         first, last = s == 0, s == pp - 1
         inputs, outputs, losses, sends = {}, {}, [], []
         for kind, i in schedule_1f1b(s, pp, m):
@@ -272,13 +353,14 @@ class PipelineParallel(DataParallel):
         """The stages' squares summed over the pp group (dp replicas hold the same)."""
         from skiff.kernels.train.precision import local_grad_norm
 
-        local = local_grad_norm(grads)
+        local = local_grad_norm([gr for p, gr in zip(self.params, grads)
+                                 if id(p) not in self.norm_skip])
         return float(np.sqrt(self._groups().pp.allreduce(np.array([local * local]))[0]))
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self._groups()
         local = sum(float((p.grad.astype(np.float64) ** 2).sum()) for p in self.params
-                    if p.grad is not None)
+                    if p.grad is not None and id(p) not in self.norm_skip)
         total = float(np.sqrt(g.pp.allreduce(np.array([local]))[0]))
         if total > max_norm:
             for p in self.params:
@@ -295,6 +377,11 @@ class PipelineParallel(DataParallel):
         full = model.state_dict()
         full.update(merged)
         return full
+
+    def whole_model(self, model, weights: dict):
+        """Every stage's trained weights into this rank's model object."""
+        model.load_state_dict(weights)
+        return model
 
     def describe(self) -> dict:
         d = super().describe()

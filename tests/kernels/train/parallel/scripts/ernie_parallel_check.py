@@ -69,7 +69,7 @@ def train(folder, shape, mode, strategy, reporter):
         apply_lora(model, r=4, alpha=8, target_modules=LORA_TARGETS[shape])
     config = {"strategy": strategy, "lr": 1e-2, "batch_size": BATCH, "steps": STEPS}
     result = train_parts({"model": model, "dataset": data(shape)}, config, reporter)
-    return [h["loss"] for h in result.history]
+    return [h["loss"] for h in result.history], result.strategy.get("strategy")
 
 
 def main():
@@ -82,17 +82,18 @@ def main():
         run = Path(workdir) / case.replace(":", "-")
         mine = run / "ranks"
         mine.mkdir(parents=True, exist_ok=True)
-        losses = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine))
+        losses, ran = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine))
         comm.barrier()
         if comm.rank == 0:
             one = run / "one"
             one.mkdir(exist_ok=True)
-            ref = train(folder, shape, mode, "single", Ranks(0, 1, one))
+            ref, _ = train(folder, shape, mode, "single", Ranks(0, 1, one))
             with np.load(mine / "model.npz") as a, np.load(one / "model.npz") as b:
                 diff = max(float(np.abs(a[k] - b[k]).max()) for k in b.files)
                 same_keys = sorted(a.files) == sorted(b.files)
-            out["cases"][case] = {"losses": losses, "ref": ref, "weight_diff": diff,
-                                  "same_keys": same_keys, "run": str(run)}
+            out["cases"][case] = {"strategy": ran, "losses": losses, "ref": ref,
+                                  "weight_diff": diff, "same_keys": same_keys,
+                                  "run": str(run)}
         comm.barrier()
     print("RESULT " + json.dumps(out), flush=True)
 
