@@ -5,7 +5,7 @@ Each rank keeps experts ``[rank * E / ep, (rank + 1) * E / ep)`` of every MoE la
 routes its own tokens exactly as :class:`~skiff.kernels.train.models.ernie.ErnieMoE` does
 (float32 softmax router, top-k chosen by probability plus ``e_score_correction_bias``,
 weights renormalised with ``moe_norm_min``). The (token, slot) rows go to their expert's
-rank and the outputs come back by ``alltoallv`` (:class:`.moe.AllToAll`, whose backward sends
+rank and the outputs come back by ``alltoallv`` (:class:`.alltoall.AllToAll`, whose backward sends
 the gradients the reverse way); the shared experts, the router and everything outside the
 experts stay whole on every rank. :class:`.moe.ExpertParallel` runs it: dense gradients
 averaged over the group, expert gradients divided by it.
@@ -20,8 +20,8 @@ from skiff.kernels.train.core.nn.module import Module, ModuleList
 from skiff.kernels.train.core.tensor import cat, is_grad_enabled
 from skiff.kernels.train.models.ernie import ErnieMoE
 
+from .alltoall import AllToAll
 from .comm import Comm
-from .moe import AllToAll
 
 __all__ = ["ErnieExpertParallelMoE", "shard_ernie_experts"]
 

@@ -32,25 +32,12 @@ from skiff.kernels.train.core.nn.layers import Linear
 from skiff.kernels.train.core.nn.module import Module, ModuleList
 from skiff.kernels.train.core.ops_shape import scatter_add
 
+from .alltoall import AllToAll
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
 
 __all__ = ["MoE", "Expert", "route", "gpt_moe", "gpt_moe_preset", "ExpertParallel",
            "AllToAll"]
-
-
-class AllToAll(Function):
-    """Rows to ranks by ``send_counts`` forward; the gradient rows back the same way."""
-
-    def forward(self, x, comm=None, send_counts=None):
-        self.comm = comm
-        out, self.recv_counts = comm.alltoallv(xp_of(x).ascontiguousarray(x), send_counts)
-        self.send_counts = list(send_counts)
-        return out
-
-    def backward(self, g):
-        back, _ = self.comm.alltoallv(xp_of(g).ascontiguousarray(g), self.recv_counts)
-        return back
 
 
 class _Combine(Function):
