@@ -30,11 +30,13 @@ from .mpi_util import run_mpi
 
 # strategy:shape:mode (shapes in scripts/ernie_parallel_check.py: "dense" has grouped-query
 # attention with 2 k/v heads and a tied head; "dense-kv1" one k/v head, kept whole on both tp
-# ranks, an untied head and biases; "moe" a dense first layer, 4 experts top-2, a shared one)
+# ranks, an untied head and biases; "moe" a dense first layer, 4 experts top-2, a shared one;
+# ":chat": packed sequences of different lengths through the varlen attention)
 GROUPS = {
-    "dense": ["dp:dense:lora", "zero1:dense:full", "zero2:dense:lora", "tp:dense:full",
-              "tp:dense-kv1:lora", "pp:dense:full", "pp:dense-kv1:lora", "auto:dense:full"],
-    "moe": ["ep:moe:full", "ep:moe:lora", "tp:moe:lora", "tp:moe:full", "pp:moe:full",
+    "dense": ["dp:dense:lora:chat", "zero1:dense:full", "zero2:dense:lora", "tp:dense:full",
+              "tp:dense-kv1:lora", "tp:dense-kv1:lora:chat", "pp:dense:full",
+              "pp:dense-kv1:lora", "auto:dense:full"],
+    "moe": ["ep:moe:full", "ep:moe:lora:chat", "tp:moe:lora", "tp:moe:full:chat", "pp:moe:full",
             "zero2:moe:lora", "auto:moe:full"],
 }
 # AdamW at lr 1e-2: a wrong gradient anywhere moves a weight by ~1e-2 in one step; float32
@@ -117,3 +119,18 @@ def test_a_strategy_that_cannot_apply_says_what_to_use():
     with pytest.raises(ValueError, match="key/value heads"):
         resolve("tp", _tiny(num_attention_heads=6, num_key_value_heads=3, head_dim=4),
                 world_size=2, global_batch=4)
+
+
+def test_pipeline_and_expert_parallel_refuse_what_they_cannot_run():
+    from skiff.kernels.train.core.optim import SGD
+    from skiff.kernels.train.data import PackedBatch
+    from skiff.kernels.train.parallel import Layout, SelfComm
+
+    with pytest.raises(ValueError, match="dense: use strategy='dp'"):
+        ExpertParallel(SelfComm()).bind(device="cpu").setup(_tiny(), lambda ps: SGD(ps, 0.1))
+    pp = PipelineParallel(Layout(pp=1), SelfComm()).bind(device="cpu")
+    model, _ = pp.setup(_tiny(), lambda ps: SGD(ps, 0.1))
+    ids = np.arange(3, 9)
+    batch = PackedBatch(ids, ids, np.array([0, 2, 6]), np.array([0, 1, 0, 1, 2, 3]))
+    with pytest.raises(ValueError, match="packed chat data.*use strategy='dp'"):
+        pp.forward_backward(model, batch)

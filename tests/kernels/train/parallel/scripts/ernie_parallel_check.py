@@ -5,7 +5,9 @@ AdamW steps with ``train_parts`` (the ``%train ernie --from DIR`` path): once on
 with the case's strategy, once on rank 0 alone (strategy "single"). Rank 0 reports both loss
 trajectories, the largest weight difference, and the saved folders' files for the test to
 compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE = strategy:shape:mode
-(mode "full" or "lora").
+(mode "full" or "lora") and an optional ":chat": packed conversations of different lengths
+(a PackedBatch through the varlen attention, loss on the last 3 tokens of each only, so that
+every rank's share holds as many learned tokens as the others').
 """
 
 import json
@@ -19,6 +21,7 @@ from skiff.kernels.backend.report import NullReporter
 from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.data import ArrayDataset
 from skiff.kernels.train.entry import train_parts
+from skiff.kernels.train.models.chat import ChatDataset
 from skiff.kernels.train.models.ernie import ErnieConfig, ErnieForCausalLM
 from skiff.kernels.train.models.hf_checkpoint import from_pretrained, save_pretrained
 from skiff.kernels.train.models.lora import apply_lora
@@ -56,19 +59,34 @@ def checkpoint(workdir, shape):
     return folder
 
 
-def data(shape):
+class Conversations(ChatDataset):
+    """Token sequences of 5 to 9 tokens, packed into batches as chat data is."""
+
+    def __init__(self, items):
+        self.items, self.block_size, self.source = items, 9, "random conversations"
+
+
+def data(shape, chat=False):
     rng = np.random.default_rng(3)
-    x = rng.integers(3, SHAPES[shape]["vocab_size"], (BATCH * STEPS, 9))
-    return ArrayDataset(x[:, :-1], x[:, 1:])
+    x = rng.integers(3, SHAPES[shape]["vocab_size"], (BATCH * STEPS, 10))
+    if not chat:
+        return ArrayDataset(x[:, :-2], x[:, 1:-1])
+    items = []
+    for row in x:
+        n = int(rng.integers(5, 10))
+        y = row[1:n + 1].copy()
+        y[:-3] = -100  # learned: the last 3 tokens (the "assistant's")
+        items.append((row[:n], y))
+    return Conversations(items)
 
 
-def train(folder, shape, mode, strategy, reporter):
+def train(folder, shape, mode, strategy, reporter, chat=False):
     model = from_pretrained(folder)
     if mode == "lora":
         train_random.seed(1)  # the same adapters in every run
         apply_lora(model, r=4, alpha=8, target_modules=LORA_TARGETS[shape])
     config = {"strategy": strategy, "lr": 1e-2, "batch_size": BATCH, "steps": STEPS}
-    result = train_parts({"model": model, "dataset": data(shape)}, config, reporter)
+    result = train_parts({"model": model, "dataset": data(shape, chat)}, config, reporter)
     return [h["loss"] for h in result.history], result.strategy.get("strategy")
 
 
@@ -77,17 +95,18 @@ def main():
     comm = world()
     out = {"rank": comm.rank, "cases": {}}
     for case in cases:
-        strategy, shape, mode = case.split(":")
+        strategy, shape, mode, *chat = case.split(":")
         folder = checkpoint(workdir, shape)
         run = Path(workdir) / case.replace(":", "-")
         mine = run / "ranks"
         mine.mkdir(parents=True, exist_ok=True)
-        losses, ran = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine))
+        losses, ran = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine),
+                            bool(chat))
         comm.barrier()
         if comm.rank == 0:
             one = run / "one"
             one.mkdir(exist_ok=True)
-            ref, _ = train(folder, shape, mode, "single", Ranks(0, 1, one))
+            ref, _ = train(folder, shape, mode, "single", Ranks(0, 1, one), bool(chat))
             with np.load(mine / "model.npz") as a, np.load(one / "model.npz") as b:
                 diff = max(float(np.abs(a[k] - b[k]).max()) for k in b.files)
                 same_keys = sorted(a.files) == sorted(b.files)
