@@ -300,8 +300,8 @@ class PipelineParallel(DataParallel):
         ya = to_numpy(y.data if isinstance(y, Tensor) else y)
         xp = self.params[0].xp  # activations and their gradients live on the device
         m = self.micro
-        if xa.shape[0] % m:
-            raise ValueError(f"a batch of {xa.shape[0]} does not cut into {m} micro-batches")
+        if xa.shape[0] % m:  # a smaller last batch: the most micro-batches that cut it evenly
+            m = max(d for d in range(1, m + 1) if xa.shape[0] % d == 0)
         k = xa.shape[0] // m
         xs = [xa[i * k:(i + 1) * k] for i in range(m)]
         ys = [ya[i * k:(i + 1) * k] for i in range(m)]

@@ -134,3 +134,42 @@ def test_pipeline_and_expert_parallel_refuse_what_they_cannot_run():
     batch = PackedBatch(ids, ids, np.array([0, 2, 6]), np.array([0, 1, 0, 1, 2, 3]))
     with pytest.raises(ValueError, match="packed chat data.*use strategy='dp'"):
         pp.forward_backward(model, batch)
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_train_magic_runs_ernie_tensor_parallel_on_two_processes(tmp_path):
+    """``%train ernie --from DIR --np 2 --strategy tp``: the job's own launcher, ranks and
+    result folder, against the same job on one process."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.models.hf_checkpoint import save_pretrained
+
+    train_random.seed(5)
+    model = _tiny(num_hidden_layers=3, moe_num_experts=4, moe_k=2, moe_intermediate_size=16,
+                  moe_num_shared_experts=1, moe_layer_start_index=1)
+    save_pretrained(model, tmp_path / "ckpt")
+    text = "the small boat drifted east on a calm sea; the sailors reefed the sail. " * 4
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))  # the checkpoint's own tokenizer.json
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.train_from_iterator([text], trainers.BpeTrainer(
+        vocab_size=64, special_tokens=["<pad>", "<s>", "</s>", "<unk>"]))
+    tok.save(str(tmp_path / "ckpt" / "tokenizer.json"))
+    (tmp_path / "my.txt").write_text(text)
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "skiff")
+    jobs = {}
+    for ranks in ("--np 2 --strategy tp", "--np 1"):
+        jobs[ranks] = shell.run_line_magic(
+            "train", f"ernie --data {tmp_path / 'my.txt'} --from {tmp_path / 'ckpt'} "
+                     f"--steps 3 --block-size 8 --batch-size 4 --lr 1e-2 {ranks} --wait")
+        assert jobs[ranks].status == "done", jobs[ranks].error
+    two, one = jobs["--np 2 --strategy tp"], jobs["--np 1"]
+    assert two.result["strategy"]["strategy"] == "tp"
+    np.testing.assert_allclose([h["loss"] for h in two.result["history"]],
+                               [h["loss"] for h in one.result["history"]], rtol=2e-6)
+    a, b = _tensors(two.run_dir / "hf-model"), _tensors(one.run_dir / "hf-model")
+    assert sorted(a) == sorted(b)
+    assert max(float(np.abs(a[k] - b[k]).max()) for k in b) <= WEIGHT_TOL
