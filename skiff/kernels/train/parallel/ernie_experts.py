@@ -107,3 +107,75 @@ def shard_ernie_experts(model, comm: Comm) -> int:
             local = layer.mlp.local
     model.ep_comm = comm
     return local
+
+
+# --- checkpoints: every rank writes its own experts under their single-device names --------
+def global_name(name: str, first: int) -> str:
+    """``...experts.<j>...`` of a rank whose first expert is ``first`` -> the global name."""
+    head, sep, tail = name.partition(".experts.")
+    if not sep:
+        return name
+    j, _, rest = tail.partition(".")
+    return f"{head}.experts.{first + int(j)}.{rest}"
+
+
+def _first(model) -> int:
+    return next((m.first for m in model.modules() if isinstance(m, ErnieExpertParallelMoE)), 0)
+
+
+def sliced_state(strategy):
+    """A :class:`.sliced_state.SlicedState` of an expert-parallel ERNIE run: this rank's
+    parameters under their single-device names; its experts written by it, the parameters
+    every rank holds by rank 0."""
+    from .sliced_state import SlicedState, tied_aliases
+
+    first = _first(strategy.model)
+    names = [global_name(n, first) for n in strategy.names]
+    dense = [g for n, g in zip(strategy.names, names) if ".experts." not in n]
+    return SlicedState(names, strategy.params, writes_whole=True,
+                       skip=dense if strategy.comm.rank != 0 else (),
+                       aliases=tied_aliases(strategy.model))
+
+
+def save_checkpoint(strategy, directory, state: dict, *, step: int, keep):
+    """Write this rank's pieces (its experts, and on rank 0 the rest) with no gather."""
+    from .checkpoint import save_sharded
+    from .data_parallel import split_state
+
+    state = dict(state)
+    first = _first(strategy.model)
+    model_state = {global_name(n, first): v for n, v in state.pop("model").items()}
+    opt = state.pop("optimizer", None)
+    sliced = sliced_state(strategy)
+    pieces = sliced.pieces(model_state, opt, None)
+    state["optimizer_hyper"] = sliced.optimizer_hyper(opt)
+    rep, sh = split_state(state)
+    return save_sharded(directory, strategy.comm, replicated=rep, sharded=sh, step=step,
+                        keep=keep, layout={"ep": strategy.comm.size,
+                                           "strategy": "ExpertParallel"}, pieces=pieces)
+
+
+def load_checkpoint(strategy, directory, on_corrupt=None) -> dict | None:
+    """This rank's state from a checkpoint in pieces of any layout (its experts renamed
+    back to this rank's local names)."""
+    from .checkpoint import load_sharded
+    from .sliced_state import has_pieces
+
+    sliced = sliced_state(strategy)
+    found = load_sharded(directory, strategy.comm, select=sliced.select, on_corrupt=on_corrupt)
+    if found is None:
+        return None
+    if not has_pieces(found):
+        raise ValueError(f"the checkpoint in {directory} was not written in pieces (layout "
+                         f"{found['layout']}): expert parallel ERNIE runs resume from "
+                         "checkpoints of tp, pp, ep or one-process runs")
+    first = _first(strategy.model)
+    local_state = strategy.model.state_dict()
+    by_global = {global_name(n, first): v for n, v in local_state.items()}
+    state = dict(found["replicated"])
+    model, opt, _ = sliced.restore(found["pieces"], by_global,
+                                   state.pop("optimizer_hyper", None))
+    state.update(model={n: model[global_name(n, first)] for n in local_state},
+                 optimizer=opt)
+    state.setdefault("step", found["step"])
+    return state

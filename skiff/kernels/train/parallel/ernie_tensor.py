@@ -237,6 +237,9 @@ def parallelize_ernie(model, comm: Comm) -> dict:
         copies.setdefault(name, tp)
     model.tp_comm = comm
     model.tp_slicing = slicing
+    # rows several ranks hold are written to a checkpoint by the first of them only
+    model.tp_not_written = {n for n, c in copies.items() if c > 1 and n in slicing
+                            and r % c} if shared else set()
     return {"slicing": slicing, "copies": copies}
 
 
@@ -279,7 +282,7 @@ def whole_model(model, weights: dict):
     whole.load_state_dict(weights)
     for key, value in vars(model).items():  # plain attributes the loader set
         if not key.startswith("_") and key not in vars(whole) and key not in (
-                "tp_comm", "tp_slicing", "ep_comm"):
+                "tp_comm", "tp_slicing", "tp_not_written", "ep_comm"):
             setattr(whole, key, value)
     whole.generation_config = dict(model.generation_config)
     return whole

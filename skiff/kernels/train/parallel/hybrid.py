@@ -12,7 +12,7 @@ import numpy as np
 from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
 from .groups import Layout, ProcessGroups
-from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing
+from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing, tied_aliases
 from .tensor_parallel import (
     ColumnParallelLinear,
     ParallelAttention,
@@ -173,7 +173,9 @@ class TensorParallel(DataParallel):
         whole only from tp rank 0."""
         c = self._groups().coords
         return SlicedState(self.names, self.params, tensor_parallel_slicing(self.model),
-                           writes_split=c["dp"] == 0, writes_whole=c["dp"] == 0 and c["tp"] == 0)
+                           writes_split=c["dp"] == 0, writes_whole=c["dp"] == 0 and c["tp"] == 0,
+                           skip=getattr(self.model, "tp_not_written", ()),
+                           aliases=tied_aliases(self.model))
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
         """Write this rank's pieces (weights, optimizer state, masters) with no gather; the

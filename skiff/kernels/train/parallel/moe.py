@@ -274,6 +274,7 @@ class ExpertParallel(DataParallel):
                 m.shard_experts(comm)
         # frozen parameters (LoRA's base weights) are neither reduced nor optimised
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        self.model = model
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         self.expert = [p for n, p in named if ".experts." in n]
@@ -324,6 +325,25 @@ class ExpertParallel(DataParallel):
                 j, _, rest = tail.partition(".")
                 state[f"{head}.experts.{rank * local + int(j)}.{rest}"] = value
         return state
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        if not self.ernie:
+            return super().save_checkpoint(directory, state, step=step, keep=keep)
+        from . import ernie_experts
+
+        return ernie_experts.save_checkpoint(self, directory, state, step=step, keep=keep)
+
+    def load_checkpoint(self, directory) -> dict | None:
+        if not self.ernie:
+            return super().load_checkpoint(directory)
+        from . import ernie_experts
+
+        def corrupt(path, exc):
+            if self.reporter is not None:
+                self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
+                                  level="warning")
+
+        return ernie_experts.load_checkpoint(self, directory, on_corrupt=corrupt)
 
     def whole_model(self, model, weights: dict):
         if not self.ernie:

@@ -29,7 +29,7 @@ from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
-from .sliced_state import SlicedState
+from .sliced_state import SlicedState, tied_aliases
 
 __all__ = ["gpt_units", "ernie_units", "model_units", "partition", "schedule_1f1b",
            "PipelineParallel"]
@@ -185,8 +185,11 @@ class PipelineParallel(DataParallel):
 
     def _sliced(self) -> SlicedState:
         """This stage's parameters, held whole; the first dp replica of the stage writes."""
+        # a tied weight two stages hold (and update alike): written by the first of them
+        later = [n for n, p in zip(self.names, self.params) if id(p) in self.norm_skip]
         return SlicedState(self.names, self.params, writes_split=False,
-                           writes_whole=self._groups().coords["dp"] == 0)
+                           writes_whole=self._groups().coords["dp"] == 0, skip=later,
+                           aliases=tied_aliases(self.model))
 
     def _model_state_from_full(self, full: dict) -> dict:
         return dict(full)  # every stage holds the whole model object

@@ -1,7 +1,8 @@
 """ERNIE-4.5 fine-tuning under every strategy (DP, ZeRO-1/2, TP, PP, EP, auto) on 2 MPI
 ranks against the same fine-tune on one rank: loss trajectories, trained weights and the
-saved Hugging Face folders (merged model and LoRA adapter) equal within float32 rounding;
-and the plans and errors for these models, in one process.
+saved Hugging Face folders (merged model and LoRA adapter) equal within float32 rounding,
+the checkpoints the ranks write in pieces loading on one process and resuming as one
+process resumes; and the plans and errors for these models, in one process.
 
 The one-rank run is skiff's own single-device training, which test_ernie_train.py holds
 equal to transformers + torch (and test_lora.py to peft): equal to it, the parallel runs are
@@ -31,13 +32,14 @@ from .mpi_util import run_mpi
 # strategy:shape:mode (shapes in scripts/ernie_parallel_check.py: "dense" has grouped-query
 # attention with 2 k/v heads and a tied head; "dense-kv1" one k/v head, kept whole on both tp
 # ranks, an untied head and biases; "moe" a dense first layer, 4 experts top-2, a shared one;
-# ":chat": packed sequences of different lengths through the varlen attention)
+# ":chat": packed sequences of different lengths through the varlen attention; ":resume":
+# one more step from the job's last checkpoint, against one process resuming from its own)
 GROUPS = {
     "dense": ["dp:dense:lora:chat", "zero1:dense:full", "zero2:dense:lora", "tp:dense:full",
-              "tp:dense-kv1:lora", "tp:dense-kv1:lora:chat", "pp:dense:full",
+              "tp:dense-kv1:lora:resume", "tp:dense-kv1:lora:chat", "pp:dense:full",
               "pp:dense-kv1:lora", "auto:dense:full"],
-    "moe": ["ep:moe:full", "ep:moe:lora:chat", "tp:moe:lora", "tp:moe:full:chat", "pp:moe:full",
-            "zero2:moe:lora", "auto:moe:full"],
+    "moe": ["ep:moe:full", "ep:moe:lora:chat:resume", "tp:moe:lora", "tp:moe:full:chat",
+            "pp:moe:full", "zero2:moe:lora", "auto:moe:full"],
 }
 # AdamW at lr 1e-2: a wrong gradient anywhere moves a weight by ~1e-2 in one step; float32
 # reductions in another order move them by < 1e-4 (Adam divides small gradients by their size)
@@ -67,6 +69,12 @@ def test_two_ranks_train_and_save_like_one(tmp_path, group):
         np.testing.assert_allclose(got["losses"], got["ref"], rtol=2e-6, atol=0, err_msg=case)
         assert got["losses"][-1] != got["losses"][0]  # it trained
         assert got["same_keys"] and got["weight_diff"] <= WEIGHT_TOL, (case, got)
+        # the checkpoint the ranks wrote in pieces loads on one process as the job ended
+        assert got["reshard_diff"] == 0.0, (case, got["reshard_diff"])
+        if "resume" in case:
+            np.testing.assert_allclose(got["resumed"], got["resumed_ref"], rtol=2e-6)
+            assert len(got["resumed"]) == len(got["losses"]) + 1
+            assert got["resumed_diff"] <= WEIGHT_TOL, (case, got["resumed_diff"])
         run = Path(got["run"])
         outputs = ["hf-model"] + (["hf-adapter"] if case.endswith("lora") else [])
         for out in outputs:

@@ -7,7 +7,9 @@ trajectories, the largest weight difference, and the saved folders' files for th
 compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE = strategy:shape:mode
 (mode "full" or "lora") and an optional ":chat": packed conversations of different lengths
 (a PackedBatch through the varlen attention, loss on the last 3 tokens of each only, so that
-every rank's share holds as many learned tokens as the others').
+every rank's share holds as many learned tokens as the others'); an optional ":resume": the
+job then goes on for one more step from its last checkpoint (on the same ranks), and so
+does the one-process job from its own.
 """
 
 import json
@@ -80,39 +82,92 @@ def data(shape, chat=False):
     return Conversations(items)
 
 
-def train(folder, shape, mode, strategy, reporter, chat=False):
+def train(folder, shape, mode, strategy, reporter, chat=False, steps=STEPS, resume=None):
     model = from_pretrained(folder)
     if mode == "lora":
         train_random.seed(1)  # the same adapters in every run
         apply_lora(model, r=4, alpha=8, target_modules=LORA_TARGETS[shape])
-    config = {"strategy": strategy, "lr": 1e-2, "batch_size": BATCH, "steps": STEPS}
+    config = {"strategy": strategy, "lr": 1e-2, "batch_size": BATCH, "steps": steps}
+    if resume is not None:
+        config.update(checkpoint_dir=str(resume), resume=True)
     result = train_parts({"model": model, "dataset": data(shape, chat)}, config, reporter)
     return [h["loss"] for h in result.history], result.strategy.get("strategy")
+
+
+def reshard_diff(folder, shape, mode, run):
+    """The largest difference between the job's gathered weights and its last checkpoint
+    (written in pieces by the ranks) loaded on one process, resharded."""
+    from skiff.kernels.train.core.optim import AdamW
+    from skiff.kernels.train.parallel import Layout, SelfComm
+    from skiff.kernels.train.parallel.hybrid import TensorParallel
+
+    model = from_pretrained(folder)
+    if mode == "lora":
+        train_random.seed(1)
+        apply_lora(model, r=4, alpha=8, target_modules=LORA_TARGETS[shape])
+    one = TensorParallel(Layout(tp=1), SelfComm()).bind(device="cpu")
+    model, _ = one.setup(model, lambda ps: AdamW(ps, lr=1e-2))
+    state = one.load_checkpoint(run / "checkpoints")
+    model.load_state_dict(state["model"])
+    with np.load(run / "model.npz") as z:
+        return max(float(np.abs(model.state_dict()[k] - z[k]).max()) for k in z.files)
+
+
+def reference(run, folder, shape, mode, chat, *args, **kw):
+    """On the last rank, while rank 0 checks the checkpoint: the one-process job; its
+    losses go to ``run/losses.json``."""
+    run.mkdir(exist_ok=True)
+    losses, _ = train(folder, shape, mode, "single", Ranks(0, 1, run), chat, *args, **kw)
+    (run / "losses.json").write_text(json.dumps(losses))
+
+
+def compare(mine, one) -> tuple[float, bool]:
+    with np.load(mine / "model.npz") as a, np.load(one / "model.npz") as b:
+        diff = max(float(np.abs(a[k] - b[k]).max()) for k in b.files)
+        return diff, sorted(a.files) == sorted(b.files)
 
 
 def main():
     workdir, cases = sys.argv[1], sys.argv[2:]
     comm = world()
+    last = comm.rank == comm.size - 1
     out = {"rank": comm.rank, "cases": {}}
     for case in cases:
-        strategy, shape, mode, *chat = case.split(":")
+        strategy, shape, mode, *flags = case.split(":")
+        chat = "chat" in flags
         folder = checkpoint(workdir, shape)
         run = Path(workdir) / case.replace(":", "-")
-        mine = run / "ranks"
+        mine, one = run / "ranks", run / "one"
         mine.mkdir(parents=True, exist_ok=True)
         losses, ran = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine),
-                            bool(chat))
+                            chat)
+        comm.barrier()
+        if last:
+            reference(one, folder, shape, mode, chat)
+        if comm.rank == 0:
+            resharded = reshard_diff(folder, shape, mode, mine)
         comm.barrier()
         if comm.rank == 0:
-            one = run / "one"
-            one.mkdir(exist_ok=True)
-            ref, _ = train(folder, shape, mode, "single", Ranks(0, 1, one), bool(chat))
-            with np.load(mine / "model.npz") as a, np.load(one / "model.npz") as b:
-                diff = max(float(np.abs(a[k] - b[k]).max()) for k in b.files)
-                same_keys = sorted(a.files) == sorted(b.files)
-            out["cases"][case] = {"strategy": ran, "losses": losses, "ref": ref,
-                                  "weight_diff": diff, "same_keys": same_keys,
-                                  "run": str(run)}
+            diff, same_keys = compare(mine, one)
+            out["cases"][case] = {"strategy": ran, "losses": losses, "weight_diff": diff,
+                                  "ref": json.loads((one / "losses.json").read_text()),
+                                  "same_keys": same_keys, "run": str(run),
+                                  "reshard_diff": resharded}
+        if "resume" in flags:  # one more step from the checkpoint the job wrote at its end
+            more, whole = run / "resumed", run / "one-more"
+            more.mkdir(exist_ok=True)
+            longer, _ = train(folder, shape, mode, strategy,
+                              Ranks(comm.rank, comm.size, more), chat, STEPS + 1,
+                              resume=mine / "checkpoints")
+            comm.barrier()
+            if last:
+                reference(whole, folder, shape, mode, chat, STEPS + 1,
+                          resume=one / "checkpoints")
+            comm.barrier()
+            if comm.rank == 0:
+                out["cases"][case].update(
+                    resumed=longer, resumed_ref=json.loads((whole / "losses.json").read_text()),
+                    resumed_diff=compare(more, whole)[0])
         comm.barrier()
     print("RESULT " + json.dumps(out), flush=True)
 
