@@ -238,11 +238,12 @@ def _structural_problems(spec: ModelSpec, c: Choice, world: int, global_batch: i
         problems.append(f"dp={c.dp} x tp={c.tp} x pp={c.pp} = {c.world} ranks, the job has "
                         f"{world}")
     if spec.n_heads % c.tp:
-        problems.append(f"tp={c.tp} does not divide the {spec.n_heads} attention heads")
+        problems.append(f"tp={c.tp} does not divide the {spec.n_heads} attention heads (use "
+                        "a tp that does, or dp, zero1, zero2 or pp)")
     kv = spec.n_kv_heads or spec.n_heads
     if c.tp > 1 and kv % c.tp and c.tp % kv:
         problems.append(f"tp={c.tp} neither divides nor is a multiple of the {kv} key/value "
-                        "heads")
+                        "heads (use a tp that is, or dp, zero1, zero2 or pp)")
     if c.pp > spec.n_layers:
         problems.append(f"pp={c.pp} is more stages than the {spec.n_layers} layers")
     if c.dp % c.ep:

@@ -122,9 +122,9 @@ def test_a_strategy_that_cannot_apply_says_what_to_use():
     dense = _tiny()
     with pytest.raises(ValueError, match="mixture-of-experts.*use"):
         resolve("ep", dense, world_size=2, global_batch=4)
-    with pytest.raises(ValueError, match="tp=3 does not divide the 4 attention heads"):
+    with pytest.raises(ValueError, match="tp=3 does not divide the 4 attention heads .*or dp"):
         resolve("tp", dense, world_size=3, global_batch=3)
-    with pytest.raises(ValueError, match="key/value heads"):
+    with pytest.raises(ValueError, match="key/value heads.*or dp"):
         resolve("tp", _tiny(num_attention_heads=6, num_key_value_heads=3, head_dim=4),
                 world_size=2, global_batch=4)
 
