@@ -7,7 +7,8 @@ trajectories, the largest weight difference, and the saved folders' files for th
 compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE = strategy:shape:mode
 (mode "full" or "lora") and an optional ":chat": packed conversations of different lengths
 (a PackedBatch through the varlen attention, loss on the last 3 tokens of each only, so that
-every rank's share holds as many learned tokens as the others'); an optional ":resume": the
+every rank's share holds as many learned tokens as the others) or ":ragged" (1 to 5 learned
+tokens each: for strategies that do not split the batch); an optional ":resume": the
 job then goes on for one more step from its last checkpoint (on the same ranks), and so
 does the one-process job from its own.
 """
@@ -69,6 +70,8 @@ class Conversations(ChatDataset):
 
 
 def data(shape, chat=False):
+    """Token blocks; ``chat``: packed sequences ("ragged": with 1 to 5 learned tokens each,
+    for strategies that do not split the batch by rank)."""
     rng = np.random.default_rng(3)
     x = rng.integers(3, SHAPES[shape]["vocab_size"], (BATCH * STEPS, 10))
     if not chat:
@@ -77,7 +80,7 @@ def data(shape, chat=False):
     for row in x:
         n = int(rng.integers(5, 10))
         y = row[1:n + 1].copy()
-        y[:-3] = -100  # learned: the last 3 tokens (the "assistant's")
+        y[:-(int(rng.integers(1, 6)) if chat == "ragged" else 3)] = -100  # learned: the last
         items.append((row[:n], y))
     return Conversations(items)
 
@@ -134,7 +137,7 @@ def main():
     out = {"rank": comm.rank, "cases": {}}
     for case in cases:
         strategy, shape, mode, *flags = case.split(":")
-        chat = "chat" in flags
+        chat = "ragged" if "ragged" in flags else "chat" in flags
         folder = checkpoint(workdir, shape)
         run = Path(workdir) / case.replace(":", "-")
         mine, one = run / "ranks", run / "one"
