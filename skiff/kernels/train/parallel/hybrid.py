@@ -1,7 +1,8 @@
 """Strategies that split the model itself: tensor parallel (with data parallel around it).
 
 :class:`TensorParallel` takes a layout ``dp x tp``: ranks of one tp group share a batch and
-split every layer of a GPT (:func:`.tensor_parallel.parallelize_gpt`); the dp groups average
+split every layer of a GPT (:func:`.tensor_parallel.parallelize_gpt`) or an ERNIE-4.5 model
+(:func:`.ernie_tensor.parallelize_ernie`); the dp groups average
 the gradients as :class:`.data_parallel.DataParallel` does, in overlapped buckets.
 """
 
@@ -42,7 +43,8 @@ def _is_split(name: str, model) -> set:
 
 
 class TensorParallel(DataParallel):
-    """``dp x tp`` hybrid for GPT models: heads, MLP width and vocabulary split over tp."""
+    """``dp x tp`` hybrid for GPT models (heads, MLP width and vocabulary split over tp) and
+    ERNIE-4.5 models (heads, SwiGLU widths, experts and LoRA adapters: :mod:`.ernie_tensor`)."""
 
     name = "tp"
     copies = None  # ERNIE: {parameter name: tp ranks holding it}, set in setup

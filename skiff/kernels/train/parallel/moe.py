@@ -13,7 +13,8 @@ tokens travel to their experts' ranks and back with ``alltoallv`` (autograd-awar
 backward pass sends the gradients the reverse way). Gradients of experts are summed over the
 ranks that routed tokens to them; :class:`ExpertParallel` averages the dense parameters over
 the data-parallel group and divides expert gradients by it, which gives the data-parallel
-mean.
+mean. It runs ERNIE-4.5 MoE models too, their layers and routing their own
+(:mod:`.ernie_experts`, which also writes their checkpoints in pieces).
 
 :func:`gpt_moe` builds the ``gpt-moe`` preset's runnable tiny variant: a GPT whose blocks'
 MLPs are MoE layers (the full "21B-A3B" shape is a planner preset, far beyond a CPU).
