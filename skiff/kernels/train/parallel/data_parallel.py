@@ -34,6 +34,7 @@ from .buckets import BucketReducer, ShardReducer
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
 from .comm import Comm
 from .compression import NoCompression, make_compressor
+from .ernie_balance import balance_over_ranks
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
 
@@ -168,6 +169,7 @@ class DataParallel(Strategy):
         # frozen parameters (a LoRA fine-tune's base weights) are neither reduced nor
         # optimised: in a ZeRO shard AdamW's decoupled weight decay would move them
         named = [(n, p) for n, p in named if p.requires_grad]
+        balance_over_ranks(model, self.comm)
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         compressed = not isinstance(self.compressor, NoCompression)
@@ -203,6 +205,9 @@ class DataParallel(Strategy):
         # skiff.kernels.train.plan.check
         if self.reducer is not None:
             self.reducer.remove()
+        model = getattr(self, "model", None)
+        if model is not None:  # the whole-batch balancing loss is a collective: back to own
+            vars(model).pop("load_balancing_loss", None)
         if self._own_stop is not None and self.reporter is not None:
             try:
                 del self.reporter.should_stop  # back to the class's method

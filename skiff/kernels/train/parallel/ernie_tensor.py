@@ -282,7 +282,8 @@ def whole_model(model, weights: dict):
     whole.load_state_dict(weights)
     for key, value in vars(model).items():  # plain attributes the loader set
         if not key.startswith("_") and key not in vars(whole) and key not in (
-                "tp_comm", "tp_slicing", "tp_not_written", "ep_comm"):
+                "tp_comm", "tp_slicing", "tp_not_written", "ep_comm",
+                "load_balancing_loss"):
             setattr(whole, key, value)
     whole.generation_config = dict(model.generation_config)
     return whole

@@ -12,6 +12,7 @@ import numpy as np
 
 from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
+from .ernie_balance import balance_over_ranks
 from .groups import Layout, ProcessGroups
 from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing, tied_aliases
 from .tensor_parallel import (
@@ -79,6 +80,7 @@ class TensorParallel(DataParallel):
         self.copies = None  # ERNIE: how many tp ranks hold each parameter
         if is_ernie(model):
             self.copies = parallelize_ernie(model, g.tp)["copies"]
+            balance_over_ranks(model, g.dp)  # the tp ranks of a dp replica see one batch
         elif not hasattr(model, "h") or not hasattr(model, "lm_head"):
             raise ValueError(f"tensor parallel splits GPT and ERNIE-4.5 models; got "
                              f"{type(model).__name__}: use strategy='dp' or 'zero2'")

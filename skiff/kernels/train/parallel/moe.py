@@ -275,6 +275,10 @@ class ExpertParallel(DataParallel):
                 m.shard_experts(comm)
         # frozen parameters (LoRA's base weights) are neither reduced nor optimised
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        if self.ernie:
+            from .ernie_balance import balance_over
+
+            balance_over(model, comm)
         self.model = model
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]

@@ -38,10 +38,15 @@ SHAPES = {
     "dense-kv1": dict(_DENSE, num_key_value_heads=1, tie_word_embeddings=False, use_bias=True),
     "moe": dict(_DENSE, num_hidden_layers=3, moe_num_experts=4, moe_k=2,
                 moe_intermediate_size=16, moe_num_shared_experts=1, moe_layer_start_index=1),
+    # the reference's load-balancing loss on (output_router_logits), weighted up
+    "moe-aux": dict(_DENSE, num_hidden_layers=3, moe_num_experts=4, moe_k=2,
+                    moe_intermediate_size=16, moe_num_shared_experts=1, moe_layer_start_index=1,
+                    output_router_logits=True, router_aux_loss_coef=0.5),
 }
 LORA_TARGETS = {"dense": ("q_proj", "v_proj", "o_proj", "down_proj"),
                 "dense-kv1": ("k_proj", "gate_proj", "up_proj"),
-                "moe": ("q_proj", "v_proj", "experts.gate_up_proj", "experts.down_proj")}
+                "moe": ("q_proj", "v_proj", "experts.gate_up_proj", "experts.down_proj"),
+                "moe-aux": ("q_proj", "v_proj", "o_proj")}
 STEPS, BATCH = 3, 4
 
 
