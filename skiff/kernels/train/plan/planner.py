@@ -421,7 +421,10 @@ def _split_dims(model) -> tuple:
         return tuple(model.parallel_dims)
     cfg = getattr(model, "config", None)
     if hasattr(cfg, "num_attention_heads") and hasattr(cfg, "num_hidden_layers"):
-        return ("tp", "pp") + (("ep",) if getattr(cfg, "moe_num_experts", 0) else ())
+        moe = bool(getattr(cfg, "moe_num_experts", 0))
+        # pipeline stages do not add the MoE balancing loss: no pp when the model trains it
+        pp = () if moe and getattr(cfg, "output_router_logits", False) else ("pp",)
+        return ("tp",) + pp + (("ep",) if moe else ())
     return ()
 
 

@@ -112,10 +112,14 @@ def test_planner_knows_live_ernie_models_and_maps_them_to_strategies():
                              ("ep", moe, ExpertParallel)]:
         plan = resolve(name, model, world_size=2, global_batch=4)
         assert type(strategy_from_plan(plan)) is cls, name
-    # auto searches the splits these models allow, among the layouts skiff runs
-    for model in (dense, moe):
+    # auto searches the splits these models allow, among the layouts skiff runs (no pp
+    # for a model that trains the balancing loss: the stages do not add it)
+    aux = _tiny(num_hidden_layers=3, moe_num_experts=4, moe_k=2, moe_intermediate_size=16,
+                output_router_logits=True)
+    for model in (dense, moe, aux):
         plan = resolve("auto", model, world_size=4, global_batch=8)
         assert plan.table and all(runs_in_skiff(e.choice) for e in plan.table)
+        assert model is not aux or all(e.choice.pp == 1 for e in plan.table)
         assert strategy_from_plan(plan).name in ("dp", "zero1", "zero2", "tp", "pp", "ep",
                                                  "hybrid")
 
