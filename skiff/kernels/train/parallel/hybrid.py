@@ -80,7 +80,8 @@ class TensorParallel(DataParallel):
         self.copies = None  # ERNIE: how many tp ranks hold each parameter
         if is_ernie(model):
             self.copies = parallelize_ernie(model, g.tp)["copies"]
-            balance_over_ranks(model, g.dp)  # the tp ranks of a dp replica see one batch
+            # the tp ranks of a dp replica see one batch: the loss is over the dp group's
+            balance_over_ranks(model, g.dp, self.loss_weight)
         elif not hasattr(model, "h") or not hasattr(model, "lm_head"):
             raise ValueError(f"tensor parallel splits GPT and ERNIE-4.5 models; got "
                              f"{type(model).__name__}: use strategy='dp' or 'zero2'")

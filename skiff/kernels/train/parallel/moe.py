@@ -278,7 +278,7 @@ class ExpertParallel(DataParallel):
         if self.ernie:
             from .ernie_balance import balance_over
 
-            balance_over(model, comm)
+            balance_over(model, comm, self.loss_weight)
         self.model = model
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]

@@ -34,14 +34,15 @@ from .mpi_util import run_mpi
 # ranks, an untied head and biases; "moe" a dense first layer, 4 experts top-2, a shared one,
 # "moe-aux" the same with the reference's load-balancing loss on (over the whole batch);
 # ":chat": packed sequences of different lengths through the varlen attention (":ragged": with
-# different numbers of learned tokens, where the batch is not split by rank); ":resume":
-# one more step from the job's last checkpoint, against one process resuming from its own)
+# different numbers of learned tokens, so that the ranks' shares hold different numbers of
+# them); ":resume": one more step from the job's last checkpoint, against one process
+# resuming from its own)
 GROUPS = {
-    "dense": ["dp:dense:lora:chat", "zero1:dense:full", "zero2:dense:lora", "tp:dense:full",
+    "dense": ["dp:dense:lora:ragged", "zero1:dense:full", "zero2:dense:lora", "tp:dense:full",
               "tp:dense-kv1:lora:resume", "tp:dense-kv1:lora:chat", "pp:dense:full",
               "pp:dense-kv1:lora:ragged", "auto:dense:full"],
-    "moe": ["ep:moe-aux:full", "ep:moe:lora:chat:resume", "tp:moe:lora", "tp:moe:full:ragged",
-            "pp:moe:full:ragged", "zero2:moe-aux:lora", "auto:moe:full"],
+    "moe": ["ep:moe-aux:full", "ep:moe:lora:ragged:resume", "tp:moe:lora", "tp:moe:full:ragged",
+            "pp:moe:full:ragged", "zero2:moe-aux:lora:ragged", "auto:moe:full"],
 }
 # AdamW at lr 1e-2: a wrong gradient anywhere moves a weight by ~1e-2 in one step; float32
 # reductions in another order move them by < 1e-4 (Adam divides small gradients by their size)

@@ -2,15 +2,14 @@
 
 Every case trains a tiny checkpoint (written by skiff in the Hugging Face layout) for a few
 AdamW steps with ``train_parts`` (the ``%train ernie --from DIR`` path): once on all ranks
-with the case's strategy, once on rank 0 alone (strategy "single"). Rank 0 reports both loss
-trajectories, the largest weight difference, and the saved folders' files for the test to
-compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE = strategy:shape:mode
-(mode "full" or "lora") and an optional ":chat": packed conversations of different lengths
-(a PackedBatch through the varlen attention, loss on the last 3 tokens of each only, so that
-every rank's share holds as many learned tokens as the others) or ":ragged" (1 to 5 learned
-tokens each: for strategies that do not split the batch); an optional ":resume": the
-job then goes on for one more step from its last checkpoint (on the same ranks), and so
-does the one-process job from its own.
+with the case's strategy, once in one process (strategy "single", on the last rank). Rank 0
+reports both loss trajectories, the largest weight difference, and the saved folders' files
+for the test to compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE =
+strategy:shape:mode (mode "full" or "lora") and optional flags: ":chat", packed
+conversations of different lengths (a PackedBatch through the varlen attention, loss on the
+last 3 tokens of each only), or ":ragged" (1 to 5 learned tokens each, so that the ranks'
+shares hold different numbers of them); ":resume", the job then goes on for one more step
+from its last checkpoint (on the same ranks), and so does the one-process job from its own.
 """
 
 import json
@@ -75,8 +74,7 @@ class Conversations(ChatDataset):
 
 
 def data(shape, chat=False):
-    """Token blocks; ``chat``: packed sequences ("ragged": with 1 to 5 learned tokens each,
-    for strategies that do not split the batch by rank)."""
+    """Token blocks; ``chat``: packed sequences ("ragged": with 1 to 5 learned tokens each)."""
     rng = np.random.default_rng(3)
     x = rng.integers(3, SHAPES[shape]["vocab_size"], (BATCH * STEPS, 10))
     if not chat:
