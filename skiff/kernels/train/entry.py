@@ -143,6 +143,7 @@ def train_parts(parts: dict, config: dict, reporter):
             from skiff.kernels.train.models.hf_checkpoint import save_pretrained
 
             folder = Path(run_dir) / "hf-model"
+            model = trainer.strategy.whole_model(trainer.model, weights)  # split: made whole
             save_pretrained(model, folder, state=weights)  # a LoRA model: merged
             reporter.artifact("model (Hugging Face layout)", folder, kind="folder")
             if getattr(model, "lora_config", None):

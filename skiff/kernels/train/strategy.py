@@ -18,6 +18,7 @@ goes through a strategy, one hook per concern, called in this order::
     strategy.save_checkpoint(directory, state, step=..., keep=...)  # every N and at the end
     strategy.load_checkpoint(directory)                            # resume
     weights = strategy.full_state_dict(model)                       # the trained model
+    whole = strategy.whole_model(model, weights)                    # to save, on the root
 
 Subclasses (data parallel, ZeRO, tensor and pipeline parallel) override the hooks they
 change; a hook they leave alone keeps the single-device behaviour. A strategy is built
@@ -185,6 +186,12 @@ class Strategy:
     def full_state_dict(self, model) -> dict:
         """The model's complete weights as host arrays (gathered from shards if sharded)."""
         return model.state_dict()
+
+    def whole_model(self, model, weights: dict):
+        """The trained model whole on this rank, holding ``weights`` (from
+        :meth:`full_state_dict`): what a job saves in the model's own layout. A strategy that
+        keeps every parameter whole and current on every rank returns ``model`` itself."""
+        return model
 
     def optimizer_state_dict(self, optimizer) -> dict:
         """This rank's optimizer state for a checkpoint."""

@@ -106,7 +106,8 @@ class Trainer:
         :class:`~skiff.kernels.train.models.evaluate.HeldOut`): run on the reporting rank
         before the first step, every ``eval_every`` steps and after the last, each value
         reported as a metric at that step and kept in ``result.evaluation``. It needs the
-        whole model on that rank (one device, DP or ZeRO).
+        whole model on that rank: one device, DP or ZeRO; under TP or EP of an ERNIE model
+        the ranks gather a whole copy for it; PP is refused.
     eval_every : int or None
         Optimizer steps between evaluations (None: only before and after training).
     verbose : bool
@@ -484,16 +485,23 @@ class Trainer:
         """The ``evaluator``'s metrics at this step (once a step), on the reporting rank."""
         if self.evaluator is None or (run.evaluation and run.evaluation[-1]["step"] == run.step):
             return
-        strategy = run.strategy
+        strategy, model = run.strategy, self.model
         if strategy.world_size > 1:
-            from .parallel.data_parallel import DataParallel
+            from .parallel.data_parallel import DataParallel, ZeRO
 
-            if not isinstance(strategy, DataParallel):
-                raise ValueError(f"held-out evaluation needs the whole model on one rank (one "
-                                 f"device, dp or zero); strategy {self.plan.get('strategy')!r} "
-                                 "splits it")
+            if type(strategy) not in (DataParallel, ZeRO):  # the model is split over ranks
+                if getattr(strategy, "copies", None) is None and not getattr(
+                        strategy, "ernie", False):
+                    raise ValueError(
+                        f"held-out evaluation needs the model whole on one rank: one device, "
+                        f"dp or zero, or tp/ep of an ERNIE model; strategy "
+                        f"{self.plan.get('strategy')!r} splits it")
+                # tp/ep of an ERNIE model: every rank gives its pieces (a collective), the
+                # reporting rank evaluates a whole single-device copy
+                weights = strategy.full_state_dict(self.model)
+                model = strategy.whole_model(self.model, weights) if strategy.is_root else None
         if strategy.is_root:
-            metrics = self.evaluator(self.model)
+            metrics = self.evaluator(model)
             run.evaluation.append({"step": run.step, **metrics})
             for name, value in metrics.items():
                 self.reporter.metric(name, value, step=run.step)

@@ -509,6 +509,15 @@ class ErnieForCausalLM(nn.Module):
         computes it: over every MoE layer's tokens, ``E * sum_e f_e * P_e`` with ``f_e`` the
         share of top-k choices (by the plain probabilities) that went to expert ``e`` and
         ``P_e`` its mean router probability; differentiable through ``P``."""
+        counts, prob_sum, rows = self.balancing_parts()
+        share = Tensor(counts / rows, device=prob_sum.device).astype(prob_sum.dtype)
+        return (share * (prob_sum / rows)).sum() * self.config.moe_num_experts
+
+    def balancing_parts(self):
+        """``(counts (E,), prob_sum (E,), rows)`` of the last forward over every MoE layer:
+        top-k choices per expert (host), the router probabilities summed over the tokens (a
+        Tensor, differentiable) and the token count; several ranks add theirs up to compute
+        :meth:`load_balancing_loss` of the whole batch (``parallel.ernie_experts``)."""
         E, k = self.config.moe_num_experts, self.config.moe_k
         counts, prob_sum, rows = np.zeros(E), None, 0
         for layer in self.model.layers:
@@ -523,8 +532,7 @@ class ErnieForCausalLM(nn.Module):
             rows += probs.shape[0]
         if prob_sum is None:
             raise ValueError("load_balancing_loss needs a forward of an MoE model first")
-        share = Tensor(counts / rows, device=prob_sum.device).astype(prob_sum.dtype)
-        return (share * (prob_sum / rows)).sum() * E
+        return counts, prob_sum, rows
 
     # ---- generation --------------------------------------------------------------------------
     def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool = False,

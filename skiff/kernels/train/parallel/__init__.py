@@ -18,8 +18,10 @@ def strategy_from_plan(plan, comm: Comm | None = None, **options):
     """The :class:`~skiff.kernels.train.strategy.Strategy` that runs a plan's layout.
 
     Data parallel (``dp``) and ZeRO-1/2 run any model; ``dp x tp`` and ``dp x pp`` split a
-    GPT (:mod:`.tensor_parallel`, :mod:`.pipeline`); ``ep = dp`` runs a :func:`.moe.gpt_moe`
-    model. Any other combination is rejected with the list of what runs.
+    GPT or an ERNIE-4.5 model (:mod:`.tensor_parallel`, :mod:`.ernie_tensor`,
+    :mod:`.pipeline`); ``ep = dp`` runs a :func:`.moe.gpt_moe` model or an ERNIE-4.5 MoE
+    model (:mod:`.ernie_experts`). Any other combination is rejected with the list of what
+    runs (:func:`skiff.kernels.train.plan.planner.runs_in_skiff` says the same).
     """
     strategy = _strategy_for(plan, comm, **options)
     strategy.plan = plan
@@ -50,8 +52,8 @@ def _strategy_for(plan, comm, **options):
         return ExpertParallel(comm, **options)
     raise ValueError(
         f"layout {c.label()} is not one skiff runs: it runs dp, zero1/zero2 (any model), "
-        "dp x tp (GPT, zero=0), dp x pp (GPT, zero=0) and ep = dp (a gpt_moe model built with "
-        "ep_comm=world()); choose one of those, or strategy='auto'")
+        "dp x tp (GPT or ERNIE-4.5, zero=0), dp x pp (GPT or ERNIE-4.5, zero=0) and ep = dp "
+        "(a gpt_moe or ERNIE-4.5 MoE model); choose one of those, or strategy='auto'")
 
 
 __all__ += ["strategy_from_plan"]

@@ -34,6 +34,7 @@ from .buckets import BucketReducer, ShardReducer
 from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_sharded
 from .comm import Comm
 from .compression import NoCompression, make_compressor
+from .ernie_balance import balance_over_ranks
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
 
@@ -165,6 +166,10 @@ class DataParallel(Strategy):
         self._broadcast_params(model)
         named = list(model.named_parameters()) if hasattr(model, "named_parameters") else \
             [(str(i), p) for i, p in enumerate(model.parameters())]
+        # frozen parameters (a LoRA fine-tune's base weights) are neither reduced nor
+        # optimised: in a ZeRO shard AdamW's decoupled weight decay would move them
+        named = [(n, p) for n, p in named if p.requires_grad]
+        balance_over_ranks(model, self.comm, self.loss_weight)
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         compressed = not isinstance(self.compressor, NoCompression)
@@ -200,6 +205,9 @@ class DataParallel(Strategy):
         # skiff.kernels.train.plan.check
         if self.reducer is not None:
             self.reducer.remove()
+        model = getattr(self, "model", None)
+        if model is not None:  # the whole-batch balancing loss is a collective: back to own
+            vars(model).pop("load_balancing_loss", None)
         if self._own_stop is not None and self.reporter is not None:
             try:
                 del self.reporter.should_stop  # back to the class's method
@@ -229,6 +237,39 @@ class DataParallel(Strategy):
             grads = [to_numpy(g) for g in grads]
         for p, g in zip(self.params, self.compressor.reduce(self.comm, grads, self.names)):
             p.grad = g if xp is np else xp.asarray(g)
+
+    def forward_backward(self, model, batch, loss_fn, *, scale: float = 1.0) -> float:
+        """As one device; for packed sequences (chat data, the loss on some tokens only) each
+        rank's mean is weighted by its share of the learned tokens of all ranks, so that the
+        ranks' averaged gradient and loss are the mean over every learned token of the global
+        batch (as one device computes it), however the tokens fall on the ranks."""
+        weight = self._token_weight(batch)
+        if weight is None:
+            return super().forward_backward(model, batch, loss_fn, scale=scale)
+        self._weight = weight
+        try:
+            return weight * super().forward_backward(model, batch, loss_fn,
+                                                     scale=scale * weight)
+        finally:
+            self._weight = 1.0
+
+    _weight = 1.0
+
+    def loss_weight(self) -> float:
+        """The factor this rank's loss is scaled by in the micro-batch being run (1 but for
+        packed sequences: see :meth:`forward_backward`)."""
+        return self._weight
+
+    def _token_weight(self, batch) -> float | None:
+        from skiff.kernels.train.data import PackedBatch
+
+        comm = self._comm()
+        if not isinstance(batch, PackedBatch) or comm.size == 1:
+            return None
+        targets = batch.targets.data if hasattr(batch.targets, "data") else batch.targets
+        mine = float((to_numpy(targets) != -100).sum())
+        total = float(comm.allreduce(np.array([mine]))[0])
+        return mine * comm.size / total if total > 0 else None
 
     def reduce_metrics(self, values: dict) -> dict:
         if not hasattr(self, "_step_times"):

@@ -1,7 +1,8 @@
 """Strategies that split the model itself: tensor parallel (with data parallel around it).
 
 :class:`TensorParallel` takes a layout ``dp x tp``: ranks of one tp group share a batch and
-split every layer of a GPT (:func:`.tensor_parallel.parallelize_gpt`); the dp groups average
+split every layer of a GPT (:func:`.tensor_parallel.parallelize_gpt`) or an ERNIE-4.5 model
+(:func:`.ernie_tensor.parallelize_ernie`); the dp groups average
 the gradients as :class:`.data_parallel.DataParallel` does, in overlapped buckets.
 """
 
@@ -11,8 +12,9 @@ import numpy as np
 
 from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
+from .ernie_balance import balance_over_ranks
 from .groups import Layout, ProcessGroups
-from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing
+from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing, tied_aliases
 from .tensor_parallel import (
     ColumnParallelLinear,
     ParallelAttention,
@@ -42,9 +44,11 @@ def _is_split(name: str, model) -> set:
 
 
 class TensorParallel(DataParallel):
-    """``dp x tp`` hybrid for GPT models: heads, MLP width and vocabulary split over tp."""
+    """``dp x tp`` hybrid for GPT models (heads, MLP width and vocabulary split over tp) and
+    ERNIE-4.5 models (heads, SwiGLU widths, experts and LoRA adapters: :mod:`.ernie_tensor`)."""
 
     name = "tp"
+    copies = None  # ERNIE: {parameter name: tp ranks holding it}, set in setup
 
     def __init__(self, layout: Layout, world_comm: Comm | None = None, **kw):
         super().__init__(None, **kw)
@@ -71,13 +75,22 @@ class TensorParallel(DataParallel):
         g = self._groups()
         if self.device is None:
             self.bind()
-        if not hasattr(model, "h") or not hasattr(model, "lm_head"):
-            raise ValueError(f"tensor parallel splits GPT models (blocks .h, .lm_head); got "
+        from .ernie_tensor import is_ernie, parallelize_ernie
+
+        self.copies = None  # ERNIE: how many tp ranks hold each parameter
+        if is_ernie(model):
+            self.copies = parallelize_ernie(model, g.tp)["copies"]
+            # the tp ranks of a dp replica see one batch: the loss is over the dp group's
+            balance_over_ranks(model, g.dp, self.loss_weight)
+        elif not hasattr(model, "h") or not hasattr(model, "lm_head"):
+            raise ValueError(f"tensor parallel splits GPT and ERNIE-4.5 models; got "
                              f"{type(model).__name__}: use strategy='dp' or 'zero2'")
-        parallelize_gpt(model, g.tp)
+        else:
+            parallelize_gpt(model, g.tp)
         self.model = model
         self._broadcast_params(model)
-        named = list(model.named_parameters())
+        # frozen parameters (LoRA's base weights) are neither reduced nor optimised
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         self.split = _is_split("", model)
@@ -90,8 +103,26 @@ class TensorParallel(DataParallel):
         g = self._groups()
         return g.coords["dp"], g.layout.dp
 
+    def _weighted_square(self, names, grads) -> float:
+        """This rank's sum of squared gradients, each parameter's divided by the number of
+        tp ranks holding it (summed over the group: every parameter counted once)."""
+        total = 0.0
+        for n, gr in zip(names, grads):
+            if gr is not None:
+                total += float((gr.astype(np.float64) ** 2).sum()) / self.copies[n]
+        return total
+
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self._groups()
+        if self.copies is not None:
+            grads = [p.grad for p in self.params]
+            total = float(np.sqrt(g.tp.allreduce(
+                np.array([self._weighted_square(self.names, grads)]))[0]))
+            if total > max_norm:
+                for p in self.params:
+                    if p.grad is not None:
+                        p.grad *= max_norm / (total + 1e-6)
+            return total
         rep = split = 0.0
         for n, p in zip(self.names, self.params):
             if p.grad is None:
@@ -115,6 +146,10 @@ class TensorParallel(DataParallel):
         (their gradients are equal on every tp rank); non-finite on one rank: on all."""
         from skiff.kernels.train.precision import local_grad_norm
 
+        if self.copies is not None:
+            sq = self._weighted_square(self.names, grads)
+            total = self._groups().tp.allreduce(np.array([sq if np.isfinite(sq) else np.inf]))
+            return float(np.sqrt(total[0]))
         split = [g for n, g in zip(self.names, grads) if n in self.split]
         whole = [g for n, g in zip(self.names, grads) if n not in self.split]
         rep = local_grad_norm(whole) ** 2
@@ -123,7 +158,18 @@ class TensorParallel(DataParallel):
         return float(np.sqrt(rep + sums[0])) if sums[1] == 0 else float("inf")
 
     def full_state_dict(self, model) -> dict:
+        if getattr(self, "copies", None) is not None:
+            from .ernie_tensor import gather_full
+
+            return gather_full(model, self._groups().tp)
         return gather_full_state(model)
+
+    def whole_model(self, model, weights: dict):
+        if self.copies is None:
+            return super().whole_model(model, weights)
+        from .ernie_tensor import whole_model
+
+        return whole_model(model, weights)
 
     # --- checkpoints: each rank writes and reads only its own pieces -----------------------
     def _sliced(self) -> SlicedState:
@@ -132,7 +178,9 @@ class TensorParallel(DataParallel):
         whole only from tp rank 0."""
         c = self._groups().coords
         return SlicedState(self.names, self.params, tensor_parallel_slicing(self.model),
-                           writes_split=c["dp"] == 0, writes_whole=c["dp"] == 0 and c["tp"] == 0)
+                           writes_split=c["dp"] == 0, writes_whole=c["dp"] == 0 and c["tp"] == 0,
+                           skip=getattr(self.model, "tp_not_written", ()),
+                           aliases=tied_aliases(self.model))
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
         """Write this rank's pieces (weights, optimizer state, masters) with no gather; the

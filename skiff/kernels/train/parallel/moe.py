@@ -13,7 +13,8 @@ tokens travel to their experts' ranks and back with ``alltoallv`` (autograd-awar
 backward pass sends the gradients the reverse way). Gradients of experts are summed over the
 ranks that routed tokens to them; :class:`ExpertParallel` averages the dense parameters over
 the data-parallel group and divides expert gradients by it, which gives the data-parallel
-mean.
+mean. It runs ERNIE-4.5 MoE models too, their layers and routing their own
+(:mod:`.ernie_experts`, which also writes their checkpoints in pieces).
 
 :func:`gpt_moe` builds the ``gpt-moe`` preset's runnable tiny variant: a GPT whose blocks'
 MLPs are MoE layers (the full "21B-A3B" shape is a planner preset, far beyond a CPU).
@@ -32,25 +33,12 @@ from skiff.kernels.train.core.nn.layers import Linear
 from skiff.kernels.train.core.nn.module import Module, ModuleList
 from skiff.kernels.train.core.ops_shape import scatter_add
 
+from .alltoall import AllToAll
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
 
 __all__ = ["MoE", "Expert", "route", "gpt_moe", "gpt_moe_preset", "ExpertParallel",
            "AllToAll"]
-
-
-class AllToAll(Function):
-    """Rows to ranks by ``send_counts`` forward; the gradient rows back the same way."""
-
-    def forward(self, x, comm=None, send_counts=None):
-        self.comm = comm
-        out, self.recv_counts = comm.alltoallv(xp_of(x).ascontiguousarray(x), send_counts)
-        self.send_counts = list(send_counts)
-        return out
-
-    def backward(self, g):
-        back, _ = self.comm.alltoallv(xp_of(g).ascontiguousarray(g), self.recv_counts)
-        return back
 
 
 class _Combine(Function):
@@ -271,14 +259,27 @@ class ExpertParallel(DataParallel):
         comm = self._comm()
         if self.device is None:
             self.bind()
+        from .ernie_tensor import is_ernie
+
         moes = [m for m in model.modules() if isinstance(m, MoE)]
-        if not moes:
+        self.ernie = is_ernie(model)
+        if self.ernie:  # ERNIE-4.5 MoE: its own layers, its own routing (.ernie_experts)
+            from .ernie_experts import shard_ernie_experts
+
+            shard_ernie_experts(model, comm)
+        elif not moes:
             raise ValueError(f"expert parallel needs a model with MoE layers; got "
                              f"{type(model).__name__}: use strategy='dp' or 'zero2'")
         for m in moes:  # a model built with every expert: share them out now
             if m.ep_comm.size == 1 and comm.size > 1:
                 m.shard_experts(comm)
-        named = list(model.named_parameters())
+        # frozen parameters (LoRA's base weights) are neither reduced nor optimised
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        if self.ernie:
+            from .ernie_balance import balance_over
+
+            balance_over(model, comm, self.loss_weight)
+        self.model = model
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         self.expert = [p for n, p in named if ".experts." in n]
@@ -313,11 +314,15 @@ class ExpertParallel(DataParallel):
                     q.grad = q.grad * (max_norm / (total + 1e-6))
         return total
 
+    ernie = False  # an ERNIE-4.5 model (set in setup)
+
     def full_state_dict(self, model) -> dict:
         comm = self._comm()
-        mine = {n: q.data.copy() for n, q in zip(self.names, self.params) if ".experts." in n}
-        state = {k: v for k, v in model.state_dict().items() if ".experts." not in k}
-        local = next((m.local for m in model.modules() if isinstance(m, MoE)), 1)
+        whole = model.state_dict()  # the experts' frozen weights too (LoRA)
+        mine = {n: v for n, v in whole.items() if ".experts." in n}
+        state = {k: v for k, v in whole.items() if ".experts." not in k}
+        local = next((m.local for m in model.modules() if isinstance(m, MoE)
+                      or (self.ernie and hasattr(m, "first"))), 1)
         for rank, part in enumerate(comm.allgather_object(mine)):
             for name, value in part.items():
                 # experts.<j> on rank r is the global expert r * local + j
@@ -325,3 +330,29 @@ class ExpertParallel(DataParallel):
                 j, _, rest = tail.partition(".")
                 state[f"{head}.experts.{rank * local + int(j)}.{rest}"] = value
         return state
+
+    def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
+        if not self.ernie:
+            return super().save_checkpoint(directory, state, step=step, keep=keep)
+        from . import ernie_experts
+
+        return ernie_experts.save_checkpoint(self, directory, state, step=step, keep=keep)
+
+    def load_checkpoint(self, directory) -> dict | None:
+        if not self.ernie:
+            return super().load_checkpoint(directory)
+        from . import ernie_experts
+
+        def corrupt(path, exc):
+            if self.reporter is not None:
+                self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
+                                  level="warning")
+
+        return ernie_experts.load_checkpoint(self, directory, on_corrupt=corrupt)
+
+    def whole_model(self, model, weights: dict):
+        if not self.ernie:
+            return super().whole_model(model, weights)
+        from .ernie_tensor import whole_model
+
+        return whole_model(model, weights)

@@ -1,4 +1,5 @@
-"""Pipeline parallelism: a GPT cut into stages, micro-batches on a 1F1B schedule.
+"""Pipeline parallelism: a GPT or an ERNIE-4.5 model cut into stages, micro-batches on a
+1F1B schedule.
 
 The model is a chain of units: the embeddings, each transformer block, and the head (final
 norm, output layer, loss). :func:`partition` cuts the chain into ``pp`` contiguous stages of
@@ -23,14 +24,16 @@ import numpy as np
 from skiff.kernels.backend import to_numpy
 from skiff.kernels.train.core.nn import functional as F
 from skiff.kernels.train.core.tensor import Tensor, no_grad
+from skiff.kernels.train.data import PackedBatch
 
 from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
-from .sliced_state import SlicedState
+from .sliced_state import SlicedState, tied_aliases
 
-__all__ = ["gpt_units", "partition", "schedule_1f1b", "PipelineParallel"]
+__all__ = ["gpt_units", "ernie_units", "model_units", "partition", "schedule_1f1b",
+           "PipelineParallel"]
 
 
 _ACT_DTYPES = ("float32", "float16", "bfloat16", "float64")
@@ -62,6 +65,80 @@ def gpt_units(model) -> list:
         units.append(((f"h.{i}.",), block))
     units.append((("ln_f.", "lm_head."), head))
     return units
+
+
+def ernie_units(model, context: dict | None = None) -> list:
+    """An ERNIE-4.5 model (dense or MoE, LoRA or not) as a chain of units for pipelining:
+    the token embedding, each decoder layer, and the head (final norm, output layer,
+    cross-entropy). ``context`` holds the micro-batch being run: for packed sequences its
+    ``cu_seqlens`` and ``positions`` (the layers then attend within each sequence, with the
+    rotary angles of each token's position); empty for (B, T) blocks (positions 0..T-1)."""
+    context = {} if context is None else context
+    if model.config.is_moe and model.config.output_router_logits:
+        raise ValueError("pipeline parallel does not add the MoE load-balancing loss "
+                         "(output_router_logits): use strategy='ep', 'dp' or 'zero2'")
+
+    def embed(idx):
+        idx = to_numpy(idx.data if isinstance(idx, Tensor) else idx)  # ids: host indices
+        return model.model.embed_tokens(Tensor(idx))
+
+    def layer_unit(layer):
+        def run(h):
+            if context.get("cu_seqlens") is not None:  # packed: (N, C)
+                cos, sin = model.rotary(context["positions"])
+                return layer.forward_packed(h, cos, sin, context["cu_seqlens"])
+            cos, sin = model.rotary(np.arange(h.shape[1]))
+            return layer(h, cos, sin)
+        return run
+
+    def head(x, y):
+        logits = model.lm_head(model.model.norm(x))
+        v = logits.shape[-1]
+        yy = to_numpy(y.data if isinstance(y, Tensor) else y).reshape(-1)
+        return F.cross_entropy(logits.reshape(-1, v), yy)
+
+    units = [(("model.embed_tokens.",), embed)]
+    for i, layer in enumerate(model.model.layers):
+        units.append(((f"model.layers.{i}.",), layer_unit(layer)))
+    units.append((("model.norm.", "lm_head."), head))
+    return units
+
+
+def model_units(model, context: dict | None = None) -> list:
+    """The chain of units of a GPT or an ERNIE-4.5 model (``context``: see
+    :func:`ernie_units`); anything else is one clear error."""
+    from .ernie_tensor import is_ernie
+
+    if is_ernie(model):
+        return ernie_units(model, context)
+    if hasattr(model, "h") and hasattr(model, "wte"):
+        return gpt_units(model)
+    raise ValueError(f"pipeline parallel cuts GPT and ERNIE-4.5 models into stages; got "
+                     f"{type(model).__name__}: use strategy='dp' or 'zero2'")
+
+
+def packed_micro_batches(batch, m: int):
+    """Cut a :class:`~skiff.kernels.train.data.PackedBatch` into at most ``m`` micro-batches
+    of whole sequences (as many sequences each), every one with tokens to learn: returns
+    ``[(tokens, targets, cu_seqlens, positions)]`` and each one's share of the learned
+    tokens (its weight in the batch's mean loss)."""
+    cu = np.asarray(batch.cu_seqlens, dtype=np.int64)
+    tok = to_numpy(batch.tokens.data if isinstance(batch.tokens, Tensor) else batch.tokens)
+    tgt = to_numpy(batch.targets.data if isinstance(batch.targets, Tensor) else batch.targets)
+    pos = np.asarray(batch.positions)
+    seqs = len(cu) - 1
+    learned = [int((tgt[cu[j]:cu[j + 1]] != -100).sum()) for j in range(seqs)]
+    for d in range(max(1, min(m, seqs)), 0, -1):
+        q = seqs // d
+        counts = [sum(learned[i * q:(i + 1) * q]) for i in range(d)]
+        if seqs % d == 0 and (all(counts) or d == 1):
+            break
+    micro = []
+    for i in range(d):
+        a, b = cu[i * q], cu[(i + 1) * q]
+        micro.append((tok[a:b], tgt[a:b], cu[i * q:(i + 1) * q + 1] - a, pos[a:b]))
+    total = sum(counts)
+    return micro, [c / total if total else 1.0 / d for c in counts]
 
 
 def partition(costs: list[float], parts: int) -> list[tuple[int, int]]:
@@ -140,8 +217,11 @@ class PipelineParallel(DataParallel):
 
     def _sliced(self) -> SlicedState:
         """This stage's parameters, held whole; the first dp replica of the stage writes."""
+        # a tied weight two stages hold (and update alike): written by the first of them
+        later = [n for n, p in zip(self.names, self.params) if id(p) in self.norm_skip]
         return SlicedState(self.names, self.params, writes_split=False,
-                           writes_whole=self._groups().coords["dp"] == 0)
+                           writes_whole=self._groups().coords["dp"] == 0, skip=later,
+                           aliases=tied_aliases(self.model))
 
     def _model_state_from_full(self, full: dict) -> dict:
         return dict(full)  # every stage holds the whole model object
@@ -157,7 +237,10 @@ class PipelineParallel(DataParallel):
         if self.device is None:
             self.bind()
         self.model = model
-        self.units = gpt_units(model)
+        self.context: dict = {}  # the micro-batch being run, for units that need it
+        self.units = model_units(model, self.context)
+        cfg = model.config
+        self.width = getattr(cfg, "n_embd", None) or cfg.hidden_size  # activations' last axis
         costs = self._measure(sample) if sample is not None else self._param_costs(model)
         # one partition for the whole world: each data-parallel replica timing its own units
         # could cut the model elsewhere, and the replicas of a stage would then hold
@@ -166,15 +249,46 @@ class PipelineParallel(DataParallel):
         self.ranges = partition(costs, g.layout.pp)
         self.stage = g.coords["pp"]
         self._in_dtype, self._sent_dtype = None, False  # told by the first activation sent
-        a, b = self.ranges[self.stage]
-        prefixes = tuple(p for _, (names, _) in enumerate(self.units[a:b]) for p in names)
-        named = [(n, p) for n, p in model.named_parameters() if n.startswith(prefixes)]
+        named = self._stage_params(model, self.stage)
+        # a parameter that two stages use (tied embedding and output weights) is held by
+        # both, its gradient summed over the pp group after backward, and counted once in
+        # the gradient norm (on the first stage holding it)
+        holders: dict = {}
+        for t in range(g.layout.pp):
+            for _, p in self._stage_params(model, t):
+                holders.setdefault(id(p), []).append(t)
+        self.tied = [p for _, p in model.named_parameters()
+                     if p.requires_grad and len(holders.get(id(p), ())) > 1]
+        self.norm_skip = {id(p) for _, p in named if holders[id(p)][0] != self.stage}
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         self._broadcast_params_of(self.params)
         self.reducer = BucketReducer(self.params, g.dp, bucket_bytes=self.bucket_bytes,
                                      overlap=self.overlap)
         return model, make_optimizer(list(self.params))
+
+    def _stage_params(self, model, stage: int) -> list:
+        """(name, trainable parameter) pairs the units of ``stage`` use (tied ones under
+        their first name)."""
+        a, b = self.ranges[stage]
+        prefixes = tuple(p for names, _ in self.units[a:b] for p in names)
+        canonical = {id(p): n for n, p in model.named_parameters()}
+        out, seen = [], set()
+        for n, p in model.named_parameters(remove_duplicate=False):
+            if n.startswith(prefixes) and p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                out.append((canonical[id(p)], p))
+        return out
+
+    def reduce_gradients(self, model) -> None:
+        super().reduce_gradients(model)
+        g = self._groups()
+        for p in self.tied:  # every stage takes part; those without it add zeros
+            mine = any(p is q for q in self.params)
+            grad = p.grad if mine and p.grad is not None else p.xp.zeros_like(p.data)
+            total = g.pp.allreduce(p.xp.ascontiguousarray(grad))
+            if mine:
+                p.grad = total
 
     def _broadcast_params_of(self, params) -> None:
         if self.comm.size > 1:
@@ -213,18 +327,32 @@ class PipelineParallel(DataParallel):
         return the mean loss (on every stage)."""
         g = self._groups()
         pp, s = g.layout.pp, self.stage
-        x, y = batch
-        xa = to_numpy(x.data if isinstance(x, Tensor) else x)  # token ids, on the host
-        ya = to_numpy(y.data if isinstance(y, Tensor) else y)
         xp = self.params[0].xp  # activations and their gradients live on the device
-        m = self.micro
-        if xa.shape[0] % m:
-            raise ValueError(f"a batch of {xa.shape[0]} does not cut into {m} micro-batches")
-        k = xa.shape[0] // m
-        xs = [xa[i * k:(i + 1) * k] for i in range(m)]
-        ys = [ya[i * k:(i + 1) * k] for i in range(m)]
-        d = self.model.config.n_embd
-        act_shape = (k, xa.shape[1], d)
+        weights, contexts = None, None
+        if isinstance(batch, PackedBatch):  # whole sequences per micro-batch
+            if not getattr(self.model, "config", None) or not hasattr(self.model.config,
+                                                                       "hidden_size"):
+                raise ValueError("pipeline parallel runs packed sequences for ERNIE-4.5 "
+                                 "models only: use (x, y) blocks, or strategy='dp' or 'zero2'")
+            micro, weights = packed_micro_batches(batch, self.micro)
+            m = len(micro)
+            xs, ys = [t for t, _, _, _ in micro], [y for _, y, _, _ in micro]
+            contexts = [{"cu_seqlens": cu, "positions": p} for _, _, cu, p in micro]
+            shapes = [(len(t), self.width) for t in xs]
+        elif isinstance(batch, tuple):
+            x, y = batch
+            xa = to_numpy(x.data if isinstance(x, Tensor) else x)  # token ids, on the host
+            ya = to_numpy(y.data if isinstance(y, Tensor) else y)
+            m = self.micro
+            if xa.shape[0] % m:  # a smaller last batch: the most micro-batches that cut it
+                m = max(d for d in range(1, m + 1) if xa.shape[0] % d == 0)  # evenly
+            k = xa.shape[0] // m
+            xs = [xa[i * k:(i + 1) * k] for i in range(m)]
+            ys = [ya[i * k:(i + 1) * k] for i in range(m)]
+            shapes = [(k, xa.shape[1], self.width)] * m
+        else:
+            raise ValueError(f"pipeline parallel runs (x, y) token blocks or packed "
+                             f"sequences, got {type(batch).__name__}")
         first, last = s == 0, s == pp - 1
         inputs, outputs, losses, sends = {}, {}, [], []
         for kind, i in schedule_1f1b(s, pp, m):
@@ -235,15 +363,17 @@ class PipelineParallel(DataParallel):
                     if self._in_dtype is None:  # what the stage before sends (once)
                         code = g.pp.recv(np.zeros(1, np.int64), s - 1, tag=_DTYPE_TAG)
                         self._in_dtype = _act_dtype(int(code[0]))
-                    h_in = Tensor(g.pp.recv(xp.empty(act_shape, self._in_dtype), s - 1, tag=i),
-                                  requires_grad=True)
+                    h_in = Tensor(g.pp.recv(xp.empty(shapes[i], self._in_dtype), s - 1,
+                                            tag=i), requires_grad=True)
                 inputs[i] = h_in
+                self.context.clear()
+                self.context.update(contexts[i] if contexts else {})
                 out = self._run_stage(h_in, ys[i])
                 if last:
                     losses.append(float(out.item()))
                     if out.dtype != np.float32:  # mixed: scaled in float32, cannot overflow
                         out = out.astype(np.float32)
-                    outputs[i] = out * (scale / m)
+                    outputs[i] = out * (scale * (weights[i] if weights else 1.0 / m))
                 else:
                     outputs[i] = out
                     if not self._sent_dtype:  # activations travel in their own dtype:
@@ -257,7 +387,7 @@ class PipelineParallel(DataParallel):
                 if last:
                     out.backward()
                 else:
-                    grad = g.pp.recv(xp.empty(act_shape, out.dtype), s + 1, tag=10_000 + i)
+                    grad = g.pp.recv(xp.empty(shapes[i], out.dtype), s + 1, tag=10_000 + i)
                     out.backward(grad)
                 h_in = inputs.pop(i)
                 if not first:
@@ -265,20 +395,26 @@ class PipelineParallel(DataParallel):
                                             tag=10_000 + i))
         for h in sends:
             h.wait()
-        mean = np.array([np.mean(losses) if losses else 0.0])
+        if not losses:
+            mean = np.array([0.0])
+        elif weights:  # the mean over the learned tokens of the whole batch
+            mean = np.array([float(np.dot(weights, losses))])
+        else:
+            mean = np.array([np.mean(losses)])
         return float(g.pp.broadcast(mean, root=pp - 1)[0])
 
     def grad_norm(self, grads) -> float:
         """The stages' squares summed over the pp group (dp replicas hold the same)."""
         from skiff.kernels.train.precision import local_grad_norm
 
-        local = local_grad_norm(grads)
+        local = local_grad_norm([gr for p, gr in zip(self.params, grads)
+                                 if id(p) not in self.norm_skip])
         return float(np.sqrt(self._groups().pp.allreduce(np.array([local * local]))[0]))
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self._groups()
         local = sum(float((p.grad.astype(np.float64) ** 2).sum()) for p in self.params
-                    if p.grad is not None)
+                    if p.grad is not None and id(p) not in self.norm_skip)
         total = float(np.sqrt(g.pp.allreduce(np.array([local]))[0]))
         if total > max_norm:
             for p in self.params:
@@ -295,6 +431,11 @@ class PipelineParallel(DataParallel):
         full = model.state_dict()
         full.update(merged)
         return full
+
+    def whole_model(self, model, weights: dict):
+        """Every stage's trained weights into this rank's model object."""
+        model.load_state_dict(weights)
+        return model
 
     def describe(self) -> dict:
         d = super().describe()

@@ -33,6 +33,8 @@ def tensor_parallel_slicing(model) -> dict:
     splits (:mod:`.tensor_parallel`); the others are held whole."""
     from .tensor_parallel import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
 
+    if getattr(model, "tp_slicing", None) is not None:  # an ERNIE model (.ernie_tensor)
+        return dict(model.tp_slicing)
     out = {}
     for mname, mod in model.named_modules():
         prefix = f"{mname}." if mname else ""
@@ -50,6 +52,14 @@ def tensor_parallel_slicing(model) -> dict:
     return out
 
 
+def tied_aliases(model) -> dict:
+    """``{other name: first name}`` of the parameters a model holds under two names (tied
+    embedding and output weights), so that a restored state sets both alike."""
+    first = {id(p): n for n, p in model.named_parameters()}
+    return {n: first[id(p)] for n, p in model.named_parameters(remove_duplicate=False)
+            if first[id(p)] != n}
+
+
 def has_pieces(found: dict) -> bool:
     """Whether a loaded checkpoint was written as pieces (by a split model)."""
     return any(k.startswith("model/") for k in (found.get("pieces") or {}))
@@ -64,7 +74,10 @@ class SlicedState:
     """
 
     def __init__(self, names, params, slicing: dict | None = None, *,
-                 writes_split: bool = True, writes_whole: bool = True):
+                 writes_split: bool = True, writes_whole: bool = True, skip=(),
+                 aliases: dict | None = None):
+        self.skip = set(skip)  # parameters another rank holding the same values writes
+        self.aliases = dict(aliases or {})  # tied names -> the name they are trained under
         self.names = list(names)
         self.params = list(params)
         self.slicing = dict(slicing or {})
@@ -75,6 +88,8 @@ class SlicedState:
 
     # --- saving ---------------------------------------------------------------------------
     def _piece(self, name: str, array) -> Piece | None:
+        if name in self.skip:
+            return None
         if name in self.slicing:
             shape, axis, index = self.slicing[name]
             return Piece(array, shape, axis, index) if self.writes_split else None
@@ -92,6 +107,8 @@ class SlicedState:
                 value = np.asarray(value)
                 if value.shape == np.shape(model_state[name]):  # a moment: sliced alike
                     out[f"optim/{name}/{key}"] = self._piece(name, value)
+                elif name in self.skip:
+                    continue
                 elif self.writes_split if name in self.slicing else self.writes_whole:
                     out[f"optim/{name}/{key}"] = Piece(value, value.shape)
         for name, m in zip(self.names, masters or []):
@@ -124,6 +141,9 @@ class SlicedState:
         model = dict(model_state)
         for name in self.names:
             model[name] = pieces[f"model/{name}"]
+        for alias, name in self.aliases.items():  # a tied weight: its trained value
+            if name in self.names:
+                model[alias] = model[name]
         state = {}
         for i, name in enumerate(self.names):
             prefix = f"optim/{name}/"

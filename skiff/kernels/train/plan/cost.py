@@ -175,6 +175,8 @@ def model_spec(model, *, seq_len: int | None = None) -> ModelSpec:
         if key not in PRESETS:
             raise ValueError(f"unknown model {model!r}: choose from {', '.join(PRESETS)}")
         spec = PRESETS[key]
+    elif hasattr(getattr(model, "config", None), "num_attention_heads"):
+        spec = _hf_spec(model)
     else:
         n = _count_params(model)
         cfg = getattr(model, "config", None)
@@ -197,6 +199,26 @@ def model_spec(model, *, seq_len: int | None = None) -> ModelSpec:
     if seq_len is not None:
         spec = replace(spec, seq_len=int(seq_len))
     return spec
+
+
+def _hf_spec(model) -> ModelSpec:
+    """The spec of a live model with a Hugging Face style config (ERNIE-4.5: hidden_size,
+    num_hidden_layers, num_attention_heads, num_key_value_heads, the moe_* sizes)."""
+    cfg = model.config
+    moe = int(getattr(cfg, "moe_num_experts", 0) or 0)
+    is_moe = getattr(cfg, "is_moe_layer", None)
+    return ModelSpec(
+        name=type(model).__name__, n_layers=int(cfg.num_hidden_layers),
+        d_model=int(cfg.hidden_size), n_heads=int(cfg.num_attention_heads),
+        vocab=int(cfg.vocab_size), seq_len=int(getattr(cfg, "block_size", 0) or 2048),
+        ffn_hidden=int(cfg.intermediate_size), ffn_matrices=3, n_experts=moe,
+        top_k=int(cfg.moe_k) if moe else 0,
+        expert_hidden=int(cfg.moe_intermediate_size) if moe else 0,
+        tied_embeddings=bool(getattr(cfg, "tie_word_embeddings", False)),
+        n_kv_heads=int(getattr(cfg, "num_key_value_heads", 0) or cfg.num_attention_heads),
+        moe_layers=(sum(bool(is_moe(i)) for i in range(int(cfg.num_hidden_layers)))
+                    if moe and is_moe else None),
+        n_params_override=_count_params(model))
 
 
 def _count_params(model) -> int:

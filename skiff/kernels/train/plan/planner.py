@@ -238,13 +238,19 @@ def _structural_problems(spec: ModelSpec, c: Choice, world: int, global_batch: i
         problems.append(f"dp={c.dp} x tp={c.tp} x pp={c.pp} = {c.world} ranks, the job has "
                         f"{world}")
     if spec.n_heads % c.tp:
-        problems.append(f"tp={c.tp} does not divide the {spec.n_heads} attention heads")
+        problems.append(f"tp={c.tp} does not divide the {spec.n_heads} attention heads (use "
+                        "a tp that does, or dp, zero1, zero2 or pp)")
+    kv = spec.n_kv_heads or spec.n_heads
+    if c.tp > 1 and kv % c.tp and c.tp % kv:
+        problems.append(f"tp={c.tp} neither divides nor is a multiple of the {kv} key/value "
+                        "heads (use a tp that is, or dp, zero1, zero2 or pp)")
     if c.pp > spec.n_layers:
         problems.append(f"pp={c.pp} is more stages than the {spec.n_layers} layers")
     if c.dp % c.ep:
         problems.append(f"ep={c.ep} does not divide dp={c.dp}")
     if c.ep > 1 and not spec.n_experts:
-        problems.append(f"ep={c.ep} needs a mixture-of-experts model; {spec.name} has none")
+        problems.append(f"ep={c.ep} needs a mixture-of-experts model; {spec.name} has none: "
+                        "use dp, zero1, zero2, tp or pp")
     if spec.n_experts and spec.n_experts % c.ep:
         problems.append(f"ep={c.ep} does not divide the {spec.n_experts} experts")
     if global_batch % c.dp:
@@ -269,7 +275,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
          intra_bandwidth: float | None = None, flops: float | None = None,
          global_batch: int | None = None, seq_len: int | None = None, weight_bytes: int = 2,
          optimizer: str = "adamw", top: int = 8, overlap: bool = True,
-         dims: tuple[str, ...] = ("tp", "pp", "ep"), grad_bytes: int | None = None) -> Plan:
+         dims: tuple[str, ...] = ("tp", "pp", "ep"), grad_bytes: int | None = None,
+         runnable: bool = False) -> Plan:
     """The fastest layout of ``model`` that fits ``devices``, with the table and reasons.
 
     Parameters
@@ -293,6 +300,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         Which of ``tp``, ``pp``, ``ep`` may exceed 1 (data parallelism and ZeRO always may;
         ``ep=dp``: experts only split over all data-parallel ranks); a live model that is not
         built from parallel layers can only be split by dp.
+
+    runnable : bool
+        Only layouts skiff's strategies run (:func:`runs_in_skiff`): a live model's plan.
 
     Raises
     ------
@@ -337,6 +347,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
                         for rc in (False, True):
                             c = Choice(dp, tp, pp, ep, zero, mb, rc)
                             if _structural_problems(spec, c, world, gb):
+                                continue
+                            if runnable and not runs_in_skiff(c):
                                 continue
                             all_est.append(estimate(spec, cluster, c, **kw))
     if not all_est:
@@ -390,6 +402,32 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
                 searched=len(all_est), fitting=len(fits), global_batch=gb)
 
 
+def runs_in_skiff(c: Choice) -> bool:
+    """Whether :func:`skiff.kernels.train.parallel.strategy_from_plan` runs layout ``c``:
+    dp with ZeRO 0/1/2, dp x tp, dp x pp, or ep = dp (no ZeRO with a split model)."""
+    if c.tp == c.pp == c.ep == 1:
+        return True
+    if c.zero:
+        return False
+    return ((c.pp == c.ep == 1) or (c.tp == c.ep == 1)
+            or (c.ep == c.dp and c.tp == c.pp == 1))
+
+
+def _split_dims(model) -> tuple:
+    """How skiff's strategies can split a live model: its ``parallel_dims``, or for an
+    ERNIE-4.5 model (a Hugging Face config with attention heads) tp and pp, and ep when it
+    has experts (:mod:`skiff.kernels.train.parallel.ernie`)."""
+    if hasattr(model, "parallel_dims"):
+        return tuple(model.parallel_dims)
+    cfg = getattr(model, "config", None)
+    if hasattr(cfg, "num_attention_heads") and hasattr(cfg, "num_hidden_layers"):
+        moe = bool(getattr(cfg, "moe_num_experts", 0))
+        # pipeline stages do not add the MoE balancing loss: no pp when the model trains it
+        pp = () if moe and getattr(cfg, "output_router_logits", False) else ("pp",)
+        return ("tp",) + pp + (("ep",) if moe else ())
+    return ()
+
+
 def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
             device_memory=None, global_batch: int | None = None, seq_len: int | None = None,
             weight_bytes: int = 4, optimizer: str = "adamw", check_memory: bool = True,
@@ -418,10 +456,10 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
         if isinstance(model_or_spec, (str, ModelSpec)):
             dims = ("tp", "pp", "ep")
         else:  # a live model splits by tp/pp/ep only as skiff's strategies can split it
-            dims = tuple("ep=dp" if d == "ep" else d
-                         for d in getattr(model_or_spec, "parallel_dims", ()))
+            dims = tuple("ep=dp" if d == "ep" else d for d in _split_dims(model_or_spec))
         return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
-                    optimizer=optimizer, dims=dims, grad_bytes=grad_bytes)
+                    optimizer=optimizer, dims=dims, grad_bytes=grad_bytes,
+                    runnable=not isinstance(model_or_spec, (str, ModelSpec)))
     problems = _structural_problems(spec, choice, world, gb)
     if problems:
         raise ValueError(f"strategy {strategy_spec!r} is impossible: " + "; ".join(problems))

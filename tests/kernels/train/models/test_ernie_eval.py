@@ -222,15 +222,17 @@ def test_train_form_takes_the_same_words(files, tmp_path):
 
 
 @pytest.mark.mpi
-def test_eval_on_two_data_parallel_ranks(files):
-    """``--np 2 --strategy dp``: rank 0 evaluates (the model is whole on every rank); the
-    rows come at the same steps, step 0 is the base model's, and the last equals evaluate.py
-    on the final weights the job wrote."""
+@pytest.mark.parametrize("strategy", ["dp", "tp"])
+def test_eval_on_two_ranks(files, strategy):
+    """``--np 2 --strategy dp``: rank 0 evaluates (the model is whole on every rank); ``tp``:
+    the ranks gather a whole copy for it (a model split over ranks evaluated on one alone
+    would hang or read half the heads). The rows come at the same steps, step 0 is the base
+    model's, and the last equals evaluate.py on the final weights the job wrote."""
     from skiff.jobs import submit
 
     line = (f"ernie --data {files / 'chat.jsonl'} --from {files / 'ckpt'} --eval "
             f"{files / 'heldout.jsonl'} --eval-every 2 --steps 4 --batch-size 2 --lr 2e-2 "
-            f"--block-size {BLOCK} --np 2 --strategy dp")
+            f"--block-size {BLOCK} --np 2 --strategy {strategy}")
     job, _ = submit("train", line)
     assert job.wait(300) and job.status == "done", job.error
     rows = job.result["evaluation"]
