@@ -90,6 +90,7 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
     R = H // K
     out = xp.empty_like(q)
     sc = q.dtype.type(scale)
+    above = xp.triu(xp.ones((chunk, chunk), dtype=bool), k=1)  # key after query
     for b in range(len(cu_seqlens) - 1):
         s, e = int(cu_seqlens[b]), int(cu_seqlens[b + 1])
         L = e - s
@@ -101,9 +102,9 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
         for i0 in range(0, L, chunk):
             i1 = min(L, i0 + chunk)
             att = xp.matmul(qs[:, :, i0:i1], ks[:, None, :, :i1])  # (K, R, c, i1)
-            rows = xp.arange(i0, i1)[:, None]
-            att = xp.where(xp.arange(i1)[None, :] > rows, -np.inf, att)
-            att -= att.max(axis=-1, keepdims=True)
+            # only the chunk's own block [i0, i1) of columns holds masked positions
+            block = att[..., i0:i1]
+            block[..., above[:i1 - i0, :i1 - i0]] = -np.inf
             xp.exp(att, out=att)
             att /= att.sum(axis=-1, keepdims=True)
             y = xp.matmul(att, vs[:, None, :i1])  # (K, R, c, D)

@@ -31,6 +31,7 @@ are called as modules inside the fast path.
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -291,7 +292,6 @@ class InferenceWeights:
     per model by :func:`fast_path`, refreshed there when a parameter's storage changed."""
 
     def __init__(self, model):
-        self.model = model
         self.layers = [_Layer(layer) for layer in model.model.layers]
 
     def refresh(self) -> InferenceWeights:
@@ -321,12 +321,16 @@ def fast_path(model) -> InferenceWeights | None:
             return None
         if not hasattr(layer.mlp, "experts") and not _plain_mlp(layer.mlp):
             return None  # a dense MLP with LoRA: the graph path
-    w = model.__dict__.get("_inference_weights")
+    w = _WEIGHTS.get(model)
     if w is None or len(w.layers) != len(model.model.layers):
-        w = InferenceWeights(model)
-        object.__setattr__(model, "_inference_weights", w)
+        w = _WEIGHTS[model] = InferenceWeights(model)
         return w
     return w.refresh()
+
+
+# each model's fused weights, kept apart from the model so that a copy or a pickle of it
+# never carries fused matrices that no longer share memory with its parameters
+_WEIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 # ---- the forward passes ----------------------------------------------------------------------
@@ -346,6 +350,17 @@ def _rows_times(x, parts, bias=None):
     if bias is not None:
         y += bias
     return y
+
+
+def _split_rows(group, bias_group, n):
+    """The matrices (and bias) of a q|k|v group split after its first ``n`` rows: ([q],
+    [k, v] or the fused k|v rows), (q bias, k|v bias)."""
+    if group.fused is not None:
+        w = ([group.fused[:n]], [group.fused[n:]])
+    else:
+        w = ([group.views[0]], list(group.views[1:]))
+    b = _bias(bias_group)
+    return w, (None, None) if b is None else (b[:n], b[n:])
 
 
 def _bias(group):
@@ -394,17 +409,26 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
         h = rms_norm_rows(x, L.ln1.weight.data, L.eps1)
-        qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))  # (N, (H + 2K) D)
-        rotary_rows_(qkv, cos, sin, H + K, D)
-        q = qkv[:, :H * D].reshape(N, H, D)
-        k = qkv[:, H * D:(H + K) * D].reshape(N, K, D)
-        v = qkv[:, (H + K) * D:].reshape(N, K, D)
-        if store is not None:
-            store(i, k, v)
-        if last_only and i == n_layers - 1:  # only the last rows go on
-            y = _attention_last(q[last], k, v, cu, D ** -0.5)
-            x = x[last]
+        if last_only and i == n_layers - 1:  # queries of the last rows, keys of all
+            w, b = _split_rows(L.qkv, L.qkv_b, H * D)
+            kv = _rows_times(h, w[1], b[1])  # (N, 2K D)
+            rotary_rows_(kv, cos, sin, K, D)
+            q = _rows_times(h[last], w[0], b[0])  # (S, H D)
+            rotary_rows_(q, np.ascontiguousarray(cos[last]), np.ascontiguousarray(sin[last]),
+                         H, D)
+            k, v = kv[:, :K * D].reshape(N, K, D), kv[:, K * D:].reshape(N, K, D)
+            if store is not None:
+                store(i, k, v)
+            y = _attention_last(q.reshape(-1, H, D), k, v, cu, D ** -0.5)
+            x = x[last]  # only the last rows go on
         else:
+            qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))  # (N, (H + 2K) D)
+            rotary_rows_(qkv, cos, sin, H + K, D)
+            q = qkv[:, :H * D].reshape(N, H, D)
+            k = qkv[:, H * D:(H + K) * D].reshape(N, K, D)
+            v = qkv[:, (H + K) * D:].reshape(N, K, D)
+            if store is not None:
+                store(i, k, v)
             y = packed_attention_gqa(q, k, v, cu, D ** -0.5)
         x += _rows_times(y.reshape(y.shape[0], H * D), [L.o.data],
                          None if L.o_b is None else L.o_b.data)

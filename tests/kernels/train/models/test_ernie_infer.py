@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -131,7 +133,7 @@ def test_fused_weights_follow_the_parameters(tmp_path):
     with no_grad():
         model(ids)  # fuses
     attn = model.model.layers[0].self_attn
-    group = model._inference_weights.layers[0].qkv
+    group = ernie_infer.fast_path(model).layers[0].qkv
     assert group.fused is not None and attn.q_proj.weight.data.base is group.fused
     # the parameters still hold the checkpoint's values
     with torch.no_grad():
@@ -152,7 +154,7 @@ def test_fused_weights_follow_the_parameters(tmp_path):
     after = fast()
     assert not np.allclose(before, after)
     assert np.abs(after - _graph_logits(model, ids)).max() < 1e-4
-    assert attn.v_proj.weight.data.base is model._inference_weights.layers[0].qkv.fused
+    assert attn.v_proj.weight.data.base is ernie_infer.fast_path(model).layers[0].qkv.fused
     # a view of someone else's buffer is never re-pointed: that group runs unfused
     flat = np.concatenate([p.data.ravel() for p in (attn.q_proj.weight, attn.k_proj.weight,
                                                      attn.v_proj.weight)])
@@ -162,10 +164,17 @@ def test_fused_weights_follow_the_parameters(tmp_path):
         start += p.data.size
     out = fast()
     assert attn.q_proj.weight.data.base is flat
-    assert model._inference_weights.layers[0].qkv.fused is None
+    assert ernie_infer.fast_path(model).layers[0].qkv.fused is None
     assert np.abs(out - _graph_logits(model, ids)).max() < 1e-4
     flat[:] *= 1.1  # the owner's in-place update is seen too
     assert np.abs(fast() - _graph_logits(model, ids)).max() < 1e-4
+    # a copy of the model fuses its own weights
+    twin = copy.deepcopy(model)
+    twin.model.layers[1].self_attn.q_proj.weight.data *= 0.8
+    with no_grad():
+        got = twin(ids).numpy()
+    assert np.abs(got - _graph_logits(twin, ids)).max() < 1e-4
+    assert not np.allclose(got, fast())
 
 
 def test_training_after_inference_keeps_its_numbers(tmp_path):
@@ -175,7 +184,7 @@ def test_training_after_inference_keeps_its_numbers(tmp_path):
     a, b = from_pretrained(tmp_path), from_pretrained(tmp_path)
     ids = _ids(a.config.vocab_size, (2, 8), seed=6)
     b.generate(ids[:, :3], max_new_tokens=2, eos_token_id=None)  # b's weights fused
-    assert b._inference_weights.layers[0].gu.fused is not None
+    assert ernie_infer.fast_path(b).layers[0].gu.fused is not None
     grads = []
     for m in (a, b):
         loss = m.loss((ids[:, :-1], ids[:, 1:]))
