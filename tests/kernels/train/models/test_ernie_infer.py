@@ -1,7 +1,8 @@
 """ERNIE-4.5's inference fast path (``ernie_infer``): fused weights and fused kernels.
 
-* each numba kernel against its numpy reference twin (``check_op``), over shapes that hit
-  the kernels' remainders (an odd number of weight rows, rows not a multiple of four);
+* each numba kernel and the onnxruntime GEMM against its numpy reference twin
+  (``check_op``), over shapes that hit the kernels' remainders (an odd number of weight
+  rows, rows not a multiple of four);
 * the fast path's logits (a packed prefill, ``last_only``, decode steps on the key/value
   cache, rows at different positions) against transformers on the same checkpoint, for
   every shape of the equality tests (dense and MoE, biases, tied or untied head);
@@ -60,6 +61,8 @@ def test_kernels_equal_their_numpy_twins(rows, n, c):
     ang = rng.uniform(0, 6, (rows, D // 2)).astype(np.float32)
     check_op(ernie_infer.rotary_rows_, buf, np.cos(ang), np.sin(ang), 3, D, rtol=1e-5,
              atol=1e-6, require_fast=fast)
+    many = rng.standard_normal((rows * 9, c)).astype(np.float32)  # 9..72 rows
+    check_op(ernie_infer.mid_rows_matmul, many, w, rtol=1e-4, atol=1e-4)
     # the untouched heads stay as they were
     out = ernie_infer.rotary_rows_(buf.copy(), np.cos(ang), np.sin(ang), 3, D)
     assert np.array_equal(out[:, 3 * D:], buf[:, 3 * D:])
