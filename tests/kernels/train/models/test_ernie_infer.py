@@ -21,7 +21,7 @@ import pytest
 from skiff.kernels.backend import numba_available
 from skiff.kernels.backend.testing import check_op
 from skiff.kernels.train.core.tensor import no_grad
-from skiff.kernels.train.models import ernie_infer
+from skiff.kernels.train.models import ernie_infer, ernie_kernels
 from skiff.kernels.train.models.ernie import KVCache
 from skiff.kernels.train.models.ernie_generate import PackedKVCache
 from skiff.kernels.train.models.hf_checkpoint import from_pretrained
@@ -51,20 +51,20 @@ def test_kernels_equal_their_numpy_twins(rows, n, c):
     x = rng.standard_normal((rows, c)).astype(np.float32)
     w = rng.standard_normal((n, c)).astype(np.float32)
     fast = numba_available()
-    check_op(ernie_infer.few_rows_matmul, x, w, rtol=1e-5, atol=1e-5, require_fast=fast)
-    check_op(ernie_infer.rms_norm_rows, x, w[0] + 1.5, 1e-5, rtol=1e-5, atol=1e-6,
+    check_op(ernie_kernels.few_rows_matmul, x, w, rtol=1e-5, atol=1e-5, require_fast=fast)
+    check_op(ernie_kernels.rms_norm_rows, x, w[0] + 1.5, 1e-5, rtol=1e-5, atol=1e-6,
              require_fast=fast)
-    check_op(ernie_infer.swiglu_rows, rng.standard_normal((rows, 2 * c)).astype(np.float32),
+    check_op(ernie_kernels.swiglu_rows, rng.standard_normal((rows, 2 * c)).astype(np.float32),
              rtol=1e-5, atol=1e-6, require_fast=fast)
     D = 8
     buf = rng.standard_normal((rows, 5 * D)).astype(np.float32)
     ang = rng.uniform(0, 6, (rows, D // 2)).astype(np.float32)
-    check_op(ernie_infer.rotary_rows_, buf, np.cos(ang), np.sin(ang), 3, D, rtol=1e-5,
+    check_op(ernie_kernels.rotary_rows_, buf, np.cos(ang), np.sin(ang), 3, D, rtol=1e-5,
              atol=1e-6, require_fast=fast)
     many = rng.standard_normal((rows * 9, c)).astype(np.float32)  # 9..72 rows
-    check_op(ernie_infer.mid_rows_matmul, many, w, rtol=1e-4, atol=1e-4)
+    check_op(ernie_kernels.mid_rows_matmul, many, w, rtol=1e-4, atol=1e-4)
     # the untouched heads stay as they were
-    out = ernie_infer.rotary_rows_(buf.copy(), np.cos(ang), np.sin(ang), 3, D)
+    out = ernie_kernels.rotary_rows_(buf.copy(), np.cos(ang), np.sin(ang), 3, D)
     assert np.array_equal(out[:, 3 * D:], buf[:, 3 * D:])
 
 
