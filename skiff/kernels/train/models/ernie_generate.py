@@ -105,6 +105,7 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
             # only the chunk's own block [i0, i1) of columns holds masked positions
             block = att[..., i0:i1]
             block[..., above[:i1 - i0, :i1 - i0]] = -np.inf
+            att -= att.max(axis=-1, keepdims=True)
             xp.exp(att, out=att)
             att /= att.sum(axis=-1, keepdims=True)
             y = xp.matmul(att, vs[:, None, :i1])  # (K, R, c, D)

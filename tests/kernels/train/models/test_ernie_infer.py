@@ -197,3 +197,32 @@ def test_training_after_inference_keeps_its_numbers(tmp_path):
     assert abs(grads[0][0] - grads[1][0]) <= 1e-6 * abs(grads[0][0])
     for n, g in grads[0][1].items():  # equal up to the BLAS's rounding on other addresses
         assert np.abs(g - grads[1][1][n]).max() <= 1e-5 * np.abs(g).max() + 1e-8, n
+
+
+def test_packed_attention_with_large_scores():
+    """Scores far beyond float32's exp range (~88): the softmax must still be the float64
+    reference's (the packed prefill's chunks and the last-row attention)."""
+    from skiff.kernels.train.models.ernie_generate import packed_attention_gqa
+
+    rng = np.random.default_rng(8)
+    K, R, D = 2, 3, 8
+    lengths = [5, 140, 1]  # one prompt spans two chunks of 128
+    cu = np.concatenate([[0], np.cumsum(lengths)])
+    N = cu[-1]
+    q = (rng.standard_normal((N, K * R, D)) * 10).astype(np.float32)
+    k = (rng.standard_normal((N, K, D)) * 10).astype(np.float32)
+    v = rng.standard_normal((N, K, D)).astype(np.float32)
+    want = np.empty((N, K * R, D))
+    for b in range(len(lengths)):
+        s, e = cu[b], cu[b + 1]
+        for h in range(K * R):
+            att = q[s:e, h].astype(np.float64) @ k[s:e, h // R].T.astype(np.float64) * 0.3
+            att[np.triu(np.ones((e - s, e - s), dtype=bool), k=1)] = -np.inf
+            att = np.exp(att - att.max(axis=1, keepdims=True))
+            want[s:e, h] = (att / att.sum(axis=1, keepdims=True)) @ v[s:e, h // R]
+    got = packed_attention_gqa(q, k, v, cu, 0.3)
+    assert np.abs(q[:, 0] @ k[:, 0].T * 0.3).max() > 200  # exp would overflow
+    assert np.isfinite(got).all()
+    assert np.abs(got - want).max() < 1e-3
+    last = ernie_infer._attention_last(q[cu[1:] - 1], k, v, cu, 0.3)
+    assert np.abs(last - want[cu[1:] - 1]).max() < 1e-3
