@@ -19,10 +19,10 @@ GEMM that has more columns); what changes is the work:
   ``o_proj`` and MLP, the final norm and the head run for each sequence's last position only
   (every position's keys and values are still computed and cached): the logits asked for are
   the same.
-* **fused elementwise kernels** (numba, each with a numpy reference twin in
-  :mod:`.ernie_kernels`, compared in the tests): RMSNorm, the rotary
-  embedding of q and k in place in the fused projection's output, and SwiGLU
-  ``silu(gate) * up`` from the fused ``gate|up`` output.
+* **fused elementwise kernels** (:mod:`.ernie_kernels`, each with a numpy reference twin
+  compared in the tests): RMSNorm and the rotary embedding of q and k in place in the fused
+  projection's output (numba), SwiGLU ``silu(gate) * up`` from the fused ``gate|up`` output
+  (numpy in place).
 
 :func:`fast_path` says whether a model can take it (plain ``nn.Linear`` projections, no
 LoRA, float32 numpy weights) and returns its :class:`InferenceWeights`; MoE layers' experts

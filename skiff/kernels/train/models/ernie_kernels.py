@@ -3,8 +3,9 @@
 Each is a :func:`~skiff.kernels.backend.custom_op` (``SKIFF_REFERENCE_OPS=1`` forces the
 reference; the tests compare every fast twin with it), used by :mod:`.ernie_infer`:
 
-* ``rms_norm_rows``, ``rotary_rows_`` (in place, on the fused q|k|v output),
-  ``swiglu_rows`` (from the fused gate|up output): numba loops, one pass each;
+* ``rms_norm_rows``, ``rotary_rows_`` (in place, on the fused q|k|v output): numba loops,
+  one pass each; ``swiglu_rows`` (from the fused gate|up output): numpy in place (its
+  vectorised exp beats a numba loop's);
 * ``few_rows_matmul``: ``x @ w.T`` for 2..16 rows (decode steps of a batch), a numba kernel
   that reads two rows of w once for four rows of x;
 * ``mid_rows_matmul``: ``x @ w.T`` for 17..256 rows (a prompt), onnxruntime's MLAS GEMM.
@@ -146,15 +147,6 @@ def _kernels():
                     buf[i, base + 2 * p + 1] = b * c + a * s
 
     @numba.njit(cache=True, fastmath=True)
-    def swiglu(gu, out):  # pragma: no cover - compiled
-        n, inner = out.shape
-        one = np.float32(1.0)
-        for i in range(n):
-            for j in range(inner):
-                g = gu[i, j]
-                out[i, j] = g * (one / (one + np.exp(-g))) * gu[i, inner + j]
-
-    @numba.njit(cache=True, fastmath=True)
     def few_rows(x, w, out):  # pragma: no cover - compiled
         nb, c_ = x.shape
         n = w.shape[0]
@@ -198,7 +190,7 @@ def _kernels():
                     acc += w[n - 1, c] * x[b, c]
                 out[b, n - 1] = acc
 
-    return rms, rope, swiglu, few_rows
+    return rms, rope, few_rows
 
 
 def _numba_ok(*arrays) -> bool:
@@ -223,12 +215,17 @@ def _rope_numba(buf, cos, sin, heads, head_dim):
     return buf
 
 
-@swiglu_rows.implement("cpu", "numba", available=numba_available)
-def _swiglu_numba(gu):
-    if not _numba_ok(gu) or gu.ndim != 2:
-        return swiglu_rows.reference(gu)
-    out = np.empty((gu.shape[0], gu.shape[1] // 2), dtype=gu.dtype)
-    _kernels()[2](gu, out)
+@swiglu_rows.implement("cpu", "numpy-inplace")
+def _swiglu_inplace(gu):
+    """One scratch array and numpy's vectorised exp: 1.8x faster than a numba loop (whose
+    exp is not vectorised without SVML) at 128 rows of the 0.3B's MLP (0.53 ms vs 0.96)."""
+    inner = gu.shape[1] // 2
+    g = gu[:, :inner]
+    out = np.negative(g)
+    np.exp(out, out=out)
+    out += 1
+    np.divide(g, out, out=out)
+    out *= gu[:, inner:]
     return out
 
 
@@ -237,5 +234,5 @@ def _few_rows_numba(x, w):
     if not _numba_ok(x, w) or x.ndim != 2 or w.ndim != 2 or x.shape[0] == 0:
         return few_rows_matmul.reference(x, w)
     out = np.empty((x.shape[0], w.shape[0]), dtype=x.dtype)
-    _kernels()[3](x, w, out)
+    _kernels()[2](x, w, out)
     return out
