@@ -11,8 +11,9 @@ checkpoint, skiff loads it with ``from_pretrained``. Timed, float32, batch 1, CP
 (``time.process_time``) so a busy shared core does not count, best of ``--rounds`` rounds,
 the two taking turns:
 
-* prefill: logits of a ``--prompt``-token prompt (skiff: ``last_only``; transformers:
-  ``logits_to_keep=1``);
+* prefill: logits of the last position of a ``--prompt``-token prompt, without a graph
+  (skiff: ``last_only`` under ``no_grad``; transformers: ``logits_to_keep=1`` under
+  ``torch.no_grad``);
 * decode: ``--new`` greedy tokens after it with the key/value cache (``generate``), per token;
 * batch: 8 prompts of lengths 16..512 (``--batch-max``) and ``--new`` tokens each, generated
   together: skiff's ``generate_batch`` (one packed prefill, no padding) against
@@ -51,6 +52,7 @@ def main() -> None:
     import torch
     import transformers
 
+    from skiff.kernels.train.core.tensor import no_grad
     from skiff.kernels.train.models import from_pretrained
 
     torch.set_num_threads(args.threads)
@@ -90,8 +92,10 @@ def main() -> None:
     for i, p in enumerate(prompts):
         padded[i, -len(p):] = p
         mask[i, -len(p):] = 1
+    load_start = os.getloadavg()[0]
     for _ in range(args.rounds):
-        t, _ = cpu(lambda: model(ids, last_only=True))
+        with no_grad():  # inference on both sides (transformers: torch.no_grad)
+            t, _ = cpu(lambda: model(ids, last_only=True))
         best["skiff prefill"] = min(best["skiff prefill"], t)
         with torch.no_grad():
             t, _ = cpu(lambda: ref(tids, logits_to_keep=1))
@@ -123,6 +127,7 @@ def main() -> None:
     print(f"ERNIE-4.5 {kind}, {args.layers} layers, prompt {args.prompt}, "
           f"{args.threads} thread(s), float32, CPU time, best of {args.rounds}")
     print(f"greedy tokens identical: {same}; batch rows identical: {same_batch}")
+    print(f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     print("| phase | skiff ms | transformers ms | skiff speed vs transformers |")
     print("| --- | --- | --- | --- |")
     labels = {"prefill": f"prefill ({args.prompt} tokens)", "decode": "decode (per token)",

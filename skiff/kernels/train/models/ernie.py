@@ -42,6 +42,7 @@ from .ernie_generate import (
     repetition_penalty_,
     sampling_rng,
 )
+from .ernie_infer import forward_fast, forward_packed_fast, forward_step_fast
 from .gpt import _as_index, _host
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache", "PUBLISHED", "num_parameters"]
@@ -445,6 +446,9 @@ class ErnieForCausalLM(nn.Module):
         if past + T > self.config.max_position_embeddings:
             raise ValueError(f"sequence length {past + T} exceeds max_position_embeddings "
                              f"{self.config.max_position_embeddings}")
+        fast = forward_fast(self, idx, cache, last_only)  # no graph: fused weights
+        if fast is not None:
+            return Tensor(fast)
         cos, sin = self.rotary(np.arange(past, past + T))
         x = self.model.embed_tokens(idx)  # (B, T, C)
         for layer in self.model.layers:
@@ -463,6 +467,9 @@ class ErnieForCausalLM(nn.Module):
         tokens = _as_index(tokens, self)
         cu = np.asarray(_host(cu_seqlens), dtype=np.int64)
         cos, sin = self.rotary(positions)
+        fast = forward_packed_fast(self, tokens, cu, cos, sin, cache, last_only)
+        if fast is not None:
+            return Tensor(fast)
         x = self.model.embed_tokens(tokens)
         for layer in self.model.layers:
             x = layer.forward_packed(x, cos, sin, cu, cache)
@@ -477,15 +484,20 @@ class ErnieForCausalLM(nn.Module):
         idx = _as_index(np.asarray(_host(ids), dtype=np.int64).reshape(-1), self)
         rows = None if rows is None else np.asarray(rows, dtype=np.int64)
         cos, sin = self.rotary(cache.lengths if rows is None else cache.lengths[rows])
-        x = self.model.embed_tokens(idx)  # (B, C)
-        for layer in self.model.layers:
-            x = layer.forward_step(x, cos, sin, cache, rows)
+        logits = forward_step_fast(self, idx, cache, rows, cos, sin)  # no graph: fused
+        if logits is None:
+            x = self.model.embed_tokens(idx)  # (B, C)
+            for layer in self.model.layers:
+                x = layer.forward_step(x, cos, sin, cache, rows)
+            logits = rows_linear(self.lm_head, self.model.norm(x))
+        else:
+            logits = Tensor(logits)
         if rows is None:
             cache.lengths = cache.lengths + 1
         else:
             cache.lengths = cache.lengths.copy()
             cache.lengths[rows] += 1
-        return rows_linear(self.lm_head, self.model.norm(x))
+        return logits
 
     def loss(self, batch):
         """Mean next-token cross-entropy of ``(x, y)`` blocks or a :class:`PackedBatch`

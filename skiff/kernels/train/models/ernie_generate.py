@@ -90,6 +90,7 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
     R = H // K
     out = xp.empty_like(q)
     sc = q.dtype.type(scale)
+    above = xp.triu(xp.ones((chunk, chunk), dtype=bool), k=1)  # key after query
     for b in range(len(cu_seqlens) - 1):
         s, e = int(cu_seqlens[b]), int(cu_seqlens[b + 1])
         L = e - s
@@ -100,14 +101,18 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
         vs = v[s:e].transpose(1, 0, 2)  # (K, L, D)
         for i0 in range(0, L, chunk):
             i1 = min(L, i0 + chunk)
-            att = xp.matmul(qs[:, :, i0:i1], ks[:, None, :, :i1])  # (K, R, c, i1)
-            rows = xp.arange(i0, i1)[:, None]
-            att = xp.where(xp.arange(i1)[None, :] > rows, -np.inf, att)
+            c = i1 - i0
+            # the R query heads' rows of this chunk stacked: one GEMM per k/v head
+            qc = xp.ascontiguousarray(qs[:, :, i0:i1]).reshape(K, R * c, D)
+            att = xp.matmul(qc, ks[:, :, :i1])  # (K, R*c, i1)
+            # only the chunk's own block [i0, i1) of columns holds masked positions
+            block = att.reshape(K, R, c, i1)[..., i0:i1]
+            block[..., above[:c, :c]] = -np.inf
             att -= att.max(axis=-1, keepdims=True)
             xp.exp(att, out=att)
             att /= att.sum(axis=-1, keepdims=True)
-            y = xp.matmul(att, vs[:, None, :i1])  # (K, R, c, D)
-            out[s + i0:s + i1] = y.transpose(2, 0, 1, 3).reshape(i1 - i0, H, D)
+            y = xp.matmul(att, vs[:, :i1]).reshape(K, R, c, D)
+            out[s + i0:s + i1] = y.transpose(2, 0, 1, 3).reshape(c, H, D)
     return out
 
 
