@@ -1,8 +1,8 @@
 """Kind ``train``: ``%train`` / ``%%train`` / ``python -m skiff train`` / the Train form.
 
 ``%train MODEL [DATA] [--epochs N | --steps N] [--lr X] [--batch-size B] [--device DEV]
-[--strategy S] [--checkpoint-dir DIR] [--resume] [--eval FILE [--eval-every N]] [--np N]
-[--wait] [-o NAME]``.
+[--strategy S] [--recompute] [--checkpoint-dir DIR] [--resume] [--eval FILE [--eval-every N]]
+[--np N] [--wait] [-o NAME]``.
 MODEL is a built-in model name (or, in a notebook, a variable holding a model); DATA is a
 built-in data set, a text file, or (in a notebook) a variable or a tuple expression like
 ``(X, y)``; left out, a built-in model trains on its own data. ``%%train [options]`` runs the
@@ -82,6 +82,10 @@ def COMMAND(p):
     p.add_argument("--precision", choices=PRECISIONS, default="32",
                    help="32 (float32), bf16-mixed or fp16-mixed: 16-bit weights, activations "
                         "and gradients with float32 master weights (fp16: loss scaling)")
+    p.add_argument("--recompute", action="store_true",
+                   help="activation checkpointing: each block (GPT, ERNIE-4.5) keeps only its "
+                        "input and is recomputed in backward, far less memory for ~1/3 more "
+                        "compute (default: when the plan chooses it)")
     p.add_argument("--stop-on-divergence", action="store_true",
                    help="stop when the loss runs away (it is always watched, and a warning "
                         "logged)")
@@ -280,6 +284,7 @@ def to_config(values: dict) -> dict:
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
         "stop_on_divergence": bool(values.get("stop_on_divergence", False)),
+        "recompute": bool(values.get("recompute", False)),
         "precision": check_precision(values.get("precision", "32")),
         "block_size": values.get("block_size"),
         "from": check_from(model, values.get("from_dir", values.get("from")))

@@ -123,6 +123,7 @@ def train_parts(parts: dict, config: dict, reporter):
         reporter=reporter,
         evaluator=evaluator,
         eval_every=config.get("eval_every"),
+        recompute=True if config.get("recompute") else None,  # else as the plan chose
     )
     epochs, steps = config.get("epochs"), config.get("steps")
     if epochs is None and steps is None:

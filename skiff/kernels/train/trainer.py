@@ -110,6 +110,10 @@ class Trainer:
         the ranks gather a whole copy for it; PP is refused.
     eval_every : int or None
         Optimizer steps between evaluations (None: only before and after training).
+    recompute : bool or None
+        Activation checkpointing (:mod:`.core.recompute`): each block of a GPT or ERNIE-4.5
+        model keeps only its input and is recomputed in backward (far less activation
+        memory, ~1/3 more compute). None: as the plan chose.
     verbose : bool
         Print one line per epoch (and at the end): step, mean training loss since the last
         line, validation metrics, elapsed time. For a direct call in a notebook or script;
@@ -139,7 +143,8 @@ class Trainer:
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
                  shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
                  stop_on_divergence: bool = False, precision: str = "32",
-                 evaluator=None, eval_every: int | None = None):
+                 evaluator=None, eval_every: int | None = None,
+                 recompute: bool | None = None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -163,6 +168,10 @@ class Trainer:
         if isinstance(loss, str) and loss not in LOSSES and loss != "ce":
             raise ValueError(f"unknown loss {loss!r}: choose from {', '.join(LOSSES)} "
                              "or pass a callable loss(output, target)")
+        if recompute and not hasattr(model, "recompute"):
+            raise ValueError(f"recompute=True (activation checkpointing) needs a model made of "
+                             f"blocks it can recompute (GPT, ERNIE-4.5); "
+                             f"{type(model).__name__} has none")
         if resume and checkpoint_dir is None:
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
         from skiff.kernels.backend.report import NullReporter
@@ -196,6 +205,7 @@ class Trainer:
         self.stop_on_divergence = bool(stop_on_divergence)
         self.precision = check_precision(precision)
         self.evaluator, self.eval_every = evaluator, eval_every
+        self.recompute_spec = recompute
         self.mixed: MixedTraining | None = None
         self.strategy: Strategy | None = None
         self.optimizer = None
@@ -256,6 +266,18 @@ class Trainer:
         rep.info(plan=self.plan)
         for reason in self.plan.get("reasons", []):
             rep.log(f"plan: {reason}")
+        # activation checkpointing: as asked, else as the plan chose (when the model can)
+        want = self.recompute_spec
+        if want is None:
+            want = bool(self.plan.get("choice", {}).get("recompute"))
+        if hasattr(self.model, "recompute"):
+            self.model.recompute = bool(want)
+            if want:
+                rep.log("activation checkpointing: each block keeps its input only and is "
+                        "recomputed in backward")
+        elif want:
+            rep.log(f"plan: recompute chosen, but {type(self.model).__name__} has no blocks "
+                    "to recompute: activations kept")
         return strategy
 
     def _prepare(self, strategy, dataset, val_dataset, epochs, steps) -> _Run:

@@ -32,6 +32,7 @@ import numpy as np
 from ..core import nn
 from ..core.nn import functional as F
 from ..core.nn.layers import normal_, skipping_init
+from ..core.recompute import checkpoint
 from ..core.tensor import Tensor, cat, is_grad_enabled, no_grad, split, where
 from ..data import PackedBatch
 from .ernie_generate import (
@@ -414,6 +415,9 @@ class ErnieForCausalLM(nn.Module):
         self.inv_freq = (1.0 / (np.float32(cfg.rope_theta)
                                 ** (np.arange(0, D, 2, dtype=np.float32) / np.float32(D))))
         self.generation_config: dict = {}
+        # activation checkpointing (the planner's ``recompute``, ``Trainer(recompute=True)``):
+        # each decoder layer keeps only its input and is recomputed in backward
+        self.recompute = False
         if not skipping_init():  # a fresh model: the reference's initialisation
             self._init_weights(float(cfg.extra.get("initializer_range", 0.02)))
 
@@ -452,7 +456,10 @@ class ErnieForCausalLM(nn.Module):
         cos, sin = self.rotary(np.arange(past, past + T))
         x = self.model.embed_tokens(idx)  # (B, T, C)
         for layer in self.model.layers:
-            x = layer(x, cos, sin, cache)
+            if cache is None:
+                x = self._layer(layer, layer.forward, x, cos, sin)
+            else:
+                x = layer(x, cos, sin, cache)
         if cache is not None:
             cache.length += T
         if last_only:
@@ -472,10 +479,29 @@ class ErnieForCausalLM(nn.Module):
             return Tensor(fast)
         x = self.model.embed_tokens(tokens)
         for layer in self.model.layers:
-            x = layer.forward_packed(x, cos, sin, cu, cache)
+            if cache is None:
+                x = self._layer(layer, layer.forward_packed, x, cos, sin, cu)
+            else:
+                x = layer.forward_packed(x, cos, sin, cu, cache)
         if last_only:
             x = x[x.xp.asarray(cu[1:] - 1)]
         return self.lm_head(self.model.norm(x))
+
+    def _layer(self, layer, forward, x, *rest):
+        """``forward(x, *rest)`` of one decoder layer, recomputed in backward when
+        ``self.recompute`` (an MoE layer's router logits come out of the recomputed block too,
+        so that the load-balancing loss keeps its gradient)."""
+        if not (self.recompute and is_grad_enabled()):
+            return forward(x, *rest)
+        params = list(layer.parameters())
+        if not hasattr(layer.mlp, "last_router_logits"):
+            return checkpoint(forward, x, *rest, params=params)
+
+        def with_router(h, *more):
+            return forward(h, *more), layer.mlp.last_router_logits
+
+        x, layer.mlp.last_router_logits = checkpoint(with_router, x, *rest, params=params)
+        return x
 
     def forward_step(self, ids, cache, rows=None):
         """Logits (B, V) of one new token per row (B,), row ``b`` at position

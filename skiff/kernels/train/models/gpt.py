@@ -20,7 +20,8 @@ import numpy as np
 
 from ..core import nn
 from ..core.nn import functional as F
-from ..core.tensor import Tensor, no_grad
+from ..core.recompute import checkpoint
+from ..core.tensor import Tensor, is_grad_enabled, no_grad
 from ..data import PackedBatch
 
 __all__ = ["GPTConfig", "GPT", "PRESETS", "gpt_mini", "gpt_small"]
@@ -116,6 +117,8 @@ class GPT(nn.Module):
     (1, 5)
     """
 
+    recompute = False  # activation checkpointing of the blocks (Trainer(recompute=...))
+
     def __init__(self, config: GPTConfig | str = "gpt-mini", **overrides):
         super().__init__()
         if isinstance(config, str):
@@ -143,7 +146,7 @@ class GPT(nn.Module):
         pos = np.arange(T, dtype=np.int64)
         x = self.drop(self.wte(idx) + self.wpe(_as_index(pos, self)))  # (B, T, C)
         for block in self.h:
-            x = block(x)
+            x = self._block(block, block.forward, x)
         return self.lm_head(self.ln_f(x))  # (B, T, V)
 
     def forward_packed(self, tokens, cu_seqlens, positions):
@@ -156,8 +159,16 @@ class GPT(nn.Module):
         cu = np.asarray(_host(cu_seqlens), dtype=np.int64)
         x = self.drop(self.wte(tokens) + self.wpe(_as_index(positions, self)))  # (N, C)
         for block in self.h:
-            x = block.forward_packed(x, cu)
+            x = self._block(block, block.forward_packed, x, cu)
         return self.lm_head(self.ln_f(x))  # (N, V)
+
+    def _block(self, block, forward, x, *rest):
+        """One block; with ``self.recompute`` (activation checkpointing: the planner's
+        ``recompute``, ``Trainer(recompute=True)``) only its input is kept and it is
+        recomputed in backward."""
+        if self.recompute and is_grad_enabled():
+            return checkpoint(forward, x, *rest, params=list(block.parameters()))
+        return forward(x, *rest)
 
     def loss(self, batch):
         """Mean next-token cross-entropy of ``(x, y)`` blocks or a :class:`PackedBatch`."""
