@@ -33,6 +33,7 @@ from .det import (
     db_boxes,
     det_input,
     estimate_text_height,
+    join_fragments,
     merge_tiled,
     tile_spans,
 )
@@ -444,6 +445,7 @@ class OcrPipeline:
         for it in items:
             if self._weak(it, max(it.bgr.shape[:2]) * scales[it.index]):
                 self._detect_level(it, scales[it.index])
+            it.boxes = join_fragments(it.boxes)
             it.timings["det_scale"] = round(scales[it.index], 4)
 
     def _weak(self, it: _Item, side: float) -> bool:
@@ -612,9 +614,12 @@ class OcrPipeline:
             else:
                 flags[mine] = np.where(sure_down[mine] | sure_up[mine], sure_down[mine],
                                        w_down > w_up)
-                # very sure of its choice: the recognizer is asked only if it reads the
-                # crop poorly (read_both_ways)
-                settled[mine] = probs[mine].max(1) >= SURE_CLS
+                # very sure the crop is upright: the recognizer is asked only if it reads
+                # the crop poorly (read_both_ways); a turn is always checked by reading the
+                # crop both ways (most crops are upright, so this costs little, and the model
+                # is now and then sure of a wrong turn on seven-segment digits, which read
+                # almost as surely upside down: "424581" as "185h2h" at 0.98)
+                settled[mine] = (probs[mine].max(1) >= SURE_CLS) & ~flags[mine]
         self._share(items, owners, "cls", time.perf_counter() - t0)
         return flags, settled
 
