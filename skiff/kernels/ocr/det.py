@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["DetParams", "estimate_text_height", "choose_scale", "det_input", "db_boxes",
+           "join_fragments",
            "order_points"]
 
 STRIDE = 32  # the DB backbone's total stride: input sides must be multiples of it
@@ -196,6 +197,64 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
         box[:, 1] = np.clip(box[:, 1] * sy, 0, shape[0] - 1)
         boxes.append((box, score))
     return boxes
+
+
+def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarray, float]]:
+    """Join a lone glyph the detector boxed apart to the line beside it.
+
+    DB splits a line where its glyphs stand far apart: a seven-segment "-17.5" came back
+    as "-1" and "17.5" in two overlapping boxes, and the "-" alone was read as the Chinese
+    "一". A level box (within 5 degrees) is joined to a level row wider than high (the
+    minimum-area rectangle of both, the higher score) when it overlaps the row by more
+    than a quarter of the smaller one's area, or when it is a fragment: no wider and no
+    taller than the row is high, within its height, at most 0.6 of that height before or
+    after it. Separate lines on a page do not overlap, columns and turned lines are not
+    level rows, so they are left as they are.
+    """
+    import cv2
+
+    def frame(b):  # a box's axes: origin, unit along its top edge, unit down, sizes
+        u = b[1] - b[0]
+        w = float(np.linalg.norm(u))
+        u = u / max(w, 1e-6)
+        n = np.array([-u[1], u[0]], np.float32)
+        return u, n, w, float(np.linalg.norm(b[3] - b[0]))
+
+    def level(b):
+        u = b[1] - b[0]
+        return abs(math.degrees(math.atan2(float(u[1]), float(u[0])))) <= 5
+
+    items = [(np.asarray(b, np.float32), float(s)) for b, s in boxes]
+    joined = True
+    while joined:
+        joined = False
+        for i, (a, sa) in enumerate(items):
+            if not level(a):
+                continue
+            for j, (b, sb) in enumerate(items):
+                if i == j or not level(b):
+                    continue
+                u, n, bw, bh = frame(b)
+                if bw <= bh:  # the line joined to is a row, wider than high
+                    continue
+                xs, ys = (a - b[0]) @ u, (a - b[0]) @ n  # a's corners in b's frame
+                inter = cv2.intersectConvexConvex(a, b)[0]
+                small = min(cv2.contourArea(a), bw * bh)
+                gap = max(xs.min() - bw, -xs.max())
+                overlap = small > 0 and inter > 0.25 * small
+                fragment = (np.ptp(xs) <= bh and np.ptp(ys) <= bh and np.ptp(xs) < bw
+                            and ys.min() >= -0.25 * bh and ys.max() <= 1.25 * bh
+                            and -2 <= gap <= 0.6 * bh)
+                if overlap or fragment:
+                    pts = np.concatenate([a, b])
+                    box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))
+                    items[j] = (box, max(sa, sb))
+                    del items[i]
+                    joined = True
+                    break
+            if joined:
+                break
+    return items
 
 
 # very large images: detection in overlapping tiles ------------------------------------------

@@ -12,10 +12,11 @@ from skiff.kernels.ocr.deskew import boxes_back, level, off_axis, skew_angle
 from skiff.kernels.ocr.rec import choose_turns, reading_angle
 from skiff.kernels.ocr.synth import char_accuracy
 
-# measured on these 6 images a tier (seed 0): 0.60 / 1.00 / 0.93; the code before this work
-# read them at 0.30 / 1.00 / 0.63 (small images upside down or turned came back empty, and
-# displays were turned upside down)
-FLOORS = {"degraded": 0.55, "photo": 0.97, "segment": 0.88}
+# measured on these 6 images a tier (seed 0): 0.59 / 1.00 / 0.97 (two of the six degraded
+# images, 13-14 px Chinese, are read by no method here); the code before issue 14 read them
+# at 0.30 / 1.00 / 0.63 (small images upside down or turned came back empty, and displays
+# were turned upside down), before the second round of item 1 at 0.60 / 1.00 / 0.93
+FLOORS = {"degraded": 0.55, "photo": 0.97, "segment": 0.93}
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +114,18 @@ def test_recognizer_overrules_a_sure_wrong_direction(pipe, hard_fonts):
     assert not text.startswith("h") and char_accuracy(text, "4185.94") >= 0.85, text
 
 
+def test_a_sure_turn_is_checked_by_reading_both_ways(pipe, hard_fonts):
+    """Displays the direction model is sure are upside down, whose turned reading the
+    recognizer is sure of too ("285848" read "8h8582" at 0.997, "9055.67" as "L95506",
+    measured before): a turn is always read both ways, and the upright reading wins."""
+    from skiff.kernels.ocr.synth_hard import render_hard
+
+    for index in (14, 41):  # "9055.67", "285848" (the decimal point is not read: see docs)
+        sample = render_hard("segment", index, seed=1)
+        text = pipe(sample.image).text
+        assert text.replace(".", "") == sample.text.replace(".", ""), (sample.text, text)
+
+
 class _Rng:
     def randint(self, a, b):
         return a
@@ -157,3 +170,61 @@ def test_reading_order_follows_the_reading_direction():
     rows = [_box(0, 60, 200, 20), _box(0, 0, 200, 20)]
     assert reading_order(rows, angles=[0.0, 0.0]) == [1, 0]
     assert reading_order(rows, angles=[np.pi, np.pi]) == [0, 1]  # upside down
+
+
+def test_join_fragments_joins_a_split_row_only():
+    from skiff.kernels.ocr.det import join_fragments
+
+    row = (_box(60, 10, 120, 60), 0.8)
+    # the "-1" of a seven-segment "-17.5" boxed apart, overlapping the row: one box
+    joined = join_fragments([(_box(16, 12, 80, 58), 0.7), row])
+    assert len(joined) == 1 and joined[0][1] == 0.8
+    assert np.allclose(joined[0][0].min(0), [16, 10]) and np.allclose(joined[0][0].max(0),
+                                                                       [180, 70])
+    # a lone glyph just before the row, within its height: joined too
+    assert len(join_fragments([(_box(25, 30, 25, 15), 0.9), row])) == 1
+    # separate lines of a page, a far word, columns and lines turned 4 degrees stay apart
+    lines = [(_box(10, 10, 300, 20), 0.9), (_box(10, 36, 300, 20), 0.9)]
+    assert len(join_fragments(lines)) == 2
+    assert len(join_fragments([(_box(0, 10, 20, 60), 0.9), row])) == 2  # 0.67 heights off
+    assert len(join_fragments([row, (_box(220, 10, 60, 60), 0.9)])) == 2
+    cols = [(_box(0, 0, 20, 120), 0.9), (_box(24, 0, 20, 120), 0.9)]
+    assert len(join_fragments(cols)) == 2
+    from skiff.kernels.ocr.det import order_points
+
+    def turned(x, y, w, h, deg):
+        import cv2
+
+        return order_points(cv2.boxPoints(((x + w / 2, y + h / 2), (w, h), deg)))
+
+    tilted = [(turned(10, 10, 400, 24, 4.0), 0.9), (turned(10, 40, 400, 24, 4.0), 0.9)]
+    assert len(join_fragments(tilted)) == 2
+
+
+def test_noise_sigma_of_grey_levels(fonts):
+    from skiff.kernels.ocr.pipeline import noise_sigma
+    from skiff.kernels.ocr.synth import render_page
+
+    rng = np.random.default_rng(0)
+    for sigma in (10.0, 20.0):
+        img = np.clip(128 + rng.normal(0, sigma, (200, 300, 3)), 0, 255).astype(np.uint8)
+        grey = sigma / np.sqrt(3)  # the mean of three channels' independent noise
+        assert abs(noise_sigma(img) - grey) < 0.25 * grey, (sigma, noise_sigma(img))
+    page = render_page(["Invoice number 20481", "Total amount 1,284.50"], size=20, seed=1)
+    assert noise_sigma(page) < 0.5  # a rendered page: its paper is flat
+
+
+def test_small_noisy_image_read_again_denoised(pipe, hard_fonts, monkeypatch):
+    """A 15 px Chinese line under noise and JPEG blocks: its first reading is unsure and
+    wrong in one character ("疏金支付", measured); read again smoothed, it is right."""
+    from skiff.kernels.ocr import pipeline as module
+    from skiff.kernels.ocr.synth_hard import render_hard
+
+    sample = render_hard("degraded", 43, seed=1)  # "现金支付", 15 px serif, turned 125°
+    r = pipe(sample.image)
+    assert r.timings.get("denoised") in ("gauss", "bilateral"), r.timings
+    assert char_accuracy(r.text, sample.text) == 1.0, r.text
+    monkeypatch.setattr(module, "NOISY", float("inf"))  # no second reading
+    first = pipe(sample.image)
+    assert "denoised" not in first.timings
+    assert char_accuracy(first.text, sample.text) < 1.0, first.text
