@@ -27,16 +27,17 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .deskew import boxes_back, level, off_axis, skew_angle
 from .det import (
-    TILE,
     DetParams,
     choose_scale,
     db_boxes,
     det_input,
     estimate_text_height,
+    is_blank,
     merge_tiled,
+    tile_grid,
     tile_spans,
 )
-from .engine import OnnxEngine, give_back_memory, resolve_ocr_device
+from .engine import MemoryGate, OnnxEngine, give_back_memory, resolve_ocr_device
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
@@ -55,6 +56,14 @@ from .result import OcrResult, TextLine
 __all__ = ["OcrPipeline"]
 
 _FLUSH = object()  # the loader waits on the pixel budget: finish what is held
+
+# working memory of a call on onnxruntime's CPU provider (no arena), bytes per input element,
+# measured as the peak RSS over the call: detection ~220 MiB per million pixels, recognition
+# ~45 KiB per column of a 48-px line, direction ~1.5 MiB per 48 x 192 view
+ENGINE_BYTES = {"det": 77.0, "rec": 320.0, "cls": 55.0}
+# the engines' working memory held at once by default (MiB): a detection tile of 0.5 MP
+# (DetParams.tile_pixels) and a recognition batch of about 1000 columns
+WORK_MB = 160.0
 
 
 @dataclass
@@ -106,6 +115,9 @@ class OcrPipeline:
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
         Resolution PDF pages are rendered at (200: a 10-pt line is ~28 px high).
+    work_mb : float
+        The models' working memory held at once on the CPU (estimated per call): detection
+        of the next batch and recognition of this one overlap while they fit in it.
     max_image_mb : float
         Decoded pixels one run holds at once (loaded ahead, in detection, in recognition);
         the loader waits for room before decoding the next image, and an image larger than
@@ -123,7 +135,7 @@ class OcrPipeline:
                  rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
-                 max_image_mb: float = 1024):
+                 max_image_mb: float = 1024, work_mb: float = WORK_MB):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not 0 <= min_score <= 1:
@@ -147,8 +159,23 @@ class OcrPipeline:
         # measured on onnxruntime's CPU provider: batching does not pay there (a 4-image
         # detection batch costs 1.7x per pixel, rec batches past 8 lose cache), it does on GPUs
         on_cpu = self.device == "cpu"
-        self.rec_batch = rec_batch or (8 if on_cpu else 64)
+        # the recognizer's memory is about 45 KiB per input column on the CPU (the direction
+        # model's 2 MiB per 48 x 192 view): batches of at most 4 crops and 1536 columns (16
+        # views) keep each under ~70 MiB, and cost the least CPU time per column measured
+        # (larger batches lose cache)
+        self.rec_batch = rec_batch or (4 if on_cpu else 64)
+        self.rec_columns = 1536 if on_cpu else 12800
+        self.cls_batch = 16 if on_cpu else 64
         self.det_batch = det_batch or (1 if on_cpu else batch_size)
+        # detection's memory is about 220 MiB per million input pixels on the CPU: larger
+        # inputs are read in tiles (DetParams.tile_pixels); a GPU takes 4 MP at once
+        self.det_tile_pixels = self.params.tile_pixels if on_cpu else \
+            max(self.params.tile_pixels, 4.0e6)
+        # the engines' working memory at once (CPU): detection of the next batch overlaps
+        # recognition only while both fit (see ENGINE_BYTES)
+        if not work_mb > 0:
+            raise ValueError(f"work_mb must be positive, got {work_mb!r}")
+        self.gate = MemoryGate(work_mb * 2**20)
         self._engines: dict[str, OnnxEngine] = {}
         self._alphabet: list[str] | None = None
         self._lock = threading.Lock()
@@ -157,8 +184,9 @@ class OcrPipeline:
     def engine(self, which: str) -> OnnxEngine:
         with self._lock:
             if which not in self._engines:
-                self._engines[which] = OnnxEngine(self.models.path(which), self.device,
-                                                  threads=self.threads)
+                self._engines[which] = OnnxEngine(
+                    self.models.path(which), self.device, threads=self.threads,
+                    gate=self.gate, bytes_per_element=ENGINE_BYTES.get(which, 0.0))
             return self._engines[which]
 
     @property
@@ -407,7 +435,7 @@ class OcrPipeline:
         for it in items:
             s = scales[it.index]
             h, w = it.bgr.shape[:2]
-            if max(h, w) * s > TILE:
+            if h * w * s * s > self.det_tile_pixels:  # bounded memory: in tiles
                 self._det_tiled(it, s)
                 continue
             # on a GPU, sizes within 128 px share a batch (padded); on the CPU only equal ones
@@ -430,23 +458,39 @@ class OcrPipeline:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt
 
     def _det_tiled(self, it: _Item, s: float) -> None:
-        """Detection of an image too large for one pass, in overlapping tiles."""
+        """Detection of an image too large for one pass, in overlapping tiles of at most
+        ``det_tile_pixels`` detector pixels (:func:`.det.tile_grid`); blank tiles are
+        skipped, lines cut by a tile's edge or found twice in an overlap are joined."""
         t0 = time.perf_counter()
         h, w = it.bgr.shape[:2]
-        tile, overlap = int(TILE / s), int(256 / s)
+        p = self.params
+        if self.det_tile_pixels != p.tile_pixels:
+            from dataclasses import replace
+
+            p = replace(p, tile_pixels=self.det_tile_pixels)
+        th, tw, overlap = tile_grid(h, w, s, p)
         found = []
-        for y0, y1 in tile_spans(h, tile, overlap):
-            for x0, x1 in tile_spans(w, tile, overlap):
+        det = self.engine("det")
+        for y0, y1 in tile_spans(h, th, overlap):
+            for x0, x1 in tile_spans(w, tw, overlap):
                 part = it.bgr[y0:y1, x0:x1]
+                if is_blank(part):
+                    continue
                 x, sizes = det_input([part], [s], self.xp)
-                prob = self.engine("det")(x)[0, 0]
+                prob = det(x)[0, 0]
+                del x
                 for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
                     lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
                     touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \
                         (y0 > 0 and lo[1] <= 2) or (y1 < h and hi[1] >= y1 - y0 - 3)
-                    found.append((box + np.array([x0, y0], np.float32), score, touches))
+                    band = (x0 > 0 and lo[0] < overlap) or (x1 < w and hi[0] > x1 - x0 - overlap) \
+                        or (y0 > 0 and lo[1] < overlap) or (y1 < h and hi[1] > y1 - y0 - overlap)
+                    found.append((box + np.array([x0, y0], np.float32), score, touches,
+                                  touches or band))
+                del prob
         it.boxes = merge_tiled(found)
         it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
+        it.timings["tiles"] = it.timings.get("tiles", 0) + 1
 
     def crop(self, items: list[_Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
@@ -498,8 +542,8 @@ class OcrPipeline:
                 views.append(c if len(starts) == 1 else c[:, s:s + win])
                 whose.append(k)
         seen = np.zeros((len(views), 2), np.float32)
-        for start in range(0, len(views), 64):
-            part = views[start:start + 64]
+        for start in range(0, len(views), self.cls_batch):
+            part = views[start:start + self.cls_batch]
             seen[start:start + len(part)] = cls(cls_input(part, self.xp))
         probs = np.zeros((len(crops), 2), np.float32)
         np.add.at(probs, np.array(whose), seen)
@@ -562,7 +606,7 @@ class OcrPipeline:
         t0 = time.perf_counter()
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
         bucket = self.device != "cpu"  # shapes that repeat matter to cuDNN, not to the CPU
-        for idx in plan_batches(widths, self.rec_batch, bucket=bucket):
+        for idx in plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
             for i, decoded in zip(idx, ctc_decode(probs, self.alphabet, np), strict=True):
                 out[i] = decoded
