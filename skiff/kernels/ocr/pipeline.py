@@ -27,13 +27,14 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .deskew import boxes_back, level, off_axis, skew_angle
 from .det import (
+    STRIDE,
     DetParams,
     choose_scale,
     db_boxes,
     det_input,
-    estimate_text_height,
     is_blank,
     merge_tiled,
+    text_extent,
     tile_grid,
     tile_spans,
 )
@@ -61,6 +62,10 @@ _FLUSH = object()  # the loader waits on the pixel budget: finish what is held
 # measured as the peak RSS over the call: detection ~220 MiB per million pixels, recognition
 # ~45 KiB per column of a 48-px line, direction ~1.5 MiB per 48 x 192 view
 ENGINE_BYTES = {"det": 77.0, "rec": 320.0, "cls": 55.0}
+# detection reads only the ink box of a page (det.text_extent) when that saves at least this
+# many detector pixels: on small images the box saves little, and the detector, which pools
+# over the whole input, read 3 of 18 small degraded images worse inside it
+INK_SAVES = 1.0e5
 # the engines' working memory held at once by default (MiB): a detection tile of 0.5 MP
 # (DetParams.tile_pixels) and a recognition batch of about 1000 columns
 WORK_MB = 160.0
@@ -75,6 +80,7 @@ class _Item:
     load_s: float = 0.0
     boxes: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
+    ink: tuple | None = None  # (y0, y1, x0, x1): detection reads only inside this box
 
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
@@ -84,6 +90,29 @@ class _Item:
 SURE_CLS, SURE_REC = 0.98, 0.97
 # a crop read both ways leans to the image's own way up by this much score
 UPRIGHT_PRIOR = 0.1
+
+
+def _source(it: _Item) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels detection reads for ``it`` (its ink box, else all of it) and their offset
+    ``(x, y)`` in the image."""
+    if it.ink is None:
+        return it.bgr, np.zeros(2, np.float32)
+    y0, y1, x0, x1 = it.ink
+    return it.bgr[y0:y1, x0:x1], np.array([x0, y0], np.float32)
+
+
+def _aligned(ink, scale: float, shape):
+    """The ink box with its corner moved back onto the detector's 32-pixel grid of the
+    whole image (at ``scale``), so the network sees the text on the same grid either way;
+    None when it would save the detector fewer than ``INK_SAVES`` pixels."""
+    if ink is None:
+        return None
+    y0, y1, x0, x1 = ink
+    saved = (shape[0] * shape[1] - (y1 - y0) * (x1 - x0)) * scale * scale
+    if saved < INK_SAVES:  # a small image is read whole (it reads better in its context)
+        return None
+    step = STRIDE / scale
+    return (int(y0 // step * step), y1, int(x0 // step * step), x1)
 
 
 def _mean_score(boxes) -> float:
@@ -351,8 +380,9 @@ class OcrPipeline:
             t0 = time.perf_counter()
             gray = it.bgr.mean(axis=2).astype(np.uint8) if it.bgr.size < 4e6 else \
                 it.bgr[..., 1]
-            text_h = estimate_text_height(gray)
+            text_h, ink = text_extent(gray)
             scales[it.index] = choose_scale(*it.bgr.shape[:2], text_h, p)
+            it.ink = _aligned(ink, scales[it.index], it.bgr.shape[:2])
             it.timings["scale"] = time.perf_counter() - t0
             it.timings["text_height"] = text_h
         self._run_det(items, scales)
@@ -434,7 +464,7 @@ class OcrPipeline:
         groups: dict[tuple, list[_Item]] = {}
         for it in items:
             s = scales[it.index]
-            h, w = it.bgr.shape[:2]
+            h, w = _source(it)[0].shape[:2]
             if h * w * s * s > self.det_tile_pixels:  # bounded memory: in tiles
                 self._det_tiled(it, s)
                 continue
@@ -448,11 +478,13 @@ class OcrPipeline:
             for start in range(0, len(group), self.det_batch):
                 part = group[start:start + self.det_batch]
                 t0 = time.perf_counter()
-                x, sizes = det_input([it.bgr for it in part], [scales[it.index] for it in part],
-                                     xp)
+                sources = [_source(it) for it in part]
+                x, sizes = det_input([src for src, _ in sources],
+                                     [scales[it.index] for it in part], xp)
                 prob = det(x)[:, 0]
-                for it, size, pm in zip(part, sizes, prob, strict=True):
-                    it.boxes = db_boxes(pm, size, it.bgr.shape[:2], self.params, xp=np)
+                for it, (src, at), size, pm in zip(part, sources, sizes, prob, strict=True):
+                    it.boxes = [(box + at, score) for box, score in
+                                db_boxes(pm, size, src.shape[:2], self.params, xp=np)]
                 dt = (time.perf_counter() - t0) / len(part)
                 for it in part:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt
@@ -462,7 +494,8 @@ class OcrPipeline:
         ``det_tile_pixels`` detector pixels (:func:`.det.tile_grid`); blank tiles are
         skipped, lines cut by a tile's edge or found twice in an overlap are joined."""
         t0 = time.perf_counter()
-        h, w = it.bgr.shape[:2]
+        image, at = _source(it)
+        h, w = image.shape[:2]
         p = self.params
         if self.det_tile_pixels != p.tile_pixels:
             from dataclasses import replace
@@ -473,7 +506,7 @@ class OcrPipeline:
         det = self.engine("det")
         for y0, y1 in tile_spans(h, th, overlap):
             for x0, x1 in tile_spans(w, tw, overlap):
-                part = it.bgr[y0:y1, x0:x1]
+                part = image[y0:y1, x0:x1]
                 if is_blank(part):
                     continue
                 x, sizes = det_input([part], [s], self.xp)
@@ -485,7 +518,7 @@ class OcrPipeline:
                         (y0 > 0 and lo[1] <= 2) or (y1 < h and hi[1] >= y1 - y0 - 3)
                     band = (x0 > 0 and lo[0] < overlap) or (x1 < w and hi[0] > x1 - x0 - overlap) \
                         or (y0 > 0 and lo[1] < overlap) or (y1 < h and hi[1] > y1 - y0 - overlap)
-                    found.append((box + np.array([x0, y0], np.float32), score, touches,
+                    found.append((box + at + np.array([x0, y0], np.float32), score, touches,
                                   touches or band))
                 del prob
         it.boxes = merge_tiled(found)
