@@ -18,6 +18,7 @@ its files the ones in place (:func:`cuda_provider_problem` names that step when 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -159,13 +160,16 @@ class OnnxEngine:
                 return self._run_bound(batch)
             batch = batch.get()
         batch = np.ascontiguousarray(batch, dtype=np.float32)
+        # onnxruntime runs one session from several threads at once on the CPU (recognition
+        # batches side by side); the GPU path keeps one call at a time
+        lock = self._lock if self.provider != "CPUExecutionProvider" else contextlib.nullcontext()
         if self.gate is None:
-            with self._lock:
+            with lock:
                 return self.session.run([self.output_name], {self.input_name: batch})[0]
         need = int(batch.size * self.bytes_per_element)
         self.gate.acquire(need)
         try:
-            with self._lock:
+            with lock:
                 return self.session.run([self.output_name], {self.input_name: batch})[0]
         finally:
             self.gate.release(need)

@@ -13,6 +13,7 @@ Decoding the inputs lives in :mod:`.images`, the reading order of a page's lines
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 import time
@@ -38,7 +39,13 @@ from .det import (
     tile_grid,
     tile_spans,
 )
-from .engine import MemoryGate, OnnxEngine, give_back_memory, resolve_ocr_device
+from .engine import (
+    MemoryGate,
+    OnnxEngine,
+    default_threads,
+    give_back_memory,
+    resolve_ocr_device,
+)
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
@@ -195,6 +202,7 @@ class OcrPipeline:
         self.rec_batch = rec_batch or (4 if on_cpu else 64)
         self.rec_columns = 1536 if on_cpu else 12800
         self.cls_batch = 16 if on_cpu else 64
+        self.rec_workers = int(os.environ.get("SKIFF_OCR_REC_WORKERS", "2")) if on_cpu else 1
         self.det_batch = det_batch or (1 if on_cpu else batch_size)
         # detection's memory is about 220 MiB per million input pixels on the CPU: larger
         # inputs are read in tiles (DetParams.tile_pixels); a GPU takes 4 MP at once
@@ -213,8 +221,11 @@ class OcrPipeline:
     def engine(self, which: str) -> OnnxEngine:
         with self._lock:
             if which not in self._engines:
+                threads = self.threads
+                if which == "rec" and self.device == "cpu" and self.rec_workers > 1:
+                    threads = max(1, (self.threads or default_threads()) // self.rec_workers)
                 self._engines[which] = OnnxEngine(
-                    self.models.path(which), self.device, threads=self.threads,
+                    self.models.path(which), self.device, threads=threads,
                     gate=self.gate, bytes_per_element=ENGINE_BYTES.get(which, 0.0))
             return self._engines[which]
 
@@ -639,12 +650,31 @@ class OcrPipeline:
         t0 = time.perf_counter()
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
         bucket = self.device != "cpu"  # shapes that repeat matter to cuDNN, not to the CPU
-        for idx in plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket):
+        alphabet = self.alphabet
+
+        def read(idx):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            for i, decoded in zip(idx, ctc_decode(probs, self.alphabet, np), strict=True):
-                out[i] = decoded
+            return idx, ctc_decode(probs, alphabet, np)
+
+        batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)
+        pool = self._rec_pool() if len(batches) > 1 else None
+        for idx, decoded in (pool.map(read, batches) if pool else map(read, batches)):
+            for i, d in zip(idx, decoded, strict=True):
+                out[i] = d
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
+
+    def _rec_pool(self) -> ThreadPoolExecutor | None:
+        """On the CPU, recognition batches run ``rec_workers`` at a time (each on a session
+        of one intra-op thread: small batches split poorly across threads, whole batches
+        side by side keep the cores busy); None on a GPU."""
+        if self.device != "cpu" or self.rec_workers < 2:
+            return None
+        with self._lock:
+            if getattr(self, "_rec_executor", None) is None:
+                self._rec_executor = ThreadPoolExecutor(self.rec_workers,
+                                                        thread_name_prefix="skiff-ocr-rec")
+            return self._rec_executor
 
     @staticmethod
     def _share(items, owners, stage, seconds):
