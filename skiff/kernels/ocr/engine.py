@@ -217,11 +217,14 @@ def _libc():
 
 
 def tune_malloc() -> None:
-    """Two malloc arenas instead of one per thread (the loader, detection and recognition
-    threads each grew their own), and with ``SKIFF_OCR_MALLOC=lean`` blocks of 1 MiB and
-    more handed back to the system as soon as they are freed (mmap). Measured on 32 pages
-    (CPU seconds, peak RSS): default 12.6 s, ~515 MiB; lean 20.0 s, 340 MiB (RapidOCR
-    17.3 s, 393 MiB). ``SKIFF_OCR_MALLOC=0`` leaves malloc alone. Called once per process."""
+    """One malloc arena instead of one per thread (``SKIFF_OCR_ARENAS``; the loader,
+    detection and recognition threads then share freed blocks: two arenas peaked ~25 MiB
+    higher on 32 pages), and blocks of 16 MiB and more mapped and handed back to the system
+    as soon as they are freed (``SKIFF_OCR_MMAP_MIB``, 0 for glibc's own rule, which raises
+    the threshold to 32 MiB as blocks are freed and keeps those in the heap): sequential peak
+    379 -> 346 MiB on 32 pages for ~5% more CPU. ``SKIFF_OCR_MALLOC=lean`` maps blocks from
+    1 MiB (+20-57% CPU: page faults); ``SKIFF_OCR_MALLOC=0`` leaves malloc alone. Called
+    once per process."""
     libc = _libc()
     if libc is None or getattr(tune_malloc, "done", False):
         return
