@@ -173,6 +173,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3,
                     help="each method reads the folder this many times, interleaved with the "
                          "others; the best round counts (the machine is shared)")
+    ap.add_argument("--methods", default=",".join(METHODS),
+                    help="comma-separated subset of " + ", ".join(METHODS))
     ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu"))
     ap.add_argument("--folder")
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr.md"))
@@ -199,10 +201,14 @@ def main(argv=None):
     write_test_set(folder, make_test_set(n, seed=1))
     rows = _truth(folder)
     results, notes = {}, []
-    methods = [m for m in METHODS if m != "tesseract" or shutil.which("tesseract")]
+    asked = [m.strip() for m in args.methods.split(",") if m.strip()]
+    bad = sorted(set(asked) - set(METHODS))
+    if bad:
+        ap.error(f"unknown method(s) {', '.join(bad)}: choose from {', '.join(METHODS)}")
+    methods = [m for m in METHODS if m in asked and (m != "tesseract" or shutil.which("tesseract"))]
     if _has_cuda():  # on a GPU: skiff against onnxruntime-gpu used naively
         methods += ["skiff-gpu", "naive-gpu"]
-    if "tesseract" not in methods:
+    if "tesseract" in asked and "tesseract" not in methods:
         notes.append("tesseract: not installed (tools/bench-deps.sh)")
     rounds = 1 if args.quick else args.rounds
     for r in range(rounds):
@@ -250,7 +256,8 @@ def main(argv=None):
         print("note:", note)
     cmd = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr.py" + \
         (" --quick" if args.quick else f" --per-category {n} --rounds {rounds}") + \
-        f" --threads {args.threads}"
+        f" --threads {args.threads}" + \
+        (f" --methods {args.methods}" if args.methods != ",".join(METHODS) else "")
     doc = [
         "# OCR benchmark", "",
         f"Command: `{cmd}`  ",

@@ -31,6 +31,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 WARM = 100  # images after which the process counts as warmed up
+# the huge page of small text: two lines at each of four places (fractions of the side)
+SMALL_AT = [(0.05, 0.05), (0.31, 0.52), (0.62, 0.2), (0.93, 0.6)]
+SMALL_LINES = ["Shipping manifest for container 4471 bound for Rotterdam",
+               "Gross weight 18,240 kg including pallets and wrapping",
+               "Inspection passed on 12 March with no remarks recorded",
+               "Customs entry 2026-0412 cleared at the second window",
+               "Seal number 00923-B checked at the gate by the night shift",
+               "Temperature log attached: minus 18 degrees throughout",
+               "Signed for the carrier by the duty officer on the quay",
+               "Page 1 of 1, printed on 1 December 2026 at 21:05"]
 EVERY = 25
 
 
@@ -111,6 +121,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--peer", action="store_true", help="RapidOCR on the same files too")
     ap.add_argument("--huge", type=int, default=13000, help="side of the huge PNG (0: skip)")
+    ap.add_argument("--small-text", type=int, default=15,
+                    help="font size (px) of the second huge page's lines (0: skip it)")
     ap.add_argument("--worker")
     ap.add_argument("--arg")
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr-memory.md"))
@@ -140,7 +152,7 @@ def main(argv=None):
             curves[method] = curve
             rows.append(f"| {method} | {warm:.0f} | {end:.0f} | {top:.0f} | {growth:+.1f}% | "
                         f"{seconds:.0f} |")
-        huge = None
+        huge = small = None
         if args.huge:
             from PIL import Image, ImageDraw, ImageFont
 
@@ -157,13 +169,30 @@ def main(argv=None):
             del im, draw
             huge = _run("huge", str(path), args.threads)
             huge["size"] = path.stat().st_size
+            path.unlink()
+        if args.huge and args.small_text:  # the same page size, small text in four places
+            path = folder / "huge-small.png"
+            im = Image.new("L", (args.huge, args.huge), 255)
+            font = ImageFont.truetype(str(fonts()["latin"]), args.small_text)
+            draw = ImageDraw.Draw(im)
+            for k, (fy, fx) in enumerate(SMALL_AT):
+                for j, line in enumerate(SMALL_LINES[2 * k:2 * k + 2]):
+                    draw.text((int(fx * args.huge), int(fy * args.huge) + j * 2 * args.small_text),
+                              line, fill=0, font=font)
+            im.save(path, compress_level=1)
+            del im, draw
+            small = _run("huge", str(path), args.threads)
+            small["size"] = path.stat().st_size
+            from skiff.kernels.ocr.synth import char_accuracy
+
+            small["accuracy"] = char_accuracy(small["text"], "\n".join(SMALL_LINES))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
     load = os.getloadavg()
     cmd = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_memory.py " + \
         f"--images {args.images} --threads {args.threads}" + (" --peer" if args.peer else "") + \
-        f" --huge {args.huge}"
+        f" --huge {args.huge} --small-text {args.small_text}"
     table = ["| method | RSS after 100 images (MiB) | at the end | highest | growth after "
              "warm-up | seconds |", "|---|---|---|---|---|---|", *rows]
     doc = ["# OCR memory", "", f"Command: `{cmd}`  ",
@@ -184,6 +213,14 @@ def main(argv=None):
                 f"RSS {huge['peak']:.0f} MiB (models loaded: {huge['base']:.0f} MiB before), "
                 f"{huge['seconds']:.1f} s; text: {huge['text']!r}"
                 + (f", error: {huge['error']}" if huge["error"] else "") + ".", ""]
+    if small:
+        doc += [f"## A {args.huge} x {args.huge} page of small text", "",
+                f"Grey, {small['size'] / 1024:.0f} KB on disk, {len(SMALL_LINES)} lines of "
+                f"{args.small_text}-px text in four places; read by a fresh process: peak RSS "
+                f"{small['peak']:.0f} MiB (models loaded: {small['base']:.0f} MiB before), "
+                f"{small['seconds']:.1f} s; character accuracy "
+                f"{100 * small['accuracy']:.1f}%" + (f", error: {small['error']}"
+                                                    if small["error"] else "") + ".", ""]
     print("\n".join(doc))
     Path(args.results).write_text("\n".join(doc), encoding="utf-8")
     return 0

@@ -17,16 +17,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DetParams", "estimate_text_height", "choose_scale", "det_input", "db_boxes",
-           "join_fragments",
-           "order_points"]
+__all__ = ["DetParams", "estimate_text_height", "text_extent", "choose_scale", "det_input",
+           "db_boxes", "join_fragments", "order_points", "tile_spans", "tile_grid", "is_blank",
+           "merge_tiled"]
 
 STRIDE = 32  # the DB backbone's total stride: input sides must be multiples of it
 
 
 @dataclass(frozen=True)
 class DetParams:
-    """Knobs of detection. ``target`` is the text height (px) the detector sees best."""
+    """Knobs of detection. ``target`` is the text height (px) the detector sees best.
+
+    ``max_pixels`` bounds enlarging (small text on a small image); ``max_det_pixels``
+    bounds the pixels of a page read at or below its own size (a huge page of small text
+    keeps its scale up to this, in tiles, instead of being shrunk until its text vanishes;
+    180 MP is about Pillow's decompression-bomb limit, so any page that decodes);
+    ``tile_pixels`` is the most pixels the detector sees in one pass (its memory is about
+    220 MiB per million pixels on the CPU: larger inputs go in tiles overlapping by
+    ``tile_overlap`` detector pixels, and blank tiles are skipped).
+    """
 
     thresh: float = 0.3
     box_thresh: float = 0.5
@@ -37,6 +46,9 @@ class DetParams:
     limit: int = 960
     max_pixels: float = 4.0e6
     max_upscale: float = 4.0
+    max_det_pixels: float = 180.0e6
+    tile_pixels: float = 0.5e6
+    tile_overlap: int = 96
 
 
 def estimate_text_height(gray: np.ndarray) -> float | None:
@@ -45,14 +57,66 @@ def estimate_text_height(gray: np.ndarray) -> float | None:
     Binarizes with a local (adaptive) threshold, for dark and for light text, keeps the
     components of plausible glyph shape (the polarity with more of them wins), and returns
     the 70th percentile of their heights; None when no glyph-like component is found.
-    Images over 8 MP are measured at a reduced size.
+    Images over 8 MP are measured on up to four full-resolution windows of 1024 x 1024
+    where there is most ink (a shrunk huge page loses its small text, and with it the
+    scale it needs), else at a reduced size.
     """
+    return text_extent(gray)[0]
+
+
+def text_extent(gray: np.ndarray) -> tuple[float | None, tuple[int, int, int, int] | None]:
+    """``(text height, ink box)``: :func:`estimate_text_height`, and the ``(y0, y1, x0, x1)``
+    box around everything dark against its surroundings (glyphs, lines, pictures: any
+    component of the local threshold), grown by twice the text height and at least 24 px
+    on each side; None when that is most of the image, or for an image over 8 MP.
+
+    Detection reads only inside the ink box: the margins of a page cost the detector as
+    much as its text (on the rendered benchmark pages of small text, the text covers 1-8%
+    of the page).
+    """
+    h, w = gray.shape[:2]
+    if min(h, w) < 8:
+        return None, None
+    if h * w > 8.0e6:
+        heights = [e for win in _inked_windows(gray, 1024, 4)
+                   if (e := _text_height(win, 1.0)[0]) is not None]
+        if heights:
+            return float(np.median(heights)), None
+    height, ink = _text_height(gray, min(1.0, math.sqrt(8.0e6 / (h * w))))
+    if height is None or ink is None:
+        return height, None
+    m = int(max(24, 2 * height))
+    y0, y1, x0, x1 = max(0, ink[0] - m), min(h, ink[1] + m), max(0, ink[2] - m), min(w, ink[3] + m)
+    if (y1 - y0) * (x1 - x0) > 0.8 * h * w:
+        return height, None
+    return height, (y0, y1, x0, x1)
+
+
+def _inked_windows(gray: np.ndarray, side: int, n: int) -> list[np.ndarray]:
+    """Up to ``n`` ``side x side`` windows of ``gray`` with the most contrast (ink)."""
+    import cv2
+
+    h, w = gray.shape[:2]
+    ny, nx = -(-h // side), -(-w // side)
+    scores = []
+    for i in range(ny):
+        for j in range(nx):
+            win = gray[i * side:(i + 1) * side, j * side:(j + 1) * side]
+            lo, hi, _, _ = cv2.minMaxLoc(np.ascontiguousarray(win[::2, ::2]))
+            if hi - lo >= 32:
+                scores.append((float(win[::4, ::4].std()), i, j))
+    scores.sort(reverse=True)
+    return [np.ascontiguousarray(gray[i * side:(i + 1) * side, j * side:(j + 1) * side])
+            for _, i, j in scores[:n]]
+
+
+def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None]:
+    """The text height and the box of all dark components, at reduction ``r``."""
     import cv2
 
     h, w = gray.shape[:2]
     if min(h, w) < 8:
-        return None
-    r = min(1.0, math.sqrt(8.0e6 / (h * w)))
+        return None, None
     small = cv2.resize(gray, (max(1, int(w * r)), max(1, int(h * r))),
                        interpolation=cv2.INTER_AREA) if r < 1 else gray
     small = cv2.GaussianBlur(small, (3, 3), 0)
@@ -64,12 +128,18 @@ def estimate_text_height(gray: np.ndarray) -> float | None:
         cw, ch, area = stats[1:, 2], stats[1:, 3], stats[1:, 4]
         keep = (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & (cw * ch < 40 * area)
         keep &= area >= 6
+        if polarity == cv2.THRESH_BINARY_INV:  # dark against the surroundings: the ink box
+            x, y = stats[1:, 0], stats[1:, 1]
+            some = area >= 6
+            ink = (int(y[some].min() / r), int(np.ceil((y + ch)[some].max() / r)),
+                   int(x[some].min() / r), int(np.ceil((x + cw)[some].max() / r))) \
+                if some.any() else None
         if best is None or keep.sum() > best[1].sum():
             best = (ch, keep)
     ch, keep = best
     if keep.sum() < 3:
-        return None
-    return float(np.percentile(ch[keep], 70)) / r
+        return None, None
+    return float(np.percentile(ch[keep], 70)) / r, ink
 
 
 def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetParams()) -> float:
@@ -79,7 +149,8 @@ def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetPa
     enlarged); smaller text is enlarged to ``p.min_text * 1.5`` (up to ``p.max_upscale`` and
     ``p.max_pixels``); an image whose text height is unknown is only shrunk to fit
     ``p.limit``. The detector needs far fewer pixels per line than the recognizer, which
-    reads crops from the full-resolution image.
+    reads crops from the full-resolution image. Enlarging stops at ``p.max_pixels``; a
+    page at or below its own size is shrunk only below ``p.max_det_pixels``.
     """
     fit = min(1.0, p.limit / max(h, w))
     if not text_height:
@@ -88,7 +159,11 @@ def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetPa
         s = min(1.0, p.target / text_height)
     else:
         s = 1.5 * p.min_text / text_height
-    s = min(s, p.max_upscale, math.sqrt(p.max_pixels / max(1, h * w)))
+    # enlarging stops at max_pixels; a page read at most at its own size keeps its scale
+    # up to max_det_pixels (detection runs in tiles of tile_pixels)
+    area = max(1, h * w)
+    upper = max(math.sqrt(p.max_pixels / area), min(1.0, math.sqrt(p.max_det_pixels / area)))
+    s = min(s, p.max_upscale, upper)
     # a side shorter than one stride gives the model nothing to work on
     s = max(s, min(STRIDE / max(1, min(h, w)), math.sqrt(p.max_pixels / max(1, h * w))))
     return float(s)
@@ -225,85 +300,161 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
         return abs(math.degrees(math.atan2(float(u[1]), float(u[0])))) <= 5
 
     items = [(np.asarray(b, np.float32), float(s)) for b, s in boxes]
-    joined = True
-    while joined:
-        joined = False
-        for i, (a, sa) in enumerate(items):
-            if not level(a):
+    if len(items) < 2:
+        return items
+
+    def reach(b):  # the box's upright extent, widened by what a fragment's gap may be
+        u, n, w, h = frame(b)
+        m = 0.6 * min(w, h) + 2
+        return (b[:, 0].min() - m, b[:, 1].min() - m, b[:, 0].max() + m, b[:, 1].max() + m)
+
+    # pairs are tried only where the widened extents meet (a page of thousands of lines
+    # would otherwise cost n^2 polygon tests per join)
+    ext = np.array([reach(b) for b, _ in items], np.float64)
+    alive = np.ones(len(items), bool)
+    flat = [level(b) for b, _ in items]
+
+    def near(i):
+        e = ext[i]
+        hit = ((ext[:, 0] <= e[2]) & (ext[:, 2] >= e[0]) & (ext[:, 1] <= e[3])
+               & (ext[:, 3] >= e[1]) & alive)
+        hit[i] = False
+        return np.flatnonzero(hit)
+
+    todo = list(range(len(items)))
+    while todo:
+        i = todo.pop(0)
+        if not (alive[i] and flat[i]):
+            continue
+        a, sa = items[i]
+        for j in near(i):
+            if not flat[j]:
                 continue
-            for j, (b, sb) in enumerate(items):
-                if i == j or not level(b):
-                    continue
-                u, n, bw, bh = frame(b)
-                if bw <= bh:  # the line joined to is a row, wider than high
-                    continue
-                xs, ys = (a - b[0]) @ u, (a - b[0]) @ n  # a's corners in b's frame
-                inter = cv2.intersectConvexConvex(a, b)[0]
-                small = min(cv2.contourArea(a), bw * bh)
-                gap = max(xs.min() - bw, -xs.max())
-                overlap = small > 0 and inter > 0.25 * small
-                fragment = (np.ptp(xs) <= bh and np.ptp(ys) <= bh and np.ptp(xs) < bw
-                            and ys.min() >= -0.25 * bh and ys.max() <= 1.25 * bh
-                            and -2 <= gap <= 0.6 * bh)
-                if overlap or fragment:
-                    pts = np.concatenate([a, b])
-                    box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))
-                    items[j] = (box, max(sa, sb))
-                    del items[i]
-                    joined = True
-                    break
-            if joined:
+            b, sb = items[j]
+            u, n, bw, bh = frame(b)
+            if bw <= bh:  # the line joined to is a row, wider than high
+                continue
+            xs, ys = (a - b[0]) @ u, (a - b[0]) @ n  # a's corners in b's frame
+            inter = cv2.intersectConvexConvex(a, b)[0]
+            small = min(cv2.contourArea(a), bw * bh)
+            gap = max(xs.min() - bw, -xs.max())
+            overlap = small > 0 and inter > 0.25 * small
+            fragment = (np.ptp(xs) <= bh and np.ptp(ys) <= bh and np.ptp(xs) < bw
+                        and ys.min() >= -0.25 * bh and ys.max() <= 1.25 * bh
+                        and -2 <= gap <= 0.6 * bh)
+            if overlap or fragment:
+                pts = np.concatenate([a, b])
+                box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))
+                items[j] = (box, max(sa, sb))
+                alive[i] = False
+                ext[j] = reach(box)
+                flat[j] = level(box)
+                todo.append(j)  # the joined row may take another fragment, or its
+                todo.extend(int(k) for k in near(j))  # neighbours may join it now
                 break
-    return items
+    return [item for item, keep in zip(items, alive) if keep]
 
 
-# very large images: detection in overlapping tiles ------------------------------------------
-TILE = 2048  # the largest side (det pixels) the detector sees at once; wider inputs weaken it
+# large images: detection in overlapping tiles ------------------------------------------------
+TILE = 2048  # the longest tile side (det pixels): a strip of a long page is cut at this
 
 
 def tile_spans(length: int, tile: int, overlap: int) -> list[tuple[int, int]]:
-    """``[(start, stop)]`` covering ``0..length`` with windows of ``tile`` overlapping by
-    ``overlap`` (one window when it fits)."""
+    """``[(start, stop)]`` covering ``0..length`` with windows of at most ``tile``, all of one
+    size, overlapping by at least ``overlap`` (one window when it fits)."""
     if length <= tile:
         return [(0, length)]
-    step = tile - overlap
-    n = -(-(length - overlap) // step)
-    starts = [min(k * step, length - tile) for k in range(n)]
-    return [(s, s + tile) for s in sorted(set(starts))]
+    overlap = min(overlap, tile // 2)
+    n = -(-(length - overlap) // (tile - overlap))
+    size = -(-(length + (n - 1) * overlap) // n)
+    step = (length - size) / (n - 1)
+    return [(round(k * step), round(k * step) + size) for k in range(n)]
 
 
-def merge_tiled(boxes: list[tuple[np.ndarray, float, bool]]) -> list[tuple[np.ndarray, float]]:
-    """Join detections from overlapping tiles: ``(box, score, touches_a_cut)``.
+def tile_grid(h: int, w: int, scale: float, p: DetParams = DetParams()) -> tuple[int, int, int]:
+    """``(tile height, tile width, overlap)`` in image pixels for detection at ``scale``:
+    tiles of at most ``p.tile_pixels`` detector pixels, as wide as a short page allows."""
+    budget = p.tile_pixels / (scale * scale)  # image pixels per tile
+    side = math.sqrt(budget)
+    if h <= side:  # a wide strip: full height, cut across
+        th, tw = h, int(budget / h)
+    elif w <= side:
+        th, tw = int(budget / w), w
+    else:
+        th = tw = int(side)
+    cap = int(TILE / scale)
+    overlap = max(8, int(p.tile_overlap / scale))
+    th, tw = max(min(th, cap), 2 * overlap), max(min(tw, cap), 2 * overlap)
+    return th, tw, overlap
 
-    Two boxes are one line when they overlap a lot (a duplicate from the overlap), or when
-    one touches a tile's cut edge and they share a row and touch along it (a line cut in
-    two). The joined box is the minimum-area rectangle of both.
+
+def is_blank(part: np.ndarray, spread: int = 24) -> bool:
+    """Whether an image region holds nothing to detect: its pixel values (green channel,
+    every other pixel) span less than ``spread`` levels."""
+    import cv2
+
+    g = part[::2, ::2, 1] if part.ndim == 3 else part[::2, ::2]
+    lo, hi, _, _ = cv2.minMaxLoc(np.ascontiguousarray(g))
+    return hi - lo < spread
+
+
+def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:
+    """Join detections from overlapping tiles: ``(box, score, touches_a_cut[, in_overlap])``.
+
+    Two boxes are one line when they overlap a lot (a duplicate from the overlap: both lie
+    in an overlap band, ``in_overlap``, which defaults to ``touches_a_cut``), or when one
+    touches a tile's cut edge and they share a row and touch along it (a line cut in two).
+    The joined box is the minimum-area rectangle of both. Boxes in no overlap band pass
+    through; the others are joined by connected groups (vectorised pairs, a few rounds).
     """
     import cv2
 
-    items = [[b, s, t] for b, s, t in boxes]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(items)):
-            for j in range(i + 1, len(items)):
-                a, b = items[i][0], items[j][0]
-                (ax0, ay0), (ax1, ay1) = a.min(0), a.max(0)
-                (bx0, by0), (bx1, by1) = b.min(0), b.max(0)
-                h = min(ay1 - ay0, by1 - by0)
-                vert = min(ay1, by1) - max(ay0, by0)
-                horiz = min(ax1, bx1) - max(ax0, bx0)
-                inter = max(0.0, vert) * max(0.0, horiz)
-                small = min((ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0))
-                dup = small > 0 and inter > 0.5 * small
-                cut = (items[i][2] or items[j][2]) and vert > 0.5 * h and horiz > -0.3 * h
-                if dup or cut:
-                    pts = np.concatenate([a, b]).astype(np.float32)
-                    box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))
-                    items[i] = [box, max(items[i][1], items[j][1]), items[i][2] or items[j][2]]
-                    del items[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return [(b, s) for b, s, _ in items]
+    keep = [(b, s) for b, s, t, *rest in boxes if not (rest[0] if rest else t)]
+    items = [(np.asarray(b, np.float32), float(s), bool(t)) for b, s, t, *rest in boxes
+             if (rest[0] if rest else t)]
+    for _ in range(8):
+        n = len(items)
+        if n < 2:
+            break
+        lo = np.array([b.min(0) for b, _, _ in items])
+        hi = np.array([b.max(0) for b, _, _ in items])
+        touch = np.array([t for _, _, t in items])
+        hgt = hi[:, 1] - lo[:, 1]
+        h = np.minimum(hgt[:, None], hgt[None, :])
+        vert = np.minimum(hi[:, None, 1], hi[None, :, 1]) - np.maximum(lo[:, None, 1],
+                                                                       lo[None, :, 1])
+        horiz = np.minimum(hi[:, None, 0], hi[None, :, 0]) - np.maximum(lo[:, None, 0],
+                                                                        lo[None, :, 0])
+        inter = np.maximum(vert, 0) * np.maximum(horiz, 0)
+        area = (hi[:, 0] - lo[:, 0]) * hgt
+        small = np.minimum(area[:, None], area[None, :])
+        dup = (small > 0) & (inter > 0.5 * small)
+        cut = (touch[:, None] | touch[None, :]) & (vert > 0.5 * h) & (horiz > -0.3 * h)
+        link = dup | cut
+        np.fill_diagonal(link, False)
+        if not link.any():
+            break
+        parent = list(range(n))
+        for i, j in zip(*np.nonzero(np.triu(link)), strict=True):
+            parent[_root(parent, int(i))] = _root(parent, int(j))
+        groups: dict[int, list[int]] = {}
+        for i in range(n):
+            groups.setdefault(_root(parent, i), []).append(i)
+        merged = []
+        for members in groups.values():
+            if len(members) == 1:
+                merged.append(items[members[0]])
+                continue
+            pts = np.concatenate([items[k][0] for k in members]).astype(np.float32)
+            box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))
+            merged.append((box, max(items[k][1] for k in members),
+                           any(items[k][2] for k in members)))
+        items = merged
+    return keep + [(b, s) for b, s, _ in items]
+
+
+def _root(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i

@@ -18,6 +18,7 @@ its files the ones in place (:func:`cuda_provider_problem` names that step when 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -27,7 +28,7 @@ import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
-__all__ = ["OnnxEngine", "EngineError", "default_threads", "resolve_ocr_device",
+__all__ = ["OnnxEngine", "EngineError", "MemoryGate", "default_threads", "resolve_ocr_device",
            "cuda_provider_problem", "tune_malloc", "give_back_memory"]
 
 log = logging.getLogger("skiff.ocr")
@@ -44,6 +45,39 @@ def default_threads() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+class MemoryGate:
+    """Working memory that the engines of one pipeline may use at once, in bytes.
+
+    Each call of an engine that has a gate holds its estimated working memory (input
+    elements times the engine's ``bytes_per_element``) while it runs; a call that does not
+    fit waits until calls in other threads are done (one call alone always runs). The
+    detection thread and the recognition stage then overlap only while their buffers fit
+    the bound together. :attr:`peak` is the most held, :attr:`waits` how often one waited.
+    """
+
+    def __init__(self, max_bytes: float):
+        if not max_bytes > 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
+        self.max_bytes = int(max_bytes)
+        self.held = 0
+        self.peak = 0
+        self.waits = 0
+        self._cond = threading.Condition()
+
+    def acquire(self, nbytes: int) -> None:
+        with self._cond:
+            if self.held and self.held + nbytes > self.max_bytes:
+                self.waits += 1
+                self._cond.wait_for(lambda: not self.held or self.held + nbytes <= self.max_bytes)
+            self.held += nbytes
+            self.peak = max(self.peak, self.held)
+
+    def release(self, nbytes: int) -> None:
+        with self._cond:
+            self.held = max(0, self.held - nbytes)
+            self._cond.notify_all()
+
+
 class OnnxEngine:
     """One onnxruntime session on one device.
 
@@ -55,9 +89,13 @@ class OnnxEngine:
         ``cpu`` or ``cuda:N``.
     threads : int, optional
         Intra-op threads on the CPU (default: ``SKIFF_OCR_THREADS`` or up to 4).
+    gate : MemoryGate, optional
+        Shared with the pipeline's other engines: a call holds ``bytes_per_element`` times
+        its input's size of it while it runs (CPU only).
     """
 
-    def __init__(self, path: str | Path, device: str = "cpu", *, threads: int | None = None):
+    def __init__(self, path: str | Path, device: str = "cpu", *, threads: int | None = None,
+                 gate: MemoryGate | None = None, bytes_per_element: float = 0.0):
         import onnxruntime as ort  # lazy: skiff imports fast without it
 
         self.path = Path(path)
@@ -110,6 +148,8 @@ class OnnxEngine:
         self.input_name = self.session.get_inputs()[0].name
         self.output_name = self.session.get_outputs()[0].name
         self._lock = threading.Lock()
+        self.gate = gate if device == "cpu" and bytes_per_element > 0 else None
+        self.bytes_per_element = float(bytes_per_element)
 
     def __call__(self, batch) -> np.ndarray:
         """Run the graph on a ``(N, C, H, W)`` float32 batch (numpy or cupy); numpy out.
@@ -120,8 +160,19 @@ class OnnxEngine:
                 return self._run_bound(batch)
             batch = batch.get()
         batch = np.ascontiguousarray(batch, dtype=np.float32)
-        with self._lock:
-            return self.session.run([self.output_name], {self.input_name: batch})[0]
+        # onnxruntime runs one session from several threads at once on the CPU (recognition
+        # batches side by side); the GPU path keeps one call at a time
+        lock = self._lock if self.provider != "CPUExecutionProvider" else contextlib.nullcontext()
+        if self.gate is None:
+            with lock:
+                return self.session.run([self.output_name], {self.input_name: batch})[0]
+        need = int(batch.size * self.bytes_per_element)
+        self.gate.acquire(need)
+        try:
+            with lock:
+                return self.session.run([self.output_name], {self.input_name: batch})[0]
+        finally:
+            self.gate.release(need)
 
     def _run_bound(self, batch) -> np.ndarray:
         from skiff.kernels.backend import cupy
@@ -166,18 +217,24 @@ def _libc():
 
 
 def tune_malloc() -> None:
-    """Two malloc arenas instead of one per thread (the loader, detection and recognition
-    threads each grew their own), and with ``SKIFF_OCR_MALLOC=lean`` blocks of 1 MiB and
-    more handed back to the system as soon as they are freed (mmap). Measured on 32 pages
-    (CPU seconds, peak RSS): default 12.6 s, ~515 MiB; lean 20.0 s, 340 MiB (RapidOCR
-    17.3 s, 393 MiB). ``SKIFF_OCR_MALLOC=0`` leaves malloc alone. Called once per process."""
+    """One malloc arena instead of one per thread (``SKIFF_OCR_ARENAS``; the loader,
+    detection and recognition threads then share freed blocks: two arenas peaked ~25 MiB
+    higher on 32 pages), and blocks of 16 MiB and more mapped and handed back to the system
+    as soon as they are freed (``SKIFF_OCR_MMAP_MIB``, 0 for glibc's own rule, which raises
+    the threshold to 32 MiB as blocks are freed and keeps those in the heap): sequential peak
+    379 -> 346 MiB on 32 pages for ~5% more CPU. ``SKIFF_OCR_MALLOC=lean`` maps blocks from
+    1 MiB (+20-57% CPU: page faults); ``SKIFF_OCR_MALLOC=0`` leaves malloc alone. Called
+    once per process."""
     libc = _libc()
     if libc is None or getattr(tune_malloc, "done", False):
         return
     tune_malloc.done = True
-    libc.mallopt(-8, 2)  # M_ARENA_MAX
+    libc.mallopt(-8, int(os.environ.get("SKIFF_OCR_ARENAS", "1")))  # M_ARENA_MAX
+    mib = float(os.environ.get("SKIFF_OCR_MMAP_MIB") or 16)
     if os.environ.get("SKIFF_OCR_MALLOC") == "lean":
-        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD, fixed (not raised as blocks are freed)
+        mib = 1
+    if mib > 0:  # M_MMAP_THRESHOLD, fixed (not raised as blocks are freed)
+        libc.mallopt(-3, int(mib * 2**20))
 
 
 def give_back_memory() -> None:

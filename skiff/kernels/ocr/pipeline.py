@@ -13,6 +13,7 @@ Decoding the inputs lives in :mod:`.images`, the reading order of a page's lines
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 import time
@@ -27,17 +28,25 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .deskew import boxes_back, level, off_axis, skew_angle
 from .det import (
-    TILE,
+    STRIDE,
     DetParams,
     choose_scale,
     db_boxes,
     det_input,
-    estimate_text_height,
+    is_blank,
     join_fragments,
     merge_tiled,
+    text_extent,
+    tile_grid,
     tile_spans,
 )
-from .engine import OnnxEngine, give_back_memory, resolve_ocr_device
+from .engine import (
+    MemoryGate,
+    OnnxEngine,
+    default_threads,
+    give_back_memory,
+    resolve_ocr_device,
+)
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
@@ -57,6 +66,18 @@ __all__ = ["OcrPipeline"]
 
 _FLUSH = object()  # the loader waits on the pixel budget: finish what is held
 
+# working memory of a call on onnxruntime's CPU provider (no arena), bytes per input element,
+# measured as the peak RSS over the call: detection ~220 MiB per million pixels, recognition
+# ~45 KiB per column of a 48-px line, direction ~1.5 MiB per 48 x 192 view
+ENGINE_BYTES = {"det": 77.0, "rec": 320.0, "cls": 55.0}
+# detection reads only the ink box of a page (det.text_extent) when that saves at least this
+# many detector pixels: on small images the box saves little, and the detector, which pools
+# over the whole input, read 3 of 18 small degraded images worse inside it
+INK_SAVES = 1.0e5
+# the engines' working memory held at once by default (MiB): a detection tile of 0.5 MP
+# (DetParams.tile_pixels) and a recognition batch of about 1000 columns
+WORK_MB = 160.0
+
 
 @dataclass
 class _Item:
@@ -67,6 +88,7 @@ class _Item:
     load_s: float = 0.0
     boxes: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
+    ink: tuple | None = None  # (y0, y1, x0, x1): detection reads only inside this box
 
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
@@ -92,6 +114,29 @@ def noise_sigma(bgr: np.ndarray) -> float:
     return 1.4826 * float(np.median(np.abs(r - np.median(r))))
 
 
+def _source(it: _Item) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels detection reads for ``it`` (its ink box, else all of it) and their offset
+    ``(x, y)`` in the image."""
+    if it.ink is None:
+        return it.bgr, np.zeros(2, np.float32)
+    y0, y1, x0, x1 = it.ink
+    return it.bgr[y0:y1, x0:x1], np.array([x0, y0], np.float32)
+
+
+def _aligned(ink, scale: float, shape):
+    """The ink box with its corner moved back onto the detector's 32-pixel grid of the
+    whole image (at ``scale``), so the network sees the text on the same grid either way;
+    None when it would save the detector fewer than ``INK_SAVES`` pixels."""
+    if ink is None:
+        return None
+    y0, y1, x0, x1 = ink
+    saved = (shape[0] * shape[1] - (y1 - y0) * (x1 - x0)) * scale * scale
+    if saved < INK_SAVES:  # a small image is read whole (it reads better in its context)
+        return None
+    step = STRIDE / scale
+    return (int(y0 // step * step), y1, int(x0 // step * step), x1)
+
+
 def _mean_score(boxes) -> float:
     return float(np.mean([score for _, score in boxes])) if boxes else 0.0
 
@@ -112,7 +157,8 @@ class OcrPipeline:
     device : str
         ``auto``, ``cpu`` or ``cuda:N``; :attr:`device` says which ran.
     batch_size : int
-        Images read together (detection grouped by size, recognition over all their crops).
+        Images read together (detection grouped by size, recognition over all their crops);
+        on the CPU, where neither model batches across images, at most 4 at a time.
     det_model, rec_model, dict : str, optional
         A user's own ONNX files (and character list) in place of the set's.
     use_cls : bool
@@ -121,6 +167,9 @@ class OcrPipeline:
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
         Resolution PDF pages are rendered at (200: a 10-pt line is ~28 px high).
+    work_mb : float
+        The models' working memory held at once on the CPU (estimated per call): detection
+        of the next batch and recognition of this one overlap while they fit in it.
     max_image_mb : float
         Decoded pixels one run holds at once (loaded ahead, in detection, in recognition);
         the loader waits for room before decoding the next image, and an image larger than
@@ -138,7 +187,7 @@ class OcrPipeline:
                  rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
-                 max_image_mb: float = 1024):
+                 max_image_mb: float = 1024, work_mb: float = WORK_MB):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not 0 <= min_score <= 1:
@@ -162,8 +211,28 @@ class OcrPipeline:
         # measured on onnxruntime's CPU provider: batching does not pay there (a 4-image
         # detection batch costs 1.7x per pixel, rec batches past 8 lose cache), it does on GPUs
         on_cpu = self.device == "cpu"
-        self.rec_batch = rec_batch or (8 if on_cpu else 64)
+        # the recognizer's memory is about 45 KiB per input column on the CPU (the direction
+        # model's 2 MiB per 48 x 192 view): batches of at most 4 crops and 1536 columns (16
+        # views) keep each under ~70 MiB, and cost the least CPU time per column measured
+        # (larger batches lose cache)
+        self.rec_batch = rec_batch or (4 if on_cpu else 64)
+        self.rec_columns = 1536 if on_cpu else 12800
+        self.cls_batch = 16 if on_cpu else 64
+        self.rec_workers = int(os.environ.get("SKIFF_OCR_REC_WORKERS", "2")) if on_cpu else 1
         self.det_batch = det_batch or (1 if on_cpu else batch_size)
+        # images handed to the detection thread at a time: on the CPU neither model batches
+        # across images, and steps of 4 let detection and recognition overlap more (32 pages,
+        # load ~9: 24-29 s against 33-39 s in steps of 8; peak RSS lower too)
+        self.step = min(batch_size, 4) if on_cpu else batch_size
+        # detection's memory is about 220 MiB per million input pixels on the CPU: larger
+        # inputs are read in tiles (DetParams.tile_pixels); a GPU takes 4 MP at once
+        self.det_tile_pixels = self.params.tile_pixels if on_cpu else \
+            max(self.params.tile_pixels, 4.0e6)
+        # the engines' working memory at once (CPU): detection of the next batch overlaps
+        # recognition only while both fit (see ENGINE_BYTES)
+        if not work_mb > 0:
+            raise ValueError(f"work_mb must be positive, got {work_mb!r}")
+        self.gate = MemoryGate(work_mb * 2**20)
         self._engines: dict[str, OnnxEngine] = {}
         self._alphabet: list[str] | None = None
         self._lock = threading.Lock()
@@ -172,8 +241,12 @@ class OcrPipeline:
     def engine(self, which: str) -> OnnxEngine:
         with self._lock:
             if which not in self._engines:
-                self._engines[which] = OnnxEngine(self.models.path(which), self.device,
-                                                  threads=self.threads)
+                threads = self.threads
+                if which == "rec" and self.device == "cpu" and self.rec_workers > 1:
+                    threads = max(1, (self.threads or default_threads()) // self.rec_workers)
+                self._engines[which] = OnnxEngine(
+                    self.models.path(which), self.device, threads=threads,
+                    gate=self.gate, bytes_per_element=ENGINE_BYTES.get(which, 0.0))
             return self._engines[which]
 
     @property
@@ -206,7 +279,7 @@ class OcrPipeline:
         A loader thread decodes ahead (two batches at most); an image that cannot be read
         gives a result with ``error`` set and the rest go on.
         """
-        loaded: queue.Queue = queue.Queue(maxsize=2 * self.batch_size)
+        loaded: queue.Queue = queue.Queue(maxsize=2 * self.step)
         stop = threading.Event()
         self.budget = budget = PixelBudget(self.max_image_mb * 2**20,
                                            on_block=lambda: loaded.put(_FLUSH))
@@ -238,7 +311,7 @@ class OcrPipeline:
                     continue
                 if item is not None:
                     batch.append(item)
-                if batch and (item is None or len(batch) >= self.batch_size):
+                if batch and (item is None or len(batch) >= self.step):
                     yield batch
                     batch = []
                 if item is None:
@@ -417,8 +490,9 @@ class OcrPipeline:
             t0 = time.perf_counter()
             gray = it.bgr.mean(axis=2).astype(np.uint8) if it.bgr.size < 4e6 else \
                 it.bgr[..., 1]
-            text_h = estimate_text_height(gray)
+            text_h, ink = text_extent(gray)
             scales[it.index] = choose_scale(*it.bgr.shape[:2], text_h, p)
+            it.ink = _aligned(ink, scales[it.index], it.bgr.shape[:2])
             it.timings["scale"] = time.perf_counter() - t0
             it.timings["text_height"] = text_h
         self._run_det(items, scales)
@@ -501,8 +575,8 @@ class OcrPipeline:
         groups: dict[tuple, list[_Item]] = {}
         for it in items:
             s = scales[it.index]
-            h, w = it.bgr.shape[:2]
-            if max(h, w) * s > TILE:
+            h, w = _source(it)[0].shape[:2]
+            if h * w * s * s > self.det_tile_pixels:  # bounded memory: in tiles
                 self._det_tiled(it, s)
                 continue
             # on a GPU, sizes within 128 px share a batch (padded); on the CPU only equal ones
@@ -515,33 +589,52 @@ class OcrPipeline:
             for start in range(0, len(group), self.det_batch):
                 part = group[start:start + self.det_batch]
                 t0 = time.perf_counter()
-                x, sizes = det_input([it.bgr for it in part], [scales[it.index] for it in part],
-                                     xp)
+                sources = [_source(it) for it in part]
+                x, sizes = det_input([src for src, _ in sources],
+                                     [scales[it.index] for it in part], xp)
                 prob = det(x)[:, 0]
-                for it, size, pm in zip(part, sizes, prob, strict=True):
-                    it.boxes = db_boxes(pm, size, it.bgr.shape[:2], self.params, xp=np)
+                for it, (src, at), size, pm in zip(part, sources, sizes, prob, strict=True):
+                    it.boxes = [(box + at, score) for box, score in
+                                db_boxes(pm, size, src.shape[:2], self.params, xp=np)]
                 dt = (time.perf_counter() - t0) / len(part)
                 for it in part:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt
 
     def _det_tiled(self, it: _Item, s: float) -> None:
-        """Detection of an image too large for one pass, in overlapping tiles."""
+        """Detection of an image too large for one pass, in overlapping tiles of at most
+        ``det_tile_pixels`` detector pixels (:func:`.det.tile_grid`); blank tiles are
+        skipped, lines cut by a tile's edge or found twice in an overlap are joined."""
         t0 = time.perf_counter()
-        h, w = it.bgr.shape[:2]
-        tile, overlap = int(TILE / s), int(256 / s)
+        image, at = _source(it)
+        h, w = image.shape[:2]
+        p = self.params
+        if self.det_tile_pixels != p.tile_pixels:
+            from dataclasses import replace
+
+            p = replace(p, tile_pixels=self.det_tile_pixels)
+        th, tw, overlap = tile_grid(h, w, s, p)
         found = []
-        for y0, y1 in tile_spans(h, tile, overlap):
-            for x0, x1 in tile_spans(w, tile, overlap):
-                part = it.bgr[y0:y1, x0:x1]
+        det = self.engine("det")
+        for y0, y1 in tile_spans(h, th, overlap):
+            for x0, x1 in tile_spans(w, tw, overlap):
+                part = image[y0:y1, x0:x1]
+                if is_blank(part):
+                    continue
                 x, sizes = det_input([part], [s], self.xp)
-                prob = self.engine("det")(x)[0, 0]
+                prob = det(x)[0, 0]
+                del x
                 for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
                     lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
                     touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \
                         (y0 > 0 and lo[1] <= 2) or (y1 < h and hi[1] >= y1 - y0 - 3)
-                    found.append((box + np.array([x0, y0], np.float32), score, touches))
+                    band = (x0 > 0 and lo[0] < overlap) or (x1 < w and hi[0] > x1 - x0 - overlap) \
+                        or (y0 > 0 and lo[1] < overlap) or (y1 < h and hi[1] > y1 - y0 - overlap)
+                    found.append((box + at + np.array([x0, y0], np.float32), score, touches,
+                                  touches or band))
+                del prob
         it.boxes = merge_tiled(found)
         it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
+        it.timings["tiles"] = it.timings.get("tiles", 0) + 1
 
     def crop(self, items: list[_Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
@@ -593,8 +686,8 @@ class OcrPipeline:
                 views.append(c if len(starts) == 1 else c[:, s:s + win])
                 whose.append(k)
         seen = np.zeros((len(views), 2), np.float32)
-        for start in range(0, len(views), 64):
-            part = views[start:start + 64]
+        for start in range(0, len(views), self.cls_batch):
+            part = views[start:start + self.cls_batch]
             seen[start:start + len(part)] = cls(cls_input(part, self.xp))
         probs = np.zeros((len(crops), 2), np.float32)
         np.add.at(probs, np.array(whose), seen)
@@ -660,12 +753,31 @@ class OcrPipeline:
         t0 = time.perf_counter()
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
         bucket = self.device != "cpu"  # shapes that repeat matter to cuDNN, not to the CPU
-        for idx in plan_batches(widths, self.rec_batch, bucket=bucket):
+        alphabet = self.alphabet
+
+        def read(idx):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            for i, decoded in zip(idx, ctc_decode(probs, self.alphabet, np), strict=True):
-                out[i] = decoded
+            return idx, ctc_decode(probs, alphabet, np)
+
+        batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)
+        pool = self._rec_pool() if len(batches) > 1 else None
+        for idx, decoded in (pool.map(read, batches) if pool else map(read, batches)):
+            for i, d in zip(idx, decoded, strict=True):
+                out[i] = d
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
+
+    def _rec_pool(self) -> ThreadPoolExecutor | None:
+        """On the CPU, recognition batches run ``rec_workers`` at a time (each on a session
+        of one intra-op thread: small batches split poorly across threads, whole batches
+        side by side keep the cores busy); None on a GPU."""
+        if self.device != "cpu" or self.rec_workers < 2:
+            return None
+        with self._lock:
+            if getattr(self, "_rec_executor", None) is None:
+                self._rec_executor = ThreadPoolExecutor(self.rec_workers,
+                                                        thread_name_prefix="skiff-ocr-rec")
+            return self._rec_executor
 
     @staticmethod
     def _share(items, owners, stage, seconds):

@@ -177,8 +177,12 @@ def test_choose_scale_rules():
     big = choose_scale(2000, 3000, 40.0, p)
     assert big == pytest.approx(p.target / 40.0)  # large clean text is shrunk to the target
     assert choose_scale(2000, 3000, None, p) == pytest.approx(960 / 3000)
-    s = choose_scale(4000, 4000, 3.0, p)  # enlarging stops at the pixel budget
-    assert (4000 * s) ** 2 <= p.max_pixels * 1.001
+    s = choose_scale(1000, 1000, 3.0, p)  # enlarging stops at the pixel budget
+    assert (1000 * s) ** 2 <= p.max_pixels * 1.001
+    assert choose_scale(4000, 4000, 3.0, p) == 1.0  # a large page keeps its own size
+    # a huge page of small text is not shrunk below its text's size (it is read in tiles)
+    assert choose_scale(8000, 8000, 14.0, p) == 1.0
+    assert (20000 * choose_scale(20000, 20000, 14.0, p)) ** 2 <= p.max_det_pixels * 1.001
 
 
 def test_one_tall_line_is_one_box_read_at_a_small_scale(pipe, fonts):

@@ -1,0 +1,84 @@
+"""Detection within bounded memory: tiles of at most the budget that cover the page with
+the overlap asked, blank tiles, the ink box around a page's text, and the gate that lets
+detection and recognition overlap only while their working memory fits."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr.det import DetParams, is_blank, text_extent, tile_grid, tile_spans
+from skiff.kernels.ocr.engine import MemoryGate
+
+
+@pytest.mark.parametrize("length,tile,overlap", [(10000, 2000, 300), (1840, 1000, 96),
+                                                  (707, 706, 96), (5000, 611, 96)])
+def test_tile_spans_cover_with_equal_tiles(length, tile, overlap):
+    spans = tile_spans(length, tile, overlap)
+    assert spans[0][0] == 0 and spans[-1][1] == length
+    sizes = {b - a for a, b in spans}
+    assert len(sizes) == 1 and max(sizes) <= tile  # one size, within the bound
+    assert all(a[1] - b[0] >= overlap for a, b in zip(spans, spans[1:]))
+    # no more tiles than needed: one fewer could not cover the length with that overlap
+    n = len(spans)
+    assert n == 1 or (n - 1) * tile - (n - 2) * overlap < length
+
+
+@pytest.mark.parametrize("h,w,scale", [(8000, 8000, 1.0), (487, 1840, 1.0), (13000, 400, 0.5),
+                                       (3000, 2000, 2.0)])
+def test_tile_grid_stays_within_the_pixel_budget(h, w, scale):
+    p = DetParams()
+    th, tw, overlap = tile_grid(h, w, scale, p)
+    ys, xs = tile_spans(h, th, overlap), tile_spans(w, tw, overlap)
+    for y0, y1 in ys:
+        for x0, x1 in xs:
+            assert (y1 - y0) * (x1 - x0) * scale ** 2 <= p.tile_pixels * 1.01
+    assert overlap * scale >= p.tile_overlap - 1
+
+
+def test_blank_tiles_and_the_ink_box(fonts):
+    from skiff.kernels.ocr.synth import render_page
+
+    page = np.full((1200, 1600), 250, np.uint8)
+    assert is_blank(page) and is_blank(np.dstack([page] * 3))
+    noise = np.random.default_rng(0).integers(0, 255, (64, 64), dtype=np.uint8)
+    assert not is_blank(noise)
+    patch = render_page(["Invoice 4185.94 total due"], size=14)[..., 1]
+    page[700:700 + patch.shape[0], 300:300 + patch.shape[1]] = patch
+    height, ink = text_extent(page)
+    assert height is not None and 6 <= height <= 20
+    y0, y1, x0, x1 = ink
+    dark = np.argwhere(page < 128)
+    assert y0 <= dark[:, 0].min() and y1 > dark[:, 0].max()  # all the text inside
+    assert x0 <= dark[:, 1].min() and x1 > dark[:, 1].max()
+    assert (y1 - y0) * (x1 - x0) < 0.2 * page.size  # and little of the margin
+
+
+def test_memory_gate_lets_calls_overlap_only_while_they_fit():
+    with pytest.raises(ValueError, match="max_bytes"):
+        MemoryGate(0)
+    gate = MemoryGate(100)
+    gate.acquire(70)
+    order = []
+
+    def second():
+        gate.acquire(40)  # 70 + 40 > 100: waits for the first
+        order.append("second in")
+        gate.release(40)
+
+    t = threading.Thread(target=second)
+    t.start()
+    deadline = time.monotonic() + 10
+    while gate.waits == 0 and time.monotonic() < deadline:  # until the second is waiting
+        time.sleep(0.01)
+    assert order == [] and gate.waits == 1
+    order.append("first out")
+    gate.release(70)
+    t.join(5)
+    assert order == ["first out", "second in"]
+    gate.acquire(500)  # alone, a call larger than the bound still runs
+    gate.release(500)
+    assert gate.held == 0 and gate.peak == 500
