@@ -19,7 +19,7 @@ augmentation, the first half of the weight tensors frozen (``--lr``, ``--mix``,
 ``python benchmarks/bench_ocr_finetune.py speed --base ch-v4`` times training steps (forward,
 CTC loss, backward, AdamW) of skiff's imported graph and of the same ONNX graph converted to
 PyTorch with onnx2torch, each in its own process with the same threads (1), alternating
-rounds, and reports steps/s. The peer's graph is the same file with ``Constant`` weights
+rounds, 2 warm-up steps each, and reports steps/s. The peer's graph is the same file with ``Constant`` weights
 moved to initializers and ``SAME_UPPER`` turned into explicit pads (what onnx2torch reads);
 ``torchvision`` (imported by onnx2torch for detection ops only) is stood in by an empty
 module, so no second torch is installed. Both train on the logits: the graph's final Softmax
@@ -219,12 +219,19 @@ def _torch_steps(path, steps):
     return step
 
 
+WARMUP_STEPS = 2
+
+
 def worker(which, base, steps):
     from skiff.kernels.ocr_train.finetune import base_model_path
 
     path = str(base_model_path(base))
     step = (_skiff_steps if which == "skiff" else _torch_steps)(path, steps)
-    step()  # warm-up (numba compile/cache load, allocator)
+    # warm-up, the same for both: numba's compile/cache load, and the allocators (glibc's
+    # heap takes two steps to hold every block a step frees; torch's cache one): the timed
+    # steps are the steady state a training run spends its time in
+    for _ in range(WARMUP_STEPS):
+        step()
     c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(steps):
         step()
