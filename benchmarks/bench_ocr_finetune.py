@@ -20,7 +20,8 @@ augmentation, the first half of the weight tensors frozen (``--lr``, ``--mix``,
 CTC loss, backward, AdamW) of skiff's imported graph and of the same ONNX graph converted to
 PyTorch with onnx2torch, each in its own process with the same threads (1), alternating
 rounds, 2 warm-up steps each, and reports steps/s. The peer's graph is the same file with
-``Constant`` weights moved to initializers and ``SAME_UPPER`` turned into explicit pads (what onnx2torch reads);
+``Constant`` weights moved to initializers and ``SAME_UPPER`` turned into explicit pads
+(what onnx2torch reads);
 ``torchvision`` (imported by onnx2torch for detection ops only) is stood in by an empty
 module, so no second torch is installed. Both train on the logits: the graph's final Softmax
 is cut from the peer's copy and torch's ``log_softmax`` feeds its CTC loss, as skiff's
