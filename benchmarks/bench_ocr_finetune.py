@@ -244,6 +244,7 @@ def speed(args) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     out = {"skiff": [], "torch": []}
+    load0 = os.getloadavg()
     for _ in range(args.rounds):
         for which in ("skiff", "torch"):
             proc = subprocess.run([sys.executable, __file__, "--worker", which, "--base",
@@ -255,7 +256,8 @@ def speed(args) -> dict:
     med = {k: float(np.median([r["cpu_s_per_step"] for r in v])) for k, v in out.items()}
     return {"base": args.base, "batch": "16 x 3 x 48 x 256", "cpu_s_per_step": med,
             "skiff_steps_per_s_over_torch": round(med["torch"] / med["skiff"], 3),
-            "rounds": out}
+            "rounds": out, "load_avg_start": [round(v, 2) for v in load0],
+            "load_avg_end": [round(v, 2) for v in os.getloadavg()]}
 
 
 def main():
