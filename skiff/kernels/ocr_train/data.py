@@ -107,7 +107,10 @@ class GeneralText:
         self.pool = pool
         self.cjk = synth._CJK
 
-    def sample(self) -> tuple[np.ndarray, str]:
+    def sample(self, max_width: int | None = None, height: int = 48) -> tuple[np.ndarray, str]:
+        """A rendered line and its text; with ``max_width``, a line that would be wider than
+        that at ``height`` px is cut to fewer characters (not squeezed), so a mixed batch
+        is no wider than its domain crops and the line looks as the OCR pipeline feeds it."""
         r = self.rng
         line = r.choice(self.pool)
         if len(line) > 8 and r.random() < 0.6:  # a piece of the line, cut at a space if any
@@ -121,7 +124,16 @@ class GeneralText:
             font, index = self.fonts["cjk"], 2
         else:
             font, index = r.choice([self.fonts["latin"], self.fonts["serif"]]), 0
-        crop = render_line(line, font, r.randint(22, 40), r, index=index)
+        size = r.randint(22, 40)
+        crop = render_line(line, font, size, r, index=index)
+        for _ in range(3):
+            wide = height * crop.shape[1] / crop.shape[0]
+            if max_width is None or wide <= max_width or len(line) <= 2:
+                break
+            n = max(2, int(len(line) * max_width / wide * 0.9))
+            start = r.randint(0, len(line) - n)
+            line = line[start: start + n].strip() or line[:n]
+            crop = render_line(line, font, size, r, index=index)
         return crop, " ".join(line.split())
 
 

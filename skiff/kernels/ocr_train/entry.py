@@ -21,7 +21,7 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
     cfg = FineTuneConfig(data=config["labels"], base=config.get("base") or "ch-v6", out=out,
                          val_data=config.get("val"), add_chars=bool(config.get("add_chars")),
                          seed=int(config.get("seed") or 0), name=config.get("name"))
-    for key in ("epochs", "steps", "lr", "batch_size", "mix"):
+    for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze"):
         if config.get(key) is not None:
             setattr(cfg, key, type(getattr(cfg, key) if getattr(cfg, key) is not None
                                    else 0)(config[key]))

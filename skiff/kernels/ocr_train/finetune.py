@@ -29,6 +29,7 @@ from skiff.kernels.train.core.nn.functional.ctc import ctc_loss
 from skiff.kernels.train.core.optim import AdamW, WarmupCosine, clip_grad_norm_
 from skiff.kernels.train.core.tensor import Tensor
 from skiff.kernels.train.onnx import OnnxModule, export_onnx
+from skiff.kernels.train.onnx.ops import linear
 
 from .data import Augment, GeneralText, load_crop, make_batch
 from .labels import Dictionary, LabelRow, read_labels
@@ -67,6 +68,7 @@ class FineTuneConfig:
     add_chars: bool = False
     val_fraction: float = 0.1
     general_eval: int = 0         # rendered general lines to measure forgetting (0: skip)
+    freeze: float = 0.0           # share of the weight tensors, from the input on, kept fixed
     name: str | None = None       # register the result as OCR model set NAME (--lang NAME)
     seed: int = 0
 
@@ -83,6 +85,8 @@ class FineTuneResult:
     added_chars: list = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
+    train_seconds: float = 0.0    # the training loop alone: wall and CPU (all threads)
+    train_cpu_seconds: float = 0.0
     final_loss: float | None = None
     val_before: float | None = None
     val_after: float | None = None
@@ -105,7 +109,8 @@ class FineTuneResult:
 
 
 def _final_linear(module: OnnxModule):
-    """(weight key, bias key, logits tensor name) of the layer before the last Softmax."""
+    """(weight key, bias key, logits tensor name, feature tensor name) of the layer before
+    the last Softmax: ``logits = feature @ weight + bias``."""
     producers = {outs[0]: (op, ins) for op, ins, outs, _ in module._nodes}
 
     def through(name):
@@ -120,14 +125,58 @@ def _final_linear(module: OnnxModule):
     logits = soft[0]
     op, ins = producers[through(logits)]
     keys = {v: k for k, v in module.onnx_names.items()}
+    if op == "Linear" and ins[1] in keys and ins[2] in keys:  # MatMul + Add, folded
+        return keys[ins[1]], keys[ins[2]], logits, ins[0]
     if op == "Add":
         mm = [i for i in ins if through(i) in producers and producers[through(i)][0] == "MatMul"]
         bias = [i for i in ins if i in keys]
         if mm and bias:
-            w = [i for i in producers[through(mm[0])][1] if i in keys]
-            if w:
-                return keys[w[0]], keys[bias[0]], logits
+            mins = producers[through(mm[0])][1]
+            w = [i for i in mins if i in keys]
+            if w and len(mins) == 2:
+                return keys[w[0]], keys[bias[0]], logits, mins[0] if mins[1] == w[0] else None
     raise ValueError("the recognizer's last layer is not MatMul + Add; cannot grow its classes")
+
+
+HEAD_CHUNK_BYTES = 16 << 20
+# crops are measured as the OCR pipeline feeds them (rec_input: aspect kept up to 4096 px),
+# not squeezed to the training batches' max_width
+EVAL_MAX_WIDTH = 4096
+
+
+def ctc_batch_loss(module: OnnxModule, x: np.ndarray, targets: list[list[int]],
+                   head=None) -> Tensor:
+    """Mean CTC loss of a recognizer on a batch ``x`` (N, 3, H, W) against ``targets``
+    (class ids per sample), run as the trainer runs it.
+
+    The trunk runs once up to the last layer's input; the last layer (N*T x classes: 38 MB
+    a batch of 16 for PP-OCRv6's 18,710 classes), log-softmax and CTC then run on pieces of
+    the batch of at most :data:`HEAD_CHUNK_BYTES` of logits each. The sum over the pieces is
+    the same loss and gradient; the pieces stay below glibc's largest mmap threshold, so
+    their memory is reused from step to step instead of being faulted in fresh each time
+    (which cost more than the arithmetic). The graph's final softmax is not run."""
+    wkey, bkey, logits_name, feat_name = head or _final_linear(module)
+    lens = np.array([len(t) for t in targets])
+    padded = np.zeros((len(targets), max(1, int(lens.max()))), np.int64)
+    for i, t in enumerate(targets):
+        padded[i, : len(t)] = t
+    n = len(targets)
+    if feat_name is None:
+        parts = [(0, n, module(x, outputs=(logits_name,))[logits_name])]
+    else:
+        feat = module(x, outputs=(feat_name,))[feat_name]  # (N, T, K)
+        w, b = getattr(module, wkey), getattr(module, bkey)
+        per = max(1, HEAD_CHUNK_BYTES // (4 * int(np.prod(feat.shape[1:-1])) * w.shape[1]))
+        parts = [(s, min(n, s + per), linear(feat[s: s + per], w, b))
+                 for s in range(0, n, per)]
+    total = None
+    for s, e, logits in parts:
+        lp = log_softmax(logits, axis=-1).transpose(1, 0, 2)  # (T, n, C)
+        part = ctc_loss(lp, padded[s:e], np.full(e - s, lp.shape[0]), lens[s:e],
+                        zero_infinity=True)
+        part = part * ((e - s) / n) if e - s != n else part
+        total = part if total is None else total + part
+    return total
 
 
 def grow_classes(module: OnnxModule, wkey: str, bkey: str, old: Dictionary, new_size: int,
@@ -173,6 +222,24 @@ def evaluate(onnx_path, crops: list[np.ndarray], texts: list[str], alphabet: lis
     return float(np.mean(scores))
 
 
+def freeze_early(module: OnnxModule, fraction: float) -> int:
+    """Keep the first ``fraction`` of the weight tensors (in the order the graph first uses
+    them: the stem and early stages) fixed; returns how many were frozen. Backward then
+    stops where the first trained weight is used."""
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"freeze must be in [0, 1), got {fraction}")
+    keys, seen = module._key_of, []
+    for _, ins, _, _ in module._nodes:
+        for name in ins:
+            k = keys.get(name)
+            if k is not None and k not in seen and getattr(module, k).requires_grad:
+                seen.append(k)
+    n = int(round(fraction * len(seen)))
+    for k in seen[:n]:
+        getattr(module, k).requires_grad_(False)
+    return n
+
+
 class RecTrainer:
     """The training loop over one imported recognizer (see the module docstring)."""
 
@@ -180,29 +247,24 @@ class RecTrainer:
                  reporter=None):
         self.module, self.dictionary, self.cfg = module, dictionary, cfg
         self.reporter = reporter or NullReporter()
-        self.wkey, self.bkey, self.logits_name = _final_linear(module)
+        self.head = _final_linear(module)
         self.general = GeneralText(cfg.seed + 1, dictionary=dictionary)
         self.augment = Augment(cfg.seed + 2) if cfg.augment else None
         self.rng = random.Random(cfg.seed)
 
     def loss(self, crops: list[np.ndarray], texts: list[str]) -> Tensor:
         x = make_batch(crops, max_width=self.cfg.max_width)
-        logits = self.module(x, outputs=(self.logits_name,))[self.logits_name]  # (N, T, C)
-        lp = log_softmax(logits, axis=-1).transpose(1, 0, 2)  # (T, N, C)
-        targets = [self.dictionary.encode(t) for t in texts]
-        lens = np.array([len(t) for t in targets])
-        padded = np.zeros((len(targets), max(1, lens.max())), np.int64)
-        for i, t in enumerate(targets):
-            padded[i, : len(t)] = t
-        T = lp.shape[0]
-        return ctc_loss(lp, padded, np.full(len(targets), T), lens, zero_infinity=True)
+        return ctc_batch_loss(self.module, x, [self.dictionary.encode(t) for t in texts],
+                              self.head)
 
     def train(self, crops: list[np.ndarray], texts: list[str]) -> tuple[int, float | None]:
         cfg = self.cfg
         own = max(1, int(round(cfg.batch_size * (1.0 - cfg.mix))))
         per_epoch = math.ceil(len(crops) / own)
         total = cfg.steps or per_epoch * cfg.epochs
-        params = [p for p in self.module.parameters()]
+        if cfg.freeze:
+            freeze_early(self.module, cfg.freeze)
+        params = [p for p in self.module.parameters() if p.requires_grad]
         opt = AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         # Adam's first steps move every weight by about lr whatever its gradient: a warm-up
         # of a fifth of a short run keeps a pretrained model from being thrown off at once
@@ -221,8 +283,11 @@ class RecTrainer:
             bt = [texts[i] for i in idx]
             if self.augment is not None:
                 bc = [self.augment(c) for c in bc]
+            # general lines no wider than the domain crops: the batch's width (and the
+            # step's cost) is set by the user's data, and the lines are not squeezed
+            wide = max(min(cfg.max_width, 48 * c.shape[1] / max(c.shape[0], 1)) for c in bc)
             for _ in range(cfg.batch_size - own):
-                c, t = self.general.sample()
+                c, t = self.general.sample(max_width=max(int(wide), 96))
                 bc.append(self.augment(c) if self.augment is not None else c)
                 bt.append(t)
             loss = self.loss(bc, bt)
@@ -254,7 +319,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     t0 = time.perf_counter()
     base = base_model_path(cfg.base)
     module = OnnxModule.load(base)
-    wkey, _, _ = _final_linear(module)
+    wkey = _final_linear(module)[0]
     classes = getattr(module, wkey).shape[1]
     dictionary = Dictionary.from_model(module.proto, classes)
     base_alphabet = dictionary.alphabet
@@ -293,14 +358,17 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     if vcrops:
         # the base model cannot spell added characters: they count as misses, as they are
         result.val_before = evaluate(base, vcrops, vtexts, base_alphabet,
-                                     max_width=cfg.max_width)
+                                     max_width=EVAL_MAX_WIDTH)
         reporter.metric("val_char_acc", result.val_before, step=0)
     if general:
         result.general_before = evaluate(base, *general, base_alphabet,
-                                         max_width=cfg.max_width)
+                                         max_width=EVAL_MAX_WIDTH)
     module.train()
     trainer = RecTrainer(module, dictionary, cfg, reporter)
+    t1, c1 = time.perf_counter(), time.process_time()
     result.steps, result.final_loss = trainer.train(crops, texts)
+    result.train_seconds = round(time.perf_counter() - t1, 2)
+    result.train_cpu_seconds = round(time.process_time() - c1, 2)
     out = Path(cfg.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = export_onnx(module, out / "rec.onnx", metadata={"character": dictionary.text()})
@@ -309,11 +377,11 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     result.onnx, result.dict = str(onnx_path), str(dict_path)
     if vcrops:
         result.val_after = evaluate(onnx_path, vcrops, vtexts, dictionary.alphabet,
-                                    max_width=cfg.max_width)
+                                    max_width=EVAL_MAX_WIDTH)
         reporter.metric("val_char_acc", result.val_after, step=result.steps)
     if general:
         result.general_after = evaluate(onnx_path, *general, dictionary.alphabet,
-                                        max_width=cfg.max_width)
+                                        max_width=EVAL_MAX_WIDTH)
     result.seconds = round(time.perf_counter() - t0, 2)
     kept = reporter.artifact("rec.onnx", onnx_path, kind="model")
     if cfg.name:

@@ -52,7 +52,7 @@ def test_grown_classes_and_dictionary_reach_the_pipeline(v4, tmp_path, fonts):
     from skiff.kernels.ocr_train.labels import Dictionary
 
     m = OnnxModule.load(v4)
-    wkey, bkey, _ = _final_linear(m)
+    wkey, bkey = _final_linear(m)[:2]
     d = Dictionary.from_model(m.proto, 6625)
     old = Dictionary.from_model(m.proto, 6625)
     d.add(["\ue000", "\ue001"])  # private-use: surely not in the dictionary

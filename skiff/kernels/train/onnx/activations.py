@@ -8,8 +8,9 @@ it lies).
   with ``scale = a * c``;
 * ``onnx.gelu_erf_fwd(x) -> y`` and ``onnx.gelu_erf_bwd(g, x) -> gx``: PP-OCRv6's exact GELU
   ``x * (erf(x / sqrt 2) + 1) / 2`` (the numba twin in float32: Abramowitz & Stegun's erf,
-  whose exp the derivative shares, within 1.5e-7 of scipy's, which the reference uses; 1.4x
-  faster forward and 3.3x backward than a loop over ``math.erf``, kept for float64).
+  whose exp the derivative shares, within 1.5e-7 of scipy's, which the reference uses; the
+  exp written out as exponent bits and a polynomial, so the loop runs in SIMD lanes: 2.7x
+  faster forward than with ``math.exp``; a loop over ``math.erf`` is kept for float64).
 """
 
 from __future__ import annotations
@@ -94,28 +95,56 @@ def _gelu_kernels():
 
     import numba
 
-    @numba.njit(cache=True, fastmath=True, inline="always")
-    def cdf_and_gauss(v):  # pragma: no cover - compiled
+    f32, i32 = np.float32, np.int32
+    block = 512
+
+    @numba.njit(cache=True, fastmath=True, error_model="numpy", inline="always")
+    def gauss_block(x, s, m, ebuf, kbuf):  # pragma: no cover - compiled
+        # exp(-v^2 / 2) for x[s:s+m] into ebuf, with no call in the loop so that it runs
+        # in SIMD lanes (numba has no vector exp here): 2^k by building the float's exponent
+        # bits in kbuf (int32), exp(r) for |r| <= ln2 / 2 by its Taylor series to r^6
+        # (relative error < 2e-7); the argument is clamped at -87 (the smallest normal
+        # float32), so no denormals reach the arithmetic
+        for i in range(m):
+            v = x[s + i]
+            a = max(f32(-0.5) * v * v, f32(-87.0))
+            k = i32(a * f32(1.4426950408889634) - f32(0.5))
+            r = a - f32(k) * f32(0.693145751953125) - f32(k) * f32(1.428606765330187e-06)
+            ebuf[i] = f32(1.0) + r * (f32(1.0) + r * (f32(0.5) + r * (f32(1.0 / 6) + r * (
+                f32(1.0 / 24) + r * (f32(1.0 / 120) + r * f32(1.0 / 720))))))
+            kbuf[i] = (k + i32(127)) << i32(23)
+        scale = kbuf.view(np.float32)
+        for i in range(m):
+            ebuf[i] *= scale[i]
+
+    @numba.njit(cache=True, fastmath=True, error_model="numpy", inline="always")
+    def tail(v, e):  # pragma: no cover - compiled
         # Phi(v) by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below float32's step at
         # 1), whose exp(-v^2 / 2) is the density's too: one exp per element, no erf call
-        t = 1.0 / (1.0 + 0.3275911 * 0.7071067811865476 * abs(v))
-        e = math.exp(-0.5 * v * v)
-        tail = 0.5 * e * t * (0.254829592 + t * (-0.284496736 + t * (
-            1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-        return (1.0 - tail if v >= 0 else tail), e
+        t = f32(1.0) / (f32(1.0) + f32(0.3275911 * 0.7071067811865476) * abs(v))
+        q = f32(0.5) * e * t * (f32(0.254829592) + t * (f32(-0.284496736) + t * (
+            f32(1.421413741) + t * (f32(-1.453152027) + t * f32(1.061405429)))))
+        return f32(1.0) - q if v >= 0 else q
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, error_model="numpy")
     def fwd32(x, y):  # pragma: no cover - compiled
-        for i in range(x.size):
-            v = x[i]
-            y[i] = v * cdf_and_gauss(v)[0]
+        ebuf, kbuf = np.empty(block, np.float32), np.empty(block, np.int32)
+        for s in range(0, x.size, block):
+            m = min(block, x.size - s)
+            gauss_block(x, s, m, ebuf, kbuf)
+            for i in range(m):
+                v = x[s + i]
+                y[s + i] = v * tail(v, ebuf[i])
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, error_model="numpy")
     def bwd32(g, x, out):  # pragma: no cover - compiled
-        for i in range(x.size):
-            v = x[i]
-            cdf, e = cdf_and_gauss(v)
-            out[i] = g[i] * (cdf + v * 0.3989422804014327 * e)
+        ebuf, kbuf = np.empty(block, np.float32), np.empty(block, np.int32)
+        for s in range(0, x.size, block):
+            m = min(block, x.size - s)
+            gauss_block(x, s, m, ebuf, kbuf)
+            for i in range(m):
+                v, e = x[s + i], ebuf[i]
+                out[s + i] = g[s + i] * (tail(v, e) + v * f32(0.3989422804014327) * e)
 
     @numba.njit(cache=True, fastmath=True)
     def fwd64(x, y):  # pragma: no cover - compiled

@@ -261,6 +261,7 @@ _OPS = {
     "Clip": _clip,
     "Softmax": _softmax,
     "MatMul": lambda ctx, a, b, **_: a @ b,
+    "Linear": lambda ctx, a, w, b, **_: ops.linear(a, w, b),
     "Gemm": _gemm,
     "Conv": _conv,
     "BatchNormalization": _batch_norm,
@@ -279,7 +280,7 @@ _OPS = {
     "Cast": _cast,
     "Gather": _gather,
 }
-_FUSED = ("AffineHardSwish", "Gelu")  # made by _fuse_activations, not in ONNX files
+_FUSED = ("AffineHardSwish", "Gelu", "Linear")  # made by _fuse_activations, not in ONNX files
 SUPPORTED_OPS = tuple(sorted(set(_OPS) - set(_FUSED)) + ["Constant"])
 _BN_STATS = {3, 4}  # BatchNormalization inputs that are running statistics
 
@@ -414,6 +415,30 @@ def _fold_conv_bias(nodes: list, shapes: dict) -> list:
     return out
 
 
+def _fold_matmul_bias(nodes: list, shapes: dict) -> list:
+    """``MatMul`` by a 2-D weight whose only consumer is ``Add`` of a (M,) weight becomes one
+    ``Linear`` node (the bias added in place) and the ``Add`` an ``Identity``."""
+    uses: dict = {}
+    for k, (_, ins, _, _) in enumerate(nodes):
+        for name in ins:
+            uses.setdefault(name, []).append(k)
+    out = list(nodes)
+    for k, (op, ins, outs, _attrs) in enumerate(nodes):
+        w = shapes.get(ins[1]) if op == "MatMul" else None
+        if w is None or len(w) != 2 or len(uses.get(outs[0], [])) != 1:
+            continue
+        j = uses[outs[0]][0]
+        op2, ins2, outs2, _ = nodes[j]
+        if op2 != "Add" or len(ins2) != 2:
+            continue
+        other = ins2[1] if ins2[0] == outs[0] else ins2[0]
+        if shapes.get(other) != (w[1],):
+            continue
+        out[k] = ("Linear", [ins[0], ins[1], other], outs, {})
+        out[j] = ("Identity", [outs[0]], outs2, {})
+    return out
+
+
 class OnnxModule(Module):
     """A loaded ONNX graph (one input, one output) whose forward is skiff autograd.
 
@@ -464,8 +489,9 @@ class OnnxModule(Module):
         nodes = [(n.op_type, list(n.input), list(n.output), _attrs(n))
                  for n in graph.node if n.op_type != "Constant"]
         if fuse:
-            nodes = _fold_conv_bias(nodes, {self.onnx_names[k]: getattr(self, k).shape
-                                            for k in self.onnx_names})
+            shapes = {self.onnx_names[k]: tuple(getattr(self, k).shape) for k in self.onnx_names}
+            nodes = _fold_conv_bias(nodes, shapes)
+            nodes = _fold_matmul_bias(nodes, shapes)
             nodes = _fuse_activations(nodes, self._values)
         self._nodes = nodes
         init_names = {t.name for t in graph.initializer}
@@ -500,7 +526,7 @@ class OnnxModule(Module):
         named in ``outputs`` (for checks against onnxruntime's intermediate values)."""
         ctx = _Ctx(self)
         env = {self.input_name: x if isinstance(x, Tensor) else Tensor(x)}
-        for op, ins, outs, attrs in self._nodes:
+        for op, ins, outs, attrs in self._plan(tuple(outputs) or (self.output_name,)):
             args = []
             for name in ins:
                 if name == "":
@@ -521,6 +547,21 @@ class OnnxModule(Module):
         if outputs:
             return {k: env[k] for k in outputs}
         return env[self.output_name]
+
+    def _plan(self, wanted: tuple) -> list:
+        """The nodes the ``wanted`` values depend on, in graph order (a recognizer trained on
+        its logits skips the final softmax over all classes)."""
+        plans = self.__dict__.setdefault("_plans", {})
+        wanted = (id(self._nodes),) + wanted
+        plan = plans.get(wanted)
+        if plan is None:
+            need, keep = set(wanted[1:]), []
+            for node in reversed(self._nodes):
+                if any(o in need for o in node[2]):
+                    keep.append(node)
+                    need.update(i for i in node[1] if i)
+            plan = plans[wanted] = keep[::-1]
+        return plan
 
     def export(self, path: str | Path) -> Path:
         """Write the graph with this module's weights; see :func:`.export.export_onnx`."""

@@ -11,6 +11,7 @@ Each node keeps what its backward reads and nothing else:
 | :class:`GeluErfFn` | the input |
 | :class:`Pad2dFn` | the pads (shapes only) |
 | :class:`DepthwiseConv2dFn` | the padded, channels-first input and the weight |
+| :class:`LinearFn` | the input and the weight |
 
 Depthwise convolution (one input channel per group, as MobileNet-style PP-OCR backbones use
 it) is ``kh * kw`` strided multiply-adds over the padded, channels-first input, both ways;
@@ -33,7 +34,7 @@ from .depthwise import depthwise_bwd, depthwise_fwd
 
 __all__ = ["ErfFn", "ClipFn", "HardSigmoidFn", "AffineHardSwishFn", "GeluErfFn", "Pad2dFn",
            "DepthwiseConv2dFn", "erf", "clip", "hard_sigmoid", "affine_hard_swish", "gelu_erf",
-           "pad2d", "grouped_conv2d", "grouped_conv2d_reference"]
+           "pad2d", "grouped_conv2d", "grouped_conv2d_reference", "LinearFn", "linear"]
 
 
 def _erf(x):
@@ -120,6 +121,31 @@ class GeluErfFn(Function):
         return gelu_erf_bwd(g, x)
 
 
+class LinearFn(Function):
+    """``x @ w + b`` for x (..., K), w (K, M), b (M,): ``MatMul`` and the bias ``Add`` that
+    follows it in the file, as one node (the bias is added in place into the GEMM's result
+    instead of a second full-size array: the recognizer's last layer writes N*T x classes)."""
+
+    def forward(self, x, w, b):
+        k, m = w.shape
+        self.shape = x.shape
+        x2 = x.reshape(-1, k)
+        self.save_for_backward(x2, w)
+        y = x2 @ w
+        y += b
+        return y.reshape(x.shape[:-1] + (m,))
+
+    def backward(self, g):
+        x2, w = self.saved
+        xp = xp_of(g)
+        nx, nw, nb = self.needs_input_grad
+        g2 = g.reshape(-1, w.shape[1])
+        gx = (g2 @ w.T).reshape(self.shape) if nx else None
+        gw = x2.T @ g2 if nw else None
+        gb = xp.ones(g2.shape[0], dtype=g2.dtype) @ g2 if nb else None
+        return gx, gw, gb
+
+
 class Pad2dFn(Function):
     """Pad the last two axes by ``(top, left, bottom, right)`` with ``value``."""
 
@@ -196,6 +222,10 @@ def gelu_erf(x: Tensor) -> Tensor:
 
 def affine_hard_swish(x: Tensor, a=1.0, b=0.0, c=1.0, d=0.0) -> Tensor:
     return AffineHardSwishFn.apply(x, a=float(a), b=float(b), c=float(c), d=float(d))
+
+
+def linear(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    return LinearFn.apply(x, w, b)
 
 
 def pad2d(x: Tensor, pads, value: float = 0.0) -> Tensor:
