@@ -33,6 +33,12 @@ def test_grammar_checks(domain, tmp_path):
         to_config({"model": "ocr-rec", "labels": str(tmp_path / "nope.txt")})
     with pytest.raises(ValueError, match="--mix"):
         to_config({"model": "ocr-rec", "labels": str(domain), "mix": 1.5})
+    with pytest.raises(ValueError, match="--freeze"):
+        to_config({"model": "ocr-rec", "labels": str(domain), "freeze": 1.0})
+    from skiff.kernels.ocr_train.entry import config_from
+
+    frozen = to_config({"model": "ocr-rec", "labels": str(domain), "freeze": 0.5})
+    assert config_from(frozen).freeze == 0.5  # the flag reaches the fine-tuning
     with pytest.raises(ValueError, match="CPU"):
         to_config({"model": "ocr-rec", "labels": str(domain), "device": "cuda:0"})
     cfg = to_config({"model": "ocr-rec", "labels": str(domain), "base": "ch-v4",
