@@ -487,6 +487,42 @@ class ErnieForCausalLM(nn.Module):
             x = x[x.xp.asarray(cu[1:] - 1)]
         return self.lm_head(self.model.norm(x))
 
+    # ---- training: the hidden states and the head fused with the loss ------------------------
+    def hidden(self, input_ids):
+        """The last hidden states (B, T, C) after the final norm, with a graph: what
+        :meth:`forward` feeds the head."""
+        idx = _as_index(input_ids, self)
+        if idx.ndim == 1:
+            idx = idx.reshape(1, -1)
+        T = idx.shape[1]
+        if T > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {T} exceeds max_position_embeddings "
+                             f"{self.config.max_position_embeddings}")
+        cos, sin = self.rotary(np.arange(T))
+        x = self.model.embed_tokens(idx)
+        for layer in self.model.layers:
+            x = self._layer(layer, layer.forward, x, cos, sin)
+        return self.model.norm(x)
+
+    def hidden_packed(self, tokens, cu_seqlens, positions):
+        """The last hidden states (N, C) of a packed token stream, with a graph."""
+        tokens = _as_index(tokens, self)
+        cu = np.asarray(_host(cu_seqlens), dtype=np.int64)
+        cos, sin = self.rotary(positions)
+        x = self.model.embed_tokens(tokens)
+        for layer in self.model.layers:
+            x = self._layer(layer, layer.forward_packed, x, cos, sin, cu)
+        return self.model.norm(x)
+
+    def _fused_head(self):
+        """The head, when :meth:`loss` can fuse it with the cross-entropy (a plain float32
+        Linear on the host; a LoRA-adapted or 16-bit head takes the logits path)."""
+        head = self.lm_head
+        if type(head) is nn.Linear and head.weight.dtype == np.float32 and isinstance(
+                head.weight.data, np.ndarray):
+            return head
+        return None
+
     def _layer(self, layer, forward, x, *rest):
         """``forward(x, *rest)`` of one decoder layer, recomputed in backward when
         ``self.recompute`` (an MoE layer's router logits come out of the recomputed block too,
@@ -529,15 +565,27 @@ class ErnieForCausalLM(nn.Module):
         """Mean next-token cross-entropy of ``(x, y)`` blocks or a :class:`PackedBatch`
         (targets of -100 are ignored); for an MoE config with ``output_router_logits``, plus
         ``router_aux_loss_coef`` times :meth:`load_balancing_loss`, as the reference trains."""
+        head = self._fused_head()
         if isinstance(batch, PackedBatch):
-            logits = self.forward_packed(batch.tokens, batch.cu_seqlens, batch.positions)
-            loss = F.cross_entropy(logits, _as_index(batch.targets, self))
+            targets = _as_index(batch.targets, self)
+            if head is not None:
+                h = self.hidden_packed(batch.tokens, batch.cu_seqlens, batch.positions)
+                loss = F.linear_cross_entropy(h, head.weight, head.bias, targets)
+            else:
+                logits = self.forward_packed(batch.tokens, batch.cu_seqlens, batch.positions)
+                loss = F.cross_entropy(logits, targets)
         else:
             x, y = batch
-            logits = self.forward(x)
-            B, T, V = logits.shape
-            loss = F.cross_entropy(logits.reshape(B * T, V),
-                                   _as_index(y, self).reshape(B * T))
+            targets = _as_index(y, self)
+            if head is not None:
+                h = self.hidden(x)
+                B, T, C = h.shape
+                loss = F.linear_cross_entropy(h.reshape(B * T, C), head.weight, head.bias,
+                                              targets.reshape(B * T))
+            else:
+                logits = self.forward(x)
+                B, T, V = logits.shape
+                loss = F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
         if self.config.is_moe and self.config.output_router_logits:
             loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
         return loss

@@ -28,7 +28,7 @@ from .dense import (
     rotary_embedding,
     scaled_dot_product_attention,
 )
-from .losses import cross_entropy, mse_loss
+from .losses import cross_entropy, linear_cross_entropy, mse_loss
 
 __all__ = [
     "relu",
@@ -38,6 +38,7 @@ __all__ = [
     "softmax",
     "log_softmax",
     "cross_entropy",
+    "linear_cross_entropy",
     "mse_loss",
     "layer_norm",
     "rms_norm",
