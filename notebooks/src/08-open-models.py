@@ -78,6 +78,9 @@ held_rows = [conversation(k) for k in held_countries]
 with open(WORK / "capitals.jsonl", "w") as fh:
     for row in train_rows:
         fh.write(json.dumps(row) + "\n")
+with open(WORK / "heldout.jsonl", "w") as fh:  # scored during training (--eval)
+    for row in held_rows:
+        fh.write(json.dumps(row) + "\n")
 print(len(sentences), "sentences;", sentences[:2])
 print(len(train_rows), "instructions, e.g.", train_rows[0])
 
@@ -169,9 +172,15 @@ before
 # into one variable-length batch (no padding). `--lora-r 8` trains low-rank adapters on the
 # attention and MLP projections (the base weights stay frozen); the job writes the adapter in
 # peft's layout (`hf-adapter`) and the merged model (`hf-model`) into its run folder.
+# `--eval FILE --eval-every N` scores the held-out conversations while it trains: their loss
+# and perplexity are metrics of the job (drawn beside the training loss in its widget), and
+# the job's view ends with the table of them, a column per evaluation.
 
 # %%
-%train ernie --data $WORK/capitals.jsonl --from $CKPT --lora-r 8 --lora-targets q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --steps $FINETUNE_STEPS --batch-size 8 --lr 5e-3 --wait -o tuned
+EVAL_EVERY = max(1, FINETUNE_STEPS // 4)
+%train ernie --data $WORK/capitals.jsonl --from $CKPT --lora-r 8 --lora-targets q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --steps $FINETUNE_STEPS --batch-size 8 --lr 5e-3 --eval $WORK/heldout.jsonl --eval-every $EVAL_EVERY --wait -o tuned
+print("held-out loss during training:",
+      [(row["step"], round(row["eval_loss"], 3)) for row in tuned.result["evaluation"]])
 
 # %% [markdown]
 # ## Before and after

@@ -42,6 +42,17 @@ __all__ = ["Job", "JobFailed", "DamagedJob", "live_jobs"]
 _LIVE: dict[str, Job] = {}
 _LIVE_LOCK = threading.Lock()
 CALLBACK_WAIT = 60.0  # seconds wait() gives the done callbacks when it has no timeout of its own
+_WAIT_HOOKS: list = []  # fn(job), called by wait() once the job has ended (see on_wait)
+
+
+def on_wait(fn) -> None:
+    """Call ``fn(job)`` on the waiting thread each time :meth:`Job.wait` returns for an
+    ended job. The widgets layer registers one that sends the job's views again: a view
+    updated from another thread after its cell ended sends messages that a notebook runner
+    (nbclient) no longer records, and a cell that waits for its jobs is where a notebook
+    says "now show them as they ended"."""
+    if fn not in _WAIT_HOOKS:
+        _WAIT_HOOKS.append(fn)
 
 
 class JobFailed(RuntimeError):
@@ -345,6 +356,11 @@ class Job:
             self.runner.join(self, timeout=max(0.0, end - time.monotonic()))
             if threading.current_thread() is not self._callbacks_thread:  # not from one
                 self._callbacks_ran.wait(max(0.0, end - time.monotonic()))
+        for hook in list(_WAIT_HOOKS):
+            try:
+                hook(self)
+            except Exception as exc:  # a display hook must not fail the wait
+                self.emit("log", level="warning", message=f"wait hook {hook!r} failed: {exc}")
         if raise_on_error and self.status == "failed":
             raise JobFailed(f"job {self.id} failed: {self.refresh().error}")
         return self

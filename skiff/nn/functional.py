@@ -13,6 +13,7 @@ from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     gelu,
     layer_norm,
     linear,
+    linear_cross_entropy,
     log_softmax,
     max_pool2d,
     mse_loss,

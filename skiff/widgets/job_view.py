@@ -21,6 +21,7 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from skiff.jobs.job import on_wait
 from skiff.jobs.render import (
     STATUS_COLORS,
     badge,
@@ -42,6 +43,19 @@ _BAR_STYLE = {"queued": "", "running": "info", "done": "success", "failed": "dan
 # job id -> the open JobView showing it (re-displaying a job shows the same live widget)
 _VIEWS: weakref.WeakValueDictionary[str, JobView] = weakref.WeakValueDictionary()
 _VIEWS_LOCK = threading.Lock()
+
+
+def _resend_on_wait(job) -> None:
+    """``job.wait()`` returned: the job's view shows its final state and sends all of it
+    again from the waiting cell (skiff.jobs.job.on_wait)."""
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(job.id)
+    if view is not None and view.comm is not None:
+        view.update(force=True)
+        view.resend()
+
+
+on_wait(_resend_on_wait)
 
 
 def view_for(job) -> JobView:
@@ -423,6 +437,16 @@ class JobView(W.VBox):
         self.chart.value = png
         self.chart_draws += 1
         _set(self.chart.layout, display=None)
+
+    def resend(self) -> None:
+        """Send the whole state of this view and of every widget in it again."""
+        todo = [self]
+        while todo:
+            w = todo.pop()
+            if getattr(w, "comm", None) is None:
+                continue
+            w.send_state()
+            todo.extend(c for c in getattr(w, "children", ()) if isinstance(c, W.Widget))
 
     def _on_done(self, _job) -> None:
         if self.comm is not None:

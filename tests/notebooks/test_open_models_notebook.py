@@ -39,6 +39,9 @@ def test_open_models_notebook_runs(runs_dir):
         else:
             losses = [h["loss"] for h in result["history"]]
             assert losses[-1] < losses[0]
+            evals = result["evaluation"]  # --eval: the held-out loss during training
+            assert len(evals) >= 3 and evals[0]["step"] == 0
+            assert evals[-1]["eval_loss"] < evals[0]["eval_loss"]
             assert (run / "hf-model" / "tokenizer.model").is_file()
             assert (run / "hf-adapter" / "adapter_config.json").is_file()
     for name in ("ernie-4.5-0.3b", "ernie-4.5-21b-a3b", "ernie-4.5-300b-a47b"):

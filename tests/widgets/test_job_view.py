@@ -292,3 +292,25 @@ def test_a_done_job_shows_its_kinds_result_view(tmp_path):
     view = JobView(job, start=False)
     view.update(force=True)
     assert view.result_view.value == "" and view.result_view.layout.display == "none"
+
+
+def test_wait_sends_the_views_final_state_again_from_the_waiting_thread():
+    # a view updated from the job's thread after its cell has ended sends messages a notebook
+    # runner no longer records (the tour's flake: a saved "running" for a solve that took
+    # 0.1 s); job.wait() in a later cell sends the whole final state again from that cell
+    gate = threading.Event()
+    job = launch("custom", fn=lambda config, reporter: gate.wait(10) and 1)
+    view = view_for(job)
+    sent = []
+    original = view.badge.send_state
+
+    def record(key=None):
+        sent.append((threading.current_thread(), view.badge.value))
+        return original(key)
+
+    view.badge.send_state = record
+    gate.set()
+    job.wait(20)
+    assert job.status == "done"
+    main = [v for t, v in sent if t is threading.current_thread()]
+    assert main and ">done<" in main[-1]
