@@ -193,16 +193,7 @@ class ChatDataset:
 
     @classmethod
     def from_jsonl(cls, path, tokenizer, block_size: int) -> ChatDataset:
-        rows = []
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}: line {n} is not JSON ({exc.msg})") from None
-        return cls(rows, tokenizer, block_size, source=str(path))
+        return cls(read_jsonl(path), tokenizer, block_size, source=str(path))
 
     def __len__(self) -> int:
         return len(self.items)
@@ -229,3 +220,18 @@ def _token_at(owner: np.ndarray, char: int):
     if not 0 <= char < len(owner) or owner[char] < 0:
         return None
     return int(owner[char])
+
+
+def read_jsonl(path) -> list:
+    """The rows of a JSONL file, blank lines skipped; a line that is not JSON is one error
+    naming its number."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {n} is not JSON ({exc.msg})") from None
+    return rows

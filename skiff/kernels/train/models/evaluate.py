@@ -12,7 +12,6 @@ the Trainer calls it every ``--eval-every`` steps and reports what it returns as
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
@@ -232,16 +231,9 @@ def read_heldout(path: str | os.PathLike) -> list[dict]:
     path = os.path.expanduser(os.fspath(path))
     if not os.path.isfile(path):
         raise ValueError(f"--eval {path!r}: no such file (a JSONL file of held-out rows)")
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {n} is not JSON ({exc.msg})") from None
-    return check_heldout_rows(rows, source=path)
+    from .chat import read_jsonl
+
+    return check_heldout_rows(read_jsonl(path), source=path)
 
 
 class HeldOut:

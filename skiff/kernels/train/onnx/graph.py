@@ -307,10 +307,7 @@ def _fuse_activations(nodes: list, values: dict) -> list:
     Only chains whose inner values have no other consumer are fused; the weights and the
     file do not change."""
     prod = {outs[0]: k for k, (_, _, outs, _) in enumerate(nodes)}
-    uses: dict = {}
-    for k, (_, ins, _, _) in enumerate(nodes):
-        for name in ins:
-            uses.setdefault(name, []).append(k)
+    uses = _consumers(nodes)
 
     def scalar(name):
         v = values.get(name)
@@ -387,15 +384,21 @@ def _fuse_activations(nodes: list, values: dict) -> list:
     return [n for k, n in enumerate(out) if k not in dead]
 
 
+def _consumers(nodes: list) -> dict:
+    """value name -> the indices of the nodes that read it."""
+    uses: dict = {}
+    for k, (_, ins, _, _) in enumerate(nodes):
+        for name in ins:
+            uses.setdefault(name, []).append(k)
+    return uses
+
+
 def _fold_conv_bias(nodes: list, shapes: dict) -> list:
     """A ``Conv`` without bias whose only consumer is ``Add`` of a per-channel weight
     ((C,) or (1, C, 1, 1), as Paddle exports its folded batch norms) takes that weight as
     its bias and the ``Add`` becomes an ``Identity``: the bias is added in place inside the
     convolution instead of in one more pass over a strided view. Same weights, same file."""
-    uses: dict = {}
-    for k, (_, ins, _, _) in enumerate(nodes):
-        for name in ins:
-            uses.setdefault(name, []).append(k)
+    uses = _consumers(nodes)
     out = list(nodes)
     for k, (op, ins, outs, attrs) in enumerate(nodes):
         if op != "Conv" or len(ins) != 2 or len(uses.get(outs[0], [])) != 1:
@@ -418,10 +421,7 @@ def _fold_conv_bias(nodes: list, shapes: dict) -> list:
 def _fold_matmul_bias(nodes: list, shapes: dict) -> list:
     """``MatMul`` by a 2-D weight whose only consumer is ``Add`` of a (M,) weight becomes one
     ``Linear`` node (the bias added in place) and the ``Add`` an ``Identity``."""
-    uses: dict = {}
-    for k, (_, ins, _, _) in enumerate(nodes):
-        for name in ins:
-            uses.setdefault(name, []).append(k)
+    uses = _consumers(nodes)
     out = list(nodes)
     for k, (op, ins, outs, _attrs) in enumerate(nodes):
         w = shapes.get(ins[1]) if op == "MatMul" else None
