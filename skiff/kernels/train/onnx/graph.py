@@ -393,6 +393,19 @@ def _consumers(nodes: list) -> dict:
     return uses
 
 
+def _sole_add(nodes: list, uses: dict, k: int):
+    """``(j, other input, outputs)`` when node ``k``'s output is read only by node ``j``, a
+    two-input ``Add``; else None."""
+    out = nodes[k][2][0]
+    if len(uses.get(out, [])) != 1:
+        return None
+    j = uses[out][0]
+    op2, ins2, outs2, _ = nodes[j]
+    if op2 != "Add" or len(ins2) != 2:
+        return None
+    return j, (ins2[1] if ins2[0] == out else ins2[0]), outs2
+
+
 def _fold_conv_bias(nodes: list, shapes: dict) -> list:
     """A ``Conv`` without bias whose only consumer is ``Add`` of a per-channel weight
     ((C,) or (1, C, 1, 1), as Paddle exports its folded batch norms) takes that weight as
@@ -401,13 +414,10 @@ def _fold_conv_bias(nodes: list, shapes: dict) -> list:
     uses = _consumers(nodes)
     out = list(nodes)
     for k, (op, ins, outs, attrs) in enumerate(nodes):
-        if op != "Conv" or len(ins) != 2 or len(uses.get(outs[0], [])) != 1:
+        found = _sole_add(nodes, uses, k) if op == "Conv" and len(ins) == 2 else None
+        if found is None:
             continue
-        j = uses[outs[0]][0]
-        op2, ins2, outs2, _ = nodes[j]
-        if op2 != "Add" or len(ins2) != 2:
-            continue
-        other = ins2[1] if ins2[0] == outs[0] else ins2[0]
+        j, other, outs2 = found
         cout = shapes.get(ins[1], (None,))[0]
         shape = shapes.get(other)
         if shape is None or cout is None or tuple(s for s in shape if s != 1) != (cout,) \
@@ -425,13 +435,10 @@ def _fold_matmul_bias(nodes: list, shapes: dict) -> list:
     out = list(nodes)
     for k, (op, ins, outs, _attrs) in enumerate(nodes):
         w = shapes.get(ins[1]) if op == "MatMul" else None
-        if w is None or len(w) != 2 or len(uses.get(outs[0], [])) != 1:
+        found = _sole_add(nodes, uses, k) if w is not None and len(w) == 2 else None
+        if found is None:
             continue
-        j = uses[outs[0]][0]
-        op2, ins2, outs2, _ = nodes[j]
-        if op2 != "Add" or len(ins2) != 2:
-            continue
-        other = ins2[1] if ins2[0] == outs[0] else ins2[0]
+        j, other, outs2 = found
         if shapes.get(other) != (w[1],):
             continue
         out[k] = ("Linear", [ins[0], ins[1], other], outs, {})

@@ -128,3 +128,19 @@ def make_sentencepiece_checkpoint(folder, seed: int = 4, chat_template=TEMPLATE)
                     else torch.randn(p.shape, generator=gen) * 0.3)
     ref.eval().save_pretrained(folder)
     return ref, tok
+
+
+@pytest.fixture(scope="module", params=list(SHAPES))
+def shape_pair(request, tmp_path_factory):
+    """``(shape name, transformers model, skiff model)`` for each of the ``SHAPES``."""
+    from skiff.kernels.train.models import from_pretrained
+
+    folder = tmp_path_factory.mktemp(request.param)
+    _, ref = make_checkpoint(folder, request.param)
+    return request.param, ref, from_pretrained(folder)
+
+
+def random_ids(vocab, shape, seed=1):
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(3, vocab, shape)

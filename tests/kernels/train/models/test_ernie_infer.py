@@ -26,18 +26,10 @@ from skiff.kernels.train.models.ernie import KVCache
 from skiff.kernels.train.models.ernie_generate import PackedKVCache
 from skiff.kernels.train.models.hf_checkpoint import from_pretrained
 
-from .ernie_reference import SHAPES, make_checkpoint, torch
+from .ernie_reference import make_checkpoint, shape_pair, torch
+from .ernie_reference import random_ids as _ids
 
-
-@pytest.fixture(scope="module", params=list(SHAPES))
-def pair(request, tmp_path_factory):
-    folder = tmp_path_factory.mktemp(request.param)
-    _, ref = make_checkpoint(folder, request.param)
-    return request.param, ref, from_pretrained(folder)
-
-
-def _ids(vocab, shape, seed=1):
-    return np.random.default_rng(seed).integers(3, vocab, shape)
+pair = shape_pair  # the fixture (each of the SHAPES), under the name the tests use
 
 
 def _close(got, want, name):
