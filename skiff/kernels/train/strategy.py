@@ -193,6 +193,17 @@ class Strategy:
         keeps every parameter whole and current on every rank returns ``model`` itself."""
         return model
 
+    def evaluation_model(self, model):
+        """The model the reporting rank evaluates (None on the other ranks); every rank
+        calls it. A strategy that keeps the model whole on every rank gives ``model``; one
+        that splits it gathers a whole copy (:meth:`full_state_dict`, a collective, then
+        :meth:`whole_model`) or, when it cannot make one, raises ValueError."""
+        return model
+
+    def _gathered_copy(self, model):
+        weights = self.full_state_dict(model)
+        return self.whole_model(model, weights) if self.is_root else None
+
     def optimizer_state_dict(self, optimizer) -> dict:
         """This rank's optimizer state for a checkpoint."""
         return optimizer.state_dict()

@@ -507,21 +507,8 @@ class Trainer:
         """The ``evaluator``'s metrics at this step (once a step), on the reporting rank."""
         if self.evaluator is None or (run.evaluation and run.evaluation[-1]["step"] == run.step):
             return
-        strategy, model = run.strategy, self.model
-        if strategy.world_size > 1:
-            from .parallel.data_parallel import DataParallel, ZeRO
-
-            if type(strategy) not in (DataParallel, ZeRO):  # the model is split over ranks
-                if getattr(strategy, "copies", None) is None and not getattr(
-                        strategy, "ernie", False):
-                    raise ValueError(
-                        f"held-out evaluation needs the model whole on one rank: one device, "
-                        f"dp or zero, or tp/ep of an ERNIE model; strategy "
-                        f"{self.plan.get('strategy')!r} splits it")
-                # tp/ep of an ERNIE model: every rank gives its pieces (a collective), the
-                # reporting rank evaluates a whole single-device copy
-                weights = strategy.full_state_dict(self.model)
-                model = strategy.whole_model(self.model, weights) if strategy.is_root else None
+        strategy = run.strategy
+        model = strategy.evaluation_model(self.model)  # a split model: a gathered copy
         if strategy.is_root:
             metrics = self.evaluator(model)
             run.evaluation.append({"step": run.step, **metrics})

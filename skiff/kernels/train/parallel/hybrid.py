@@ -164,6 +164,12 @@ class TensorParallel(DataParallel):
             return gather_full(model, self._groups().tp)
         return gather_full_state(model)
 
+    def evaluation_model(self, model):
+        if self.copies is None:  # a GPT split by tp: no single-device copy is built
+            raise ValueError("held-out evaluation under tp needs an ERNIE-4.5 model (a whole "
+                             "copy is gathered for it); use dp or zero for this model")
+        return self._gathered_copy(model)
+
     def whole_model(self, model, weights: dict):
         if self.copies is None:
             return super().whole_model(model, weights)

@@ -350,6 +350,12 @@ class ExpertParallel(DataParallel):
 
         return ernie_experts.load_checkpoint(self, directory, on_corrupt=corrupt)
 
+    def evaluation_model(self, model):
+        if not self.ernie:  # a gpt_moe split by ep: no single-device copy is built
+            raise ValueError("held-out evaluation under ep needs an ERNIE-4.5 MoE model (a "
+                             "whole copy is gathered for it); use dp or zero for this model")
+        return self._gathered_copy(model)
+
     def whole_model(self, model, weights: dict):
         if not self.ernie:
             return super().whole_model(model, weights)

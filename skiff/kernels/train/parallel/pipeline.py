@@ -432,6 +432,10 @@ class PipelineParallel(DataParallel):
         full.update(merged)
         return full
 
+    def evaluation_model(self, model):
+        raise ValueError("held-out evaluation needs the model whole on one rank: pp holds one "
+                         "stage per rank; use dp, zero, tp or ep (an ERNIE-4.5 model)")
+
     def whole_model(self, model, weights: dict):
         """Every stage's trained weights into this rank's model object."""
         model.load_state_dict(weights)

@@ -246,3 +246,24 @@ def test_eval_on_two_ranks(files, strategy):
     for name in ("eval_loss", "eval_exact_match", "eval_choice_accuracy"):
         assert rows[0][name] == pytest.approx(want0[name], rel=1e-6, abs=1e-12), name
         assert rows[-1][name] == pytest.approx(want4[name], rel=1e-6, abs=1e-12), name
+
+
+def test_which_strategies_can_give_an_evaluation_model():
+    """Whole on every rank: the model itself; split and unable to gather a copy: one error
+    naming what to use (the Trainer asks before each evaluation, on every rank)."""
+    from skiff.kernels.train.parallel.hybrid import TensorParallel
+    from skiff.kernels.train.parallel.moe import ExpertParallel
+    from skiff.kernels.train.parallel.pipeline import PipelineParallel
+    from skiff.kernels.train.strategy import SingleDevice
+
+    model = object()
+    assert SingleDevice().evaluation_model(model) is model
+    pp = PipelineParallel.__new__(PipelineParallel)
+    with pytest.raises(ValueError, match="pp holds one stage"):
+        pp.evaluation_model(model)
+    tp = TensorParallel.__new__(TensorParallel)
+    tp.copies = None  # a GPT split by tp
+    with pytest.raises(ValueError, match="tp needs an ERNIE"):
+        tp.evaluation_model(model)
+    with pytest.raises(ValueError, match="ep needs an ERNIE"):
+        ExpertParallel.__new__(ExpertParallel).evaluation_model(model)
