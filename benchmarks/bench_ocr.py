@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METHODS = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "tesseract")
+METHODS = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-fp32", "tesseract")
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 
 
@@ -47,10 +47,10 @@ def _squeeze_cjk(text: str) -> str:
 
 
 # workers: one process each ------------------------------------------------------------------
-def worker_skiff(paths, threads):
+def worker_skiff(paths, threads, precision="auto"):
     from skiff.kernels.ocr import OcrPipeline
 
-    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8)
+    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8, precision=precision)
     pipe(paths[0])  # warm-up: models loaded, first shapes seen
     t0 = time.perf_counter()
     texts = [r.text for r in pipe.run(paths)]
@@ -61,6 +61,11 @@ def worker_skiff_spin(paths, threads):
     """skiff with onnxruntime's busy-waiting threads on, as RapidOCR runs them."""
     os.environ["SKIFF_OCR_SPIN"] = "1"
     return worker_skiff(paths, threads)
+
+
+def worker_skiff_fp32(paths, threads):
+    """skiff with the detector in float32, as shipped (the same model files as RapidOCR's)."""
+    return worker_skiff(paths, threads, precision="fp32")
 
 
 def worker_skiff_gpu(paths, threads):

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METHODS = ("skiff", "rapidocr", "rapidocr-960", "tesseract")
+METHODS = ("skiff", "skiff-fp32", "rapidocr", "rapidocr-960", "tesseract")
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 
 
@@ -45,15 +45,20 @@ def _squeeze_cjk(text: str) -> str:
 
 
 # workers: one process each ------------------------------------------------------------------
-def worker_skiff(rows, folder, threads):
+def worker_skiff(rows, folder, threads, precision="auto"):
     from skiff.kernels.ocr import OcrPipeline
 
-    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8)
+    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8, precision=precision)
     paths = [str(Path(folder) / r["image"]) for r in rows]
     pipe(paths[0])
     t0 = time.perf_counter()
     texts = [r.text for r in pipe.run(paths)]
     return texts, time.perf_counter() - t0
+
+
+def worker_skiff_fp32(rows, folder, threads):
+    """skiff with the detector in float32, as shipped."""
+    return worker_skiff(rows, folder, threads, precision="fp32")
 
 
 def _rapid(rows, folder, threads, extra):

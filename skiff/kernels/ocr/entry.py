@@ -142,7 +142,7 @@ _CACHE: dict[tuple, OcrPipeline] = {}  # the last pipelines used, so a notebook 
 
 def _pipeline(config: dict) -> OcrPipeline:
     keys = ("model", "device", "batch_size", "threads", "det_model", "rec_model", "dict",
-            "use_cls", "min_score", "pdf_dpi")
+            "use_cls", "min_score", "pdf_dpi", "precision")
     key = tuple(str(config.get(k)) for k in keys)
     if key not in _CACHE:
         while len(_CACHE) >= 2:
@@ -158,7 +158,8 @@ def _new_pipeline(config: dict) -> OcrPipeline:
                        rec_model=config.get("rec_model"), dict=config.get("dict"),
                        use_cls=config.get("use_cls", True),
                        min_score=float(config.get("min_score", 0.5)),
-                       pdf_dpi=float(config.get("pdf_dpi") or 200))
+                       pdf_dpi=float(config.get("pdf_dpi") or 200),
+                       precision=config.get("precision") or "auto")
 
 
 def run(config: dict, reporter) -> OcrRun:

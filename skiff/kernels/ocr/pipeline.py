@@ -50,6 +50,7 @@ from .engine import (
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .layout import reading_order
 from .models import ModelSet, get_model_set, read_alphabet
+from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .rec import (
     choose_turns,
     cls_input,
@@ -77,6 +78,14 @@ INK_SAVES = 1.0e5
 # the engines' working memory held at once by default (MiB): a detection tile of 0.5 MP
 # (DetParams.tile_pixels) and a recognition batch of about 1000 columns
 WORK_MB = 160.0
+
+
+def _say(line: str) -> None:
+    """A one-off notice (a model being built, a fallback): to stderr, which a job's log
+    keeps and a notebook shows."""
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -174,6 +183,10 @@ class OcrPipeline:
         Decoded pixels one run holds at once (loaded ahead, in detection, in recognition);
         the loader waits for room before decoding the next image, and an image larger than
         this alone is refused (its result carries the error).
+    precision : str
+        ``auto`` (default): on the CPU the shipped detectors run as their int8 twins
+        (:mod:`.quantize`, built once per machine), everything else in float32; ``int8``:
+        any detector so, on the CPU only; ``fp32``: the files as they are.
 
     Examples
     --------
@@ -187,7 +200,8 @@ class OcrPipeline:
                  rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
-                 max_image_mb: float = 1024, work_mb: float = WORK_MB):
+                 max_image_mb: float = 1024, work_mb: float = WORK_MB,
+                 precision: str = "auto"):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not 0 <= min_score <= 1:
@@ -197,6 +211,13 @@ class OcrPipeline:
             models = models.custom(det=det_model, rec=rec_model, dict=dict)
         self.models = models
         self.device, self.device_reason = resolve_ocr_device(device)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got "
+                             f"{precision!r}")
+        if precision == "int8" and self.device != "cpu":
+            raise ValueError(f"precision 'int8' runs on the CPU only; {self.device!r} runs "
+                             "the float32 models (use precision='auto')")
+        self.precision = precision
         self.batch_size = batch_size
         if not 36 <= pdf_dpi <= 600:
             raise ValueError(f"pdf_dpi must be in [36, 600], got {pdf_dpi!r}")
@@ -245,9 +266,30 @@ class OcrPipeline:
                 if which == "rec" and self.device == "cpu" and self.rec_workers > 1:
                     threads = max(1, (self.threads or default_threads()) // self.rec_workers)
                 self._engines[which] = OnnxEngine(
-                    self.models.path(which), self.device, threads=threads,
-                    gate=self.gate, bytes_per_element=ENGINE_BYTES.get(which, 0.0))
+                    self._model_file(which), self.device, threads=threads,
+                    gate=self.gate,
+                    bytes_per_element=ENGINE_BYTES.get(which.partition("-")[0], 0.0))
             return self._engines[which]
+
+    def _model_file(self, which: str):
+        """The ONNX file engine ``which`` runs: the set's own, or for detection on the CPU
+        its int8 twin (:mod:`.quantize`) when ``precision`` is int8, or auto and the
+        detector is one a model set ships (measured: same texts, a quarter of the time)."""
+        if which == "det-fp32":  # the detector as shipped, beside its int8 twin
+            return self.models.path("det")
+        path = self.models.path(which)
+        shipped = isinstance(self.models.det, tuple)
+        if which != "det" or self.device != "cpu" or self.precision == "fp32" or \
+                (self.precision == "auto" and not shipped):
+            return path
+        try:
+            return int8_detector(path, log=_say)
+        except QuantizeError as exc:
+            if self.precision == "int8":
+                raise
+            _say(f"skiff: {exc}; detection runs in float32")
+            self.precision = "fp32"
+            return path
 
     @property
     def alphabet(self) -> list[str]:
@@ -265,6 +307,7 @@ class OcrPipeline:
 
     def describe(self) -> dict:
         return {"device": self.device, "why": self.device_reason, **self.models.describe(),
+                "detector": self._engines["det"].path.name if "det" in self._engines else None,
                 "providers": {k: e.provider for k, e in self._engines.items()}}
 
     # the sentence ------------------------------------------------------------------------
@@ -483,7 +526,36 @@ class OcrPipeline:
     # stages ------------------------------------------------------------------------------
     def detect(self, items: list[_Item]) -> None:
         """Boxes for each item: pick its scale, run the detector on same-size groups, and
-        enlarge once more where the text found is still too small to read well."""
+        enlarge once more where the text found is still too small to read well; then the
+        second passes of hard images (:meth:`_detect_level`).
+
+        With the int8 detector (:mod:`.quantize`), a small noisy image, and any image whose
+        int8 reading is unsure (:meth:`_weak`), is detected by the float32 file instead, as
+        it would be without the twin: on the degraded tier int8 alone lost a point, and
+        such images are small, so the float32 passes cost little."""
+        int8 = self.engine("det").path != self.models.path("det")
+        exact = {it.index for it in items if int8 and self._fragile(it)}
+        scales = self._first_passes([it for it in items if it.index not in exact], "det")
+        if int8:
+            exact |= {it.index for it in items if it.index in scales and
+                      self._weak(it, max(it.bgr.shape[:2]) * scales[it.index])}
+            scales.update(self._first_passes([it for it in items if it.index in exact],
+                                             "det-fp32"))
+        for it in items:
+            if self._weak(it, max(it.bgr.shape[:2]) * scales[it.index]):
+                self._detect_level(it, scales[it.index],
+                                   "det-fp32" if it.index in exact else "det")
+            it.boxes = join_fragments(it.boxes)
+            it.timings["det_scale"] = round(scales[it.index], 4)
+
+    def _fragile(self, it: _Item) -> bool:
+        """A small noisy image (at most half the detector's page side, pixel noise at least
+        ``NOISY``): where int8's error and the noise add up."""
+        return max(it.bgr.shape[:2]) <= self.params.limit / 2 and noise_sigma(it.bgr) >= NOISY
+
+    def _first_passes(self, items: list[_Item], which: str) -> dict:
+        """Scale each item, detect with engine ``which``, and enlarge once where the text
+        found is still too small; the scale each item ended with."""
         p = self.params
         scales = {}
         for it in items:
@@ -495,7 +567,9 @@ class OcrPipeline:
             it.ink = _aligned(ink, scales[it.index], it.bgr.shape[:2])
             it.timings["scale"] = time.perf_counter() - t0
             it.timings["text_height"] = text_h
-        self._run_det(items, scales)
+        if not items:
+            return scales
+        self._run_det(items, scales, which)
         again = {}
         for it in items:  # verify: the median line height the detector saw
             s = scales[it.index]
@@ -510,17 +584,13 @@ class OcrPipeline:
         if again:
             redo = [it for it in items if it.index in again]
             old = {it.index: it.boxes for it in redo}
-            self._run_det(redo, again)
+            self._run_det(redo, again, which)
             for it in redo:  # keep the first pass when the second finds nothing
                 if not it.boxes:
                     it.boxes = old[it.index]
                 else:
                     scales[it.index] = again[it.index]
-        for it in items:
-            if self._weak(it, max(it.bgr.shape[:2]) * scales[it.index]):
-                self._detect_level(it, scales[it.index])
-            it.boxes = join_fragments(it.boxes)
-            it.timings["det_scale"] = round(scales[it.index], 4)
+        return scales
 
     def _weak(self, it: _Item, side: float) -> bool:
         """Whether the boxes found look like a hard image's: none or unsure ones (mean DB
@@ -536,7 +606,7 @@ class OcrPipeline:
         tops = [b[1] - b[0] for b, _ in it.boxes]
         return float(np.median([off_axis(np.degrees(np.arctan2(v[1], v[0]))) for v in tops])) > 3
 
-    def _detect_level(self, it: _Item, scale: float) -> None:
+    def _detect_level(self, it: _Item, scale: float, which: str = "det") -> None:
         """Second passes for a hard image: when the first found nothing or only unsure
         boxes, on the image smoothed (a Gaussian of 1.2 px takes sensor noise and JPEG
         blocks off small text; measured on the hard set, it finds lines the first pass
@@ -551,7 +621,7 @@ class OcrPipeline:
         if weak:  # lines found surely but off the axes need only the level pass
             smooth = cv2.GaussianBlur(it.bgr, (0, 0), 1.2)
             twin = _Item(it.index, it.label, smooth)
-            self._run_det([twin], {it.index: scale})
+            self._run_det([twin], {it.index: scale}, which)
             if _better(twin.boxes, best):
                 best, source = twin.boxes, smooth
                 it.timings["smoothed"] = True
@@ -563,7 +633,7 @@ class OcrPipeline:
         if found is not None and ((abs(found[0]) > 3) if weak else (off_axis(found[0]) > 3)):
             flat, m = level(source, found[0])
             twin = _Item(it.index, it.label, flat)
-            self._run_det([twin], {it.index: scale})
+            self._run_det([twin], {it.index: scale}, which)
             new = boxes_back(twin.boxes, m, it.bgr.shape[:2])
             if _better(new, best):
                 best = new
@@ -571,19 +641,19 @@ class OcrPipeline:
         it.boxes = best
         it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
 
-    def _run_det(self, items: list[_Item], scales: dict) -> None:
+    def _run_det(self, items: list[_Item], scales: dict, which: str = "det") -> None:
         groups: dict[tuple, list[_Item]] = {}
         for it in items:
             s = scales[it.index]
             h, w = _source(it)[0].shape[:2]
             if h * w * s * s > self.det_tile_pixels:  # bounded memory: in tiles
-                self._det_tiled(it, s)
+                self._det_tiled(it, s, which)
                 continue
             # on a GPU, sizes within 128 px share a batch (padded); on the CPU only equal ones
             step = 32 if self.device == "cpu" else 128
             key = (-(-round(h * s) // step), -(-round(w * s) // step))
             groups.setdefault(key, []).append(it)
-        det = self.engine("det")
+        det = self.engine(which)
         xp = self.xp
         for group in groups.values():
             for start in range(0, len(group), self.det_batch):
@@ -600,7 +670,7 @@ class OcrPipeline:
                 for it in part:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt
 
-    def _det_tiled(self, it: _Item, s: float) -> None:
+    def _det_tiled(self, it: _Item, s: float, which: str = "det") -> None:
         """Detection of an image too large for one pass, in overlapping tiles of at most
         ``det_tile_pixels`` detector pixels (:func:`.det.tile_grid`); blank tiles are
         skipped, lines cut by a tile's edge or found twice in an overlap are joined."""
@@ -614,7 +684,7 @@ class OcrPipeline:
             p = replace(p, tile_pixels=self.det_tile_pixels)
         th, tw, overlap = tile_grid(h, w, s, p)
         found = []
-        det = self.engine("det")
+        det = self.engine(which)
         for y0, y1 in tile_spans(h, th, overlap):
             for x0, x1 in tile_spans(w, tw, overlap):
                 part = image[y0:y1, x0:x1]

@@ -1,0 +1,129 @@
+"""The int8 twin of the detector: built, cached by digest, reading as the float32 one does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr import OcrPipeline
+from skiff.kernels.ocr.models import get_model_set
+from skiff.kernels.ocr.pipeline import _Item
+from skiff.kernels.ocr.quantize import QuantizeError, int8_detector, int8_path
+
+
+@pytest.fixture(scope="module")
+def fp32_pipe():
+    return OcrPipeline("ch", device="cpu", threads=2, precision="fp32")
+
+
+@pytest.fixture(scope="module")
+def twin():
+    return int8_detector(get_model_set("ch").path("det"))
+
+
+def test_twin_is_an_int8_graph(twin):
+    import onnx
+
+    model = onnx.load(str(twin))
+    ops = {n.op_type for n in model.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv"} <= ops
+    int8 = [t for t in model.graph.initializer if t.data_type == onnx.TensorProto.INT8]
+    # every convolution's weights are stored as int8 (per output channel)
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    assert len(int8) >= len(convs) > 50
+    assert twin.stat().st_size < get_model_set("ch").path("det").stat().st_size / 2
+
+
+def test_cache_name_follows_the_source_bytes(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    a, b = tmp_path / "det.onnx", tmp_path / "det2.onnx"
+    a.write_bytes(b"one model")
+    b.write_bytes(b"one model.")
+    assert int8_path(a).parent == tmp_path / "cache" / "ocr"
+    assert int8_path(a) != int8_path(b)
+    b.write_bytes(b"one model")
+    assert int8_path(a).name.replace("det-", "") == int8_path(b).name.replace("det2-", "")
+
+
+def test_boxes_and_texts_match_float32(pipe, fp32_pipe, fonts):
+    """On clean, small, rotated and noisy pages the int8 detector finds the same lines
+    (each float32 box has an int8 box over it, IoU >= 0.8) and the same text is read."""
+    import cv2
+
+    from skiff.kernels.ocr.synth import make_test_set
+
+    assert pipe.engine("det").path != fp32_pipe.engine("det").path  # auto runs the twin
+    samples = make_test_set(2, seed=5)
+    for k, sample in enumerate(samples):
+        bgr = np.ascontiguousarray(sample.image[..., ::-1])
+        one, two = _Item(k, "a", bgr), _Item(k, "b", bgr)
+        pipe.detect([one])
+        fp32_pipe.detect([two])
+        assert len(one.boxes) == len(two.boxes), sample.name
+        for box, _ in two.boxes:
+            best = 0.0
+            for other, _ in one.boxes:
+                inter = cv2.intersectConvexConvex(box.astype(np.float32),
+                                                  other.astype(np.float32))[0]
+                union = cv2.contourArea(box) + cv2.contourArea(other) - inter
+                best = max(best, inter / union)
+            assert best >= 0.8, (sample.name, best)
+        assert pipe(sample.image).text == fp32_pipe(sample.image).text
+
+
+def test_unsure_images_get_the_float32_detector(fonts):
+    """A blank image's first int8 pass finds nothing: the float32 detector is asked too."""
+    p = OcrPipeline("ch", device="cpu", threads=1)
+    p.detect([_Item(0, "blank", np.full((120, 300, 3), 255, np.uint8))])
+    assert "det-fp32" in p._engines
+    assert p._engines["det-fp32"].path == get_model_set("ch").path("det")
+
+
+def test_precision_is_checked():
+    with pytest.raises(ValueError, match="precision must be one of auto, int8, fp32"):
+        OcrPipeline("ch", device="cpu", precision="int4")
+
+
+def test_a_failed_build_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "not-a-model.onnx"
+    bad.write_bytes(b"not an onnx graph")
+    # asked for: the error names the file
+    strict = OcrPipeline("ch", device="cpu", det_model=str(bad), precision="int8")
+    with pytest.raises(QuantizeError, match="could not quantize not-a-model.onnx"):
+        strict.engine("det")
+    assert not list((tmp_path / "cache" / "ocr").glob("*.onnx"))  # nothing half-written
+
+    # auto: one line, then the float32 file
+    def fail(path, log=None):
+        raise QuantizeError("could not quantize x.onnx: boom")
+
+    monkeypatch.setattr("skiff.kernels.ocr.pipeline.int8_detector", fail)
+    auto = OcrPipeline("ch", device="cpu")
+    assert auto.engine("det").path == get_model_set("ch").path("det")
+    assert auto.precision == "fp32"
+    assert "could not quantize x.onnx: boom; detection runs in float32" in \
+        capsys.readouterr().err
+
+
+def test_custom_detectors_stay_float32_unless_asked(tmp_path):
+    """auto quantizes only the detectors a model set ships (measured); a user's own file
+    runs as given."""
+    import shutil
+
+    own = tmp_path / "own_det.onnx"
+    shutil.copy(get_model_set("ch").path("det"), own)
+    p = OcrPipeline("ch", device="cpu", det_model=str(own))
+    assert p.engine("det").path == own
+
+
+def test_grammar_carries_precision():
+    from skiff.grammar.common import GrammarError
+    from skiff.kinds.ocr import COMMAND, to_config
+
+    values = vars(COMMAND.parse("page.png --precision fp32"))
+    assert to_config(values, check_inputs=False)["precision"] == "fp32"
+    assert COMMAND.render(values) == "%ocr page.png --precision fp32"
+    assert to_config({"inputs": ["page.png"]}, check_inputs=False)["precision"] == "auto"
+    with pytest.raises(GrammarError, match="did you mean 'int8'"):
+        COMMAND.parse("page.png --precision int4")
