@@ -13,7 +13,9 @@ Tesseract inserts them). Figures are printed as ratios against RapidOCR measured
 run and written to ``benchmarks/results/ocr.md``.
 
 RapidOCR runs with ``Det.limit_type=max, Det.limit_side_len=960`` (the best peer setting
-measured here). Spin-waiting is set the same way for both in each pair: ``skiff`` and
+measured here). ``skiff-fp32`` runs the shipped float32 detector (``precision="fp32"``),
+the others skiff's default, its int8 twin. Spin-waiting is set the same way for both in
+each pair: ``skiff`` and
 ``rapidocr-nospin`` with onnxruntime's busy-waiting off (skiff's default), ``skiff-spin`` and
 ``rapidocr`` with it on (onnxruntime's default, as RapidOCR runs). Each worker also reports
 its CPU seconds (the process's threads; less moved by a loaded machine than wall time) and
@@ -240,7 +242,8 @@ def main(argv=None):
     shutil.rmtree(folder, ignore_errors=True)
 
     # each method against the RapidOCR run with spin-waiting set the same way
-    pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "tesseract": "rapidocr"}
+    pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "skiff-fp32": "rapidocr-nospin",
+            "tesseract": "rapidocr"}
     head = ("| method | " + " | ".join(CATEGORIES) + " | images/s (best) | vs RapidOCR, "
             "same spin | CPU s (best) | CPU vs RapidOCR | peak RSS MiB (max) | images/s per "
             "round |")
@@ -277,6 +280,9 @@ def main(argv=None):
         "`--psm 3`. Spin-waiting is the same within each pair: `skiff` against "
         "`rapidocr-nospin` (onnxruntime's busy-waiting off, skiff's default: a notebook "
         "shares its cores), `skiff-spin` against `rapidocr` (on, onnxruntime's default). "
+        "`skiff` and `skiff-spin` run the detector as its int8 twin (skiff's default on the "
+        "CPU, `--precision auto`); `skiff-fp32` runs the shipped float32 files, the same "
+        "models as RapidOCR's, with spin-waiting off. "
         "Each method reads the folder once per round, rounds interleaved; the best round's "
         "throughput and CPU seconds and the highest peak RSS are shown.",
         "", table, "",
