@@ -2,13 +2,15 @@
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--min-score X]
-[--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``. Inputs are image or PDF files (a PDF or
-multi-page TIFF gives one result per page, ``file.pdf#page=N``), folders (their image and
-PDF files), glob patterns (``**`` for subfolders), or (in a notebook) a variable holding an
-image array, a PIL image, a path or a list of them. ``--lang`` picks a model set from the
-registry (``ch``: PP-OCRv6, default; ``ch-v4``: PP-OCRv4 lite);
-``--det-model/--rec-model/--dict`` swap in a user's own ONNX files. Images held in notebook
-variables are read by a thread job of this kernel, since their pixels live here.
+[--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``. Inputs are image
+or PDF files (a PDF or multi-page TIFF gives one result per page, ``file.pdf#page=N``),
+folders (their image and PDF files), glob patterns (``**`` for subfolders), or (in a
+notebook) a variable holding an image array, a PIL image, a path or a list of them.
+``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
+PP-OCRv4 lite); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
+``--precision`` says how the detector runs on the CPU (auto: the int8 twin of the default
+set's detector, :mod:`skiff.kernels.ocr.quantize`). Images held in notebook variables are read by a
+thread job of this kernel, since their pixels live here.
 """
 
 from __future__ import annotations
@@ -66,8 +68,8 @@ def COMMAND(p):
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads per model (default: up to 4)")
     p.add_argument("--precision", default="auto", choices=("auto", "int8", "fp32"),
-                   help="detector arithmetic on the CPU: auto (int8 twin of a shipped "
-                        "detector, built once per machine), int8, fp32 (default auto)")
+                   help="detector arithmetic on the CPU: auto (the default set's detector "
+                        "as its int8 twin, built once per machine), int8, fp32 (default auto)")
 
 
 def _file(option: str, value: str | None) -> str | None:

@@ -184,9 +184,10 @@ class OcrPipeline:
         the loader waits for room before decoding the next image, and an image larger than
         this alone is refused (its result carries the error).
     precision : str
-        ``auto`` (default): on the CPU the shipped detectors run as their int8 twins
-        (:mod:`.quantize`, built once per machine), everything else in float32; ``int8``:
-        any detector so, on the CPU only; ``fp32``: the files as they are.
+        ``auto`` (default): on the CPU a shipped detector whose int8 twin was measured
+        (``ModelSet.det_int8``: the default set's) runs as that twin (:mod:`.quantize`,
+        built once per machine), everything else in float32; ``int8``: any detector so, on
+        the CPU only; ``fp32``: the files as they are.
 
     Examples
     --------
@@ -274,13 +275,14 @@ class OcrPipeline:
     def _model_file(self, which: str):
         """The ONNX file engine ``which`` runs: the set's own, or for detection on the CPU
         its int8 twin (:mod:`.quantize`) when ``precision`` is int8, or auto and the
-        detector is one a model set ships (measured: same texts, a quarter of the time)."""
+        detector is a shipped one whose twin was measured (``ModelSet.det_int8``: same texts,
+        a quarter of the detector's time)."""
         if which == "det-fp32":  # the detector as shipped, beside its int8 twin
             return self.models.path("det")
         path = self.models.path(which)
-        shipped = isinstance(self.models.det, tuple)
+        measured = self.models.det_int8 and isinstance(self.models.det, tuple)
         if which != "det" or self.device != "cpu" or self.precision == "fp32" or \
-                (self.precision == "auto" and not shipped):
+                (self.precision == "auto" and not measured):
             return path
         try:
             return int8_detector(path, log=_say)

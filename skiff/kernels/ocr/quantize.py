@@ -17,7 +17,10 @@ running the float32 detector over pages this module renders (clean, small, rotat
 the hard tiers, fixed seed), through the pipeline's own detection passes, so the inputs
 calibrated on are the ones it will see.
 
-    python -m skiff.kernels.ocr.quantize SRC.onnx DST.onnx    # what the child runs
+    python -m skiff.kernels.ocr.calibrate SRC.onnx DST.onnx    # what the child runs
+
+The calibration pages and the pass that records the detector's inputs are in
+:mod:`.calibrate` (it runs a pipeline; this module is what the pipeline imports).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["PRECISIONS", "cache_dir", "int8_detector", "int8_path", "build_int8_detector",
-           "calibration_inputs", "QuantizeError"]
+           "QuantizeError"]
 
 PRECISIONS = ("auto", "int8", "fp32")
 # bump when the recipe changes: cached files of an older recipe are then rebuilt
@@ -88,7 +91,7 @@ def int8_detector(src: str | Path, *, log=None) -> Path:
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS",
                                                                     "1")}
-        proc = subprocess.run([sys.executable, "-m", "skiff.kernels.ocr.quantize", str(src),
+        proc = subprocess.run([sys.executable, "-m", "skiff.kernels.ocr.calibrate", str(src),
                                str(tmp)], capture_output=True, text=True, env=env,
                               timeout=900)
         if proc.returncode != 0 or not tmp.is_file():
@@ -97,54 +100,6 @@ def int8_detector(src: str | Path, *, log=None) -> Path:
             raise QuantizeError(f"could not quantize {Path(src).name}: {tail[0]}")
         os.replace(tmp, target)  # atomic: a reader sees the whole file or none
     return target
-
-
-def calibration_images(per_category: int = 4) -> list[np.ndarray]:
-    """BGR pages to calibrate on: the clean set's categories, where their fonts are installed
-    the hard tiers, and sparse pages (a few text blocks far apart on a large white sheet, read
-    in tiles, mostly paper: without them a near-blank tile of a huge page came out as one
-    box). Fixed seed, so every machine builds the same model."""
-    from .synth import make_test_set
-    from .synth_hard import make_hard_set
-
-    samples = list(make_test_set(per_category, seed=SEED))
-    try:
-        samples += make_hard_set(per_category, seed=SEED)
-    except Exception:  # fonts of the hard set missing: the clean set alone
-        pass
-    pages = [np.ascontiguousarray(s.image[..., ::-1]) for s in samples]
-    rng = np.random.default_rng(SEED)
-    clean = [p for p, s in zip(pages, samples) if s.category in ("clean", "small")]
-    for k in range(3):
-        sheet = np.full((2400, 2400, 3), 255, np.uint8)
-        for block in clean[k::3][:3]:
-            h, w = min(block.shape[0], 800), min(block.shape[1], 800)
-            y, x = (int(v) for v in rng.integers(0, 2400 - 800, 2))
-            sheet[y:y + h, x:x + w] = block[:h, :w]
-        pages.append(sheet)
-    return pages
-
-
-def calibration_inputs(src: str | Path, images: list[np.ndarray]) -> list[np.ndarray]:
-    """The detector inputs the pipeline makes for ``images`` (every pass: first, enlarged,
-    smoothed, levelled), recorded while a float32 pipeline with detector ``src`` runs."""
-    from .models import get_model_set
-    from .pipeline import OcrPipeline, _Item
-
-    pipe = OcrPipeline(get_model_set("ch").custom(det=str(src)), device="cpu",
-                       precision="fp32", threads=1)
-    det = pipe.engine("det")
-    seen: list[np.ndarray] = []
-    run = det.session.run
-
-    def record(outputs, feeds, *args, **kwargs):
-        seen.append(np.array(next(iter(feeds.values())), np.float32))
-        return run(outputs, feeds, *args, **kwargs)
-
-    det.session.run = record
-    for i, bgr in enumerate(images):
-        pipe.detect([_Item(i, f"<calibration {i}>", bgr)])
-    return seen
 
 
 def build_int8_detector(src: str | Path, dst: str | Path, inputs: list[np.ndarray]) -> None:
@@ -186,20 +141,3 @@ def build_int8_detector(src: str | Path, dst: str | Path, inputs: list[np.ndarra
                         # their extremes, not the extremes of all (which a few bright pages
                         # stretch): the map's mean error against float32 0.0038 -> 0.0023
                         extra_options={"CalibMovingAverage": True})
-
-
-def main(argv=None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m skiff.kernels.ocr.quantize SRC.onnx DST.onnx", file=sys.stderr)
-        return 2
-    import logging
-
-    logging.disable(logging.WARNING)  # the quantizer's per-tensor notes
-    src, dst = args
-    build_int8_detector(src, dst, calibration_inputs(src, calibration_images()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -107,14 +107,17 @@ def test_a_failed_build_says_so(tmp_path, monkeypatch, capsys):
 
 
 def test_custom_detectors_stay_float32_unless_asked(tmp_path):
-    """auto quantizes only the detectors a model set ships (measured); a user's own file
-    runs as given."""
+    """auto quantizes only a shipped detector whose twin was measured (the ``ch`` set's); a
+    user's own file and the lite set's detector run as given."""
     import shutil
 
     own = tmp_path / "own_det.onnx"
     shutil.copy(get_model_set("ch").path("det"), own)
     p = OcrPipeline("ch", device="cpu", det_model=str(own))
     assert p.engine("det").path == own
+    lite = OcrPipeline("ch-v4", device="cpu")
+    assert not lite.models.det_int8
+    assert lite.engine("det").path == get_model_set("ch-v4").path("det")
 
 
 def test_grammar_carries_precision():
