@@ -70,36 +70,60 @@ def int8_path(src: str | Path) -> Path:
     return cache_dir() / "ocr" / f"{src.stem}-int8-{digest.hexdigest()[:16]}.onnx"
 
 
-def int8_detector(src: str | Path, *, log=None) -> Path:
+def int8_detector(src: str | Path, *, log=None, timeout: float = 900) -> Path:
     """The int8 twin of detector ``src``, built on first use (see the module docstring).
 
-    ``log`` (a callable taking one line) hears when a build starts. Raises QuantizeError
-    when the build fails; the float32 file is never touched."""
+    One build at a time on a machine: a process that finds another building (the ranks of
+    one ``%ocr --np N`` job, two notebooks) waits for its file instead of building it too
+    (a lock file beside it). ``log`` (a callable taking one line) hears when a build starts.
+    Raises QuantizeError when the build fails or takes longer than ``timeout`` seconds; the
+    float32 file is never touched, and no partial file is left."""
     target = int8_path(src)
     if target.is_file():
         return target
-    with _LOCK:  # one build per process; another process building at once only wastes time
+    with _LOCK:  # one build per process
         if target.is_file():
             return target
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(target.with_name(f".{target.name}.lock"), "a")  # noqa: SIM115
         except OSError as exc:
             raise QuantizeError(f"cache folder {target.parent} not writable: {exc}") from exc
-        if log is not None:
-            log(f"skiff: quantizing the OCR detector {Path(src).name} to int8 once for this "
-                f"machine (about 10 s), kept in {target.parent}")
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS",
-                                                                    "1")}
+        with lock:
+            _hold(lock)  # until another process's build (if any) has ended
+            if target.is_file():
+                return target
+            _build(src, target, log, timeout)
+    return target
+
+
+def _hold(lock) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: builds may overlap, each writes its own file
+        return
+    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file is closed
+
+
+def _build(src, target: Path, log, timeout: float) -> None:
+    if log is not None:
+        log(f"skiff: quantizing the OCR detector {Path(src).name} to int8 once for this "
+            f"machine (about 10 s), kept in {target.parent}")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+    try:
         proc = subprocess.run([sys.executable, "-m", "skiff.kernels.ocr.calibrate", str(src),
                                str(tmp)], capture_output=True, text=True, env=env,
-                              timeout=900)
-        if proc.returncode != 0 or not tmp.is_file():
-            tmp.unlink(missing_ok=True)
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise QuantizeError(f"could not quantize {Path(src).name}: {tail[0]}")
-        os.replace(tmp, target)  # atomic: a reader sees the whole file or none
-    return target
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        tmp.unlink(missing_ok=True)
+        raise QuantizeError(f"could not quantize {Path(src).name}: no result in "
+                            f"{timeout:g} s") from exc
+    if proc.returncode != 0 or not tmp.is_file():
+        tmp.unlink(missing_ok=True)
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise QuantizeError(f"could not quantize {Path(src).name}: {tail[0]}")
+    os.replace(tmp, target)  # atomic: a reader sees the whole file or none
 
 
 def build_int8_detector(src: str | Path, dst: str | Path, inputs: list[np.ndarray]) -> None:

@@ -130,3 +130,33 @@ def test_grammar_carries_precision():
     assert to_config({"inputs": ["page.png"]}, check_inputs=False)["precision"] == "auto"
     with pytest.raises(GrammarError, match="did you mean 'int8'"):
         COMMAND.parse("page.png --precision int4")
+
+
+def test_a_build_out_of_time_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(QuantizeError, match=r"no result in 0\.5 s"):
+        int8_detector(get_model_set("ch").path("det"), timeout=0.5)
+    left = [p.name for p in (tmp_path / "cache" / "ocr").iterdir()]
+    assert not [n for n in left if n.endswith((".onnx", ".tmp"))], left
+
+
+@pytest.mark.slow
+def test_two_processes_build_once(tmp_path):
+    """Two processes asking at once (the ranks of one job): one builds, the other waits for
+    its file; both get the same file."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from skiff.kernels.ocr.quantize import int8_detector; "
+            "from skiff.kernels.ocr.models import get_model_set; "
+            "p = int8_detector(get_model_set('ch').path('det'), log=lambda s: print('BUILT')); "
+            "print(p)")
+    env = {**os.environ, "SKIFF_CACHE": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sum(o.count("BUILT") for o in outs) == 1, outs
+    assert outs[0][-1] == outs[1][-1]
+    assert len(list((tmp_path / "cache" / "ocr").glob("*.onnx"))) == 1
