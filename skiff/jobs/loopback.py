@@ -18,15 +18,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from skiff.kernels.backend.cache import cache_dir
+
 __all__ = ["bind_shim", "SOURCE"]
 
 SOURCE = Path(__file__).with_name("bind_loopback.c")
 _BUILT: dict[str, str | None] = {}
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "skiff"
 
 
 def bind_shim() -> str | None:
@@ -46,7 +43,7 @@ def bind_shim() -> str | None:
 def _build(source: bytes, key: str) -> str | None:
     if not os.path.exists("/proc/self/maps"):      # LD_PRELOAD of an ELF library: Linux
         return None
-    target = _cache_dir() / f"bind-loopback-{key}.so"
+    target = cache_dir() / f"bind-loopback-{key}.so"
     if target.is_file():
         return str(target)
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")

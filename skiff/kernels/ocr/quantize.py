@@ -35,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PRECISIONS", "cache_dir", "int8_detector", "int8_path", "build_int8_detector",
+from skiff.kernels.backend.cache import cache_dir
+
+__all__ = ["PRECISIONS", "int8_detector", "int8_path", "build_int8_detector",
            "QuantizeError"]
 
 PRECISIONS = ("auto", "int8", "fp32")
@@ -48,15 +50,6 @@ _LOCK = threading.Lock()
 class QuantizeError(RuntimeError):
     """The int8 model could not be built (onnxruntime's quantization tools missing or failing,
     the cache folder not writable)."""
-
-
-def cache_dir() -> Path:
-    """Where skiff keeps files it builds on a machine: ``SKIFF_CACHE``, else
-    ``$XDG_CACHE_HOME/skiff``, else ``~/.cache/skiff``."""
-    if os.environ.get("SKIFF_CACHE"):
-        return Path(os.environ["SKIFF_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "skiff"
 
 
 def int8_path(src: str | Path) -> Path:
