@@ -220,8 +220,9 @@ def main(argv=None):
         table, "",
         *[f"- note: {n_}" for n_ in notes],
     ]
-    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.results).write_text("\n".join(doc) + "\n", encoding="utf-8")
+    from results_file import write_keeping_earlier  # benchmarks/, the script's folder
+
+    write_keeping_earlier(args.results, "\n".join(doc))
     print(f"written {args.results}", file=sys.stderr)
     return 0
 

@@ -222,7 +222,9 @@ def main(argv=None):
                 f"{100 * small['accuracy']:.1f}%" + (f", error: {small['error']}"
                                                     if small["error"] else "") + ".", ""]
     print("\n".join(doc))
-    Path(args.results).write_text("\n".join(doc), encoding="utf-8")
+    from results_file import write_keeping_earlier  # benchmarks/, the script's folder
+
+    write_keeping_earlier(args.results, "\n".join(doc))
     return 0
 
 
