@@ -37,6 +37,9 @@ def test_ocr_notebook_runs(runs_dir):
     assert "into the valleys below\nCities grew along the banks" in text
     assert "device: cpu - auto: no GPU" in text or "device: cuda:0" in text
     assert re.search(r"providers: \{'det': '(CPU|CUDA)ExecutionProvider'", text)
+    # the int8 twin on the CPU, the shipped file on a GPU
+    assert re.search(r"detector: PP-OCRv6_det_small(-int8-[0-9a-f]{16})?\.onnx", text)
+    assert ("-int8-" in text) == ("device: cpu" in text)
     # the fine-tuning story: the base model is weak on the displays, the tuned one better
     before, after = map(float, re.search(r"held-out meter readings: ([0-9.]+) before -> "
                                          r"([0-9.]+) after, 12 steps", text).groups())
