@@ -285,7 +285,8 @@ class OcrPipeline:
                 (self.precision == "auto" and not measured):
             return path
         try:
-            return int8_detector(path, log=_say)
+            # auto does not spend a failed build's time again; int8 asked for tries again
+            return int8_detector(path, log=_say, retry=self.precision == "int8")
         except QuantizeError as exc:
             if self.precision == "int8":
                 raise

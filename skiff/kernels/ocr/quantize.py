@@ -63,17 +63,24 @@ def int8_path(src: str | Path) -> Path:
     return cache_dir() / "ocr" / f"{src.stem}-int8-{digest.hexdigest()[:16]}.onnx"
 
 
-def int8_detector(src: str | Path, *, log=None, timeout: float = 900) -> Path:
+def int8_detector(src: str | Path, *, log=None, timeout: float = 900,
+                  retry: bool = True) -> Path:
     """The int8 twin of detector ``src``, built on first use (see the module docstring).
 
     One build at a time on a machine: a process that finds another building (the ranks of
     one ``%ocr --np N`` job, two notebooks) waits for its file instead of building it too
     (a lock file beside it). ``log`` (a callable taking one line) hears when a build starts.
     Raises QuantizeError when the build fails or takes longer than ``timeout`` seconds; the
-    float32 file is never touched, and no partial file is left."""
+    float32 file is never touched, and no partial file is left. A failure is remembered
+    beside the file (``.failed``, its reason): with ``retry=False`` (what ``precision="auto"``
+    asks) the next process raises that reason at once instead of spending the build's time
+    and memory again; ``retry=True`` builds again, and a success clears it."""
     target = int8_path(src)
     if target.is_file():
         return target
+    failed = target.with_name(f".{target.name}.failed")
+    if not retry and failed.is_file():
+        raise QuantizeError(_reason(failed))
     with _LOCK:  # one build per process
         if target.is_file():
             return target
@@ -86,8 +93,25 @@ def int8_detector(src: str | Path, *, log=None, timeout: float = 900) -> Path:
             _hold(lock)  # until another process's build (if any) has ended
             if target.is_file():
                 return target
-            _build(src, target, log, timeout)
+            if not retry and failed.is_file():  # the build waited for has just failed
+                raise QuantizeError(_reason(failed))
+            try:
+                _build(src, target, log, timeout)
+            except QuantizeError as exc:
+                try:
+                    failed.write_text(f"{exc} (delete {failed} to try again)\n")
+                except OSError:
+                    pass
+                raise
+            failed.unlink(missing_ok=True)
     return target
+
+
+def _reason(failed: Path) -> str:
+    try:
+        return failed.read_text().strip() or "an earlier build failed"
+    except OSError:
+        return "an earlier build failed"
 
 
 def _hold(lock) -> None:

@@ -95,7 +95,8 @@ def test_a_failed_build_says_so(tmp_path, monkeypatch, capsys):
     assert not list((tmp_path / "cache" / "ocr").glob("*.onnx"))  # nothing half-written
 
     # auto: one line, then the float32 file
-    def fail(path, log=None):
+    def fail(path, log=None, retry=True):
+        assert retry is False  # auto does not spend a failed build's time again
         raise QuantizeError("could not quantize x.onnx: boom")
 
     monkeypatch.setattr("skiff.kernels.ocr.pipeline.int8_detector", fail)
@@ -104,6 +105,26 @@ def test_a_failed_build_says_so(tmp_path, monkeypatch, capsys):
     assert auto.precision == "fp32"
     assert "could not quantize x.onnx: boom; detection runs in float32" in \
         capsys.readouterr().err
+
+
+def test_a_failure_is_remembered_for_auto(tmp_path, monkeypatch):
+    """A failed build leaves its reason beside the file: retry=False (auto) raises it at once
+    without building; retry=True (int8 asked for) builds again."""
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "broken_det.onnx"
+    bad.write_bytes(b"not an onnx graph")
+    started = []
+    with pytest.raises(QuantizeError, match="could not quantize broken_det.onnx"):
+        int8_detector(bad, log=started.append)
+    assert len(started) == 1
+    failed = list((tmp_path / "cache" / "ocr").glob(".*.failed"))
+    assert len(failed) == 1 and "delete" in failed[0].read_text()
+    with pytest.raises(QuantizeError, match="could not quantize broken_det.onnx.*delete"):
+        int8_detector(bad, log=started.append, retry=False)
+    assert len(started) == 1  # no second build
+    with pytest.raises(QuantizeError):
+        int8_detector(bad, log=started.append, retry=True)
+    assert len(started) == 2
 
 
 def test_custom_detectors_stay_float32_unless_asked(tmp_path):
