@@ -43,16 +43,25 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def accuracy(args) -> dict:
+def _config(args, **recipe):
+    """The fine-tuning config both runs use: the domain's training set (seed 1) and its
+    held-out set (seed 2, other readings) written under ``--work``; ``recipe`` on top."""
     from skiff.kernels.ocr_train.domain import write_domain_set
-    from skiff.kernels.ocr_train.finetune import FineTuneConfig, fine_tune
+    from skiff.kernels.ocr_train.finetune import FineTuneConfig
 
     work = Path(args.work)
     train = write_domain_set(work / "train", args.train, seed=1)
     val = write_domain_set(work / "val", args.val, seed=2)
-    cfg = FineTuneConfig(data=str(train), val_data=str(val), base=args.base,
-                         out=str(work / "out"), epochs=args.epochs, steps=args.steps,
-                         batch_size=args.batch_size, general_eval=args.general, seed=0)
+    return FineTuneConfig(data=str(train), val_data=str(val), base=args.base,
+                          out=str(work / "out"), epochs=args.epochs, steps=args.steps,
+                          batch_size=args.batch_size, general_eval=args.general, seed=0,
+                          **recipe)
+
+
+def accuracy(args) -> dict:
+    from skiff.kernels.ocr_train.finetune import fine_tune
+
+    cfg = _config(args)
     t0, c0 = time.perf_counter(), time.process_time()
     res = fine_tune(cfg)
     out = res.to_json()
@@ -84,16 +93,9 @@ def e2e(args) -> dict:
 
 
 def e2e_worker(args) -> dict:
-    from skiff.kernels.ocr_train.domain import write_domain_set
-    from skiff.kernels.ocr_train.finetune import FineTuneConfig, fine_tune
+    from skiff.kernels.ocr_train.finetune import fine_tune
 
-    work = Path(args.work)
-    train = write_domain_set(work / "train", args.train, seed=1)
-    val = write_domain_set(work / "val", args.val, seed=2)
-    cfg = FineTuneConfig(data=str(train), val_data=str(val), base=args.base,
-                         out=str(work / "out"), epochs=args.epochs, steps=args.steps,
-                         batch_size=args.batch_size, lr=args.lr, mix=args.mix,
-                         freeze=args.freeze, general_eval=args.general, seed=0)
+    cfg = _config(args, lr=args.lr, mix=args.mix, freeze=args.freeze)
     load0 = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
     res = fine_tune(cfg)
