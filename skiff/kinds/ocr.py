@@ -9,8 +9,8 @@ notebook) a variable holding an image array, a PIL image, a path or a list of th
 ``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
 PP-OCRv4 lite); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
 ``--precision`` says how the detector runs on the CPU (auto: the int8 twin of the default
-set's detector, :mod:`skiff.kernels.ocr.quantize`). Images held in notebook variables are read by a
-thread job of this kernel, since their pixels live here.
+set's detector, :mod:`skiff.kernels.ocr.quantize`). Images held in notebook variables are
+read by a thread job of this kernel, since their pixels live here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from skiff.grammar.common import (
     unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.ocr.quantize import PRECISIONS
 
 from .base import JobRequest, Kind, figure
 
@@ -67,7 +68,7 @@ def COMMAND(p):
                    help="resolution PDF pages are rendered at, 36-600 (default 200)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads per model (default: up to 4)")
-    p.add_argument("--precision", default="auto", choices=("auto", "int8", "fp32"),
+    p.add_argument("--precision", default="auto", choices=PRECISIONS,
                    help="detector arithmetic on the CPU: auto (the default set's detector "
                         "as its int8 twin, built once per machine), int8, fp32 (default auto)")
 
