@@ -79,6 +79,28 @@ def test_unsure_images_get_the_float32_detector(fonts):
     assert p._engines["det-fp32"].path == get_model_set("ch").path("det")
 
 
+def test_small_noisy_images_skip_the_twin(fonts):
+    """A small image with pixel noise (where int8's error and the noise add up, on the
+    degraded tier) is detected by the float32 file alone: the twin never sees it. A clean
+    small image is detected by the twin."""
+    from skiff.kernels.ocr.pipeline import NOISY, noise_sigma
+    from skiff.kernels.ocr.synth import render_page
+
+    clean = np.ascontiguousarray(render_page(["Coffee 3.50"], size=16, seed=1)[..., ::-1])
+    rng = np.random.default_rng(0)
+    noisy = np.clip(clean + rng.normal(0, 25, clean.shape), 0, 255).astype(np.uint8)
+    assert max(noisy.shape[:2]) <= 480 and noise_sigma(noisy) >= NOISY > noise_sigma(clean)
+    p = OcrPipeline("ch", device="cpu", threads=1)
+    twin = p.engine("det")
+    seen = []
+    run = twin.session.run
+    twin.session.run = lambda *a, **k: seen.append(1) or run(*a, **k)
+    p.detect([_Item(0, "noisy", noisy)])
+    assert seen == [] and "det-fp32" in p._engines
+    p.detect([_Item(1, "clean", clean)])
+    assert seen, "the clean small image was not read by the int8 twin"
+
+
 def test_precision_is_checked():
     with pytest.raises(ValueError, match="precision must be one of auto, int8, fp32"):
         OcrPipeline("ch", device="cpu", precision="int4")
