@@ -11,7 +11,7 @@ import functools
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from .launch_env import local_rank
 
@@ -42,7 +42,9 @@ class Device:
     model: str
     index: int
     total_memory: int
-    free_memory: int
+    # read at discovery, so two lookups of one device differ in it: not part of its identity
+    # (a tensor's device compared with a fresh lookup of the same device must be equal)
+    free_memory: int = field(compare=False)
     cores: int
 
     @property

@@ -79,3 +79,22 @@ def test_no_driver_files_means_no_cupy_import(tmp_path, monkeypatch):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=env)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_device_is_the_same_device_whatever_its_free_memory_was():
+    """Free memory is read at each lookup; two lookups of the CPU are one device (a tensor
+    made earlier stays on 'cpu': ``x.to('cpu') is x``; this compared unequal, now and then,
+    when the machine's free memory moved between the two lookups)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from skiff.kernels.backend.devices import resolve_device
+    from skiff.kernels.train.core.tensor import Tensor
+
+    cpu = resolve_device("cpu")
+    other = replace(cpu, free_memory=cpu.free_memory + 12345)
+    assert other == cpu and hash(other) == hash(cpu)
+    assert replace(cpu, name="cuda:0", kind="gpu") != cpu
+    x = Tensor(np.ones(2, np.float32))
+    assert x.to(other) is x
