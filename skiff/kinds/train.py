@@ -138,8 +138,8 @@ def ocr_rec_config(values: dict) -> dict:
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
                                  or values.get("data"))
     if not labels:
-        raise ValueError("train ocr-rec needs --data LABELS (an 'image<TAB>text' file, or a "
-                         "folder with labels.txt)")
+        raise ValueError("train ocr-rec needs --data LABELS (a PaddleOCR label file: "
+                         "'image<TAB>text' or PPOCRLabel's boxes, or a folder with one)")
     if not os.path.exists(os.path.expanduser(labels)):
         raise ValueError(f"--data {labels!r}: no such file or folder")
     mix = values.get("mix")

@@ -303,12 +303,23 @@ class RecTrainer:
 
 
 def _load(rows: list[LabelRow]) -> tuple[list[np.ndarray], list[str], list[str]]:
+    """The crops and texts of ``rows``: a whole image, or the box a detection label gives
+    cut from its page (a page is decoded once for its boxes); a broken image is one line
+    and the rest go on."""
+    from skiff.kernels.ocr.rec import crop_box
+
     crops, texts, errors = [], [], []
-    for r in rows:
+    page, page_of = None, None
+    for r in sorted(rows, key=lambda r: r.image) if any(r.box for r in rows) else rows:
         try:
-            crops.append(load_crop(r.image))
+            if r.box is None:
+                crops.append(load_crop(r.image))
+            else:
+                if page_of != r.image:
+                    page, page_of = load_crop(r.image), r.image
+                crops.append(crop_box(page, np.asarray(r.box, np.float32)))
             texts.append(r.text)
-        except Exception as e:  # a broken image file: one line, the rest go on
+        except Exception as e:
             errors.append(f"line {r.line}: image {r.image!r} cannot be read: {e}")
     return crops, texts, errors
 

@@ -1,11 +1,20 @@
 """Labelled crops for fine-tuning a recognizer, and the character dictionary they need.
 
-Two layouts are read:
+Three layouts are read:
 
-* a PaddleOCR label file, one ``path<TAB>text`` a line (paths relative to the file's
-  folder, or absolute); blank lines and lines starting with ``#`` are skipped;
+* a PaddleOCR recognition label file, one ``path<TAB>text`` a line; blank lines and lines
+  starting with ``#`` are skipped;
+* a PaddleOCR detection label file (what PPOCRLabel writes to ``Label.txt``), one
+  ``path<TAB>[{"transcription": ..., "points": [[x, y], ...]}, ...]`` a line: each box is a
+  row of its own, cut from the page as the OCR pipeline cuts a detected line
+  (:func:`skiff.kernels.ocr.rec.crop_box`); boxes marked ``###`` (PaddleOCR's "do not
+  care") are left out;
 * a folder of images with such a file inside it (``labels.txt``, ``label.txt``,
-  ``rec_gt.txt``, ``gt.txt`` or ``rec_gt_train.txt``, the first that exists).
+  ``Label.txt``, ``rec_gt.txt``, ``gt.txt`` or ``rec_gt_train.txt``, the first that exists).
+
+A relative image path is looked up from the labels file's folder, then from the two
+folders above it (PPOCRLabel writes ``folder/image.jpg`` into ``folder/Label.txt``; PaddleOCR's
+``data_dir`` is often the parent), then from the working folder; an absolute one as it is.
 
 A bad row is one clear line naming the file and the line number (a missing image, an empty
 text, no tab, a character the dictionary lacks when adding is off); the good rows are kept.
@@ -17,13 +26,16 @@ text, no tab, a character the dictionary lacks when adding is off); the good row
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["LabelRow", "LabelSet", "Dictionary", "read_labels", "find_labels_file",
            "LABEL_FILE_NAMES"]
 
-LABEL_FILE_NAMES = ("labels.txt", "label.txt", "rec_gt.txt", "gt.txt", "rec_gt_train.txt")
+LABEL_FILE_NAMES = ("labels.txt", "label.txt", "Label.txt", "rec_gt.txt", "gt.txt",
+                    "rec_gt_train.txt")
+IGNORED = "###"  # PaddleOCR's transcription for a box to leave out
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,7 @@ class LabelRow:
     image: str  # absolute path
     text: str
     line: int  # 1-based line in the labels file
+    box: tuple | None = None  # four (x, y) corners on the page, or None: the whole image
 
 
 @dataclass
@@ -156,20 +169,76 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
         if not text.strip():
             out.errors.append(f"{where} line {k}: empty text for image {name!r}")
             continue
-        image = Path(name).expanduser()
-        image = image if image.is_absolute() else root / image
-        if check_images and not image.is_file():
+        image = _locate(name, root)
+        if check_images and image is None:
             out.errors.append(f"{where} line {k}: image {name!r} not found "
-                              f"(looked in {str(image.parent)!r})")
+                              f"(looked in {str(root)!r}, the two folders above it and "
+                              f"{str(Path.cwd())!r})")
             continue
-        missing = dictionary.missing(text)
-        if missing:
-            if not add_chars:
-                out.errors.append(
-                    f"{where} line {k}: {''.join(missing)!r} not in the model's dictionary "
-                    f"(text {text!r}); use --add-chars to add new characters")
-                continue
-            dictionary.add(missing)
-            out.added.extend(c for c in missing if c not in out.added)
-        out.rows.append(LabelRow(str(image), text, k))
+        image = image or root / name
+        boxes = _boxes(text)
+        if isinstance(boxes, str):
+            out.errors.append(f"{where} line {k}: {boxes}")
+            continue
+        for words, box in boxes or [(text, None)]:
+            missing = dictionary.missing(words)
+            if missing:
+                if not add_chars:
+                    out.errors.append(
+                        f"{where} line {k}: {''.join(missing)!r} not in the model's "
+                        f"dictionary (text {words!r}); use --add-chars to add new characters")
+                    continue
+                dictionary.add(missing)
+                out.added.extend(c for c in missing if c not in out.added)
+            out.rows.append(LabelRow(str(image), words, k, box))
     return out
+
+
+def _locate(name: str, root: Path) -> Path | None:
+    """The image a labels row names: absolute, or relative to the labels file's folder,
+    one of the two folders above it, or the working folder (the first that exists)."""
+    image = Path(name).expanduser()
+    if image.is_absolute():
+        return image if image.is_file() else None
+    for base in (root, *list(root.parents)[:2], Path.cwd()):
+        if (base / image).is_file():
+            return base / image
+    return None
+
+
+def _boxes(text: str):
+    """A detection label's boxes as ``[(text, corners)]``; None when ``text`` is a plain
+    transcription; a message when it is a detection label that cannot be read."""
+    if not text.startswith("[{"):
+        return None
+    try:
+        entries = json.loads(text)
+        out = []
+        for e in entries:
+            words = str(e["transcription"]).strip()
+            pts = [(float(x), float(y)) for x, y in e["points"]]
+            if len(pts) < 4:
+                raise ValueError(f"a box needs 4 points, got {len(pts)}")
+            if words and words != IGNORED:
+                out.append((words, _quad(pts)))
+    except (ValueError, KeyError, TypeError) as err:
+        return f"a detection label ('[{{\"transcription\": ..., \"points\": ...}}]') " \
+               f"that cannot be read: {err}"
+    if not out:
+        return "a detection label with no box to learn from (every one empty or '###')"
+    return out
+
+
+def _quad(pts: list[tuple[float, float]]) -> tuple:
+    """Four corners for a box: four points as given (PaddleOCR's order starts at the
+    text's own top-left, so a line printed upside down is cut the right way up), a polygon
+    as its smallest enclosing rectangle in image order (tl, tr, br, bl)."""
+    if len(pts) == 4:
+        return tuple(pts)
+    import cv2
+    import numpy as np
+
+    from skiff.kernels.ocr.det import order_points
+
+    a = cv2.boxPoints(cv2.minAreaRect(np.asarray(pts, np.float32)))
+    return tuple(tuple(float(v) for v in p) for p in order_points(a))

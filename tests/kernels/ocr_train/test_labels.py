@@ -75,3 +75,67 @@ def test_dictionary_from_the_shipped_models():
         d = Dictionary.from_model(proto, classes)
         assert d.num_classes == classes and d.space
         assert d.decode(d.encode("Total 12.5")) == "Total 12.5"
+
+
+def _page(path):
+    """A white page with a black bar at x 10-50, y 5-15 and a grey one at x 60-100, y 30-40."""
+    from PIL import Image
+
+    a = np.full((60, 120, 3), 255, np.uint8)
+    a[5:15, 10:50] = 0
+    a[30:40, 60:100] = 128
+    Image.fromarray(a).save(path)
+
+
+def test_detection_labels_give_one_row_per_box_cut_from_the_page(tmp_path):
+    """PPOCRLabel's Label.txt: 'folder/page.png<TAB>[{transcription, points}]' inside the
+    folder (the path is found from the folder above); '###' boxes are left out, a polygon
+    becomes its enclosing rectangle, points given from the text's own top-left cut an
+    upside-down line the right way up, and a box list that cannot be read is one error."""
+    from skiff.kernels.ocr_train.finetune import _load
+
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    _page(pages / "p.png")
+    boxes = [
+        {"transcription": "12", "points": [[10, 5], [50, 5], [50, 15], [10, 15]]},
+        {"transcription": "###", "points": [[0, 0], [5, 0], [5, 5], [0, 5]]},
+        # upside down: the text's top-left is the bar's bottom-right corner
+        {"transcription": "3.4", "points": [[100, 40], [60, 40], [60, 30], [100, 30]]},
+        {"transcription": "56", "points": [[10, 5], [30, 5], [50, 5], [50, 15], [10, 15]]},
+    ]
+    import json
+
+    (pages / "Label.txt").write_text(
+        f"pages/p.png\t{json.dumps(boxes)}\n"
+        "pages/p.png\t[{\"transcription\": \"7\", \"points\": [[1, 2]]}]\n"
+        "pages/p.png\t[{\"transcription\": \"###\", \"points\": [[0, 0], [1, 0], [1, 1], "
+        "[0, 1]]}]\n", encoding="utf-8")
+    labels = read_labels(pages, _digits())  # the folder: Label.txt found in it
+    assert [(r.line, r.text) for r in labels.rows] == [(1, "12"), (1, "3.4"), (1, "56")]
+    assert all(r.image == str(pages / "p.png") for r in labels.rows)
+    assert len(labels.errors) == 2
+    assert "line 2: a detection label" in labels.errors[0] and "4 points" in labels.errors[0]
+    assert "line 3: a detection label with no box" in labels.errors[1]
+    crops, texts, errors = _load(labels.rows)
+    assert errors == [] and sorted(texts) == ["12", "3.4", "56"]
+    got = dict(zip(texts, crops, strict=True))
+    assert got["12"].shape[:2] == (10, 40) and got["12"].max() == 0
+    assert got["56"].shape[:2] == (10, 40) and got["56"].max() == 0
+    assert got["3.4"].shape[:2] == (10, 40) and abs(int(np.median(got["3.4"])) - 128) <= 2
+
+
+def test_relative_paths_are_looked_up_above_the_labels_folder(tmp_path, monkeypatch):
+    (tmp_path / "data" / "rec").mkdir(parents=True)
+    (tmp_path / "imgs").mkdir()
+    _png(tmp_path / "data" / "a.png")
+    _png(tmp_path / "imgs" / "b.png")
+    (tmp_path / "data" / "rec" / "rec_gt.txt").write_text(
+        "a.png\t1\nimgs/b.png\t2\nnowhere.png\t3\nb.png\t4\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "imgs")  # 'b.png' alone is found from the working folder
+    labels = read_labels(tmp_path / "data" / "rec", _digits())
+    assert [r.image for r in labels.rows] == [str(tmp_path / "data" / "a.png"),
+                                              str(tmp_path / "imgs" / "b.png"),
+                                              str(tmp_path / "imgs" / "b.png")]
+    assert len(labels.errors) == 1 and "line 3: image 'nowhere.png' not found" in \
+        labels.errors[0]
