@@ -66,9 +66,10 @@ def estimate_text_height(gray: np.ndarray) -> float | None:
 
 def text_extent(gray: np.ndarray) -> tuple[float | None, tuple[int, int, int, int] | None]:
     """``(text height, ink box)``: :func:`estimate_text_height`, and the ``(y0, y1, x0, x1)``
-    box around everything dark against its surroundings (glyphs, lines, pictures: any
-    component of the local threshold), grown by twice the text height and at least 24 px
-    on each side; None when that is most of the image, or for an image over 8 MP.
+    box around everything dark or light against its surroundings (glyphs, lines, pictures:
+    any component of the local threshold; light ones on a dark ground only), grown by twice
+    the text height and at least 24 px on each side; None when that is most of the image,
+    or for an image over 8 MP.
 
     Detection reads only inside the ink box: the margins of a page cost the detector as
     much as its text (on the rendered benchmark pages of small text, the text covers 1-8%
@@ -110,8 +111,11 @@ def _inked_windows(gray: np.ndarray, side: int, n: int) -> list[np.ndarray]:
             for _, i, j in scores[:n]]
 
 
+DARK_GROUND = 100  # a local mean grey under this is a dark ground (light print on it)
+
+
 def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None]:
-    """The text height and the box of all dark components, at reduction ``r``."""
+    """The text height and the box of all components (dark and light), at reduction ``r``."""
     import cv2
 
     h, w = gray.shape[:2]
@@ -120,26 +124,38 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
     small = cv2.resize(gray, (max(1, int(w * r)), max(1, int(h * r))),
                        interpolation=cv2.INTER_AREA) if r < 1 else gray
     small = cv2.GaussianBlur(small, (3, 3), 0)
-    best = None
-    for polarity in (cv2.THRESH_BINARY_INV, cv2.THRESH_BINARY):  # dark text, then light text
-        # a local threshold: pages on a differently shaded canvas, shadows, gradients
-        bw = cv2.adaptiveThreshold(small, 255, cv2.ADAPTIVE_THRESH_MEAN_C, polarity, 41, 18)
-        n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
-        cw, ch, area = stats[1:, 2], stats[1:, 3], stats[1:, 4]
-        keep = (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & (cw * ch < 40 * area)
-        keep &= area >= 6
-        if polarity == cv2.THRESH_BINARY_INV:  # dark against the surroundings: the ink box
-            x, y = stats[1:, 0], stats[1:, 1]
-            some = area >= 6
-            ink = (int(y[some].min() / r), int(np.ceil((y + ch)[some].max() / r)),
-                   int(x[some].min() / r), int(np.ceil((x + cw)[some].max() / r))) \
-                if some.any() else None
-        if best is None or keep.sum() > best[1].sum():
-            best = (ch, keep)
-    ch, keep = best
-    if keep.sum() < 3:
+    # where the ground is dark (a dark-mode screenshot, a sign, a title bar) the print is
+    # light: its components are what stands out upwards, and there only (on light paper
+    # the lighter specks of noise are not print)
+    dark_ground = cv2.blur(small, (41, 41)) < DARK_GROUND
+    height, ink = None, None
+    for sign in (1, -1):  # dark print, then light print
+        # a local threshold: pages on a differently shaded canvas, shadows, gradients;
+        # print is at least 18 grey levels darker (lighter) than its 41 x 41 surroundings
+        bw = cv2.adaptiveThreshold(small, 255, cv2.ADAPTIVE_THRESH_MEAN_C,
+                                   cv2.THRESH_BINARY_INV if sign > 0 else cv2.THRESH_BINARY,
+                                   41, 18 * sign)
+        n, _, stats, centroids = cv2.connectedComponentsWithStats(bw, connectivity=8)
+        x, y, cw, ch, area = (stats[1:, k] for k in range(5))
+        some = area >= 6
+        if sign < 0:
+            cx, cy = (centroids[1:].astype(int) if n > 1 else np.zeros((0, 2), int)).T
+            some &= dark_ground[cy, cx]
+        if some.any():  # the ink box: print of either kind
+            box = (int(y[some].min() / r), int(np.ceil((y + ch)[some].max() / r)),
+                   int(x[some].min() / r), int(np.ceil((x + cw)[some].max() / r)))
+            ink = box if ink is None else (min(ink[0], box[0]), max(ink[1], box[1]),
+                                           min(ink[2], box[2]), max(ink[3], box[3]))
+        # the height: from the dark side (light print too shows there, by its ground's
+        # edges around the glyphs: the lit segments of a seven-segment display measured
+        # from the light side are half a digit, and the scale then doubled), else the light
+        keep = some & (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & \
+            (cw * ch < 40 * area)
+        if height is None and keep.sum() >= 3:
+            height = float(np.percentile(ch[keep], 70)) / r
+    if height is None:
         return None, None
-    return float(np.percentile(ch[keep], 70)) / r, ink
+    return height, ink
 
 
 def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetParams()) -> float:

@@ -57,6 +57,47 @@ def test_blank_tiles_and_the_ink_box(fonts):
     assert (y1 - y0) * (x1 - x0) < 0.2 * page.size  # and little of the margin
 
 
+WORDS = ("File Edit View Selection Terminal Help Explorer Search Source Control Run Debug "
+         "main.py README.md Output Ports UTF-8").split()
+
+
+def _screen(fonts, dark: bool) -> tuple[np.ndarray, list[str]]:
+    """A 500 x 900 screenshot and its lines: twelve lines of 11-px text staggered over its
+    upper left, light on a dark ground (a dark theme) or dark on white."""
+    import random
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    ground, ink = ((30, 30, 30), (212, 212, 212)) if dark else ((255, 255, 255), (40, 40, 40))
+    im = Image.new("RGB", (900, 500), ground)
+    d = ImageDraw.Draw(im)
+    font = ImageFont.truetype(fonts["latin"], 11)
+    rng = random.Random(11)
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5))) for _ in range(12)]
+    for k, line in enumerate(lines):
+        d.text((10 + 20 * (k % 3), 10 + 25 * k), line, font=font, fill=ink)
+    return np.asarray(im.convert("L")), lines
+
+
+@pytest.mark.parametrize("dark", [True, False])
+def test_the_ink_box_holds_light_print_on_a_dark_ground(fonts, dark):
+    """Light print counts as ink: a dark theme's lines (the box from the dark side alone
+    cut them short and lost the last two) are all inside, as a light theme's are."""
+    page, _ = _screen(fonts, dark)
+    height, ink = text_extent(page)
+    assert height is not None and 6 <= height <= 20
+    y0, y1, x0, x1 = ink
+    text = np.argwhere(np.abs(page.astype(int) - int(page[0, 0])) > 60)  # off the ground
+    assert y0 <= text[:, 0].min() and y1 > text[:, 0].max()
+    assert x0 <= text[:, 1].min() and x1 > text[:, 1].max()
+    assert (y1 - y0) * (x1 - x0) < 0.6 * page.size
+
+
+def test_a_dark_theme_screenshot_reads_whole(fonts, pipe):
+    page, lines = _screen(fonts, dark=True)
+    assert pipe(np.dstack([page] * 3)).text.split("\n") == lines
+
+
 def test_memory_gate_lets_calls_overlap_only_while_they_fit():
     with pytest.raises(ValueError, match="max_bytes"):
         MemoryGate(0)
