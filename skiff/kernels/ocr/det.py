@@ -405,13 +405,21 @@ def tile_grid(h: int, w: int, scale: float, p: DetParams = DetParams()) -> tuple
 
 
 def is_blank(part: np.ndarray, spread: int = 24) -> bool:
-    """Whether an image region holds nothing to detect: its pixel values (green channel,
-    every other pixel) span less than ``spread`` levels."""
+    """Whether an image region holds nothing to detect: the values of each of its channels
+    (every other pixel) span less than ``spread`` levels. Every channel counts: red print
+    on blue has the same green (and the same mean grey) as its ground."""
     import cv2
 
-    g = part[::2, ::2, 1] if part.ndim == 3 else part[::2, ::2]
-    lo, hi, _, _ = cv2.minMaxLoc(np.ascontiguousarray(g))
-    return hi - lo < spread
+    sub = part[::2, ::2]
+    if sub.ndim == 2 or sub.strides[2] == 0:  # grey, or grey shared across channels
+        planes = [sub if sub.ndim == 2 else sub[..., 0]]
+    else:
+        planes = [sub[..., c] for c in range(sub.shape[2])]
+    for g in planes:
+        lo, hi, _, _ = cv2.minMaxLoc(np.ascontiguousarray(g))
+        if hi - lo >= spread:
+            return False
+    return True
 
 
 def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:

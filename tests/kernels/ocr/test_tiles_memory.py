@@ -98,6 +98,23 @@ def test_a_dark_theme_screenshot_reads_whole(fonts, pipe):
     assert pipe(np.dstack([page] * 3)).text.split("\n") == lines
 
 
+def test_red_print_on_blue_is_not_blank(fonts, pipe):
+    """Red on blue: the same green channel and the same mean grey as the ground. A page
+    large enough to be detected in tiles read nothing when a tile's blankness was judged
+    by its green channel alone."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    im = Image.new("RGB", (1000, 600), (0, 0, 255))
+    d = ImageDraw.Draw(im)
+    font = ImageFont.truetype(fonts["latin"], 24)
+    lines = ["Invoice 4185.94 total due", "Shipping to Berlin 2026", "Order number 5521"]
+    for k, line in enumerate(lines):
+        d.text((40, 60 + 60 * k), line, font=font, fill=(255, 0, 0))
+    rgb = np.asarray(im)
+    assert not is_blank(rgb[40:200, 20:600]) and is_blank(rgb[400:, 600:])
+    assert pipe(rgb).text.split("\n") == lines
+
+
 def test_memory_gate_lets_calls_overlap_only_while_they_fit():
     with pytest.raises(ValueError, match="max_bytes"):
         MemoryGate(0)
