@@ -19,7 +19,15 @@ each pair: ``skiff`` and
 ``rapidocr-nospin`` with onnxruntime's busy-waiting off (skiff's default), ``skiff-spin`` and
 ``rapidocr`` with it on (onnxruntime's default, as RapidOCR runs). Each worker also reports
 its CPU seconds (the process's threads; less moved by a loaded machine than wall time) and
-its peak RSS. Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
+its peak RSS.
+
+The whole-process table times what a user waits for, from the command to the last line: a
+fresh process per method and round (interpreter start, imports, models loaded, every image
+of the folder, no warm-up), timed by this script, with the CPU seconds and peak RSS the
+kernel reports for that child (``os.wait4``). skiff runs as its users run it from a terminal,
+``python -m skiff ocr FOLDER --threads T --out FILE`` (a job with its run folder); RapidOCR as
+a script that builds its engine with the same settings as above and reads the folder.
+Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
 (``tools/bench-deps.sh``); it is skipped with a note when missing.
 """
 
@@ -142,6 +150,72 @@ def worker_tesseract(paths, threads):
     return texts, time.perf_counter() - t0
 
 
+def whole_rapidocr(paths, threads, spin=True):
+    """A fresh RapidOCR process's whole work: engine built, every image read."""
+    if not spin:
+        import onnxruntime as ort
+
+        make = ort.SessionOptions
+
+        def options():
+            opts = make()
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            return opts
+
+        ort.SessionOptions = options
+    from rapidocr import RapidOCR
+
+    engine = RapidOCR(params={
+        "Det.limit_type": "max", "Det.limit_side_len": 960,
+        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        "Global.log_level": "error"})
+    texts = []
+    for p in paths:
+        out = engine(p)
+        texts.append("\n".join(out.txts) if out.txts else "")
+    return texts
+
+
+WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr")
+
+
+def _run_whole(method, folder, threads, names):
+    """One fresh process doing ``method``'s whole work on ``folder``: ``({texts, wall_s,
+    cpu_s, peak_mib}, None)``, or None and why. The texts follow ``names``."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(threads),
+           "SKIFF_OCR_THREADS": str(threads), "SKIFF_OCR_SPIN": "1" if method == "skiff-spin"
+           else "0"}
+    work = Path(tempfile.mkdtemp(prefix="skiff-bench-whole-"))
+    out = work / "out.jsonl"
+    if method.startswith("skiff"):
+        cmd = [sys.executable, "-m", "skiff", "ocr", str(folder), "--threads", str(threads),
+               "--out", str(out)]
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    else:
+        cmd = [sys.executable, __file__, "--whole-worker", method, "--folder", str(folder),
+               "--threads", str(threads), "--whole-out", str(out)]
+    with open(work / "stderr.txt", "wb") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    try:
+        if proc.returncode != 0 or not out.exists():
+            tail = (work / "stderr.txt").read_text(errors="replace").strip().splitlines()
+            return None, (tail or ["failed"])[-1]
+        by_name = {}
+        for line in out.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            by_name[Path(rec["image"]).name] = rec.get("text") or ""
+        return {"texts": [by_name.get(n, "") for n in names], "wall_s": wall,
+                "cpu_s": usage.ru_utime + usage.ru_stime,
+                "peak_mib": usage.ru_maxrss / 1024}, None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # driver --------------------------------------------------------------------------------------
 def _run_worker(method, folder, threads, script=__file__):
     """``script --worker METHOD`` in its own process with the same threads for every method;
@@ -185,7 +259,21 @@ def main(argv=None):
     ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu"))
     ap.add_argument("--folder")
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr.md"))
+    ap.add_argument("--no-whole", action="store_true",
+                    help="skip the whole-process table (fresh processes, startup included)")
+    ap.add_argument("--whole-worker", choices=("rapidocr", "rapidocr-nospin"),
+                    help=argparse.SUPPRESS)
+    ap.add_argument("--whole-out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+
+    if args.whole_worker:
+        rows = _truth(args.folder)
+        paths = [str(Path(args.folder) / r["image"]) for r in rows]
+        texts = whole_rapidocr(paths, args.threads, spin=args.whole_worker == "rapidocr")
+        with open(args.whole_out, "w", encoding="utf-8") as fh:
+            for path, text in zip(paths, texts, strict=True):
+                fh.write(json.dumps({"image": path, "text": text}, ensure_ascii=False) + "\n")
+        return 0
 
     if args.worker:
         rows = _truth(args.folder)
@@ -239,6 +327,26 @@ def main(argv=None):
             results[method] = {"acc": {c: sum(v) / len(v) for c, v in acc.items() if v},
                                "ips": ips, "rounds": [round(ips, 2)],
                                "peak": [out["peak_mib"]], "cpu": [out["cpu_s"]]}
+    whole = {}
+    names = [r["image"] for r in rows]
+    for r in range(0 if args.no_whole else rounds):
+        for method in WHOLE:
+            if method not in asked:
+                continue
+            print(f"whole process, round {r + 1}/{rounds}: {method} …", file=sys.stderr,
+                  flush=True)
+            out, err = _run_whole(method, folder, args.threads, names)
+            if out is None:
+                notes.append(f"{method} (whole process): failed: {err}")
+                continue
+            if method not in whole:
+                acc = [char_accuracy(_squeeze_cjk(t), "\n".join(row["lines"]))
+                       for row, t in zip(rows, out["texts"], strict=True)]
+                whole[method] = {"acc": sum(acc) / len(acc), "wall": [], "cpu": [],
+                                 "peak": []}
+            for key, value in (("wall", out["wall_s"]), ("cpu", out["cpu_s"]),
+                               ("peak", out["peak_mib"])):
+                whole[method][key].append(value)
     shutil.rmtree(folder, ignore_errors=True)
 
     # each method against the RapidOCR run with spin-waiting set the same way
@@ -260,6 +368,19 @@ def main(argv=None):
                      f"{cpu} | {max(r['peak']):.0f} | {per} |")
     table = "\n".join(lines)
     print(table)
+    wlines = ["| method | accuracy (all images) | seconds, command to last line (best) | "
+              "vs RapidOCR, same spin | CPU s (best) | CPU vs RapidOCR | peak RSS MiB (max) | "
+              "seconds per round |", "|" + "---|" * 8]
+    for method, r in whole.items():
+        peer = whole.get(pair.get(method, method))
+        ratio = f"{min(peer['wall']) / min(r['wall']):.2f}x ({pair.get(method, method)})" \
+            if peer else "n/a"
+        cpu = f"{min(peer['cpu']) / min(r['cpu']):.2f}x" if peer else "n/a"
+        per = ", ".join(f"{w:.2f}" for w in r["wall"])
+        wlines.append(f"| {method} | {100 * r['acc']:.1f}% | {min(r['wall']):.2f} | {ratio} | "
+                      f"{min(r['cpu']):.1f} | {cpu} | {max(r['peak']):.0f} | {per} |")
+    wtable = "\n".join(wlines) if whole else ""
+    print(wtable)
     for note in notes:
         print("note:", note)
     cmd = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr.py" + \
@@ -286,6 +407,14 @@ def main(argv=None):
         "Each method reads the folder once per round, rounds interleaved; the best round's "
         "throughput and CPU seconds and the highest peak RSS are shown.",
         "", table, "",
+        *(["## Whole process", "",
+           f"The same {len(rows)} images as one folder, each method a fresh process per "
+           "round from the command to its last line: interpreter start, imports, models "
+           "loaded (skiff's int8 detector from its cache), every image, no warm-up. skiff "
+           "is `python -m skiff ocr FOLDER --threads T --out FILE` (a job with its run "
+           "folder, as a user runs it); RapidOCR a script building its engine as above. "
+           "Best round's seconds and CPU seconds, highest peak RSS (the kernel's figures "
+           "for the child).", "", wtable, ""] if whole else []),
         *[f"- note: {n_}" for n_ in notes],
     ]
     from results_file import write_keeping_earlier  # benchmarks/, the script's folder

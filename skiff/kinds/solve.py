@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import re
+from types import SimpleNamespace
 
 from skiff.grammar.common import (
     cluster_options,
@@ -48,13 +50,6 @@ from skiff.grammar.common import (
     unknown_name,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
-from skiff.kernels.solve.estimate import check_fits
-from skiff.kernels.solve.flow.adapt import ADAPT as NOSE_ADAPT
-from skiff.kernels.solve.flow.dfg import CASES as FLOW_CASES
-from skiff.kernels.solve.flow.mesh import MIN_RESOLUTION as FLOW_MIN_RESOLUTION
-from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
-from skiff.kernels.solve.problems import BC_KINDS, SIDES
-from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances
 
 from .base import JobRequest, Kind, figure
 
@@ -66,6 +61,26 @@ PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "cylinder", "t
 EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
               "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
+
+
+@functools.cache
+def _k() -> SimpleNamespace:
+    """The solve kernels' names and checks, imported the first time a solve command is
+    built or checked: they bring in SciPy (~0.3 s), which ``python -m skiff ocr`` and
+    ``%load_ext skiff`` need not wait for."""
+    from skiff.kernels.solve.estimate import check_fits
+    from skiff.kernels.solve.flow.adapt import ADAPT
+    from skiff.kernels.solve.flow.dfg import CASES
+    from skiff.kernels.solve.flow.mesh import MIN_RESOLUTION
+    from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
+    from skiff.kernels.solve.problems import BC_KINDS, SIDES
+    from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances
+
+    return SimpleNamespace(check_fits=check_fits, NOSE_ADAPT=ADAPT, FLOW_CASES=CASES,
+                           FLOW_MIN_RESOLUTION=MIN_RESOLUTION, CYCLES=CYCLES,
+                           SMOOTHERS=SMOOTHERS, BC_KINDS=BC_KINDS, SIDES=SIDES,
+                           METHODS=METHODS, PRECONDS=PRECONDS,
+                           check_tolerances=check_tolerances)
 
 
 @command("solve", help="Solve a PDE on a grid or a linear system: built-in problems, notebook "
@@ -81,11 +96,11 @@ def COMMAND(p):
                    help="notebook variable with the right-hand side (for a matrix)")
     p.add_argument("--grid", type=solve_grid, default=(256, 256), metavar="NxN[xN]",
                    help="cells per axis, e.g. 1024x1024 or 64x64x64")
-    p.add_argument("--method", choices=METHODS, default="cg")
-    p.add_argument("--precond", choices=PRECONDS, default="auto",
+    p.add_argument("--method", choices=_k().METHODS, default="cg")
+    p.add_argument("--precond", choices=_k().PRECONDS, default="auto",
                    help="auto: geometric multigrid on grids, AMG on matrices")
-    p.add_argument("--cycle", choices=CYCLES, default="V")
-    p.add_argument("--smoother", choices=SMOOTHERS, default="rbgs")
+    p.add_argument("--cycle", choices=_k().CYCLES, default="V")
+    p.add_argument("--smoother", choices=_k().SMOOTHERS, default="rbgs")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N")
     p.add_argument("--post", type=positive_int, default=2, metavar="N")
     p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")
@@ -93,7 +108,7 @@ def COMMAND(p):
     p.add_argument("--maxiter", type=positive_int, default=None, metavar="N")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
                    help="GMRES restart length")
-    p.add_argument("--bc", choices=BC_KINDS, default="dirichlet",
+    p.add_argument("--bc", choices=_k().BC_KINDS, default="dirichlet",
                    help="condition on every side of the built-in problems")
     p.add_argument("--contrast", type=positive_float, default=1000.0, metavar="K",
                    help="coefficient ratio of the 'jump' problem")
@@ -103,11 +118,11 @@ def COMMAND(p):
                    help="project: make a pure-Neumann right-hand side compatible")
     p.add_argument("--save", default=None, metavar="PATH",
                    help="write the solution to PATH (.npz or .vtk)")
-    p.add_argument("--case", choices=tuple(FLOW_CASES), default=None,
+    p.add_argument("--case", choices=tuple(_k().FLOW_CASES), default=None,
                    help="cylinder: DFG benchmark case (2d-1 steady Re 20, 2d-2 periodic "
                         "Re 100, 2d-3 unsteady inflow); default 2d-1")
     p.add_argument("--resolution", type=positive_int, default=None, metavar="N",
-                   help=f"cylinder: edges around the cylinder (>= {FLOW_MIN_RESOLUTION}; "
+                   help=f"cylinder: edges around the cylinder (>= {_k().FLOW_MIN_RESOLUTION}; "
                         "default per case); train-nose: cells per train height on the body")
     p.add_argument("--re", type=float, default=None, metavar="RE",
                    help="cylinder: Reynolds number U_mean D / nu (default the case's); "
@@ -122,7 +137,7 @@ def COMMAND(p):
                    help="train-nose: 0 (slender) .. 1 (blunt face)")
     p.add_argument("--clearance", type=float, default=0.15, metavar="C",
                    help="train-nose: gap to the ground in train heights")
-    p.add_argument("--adapt", choices=NOSE_ADAPT, default="learned",
+    p.add_argument("--adapt", choices=_k().NOSE_ADAPT, default="learned",
                    help="train-nose: how the grid is sized (one size everywhere, graded from "
                         "the body, an a-posteriori estimator loop, or a network trained on "
                         "other shapes)")
@@ -202,7 +217,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         raise ValueError(f"--grid: {exc}") from None
     method = spec.get("method", values.get("method", "cg"))
     precond = spec.get("precond", values.get("precond", "auto"))
-    for name, value, valid in (("method", method, METHODS), ("precond", precond, PRECONDS)):
+    k = _k()
+    for name, value, valid in (("method", method, k.METHODS), ("precond", precond, k.PRECONDS)):
         if value not in valid:
             raise unknown_name(name, value, valid)
     velocity = spec.get("velocity", values.get("velocity"))
@@ -240,14 +256,14 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "body_bc": spec.get("body_bc"),
         "extent": spec.get("extent"),
     }
-    if config["cycle"] not in CYCLES:
-        raise unknown_name("cycle", config["cycle"], CYCLES)
-    if config["smoother"] not in SMOOTHERS:
-        raise unknown_name("smoother", config["smoother"], SMOOTHERS)
+    if config["cycle"] not in _k().CYCLES:
+        raise unknown_name("cycle", config["cycle"], _k().CYCLES)
+    if config["smoother"] not in _k().SMOOTHERS:
+        raise unknown_name("smoother", config["smoother"], _k().SMOOTHERS)
     for key, kind in (("rtol", float), ("atol", float), ("maxiter", int), ("pre", int),
                       ("post", int), ("restart", int)):
         config[key] = _spec_number(key, config[key], kind)
-    check_tolerances(config["rtol"], config["atol"], config["maxiter"])
+    _k().check_tolerances(config["rtol"], config["atol"], config["maxiter"])
     if config["restart"] < 1 or config["pre"] < 1 or config["post"] < 1:
         bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
         raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
@@ -281,7 +297,7 @@ def _check_memory(config: dict) -> None:
     except DeviceError:
         return  # the grammar (or the launch) names the device problem
     variable = config.get("problem") in ("diffusion", "jump") or config.get("k") is not None
-    check_fits(config["grid"], device.free_memory, device.name,
+    _k().check_fits(config["grid"], device.free_memory, device.name,
                method=config.get("method", "cg"), precond=config.get("precond", "auto"),
                restart=config.get("restart", 30), variable=variable)
 
@@ -307,12 +323,12 @@ def _check_rank_memory(config: dict, split: dict) -> None:
 def _cylinder_config(values: dict) -> dict:
     """The config of ``%solve cylinder`` (the DFG benchmark through the flow kernel)."""
     case = values.get("case") or "2d-1"
-    if case not in FLOW_CASES:
-        raise ValueError(f"unknown case {case!r}: choose from {', '.join(FLOW_CASES)}")
+    if case not in _k().FLOW_CASES:
+        raise ValueError(f"unknown case {case!r}: choose from {', '.join(_k().FLOW_CASES)}")
     resolution = values.get("resolution")
-    if resolution is not None and int(resolution) < FLOW_MIN_RESOLUTION:
+    if resolution is not None and int(resolution) < _k().FLOW_MIN_RESOLUTION:
         raise ValueError(f"--resolution {resolution!r} is too coarse to hold the cylinder: "
-                         f"give at least {FLOW_MIN_RESOLUTION} edges around it")
+                         f"give at least {_k().FLOW_MIN_RESOLUTION} edges around it")
     re_ = values.get("re")
     if re_ is not None and not float(re_) > 0:
         raise ValueError(f"--re (Reynolds number) must be > 0, got {re_!r}")
@@ -324,7 +340,7 @@ def _cylinder_config(values: dict) -> dict:
     # solves run where --device says ("auto" stays on the CPU: assembly is there anyway)
     device = values.get("device") or DEFAULT_DEVICE
     device = "cpu" if device == DEFAULT_DEVICE else device
-    if device != "cpu" and FLOW_CASES[case].kind == "steady":
+    if device != "cpu" and _k().FLOW_CASES[case].kind == "steady":
         raise ValueError(f"case {case} is steady: its Newton solves are sparse direct, on the "
                          f"CPU only; drop --device {device} (2d-2 and 2d-3 run their linear "
                          "solves on a GPU)")
@@ -344,8 +360,8 @@ def nose_config(values: dict) -> dict:
     re_ = values.get("re")
     re_ = 1000.0 if re_ is None else check_re(re_)
     adapt = values.get("adapt") or "learned"
-    if adapt not in NOSE_ADAPT:
-        raise unknown_name("adapt", adapt, NOSE_ADAPT)
+    if adapt not in _k().NOSE_ADAPT:
+        raise unknown_name("adapt", adapt, _k().NOSE_ADAPT)
     resolution = values.get("resolution")
     if resolution is not None:
         need = min_resolution(shape, adapt)
@@ -364,7 +380,7 @@ def nose_config(values: dict) -> dict:
 
 def _parse_bcs(text: str) -> str | dict:
     text = text.strip()
-    if text in BC_KINDS:
+    if text in _k().BC_KINDS:
         return text
     out = {}
     for part in re.split(r"[;,]\s*(?=[a-z+-]+\s*=)", text):
@@ -372,10 +388,10 @@ def _parse_bcs(text: str) -> str | dict:
             continue
         side, _, rest = part.partition("=")
         side, words = side.strip(), rest.split()
-        if side not in SIDES:
-            raise ValueError(f"boundaries: {unknown_name('side', side, SIDES)}")
-        if not words or words[0] not in BC_KINDS:
-            raise ValueError(f"boundaries: side {side} needs one of {', '.join(BC_KINDS)}, "
+        if side not in _k().SIDES:
+            raise ValueError(f"boundaries: {unknown_name('side', side, _k().SIDES)}")
+        if not words or words[0] not in _k().BC_KINDS:
+            raise ValueError(f"boundaries: side {side} needs one of {', '.join(_k().BC_KINDS)}, "
                              f"got {rest.strip()!r}")
         value = " ".join(words[1:]) or "0"
         out[side] = [words[0], check_expression(value, f"boundary {side}")]

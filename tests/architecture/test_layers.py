@@ -96,3 +96,15 @@ def test_kernels_load_no_jupyter_or_jobs_module(module):
 
 def test_the_terminal_cli_loads_no_jupyter_module():
     assert _loaded("skiff.cli", (*JUPYTER, "skiff.magics", "skiff.widgets")) == []
+
+
+@pytest.mark.parametrize("module", ["skiff.kinds", "skiff.magics"])
+def test_the_fronts_load_no_solver_until_a_solve_is_asked(module):
+    """The kinds' registry (every CLI command, ``%load_ext skiff``) leaves the solve kernels
+    and SciPy (~0.3 s) unloaded: ``python -m skiff ocr`` never needs them."""
+    assert _loaded(module, ("scipy", "skiff.kernels.solve")) == []
+    code = ("import sys; from skiff.kinds import get; get('solve').command.parse('poisson'); "
+            "print('skiff.kernels.solve.solver' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT.parent)
+    assert out.stdout.split() == ["True"]  # a solve command's grammar loads them
