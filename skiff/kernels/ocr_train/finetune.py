@@ -142,6 +142,26 @@ HEAD_CHUNK_BYTES = 16 << 20
 # crops are measured as the OCR pipeline feeds them (rec_input: aspect kept up to 4096 px),
 # not squeezed to the training batches' max_width
 EVAL_MAX_WIDTH = 4096
+# input columns per output frame of the PP-OCR recognizers (a 320-px batch gives 40 frames),
+# and the widest a training batch grows to for a long label
+FRAME_COLUMNS = 8
+MAX_TRAIN_WIDTH = 1600
+
+
+def batch_width(texts: list[str], max_width: int) -> int:
+    """The widest a training batch's crops may be: ``max_width`` (crops wider are squeezed),
+    or more when a label needs more frames than that gives.
+
+    CTC needs a frame for each character and one between two equal neighbours; a crop
+    squeezed below that cannot be aligned with its label at all, and its loss is zero (a
+    40-character receipt line at 320 px taught nothing). The batch then keeps half as many
+    frames again as the longest label needs, up to :data:`MAX_TRAIN_WIDTH`.
+
+    >>> batch_width(["12.5"], 320), batch_width(["x" * 50], 320)
+    (320, 1208)
+    """
+    need = max((len(t) + sum(a == b for a, b in zip(t, t[1:]))) for t in texts) if texts else 0
+    return int(min(MAX_TRAIN_WIDTH, max(max_width, FRAME_COLUMNS * math.ceil(1.5 * need + 2))))
 
 
 def ctc_batch_loss(module: OnnxModule, x: np.ndarray, targets: list[list[int]],
@@ -253,7 +273,7 @@ class RecTrainer:
         self.rng = random.Random(cfg.seed)
 
     def loss(self, crops: list[np.ndarray], texts: list[str]) -> Tensor:
-        x = make_batch(crops, max_width=self.cfg.max_width)
+        x = make_batch(crops, max_width=batch_width(texts, self.cfg.max_width))
         return ctc_batch_loss(self.module, x, [self.dictionary.encode(t) for t in texts],
                               self.head)
 
@@ -285,7 +305,8 @@ class RecTrainer:
                 bc = [self.augment(c) for c in bc]
             # general lines no wider than the domain crops: the batch's width (and the
             # step's cost) is set by the user's data, and the lines are not squeezed
-            wide = max(min(cfg.max_width, 48 * c.shape[1] / max(c.shape[0], 1)) for c in bc)
+            wide = max(min(batch_width(bt, cfg.max_width), 48 * c.shape[1] / max(c.shape[0], 1))
+                       for c in bc)
             for _ in range(cfg.batch_size - own):
                 c, t = self.general.sample(max_width=max(int(wide), 96))
                 bc.append(self.augment(c) if self.augment is not None else c)

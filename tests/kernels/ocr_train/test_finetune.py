@@ -29,3 +29,38 @@ def test_quick_fine_tune_raises_held_out_accuracy(sets, tmp_path):
     # measured through onnxruntime on the exported file, as %ocr --rec-model runs it
     assert result.val_after > result.val_before + 0.1, result
     assert (tmp_path / "rec" / "rec.onnx").is_file()
+
+
+def test_a_long_line_is_not_squeezed_past_its_label(fonts):
+    """A 45-character line squeezed to 320 px has 40 frames: CTC cannot align it and its
+    loss was 0 (nothing learned, nothing said). The batch now widens for its label."""
+    import random
+
+    import onnx
+
+    from skiff.kernels.ocr_train.data import make_batch, render_line
+    from skiff.kernels.ocr_train.finetune import (
+        RecTrainer,
+        _final_linear,
+        base_model_path,
+        batch_width,
+        ctc_batch_loss,
+    )
+    from skiff.kernels.ocr_train.labels import Dictionary
+    from skiff.kernels.train.onnx import OnnxModule
+
+    text = "Total due 4185.94 EUR, paid by card on 2026-12-02"
+    crop = render_line(text, fonts["latin"], 32, random.Random(0))
+    assert 48 * crop.shape[1] / crop.shape[0] > 800  # a long crop (~860 px at height 48)
+    path = base_model_path("ch-v4")
+    module = OnnxModule.load(path)
+    head = _final_linear(module)
+    d = Dictionary.from_model(onnx.load(str(path), load_external_data=False),
+                              getattr(module, head[0]).shape[1])
+    squeezed = float(ctc_batch_loss(module, make_batch([crop], max_width=320),
+                                    [d.encode(text)], head).item())
+    assert squeezed == 0.0  # infeasible: zeroed
+    assert batch_width([text], 320) > 320
+    trainer = RecTrainer(module, d, FineTuneConfig(data="unused", augment=False))
+    loss = float(trainer.loss([crop], [text]).item())
+    assert 0.0 < loss < 50.0  # a real alignment, read well by the base model
