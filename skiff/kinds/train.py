@@ -154,12 +154,27 @@ def ocr_rec_config(values: dict) -> dict:
     paths = {k: os.path.abspath(os.path.expanduser(values[k])) if values.get(k) else None
              for k in ("labels", "val", "out")}
     return {"model": OCR_REC, "data": paths["labels"], **paths,
-            "base": values.get("from_dir") or values.get("base") or "ch-v6",
+            "base": _base(values.get("from_dir") or values.get("base") or "ch-v6"),
             "add_chars": bool(values.get("add_chars")),
             "mix": mix, "freeze": freeze, "epochs": values.get("epochs"),
             "steps": values.get("steps"),
             "lr": values.get("lr"), "batch_size": values.get("batch_size"),
             "seed": int(values.get("seed", 0)), "device": device, "name": _set_name(values)}
+
+
+def _base(name: str) -> str:
+    """``--from``: a shipped recognizer's name, or an ``.onnx`` file (made absolute); checked
+    here, before a job and its run folder exist."""
+    from skiff.kernels.ocr_train.finetune import BASE_MODELS
+
+    if name in BASE_MODELS:
+        return name
+    path = os.path.abspath(os.path.expanduser(name))
+    if name.endswith(".onnx") and os.path.isfile(path):
+        return path
+    if name.endswith(".onnx"):
+        raise ValueError(f"--from {name!r}: no such file")
+    raise unknown_name("recognizer", name, list(BASE_MODELS), " or an .onnx file (--from)")
 
 
 def _set_name(values: dict):

@@ -46,6 +46,15 @@ def test_grammar_checks(domain, tmp_path):
     assert cfg["labels"] == str(domain) and cfg["base"] == "ch-v4" and cfg["epochs"] == 2
     # the positional DATA is taken as the labels when --data is not given
     assert to_config({"model": "ocr-rec", "data": str(domain)})["labels"] == str(domain)
+    # --from is checked before a job exists: a near name, a missing file; a file made absolute
+    with pytest.raises(ValueError, match="unknown recognizer 'ch-v7' \\(did you mean 'ch-v6'"):
+        to_config({"model": "ocr-rec", "labels": str(domain), "from_dir": "ch-v7"})
+    with pytest.raises(ValueError, match="no such file"):
+        to_config({"model": "ocr-rec", "labels": str(domain), "from_dir": "mine.onnx"})
+    (tmp_path / "mine.onnx").write_bytes(b"")
+    cfg = to_config({"model": "ocr-rec", "labels": str(domain),
+                     "from_dir": str(tmp_path / "mine.onnx")})
+    assert cfg["base"] == str(tmp_path / "mine.onnx")
 
 
 def test_magic_then_ocr_with_the_exported_model(domain, runs_dir, tmp_path, monkeypatch):
