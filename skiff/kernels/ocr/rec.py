@@ -108,14 +108,21 @@ def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800,
                  bucket: bool = True) -> list[list[int]]:
     """Indices grouped into batches of similar width: sorted by width, cut when the bucket
     changes (``bucket``; else when the width grows by more than a quarter), the batch is
-    full, or ``len * width`` passes ``max_columns``."""
+    full, or its columns (members times the widest, which the others are padded to) would
+    pass ``max_columns``; a crop wider than that alone is a batch of its own.
+
+    >>> plan_batches([700, 720, 740, 760], 4, 1536, bucket=False)
+    [[0, 1], [2, 3]]
+    """
     order = sorted(range(len(widths)), key=lambda i: widths[i])
     batches, cur, cur_b = [], [], None
     for i in order:
         b = width_bucket(widths[i]) if bucket else widths[i]
         if not bucket and cur and b <= 1.25 * widths[cur[0]] + 16:
             b = cur_b
-        if cur and (b != cur_b or len(cur) >= max_batch or (len(cur) + 1) * b > max_columns):
+        # the batch's width once this crop is in: its bucket, or (sorted) this crop's own
+        wide = b if bucket else widths[i]
+        if cur and (b != cur_b or len(cur) >= max_batch or (len(cur) + 1) * wide > max_columns):
             batches.append(cur)
             cur = []
         cur.append(i)

@@ -223,3 +223,25 @@ def test_unsure_direction_follows_the_page():
     # page 0: sure down (300 px) outweighs sure up (100 px): the unsure crop turns too;
     # page 1: nothing sure, so nothing turns
     assert flags.tolist() == [True, True, False, False, False]
+
+
+def test_recognition_batches_keep_within_their_columns(pipe):
+    """A batch's columns are its members times the widest (the others are padded to it).
+    Counted with the first member's width, a dense page's batches of ~800-px lines came to
+    ~2,500 columns: two no longer fit the memory gate together and recognition ran on one
+    core (a 32-line page took 1.8x the time)."""
+    from skiff.kernels.ocr.pipeline import ENGINE_BYTES, WORK_MB
+    from skiff.kernels.ocr.rec import plan_batches
+
+    rng = np.random.default_rng(3)
+    widths = rng.integers(100, 1800, 200).tolist()
+    batches = plan_batches(widths, pipe.rec_batch, pipe.rec_columns, bucket=False)
+    assert sorted(i for b in batches for i in b) == list(range(200))
+    for b in batches:
+        assert len(b) == 1 or len(b) * max(widths[i] for i in b) <= pipe.rec_columns
+    dense = [458, 537, 547, 587, 608, 614, 643, 675, 712, 720, 741, 760, 785, 819, 826, 852]
+    assert max(len(b) * max(dense[i] for i in b) for b in plan_batches(
+        dense, pipe.rec_batch, pipe.rec_columns, bucket=False)) <= pipe.rec_columns
+    # two full batches (the two recognition workers) fit the gate together
+    one = pipe.rec_columns * pipe.models.rec_height * 3 * ENGINE_BYTES["rec"]
+    assert pipe.rec_workers == 1 or 2 * one <= WORK_MB * 2**20
