@@ -1,6 +1,7 @@
 """OCR benchmark: skiff against RapidOCR 3.10 and Tesseract on one rendered test set.
 
     .venv/bin/python benchmarks/bench_ocr.py [--per-category 12] [--threads 2] [--quick]
+    .venv/bin/python benchmarks/bench_ocr.py --set documents [--pages 30]
 
 The test set (``skiff.kernels.ocr.synth``: English, Chinese, mixed, paragraphs; clean, small,
 rotated, noisy) is written to a temporary folder once; each method then reads the same
@@ -258,7 +259,13 @@ def main(argv=None):
                     help="comma-separated subset of " + ", ".join(METHODS))
     ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu"))
     ap.add_argument("--folder")
-    ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "ocr.md"))
+    ap.add_argument("--set", dest="which", choices=("mixed", "documents"), default="mixed",
+                    help="mixed: the rendered test set (1-6 lines a page, four categories); "
+                         "documents: dense scanned-like pages (20-40 lines, A4 at 150 dpi)")
+    ap.add_argument("--pages", type=int, default=30, help="pages of the documents set")
+    ap.add_argument("--results", default=None,
+                    help="results page (default benchmarks/results/ocr.md, "
+                         "ocr-documents.md for --set documents)")
     ap.add_argument("--no-whole", action="store_true",
                     help="skip the whole-process table (fresh processes, startup included)")
     ap.add_argument("--whole-worker", choices=("rapidocr", "rapidocr-nospin"),
@@ -289,12 +296,25 @@ def main(argv=None):
                         "cpu_s": time.process_time() - c0}, ensure_ascii=False))
         return 0
 
-    from skiff.kernels.ocr.synth import CATEGORIES, char_accuracy, make_test_set, write_test_set
+    from skiff.kernels.ocr.synth import (
+        CATEGORIES,
+        char_accuracy,
+        make_document_set,
+        make_test_set,
+        write_test_set,
+    )
 
+    documents = args.which == "documents"
     n = 4 if args.quick else args.per_category
     folder = Path(tempfile.mkdtemp(prefix="skiff-bench-ocr-"))
-    write_test_set(folder, make_test_set(n, seed=1))
+    write_test_set(folder, make_document_set(args.pages, seed=1) if documents
+                   else make_test_set(n, seed=1))
     rows = _truth(folder)
+    # accuracy columns: the categories, or for documents the kinds of text
+    groups = ("english", "chinese", "mixed", "paragraph") if documents else CATEGORIES
+    group_of = "kind" if documents else "category"
+    results_page = args.results or str(ROOT / "benchmarks" / "results" /
+                                       ("ocr-documents.md" if documents else "ocr.md"))
     results, notes = {}, []
     asked = [m.strip() for m in args.methods.split(",") if m.strip()]
     bad = sorted(set(asked) - set(METHODS))
@@ -320,10 +340,10 @@ def main(argv=None):
                 results[method]["peak"].append(out["peak_mib"])
                 results[method]["cpu"].append(out["cpu_s"])
                 continue
-            acc = {c: [] for c in CATEGORIES}
+            acc = {c: [] for c in groups}
             for row, text in zip(rows, out["texts"], strict=True):
                 truth = "\n".join(row["lines"])
-                acc[row["category"]].append(char_accuracy(_squeeze_cjk(text), truth))
+                acc[row[group_of]].append(char_accuracy(_squeeze_cjk(text), truth))
             results[method] = {"acc": {c: sum(v) / len(v) for c, v in acc.items() if v},
                                "ips": ips, "rounds": [round(ips, 2)],
                                "peak": [out["peak_mib"]], "cpu": [out["cpu_s"]]}
@@ -352,17 +372,18 @@ def main(argv=None):
     # each method against the RapidOCR run with spin-waiting set the same way
     pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "skiff-fp32": "rapidocr-nospin",
             "tesseract": "rapidocr"}
-    head = ("| method | " + " | ".join(CATEGORIES) + " | images/s (best) | vs RapidOCR, "
+    head = ("| method | " + " | ".join(groups) + " | images/s (best) | vs RapidOCR, "
             "same spin | CPU s (best) | CPU vs RapidOCR | peak RSS MiB (max) | images/s per "
             "round |")
-    lines = [head, "|" + "---|" * (len(CATEGORIES) + 7)]
+    lines = [head, "|" + "---|" * (len(groups) + 7)]
     for method, r in results.items():
         peer = results.get(pair.get(method, method))
         ratio = f"{r['ips'] / peer['ips']:.2f}x ({pair.get(method, method)})" if peer else "n/a"
         # tesseract runs as child processes, whose CPU time the worker does not see
         cpu = f"{min(peer['cpu']) / min(r['cpu']):.2f}x" if peer and min(r["cpu"]) > 0.5 \
             else "n/a"
-        accs = " | ".join(f"{100 * r['acc'][c]:.1f}%" for c in CATEGORIES)
+        accs = " | ".join(f"{100 * r['acc'][c]:.1f}%" if c in r["acc"] else "n/a"
+                          for c in groups)
         per = ", ".join(map(str, r["rounds"]))
         lines.append(f"| {method} | {accs} | {r['ips']:.2f} | {ratio} | {min(r['cpu']):.1f} | "
                      f"{cpu} | {max(r['peak']):.0f} | {per} |")
@@ -384,15 +405,19 @@ def main(argv=None):
     for note in notes:
         print("note:", note)
     cmd = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr.py" + \
-        (" --quick" if args.quick else f" --per-category {n} --rounds {rounds}") + \
+        (f" --set documents --pages {args.pages}" if documents else "") + \
+        (" --quick" if args.quick else
+         f"{'' if documents else f' --per-category {n}'} --rounds {rounds}") + \
         f" --threads {args.threads}" + \
         (f" --methods {args.methods}" if args.methods != ",".join(METHODS) else "")
+    what = ("dense pages of 20-40 lines, A4 at 150 dpi, every third with a scanner's noise; "
+            "accuracy per kind of text") if documents else f"{n} per category"
     doc = [
-        "# OCR benchmark", "",
+        "# OCR benchmark" + (": dense document pages" if documents else ""), "",
         f"Command: `{cmd}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"{args.threads} threads per method; {len(rows)} rendered images "
-        f"({n} per category); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"({what}); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"load average at the end {os.getloadavg()[0]:.1f} (a shared machine: other "
         "benchmarks and tests ran meanwhile, hence the spread between rounds).", "",
         "Character accuracy (1 - edit distance / length, NFKC) per category, and images/s "
@@ -419,8 +444,8 @@ def main(argv=None):
     ]
     from results_file import write_keeping_earlier  # benchmarks/, the script's folder
 
-    write_keeping_earlier(args.results, "\n".join(doc))
-    print(f"written {args.results}", file=sys.stderr)
+    write_keeping_earlier(results_page, "\n".join(doc))
+    print(f"written {results_page}", file=sys.stderr)
     return 0
 
 

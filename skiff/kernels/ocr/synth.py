@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["Sample", "FontsMissing", "fonts", "render_page", "render_sample", "make_test_set",
-           "write_test_set", "char_accuracy", "normalize_text", "CATEGORIES"]
+           "write_test_set", "char_accuracy", "normalize_text", "CATEGORIES",
+           "render_document", "make_document_set"]
 
 CATEGORIES = ("clean", "small", "rotated", "noisy")
 _CJK_CLASS = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
@@ -214,6 +215,39 @@ def make_test_set(per_category: int = 8, *, seed: int = 0,
                   categories=CATEGORIES) -> list[Sample]:
     """``per_category`` samples of each category."""
     return [render_sample(c, i, seed=seed) for c in categories for i in range(per_category)]
+
+
+def render_document(index: int, *, seed: int = 0) -> Sample:
+    """A dense page as a scanner gives one: A4 at 150 dpi (1240 px wide), 20-40 lines of
+    16-26 px text in one of the four kinds, every third page with a scanner's light blur
+    and noise (saved as JPEG like the noisy category). The rendered sets above hold 1-6
+    lines a page; a folder of scanned documents is mostly pages like these."""
+    f = fonts()
+    rng = random.Random(f"{seed}-document-{index}")
+    kind = ("english", "chinese", "mixed", "paragraph")[index % 4]
+    size = rng.randint(16, 26)
+    pool = {"english": ENGLISH, "chinese": CHINESE, "mixed": MIXED,
+            "paragraph": ENGLISH + MIXED}[kind]
+    lines = [rng.choice(pool) for _ in range(min(40, 1500 // int(size * 1.8)))]
+    font_path = f["cjk"] if any(_CJK.search(t) for t in lines) else \
+        rng.choice([f["latin"], f["serif"]])
+    image = _draw_page(lines, font_path, size, rng, margin=80, page_width=1240)
+    category = "document"
+    if index % 3 == 2:
+        from PIL import Image, ImageFilter
+
+        soft = Image.fromarray(image).filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 0.9)))
+        noise = np.random.default_rng(rng.randint(0, 2**31)).normal(0, rng.uniform(5, 10),
+                                                                    image.shape)
+        image = np.clip(np.asarray(soft).astype(np.float32) + noise, 0, 255).astype(np.uint8)
+        category = "noisy"  # written as JPEG
+    return Sample(f"document-{index:03d}-{kind}", category, image, lines, kind,
+                  {"font": os.path.basename(font_path), "size": size, "set": "document"})
+
+
+def make_document_set(pages: int = 30, *, seed: int = 0) -> list[Sample]:
+    """``pages`` dense pages (:func:`render_document`)."""
+    return [render_document(i, seed=seed) for i in range(pages)]
 
 
 def write_test_set(folder, samples: list[Sample]) -> Path:
