@@ -209,8 +209,8 @@ def _locate(name: str, root: Path) -> Path | None:
 def _boxes(text: str):
     """A detection label's boxes as ``[(text, corners)]``; None when ``text`` is a plain
     transcription; a message when it is a detection label that cannot be read."""
-    if not text.startswith("[{"):
-        return None
+    if not (text.startswith("[{") and '"transcription"' in text):
+        return None  # a transcription that happens to start like JSON is text
     try:
         entries = json.loads(text)
         out = []

@@ -110,14 +110,18 @@ def test_detection_labels_give_one_row_per_box_cut_from_the_page(tmp_path):
         f"pages/p.png\t{json.dumps(boxes)}\n"
         "pages/p.png\t[{\"transcription\": \"7\", \"points\": [[1, 2]]}]\n"
         "pages/p.png\t[{\"transcription\": \"###\", \"points\": [[0, 0], [1, 0], [1, 1], "
-        "[0, 1]]}]\n", encoding="utf-8")
-    labels = read_labels(pages, _digits())  # the folder: Label.txt found in it
-    assert [(r.line, r.text) for r in labels.rows] == [(1, "12"), (1, "3.4"), (1, "56")]
+        "[0, 1]]}]\n"
+        "pages/p.png\t[{1.5}]\n", encoding="utf-8")  # text that only looks like JSON
+    d = _digits()
+    d.add(list("[{}]"))
+    labels = read_labels(pages, d)  # the folder: Label.txt found in it
+    assert [(r.line, r.text) for r in labels.rows] == [(1, "12"), (1, "3.4"), (1, "56"),
+                                                       (4, "[{1.5}]")]
     assert all(r.image == str(pages / "p.png") for r in labels.rows)
     assert len(labels.errors) == 2
     assert "line 2: a detection label" in labels.errors[0] and "4 points" in labels.errors[0]
     assert "line 3: a detection label with no box" in labels.errors[1]
-    crops, texts, errors = _load(labels.rows)
+    crops, texts, errors = _load(labels.rows[:3])
     assert errors == [] and sorted(texts) == ["12", "3.4", "56"]
     got = dict(zip(texts, crops, strict=True))
     assert got["12"].shape[:2] == (10, 40) and got["12"].max() == 0
