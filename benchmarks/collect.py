@@ -10,7 +10,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
-         "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-hard", "ocr-memory", "ocr-finetune", "open-models"]
+         "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-hard", "ocr-memory",
+         "ocr-finetune", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
