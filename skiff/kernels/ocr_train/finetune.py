@@ -334,15 +334,36 @@ def _load(rows: list[LabelRow]) -> tuple[list[np.ndarray], list[str], list[str]]
     for r in sorted(rows, key=lambda r: r.image) if any(r.box for r in rows) else rows:
         try:
             if r.box is None:
-                crops.append(load_crop(r.image))
+                crop = load_crop(r.image)
             else:
                 if page_of != r.image:
                     page, page_of = load_crop(r.image), r.image
-                crops.append(crop_box(page, np.asarray(r.box, np.float32)))
-            texts.append(r.text)
+                crop = crop_box(page, np.asarray(r.box, np.float32))
         except Exception as e:
             errors.append(f"line {r.line}: image {r.image!r} cannot be read: {e}")
+            continue
+        short = _too_narrow(crop, r.text)
+        if short:
+            errors.append(f"line {r.line}: {short} (image {r.image!r}); check the crop "
+                          "and its text")
+            continue
+        crops.append(crop)
+        texts.append(r.text)
     return crops, texts, errors
+
+
+def _too_narrow(crop: np.ndarray, text: str, height: int = 48) -> str | None:
+    """Why ``crop`` cannot carry ``text`` (None when it can): read at ``height`` px its
+    width gives one frame per :data:`FRAME_COLUMNS` columns, and CTC needs a frame for each
+    character and one between two equal neighbours. Such a row is a crop and a label that
+    do not belong together (or a crop cut short): learning from it is impossible."""
+    h, w = crop.shape[:2]
+    frames = int(height * w / max(h, 1) + 8) // FRAME_COLUMNS  # with the 8 grey columns
+    need = len(text) + sum(a == b for a, b in zip(text, text[1:]))
+    if frames >= need:
+        return None
+    return (f"{len(text)} characters on an image {w} x {h} px: at the recognizer's "
+            f"{height}-px height it gives {frames} frames, the text needs {need}")
 
 
 def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:

@@ -143,3 +143,23 @@ def test_relative_paths_are_looked_up_above_the_labels_folder(tmp_path, monkeypa
                                               str(tmp_path / "imgs" / "b.png")]
     assert len(labels.errors) == 1 and "line 3: image 'nowhere.png' not found" in \
         labels.errors[0]
+
+
+def test_a_crop_too_narrow_for_its_text_is_one_clear_error(tmp_path):
+    """A 20 x 20 crop labelled with 12 characters cannot be aligned (7 frames at the
+    recognizer's height): one line naming the row, the good rows kept."""
+    from PIL import Image
+
+    from skiff.kernels.ocr_train.finetune import _load
+
+    Image.fromarray(np.full((20, 20, 3), 255, np.uint8)).save(tmp_path / "small.png")
+    _png(tmp_path / "ok.png")  # 20 x 60: 19 frames
+    (tmp_path / "labels.txt").write_text("small.png\t123456789012\nok.png\t12.5\n"
+                                         "ok.png\t11111111111\n", encoding="utf-8")
+    labels = read_labels(tmp_path, _digits())
+    crops, texts, errors = _load(labels.rows)
+    assert texts == ["12.5"] and len(crops) == 1
+    assert len(errors) == 2 and all("\n" not in e for e in errors)
+    assert errors[0].startswith("line 1: 12 characters on an image 20 x 20 px")
+    assert "gives 7 frames, the text needs 12" in errors[0]
+    assert errors[1].startswith("line 3:") and "needs 21" in errors[1]  # repeats need blanks
