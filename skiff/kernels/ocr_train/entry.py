@@ -38,5 +38,24 @@ def run(config: dict, reporter) -> FineTuneResult:
                  f"{cfg.batch_size}, lr {cfg.lr}, {cfg.mix:.0%} rendered general text)")
     result = fine_tune(cfg, reporter)
     reporter.log(f"exported {result.onnx}: held-out character accuracy "
-                 f"{result.val_before} -> {result.val_after}")
+                 f"{_acc(result.val_before)} -> {_acc(result.val_after)}; rendered general "
+                 f"text {_acc(result.general_before)} -> {_acc(result.general_after)}")
+    lost = forgetting(result)
+    if lost:
+        reporter.log(lost, level="warning")
     return result
+
+
+def _acc(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def forgetting(result: FineTuneResult, allowed: float = 0.005) -> str | None:
+    """A warning when the tuned model reads rendered general text worse than its base by
+    more than ``allowed`` (half a point): what a user then changes; None otherwise."""
+    before, after = result.general_before, result.general_after
+    if before is None or after is None or after >= before - allowed:
+        return None
+    return (f"the tuned model reads general text {100 * (before - after):.1f} points worse "
+            f"than its base ({before:.4f} -> {after:.4f}): fewer steps or epochs, a lower "
+            "--lr, or a larger --mix keep more of what it knew")

@@ -67,7 +67,7 @@ class FineTuneConfig:
     augment: bool = True
     add_chars: bool = False
     val_fraction: float = 0.1
-    general_eval: int = 0         # rendered general lines to measure forgetting (0: skip)
+    general_eval: int = 100       # rendered general lines to measure forgetting (0: skip)
     freeze: float = 0.0           # share of the weight tensors, from the input on, kept fixed
     name: str | None = None       # register the result as OCR model set NAME (--lang NAME)
     seed: int = 0

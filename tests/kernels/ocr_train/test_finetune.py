@@ -26,6 +26,8 @@ def test_quick_fine_tune_raises_held_out_accuracy(sets, tmp_path):
                          out=str(tmp_path / "rec"), steps=12, batch_size=8, lr=5e-4, seed=0)
     result = fine_tune(cfg)
     assert result.train_rows == 48 and result.val_rows == 24 and not result.errors
+    # forgetting is measured by default: rendered general text through both files
+    assert 0.5 < result.general_before <= 1.0 and 0.5 < result.general_after <= 1.0
     # measured through onnxruntime on the exported file, as %ocr --rec-model runs it
     assert result.val_after > result.val_before + 0.1, result
     assert (tmp_path / "rec" / "rec.onnx").is_file()
@@ -64,3 +66,18 @@ def test_a_long_line_is_not_squeezed_past_its_label(fonts):
     trainer = RecTrainer(module, d, FineTuneConfig(data="unused", augment=False))
     loss = float(trainer.loss([crop], [text]).item())
     assert 0.0 < loss < 50.0  # a real alignment, read well by the base model
+
+
+def test_forgetting_is_one_warning_past_half_a_point():
+    from skiff.kernels.ocr_train.entry import forgetting
+    from skiff.kernels.ocr_train.finetune import FineTuneResult
+
+    def result(before, after):
+        return FineTuneResult(onnx="", dict="", base="", rows=0, train_rows=0, val_rows=0,
+                              general_before=before, general_after=after)
+
+    assert forgetting(result(0.999, 0.995)) is None  # within half a point
+    assert forgetting(result(None, 0.5)) is None  # not measured
+    said = forgetting(result(0.999, 0.97))
+    assert said.startswith("the tuned model reads general text 2.9 points worse") and \
+        "--lr" in said and "--mix" in said and "\n" not in said
