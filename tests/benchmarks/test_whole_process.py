@@ -1,0 +1,33 @@
+"""The OCR benchmark's whole-process runner: the CLI as users run it, in a fresh process,
+its texts matched to the folder's images, with the kernel's CPU time and peak RSS."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+
+def test_the_cli_run_is_timed_and_its_texts_follow_the_folder(tmp_path):
+    from skiff.kernels.ocr.synth import FontsMissing, char_accuracy, render_sample, write_test_set
+
+    try:
+        samples = [render_sample("clean", i, seed=5) for i in range(2)]
+    except FontsMissing as exc:
+        pytest.skip(str(exc))
+    write_test_set(tmp_path, samples)
+    from bench_ocr import _run_whole, _truth  # noqa: E402 - benchmarks/ on the path
+
+    rows = _truth(tmp_path)
+    names = [r["image"] for r in rows][::-1]  # any order: matched by file name
+    out, err = _run_whole("skiff", tmp_path, 1, names)
+    assert err is None and out is not None
+    assert out["wall_s"] > 0 and out["cpu_s"] > 0 and out["peak_mib"] > 50
+    truth = {r["image"]: "\n".join(r["lines"]) for r in rows}
+    for name, text in zip(names, out["texts"], strict=True):
+        assert char_accuracy(text, truth[name]) > 0.9, (name, text)
+    bad, why = _run_whole("skiff", tmp_path / "missing", 1, names)
+    assert bad is None and "no such file" in why  # the CLI's own one-line error
