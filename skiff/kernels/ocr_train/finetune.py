@@ -148,6 +148,16 @@ FRAME_COLUMNS = 8
 MAX_TRAIN_WIDTH = 1600
 
 
+def ctc_frames(text: str) -> int:
+    """The fewest frames CTC can align ``text`` with: one per character, and a blank
+    between two equal neighbours.
+
+    >>> ctc_frames("12.5"), ctc_frames("1001")
+    (4, 5)
+    """
+    return len(text) + sum(a == b for a, b in zip(text, text[1:]))
+
+
 def batch_width(texts: list[str], max_width: int) -> int:
     """The widest a training batch's crops may be: ``max_width`` (crops wider are squeezed),
     or more when a label needs more frames than that gives.
@@ -160,7 +170,7 @@ def batch_width(texts: list[str], max_width: int) -> int:
     >>> batch_width(["12.5"], 320), batch_width(["x" * 50], 320)
     (320, 1208)
     """
-    need = max((len(t) + sum(a == b for a, b in zip(t, t[1:]))) for t in texts) if texts else 0
+    need = max(map(ctc_frames, texts), default=0)
     return int(min(MAX_TRAIN_WIDTH, max(max_width, FRAME_COLUMNS * math.ceil(1.5 * need + 2))))
 
 
@@ -359,7 +369,7 @@ def _too_narrow(crop: np.ndarray, text: str, height: int = 48) -> str | None:
     do not belong together (or a crop cut short): learning from it is impossible."""
     h, w = crop.shape[:2]
     frames = int(height * w / max(h, 1) + 8) // FRAME_COLUMNS  # with the 8 grey columns
-    need = len(text) + sum(a == b for a, b in zip(text, text[1:]))
+    need = ctc_frames(text)
     if frames >= need:
         return None
     return (f"{len(text)} characters on an image {w} x {h} px: at the recognizer's "
