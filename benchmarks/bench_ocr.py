@@ -103,9 +103,9 @@ def worker_naive_gpu(paths, threads):
     return texts, time.perf_counter() - t0
 
 
-def worker_rapidocr_nospin(paths, threads):
-    """RapidOCR with onnxruntime's busy-waiting off, as skiff runs by default (RapidOCR has
-    no setting for it: its sessions get options with the entry already set)."""
+def _no_spin() -> None:
+    """onnxruntime's busy-waiting off for every session made from now on (RapidOCR has no
+    setting for it: its sessions get options with the entry already set)."""
     import onnxruntime as ort
 
     make = ort.SessionOptions
@@ -116,23 +116,37 @@ def worker_rapidocr_nospin(paths, threads):
         return opts
 
     ort.SessionOptions = options  # before rapidocr imports the name
-    return worker_rapidocr(paths, threads)
 
 
-def worker_rapidocr(paths, threads):
+def _rapid_engine(threads):
     from rapidocr import RapidOCR
 
-    engine = RapidOCR(params={
+    return RapidOCR(params={
         "Det.limit_type": "max", "Det.limit_side_len": 960,
         "EngineConfig.onnxruntime.intra_op_num_threads": threads,
         "EngineConfig.onnxruntime.inter_op_num_threads": 1,
         "Global.log_level": "error"})
-    engine(paths[0])
-    t0 = time.perf_counter()
+
+
+def _rapid_read(engine, paths) -> list[str]:
     texts = []
     for p in paths:
         out = engine(p)
         texts.append("\n".join(out.txts) if out.txts else "")
+    return texts
+
+
+def worker_rapidocr_nospin(paths, threads):
+    """RapidOCR with onnxruntime's busy-waiting off, as skiff runs by default."""
+    _no_spin()
+    return worker_rapidocr(paths, threads)
+
+
+def worker_rapidocr(paths, threads):
+    engine = _rapid_engine(threads)
+    engine(paths[0])
+    t0 = time.perf_counter()
+    texts = _rapid_read(engine, paths)
     return texts, time.perf_counter() - t0
 
 
@@ -154,28 +168,8 @@ def worker_tesseract(paths, threads):
 def whole_rapidocr(paths, threads, spin=True):
     """A fresh RapidOCR process's whole work: engine built, every image read."""
     if not spin:
-        import onnxruntime as ort
-
-        make = ort.SessionOptions
-
-        def options():
-            opts = make()
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return opts
-
-        ort.SessionOptions = options
-    from rapidocr import RapidOCR
-
-    engine = RapidOCR(params={
-        "Det.limit_type": "max", "Det.limit_side_len": 960,
-        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-        "Global.log_level": "error"})
-    texts = []
-    for p in paths:
-        out = engine(p)
-        texts.append("\n".join(out.txts) if out.txts else "")
-    return texts
+        _no_spin()
+    return _rapid_read(_rapid_engine(threads), paths)
 
 
 WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr")
