@@ -232,17 +232,16 @@ def render_document(index: int, *, seed: int = 0) -> Sample:
     font_path = f["cjk"] if any(_CJK.search(t) for t in lines) else \
         rng.choice([f["latin"], f["serif"]])
     image = _draw_page(lines, font_path, size, rng, margin=80, page_width=1240)
-    category = "document"
-    if index % 3 == 2:
+    scanned = index % 3 == 2
+    if scanned:
         from PIL import Image, ImageFilter
 
         soft = Image.fromarray(image).filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 0.9)))
         noise = np.random.default_rng(rng.randint(0, 2**31)).normal(0, rng.uniform(5, 10),
                                                                     image.shape)
         image = np.clip(np.asarray(soft).astype(np.float32) + noise, 0, 255).astype(np.uint8)
-        category = "noisy"  # written as JPEG
-    return Sample(f"document-{index:03d}-{kind}", category, image, lines, kind,
-                  {"font": os.path.basename(font_path), "size": size, "set": "document"})
+    return Sample(f"document-{index:03d}-{kind}", "document", image, lines, kind,
+                  {"font": os.path.basename(font_path), "size": size, "scanned": scanned})
 
 
 def make_document_set(pages: int = 30, *, seed: int = 0) -> list[Sample]:
@@ -251,14 +250,15 @@ def make_document_set(pages: int = 30, *, seed: int = 0) -> list[Sample]:
 
 
 def write_test_set(folder, samples: list[Sample]) -> Path:
-    """Write each sample as PNG (noisy ones as JPEG) plus ``truth.jsonl``; returns the folder."""
+    """Write each sample as PNG (noisy ones and scanned documents as JPEG) plus
+    ``truth.jsonl``; returns the folder."""
     from PIL import Image
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "truth.jsonl", "w", encoding="utf-8") as fh:
         for s in samples:
-            ext = "jpg" if s.category == "noisy" else "png"
+            ext = "jpg" if s.category == "noisy" or s.meta.get("scanned") else "png"
             path = folder / f"{s.name}.{ext}"
             Image.fromarray(s.image).save(path, quality=95) if ext == "jpg" else \
                 Image.fromarray(s.image).save(path)

@@ -245,3 +245,21 @@ def test_recognition_batches_keep_within_their_columns(pipe):
     # two full batches (the two recognition workers) fit the gate together
     one = pipe.rec_columns * pipe.models.rec_height * 3 * ENGINE_BYTES["rec"]
     assert pipe.rec_workers == 1 or 2 * one <= WORK_MB * 2**20
+
+
+def test_dense_document_pages_render_and_read(pipe, fonts, tmp_path):
+    """The benchmark's documents set: A4 pages of 20-40 lines, every third scanned (noise,
+    JPEG); one page read whole in reading order."""
+    import json
+
+    from skiff.kernels.ocr.synth import make_document_set, write_test_set
+
+    pages = make_document_set(3, seed=4)
+    assert all(p.category == "document" and 20 <= len(p.lines) <= 40 for p in pages)
+    assert all(p.image.shape[1] == 1240 for p in pages)
+    assert [p.meta["scanned"] for p in pages] == [False, False, True]
+    write_test_set(tmp_path, pages)
+    rows = [json.loads(line) for line in open(tmp_path / "truth.jsonl", encoding="utf-8")]
+    assert [r["image"].rsplit(".", 1)[1] for r in rows] == ["png", "png", "jpg"]
+    got = pipe(str(tmp_path / rows[2]["image"])).text
+    assert char_accuracy(got, "\n".join(pages[2].lines)) > 0.98
