@@ -266,6 +266,8 @@ def main(argv=None):
                     help=argparse.SUPPRESS)
     ap.add_argument("--whole-out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.pages < 1 or args.per_category < 1:
+        ap.error("--pages and --per-category must be at least 1")
 
     if args.whole_worker:
         rows = _truth(args.folder)
