@@ -1,0 +1,66 @@
+"""How a crop's direction is settled, and which crops are read both ways."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr import OcrPipeline
+from skiff.kernels.ocr import pipeline as P
+
+
+class _Cls:
+    """A direction model that answers p(upright) per crop, in order."""
+
+    def __init__(self, p_up):
+        self.p_up = list(p_up)
+
+    def __call__(self, batch):
+        n = len(batch)
+        p, self.p_up = np.array(self.p_up[:n], np.float32), self.p_up[n:]
+        return np.stack([p, 1 - p], 1)
+
+
+@pytest.fixture
+def pipe():
+    p = OcrPipeline(device="cpu", threads=1)
+    p.read_again = []
+
+    def recognize(crops, owners, items):  # the turned readings: all worse
+        p.read_again.append([o for o in owners])
+        return [("x", 0.1)] * len(crops)
+
+    p.recognize = recognize
+    return p
+
+
+def _crops(n):
+    return [np.full((20, 80, 3), 200, np.uint8) for _ in range(n)]
+
+
+def _items(n):
+    return [SimpleNamespace(timings={}) for _ in range(n)]
+
+
+def test_page_settles_its_crops_and_model_settles_sure_upright_ones(pipe):
+    # page 0: three sure crops agree -> settled by the page; page 1: two crops, one 0.95
+    # upright (sure enough), one 0.6 (not)
+    pipe._engines["cls"] = _Cls([0.99, 0.97, 0.995, 0.95, 0.6])
+    owners = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
+    flags, settled = pipe.directions(_crops(5), owners, _items(2))
+    assert not flags.any()
+    assert settled.tolist() == [P.BY_PAGE] * 3 + [P.BY_MODEL, P.UNSETTLED]
+
+
+def test_poor_reading_is_checked_unless_its_page_settled_it(pipe):
+    owners = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    settled = np.array([P.BY_PAGE, P.BY_PAGE, P.BY_MODEL, P.UNSETTLED], np.int8)
+    texts = [("poor", 0.5), ("sure", 0.99), ("poor", 0.5), ("sure", 0.99)]
+    flags = np.zeros(4, bool)
+    pipe.read_both_ways(_crops(4), owners, _items(2), flags, settled, list(texts))
+    # the page-settled poor crop is not read again; the model-settled poor one and the
+    # unsettled one are
+    assert pipe.read_again == [[(1, 0), (1, 1)]]
+    assert not flags.any()
