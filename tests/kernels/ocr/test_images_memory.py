@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from skiff.kernels.ocr.images import ImageError, PixelBudget, _pil_rgb, footprint, iter_pages
+from skiff.kernels.ocr.images import (
+    ImageError,
+    PixelBudget,
+    _pil_rgb,
+    footprint,
+    grey_of,
+    iter_pages,
+)
 
 MiB = 2**20
 
@@ -179,3 +186,16 @@ def test_budget_refuses_and_waits():
         budget.wait_for(11)
     with pytest.raises(ValueError, match="got 0"):
         PixelBudget(0)
+
+
+def test_grey_of_is_the_channel_mean_rounded_down():
+    rng = np.random.default_rng(3)
+    bgr = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    bgr[0, :3] = [[255, 255, 255], [0, 0, 0], [254, 255, 255]]  # the extremes, 764 // 3
+    want = bgr.mean(axis=2).astype(np.uint8)
+    assert np.array_equal(grey_of(bgr), want)
+    assert np.array_equal(grey_of(bgr[5:20, 7:40]), want[5:20, 7:40])  # a view
+    plane = bgr[..., 1].copy()
+    shared = np.broadcast_to(plane[..., None], plane.shape + (3,))  # zero-stride channels
+    assert np.array_equal(grey_of(shared), plane)
+    assert grey_of(plane) is plane
