@@ -154,7 +154,7 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
     """
     probs = xp.asarray(probs)
     best = probs.argmax(axis=2)  # (N, T)
-    conf = probs.max(axis=2)
+    conf = xp.take_along_axis(probs, best[..., None], axis=2)[..., 0]  # one pass, not two
     keep = best != 0
     keep[:, 1:] &= best[:, 1:] != best[:, :-1]
     best, conf, keep = (a if isinstance(a, np.ndarray) else a.get() for a in (best, conf, keep))
