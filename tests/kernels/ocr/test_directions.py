@@ -64,3 +64,42 @@ def test_poor_reading_is_checked_unless_its_page_settled_it(pipe):
     # unsettled one are
     assert pipe.read_again == [[(1, 0), (1, 1)]]
     assert not flags.any()
+
+
+class _SlowEngine:
+    """Stands in for OnnxEngine: making the recognizer waits until ``release`` is set."""
+
+    release = None
+    made: list = []
+
+    def __init__(self, path, device, **kw):
+        if str(path) == "rec":
+            assert self.release.wait(10)
+        self.path = path
+        _SlowEngine.made.append(str(path))
+
+
+def test_engines_are_made_apart_and_preloaded(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(P, "OnnxEngine", _SlowEngine)
+    monkeypatch.setattr(OcrPipeline, "_model_file", lambda self, which: which)
+    _SlowEngine.release, _SlowEngine.made = threading.Event(), []
+    p = OcrPipeline(device="cpu", threads=1)
+    making_rec = threading.Thread(target=p.engine, args=("rec",))
+    making_rec.start()
+    got = []
+    wants_det = threading.Thread(target=lambda: got.append(p.engine("det")))
+    wants_det.start()
+    wants_det.join(5)
+    # the detector is made while the recognizer is still being made (one lock each)
+    assert not wants_det.is_alive() and got[0].path == "det"
+    assert making_rec.is_alive()
+    _SlowEngine.release.set()
+    making_rec.join(5)
+    assert _SlowEngine.made == ["det", "rec"]
+
+    q = OcrPipeline(device="cpu", threads=1)
+    assert list(q.run([])) == []  # a run makes its engines in the background, and waits
+    assert sorted(q._engines) == ["cls", "det", "rec"]
+    assert q.preload() is None  # all made: nothing to do

@@ -209,10 +209,13 @@ def test_tiny_text_is_enlarged_and_read(pipe, fonts):
 def test_unsure_direction_follows_the_page():
     from skiff.kernels.ocr import OcrPipeline
 
-    class Stub:  # the direction model's (p0, p180) for five crops on two pages
-        def __call__(self, batch):
-            return np.array([[0.02, 0.98], [0.40, 0.60], [0.97, 0.03], [0.55, 0.45],
-                             [0.30, 0.70]], np.float32)[: len(batch)]
+    class Stub:  # the direction model's (p0, p180) for five crops on two pages, in order
+        rows = np.array([[0.02, 0.98], [0.40, 0.60], [0.97, 0.03], [0.55, 0.45],
+                         [0.30, 0.70]], np.float32)
+
+        def __call__(self, batch):  # the crops may come in several batches
+            out, self.rows = self.rows[: len(batch)], self.rows[len(batch):]
+            return out
 
     pipe = OcrPipeline(device="cpu")
     pipe._engines["cls"] = Stub()

@@ -213,10 +213,12 @@ def test_lone_sure_flip_on_an_upright_page_is_overruled():
     down (a misreading seen on 6-pt PDF lines): the page's 80% majority wins."""
     from skiff.kernels.ocr import OcrPipeline
 
-    class Stub:
+    class Stub:  # (p0, p180) of the five crops, in order, over however many batches
+        rows = np.array([[0.99, 0.01]] * 2 + [[0.03, 0.97]] + [[0.98, 0.02]] * 2, np.float32)
+
         def __call__(self, batch):
-            return np.array([[0.99, 0.01]] * 2 + [[0.03, 0.97]] + [[0.98, 0.02]] * 2,
-                            np.float32)[: len(batch)]
+            out, self.rows = self.rows[: len(batch)], self.rows[len(batch):]
+            return out
 
     pipe = OcrPipeline(device="cpu")
     pipe._engines["cls"] = Stub()
