@@ -1,9 +1,10 @@
 """Page layout: the reading order of the lines found on a page.
 
-:func:`reading_order` sorts line boxes into rows (top to bottom, left to right, with the
+:func:`reading_rows` sorts line boxes into rows (top to bottom, left to right, with the
 page's skew undone and an upside-down page read from its image bottom right), and reads a
 block of rows laid out as columns of prose one column after the other; tables and receipts
-stay row by row.
+stay row by row, a row's cells together (a page's text is written a row a line).
+:func:`reading_order` is the same boxes one after the other.
 """
 
 from __future__ import annotations
@@ -12,14 +13,25 @@ import itertools
 
 import numpy as np
 
-__all__ = ["reading_order"]
+__all__ = ["reading_order", "reading_rows"]
 
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
                   shape: tuple[int, int] | None = None, columns: bool = True,
                   angles=None) -> list[int]:
-    """Indices of ``boxes`` in reading order: rows top to bottom, left to right in a row, and
-    a run of rows laid out in columns of prose read column by column.
+    """Indices of ``boxes`` in reading order: :func:`reading_rows`, one row after the
+    other."""
+    return [i for row in reading_rows(boxes, flipped_page, shape, columns, angles) for i in row]
+
+
+def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
+                 shape: tuple[int, int] | None = None, columns: bool = True,
+                 angles=None) -> list[list[int]]:
+    """Indices of ``boxes`` grouped in rows, in reading order: rows top to bottom, left to
+    right in a row, and a run of rows laid out in columns of prose read column by column
+    (each column's lines then rows of their own). Boxes whose centres are within half a
+    line height of each other are a row: the cells of a table's row, a receipt's item and
+    its price, a line the detector cut in two.
 
     The page's dominant skew (median angle of the wide boxes' top edges) is undone first;
     an upside-down page is read from its (image) bottom right. With ``columns``, rows that
@@ -56,10 +68,10 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
     rows = _rows(list(np.argsort(y, kind="stable")), y, heights)
     rows = [sorted(row, key=lambda j: x[j]) for row in rows]
     if not columns or len(rows) < 4:
-        return [int(i) for row in rows for i in row]
+        return [[int(i) for i in row] for row in rows]
     x0, x1 = xs.min(1), xs.max(1)
     gap = float(np.median(heights))
-    order: list[int] = []
+    out: list[list[int]] = []
     k = 0
     while k < len(rows):
         end = k + 1  # grow a block of rows while they keep a common gutter
@@ -68,13 +80,13 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
         block = [i for r in rows[k:end] for i in r]
         cols = _columns(block, x0, x1, gap, widths, heights) if end - k >= 3 else None
         if cols is None:
-            order.extend(i for r in rows[k:end] for i in r)
+            out.extend(rows[k:end])
         else:
             for col in cols:
                 sub = _rows(sorted(col, key=lambda j: y[j]), y, heights)
-                order.extend(i for r in sub for i in sorted(r, key=lambda j: x[j]))
+                out.extend(sorted(r, key=lambda j: x[j]) for r in sub)
         k = end
-    return [int(i) for i in order]
+    return [[int(i) for i in row] for row in out]
 
 
 def _turn_page(pts: np.ndarray, angles: np.ndarray) -> np.ndarray:

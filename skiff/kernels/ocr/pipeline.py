@@ -49,7 +49,7 @@ from .engine import (
     resolve_ocr_device,
 )
 from .images import PDF_DPI, ImageError, PixelBudget, grey_of, iter_pages
-from .layout import reading_order
+from .layout import reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .rec import (
@@ -922,9 +922,10 @@ class OcrPipeline:
             boxes.append(box)
             flips.append(bool(flipped[k]))
         angles = [reading_angle(b, f) for b, f in zip(boxes, flips, strict=True)]
-        order = reading_order(boxes, shape=it.bgr.shape[:2], angles=angles)
-        lines = [lines[i] for i in order]
+        rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles)
+        text = "\n".join(" ".join(lines[i].text for i in row) for row in rows)
+        lines = [lines[i] for row in rows for i in row]
         rgb = it.bgr[..., ::-1] if keep_pixels else None
-        return OcrResult(it.label, lines, "\n".join(line.text for line in lines), None,
+        return OcrResult(it.label, lines, text, None,
                          timings, elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
                          device=self.device, pixels=rgb)

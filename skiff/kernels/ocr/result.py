@@ -37,7 +37,8 @@ class OcrResult:
     lines : list of TextLine
         In reading order.
     text : str
-        The lines' text joined by ``"\\n"`` in reading order.
+        The page's rows in reading order, joined by ``"\\n"``; the lines of a row (a
+        table's cells, a receipt's item and price) are joined by a space.
     error : str or None
         Why the image could not be read (then ``lines`` is empty).
     timings : dict
