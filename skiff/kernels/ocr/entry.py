@@ -30,27 +30,31 @@ from .result import OcrResult, OcrResults, draw_boxes
 
 __all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS"]
 
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".gif", ".pbm",
-                    ".pgm", ".ppm", ".pdf")
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
+                    ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
+                    ".jpx", ".jpf", ".avif", ".heic", ".heif", ".pdf")
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 
 
-def expand_inputs(inputs: list[str]) -> list[str]:
+def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
     """Paths from files, folders (their image and PDF files, sorted) and glob patterns, in
     order.
 
     A plain file is kept whatever its extension (it gets an error line if it is no image);
-    a folder contributes the files with an image or PDF extension (others are skipped) and
-    a pattern (``**`` reaches into subfolders) the files it matches. Raises
-    ``FileNotFoundError`` naming a path or pattern that matches nothing, or a folder without
-    images.
+    a folder contributes the files with an image or PDF extension (the others, hidden files
+    aside, are appended to ``skipped`` when it is given, for the job to name) and a pattern
+    (``**`` reaches into subfolders) the files it matches. Raises ``FileNotFoundError``
+    naming a path or pattern that matches nothing, or a folder without images.
     """
     paths: list[str] = []
     for item in inputs:
         item = os.path.expanduser(str(item))
         if os.path.isdir(item):
-            found = sorted(str(p) for p in Path(item).iterdir()
-                           if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS)
+            files = sorted(p for p in Path(item).iterdir() if p.is_file())
+            found = [str(p) for p in files if p.suffix.lower() in IMAGE_EXTENSIONS]
+            if skipped is not None:
+                skipped.extend(str(p) for p in files if p.suffix.lower() not in
+                               IMAGE_EXTENSIONS and not p.name.startswith("."))
             if not found:
                 raise FileNotFoundError(
                     f"no image or PDF files in folder {item!r} (looked for "
@@ -100,8 +104,10 @@ class OcrRun:
     results (all of them for up to ``KEEP`` images)."""
 
     def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
-                 seconds: float, out: str | None, device: str, model: str):
+                 seconds: float, out: str | None, device: str, model: str,
+                 skipped: list[str] | None = None):
         self.results = results
+        self.skipped = list(skipped or [])  # files in the folders given that are no images
         self.images, self.errors, self.lines = images, errors, lines
         self.seconds, self.out, self.device, self.model = seconds, out, device, model
 
@@ -120,7 +126,7 @@ class OcrRun:
                 "seconds": round(self.seconds, 3),
                 "images_per_s": round(self.images / self.seconds, 3) if self.seconds else None,
                 "out": self.out, "device": self.device, "model": self.model,
-                "results": self.results.to_json()}
+                "skipped": self.skipped, "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
         head = (f"<div><b>OCR</b>: {self.images} images, {self.lines} lines, {self.errors} "
@@ -166,12 +172,17 @@ def run(config: dict, reporter) -> OcrRun:
     """Read every input and report progress per image; see the module docstring."""
     pipe = _pipeline(config)
     images = config.get("images")
+    skipped: list[str] = []
     if images is not None:
         items = list(images) if isinstance(images, (list, tuple)) else [images]
         keep_pixels = True
     else:
-        items = expand_inputs(config.get("inputs") or [])
+        items = expand_inputs(config.get("inputs") or [], skipped)
         keep_pixels = False
+        if skipped and reporter.rank == 0:  # said once, in the log and the summary
+            reporter.log(f"skipped {_files(len(skipped))} in the folders given that are not images "
+                         f"or PDFs: {', '.join(os.path.basename(p) for p in skipped[:5])}"
+                         + (", ..." if len(skipped) > 5 else ""), level="warning")
     total = len(items)
     if not items:
         raise ValueError("no images to read: give files, folders or patterns")
@@ -222,7 +233,12 @@ def run(config: dict, reporter) -> OcrRun:
     if out and reporter.run_dir is not None and rank == 0:
         reporter.artifact("results.jsonl", out, kind="jsonl")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
+                  skipped=skipped,
                   device=pipe.device, model=pipe.models.name)
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 def _join_ranks(out: str | None, world: int, counts: tuple) -> tuple:

@@ -131,6 +131,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
         if _is_pdf(path):
             yield from _pdf_pages(path, only, pdf_dpi, budget)
             return
+        heif = Path(path).suffix.lower() in HEIF_SUFFIXES and _heif_opener()
         try:
             with warnings.catch_warnings():  # skiff's own bound (MAX_PIXELS) applies
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -168,14 +169,38 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
         except ImageError:
             raise
         except Exception as exc:
+            hint = ""
+            if Path(path).suffix.lower() in HEIF_SUFFIXES and heif is False:
+                hint = (" (HEIC/HEIF photos need the pillow-heif package: "
+                        "pip install 'skiff[heic]' or pip install pillow-heif)")
             raise ImageError(f"cannot read {Path(label).name!r} as an image: "
-                             f"{type(exc).__name__}: {exc}") from None
+                             f"{type(exc).__name__}: {exc}{hint}") from None
     elif isinstance(item, Image.Image):
         yield _bgr(_pil_rgb(item, exif=True), owned=True), "<PIL image>"
     elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
         yield _bgr(_array_rgb(np.asarray(item))), "<array>"
     else:
         raise ImageError(f"expected a path, PIL image or array, got {type(item).__name__}")
+
+
+HEIF_SUFFIXES = (".heic", ".heif")  # phone photos: Pillow reads them with pillow-heif
+
+
+def _heif_opener() -> bool:
+    """Register pillow-heif's opener with Pillow (once); False when it is not installed."""
+    global _HEIF
+    if _HEIF is None:
+        try:
+            import pillow_heif
+
+            pillow_heif.register_heif_opener()
+            _HEIF = True
+        except Exception:  # not installed, or its libheif failed to load
+            _HEIF = False
+    return _HEIF
+
+
+_HEIF: bool | None = None
 
 
 def _bgr(rgb: np.ndarray, owned: bool = False) -> np.ndarray:

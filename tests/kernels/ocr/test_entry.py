@@ -34,6 +34,9 @@ class ListReporter(Reporter):
         self.events.append(("artifact", name, kind))
         return Path(path)
 
+    def log(self, message, *, level="info"):
+        self.events.append(("log", level, message))
+
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory, fonts):
@@ -60,7 +63,9 @@ def _check_line(doc):
         assert len(line["box"]) == 4 and all(len(p) == 2 for p in line["box"])
         assert all(isinstance(v, float) for p in line["box"] for v in p)
         assert isinstance(line["text"], str) and 0.0 <= line["score"] <= 1.0
-    assert doc["text"] == "\n".join(line["text"] for line in doc["lines"])
+    # the text is written a row a line, the row's boxes joined by a space
+    assert " ".join(doc["text"].split()) == " ".join(" ".join(line["text"] for line in
+                                                             doc["lines"]).split())
 
 
 def test_expand_inputs(folder, tmp_path):
@@ -93,6 +98,15 @@ def test_run_writes_jsonl_in_schema(folder, tmp_path):
     assert ("artifact", "results.jsonl", "jsonl") in rep.events
     assert any(e[0] == "artifact" and e[2] == "image" for e in rep.events)  # overlays
     assert json.loads(json.dumps(result.to_json()))["images"] == 3
+    # the folder's readme.txt was not read, and the job says so (log and summary)
+    assert [Path(p).name for p in result.skipped] == ["readme.txt"]
+    assert any(e[:2] == ("log", "warning") and "skipped 1 file" in e[2] and "readme.txt" in e[2]
+               for e in rep.events)
+    from skiff import kinds
+
+    said = kinds.get("ocr").summary(json.loads(json.dumps(result.to_json())))
+    assert any("skipped 1 file that is not an image or PDF: readme.txt" in line
+               for line in said), said
 
 
 def test_run_in_memory_images(sample):

@@ -226,3 +226,34 @@ def test_lone_sure_flip_on_an_upright_page_is_overruled():
     owners = [(0, k) for k in range(5)]
     flags = pipe.orient(crops, owners, [type("I", (), {"timings": {}})()])
     assert flags.tolist() == [False] * 5
+
+
+@pytest.mark.parametrize("ext", ["jp2", "avif", "heic"])
+def test_jpeg2000_avif_and_phone_heic_read(pipe, rgb, tmp_path, ext):
+    """Formats a folder of scans or phone photos may hold: JPEG 2000, AVIF and HEIC (the
+    last through pillow-heif, the ``heic`` extra)."""
+    from skiff.kernels.ocr import images
+
+    if ext == "heic" and not images._heif_opener():
+        pytest.skip("pillow-heif is not installed")
+    path = tmp_path / f"page.{ext}"
+    try:
+        Image.fromarray(rgb).save(path, quality=90)
+    except (KeyError, OSError, ValueError) as exc:
+        pytest.skip(f"this Pillow cannot write {ext}: {exc}")
+    from skiff.kernels.ocr.entry import expand_inputs
+
+    assert expand_inputs([str(tmp_path)]) == [str(path)]  # a folder's file of that kind
+    (result,) = list(pipe.run([path]))
+    assert result.error is None, result.error
+    assert acc(result.text, TRUTH) >= FLOOR, (ext, result.text)
+
+
+def test_heic_without_its_package_names_the_fix(pipe, tmp_path, monkeypatch):
+    from skiff.kernels.ocr import images
+
+    monkeypatch.setattr(images, "_HEIF", False)
+    path = tmp_path / "photo.heic"
+    path.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")
+    (result,) = list(pipe.run([path]))
+    assert result.error and "pip install 'skiff[heic]'" in result.error, result.error
