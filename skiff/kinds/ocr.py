@@ -1,6 +1,6 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
-``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl]
+``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|FILE.txt]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--min-score X]
 [--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``. Inputs are image
 or PDF files (a PDF or multi-page TIFF gives one result per page, ``file.pdf#page=N``),
@@ -40,7 +40,8 @@ def model_set_names() -> tuple[str, ...]:
 
 
 @command("ocr", help="Read the text in images and PDFs: files, folders, glob patterns or "
-                     "notebook variables; one JSON line per image or page with --out.")
+                     "notebook variables; with --out, their text (FILE.txt) or one JSON line "
+                     "per image or page.")
 @launch_options
 @device_option
 def COMMAND(p):
@@ -51,8 +52,10 @@ def COMMAND(p):
                    help=f"model set: {', '.join(model_set_names())} (default ch)")
     p.add_argument("--batch-size", type=positive_int, default=8, metavar="B",
                    help="images read together (default 8)")
-    p.add_argument("--out", default=None, metavar="FILE.jsonl",
-                   help="write one JSON line per image here (default: the run folder)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="FILE.txt: the text of each image (a '=== image ===' line before "
+                        "each when there are several); any other name: one JSON line per "
+                        "image (default: the run folder's results.jsonl)")
     p.add_argument("--det-model", default=None, metavar="F.onnx",
                    help="your own DB detection model")
     p.add_argument("--rec-model", default=None, metavar="F.onnx",
@@ -207,7 +210,9 @@ class OcrKind(Kind):
             lines.append(f"skipped {figure(len(skipped))} file{'s' * (len(skipped) != 1)} "
                          f"that {'are' if len(skipped) != 1 else 'is'} not an image or PDF: "
                          f"{names}{', ...' if len(skipped) > 5 else ''}")
-        if result.get("out"):
+        if result.get("text_out"):
+            lines.append(f"text: {result['text_out']}")
+        elif result.get("out"):
             lines.append(f"text: {result['out']}")
         return lines
 

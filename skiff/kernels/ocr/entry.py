@@ -28,12 +28,13 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
-__all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS"]
+__all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS", "write_text"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
                     ".jpx", ".jpf", ".avif", ".heic", ".heif", ".pdf")
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
+TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
 
 
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
@@ -105,8 +106,9 @@ class OcrRun:
 
     def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
                  seconds: float, out: str | None, device: str, model: str,
-                 skipped: list[str] | None = None):
+                 skipped: list[str] | None = None, text_out: str | None = None):
         self.results = results
+        self.text_out = text_out  # the plain-text file (--out FILE.txt), None otherwise
         self.skipped = list(skipped or [])  # files in the folders given that are no images
         self.images, self.errors, self.lines = images, errors, lines
         self.seconds, self.out, self.device, self.model = seconds, out, device, model
@@ -126,7 +128,8 @@ class OcrRun:
                 "seconds": round(self.seconds, 3),
                 "images_per_s": round(self.images / self.seconds, 3) if self.seconds else None,
                 "out": self.out, "device": self.device, "model": self.model,
-                "skipped": self.skipped, "results": self.results.to_json()}
+                "skipped": self.skipped, "text_out": self.text_out,
+                "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
         head = (f"<div><b>OCR</b>: {self.images} images, {self.lines} lines, {self.errors} "
@@ -187,6 +190,11 @@ def run(config: dict, reporter) -> OcrRun:
     if not items:
         raise ValueError("no images to read: give files, folders or patterns")
     out = config.get("out")
+    text_out = None
+    if out and Path(out).suffix.lower() in TEXT_SUFFIXES:  # the text; JSON lines beside it
+        text_out = out
+        out = str(Path(reporter.run_dir) / "results.jsonl") if reporter.run_dir is not None \
+            else f"{text_out}.jsonl"
     if out is None and reporter.run_dir is not None:
         out = str(Path(reporter.run_dir) / "results.jsonl")
     final_out, rank, world = out, reporter.rank, reporter.world_size
@@ -232,9 +240,36 @@ def run(config: dict, reporter) -> OcrRun:
     reporter.metric("errors", errors)
     if out and reporter.run_dir is not None and rank == 0:
         reporter.artifact("results.jsonl", out, kind="jsonl")
+    if text_out and rank == 0:
+        write_text(out, text_out)
+        if reporter.run_dir is None:  # no run folder to keep the JSON lines in
+            os.remove(out)
+            out = None
+        else:
+            reporter.artifact("results.txt", text_out, kind="text")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
-                  skipped=skipped,
+                  skipped=skipped, text_out=text_out,
                   device=pipe.device, model=pipe.models.name)
+
+
+def write_text(jsonl: str, path: str) -> str:
+    """The text of the results in ``jsonl`` written to ``path``: one image's text as it is;
+    several, each after a line ``=== image ===`` and followed by an empty line (an image
+    that could not be read says why there). Returns ``path``."""
+    docs = []
+    with open(jsonl, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                docs.append(json.loads(line))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        if len(docs) == 1 and not docs[0].get("error"):
+            fh.write(docs[0]["text"] + "\n")
+        else:
+            for doc in docs:
+                body = f"(not read: {doc['error']})" if doc.get("error") else doc["text"]
+                fh.write(f"=== {doc['image']} ===\n{body}\n\n")
+    return path
 
 
 def _files(n: int) -> str:

@@ -247,3 +247,30 @@ def test_two_ranks_share_a_folder(folder, tmp_path):
     assert [d_["text"] for d_ in docs[:2]] == [truth["0-clean.png"], truth["1-noisy.png"]]
     assert job.result["images"] == 3 and job.result["errors"] == 1
     assert not list(tmp_path.glob("ranks.jsonl.part*"))
+
+
+def test_out_txt_writes_the_text(folder, tmp_path, sample):
+    """``--out FILE.txt``: the text itself, a header line per image when there are several
+    (an unreadable one says why); the JSON lines stay in the run folder."""
+    d, truth = folder
+    out = tmp_path / "pages.txt"
+    rep = ListReporter(run_dir=tmp_path / "run")
+    (tmp_path / "run").mkdir()
+    result = run({"inputs": [str(d)], "device": "cpu", "out": str(out), "threads": 2,
+                  "overlays": 0}, rep)
+    text = out.read_text(encoding="utf-8")
+    for name, want in truth.items():
+        assert f"=== {d / name} ===\n{want}\n\n" in text
+    assert f"=== {d / 'b-broken.png'} ===\n(not read: " in text
+    assert result.text_out == str(out) and result.out == str(tmp_path / "run" / "results.jsonl")
+    assert len(Path(result.out).read_text(encoding="utf-8").splitlines()) == 3
+    assert ("artifact", "results.txt", "text") in rep.events
+
+    one = tmp_path / "one" / "page.txt"  # one image, no run folder: just its text
+    from PIL import Image
+
+    Image.fromarray(sample.image).save(tmp_path / "one.png")
+    result = run({"inputs": [str(tmp_path / "one.png")], "device": "cpu", "out": str(one),
+                  "threads": 2, "overlays": 0}, ListReporter())
+    assert one.read_text(encoding="utf-8") == result.results[0].text + "\n"
+    assert result.out is None and sorted(p.name for p in one.parent.iterdir()) == ["page.txt"]
