@@ -26,6 +26,7 @@ text, no tab, a character the dictionary lacks when adding is off); the good row
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,7 +128,9 @@ class Dictionary:
 
 def find_labels_file(data: str | Path) -> Path:
     """``data`` itself when it is a file; inside a folder, the first of
-    :data:`LABEL_FILE_NAMES`; a missing path or a folder without one is one clear error."""
+    :data:`LABEL_FILE_NAMES`, else its one ``.txt`` file whose first line is
+    ``image<TAB>text`` (a dataset's own name: ``train_list.txt``); a missing path, or a
+    folder without one (or with several such files: they are named) is one clear error."""
     path = Path(data).expanduser()
     if path.is_file():
         return path
@@ -135,9 +138,29 @@ def find_labels_file(data: str | Path) -> Path:
         for name in LABEL_FILE_NAMES:
             if (path / name).is_file():
                 return path / name
+        tabbed = [p for p in sorted(path.glob("*.txt")) if _first_line_tabbed(p)]
+        if len(tabbed) == 1:
+            return tabbed[0]
+        if tabbed:
+            raise ValueError(f"folder {str(path)!r} has several labels files ("
+                             f"{', '.join(p.name for p in tabbed)}): give one with --data")
         raise ValueError(f"folder {str(path)!r} has no labels file (one of "
-                         f"{', '.join(LABEL_FILE_NAMES)}: 'image<TAB>text' a line)")
+                         f"{', '.join(LABEL_FILE_NAMES)}, or a .txt file of "
+                         "'image<TAB>text' lines)")
     raise ValueError(f"labels {str(path)!r}: no such file or folder")
+
+
+def _first_line_tabbed(path: Path) -> bool:
+    """Whether the first non-empty line of ``path`` reads ``something<TAB>something``."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            for line in itertools.islice(fh, 20):
+                if line.strip():
+                    left, tab, right = line.rstrip("\n").partition("\t")
+                    return bool(tab and left.strip() and right.strip())
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
 
 
 def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = False,

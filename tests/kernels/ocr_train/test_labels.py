@@ -63,6 +63,20 @@ def test_folder_without_labels_and_missing_path(tmp_path):
         find_labels_file(tmp_path)
     with pytest.raises(ValueError, match="no such file or folder"):
         find_labels_file(tmp_path / "nope.txt")
+    (tmp_path / "notes.txt").write_text("crops from the lab meter, March\n")
+    with pytest.raises(ValueError, match="has no labels file"):  # not 'image<TAB>text'
+        find_labels_file(tmp_path)
+
+
+def test_a_folders_own_labels_file_name(tmp_path):
+    """A dataset's own name (``train_list.txt``) is found when it is the folder's one .txt
+    of 'image<TAB>text' lines; two such files are named, not guessed between."""
+    (tmp_path / "notes.txt").write_text("read me\n")
+    (tmp_path / "train_list.txt").write_text("\nimgs/a.png\t12.5\n")
+    assert find_labels_file(tmp_path) == tmp_path / "train_list.txt"
+    (tmp_path / "val_list.txt").write_text("imgs/b.png\t7\n")
+    with pytest.raises(ValueError, match="several labels files.*train_list.txt.*val_list.txt"):
+        find_labels_file(tmp_path)
 
 
 def test_dictionary_from_the_shipped_models():
