@@ -205,11 +205,10 @@ class OcrKind(Kind):
             timing += f" ({figure(result['images_per_s'])} images/s)"
         lines.append(f"{timing} on {result.get('device', '?')} with {result.get('model', '?')}")
         skipped = result.get("skipped") or []
-        if skipped:  # files a folder held that are not images or PDFs: not read, said so
-            names = ", ".join(os.path.basename(str(p)) for p in skipped[:5])
-            lines.append(f"skipped {figure(len(skipped))} file{'s' * (len(skipped) != 1)} "
-                         f"that {'are' if len(skipped) != 1 else 'is'} not an image or PDF: "
-                         f"{names}{', ...' if len(skipped) > 5 else ''}")
+        if skipped:  # what a folder held besides images and PDFs: not read, said so
+            from skiff.kernels.ocr.entry import skipped_line
+
+            lines.append(skipped_line([str(p) for p in skipped]))
         if result.get("text_out"):
             lines.append(f"text: {result['text_out']}")
         elif result.get("out"):

@@ -28,7 +28,8 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
-__all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS", "write_text"]
+__all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS", "write_text",
+           "skipped_line"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
@@ -42,20 +43,22 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[s
     order.
 
     A plain file is kept whatever its extension (it gets an error line if it is no image);
-    a folder contributes the files with an image or PDF extension (the others, hidden files
-    aside, are appended to ``skipped`` when it is given, for the job to name) and a pattern
-    (``**`` reaches into subfolders) the files it matches. Raises ``FileNotFoundError``
-    naming a path or pattern that matches nothing, or a folder without images.
+    a folder contributes the files with an image or PDF extension (its other files and its
+    subfolders, hidden ones aside, are appended to ``skipped`` when it is given, a subfolder
+    with a trailing ``/``, for the job to name) and a pattern (``**`` reaches into
+    subfolders) the files it matches. Raises ``FileNotFoundError`` naming a path or pattern
+    that matches nothing, or a folder without images.
     """
     paths: list[str] = []
     for item in inputs:
         item = os.path.expanduser(str(item))
         if os.path.isdir(item):
-            files = sorted(p for p in Path(item).iterdir() if p.is_file())
+            entries = sorted(p for p in Path(item).iterdir() if not p.name.startswith("."))
+            files = [p for p in entries if p.is_file()]
             found = [str(p) for p in files if p.suffix.lower() in IMAGE_EXTENSIONS]
             if skipped is not None:
-                skipped.extend(str(p) for p in files if p.suffix.lower() not in
-                               IMAGE_EXTENSIONS and not p.name.startswith("."))
+                skipped.extend(str(p) + os.sep if p.is_dir() else str(p) for p in entries
+                               if p.is_dir() or p.suffix.lower() not in IMAGE_EXTENSIONS)
             if not found:
                 raise FileNotFoundError(
                     f"no image or PDF files in folder {item!r} (looked for "
@@ -183,9 +186,7 @@ def run(config: dict, reporter) -> OcrRun:
         items = expand_inputs(config.get("inputs") or [], skipped)
         keep_pixels = False
         if skipped and reporter.rank == 0:  # said once, in the log and the summary
-            reporter.log(f"skipped {_files(len(skipped))} in the folders given that are not images "
-                         f"or PDFs: {', '.join(os.path.basename(p) for p in skipped[:5])}"
-                         + (", ..." if len(skipped) > 5 else ""), level="warning")
+            reporter.log(skipped_line(skipped), level="warning")
     total = len(items)
     if not items:
         raise ValueError("no images to read: give files, folders or patterns")
@@ -272,8 +273,26 @@ def write_text(jsonl: str, path: str) -> str:
     return path
 
 
-def _files(n: int) -> str:
-    return f"{n} file" if n == 1 else f"{n} files"
+def skipped_line(skipped: list[str]) -> str:
+    """One line naming what the folders given held besides images and PDFs (a subfolder
+    ends with a separator): ``skipped 2 files that are not an image or PDF: notes.txt,
+    logo.svg; 1 subfolder not read: 2024/ (DIR/**/* reads subfolders)``."""
+    folders = [p for p in skipped if p.endswith(("/", os.sep))]
+    files = [p for p in skipped if p not in folders]
+
+    def names(paths):
+        shown = [os.path.basename(p.rstrip("/" + os.sep)) + ("/" if p in folders else "")
+                 for p in paths[:5]]
+        return ", ".join(shown) + (", ..." if len(paths) > 5 else "")
+
+    parts = []
+    if files:
+        parts.append(f"skipped {len(files)} file{'s' * (len(files) != 1)} that "
+                     f"{'are' if len(files) != 1 else 'is'} not an image or PDF: {names(files)}")
+    if folders:
+        parts.append(f"{len(folders)} subfolder{'s' * (len(folders) != 1)} not read: "
+                     f"{names(folders)} (DIR/**/* reads subfolders)")
+    return "; ".join(parts)
 
 
 def _join_ranks(out: str | None, world: int, counts: tuple) -> tuple:

@@ -274,3 +274,20 @@ def test_out_txt_writes_the_text(folder, tmp_path, sample):
                   "threads": 2, "overlays": 0}, ListReporter())
     assert one.read_text(encoding="utf-8") == result.results[0].text + "\n"
     assert result.out is None and sorted(p.name for p in one.parent.iterdir()) == ["page.txt"]
+
+
+def test_folder_entries_not_read_are_named(tmp_path):
+    from PIL import Image
+
+    from skiff.kernels.ocr.entry import skipped_line
+
+    Image.new("RGB", (40, 20), "white").save(tmp_path / "a.png")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "2024").mkdir()
+    (tmp_path / ".ipynb_checkpoints").mkdir()  # hidden: not worth a word
+    (tmp_path / ".DS_Store").write_text("x")
+    skipped: list[str] = []
+    assert [Path(p).name for p in expand_inputs([str(tmp_path)], skipped)] == ["a.png"]
+    assert sorted(Path(p).name for p in skipped) == ["2024", "notes.txt"]
+    assert skipped_line(skipped) == ("skipped 1 file that is not an image or PDF: notes.txt; "
+                                     "1 subfolder not read: 2024/ (DIR/**/* reads subfolders)")
