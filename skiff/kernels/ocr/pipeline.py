@@ -924,6 +924,9 @@ class OcrPipeline:
         angles = [reading_angle(b, f) for b, f in zip(boxes, flips, strict=True)]
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles)
         text = "\n".join(" ".join(lines[i].text for i in row) for row in rows)
+        for r, row in enumerate(rows):
+            for i in row:
+                lines[i].row = r
         lines = [lines[i] for row in rows for i in row]
         rgb = it.bgr[..., ::-1] if keep_pixels else None
         return OcrResult(it.label, lines, text, None,

@@ -15,15 +15,18 @@ __all__ = ["TextLine", "OcrResult", "OcrResults", "draw_boxes"]
 @dataclass
 class TextLine:
     """One line of text: ``box`` is four ``[x, y]`` corners (tl, tr, br, bl) in image pixels,
-    ``text`` what was read, ``score`` the recognizer's mean character confidence (0..1)."""
+    ``text`` what was read, ``score`` the recognizer's mean character confidence (0..1),
+    ``row`` the row of the page it belongs to (0 first, in reading order: a table's cells
+    in one row share it)."""
 
     box: list
     text: str
     score: float
+    row: int = 0
 
     def to_json(self) -> dict:
         return {"box": [[round(float(x), 1), round(float(y), 1)] for x, y in self.box],
-                "text": self.text, "score": round(float(self.score), 4)}
+                "text": self.text, "score": round(float(self.score), 4), "row": int(self.row)}
 
 
 @dataclass
@@ -54,6 +57,18 @@ class OcrResult:
     size: tuple | None = None
     device: str = "cpu"
     pixels: np.ndarray | None = field(default=None, repr=False)  # RGB, kept for display only
+
+    @property
+    def rows(self) -> list[list[TextLine]]:
+        """The lines grouped by row, in reading order: a table's rows as lists of cells
+        (``[[c.text for c in row] for row in result.rows]``)."""
+        out: list[list[TextLine]] = []
+        for line in self.lines:
+            if out and out[-1][0].row == line.row:
+                out[-1].append(line)
+            else:
+                out.append([line])
+        return out
 
     def to_json(self) -> dict:
         """The JSONL record: ``{"image", "text", "lines", "error", "elapsed_s"}``."""

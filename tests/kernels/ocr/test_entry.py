@@ -59,13 +59,16 @@ def _check_line(doc):
     assert isinstance(doc["image"], str) and isinstance(doc["elapsed_s"], float)
     assert doc["error"] is None or isinstance(doc["error"], str)
     for line in doc["lines"]:
-        assert set(line) == {"box", "text", "score"}
+        assert set(line) == {"box", "text", "score", "row"}
         assert len(line["box"]) == 4 and all(len(p) == 2 for p in line["box"])
         assert all(isinstance(v, float) for p in line["box"] for v in p)
         assert isinstance(line["text"], str) and 0.0 <= line["score"] <= 1.0
     # the text is written a row a line, the row's boxes joined by a space
-    assert " ".join(doc["text"].split()) == " ".join(" ".join(line["text"] for line in
-                                                             doc["lines"]).split())
+    rows: dict[int, list[str]] = {}
+    for line in doc["lines"]:
+        rows.setdefault(line["row"], []).append(line["text"])
+    assert sorted(rows) == list(range(len(rows)))
+    assert doc["text"] == "\n".join(" ".join(rows[k]) for k in range(len(rows)))
 
 
 def test_expand_inputs(folder, tmp_path):

@@ -28,6 +28,9 @@ def test_table_of_numbers_row_by_row(pipe, fonts):
     assert len(r.text.splitlines()) == len(truth.splitlines())
     assert len(r.lines) == len(truth.split())
     assert flat_acc(" ".join(line.text for line in r.lines), truth) >= FLOOR
+    # the table as a list of rows of cells
+    cells = [[c.text for c in row] for row in r.rows]
+    assert [len(row) for row in cells] == [4] * 5 and cells[0] == ["Item", "Qty", "Price", "Total"]
 
 
 def test_receipt_narrow_and_long(pipe, fonts):
