@@ -57,6 +57,7 @@ from .rec import (
     cls_input,
     crop_box,
     ctc_decode,
+    decimal_point,
     is_flipped,
     plan_batches,
     reading_angle,
@@ -875,7 +876,15 @@ class OcrPipeline:
 
         def read(idx):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            return idx, ctc_decode(probs, alphabet, np)
+            decoded = ctc_decode(probs, alphabet, np)
+            for j, (text, score) in enumerate(decoded):  # a display's dropped point
+                if text[-1:].isdigit() and "." not in text:
+                    row = probs[j]
+                    fixed = decimal_point(text, row.get() if hasattr(row, "get") else row,
+                                          alphabet)
+                    if fixed != text:
+                        decoded[j] = (fixed, score)
+            return idx, decoded
 
         batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)
         pool = self._rec_pool() if len(batches) > 1 else None

@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches", "choose_turns", "reading_angle"]
+           "plan_batches", "choose_turns", "reading_angle", "decimal_point"]
 
 CLS_SHAPE = (48, 192)
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
@@ -164,6 +165,53 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
         text = "".join(chars).strip()
         out.append((text, float(ps[k].mean()) if k.any() else 0.0))
     return out
+
+
+_NUMBER = re.compile(r"-?\d+")
+# a decimal point the greedy path dropped is put back where the recognizer gave it at least
+# this probability: measured on seven-segment displays (DSEG7, whose point sits tight against
+# the digit before it) the dropped points had 0.1-0.5 in 7 of 22 lines (most of the rest
+# under 0.03), and 160 rendered numbers in six ordinary fonts, clean and degraded, at most
+# 0.079 between two digits
+POINT_P = 0.1
+
+
+def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
+    """``text`` with a decimal point put back between two digits where the recognizer
+    dropped it: only for a reading that is one number (digits, a leading minus) with no
+    point, and only where the point's probability in the frames between the two digits is
+    at least ``POINT_P`` (the most probable such gap, once). ``probs`` is the line's (T, C)
+    class probabilities.
+
+    >>> a = ["", "1", "2", "."]
+    >>> p = np.zeros((5, 4)); p[[0, 4], [1, 2]] = 1; p[1:4, 0] = 0.8; p[2, 3] = 0.2
+    >>> decimal_point("12", p, a), decimal_point("1 2", p, a)
+    ('1.2', '1 2')
+    """
+    if "." not in alphabet or not _NUMBER.fullmatch(text) or sum(c.isdigit() for c in text) < 2:
+        return text
+    probs = np.asarray(probs)
+    best = probs.argmax(1)
+    keep = best != 0
+    keep[1:] &= best[1:] != best[:-1]
+    frames = np.flatnonzero(keep)
+    chars = [alphabet[i] if i < len(alphabet) else "" for i in best[frames]]
+    while chars and not chars[0].strip():  # ctc_decode strips the line's ends
+        chars, frames = chars[1:], frames[1:]
+    while chars and not chars[-1].strip():
+        chars, frames = chars[:-1], frames[:-1]
+    if "".join(chars) != text:
+        return text
+    dot = alphabet.index(".")
+    gain, where = 0.0, -1
+    for j in range(len(chars) - 1):
+        if chars[j].isdigit() and chars[j + 1].isdigit():
+            p = float(probs[frames[j]:frames[j + 1] + 1, dot].max())
+            if p > gain:
+                gain, where = p, j
+    if gain < POINT_P:
+        return text
+    return text[: where + 1] + "." + text[where + 1:]
 
 
 def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None,

@@ -126,6 +126,34 @@ def test_a_sure_turn_is_checked_by_reading_both_ways(pipe, hard_fonts):
         assert text.replace(".", "") == sample.text.replace(".", ""), (sample.text, text)
 
 
+def test_a_displays_dropped_decimal_point_is_put_back(pipe, hard_fonts):
+    """Seven-segment readings that lost their point ("-922" for "-92.2": DSEG's point sits
+    tight against the digit before it); the recognizer gave the point 0.1-0.5 there."""
+    from skiff.kernels.ocr.synth_hard import render_hard
+
+    for seed, index in ((1, 21), (1, 47), (2, 19), (2, 44)):  # -92.2 -61.2 -67.4 -23.2
+        sample = render_hard("segment", index, seed=seed)
+        assert pipe(sample.image).text == sample.text
+
+
+def test_decimal_point_rules():
+    from skiff.kernels.ocr.rec import POINT_P, decimal_point
+
+    a = ["", "1", "2", "3", ".", "-", "a", " "]
+    p = np.zeros((9, len(a)))
+    p[[0, 4, 8], [5, 1, 2]] = 1.0  # "-", "1", "2" at frames 0, 4, 8; blanks between
+    p[[1, 2, 3, 5, 6, 7], 0] = 0.9
+    p[6, 4] = POINT_P + 0.01  # the point between "1" and "2"
+    p[2, 4] = 0.5  # more probable, but between "-" and "1": not between two digits
+    assert decimal_point("-12", p, a) == "-1.2"
+    p[6, 4] = POINT_P - 0.01
+    assert decimal_point("-12", p, a) == "-12"  # not sure enough
+    p[6, 4] = 0.3
+    assert decimal_point("-1a", p, a) == "-1a"  # not a number
+    assert decimal_point("-1.2", p, a) == "-1.2"  # has its point
+    assert decimal_point("-13", p, a) == "-13"  # not what these frames read
+
+
 class _Rng:
     def randint(self, a, b):
         return a
