@@ -153,6 +153,18 @@ def _aligned(ink, scale: float, shape):
     return (int(y0 // step * step), y1, int(x0 // step * step), x1)
 
 
+def _fills_tile(box: np.ndarray, shape) -> bool:
+    """Whether a detected box fills most of its tile without being a line (its short side
+    over 60% of the tile's, less than three times as long as high): the detector, seeing a
+    tile of bare paper and a page edge without any text for context, can mark it all (seen:
+    a 1100 x 1100 box at 0.64 on a phone photo's margin, which then swallowed the seven lines
+    beside it when rows were joined). Tiles exist because the text is small against the
+    page, so no line fills one."""
+    w, h = (float(np.linalg.norm(box[1] - box[0])), float(np.linalg.norm(box[3] - box[0])))
+    short, long = min(w, h), max(w, h)
+    return short > 0.6 * min(shape) and long < 3 * short
+
+
 def _mean_score(boxes) -> float:
     return float(np.mean([score for _, score in boxes])) if boxes else 0.0
 
@@ -738,6 +750,8 @@ class OcrPipeline:
                 prob = det(x)[0, 0]
                 del x
                 for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
+                    if _fills_tile(box, part.shape[:2]):
+                        continue
                     lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
                     touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \
                         (y0 > 0 and lo[1] <= 2) or (y1 < h and hi[1] >= y1 - y0 - 3)
