@@ -249,6 +249,38 @@ def make_document_set(pages: int = 30, *, seed: int = 0) -> list[Sample]:
     return [render_document(i, seed=seed) for i in range(pages)]
 
 
+def render_photo(index: int, *, seed: int = 0, shot: int | None = None) -> Sample:
+    """A phone photo of a dense page: :func:`render_document` scaled ~2x onto a
+    3000 x 4000 table-coloured ground with a slight perspective (corners moved up to 60 px),
+    light falling off to the left and sensor noise, saved as JPEG (``meta["scanned"]``).
+    Its print is ~30-50 px high: detection reads it in tiles. ``shot`` seeds the
+    perspective and the noise (default: the index)."""
+    import cv2
+
+    doc = render_document(index, seed=seed)
+    page = np.ascontiguousarray(doc.image)
+    rng = np.random.default_rng(index if shot is None else shot)
+    h, w = page.shape[:2]
+    W, H = 3000, 4000
+    k = min((W - 400) / w, (H - 500) / h)
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    corners = [[200, 250], [200 + w * k, 250], [200 + w * k, 250 + h * k], [200, 250 + h * k]]
+    dst = np.float32([[x + rng.uniform(-60, 60), y + rng.uniform(-60, 60)] for x, y in corners])
+    ground = np.full((H, W, 3), (130, 110, 90), np.uint8)
+    out = cv2.warpPerspective(page, cv2.getPerspectiveTransform(src, dst), (W, H), dst=ground,
+                              borderMode=cv2.BORDER_TRANSPARENT, flags=cv2.INTER_CUBIC)
+    light = np.linspace(0.8, 1.05, W, dtype=np.float32)[None, :, None]
+    out = out.astype(np.float32) * light + rng.normal(0, 4, out.shape).astype(np.float32)
+    image = np.clip(out, 0, 255).astype(np.uint8)
+    return Sample(f"photo-{index:03d}-{doc.kind}", "photo", image, doc.lines, doc.kind,
+                  {**doc.meta, "scanned": True, "shot": index if shot is None else shot})
+
+
+def make_photo_set(photos: int = 12, *, seed: int = 0) -> list[Sample]:
+    """``photos`` phone photos of dense pages (:func:`render_photo`)."""
+    return [render_photo(i, seed=seed) for i in range(photos)]
+
+
 def write_test_set(folder, samples: list[Sample]) -> Path:
     """Write each sample as PNG (noisy ones and scanned documents as JPEG) plus
     ``truth.jsonl``; returns the folder."""

@@ -182,6 +182,11 @@ def test_choose_scale_rules():
     assert choose_scale(4000, 4000, 3.0, p) == 1.0  # a large page keeps its own size
     # a huge page of small text is not shrunk below its text's size (it is read in tiles)
     assert choose_scale(8000, 8000, 14.0, p) == 1.0
+    # a phone photo of a page (12 MP, 35-px print): 1.5 MP for the detector, not 3.1
+    photo = choose_scale(4000, 3000, 35.0, p)
+    assert (4000 * photo) * (3000 * photo) == pytest.approx(p.large_pixels)
+    assert 35.0 * photo >= p.large_target
+    assert choose_scale(4000, 3000, 20.0, p) == pytest.approx(p.target / 20.0)  # small print
     assert (20000 * choose_scale(20000, 20000, 14.0, p)) ** 2 <= p.max_det_pixels * 1.001
 
 

@@ -87,28 +87,10 @@ def flat_acc(text: str, truth: str) -> float:
     return char_accuracy(" ".join(text.split()), " ".join(truth.split()))
 
 
+
 def phone_photo_of_page(index: int = 4, seed: int = 3, shot: int = 0) -> tuple[np.ndarray, str]:
-    """A 3000 x 4000 phone photo of a rendered document page (RGB): the page scaled ~2x
-    onto a table-coloured ground, a slight perspective, light falling off to the left,
-    sensor noise (``shot`` seeds the perspective and the noise). Detection reads it in tiles
-    (its text is ~35 px high)."""
-    import cv2
+    """A 3000 x 4000 phone photo of a rendered document page (RGB; :func:`render_photo`)."""
+    from skiff.kernels.ocr.synth import render_photo
 
-    from skiff.kernels.ocr.synth import render_document
-
-    s = render_document(index, seed=seed)
-    img = np.ascontiguousarray(s.image)
-    rng = np.random.default_rng(shot)
-    h, w = img.shape[:2]
-    W, H = 3000, 4000
-    scale = min((W - 400) / w, (H - 500) / h)
-    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-    corners = [[200, 250], [200 + w * scale, 250], [200 + w * scale, 250 + h * scale],
-               [200, 250 + h * scale]]
-    dst = np.float32([[x + rng.uniform(-60, 60), y + rng.uniform(-60, 60)] for x, y in corners])
-    ground = np.full((H, W, 3), (130, 110, 90), np.uint8)
-    out = cv2.warpPerspective(img, cv2.getPerspectiveTransform(src, dst), (W, H), dst=ground,
-                              borderMode=cv2.BORDER_TRANSPARENT, flags=cv2.INTER_CUBIC)
-    light = np.linspace(0.8, 1.05, W, dtype=np.float32)[None, :, None]
-    out = out.astype(np.float32) * light + rng.normal(0, 4, out.shape).astype(np.float32)
-    return np.clip(out, 0, 255).astype(np.uint8), "\n".join(s.lines)
+    sample = render_photo(index, seed=seed, shot=shot)
+    return sample.image, "\n".join(sample.lines)

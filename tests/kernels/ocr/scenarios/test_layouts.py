@@ -87,13 +87,22 @@ def test_phone_photo_of_a_page_read_in_tiles(pipe, fonts):
     """A tile of bare paper and the page's edge, with no text in it for context, came back
     as one box filling the tile, which then swallowed the seven lines beside it (0.79 of
     the page read); such a box is dropped (``pipeline._fills_tile``)."""
+    from skiff.kernels.ocr import OcrPipeline
+    from skiff.kernels.ocr.det import DetParams
+
     from .helpers import phone_photo_of_page
 
+    # the print brought to 18 px as before large pages were read at 12 px: 12 tiles a page
+    tiled = OcrPipeline(device="cpu", threads=2, params=DetParams(large_pixels=1e12))
+    tiled._engines = dict(pipe._engines)
     for shot in (1, 3):  # without the fix: 0.79 and 0.00 of the page read
         img, truth = phone_photo_of_page(shot=shot)
-        (r,) = list(pipe.run([img]))
+        (r,) = list(tiled.run([img]))
         assert r.timings.get("tiles"), r.timings  # read in tiles, the case at issue
         assert acc(r.text, truth) >= 0.99, (shot, r.text[:300])
+    (r,) = list(pipe.run([img]))  # as it runs now: the print at ~12 px, 1.5 MP detected
+    assert r.timings["det_scale"] * r.timings["text_height"] < 14, r.timings
+    assert acc(r.text, truth) >= 0.99, r.text[:300]
 
 
 def test_a_box_filling_its_tile_is_no_line():
