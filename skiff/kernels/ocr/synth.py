@@ -11,7 +11,7 @@ sample belongs to one category a benchmark reports separately:
 
 >>> from skiff.kernels.ocr.synth import char_accuracy
 >>> round(char_accuracy("hello world", "hello word"), 3)
-0.909
+0.9
 """
 
 from __future__ import annotations
