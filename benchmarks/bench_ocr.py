@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_ocr.py [--per-category 12] [--threads 2] [--quick]
     .venv/bin/python benchmarks/bench_ocr.py --set documents [--pages 30]
+    .venv/bin/python benchmarks/bench_ocr.py --set photos [--pages 12]
 
 The test set (``skiff.kernels.ocr.synth``: English, Chinese, mixed, paragraphs; clean, small,
 rotated, noisy) is written to a temporary folder once; each method then reads the same
@@ -253,10 +254,12 @@ def main(argv=None):
                     help="comma-separated subset of " + ", ".join(METHODS))
     ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu"))
     ap.add_argument("--folder")
-    ap.add_argument("--set", dest="which", choices=("mixed", "documents"), default="mixed",
+    ap.add_argument("--set", dest="which", choices=("mixed", "documents", "photos"),
+                    default="mixed",
                     help="mixed: the rendered test set (1-6 lines a page, four categories); "
                          "documents: dense scanned-like pages (20-40 lines, A4 at 150 dpi)")
-    ap.add_argument("--pages", type=int, default=30, help="pages of the documents set")
+    ap.add_argument("--pages", type=int, default=30,
+                    help="pages of the documents or photos set")
     ap.add_argument("--results", default=None,
                     help="results page (default benchmarks/results/ocr.md, "
                          "ocr-documents.md for --set documents)")
@@ -296,21 +299,25 @@ def main(argv=None):
         CATEGORIES,
         char_accuracy,
         make_document_set,
+        make_photo_set,
         make_test_set,
         write_test_set,
     )
 
-    documents = args.which == "documents"
+    documents = args.which in ("documents", "photos")  # dense pages, scanned or photographed
+    photos = args.which == "photos"
     n = 4 if args.quick else args.per_category
     folder = Path(tempfile.mkdtemp(prefix="skiff-bench-ocr-"))
-    write_test_set(folder, make_document_set(args.pages, seed=1) if documents
+    write_test_set(folder, make_photo_set(args.pages, seed=1) if photos else
+                   make_document_set(args.pages, seed=1) if documents
                    else make_test_set(n, seed=1))
     rows = _truth(folder)
     # accuracy columns: the categories, or for documents the kinds of text
     groups = ("english", "chinese", "mixed", "paragraph") if documents else CATEGORIES
     group_of = "kind" if documents else "category"
     results_page = args.results or str(ROOT / "benchmarks" / "results" /
-                                       ("ocr-documents.md" if documents else "ocr.md"))
+                                       ("ocr-photos.md" if photos else "ocr-documents.md"
+                                        if documents else "ocr.md"))
     results, notes = {}, []
     asked = [m.strip() for m in args.methods.split(",") if m.strip()]
     bad = sorted(set(asked) - set(METHODS))
@@ -401,15 +408,18 @@ def main(argv=None):
     for note in notes:
         print("note:", note)
     cmd = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr.py" + \
-        (f" --set documents --pages {args.pages}" if documents else "") + \
+        (f" --set {args.which} --pages {args.pages}" if documents else "") + \
         (" --quick" if args.quick else
          f"{'' if documents else f' --per-category {n}'} --rounds {rounds}") + \
         f" --threads {args.threads}" + \
         (f" --methods {args.methods}" if args.methods != ",".join(METHODS) else "")
-    what = ("dense pages of 20-40 lines, A4 at 150 dpi, every third with a scanner's noise; "
-            "accuracy per kind of text") if documents else f"{n} per category"
+    what = ("3000 x 4000 phone photos (JPEG) of dense pages: perspective, uneven light, "
+            "noise; accuracy per kind of text") if photos else \
+        ("dense pages of 20-40 lines, A4 at 150 dpi, every third with a scanner's noise; "
+         "accuracy per kind of text") if documents else f"{n} per category"
     doc = [
-        "# OCR benchmark" + (": dense document pages" if documents else ""), "",
+        "# OCR benchmark" + (": phone photos of pages" if photos else
+                             ": dense document pages" if documents else ""), "",
         f"Command: `{cmd}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"{args.threads} threads per method; {len(rows)} rendered images "

@@ -173,15 +173,30 @@ def draw_boxes(rgb: np.ndarray, lines: list[TextLine], *, max_side: int = 900) -
     """PNG (base64) of ``rgb`` with each line's box and index drawn; shrunk to ``max_side``."""
     from PIL import Image, ImageDraw
 
-    img = Image.fromarray(np.ascontiguousarray(rgb[..., :3]).astype(np.uint8))
-    s = min(1.0, max_side / max(img.size))
-    if s < 1:
-        img = img.resize((max(1, int(img.width * s)), max(1, int(img.height * s))))
+    rgb = rgb[..., :3]
+    # the pipeline keeps BGR pixels and shows them as a reversed view: shrink the BGR
+    # memory as it lies (copying a 12-MP reversed view took 0.3-0.5 s) and swap after
+    swap = not rgb.flags.c_contiguous and rgb[..., ::-1].flags.c_contiguous
+    work = rgb[..., ::-1] if swap else np.ascontiguousarray(rgb)
+    s = min(1.0, max_side / max(rgb.shape[:2]))
+    if s < 1:  # shrunk by OpenCV first: an integer factor by area (its fast path), the
+        import cv2  # rest linearly (a 12-MP photo's overlay took 0.65 s through PIL)
+
+        h, w = work.shape[:2]
+        k = int(1 / s)
+        if k >= 2:
+            work = cv2.resize(work, (max(1, w // k), max(1, h // k)),
+                              interpolation=cv2.INTER_AREA)
+        work = cv2.resize(work, (max(1, int(w * s)), max(1, int(h * s))),
+                          interpolation=cv2.INTER_LINEAR)
+    if swap:
+        work = work[..., ::-1]
+    img = Image.fromarray(np.ascontiguousarray(work).astype(np.uint8, copy=False))
     draw = ImageDraw.Draw(img)
     for i, line in enumerate(lines):
         pts = [(float(x) * s, float(y) * s) for x, y in line.box]
         draw.polygon(pts, outline=(230, 30, 30))
         draw.text((pts[0][0] + 1, max(0, pts[0][1] - 11)), str(i), fill=(230, 30, 30))
     buf = io.BytesIO()
-    img.save(buf, format="PNG")
+    img.save(buf, format="PNG", compress_level=1)  # level 6 took 0.5 s on a noisy photo
     return base64.b64encode(buf.getvalue()).decode("ascii")

@@ -271,3 +271,29 @@ def test_dense_document_pages_render_and_read(pipe, fonts, tmp_path):
     assert [r["image"].rsplit(".", 1)[1] for r in rows] == ["png", "png", "jpg"]
     got = pipe(str(tmp_path / rows[2]["image"])).text
     assert char_accuracy(got, "\n".join(pages[2].lines)) > 0.98
+
+
+def test_overlay_of_a_reversed_view_has_the_right_colours():
+    """The pipeline keeps BGR pixels and hands out an RGB view; the overlay shrinks the BGR
+    memory as it lies and swaps after: the same picture as from an RGB copy."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from skiff.kernels.ocr.result import draw_boxes
+
+    rng = np.random.default_rng(0)
+    bgr = rng.integers(0, 256, (900, 700, 3), dtype=np.uint8)
+    bgr[:, :, 0] = 255  # blue in BGR memory
+    lines = [TextLine([[10.0, 10.0], [300.0, 10.0], [300.0, 40.0], [10.0, 40.0]], "x", 0.9)]
+
+    def png(rgb):
+        return np.asarray(Image.open(io.BytesIO(base64.b64decode(draw_boxes(rgb, lines,
+                                                                              max_side=250)))))
+
+    view, copy = bgr[..., ::-1], np.ascontiguousarray(bgr[..., ::-1])
+    assert not view.flags.c_contiguous
+    a, b = png(view), png(copy)
+    assert a.shape == b.shape == (250, 194, 3) and np.array_equal(a, b)
+    assert a[200:, :, 2].min() == 255  # blue stays the third RGB channel
