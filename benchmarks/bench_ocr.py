@@ -268,6 +268,7 @@ def main(argv=None):
     ap.add_argument("--whole-worker", choices=("rapidocr", "rapidocr-nospin"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--whole-out", help=argparse.SUPPRESS)
+    ap.add_argument("--write-set", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.pages < 1 or args.per_category < 1:
         ap.error("--pages and --per-category must be at least 1")
@@ -307,10 +308,17 @@ def main(argv=None):
     documents = args.which in ("documents", "photos")  # dense pages, scanned or photographed
     photos = args.which == "photos"
     n = 4 if args.quick else args.per_category
+    if args.write_set:  # the child below: render, write, exit
+        write_test_set(args.write_set, make_photo_set(args.pages, seed=1) if photos else
+                       make_document_set(args.pages, seed=1) if documents
+                       else make_test_set(n, seed=1))
+        return 0
     folder = Path(tempfile.mkdtemp(prefix="skiff-bench-ocr-"))
-    write_test_set(folder, make_photo_set(args.pages, seed=1) if photos else
-                   make_document_set(args.pages, seed=1) if documents
-                   else make_test_set(n, seed=1))
+    # rendered in a child: a worker's peak RSS counts its parent's at the fork (Linux keeps
+    # the high-water mark across exec), and eight 12-MP photos held here read as 938 MiB for
+    # every method
+    subprocess.run([sys.executable, __file__, "--write-set", str(folder), "--set", args.which,
+                    "--pages", str(args.pages), "--per-category", str(n)], check=True)
     rows = _truth(folder)
     # accuracy columns: the categories, or for documents the kinds of text
     groups = ("english", "chinese", "mixed", "paragraph") if documents else CATEGORIES
