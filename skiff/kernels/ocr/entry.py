@@ -112,7 +112,7 @@ class OcrRun:
                  skipped: list[str] | None = None, text_out: str | None = None):
         self.results = results
         self.text_out = text_out  # the plain-text file (--out FILE.txt), None otherwise
-        self.skipped = list(skipped or [])  # files in the folders given that are no images
+        self.skipped = list(skipped or [])  # what the folders held besides images (subfolder/)
         self.images, self.errors, self.lines = images, errors, lines
         self.seconds, self.out, self.device, self.model = seconds, out, device, model
 

@@ -890,15 +890,9 @@ class OcrPipeline:
 
         def read(idx):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            decoded = ctc_decode(probs, alphabet, np)
-            for j, (text, score) in enumerate(decoded):  # a display's dropped point
-                if text[-1:].isdigit() and "." not in text:
-                    row = probs[j]
-                    fixed = decimal_point(text, row.get() if hasattr(row, "get") else row,
-                                          alphabet)
-                    if fixed != text:
-                        decoded[j] = (fixed, score)
-            return idx, decoded
+            decoded = ctc_decode(probs, alphabet, np)  # then a display's dropped point
+            return idx, [(decimal_point(text, probs[j], alphabet), score)
+                         for j, (text, score) in enumerate(decoded)]
 
         batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)
         pool = self._rec_pool() if len(batches) > 1 else None

@@ -156,8 +156,7 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
     probs = xp.asarray(probs)
     best = probs.argmax(axis=2)  # (N, T)
     conf = xp.take_along_axis(probs, best[..., None], axis=2)[..., 0]  # one pass, not two
-    keep = best != 0
-    keep[:, 1:] &= best[:, 1:] != best[:, :-1]
+    keep = _kept(best)
     best, conf, keep = (a if isinstance(a, np.ndarray) else a.get() for a in (best, conf, keep))
     out = []
     for ids, ps, k in zip(best, conf, keep, strict=True):
@@ -165,6 +164,14 @@ def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
         text = "".join(chars).strip()
         out.append((text, float(ps[k].mean()) if k.any() else 0.0))
     return out
+
+
+def _kept(best):
+    """The frames greedy CTC keeps, for best classes ``(..., T)``: not blank (class 0) and
+    not a repeat of the frame before."""
+    keep = best != 0
+    keep[..., 1:] &= best[..., 1:] != best[..., :-1]
+    return keep
 
 
 _NUMBER = re.compile(r"-?\d+")
@@ -190,11 +197,9 @@ def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     """
     if "." not in alphabet or not _NUMBER.fullmatch(text) or sum(c.isdigit() for c in text) < 2:
         return text
-    probs = np.asarray(probs)
+    probs = probs.get() if hasattr(probs, "get") else np.asarray(probs)  # cupy or numpy
     best = probs.argmax(1)
-    keep = best != 0
-    keep[1:] &= best[1:] != best[:-1]
-    frames = np.flatnonzero(keep)
+    frames = np.flatnonzero(_kept(best))
     chars = [alphabet[i] if i < len(alphabet) else "" for i in best[frames]]
     while chars and not chars[0].strip():  # ctc_decode strips the line's ends
         chars, frames = chars[1:], frames[1:]
