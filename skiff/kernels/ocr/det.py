@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["DetParams", "estimate_text_height", "text_extent", "choose_scale", "det_input",
            "db_boxes", "join_fragments", "order_points", "tile_spans", "tile_grid", "is_blank",
-           "merge_tiled"]
+           "bare_box", "merge_tiled"]
 
 STRIDE = 32  # the DB backbone's total stride: input sides must be multiples of it
 
@@ -49,8 +49,8 @@ class DetParams:
     max_det_pixels: float = 180.0e6
     tile_pixels: float = 0.5e6
     tile_overlap: int = 96
-    large_pixels: float = 1.5e6
-    large_target: float = 12.0
+    large_pixels: float = 0.75e6
+    large_target: float = 9.0
 
 
 def estimate_text_height(gray: np.ndarray) -> float | None:
@@ -166,12 +166,14 @@ def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetPa
     Text already at least ``p.min_text`` px is brought to ``p.target`` px by shrinking (never
     enlarged); smaller text is enlarged to ``p.min_text * 1.5`` (up to ``p.max_upscale`` and
     ``p.max_pixels``); an image whose text height is unknown is only shrunk to fit
-    ``p.limit``. Where ``p.target`` would give the detector more than ``p.large_pixels`` and
-    the print is at least twice ``p.large_target``, the text is brought down to as little as
-    ``p.large_target`` px instead (a 12-MP phone
-    photo of a page, 35-px print: 3.1 MP in 12 tiles at 18 px, 1.5 MP at 12.6 px, the same
-    texts). The detector needs far fewer pixels per line than the recognizer, which
-    reads crops from the full-resolution image. Enlarging stops at ``p.max_pixels``; a
+    ``p.limit``. Where ``p.target`` would give the detector more than ``p.large_pixels``
+    and the print is at least twice ``p.large_target``, the text is brought down towards
+    ``p.large_target`` px, to no fewer pixels than that bound: the detector needs far fewer
+    pixels per line than the recognizer, which reads crops from the full-resolution image.
+    Measured on 12-MP phone photos of dense pages (print 18-47 px) and 200-dpi A4 scans
+    (print 18-25 px): every text the same at 9 px as at 18 px, detection 2-3x cheaper
+    (35-px print: 3.1 MP in 12 tiles at 18 px, 0.75 MP at 9 px). Smaller print, and pages
+    under the bound (screenshots), keep the target. Enlarging stops at ``p.max_pixels``; a
     page at or below its own size is shrunk only below ``p.max_det_pixels``.
     """
     fit = min(1.0, p.limit / max(h, w))
@@ -180,7 +182,7 @@ def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetPa
     elif text_height >= p.min_text:
         s = min(1.0, p.target / text_height)
         if text_height >= 2 * p.large_target and h * w * s * s > p.large_pixels:
-            # a large page of large print (a phone photo); small print keeps its target
+            # a large page of large print (a phone photo, a scan); small print keeps its target
             s = min(s, max(math.sqrt(p.large_pixels / (h * w)), p.large_target / text_height))
     else:
         s = 1.5 * p.min_text / text_height
@@ -431,6 +433,36 @@ def is_blank(part: np.ndarray, spread: int = 24) -> bool:
     return True
 
 
+def bare_box(part: np.ndarray, box: np.ndarray, scale: float, *, least: int = 48,
+             crossings: float = 1.5) -> bool:
+    """Whether a large box found in a tile holds too little ink to be text: fewer than
+    ``crossings`` edge pixels (Canny, every channel) per pixel of its half-perimeter, seen at
+    the detector's ``scale``. Only boxes whose short side is at least ``least`` detector
+    pixels are judged (lines at the detector's text height are about 30).
+
+    A tile of bare paper, the page's edge and the table around it, with no text for context,
+    can come back as boxes of hundreds of pixels (a phone photo at 0.4 scale: five such
+    boxes, 0.3-0.9 edge pixels per side pixel, which then swallowed the lines beside them
+    when the tiles were joined); print of any size crosses its box's length several times
+    (a 600-px bold word 2.8, a line of small print 3.9).
+    """
+    import cv2
+
+    w = float(np.linalg.norm(box[1] - box[0])) * scale
+    h = float(np.linalg.norm(box[3] - box[0])) * scale
+    if min(w, h) < least:
+        return False
+    lo = np.maximum(np.floor(box.min(0)).astype(int), 0)
+    hi = np.minimum(np.ceil(box.max(0)).astype(int), (part.shape[1], part.shape[0]))
+    region = np.ascontiguousarray(part[lo[1]:hi[1], lo[0]:hi[0]])
+    if region.size == 0:
+        return True
+    size = (max(1, round(region.shape[1] * scale)), max(1, round(region.shape[0] * scale)))
+    small = cv2.resize(region, size, interpolation=cv2.INTER_AREA)
+    edges = int(np.count_nonzero(cv2.Canny(small, 60, 150)))
+    return edges < crossings * (w + h)
+
+
 def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:
     """Join detections from overlapping tiles: ``(box, score, touches_a_cut[, in_overlap])``.
 
@@ -469,6 +501,11 @@ def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:
             break
         parent = list(range(n))
         for i, j in zip(*np.nonzero(np.triu(link)), strict=True):
+            # the axis-aligned bounds only propose: a long line a degree or two off level
+            # (a photo's perspective) has bounds that reach the next line's, so each pair is
+            # checked on the boxes themselves
+            if not _same_line(items[i][0], items[j][0], bool(dup[i, j])):
+                continue
             parent[_root(parent, int(i))] = _root(parent, int(j))
         groups: dict[int, list[int]] = {}
         for i in range(n):
@@ -484,6 +521,35 @@ def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:
                            any(items[k][2] for k in members)))
         items = merged
     return keep + [(b, s) for b, s, _ in items]
+
+
+def _same_line(a: np.ndarray, b: np.ndarray, dup: bool) -> bool:
+    """Whether boxes ``a`` and ``b`` (tl, tr, br, bl), proposed by their bounds, are one line:
+    a duplicate when their quadrilaterals overlap by more than half the smaller; else two
+    pieces of a line cut by a tile's edge when, both lying (longer than high), their centre
+    lines meet within half the thinner one's height where the pieces meet. Standing boxes
+    (a column) keep the bounds' verdict."""
+    import cv2
+
+    if dup:
+        area, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+        small = min(cv2.contourArea(a.astype(np.float32)), cv2.contourArea(b.astype(np.float32)))
+        if small > 0 and area > 0.5 * small:
+            return True
+    lines = []
+    for q in (a, b):
+        left, right = (q[0] + q[3]) / 2, (q[1] + q[2]) / 2
+        thick = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2
+        if right[0] - left[0] < thick:  # a standing box
+            return not dup
+        lines.append((left, right, thick))
+    (la, ra, ta), (lb, rb, tb) = lines
+    x = (max(la[0], lb[0]) + min(ra[0], rb[0])) / 2  # middle of the overlap (or of the gap)
+
+    def y_at(left, right):
+        return left[1] + (x - left[0]) * (right[1] - left[1]) / (right[0] - left[0])
+
+    return abs(y_at(la, ra) - y_at(lb, rb)) < 0.5 * min(ta, tb)
 
 
 def _root(parent: list[int], i: int) -> int:

@@ -31,6 +31,7 @@ from .deskew import boxes_back, level, off_axis, skew_angle
 from .det import (
     STRIDE,
     DetParams,
+    bare_box,
     choose_scale,
     db_boxes,
     det_input,
@@ -750,7 +751,7 @@ class OcrPipeline:
                 prob = det(x)[0, 0]
                 del x
                 for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
-                    if _fills_tile(box, part.shape[:2]):
+                    if _fills_tile(box, part.shape[:2]) or bare_box(part, box, s):
                         continue
                     lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
                     touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \

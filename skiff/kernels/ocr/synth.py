@@ -249,11 +249,13 @@ def make_document_set(pages: int = 30, *, seed: int = 0) -> list[Sample]:
     return [render_document(i, seed=seed) for i in range(pages)]
 
 
-def render_photo(index: int, *, seed: int = 0, shot: int | None = None) -> Sample:
+def render_photo(index: int, *, seed: int = 0, shot: int | None = None,
+                 fill: float = 1.0) -> Sample:
     """A phone photo of a dense page: :func:`render_document` scaled ~2x onto a
     3000 x 4000 table-coloured ground with a slight perspective (corners moved up to 60 px),
     light falling off to the left and sensor noise, saved as JPEG (``meta["scanned"]``).
-    Its print is ~30-50 px high: detection reads it in tiles. ``shot`` seeds the
+    Its print is ~30-50 px high. ``fill`` < 1 shrinks the page by that factor, centred
+    (a photo from further away: more table around it, smaller print). ``shot`` seeds the
     perspective and the noise (default: the index)."""
     import cv2
 
@@ -263,8 +265,14 @@ def render_photo(index: int, *, seed: int = 0, shot: int | None = None) -> Sampl
     h, w = page.shape[:2]
     W, H = 3000, 4000
     k = min((W - 400) / w, (H - 500) / h)
+    x0, y0 = 200.0, 250.0
+    if fill != 1.0:
+        if not 0.1 <= fill <= 1.0:
+            raise ValueError(f"fill must be in [0.1, 1], got {fill!r}")
+        k *= fill
+        x0, y0 = (W - w * k) / 2, (H - h * k) / 2
     src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-    corners = [[200, 250], [200 + w * k, 250], [200 + w * k, 250 + h * k], [200, 250 + h * k]]
+    corners = [[x0, y0], [x0 + w * k, y0], [x0 + w * k, y0 + h * k], [x0, y0 + h * k]]
     dst = np.float32([[x + rng.uniform(-60, 60), y + rng.uniform(-60, 60)] for x, y in corners])
     ground = np.full((H, W, 3), (130, 110, 90), np.uint8)
     out = cv2.warpPerspective(page, cv2.getPerspectiveTransform(src, dst), (W, H), dst=ground,

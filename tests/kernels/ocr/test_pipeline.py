@@ -174,7 +174,7 @@ def test_choose_scale_rules():
     p = DetParams()
     assert choose_scale(800, 1200, 5.0, p) > 1.0  # tiny text is enlarged
     assert choose_scale(800, 1200, 12.0, p) == 1.0  # readable text is never enlarged
-    big = choose_scale(2000, 3000, 40.0, p)
+    big = choose_scale(1000, 1500, 40.0, p)
     assert big == pytest.approx(p.target / 40.0)  # large clean text is shrunk to the target
     assert choose_scale(2000, 3000, None, p) == pytest.approx(960 / 3000)
     s = choose_scale(1000, 1000, 3.0, p)  # enlarging stops at the pixel budget
@@ -182,11 +182,15 @@ def test_choose_scale_rules():
     assert choose_scale(4000, 4000, 3.0, p) == 1.0  # a large page keeps its own size
     # a huge page of small text is not shrunk below its text's size (it is read in tiles)
     assert choose_scale(8000, 8000, 14.0, p) == 1.0
-    # a phone photo of a page (12 MP, 35-px print): 1.5 MP for the detector, not 3.1
+    # a phone photo of a page (12 MP, 35-px print): 0.75 MP for the detector, not 3.1
     photo = choose_scale(4000, 3000, 35.0, p)
-    assert (4000 * photo) * (3000 * photo) == pytest.approx(p.large_pixels)
-    assert 35.0 * photo >= p.large_target
-    assert choose_scale(4000, 3000, 20.0, p) == pytest.approx(p.target / 20.0)  # small print
+    assert photo == pytest.approx(max(p.large_target / 35.0, (p.large_pixels / 12e6) ** 0.5))
+    assert (4000 * photo) * (3000 * photo) < 0.3 * 12e6 * (p.target / 35.0) ** 2
+    assert choose_scale(4000, 3000, 17.0, p) == 1.0  # small print: its own size, in tiles
+    # an A4 scan at 200 dpi, 20-px print: brought towards 9 px, not below the pixel bound
+    scan = choose_scale(2339, 1654, 20.0, p)
+    assert scan == pytest.approx(max(p.large_target / 20.0, (p.large_pixels / 2339 / 1654) ** 0.5))
+    assert choose_scale(1080, 1920, 14.0, p) == 1.0  # a screenshot's small print
     assert (20000 * choose_scale(20000, 20000, 14.0, p)) ** 2 <= p.max_det_pixels * 1.001
 
 
@@ -297,3 +301,65 @@ def test_overlay_of_a_reversed_view_has_the_right_colours():
     a, b = png(view), png(copy)
     assert a.shape == b.shape == (250, 194, 3) and np.array_equal(a, b)
     assert a[200:, :, 2].min() == 255  # blue stays the third RGB channel
+
+
+def test_tiled_pieces_of_tilted_lines_stay_apart():
+    """Lines two degrees off level (a photo's perspective), cut by a tile's edge: the bounds
+    of each piece reach the next line's, which joined two and three lines into one box (a
+    phone photo read in tiles: 0.76 of a page); pieces join only along their centre line."""
+    import math
+
+    from skiff.kernels.ocr.det import merge_tiled
+
+    slope = math.tan(math.radians(2.0))
+
+    def piece(x0, x1, row):  # a line of thickness 40 at pitch 54, tilted by `slope`
+        y0, y1 = 100 + 54 * row + x0 * slope, 100 + 54 * row + x1 * slope
+        return np.array([[x0, y0], [x1, y1], [x1, y1 + 40], [x0, y0 + 40]], np.float32)
+
+    found = []
+    for row in range(4):
+        found.append((piece(20, 1003, row), 0.9, True, True))  # left tile, touches the cut
+        found.append((piece(997, 1700, row), 0.9, True, True))  # right tile
+    merged = merge_tiled(found)
+    assert len(merged) == 4, [b.round().tolist() for b, _ in merged]
+    for b, _ in merged:  # each a whole line, from the left piece's start to the right's end
+        assert b[:, 0].min() == pytest.approx(20, abs=3)
+        assert b[:, 0].max() == pytest.approx(1700, abs=3)
+        assert np.linalg.norm(b[3] - b[0]) < 45
+    # a duplicate in the overlap (the same piece seen by both tiles) is still one
+    dup = merge_tiled([(piece(900, 1100, 0), 0.9, True, True),
+                       (piece(905, 1098, 0), 0.8, False, True)])
+    assert len(dup) == 1
+
+
+def test_a_bare_box_in_a_tile_is_no_text(fonts):
+    """The detector can mark bare paper, a page's edge and the table around it in a tile that
+    holds no text as boxes of hundreds of pixels (``det.bare_box``); print of any size,
+    from a poster's word to small lines, crosses its box several times and is kept."""
+    import cv2
+
+    from skiff.kernels.ocr.det import bare_box
+
+    rng = np.random.default_rng(0)
+    tile = np.full((1500, 1600, 3), (90, 110, 130), np.uint8)  # the table
+    cv2.fillConvexPoly(tile, np.array([[0, 600], [900, 620], [880, 1500], [0, 1500]]),
+                       (225, 228, 230))  # a page's corner
+    tile = np.clip(tile + rng.normal(0, 4, tile.shape), 0, 255).astype(np.uint8)
+    blob = np.array([[100, 500], [1000, 500], [1000, 1400], [100, 1400]], np.float32)
+    assert bare_box(tile, blob, 0.4)
+    assert not bare_box(tile, blob / 10, 0.4)  # too small to judge: left to the recognizer
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("RGB", (1600, 1500), (235, 230, 220))
+    draw = ImageDraw.Draw(page)
+    draw.text((100, 100), "SALE", font=ImageFont.truetype(fonts["latin"], 500), fill=(20, 20, 20))
+    for i in range(8):
+        draw.text((100, 800 + 60 * i), f"small print of the poster, line {i}",
+                  font=ImageFont.truetype(fonts["latin"], 36), fill=(20, 20, 20))
+    art = np.asarray(page)
+    word = np.array([[90, 120], [1300, 120], [1300, 620], [90, 620]], np.float32)
+    lines = np.array([[90, 790], [800, 790], [800, 1280], [90, 1280]], np.float32)
+    assert not bare_box(art, word, 0.4)
+    assert not bare_box(art, lines, 0.4)

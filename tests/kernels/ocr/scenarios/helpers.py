@@ -88,9 +88,10 @@ def flat_acc(text: str, truth: str) -> float:
 
 
 
-def phone_photo_of_page(index: int = 4, seed: int = 3, shot: int = 0) -> tuple[np.ndarray, str]:
+def phone_photo_of_page(index: int = 4, seed: int = 3, shot: int = 0,
+                        fill: float = 1.0) -> tuple[np.ndarray, str]:
     """A 3000 x 4000 phone photo of a rendered document page (RGB; :func:`render_photo`)."""
     from skiff.kernels.ocr.synth import render_photo
 
-    sample = render_photo(index, seed=seed, shot=shot)
+    sample = render_photo(index, seed=seed, shot=shot, fill=fill)
     return sample.image, "\n".join(sample.lines)
