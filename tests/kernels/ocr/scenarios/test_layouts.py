@@ -113,3 +113,25 @@ def test_a_box_filling_its_tile_is_no_line():
     assert _fills_tile(_box(11, 52, 1114, 1089).astype(np.float64), (1142, 1126))
     assert not _fills_tile(_box(1228, 559, 834, 70), (1142, 1126))  # a line
     assert not _fills_tile(_box(10, 10, 1100, 600), (1142, 1126))  # a banner's one line
+
+
+def test_phone_photo_from_further_away_read_in_tiles(pipe, fonts):
+    """A photo taken from further away (the page 0.6 of the frame: 20-25-px print, the table
+    all round): read in tiles, lines a degree or two off level had their pieces joined to
+    the next line's (0.76 of the page read), and tiles of bare paper and table came back as
+    boxes that swallowed lines (``det._same_line``, ``det.bare_box``)."""
+    from skiff.kernels.ocr import OcrPipeline
+    from skiff.kernels.ocr.det import DetParams
+
+    from .helpers import phone_photo_of_page
+
+    img, truth = phone_photo_of_page(index=7, seed=3, shot=107, fill=0.6)
+    # detected at 12-px print within 1.5 MP, as before large print went to 9 px: in tiles
+    tiled = OcrPipeline(device="cpu", threads=2,
+                        params=DetParams(large_pixels=1.5e6, large_target=12.0))
+    tiled._engines = dict(pipe._engines)
+    (r,) = list(tiled.run([img]))
+    assert r.timings.get("tiles"), r.timings  # read in tiles, the case at issue
+    assert acc(r.text, truth) >= 0.99, r.text[:300]
+    (r,) = list(pipe.run([img]))  # as it runs now
+    assert acc(r.text, truth) >= 0.99, r.text[:300]
