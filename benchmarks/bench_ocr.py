@@ -421,8 +421,9 @@ def main(argv=None):
          f"{'' if documents else f' --per-category {n}'} --rounds {rounds}") + \
         f" --threads {args.threads}" + \
         (f" --methods {args.methods}" if args.methods != ",".join(METHODS) else "")
-    what = ("3000 x 4000 phone photos (JPEG) of dense pages: perspective, uneven light, "
-            "noise; accuracy per kind of text") if photos else \
+    what = ("3000 x 4000 phone photos (JPEG) of dense pages from three distances (the page "
+            "1.0, 0.8, 0.6 of the frame in turn): perspective, uneven light, noise; accuracy "
+            "per kind of text") if photos else \
         ("dense pages of 20-40 lines, A4 at 150 dpi, every third with a scanner's noise; "
          "accuracy per kind of text") if documents else f"{n} per category"
     doc = [

@@ -167,13 +167,14 @@ def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetPa
     enlarged); smaller text is enlarged to ``p.min_text * 1.5`` (up to ``p.max_upscale`` and
     ``p.max_pixels``); an image whose text height is unknown is only shrunk to fit
     ``p.limit``. Where ``p.target`` would give the detector more than ``p.large_pixels``
-    and the print is at least twice ``p.large_target``, the text is brought down towards
+    and the print is at least 1.5 ``p.large_target``, the text is brought down towards
     ``p.large_target`` px, to no fewer pixels than that bound: the detector needs far fewer
     pixels per line than the recognizer, which reads crops from the full-resolution image.
-    Measured on 12-MP phone photos of dense pages (print 18-47 px) and 200-dpi A4 scans
-    (print 18-25 px): every text the same at 9 px as at 18 px, detection 2-3x cheaper
-    (35-px print: 3.1 MP in 12 tiles at 18 px, 0.75 MP at 9 px). Smaller print, and pages
-    under the bound (screenshots), keep the target. Enlarging stops at ``p.max_pixels``; a
+    Measured on 12-MP phone photos of dense pages (print 16-47 px), A4 scans (print 14-25
+    px) and 1920 x 1080 screenshots (print 14-16 px): the same texts at 9 px as at 18 px,
+    detection 2-3x cheaper (35-px print: 3.1 MP in 12 tiles at 18 px, 0.75 MP at 9 px; 16-px
+    print: 12 MP in tiles, 3.8 MP). Smaller print, and pages under the bound, keep the
+    target. Enlarging stops at ``p.max_pixels``; a
     page at or below its own size is shrunk only below ``p.max_det_pixels``.
     """
     fit = min(1.0, p.limit / max(h, w))
@@ -181,8 +182,8 @@ def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetPa
         s = fit
     elif text_height >= p.min_text:
         s = min(1.0, p.target / text_height)
-        if text_height >= 2 * p.large_target and h * w * s * s > p.large_pixels:
-            # a large page of large print (a phone photo, a scan); small print keeps its target
+        if text_height >= 1.5 * p.large_target and h * w * s * s > p.large_pixels:
+            # a large page (a phone photo, a scan); print under 13.5 px keeps its target
             s = min(s, max(math.sqrt(p.large_pixels / (h * w)), p.large_target / text_height))
     else:
         s = 1.5 * p.min_text / text_height

@@ -42,7 +42,7 @@ __all__ = ["PRECISIONS", "int8_detector", "int8_path", "build_int8_detector",
 
 PRECISIONS = ("auto", "int8", "fp32")
 # bump when the recipe changes: cached files of an older recipe are then rebuilt
-RECIPE = "det-int8-qdq-v4"
+RECIPE = "det-int8-qdq-v5"
 SEED = 20261201
 _LOCK = threading.Lock()
 

@@ -284,9 +284,14 @@ def render_photo(index: int, *, seed: int = 0, shot: int | None = None,
                   {**doc.meta, "scanned": True, "shot": index if shot is None else shot})
 
 
+PHOTO_FILLS = (1.0, 0.8, 0.6)  # the page's share of the frame: near, middle, further away
+
+
 def make_photo_set(photos: int = 12, *, seed: int = 0) -> list[Sample]:
-    """``photos`` phone photos of dense pages (:func:`render_photo`)."""
-    return [render_photo(i, seed=seed) for i in range(photos)]
+    """``photos`` phone photos of dense pages (:func:`render_photo`), taken from three
+    distances in turn (``PHOTO_FILLS``: print ~30-50, ~25-40 and ~18-30 px high)."""
+    return [render_photo(i, seed=seed, fill=PHOTO_FILLS[i % len(PHOTO_FILLS)])
+            for i in range(photos)]
 
 
 def write_test_set(folder, samples: list[Sample]) -> Path:

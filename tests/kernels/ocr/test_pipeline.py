@@ -181,16 +181,18 @@ def test_choose_scale_rules():
     assert (1000 * s) ** 2 <= p.max_pixels * 1.001
     assert choose_scale(4000, 4000, 3.0, p) == 1.0  # a large page keeps its own size
     # a huge page of small text is not shrunk below its text's size (it is read in tiles)
-    assert choose_scale(8000, 8000, 14.0, p) == 1.0
+    assert choose_scale(8000, 8000, 13.0, p) == 1.0
     # a phone photo of a page (12 MP, 35-px print): 0.75 MP for the detector, not 3.1
     photo = choose_scale(4000, 3000, 35.0, p)
     assert photo == pytest.approx(max(p.large_target / 35.0, (p.large_pixels / 12e6) ** 0.5))
     assert (4000 * photo) * (3000 * photo) < 0.3 * 12e6 * (p.target / 35.0) ** 2
-    assert choose_scale(4000, 3000, 17.0, p) == 1.0  # small print: its own size, in tiles
+    assert choose_scale(4000, 3000, 13.0, p) == 1.0  # small print: its own size, in tiles
+    far = choose_scale(4000, 3000, 16.0, p)  # a page shot from further away
+    assert far == pytest.approx(p.large_target / 16.0)
     # an A4 scan at 200 dpi, 20-px print: brought towards 9 px, not below the pixel bound
     scan = choose_scale(2339, 1654, 20.0, p)
     assert scan == pytest.approx(max(p.large_target / 20.0, (p.large_pixels / 2339 / 1654) ** 0.5))
-    assert choose_scale(1080, 1920, 14.0, p) == 1.0  # a screenshot's small print
+    assert choose_scale(1080, 1920, 13.0, p) == 1.0  # a screenshot's small print
     assert (20000 * choose_scale(20000, 20000, 14.0, p)) ** 2 <= p.max_det_pixels * 1.001
 
 
