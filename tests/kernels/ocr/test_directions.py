@@ -103,3 +103,29 @@ def test_engines_are_made_apart_and_preloaded(monkeypatch):
     assert list(q.run([])) == []  # a run makes its engines in the background, and waits
     assert sorted(q._engines) == ["cls", "det", "rec"]
     assert q.preload() is None  # all made: nothing to do
+
+
+def test_the_direction_model_stops_once_a_page_is_settled(pipe):
+    """A page's crops are seen widest first, eight at a time; once eight are sure and none
+    is sure of the other way, the page settles the rest unseen (a 40-line page: 8 crops
+    through the model, not 40). A sure turned crop among them keeps the model reading."""
+    crops = [np.full((20, 60 + k, 3), 200, np.uint8) for k in range(30)]  # widths 60..89
+    owners = [(0, k) for k in range(30)]
+    pipe._engines["cls"] = cls = _Cls([0.99] * 30)
+    flags, settled = pipe.directions(crops, owners, _items(1))
+    assert len(cls.p_up) == 30 - P.PAGE_STEP  # only the first step was read
+    assert not flags.any() and (settled == P.BY_PAGE).all()
+
+    # the widest crops come first: the model's eighth answer (a sure turn) is for crop 22
+    pipe._engines["cls"] = cls = _Cls([0.99] * 7 + [0.02] + [0.99] * 22)
+    flags, settled = pipe.directions(crops, owners, _items(1))
+    assert cls.p_up == []  # all read: the page was not unanimous
+    # 29 sure upright against one: the page outvotes the lone turn
+    assert not flags.any() and (settled == P.BY_PAGE).all()
+
+    # two pages: each is read and settled on its own
+    owners2 = [(k % 2, k) for k in range(30)]
+    pipe._engines["cls"] = cls = _Cls([0.99] * 30)
+    flags, settled = pipe.directions(crops, owners2, _items(2))
+    assert len(cls.p_up) == 30 - 2 * P.PAGE_STEP
+    assert (settled == P.BY_PAGE).all()
