@@ -800,6 +800,10 @@ class OcrPipeline:
         ``BY_PAGE``. Otherwise a sure crop follows the model and an unsure one its page's
         majority (by width) of sure crops; a crop the model is at least ``SURE_CLS`` sure is
         upright is settled ``BY_MODEL``, and :meth:`read_both_ways` has the last word.
+        On the CPU the model reads a page's crops widest first, ``PAGE_STEP`` at a time, and
+        stops once ``PAGE_SURE`` are sure one way and none the other: the page settles the
+        crops it did not see (only a page more than a fifth of it turned the other way, seen
+        among its narrower lines, would have come out otherwise).
         """
         flags = np.zeros(len(crops), bool)
         settled = np.full(len(crops), UNSETTLED, np.int8)
