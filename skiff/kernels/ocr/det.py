@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["DetParams", "estimate_text_height", "text_extent", "choose_scale", "det_input",
            "db_boxes", "join_fragments", "order_points", "tile_spans", "tile_grid", "is_blank",
-           "bare_box", "merge_tiled"]
+           "bare_box", "no_line_in_tile", "merge_tiled"]
 
 STRIDE = 32  # the DB backbone's total stride: input sides must be multiples of it
 
@@ -432,6 +432,27 @@ def is_blank(part: np.ndarray, spread: int = 24) -> bool:
         if hi - lo >= spread:
             return False
     return True
+
+
+def no_line_in_tile(part: np.ndarray, box: np.ndarray, scale: float) -> bool:
+    """Whether a box the detector found in tile ``part`` (at ``scale``) is no line of text:
+    it fills most of the tile (:func:`_fills_tile`) or holds too little ink (:func:`bare_box`).
+    Without text in a tile for context, the detector can mark bare paper, a page's edge or
+    the table around it; such a box, kept, swallows the lines beside it when tiles are
+    joined."""
+    return _fills_tile(box, part.shape[:2]) or bare_box(part, box, scale)
+
+
+def _fills_tile(box: np.ndarray, shape) -> bool:
+    """Whether a detected box fills most of its tile without being a line (its short side
+    over 60% of the tile's, less than three times as long as high): the detector, seeing a
+    tile of bare paper and a page edge without any text for context, can mark it all (seen:
+    a 1100 x 1100 box at 0.64 on a phone photo's margin, which then swallowed the seven lines
+    beside it when rows were joined). Tiles exist because the text is small against the
+    page, so no line fills one."""
+    w, h = (float(np.linalg.norm(box[1] - box[0])), float(np.linalg.norm(box[3] - box[0])))
+    short, long = min(w, h), max(w, h)
+    return short > 0.6 * min(shape) and long < 3 * short
 
 
 def bare_box(part: np.ndarray, box: np.ndarray, scale: float, *, least: int = 48,

@@ -31,13 +31,13 @@ from .deskew import boxes_back, level, off_axis, skew_angle
 from .det import (
     STRIDE,
     DetParams,
-    bare_box,
     choose_scale,
     db_boxes,
     det_input,
     is_blank,
     join_fragments,
     merge_tiled,
+    no_line_in_tile,
     text_extent,
     tile_grid,
     tile_spans,
@@ -156,18 +156,6 @@ def _aligned(ink, scale: float, shape):
         return None
     step = STRIDE / scale
     return (int(y0 // step * step), y1, int(x0 // step * step), x1)
-
-
-def _fills_tile(box: np.ndarray, shape) -> bool:
-    """Whether a detected box fills most of its tile without being a line (its short side
-    over 60% of the tile's, less than three times as long as high): the detector, seeing a
-    tile of bare paper and a page edge without any text for context, can mark it all (seen:
-    a 1100 x 1100 box at 0.64 on a phone photo's margin, which then swallowed the seven lines
-    beside it when rows were joined). Tiles exist because the text is small against the
-    page, so no line fills one."""
-    w, h = (float(np.linalg.norm(box[1] - box[0])), float(np.linalg.norm(box[3] - box[0])))
-    short, long = min(w, h), max(w, h)
-    return short > 0.6 * min(shape) and long < 3 * short
 
 
 def _mean_score(boxes) -> float:
@@ -755,7 +743,7 @@ class OcrPipeline:
                 prob = det(x)[0, 0]
                 del x
                 for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
-                    if _fills_tile(box, part.shape[:2]) or bare_box(part, box, s):
+                    if no_line_in_tile(part, box, s):
                         continue
                     lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
                     touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \

@@ -86,7 +86,7 @@ def test_reading_rows_group_a_rows_cells_and_keep_prose_lines_apart():
 def test_phone_photo_of_a_page_read_in_tiles(pipe, fonts):
     """A tile of bare paper and the page's edge, with no text in it for context, came back
     as one box filling the tile, which then swallowed the seven lines beside it (0.79 of
-    the page read); such a box is dropped (``pipeline._fills_tile``)."""
+    the page read); such a box is dropped (``det._fills_tile``)."""
     from skiff.kernels.ocr import OcrPipeline
     from skiff.kernels.ocr.det import DetParams
 
@@ -108,7 +108,7 @@ def test_phone_photo_of_a_page_read_in_tiles(pipe, fonts):
 def test_a_box_filling_its_tile_is_no_line():
     import numpy as np
 
-    from skiff.kernels.ocr.pipeline import _fills_tile
+    from skiff.kernels.ocr.det import _fills_tile
 
     assert _fills_tile(_box(11, 52, 1114, 1089).astype(np.float64), (1142, 1126))
     assert not _fills_tile(_box(1228, 559, 834, 70), (1142, 1126))  # a line
