@@ -365,3 +365,18 @@ def test_a_bare_box_in_a_tile_is_no_text(fonts):
     lines = np.array([[90, 790], [800, 790], [800, 1280], [90, 1280]], np.float32)
     assert not bare_box(art, word, 0.4)
     assert not bare_box(art, lines, 0.4)
+
+
+@pytest.mark.slow
+def test_photo_set_shoots_from_three_distances(fonts):
+    """The rendered phone photos take their page from three distances in turn; a distance
+    outside (0.1, 1] is one clear error."""
+    from skiff.kernels.ocr.synth import PHOTO_FILLS, make_photo_set, render_photo
+
+    photos = make_photo_set(3, seed=1)
+    assert [p.image.shape for p in photos] == [(4000, 3000, 3)] * 3
+    # the page's share of the frame: the page (light) covers less of a further shot
+    light = [float((p.image.mean(2) > 150).mean()) for p in photos]
+    assert light[0] > light[1] > light[2], (light, PHOTO_FILLS)
+    with pytest.raises(ValueError, match="fill"):
+        render_photo(0, fill=1.5)
