@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["ImageError", "load_image", "iter_pages", "PixelBudget", "footprint", "PDFIUM_LOCK",
-           "PDF_DPI", "MAX_PIXELS", "grey_of"]
+           "PDF_DPI", "MAX_PIXELS", "grey_of", "pil_rgb"]
 
 MAX_PIXELS = 200e6  # refuse to decode more than this (a decompression bomb guard)
 
@@ -165,7 +165,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
                     if budget is not None:
                         budget.wait_for(im.width * im.height * 3, repr(label))
                     name = f"{path}#page={page}" if page is not None else label
-                    yield _bgr(_pil_rgb(im, exif=True), owned=True), name
+                    yield _bgr(pil_rgb(im, exif=True), owned=True), name
         except ImageError:
             raise
         except Exception as exc:
@@ -176,7 +176,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
             raise ImageError(f"cannot read {Path(label).name!r} as an image: "
                              f"{type(exc).__name__}: {exc}{hint}") from None
     elif isinstance(item, Image.Image):
-        yield _bgr(_pil_rgb(item, exif=True), owned=True), "<PIL image>"
+        yield _bgr(pil_rgb(item, exif=True), owned=True), "<PIL image>"
     elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
         yield _bgr(_array_rgb(np.asarray(item))), "<array>"
     else:
@@ -316,7 +316,10 @@ def _pdf_pages(path: str, only: int | None, dpi: float,
             doc.close()
 
 
-def _pil_rgb(im, exif: bool = False) -> np.ndarray:
+def pil_rgb(im, exif: bool = False) -> np.ndarray:
+    """A Pillow image as an RGB uint8 array, as OCR reads it: 16- and 32-bit grey scaled by
+    their depth (not clipped at 255), transparency laid on paper, EXIF's turn applied when
+    ``exif``."""
     from PIL import ImageOps
 
     if exif and im.getexif().get(0x0112, 1) not in (0, 1):  # a copy only when it turns

@@ -1,6 +1,7 @@
 """Crops in, training batches out: loading, augmentation, rendered general text, batching.
 
-* :func:`load_crop` reads an image as an RGB uint8 array (Pillow, EXIF applied).
+* :func:`load_crop` reads an image as an RGB uint8 array as ``%ocr`` reads one (Pillow,
+  EXIF applied, 16-bit grey scaled, transparency laid on paper).
 * :class:`Augment` applies small, label-preserving changes: a slight affine warp (rotation,
   shear, scale), margins trimmed or grown, Gaussian blur, sensor noise, contrast and
   brightness. Each is drawn per crop from a seeded generator.
@@ -24,11 +25,14 @@ __all__ = ["load_crop", "Augment", "GeneralText", "render_line", "make_batch", "
 
 
 def load_crop(path: str) -> np.ndarray:
-    from PIL import Image, ImageOps
+    """An image file as RGB uint8, converted as ``%ocr`` converts it (EXIF's turn, 16-bit
+    grey scaled, transparency on paper), so a crop trains as it will be read."""
+    from PIL import Image
+
+    from skiff.kernels.ocr.images import pil_rgb
 
     with Image.open(path) as im:
-        im = ImageOps.exif_transpose(im)
-        return np.asarray(im.convert("RGB"))
+        return pil_rgb(im, exif=True)
 
 
 def render_line(text: str, font_path: str, size: int, rng: random.Random, *,

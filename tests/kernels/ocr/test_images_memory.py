@@ -16,10 +16,10 @@ from PIL import Image, ImageDraw, ImageFont
 from skiff.kernels.ocr.images import (
     ImageError,
     PixelBudget,
-    _pil_rgb,
     footprint,
     grey_of,
     iter_pages,
+    pil_rgb,
 )
 
 MiB = 2**20
@@ -89,7 +89,7 @@ def small_files(tmp_path_factory):
                                   "rgb.tif", "rgb.webp"])
 def test_lean_decode_equals_pillow(small_files, name):
     with Image.open(small_files[name]) as im:
-        ref = np.ascontiguousarray(_pil_rgb(im)[..., ::-1])  # Pillow's path, as before
+        ref = np.ascontiguousarray(pil_rgb(im)[..., ::-1])  # Pillow's path, as before
     (bgr, label), = list(iter_pages(small_files[name]))
     assert bgr.dtype == np.uint8 and bgr.shape == ref.shape and label == str(small_files[name])
     assert np.array_equal(bgr, ref)

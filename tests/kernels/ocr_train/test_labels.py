@@ -177,3 +177,27 @@ def test_a_crop_too_narrow_for_its_text_is_one_clear_error(tmp_path):
     assert errors[0].startswith("line 1: 12 characters on an image 20 x 20 px")
     assert "gives 7 frames, the text needs 12" in errors[0]
     assert errors[1].startswith("line 3:") and "needs 21" in errors[1]  # repeats need blanks
+
+
+def test_crops_load_as_ocr_reads_them(tmp_path):
+    """A 16-bit grey crop (a scanner's or a microscope's export) is scaled by its depth,
+    not clipped at 255 (Pillow's own conversion made it nearly all white), and a crop with
+    a transparent background lies on paper, as ``%ocr`` reads the same files."""
+    from PIL import Image
+
+    from skiff.kernels.ocr.images import iter_pages
+    from skiff.kernels.ocr_train.data import load_crop
+
+    ramp = np.linspace(0, 65535, 32 * 100).reshape(32, 100).astype(np.uint16)
+    Image.fromarray(ramp).save(tmp_path / "deep.png")
+    crop = load_crop(str(tmp_path / "deep.png"))
+    assert crop.shape == (32, 100, 3) and crop.dtype == np.uint8
+    np.testing.assert_allclose(crop[..., 0], ramp / 257.0, atol=1.0)
+    read, _ = next(iter_pages(str(tmp_path / "deep.png")))
+    np.testing.assert_array_equal(crop, read[..., ::-1])
+
+    ink = np.zeros((20, 60, 4), np.uint8)
+    ink[5:15, 10:50, 3] = 255  # black text on a transparent ground (RGB zero everywhere)
+    Image.fromarray(ink, "RGBA").save(tmp_path / "clear.png")
+    crop = load_crop(str(tmp_path / "clear.png"))
+    assert crop[0, 0].tolist() == [255, 255, 255] and crop[10, 30].tolist() == [0, 0, 0]
