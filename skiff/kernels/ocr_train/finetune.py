@@ -387,6 +387,8 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     dictionary = Dictionary.from_model(module.proto, classes)
     base_alphabet = dictionary.alphabet
     labels = read_labels(cfg.data, dictionary, add_chars=cfg.add_chars)
+    if labels.encoding != "utf-8":
+        reporter.log(f"{labels.source} is not UTF-8: read as {labels.encoding} (GBK)")
     errors = list(labels.errors)
     val_rows: list[LabelRow] = []
     if cfg.val_data:

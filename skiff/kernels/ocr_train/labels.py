@@ -15,6 +15,8 @@ Three layouts are read:
 A relative image path is looked up from the labels file's folder, then from the two
 folders above it (PPOCRLabel writes ``folder/image.jpg`` into ``folder/Label.txt``; PaddleOCR's
 ``data_dir`` is often the parent), then from the working folder; an absolute one as it is.
+A path written on Windows (backslashes) is looked up with slashes too. The file is UTF-8,
+or GBK / GB18030 as a Chinese Windows saves it (``LabelSet.encoding`` says which).
 
 A bad row is one clear line naming the file and the line number (a missing image, an empty
 text, no tab, a character the dictionary lacks when adding is off); the good rows are kept.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +58,7 @@ class LabelSet:
     rows: list[LabelRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)  # characters added to the dictionary
+    encoding: str = "utf-8"  # or "gb18030": a file saved as GBK by a Chinese Windows
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -173,10 +177,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     path = find_labels_file(data)
     root = path.parent
     out = LabelSet(str(path))
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except UnicodeDecodeError as e:
-        raise ValueError(f"labels {str(path)!r} is not UTF-8 text: {e}") from None
+    lines, out.encoding = _label_lines(path)
     where = path.name
     for k, raw in enumerate(lines, 1):
         if not raw.strip() or raw.lstrip().startswith("#"):
@@ -217,15 +218,40 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     return out
 
 
+def _label_lines(path: Path) -> tuple[list[str], str]:
+    """The lines of a labels file and the encoding they were read in: UTF-8 (a byte-order
+    mark allowed), else GB18030 (GBK's superset: label files written on a Chinese Windows),
+    else a clear error. Text in another single-byte code page rarely decodes as GB18030
+    (a byte above 127 must pair with the next), so it is refused, not misread."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig").splitlines(), "utf-8"
+    except UnicodeDecodeError as e:
+        first = e
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError:
+        raise ValueError(f"labels {str(path)!r} is neither UTF-8 nor GBK/GB18030 text: "
+                         f"{first}; save it as UTF-8") from None
+    if not any("\u4e00" <= c <= "\u9fff" for c in text):  # GBK's point is Chinese text
+        raise ValueError(f"labels {str(path)!r} is not UTF-8 text: {first}; save it as UTF-8")
+    return text.splitlines(), "gb18030"
+
+
 def _locate(name: str, root: Path) -> Path | None:
     """The image a labels row names: absolute, or relative to the labels file's folder,
-    one of the two folders above it, or the working folder (the first that exists)."""
-    image = Path(name).expanduser()
-    if image.is_absolute():
-        return image if image.is_file() else None
-    for base in (root, *list(root.parents)[:2], Path.cwd()):
-        if (base / image).is_file():
-            return base / image
+    one of the two folders above it, or the working folder (the first that exists). A
+    path written on Windows (``imgs\\a.png``) is also looked up with ``/``."""
+    names = [name] + ([name.replace("\\", "/")] if "\\" in name and os.sep == "/" else [])
+    for each in names:
+        image = Path(each).expanduser()
+        if image.is_absolute():
+            if image.is_file():
+                return image
+            continue
+        for base in (root, *list(root.parents)[:2], Path.cwd()):
+            if (base / image).is_file():
+                return base / image
     return None
 
 

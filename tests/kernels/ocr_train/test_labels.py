@@ -201,3 +201,22 @@ def test_crops_load_as_ocr_reads_them(tmp_path):
     Image.fromarray(ink, "RGBA").save(tmp_path / "clear.png")
     crop = load_crop(str(tmp_path / "clear.png"))
     assert crop[0, 0].tolist() == [255, 255, 255] and crop[10, 30].tolist() == [0, 0, 0]
+
+
+def test_gbk_labels_and_windows_paths_are_read(tmp_path):
+    """A label file saved as GBK by a Chinese Windows (UTF-8 fails on it) is read as
+    GB18030 and says so; ``imgs\\a.png`` finds ``imgs/a.png``; a file in another single-byte
+    code page is one clear error, not misread text."""
+    (tmp_path / "imgs").mkdir()
+    _png(tmp_path / "imgs" / "a.png")
+    _png(tmp_path / "imgs" / "b.png")
+    (tmp_path / "gbk.txt").write_bytes("imgs\\a.png\t中文 12\nimgs/b.png\t你好\n".encode("gbk"))
+    chars = Dictionary(list("中文你好12"), space=True)
+    labels = read_labels(tmp_path / "gbk.txt", chars)
+    assert labels.encoding == "gb18030", labels
+    assert [(r.line, r.text) for r in labels.rows] == [(1, "中文 12"), (2, "你好")], labels.errors
+    assert labels.rows[0].image.endswith("a.png")
+
+    (tmp_path / "latin.txt").write_bytes("imgs/a.png\tcaf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="UTF-8"):
+        read_labels(tmp_path / "latin.txt", Dictionary(list("cafe"), space=True))
