@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-__all__ = ["reading_order", "reading_rows"]
+__all__ = ["reading_order", "reading_rows", "monospace_text"]
 
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
@@ -142,3 +142,116 @@ def _columns(block, x0, x1, gap, widths, heights) -> list[list[int]] | None:
         if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < 6:
             return None
     return cols
+
+
+# a page is laid out as monospaced print from this many rows (a sign of three or four short
+# lines fits a straight line by chance)
+MONO_ROWS = 5
+# how much more a line's ink repeats at the cell width than at other widths (cell_rhythm)
+MONO_RHYTHM = 2.0
+
+
+def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[str],
+                   angles=None, image: np.ndarray | None = None) -> str | None:
+    """A page's text with its layout kept, when it is set in a monospaced font (code, a
+    terminal, a fixed-width table): each row indented by its left edge in character widths,
+    a row's pieces apart by the width of the gap between them, and a blank line where rows
+    are a line or more further apart than the page's line pitch. None for a page in a
+    proportional font, a turned or skewed page, or one with no indentation to keep (its
+    text is then the rows' lines joined as usual).
+
+    The character width comes from the lines themselves: in a monospaced font a line's box
+    is as wide as ``width * characters + margin`` (East Asian wide characters count two),
+    so a straight-line fit over the page's lines leaves most lines within a fraction of a
+    character, and every row starts on that grid of character widths. Proportional prose
+    passes both often enough (long lines average their letters out), so the pixels decide:
+    the ink of a monospaced line repeats at the cell width (:func:`cell_rhythm`), that of
+    proportional print does not (measured: 2.7-4.4 against 1.1-1.7 for prose, receipts and
+    code set in DejaVu Sans or Liberation Serif).
+    """
+    import unicodedata
+
+    if len(rows) < MONO_ROWS or len(boxes) != len(texts):
+        return None
+    if angles is not None and np.any(np.abs(np.asarray(angles, np.float64)) > 0.03):
+        return None
+    pts = np.stack(boxes).astype(np.float64)
+    x0, x1 = pts[..., 0].min(1), pts[..., 0].max(1)
+    yc = pts[..., 1].mean(1)
+    if np.any(np.diff([np.mean(yc[row]) for row in rows]) <= 0):
+        return None  # read in columns: each column's rows start at its own left edge
+    heights = pts[..., 1].max(1) - pts[..., 1].min(1)
+    if np.any(np.abs(pts[:, 1, 1] - pts[:, 0, 1]) > 0.05 * (x1 - x0) + 2):
+        return None  # skewed boxes: left edges do not line up with the text's start
+
+    def cells(t: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in t)
+
+    n = np.array([cells(t) for t in texts], np.float64)
+    fit = n >= 3
+    if fit.sum() < MONO_ROWS or np.ptp(n[fit]) < 3:
+        return None
+    width, margin = np.polyfit(n[fit], (x1 - x0)[fit], 1)
+    if not 0.3 * np.median(heights) < width < 1.5 * np.median(heights):
+        return None
+    resid = np.abs((x1 - x0)[fit] - (width * n[fit] + margin)) / width
+    if np.median(resid) > 0.6 or np.quantile(resid, 0.9) > 1.5:
+        return None  # (a recognizer merges runs of spaces and misreads quotes: not 0)
+    good = resid <= 0.5  # fitted again without lines whose count is off (a space merged)
+    if good.sum() >= 3 and np.ptp(n[fit][good]) >= 3:
+        width, margin = np.polyfit(n[fit][good], (x1 - x0)[fit][good], 1)
+    left = min(x0[row[0]] for row in rows)
+    steps = np.array([(x0[row[0]] - left) / width for row in rows])
+    indent = [int(v) for v in np.round(steps)]
+    if sum(v >= 2 for v in indent) < 2 or np.max(np.abs(steps - np.round(steps))) > 0.45:
+        return None  # nothing indented, or left edges off the character grid
+    if image is None or cell_rhythm(image, pts, n, width) < MONO_RHYTHM:
+        return None
+    pitch = float(np.median(np.diff([np.mean(yc[row]) for row in rows]))) if len(rows) > 1 else 0
+    out, last_y = [], None
+    for row, lead in zip(rows, indent, strict=True):
+        y = float(np.mean(yc[row]))
+        if last_y is not None and pitch > 0:
+            out.extend([""] * min(3, max(0, int(round((y - last_y) / pitch)) - 1)))
+        last_y = y
+        line = " " * lead + texts[row[0]]
+        for a, b in itertools.pairwise(row):
+            gap = int(round((x0[b] - x1[a] + margin) / width))
+            line += " " * max(1, gap) + texts[b]
+        out.append(line)
+    return "\n".join(out)
+
+
+def cell_rhythm(image: np.ndarray, pts: np.ndarray, cells: np.ndarray, width: float) -> float:
+    """How strongly the ink of a page's longest level lines (``image``: grey or colour)
+    repeats every ``width`` pixels:
+    each line's column profile folded at periods within 3% of ``width`` (8 phase bins), its
+    best contrast (max - min over the mean) over the median contrast at periods 0.6-1.6
+    ``width`` away from it; the median over up to 8 lines of 8 cells or more. A monospaced
+    line's glyphs sit one to a cell, gaps at the cell edges, so its profile folds into a
+    sharp peak; proportional letters drift out of phase."""
+    h, w = image.shape[:2]
+    near = width * np.linspace(0.97, 1.03, 13)
+    far = width * np.linspace(0.6, 1.6, 41)
+    far = far[np.abs(far / width - 1) > 0.08]
+
+    def contrast(profile, period):
+        phase = ((np.arange(len(profile)) / period) % 1.0 * 8).astype(np.int64)
+        folded = np.bincount(phase, profile, 8) / np.maximum(np.bincount(phase, None, 8), 1)
+        return (folded.max() - folded.min()) / (folded.mean() + 1e-6)
+
+    found = []
+    for i in np.argsort(-cells)[:8]:
+        if cells[i] < 8:
+            break
+        y0, y1 = (int(np.clip(v, 0, h)) for v in (pts[i, :, 1].min(), pts[i, :, 1].max()))
+        x0, x1 = (int(np.clip(v, 0, w)) for v in (pts[i, :, 0].min(), pts[i, :, 0].max()))
+        band = image[y0:y1, x0:x1].astype(np.float32)
+        band = band.mean(2) if band.ndim == 3 else band  # grey, only where the line is
+        if band.shape[0] < 2 or band.shape[1] < 4 * width:
+            continue
+        ink = 255.0 - band if np.median(band) > 127 else band
+        profile = ink.sum(0)
+        base = float(np.median([contrast(profile, p) for p in far]))
+        found.append(max(contrast(profile, p) for p in near) / max(base, 1e-6))
+    return float(np.median(found)) if found else 0.0

@@ -50,7 +50,7 @@ from .engine import (
     resolve_ocr_device,
 )
 from .images import PDF_DPI, ImageError, PixelBudget, grey_of, iter_pages
-from .layout import reading_rows
+from .layout import monospace_text, reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .rec import (
@@ -953,7 +953,9 @@ class OcrPipeline:
             flips.append(bool(flipped[k]))
         angles = [reading_angle(b, f) for b, f in zip(boxes, flips, strict=True)]
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles)
-        text = "\n".join(" ".join(lines[i].text for i in row) for row in rows)
+        text = monospace_text(rows, boxes, [line.text for line in lines], angles,
+                              it.bgr) or \
+            "\n".join(" ".join(lines[i].text for i in row) for row in rows)
         for r, row in enumerate(rows):
             for i in row:
                 lines[i].row = r

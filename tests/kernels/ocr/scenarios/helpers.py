@@ -95,3 +95,68 @@ def phone_photo_of_page(index: int = 4, seed: int = 3, shot: int = 0,
 
     sample = render_photo(index, seed=seed, shot=shot, fill=fill)
     return sample.image, "\n".join(sample.lines)
+
+
+CODE = '''def read_rows(path, limit=10):
+    rows = []
+    with open(path) as fh:
+        for k, line in enumerate(fh):
+            if k >= limit:
+                break
+            rows.append(line.split(","))
+    return rows
+
+
+class Table:
+    def __init__(self, rows):
+        self.rows = rows'''
+
+
+def code_screenshot(code: str = CODE, *, size: int = 16, dark: bool = False,
+                    mono: bool = True) -> np.ndarray:
+    """An editor's screenshot of ``code``: DejaVu Sans Mono (or DejaVu Sans with
+    ``mono=False``), one line every 1.5 sizes, a light or a dark theme."""
+    import os
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    name = "DejaVuSansMono.ttf" if mono else "DejaVuSans.ttf"
+    face = ImageFont.truetype(os.path.join(os.path.dirname(fonts()["latin"]), name), size)
+    lines = code.split("\n")
+    pitch = int(size * 1.5)
+    img = Image.new("RGB", (int(40 + 0.62 * size * max(map(len, lines))), 30 + pitch * len(lines)),
+                    (30, 30, 30) if dark else (255, 255, 255))
+    draw = ImageDraw.Draw(img)
+    for i, line in enumerate(lines):
+        draw.text((20, 15 + i * pitch), line, font=face,
+                  fill=(220, 220, 220) if dark else (20, 20, 20))
+    return np.asarray(img)
+
+
+def shop_page() -> tuple[np.ndarray, list[str]]:
+    """Proportional print laid out with centred lines, prices set right and an indented
+    list: a receipt's head, its items, a shopping list."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    face = ImageFont.truetype(fonts()["latin"], 18)
+    img = Image.new("RGB", (520, 420), "white")
+    draw = ImageDraw.Draw(img)
+    rows, y = [], 15
+    for t in ("CORNER BAKERY", "12 Market Street", "Tel 555-0142"):
+        draw.text(((520 - face.getbbox(t)[2]) / 2, y), t, font=face, fill="black")
+        rows.append(t)
+        y += 28
+    y += 10
+    for name, price in (("Sourdough loaf", "4.50"), ("Croissant x2", "3.20"),
+                        ("Coffee", "2.80"), ("Total", "10.50")):
+        draw.text((30, y), name, font=face, fill="black")
+        draw.text((490 - face.getbbox(price)[2], y), price, font=face, fill="black")
+        rows.append(f"{name} {price}")
+        y += 28
+    y += 10
+    for t, x in (("Shopping list:", 30), ("- flour and yeast", 70), ("- two dozen eggs", 70),
+                 ("- butter", 70)):
+        draw.text((x, y), t, font=face, fill="black")
+        rows.append(t)
+        y += 28
+    return np.asarray(img), rows

@@ -135,3 +135,58 @@ def test_phone_photo_from_further_away_read_in_tiles(pipe, fonts):
     assert acc(r.text, truth) >= 0.99, r.text[:300]
     (r,) = list(pipe.run([img]))  # as it runs now
     assert acc(r.text, truth) >= 0.99, r.text[:300]
+
+
+def _shape(text: str) -> list[tuple[int, bool]]:
+    """Each line's leading spaces and whether it holds text (blank lines kept)."""
+    return [(len(line) - len(line.lstrip(" ")), bool(line.strip())) for line in text.split("\n")]
+
+
+def test_code_screenshot_keeps_its_indentation(pipe, fonts):
+    """Code in a monospaced font reads with its indentation and blank lines (the text was
+    flat before: every line from the left margin, blocks run together), light and dark."""
+    from .helpers import CODE, code_screenshot
+
+    for dark in (False, True):
+        r = pipe(code_screenshot(dark=dark))
+        assert _shape(r.text) == _shape(CODE), (dark, r.text)
+        assert acc(r.text, CODE) >= FLOOR, r.text
+
+
+def test_proportional_layout_stays_a_row_a_line(pipe, fonts):
+    """The same code in a proportional font, and a receipt's centred head and right-set
+    prices with an indented list: their lines line up on no character grid, so the text
+    stays a row a line, cells one space apart (no guessed indentation)."""
+    from .helpers import CODE, code_screenshot, shop_page
+
+    img, rows = shop_page()
+    r = pipe(img)
+    assert r.text.split("\n") == rows, r.text
+    flat = pipe(code_screenshot(mono=False))
+    assert all(not line.startswith(" ") for line in flat.text.split("\n")), flat.text
+    assert flat_acc(flat.text, CODE) >= FLOOR, flat.text
+
+
+def test_cell_rhythm_tells_monospaced_print():
+    """A long line of monospaced print repeats at its cell width; the same words in a
+    proportional font do not."""
+    import os
+
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    from skiff.kernels.ocr.layout import MONO_RHYTHM, cell_rhythm
+    from skiff.kernels.ocr.synth import fonts as find
+
+    line = "for k, line in enumerate(rows): total += len(line)"
+    found = {}
+    for name in ("DejaVuSansMono.ttf", "DejaVuSans.ttf"):
+        face = ImageFont.truetype(os.path.join(os.path.dirname(find()["latin"]), name), 18)
+        img = Image.new("L", (640, 40), 255)
+        ImageDraw.Draw(img).text((10, 8), line, font=face, fill=0)
+        x0, y0, x1, y1 = face.getbbox(line)
+        box = np.array([[[10 + x0 - 3, 4], [10 + x1 + 3, 4], [10 + x1 + 3, 36], [10 + x0 - 3, 36]]],
+                       np.float64)
+        width = (x1 - x0) / len(line)
+        found[name] = cell_rhythm(np.asarray(img), box, np.array([len(line)]), width)
+    assert found["DejaVuSansMono.ttf"] > MONO_RHYTHM > found["DejaVuSans.ttf"], found
