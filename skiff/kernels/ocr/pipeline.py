@@ -898,7 +898,9 @@ class OcrPipeline:
         height = self.models.rec_height
         t0 = time.perf_counter()
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
-        bucket = self.device != "cpu"  # shapes that repeat matter to cuDNN, not to the CPU
+        # shapes that repeat matter to cuDNN; on the CPU a crop is read at its own step
+        # width, so that it reads the same whatever its batch-mates
+        bucket = True if self.device != "cpu" else "step"
         alphabet = self.alphabet
 
         def read(idx):

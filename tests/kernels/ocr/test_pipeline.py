@@ -147,6 +147,39 @@ def test_batch_equals_one_by_one(pipe, fonts):
     assert together == alone
 
 
+def test_a_crop_reads_the_same_alone_and_beside_any_other(pipe, fonts):
+    """The recognizer mixes a line's columns with the grey padding after it, so a crop
+    padded to a wider batch-mate read differently (spaces next to Chinese came and went:
+    4 of 30 pages of the mixed and document sets read otherwise alone). Crops are batched
+    only with crops of their own step width: a crop's reading and score are the same alone
+    and beside slightly wider, much wider and equal crops (before, beside a slightly wider
+    one it scored otherwise)."""
+    import random
+
+    from skiff.kernels.ocr_train.data import render_line
+
+    rng = random.Random(0)
+    first, long = (render_line(t, fonts["cjk"], 30, rng, index=2)[..., ::-1].copy()
+                   for t in ("温度 23.5 度", "温度 23.5 度 湿度 40% 天气晴朗"))
+    w = first.shape[1]
+    # batch-mates 6% and 18% wider (one batch with it before: within a quarter), the same
+    # line on more paper; a much wider line; its own twin
+    wider = [np.pad(first, ((0, 0), (0, int(w * f)), (0, 0)), mode="edge") for f in (0.06, 0.18)]
+    crops = [first, *wider, long, first.copy()]
+
+    class Owner:
+        timings: dict = {}
+
+    def read(cs):
+        return pipe.recognize(cs, [(0, k) for k in range(len(cs))], [Owner()])
+
+    alone = read([crops[0]])[0]
+    for mates in ([1], [2], [3], [4], [1, 2, 3, 4]):
+        text, score = read([crops[0], *(crops[k] for k in mates)])[0]
+        assert text == alone[0] and score == pytest.approx(alone[1], abs=1e-5), \
+            (mates, text, score, alone)
+
+
 @pytest.mark.slow
 def test_memory_stays_flat(pipe, sample):
     import tracemalloc
