@@ -157,8 +157,8 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
     terminal, a fixed-width table): each row indented by its left edge in character widths,
     a row's pieces apart by the width of the gap between them, and a blank line where rows
     are a line or more further apart than the page's line pitch. None for a page in a
-    proportional font, a turned or skewed page, or one with no indentation to keep (its
-    text is then the rows' lines joined as usual).
+    proportional font, a turned or skewed page, or one with fewer than two rows indented or
+    set apart in columns (its text is then the rows' lines joined as usual).
 
     The character width comes from the lines themselves: in a monospaced font a line's box
     is as wide as ``width * characters + margin`` (East Asian wide characters count two),
@@ -173,8 +173,9 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
 
     if len(rows) < MONO_ROWS or len(boxes) != len(texts):
         return None
-    if angles is not None and np.any(np.abs(np.asarray(angles, np.float64)) > 0.03):
-        return None
+    turn = np.abs(np.asarray(angles if angles is not None else [0.0], np.float64))
+    if np.median(turn) > 0.03 or np.max(turn) > 0.15:
+        return None  # a turned or skewed page (a short box may lean a pixel or two)
     pts = np.stack(boxes).astype(np.float64)
     x0, x1 = pts[..., 0].min(1), pts[..., 0].max(1)
     yc = pts[..., 1].mean(1)
@@ -203,20 +204,22 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
     left = min(x0[row[0]] for row in rows)
     steps = np.array([(x0[row[0]] - left) / width for row in rows])
     indent = [int(v) for v in np.round(steps)]
-    if sum(v >= 2 for v in indent) < 2 or np.max(np.abs(steps - np.round(steps))) > 0.45:
-        return None  # nothing indented, or left edges off the character grid
+    gaps = [[int(round((x0[b] - x1[a] + margin) / width)) for a, b in itertools.pairwise(row)]
+            for row in rows]
+    laid = sum(lead >= 2 or any(g >= 2 for g in gap) for lead, gap in zip(indent, gaps))
+    if laid < 2 or np.max(np.abs(steps - np.round(steps))) > 0.45:
+        return None  # no row indented or set apart in columns, or off the character grid
     if image is None or cell_rhythm(image, pts, n, width) < MONO_RHYTHM:
         return None
     pitch = float(np.median(np.diff([np.mean(yc[row]) for row in rows]))) if len(rows) > 1 else 0
     out, last_y = [], None
-    for row, lead in zip(rows, indent, strict=True):
+    for row, lead, gap_row in zip(rows, indent, gaps, strict=True):
         y = float(np.mean(yc[row]))
         if last_y is not None and pitch > 0:
             out.extend([""] * min(3, max(0, int(round((y - last_y) / pitch)) - 1)))
         last_y = y
         line = " " * lead + texts[row[0]]
-        for a, b in itertools.pairwise(row):
-            gap = int(round((x0[b] - x1[a] + margin) / width))
+        for b, gap in zip(row[1:], gap_row, strict=True):
             line += " " * max(1, gap) + texts[b]
         out.append(line)
     return "\n".join(out)

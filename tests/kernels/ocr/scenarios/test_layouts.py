@@ -153,6 +153,30 @@ def test_code_screenshot_keeps_its_indentation(pipe, fonts):
         assert acc(r.text, CODE) >= FLOOR, r.text
 
 
+def test_terminal_table_keeps_its_columns(pipe, fonts):
+    """A terminal's fixed-width table (``df -h``): no row is indented, but its cells are set
+    apart in columns, and the gaps between them read as runs of spaces (the text was a
+    cell, one space, the next: columns lost)."""
+    from .helpers import code_screenshot
+
+    table = ("Filesystem      Size  Used Avail Use% Mounted on\n"
+             "/dev/sda1        98G   41G   53G  44% /\n"
+             "/dev/sdb1       1.8T  1.2T  560G  69% /data\n"
+             "/dev/sdc1       3.6T  2.9T  700G  81% /backup\n"
+             "$ ls\n"
+             "notes.txt  results  train.py")
+    for dark in (False, True):
+        r = pipe(code_screenshot(table, dark=dark, size=15))
+        got = r.text.split("\n")
+        assert len(got) == 6, r.text
+        for line, want in zip(got[:4], table.split("\n")[:4]):
+            # each cell's first column where the table has it (within one cell)
+            starts = [i for i, c in enumerate(want) if c != " " and (i == 0 or want[i - 1] == " ")]
+            found = [i for i, c in enumerate(line) if c != " " and (i == 0 or line[i - 1] == " ")]
+            assert len(found) == len(starts) and max(
+                abs(a - b) for a, b in zip(found, starts)) <= 1, (dark, line, want)
+
+
 def test_proportional_layout_stays_a_row_a_line(pipe, fonts):
     """The same code in a proportional font, and a receipt's centred head and right-set
     prices with an indented list: their lines line up on no character grid, so the text
