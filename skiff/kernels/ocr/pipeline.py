@@ -898,8 +898,8 @@ class OcrPipeline:
         height = self.models.rec_height
         t0 = time.perf_counter()
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
-        # shapes that repeat matter to cuDNN; on the CPU a crop is read at its own step
-        # width, so that it reads the same whatever its batch-mates
+        # a crop is read at its own input width (rec.input_width): buckets on a GPU, whose
+        # shapes that repeat matter to cuDNN; on the CPU its step, less padding
         bucket = True if self.device != "cpu" else "step"
         alphabet = self.alphabet
 

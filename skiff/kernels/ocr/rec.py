@@ -18,7 +18,8 @@ import re
 import numpy as np
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches", "choose_turns", "reading_angle", "decimal_point", "step_width"]
+           "plan_batches", "choose_turns", "reading_angle", "decimal_point", "step_width",
+           "input_width"]
 
 CLS_SHAPE = (48, 192)
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
@@ -122,33 +123,39 @@ def step_width(width: int) -> int:
     return -(-w // q) * q
 
 
+def input_width(width: int, bucket: bool | str = True) -> int:
+    """The width of the recognizer input a crop ``width`` columns wide is read at: with
+    ``"step"`` (the CPU) its :func:`step_width`; else the crop and 8 grey columns after the
+    text (the model reads it more surely), rounded up to a :func:`width_bucket` when
+    ``bucket`` (a GPU: shapes that repeat matter to cuDNN), else to a multiple of 8."""
+    if bucket == "step":
+        return step_width(width)
+    return width_bucket(width + 8) if bucket else -(-(width + 8) // 8) * 8
+
+
 def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800,
                  bucket: bool | str = True) -> list[list[int]]:
-    """Indices grouped into batches of similar width: sorted by width, cut when the bucket
-    changes (``bucket``; ``"step"``: when :func:`step_width` changes; else when the width
-    grows by more than a quarter), the batch is full, or its columns (members times the
-    widest, which the others are padded to) would pass ``max_columns``; a crop wider than
-    that alone is a batch of its own.
+    """Indices grouped into batches of one input width (:func:`input_width`): sorted by
+    width, cut when that width changes, the batch is full, or its columns (members times
+    the input width) would pass ``max_columns``; a crop wider than that is a batch of its
+    own. Every member is then read at the width it would be read at alone, whatever its
+    batch-mates (padded to a wider one, a line read otherwise).
 
-    >>> plan_batches([700, 720, 740, 760], 4, 1536, bucket=False)
-    [[0, 1], [2, 3]]
-    >>> plan_batches([100, 104, 106, 120], 8, bucket="step")
-    [[0, 1], [2], [3]]
+    >>> plan_batches([100, 104, 106, 120, 700], 8, 1536, bucket="step")
+    [[0, 1], [2], [3], [4]]
+    >>> plan_batches([300, 310, 700], 4)   # a GPU's buckets: 320, 320, 960
+    [[0, 1], [2]]
     """
     order = sorted(range(len(widths)), key=lambda i: widths[i])
-    batches, cur, cur_b = [], [], None
-    step = bucket == "step"
+    batches, cur, cur_w = [], [], None
     for i in order:
-        b = step_width(widths[i]) if step else width_bucket(widths[i]) if bucket else widths[i]
-        if not bucket and cur and b <= 1.25 * widths[cur[0]] + 16:
-            b = cur_b
-        # the batch's width once this crop is in: its bucket, or (sorted) this crop's own
-        wide = b if bucket else widths[i]
-        if cur and (b != cur_b or len(cur) >= max_batch or (len(cur) + 1) * wide > max_columns):
+        wide = input_width(widths[i], bucket)
+        full = len(cur) >= max_batch or (len(cur) + 1) * wide > max_columns
+        if cur and (wide != cur_w or full):
             batches.append(cur)
             cur = []
         cur.append(i)
-        cur_b = b
+        cur_w = wide
     if cur:
         batches.append(cur)
     return batches
@@ -156,16 +163,10 @@ def plan_batches(widths: list[int], max_batch: int, max_columns: int = 12800,
 
 def rec_input(crops: list[np.ndarray], height: int = 48, xp=np, *,
               bucket: bool | str = True):
-    """(N, 3, height, W) float32 for the recognizer; W is the widest crop's width plus 8
-    (rounded up to a bucket when ``bucket``, to its :func:`step_width` with ``"step"``, else
-    to a multiple of 8); padded columns are 0 (grey), the model's training layout."""
+    """(N, 3, height, W) float32 for the recognizer; W is the widest crop's
+    :func:`input_width`; padded columns are 0 (grey), the model's training layout."""
     resized = [_resize_h(c, height, 4096) for c in crops]
-    widest = max(r.shape[1] for r in resized)
-    if bucket == "step":
-        W = step_width(widest)
-    else:
-        widest += 8  # a little grey after the last character: the model reads it more surely
-        W = width_bucket(widest) if bucket else -(-widest // 8) * 8
+    W = input_width(max(r.shape[1] for r in resized), bucket)
     host = np.full((len(crops), height, W, 3), 127.5, np.float32)
     for k, r in enumerate(resized):
         host[k, :, : r.shape[1]] = r

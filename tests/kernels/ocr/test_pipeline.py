@@ -282,13 +282,13 @@ def test_recognition_batches_keep_within_their_columns(pipe):
 
     rng = np.random.default_rng(3)
     widths = rng.integers(100, 1800, 200).tolist()
-    batches = plan_batches(widths, pipe.rec_batch, pipe.rec_columns, bucket=False)
+    batches = plan_batches(widths, pipe.rec_batch, pipe.rec_columns, bucket="step")
     assert sorted(i for b in batches for i in b) == list(range(200))
     for b in batches:
         assert len(b) == 1 or len(b) * max(widths[i] for i in b) <= pipe.rec_columns
     dense = [458, 537, 547, 587, 608, 614, 643, 675, 712, 720, 741, 760, 785, 819, 826, 852]
     assert max(len(b) * max(dense[i] for i in b) for b in plan_batches(
-        dense, pipe.rec_batch, pipe.rec_columns, bucket=False)) <= pipe.rec_columns
+        dense, pipe.rec_batch, pipe.rec_columns, bucket="step")) <= pipe.rec_columns
     # two full batches (the two recognition workers) fit the gate together
     one = pipe.rec_columns * pipe.models.rec_height * 3 * ENGINE_BYTES["rec"]
     assert pipe.rec_workers == 1 or 2 * one <= WORK_MB * 2**20
