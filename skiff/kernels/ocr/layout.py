@@ -179,7 +179,8 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
     pts = np.stack(boxes).astype(np.float64)
     x0, x1 = pts[..., 0].min(1), pts[..., 0].max(1)
     yc = pts[..., 1].mean(1)
-    if np.any(np.diff([np.mean(yc[row]) for row in rows]) <= 0):
+    row_y = [float(np.mean(yc[row])) for row in rows]
+    if np.any(np.diff(row_y) <= 0):
         return None  # read in columns: each column's rows start at its own left edge
     heights = pts[..., 1].max(1) - pts[..., 1].min(1)
     if np.any(np.abs(pts[:, 1, 1] - pts[:, 0, 1]) > 0.05 * (x1 - x0) + 2):
@@ -211,13 +212,11 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
         return None  # no row indented or set apart in columns, or off the character grid
     if image is None or cell_rhythm(image, pts, n, width) < MONO_RHYTHM:
         return None
-    pitch = float(np.median(np.diff([np.mean(yc[row]) for row in rows]))) if len(rows) > 1 else 0
-    out, last_y = [], None
-    for row, lead, gap_row in zip(rows, indent, gaps, strict=True):
-        y = float(np.mean(yc[row]))
-        if last_y is not None and pitch > 0:
-            out.extend([""] * min(3, max(0, int(round((y - last_y) / pitch)) - 1)))
-        last_y = y
+    pitch = float(np.median(np.diff(row_y)))
+    out = []
+    for k, (row, lead, gap_row) in enumerate(zip(rows, indent, gaps, strict=True)):
+        if k:
+            out.extend([""] * min(3, max(0, int(round((row_y[k] - row_y[k - 1]) / pitch)) - 1)))
         line = " " * lead + texts[row[0]]
         for b, gap in zip(row[1:], gap_row, strict=True):
             line += " " * max(1, gap) + texts[b]

@@ -156,8 +156,8 @@ def find_labels_file(data: str | Path) -> Path:
 
 def _first_line_tabbed(path: Path) -> bool:
     """Whether the first non-empty line of ``path`` reads ``something<TAB>something``."""
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
+    try:  # the tab is all that is looked for: a GBK file (see _label_lines) counts too
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
             for line in itertools.islice(fh, 20):
                 if line.strip():
                     left, tab, right = line.rstrip("\n").partition("\t")

@@ -216,6 +216,10 @@ def test_gbk_labels_and_windows_paths_are_read(tmp_path):
     assert labels.encoding == "gb18030", labels
     assert [(r.line, r.text) for r in labels.rows] == [(1, "中文 12"), (2, "你好")], labels.errors
     assert labels.rows[0].image.endswith("a.png")
+    # a folder whose one labels file has another name (train_list.txt), saved as GBK
+    (tmp_path / "train_list.txt").write_bytes((tmp_path / "gbk.txt").read_bytes())
+    (tmp_path / "gbk.txt").unlink()
+    assert [r.text for r in read_labels(tmp_path, chars).rows] == ["中文 12", "你好"]
 
     (tmp_path / "latin.txt").write_bytes("imgs/a.png\tcaf\xe9\n".encode("latin-1"))
     with pytest.raises(ValueError, match="UTF-8"):
