@@ -191,7 +191,7 @@ def test_proportional_layout_stays_a_row_a_line(pipe, fonts):
     assert flat_acc(flat.text, CODE) >= FLOOR, flat.text
 
 
-def test_cell_rhythm_tells_monospaced_print():
+def test_cell_rhythm_tells_monospaced_print(fonts):
     """A long line of monospaced print repeats at its cell width; the same words in a
     proportional font do not."""
     import os
@@ -200,12 +200,11 @@ def test_cell_rhythm_tells_monospaced_print():
     from PIL import Image, ImageDraw, ImageFont
 
     from skiff.kernels.ocr.layout import MONO_RHYTHM, cell_rhythm
-    from skiff.kernels.ocr.synth import fonts as find
 
     line = "for k, line in enumerate(rows): total += len(line)"
     found = {}
     for name in ("DejaVuSansMono.ttf", "DejaVuSans.ttf"):
-        face = ImageFont.truetype(os.path.join(os.path.dirname(find()["latin"]), name), 18)
+        face = ImageFont.truetype(os.path.join(os.path.dirname(fonts["latin"]), name), 18)
         img = Image.new("L", (640, 40), 255)
         ImageDraw.Draw(img).text((10, 8), line, font=face, fill=0)
         x0, y0, x1, y1 = face.getbbox(line)
