@@ -8,7 +8,7 @@ import pytest
 from skiff.kernels.ocr import OcrPipeline
 from skiff.kernels.ocr.models import get_model_set
 from skiff.kernels.ocr.pipeline import _Item
-from skiff.kernels.ocr.quantize import QuantizeError, int8_detector, int8_path
+from skiff.kernels.ocr.quantize import QuantizeError, int8_detector, int8_path, reduced_range
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +43,25 @@ def test_cache_name_follows_the_source_bytes(tmp_path, monkeypatch):
     assert int8_path(a) != int8_path(b)
     b.write_bytes(b"one model")
     assert int8_path(a).name.replace("det-", "") == int8_path(b).name.replace("det2-", "")
+
+
+def test_weights_keep_to_seven_bits_where_int16_saturates(tmp_path, monkeypatch):
+    """x86 without VNNI adds int8 products in int16: the twin is built with 7-bit weights
+    there, and named apart from a full-range build (a cache shared by two machines)."""
+    avx2 = "flags\t\t: fpu sse4_2 avx avx2 fma"
+    assert reduced_range(avx2, "x86_64")
+    assert not reduced_range(avx2 + " avx512f avx512_vnni", "x86_64")
+    assert not reduced_range(avx2 + " avx_vnni", "AMD64")
+    assert not reduced_range("Features\t: fp asimd asimddp", "aarch64")
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "det.onnx"
+    src.write_bytes(b"one model")
+    from skiff.kernels.ocr import quantize
+
+    monkeypatch.setattr(quantize, "reduced_range", lambda: True)
+    seven = int8_path(src)
+    monkeypatch.setattr(quantize, "reduced_range", lambda: False)
+    assert int8_path(src) != seven
 
 
 def test_boxes_and_texts_match_float32(pipe, fp32_pipe, fonts):
