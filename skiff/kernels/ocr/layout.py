@@ -18,15 +18,16 @@ __all__ = ["reading_order", "reading_rows", "monospace_text"]
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
                   shape: tuple[int, int] | None = None, columns: bool = True,
-                  angles=None) -> list[int]:
+                  angles=None, chars=None) -> list[int]:
     """Indices of ``boxes`` in reading order: :func:`reading_rows`, one row after the
     other."""
-    return [i for row in reading_rows(boxes, flipped_page, shape, columns, angles) for i in row]
+    return [i for row in reading_rows(boxes, flipped_page, shape, columns, angles, chars)
+            for i in row]
 
 
 def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
                  shape: tuple[int, int] | None = None, columns: bool = True,
-                 angles=None) -> list[list[int]]:
+                 angles=None, chars=None) -> list[list[int]]:
     """Indices of ``boxes`` grouped in rows, in reading order: rows top to bottom, left to
     right in a row, and a run of rows laid out in columns of prose read column by column
     (each column's lines then rows of their own). Boxes whose centres are within half a
@@ -45,12 +46,18 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
     lines' mean direction points right, which reads a page turned by any angle from its
     own top left, and Chinese written in columns top to bottom, columns right to left
     (a column reads down: turned by -90 degrees, its first column, the rightmost, is the
-    top row).
+    top row). Lines of the page that read along the image's rows and others down its
+    columns are laid out apart (:func:`_across_lines`; ``chars``, the number of characters
+    each box reads, when known, keeps a lone tall character such as "/" from counting as
+    a column).
     """
     if not boxes:
         return []
     pts = np.stack(boxes).astype(np.float64)  # (N, 4, 2)
     if angles is not None:
+        split = _across_lines(pts, np.asarray(angles, np.float64), chars)
+        if split is not None:
+            return _mixed_rows(boxes, pts, angles, chars, split, shape, columns)
         pts = _turn_page(pts, np.asarray(angles, np.float64))
         flipped_page = False
     if flipped_page and shape is not None:
@@ -86,6 +93,66 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
                 sub = _rows(sorted(col, key=lambda j: y[j]), y, heights)
                 out.extend(sorted(r, key=lambda j: x[j]) for r in sub)
         k = end
+    return [[int(i) for i in row] for row in out]
+
+
+# a line across the others reads within this of the image's x axis or of its y axis (down),
+# and is at least ACROSS_LONG times as long as it is thick (a one-character box is neither)
+ACROSS_SLACK = np.radians(30)
+ACROSS_LONG = 2.0
+
+
+def _across_lines(pts: np.ndarray, angles: np.ndarray, chars=None) -> tuple[list, list] | None:
+    """A page of lines reading two ways, as a Chinese page printed in columns with a
+    heading or page number across, or a poster's lines beside a column of characters:
+    ``(across, down)``, the indices of the lines that read along the image's rows and of
+    those that read down its columns, each box that is neither (short, or turned some
+    other way; with ``chars``, one of fewer than two characters) with the group of the
+    longer text; None when the lines read one way. The
+    image is taken to be upright (its rows the page's own): a page turned by 90 degrees
+    as a whole has all its long lines one way and is not split."""
+    width = np.hypot(*(pts[:, 1] - pts[:, 0]).T)
+    height = np.hypot(*(pts[:, 3] - pts[:, 0]).T)
+    long = np.maximum(width, height) >= ACROSS_LONG * np.maximum(np.minimum(width, height), 1)
+    if chars is not None:
+        long &= np.asarray(chars) >= 2
+    wrap = np.angle(np.exp(1j * angles))  # (-pi, pi]
+    across = long & (np.abs(wrap) <= ACROSS_SLACK)
+    down = long & (np.abs(wrap - np.pi / 2) <= ACROSS_SLACK)
+    if not across.any() or not down.any():
+        return None
+    length = np.maximum(width, height)
+    rest = ~(across | down)
+    if length[across].sum() >= length[down].sum():
+        across |= rest
+    else:
+        down |= rest
+    return np.flatnonzero(across).tolist(), np.flatnonzero(down).tolist()
+
+
+def _mixed_rows(boxes, pts, angles, chars, split, shape, columns) -> list[list[int]]:
+    """Rows of a page whose lines read two ways (:func:`_across_lines`): the lines across
+    in their rows, top to bottom, and the columns together, right to left, placed before
+    the first row across that starts below their top (a heading, then the columns, then a
+    page number; a column beside a poster's lines before them). A column is never one of
+    a row's cells."""
+    across, down = split
+    rows = {}
+    for name, idx in (("across", across), ("down", down)):
+        sub = reading_rows([boxes[i] for i in idx], shape=shape, columns=columns,
+                           angles=[angles[i] for i in idx],
+                           chars=None if chars is None else [chars[i] for i in idx])
+        rows[name] = [[idx[j] for j in row] for row in sub]
+    top = pts[..., 1].min(1)
+    start = float(top[down].min())
+    out, placed = [], False
+    for row in rows["across"]:
+        if not placed and float(top[row].min()) >= start:
+            out.extend(rows["down"])
+            placed = True
+        out.append(row)
+    if not placed:
+        out.extend(rows["down"])
     return [[int(i) for i in row] for row in out]
 
 
@@ -217,11 +284,64 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
     for k, (row, lead, gap_row) in enumerate(zip(rows, indent, gaps, strict=True)):
         if k:
             out.extend([""] * min(3, max(0, int(round((row_y[k] - row_y[k - 1]) / pitch)) - 1)))
-        line = " " * lead + texts[row[0]]
+        line = " " * lead + _spaced(image, pts[row[0]], texts[row[0]], width, margin)
         for b, gap in zip(row[1:], gap_row, strict=True):
-            line += " " * max(1, gap) + texts[b]
+            line += " " * max(1, gap) + _spaced(image, pts[b], texts[b], width, margin)
         out.append(line)
     return "\n".join(out)
+
+
+def _spaced(image: np.ndarray, box: np.ndarray, text: str, width: float,
+            margin: float) -> str:
+    """A monospaced box's text with the spaces the recognizer dropped put back: a box
+    ``width * cells + margin`` wide holds that many character cells, and a cell with no
+    ink is a space ("44% /" was read "44%/", "x  = 1" as "x = 1": a recognizer keeps at
+    most one space, and not always that). The cells' edges are where the box's ink is
+    least at that period (glyphs sit in the middle of their cells). Unchanged unless the
+    inked cells are exactly the text's characters (ASCII only: wide characters take two)."""
+    solid = text.replace(" ", "")
+    x0, x1 = float(box[:, 0].min()), float(box[:, 0].max())
+    cells = int(round((x1 - x0 - margin) / width))
+    if not solid or not text.isascii() or cells <= len(text) or cells > 4 * len(text):
+        return text
+    h, w = image.shape[:2]
+    y0, y1 = (int(np.clip(v, 0, h)) for v in (box[:, 1].min(), box[:, 1].max()))
+    a, b = int(np.clip(x0, 0, w)), int(np.clip(x1, 0, w))
+    band = image[y0:y1, a:b].astype(np.float32)
+    if band.shape[0] < 2 or band.shape[1] < 2 * width:
+        return text
+    band = band.mean(2) if band.ndim == 3 else band
+    ink = 255.0 - band if np.median(band) > 127 else band
+    ink = np.clip(ink - np.median(ink), 0, None).sum(0)  # column profile, paper at 0
+    xs = np.arange(len(ink), dtype=np.float64)
+
+    def at_edges(offset):  # ink within 0.15 cell of the cell edges
+        d = (xs - offset) % width
+        return float(ink[np.minimum(d, width - d) < 0.15 * width].sum())
+
+    offset = min(np.linspace(0, width, 16, endpoint=False), key=at_edges)
+    edges = np.arange(offset - width, len(ink) + width, width)
+    amount = []
+    for lo in edges:  # the middle of each cell: a neighbour's ink does not bleed in
+        i, j = (int(np.clip(round(lo + f * width), 0, len(ink))) for f in (0.2, 0.8))
+        amount.append(float(ink[i:j].sum()) if j > i else 0.0)
+    amount = np.array(amount)
+    if not (amount > 0).any():
+        return text
+    level = np.median(amount[amount > 0])
+    inked = np.flatnonzero(amount > 0.15 * level)
+    # a lone weak cell at either end, set apart by a blank one, is a neighbour's edge that
+    # the box took in, not one of its characters
+    if len(inked) > len(solid) and inked[1] - inked[0] > 1 and amount[inked[0]] < level:
+        inked = inked[1:]
+    if len(inked) > len(solid) and inked[-1] - inked[-2] > 1 and amount[inked[-1]] < level:
+        inked = inked[:-1]
+    full = np.zeros(inked[-1] - inked[0] + 1, bool)
+    full[inked - inked[0]] = True
+    if int(full.sum()) != len(solid) or len(full) <= len(text):
+        return text
+    chars = iter(solid)
+    return "".join(next(chars) if f else " " for f in full)
 
 
 def cell_rhythm(image: np.ndarray, pts: np.ndarray, cells: np.ndarray, width: float) -> float:

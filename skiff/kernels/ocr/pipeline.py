@@ -954,7 +954,8 @@ class OcrPipeline:
             boxes.append(box)
             flips.append(bool(flipped[k]))
         angles = [reading_angle(b, f) for b, f in zip(boxes, flips, strict=True)]
-        rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles)
+        rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,
+                            chars=[len(line.text.replace(" ", "")) for line in lines])
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)

@@ -206,6 +206,58 @@ def test_reading_order_follows_the_reading_direction():
     assert reading_order(rows, angles=[np.pi, np.pi]) == [0, 1]  # upside down
 
 
+def test_lines_across_and_columns_down_on_one_page():
+    """A page whose lines read two ways: the columns are read together, right to left, after
+    the rows across above them; a column is never a cell of a row beside it."""
+    from skiff.kernels.ocr.layout import reading_rows
+
+    across, down = 0.0, np.pi / 2
+    # a Chinese page in columns: a heading across, three columns, a page number across
+    page = [_box(150, 15, 160, 30), _box(340, 80, 30, 300), _box(480, 80, 30, 300),
+            _box(410, 80, 30, 300), _box(280, 420, 60, 20)]
+    angles = [across, down, down, down, across]
+    assert reading_rows(page, angles=angles) == [[0], [2], [3], [1], [4]]
+    # a poster: three lines across and a column to their right, level with the second
+    poster = [_box(40, 60, 260, 30), _box(40, 120, 260, 30), _box(620, 100, 30, 250),
+              _box(40, 180, 260, 30)]
+    rows = reading_rows(poster, angles=[across, across, down, across])
+    assert rows == [[0], [2], [1], [3]]  # the column joined the second row's cells before
+    # a table turned by a quarter: its one-character cells (square boxes) stay in their rows
+    turned = [_box(100 - 40 * c, 10 + 60 * r, 20, 50 if c else 20) for r in range(3)
+              for c in range(2)]
+    rows = reading_rows(turned, angles=[down] * 6)
+    assert sorted(len(r) for r in rows) == [3, 3] and all(
+        len({turned[i][0, 0] for i in r}) == 1 for r in rows)
+
+
+def test_a_page_of_columns_with_a_heading_and_a_poster_with_a_column(pipe, hard_fonts):
+    """Rendered: the heading first, then the columns right to left (before, the heading
+    came last: the page took the columns' direction); the poster's column read on its own
+    (before, it was read as the end of the line level with it)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(hard_fonts["cjk"][0][0], 28, index=hard_fonts["cjk"][0][1])
+    cols = ["天地玄黄宇宙洪荒", "日月盈昃辰宿列张", "寒来暑往秋收冬藏"]
+    img = Image.new("RGB", (600, 470), "white")
+    draw = ImageDraw.Draw(img)
+    draw.text((150, 15), "第一章开始", font=font, fill="black")
+    for c, col in enumerate(cols):
+        for i, ch in enumerate(col):
+            draw.text((480 - 70 * c, 80 + 40 * i), ch, font=font, fill="black")
+    draw.text((280, 420), "第 12 页", font=font, fill="black")
+    text = pipe(np.asarray(img)).text.replace(" ", "")
+    assert text.split("\n") == ["第一章开始", *cols, "第12页"], text
+    lines = ["今日特价商品一览", "全场八折优惠进行中", "营业时间上午九点"]
+    img = Image.new("RGB", (700, 420), "white")
+    draw = ImageDraw.Draw(img)
+    for i, ch in enumerate("春风得意马蹄疾"):
+        draw.text((620, 20 + 36 * i), ch, font=font, fill="black")
+    for i, line in enumerate(lines):
+        draw.text((40, 60 + 60 * i), line, font=font, fill="black")
+    text = pipe(np.asarray(img)).text
+    assert text.split("\n") == ["春风得意马蹄疾", *lines], text
+
+
 def test_join_fragments_joins_a_split_row_only():
     from skiff.kernels.ocr.det import join_fragments
 

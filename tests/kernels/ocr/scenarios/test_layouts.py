@@ -213,3 +213,29 @@ def test_cell_rhythm_tells_monospaced_print(fonts):
         width = (x1 - x0) / len(line)
         found[name] = cell_rhythm(np.asarray(img), box, np.array([len(line)]), width)
     assert found["DejaVuSansMono.ttf"] > MONO_RHYTHM > found["DejaVuSans.ttf"], found
+
+
+def test_spaces_a_monospaced_box_lost_are_put_back(fonts):
+    """A recognizer keeps at most one space, and not always that: the empty cells of a
+    monospaced box are its spaces ("44%/" for "44% /" in a ``df -h`` row; "x = 1" for
+    "x  = 1"); a reading whose characters do not match the inked cells is left alone."""
+    import os
+
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    from skiff.kernels.ocr.layout import _spaced
+
+    face = ImageFont.truetype(os.path.join(os.path.dirname(fonts["latin"]), "DejaVuSansMono.ttf"),
+                              16)
+    width = face.getlength("M")
+    for truth, read in (("44% /", "44%/"), ("x  = 1", "x = 1"), ("a   b", "a b"),
+                        ("results  train.py", "results train.py")):
+        img = Image.new("RGB", (400, 40), "white")
+        ImageDraw.Draw(img).text((20, 10), truth, font=face, fill=(30, 30, 30))
+        x0, x1 = 20 - 5, 20 + width * len(truth) + 5  # the detector's box: a little margin
+        box = np.array([[x0, 6], [x1, 6], [x1, 32], [x0, 32]], np.float64)
+        assert _spaced(np.asarray(img), box, read, width, 10.0) == truth, (truth, read)
+        assert _spaced(np.asarray(img), box, truth, width, 10.0) == truth  # already right
+        wrong = read.replace(" ", "") + "x"  # one character too many: not this box's cells
+        assert _spaced(np.asarray(img), box, wrong, width, 10.0) == wrong
