@@ -48,7 +48,14 @@ def test_adamw_steps_equal_torch(tmp_path, shape):
         if ".experts." in name:
             continue  # fused in transformers' memory; their effect is in the losses above
         want = theirs[name].detach().numpy()
-        assert np.abs(p.numpy() - want).max() <= 1e-4 * np.abs(want).max(), name
+        diff = np.abs(p.numpy() - want)
+        tight = diff <= 1e-4 * np.abs(want).max()
+        # AdamW moves a weight whose gradient is near zero by up to lr a step whatever the
+        # gradient's size (m / sqrt(v)), so float32 summation order (AVX2 against AVX-512
+        # BLAS) can move one such weight by a part of lr: seen once in 512 (0.09 lr on an
+        # AMD EPYC), every other weight within 1e-3 lr. A wrong update moves most weights.
+        assert tight.mean() >= 0.99, (name, tight.mean())
+        assert diff.max() <= 0.25 * lr, (name, diff.max() / lr)
 
 
 def test_train_magic_on_own_text_with_checkpoint_tokenizer(tmp_path):
