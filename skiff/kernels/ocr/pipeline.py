@@ -60,6 +60,7 @@ from .rec import (
     ctc_decode,
     decimal_point,
     is_flipped,
+    is_speck,
     plan_batches,
     reading_angle,
     rec_input,
@@ -947,7 +948,7 @@ class OcrPipeline:
         lines, boxes, flips = [], [], []
         for k in mine:
             text, score = texts[k]
-            if not text or score < self.min_score:
+            if not text or score < self.min_score or is_speck(crops[k], text):
                 continue
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))

@@ -245,6 +245,51 @@ def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     return text[: where + 1] + "." + text[where + 1:]
 
 
+# a reading of at most two characters in a box under SPECK_SIDE px across, whose ink is one
+# solid blob, is a speck (dust on a scan, a dot of a pattern) that enlarging small print
+# made a box of: on 48 text-free images skiff read 112 lines (pages of dots 15-39 each, as
+# "+", "中", "★"), RapidOCR 16 (it does not enlarge a small image's print); with this rule
+# 20, and of 238 single 9-12 px digits and letters read in tables (DejaVu Sans, regular and
+# bold) one is lost (an "h" at 9 px)
+SPECK_SIDE = 12
+# a speck's ink is at least this much of its convex hull (a notch or stroke is less)
+SOLID = 0.8
+
+
+def is_speck(crop: np.ndarray, text: str) -> bool:
+    """Whether the line ``text`` read from ``crop`` (its pixels as cut from the image) is a
+    speck: at most two characters, a crop under :data:`SPECK_SIDE` px on its short side
+    (and twice that on its long one), and ink (the side of Otsu's threshold that is less of
+    the crop) that fills at least 0.45 of its bounding box, is about as wide as high, has
+    no hole, and is at least :data:`SOLID` of its convex hull: a solid dot. A
+    character this small has a hole, a notch or thin strokes ("0", "7", "+", a bold "8"),
+    and a digit is narrower."""
+    import cv2
+
+    if len(text.replace(" ", "")) > 2:
+        return False
+    h, w = crop.shape[:2]
+    if min(h, w) >= SPECK_SIDE or max(h, w) >= 2 * SPECK_SIDE or min(h, w) < 2:
+        return False
+    grey = crop.mean(2) if crop.ndim == 3 else crop
+    _, bw = cv2.threshold(np.ascontiguousarray(grey, np.uint8), 0, 1,
+                          cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    if bw.mean() > 0.5:
+        bw = 1 - bw
+    ys, xs = np.nonzero(bw)
+    if len(ys) < 3:
+        return False
+    bh, bw_ = int(ys.max() - ys.min() + 1), int(xs.max() - xs.min() + 1)
+    if len(ys) < 0.45 * bw_ * bh or not 0.7 <= bw_ / bh <= 1.4:
+        return False
+    _, tree = cv2.findContours(bw, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
+    if tree is not None and (tree[0][:, 3] >= 0).any():
+        return False  # a hole: "0", "8", "口"
+    hull = np.zeros_like(bw)
+    cv2.fillConvexPoly(hull, cv2.convexHull(np.stack([xs, ys], 1).astype(np.int32)), 1)
+    return len(ys) >= SOLID * int(hull.sum())  # no notch: "7", "4", "中"
+
+
 def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None,
                  prior: float = 0.0) -> np.ndarray:
     """Which crops to turn by 180 degrees, from the recognizer's two readings of each.

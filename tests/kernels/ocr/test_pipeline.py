@@ -413,3 +413,47 @@ def test_photo_set_shoots_from_three_distances(fonts):
     assert light[0] > light[1] > light[2], (light, PHOTO_FILLS)
     with pytest.raises(ValueError, match="fill"):
         render_photo(0, fill=1.5)
+
+
+def _dots(seed: int) -> np.ndarray:
+    import cv2
+
+    rng = np.random.default_rng(seed)
+    img = np.full((460, 860, 3), (170, 140, 160), np.uint8)
+    for _ in range(150):
+        cv2.circle(img, (int(rng.integers(0, 860)), int(rng.integers(0, 460))),
+                   int(rng.integers(1, 4)), (0, 0, 0), -1)
+    return img
+
+
+def test_a_page_of_dots_is_not_read_as_text(pipe):
+    """Dots 3-7 px across (dust on a scan, a pattern) made 32 and 47 one-character lines
+    on these two pages ("+", "中", "★"): enlarged as small print, each became a box. A
+    solid speck of at most two characters is no line now (``rec.is_speck``)."""
+    for seed in (0, 1):
+        lines = pipe(_dots(seed)).lines
+        assert len(lines) <= 8, (seed, [line.text for line in lines])
+
+
+def test_speck_rules():
+    import cv2
+
+    from skiff.kernels.ocr.rec import is_speck
+
+    def crop(draw, size=10):
+        img = np.full((size, size, 3), 230, np.uint8)
+        draw(img)
+        return img
+
+    dot = crop(lambda im: cv2.circle(im, (5, 5), 3, (20, 20, 20), -1))
+    assert is_speck(dot, "+") and is_speck(dot, "中")
+    assert not is_speck(dot, "abc")  # three characters: a word, however small
+    ring = crop(lambda im: cv2.circle(im, (5, 5), 3, (20, 20, 20), 1))
+    assert not is_speck(ring, "0")  # a hole
+    seven = crop(lambda im: cv2.polylines(im, [np.array([[2, 2], [8, 2], [4, 8]])], False,
+                                          (20, 20, 20), 1))
+    assert not is_speck(seven, "7")  # strokes, a notch
+    bar = crop(lambda im: cv2.rectangle(im, (4, 1), (5, 8), (20, 20, 20), -1))
+    assert not is_speck(bar, "1")  # narrow
+    big = crop(lambda im: cv2.circle(im, (8, 8), 6, (20, 20, 20), -1), size=16)
+    assert not is_speck(big, "●")  # a mark 12 px or more across is read as it is
