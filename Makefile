@@ -57,8 +57,11 @@ $(LABEXT_OUT): $(LABEXT_SRC) labextension/node_modules/.package-lock.json | $(ST
 lint: $(STAMP)
 	$(BIN)/ruff check skiff tests benchmarks tools
 
+# the slowest tests are listed at the end: the run is ~8 min of tests on a CPU with AVX-512,
+# ~16 min on an AVX2-only one
 test: $(STAMP) system-deps lab-config lint
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --durations=20 \
+	  $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests \
