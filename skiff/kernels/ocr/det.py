@@ -114,6 +114,9 @@ def _inked_windows(gray: np.ndarray, side: int, n: int) -> list[np.ndarray]:
 
 
 DARK_GROUND = 100  # a local mean grey under this is a dark ground (light print on it)
+# light glyphs (at least 4 px tall, 12 px of ink) count on any ground under this: white print
+# on a mid-grey or coloured ground (a banner's gradient) that is not dark everywhere
+LIGHT_PRINT_GROUND = 230
 
 
 def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None]:
@@ -127,9 +130,11 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
                        interpolation=cv2.INTER_AREA) if r < 1 else gray
     small = cv2.GaussianBlur(small, (3, 3), 0)
     # where the ground is dark (a dark-mode screenshot, a sign, a title bar) the print is
-    # light: its components are what stands out upwards, and there only (on light paper
-    # the lighter specks of noise are not print)
-    dark_ground = cv2.blur(small, (41, 41)) < DARK_GROUND
+    # light: its components are what stands out upwards, there, and glyph-sized ones on
+    # any ground short of paper (white print on a banner's gradient ran from a dark ground
+    # onto a mid one, and the box cut its line: "everything" read "everyth"); on light
+    # paper the lighter specks of noise are not print
+    ground = cv2.blur(small, (41, 41))
     height, ink = None, None
     for sign in (1, -1):  # dark print, then light print
         # a local threshold: pages on a differently shaded canvas, shadows, gradients;
@@ -142,7 +147,9 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
         some = area >= 6
         if sign < 0:
             cx, cy = (centroids[1:].astype(int) if n > 1 else np.zeros((0, 2), int)).T
-            some &= dark_ground[cy, cx]
+            under = ground[cy, cx]
+            some &= (under < DARK_GROUND) | \
+                ((under < LIGHT_PRINT_GROUND) & (ch >= 4) & (area >= 12))
         if some.any():  # the ink box: print of either kind
             box = (int(y[some].min() / r), int(np.ceil((y + ch)[some].max() / r)),
                    int(x[some].min() / r), int(np.ceil((x + cw)[some].max() / r)))
@@ -279,7 +286,9 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
     contours, _ = cv2.findContours(bitmap, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
     sy, sx = shape[0] / hh, shape[1] / ww
     boxes = []
-    for contour in contours[: p.max_candidates]:
+    todo = [(c, 0) for c in contours[: p.max_candidates]]
+    while todo:
+        contour, cuts = todo.pop(0)
         if len(contour) < 3:
             continue
         rect = cv2.minAreaRect(contour)
@@ -288,6 +297,8 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
         box = cv2.boxPoints(rect).astype(np.float32)
         score = _box_score(prob, box)
         if score < p.box_thresh:
+            if cuts < 2:  # lines run into a broad shape: read the lines apart from it
+                todo.extend((c, cuts + 1) for c in _line_parts(bitmap, contour))
             continue
         grown = _unclip(box, p.unclip_ratio)
         if grown is None:
@@ -302,6 +313,74 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
     return boxes
 
 
+def _line_parts(bitmap: np.ndarray, contour: np.ndarray) -> list[np.ndarray]:
+    """A region of the map too empty in its rectangle to be a line, cut into the lines in it.
+
+    Lines of print crossed by a large pale watermark ("SAMPLE" over a contract) run into
+    it in the detector's map: one region, mostly empty in its rectangle, dropped whole with
+    its lines (RapidOCR drops them too). Two cuts, the first that finds thin parts wins:
+    the parts much thinner than the region's broadest part, and that part
+    (:func:`_thin_and_thick`); a row with columns over twice its usual thickness, without
+    them (:func:`_row_without_spurs`: a watermark's stroke ending on a line's end). Each
+    part is then scored as a region of its own.
+    """
+    import cv2
+
+    x, y, w, h = cv2.boundingRect(contour)
+    if w * h < 400:
+        return []
+    mask = np.zeros((h + 2, w + 2), np.uint8)
+    cv2.drawContours(mask, [contour - [x - 1, y - 1]], -1, 1, thickness=-1)
+    mask &= np.pad(bitmap[y:y + h, x:x + w], 1)  # holes inside stay holes
+    parts = _thin_and_thick(mask) or _row_without_spurs(mask)
+    out = []
+    for part in parts:
+        found, _ = cv2.findContours(part, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        out.extend(c + [x - 1, y - 1] for c in found)
+    return out
+
+
+def _thin_and_thick(mask: np.ndarray) -> list[np.ndarray]:
+    """The broad part of ``mask`` (within its own half-width of the pixels at least half the
+    greatest depth inside the region) and the rest, when the rest is under a third of that
+    depth thick; else nothing."""
+    import cv2
+
+    depth = cv2.distanceTransform(mask, cv2.DIST_L2, 3)
+    deep = float(depth.max())
+    if deep < 6:
+        return []
+    core = (depth >= deep / 2).astype(np.uint8)
+    r = int(np.ceil(deep / 2)) + 1
+    disk = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    broad = cv2.dilate(core, disk) & mask
+    thin = cv2.morphologyEx(mask & (1 - broad), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    if not thin.any() or float(cv2.distanceTransform(thin, cv2.DIST_L2, 3).max()) > deep / 3:
+        return []
+    return [thin, broad]
+
+
+def _row_without_spurs(mask: np.ndarray) -> list[np.ndarray]:
+    """A level row (at least eight times as long as it is usually thick) without the columns
+    over twice its usual (median) thickness and the rows above and below the band it runs
+    along (under a quarter as full as its fullest row); else nothing."""
+    cols = mask.sum(axis=0)
+    on = cols > 0
+    if not on.any():
+        return []
+    usual = float(np.median(cols[on]))
+    keep = on & (cols <= 2 * usual)
+    if keep.all() or on.sum() < 8 * usual:
+        return []
+    row = mask * keep[None, :].astype(np.uint8)
+    # and the rows the line runs along: those at least a quarter as full as the fullest
+    runs = row.sum(axis=1)
+    band = np.flatnonzero(runs >= 0.25 * runs.max())
+    row[:band[0]] = 0
+    row[band[-1] + 1:] = 0
+    return [row]
+
+
 def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarray, float]]:
     """Join a lone glyph the detector boxed apart to the line beside it.
 
@@ -309,10 +388,12 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
     as "-1" and "17.5" in two overlapping boxes, and the "-" alone was read as the Chinese
     "一". A level box (within 5 degrees) is joined to a level row wider than high (the
     minimum-area rectangle of both, the higher score) when it overlaps the row by more
-    than a quarter of the smaller one's area, or when it is a fragment: no wider and no
-    taller than the row is high, within its height, at most 0.6 of that height before or
-    after it. Separate lines on a page do not overlap, columns and turned lines are not
-    level rows, so they are left as they are.
+    than a quarter of the smaller one's area and is 0.5-2 times as tall (a caption inside
+    the box of a picture above it is not joined to it), or when it is a fragment: no
+    wider and no taller than the row is high, within its height, from 0.3 of that height
+    into the row to 0.6 of it before or after it (a line's last "." boxed apart,
+    overlapping it by 3 px). Separate lines on a page do not overlap, columns and turned
+    lines are not level rows, so they are left as they are.
     """
     import cv2
 
@@ -366,10 +447,12 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
             inter = cv2.intersectConvexConvex(a, b)[0]
             small = min(cv2.contourArea(a), bw * bh)
             gap = max(xs.min() - bw, -xs.max())
-            overlap = small > 0 and inter > 0.25 * small
+            # overlapping pieces of one row are about as tall as it: a caption under a
+            # picture the detector boxed whole lies inside that box, and is no piece of it
+            overlap = small > 0 and inter > 0.25 * small and 0.5 * bh <= np.ptp(ys) <= 2 * bh
             fragment = (np.ptp(xs) <= bh and np.ptp(ys) <= bh and np.ptp(xs) < bw
                         and ys.min() >= -0.25 * bh and ys.max() <= 1.25 * bh
-                        and -2 <= gap <= 0.6 * bh)
+                        and -0.3 * bh <= gap <= 0.6 * bh)
             if overlap or fragment:
                 pts = np.concatenate([a, b])
                 box = order_points(cv2.boxPoints(cv2.minAreaRect(pts)))

@@ -85,7 +85,7 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
         while end < len(rows) and _gutters([i for r in rows[k:end + 1] for i in r], x0, x1, gap):
             end += 1
         block = [i for r in rows[k:end] for i in r]
-        cols = _columns(block, x0, x1, gap, widths, heights) if end - k >= 3 else None
+        cols = _columns(block, x0, x1, gap, widths, heights, y) if end - k >= 3 else None
         if cols is None:
             out.extend(rows[k:end])
         else:
@@ -197,8 +197,11 @@ def _gutters(idx: list, x0: np.ndarray, x1: np.ndarray, gap: float) -> list[floa
     return cuts
 
 
-def _columns(block, x0, x1, gap, widths, heights) -> list[list[int]] | None:
-    """The block's columns (left to right) when it is laid out as columns of prose."""
+def _columns(block, x0, x1, gap, widths, heights, y) -> list[list[int]] | None:
+    """The block's columns (left to right) when it is laid out as columns of prose: each
+    side of a gutter at least two lines of prose (six times as wide as high) set as prose
+    is, a line after another (the median step between them at most three line heights).
+    A chat's bubbles, left and right by turns, a message a few lines apart, are one flow."""
     cuts = _gutters(block, x0, x1, gap)
     if not cuts:
         return None
@@ -207,6 +210,9 @@ def _columns(block, x0, x1, gap, widths, heights) -> list[list[int]] | None:
             for lo, hi in itertools.pairwise(edges)]
     for col in cols:
         if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < 6:
+            return None
+        steps = np.diff(np.sort([y[i] for i in col]))
+        if np.median(steps) > 3 * np.median([heights[i] for i in col]):
             return None
     return cols
 

@@ -269,6 +269,8 @@ def test_join_fragments_joins_a_split_row_only():
                                                                        [180, 70])
     # a lone glyph just before the row, within its height: joined too
     assert len(join_fragments([(_box(25, 30, 25, 15), 0.9), row])) == 1
+    # a line's last "." boxed apart, 3 px into the row's end: joined
+    assert len(join_fragments([row, (_box(177, 40, 20, 20), 0.9)])) == 1
     # separate lines of a page, a far word, columns and lines turned 4 degrees stay apart
     lines = [(_box(10, 10, 300, 20), 0.9), (_box(10, 36, 300, 20), 0.9)]
     assert len(join_fragments(lines)) == 2
@@ -285,6 +287,11 @@ def test_join_fragments_joins_a_split_row_only():
 
     tilted = [(turned(10, 10, 400, 24, 4.0), 0.9), (turned(10, 40, 400, 24, 4.0), 0.9)]
     assert len(join_fragments(tilted)) == 2
+    # a caption inside the box the detector drew round the picture above it: no piece of
+    # that box (joined, the caption was read with the picture as one character)
+    picture, caption = (_box(0, 0, 640, 472), 0.89), (_box(78, 420, 430, 19), 0.79)
+    assert len(join_fragments([caption, picture])) == 2
+    assert len(join_fragments([picture, caption])) == 2
 
 
 def test_noise_sigma_of_grey_levels(fonts):
@@ -314,3 +321,29 @@ def test_small_noisy_image_read_again_denoised(pipe, hard_fonts, monkeypatch):
     first = pipe(sample.image)
     assert "denoised" not in first.timings
     assert char_accuracy(first.text, sample.text) < 1.0, first.text
+
+
+def test_lines_run_into_a_broad_shape_are_cut_out():
+    """Detector maps: three lines, two of them crossed by a broad diagonal band (a pale
+    watermark), and one line with a stroke's spur on its end. Each such region was one
+    mostly empty rectangle, dropped with its lines; the lines come out level and thin."""
+    import cv2
+
+    from skiff.kernels.ocr.det import DetParams, db_boxes
+
+    prob = np.zeros((200, 400), np.float32)
+    for y in (40, 90, 140):
+        prob[y:y + 7, 20:300] = 0.9
+    cv2.line(prob, (150, 190), (380, 20), 0.9, thickness=30)
+    boxes = db_boxes(prob, prob.shape, prob.shape, DetParams())
+    level = [b for b, _ in boxes if np.ptp(b[:, 1]) < 20 and np.ptp(b[:, 0]) > 150]
+    assert len(level) == 3, [b.round().tolist() for b, _ in boxes]
+    centres = sorted(float(b[:, 1].mean()) for b in level)
+    assert np.allclose(centres, [43, 93, 143], atol=2), centres
+
+    spur = np.zeros((120, 500), np.float32)
+    spur[50:57, 20:460] = 0.9
+    cv2.line(spur, (455, 53), (470, 10), 0.9, thickness=6)
+    boxes = db_boxes(spur, spur.shape, spur.shape, DetParams())
+    assert any(np.ptp(b[:, 1]) < 20 and np.ptp(b[:, 0]) > 380 for b, _ in boxes), \
+        [b.round().tolist() for b, _ in boxes]

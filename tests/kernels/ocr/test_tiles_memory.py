@@ -140,3 +140,27 @@ def test_memory_gate_lets_calls_overlap_only_while_they_fit():
     gate.acquire(500)  # alone, a call larger than the bound still runs
     gate.release(500)
     assert gate.held == 0 and gate.peak == 500
+
+
+def test_the_ink_box_holds_white_print_on_a_mid_grey_ground(fonts, pipe):
+    """White print on a banner's colour gradient whose grey is 116-131 under the line: the
+    box from light print on a dark ground (grey under 100) alone took only the edges the
+    dark side sees, cut the line at both ends, and it read "Up to 50% off everyth"."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    h, w = 260, 800
+    x, y = np.linspace(0, 1, w)[None, :, None], np.linspace(0, 1, h)[:, None, None]
+    zero = 0 * x + 0 * y
+    ground = np.concatenate([40 + 150 * x + zero, 80 + 100 * y + zero, 160 - 60 * x + zero],
+                            axis=2).astype(np.uint8)
+    im = Image.fromarray(ground)
+    ImageDraw.Draw(im).text((40, 150), "Up to 50% off everything",
+                            font=ImageFont.truetype(fonts["latin"], 26), fill=(255, 255, 240))
+    page = np.asarray(im.convert("L"))
+    text = np.argwhere(page.astype(int) - np.asarray(Image.fromarray(ground).convert("L")) > 30)
+    _, ink = text_extent(page)
+    assert ink is not None
+    y0, y1, x0, x1 = ink
+    assert x0 <= text[:, 1].min() and x1 > text[:, 1].max()
+    assert y0 <= text[:, 0].min() and y1 > text[:, 0].max()
+    assert pipe(np.asarray(im)).text == "Up to 50% off everything"

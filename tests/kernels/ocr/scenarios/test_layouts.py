@@ -69,6 +69,15 @@ def test_three_columns_and_a_staggered_column():
     assert [boxes[i][0, 1] for i in order][:5] == [40, 70, 100, 130, 160]
 
 
+def test_a_chats_bubbles_left_and_right_by_turns_are_one_flow():
+    """Messages left and right by turns, each a few lines below the last: a gutter runs
+    between the two sides, but they are not columns of prose (were read all the left
+    ones, then all the right)."""
+    sides = [10, 330, 10, 330, 10, 330]
+    boxes = [_box(x, 30 + 95 * k, 240) for k, x in enumerate(sides)]
+    assert reading_order(boxes) == list(range(6))
+
+
 def test_reading_rows_group_a_rows_cells_and_keep_prose_lines_apart():
     cells = [_box(10 + 150 * c, 30 * r + (3 if c % 2 else 0), 60) for r in range(5)
              for c in range(4)]
@@ -239,3 +248,46 @@ def test_spaces_a_monospaced_box_lost_are_put_back(fonts):
         assert _spaced(np.asarray(img), box, truth, width, 10.0) == truth  # already right
         wrong = read.replace(" ", "") + "x"  # one character too many: not this box's cells
         assert _spaced(np.asarray(img), box, wrong, width, 10.0) == wrong
+
+
+def test_a_caption_under_a_picture_is_read(pipe, fonts):
+    """A figure and its caption: the detector boxes the blurred picture whole, down over
+    the caption; the caption, joined into that box as a piece of one row, was lost and the
+    page read as one character ("國")."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+    rng = np.random.default_rng(3)
+    blobs = Image.fromarray((rng.random((60, 80, 3)) * 255).astype(np.uint8))
+    blobs = blobs.resize((480, 360), Image.BICUBIC).filter(ImageFilter.GaussianBlur(6))
+    page = Image.new("RGB", (640, 520), "white")
+    page.paste(blobs, (80, 30))
+    caption = "Figure 2. Velocity field behind the cylinder at Re = 100."
+    ImageDraw.Draw(page).text((80, 420), caption, font=ImageFont.truetype(fonts["latin"], 15),
+                              fill="black")
+    assert caption in pipe(np.asarray(page)).text.split("\n")
+
+
+def test_lines_under_a_diagonal_watermark_are_read(pipe, fonts):
+    """A contract with a large pale "SAMPLE" across it: in the detector's map the lines it
+    crosses and the watermark are one region, mostly empty in its rectangle, and were
+    dropped whole (RapidOCR drops them too); now the thin lines are read apart from the
+    broad watermark (the words under its strokes may go)."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("RGB", (800, 400), "white")
+    draw = ImageDraw.Draw(page)
+    lines = ["This agreement is made between the parties",
+             "named below and takes effect on signing.",
+             "Both parties agree to the terms herein."]
+    serif = ImageFont.truetype(fonts["serif"], 22)
+    for i, line in enumerate(lines):
+        draw.text((40, 100 + 60 * i), line, font=serif, fill="black")
+    mark = Image.new("RGBA", page.size, (0, 0, 0, 0))
+    bold = ImageFont.truetype(fonts["latin"], 120)
+    ImageDraw.Draw(mark).text((150, 150), "SAMPLE", font=bold, fill=(200, 0, 0, 50))
+    page = Image.alpha_composite(page.convert("RGBA"), mark.rotate(20)).convert("RGB")
+    read = pipe(np.asarray(page)).text.split("\n")
+    assert lines[0] in read and lines[1] in read, read
+    assert any(r.startswith("Both parties agree") for r in read), read
