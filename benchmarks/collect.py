@@ -11,7 +11,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
          "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard", "ocr-memory",
-         "ocr-layout", "ocr-finetune", "open-models"]
+         "ocr-layout", "ocr-probes", "ocr-finetune", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -30,6 +30,7 @@ TITLES = {
     "ocr-photos": "OCR on phone photos of pages (issue 14)",
     "ocr-memory": "OCR memory: a huge image, RSS over 1,000 images (issues 14, 15)",
     "ocr-layout": "OCR of code screenshots: indentation kept (issue 14)",
+    "ocr-probes": "OCR of everyday scenes, case by case against RapidOCR (issue 14)",
     "ocr-finetune": "Fine-tuning the recognizer vs PyTorch (issue 14)",
     "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
 }
