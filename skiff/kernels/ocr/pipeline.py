@@ -54,6 +54,7 @@ from .layout import monospace_text, reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .rec import (
+    cell_spaces,
     choose_turns,
     cls_input,
     crop_box,
@@ -950,6 +951,7 @@ class OcrPipeline:
             text, score = texts[k]
             if not text or score < self.min_score or is_speck(crops[k], text):
                 continue
+            text = cell_spaces(text, crops[k])
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)

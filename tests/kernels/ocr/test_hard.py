@@ -4,6 +4,8 @@ seven-segment displays, Chinese in columns. Ground truth from the rendered hard 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -158,6 +160,41 @@ def test_decimal_point_rules():
     assert decimal_point("-1a", p, a) == "-1a"  # not a number
     assert decimal_point("-1.2", p, a) == "-1.2"  # has its point
     assert decimal_point("-13", p, a) == "-13"  # not what these frames read
+
+
+def _drawn(text, face, size=30, ink=0, ground=255):
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(face, size)
+    img = Image.new("L", (int(font.getlength(text)) + 16, size + 12), ground)
+    ImageDraw.Draw(img).text((8, 4), text, font=font, fill=ink)
+    return np.asarray(img)
+
+
+def test_cell_spaces_rules(hard_fonts):
+    """A display's right-set "1" read as a space and a digit: the space goes where the
+    glyphs stand in steady cells (dark on light and light on dark, a clock's colon); a
+    real space in ordinary fonts, a display's blank cell, evenly spaced digits and a
+    reading short of a digit keep theirs."""
+    from skiff.kernels.ocr.rec import cell_spaces
+    from skiff.kernels.ocr.synth import fonts
+
+    seg = "/usr/share/fonts/truetype/dseg/DSEG7Classic-Regular.ttf"
+    if not os.path.exists(seg):
+        pytest.skip("fonts-dseg is not installed")
+    assert cell_spaces("635 143", _drawn("635143", seg)) == "635143"
+    assert cell_spaces("969 170", _drawn("969170", seg, 18, 230, 30)) == "969170"
+    assert cell_spaces("1 1:31", _drawn("11:31", seg)) == "11:31"
+    assert cell_spaces("- 12.5", _drawn("-12.5", seg)) == "-12.5"
+    assert cell_spaces("12 34", _drawn("12!34", seg)) == "12 34"  # "!": DSEG's blank cell
+    assert cell_spaces("309 .91", _drawn("3091.91", seg)) == "309 .91"  # a digit short
+    assert cell_spaces("Lot 143", _drawn("Lot143", seg)) == "Lot 143"  # not a number
+    f = fonts()
+    mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+    for face in (f["latin"], f["serif"], mono):
+        for text in ("7946 1018", "4111 1111 1111", "2026 11 28", "3 1 4", "12:30 1.5"):
+            for size in (14, 30):
+                assert cell_spaces(text, _drawn(text, face, size)) == text, (face, text)
 
 
 class _Rng:
