@@ -76,6 +76,13 @@ def blobs(seed: int, cells: tuple[int, int], size: tuple[int, int], blur: float)
     return Image.fromarray(a).resize(size, Image.BICUBIC).filter(ImageFilter.GaussianBlur(blur))
 
 
+def word(w, h, at, text, face, size):
+    """A ``w x h`` white image with ``text`` drawn in black at ``at``."""
+    im, d = canvas(w, h)
+    d.text(at, text, font=font(face, size), fill=0)
+    return im, [text]
+
+
 def lines_at(d, lines, face, size, x, y0, step, fill=(0, 0, 0)):
     for i, t in enumerate(lines):
         d.text((x, y0 + i * step), t, font=font(face, size), fill=fill)
@@ -95,16 +102,12 @@ def slide():
 
 @scene
 def word_cropped_tight():
-    im, d = canvas(150, 36)
-    d.text((3, 2), "Invoice", font=font("sans", 28), fill=0)
-    return im, ["Invoice"]
+    return word(150, 36, (3, 2), "Invoice", "sans", 28)
 
 
 @scene
 def chinese_word_cropped_tight():
-    im, d = canvas(140, 44)
-    d.text((2, 2), "发票号码", font=font("cjk", 32), fill=0)
-    return im, ["发票号码"]
+    return word(140, 44, (2, 2), "发票号码", "cjk", 32)
 
 
 @scene
@@ -476,30 +479,23 @@ def crossed_out_price():
 
 @scene
 def word_crop_64_px():
-    im, d = canvas(64, 20)
-    d.text((2, 3), "Total", font=font("sans", 13), fill=0)
-    return im, ["Total"]
+    return word(64, 20, (2, 3), "Total", "sans", 13)
 
 
 @scene
 def one_character_32_px():
-    im, d = canvas(32, 32)
-    d.text((3, 0), "福", font=font("cjk", 26), fill=0)
-    return im, ["福"]
+    return word(32, 32, (3, 0), "福", "cjk", 26)
 
 
 @scene
 def word_in_a_corner_of_12_mp():
-    im, d = canvas(4000, 3000)
-    d.text((3500, 2800), "page 17", font=font("sans", 24), fill=0)
-    return im, ["page 17"]
+    return word(4000, 3000, (3500, 2800), "page 17", "sans", 24)
 
 
 @scene
 def word_turned_upright():
-    im, d = canvas(220, 50)
-    d.text((8, 10), "Warehouse B", font=font("sans", 24), fill=0)
-    return im.rotate(90, expand=True), ["Warehouse B"]
+    im, text = word(220, 50, (8, 10), "Warehouse B", "sans", 24)
+    return im.rotate(90, expand=True), text
 
 
 @scene
@@ -512,8 +508,7 @@ def hidpi_screenshot():
 
 @scene
 def row_of_digits():
-    im, d = canvas(700, 80)
-    d.text((20, 20), "0123456789  9876543210", font=font("mono", 28), fill=0)
+    im, _ = word(700, 80, (20, 20), "0123456789  9876543210", "mono", 28)
     return im, ["0123456789 9876543210"]
 
 
@@ -525,23 +520,8 @@ def normal(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
-def read_skiff(images, threads):
-    from skiff.kernels.ocr import OcrPipeline
-
-    pipe = OcrPipeline("ch", threads=threads)
-    pipe(images[0])
-    t0 = time.perf_counter()
-    texts = [r.text for r in pipe.run(images)]
-    return texts, time.perf_counter() - t0
-
-
-def read_rapidocr(images, threads):
-    from bench_ocr_layout import read_rapidocr as read
-
-    return read(images, threads)
-
-
 def main(argv=None) -> None:
+    from bench_ocr_layout import read_rapidocr, read_skiff  # the same readers as there
     from results_file import write_keeping_earlier
 
     from skiff.kernels.ocr.synth import char_accuracy
