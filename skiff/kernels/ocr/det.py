@@ -114,9 +114,11 @@ def _inked_windows(gray: np.ndarray, side: int, n: int) -> list[np.ndarray]:
 
 
 DARK_GROUND = 100  # a local mean grey under this is a dark ground (light print on it)
-# light glyphs (at least 4 px tall, 12 px of ink) count on any ground under this: white print
-# on a mid-grey or coloured ground (a banner's gradient) that is not dark everywhere
-LIGHT_PRINT_GROUND = 230
+# light glyphs (at least 4 px tall, 12 px of ink) count on a ground under this too: white
+# print on a mid-grey or coloured ground (a banner's gradient) that is not dark everywhere.
+# Not on pastel or grey paper (at 230 the noisy light pages the int8 detector is calibrated
+# on gained boxes of noise, and the build read a clean page otherwise than float32)
+LIGHT_PRINT_GROUND = 160
 
 
 def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None]:
@@ -131,7 +133,7 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
     small = cv2.GaussianBlur(small, (3, 3), 0)
     # where the ground is dark (a dark-mode screenshot, a sign, a title bar) the print is
     # light: its components are what stands out upwards, there, and glyph-sized ones on
-    # any ground short of paper (white print on a banner's gradient ran from a dark ground
+    # a mid-grey ground (white print on a banner's gradient ran from a dark ground
     # onto a mid one, and the box cut its line: "everything" read "everyth"); on light
     # paper the lighter specks of noise are not print
     ground = cv2.blur(small, (41, 41))
