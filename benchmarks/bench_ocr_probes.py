@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_probes.py [--only NAME ...]
 
-Draws 45 small scenes a user might hand to OCR (a slide with a title and a footnote, a
+Draws 56 small scenes a user might hand to OCR (a slide with a title and a footnote, a
 word cropped tight, 300-px letters, a web form, italics, prices and dates, light grey
 print, underlined links, a page turned sideways or upside down, a diagonal label, white
 print on a colour gradient, a brush font, 9- and 11-px UI text, formulas, a grey JPEG scan,
@@ -11,8 +11,10 @@ green, bullets, a watermark across a contract, a verification code, a caption un
 picture, a price in two sizes, chat bubbles, a spreadsheet, meme captions, a 1-bit fax, a
 shadowed title, a number plate, small Chinese prose, a paper's sidebar, a Chinese
 invoice, a crossed-out price, crops of one word and one character, a word in the corner of
-a 12-MP blank page, a word turned upright, a HiDPI screenshot, a row of digits) and reads
-them with skiff and with RapidOCR (``limit_type=max, 960``, its boxes a line each).
+a 12-MP blank page, a word turned upright, a HiDPI screenshot, a row of digits, a video's
+subtitle, a scan with black borders, low light, washed-out print, a calendar, a badge, code
+with line numbers, a label along a road, kana, Cyrillic and Greek, accents and symbols) and
+reads them with skiff and with RapidOCR (``limit_type=max, 960``, its boxes a line each).
 Character accuracy per scene (lines joined by newlines, a run of spaces counted as one,
 spaces between CJK characters dropped), the mean, and seconds. Writes
 ``results/ocr-probes.md``; scenes where skiff reads less than RapidOCR, or under 0.95, are
@@ -510,6 +512,122 @@ def hidpi_screenshot():
 def row_of_digits():
     im, _ = word(700, 80, (20, 20), "0123456789  9876543210", "mono", 28)
     return im, ["0123456789 9876543210"]
+
+
+@scene
+def video_subtitle():
+    from PIL import ImageDraw
+
+    im = blobs(9, (64, 36), (1280, 720), 14)
+    d = ImageDraw.Draw(im)
+    t = "I told you we would make it in time."
+    f = font("sans", 36)
+    d.text(((1280 - d.textlength(t, font=f)) / 2, 640), t, font=f, fill=(255, 255, 255),
+           stroke_width=2, stroke_fill=(0, 0, 0))
+    return im, [t]
+
+
+@scene
+def scan_with_black_borders():
+    im, d = canvas(1000, 700, (0, 0, 0))
+    d.rectangle((60, 40, 940, 660), fill=(245, 243, 238))
+    return im, lines_at(d, ["Section 4. Maintenance", "Inspect the filter every six months.",
+                            "Replace worn seals before winter."], "lib-serif", 24, 120, 120, 70,
+                        (20, 20, 20))
+
+
+@scene
+def low_light():
+    from PIL import Image
+
+    im, d = canvas(800, 300, (40, 36, 30))
+    ts = lines_at(d, ["Platform 4", "Next train 21:47 to Harbour Road"], "sans", 32, 40, 60, 90,
+                  (85, 80, 70))
+    a = np.asarray(im).astype(float) + np.random.default_rng(2).normal(0, 6, (300, 800, 3))
+    return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8)), ts
+
+
+@scene
+def washed_out():
+    im, d = canvas(800, 240, (250, 250, 250))
+    lines_at(d, ["Boarding pass", "Gate B17  Seat 23C  Group 3"], "sans", 30, 40, 50, 90,
+             (215, 215, 215))
+    return im, ["Boarding pass", "Gate B17 Seat 23C Group 3"]
+
+
+@scene
+def calendar_month():
+    im, d = canvas(720, 420)
+    f = font("sans", 16)
+    days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    for c, t in enumerate(days):
+        d.text((20 + c * 100, 20), t, font=f, fill=0)
+    rows, n = [" ".join(days)], 1
+    for r in range(5):
+        row = []
+        for c in range(7):
+            if n <= 31:
+                d.text((30 + c * 100, 70 + r * 65), str(n), font=f, fill=0)
+                row.append(str(n))
+                n += 1
+            d.rectangle((10 + c * 100, 55 + r * 65, 110 + c * 100, 120 + r * 65),
+                        outline=(180, 180, 180))
+        rows.append(" ".join(row))
+    return im, rows
+
+
+@scene
+def badge_in_a_circle():
+    im, d = canvas(500, 300)
+    d.ellipse((30, 30, 250, 250), fill=(220, 40, 40))
+    d.text((70, 110), "SALE", font=font("sans-bold", 44), fill=(255, 255, 255))
+    d.text((290, 120), "Today only", font=font("sans", 26), fill=0)
+    return im, ["SALE Today only"]
+
+
+@scene
+def code_with_line_numbers():
+    im, d = canvas(700, 220, (250, 250, 250))
+    code = ["def area(r):", "    return 3.14159 * r * r", "", "print(area(2.0))"]
+    for i, t in enumerate(code):
+        d.text((10, 20 + i * 24), f"{i + 1:>3}", font=font("mono", 15), fill=(150, 150, 150))
+        d.text((60, 20 + i * 24), t, font=font("mono", 15), fill=(20, 20, 20))
+    return im, ["1 def area(r):", "2 return 3.14159 * r * r", "3", "4 print(area(2.0))"]
+
+
+@scene
+def map_label_along_a_road():
+    from PIL import Image, ImageDraw
+
+    im, d = canvas(900, 600, (235, 240, 225))
+    d.line((0, 500, 900, 150), fill=(200, 200, 200), width=18)
+    label = Image.new("RGBA", (300, 40), (0, 0, 0, 0))
+    ImageDraw.Draw(label).text((5, 5), "River Road", font=font("sans", 24),
+                               fill=(60, 60, 60, 255))
+    label = label.rotate(21, expand=True)
+    im.paste(label, (380, 250), label)
+    d.text((60, 60), "Old Town", font=font("sans-bold", 28), fill=(40, 40, 40))
+    return im, ["Old Town", "River Road"]
+
+
+@scene
+def japanese_kana():
+    im, d = canvas(700, 200)
+    return im, lines_at(d, ["ありがとうございます", "カタカナとひらがな"], "cjk", 30, 30, 30, 80)
+
+
+@scene
+def cyrillic_and_greek():
+    """Outside the shipped models' alphabet: neither reads the Cyrillic line."""
+    im, d = canvas(700, 200)
+    return im, lines_at(d, ["Привет мир", "Αλφα βήτα"], "sans", 30, 30, 30, 80)
+
+
+@scene
+def accents_and_symbols():
+    im, d = canvas(900, 200)
+    return im, lines_at(d, ["Café crème brûlée à 4,50 €", "Größe: 12 × 8 cm ± 0,5 mm → 96 m²"],
+                        "sans", 28, 30, 30, 80)
 
 
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
