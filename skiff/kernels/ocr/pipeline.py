@@ -76,6 +76,10 @@ _FLUSH = object()  # the loader waits on the pixel budget: finish what is held
 # measured as the peak RSS over the call: detection ~220 MiB per million pixels, recognition
 # ~45 KiB per column of a 48-px line, direction ~1.5 MiB per 48 x 192 view
 ENGINE_BYTES = {"det": 77.0, "rec": 320.0, "cls": 55.0}
+# a one-character line read under this from a box at least PICTURE_SIDE times the page's text
+# height (short side), on a page with other lines, is a picture the detector boxed whole
+PICTURE_SCORE = 0.8
+PICTURE_SIDE = 8
 # detection reads only the ink box of a page (det.text_extent) when that saves at least this
 # many detector pixels: on small images the box saves little, and the detector, which pools
 # over the whole input, read 3 of 18 small degraded images worse inside it
@@ -938,6 +942,17 @@ class OcrPipeline:
         for pos, _ in owners:
             items[pos].timings[stage] = items[pos].timings.get(stage, 0.0) + seconds / len(owners)
 
+    @staticmethod
+    def _picture(it: _Item, crop: np.ndarray, text: str, score: float) -> bool:
+        """Whether a one-character reading is a picture on a page of print: read unsurely
+        (under ``PICTURE_SCORE``) from a box at least ``PICTURE_SIDE`` times the page's text
+        height on its short side. The detector boxes a blurred photo or a chart whole, and
+        the recognizer gives such a box a character ("國" at 0.69 for the picture above a
+        caption); a large single character on a page (a sign's "福") reads surely."""
+        height = it.timings.get("text_height")
+        return (len(text.strip()) == 1 and score < PICTURE_SCORE and bool(height)
+                and min(crop.shape[:2]) >= PICTURE_SIDE * height)
+
     def _assemble(self, it: _Item, mine, owners, crops, texts, flipped, share, keep_pixels):
         """The result of one image from its crops (``mine``: their indices)."""
         timings = {k: round(v, 5) if isinstance(v, float) else v for k, v in it.timings.items()
@@ -947,9 +962,11 @@ class OcrPipeline:
             return OcrResult(it.label, error=it.error, timings=timings, elapsed_s=it.load_s,
                              device=self.device)
         lines, boxes, flips = [], [], []
-        for k in mine:
+        kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
+        for k in kept:
             text, score = texts[k]
-            if not text or score < self.min_score or is_speck(crops[k], text):
+            if is_speck(crops[k], text) or (len(kept) > 1 and self._picture(it, crops[k], text,
+                                                                               score)):
                 continue
             text = cell_spaces(text, crops[k])
             box = it.boxes[owners[k][1]][0]
