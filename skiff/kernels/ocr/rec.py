@@ -246,6 +246,16 @@ def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     return text[: where + 1] + "." + text[where + 1:]
 
 
+def _ink(crop: np.ndarray) -> np.ndarray:
+    """The crop's ink as a 0/1 uint8 mask: Otsu's threshold of its grey, the lesser side."""
+    import cv2
+
+    grey = crop.mean(2) if crop.ndim == 3 else crop
+    _, bw = cv2.threshold(np.ascontiguousarray(grey, np.uint8), 0, 1,
+                          cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return 1 - bw if bw.mean() > 0.5 else bw
+
+
 _SPACED_NUMBER = re.compile(r"-? ?[\d.:]+(?: [\d.:]+)*")
 
 
@@ -265,13 +275,7 @@ def cell_spaces(text: str, crop: np.ndarray) -> str:
     digits = sum(c.isdigit() for c in text)
     if digits < 3 or crop.ndim < 2 or min(crop.shape[:2]) < 8:
         return text
-    import cv2
-
-    grey = crop.mean(2) if crop.ndim == 3 else crop
-    _, bw = cv2.threshold(np.ascontiguousarray(grey, np.uint8), 0, 1,
-                          cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    if bw.mean() > 0.5:
-        bw = 1 - bw  # the ink is the lesser side
+    bw = _ink(crop)
     on = np.r_[False, bw.any(0), False]
     edges = np.flatnonzero(on[1:] != on[:-1]).reshape(-1, 2)  # [start, end) of each run
     rows = [np.flatnonzero(bw[:, a:b].any(1)) for a, b in edges]
@@ -318,11 +322,7 @@ def is_speck(crop: np.ndarray, text: str) -> bool:
     h, w = crop.shape[:2]
     if min(h, w) >= SPECK_SIDE or max(h, w) >= 2 * SPECK_SIDE or min(h, w) < 2:
         return False
-    grey = crop.mean(2) if crop.ndim == 3 else crop
-    _, bw = cv2.threshold(np.ascontiguousarray(grey, np.uint8), 0, 1,
-                          cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    if bw.mean() > 0.5:
-        bw = 1 - bw
+    bw = _ink(crop)
     ys, xs = np.nonzero(bw)
     if len(ys) < 3:
         return False
