@@ -34,7 +34,9 @@ def test_training_notebook_runs(runs_dir):
     assert "carries over to new text" in text or "the curves have parted" in text
     jobs = [json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()]
     assert sorted(j["kind"] for j in jobs) == ["train", "train", "train"]
-    assert "predicted classes" in text and "done True" in text  # own arrays, saved, loaded
+    assert "predicted classes" in text
+    saved = [line for line in text.splitlines() if re.fullmatch(r"\w+ (True|False)", line)]
+    assert saved == ["done True"], saved  # own arrays trained by the magic, saved, loaded
     results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()]
     # two GPT jobs of 20 steps, and 2 epochs of 1000 own rows in batches of 32
     assert sorted(r["steps"] for r in results) == [20, 20, 64]
