@@ -71,6 +71,8 @@ def accuracy(args) -> dict:
 
 
 def e2e(args) -> dict:
+    import skiff  # noqa: F401  (its process defaults, OPENBLAS_THREAD_TIMEOUT, as any skiff run)
+
     env = {**os.environ, "OPENBLAS_NUM_THREADS": str(args.threads),
            "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
            "PYTHONPATH": str(ROOT)}

@@ -11,6 +11,11 @@ it lies).
   whose exp the derivative shares, within 1.5e-7 of scipy's, which the reference uses; the
   exp written out as exponent bits and a polynomial, so the loop runs in SIMD lanes: 2.7x
   faster forward than with ``math.exp``; a loop over ``math.erf`` is kept for float64).
+
+The numba loops release the GIL and run over pieces of the arrays on the elementwise threads
+(``skiff.kernels.backend.split``), the pieces cut on the loops' blocks. Under fastmath the
+vectorised loops round the last bit of some elements by the arrays' alignment (two calls
+on fresh arrays may differ by 1 ulp), so pieces agree with one call to that ulp.
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ import functools
 import numpy as np
 
 from skiff.kernels.backend import custom_op, numba_available
+from skiff.kernels.backend.split import split_range
 
 from ..core.autograd import xp_of
 
 __all__ = ["affine_hswish_fwd", "affine_hswish_bwd", "gelu_erf_fwd", "gelu_erf_bwd"]
 
+# the GELU loops' block, and where the split cuts every loop (a multiple of any SIMD stride)
+BLOCK = 512
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
 
@@ -96,7 +104,7 @@ def _gelu_kernels():
     import numba
 
     f32, i32 = np.float32, np.int32
-    block = 512
+    block = BLOCK
 
     @numba.njit(cache=True, fastmath=True, error_model="numpy", inline="always")
     def gauss_block(x, s, m, ebuf, kbuf):  # pragma: no cover - compiled
@@ -126,7 +134,7 @@ def _gelu_kernels():
             f32(1.421413741) + t * (f32(-1.453152027) + t * f32(1.061405429)))))
         return f32(1.0) - q if v >= 0 else q
 
-    @numba.njit(cache=True, fastmath=True, error_model="numpy")
+    @numba.njit(cache=True, fastmath=True, error_model="numpy", nogil=True)
     def fwd32(x, y):  # pragma: no cover - compiled
         ebuf, kbuf = np.empty(block, np.float32), np.empty(block, np.int32)
         for s in range(0, x.size, block):
@@ -136,7 +144,7 @@ def _gelu_kernels():
                 v = x[s + i]
                 y[s + i] = v * tail(v, ebuf[i])
 
-    @numba.njit(cache=True, fastmath=True, error_model="numpy")
+    @numba.njit(cache=True, fastmath=True, error_model="numpy", nogil=True)
     def bwd32(g, x, out):  # pragma: no cover - compiled
         ebuf, kbuf = np.empty(block, np.float32), np.empty(block, np.int32)
         for s in range(0, x.size, block):
@@ -146,13 +154,13 @@ def _gelu_kernels():
                 v, e = x[s + i], ebuf[i]
                 out[s + i] = g[s + i] * (tail(v, e) + v * f32(0.3989422804014327) * e)
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def fwd64(x, y):  # pragma: no cover - compiled
         for i in range(x.size):
             v = x[i]
             y[i] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def bwd64(g, x, out):  # pragma: no cover - compiled
         for i in range(x.size):
             v = x[i]
@@ -162,11 +170,18 @@ def _gelu_kernels():
     return {np.dtype(np.float32): (fwd32, bwd32), np.dtype(np.float64): (fwd64, bwd64)}
 
 
+def _split(kernel, arrays):
+    """``kernel(*pieces_of_arrays)`` over pieces of the flat arrays on the elementwise
+    threads (skiff.kernels.backend.split), cut on BLOCK."""
+    split_range(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), arrays[0].size,
+                align=BLOCK)
+
+
 @functools.lru_cache(maxsize=1)
 def _kernels():
     import numba
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def fwd(x, a, b, c6, d, y, z):  # pragma: no cover - compiled
         for i in range(x.size):
             t = x[i] * a + b
@@ -175,7 +190,7 @@ def _kernels():
             s = 0.0 if s < 0.0 else (6.0 if s > 6.0 else s)
             y[i] = t * s * c6 + d
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def bwd(g, z, scale, out):  # pragma: no cover - compiled
         for i in range(z.size):
             t = z[i]
@@ -202,7 +217,9 @@ def _fwd_numba(x, a, b, c, d):
         return affine_hswish_fwd.reference(x, a, b, c, d)
     y, z = np.empty_like(x), np.empty_like(x)  # same memory order as x
     dt = x.dtype.type
-    _kernels()[0](fx, dt(a), dt(b), dt(c / 6.0), dt(d), y.ravel(order="K"), z.ravel(order="K"))
+    fy, fz, fwd = y.ravel(order="K"), z.ravel(order="K"), _kernels()[0]
+    split_range(lambda lo, hi: fwd(fx[lo:hi], dt(a), dt(b), dt(c / 6.0), dt(d), fy[lo:hi],
+                                   fz[lo:hi]), fx.size, align=BLOCK)
     return y, z
 
 
@@ -215,7 +232,9 @@ def _bwd_numba(g, z, scale):
             z.dtype not in (np.float32, np.float64) or g.dtype != z.dtype:
         return affine_hswish_bwd.reference(g, z, scale)
     out = np.empty_like(z)
-    _kernels()[1](fg, fz, z.dtype.type(scale), out.ravel(order="K"))
+    fo, bwd, sc = out.ravel(order="K"), _kernels()[1], z.dtype.type(scale)
+    split_range(lambda lo, hi: bwd(fg[lo:hi], fz[lo:hi], sc, fo[lo:hi]), fz.size,
+                align=BLOCK)
     return out
 
 
@@ -225,7 +244,7 @@ def _gelu_fwd_numba(x):
     if fx is None:
         return gelu_erf_fwd.reference(x)
     y = np.empty_like(x)
-    _gelu_kernels()[x.dtype][0](fx, y.ravel(order="K"))
+    _split(_gelu_kernels()[x.dtype][0], (fx, y.ravel(order="K")))
     return y
 
 
@@ -238,5 +257,5 @@ def _gelu_bwd_numba(g, x):
             x.dtype not in (np.float32, np.float64):
         return gelu_erf_bwd.reference(g, x)
     out = np.empty_like(x)
-    _gelu_kernels()[x.dtype][1](fg, fx, out.ravel(order="K"))
+    _split(_gelu_kernels()[x.dtype][1], (fg, fx, out.ravel(order="K")))
     return out

@@ -18,6 +18,7 @@ import functools
 import numpy as np
 
 from skiff.kernels.backend import custom_op, numba_available
+from skiff.kernels.backend.split import MIN_SIZE, split_range
 
 from ..core.autograd import xp_of
 
@@ -69,7 +70,7 @@ def _kernels():
 
     # rows are contiguous slices and the unit-stride case has its own loop, so the inner
     # loops vectorise; the weight and input gradients are separate loops for the same reason
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def fwd(xt, w, sh, sw, out):  # pragma: no cover - compiled
         c_, n_, ho, wo = out.shape
         kh, kw = w.shape[1], w.shape[2]
@@ -89,7 +90,7 @@ def _kernels():
                                 for x in range(wo):
                                     orow[x] += wv * xrow[x * sw + j]
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def bwd_w(gt, xt, sh, sw, gw):  # pragma: no cover - compiled
         c_, n_, ho, wo = gt.shape
         kh, kw = gw.shape[1], gw.shape[2]
@@ -109,7 +110,7 @@ def _kernels():
                                     acc += grow[x] * xrow[x * sw + j]
                     gw[c, i, j] = acc
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def bwd_x(gt, w, sh, sw, gpad):  # pragma: no cover - compiled
         c_, n_, ho, wo = gt.shape
         kh, kw = w.shape[1], w.shape[2]
@@ -131,6 +132,14 @@ def _kernels():
     return fwd, bwd_w, bwd_x
 
 
+def _by_channels(kernel, arrays, *, size):
+    """``kernel(*(a[lo:hi] for a in arrays))`` over channel ranges on the elementwise
+    threads: every loop is per channel, so the pieces give the same bits as one call."""
+    c = arrays[0].shape[0]
+    split_range(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), c,
+                min_size=max(1, MIN_SIZE * c // max(size, 1)))
+
+
 def _ok(*arrays) -> bool:
     return all(isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
                and a.flags.c_contiguous for a in arrays) and \
@@ -143,7 +152,8 @@ def _fwd_numba(xt, w, sh, sw, ho, wo):
     if not _ok(xt, w):
         return depthwise_fwd.reference(xt, w, sh, sw, ho, wo)
     out = np.empty((xt.shape[0], xt.shape[1], ho, wo), dtype=xt.dtype)
-    _kernels()[0](xt, w, sh, sw, out)
+    fwd = _kernels()[0]
+    _by_channels(lambda x_, w_, o_: fwd(x_, w_, sh, sw, o_), (xt, w, out), size=out.size)
     return out
 
 
@@ -156,8 +166,10 @@ def _bwd_numba(gt, xt, w, sh, sw, need_x, need_w):
     gpad = gw = None
     if need_x:
         gpad = np.zeros_like(xt)
-        bwd_x(gt, w, sh, sw, gpad)
+        _by_channels(lambda g_, w_, p_: bwd_x(g_, w_, sh, sw, p_), (gt, w, gpad),
+                     size=gt.size)
     if need_w:
         gw = np.empty(w.shape, dtype=xt.dtype)
-        bwd_w(gt, xt, sh, sw, gw)
+        _by_channels(lambda g_, x_, o_: bwd_w(g_, x_, sh, sw, o_), (gt, xt, gw),
+                     size=gt.size)
     return gpad, gw

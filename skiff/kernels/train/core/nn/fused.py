@@ -203,9 +203,18 @@ def col2im(gcols, hp, wp, sh, sw):
     xp = xp_of(gcols)
     c, kh, kw, n, ho, wo = gcols.shape
     gpad = xp.zeros((c, n, hp, wp), dtype=gcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, i, j]
+
+    def add(lo, hi):  # the same order of additions per element in any piece of channels
+        for i in range(kh):
+            for j in range(kw):
+                gpad[lo:hi, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[lo:hi, i, j]
+
+    if xp is np:
+        from skiff.kernels.backend.split import MIN_SIZE, split_range
+
+        split_range(add, c, min_size=max(1, MIN_SIZE * c // max(gcols.size, 1)))
+    else:
+        add(0, c)
     return gpad
 
 

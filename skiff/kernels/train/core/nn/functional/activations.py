@@ -115,22 +115,50 @@ class SoftmaxFn(Function):
         return gx
 
 
+def _by_rows(fn, out, *arrays, axis):
+    """``fn(out_part, *array_parts)`` over pieces along the first axis of numpy arrays
+    reduced along their last ``axis``, on the elementwise threads (a row's result does not
+    depend on the others, so the split gives the same bits); else one call."""
+    if out.ndim < 2 or axis not in (-1, out.ndim - 1) or not isinstance(out, np.ndarray) or \
+            any(a.shape != out.shape for a in arrays):
+        fn(out, *arrays)
+        return
+    from skiff.kernels.backend.split import MIN_SIZE, split_range
+
+    per_row = max(1, out.size // max(1, out.shape[0]))
+    split_range(lambda lo, hi: fn(out[lo:hi], *(a[lo:hi] for a in arrays)), out.shape[0],
+                min_size=max(1, MIN_SIZE // per_row))
+
+
+def _log_softmax_rows(out, x, axis=-1):
+    xp = xp_of(x)
+    xp.subtract(x, x.max(axis=axis, keepdims=True), out=out)
+    e = xp.exp(out)
+    out -= xp.log(e.sum(axis=axis, keepdims=True))
+
+
+def _log_softmax_grad_rows(out, s, g, axis=-1):
+    xp = xp_of(s)
+    xp.exp(s, out=out)
+    out *= -g.sum(axis=axis, keepdims=True)
+    out += g
+
+
 class LogSoftmaxFn(Function):
     def forward(self, x, axis=-1):
         xp = xp_of(x)
         self.axis = axis
-        s = x - x.max(axis=axis, keepdims=True)
-        e = xp.exp(s)
-        s -= xp.log(e.sum(axis=axis, keepdims=True))
+        s = xp.empty(x.shape, dtype=x.dtype)
+        _by_rows(lambda o, a: _log_softmax_rows(o, a, axis), s, x, axis=axis)
         self.save_for_backward(s)
         return s
 
     def backward(self, g):
         (s,) = self.saved
         xp = xp_of(s)
-        gx = xp.exp(s)
-        gx *= -g.sum(axis=self.axis, keepdims=True)
-        gx += g
+        gx = xp.empty(s.shape, dtype=s.dtype)
+        _by_rows(lambda o, a, b: _log_softmax_grad_rows(o, a, b, self.axis), gx, s, g,
+                 axis=self.axis)
         return gx
 
 

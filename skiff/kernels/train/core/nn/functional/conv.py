@@ -56,13 +56,51 @@ def _workspace(xp, shape, dtype):
     return buf
 
 
+def _by_channels(fn, c: int, size: int, xp) -> None:
+    """``fn(lo, hi)`` over channel ranges: on numpy in pieces on the elementwise threads
+    (copies release the GIL; each piece writes its own channels), else in one call."""
+    if xp is np:
+        from skiff.kernels.backend.split import MIN_SIZE, split_range
+
+        split_range(fn, c, min_size=max(1, MIN_SIZE * c // max(size, 1)))
+    else:
+        fn(0, c)
+
+
 def _cols_cn(xt, kh, kw, sh, sw, ho, wo, out):
     """im2col of a channels-first padded (C, N, Hp, Wp) array into ``out`` of shape
     (C, kh, kw, N, Ho, Wo): kh*kw strided slice copies, each over whole (C, N) planes."""
-    for i in range(kh):
-        for j in range(kw):
-            out[:, i, j] = xt[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+    def copy(lo, hi):
+        for i in range(kh):
+            for j in range(kw):
+                out[lo:hi, i, j] = xt[lo:hi, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+
+    _by_channels(copy, xt.shape[0], out.size, xp_of(xt))
     return out
+
+
+def _padded_cn(x, ph, pw):
+    """The (N, C, H, W) input as a channels-first (C, N, H + 2ph, W + 2pw) array with zero
+    borders (a contiguous copy of the transpose when there is no padding)."""
+    xp = xp_of(x)
+    n, c, h, wd = x.shape
+    src = x.transpose(1, 0, 2, 3)
+    if not (ph or pw) and src.flags.c_contiguous:  # a conv's output: free
+        return src
+    xt = xp.empty((c, n, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
+
+    def copy(lo, hi):
+        part = xt[lo:hi]
+        if ph:
+            part[:, :, :ph] = 0
+            part[:, :, ph + h:] = 0
+        if pw:
+            part[:, :, ph : ph + h, :pw] = 0
+            part[:, :, ph : ph + h, pw + wd:] = 0
+        part[:, :, ph : ph + h, pw : pw + wd] = src[lo:hi]
+
+    _by_channels(copy, c, xt.size, xp)
+    return xt
 
 
 class Conv2dFn(Function):
@@ -84,11 +122,7 @@ class Conv2dFn(Function):
         ho = (h + 2 * ph - kh) // sh + 1
         wo = (wd + 2 * pw - kw) // sw + 1
         self.geom = (n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo)
-        if ph or pw:
-            xt = xp.zeros((c, n, h + 2 * ph, wd + 2 * pw), dtype=x.dtype)
-            xt[:, :, ph : ph + h, pw : pw + wd] = x.transpose(1, 0, 2, 3)
-        else:
-            xt = xp.ascontiguousarray(x.transpose(1, 0, 2, 3))
+        xt = _padded_cn(x, ph, pw)
         self.save_for_backward(xt, w)
         ck = c * kh * kw
         w2 = w.reshape(cout, ck)
@@ -99,7 +133,10 @@ class Conv2dFn(Function):
                             _workspace(xp, (c, kh, kw, n, ho, wo), x.dtype)).reshape(ck, -1)
         y = w2 @ cols  # (Cout, N*Ho*Wo)
         if b is not None:
-            y += b[:, None]
+            def add_bias(lo, hi):
+                y[lo:hi] += b[lo:hi, None]
+
+            _by_channels(add_bias, cout, y.size, xp)
         return y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3)
 
     def backward(self, g):
