@@ -6,6 +6,9 @@ against PyTorch on the same graph.
 domain accuracy and general clean-text accuracy before and after (both through onnxruntime on
 the base and the exported file), wall and CPU time.
 
+``--domain brush`` renders 13-18 px brush-font Chinese (AR PL UKai) instead, the domain on
+which a too-strong recipe was seen to forget general text.
+
 ``python benchmarks/bench_ocr_finetune.py e2e --base ch-v6`` is the issue's end-to-end goal:
 2,000 rendered seven-segment training crops (seed 1), 3 epochs, then held-out domain
 accuracy (400 crops, seed 2, other readings) and general clean-text accuracy (200 rendered
@@ -50,8 +53,8 @@ def _config(args, **recipe):
     from skiff.kernels.ocr_train.finetune import FineTuneConfig
 
     work = Path(args.work)
-    train = write_domain_set(work / "train", args.train, seed=1)
-    val = write_domain_set(work / "val", args.val, seed=2)
+    train = write_domain_set(work / "train", args.train, seed=1, domain=args.domain)
+    val = write_domain_set(work / "val", args.val, seed=2, domain=args.domain)
     return FineTuneConfig(data=str(train), val_data=str(val), base=args.base,
                           out=str(work / "out"), epochs=args.epochs, steps=args.steps,
                           batch_size=args.batch_size, general_eval=args.general, seed=0,
@@ -79,7 +82,8 @@ def e2e(args) -> dict:
     cmd = [sys.executable, __file__, "--worker", "e2e", "--base", args.base, "--train",
            str(args.train), "--val", str(args.val), "--general", str(args.general), "--epochs",
            str(args.epochs), "--batch-size", str(args.batch_size), "--lr", str(args.lr),
-           "--mix", str(args.mix), "--freeze", str(args.freeze), "--work", args.work]
+           "--mix", str(args.mix), "--freeze", str(args.freeze), "--work", args.work,
+           "--domain", args.domain]
     if args.steps:
         cmd += ["--steps", str(args.steps)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=7200)
@@ -280,6 +284,7 @@ def main():
     p.add_argument("--mix", type=float, default=0.25)
     p.add_argument("--freeze", type=float, default=0.5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--domain", default="seven-segment", choices=("seven-segment", "brush"))
     p.add_argument("--work", default="/tmp/skiff-bench-finetune")
     args = p.parse_args()
     if args.worker == "e2e":

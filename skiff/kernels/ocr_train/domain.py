@@ -5,6 +5,10 @@ base recognizer reads poorly, written as a PaddleOCR label file.
 fonts (Debian ``fonts-dseg``), dark or lit segments on a plain or LCD-green background, often
 with the unlit segments showing faintly under the lit ones, as on a real display.
 
+``brush``: short lines of Chinese in a brush font (AR PL UKai, Debian ``fonts-arphic-ukai``)
+at 13-18 px, random strings of the characters of the rendered general text, so a run on it
+shows what fine-tuning does to the base model's reading of ordinary Chinese (forgetting).
+
 >>> folder = write_domain_set("/tmp/dseg", 20, seed=0)     # doctest: +SKIP
 >>> # folder/labels.txt: "000.png\\t4185.94" ...
 """
@@ -19,8 +23,8 @@ import numpy as np
 
 from .data import render_line
 
-__all__ = ["DSEG_FONTS", "dseg_fonts", "reading", "render_reading", "write_domain_set",
-           "DomainFontsMissing"]
+__all__ = ["DSEG_FONTS", "DOMAINS", "dseg_fonts", "reading", "render_reading", "brush_text",
+           "render_brush", "write_domain_set", "DomainFontsMissing"]
 
 DSEG_DIR = "/usr/share/fonts/truetype/dseg"
 DSEG_FONTS = ("DSEG7Classic-Regular.ttf", "DSEG7Classic-Bold.ttf", "DSEG7Modern-Regular.ttf",
@@ -73,18 +77,50 @@ def render_reading(text: str, rng: random.Random, fonts: list[str]) -> np.ndarra
                        ghost=ghost, ghost_ink=ghost_ink)
 
 
-def write_domain_set(folder, n: int, *, seed: int = 0, name: str = "labels.txt") -> Path:
-    """``n`` rendered readings as PNGs plus ``labels.txt``; returns the labels file."""
+BRUSH_FONT = "/usr/share/fonts/truetype/arphic/ukai.ttc"
+
+
+def _brush_font() -> list[str]:
+    if not os.path.exists(BRUSH_FONT):
+        raise DomainFontsMissing(f"no {BRUSH_FONT}: install fonts-arphic-ukai "
+                                 "(tools/system-deps.sh)")
+    return [BRUSH_FONT]
+
+
+def brush_text(rng: random.Random) -> str:
+    """4-10 characters drawn from those of the general Chinese text."""
+    from skiff.kernels.ocr import synth
+
+    chars = sorted({c for line in synth.CHINESE for c in line if synth._CJK.match(c)})
+    return "".join(rng.choice(chars) for _ in range(rng.randint(4, 10)))
+
+
+def render_brush(text: str, rng: random.Random, fonts: list[str]) -> np.ndarray:
+    return render_line(text, fonts[0], rng.randint(13, 18), rng)
+
+
+# name -> (fonts, text, render)
+DOMAINS = {"seven-segment": (dseg_fonts, reading, render_reading),
+           "brush": (_brush_font, brush_text, render_brush)}
+
+
+def write_domain_set(folder, n: int, *, seed: int = 0, name: str = "labels.txt",
+                     domain: str = "seven-segment") -> Path:
+    """``n`` rendered crops of ``domain`` (a key of DOMAINS) as PNGs plus ``labels.txt``;
+    returns the labels file."""
     from PIL import Image
 
-    fonts = dseg_fonts()
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown domain {domain!r}: choose from {', '.join(DOMAINS)}")
+    find_fonts, text_of, render = DOMAINS[domain]
+    fonts = find_fonts()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(f"dseg-{seed}")
+    rng = random.Random(f"dseg-{seed}" if domain == "seven-segment" else f"{domain}-{seed}")
     lines = []
     for i in range(n):
-        text = reading(rng)
-        crop = render_reading(text, rng, fonts)
+        text = text_of(rng)
+        crop = render(text, rng, fonts)
         file = f"{seed}-{i:05d}.png"
         Image.fromarray(crop).save(folder / file)
         lines.append(f"{file}\t{text}")

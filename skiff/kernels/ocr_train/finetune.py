@@ -69,6 +69,7 @@ class FineTuneConfig:
     val_fraction: float = 0.1
     general_eval: int = 100       # rendered general lines to measure forgetting (0: skip)
     freeze: float = 0.5           # share of the weight tensors, from the input on, kept fixed
+    bucket: int = 16              # batches of like width from pools of this many (1: random)
     name: str | None = None       # register the result as OCR model set NAME (--lang NAME)
     seed: int = 0
 
@@ -270,6 +271,36 @@ def freeze_early(module: OnnxModule, fraction: float) -> int:
     return n
 
 
+def epoch_batches(widths: list[float], size: int, pool: int, rng: random.Random) \
+        -> list[list[int]]:
+    """One epoch of batches of ``size`` crop indices, every crop once (the last batch topped
+    up with crops drawn again), in random order; with ``pool`` > 1 each batch holds crops of
+    like width: the shuffled crops are sorted by width in pools of ``pool`` batches and cut
+    there. A batch is as wide as its widest crop, so random batches of crops 125-275 px wide
+    compute on ~250 px each; like widths save that padding (a step's cost follows its
+    width) and keep the randomness of which crops train together within a pool.
+
+    >>> b = epoch_batches([100, 300, 110, 310, 105, 305], 3, 2, random.Random(0))
+    >>> sorted(sorted(x) for x in b)
+    [[0, 2, 4], [1, 3, 5]]
+    """
+    order = list(range(len(widths)))
+    rng.shuffle(order)
+    if len(order) % size:
+        order += rng.sample(range(len(widths)), size - len(order) % size) \
+            if len(widths) >= size else [rng.randrange(len(widths)) for _ in
+                                          range(size - len(order) % size)]
+    span = size * max(1, pool)
+    batches = []
+    for s in range(0, len(order), span):
+        chunk = order[s: s + span]
+        if pool > 1:
+            chunk.sort(key=lambda i: widths[i])
+        batches += [chunk[k: k + size] for k in range(0, len(chunk), size)]
+    rng.shuffle(batches)
+    return batches
+
+
 class RecTrainer:
     """The training loop over one imported recognizer (see the module docstring)."""
 
@@ -300,15 +331,14 @@ class RecTrainer:
         # of a fifth of a short run keeps a pretrained model from being thrown off at once
         sched = WarmupCosine(opt, warmup_steps=min(total, max(2, min(50, total // 5))),
                              total_steps=total, min_lr_ratio=0.05)
-        order: list[int] = []
+        batches: list[list[int]] = []
+        widths = [min(48.0 * c.shape[1] / max(c.shape[0], 1), cfg.max_width) for c in crops]
         last = None
         for step in range(total):
             self.reporter.check()
-            if len(order) < own:
-                fresh = list(range(len(crops)))
-                self.rng.shuffle(fresh)
-                order.extend(fresh)
-            idx, order = order[:own], order[own:]
+            if not batches:
+                batches = epoch_batches(widths, own, cfg.bucket, self.rng)
+            idx = batches.pop()
             bc = [crops[i] for i in idx]
             bt = [texts[i] for i in idx]
             if self.augment is not None:

@@ -163,3 +163,17 @@ def test_depthwise_split_to_the_last_bit(threads):
     for fn in (lambda: depthwise_fwd(xt, w, 1, 1, 20, 80),
                lambda: depthwise_bwd(g, xt, w, 1, 1, True, True)):
         _same(*_one_and_two(threads, fn), ulp=1)
+
+
+def test_adamw_update_splits_bit_for_bit(threads):
+    pytest.importorskip("numba")
+    from skiff.kernels.train.core.optim import adamw_update
+
+    rng = np.random.default_rng(4)
+    p0, g = (rng.standard_normal(400_003).astype(np.float32) for _ in range(2))
+
+    def step():
+        p, m, v = p0.copy(), np.full_like(p0, 0.01), np.full_like(p0, 0.02)
+        return adamw_update(p, g, m, v, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3)
+
+    _same(*_one_and_two(threads, step))

@@ -54,7 +54,7 @@ def adamw_update(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step):
 def _numba_adamw():
     import numba
 
-    @numba.njit(cache=True, fastmath=False)
+    @numba.njit(cache=True, fastmath=False, nogil=True)
     def kernel(p, g, m, v, decay, beta1, beta2, eps, step_size, bc2_sqrt):  # pragma: no cover
         for i in range(p.size):
             gi = g[i]
@@ -71,9 +71,15 @@ def _numba_adamw():
 def _adamw_numba(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step):
     if not (p.flags.c_contiguous and m.flags.c_contiguous and v.flags.c_contiguous):
         return adamw_update.reference(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step)
-    gf = np.ascontiguousarray(g).reshape(-1)
-    _numba_adamw()(p.reshape(-1), gf, m.reshape(-1), v.reshape(-1), 1.0 - lr * weight_decay,
-                   beta1, beta2, eps, lr / (1 - beta1**step), math.sqrt(1 - beta2**step))
+    from skiff.kernels.backend.split import split_range
+
+    gf, pf, mf, vf = np.ascontiguousarray(g).reshape(-1), p.reshape(-1), m.reshape(-1), \
+        v.reshape(-1)
+    kernel, scalars = _numba_adamw(), (1.0 - lr * weight_decay, beta1, beta2, eps,
+                                       lr / (1 - beta1**step), math.sqrt(1 - beta2**step))
+    # elementwise, no fastmath: pieces on the elementwise threads give the same bits
+    split_range(lambda lo, hi: kernel(pf[lo:hi], gf[lo:hi], mf[lo:hi], vf[lo:hi], *scalars),
+                pf.size, align=512)
     return p, m, v
 
 

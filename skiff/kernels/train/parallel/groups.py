@@ -102,6 +102,9 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
         local = ranks_per_node or launch_env().local_size
         n = max(1, cpu_count() // max(1, local))
     n = max(1, int(n))
+    from skiff.kernels.backend.split import set_work_threads
+
+    set_work_threads(n)  # the elementwise passes' pieces too
     try:
         from threadpoolctl import threadpool_limits
 
