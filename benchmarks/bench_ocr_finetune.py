@@ -57,7 +57,7 @@ def _config(args, **recipe):
     val = write_domain_set(work / "val", args.val, seed=2, domain=args.domain)
     return FineTuneConfig(data=str(train), val_data=str(val), base=args.base,
                           out=str(work / "out"), epochs=args.epochs, steps=args.steps,
-                          batch_size=args.batch_size, general_eval=args.general, seed=0,
+                          batch_size=args.batch_size, general_eval=args.general, seed=args.seed,
                           **recipe)
 
 
@@ -83,7 +83,7 @@ def e2e(args) -> dict:
            str(args.train), "--val", str(args.val), "--general", str(args.general), "--epochs",
            str(args.epochs), "--batch-size", str(args.batch_size), "--lr", str(args.lr),
            "--mix", str(args.mix), "--freeze", str(args.freeze), "--work", args.work,
-           "--domain", args.domain]
+           "--domain", args.domain, "--bucket", str(args.bucket), "--seed", str(args.seed)]
     if args.steps:
         cmd += ["--steps", str(args.steps)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=7200)
@@ -101,7 +101,7 @@ def e2e(args) -> dict:
 def e2e_worker(args) -> dict:
     from skiff.kernels.ocr_train.finetune import fine_tune
 
-    cfg = _config(args, lr=args.lr, mix=args.mix, freeze=args.freeze)
+    cfg = _config(args, lr=args.lr, mix=args.mix, freeze=args.freeze, bucket=args.bucket)
     load0 = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
     res = fine_tune(cfg)
@@ -112,7 +112,8 @@ def e2e_worker(args) -> dict:
                load_avg_start=[round(v, 2) for v in load0],
                load_avg_end=[round(v, 2) for v in os.getloadavg()],
                config={"batch_size": args.batch_size, "lr": args.lr, "mix": args.mix,
-                       "freeze": args.freeze, "epochs": args.epochs})
+                       "freeze": args.freeze, "epochs": args.epochs, "bucket": args.bucket,
+                       "domain": args.domain})
     return out
 
 
@@ -285,6 +286,8 @@ def main():
     p.add_argument("--freeze", type=float, default=0.5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--domain", default="seven-segment", choices=("seven-segment", "brush"))
+    p.add_argument("--bucket", type=int, default=16)  # FineTuneConfig.bucket; 1: random batches
+    p.add_argument("--seed", type=int, default=0)  # the training run's (the sets' stay 1 and 2)
     p.add_argument("--work", default="/tmp/skiff-bench-finetune")
     args = p.parse_args()
     if args.worker == "e2e":
