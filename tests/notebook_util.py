@@ -41,10 +41,20 @@ def widget_states(nb) -> dict:
 
 
 def outputs_text(nb) -> str:
-    """All text and HTML the notebook printed, joined (for assertions)."""
+    """All text and HTML the notebook printed, joined (for assertions).
+
+    Consecutive pieces of one stream are joined as they were printed: the kernel flushes
+    stdout on a timer, so one ``print("done", True)`` can arrive as "done" and " True\n"
+    in two outputs, which joined with a newline would read "done\n True"."""
     parts = []
     for cell in nb.cells:
+        last_stream = None
         for out in cell.get("outputs", []):
+            stream = out.get("name") if out.get("output_type") == "stream" else None
+            if stream is not None and stream == last_stream:
+                parts[-1] += out["text"]
+                continue
+            last_stream = stream
             if "text" in out:
                 parts.append(out["text"])
             data = out.get("data", {})
