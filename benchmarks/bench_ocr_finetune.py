@@ -21,7 +21,8 @@ augmentation, the first half of the weight tensors frozen (``--lr``, ``--mix``,
 
 ``python benchmarks/bench_ocr_finetune.py speed --base ch-v4`` times training steps (forward,
 CTC loss, backward, AdamW) of skiff's imported graph and of the same ONNX graph converted to
-PyTorch with onnx2torch, each in its own process with the same threads (1), alternating
+PyTorch with onnx2torch, each in its own process with the same threads (1; ``--threads 2``:
+both on two cores, BLAS and torch's intra-op pool alike, compared by wall time), alternating
 rounds, 2 warm-up steps each, and reports steps/s. The peer's graph is the same file with
 ``Constant`` weights moved to initializers and ``SAME_UPPER`` turned into explicit pads
 (what onnx2torch reads);
@@ -210,7 +211,7 @@ def _torch_steps(path, steps):
     import onnx2torch
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))  # speed(--threads)
     m = onnx2torch.convert(_peer_graph(path))
     m.train()
     for mod in m.modules():  # frozen batch norm statistics, as skiff trains
@@ -250,8 +251,11 @@ def worker(which, base, steps):
 
 
 def speed(args) -> dict:
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    import skiff  # noqa: F401  (its process defaults, OPENBLAS_THREAD_TIMEOUT, for the workers)
+
+    n = str(args.threads)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": n, "OMP_NUM_THREADS": n,
+           "MKL_NUM_THREADS": n, "PYTHONPATH": str(ROOT)}
     out = {"skiff": [], "torch": []}
     load0 = os.getloadavg()
     for _ in range(args.rounds):
@@ -263,8 +267,11 @@ def speed(args) -> dict:
                 raise RuntimeError(proc.stderr[-2000:])
             out[which].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     med = {k: float(np.median([r["cpu_s_per_step"] for r in v])) for k, v in out.items()}
-    return {"base": args.base, "batch": "16 x 3 x 48 x 256", "cpu_s_per_step": med,
+    wall = {k: float(np.median([r["wall_s_per_step"] for r in v])) for k, v in out.items()}
+    return {"base": args.base, "batch": "16 x 3 x 48 x 256", "threads": args.threads,
+            "cpu_s_per_step": med, "wall_s_per_step": wall,
             "skiff_steps_per_s_over_torch": round(med["torch"] / med["skiff"], 3),
+            "skiff_steps_per_wall_s_over_torch": round(wall["torch"] / wall["skiff"], 3),
             "rounds": out, "load_avg_start": [round(v, 2) for v in load0],
             "load_avg_end": [round(v, 2) for v in os.getloadavg()]}
 
@@ -302,6 +309,8 @@ def main():
                 setattr(args, k, v)
     if args.what == "speed" and args.steps is None:
         args.steps = 3
+    if args.what == "speed" and "--threads" not in sys.argv:
+        args.threads = 1  # the recorded runs: one thread each
     print(json.dumps({"accuracy": accuracy, "speed": speed, "e2e": e2e}[args.what](args),
                      indent=1))
 
