@@ -33,7 +33,7 @@ lab-config: $(STAMP)
 
 lab: $(STAMP) lab-config
 	IPYTHONDIR=$(CURDIR)/$(LAB_DIR)/ipython JUPYTER_CONFIG_DIR=$(CURDIR)/$(LAB_DIR)/jupyter \
-	  SKIFF_RUNS=$(CURDIR)/notebooks/skiff-runs OPENBLAS_THREAD_TIMEOUT=4 \
+	  SKIFF_RUNS=$(CURDIR)/notebooks/skiff-runs OPENBLAS_THREAD_TIMEOUT=20 \
 	  $(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) \
 	  --no-browser $(ROOT_ARGS) $(LAB_ARGS)
 

@@ -18,11 +18,13 @@ import importlib
 import os
 
 # OpenBLAS's idle workers spin for ~0.1 s after every GEMM (its THREAD_TIMEOUT, 2^28 cycles),
-# holding the cores that skiff's elementwise passes split over (skiff.kernels.backend.split):
-# with 2^4 cycles they sleep at once. Measured on 2 cores: an OCR fine-tuning step 13%
-# faster, a GPT-mini step the same, 27% less CPU time. OpenBLAS reads it when it loads, so it
-# counts where skiff is imported before numpy (the CLI, job processes, `make lab`'s kernels).
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# holding the cores that skiff's elementwise passes split over (skiff.kernels.backend.split).
+# 2^20 cycles (~0.4 ms): they still spin across back-to-back GEMMs but sleep through a pass
+# of milliseconds. Measured on 2 cores: an OCR fine-tuning step 9% faster, a GPT-mini step
+# 2.5% slower (2^4, sleeping at once: the same gain, GPT-mini 7% slower), less CPU time for
+# both. OpenBLAS reads it when it loads, so it counts where skiff is imported before numpy
+# (the CLI, job processes, `make lab`'s kernels).
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
 from skiff.extension import load_ipython_extension, unload_ipython_extension
 
