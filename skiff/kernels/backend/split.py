@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .devices import cpu_count
 
-__all__ = ["split_range", "work_threads", "set_work_threads"]
+__all__ = ["split_range", "split_rows", "work_threads", "set_work_threads"]
 
 MIN_SIZE = 1 << 16  # elements per piece below which a hand-off costs more than it saves
 
@@ -92,9 +92,14 @@ def split_range(fn, n: int, *, align: int = 1, min_size: int = MIN_SIZE,
     """Run ``fn(lo, hi)`` over pieces of ``range(n)`` on up to ``threads`` (default
     :func:`work_threads`) threads, the calling one included; returns when all have ended,
     raising the first piece's error."""
+    most = n // max(1, min_size)  # small work (most calls) returns before any lookup
+    if most <= 1 or getattr(_inside, "active", False):
+        if n > 0:
+            fn(0, n)
+        return
     threads = work_threads() if threads is None else max(1, int(threads))
-    parts = min(threads, max(1, n // max(1, min_size)))
-    if parts <= 1 or getattr(_inside, "active", False):
+    parts = min(threads, most)
+    if parts <= 1:
         if n > 0:
             fn(0, n)
         return
@@ -116,3 +121,10 @@ def split_range(fn, n: int, *, align: int = 1, min_size: int = MIN_SIZE,
             error = error or exc
     if error is not None:
         raise error
+
+
+def split_rows(fn, rows: int, size: int) -> None:
+    """:func:`split_range` over the ``rows`` slices of a leading axis (channels, batch rows)
+    of arrays that hold ``size`` elements in all: a piece takes at least ``MIN_SIZE`` of them.
+    ``fn(lo, hi)`` works on ``a[lo:hi]`` of each array."""
+    split_range(fn, rows, min_size=max(1, MIN_SIZE * rows // max(size, 1)))

@@ -177,3 +177,15 @@ def test_adamw_update_splits_bit_for_bit(threads):
         return adamw_update(p, g, m, v, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3)
 
     _same(*_one_and_two(threads, step))
+
+
+def test_split_rows_gives_each_piece_at_least_min_size_elements(threads):
+    from skiff.kernels.backend.split import MIN_SIZE, split_rows
+
+    threads(2)
+    calls = []
+    split_rows(lambda lo, hi: calls.append((lo, hi)), 10, MIN_SIZE + 1)
+    assert calls == [(0, 10)]  # the whole pass is under two pieces' worth: one call
+    calls.clear()
+    split_rows(lambda lo, hi: calls.append((lo, hi)), 10, 10 * MIN_SIZE)
+    assert sorted(calls) == [(0, 5), (5, 10)]

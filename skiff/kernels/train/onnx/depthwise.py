@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from skiff.kernels.backend import custom_op, numba_available
-from skiff.kernels.backend.split import MIN_SIZE, split_range
+from skiff.kernels.backend.split import split_rows
 
 from ..core.autograd import xp_of
 
@@ -135,9 +135,7 @@ def _kernels():
 def _by_channels(kernel, arrays, *, size):
     """``kernel(*(a[lo:hi] for a in arrays))`` over channel ranges on the elementwise
     threads: every loop is per channel, so the pieces give the same bits as one call."""
-    c = arrays[0].shape[0]
-    split_range(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), c,
-                min_size=max(1, MIN_SIZE * c // max(size, 1)))
+    split_rows(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), arrays[0].shape[0], size)
 
 
 def _ok(*arrays) -> bool:

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from skiff.kernels.backend import custom_op, numba_available
+from skiff.kernels.backend.split import split_rows
 
 from ..autograd import xp_of
 
@@ -203,18 +204,9 @@ def col2im(gcols, hp, wp, sh, sw):
     xp = xp_of(gcols)
     c, kh, kw, n, ho, wo = gcols.shape
     gpad = xp.zeros((c, n, hp, wp), dtype=gcols.dtype)
-
-    def add(lo, hi):  # the same order of additions per element in any piece of channels
-        for i in range(kh):
-            for j in range(kw):
-                gpad[lo:hi, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[lo:hi, i, j]
-
-    if xp is np:
-        from skiff.kernels.backend.split import MIN_SIZE, split_range
-
-        split_range(add, c, min_size=max(1, MIN_SIZE * c // max(gcols.size, 1)))
-    else:
-        add(0, c)
+    for i in range(kh):
+        for j in range(kw):
+            gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += gcols[:, i, j]
     return gpad
 
 
@@ -242,7 +234,7 @@ def max_pool_bwd(g, arg, h, w, kh, kw, sh, sw):
 def _conv_kernels():
     import numba
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, nogil=True)
     def c2i(gc, sh, sw, out):  # pragma: no cover - compiled
         # one (c, n) image plane stays in L1 while all kh*kw offsets add into it; rows are
         # contiguous slices so the unit-stride loop vectorises (3x the numpy passes at 3x3)
@@ -281,7 +273,9 @@ def _col2im_numba(gcols, hp, wp, sh, sw):
         return col2im.reference(gcols, hp, wp, sh, sw)
     c, kh, kw, n, ho, wo = gcols.shape
     gpad = np.zeros((c, n, hp, wp), dtype=gcols.dtype)
-    _conv_kernels()[0](gcols, sh, sw, gpad)
+    c2i = _conv_kernels()[0]
+    # per channel: pieces of channels on the elementwise threads (numba, without the GIL)
+    split_rows(lambda lo, hi: c2i(gcols[lo:hi], sh, sw, gpad[lo:hi]), c, gcols.size)
     return gpad
 
 

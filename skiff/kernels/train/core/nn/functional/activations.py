@@ -123,11 +123,10 @@ def _by_rows(fn, out, *arrays, axis):
             any(a.shape != out.shape for a in arrays):
         fn(out, *arrays)
         return
-    from skiff.kernels.backend.split import MIN_SIZE, split_range
+    from skiff.kernels.backend.split import split_rows
 
-    per_row = max(1, out.size // max(1, out.shape[0]))
-    split_range(lambda lo, hi: fn(out[lo:hi], *(a[lo:hi] for a in arrays)), out.shape[0],
-                min_size=max(1, MIN_SIZE // per_row))
+    split_rows(lambda lo, hi: fn(out[lo:hi], *(a[lo:hi] for a in arrays)), out.shape[0],
+               out.size)
 
 
 def _log_softmax_rows(out, x, axis=-1):

@@ -60,9 +60,9 @@ def _by_channels(fn, c: int, size: int, xp) -> None:
     """``fn(lo, hi)`` over channel ranges: on numpy in pieces on the elementwise threads
     (copies release the GIL; each piece writes its own channels), else in one call."""
     if xp is np:
-        from skiff.kernels.backend.split import MIN_SIZE, split_range
+        from skiff.kernels.backend.split import split_rows
 
-        split_range(fn, c, min_size=max(1, MIN_SIZE * c // max(size, 1)))
+        split_rows(fn, c, size)
     else:
         fn(0, c)
 
