@@ -189,3 +189,20 @@ def test_split_rows_gives_each_piece_at_least_min_size_elements(threads):
     calls.clear()
     split_rows(lambda lo, hi: calls.append((lo, hi)), 10, 10 * MIN_SIZE)
     assert sorted(calls) == [(0, 5), (5, 10)]
+
+
+def test_import_skiff_shortens_openblas_spin_unless_the_user_set_it():
+    """`import skiff` sets OPENBLAS_THREAD_TIMEOUT (read by OpenBLAS when it loads) only
+    where nothing set it, so job processes and the CLI inherit it and a user's value wins."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, skiff; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "20"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**env, "OPENBLAS_THREAD_TIMEOUT": "7"})
+    assert out.stdout.strip() == "7"
