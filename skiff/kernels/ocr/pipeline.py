@@ -54,7 +54,6 @@ from .layout import monospace_text, reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .rec import (
-    cell_spaces,
     choose_turns,
     cls_input,
     crop_box,
@@ -67,6 +66,7 @@ from .rec import (
     rec_input,
 )
 from .result import OcrResult, TextLine
+from .spacing import cell_spaces, letter_spaces
 
 __all__ = ["OcrPipeline"]
 
@@ -968,7 +968,7 @@ class OcrPipeline:
             if is_speck(crops[k], text) or (len(kept) > 1 and self._picture(it, crops[k], text,
                                                                                score)):
                 continue
-            text = cell_spaces(text, crops[k])
+            text = letter_spaces(cell_spaces(text, crops[k]), crops[k])
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)

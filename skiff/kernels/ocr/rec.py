@@ -12,14 +12,15 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 
 import numpy as np
 
+from .spacing import ink_mask
+
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches", "choose_turns", "reading_angle", "decimal_point", "cell_spaces",
+           "plan_batches", "choose_turns", "reading_angle", "decimal_point",
            "step_width", "input_width"]
 
 CLS_SHAPE = (48, 192)
@@ -246,56 +247,6 @@ def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     return text[: where + 1] + "." + text[where + 1:]
 
 
-def _ink(crop: np.ndarray) -> np.ndarray:
-    """The crop's ink as a 0/1 uint8 mask: Otsu's threshold of its grey, the lesser side."""
-    import cv2
-
-    grey = crop.mean(2) if crop.ndim == 3 else crop
-    _, bw = cv2.threshold(np.ascontiguousarray(grey, np.uint8), 0, 1,
-                          cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    return 1 - bw if bw.mean() > 0.5 else bw
-
-
-_SPACED_NUMBER = re.compile(r"-? ?[\d.:]+(?: [\d.:]+)*")
-
-
-def cell_spaces(text: str, crop: np.ndarray) -> str:
-    """``text`` without its spaces when it is a number read from a display whose digits
-    stand in equal cells one after another: a seven-segment "1" lights only the right of
-    its cell, and the recognizer reads the dark left half as a space ("635 143" for
-    "635143"). Only for a reading of digits (with ``-``, ``.``, ``:``) and spaces, and only
-    when the crop's ink, cut into glyphs by its empty columns, gives as many full-height
-    glyphs as the reading has digits, with their right edges a steady pitch apart (each step
-    within a fifth of the median; not across a clock's colon) of at most 1.45 times the
-    widest glyph: a real space, in any font, moves the digits after it half a digit or more
-    off that pitch, so does a display's blank cell, and digits spaced evenly ("3 1 4") stand
-    further apart than their own width."""
-    if " " not in text or not _SPACED_NUMBER.fullmatch(text):
-        return text
-    digits = sum(c.isdigit() for c in text)
-    if digits < 3 or crop.ndim < 2 or min(crop.shape[:2]) < 8:
-        return text
-    bw = _ink(crop)
-    on = np.r_[False, bw.any(0), False]
-    edges = np.flatnonzero(on[1:] != on[:-1]).reshape(-1, 2)  # [start, end) of each run
-    rows = [np.flatnonzero(bw[:, a:b].any(1)) for a, b in edges]
-    tall = np.array([r[-1] - r[0] + 1 for r in rows], float)
-    full = edges[tall >= 0.6 * tall.max()]
-    if len(full) != digits:
-        return text
-    steps = np.diff(full[:, 1].astype(float))
-    # a clock's colon stands between cells of its own: steps across one are not counted
-    at = [i for i, c in enumerate(text) if c.isdigit()]
-    steps = steps[[":" not in text[a:b] for a, b in itertools.pairwise(at)]]
-    if not len(steps):
-        return text
-    pitch = float(np.median(steps))
-    widest = float((full[:, 1] - full[:, 0]).max())
-    if not 0 < pitch <= 1.45 * widest or np.abs(steps - pitch).max() > 0.2 * pitch:
-        return text  # off the pitch, or cells wider than a digit and its gap: spaced digits
-    return text.replace(" ", "")
-
-
 # a reading of at most two characters in a box under SPECK_SIDE px across, whose ink is one
 # solid blob, is a speck (dust on a scan, a dot of a pattern) that enlarging small print
 # made a box of: on 48 text-free images skiff read 112 lines (pages of dots 15-39 each, as
@@ -322,7 +273,7 @@ def is_speck(crop: np.ndarray, text: str) -> bool:
     h, w = crop.shape[:2]
     if min(h, w) >= SPECK_SIDE or max(h, w) >= 2 * SPECK_SIDE or min(h, w) < 2:
         return False
-    bw = _ink(crop)
+    bw = ink_mask(crop)
     ys, xs = np.nonzero(bw)
     if len(ys) < 3:
         return False

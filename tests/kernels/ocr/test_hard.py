@@ -176,7 +176,7 @@ def test_cell_spaces_rules(hard_fonts):
     glyphs stand in steady cells (dark on light and light on dark, a clock's colon); a
     real space in ordinary fonts, a display's blank cell, evenly spaced digits and a
     reading short of a digit keep theirs."""
-    from skiff.kernels.ocr.rec import cell_spaces
+    from skiff.kernels.ocr.spacing import cell_spaces
     from skiff.kernels.ocr.synth import fonts
 
     seg = "/usr/share/fonts/truetype/dseg/DSEG7Classic-Regular.ttf"

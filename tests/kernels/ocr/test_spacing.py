@@ -1,0 +1,86 @@
+"""Letter-spaced words closed up from their glyphs' gaps (``spacing.letter_spaces``): signs
+and headings set in wide capitals read as a reader sees them, other spaced readings not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr.spacing import letter_spaces
+
+
+def _tracked(text, face, size, track, word=None, ink=0, ground=255, xs=None):
+    """``text`` drawn a glyph at a time, each advanced by its own width plus ``track`` em;
+    a space advances ``word`` em more (default: the font's space plus ``track``)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(face, size)
+    if xs is None:
+        xs, x = [], 8.0
+        for ch in text:
+            xs.append(x)
+            x += font.getlength(ch) + track * size
+            if ch == " " and word is not None:
+                x += word * size - font.getlength(" ")
+    img = Image.new("L", (int(xs[-1] + 2 * size) + 8, size + 16), ground)
+    d = ImageDraw.Draw(img)
+    for ch, x in zip(text, xs, strict=True):
+        d.text((x, 6), ch, font=font, fill=ink)
+    return np.asarray(img)
+
+
+def _spaced(text):
+    return " ".join(text.replace(" ", ""))
+
+
+@pytest.mark.parametrize("which", ["latin", "serif"])
+@pytest.mark.parametrize("size", [18, 36])
+@pytest.mark.parametrize("track", [0.35, 0.9])
+def test_letter_spaced_words_close_up(fonts, which, size, track):
+    face = fonts[which]
+    for text in ("OPEN DAILY", "SALE", "MENU", "GRAND HOTEL PARIS", "Welcome"):
+        crop = _tracked(text, face, size, track)
+        assert letter_spaces(_spaced(text), crop) == text, (which, size, track, text)
+        # the recognizer's spaces here and there ("OPEN D AILY") go as the glyphs stand
+        assert letter_spaces(text.replace(" ", "")[:3] + " " + text.replace(" ", "")[3:],
+                             crop) == text, (which, size, track, text)
+    # light print on a dark ground, and a colour crop
+    crop = _tracked("NEW MENU", face, size, track, ink=235, ground=30)
+    assert letter_spaces("N E W M E N U", np.dstack([crop] * 3)) == "NEW MENU"
+
+
+def test_other_spaced_readings_stay(fonts):
+    face = fonts["latin"]
+    crop = _tracked("OPEN DAILY", face, 30, 0.9)
+    assert letter_spaces("O P E N D A I L", crop) == "O P E N D A I L"  # a glyph more drawn
+    assert letter_spaces("O P E N D A I L Y E", crop) == "O P E N D A I L Y E"  # one fewer
+    # ordinary print: glyphs close together, the recognizer's own spaces stay
+    for size in (14, 24, 40):
+        for text in ("Hello World", "A quick brown fox", "MAIN STREET"):
+            crop = _tracked(text, face, size, 0)
+            assert letter_spaces(_spaced(text), crop) == _spaced(text), (size, text)
+            assert letter_spaces(text, crop) == text, (size, text)
+    crop = _tracked("ABC", face, 30, 0.9)
+    assert letter_spaces("A B C", crop) == "A B C"  # too few to tell
+    crop = _tracked("3141", face, 30, 0.9)
+    assert letter_spaces("3 1 4 1", crop) == "3 1 4 1"  # digits: cell_spaces' business
+    crop = _tracked("中文字体", fonts["cjk"], 30, 0.9)
+    assert letter_spaces("中 文 字 体", crop) == "中 文 字 体"  # CJK stands apart anyway
+    # letters laid out freely (a diagram's labels): gaps of every width, no rhythm
+    xs, x = [], 8
+    for gap in (0, 10, 25, 45, 18, 70):
+        x += gap + (16 if xs else 0)
+        xs.append(x)
+    crop = _tracked("ABCDEF", face, 24, 0, xs=xs)
+    assert letter_spaces("A B C D E F", crop) == "A B C D E F"
+
+
+def test_pipeline_reads_a_letter_spaced_sign(pipe, fonts):
+    """Read whole: the recognizer gives one letter a word, the line comes back closed up."""
+    from PIL import Image
+
+    grey = _tracked("OPEN DAILY", fonts["latin"], 28, 0.9, word=2.2)
+    page = np.full((grey.shape[0] + 80, grey.shape[1] + 60), 255, np.uint8)
+    page[40:40 + grey.shape[0], 30:30 + grey.shape[1]] = grey
+    result = pipe(Image.fromarray(page).convert("RGB"))
+    assert result.text == "OPEN DAILY", result.text
