@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_probes.py [--only NAME ...]
 
-Draws 56 small scenes a user might hand to OCR (a slide with a title and a footnote, a
+Draws 70 small scenes a user might hand to OCR (a slide with a title and a footnote, a
 word cropped tight, 300-px letters, a web form, italics, prices and dates, light grey
 print, underlined links, a page turned sideways or upside down, a diagonal label, white
 print on a colour gradient, a brush font, 9- and 11-px UI text, formulas, a grey JPEG scan,
@@ -13,7 +13,11 @@ shadowed title, a number plate, small Chinese prose, a paper's sidebar, a Chines
 invoice, a crossed-out price, crops of one word and one character, a word in the corner of
 a 12-MP blank page, a word turned upright, a HiDPI screenshot, a row of digits, a video's
 subtitle, a scan with black borders, low light, washed-out print, a calendar, a badge, code
-with line numbers, a label along a road, kana, Cyrillic and Greek, accents and symbols) and
+with line numbers, a label along a road, kana, Cyrillic and Greek, accents and symbols,
+book spines, a receipt with dot leaders, a star rating, a highlighted sentence, a long URL,
+outlined letters, a pixelated screenshot, a camera's time stamp, a Chinese shop sign, a
+form's check boxes, a superscript, a motion-blurred sign, right-aligned figures, a Chinese
+address) and
 reads them with skiff and with RapidOCR (``limit_type=max, 960``, its boxes a line each).
 Character accuracy per scene (lines joined by newlines, a run of spaces counted as one,
 spaces between CJK characters dropped), the mean, and seconds. Writes
@@ -628,6 +632,158 @@ def accents_and_symbols():
     im, d = canvas(900, 200)
     return im, lines_at(d, ["Café crème brûlée à 4,50 €", "Größe: 12 × 8 cm ± 0,5 mm → 96 m²"],
                         "sans", 28, 30, 30, 80)
+
+
+@scene
+def book_spines():
+    """Two spines on a shelf: titles run bottom to top (one of them top to bottom)."""
+    from PIL import Image, ImageDraw
+
+    im, d = canvas(500, 700, (90, 70, 50))
+    out = []
+    for x, (title, ground, turn) in zip((60, 260), (("Numerical Recipes", (30, 60, 120), 90),
+                                                    ("Linear Algebra", (150, 40, 40), -90)),
+                                        strict=True):
+        spine = Image.new("RGB", (600, 120), ground)
+        ImageDraw.Draw(spine).text((30, 35), title, font=font("serif", 40), fill=(240, 230, 200))
+        im.paste(spine.rotate(turn, expand=True), (x, 50))
+        out.append(title)
+    return im, out
+
+
+@scene
+def receipt_with_leaders():
+    im, d = canvas(520, 300, (252, 250, 245))
+    rows = [("Espresso", "3.20"), ("Croissant", "2.80"), ("Orange juice", "4.50"),
+            ("TOTAL", "10.50")]
+    f = font("mono", 18)
+    for i, (k, v) in enumerate(rows):
+        dots = "." * (30 - len(k) - len(v))
+        d.text((30, 30 + i * 50), f"{k} {dots} {v}", font=f, fill=(30, 30, 30))
+    return im, [f"{k} {v}" for k, v in rows]  # the leaders are no text a reader keeps
+
+
+@scene
+def star_rating():
+    im, d = canvas(640, 140)
+    d.text((30, 30), "4.6", font=font("sans-bold", 32), fill=0)
+    d.text((110, 36), "(1,203 reviews)", font=font("sans", 24), fill=(90, 90, 90))
+    for i in range(5):
+        cx, cy, r = 340 + i * 40, 54, 16
+        pts = [(cx + (r if k % 2 == 0 else r / 2.5) * np.sin(k * np.pi / 5),
+                cy - (r if k % 2 == 0 else r / 2.5) * np.cos(k * np.pi / 5)) for k in range(10)]
+        d.polygon(pts, fill=(250, 180, 0))
+    return im, ["4.6 (1,203 reviews) ★★★★★"]
+
+
+@scene
+def highlighted_sentence():
+    im, d = canvas(900, 200)
+    f = font("lib-serif", 24)
+    t1, t2 = "Payment is due within thirty days", "of the invoice date."
+    d.rectangle((28, 36, 32 + d.textlength(t1, font=f), 68), fill=(255, 240, 90))
+    d.text((30, 38), t1, font=f, fill=0)
+    d.text((30, 98), t2, font=f, fill=0)
+    return im, [t1, t2]
+
+
+@scene
+def long_url():
+    return word(980, 70, (15, 20), "https://example.org/docs/v2/install?lang=en&ref=ab12",
+                "sans", 22)
+
+
+@scene
+def outlined_letters():
+    im, d = canvas(900, 240, (240, 235, 220))
+    d.text((40, 60), "GRAND OPENING", font=font("sans-bold", 72), fill=(240, 235, 220),
+           stroke_width=3, stroke_fill=(180, 30, 30))
+    return im, ["GRAND OPENING"]
+
+
+@scene
+def pixelated_screenshot():
+    from PIL import Image
+
+    im, d = canvas(330, 60)
+    lines_at(d, ["File saved to Documents", "Undo  Show in folder"], "sans", 11, 8, 8, 22)
+    return im.resize((990, 180), Image.NEAREST), ["File saved to Documents",
+                                                   "Undo Show in folder"]
+
+
+@scene
+def camera_timestamp():
+    from PIL import ImageDraw
+
+    im = blobs(21, (32, 24), (1024, 768), 20)
+    d = ImageDraw.Draw(im)
+    t = "2026-12-02 21:45:03"
+    d.text((680, 715), t, font=font("mono", 24), fill=(255, 200, 0))
+    return im, [t]
+
+
+@scene
+def chinese_shop_sign():
+    im, d = canvas(900, 260, (180, 20, 20))
+    d.text((60, 40), "欢迎光临", font=font("cjk-bold", 90), fill=(255, 220, 120))
+    d.text((480, 80), "Welcome", font=font("sans-bold", 56), fill=(255, 255, 255))
+    d.text((60, 185), "营业时间 9:00-21:00", font=font("cjk", 30), fill=(255, 255, 255))
+    return im, ["欢迎光临 Welcome", "营业时间 9:00-21:00"]
+
+
+@scene
+def checkbox_form():
+    im, d = canvas(700, 200)
+    f = font("sans", 20)
+    items = ["I agree to the terms of service", "Send me product updates"]
+    for i, t in enumerate(items):
+        y = 40 + i * 60
+        d.rectangle((30, y, 52, y + 22), outline=0, width=2)
+        if i == 0:
+            d.line((34, y + 11, 40, y + 18, 49, y + 4), fill=0, width=3)
+        d.text((70, y), t, font=f, fill=0)
+    return im, items
+
+
+@scene
+def footnote_markers():
+    im, d = canvas(900, 160)
+    f, small = font("lib-serif", 24), font("lib-serif", 14)
+    d.text((30, 40), "Energy scales as E = mc", font=f, fill=0)
+    x = 30 + d.textlength("Energy scales as E = mc", font=f)
+    d.text((x + 1, 36), "2", font=small, fill=0)
+    d.text((30, 95), "See the appendix for details.", font=f, fill=0)
+    return im, ["Energy scales as E = mc2", "See the appendix for details."]
+
+
+@scene
+def motion_blurred_sign():
+    from PIL import Image
+
+    im, d = canvas(700, 220, (30, 110, 60))
+    d.text((60, 70), "EXIT 24B  Airport", font=font("sans-bold", 48), fill=(255, 255, 255))
+    a = np.asarray(im).astype(np.float32)
+    k = 9
+    a = sum(np.roll(a, s - k // 2, axis=1) for s in range(k)) / k
+    return Image.fromarray(a.astype(np.uint8)), ["EXIT 24B Airport"]
+
+
+@scene
+def numbers_right_aligned():
+    im, d = canvas(600, 260)
+    f = font("lib-sans", 20)
+    rows = [("Revenue", "1,234,567.89"), ("Costs", "-987,654.32"), ("Net", "246,913.57")]
+    for i, (k, v) in enumerate(rows):
+        d.text((30, 40 + i * 60), k, font=f, fill=0)
+        d.text((560 - d.textlength(v, font=f), 40 + i * 60), v, font=f, fill=0)
+    return im, [f"{k} {v}" for k, v in rows]
+
+
+@scene
+def chinese_address():
+    im, d = canvas(820, 200)
+    return im, lines_at(d, ["收件人：王小明 13800138000", "北京市朝阳区建国路88号 邮编100022"],
+                        "cjk", 26, 30, 40, 70)
 
 
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"

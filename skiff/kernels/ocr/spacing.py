@@ -93,13 +93,15 @@ def letter_spaces(text: str, crop: np.ndarray) -> str:
     of two kinds at most: the letters' own, each within half to 1.5 times their median and
     that median at least :data:`TRACKED` times the glyphs' height (ordinary print stands
     closer, and its glyphs often touch), and wider ones (:data:`WORD_GAP` times the median
-    or more), which are the spaces between words. Gaps of every width (letters laid out
+    or more), which are the spaces between words where the reading has a space there.
+    Spaces are only taken away, never added (the narrow letters of a monospaced font
+    stand as far apart as tracked ones). Gaps of every width (letters laid out
     freely), a glyph broken or two touching keep the reading as it was. A line of single
     letters at ordinary word spacing ("A B C D") reads closed up too: the two look alike,
     and tracked words are the common case on signs."""
     letters = text.replace(" ", "")
-    if len(letters) < LETTERS or any(unicodedata.category(c) not in ("Lu", "Ll", "Lt")
-                                     for c in letters):
+    if " " not in text.strip() or len(letters) < LETTERS or \
+            any(unicodedata.category(c) not in ("Lu", "Ll", "Lt") for c in letters):
         return text
     if crop.ndim < 2 or min(crop.shape[:2]) < 8:
         return text
@@ -115,5 +117,11 @@ def letter_spaces(text: str, crop: np.ndarray) -> str:
     if (gap < TRACKED * float(np.median(tall)) or not len(inner) or inner.min() < 0.5 * gap
             or inner.max() > 1.5 * gap):
         return text
-    return "".join(c + (" " if i < len(word) and word[i] else "")
+    spaced, n = set(), 0  # the letters the reading puts a space after
+    for c in text.strip():
+        if c == " ":
+            spaced.add(n - 1)
+        else:
+            n += 1
+    return "".join(c + (" " if i in spaced and i < len(word) and word[i] else "")
                    for i, c in enumerate(letters))

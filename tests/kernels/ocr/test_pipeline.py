@@ -457,3 +457,20 @@ def test_speck_rules():
     assert not is_speck(bar, "1")  # narrow
     big = crop(lambda im: cv2.circle(im, (8, 8), 6, (20, 20, 20), -1), size=16)
     assert not is_speck(big, "●")  # a mark 12 px or more across is read as it is
+
+
+def test_a_line_the_ink_box_misses_is_detected_whole(pipe):
+    """A camera's yellow time stamp over a photo of soft colours: its first characters
+    stand on a ground of nearly their own grey, so the ink box (grey contrast) began after
+    them and the detector never saw them ("12-02 21:45:03"); a line reaching the ink box's
+    edge now has the image detected whole."""
+    from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+    rng = np.random.default_rng(21)
+    field = Image.fromarray((rng.random((24, 32, 3)) * 255).astype(np.uint8))
+    im = field.resize((1024, 768), Image.BICUBIC).filter(ImageFilter.GaussianBlur(20))
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", 24)
+    ImageDraw.Draw(im).text((680, 715), "2026-12-02 21:45:03", font=font, fill=(255, 200, 0))
+    result = pipe(im)
+    assert result.text == "2026-12-02 21:45:03", result.text
+    assert result.timings.get("ink_cut") is True

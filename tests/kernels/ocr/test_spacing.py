@@ -42,8 +42,9 @@ def test_letter_spaced_words_close_up(fonts, which, size, track):
         crop = _tracked(text, face, size, track)
         assert letter_spaces(_spaced(text), crop) == text, (which, size, track, text)
         # the recognizer's spaces here and there ("OPEN D AILY") go as the glyphs stand
-        assert letter_spaces(text.replace(" ", "")[:3] + " " + text.replace(" ", "")[3:],
-                             crop) == text, (which, size, track, text)
+        words = text.split()
+        some = " ".join([*words[:-1], words[-1][0] + " " + words[-1][1:]])
+        assert letter_spaces(some, crop) == text, (which, size, track, some)
     # light print on a dark ground, and a colour crop
     crop = _tracked("NEW MENU", face, size, track, ink=235, ground=30)
     assert letter_spaces("N E W M E N U", np.dstack([crop] * 3)) == "NEW MENU"
@@ -84,3 +85,16 @@ def test_pipeline_reads_a_letter_spaced_sign(pipe, fonts):
     page[40:40 + grey.shape[0], 30:30 + grey.shape[1]] = grey
     result = pipe(Image.fromarray(page).convert("RGB"))
     assert result.text == "OPEN DAILY", result.text
+
+
+def test_no_space_is_added(fonts):
+    """A word in a monospaced font: narrow letters stand as far apart as tracked ones, and
+    a gap after a wide letter looks like a word's; a reading without spaces stays whole."""
+    mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+    for size in (14, 18, 24):
+        for text in ("Croissant", "Espresso", "illicit", "Wiring"):
+            crop = _tracked(text, mono, size, 0)
+            assert letter_spaces(text, crop) == text, (size, text)
+    crop = _tracked("OPEN DAILY", fonts["latin"], 30, 0.9)
+    assert letter_spaces("OPENDAILY", crop) == "OPENDAILY"
+    assert letter_spaces("OPEN D AILY", crop) == "OPEN DAILY"
