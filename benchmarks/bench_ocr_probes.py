@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_probes.py [--only NAME ...]
 
-Draws 70 small scenes a user might hand to OCR (a slide with a title and a footnote, a
+Draws 85 small scenes a user might hand to OCR (a slide with a title and a footnote, a
 word cropped tight, 300-px letters, a web form, italics, prices and dates, light grey
 print, underlined links, a page turned sideways or upside down, a diagonal label, white
 print on a colour gradient, a brush font, 9- and 11-px UI text, formulas, a grey JPEG scan,
@@ -17,7 +17,10 @@ with line numbers, a label along a road, kana, Cyrillic and Greek, accents and s
 book spines, a receipt with dot leaders, a star rating, a highlighted sentence, a long URL,
 outlined letters, a pixelated screenshot, a camera's time stamp, a Chinese shop sign, a
 form's check boxes, a superscript, a motion-blurred sign, right-aligned figures, a Chinese
-address) and
+address, a Chinese menu, a phone's notification, a small brush-font poem, a shipping
+label's barcode, a QR code's caption, subscripts, a 4,000-px ticker, print on wood grain, a
+two-column slide, pale blue link text, a terminal prompt, a Japanese sentence, full-width
+brackets, a thin-font heading, a comic's speech bubble) and
 reads them with skiff and with RapidOCR (``limit_type=max, 960``, its boxes a line each).
 Character accuracy per scene (lines joined by newlines, a run of spaces counted as one,
 spaces between CJK characters dropped), the mean, and seconds. Writes
@@ -51,6 +54,8 @@ FONTS = {
     "cjk": "opentype/noto/NotoSansCJK-Regular.ttc",
     "cjk-bold": "opentype/noto/NotoSansCJK-Bold.ttc",
     "cjk-serif": "opentype/noto/NotoSerifCJK-Regular.ttc", "brush": "truetype/arphic/ukai.ttc",
+    "thin": "truetype/dejavu/DejaVuSans-ExtraLight.ttf",  # fonts-dejavu-extra
+    "condensed": "truetype/dejavu/DejaVuSansCondensed.ttf", "zenhei": "truetype/wqy/wqy-zenhei.ttc",
 }
 SCENES = []
 
@@ -63,7 +68,9 @@ def scene(fn):
 def font(name: str, size: int):
     from PIL import ImageFont
 
-    return ImageFont.truetype(f"/usr/share/fonts/{FONTS[name]}", size)
+    path = f"/usr/share/fonts/{FONTS[name]}"
+    return ImageFont.truetype(path if os.path.exists(path) else
+                              f"/usr/share/fonts/{FONTS['sans']}", size)
 
 
 def canvas(w, h, ground=(255, 255, 255)):
@@ -786,6 +793,190 @@ def chinese_address():
                         "cjk", 26, 30, 40, 70)
 
 
+@scene
+def chinese_menu():
+    im, d = canvas(620, 320, (250, 245, 235))
+    rows = [("宫保鸡丁", "38元"), ("麻婆豆腐", "26元"), ("酸辣汤", "18元"), ("米饭", "3元")]
+    f = font("cjk", 26)
+    for i, (k, v) in enumerate(rows):
+        d.text((40, 30 + i * 70), k, font=f, fill=(40, 20, 10))
+        d.text((580 - d.textlength(v, font=f), 30 + i * 70), v, font=f, fill=(160, 20, 20))
+    return im, [f"{k} {v}" for k, v in rows]
+
+
+@scene
+def phone_notification():
+    from PIL import ImageDraw
+
+    im = blobs(33, (8, 16), (750, 1334), 60)
+    d = ImageDraw.Draw(im)
+    d.text((290, 120), "09:41", font=font("sans", 80), fill=(255, 255, 255))
+    d.rounded_rectangle((30, 400, 720, 560), 30, fill=(245, 245, 245))
+    d.text((60, 425), "Messages", font=font("sans-bold", 26), fill=(40, 40, 40))
+    d.text((60, 475), "Anna: See you at the station at 6", font=font("sans", 26),
+           fill=(40, 40, 40))
+    return im, ["09:41", "Messages", "Anna: See you at the station at 6"]
+
+
+@scene
+def brush_poem_small():
+    im, d = canvas(420, 150, (245, 238, 220))
+    return im, lines_at(d, ["床前明月光，疑是地上霜。", "举头望明月，低头思故乡。"], "brush", 18,
+                        20, 30, 50, (30, 30, 30))
+
+
+@scene
+def shipping_label_barcode():
+    im, d = canvas(700, 360)
+    rng = np.random.default_rng(5)
+    x = 60
+    while x < 600:
+        w = int(rng.integers(2, 7))
+        d.rectangle((x, 40, x + w - 1, 160), fill=0)
+        x += w + int(rng.integers(2, 6))
+    d.text((200, 170), "1Z 999 AA1 01 2345 6784", font=font("mono", 20), fill=0)
+    d.text((60, 240), "SHIP TO: J. Smith, 12 Elm St, Springfield", font=font("sans", 20), fill=0)
+    return im, ["1Z 999 AA1 01 2345 6784", "SHIP TO: J. Smith, 12 Elm St, Springfield"]
+
+
+@scene
+def qr_code_with_caption():
+    im, d = canvas(600, 300)
+    rng = np.random.default_rng(8)
+    grid = rng.random((25, 25)) < 0.5
+    for r0, c0 in ((0, 0), (0, 18), (18, 0)):  # the three finder squares
+        grid[r0:r0 + 7, c0:c0 + 7] = False
+        grid[r0:r0 + 7, c0] = grid[r0:r0 + 7, c0 + 6] = True
+        grid[r0, c0:c0 + 7] = grid[r0 + 6, c0:c0 + 7] = True
+        grid[r0 + 2:r0 + 5, c0 + 2:c0 + 5] = True
+    for r, c in zip(*np.nonzero(grid), strict=True):
+        d.rectangle((30 + c * 9, 40 + r * 9, 38 + c * 9, 48 + r * 9), fill=0)
+    d.text((300, 110), "Scan to pay", font=font("sans-bold", 30), fill=0)
+    d.text((300, 160), "扫码支付", font=font("cjk", 30), fill=0)
+    return im, ["Scan to pay", "扫码支付"]
+
+
+@scene
+def chemical_formula():
+    im, d = canvas(700, 120)
+    f, small = font("lib-serif", 28), font("lib-serif", 17)
+    x = 30
+    for part, sub in (("Water is H", "2"), ("O and carbon dioxide is CO", "2")):
+        d.text((x, 40), part, font=f, fill=0)
+        x += d.textlength(part, font=f)
+        d.text((x + 1, 58), sub, font=small, fill=0)
+        x += d.textlength(sub, font=small) + 2
+    return im, ["Water is H2O and carbon dioxide is CO2"]
+
+
+@scene
+def ticker_4000_px():
+    t = ("Markets: Nikkei +1.2%  Hang Seng -0.4%  DAX +0.8%  FTSE 100 +0.3%  "
+         "S&P 500 +0.6%  Gold 2,415.30  Oil 78.12  EUR/USD 1.0842")
+    im, d = canvas(4000, 48, (10, 20, 60))
+    d.text((20, 10), t, font=font("sans-bold", 24), fill=(255, 255, 255))
+    return im, [t]
+
+
+@scene
+def wood_texture():
+    from PIL import Image, ImageDraw
+
+    y, x = np.mgrid[0:300, 0:800]
+    grain = 0.5 + 0.5 * np.sin(x / 7.0 + 3 * np.sin(y / 40.0))
+    a = np.stack([150 + 40 * grain, 100 + 30 * grain, 50 + 20 * grain], -1).astype(np.uint8)
+    im = Image.fromarray(a)
+    d = ImageDraw.Draw(im)
+    d.text((60, 100), "Handmade in Oregon", font=font("serif", 48), fill=(30, 15, 5))
+    return im, ["Handmade in Oregon"]
+
+
+@scene
+def two_column_slide():
+    im, d = canvas(1280, 720)
+    d.text((60, 40), "Pros and cons", font=font("sans-bold", 48), fill=0)
+    left = lines_at(d, ["Fast to set up", "Runs on any laptop", "Free and open"], "sans", 28,
+                    80, 180, 60)
+    right = lines_at(d, ["Needs a GPU for training", "Small community"], "sans", 28, 700, 180, 60)
+    return im, ["Pros and cons", *left, *right]
+
+
+@scene
+def pale_blue_link():
+    im, d = canvas(700, 140)
+    d.text((30, 50), "View order history and invoices", font=font("sans", 22),
+           fill=(150, 185, 240))
+    return im, ["View order history and invoices"]
+
+
+@scene
+def terminal_prompt():
+    im, d = canvas(800, 140, (20, 20, 20))
+    f = font("mono", 18)
+    d.text((15, 30), "alice@build:~/skiff$", font=f, fill=(90, 220, 90))
+    d.text((15 + d.textlength("alice@build:~/skiff$ ", font=f), 30), "make test", font=f,
+           fill=(230, 230, 230))
+    d.text((15, 70), "1637 passed, 289 skipped", font=f, fill=(230, 230, 230))
+    return im, ["alice@build:~/skiff$ make test", "1637 passed, 289 skipped"]
+
+
+@scene
+def japanese_sentence():
+    im, d = canvas(800, 140)
+    return im, lines_at(d, ["東京駅から新幹線で大阪へ行きます。"], "cjk", 32, 30, 40, 60)
+
+
+@scene
+def chinese_with_full_width_brackets():
+    im, d = canvas(800, 160)
+    return im, lines_at(d, ["北京（Beijing）是中国的首都。", "会议时间：2026年12月2日"],
+                        "zenhei", 28, 30, 30, 60)
+
+
+@scene
+def thin_font_heading():
+    im, d = canvas(900, 180)
+    d.text((40, 50), "Design Principles", font=font("thin", 64), fill=(30, 30, 30))
+    return im, ["Design Principles"]
+
+
+@scene
+def comic_bubble():
+    im, d = canvas(600, 360, (250, 250, 250))
+    d.ellipse((40, 30, 560, 250), fill=(255, 255, 255), outline=0, width=3)
+    d.polygon([(200, 235), (160, 330), (260, 240)], fill=(255, 255, 255), outline=0)
+    d.line((205, 240, 255, 240), fill=(255, 255, 255), width=6)
+    ts = lines_at(d, ["WAIT! DON'T PRESS", "THAT BUTTON!"], "sans-bold", 30, 150, 95, 50)
+    return im, ts
+
+
+DEGRADE = ("thumbnail", "phone")
+
+
+def degrade(im, kind: str, seed: int):
+    """A scene as it arrives when not saved as drawn: ``thumbnail``, shrunk to half and
+    saved as JPEG at quality 40 (a preview, a chat app's copy); ``phone``, shot off a
+    screen or page: turned up to 3 degrees, blurred (sigma 0.8 px), sensor noise (sigma 8)
+    and JPEG at quality 50."""
+    from PIL import Image, ImageFilter
+
+    rng = np.random.default_rng(seed)
+    im = im.convert("RGB")
+    if kind == "thumbnail":
+        im = im.resize((max(8, im.width // 2), max(8, im.height // 2)), Image.LANCZOS)
+        quality = 40
+    else:
+        ground = tuple(int(v) for v in np.asarray(im)[0, 0])
+        im = im.rotate(float(rng.uniform(-3, 3)), Image.BICUBIC, expand=True, fillcolor=ground)
+        im = im.filter(ImageFilter.GaussianBlur(0.8))
+        a = np.asarray(im).astype(np.float32) + rng.normal(0, 8, (im.height, im.width, 1))
+        im = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+        quality = 50
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=quality)
+    return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+
+
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 
 
@@ -803,10 +994,17 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--only", nargs="*", help="scene names (default: all)")
-    ap.add_argument("--out", default=str(HERE / "results" / "ocr-probes.md"))
+    ap.add_argument("--degrade", choices=DEGRADE,
+                    help="every scene as a thumbnail or a phone would pass it on (degrade())")
+    ap.add_argument("--out")
     a = ap.parse_args(argv)
+    a.out = a.out or str(HERE / "results" / (f"ocr-probes-{a.degrade}.md" if a.degrade
+                                             else "ocr-probes.md"))
     chosen = [s for s in SCENES if not a.only or s.__name__ in a.only]
     drawn = [(s.__name__, *s()) for s in chosen]
+    if a.degrade:
+        drawn = [(name, degrade(im, a.degrade, k), lines)
+                 for k, (name, im, lines) in enumerate(drawn)]
     images = [np.asarray(im) for _, im, _ in drawn]
     truths = ["\n".join(lines) for _, _, lines in drawn]
     got, seconds = {}, {}

@@ -60,6 +60,7 @@ from .rec import (
     ctc_decode,
     decimal_point,
     is_flipped,
+    is_shape_line,
     is_speck,
     plan_batches,
     reading_angle,
@@ -996,8 +997,8 @@ class OcrPipeline:
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         for k in kept:
             text, score = texts[k]
-            if is_speck(crops[k], text) or (len(kept) > 1 and self._picture(it, crops[k], text,
-                                                                               score)):
+            if is_speck(crops[k], text) or is_shape_line(text) or \
+                    (len(kept) > 1 and self._picture(it, crops[k], text, score)):
                 continue
             text = letter_spaces(cell_spaces(text, crops[k]), crops[k])
             box = it.boxes[owners[k][1]][0]

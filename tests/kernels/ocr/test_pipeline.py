@@ -474,3 +474,25 @@ def test_a_line_the_ink_box_misses_is_detected_whole(pipe):
     result = pipe(im)
     assert result.text == "2026-12-02 21:45:03", result.text
     assert result.timings.get("ink_cut") is True
+
+
+def test_drawn_outlines_are_no_lines(pipe):
+    """Outlined triangles and squares in a diagram read as the like symbols ("△ △ △",
+    "□ □ □"); a line of only such symbols is no text. A symbol beside text stays."""
+    from PIL import Image, ImageDraw
+
+    from skiff.kernels.ocr.rec import SHAPES, is_shape_line
+
+    assert is_shape_line("△") and is_shape_line("□ □ ∇") and is_shape_line("Δ")
+    assert not is_shape_line("□ Yes") and not is_shape_line("▲ 2.1%")
+    assert not is_shape_line("★★★★★") and not is_shape_line("口") and not is_shape_line("")
+    im = Image.new("RGB", (640, 360), (250, 250, 245))
+    d = ImageDraw.Draw(im)
+    for i in range(6):
+        x = 40 + i * 100
+        d.polygon([(x, 60), (x + 40, 60), (x + 20, 95)], outline=(30, 30, 30), width=2)
+        d.polygon([(x, 190), (x + 20, 155), (x + 40, 190)], outline=(30, 30, 30), width=2)
+        d.rectangle((x, 250, x + 36, 286), outline=(30, 30, 30), width=2)
+    result = pipe(im)
+    assert not set(result.text) & SHAPES, result.text
+    assert len(result.lines) <= 1, result.text
