@@ -56,6 +56,7 @@ from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .rec import (
     choose_turns,
     cls_input,
+    colour_grey,
     crop_box,
     ctc_decode,
     decimal_point,
@@ -506,7 +507,28 @@ class OcrPipeline:
         self._turn(crops, flipped)
         texts = self.recognize(crops, owners, good)
         self.read_both_ways(crops, owners, good, flipped, settled, texts)
+        self.read_colour_axis(crops, owners, good, texts)
         return crops, owners, texts, flipped
+
+    def read_colour_axis(self, crops, owners, items, texts) -> None:
+        """Read the crops read unsurely (under ``SURE_REC``) whose colours vary along an
+        axis their grey does not follow (:func:`.rec.colour_grey`: print differing from
+        its ground in hue, not lightness) again on that axis, and keep the surer reading
+        with its crop. ``crops`` and ``texts`` are updated in place."""
+        idx, twins = [], []
+        for k, (text, score) in enumerate(texts):
+            if text and score >= SURE_REC:
+                continue
+            twin = colour_grey(crops[k])
+            if twin is not None:
+                idx.append(k)
+                twins.append(twin)
+        if not idx:
+            return
+        again = self.recognize(twins, [owners[k] for k in idx], items)
+        for k, twin, (text, score) in zip(idx, twins, again, strict=True):
+            if text and score > texts[k][1]:
+                crops[k], texts[k] = twin, (text, score)
 
     def _read_denoised(self, good, crops, owners, texts, flipped):
         """Read small noisy images again from denoised pixels when the first reading is

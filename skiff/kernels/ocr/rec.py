@@ -20,8 +20,8 @@ import numpy as np
 from .spacing import ink_mask
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches", "choose_turns", "is_shape_line", "reading_angle", "decimal_point",
-           "step_width", "input_width"]
+           "plan_batches", "choose_turns", "is_shape_line", "colour_grey", "reading_angle",
+           "decimal_point", "step_width", "input_width"]
 
 CLS_SHAPE = (48, 192)
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
@@ -286,6 +286,42 @@ def is_speck(crop: np.ndarray, text: str) -> bool:
     hull = np.zeros_like(bw)
     cv2.fillConvexPoly(hull, cv2.convexHull(np.stack([xs, ys], 1).astype(np.int32)), 1)
     return len(ys) >= SOLID * int(hull.sum())  # no notch: "7", "4", "中"
+
+
+# a crop is read again on its colour axis when its grey shows less than this share of the
+# contrast along that axis that a grey axis would (red print on green of like lightness)
+COLOUR_SHARE = 0.35
+
+
+def colour_grey(crop: np.ndarray) -> np.ndarray | None:
+    """The crop's colours projected on the axis they vary most along, stretched to 0-255
+    with the ground light, as a grey BGR crop; None for a grey crop, a flat one, or one
+    whose grey (the channels' mean) keeps at least :data:`COLOUR_SHARE` of the contrast
+    along that axis that it would keep were the axis grey's own, where the grey already
+    shows what the colours do.
+
+    Print that differs from its ground in hue more than in lightness (red on green, blue
+    on red), once a JPEG has halved its colour resolution, reads as noise ("Sn TONry
+    EAIT" for "Emergency Exit"); on its colour axis it stands out as dark on light."""
+    if crop.ndim != 3 or crop.shape[2] != 3 or crop.strides[2] == 0 or crop.size < 48:
+        return None
+    x = crop.reshape(-1, 3).astype(np.float32)
+    x -= x.mean(0)
+    w, v = np.linalg.eigh(x.T @ x / len(x))
+    if w[-1] < 25.0:  # under 5 grey levels along its axis: flat
+        return None
+    axis = v[:, -1]
+    if abs(float(axis.sum())) / math.sqrt(3.0) >= COLOUR_SHARE:  # grey keeps the contrast
+        return None
+    p = x @ axis
+    lo, hi = np.percentile(p, (1, 99))
+    if hi - lo < 1e-3:
+        return None
+    g = np.clip((p - lo) * (255.0 / (hi - lo)), 0, 255)
+    if np.median(g) < 128:  # the ground, most of the crop, light
+        g = 255 - g
+    g = g.astype(np.uint8).reshape(crop.shape[:2])
+    return np.ascontiguousarray(np.repeat(g[..., None], 3, axis=2))
 
 
 # the symbols the recognizers read a drawn outline as: Unicode's geometric shapes (squares,

@@ -496,3 +496,45 @@ def test_drawn_outlines_are_no_lines(pipe):
     result = pipe(im)
     assert not set(result.text) & SHAPES, result.text
     assert len(result.lines) <= 1, result.text
+
+
+def _red_on_green(half: bool):
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    im = Image.new("RGB", (600, 140), (60, 140, 60))
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf", 36)
+    ImageDraw.Draw(im).text((30, 45), "Emergency Exit", font=font, fill=(200, 70, 60))
+    if half:  # a chat app's copy: half size, JPEG at quality 40 (colour at a quarter)
+        buf = io.BytesIO()
+        im.resize((300, 70), Image.LANCZOS).save(buf, "JPEG", quality=40)
+        im = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    return np.asarray(im)[..., ::-1].copy()  # BGR, as crops are
+
+
+def test_colour_axis_grey_rules():
+    from skiff.kernels.ocr.rec import colour_grey
+
+    sign = _red_on_green(False)
+    twin = colour_grey(sign)
+    assert twin is not None and twin.shape == sign.shape
+    assert np.median(twin) > 200 and twin.min() < 60  # light ground, dark print
+    ink = np.abs(sign.astype(int) - [60, 140, 60][::-1]).sum(2) > 100
+    assert twin[..., 0][ink].mean() < 100  # the print is what turned dark
+    page = np.full((40, 200, 3), 255, np.uint8)
+    page[10:30, 20:180] = 0  # black on white: the grey shows it already
+    assert colour_grey(page) is None
+    assert colour_grey(np.full((40, 200, 3), 90, np.uint8)) is None  # flat
+    grey = np.repeat(sign.mean(2, keepdims=True).astype(np.uint8), 3, axis=2)
+    assert colour_grey(grey) is None
+
+
+def test_print_differing_in_hue_reads_on_its_colour_axis(pipe):
+    """Red print on a green ground of like lightness, halved and saved as JPEG: the
+    recognizer read "Sn TONry EAIT" from the colours; on their colour axis it reads."""
+    from skiff.kernels.ocr.synth import char_accuracy
+
+    result = pipe(_red_on_green(True)[..., ::-1].copy())
+    assert char_accuracy(result.text, "Emergency Exit") >= 0.75, result.text
+    assert pipe(_red_on_green(False)[..., ::-1].copy()).text == "Emergency Exit"
