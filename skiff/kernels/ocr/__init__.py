@@ -36,7 +36,8 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
     ----------
     images : path, PIL image, array, or a list of them
     model : str
-        Model set: ``"ch"`` (PP-OCRv6, default) or ``"ch-v4"`` (lite).
+        Model set: ``"ch"`` (PP-OCRv6, default), ``"ch-v4"`` (lite) or ``"ch-tiny"``
+        (PP-OCRv6 tiny: ~2.5x faster on clean print; the ``ocr-tiny`` extra).
     device : str
         ``auto``, ``cpu`` or ``cuda:N``.
     batch_size : int

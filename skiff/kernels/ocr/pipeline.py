@@ -182,7 +182,8 @@ class OcrPipeline:
     Parameters
     ----------
     model : str or ModelSet
-        A registered set (``"ch"``, PP-OCRv6, default; ``"ch-v4"``, lite) or a ModelSet.
+        A registered set (``"ch"``, PP-OCRv6, default; ``"ch-v4"``, lite; ``"ch-tiny"``,
+        PP-OCRv6 tiny, fast on clean print) or a ModelSet.
     device : str
         ``auto``, ``cpu`` or ``cuda:N``; :attr:`device` says which ran.
     batch_size : int
@@ -230,6 +231,7 @@ class OcrPipeline:
         models = model if isinstance(model, ModelSet) else get_model_set(model)
         if det_model or rec_model or dict:
             models = models.custom(det=det_model, rec=rec_model, dict=dict)
+        models.check_installed()
         self.models = models
         self.device, self.device_reason = resolve_ocr_device(device)
         if precision not in PRECISIONS:
@@ -349,7 +351,8 @@ class OcrPipeline:
     @property
     def alphabet(self) -> list[str]:
         if self._alphabet is None:
-            self._alphabet = read_alphabet(self.engine("rec").session, self.models.dict)
+            self._alphabet = read_alphabet(self.engine("rec").session,
+                                           self.models.dict_path())
         return self._alphabet
 
     @property

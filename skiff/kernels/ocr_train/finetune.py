@@ -37,18 +37,30 @@ from .labels import Dictionary, LabelRow, read_labels
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
            "BASE_MODELS", "RecTrainer"]
 
-BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4"}
+BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4", "ch-tiny": "ch-tiny"}
 
 
 def base_model_path(name: str) -> Path:
-    """A shipped recognizer by name (``ch-v6`` = ``ch``, ``ch-v4``) or a ``.onnx`` path."""
+    """A shipped recognizer by name (``ch-v6`` = ``ch``, ``ch-v4``, ``ch-tiny``) or a
+    ``.onnx`` path."""
     if name in BASE_MODELS:
-        return MODEL_SETS[BASE_MODELS[name]].path("rec")
+        models = MODEL_SETS[BASE_MODELS[name]]
+        models.check_installed()
+        return models.path("rec")
     path = Path(name).expanduser()
     if path.suffix == ".onnx" and path.is_file():
         return path
     raise ValueError(f"--from {name!r}: not a shipped recognizer ({', '.join(BASE_MODELS)}) "
                      "and not an .onnx file")
+
+
+def _base_dictionary(name: str, module, classes: int) -> Dictionary:
+    """The base recognizer's characters: its set's dictionary file where it has one (the
+    tiny recognizer carries none in its metadata), else the model's ``character``."""
+    path = MODEL_SETS[BASE_MODELS[name]].dict_path() if name in BASE_MODELS else None
+    if path is not None:
+        return Dictionary.from_text(path.read_text(encoding="utf-8"), classes)
+    return Dictionary.from_model(module.proto, classes)
 
 
 @dataclass
@@ -414,7 +426,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     module = OnnxModule.load(base)
     wkey = _final_linear(module)[0]
     classes = getattr(module, wkey).shape[1]
-    dictionary = Dictionary.from_model(module.proto, classes)
+    dictionary = _base_dictionary(cfg.base, module, classes)
     base_alphabet = dictionary.alphabet
     labels = read_labels(cfg.data, dictionary, add_chars=cfg.add_chars)
     if labels.encoding != "utf-8":
@@ -442,8 +454,9 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         reporter.log(e, level="warning")
     errors += bad + vbad
     if dictionary.num_classes != classes:
-        grow_classes(module, wkey, _final_linear(module)[1], Dictionary.from_model(
-            module.proto, classes), dictionary.num_classes, cfg.seed)
+        grow_classes(module, wkey, _final_linear(module)[1],
+                     _base_dictionary(cfg.base, module, classes), dictionary.num_classes,
+                     cfg.seed)
         reporter.log(f"added {len(labels.added)} characters to the dictionary: "
                      f"{''.join(labels.added)!r}")
     general = _general_set(cfg.general_eval, cfg.seed + 7, dictionary)

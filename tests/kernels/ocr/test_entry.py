@@ -169,7 +169,7 @@ def test_model_registry_and_alphabets():
     for name, ms in MODEL_SETS.items():
         assert "Apache-2.0" in ms.license and ms.notes
         sess = ort.InferenceSession(str(ms.path("rec")), providers=["CPUExecutionProvider"])
-        alphabet = read_alphabet(sess)
+        alphabet = read_alphabet(sess, ms.dict_path())
         assert alphabet[0] == "" and alphabet[-1] == " "
         assert len(alphabet) == sess.get_outputs()[0].shape[-1], name
     with pytest.raises(ValueError, match="ch-v4"):

