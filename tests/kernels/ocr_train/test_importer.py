@@ -30,8 +30,8 @@ def _ort(path_or_model, x):
 def test_shipped_recognizer_equals_onnxruntime(name, fuse):
     from skiff.kernels.ocr.models import MODEL_SETS
 
-    if MODEL_SETS[name].package:
-        pytest.importorskip(MODEL_SETS[name].package, reason="its extra is not installed")
+    for package in MODEL_SETS[name].packages():
+        pytest.importorskip(package, reason="its extra is not installed")
     path = str(MODEL_SETS[name].path("rec"))
     m = OnnxModule.load(path, fuse=fuse)
     rng = np.random.default_rng(1)
