@@ -11,7 +11,7 @@ import pytest
 
 from skiff.kernels.ocr import reading_order
 from skiff.kernels.ocr.deskew import boxes_back, level, off_axis, skew_angle
-from skiff.kernels.ocr.rec import choose_turns, reading_angle
+from skiff.kernels.ocr.rec import choose_turns, is_number, reading_angle
 from skiff.kernels.ocr.synth import char_accuracy
 
 # measured on these 6 images a tier (seed 0): 0.59 / 1.00 / 0.97 (two of the six degraded
@@ -212,6 +212,19 @@ def test_choose_turns_by_page_and_crop():
     # a small gain on a page that votes the other way is not enough
     assert choose_turns([("ab", 0.80), ("Total", 0.95)], [("qe", 0.85), ("lɐʇoꓕ", 0.40)],
                         [60, 300], [0, 0]).tolist() == [False, False]
+
+
+def test_choose_turns_leans_upright_for_numbers_only():
+    # a display's digits read almost as surely either way: the image's own way up wins
+    assert not choose_turns([("-25.8", 0.91)], [("852-", 0.99)], [100], [0],
+                            flipped=[False], prior=0.1)[0]
+    assert not choose_turns([("找零", 0.80)], [("234", 0.88)], [100], [0],
+                            flipped=[False], prior=0.1)[0]
+    # words turned upside down read as garble: the surer reading wins, no lean
+    assert choose_turns([("6688 5h2 5PM", 0.81)], [("W密码8899", 0.92)], [100], [0],
+                        flipped=[False], prior=0.1)[0]
+    assert is_number("-25.8") and is_number("12:05") and not is_number("B12")
+    assert not is_number("") and not is_number("--")
 
 
 def test_skew_angle_and_level_round_trip(fonts):
