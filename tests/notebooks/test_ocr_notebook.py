@@ -1,6 +1,6 @@
 """notebooks/05-ocr.ipynb runs top to bottom in quick mode: the mixed page is read, the
-tilted and upside-down images too, the folder job writes its JSON Lines, the device and
-provider that ran are named, and fine-tuning on seven-segment displays raises the held-out
+tilted and upside-down images too, the folder job writes its JSON Lines, the tiny models
+read the same folder, the device and provider that ran are named, and fine-tuning on seven-segment displays raises the held-out
 accuracy."""
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ def test_ocr_notebook_runs(runs_dir):
     assert "report.pdf#page=1 - 4 lines" in text and "report.pdf#page=2" in text
     # the two-column page is read column by column
     assert "into the valleys below\nCities grew along the banks" in text
+    # the fast tier reads the same folder (its speed is the benchmark's to measure)
+    tiers = dict(re.findall(r"^(ch|ch-tiny) +[0-9.]+ images/s, accuracy ([0-9.]+)$", text,
+                            re.MULTILINE))
+    assert set(tiers) == {"ch", "ch-tiny"} and float(tiers["ch-tiny"]) >= 0.9, tiers
     assert "device: cpu - auto: no GPU" in text or "device: cuda:0" in text
     assert re.search(r"providers: \{'det': '(CPU|CUDA)ExecutionProvider'", text)
     # the int8 twin on the CPU, the shipped file on a GPU
