@@ -294,6 +294,14 @@ def test_recognition_batches_keep_within_their_columns(pipe):
     assert pipe.rec_workers == 1 or 2 * one <= WORK_MB * 2**20
 
 
+def test_direction_model_runs_on_one_thread_on_the_cpu():
+    from skiff.kernels.ocr import OcrPipeline
+
+    pipe = OcrPipeline("ch", device="cpu", threads=2)
+    assert pipe.engine("cls").threads == 1
+    assert pipe.engine("rec").threads == 2 // pipe.rec_workers
+
+
 def test_dense_document_pages_render_and_read(pipe, fonts, tmp_path):
     """The benchmark's documents set: A4 pages of 20-40 lines, every third scanned (noise,
     JPEG); one page read whole in reading order."""
