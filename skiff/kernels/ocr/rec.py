@@ -360,13 +360,12 @@ def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None
     (:func:`is_number`), plus ``prior`` when turning brings it back to the image's own way
     up (``flipped``: the crop is now turned) and minus it when turning would turn it:
     digits read almost as surely upside down ("-25.8" as "852-" on a seven-segment
-    display), while words and CJK turned read as garble the recognizer is less sure of,
-    and an image photographed upside down is as often as not (a lean for words too lost
-    small noisy signs turned 180 degrees: "WiFi 密码 8899" kept as "6688 5h2 5PM" at 0.81
-    against 0.92). The page's vote is the mean of
-    its crops' votes weighted by width (a page is seldom printed both ways). A crop turns
-    when the mean of its own vote and its page's exceeds ``margin`` (the current choice
-    stands on a tie).
+    display), while words and CJK turned read as garble the recognizer is less sure of and
+    need no lean (with one, small noisy signs turned 180 degrees stayed so: "WiFi 密码 8899"
+    kept as "6688 5h2 5PM" at 0.81 against 0.92). The page's vote is the mean of its crops'
+    votes weighted by width (a page is seldom printed both ways). A crop turns when the
+    mean of its own vote and its page's exceeds ``margin`` (the current choice stands on a
+    tie).
 
     >>> choose_turns([("h6581 h", 0.62)], [("4185.94", 0.97)], [120], [0]).tolist()
     [True]
