@@ -1,7 +1,7 @@
 """notebooks/05-ocr.ipynb runs top to bottom in quick mode: the mixed page is read, the
 tilted and upside-down images too, the folder job writes its JSON Lines, the tiny models
-read the same folder, the device and provider that ran are named, and fine-tuning on seven-segment displays raises the held-out
-accuracy."""
+read the same folder, the device and provider that ran are named, and fine-tuning on
+seven-segment displays raises the held-out accuracy."""
 
 from __future__ import annotations
 

@@ -583,11 +583,11 @@ class OcrPipeline:
         under ``SURE_REC`` (or none was found). It is then read whole (detection, direction,
         recognition) three times more, from :func:`denoised_twins`. Of those, the reading
         with the most confident characters (sum of score x characters over the lines kept)
-        replaces the first; measured on the
-        degraded tier, the noisy original's reading, even when surer, was the worse more
-        often than not (13-17 px text under noise of sigma 20-35 and JPEG blocks reads as
-        confident wrong digits). Crops still come from each reading's own pixels. Large
-        pages, clean images and sure readings are untouched.
+        replaces the first; measured on the degraded tier, the noisy original's reading,
+        even when surer, was the worse more often than not (13-17 px text under noise of
+        sigma 20-35 and JPEG blocks reads as confident wrong digits). Crops still come from
+        each reading's own pixels. Large pages, clean images and sure readings are
+        untouched.
         """
         if not good:
             return crops, owners, texts, flipped
