@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_probes.py [--only NAME ...]
 
-Draws 85 small scenes a user might hand to OCR (a slide with a title and a footnote, a
+Draws 87 small scenes a user might hand to OCR (a slide with a title and a footnote, a
 word cropped tight, 300-px letters, a web form, italics, prices and dates, light grey
 print, underlined links, a page turned sideways or upside down, a diagonal label, white
 print on a colour gradient, a brush font, 9- and 11-px UI text, formulas, a grey JPEG scan,
@@ -20,7 +20,8 @@ form's check boxes, a superscript, a motion-blurred sign, right-aligned figures,
 address, a Chinese menu, a phone's notification, a small brush-font poem, a shipping
 label's barcode, a QR code's caption, subscripts, a 4,000-px ticker, print on wood grain, a
 two-column slide, pale blue link text, a terminal prompt, a Japanese sentence, full-width
-brackets, a thin-font heading, a comic's speech bubble) and
+brackets, a thin-font heading, a comic's speech bubble, a dot-matrix receipt, an LED bus
+sign) and
 reads them with skiff and with RapidOCR (``limit_type=max, 960``, its boxes a line each).
 Character accuracy per scene (lines joined by newlines, a run of spaces counted as one,
 spaces between CJK characters dropped), the mean, and seconds. Writes
@@ -948,6 +949,42 @@ def comic_bubble():
     d.line((205, 240, 255, 240), fill=(255, 255, 255), width=6)
     ts = lines_at(d, ["WAIT! DON'T PRESS", "THAT BUTTON!"], "sans-bold", 30, 150, 95, 50)
     return im, ts
+
+
+def dot_matrix(lines, face, rows, pitch, ink, ground):
+    """``lines`` as dot-matrix print: drawn large, sampled on a grid of ``rows`` dots to a
+    line's cap height, each dot a disc ``pitch`` px apart (an impact printer, an LED sign)."""
+    import cv2
+    from PIL import Image
+
+    big = font(face, 64)
+    w = max(int(big.getlength(t)) for t in lines) + 40
+    im, d = canvas(w, 90 * len(lines) + 20, (0, 0, 0))
+    for k, t in enumerate(lines):
+        d.text((20, 10 + 90 * k), t, font=big, fill=(255, 255, 255))
+    a = np.asarray(im.convert("L"), np.float32) / 255
+    cell = 64 / rows
+    on = cv2.resize(a, (int(a.shape[1] / cell), int(a.shape[0] / cell)),
+                    interpolation=cv2.INTER_AREA) > 0.35
+    cover = np.zeros(((on.shape[0] + 2) * pitch, (on.shape[1] + 2) * pitch), np.float32)
+    for y, x in zip(*np.nonzero(on), strict=True):
+        cv2.circle(cover, (int((x + 1.5) * pitch), int((y + 1.5) * pitch)),
+                   max(1, round(0.4 * pitch)), 1.0, -1, cv2.LINE_AA)
+    m = cover[..., None]
+    rgb = np.asarray(ground, np.float32) * (1 - m) + np.asarray(ink, np.float32) * m
+    return Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8)), list(lines)
+
+
+@scene
+def dot_matrix_receipt():
+    return dot_matrix(["ITEM QTY PRICE", "MILK 2L 1.99", "SUBTOTAL 39.60", "CASH 50.00"],
+                      "mono", 12, 4, (70, 70, 80), (238, 236, 228))
+
+
+@scene
+def led_bus_sign():
+    return dot_matrix(["Route 42 Airport", "NEXT STOP: CENTRAL"], "sans-bold", 10, 5,
+                      (255, 170, 0), (14, 14, 14))
 
 
 DEGRADE = ("thumbnail", "phone")
