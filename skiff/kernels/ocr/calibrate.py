@@ -48,8 +48,9 @@ def calibration_images(per_category: int = 4) -> list[np.ndarray]:
 def calibration_inputs(src: str | Path, images: list[np.ndarray]) -> list[np.ndarray]:
     """The detector inputs the pipeline makes for ``images`` (every pass: first, enlarged,
     smoothed, levelled), recorded while a float32 pipeline with detector ``src`` runs."""
+    from .item import _Item
     from .models import get_model_set
-    from .pipeline import OcrPipeline, _Item
+    from .pipeline import OcrPipeline
 
     pipe = OcrPipeline(get_model_set("ch").custom(det=str(src)), device="cpu",
                        precision="fp32", threads=1)

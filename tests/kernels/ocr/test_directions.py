@@ -9,6 +9,7 @@ import pytest
 
 from skiff.kernels.ocr import OcrPipeline
 from skiff.kernels.ocr import pipeline as P
+from skiff.kernels.ocr import reading as R
 
 
 class _Cls:
@@ -51,12 +52,12 @@ def test_page_settles_its_crops_and_model_settles_sure_upright_ones(pipe):
     owners = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
     flags, settled = pipe.directions(_crops(5), owners, _items(2))
     assert not flags.any()
-    assert settled.tolist() == [P.BY_PAGE] * 3 + [P.BY_MODEL, P.UNSETTLED]
+    assert settled.tolist() == [R.BY_PAGE] * 3 + [R.BY_MODEL, R.UNSETTLED]
 
 
 def test_poor_reading_is_checked_unless_its_page_settled_it(pipe):
     owners = [(0, 0), (0, 1), (1, 0), (1, 1)]
-    settled = np.array([P.BY_PAGE, P.BY_PAGE, P.BY_MODEL, P.UNSETTLED], np.int8)
+    settled = np.array([R.BY_PAGE, R.BY_PAGE, R.BY_MODEL, R.UNSETTLED], np.int8)
     texts = [("poor", 0.5), ("sure", 0.99), ("poor", 0.5), ("sure", 0.99)]
     flags = np.zeros(4, bool)
     pipe.read_both_ways(_crops(4), owners, _items(2), flags, settled, list(texts))
@@ -113,19 +114,19 @@ def test_the_direction_model_stops_once_a_page_is_settled(pipe):
     owners = [(0, k) for k in range(30)]
     pipe._engines["cls"] = cls = _Cls([0.99] * 30)
     flags, settled = pipe.directions(crops, owners, _items(1))
-    assert len(cls.p_up) == 30 - P.PAGE_STEP  # only the first step was read
-    assert not flags.any() and (settled == P.BY_PAGE).all()
+    assert len(cls.p_up) == 30 - R.PAGE_STEP  # only the first step was read
+    assert not flags.any() and (settled == R.BY_PAGE).all()
 
     # the widest crops come first: the model's eighth answer (a sure turn) is for crop 22
     pipe._engines["cls"] = cls = _Cls([0.99] * 7 + [0.02] + [0.99] * 22)
     flags, settled = pipe.directions(crops, owners, _items(1))
     assert cls.p_up == []  # all read: the page was not unanimous
     # 29 sure upright against one: the page outvotes the lone turn
-    assert not flags.any() and (settled == P.BY_PAGE).all()
+    assert not flags.any() and (settled == R.BY_PAGE).all()
 
     # two pages: each is read and settled on its own
     owners2 = [(k % 2, k) for k in range(30)]
     pipe._engines["cls"] = cls = _Cls([0.99] * 30)
     flags, settled = pipe.directions(crops, owners2, _items(2))
-    assert len(cls.p_up) == 30 - 2 * P.PAGE_STEP
-    assert (settled == P.BY_PAGE).all()
+    assert len(cls.p_up) == 30 - 2 * R.PAGE_STEP
+    assert (settled == R.BY_PAGE).all()

@@ -345,7 +345,7 @@ def test_join_fragments_joins_a_split_row_only():
 
 
 def test_noise_sigma_of_grey_levels(fonts):
-    from skiff.kernels.ocr.pipeline import noise_sigma
+    from skiff.kernels.ocr.denoise import noise_sigma
     from skiff.kernels.ocr.synth import render_page
 
     rng = np.random.default_rng(0)
@@ -360,7 +360,7 @@ def test_noise_sigma_of_grey_levels(fonts):
 def test_small_noisy_image_read_again_denoised(pipe, hard_fonts, monkeypatch):
     """A 15 px Chinese line under noise and JPEG blocks: its first reading is unsure and
     wrong in one character ("疏金支付", measured); read again smoothed, it is right."""
-    from skiff.kernels.ocr import pipeline as module
+    from skiff.kernels.ocr import denoise as module
     from skiff.kernels.ocr.synth_hard import render_hard
 
     sample = render_hard("degraded", 43, seed=1)  # "现金支付", 15 px serif, turned 125°
@@ -376,7 +376,7 @@ def test_small_noisy_image_read_again_denoised(pipe, hard_fonts, monkeypatch):
 def test_blurred_noisy_sign_read_again_sharpened(pipe, hard_fonts, monkeypatch):
     """A 17 px brush-font sign, blurred before its noise and JPEG blocks: smoothed it reads
     "水果提菜" (measured); smoothed and sharpened again, right."""
-    from skiff.kernels.ocr import pipeline as module
+    from skiff.kernels.ocr import denoise as module
     from skiff.kernels.ocr.synth_hard import render_hard
 
     sample = render_hard("degraded", 1, seed=2)  # "水果蔬菜", AR PL UKai, turned 3.8°
@@ -391,7 +391,7 @@ def test_blurred_noisy_sign_read_again_sharpened(pipe, hard_fonts, monkeypatch):
 
 
 def test_denoised_twins_smooth_then_sharpen():
-    from skiff.kernels.ocr.pipeline import denoised_twins
+    from skiff.kernels.ocr.denoise import denoised_twins
 
     rng = np.random.default_rng(0)
     img = np.full((60, 120, 3), 200, np.uint8)

@@ -40,6 +40,7 @@ def test_tiny_set_reads_rendered_pages_from_its_own_files(tiny, fonts):
 def test_only_unsure_lines_are_read_again_and_the_surer_reading_kept(tiny, fonts,
                                                                       monkeypatch):
     from skiff.kernels.ocr import pipeline as P
+    from skiff.kernels.ocr import reading as R
     from skiff.kernels.ocr.synth import render_sample
 
     calls = []
@@ -56,7 +57,7 @@ def test_only_unsure_lines_are_read_again_and_the_surer_reading_kept(tiny, fonts
         assert result.error is None
     firsts = [r for which, got in calls if which == "rec" for r in got]
     again = [r for which, got in calls if which == "rec-fallback" for r in got]
-    unsure = [r for r in firsts if not r[0] or r[1] < P.FALLBACK_SCORE]
+    unsure = [r for r in firsts if not r[0] or r[1] < R.FALLBACK_SCORE]
     assert unsure and len(again) == len(unsure)  # every unsure line, and only those
     # the fallback's characters are its own (18.7k symbols), not tiny's 6.9k
     assert len(tiny._fallback_alphabet()) > 18000 > 7000 > len(tiny.alphabet)

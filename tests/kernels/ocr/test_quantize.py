@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from skiff.kernels.ocr import OcrPipeline
+from skiff.kernels.ocr.item import _Item
 from skiff.kernels.ocr.models import get_model_set
-from skiff.kernels.ocr.pipeline import _Item
 from skiff.kernels.ocr.quantize import QuantizeError, int8_detector, int8_path, reduced_range
 
 
@@ -102,7 +102,7 @@ def test_small_noisy_images_skip_the_twin(fonts):
     """A small image with pixel noise (where int8's error and the noise add up, on the
     degraded tier) is detected by the float32 file alone: the twin never sees it. A clean
     small image is detected by the twin."""
-    from skiff.kernels.ocr.pipeline import NOISY, noise_sigma
+    from skiff.kernels.ocr.denoise import NOISY, noise_sigma
     from skiff.kernels.ocr.synth import render_page
 
     clean = np.ascontiguousarray(render_page(["Coffee 3.50"], size=16, seed=1)[..., ::-1])

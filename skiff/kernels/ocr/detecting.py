@@ -1,0 +1,285 @@
+"""Detection passes of :class:`.pipeline.OcrPipeline`: each image's scale, the detector run on
+same-size groups or in tiles, a second pass for hard images (smoothed, turned level), and the
+float32 detector for the images its int8 twin reads unsurely. A mixin: it uses the pipeline's
+``params``, ``engine``, ``device``, ``xp``, ``det_batch`` and ``det_tile_pixels``."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import denoise
+from .deskew import boxes_back, level, off_axis, skew_angle
+from .det import (
+    STRIDE,
+    choose_scale,
+    db_boxes,
+    det_input,
+    is_blank,
+    join_fragments,
+    merge_tiled,
+    no_line_in_tile,
+    text_extent,
+    tile_grid,
+    tile_spans,
+)
+from .images import grey_of
+from .item import _Item
+
+# detection reads only the ink box of a page (det.text_extent) when that saves at least this
+# many detector pixels: on small images the box saves little, and the detector, which pools
+# over the whole input, read 3 of 18 small degraded images worse inside it
+INK_SAVES = 1.0e5
+
+
+def _source(it: _Item) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels detection reads for ``it`` (its ink box, else all of it) and their offset
+    ``(x, y)`` in the image."""
+    if it.ink is None:
+        return it.bgr, np.zeros(2, np.float32)
+    y0, y1, x0, x1 = it.ink
+    return it.bgr[y0:y1, x0:x1], np.array([x0, y0], np.float32)
+
+
+def _aligned(ink, scale: float, shape):
+    """The ink box with its corner moved back onto the detector's 32-pixel grid of the
+    whole image (at ``scale``), so the network sees the text on the same grid either way;
+    None when it would save the detector fewer than ``INK_SAVES`` pixels."""
+    if ink is None:
+        return None
+    y0, y1, x0, x1 = ink
+    saved = (shape[0] * shape[1] - (y1 - y0) * (x1 - x0)) * scale * scale
+    if saved < INK_SAVES:  # a small image is read whole (it reads better in its context)
+        return None
+    step = STRIDE / scale
+    return (int(y0 // step * step), y1, int(x0 // step * step), x1)
+
+
+def _mean_score(boxes) -> float:
+    return float(np.mean([score for _, score in boxes])) if boxes else 0.0
+
+
+def _better(new, old) -> bool:
+    """Whether detection ``new`` beats ``old``: more lines, or as many, more surely."""
+    return len(new) > len(old) or (bool(new) and len(new) == len(old) and
+                                   _mean_score(new) > _mean_score(old))
+
+
+class DetectionPasses:
+    """Boxes for a batch of images (:meth:`detect`)."""
+
+    def detect(self, items: list[_Item]) -> None:
+        """Boxes for each item: pick its scale, run the detector on same-size groups, and
+        enlarge once more where the text found is still too small to read well; then the
+        second passes of hard images (:meth:`_detect_level`).
+
+        With the int8 detector (:mod:`.quantize`), a small noisy image, and any image whose
+        int8 reading is unsure (:meth:`_weak`), is detected by the float32 file instead, as
+        it would be without the twin: on the degraded tier int8 alone lost a point, and
+        such images are small, so the float32 passes cost little."""
+        int8 = self.engine("det").path != self.models.path("det")
+        exact = {it.index for it in items if int8 and self._fragile(it)}
+        scales = self._first_passes([it for it in items if it.index not in exact], "det")
+        if int8:
+            exact |= {it.index for it in items if it.index in scales and
+                      self._weak(it, max(it.bgr.shape[:2]) * scales[it.index])}
+            scales.update(self._first_passes([it for it in items if it.index in exact],
+                                             "det-fp32"))
+        for it in items:
+            if self._weak(it, max(it.bgr.shape[:2]) * scales[it.index]):
+                self._detect_level(it, scales[it.index],
+                                   "det-fp32" if it.index in exact else "det")
+            it.boxes = join_fragments(it.boxes)
+            it.timings["det_scale"] = round(scales[it.index], 4)
+
+    def _fragile(self, it: _Item) -> bool:
+        """A small noisy image (at most half the detector's page side, pixel noise at least
+        ``NOISY``): where int8's error and the noise add up."""
+        return max(it.bgr.shape[:2]) <= self.params.limit / 2 and \
+            denoise.noise_sigma(it.bgr) >= denoise.NOISY
+
+    def _first_passes(self, items: list[_Item], which: str) -> dict:
+        """Scale each item, detect with engine ``which``, and enlarge once where the text
+        found is still too small; the scale each item ended with."""
+        p = self.params
+        scales = {}
+        for it in items:
+            t0 = time.perf_counter()
+            gray = grey_of(it.bgr) if it.bgr.size < 4e6 else it.bgr[..., 1]
+            text_h, ink = text_extent(gray)
+            scales[it.index] = choose_scale(*it.bgr.shape[:2], text_h, p)
+            it.ink = _aligned(ink, scales[it.index], it.bgr.shape[:2])
+            it.timings["scale"] = time.perf_counter() - t0
+            it.timings["text_height"] = text_h
+        if not items:
+            return scales
+        self._run_det(items, scales, which)
+        again = {}
+        for it in items:  # verify: the median line height the detector saw
+            s = scales[it.index]
+            heights = [min(np.linalg.norm(b[0] - b[3]), np.linalg.norm(b[1] - b[2])) * s
+                       for b, _ in it.boxes]
+            limit = min(p.max_upscale, np.sqrt(p.max_pixels / it.bgr.shape[0] / it.bgr.shape[1]))
+            seen = float(np.median(heights)) if heights else 0.0
+            if heights and seen < p.min_text and s * 1.4 < limit:
+                again[it.index] = min(limit, s * p.target / max(seen, 4.0))
+            elif not heights and s * 1.9 < limit and max(it.bgr.shape[:2]) * s < 2 * p.limit:
+                again[it.index] = min(limit, 2 * s)
+        if again:
+            redo = [it for it in items if it.index in again]
+            old = {it.index: it.boxes for it in redo}
+            self._run_det(redo, again, which)
+            for it in redo:  # keep the first pass when the second finds nothing
+                if not it.boxes:
+                    it.boxes = old[it.index]
+                else:
+                    scales[it.index] = again[it.index]
+        return scales
+
+    def _weak(self, it: _Item, side: float) -> bool:
+        """Whether the boxes found look like a hard image's: none or unsure ones (mean DB
+        score under 0.7) on an image the detector saw at most ``params.limit`` wide, or
+        lines off the axes by more than 3 degrees on one at most half that (a small image).
+        Larger pages are read well as they are, and a pass over them costs."""
+        if side > self.params.limit:
+            return False
+        if not it.boxes or _mean_score(it.boxes) < 0.7:
+            return True
+        if side > self.params.limit / 2:
+            return False
+        tops = [b[1] - b[0] for b, _ in it.boxes]
+        return float(np.median([off_axis(np.degrees(np.arctan2(v[1], v[0]))) for v in tops])) > 3
+
+    def _detect_level(self, it: _Item, scale: float, which: str = "det") -> None:
+        """Second passes for a hard image: when the first found nothing or only unsure
+        boxes, on the image smoothed (a Gaussian of 1.2 px takes sensor noise and JPEG
+        blocks off small text; measured on the hard set, it finds lines the first pass
+        missed); then on the better of the two turned level (:mod:`.deskew`). The pass
+        with the most lines, then the surest, wins; crops are still cut from the original
+        pixels."""
+        import cv2
+
+        t0 = time.perf_counter()
+        best, source = it.boxes, it.bgr
+        weak = not best or _mean_score(best) < 0.7
+        if weak:  # lines found surely but off the axes need only the level pass
+            smooth = cv2.GaussianBlur(it.bgr, (0, 0), 1.2)
+            twin = _Item(it.index, it.label, smooth)
+            self._run_det([twin], {it.index: scale}, which)
+            if _better(twin.boxes, best):
+                best, source = twin.boxes, smooth
+                it.timings["smoothed"] = True
+        found = skew_angle(grey_of(it.bgr))
+        it.timings["skew"] = None if found is None else round(found[0], 2)
+        weak = not best or _mean_score(best) < 0.7
+        # a weak image is turned by any angle over 3 degrees (lines near 90 are read better
+        # level); a sure one only when its lines are off the axes
+        if found is not None and ((abs(found[0]) > 3) if weak else (off_axis(found[0]) > 3)):
+            flat, m = level(source, found[0])
+            twin = _Item(it.index, it.label, flat)
+            self._run_det([twin], {it.index: scale}, which)
+            new = boxes_back(twin.boxes, m, it.bgr.shape[:2])
+            if _better(new, best):
+                best = new
+                it.timings["leveled"] = round(found[0], 2)
+        it.boxes = best
+        it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
+
+    def _run_det(self, items: list[_Item], scales: dict, which: str = "det") -> None:
+        """Boxes for each item at its scale, in groups of one size (or in tiles); an item
+        whose lines run into the edge of its ink box is detected again whole
+        (:meth:`_cut_by_ink`)."""
+        self._det_once(items, scales, which)
+        cut = [it for it in items if self._cut_by_ink(it, scales[it.index])]
+        for it in cut:
+            it.ink = None
+            it.timings["ink_cut"] = True
+        if cut:
+            self._det_once(cut, scales, which)
+
+    @staticmethod
+    def _cut_by_ink(it: _Item, scale: float) -> bool:
+        """Whether a box found inside ``it``'s ink box reaches one of its edges that is not
+        the image's own: the ink box is grown twice the text height around everything
+        darker or lighter than its surroundings, so a line reaching its edge has print
+        the grey threshold did not see (yellow on a pink or purple photo: a camera's time
+        stamp lost "2026-12"). Within 3 detector pixels of the edge counts."""
+        if it.ink is None or not it.boxes:
+            return False
+        y0, y1, x0, x1 = it.ink
+        h, w = it.bgr.shape[:2]
+        tol = 3.0 / scale
+        for box, _ in it.boxes:
+            lo, hi = box.min(0), box.max(0)
+            if (x0 > 0 and lo[0] <= x0 + tol) or (x1 < w and hi[0] >= x1 - tol) or \
+                    (y0 > 0 and lo[1] <= y0 + tol) or (y1 < h and hi[1] >= y1 - tol):
+                return True
+        return False
+
+    def _det_once(self, items: list[_Item], scales: dict, which: str = "det") -> None:
+        groups: dict[tuple, list[_Item]] = {}
+        for it in items:
+            s = scales[it.index]
+            h, w = _source(it)[0].shape[:2]
+            if h * w * s * s > self.det_tile_pixels:  # bounded memory: in tiles
+                self._det_tiled(it, s, which)
+                continue
+            # on a GPU, sizes within 128 px share a batch (padded); on the CPU only equal ones
+            step = 32 if self.device == "cpu" else 128
+            key = (-(-round(h * s) // step), -(-round(w * s) // step))
+            groups.setdefault(key, []).append(it)
+        det = self.engine(which)
+        xp = self.xp
+        for group in groups.values():
+            for start in range(0, len(group), self.det_batch):
+                part = group[start:start + self.det_batch]
+                t0 = time.perf_counter()
+                sources = [_source(it) for it in part]
+                x, sizes = det_input([src for src, _ in sources],
+                                     [scales[it.index] for it in part], xp)
+                prob = det(x)[:, 0]
+                for it, (src, at), size, pm in zip(part, sources, sizes, prob, strict=True):
+                    it.boxes = [(box + at, score) for box, score in
+                                db_boxes(pm, size, src.shape[:2], self.params, xp=np)]
+                dt = (time.perf_counter() - t0) / len(part)
+                for it in part:
+                    it.timings["det"] = it.timings.get("det", 0.0) + dt
+
+    def _det_tiled(self, it: _Item, s: float, which: str = "det") -> None:
+        """Detection of an image too large for one pass, in overlapping tiles of at most
+        ``det_tile_pixels`` detector pixels (:func:`.det.tile_grid`); blank tiles are
+        skipped, lines cut by a tile's edge or found twice in an overlap are joined."""
+        t0 = time.perf_counter()
+        image, at = _source(it)
+        h, w = image.shape[:2]
+        p = self.params
+        if self.det_tile_pixels != p.tile_pixels:
+            from dataclasses import replace
+
+            p = replace(p, tile_pixels=self.det_tile_pixels)
+        th, tw, overlap = tile_grid(h, w, s, p)
+        found = []
+        det = self.engine(which)
+        for y0, y1 in tile_spans(h, th, overlap):
+            for x0, x1 in tile_spans(w, tw, overlap):
+                part = image[y0:y1, x0:x1]
+                if is_blank(part):
+                    continue
+                x, sizes = det_input([part], [s], self.xp)
+                prob = det(x)[0, 0]
+                del x
+                for box, score in db_boxes(prob, sizes[0], part.shape[:2], self.params):
+                    if no_line_in_tile(part, box, s):
+                        continue
+                    lo, hi = box.min(0), box.max(0)  # does it touch a cut (not an image edge)?
+                    touches = (x0 > 0 and lo[0] <= 2) or (x1 < w and hi[0] >= x1 - x0 - 3) or \
+                        (y0 > 0 and lo[1] <= 2) or (y1 < h and hi[1] >= y1 - y0 - 3)
+                    band = (x0 > 0 and lo[0] < overlap) or (x1 < w and hi[0] > x1 - x0 - overlap) \
+                        or (y0 > 0 and lo[1] < overlap) or (y1 < h and hi[1] > y1 - y0 - overlap)
+                    found.append((box + at + np.array([x0, y0], np.float32), score, touches,
+                                  touches or band))
+                del prob
+        it.boxes = merge_tiled(found)
+        it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
+        it.timings["tiles"] = it.timings.get("tiles", 0) + 1

@@ -1,0 +1,335 @@
+"""Reading the boxes of :class:`.pipeline.OcrPipeline`: crops cut and turned upright, the
+direction model with each page's majority, crops read both ways when the direction is
+unsure, recognition in batches of like width, and second readings (on a colour axis, from
+denoised copies of small noisy images). A mixin: it uses the pipeline's ``engine``,
+``alphabet``, ``models``, ``device``, ``xp``, batch sizes and ``detect``."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import denoise
+from .item import _Item
+from .rec import (
+    choose_turns,
+    cls_input,
+    colour_grey,
+    crop_box,
+    ctc_decode,
+    decimal_point,
+    is_flipped,
+    plan_batches,
+    rec_input,
+)
+
+# a crop's direction is checked by reading it both ways unless its page settles it, or
+# the direction model is this sure it is upright and the recognizer reads it at least this
+# well (on clean pages of one to three lines, checking every crop cost 45% more CPU time;
+# the seven-segment "4185.94" the direction model turned read "h6581 h" at 0.91). 0.9 and
+# 0.98 read the hard tiers (two seeds) and the clean set the same; 0.9 reads 12% fewer
+# columns twice on the mixed set (0.8 changed two degraded lines)
+SURE_CLS, SURE_REC = 0.9, 0.97
+# how a crop's direction was settled (:meth:`OcrPipeline.directions`): not at all, by the
+# direction model (upright and sure: a poor reading is still checked), by its page
+UNSETTLED, BY_MODEL, BY_PAGE = 0, 1, 2
+# the direction model reads a page's crops widest first, in steps of PAGE_STEP crops, and
+# stops once PAGE_SURE of them are sure and none is sure of the other way: the page then
+# settles the rest, as it would have (a page of 40 lines: 8-16 crops seen, not 40)
+PAGE_STEP, PAGE_SURE = 8, 8
+# a crop read both ways as a number leans to the image's own way up by this much score
+# (rec.choose_turns; words and CJK do not lean: four degraded seeds +0.0 / +2.1 / +1.4 /
+# +0.5 points, the segment tier the same)
+UPRIGHT_PRIOR = 0.1
+# a set with a fallback recognizer (ch-tiny) reads again with it the lines its own reads under
+# this score: on the mixed set, the hard set and 30 dense pages, 0.9 sent 21% of lines back
+# and read the noisy pages 0.940 -> 0.986, the degraded tier 0.72 -> 0.85 (ch: 0.99 / 0.87),
+# dense pages the same; 0.95 sent 28% for less than half a point more
+FALLBACK_SCORE = 0.9
+
+
+class LineReading:
+    """Crops, directions and texts of a batch's boxes."""
+
+    def read_colour_axis(self, crops, owners, items, texts) -> None:
+        """Read the crops read unsurely (under ``SURE_REC``) whose colours vary along an
+        axis their grey does not follow (:func:`.rec.colour_grey`: print differing from
+        its ground in hue, not lightness) again on that axis, and keep the surer reading
+        with its crop. ``crops`` and ``texts`` are updated in place."""
+        idx, twins = [], []
+        for k, (text, score) in enumerate(texts):
+            if text and score >= SURE_REC:
+                continue
+            twin = colour_grey(crops[k])
+            if twin is not None:
+                idx.append(k)
+                twins.append(twin)
+        if not idx:
+            return
+        again = self.recognize(twins, [owners[k] for k in idx], items)
+        for k, twin, (text, score) in zip(idx, twins, again, strict=True):
+            if text and score > texts[k][1]:
+                crops[k], texts[k] = twin, (text, score)
+
+    def _read_denoised(self, good, crops, owners, texts, flipped):
+        """Read small noisy images again from denoised pixels when the first reading is
+        unsure, and keep the surer reading.
+
+        An image qualifies when its larger side is at most half ``params.limit``, its
+        noise (:func:`noise_sigma`) is at least ``NOISY`` and a line of its reading scores
+        under ``SURE_REC`` (or none was found). It is then read whole (detection, direction,
+        recognition) three times more, from :func:`denoised_twins`. Of those, the reading
+        with the most confident characters (sum of score x characters over the lines kept)
+        replaces the first; measured on the degraded tier, the noisy original's reading,
+        even when surer, was the worse more often than not (13-17 px text under noise of
+        sigma 20-35 and JPEG blocks reads as confident wrong digits). Crops still come from
+        each reading's own pixels. Large pages, clean images and sure readings are
+        untouched.
+        """
+        if not good:
+            return crops, owners, texts, flipped
+        lines: dict[int, list[int]] = {}
+        for k, (pos, _) in enumerate(owners):
+            lines.setdefault(pos, []).append(k)
+        twins, whose = [], []
+        for pos, it in enumerate(good):
+            mine = lines.get(pos, [])
+            sure = bool(mine) and all(texts[k][0] and texts[k][1] >= SURE_REC for k in mine)
+            if sure or max(it.bgr.shape[:2]) > self.params.limit / 2:
+                continue
+            t0 = time.perf_counter()
+            sigma = denoise.noise_sigma(it.bgr)
+            it.timings["noise"] = round(sigma, 2)
+            if sigma < denoise.NOISY:
+                continue
+            for name, image in denoise.denoised_twins(it.bgr):
+                twins.append(_Item(-1 - len(twins), it.label, image, timings={"denoise": 0.0}))
+                whose.append((pos, name))
+            twins[-1].timings["denoise"] = time.perf_counter() - t0
+        if not twins:
+            return crops, owners, texts, flipped
+        self.detect(twins)
+        t_crops, t_owners, t_texts, t_flipped = self._read(twins)
+        t_lines: dict[int, list[int]] = {}
+        for k, (pos, _) in enumerate(t_owners):
+            t_lines.setdefault(pos, []).append(k)
+
+        def worth(ks, txt):
+            return sum(s * len(t) for t, s in (txt[k] for k in ks) if t and s >= self.min_score)
+
+        best: dict[int, tuple[float, int]] = {}
+        for j, (pos, _) in enumerate(whose):
+            got = worth(t_lines.get(j, []), t_texts)
+            if got > best.get(pos, (0.0, -1))[0]:
+                best[pos] = (got, j)
+            it = good[pos]
+            for stage, v in twins[j].timings.items():  # the second reading's time is its own
+                if stage in ("det", "cls", "rec", "denoise"):
+                    it.timings[stage] = it.timings.get(stage, 0.0) + v
+        owners, flipped = list(owners), list(flipped)
+        for pos, (_, j) in best.items():
+            it = good[pos]
+            it.boxes = twins[j].boxes
+            it.timings["denoised"] = whose[j][1]
+            for k in lines.get(pos, []):
+                owners[k] = (-1, owners[k][1])  # the first reading's lines are dropped
+            for k in t_lines.get(j, []):
+                crops.append(t_crops[k])
+                owners.append((pos, t_owners[k][1]))
+                texts.append(t_texts[k])
+                flipped.append(t_flipped[k])
+        return crops, owners, texts, np.array(flipped, bool)
+
+    def crop(self, items: list[_Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+        """Upright crops of every box, with ``(item position, box index)`` owners."""
+        crops, owners = [], []
+        for pos, it in enumerate(items):
+            for b, (box, _) in enumerate(it.boxes):
+                crops.append(crop_box(it.bgr, box))
+                owners.append((pos, b))
+        return crops, owners
+
+    def orient(self, crops, owners, items) -> np.ndarray:
+        """Turn crops that are upside down by the direction model alone; returns the flags
+        (:meth:`directions` says how they are decided)."""
+        flags, _ = self.directions(crops, owners, items)
+        self._turn(crops, flags)
+        return flags
+
+    @staticmethod
+    def _turn(crops, flags) -> None:
+        for k in np.flatnonzero(flags):
+            crops[k] = np.ascontiguousarray(crops[k][::-1, ::-1])
+
+    def directions(self, crops, owners, items) -> tuple[np.ndarray, np.ndarray]:
+        """Which crops the direction model reads as upside down, and which of those
+        decisions are settled by their page.
+
+        When at least three crops of a page are sure (p > 0.9) and at least 80% of their
+        width agrees, every crop of the page follows that majority (a page is seldom printed
+        both ways; the model now and then is "sure" of a wrong turn): those are settled
+        ``BY_PAGE``. Otherwise a sure crop follows the model and an unsure one its page's
+        majority (by width) of sure crops; a crop the model is at least ``SURE_CLS`` sure is
+        upright is settled ``BY_MODEL``, and :meth:`read_both_ways` has the last word.
+        On the CPU the model reads a page's crops widest first, ``PAGE_STEP`` at a time, and
+        stops once ``PAGE_SURE`` are sure one way and none the other: the page settles the
+        crops it did not see (only a page more than a fifth of it turned the other way, seen
+        among its narrower lines, would have come out otherwise).
+        """
+        flags = np.zeros(len(crops), bool)
+        settled = np.full(len(crops), UNSETTLED, np.int8)
+        if not self.use_cls or not crops or self.models.cls is None:
+            return flags, settled + BY_MODEL
+        t0 = time.perf_counter()
+        widths = np.array([c.shape[1] for c in crops], np.float64)
+        pos = np.array([p for p, _ in owners])
+        # crops the model did not see (their page settled before them) keep NaN: neither
+        # sure way, and their page's rule below turns them with it
+        probs = np.full((len(crops), 2), np.nan, np.float32)
+        for page in np.unique(pos):
+            order = np.flatnonzero(pos == page)
+            order = order[np.argsort(-widths[order], kind="stable")]
+            n = PAGE_STEP if self.device == "cpu" else len(order)  # a GPU takes them at once
+            for start in range(0, len(order), n):
+                step = order[start:start + n]
+                probs[step] = self._cls_probs([crops[k] for k in step])
+                seen = probs[order[:start + len(step)]]
+                up, down = int(is_flipped(seen[:, ::-1]).sum()), int(is_flipped(seen).sum())
+                if min(up, down) == 0 and max(up, down) >= PAGE_SURE:
+                    break
+        sure_up, sure_down = is_flipped(probs[:, ::-1]), is_flipped(probs)
+        for page in np.unique(pos):
+            mine = pos == page
+            w_down, w_up = widths[mine & sure_down].sum(), widths[mine & sure_up].sum()
+            sure = int((mine & (sure_down | sure_up)).sum())
+            if sure >= 3 and max(w_down, w_up) >= 4 * min(w_down, w_up):
+                # a page the model reads one way (>= 80% of the sure width): a lone crop it
+                # is "sure" goes the other way is a misreading (seen on 6-pt PDF lines)
+                flags[mine] = w_down > w_up
+                settled[mine] = BY_PAGE
+            else:
+                flags[mine] = np.where(sure_down[mine] | sure_up[mine], sure_down[mine],
+                                       w_down > w_up)
+                # very sure the crop is upright: the recognizer is asked only if it reads
+                # the crop poorly (read_both_ways); a turn is always checked by reading the
+                # crop both ways (most crops are upright, so this costs little, and the model
+                # is now and then sure of a wrong turn on seven-segment digits, which read
+                # almost as surely upside down: "424581" as "185h2h" at 0.98)
+                settled[mine] = np.where((probs[mine].max(1) >= SURE_CLS) & ~flags[mine],
+                                         BY_MODEL, UNSETTLED)
+        self._share(items, owners, "cls", time.perf_counter() - t0)
+        return flags, settled
+
+    def _cls_probs(self, crops) -> np.ndarray:
+        """The direction model's (upright, turned) probabilities for each crop. It sees 48 x
+        192: a long line squeezed into it is often misread (a 10-pt PDF page came out upside
+        down), so a long crop is seen as up to three windows of that shape, averaged."""
+        cls = self.engine("cls")
+        views, whose = [], []
+        for k, c in enumerate(crops):
+            h, w = c.shape[:2]
+            win = 4 * max(h, 1)
+            starts = [0] if w <= 1.25 * win else \
+                np.linspace(0, w - win, min(3, -(-w // win))).astype(int).tolist()
+            for s in starts:
+                views.append(c if len(starts) == 1 else c[:, s:s + win])
+                whose.append(k)
+        seen = np.zeros((len(views), 2), np.float32)
+        for start in range(0, len(views), self.cls_batch):
+            part = views[start:start + self.cls_batch]
+            seen[start:start + len(part)] = cls(cls_input(part, self.xp))
+        probs = np.zeros((len(crops), 2), np.float32)
+        np.add.at(probs, np.array(whose), seen)
+        return probs / np.bincount(whose, minlength=len(crops))[:, None]
+
+    def read_both_ways(self, crops, owners, items, flags, settled, texts) -> None:
+        """Read the crops whose direction is not settled (by their page, or by a direction
+        model at least ``SURE_CLS`` sure whose reading scores at least ``SURE_REC``) the
+        other way up too, and keep the reading the recognizer is surer of
+        (:func:`choose_turns`). A crop its page settled is not read again even when its
+        reading is poor: the page's sure crops outvote it (on the mixed set such crops were
+        30% of the columns read twice, and none turned).
+
+        The direction model sees a 48 x 192 thumbnail and is sometimes sure of the wrong
+        turn on small, blurred or unusual print (a seven-segment "4185.94" read as
+        "h6581 h"); the recognizer's confidence over the whole line is the better judge.
+        ``crops``, ``flags`` and ``texts`` are updated in place.
+        """
+        if not self.use_cls:
+            return
+        poor = np.array([not t or score < SURE_REC for t, score in texts], bool)
+        settled = np.asarray(settled)
+        idx = np.flatnonzero((settled == UNSETTLED) | (poor & (settled != BY_PAGE)))
+        if not len(idx):
+            return
+        turned = [np.ascontiguousarray(crops[k][::-1, ::-1]) for k in idx]
+        other = self.recognize(turned, [owners[k] for k in idx], items)
+        widths = [crops[k].shape[1] for k in idx]
+        pages = [owners[k][0] for k in idx]
+        turn = choose_turns([texts[k] for k in idx], other, widths, pages,
+                            flipped=flags[idx], prior=UPRIGHT_PRIOR)
+        for j in np.flatnonzero(turn):
+            k = idx[j]
+            crops[k], texts[k], flags[k] = turned[j], other[j], not flags[k]
+
+    def recognize(self, crops, owners, items) -> list[tuple[str, float]]:
+        """Text and score of every crop, in batches of similar width. A set with a fallback
+        recognizer (``ch-tiny``) reads the crops its own recognizer reads under
+        ``FALLBACK_SCORE`` again with it, and keeps the surer reading."""
+        if not crops:
+            return []
+        t0 = time.perf_counter()
+        out = self._read_with("rec", self.alphabet, crops)
+        if self.models.rec_fallback is not None:
+            idx = [i for i, (text, score) in enumerate(out) if not text or score < FALLBACK_SCORE]
+            if idx:
+                again = self._read_with("rec-fallback", self._fallback_alphabet(),
+                                        [crops[i] for i in idx])
+                for i, (text, score) in zip(idx, again, strict=True):
+                    if text and score > out[i][1]:
+                        out[i] = (text, score)
+        self._share(items, owners, "rec", time.perf_counter() - t0)
+        return out
+
+    def _read_with(self, which: str, alphabet: list[str], crops) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        rec = self.engine(which)
+        height = self.models.rec_height
+        widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
+        # a crop is read at its own input width (rec.input_width): buckets on a GPU, whose
+        # shapes that repeat matter to cuDNN; on the CPU its step, less padding
+        bucket = True if self.device != "cpu" else "step"
+
+        def read(idx):
+            probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
+            decoded = ctc_decode(probs, alphabet, np)  # then a display's dropped point
+            return idx, [(decimal_point(text, probs[j], alphabet), score)
+                         for j, (text, score) in enumerate(decoded)]
+
+        batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)
+        pool = self._rec_pool() if len(batches) > 1 else None
+        for idx, decoded in (pool.map(read, batches) if pool else map(read, batches)):
+            for i, d in zip(idx, decoded, strict=True):
+                out[i] = d
+        return out
+
+    def _rec_pool(self) -> ThreadPoolExecutor | None:
+        """On the CPU, recognition batches run ``rec_workers`` at a time (each on a session
+        of one intra-op thread: small batches split poorly across threads, whole batches
+        side by side keep the cores busy); None on a GPU."""
+        if self.device != "cpu" or self.rec_workers < 2:
+            return None
+        with self._lock:
+            if getattr(self, "_rec_executor", None) is None:
+                self._rec_executor = ThreadPoolExecutor(self.rec_workers,
+                                                        thread_name_prefix="skiff-ocr-rec")
+            return self._rec_executor
+
+    @staticmethod
+    def _share(items, owners, stage, seconds):
+        if not owners:
+            return
+        for pos, _ in owners:
+            items[pos].timings[stage] = items[pos].timings.get(stage, 0.0) + seconds / len(owners)
