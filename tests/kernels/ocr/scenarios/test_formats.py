@@ -257,3 +257,41 @@ def test_heic_without_its_package_names_the_fix(pipe, tmp_path, monkeypatch):
     path.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")
     (result,) = list(pipe.run([path]))
     assert result.error and "pip install 'skiff[heic]'" in result.error, result.error
+
+
+def test_fax_at_standard_resolution_reads_with_square_pixels(pipe, tmp_path, fonts):
+    """A fax at standard resolution (204 x 98 dpi, bilevel, Group 4) has rows half as dense
+    as its columns: it is read stretched to square pixels, single-page, page by page and
+    as a PIL image alike. Its 20-px print read squashed measured 0.981; square, 1.0."""
+    from skiff.kernels.ocr.synth import render_page
+
+    lines = ["FAX TRANSMISSION - 3 PAGES", "To: Accounts Payable, Fax 020 7946 0028",
+             "Re: Invoice 6502, payment due 30 days",
+             "Please remit by wire transfer to the account below."]
+    grey = Image.fromarray(render_page(lines, size=20, seed=1)).convert("L")
+    w, h = grey.size
+    fax = grey.resize((w, h // 2), Image.LANCZOS).point(lambda v: 255 if v > 150 else 0)
+    fax = fax.convert("1")
+    fax.save(tmp_path / "fax.tif", compression="group4", dpi=(204, 98))
+    fax.save(tmp_path / "faxes.tif", compression="group4", dpi=(204, 98), save_all=True,
+             append_images=[fax.copy()])
+    square = (round(h // 2 * 204 / 98), w)
+    assert load_image(tmp_path / "fax.tif")[0].shape[:2] == square
+    assert [p.shape[:2] for p, _ in iter_pages(tmp_path / "faxes.tif")] == [square] * 2
+    truth = "\n".join(lines)
+    for got in [pipe(tmp_path / "fax.tif"), *pipe.run([tmp_path / "faxes.tif"]),
+                pipe(Image.open(tmp_path / "fax.tif"))]:
+        assert got.size == square
+        assert acc(got.text, truth) >= 0.99, got.text
+
+
+def test_pixel_stretch_rules():
+    from skiff.kernels.ocr.images import pixel_stretch
+
+    assert pixel_stretch((204, 98)) == pytest.approx((1.0, 204 / 98))
+    assert pixel_stretch((98, 204)) == pytest.approx((204 / 98, 1.0))
+    assert pixel_stretch((204, 196)) == (1.0, 1.0)  # fine fax: square enough
+    assert pixel_stretch((300, 2000)) == (1.0, 1.0)  # no plausible resolution
+    assert pixel_stretch((0, 72)) == (1.0, 1.0)
+    assert pixel_stretch(None) == (1.0, 1.0)
+    assert pixel_stretch("72") == (1.0, 1.0)
