@@ -1,7 +1,7 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|FILE.txt]
-[--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--min-score X]
+[--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--min-score X]
 [--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``. Inputs are image
 or PDF files (a PDF or multi-page TIFF gives one result per page, ``file.pdf#page=N``),
 folders (their image and PDF files), glob patterns (``**`` for subfolders), or (in a
@@ -10,7 +10,8 @@ notebook) a variable holding an image array, a PIL image, a path or a list of th
 PP-OCRv4 lite; ``ch-tiny``: PP-OCRv6 tiny, 2-4x RapidOCR's speed on print in bulk, the
 ``ocr-tiny`` extra); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
 ``--precision`` says how the detector runs on the CPU (auto: the int8 twin of the default
-set's detector, :mod:`skiff.kernels.ocr.quantize`). Images held in notebook variables are
+set's detector, :mod:`skiff.kernels.ocr.quantize`); ``--no-det`` reads each image whole as
+one line (crops already cut out: no detector). Images held in notebook variables are
 read by a thread job of this kernel, since their pixels live here.
 """
 
@@ -66,6 +67,9 @@ def COMMAND(p):
                         "'character' metadata)")
     p.add_argument("--no-cls", action="store_true",
                    help="skip the 0/180 degree direction model")
+    p.add_argument("--no-det", action="store_true",
+                   help="each image is one line already cut out (a crop): read it whole, "
+                        "without the detector")
     p.add_argument("--min-score", type=nonneg_float, default=0.5, metavar="X",
                    help="drop lines read with a lower confidence (default 0.5)")
     p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
@@ -119,6 +123,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "rec_model": _file("--rec-model", values.get("rec_model")),
         "dict": _file("--dict", values.get("dict")),
         "use_cls": not values.get("no_cls", False),
+        "use_det": not values.get("no_det", False),
         "min_score": score,
         "threads": values.get("threads"),
         "pdf_dpi": dpi,

@@ -77,7 +77,15 @@ class DetectionPasses:
         With the int8 detector (:mod:`.quantize`), a small noisy image, and any image whose
         int8 reading is unsure (:meth:`_weak`), is detected by the float32 file instead, as
         it would be without the twin: on the degraded tier int8 alone lost a point, and
-        such images are small, so the float32 passes cost little."""
+        such images are small, so the float32 passes cost little. Without the detector
+        (``use_det=False``) each image is one box, the whole of it."""
+        if not self.use_det:
+            for it in items:
+                h, w = it.bgr.shape[:2]
+                whole = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+                it.boxes = [(whole, 1.0)]
+                it.timings["det_scale"] = 1.0
+            return
         int8 = self.engine("det").path != self.models.path("det")
         exact = {it.index for it in items if int8 and self._fragile(it)}
         scales = self._first_passes([it for it in items if it.index not in exact], "det")

@@ -89,6 +89,12 @@ class OcrPipeline(DetectionPasses, LineReading):
         A user's own ONNX files (and character list) in place of the set's.
     use_cls : bool
         Run the 0/180 degree direction model on each crop.
+    use_det : bool
+        Find the lines with the detector (default). False: each image is one line already
+        cut out (a crop from your own detector, a labelled dataset's line): it is read
+        whole, turned a quarter if taller than wide and by the direction model if
+        ``use_cls``, and the detector is never loaded. A crop cut tight to its print, or of
+        one character, is often not boxed by the detector at all.
     min_score : float
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
@@ -115,7 +121,8 @@ class OcrPipeline(DetectionPasses, LineReading):
 
     def __init__(self, model: str | ModelSet = "ch", *, device: str = DEFAULT_DEVICE,
                  batch_size: int = 8, threads: int | None = None, det_model=None,
-                 rec_model=None, dict=None, use_cls: bool = True, min_score: float = 0.5,
+                 rec_model=None, dict=None, use_cls: bool = True, use_det: bool = True,
+                 min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
                  max_image_mb: float = 1024, work_mb: float = WORK_MB,
@@ -146,6 +153,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         self.max_image_mb = float(max_image_mb)
         self.threads = threads
         self.use_cls = use_cls
+        self.use_det = use_det
         self.min_score = min_score
         self.params = params or DetParams()
         # measured on onnxruntime's CPU provider: batching does not pay there (a 4-image
@@ -213,7 +221,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         are all made. onnxruntime builds a session without holding the GIL: a fresh
         process saves most of the ~0.25 s the three take on the CPU. A failure is left to
         the call that needs the engine, which raises it where it belongs."""
-        wanted = ["det", "rec"] + (["cls"] if self.use_cls and self.models.cls else [])
+        wanted = (["det"] if self.use_det else []) + ["rec"] + \
+            (["cls"] if self.use_cls and self.models.cls else [])
         if all(w in self._engines for w in wanted):
             return None
 
@@ -419,6 +428,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         self._turn(crops, flipped)
         texts = self.recognize(crops, owners, good)
         self.read_both_ways(crops, owners, good, flipped, settled, texts)
+        if not self.use_det:
+            self.read_tall_as_they_are(crops, owners, good, texts)
         self.read_colour_axis(crops, owners, good, texts)
         return crops, owners, texts, flipped
 

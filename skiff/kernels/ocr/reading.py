@@ -53,6 +53,21 @@ FALLBACK_SCORE = 0.9
 class LineReading:
     """Crops, directions and texts of a batch's boxes."""
 
+    def read_tall_as_they_are(self, crops, owners, items, texts) -> None:
+        """Without the detector (``use_det=False``), a crop taller than wide was read
+        turned a quarter, as a vertical line; read it as it stands too and keep the surer
+        reading: a tight crop of one character ("I", "7") is as tall. ``crops`` and
+        ``texts`` are updated in place."""
+        idx = [k for k, (pos, _) in enumerate(owners)
+               if items[pos].bgr.shape[0] >= 1.5 * items[pos].bgr.shape[1]]
+        if not idx:
+            return
+        upright = [np.ascontiguousarray(items[owners[k][0]].bgr) for k in idx]
+        again = self.recognize(upright, [owners[k] for k in idx], items)
+        for k, crop, (text, score) in zip(idx, upright, again, strict=True):
+            if text and (not texts[k][0] or score > texts[k][1]):
+                crops[k], texts[k] = crop, (text, score)
+
     def read_colour_axis(self, crops, owners, items, texts) -> None:
         """Read the crops read unsurely (under ``SURE_REC``) whose colours vary along an
         axis their grey does not follow (:func:`.rec.colour_grey`: print differing from

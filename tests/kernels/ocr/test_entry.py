@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from skiff.jobs.reporter import Reporter
-from skiff.kernels.ocr.entry import expand_inputs, run
+from skiff.kernels.ocr.entry import _pipeline, expand_inputs, run
 from skiff.kernels.ocr.synth import render_sample
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -294,3 +294,33 @@ def test_folder_entries_not_read_are_named(tmp_path):
     assert sorted(Path(p).name for p in skipped) == ["2024", "notes.txt"]
     assert skipped_line(skipped) == ("skipped 1 file that is not an image or PDF: notes.txt; "
                                      "1 subfolder not read: 2024/ (DIR/**/* reads subfolders)")
+
+
+def test_crops_read_without_the_detector(tmp_path, fonts):
+    """``--no-det``: each image is one line already cut out. A tight crop of one glyph or a
+    short word, which the detector often does not box at all, reads whole; a crop taller
+    than wide reads as it stands when that is surer than turned (one tall glyph), and the
+    detector is never loaded."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from skiff.kinds.ocr import COMMAND, to_config
+
+    face = ImageFont.truetype(fonts["latin"], 20)
+    truths = ["7", "A", "TOTAL 42.80"]
+    for k, t in enumerate(truths):
+        x0, y0, x1, y1 = face.getbbox(t)
+        im = Image.new("L", (x1 - x0, y1 - y0), 255)  # cut tight to the print
+        ImageDraw.Draw(im).text((-x0, -y0), t, font=face, fill=0)
+        im.save(tmp_path / f"crop{k}.png")
+    ns = COMMAND.parse(f"{tmp_path} --no-det --device cpu --threads 2")
+    config = to_config({k: v for k, v in vars(ns).items()
+                        if k not in ("np", "runner", "wait", "output")})
+    assert config["use_det"] is False
+    result = run({**config, "overlays": 0}, ListReporter())
+    assert [r.text for r in result.results] == truths
+    pipe = _pipeline(config)
+    assert "det" not in pipe._engines
+    box = result.results[0].lines[0].box  # the whole crop
+    assert box[2] == [float(s) for s in Image.open(tmp_path / "crop0.png").size]
+    with_det = run({**config, "use_det": True, "overlays": 0}, ListReporter())
+    assert [r.text for r in with_det.results][:2] == ["", ""]  # measured: not boxed
