@@ -11,8 +11,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
          "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard", "ocr-memory",
-         "ocr-layout", "ocr-probes", "ocr-probes-thumbnail", "ocr-probes-phone", "ocr-finetune",
-         "open-models"]
+         "ocr-layout", "ocr-crops", "ocr-probes", "ocr-probes-thumbnail", "ocr-probes-phone",
+         "ocr-finetune", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -31,6 +31,7 @@ TITLES = {
     "ocr-photos": "OCR on phone photos of pages (issue 14)",
     "ocr-memory": "OCR memory: a huge image, RSS over 1,000 images (issues 14, 15)",
     "ocr-layout": "OCR of code screenshots: indentation kept (issue 14)",
+    "ocr-crops": "OCR of crops already cut out: recognition only, against RapidOCR (issue 14)",
     "ocr-probes": "OCR of everyday scenes, case by case against RapidOCR (issue 14)",
     "ocr-probes-thumbnail": "OCR of everyday scenes as thumbnails (half size, JPEG 40; issue 14)",
     "ocr-probes-phone": "OCR of everyday scenes as phone shots (turned, blurred, noisy, JPEG; "

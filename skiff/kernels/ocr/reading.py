@@ -203,7 +203,14 @@ class LineReading:
         # crops the model did not see (their page settled before them) keep NaN: neither
         # sure way, and their page's rule below turns them with it
         probs = np.full((len(crops), 2), np.nan, np.float32)
-        for page in np.unique(pos):
+        pages, counts = np.unique(pos, return_counts=True)
+        # pages of at most a step's crops are seen whole anyway: read them in one call (a
+        # folder of one-line images, crops read with use_det=False: one call, not one each)
+        few = pages[counts <= PAGE_STEP] if self.device == "cpu" else pages
+        together = np.flatnonzero(np.isin(pos, few))
+        if len(together):
+            probs[together] = self._cls_probs([crops[k] for k in together])
+        for page in np.setdiff1d(pages, few):
             order = np.flatnonzero(pos == page)
             order = order[np.argsort(-widths[order], kind="stable")]
             n = PAGE_STEP if self.device == "cpu" else len(order)  # a GPU takes them at once
