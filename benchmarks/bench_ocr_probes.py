@@ -952,27 +952,14 @@ def comic_bubble():
 
 
 def dot_matrix(lines, face, rows, pitch, ink, ground):
-    """``lines`` as dot-matrix print: drawn large, sampled on a grid of ``rows`` dots to a
-    line's cap height, each dot a disc ``pitch`` px apart (an impact printer, an LED sign)."""
-    import cv2
+    """``lines`` as dot-matrix print (:func:`skiff.kernels.ocr.synth.render_dot_matrix`)."""
     from PIL import Image
 
-    big = font(face, 64)
-    w = max(int(big.getlength(t)) for t in lines) + 40
-    im, d = canvas(w, 90 * len(lines) + 20, (0, 0, 0))
-    for k, t in enumerate(lines):
-        d.text((20, 10 + 90 * k), t, font=big, fill=(255, 255, 255))
-    a = np.asarray(im.convert("L"), np.float32) / 255
-    cell = 64 / rows
-    on = cv2.resize(a, (int(a.shape[1] / cell), int(a.shape[0] / cell)),
-                    interpolation=cv2.INTER_AREA) > 0.35
-    cover = np.zeros(((on.shape[0] + 2) * pitch, (on.shape[1] + 2) * pitch), np.float32)
-    for y, x in zip(*np.nonzero(on), strict=True):
-        cv2.circle(cover, (int((x + 1.5) * pitch), int((y + 1.5) * pitch)),
-                   max(1, round(0.4 * pitch)), 1.0, -1, cv2.LINE_AA)
-    m = cover[..., None]
-    rgb = np.asarray(ground, np.float32) * (1 - m) + np.asarray(ink, np.float32) * m
-    return Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8)), list(lines)
+    from skiff.kernels.ocr.synth import render_dot_matrix
+
+    path = f"/usr/share/fonts/{FONTS[face]}"
+    return Image.fromarray(render_dot_matrix(lines, path, rows=rows, pitch=pitch, ink=ink,
+                                             ground=ground)), list(lines)
 
 
 @scene

@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["Sample", "FontsMissing", "fonts", "render_page", "render_sample", "make_test_set",
            "write_test_set", "char_accuracy", "normalize_text", "CATEGORIES",
-           "render_document", "make_document_set"]
+           "render_document", "make_document_set", "render_dot_matrix"]
 
 CATEGORIES = ("clean", "small", "rotated", "noisy")
 _CJK_CLASS = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
@@ -182,6 +182,30 @@ def render_page(lines: list[str], *, size: int = 24, page_width: int = 0, seed: 
     if font is None:
         font = f["cjk"] if any(_CJK.search(t) for t in lines) else f["latin"]
     return _draw_page(list(lines), font, size, random.Random(seed), page_width=page_width)
+
+
+def render_dot_matrix(lines: list[str], font: str, *, rows: int = 12, pitch: int = 4,
+                      ink=(70, 70, 80), ground=(238, 236, 228)) -> np.ndarray:
+    """``lines`` as dot-matrix print (an impact printer's receipt, an LED sign), RGB uint8:
+    drawn in ``font`` at 64 px, sampled to ``rows`` dots a line's height, each dot a disc
+    ``pitch`` px from the next."""
+    import cv2
+    from PIL import Image, ImageDraw
+
+    big = _font(font, 64)
+    img = Image.new("L", (max(int(big.getlength(t)) for t in lines) + 40, 90 * len(lines) + 20))
+    for k, t in enumerate(lines):
+        ImageDraw.Draw(img).text((20, 10 + 90 * k), t, font=big, fill=255)
+    a = np.asarray(img, np.float32) / 255
+    on = cv2.resize(a, (int(a.shape[1] * rows / 64), int(a.shape[0] * rows / 64)),
+                    interpolation=cv2.INTER_AREA) > 0.35
+    cover = np.zeros(((on.shape[0] + 2) * pitch, (on.shape[1] + 2) * pitch), np.float32)
+    for y, x in zip(*np.nonzero(on), strict=True):
+        cv2.circle(cover, (int((x + 1.5) * pitch), int((y + 1.5) * pitch)),
+                   max(1, round(0.4 * pitch)), 1.0, -1, cv2.LINE_AA)
+    m = cover[..., None]
+    rgb = np.asarray(ground, np.float32) * (1 - m) + np.asarray(ink, np.float32) * m
+    return np.clip(rgb, 0, 255).astype(np.uint8)
 
 
 def render_sample(category: str, index: int, *, seed: int = 0) -> Sample:

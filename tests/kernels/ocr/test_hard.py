@@ -437,36 +437,16 @@ def test_lines_run_into_a_broad_shape_are_cut_out():
         [b.round().tolist() for b, _ in boxes]
 
 
-def _dot_matrix(lines, face, rows=12, pitch=4, ink=(70, 70, 80), ground=(238, 236, 228)):
-    """``lines`` as dot-matrix print: drawn at 64 px, sampled to ``rows`` dots a line's
-    height, each dot a disc ``pitch`` px apart (an impact printer's receipt, an LED sign)."""
-    import cv2
-    from PIL import Image, ImageDraw, ImageFont
-
-    font = ImageFont.truetype(face, 64)
-    img = Image.new("L", (max(int(font.getlength(t)) for t in lines) + 40, 90 * len(lines) + 20))
-    for k, t in enumerate(lines):
-        ImageDraw.Draw(img).text((20, 10 + 90 * k), t, font=font, fill=255)
-    a = np.asarray(img, np.float32) / 255
-    on = cv2.resize(a, (int(a.shape[1] * rows / 64), int(a.shape[0] * rows / 64)),
-                    interpolation=cv2.INTER_AREA) > 0.35
-    cover = np.zeros(((on.shape[0] + 2) * pitch, (on.shape[1] + 2) * pitch), np.float32)
-    for y, x in zip(*np.nonzero(on), strict=True):
-        cv2.circle(cover, (int((x + 1.5) * pitch), int((y + 1.5) * pitch)),
-                   max(1, round(0.4 * pitch)), 1.0, -1, cv2.LINE_AA)
-    m = cover[..., None]
-    rgb = np.asarray(ground, np.float32) * (1 - m) + np.asarray(ink, np.float32) * m
-    return np.clip(rgb, 0, 255).astype(np.uint8)
-
-
 def test_dot_matrix_print_reads_as_lines(pipe, fonts):
     """Print made of separate dots (a receipt from an impact printer, an LED sign) reads as
     its lines: measured 1.000 / 0.943 on the benchmark's two such scenes where RapidOCR,
     whose detector boxes the dots in clusters, reads 0.094 / 0.686."""
+    from skiff.kernels.ocr.synth import render_dot_matrix
+
     receipt = ["SUBTOTAL 39.60", "CASH 50.00"]
-    got = pipe(_dot_matrix(receipt, fonts["latin"])).text
+    got = pipe(render_dot_matrix(receipt, fonts["latin"])).text
     assert char_accuracy(got, "\n".join(receipt)) >= 0.95, got
     sign = ["NEXT STOP: CENTRAL"]
-    got = pipe(_dot_matrix(sign, fonts["latin"], rows=10, pitch=5, ink=(255, 170, 0),
-                           ground=(14, 14, 14))).text
+    got = pipe(render_dot_matrix(sign, fonts["latin"], rows=10, pitch=5, ink=(255, 170, 0),
+                                 ground=(14, 14, 14))).text
     assert char_accuracy(got, sign[0]) >= 0.95, got
