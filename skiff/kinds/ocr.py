@@ -112,7 +112,11 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     if check_inputs:
         from skiff.kernels.ocr.entry import expand_inputs
 
-        expand_inputs(inputs)  # FileNotFoundError names the first input that matches nothing
+        found = expand_inputs(inputs)  # FileNotFoundError names the first that matches nothing
+        pdfs = [p for p in found if p.lower().endswith(".pdf")]
+        if values.get("no_det") and pdfs:
+            raise ValueError(f"--no-det reads each image whole as one line already cut out; "
+                             f"{pdfs[0]!r} is a PDF of pages: drop --no-det to find its lines")
     return {
         "inputs": inputs,
         "model": lang,

@@ -322,5 +322,9 @@ def test_crops_read_without_the_detector(tmp_path, fonts):
     assert "det" not in pipe._engines
     box = result.results[0].lines[0].box  # the whole crop
     assert box[2] == [float(s) for s in Image.open(tmp_path / "crop0.png").size]
+    (tmp_path / "doc.pdf").write_bytes(b"%PDF-1.4\n")  # pages are no crops: one clear error
+    with pytest.raises(ValueError, match="doc.pdf.*drop --no-det"):
+        to_config({"inputs": [str(tmp_path)], "no_det": True})
+    (tmp_path / "doc.pdf").unlink()
     with_det = run({**config, "use_det": True, "overlays": 0}, ListReporter())
     assert [r.text for r in with_det.results][:2] == ["", ""]  # measured: not boxed
