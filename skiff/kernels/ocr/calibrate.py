@@ -48,7 +48,7 @@ def calibration_images(per_category: int = 4) -> list[np.ndarray]:
 def calibration_inputs(src: str | Path, images: list[np.ndarray]) -> list[np.ndarray]:
     """The detector inputs the pipeline makes for ``images`` (every pass: first, enlarged,
     smoothed, levelled), recorded while a float32 pipeline with detector ``src`` runs."""
-    from .item import _Item
+    from .item import Item
     from .models import get_model_set
     from .pipeline import OcrPipeline
 
@@ -64,7 +64,7 @@ def calibration_inputs(src: str | Path, images: list[np.ndarray]) -> list[np.nda
 
     det.session.run = record
     for i, bgr in enumerate(images):
-        pipe.detect([_Item(i, f"<calibration {i}>", bgr)])
+        pipe.detect([Item(i, f"<calibration {i}>", bgr)])
     return seen
 
 

@@ -25,7 +25,7 @@ from .det import (
     tile_spans,
 )
 from .images import grey_of
-from .item import _Item
+from .item import Item
 
 # detection reads only the ink box of a page (det.text_extent) when that saves at least this
 # many detector pixels: on small images the box saves little, and the detector, which pools
@@ -33,7 +33,7 @@ from .item import _Item
 INK_SAVES = 1.0e5
 
 
-def _source(it: _Item) -> tuple[np.ndarray, np.ndarray]:
+def _source(it: Item) -> tuple[np.ndarray, np.ndarray]:
     """The pixels detection reads for ``it`` (its ink box, else all of it) and their offset
     ``(x, y)`` in the image."""
     if it.ink is None:
@@ -69,7 +69,7 @@ def _better(new, old) -> bool:
 class DetectionPasses:
     """Boxes for a batch of images (:meth:`detect`)."""
 
-    def detect(self, items: list[_Item]) -> None:
+    def detect(self, items: list[Item]) -> None:
         """Boxes for each item: pick its scale, run the detector on same-size groups, and
         enlarge once more where the text found is still too small to read well; then the
         second passes of hard images (:meth:`_detect_level`).
@@ -101,13 +101,13 @@ class DetectionPasses:
             it.boxes = join_fragments(it.boxes)
             it.timings["det_scale"] = round(scales[it.index], 4)
 
-    def _fragile(self, it: _Item) -> bool:
+    def _fragile(self, it: Item) -> bool:
         """A small noisy image (at most half the detector's page side, pixel noise at least
         ``NOISY``): where int8's error and the noise add up."""
         return max(it.bgr.shape[:2]) <= self.params.limit / 2 and \
             denoise.noise_sigma(it.bgr) >= denoise.NOISY
 
-    def _first_passes(self, items: list[_Item], which: str) -> dict:
+    def _first_passes(self, items: list[Item], which: str) -> dict:
         """Scale each item, detect with engine ``which``, and enlarge once where the text
         found is still too small; the scale each item ended with."""
         p = self.params
@@ -145,7 +145,7 @@ class DetectionPasses:
                     scales[it.index] = again[it.index]
         return scales
 
-    def _weak(self, it: _Item, side: float) -> bool:
+    def _weak(self, it: Item, side: float) -> bool:
         """Whether the boxes found look like a hard image's: none or unsure ones (mean DB
         score under 0.7) on an image the detector saw at most ``params.limit`` wide, or
         lines off the axes by more than 3 degrees on one at most half that (a small image).
@@ -159,7 +159,7 @@ class DetectionPasses:
         tops = [b[1] - b[0] for b, _ in it.boxes]
         return float(np.median([off_axis(np.degrees(np.arctan2(v[1], v[0]))) for v in tops])) > 3
 
-    def _detect_level(self, it: _Item, scale: float, which: str = "det") -> None:
+    def _detect_level(self, it: Item, scale: float, which: str = "det") -> None:
         """Second passes for a hard image: when the first found nothing or only unsure
         boxes, on the image smoothed (a Gaussian of 1.2 px takes sensor noise and JPEG
         blocks off small text; measured on the hard set, it finds lines the first pass
@@ -173,7 +173,7 @@ class DetectionPasses:
         weak = not best or _mean_score(best) < 0.7
         if weak:  # lines found surely but off the axes need only the level pass
             smooth = cv2.GaussianBlur(it.bgr, (0, 0), 1.2)
-            twin = _Item(it.index, it.label, smooth)
+            twin = Item(it.index, it.label, smooth)
             self._run_det([twin], {it.index: scale}, which)
             if _better(twin.boxes, best):
                 best, source = twin.boxes, smooth
@@ -185,7 +185,7 @@ class DetectionPasses:
         # level); a sure one only when its lines are off the axes
         if found is not None and ((abs(found[0]) > 3) if weak else (off_axis(found[0]) > 3)):
             flat, m = level(source, found[0])
-            twin = _Item(it.index, it.label, flat)
+            twin = Item(it.index, it.label, flat)
             self._run_det([twin], {it.index: scale}, which)
             new = boxes_back(twin.boxes, m, it.bgr.shape[:2])
             if _better(new, best):
@@ -194,7 +194,7 @@ class DetectionPasses:
         it.boxes = best
         it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
 
-    def _run_det(self, items: list[_Item], scales: dict, which: str = "det") -> None:
+    def _run_det(self, items: list[Item], scales: dict, which: str = "det") -> None:
         """Boxes for each item at its scale, in groups of one size (or in tiles); an item
         whose lines run into the edge of its ink box is detected again whole
         (:meth:`_cut_by_ink`)."""
@@ -207,7 +207,7 @@ class DetectionPasses:
             self._det_once(cut, scales, which)
 
     @staticmethod
-    def _cut_by_ink(it: _Item, scale: float) -> bool:
+    def _cut_by_ink(it: Item, scale: float) -> bool:
         """Whether a box found inside ``it``'s ink box reaches one of its edges that is not
         the image's own: the ink box is grown twice the text height around everything
         darker or lighter than its surroundings, so a line reaching its edge has print
@@ -225,8 +225,8 @@ class DetectionPasses:
                 return True
         return False
 
-    def _det_once(self, items: list[_Item], scales: dict, which: str = "det") -> None:
-        groups: dict[tuple, list[_Item]] = {}
+    def _det_once(self, items: list[Item], scales: dict, which: str = "det") -> None:
+        groups: dict[tuple, list[Item]] = {}
         for it in items:
             s = scales[it.index]
             h, w = _source(it)[0].shape[:2]
@@ -254,7 +254,7 @@ class DetectionPasses:
                 for it in part:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt
 
-    def _det_tiled(self, it: _Item, s: float, which: str = "det") -> None:
+    def _det_tiled(self, it: Item, s: float, which: str = "det") -> None:
         """Detection of an image too large for one pass, in overlapping tiles of at most
         ``det_tile_pixels`` detector pixels (:func:`.det.tile_grid`); blank tiles are
         skipped, lines cut by a tile's edge or found twice in an overlap are joined."""

@@ -8,7 +8,12 @@ import numpy as np
 
 
 @dataclass
-class _Item:
+class Item:
+    """An input image (or a page of one) between loading and its result: ``index`` in the
+    run, ``label`` as results name it, ``bgr`` pixels (None with ``error`` set when it
+    could not be read), the ``boxes`` found, per-stage ``timings``, and the ``ink`` box
+    detection reads inside."""
+
     index: int
     label: str
     bgr: np.ndarray | None = None

@@ -38,7 +38,7 @@ from .engine import (
     resolve_ocr_device,
 )
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
-from .item import _Item
+from .item import Item
 from .layout import monospace_text, reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
@@ -323,7 +323,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         preloading = self.preload()
 
         def batches():
-            batch: list[_Item] = []
+            batch: list[Item] = []
             while True:
                 item = loaded.get()
                 if item is _FLUSH:  # the loader waits for room: read what is held now
@@ -375,7 +375,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             if preloading is not None:  # not left inside onnxruntime when the process ends
                 preloading.join()
 
-    def _load(self, index: int, number: int, item, budget=None) -> Iterator[_Item]:
+    def _load(self, index: int, number: int, item, budget=None) -> Iterator[Item]:
         """The pages of input ``number`` as items numbered from ``index``; an input that
         cannot be read (or a page of it) gives an item with ``error`` set."""
         t0 = time.perf_counter()
@@ -390,21 +390,21 @@ class OcrPipeline(DetectionPasses, LineReading):
                 label = str(item) if isinstance(item, (str, Path)) else f"<input {number}>"
                 if k > index and isinstance(item, (str, Path)):
                     label = f"{item}#page={k - index + 1}"
-                yield _Item(k, label, error=str(exc), load_s=time.perf_counter() - t0)
+                yield Item(k, label, error=str(exc), load_s=time.perf_counter() - t0)
                 return
             if label in ("<array>", "<PIL image>"):
                 label = f"<{label[1:-1]} {number}>"
             if budget is not None:
                 budget.add(bgr)
-            yield _Item(k, label, bgr, load_s=time.perf_counter() - t0)
+            yield Item(k, label, bgr, load_s=time.perf_counter() - t0)
             k += 1
             t0 = time.perf_counter()
 
-    def read_batch(self, items: list[_Item], *, keep_pixels: bool = False) -> list[OcrResult]:
+    def read_batch(self, items: list[Item], *, keep_pixels: bool = False) -> list[OcrResult]:
         """Detect, crop, orient and recognize a batch of loaded images."""
         return self._finish_batch(items, *self._detect_batch(items), keep_pixels=keep_pixels)
 
-    def _detect_batch(self, items: list[_Item]) -> tuple[list[_Item], float]:
+    def _detect_batch(self, items: list[Item]) -> tuple[list[Item], float]:
         t0 = time.perf_counter()
         good = [it for it in items if it.error is None and min(it.bgr.shape[:2]) >= 4]
         self.detect(good)
@@ -423,7 +423,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         return [self._assemble(it, mine.get(pos_of.get(id(it)), []), owners, crops, texts,
                                flipped, share, keep_pixels) for it in items]
 
-    def _read(self, good: list[_Item]):
+    def _read(self, good: list[Item]):
         """Crop, orient and recognize the boxes of detected items: ``(crops, owners,
         texts, flipped)``."""
         crops, owners = self.crop(good)
@@ -438,7 +438,7 @@ class OcrPipeline(DetectionPasses, LineReading):
 
 
     @staticmethod
-    def _picture(it: _Item, crop: np.ndarray, text: str, score: float) -> bool:
+    def _picture(it: Item, crop: np.ndarray, text: str, score: float) -> bool:
         """Whether a one-character reading is a picture on a page of print: read unsurely
         (under ``PICTURE_SCORE``) from a box at least ``PICTURE_SIDE`` times the page's text
         height on its short side. The detector boxes a blurred photo or a chart whole, and
@@ -448,7 +448,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         return (len(text.strip()) == 1 and score < PICTURE_SCORE and bool(height)
                 and min(crop.shape[:2]) >= PICTURE_SIDE * height)
 
-    def _assemble(self, it: _Item, mine, owners, crops, texts, flipped, share, keep_pixels):
+    def _assemble(self, it: Item, mine, owners, crops, texts, flipped, share, keep_pixels):
         """The result of one image from its crops (``mine``: their indices)."""
         timings = {k: round(v, 5) if isinstance(v, float) else v for k, v in it.timings.items()
                    if v is not None}

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import denoise
-from .item import _Item
+from .item import Item
 from .rec import (
     choose_turns,
     cls_input,
@@ -120,7 +120,7 @@ class LineReading:
             if sigma < denoise.NOISY:
                 continue
             for name, image in denoise.denoised_twins(it.bgr):
-                twins.append(_Item(-1 - len(twins), it.label, image, timings={"denoise": 0.0}))
+                twins.append(Item(-1 - len(twins), it.label, image, timings={"denoise": 0.0}))
                 whose.append((pos, name))
             twins[-1].timings["denoise"] = time.perf_counter() - t0
         if not twins:
@@ -157,7 +157,7 @@ class LineReading:
                 flipped.append(t_flipped[k])
         return crops, owners, texts, np.array(flipped, bool)
 
-    def crop(self, items: list[_Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+    def crop(self, items: list[Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
         crops, owners = [], []
         for pos, it in enumerate(items):

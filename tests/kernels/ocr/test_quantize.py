@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from skiff.kernels.ocr import OcrPipeline
-from skiff.kernels.ocr.item import _Item
+from skiff.kernels.ocr.item import Item
 from skiff.kernels.ocr.models import get_model_set
 from skiff.kernels.ocr.quantize import QuantizeError, int8_detector, int8_path, reduced_range
 
@@ -75,7 +75,7 @@ def test_boxes_and_texts_match_float32(pipe, fp32_pipe, fonts):
     samples = make_test_set(2, seed=5)
     for k, sample in enumerate(samples):
         bgr = np.ascontiguousarray(sample.image[..., ::-1])
-        one, two = _Item(k, "a", bgr), _Item(k, "b", bgr)
+        one, two = Item(k, "a", bgr), Item(k, "b", bgr)
         pipe.detect([one])
         fp32_pipe.detect([two])
         assert len(one.boxes) == len(two.boxes), sample.name
@@ -93,7 +93,7 @@ def test_boxes_and_texts_match_float32(pipe, fp32_pipe, fonts):
 def test_unsure_images_get_the_float32_detector(fonts):
     """A blank image's first int8 pass finds nothing: the float32 detector is asked too."""
     p = OcrPipeline("ch", device="cpu", threads=1)
-    p.detect([_Item(0, "blank", np.full((120, 300, 3), 255, np.uint8))])
+    p.detect([Item(0, "blank", np.full((120, 300, 3), 255, np.uint8))])
     assert "det-fp32" in p._engines
     assert p._engines["det-fp32"].path == get_model_set("ch").path("det")
 
@@ -114,9 +114,9 @@ def test_small_noisy_images_skip_the_twin(fonts):
     seen = []
     run = twin.session.run
     twin.session.run = lambda *a, **k: seen.append(1) or run(*a, **k)
-    p.detect([_Item(0, "noisy", noisy)])
+    p.detect([Item(0, "noisy", noisy)])
     assert seen == [] and "det-fp32" in p._engines
-    p.detect([_Item(1, "clean", clean)])
+    p.detect([Item(1, "clean", clean)])
     assert seen, "the clean small image was not read by the int8 twin"
 
 
