@@ -1,6 +1,6 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
-``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|FILE.txt]
+``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|.txt|.csv]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--min-score X]
 [--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``. Inputs are image
 or PDF files (a PDF or multi-page TIFF gives one result per page, ``file.pdf#page=N``),
@@ -56,8 +56,10 @@ def COMMAND(p):
                    help="images read together (default 8)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="FILE.txt: the text of each image (a '=== image ===' line before "
-                        "each when there are several); any other name: one JSON line per "
-                        "image (default: the run folder's results.jsonl)")
+                        "each when there are several); FILE.csv: each row of a page a CSV "
+                        "row, its cells columns (led by the image's name when there are "
+                        "several); any other name: one JSON line per image (default: the "
+                        "run folder's results.jsonl)")
     p.add_argument("--det-model", default=None, metavar="F.onnx",
                    help="your own DB detection model")
     p.add_argument("--rec-model", default=None, metavar="F.onnx",
@@ -220,7 +222,8 @@ class OcrKind(Kind):
 
             lines.append(skipped_line([str(p) for p in skipped]))
         if result.get("text_out"):
-            lines.append(f"text: {result['text_out']}")
+            what = "table" if str(result["text_out"]).lower().endswith(".csv") else "text"
+            lines.append(f"{what}: {result['text_out']}")
         elif result.get("out"):
             lines.append(f"text: {result['out']}")
         return lines

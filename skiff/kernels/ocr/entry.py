@@ -36,6 +36,7 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".
                     ".jpx", ".jpf", ".avif", ".heic", ".heif", ".pdf")
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
+CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
 
 
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
@@ -193,7 +194,7 @@ def run(config: dict, reporter) -> OcrRun:
         raise ValueError("no images to read: give files, folders or patterns")
     out = config.get("out")
     text_out = None
-    if out and Path(out).suffix.lower() in TEXT_SUFFIXES:  # the text; JSON lines beside it
+    if out and Path(out).suffix.lower() in TEXT_SUFFIXES + CSV_SUFFIXES:  # JSON lines beside
         text_out = out
         out = str(Path(reporter.run_dir) / "results.jsonl") if reporter.run_dir is not None \
             else f"{text_out}.jsonl"
@@ -243,12 +244,14 @@ def run(config: dict, reporter) -> OcrRun:
     if out and reporter.run_dir is not None and rank == 0:
         reporter.artifact("results.jsonl", out, kind="jsonl")
     if text_out and rank == 0:
-        write_text(out, text_out)
+        table = Path(text_out).suffix.lower() in CSV_SUFFIXES
+        (write_csv if table else write_text)(out, text_out)
         if reporter.run_dir is None:  # no run folder to keep the JSON lines in
             os.remove(out)
             out = None
         else:
-            reporter.artifact("results.txt", text_out, kind="text")
+            reporter.artifact("results.csv" if table else "results.txt", text_out,
+                              kind="text")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   skipped=skipped, text_out=text_out,
                   device=pipe.device, model=pipe.models.name)
@@ -271,6 +274,36 @@ def write_text(jsonl: str, path: str) -> str:
             for doc in docs:
                 body = f"(not read: {doc['error']})" if doc.get("error") else doc["text"]
                 fh.write(f"=== {doc['image']} ===\n{body}\n\n")
+    return path
+
+
+def write_csv(jsonl: str, path: str) -> str:
+    """The results in ``jsonl`` as a table written to ``path``: each row of a page (its
+    lines side by side: a table's cells, a receipt's item and price) one CSV row, its lines
+    the columns. One image: its rows alone; several: each row led by the image's name (an
+    image that could not be read: one row saying why). UTF-8 with a byte-order mark, so a
+    spreadsheet opens Chinese text as such. Returns ``path``."""
+    import csv
+
+    docs = []
+    with open(jsonl, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                docs.append(json.loads(line))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8-sig", newline="") as fh:
+        writer = csv.writer(fh)
+        alone = len(docs) == 1 and not docs[0].get("error")
+        for doc in docs:
+            lead = [] if alone else [doc["image"]]
+            if doc.get("error"):
+                writer.writerow(lead + [f"(not read: {doc['error']})"])
+                continue
+            rows: dict[int, list[str]] = {}
+            for k, line in enumerate(doc.get("lines") or []):
+                rows.setdefault(int(line.get("row", k)), []).append(line["text"])
+            for r in sorted(rows):
+                writer.writerow(lead + rows[r])
     return path
 
 

@@ -328,3 +328,32 @@ def test_crops_read_without_the_detector(tmp_path, fonts):
     (tmp_path / "doc.pdf").unlink()
     with_det = run({**config, "use_det": True, "overlays": 0}, ListReporter())
     assert [r.text for r in with_det.results][:2] == ["", ""]  # measured: not boxed
+
+
+def test_out_csv_writes_a_tables_rows_and_cells(tmp_path, fonts):
+    """``--out FILE.csv``: a page's rows as CSV rows, its cells as columns (UTF-8 with a
+    byte-order mark, for spreadsheets); with several images each row is led by the image's
+    name, and an unreadable one is a row saying why."""
+    import csv
+
+    from PIL import Image
+
+    from .scenarios.helpers import table_page
+
+    img, truth = table_page()
+    Image.fromarray(img).save(tmp_path / "table.png")
+    out = tmp_path / "table.csv"
+    run({"inputs": [str(tmp_path / "table.png")], "device": "cpu", "out": str(out),
+         "threads": 2, "overlays": 0}, ListReporter())
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(out.open(encoding="utf-8-sig", newline="")))
+    assert rows == [line.split(" ") for line in truth.splitlines()]
+
+    (tmp_path / "broken.png").write_bytes(b"not a png")
+    both = tmp_path / "both.csv"
+    run({"inputs": [str(tmp_path / "broken.png"), str(tmp_path / "table.png")],
+         "device": "cpu", "out": str(both), "threads": 2, "overlays": 0}, ListReporter())
+    rows = list(csv.reader(both.open(encoding="utf-8-sig", newline="")))
+    assert rows[0][0].endswith("broken.png") and rows[0][1].startswith("(not read: ")
+    assert [r[1:] for r in rows[1:]] == [line.split(" ") for line in truth.splitlines()]
+    assert all(r[0].endswith("table.png") for r in rows[1:])
