@@ -257,15 +257,17 @@ def run(config: dict, reporter) -> OcrRun:
                   device=pipe.device, model=pipe.models.name)
 
 
+def _records(jsonl: str) -> list[dict]:
+    """The JSON records of a results file, one a line (blank lines skipped)."""
+    with open(jsonl, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
 def write_text(jsonl: str, path: str) -> str:
     """The text of the results in ``jsonl`` written to ``path``: one image's text as it is;
     several, each after a line ``=== image ===`` and followed by an empty line (an image
     that could not be read says why there). Returns ``path``."""
-    docs = []
-    with open(jsonl, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                docs.append(json.loads(line))
+    docs = _records(jsonl)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
         if len(docs) == 1 and not docs[0].get("error"):
@@ -285,11 +287,7 @@ def write_csv(jsonl: str, path: str) -> str:
     spreadsheet opens Chinese text as such. Returns ``path``."""
     import csv
 
-    docs = []
-    with open(jsonl, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                docs.append(json.loads(line))
+    docs = _records(jsonl)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8-sig", newline="") as fh:
         writer = csv.writer(fh)
