@@ -193,7 +193,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
 # a file whose resolution across and down differ by at least this much (and at most
 # STRETCH_MAX) is read with square pixels: a fax at standard resolution is 204 x 98 dpi, its
 # rows half as dense as its columns, and its print squashed to half height reads worse
-# (17-px print 0.89 -> 0.96, 20-px 0.98 -> 1.00); fine fax (204 x 196) and the 1% of a
+# (17-px print 0.89 -> 0.94, 20-px 0.98 -> 1.00); fine fax (204 x 196) and the 1% of a
 # rounded density are left as they are, and a ratio past STRETCH_MAX is no resolution
 STRETCH_MIN, STRETCH_MAX = 1.2, 4.0
 

@@ -14,6 +14,7 @@ import numpy as np
 from . import denoise
 from .item import Item
 from .rec import (
+    TALL,
     choose_turns,
     cls_input,
     colour_grey,
@@ -59,14 +60,9 @@ class LineReading:
         reading: a tight crop of one character ("I", "7") is as tall. ``crops`` and
         ``texts`` are updated in place."""
         idx = [k for k, (pos, _) in enumerate(owners)
-               if items[pos].bgr.shape[0] >= 1.5 * items[pos].bgr.shape[1]]
-        if not idx:
-            return
-        upright = [np.ascontiguousarray(items[owners[k][0]].bgr) for k in idx]
-        again = self.recognize(upright, [owners[k] for k in idx], items)
-        for k, crop, (text, score) in zip(idx, upright, again, strict=True):
-            if text and (not texts[k][0] or score > texts[k][1]):
-                crops[k], texts[k] = crop, (text, score)
+               if items[pos].bgr.shape[0] >= TALL * items[pos].bgr.shape[1]]
+        self._keep_surer(idx, [np.ascontiguousarray(items[owners[k][0]].bgr) for k in idx],
+                         crops, owners, items, texts)
 
     def read_colour_axis(self, crops, owners, items, texts) -> None:
         """Read the crops read unsurely (under ``SURE_REC``) whose colours vary along an
@@ -81,11 +77,16 @@ class LineReading:
             if twin is not None:
                 idx.append(k)
                 twins.append(twin)
+        self._keep_surer(idx, twins, crops, owners, items, texts)
+
+    def _keep_surer(self, idx, twins, crops, owners, items, texts) -> None:
+        """Read ``twins`` (other pixels of crops ``idx``) and keep each reading, with its
+        twin as the crop, where it is surer than the first (or the first read nothing)."""
         if not idx:
             return
         again = self.recognize(twins, [owners[k] for k in idx], items)
         for k, twin, (text, score) in zip(idx, twins, again, strict=True):
-            if text and score > texts[k][1]:
+            if text and (not texts[k][0] or score > texts[k][1]):
                 crops[k], texts[k] = twin, (text, score)
 
     def _read_denoised(self, good, crops, owners, texts, flipped):

@@ -24,6 +24,8 @@ __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "wi
            "reading_angle", "decimal_point", "step_width", "input_width"]
 
 CLS_SHAPE = (48, 192)
+# a box at least this many times taller than wide is a vertical line: read turned a quarter
+TALL = 1.5
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
 
 
@@ -47,7 +49,7 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
                                borderMode=cv2.BORDER_REPLICATE)
     if grey:
         crop = cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)
-    if h >= 1.5 * w:  # a vertical line: read it turned
+    if h >= TALL * w:  # a vertical line: read it turned
         crop = np.rot90(crop).copy()
     return crop
 
@@ -65,7 +67,7 @@ def reading_angle(box: np.ndarray, flipped: bool) -> float:
     other way when the crop was turned around."""
     box = np.asarray(box, np.float64)
     w, h = _box_size(box)
-    v = box[3] - box[0] if h >= 1.5 * w else box[1] - box[0]
+    v = box[3] - box[0] if h >= TALL * w else box[1] - box[0]
     if flipped:
         v = -v
     return float(math.atan2(v[1], v[0]))
