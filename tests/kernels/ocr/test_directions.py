@@ -55,6 +55,20 @@ def test_page_settles_its_crops_and_model_settles_sure_upright_ones(pipe):
     assert settled.tolist() == [R.BY_PAGE] * 3 + [R.BY_MODEL, R.UNSETTLED]
 
 
+def test_small_pages_go_to_the_direction_model_together(pipe):
+    """Pages of at most a step's crops (a folder of one-line images, crops read with
+    ``use_det=False``) are read by the direction model in one call, not one each; a larger
+    page keeps its own steps, widest crops first."""
+    calls = []
+    pipe._cls_probs = lambda crops: (calls.append(len(crops)),
+                                     np.tile([[0.99, 0.01]], (len(crops), 1)))[1]
+    big = R.PAGE_STEP + 1
+    owners = [(p, 0) for p in range(4)] + [(4, b) for b in range(big)]
+    flags, settled = pipe.directions(_crops(4 + big), owners, _items(5))
+    assert calls[0] == 4 and sum(calls) <= 4 + big and len(calls) <= 3
+    assert not flags.any() and (settled[:4] == R.BY_MODEL).all()
+
+
 def test_poor_reading_is_checked_unless_its_page_settled_it(pipe):
     owners = [(0, 0), (0, 1), (1, 0), (1, 1)]
     settled = np.array([R.BY_PAGE, R.BY_PAGE, R.BY_MODEL, R.UNSETTLED], np.int8)
