@@ -1,17 +1,20 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|.txt|.csv]
-[--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--min-score X]
-[--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``. Inputs are image
-or PDF files (a PDF or multi-page TIFF gives one result per page, ``file.pdf#page=N``),
-folders (their image and PDF files), glob patterns (``**`` for subfolders), or (in a
-notebook) a variable holding an image array, a PIL image, a path or a list of them.
+[--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
+[--min-score X] [--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``.
+Inputs are image or PDF files (a PDF or multi-page TIFF gives one result per page,
+``file.pdf#page=N``), folders (their image and PDF files), glob patterns (``**`` for
+subfolders), or (in a notebook) a variable holding an image array, a PIL image, a path or a
+list of them.
 ``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
 PP-OCRv4 lite; ``ch-tiny``: PP-OCRv6 tiny, 2-4x RapidOCR's speed on print in bulk, the
 ``ocr-tiny`` extra); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
 ``--precision`` says how the detector runs on the CPU (auto: the int8 twin of the default
 set's detector, :mod:`skiff.kernels.ocr.quantize`); ``--no-det`` reads each image whole as
-one line (crops already cut out: no detector). Images held in notebook variables are
+one line (crops already cut out: no detector); ``--no-words`` keeps each unsure line as the
+recognizer's best classes give it (not read again with what text usually says,
+:mod:`skiff.kernels.ocr.beam`: part numbers, codes). Images held in notebook variables are
 read by a thread job of this kernel, since their pixels live here.
 """
 
@@ -72,6 +75,9 @@ def COMMAND(p):
     p.add_argument("--no-det", action="store_true",
                    help="each image is one line already cut out (a crop): read it whole, "
                         "without the detector")
+    p.add_argument("--no-words", action="store_true",
+                   help="keep unsure lines as the recognizer read them (codes, part "
+                        "numbers): not read again with common words and character pairs")
     p.add_argument("--min-score", type=nonneg_float, default=0.5, metavar="X",
                    help="drop lines read with a lower confidence (default 0.5)")
     p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
@@ -130,6 +136,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "dict": _file("--dict", values.get("dict")),
         "use_cls": not values.get("no_cls", False),
         "use_det": not values.get("no_det", False),
+        "words": not values.get("no_words", False),
         "min_score": score,
         "threads": values.get("threads"),
         "pdf_dpi": dpi,

@@ -44,7 +44,8 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
         Images per detection/recognition batch.
     **options
         Passed to :class:`OcrPipeline` (``det_model``, ``rec_model``, ``dict``, ``use_cls``,
-        ``use_det``: False reads each image whole as one line, ``min_score``, ``threads``).
+        ``use_det``: False reads each image whole as one line, ``words``: False keeps unsure
+        lines as read, ``min_score``, ``threads``).
 
     Returns
     -------

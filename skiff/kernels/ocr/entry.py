@@ -4,8 +4,8 @@
 
     {"inputs": ["scans/", "*.png", "page.jpg"], "model": "ch", "device": "auto",
      "batch_size": 8, "out": "results.jsonl" or None, "det_model": None, "rec_model": None,
-     "dict": None, "use_cls": True, "use_det": True, "min_score": 0.5, "threads": None,
-     "overlays": 4, "pdf_dpi": 200}
+     "dict": None, "use_cls": True, "use_det": True, "words": True, "min_score": 0.5,
+     "threads": None, "overlays": 4, "pdf_dpi": 200}
 
 A thread job from the notebook may pass ``config["images"]``: a list of arrays, PIL images or
 paths.
@@ -155,7 +155,7 @@ _CACHE: dict[tuple, OcrPipeline] = {}  # the last pipelines used, so a notebook 
 
 def _pipeline(config: dict) -> OcrPipeline:
     keys = ("model", "device", "batch_size", "threads", "det_model", "rec_model", "dict",
-            "use_cls", "use_det", "min_score", "pdf_dpi", "precision")
+            "use_cls", "use_det", "words", "min_score", "pdf_dpi", "precision")
     key = tuple(str(config.get(k)) for k in keys)
     if key not in _CACHE:
         while len(_CACHE) >= 2:
@@ -171,6 +171,7 @@ def _new_pipeline(config: dict) -> OcrPipeline:
                        rec_model=config.get("rec_model"), dict=config.get("dict"),
                        use_cls=config.get("use_cls", True),
                        use_det=config.get("use_det", True),
+                       words=config.get("words", True),
                        min_score=float(config.get("min_score", 0.5)),
                        pdf_dpi=float(config.get("pdf_dpi") or 200),
                        precision=config.get("precision") or "auto")

@@ -95,6 +95,12 @@ class OcrPipeline(DetectionPasses, LineReading):
         whole, turned a quarter if taller than wide and by the direction model if
         ``use_cls``, and the detector is never loaded. A crop cut tight to its print, or of
         one character, is often not boxed by the detector at all.
+    words : bool
+        Read an unsure line again with what text usually says (:mod:`.beam`: Chinese
+        character pairs, English words, from ``wordfreq``'s lists): "热顺欢迎" ->
+        "热烈欢迎", "No Pakng" -> "No Parking". A line the recognizer is sure of is never
+        changed. False: each line as the recognizer's best classes give it (part numbers,
+        codes and names in unsure print).
     min_score : float
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
@@ -122,7 +128,7 @@ class OcrPipeline(DetectionPasses, LineReading):
     def __init__(self, model: str | ModelSet = "ch", *, device: str = DEFAULT_DEVICE,
                  batch_size: int = 8, threads: int | None = None, det_model=None,
                  rec_model=None, dict=None, use_cls: bool = True, use_det: bool = True,
-                 min_score: float = 0.5,
+                 words: bool = True, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
                  max_image_mb: float = 1024, work_mb: float = WORK_MB,
@@ -154,6 +160,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         self.threads = threads
         self.use_cls = use_cls
         self.use_det = use_det
+        self.words = words
         self.min_score = min_score
         self.params = params or DetParams()
         # measured on onnxruntime's CPU provider: batching does not pay there (a 4-image

@@ -12,7 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import denoise
+from .beam import reread
 from .item import Item
+from .lexicon import lexicon
 from .rec import (
     TALL,
     choose_turns,
@@ -327,8 +329,13 @@ class LineReading:
 
         def read(idx):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            decoded = ctc_decode(probs, alphabet, np)  # then a display's dropped point
-            return idx, [(decimal_point(text, probs[j], alphabet), score)
+            decoded = ctc_decode(probs, alphabet, np)  # an unsure line kept read again with
+            # what text usually says (a line under min_score is dropped: not worth it), then
+            # a display's dropped point put back
+            words = lexicon if self.words else None
+            return idx, [(decimal_point(reread(text, probs[j], alphabet, words)
+                                        if score >= self.min_score else text,
+                                        probs[j], alphabet), score)
                          for j, (text, score) in enumerate(decoded)]
 
         batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)

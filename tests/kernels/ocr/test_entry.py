@@ -330,6 +330,24 @@ def test_crops_read_without_the_detector(tmp_path, fonts):
     assert [r.text for r in with_det.results][:2] == ["", ""]  # measured: not boxed
 
 
+def test_no_words_reaches_the_pipeline(tmp_path):
+    """``--no-words`` keeps unsure lines as the recognizer read them: the option reaches
+    the config and the pipeline, and the two settings are two pipelines."""
+    from skiff.kinds.ocr import COMMAND, to_config
+
+    (tmp_path / "a.png").write_bytes(b"")
+
+    def config(line):
+        ns = COMMAND.parse(line)
+        return to_config({k: v for k, v in vars(ns).items()
+                          if k not in ("np", "runner", "wait", "output")})
+
+    on, off = config(f"{tmp_path} --device cpu"), config(f"{tmp_path} --device cpu --no-words")
+    assert on["words"] is True and off["words"] is False
+    assert _pipeline(on).words is True and _pipeline(off).words is False
+    assert _pipeline(on) is not _pipeline(off)
+
+
 def test_out_csv_writes_a_tables_rows_and_cells(tmp_path, fonts):
     """``--out FILE.csv``: a page's rows as CSV rows, its cells as columns (UTF-8 with a
     byte-order mark, for spreadsheets); with several images each row is led by the image's

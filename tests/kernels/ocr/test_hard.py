@@ -364,6 +364,7 @@ def test_small_noisy_image_read_again_denoised(pipe, hard_fonts, monkeypatch):
     from skiff.kernels.ocr.synth_hard import render_hard
 
     sample = render_hard("degraded", 43, seed=1)  # "现金支付", 15 px serif, turned 125°
+    monkeypatch.setattr(pipe, "words", False)  # (words mend "疏金" too: test_words_mend_...)
     r = pipe(sample.image)
     assert r.timings.get("denoised") in ("gauss", "bilateral"), r.timings
     assert char_accuracy(r.text, sample.text) == 1.0, r.text
@@ -380,6 +381,7 @@ def test_blurred_noisy_sign_read_again_sharpened(pipe, hard_fonts, monkeypatch):
     from skiff.kernels.ocr.synth_hard import render_hard
 
     sample = render_hard("degraded", 1, seed=2)  # "水果蔬菜", AR PL UKai, turned 3.8°
+    monkeypatch.setattr(pipe, "words", False)
     r = pipe(sample.image)
     assert r.timings.get("denoised") == "sharpened", r.timings
     assert char_accuracy(r.text, sample.text) == 1.0, r.text
@@ -388,6 +390,22 @@ def test_blurred_noisy_sign_read_again_sharpened(pipe, hard_fonts, monkeypatch):
     smoothed = pipe(sample.image)
     assert smoothed.timings.get("denoised") in ("gauss", "bilateral"), smoothed.timings
     assert char_accuracy(smoothed.text, sample.text) < 1.0, smoothed.text
+
+
+def test_words_mend_unsure_lines(pipe, hard_fonts, monkeypatch):
+    """Small noisy lines the recognizer reads unsurely and wrong in a character or two are
+    mended by what text usually says (skiff.kernels.ocr.beam), and read as the recognizer
+    gave them with ``words=False`` (measured: "疏金支付", "谢南惠项", "Ext Oudy")."""
+    from skiff.kernels.ocr import denoise as module
+    from skiff.kernels.ocr.synth_hard import render_hard
+
+    monkeypatch.setattr(module, "NOISY", float("inf"))  # no denoised second readings
+    samples = [render_hard("degraded", i, seed=1) for i in (43, 31, 6)]
+    mended = [pipe(s.image).text for s in samples]
+    monkeypatch.setattr(pipe, "words", False)
+    as_read = [pipe(s.image).text for s in samples]
+    for s, a, b in zip(samples, mended, as_read, strict=True):
+        assert char_accuracy(a, s.text) > char_accuracy(b, s.text), (s.text, a, b)
 
 
 def test_denoised_twins_smooth_then_sharpen():

@@ -1,0 +1,130 @@
+"""Unsure lines read again with what text usually says (skiff.kernels.ocr.beam, .lexicon):
+the CTC likelihood against PyTorch's CTC loss, the beam search against every alignment
+enumerated, and the lexicon's corrections on column probabilities built to be torn."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from skiff.kernels.ocr.beam import beam_search, ctc_log_likelihood, fix_words, reread
+
+
+def _collapse(path):
+    out, last = [], None
+    for c in path:
+        if c != last and c != 0:
+            out.append(c)
+        last = c
+    return tuple(out)
+
+
+def test_ctc_likelihood_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    T, C = 14, 6
+    for target in ([1, 2, 3], [2, 2, 4, 4, 1], [5], [1, 3, 1, 3, 1, 3, 2]):
+        logits = rng.normal(size=(T, C))
+        logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+        ours = ctc_log_likelihood(logp, target)
+        loss = torch.nn.functional.ctc_loss(
+            torch.tensor(logp)[:, None, :], torch.tensor([target]), torch.tensor([T]),
+            torch.tensor([len(target)]), blank=0, reduction="none")
+        assert ours == pytest.approx(-float(loss[0]), rel=1e-9, abs=1e-9)
+
+
+def test_beam_finds_the_most_probable_reading_not_the_best_path():
+    """Without a lexicon the beam search returns the labelling with the most probability
+    summed over its alignments, enumerated here over every path; on these columns greedy
+    decoding (the best single path) reads otherwise."""
+    alphabet = ["", "a", "b"]
+    p = np.array([[0.40, 0.35, 0.25], [0.40, 0.35, 0.25], [0.40, 0.25, 0.35],
+                  [0.45, 0.30, 0.25], [0.40, 0.35, 0.25]])
+    totals: dict = {}
+    for path in itertools.product(range(3), repeat=len(p)):
+        prob = float(np.prod([p[t, c] for t, c in enumerate(path)]))
+        key = _collapse(path)
+        totals[key] = totals.get(key, 0.0) + prob
+    best = max(totals, key=totals.get)
+    assert beam_search(p, alphabet, None, beam=64) == "".join(alphabet[c] for c in best)
+    assert "".join(alphabet[c] for c in _collapse(p.argmax(1))) != \
+        "".join(alphabet[c] for c in best)
+
+
+def _columns(chars, alphabet, sure=0.97, torn=None):
+    """(T, C) probabilities of ``chars`` a column each with a blank column after each;
+    ``torn``: {position: {char: p}} spreads that character's column."""
+    index = {c: i for i, c in enumerate(alphabet)}
+    rows = []
+    for k, ch in enumerate(chars):
+        row = np.full(len(alphabet), (1 - sure) / (len(alphabet) - 1))
+        row[index[ch]] = sure
+        if torn and k in torn:
+            row[:] = 0.001
+            for c, q in torn[k].items():
+                row[index[c]] = q
+            row[0] += 1 - row.sum()
+        rows.append(row)
+        blank = np.full(len(alphabet), (1 - sure) / (len(alphabet) - 1))
+        blank[0] = sure
+        rows.append(blank)
+    return np.array(rows)
+
+
+@pytest.fixture(scope="module")
+def lex():
+    pytest.importorskip("wordfreq")
+    from skiff.kernels.ocr.lexicon import lexicon
+
+    got = lexicon()
+    assert got is not None
+    return got
+
+
+def test_a_torn_chinese_character_goes_to_the_known_pair(lex):
+    alphabet = ["", "热", "烈", "顺", "欢", "迎", "出", "口", "业", "全", "安"]
+    torn = {1: {"顺": 0.5, "烈": 0.4}}
+    p = _columns("热顺欢迎", alphabet, torn=torn)
+    assert beam_search(p, alphabet, None) == "热顺欢迎"
+    assert beam_search(p, alphabet, lex) == "热烈欢迎"
+    assert reread("热顺欢迎", p, alphabet, lex) == "热烈欢迎"
+    # the recognizer's clear preference stands: the pair bonus is capped, and a class
+    # under MIN_P is never tried
+    clear = _columns("热顺欢迎", alphabet, torn={1: {"顺": 0.97, "烈": 0.015}})
+    assert beam_search(clear, alphabet, lex) == "热顺欢迎"
+    # a line the recognizer is sure of is not read again at all
+    sure = _columns("安业出口", alphabet, sure=0.995)
+    assert reread("安业出口", sure, alphabet, lex) == "安业出口"
+
+
+def test_an_unlisted_word_goes_to_a_near_word_the_columns_allow(lex):
+    alphabet = [""] + list("NoPakrngiX ")
+    index = {c: i for i, c in enumerate(alphabet)}
+    p = _columns("No Pakng", alphabet)
+    # the blanks after "a" and after "k" hold some "r" and "i": "Parking" is possible
+    p[9, index["r"]], p[9, 0] = 0.3, 0.67
+    p[11, index["i"]], p[11, 0] = 0.3, 0.67
+    assert fix_words("No Pakng", p, alphabet, lex) == "No Parking"
+    # where the columns leave no room for the letters, the reading stands
+    clean = _columns("No Pakng", alphabet, sure=0.995)
+    assert fix_words("No Pakng", clean, alphabet, lex) == "No Pakng"
+    # case follows the reading; listed words and short words are left alone
+    upper = [""] + list("NOPAKRGI ")
+    q = _columns("NO PAKNG", upper)
+    ui = {c: i for i, c in enumerate(upper)}
+    q[9, ui["R"]], q[9, 0] = 0.3, 0.67
+    q[11, ui["I"]], q[11, 0] = 0.3, 0.67
+    assert fix_words("NO PAKNG", q, upper, lex) == "NO PARKING"
+
+
+def test_lexicon_near_words_and_pairs(lex):
+    from skiff.kernels.ocr.lexicon import edit_distance
+
+    near = lex.near("pakng")
+    assert "parking" in near and "pakng" not in near
+    assert all(edit_distance("pakng", w) <= 2 for w in near)
+    assert lex.frequency("the") > lex.frequency("parking") > 0 and lex.frequency("pakng") == 0
+    assert lex.pair_bonus("热", "烈") > 1 > 0 > lex.pair_bonus("热", "顺")
+    assert lex.pair_bonus("热", "x") == 0.0  # no listed character: no bonus, no cost
