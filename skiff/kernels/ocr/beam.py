@@ -64,6 +64,8 @@ def ctc_log_likelihood(logp: np.ndarray, ids: list[int]) -> float:
     """log P(``ids`` | column log-probabilities ``logp`` (T, C)), summed over every CTC
     alignment (class 0 the blank): the forward algorithm."""
     T = logp.shape[0]
+    if T == 0:
+        return 0.0 if not ids else _NEG
     ext = np.zeros(2 * len(ids) + 1, np.int64)
     ext[1::2] = ids
     S = len(ext)
@@ -85,19 +87,22 @@ def ctc_log_likelihood(logp: np.ndarray, ids: list[int]) -> float:
     return float(np.logaddexp(a[-1], a[-2])) if S > 1 else float(a[-1])
 
 
-_TABLES: list = [None, 0, None]  # the alphabet last asked about, its classes, its tables
+_TABLES: dict[tuple[int, int], tuple] = {}  # (id of an alphabet, classes) -> its tables
 
 
-def _tables(alphabet: list[str], n: int) -> tuple[list[str], dict[str, int], np.ndarray]:
-    """For ``n`` classes of ``alphabet``: each class's character ("" past its end), the
-    class of each character, and which classes are Chinese characters (kept for the last
-    alphabet: building them costs ~10 ms for 18,000 classes)."""
-    if _TABLES[0] is not alphabet or _TABLES[1] != n:
+def _tables(alphabet: list[str], n: int) -> tuple[list[str], dict[str, int]]:
+    """For ``n`` classes of ``alphabet``: each class's character ("" past its end) and the
+    class of each character (kept for the last few alphabets: building them costs ~5 ms
+    for 18,000 classes)."""
+    got = _TABLES.get((id(alphabet), n))
+    if got is None or got[0] is not alphabet:
         names = [alphabet[i] if i < len(alphabet) else "" for i in range(n)]
         index = {c: i for i, c in enumerate(names) if c}
-        chinese = np.array([bool(CJK.match(c)) for c in names])
-        _TABLES[:] = [alphabet, n, (names, index, chinese)]
-    return _TABLES[2]
+        got = (alphabet, (names, index))
+        while len(_TABLES) >= 4:
+            _TABLES.pop(next(iter(_TABLES)), None)
+        _TABLES[(id(alphabet), n)] = got
+    return got[1]
 
 
 def _bonus(lex: Lexicon, prev: str, ch: str) -> float:
@@ -109,13 +114,15 @@ def _bonus(lex: Lexicon, prev: str, ch: str) -> float:
 
 
 def beam_search(probs: np.ndarray, alphabet: list[str], lex: Lexicon | None = None, *,
-                beam: int = BEAM, alpha: float = PAIR_ALPHA) -> str:
+                beam: int = BEAM, alpha: float = PAIR_ALPHA, top: np.ndarray | None = None) -> str:
     """The line read from ``probs`` (T, C) by a prefix beam search, Chinese characters
     scored with ``alpha`` times their pair bonus (none without ``lex``). A column at least
-    ``SURE`` of its class tries that class alone (the others are under ``MIN_P``)."""
-    names, _, _ = _tables(alphabet, probs.shape[1])
+    ``SURE`` of its class tries that class alone (the others are under ``MIN_P``); ``top``:
+    each column's best probability, when known."""
+    names, _ = _tables(alphabet, probs.shape[1])
     best = probs.argmax(1)
-    top = probs[np.arange(len(best)), best]
+    if top is None:
+        top = probs[np.arange(len(best)), best]
     # a prefix (tuple of classes) -> [log p ending in a blank, log p ending in its last
     # class, its pair bonus so far]
     beams: dict[tuple, list] = {(): [0.0, _NEG, 0.0]}
@@ -182,7 +189,7 @@ def fix_words(text: str, probs: np.ndarray, alphabet: list[str], lex: Lexicon, *
     (T, C) and the word's frequency favour most, when they favour it over the word as
     read. A word is scored on its own columns (those between the characters around it),
     and ``text``'s Latin words must be those greedy decoding reads."""
-    names, index, _ = _tables(alphabet, probs.shape[1])
+    names, index = _tables(alphabet, probs.shape[1])
     best = probs.argmax(1)
     runs = _runs(best)
     greedy = "".join(names[c] for c, _, _ in runs)
@@ -228,10 +235,14 @@ def fix_words(text: str, probs: np.ndarray, alphabet: list[str], lex: Lexicon, *
 def is_unsure(probs: np.ndarray) -> bool:
     """Whether a column of ``probs`` (T, C) that is no blank has its best class under
     ``UNSURE``."""
+    return _unsure(probs)[0]
+
+
+def _unsure(probs: np.ndarray) -> tuple[bool, np.ndarray]:
     best = probs.argmax(1)
     top = probs[np.arange(len(best)), best]
     kept = best != 0
-    return bool(kept.any()) and float(top[kept].min()) < UNSURE
+    return bool(kept.any()) and float(top[kept].min()) < UNSURE, top
 
 
 def reread(text: str, probs: np.ndarray, alphabet: list[str],
@@ -243,11 +254,12 @@ def reread(text: str, probs: np.ndarray, alphabet: list[str],
     if lex is None or not text:
         return text
     probs = probs.get() if hasattr(probs, "get") else np.asarray(probs)
-    if not is_unsure(probs):
+    unsure, top = _unsure(probs)
+    if not unsure:
         return text
     if callable(lex):
         lex = lex()
         if lex is None:
             return text
-    again = beam_search(probs, alphabet, lex) or text
+    again = beam_search(probs, alphabet, lex, top=top) or text
     return fix_words(again, probs, alphabet, lex)

@@ -306,8 +306,10 @@ class LineReading:
         if not crops:
             return []
         t0 = time.perf_counter()
-        out = self._read_with("rec", self.alphabet, crops)
-        if self.models.rec_fallback is not None:
+        fallback = self.models.rec_fallback is not None  # (a line it reads again is mended
+        # with words after that reading, not before)
+        out = self._read_with("rec", self.alphabet, crops, FALLBACK_SCORE if fallback else 0.0)
+        if fallback:
             idx = [i for i, (text, score) in enumerate(out) if not text or score < FALLBACK_SCORE]
             if idx:
                 again = self._read_with("rec-fallback", self._fallback_alphabet(),
@@ -318,8 +320,12 @@ class LineReading:
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
 
-    def _read_with(self, which: str, alphabet: list[str], crops) -> list[tuple[str, float]]:
+    def _read_with(self, which: str, alphabet: list[str], crops,
+                   mend_from: float = 0.0) -> list[tuple[str, float]]:
+        """Text and score of ``crops`` read by the engine ``which``; an unsure line scored
+        at least ``min_score`` and ``mend_from`` is read again with words (:mod:`.beam`)."""
         out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        mend = max(self.min_score, mend_from)
         rec = self.engine(which)
         height = self.models.rec_height
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
@@ -334,8 +340,7 @@ class LineReading:
             # a display's dropped point put back
             words = lexicon if self.words else None
             return idx, [(decimal_point(reread(text, probs[j], alphabet, words)
-                                        if score >= self.min_score else text,
-                                        probs[j], alphabet), score)
+                                        if score >= mend else text, probs[j], alphabet), score)
                          for j, (text, score) in enumerate(decoded)]
 
         batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)

@@ -46,8 +46,8 @@ def test_only_unsure_lines_are_read_again_and_the_surer_reading_kept(tiny, fonts
     calls = []
     real = P.OcrPipeline._read_with
 
-    def spy(self, which, alphabet, crops):
-        got = real(self, which, alphabet, crops)
+    def spy(self, which, alphabet, crops, *rest):
+        got = real(self, which, alphabet, crops, *rest)
         calls.append((which, got))
         return got
 
