@@ -14,7 +14,8 @@ PP-OCRv4 lite; ``ch-tiny``: PP-OCRv6 tiny, 2-4x RapidOCR's speed on print in bul
 set's detector, :mod:`skiff.kernels.ocr.quantize`); ``--no-det`` reads each image whole as
 one line (crops already cut out: no detector); ``--no-words`` keeps each unsure line as the
 recognizer's best classes give it (not read again with what text usually says,
-:mod:`skiff.kernels.ocr.beam`: part numbers, codes). Images held in notebook variables are
+:mod:`skiff.kernels.ocr.beam`: part numbers, codes; a user's own ``--rec-model`` reads so
+already). Images held in notebook variables are
 read by a thread job of this kernel, since their pixels live here.
 """
 
@@ -136,7 +137,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "dict": _file("--dict", values.get("dict")),
         "use_cls": not values.get("no_cls", False),
         "use_det": not values.get("no_det", False),
-        "words": not values.get("no_words", False),
+        "words": False if values.get("no_words") else None,  # None: the pipeline's rule
         "min_score": score,
         "threads": values.get("threads"),
         "pdf_dpi": dpi,

@@ -4,7 +4,7 @@
 
     {"inputs": ["scans/", "*.png", "page.jpg"], "model": "ch", "device": "auto",
      "batch_size": 8, "out": "results.jsonl" or None, "det_model": None, "rec_model": None,
-     "dict": None, "use_cls": True, "use_det": True, "words": True, "min_score": 0.5,
+     "dict": None, "use_cls": True, "use_det": True, "words": None, "min_score": 0.5,
      "threads": None, "overlays": 4, "pdf_dpi": 200}
 
 A thread job from the notebook may pass ``config["images"]``: a list of arrays, PIL images or
@@ -171,7 +171,7 @@ def _new_pipeline(config: dict) -> OcrPipeline:
                        rec_model=config.get("rec_model"), dict=config.get("dict"),
                        use_cls=config.get("use_cls", True),
                        use_det=config.get("use_det", True),
-                       words=config.get("words", True),
+                       words=config.get("words"),
                        min_score=float(config.get("min_score", 0.5)),
                        pdf_dpi=float(config.get("pdf_dpi") or 200),
                        precision=config.get("precision") or "auto")

@@ -95,12 +95,14 @@ class OcrPipeline(DetectionPasses, LineReading):
         whole, turned a quarter if taller than wide and by the direction model if
         ``use_cls``, and the detector is never loaded. A crop cut tight to its print, or of
         one character, is often not boxed by the detector at all.
-    words : bool
+    words : bool, optional
         Read an unsure line again with what text usually says (:mod:`.beam`: Chinese
         character pairs, English words, from ``wordfreq``'s lists): "热顺欢迎" ->
         "热烈欢迎", "No Pakng" -> "No Parking". A line the recognizer is sure of is never
         changed. False: each line as the recognizer's best classes give it (part numbers,
-        codes and names in unsure print).
+        codes and names in unsure print). None (default): on for the registered sets'
+        recognizers, off for a user's own ``rec_model`` or ``dict`` (its own domain or
+        language, as it also gets no fallback recognizer).
     min_score : float
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
@@ -128,7 +130,7 @@ class OcrPipeline(DetectionPasses, LineReading):
     def __init__(self, model: str | ModelSet = "ch", *, device: str = DEFAULT_DEVICE,
                  batch_size: int = 8, threads: int | None = None, det_model=None,
                  rec_model=None, dict=None, use_cls: bool = True, use_det: bool = True,
-                 words: bool = True, min_score: float = 0.5,
+                 words: bool | None = None, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
                  max_image_mb: float = 1024, work_mb: float = WORK_MB,
@@ -160,7 +162,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         self.threads = threads
         self.use_cls = use_cls
         self.use_det = use_det
-        self.words = words
+        self.words = (not (rec_model or dict)) if words is None else bool(words)
         self.min_score = min_score
         self.params = params or DetParams()
         # measured on onnxruntime's CPU provider: batching does not pay there (a 4-image

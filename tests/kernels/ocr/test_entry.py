@@ -332,7 +332,8 @@ def test_crops_read_without_the_detector(tmp_path, fonts):
 
 def test_no_words_reaches_the_pipeline(tmp_path):
     """``--no-words`` keeps unsure lines as the recognizer read them: the option reaches
-    the config and the pipeline, and the two settings are two pipelines."""
+    the config and the pipeline, and the two settings are two pipelines; a user's own
+    recognizer is not mended by default."""
     from skiff.kinds.ocr import COMMAND, to_config
 
     (tmp_path / "a.png").write_bytes(b"")
@@ -343,9 +344,13 @@ def test_no_words_reaches_the_pipeline(tmp_path):
                           if k not in ("np", "runner", "wait", "output")})
 
     on, off = config(f"{tmp_path} --device cpu"), config(f"{tmp_path} --device cpu --no-words")
-    assert on["words"] is True and off["words"] is False
+    assert on["words"] is None and off["words"] is False
     assert _pipeline(on).words is True and _pipeline(off).words is False
     assert _pipeline(on) is not _pipeline(off)
+    # a user's own recognizer reads its own domain or language: no mending unless asked
+    rec = str(_pipeline(on).models.path("rec"))
+    assert _pipeline({**on, "rec_model": rec}).words is False
+    assert _pipeline({**on, "rec_model": rec, "words": True}).words is True
 
 
 def test_out_csv_writes_a_tables_rows_and_cells(tmp_path, fonts):
