@@ -24,6 +24,7 @@ them.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -62,6 +63,8 @@ def edit_distance(a: str, b: str) -> int:
     >>> edit_distance("cattee", "coffee"), edit_distance("pakng", "parking")
     (3, 2)
     """
+    if len(a) < len(b):  # the shorter along the inner loop
+        a, b = b, a
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i]
@@ -212,10 +215,14 @@ def lexicon() -> Lexicon | None:
             except ImportError:
                 _loaded["lex"] = None
                 return None
-            path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-            np.savez(tmp, **tables)
-            os.replace(tmp, path)
+            try:  # a cache that cannot be written (read-only, full) is built again next time
+                path.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(tmp, **tables)
+                os.replace(tmp, path)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
         lex = Lexicon(tables["words"].tolist(), tables["freqs"], tables["keys"], tables["ids"],
                       tables["pairs"], tables["bonus"], tables["chars"])
         _loaded["lex"] = lex

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .lexicon import edit_distance
+
 __all__ = ["Sample", "FontsMissing", "fonts", "render_page", "render_sample", "make_test_set",
            "write_test_set", "char_accuracy", "normalize_text", "CATEGORIES",
            "render_document", "make_document_set", "render_dot_matrix"]
@@ -345,21 +347,9 @@ def normalize_text(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _edit_distance(a: str, b: str) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
 def char_accuracy(predicted: str, truth: str) -> float:
     """``1 - edit_distance / len(truth)`` on NFKC-normalized text, floored at 0."""
     p, t = normalize_text(predicted), normalize_text(truth)
     if not t:
         return 1.0 if not p else 0.0
-    return max(0.0, 1.0 - _edit_distance(p, t) / len(t))
+    return max(0.0, 1.0 - edit_distance(p, t) / len(t))

@@ -128,3 +128,23 @@ def test_lexicon_near_words_and_pairs(lex):
     assert lex.frequency("the") > lex.frequency("parking") > 0 and lex.frequency("pakng") == 0
     assert lex.pair_bonus("热", "烈") > 1 > 0 > lex.pair_bonus("热", "顺")
     assert lex.pair_bonus("热", "x") == 0.0  # no listed character: no bonus, no cost
+
+
+def test_lexicon_without_a_writable_cache_or_when_turned_off(tmp_path, monkeypatch):
+    """A cache that cannot be written still gives the tables (built in memory); the
+    environment switch turns the mending off."""
+    pytest.importorskip("wordfreq")
+    from skiff.kernels.ocr import lexicon as module
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr(module, "_cache_path", lambda: blocker / "ocr" / "lexicon.npz")
+    monkeypatch.setattr(module, "_loaded", {})
+    got = module.lexicon()
+    assert got is not None and "parking" in got.near("pakng")
+    assert not list(tmp_path.glob("**/*.npz"))
+    monkeypatch.setattr(module, "_loaded", {})
+    monkeypatch.setenv("SKIFF_OCR_LEXICON", "0")
+    assert module.lexicon() is None
+    assert reread("No Pakng", np.full((4, 3), 1 / 3), ["", "a", "b"], module.lexicon) == \
+        "No Pakng"
