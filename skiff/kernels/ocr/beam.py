@@ -232,30 +232,30 @@ def fix_words(text: str, probs: np.ndarray, alphabet: list[str], lex: Lexicon, *
     return "".join(out) + text[at:]
 
 
-def is_unsure(probs: np.ndarray) -> bool:
-    """Whether a column of ``probs`` (T, C) that is no blank has its best class under
-    ``UNSURE``."""
-    return _unsure(probs)[0]
-
-
-def _unsure(probs: np.ndarray) -> tuple[bool, np.ndarray]:
-    best = probs.argmax(1)
-    top = probs[np.arange(len(best)), best]
+def is_unsure(best: np.ndarray, top: np.ndarray) -> bool:
+    """Whether a column that is no blank has its best class under ``UNSURE``, for a line's
+    columns' best classes ``best`` (T,) and their probabilities ``top`` (T,)
+    (:func:`.rec.ctc_columns`)."""
     kept = best != 0
-    return bool(kept.any()) and float(top[kept].min()) < UNSURE, top
+    return bool(kept.any()) and float(top[kept].min()) < UNSURE
 
 
 def reread(text: str, probs: np.ndarray, alphabet: list[str],
-           lex: Lexicon | None | Callable[[], Lexicon | None] = lexicon) -> str:
+           lex: Lexicon | None | Callable[[], Lexicon | None] = lexicon,
+           columns: tuple[np.ndarray, np.ndarray] | None = None) -> str:
     """``text`` (greedy CTC's reading of ``probs`` (T, C)) read again when it is unsure
     (:func:`is_unsure`): :func:`beam_search` with pair bonuses, then :func:`fix_words`.
     ``lex`` is a :class:`Lexicon`, or a callable giving one (loaded only for an unsure
-    line), or None: the text as read."""
+    line), or None: the text as read. ``columns``: the line's best classes and their
+    probabilities, when the caller has them (greedy decoding took them)."""
     if lex is None or not text:
         return text
     probs = probs.get() if hasattr(probs, "get") else np.asarray(probs)
-    unsure, top = _unsure(probs)
-    if not unsure:
+    if columns is None:
+        best = probs.argmax(1)
+        columns = best, probs[np.arange(len(best)), best]
+    top = columns[1]
+    if not is_unsure(*columns):
         return text
     if callable(lex):
         lex = lex()

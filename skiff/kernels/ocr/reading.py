@@ -21,6 +21,7 @@ from .rec import (
     cls_input,
     colour_grey,
     crop_box,
+    ctc_columns,
     ctc_decode,
     decimal_point,
     is_flipped,
@@ -335,11 +336,13 @@ class LineReading:
 
         def read(idx):
             probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
-            decoded = ctc_decode(probs, alphabet, np)  # an unsure line kept read again with
-            # what text usually says (a line under min_score is dropped: not worth it), then
-            # a display's dropped point put back
+            columns = ctc_columns(probs, np)
+            decoded = ctc_decode(probs, alphabet, np, columns)  # an unsure line kept read
+            # again with what text usually says (a line under min_score is dropped: not
+            # worth it), then a display's dropped point put back
             words = lexicon if self.words else None
-            return idx, [(decimal_point(reread(text, probs[j], alphabet, words)
+            return idx, [(decimal_point(reread(text, probs[j], alphabet, words,
+                                               (columns[0][j], columns[1][j]))
                                         if score >= mend else text, probs[j], alphabet), score)
                          for j, (text, score) in enumerate(decoded)]
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from .spacing import ink_mask
 
-__all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "width_bucket",
-           "plan_batches", "choose_turns", "is_number", "is_shape_line", "colour_grey",
-           "reading_angle", "decimal_point", "step_width", "input_width"]
+__all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ctc_columns",
+           "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
+           "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
@@ -177,17 +177,24 @@ def rec_input(crops: list[np.ndarray], height: int = 48, xp=np, *,
     return _normalize(host, xp)
 
 
-def ctc_decode(probs, alphabet: list[str], xp=np) -> list[tuple[str, float]]:
-    """Greedy CTC decoding of ``probs`` (N, T, C): ``[(text, score)]``.
-
-    Class 0 is the blank. The score is the mean best-class probability over the kept
-    characters (0.0 for an empty line).
-    """
+def ctc_columns(probs, xp=np) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's best class and its probability, ``(N, T)`` each on the host, for
+    ``probs`` (N, T, C)."""
     probs = xp.asarray(probs)
     best = probs.argmax(axis=2)  # (N, T)
     conf = xp.take_along_axis(probs, best[..., None], axis=2)[..., 0]  # one pass, not two
+    return tuple(a if isinstance(a, np.ndarray) else a.get() for a in (best, conf))
+
+
+def ctc_decode(probs, alphabet: list[str], xp=np, columns=None) -> list[tuple[str, float]]:
+    """Greedy CTC decoding of ``probs`` (N, T, C): ``[(text, score)]``.
+
+    Class 0 is the blank. The score is the mean best-class probability over the kept
+    characters (0.0 for an empty line). ``columns``: :func:`ctc_columns` of ``probs``, when
+    the caller has them.
+    """
+    best, conf = columns if columns is not None else ctc_columns(probs, xp)
     keep = _kept(best)
-    best, conf, keep = (a if isinstance(a, np.ndarray) else a.get() for a in (best, conf, keep))
     out = []
     for ids, ps, k in zip(best, conf, keep, strict=True):
         chars = [alphabet[i] if i < len(alphabet) else "" for i in ids[k]]

@@ -90,6 +90,12 @@ def test_a_torn_chinese_character_goes_to_the_known_pair(lex):
     assert beam_search(p, alphabet, None) == "热顺欢迎"
     assert beam_search(p, alphabet, lex) == "热烈欢迎"
     assert reread("热顺欢迎", p, alphabet, lex) == "热烈欢迎"
+    # the columns greedy decoding took (rec.ctc_columns) give the same reading
+    from skiff.kernels.ocr.rec import ctc_columns, ctc_decode
+
+    best, top = ctc_columns(p[None])
+    assert ctc_decode(p[None], alphabet, columns=(best, top)) == ctc_decode(p[None], alphabet)
+    assert reread("热顺欢迎", p, alphabet, lex, (best[0], top[0])) == "热烈欢迎"
     # the recognizer's clear preference stands: the pair bonus is capped, and a class
     # under MIN_P is never tried
     clear = _columns("热顺欢迎", alphabet, torn={1: {"顺": 0.97, "烈": 0.015}})
