@@ -66,6 +66,40 @@ def test_only_unsure_lines_are_read_again_and_the_surer_reading_kept(tiny, fonts
     assert own.rec_fallback is None and tiny.models.rec_fallback is not None
 
 
+def test_lines_the_fallback_reads_again_are_mended_after_it(tiny, fonts, monkeypatch):
+    """Under ``ch-tiny`` a line its own recognizer reads under ``FALLBACK_SCORE`` goes to
+    the second recognizer, so it is mended with words (beam.reread) only after that
+    reading, not before: no time spent on a reading about to be replaced."""
+    from skiff.kernels.ocr import pipeline as P
+    from skiff.kernels.ocr import reading as R
+    from skiff.kernels.ocr.rec import _kept
+    from skiff.kernels.ocr.synth import render_sample
+
+    now = []
+    mended = []
+    real_read, real_mend = P.OcrPipeline._read_with, R.reread
+
+    def read(self, which, *args):
+        now.append(which)
+        try:
+            return real_read(self, which, *args)
+        finally:
+            now.pop()
+
+    def mend(text, probs, alphabet, lex, columns):
+        best, top = columns
+        mended.append((now[-1], float(top[_kept(best)].mean())))
+        return real_mend(text, probs, alphabet, lex, columns)
+
+    monkeypatch.setattr(P.OcrPipeline, "_read_with", read)
+    monkeypatch.setattr(R, "reread", mend)
+    for k in range(4):  # small noisy pages: some lines read unsurely by tiny
+        assert tiny(render_sample("noisy", k, seed=11).image).error is None
+    firsts = [score for which, score in mended if which == "rec"]
+    assert firsts and min(firsts) >= R.FALLBACK_SCORE
+    assert any(which == "rec-fallback" for which, _ in mended)
+
+
 def test_tiny_set_without_its_package_names_the_extra(monkeypatch):
     import importlib.util
 
