@@ -50,8 +50,12 @@ PAIR_ALPHA = 1.0
 PAIR_CAP = 2.0
 WORD_BETA = 1.0
 UNLISTED = 1e-6  # the frequency a word not in the list is given
+OTHER_LINE = -1.5  # a line's other words leaning to another language this much: not English
 _NEG = -1e30
 _WORD = re.compile(r"[A-Za-z]+")
+# Latin letters with accents: a line holding one is no English to correct (and its words
+# would be cut at them)
+_ACCENTED = re.compile(r"[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 
 
 def _lse(a: float, b: float) -> float:
@@ -184,11 +188,16 @@ def _runs(best: np.ndarray) -> list[tuple[int, int, int]]:
 
 def fix_words(text: str, probs: np.ndarray, alphabet: list[str], lex: Lexicon, *,
               beta: float = WORD_BETA) -> str:
-    """``text`` with each unlisted Latin word of 3+ letters with an unsure column
+    """``text`` with each unlisted English word of 3+ letters with an unsure column
     replaced by the listed word within two edits that the recognizer's columns ``probs``
     (T, C) and the word's frequency favour most, when they favour it over the word as
     read. A word is scored on its own columns (those between the characters around it),
-    and ``text``'s Latin words must be those greedy decoding reads."""
+    and ``text``'s words must be those greedy decoding reads. A line is corrected only
+    where it may be English: one whose other words (read surely, or listed) lean to another
+    language (:meth:`.Lexicon.lean`, each within +-3, summed under ``OTHER_LINE``) is left
+    as read, and so is a line with an accented Latin letter (French, German, Spanish...)."""
+    if _ACCENTED.search(text):
+        return text
     names, index = _tables(alphabet, probs.shape[1])
     best = probs.argmax(1)
     runs = _runs(best)
@@ -199,21 +208,25 @@ def fix_words(text: str, probs: np.ndarray, alphabet: list[str], lex: Lexicon, *
     if [m.group() for m in words] != _WORD.findall(text):
         return text
     top = probs[np.arange(len(best)), best]
-    fixed: dict[int, str] = {}
+    spans, lean = [], 0.0  # the words to correct (with their columns); the line's lean
     for k, m in enumerate(words):
-        seen = m.group()
-        low = seen.lower()
-        own = runs[m.start():m.end()]
-        if len(low) < 3 or lex.frequency(low) > 0:
-            continue
+        low = m.group().lower()
         lo = runs[m.start() - 1][2] + 1 if m.start() > 0 else 0
         hi = runs[m.end()][1] if m.end() < len(runs) else len(best)
-        if top[lo:hi].min() >= UNSURE:  # the recognizer is sure of this word
-            continue
+        if len(low) >= 3 and lex.frequency(low) == 0 and top[lo:hi].min() < UNSURE:
+            spans.append((k, m, lo, hi))  # unlisted, and the recognizer is unsure of it
+        elif len(low) > 1:
+            lean += min(3.0, max(-3.0, lex.lean(low)))
+    if lean < OTHER_LINE:  # the words read surely or listed say: another language
+        return text
+    fixed: dict[int, str] = {}
+    for k, m, lo, hi in spans:
+        seen = m.group()
+        own = runs[m.start():m.end()]
         window = np.log(np.maximum(probs[lo:hi], 1e-30))
         read_as = ctc_log_likelihood(window, [c for c, _, _ in own]) + beta * math.log(UNLISTED)
         choice, choice_score = None, read_as
-        for w in lex.near(low):
+        for w in lex.near(seen.lower()):
             word = _case_like(seen, w)
             if any(c not in index for c in word):
                 continue

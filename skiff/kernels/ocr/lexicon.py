@@ -15,11 +15,16 @@ CC-BY-SA data; subtitles, Wikipedia, news, web text): nothing is downloaded.
   words and the most frequent of those within ``NEAR`` edits of a word (one for a word of
   three letters), by an index of their deleted-letter forms (a word and a
   candidate share a form when they are within two edits).
+* ``Lexicon.lean(word)``: how much more often a word is written in English than in the
+  most likely of ``OTHER_LANGUAGES`` (Latin letters; their words from Zipf frequency
+  ``OTHER_ZIPF``, with and without accents), in Zipf units: "the" +1.7 (English is
+  common in every language's web text), "bitte" -3.6, "der" -3.3. The other words of a
+  line say whether it is English at all (a German line's "bitte" is no misread "bite").
 
-The tables are built once per machine from ``wordfreq`` (~7 s) and cached (``cache_dir()/ocr``,
-a 23 MB file; ~26 MB of memory, loaded in ~0.1 s, only once a line is unsure). Without
-``wordfreq`` installed, :func:`lexicon` returns None and lines read as the recognizer gave
-them.
+The tables are built once per machine from ``wordfreq`` (~11 s) and cached
+(``cache_dir()/ocr``, a 29 MB file; ~38 MB of memory, loaded in ~0.1 s, only once a line is
+unsure). Without ``wordfreq`` installed, :func:`lexicon` returns None and lines read as the
+recognizer gave them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import math
 import os
 import re
 import threading
+import unicodedata
 import zlib
 from pathlib import Path
 
@@ -42,8 +48,13 @@ PAIR_WORDS = 200_000  # Chinese words whose character pairs are counted
 PAIR_WEIGHT = 0.7  # the pair's share against the character's own frequency
 NEAR = 2  # edits between a misread word and the words proposed for it
 NEAR_MOST = 40  # proposals kept, the most frequent
-VERSION = 3  # of the cached tables' layout
+# languages in Latin letters whose common words are not corrected towards English ones
+OTHER_LANGUAGES = ("ca", "cs", "da", "de", "es", "fi", "fr", "hu", "id", "is", "it", "lt", "lv",
+                   "ms", "nb", "nl", "pl", "pt", "ro", "sk", "sl", "sv", "tr")
+OTHER_ZIPF = 3.0  # once per 10^6 words, or more often
+VERSION = 5  # of the cached tables' layout
 
+_TABLES = {"words", "freqs", "keys", "ids", "pairs", "bonus", "chars", "lean_keys", "lean"}
 _lock = threading.Lock()
 _loaded: dict = {}
 
@@ -78,12 +89,22 @@ def _crc(s: str) -> int:
     return zlib.crc32(s.encode("utf-8"))
 
 
+def unaccented(word: str) -> str:
+    """``word`` without its accents ("Brötchen" -> "Brotchen")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
 class Lexicon:
     """English word frequencies with a near-word index, and Chinese character-pair bonuses."""
 
     def __init__(self, words: list[str], freqs: np.ndarray, keys: np.ndarray, ids: np.ndarray,
-                 pairs: np.ndarray, bonus: np.ndarray, chars: np.ndarray):
+                 pairs: np.ndarray, bonus: np.ndarray, chars: np.ndarray,
+                 leans: tuple[np.ndarray, np.ndarray] | None = None):
         self.words = words
+        # CRC-32s of the English and other languages' words, sorted, and each one's lean in
+        # tenths of a Zipf unit (a misread word matches one by chance ~1 in 3,000)
+        self._lean_keys, self._lean = (np.zeros(0, np.uint32), np.zeros(0, np.int8)) \
+            if leans is None else leans
         self.freq = dict(zip(words, freqs.tolist(), strict=True))
         self._keys, self._ids = keys, ids
         self._lengths = np.array([len(w) for w in words])
@@ -95,6 +116,15 @@ class Lexicon:
     def frequency(self, word: str) -> float:
         """Frequency of an English word (lowercase) among words; 0.0 when not in the list."""
         return self.freq.get(word, 0.0)
+
+    def lean(self, word: str) -> float:
+        """Zipf frequency of lowercase ``word`` in English less its highest in
+        ``OTHER_LANGUAGES`` (0 for a word in neither, clipped to +-12.7)."""
+        key = _crc(word)
+        i = int(np.searchsorted(self._lean_keys, np.uint32(key)))
+        if i < len(self._lean_keys) and int(self._lean_keys[i]) == key:
+            return float(self._lean[i]) / 10
+        return 0.0
 
     def near(self, word: str, most: int = NEAR_MOST) -> list[str]:
         """Listed words within ``NEAR`` edits of lowercase ``word`` (one edit for a word of
@@ -130,7 +160,7 @@ class Lexicon:
 
 
 def _build() -> dict:
-    """The tables, from wordfreq's large English and Chinese lists."""
+    """The tables, from wordfreq's English and Chinese lists (and the other languages')."""
     from wordfreq import get_frequency_list  # noqa: PLC0415 (only on a first build)
 
     def ranked(lang):
@@ -181,10 +211,31 @@ def _build() -> dict:
         bonus.append(math.log((PAIR_WEIGHT * f / out[ab[0]] + (1 - PAIR_WEIGHT) * pb) / pb))
     codes = np.asarray(codes, np.int64)
     by_code = np.argsort(codes)
+    zipf_en: dict[int, float] = {}
+    for cb, bin_ in enumerate(get_frequency_list("en", wordlist="large")):
+        for w in bin_:  # Zipf: log10 of a word's frequency per 10^9 words
+            zipf_en.setdefault(_crc(w), 9 - cb / 100)
+    zipf_other: dict[int, float] = {}
+    for lang in OTHER_LANGUAGES:
+        for cb, bin_ in enumerate(get_frequency_list(lang, wordlist="best")):
+            z = 9 - cb / 100
+            if z < OTHER_ZIPF:
+                break
+            for w in bin_:
+                if w.isalpha():
+                    for form in {w, unaccented(w)}:
+                        k = _crc(form)
+                        if z > zipf_other.get(k, 0.0):
+                            zipf_other[k] = z
+    lean_keys = np.fromiter(zipf_en.keys() | zipf_other.keys(), np.uint32)
+    lean_keys.sort()
+    lean = np.array([zipf_en.get(k, 0.0) - zipf_other.get(k, 0.0) for k in lean_keys.tolist()])
+    lean = np.clip(np.round(lean * 10), -127, 127).astype(np.int8)
     return {"words": np.asarray(words), "freqs": np.asarray(freqs, np.float64),
             "keys": keys[order], "ids": np.asarray(ids, np.int32)[order],
             "pairs": codes[by_code], "bonus": np.asarray(bonus, np.float32)[by_code],
-            "chars": np.sort(np.array([ord(c) for c in uni], np.int64))}
+            "chars": np.sort(np.array([ord(c) for c in uni], np.int64)),
+            "lean_keys": lean_keys, "lean": lean}
 
 
 def _cache_path() -> Path:
@@ -209,6 +260,8 @@ def lexicon() -> Lexicon | None:
                     tables = {k: z[k] for k in z.files}
             except (OSError, ValueError):
                 tables = None  # a damaged cache is built again
+            if tables is not None and not _TABLES <= tables.keys():
+                tables = None
         if tables is None:
             try:
                 tables = _build()
@@ -224,6 +277,7 @@ def lexicon() -> Lexicon | None:
                 with contextlib.suppress(OSError):
                     tmp.unlink()
         lex = Lexicon(tables["words"].tolist(), tables["freqs"], tables["keys"], tables["ids"],
-                      tables["pairs"], tables["bonus"], tables["chars"])
+                      tables["pairs"], tables["bonus"], tables["chars"],
+                      (tables["lean_keys"], tables["lean"]))
         _loaded["lex"] = lex
         return lex

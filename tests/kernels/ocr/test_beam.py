@@ -125,6 +125,36 @@ def test_an_unlisted_word_goes_to_a_near_word_the_columns_allow(lex):
     assert fix_words("NO PAKNG", q, upper, lex) == "NO PARKING"
 
 
+def test_lines_in_other_languages_are_not_made_english(lex, monkeypatch):
+    """A line whose surely read words lean to another language written in Latin letters
+    ("warten": German) is left as read, and so is a line with an accented letter; the same
+    columns are corrected where the line may be English, and a misread word that happens to
+    be another language's ("Onder": Dutch) is no evidence on its own."""
+    assert lex.lean("der") < -2 and lex.lean("bitte") < -2 and lex.lean("gebaude") < -2
+    assert lex.lean("the") > 1 and lex.lean("pakng") == 0.0
+    alphabet = [""] + list("Bitewarné ")
+    index = {c: i for i, c in enumerate(alphabet)}
+    p = _columns("Bitte warten", alphabet)
+    p[6, index["t"]], p[6, 0] = 0.5, 0.47  # the second "t" torn towards the blank
+    assert fix_words("Bitte warten", p, alphabet, lex) == "Bitte warten"
+    monkeypatch.setattr(type(lex), "lean", lambda self, word: 0.0)
+    assert fix_words("Bitte warten", p, alphabet, lex) == "Bite warten"  # ("bite": English)
+    monkeypatch.undo()
+    alphabet = [""] + list("Onder5 ")
+    index = {c: i for i, c in enumerate(alphabet)}
+    p = _columns("Onder 55", alphabet)
+    p[2, index["r"]], p[2, index["n"]] = 0.45, 0.5
+    assert fix_words("Onder 55", p, alphabet, lex) == "Order 55"
+    alphabet = [""] + list("NoPakrngié ")
+    index = {c: i for i, c in enumerate(alphabet)}
+    for text in ("No Pakng", "Né Pakng"):
+        p = _columns(text, alphabet)
+        p[9, index["r"]], p[9, 0] = 0.3, 0.67
+        p[11, index["i"]], p[11, 0] = 0.3, 0.67
+        want = "No Parking" if text.isascii() else text
+        assert fix_words(text, p, alphabet, lex) == want
+
+
 def test_lexicon_near_words_and_pairs(lex):
     from skiff.kernels.ocr.lexicon import edit_distance
 
