@@ -359,8 +359,23 @@ def is_number(text: str) -> bool:
     return bool(text) and any(c.isdigit() for c in text) and set(text) <= NUMBER_CHARS
 
 
+# seven-segment digits turned around: 3, 4 and 7 read as "E", "h" and "L", the others
+# as digits ("3685.64" as "h9589E"); digits with one of those letters and nothing else
+_SEGMENTS_TURNED = re.compile(r"(?=.*\d)(?=.*[hEL])[0-9hEL.,:\- ]+")
+
+
+def looks_turned_segments(text: str) -> bool:
+    """Whether ``text`` reads like seven-segment digits upside down: digits with "E", "h"
+    or "L" (a 3, 4 or 7 turned) and nothing else.
+
+    >>> looks_turned_segments("h9589E"), looks_turned_segments("3685.64")
+    (True, False)
+    """
+    return bool(_SEGMENTS_TURNED.fullmatch(text))
+
+
 def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None,
-                 prior: float = 0.0) -> np.ndarray:
+                 prior: float = 0.0, segments: float = 0.0) -> np.ndarray:
     """Which crops to turn by 180 degrees, from the recognizer's two readings of each.
 
     ``kept`` and ``turned`` are ``[(text, score)]`` for the crops as they are and turned
@@ -372,7 +387,10 @@ def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None
     display), while words and CJK turned read as garble the recognizer is less sure of and
     need no lean (with one, small noisy signs turned 180 degrees stayed so: "WiFi 密码 8899"
     kept as "6688 5h2 5PM" at 0.81 against 0.92). The page's vote is the mean of its crops'
-    votes weighted by width (a page is seldom printed both ways). A crop turns when the
+    votes weighted by width (a page is seldom printed both ways). Where one reading is a
+    number and the other reads like seven-segment digits upside down
+    (:func:`looks_turned_segments`), ``segments`` more goes to the number, whichever way
+    up it is. A crop turns when the
     mean of its own vote and its page's exceeds ``margin`` (the current choice stands on a
     tie).
 
@@ -385,6 +403,10 @@ def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None
         lean = np.array([prior if is_number(k[0]) or is_number(t[0]) else 0.0
                          for k, t in zip(kept, turned, strict=True)], np.float64)
         gain += np.where(np.asarray(flipped, bool), lean, -lean)
+    if segments:
+        gain += np.array([segments if is_number(t[0]) and looks_turned_segments(k[0]) else
+                          -segments if is_number(k[0]) and looks_turned_segments(t[0]) else 0.0
+                          for k, t in zip(kept, turned, strict=True)], np.float64)
     widths = np.asarray(widths, np.float64)
     pages = np.asarray(pages)
     vote = np.zeros_like(gain)

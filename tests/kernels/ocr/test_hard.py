@@ -11,7 +11,7 @@ import pytest
 
 from skiff.kernels.ocr import reading_order
 from skiff.kernels.ocr.deskew import boxes_back, level, off_axis, skew_angle
-from skiff.kernels.ocr.rec import choose_turns, is_number, reading_angle
+from skiff.kernels.ocr.rec import choose_turns, is_number, looks_turned_segments, reading_angle
 from skiff.kernels.ocr.synth import char_accuracy
 
 # measured on these 6 images a tier (seed 0): 0.59 / 1.00 / 0.97 (two of the six degraded
@@ -225,6 +225,23 @@ def test_choose_turns_leans_upright_for_numbers_only():
                         flipped=[False], prior=0.1)[0]
     assert is_number("-25.8") and is_number("12:05") and not is_number("B12")
     assert not is_number("") and not is_number("--")
+
+
+def test_choose_turns_leans_to_the_number_over_turned_segments():
+    """A display the direction model turned reads "h9589E" (3, 4 and 7 upside down read
+    as E, h and L) a little more surely than its digits: the number wins, either way up."""
+    assert looks_turned_segments("h9589E") and looks_turned_segments("h6581 h")
+    assert not looks_turned_segments("3685.64") and not looks_turned_segments("Exit 4")
+    assert not looks_turned_segments("HELLO") and not looks_turned_segments("")
+    back = ([("h9589E", 0.99)], [("3685.64", 0.92)], [100], [0])
+    assert not choose_turns(*back, flipped=[True], prior=0.1)[0]  # the upright lean alone
+    assert choose_turns(*back, flipped=[True], prior=0.1, segments=0.1)[0]
+    stay = ([("3685.64", 0.83)], [("h9589E", 0.99)], [100], [0])
+    assert choose_turns(*stay, flipped=[False], prior=0.1)[0]
+    assert not choose_turns(*stay, flipped=[False], prior=0.1, segments=0.1)[0]
+    # words are not numbers: no lean either way
+    assert choose_turns([("Exit", 0.80)], [("h 12E", 0.90)], [100], [0], flipped=[False],
+                        prior=0.1, segments=0.1)[0]
 
 
 def test_skew_angle_and_level_round_trip(fonts):
