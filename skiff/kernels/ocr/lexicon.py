@@ -95,14 +95,15 @@ def unaccented(word: str) -> str:
 
 
 class Lexicon:
-    """English word frequencies with a near-word index, and Chinese character-pair bonuses."""
+    """English word frequencies with a near-word index, each word's lean to English or to
+    another language, and Chinese character-pair bonuses."""
 
     def __init__(self, words: list[str], freqs: np.ndarray, keys: np.ndarray, ids: np.ndarray,
                  pairs: np.ndarray, bonus: np.ndarray, chars: np.ndarray,
                  leans: tuple[np.ndarray, np.ndarray] | None = None):
         self.words = words
         # CRC-32s of the English and other languages' words, sorted, and each one's lean in
-        # tenths of a Zipf unit (a misread word matches one by chance ~1 in 3,000)
+        # tenths of a Zipf unit (a misread word matches one by chance ~1 in 3,600)
         self._lean_keys, self._lean = (np.zeros(0, np.uint32), np.zeros(0, np.int8)) \
             if leans is None else leans
         self.freq = dict(zip(words, freqs.tolist(), strict=True))
@@ -273,6 +274,10 @@ def lexicon() -> Lexicon | None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 np.savez(tmp, **tables)
                 os.replace(tmp, path)
+                for old in path.parent.glob("lexicon-v*.npz"):  # earlier layouts' files
+                    if old != path and ".tmp" not in old.name:
+                        with contextlib.suppress(OSError):
+                            old.unlink()
             except OSError:
                 with contextlib.suppress(OSError):
                     tmp.unlink()

@@ -166,6 +166,24 @@ def test_lexicon_near_words_and_pairs(lex):
     assert lex.pair_bonus("热", "x") == 0.0  # no listed character: no bonus, no cost
 
 
+def test_lexicon_cache_replaces_earlier_layouts(lex, tmp_path, monkeypatch):
+    """A new layout's file is written beside the cache and the earlier layouts' files go
+    (each is tens of MB); another process's file being written is left alone."""
+    from skiff.kernels.ocr import lexicon as module
+
+    with np.load(module._cache_path(), allow_pickle=False) as z:  # the fixture's tables
+        tables = {k: z[k] for k in z.files}
+    monkeypatch.setattr(module, "_build", lambda: tables)
+    monkeypatch.setattr(module, "_cache_path", lambda: tmp_path / "lexicon-v9-1-2.npz")
+    monkeypatch.setattr(module, "_loaded", {})
+    (tmp_path / "lexicon-v3-60000-200000.npz").write_bytes(b"old")
+    (tmp_path / "lexicon-v9-1-2.123.tmp.npz").write_bytes(b"being written")
+    got = module.lexicon()
+    assert got is not None and got.lean("bitte") < -2
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["lexicon-v9-1-2.123.tmp.npz",
+                                                          "lexicon-v9-1-2.npz"]
+
+
 def test_lexicon_without_a_writable_cache_or_when_turned_off(tmp_path, monkeypatch):
     """A cache that cannot be written still gives the tables (built in memory); the
     environment switch turns the mending off."""
