@@ -443,6 +443,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         if not self.use_det:
             self.read_tall_as_they_are(crops, owners, good, texts)
         self.read_colour_axis(crops, owners, good, texts)
+        self.read_points(crops, owners, good, texts)
         return crops, owners, texts, flipped
 
 

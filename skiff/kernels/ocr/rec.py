@@ -220,6 +220,12 @@ _NUMBER = re.compile(r"-?\d+")
 POINT_P = 0.1
 
 
+def is_plain_number(text: str) -> bool:
+    """Whether ``text`` is one number of two or more digits with no point (a leading
+    minus allowed): a display's reading that may have dropped its point."""
+    return bool(_NUMBER.fullmatch(text)) and sum(c.isdigit() for c in text) >= 2
+
+
 def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     """``text`` with a decimal point put back between two digits where the recognizer
     dropped it: only for a reading that is one number (digits, a leading minus) with no

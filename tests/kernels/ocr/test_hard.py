@@ -144,6 +144,37 @@ def test_a_displays_dropped_decimal_point_is_put_back(pipe, hard_fonts):
     assert exact >= 2
 
 
+def test_a_display_read_without_its_point_is_read_again_wider(pipe, monkeypatch):
+    """DSEG's point has no advance of its own: read as drawn, "62.2" came back "622";
+    read again 1.3 times as wide the point has columns of its own and is kept where the
+    reading is the same digits with one point between two. Integers keep their digits."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from skiff.kernels.ocr import reading
+
+    root = "/usr/share/fonts/truetype/dseg/"
+    if not os.path.exists(root + "DSEG7Classic-Regular.ttf"):
+        pytest.skip("fonts-dseg is not installed")
+
+    def display(text, face, size):
+        font = ImageFont.truetype(root + face, size)
+        img = Image.new("RGB", (int(font.getlength(text)) + 40, size * 3), "white")
+        ImageDraw.Draw(img).text((20, size), text, font=font, fill="black")
+        return np.asarray(img)
+
+    shown = [("62.2", "DSEG7Classic-Regular.ttf", 40), ("756.22", "DSEG7Classic-Regular.ttf", 32),
+             ("24.5", "DSEG7Classic-Bold.ttf", 32), ("34.1", "DSEG7Classic-Italic.ttf", 40),
+             ("6220", "DSEG7Classic-Regular.ttf", 40), ("75622", "DSEG7Classic-Bold.ttf", 32)]
+    images = [display(*d) for d in shown]
+    now = [r.text.replace(" ", "") for r in pipe.run(images)]
+    monkeypatch.setattr(reading, "POINT_STRETCH", 0.0)
+    before = [r.text.replace(" ", "") for r in pipe.run(images)]
+    points = [d[0] for d in shown if "." in d[0]]
+    assert sum(b == t for b, t in zip(before, points)) <= 1, before  # the point dropped
+    assert now[:len(points)] == points
+    assert now[len(points):] == [d[0] for d in shown if "." not in d[0]]
+
+
 def test_decimal_point_rules():
     from skiff.kernels.ocr.rec import POINT_P, decimal_point
 
