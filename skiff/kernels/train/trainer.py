@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -33,13 +31,25 @@ import numpy as np
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .core import random as train_random
-from .data import PackedBatch, as_dataset, batch_size_of, split_off, token_count
-from .divergence import OVERFLOW_ERRORS, DivergenceWatch
-from .losses import INPUT_KEYS, accuracy, loss_function
+from .data import as_dataset, batch_size_of, split_off, token_count
+from .divergence import OVERFLOW_ERRORS
+from .inference import Inference
+from .losses import loss_function
 from .precision import MixedTraining, check_mixed_strategy, check_precision, weight_bytes
 from .resolve import resolve_strategy
 from .result import TrainResult, predicted_vs_measured
-from .strategy import NonFiniteLoss, SingleDevice, Strategy
+from .strategy import NonFiniteLoss, Strategy
+from .trainer_run import (
+    Run,
+    median,
+    memory_in_use,
+    next_batch,
+    num_parameters,
+    param_dtype,
+    positive_int,
+    same_objects,
+)
+from .trainer_state import TrainerState
 
 __all__ = ["Trainer", "TrainingDiverged"]
 
@@ -52,7 +62,7 @@ class TrainingDiverged(FloatingPointError):
 
 
 # ------------------------------------------------------------------------------------------
-class Trainer:
+class Trainer(Inference, TrainerState):
     """Train a model on a data set, on one device or many ranks.
 
     Parameters
@@ -149,13 +159,13 @@ class Trainer:
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
                             f"{type(model).__module__}.{type(model).__qualname__}")
-        _positive_int("batch_size", batch_size)
-        _positive_int("grad_accum", grad_accum)
-        _positive_int("log_every", log_every)
+        positive_int("batch_size", batch_size)
+        positive_int("grad_accum", grad_accum)
+        positive_int("log_every", log_every)
         if checkpoint_every is not None:
-            _positive_int("checkpoint_every", checkpoint_every)
+            positive_int("checkpoint_every", checkpoint_every)
         if eval_every is not None:
-            _positive_int("eval_every", eval_every)
+            positive_int("eval_every", eval_every)
         if evaluator is not None and not callable(evaluator):
             raise TypeError(f"evaluator must be callable(model) -> dict, got {evaluator!r}")
         if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr)
@@ -240,7 +250,7 @@ class Trainer:
         if epochs is not None and not epochs > 0:
             raise ValueError(f"epochs must be positive, got {epochs!r}")
         if steps is not None:
-            _positive_int("steps", steps)
+            positive_int("steps", steps)
         dataset = as_dataset(dataset)
         if val_dataset is not None:
             val_dataset = as_dataset(val_dataset, what="validation dataset")
@@ -280,7 +290,7 @@ class Trainer:
                     "to recompute: activations kept")
         return strategy
 
-    def _prepare(self, strategy, dataset, val_dataset, epochs, steps) -> _Run:
+    def _prepare(self, strategy, dataset, val_dataset, epochs, steps) -> Run:
         """Model on the device, optimizer, data loader, schedule, loss; the RNG seeded."""
         make = self._make_optimizer
         if self.precision != "32":
@@ -290,12 +300,12 @@ class Trainer:
             def make(params):  # 16-bit parameters; the optimizer steps float32 masters
                 params = list(params)
                 if strategy.owns_masters:  # ZeRO: its float32 flat slice is the master
-                    if self.mixed is None or not _same(self.mixed.master, params):
+                    if self.mixed is None or not same_objects(self.mixed.master, params):
                         self.mixed = MixedTraining(strategy.params, self.precision,
                                                    masters=params,
                                                    write_back=strategy.gather_params)
                     return self._make_optimizer(params)
-                if self.mixed is None or not _same(self.mixed.params, params):
+                if self.mixed is None or not same_objects(self.mixed.params, params):
                     self.mixed = MixedTraining(params, self.precision)
                 return self._make_optimizer(self.mixed.master_params())
 
@@ -307,7 +317,7 @@ class Trainer:
                 from .calibrate import time_allreduce
 
                 self._calibration.allreduce_s = time_allreduce(
-                    comm, _num_parameters(self.model))
+                    comm, num_parameters(self.model))
         loader = strategy.make_loader(dataset, self.batch_size, shuffle=self.shuffle,
                                       seed=self.seed, drop_last=self.drop_last)
         if len(loader) == 0:
@@ -316,15 +326,15 @@ class Trainer:
         per_epoch = max(1, len(loader) // self.grad_accum)
         total = int(steps) if steps is not None else max(1, round((epochs or 1) * per_epoch))
         self.scheduler = self._make_scheduler(total)
-        dtype = _param_dtype(self.model)
+        dtype = param_dtype(self.model)
         loss_fn = self._loss_fn()
         if self.mixed is not None:
             loss_fn = MixedTraining.float32_loss(loss_fn)
-        n_params = _num_parameters(self.model)
+        n_params = num_parameters(self.model)
         self.reporter.info(num_parameters=n_params, total_steps=total,
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
                            device=str(strategy.device), precision=self.precision)
-        return _Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
+        return Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
                     dtype=dtype, loss_fn=loss_fn, n_params=n_params)
 
     def _calibrate(self, dataset):
@@ -362,7 +372,7 @@ class Trainer:
             self.reporter.info(plan_check=check)
             self.reporter.log(describe(check))
 
-    def _resume_from_checkpoint(self, run: _Run) -> None:
+    def _resume_from_checkpoint(self, run: Run) -> None:
         """Weights, optimizer, schedule, RNG, data position, step and curves from the newest
         checkpoint (none there: start from step 0)."""
         state = run.strategy.load_checkpoint(self.checkpoint_dir)
@@ -373,7 +383,7 @@ class Trainer:
         self.reporter.log(f"resumed from step {run.step} (epoch {run.loader.epoch}, batch "
                           f"{run.loader.position})")
 
-    def _run_steps(self, run: _Run) -> None:
+    def _run_steps(self, run: Run) -> None:
         """Optimizer steps until ``run.total`` or a stop request: each one reports, validates
         at an epoch's end (and after the last step), and checkpoints every N steps."""
         rep = self.reporter
@@ -402,14 +412,14 @@ class Trainer:
                 run.watch.note_checkpoint(run.step, run.last_ckpt)
         run.elapsed = time.perf_counter() - run.t_start
 
-    def _optimizer_step(self, run: _Run) -> tuple[float, float, float | None]:
+    def _optimizer_step(self, run: Run) -> tuple[float, float, float | None]:
         """``grad_accum`` micro-batches forward and backward, then gradients reduced, clipped
         and applied; (the loss over all ranks, the learning rate used, the gradient norm)."""
         strategy, loader = run.strategy, run.loader
         t_step = time.perf_counter()
         loss_sum = 0.0
         for _ in range(self.grad_accum):
-            host_batch = _next_batch(loader)
+            host_batch = next_batch(loader)
             batch = strategy.to_device(host_batch, run.dtype)
             try:
                 scale = 1.0 / self.grad_accum
@@ -455,7 +465,7 @@ class Trainer:
         metrics = strategy.reduce_metrics({"loss": loss})
         return metrics["loss"], lr, grad_norm
 
-    def _mixed_step(self, run: _Run) -> float | None:
+    def _mixed_step(self, run: Run) -> float | None:
         """The optimizer step in mixed precision: masters updated, or (fp16) the step skipped
         on an overflow and the loss scale halved; bf16 gradients that overflow diverged."""
         scale = self.mixed.loss_scale
@@ -468,11 +478,11 @@ class Trainer:
                               level="warning")
         return norm if ran and self.clip is not None else None
 
-    def _report_step(self, run: _Run, loss, lr, grad_norm) -> None:
+    def _report_step(self, run: Run, loss, lr, grad_norm) -> None:
         """Peak memory; every ``log_every`` steps (and the last) a history row and its
         metrics; progress after every step."""
         rep, loader, step = self.reporter, run.loader, run.step
-        run.peak = max(run.peak, _memory_in_use(run.strategy.device))
+        run.peak = max(run.peak, memory_in_use(run.strategy.device))
         if step % self.log_every == 0 or step == run.total:
             now = time.perf_counter()
             dt = max(now - run.window_t, 1e-9)
@@ -491,7 +501,7 @@ class Trainer:
             run.window_t, run.window_samples, run.window_tokens = now, 0, 0
         rep.progress(step, run.total, unit="step", message=f"loss {loss:.4f}")
 
-    def _validate(self, run: _Run) -> None:
+    def _validate(self, run: Run) -> None:
         """Evaluate the validation set, record and report it, and go back to training mode."""
         loader = run.loader
         val = self.evaluate(run.val_dataset)
@@ -503,7 +513,7 @@ class Trainer:
                 self.reporter.metric(k, v, step=run.step)
         self.model.train()
 
-    def _run_evaluator(self, run: _Run) -> None:
+    def _run_evaluator(self, run: Run) -> None:
         """The ``evaluator``'s metrics at this step (once a step), on the reporting rank."""
         if self.evaluator is None or (run.evaluation and run.evaluation[-1]["step"] == run.step):
             return
@@ -516,7 +526,7 @@ class Trainer:
                 self.reporter.metric(name, value, step=run.step)
             self.model.train()
 
-    def _print_progress(self, run: _Run, loss) -> None:
+    def _print_progress(self, run: Run, loss) -> None:
         """``verbose``: one printed line at each epoch's end and after the last step."""
         run.line_losses.append(loss)
         if run.epoch_done or run.step == run.total:
@@ -524,7 +534,7 @@ class Trainer:
                              run.val_history, run.t_start)
             run.line_losses = []
 
-    def _finish(self, run: _Run) -> TrainResult:
+    def _finish(self, run: Run) -> TrainResult:
         """The final checkpoint (also when cancelled, so the run can be resumed), the
         strategy torn down, and the result with its measurements against the plan."""
         step, loader, rep = run.step, run.loader, self.reporter
@@ -542,7 +552,7 @@ class Trainer:
             checkpoint=None if run.last_ckpt is None else str(run.last_ckpt),
             strategy=self.plan, stopped=run.stopped, num_parameters=run.n_params,
             model=self.model)
-        result.step_time_s = _median(run.step_times[1:] or run.step_times)
+        result.step_time_s = median(run.step_times[1:] or run.step_times)
         result.predicted = predicted_vs_measured(self.plan, result)
         if getattr(self, "_calibration", None) is not None:
             self._check_plan(result)
@@ -551,85 +561,6 @@ class Trainer:
         if run.stopped:
             rep.log(f"stopped at step {step} of {run.total} ({run.stopped})", level="warning")
         return result
-
-    # --------------------------------------------------------------------------------------
-    def evaluate(self, dataset, batch_size: int | None = None) -> dict:
-        """Mean loss (and accuracy for classification) over ``dataset`` without gradients."""
-        from .core.tensor import no_grad
-        from .data import DataLoader
-
-        if self.strategy is None:
-            self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
-        dataset = as_dataset(dataset, what="validation dataset")
-        if len(dataset) == 0:
-            raise ValueError("the validation dataset is empty")
-        loader = DataLoader(dataset, batch_size or self.batch_size, shuffle=False)
-        dtype = _param_dtype(self.model)
-        loss_fn = self._loss_fn()
-        if self.mixed is not None:
-            loss_fn = MixedTraining.float32_loss(loss_fn)
-        if hasattr(loss_fn, "keep"):
-            loss_fn.keep = True
-        total = count = correct = 0.0
-        classify = None
-        self.model.eval()
-        with no_grad():
-            for host_batch in loader:
-                batch = self.strategy.to_device(host_batch, dtype)
-                n = batch_size_of(host_batch)
-                total += float(loss_fn(self.model, batch).item()) * n
-                count += n
-                last = getattr(loss_fn, "last", None)
-                acc = None if last is None else accuracy(*last, self.loss_spec)
-                if acc is not None:
-                    classify = True
-                    correct += acc * n
-        out = {"val_loss": total / count}
-        if classify:
-            out["val_accuracy"] = correct / count
-        return out
-
-    def predict(self, data, batch_size: int | None = None, *, inputs: int = 1) -> np.ndarray:
-        """The model's outputs on ``data`` as one host numpy array, in eval mode, no gradients.
-
-        ``data`` is an input array ``X`` (N, ...), a tuple ``(X, y)`` (``y`` is ignored) or a
-        dataset whose items are inputs or ``(x, y)`` pairs; for a model of several inputs
-        pass ``(X1, ..., Xk, y)`` with ``inputs=k``. Outputs of the batches are joined along
-        the first axis.
-        """
-        from .core.tensor import no_grad
-        from .data import DataLoader
-
-        if self.strategy is None:
-            self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
-        dataset = as_dataset(data, what="data to predict on")
-        if len(dataset) == 0:
-            raise ValueError("the data to predict on is empty")
-        loader = DataLoader(dataset, batch_size or max(self.batch_size, 256), shuffle=False)
-        dtype = _param_dtype(self.model)
-        was_training = getattr(self.model, "training", False)
-        outs = []
-        self.model.eval()
-        try:
-            with no_grad():
-                for host_batch in loader:
-                    if isinstance(host_batch, PackedBatch):
-                        raise TypeError("predict takes arrays of inputs, got packed sequences")
-                    if isinstance(host_batch, dict):
-                        host_batch = next((host_batch[k] for k in INPUT_KEYS
-                                           if k in host_batch), None)
-                        if host_batch is None:
-                            raise TypeError("predict on dict items needs an input key "
-                                            f"({', '.join(INPUT_KEYS)})")
-                    xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
-                        else (host_batch,)
-                    out = self.model(*self.strategy.to_device(xs, dtype))
-                    outs.append(np.asarray(out.numpy()) if hasattr(out, "numpy")
-                                else np.asarray(out))
-        finally:
-            if was_training:
-                self.model.train()
-        return np.concatenate(outs, axis=0)
 
     # --------------------------------------------------------------------------------------
     def _make_optimizer(self, params):
@@ -675,55 +606,6 @@ class Trainer:
         """``fn(model, batch) -> scalar Tensor`` for the configured loss."""
         return loss_function(self.model, self.loss_spec)
 
-    def _state(self, step, loader, history, val_history) -> dict:
-        st = self.strategy
-        return {
-            "model": self.model.state_dict(),
-            "optimizer": st.optimizer_state_dict(self.optimizer),
-            "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
-            "rng": {"train": train_random.get_state(self.rng)},
-            "data": loader.state_dict(),
-            "step": step,
-            "history": history,
-            "val_history": val_history,
-            "plan": {"strategy": self.plan.get("strategy"), "world_size": st.world_size},
-            "precision": None if self.mixed is None else self.mixed.state_dict(),
-        }
-
-    def _save(self, step, loader, history, val_history):
-        path = self.strategy.save_checkpoint(
-            self.checkpoint_dir, self._state(step, loader, history, val_history), step=step,
-            keep=self.keep_checkpoints)
-        if path is not None:
-            self.reporter.log(f"checkpoint {Path(path).name} at step {step}")
-            self.reporter.info(checkpoint=str(path), checkpoint_step=step)
-        return path
-
-    def _restore(self, state, loader):
-        self.model.load_state_dict(state["model"])
-        self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
-        if self.scheduler is not None and state.get("scheduler") is not None:
-            self.scheduler.load_state_dict(state["scheduler"])
-        if self.mixed is not None and state.get("precision") is not None:
-            self.mixed.load_state_dict(state["precision"])  # the masters: the exact weights
-        elif self.mixed is not None:  # a float32 checkpoint: the masters take its weights
-            self._masters_from(state["model"])
-        train_random.set_state(state["rng"]["train"], self.rng)
-        loader.load_state_dict(state["data"])
-        return int(state["step"]), list(state.get("history", [])), \
-            list(state.get("val_history", []))
-
-    def _masters_from(self, weights: dict) -> None:
-        """Set the float32 masters from a checkpoint's float32 weights (by parameter name),
-        not from the 16-bit parameters they were just rounded into."""
-        if self.mixed.owned:  # ZeRO: the masters are this rank's flat slice
-            st, m = self.strategy, self.mixed.master[0]
-            m.data[...] = m.xp.asarray(st.flat_slice([weights[n] for n in st.names]))
-            return
-        names = {id(p): n for n, p in self.model.named_parameters()}
-        for p, m in zip(self.mixed.params, self.mixed.master):
-            m.data[...] = m.xp.asarray(np.asarray(weights[names[id(p)]], dtype=np.float32))
-
     def _print_line(self, step, total, loader, losses, val_history, t_start) -> None:
         epoch = loader.epoch + loader.position / len(loader)
         parts = [f"epoch {epoch:.4g}", f"step {step}/{total}",
@@ -747,93 +629,3 @@ class Trainer:
         if self.stop_on_divergence:
             raise self._diverged(run.step, run.watch.describe(), run)
         self.reporter.log(run.watch.warning(run.step), level="warning")
-
-
-# ------------------------------------------------------------------------------------------
-@dataclass
-class _Run:
-    """One call of :meth:`Trainer.train`: what it set up, and what it has done so far."""
-
-    strategy: Strategy
-    loader: object
-    val_dataset: object
-    total: int  # optimizer steps to reach
-    dtype: object
-    loss_fn: object
-    n_params: int
-    step: int = 0
-    history: list = field(default_factory=list)
-    val_history: list = field(default_factory=list)
-    evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}
-    last_ckpt: object = None
-    stopped: str | None = None
-    t_start: float = 0.0
-    elapsed: float = 0.0
-    samples: int = 0
-    tokens: int = 0
-    window_t: float = 0.0  # the throughput window since the last logged step
-    window_samples: int = 0
-    window_tokens: int = 0
-    peak: int = 0
-    step_times: list = field(default_factory=list)
-    line_losses: list = field(default_factory=list)  # verbose: losses since the last line
-    watch: DivergenceWatch = field(default_factory=DivergenceWatch)  # the loss trend
-
-    @property
-    def epoch_done(self) -> bool:
-        """Whether the loader has used up this epoch's batches."""
-        return self.loader.position >= len(self.loader)
-
-
-# ------------------------------------------------------------------------------------------
-def _next_batch(loader):
-    """The next host batch, moving to the next epoch when this one is used up."""
-    if loader.position >= len(loader):
-        loader.epoch += 1
-        loader.position = 0
-    index = loader.batch_indices(loader.epoch, loader.position)
-    loader.position += 1
-    return loader.make_batch(index)
-
-
-def _same(a, b) -> bool:
-    """Whether two lists hold the same objects (parameters compare elementwise)."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
-
-
-def _median(values):
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
-def _param_dtype(model):
-    for p in model.parameters():
-        return p.dtype
-    return None
-
-
-def _num_parameters(model) -> int:
-    if hasattr(model, "num_parameters"):
-        return int(model.num_parameters())
-    return int(sum(int(np.prod(p.shape)) for p in model.parameters()))
-
-
-def _memory_in_use(device) -> int:
-    """Bytes in use on ``device``: the cupy pool on a GPU, the resident set on the CPU."""
-    if device is not None and getattr(device, "is_gpu", False):
-        from skiff.kernels.backend import cupy
-
-        cp = cupy()
-        return int(cp.get_default_memory_pool().used_bytes()) if cp is not None else 0
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _positive_int(name, value):
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")

@@ -1,0 +1,98 @@
+"""A trained model used without gradients: :meth:`Inference.evaluate` (mean loss, and
+accuracy for classification) and :meth:`Inference.predict` (the outputs as one host array).
+A mixin of :class:`.trainer.Trainer`: it uses the trainer's ``model``, ``strategy``,
+``device``, ``reporter``, ``batch_size``, ``mixed``, ``loss_spec`` and ``_loss_fn``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .data import PackedBatch, as_dataset, batch_size_of
+from .losses import INPUT_KEYS, accuracy
+from .precision import MixedTraining
+from .strategy import SingleDevice
+from .trainer_run import param_dtype
+
+__all__ = ["Inference"]
+
+
+class Inference:
+    """``evaluate`` and ``predict`` of a :class:`.trainer.Trainer`."""
+
+    def evaluate(self, dataset, batch_size: int | None = None) -> dict:
+        """Mean loss (and accuracy for classification) over ``dataset`` without gradients."""
+        from .core.tensor import no_grad
+        from .data import DataLoader
+
+        if self.strategy is None:
+            self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
+        dataset = as_dataset(dataset, what="validation dataset")
+        if len(dataset) == 0:
+            raise ValueError("the validation dataset is empty")
+        loader = DataLoader(dataset, batch_size or self.batch_size, shuffle=False)
+        dtype = param_dtype(self.model)
+        loss_fn = self._loss_fn()
+        if self.mixed is not None:
+            loss_fn = MixedTraining.float32_loss(loss_fn)
+        if hasattr(loss_fn, "keep"):
+            loss_fn.keep = True
+        total = count = correct = 0.0
+        classify = None
+        self.model.eval()
+        with no_grad():
+            for host_batch in loader:
+                batch = self.strategy.to_device(host_batch, dtype)
+                n = batch_size_of(host_batch)
+                total += float(loss_fn(self.model, batch).item()) * n
+                count += n
+                last = getattr(loss_fn, "last", None)
+                acc = None if last is None else accuracy(*last, self.loss_spec)
+                if acc is not None:
+                    classify = True
+                    correct += acc * n
+        out = {"val_loss": total / count}
+        if classify:
+            out["val_accuracy"] = correct / count
+        return out
+
+    def predict(self, data, batch_size: int | None = None, *, inputs: int = 1) -> np.ndarray:
+        """The model's outputs on ``data`` as one host numpy array, in eval mode, no gradients.
+
+        ``data`` is an input array ``X`` (N, ...), a tuple ``(X, y)`` (``y`` is ignored) or a
+        dataset whose items are inputs or ``(x, y)`` pairs; for a model of several inputs
+        pass ``(X1, ..., Xk, y)`` with ``inputs=k``. Outputs of the batches are joined along
+        the first axis.
+        """
+        from .core.tensor import no_grad
+        from .data import DataLoader
+
+        if self.strategy is None:
+            self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
+        dataset = as_dataset(data, what="data to predict on")
+        if len(dataset) == 0:
+            raise ValueError("the data to predict on is empty")
+        loader = DataLoader(dataset, batch_size or max(self.batch_size, 256), shuffle=False)
+        dtype = param_dtype(self.model)
+        was_training = getattr(self.model, "training", False)
+        outs = []
+        self.model.eval()
+        try:
+            with no_grad():
+                for host_batch in loader:
+                    if isinstance(host_batch, PackedBatch):
+                        raise TypeError("predict takes arrays of inputs, got packed sequences")
+                    if isinstance(host_batch, dict):
+                        host_batch = next((host_batch[k] for k in INPUT_KEYS
+                                           if k in host_batch), None)
+                        if host_batch is None:
+                            raise TypeError("predict on dict items needs an input key "
+                                            f"({', '.join(INPUT_KEYS)})")
+                    xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
+                        else (host_batch,)
+                    out = self.model(*self.strategy.to_device(xs, dtype))
+                    outs.append(np.asarray(out.numpy()) if hasattr(out, "numpy")
+                                else np.asarray(out))
+        finally:
+            if was_training:
+                self.model.train()
+        return np.concatenate(outs, axis=0)

@@ -1,0 +1,103 @@
+"""One call of :meth:`.trainer.Trainer.train`: what it set up and has done so far
+(:class:`Run`), and the small helpers of its loop."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .divergence import DivergenceWatch
+from .strategy import Strategy
+
+__all__ = ["Run", "next_batch", "same_objects", "median", "param_dtype", "num_parameters",
+           "memory_in_use", "positive_int"]
+
+
+@dataclass
+class Run:
+    """One call of :meth:`Trainer.train`: what it set up, and what it has done so far."""
+
+    strategy: Strategy
+    loader: object
+    val_dataset: object
+    total: int  # optimizer steps to reach
+    dtype: object
+    loss_fn: object
+    n_params: int
+    step: int = 0
+    history: list = field(default_factory=list)
+    val_history: list = field(default_factory=list)
+    evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}
+    last_ckpt: object = None
+    stopped: str | None = None
+    t_start: float = 0.0
+    elapsed: float = 0.0
+    samples: int = 0
+    tokens: int = 0
+    window_t: float = 0.0  # the throughput window since the last logged step
+    window_samples: int = 0
+    window_tokens: int = 0
+    peak: int = 0
+    step_times: list = field(default_factory=list)
+    line_losses: list = field(default_factory=list)  # verbose: losses since the last line
+    watch: DivergenceWatch = field(default_factory=DivergenceWatch)  # the loss trend
+
+    @property
+    def epoch_done(self) -> bool:
+        """Whether the loader has used up this epoch's batches."""
+        return self.loader.position >= len(self.loader)
+
+
+def next_batch(loader):
+    """The next host batch, moving to the next epoch when this one is used up."""
+    if loader.position >= len(loader):
+        loader.epoch += 1
+        loader.position = 0
+    index = loader.batch_indices(loader.epoch, loader.position)
+    loader.position += 1
+    return loader.make_batch(index)
+
+
+def same_objects(a, b) -> bool:
+    """Whether two lists hold the same objects (parameters compare elementwise)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def median(values):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def param_dtype(model):
+    for p in model.parameters():
+        return p.dtype
+    return None
+
+
+def num_parameters(model) -> int:
+    if hasattr(model, "num_parameters"):
+        return int(model.num_parameters())
+    return int(sum(int(np.prod(p.shape)) for p in model.parameters()))
+
+
+def memory_in_use(device) -> int:
+    """Bytes in use on ``device``: the cupy pool on a GPU, the resident set on the CPU."""
+    if device is not None and getattr(device, "is_gpu", False):
+        from skiff.kernels.backend import cupy
+
+        cp = cupy()
+        return int(cp.get_default_memory_pool().used_bytes()) if cp is not None else 0
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def positive_int(name, value):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
