@@ -6,18 +6,14 @@ shared experts, the pre-norm decoder layer, and the embedding, layers and final 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..core import nn
 from ..core.nn import functional as F
 from ..core.tensor import Tensor, cat, is_grad_enabled, split, where
+from .ernie_config import ErnieConfig
 from .ernie_generate import packed_attention_gqa
 from .gpt import _host
-
-if TYPE_CHECKING:
-    from .ernie import ErnieConfig
 
 __all__ = ["ErnieAttention", "ErnieDecoderLayer", "ErnieMLP", "ErnieMoE", "ErnieMoeStatics",
            "ErnieModel", "rows_linear"]
