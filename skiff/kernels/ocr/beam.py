@@ -56,6 +56,9 @@ _WORD = re.compile(r"[A-Za-z]+")
 # Latin letters with accents: a line holding one is no English to correct (and its words
 # would be cut at them)
 _ACCENTED = re.compile(r"[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
+# kana: a Japanese line, whose kanji do not pair as Chinese characters do (the pair tables
+# are Chinese): read again without pair bonuses
+_KANA = re.compile(r"[\u3041-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 
 
 def _lse(a: float, b: float) -> float:
@@ -257,7 +260,8 @@ def reread(text: str, probs: np.ndarray, alphabet: list[str],
            lex: Lexicon | None | Callable[[], Lexicon | None] = lexicon,
            columns: tuple[np.ndarray, np.ndarray] | None = None) -> str:
     """``text`` (greedy CTC's reading of ``probs`` (T, C)) read again when it is unsure
-    (:func:`is_unsure`): :func:`beam_search` with pair bonuses, then :func:`fix_words`.
+    (:func:`is_unsure`): :func:`beam_search` with pair bonuses (none on a line with kana:
+    Japanese), then :func:`fix_words`.
     ``lex`` is a :class:`Lexicon`, or a callable giving one (loaded only for an unsure
     line), or None: the text as read. ``columns``: the line's best classes and their
     probabilities, when the caller has them (greedy decoding took them)."""
@@ -274,5 +278,5 @@ def reread(text: str, probs: np.ndarray, alphabet: list[str],
         lex = lex()
         if lex is None:
             return text
-    again = beam_search(probs, alphabet, lex, top=top) or text
+    again = beam_search(probs, alphabet, None if _KANA.search(text) else lex, top=top) or text
     return fix_words(again, probs, alphabet, lex)

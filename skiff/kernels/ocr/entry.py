@@ -112,7 +112,7 @@ class OcrRun:
                  seconds: float, out: str | None, device: str, model: str,
                  skipped: list[str] | None = None, text_out: str | None = None):
         self.results = results
-        self.text_out = text_out  # the plain-text file (--out FILE.txt), None otherwise
+        self.text_out = text_out  # the file --out wrote (FILE.txt text, FILE.csv rows), else None
         self.skipped = list(skipped or [])  # what the folders held besides images (subfolder/)
         self.images, self.errors, self.lines = images, errors, lines
         self.seconds, self.out, self.device, self.model = seconds, out, device, model

@@ -21,7 +21,8 @@ from .spacing import ink_mask
 
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ctc_columns",
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
-           "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width"]
+           "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
+           "is_plain_number", "looks_turned_segments"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter

@@ -105,6 +105,19 @@ def test_a_torn_chinese_character_goes_to_the_known_pair(lex):
     assert reread("安业出口", sure, alphabet, lex) == "安业出口"
 
 
+def test_a_japanese_line_gets_no_chinese_pair_bonus(lex):
+    """Kanji beside kana pair as Japanese does, not as the Chinese tables say: the torn
+    column keeps the recognizer's choice."""
+    alphabet = ["", "热", "烈", "顺", "欢", "迎", "の", "カ"]
+    torn = {1: {"顺": 0.5, "烈": 0.4}}
+    p = _columns("热顺欢迎の", alphabet, torn=torn)
+    assert reread("热顺欢迎の", p, alphabet, lex) == "热顺欢迎の"
+    p = _columns("热顺欢迎カ", alphabet, torn=torn)
+    assert reread("热顺欢迎カ", p, alphabet, lex) == "热顺欢迎カ"
+    p = _columns("热顺欢迎", alphabet, torn=torn)  # without kana: the Chinese pair
+    assert reread("热顺欢迎", p, alphabet, lex) == "热烈欢迎"
+
+
 def test_an_unlisted_word_goes_to_a_near_word_the_columns_allow(lex):
     alphabet = [""] + list("NoPakrngiX ")
     index = {c: i for i, c in enumerate(alphabet)}
