@@ -5,9 +5,10 @@ convolution. onnxruntime runs a statically quantized graph (``QLinearConv`` with
 weights per output channel, uint8 activations) on the CPU's integer dot-product
 instructions; on the PP-OCRv6 detector that measured 4x less CPU time than float32 over the
 same inputs, with the same texts read (``benchmarks/results/ocr.md``, ``docs/ocr.md``). On
-an x86 CPU without those (AVX2 only) the weights keep to 7 bits (:func:`reduced_range`):
-there products are added in int16, which saturates, and the time saved is smaller (about
-1.3x on one thread, none on two, measured on an AMD EPYC). The
+x86 the weights keep to 7 bits (:func:`reduced_range`): without VNNI products are added in
+int16, which saturates, and the time saved is smaller (about 1.3x on one thread, none on
+two, measured on an AMD EPYC); with VNNI the 7-bit twin reads as float32 where a full-range
+one did not. The
 probability map the boxes come from is thresholded, so the small error int8 adds does not
 move a box's edge by a pixel in the sets measured. Recognition stays float32: quantized the
 same way it changed one line in five (spaces, similar characters).
@@ -56,37 +57,28 @@ class QuantizeError(RuntimeError):
 
 
 # x86 CPU flags whose instructions add int8 products in int32 (VNNI, AMX)
-_EXACT_INT8 = ("avx512_vnni", "avx_vnni", "amx_int8")
-
-
-def reduced_range(cpuinfo: str | None = None, machine: str | None = None) -> bool:
-    """Whether int8 weights must keep to 7 bits on this CPU: on x86 without VNNI,
-    onnxruntime's uint8 x int8 convolution adds pairs of products in int16 (AVX2's
-    ``vpmaddubsw``), which saturates with full-range weights. Measured on an AMD EPYC with
-    AVX2 only (2026-12-02): the detector's boxes came out taller (IoU 0.75 against float32)
-    and two noisy pages of eight read otherwise; with 7-bit weights, the same boxes and
-    texts as float32 at the same speed. ``cpuinfo`` and ``machine`` are for tests (this
-    machine's ``/proc/cpuinfo`` and ``platform.machine()`` otherwise); an x86 CPU whose
-    flags cannot be read is taken to lack VNNI."""
+def reduced_range(machine: str | None = None) -> bool:
+    """Whether int8 weights keep to 7 bits: on every x86 CPU. Without VNNI, onnxruntime's
+    uint8 x int8 convolution adds pairs of products in int16 (AVX2's ``vpmaddubsw``), which
+    saturates with full-range weights: measured on an AMD EPYC with AVX2 only (2026-12-02),
+    the detector's boxes came out taller (IoU 0.75 against float32) and two noisy pages of
+    eight read otherwise. With VNNI the sums are exact, but a full-range twin still read
+    otherwise than float32 where the 7-bit one does not (an AMD EPYC with AVX-512 VNNI,
+    2026-12-03: a small page's spaces, "Thequickbrownfox"; a picture above a caption read
+    as a character; four of six displays' decimal points dropped), at the same speed and
+    the same degraded tier over six seeds (0.869 full range, 0.866 7-bit). So one recipe
+    for x86, and a page reads the same on either kind of CPU. ARM's int8 dot products add
+    in int32: full range. ``machine`` is for tests (``platform.machine()`` otherwise)."""
     import platform
 
     machine = (machine or platform.machine()).lower()
-    if machine not in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return False  # ARM's int8 dot products add in int32
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return True
-    flags = set(cpuinfo.split())
-    return not any(f in flags for f in _EXACT_INT8)
+    return machine in ("x86_64", "amd64", "i386", "i686", "x86")
 
 
 def int8_path(src: str | Path) -> Path:
     """The cache file of ``src``'s int8 twin (it may not exist yet): named by the source's
-    digest, the recipe and whether this CPU needs 7-bit weights (:func:`reduced_range`),
-    so a cache folder shared by two kinds of machine keeps one build for each."""
+    digest, the recipe and whether the weights keep to 7 bits (:func:`reduced_range`), so
+    a cache folder shared by an x86 and an ARM machine keeps one build for each."""
     src = Path(src)
     digest = hashlib.sha256()
     with open(src, "rb") as f:
