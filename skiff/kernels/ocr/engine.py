@@ -92,10 +92,14 @@ class OnnxEngine:
     gate : MemoryGate, optional
         Shared with the pipeline's other engines: a call holds ``bytes_per_element`` times
         its input's size of it while it runs (CPU only).
+    arena : bool
+        On the CPU, onnxruntime's memory arena for the blocks of one call, given back when
+        the call ends (the recognizer's setting); without it every block is malloc'd.
     """
 
     def __init__(self, path: str | Path, device: str = "cpu", *, threads: int | None = None,
-                 gate: MemoryGate | None = None, bytes_per_element: float = 0.0):
+                 gate: MemoryGate | None = None, bytes_per_element: float = 0.0,
+                 arena: bool = False):
         import onnxruntime as ort  # lazy: skiff imports fast without it
 
         self.path = Path(path)
@@ -111,8 +115,13 @@ class OnnxEngine:
         opts.add_session_config_entry("session.intra_op.allow_spinning",
                                       os.environ.get("SKIFF_OCR_SPIN", "0"))
         # input sizes change from image to image: a memory arena and per-shape memory
-        # patterns keep the largest blocks ever seen (as RapidOCR, which turns the arena off)
-        opts.enable_cpu_mem_arena = False
+        # patterns keep the largest blocks ever seen (RapidOCR turns the arena off). With
+        # ``arena`` a session keeps one for the blocks of a call and gives it back at the
+        # call's end (shrinkage): the recognizer's many small activations, malloc'd one by
+        # one otherwise, cost it 1.3-1.9x per column in batches side by side on two cores,
+        # with the same RSS over a run (docs/ocr.md, "Memory over a run")
+        arena = arena and device == "cpu"
+        opts.enable_cpu_mem_arena = arena
         opts.enable_mem_pattern = False
         if device == "cpu":
             tune_malloc()
@@ -148,6 +157,10 @@ class OnnxEngine:
         self.input_name = self.session.get_inputs()[0].name
         self.output_name = self.session.get_outputs()[0].name
         self._lock = threading.Lock()
+        self.run_options = None
+        if arena:
+            self.run_options = ort.RunOptions()
+            self.run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self.gate = gate if device == "cpu" and bytes_per_element > 0 else None
         self.bytes_per_element = float(bytes_per_element)
 
@@ -165,12 +178,14 @@ class OnnxEngine:
         lock = self._lock if self.provider != "CPUExecutionProvider" else contextlib.nullcontext()
         if self.gate is None:
             with lock:
-                return self.session.run([self.output_name], {self.input_name: batch})[0]
+                return self.session.run([self.output_name], {self.input_name: batch},
+                                        self.run_options)[0]
         need = int(batch.size * self.bytes_per_element)
         self.gate.acquire(need)
         try:
             with lock:
-                return self.session.run([self.output_name], {self.input_name: batch})[0]
+                return self.session.run([self.output_name], {self.input_name: batch},
+                                        self.run_options)[0]
         finally:
             self.gate.release(need)
 

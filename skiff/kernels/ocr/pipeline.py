@@ -224,7 +224,8 @@ class OcrPipeline(DetectionPasses, LineReading):
                 self._engines[which] = OnnxEngine(
                     self._model_file(which), self.device, threads=threads,
                     gate=self.gate,
-                    bytes_per_element=ENGINE_BYTES.get(which.partition("-")[0], 0.0))
+                    bytes_per_element=ENGINE_BYTES.get(which.partition("-")[0], 0.0),
+                    arena=which.startswith("rec"))
             return self._engines[which]
 
     def preload(self) -> threading.Thread | None:

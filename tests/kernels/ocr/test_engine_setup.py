@@ -86,3 +86,24 @@ def test_cpu_session_keeps_no_arena_and_says_its_provider():
     assert not opts.enable_cpu_mem_arena and not opts.enable_mem_pattern
     assert eng.provider == "CPUExecutionProvider"
     assert eng(np.zeros((2, 3, 48, 192), np.float32)).shape == (2, 2)
+
+
+def test_recognizer_keeps_an_arena_for_a_call_only_and_reads_the_same():
+    """The recognizer's session has onnxruntime's arena (its many small blocks are not
+    malloc'd one by one) and shrinks it at the end of every call (RSS as without one, in
+    benchmarks/bench_ocr_memory.py); its outputs are those of a session without."""
+    from skiff.kernels.ocr.pipeline import OcrPipeline
+
+    pipe = OcrPipeline("ch", device="cpu")
+    rec, det = pipe.engine("rec"), pipe.engine("det")
+    assert rec.session.get_session_options().enable_cpu_mem_arena
+    assert rec.run_options is not None and \
+        rec.run_options.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
+    assert not det.session.get_session_options().enable_cpu_mem_arena
+    assert det.run_options is None
+    plain = engine.OnnxEngine(rec.path, "cpu", threads=1)
+    assert not plain.session.get_session_options().enable_cpu_mem_arena
+    rng = np.random.default_rng(0)
+    for width in (320, 96, 640):
+        x = rng.uniform(-1, 1, (3, 3, 48, width)).astype(np.float32)
+        assert np.array_equal(rec(x), plain(x))
