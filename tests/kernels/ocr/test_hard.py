@@ -175,6 +175,50 @@ def test_a_display_read_without_its_point_is_read_again_wider(pipe, monkeypatch)
     assert now[len(points):] == [d[0] for d in shown if "." not in d[0]]
 
 
+def test_a_display_read_with_a_digit_once_is_read_again_wider(pipe, monkeypatch):
+    """DSEG's right-set "1"s side by side fall in neighbouring recognizer columns: "1111"
+    came back "111". Read again 1.3 times as wide each has columns of its own; a reading
+    that only doubles digits the first had once is kept. Numbers in an ordinary font with
+    doubled digits read the same either way."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from skiff.kernels.ocr import reading
+
+    root = "/usr/share/fonts/truetype/dseg/"
+    plain = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    if not os.path.exists(root + "DSEG7Classic-Regular.ttf") or not os.path.exists(plain):
+        pytest.skip("fonts-dseg or fonts-dejavu-core is not installed")
+
+    def display(text, face, size):
+        font = ImageFont.truetype(face if face.startswith("/") else root + face, size)
+        x0, y0, x1, y1 = font.getbbox(text)
+        pad = size // 2
+        img = Image.new("L", (x1 - x0 + 2 * pad, y1 - y0 + 2 * pad), 235)
+        ImageDraw.Draw(img).text((pad - x0, pad - y0), text, font=font, fill=20)
+        return np.stack([np.asarray(img)] * 3, -1)
+
+    shown = [("1111", "DSEG7Classic-Regular.ttf", 40), ("1111", "DSEG7Modern-Regular.ttf", 40),
+             ("1111", "DSEG7Classic-Bold.ttf", 24), ("1111", "DSEG7Modern-Regular.ttf", 64)]
+    ordinary = [("1100", plain, 18), ("2200", plain, 24), ("1111", plain, 14), ("330", plain, 30)]
+    images = [display(*d) for d in shown + ordinary]
+    now = [r.text.replace(" ", "") for r in pipe.run(images)]
+    monkeypatch.setattr(reading, "POINT_STRETCH", 0.0)
+    before = [r.text.replace(" ", "") for r in pipe.run(images)]
+    assert sum(b == d[0] for b, d in zip(before, shown)) <= 1, before  # a "1" lost
+    assert sum(n == d[0] for n, d in zip(now, shown)) >= 3, now
+    assert now[len(shown):] == before[len(shown):] == [d[0] for d in ordinary]
+
+
+def test_doubled_digits_rule():
+    from skiff.kernels.ocr.reading import doubles_digits
+
+    assert doubles_digits("1111", "111") and doubles_digits("1100", "100")
+    assert doubles_digits("11:311", "1:31")
+    assert doubles_digits("1101", "101") and not doubles_digits("111", "111")
+    assert not doubles_digits("1.01", "101") and not doubles_digits("1011", "1101")
+    assert not doubles_digits("1200", "100") and not doubles_digits("11", "111")
+
+
 def test_decimal_point_rules():
     from skiff.kernels.ocr.rec import POINT_P, decimal_point
 
