@@ -209,6 +209,36 @@ def test_a_display_read_with_a_digit_once_is_read_again_wider(pipe, monkeypatch)
     assert now[len(shown):] == before[len(shown):] == [d[0] for d in ordinary]
 
 
+def test_a_lone_display_one_is_read_as_it_stands(pipe, monkeypatch):
+    """A seven-segment "1" alone is two bars one above the other, boxed taller than wide
+    and so read turned a quarter: "--". A column of text is no row of dashes: such a box is
+    read again as it stands (columns of text: test_vertical_columns_read_down_and_right_to_left)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from skiff.kernels.ocr import reading
+
+    root = "/usr/share/fonts/truetype/dseg/"
+    if not os.path.exists(root + "DSEG7Classic-Regular.ttf"):
+        pytest.skip("fonts-dseg is not installed")
+
+    def display(face, size):
+        font = ImageFont.truetype(root + face, size)
+        x0, y0, x1, y1 = font.getbbox("1")
+        pad = size // 2
+        img = Image.new("L", (x1 - x0 + 2 * pad, y1 - y0 + 2 * pad), 235)
+        ImageDraw.Draw(img).text((pad - x0, pad - y0), "1", font=font, fill=20)
+        return np.stack([np.asarray(img)] * 3, -1)
+
+    shown = [("DSEG7Classic-Regular.ttf", 20), ("DSEG7Classic-Italic.ttf", 20),
+             ("DSEG7Modern-Regular.ttf", 20), ("DSEG7Classic-Bold.ttf", 28)]
+    images = [display(*d) for d in shown]
+    now = [r.text.replace(" ", "") for r in pipe.run(images)]
+    monkeypatch.setattr(reading, "DASHES", frozenset())
+    before = [r.text.replace(" ", "") for r in pipe.run(images)]
+    assert sum(b == "1" for b in before) <= 1, before
+    assert sum(n == "1" for n in now) >= 3, now
+
+
 def test_doubled_digits_rule():
     from skiff.kernels.ocr.reading import doubles_digits
 
