@@ -75,6 +75,10 @@ DASHES = frozenset("-\u4e00\u2014\u2013_~=\u30fc\u2015\u2010")
 FALLBACK_SCORE = 0.9
 
 
+# a number with a point or colon in it ("1.173", "1:15")
+_MARKED_NUMBER = re.compile(r"-?\d+(?:[.:]\d+)+")
+
+
 def doubles_digits(again: str, first: str) -> bool:
     """Whether ``again`` is ``first`` with one or more of its characters doubled ("1111"
     for "111", "1100" for "100"): the same runs of like characters, none shorter and one
@@ -145,11 +149,13 @@ class LineReading:
         (:func:`doubles_digits`), or both. A seven-segment display's point has no advance
         of its own (it sits across two digit cells) and the recognizer often drops it; two
         right-set "1"s side by side fall in neighbouring columns, which CTC reads as one
-        ("1111" -> "111"); given more columns it reads both. ``texts`` is updated in
-        place."""
+        ("1111" -> "111"); given more columns it reads both. A number with a point or a
+        colon already ("1:15", a clock's "11:15") is read again only when it has a "1",
+        for a doubled digit alone. ``texts`` is updated in place."""
         if not POINT_STRETCH:
             return
-        idx = [k for k, (text, _) in enumerate(texts) if is_plain_number(text)]
+        idx = [k for k, (text, _) in enumerate(texts)
+               if is_plain_number(text) or ("1" in text and _MARKED_NUMBER.fullmatch(text))]
         if not idx:
             return
         import cv2  # noqa: PLC0415 (as rec does: only where an image is read)
@@ -162,6 +168,8 @@ class LineReading:
             digits = text
             if text.count(".") == 1 and re.search(r"\d\.\d", text):
                 digits = text.replace(".", "")
+            if not is_plain_number(first):  # marked already: only a doubled digit
+                digits = text
             if (digits == first and digits != text) or doubles_digits(digits, first):
                 texts[k] = (text, score)
 
