@@ -469,7 +469,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         if it.error is not None:
             return OcrResult(it.label, error=it.error, timings=timings, elapsed_s=it.load_s,
                              device=self.device)
-        lines, boxes, flips = [], [], []
+        lines, boxes, flips, standing = [], [], [], []
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         for k in kept:
             text, score = texts[k]
@@ -481,7 +481,11 @@ class OcrPipeline(DetectionPasses, LineReading):
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
             flips.append(bool(flipped[k]))
-        angles = [reading_angle(b, f) for b, f in zip(boxes, flips, strict=True)]
+            # a tall box's crop is turned to be read, unless it was read as it stands
+            # (LineReading.read_bars_upright, read_tall_as_they_are): then taller than wide
+            standing.append(crops[k].shape[0] > crops[k].shape[1])
+        angles = [reading_angle(b, f, s)
+                  for b, f, s in zip(boxes, flips, standing, strict=True)]
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,
                             chars=[len(line.text.replace(" ", "")) for line in lines])
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,

@@ -61,14 +61,15 @@ def _box_size(box: np.ndarray) -> tuple[int, int]:
     return max(w, 1), max(h, 1)
 
 
-def reading_angle(box: np.ndarray, flipped: bool) -> float:
+def reading_angle(box: np.ndarray, flipped: bool, as_it_stands: bool = False) -> float:
     """The direction (radians, image axes: y down) in which the text of ``box`` reads, as
     :func:`crop_box` and the direction decision turned it: along the top edge for a wide
     box, down its left edge for a tall one (a column, or a line turned by 90 degrees), the
-    other way when the crop was turned around."""
+    other way when the crop was turned around. ``as_it_stands``: a tall box read as it
+    stands, not turned (a display's lone "1"): along its top edge."""
     box = np.asarray(box, np.float64)
     w, h = _box_size(box)
-    v = box[3] - box[0] if h >= TALL * w else box[1] - box[0]
+    v = box[3] - box[0] if h >= TALL * w and not as_it_stands else box[1] - box[0]
     if flipped:
         v = -v
     return float(math.atan2(v[1], v[0]))

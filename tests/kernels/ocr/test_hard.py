@@ -234,6 +234,14 @@ def test_a_lone_display_one_is_read_as_it_stands(pipe, monkeypatch):
     shown = [("DSEG7Classic-Regular.ttf", 20), ("DSEG7Classic-Italic.ttf", 20),
              ("DSEG7Modern-Regular.ttf", 20), ("DSEG7Classic-Bold.ttf", 28)]
     images = [display(*d) for d in shown]
+    # a "1" boxed apart after its digit reads after it, as a line across (a tall box read as
+    # it stands is no column read down)
+    font = ImageFont.truetype(root + "DSEG7Classic-Italic.ttf", 40)
+    img = Image.new("L", (105, 80), 235)
+    ImageDraw.Draw(img).text((20 - font.getbbox("81")[0], 20 - font.getbbox("81")[1]), "81",
+                             font=font, fill=20)
+    got = next(iter(pipe.run([np.stack([np.asarray(img)] * 3, -1)])))
+    assert got.text.replace(" ", "") == "81", got.text
     now = [r.text.replace(" ", "") for r in pipe.run(images)]
     monkeypatch.setattr(reading, "DASHES", frozenset())
     before = [r.text.replace(" ", "") for r in pipe.run(images)]
