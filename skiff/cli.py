@@ -119,7 +119,10 @@ def _run_job(kind: str, rest: list[str]) -> int:
             doc["failed"] = failed
         print(json.dumps(doc, ensure_ascii=False, default=str))
     else:
-        print(summary(job, k))
+        text, alone = k.terminal_text(job, values) if job.status == "done" else (None, False)
+        print(summary(job, k), file=sys.stderr if alone else sys.stdout)
+        if text:  # what the job read (OCR's text), after the summary or alone on stdout
+            sys.stdout.write(text if alone else "\n" + text)
     if failed:
         shown = "\n".join(f"  {_clean(f)}" for f in failed[:20])
         more = f"\n  … and {len(failed) - 20} more" if len(failed) > 20 else ""

@@ -126,6 +126,12 @@ class Kind:
                 lines.append(f"{key}: {figure(value)}")
         return lines[:8]
 
+    def terminal_text(self, job, values: dict) -> tuple[str | None, bool]:
+        """What ``python -m skiff`` prints on stdout for a finished job besides its summary
+        (OCR: the text it read), and whether stdout holds that alone (the summary then goes
+        to stderr): ``(None, False)`` for nothing. ``values``: the command's options."""
+        return None, False
+
     def failures(self, job) -> list[str]:
         """``"input: why"`` for each part of a finished job that failed while the rest
         went on (OCR: the images it could not read); a front exits non-zero when any."""

@@ -1,6 +1,6 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
-``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|.txt|.csv]
+``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|.txt|.csv|-]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
 [--min-score X] [--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``.
 Inputs are image or PDF files (a PDF or multi-page TIFF gives one result per page,
@@ -62,8 +62,9 @@ def COMMAND(p):
                    help="FILE.txt: the text of each image (a '=== image ===' line before "
                         "each when there are several); FILE.csv: each row of a page a CSV "
                         "row, its cells columns (led by the image's name when there are "
-                        "several); any other name: one JSON line per image (default: the "
-                        "run folder's results.jsonl)")
+                        "several); '-': that text on stdout (the summary on stderr); any "
+                        "other name: one JSON line per image (default: the run folder's "
+                        "results.jsonl; from a terminal, one image's text is printed too)")
     p.add_argument("--det-model", default=None, metavar="F.onnx",
                    help="your own DB detection model")
     p.add_argument("--rec-model", default=None, metavar="F.onnx",
@@ -131,7 +132,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "model": lang,
         "device": values.get("device") or DEFAULT_DEVICE,
         "batch_size": int(values.get("batch_size", 8)),
-        "out": os.path.abspath(os.path.expanduser(out)) if out else None,
+        "out": None if not out or out == "-" else os.path.abspath(os.path.expanduser(out)),
         "det_model": _file("--det-model", values.get("det_model")),
         "rec_model": _file("--rec-model", values.get("rec_model")),
         "dict": _file("--dict", values.get("dict")),
@@ -235,6 +236,21 @@ class OcrKind(Kind):
         elif result.get("out"):
             lines.append(f"text: {result['out']}")
         return lines
+
+    def terminal_text(self, job, values: dict) -> tuple[str | None, bool]:
+        """The text read: alone on stdout with ``--out -``; after the summary when the
+        command read one image and wrote no file of its own."""
+        from skiff.kernels.ocr.entry import STDOUT, text_of
+
+        result = job.result or {}
+        jsonl, out = result.get("out"), values.get("out")
+        if not jsonl or not os.path.exists(jsonl) or (out and out != STDOUT):
+            return None, False
+        if out == STDOUT:
+            return text_of(jsonl), True
+        if result.get("images") == 1 and not result.get("errors"):
+            return text_of(jsonl), False
+        return None, False
 
     def failures(self, job) -> list[str]:
         """The images that could not be read, from the JSONL the job wrote."""

@@ -115,6 +115,34 @@ def test_ocr_json_alone_unescaped_and_exit_1_naming_the_input_that_failed(pages,
     assert len(good) == 1 and "今天天气很好" in good[0]["text"]
 
 
+def test_ocr_text_on_stdout_alone_with_out_dash_and_after_the_summary_for_one_image(
+        pages, tmp_path):
+    """``--out -`` puts the text on stdout and nothing else (the summary on stderr), and
+    writes no file named "-"; one image read with no --out prints its text after the
+    summary; a folder of several with no --out prints no text."""
+    def ocr(*args):
+        return subprocess.run([sys.executable, "-m", "skiff", "ocr", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=240)
+
+    alone = ocr(str(pages / "good.png"), "--out", "-")
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.splitlines() == ["今天天气很好", "skiff reads text"], alone.stdout
+    assert "done in" in alone.stderr and "run folder: " in alone.stderr
+    assert not (tmp_path / "-").exists()
+    after = ocr(str(pages / "good.png"))
+    assert after.returncode == 0, after.stderr
+    summary, _, text = after.stdout.partition("\n\n")
+    assert "done in" in summary and "run folder: " in summary
+    assert text.splitlines() == ["今天天气很好", "skiff reads text"], after.stdout
+    (tmp_path / "two").mkdir()
+    for name in ("a.png", "b.png"):
+        (tmp_path / "two" / name).write_bytes((pages / "good.png").read_bytes())
+    several = ocr(str(tmp_path / "two"))
+    assert several.returncode == 0 and "今天" not in several.stdout, several.stdout
+    both = ocr(str(tmp_path / "two"), "--out", "-")
+    assert both.stdout.count("=== ") == 2 and both.stdout.count("今天天气很好") == 2
+
+
 def test_help_lists_each_command_with_a_line():
     out = run("--help")
     assert out.returncode == 0

@@ -36,6 +36,7 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".
                     ".jpx", ".jpf", ".avif", ".heic", ".heif", ".pdf")
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
+STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_of)
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
 
 
@@ -193,7 +194,7 @@ def run(config: dict, reporter) -> OcrRun:
     total = len(items)
     if not items:
         raise ValueError("no images to read: give files, folders or patterns")
-    out = config.get("out")
+    out = config.get("out")  # (--out - is None here: the CLI prints the text from the JSONL)
     text_out = None
     if out and Path(out).suffix.lower() in TEXT_SUFFIXES + CSV_SUFFIXES:  # JSON lines beside
         text_out = out
@@ -264,19 +265,27 @@ def _records(jsonl: str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def write_text(jsonl: str, path: str) -> str:
-    """The text of the results in ``jsonl`` written to ``path``: one image's text as it is;
-    several, each after a line ``=== image ===`` and followed by an empty line (an image
-    that could not be read says why there). Returns ``path``."""
+def text_of(jsonl: str) -> str:
+    """The text of the results in ``jsonl``: one image's text as it is; several, each after
+    a line ``=== image ===`` and followed by an empty line (an image that could not be read
+    says why there). Ends with a newline."""
     docs = _records(jsonl)
+    if len(docs) == 1 and not docs[0].get("error"):
+        return docs[0]["text"] + "\n"
+    parts = []
+    for doc in docs:
+        body = f"(not read: {doc['error']})" if doc.get("error") else doc["text"]
+        parts.append(f"=== {doc['image']} ===\n{body}\n\n")
+    return "".join(parts)
+
+
+def write_text(jsonl: str, path: str) -> str:
+    """The text of the results in ``jsonl`` (:func:`text_of`) written to ``path``. Returns
+    ``path``."""
+    text = text_of(jsonl)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
-        if len(docs) == 1 and not docs[0].get("error"):
-            fh.write(docs[0]["text"] + "\n")
-        else:
-            for doc in docs:
-                body = f"(not read: {doc['error']})" if doc.get("error") else doc["text"]
-                fh.write(f"=== {doc['image']} ===\n{body}\n\n")
+        fh.write(text)
     return path
 
 
