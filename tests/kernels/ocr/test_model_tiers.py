@@ -120,3 +120,30 @@ def test_tiny_set_by_name_from_the_command_grammar(tmp_path):
     config = to_config({k: v for k, v in vars(ns).items()
                         if k not in ("np", "runner", "wait", "output")})
     assert config["model"] == "ch-tiny"
+
+
+def test_turned_readings_far_below_the_first_are_not_read_again(tiny, fonts, monkeypatch):
+    """A crop read the other way up too (its direction unsettled) goes to the fallback
+    recognizer only where the turned reading comes within ``FALLBACK_TURNED`` of the first:
+    a right-way-up line read upside down is garbage to both recognizers. The texts are
+    those of reading every unsure turned crop again."""
+    from skiff.kernels.ocr import pipeline as P
+    from skiff.kernels.ocr import reading as R
+    from skiff.kernels.ocr.synth import render_sample
+
+    calls = []
+    real = P.OcrPipeline._read_with
+
+    def spy(self, which, alphabet, crops, *rest):
+        calls.append((which, len(crops)))
+        return real(self, which, alphabet, crops, *rest)
+
+    monkeypatch.setattr(P.OcrPipeline, "_read_with", spy)
+    monkeypatch.setattr(R, "SURE_CLS", 1.01)  # no crop settled: every one read both ways
+    pages = [render_sample("clean", k, seed=5).image for k in range(3)]
+    texts = [r.text for r in tiny.run(pages)]
+    few = sum(n for which, n in calls if which == "rec-fallback")
+    calls.clear()
+    monkeypatch.setattr(R, "FALLBACK_TURNED", 1.0)  # every unsure turned reading
+    assert [r.text for r in tiny.run(pages)] == texts
+    assert few < sum(n for which, n in calls if which == "rec-fallback")
