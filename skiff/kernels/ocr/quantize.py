@@ -56,7 +56,6 @@ class QuantizeError(RuntimeError):
     the cache folder not writable)."""
 
 
-# x86 CPU flags whose instructions add int8 products in int32 (VNNI, AMX)
 def reduced_range(machine: str | None = None) -> bool:
     """Whether int8 weights keep to 7 bits: on every x86 CPU. Without VNNI, onnxruntime's
     uint8 x int8 convolution adds pairs of products in int16 (AVX2's ``vpmaddubsw``), which

@@ -60,7 +60,7 @@ SEGMENT_LEAN = 0.1
 # a crop read as one number without a point is read again this many times as wide
 # (read_points): 300 DSEG displays 211 -> 235 exact, one false point in 800 integers (1.6,
 # tried on whole images: two more points of 100, and a false one among 60 display integers);
-# its doubled digits kept too: 144 DSEG displays rich in "1"s 127 -> 134 exact, none of 400
+# its doubled digits kept too: 144 DSEG displays rich in "1"s 127 -> 134 exact, none of 800
 # numbers in ordinary fonts changed (a crop tightened to its ink band instead of stretched
 # read 130; both, a third reading of every number, 133)
 POINT_STRETCH = 1.3
