@@ -20,7 +20,7 @@ from .item import Item
 from .lexicon import lexicon
 from .rec import (
     TALL,
-    _box_size,
+    box_size,
     choose_turns,
     cls_input,
     colour_grey,
@@ -122,7 +122,7 @@ class LineReading:
             if not chars or not chars <= DASHES:
                 continue
             pos, b = owners[k]
-            w, h = _box_size(items[pos].boxes[b][0])
+            w, h = box_size(items[pos].boxes[b][0])
             if h >= TALL * w:
                 idx.append(k)
                 twins.append(np.ascontiguousarray(np.rot90(crops[k], -1)))

@@ -22,7 +22,7 @@ from .spacing import ink_mask
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ctc_columns",
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
            "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
-           "is_plain_number", "looks_turned_segments"]
+           "is_plain_number", "looks_turned_segments", "box_size"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
@@ -35,7 +35,7 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
     import cv2
 
     box = box.astype(np.float32)
-    w, h = _box_size(box)
+    w, h = box_size(box)
     # warp from the box's own surroundings (the cubic kernel reaches 2 px): a grey image
     # shared across channels (a zero-stride view) is then copied only there, and warped once
     x0, y0 = np.maximum(np.floor(box.min(0)).astype(int) - 4, 0)
@@ -55,7 +55,8 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
     return crop
 
 
-def _box_size(box: np.ndarray) -> tuple[int, int]:
+def box_size(box: np.ndarray) -> tuple[int, int]:
+    """A box's (width, height) in pixels: its longer top/bottom and left/right edges."""
     w = int(round(max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))))
     h = int(round(max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))))
     return max(w, 1), max(h, 1)
@@ -68,7 +69,7 @@ def reading_angle(box: np.ndarray, flipped: bool, as_it_stands: bool = False) ->
     other way when the crop was turned around. ``as_it_stands``: a tall box read as it
     stands, not turned (a display's lone "1"): along its top edge."""
     box = np.asarray(box, np.float64)
-    w, h = _box_size(box)
+    w, h = box_size(box)
     v = box[3] - box[0] if h >= TALL * w and not as_it_stands else box[1] - box[0]
     if flipped:
         v = -v
