@@ -112,15 +112,16 @@ class LineReading:
 
     def read_bars_upright(self, crops, owners, items, texts) -> None:
         """Read a box taller than wide (read turned a quarter, as a vertical line) whose
-        reading is only dashes ("--", "一") again as it stands, and keep that reading where
-        it has something else at ``min_score`` or more: a column of text is no row of
+        reading is only dashes ("--", "一", kept at ``min_score`` or more) again as it
+        stands, and keep that reading where it has something else at ``min_score`` or
+        more: a column of text is no row of
         dashes, but a lone "1" of a seven-segment display (two bars one above the other)
         is such a box. ``crops`` and ``texts`` are updated in place."""
         idx, twins = [], []
-        for k, (text, _) in enumerate(texts):
+        for k, (text, score) in enumerate(texts):
             chars = set(text.replace(" ", ""))
-            if not chars or not chars <= DASHES:
-                continue
+            if not chars or not chars <= DASHES or score < self.min_score:
+                continue  # (a dash line dropped anyway stays dropped: no new line)
             pos, b = owners[k]
             w, h = box_size(items[pos].boxes[b][0])
             if h >= TALL * w:

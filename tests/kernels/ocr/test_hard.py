@@ -249,6 +249,37 @@ def test_a_lone_display_one_is_read_as_it_stands(pipe, monkeypatch):
     assert sum(n == "1" for n in now) >= 3, now
 
 
+def test_bars_read_as_they_stand_make_no_new_line(pipe, monkeypatch):
+    """Bars with no text (rules, ticks, stacked pieces) read as dashes under ``min_score``
+    are dropped; read again as they stand they would come back "1" and surer: the rule
+    reads again only dash lines that are kept, so it adds no line."""
+    import random
+
+    import cv2
+
+    from skiff.kernels.ocr import reading
+
+    rng = random.Random(0)
+    images = []
+    for i in range(24):
+        w, h = rng.randint(200, 700), rng.randint(150, 600)
+        img = np.full((h, w, 3), rng.randint(180, 255), np.uint8)
+        ink = tuple(rng.randint(0, 90) for _ in range(3))
+        for _ in range(rng.randint(1, 8)):
+            x, y = rng.randint(5, w - 10), rng.randint(0, h // 2)
+            size = rng.randint(10, 30)
+            cv2.rectangle(img, (x, y), (x + rng.randint(1, 6), y + size), ink, -1)
+            if i % 2:  # a second piece below: a seven-segment "1" without a display
+                cv2.rectangle(img, (x, y + size + 3), (x + 4, y + 2 * size + 3), ink, -1)
+        if rng.random() < 0.3:
+            noise = np.random.default_rng(i).normal(0, 15, img.shape)
+            img = np.clip(img + noise, 0, 255).astype(np.uint8)
+        images.append(img)
+    with_rule = sum(len(r.lines) for r in pipe.run(images))
+    monkeypatch.setattr(reading, "DASHES", frozenset())
+    assert sum(len(r.lines) for r in pipe.run(images)) == with_rule
+
+
 def test_doubled_digits_rule():
     from skiff.kernels.ocr.reading import doubles_digits
 
