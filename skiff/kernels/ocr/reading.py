@@ -75,10 +75,11 @@ DASHES = frozenset("-\u4e00\u2014\u2013_~=\u30fc\u2015\u2010")
 # dense pages the same; 0.95 sent 28% for less than half a point more
 FALLBACK_SCORE = 0.9
 # and a crop read the other way up (read_both_ways) is read again with it only where that
-# reading scores within this of the first: ch-tiny's mixed folder 1.20-1.30 -> 1.12-1.13 s
-# in-process (best of five), the same texts there, on dense pages and the photo, segment and
-# vertical tiers; degraded over four seeds 0.874 / 0.816 / 0.837 / 0.816 -> 0.874 / 0.816 /
-# 0.838 / 0.811 (0.3: 0.813 on the second; never again: 0.857 / 0.736)
+# reading scores within this of the first: ch-tiny's mixed folder 1.355 -> 1.24 s in-process
+# (CPU 2.30 -> 2.11 s; medians of six alternating rounds), the same texts there, on dense
+# pages and the photo, segment and vertical tiers; degraded over four seeds 0.874 / 0.816 /
+# 0.837 / 0.816 -> 0.874 / 0.816 / 0.838 / 0.811 (0.3: 0.813 on the second; never again:
+# 0.857 / 0.736)
 FALLBACK_TURNED = 0.5
 
 
