@@ -11,8 +11,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
          "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard", "ocr-memory",
-         "ocr-layout", "ocr-crops", "ocr-probes", "ocr-probes-thumbnail", "ocr-probes-phone",
-         "ocr-finetune", "open-models"]
+         "ocr-layout", "ocr-crops", "ocr-displays", "ocr-probes", "ocr-probes-thumbnail",
+         "ocr-probes-phone", "ocr-finetune", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -37,6 +37,7 @@ TITLES = {
     "ocr-probes-phone": "OCR of everyday scenes as phone shots (turned, blurred, noisy, JPEG; "
                         "issue 14)",
     "ocr-finetune": "Fine-tuning the recognizer vs PyTorch (issue 14)",
+    "ocr-displays": "OCR of seven-segment displays and of numbers in ordinary faces (issue 14)",
     "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
 }
 
