@@ -43,7 +43,7 @@ from .layout import monospace_text, reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .reading import LineReading
-from .rec import is_shape_line, is_speck, reading_angle
+from .rec import is_rule_line, is_shape_line, is_speck, reading_angle
 from .result import OcrResult, TextLine
 from .spacing import cell_spaces, letter_spaces
 
@@ -473,7 +473,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         for k in kept:
             text, score = texts[k]
-            if is_speck(crops[k], text) or is_shape_line(text) or \
+            if is_speck(crops[k], text) or is_shape_line(text) or is_rule_line(text) or \
                     (len(kept) > 1 and self._picture(it, crops[k], text, score)):
                 continue
             text = letter_spaces(cell_spaces(text, crops[k]), crops[k])

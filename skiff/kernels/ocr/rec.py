@@ -22,7 +22,7 @@ from .spacing import ink_mask
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ctc_columns",
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
            "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
-           "is_plain_number", "looks_turned_segments", "box_size"]
+           "is_plain_number", "looks_turned_segments", "box_size", "is_rule_line"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
@@ -357,6 +357,21 @@ def is_shape_line(text: str) -> bool:
     is kept with it; stars are not shapes."""
     chars = text.replace(" ", "")
     return bool(chars) and all(c in SHAPES for c in chars)
+
+
+# what a dashed or dotted rule reads as, a mark a piece: dashes of every width, the
+# ideograph one, the long-vowel mark, underscores, tildes, equals signs, dots
+RULE_MARKS = frozenset("-\u4e00\u2014\u2013\u2015\u2010\u30fc_~=.\u00b7")
+
+
+def is_rule_line(text: str) -> bool:
+    """Whether a reading is a dashed or dotted rule: three or more marks of
+    :data:`RULE_MARKS` and nothing else, each apart from the next ("- - - - -",
+    "— — —"). A grid of short dashes (a form's dashed borders) read as 19 such lines on two
+    images where RapidOCR read none (``benchmarks/bench_ocr_textfree.py``); a solid run
+    ("-----", a receipt's typed separator) and marks beside text ("- 3 -") stay."""
+    marks = text.split()
+    return len(marks) >= 3 and all(len(m) == 1 and m in RULE_MARKS for m in marks)
 
 
 NUMBER_CHARS = frozenset("0123456789.,:;-+/%' ")

@@ -280,6 +280,31 @@ def test_bars_read_as_they_stand_make_no_new_line(pipe, monkeypatch):
     assert sum(len(r.lines) for r in pipe.run(images)) == with_rule
 
 
+def test_a_grid_of_dashes_is_no_text(pipe, monkeypatch):
+    """A form's dashed borders read as rows of spaced dashes ("- - - - -"), lines with no
+    text: dropped. A solid run and dashes beside text stay (`rec.is_rule_line`)."""
+    import cv2
+
+    from skiff.kernels.ocr import pipeline
+    from skiff.kernels.ocr.rec import is_rule_line
+
+    assert is_rule_line("- - - - -") and is_rule_line("— — —") and is_rule_line(". . . .")
+    assert not is_rule_line("-----") and not is_rule_line("- 3 -") and not is_rule_line("- -")
+    assert not is_rule_line("Total - - 3.50")
+    images = []
+    for step, ink in ((14, 40), (20, 70), (26, 20)):
+        img = np.full((300, 420, 3), 240, np.uint8)
+        for r in range(10, 290, step):
+            for c in range(10, 400, step):
+                cv2.line(img, (c, r), (c + step // 2, r), (ink, ink, ink), 1)
+        images.append(img)
+    now = sum(len(r.lines) for r in pipe.run(images))
+    monkeypatch.setattr(pipeline, "is_rule_line", lambda text: False)
+    before = sum(len(r.lines) for r in pipe.run(images))
+    assert now < before, (now, before)
+    assert before - now >= 10, (now, before)  # measured 39 -> 21
+
+
 def test_doubled_digits_rule():
     from skiff.kernels.ocr.reading import doubles_digits
 
