@@ -203,11 +203,9 @@ def main(argv=None) -> int:
     for name in ("displays", "numbers"):
         shown = ", ".join(f"{t!r} -> {g!r}" for t, g in got["skiff"][name]["misread"])
         lines.append(f"- {name}: {shown or 'none'}")
-    from results_file import write_keeping_earlier
+    from results_file import publish
 
-    print("\n".join(lines))
-    write_keeping_earlier(a.results, "\n".join(lines) + "\n")
-    print(f"written {a.results}", file=sys.stderr)
+    publish(a.results, lines)
     return 0
 
 

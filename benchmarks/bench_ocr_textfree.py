@@ -156,11 +156,9 @@ def main(argv=None) -> int:
     lines += [""] + [f"Commonest readings, {m}: " + ", ".join(f"{t!r} x{c}" for t, c in
                                                           got[m]["common"])
                      for m in ("skiff", "rapidocr")]
-    from results_file import write_keeping_earlier
+    from results_file import publish
 
-    print("\n".join(lines))
-    write_keeping_earlier(a.results, "\n".join(lines) + "\n")
-    print(f"written {a.results}", file=sys.stderr)
+    publish(a.results, lines)
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-__all__ = ["write_keeping_earlier"]
+__all__ = ["write_keeping_earlier", "publish"]
 
 
 def write_keeping_earlier(path: str | Path, text: str) -> Path:
@@ -27,3 +27,16 @@ def write_keeping_earlier(path: str | Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(doc, encoding="utf-8")
     return path
+
+
+def publish(path: str | Path, lines: list[str]) -> Path:
+    """Print a run's page (``lines``) and write it to ``path`` above what the page said
+    before (:func:`write_keeping_earlier`); says where on stderr."""
+    import sys
+
+    text = "\n".join(lines)
+    print(text)
+    out = write_keeping_earlier(path, text + "\n")
+    print(f"written {out}", file=sys.stderr)
+    return out
+
