@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .checks import positive_int
 from .divergence import DivergenceWatch
 from .strategy import Strategy
 
@@ -98,6 +99,3 @@ def memory_in_use(device) -> int:
         return 0
 
 
-def positive_int(name, value):
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
+from ..checks import positive_int
 
 __all__ = ["ARCHITECTURES", "ErnieConfig", "PUBLISHED"]
 
@@ -76,9 +76,7 @@ class ErnieConfig:
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                      "num_attention_heads", "num_key_value_heads", "head_dim"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"ErnieConfig.{name} must be a positive integer, got {value!r}")
+            positive_int(f"ErnieConfig.{name}", getattr(self, name))
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError(f"num_attention_heads ({self.num_attention_heads}) must be a "
                              f"multiple of num_key_value_heads ({self.num_key_value_heads})")

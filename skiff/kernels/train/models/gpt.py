@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..checks import positive_int
 from ..core import nn
 from ..core.nn import functional as F
 from ..core.recompute import checkpoint
@@ -42,9 +43,7 @@ class GPTConfig:
 
     def __post_init__(self):
         for name in ("block_size", "vocab_size", "n_layer", "n_head", "n_embd"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"GPTConfig.{name} must be a positive integer, got {value!r}")
+            positive_int(f"GPTConfig.{name}", getattr(self, name))
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd ({self.n_embd}) must be a multiple of n_head "
                              f"({self.n_head})")

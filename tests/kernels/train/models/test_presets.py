@@ -29,3 +29,18 @@ def test_plan_the_21b_on_8_devices():
     p = plan("ernie-4.5-21b-a3b", devices=8, device_memory=80 * 10**9)
     assert p.fitting > 0 and p.estimate.peak_memory <= 80 * 10**9
     assert p.model.name == "ernie-4.5-21b-a3b" and p.model.n_params == 21_825_436_160
+
+
+def test_model_configs_refuse_sizes_that_are_not_positive_integers():
+    """Both configs check their sizes with the trainer's own check (a bool is no size)."""
+    from skiff.kernels.train.models.gpt import GPTConfig
+
+    with pytest.raises(ValueError, match="GPTConfig.n_head must be a positive integer, got 0"):
+        GPTConfig(n_head=0)
+    with pytest.raises(ValueError, match="GPTConfig.n_layer must be a positive integer"):
+        GPTConfig(n_layer=True)
+    with pytest.raises(ValueError, match="ErnieConfig.hidden_size must be a positive integer"):
+        ErnieConfig(hidden_size=2.5)
+    with pytest.raises(ValueError, match="ErnieConfig.vocab_size must be a positive integer"):
+        ErnieConfig(vocab_size=True)
+    assert GPTConfig(n_layer=2).n_layer == 2
