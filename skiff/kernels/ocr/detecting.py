@@ -20,6 +20,7 @@ from .det import (
     join_fragments,
     merge_tiled,
     no_line_in_tile,
+    one_pass_scale,
     text_extent,
     tile_grid,
     tile_spans,
@@ -116,7 +117,9 @@ class DetectionPasses:
             t0 = time.perf_counter()
             gray = grey_of(it.bgr) if it.bgr.size < 4e6 else it.bgr[..., 1]
             text_h, ink = text_extent(gray)
-            scales[it.index] = choose_scale(*it.bgr.shape[:2], text_h, p)
+            scales[it.index] = one_pass_scale(*it.bgr.shape[:2],
+                                              choose_scale(*it.bgr.shape[:2], text_h, p),
+                                              text_h, self.det_tile_pixels, p)
             it.ink = _aligned(ink, scales[it.index], it.bgr.shape[:2])
             it.timings["scale"] = time.perf_counter() - t0
             it.timings["text_height"] = text_h
