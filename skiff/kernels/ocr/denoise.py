@@ -16,6 +16,27 @@ NOISY = 2.5
 # how much of its difference from a wider blur a smoothed noisy image gets back
 # (denoised_twins): 0.8 and 1.5 read seven degraded seeds +0.8 and +1.1 points
 SHARPEN = 1.5
+# noise that JPEG has smoothed (grain_sigma) this strong also qualifies an image whose
+# reading kept lines: rendered, scanned and photographed pages measure under 2.1, degraded
+# ones 2.5-6.6 (noise_sigma reads such pages 0-1.5)
+GRAIN = 2.2
+# the largest side of an image read again denoised; over params.limit / 2 (a page rather
+# than a label) only when at least SHARE of the characters it kept were read unsurely
+SIDE = 1920
+SHARE = 0.5
+
+
+def grain_sigma(bgr: np.ndarray) -> float:
+    """The noise an image holds between 0.8 and 2.5 px (grey levels, sigma): the median
+    absolute deviation of a band-pass (a Gaussian of 0.8 px less one of 2.5 px over it).
+    Sensor noise under strong JPEG comes out in 8 x 8 blocks, smooth within a pixel's
+    neighbourhood, so :func:`noise_sigma` reads it 0-1.5 while the page is plainly grainy
+    (a 1400-px page at 14-16 px print, noise sigma 18-30 before JPEG quality 10-30)."""
+    import cv2
+
+    g = cv2.GaussianBlur(grey_of(bgr).astype(np.float32), (0, 0), 0.8)
+    r = g - cv2.GaussianBlur(g, (0, 0), 2.5)
+    return 1.4826 * float(np.median(np.abs(r - np.median(r))))
 
 
 def noise_sigma(bgr: np.ndarray) -> float:

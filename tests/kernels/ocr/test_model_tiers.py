@@ -52,6 +52,10 @@ def test_only_unsure_lines_are_read_again_and_the_surer_reading_kept(tiny, fonts
         return got
 
     monkeypatch.setattr(P.OcrPipeline, "_read_with", spy)
+    from skiff.kernels.ocr import denoise
+
+    monkeypatch.setattr(denoise, "NOISY", float("inf"))  # first readings only: no
+    monkeypatch.setattr(denoise, "GRAIN", float("inf"))  # denoised second ones
     for k in range(4):  # small noisy pages: some lines read unsurely by tiny
         result = tiny(render_sample("noisy", k, seed=11).image)
         assert result.error is None
