@@ -21,9 +21,9 @@ SHARPEN = 1.5
 # ones 2.5-6.6 (noise_sigma reads such pages 0-1.5)
 GRAIN = 2.2
 # the largest side of an image read again denoised; over params.limit / 2 (a page rather
-# than a label) only when at least SHARE of the characters it kept were read unsurely
+# than a label) only when the characters it kept score under PAGE_SCORE on average
 SIDE = 1920
-SHARE = 0.5
+PAGE_SCORE = 0.8
 
 
 def grain_sigma(bgr: np.ndarray) -> float:

@@ -266,17 +266,17 @@ class LineReading:
     def _worth_denoising(self, it: Item, kept: list[tuple[str, float]]) -> bool:
         """Whether an unsure reading of ``it`` (its ``kept`` lines) may be read again from
         denoised copies, by size: an image up to half ``params.limit`` always; one up to
-        ``denoise.SIDE`` when it kept lines and at least ``denoise.SHARE`` of their
-        characters were read unsurely (a grainy 1000-1700 px page of 14-16 px print read
-        0.02-0.68: 90 such pages, half of them grainy, 0.939 -> 0.948); larger ones never
-        (a 12-MP photo read three times more costs seconds)."""
+        ``denoise.SIDE`` when it kept lines whose characters score under
+        ``denoise.PAGE_SCORE`` on average (grainy 1000-1700 px pages of 14-16 px print,
+        read 0.04-0.60, scored 0.58-0.65; pages read 0.93-1.0 under lighter noise, 0.89-1.0);
+        larger ones never (a 12-MP photo read three times more costs seconds)."""
         side = max(it.bgr.shape[:2])
         if side <= self.params.limit / 2:
             return True
         if side > denoise.SIDE or not kept:
             return False
-        unsure = sum(len(t) for t, s in kept if s < SURE_REC)
-        return unsure >= denoise.SHARE * sum(len(t) for t, _ in kept)
+        chars = sum(len(t) for t, _ in kept)
+        return sum(s * len(t) for t, s in kept) < denoise.PAGE_SCORE * chars
 
     def crop(self, items: list[Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
