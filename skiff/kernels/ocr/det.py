@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["DetParams", "estimate_text_height", "text_extent", "choose_scale", "one_pass_scale",
-           "det_input",
-           "db_boxes", "join_fragments", "order_points", "tile_spans", "tile_grid", "is_blank",
-           "bare_box", "no_line_in_tile", "merge_tiled"]
+           "det_input", "db_boxes", "join_fragments", "order_points", "tile_spans", "tile_grid",
+           "is_blank", "bare_box", "no_line_in_tile", "merge_tiled"]
 
 STRIDE = 32  # the DB backbone's total stride: input sides must be multiples of it
 

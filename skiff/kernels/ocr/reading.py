@@ -99,6 +99,11 @@ def doubles_digits(again: str, first: str) -> bool:
         all(n >= m for (_, n), (_, m) in zip(runs, once, strict=True))
 
 
+def _confident_chars(lines: list[tuple[str, float]]) -> float:
+    """Characters weighted by their line's score: how much of a reading is confident."""
+    return sum(score * len(text) for text, score in lines)
+
+
 class LineReading:
     """Crops, directions and texts of a batch's boxes."""
 
@@ -205,7 +210,7 @@ class LineReading:
         replaces the first; measured on the degraded tier, the noisy original's reading,
         even when surer, was the worse more often than not (13-17 px text under noise of
         sigma 20-35 and JPEG blocks reads as confident wrong digits). Crops still come from
-        each reading's own pixels. Photos over ``SIDE``, clean images and sure readings are
+        each reading's own pixels. Images over ``SIDE``, clean images and sure readings are
         untouched.
         """
         if not good:
@@ -217,7 +222,7 @@ class LineReading:
         for pos, it in enumerate(good):
             mine = lines.get(pos, [])
             sure = bool(mine) and all(texts[k][0] and texts[k][1] >= SURE_REC for k in mine)
-            kept = [texts[k] for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
+            kept = self._kept(mine, texts)
             if sure or not self._worth_denoising(it, kept):
                 continue
             t0 = time.perf_counter()
@@ -237,12 +242,9 @@ class LineReading:
         for k, (pos, _) in enumerate(t_owners):
             t_lines.setdefault(pos, []).append(k)
 
-        def worth(ks, txt):
-            return sum(s * len(t) for t, s in (txt[k] for k in ks) if t and s >= self.min_score)
-
         best: dict[int, tuple[float, int]] = {}
         for j, (pos, _) in enumerate(whose):
-            got = worth(t_lines.get(j, []), t_texts)
+            got = _confident_chars(self._kept(t_lines.get(j, []), t_texts))
             if got > best.get(pos, (0.0, -1))[0]:
                 best[pos] = (got, j)
             it = good[pos]
@@ -275,8 +277,11 @@ class LineReading:
             return True
         if side > denoise.SIDE or not kept:
             return False
-        chars = sum(len(t) for t, _ in kept)
-        return sum(s * len(t) for t, s in kept) < denoise.PAGE_SCORE * chars
+        return _confident_chars(kept) < denoise.PAGE_SCORE * sum(len(t) for t, _ in kept)
+
+    def _kept(self, ks, texts) -> list[tuple[str, float]]:
+        """The readings ``texts[k]`` (k in ``ks``) a result keeps: text at ``min_score``."""
+        return [texts[k] for k in ks if texts[k][0] and texts[k][1] >= self.min_score]
 
     def crop(self, items: list[Item]) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
