@@ -704,3 +704,17 @@ def test_a_grainy_page_read_unsurely_is_read_again_denoised(pipe, fonts, monkeyp
     monkeypatch.setattr(module, "GRAIN", 2.2)
     monkeypatch.setattr(module, "PAGE_SCORE", 0.3)
     assert "denoised" not in pipe(image).timings
+
+
+def test_grain_alone_reads_no_text_free_image_again(pipe):
+    """Grain qualifies an image only when its reading kept lines: read again from denoised
+    copies, grainy text-free images made up lines (80 text-free images: 44 -> 49)."""
+    import random
+
+    from skiff.kernels.ocr.denoise import GRAIN, NOISY, grain_sigma, noise_sigma
+    from skiff.kernels.ocr.synth import _degrade
+
+    image = _degrade(np.full((300, 400, 3), 238, np.uint8), random.Random(1))
+    assert noise_sigma(image) < NOISY and grain_sigma(image) >= GRAIN
+    r = pipe(image)
+    assert not r.lines and "denoise" not in r.timings, r.timings
