@@ -230,6 +230,11 @@ class OcrKind(Kind):
             from skiff.kernels.ocr.entry import skipped_line
 
             lines.append(skipped_line([str(p) for p in skipped]))
+        if result.get("silent"):  # empty pages where something looked like text
+            from skiff.kernels.ocr.entry import silent_line
+
+            lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
+                                     str(result.get("model", "?"))))
         if result.get("text_out"):
             what = "table" if str(result["text_out"]).lower().endswith(".csv") else "text"
             lines.append(f"{what}: {result['text_out']}")

@@ -29,7 +29,7 @@ from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
 __all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS", "write_text",
-           "skipped_line"]
+           "skipped_line", "silent_line"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
@@ -111,11 +111,15 @@ class OcrRun:
 
     def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
                  seconds: float, out: str | None, device: str, model: str,
-                 skipped: list[str] | None = None, text_out: str | None = None):
+                 skipped: list[str] | None = None, text_out: str | None = None,
+                 silent: int = 0, unread: int = 0):
         self.results = results
         self.text_out = text_out  # the file --out wrote (FILE.txt text, FILE.csv rows), else None
         self.skipped = list(skipped or [])  # what the folders held besides images (subfolder/)
         self.images, self.errors, self.lines = images, errors, lines
+        # images that gave no line though the detector found regions in them, and those
+        # regions: read as nothing or under min_score (too faint, or a script the model lacks)
+        self.silent, self.unread = silent, unread
         self.seconds, self.out, self.device, self.model = seconds, out, device, model
 
     @property
@@ -134,6 +138,7 @@ class OcrRun:
                 "images_per_s": round(self.images / self.seconds, 3) if self.seconds else None,
                 "out": self.out, "device": self.device, "model": self.model,
                 "skipped": self.skipped, "text_out": self.text_out,
+                "silent": self.silent, "unread": self.unread,
                 "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
@@ -141,6 +146,8 @@ class OcrRun:
                 f"errors, {self.seconds:.2f} s on {html.escape(self.device)}"
                 + (f", written to <code>{html.escape(self.out)}</code>" if self.out else "")
                 + "</div>")
+        if self.silent:
+            head += f"<div>{html.escape(silent_line(self.silent, self.unread, self.model))}</div>"
         return head + self.results._repr_html_()
 
     def __repr__(self) -> str:
@@ -214,7 +221,7 @@ def run(config: dict, reporter) -> OcrRun:
                  f"({pipe.device_reason})")
     overlays = int(config.get("overlays", 4))
     kept = OcrResults()
-    n = errors = lines = 0
+    n = errors = lines = silent = unread = 0
     t0 = time.perf_counter()
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -225,6 +232,8 @@ def run(config: dict, reporter) -> OcrRun:
             n += 1
             errors += result.error is not None
             lines += len(result.lines)
+            unread += result.unread
+            silent += bool(result.unread) and not result.lines
             if fh is not None:
                 fh.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
             if n <= overlays and result.error is None and reporter.run_dir is not None \
@@ -239,7 +248,8 @@ def run(config: dict, reporter) -> OcrRun:
             fh.close()
     seconds = time.perf_counter() - t0
     if world > 1:
-        n, errors, lines = _join_ranks(final_out, world, (n, errors, lines))
+        n, errors, lines, silent, unread = _join_ranks(final_out, world,
+                                                       (n, errors, lines, silent, unread))
         out = final_out
     reporter.metric("images_per_s", n / seconds if seconds else 0.0)
     reporter.metric("errors", errors)
@@ -255,7 +265,7 @@ def run(config: dict, reporter) -> OcrRun:
             reporter.artifact("results.csv" if table else "results.txt", text_out,
                               kind="text")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
-                  skipped=skipped, text_out=text_out,
+                  skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   device=pipe.device, model=pipe.models.name)
 
 
@@ -337,6 +347,18 @@ def skipped_line(skipped: list[str]) -> str:
     return "; ".join(parts)
 
 
+def silent_line(silent: int, unread: int, model: str) -> str:
+    """Why images gave no text though something in them looked like text: said once, in the
+    summary and the notebook's view (a page of a script the model does not read comes back
+    empty, not as an error)."""
+    images = "1 image" if silent == 1 else f"{silent} images"
+    regions = "1 region" if unread == 1 else f"{unread} regions"
+    return (f"{images} gave no text, though the detector found {regions} in "
+            f"{'it' if silent == 1 else 'them'}, each read as nothing or under --min-score "
+            f"(print too faint or small, or a script {model!r} does not read: "
+            "%train ocr-rec adds one from labelled crops)")
+
+
 def _join_ranks(out: str | None, world: int, counts: tuple) -> tuple:
     """Gather the ranks' counts on rank 0 and merge their parts into ``out`` in input order
     (rank r read images r, r + world, ...)."""
@@ -354,7 +376,7 @@ def _join_ranks(out: str | None, world: int, counts: tuple) -> tuple:
         for r, part in enumerate(parts):
             part.close()
             os.remove(f"{out}.part{r}")
-    return tuple(int(sum(c[k] for c in gathered)) for k in range(3))
+    return tuple(int(sum(c[k] for c in gathered)) for k in range(len(counts)))
 
 
 def _overlay(result: OcrResult, n: int, reporter) -> None:

@@ -471,6 +471,7 @@ class OcrPipeline(DetectionPasses, LineReading):
                              device=self.device)
         lines, boxes, flips, standing = [], [], [], []
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
+        unread = len(mine) - len(kept)  # found, but read as nothing or under min_score
         for k in kept:
             text, score = texts[k]
             if is_speck(crops[k], text) or is_shape_line(text) or is_rule_line(text) or \
@@ -496,6 +497,6 @@ class OcrPipeline(DetectionPasses, LineReading):
                 lines[i].row = r
         lines = [lines[i] for row in rows for i in row]
         rgb = it.bgr[..., ::-1] if keep_pixels else None
-        return OcrResult(it.label, lines, text, None,
-                         timings, elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
-                         device=self.device, pixels=rgb)
+        return OcrResult(it.label, lines, text, None, timings,
+                         elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
+                         device=self.device, pixels=rgb, unread=unread)

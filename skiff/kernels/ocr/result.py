@@ -46,6 +46,9 @@ class OcrResult:
         Why the image could not be read (then ``lines`` is empty).
     timings : dict
         Seconds per stage (load, det, cls, rec, ...), this image's share of its batch.
+    unread : int
+        Regions the detector found that read as nothing or under the pipeline's
+        ``min_score`` (dropped: print too faint, or a script the model does not read).
     """
 
     image: str | None
@@ -57,6 +60,7 @@ class OcrResult:
     size: tuple | None = None
     device: str = "cpu"
     pixels: np.ndarray | None = field(default=None, repr=False)  # RGB, kept for display only
+    unread: int = 0
 
     @property
     def rows(self) -> list[list[TextLine]]:
@@ -71,10 +75,10 @@ class OcrResult:
         return out
 
     def to_json(self) -> dict:
-        """The JSONL record: ``{"image", "text", "lines", "error", "elapsed_s"}``."""
+        """The JSONL record: ``{"image", "text", "lines", "error", "unread", "elapsed_s"}``."""
         return {"image": self.image, "text": self.text,
                 "lines": [line.to_json() for line in self.lines], "error": self.error,
-                "elapsed_s": round(float(self.elapsed_s), 4)}
+                "unread": int(self.unread), "elapsed_s": round(float(self.elapsed_s), 4)}
 
     def __iter__(self):
         """The lines, in reading order: ``for line in result: print(line.text)``."""

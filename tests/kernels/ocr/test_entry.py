@@ -55,8 +55,9 @@ def folder(tmp_path_factory, fonts):
 
 
 def _check_line(doc):
-    assert set(doc) == {"image", "text", "lines", "error", "elapsed_s"}
+    assert set(doc) == {"image", "text", "lines", "error", "unread", "elapsed_s"}
     assert isinstance(doc["image"], str) and isinstance(doc["elapsed_s"], float)
+    assert isinstance(doc["unread"], int) and doc["unread"] >= 0
     assert doc["error"] is None or isinstance(doc["error"], str)
     for line in doc["lines"]:
         assert set(line) == {"box", "text", "score", "row"}
@@ -380,3 +381,31 @@ def test_out_csv_writes_a_tables_rows_and_cells(tmp_path, fonts):
     assert rows[0][0].endswith("broken.png") and rows[0][1].startswith("(not read: ")
     assert [r[1:] for r in rows[1:]] == [line.split(" ") for line in truth.splitlines()]
     assert all(r[0].endswith("table.png") for r in rows[1:])
+
+
+def test_a_page_of_a_script_the_model_lacks_is_said_not_silent(tmp_path, fonts):
+    """Hangul (not in ``ch``'s dictionary) is boxed by the detector and read as nothing: the
+    page gives no text, and the result, the job's counts and its summary say that regions
+    were found and not read, rather than an empty page; a page of print read whole has none
+    unread."""
+    from PIL import Image, ImageDraw
+
+    from skiff import kinds
+    from skiff.kernels.ocr.synth import _font
+
+    img = Image.new("RGB", (400, 136), "white")
+    draw = ImageDraw.Draw(img)
+    for k, line in enumerate(("안녕하세요 반갑습니다", "서울특별시 강남구")):
+        draw.text((20, 22 + 35 * k), line, font=_font(fonts["cjk"], 22), fill="black")
+    img.save(tmp_path / "hangul.png")
+    Image.fromarray(render_sample("clean", 0, seed=3).image).save(tmp_path / "print.png")
+    result = run({"inputs": [str(tmp_path / "hangul.png"), str(tmp_path / "print.png")],
+                  "device": "cpu", "threads": 2}, ListReporter())
+    hangul, page = result.results
+    assert hangul.lines == [] and hangul.unread >= 1 and hangul.to_json()["unread"] >= 1
+    assert page.lines and page.unread == 0
+    assert (result.silent, result.unread) == (1, hangul.unread)
+    said = kinds.get("ocr").summary(json.loads(json.dumps(result.to_json())))
+    assert any(line.startswith("1 image gave no text, though the detector found")
+               and "'ch'" in line for line in said), said
+    assert "gave no text" in result._repr_html_()
