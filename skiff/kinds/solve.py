@@ -96,7 +96,10 @@ def COMMAND(p):
                    help="notebook variable with the right-hand side (for a matrix)")
     p.add_argument("--grid", type=solve_grid, default=(256, 256), metavar="NxN[xN]",
                    help="cells per axis, e.g. 1024x1024 or 64x64x64")
-    p.add_argument("--method", choices=_k().METHODS, default="cg")
+    p.add_argument("--method", choices=_k().METHODS, default=None,
+                   help="default: cg on the built-in problems (bicgstab with convection), auto "
+                        "for a notebook matrix (cg when symmetric with a positive diagonal, "
+                        "else gmres)")
     p.add_argument("--precond", choices=_k().PRECONDS, default="auto",
                    help="auto: geometric multigrid on grids, AMG on matrices")
     p.add_argument("--cycle", choices=_k().CYCLES, default="V")
@@ -215,7 +218,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         grid = solve_grid(spec.get("grid") or values.get("grid") or (256, 256))
     except argparse.ArgumentTypeError as exc:
         raise ValueError(f"--grid: {exc}") from None
-    method = spec.get("method", values.get("method", "cg"))
+    method = spec.get("method", values.get("method") or "cg")
     precond = spec.get("precond", values.get("precond", "auto"))
     k = _k()
     for name, value, valid in (("method", method, k.METHODS), ("precond", precond, k.PRECONDS)):
@@ -227,6 +230,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     velocity = _velocity(velocity, len(grid))
     if velocity is not None and method in ("cg", "pipecg"):
         method = "bicgstab"   # the default method cannot solve a non-symmetric problem
+    if method == "auto":  # a built-in grid: symmetric unless it convects
+        method = "gmres" if velocity is not None else "cg"
     save = values.get("save")
     if save and not str(save).lower().endswith((".npz", ".vtk")):
         raise ValueError(f"--save writes .npz or .vtk files, got {save!r}")
@@ -584,7 +589,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     elif not isinstance(system, GridProblem):
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
-    config.update(problem=f"<notebook {name}>", b=bname)
+    # a matrix's method is chosen from the matrix (Solver: 'auto') unless the line names one
+    config.update(problem=f"<notebook {name}>", b=bname, method=values.get("method") or "auto")
     config["grid"] = [int(n) for n in system.shape]
 
     def job(cfg, reporter):

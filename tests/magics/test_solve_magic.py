@@ -105,6 +105,19 @@ def test_failed_solve_is_a_failed_job(shell):
     assert job.status == "failed" and "not positive definite" in (job.error or "")
 
 
+def test_a_non_symmetric_notebook_matrix_is_solved_by_default(shell):
+    """No --method: a notebook matrix gets 'auto' (GMRES here, as the matrix is not
+    symmetric); --method cg is refused at once with the entry that breaks symmetry."""
+    A = sp.diags([-1.3, 2.0, -0.7], [-1, 0, 1], shape=(300, 300)).tocsr()
+    shell.user_ns["Ans"], shell.user_ns["bns"] = A, np.ones(300)
+    job = shell.run_line_magic("solve", "Ans bns --device cpu --wait")
+    assert job.status == "done", job.error
+    assert job.result["method"] == "gmres" and job.result["converged"] is True
+    assert np.allclose(A @ job.value.x, 1.0, atol=1e-6)
+    job = shell.run_line_magic("solve", "Ans bns --method cg --device cpu --wait")
+    assert job.status == "failed" and "needs a symmetric matrix" in (job.error or "")
+
+
 def test_cli_json(tmp_path):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SKIFF_RUNS=str(tmp_path / "runs"))
     proc = subprocess.run([sys.executable, "-m", "skiff", "solve", "poisson", "--grid", "64x64",

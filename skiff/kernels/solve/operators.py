@@ -17,7 +17,9 @@ from . import fused
 from .problems import GridProblem
 
 __all__ = ["GridOperator", "MatrixOperator", "matrix_operator", "grid_operator",
-           "is_matrix_free", "check_real", "matrix_on", "host_csr"]
+           "is_matrix_free", "check_real", "matrix_on", "host_csr", "asymmetry"]
+
+SYMMETRY_RTOL = 1e-8  # |A - A^T| within this of |A| is round-off (an assembled symmetric form)
 
 
 class GridOperator:
@@ -171,3 +173,36 @@ def matrix_operator(system, n, xp) -> MatrixOperator:
                              f"dense 2D array, a LinearOperator or a callable, got "
                              f"{type(system).__name__}")
     return MatrixOperator(system, int(shape[0]), xp)
+
+
+def asymmetry(op: MatrixOperator, rtol: float = SYMMETRY_RTOL) -> str | None:
+    """Why the user's operator is not symmetric, or None when it is (to ``rtol``).
+
+    A matrix is compared entry by entry with its transpose (O(nnz)), and the largest
+    difference is named; a function or ``LinearOperator`` is probed with two random vectors,
+    ``u . A v`` against ``v . A u`` (two products; equal for a symmetric operator)."""
+    if not op.callable:
+        A = op.A
+        D = A - A.T
+        if D.nnz == 0:
+            return None
+        D = D.tocoo()  # scipy or cupyx: the differences stay where the matrix is
+        gap = op.xp.abs(D.data)
+        k = int(op.xp.argmax(gap))
+        scale = float(op.xp.abs(A.data).max())
+        if float(gap[k]) <= rtol * scale:
+            return None
+        i, j = int(D.row[k]), int(D.col[k])
+        return (f"A[{i}, {j}] - A[{j}, {i}] = {float(D.data[k]):.3g}, with entries up to "
+                f"{scale:.3g}")
+    xp = op.xp
+    rng = np.random.default_rng(0)
+    u = xp.asarray(rng.standard_normal(op.n))
+    v = xp.asarray(rng.standard_normal(op.n))
+    au, av = op.matvec(u, xp.empty(op.n)), op.matvec(v, xp.empty(op.n))
+    uav, vau = float((u * av).sum()), float((v * au).sum())
+    scale = max(float(xp.linalg.norm(u)) * float(xp.linalg.norm(av)),
+                float(xp.linalg.norm(v)) * float(xp.linalg.norm(au)))
+    if not (np.isfinite(uav) and np.isfinite(vau)) or abs(uav - vau) <= rtol * scale:
+        return None
+    return f"u . A v = {uav:.6g} but v . A u = {vau:.6g} for random vectors u, v"

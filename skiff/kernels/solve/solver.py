@@ -27,7 +27,14 @@ from .amg import SmoothedAggregation
 from .estimate import check_fits
 from .krylov import KRYLOV, SolveError
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
-from .operators import check_real, grid_operator, host_csr, is_matrix_free, matrix_operator
+from .operators import (
+    asymmetry,
+    check_real,
+    grid_operator,
+    host_csr,
+    is_matrix_free,
+    matrix_operator,
+)
 from .problems import GridProblem, diffusion, poisson
 from .solution import Solution
 from .stencil import ConstStencil
@@ -35,7 +42,7 @@ from .stencil import ConstStencil
 __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolerances",
            "matrix_indefiniteness", "load_numba"]
 
-METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct")
+METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct", "auto")
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
 COMPATIBILITY = (None, "project")
 
@@ -248,9 +255,12 @@ class Solver:
     ----------
     system : GridProblem, scipy.sparse / cupyx.scipy.sparse matrix or array (any format), dense
         2D array, scipy ``LinearOperator`` or callable ``x -> A x`` (real; complex is refused)
-    method : {'cg', 'pipecg', 'bicgstab', 'gmres', 'mg', 'fmg', 'direct'}
+    method : {'auto', 'cg', 'pipecg', 'bicgstab', 'gmres', 'mg', 'fmg', 'direct'}
         Krylov method, stationary multigrid cycles ('mg'), full multigrid followed by cycles
-        ('fmg'), or SciPy's sparse direct solver ('direct', CPU only; a reference).
+        ('fmg'), or SciPy's sparse direct solver ('direct', CPU only; a reference). 'auto'
+        (the default) is CG for a symmetric system with a positive diagonal and GMRES for any
+        other; CG refuses a matrix that is not symmetric (it would diverge) and names the
+        entry that differs from its transpose.
     precond : {'auto', 'none', 'jacobi', 'chebyshev', 'mg', 'amg'}
         'auto': geometric multigrid on grids, smoothed-aggregation AMG on matrices.
     cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
@@ -271,7 +281,7 @@ class Solver:
         Size of the system when ``system`` is a callable.
     """
 
-    def __init__(self, system, *, method="cg", precond="auto", cycle="V", smoother="rbgs",
+    def __init__(self, system, *, method="auto", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
                  interpolation="auto", near_nullspace=None):
         self.method = _choice(method, METHODS, "method")
@@ -279,7 +289,11 @@ class Solver:
         self.device = resolve_device(device)
         self.xp = xp_for(self.device)
         self.is_grid = isinstance(system, GridProblem)
-        self.precond_name = resolve_precond(precond, method, self.is_grid,
+        if self.method == "auto" and self.is_grid:  # a matrix is looked at once it is placed
+            self.method = "cg" if system.symmetric else "gmres"
+        # 'auto' stands for CG or GMRES, which take the same preconditioners
+        self.precond_name = resolve_precond(precond, "cg" if self.method == "auto" else
+                                            self.method, self.is_grid,
                                             not self.is_grid and is_matrix_free(system))
         self.compatibility = compatibility
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
@@ -291,6 +305,8 @@ class Solver:
         t0 = time.perf_counter()
         with fused.deferred(self._small):
             self.op = self._as_operator(n)
+            if self.method == "auto":
+                self.method = "cg" if self._looks_spd() else "gmres"
             self._check_method()
             self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
             self.M = self._build_preconditioner()
@@ -313,8 +329,22 @@ class Solver:
             check_fits(p.shape, self.device.free_memory, self.device.name, method=self.method,
                        precond=self.precond_name, restart=self.restart, variable=variable)
 
+    def _looks_spd(self) -> bool:
+        """Symmetric, with a positive diagonal where the entries are known: CG's systems."""
+        if asymmetry(self.op) is not None:
+            return False
+        if self.op.callable:
+            return True
+        return bool(float(self.xp.asarray(self.op.diagonal()).min()) > 0)
+
     def _check_method(self):
         """Refuse a method or preconditioner the system (or the device) cannot run."""
+        if self.method in ("cg", "pipecg") and not self.is_grid:
+            blame = asymmetry(self.op)
+            if blame is not None:  # CG would run to maxiter and diverge: say so now
+                raise SolveError(f"{self.method} needs a symmetric matrix and this one is not "
+                                 f"({blame}); use method='gmres' or 'bicgstab' (or 'auto', "
+                                 "which picks)")
         if not self.is_grid and self.op.callable:
             if self.method == "direct":
                 raise ValueError("method 'direct' needs a matrix, not a function or "
@@ -587,7 +617,7 @@ class Solver:
         return per_it * iters + pre
 
 
-def solve(system, b=None, *, method="cg", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,
+def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,
           callback=None, x0=None, device=DEFAULT_DEVICE, reporter=None, **options) -> Solution:
     """Solve ``A x = b`` in one call: set up a :class:`Solver` and solve once.
 
