@@ -66,7 +66,7 @@ def COMMAND(p):
     p.add_argument("--steps", type=positive_int, default=None, metavar="N",
                    help="optimizer steps (default: 1 epoch when neither is given)")
     p.add_argument("--lr", type=positive_float, default=None, metavar="X",
-                   help="peak learning rate (default: the model's own, else 3e-4)")
+                   help="peak learning rate (default: the model's own, else 1e-3)")
     p.add_argument("--batch-size", type=positive_int, default=None, metavar="B")
     p.add_argument("--grad-accum", type=positive_int, default=1, metavar="K",
                    help="micro-batches per optimizer step")

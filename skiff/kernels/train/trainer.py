@@ -55,6 +55,7 @@ __all__ = ["Trainer", "TrainingDiverged"]
 
 LOSSES = ("auto", "cross_entropy", "mse", "bce")
 SCHEDULES = ("cosine", "constant")
+DEFAULT_LR = 1e-3  # a model without config.lr (any nn.Module of the user's)
 
 
 class TrainingDiverged(FloatingPointError):
@@ -76,7 +77,7 @@ class Trainer(Inference, TrainerState):
         An optimizer over ``model.parameters()``, or ``make(params) -> Optimizer``; default
         AdamW with ``lr`` and ``weight_decay``.
     lr : float or None
-        Peak learning rate (default: ``model.config.lr`` when the model has one, else 3e-4).
+        Peak learning rate (default: ``model.config.lr`` when the model has one, else 1e-3).
     batch_size : int
         Samples per optimizer step over all ranks, before accumulation is split off:
         each micro-batch has ``batch_size`` samples and a step sees ``grad_accum`` of them.
@@ -189,8 +190,10 @@ class Trainer(Inference, TrainerState):
         self.model = model
         self.strategy_spec = strategy
         self.optimizer_spec = optimizer
+        # a model of its own (gpt-mini, ERNIE) says its rate; any other gets Adam's usual
+        # 1e-3 (3e-4 left a linear regression at R^2 0.18 after 20 epochs of warm-up + cosine)
         self.lr = lr if lr is not None else float(getattr(getattr(model, "config", None),
-                                                          "lr", 3e-4) or 3e-4)
+                                                          "lr", DEFAULT_LR) or DEFAULT_LR)
         self.batch_size = int(batch_size)
         self.loss_spec = "cross_entropy" if loss == "ce" else loss
         self.device = device
