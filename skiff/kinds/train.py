@@ -60,8 +60,9 @@ def COMMAND(p):
     p.add_argument("model", nargs="?", default=None, metavar="MODEL",
                    help=f"built-in model ({', '.join(BUILTIN_MODELS)}) or a notebook variable")
     p.add_argument("data", nargs="?", default=None, metavar="DATA",
-                   help=f"built-in data ({', '.join(BUILTIN_DATA)}), a text file, or a "
-                        "notebook variable; default: the model's own data")
+                   help=f"built-in data ({', '.join(BUILTIN_DATA)}), a text file, a table "
+                        "for mlp (.csv, .tsv, .npz), or a notebook variable; default: the "
+                        "model's own data")
     p.add_argument("--epochs", type=positive_int, default=None, metavar="N")
     p.add_argument("--steps", type=positive_int, default=None, metavar="N",
                    help="optimizer steps (default: 1 epoch when neither is given)")
@@ -229,9 +230,16 @@ def check_pair(model: str, data: str) -> None:
         if data in BUILTIN_DATA and data not in TEXT_DATA:
             raise ValueError(f"model {model!r} trains on text ({', '.join(TEXT_DATA)} or a text "
                              f"file), got data {data!r}")
-    elif data != default:
-        raise ValueError(f"model {model!r} trains on {default!r} (or, in a notebook, arrays "
-                         f"of your own), got data {data!r}")
+    elif data != default and not (model == "mlp" and _is_table(data)):
+        more = " or a table file (.csv, .tsv, .npz)" if model == "mlp" else ""
+        raise ValueError(f"model {model!r} trains on {default!r}{more} (or, in a notebook, "
+                         f"arrays of your own), got data {data!r}")
+
+
+def _is_table(data: str) -> bool:
+    from skiff.kernels.train.tables import is_table
+
+    return is_table(data)
 
 
 def _fits(model: str, data: str) -> bool:

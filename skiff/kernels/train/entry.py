@@ -14,11 +14,13 @@ notebook loads the trained model back.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.train.tables import is_table, read_table
 
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
            "held_out", "CELL_NAMES"]
@@ -67,6 +69,8 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         ns = exec_cell(config["source"], seed=seed, namespace=namespace)
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
+    if name == "mlp" and config.get("data") and is_table(config["data"]):
+        return _table_parts(config["data"], seed)
     with train_random.using(train_random.new_generator(seed)):   # this job's own generator
         model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
@@ -88,6 +92,20 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         dataset, val = dataset.split(0.9)
     return {"model": model, "dataset": dataset, "val_dataset": val, "optimizer": None,
             "loss": None}
+
+
+def _table_parts(path: str, seed: int) -> dict:
+    """``mlp`` on a table file: as wide as its features, as many outputs as its classes (one
+    for a regression); the table's scaling goes beside the weights (``table.json``)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.data import ArrayDataset
+
+    table = read_table(path)
+    with train_random.using(train_random.new_generator(seed)):
+        model = models.get("mlp", in_features=table.x.shape[1], out_features=table.outputs)
+    return {"model": model, "dataset": ArrayDataset(table.x, table.y), "val_dataset": None,
+            "optimizer": None, "loss": None, "table": table}
 
 
 def run(config: dict, reporter, namespace: dict | None = None):
@@ -140,6 +158,10 @@ def train_parts(parts: dict, config: dict, reporter):
         tmp.replace(path)
         reporter.artifact("model", path, kind="file")
         result.weights = str(path)
+        if parts.get("table") is not None:  # how the table was scaled: predictions need it
+            scaling = Path(run_dir) / "table.json"
+            scaling.write_text(json.dumps(parts["table"].to_json(), indent=1) + "\n")
+            reporter.artifact("table scaling", scaling, kind="file")
         if hasattr(model, "source_folder"):  # a checkpoint's model: its layout back too
             from skiff.kernels.train.models.hf_checkpoint import save_pretrained
 

@@ -1,0 +1,180 @@
+"""A table file as training arrays for the built-in ``mlp``: ``python -m skiff train mlp
+data.csv`` (or ``.tsv``, ``.npz``) from a terminal, as ``%train mlp (X, y)`` does in a notebook.
+
+CSV and TSV: a first row with any cell that is not a number is the header. The target is the
+column named ``label``, ``target``, ``y`` or ``class`` (any case), else the one column of
+words (iris's ``species``), else the last one; every
+other column is a feature and must hold numbers (a bad or empty cell is refused with its row
+and column). A target of words is classes (sorted names, numbered from 0); a target of whole
+numbers is classes too when it has at most ``MAX_CLASSES`` values and fewer than half as many
+as rows, else, like any other numbers, a regression target.
+
+NPZ: arrays named ``x``/``X``/``features`` and ``y``/``Y``/``target``/``labels`` (or exactly two
+arrays: the 2-D one is the features); integer targets are classes, float targets regression.
+
+Features are standardised (mean 0, standard deviation 1 per column) and a regression target
+too; :class:`Table` keeps the means and deviations so that predictions can be mapped back
+(``to_json``, written beside the model as ``table.json``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["TABLE_SUFFIXES", "TARGET_NAMES", "MAX_CLASSES", "Table", "TableError", "is_table",
+           "read_table"]
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".npz")
+TARGET_NAMES = ("label", "target", "y", "class")
+MAX_CLASSES = 50
+
+
+class TableError(ValueError):
+    """The file cannot be read as a training table (the message names the row and column)."""
+
+
+@dataclass
+class Table:
+    """Standardised features ``x`` (float32, rows x features) and the target ``y``: class
+    numbers (int64) or a standardised column (float32, rows x 1)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    columns: list[str]
+    target: str
+    classes: list[str] | None = None  # names of the classes, None for a regression
+    x_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    x_std: np.ndarray = field(default_factory=lambda: np.ones(0))
+    y_mean: float = 0.0
+    y_std: float = 1.0
+
+    @property
+    def outputs(self) -> int:
+        return len(self.classes) if self.classes is not None else 1
+
+    def to_json(self) -> dict:
+        return {"columns": self.columns, "target": self.target, "classes": self.classes,
+                "x_mean": self.x_mean.tolist(), "x_std": self.x_std.tolist(),
+                "y_mean": self.y_mean, "y_std": self.y_std, "rows": int(len(self.x))}
+
+
+def is_table(path) -> bool:
+    return Path(str(path)).suffix.lower() in TABLE_SUFFIXES
+
+
+def read_table(path) -> Table:
+    """The training table in ``path`` (see the module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TableError(f"no table file {str(path)!r}")
+    if path.suffix.lower() == ".npz":
+        x, y, columns, target = _read_npz(path)
+    else:
+        x, y, columns, target = _read_delimited(path, "\t" if path.suffix.lower() == ".tsv"
+                                                else ",")
+    if len(x) < 2:
+        raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
+    return _standardised(x, y, columns, target)
+
+
+def _number(cell: str) -> float | None:
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _read_delimited(path: Path, delimiter: str):
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = [(k + 1, [c.strip() for c in r]) for k, r in
+                enumerate(csv.reader(fh, delimiter=delimiter)) if any(c.strip() for c in r)]
+    if not rows:
+        raise TableError(f"{path.name}: no rows")
+    first = rows[0][1]
+    header = any(_number(c) is None for c in first)
+    columns = first if header else [f"column {i + 1}" for i in range(len(first))]
+    body = rows[1:] if header else rows
+    width = len(columns)
+    if width < 2:
+        raise TableError(f"{path.name}: one column; a table needs features and a target")
+    lowered = [c.lower() for c in columns]
+    words = [i for i, c in enumerate(body[0][1]) if _number(c) is None] if body else []
+    target = next((lowered.index(t) for t in TARGET_NAMES if t in lowered),
+                  words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
+    features = [i for i in range(width) if i != target]
+    x = np.empty((len(body), len(features)), np.float64)
+    labels = []
+    for r, (line, cells) in enumerate(body):
+        if len(cells) != width:
+            raise TableError(f"{path.name}, line {line}: {len(cells)} cells where the "
+                             f"{'header has' if header else 'first row has'} {width}")
+        for j, i in enumerate(features):
+            value = _number(cells[i])
+            if value is None:
+                what = "an empty cell" if not cells[i] else f"{cells[i]!r} is not a number"
+                raise TableError(f"{path.name}, line {line}, column {columns[i]!r}: {what}")
+            x[r, j] = value
+        if not cells[target]:
+            raise TableError(f"{path.name}, line {line}, column {columns[target]!r} (the "
+                             "target): an empty cell")
+        labels.append(cells[target])
+    return x, labels, [columns[i] for i in features], columns[target]
+
+
+def _read_npz(path: Path):
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    def pick(names):
+        return next((arrays[n] for n in names if n in arrays), None)
+
+    x, y = pick(("x", "X", "features")), pick(("y", "Y", "target", "labels"))
+    if (x is None or y is None) and len(arrays) == 2:
+        a, b = arrays.values()
+        x, y = (a, b) if np.ndim(a) == 2 else (b, a)
+    if x is None or y is None:
+        raise TableError(f"{path.name}: arrays {sorted(arrays)}; name them x and y (or give "
+                         "exactly two arrays, the features 2-D)")
+    x, y = np.asarray(x), np.asarray(y)
+    if x.ndim != 2 or x.dtype.kind not in "fiub":
+        raise TableError(f"{path.name}: the features must be a 2-D array of numbers, got "
+                         f"{x.dtype} of shape {x.shape}")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or len(y) != len(x):
+        raise TableError(f"{path.name}: the target must have one value per row ({len(x)}), "
+                         f"got shape {y.shape}")
+    bad = np.argwhere(~np.isfinite(x.astype(np.float64)))
+    if len(bad):
+        r, c = bad[0]
+        raise TableError(f"{path.name}: x[{r}, {c}] is {x[r, c]} (features must be finite)")
+    labels = y.astype(str).tolist() if y.dtype.kind in "iubUS" else y.astype(np.float64)
+    return x.astype(np.float64), labels, [f"x{i}" for i in range(x.shape[1])], "y"
+
+
+def _standardised(x: np.ndarray, labels, columns, target) -> Table:
+    mean, std = x.mean(0), x.std(0)
+    std = np.where(std > 0, std, 1.0)
+    xs = ((x - mean) / std).astype(np.float32)
+    if isinstance(labels, np.ndarray):  # float targets of an npz: a regression
+        values, classes = labels, None
+    else:
+        numbers = [_number(v) for v in labels]
+        values = np.array(numbers, np.float64) if all(v is not None for v in numbers) else None
+        whole = values is not None and bool(np.all(values == np.round(values)))
+        keys = [int(v) for v in values] if whole else labels  # "1" and "1.0": one class
+        distinct = sorted(set(keys))
+        if values is None or (whole and len(distinct) <= MAX_CLASSES
+                              and len(distinct) < len(labels) / 2):
+            index = {v: k for k, v in enumerate(distinct)}
+            return Table(xs, np.array([index[v] for v in keys], np.int64), list(columns),
+                         target, [str(v) for v in distinct], mean, std)
+        classes = None
+    ym, ysd = float(values.mean()), float(values.std()) or 1.0
+    y = ((values - ym) / ysd).astype(np.float32)[:, None]
+    return Table(xs, y, list(columns), target, classes, mean, std, ym, ysd)

@@ -1,0 +1,99 @@
+"""A table file trains the built-in mlp from a terminal (``python -m skiff train mlp data.csv``):
+its reading against NumPy's own parsing, a bad cell named by line and column, and a trained
+model that fits (the weights and the table's scaling in the run folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.tables import TableError, read_table
+
+
+def _points(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0] + [0.0, 5.0, -50.0]
+    return x
+
+
+def test_csv_with_named_classes_matches_numpys_reading(tmp_path):
+    x = _points()
+    species = np.where(x[:, 0] + x[:, 1] / 10 > 0.5, "virginica", "setosa")
+    path = tmp_path / "flowers.csv"
+    with open(path, "w") as fh:
+        fh.write("petal,Species,width,height\n")
+        for row, s in zip(x, species, strict=True):
+            fh.write(f"{row[0]:.6f},{s},{row[1]:.6f},{row[2]:.6f}\n")
+    table = read_table(path)
+    ref = np.genfromtxt(path, delimiter=",", skip_header=1, usecols=(0, 2, 3))
+    assert table.columns == ["petal", "width", "height"] and table.target == "Species"
+    assert table.classes == ["setosa", "virginica"] and table.outputs == 2
+    assert np.allclose(table.x, (ref - ref.mean(0)) / ref.std(0), atol=1e-5)
+    assert np.array_equal(table.y, (species == "virginica").astype(np.int64))
+
+
+def test_whole_numbers_are_classes_or_a_quantity_and_floats_a_regression(tmp_path):
+    x = _points(200)
+    few = tmp_path / "few.csv"  # no header: the last column is the target
+    np.savetxt(few, np.c_[x, (x[:, 0] > 0).astype(int) * 3], delimiter=",", fmt="%.6f")
+    assert read_table(few).classes == ["0", "3"]
+    many = tmp_path / "prices.tsv"  # whole numbers, nearly all different: a quantity
+    np.savetxt(many, np.c_[x, np.round(x[:, 2] * 1000)], delimiter="\t", fmt="%.6f")
+    table = read_table(many)
+    assert table.classes is None and table.y.shape == (200, 1)
+    assert abs(float(table.y.mean())) < 1e-5 and abs(float(table.y.std()) - 1) < 1e-4
+    data = tmp_path / "d.npz"
+    np.savez(data, features=x, target=x[:, 0] * 2.0)
+    assert read_table(data).classes is None
+    np.savez(data, a=x, b=(x[:, 0] > 0).astype(np.int64))  # two arrays, any names
+    assert read_table(data).classes == ["0", "1"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("a,b,label\n1,2,0\n3,x,1\n", r"line 3, column 'b': 'x' is not a number"),
+    ("a,b,label\n1,2,0\n3,,1\n", r"line 3, column 'b': an empty cell"),
+    ("a,b,label\n1,2,0\n3,4\n", r"line 3: 2 cells where the header has 3"),
+    ("a,b,label\n1,2,\n3,4,1\n", r"line 2, column 'label' \(the target\): an empty cell"),
+    ("a,b,label\n1,2,0\n", r"1 row of data"),
+    ("justone\n1\n2\n", r"one column"),
+])
+def test_a_bad_table_is_refused_where_it_is_bad(tmp_path, body, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(body)
+    with pytest.raises(TableError, match=message):
+        read_table(path)
+    np.savez(tmp_path / "bad.npz", x=np.ones(4), y=np.ones(4))
+    with pytest.raises(TableError, match="2-D array of numbers"):
+        read_table(tmp_path / "bad.npz")
+
+
+def test_the_cli_trains_mlp_on_a_table_and_the_model_fits(tmp_path):
+    x = _points(600, seed=1)
+    y = 3.0 * x[:, 0] - 0.2 * x[:, 1] + 0.01 * x[:, 2]
+    path = tmp_path / "quantity.csv"
+    np.savetxt(path, np.c_[x, y], delimiter=",", header="a,b,c,target", comments="",
+               fmt="%.6f")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SKIFF_RUNS=str(tmp_path / "runs"))
+    proc = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", str(path),
+                           "--epochs", "30", "--device", "cpu", "--json"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = json.loads(proc.stdout)["job"]["run_dir"]
+    scaling = json.loads(open(os.path.join(run_dir, "table.json")).read())
+    weights = np.load(os.path.join(run_dir, "model.npz"))
+    from skiff.kernels.train.models.mlp import mlp
+
+    model = mlp(in_features=3, out_features=1)
+    model.load_state_dict({k: weights[k] for k in weights.files})
+    xs = (x - np.array(scaling["x_mean"])) / np.array(scaling["x_std"])
+    pred = model(xs.astype(np.float32)).numpy()[:, 0] * scaling["y_std"] + scaling["y_mean"]
+    r2 = 1 - ((pred - y) ** 2).mean() / y.var()
+    assert r2 > 0.95, r2
+    proc = subprocess.run([sys.executable, "-m", "skiff", "train", "cnn", str(path)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode != 0 and "trains on 'shapes'" in proc.stderr
