@@ -1,9 +1,10 @@
 """A table file as training arrays for the built-in ``mlp``: ``python -m skiff train mlp
-data.csv`` (or ``.tsv``, ``.npz``) from a terminal, as ``%train mlp (X, y)`` does in a notebook.
+data.csv`` (or ``.tsv``, ``.npz``) from a terminal, as a notebook trains on arrays of its own.
 
-CSV and TSV: a first row with any cell that is not a number is the header. The target is the
-column named ``label``, ``target``, ``y`` or ``class`` (any case), else the one column of
-words (iris's ``species``), else the last one; every
+CSV and TSV: a first row with any cell that is not a number is the header. A CSV with more
+semicolons than commas is a spreadsheet's export with decimal commas (``1,5;2,0;yes``).
+The target is the column named ``label``, ``target``, ``y`` or ``class`` (any case), else the
+one column of words (iris's ``species``), else the last one; every
 other column is a feature and must hold numbers (a bad or empty cell is refused with its row
 and column). A target of words is classes (sorted names, numbered from 0); a target of whole
 numbers is classes too when it has at most ``MAX_CLASSES`` values and fewer than half as many
@@ -92,8 +93,15 @@ def _number(cell: str) -> float | None:
 
 def _read_delimited(path: Path, delimiter: str):
     with open(path, newline="", encoding="utf-8-sig") as fh:
+        head = fh.read(65536)
+        fh.seek(0)
+        if delimiter == "," and head.count(";") > head.count(","):
+            delimiter = ";"  # a spreadsheet's export where the comma is the decimal mark
         rows = [(k + 1, [c.strip() for c in r]) for k, r in
                 enumerate(csv.reader(fh, delimiter=delimiter)) if any(c.strip() for c in r)]
+    if delimiter == ";":  # "1,5" is one and a half there
+        rows = [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None else c
+                     for c in r]) for k, r in rows]
     if not rows:
         raise TableError(f"{path.name}: no rows")
     first = rows[0][1]

@@ -54,6 +54,17 @@ def test_whole_numbers_are_classes_or_a_quantity_and_floats_a_regression(tmp_pat
     assert read_table(data).classes == ["0", "1"]
 
 
+def test_a_spreadsheets_semicolons_and_decimal_commas(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufeffa;b;label\r\n1,5;2;yes\r\n-0,5;4,25;no\r\n3;1;yes\r\n"
+                     .encode("utf-8"))
+    table = read_table(path)
+    ref = np.array([[1.5, 2.0], [-0.5, 4.25], [3.0, 1.0]])
+    assert table.columns == ["a", "b"] and table.classes == ["no", "yes"]
+    assert np.allclose(table.x, (ref - ref.mean(0)) / ref.std(0), atol=1e-6)
+    assert table.y.tolist() == [1, 0, 1]
+
+
 @pytest.mark.parametrize("body, message", [
     ("a,b,label\n1,2,0\n3,x,1\n", r"line 3, column 'b': 'x' is not a number"),
     ("a,b,label\n1,2,0\n3,,1\n", r"line 3, column 'b': an empty cell"),
