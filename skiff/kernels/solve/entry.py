@@ -191,9 +191,6 @@ def run(config: dict, reporter: Reporter | None = None):
     if distributed:
         from .parallel import check_distributed
 
-        if config.get("method") == "auto":  # a built-in grid: symmetric unless it convects
-            config = {**config, "method": "gmres" if config.get("velocity") else "cg"}
-
         check_distributed(method=config.get("method", "cg"),
                           precond=config.get("precond", "auto"),
                           smoother=config.get("smoother", "rbgs"),

@@ -329,9 +329,15 @@ class Solver:
             check_fits(p.shape, self.device.free_memory, self.device.name, method=self.method,
                        precond=self.precond_name, restart=self.restart, variable=variable)
 
+    def _asymmetry(self) -> str | None:
+        """:func:`.operators.asymmetry` of the user's operator, probed once per setup."""
+        if not hasattr(self, "_asym"):
+            self._asym = asymmetry(self.op)
+        return self._asym
+
     def _looks_spd(self) -> bool:
         """Symmetric, with a positive diagonal where the entries are known: CG's systems."""
-        if asymmetry(self.op) is not None:
+        if self._asymmetry() is not None:
             return False
         if self.op.callable:
             return True
@@ -340,7 +346,7 @@ class Solver:
     def _check_method(self):
         """Refuse a method or preconditioner the system (or the device) cannot run."""
         if self.method in ("cg", "pipecg") and not self.is_grid:
-            blame = asymmetry(self.op)
+            blame = self._asymmetry()
             if blame is not None:  # CG would run to maxiter and diverge: say so now
                 raise SolveError(f"{self.method} needs a symmetric matrix and this one is not "
                                  f"({blame}); use method='gmres' or 'bicgstab' (or 'auto', "

@@ -67,3 +67,16 @@ def test_round_off_asymmetry_is_symmetric():
     op = matrix_operator(A + noise, None, np)
     assert asymmetry(op) is None
     assert asymmetry(matrix_operator(A + noise * 1e9, None, np)) is not None  # 1e-6 of |A|
+
+
+def test_the_symmetry_probe_runs_once_per_setup():
+    """'auto' then CG's own check share one probe: two products at setup, not four."""
+    A = _convection_diffusion(12, 0.0)
+    calls = []
+
+    def matvec(x):
+        calls.append(1)
+        return A @ x
+
+    solver = Solver(matvec, precond="none", n=A.shape[0])
+    assert solver.method == "cg" and len(calls) == 2
