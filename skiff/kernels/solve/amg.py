@@ -128,6 +128,23 @@ def _fit_candidates(agg, count, B):
     return T, np.vstack(coarse)
 
 
+
+def coarse_inverse(dense: np.ndarray) -> np.ndarray:
+    """The coarsest level's inverse, or its pseudo-inverse when it is singular to working
+    precision: a singular operator (pure Neumann, a graph Laplacian) keeps its null space on
+    every level, and ``inv`` of it returns round-off magnified a trillion times, which
+    breaks CG at once. Symmetric: eigenvalues under 1e-10 of the largest count as zero."""
+    scale = float(np.abs(dense).max()) if dense.size else 0.0
+    if scale and np.abs(dense - dense.T).max() <= 1e-12 * scale:
+        w, V = np.linalg.eigh(dense)
+        keep = np.abs(w) > 1e-10 * np.abs(w).max()
+        return (V[:, keep] / w[keep]) @ V[:, keep].T
+    try:
+        inv = np.linalg.inv(dense)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(dense, rcond=1e-10)
+    return inv if np.isfinite(inv).all() else np.linalg.pinv(dense, rcond=1e-10)
+
 class SmoothedAggregation:
     """A smoothed-aggregation hierarchy for a sparse matrix ``A``, with V-cycles on ``xp``.
 
@@ -174,11 +191,7 @@ class SmoothedAggregation:
             self.levels.append((A, dinv, lmax, P))
             A = (P.T @ A @ P).tocsr()
             A.eliminate_zeros()
-        dense = A.toarray()
-        try:
-            inv = np.linalg.inv(dense)
-        except np.linalg.LinAlgError:
-            inv = np.linalg.pinv(dense)
+        inv = coarse_inverse(A.toarray())
         self.coarse_n = A.shape[0]
         self._dev = [self._to_device(Al, dinv, lmax, P) for Al, dinv, lmax, P in self.levels]
         self.coarse_inv = xp.asarray(inv)

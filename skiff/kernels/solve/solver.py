@@ -289,6 +289,7 @@ class Solver:
         self.device = resolve_device(device)
         self.xp = xp_for(self.device)
         self.is_grid = isinstance(system, GridProblem)
+        self.switched = None  # why 'auto' left CG for GMRES during a solve (see _run)
         if self.method == "auto" and self.is_grid:  # a matrix is looked at once it is placed
             self.method = "cg" if system.symmetric else "gmres"
         # 'auto' stands for CG or GMRES, which take the same preconditioners
@@ -305,7 +306,10 @@ class Solver:
         t0 = time.perf_counter()
         with fused.deferred(self._small):
             self.op = self._as_operator(n)
-            if self.method == "auto":
+            # 'auto' on a matrix: CG when it looks SPD, else GMRES; and GMRES after all when
+            # CG finds it indefinite (a symmetric shifted operator: Helmholtz) (:meth:`_run`)
+            self.auto = self.method == "auto"
+            if self.auto:
                 self.method = "cg" if self._looks_spd() else "gmres"
             self._check_method()
             self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
@@ -334,6 +338,23 @@ class Solver:
         if not hasattr(self, "_asym"):
             self._asym = asymmetry(self.op)
         return self._asym
+
+    def _singular(self) -> bool:
+        """Whether the constants are the system's null space from both sides: a grid with
+        Neumann on every side, or a symmetric matrix whose rows sum to zero (one product
+        with the ones, once per setup); b must then sum to zero."""
+        if self.is_grid:
+            return bool(self.system.singular)
+        if not hasattr(self, "_const_null"):
+            self._const_null = False
+            if not self.op.callable and self._asymmetry() is None:
+                xp = self.xp
+                ones, out = xp.ones(self.op.shape), xp.empty(self.op.shape)
+                self.op.matvec(ones, out)
+                scale = float(xp.abs(xp.asarray(self.op.diagonal())).max())
+                self._const_null = bool(scale > 0 and
+                                        float(xp.abs(out).max()) <= 1e-12 * scale)
+        return self._const_null
 
     def _looks_spd(self) -> bool:
         """Symmetric, with a positive diagonal where the entries are known: CG's systems."""
@@ -403,7 +424,8 @@ class Solver:
     def describe(self) -> str:
         pre = self.M.describe() if self.M is not None else (
             self.mg.describe() if self.mg is not None else "none")
-        return f"{self.method} with {pre} on {self.device.name}"
+        why = " (auto: cg found the matrix indefinite)" if self.switched else ""
+        return f"{self.method}{why} with {pre} on {self.device.name}"
 
     # -------------------------------------------------------------------------- solve
     def _prepare_b(self, b):
@@ -429,9 +451,9 @@ class Solver:
             raise ValueError(f"b contains NaN or inf (first at index {where}: "
                              f"{float(host[where])!r})")
         host = host.reshape(self.op.shape)
-        if self.is_grid and self.system.singular:
+        if self._singular():
             host = host.copy()
-            active = self.system.mask
+            active = self.system.mask if self.is_grid else None
             mean = host[active].mean() if active is not None else host.mean()
             scale = max(np.abs(host).max(), 1e-300)
             if self.compatibility == "project":
@@ -440,10 +462,13 @@ class Solver:
                 else:
                     host -= mean
             elif abs(mean) > 1e-10 * scale:
+                why = ("Neumann on every side: u is defined up to a constant" if self.is_grid
+                       else "its rows and columns sum to zero, as a pure Neumann or a graph "
+                       "Laplacian's do: x is defined up to a constant")
                 raise ValueError(
-                    f"the problem is singular (Neumann on every side: u is defined up to a "
-                    f"constant) and b is not compatible (mean of b = {mean:.3e}, it must be 0); "
-                    f"pass compatibility='project' to remove the mean")
+                    f"the problem is singular ({why}) and b is not compatible (mean of b = "
+                    f"{mean:.3e}, it must be 0: no x solves it); pass compatibility='project' "
+                    f"to remove the mean")
         return xp.asarray(host)
 
     def solve_many(self, B, **kwargs) -> list[Solution]:
@@ -523,7 +548,7 @@ class Solver:
                 x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
             if self._small and self.xp is np:
                 load_numba(wait=False, delay=0.5)  # for the next solve, in the background
-            if self.is_grid and self.system.singular and self.compatibility == "project":
+            if self._singular() and self.compatibility == "project":
                 x -= x.mean()
             self._sync()
             elapsed = time.perf_counter() - t0
@@ -588,14 +613,27 @@ class Solver:
                                    callback=on_iter, bnorm=bn)
         fn = KRYLOV[self.method]
         kw = {"restart": self.restart} if self.method == "gmres" else {}
+        fallback = self.auto and self.method == "cg"
         try:
-            return fn(self.op, b, x, self.M, tol=tol, maxiter=maxiter, callback=on_iter, **kw)
+            return fn(self.op, b, x.copy() if fallback else x, self.M, tol=tol,
+                      maxiter=maxiter, callback=on_iter, **kw)
         except SolveError as exc:
+            if fallback and "positive definite" in str(exc):
+                # symmetric with a positive diagonal, yet p.Ap <= 0 (indefinite), or AMG built
+                # on it is (a shifted operator such as Helmholtz's, whose few negative
+                # eigenvalues Lanczos rarely finds): 'auto' goes on with GMRES (the same
+                # preconditioner) from the start, for this and later solves
+                self.method, self.switched = "gmres", str(exc)
+                return self._run(b, x, tol, maxiter, on_iter)
             if self.method in ("cg", "pipecg") and "positive definite" in str(exc):
                 blame = matrix_indefiniteness(self.op)
                 if blame is not None:   # the matrix, not the preconditioner, is at fault
                     raise SolveError(f"{self.method}: the matrix is not positive definite "
                                      f"({blame}); use method='bicgstab' or 'gmres'") from None
+                if "preconditioner" in str(exc) and not self.is_grid:
+                    raise SolveError(f"{exc}; the matrix may be indefinite (a shifted operator "
+                                     "such as Helmholtz's): use method='gmres' or 'bicgstab' "
+                                     "(or 'auto', which goes on with GMRES)") from None
             raise
         except FloatingPointError as exc:
             raise SolveError(str(exc)) from None
