@@ -53,6 +53,25 @@ def corpus_text(name: str = "classics") -> str:
     return "\n\n".join((root / f).read_text(encoding="utf-8") for f in CORPORA[name])
 
 
+def _check_finite(a: np.ndarray, i: int) -> None:
+    """Refuse NaN or inf in a floating array held in memory, naming the first: it would make
+    the loss NaN at whichever step drew its row (a memory-mapped file is not read whole for
+    this)."""
+    if not np.issubdtype(a.dtype, np.floating) or isinstance(a, np.memmap) or a.size == 0:
+        return
+    bad = ~np.isfinite(a)
+    if not bad.any():
+        return
+    where = tuple(int(k) for k in np.argwhere(bad)[0])
+    at = f"row {where[0]}" + (f", column {where[1]}" if len(where) == 2 else
+                              f", index {where[1:]}" if len(where) > 2 else "")
+    rows = int(bad.reshape(len(a), -1).any(axis=1).sum()) if a.ndim > 1 else int(bad.sum())
+    raise ValueError(f"array {i} of the dataset has {int(bad.sum())} NaN or inf value(s) in "
+                     f"{rows} of its {len(a)} rows (the first, {float(a[where])}, at {at}); "
+                     f"drop or fill them first, e.g. keep = np.isfinite(X).all(axis=1); "
+                     f"X, y = X[keep], y[keep]")
+
+
 # --------------------------------------------------------------------------------------------
 class ArrayDataset:
     """Rows of equally long arrays: ``ArrayDataset(x, y)[i] == (x[i], y[i])``.
@@ -79,6 +98,7 @@ class ArrayDataset:
                 shapes = ", ".join(str(b.shape) for b in self.arrays)
                 raise ValueError(f"arrays of a dataset must have the same number of rows; "
                                  f"got shapes {shapes}")
+            _check_finite(a, i)
 
     def __len__(self) -> int:
         return len(self.arrays[0])

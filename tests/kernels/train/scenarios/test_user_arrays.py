@@ -154,6 +154,15 @@ def test_mistakes_get_one_clear_line():
         skiff.Trainer(Linear1(5)).train(5)
     with pytest.raises(ValueError, match=r"class ids must be in \[0, 2\).*got 7"):
         skiff.Trainer(Linear1(5, 2)).train((x, np.full(64, 7)))
+    # a NaN in the data used to surface as "training diverged at step 14: loss is nan"
+    bad = x.copy()
+    bad[3, 1], bad[40, 0] = np.nan, np.inf
+    with pytest.raises(ValueError, match=r"array 0 of the dataset has 2 NaN or inf value\(s\) "
+                                         r"in 2 of its 64 rows \(the first, nan, at row 3, "
+                                         r"column 1\)"):
+        skiff.Trainer(Linear1(5)).train((bad, y))
+    with pytest.raises(ValueError, match=r"array 1 .* 1 NaN .* at row 9\)"):
+        skiff.Trainer(Linear1(5)).train((x, np.where(np.arange(64) == 9, np.nan, y)))
 
 
 def test_bool_labels_and_float_class_labels():

@@ -155,8 +155,15 @@ def test_interrupted_and_resumed_run_ends_bit_identical(tmp_path):
 
 def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_path):
     x = np.random.default_rng(0).standard_normal((40, 2))
-    x[25] = np.nan  # lands in batch 4 (items 24..31) with shuffle=False
-    ds = ArrayDataset(x, np.zeros(40, dtype=np.int64))
+
+    class Lazy:  # a dataset read row by row (an ArrayDataset refuses NaN at once)
+        def __len__(self):
+            return 40
+
+        def __getitem__(self, i):  # row 25 lands in batch 4 (items 24..31) with shuffle=False
+            return (np.full(2, np.nan) if i == 25 else x[i]), np.int64(0)
+
+    ds = Lazy()
     model = _mlp(dtype="float64")
     trainer = Trainer(model, batch_size=8, shuffle=False, checkpoint_dir=tmp_path,
                       checkpoint_every=1)
