@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     except GrammarError as exc:
         print(_clean(exc), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a second Ctrl-C while a cancelled job stops: no traceback
+        print("skiff: interrupted; a job cancelled here may still be stopping "
+              "(python -m skiff jobs shows it)", file=sys.stderr)
+        return 130
     except Exception as exc:
         msg = user_message(exc)
         if msg is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["follow", "progress_line"]
+__all__ = ["cancel_and_wait", "follow", "progress_line"]
 
 
 def progress_line(job) -> str:
@@ -56,6 +56,27 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
     except KeyboardInterrupt:
         if on_interrupt is not None:
             on_interrupt()
-        job.cancel(grace=2.0)
-        job.wait(timeout=15)
+        cancel_and_wait(job)
     return job
+
+
+def cancel_and_wait(job, *, wait_s: float = 15.0, same_s: float = 1.0) -> None:
+    """Cancel ``job`` and wait up to ``wait_s`` seconds for it to stop (a training job
+    writes its last checkpoint then). The same interrupt arriving again within ``same_s``
+    seconds counts once (``timeout -s INT`` signals the process and then its whole group); a
+    second Ctrl-C after that stops the waiting (KeyboardInterrupt), and a job still stopping
+    after ``wait_s`` is left to stop on its own."""
+    first = time.monotonic()
+    asked = False
+    while True:
+        try:
+            if not asked:
+                job.cancel(grace=2.0)
+                asked = True
+            job.wait(timeout=max(0.1, wait_s - (time.monotonic() - first)))
+            return
+        except TimeoutError:
+            return
+        except KeyboardInterrupt:
+            if time.monotonic() - first > same_s:
+                raise

@@ -456,6 +456,10 @@ class TrainKind(Kind):
             lines.append(f"stopped early: {result['stopped']}")
         if result.get("checkpoint"):
             lines.append(f"checkpoint: {result['checkpoint']}")
+            if result.get("stopped"):  # how to go on from it (a new job has its own folder)
+                where = os.path.dirname(str(result["checkpoint"]))
+                lines.append(f"to continue: the same command with --resume --checkpoint-dir "
+                             f"{shlex.quote(where)}")
         return lines
 
     def result_html(self, job) -> str | None:
