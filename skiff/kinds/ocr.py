@@ -55,7 +55,8 @@ def COMMAND(p):
                    help="image or PDF files, folders, patterns like 'scans/**/*.png', or a "
                         "notebook variable holding an image, PIL image, path or list of them")
     p.add_argument("--lang", default="ch", metavar="SET",
-                   help=f"model set: {', '.join(model_set_names())} (default ch)")
+                   help=f"model set: {', '.join(model_set_names())} (default ch; a language "
+                        f"it reads, such as en, japan or fr, picks ch)")
     p.add_argument("--batch-size", type=positive_int, default=8, metavar="B",
                    help="images read together (default 8)")
     p.add_argument("--out", default=None, metavar="FILE",
@@ -106,7 +107,17 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     names = model_set_names()
     lang = values.get("lang", "ch")
     if lang not in names:
-        raise ValueError(f"--lang: {unknown_name('model set', lang, names)}")
+        from skiff.kernels.ocr.models import NOT_READ, READ_BY_CH, get_model_set
+
+        if str(lang).lower() in READ_BY_CH:  # --lang en, japan, fr: the 'ch' set reads them
+            lang = "ch"
+        elif str(lang).lower() in NOT_READ:
+            try:
+                get_model_set(lang)
+            except ValueError as exc:
+                raise ValueError(f"--lang {lang}: {exc}") from None
+        else:
+            raise ValueError(f"--lang: {unknown_name('model set', lang, names)}")
     score = float(values.get("min_score", 0.5))
     if not 0 <= score <= 1:
         raise ValueError(f"--min-score must be between 0 and 1, got {score!r}")

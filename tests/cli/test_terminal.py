@@ -168,6 +168,7 @@ def test_help_leaves_out_notebook_only_options(command):
      (("train", "gpt-mimi"), "unknown model 'gpt-mimi' (did you mean 'gpt-mini'?)"),
      (("train", "mlp", "blbos"), "unknown data 'blbos' (did you mean 'blobs'?)"),
      (("ocr", "x.png", "--lang", "ch4"), "unknown model set 'ch4' (did you mean"),
+     (("ocr", "x.png", "--lang", "korean"), "no model set of skiff reads Korean (Hangul)"),
      (("solve", "poisson", "-o", "sol"), "-o/--output is for notebooks only"),
      (("solve", "poisson", "--grid", "512"), "expected a grid of 2 or 3 sizes"),
      (("solve", "poisson", "--grid", "32x"), "expected a grid like 256x256")],

@@ -144,3 +144,22 @@ def test_a_new_kind_gets_a_form(echo_kind):
     form.set(word="ahoy", times=2)
     job = form.launch()
     assert job is not None and job.wait(10).result["said"] == "ahoy ahoy"
+
+
+def test_ocr_lang_takes_a_language_the_ch_set_reads():
+    """A PaddleOCR user's ``lang="en"`` (or japan, fr): the shipped 'ch' set reads those, so it
+    is the set picked, from the grammar and from the pipeline alike; a script no set reads is
+    refused naming it and the way to add a recognizer."""
+    import pytest
+
+    from skiff.kernels.ocr.models import MODEL_SETS, get_model_set
+    from skiff.kinds.ocr import to_config
+
+    for lang in ("en", "EN", "japan", "fr", "chinese_cht"):
+        assert to_config({"lang": lang, "inputs": ["x.png"]}, check_inputs=False)["model"] == "ch"
+        assert get_model_set(lang) is MODEL_SETS["ch"]
+    with pytest.raises(ValueError, match=r"--lang ru: no model set of skiff reads Cyrillic.*"
+                                         r"%train ocr-rec"):
+        to_config({"lang": "ru", "inputs": ["x.png"]}, check_inputs=False)
+    with pytest.raises(ValueError, match=r"unknown model set 'ch5' \(did you mean"):
+        to_config({"lang": "ch5", "inputs": ["x.png"]}, check_inputs=False)

@@ -209,14 +209,42 @@ def available_model_sets() -> tuple[str, ...]:
     return tuple(MODEL_SETS)
 
 
+# languages a user names (PaddleOCR's `lang=` names and ISO codes) that the shipped 'ch' set
+# reads: its recognizer's 18,000 characters hold simplified and traditional Chinese, Japanese
+# kana, Latin with its accents, digits and punctuation (measured on rendered pages: English,
+# German, French, Japanese, traditional Chinese read at 0.99-1.0, docs/ocr.md)
+READ_BY_CH = frozenset({
+    "en", "english", "zh", "chinese", "ch_sim", "chinese_cht", "cht", "zh-tw", "zh-hant",
+    "zh-cn", "zh-hans", "ja", "japan", "japanese", "latin", "fr", "french", "de", "german",
+    "es", "spanish", "it", "italian", "pt", "portuguese", "nl", "dutch"})
+# scripts it does not read, named in the refusal
+NOT_READ = {"ko": "Korean (Hangul)", "korean": "Korean (Hangul)", "ru": "Cyrillic",
+            "russian": "Cyrillic", "cyrillic": "Cyrillic", "uk": "Cyrillic",
+            "ar": "Arabic", "arabic": "Arabic", "fa": "Arabic", "hi": "Devanagari",
+            "devanagari": "Devanagari", "th": "Thai", "thai": "Thai", "el": "Greek",
+            "greek": "Greek", "ta": "Tamil", "te": "Telugu", "ka": "Georgian"}
+
+
 def get_model_set(name: str) -> ModelSet:
+    """The model set ``name``: a shipped or registered set, or a language the 'ch' set reads
+    (``en``, ``japan``, ``fr``...: :data:`READ_BY_CH`); a script no set reads is refused
+    naming it and the way to add one."""
     if name not in MODEL_SETS:
         _load_user_sets()
+    if name not in MODEL_SETS and isinstance(name, str) and name.lower() in READ_BY_CH:
+        return MODEL_SETS["ch"]
     try:
         return MODEL_SETS[name]
     except KeyError:
+        script = NOT_READ.get(str(name).lower())
+        if script is not None:
+            raise ValueError(f"no model set of skiff reads {script} (the shipped 'ch' sets read "
+                             f"Chinese, Japanese, English and accented Latin); "
+                             f"%train ocr-rec --data labels.txt adds a recognizer for it from "
+                             f"your labelled line crops") from None
         raise ValueError(f"unknown model set {name!r}: choose from "
-                         f"{', '.join(MODEL_SETS)}") from None
+                         f"{', '.join(MODEL_SETS)} (or a language they read: en, japan, fr, "
+                         f"de, ...)") from None
 
 
 def read_alphabet(session, dict_path: str | Path | None = None) -> list[str]:
