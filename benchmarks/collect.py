@@ -12,7 +12,7 @@ HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
          "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard", "ocr-memory",
          "ocr-layout", "ocr-crops", "ocr-displays", "ocr-textfree", "ocr-grainy",
-         "ocr-probes", "ocr-probes-thumbnail",
+         "ocr-scans", "ocr-probes", "ocr-probes-thumbnail",
          "ocr-probes-phone", "ocr-finetune", "open-models"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
@@ -41,6 +41,8 @@ TITLES = {
     "ocr-displays": "OCR of seven-segment displays and of numbers in ordinary faces (issue 14)",
     "ocr-textfree": "OCR of images with no text: lines made up (issue 14)",
     "ocr-grainy": "OCR of grainy pages (blur, noise, JPEG) against RapidOCR (issue 14)",
+    "ocr-scans": "OCR of scanned PDFs (JPEG pages at 100 dpi, rendered at 200): spaces "
+                 "(issue 14)",
     "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
 }
 

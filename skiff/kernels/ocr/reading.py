@@ -33,6 +33,7 @@ from .rec import (
     plan_batches,
     rec_input,
 )
+from .spacing import missed_spaces
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
 # the direction model is this sure it is upright and the recognizer reads it at least this
@@ -470,16 +471,31 @@ class LineReading:
         # shapes that repeat matter to cuDNN; on the CPU its step, less padding
         bucket = True if self.device != "cpu" else "step"
 
+        space = alphabet.index(" ") if " " in alphabet else None
+
         def read(idx):
-            probs = rec(rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket))
+            x = rec_input([crops[i] for i in idx], height, self.xp, bucket=bucket)
+            probs = rec(x)
+            frame_width = x.shape[-1] / probs.shape[1]
             columns = ctc_columns(probs, np)
-            decoded = ctc_decode(probs, alphabet, np, columns)  # an unsure line kept read
-            # again with what text usually says (a line under min_score is dropped: not
-            # worth it), then a display's dropped point put back
+            decoded = ctc_decode(probs, alphabet, np, columns)
             words = lexicon if self.words else None
-            return idx, [(decimal_point(reread(text, probs[j], alphabet, words,
-                                               (columns[0][j], columns[1][j]))
-                                        if score >= mend else text, probs[j], alphabet), score)
+
+            def finish(j, text, score):
+                # an unsure line read again with what text usually says (a line under
+                # min_score is dropped: not worth it); then, unless that changed more than
+                # its spaces, the word gaps its ink shows and the reading missed; a
+                # display's dropped point last
+                again = reread(text, probs[j], alphabet, words, (columns[0][j], columns[1][j])) \
+                    if score >= mend else text
+                if again and "".join(again.split()) == "".join(text.split()):
+                    p = None if space is None else probs[j][:, space]
+                    p = p.get() if hasattr(p, "get") else np.asarray(p)
+                    again = missed_spaces(again, columns[0][j], p, alphabet, crops[idx[j]],
+                                          frame_width, height) or again
+                return decimal_point(again, probs[j], alphabet)
+
+            return idx, [(finish(j, text, score), score)
                          for j, (text, score) in enumerate(decoded)]
 
         batches = plan_batches(widths, self.rec_batch, self.rec_columns, bucket=bucket)
