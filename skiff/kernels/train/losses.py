@@ -82,8 +82,11 @@ def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
         elif np.issubdtype(ydt, np.floating):
             spec = "mse"
         else:
+            words = ydt.kind in "USO"  # labels as words ("cat", "dog"): name the mapping
             raise TypeError(f"targets must be integer class ids (cross-entropy) or floats "
-                            f"(MSE), got dtype {ydt}")
+                            f"(MSE), got dtype {ydt}" + (
+                                "; map words to class ids first: classes, y = "
+                                "np.unique(y, return_inverse=True)" if words else ""))
     if spec == "cross_entropy":
         if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]) \
                 and out.shape[-1] > 1:

@@ -154,6 +154,9 @@ def test_mistakes_get_one_clear_line():
         skiff.Trainer(Linear1(5)).train(5)
     with pytest.raises(ValueError, match=r"class ids must be in \[0, 2\).*got 7"):
         skiff.Trainer(Linear1(5, 2)).train((x, np.full(64, 7)))
+    with pytest.raises(TypeError, match=r"got dtype <U3; map words to class ids first: "
+                                        r"classes, y = np.unique\(y, return_inverse=True\)"):
+        skiff.Trainer(Linear1(5, 2)).train((x, np.where(np.arange(64) % 2, "cat", "dog")))
     # a NaN in the data used to surface as "training diverged at step 14: loss is nan"
     bad = x.copy()
     bad[3, 1], bad[40, 0] = np.nan, np.inf
