@@ -568,6 +568,12 @@ def _lookup(values: dict, user_ns: dict):
         else:
             raise TypeError(f"DATA {dname!r} is a {type(value).__name__}, not a data set "
                             "(it needs len() and items)")
+    if mname is not None and mname not in user_ns and mname not in BUILTIN_MODELS:
+        # a mistyped variable ("modle"): the closest of the built-in names and the notebook's
+        # models (it used to fail as "UsageError: modle", a KeyError's text)
+        models = [k for k, v in user_ns.items() if not k.startswith("_") and is_model(v)]
+        raise unknown_name("model", mname, [*BUILTIN_MODELS, *models],
+                           " (built-in models, then the notebook's)")
     if model_obj is not None and data_obj is None and values.get("data") is None:
         raise ValueError(f"DATA is needed to train the notebook model {mname!r} "
                          "(only built-in models have their own data)")
@@ -607,6 +613,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         from skiff.kernels.train.core import random as train_random
         from skiff.kernels.train.data import builtin_dataset
         from skiff.kernels.train.entry import train_parts
+        from skiff.kernels.train.tables import is_table, read_table
 
         model = model_obj
         if model is None:
@@ -618,12 +625,17 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
 
             apply_lora(model, r=cfg["lora"]["r"], alpha=cfg["lora"]["alpha"],
                        target_modules=cfg["lora"]["targets"])
-        dataset = data_obj
-        if dataset is None:
+        dataset, table = data_obj, None
+        if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
+            from skiff.kernels.train.data import ArrayDataset
+
+            table = read_table(data_name)
+            dataset = ArrayDataset(table.x, table.y)
+        elif dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),
                                                      "block_size", 128)
             dataset = builtin_dataset(data_name, block_size=int(block), seed=seed)
-        parts = {"model": model, "dataset": dataset, "val_dataset": None}
+        parts = {"model": model, "dataset": dataset, "val_dataset": None, "table": table}
         return train_parts(parts, cfg, reporter)
 
     return JobRequest("train", config, fn=job, local_only=local,

@@ -52,6 +52,30 @@ def test_notebook_objects_are_trained_in_place(shell):
     assert any(not np.array_equal(before[k], after[k]) for k in before)
 
 
+def test_a_notebook_model_trains_on_the_rows_of_a_table_file(shell, tmp_path):
+    """``%train net data.csv``: the table's rows (features standardised, the target column
+    by name), not its bytes as text (it failed with "input of shape (16, 128)")."""
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.models import MLP
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 3)) * [1.0, 50.0, 0.01]
+    label = (x[:, 0] + x[:, 1] / 50.0 > 0).astype(int)
+    path = tmp_path / "rows.csv"
+    path.write_text("a,b,c,label\n" + "".join(f"{r[0]:.5f},{r[1]:.5f},{r[2]:.7f},{c}\n"
+                                               for r, c in zip(x, label, strict=True)))
+    train_random.seed(0)
+    shell.user_ns["tabnet"] = MLP(3, 2, (16,))
+    job = shell.run_line_magic("train", f"tabnet {path} --epochs 30 --lr 0.01 --wait")
+    assert job.status == "done", job.error
+    scaling = json.loads((job.run_dir / "table.json").read_text())
+    assert scaling["target"] == "label"
+    z = (x - np.array(scaling["x_mean"])) / np.array(scaling["x_std"])
+    net = shell.user_ns["tabnet"]
+    predicted = net(z.astype("f4")).numpy().argmax(1)
+    assert (predicted == label).mean() > 0.9
+
+
 def test_cell_defines_model_and_dataset(shell):
     shell.user_ns.pop("model", None)
     cell = (
@@ -85,6 +109,7 @@ def test_resume_continues_from_the_checkpoint_dir(shell, tmp_path):
     ("mlp --steps 0", None, ["--steps", "0"]),
     ("net points --np 2", None, ["cannot travel", "%%train --np N"]),
     ("net", None, ["DATA is needed"]),
+    ("nett points", None, ["unknown model 'nett' (did you mean 'net'?)"]),
     ("--steps 2", "x = 1\n", None),
     ("mlp", "model = 1\n", ["from the cell"]),
 ])
