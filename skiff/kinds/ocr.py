@@ -26,6 +26,7 @@ import os
 from skiff.grammar.common import (
     command,
     device_option,
+    did_you_mean,
     launch_options,
     nonneg_float,
     positive_int,
@@ -192,6 +193,25 @@ def _variable_images(names: list[str], user_ns: dict) -> list | None:
     return images
 
 
+def _variable_hint(names: list[str], user_ns: dict | None) -> str:
+    """``", nor a notebook variable (did you mean 'img'?)"`` for the first of ``names`` that
+    could be a variable's name and is no path, over the variables holding images."""
+    if not user_ns:
+        return ""
+    def pixels(v) -> bool:  # an array or a PIL image (not a module with .shape and .dtype)
+        return not isinstance(v, (str, os.PathLike, type(os))) and \
+            isinstance(getattr(v, "shape", None), tuple) and is_image(v) or \
+            type(v).__module__.startswith("PIL.")
+
+    held = [k for k, v in user_ns.items() if not k.startswith("_") and (
+        pixels(v) or (isinstance(v, (list, tuple)) and v and all(map(pixels, v))))]
+    for name in names:
+        if name.isidentifier() and not os.path.exists(name):
+            hint = did_you_mean(name, held)
+            return f", nor a notebook variable{hint}" if hint else ""
+    return ""
+
+
 def lines_table_html(result: dict | None, limit: int = 200) -> str:
     """HTML table of the lines an OCR job read (from its ``result.json``)."""
     import html
@@ -295,7 +315,11 @@ class OcrKind(Kind):
             raise ValueError("%ocr is a line magic: give paths, patterns or variables")
         images = _variable_images(values["inputs"], user_ns or {})
         if images is None:
-            return JobRequest("ocr", to_config(values))
+            try:
+                return JobRequest("ocr", to_config(values))
+            except FileNotFoundError as exc:  # a mistyped variable, perhaps: name the closest
+                raise FileNotFoundError(f"{exc}{_variable_hint(values['inputs'], user_ns)}") \
+                    from None
         config = to_config(values, check_inputs=False)
         config["inputs"] = [f"<variable {n}>" for n in values["inputs"]]
 

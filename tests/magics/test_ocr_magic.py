@@ -74,3 +74,10 @@ def test_usage_errors(shell, tmp_path):
         shell.run_line_magic("ocr", f"img_var {tmp_path}")
     with pytest.raises(UsageError, match="thread"):
         shell.run_line_magic("ocr", "img_var --np 2")
+    # a mistyped variable: the closest variable holding images is named (modules such as
+    # numpy, which have .shape and .dtype, are no images)
+    shell.user_ns["np"] = np
+    shell.user_ns["scans"] = [np.zeros((8, 8), np.uint8)]
+    with pytest.raises(UsageError, match=r"no such file, folder or pattern: 'scan', nor a "
+                                         r"notebook variable \(did you mean 'scans'\?\)"):
+        shell.run_line_magic("ocr", "scan")
