@@ -77,7 +77,7 @@ def test_usage_errors(shell, tmp_path):
     # a mistyped variable: the closest variable holding images is named (modules such as
     # numpy, which have .shape and .dtype, are no images)
     shell.user_ns["np"] = np
-    shell.user_ns["scans"] = [np.zeros((8, 8), np.uint8)]
-    with pytest.raises(UsageError, match=r"no such file, folder or pattern: 'scan', nor a "
-                                         r"notebook variable \(did you mean 'scans'\?\)"):
-        shell.run_line_magic("ocr", "scan")
+    shell.user_ns["photos"] = [np.zeros((8, 8), np.uint8)]
+    with pytest.raises(UsageError, match=r"no such file, folder or pattern: 'photo', nor a "
+                                         r"notebook variable \(did you mean 'photos'\?\)"):
+        shell.run_line_magic("ocr", "photo")
