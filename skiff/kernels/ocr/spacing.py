@@ -213,6 +213,21 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
             after.add(n - 1)
         else:
             n += len(c)
+    if space_p is None:
+        return None
+    pairs = range(len(solid) - 1)
+    hints = {}  # the pairs that could take a space: the space had SPACE_HINT between them
+    for k in pairs:
+        a, b = solid[k][1], solid[k + 1][1]
+        if k in after or not (_spaced_script(a[-1]) and _spaced_script(b[0])) or \
+                (a[-1] in _NUMBERISH and b[0] in _NUMBERISH) or b[0] in _CLOSING or \
+                a[-1] in _OPENING:
+            continue
+        hint = float(np.max(space_p[solid[k][0]:solid[k + 1][0] + 1]))
+        if hint >= SPACE_HINT:
+            hints[k] = hint
+    if not hints:  # most lines: the ink is not looked at
+        return None
     h, w = crop.shape[:2]
     bw = local_ink_mask(crop)
     rows = np.flatnonzero(bw.any(1))
@@ -231,25 +246,17 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
             widest = max(widest, run)
         return widest / ink_h
 
-    pairs = range(len(solid) - 1)
     # the line's word gaps: spaces read between two characters of spaced scripts (one next
     # to a Chinese character is often read in a narrow gap)
     read = [gap(k) for k in pairs if k in after and _spaced_script(solid[k][1][-1])
             and _spaced_script(solid[k + 1][1][0])]
     least = min(read) if read else None
     put = set()
-    for k in pairs:
-        a, b = solid[k][1], solid[k + 1][1]
-        if k in after or not (_spaced_script(a[-1]) and _spaced_script(b[0])) or \
-                (a[-1] in _NUMBERISH and b[0] in _NUMBERISH) or b[0] in _CLOSING or \
-                a[-1] in _OPENING:
-            continue
+    for k, hint in hints.items():
         g = gap(k)
-        if g < SPACE_GAP or space_p is None:
+        if g < SPACE_GAP:
             continue
-        hint = float(np.max(space_p[solid[k][0]:solid[k + 1][0] + 1]))
-        if (g >= SPACE_OF_LINE * least and hint >= SPACE_HINT) if least is not None else \
-                hint >= SPACE_P:
+        if (g >= SPACE_OF_LINE * least) if least is not None else hint >= SPACE_P:
             put.add(k)
     if not put:
         return None
