@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import os
 import re
 from types import SimpleNamespace
 
@@ -90,10 +91,11 @@ def _k() -> SimpleNamespace:
 @device_option
 def COMMAND(p):
     p.add_argument("problem", nargs="?", default=None, metavar="PROBLEM",
-                   help=f"built-in problem ({', '.join(PROBLEMS[:-1])}) or a notebook variable "
-                        "(matrix or GridProblem)")
+                   help=f"built-in problem ({', '.join(PROBLEMS[:-1])}), a matrix file (.mtx, "
+                        ".npz, .npy) or a notebook variable (matrix or GridProblem)")
     p.add_argument("b", nargs="?", default=None, metavar="B",
-                   help="notebook variable with the right-hand side (for a matrix)")
+                   help="the right-hand side of a matrix: a notebook variable, or a file "
+                        "(.npy, .txt, .mtx); left out for a matrix file, b = A 1")
     p.add_argument("--grid", type=solve_grid, default=(256, 256), metavar="NxN[xN]",
                    help="cells per axis, e.g. 1024x1024 or 64x64x64")
     p.add_argument("--method", choices=_k().METHODS, default=None,
@@ -560,11 +562,64 @@ class SolveKind(Kind):
                     "or GridProblem is solved on one rank only (a distributed solve takes "
                     "the built-in grid problems and %%solve specs); drop --np / --launcher")
             return _objects_request(values, user_ns)
+        if name is not None and name not in user_ns and _missing_matrix_file(name):
+            raise FileNotFoundError(f"no such matrix file: {name!r}")
+        if name is not None and name not in PROBLEMS and _matrix_file(name):
+            if where != "thread":
+                raise ValueError(f"a matrix file ({name!r}) is solved on one rank only (a "
+                                 "distributed solve takes the built-in grid problems and "
+                                 "%%solve specs); drop --np / --launcher")
+            return _file_request(values)
         if values.get("b") is not None:
-            raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix; {name!r} is a "
-                             "built-in problem")
+            raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix or a matrix "
+                             f"file; {name!r} is a built-in problem")
         config = to_config(values, memory=False)   # checked by check_launch, per rank
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
+
+
+def _matrix_file(name: str) -> bool:
+    from skiff.kernels.solve.files import is_matrix_file
+
+    return is_matrix_file(name)
+
+
+def _missing_matrix_file(name: str) -> bool:
+    from pathlib import Path
+
+    from skiff.kernels.solve.files import MATRIX_SUFFIXES
+
+    path = Path(str(name)).expanduser()
+    return path.suffix.lower() in MATRIX_SUFFIXES and not path.exists()
+
+
+def _file_request(values: dict) -> JobRequest:
+    """A thread job that solves the matrix in the file ``PROBLEM`` with B from a file, or,
+    without B, b = A 1 (the exact solution is all ones, and its error is reported)."""
+    import numpy as np
+
+    from skiff.kernels.solve.files import read_matrix, read_vector
+
+    name, bname = values["problem"], values.get("b")
+    matrix = read_matrix(name)  # read once here: a bad file fails before any run folder
+    n = int(matrix.shape[0])
+    b = read_vector(bname, n) if bname is not None else None
+    config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
+    config.update(problem=os.path.abspath(os.path.expanduser(name)),
+                  b=None if bname is None else os.path.abspath(os.path.expanduser(bname)),
+                  method=values.get("method") or "auto", grid=[n, n])
+
+    def job(cfg, reporter):
+        from skiff.kernels.solve.entry import solve_system
+
+        rhs = b if b is not None else np.asarray(matrix @ np.ones(n)).ravel()
+        if b is None:
+            reporter.log("no B given: b = A 1, so the exact solution is all ones")
+        sol = solve_system(matrix, rhs, cfg, reporter)
+        if b is None:
+            sol.error = float(np.abs(np.asarray(sol.x) - 1.0).max())
+        return sol
+
+    return JobRequest("solve", config, fn=job, label=f"solve {os.path.basename(name)}")
 
 
 def _objects_request(values: dict, user_ns: dict) -> JobRequest:

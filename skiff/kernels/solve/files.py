@@ -1,0 +1,82 @@
+"""A linear system read from files, for a terminal: ``python -m skiff solve A.mtx b.npy``.
+
+The matrix: Matrix Market (``.mtx``, ``.mm``: SuiteSparse's collection, and what MATLAB,
+PETSc and FEniCS write), a SciPy sparse ``.npz`` (``scipy.sparse.save_npz``) or a dense
+``.npy``. The right-hand side: ``.npy``, a text column (``.txt``, ``.csv``) or Matrix Market.
+Each file that is not what it should be is one error naming it and what was found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MATRIX_SUFFIXES", "VECTOR_SUFFIXES", "is_matrix_file", "read_matrix",
+           "read_vector"]
+
+MATRIX_SUFFIXES = (".mtx", ".mm", ".npz", ".npy")
+VECTOR_SUFFIXES = (".npy", ".txt", ".csv", ".mtx", ".mm")
+
+
+def is_matrix_file(name) -> bool:
+    """Whether ``name`` names an existing file of a matrix format."""
+    path = Path(str(name)).expanduser()
+    return path.suffix.lower() in MATRIX_SUFFIXES and path.is_file()
+
+
+def read_matrix(path):
+    """The square matrix in ``path``: CSR for the sparse formats, an array for ``.npy``."""
+    import scipy.sparse as sp
+
+    path = Path(str(path)).expanduser()
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".mtx", ".mm"):
+            from scipy.io import mmread
+
+            matrix = mmread(str(path))
+            matrix = sp.csr_matrix(matrix) if sp.issparse(matrix) else np.asarray(matrix)
+        elif suffix == ".npz":
+            matrix = sp.load_npz(str(path)).tocsr()
+        else:
+            matrix = np.load(str(path), allow_pickle=False)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read {path.name!r} as a matrix ({suffix}): {exc}") from None
+    shape = tuple(matrix.shape)
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
+        raise ValueError(f"{path.name!r} holds a {'x'.join(map(str, shape))} array; a linear "
+                         f"system needs a square matrix")
+    if np.iscomplexobj(matrix.data if sp.issparse(matrix) else matrix):
+        raise ValueError(f"{path.name!r} is complex; skiff solves real systems only")
+    return matrix
+
+
+def read_vector(path, n: int) -> np.ndarray:
+    """The right-hand side of ``n`` entries in ``path``."""
+    path = Path(str(path)).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file for the right-hand side B: {str(path)!r}")
+    suffix = path.suffix.lower()
+    if suffix not in VECTOR_SUFFIXES:
+        raise ValueError(f"B {path.name!r}: expected {', '.join(VECTOR_SUFFIXES)}")
+    try:
+        if suffix in (".mtx", ".mm"):
+            from scipy.io import mmread
+
+            value = mmread(str(path))
+            value = value.toarray() if hasattr(value, "toarray") else value
+        elif suffix == ".npy":
+            value = np.load(str(path), allow_pickle=False)
+        else:
+            value = np.loadtxt(str(path), delimiter="," if suffix == ".csv" else None,
+                               ndmin=1)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read {path.name!r} as a vector: {exc}") from None
+    value = np.asarray(value)
+    if np.iscomplexobj(value):
+        raise ValueError(f"{path.name!r} is complex; skiff solves real systems only")
+    value = value.astype(np.float64).ravel()
+    if value.size != n:
+        raise ValueError(f"B {path.name!r} has {value.size} entries; the matrix has {n} rows")
+    return value
