@@ -316,11 +316,17 @@ def grid_shape(text: str) -> tuple[int, ...]:
 
 
 def byte_size(text: str) -> int:
-    """``80GB``, ``16GiB``, ``512MB`` or a plain number of bytes (an argparse type)."""
+    """``80GB``, ``16GiB``, ``512MB`` or a plain number of bytes (an argparse type); a
+    plain number under a MiB is refused (``--device-memory 80`` meant 80GB, not 80 bytes)."""
     try:
-        return _byte_size(text)
+        size = _byte_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if isinstance(text, str) and text.strip().replace(".", "", 1).isdigit() and size < 2**20:
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()!r} would be {size} bytes: give the unit, like {text.strip()}GB "
+            f"or {text.strip()}GiB")
+    return size
 
 
 def _device_type(text: str) -> str:

@@ -133,6 +133,10 @@ def test_cli_and_magic(capsys):
     assert main(["plan", "70b", "--devices", "8", "--device-memory", "40GB"]) == 2
     assert "does not fit" in capsys.readouterr().err
     assert main(["plan", "nope"]) == 2
+    capsys.readouterr()
+    # a size without its unit meant GB, not 80 bytes ("does not fit on 8 x 0.0 MiB")
+    assert main(["plan", "7b", "--devices", "8", "--device-memory", "80"]) == 2
+    assert "'80' would be 80 bytes: give the unit, like 80GB" in capsys.readouterr().err
 
     from IPython.core.error import UsageError
     from IPython.core.interactiveshell import InteractiveShell
