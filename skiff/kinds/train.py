@@ -194,7 +194,9 @@ def _set_name(values: dict):
 
 # validation -----------------------------------------------------------------------------------
 def _check_strategy(spec: str) -> str:
-    spec = str(spec).strip()
+    from skiff.kernels.train.plan.planner import strategy_name
+
+    spec = strategy_name(str(spec).strip())  # ddp -> dp; fsdp: what comes closest
     if spec in STRATEGIES:
         return spec
     if "=" in spec:  # a layout like dp=2,tp=2,pp=1: the planner validates it

@@ -21,6 +21,26 @@ __all__ = ["Plan", "plan", "resolve", "parse_strategy", "cluster_for", "measure_
            "NAMED_STRATEGIES"]
 
 NAMED_STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
+# PyTorch's names for what skiff has; and what it has not, said with what comes closest
+STRATEGY_ALIASES = {"ddp": "dp"}
+NOT_HERE = {
+    "fsdp": "FSDP shards the parameters too (ZeRO-3), which skiff does not: 'zero2' shards "
+            "gradients and optimizer states, 'zero1' optimizer states, and 'auto' adds tp/pp "
+            "when a model does not fit",
+    "zero3": "ZeRO-3 (parameters sharded too) is not in skiff: 'zero2' shards gradients and "
+             "optimizer states, 'zero1' optimizer states, and 'auto' adds tp/pp when a model "
+             "does not fit",
+}
+
+
+def strategy_name(spec: str) -> str:
+    """``spec`` with PyTorch's name for a skiff strategy made skiff's (``ddp`` -> ``dp``);
+    a strategy skiff does not have (``fsdp``, ``zero3``) raises ValueError saying what
+    comes closest."""
+    s = str(spec).strip().lower()
+    if s in NOT_HERE:
+        raise ValueError(f"strategy {spec!r}: {NOT_HERE[s]}")
+    return STRATEGY_ALIASES.get(s, spec)
 _KEYS = ("dp", "tp", "pp", "ep", "zero", "micro", "recompute")
 
 
@@ -193,7 +213,7 @@ def parse_strategy(spec: str, world_size: int) -> Choice | None:
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"strategy must be a name or 'dp=..,tp=..,pp=..', got {spec!r}")
-    s = spec.strip().lower()
+    s = strategy_name(spec.strip()).lower()
     w = int(world_size)
     named = {"single": Choice(), "dp": Choice(dp=w), "zero1": Choice(dp=w, zero=1),
              "zero2": Choice(dp=w, zero=2), "tp": Choice(tp=w), "pp": Choice(pp=w),

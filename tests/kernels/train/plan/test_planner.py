@@ -118,8 +118,17 @@ def test_explicit_strategies_are_kept_or_rejected():
         resolve("dp=2,tp=2,pp=1", spec, world_size=2)
     with pytest.raises(ValueError, match="tp=3 does not divide the 4 attention heads"):
         resolve("dp=1,tp=3", spec, world_size=3, global_batch=3)
-    with pytest.raises(ValueError, match="unknown strategy 'fsdp': choose from auto"):
-        parse_strategy("fsdp", 2)
+    with pytest.raises(ValueError, match="unknown strategy 'fdsp': choose from auto"):
+        parse_strategy("fdsp", 2)
+    # PyTorch's names: DDP is dp; FSDP (ZeRO-3) is not here, and what comes closest is said
+    assert parse_strategy("ddp", 4) == parse_strategy("dp", 4) == Choice(dp=4)
+    for name in ("fsdp", "zero3"):
+        with pytest.raises(ValueError, match=rf"strategy '{name}': .*'zero2' shards gradients "
+                                             r"and optimizer states"):
+            parse_strategy(name, 2)
+    from skiff.kinds.train import to_config
+
+    assert to_config({"model": "mlp", "strategy": "DDP"})["strategy"] == "dp"
     with pytest.raises(ValueError, match="unknown strategy key 'xp'"):
         parse_strategy("xp=2", 2)
 
