@@ -347,13 +347,14 @@ class Solver:
             return bool(self.system.singular)
         if not hasattr(self, "_const_null"):
             self._const_null = False
-            if not self.op.callable and self._asymmetry() is None:
+            if not self.op.callable:  # rows summing to zero first (one product), then symmetry
                 xp = self.xp
                 ones, out = xp.ones(self.op.shape), xp.empty(self.op.shape)
                 self.op.matvec(ones, out)
                 scale = float(xp.abs(xp.asarray(self.op.diagonal())).max())
                 self._const_null = bool(scale > 0 and
-                                        float(xp.abs(out).max()) <= 1e-12 * scale)
+                                        float(xp.abs(out).max()) <= 1e-12 * scale and
+                                        self._asymmetry() is None)
         return self._const_null
 
     def _looks_spd(self) -> bool:
