@@ -136,6 +136,14 @@ def coarse_inverse(dense: np.ndarray) -> np.ndarray:
     breaks CG at once. Symmetric: eigenvalues under 1e-10 of the largest count as zero."""
     scale = float(np.abs(dense).max()) if dense.size else 0.0
     if scale and np.abs(dense - dense.T).max() <= 1e-12 * scale:
+        try:  # positive definite and well away from singular: Cholesky, 4x cheaper than eigh
+            low = np.linalg.cholesky(dense)
+            pivots = np.diag(low) ** 2
+            if pivots.min() > 1e-10 * pivots.max():
+                inv_low = np.linalg.inv(low)
+                return inv_low.T @ inv_low
+        except np.linalg.LinAlgError:
+            pass
         w, V = np.linalg.eigh(dense)
         keep = np.abs(w) > 1e-10 * np.abs(w).max()
         return (V[:, keep] / w[keep]) @ V[:, keep].T
