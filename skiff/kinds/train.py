@@ -570,7 +570,7 @@ def _lookup(values: dict, user_ns: dict):
         else:
             raise TypeError(f"DATA {dname!r} is a {type(value).__name__}, not a data set "
                             "(it needs len() and items)")
-    if mname is not None and mname not in user_ns and mname not in BUILTIN_MODELS:
+    if mname is not None and mname not in user_ns and mname not in (*BUILTIN_MODELS, OCR_REC):
         # a mistyped variable ("modle"): the closest of the built-in names and the notebook's
         # models (it used to fail as "UsageError: modle", a KeyError's text)
         models = [k for k, v in user_ns.items() if not k.startswith("_") and is_model(v)]

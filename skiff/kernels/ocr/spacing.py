@@ -198,10 +198,10 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
     height and ``SPACE_OF_LINE`` times the narrowest gap read as a space in the line, or,
     in a line with no space read, where ``space_p`` (the space's probability per frame)
     reached ``SPACE_P`` between the two."""
-    from .rec import _kept
-
     best = np.asarray(best)
-    frames = np.flatnonzero(_kept(best))
+    kept = best != 0  # greedy CTC's frames: not blank, not a repeat of the frame before
+    kept[1:] &= best[1:] != best[:-1]
+    frames = np.flatnonzero(kept)
     chars = [alphabet[i] if i < len(alphabet) else "" for i in best[frames]]
     solid = [(f, c) for f, c in zip(frames, chars) if c and not c.isspace()]
     if len(solid) < 2 or "".join(c for _, c in solid) != "".join(text.split()) or \
