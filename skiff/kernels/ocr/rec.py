@@ -361,7 +361,11 @@ def is_shape_line(text: str) -> bool:
 
 # what a dashed or dotted rule reads as, a mark a piece: dashes of every width, the
 # ideograph one, the long-vowel mark, underscores, tildes, equals signs, dots
-RULE_MARKS = frozenset("-\u4e00\u2014\u2013\u2015\u2010\u30fc_~=.\u00b7")
+# the marks a dashed or dotted rule is read as: hyphen, 一, em/en/horizontal bar, hyphen,
+# ー, _, ~, =, ., middle dot; the minus sign, figure dash, non-breaking and fullwidth
+# hyphens and box-drawing lines (a dash grid read "− - - - -": kept before round 20)
+RULE_MARKS = frozenset("-\u4e00\u2014\u2013\u2015\u2010\u30fc_~=.\u00b7"
+                       "\u2212\u2012\u2011\uff0d\u2500\u2501\uff3f")
 
 
 def is_rule_line(text: str) -> bool:

@@ -289,6 +289,7 @@ def test_a_grid_of_dashes_is_no_text(pipe, monkeypatch):
     from skiff.kernels.ocr.rec import is_rule_line
 
     assert is_rule_line("- - - - -") and is_rule_line("— — —") and is_rule_line(". . . .")
+    assert is_rule_line("\u2212 - \u2212 - -")  # the minus sign: a grid read so was kept
     assert not is_rule_line("-----") and not is_rule_line("- 3 -") and not is_rule_line("- -")
     assert not is_rule_line("Total - - 3.50")
     images = []
@@ -302,7 +303,7 @@ def test_a_grid_of_dashes_is_no_text(pipe, monkeypatch):
     monkeypatch.setattr(pipeline, "is_rule_line", lambda text: False)
     before = sum(len(r.lines) for r in pipe.run(images))
     assert now < before, (now, before)
-    assert before - now >= 10, (now, before)  # measured 39 -> 21
+    assert before - now >= 10, (now, before)  # measured 39 -> 21, 39 -> 7 with U+2212
 
 
 def test_doubled_digits_rule():
