@@ -73,7 +73,8 @@ def test_usage_lists_shared_options():
 
 
 @pytest.mark.parametrize("text, expected", [("80GB", 80 * 10**9), ("16GiB", 16 * 2**30),
-                                            ("512mb", 512 * 10**6), ("1024", 1024)])
+                                            ("512mb", 512 * 10**6), ("1024b", 1024),
+                                            ("1073741824", 2**30)])
 def test_byte_sizes(text, expected):
     assert byte_size(text) == expected
 
@@ -83,6 +84,10 @@ def test_bad_byte_size():
 
     with pytest.raises(argparse.ArgumentTypeError, match="got '80 parsecs'"):
         byte_size("80 parsecs")
+    # a plain number under a MiB is no memory size anyone means: the unit was left out
+    with pytest.raises(argparse.ArgumentTypeError, match="'80' would be 80 bytes: give the "
+                                                         "unit, like 80GB"):
+        byte_size("80")
 
 
 def test_grid_shape_limits():
