@@ -22,6 +22,7 @@ read by a thread job of this kernel, since their pixels live here.
 from __future__ import annotations
 
 import os
+import shlex
 
 from skiff.grammar.common import (
     command,
@@ -176,7 +177,7 @@ def is_image(obj) -> bool:
 def _variable_images(names: list[str], user_ns: dict) -> list | None:
     """The images held by notebook variables ``names``, or None when they are not variables.
     Mixing variables and paths is refused."""
-    found = [n for n in names if n.isidentifier() and n in user_ns]
+    found = [n for n in names if (n.isidentifier() or n.startswith("[")) and n in user_ns]
     if not found:
         return None
     if len(found) != len(names):
@@ -308,6 +309,25 @@ class OcrKind(Kind):
         except OSError as exc:
             return [f"{result['errors']} inputs (cannot read {result['out']}: {exc})"]
         return failed or [f"{result['errors']} inputs"]
+
+    def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
+        """``%ocr [page, crop] --out -``: a list written on the line, of images held in
+        the notebook, stands in as a variable (a bracket that is no such list, a glob's
+        ``[ab]*.png``, is left as it was)."""
+        text = line.strip()
+        if not text.startswith("[") or not user_ns:
+            return line, user_ns
+        cuts = [i for i in range(len(text)) if text.startswith(" -", i)] + [len(text)]
+        for cut in cuts:
+            expr = text[:cut].strip()
+            try:
+                value = eval(compile(expr, "<%ocr inputs>", "eval"), dict(user_ns))  # noqa: S307
+            except Exception:  # not Python (a glob), or names no variable: a path then
+                continue
+            if isinstance(value, (list, tuple)) and value and all(map(is_image, value)):
+                return f"{shlex.quote(expr)} {text[cut:]}", {**user_ns, expr: list(value)}
+            return line, user_ns
+        return line, user_ns
 
     def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
                 where: str = "thread") -> JobRequest:

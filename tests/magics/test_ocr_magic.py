@@ -43,6 +43,14 @@ def test_variable_holding_an_image_and_a_list(shell, page, capsys):
     assert [r.text for r in job.value.results] == [page.text, page.text]
     html = job.value._repr_html_()
     assert "<img" in html and "<table>" in html
+    # a list written on the line, as %train takes (X, y): it used to be read as a glob
+    job = shell.run_line_magic("ocr", "[scan, scan] --device cpu --batch-size 2 --wait")
+    assert job.status == "done", job.error
+    assert [r.text for r in job.value.results] == [page.text, page.text]
+    from skiff.kinds.ocr import KIND
+
+    for glob in ("[ab]*.png --out -", "[nosuch] --wait"):  # no list of images: a path
+        assert KIND.preparse(glob, {"scan": page.image})[0] == glob
 
 
 def test_path_folder_and_jsonl(shell, page, tmp_path):
