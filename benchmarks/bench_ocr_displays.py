@@ -22,9 +22,7 @@ import glob
 import itertools
 import json
 import os
-import platform
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +33,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+
+from results_file import machine_line, publish, run_workers  # noqa: E402
 
 DSEG = "/usr/share/fonts/truetype/dseg/"
 FACES = ["DSEG7Classic-Regular.ttf", "DSEG7Classic-Bold.ttf", "DSEG7Modern-Regular.ttf",
@@ -172,21 +172,13 @@ def main(argv=None) -> int:
     if not os.path.exists(DSEG + FACES[0]):
         print("fonts-dseg is not installed (make system-deps)", file=sys.stderr)
         return 1
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
-    got = {}
-    for method in ("skiff", "rapidocr"):
-        print(f"{method} …", file=sys.stderr, flush=True)
-        out = subprocess.run([sys.executable, __file__, "--worker", method, "--seeds", a.seeds,
-                              "--numbers", str(a.numbers), "--threads", str(a.threads)],
-                             capture_output=True, text=True, env=env, check=True)
-        got[method] = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_workers(__file__, ("skiff", "rapidocr"),
+                      ["--seeds", a.seeds, "--numbers", a.numbers, "--threads", a.threads])
     cmd = ("OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_displays.py "
            f"--seeds {a.seeds} --numbers {a.numbers} --threads {a.threads}")
     lines = ["# OCR of seven-segment displays and of numbers in ordinary faces", "",
              f"Command: `{cmd}`  ",
-             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {a.threads} threads per "
-             f"method; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at "
-             f"the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.", "",
+             machine_line(a.threads), "",
              "Displays: random clocks, decimals and integers in four DSEG7 faces at 20-72 px, "
              "rich in \"1\"s; numbers: integers, decimals and times with doubled digits in "
              "DejaVu and Liberation faces, some blurred or noisy. RapidOCR 3.10 with "
@@ -203,7 +195,6 @@ def main(argv=None) -> int:
     for name in ("displays", "numbers"):
         shown = ", ".join(f"{t!r} -> {g!r}" for t, g in got["skiff"][name]["misread"])
         lines.append(f"- {name}: {shown or 'none'}")
-    from results_file import publish
 
     publish(a.results, lines)
     return 0

@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+
+from results_file import machine_line, publish, run_workers  # noqa: E402
 
 METHODS = ("skiff", "skiff-no-grain", "rapidocr")
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
@@ -99,23 +98,14 @@ def main(argv=None) -> int:
     if a.worker:
         print(json.dumps(worker(a.worker, a.seeds, a.per_seed, a.threads)))
         return 0
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
-    got = {}
-    for method in METHODS:
-        print(f"{method} …", file=sys.stderr, flush=True)
-        out = subprocess.run([sys.executable, __file__, "--worker", method, "--seeds",
-                              str(a.seeds), "--per-seed", str(a.per_seed), "--threads",
-                              str(a.threads)], capture_output=True, text=True, env=env,
-                             check=True)
-        got[method] = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_workers(__file__, METHODS,
+                      ["--seeds", a.seeds, "--per-seed", a.per_seed, "--threads", a.threads])
     cmd = ("OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_grainy.py "
            f"--seeds {a.seeds} --per-seed {a.per_seed} --threads {a.threads}")
     n = a.seeds * a.per_seed
     lines = ["# OCR of pages under grain", "",
              f"Command: `{cmd}`  ",
-             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {a.threads} threads per "
-             f"method; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at "
-             f"the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.", "",
+             machine_line(a.threads), "",
              f"{n} pages of 6-12 lines at 14-34 px, 900-1700 px wide, about half of them "
              "blurred, noisy and JPEG'd (quality 10-30); character accuracy with CJK spaces "
              "squeezed. `skiff-no-grain`: the denoised second reading as before round 18. "
@@ -127,7 +117,6 @@ def main(argv=None) -> int:
         lines.append(f"| {m} | {acc.mean():.3f} | {acc[~grainy].mean():.3f} | "
                      f"{acc[grainy].mean():.3f} | {int((acc < 0.9).sum())} | "
                      f"{got[m]['seconds']:.1f} |")
-    from results_file import publish
 
     publish(a.results, lines)
     return 0

@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +32,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+
+from results_file import machine_line, publish, run_workers  # noqa: E402
 
 METHODS = ("skiff", "skiff-no-gaps", "rapidocr")
 FACES = ("dejavu/DejaVuSans.ttf", "dejavu/DejaVuSerif.ttf",
@@ -120,21 +120,13 @@ def main(argv=None) -> int:
     if a.worker:
         print(json.dumps(worker(a.worker, a.pages, a.threads)))
         return 0
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
-    got = {}
-    for method in METHODS:
-        print(f"{method} …", file=sys.stderr, flush=True)
-        out = subprocess.run([sys.executable, __file__, "--worker", method, "--pages",
-                              str(a.pages), "--threads", str(a.threads)], capture_output=True,
-                             text=True, env=env, check=True)
-        got[method] = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_workers(__file__, METHODS,
+                      ["--pages", a.pages, "--threads", a.threads])
     cmd = ("OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_scans.py "
            f"--pages {a.pages} --threads {a.threads}")
     lines = ["# OCR of scanned PDFs", "",
              f"Command: `{cmd}`  ",
-             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {a.threads} threads per "
-             f"method; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at "
-             f"the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.", "",
+             machine_line(a.threads), "",
              f"{a.pages} pages of 8-12 Latin lines at 22-30 px (DejaVu and Liberation faces), "
              "scanned at 100 dpi into a PDF (JPEG pages, Pillow) and rendered at 200 dpi; "
              "character accuracy counts spaces. `skiff-no-gaps`: without "
@@ -146,7 +138,6 @@ def main(argv=None) -> int:
         g = got[m]
         lines.append(f"| {m} | {np.mean(g['acc']):.4f} | {g['exact']}/{g['lines']} | "
                      f"{g['spacing']} | {g['seconds']:.1f} |")
-    from results_file import publish
 
     publish(a.results, lines)
     return 0

@@ -18,12 +18,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
-import platform
 import random
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +28,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+
+from results_file import machine_line, publish, run_workers  # noqa: E402
 
 KINDS = ("bars", "table rules", "ruler ticks", "outlines", "dots", "stacked bars",
          "colour fields", "dash grid")
@@ -130,22 +128,14 @@ def main(argv=None) -> int:
     if a.worker:
         print(json.dumps(worker(a.worker, a.per_kind, a.threads), ensure_ascii=False))
         return 0
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
-    got = {}
-    for method in ("skiff", "rapidocr"):
-        print(f"{method} …", file=sys.stderr, flush=True)
-        out = subprocess.run([sys.executable, __file__, "--worker", method, "--per-kind",
-                              str(a.per_kind), "--threads", str(a.threads)],
-                             capture_output=True, text=True, env=env, check=True)
-        got[method] = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_workers(__file__, ("skiff", "rapidocr"),
+                      ["--per-kind", a.per_kind, "--threads", a.threads])
     n = a.per_kind * len(KINDS)
     cmd = ("OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_textfree.py "
            f"--per-kind {a.per_kind} --threads {a.threads}")
     lines = ["# OCR of images with no text: false lines", "",
              f"Command: `{cmd}`  ",
-             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {a.threads} threads per "
-             f"method; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at "
-             f"the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.", "",
+             machine_line(a.threads), "",
              f"{n} images ({a.per_kind} of each kind, fixed seed, a third with sensor noise); "
              "every line returned is a false one. RapidOCR 3.10 with `limit_type=max, 960`.",
              "", "| kind | skiff | RapidOCR |", "|---|---|---|"]
@@ -156,7 +146,6 @@ def main(argv=None) -> int:
     lines += [""] + [f"Commonest readings, {m}: " + ", ".join(f"{t!r} x{c}" for t, c in
                                                           got[m]["common"])
                      for m in ("skiff", "rapidocr")]
-    from results_file import publish
 
     publish(a.results, lines)
     return 0

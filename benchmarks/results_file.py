@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-__all__ = ["write_keeping_earlier", "publish"]
+__all__ = ["write_keeping_earlier", "publish", "machine_line", "run_workers"]
 
 
 def write_keeping_earlier(path: str | Path, text: str) -> Path:
@@ -40,3 +40,35 @@ def publish(path: str | Path, lines: list[str]) -> Path:
     print(f"written {out}", file=sys.stderr)
     return out
 
+
+
+def machine_line(threads: int) -> str:
+    """The page's ``Machine:`` line: CPU, cores, the threads each method had, the time and
+    the load average at the end (what a reader needs to trust the times)."""
+    import os
+    import platform
+
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {threads} threads per "
+            f"method; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at "
+            f"the end {load}.")
+
+
+def run_workers(script: str | Path, methods, args: list[str]) -> dict:
+    """Run ``script --worker METHOD *args`` for each method, one process each (threads set
+    equally: ``OPENBLAS_NUM_THREADS`` as the caller has it, else 1), and return each
+    method's last stdout line read as JSON."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+    got = {}
+    for method in methods:
+        print(f"{method} …", file=sys.stderr, flush=True)
+        out = subprocess.run([sys.executable, str(script), "--worker", method,
+                              *map(str, args)], capture_output=True, text=True, env=env,
+                             check=True)
+        got[method] = json.loads(out.stdout.strip().splitlines()[-1])
+    return got
