@@ -256,10 +256,13 @@ def case_gpu(shape, who):
     A = csp.csr_matrix(p.matrix())
     b = cp.asarray(p.rhs.ravel())
     count = [0]
+    import inspect  # cupy 14 names the tolerance rtol (scipy's name); cupy 13 named it tol
+
+    tol = {"rtol" if "rtol" in inspect.signature(cspla.cg).parameters else "tol": 1e-8}
 
     def run():
         count[0] = 0
-        x, _ = cspla.cg(A, b, tol=1e-8, maxiter=100000,
+        x, _ = cspla.cg(A, b, **tol, maxiter=100000,
                         callback=lambda xk: count.__setitem__(0, count[0] + 1))
         cp.cuda.Device().synchronize()
         return x

@@ -39,9 +39,18 @@ def _run(cmd, timeout: float, **kw) -> subprocess.CompletedProcess | None:
     """The finished process, or None when it ran past ``timeout`` (it is killed)."""
     try:
         return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-                              env={**os.environ, **ENV, **kw.pop("env", {})}, **kw)
+                              env=_env(kw.pop("env", {})), **kw)
     except subprocess.TimeoutExpired:
         return None
+
+
+def _env(extra: dict) -> dict:
+    """This process's environment with ENV on top; PYTHONPATH keeps what it had, after ROOT
+    (packages carried beside the checkout, tools/gpu-check-offline.sh)."""
+    env = {**os.environ, **ENV, **extra}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ["PYTHONPATH"]])
+    return env
 
 
 def find_gpu() -> tuple[str | None, str]:

@@ -23,7 +23,8 @@ RAW_MODULES = [
      [f"packed_attn_{k}_{s}" for k in ("fwd", "bwd_dq", "bwd_dkdv") for s in ("f32", "f64")]),
     ("solve", solve_cuda.SOURCE, ("--std=c++14",),
      ["apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
-      "residual_restrict_const", "prolong_add", "restrict_t", "axpy_norm", "jacobi_dot"]),
+      "residual_restrict_const", "prolong_add", "restrict_t", "residual_const", "axpy_norm",
+      "jacobi_dot"]),
 ]
 each_module = pytest.mark.parametrize("name,source,options,kernels", RAW_MODULES,
                                       ids=[m[0] for m in RAW_MODULES])

@@ -148,13 +148,15 @@ def test_solve_launches(fake, shape):
     solve_cuda._rr_const_gpu(u, f, a3, d0, d1, d2, fc)
     solve_cuda._prolong_gpu(u, fc, signs)
     solve_cuda._restrict_t_gpu(u, fc, signs)
+    solve_cuda._rrt_const_gpu(u, f, a3, d0, d1, d2, fc, signs)
     x, r, p, q = (dev(rng.standard_normal(u.size)) for _ in range(4))
     solve_cuda._axpy_norm_gpu(x, r, p, q, 0.5)
     solve_cuda._jacobi_dot_gpu(r, dev(1 + rng.random(u.size)), dev(np.zeros(u.size)))
     launches = _launches(fake)
     assert {launch.name for launch in launches} == {
         "apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
-        "residual_restrict_const", "prolong_add", "restrict_t", "axpy_norm", "jacobi_dot"}
+        "residual_restrict_const", "prolong_add", "restrict_t", "residual_const", "axpy_norm",
+        "jacobi_dot"}
     for launch in launches:
         assert launch.block == (solve_cuda.BLOCK,), launch.name
         cells = int(np.prod(coarse)) if launch.name == "restrict_t" else u.size

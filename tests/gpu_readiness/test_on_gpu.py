@@ -19,8 +19,8 @@ def test_cuda_sources_load_and_every_kernel_resolves():
         for k in ("fwd", "bwd_dq", "bwd_dkdv"):
             assert PA._module().get_function(f"packed_attn_{k}_{sfx}") is not None
     for name in ("apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
-                 "residual_restrict_const", "prolong_add", "restrict_t", "axpy_norm",
-                 "jacobi_dot"):
+                 "residual_restrict_const", "prolong_add", "restrict_t", "residual_const",
+                 "axpy_norm", "jacobi_dot"):
         assert solve_cuda.module().get_function(name) is not None
 
 

@@ -118,6 +118,18 @@ def _restrict_t_gpu(r, fc, signs):
     return fc, float((r * r).sum())
 
 
+@fused.residual_restrict_t_const.implement("gpu", "cuda", available=gpu_available)
+def _rrt_const_gpu(u, f, a3, d0, d1, d2, fc, signs):
+    """Two launches: the residual with its norm into a scratch grid, then its restriction."""
+    cp = cupy()
+    rr = cp.zeros(1)
+    r = cp.empty_like(u)
+    _launch("residual_const", u.size, (u, f, cp.asarray(a3), d0, d1, d2, r, rr, *_i(*u.shape)))
+    _launch("restrict_t", fc.size,
+            (r, fc, cp.asarray(signs, dtype=cp.float64), *_i(*u.shape, *fc.shape)))
+    return fc, float(rr[0])
+
+
 @fused.axpy_norm.implement("gpu", "cuda", available=gpu_available)
 def _axpy_norm_gpu(x, r, p, q, alpha):
     import numpy as np

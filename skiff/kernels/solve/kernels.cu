@@ -128,6 +128,22 @@ extern "C" __global__ void residual_restrict_const(const double* u, const double
     block_add(v, rr);
 }
 
+// r = f - A u for a uniform stencil, with |r|^2 (the first half of the symmetric
+// multigrid's residual + transpose restriction; restrict_t does the second)
+extern "C" __global__ void residual_const(const double* u, const double* f, const double* a,
+                                          const double* d0, const double* d1,
+                                          const double* d2, double* r, double* rr, int n0,
+                                          int n1, int n2) {
+    CELL_INDEX
+    double v = 0.0;
+    if (c < n) {
+        double s = f[c] - (d0[k] + d1[j] + d2[i]) * u[c] + nsum_const(u, a, n0, n1, n2, k, j, i);
+        r[c] = s;
+        v = s * s;
+    }
+    block_add(v, rr);
+}
+
 __device__ __forceinline__ void weights_1d(int i, int n, int m, double slo, double shi,
                                            int* a, int* b, double* wa, double* wb) {
     if (n == m) { *a = i; *b = i; *wa = 1.0; *wb = 0.0; return; }

@@ -13,7 +13,10 @@ ROOT = HERE.parents[3]
 
 
 def mpiexec() -> str:
-    return str(Path(sys.executable).parent / "mpiexec")
+    """The venv's mpiexec (the ``mpi`` extra), else the one on PATH (skiff's own rule)."""
+    from skiff.jobs.process import find_mpiexec
+
+    return find_mpiexec()
 
 
 def run_mpi(np: int, script: str, *args: str, timeout: float = 60.0, cwd=None) -> list[dict]:
