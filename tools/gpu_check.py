@@ -163,20 +163,22 @@ def _cell(text: str) -> str:
 
 
 def run_solve_rows(budget: Budget) -> list[str]:
-    got, lines = {}, ["| case | time (s) | iterations | note |", "|---|---|---|---|"]
+    got, lines = {}, ["| case | time (s) | iterations | relative residual | note |",
+                      "|---|---|---|---|---|"]
     for name in SOLVE_ROWS:
         left = budget.left(60)
         if left < 20:
-            lines.append(f"| {name} | | | not run: the time budget was spent |")
+            lines.append(f"| {name} | | | | not run: the time budget was spent |")
             continue
         proc = _run([sys.executable, "benchmarks/bench_solve.py", "--case", name], left)
         if proc is None or proc.returncode != 0:
             why = "timed out" if proc is None else _cell(proc.stderr.strip()[-300:])
-            lines.append(f"| {name} | | | failed: {why} |")
+            lines.append(f"| {name} | | | | failed: {why} |")
             continue
         got[name] = row = json.loads(proc.stdout.strip().splitlines()[-1])
         time_s = f"{row['time']:.3f}" if "time" in row else ""
-        lines.append(f"| {name} | {time_s} | {row.get('iterations', '')} | "
+        rel = f"{row['relres']:.1e}" if "relres" in row else ""
+        lines.append(f"| {name} | {time_s} | {row.get('iterations', '')} | {rel} | "
                      f"{_cell(str(row.get('skipped', '')))} |")
     for size in ("4096", "256c"):
         ours, peer = got.get(f"gpu-skiff-{size}", {}), got.get(f"gpu-cupyx-{size}", {})
@@ -187,24 +189,26 @@ def run_solve_rows(budget: Budget) -> list[str]:
 
 
 def run_flow_rows(budget: Budget) -> list[str]:
-    """DFG 2D-2 for one simulated second (N = 64, dt 0.005) with the stepper's linear solves
-    on the CPU and on the GPU: the same drag, and the time of each."""
-    lines = ["| device | seconds | linear share | cd max | note |", "|---|---|---|---|---|"]
-    for device in ("cpu", "cuda"):
+    """DFG 2D-2 for one simulated second (N = 64 and 128, dt 0.005) with the stepper's linear
+    solves on the CPU and on the GPU: the same drag, and the time of each."""
+    lines = ["| N | device | seconds | linear share | cd max | note |",
+             "|---|---|---|---|---|---|"]
+    for n, device in ((64, "cpu"), (64, "cuda"), (128, "cpu"), (128, "cuda")):
         left = budget.left(30)
         if left < 60:
-            lines.append(f"| {device} | | | | not run: the time budget was spent |")
+            lines.append(f"| {n} | {device} | | | | not run: the time budget was spent |")
             continue
         proc = _run([sys.executable, "benchmarks/bench_flow.py", "--child", "2d-2",
-                     "--resolution", "64", "--dt", "0.005", "--t-end", "1.0",
+                     "--resolution", str(n), "--dt", "0.005", "--t-end", "1.0",
                      "--device", device], left)
         if proc is None or proc.returncode != 0:
             why = "timed out" if proc is None else _cell(proc.stderr.strip()[-300:])
-            lines.append(f"| {device} | | | | failed: {why} |")
+            lines.append(f"| {n} | {device} | | | | failed: {why} |")
             continue
         row = json.loads(proc.stdout.strip().splitlines()[-1])
-        lines.append(f"| {device} | {row['seconds']:.1f} | {100 * row['linear_share']:.0f}% | "
-                     f"{row.get('cd_max')} | {_cell(row.get('method', ''))} |")
+        lines.append(f"| {n} | {device} | {row['seconds']:.1f} | "
+                     f"{100 * row['linear_share']:.0f}% | {row.get('cd_max')} | "
+                     f"{_cell(row.get('method', ''))} |")
     return lines
 
 
