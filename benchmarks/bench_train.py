@@ -142,7 +142,7 @@ def _owner(file: str, line: int) -> str:
     return ""
 
 
-def work_torch(steps: int) -> dict:
+def work_torch(steps: int, device: str = "cpu") -> dict:
     import numpy as np
     import torch
     import torch.nn as tnn
@@ -182,14 +182,14 @@ def work_torch(steps: int) -> dict:
             self.ln_f, self.lm_head = tnn.LayerNorm(C), tnn.Linear(C, V, bias=False)
 
         def forward(self, idx):
-            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
             for blk in self.h:
                 x = blk(x)
             return self.lm_head(self.ln_f(x))
 
-    model = GPT()
+    model = GPT().to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    x, y = (torch.from_numpy(np.ascontiguousarray(a)) for a in _batch())
+    x, y = (torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in _batch())
 
     def step():
         loss = tF.cross_entropy(model(x).reshape(-1, V), y.reshape(-1))
@@ -203,6 +203,33 @@ def work_torch(steps: int) -> dict:
         step()
     dt, loss, cpu = _timed(step, steps)
     return {"tokens_per_s": B * T / dt, "step_s": dt, "loss": loss, "cpu_tokens_per_s": B * T / cpu}
+
+
+def work_skiff_gpu(steps: int) -> dict:
+    """skiff's step on the first GPU (cupy), placed as the Trainer places it (SingleDevice);
+    ``loss.item()`` waits for the GPU, so each timed step is complete."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.strategy import SingleDevice
+
+    train_random.seed(0)
+    strategy = SingleDevice().bind(device="cuda")
+    model, opt = strategy.setup(models.get("gpt-mini"), lambda ps: optim.AdamW(ps, lr=1e-3))
+    x, y = strategy.to_device(_batch())
+
+    def step():
+        loss = model.loss((x, y))
+        loss.backward()
+        optim.clip_grad_norm_(list(model.parameters()), 1.0)
+        opt.step()
+        opt.zero_grad()
+        return loss.item()
+
+    for _ in range(WARMUP):
+        step()
+    dt, loss, _ = _timed(step, steps)
+    return {"tokens_per_s": B * T / dt, "step_s": dt, "loss": loss}
 
 
 def _varlen(seed=1):
@@ -296,7 +323,9 @@ def work_memory() -> dict:
 
 WORKERS = {"skiff": work_skiff, "torch": work_torch, "profile": work_profile,
            "packed": lambda s: work_attention("packed", s),
-           "padded": lambda s: work_attention("padded", s), "memory": lambda s: work_memory()}
+           "padded": lambda s: work_attention("padded", s), "memory": lambda s: work_memory(),
+           # the GPU rows (tools/gpu_check.py runs them where a GPU is lent)
+           "skiff-gpu": work_skiff_gpu, "torch-gpu": lambda s: work_torch(s, "cuda")}
 
 
 # --- the driver --------------------------------------------------------------------------------

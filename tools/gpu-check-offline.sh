@@ -6,9 +6,11 @@
 #   .whl/  wheels for cp312: mpich, mpi4py, gmsh, scikit-fem (pip download --no-deps ...)
 #   .xl/   Debian .deb files of the X and GL libraries gmsh's library links against
 # Only the libraries the machine lacks are taken from .xl, so its own stay in charge.
-# Usage: bash tools/gpu-check-offline.sh [BUDGET_SECONDS]   (writes benchmarks/results/gpu.md)
+# Usage: bash tools/gpu-check-offline.sh [BUDGET_SECONDS [gpu_check.py options]]
+#   (writes benchmarks/results/gpu.md)
 set -u
 budget=${1:-420}
+shift || true
 py=${PYTHON:-python3}
 prefix=/tmp/skiff-extra
 $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --prefix "$prefix" \
@@ -29,4 +31,4 @@ export PYTHONPATH="$site:$PWD" PATH="$prefix/bin:$PATH"
 export LD_LIBRARY_PATH="$prefix/lib:$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 $py -c "import gmsh, skfem; from mpi4py import MPI; print('gpu-check-offline: gmsh', gmsh.__version__, '| MPI', MPI.Get_library_version().splitlines()[0])"
-$py tools/gpu_check.py --budget "$budget"
+$py tools/gpu_check.py --budget "$budget" "$@"

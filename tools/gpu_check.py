@@ -212,6 +212,31 @@ def run_flow_rows(budget: Budget) -> list[str]:
     return lines
 
 
+def run_train_rows(budget: Budget) -> list[str]:
+    """gpt-mini's training step (16 x 128 tokens, AdamW, clipping) on the GPU: skiff on cupy
+    against PyTorch on CUDA with its own fused attention, 20 timed steps each."""
+    lines = ["| method | tokens/s | step (ms) | loss | note |", "|---|---|---|---|---|"]
+    got = {}
+    for method in ("skiff-gpu", "torch-gpu"):
+        left = budget.left(20)
+        if left < 30:
+            lines.append(f"| {method} | | | | not run: the time budget was spent |")
+            continue
+        proc = _run([sys.executable, "benchmarks/bench_train.py", "--worker", method,
+                     "--steps", "20"], left)
+        if proc is None or proc.returncode != 0:
+            why = "timed out" if proc is None else _cell(proc.stderr.strip()[-300:])
+            lines.append(f"| {method} | | | | failed: {why} |")
+            continue
+        got[method] = row = json.loads(proc.stdout.strip().splitlines()[-1])
+        lines.append(f"| {method} | {row['tokens_per_s']:.0f} | {1e3 * row['step_s']:.1f} | "
+                     f"{row['loss']:.4f} | |")
+    if len(got) == 2:
+        lines.append(f"\nskiff / PyTorch tokens/s = "
+                     f"{got['skiff-gpu']['tokens_per_s'] / got['torch-gpu']['tokens_per_s']:.2f}x")
+    return lines
+
+
 def run_ocr_rows(budget: Budget) -> list[str]:
     if budget.left(30) < 60:
         return ["not run: the time budget was spent"]
@@ -257,7 +282,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=470.0, help="seconds for everything")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gpu.md"))
+    ap.add_argument("--parts", default="tests,solve,flow,train,ocr",
+                    help="comma-separated parts to run (the others are written as not run)")
     args = ap.parse_args(argv)
+    parts = set(args.parts.split(","))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     budget = Budget(args.budget)
@@ -268,16 +296,22 @@ def main(argv=None) -> int:
         print(f"gpu-check: no GPU was found ({why}); wrote {out}")
         return 0
     print(f"gpu-check: {gpu}; budget {args.budget:.0f} s", flush=True)
-    tests, ok = run_tests(budget)
+    def part(name, run):
+        return run(budget) if name in parts else [f"not run (--parts {args.parts})"]
+
+    tests, ok = run_tests(budget) if "tests" in parts else ([f"not run (--parts {args.parts})"],
+                                                              True)
     print("\n".join(tests[:1]), flush=True)
     lines = [*header(gpu), "## environment", "", *environment(), "", "## gpu tests", "",
              *tests, "",
              "## solve benchmark, GPU rows (`bench_solve.py --case gpu-...`, to 1e-8)", "",
-             *run_solve_rows(budget), "",
+             *part("solve", run_solve_rows), "",
              "## flow benchmark, DFG 2D-2 stepper on CPU and GPU (`bench_flow.py --child ...`)",
-             "", *run_flow_rows(budget), "",
+             "", *part("flow", run_flow_rows), "",
+             "## training step, GPU rows (`bench_train.py --worker skiff-gpu|torch-gpu`)", "",
+             *part("train", run_train_rows), "",
              "## OCR benchmark, GPU rows (`bench_ocr.py --worker ...`)", "",
-             *run_ocr_rows(budget), ""]
+             *part("ocr", run_ocr_rows), ""]
     out.write_text("\n".join(lines))
     print(f"gpu-check: wrote {out} ({args.budget - budget.left():.0f} s)")
     return 0 if ok else 1
