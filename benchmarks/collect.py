@@ -13,7 +13,7 @@ ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist"
          "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard", "ocr-memory",
          "ocr-layout", "ocr-crops", "ocr-displays", "ocr-textfree", "ocr-grainy",
          "ocr-scans", "ocr-probes", "ocr-probes-thumbnail",
-         "ocr-probes-phone", "ocr-finetune", "open-models"]
+         "ocr-probes-phone", "ocr-finetune", "open-models", "gpu"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -44,6 +44,7 @@ TITLES = {
     "ocr-scans": "OCR of scanned PDFs (JPEG pages at 100 dpi, rendered at 200): spaces "
                  "(issue 14)",
     "open-models": "Open models: ERNIE-4.5 inference vs transformers (issue 13)",
+    "gpu": "GPU check on one H200: gpu tests, solve, flow and training rows (`make gpu-check`)",
 }
 
 HEADER = """# Benchmark results

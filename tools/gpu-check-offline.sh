@@ -2,7 +2,7 @@
 # `make gpu-check` on a GPU machine that reaches no package registry (the lent H200 of this
 # workplace): its own python3 holds numpy, scipy, numba, cupy, torch, pytest and mpi4py; what
 # skiff's GPU tests need beyond that travels beside the checkout, prepared on a machine with a
-# registry (see docs/status.md, "GPU check"):
+# registry by tools/gpu-carry.sh:
 #   .whl/  wheels for cp312: mpich, mpi4py, gmsh, scikit-fem (pip download --no-deps ...)
 #   .xl/   Debian .deb files of the X and GL libraries gmsh's library links against
 # Only the libraries the machine lacks are taken from .xl, so its own stay in charge.

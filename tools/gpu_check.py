@@ -139,7 +139,7 @@ def run_tests(budget: Budget) -> tuple[list[str], bool]:
     if not junit.exists():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         return ["pytest wrote no report:", "", "```", tail, "```"], False
-    rows, failed = [], []
+    rows, failed, passed = [], [], {}
     for case in ET.parse(junit).getroot().iter("testcase"):
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
         problem = case.find("failure") if case.find("failure") is not None else case.find("error")
@@ -149,12 +149,16 @@ def run_tests(budget: Budget) -> tuple[list[str], bool]:
             rows.append(f"| {name} | **failed**: {_cell(problem.get('message', ''))} |")
         elif skipped is not None:
             rows.append(f"| {name} | skipped: {_cell(skipped.get('message', ''))} |")
-        else:
-            rows.append(f"| {name} | passed ({float(case.get('time', 0)):.1f} s) |")
-    passed = sum("| passed" in r for r in rows)
-    lines = [f"{passed} passed, {len(failed)} failed, {len(rows) - passed - len(failed)} "
-             f"skipped in {seconds:.0f} s (`pytest tests -m gpu`).", "",
-             "| test | result |", "|---|---|", *rows]
+        else:  # passes are counted per file: the failures and skips are the news
+            n, t = passed.get(case.get("classname", ""), (0, 0.0))
+            passed[case.get("classname", "")] = (n + 1, t + float(case.get("time", 0)))
+    count = sum(n for n, _ in passed.values())
+    lines = [f"{count} passed, {len(failed)} failed, {len(rows) - len(failed)} "
+             f"skipped in {seconds:.0f} s (`pytest tests -m gpu`).", ""]
+    if rows:
+        lines += ["| test | result |", "|---|---|", *rows, ""]
+    lines += ["| file | passed | seconds |", "|---|---|---|",
+              *(f"| {k} | {n} | {t:.1f} |" for k, (n, t) in sorted(passed.items()))]
     return lines, proc.returncode in (0, 5) and not failed  # 5: no test selected
 
 

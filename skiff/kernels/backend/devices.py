@@ -139,14 +139,22 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+@functools.lru_cache(maxsize=1)
+def _gpu_properties() -> tuple[dict, ...]:
+    """Each GPU's properties, asked of the driver once per process (they do not change; free
+    memory does, and is read at each :func:`list_devices`)."""
+    cp = cupy()
+    return tuple(cp.cuda.runtime.getDeviceProperties(i)
+                 for i in range(cp.cuda.runtime.getDeviceCount()))
+
+
 def _gpu_devices() -> list[Device]:
     cp = cupy()
     if cp is None:
         return []
     rocm = bool(getattr(cp.cuda.runtime, "is_hip", False))
     out = []
-    for i in range(cp.cuda.runtime.getDeviceCount()):
-        props = cp.cuda.runtime.getDeviceProperties(i)
+    for i, props in enumerate(_gpu_properties()):
         name = props.get("name", b"gpu")
         name = name.decode() if isinstance(name, bytes) else str(name)
         with cp.cuda.Device(i):

@@ -98,3 +98,21 @@ def test_a_device_is_the_same_device_whatever_its_free_memory_was():
     assert replace(cpu, name="cuda:0", kind="gpu") != cpu
     x = Tensor(np.ones(2, np.float32))
     assert x.to(other) is x
+
+
+def test_device_of_asks_for_the_devices_once(monkeypatch):
+    """A tensor asks its device at every step; on a virtualised GPU listing the devices costs
+    ~13 ms (driver calls), so device_of answers from a cache after the first question."""
+    import numpy as np
+
+    from skiff.kernels.backend import arrays, devices
+
+    calls = []
+    real = devices.list_devices
+    monkeypatch.setattr(devices, "list_devices", lambda: calls.append(1) or real())
+    arrays._known_device.cache_clear()
+    first = arrays.device_of(np.zeros(3))
+    for _ in range(5):
+        assert arrays.device_of(np.ones(2)) is first
+    assert first.name == "cpu" and len(calls) == 1
+    arrays._known_device.cache_clear()
