@@ -61,6 +61,8 @@ PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "cylinder", "t
             "custom")
 EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
               "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
+SOLVER_OPTIONS = ("rtol", "atol", "maxiter", "restart", "cycle", "smoother", "pre", "post",
+                  "compatibility")
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
 
 
@@ -196,6 +198,9 @@ def check_expression(text: str, what: str) -> str:
                              f"use {', '.join(EXPR_NAMES)}")
         if isinstance(node, (ast.Attribute, ast.Lambda, ast.Subscript, ast.comprehension)):
             raise ValueError(f"{what}: only arithmetic and functions are allowed, got {text!r}")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitXor):
+            raise ValueError(f"{what}: '^' is not a power in Python, write '**' "
+                             f"({text.replace('^', '**')!r})")
     return text
 
 
@@ -238,6 +243,9 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     if save and not str(save).lower().endswith((".npz", ".vtk")):
         raise ValueError(f"--save writes .npz or .vtk files, got {save!r}")
     opts = spec.get("options", {})
+    for key in opts:  # a misspelt or foreign option (scipy's tol) must not be dropped silently
+        if key not in SOLVER_OPTIONS:
+            raise unknown_name("solver option", key, SOLVER_OPTIONS)
     config = {
         "problem": problem,
         "grid": list(grid),
@@ -274,9 +282,28 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     if config["restart"] < 1 or config["pre"] < 1 or config["post"] < 1:
         bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
         raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
+    if problem == "custom":
+        _sample_spec(config)
     if memory:
         _check_memory(config)
     return config
+
+
+def _sample_spec(config: dict) -> None:
+    """Build the spec's problem on a 16-cell-per-axis grid before any job exists, so that a
+    negative coefficient, a source that is not finite or an expression numpy cannot evaluate
+    is said at once in one line, not in a failed job's traceback (the full grid checks again)."""
+    from skiff.kernels.solve.entry import build_problem
+
+    small = {**config, "grid": [16] * len(config["grid"])}
+    try:
+        build_problem(small)
+    except ValueError as exc:
+        if str(exc).startswith(("the coefficient k", "the source")):
+            raise ValueError(f"%%solve: {exc}") from None
+    except (ArithmeticError, TypeError, NameError) as exc:
+        raise ValueError(f"%%solve: an expression cannot be evaluated on the grid: "
+                         f"{type(exc).__name__}: {exc}") from None
 
 
 def _spec_number(key: str, value, kind):

@@ -201,6 +201,14 @@ def _field(value, coords, shape, what: str) -> np.ndarray:
     return arr.copy()
 
 
+def _at(bad: np.ndarray, coords, values: np.ndarray) -> str:
+    """'VALUE at x=.., y=..' for the first True of ``bad`` (coordinates broadcast to it)."""
+    idx = tuple(np.argwhere(bad)[0])
+    where = ", ".join(f"{n}={float(np.broadcast_to(c, bad.shape)[idx]):.4g}"
+                      for n, c in zip("xyz", coords))
+    return f"{float(values[idx]):.4g} at {where}"
+
+
 def _body_bc(body_bc):
     """``(kind, value)`` of the condition on an embedded body's surface."""
     if body_bc is None:
@@ -283,6 +291,9 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
     f = _field(source, centres, shape, "source")
     if mask is not None:
         f[~mask] = 0.0
+    if not np.isfinite(f).all():
+        raise ValueError(f"the source must be finite on the grid: it is "
+                         f"{_at(~np.isfinite(f), centres, f)}")
     bterm = np.zeros(shape)
     conv_rhs = np.zeros(shape) if velocity is not None else None
     signs = np.ones(6)
@@ -292,8 +303,13 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
     kcell = None if callable(k) else _field(k, centres, shape, "k")
     if kcell is not None and mask is not None:
         kcell[~mask] = 0.0
-    if kcell is not None and not np.all(kcell[mask if mask is not None else ...] > 0):
-        raise ValueError("the coefficient k must be positive on active cells")
+    if kcell is not None:
+        bad = ~((kcell > 0) & np.isfinite(kcell))
+        if mask is not None:
+            bad &= mask
+        if bad.any():
+            raise ValueError(f"the coefficient k must be positive and finite on active cells: "
+                             f"it is {_at(bad, centres, kcell)}")
     extra = np.zeros(shape) if body_kind == "dirichlet" else None
     for a in range(d):
         n, hh = shape[a], h[a]
@@ -305,12 +321,19 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             fc = [c for c in centres]
             fc[a] = (np.arange(n + 1) * hh).reshape([n + 1 if b == a else 1 for b in range(d)])
             kf = _field(k, fc, fshape, "k")
+            both = np.ones(fshape, dtype=bool)
             if mask is not None:
                 mk = np.moveaxis(mask, a, 0)
-                both = np.ones((n + 1,) + mk.shape[1:], dtype=bool)
-                both[:-1] &= mk
-                both[1:] &= mk
-                kf = kf * np.moveaxis(both, 0, a)
+                bm = np.ones((n + 1,) + mk.shape[1:], dtype=bool)
+                bm[:-1] &= mk
+                bm[1:] &= mk
+                both = np.moveaxis(bm, 0, a)
+            bad = ~((kf > 0) & np.isfinite(kf)) & both
+            if bad.any():  # a negative or zero conductivity makes no diffusion problem
+                raise ValueError(f"the coefficient k must be positive and finite: it is "
+                                 f"{_at(bad, fc, kf)} (a face centre)")
+            if mask is not None:
+                kf = kf * both
         else:
             km = np.moveaxis(kcell, a, 0)
             kf = np.empty((n + 1,) + km.shape[1:])

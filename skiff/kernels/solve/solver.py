@@ -469,7 +469,8 @@ class Solver:
                 raise ValueError(
                     f"the problem is singular ({why}) and b is not compatible (mean of b = "
                     f"{mean:.3e}, it must be 0: no x solves it); pass compatibility='project' "
-                    f"to remove the mean")
+                    f"to remove the mean (%solve --compatibility project; in a %%solve cell "
+                    f"'solver: ... compatibility=project')")
         return xp.asarray(host)
 
     def solve_many(self, B, **kwargs) -> list[Solution]:
