@@ -36,7 +36,14 @@ class Solution:
         Max error against the exact solution, when the problem has one.
     status : str
         'converged', or why not: 'maxiter: ...' (the iteration limit was reached before the
-        tolerance; ``converged`` is False and no exception is raised unless ``strict=True``).
+        tolerance; ``converged`` is False and no exception is raised unless ``strict=True``),
+        or 'attainable accuracy: ...' (the solver's residual passed a tolerance below what
+        float64 reaches, and the true residual did not).
+    true_residual : float or None
+        ``|b - A x| / |b|`` recomputed from the returned ``x`` (one product after the solve);
+        :attr:`relative_residual` reports it. A Krylov method updates its residual by
+        recurrence, which can pass any tolerance (1e-21 for rtol=1e-20) while the true one
+        stays near 1e-16 times the condition number.
     """
 
     field: np.ndarray
@@ -55,6 +62,7 @@ class Solution:
     extent: tuple | None = None
     info: dict = field(default_factory=dict)
     status: str = ""
+    true_residual: float | None = None
 
     @property
     def scipy_info(self) -> int:
@@ -68,6 +76,8 @@ class Solution:
 
     @property
     def relative_residual(self) -> float:
+        if self.true_residual is not None:
+            return self.true_residual
         return self.residuals[-1] / self.bnorm if self.bnorm else self.residuals[-1]
 
     @property
