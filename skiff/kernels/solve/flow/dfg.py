@@ -157,6 +157,11 @@ def _check(case, re, resolution, dt, t_end):
             raise ValueError(f"{name} must be > 0, got {v!r}")
 
 
+# the Reynolds number (mean inflow, diameter) past which the steady wake of a circular
+# cylinder gives way to periodic shedding (Williamson 1996: about 47; 46 is the usual figure)
+STEADY_RE_LIMIT = 46.0
+
+
 def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | None = None,
              dt: float | None = None, t_end: float | None = None, reporter=None,
              keep_fields: bool = True, device: str = "cpu") -> FlowResult:
@@ -193,7 +198,17 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     history: dict = {}
     details: dict = {"resolution": res_n}
     if c.kind == "steady":
-        st = solve_steady(prob, reporter=reporter)
+        re_here = u_mean * DIAMETER / NU
+        try:
+            st = solve_steady(prob, reporter=reporter)
+        except RuntimeError as exc:
+            if re_here <= STEADY_RE_LIMIT:
+                raise
+            # behind a cylinder the steady wake loses stability near Re 46 (vortex shedding)
+            raise RuntimeError(f"{exc}: at Re {re_here:g} the flow behind a cylinder sheds "
+                               f"vortices and has no stable steady state (steady flow ends "
+                               f"near Re {STEADY_RE_LIMIT:g}); run the unsteady case: "
+                               f"--case 2d-2 --re {re_here:g}") from None
         values = coefficients(prob, st, u_mean)
         steps, linear = st.iterations, st.linear_time
         method = "Newton, sparse direct saddle-point solves (skiff Solver 'direct')"
