@@ -239,6 +239,11 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         method = "bicgstab"   # the default method cannot solve a non-symmetric problem
     if method == "auto":  # a built-in grid: symmetric unless it convects
         method = "gmres" if velocity is not None else "cg"
+    if method in ("mg", "fmg", "direct") and precond not in (
+            "auto", "none", *(("mg",) if method != "direct" else ())):
+        raise ValueError(f"--method {method} takes no preconditioner (got --precond {precond}):"
+                         f" a preconditioner goes with a Krylov method, e.g. --method cg "
+                         f"--precond {precond}")
     save = values.get("save")
     if save and not str(save).lower().endswith((".npz", ".vtk")):
         raise ValueError(f"--save writes .npz or .vtk files, got {save!r}")

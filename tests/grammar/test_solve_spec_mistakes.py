@@ -48,3 +48,16 @@ def test_grid_problem_names_where_a_callable_coefficient_is_not_positive():
     mask = np.ones((8, 8), bool)
     mask[3:5, 3:5] = False
     grid_problem((8, 8), k=np.where(mask, 1.0, 0.0), mask=mask, source=1.0)
+
+
+@pytest.mark.parametrize("method,precond", [("mg", "amg"), ("fmg", "jacobi"), ("direct", "mg")])
+def test_a_preconditioner_with_a_method_that_takes_none_is_refused(method, precond):
+    """`--method mg --precond amg` ran plain geometric cycles while the summary said mg + amg."""
+    with pytest.raises(ValueError, match="takes no preconditioner"):
+        solve_config({"problem": "poisson", "grid": "32x32", "method": method,
+                      "precond": precond}, memory=False)
+    from skiff.kernels.solve import Solver, poisson
+
+    with pytest.raises(ValueError, match="takes no preconditioner"):
+        Solver(poisson((16, 16)), method=method, precond=precond)
+    Solver(poisson((16, 16)), method=method, precond="auto")  # its own default is fine

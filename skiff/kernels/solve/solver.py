@@ -380,6 +380,14 @@ class Solver:
             if self.precond_name in ("jacobi", "chebyshev", "amg"):
                 raise ValueError(f"precond {self.precond_name!r} needs the matrix entries; with "
                                  "a function or LinearOperator use precond='none'")
+        if self.method in ("mg", "fmg", "direct") and self.precond_name not in (
+                "none", *(("mg",) if self.method != "direct" else ())):
+            # it was dropped silently while the summary said "mg + amg"
+            what = "runs multigrid cycles" if self.method != "direct" else "factorises A"
+            raise ValueError(f"method {self.method!r} {what} and takes no preconditioner (got "
+                             f"precond {self.precond_name!r}); a preconditioner goes with a "
+                             f"Krylov method: method='cg' (or 'gmres') with precond="
+                             f"{self.precond_name!r}")
         if self.method in ("mg", "fmg") and not self.is_grid:
             raise ValueError(f"method {self.method!r} needs a grid problem; for a matrix use "
                              "method='cg' (or 'gmres') with precond='amg'")
