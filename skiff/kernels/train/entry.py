@@ -122,6 +122,8 @@ def train_parts(parts: dict, config: dict, reporter):
     model, dataset = parts["model"], parts["dataset"]
     evaluator = held_out(model, config)  # before training: a bad --eval file fails here
     reporter.info(model=type(model).__name__, data=str(dataset)[:200])
+    for note in getattr(parts.get("table"), "notes", None) or []:
+        reporter.log(note)  # what reading a table file decided (a row index left out)
     default_batch = 16 if hasattr(dataset, "block_size") else 32
     trainer = Trainer(
         model,

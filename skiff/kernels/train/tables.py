@@ -53,6 +53,7 @@ class Table:
     x_std: np.ndarray = field(default_factory=lambda: np.ones(0))
     y_mean: float = 0.0
     y_std: float = 1.0
+    notes: list[str] = field(default_factory=list)  # what reading the file decided (logged)
 
     @property
     def outputs(self) -> int:
@@ -60,6 +61,7 @@ class Table:
 
     def to_json(self) -> dict:
         return {"columns": self.columns, "target": self.target, "classes": self.classes,
+                "notes": self.notes,
                 "x_mean": self.x_mean.tolist(), "x_std": self.x_std.tolist(),
                 "y_mean": self.y_mean, "y_std": self.y_std, "rows": int(len(self.x))}
 
@@ -80,7 +82,28 @@ def read_table(path) -> Table:
                                                 else ",")
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
-    return _standardised(x, y, columns, target)
+    x, columns, notes = _drop_row_index(x, columns)
+    table = _standardised(x, y, columns, target)
+    table.notes = notes
+    return table
+
+
+INDEX_NAMES = ("", "unnamed: 0", "index", "id", "row")
+
+
+def _drop_row_index(x: np.ndarray, columns: list[str]):
+    """Leave out a first column that only numbers the rows (0, 1, 2, ... or 1, 2, 3, ...)
+    under no name, 'Unnamed: 0', 'index', 'id' or 'row': pandas writes its index so
+    (``df.to_csv()``), and as a feature it would teach the model the file's row order."""
+    if x.shape[1] < 2 or columns[0].strip().lower() not in INDEX_NAMES:
+        return x, columns, []
+    n = np.arange(len(x), dtype=np.float64)
+    col = x[:, 0]
+    if not (np.array_equal(col, n) or np.array_equal(col, n + 1)):
+        return x, columns, []
+    name = repr(columns[0]) if columns[0] else "the unnamed first column"
+    return x[:, 1:], columns[1:], [f"left out {name}: it numbers the rows (a row index, as "
+                                   "pandas writes one), not a feature"]
 
 
 def _number(cell: str) -> float | None:

@@ -108,3 +108,28 @@ def test_the_cli_trains_mlp_on_a_table_and_the_model_fits(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "skiff", "train", "cnn", str(path)],
                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode != 0 and "trains on 'shapes'" in proc.stderr
+
+
+@pytest.mark.parametrize("name,start", [("", 0), ("Unnamed: 0", 0), ("id", 1)])
+def test_a_row_index_column_is_left_out(tmp_path, name, start):
+    """pandas' ``df.to_csv()`` writes its index as an unnamed first column; it was a feature
+    (the model learnt the row order)."""
+    rows = [f"{name},x1,x2,target"] + [f"{i + start},{0.5 * i},{(7 * i) % 11},{i + 1}"
+                                       for i in range(40)]
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join(rows) + "\n")
+    table = read_table(path)
+    assert table.columns == ["x1", "x2"] and table.x.shape == (40, 2)
+    assert table.notes and "numbers the rows" in table.notes[0]
+    assert table.to_json()["notes"] == table.notes
+
+
+def test_a_first_column_that_is_data_stays(tmp_path):
+    # named like an index but not counting the rows, or counting them under a real name
+    for header, first in (("id", lambda i: 3 * i), ("x0", lambda i: i)):
+        rows = [f"{header},x1,target"] + [f"{first(i)},{(7 * i) % 11},{i % 2}"
+                                          for i in range(40)]
+        path = tmp_path / "data.csv"
+        path.write_text("\n".join(rows) + "\n")
+        table = read_table(path)
+        assert table.columns == [header, "x1"] and not table.notes
