@@ -1,4 +1,4 @@
-"""``python -m skiff devices|jobs|plan|<kind>``: the magics' grammar in a terminal.
+"""``python -m skiff devices|jobs|plan|predict|<kind>``: the magics' grammar in a terminal.
 
 Every job kind with a grammar (:mod:`skiff.kinds`: train, solve, ocr, …) is a command: it
 launches the job (:func:`skiff.jobs.submit`, as the magics do), follows it on stderr like
@@ -19,11 +19,12 @@ from skiff.grammar import GrammarError, json_option, user_message
 from skiff.grammar.common import did_you_mean
 from skiff.grammar.jobs import DEVICES, JOBS
 from skiff.grammar.plan import COMMAND as PLAN
+from skiff.grammar.predict import COMMAND as PREDICT
 
 __all__ = ["main", "TOOLS"]
 
 # commands that are not jobs
-TOOLS = {"devices": DEVICES, "jobs": JOBS, "plan": PLAN}
+TOOLS = {"devices": DEVICES, "jobs": JOBS, "plan": PLAN, "predict": PREDICT}
 
 
 def _kinds() -> dict:
@@ -200,6 +201,20 @@ def _run_tool(name: str, rest: list[str]) -> int:
             print(_clean(repr(JobTable(out)), keep_newlines=True))
         else:
             print(_clean(describe(out), keep_newlines=True))
+        return 0
+    if name == "predict":
+        from pathlib import Path
+
+        from skiff.grammar.predict import cli as predict_cli
+        from skiff.jobs.store import find_run_dir
+
+        try:
+            run = Path(ns.run).expanduser()
+            document, text = predict_cli(ns, run if run.is_dir() else find_run_dir(ns.run))
+        except (ValueError, KeyError) as exc:  # a bad job, run folder or file: one line
+            print(f"skiff predict: {user_message(exc)}", file=sys.stderr)
+            return 2
+        print(json.dumps(document, ensure_ascii=False) if ns.json else text)
         return 0
     from skiff.grammar.plan import cli
 

@@ -114,7 +114,8 @@ def _number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _read_delimited(path: Path, delimiter: str):
+def _cells(path: Path, delimiter: str) -> list:
+    """``(line number, stripped cells)`` of each non-empty line of a CSV or TSV file."""
     with open(path, newline="", encoding="utf-8-sig") as fh:
         head = fh.read(65536)
         fh.seek(0)
@@ -127,6 +128,28 @@ def _read_delimited(path: Path, delimiter: str):
                      for c in r]) for k, r in rows]
     if not rows:
         raise TableError(f"{path.name}: no rows")
+    return rows
+
+
+def read_rows(path) -> tuple[list[str] | None, list]:
+    """(the header, or None when the first row is all numbers; the other rows as
+    ``(line, cells)``) of a CSV or TSV file, read as training reads it."""
+    path = Path(path)
+    if not path.is_file():
+        raise TableError(f"no table file {str(path)!r}")
+    if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
+        raise TableError(f"{path.name}: predict reads .csv or .tsv files")
+    rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",")
+    first = rows[0][1]
+    if any(_number(c) is None for c in first):
+        if len(rows) < 2:
+            raise TableError(f"{path.name}: a header and no rows")
+        return first, rows[1:]
+    return None, rows
+
+
+def _read_delimited(path: Path, delimiter: str):
+    rows = _cells(path, delimiter)
     first = rows[0][1]
     header = any(_number(c) is None for c in first)
     columns = first if header else [f"column {i + 1}" for i in range(len(first))]

@@ -1,0 +1,53 @@
+"""Grammar of ``python -m skiff predict``: a table model's predictions for another file.
+
+``python -m skiff predict JOB new.csv`` prints the file's rows with a ``<target> predicted``
+column (and the class's probability) as CSV; ``--out FILE`` writes them there instead and
+prints the score when the file holds the target; ``--json`` prints one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+
+from .common import command, json_option
+
+__all__ = ["COMMAND", "cli"]
+
+
+@command("predict", help="Predict with a model trained on a table file (mlp data.csv) for "
+                         "the rows of another file")
+@json_option
+def COMMAND(p):
+    p.add_argument("run", help="the training job: its id (a prefix or suffix is enough), its "
+                               "--name, or its run folder")
+    p.add_argument("data", help="a .csv or .tsv file with the columns the model trained on")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the rows with their predictions to this CSV file")
+
+
+def _score_text(score: dict, target: str) -> str:
+    if "accuracy" in score:
+        return f"accuracy {100 * score['accuracy']:.1f}% on {score['rows']} rows ({target})"
+    if "r2" in score:
+        return f"R^2 {score['r2']:.4f}, RMSE {score['rmse']:.4g} on {score['rows']} rows ({target})"
+    return ""
+
+
+def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
+    """(JSON document, text) for ``python -m skiff predict`` with the job's run folder (the
+    front finds it from the id); a bad run or file raises ValueError with one line."""
+    from skiff.kernels.train.table_predict import predict_table
+
+    result = predict_table(run_dir, ns.data)
+    doc = result.to_json()
+    score = _score_text(result.score, result.target)
+    if ns.out:
+        with open(ns.out, "w", newline="", encoding="utf-8") as fh:
+            result.write_csv(fh)
+        doc["out"] = ns.out
+        text = f"{len(result.rows)} predictions of {result.target} written to {ns.out}"
+        return doc, text + (f"\n{score}" if score else "")
+    buf = io.StringIO()
+    result.write_csv(buf)
+    return doc, buf.getvalue().rstrip("\n") + (f"\n# {score}" if score else "")

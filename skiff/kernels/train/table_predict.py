@@ -1,0 +1,168 @@
+"""Predictions of a model trained on a table file (``train mlp data.csv``) for the rows of
+another file: ``python -m skiff predict JOB new.csv``.
+
+The run folder holds what is needed: ``config.json`` (the model, ``mlp``), ``model.npz`` (its
+weights) and ``table.json`` (the feature columns by name, their means and deviations, the
+target and its classes, or the target's mean and deviation for a regression). The new file's
+features are found by their column names (in any order; other columns, a row index among them,
+are left alone), scaled as the training rows were, and the built-in ``mlp`` is rebuilt and
+loaded. A class comes back by its name with its probability; a quantity in the target's units.
+When the new file also holds the target column, the score is given (accuracy, or R^2 and
+RMSE). Kernel code: no Jupyter, no job; :mod:`skiff.grammar.predict` is the command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .tables import TableError, read_rows
+
+__all__ = ["TablePrediction", "predict_table"]
+
+
+class TablePrediction:
+    """The rows of the file, their predictions and (when the target was in it) the score."""
+
+    def __init__(self, header, rows, column, predictions, probabilities, score, target):
+        self.header = header            # the file's columns (or "column N" without a header)
+        self.rows = rows                # the file's rows, as text cells
+        self.column = column            # the name of the added column ("<target> predicted")
+        self.predictions = predictions  # class names, or numbers for a regression
+        self.probabilities = probabilities  # the predicted class's probability, or None
+        self.score = score              # {"accuracy": ...} or {"r2": ..., "rmse": ...} or {}
+        self.target = target
+
+    def to_json(self) -> dict:
+        return {"target": self.target, "predictions": self.predictions,
+                "probabilities": self.probabilities, "score": self.score,
+                "rows": len(self.rows)}
+
+    def write_csv(self, fh) -> None:
+        import csv
+
+        w = csv.writer(fh, lineterminator="\n")
+        extra = [self.column] + (["probability"] if self.probabilities is not None else [])
+        w.writerow([*self.header, *extra])
+        for k, cells in enumerate(self.rows):
+            got = [self.predictions[k]]
+            if self.probabilities is not None:
+                got.append(f"{self.probabilities[k]:.4f}")
+            w.writerow([*cells, *[f"{v:.6g}" if isinstance(v, float) else v for v in got]])
+
+
+def _load(run_dir: Path):
+    scaling_path, weights = run_dir / "table.json", run_dir / "model.npz"
+    meta = {}
+    try:
+        meta = json.loads((run_dir / "config.json").read_text())
+    except (OSError, ValueError):
+        pass
+    model_name = (meta.get("config") or {}).get("model")
+    if not scaling_path.is_file():
+        raise TableError(f"{run_dir.name} has no table.json: predict needs a job that trained "
+                         f"mlp on a table file (python -m skiff train mlp data.csv)")
+    if model_name not in (None, "mlp"):
+        raise TableError(f"{run_dir.name} trained the notebook model {model_name!r}: predict "
+                         f"rebuilds the built-in mlp only; in the notebook scale the rows with "
+                         f"table.json (x_mean, x_std) and call the model")
+    if not weights.is_file():
+        raise TableError(f"{run_dir.name} has no model.npz (the job did not finish?)")
+    return json.loads(scaling_path.read_text()), weights
+
+
+def _features(header, rows, columns, name) -> np.ndarray:
+    """The training columns, by name, as floats (a bad cell: its line and column)."""
+    index = {c: i for i, c in enumerate(header)}
+    missing = [c for c in columns if c not in index]
+    if missing:
+        raise TableError(f"{name}: no column {', '.join(map(repr, missing))}; the model was "
+                         f"trained on {', '.join(map(repr, columns))} (the file has "
+                         f"{', '.join(map(repr, header))})")
+    x = np.empty((len(rows), len(columns)), np.float64)
+    for r, (line, cells) in enumerate(rows):
+        for j, c in enumerate(columns):
+            cell = cells[index[c]] if index[c] < len(cells) else ""
+            try:
+                value = float(cell)
+            except ValueError:
+                value = float("nan")
+            if not np.isfinite(value):
+                what = "an empty cell" if not cell else f"{cell!r} is not a number"
+                raise TableError(f"{name}, line {line}, column {c!r}: {what}")
+            x[r, j] = value
+    return x
+
+
+def predict_table(run_dir, path) -> TablePrediction:
+    """Predict the target of the rows in ``path`` with the table model of the run folder
+    ``run_dir`` (the command finds it from a job id)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core.tensor import Tensor, no_grad
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise TableError(f"no run folder {str(run_dir)!r}")
+    scaling, weights = _load(run_dir)
+    path = Path(path)
+    header, rows = read_rows(path)
+    columns = list(scaling["columns"])
+    if header is None:  # no header: the training order, the target (if any) last
+        if len(rows[0][1]) not in (len(columns), len(columns) + 1):
+            raise TableError(f"{path.name}: no header and {len(rows[0][1])} columns; the model "
+                             f"takes {len(columns)} ({', '.join(columns)}): add the header")
+        header = columns + ([scaling["target"]] if len(rows[0][1]) > len(columns) else [])
+        shown = [f"column {i + 1}" for i in range(len(header))]
+    else:
+        shown = header
+    x = _features(header, rows, columns, path.name)
+    xs = (x - np.asarray(scaling["x_mean"])) / np.asarray(scaling["x_std"])
+    classes = scaling.get("classes")
+    model = models.get("mlp", in_features=len(columns),
+                       out_features=len(classes) if classes else 1)
+    model.load_state_dict(str(weights))
+    model.eval()
+    with no_grad():
+        out = model(Tensor(xs.astype(np.float32))).numpy().astype(np.float64)
+    target = scaling["target"]
+    truth = None
+    if target in header:
+        t = header.index(target)
+        truth = [cells[t] if t < len(cells) else "" for _, cells in rows]
+    if classes:
+        z = out - out.max(1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(1, keepdims=True)
+        best = p.argmax(1)
+        preds, probs = [str(classes[k]) for k in best], [float(v) for v in p.max(1)]
+        score = {}
+        if truth is not None:
+            norm = {_label(c): c for c in classes}
+            known = [(norm.get(_label(v)), pr) for v, pr in zip(truth, preds)]
+            score = {"accuracy": float(np.mean([a == b for a, b in known])),
+                     "rows": len(known)}
+    else:
+        y = out[:, 0] * float(scaling["y_std"]) + float(scaling["y_mean"])
+        preds, probs, score = [float(v) for v in y], None, {}
+        if truth is not None:
+            try:
+                yt = np.array([float(v) for v in truth])
+            except ValueError:
+                yt = None
+            if yt is not None and len(yt) > 1 and np.isfinite(yt).all():
+                ss = float(((yt - yt.mean()) ** 2).sum()) or 1.0
+                score = {"r2": 1.0 - float(((yt - y) ** 2).sum()) / ss,
+                         "rmse": float(np.sqrt(((yt - y) ** 2).mean())), "rows": len(yt)}
+    return TablePrediction(shown, [cells for _, cells in rows], f"{target} predicted", preds,
+                           probs, score, target)
+
+
+def _label(text) -> str:
+    """A class name as training kept it: whole numbers by value ("1.0" is "1")."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return str(text).strip()
+    return str(int(value)) if value == int(value) else str(value)
