@@ -28,36 +28,77 @@ def progress_line(job) -> str:
 
 def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2.0,
            rate: float = 2.0, on_interrupt: Callable[[], None] | None = None,
-           line: Callable[[object], str] = progress_line):
+           line: Callable[[object], str] = progress_line, wait_s: float = 15.0,
+           same_s: float = 1.0):
     """Block until ``job`` ends; returns it.
 
     Silent for ``quiet_s`` seconds, then ``show(line(job))`` (by default
     :func:`progress_line`), at most ``rate`` times a second and only when the line changes.
-    Ctrl-C calls ``on_interrupt``, cancels the job (and its ranks) and waits for it to stop.
+    Ctrl-C calls ``on_interrupt``, cancels the job (and its ranks) and waits up to ``wait_s``
+    seconds for it to stop (a training job writes its last checkpoint then).
+
+    In the main thread SIGINT only records the interrupt while this runs, and the loop
+    cancels: an interrupt arriving twice within ``same_s`` (``timeout -s INT`` signals the
+    process, then its group) counts once wherever it lands. Raising KeyboardInterrupt at
+    the signal, as Python does, let a second one land between catching the first and asking
+    for the cancel: the job was never cancelled and its thread kept the process alive. A
+    Ctrl-C later than ``same_s`` after the cancel stops the waiting (KeyboardInterrupt).
     """
+    import signal
+    import threading
+
     getattr(job, "hold", lambda: False)()   # a job followed from here is held while it runs
+    interrupts: list[float] = []
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def on_sigint(_signum, _frame):
+            now = time.monotonic()
+            interrupts.append(now)
+            if now - interrupts[0] > same_s:  # a second Ctrl-C, not the same one again
+                raise KeyboardInterrupt
+        try:
+            previous = signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:  # not the main interpreter's thread after all
+            previous = None
+    try:
+        _follow_loop(job, show, quiet_s, rate, on_interrupt, line, interrupts, wait_s)
+    except KeyboardInterrupt:
+        if previous is not None:
+            raise  # recorded by the handler: a second Ctrl-C while the job stops
+        if on_interrupt is not None:  # not the main thread: Python's own KeyboardInterrupt
+            on_interrupt()
+        cancel_and_wait(job, wait_s=wait_s, same_s=same_s)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return job
+
+
+def _follow_loop(job, show, quiet_s, rate, on_interrupt, line, interrupts, wait_s):
     start = time.monotonic()
     last = ""
     next_draw = 0.0
-    try:
-        while not job.done:
-            try:  # wakes at once when a thread job ends (its done event), else in 0.1 s
-                job.wait(timeout=0.1)
-            except TimeoutError:
-                pass
-            now = time.monotonic()
-            if show is None or now - start < quiet_s or now < next_draw:
-                continue
-            text = line(job)
-            if text != last:
-                last, next_draw = text, now + 1.0 / rate
-                show(text)
-        job.wait()
-    except KeyboardInterrupt:
-        if on_interrupt is not None:
-            on_interrupt()
-        cancel_and_wait(job)
-    return job
+    stop_by = None  # once cancelled: wait until then, then leave the job to stop on its own
+    while not job.done:
+        if interrupts and stop_by is None:
+            if on_interrupt is not None:
+                on_interrupt()
+            job.cancel(grace=2.0)
+            stop_by = time.monotonic() + wait_s
+        if stop_by is not None and time.monotonic() > stop_by:
+            return
+        try:  # wakes at once when a thread job ends (its done event), else in 0.1 s
+            job.wait(timeout=0.1)
+        except TimeoutError:
+            pass
+        now = time.monotonic()
+        if show is None or now - start < quiet_s or now < next_draw:
+            continue
+        text = line(job)
+        if text != last:
+            last, next_draw = text, now + 1.0 / rate
+            show(text)
+    job.wait()
 
 
 def cancel_and_wait(job, *, wait_s: float = 15.0, same_s: float = 1.0) -> None:
