@@ -73,7 +73,12 @@ def work_skiff(steps: int) -> dict:
     model = models.get("gpt-mini")
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     x, y = _batch()
-    x, y = Tensor(x), Tensor(y)
+    return _time_steps(model, opt, Tensor(x), Tensor(y), steps)
+
+
+def _time_steps(model, opt, x, y, steps: int) -> dict:
+    """skiff's training step (loss, backward, clipping at 1.0, AdamW) timed after WARMUP."""
+    from skiff.kernels.train.core import optim
 
     def step():
         loss = model.loss((x, y))
@@ -217,19 +222,7 @@ def work_skiff_gpu(steps: int) -> dict:
     strategy = SingleDevice().bind(device="cuda")
     model, opt = strategy.setup(models.get("gpt-mini"), lambda ps: optim.AdamW(ps, lr=1e-3))
     x, y = strategy.to_device(_batch())
-
-    def step():
-        loss = model.loss((x, y))
-        loss.backward()
-        optim.clip_grad_norm_(list(model.parameters()), 1.0)
-        opt.step()
-        opt.zero_grad()
-        return loss.item()
-
-    for _ in range(WARMUP):
-        step()
-    dt, loss, _ = _timed(step, steps)
-    return {"tokens_per_s": B * T / dt, "step_s": dt, "loss": loss}
+    return _time_steps(model, opt, x, y, steps)
 
 
 def _varlen(seed=1):
