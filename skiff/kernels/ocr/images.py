@@ -36,6 +36,20 @@ class ImageError(ValueError):
     """The input is not an image skiff can read."""
 
 
+def _what_it_is(path) -> str:
+    """Why a file is no image, in words: empty, text, or bytes of no image format known."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if not head:
+        return "the file is empty (0 bytes)"
+    if all(32 <= b < 127 or b in (9, 10, 13) for b in head):
+        text = head.decode("ascii", "replace").strip().splitlines()[0][:40]
+        return f"it holds text ({text!r}), not an image"
+    return f"no image format this reader knows starts with the bytes {head[:8].hex(' ')}"
+
 def footprint(image: np.ndarray) -> int:
     """Bytes an image array holds: a grey image shared across its three channels (a
     zero-stride view) counts once."""
@@ -179,8 +193,11 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
             if Path(path).suffix.lower() in HEIF_SUFFIXES and heif is False:
                 hint = (" (HEIC/HEIF photos need the pillow-heif package: "
                         "pip install 'skiff[heic]' or pip install pillow-heif)")
+            why = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, Image.UnidentifiedImageError):
+                why = _what_it_is(path)
             raise ImageError(f"cannot read {Path(label).name!r} as an image: "
-                             f"{type(exc).__name__}: {exc}{hint}") from None
+                             f"{why}{hint}") from None
     elif isinstance(item, Image.Image):
         yield _square(_bgr(pil_rgb(item, exif=True), owned=True),
                       pixel_stretch(item.info.get("dpi"))), "<PIL image>"
