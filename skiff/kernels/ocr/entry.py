@@ -20,6 +20,7 @@ import html
 import itertools
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -74,6 +75,10 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[s
             if not found:
                 raise FileNotFoundError(f"no files match {item!r}")
             paths.extend(found)
+        elif re.match(r"^[a-z][a-z0-9+.-]*://", item, re.I):
+            raise FileNotFoundError(f"{item!r} is an address: skiff reads files here and "
+                                    f"fetches nothing; download it first (curl -O ...) and "
+                                    f"give the file")
         else:
             raise FileNotFoundError(f"no such file, folder or pattern: {item!r}")
     return paths

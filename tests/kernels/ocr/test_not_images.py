@@ -19,3 +19,12 @@ def test_what_a_file_that_is_no_image_holds(tmp_path, content, needle):
     path.write_bytes(content)
     with pytest.raises(ImageError, match=f"cannot read 'scan.png' as an image: {needle}"):
         list(iter_pages(str(path)))
+
+
+def test_an_address_is_said_to_be_one(tmp_path):
+    from skiff.kernels.ocr.entry import expand_inputs
+
+    with pytest.raises(FileNotFoundError, match="is an address: skiff reads files here"):
+        expand_inputs(["https://example.com/receipt.png"])
+    with pytest.raises(FileNotFoundError, match="no such file, folder or pattern"):
+        expand_inputs([str(tmp_path / "missing.png")])
