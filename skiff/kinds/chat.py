@@ -93,6 +93,9 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                              "config.json, or in a notebook a variable holding a model)")
         if not os.path.isfile(os.path.join(path, "config.json")):
             raise ValueError(f"DIR {model!r} is not a checkpoint folder: it has no config.json")
+        from skiff.kernels.train.models.hf_checkpoint import read_config
+
+        read_config(path)  # another architecture: said here, before a run folder exists
         model = os.path.abspath(path)
     top_p = values.get("top_p")
     if top_p is not None and not 0 < top_p <= 1:

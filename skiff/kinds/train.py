@@ -265,6 +265,9 @@ def check_from(model, path) -> str | None:
     folder = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(os.path.join(folder, "config.json")):
         raise ValueError(f"--from {path!r} is not a checkpoint folder (no config.json there)")
+    from skiff.kernels.train.models.hf_checkpoint import read_config
+
+    read_config(folder)  # another architecture: said here, before a run folder exists
     return folder
 
 

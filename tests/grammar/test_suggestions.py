@@ -112,3 +112,17 @@ def test_the_cli_command_a_form_shows_has_no_notebook_only_option():
 def test_a_misspelt_device_suggests():
     with pytest.raises(GrammarError, match=r"unknown device 'cdua'.*\(did you mean 'cuda'\?\)"):
         SOLVE.parse("poisson --device cdua")
+
+
+def test_a_checkpoint_of_another_architecture_is_refused_before_a_run_folder(tmp_path):
+    """`chat DIR` and `train ernie --from DIR` read config.json at launch: a llama folder
+    made a run folder and failed inside the job."""
+    import json
+
+    from skiff.kinds.chat import to_config as chat_config
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    with pytest.raises(ValueError, match="architecture 'llama' is not supported"):
+        chat_config({"model": str(tmp_path), "prompt": "hi"})
+    with pytest.raises((GrammarError, ValueError), match="architecture 'llama' is not"):
+        get("train").to_config(vars(TRAIN.parse(f"ernie sonnets --from {tmp_path}")))
