@@ -57,13 +57,20 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
 
     ``show``, ``attach`` and ``wait`` refuse a job whose code is not signed with this
     user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
+    if kind is not None:
+        from skiff.grammar.common import unknown_name
+        from skiff.kinds import KINDS
+
+        if kind not in KINDS:  # a mistyped kind listed nothing ("no jobs yet")
+            raise unknown_name("kind", kind, list(KINDS))
     if action == "list":
         return select_jobs(list_jobs(), limit=None if all else limit, kind=kind,
                            status=status)
     if action == "prune":
         return prune_jobs(list_jobs(), older_than=older_than, keep=keep, kind=kind)
     if not job_id:
-        raise ValueError(f"%jobs {action} needs a job ID (see %jobs list)")
+        raise ValueError(f"jobs {action} needs a job ID: the list gives them (%jobs in a "
+                         f"notebook, python -m skiff jobs in a terminal)")
     if action == "rm":
         return remove_jobs([job_id, *more_ids])
     if action == "trust":
@@ -82,7 +89,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         else:
             job.wait(timeout=timeout)
     elif action == "cancel":
-        job.cancel()
+        job.cancel()  # a finished job: harmless, and the job shown says how it ended
     return job
 
 

@@ -77,3 +77,16 @@ def test_prune_needs_a_rule_and_keeps_the_newest(tmp_path, monkeypatch, capsys):
     removed = json.loads(capsys.readouterr().out)["removed"]
     assert sorted(removed) == sorted(j.id for j in jobs[:2])
     assert [j.id for j in jobs_action("list")] == [jobs[2].id]
+
+
+def test_a_mistyped_kind_is_said(runs_dir):
+    """A mistyped --kind listed "no jobs yet"."""
+    import pytest
+
+    from skiff.jobs import jobs_action
+
+    with pytest.raises(ValueError, match="unknown kind 'ocrr' \\(did you mean 'ocr'\\?\\)"):
+        jobs_action("list", kind="ocrr")
+    with pytest.raises(ValueError, match="unknown kind 'trian'"):
+        jobs_action("prune", kind="trian", keep=1)
+    assert jobs_action("list", kind="train") == []
