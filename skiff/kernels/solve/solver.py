@@ -333,6 +333,21 @@ class Solver:
             check_fits(p.shape, self.device.free_memory, self.device.name, method=self.method,
                        precond=self.precond_name, restart=self.restart, variable=variable)
 
+    def _check_rows(self) -> None:
+        """A row with no nonzero entry makes A singular whatever b is: say which (GMRES ran
+        to maxiter with |r|/|b| = 1, or broke down, on a zero matrix)."""
+        xp, A = self.xp, self.op.A
+        sums = xp.asarray(abs(A) @ xp.ones(self.op.n)).ravel()
+        empty = xp.flatnonzero(sums == 0)
+        if int(empty.size):
+            first = int(empty[0])
+            more = f" (and {int(empty.size) - 1} more)" if empty.size > 1 else ""
+            what = ("the matrix is all zeros" if int(empty.size) == self.op.n else
+                    f"row {first} of the matrix is all zeros{more}")
+            raise SolveError(f"{what}: A is singular and no x solves A x = b uniquely; "
+                             f"a row left empty when the matrix was assembled (a boundary "
+                             f"row?) is the usual cause")
+
     def _asymmetry(self) -> str | None:
         """:func:`.operators.asymmetry` of the user's operator, probed once per setup."""
         if not hasattr(self, "_asym"):
@@ -367,6 +382,8 @@ class Solver:
 
     def _check_method(self):
         """Refuse a method or preconditioner the system (or the device) cannot run."""
+        if not self.is_grid and not self.op.callable:
+            self._check_rows()
         if self.method in ("cg", "pipecg") and not self.is_grid:
             blame = self._asymmetry()
             if blame is not None:  # CG would run to maxiter and diverge: say so now
@@ -443,6 +460,8 @@ class Solver:
             if not self.is_grid:
                 raise ValueError("b is required for a matrix system")
             b = self.system.rhs
+        if hasattr(b, "toarray") and not isinstance(b, np.ndarray):  # a sparse column or row
+            b = b.toarray()
         host = to_numpy(b) if not isinstance(b, np.ndarray) else b
         host = np.asarray(host)
         check_real(host.dtype, "b")
@@ -699,6 +718,9 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     go to :class:`Solver` (cycle, smoother, pre, post, restart, compatibility, n,
     interpolation) and ``strict`` to :meth:`Solver.solve`.
     """
+    if "tol" in options:  # scipy's and pyamg's name: say which of ours it is
+        raise TypeError(f"solve() takes rtol= (relative to |b|) and atol=, not tol=: "
+                        f"rtol={options['tol']!r} is what scipy's tol={options['tol']!r} asked")
     if (callable(system) and not hasattr(system, "shape") and options.get("n") is None
             and b is not None):
         options["n"] = int(np.size(b))

@@ -77,3 +77,33 @@ def test_a_nonsingular_matrix_with_zero_row_sums_in_one_direction_is_not_refused
     sol = solve(A, b, rtol=1e-10)
     assert sol.converged
     assert np.linalg.norm(sol.x - spl.spsolve(A.tocsc(), b)) <= 1e-7 * np.linalg.norm(sol.x)
+
+
+def test_an_empty_row_is_named_before_the_solve():
+    """A zero matrix broke GMRES down ("zero column") and a zero row ran it to maxiter with
+    |r|/|b| = 1; both are said at setup with the row."""
+    import scipy.sparse as sparse
+
+    from skiff.kernels.solve import SolveError, solve
+
+    n = 30
+    with pytest.raises(SolveError, match="the matrix is all zeros"):
+        solve(np.zeros((n, n)), np.ones(n))
+    d = np.ones(n)
+    d[[4, 9]] = 0.0
+    with pytest.raises(SolveError, match=r"row 4 of the matrix is all zeros \(and 1 more\)"):
+        solve(sparse.diags(d).tocsr(), np.ones(n))
+
+
+def test_scipy_habits_in_the_call():
+    import scipy.sparse as sparse
+
+    from skiff.kernels.solve import solve
+
+    n = 40
+    A = sparse.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    with pytest.raises(TypeError, match="takes rtol= .* not tol="):
+        solve(A, np.ones(n), tol=1e-6)
+    col = sparse.csr_matrix(np.ones((n, 1)))   # b as a sparse column
+    sol = solve(A, col)
+    assert sol.converged and np.allclose(A @ sol.x, np.ones(n), atol=1e-6)
