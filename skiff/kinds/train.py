@@ -216,9 +216,32 @@ def check_model_name(name: str) -> str:
 def check_data_name(name: str) -> str:
     if name in BUILTIN_DATA:
         return name
-    if os.path.isfile(os.path.expanduser(name)):
-        return os.path.abspath(os.path.expanduser(name))
+    path = os.path.expanduser(name)
+    if os.path.isfile(path):
+        return os.path.abspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"data {name!r} is a folder: give a text file, a table (.csv, .tsv, "
+                         f".npz) or one of {', '.join(BUILTIN_DATA)}")
+    if os.sep in name or os.path.splitext(name)[1]:  # meant as a file: say it is not there
+        raise ValueError(f"no such data file {path!r}")
     raise unknown_name("data", name, BUILTIN_DATA, " (or a text file)")
+
+
+def _check_text_length(model: str, data: str, block_size) -> None:
+    """A text file shorter than one training sequence of a GPT preset is said at launch (the
+    job failed at once: "text of 8 bytes is shorter than block_size + 1")."""
+    from skiff.kernels.train.models.gpt import PRESETS
+
+    if model not in PRESETS or not os.path.isfile(data) or data.lower().endswith(
+            (".csv", ".tsv", ".npz")):
+        return
+    block = int(block_size or PRESETS[model].block_size)
+    size = os.path.getsize(data)
+    if size < block + 1:
+        fit = f" or --block-size {size - 1} at most" if size > 2 else ""
+        raise ValueError(f"{os.path.basename(data)} holds {size} bytes; one training sequence "
+                         f"of {model} takes {block + 1} (--block-size {block} + 1): give "
+                         f"more text{fit}")
 
 
 # byte-level text: what the GPT models train on (a text file too); mlp and cnn take only theirs
@@ -304,6 +327,8 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"--lr must be a positive finite number, got {lr!r}")
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
+    if source is None and data is not None:
+        _check_text_length(model, data, values.get("block_size"))
     return {
         "model": model,
         "data": data,

@@ -126,3 +126,33 @@ def test_a_checkpoint_of_another_architecture_is_refused_before_a_run_folder(tmp
         chat_config({"model": str(tmp_path), "prompt": "hi"})
     with pytest.raises((GrammarError, ValueError), match="architecture 'llama' is not"):
         get("train").to_config(vars(TRAIN.parse(f"ernie sonnets --from {tmp_path}")))
+
+
+def test_a_text_file_too_short_or_missing_is_said_at_launch(tmp_path):
+    """A text shorter than one sequence failed inside the job; a missing path was called an
+    unknown built-in data set."""
+    short = tmp_path / "tiny.txt"
+    short.write_text("hi there")
+    train = get("train")
+    with pytest.raises(ValueError, match=r"tiny.txt holds 8 bytes; .* takes 129 .*"
+                                         r"--block-size 7 at most"):
+        train.to_config(vars(TRAIN.parse(f"gpt-mini {short}")))
+    cfg = train.to_config(vars(TRAIN.parse(f"gpt-mini {short} --block-size 4")))
+    assert cfg["data"] == str(short)
+    with pytest.raises(ValueError, match="no such data file"):
+        train.to_config(vars(TRAIN.parse(f"gpt-mini {tmp_path / 'missing.txt'}")))
+    with pytest.raises(ValueError, match="is a folder"):
+        train.to_config(vars(TRAIN.parse(f"gpt-mini {tmp_path}")))
+
+
+def test_a_short_text_trains_without_a_validation_split(tmp_path):
+    from skiff.kernels.train.entry import build_from_config
+
+    text = tmp_path / "short.txt"
+    text.write_text("abcdefghij" * 30)   # 300 bytes: a tenth is shorter than 129
+    parts = build_from_config({"model": "gpt-mini", "data": str(text)})
+    assert parts["val_dataset"] is None and len(parts["dataset"]) > 0
+    assert "too short to hold out a tenth" in parts["notes"][0]
+    text.write_text("abcdefghij" * 300)  # 3,000 bytes: a tenth holds whole sequences
+    parts = build_from_config({"model": "gpt-mini", "data": str(text)})
+    assert parts["val_dataset"] is not None and not parts["notes"]

@@ -23,7 +23,7 @@ def test_builtin_model_gets_its_default_data():
 
 def test_text_file_as_data(tmp_path):
     path = tmp_path / "a.txt"
-    path.write_text("hello")
+    path.write_text("hello " * 40)  # longer than one sequence of 129 bytes
     cfg, _ = _config(f"gpt-mini {path} --batch-size 4")
     assert cfg["data"] == str(path) and cfg["batch_size"] == 4
 

@@ -87,11 +87,16 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         dataset = text_dataset(model, data, block_size=int(block))
     else:
         dataset = builtin_dataset(data, block_size=int(block), seed=seed)
-    val = None
+    val, notes = None, []
     if hasattr(dataset, "split"):
-        dataset, val = dataset.split(0.9)
+        try:
+            dataset, val = dataset.split(0.9)
+        except ValueError:  # a short text: train on all of it rather than fail
+            notes.append(f"the text is too short to hold out a tenth of it as whole "
+                         f"sequences of {int(block) + 1} tokens: training on all of it, "
+                         f"without a validation loss")
     return {"model": model, "dataset": dataset, "val_dataset": val, "optimizer": None,
-            "loss": None}
+            "loss": None, "notes": notes}
 
 
 def _table_parts(path: str, seed: int) -> dict:
@@ -122,8 +127,9 @@ def train_parts(parts: dict, config: dict, reporter):
     model, dataset = parts["model"], parts["dataset"]
     evaluator = held_out(model, config)  # before training: a bad --eval file fails here
     reporter.info(model=type(model).__name__, data=str(dataset)[:200])
-    for note in getattr(parts.get("table"), "notes", None) or []:
-        reporter.log(note)  # what reading a table file decided (a row index left out)
+    for note in [*(getattr(parts.get("table"), "notes", None) or []),
+                 *(parts.get("notes") or [])]:
+        reporter.log(note)  # what reading the data decided (a row index left out, no val)
     default_batch = 16 if hasattr(dataset, "block_size") else 32
     trainer = Trainer(
         model,
