@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .engine import resolve_ocr_device
@@ -70,6 +72,8 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
                                              **options)
     if isinstance(images, (list, tuple)):
         return OcrResults(pipe.run(list(images), keep_pixels=True))
+    if getattr(images, "ndim", 0) == 4:  # a batch (N, H, W, C) or (N, C, H, W): N images
+        return OcrResults(pipe.run(list(np.asarray(images)), keep_pixels=True))
     if isinstance(images, (str, os.PathLike)):
         path = os.path.expanduser(str(images))
         base = path.rsplit("#page=", 1)[0]

@@ -411,7 +411,10 @@ def _array_rgb(a: np.ndarray) -> np.ndarray:
     if a.ndim == 2:
         a = a[..., None]
     if a.ndim != 3 or a.shape[2] not in (1, 3, 4):
-        raise ImageError(f"expected an (H, W), (H, W, 3) or (H, W, 4) array, got {a.shape}")
+        more = (" (a batch of images: pass it to ocr() whole, or a list)" if a.ndim == 4
+                else "")
+        raise ImageError(f"expected an (H, W), (H, W, 3) or (H, W, 4) array, got "
+                         f"{a.shape}{more}")
     if a.shape[2] == 1:
         a = np.repeat(a, 3, axis=2)
     if a.dtype != np.uint8:
