@@ -305,3 +305,21 @@ def test_layer_argument_errors():
         nn.GELU("fast")
     with pytest.raises(ValueError, match="divisible"):
         nn.CausalSelfAttention(10, 3)
+
+
+def test_save_writes_weights_that_load_back_and_torch_reads(tmp_path):
+    seed(3)
+    a = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    path = a.save(tmp_path / "weights")          # the suffix is added
+    assert path.endswith("weights.npz") and not (tmp_path / "weights.npz.tmp").exists()
+    seed(4)
+    b = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    b.load_state_dict(path)
+    for k, v in a.state_dict().items():
+        np.testing.assert_array_equal(b.state_dict()[k], v)
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    with np.load(path) as z:   # the file is plain npz: PyTorch takes it as it is
+        theirs.load_state_dict({k: torch.from_numpy(z[k]) for k in z.files})
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(theirs(torch.from_numpy(x)).detach().numpy(),
+                               a(x).numpy(), rtol=1e-5, atol=1e-6)

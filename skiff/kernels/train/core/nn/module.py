@@ -147,6 +147,21 @@ class Module:
             out[name] = np.array(to_numpy(t.data), copy=True)
         return out
 
+    def save(self, path) -> str:
+        """Write :meth:`state_dict` to ``path`` as an ``.npz`` (the suffix is added when
+        missing), through a temporary file so a crash leaves no half-written weights;
+        returns the path. ``load_state_dict(path)`` reads it back."""
+        import os
+
+        path = os.fspath(path)
+        if not path.endswith(".npz"):
+            path += ".npz"
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **self.state_dict())
+        os.replace(tmp, path)
+        return path
+
     def load_state_dict(self, state: dict, strict: bool = True) -> dict:
         """Copy arrays into the existing parameters and buffers (in place, on their device).
 
