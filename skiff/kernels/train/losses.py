@@ -51,7 +51,9 @@ def loss_function(model, spec):
             if isinstance(batch, (tuple, list)):
                 what += f" of {len(batch)}"
             raise TypeError("without a model.loss(batch), the data must be (x, y) pairs, "
-                            f"e.g. trainer.train((X, y)); got batches of a {what}")
+                            "e.g. trainer.train((X, y)) or trainer.evaluate((X, y)); "
+                            f"trainer.predict(X) takes the inputs alone; got batches of a "
+                            f"{what}")
         *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
         out = model(*xs)
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)

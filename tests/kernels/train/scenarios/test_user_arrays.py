@@ -145,6 +145,8 @@ def test_mistakes_get_one_clear_line():
         skiff.Trainer(Linear1(5)).train((x, y[:10]))
     with pytest.raises(TypeError, match=r"must be \(x, y\) pairs, e.g. trainer.train\(\(X, y\)\)"):
         skiff.Trainer(Linear1(5)).train(x)
+    with pytest.raises(TypeError, match=r"trainer.evaluate\(\(X, y\)\); trainer.predict\(X\)"):
+        skiff.Trainer(Linear1(5)).evaluate(x)   # evaluate with inputs alone: predict is meant
     with pytest.raises(ValueError, match=r"for regression pass float targets"):
         skiff.Trainer(Linear1(5)).train((x, np.arange(64)))
     with pytest.raises(ValueError, match=r"output shape \(32, 3\) does not match targets "
