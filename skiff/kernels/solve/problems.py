@@ -201,6 +201,11 @@ def _field(value, coords, shape, what: str) -> np.ndarray:
     return arr.copy()
 
 
+class FieldError(ValueError):
+    """A coefficient or source whose values make no problem: not finite, or a conductivity
+    that is not positive (the message says where)."""
+
+
 def _at(bad: np.ndarray, coords, values: np.ndarray) -> str:
     """'VALUE at x=.., y=..' for the first True of ``bad`` (coordinates broadcast to it)."""
     idx = tuple(np.argwhere(bad)[0])
@@ -292,7 +297,7 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
     if mask is not None:
         f[~mask] = 0.0
     if not np.isfinite(f).all():
-        raise ValueError(f"the source must be finite on the grid: it is "
+        raise FieldError(f"the source must be finite on the grid: it is "
                          f"{_at(~np.isfinite(f), centres, f)}")
     bterm = np.zeros(shape)
     conv_rhs = np.zeros(shape) if velocity is not None else None
@@ -308,7 +313,7 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         if mask is not None:
             bad &= mask
         if bad.any():
-            raise ValueError(f"the coefficient k must be positive and finite on active cells: "
+            raise FieldError(f"the coefficient k must be positive and finite on active cells: "
                              f"it is {_at(bad, centres, kcell)}")
     extra = np.zeros(shape) if body_kind == "dirichlet" else None
     for a in range(d):
@@ -330,7 +335,7 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
                 both = np.moveaxis(bm, 0, a)
             bad = ~((kf > 0) & np.isfinite(kf)) & both
             if bad.any():  # a negative or zero conductivity makes no diffusion problem
-                raise ValueError(f"the coefficient k must be positive and finite: it is "
+                raise FieldError(f"the coefficient k must be positive and finite: it is "
                                  f"{_at(bad, fc, kf)} (a face centre)")
             if mask is not None:
                 kf = kf * both

@@ -237,6 +237,14 @@ class AMGPrecond:
         return "algebraic multigrid " + self.amg.describe()
 
 
+def takes_precond(method: str, precond: str) -> bool:
+    """Whether ``method`` runs with ``precond``: the Krylov methods take any; multigrid
+    cycles ('mg', 'fmg') only themselves, and 'direct' none ('auto' and 'none' always fit)."""
+    if method not in ("mg", "fmg", "direct") or precond in ("auto", "none"):
+        return True
+    return precond == "mg" and method != "direct"
+
+
 def resolve_precond(precond: str, method: str, is_grid: bool, matrix_free: bool = False) -> str:
     """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices,
     none on a function or LinearOperator (no entries to build one from)."""
@@ -397,8 +405,7 @@ class Solver:
             if self.precond_name in ("jacobi", "chebyshev", "amg"):
                 raise ValueError(f"precond {self.precond_name!r} needs the matrix entries; with "
                                  "a function or LinearOperator use precond='none'")
-        if self.method in ("mg", "fmg", "direct") and self.precond_name not in (
-                "none", *(("mg",) if self.method != "direct" else ())):
+        if not takes_precond(self.method, self.precond_name):
             # it was dropped silently while the summary said "mg + amg"
             what = "runs multigrid cycles" if self.method != "direct" else "factorises A"
             raise ValueError(f"method {self.method!r} {what} and takes no preconditioner (got "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tables import TableError, read_rows
+from .tables import TableError, _number, read_rows
 
 __all__ = ["TablePrediction", "predict_table"]
 
@@ -85,11 +85,8 @@ def _features(header, rows, columns, name) -> np.ndarray:
     for r, (line, cells) in enumerate(rows):
         for j, c in enumerate(columns):
             cell = cells[index[c]] if index[c] < len(cells) else ""
-            try:
-                value = float(cell)
-            except ValueError:
-                value = float("nan")
-            if not np.isfinite(value):
+            value = _number(cell)   # as training read its cells
+            if value is None:
                 what = "an empty cell" if not cell else f"{cell!r} is not a number"
                 raise TableError(f"{name}, line {line}, column {c!r}: {what}")
             x[r, j] = value
