@@ -23,3 +23,36 @@ def test_gpu_check_without_a_gpu_writes_a_note_and_exits_0(tmp_path):
     assert text.startswith("# GPU check\n") and "No GPU was found:" in text
     assert "## gpu tests" not in text  # nothing was run
     assert len(text.splitlines()) < 10
+
+
+def test_only_files_with_gpu_tests_are_collected():
+    """On the GPU machine a file that imports a package it lacks must not stop the others:
+    the check collects only files holding a gpu-marked test or the ``xp`` fixture."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import gpu_check
+    finally:
+        sys.path.pop(0)
+    files = gpu_check.gpu_test_files()
+    assert "tests/kernels/solve/test_fused.py" in files            # takes xp
+    assert "tests/kernels/train/parallel/test_comm.py" in files    # the gpu marker
+    assert "tests/gpu_readiness/test_gpu_check.py" not in files
+    assert "tests/kernels/train/test_tables.py" not in files
+    for f in files:
+        assert gpu_check.GPU_TEST.search((ROOT / f).read_text())
+
+
+def test_parts_not_asked_for_are_written_as_not_run(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import gpu_check
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(gpu_check, "find_gpu", lambda: ("Fake GPU (x1)", ""))
+    monkeypatch.setattr(gpu_check, "environment", lambda: ["| python | 3 |"])
+    monkeypatch.setattr(gpu_check, "run_solve_rows", lambda budget: ["| solve row |"])
+    out = tmp_path / "gpu.md"
+    assert gpu_check.main(["--parts", "solve", "--out", str(out), "--budget", "60"]) == 0
+    text = out.read_text()
+    assert "| solve row |" in text
+    assert text.count("not run (--parts solve)") == 4   # tests, flow, train, ocr
