@@ -94,7 +94,9 @@ def _time_steps(model, opt, x, y, steps: int) -> dict:
     return {"tokens_per_s": B * T / dt, "step_s": dt, "loss": loss, "cpu_tokens_per_s": B * T / cpu}
 
 
-def work_profile(steps: int) -> dict:
+def work_profile(steps: int, device: str = "cpu") -> dict:
+    """Where the host's time goes in skiff's step (cProfile by own time; on a GPU the wait for
+    the device shows up in the call that synchronizes, ``item``); ``top_cum`` by cumulative."""
     import cProfile
     import io
     import pstats
@@ -102,13 +104,12 @@ def work_profile(steps: int) -> dict:
     from skiff.kernels.train import models
     from skiff.kernels.train.core import optim
     from skiff.kernels.train.core import random as train_random
-    from skiff.kernels.train.core.tensor import Tensor
+    from skiff.kernels.train.strategy import SingleDevice
 
     train_random.seed(0)
-    model = models.get("gpt-mini")
-    opt = optim.AdamW(model.parameters(), lr=1e-3)
-    x, y = _batch()
-    x, y = Tensor(x), Tensor(y)
+    strategy = SingleDevice().bind(device=device)
+    model, opt = strategy.setup(models.get("gpt-mini"), lambda ps: optim.AdamW(ps, lr=1e-3))
+    x, y = strategy.to_device(_batch())
 
     def run(n):
         for _ in range(n):
@@ -117,8 +118,10 @@ def work_profile(steps: int) -> dict:
             optim.clip_grad_norm_(list(model.parameters()), 1.0)
             opt.step()
             opt.zero_grad()
+            loss.item()
 
     run(WARMUP)
+    phases = _phases(model, opt, x, y, steps, strategy.device)
     prof = cProfile.Profile()
     prof.enable()
     run(steps)
@@ -130,7 +133,41 @@ def work_profile(steps: int) -> dict:
     for (file, line, fn), (_, _, tt, _, _) in stats.stats.items():
         rows.append((tt, f"{Path(file).name}:{line} {_owner(file, line)}{fn}"))
     rows.sort(reverse=True)
-    return {"total_s": total, "top": [(name, tt / total) for tt, name in rows[:12]]}
+    cum = sorted(((ct, f"{Path(file).name}:{line} {_owner(file, line)}{fn}", nc)
+                  for (file, line, fn), (_, nc, _, ct, _) in stats.stats.items()), reverse=True)
+    return {"total_s": total, "phases_ms": phases,
+            "top": [(name, tt / total) for tt, name in rows[:12]],
+            "top_cum": [(name, ct / total, nc // max(steps, 1)) for ct, name, nc in cum[:40]]}
+
+
+def _phases(model, opt, x, y, steps: int, device) -> dict:
+    """Median milliseconds of each part of the step (forward, backward, clipping, AdamW), the
+    device synchronized after each so that a GPU's queued work is counted where it was queued."""
+    from skiff.kernels.train.core import optim
+
+    from skiff.kernels.backend.devices import cupy
+
+    sync = cupy().cuda.Device(device.index).synchronize if device.is_gpu else (lambda: None)
+    parts = {"forward": [], "backward": [], "clip": [], "adamw": []}
+    for _ in range(max(steps, 1)):
+        sync()
+        t0 = time.perf_counter()
+        loss = model.loss((x, y))
+        sync()
+        t1 = time.perf_counter()
+        loss.backward()
+        sync()
+        t2 = time.perf_counter()
+        optim.clip_grad_norm_(list(model.parameters()), 1.0)
+        sync()
+        t3 = time.perf_counter()
+        opt.step()
+        opt.zero_grad()
+        sync()
+        t4 = time.perf_counter()
+        for name, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            parts[name].append(dt * 1e3)
+    return {name: sorted(v)[len(v) // 2] for name, v in parts.items()}
 
 
 def _owner(file: str, line: int) -> str:
@@ -318,7 +355,8 @@ WORKERS = {"skiff": work_skiff, "torch": work_torch, "profile": work_profile,
            "packed": lambda s: work_attention("packed", s),
            "padded": lambda s: work_attention("padded", s), "memory": lambda s: work_memory(),
            # the GPU rows (tools/gpu_check.py runs them where a GPU is lent)
-           "skiff-gpu": work_skiff_gpu, "torch-gpu": lambda s: work_torch(s, "cuda")}
+           "skiff-gpu": work_skiff_gpu, "torch-gpu": lambda s: work_torch(s, "cuda"),
+           "profile-gpu": lambda s: work_profile(s, "cuda")}
 
 
 # --- the driver --------------------------------------------------------------------------------

@@ -8,9 +8,11 @@
 # Only the libraries the machine lacks are taken from .xl, so its own stay in charge.
 # Usage: bash tools/gpu-check-offline.sh [BUDGET_SECONDS [gpu_check.py options]]
 #   (writes benchmarks/results/gpu.md)
+#        bash tools/gpu-check-offline.sh --exec COMMAND...   (COMMAND in the same environment,
+#   e.g. a profile: --exec python3 benchmarks/bench_train.py --worker profile-gpu --steps 20)
 set -u
-budget=${1:-420}
-shift || true
+exec_mode=
+if [ "${1:-}" = "--exec" ]; then exec_mode=1; shift; else budget=${1:-420}; shift || true; fi
 py=${PYTHON:-python3}
 prefix=/tmp/skiff-extra
 $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --prefix "$prefix" \
@@ -31,4 +33,5 @@ export PYTHONPATH="$site:$PWD" PATH="$prefix/bin:$PATH"
 export LD_LIBRARY_PATH="$prefix/lib:$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 $py -c "import gmsh, skfem; from mpi4py import MPI; print('gpu-check-offline: gmsh', gmsh.__version__, '| MPI', MPI.Get_library_version().splitlines()[0])"
+if [ -n "$exec_mode" ]; then exec "$@"; fi
 $py tools/gpu_check.py --budget "$budget" "$@"
