@@ -143,9 +143,8 @@ def work_profile(steps: int, device: str = "cpu") -> dict:
 def _phases(model, opt, x, y, steps: int, device) -> dict:
     """Median milliseconds of each part of the step (forward, backward, clipping, AdamW), the
     device synchronized after each so that a GPU's queued work is counted where it was queued."""
-    from skiff.kernels.train.core import optim
-
     from skiff.kernels.backend.devices import cupy
+    from skiff.kernels.train.core import optim
 
     sync = cupy().cuda.Device(device.index).synchronize if device.is_gpu else (lambda: None)
     parts = {"forward": [], "backward": [], "clip": [], "adamw": []}

@@ -10,6 +10,7 @@ import pytest
 
 from skiff.kernels.solve import cuda as solve_cuda
 from skiff.kernels.train.core import packed_attention as PA
+from skiff.kernels.train.core.nn import fused_gpu
 
 from . import cudacheck
 
@@ -24,7 +25,8 @@ RAW_MODULES = [
     ("solve", solve_cuda.SOURCE, ("--std=c++14",),
      ["apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
       "residual_restrict_const", "prolong_add", "restrict_t", "residual_const", "axpy_norm",
-      "jacobi_dot"]),
+      "jacobi_dot", "csr_spmv", "dot"]),
+    ("train_fused", fused_gpu.SOURCE, ("--std=c++14",), fused_gpu.KERNELS),
 ]
 each_module = pytest.mark.parametrize("name,source,options,kernels", RAW_MODULES,
                                       ids=[m[0] for m in RAW_MODULES])
@@ -37,13 +39,15 @@ def test_module_options_are_what_the_code_passes(monkeypatch):
     fake = fakecupy.make()
     monkeypatch.setattr(PA, "cupy", lambda: fake)
     monkeypatch.setattr(solve_cuda, "cupy", lambda: fake)
-    PA._module.cache_clear()
-    solve_cuda.module.cache_clear()
+    monkeypatch.setattr(fused_gpu, "cupy", lambda: fake)
+    for m in (PA._module, solve_cuda.module, fused_gpu.module):
+        m.cache_clear()
     try:
-        got = {"packed_attention": PA._module(), "solve": solve_cuda.module()}
+        got = {"packed_attention": PA._module(), "solve": solve_cuda.module(),
+               "train_fused": fused_gpu.module()}
     finally:
-        PA._module.cache_clear()
-        solve_cuda.module.cache_clear()
+        for m in (PA._module, solve_cuda.module, fused_gpu.module):
+            m.cache_clear()
     for name, source, options, _ in RAW_MODULES:
         assert got[name].code == source, name
         assert got[name].options == options, name

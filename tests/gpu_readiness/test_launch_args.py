@@ -163,6 +163,33 @@ def test_solve_launches(fake, shape):
         assert launch.threads >= cells, launch.name
 
 
+def test_csr_product_and_dot_launches(fake):
+    import scipy.sparse as sp
+
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=0)
+    indptr, indices = dev(A.indptr, np.int32), dev(A.indices, np.int32)
+    x = dev(np.arange(400.0))[::2]  # a strided vector is made contiguous first
+    out = dev(np.zeros(300))
+    solve_cuda._csr_matvec_gpu(indptr, indices, dev(A.data), x, out)
+    solve_cuda._dot_gpu(dev(np.ones(5000)), dev(np.ones(5000)))
+    spmv, dot = _launches(fake)
+    assert spmv.name == "csr_spmv" and spmv.threads >= 300
+    assert dot.name == "dot" and int(dot.args[-1]) == 5000 and dot.block == (solve_cuda.BLOCK,)
+
+
+def test_csr_product_with_int64_indices_falls_back(fake):
+    """cupyx keeps int32 indices; anything else would be read as garbage by the kernel."""
+    import scipy.sparse as sp
+
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=0)
+    x = np.arange(20.0)
+    out = dev(np.zeros(30))
+    solve_cuda._csr_matvec_gpu(dev(A.indptr, np.int64), dev(A.indices, np.int64), dev(A.data),
+                               dev(x), out)
+    np.testing.assert_allclose(np.asarray(out), A @ x)
+    assert _launches(fake) == []
+
+
 def test_solve_launch_refuses_float32_and_strided_arrays(fake):
     """The kernels read flat double*: a float32 or strided grid must not be launched."""
     rng = np.random.default_rng(6)

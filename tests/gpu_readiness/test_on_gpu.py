@@ -20,7 +20,7 @@ def test_cuda_sources_load_and_every_kernel_resolves():
             assert PA._module().get_function(f"packed_attn_{k}_{sfx}") is not None
     for name in ("apply_var", "apply_const", "gs_var", "gs_const", "residual_restrict_var",
                  "residual_restrict_const", "prolong_add", "restrict_t", "residual_const",
-                 "axpy_norm", "jacobi_dot"):
+                 "axpy_norm", "jacobi_dot", "csr_spmv", "dot"):
         assert solve_cuda.module().get_function(name) is not None
 
 
@@ -88,3 +88,61 @@ def test_solver_matrix_on_the_gpu_is_float64(dtype):
         M = matrix_on(given, cp)
         assert M.dtype == np.float64
         np.testing.assert_array_equal(to_numpy(M.toarray()), A.toarray())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n,c", [(3, 5), (700, 48), (2, 1500)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_fused_layer_norm_gpu_matches_reference(dtype, n, c, affine):
+    from skiff.kernels.train.core.nn import fused
+
+    cp = cupy()
+    rng = np.random.default_rng(7)
+    x = cp.asarray(rng.standard_normal((n, c)) * 3 + 1, dtype=dtype)
+    w = cp.asarray(rng.standard_normal(c), dtype=dtype) if affine else None
+    b = cp.asarray(rng.standard_normal(c), dtype=dtype) if affine else None
+    tol = {"rtol": 2e-4, "atol": 2e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
+    assert check_op(fused.layer_norm_fwd, x, w, b, 1e-5, require_fast=True, **tol)
+    _, xhat, rstd = fused.layer_norm_fwd.reference(x, w, b, 1e-5)
+    g = cp.asarray(rng.standard_normal((n, c)), dtype=dtype)
+    assert check_op(fused.layer_norm_bwd, g, xhat, rstd, w, require_fast=True, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_gelu_and_sum_squares_gpu_match_reference(dtype):
+    from skiff.kernels.train.core.nn import fused
+
+    cp = cupy()
+    rng = np.random.default_rng(8)
+    x = cp.asarray(rng.standard_normal((37, 19)) * 3, dtype=dtype)
+    g = cp.asarray(rng.standard_normal((37, 19)), dtype=dtype)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-14}
+    assert check_op(fused.gelu_tanh, x, require_fast=True, **tol)
+    assert check_op(fused.gelu_tanh_grad, x, g, require_fast=True, **tol)
+    arrays = [cp.asarray(rng.standard_normal(s), dtype=dtype) for s in ((3, 4), (300_001,), (0,))]
+    assert check_op(fused.sum_squares, *arrays, require_fast=True, atol=0,
+                    rtol=1e-5 if dtype == np.float32 else 1e-10)  # cuBLAS sdot sums in float
+
+
+def test_solve_csr_product_and_dot_on_the_gpu_match_the_references():
+    import cupyx.scipy.sparse as csp
+    import scipy.sparse as sp
+
+    from skiff.kernels.solve import cuda as solve_cuda
+    from skiff.kernels.solve import fused
+
+    cp = cupy()
+    rng = np.random.default_rng(9)
+    A = sp.random(3000, 2000, density=0.005, format="csr", random_state=1)
+    Ad = csp.csr_matrix(A)
+    x = cp.asarray(rng.standard_normal(2000))
+    out = cp.empty(3000)
+    assert check_op(fused.csr_matvec, Ad.indptr, Ad.indices, Ad.data, x, out, rtol=1e-12,
+                    atol=1e-14, require_fast=True)
+    D = solve_cuda.device_csr(Ad)
+    np.testing.assert_allclose(to_numpy(D @ x), A @ to_numpy(x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(to_numpy(D @ x[::1]), to_numpy(Ad @ x), rtol=1e-12, atol=1e-14)
+    X = cp.asarray(rng.standard_normal((2000, 3)))  # a block of vectors: cupyx's product
+    np.testing.assert_allclose(to_numpy(D @ X), A @ to_numpy(X), rtol=1e-12, atol=1e-14)
+    y = cp.asarray(rng.standard_normal(2000))
+    assert check_op(fused.dot, x, y, rtol=1e-12, atol=1e-12, require_fast=True)

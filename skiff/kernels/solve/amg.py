@@ -211,8 +211,11 @@ class SmoothedAggregation:
         if xp is np:
             return A, dinv, lmax, P, P.T.tocsr()
         import cupyx.scipy.sparse as csp  # only on a GPU device; cupy is present then
-        return (csp.csr_matrix(A), xp.asarray(dinv), lmax, csp.csr_matrix(P),
-                csp.csr_matrix(P.T.tocsr()))
+
+        from .cuda import device_csr
+
+        return (device_csr(csp.csr_matrix(A)), xp.asarray(dinv), lmax,
+                device_csr(csp.csr_matrix(P)), device_csr(csp.csr_matrix(P.T.tocsr())))
 
     @property
     def nlevels(self) -> int:

@@ -17,7 +17,7 @@ from skiff.kernels.backend import cupy, gpu_available
 
 from . import fused
 
-__all__ = ["SOURCE", "module"]
+__all__ = ["SOURCE", "module", "device_csr"]
 
 SOURCE_PATH = Path(__file__).with_name("kernels.cu")
 SOURCE = SOURCE_PATH.read_text()
@@ -148,3 +148,61 @@ def _jacobi_dot_gpu(r, invdiag, z):
     rz = cp.zeros(1)
     _launch("jacobi_dot", r.size, (r, invdiag, z, rz, np.int64(r.size)))
     return z, float(rz[0])
+
+
+@fused.csr_matvec.implement("gpu", "cuda", available=gpu_available)
+def _csr_matvec_gpu(indptr, indices, data, x, out):
+    import numpy as np
+
+    cp = cupy()
+    if (indptr.dtype != cp.int32 or indices.dtype != cp.int32 or out.dtype != cp.float64
+            or not out.flags.c_contiguous):
+        return fused.csr_matvec.reference(indptr, indices, data, x, out)
+    x = cp.ascontiguousarray(x, dtype=cp.float64)
+    data = cp.ascontiguousarray(data, dtype=cp.float64)
+    if out.size:  # int32 index arrays: not through _launch, which wants float64 only
+        blocks = (out.size + BLOCK - 1) // BLOCK
+        module().get_function("csr_spmv")((blocks,), (BLOCK,),
+                                          (indptr, indices, data, x, out, np.int32(out.size)))
+    return out
+
+
+@fused.dot.implement("gpu", "cuda", available=gpu_available)
+def _dot_gpu(a, b):
+    import numpy as np
+
+    cp = cupy()
+    if a.dtype != cp.float64 or b.dtype != cp.float64 or a.shape != b.shape:
+        return fused.dot.reference(a, b)
+    a, b = cp.ascontiguousarray(a), cp.ascontiguousarray(b)
+    out = cp.zeros(1)
+    blocks = min(1024, (a.size + BLOCK - 1) // BLOCK)
+    module().get_function("dot")((max(blocks, 1),), (BLOCK,), (a, b, out, np.int64(a.size)))
+    return float(out[0])
+
+
+@functools.lru_cache(maxsize=1)
+def _device_csr_class():
+    import cupyx.scipy.sparse as csp
+
+    class DeviceCSR(csp.csr_matrix):
+        """A cupyx CSR matrix whose product with a vector is one launch of ``csr_spmv``
+        (through :func:`fused.csr_matvec`); everything else is cupyx's."""
+
+        def __matmul__(self, other):
+            cp = cupy()
+            if (isinstance(other, cp.ndarray) and other.ndim == 1 and self.dtype == cp.float64
+                    and other.shape[0] == self.shape[1] and other.dtype.kind == "f"):
+                out = cp.empty(self.shape[0], dtype=cp.float64)
+                return fused.csr_matvec(self.indptr, self.indices, self.data, other, out)
+            return super().__matmul__(other)
+
+    return DeviceCSR
+
+
+def device_csr(A):
+    """``A`` (a cupyx sparse matrix) as a float64 :class:`DeviceCSR` sharing its arrays."""
+    A = A.tocsr()
+    if A.dtype != cupy().float64:
+        A = A.astype(cupy().float64)
+    return _device_csr_class()(A)

@@ -18,7 +18,13 @@ output in place, returning it (plus the fused reduction) so that
 ``solve.axpy_norm``             x += a p, r -= a q, returns |r|^2
 ``solve.jacobi_dot``            z = r / diag, returns r.z
 ``solve.pipecg_update``         the eight recurrences of pipelined CG with its three dots
+``solve.csr_matvec``            out = A x for a CSR matrix given as (indptr, indices, data)
+``solve.dot``                   a.b as a Python float (the Krylov scalars)
 ==============================  ==================================================================
+
+The last two have only GPU twins: on the CPU scipy's product and numpy's reductions are
+already compiled loops, on a GPU the point is one launch instead of cuSPARSE's descriptor set-up
+(~100 us of host time per product) or cupy's two-kernel reduction.
 """
 
 from __future__ import annotations
@@ -26,13 +32,15 @@ from __future__ import annotations
 import functools
 import threading
 
+import numpy as np
+
 from skiff.kernels.backend import custom_op, get_array_module, numba_available
 
 __all__ = [
     "apply_const", "apply_var", "rbgs_const", "rbgs_var", "residual_restrict_const", "restrict",
     "residual_restrict_var", "prolong_add", "restrict_t",
     "residual_restrict_t_const", "axpy_norm", "jacobi_dot",
-    "pipecg_update",
+    "pipecg_update", "csr_matvec", "dot",
     "nb", "const_diag", "numba_ready", "numba_loaded", "mark_loaded", "deferred", "warming",
     "DEFER_UNKNOWNS", "DEFER_GRACE",
 ]
@@ -342,6 +350,25 @@ def _jacobi_dot_nb(r, invdiag, z):
     return z, nb().jacobi_dot(r, invdiag, z)
 
 
+@custom_op("solve.csr_matvec")
+def csr_matvec(indptr, indices, data, x, out):
+    """out = A x for the CSR matrix ``(data, indices, indptr)`` with ``out.size`` rows."""
+    xp = get_array_module(x)
+    if xp is np:
+        import scipy.sparse as sps
+    else:  # cupy arrays: cupyx's sparse module (cupy is present)
+        import cupyx.scipy.sparse as sps
+    A = sps.csr_matrix((data, indices, indptr), shape=(out.size, x.size))
+    out[...] = A @ x
+    return out
+
+
+@custom_op("solve.dot")
+def dot(a, b) -> float:
+    """sum(a * b) as a Python float (waits for a GPU)."""
+    return float((a * b).sum())
+
+
 @custom_op("solve.pipecg_update")
 def pipecg_update(vs, alpha, beta):
     """Pipelined-CG recurrences on the stacked vectors ``vs`` = (x, r, u, w, z, q, s, p, m, n);
@@ -367,7 +394,8 @@ def _pipecg_nb(vs, alpha, beta):
 # The CUDA twins live in .cuda, which imports this module to register them on its ops; dispatch
 # imports it the first time one of these ops meets GPU arrays (so the dependency is one-way).
 for _op in (apply_var, apply_const, rbgs_var, rbgs_const, residual_restrict_var,
-            residual_restrict_const, prolong_add, restrict_t, axpy_norm, jacobi_dot):
+            residual_restrict_const, residual_restrict_t_const, prolong_add, restrict_t,
+            axpy_norm, jacobi_dot, csr_matvec, dot):
     _op.implement_in("gpu", "skiff.kernels.solve.cuda")
 del _op
 

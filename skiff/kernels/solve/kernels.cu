@@ -228,3 +228,23 @@ extern "C" __global__ void restrict_t(const double* r, double* fc, const double*
                 s += kw[x] * jw[y] * iw[z] * r[((long)ki[x] * n1 + ji[y]) * n2 + ii[z]];
     fc[c] = s;
 }
+
+// y = A x for a CSR matrix (int32 row pointers and column indices, as cupyx keeps them), one
+// thread per row: the flow's finite-element rows hold ~10-30 entries, and one launch costs far
+// less host time than cuSPARSE's descriptors per product.
+extern "C" __global__ void csr_spmv(const int* indptr, const int* indices, const double* data,
+                                    const double* x, double* y, int n) {
+    long row = (long)blockIdx.x * BLOCK + threadIdx.x;
+    if (row >= n) return;
+    double s = 0.0;
+    for (int k = indptr[row]; k < indptr[row + 1]; ++k) s += data[k] * x[indices[k]];
+    y[row] = s;
+}
+
+// dot += sum a[i] b[i]
+extern "C" __global__ void dot(const double* a, const double* b, double* out, long n) {
+    long c = (long)blockIdx.x * BLOCK + threadIdx.x;
+    double v = 0.0;
+    for (long i = c; i < n; i += (long)gridDim.x * BLOCK) v += a[i] * b[i];
+    block_add(v, out);
+}

@@ -120,12 +120,13 @@ def matrix_on(A, xp):
         return A
     import cupyx.scipy.sparse as csp  # GPU device: cupy is present
 
-    if csp.issparse(A):  # float64 as on the CPU (cupyx refuses integer matrices)
-        A = A.tocsr()
-        return A if A.dtype == np.float64 else A.astype(np.float64)
+    from .cuda import device_csr  # float64 as on the CPU (cupyx refuses integer matrices)
+
+    if csp.issparse(A):
+        return device_csr(A)
     if hasattr(A, "__cuda_array_interface__"):  # a cupy dense array: no trip to the host
-        return csp.csr_matrix(A.astype(np.float64))
-    return csp.csr_matrix(sp.csr_matrix(A).astype(np.float64))
+        return device_csr(csp.csr_matrix(A.astype(np.float64)))
+    return device_csr(csp.csr_matrix(sp.csr_matrix(A).astype(np.float64)))
 
 
 def host_csr(A):

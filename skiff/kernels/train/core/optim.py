@@ -17,6 +17,7 @@ import numpy as np
 from skiff.kernels.backend import cupy, custom_op, numba_available, to_device, to_numpy
 
 from .autograd import xp_of
+from .nn.fused import sum_squares
 
 __all__ = [
     "Optimizer",
@@ -266,13 +267,7 @@ def clip_grad_norm_(params, max_norm: float, eps: float = 1e-6) -> float:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    xp = xp_of(grads[0])
-    sq = None
-    for g in grads:
-        gf = g.reshape(-1)
-        s = xp.asarray(xp.vdot(gf, gf)).astype(np.float64)  # one BLAS dot, stays on device
-        sq = s if sq is None else sq + s
-    total = float(math.sqrt(float(sq)))  # one device sync
+    total = float(math.sqrt(float(sum_squares(*grads))))  # one device sync
     if not math.isfinite(total):
         return total
     coef = max_norm / (total + eps)

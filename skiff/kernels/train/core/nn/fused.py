@@ -7,6 +7,10 @@ reference twin (the reference is what runs on a GPU and where numba is missing).
 * ``train.gelu_tanh_grad(x, g) -> gx``: numpy computes tanh (it is SIMD-vectorised there,
   numba's scalar tanh is 50x slower); one numba pass does the remaining dozen elementwise
   steps.
+* ``train.gelu_tanh(x)``: the GELU (tanh form) forward; numpy's seven vectorised passes are
+  fast on the CPU, one elementwise kernel on a GPU.
+* ``train.sum_squares(*arrays) -> float64 0-d``: the squared L2 norm of many arrays together,
+  left on their device (gradient clipping): one BLAS dot each on the CPU.
 * ``train.col2im(gcols, hp, wp, sh, sw) -> gpad``: sums (C, kh, kw, N, Ho, Wo) column
   gradients into a padded (C, N, Hp, Wp) image; numpy makes kh*kw strided read-add-write
   passes over the whole image, the numba loop one pass over the columns.
@@ -14,6 +18,8 @@ reference twin (the reference is what runs on a GPU and where numba is missing).
   its window's recorded max offset; numpy needs a compare and a multiply per offset.
 
 Measured on gpt-mini (B=16, T=128, 1 thread) these cut ~10 ms of a ~160 ms training step.
+The GPU twins (CUDA, in :mod:`.fused_gpu`) are one to three launches where the references are a
+dozen cupy calls.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from skiff.kernels.backend.split import split_rows
 
 from ..autograd import xp_of
 
-__all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh_grad", "col2im", "max_pool_bwd",
-           "warm_up", "GELU_K", "GELU_A"]
+__all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh", "gelu_tanh_grad", "sum_squares",
+           "col2im", "max_pool_bwd", "warm_up", "GELU_K", "GELU_A"]
 
 GELU_K = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -151,6 +157,28 @@ def _gelu_tanh(x):
     u *= x
     u *= GELU_K
     return xp.tanh(u, out=u)
+
+
+@custom_op("train.gelu_tanh")
+def gelu_tanh(x):
+    """0.5 x (1 + tanh(K (x + A x^3))) (GPT-2's GELU)."""
+    t = _gelu_tanh(x)
+    t += 1
+    t *= x
+    t *= 0.5
+    return t
+
+
+@custom_op("train.sum_squares")
+def sum_squares(*arrays):
+    """Sum of the squares of every element of ``arrays`` as a float64 0-d array on their
+    device (one BLAS dot per array; nothing waits for a GPU)."""
+    xp = xp_of(arrays[0])
+    total = xp.zeros((), dtype=np.float64)
+    for a in arrays:
+        f = a.reshape(-1)
+        total = total + xp.asarray(xp.vdot(f, f)).real.astype(np.float64)
+    return total
 
 
 @custom_op("train.gelu_tanh_grad")
@@ -302,3 +330,11 @@ def warm_up() -> None:
         g4 = np.ones((1, 1, 2, 2), dtype=dt)
         col2im(np.ones((1, 2, 2, 1, 2, 2), dtype=dt), 3, 3, 1, 1)
         max_pool_bwd(g4, np.zeros((1, 1, 2, 2), dtype=np.int8), 4, 4, 2, 2, 2, 2)
+
+
+# ---- GPU twins -------------------------------------------------------------------------------
+# The CUDA twins live in .fused_gpu, which imports this module to register them; dispatch
+# imports it the first time one of these ops meets GPU arrays (so the dependency is one-way).
+for _op in (layer_norm_fwd, layer_norm_bwd, gelu_tanh, gelu_tanh_grad, sum_squares):
+    _op.implement_in("gpu", "skiff.kernels.train.core.nn.fused_gpu")
+del _op

@@ -16,7 +16,7 @@ from ...autograd import Function, xp_of
 from ...ops_math import Relu, Sigmoid
 from ...random import get_generator
 from ...tensor import Tensor
-from ..fused import gelu_tanh_grad, layer_norm_bwd, layer_norm_fwd
+from ..fused import gelu_tanh, gelu_tanh_grad, layer_norm_bwd, layer_norm_fwd
 from .conv import cn_view
 
 __all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "layer_norm", "rms_norm",
@@ -51,17 +51,7 @@ class GeluFn(Function):
         self.approximate = approximate
         self.save_for_backward(x)
         if approximate == "tanh":
-            xp = xp_of(x)
-            inner = xp.asarray(x * x)  # numpy turns 0-d products into scalars; keep an array
-            inner *= 0.044715
-            inner += 1
-            inner *= x
-            inner *= _K
-            t = xp.tanh(inner, out=inner)
-            t += 1
-            t *= x
-            t *= 0.5
-            return t
+            return gelu_tanh(x)
         return 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2.0))))
 
     def backward(self, g):

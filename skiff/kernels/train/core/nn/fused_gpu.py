@@ -1,0 +1,138 @@
+"""GPU twins of the fused training ops of :mod:`.fused`: ``fused.cu`` as one cupy RawModule
+(layer norm forward and backward, the sum of squares behind gradient clipping) and two cupy
+elementwise kernels (GELU-tanh and its gradient).
+
+On the GPU the references are a dozen small cupy launches each (a reduction costs tens of
+microseconds of host time in cupy); these are one to three. :mod:`.fused` names this module
+with :meth:`~skiff.kernels.backend.CustomOp.implement_in`, so it is imported at the first
+GPU call and cupy only through :func:`skiff.kernels.backend.cupy`.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from skiff.kernels.backend import cupy, gpu_available
+
+from . import fused
+
+__all__ = ["SOURCE", "KERNELS", "module"]
+
+SOURCE = Path(__file__).with_name("fused.cu").read_text()
+KERNELS = [f"{k}_{s}" for k in ("ln_fwd", "ln_bwd_rows", "ln_bwd_cols", "ln_bwd_finish", "sumsq")
+           for s in ("f32", "f64")]
+_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+COLS_Y = 8  # as in fused.cu
+_ROWS_PER_CHUNK = 256
+_MAX_CHUNKS = 128
+
+
+@functools.lru_cache(maxsize=1)
+def module():  # pragma: no cover - GPU
+    return cupy().RawModule(code=SOURCE, options=("--std=c++14",))
+
+
+def _row_block(c: int) -> int:
+    """Threads per row: a multiple of 32 covering the row in a few strides, at most 512."""
+    return int(min(512, max(32, 32 * ((min(c, 512) + 31) // 32))))
+
+
+def _fast(*arrays) -> bool:
+    """Every array (None allowed) C-contiguous float32/float64 of the first one's type."""
+    dt = arrays[0].dtype
+    return dt in _SUFFIX and all(a is None or (a.dtype == dt and a.flags.c_contiguous)
+                                 for a in arrays)
+
+
+@fused.layer_norm_fwd.implement("gpu", "cuda", available=gpu_available)
+def _ln_fwd_gpu(x, w, b, eps):  # pragma: no cover - GPU
+    if x.ndim != 2 or not _fast(x, w, b) or x.size == 0:
+        return fused.layer_norm_fwd.reference(x, w, b, eps)
+    cp = cupy()
+    n, c = x.shape
+    w_ = w if w is not None else cp.ones(c, dtype=x.dtype)
+    b_ = b if b is not None else cp.zeros(c, dtype=x.dtype)
+    y, xhat = cp.empty_like(x), cp.empty_like(x)
+    rstd = cp.empty((n, 1), dtype=x.dtype)
+    module().get_function(f"ln_fwd_{_SUFFIX[x.dtype]}")(
+        (n,), (_row_block(c),), (x, w_, b_, y, xhat, rstd, np.int32(n), np.int32(c),
+                                 np.float64(eps)))
+    return y, xhat, rstd
+
+
+@fused.layer_norm_bwd.implement("gpu", "cuda", available=gpu_available)
+def _ln_bwd_gpu(g, xhat, rstd, w):  # pragma: no cover - GPU
+    if (g.ndim != 2 or g.shape != xhat.shape or not _fast(g, xhat, rstd, w) or g.size == 0
+            or rstd.size != g.shape[0]):
+        return fused.layer_norm_bwd.reference(g, xhat, rstd, w)
+    cp = cupy()
+    n, c = g.shape
+    sfx = _SUFFIX[g.dtype]
+    w_ = w if w is not None else cp.ones(c, dtype=g.dtype)
+    gx = cp.empty_like(g)
+    mod = module()
+    mod.get_function(f"ln_bwd_rows_{sfx}")(
+        (n,), (_row_block(c),), (g, xhat, rstd, w_, gx, np.int32(n), np.int32(c)))
+    per = max(_ROWS_PER_CHUNK, -(-n // _MAX_CHUNKS))
+    chunks = -(-n // per)
+    part = cp.empty((2, chunks, c), dtype=cp.float64)
+    mod.get_function(f"ln_bwd_cols_{sfx}")(
+        ((c + 31) // 32, chunks), (32, COLS_Y),
+        (g, xhat, part, np.int32(n), np.int32(c), np.int32(per)))
+    gw, gb = cp.empty(c, dtype=g.dtype), cp.empty(c, dtype=g.dtype)
+    mod.get_function(f"ln_bwd_finish_{sfx}")(
+        ((c + 127) // 128,), (128,), (part, gw, gb, np.int32(c), np.int32(chunks)))
+    return gx, gw, gb
+
+
+@fused.sum_squares.implement("gpu", "cuda", available=gpu_available)
+def _sum_squares_gpu(*arrays):  # pragma: no cover - GPU
+    cp = cupy()
+    out = cp.zeros((), dtype=cp.float64)
+    mod = module()
+    for a in arrays:
+        if a.dtype not in _SUFFIX:
+            out += fused.sum_squares.reference(a)
+            continue
+        a = cp.ascontiguousarray(a)
+        if a.size == 0:
+            continue
+        blocks = int(min(1024, -(-a.size // 256)))
+        mod.get_function(f"sumsq_{_SUFFIX[a.dtype]}")(
+            (blocks,), (256,), (a, np.int64(a.size), out))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _gelu_kernels():  # pragma: no cover - GPU
+    cp = cupy()
+    k, a = repr(fused.GELU_K), repr(fused.GELU_A)
+    fwd = cp.ElementwiseKernel(
+        "T x", "T y",
+        f"double xi = x; y = (T)(0.5 * xi * (1.0 + tanh({k} * (xi + {a} * xi * xi * xi))));",
+        "skiff_gelu_tanh")
+    grad = cp.ElementwiseKernel(
+        "T x, T g", "T out",
+        f"""double xi = x;
+        double t = tanh({k} * (xi + {a} * xi * xi * xi));
+        out = (T)((double)g * (0.5 * (1.0 + t)
+                  + 0.5 * xi * (1.0 - t * t) * {k} * (1.0 + 3.0 * {a} * xi * xi)));""",
+        "skiff_gelu_tanh_grad")
+    return fwd, grad
+
+
+@fused.gelu_tanh.implement("gpu", "cuda", available=gpu_available)
+def _gelu_gpu(x):  # pragma: no cover - GPU
+    if x.dtype not in _SUFFIX:
+        return fused.gelu_tanh.reference(x)
+    return _gelu_kernels()[0](x, cupy().empty_like(x))
+
+
+@fused.gelu_tanh_grad.implement("gpu", "cuda", available=gpu_available)
+def _gelu_grad_gpu(x, g):  # pragma: no cover - GPU
+    if x.dtype not in _SUFFIX or g.dtype != x.dtype or g.shape != x.shape:
+        return fused.gelu_tanh_grad.reference(x, g)
+    return _gelu_kernels()[1](x, g, cupy().empty_like(x))
