@@ -204,6 +204,40 @@ def check_expression(text: str, what: str) -> str:
     return text
 
 
+# Options only some problems read: given to another, they used to be dropped without a word
+# (`poisson --re 100` solved Poisson; `train-nose --grid 64x64 --method mg` ignored both).
+_ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder",), "t_end": ("cylinder",),
+             "resolution": ("cylinder", "train-nose"), "re": ("cylinder", "train-nose"),
+             "length": ("train-nose",), "bluntness": ("train-nose",),
+             "clearance": ("train-nose",), "adapt": ("train-nose",), "flow": ("train-nose",),
+             "contrast": ("jump",)}
+# the grid and linear-solver options: the flow problems mesh and choose their own solvers
+_GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
+              "maxiter", "restart", "bc", "velocity", "compatibility", "save")
+_FLOW = ("cylinder", "train-nose")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def check_options_apply(problem: str, values: dict) -> None:
+    """Refuse an option (given, not left at its default) that ``problem`` does not read."""
+    defaults = COMMAND.defaults()
+    given = [n for n in (*_ONLY_FOR, *_GRID_ONLY)
+             if n in values and values[n] is not None and values[n] != defaults.get(n)]
+    for name in given:
+        if problem in _FLOW and name in _GRID_ONLY:
+            size = ("--resolution sets its mesh" if name == "grid" else
+                    "its linear solves are the flow solver's own")
+            raise ValueError(f"{_flag(name)} is not an option of problem {problem!r} (a "
+                             f"finite-element flow: {size}); drop it")
+        users = _ONLY_FOR.get(name)
+        if users and problem not in users:
+            raise ValueError(f"{_flag(name)} is an option of {' and '.join(users)}; problem "
+                             f"{problem!r} does not read it")
+
+
 def to_config(values: dict, *, memory: bool = True) -> dict:
     """Validate parsed values (and a ``spec`` dict from :func:`parse_spec`) and return the
     ``solve`` kernel config. ``memory``: refuse a grid too big for this machine's device (a
@@ -217,6 +251,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
                            " (or, in a notebook, a variable holding a matrix or GridProblem)")
     if problem == "custom" and not spec:
         raise ValueError("problem 'custom' needs a %%solve cell with its spec")
+    check_options_apply(problem, values)
     if problem == "cylinder":
         return _cylinder_config(values)
     if problem == "train-nose":
@@ -377,6 +412,9 @@ def _cylinder_config(values: dict) -> dict:
         v = values.get(name)
         if v is not None and not float(v) > 0:
             raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {v!r}")
+        if v is not None and _k().FLOW_CASES[case].kind == "steady":
+            raise ValueError(f"case {case} is steady (Newton, no time steps): {_flag(name)} is "
+                             "for the unsteady cases 2d-2 and 2d-3")
     # the steady cases' Newton solves are sparse direct (CPU only); the unsteady cases' linear
     # solves run where --device says ("auto" stays on the CPU: assembly is there anyway)
     device = values.get("device") or DEFAULT_DEVICE
@@ -560,6 +598,8 @@ class SolveKind(Kind):
                     f"cd {figure(result.get('cd'))}, cl {figure(result.get('cl'))}{mean}",
                     f"{result.get('cells')} cells ({result.get('adapt')} grid), "
                     f"{figure(result.get('seconds', 0.0))} s"]
+        if "case" in result and "bands" in result:
+            return _cylinder_summary(result)
         shape = "x".join(map(str, result.get("shape") or []))
         lines = [f"{result.get('problem', '?')} {shape}: {result.get('method', '?')} + "
                  f"{result.get('precond', '?')} on {result.get('device', '?')}"]
@@ -693,3 +733,36 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
 
 
 KIND = SolveKind()
+
+
+_FLOW_NAMES = {"cd": "cd", "cl": "cl", "dp": "dp", "la": "recirculation length",
+               "cd_max": "cd max", "cl_max": "cl max", "st": "Strouhal", "dp_end": "dp at t=8",
+               "cd_mean": "cd mean", "cl_amplitude": "cl amplitude"}
+
+
+def _cylinder_summary(result: dict) -> list[str]:
+    """The terminal lines of a DFG cylinder run: each value against its published band."""
+    steps = result.get("steps")
+    what = "Newton updates" if result.get("newton_updates") else "time steps"
+    lines = [f"cylinder {result.get('case')}, Re {figure(result.get('re'))}: "
+             f"{result.get('cells')} cells, {result.get('dofs')} unknowns, {figure(steps)} "
+             f"{what}, {figure(result.get('seconds', 0.0))} s "
+             f"(linear solves {figure(100 * (result.get('linear_share') or 0.0))}%)"]
+    bands, ok = result.get("bands") or {}, result.get("in_bands") or {}
+    parts = []
+    for key, name in _FLOW_NAMES.items():
+        if result.get(key) is None:
+            continue
+        text = f"{name} {result[key]:.5g}"
+        if key in bands:
+            lo, hi = bands[key]
+            text += f" (DFG {lo:g}-{hi:g}{'' if ok.get(key) else ': outside'})"
+        parts.append(text)
+    lines += [", ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
+    if bands and not all(ok.values()):
+        lines.append("outside the published bands: a finer --resolution (or, unsteady, a "
+                     "smaller --dt and the full --t-end) brings the values in")
+    elif not bands:
+        lines.append("no published bands at this Reynolds number (the DFG cases are Re 20 and "
+                     "100)")
+    return lines
