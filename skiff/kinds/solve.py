@@ -759,7 +759,10 @@ def _cylinder_summary(result: dict) -> list[str]:
             text += f" (DFG {lo:g}-{hi:g}{'' if ok.get(key) else ': outside'})"
         parts.append(text)
     lines += [", ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
-    if bands and not all(ok.values()):
+    if result.get("case") == "2d-2" and result.get("st") is None:
+        lines.append(f"no shedding period found by t = {figure(result.get('t_end'))}: the "
+                     "periodic values are read once the wake sheds (the default --t-end 5)")
+    elif bands and not all(ok.values()):
         lines.append("outside the published bands: a finer --resolution (or, unsteady, a "
                      "smaller --dt and the full --t-end) brings the values in")
     elif not bands:

@@ -56,3 +56,13 @@ def test_cylinder_summary_gives_values_against_their_bands():
     out = [k for k, inside in result["in_bands"].items() if not inside]
     assert text.count(": outside") == len(out)
     assert ("finer --resolution" in text) == bool(out)
+
+
+def test_a_periodic_run_too_short_to_shed_says_so():
+    from skiff.kernels.solve.flow import run_case
+
+    result = run_case("2d-2", resolution=16, t_end=0.2, keep_fields=False).to_json()
+    assert result.get("st") is None  # no period in the run
+    text = "\n".join(SolveKind().summary(result))
+    assert "no shedding period found by t = 0.2" in text
+    assert "--t-end 5" in text
