@@ -107,6 +107,9 @@ def matrix_indefiniteness(op, steps: int = 30) -> str | None:
         diag = None
     if diag is not None and diag.size:
         i = int(np.argmin(diag))
+        if diag.max() < 0:  # the [1, -2, 1] Laplacian's sign: -A is likely the SPD one
+            return (f"every diagonal entry is negative (entry {i}: {float(diag[i]):.3g}): the "
+                    "matrix looks negative definite; solve -A x = -b with cg (the same x)")
         if diag[i] <= 0:
             return (f"diagonal entry {i} is {float(diag[i]):.3g} <= 0; a positive definite "
                     "matrix has a positive diagonal")

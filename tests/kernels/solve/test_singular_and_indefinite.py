@@ -107,3 +107,18 @@ def test_scipy_habits_in_the_call():
     col = sparse.csr_matrix(np.ones((n, 1)))   # b as a sparse column
     sol = solve(A, col)
     assert sol.converged and np.allclose(A @ sol.x, np.ones(n), atol=1e-6)
+
+
+def test_a_negative_definite_matrix_asked_for_cg_is_told_to_negate():
+    """The [1, -2, 1] second difference (a common sign convention) is negative definite: CG
+    on -A solves it, and the message says so instead of only naming other methods."""
+    import scipy.sparse as sp
+
+    n = 50
+    A = sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1]).tocsr()
+    b = np.ones(n)
+    with pytest.raises(SolveError, match=r"negative definite; solve -A x = -b with cg"):
+        Solver(A, method="cg").solve(b)
+    sol = Solver(-A, method="cg").solve(-b)
+    assert sol.converged
+    np.testing.assert_allclose(A @ sol.x, b, atol=1e-6)
