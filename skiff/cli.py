@@ -64,9 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # text no encoding can show is escaped, not fatal
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if not argv or argv[0] in ("-h", "--help"):
-        print(_help() if argv else _usage(), file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
+    if not argv:  # as git does: the commands, on stderr, and a usage error's status
+        print(_help(), file=sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help") or argv == ["help"]:
+        print(_help())
+        return 0
+    if argv[0] in ("-V", "--version"):
+        from skiff import __version__
+
+        print(f"skiff {__version__}")
+        return 0
+    if argv[0] == "help":  # `help train` is `train --help`
+        argv = [*argv[1:2], "--help"]
     name, rest = argv[0], argv[1:]
     if name not in _commands():
         hint = did_you_mean(name, list(_commands()))

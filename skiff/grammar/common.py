@@ -170,8 +170,12 @@ class Command:
     @property
     def summary(self) -> str:
         """The first sentence of the help: one line for a list of commands."""
-        first = re.split(r"(?<=[.:;])\s", self.help.replace("%%", "%"), maxsplit=1)[0]
-        return first.rstrip(".:;")
+        text, depth = self.help.replace("%%", "%"), 0
+        for i, ch in enumerate(text):  # the first . : ; followed by a space, outside brackets
+            depth += (ch in "([") - (ch in ")]")
+            if ch in ".:;" and depth == 0 and text[i + 1:i + 2].isspace():
+                return text[:i]
+        return text.rstrip(".:;")
 
     def defaults(self) -> dict:
         p = self.parser()

@@ -48,3 +48,23 @@ def test_bad_usage_exits_2_with_one_line(args, needle):
 def test_help_lists_commands():
     out = run("--help")
     assert out.returncode == 0 and "devices" in out.stdout and "jobs" in out.stdout
+
+
+def test_no_command_lists_the_commands_help_and_version():
+    """As git does: no command prints the commands (stderr, status 2); `help CMD` is
+    `CMD --help`; `--version` prints the version (round 22: it was an unknown command)."""
+    from skiff import __version__
+
+    bare = run()
+    assert bare.returncode == 2 and "predict" in bare.stderr and "solve" in bare.stderr
+    assert run("help").stdout == run("--help").stdout
+    assert run("help", "ocr").stdout == run("ocr", "--help").stdout != ""
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"skiff {__version__}"
+
+
+def test_a_command_summary_is_not_cut_inside_brackets():
+    from skiff.kinds.chat import GENERATE
+
+    assert GENERATE.summary.startswith("Continue a text with a checkpoint (or --chat: answer it)")
+    assert run("--help").stdout.count("(or --chat: answer it)") == 1
