@@ -146,3 +146,24 @@ def test_solve_csr_product_and_dot_on_the_gpu_match_the_references():
     np.testing.assert_allclose(to_numpy(D @ X), A @ to_numpy(X), rtol=1e-12, atol=1e-14)
     y = cp.asarray(rng.standard_normal(2000))
     assert check_op(fused.dot, x, y, rtol=1e-12, atol=1e-12, require_fast=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_multi_tensor_adamw_and_clipping_on_the_gpu_match_the_references(dtype):
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core.nn import fused
+
+    cp = cupy()
+    rng = np.random.default_rng(10)
+    shapes = [(3, 4), (300_001,), (0,), (17, 5)]
+    arrays = []
+    for shape in shapes:
+        p, g, m = (cp.asarray(rng.standard_normal(shape), dtype=dtype) for _ in range(3))
+        arrays += [p, g, m, cp.abs(cp.asarray(rng.standard_normal(shape), dtype=dtype))]
+    tol = {"rtol": 1e-5, "atol": 1e-7} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-14}
+    assert check_op(optim.adamw_many, *arrays, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                    weight_decay=0.01, steps=(1, 5, 2, 9), require_fast=True, **tol)
+    grads = arrays[1::4]
+    assert check_op(fused.scale_many, *grads, coef=0.37, require_fast=True, **tol)
+    assert check_op(fused.sum_squares, *grads, require_fast=True, atol=0,
+                    rtol=1e-5 if dtype == np.float32 else 1e-10)

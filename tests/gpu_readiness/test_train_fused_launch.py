@@ -95,17 +95,62 @@ def test_layer_norm_falls_back_to_the_reference(fake, bad):
     assert _launches() == []
 
 
+def _table(launch, n):
+    """The meta table of a *_many launch, decoded: offsets, pointers per tensor, doubles."""
+    meta = np.asarray(launch.args[0])
+    assert meta.dtype == np.int64 and int(launch.args[1]) == n
+    offsets = meta[:n + 1]
+    return offsets, meta[n + 1:]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_sum_squares_launches_one_kernel_per_array(fake, dtype):
+def test_sum_squares_and_scale_launch_once_for_all_arrays(fake, dtype):
     arrays = [dev(np.ones((3, 4)), dtype), dev(np.ones(300_000), dtype),
               dev(np.zeros(0), dtype), dev(np.ones((5, 2)), np.float16)]
     fused_gpu._sum_squares_gpu(*arrays)
-    launches = _launches()
-    assert [launch.name for launch in launches] == [f"sumsq_{SFX[dtype]}"] * 2
-    for launch, a in zip(launches, arrays):
-        assert int(launch.args[1]) == a.size
+    fused_gpu._scale_many_gpu(*arrays, coef=0.5)
+    sums, scales = _launches()
+    sfx = SFX[dtype]
+    assert (sums.name, scales.name) == (f"sumsq_many_{sfx}", f"scale_many_{sfx}")
+    for launch in (sums, scales):  # the empty array and the float16 one are not in the table
+        offsets, rest = _table(launch, 2)
+        assert offsets.tolist() == [0, 12, 300_012]
+        assert rest[:2].view(np.uint64).tolist() == [a.data.ptr for a in arrays[:2]]
         assert launch.block[0] % 32 == 0
-        assert launch.args[2].dtype == np.float64 and launch.args[2].shape == ()
+    assert sums.args[2].dtype == np.float64 and sums.args[2].shape == ()
+    np.testing.assert_array_equal(np.asarray(arrays[3]), 0.5)  # float16: the reference
+
+
+def test_adamw_many_launches_once_per_float_type(fake):
+    from skiff.kernels.train.core import optim
+
+    rng = np.random.default_rng(3)
+
+    def tensor(shape, dtype, gdtype=None):
+        p, m = (dev(rng.standard_normal(shape), dtype) for _ in range(2))
+        g = dev(rng.standard_normal(shape), gdtype or dtype)
+        return [p, g, m, dev(np.abs(rng.standard_normal(shape)), dtype)]
+
+    groups = [tensor((3, 4), np.float32), tensor(7, np.float64), tensor(5, np.float32),
+              tensor(2, np.float32, np.float64)]  # a float64 gradient: updated on its own
+    mixed = [a.copy() for a in groups[3]]
+    steps = (1, 2, 3, 4)
+    fused_gpu._adamw_many_gpu(*[a for g in groups for a in g], lr=1e-3, beta1=0.9,
+                              beta2=0.999, eps=1e-8, weight_decay=0.01, steps=steps)
+    launches = _launches()
+    assert sorted(launch.name for launch in launches) == ["adamw_many_f32", "adamw_many_f64"]
+    f32 = next(launch for launch in launches if launch.name == "adamw_many_f32")
+    offsets, rest = _table(f32, 2)
+    assert offsets.tolist() == [0, 12, 17]
+    ptrs = rest[:8].view(np.uint64).tolist()
+    assert ptrs == [a.data.ptr for a in groups[0] + groups[2]]
+    doubles = rest[8:].view(np.float64)
+    for k, step in enumerate((1, 3)):  # each tensor's own bias corrections
+        assert doubles[2 * k] == pytest.approx(1e-3 / (1 - 0.9 ** step))
+        assert doubles[2 * k + 1] == pytest.approx((1 - 0.999 ** step) ** 0.5)
+    want = optim.adamw_update.reference(*[a.view(np.ndarray) for a in mixed], 1e-3, 0.9, 0.999,
+                                        1e-8, 0.01, 4)
+    np.testing.assert_allclose(np.asarray(groups[3][0]), want[0], rtol=1e-6)
 
 
 def _recording(monkeypatch):

@@ -137,6 +137,74 @@ __device__ void sumsq(const T* __restrict__ x, long long n, double* __restrict__
   if (threadIdx.x == 0) atomicAdd(out, s);
 }
 
+// The multi-tensor kernels read a table `meta` of n tensors (int64 words): offsets[0..n] (the
+// running element counts), then per tensor its array pointers, then per tensor its doubles (as
+// their bits). A thread finds its tensor by binary search over the offsets.
+__device__ __forceinline__ int tensor_of(const long long* offsets, int n, long long i) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (offsets[mid] <= i) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+// AdamW on every tensor at once: pointers p, g, m, v per tensor; doubles step_size, bc2_sqrt
+// per tensor (their step counts may differ); torch.optim.AdamW's formula, as adamw_update.
+template <typename T>
+__device__ void adamw_many(const long long* __restrict__ meta, int n, double decay, double b1,
+                           double b2, double eps) {
+  const long long* offsets = meta;
+  const long long total = offsets[n];
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int t = tensor_of(offsets, n, i);
+    const long long k = i - offsets[t];
+    T* p = (T*)meta[n + 1 + 4 * t];
+    const T* g = (const T*)meta[n + 1 + 4 * t + 1];
+    T* m = (T*)meta[n + 1 + 4 * t + 2];
+    T* v = (T*)meta[n + 1 + 4 * t + 3];
+    const double step_size = __longlong_as_double(meta[5 * n + 1 + 2 * t]);
+    const double bc2_sqrt = __longlong_as_double(meta[5 * n + 1 + 2 * t + 1]);
+    const double gi = (double)g[k];
+    const double mi = b1 * (double)m[k] + (1.0 - b1) * gi;
+    const double vi = b2 * (double)v[k] + (1.0 - b2) * gi * gi;
+    m[k] = (T)mi;
+    v[k] = (T)vi;
+    p[k] = (T)((double)p[k] * decay - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+  }
+}
+
+// out[0] += the sum of squares of every tensor (pointers x per tensor).
+template <typename T>
+__device__ void sumsq_many(const long long* __restrict__ meta, int n, double* __restrict__ out) {
+  __shared__ double sh[33];
+  const long long* offsets = meta;
+  const long long total = offsets[n];
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  double s = 0.0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int t = tensor_of(offsets, n, i);
+    const double x = (double)((const T*)meta[n + 1 + t])[i - offsets[t]];
+    s += x * x;
+  }
+  s = block_sum(s, sh);
+  if (threadIdx.x == 0) atomicAdd(out, s);
+}
+
+// every tensor (pointers x per tensor) *= coef, in place.
+template <typename T>
+__device__ void scale_many(const long long* __restrict__ meta, int n, double coef) {
+  const long long* offsets = meta;
+  const long long total = offsets[n];
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const T c = (T)coef;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int t = tensor_of(offsets, n, i);
+    ((T*)meta[n + 1 + t])[i - offsets[t]] *= c;
+  }
+}
+
 #define SKIFF_FUSED_KERNELS(T, SFX)                                                          \
   extern "C" __global__ void ln_fwd_##SFX(const T* x, const T* w, const T* b, T* y, T* xhat, \
                                           T* rstd, int n, int c, double eps) {               \
@@ -156,6 +224,16 @@ __device__ void sumsq(const T* __restrict__ x, long long n, double* __restrict__
   }                                                                                          \
   extern "C" __global__ void sumsq_##SFX(const T* x, long long n, double* out) {             \
     sumsq<T>(x, n, out);                                                                     \
+  }                                                                                          \
+  extern "C" __global__ void adamw_many_##SFX(const long long* meta, int n, double decay,    \
+                                              double b1, double b2, double eps) {            \
+    adamw_many<T>(meta, n, decay, b1, b2, eps);                                              \
+  }                                                                                          \
+  extern "C" __global__ void sumsq_many_##SFX(const long long* meta, int n, double* out) {   \
+    sumsq_many<T>(meta, n, out);                                                             \
+  }                                                                                          \
+  extern "C" __global__ void scale_many_##SFX(const long long* meta, int n, double coef) {   \
+    scale_many<T>(meta, n, coef);                                                            \
   }
 
 SKIFF_FUSED_KERNELS(float, f32)

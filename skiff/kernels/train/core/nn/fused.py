@@ -11,6 +11,7 @@ reference twin (the reference is what runs on a GPU and where numba is missing).
   fast on the CPU, one elementwise kernel on a GPU.
 * ``train.sum_squares(*arrays) -> float64 0-d``: the squared L2 norm of many arrays together,
   left on their device (gradient clipping): one BLAS dot each on the CPU.
+* ``train.scale_many(*arrays, coef)``: every array scaled in place (clipping's rescale).
 * ``train.col2im(gcols, hp, wp, sh, sw) -> gpad``: sums (C, kh, kw, N, Ho, Wo) column
   gradients into a padded (C, N, Hp, Wp) image; numpy makes kh*kw strided read-add-write
   passes over the whole image, the numba loop one pass over the columns.
@@ -35,7 +36,7 @@ from skiff.kernels.backend.split import split_rows
 from ..autograd import xp_of
 
 __all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh", "gelu_tanh_grad", "sum_squares",
-           "col2im", "max_pool_bwd", "warm_up", "GELU_K", "GELU_A"]
+           "scale_many", "col2im", "max_pool_bwd", "warm_up", "GELU_K", "GELU_A"]
 
 GELU_K = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -179,6 +180,14 @@ def sum_squares(*arrays):
         f = a.reshape(-1)
         total = total + xp.asarray(xp.vdot(f, f)).real.astype(np.float64)
     return total
+
+
+@custom_op("train.scale_many")
+def scale_many(*arrays, coef: float):
+    """Every array ``*= coef`` in place (in its own dtype); returns them."""
+    for a in arrays:
+        a *= a.dtype.type(coef)
+    return arrays
 
 
 @custom_op("train.gelu_tanh_grad")
@@ -335,6 +344,6 @@ def warm_up() -> None:
 # ---- GPU twins -------------------------------------------------------------------------------
 # The CUDA twins live in .fused_gpu, which imports this module to register them; dispatch
 # imports it the first time one of these ops meets GPU arrays (so the dependency is one-way).
-for _op in (layer_norm_fwd, layer_norm_bwd, gelu_tanh, gelu_tanh_grad, sum_squares):
+for _op in (layer_norm_fwd, layer_norm_bwd, gelu_tanh, gelu_tanh_grad, sum_squares, scale_many):
     _op.implement_in("gpu", "skiff.kernels.train.core.nn.fused_gpu")
 del _op

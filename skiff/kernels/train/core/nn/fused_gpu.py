@@ -11,18 +11,21 @@ GPU call and cupy only through :func:`skiff.kernels.backend.cupy`.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import numpy as np
 
 from skiff.kernels.backend import cupy, gpu_available
 
+from .. import optim
 from . import fused
 
 __all__ = ["SOURCE", "KERNELS", "module"]
 
 SOURCE = Path(__file__).with_name("fused.cu").read_text()
-KERNELS = [f"{k}_{s}" for k in ("ln_fwd", "ln_bwd_rows", "ln_bwd_cols", "ln_bwd_finish", "sumsq")
+KERNELS = [f"{k}_{s}" for k in ("ln_fwd", "ln_bwd_rows", "ln_bwd_cols", "ln_bwd_finish", "sumsq",
+                                 "adamw_many", "sumsq_many", "scale_many")
            for s in ("f32", "f64")]
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 COLS_Y = 8  # as in fused.cu
@@ -88,22 +91,79 @@ def _ln_bwd_gpu(g, xhat, rstd, w):  # pragma: no cover - GPU
     return gx, gw, gb
 
 
+# ---- multi-tensor kernels: one launch for all the tensors of one float type ----------------
+def _meta(cp, tensors, doubles=()):
+    """The table the *_many kernels read (fused.cu): offsets, pointers, doubles as int64."""
+    sizes = [group[0].size for group in tensors]
+    offsets = np.zeros(len(tensors) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(sizes)
+    ptrs = np.array([[a.data.ptr for a in group] for group in tensors], dtype=np.uint64)
+    words = [offsets, ptrs.reshape(-1).view(np.int64)]
+    if len(doubles):
+        words.append(np.asarray(doubles, dtype=np.float64).reshape(-1).view(np.int64))
+    return cp.asarray(np.concatenate(words)), int(offsets[-1])
+
+
+def _grid(total: int) -> tuple:
+    return (int(min(4096, max(1, -(-total // 256)))),)
+
+
+def _by_dtype(groups):
+    """{suffix: [group, ...]} for the groups whose arrays are all C-contiguous of one float
+    type; the others in ``rest``."""
+    out, rest = {}, []
+    for group in groups:
+        dt = group[0].dtype
+        if dt in _SUFFIX and all(a.dtype == dt and a.flags.c_contiguous for a in group):
+            if group[0].size:
+                out.setdefault(_SUFFIX[dt], []).append(group)
+        else:
+            rest.append(group)
+    return out, rest
+
+
 @fused.sum_squares.implement("gpu", "cuda", available=gpu_available)
 def _sum_squares_gpu(*arrays):  # pragma: no cover - GPU
     cp = cupy()
     out = cp.zeros((), dtype=cp.float64)
-    mod = module()
-    for a in arrays:
-        if a.dtype not in _SUFFIX:
-            out += fused.sum_squares.reference(a)
-            continue
-        a = cp.ascontiguousarray(a)
-        if a.size == 0:
-            continue
-        blocks = int(min(1024, -(-a.size // 256)))
-        mod.get_function(f"sumsq_{_SUFFIX[a.dtype]}")(
-            (blocks,), (256,), (a, np.int64(a.size), out))
+    fast, rest = _by_dtype([(a,) for a in arrays])
+    for sfx, groups in fast.items():
+        meta, total = _meta(cp, groups)
+        module().get_function(f"sumsq_many_{sfx}")(
+            _grid(total), (256,), (meta, np.int32(len(groups)), out))
+    for (a,) in rest:
+        out += fused.sum_squares.reference(a)
     return out
+
+
+@fused.scale_many.implement("gpu", "cuda", available=gpu_available)
+def _scale_many_gpu(*arrays, coef):  # pragma: no cover - GPU
+    cp = cupy()
+    fast, rest = _by_dtype([(a,) for a in arrays])
+    for sfx, groups in fast.items():
+        meta, total = _meta(cp, groups)
+        module().get_function(f"scale_many_{sfx}")(
+            _grid(total), (256,), (meta, np.int32(len(groups)), np.float64(coef)))
+    fused.scale_many.reference(*(a for (a,) in rest), coef=coef)
+    return arrays
+
+
+@optim.adamw_many.implement("gpu", "cuda", available=gpu_available)
+def _adamw_many_gpu(*arrays, lr, beta1, beta2, eps, weight_decay, steps):  # pragma: no cover
+    cp = cupy()
+    groups = [arrays[i:i + 4] for i in range(0, len(arrays), 4)]
+    step_of = {id(g): s for g, s in zip(groups, steps)}
+    fast, rest = _by_dtype(groups)
+    for sfx, gs in fast.items():
+        doubles = [(lr / (1 - beta1 ** step_of[id(g)]), math.sqrt(1 - beta2 ** step_of[id(g)]))
+                   for g in gs]
+        meta, total = _meta(cp, gs, doubles)
+        module().get_function(f"adamw_many_{sfx}")(
+            _grid(total), (256,), (meta, np.int32(len(gs)), np.float64(1.0 - lr * weight_decay),
+                                   np.float64(beta1), np.float64(beta2), np.float64(eps)))
+    for g in rest:  # mixed float types (a float64 gradient on float32 weights): one by one
+        optim.adamw_update(*g, lr, beta1, beta2, eps, weight_decay, step_of[id(g)])
+    return tuple(a for g in groups for a in (g[0], g[2], g[3]))
 
 
 @functools.lru_cache(maxsize=1)
