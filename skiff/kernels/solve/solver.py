@@ -94,6 +94,22 @@ def check_tolerances(rtol, atol, maxiter) -> None:
                          f"default), got maxiter={maxiter!r}")
 
 
+def _nested_rows(system):
+    """A matrix written as a list of rows (``[[4, 1], [1, 3]]``) as a float array; anything
+    else unchanged (numpy's own rule: ``np.linalg.solve`` takes the same lists)."""
+    if not isinstance(system, (list, tuple)):
+        return system
+    try:
+        arr = np.asarray(system, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("a matrix given as a list must be a list of equal-length rows of "
+                         f"numbers, got {type(system).__name__} {system!r:.60}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"a matrix given as a list must be a list of rows (2-D), got "
+                         f"{arr.ndim}-D of shape {arr.shape}")
+    return arr
+
+
 def matrix_indefiniteness(op, steps: int = 30) -> str | None:
     """Why the operator ``op`` is not positive definite, or None when no proof was found.
 
@@ -299,6 +315,7 @@ class Solver:
         _check_options(precond, cycle, smoother, compatibility)
         self.device = resolve_device(device)
         self.xp = xp_for(self.device)
+        system = _nested_rows(system)
         self.is_grid = isinstance(system, GridProblem)
         self.switched = None  # why 'auto' left CG for GMRES during a solve (see _run)
         if self.method == "auto" and self.is_grid:  # a matrix is looked at once it is placed

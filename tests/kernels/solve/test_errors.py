@@ -94,3 +94,13 @@ def test_not_converged_is_reported_not_raised():
     sol = solve(poisson((32, 32), source=1.0), method="cg", precond="none", maxiter=3)
     assert not sol.converged and sol.iterations == 3
     assert "NOT converged" in repr(sol)
+
+
+def test_a_matrix_written_as_a_list_of_rows_is_solved_like_numpy():
+    """numpy.linalg.solve takes [[4, 1], [1, 3]]; skiff.solve refused it (round 22)."""
+    A, b = [[4.0, 1.0], [1.0, 3.0]], [1, 2]
+    np.testing.assert_allclose(solve(A, b).x, np.linalg.solve(A, b), rtol=1e-8)
+    with pytest.raises(ValueError, match="equal-length rows of numbers"):
+        solve([[1, 2], [3]], b)
+    with pytest.raises(ValueError, match="a list of rows \\(2-D\\)"):
+        solve([1, 2, 3], b)
