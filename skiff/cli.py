@@ -71,9 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         print(_help())
         return 0
     if argv[0] in ("-V", "--version"):
-        from skiff import __version__
+        from importlib.metadata import PackageNotFoundError, version
 
-        print(f"skiff {__version__}")
+        try:  # the installed distribution's (skiff/__init__ is a layer above this front)
+            print(f"skiff {version('skiff')}")
+        except PackageNotFoundError:
+            print("skiff (not installed: run from a checkout)")
         return 0
     if argv[0] == "help":  # `help train` is `train --help`
         argv = [*argv[1:2], "--help"]

@@ -105,6 +105,10 @@ def COMMAND(p):
                    help="LoRA scale numerator (default 2 R)")
     p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
                    help="comma-separated linear layers to adapt (default q_proj,v_proj)")
+    p.add_argument("--target", default=None, metavar="COLUMN",
+                   help="a table file's column to predict, by name or number (default: one "
+                        "named label, target, y or class, else a lone column of words, else "
+                        "the last)")
     p.add_argument("--eval", dest="eval", default=None, metavar="FILE",
                    help="held-out JSONL ({\"messages\": [...]} or {\"text\": ...} rows; an "
                         "\"answer\" adds exact match, \"choices\" multiple choice) evaluated "
@@ -329,7 +333,9 @@ def to_config(values: dict) -> dict:
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
     if source is None and data is not None:
         _check_text_length(model, data, values.get("block_size"))
+    target = _check_target(values.get("target"), data if source is None else None)
     return {
+        "target": target,
         "model": model,
         "data": data,
         "source": source,
@@ -353,6 +359,24 @@ def to_config(values: dict) -> dict:
         "lora": _lora(values),
         **_eval(values, model if source is None else None),
     }
+
+
+def _check_target(target, data) -> str | None:
+    """``--target COLUMN``: only for a .csv/.tsv table, and a column it has (said now, before
+    any run folder, with the columns it does have)."""
+    if target is None:
+        return None
+    from skiff.kernels.train.tables import TableError, pick_target, table_columns
+
+    if data is None or not _is_table(str(data)) or str(data).lower().endswith(".npz"):
+        raise ValueError(f"--target picks the column to predict of a .csv or .tsv table file; "
+                         f"DATA is {data!r}")
+    try:
+        path = os.path.expanduser(str(data))
+        pick_target(path, table_columns(path), target)
+    except TableError as exc:
+        raise ValueError(f"--target: {exc}") from None
+    return str(target)
 
 
 def _eval(values: dict, model) -> dict:
@@ -659,7 +683,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
             from skiff.kernels.train.data import ArrayDataset
 
-            table = read_table(data_name)
+            table = read_table(data_name, cfg.get("target"))
             dataset = ArrayDataset(table.x, table.y)
         elif dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),

@@ -70,7 +70,7 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
     if name == "mlp" and config.get("data") and is_table(config["data"]):
-        return _table_parts(config["data"], seed)
+        return _table_parts(config["data"], seed, config.get("target"))
     with train_random.using(train_random.new_generator(seed)):   # this job's own generator
         model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
@@ -99,14 +99,14 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
             "loss": None, "notes": notes}
 
 
-def _table_parts(path: str, seed: int) -> dict:
+def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
     """``mlp`` on a table file: as wide as its features, as many outputs as its classes (one
     for a regression); the table's scaling goes beside the weights (``table.json``)."""
     from skiff.kernels.train import models
     from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import ArrayDataset
 
-    table = read_table(path)
+    table = read_table(path, target)
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("mlp", in_features=table.x.shape[1], out_features=table.outputs)
     return {"model": model, "dataset": ArrayDataset(table.x, table.y), "val_dataset": None,

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["TABLE_SUFFIXES", "TARGET_NAMES", "MAX_CLASSES", "Table", "TableError", "is_table",
-           "read_table"]
+           "table_columns", "pick_target", "read_table"]
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".npz")
 TARGET_NAMES = ("label", "target", "y", "class")
@@ -70,16 +70,20 @@ def is_table(path) -> bool:
     return Path(str(path)).suffix.lower() in TABLE_SUFFIXES
 
 
-def read_table(path) -> Table:
-    """The training table in ``path`` (see the module docstring)."""
+def read_table(path, target: str | None = None) -> Table:
+    """The training table in ``path`` (see the module docstring); ``target``: the column to
+    predict, by name (any case) or 1-based number, instead of the one found by name/shape."""
     path = Path(path)
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
     if path.suffix.lower() == ".npz":
+        if target is not None:
+            raise TableError(f"{path.name}: an .npz table names its arrays x and y; --target "
+                             "picks a column of a .csv or .tsv file")
         x, y, columns, target = _read_npz(path)
     else:
         x, y, columns, target = _read_delimited(path, "\t" if path.suffix.lower() == ".tsv"
-                                                else ",")
+                                                else ",", target)
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
     x, columns, notes = _drop_row_index(x, columns)
@@ -148,7 +152,34 @@ def read_rows(path) -> tuple[list[str] | None, list]:
     return None, rows
 
 
-def _read_delimited(path: Path, delimiter: str):
+def table_columns(path) -> list[str]:
+    """The column names of a .csv/.tsv table (``column N`` without a header)."""
+    path = Path(path)
+    rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",")
+    first = rows[0][1]
+    if any(_number(c) is None for c in first) and len(rows) > 1:
+        return first
+    return [f"column {i + 1}" for i in range(len(first))]
+
+
+def pick_target(path, columns: list[str], target: str) -> int:
+    """The index of column ``target`` (a name in any case, or a 1-based number)."""
+    path = Path(path)
+    lowered = [c.strip().lower() for c in columns]
+    want = str(target).strip().lower()
+    if want in lowered:
+        return lowered.index(want)
+    if want.isdigit() and 1 <= int(want) <= len(columns):
+        return int(want) - 1
+    import difflib
+
+    close = difflib.get_close_matches(want, lowered, n=1, cutoff=0.6)
+    hint = f" (did you mean {columns[lowered.index(close[0])]!r}?)" if close else ""
+    raise TableError(f"{path.name}: no column {target!r}{hint}; the columns are "
+                     f"{', '.join(columns)}")
+
+
+def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
     rows = _cells(path, delimiter)
     first = rows[0][1]
     header = any(_number(c) is None for c in first)
@@ -159,8 +190,9 @@ def _read_delimited(path: Path, delimiter: str):
         raise TableError(f"{path.name}: one column; a table needs features and a target")
     lowered = [c.lower() for c in columns]
     words = [i for i, c in enumerate(body[0][1]) if _number(c) is None] if body else []
-    target = next((lowered.index(t) for t in TARGET_NAMES if t in lowered),
-                  words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
+    target = pick_target(path, columns, chosen) if chosen is not None else next(
+        (lowered.index(t) for t in TARGET_NAMES if t in lowered),
+        words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
     features = [i for i in range(width) if i != target]
     x = np.empty((len(body), len(features)), np.float64)
     labels = []

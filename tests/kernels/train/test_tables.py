@@ -133,3 +133,60 @@ def test_a_first_column_that_is_data_stays(tmp_path):
         path.write_text("\n".join(rows) + "\n")
         table = read_table(path)
         assert table.columns == [header, "x1"] and not table.notes
+
+
+def _houses(tmp_path, n=200, seed=3):
+    """price depends on rooms and area; the last column is a code, not the target."""
+    rng = np.random.default_rng(seed)
+    rooms, area = rng.integers(1, 6, n), rng.uniform(30, 150, n)
+    price = 20 * rooms + 1.5 * area + rng.normal(0, 1, n)
+    code = rng.integers(1, 4, n)
+    path = tmp_path / "houses.csv"
+    rows = ["price,rooms,area,city_code"]
+    rows += [f"{p:.3f},{r},{a:.3f},{c}" for p, r, a, c in zip(price, rooms, area, code)]
+    path.write_text("\n".join(rows) + "\n")
+    return path, price
+
+
+def test_target_picks_the_column_by_name_or_number(tmp_path):
+    """Without --target the last column (a code) was the target: a user could not train on
+    price in the first column (round 22)."""
+    path, price = _houses(tmp_path)
+    assert read_table(path).target == "city_code"
+    for target in ("price", "PRICE", "1"):
+        table = read_table(path, target)
+        assert table.target == "price" and table.columns == ["rooms", "area", "city_code"]
+        assert table.classes is None  # a quantity: regression
+        np.testing.assert_allclose(table.y.reshape(-1) * table.y_std + table.y_mean, price,
+                                   rtol=1e-5)
+    with pytest.raises(TableError, match="no column 'prise' \\(did you mean 'price'\\?\\)"):
+        read_table(path, "prise")
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("mlp {path} --target prise", "--target: houses.csv: no column 'prise' .did you mean"),
+    ("mlp {path} --target 7", "no column '7'"),
+    ("gpt-mini --target price", "--target picks the column to predict of a .csv or .tsv"),
+])
+def test_target_mistakes_are_said_before_any_job(tmp_path, line, needle):
+    from skiff.kinds.train import COMMAND, to_config
+
+    path, _ = _houses(tmp_path)
+    with pytest.raises(ValueError, match=needle):
+        to_config(vars(COMMAND.parse(line.format(path=path))))
+
+
+def test_training_on_a_chosen_target_column_fits_it(tmp_path):
+    path, price = _houses(tmp_path)
+    env = {**os.environ, "SKIFF_RUNS": str(tmp_path / "runs"), "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", str(path), "--target",
+                          "price", "--epochs", "30", "--lr", "0.01", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    run_dir = json.loads(out.stdout)["job"]["run_dir"]
+    assert json.load(open(os.path.join(run_dir, "table.json")))["target"] == "price"
+    pred = subprocess.run([sys.executable, "-m", "skiff", "predict", run_dir, str(path),
+                           "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert pred.returncode == 0, pred.stderr
+    doc = json.loads(pred.stdout)
+    assert doc["score"]["r2"] > 0.9, doc["score"]
