@@ -44,3 +44,34 @@ def test_non_contiguous_input_falls_back_to_reference():
     y, _, _ = fused.layer_norm_fwd(x, None, None, 1e-5)
     ref, _, _ = fused.layer_norm_fwd.reference(x, None, None, 1e-5)
     np.testing.assert_allclose(y, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scatter_rows_twins_with_repeated_and_negative_indices(dtype):
+    from skiff.kernels.train.core.nn.fused import scatter_rows
+
+    rng = np.random.default_rng(4)
+    target = rng.standard_normal((17, 6)).astype(dtype)
+    index = rng.integers(-17, 17, size=300)  # many repeats, some negative
+    values = rng.standard_normal((300, 6)).astype(dtype)
+    assert check_op(scatter_rows, target, index, values, rtol=1e-5 if dtype == np.float32
+                    else 1e-12, atol=1e-5, require_fast=numba_available())
+    with pytest.raises(IndexError):  # out of range: numpy's error, not a write past the end
+        scatter_rows(target.copy(), np.array([0, 17]), values[:2])
+
+
+def test_embedding_gradient_matches_torch():
+    import torch
+
+    from skiff.kernels.train.core.nn.functional import embedding
+    from skiff.kernels.train.core.tensor import Tensor
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((11, 4)).astype(np.float32)
+    idx = rng.integers(0, 11, size=(3, 9))
+    g = rng.standard_normal((3, 9, 4)).astype(np.float32)
+    tw = Tensor(w, requires_grad=True)
+    embedding(idx, tw).backward(g)
+    ref = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(idx), ref).backward(torch.tensor(g))
+    np.testing.assert_allclose(np.asarray(tw.grad), ref.grad.numpy(), rtol=1e-5, atol=1e-6)

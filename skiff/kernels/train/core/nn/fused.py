@@ -12,6 +12,8 @@ reference twin (the reference is what runs on a GPU and where numba is missing).
 * ``train.sum_squares(*arrays) -> float64 0-d``: the squared L2 norm of many arrays together,
   left on their device (gradient clipping): one BLAS dot each on the CPU.
 * ``train.scale_many(*arrays, coef)``: every array scaled in place (clipping's rescale).
+* ``train.scatter_rows(target, index, values)``: rows added at (repeated) indices, the
+  embedding's backward: numpy's ``add.at`` is a slow generic loop.
 * ``train.col2im(gcols, hp, wp, sh, sw) -> gpad``: sums (C, kh, kw, N, Ho, Wo) column
   gradients into a padded (C, N, Hp, Wp) image; numpy makes kh*kw strided read-add-write
   passes over the whole image, the numba loop one pass over the columns.
@@ -36,7 +38,7 @@ from skiff.kernels.backend.split import split_rows
 from ..autograd import xp_of
 
 __all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh", "gelu_tanh_grad", "sum_squares",
-           "scale_many", "col2im", "max_pool_bwd", "warm_up", "GELU_K", "GELU_A"]
+           "scale_many", "scatter_rows", "col2im", "max_pool_bwd", "warm_up", "GELU_K", "GELU_A"]
 
 GELU_K = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -231,6 +233,51 @@ def _gelu_grad_numba(x, g):
     t = _gelu_tanh(x)
     _gelu_kernel()(x.reshape(-1), t.reshape(-1), g.reshape(-1), t.reshape(-1))
     return t
+
+
+# ---- rows added at indices (embedding backward) ----------------------------------------------
+@custom_op("train.scatter_rows")
+def scatter_rows(target, index, values):
+    """``target[index[i]] += values[i]`` for rows, repeated indices accumulated (in place;
+    returns target). numpy's ``np.add.at`` takes ~1.5 ms for gpt-mini's 2048 token rows, the
+    numba loop ~0.1 ms."""
+    xp = xp_of(target)
+    if xp is np:
+        np.add.at(target, index, values)
+    else:  # a GPU's arrays: cupyx's scatter_add (cupy is present)
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+    return target
+
+
+@functools.lru_cache(maxsize=1)
+def _scatter_kernel():
+    import numba
+
+    @numba.njit(cache=True, nogil=True)
+    def rows(target, index, values):  # pragma: no cover - compiled
+        n, c = values.shape
+        for i in range(n):
+            r = index[i]
+            for j in range(c):
+                target[r, j] += values[i, j]
+
+    return rows
+
+
+@scatter_rows.implement("cpu", "numba", available=numba_available)
+def _scatter_rows_numba(target, index, values):
+    n = len(target)
+    if (not _numba_ok(target, values) or target.ndim != 2 or values.ndim != 2
+            or index.ndim != 1 or index.dtype.kind not in "iu" or values.dtype != target.dtype
+            or values.shape != (len(index), target.shape[1])):
+        return scatter_rows.reference(target, index, values)
+    if len(index) and (int(index.min()) < -n or int(index.max()) >= n):
+        return scatter_rows.reference(target, index, values)  # numpy's IndexError, as before
+    idx = np.where(index < 0, index + n, index).astype(np.int64, copy=False)
+    _scatter_kernel()(target, idx, values)
+    return target
 
 
 # ---- convolution / pooling backward ------------------------------------------------------

@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from ...autograd import Function, xp_of
-from ...ops_shape import scatter_add
 from ...tensor import Tensor
+from ..fused import scatter_rows
 
 __all__ = ["linear", "embedding", "scaled_dot_product_attention", "packed_causal_attention",
            "rotary_embedding"]
@@ -60,7 +60,7 @@ class EmbeddingFn(Function):
         (idx,) = self.saved
         xp = xp_of(g)
         gw = xp.zeros(self.wshape, dtype=g.dtype)
-        scatter_add(gw, idx.reshape(-1), g.reshape(-1, self.wshape[1]))
+        scatter_rows(gw, idx.reshape(-1), xp.ascontiguousarray(g.reshape(-1, self.wshape[1])))
         return gw, None
 
 
