@@ -75,3 +75,21 @@ def test_embedding_gradient_matches_torch():
     ref = torch.tensor(w, requires_grad=True)
     torch.nn.functional.embedding(torch.tensor(idx), ref).backward(torch.tensor(g))
     np.testing.assert_allclose(np.asarray(tw.grad), ref.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_forward_twins_including_the_tails(dtype):
+    """The CPU twin computes x / (1 + exp(-2u)) (numpy's exp is SIMD where its tanh is not);
+    the reference 0.5 x (1 + tanh u). Far tails overflow exp to inf on purpose: no warning."""
+    import warnings
+
+    rng = np.random.default_rng(6)
+    x = np.concatenate([rng.standard_normal(1000) * 4, [-1e4, -60.0, -20.0, 0.0, 20.0, 1e4]])
+    x = x.astype(dtype)
+    rtol, atol = TOL[dtype]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_op(fused.gelu_tanh, x, rtol=rtol * 10, atol=atol * 10, require_fast=True)
+        g = rng.standard_normal(x.size).astype(dtype)
+        assert check_op(fused.gelu_tanh_grad, x, g, rtol=rtol * 10, atol=atol * 10,
+                        require_fast=numba_available())

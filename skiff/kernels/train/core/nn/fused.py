@@ -211,16 +211,38 @@ def gelu_tanh_grad(x, g):
     return d
 
 
+def _exp_neg_2u(x):
+    """exp(-2 K (x + A x^3)) with one allocation (overflow to inf is meant: it gives s = 0)."""
+    e = np.multiply(x, x)
+    e *= -2.0 * GELU_K * GELU_A
+    e += -2.0 * GELU_K
+    e *= x
+    with np.errstate(over="ignore"):
+        return np.exp(e, out=e)
+
+
+@gelu_tanh.implement("cpu", "numpy-sigmoid")
+def _gelu_sigmoid(x):
+    """x / (1 + exp(-2u)), the same function (0.5 (1 + tanh u) = sigmoid(2u)): numpy's exp is
+    SIMD on AVX2 where its tanh is a scalar loop (1.7 against 3.0 ms per million floats)."""
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or x.ndim == 0:
+        return gelu_tanh.reference(x)
+    e = _exp_neg_2u(x)
+    e += 1
+    return np.divide(x, e, out=e)
+
+
 @functools.lru_cache(maxsize=1)
 def _gelu_kernel():
     import numba
 
     @numba.njit(cache=True, fastmath=True)
-    def grad(x, t, g, out):  # pragma: no cover - compiled
+    def grad(x, s, g, out):  # pragma: no cover - compiled
+        # with s = sigmoid(2u) = 0.5 (1 + tanh u): 1 - tanh^2 u = 4 s (1 - s)
         for i in range(x.size):
             xi = x[i]
-            ti = t[i]
-            out[i] = g[i] * (0.5 * (1.0 + ti) + 0.5 * xi * (1.0 - ti * ti) * GELU_K
+            si = s[i]
+            out[i] = g[i] * (si + 2.0 * xi * si * (1.0 - si) * GELU_K
                              * (1.0 + 3.0 * GELU_A * xi * xi))
 
     return grad
@@ -228,11 +250,13 @@ def _gelu_kernel():
 
 @gelu_tanh_grad.implement("cpu", "numba", available=numba_available)
 def _gelu_grad_numba(x, g):
-    if not _numba_ok(x, g) or x.shape != g.shape or x.dtype != g.dtype:
+    if not _numba_ok(x, g) or x.shape != g.shape or x.dtype != g.dtype or x.ndim == 0:
         return gelu_tanh_grad.reference(x, g)
-    t = _gelu_tanh(x)
-    _gelu_kernel()(x.reshape(-1), t.reshape(-1), g.reshape(-1), t.reshape(-1))
-    return t
+    s = _exp_neg_2u(x)
+    s += 1
+    np.reciprocal(s, out=s)
+    _gelu_kernel()(x.reshape(-1), s.reshape(-1), g.reshape(-1), s.reshape(-1))
+    return s
 
 
 # ---- rows added at indices (embedding backward) ----------------------------------------------
