@@ -76,8 +76,9 @@ def work_skiff(steps: int) -> dict:
     return _time_steps(model, opt, Tensor(x), Tensor(y), steps)
 
 
-def _time_steps(model, opt, x, y, steps: int) -> dict:
-    """skiff's training step (loss, backward, clipping at 1.0, AdamW) timed after WARMUP."""
+def skiff_step(model, opt, x, y):
+    """skiff's training step as a function (loss, backward, clipping at 1.0, AdamW); returns
+    the loss (``item`` waits for a GPU, so each call is complete)."""
     from skiff.kernels.train.core import optim
 
     def step():
@@ -88,6 +89,12 @@ def _time_steps(model, opt, x, y, steps: int) -> dict:
         opt.zero_grad()
         return loss.item()
 
+    return step
+
+
+def _time_steps(model, opt, x, y, steps: int) -> dict:
+    """skiff's training step timed after WARMUP."""
+    step = skiff_step(model, opt, x, y)
     for _ in range(WARMUP):
         step()
     dt, loss, cpu = _timed(step, steps)

@@ -28,14 +28,7 @@ def main(steps: int = 5) -> None:
     model, opt = strategy.setup(models.get("gpt-mini"), lambda ps: optim.AdamW(ps, lr=1e-3))
     x, y = strategy.to_device(bt._batch())
 
-    def step():
-        loss = model.loss((x, y))
-        loss.backward()
-        optim.clip_grad_norm_(list(model.parameters()), 1.0)
-        opt.step()
-        opt.zero_grad()
-        return loss.item()
-
+    step = bt.skiff_step(model, opt, x, y)
     for _ in range(3):
         step()
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
