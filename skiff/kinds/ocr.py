@@ -161,9 +161,12 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
 
 # notebook objects -----------------------------------------------------------------------------
 def is_image(obj) -> bool:
-    """An image a notebook can read: a 2-D/3-D array, a PIL image, or a path held in a
-    variable."""
+    """An image a notebook can read: a 2-D/3-D array, a PIL image, a path held in a
+    variable, or an encoded image's bytes (``open(f, 'rb').read()``, a BytesIO)."""
     if isinstance(obj, (str, os.PathLike)):  # a path held in a variable: read like a file
+        return True
+    if isinstance(obj, (bytes, bytearray, memoryview)) or (
+            hasattr(obj, "read") and hasattr(obj, "seek")):
         return True
     if hasattr(obj, "shape") and hasattr(obj, "dtype"):
         return len(obj.shape) in (2, 3)
@@ -188,8 +191,9 @@ def _variable_images(names: list[str], user_ns: dict) -> list | None:
         items = list(value) if isinstance(value, (list, tuple)) else [value]
         bad = [type(v).__name__ for v in items if not is_image(v)]
         if bad or not items:
-            raise TypeError(f"variable {name!r} must hold an image array, PIL image, path or "
-                            f"a list of them, got {bad[0] if bad else 'an empty list'}")
+            raise TypeError(f"variable {name!r} must hold an image array, PIL image, path, "
+                            f"encoded bytes or a list of them, got "
+                            f"{bad[0] if bad else 'an empty list'}")
         images.extend(items)
     return images
 

@@ -9,6 +9,7 @@ See :class:`OcrPipeline` for batches and folders, and ``docs/ocr.md`` for the de
 
 from __future__ import annotations
 
+import glob
 import os
 
 import numpy as np
@@ -36,7 +37,10 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
 
     Parameters
     ----------
-    images : path, PIL image, array, or a list of them
+    images : path, folder, glob pattern, PIL image, array, encoded bytes, or a list of them
+        A folder gives its image and PDF files (sorted), a pattern (``"scans/*.png"``,
+        ``**`` into subfolders) the files it matches, as ``python -m skiff ocr`` reads them;
+        bytes (``open(f, "rb").read()``, an HTTP body, a ``BytesIO``) are decoded as a file.
     model : str
         Model set: ``"ch"`` (PP-OCRv6, default), ``"ch-v4"`` (lite) or ``"ch-tiny"``
         (PP-OCRv6 tiny: 2-4x RapidOCR's speed on print in bulk; the ``ocr-tiny`` extra).
@@ -51,8 +55,8 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
 
     Returns
     -------
-    OcrResult for one image; OcrResults (a list) for a list, and for a PDF or TIFF of several
-    pages (one result per page, ``image`` labelled ``"file.pdf#page=N"``).
+    OcrResult for one image; OcrResults (a list) for a list, a folder, a pattern, and for a PDF
+    or TIFF of several pages (one result per page, ``image`` labelled ``"file.pdf#page=N"``).
 
     Raises
     ------
@@ -77,6 +81,10 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
     if isinstance(images, (str, os.PathLike)):
         path = os.path.expanduser(str(images))
         base = path.rsplit("#page=", 1)[0]
+        if os.path.isdir(path) or (not os.path.exists(path) and glob.has_magic(path)):
+            from .entry import expand_inputs  # a folder or a pattern: its images, as the CLI
+
+            return OcrResults(pipe.run(expand_inputs([path]), keep_pixels=True))
         if not os.path.exists(path) and not os.path.exists(base):
             raise FileNotFoundError(f"no such file: {path!r}")
     results = OcrResults(pipe.run([images], keep_pixels=True))

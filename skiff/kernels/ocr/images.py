@@ -102,7 +102,7 @@ class PixelBudget:
 
 
 def load_image(item) -> tuple[np.ndarray, str]:
-    """``(BGR uint8 (H, W, 3), label)`` from a path, a PIL image or an array.
+    """``(BGR uint8 (H, W, 3), label)`` from a path, a PIL image, an array or encoded bytes.
 
     Arrays are read as **RGB** (or grey, or RGBA; channels last, or first as torch keeps
     them), like PIL and matplotlib; an OpenCV (``cv2.imread``) array is BGR: pass
@@ -201,10 +201,45 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
     elif isinstance(item, Image.Image):
         yield _square(_bgr(pil_rgb(item, exif=True), owned=True),
                       pixel_stretch(item.info.get("dpi"))), "<PIL image>"
+    elif isinstance(item, (bytes, bytearray, memoryview)) or hasattr(item, "read"):
+        yield _from_bytes(item), "<bytes>"
     elif isinstance(item, np.ndarray) or hasattr(item, "__array__"):
         yield _bgr(_array_rgb(np.asarray(item))), "<array>"
     else:
-        raise ImageError(f"expected a path, PIL image or array, got {type(item).__name__}")
+        raise ImageError(f"expected a path, PIL image, array or encoded bytes, got "
+                         f"{type(item).__name__}")
+
+
+def _from_bytes(item) -> np.ndarray:
+    """An encoded image held in memory (``open(f, 'rb').read()``, an HTTP body, a BytesIO)
+    as BGR, checked against MAX_PIXELS like a file."""
+    import io
+
+    from PIL import Image
+
+    data = item.read() if hasattr(item, "read") else bytes(item)
+    if not isinstance(data, (bytes, bytearray)):
+        raise ImageError(f"a file object opened in text mode: open it with 'rb' "
+                         f"(got {type(data).__name__})")
+    if data[:5] == b"%PDF-":
+        raise ImageError("a PDF given as bytes: write it to a file and give its path "
+                         "(its pages are read from the file)")
+    if not data:
+        raise ImageError("empty bytes: no image")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(io.BytesIO(data))
+        with im:
+            if im.width * im.height > MAX_PIXELS:
+                raise ImageError(f"image too large: {im.width}x{im.height} pixels")
+            return _square(_bgr(pil_rgb(im, exif=True), owned=True),
+                           pixel_stretch(im.info.get("dpi")))
+    except ImageError:
+        raise
+    except Image.UnidentifiedImageError:
+        raise ImageError(f"{len(data)} bytes that are no image format PIL reads (they begin "
+                         f"{bytes(data[:8])!r})") from None
 
 
 # a file whose resolution across and down differ by at least this much (and at most
