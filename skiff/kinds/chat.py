@@ -82,10 +82,14 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     prompt = values.get("prompt_opt") or values.get("prompt")
     if values.get("prompt_opt") and values.get("prompt"):
         raise ValueError("give the prompt once: as PROMPT or as --prompt")
-    if not prompt or not str(prompt).strip():
-        raise ValueError("give a prompt: %chat DIR \"text\", --prompt TEXT, or the cell of "
-                         "%%chat DIR")
     model = values.get("model")
+    if not prompt or not str(prompt).strip():
+        lone = model is not None and check_folder and not os.path.isdir(
+            os.path.expanduser(str(model)))
+        first = (f"{model!r} is no checkpoint folder: the checkpoint comes first, then the "
+                 "prompt" if lone else "give a prompt")
+        raise ValueError(f"{first}: chat DIR \"text\" (or --prompt TEXT; in a notebook "
+                         "%chat DIR \"text\" or the cell of %%chat DIR)")
     if check_folder:
         path = os.path.expanduser(str(model))
         if not os.path.isdir(path):

@@ -101,7 +101,10 @@ def test_bad_lines_are_one_clear_error(ckpt, tmp_path):
 
     folder, _ = ckpt
     for argv, words in [(["chat", str(tmp_path / "nope"), "hi"], "no such folder"),
-                        (["chat", str(folder)], "give a prompt"),
+                        (["chat", str(folder)], "give a prompt: chat DIR"),
+                        # the prompt given without a checkpoint (round 22: "give a prompt")
+                        (["chat", "hello there"], "'hello there' is no checkpoint folder: the "
+                                                  "checkpoint comes first"),
                         (["chat", str(folder), "hi", "--top-k", "3"], "--temperature"),
                         (["chat", str(folder), "hi", "--top-p", "1.5", "--temperature", "1"],
                          "--top-p")]:
