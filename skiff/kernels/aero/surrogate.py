@@ -87,6 +87,9 @@ class Surrogate:
         apart for the bound (default: the fewest that give ``share``, at least 30%)."""
         if not 0 < share < 1:
             raise ValueError(f"share must be in (0, 1), got {share!r}")
+        if not all(hasattr(samples, k) for k in ("params", "cd", "domain")):
+            raise TypeError(f"Surrogate.fit takes the Samples of a sweep (skiff.aero.sweep(n) "
+                            f"or Samples.load(path)), got {type(samples).__name__}")
         n = len(samples)
         need = math.ceil(share / (1 - share))          # n_cal >= this for a finite bound
         n_cal = calibration if calibration is not None else max(need, math.ceil(0.3 * n))

@@ -126,6 +126,9 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
     from scipy.stats import qmc
 
     domain = check_domain(length=length, bluntness=bluntness, clearance=clearance)
+    if isinstance(re, (tuple, list)):
+        raise ValueError(f"re is one Reynolds number for the whole sweep (the shapes vary in "
+                         f"length, bluntness and clearance), got {re!r}: run a sweep per Re")
     re = check_re(re)
     cores = os.cpu_count() or 1
     workers = cores if np is None else int(np)

@@ -23,6 +23,16 @@ def test_sweep_checks_its_input():
         sweep(2, np=10_000)
     with pytest.raises(ValueError, match="Reynolds number must be > 0"):
         sweep(2, re=0)
+    # a range as the other parameters take (round 22: "must be a number > 0, got (0, 100)")
+    with pytest.raises(ValueError, match="re is one Reynolds number for the whole sweep"):
+        sweep(2, re=(100, 1000))
+
+
+def test_the_surrogate_fits_the_samples_of_a_sweep_only():
+    from skiff.kernels.aero import Surrogate
+
+    with pytest.raises(TypeError, match="takes the Samples of a sweep"):
+        Surrogate.fit([{"length": 3, "cd": 1.0}])
 
 
 @pytest.mark.slow
