@@ -228,12 +228,14 @@ class Trainer(Inference, TrainerState):
 
     # --------------------------------------------------------------------------------------
     def train(self, dataset, epochs: float | None = None, steps: int | None = None,
-              val_dataset=None, *, val_split: float | None = None) -> TrainResult:
+              val_dataset=None, *, val_split: float | None = None, **misplaced) -> TrainResult:
         """Train on ``dataset`` for ``epochs`` passes or ``steps`` optimizer steps (neither:
         one epoch); evaluate ``val_dataset`` after each epoch (and after the last step).
         ``val_split=0.2`` keeps the last fifth of ``dataset`` apart as the validation set
         instead. Returns a :class:`TrainResult`.
         """
+        if misplaced:
+            _misplaced(misplaced)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
         strategy = self._choose_strategy()
         self.rng = train_random.new_generator(self.seed)   # this run's own: dropout draws here
@@ -632,3 +634,22 @@ class Trainer(Inference, TrainerState):
         if self.stop_on_divergence:
             raise self._diverged(run.step, run.watch.describe(), run)
         self.reporter.log(run.watch.warning(run.step), level="warning")
+
+
+def _misplaced(kwargs: dict) -> None:
+    """A TypeError for ``train(..., lr=...)``: the Trainer's own settings are given when it
+    is made (as torch's optimizer takes lr), which the message says; anything else is named
+    with the closest of ``train``'s arguments."""
+    import difflib
+    import inspect
+
+    own = [n for n in inspect.signature(Trainer.__init__).parameters if n not in ("self",
+                                                                                 "model")]
+    name = next(iter(kwargs))
+    if name in own:
+        raise TypeError(f"{name} is a setting of the Trainer, given when it is made: "
+                        f"Trainer(model, {name}={kwargs[name]!r}).train(data, ...)")
+    args = ("dataset", "epochs", "steps", "val_dataset", "val_split")
+    close = difflib.get_close_matches(name, args + tuple(own), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise TypeError(f"Trainer.train() got an unexpected keyword argument {name!r}{hint}")

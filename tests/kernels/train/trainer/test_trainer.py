@@ -285,3 +285,23 @@ def test_gpt_trains_on_packed_batches():
     result = Trainer(model, lr=3e-3, batch_size=8).train(ds, steps=12)
     assert result.losses[-1] < result.losses[0] - 0.5
     assert result.tokens_per_s > 0 and result.samples_per_s > 0
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"lr": 0.1}, r"lr is a setting of the Trainer, given when it is made: "
+                  r"Trainer\(model, lr=0.1\)"),
+    ({"batch_size": 8}, "batch_size is a setting of the Trainer"),
+    ({"epoch": 2}, "unexpected keyword argument 'epoch' \\(did you mean 'epochs'\\?\\)"),
+    ({"validation_split": 0.2}, "did you mean 'val_split'"),
+])
+def test_a_setting_given_to_train_says_where_it_goes(kwargs, needle):
+    """`trainer.train(data, lr=0.1)` was Python's bare "unexpected keyword argument" (round 22)."""
+    import numpy as np
+
+    from skiff.kernels.train.core.nn import Linear
+    from skiff.kernels.train.trainer import Trainer
+
+    x = np.zeros((8, 3), np.float32)
+    y = np.zeros(8, np.int64)
+    with pytest.raises(TypeError, match=needle):
+        Trainer(Linear(3, 2)).train((x, y), **kwargs)
