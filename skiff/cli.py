@@ -11,9 +11,11 @@ failed, cancelled or some inputs failed (OCR), 2 bad usage.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import tempfile
 
 from skiff.grammar import GrammarError, json_option, user_message
 from skiff.grammar.common import did_you_mean
@@ -116,15 +118,51 @@ def _help_requested(rest, cmd) -> bool:
 
 
 def _run_job(kind: str, rest: list[str]) -> int:
-    from skiff.jobs import submit
-    from skiff.jobs.terminal import summary
-
     k = _kinds()[kind]
     if _help_requested(rest, k.command):
         return 0
     parser = k.command.parser(prog=f"python -m skiff {kind}", cli=True)
     json_option.add(parser)
     values = vars(parser.parse_args(rest))
+    stdin_file = _stdin_image(values) if kind == "ocr" else None
+    try:
+        return _submit_and_follow(k, kind, values)
+    finally:
+        if stdin_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(stdin_file)
+
+
+_SNIFF = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"%PDF-", ".pdf"), (b"II*\x00", ".tif"),
+          (b"MM\x00*", ".tif"), (b"GIF8", ".gif"), (b"BM", ".bmp"), (b"RIFF", ".webp"))
+
+
+def _stdin_image(values: dict) -> str | None:
+    """``python -m skiff ocr -``: the image (or PDF) piped in on standard input, written to a
+    temporary file the job reads (removed when it ends); its path replaces ``-``."""
+    inputs = values.get("inputs") or []
+    if "-" not in inputs:
+        return None
+    if inputs.count("-") > 1:
+        raise GrammarError("skiff ocr: '-' (standard input) may be given once")
+    if sys.stdin is None or sys.stdin.isatty():
+        raise GrammarError("skiff ocr: '-' reads an image from standard input: pipe one in "
+                           "(cat scan.png | python -m skiff ocr -)")
+    data = sys.stdin.buffer.read()
+    if not data:
+        raise GrammarError("skiff ocr: nothing came on standard input (an empty pipe)")
+    suffix = next((ext for magic, ext in _SNIFF if data.startswith(magic)), ".img")
+    fd, path = tempfile.mkstemp(prefix="skiff-stdin-", suffix=suffix)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    values["inputs"] = [path if item == "-" else item for item in inputs]
+    return path
+
+
+def _submit_and_follow(k, kind: str, values: dict) -> int:
+    from skiff.jobs import submit
+    from skiff.jobs.terminal import summary
+
     job, opts = submit(kind, values=values, front="cli")
     if getattr(job, "submission", None) is not None:
         return _slurm_submitted(job, opts)

@@ -68,3 +68,49 @@ def test_a_command_summary_is_not_cut_inside_brackets():
 
     assert GENERATE.summary.startswith("Continue a text with a checkpoint (or --chat: answer it)")
     assert run("--help").stdout.count("(or --chat: answer it)") == 1
+
+
+def test_ocr_reads_an_image_piped_on_standard_input(tmp_path, runs_dir):
+    """`curl ... | python -m skiff ocr -` (round 22: "no such file, folder or pattern: '-'");
+    the temporary file it is written to is gone when the job ends."""
+    import glob
+    import io
+    import tempfile
+
+    from PIL import Image
+
+    from skiff.kernels.ocr.synth import FontsMissing, render_sample
+
+    try:
+        sample = render_sample("clean", 0, seed=3)
+    except FontsMissing as exc:
+        pytest.skip(str(exc))
+    buf = io.BytesIO()
+    Image.fromarray(sample.image).save(buf, "PNG")
+    path = tmp_path / "page.png"
+    path.write_bytes(buf.getvalue())
+    want = run("ocr", str(path), "--out", "-")
+    assert want.returncode == 0 and want.stdout.strip(), want.stderr
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "skiff-stdin-*")))
+    got = subprocess.run([sys.executable, "-m", "skiff", "ocr", "-", "--out", "-"],
+                         input=buf.getvalue(), capture_output=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.decode() == want.stdout
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "skiff-stdin-*"))) == before
+    empty = subprocess.run([sys.executable, "-m", "skiff", "ocr", "-"], input=b"",
+                           capture_output=True, timeout=120)
+    assert empty.returncode == 2 and b"nothing came on standard input" in empty.stderr
+
+
+def test_ocr_dash_from_a_terminal_says_to_pipe(monkeypatch):
+    from skiff.cli import _stdin_image
+    from skiff.grammar import GrammarError
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Tty())
+    with pytest.raises(GrammarError, match="pipe one in"):
+        _stdin_image({"inputs": ["-"]})
+    assert _stdin_image({"inputs": ["a.png"]}) is None
