@@ -21,6 +21,7 @@ too; :class:`Table` keeps the means and deviations so that predictions can be ma
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,15 +119,17 @@ def _number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _cells(path: Path, delimiter: str) -> list:
-    """``(line number, stripped cells)`` of each non-empty line of a CSV or TSV file."""
+def _cells(path: Path, delimiter: str, limit: int | None = None) -> list:
+    """``(line number, stripped cells)`` of each non-empty line of a CSV or TSV file (the
+    first ``limit`` of them when given: a header check need not read a large file)."""
     with open(path, newline="", encoding="utf-8-sig") as fh:
         head = fh.read(65536)
         fh.seek(0)
         if delimiter == "," and head.count(";") > head.count(","):
             delimiter = ";"  # a spreadsheet's export where the comma is the decimal mark
-        rows = [(k + 1, [c.strip() for c in r]) for k, r in
-                enumerate(csv.reader(fh, delimiter=delimiter)) if any(c.strip() for c in r)]
+        found = ((k + 1, [c.strip() for c in r]) for k, r in
+                 enumerate(csv.reader(fh, delimiter=delimiter)) if any(c.strip() for c in r))
+        rows = list(itertools.islice(found, limit))
     if delimiter == ";":  # "1,5" is one and a half there
         rows = [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None else c
                      for c in r]) for k, r in rows]
@@ -155,7 +158,7 @@ def read_rows(path) -> tuple[list[str] | None, list]:
 def table_columns(path) -> list[str]:
     """The column names of a .csv/.tsv table (``column N`` without a header)."""
     path = Path(path)
-    rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",")
+    rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",", limit=2)
     first = rows[0][1]
     if any(_number(c) is None for c in first) and len(rows) > 1:
         return first
