@@ -1,9 +1,9 @@
-// GPU twins of the fused training ops of fused.py (layer norm forward and backward, the sum of
-// squares behind gradient clipping). Loaded by fused_gpu.py as one cupy RawModule; every kernel
+// GPU twins of the fused training ops of fused.py and optim.py (layer norm forward and
+// backward; over all parameters at once: AdamW, and clipping's sum of squares and rescale). Loaded by fused_gpu.py as one cupy RawModule; every kernel
 // exists for float (_f32) and double (_f64) and accumulates in double.
 //
 // Block sizes: the row kernels take any multiple of 32 up to 1024 threads (one block per row);
-// ln_bwd_cols takes a (32, COLS_Y) block; sumsq any multiple of 32.
+// ln_bwd_cols takes a (32, COLS_Y) block; the *_many kernels any multiple of 32.
 
 #define COLS_Y 8
 
@@ -123,20 +123,6 @@ __device__ void ln_bwd_finish(const double* __restrict__ part, T* __restrict__ g
   gb[col] = (T)ab;
 }
 
-// out[0] += sum of x[i]^2 (one atomicAdd per block; out is double).
-template <typename T>
-__device__ void sumsq(const T* __restrict__ x, long long n, double* __restrict__ out) {
-  __shared__ double sh[33];
-  double s = 0.0;
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const double v = (double)x[i];
-    s += v * v;
-  }
-  s = block_sum(s, sh);
-  if (threadIdx.x == 0) atomicAdd(out, s);
-}
-
 // The multi-tensor kernels read a table `meta` of n tensors (int64 words): offsets[0..n] (the
 // running element counts), then per tensor its array pointers, then per tensor its doubles (as
 // their bits). A thread finds its tensor by binary search over the offsets.
@@ -221,9 +207,6 @@ __device__ void scale_many(const long long* __restrict__ meta, int n, double coe
   extern "C" __global__ void ln_bwd_finish_##SFX(const double* part, T* gw, T* gb, int c,    \
                                                  int chunks) {                               \
     ln_bwd_finish<T>(part, gw, gb, c, chunks);                                               \
-  }                                                                                          \
-  extern "C" __global__ void sumsq_##SFX(const T* x, long long n, double* out) {             \
-    sumsq<T>(x, n, out);                                                                     \
   }                                                                                          \
   extern "C" __global__ void adamw_many_##SFX(const long long* meta, int n, double decay,    \
                                               double b1, double b2, double eps) {            \

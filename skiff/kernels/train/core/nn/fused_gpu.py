@@ -1,6 +1,7 @@
-"""GPU twins of the fused training ops of :mod:`.fused`: ``fused.cu`` as one cupy RawModule
-(layer norm forward and backward, the sum of squares behind gradient clipping) and two cupy
-elementwise kernels (GELU-tanh and its gradient).
+"""GPU twins of the fused training ops of :mod:`.fused` and ``optim.adamw_many``: ``fused.cu``
+as one cupy RawModule (layer norm forward and backward; AdamW, clipping's sum of squares and
+rescale over all parameters at once) and two cupy elementwise kernels (GELU-tanh and its
+gradient).
 
 On the GPU the references are a dozen small cupy launches each (a reduction costs tens of
 microseconds of host time in cupy); these are one to three. :mod:`.fused` names this module
@@ -24,7 +25,7 @@ from . import fused
 __all__ = ["SOURCE", "KERNELS", "module"]
 
 SOURCE = Path(__file__).with_name("fused.cu").read_text()
-KERNELS = [f"{k}_{s}" for k in ("ln_fwd", "ln_bwd_rows", "ln_bwd_cols", "ln_bwd_finish", "sumsq",
+KERNELS = [f"{k}_{s}" for k in ("ln_fwd", "ln_bwd_rows", "ln_bwd_cols", "ln_bwd_finish",
                                  "adamw_many", "sumsq_many", "scale_many")
            for s in ("f32", "f64")]
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
