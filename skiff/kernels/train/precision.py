@@ -151,12 +151,9 @@ class MixedTraining:
 
 def local_grad_norm(grads) -> float:
     """The L2 norm of ``grads`` (None skipped) as ``clip_grad_norm_`` takes it: one dot per
-    array, summed in float64; inf or nan when a gradient is not finite."""
-    from .core.autograd import xp_of
+    array, summed in float64 (``train.sum_squares``: one launch and one wait on a GPU); inf or
+    nan when a gradient is not finite."""
+    from .core.nn.fused import sum_squares
 
-    sq = 0.0
-    for g in grads:
-        if g is not None:
-            gf = g.reshape(-1)
-            sq += float(xp_of(gf).vdot(gf, gf))
-    return math.sqrt(sq)
+    present = [g for g in grads if g is not None]
+    return math.sqrt(float(sum_squares(*present))) if present else 0.0
