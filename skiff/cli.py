@@ -133,10 +133,6 @@ def _run_job(kind: str, rest: list[str]) -> int:
                 os.unlink(stdin_file)
 
 
-_SNIFF = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"%PDF-", ".pdf"), (b"II*\x00", ".tif"),
-          (b"MM\x00*", ".tif"), (b"GIF8", ".gif"), (b"BM", ".bmp"), (b"RIFF", ".webp"))
-
-
 def _stdin_image(values: dict) -> str | None:
     """``python -m skiff ocr -``: the image (or PDF) piped in on standard input, written to a
     temporary file the job reads (removed when it ends); its path replaces ``-``."""
@@ -151,8 +147,8 @@ def _stdin_image(values: dict) -> str | None:
     data = sys.stdin.buffer.read()
     if not data:
         raise GrammarError("skiff ocr: nothing came on standard input (an empty pipe)")
-    suffix = next((ext for magic, ext in _SNIFF if data.startswith(magic)), ".img")
-    fd, path = tempfile.mkstemp(prefix="skiff-stdin-", suffix=suffix)
+    # no suffix needed: images and PDFs are told apart by their bytes when read
+    fd, path = tempfile.mkstemp(prefix="skiff-stdin-")
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     values["inputs"] = [path if item == "-" else item for item in inputs]

@@ -411,7 +411,7 @@ def _cylinder_config(values: dict) -> dict:
     for name in ("dt", "t_end"):
         v = values.get(name)
         if v is not None and not float(v) > 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {v!r}")
+            raise ValueError(f"{_flag(name)} must be > 0, got {v!r}")
         if v is not None and _k().FLOW_CASES[case].kind == "steady":
             raise ValueError(f"case {case} is steady (Newton, no time steps): {_flag(name)} is "
                              "for the unsteady cases 2d-2 and 2d-3")
