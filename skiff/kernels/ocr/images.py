@@ -43,8 +43,14 @@ def _what_it_is(path) -> str:
             head = fh.read(64)
     except OSError as exc:
         return f"{type(exc).__name__}: {exc}"
+    return _what_bytes_are(head, "the file is empty (0 bytes)")
+
+
+def _what_bytes_are(head: bytes, empty: str) -> str:
+    """The words of :func:`_what_it_is` for the first bytes of a file or of bytes given
+    (``empty``: what to say of none)."""
     if not head:
-        return "the file is empty (0 bytes)"
+        return empty
     if all(32 <= b < 127 or b in (9, 10, 13) for b in head):
         text = head.decode("ascii", "replace").strip().splitlines()[0][:40]
         return f"it holds text ({text!r}), not an image"
@@ -225,7 +231,7 @@ def _from_bytes(item) -> np.ndarray:
         raise ImageError("a PDF given as bytes: write it to a file and give its path "
                          "(its pages are read from the file)")
     if not data:
-        raise ImageError("empty bytes: no image")
+        raise ImageError("cannot read the bytes as an image: there are none (0 bytes)")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -238,8 +244,8 @@ def _from_bytes(item) -> np.ndarray:
     except ImageError:
         raise
     except Image.UnidentifiedImageError:
-        raise ImageError(f"{len(data)} bytes that are no image format PIL reads (they begin "
-                         f"{bytes(data[:8])!r})") from None
+        why = _what_bytes_are(bytes(data[:64]), "")
+        raise ImageError(f"cannot read {len(data)} bytes as an image: {why}") from None
 
 
 # a file whose resolution across and down differ by at least this much (and at most

@@ -62,9 +62,11 @@ def test_encoded_bytes_are_read_as_the_file_they_came_from(tmp_path, sample):
 
 
 @pytest.mark.parametrize("content,needle", [
-    (b"hello there", "11 bytes that are no image format PIL reads"),
+    (b"hello there", "cannot read 11 bytes as an image: it holds text \\('hello there'\\)"),
+    (b"\x00\x01\x02\x03junk", "no image format this reader knows starts with the bytes "
+                              "00 01 02 03"),
     (b"%PDF-1.7\n...", "a PDF given as bytes: write it to a file"),
-    (b"", "empty bytes"),
+    (b"", "cannot read the bytes as an image: there are none \\(0 bytes\\)"),
 ])
 def test_bytes_that_are_no_image_say_so(content, needle):
     with pytest.raises(ImageError, match=needle):
