@@ -268,6 +268,39 @@ def work_skiff_gpu(steps: int) -> dict:
     return _time_steps(model, opt, x, y, steps)
 
 
+def work_skiff_gpu_graph(steps: int) -> dict:
+    """skiff's step on the first GPU replayed as one CUDA graph (core/graph.py, what the
+    Trainer does there by default): the same step as ``skiff-gpu``, its launches recorded once;
+    the first call runs eagerly, the second captures and checks the replay against the eager
+    step (both inside the warm-up)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.core.graph import StepGraph
+    from skiff.kernels.train.strategy import SingleDevice
+
+    train_random.seed(0)
+    strategy = SingleDevice().bind(device="cuda")
+    model, opt = strategy.setup(models.get("gpt-mini"), lambda ps: optim.AdamW(ps, lr=1e-3))
+    x, y = strategy.to_device(_batch())
+    graph = StepGraph(model, opt, lambda m, b: m.loss(b), clip=1.0, log=print_err)
+    eager = skiff_step(model, opt, x, y)
+
+    def step():
+        taken = graph.step((x, y))
+        return eager() if taken is None else taken[0]
+
+    for _ in range(WARMUP):
+        step()
+    dt, loss, cpu = _timed(step, steps)
+    return {"tokens_per_s": B * T / dt, "step_s": dt, "loss": loss, "cpu_tokens_per_s": B * T / cpu,
+            "replays": graph.replays, "eager_because": graph.reason}
+
+
+def print_err(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
 def _varlen(seed=1):
     import numpy as np
 
@@ -361,7 +394,8 @@ WORKERS = {"skiff": work_skiff, "torch": work_torch, "profile": work_profile,
            "packed": lambda s: work_attention("packed", s),
            "padded": lambda s: work_attention("padded", s), "memory": lambda s: work_memory(),
            # the GPU rows (tools/gpu_check.py runs them where a GPU is lent)
-           "skiff-gpu": work_skiff_gpu, "torch-gpu": lambda s: work_torch(s, "cuda"),
+           "skiff-gpu": work_skiff_gpu, "skiff-gpu-graph": work_skiff_gpu_graph,
+           "torch-gpu": lambda s: work_torch(s, "cuda"),
            "profile-gpu": lambda s: work_profile(s, "cuda")}
 
 

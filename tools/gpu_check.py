@@ -233,11 +233,16 @@ def run_train_rows(budget: Budget) -> list[str]:
             lines.append(f"| {method} | | | | failed: {why} |")
             continue
         got[method] = row = json.loads(proc.stdout.strip().splitlines()[-1])
+        note = ""
+        if "replays" in row:
+            note = (f"{row['replays']} graph replays" if row.get("eager_because") is None
+                    else f"eager: {_cell(str(row['eager_because']))}")
         lines.append(f"| {method} | {row['tokens_per_s']:.0f} | {1e3 * row['step_s']:.1f} | "
-                     f"{row['loss']:.4f} | |")
-    if len(got) == 2:
-        lines.append(f"\nskiff / PyTorch tokens/s = "
-                     f"{got['skiff-gpu']['tokens_per_s'] / got['torch-gpu']['tokens_per_s']:.2f}x")
+                     f"{row['loss']:.4f} | {note} |")
+    for mine in ("skiff-gpu", "skiff-gpu-graph"):
+        if mine in got and "torch-gpu" in got:
+            lines.append(f"\n{mine} / PyTorch tokens/s = "
+                         f"{got[mine]['tokens_per_s'] / got['torch-gpu']['tokens_per_s']:.2f}x")
     return lines
 
 

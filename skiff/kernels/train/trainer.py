@@ -39,6 +39,7 @@ from .precision import MixedTraining, check_mixed_strategy, check_precision, wei
 from .resolve import resolve_strategy
 from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, Strategy
+from .trainer_graph import make_step_graph
 from .trainer_run import (
     Run,
     median,
@@ -125,6 +126,12 @@ class Trainer(Inference, TrainerState):
         Activation checkpointing (:mod:`.core.recompute`): each block of a GPT or ERNIE-4.5
         model keeps only its input and is recomputed in backward (far less activation
         memory, ~1/3 more compute). None: as the plan chose.
+    cuda_graph : bool or None
+        Replay the step as one CUDA graph (:mod:`.core.graph`): on one GPU with AdamW, no
+        gradient accumulation or mixed precision, the step's ~400 kernel launches from Python
+        become one (a small model's step is bound by those launches). None: when the run can
+        be captured (the first replay is checked against the eager step; the log says why a
+        step runs eagerly); True: the same, and the log says why a run cannot be; False: never.
     verbose : bool
         Print one line per epoch (and at the end): step, mean training loss since the last
         line, validation metrics, elapsed time. For a direct call in a notebook or script;
@@ -155,7 +162,7 @@ class Trainer(Inference, TrainerState):
                  shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
                  stop_on_divergence: bool = False, precision: str = "32",
                  evaluator=None, eval_every: int | None = None,
-                 recompute: bool | None = None):
+                 recompute: bool | None = None, cuda_graph: bool | None = None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -185,6 +192,8 @@ class Trainer(Inference, TrainerState):
                              f"{type(model).__name__} has none")
         if resume and checkpoint_dir is None:
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
+        if cuda_graph not in (None, True, False):
+            raise ValueError(f"cuda_graph must be None (auto), True or False, got {cuda_graph!r}")
         from skiff.kernels.backend.report import NullReporter
 
         self.model = model
@@ -219,6 +228,8 @@ class Trainer(Inference, TrainerState):
         self.precision = check_precision(precision)
         self.evaluator, self.eval_every = evaluator, eval_every
         self.recompute_spec = recompute
+        self.cuda_graph = cuda_graph
+        self._graph = None
         self.mixed: MixedTraining | None = None
         self.strategy: Strategy | None = None
         self.optimizer = None
@@ -335,6 +346,10 @@ class Trainer(Inference, TrainerState):
         loss_fn = self._loss_fn()
         if self.mixed is not None:
             loss_fn = MixedTraining.float32_loss(loss_fn)
+        self._graph = make_step_graph(
+            self.cuda_graph, strategy, self.model, self.optimizer, loss_fn, clip=self.clip,
+            grad_accum=self.grad_accum, mixed=self.mixed,
+            log=lambda msg: self.reporter.log(msg, level="info"))
         n_params = num_parameters(self.model)
         self.reporter.info(num_parameters=n_params, total_steps=total,
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
@@ -422,10 +437,20 @@ class Trainer(Inference, TrainerState):
         and applied; (the loss over all ranks, the learning rate used, the gradient norm)."""
         strategy, loader = run.strategy, run.loader
         t_step = time.perf_counter()
+        fetched = None
+        if self._graph is not None:  # one replay of the captured step (None: run it eagerly)
+            host_batch = next_batch(loader)
+            fetched = host_batch, strategy.to_device(host_batch, run.dtype)
+            taken = self._graph.step(fetched[1])
+            if taken is not None:
+                return self._graph_step_done(run, host_batch, taken, t_step)
         loss_sum = 0.0
         for _ in range(self.grad_accum):
-            host_batch = next_batch(loader)
-            batch = strategy.to_device(host_batch, run.dtype)
+            if fetched is not None:
+                (host_batch, batch), fetched = fetched, None
+            else:
+                host_batch = next_batch(loader)
+                batch = strategy.to_device(host_batch, run.dtype)
             try:
                 scale = 1.0 / self.grad_accum
                 quiet = contextlib.nullcontext()
@@ -443,13 +468,7 @@ class Trainer(Inference, TrainerState):
                     run.step + 1, f"the numbers overflowed ({type(exc).__name__} in the "
                     f"forward or backward pass: {exc}); the learning rate "
                     f"{self._current_lr():g} is likely far too large", run) from None
-            n = batch_size_of(host_batch) * loader.world_size
-            run.samples += n
-            run.window_samples += n
-            t = token_count(host_batch)
-            if t is not None:
-                run.tokens += t * loader.world_size
-                run.window_tokens += t * loader.world_size
+            self._count_batch(run, host_batch)
         strategy.reduce_gradients(self.model)
         grad_norm = None
         lr = self._current_lr()
@@ -469,6 +488,31 @@ class Trainer(Inference, TrainerState):
         loss = loss_sum / self.grad_accum
         metrics = strategy.reduce_metrics({"loss": loss})
         return metrics["loss"], lr, grad_norm
+
+    def _count_batch(self, run: Run, host_batch) -> None:
+        n = batch_size_of(host_batch) * run.loader.world_size
+        run.samples += n
+        run.window_samples += n
+        t = token_count(host_batch)
+        if t is not None:
+            run.tokens += t * run.loader.world_size
+            run.window_tokens += t * run.loader.world_size
+
+    def _graph_step_done(self, run: Run, host_batch, taken, t_step):
+        """The bookkeeping of a step the CUDA graph ran (the eager step's, same order)."""
+        loss, sumsq = taken
+        self._count_batch(run, host_batch)
+        lr = self._current_lr()
+        if not math.isfinite(loss):
+            raise self._diverged(run.step + 1, f"loss is {loss}", run)
+        grad_norm = math.sqrt(sumsq) if math.isfinite(sumsq) else sumsq
+        if not math.isfinite(grad_norm):  # the graph's AdamW left the weights as they were
+            raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
+        if self.scheduler is not None:
+            self.scheduler.step()
+        run.step += 1
+        run.step_times.append(time.perf_counter() - t_step)
+        return loss, lr, grad_norm if self.clip is not None else None
 
     def _mixed_step(self, run: Run) -> float | None:
         """The optimizer step in mixed precision: masters updated, or (fp16) the step skipped

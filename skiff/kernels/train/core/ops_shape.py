@@ -62,9 +62,9 @@ def _is_advanced(index) -> bool:
 def scatter_add(target, index, values):
     """``target[index] += values`` with repeated indices accumulated (numpy and cupy)."""
     xp = xp_of(target)
-    if xp is np:
-        np.add.at(target, index, values)
-    else:  # pragma: no cover - GPU
+    if xp is np or hasattr(xp.add, "at"):  # cupy >= 13 has ufunc.at (cupyx.scatter_add warns)
+        xp.add.at(target, index, values)
+    else:  # pragma: no cover - an older cupy
         import cupyx
 
         cupyx.scatter_add(target, index, values)

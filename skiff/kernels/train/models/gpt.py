@@ -142,8 +142,8 @@ class GPT(nn.Module):
         if T > self.config.block_size:
             raise ValueError(f"sequence length {T} exceeds block_size "
                              f"{self.config.block_size}")
-        pos = np.arange(T, dtype=np.int64)
-        x = self.drop(self.wte(idx) + self.wpe(_as_index(pos, self)))  # (B, T, C)
+        pos = Tensor(idx.xp.arange(T, dtype=np.int64))  # made on the device: no host copy
+        x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
         for block in self.h:
             x = self._block(block, block.forward, x)
         return self.lm_head(self.ln_f(x))  # (B, T, V)

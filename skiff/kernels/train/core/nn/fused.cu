@@ -191,6 +191,61 @@ __device__ void scale_many(const long long* __restrict__ meta, int n, double coe
   }
 }
 
+// The captured training step's kernels (graph.py): their scalars live on the device, so a CUDA
+// graph replays them with each step's values. status[0] is the step's loss, status[1] the sum
+// of squares of its gradients (sumsq_many's out).
+//
+// Clipping: every gradient *= max_norm / (sqrt(status[1]) + eps) when that is below 1 and the
+// sum is finite (clip_grad_norm_'s rule, the norm read on the device).
+template <typename T>
+__device__ void clip_many(const long long* __restrict__ meta, int n,
+                          const double* __restrict__ status, double max_norm, double eps) {
+  const double s = status[1];
+  if (!isfinite(s)) return;
+  const double coef = max_norm / (sqrt(s) + eps);
+  if (coef >= 1.0) return;
+  const long long* offsets = meta;
+  const long long total = offsets[n];
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const T c = (T)coef;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int t = tensor_of(offsets, n, i);
+    ((T*)meta[n + 1 + t])[i - offsets[t]] *= c;
+  }
+}
+
+// AdamW with every scalar in the table: pointers p, g, m, v per tensor, then six doubles per
+// tensor (decay = 1 - lr wd, beta1, beta2, eps, step_size = lr / (1 - beta1^t), bc2_sqrt =
+// sqrt(1 - beta2^t)); nothing changes when the loss or the gradients are not finite (the
+// eager trainer stops before its update then).
+template <typename T>
+__device__ void adamw_guarded(const long long* __restrict__ meta, int n,
+                              const double* __restrict__ status) {
+  if (!isfinite(status[0]) || !isfinite(status[1])) return;
+  const long long* offsets = meta;
+  const long long total = offsets[n];
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int t = tensor_of(offsets, n, i);
+    const long long k = i - offsets[t];
+    T* p = (T*)meta[n + 1 + 4 * t];
+    const T* g = (const T*)meta[n + 1 + 4 * t + 1];
+    T* m = (T*)meta[n + 1 + 4 * t + 2];
+    T* v = (T*)meta[n + 1 + 4 * t + 3];
+    const long long* d = meta + 5 * n + 1 + 6 * t;
+    const double decay = __longlong_as_double(d[0]), b1 = __longlong_as_double(d[1]);
+    const double b2 = __longlong_as_double(d[2]), eps = __longlong_as_double(d[3]);
+    const double step_size = __longlong_as_double(d[4]);
+    const double bc2_sqrt = __longlong_as_double(d[5]);
+    const double gi = (double)g[k];
+    const double mi = b1 * (double)m[k] + (1.0 - b1) * gi;
+    const double vi = b2 * (double)v[k] + (1.0 - b2) * gi * gi;
+    m[k] = (T)mi;
+    v[k] = (T)vi;
+    p[k] = (T)((double)p[k] * decay - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+  }
+}
+
 #define SKIFF_FUSED_KERNELS(T, SFX)                                                          \
   extern "C" __global__ void ln_fwd_##SFX(const T* x, const T* w, const T* b, T* y, T* xhat, \
                                           T* rstd, int n, int c, double eps) {               \
@@ -217,6 +272,15 @@ __device__ void scale_many(const long long* __restrict__ meta, int n, double coe
   }                                                                                          \
   extern "C" __global__ void scale_many_##SFX(const long long* meta, int n, double coef) {   \
     scale_many<T>(meta, n, coef);                                                            \
+  }                                                                                          \
+  extern "C" __global__ void clip_many_##SFX(const long long* meta, int n,                   \
+                                             const double* status, double max_norm,          \
+                                             double eps) {                                   \
+    clip_many<T>(meta, n, status, max_norm, eps);                                            \
+  }                                                                                          \
+  extern "C" __global__ void adamw_guarded_##SFX(const long long* meta, int n,               \
+                                                 const double* status) {                     \
+    adamw_guarded<T>(meta, n, status);                                                       \
   }
 
 SKIFF_FUSED_KERNELS(float, f32)

@@ -26,7 +26,8 @@ __all__ = ["SOURCE", "KERNELS", "module"]
 
 SOURCE = Path(__file__).with_name("fused.cu").read_text()
 KERNELS = [f"{k}_{s}" for k in ("ln_fwd", "ln_bwd_rows", "ln_bwd_cols", "ln_bwd_finish",
-                                 "adamw_many", "sumsq_many", "scale_many")
+                                 "adamw_many", "sumsq_many", "scale_many", "clip_many",
+                                 "adamw_guarded")
            for s in ("f32", "f64")]
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 COLS_Y = 8  # as in fused.cu

@@ -33,7 +33,9 @@ class CrossEntropyFn(Function):
         loss = -xp.log(xp.maximum(picked, xp.finfo(p.dtype).tiny))
         loss *= valid
         self.reduction = reduction
-        self.count = max(int(valid.sum()), 1) if reduction == "mean" else 1
+        # on the device: no host sync in the step (a CUDA graph captures it, core/graph.py)
+        self.count = (xp.maximum(valid.sum(), 1).astype(p.dtype) if reduction == "mean"
+                      else 1)
         self.save_for_backward(p, safe_t, valid)
         if reduction == "none":
             return loss.reshape(target.shape)

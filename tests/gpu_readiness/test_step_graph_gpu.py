@@ -1,0 +1,142 @@
+"""The training step replayed as a CUDA graph (core/graph.py) against its references, on a
+GPU (these skip without one): the update kernels against ``update_reference``, and the
+Trainer's captured steps against the same run stepped eagerly."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from skiff.kernels.backend import cupy, to_numpy
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("clip,loss", [(None, 1.5), (0.3, 1.5), (1e9, 1.5), (0.3, math.nan)])
+def test_captured_update_kernels_match_the_reference(dtype, clip, loss):
+    from skiff.kernels.train.core import graph as G
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core.tensor import Tensor
+
+    cp = cupy()
+    rng = np.random.default_rng(5)
+    shapes = [(3, 4), (70_001,), (17, 5)]
+    params = [Tensor(cp.asarray(rng.standard_normal(s), dtype=dtype), requires_grad=True,
+                     dtype=dtype) for s in shapes]
+    opt = optim.AdamW(params, lr=1e-2)
+    for p in params:
+        opt.state[p] = {"step": 2, "exp_avg": cp.asarray(rng.standard_normal(p.shape), dtype),
+                        "exp_avg_sq": cp.asarray(rng.random(p.shape), dtype)}
+    grads = [cp.asarray(rng.standard_normal(s), dtype=dtype) for s in shapes]
+    host = [(to_numpy(p.data).copy(), to_numpy(g).copy(), to_numpy(opt.state[p]["exp_avg"]),
+             to_numpy(opt.state[p]["exp_avg_sq"])) for p, g in zip(params, grads)]
+    graph = G.StepGraph(None, opt, None, clip=clip)
+    doubles = graph._doubles([3, 3, 3])
+    want = G.update_reference([h[0] for h in host], [h[1] for h in host],
+                              [h[2] for h in host], [h[3] for h in host], doubles, loss, clip)
+    tables = G._Tables(cp, params, grads, opt)
+    tables.write_doubles(doubles)
+    tables.upload()
+    status = cp.asarray([loss, 0.0])
+    G._launch_update(cp, tables, status, clip, dtype)
+    got = to_numpy(status)
+    assert got[1] == pytest.approx(want[1], rel=1e-5 if dtype == np.float32 else 1e-12)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    for p, g, h in zip(params, grads, host):
+        np.testing.assert_allclose(to_numpy(p.data), h[0], **tol)
+        np.testing.assert_allclose(to_numpy(g), h[1], **tol)
+        np.testing.assert_allclose(to_numpy(opt.state[p]["exp_avg_sq"]), h[3], **tol)
+
+
+def _gpt_run(cuda_graph, steps=8, dropout=0.0):
+    from skiff.kernels.backend.report import NullReporter
+    from skiff.kernels.train.models.gpt import GPT, GPTConfig
+    from skiff.kernels.train.trainer import Trainer
+
+    logs = []
+
+    class Rep(NullReporter):
+        def log(self, message, *, level="info"):
+            logs.append(message)
+
+    from skiff.kernels.train.core import random as train_random
+
+    train_random.seed(0)
+    model = GPT(GPTConfig(block_size=32, n_layer=2, n_head=2, n_embd=32, dropout=dropout))
+    rng = np.random.default_rng(1)
+    tokens = rng.integers(0, 256, (24, 33))
+    data = (tokens[:, :-1].astype(np.int64), tokens[:, 1:].astype(np.int64))
+    trainer = Trainer(model, device="cuda", batch_size=8, cuda_graph=cuda_graph,
+                      reporter=Rep(), clip=0.5, seed=3)
+    result = trainer.train(data, steps=steps)
+    weights = [to_numpy(p.data) for p in model.parameters()]
+    return result, weights, trainer, logs
+
+
+def test_trainer_on_a_gpu_says_why_its_step_is_not_captured_and_trains_the_same():
+    from skiff.kernels.train.core.graph import cublas_capture_blocked
+
+    eager, w_eager, _, _ = _gpt_run(False, steps=4)
+    asked, w_asked, trainer, logs = _gpt_run(True, steps=4)
+    blocked = cublas_capture_blocked()
+    if blocked:
+        assert trainer._graph is None
+        assert any("cuda_graph=True: the step runs eagerly" in m and "cuBLAS" in m
+                   for m in logs), logs
+    else:  # a cupy that captures cuBLAS: the replays must match the eager run
+        assert trainer._graph is not None and trainer._graph.reason is None, logs
+    for a, b in zip(eager.history, asked.history):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
+        assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-4)
+    for a, b in zip(w_eager, w_asked):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
+def test_a_capture_that_fails_or_is_refused_still_takes_the_step_it_ran(dropout):
+    """StepGraph forced (past ``unsupported``): whether cupy captures or refuses, the step it
+    ran counts once, and four steps give the eager run's weights."""
+    from skiff.kernels.train.core import optim
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.core.graph import StepGraph
+    from skiff.kernels.train.models.gpt import GPT, GPTConfig
+    from skiff.kernels.train.strategy import SingleDevice
+
+    rng = np.random.default_rng(2)
+    tokens = rng.integers(0, 256, (4, 8, 17))
+
+    def run(use_graph):
+        train_random.seed(0)
+        strategy = SingleDevice().bind(device="cuda")
+        model, opt = strategy.setup(
+            GPT(GPTConfig(block_size=16, n_layer=2, n_head=2, n_embd=32, dropout=dropout)),
+            lambda ps: optim.AdamW(ps, lr=1e-2))
+        graph = StepGraph(model, opt, lambda m, b: m.loss(b), clip=0.5)
+        losses = []
+        for t in tokens:
+            x, y = strategy.to_device((t[:, :-1].copy(), t[:, 1:].copy()))
+            taken = graph.step((x, y)) if use_graph else None
+            if taken is None:
+                loss = model.loss((x, y))
+                loss.backward()
+                optim.clip_grad_norm_(list(model.parameters()), 0.5)
+                opt.step()
+                opt.zero_grad()
+                taken = (float(loss.item()), None)
+            losses.append(taken[0])
+        steps = {opt.state[p]["step"] for p in model.parameters()}
+        return losses, [to_numpy(p.data) for p in model.parameters()], steps, graph
+
+    want, w_want, _, _ = run(False)
+    got, w_got, steps, graph = run(True)
+    assert steps == {4}
+    if dropout:
+        assert "random numbers" in graph.reason or "cuBLAS" in graph.reason
+    else:
+        assert graph.reason is None or "cuBLAS" in graph.reason, graph.reason
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for a, b in zip(w_want, w_got):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
