@@ -221,7 +221,7 @@ def run_train_rows(budget: Budget) -> list[str]:
     against PyTorch on CUDA with its own fused attention, 20 timed steps each."""
     lines = ["| method | tokens/s | step (ms) | loss | note |", "|---|---|---|---|---|"]
     got = {}
-    for method in ("skiff-gpu", "torch-gpu"):
+    for method in ("skiff-gpu", "skiff-gpu-graph", "torch-gpu"):
         left = budget.left(20)
         if left < 30:
             lines.append(f"| {method} | | | | not run: the time budget was spent |")

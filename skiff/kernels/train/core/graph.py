@@ -32,10 +32,11 @@ import numpy as np
 
 from skiff.kernels.backend import cupy
 
+from .gemm import own_cublas
 from .optim import AdamW
 from .tensor import Tensor
 
-__all__ = ["StepGraph", "update_reference", "cublas_capture_blocked"]
+__all__ = ["StepGraph", "update_reference"]
 
 _EPS = 1e-6  # clip_grad_norm_'s
 
@@ -60,9 +61,6 @@ class StepGraph:
         """Why this run cannot be captured (None: it can be tried)."""
         if not getattr(device, "is_gpu", False) or cupy() is None:
             return "not on a GPU"
-        blocked = cublas_capture_blocked()
-        if blocked:
-            return blocked
         if type(optimizer) is not AdamW:
             return f"the optimizer is {type(optimizer).__name__} (AdamW is captured)"
         if grad_accum != 1:
@@ -191,7 +189,7 @@ class StepGraph:
         batch = rebuild([Tensor._make(a, False, None, 0) for a in inputs])
         rng = _rng_state(train_random)
         # 1. the step eagerly, on the capture's stream and pool (primes both)
-        with cp.cuda.using_allocator(pool.malloc), stream:
+        with cp.cuda.using_allocator(pool.malloc), stream, own_cublas():
             for dst, src in zip(inputs, leaves):
                 dst[...] = src
             stream.synchronize()
@@ -212,7 +210,7 @@ class StepGraph:
         tables = _Tables(cp, params, [p.data for p in params], self.optimizer, grads_later=True)
         mode = cp.cuda.runtime.streamCaptureModeThreadLocal
         try:
-            with cp.cuda.using_allocator(pool.malloc), stream:
+            with cp.cuda.using_allocator(pool.malloc), stream, own_cublas():
                 stream.begin_capture(mode=mode)
                 try:
                     self._body(batch, status, tables=tables)
@@ -280,23 +278,6 @@ def update_reference(params, grads, exp_avg, exp_avg_sq, doubles, loss, clip=Non
         v[...] = v64
         p[...] = p.astype(np.float64) * decay - step_size * m64 / (np.sqrt(v64) / bc2_sqrt + eps)
     return loss, sumsq
-
-
-def cublas_capture_blocked(version: str | None = None) -> str | None:
-    """Why cupy cannot capture the step's matrix products (None: it may). Up to cupy 14 its
-    cuBLAS wrappers raise NotImplementedError on a capturing stream (``cublas.setStream``
-    refuses one), although cuBLAS itself can be captured; every Linear layer and attention
-    product goes through them."""
-    if version is None:
-        version = getattr(cupy(), "__version__", "0")
-    try:
-        major = int(str(version).split(".")[0])
-    except ValueError:
-        return None
-    if major <= 14:
-        return (f"cupy {version} refuses cuBLAS calls during a CUDA graph capture (the step's "
-                "matrix products)")
-    return None
 
 
 class _NotCapturable(Exception):

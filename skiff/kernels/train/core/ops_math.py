@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd import Function, xp_of
+from .gemm import mm
 
 __all__ = [
     "unbroadcast",
@@ -144,7 +145,7 @@ class MatMul(Function):
 
     def forward(self, a, b):
         self.save_for_backward(a, b)
-        return a @ b
+        return mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
 
     def backward(self, g):
         a, b = self.saved
@@ -160,15 +161,15 @@ class MatMul(Function):
         ga = gb = None
         if na:
             if a2.ndim > 2 and b2.ndim == 2:
-                ga = (g2 @ b2.T).reshape(a.shape)
+                ga = mm(g2, b2.T).reshape(a.shape)
             else:
-                ga = unbroadcast(g2 @ xp.swapaxes(b2, -1, -2), a2.shape).reshape(a.shape)
+                ga = unbroadcast(mm(g2, xp.swapaxes(b2, -1, -2)), a2.shape).reshape(a.shape)
         if nb:
             if b2.ndim == 2 and a2.ndim > 2:
                 k = a2.shape[-1]
-                gb = (a2.reshape(-1, k).T @ g2.reshape(-1, g2.shape[-1])).reshape(b.shape)
+                gb = mm(a2.reshape(-1, k).T, g2.reshape(-1, g2.shape[-1])).reshape(b.shape)
             else:
-                gb = unbroadcast(xp.swapaxes(a2, -1, -2) @ g2, b2.shape).reshape(b.shape)
+                gb = unbroadcast(mm(xp.swapaxes(a2, -1, -2), g2), b2.shape).reshape(b.shape)
         return ga, gb
 
 

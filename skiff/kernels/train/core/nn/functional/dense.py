@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...autograd import Function, xp_of
+from ...gemm import mm
 from ...tensor import Tensor
 from ..fused import scatter_rows
 
@@ -25,7 +26,7 @@ class LinearFn(Function):
     def forward(self, x, w, b):
         self.save_for_backward(x, w)
         x2 = x.reshape(-1, x.shape[-1])
-        y = x2 @ w.T
+        y = mm(x2, w.T)
         if b is not None:
             y += b
         return y.reshape(x.shape[:-1] + (w.shape[0],))
@@ -34,8 +35,8 @@ class LinearFn(Function):
         x, w = self.saved
         nx, nw, nb = self.needs_input_grad
         g2 = g.reshape(-1, g.shape[-1])
-        gx = (g2 @ w).reshape(x.shape) if nx else None
-        gw = g2.T @ x.reshape(-1, x.shape[-1]) if nw else None
+        gx = mm(g2, w).reshape(x.shape) if nx else None
+        gw = mm(g2.T, x.reshape(-1, x.shape[-1])) if nw else None
         gb = g2.sum(axis=0) if nb else None
         return gx, gw, gb
 
@@ -119,14 +120,14 @@ class SDPAFn(Function):
         t, s = q.shape[-2], k.shape[-2]
         self.scale = scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
         # the scale goes on q (T*D work) rather than on the (T, S) scores
-        att = (q * q.dtype.type(scale)) @ xp.swapaxes(k, -1, -2)
+        att = mm(q * q.dtype.type(scale), xp.swapaxes(k, -1, -2))
         if causal:
             # query i sees keys j <= i + (S - T) (the last T of S positions)
             att += xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=s - t + 1)
         att -= att.max(axis=-1, keepdims=True)
         xp.exp(att, out=att)
         att /= att.sum(axis=-1, keepdims=True)
-        out = att @ v
+        out = mm(att, v)
         self.save_for_backward(q, k, v, att, out)
         return out
 
@@ -134,15 +135,15 @@ class SDPAFn(Function):
         q, k, v, p, out = self.saved
         xp = xp_of(g)
         sc = g.dtype.type(self.scale)
-        gv = xp.swapaxes(p, -1, -2) @ g
-        gp = g @ xp.swapaxes(v, -1, -2)
+        gv = mm(xp.swapaxes(p, -1, -2), g)
+        gp = mm(g, xp.swapaxes(v, -1, -2))
         # softmax backward in place: gs = p * (gp - rowsum(gp * p)), and
         # rowsum(gp * p) = rowsum(g * out): a (T, D) product instead of a (T, S) one
         gp -= (g * out).sum(axis=-1, keepdims=True)
         gp *= p
-        gq = gp @ k
+        gq = mm(gp, k)
         gq *= sc
-        gk = xp.swapaxes(gp, -1, -2) @ q
+        gk = mm(xp.swapaxes(gp, -1, -2), q)
         gk *= sc
         return gq, gk, gv
 
