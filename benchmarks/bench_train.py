@@ -292,6 +292,8 @@ def work_skiff_gpu_graph(steps: int) -> dict:
 
     for _ in range(WARMUP):
         step()
+    if graph.failure:
+        print_err(graph.failure)
     dt, loss, cpu = _timed(step, steps)
     return {"tokens_per_s": B * T / dt, "step_s": dt, "loss": loss, "cpu_tokens_per_s": B * T / cpu,
             "replays": graph.replays, "eager_because": graph.reason}

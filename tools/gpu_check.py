@@ -317,7 +317,8 @@ def main(argv=None) -> int:
              *part("solve", run_solve_rows), "",
              "## flow benchmark, DFG 2D-2 stepper on CPU and GPU (`bench_flow.py --child ...`)",
              "", *part("flow", run_flow_rows), "",
-             "## training step, GPU rows (`bench_train.py --worker skiff-gpu|torch-gpu`)", "",
+             "## training step, GPU rows "
+             "(`bench_train.py --worker skiff-gpu|skiff-gpu-graph|torch-gpu`)", "",
              *part("train", run_train_rows), "",
              "## OCR benchmark, GPU rows (`bench_ocr.py --worker ...`)", "",
              *part("ocr", run_ocr_rows), ""]
