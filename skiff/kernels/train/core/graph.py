@@ -46,6 +46,7 @@ from .tensor import Tensor
 __all__ = ["StepGraph", "update_reference"]
 
 _EPS = 1e-6  # clip_grad_norm_'s
+_LARGEST = 1 << 30  # parameter bytes above which a step is not captured
 
 
 class StepGraph:
@@ -81,6 +82,11 @@ class StepGraph:
             return "parameters are not all float32 or all float64"
         if not all(p.data.flags.c_contiguous for p in params):
             return "a parameter is not contiguous"
+        size = sum(p.data.nbytes for p in params)
+        if size > _LARGEST:
+            return (f"the parameters take {size / 2**30:.1f} GiB: a step that size is bound by "
+                    "the device, not by launches, and a graph would hold a second set of "
+                    "activations")
         return None
 
     # ---- the step ---------------------------------------------------------------------------
@@ -253,6 +259,7 @@ class StepGraph:
             return self._give_up(f"the captured step differed from the eager one ({problem})",
                                  snap, after, stream, eager_status)
         self._graphs[key] = captured
+        cp.get_default_memory_pool().free_all_blocks()  # the eager steps' cached blocks
         self.log(f"training step captured as a CUDA graph ({tables.n} tensors)")
         loss, sumsq = float(got[0]), float(got[1])
         self._settle(loss, sumsq)
