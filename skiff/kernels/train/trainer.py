@@ -130,8 +130,10 @@ class Trainer(Inference, TrainerState):
         Replay the step as one CUDA graph (:mod:`.core.graph`): on one GPU with AdamW, no
         gradient accumulation or mixed precision, the step's ~400 kernel launches from Python
         become one (a small model's step is bound by those launches). None: when the run can
-        be captured (the first replay is checked against the eager step; the log says why a
-        step runs eagerly); True: the same, and the log says why a run cannot be; False: never.
+        be captured and the model is built of skiff's own modules (the first replay is checked
+        against the eager step; the log says why a step runs eagerly); True: any model (its
+        forward must keep no Python state between steps: a replay repeats the recorded
+        kernels), and the log says why a run cannot be; False: never.
     verbose : bool
         Print one line per epoch (and at the end): step, mean training loss since the last
         line, validation metrics, elapsed time. For a direct call in a notebook or script;

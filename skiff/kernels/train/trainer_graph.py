@@ -2,7 +2,11 @@
 
 ``Trainer(cuda_graph=None)`` (the default) captures the step when the run can be captured:
 one GPU (``SingleDevice``), AdamW, no gradient accumulation, no mixed precision, parameters
-of one float type; ``True`` says in the log why a run cannot be; ``False`` never captures.
+of one float type, and a model built only of skiff's own modules (their forward passes keep
+no Python state between steps; a replay repeats the recorded kernels with the recorded
+scalars, so a model of one's own that, say, anneals a constant from a Python step counter
+would be replayed with the first value: ``cuda_graph=True`` says it does not); ``True``
+captures any model and says in the log why a run cannot be; ``False`` never captures.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ def make_step_graph(spec, strategy, model, optimizer, loss_fn, *, clip, grad_acc
     """A :class:`StepGraph` for this run, or None (``log`` hears why when ``spec`` is True)."""
     if spec is False:
         return None
+    foreign = sorted({type(m).__qualname__ for m in model.modules()
+                      if not type(m).__module__.startswith("skiff.")})
     if type(strategy) is not SingleDevice:
         reason = f"the strategy is {type(strategy).__name__} (one device is captured)"
+    elif foreign and spec is None:
+        return None  # a module of the user's own: captured only when asked (cuda_graph=True)
     else:
         reason = StepGraph.unsupported(model, optimizer, strategy.device,
                                        grad_accum=grad_accum, mixed=mixed)
