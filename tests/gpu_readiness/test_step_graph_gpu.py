@@ -188,3 +188,53 @@ def test_step_graph_alone_captures_or_gives_up_keeping_the_step_it_ran(dropout):
     np.testing.assert_allclose(got, want, rtol=1e-5)
     for a, b in zip(w_want, w_got):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def _small_models():
+    from skiff.kernels.train.core import nn
+    from skiff.kernels.train.models.cnn import CNN
+
+    yield "mlp", (lambda: nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.LayerNorm(32),
+                                        nn.Linear(32, 5))), (12,)
+    yield "cnn", (lambda: CNN(in_channels=1, num_classes=5, image_size=16)), (1, 16, 16)
+    yield "cnn+bn", (lambda: nn.Sequential(
+        nn.Conv2d(1, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(6 * 8 * 8, 5))), (1, 16, 16)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "cnn+bn"])
+def test_small_models_of_skiffs_modules_are_captured_and_train_as_eagerly(name):
+    """Written for the next GPU session (not yet run on one): an MLP and CNNs (im2col GEMMs,
+    batch norm's sums, max pooling) captured by default, the same run as eager steps."""
+    from skiff.kernels.backend.report import NullReporter
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.trainer import Trainer
+
+    make, shape = next((m, s) for n, m, s in _small_models() if n == name)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40,) + shape).astype(np.float32)
+    y = rng.integers(0, 5, 40)
+
+    def run(cuda_graph):
+        logs = []
+
+        class Rep(NullReporter):
+            def log(self, message, *, level="info"):
+                logs.append(message)
+
+        train_random.seed(0)
+        model = make()
+        trainer = Trainer(model, device="cuda", batch_size=8, cuda_graph=cuda_graph,
+                          reporter=Rep(), seed=1, shuffle=False)
+        result = trainer.train((x, y), epochs=2)
+        state = [np.asarray(to_numpy(v)) for v in model.state_dict().values()]
+        return result, state, trainer, logs
+
+    eager, s_eager, _, _ = run(False)
+    graph, s_graph, trainer, logs = run(None)
+    assert trainer._graph is not None and trainer._graph.reason is None, logs
+    assert trainer._graph.replays == 9  # 10 steps of one shape: one eager, nine replayed
+    for a, b in zip(eager.history, graph.history):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-4)
+    for a, b in zip(s_eager, s_graph):  # weights and batch norm's running statistics
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ...autograd import Function, xp_of
+from ...gemm import active as gemm_active
 from ...ops_math import Relu, Sigmoid
 from ...random import get_generator
 from ...tensor import Tensor
@@ -234,7 +235,7 @@ class BatchNormFn(Function):
             mu = x3.sum(axis=axes, keepdims=True)
             mu *= 1.0 / m
             xc = x3 - mu
-            v = xp.einsum("abc,abc->" + "abc"[self.c_axis], xc, xc).reshape(cs)
+            v = _sum_of_products(xp, xc, xc, self.c_axis, axes).reshape(cs)
             v *= 1.0 / m
             self.batch_mean = mu.reshape(-1)
             self.batch_var = v.reshape(-1)
@@ -262,8 +263,7 @@ class BatchNormFn(Function):
         nx, nw, nb = self.needs_input_grad[:3]
         g3 = (g.transpose(1, 0, 2, 3) if self.swap else g).reshape(xhat.shape)
         need_stats = nw or (nx and self.training)
-        sub = "abc"[self.c_axis]
-        gw = xp.einsum(f"abc,abc->{sub}", g3, xhat) if need_stats else None
+        gw = _sum_of_products(xp, g3, xhat, self.c_axis, axes) if need_stats else None
         gb = g3.sum(axis=axes) if (nb or (nx and self.training)) else None
         gx = None
         if nx:
@@ -275,6 +275,15 @@ class BatchNormFn(Function):
                 gx -= (k1 * gb / m).reshape(cs)
             gx = self._out(gx)
         return gx, (gw if nw else None), (gb if nb else None), None, None
+
+
+def _sum_of_products(xp, a, b, c_axis, axes):
+    """sum(a * b) over ``axes`` of (a, b, c)-shaped arrays: an einsum (no temporary), or inside
+    a CUDA-graph capture a product and a sum (cupy's einsum calls cuBLAS, which it refuses
+    on a capturing stream)."""
+    if gemm_active() and xp is not np:
+        return (a * b).sum(axis=axes)
+    return xp.einsum("abc,abc->" + "abc"[c_axis], a, b)
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=True,
