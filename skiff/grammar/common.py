@@ -30,7 +30,7 @@ from skiff.kernels.backend.units import byte_size as _byte_size
 __all__ = [
     "GrammarError", "USER_ERRORS", "user_message", "Command", "command", "device_option",
     "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
-    "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float",
+    "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float", "fraction",
     "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line",
 ]
 
@@ -296,6 +296,7 @@ positive_int = _number(int, lambda v: 1 <= v <= INT_MAX, "a positive integer")
 nonneg_int = _number(int, lambda v: 0 <= v <= INT_MAX, "an integer >= 0")
 positive_float = _number(float, lambda v: v > 0, "a positive number")
 nonneg_float = _number(float, lambda v: v >= 0, "a number >= 0")
+fraction = _number(float, lambda v: 0 < v < 1, "a fraction between 0 and 1 (like 0.1)")
 relative_tolerance = _number(float, lambda v: 0 < v < 1,
                              "a relative tolerance between 0 and 1 (like 1e-8)")
 

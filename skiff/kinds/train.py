@@ -24,6 +24,7 @@ from skiff.grammar.common import (
     cluster_options,
     command,
     device_option,
+    fraction,
     launch_options,
     positive_float,
     positive_int,
@@ -90,6 +91,12 @@ def COMMAND(p):
     p.add_argument("--stop-on-divergence", action="store_true",
                    help="stop when the loss runs away (it is always watched, and a warning "
                         "logged)")
+    p.add_argument("--val-split", type=fraction, default=None, metavar="F",
+                   help="hold out this fraction of the data for a validation loss at each "
+                        "epoch's end (text: 0.1 unless given; tables and arrays: none)")
+    p.add_argument("--early-stop", type=positive_int, default=None, metavar="N",
+                   help="stop after N validations without a better val_loss and keep the "
+                        "best validation's weights (needs a validation set)")
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
@@ -351,6 +358,7 @@ def to_config(values: dict) -> dict:
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
         "stop_on_divergence": bool(values.get("stop_on_divergence", False)),
+        **_validation(values, model, data, source),
         "recompute": bool(values.get("recompute", False)),
         "precision": check_precision(values.get("precision", "32")),
         "block_size": values.get("block_size"),
@@ -359,6 +367,17 @@ def to_config(values: dict) -> dict:
         "lora": _lora(values),
         **_eval(values, model if source is None else None),
     }
+
+
+def _validation(values: dict, model, data, source) -> dict:
+    """``--val-split`` and ``--early-stop``: early stopping needs a validation set, which text
+    has by default and a table or an array file only with ``--val-split``."""
+    split, patience = values.get("val_split"), values.get("early_stop")
+    if patience is not None and source is None and split is None and data is not None \
+            and _is_table(str(data)):
+        raise ValueError(f"--early-stop watches a validation loss, and {data!r} has none "
+                         f"held out: add --val-split 0.1")
+    return {"val_split": split, "early_stopping": patience}
 
 
 def _check_target(target, data) -> str | None:
@@ -506,11 +525,18 @@ class TrainKind(Kind):
         if result.get("peak_memory_bytes"):
             speed += f", peak memory {result['peak_memory_bytes'] / 2**20:,.1f} MiB"
         lines.append(speed)
-        if result.get("stopped"):
-            lines.append(f"stopped early: {result['stopped']}")
+        stopped = result.get("stopped")
+        early = isinstance(stopped, str) and stopped.startswith("early stopping")
+        if early:
+            lines.append(f"stopped early: {stopped.removeprefix('early stopping: ')}")
+        elif stopped:
+            lines.append(f"stopped early: {stopped}")
+        if result.get("best_step") not in (None, result.get("steps")):  # early stopping
+            lines.append(f"weights of step {result['best_step']} kept (best held-out loss "
+                         f"{figure(result['best_val_loss'])})")
         if result.get("checkpoint"):
             lines.append(f"checkpoint: {result['checkpoint']}")
-            if result.get("stopped"):  # how to go on from it (a new job has its own folder)
+            if stopped and not early:  # how to go on from it (a new job has its own folder)
                 where = os.path.dirname(str(result["checkpoint"]))
                 lines.append(f"to continue: the same command with --resume --checkpoint-dir "
                              f"{shlex.quote(where)}")

@@ -41,3 +41,14 @@ def test_ocr_summary():
 def test_default_summary_keeps_plain_figures():
     lines = KINDS["demo"].summary({"steps": 3, "value": 0.123456, "history": [1, 2]})
     assert lines == ["steps: 3", "value: 0.123"]
+
+
+def test_train_summary_of_an_early_stopped_run_says_whose_weights_it_kept():
+    lines = KINDS["train"].summary({
+        "steps": 376, "final_loss": 0.00142, "val_history": [{"val_loss": 0.00184}],
+        "time_s": 0.8, "samples_per_s": 13731, "checkpoint": "/runs/x/checkpoints/s.npz",
+        "stopped": "early stopping: no better val_loss in 3 validations", "best_step": 352,
+        "best_val_loss": 0.001761})
+    assert "stopped early: no better val_loss in 3 validations" in lines
+    assert "weights of step 352 kept (best held-out loss 0.00176)" in lines
+    assert not any(line.startswith("to continue") for line in lines)

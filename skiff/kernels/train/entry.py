@@ -88,15 +88,20 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
     else:
         dataset = builtin_dataset(data, block_size=int(block), seed=seed)
     val, notes = None, []
+    held = config.get("val_split") or 0.1
     if hasattr(dataset, "split"):
         try:
-            dataset, val = dataset.split(0.9)
+            dataset, val = dataset.split(1.0 - held)
         except ValueError:  # a short text: train on all of it rather than fail
+            if config.get("val_split") or config.get("early_stopping"):
+                raise ValueError(f"the text is too short to hold out {held:g} of it as whole "
+                                 f"sequences of {int(block) + 1} tokens for a validation "
+                                 f"loss") from None
             notes.append(f"the text is too short to hold out a tenth of it as whole "
                          f"sequences of {int(block) + 1} tokens: training on all of it, "
                          f"without a validation loss")
     return {"model": model, "dataset": dataset, "val_dataset": val, "optimizer": None,
-            "loss": None, "notes": notes}
+            "loss": None, "notes": notes, "split_done": True}
 
 
 def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
@@ -150,12 +155,18 @@ def train_parts(parts: dict, config: dict, reporter):
         evaluator=evaluator,
         eval_every=config.get("eval_every"),
         recompute=True if config.get("recompute") else None,  # else as the plan chose
+        early_stopping=config.get("early_stopping"),
     )
     epochs, steps = config.get("epochs"), config.get("steps")
     if epochs is None and steps is None:
         epochs = 1
-    result = trainer.train(dataset, epochs=epochs, steps=steps,
-                           val_dataset=parts.get("val_dataset"))
+    val, split = parts.get("val_dataset"), config.get("val_split")
+    if parts.get("split_done"):
+        split = None  # the text's split is made already (with --val-split's fraction)
+    elif split is not None and val is not None:
+        raise ValueError("--val-split and a val_dataset in the cell: give one of them")
+    result = trainer.train(dataset, epochs=epochs, steps=steps, val_dataset=val,
+                           val_split=split)
     weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
     run_dir = getattr(reporter, "run_dir", None)
     if run_dir is not None and getattr(reporter, "rank", 0) == 0:

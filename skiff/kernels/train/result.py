@@ -31,7 +31,9 @@ class TrainResult:
     peak_memory_bytes: int | None = None
     checkpoint: str | None = None
     strategy: dict = field(default_factory=dict)
-    stopped: str | None = None  # why it ended early ("cancelled"), else None
+    stopped: str | None = None  # why it ended early ("cancelled", "early stopping: ..")
+    best_step: int | None = None  # early stopping: the step whose weights the model holds
+    best_val_loss: float | None = None  # early stopping: that step's validation loss
     num_parameters: int | None = None
     weights: str | None = None  # the final full weights (npz), written by a job
     step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
@@ -52,6 +54,8 @@ class TrainResult:
         }
         if self.evaluation:  # held-out evaluations during training (an evaluator was given)
             out["evaluation"] = self.evaluation
+        if self.best_step is not None:  # early stopping: whose weights the model holds
+            out["best_step"], out["best_val_loss"] = self.best_step, self.best_val_loss
         return out
 
     @property

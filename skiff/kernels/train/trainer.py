@@ -51,6 +51,7 @@ from .trainer_run import (
     same_objects,
 )
 from .trainer_state import TrainerState
+from .trainer_stop import EarlyStopping, check_early_stopping
 
 __all__ = ["Trainer", "TrainingDiverged"]
 
@@ -126,6 +127,10 @@ class Trainer(Inference, TrainerState):
         Activation checkpointing (:mod:`.core.recompute`): each block of a GPT or ERNIE-4.5
         model keeps only its input and is recomputed in backward (far less activation
         memory, ~1/3 more compute). None: as the plan chose.
+    early_stopping : int or None
+        Stop once the validation loss (scored at each epoch's end) has not improved for this
+        many validations in a row, and end with the weights of the best one
+        (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``.
     cuda_graph : bool or None
         Replay the step as one CUDA graph (:mod:`.core.graph`): on one GPU with AdamW, no
         gradient accumulation or mixed precision, the step's ~400 kernel launches from Python
@@ -164,7 +169,8 @@ class Trainer(Inference, TrainerState):
                  shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
                  stop_on_divergence: bool = False, precision: str = "32",
                  evaluator=None, eval_every: int | None = None,
-                 recompute: bool | None = None, cuda_graph: bool | None = None):
+                 recompute: bool | None = None, cuda_graph: bool | None = None,
+                 early_stopping: int | None = None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -194,6 +200,7 @@ class Trainer(Inference, TrainerState):
                              f"{type(model).__name__} has none")
         if resume and checkpoint_dir is None:
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
+        self.early_stopping = check_early_stopping(early_stopping)
         if cuda_graph not in (None, True, False):
             raise ValueError(f"cuda_graph must be None (auto), True or False, got {cuda_graph!r}")
         from skiff.kernels.backend.report import NullReporter
@@ -250,6 +257,9 @@ class Trainer(Inference, TrainerState):
         if misplaced:
             _misplaced(misplaced)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
+        if self.early_stopping is not None and val_dataset is None:
+            raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
+                             "or val_split=0.1 to train()")
         strategy = self._choose_strategy()
         self.rng = train_random.new_generator(self.seed)   # this run's own: dropout draws here
         with train_random.using(self.rng):
@@ -424,6 +434,10 @@ class Trainer(Inference, TrainerState):
                 self._on_divergence(run)
             if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
                 self._validate(run)
+                if self._stop_early(run):
+                    if self.verbose:
+                        self._print_progress(run, loss)
+                    break
             if self.eval_every and run.step % self.eval_every == 0 or run.step == run.total:
                 self._run_evaluator(run)
             if self.verbose:
@@ -564,6 +578,20 @@ class Trainer(Inference, TrainerState):
                 self.reporter.metric(k, v, step=run.step)
         self.model.train()
 
+    def _stop_early(self, run: Run) -> bool:
+        """With ``early_stopping``: count this validation; True (and why in ``run.stopped``)
+        when it is the last one without a better val_loss that the patience allows."""
+        if self.early_stopping is None:
+            return False
+        if run.early is None:
+            run.early = EarlyStopping(self.early_stopping)
+        if not run.early.update(self.model, run.step, run.val_history[-1].get("val_loss")) \
+                or run.step >= run.total:
+            return False
+        run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
+                       f"validation{'s' if self.early_stopping > 1 else ''}")
+        return True
+
     def _run_evaluator(self, run: Run) -> None:
         """The ``evaluator``'s metrics at this step (once a step), on the reporting rank."""
         if self.evaluator is None or (run.evaluation and run.evaluation[-1]["step"] == run.step):
@@ -589,6 +617,13 @@ class Trainer(Inference, TrainerState):
         """The final checkpoint (also when cancelled, so the run can be resumed), the
         strategy torn down, and the result with its measurements against the plan."""
         step, loader, rep = run.step, run.loader, self.reporter
+        best = run.early.restore(self.model, step) if run.early is not None else None
+        if best is not None:
+            msg = (f"early stopping: the weights of step {best} restored (val_loss "
+                   f"{run.early.best:.4g}, the best; step {step} was worse)")
+            rep.log(msg)
+            if self.verbose:
+                print(msg, flush=True)
         if self.checkpoint_dir is not None and step > 0:
             run.last_ckpt = self._save(step, loader, run.history, run.val_history)
         run.strategy.teardown()
@@ -604,13 +639,16 @@ class Trainer(Inference, TrainerState):
             strategy=self.plan, stopped=run.stopped, num_parameters=run.n_params,
             model=self.model)
         result.step_time_s = median(run.step_times[1:] or run.step_times)
+        if run.early is not None:
+            result.best_step, result.best_val_loss = run.early.best_step, run.early.best
         result.predicted = predicted_vs_measured(self.plan, result)
         if getattr(self, "_calibration", None) is not None:
             self._check_plan(result)
         if result.predicted:
             rep.info(predicted_vs_measured=result.predicted)
         if run.stopped:
-            rep.log(f"stopped at step {step} of {run.total} ({run.stopped})", level="warning")
+            rep.log(f"stopped at step {step} of {run.total} ({run.stopped})",
+                    level="info" if run.stopped.startswith("early") else "warning")
         return result
 
     # --------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ class Run:
     evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}
     last_ckpt: object = None
     stopped: str | None = None
+    early: object = None  # trainer_stop.EarlyStopping when early_stopping is set
     t_start: float = 0.0
     elapsed: float = 0.0
     samples: int = 0

@@ -1,0 +1,59 @@
+"""Early stopping: ``Trainer(early_stopping=N)`` ends a run once the validation loss has not
+improved for N validations in a row, and gives back the weights of its best validation.
+
+The validation set is scored at each epoch's end (and after the last step): those are the
+points counted. "Improved" means below the best so far by more than ``min_delta`` (relative
+to the best's size, so the same setting serves a loss of 3.0 and one of 0.003). The best
+weights are kept as a host copy of the model's state and put back when the run ends (by
+stopping early or at its last step) if a later validation was worse; the result says which
+step's weights it holds (``TrainResult.best_step``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["EarlyStopping", "check_early_stopping"]
+
+
+def check_early_stopping(value) -> int | None:
+    """The patience as an int (None: off); a bool, float or value below 1 is refused."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"early_stopping is the number of validations without a better "
+                         f"val_loss to wait (an integer >= 1), or None; got {value!r}")
+    return int(value)
+
+
+class EarlyStopping:
+    """The best validation loss, its step and weights, and how many validations since."""
+
+    def __init__(self, patience: int, min_delta: float = 1e-4):
+        self.patience, self.min_delta = int(patience), float(min_delta)
+        self.best: float | None = None
+        self.best_step: int | None = None
+        self.since = 0
+        self._weights: dict | None = None
+
+    def update(self, model, step: int, val_loss) -> bool:
+        """Count one validation; True when the run should stop here."""
+        if val_loss is None or not math.isfinite(val_loss):
+            self.since += 1  # a non-finite validation loss is no improvement
+        elif self.best is None or val_loss < self.best - self.min_delta * abs(self.best):
+            self.best, self.best_step, self.since = float(val_loss), int(step), 0
+            self._weights = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+            return False
+        else:
+            self.since += 1
+        return self.since >= self.patience
+
+    def restore(self, model, last_step: int) -> int | None:
+        """Put the best weights back when they are not the last; returns the step they are
+        from (None: nothing to restore)."""
+        if self._weights is None or self.best_step == last_step:
+            return None
+        model.load_state_dict(self._weights)
+        return self.best_step
