@@ -37,6 +37,10 @@ def test_training_notebook_runs(runs_dir):
     assert "predicted classes" in text
     saved = [line for line in text.splitlines() if re.fullmatch(r"\w+ (True|False)", line)]
     assert saved == ["done True"], saved  # own arrays trained by the magic, saved, loaded
+    # early stopping: the wide net stops and evaluates to the best validation it saw
+    m = re.search(r"early stopping: .* at step (\d+); the weights of step (\d+) kept\n"
+                  r"held-out loss ([0-9.]+) \(the best seen: ([0-9.]+); the last", text)
+    assert m and int(m.group(2)) < int(m.group(1)) and m.group(3) == m.group(4), m
     results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()]
     # two GPT jobs of 20 steps, and 2 epochs of 1000 own rows in batches of 32
     assert sorted(r["steps"] for r in results) == [20, 20, 64]
