@@ -193,9 +193,39 @@ def split_off(dataset, fraction: float):
 def _host(a) -> np.ndarray:
     if hasattr(a, "numpy") and callable(a.numpy):
         return np.asarray(a.numpy())
-    if hasattr(a, "get") and not isinstance(a, (np.ndarray, dict)):  # cupy array
+    if type(a).__module__.startswith("cupy") and hasattr(a, "get"):  # a cupy array
         return np.asarray(a.get())
+    if type(a).__module__.startswith("pandas"):  # a DataFrame or Series: its values
+        return _from_pandas(a)
     return np.asarray(a)
+
+
+def _from_pandas(frame) -> np.ndarray:
+    """A DataFrame's or Series' values as one numeric array (booleans as 0/1; float64 when a
+    column is not integer); text or category columns are named with the way to encode them
+    (a Series of words stays text: the loss says how to map words to class ids)."""
+    from pandas.api import types
+
+    def numeric(dt) -> bool:
+        return types.is_bool_dtype(dt) or (types.is_numeric_dtype(dt)
+                                           and not isinstance(dt, types.CategoricalDtype))
+
+    def whole(dt) -> bool:
+        return types.is_bool_dtype(dt) or types.is_integer_dtype(dt)
+
+    if not hasattr(frame, "columns"):  # a Series
+        if not numeric(frame.dtype):
+            return np.asarray(frame.astype(str).to_numpy(), dtype=str)
+        return frame.to_numpy(dtype=np.int64 if whole(frame.dtype) else np.float64)
+    bad = [str(c) for c, dt in frame.dtypes.items() if not numeric(dt)]
+    if bad:
+        shown = ", ".join(repr(c) for c in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        raise TypeError(f"the DataFrame's column{'s' if len(bad) > 1 else ''} {shown} "
+                        f"{'are' if len(bad) > 1 else 'is'} not numeric: encode text or "
+                        f"categories first (pd.get_dummies(df, columns=[...]) or "
+                        f"df[col].astype('category').cat.codes), or drop them")
+    all_whole = all(whole(dt) for dt in frame.dtypes)
+    return frame.to_numpy(dtype=np.int64 if all_whole else np.float64)
 
 
 # --------------------------------------------------------------------------------------------
