@@ -42,12 +42,13 @@ def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     result = predict_table(run_dir, ns.data)
     doc = result.to_json()
     score = _score_text(result.score, result.target)
+    notes = "".join(f"\n# {n}" for n in result.notes)  # filled cells, words never seen
     if ns.out:
         with open(ns.out, "w", newline="", encoding="utf-8") as fh:
             result.write_csv(fh)
         doc["out"] = ns.out
         text = f"{len(result.rows)} predictions of {result.target} written to {ns.out}"
-        return doc, text + (f"\n{score}" if score else "")
+        return doc, text + (f"\n{score}" if score else "") + notes.replace("\n# ", "\n")
     buf = io.StringIO()
     result.write_csv(buf)
-    return doc, buf.getvalue().rstrip("\n") + (f"\n# {score}" if score else "")
+    return doc, buf.getvalue().rstrip("\n") + (f"\n# {score}" if score else "") + notes

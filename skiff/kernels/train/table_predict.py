@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tables import TableError, _number, read_rows
+from .tables import TableError, _number, apply_encoding, read_rows
 
 __all__ = ["TablePrediction", "predict_table"]
 
@@ -26,7 +26,8 @@ __all__ = ["TablePrediction", "predict_table"]
 class TablePrediction:
     """The rows of the file, their predictions and (when the target was in it) the score."""
 
-    def __init__(self, header, rows, column, predictions, probabilities, score, target):
+    def __init__(self, header, rows, column, predictions, probabilities, score, target,
+                 notes=()):
         self.header = header            # the file's columns (or "column N" without a header)
         self.rows = rows                # the file's rows, as text cells
         self.column = column            # the name of the added column ("<target> predicted")
@@ -34,11 +35,12 @@ class TablePrediction:
         self.probabilities = probabilities  # the predicted class's probability, or None
         self.score = score              # {"accuracy": ...} or {"r2": ..., "rmse": ...} or {}
         self.target = target
+        self.notes = list(notes)        # how the rows were read (filled cells, unseen words)
 
     def to_json(self) -> dict:
         return {"target": self.target, "predictions": self.predictions,
                 "probabilities": self.probabilities, "score": self.score,
-                "rows": len(self.rows)}
+                "rows": len(self.rows), "notes": self.notes}
 
     def write_csv(self, fh) -> None:
         import csv
@@ -114,7 +116,21 @@ def predict_table(run_dir, path) -> TablePrediction:
         shown = [f"column {i + 1}" for i in range(len(header))]
     else:
         shown = header
-    x = _features(header, rows, columns, path.name)
+    notes = []
+    if scaling.get("encoding"):  # words one-hot, missing numbers filled: as in training
+        sources = [e["name"] for e in scaling["encoding"]]
+        missing = [c for c in sources if c not in header]
+        if missing:
+            raise TableError(f"{path.name}: no column {', '.join(map(repr, missing))}; the "
+                             f"model was trained on {', '.join(map(repr, sources))} (the file "
+                             f"has {', '.join(map(repr, header))})")
+        where = {c: i for i, c in enumerate(header)}
+        x, notes = apply_encoding(
+            path.name, scaling["encoding"],
+            lambda c: [cells[where[c]] if where[c] < len(cells) else "" for _, cells in rows],
+            [line for line, _ in rows])
+    else:
+        x = _features(header, rows, columns, path.name)
     xs = (x - np.asarray(scaling["x_mean"])) / np.asarray(scaling["x_std"])
     classes = scaling.get("classes")
     model = models.get("mlp", in_features=len(columns),
@@ -153,7 +169,7 @@ def predict_table(run_dir, path) -> TablePrediction:
                 score = {"r2": 1.0 - float(((yt - y) ** 2).sum()) / ss,
                          "rmse": float(np.sqrt(((yt - y) ** 2).mean())), "rows": len(yt)}
     return TablePrediction(shown, [cells for _, cells in rows], f"{target} predicted", preds,
-                           probs, score, target)
+                           probs, score, target, notes)
 
 
 def _label(text) -> str:

@@ -4,9 +4,14 @@ data.csv`` (or ``.tsv``, ``.npz``) from a terminal, as a notebook trains on arra
 CSV and TSV: a first row with any cell that is not a number is the header. A CSV with more
 semicolons than commas is a spreadsheet's export with decimal commas (``1,5;2,0;yes``).
 The target is the column named ``label``, ``target``, ``y`` or ``class`` (any case), else the
-one column of words (iris's ``species``), else the last one; every
-other column is a feature and must hold numbers (a bad or empty cell is refused with its row
-and column). A target of words is classes (sorted names, numbered from 0); a target of whole
+one column of words (iris's ``species``), else the last one; every other column is a feature.
+A feature column of numbers may have empty cells (or ``NA``, ``n/a``, ``?``, ``-``...): they
+are filled with the column's mean; a word among numbers is refused with its row and column
+(a typo). A column of words only is categories (a city, a colour): one 0/1 feature per value
+(one-hot), up to ``MAX_CATEGORIES`` values and at most half as many as rows; more is free
+text or an identifier, refused with its first word's row and column. What
+was decided is in ``Table.notes`` and the encoding in ``table.json``, so ``predict`` reads new
+rows the same way. A target of words is classes (sorted names, numbered from 0); a target of whole
 numbers is classes too when it has at most ``MAX_CLASSES`` values and fewer than half as many
 as rows, else, like any other numbers, a regression target.
 
@@ -28,12 +33,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TABLE_SUFFIXES", "TARGET_NAMES", "MAX_CLASSES", "Table", "TableError", "is_table",
-           "table_columns", "pick_target", "read_table"]
+__all__ = ["TABLE_SUFFIXES", "TARGET_NAMES", "MAX_CLASSES", "MAX_CATEGORIES", "Table",
+           "TableError", "is_table", "table_columns", "pick_target", "read_table",
+           "encode_column", "apply_encoding"]
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".npz")
 TARGET_NAMES = ("label", "target", "y", "class")
 MAX_CLASSES = 50
+MAX_CATEGORIES = 50
+MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-", "--", "#n/a"})
 
 
 class TableError(ValueError):
@@ -55,6 +63,9 @@ class Table:
     y_mean: float = 0.0
     y_std: float = 1.0
     notes: list[str] = field(default_factory=list)  # what reading the file decided (logged)
+    # how the file's columns became features: [{"name", "kind": "number", "fill"} or
+    # {"name", "kind": "categories", "values": [...]}] (None: all numbers, none missing)
+    encoding: list | None = None
 
     @property
     def outputs(self) -> int:
@@ -64,7 +75,8 @@ class Table:
         return {"columns": self.columns, "target": self.target, "classes": self.classes,
                 "notes": self.notes,
                 "x_mean": self.x_mean.tolist(), "x_std": self.x_std.tolist(),
-                "y_mean": self.y_mean, "y_std": self.y_std, "rows": int(len(self.x))}
+                "y_mean": self.y_mean, "y_std": self.y_std, "rows": int(len(self.x)),
+                **({"encoding": self.encoding} if self.encoding is not None else {})}
 
 
 def is_table(path) -> bool:
@@ -82,14 +94,19 @@ def read_table(path, target: str | None = None) -> Table:
             raise TableError(f"{path.name}: an .npz table names its arrays x and y; --target "
                              "picks a column of a .csv or .tsv file")
         x, y, columns, target = _read_npz(path)
+        encoding, read_notes = None, []
     else:
-        x, y, columns, target = _read_delimited(path, "\t" if path.suffix.lower() == ".tsv"
-                                                else ",", target)
+        x, y, columns, target, encoding, read_notes = _read_delimited(
+            path, "\t" if path.suffix.lower() == ".tsv" else ",", target)
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
-    x, columns, notes = _drop_row_index(x, columns)
-    table = _standardised(x, y, columns, target)
-    table.notes = notes
+    x, kept, notes = _drop_row_index(x, columns)
+    if encoding is not None and len(kept) < len(columns):  # the row index was a number column
+        encoding = [e for e in encoding if e["name"] != columns[0]]
+    table = _standardised(x, y, kept, target)
+    table.notes = notes + read_notes
+    if encoding is not None and any(e["kind"] != "number" or e.get("filled") for e in encoding):
+        table.encoding = encoding
     return table
 
 
@@ -197,23 +214,99 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
         (lowered.index(t) for t in TARGET_NAMES if t in lowered),
         words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
     features = [i for i in range(width) if i != target]
-    x = np.empty((len(body), len(features)), np.float64)
     labels = []
-    for r, (line, cells) in enumerate(body):
+    for line, cells in body:
         if len(cells) != width:
             raise TableError(f"{path.name}, line {line}: {len(cells)} cells where the "
                              f"{'header has' if header else 'first row has'} {width}")
-        for j, i in enumerate(features):
-            value = _number(cells[i])
-            if value is None:
-                what = "an empty cell" if not cells[i] else f"{cells[i]!r} is not a number"
-                raise TableError(f"{path.name}, line {line}, column {columns[i]!r}: {what}")
-            x[r, j] = value
         if not cells[target]:
             raise TableError(f"{path.name}, line {line}, column {columns[target]!r} (the "
                              "target): an empty cell")
         labels.append(cells[target])
-    return x, labels, [columns[i] for i in features], columns[target]
+    parts, names, encoding, notes = [], [], [], []
+    for i in features:
+        values, spec, note = encode_column(path.name, columns[i],
+                                           [cells[i] for _, cells in body],
+                                           [line for line, _ in body])
+        parts.append(values)
+        names += spec.pop("features")
+        encoding.append(spec)
+        notes += [note] if note else []
+    return np.hstack(parts), labels, names, columns[target], encoding, notes
+
+
+def is_missing(cell: str) -> bool:
+    return cell.strip().lower() in MISSING
+
+
+def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
+    """``(features (rows x k), spec, note)`` of one feature column: a column of numbers with
+    its missing cells filled by its mean (k = 1), or of words one-hot over its values. The
+    spec (``kind``, ``fill`` or ``values``, and ``features``: their names) is what
+    :func:`apply_encoding` needs for new rows."""
+    numbers = [None if is_missing(c) else _number(c) for c in cells]
+    words = [k for k, (c, v) in enumerate(zip(cells, numbers)) if v is None
+             and not is_missing(c)]
+    if not words:
+        known = [v for v in numbers if v is not None]
+        if not known:
+            raise TableError(f"{file}, column {name!r}: every cell is empty")
+        fill = float(np.mean(known))
+        empty = len(cells) - len(known)
+        col = np.array([fill if v is None else v for v in numbers], np.float64)[:, None]
+        note = (f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} filled with "
+                f"its mean {fill:.6g}") if empty else None
+        return col, {"name": name, "kind": "number", "fill": fill, "filled": empty,
+                     "features": [name]}, note
+    distinct = sorted({c.strip() for c in cells})
+    k = words[0]
+    if any(v is not None for v in numbers):  # numbers and a word: a typo, not categories
+        raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
+                         f"number (the column's other cells are numbers)")
+    if len(distinct) > MAX_CATEGORIES or len(distinct) > max(2, len(cells) // 2):
+        raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
+                         f"number, and the column holds {len(distinct)} different values in "
+                         f"{len(cells)} rows: free text or an identifier, not categories; "
+                         f"drop the column (categories are at most {MAX_CATEGORIES} values, "
+                         f"at most half as many as rows)")
+    col = np.array([[c.strip() == d for d in distinct] for c in cells], np.float64)
+    shown = ", ".join(repr(d) for d in distinct[:6]) + (" ..." if len(distinct) > 6 else "")
+    return col, {"name": name, "kind": "categories", "values": distinct,
+                 "features": [f"{name}={d or '(empty)'}" for d in distinct]}, \
+        f"column {name!r}: words, one 0/1 feature per value ({shown})"
+
+
+def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
+    """New rows' features as training encoded them: ``cells_of(name)`` gives a column's
+    cells. Returns ``(x, notes)``: a missing number takes the training mean, a word training
+    never saw sets none of its column's features (both said in the notes)."""
+    parts, notes = [], []
+    for spec in encoding:
+        name, cells = spec["name"], cells_of(spec["name"])
+        if spec["kind"] == "number":
+            col = np.empty((len(cells), 1), np.float64)
+            empty = 0
+            for r, c in enumerate(cells):
+                v = None if is_missing(c) else _number(c)
+                if v is None and not is_missing(c):
+                    raise TableError(f"{file}, line {lines[r]}, column {name!r}: {c!r} is not "
+                                     "a number")
+                empty += v is None
+                col[r, 0] = spec["fill"] if v is None else v
+            if empty:
+                notes.append(f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} "
+                             f"filled with the training mean {spec['fill']:.6g}")
+        else:
+            values = spec["values"]
+            col = np.array([[c.strip() == d for d in values] for c in cells], np.float64)
+            unseen = sorted({c.strip() for c in cells} - set(values))
+            if unseen:
+                count = sum(c.strip() not in values for c in cells)
+                notes.append(f"column {name!r}: {count} row{'s' if count > 1 else ''} with a "
+                             f"value training never saw ({', '.join(map(repr, unseen[:5]))}): "
+                             f"none of its features set")
+        parts.append(col)
+    return np.hstack(parts), notes
 
 
 def _read_npz(path: Path):

@@ -67,7 +67,9 @@ def test_a_spreadsheets_semicolons_and_decimal_commas(tmp_path):
 
 @pytest.mark.parametrize("body, message", [
     ("a,b,label\n1,2,0\n3,x,1\n", r"line 3, column 'b': 'x' is not a number"),
-    ("a,b,label\n1,2,0\n3,,1\n", r"line 3, column 'b': an empty cell"),
+    ("a,b,label\n1,,0\n3,NA,1\n", r"column 'b': every cell is empty"),
+    ("a,name,label\n1,ann,0\n3,bob,1\n2,cy,0\n", r"line 2, column 'name': 'ann' is not a "
+     r"number, and the column holds 3 different values in 3 rows: free text or an identifier"),
     ("a,b,label\n1,2,0\n3,4\n", r"line 3: 2 cells where the header has 3"),
     ("a,b,label\n1,2,\n3,4,1\n", r"line 2, column 'label' \(the target\): an empty cell"),
     ("a,b,label\n1,2,0\n", r"1 row of data"),
@@ -190,3 +192,62 @@ def test_training_on_a_chosen_target_column_fits_it(tmp_path):
     assert pred.returncode == 0, pred.stderr
     doc = json.loads(pred.stdout)
     assert doc["score"]["r2"] > 0.9, doc["score"]
+
+
+def _flats(tmp_path, n=240, seed=0):
+    """Flats with a city (words), a year that is sometimes missing, and a price that depends
+    on both: what a real export looks like."""
+    rng = np.random.default_rng(seed)
+    rooms, area = rng.integers(1, 6, n), rng.uniform(30, 150, n)
+    city = np.array(["Lyon", "Nice", "Paris"])[rng.integers(0, 3, n)]
+    built = rng.integers(1950, 2020, n)
+    price = 20 * rooms + 1.5 * area + np.where(city == "Paris", 60, 0) + 0.5 * (built - 1950)
+    rows = ["rooms,area,city,built,price"]
+    for k in range(n):
+        year = ["", "NA", "?"][k % 3] if k % 11 == 0 else str(built[k])
+        rows.append(f"{rooms[k]},{area[k]:.2f},{city[k]},{year},{price[k]:.2f}")
+    path = tmp_path / "flats.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path, city, built, price
+
+
+def test_words_are_one_hot_categories_and_missing_numbers_take_the_mean(tmp_path):
+    path, city, built, _ = _flats(tmp_path)
+    table = read_table(path)
+    assert table.columns == ["rooms", "area", "city=Lyon", "city=Nice", "city=Paris", "built"]
+    assert table.target == "price" and table.classes is None
+    x = table.x * table.x_std + table.x_mean  # back to the file's units
+    np.testing.assert_allclose(x[:, 2:5], city[:, None] == ["Lyon", "Nice", "Paris"],
+                               atol=1e-6)
+    gaps = np.arange(len(city)) % 11 == 0
+    fill = built[~gaps].mean()
+    np.testing.assert_allclose(x[gaps, 5], fill, rtol=1e-6)
+    np.testing.assert_allclose(x[~gaps, 5], built[~gaps], rtol=1e-6)
+    assert any("'city': words, one 0/1 feature per value" in n for n in table.notes)
+    assert any(f"'built': {gaps.sum()} empty cells filled with its mean" in n
+               for n in table.notes)
+    spec = {e["name"]: e for e in table.to_json()["encoding"]}
+    assert spec["city"]["values"] == ["Lyon", "Nice", "Paris"]
+    assert spec["built"]["fill"] == pytest.approx(fill)
+
+
+def test_a_table_of_words_and_gaps_trains_and_predicts_new_rows_the_same_way(tmp_path):
+    path, _, _, _ = _flats(tmp_path)
+    env = {**os.environ, "SKIFF_RUNS": str(tmp_path / "runs"), "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", str(path), "--epochs",
+                          "60", "--lr", "0.01", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    run_dir = json.loads(out.stdout)["job"]["run_dir"]
+    new = tmp_path / "new.csv"  # columns in another order, a city never seen, a gap
+    new.write_text("city,built,area,rooms,price\nParis,1980,100,3,285\nLyon,,60,2,150.7\n"
+                   "Marseille,2000,80,4,225\n")
+    pred = subprocess.run([sys.executable, "-m", "skiff", "predict", run_dir, str(new),
+                           "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert pred.returncode == 0, pred.stderr
+    doc = json.loads(pred.stdout)
+    paris, lyon, _ = doc["predictions"]
+    assert abs(paris - 285) < 15 and abs(lyon - 150.7) < 15, doc["predictions"]
+    assert any("'Marseille'" in n and "none of its features set" in n for n in doc["notes"])
+    assert any("'built': 1 empty cell filled with the training mean" in n
+               for n in doc["notes"])
