@@ -511,6 +511,8 @@ class TrainKind(Kind):
         if isinstance(val, dict) and isinstance(val.get("val_loss"), (int, float)):
             line += f", held-out loss {figure(val['val_loss'])}"
         lines = [line]
+        for note in (result.get("notes") or [])[:6]:  # what reading the data decided
+            lines.append(f"data: {note}")
         evals = result.get("evaluation") or []
         if evals and isinstance(evals[-1], dict):  # --eval: the last held-out evaluation
             last = evals[-1]

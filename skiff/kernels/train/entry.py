@@ -132,8 +132,8 @@ def train_parts(parts: dict, config: dict, reporter):
     model, dataset = parts["model"], parts["dataset"]
     evaluator = held_out(model, config)  # before training: a bad --eval file fails here
     reporter.info(model=type(model).__name__, data=str(dataset)[:200])
-    for note in [*(getattr(parts.get("table"), "notes", None) or []),
-                 *(parts.get("notes") or [])]:
+    notes = [*(getattr(parts.get("table"), "notes", None) or []), *(parts.get("notes") or [])]
+    for note in notes:
         reporter.log(note)  # what reading the data decided (a row index left out, no val)
     default_batch = 16 if hasattr(dataset, "block_size") else 32
     trainer = Trainer(
@@ -167,6 +167,7 @@ def train_parts(parts: dict, config: dict, reporter):
         raise ValueError("--val-split and a val_dataset in the cell: give one of them")
     result = trainer.train(dataset, epochs=epochs, steps=steps, val_dataset=val,
                            val_split=split)
+    result.notes = notes
     weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
     run_dir = getattr(reporter, "run_dir", None)
     if run_dir is not None and getattr(reporter, "rank", 0) == 0:

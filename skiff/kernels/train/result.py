@@ -34,6 +34,7 @@ class TrainResult:
     stopped: str | None = None  # why it ended early ("cancelled", "early stopping: ..")
     best_step: int | None = None  # early stopping: the step whose weights the model holds
     best_val_loss: float | None = None  # early stopping: that step's validation loss
+    notes: list = field(default_factory=list)  # what reading the data decided (a job's)
     num_parameters: int | None = None
     weights: str | None = None  # the final full weights (npz), written by a job
     step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
@@ -54,6 +55,8 @@ class TrainResult:
         }
         if self.evaluation:  # held-out evaluations during training (an evaluator was given)
             out["evaluation"] = self.evaluation
+        if self.notes:  # what reading the data decided (words one-hot, gaps filled, ...)
+            out["notes"] = self.notes
         if self.best_step is not None:  # early stopping: whose weights the model holds
             out["best_step"], out["best_val_loss"] = self.best_step, self.best_val_loss
         return out
