@@ -279,6 +279,7 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"epochs must be positive, got {epochs!r}")
         if steps is not None:
             positive_int("steps", steps)
+        _frame_alone(dataset, self.model)
         dataset = as_dataset(dataset)
         if val_dataset is not None:
             val_dataset = as_dataset(val_dataset, what="validation dataset")
@@ -718,6 +719,20 @@ class Trainer(Inference, TrainerState):
         if self.stop_on_divergence:
             raise self._diverged(run.step, run.watch.describe(), run)
         self.reporter.log(run.watch.warning(run.step), level="warning")
+
+
+def _frame_alone(data, model) -> None:
+    """A DataFrame alone for a model without ``loss(batch)``: its features and target are
+    one table, so say how to give them apart (it failed as 'batches of a Tensor')."""
+    if not (type(data).__module__.startswith("pandas") and hasattr(data, "columns")) or \
+            callable(getattr(model, "loss", None)):
+        return
+    cols = [str(c) for c in data.columns]
+    last = cols[-1] if cols else "target"
+    raise TypeError(f"a DataFrame alone holds the features and the target together: pass "
+                    f"them apart, e.g. trainer.train((df.drop(columns=[{last!r}]), "
+                    f"df[{last!r}])) (columns: {', '.join(cols[:8])}"
+                    f"{' ...' if len(cols) > 8 else ''})")
 
 
 def _misplaced(kwargs: dict) -> None:

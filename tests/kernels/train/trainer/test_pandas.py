@@ -52,3 +52,10 @@ def test_text_columns_and_word_labels_are_named():
     with pytest.raises(TypeError, match="map words to class ids first"):
         Trainer(nn.Sequential(nn.Linear(3, 2))).train((df[["a", "b", "c"]], df["city"]),
                                                      epochs=1)
+
+
+def test_a_dataframe_alone_is_told_to_give_features_and_target_apart():
+    df = _frame()[["a", "b", "label"]]
+    with pytest.raises(TypeError, match=r"pass them apart, e.g. trainer.train\(\(df.drop\("
+                                        r"columns=\['label'\]\), df\['label'\]\)\)"):
+        Trainer(nn.Sequential(nn.Linear(2, 2))).train(df, epochs=1)
