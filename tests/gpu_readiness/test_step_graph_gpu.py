@@ -82,6 +82,8 @@ def test_trainer_captured_steps_match_the_eager_run():
     assert trainer._graph is not None and trainer._graph.reason is None, logs
     assert trainer._graph.replays == 7  # the first step eager, the second captured and run
     assert any("captured as a CUDA graph" in m for m in logs)
+    assert trainer._graph.memory_bytes() > 0  # counted in the run's peak memory
+    assert graph.peak_memory_bytes >= trainer._graph.memory_bytes()
     for a, b in zip(eager.history, graph.history):
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
         assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-4)

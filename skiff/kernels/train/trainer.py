@@ -548,7 +548,10 @@ class Trainer(Inference, TrainerState):
         """Peak memory; every ``log_every`` steps (and the last) a history row and its
         metrics; progress after every step."""
         rep, loader, step = self.reporter, run.loader, run.step
-        run.peak = max(run.peak, memory_in_use(run.strategy.device))
+        in_use = memory_in_use(run.strategy.device)
+        if self._graph is not None:  # a captured step's arrays live in the graph's own pool
+            in_use += self._graph.memory_bytes()
+        run.peak = max(run.peak, in_use)
         if step % self.log_every == 0 or step == run.total:
             now = time.perf_counter()
             dt = max(now - run.window_t, 1e-9)

@@ -119,6 +119,11 @@ class StepGraph:
     def _params(self):
         return [p for g in self.optimizer.param_groups for p in g["params"]]
 
+    def memory_bytes(self) -> int:
+        """Device bytes the captured steps hold in their own pools (the process pool's
+        ``used_bytes`` does not count them)."""
+        return sum(int(g.pool.total_bytes()) for g in self._graphs.values())
+
     def _replay(self, graph, leaves):
         for dst, src in zip(graph.inputs, leaves):
             dst[...] = src
