@@ -510,6 +510,10 @@ class TrainKind(Kind):
         val = (result.get("val_history") or [{}])[-1]
         if isinstance(val, dict) and isinstance(val.get("val_loss"), (int, float)):
             line += f", held-out loss {figure(val['val_loss'])}"
+            if isinstance(val.get("val_r2"), (int, float)):
+                line += f", R^2 {val['val_r2']:.3f}"
+            elif isinstance(val.get("val_accuracy"), (int, float)):
+                line += f", accuracy {100 * val['val_accuracy']:.1f}%"
         lines = [line]
         for note in (result.get("notes") or [])[:6]:  # what reading the data decided
             lines.append(f"data: {note}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import PackedBatch, as_dataset, batch_size_of
-from .losses import INPUT_KEYS, accuracy
+from .losses import INPUT_KEYS, accuracy, r_squared, regression_sums
 from .precision import MixedTraining
 from .strategy import SingleDevice
 from .trainer_run import param_dtype
@@ -20,7 +20,8 @@ class Inference:
     """``evaluate`` and ``predict`` of a :class:`.trainer.Trainer`."""
 
     def evaluate(self, dataset, batch_size: int | None = None) -> dict:
-        """Mean loss (and accuracy for classification) over ``dataset`` without gradients."""
+        """Mean loss over ``dataset`` without gradients, with accuracy for classification
+        (``val_accuracy``) or R^2 for a regression on float targets (``val_r2``)."""
         from .core.tensor import no_grad
         from .data import DataLoader
 
@@ -38,6 +39,7 @@ class Inference:
             loss_fn.keep = True
         total = count = correct = 0.0
         classify = None
+        sums = None  # a regression's sums for R^2
         self.model.eval()
         with no_grad():
             for host_batch in loader:
@@ -50,9 +52,16 @@ class Inference:
                 if acc is not None:
                     classify = True
                     correct += acc * n
+                elif last is not None and not callable(self.loss_spec):
+                    part = regression_sums(*last, self.loss_spec)
+                    if part is not None and (sums is None or len(part[1]) == len(sums[1])):
+                        sums = part if sums is None else tuple(a + b for a, b in
+                                                               zip(sums, part))
         out = {"val_loss": total / count}
         if classify:
             out["val_accuracy"] = correct / count
+        elif sums is not None and r_squared(sums) is not None:
+            out["val_r2"] = r_squared(sums)  # the share of the targets' variance explained
         return out
 
     def predict(self, data, batch_size: int | None = None, *, inputs: int = 1) -> np.ndarray:

@@ -157,6 +157,35 @@ def accuracy(out, y, spec) -> float | None:
     return float((pred == y.numpy()).mean())
 
 
+def regression_sums(out, y, spec):
+    """``(n, sse, sum_y, sum_y2)`` per output column of a regression batch (MSE on float
+    targets), for R^2 over a whole set; None where it has no meaning (classes, other
+    losses, shapes that do not line up)."""
+    if spec not in ("auto", "mse") or not hasattr(out, "shape"):
+        return None
+    if not np.issubdtype(np.dtype(str(y.dtype)), np.floating):
+        return None
+    o = np.asarray(out.numpy(), np.float64)
+    t = np.asarray(y.numpy() if hasattr(y, "numpy") else y, np.float64)
+    if o.shape != t.shape:
+        if o.size != t.size or o.ndim > 2 or t.ndim > 2:
+            return None
+        t = t.reshape(o.shape)  # (N,) targets for (N, 1) outputs
+    o, t = o.reshape(len(o), -1), t.reshape(len(t), -1)
+    return len(t), ((o - t) ** 2).sum(0), t.sum(0), (t * t).sum(0)
+
+
+def r_squared(sums) -> float | None:
+    """R^2 from accumulated :func:`regression_sums` (the mean over output columns whose
+    targets vary, as scikit-learn's r2_score averages them)."""
+    n, sse, sy, sy2 = sums
+    sst = sy2 - sy * sy / n
+    keep = sst > 1e-12 * np.maximum(sy2, 1e-300)
+    if n < 2 or not keep.any():
+        return None
+    return float(np.mean(1.0 - sse[keep] / sst[keep]))
+
+
 def positional_arity(fn) -> int | None:
     """How many positional arguments ``fn`` requires (None: any number, or unknown)."""
     import inspect

@@ -105,3 +105,22 @@ def test_cli_table_run_stops_early_and_says_whose_weights_it_kept(tmp_path):
     assert result["best_step"] < result["steps"]
     best = min(v["val_loss"] for v in result["val_history"])
     assert result["best_val_loss"] == pytest.approx(best)
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_a_regressions_validation_reports_r2_as_numpy_computes_it(outputs):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((150, 3)).astype("f4")
+    y = (x @ rng.standard_normal((3, outputs)) + 0.3 * rng.standard_normal((150, outputs)))
+    y = y.astype("f4")[:, 0] if outputs == 1 else y.astype("f4")  # (N,) for one output
+    trainer = Trainer(nn.Sequential(nn.Linear(3, outputs)), lr=1e-2, batch_size=32)
+    trainer.train((x, y), epochs=3)
+    got = trainer.evaluate((x, y), batch_size=40)  # batches of unequal sizes
+    pred = trainer.predict(x).reshape(150, outputs)
+    truth = y.reshape(150, outputs)
+    want = np.mean(1 - ((truth - pred) ** 2).sum(0) / ((truth - truth.mean(0)) ** 2).sum(0))
+    assert got["val_r2"] == pytest.approx(want, rel=1e-5)
+    assert "val_accuracy" not in got
+    labels = (x[:, 0] > 0).astype("i8")  # classes: accuracy, no R^2
+    clf = Trainer(nn.Sequential(nn.Linear(3, 2)), batch_size=32)
+    assert set(clf.evaluate((x, labels))) == {"val_loss", "val_accuracy"}
