@@ -8,6 +8,8 @@ loss=nn.CrossEntropyLoss())`` reads as it would elsewhere.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import functional as F
 from .module import Module
 
@@ -45,20 +47,35 @@ class CrossEntropyLoss(Module):
     ignore_index : int
         Targets equal to this add nothing and do not count in the mean.
     reduction : {"mean", "sum", "none"}
+    weight : array (C,) or None
+        Each class's weight (rare classes count more); the mean divides by the targets'
+        weights, as torch's does.
+    label_smoothing : float
+        Mix this much of a uniform distribution into the one-hot targets (torch's meaning).
     """
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean"):
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean", weight=None,
+                 label_smoothing: float = 0.0):
         super().__init__()
         _check_reduction(reduction)
+        if not (isinstance(label_smoothing, (int, float)) and 0.0 <= label_smoothing < 1.0):
+            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
         self.ignore_index = int(ignore_index)
         self.reduction = reduction
+        self.weight = None if weight is None else np.asarray(
+            weight.numpy() if hasattr(weight, "numpy") else weight, np.float32)
+        self.label_smoothing = float(label_smoothing)
 
     def forward(self, output, target):
         if output.ndim > 2:
             output = output.reshape(-1, output.shape[-1])
             target = target.reshape(-1)
+        weight = self.weight
+        if weight is not None and output.xp is not np:  # on the logits' device
+            weight = output.xp.asarray(weight)
         return F.cross_entropy(output, target, ignore_index=self.ignore_index,
-                               reduction=self.reduction)
+                               reduction=self.reduction, weight=weight,
+                               label_smoothing=self.label_smoothing)
 
 
 def binary_cross_entropy_with_logits(logits, target, reduction: str = "mean"):

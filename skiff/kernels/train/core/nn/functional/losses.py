@@ -54,13 +54,61 @@ class CrossEntropyFn(Function):
         return gx.reshape(self.shape), None
 
 
+class WeightedCrossEntropyFn(Function):
+    """Cross-entropy with class weights ``w`` (C,) and label smoothing ``eps`` (torch's
+    semantics): row i's loss is ``-sum_c q_ic log p_ic`` with ``q_ic = (1 - eps) w_c [c = t_i]
+    + eps / C * w_c``; the mean divides by the sum of ``w[t_i]`` over the rows counted."""
+
+    def forward(self, logits, target, weight=None, eps=0.0, ignore_index=-100,
+                reduction="mean"):
+        xp = xp_of(logits)
+        c = logits.shape[-1]
+        x = logits.reshape(-1, c)
+        t = target.reshape(-1)
+        self.shape = logits.shape
+        valid = t != ignore_index
+        safe_t = xp.where(valid, t, 0)
+        z = x - x.max(axis=1, keepdims=True)
+        logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
+        w = xp.ones(c, dtype=x.dtype) if weight is None else xp.asarray(weight, dtype=x.dtype)
+        rows = xp.arange(x.shape[0])
+        q = xp.zeros_like(x)  # the rows' target distributions, weighted
+        q[rows, safe_t] = (1.0 - eps) * w[safe_t]
+        if eps:
+            q += (eps / c) * w[None, :]
+        q *= valid[:, None]
+        loss = -(q * logp).sum(axis=1)
+        self.reduction = reduction
+        self.count = (xp.maximum((w[safe_t] * valid).sum(), xp.finfo(x.dtype).tiny)
+                      if reduction == "mean" else 1)
+        self.save_for_backward(logp, q)
+        if reduction == "none":
+            return loss.reshape(target.shape)
+        total = loss.sum()
+        return total / self.count if reduction == "mean" else total
+
+    def backward(self, g):
+        logp, q = self.saved
+        xp = xp_of(logp)
+        if self.reduction == "none":
+            scale = g.reshape(-1)[:, None].astype(logp.dtype)
+        else:
+            scale = (g / self.count).astype(logp.dtype)
+        # d/dz of -sum_c q_c log softmax(z)_c = p * sum_c q_c - q
+        gx = (xp.exp(logp) * q.sum(axis=1, keepdims=True) - q) * scale
+        return gx.reshape(self.shape), None
+
+
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def cross_entropy(logits: Tensor, target, ignore_index: int = -100, reduction: str = "mean"):
+def cross_entropy(logits: Tensor, target, ignore_index: int = -100, reduction: str = "mean",
+                  weight=None, label_smoothing: float = 0.0):
     """Cross-entropy of ``logits`` (N, C) (or (..., C)) against integer ``target`` (N,).
 
-    Targets equal to ``ignore_index`` add nothing and do not count in the mean.
+    Targets equal to ``ignore_index`` add nothing and do not count in the mean. ``weight``
+    (C,) weighs each class (the mean divides by the targets' weights, as torch does);
+    ``label_smoothing`` in [0, 1) mixes that much of a uniform distribution into the targets.
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
@@ -76,7 +124,22 @@ def cross_entropy(logits: Tensor, target, ignore_index: int = -100, reduction: s
             f"cross_entropy: logits of shape {tuple(logits.shape)} need targets of shape "
             f"{tuple(logits.shape[:-1])}, got {tuple(t.shape)}"
         )
-    return CrossEntropyFn.apply(logits, t, ignore_index=ignore_index, reduction=reduction)
+    if not (isinstance(label_smoothing, (int, float)) and 0.0 <= label_smoothing < 1.0):
+        raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
+    if weight is None and not label_smoothing:
+        return CrossEntropyFn.apply(logits, t, ignore_index=ignore_index, reduction=reduction)
+    if weight is not None:
+        w = weight.data if isinstance(weight, Tensor) else weight
+        shape = tuple(getattr(w, "shape", np.shape(w)))
+        if shape != (logits.shape[-1],):
+            raise ValueError(f"cross_entropy: weight needs one value per class "
+                             f"({logits.shape[-1]},), got shape {shape}")
+        host = np.asarray(w.get() if type(w).__module__.startswith("cupy") else w, np.float64)
+        if not (np.isfinite(host).all() and (host >= 0).all()):
+            raise ValueError("cross_entropy: class weights must be finite and >= 0")
+        weight = w
+    return WeightedCrossEntropyFn.apply(logits, t, weight=weight, eps=float(label_smoothing),
+                                        ignore_index=ignore_index, reduction=reduction)
 
 
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
