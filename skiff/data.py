@@ -1,6 +1,7 @@
 """``skiff.data``: data sets, loaders and the built-in corpora.
 
-The public name of :mod:`skiff.kernels.train.data`; the same classes."""
+The public name of :mod:`skiff.kernels.train.data` (the same classes), and
+:class:`ImageFolder` (a folder of class folders of images)."""
 
 from skiff.kernels.train import data as _real
 from skiff.kernels.train.data import (  # noqa: F401
@@ -21,5 +22,7 @@ from skiff.kernels.train.data import (  # noqa: F401
     split_off,
     token_count,
 )
+from skiff.kernels.train.image_folder import ImageFolder  # noqa: F401
 
-__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.data
+__all__ = [*_real.__all__, "ImageFolder"]  # skiff.kernels.train.data's names, and folders
+

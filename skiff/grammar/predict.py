@@ -1,8 +1,10 @@
-"""Grammar of ``python -m skiff predict``: a table model's predictions for another file.
+"""Grammar of ``python -m skiff predict``: a table or image model's predictions for new data.
 
 ``python -m skiff predict JOB new.csv`` prints the file's rows with a ``<target> predicted``
-column (and the class's probability) as CSV; ``--out FILE`` writes them there instead and
-prints the score when the file holds the target; ``--json`` prints one JSON document.
+column (and the class's probability) as CSV; for a ``cnn`` trained on a folder of class
+folders, ``python -m skiff predict JOB image|folder`` prints each image's class and
+probability. ``--out FILE`` writes them there instead and prints the score when the truth is
+known (the target column; the images' class folders); ``--json`` prints one JSON document.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from .common import command, json_option
 __all__ = ["COMMAND", "cli"]
 
 
-@command("predict", help="Predict with a model trained on a table file (mlp data.csv) for "
-                         "the rows of another file")
+@command("predict", help="Predict with a model trained on a table file (mlp data.csv) or a "
+                         "folder of images (cnn photos/) for new rows or images")
 @json_option
 def COMMAND(p):
     p.add_argument("run", help="the training job: its id (a prefix or suffix is enough), its "
                                "--name, or its run folder")
-    p.add_argument("data", help="a .csv or .tsv file with the columns the model trained on")
+    p.add_argument("data", help="a .csv or .tsv file with the columns the model trained on, or "
+                                "an image, a folder of images or of class folders")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the rows with their predictions to this CSV file")
 
@@ -37,11 +40,21 @@ def _score_text(score: dict, target: str) -> str:
 def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     """(JSON document, text) for ``python -m skiff predict`` with the job's run folder (the
     front finds it from the id); a bad run or file raises ValueError with one line."""
+    from pathlib import Path
+
     from skiff.kernels.train.table_predict import predict_table
 
-    result = predict_table(run_dir, ns.data)
+    if (Path(run_dir) / "images.json").is_file():
+        from skiff.kernels.train.image_predict import predict_images
+
+        result = predict_images(run_dir, ns.data)
+        result.target, result.rows = "class", result.files
+        score = (f"accuracy {100 * result.score['accuracy']:.1f}% on "
+                 f"{result.score['rows']} images (their class folders)" if result.score else "")
+    else:
+        result = predict_table(run_dir, ns.data)
+        score = _score_text(result.score, result.target)
     doc = result.to_json()
-    score = _score_text(result.score, result.target)
     notes = "".join(f"\n# {n}" for n in result.notes)  # filled cells, words never seen
     if ns.out:
         with open(ns.out, "w", newline="", encoding="utf-8") as fh:

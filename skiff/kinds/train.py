@@ -97,6 +97,9 @@ def COMMAND(p):
     p.add_argument("--early-stop", type=positive_int, default=None, metavar="N",
                    help="stop after N validations without a better val_loss and keep the "
                         "best validation's weights (needs a validation set)")
+    p.add_argument("--image-size", type=positive_int, default=None, metavar="N",
+                   help="cnn on a folder of class folders of images: the side images are "
+                        "cut and resized to (a multiple of 4; default 32)")
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
@@ -231,8 +234,12 @@ def check_data_name(name: str) -> str:
     if os.path.isfile(path):
         return os.path.abspath(path)
     if os.path.isdir(path):
+        from skiff.kernels.train.image_folder import is_image_folder
+
+        images = (f"; a folder of class folders of images trains cnn: train cnn {name}"
+                  if is_image_folder(path) else "")
         raise ValueError(f"data {name!r} is a folder: give a text file, a table (.csv, .tsv, "
-                         f".npz) or one of {', '.join(BUILTIN_DATA)}")
+                         f".npz) or one of {', '.join(BUILTIN_DATA)}{images}")
     if os.sep in name or os.path.splitext(name)[1]:  # meant as a file: say it is not there
         raise ValueError(f"no such data file {path!r}")
     raise unknown_name("data", name, BUILTIN_DATA, " (or a text file)")
@@ -266,10 +273,24 @@ def check_pair(model: str, data: str) -> None:
         if data in BUILTIN_DATA and data not in TEXT_DATA:
             raise ValueError(f"model {model!r} trains on text ({', '.join(TEXT_DATA)} or a text "
                              f"file), got data {data!r}")
-    elif data != default and not (model == "mlp" and _is_table(data)):
-        more = " or a table file (.csv, .tsv, .npz)" if model == "mlp" else ""
+    elif data != default and not (model == "mlp" and _is_table(data)) and not (
+            model == "cnn" and os.path.isdir(str(data))):
+        more = {"mlp": " or a table file (.csv, .tsv, .npz)",
+                "cnn": " or a folder of class folders of images"}.get(model, "")
         raise ValueError(f"model {model!r} trains on {default!r}{more} (or, in a notebook, "
                          f"arrays of your own), got data {data!r}")
+
+
+def _check_image_folder(data: str) -> str:
+    """A folder for ``cnn``: it must hold class folders of images (said before any job)."""
+    from skiff.kernels.train.image_folder import is_image_folder
+
+    path = os.path.abspath(os.path.expanduser(data))
+    if not is_image_folder(path):
+        raise ValueError(f"data {data!r} is a folder without class folders of images: cnn "
+                         f"trains on a folder like photos/cat/1.jpg, photos/dog/2.png (one "
+                         f"subfolder per class)")
+    return path
 
 
 def _is_table(data: str) -> bool:
@@ -324,11 +345,20 @@ def to_config(values: dict) -> dict:
         if model is None:
             raise ValueError(f"train needs a MODEL: one of {', '.join(BUILTIN_MODELS)}")
         check_model_name(model)
-        data = check_data_name(data) if data is not None else DEFAULT_DATA[model]
+        if model == "cnn" and data is not None and os.path.isdir(os.path.expanduser(data)):
+            data = _check_image_folder(data)
+        else:
+            data = check_data_name(data) if data is not None else DEFAULT_DATA[model]
         check_pair(model, data)
     elif model is not None or data is not None:
         raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
                          f"{model!r} {data!r} on the line")
+    size = values.get("image_size")
+    if size is not None and not (model == "cnn" and data is not None
+                                 and os.path.isdir(str(data))):
+        raise ValueError("--image-size is for cnn on a folder of class folders of images")
+    if size is not None and not (8 <= size <= 512 and size % 4 == 0):
+        raise ValueError(f"--image-size must be a multiple of 4 from 8 to 512, got {size}")
     epochs, steps = values.get("epochs"), values.get("steps")
     for name, value in (("steps", steps), ("epochs", epochs)):
         if value is not None and not 1 <= value <= MAX_STEPS:
@@ -362,6 +392,7 @@ def to_config(values: dict) -> dict:
         "recompute": bool(values.get("recompute", False)),
         "precision": check_precision(values.get("precision", "32")),
         "block_size": values.get("block_size"),
+        "image_size": values.get("image_size"),
         "from": check_from(model, values.get("from_dir", values.get("from")))
         if source is None else None,
         "lora": _lora(values),

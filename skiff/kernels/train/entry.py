@@ -15,6 +15,7 @@ notebook loads the trained model back.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,8 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
     name = config.get("model")
     if name == "mlp" and config.get("data") and is_table(config["data"]):
         return _table_parts(config["data"], seed, config.get("target"))
+    if name == "cnn" and config.get("data") and os.path.isdir(str(config["data"])):
+        return _image_parts(config["data"], seed, config.get("image_size") or 32)
     with train_random.using(train_random.new_generator(seed)):   # this job's own generator
         model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
@@ -118,6 +121,22 @@ def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
             "optimizer": None, "loss": None, "table": table}
 
 
+def _image_parts(path: str, seed: int, size: int) -> dict:
+    """``cnn`` on a folder of class folders: as many input channels as the images have, one
+    output per class; the classes and the scaling go beside the model (``images.json``)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.image_folder import ImageFolder
+
+    folder = ImageFolder(path, size=int(size), seed=seed)
+    with train_random.using(train_random.new_generator(seed)):
+        model = models.get("cnn", in_channels=folder.channels, num_classes=len(folder.classes),
+                           image_size=folder.size)
+    return {"model": model, "dataset": folder, "val_dataset": None, "optimizer": None,
+            "loss": None, "images": folder, "notes": list(folder.notes),
+            "default_val_split": 0.1 if len(folder) >= 20 else None}
+
+
 def run(config: dict, reporter, namespace: dict | None = None):
     """Train as the config says, reporting through ``reporter``; returns a TrainResult.
     ``namespace``: the names a ``%%train`` cell in the config starts with."""
@@ -161,6 +180,8 @@ def train_parts(parts: dict, config: dict, reporter):
     if epochs is None and steps is None:
         epochs = 1
     val, split = parts.get("val_dataset"), config.get("val_split")
+    if split is None:
+        split = parts.get("default_val_split")  # images: a tenth held out for accuracy
     if parts.get("split_done"):
         split = None  # the text's split is made already (with --val-split's fraction)
     elif split is not None and val is not None:
@@ -178,6 +199,10 @@ def train_parts(parts: dict, config: dict, reporter):
         tmp.replace(path)
         reporter.artifact("model", path, kind="file")
         result.weights = str(path)
+        if parts.get("images") is not None:  # classes, size, scaling: predict needs them
+            meta = Path(run_dir) / "images.json"
+            meta.write_text(json.dumps(parts["images"].to_json(), indent=1) + "\n")
+            reporter.artifact("image classes and scaling", meta, kind="file")
         if parts.get("table") is not None:  # how the table was scaled: predictions need it
             scaling = Path(run_dir) / "table.json"
             scaling.write_text(json.dumps(parts["table"].to_json(), indent=1) + "\n")

@@ -1,0 +1,160 @@
+"""A folder of class folders of images as a training set for the built-in ``cnn``:
+``python -m skiff train cnn photos/`` where ``photos/cat/*.jpg`` and ``photos/dog/*.png``.
+
+Each class is a subfolder (its name is the class; sorted, numbered from 0); its images (PNG,
+JPEG, BMP, GIF, WebP, TIFF; subfolders of it too) are read once, cut to a centred square
+and resized to ``size`` x ``size`` pixels, kept as uint8 (N, C, H, W). Grey when every image
+is grey, else RGB. The order is shuffled once with the seed, so a held-out tail
+(``--val-split``) samples every class. Batches (``take``) are float32, standardised per
+channel with the set's mean and deviation; :meth:`ImageFolder.to_json` keeps those, the
+classes and the size beside the model (``images.json``), so ``predict`` reads new images the
+same way. A file that is no image is left out and counted in :attr:`ImageFolder.notes`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["IMAGE_SUFFIXES", "ImageFolder", "ImageFolderError", "is_image_folder",
+           "load_image", "standardise"]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+
+
+class ImageFolderError(ValueError):
+    """The folder cannot be read as a training set (the message says what it holds)."""
+
+
+def _images_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file()
+                  and p.suffix.lower() in IMAGE_SUFFIXES
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def is_image_folder(path) -> bool:
+    """A folder with at least one subfolder that holds images."""
+    folder = Path(str(path)).expanduser()
+    if not folder.is_dir():
+        return False
+    return any(d.is_dir() and not d.name.startswith(".") and _images_in(d)
+               for d in folder.iterdir())
+
+
+def load_image(path, size: int, channels: int) -> np.ndarray:
+    """One image as uint8 (channels, size, size): a centred square, resized (raises OSError or
+    ValueError when the file is no image)."""
+    from PIL import Image, ImageOps
+
+    with Image.open(path) as im:
+        im = ImageOps.exif_transpose(im)  # a phone photo's orientation, as it is seen
+        im = im.convert("L" if channels == 1 else "RGB")
+        im = ImageOps.fit(im, (size, size), method=Image.Resampling.BILINEAR)
+        a = np.asarray(im, dtype=np.uint8)
+    return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
+
+
+def _is_grey(path) -> bool:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        if im.mode in ("1", "L", "LA", "I", "I;16", "F"):
+            return True
+        if im.mode not in ("RGB", "RGBA", "P"):
+            return False
+        small = np.asarray(im.convert("RGB").resize((16, 16)), dtype=np.int16)
+    return bool(np.abs(small[..., 0] - small[..., 1]).max() <= 2
+                and np.abs(small[..., 1] - small[..., 2]).max() <= 2)
+
+
+def standardise(images: np.ndarray, mean, std) -> np.ndarray:
+    """uint8 (N, C, H, W) -> float32, each channel (x / 255 - mean) / std."""
+    x = images.astype(np.float32) / 255.0
+    x -= np.asarray(mean, np.float32)[None, :, None, None]
+    x /= np.asarray(std, np.float32)[None, :, None, None]
+    return x
+
+
+class ImageFolder:
+    """``ImageFolder(root, size=32, seed=0)``: ``(image, class)`` items of a folder of class
+    folders (see the module docstring); ``classes``, ``channels``, ``notes``, ``to_json``."""
+
+    def __init__(self, root, size: int = 32, seed: int = 0, progress=None):
+        root = Path(str(root)).expanduser()
+        if not root.is_dir():
+            raise ImageFolderError(f"no folder {str(root)!r}")
+        if not isinstance(size, (int, np.integer)) or not 8 <= size <= 512 or size % 4:
+            raise ImageFolderError(f"image size must be a multiple of 4 from 8 to 512, got "
+                                   f"{size!r}")
+        dirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
+        found = [(d.name, _images_in(d)) for d in dirs]
+        found = [(name, files) for name, files in found if files]
+        if len(found) < 2:
+            loose = [p.name for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
+            where = " (images lie in it directly)" if loose else ""
+            what = (f"{len(found)} class folder with images" if found else
+                    f"no class folders with images{where}")
+            raise ImageFolderError(
+                f"{root.name}: {what}; a training set of images is a folder of class folders, "
+                f"e.g. {root.name}/cat/1.jpg, {root.name}/dog/2.png (two classes at least)")
+        self.root, self.size = root, int(size)
+        self.classes = [name for name, _ in found]
+        files = [(p, k) for k, (_, ps) in enumerate(found) for p in ps]
+        t0 = time.perf_counter()
+        sample = files[:: max(1, len(files) // 64)]
+        self.channels = 1 if all(_safe_grey(p) for p, _ in sample) else 3
+        images, labels, bad = [], [], []
+        for i, (p, k) in enumerate(files):
+            try:
+                images.append(load_image(p, self.size, self.channels))
+                labels.append(k)
+            except (OSError, ValueError, SyntaxError):
+                bad.append(p)
+            if progress is not None and (i + 1) % 256 == 0:
+                progress(i + 1, len(files))
+        if not images:
+            raise ImageFolderError(f"{root.name}: none of its {len(files)} image files could be "
+                                   "read")
+        order = np.random.default_rng(seed).permutation(len(images))
+        self.images = np.stack(images)[order]
+        self.labels = np.asarray(labels, np.int64)[order]
+        x = self.images.astype(np.float32) / 255.0
+        self.mean = x.mean(axis=(0, 2, 3)).astype(np.float64)
+        self.std = np.maximum(x.std(axis=(0, 2, 3)), 1e-3).astype(np.float64)
+        counts = np.bincount(self.labels, minlength=len(self.classes))
+        self.notes = [f"{len(self.images)} images of {len(self.classes)} classes "
+                      f"({', '.join(f'{c} {n}' for c, n in zip(self.classes, counts))}), "
+                      f"{'grey' if self.channels == 1 else 'RGB'} {self.size}x{self.size}, "
+                      f"read in {time.perf_counter() - t0:.1f} s"]
+        if bad:
+            self.notes.append(f"{len(bad)} file{'s' if len(bad) > 1 else ''} that "
+                              f"{'are' if len(bad) > 1 else 'is'} no "
+                              f"image left out (the first: "
+                              f"{bad[0].relative_to(root).as_posix()})")
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, i):
+        return standardise(self.images[i:i + 1], self.mean, self.std)[0], self.labels[i]
+
+    def take(self, index):
+        return standardise(self.images[index], self.mean, self.std), self.labels[index]
+
+    def to_json(self) -> dict:
+        return {"classes": self.classes, "size": self.size, "channels": self.channels,
+                "mean": self.mean.tolist(), "std": self.std.tolist(), "images": len(self),
+                "notes": self.notes}
+
+    def __repr__(self) -> str:
+        return (f"ImageFolder({self.root.name}: {len(self)} images, {len(self.classes)} "
+                f"classes, {self.channels}x{self.size}x{self.size})")
+
+
+def _safe_grey(path) -> bool:
+    try:
+        return _is_grey(path)
+    except (OSError, ValueError, SyntaxError):
+        return True  # no image: it decides nothing
