@@ -33,7 +33,10 @@ def test_training_notebook_runs(runs_dir):
     assert m and float(m.group(2)) < 4.0, m and m.group(0)
     assert "carries over to new text" in text or "the curves have parted" in text
     jobs = [json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()]
-    assert sorted(j["kind"] for j in jobs) == ["train", "train", "train"]
+    assert sorted(j["kind"] for j in jobs) == ["train"] * 4
+    # a folder of drawn shapes: the cnn job and new images read like its training set
+    m = re.search(r"done: held-out accuracy ([0-9.]+), on new images ([0-9.]+)", text)
+    assert m and float(m.group(1)) > 0.7 and float(m.group(2)) > 0.7, m and m.group(0)
     assert "predicted classes" in text
     saved = [line for line in text.splitlines() if re.fullmatch(r"\w+ (True|False)", line)]
     assert saved == ["done True"], saved  # own arrays trained by the magic, saved, loaded
@@ -42,8 +45,9 @@ def test_training_notebook_runs(runs_dir):
                   r"held-out loss ([0-9.]+) \(the best seen: ([0-9.]+); the last", text)
     assert m and int(m.group(2)) < int(m.group(1)) and m.group(3) == m.group(4), m
     results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()]
-    # two GPT jobs of 20 steps, and 2 epochs of 1000 own rows in batches of 32
-    assert sorted(r["steps"] for r in results) == [20, 20, 64]
+    # two GPT jobs of 20 steps, 2 epochs of 1000 own rows in batches of 32, and 15 epochs of
+    # 108 shape images in batches of 32
+    assert sorted(r["steps"] for r in results) == [20, 20, 60, 64]
     for result in (r for r in results if r["steps"] == 20):
         losses = [row["loss"] for row in result["history"]]
         assert losses[-1] < losses[0]

@@ -77,21 +77,47 @@ def standardise(images: np.ndarray, mean, std) -> np.ndarray:
     return x
 
 
-class ImageFolder:
-    """``ImageFolder(root, size=32, seed=0)``: ``(image, class)`` items of a folder of class
-    folders (see the module docstring); ``classes``, ``channels``, ``notes``, ``to_json``."""
+def _reference(like) -> dict | None:
+    """What ``like`` says about a trained set: an ImageFolder, an images.json document, its
+    path or the run folder holding it."""
+    if like is None:
+        return None
+    if isinstance(like, ImageFolder):
+        return like.to_json()
+    if isinstance(like, dict):
+        return like
+    path = Path(str(like)).expanduser()
+    if path.is_dir():
+        path = path / "images.json"
+    if not path.is_file():
+        raise ImageFolderError(f"like={str(like)!r}: no images.json there (a run folder of "
+                               "cnn trained on a folder of images holds one)")
+    import json
 
-    def __init__(self, root, size: int = 32, seed: int = 0, progress=None):
+    return json.loads(path.read_text())
+
+
+class ImageFolder:
+    """``ImageFolder(root, size=32, seed=0, like=None)``: ``(image, class)`` items of a folder
+    of class folders (see the module docstring); ``classes``, ``channels``, ``notes``,
+    ``to_json``. ``like`` (a trained set, its ``images.json`` or the job's run folder) reads
+    new images as that set was read: its size, channels, scaling and class numbers (a class
+    folder it did not have is refused)."""
+
+    def __init__(self, root, size: int = 32, seed: int = 0, progress=None, like=None):
         root = Path(str(root)).expanduser()
         if not root.is_dir():
             raise ImageFolderError(f"no folder {str(root)!r}")
+        ref = _reference(like)
+        if ref is not None:
+            size = int(ref["size"])
         if not isinstance(size, (int, np.integer)) or not 8 <= size <= 512 or size % 4:
             raise ImageFolderError(f"image size must be a multiple of 4 from 8 to 512, got "
                                    f"{size!r}")
         dirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
         found = [(d.name, _images_in(d)) for d in dirs]
         found = [(name, files) for name, files in found if files]
-        if len(found) < 2:
+        if len(found) < (1 if ref is not None else 2):
             loose = [p.name for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
             where = " (images lie in it directly)" if loose else ""
             what = (f"{len(found)} class folder with images" if found else
@@ -101,10 +127,22 @@ class ImageFolder:
                 f"e.g. {root.name}/cat/1.jpg, {root.name}/dog/2.png (two classes at least)")
         self.root, self.size = root, int(size)
         self.classes = [name for name, _ in found]
-        files = [(p, k) for k, (_, ps) in enumerate(found) for p in ps]
+        if ref is not None:  # the trained set's class numbers
+            unknown = [c for c in self.classes if c not in ref["classes"]]
+            if unknown:
+                many = "s" if len(unknown) > 1 else ""
+                raise ImageFolderError(f"{root.name}: class folder{many} "
+                                       f"{', '.join(map(repr, unknown))} not among the trained "
+                                       f"classes ({', '.join(ref['classes'])})")
+            number = {c: ref["classes"].index(c) for c in self.classes}
+            self.classes = list(ref["classes"])
+        else:
+            number = {name: k for k, (name, _) in enumerate(found)}
+        files = [(p, number[name]) for name, ps in found for p in ps]
         t0 = time.perf_counter()
         sample = files[:: max(1, len(files) // 64)]
-        self.channels = 1 if all(_safe_grey(p) for p, _ in sample) else 3
+        self.channels = int(ref["channels"]) if ref is not None else (
+            1 if all(_safe_grey(p) for p, _ in sample) else 3)
         images, labels, bad = [], [], []
         for i, (p, k) in enumerate(files):
             try:
@@ -120,9 +158,12 @@ class ImageFolder:
         order = np.random.default_rng(seed).permutation(len(images))
         self.images = np.stack(images)[order]
         self.labels = np.asarray(labels, np.int64)[order]
-        x = self.images.astype(np.float32) / 255.0
-        self.mean = x.mean(axis=(0, 2, 3)).astype(np.float64)
-        self.std = np.maximum(x.std(axis=(0, 2, 3)), 1e-3).astype(np.float64)
+        if ref is not None:
+            self.mean, self.std = np.asarray(ref["mean"]), np.asarray(ref["std"])
+        else:
+            x = self.images.astype(np.float32) / 255.0
+            self.mean = x.mean(axis=(0, 2, 3)).astype(np.float64)
+            self.std = np.maximum(x.std(axis=(0, 2, 3)), 1e-3).astype(np.float64)
         counts = np.bincount(self.labels, minlength=len(self.classes))
         self.notes = [f"{len(self.images)} images of {len(self.classes)} classes "
                       f"({', '.join(f'{c} {n}' for c, n in zip(self.classes, counts))}), "

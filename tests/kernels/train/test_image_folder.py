@@ -139,3 +139,23 @@ def test_the_trainer_takes_an_image_folder_in_a_notebook(tmp_path):
     trainer = Trainer(CNN(in_channels=3, num_classes=3, image_size=16), batch_size=8)
     result = trainer.train(data, epochs=1, val_split=0.25)
     assert result.steps == 4 and "val_accuracy" in result.val_history[-1]
+
+
+def test_new_images_are_read_like_the_trained_set(tmp_path):
+    train = ImageFolder(_shapes(tmp_path / "photos", n=6), size=16)
+    new_root = tmp_path / "new"
+    _shapes(new_root, n=3, seed=5)
+    import shutil
+
+    shutil.rmtree(new_root / "circle")  # two of the three classes
+    new = ImageFolder(new_root, like=train)
+    assert new.classes == train.classes and new.size == 16 and new.channels == 3
+    np.testing.assert_array_equal(new.mean, train.mean)
+    assert set(new.labels.tolist()) == {1, 2}  # square and triangle keep their numbers
+    meta = tmp_path / "images.json"
+    meta.write_text(json.dumps(train.to_json()))
+    assert ImageFolder(new_root, like=meta).labels.tolist() == new.labels.tolist()
+    (new_root / "hexagon").mkdir()
+    Image.new("RGB", (9, 9)).save(new_root / "hexagon" / "a.png")
+    with pytest.raises(ImageFolderError, match="'hexagon' not among the trained classes"):
+        ImageFolder(new_root, like=train)
