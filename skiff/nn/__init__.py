@@ -5,11 +5,15 @@ The public name of :mod:`skiff.kernels.train.core.nn`; the same classes."""
 from skiff.kernels.train.core import nn as _real
 from skiff.kernels.train.core.nn import (  # noqa: F401
     GELU,
+    GRU,
+    LSTM,
+    AdaptiveAvgPool2d,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
     BCEWithLogitsLoss,
     CausalSelfAttention,
+    Conv1d,
     Conv2d,
     CrossEntropyLoss,
     Dropout,

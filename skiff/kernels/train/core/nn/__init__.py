@@ -2,7 +2,15 @@
 
 from . import functional
 from .attention import CausalSelfAttention, TransformerBlock, TransformerMLP
-from .conv import AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, MaxPool2d
+from .conv import (
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    MaxPool2d,
+)
 from .layers import (
     GELU,
     Dropout,
@@ -22,6 +30,7 @@ from .layers import (
 )
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
+from .recurrent import GRU, LSTM
 
 __all__ = [
     "functional",
@@ -31,6 +40,10 @@ __all__ = [
     "Sequential",
     "Parameter",
     "Linear",
+    "LSTM",
+    "GRU",
+    "Conv1d",
+    "AdaptiveAvgPool2d",
     "Embedding",
     "LayerNorm",
     "RMSNorm",

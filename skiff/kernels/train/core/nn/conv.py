@@ -105,3 +105,62 @@ class BatchNorm1d(BatchNorm2d):
             )
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             self.training, self.momentum, self.eps)
+
+
+class Conv1d(Module):
+    """1-D convolution of (N, C, L) sequences; weight (out_channels, in_channels, k), torch's
+    layout and init (a 1 x k two-dimensional convolution underneath)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
+                 generator=None, dtype=np.float32):
+        super().__init__()
+        self.in_channels = _positive("in_channels", in_channels)
+        self.out_channels = _positive("out_channels", out_channels)
+        self.kernel_size = _positive("kernel_size", kernel_size)
+        self.stride = _positive("stride", stride)
+        if not isinstance(padding, (int, np.integer)) or padding < 0:
+            raise ValueError(f"padding must be an integer >= 0, got {padding!r}")
+        self.padding = int(padding)
+        bound = 1.0 / math.sqrt(in_channels * kernel_size)
+        self.weight = Parameter(uniform_((out_channels, in_channels, kernel_size), bound,
+                                         generator, dtype), dtype=dtype)
+        self.bias = (Parameter(uniform_((out_channels,), bound, generator, dtype), dtype=dtype)
+                     if bias else None)
+
+    def forward(self, x):
+        if x.ndim != 3 or x.shape[1] != self.in_channels:
+            raise ValueError(f"Conv1d({self.in_channels}, ...) expects (N, {self.in_channels}, "
+                             f"L), got {tuple(x.shape)}")
+        n, c, length = x.shape
+        w = self.weight.reshape(self.out_channels, c, 1, self.kernel_size)
+        y = F.conv2d(x.reshape(n, c, 1, length), w, self.bias, (1, self.stride),
+                     (0, self.padding))
+        return y.reshape(n, self.out_channels, y.shape[-1])
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}")
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed (out_h, out_w); 1 (or (1, 1)) is global average pooling,
+    other sizes must divide the input's (as windows of equal size)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = as_pair(output_size, "output_size")
+
+    def forward(self, x):
+        if x.ndim != 4:
+            raise ValueError(f"AdaptiveAvgPool2d expects (N, C, H, W), got {tuple(x.shape)}")
+        oh, ow = self.output_size
+        h, w = x.shape[2], x.shape[3]
+        if (oh, ow) == (1, 1):
+            return x.mean(axis=(2, 3), keepdims=True)
+        if h % oh or w % ow:
+            raise ValueError(f"AdaptiveAvgPool2d({(oh, ow)}) needs an input whose height and "
+                             f"width are multiples of it, got {h}x{w}")
+        return F.avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"

@@ -1,0 +1,191 @@
+"""Recurrent layers, ``LSTM`` and ``GRU``, with torch's parameters, layouts and equations, so
+a torch model's ``state_dict`` loads as it is (the tests compare outputs and gradients with
+torch's own layers).
+
+Each layer (and direction) projects the whole input sequence in one GEMM and then steps
+through time with the hidden-to-hidden product and the gates as autograd ops. Input
+``(L, N, features)`` (``batch_first``: ``(N, L, features)``; unbatched ``(L, features)``);
+``LSTM`` returns ``(output, (h_n, c_n))``, ``GRU`` ``(output, h_n)``, with ``h_n`` of shape
+``(num_layers * directions, N, hidden)``. ``dropout`` applies between layers in training.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import tensor as T
+from ..tensor import Tensor
+from . import functional as F
+from .layers import _positive, uniform_
+from .module import Module, Parameter
+
+__all__ = ["LSTM", "GRU"]
+
+
+class _Recurrent(Module):
+    GATES = 4
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, generator=None, dtype=np.float32):
+        super().__init__()
+        self.input_size = _positive("input_size", input_size)
+        self.hidden_size = _positive("hidden_size", hidden_size)
+        self.num_layers = _positive("num_layers", num_layers)
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        self.bias, self.batch_first = bool(bias), bool(batch_first)
+        self.dropout, self.bidirectional = float(dropout), bool(bidirectional)
+        h, g = self.hidden_size, self.GATES
+        bound = 1.0 / math.sqrt(h)
+        for layer in range(self.num_layers):
+            width = self.input_size if layer == 0 else h * self.directions
+            for sfx in self._suffixes(layer):
+                setattr(self, f"weight_ih{sfx}",
+                        Parameter(uniform_((g * h, width), bound, generator, dtype), dtype=dtype))
+                setattr(self, f"weight_hh{sfx}",
+                        Parameter(uniform_((g * h, h), bound, generator, dtype), dtype=dtype))
+                if self.bias:
+                    setattr(self, f"bias_ih{sfx}",
+                            Parameter(uniform_((g * h,), bound, generator, dtype), dtype=dtype))
+                    setattr(self, f"bias_hh{sfx}",
+                            Parameter(uniform_((g * h,), bound, generator, dtype), dtype=dtype))
+
+    @property
+    def directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def _suffixes(self, layer):
+        return [f"_l{layer}"] + ([f"_l{layer}_reverse"] if self.bidirectional else [])
+
+    def _weights(self, sfx):
+        get = self.__getattribute__
+        return (get(f"weight_ih{sfx}"), get(f"weight_hh{sfx}"),
+                get(f"bias_ih{sfx}") if self.bias else None,
+                get(f"bias_hh{sfx}") if self.bias else None)
+
+    def _check(self, x):
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}) "
+                             f"expects input (L, N, {self.input_size})"
+                             f"{' with batch_first (N, L, ...)' if self.batch_first else ''} "
+                             f"or unbatched (L, {self.input_size}), got {tuple(x.shape)}")
+        return x
+
+    def _state(self, given, n, x, what):
+        shape = (self.num_layers * self.directions, n, self.hidden_size)
+        if given is None:
+            return None
+        s = given if isinstance(given, Tensor) else Tensor(given)
+        if s.ndim == 2:
+            s = s.unsqueeze(1)
+        if tuple(s.shape) != shape:
+            raise ValueError(f"{what} must have shape {shape}, got {tuple(given.shape)}")
+        return s
+
+    def forward(self, x, state=None):
+        x = self._check(x)
+        unbatched = x.ndim == 2
+        if unbatched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose((1, 0, 2))
+        n = x.shape[1]
+        states = self._initial(state, n, x)
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d, sfx in enumerate(self._suffixes(layer)):
+                k = layer * self.directions + d
+                seq, last = self._run(x, self._weights(sfx), states[k], reverse=d == 1)
+                outs.append(seq)
+                finals.append(last)
+            x = outs[0] if len(outs) == 1 else T.cat(outs, axis=-1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, training=True)
+        out = x
+        if unbatched:
+            out = out.squeeze(1)
+        elif self.batch_first:
+            out = out.transpose((1, 0, 2))
+        return out, self._finals(finals, unbatched)
+
+    def _project(self, x, w_ih, b_ih):
+        steps, n = x.shape[0], x.shape[1]
+        proj = F.linear(x.reshape(steps * n, x.shape[-1]), w_ih, b_ih)
+        return proj.reshape(steps, n, w_ih.shape[0])
+
+
+class LSTM(_Recurrent):
+    """torch.nn.LSTM: gates i, f, g, o; ``c' = f c + i g``, ``h' = o tanh(c')``."""
+
+    GATES = 4
+
+    def _initial(self, state, n, x):
+        k = self.num_layers * self.directions
+        if state is None:
+            return [None] * k
+        if not (isinstance(state, tuple) and len(state) == 2):
+            raise ValueError("LSTM's state is a pair (h_0, c_0)")
+        h0, c0 = (self._state(s, n, x, w) for s, w in zip(state, ("h_0", "c_0")))
+        return [(h0[i], c0[i]) for i in range(k)]
+
+    def _run(self, x, weights, state, reverse):
+        w_ih, w_hh, b_ih, b_hh = weights
+        steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
+        proj = self._project(x, w_ih, b_ih)
+        if state is None:
+            zeros = T.zeros((n, hsz), dtype=x.dtype, device=x.device)
+            h, c = zeros, zeros
+        else:
+            h, c = state
+        outs = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            gates = proj[t] + F.linear(h, w_hh, b_hh)
+            i, f, g, o = gates.split(hsz, axis=-1)
+            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+            h = o.sigmoid() * c.tanh()
+            outs[t] = h
+        return T.stack(outs, axis=0), (h, c)
+
+    def _finals(self, finals, unbatched):
+        h = T.stack([f[0] for f in finals], axis=0)
+        c = T.stack([f[1] for f in finals], axis=0)
+        return (h.squeeze(1), c.squeeze(1)) if unbatched else (h, c)
+
+
+class GRU(_Recurrent):
+    """torch.nn.GRU: gates r, z, n; ``n = tanh(W_in x + b_in + r (W_hn h + b_hn))``,
+    ``h' = (1 - z) n + z h``."""
+
+    GATES = 3
+
+    def _initial(self, state, n, x):
+        k = self.num_layers * self.directions
+        if state is None:
+            return [None] * k
+        h0 = self._state(state, n, x, "h_0")
+        return [h0[i] for i in range(k)]
+
+    def _run(self, x, weights, state, reverse):
+        w_ih, w_hh, b_ih, b_hh = weights
+        steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
+        proj = self._project(x, w_ih, b_ih)
+        h = T.zeros((n, hsz), dtype=x.dtype, device=x.device) if state is None else state
+        outs = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            xr, xz, xn = proj[t].split(hsz, axis=-1)
+            hr, hz, hn = F.linear(h, w_hh, b_hh).split(hsz, axis=-1)
+            r = (xr + hr).sigmoid()
+            z = (xz + hz).sigmoid()
+            cand = (xn + r * hn).tanh()
+            h = cand + z * (h - cand)  # (1 - z) n + z h
+            outs[t] = h
+        return T.stack(outs, axis=0), h
+
+    def _finals(self, finals, unbatched):
+        h = T.stack(finals, axis=0)
+        return h.squeeze(1) if unbatched else h
