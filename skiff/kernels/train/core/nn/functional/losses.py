@@ -33,14 +33,17 @@ class CrossEntropyFn(Function):
         loss = -xp.log(xp.maximum(picked, xp.finfo(p.dtype).tiny))
         loss *= valid
         self.reduction = reduction
-        # on the device: no host sync in the step (a CUDA graph captures it, core/graph.py)
-        self.count = (xp.maximum(valid.sum(), 1).astype(p.dtype) if reduction == "mean"
-                      else 1)
+        # on the device: no host sync in the step (a CUDA graph captures it, core/graph.py);
+        # in float32 at least (a 16-bit float holds whole numbers exactly only to 2048)
+        wide = p.dtype if p.dtype.itemsize >= 4 else np.dtype(np.float32)
+        self.count = (xp.maximum(valid.sum(), 1).astype(wide) if reduction == "mean" else 1)
         self.save_for_backward(p, safe_t, valid)
         if reduction == "none":
             return loss.reshape(target.shape)
         total = loss.sum()
-        return total / self.count if reduction == "mean" else total
+        if reduction != "mean":
+            return total
+        return (total / self.count).astype(p.dtype)
 
     def backward(self, g):
         p, t, valid = self.saved
