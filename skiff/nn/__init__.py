@@ -28,6 +28,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     ModuleDict,
     ModuleList,
     MSELoss,
+    MultiheadAttention,
     Parameter,
     ReLU,
     RMSNorm,
@@ -37,6 +38,8 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Softmax,
     Tanh,
     TransformerBlock,
+    TransformerEncoder,
+    TransformerEncoderLayer,
     TransformerMLP,
     skip_init,
 )

@@ -11,6 +11,7 @@ from .conv import (
     Conv2d,
     MaxPool2d,
 )
+from .encoder import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .layers import (
     GELU,
     Dropout,
@@ -44,6 +45,9 @@ __all__ = [
     "GRU",
     "Conv1d",
     "AdaptiveAvgPool2d",
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
     "Embedding",
     "LayerNorm",
     "RMSNorm",

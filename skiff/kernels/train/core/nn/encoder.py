@@ -1,0 +1,198 @@
+"""Attention for encoders: ``MultiheadAttention`` and ``TransformerEncoderLayer`` /
+``TransformerEncoder`` with torch's parameter names, layouts, initialisation and defaults,
+so a torch ``state_dict`` loads as it is (the tests compare outputs and gradients).
+
+Attention here is bidirectional (every position sees every key) unless a mask says
+otherwise: ``key_padding_mask`` (N, S), True where a key is padding, and ``attn_mask`` (L, S)
+(boolean, True = not allowed, or additive floats), or ``is_causal``. Without masks the fused
+attention node of :mod:`.functional` runs; with one, the scores are masked before a softmax.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor, no_grad
+from . import functional as F
+from .layers import Dropout, LayerNorm, Linear, _positive, uniform_
+from .module import Module, ModuleList, Parameter
+
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+
+
+class MultiheadAttention(Module):
+    """torch.nn.MultiheadAttention (same query, key and value width): ``in_proj_weight``
+    (3E, E), ``in_proj_bias``, ``out_proj``; returns ``(output, weights)`` with the weights
+    averaged over heads when ``need_weights`` (not differentiated), else None."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, batch_first=False,
+                 generator=None, dtype=np.float32):
+        super().__init__()
+        self.embed_dim = _positive("embed_dim", embed_dim)
+        self.num_heads = _positive("num_heads", num_heads)
+        if embed_dim % num_heads:
+            raise ValueError(f"embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+        self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        bound = math.sqrt(6.0 / (embed_dim + 3 * embed_dim))  # torch: xavier_uniform_
+        self.in_proj_weight = Parameter(uniform_((3 * embed_dim, embed_dim), bound, generator,
+                                                 dtype), dtype=dtype)
+        self.in_proj_bias = (Parameter(np.zeros(3 * embed_dim, dtype), dtype=dtype)
+                             if bias else None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, generator=generator,
+                               dtype=dtype)
+        if bias:
+            self.out_proj.bias.data[...] = 0
+        self.attn_dropout = Dropout(dropout, generator=generator)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        unbatched = query.ndim == 2
+        q_in, k_in, v_in = (t.unsqueeze(1) if unbatched else
+                            (t.transpose((1, 0, 2)) if self.batch_first else t)
+                            for t in (query, key, value))  # (L, N, E)
+        L, N, E = q_in.shape
+        S = k_in.shape[0]
+        h, d = self.num_heads, E // self.num_heads
+        w, b = self.in_proj_weight, self.in_proj_bias
+        wq, wk, wv = w.split(E, axis=0)
+        bq, bk, bv = b.split(E, axis=0) if b is not None else (None, None, None)
+
+        def heads(x, weight, bias, n):  # (n, N, E) -> (N, h, n, d)
+            y = F.linear(x, weight, bias).reshape(n, N, h, d)
+            return y.transpose((1, 2, 0, 3))
+
+        q, k, v = heads(q_in, wq, bq, L), heads(k_in, wk, bk, S), heads(v_in, wv, bv, S)
+        mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q)
+        drop = self.dropout if self.training else 0.0
+        if mask is None and not drop:
+            out = F.scaled_dot_product_attention(q, k, v, causal=False)
+        else:
+            scores = (q * (1.0 / math.sqrt(d))) @ k.swapaxes(-1, -2)
+            if mask is not None:
+                scores = scores + mask
+            p = F.softmax(scores, axis=-1)
+            out = self.attn_dropout(p) @ v
+        out = out.transpose((2, 0, 1, 3)).reshape(L, N, E)  # (L, N, E)
+        out = self.out_proj(out)
+        weights = None
+        if need_weights:
+            with no_grad():
+                scores = (q.detach() * (1.0 / math.sqrt(d))) @ k.detach().swapaxes(-1, -2)
+                if mask is not None:
+                    scores = scores + mask.detach()
+                weights = F.softmax(scores, axis=-1)
+                if average_attn_weights:
+                    weights = weights.mean(axis=1)
+                if unbatched:
+                    weights = weights.squeeze(0)
+        if unbatched:
+            out = out.squeeze(1)
+        elif self.batch_first:
+            out = out.transpose((1, 0, 2))
+        return out, weights
+
+    @staticmethod
+    def _mask(key_padding_mask, attn_mask, is_causal, N, L, S, like):
+        """One additive mask broadcastable to (N, h, L, S) (0 or -inf), or None."""
+        xp, dtype = like.xp, like.dtype
+        total = None
+
+        def add(m):
+            nonlocal total
+            total = m if total is None else total + m
+
+        if key_padding_mask is not None:
+            kp = key_padding_mask.data if isinstance(key_padding_mask, Tensor) else \
+                xp.asarray(key_padding_mask)
+            if kp.ndim == 1:
+                kp = kp[None]
+            if kp.shape != (N, S):
+                raise ValueError(f"key_padding_mask must have shape (N, S) = {(N, S)}, got "
+                                 f"{tuple(kp.shape)}")
+            add(_additive(xp, kp, dtype)[:, None, None, :])
+        if attn_mask is not None:
+            am = attn_mask.data if isinstance(attn_mask, Tensor) else xp.asarray(attn_mask)
+            if am.shape != (L, S):
+                raise ValueError(f"attn_mask must have shape (L, S) = {(L, S)}, got "
+                                 f"{tuple(am.shape)}")
+            add(_additive(xp, am, dtype)[None, None])
+        if is_causal:
+            add(xp.triu(xp.full((L, S), -np.inf, dtype=dtype), k=1)[None, None])
+        return None if total is None else Tensor(total)
+
+
+def _additive(xp, mask, dtype):
+    """A boolean mask (True = not allowed) as 0 / -inf, or float masks as they are."""
+    if mask.dtype == bool:
+        return xp.where(mask, xp.asarray(-np.inf, dtype=dtype), xp.asarray(0, dtype=dtype))
+    return mask.astype(dtype)
+
+
+class TransformerEncoderLayer(Module):
+    """torch.nn.TransformerEncoderLayer: self-attention and a ReLU (or GELU) feed-forward,
+    each with dropout and a residual; post-norm by default (``norm_first`` for pre-norm)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
+                 generator=None, dtype=np.float32):
+        super().__init__()
+        if activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, generator=generator,
+                                            dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, generator=generator,
+                              dtype=dtype)
+        self.dropout = Dropout(dropout, generator=generator)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, generator=generator,
+                              dtype=dtype)
+        self.norm_first = bool(norm_first)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout, generator=generator)
+        self.dropout2 = Dropout(dropout, generator=generator)
+        self.activation = activation
+
+    def _sa(self, x, attn_mask, key_padding_mask, is_causal):
+        y, _ = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False,
+                              attn_mask=attn_mask, is_causal=is_causal)
+        return self.dropout1(y)
+
+    def _ff(self, x):
+        h = self.linear1(x)
+        h = h.relu() if self.activation == "relu" else F.gelu(h, approximate="none")
+        return self.dropout2(self.linear2(self.dropout(h)))
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff(self.norm2(x))
+        x = self.norm1(x + self._sa(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff(x))
+
+
+class TransformerEncoder(Module):
+    """A stack of ``num_layers`` copies of ``encoder_layer`` (``layers.0``, ...), then
+    ``norm`` when given (torch's names)."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None):
+        super().__init__()
+        import copy
+
+        if not isinstance(encoder_layer, TransformerEncoderLayer):
+            raise TypeError("TransformerEncoder repeats a TransformerEncoderLayer")
+        self.layers = ModuleList([copy.deepcopy(encoder_layer)
+                                  for _ in range(_positive("num_layers", num_layers))])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=is_causal)
+        return self.norm(x) if self.norm is not None else x
+
