@@ -135,8 +135,26 @@ __device__ __forceinline__ int tensor_of(const long long* offsets, int n, long l
   return lo;
 }
 
+// One AdamW element (torch.optim.AdamW's formula, as adamw_update): element k of tensor t of
+// a table with pointers p, g, m, v per tensor, in double.
+template <typename T>
+__device__ __forceinline__ void adamw_element(const long long* __restrict__ meta, int n, int t,
+                                              long long k, double decay, double b1, double b2,
+                                              double eps, double step_size, double bc2_sqrt) {
+  T* p = (T*)meta[n + 1 + 4 * t];
+  const T* g = (const T*)meta[n + 1 + 4 * t + 1];
+  T* m = (T*)meta[n + 1 + 4 * t + 2];
+  T* v = (T*)meta[n + 1 + 4 * t + 3];
+  const double gi = (double)g[k];
+  const double mi = b1 * (double)m[k] + (1.0 - b1) * gi;
+  const double vi = b2 * (double)v[k] + (1.0 - b2) * gi * gi;
+  m[k] = (T)mi;
+  v[k] = (T)vi;
+  p[k] = (T)((double)p[k] * decay - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+}
+
 // AdamW on every tensor at once: pointers p, g, m, v per tensor; doubles step_size, bc2_sqrt
-// per tensor (their step counts may differ); torch.optim.AdamW's formula, as adamw_update.
+// per tensor (their step counts may differ).
 template <typename T>
 __device__ void adamw_many(const long long* __restrict__ meta, int n, double decay, double b1,
                            double b2, double eps) {
@@ -145,19 +163,9 @@ __device__ void adamw_many(const long long* __restrict__ meta, int n, double dec
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int t = tensor_of(offsets, n, i);
-    const long long k = i - offsets[t];
-    T* p = (T*)meta[n + 1 + 4 * t];
-    const T* g = (const T*)meta[n + 1 + 4 * t + 1];
-    T* m = (T*)meta[n + 1 + 4 * t + 2];
-    T* v = (T*)meta[n + 1 + 4 * t + 3];
-    const double step_size = __longlong_as_double(meta[5 * n + 1 + 2 * t]);
-    const double bc2_sqrt = __longlong_as_double(meta[5 * n + 1 + 2 * t + 1]);
-    const double gi = (double)g[k];
-    const double mi = b1 * (double)m[k] + (1.0 - b1) * gi;
-    const double vi = b2 * (double)v[k] + (1.0 - b2) * gi * gi;
-    m[k] = (T)mi;
-    v[k] = (T)vi;
-    p[k] = (T)((double)p[k] * decay - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+    adamw_element<T>(meta, n, t, i - offsets[t], decay, b1, b2, eps,
+                     __longlong_as_double(meta[5 * n + 1 + 2 * t]),
+                     __longlong_as_double(meta[5 * n + 1 + 2 * t + 1]));
   }
 }
 
@@ -203,15 +211,7 @@ __device__ void clip_many(const long long* __restrict__ meta, int n,
   const double s = status[1];
   if (!isfinite(s)) return;
   const double coef = max_norm / (sqrt(s) + eps);
-  if (coef >= 1.0) return;
-  const long long* offsets = meta;
-  const long long total = offsets[n];
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  const T c = (T)coef;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const int t = tensor_of(offsets, n, i);
-    ((T*)meta[n + 1 + t])[i - offsets[t]] *= c;
-  }
+  if (coef < 1.0) scale_many<T>(meta, n, coef);
 }
 
 // AdamW with every scalar in the table: pointers p, g, m, v per tensor, then six doubles per
@@ -227,22 +227,11 @@ __device__ void adamw_guarded(const long long* __restrict__ meta, int n,
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int t = tensor_of(offsets, n, i);
-    const long long k = i - offsets[t];
-    T* p = (T*)meta[n + 1 + 4 * t];
-    const T* g = (const T*)meta[n + 1 + 4 * t + 1];
-    T* m = (T*)meta[n + 1 + 4 * t + 2];
-    T* v = (T*)meta[n + 1 + 4 * t + 3];
     const long long* d = meta + 5 * n + 1 + 6 * t;
-    const double decay = __longlong_as_double(d[0]), b1 = __longlong_as_double(d[1]);
-    const double b2 = __longlong_as_double(d[2]), eps = __longlong_as_double(d[3]);
-    const double step_size = __longlong_as_double(d[4]);
-    const double bc2_sqrt = __longlong_as_double(d[5]);
-    const double gi = (double)g[k];
-    const double mi = b1 * (double)m[k] + (1.0 - b1) * gi;
-    const double vi = b2 * (double)v[k] + (1.0 - b2) * gi * gi;
-    m[k] = (T)mi;
-    v[k] = (T)vi;
-    p[k] = (T)((double)p[k] * decay - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+    adamw_element<T>(meta, n, t, i - offsets[t], __longlong_as_double(d[0]),
+                     __longlong_as_double(d[1]), __longlong_as_double(d[2]),
+                     __longlong_as_double(d[3]), __longlong_as_double(d[4]),
+                     __longlong_as_double(d[5]));
   }
 }
 

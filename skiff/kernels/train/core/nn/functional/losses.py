@@ -12,17 +12,22 @@ from ...tensor import Tensor
 __all__ = ["cross_entropy", "linear_cross_entropy", "mse_loss"]
 
 
+def _rows(fn, logits, target, ignore_index):
+    """``(xp, logits as rows, which targets count, targets with the ignored ones at 0)``;
+    the logits' shape kept on the node for its backward."""
+    xp = xp_of(logits)
+    x = logits.reshape(-1, logits.shape[-1])
+    t = target.reshape(-1)
+    fn.shape = logits.shape
+    valid = t != ignore_index
+    return xp, x, valid, xp.where(valid, t, 0)
+
+
 class CrossEntropyFn(Function):
     """Fused, stable log-softmax + NLL over the last axis; keeps the probabilities."""
 
     def forward(self, logits, target, ignore_index=-100, reduction="mean"):
-        xp = xp_of(logits)
-        c = logits.shape[-1]
-        x = logits.reshape(-1, c)
-        t = target.reshape(-1)
-        self.shape = logits.shape
-        valid = t != ignore_index
-        safe_t = xp.where(valid, t, 0)
+        xp, x, valid, safe_t = _rows(self, logits, target, ignore_index)
         p = x - x.max(axis=1, keepdims=True)
         xp.exp(p, out=p)
         z = p.sum(axis=1, keepdims=True)
@@ -64,13 +69,8 @@ class WeightedCrossEntropyFn(Function):
 
     def forward(self, logits, target, weight=None, eps=0.0, ignore_index=-100,
                 reduction="mean"):
-        xp = xp_of(logits)
-        c = logits.shape[-1]
-        x = logits.reshape(-1, c)
-        t = target.reshape(-1)
-        self.shape = logits.shape
-        valid = t != ignore_index
-        safe_t = xp.where(valid, t, 0)
+        xp, x, valid, safe_t = _rows(self, logits, target, ignore_index)
+        c = x.shape[1]
         z = x - x.max(axis=1, keepdims=True)
         logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         w = xp.ones(c, dtype=x.dtype) if weight is None else xp.asarray(weight, dtype=x.dtype)
