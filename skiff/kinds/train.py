@@ -62,8 +62,8 @@ def COMMAND(p):
                    help=f"built-in model ({', '.join(BUILTIN_MODELS)}) or a notebook variable")
     p.add_argument("data", nargs="?", default=None, metavar="DATA",
                    help=f"built-in data ({', '.join(BUILTIN_DATA)}), a text file, a table "
-                        "for mlp (.csv, .tsv, .npz), or a notebook variable; default: the "
-                        "model's own data")
+                        "for mlp (.csv, .tsv, .npz), a folder of class folders of images for "
+                        "cnn, or a notebook variable; default: the model's own data")
     p.add_argument("--epochs", type=positive_int, default=None, metavar="N")
     p.add_argument("--steps", type=positive_int, default=None, metavar="N",
                    help="optimizer steps (default: 1 epoch when neither is given)")
@@ -93,7 +93,8 @@ def COMMAND(p):
                         "logged)")
     p.add_argument("--val-split", type=fraction, default=None, metavar="F",
                    help="hold out this fraction of the data for a validation loss at each "
-                        "epoch's end (text: 0.1 unless given; tables and arrays: none)")
+                        "epoch's end (text and image folders: 0.1 unless given; tables and "
+                        "arrays: none)")
     p.add_argument("--early-stop", type=positive_int, default=None, metavar="N",
                    help="stop after N validations without a better val_loss and keep the "
                         "best validation's weights (needs a validation set)")
