@@ -101,6 +101,10 @@ def COMMAND(p):
     p.add_argument("--image-size", type=positive_int, default=None, metavar="N",
                    help="cnn on a folder of class folders of images: the side images are "
                         "cut and resized to (a multiple of 4; default 32)")
+    p.add_argument("--augment", action="store_true",
+                   help="cnn on a folder of images: mirror and shift the training images at "
+                        "random (not for pictures whose left and right differ in meaning, "
+                        "such as text or digits)")
     p.add_argument("--seed", type=int, default=0, metavar="N")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
@@ -355,9 +359,11 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
                          f"{model!r} {data!r} on the line")
     size = values.get("image_size")
-    if size is not None and not (model == "cnn" and data is not None
-                                 and os.path.isdir(str(data))):
+    folder = model == "cnn" and data is not None and os.path.isdir(str(data))
+    if size is not None and not folder:
         raise ValueError("--image-size is for cnn on a folder of class folders of images")
+    if values.get("augment") and not folder:
+        raise ValueError("--augment is for cnn on a folder of class folders of images")
     if size is not None and not (8 <= size <= 512 and size % 4 == 0):
         raise ValueError(f"--image-size must be a multiple of 4 from 8 to 512, got {size}")
     epochs, steps = values.get("epochs"), values.get("steps")
@@ -394,6 +400,7 @@ def to_config(values: dict) -> dict:
         "precision": check_precision(values.get("precision", "32")),
         "block_size": values.get("block_size"),
         "image_size": values.get("image_size"),
+        "augment": bool(values.get("augment", False)),
         "from": check_from(model, values.get("from_dir", values.get("from")))
         if source is None else None,
         "lora": _lora(values),

@@ -182,6 +182,8 @@ def split_off(dataset, fraction: float):
     if isinstance(fraction, bool) or not isinstance(fraction, (float, int)) or \
             not 0 < fraction < 1:
         raise ValueError(f"val_split must be a fraction between 0 and 1, got {fraction!r}")
+    if hasattr(dataset, "held_out"):  # a set that splits itself (ImageFolder: augmentation)
+        return dataset.held_out(fraction)
     n = len(dataset)
     n_val = int(round(n * fraction))
     if n_val < 1 or n_val >= n:

@@ -73,7 +73,8 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
     if name == "mlp" and config.get("data") and is_table(config["data"]):
         return _table_parts(config["data"], seed, config.get("target"))
     if name == "cnn" and config.get("data") and os.path.isdir(str(config["data"])):
-        return _image_parts(config["data"], seed, config.get("image_size") or 32)
+        return _image_parts(config["data"], seed, config.get("image_size") or 32,
+                            config.get("val_split"), bool(config.get("augment")))
     with train_random.using(train_random.new_generator(seed)):   # this job's own generator
         model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
@@ -121,9 +122,11 @@ def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
             "optimizer": None, "loss": None, "table": table}
 
 
-def _image_parts(path: str, seed: int, size: int) -> dict:
+def _image_parts(path: str, seed: int, size: int, val_split=None, augment=False) -> dict:
     """``cnn`` on a folder of class folders: as many input channels as the images have, one
-    output per class; the classes and the scaling go beside the model (``images.json``)."""
+    output per class; a tenth held out unless ``val_split`` says otherwise (none under 20
+    images); with ``augment`` the training part is mirrored and shifted at random; the
+    classes and the scaling go beside the model (``images.json``)."""
     from skiff.kernels.train import models
     from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.image_folder import ImageFolder
@@ -132,9 +135,17 @@ def _image_parts(path: str, seed: int, size: int) -> dict:
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("cnn", in_channels=folder.channels, num_classes=len(folder.classes),
                            image_size=folder.size)
-    return {"model": model, "dataset": folder, "val_dataset": None, "optimizer": None,
-            "loss": None, "images": folder, "notes": list(folder.notes),
-            "default_val_split": 0.1 if len(folder) >= 20 else None}
+    notes = list(folder.notes)
+    split = val_split if val_split is not None else (0.1 if len(folder) >= 20 else None)
+    if split is not None:
+        train, val = folder.held_out(split, augment=augment, seed=seed)
+    else:
+        train, val = (folder.augmented(seed=seed) if augment else folder), None
+        notes.append("fewer than 20 images: none held out, so no validation accuracy")
+    if augment:
+        notes.append("training images mirrored and shifted at random (--augment)")
+    return {"model": model, "dataset": train, "val_dataset": val, "optimizer": None,
+            "loss": None, "images": folder, "notes": notes, "split_done": True}
 
 
 def run(config: dict, reporter, namespace: dict | None = None):
@@ -180,8 +191,6 @@ def train_parts(parts: dict, config: dict, reporter):
     if epochs is None and steps is None:
         epochs = 1
     val, split = parts.get("val_dataset"), config.get("val_split")
-    if split is None:
-        split = parts.get("default_val_split")  # images: a tenth held out for accuracy
     if parts.get("split_done"):
         split = None  # the text's split is made already (with --val-split's fraction)
     elif split is not None and val is not None:

@@ -9,6 +9,8 @@ is grey, else RGB. The order is shuffled once with the seed, so a held-out tail
 channel with the set's mean and deviation; :meth:`ImageFolder.to_json` keeps those, the
 classes and the size beside the model (``images.json``), so ``predict`` reads new images the
 same way. A file that is no image is left out and counted in :attr:`ImageFolder.notes`.
+``augmented`` (``--augment``) gives a training view whose batches are randomly mirrored and
+shifted; the folder itself (evaluation, prediction) is never augmented.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["IMAGE_SUFFIXES", "ImageFolder", "ImageFolderError", "is_image_folder",
-           "load_image", "standardise"]
+__all__ = ["IMAGE_SUFFIXES", "ImageFolder", "ImageFolderError", "AugmentedView", "augment",
+           "is_image_folder", "load_image", "standardise"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
@@ -184,6 +186,26 @@ class ImageFolder:
     def take(self, index):
         return standardise(self.images[index], self.mean, self.std), self.labels[index]
 
+    def augmented(self, index=None, seed: int = 0) -> AugmentedView:
+        """A training view of items ``index`` (all by default) whose batches are randomly
+        mirrored left to right and shifted by up to an eighth of the side (edges reflected);
+        evaluation and prediction read the folder itself, never augmented."""
+        return AugmentedView(self, np.arange(len(self)) if index is None else index, seed)
+
+    def held_out(self, fraction: float, augment: bool = False, seed: int = 0):
+        """``(train, validation)`` with the last ``fraction`` held out (the order is shuffled
+        already); with ``augment`` the training part is an :meth:`augmented` view."""
+        n = len(self)
+        n_val = int(round(n * fraction))
+        if not 0 < fraction < 1 or n_val < 1 or n_val >= n:
+            raise ValueError(f"val_split={fraction!r} of {n} images leaves {n - n_val} to "
+                             f"train on and {n_val} to validate")
+        from .data import Subset
+
+        train = np.arange(n - n_val)
+        return (self.augmented(train, seed) if augment else Subset(self, train),
+                Subset(self, np.arange(n - n_val, n)))
+
     def to_json(self) -> dict:
         return {"classes": self.classes, "size": self.size, "channels": self.channels,
                 "mean": self.mean.tolist(), "std": self.std.tolist(), "images": len(self),
@@ -192,6 +214,45 @@ class ImageFolder:
     def __repr__(self) -> str:
         return (f"ImageFolder({self.root.name}: {len(self)} images, {len(self.classes)} "
                 f"classes, {self.channels}x{self.size}x{self.size})")
+
+
+class AugmentedView:
+    """Items ``index`` of an :class:`ImageFolder` with each batch randomly mirrored and
+    shifted (a generator of its own, seeded: the same run draws the same augmentations)."""
+
+    def __init__(self, folder: ImageFolder, index, seed: int = 0):
+        self.folder, self.index = folder, np.asarray(index, dtype=np.int64)
+        self.rng = np.random.default_rng([int(seed), 0xA06])
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, i):
+        x, y = self.take(np.array([i]))
+        return x[0], y[0]
+
+    def take(self, index):
+        x, y = self.folder.take(self.index[np.asarray(index)])
+        return augment(x, self.rng), y
+
+    def __repr__(self) -> str:
+        return f"AugmentedView({len(self)} of {self.folder!r})"
+
+
+def augment(x: np.ndarray, rng) -> np.ndarray:
+    """A batch (N, C, H, W) with each image mirrored left to right half of the time and
+    shifted by up to an eighth of its side in each direction (reflected at the edges)."""
+    n, _, h, w = x.shape
+    out = x.copy()
+    flip = rng.random(n) < 0.5
+    out[flip] = out[flip][..., ::-1]
+    sh, sw = max(1, h // 8), max(1, w // 8)
+    padded = np.pad(out, ((0, 0), (0, 0), (sh, sh), (sw, sw)), mode="reflect")
+    dy = rng.integers(0, 2 * sh + 1, n)
+    dx = rng.integers(0, 2 * sw + 1, n)
+    for k in range(n):
+        out[k] = padded[k, :, dy[k]:dy[k] + h, dx[k]:dx[k] + w]
+    return out
 
 
 def _safe_grey(path) -> bool:

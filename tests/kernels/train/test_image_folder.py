@@ -159,3 +159,44 @@ def test_new_images_are_read_like_the_trained_set(tmp_path):
     Image.new("RGB", (9, 9)).save(new_root / "hexagon" / "a.png")
     with pytest.raises(ImageFolderError, match="'hexagon' not among the trained classes"):
         ImageFolder(new_root, like=train)
+
+
+def test_augmented_batches_are_mirrored_and_shifted_copies_and_validation_is_not(tmp_path):
+    from skiff.kernels.train.image_folder import augment
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((12, 3, 16, 16)).astype(np.float32)
+    out = augment(x, np.random.default_rng(0))
+    s = 2  # an eighth of 16
+    seen = set()
+    for k in range(12):
+        matches = []
+        for flip in (False, True):
+            src = x[k][..., ::-1] if flip else x[k]
+            padded = np.pad(src, ((0, 0), (s, s), (s, s)), mode="reflect")
+            matches += [(flip, dy, dx) for dy in range(2 * s + 1) for dx in range(2 * s + 1)
+                        if np.array_equal(padded[:, dy:dy + 16, dx:dx + 16], out[k])]
+        assert matches, k  # each image is one mirrored-or-not shifted copy of its input
+        seen.add(matches[0][0])
+    assert seen == {False, True}  # both ways happen
+    data = ImageFolder(_shapes(tmp_path / "photos", n=10), size=16)
+    train, val = data.held_out(0.2, augment=True)
+    assert len(train) == 24 and len(val) == 6
+    xv, _ = val.take(np.arange(6))
+    np.testing.assert_array_equal(xv, data.take(np.arange(24, 30))[0])  # never augmented
+    xt, yt = train.take(np.arange(24))
+    assert not np.array_equal(xt, data.take(np.arange(24))[0])
+    np.testing.assert_array_equal(yt, data.labels[:24])
+
+
+def test_cnn_trains_with_augmentation_from_a_terminal(tmp_path):
+    root = _shapes(tmp_path / "photos", n=40)
+    env = {**os.environ, "SKIFF_RUNS": str(tmp_path / "runs"), "OPENBLAS_NUM_THREADS": "1"}
+    out = _skiff("train", "cnn", str(root), "--epochs", "20", "--lr", "3e-3", "--image-size",
+                 "16", "--augment", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    assert result["val_history"][-1]["val_accuracy"] > 0.7, result["val_history"][-1]
+    assert any("mirrored and shifted at random" in n for n in result["notes"])
+    bad = _skiff("train", "mlp", "blobs", "--augment", env=env)
+    assert bad.returncode == 2 and "--augment is for cnn on a folder" in bad.stderr
