@@ -15,6 +15,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     CausalSelfAttention,
     Conv1d,
     Conv2d,
+    ConvTranspose2d,
     CrossEntropyLoss,
     Dropout,
     Embedding,
@@ -41,6 +42,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     TransformerEncoder,
     TransformerEncoderLayer,
     TransformerMLP,
+    Upsample,
     skip_init,
 )
 

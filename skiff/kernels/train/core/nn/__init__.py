@@ -9,7 +9,9 @@ from .conv import (
     BatchNorm2d,
     Conv1d,
     Conv2d,
+    ConvTranspose2d,
     MaxPool2d,
+    Upsample,
 )
 from .encoder import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .layers import (
@@ -45,6 +47,8 @@ __all__ = [
     "GRU",
     "Conv1d",
     "AdaptiveAvgPool2d",
+    "ConvTranspose2d",
+    "Upsample",
     "MultiheadAttention",
     "TransformerEncoderLayer",
     "TransformerEncoder",

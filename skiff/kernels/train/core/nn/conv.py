@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import tensor as T
 from ..tensor import Tensor
 from . import functional as F
 from .functional.conv import as_pair
@@ -164,3 +165,94 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+def _dilate(x, stride: int, axis: int):
+    """``stride - 1`` zeros between neighbours along ``axis`` (3: width, 2: height)."""
+    if stride == 1:
+        return x
+    n = x.shape[axis]
+    z = T.zeros(x.shape, dtype=x.dtype, device=x.device)
+    parts = T.stack([x] + [z] * (stride - 1), axis=axis + 1)  # (..., n, stride, ...)
+    shape = list(x.shape)
+    shape[axis] = n * stride
+    return parts.reshape(*shape)[(slice(None),) * axis + (slice(0, (n - 1) * stride + 1),)]
+
+
+def _pad_or_crop(x, lo: int, hi: int, axis: int):
+    """``lo`` / ``hi`` zeros before / after along ``axis`` (negative: cut that many)."""
+    if lo < 0 or hi < 0:
+        n = x.shape[axis]
+        x = x[(slice(None),) * axis + (slice(max(-lo, 0), n - max(-hi, 0)),)]
+        lo, hi = max(lo, 0), max(hi, 0)
+    parts = []
+    for k in (lo, None, hi):
+        if k is None:
+            parts.append(x)
+        elif k:
+            shape = list(x.shape)
+            shape[axis] = k
+            parts.append(T.zeros(tuple(shape), dtype=x.dtype, device=x.device))
+    return parts[0] if len(parts) == 1 else T.cat(parts, axis=axis)
+
+
+class ConvTranspose2d(Module):
+    """Transposed 2-D convolution (the gradient of a convolution with respect to its input,
+    as in decoders and U-Nets); weight (in_channels, out_channels, kh, kw), torch's layout,
+    init and output size ``(H - 1) * stride - 2 * padding + kh + output_padding``. Computed as
+    a convolution of the input spread out by ``stride`` with the flipped kernel."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, bias=True, generator=None, dtype=np.float32):
+        super().__init__()
+        self.in_channels = _positive("in_channels", in_channels)
+        self.out_channels = _positive("out_channels", out_channels)
+        kh, kw = as_pair(kernel_size, "kernel_size")
+        self.kernel_size = (kh, kw)
+        self.stride = as_pair(stride, "stride")
+        self.padding = as_pair(padding, "padding")
+        self.output_padding = as_pair(output_padding, "output_padding")
+        if any(op >= s for op, s in zip(self.output_padding, self.stride)):
+            raise ValueError(f"output_padding {self.output_padding} must be smaller than the "
+                             f"stride {self.stride}")
+        bound = 1.0 / math.sqrt(out_channels * kh * kw)  # torch's fan-in of this layout
+        self.weight = Parameter(uniform_((in_channels, out_channels, kh, kw), bound, generator,
+                                         dtype), dtype=dtype)
+        self.bias = (Parameter(uniform_((out_channels,), bound, generator, dtype), dtype=dtype)
+                     if bias else None)
+
+    def forward(self, x):
+        if x.ndim != 4 or x.shape[1] != self.in_channels:
+            raise ValueError(f"ConvTranspose2d({self.in_channels}, ...) expects (N, "
+                             f"{self.in_channels}, H, W), got {tuple(x.shape)}")
+        (kh, kw), (sh, sw), (ph, pw), (oh, ow) = (self.kernel_size, self.stride, self.padding,
+                                                  self.output_padding)
+        z = _dilate(_dilate(x, sh, 2), sw, 3)
+        z = _pad_or_crop(z, kh - 1 - ph, kh - 1 - ph + oh, 2)
+        z = _pad_or_crop(z, kw - 1 - pw, kw - 1 - pw + ow, 3)
+        w = self.weight.transpose((1, 0, 2, 3))[:, :, ::-1, ::-1]
+        return F.conv2d(z, w, self.bias)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}")
+
+
+class Upsample(Module):
+    """Nearest-neighbour upsampling of (N, C, H, W) by a whole ``scale_factor`` (each pixel
+    repeated), torch's ``Upsample(scale_factor=k, mode="nearest")``."""
+
+    def __init__(self, scale_factor=2, mode="nearest"):
+        super().__init__()
+        if mode != "nearest":
+            raise ValueError(f"Upsample mode {mode!r}: only 'nearest' is here")
+        self.scale = as_pair(scale_factor, "scale_factor")
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        sh, sw = self.scale
+        y = x.reshape(n, c, h, 1, w, 1).expand(n, c, h, sh, w, sw)
+        return y.reshape(n, c, h * sh, w * sw)
+
+    def extra_repr(self):
+        return f"scale_factor={self.scale}, mode='nearest'"
