@@ -4,6 +4,7 @@ The public name of :mod:`skiff.kernels.train.core.nn`; the same classes."""
 
 from skiff.kernels.train.core import nn as _real
 from skiff.kernels.train.core.nn import (  # noqa: F401
+    ELU,
     GELU,
     GRU,
     LSTM,
@@ -20,6 +21,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Dropout,
     Embedding,
     Flatten,
+    GroupNorm,
     Identity,
     LayerNorm,
     LeakyReLU,
@@ -37,6 +39,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Tanh,
     TransformerBlock,
     TransformerEncoder,

@@ -572,3 +572,8 @@ def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return tuple(int(s) for s in shape)
+
+
+from .tensor_more import install as _install_more  # noqa: E402  (methods built on the above)
+
+_install_more()

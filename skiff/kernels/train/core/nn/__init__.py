@@ -15,10 +15,12 @@ from .conv import (
 )
 from .encoder import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .layers import (
+    ELU,
     GELU,
     Dropout,
     Embedding,
     Flatten,
+    GroupNorm,
     Identity,
     LayerNorm,
     LeakyReLU,
@@ -28,6 +30,7 @@ from .layers import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Tanh,
     skip_init,
 )
@@ -49,6 +52,9 @@ __all__ = [
     "AdaptiveAvgPool2d",
     "ConvTranspose2d",
     "Upsample",
+    "GroupNorm",
+    "ELU",
+    "Softplus",
     "MultiheadAttention",
     "TransformerEncoderLayer",
     "TransformerEncoder",

@@ -244,3 +244,49 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}"
+
+
+class GroupNorm(Module):
+    """Normalise each sample over groups of channels (torch.nn.GroupNorm: weight and bias per
+    channel, ones and zeros at first)."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=np.float32):
+        super().__init__()
+        self.num_groups = _positive("num_groups", num_groups)
+        self.num_channels = _positive("num_channels", num_channels)
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: {num_channels} channels are not divisible into "
+                             f"{num_groups} groups")
+        self.eps = float(eps)
+        self.weight = Parameter(np.ones(num_channels, dtype), dtype=dtype) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, dtype), dtype=dtype) if affine else None
+
+    def forward(self, x):
+        from .functional.extra import group_norm
+
+        return group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}"
+
+
+class ELU(Module):
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def forward(self, x):
+        from .functional.extra import elu
+
+        return elu(x, self.alpha)
+
+
+class Softplus(Module):
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = float(beta), float(threshold)
+
+    def forward(self, x):
+        from .functional.extra import softplus
+
+        return softplus(x, self.beta, self.threshold)

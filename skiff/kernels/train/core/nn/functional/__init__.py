@@ -28,9 +28,33 @@ from .dense import (
     rotary_embedding,
     scaled_dot_product_attention,
 )
+from .extra import (
+    adaptive_avg_pool2d,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cosine_similarity,
+    elu,
+    group_norm,
+    huber_loss,
+    interpolate,
+    kl_div,
+    l1_loss,
+    leaky_relu,
+    nll_loss,
+    normalize,
+    one_hot,
+    pad,
+    smooth_l1_loss,
+    softplus,
+    tanh,
+)
 from .losses import cross_entropy, linear_cross_entropy, mse_loss
 
 __all__ = [
+    "tanh", "leaky_relu", "elu", "softplus", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "one_hot", "pad", "normalize", "cosine_similarity", "adaptive_avg_pool2d", "interpolate",
+    "group_norm",
     "relu",
     "gelu",
     "silu",

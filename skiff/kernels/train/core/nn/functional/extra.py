@@ -1,0 +1,217 @@
+"""More of ``torch.nn.functional``, built from skiff's differentiable ops with torch's
+arguments and defaults: activations (``tanh``, ``leaky_relu``, ``elu``, ``softplus``), losses
+(``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``nll_loss``, ``binary_cross_entropy``,
+``binary_cross_entropy_with_logits``, ``kl_div``), ``one_hot``, ``pad``, ``normalize``,
+``cosine_similarity``, ``adaptive_avg_pool2d``, ``interpolate`` (nearest) and ``group_norm``.
+tests/kernels/train/core/test_torch_style.py compares each with torch, value and gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import tensor as T
+from ...autograd import xp_of
+from ...tensor import Tensor, where
+
+__all__ = ["tanh", "leaky_relu", "elu", "softplus", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+           "one_hot", "pad", "normalize", "cosine_similarity", "adaptive_avg_pool2d",
+           "interpolate", "group_norm"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _const(a) -> Tensor:
+    """An array as a tensor of its own dtype that needs no gradient."""
+    return Tensor._make(a, False, None, 0)
+
+
+def _reduce(per, reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    return per.mean() if reduction == "mean" else per.sum() if reduction == "sum" else per
+
+
+def _same_shape(name, a, b):
+    if tuple(a.shape) != tuple(getattr(b, "shape", ())):
+        raise ValueError(f"{name}: input {tuple(a.shape)} and target "
+                         f"{tuple(getattr(b, 'shape', ()))} differ in shape")
+
+
+def tanh(x):
+    return x.tanh()
+
+
+def leaky_relu(x, negative_slope=0.01):
+    return where(x.data > 0, x, x * negative_slope)
+
+
+def elu(x, alpha=1.0):
+    return where(x.data > 0, x, ((x.clamp(max=0.0)).exp() - 1.0) * alpha)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold`` (torch's)."""
+    z = x * beta
+    soft = (z.relu() + ((-z.abs()).exp() + 1.0).log()) * (1.0 / beta)
+    return where(z.data > threshold, x, soft)
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002 - torch's names
+    _same_shape("l1_loss", input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+    _same_shape("huber_loss", input, target)
+    d = input - target
+    a = d.abs()
+    per = where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    return _reduce(per, reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
+    _same_shape("smooth_l1_loss", input, target)
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    d = input - target
+    a = d.abs()
+    per = where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    return _reduce(per, reduction)
+
+
+def nll_loss(input, target, ignore_index=-100, reduction="mean"):  # noqa: A002
+    """Negative log-likelihood of log-probabilities ``input`` (N, C) at class ids ``target``."""
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    xp = input.xp
+    t = xp.asarray(t)
+    valid = t != ignore_index
+    safe = xp.where(valid, t, 0)
+    picked = input[xp.arange(input.shape[0]), safe] * valid.astype(input.dtype)
+    if reduction == "mean":
+        return -(picked.sum() * (1.0 / max(int(valid.sum()), 1)))
+    return _reduce(-picked, reduction)
+
+
+def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
+    """On probabilities; each log is held at -100 or above, as torch does."""
+    _same_shape("binary_cross_entropy", input, target)
+    y = target.data if isinstance(target, Tensor) else target
+    log_p = input.log().clamp(min=-100.0)
+    log_q = (1.0 - input).log().clamp(min=-100.0)
+    return _reduce(-(log_p * y + log_q * (1.0 - y)), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):  # noqa: A002
+    _same_shape("binary_cross_entropy_with_logits", input, target)
+    y = target.data if isinstance(target, Tensor) else target
+    log_sig = -(((-input.abs()).exp() + 1.0).log() + (-input).relu())  # log sigmoid(z)
+    log_one_minus = log_sig - input  # log (1 - sigmoid(z))
+    w = 1.0 if pos_weight is None else (pos_weight.data if isinstance(pos_weight, Tensor)
+                                        else pos_weight)
+    return _reduce(-(log_sig * (w * y) + log_one_minus * (1.0 - y)), reduction)
+
+
+def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
+    """KL(target || exp(input)) with ``input`` log-probabilities (torch's argument order);
+    ``batchmean`` divides the sum by the batch size."""
+    t = target.data if isinstance(target, Tensor) else input.xp.asarray(target)
+    xp = input.xp
+    if log_target:
+        per = (_const(t.astype(input.dtype)) - input) * _const(xp.exp(t).astype(input.dtype))
+    else:
+        logt = xp.where(t > 0, xp.log(xp.where(t > 0, t, 1)), 0)
+        per = (_const(logt.astype(input.dtype)) - input) * _const(t.astype(input.dtype))
+    if reduction == "batchmean":
+        return per.sum() * (1.0 / input.shape[0])
+    return _reduce(per, reduction)
+
+
+def one_hot(target, num_classes=-1):
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    xp = xp_of(t)
+    n = int(t.max()) + 1 if num_classes < 0 else int(num_classes)
+    return _const((t[..., None] == xp.arange(n)).astype(np.int64))
+
+
+def pad(x, pad, mode="constant", value=0.0):
+    """torch's ``pad``: ``(left, right, top, bottom, ...)`` from the last axis backwards;
+    constant padding (negative amounts cut)."""
+    if mode != "constant":
+        raise ValueError(f"pad mode {mode!r}: only 'constant' is here")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(f"pad takes pairs for up to {x.ndim} axes, got {pad}")
+    out = x
+    for k in range(len(pad) // 2):
+        axis = x.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        n = out.shape[axis]
+        if lo < 0 or hi < 0:
+            out = out[(slice(None),) * axis + (slice(max(-lo, 0), n - max(-hi, 0)),)]
+            lo, hi = max(lo, 0), max(hi, 0)
+        parts = []
+        for amount in (lo, None, hi):
+            if amount is None:
+                parts.append(out)
+            elif amount:
+                shape = list(out.shape)
+                shape[axis] = amount
+                parts.append(_const(out.xp.full(tuple(shape), value, dtype=out.dtype)))
+        out = parts[0] if len(parts) == 1 else T.cat(parts, axis=axis)
+    return out
+
+
+def normalize(x, p=2.0, dim=1, eps=1e-12):
+    if p != 2:
+        norm = (x.abs() ** p).sum(axis=dim, keepdims=True) ** (1.0 / p)
+    else:
+        norm = (x * x).sum(axis=dim, keepdims=True).sqrt()
+    return x / norm.clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    dot = (x1 * x2).sum(axis=dim)
+    n1 = (x1 * x1).sum(axis=dim).sqrt().clamp(min=eps)
+    n2 = (x2 * x2).sum(axis=dim).sqrt().clamp(min=eps)
+    return dot / (n1 * n2)
+
+
+def adaptive_avg_pool2d(x, output_size):
+    from ..conv import AdaptiveAvgPool2d
+
+    return AdaptiveAvgPool2d(output_size)(x)
+
+
+def interpolate(x, scale_factor=None, mode="nearest", size=None):
+    from ..conv import Upsample
+
+    if size is not None:
+        sh, sw = (size, size) if isinstance(size, int) else size
+        if sh % x.shape[2] or sw % x.shape[3]:
+            raise ValueError(f"interpolate to {size}: only whole multiples of "
+                             f"{tuple(x.shape[2:])} here")
+        scale_factor = (sh // x.shape[2], sw // x.shape[3])
+    if scale_factor is None:
+        raise ValueError("interpolate needs scale_factor or size")
+    sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * 2
+    if any(float(s) != int(s) for s in sf):
+        raise ValueError(f"interpolate by {scale_factor}: only whole factors here")
+    return Upsample(tuple(int(s) for s in sf), mode=mode)(x)
+
+
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
+    n, c = x.shape[0], x.shape[1]
+    if c % num_groups:
+        raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
+    g = x.reshape(n, num_groups, -1)
+    mean = g.mean(axis=-1, keepdims=True)
+    centred = g - mean
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    y = (centred * (var + eps).rsqrt()).reshape(*x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(*shape)
+    if bias is not None:
+        y = y + bias.reshape(*shape)
+    return y

@@ -1,0 +1,180 @@
+"""More of torch's ``Tensor`` methods on skiff's :class:`~.tensor.Tensor`, so a model written
+the torch way runs as it is: ``clamp``, ``softmax``, ``chunk``, ``repeat``, ``std``, ``sin``,
+``index_select``, ``view``-like helpers, in-place fills of parameters under ``no_grad``...
+
+Each is built from the differentiable ops of :mod:`.ops_math` / :mod:`.ops_shape` (``sin`` and
+``cos`` are nodes of their own) or, where torch's gradient is zero (``floor``, ``round``,
+``sign``), returns a tensor that does not require grad. Attached to ``Tensor`` when
+:mod:`.tensor` is imported; tests/kernels/train/core/test_torch_style.py compares every one
+with torch, value and gradient.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .autograd import Function, xp_of
+from .tensor import Tensor, is_grad_enabled, where
+
+__all__ = ["install"]
+
+
+class Sin(Function):
+    def forward(self, x):
+        self.save_for_backward(x)
+        return xp_of(x).sin(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * xp_of(x).cos(x)
+
+
+class Cos(Function):
+    def forward(self, x):
+        self.save_for_backward(x)
+        return xp_of(x).cos(x)
+
+    def backward(self, g):
+        (x,) = self.saved
+        return -g * xp_of(x).sin(x)
+
+
+def _axis(kw, axis, default=None):
+    """torch's ``dim=`` as skiff's ``axis``."""
+    if "dim" in kw:
+        return kw.pop("dim")
+    return default if axis is None else axis
+
+
+def clamp(self, min=None, max=None):  # noqa: A002 - torch's names
+    if min is None and max is None:
+        raise ValueError("clamp needs min or max")
+    lo = min.data if isinstance(min, Tensor) else min
+    hi = max.data if isinstance(max, Tensor) else max
+    out = self
+    if lo is not None:
+        out = where(self.data < lo, lo, out)
+    if hi is not None:
+        out = where(self.data > hi, hi, out)
+    return out
+
+
+def softmax(self, axis=None, **kw):
+    from .nn import functional as F
+
+    return F.softmax(self, axis=_axis(kw, axis, -1))
+
+
+def log_softmax(self, axis=None, **kw):
+    from .nn import functional as F
+
+    return F.log_softmax(self, axis=_axis(kw, axis, -1))
+
+
+def chunk(self, chunks: int, axis=None, **kw):
+    axis = _axis(kw, axis, 0)
+    size = math.ceil(self.shape[axis] / int(chunks))
+    return self.split(size, axis=axis)
+
+
+def repeat(self, *sizes):
+    """torch's ``repeat`` (numpy's ``tile``): the tensor copied ``sizes[i]`` times along axis i."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if len(sizes) < self.ndim:
+        raise ValueError(f"repeat needs at least {self.ndim} sizes, got {sizes}")
+    x = self.reshape(*((1,) * (len(sizes) - self.ndim) + tuple(self.shape)))
+    inter = []
+    for d in x.shape:
+        inter += [1, d]
+    x = x.reshape(*inter)
+    grown = []
+    for r, d in zip(sizes, x.shape[1::2]):
+        grown += [r, d]
+    return x.expand(*grown).reshape(*(r * d for r, d in zip(sizes, x.shape[1::2])))
+
+
+def std(self, axis=None, keepdims=False, unbiased=True, **kw):
+    axis = _axis(kw, axis)
+    keepdims = kw.pop("keepdim", keepdims)
+    return self.var(axis=axis, keepdims=keepdims, ddof=1 if unbiased else 0).sqrt()
+
+
+def maximum(self, other):
+    o = other.data if isinstance(other, Tensor) else other
+    return where(self.data >= o, self, other)
+
+
+def minimum(self, other):
+    o = other.data if isinstance(other, Tensor) else other
+    return where(self.data <= o, self, other)
+
+
+def index_select(self, axis=None, index=None, **kw):
+    axis = _axis(kw, axis)
+    idx = index.data if isinstance(index, Tensor) else np.asarray(index)
+    return self[(slice(None),) * axis + (idx,)]
+
+
+def _no_grad_value(fn):
+    def method(self):
+        return Tensor._make(fn(xp_of(self.data), self.data), False, None, 0)
+
+    return method
+
+
+def _in_place(op):
+    def method(self, value=None):
+        if self._node is not None or (self.requires_grad and is_grad_enabled()):
+            raise RuntimeError(f"{op}_ changes a tensor autograd records in place: do it under "
+                               "no_grad() (as torch asks for parameters) or on .data")
+        v = value.data if isinstance(value, Tensor) else value
+        if op == "zero":
+            self.data[...] = 0
+        elif op == "fill":
+            self.data[...] = v
+        elif op == "add":
+            self.data += v
+        elif op == "sub":
+            self.data -= v
+        elif op == "mul":
+            self.data *= v
+        return self
+
+    return method
+
+
+def install() -> None:
+    """Attach the methods to :class:`Tensor` (idempotent)."""
+    methods = {
+        "clamp": clamp, "clip": clamp, "softmax": softmax, "log_softmax": log_softmax,
+        "chunk": chunk, "repeat": repeat, "std": std, "maximum": maximum, "minimum": minimum,
+        "index_select": index_select,
+        "square": lambda self: self * self,
+        "rsqrt": lambda self: 1.0 / self.sqrt(),
+        "sin": lambda self: Sin.apply(self),
+        "cos": lambda self: Cos.apply(self),
+        "floor": _no_grad_value(lambda xp, a: xp.floor(a)),
+        "round": _no_grad_value(lambda xp, a: xp.round(a)),
+        "sign": _no_grad_value(lambda xp, a: xp.sign(a)),
+        "contiguous": lambda self: self,
+        "dim": lambda self: self.ndim,
+        "numel": lambda self: int(self.size),
+        "t": lambda self: self.transpose((1, 0)) if self.ndim == 2 else self,
+        "long": lambda self: self.astype(np.int64),
+        "int": lambda self: self.astype(np.int32),
+        "bool": lambda self: self.astype(np.bool_),
+        "cpu": lambda self: self.to("cpu"),
+        "cuda": lambda self, index=0: self.to(f"cuda:{index}"),
+        "type_as": lambda self, other: self.astype(other.dtype),
+        "new_zeros": lambda self, *shape: Tensor(
+            self.xp.zeros(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                          else shape, dtype=self.dtype)),
+        "zero_": _in_place("zero"), "fill_": _in_place("fill"), "add_": _in_place("add"),
+        "sub_": _in_place("sub"), "mul_": _in_place("mul"),
+    }
+    for name, fn in methods.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
