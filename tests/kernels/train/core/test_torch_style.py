@@ -109,3 +109,33 @@ def test_modules_values_without_gradient_and_in_place_fills():
         p.fill_(0.5).mul_(2.0).add_(1.0)
     np.testing.assert_array_equal(p.data, np.full((2, 3), 2.0, np.float32))
     assert x.dim() == 2 and x.numel() == 24 and x.long().dtype == np.int64
+
+
+@pytest.mark.parametrize("ours,theirs", [
+    (lambda: nn.MaxPool1d(3, 2), lambda: torch.nn.MaxPool1d(3, 2)),
+    (lambda: nn.AvgPool1d(2), lambda: torch.nn.AvgPool1d(2)),
+])
+def test_one_dimensional_pooling_equals_torch(ours, theirs):
+    x = np.random.default_rng(3).standard_normal((2, 3, 11))
+    xs, xt = Tensor(x, requires_grad=True, dtype=np.float64), torch.tensor(x, requires_grad=True)
+    got, want = ours()(xs), theirs()(xt)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), **TOL)
+    (got * got).sum().backward()
+    (want * want).sum().backward()
+    np.testing.assert_allclose(xs.grad, xt.grad.numpy(), **TOL)
+
+
+def test_embedding_padding_row_starts_at_zero_and_learns_nothing():
+    emb = nn.Embedding(5, 3, padding_idx=0, dtype=np.float64)
+    temb = torch.nn.Embedding(5, 3, padding_idx=0).double()
+    np.testing.assert_array_equal(emb.weight.data[0], 0)
+    emb.load_state_dict({"weight": temb.weight.detach().numpy()})
+    idx = np.array([[0, 2, 4], [1, 0, 0]])
+    out, want = emb(idx), temb(torch.tensor(idx))
+    np.testing.assert_allclose(out.numpy(), want.detach().numpy(), **TOL)
+    (out * out).sum().backward()
+    (want * want).sum().backward()
+    np.testing.assert_allclose(emb.weight.grad, temb.weight.grad.numpy(), **TOL)
+    assert not emb.weight.grad[0].any()
+    with pytest.raises(ValueError, match="outside the table"):
+        nn.Embedding(5, 3, padding_idx=5)

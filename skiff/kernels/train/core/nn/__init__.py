@@ -4,12 +4,14 @@ from . import functional
 from .attention import CausalSelfAttention, TransformerBlock, TransformerMLP
 from .conv import (
     AdaptiveAvgPool2d,
+    AvgPool1d,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
     Conv1d,
     Conv2d,
     ConvTranspose2d,
+    MaxPool1d,
     MaxPool2d,
     Upsample,
 )
@@ -53,6 +55,8 @@ __all__ = [
     "ConvTranspose2d",
     "Upsample",
     "GroupNorm",
+    "MaxPool1d",
+    "AvgPool1d",
     "ELU",
     "Softplus",
     "MultiheadAttention",

@@ -256,3 +256,32 @@ class Upsample(Module):
 
     def extra_repr(self):
         return f"scale_factor={self.scale}, mode='nearest'"
+
+
+class _Pool1d(Module):
+    def __init__(self, kernel_size, stride=None):
+        super().__init__()
+        self.kernel_size = _positive("kernel_size", kernel_size)
+        self.stride = self.kernel_size if stride is None else _positive("stride", stride)
+
+    def forward(self, x):
+        if x.ndim != 3:
+            raise ValueError(f"{type(self).__name__} expects (N, C, L), got {tuple(x.shape)}")
+        n, c, length = x.shape
+        y = self.POOL(x.reshape(n, c, 1, length), (1, self.kernel_size), (1, self.stride))
+        return y.reshape(n, c, y.shape[-1])
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class MaxPool1d(_Pool1d):
+    """Max over windows of (N, C, L) sequences (torch.nn.MaxPool1d, no padding)."""
+
+    POOL = staticmethod(F.max_pool2d)
+
+
+class AvgPool1d(_Pool1d):
+    """Mean over windows of (N, C, L) sequences (torch.nn.AvgPool1d, no padding)."""
+
+    POOL = staticmethod(F.avg_pool2d)

@@ -104,15 +104,28 @@ class Linear(Module):
 class Embedding(Module):
     """A (num_embeddings, embedding_dim) table looked up by integer indices."""
 
-    def __init__(self, num_embeddings, embedding_dim, generator=None, dtype=np.float32):
+    def __init__(self, num_embeddings, embedding_dim, generator=None, dtype=np.float32,
+                 padding_idx=None):
         super().__init__()
         self.num_embeddings = _positive("num_embeddings", num_embeddings)
         self.embedding_dim = _positive("embedding_dim", embedding_dim)
-        self.weight = Parameter(normal_((num_embeddings, embedding_dim), 1.0, generator, dtype),
-                                dtype=dtype)
+        table = normal_((num_embeddings, embedding_dim), 1.0, generator, dtype)
+        if padding_idx is not None:  # torch's: that row starts at zero and learns nothing
+            if not -num_embeddings <= int(padding_idx) < num_embeddings:
+                raise ValueError(f"padding_idx {padding_idx} is outside the table of "
+                                 f"{num_embeddings} rows")
+            padding_idx = int(padding_idx) % num_embeddings
+            table[padding_idx] = 0
+        self.padding_idx = padding_idx
+        self.weight = Parameter(table, dtype=dtype)
 
     def forward(self, idx):
-        return F.embedding(idx, self.weight)
+        out = F.embedding(idx, self.weight)
+        if self.padding_idx is None:
+            return out
+        i = idx.data if hasattr(idx, "data") and not isinstance(idx, np.ndarray) else idx
+        keep = (out.xp.asarray(i) != self.padding_idx)[..., None].astype(out.dtype)
+        return out * keep  # no gradient reaches the padding row
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}"
