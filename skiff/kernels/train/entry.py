@@ -58,7 +58,7 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
     return ns
 
 
-def build_from_config(config: dict, namespace: dict | None = None) -> dict:
+def build_from_config(config: dict, namespace: dict | None = None, reporter=None) -> dict:
     """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config
     (``namespace``: what a ``%%train`` cell in the config starts with)."""
     from skiff.kernels.train import models
@@ -74,7 +74,7 @@ def build_from_config(config: dict, namespace: dict | None = None) -> dict:
         return _table_parts(config["data"], seed, config.get("target"))
     if name == "cnn" and config.get("data") and os.path.isdir(str(config["data"])):
         return _image_parts(config["data"], seed, config.get("image_size") or 32,
-                            config.get("val_split"), bool(config.get("augment")))
+                            config.get("val_split"), bool(config.get("augment")), reporter)
     with train_random.using(train_random.new_generator(seed)):   # this job's own generator
         model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
@@ -122,7 +122,8 @@ def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
             "optimizer": None, "loss": None, "table": table}
 
 
-def _image_parts(path: str, seed: int, size: int, val_split=None, augment=False) -> dict:
+def _image_parts(path: str, seed: int, size: int, val_split=None, augment=False,
+                 reporter=None) -> dict:
     """``cnn`` on a folder of class folders: as many input channels as the images have, one
     output per class; a tenth held out unless ``val_split`` says otherwise (none under 20
     images); with ``augment`` the training part is mirrored and shifted at random; the
@@ -131,7 +132,11 @@ def _image_parts(path: str, seed: int, size: int, val_split=None, augment=False)
     from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.image_folder import ImageFolder
 
-    folder = ImageFolder(path, size=int(size), seed=seed)
+    def progress(done, total):  # a large folder takes a while to read: say how far
+        reporter.progress(done, total, unit="image", message="reading images")
+
+    folder = ImageFolder(path, size=int(size), seed=seed,
+                         progress=progress if reporter is not None else None)
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("cnn", in_channels=folder.channels, num_classes=len(folder.classes),
                            image_size=folder.size)
@@ -151,7 +156,7 @@ def _image_parts(path: str, seed: int, size: int, val_split=None, augment=False)
 def run(config: dict, reporter, namespace: dict | None = None):
     """Train as the config says, reporting through ``reporter``; returns a TrainResult.
     ``namespace``: the names a ``%%train`` cell in the config starts with."""
-    return train_parts(build_from_config(config, namespace), config, reporter)
+    return train_parts(build_from_config(config, namespace, reporter), config, reporter)
 
 
 def train_parts(parts: dict, config: dict, reporter):

@@ -152,8 +152,9 @@ class ImageFolder:
                 labels.append(k)
             except (OSError, ValueError, SyntaxError):
                 bad.append(p)
-            if progress is not None and (i + 1) % 256 == 0:
-                progress(i + 1, len(files))
+            if progress is not None and ((i + 1) % max(1, len(files) // 20) == 0
+                                         or i + 1 == len(files)):
+                progress(i + 1, len(files))  # about twenty times, and at the end
         if not images:
             raise ImageFolderError(f"{root.name}: none of its {len(files)} image files could be "
                                    "read")

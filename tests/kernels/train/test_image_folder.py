@@ -45,8 +45,11 @@ def test_the_folder_is_read_shuffled_standardised_and_what_was_left_out_said(tmp
     root = _shapes(tmp_path / "shapes", n=20)
     (root / "square" / "broken.png").write_text("not a png")
     (root / "circle" / "readme.txt").write_text("no image suffix: not counted")
-    data = ImageFolder(root, size=16, seed=1)
+    seen = []
+    data = ImageFolder(root, size=16, seed=1, progress=lambda done, total: seen.append(
+        (done, total)))
     assert data.classes == ["circle", "square", "triangle"] and data.channels == 3
+    assert 10 <= len(seen) <= 25 and seen[-1] == (61, 61)  # reading said how far it was
     assert len(data) == 60 and data.images.shape == (60, 3, 16, 16)
     assert np.bincount(data.labels).tolist() == [20, 20, 20]
     assert len(set(data.labels[-6:].tolist())) > 1  # a held-out tail samples the classes
