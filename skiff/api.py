@@ -7,12 +7,30 @@ from skiff.kernels.backend import list_devices, resolve_device
 from skiff.kernels.ocr import ocr
 from skiff.kernels.solve import solve
 from skiff.kernels.train.core.random import seed
-from skiff.kernels.train.core.tensor import Tensor, no_grad, tensor
+from skiff.kernels.train.core.tensor import (
+    Tensor,
+    arange,
+    cat,
+    full,
+    no_grad,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    stack,
+    tensor,
+    where,
+    zeros,
+    zeros_like,
+)
 from skiff.kernels.train.plan import plan
 from skiff.kernels.train.trainer import Trainer
 
 __all__ = ["Job", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr", "panel",
-           "plan", "resolve_device", "seed", "solve", "tensor"]
+           "plan", "resolve_device", "seed", "solve", "tensor",
+           # tensors as torch makes them (skiff.cat(..., dim=1), skiff.zeros(2, 3), ...)
+           "arange", "cat", "full", "ones", "ones_like", "rand", "randn", "stack", "where",
+           "zeros", "zeros_like"]
 
 
 def panel(tab: str | None = None):

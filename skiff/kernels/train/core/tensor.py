@@ -147,7 +147,9 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(self.data.size)
+        """The element count (numpy's ``size``); called, torch's ``size()``: the shape, or
+        ``size(d)`` one axis's length."""
+        return _Size(int(self.data.size), self.data.shape)
 
     @property
     def nbytes(self) -> int:
@@ -350,24 +352,40 @@ class Tensor:
     def relu(self):
         return M.Relu.apply(self)
 
-    # ---- reductions ---------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
+    # ---- reductions (numpy's axis=/keepdims=, or torch's dim=/keepdim=) ------------------
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        axis, keepdims = _torch_axis(axis, keepdims, dim, keepdim)
         return M.Sum.apply(self, axis=axis, keepdims=keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        axis, keepdims = _torch_axis(axis, keepdims, dim, keepdim)
         return M.Mean.apply(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis=None, keepdims=False, ddof=0):
+    def var(self, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=None,
+            unbiased=None):
+        axis, keepdims = _torch_axis(axis, keepdims, dim, keepdim)
+        if unbiased is not None or dim is not None:  # torch's default divides by n - 1
+            ddof = 1 if unbiased is None or unbiased else 0
         return M.Var.apply(self, axis=axis, keepdims=keepdims, ddof=ddof)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """numpy's max; with ``dim=`` torch's ``(values, indices)``."""
+        if dim is not None:
+            return _values_indices(self, dim, bool(keepdim), M.Max, self.xp.argmax)
         return M.Max.apply(self, axis=axis, keepdims=keepdims)
 
-    def min(self, axis=None, keepdims=False):
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """numpy's min; with ``dim=`` torch's ``(values, indices)``."""
+        if dim is not None:
+            return _values_indices(self, dim, bool(keepdim), M.Min, self.xp.argmin)
         return M.Min.apply(self, axis=axis, keepdims=keepdims)
 
-    def argmax(self, axis=None):
-        return Tensor._make(self.xp.argmax(self.data, axis=axis), False, None, 0)
+    def argmax(self, axis=None, *, dim=None, keepdim=False):
+        axis = dim if dim is not None else axis
+        out = self.xp.argmax(self.data, axis=axis)
+        if keepdim and axis is not None:
+            out = self.xp.expand_dims(out, axis)
+        return Tensor._make(out, False, None, 0)
 
     # ---- shape --------------------------------------------------------------------------
     def reshape(self, *shape):
@@ -380,11 +398,22 @@ class Tensor:
     view = reshape
 
     def transpose(self, *axes):
+        """numpy's permutation of the axes (a tuple, or every axis listed); two axes alone
+        are torch's: those two swapped (``x.transpose(1, 2)``)."""
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        elif len(axes) == 2 and self.ndim != 2 or axes == (0, 1) and self.ndim == 2:
+            a, b = (ax % self.ndim for ax in axes)
+            perm = list(range(self.ndim))
+            perm[a], perm[b] = perm[b], perm[a]
+            axes = tuple(perm)
+        return S.Transpose.apply(self, axes=axes or None)
+
+    def permute(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return S.Transpose.apply(self, axes=axes or None)
 
-    permute = transpose
 
     @property
     def T(self):
@@ -476,16 +505,18 @@ def _wrap(x):
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
-def cat(tensors, axis=0) -> Tensor:
-    """Concatenate along ``axis``."""
+def cat(tensors, axis=0, *, dim=None) -> Tensor:
+    """Concatenate along ``axis`` (torch's ``dim``)."""
+    axis = axis if dim is None else dim
     tensors = [_wrap(t) for t in tensors]
     if not tensors:
         raise ValueError("cat needs at least one tensor")
     return S.Cat.apply(*tensors, axis=axis)
 
 
-def stack(tensors, axis=0) -> Tensor:
-    """Stack along a new ``axis``."""
+def stack(tensors, axis=0, *, dim=None) -> Tensor:
+    """Stack along a new ``axis`` (torch's ``dim``)."""
+    axis = axis if dim is None else dim
     tensors = [_wrap(t) for t in tensors]
     if not tensors:
         raise ValueError("stack needs at least one tensor")
@@ -574,6 +605,32 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+class _Size(int):
+    """An element count that, called, is torch's ``size()``: the shape or one axis's length."""
+
+    def __new__(cls, count: int, shape: tuple):
+        obj = super().__new__(cls, count)
+        obj._shape = tuple(shape)
+        return obj
+
+    def __call__(self, dim=None):
+        return self._shape if dim is None else self._shape[dim]
+
+
+def _torch_axis(axis, keepdims, dim, keepdim):
+    return (axis if dim is None else dim), (keepdims if keepdim is None else bool(keepdim))
+
+
+def _values_indices(x, dim, keepdim, op, arg):
+    from collections import namedtuple
+
+    pair = namedtuple("values_indices", ["values", "indices"])
+    idx = arg(x.data, axis=dim)
+    if keepdim:
+        idx = x.xp.expand_dims(idx, dim)
+    return pair(op.apply(x, axis=dim, keepdims=keepdim), Tensor._make(idx, False, None, 0))
+
+
 from .tensor_more import install as _install_more  # noqa: E402  (methods built on the above)
 
-_install_more()
+_install_more(Tensor, where, is_grad_enabled)

@@ -16,7 +16,18 @@ import math
 import numpy as np
 
 from .autograd import Function, xp_of
-from .tensor import Tensor, is_grad_enabled, where
+
+# tensor.py's class and functions, given by tensor.py when it installs these methods (this
+# module imports nothing of it: no circle between the two files)
+_BASE: dict = {}
+
+
+def where(cond, a, b):
+    return _BASE["where"](cond, a, b)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, _BASE["Tensor"])
 
 __all__ = ["install"]
 
@@ -51,8 +62,8 @@ def _axis(kw, axis, default=None):
 def clamp(self, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise ValueError("clamp needs min or max")
-    lo = min.data if isinstance(min, Tensor) else min
-    hi = max.data if isinstance(max, Tensor) else max
+    lo = min.data if _is_tensor(min) else min
+    hi = max.data if _is_tensor(max) else max
     out = self
     if lo is not None:
         out = where(self.data < lo, lo, out)
@@ -103,34 +114,34 @@ def std(self, axis=None, keepdims=False, unbiased=True, **kw):
 
 
 def maximum(self, other):
-    o = other.data if isinstance(other, Tensor) else other
+    o = other.data if _is_tensor(other) else other
     return where(self.data >= o, self, other)
 
 
 def minimum(self, other):
-    o = other.data if isinstance(other, Tensor) else other
+    o = other.data if _is_tensor(other) else other
     return where(self.data <= o, self, other)
 
 
 def index_select(self, axis=None, index=None, **kw):
     axis = _axis(kw, axis)
-    idx = index.data if isinstance(index, Tensor) else np.asarray(index)
+    idx = index.data if _is_tensor(index) else np.asarray(index)
     return self[(slice(None),) * axis + (idx,)]
 
 
 def _no_grad_value(fn):
     def method(self):
-        return Tensor._make(fn(xp_of(self.data), self.data), False, None, 0)
+        return type(self)._make(fn(xp_of(self.data), self.data), False, None, 0)
 
     return method
 
 
 def _in_place(op):
     def method(self, value=None):
-        if self._node is not None or (self.requires_grad and is_grad_enabled()):
+        if self._node is not None or (self.requires_grad and _BASE["is_grad_enabled"]()):
             raise RuntimeError(f"{op}_ changes a tensor autograd records in place: do it under "
                                "no_grad() (as torch asks for parameters) or on .data")
-        v = value.data if isinstance(value, Tensor) else value
+        v = value.data if _is_tensor(value) else value
         if op == "zero":
             self.data[...] = 0
         elif op == "fill":
@@ -146,8 +157,10 @@ def _in_place(op):
     return method
 
 
-def install() -> None:
-    """Attach the methods to :class:`Tensor` (idempotent)."""
+def install(tensor_class, where_fn, grad_enabled) -> None:
+    """Attach the methods to ``tensor_class`` (:class:`~.tensor.Tensor`; idempotent);
+    ``where_fn`` and ``grad_enabled`` are tensor.py's ``where`` and ``is_grad_enabled``."""
+    _BASE.update(Tensor=tensor_class, where=where_fn, is_grad_enabled=grad_enabled)
     methods = {
         "clamp": clamp, "clip": clamp, "softmax": softmax, "log_softmax": log_softmax,
         "chunk": chunk, "repeat": repeat, "std": std, "maximum": maximum, "minimum": minimum,
@@ -169,12 +182,12 @@ def install() -> None:
         "cpu": lambda self: self.to("cpu"),
         "cuda": lambda self, index=0: self.to(f"cuda:{index}"),
         "type_as": lambda self, other: self.astype(other.dtype),
-        "new_zeros": lambda self, *shape: Tensor(
+        "new_zeros": lambda self, *shape: type(self)(
             self.xp.zeros(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
                           else shape, dtype=self.dtype)),
         "zero_": _in_place("zero"), "fill_": _in_place("fill"), "add_": _in_place("add"),
         "sub_": _in_place("sub"), "mul_": _in_place("mul"),
     }
     for name, fn in methods.items():
-        if not hasattr(Tensor, name):
-            setattr(Tensor, name, fn)
+        if not hasattr(tensor_class, name):
+            setattr(tensor_class, name, fn)

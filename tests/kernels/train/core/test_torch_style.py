@@ -139,3 +139,27 @@ def test_embedding_padding_row_starts_at_zero_and_learns_nothing():
     assert not emb.weight.grad[0].any()
     with pytest.raises(ValueError, match="outside the table"):
         nn.Embedding(5, 3, padding_idx=5)
+
+
+def test_torch_keywords_and_shapes():
+    import skiff
+
+    x = np.random.default_rng(4).standard_normal((2, 3, 4))
+    xs, xt = Tensor(x, dtype=np.float64), torch.tensor(x)
+    assert xs.transpose(1, 2).shape == tuple(xt.transpose(1, 2).shape)  # two axes: swapped
+    np.testing.assert_array_equal(xs.transpose(1, 2).numpy(), xt.transpose(1, 2).numpy())
+    assert xs.transpose((2, 0, 1)).shape == (4, 2, 3)  # a tuple: numpy's permutation
+    m = Tensor(x[0], dtype=np.float64)
+    np.testing.assert_array_equal(m.transpose(0, 1).numpy(), x[0].T)
+    assert xs.size() == (2, 3, 4) and xs.size(1) == 3 and xs.size == 24
+    got, want = xs.max(dim=1), xt.max(dim=1)
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    np.testing.assert_allclose(xs.sum(dim=2, keepdim=True).numpy(),
+                               xt.sum(dim=2, keepdim=True).numpy(), **TOL)
+    np.testing.assert_allclose(xs.var(dim=1).numpy(), xt.var(dim=1).numpy(), **TOL)
+    np.testing.assert_allclose(F.softmax(xs, dim=1).numpy(), TF.softmax(xt, dim=1).numpy(),
+                               **TOL)
+    assert skiff.cat([xs, xs], dim=2).shape == (2, 3, 8)
+    assert skiff.stack([xs, xs], dim=1).shape == (2, 2, 3, 4)
+    assert skiff.zeros(2, 3).shape == (2, 3) and xs.argmax(dim=2, keepdim=True).shape == (2, 3, 1)

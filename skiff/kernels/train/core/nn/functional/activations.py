@@ -152,12 +152,14 @@ class LogSoftmaxFn(Function):
         return gx
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return SoftmaxFn.apply(x, axis=axis)
+def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
+    """Softmax over ``axis`` (torch's ``dim``)."""
+    return SoftmaxFn.apply(x, axis=axis if dim is None else dim)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return LogSoftmaxFn.apply(x, axis=axis)
+def log_softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
+    """Log-softmax over ``axis`` (torch's ``dim``)."""
+    return LogSoftmaxFn.apply(x, axis=axis if dim is None else dim)
 
 
 # ---- normalisation --------------------------------------------------------------------------
