@@ -23,6 +23,7 @@ import numpy as np
 __all__ = ["IMAGE_SUFFIXES", "ImageFolder", "ImageFolderError", "AugmentedView", "augment",
            "is_image_folder", "load_image", "standardise"]
 
+MAX_BYTES = 8 << 30  # the images of one set, held as uint8
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
 
@@ -141,6 +142,13 @@ class ImageFolder:
         else:
             number = {name: k for k, (name, _) in enumerate(found)}
         files = [(p, number[name]) for name, ps in found for p in ps]
+        need = len(files) * 3 * self.size * self.size  # uint8 bytes held (RGB at most)
+        if need > MAX_BYTES:
+            fits = int((MAX_BYTES / (len(files) * 3)) ** 0.5) // 4 * 4
+            raise ImageFolderError(
+                f"{root.name}: {len(files):,} images at {self.size}x{self.size} would hold "
+                f"{need / 2**30:.1f} GiB in memory (at most {MAX_BYTES / 2**30:.0f} GiB here): "
+                f"a smaller --image-size ({fits} fits) or fewer images")
         t0 = time.perf_counter()
         sample = files[:: max(1, len(files) // 64)]
         self.channels = int(ref["channels"]) if ref is not None else (

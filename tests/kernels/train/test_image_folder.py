@@ -203,3 +203,11 @@ def test_cnn_trains_with_augmentation_from_a_terminal(tmp_path):
     assert any("mirrored and shifted at random" in n for n in result["notes"])
     bad = _skiff("train", "mlp", "blobs", "--augment", env=env)
     assert bad.returncode == 2 and "--augment is for cnn on a folder" in bad.stderr
+
+
+def test_a_set_too_large_for_memory_is_refused_before_reading(tmp_path, monkeypatch):
+    from skiff.kernels.train import image_folder
+
+    monkeypatch.setattr(image_folder, "MAX_BYTES", 100_000)
+    with pytest.raises(ImageFolderError, match=r"would hold .* a smaller --image-size \(32 fits\)"):
+        ImageFolder(_shapes(tmp_path / "photos", n=10), size=64)
