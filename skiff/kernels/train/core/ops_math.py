@@ -216,6 +216,26 @@ class Sqrt(Function):
         return g / (2 * out)
 
 
+class Sin(Function):
+    def forward(self, a):
+        self.save_for_backward(a)
+        return xp_of(a).sin(a)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return g * xp_of(a).cos(a)
+
+
+class Cos(Function):
+    def forward(self, a):
+        self.save_for_backward(a)
+        return xp_of(a).cos(a)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return -g * xp_of(a).sin(a)
+
+
 class Abs(Function):
     def forward(self, a):
         self.save_for_backward(a)

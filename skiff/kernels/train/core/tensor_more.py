@@ -2,11 +2,11 @@
 the torch way runs as it is: ``clamp``, ``softmax``, ``chunk``, ``repeat``, ``std``, ``sin``,
 ``index_select``, ``view``-like helpers, in-place fills of parameters under ``no_grad``...
 
-Each is built from the differentiable ops of :mod:`.ops_math` / :mod:`.ops_shape` (``sin`` and
-``cos`` are nodes of their own) or, where torch's gradient is zero (``floor``, ``round``,
-``sign``), returns a tensor that does not require grad. Attached to ``Tensor`` when
-:mod:`.tensor` is imported; tests/kernels/train/core/test_torch_style.py compares every one
-with torch, value and gradient.
+Each is built from the differentiable ops of :mod:`.ops_math` / :mod:`.ops_shape` (``sin``
+and ``cos`` are nodes there, beside ``exp`` and ``tanh``) or, where torch's gradient is zero
+(``floor``, ``round``, ``sign``), returns a tensor that does not require grad. Attached to
+``Tensor`` when :mod:`.tensor` is imported; tests/kernels/train/core/test_torch_style.py
+compares every one with torch, value and gradient.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from .autograd import Function, xp_of
+from . import ops_math as M
+from .autograd import xp_of
 
 # tensor.py's class and functions, given by tensor.py when it installs these methods (this
 # module imports nothing of it: no circle between the two files)
@@ -30,26 +31,6 @@ def _is_tensor(x) -> bool:
     return isinstance(x, _BASE["Tensor"])
 
 __all__ = ["install"]
-
-
-class Sin(Function):
-    def forward(self, x):
-        self.save_for_backward(x)
-        return xp_of(x).sin(x)
-
-    def backward(self, g):
-        (x,) = self.saved
-        return g * xp_of(x).cos(x)
-
-
-class Cos(Function):
-    def forward(self, x):
-        self.save_for_backward(x)
-        return xp_of(x).cos(x)
-
-    def backward(self, g):
-        (x,) = self.saved
-        return -g * xp_of(x).sin(x)
 
 
 def _axis(kw, axis, default=None):
@@ -167,8 +148,8 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "index_select": index_select,
         "square": lambda self: self * self,
         "rsqrt": lambda self: 1.0 / self.sqrt(),
-        "sin": lambda self: Sin.apply(self),
-        "cos": lambda self: Cos.apply(self),
+        "sin": lambda self: M.Sin.apply(self),
+        "cos": lambda self: M.Cos.apply(self),
         "floor": _no_grad_value(lambda xp, a: xp.floor(a)),
         "round": _no_grad_value(lambda xp, a: xp.round(a)),
         "sign": _no_grad_value(lambda xp, a: xp.sign(a)),
