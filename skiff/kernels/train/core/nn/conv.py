@@ -152,16 +152,7 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = as_pair(output_size, "output_size")
 
     def forward(self, x):
-        if x.ndim != 4:
-            raise ValueError(f"AdaptiveAvgPool2d expects (N, C, H, W), got {tuple(x.shape)}")
-        oh, ow = self.output_size
-        h, w = x.shape[2], x.shape[3]
-        if (oh, ow) == (1, 1):
-            return x.mean(axis=(2, 3), keepdims=True)
-        if h % oh or w % ow:
-            raise ValueError(f"AdaptiveAvgPool2d({(oh, ow)}) needs an input whose height and "
-                             f"width are multiples of it, got {h}x{w}")
-        return F.avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
+        return F.adaptive_avg_pool2d(x, self.output_size)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -177,23 +168,6 @@ def _dilate(x, stride: int, axis: int):
     shape = list(x.shape)
     shape[axis] = n * stride
     return parts.reshape(*shape)[(slice(None),) * axis + (slice(0, (n - 1) * stride + 1),)]
-
-
-def _pad_or_crop(x, lo: int, hi: int, axis: int):
-    """``lo`` / ``hi`` zeros before / after along ``axis`` (negative: cut that many)."""
-    if lo < 0 or hi < 0:
-        n = x.shape[axis]
-        x = x[(slice(None),) * axis + (slice(max(-lo, 0), n - max(-hi, 0)),)]
-        lo, hi = max(lo, 0), max(hi, 0)
-    parts = []
-    for k in (lo, None, hi):
-        if k is None:
-            parts.append(x)
-        elif k:
-            shape = list(x.shape)
-            shape[axis] = k
-            parts.append(T.zeros(tuple(shape), dtype=x.dtype, device=x.device))
-    return parts[0] if len(parts) == 1 else T.cat(parts, axis=axis)
 
 
 class ConvTranspose2d(Module):
@@ -228,8 +202,8 @@ class ConvTranspose2d(Module):
         (kh, kw), (sh, sw), (ph, pw), (oh, ow) = (self.kernel_size, self.stride, self.padding,
                                                   self.output_padding)
         z = _dilate(_dilate(x, sh, 2), sw, 3)
-        z = _pad_or_crop(z, kh - 1 - ph, kh - 1 - ph + oh, 2)
-        z = _pad_or_crop(z, kw - 1 - pw, kw - 1 - pw + ow, 3)
+        # torch's pad lists (left, right, top, bottom); a negative amount cuts
+        z = F.pad(z, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
         w = self.weight.transpose((1, 0, 2, 3))[:, :, ::-1, ::-1]
         return F.conv2d(z, w, self.bias)
 
@@ -249,10 +223,7 @@ class Upsample(Module):
         self.scale = as_pair(scale_factor, "scale_factor")
 
     def forward(self, x):
-        n, c, h, w = x.shape
-        sh, sw = self.scale
-        y = x.reshape(n, c, h, 1, w, 1).expand(n, c, h, sh, w, sw)
-        return y.reshape(n, c, h * sh, w * sw)
+        return F.interpolate(x, scale_factor=self.scale)
 
     def extra_repr(self):
         return f"scale_factor={self.scale}, mode='nearest'"

@@ -13,6 +13,7 @@ import numpy as np
 from ... import tensor as T
 from ...autograd import xp_of
 from ...tensor import Tensor, where
+from .conv import as_pair, avg_pool2d
 
 __all__ = ["tanh", "leaky_relu", "elu", "softplus", "l1_loss", "smooth_l1_loss", "huber_loss",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -178,14 +179,24 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def adaptive_avg_pool2d(x, output_size):
-    from ..conv import AdaptiveAvgPool2d
-
-    return AdaptiveAvgPool2d(output_size)(x)
+    """Average pooling to ``output_size`` (h, w): 1 is global average pooling; other sizes
+    must divide the input's (windows of equal size)."""
+    oh, ow = as_pair(output_size, "output_size")
+    if x.ndim != 4:
+        raise ValueError(f"adaptive_avg_pool2d expects (N, C, H, W), got {tuple(x.shape)}")
+    h, w = x.shape[2], x.shape[3]
+    if (oh, ow) == (1, 1):
+        return x.mean(axis=(2, 3), keepdims=True)
+    if h % oh or w % ow:
+        raise ValueError(f"adaptive_avg_pool2d to {(oh, ow)} needs an input whose height and "
+                         f"width are multiples of it, got {h}x{w}")
+    return avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
 
 
 def interpolate(x, scale_factor=None, mode="nearest", size=None):
-    from ..conv import Upsample
-
+    """Nearest-neighbour upsampling of (N, C, H, W) by whole factors (each pixel repeated)."""
+    if mode != "nearest":
+        raise ValueError(f"interpolate mode {mode!r}: only 'nearest' is here")
     if size is not None:
         sh, sw = (size, size) if isinstance(size, int) else size
         if sh % x.shape[2] or sw % x.shape[3]:
@@ -195,9 +206,11 @@ def interpolate(x, scale_factor=None, mode="nearest", size=None):
     if scale_factor is None:
         raise ValueError("interpolate needs scale_factor or size")
     sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * 2
-    if any(float(s) != int(s) for s in sf):
+    if any(float(f) != int(f) for f in sf):
         raise ValueError(f"interpolate by {scale_factor}: only whole factors here")
-    return Upsample(tuple(int(s) for s in sf), mode=mode)(x)
+    sh, sw = (int(f) for f in sf)
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h, 1, w, 1).expand(n, c, h, sh, w, sw).reshape(n, c, h * sh, w * sw)
 
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
