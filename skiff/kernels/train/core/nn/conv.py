@@ -16,6 +16,15 @@ from .module import Module, Parameter
 __all__ = ["Conv2d", "BatchNorm2d", "MaxPool2d", "AvgPool2d"]
 
 
+def _kernel_params(layer, shape, fan_in, bias, generator, dtype) -> None:
+    """A convolution's weight of ``shape`` and bias (one per output channel) drawn as torch
+    does: uniform within +-1/sqrt(fan_in)."""
+    bound = 1.0 / math.sqrt(fan_in)
+    layer.weight = Parameter(uniform_(shape, bound, generator, dtype), dtype=dtype)
+    layer.bias = (Parameter(uniform_((layer.out_channels,), bound, generator, dtype), dtype=dtype)
+                  if bias else None)
+
+
 class Conv2d(Module):
     """2-D convolution; weight (out_channels, in_channels, kh, kw), torch's default init."""
 
@@ -28,12 +37,8 @@ class Conv2d(Module):
         self.kernel_size = (kh, kw)
         self.stride = as_pair(stride, "stride")
         self.padding = as_pair(padding, "padding")
-        bound = 1.0 / math.sqrt(in_channels * kh * kw)
-        self.weight = Parameter(
-            uniform_((out_channels, in_channels, kh, kw), bound, generator, dtype), dtype=dtype
-        )
-        self.bias = (Parameter(uniform_((out_channels,), bound, generator, dtype), dtype=dtype)
-                     if bias else None)
+        _kernel_params(self, (out_channels, in_channels, kh, kw), in_channels * kh * kw, bias,
+                       generator, dtype)
 
     def forward(self, x):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
@@ -122,11 +127,8 @@ class Conv1d(Module):
         if not isinstance(padding, (int, np.integer)) or padding < 0:
             raise ValueError(f"padding must be an integer >= 0, got {padding!r}")
         self.padding = int(padding)
-        bound = 1.0 / math.sqrt(in_channels * kernel_size)
-        self.weight = Parameter(uniform_((out_channels, in_channels, kernel_size), bound,
-                                         generator, dtype), dtype=dtype)
-        self.bias = (Parameter(uniform_((out_channels,), bound, generator, dtype), dtype=dtype)
-                     if bias else None)
+        _kernel_params(self, (out_channels, in_channels, kernel_size), in_channels * kernel_size,
+                       bias, generator, dtype)
 
     def forward(self, x):
         if x.ndim != 3 or x.shape[1] != self.in_channels:
@@ -189,11 +191,8 @@ class ConvTranspose2d(Module):
         if any(op >= s for op, s in zip(self.output_padding, self.stride)):
             raise ValueError(f"output_padding {self.output_padding} must be smaller than the "
                              f"stride {self.stride}")
-        bound = 1.0 / math.sqrt(out_channels * kh * kw)  # torch's fan-in of this layout
-        self.weight = Parameter(uniform_((in_channels, out_channels, kh, kw), bound, generator,
-                                         dtype), dtype=dtype)
-        self.bias = (Parameter(uniform_((out_channels,), bound, generator, dtype), dtype=dtype)
-                     if bias else None)
+        _kernel_params(self, (in_channels, out_channels, kh, kw),  # torch's fan-in of this
+                       out_channels * kh * kw, bias, generator, dtype)  # layout: dim 1
 
     def forward(self, x):
         if x.ndim != 4 or x.shape[1] != self.in_channels:
