@@ -70,3 +70,19 @@ def test_class_weights_raise_a_rare_classs_recall_in_training():
         pred = trainer.predict(x).argmax(1)
         recall[name] = float((pred[y == 1] == 1).mean())
     assert recall["weighted"] > recall["plain"] + 0.2, recall
+
+
+def test_a_float16_mean_counts_beyond_2048_targets_exactly():
+    """The count of targets stays on the device (no host sync in a step) and in float32 at
+    least: float16 holds whole numbers exactly only up to 2048 (3001 would be 3000)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3001, 4)).astype(np.float16)
+    t = rng.integers(0, 4, 3001)
+    t[7] = -100  # ignored: 3000 counted
+    got = F.cross_entropy(Tensor(x, dtype=np.float16, requires_grad=True), t)
+    assert got.dtype == np.float16 and float(got._node.count) == 3000.0
+    t[7] = 1
+    got = F.cross_entropy(Tensor(x, dtype=np.float16, requires_grad=True), t)
+    assert float(got._node.count) == 3001.0
+    want = torch.nn.functional.cross_entropy(torch.tensor(x).double(), torch.tensor(t))
+    assert float(got.item()) == pytest.approx(float(want), rel=5e-3)
