@@ -100,7 +100,33 @@ def _file(option: str, value: str | None) -> str | None:
     path = os.path.expanduser(str(value))
     if not os.path.isfile(path):
         raise ValueError(f"{option}: no such file, got {value!r}")
+    if option.endswith("-model") and not path.lower().endswith(".onnx"):
+        raise ValueError(f"{option}: an ONNX model file (.onnx) is expected, got {value!r}")
     return path
+
+
+# what --out writes: the text, a page's rows as CSV, else a JSON line per image
+OUT_SUFFIXES = (".txt", ".csv", ".jsonl", ".json", ".ndjson", ".log", "")
+
+
+def _out_file(out: str | None) -> str | None:
+    """``--out``: a file skiff can write, checked before any image is read."""
+    if out is None or out == "-":
+        return out
+    path = os.path.abspath(os.path.expanduser(out))
+    if os.path.isdir(path):
+        raise ValueError(f"--out must be a file, got the folder {out!r}")
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in OUT_SUFFIXES:
+        raise ValueError(f"--out {out!r}: skiff writes FILE.txt (the text), FILE.csv (rows "
+                         f"and cells) or FILE.jsonl (a JSON line per image), not {suffix}")
+    parent = os.path.dirname(path)
+    while parent and not os.path.exists(parent):  # folders --out would create
+        parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
+    if not parent or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise ValueError(f"--out {out!r}: cannot write there ({parent or '/'} is not a "
+                         "writable folder)")
+    return out
 
 
 def to_config(values: dict, *, check_inputs: bool = True) -> dict:
@@ -126,9 +152,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     dpi = int(values.get("pdf_dpi", 200))
     if not 36 <= dpi <= 600:
         raise ValueError(f"--pdf-dpi must be between 36 and 600, got {dpi!r}")
-    out = values.get("out")
-    if out is not None and os.path.isdir(out):
-        raise ValueError(f"--out must be a file, got the folder {out!r}")
+    out = _out_file(values.get("out"))
     inputs = [str(v) for v in (values.get("inputs") or [])]
     if not inputs:
         raise ValueError("give at least one image, folder or pattern")

@@ -163,6 +163,9 @@ def ocr_rec_config(values: dict) -> dict:
                          "'image<TAB>text' or PPOCRLabel's boxes, or a folder with one)")
     if not os.path.exists(os.path.expanduser(labels)):
         raise ValueError(f"--data {labels!r}: no such file or folder")
+    val = values.get("val")
+    if val and not os.path.exists(os.path.expanduser(val)):
+        raise ValueError(f"--val {val!r}: no such file or folder")
     mix = values.get("mix")
     if mix is not None and not 0.0 <= mix < 1.0:
         raise ValueError(f"--mix must be in [0, 1), got {mix!r}")
@@ -543,6 +546,8 @@ class TrainKind(Kind):
                              f"and the job has {ranks}: give --np {choice.world}")
 
     def summary(self, result: dict) -> list[str]:
+        if result.get("onnx"):  # ocr-rec: a recognizer exported, and what it reads now
+            return _ocr_rec_summary(result)
         line = f"{figure(result.get('steps', 0))} steps"
         if result.get("final_loss") is not None:
             line += f", final loss {figure(result['final_loss'])}"
@@ -788,3 +793,40 @@ def _deliver(user_ns: dict, config: dict, *, set_model: bool):
 
 
 KIND = TrainKind()
+
+
+def _ocr_rec_summary(result: dict) -> list[str]:
+    """What a fine-tuned recognizer's user needs from the terminal: the file, the accuracy
+    before and after on the held-out crops and on general text, the rows left out."""
+    from types import SimpleNamespace
+
+    from skiff.kernels.ocr_train.entry import forgetting
+
+    def acc(key):
+        value = result.get(key)
+        return "n/a" if not isinstance(value, (int, float)) else f"{100 * value:.1f}%"
+
+    lines = [f"{figure(result.get('steps', 0))} steps, final loss "
+             f"{figure(result.get('final_loss') or 0.0)}, "
+             f"{figure(result.get('train_rows', 0))} crops trained on, "
+             f"{figure(result.get('val_rows', 0))} held out",
+             f"held-out crops: {acc('val_before')} -> {acc('val_after')} of characters read; "
+             f"general text: {acc('general_before')} -> {acc('general_after')}"]
+    lost = forgetting(SimpleNamespace(general_before=result.get("general_before"),
+                                      general_after=result.get("general_after")))
+    if lost:
+        lines.append(f"warning: {lost}")
+    if result.get("added_chars"):
+        lines.append(f"characters added to the dictionary: {''.join(result['added_chars'])}")
+    errors = result.get("errors") or []
+    if errors:
+        lines.append(f"{len(errors)} label row(s) left out:")
+        lines += [f"  {e}" for e in errors[:5]]
+        if len(errors) > 5:
+            lines.append(f"  ... and {len(errors) - 5} more (the result's 'errors')")
+    lines.append(f"model: {result['onnx']}")
+    use = (f"--lang {result['model_set']}" if result.get("model_set")
+           else f"--rec-model {shlex.quote(str(result['onnx']))}")
+    lines.append(f"read with it: %ocr IMAGES {use}")
+    lines.append(f"{figure(result.get('seconds') or result.get('time_s') or 0.0)} s")
+    return lines

@@ -163,3 +163,34 @@ def test_ocr_lang_takes_a_language_the_ch_set_reads():
         to_config({"lang": "ru", "inputs": ["x.png"]}, check_inputs=False)
     with pytest.raises(ValueError, match=r"unknown model set 'ch5' \(did you mean"):
         to_config({"lang": "ch5", "inputs": ["x.png"]}, check_inputs=False)
+
+
+def test_ocr_out_and_model_files_are_checked_before_any_image_is_read(tmp_path):
+    """``--out x.docx`` wrote JSON lines into a .docx, ``--out`` under a folder that cannot be
+    written failed after every image was read, and an image given as ``--rec-model`` started
+    a job that ended in onnxruntime's protobuf error (round 24, a user's probe)."""
+    import os
+
+    import pytest
+
+    from skiff.kinds.ocr import to_config
+
+    def config(**values):
+        return to_config({"inputs": ["x.png"], **values}, check_inputs=False)
+
+    with pytest.raises(ValueError, match=r"--out 'x.docx': skiff writes FILE.txt .*not .docx"):
+        config(out="x.docx")
+    for fine in ("x.txt", "rows.CSV", "r.jsonl", "-", str(tmp_path / "new" / "deeper" / "r.txt")):
+        config(out=fine)
+    assert not (tmp_path / "new").exists()  # checked, not made, before the job
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if not os.access(locked, os.W_OK):  # root writes anywhere: nothing to refuse then
+        with pytest.raises(ValueError, match="cannot write there"):
+            config(out=str(locked / "x.txt"))
+    image = tmp_path / "tiny.png"
+    image.write_bytes(b"\x89PNG")
+    with pytest.raises(ValueError, match=r"--rec-model: an ONNX model file \(.onnx\)"):
+        config(rec_model=str(image))
+    with pytest.raises(ValueError, match="--det-model: no such file"):
+        config(det_model=str(tmp_path / "none.onnx"))

@@ -52,3 +52,26 @@ def test_train_summary_of_an_early_stopped_run_says_whose_weights_it_kept():
     assert "stopped early: no better val_loss in 3 validations" in lines
     assert "weights of step 352 kept (best held-out loss 0.00176)" in lines
     assert not any(line.startswith("to continue") for line in lines)
+
+
+def test_ocr_rec_summary_names_the_model_its_accuracy_the_rows_left_out_and_forgetting():
+    errors = [f"labels.txt line {k}: image 'x{k}.png' not found" for k in range(7)]
+    lines = KINDS["train"].summary({
+        "onnx": "/runs/r/model/rec.onnx", "dict": "/runs/r/model/rec_dict.txt", "rows": 48,
+        "train_rows": 44, "val_rows": 4, "errors": errors, "added_chars": [], "steps": 8,
+        "seconds": 13.61, "final_loss": 0.2776, "val_before": 0.8333, "val_after": 0.875,
+        "general_before": 0.9924, "general_after": 0.9766, "model_set": None})
+    assert lines[0] == "8 steps, final loss 0.278, 44 crops trained on, 4 held out"
+    assert lines[1] == "held-out crops: 83.3% -> 87.5% of characters read; general text: " \
+                       "99.2% -> 97.7%"
+    assert lines[2].startswith("warning: the tuned model reads general text 1.6 points worse")
+    assert "7 label row(s) left out:" in lines and "  labels.txt line 0: image 'x0.png' " \
+                                                     "not found" in lines
+    assert "  ... and 2 more (the result's 'errors')" in lines
+    assert "model: /runs/r/model/rec.onnx" in lines
+    assert "read with it: %ocr IMAGES --rec-model /runs/r/model/rec.onnx" in lines
+    assert lines[-1] == "13.6 s"
+    named = KINDS["train"].summary({"onnx": "/m/rec.onnx", "model_set": "meters", "steps": 1,
+                                    "general_before": 0.99, "general_after": 0.99})
+    assert "read with it: %ocr IMAGES --lang meters" in named
+    assert not any(x.startswith("warning") for x in named)

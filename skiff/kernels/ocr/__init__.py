@@ -42,8 +42,9 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
         ``**`` into subfolders) the files it matches, as ``python -m skiff ocr`` reads them;
         bytes (``open(f, "rb").read()``, an HTTP body, a ``BytesIO``) are decoded as a file.
     model : str
-        Model set: ``"ch"`` (PP-OCRv6, default), ``"ch-v4"`` (lite) or ``"ch-tiny"``
-        (PP-OCRv6 tiny: 2-4x RapidOCR's speed on print in bulk; the ``ocr-tiny`` extra).
+        Model set (``lang=``, as the CLI's ``--lang`` names it, is the same): ``"ch"``
+        (PP-OCRv6, default), ``"ch-v4"`` (lite) or ``"ch-tiny"`` (PP-OCRv6 tiny: 2-4x
+        RapidOCR's speed on print in bulk; the ``ocr-tiny`` extra).
     device : str
         ``auto``, ``cpu`` or ``cuda:N``.
     batch_size : int
@@ -69,6 +70,12 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
     Arrays are read as RGB (an OpenCV ``cv2.imread`` array is BGR: pass ``img[..., ::-1]``),
     floats in [0, 1] and 16-bit images are scaled to 8 bits.
     """
+    if "lang" in options:  # the CLI's and the magic's name for the model set
+        lang = options.pop("lang")
+        if model != "ch" and lang != model:
+            raise TypeError(f"ocr() got both model={model!r} and lang={lang!r}: give one")
+        model = lang
+    _check_options(options)
     key = (model, device, batch_size, tuple(sorted(options.items())))
     pipe = _PIPELINES.get(key)
     if pipe is None:
@@ -89,3 +96,17 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
             raise FileNotFoundError(f"no such file: {path!r}")
     results = OcrResults(pipe.run([images], keep_pixels=True))
     return results[0] if len(results) == 1 else results  # a PDF: one result per page
+
+
+def _check_options(options: dict) -> None:
+    """An option :class:`OcrPipeline` does not take is one line naming the closest one."""
+    import difflib
+    import inspect
+
+    known = [n for n in inspect.signature(OcrPipeline.__init__).parameters if n != "self"]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known + ["lang"], n=1)
+            raise TypeError(f"ocr() got an unknown option {name!r}"
+                            + (f"; did you mean {close[0]!r}?" if close else
+                               f" (options: {', '.join(known)})"))

@@ -375,13 +375,15 @@ class RecTrainer:
         return total, last
 
 
-def _load(rows: list[LabelRow]) -> tuple[list[np.ndarray], list[str], list[str]]:
+def _load(rows: list[LabelRow], where: str = "") -> tuple[list[np.ndarray], list[str],
+                                                          list[str]]:
     """The crops and texts of ``rows``: a whole image, or the box a detection label gives
     cut from its page (a page is decoded once for its boxes); a broken image is one line
     and the rest go on."""
     from skiff.kernels.ocr.rec import crop_box
 
     crops, texts, errors = [], [], []
+    pre = f"{where} " if where else ""  # the labels file, as read_labels names it
     page, page_of = None, None
     for r in sorted(rows, key=lambda r: r.image) if any(r.box for r in rows) else rows:
         try:
@@ -392,12 +394,12 @@ def _load(rows: list[LabelRow]) -> tuple[list[np.ndarray], list[str], list[str]]
                     page, page_of = load_crop(r.image), r.image
                 crop = crop_box(page, np.asarray(r.box, np.float32))
         except Exception as e:
-            errors.append(f"line {r.line}: image {r.image!r} cannot be read: {e}")
+            errors.append(f"{pre}line {r.line}: image {r.image!r} cannot be read: {e}")
             continue
         short = _too_narrow(crop, r.text)
         if short:
-            errors.append(f"line {r.line}: {short} (image {r.image!r}); check the crop "
-                          "and its text")
+            errors.append(f"{pre}line {r.line}: {short} (image {r.image!r}); check the "
+                          "crop and its text")
             continue
         crops.append(crop)
         texts.append(r.text)
@@ -448,8 +450,9 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         random.Random(cfg.seed).shuffle(rows)
         k = max(1, int(len(rows) * cfg.val_fraction))
         val_rows, rows = rows[:k], rows[k:]
-    crops, texts, bad = _load(rows)
-    vcrops, vtexts, vbad = _load(val_rows)
+    crops, texts, bad = _load(rows, Path(labels.source).name)
+    vcrops, vtexts, vbad = _load(val_rows, Path(held.source).name if cfg.val_data
+                                 else Path(labels.source).name)
     for e in bad + vbad:
         reporter.log(e, level="warning")
     errors += bad + vbad
@@ -460,7 +463,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         reporter.log(f"added {len(labels.added)} characters to the dictionary: "
                      f"{''.join(labels.added)!r}")
     general = _general_set(cfg.general_eval, cfg.seed + 7, dictionary)
-    result = FineTuneResult(onnx="", dict="", base=str(base), rows=len(labels.rows),
+    result = FineTuneResult(onnx="", dict="", base=str(base), rows=len(crops) + len(vcrops),
                             train_rows=len(crops), val_rows=len(vcrops), errors=errors,
                             added_chars=list(labels.added))
     if vcrops:

@@ -195,9 +195,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             continue
         image = _locate(name, root)
         if check_images and image is None:
-            out.errors.append(f"{where} line {k}: image {name!r} not found "
-                              f"(looked in {str(root)!r}, the two folders above it and "
-                              f"{str(Path.cwd())!r})")
+            out.errors.append(f"{where} line {k}: {_not_found(name, root)}")
             continue
         image = image or root / name
         boxes = _boxes(text)
@@ -253,6 +251,25 @@ def _locate(name: str, root: Path) -> Path | None:
             if (base / image).is_file():
                 return base / image
     return None
+
+
+def _not_found(name: str, root: Path) -> str:
+    """Why the image a row names was not found: a folder where an image should be, or
+    where it was looked for (each folder once)."""
+    image = Path(name).expanduser()
+    bases = [image] if image.is_absolute() else [b / image for b in
+                                                 (root, *list(root.parents)[:2], Path.cwd())]
+    if any(b.is_dir() for b in bases):
+        return f"{name!r} is a folder, not an image (a row names one image file)"
+    if image.is_absolute():
+        return f"image {name!r} not found"
+    places = [str(root)] + (["the two folders above it"] if root.parents else [])
+    cwd = Path.cwd()
+    if cwd != root and cwd not in list(root.parents)[:2]:
+        places.append(repr(str(cwd)))
+    return (f"image {name!r} not found (looked in {str(root)!r}"
+            + "".join(f", {p}" if i < len(places) - 2 else f" and {p}"
+                      for i, p in enumerate(places[1:], 1)) + ")")
 
 
 def _boxes(text: str):

@@ -94,3 +94,14 @@ def test_the_ocr_kind_takes_bytes_held_by_a_notebook_variable():
 
     assert is_image(b"\x89PNG...") and is_image(bytearray(b"x"))
     assert not is_image(3.5)
+
+
+def test_the_clis_name_lang_chooses_the_model_set_and_a_mistyped_option_is_one_line():
+    import skiff
+
+    with pytest.raises(TypeError, match="unknown option 'min_scor'; did you mean 'min_score'"):
+        skiff.ocr("x.png", min_scor=0.3)
+    with pytest.raises(TypeError, match="both model='ch-v4' and lang='ch-tiny'"):
+        skiff.ocr("x.png", model="ch-v4", lang="ch-tiny")
+    with pytest.raises(ValueError, match="unknown model set .no-such-set."):  # the registry
+        skiff.ocr("x.png", lang="no-such-set")

@@ -31,6 +31,8 @@ def test_grammar_checks(domain, tmp_path):
         to_config({"model": "ocr-rec"})
     with pytest.raises(ValueError, match="no such file"):
         to_config({"model": "ocr-rec", "labels": str(tmp_path / "nope.txt")})
+    with pytest.raises(ValueError, match="--val '.*held.txt': no such file or folder"):
+        to_config({"model": "ocr-rec", "labels": str(domain), "val": str(tmp_path / "held.txt")})
     with pytest.raises(ValueError, match="--mix"):
         to_config({"model": "ocr-rec", "labels": str(domain), "mix": 1.5})
     with pytest.raises(ValueError, match="--freeze"):

@@ -224,3 +224,30 @@ def test_gbk_labels_and_windows_paths_are_read(tmp_path):
     (tmp_path / "latin.txt").write_bytes("imgs/a.png\tcaf\xe9\n".encode("latin-1"))
     with pytest.raises(ValueError, match="UTF-8"):
         read_labels(tmp_path / "latin.txt", Dictionary(list("cafe"), space=True))
+
+
+def test_a_folder_named_as_an_image_is_said_so_and_each_folder_is_named_once(tmp_path,
+                                                                             monkeypatch):
+    _png(tmp_path / "a.png")
+    (tmp_path / "crops").mkdir()
+    (tmp_path / "labels.txt").write_text("a.png\t1\ncrops\t2\nnone.png\t3\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the working folder is the labels file's folder
+    labels = read_labels(tmp_path / "labels.txt", _digits())
+    assert [r.line for r in labels.rows] == [1]
+    folder_error, missing_error = labels.errors
+    assert folder_error == "labels.txt line 2: 'crops' is a folder, not an image (a row " \
+                           "names one image file)"
+    assert missing_error.startswith("labels.txt line 3: image 'none.png' not found")
+    assert missing_error.count(str(tmp_path)) == 1, missing_error
+
+
+def test_an_unreadable_image_is_named_with_its_labels_file(tmp_path):
+    from skiff.kernels.ocr_train.finetune import _load
+
+    _png(tmp_path / "a.png")
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    (tmp_path / "labels.txt").write_text("a.png\t1\nbad.png\t2\n", encoding="utf-8")
+    labels = read_labels(tmp_path / "labels.txt", _digits())
+    crops, texts, errors = _load(labels.rows, "labels.txt")
+    assert texts == ["1"] and len(errors) == 1
+    assert errors[0].startswith("labels.txt line 2: image ") and "cannot be read" in errors[0]
