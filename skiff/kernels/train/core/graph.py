@@ -116,8 +116,8 @@ class StepGraph:
         self.reason = None
         return self._capture(key, leaves, rebuild)
 
-    def _params(self):
-        return [p for g in self.optimizer.param_groups for p in g["params"]]
+    def _params(self):  # the frozen ones (requires_grad=False) have no gradient to apply
+        return [p for g in self.optimizer.param_groups for p in g["params"] if p.requires_grad]
 
     def memory_bytes(self) -> int:
         """Device bytes the captured steps hold in their own pools (the process pool's

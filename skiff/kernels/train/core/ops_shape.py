@@ -1,7 +1,7 @@
 """Shape, indexing and joining ops as autograd nodes.
 
-None of these keep arrays for backward except ``Where``/``MaskedFill`` (the boolean mask) and
-integer-array indexing (the index); shapes are all they need.
+None of these keep arrays for backward except ``Where``/``MaskedFill`` (the boolean mask),
+integer-array indexing and ``Gather`` (the index); shapes are all they need.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = [
     "Split",
     "Where",
     "MaskedFill",
+    "Gather",
     "scatter_add",
 ]
 
@@ -157,3 +158,18 @@ class MaskedFill(Function):
         (mask,) = self.saved
         xp = xp_of(g)
         return unbroadcast(xp.where(mask, xp.zeros((), dtype=g.dtype), g), self.sa), None
+
+
+class Gather(Function):
+    """torch's ``gather``: ``out[i][j][k] = a[i][index[i][j][k]][k]`` along ``axis``; the
+    backward adds each gradient back at its index (repeats accumulate). Keeps the index."""
+
+    def forward(self, a, index=None, axis=0):
+        self.shape, self.axis, self.index = a.shape, axis, index
+        return xp_of(a).take_along_axis(a, index, axis=axis)
+
+    def backward(self, g):
+        xp = xp_of(g)
+        full = list(xp.ogrid[tuple(slice(n) for n in self.index.shape)])
+        full[self.axis] = self.index
+        return scatter_add(xp.zeros(self.shape, dtype=g.dtype), tuple(full), g)

@@ -146,8 +146,13 @@ class Optimizer:
         for g in groups:
             group = {**self.defaults, **g, "params": list(g["params"])}
             for p in group["params"]:
-                if not getattr(p, "requires_grad", False):
-                    raise ValueError("optimizer got a tensor that does not require grad")
+                # a frozen tensor (requires_grad=False) is kept and skipped while it has no
+                # gradient, as torch's optimizers do; a tensor computed from others is refused
+                if not hasattr(p, "requires_grad") or not hasattr(p, "grad"):
+                    raise TypeError(f"an optimizer takes tensors, got {type(p).__name__}")
+                if not p.is_leaf:
+                    raise ValueError("an optimizer takes leaf tensors (parameters), got one "
+                                     "computed from others")
             self.param_groups.append(group)
         self.state: dict = {}
 

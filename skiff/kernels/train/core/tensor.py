@@ -73,6 +73,8 @@ def as_array(value, dtype=None, device=None):
     """The raw array for a Tensor, array or nested list, on ``device`` (default: where it is)."""
     if isinstance(value, Tensor):
         value = value.data
+    elif _is_foreign_tensor(value):
+        value = _foreign_to_numpy(value)
     if device is not None:
         xp = xp_for(device)
         if xp is np:
@@ -88,6 +90,21 @@ def as_array(value, dtype=None, device=None):
     if dt is not None and value.dtype != dt:
         value = value.astype(dt)
     return value
+
+
+def _is_foreign_tensor(value) -> bool:
+    """A torch tensor (or any with torch's ``detach().cpu().numpy()``), told by its methods:
+    skiff never imports torch."""
+    return (not isinstance(value, np.ndarray) and hasattr(value, "detach")
+            and hasattr(value, "cpu") and hasattr(value, "numpy"))
+
+
+def _foreign_to_numpy(value):
+    host = value.detach().cpu()
+    try:
+        return host.numpy()
+    except TypeError:  # a dtype numpy lacks (torch's bfloat16): through float32
+        return host.float().numpy()
 
 
 class Tensor:
@@ -311,13 +328,33 @@ class Tensor:
     def __ge__(self, o):
         return self._cmp(o, lambda a, b: a >= b)
 
-    def eq(self, o):
+    def __eq__(self, o):  # elementwise, as torch's (``t is u`` asks for the same tensor)
         return self._cmp(o, lambda a, b: a == b)
 
-    def ne(self, o):
+    def __ne__(self, o):
         return self._cmp(o, lambda a, b: a != b)
 
+    eq, ne = __eq__, __ne__
+    # hashed by identity: a tensor stays a dict key or a set member (a dict compares hashes
+    # before ``==``, and no two live tensors share one)
     __hash__ = object.__hash__
+
+    # logical (bool tensors) or bitwise (integer tensors) operators, as torch's: no gradient
+    def __and__(self, o):
+        return self._cmp(o, lambda a, b: a & b)
+
+    def __or__(self, o):
+        return self._cmp(o, lambda a, b: a | b)
+
+    def __xor__(self, o):
+        return self._cmp(o, lambda a, b: a ^ b)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~ needs a bool or integer tensor, got dtype {self.dtype}")
+        return Tensor._make(~self.data, False, None, 0)
 
     def __bool__(self):
         if self.data.size != 1:
@@ -329,6 +366,19 @@ class Tensor:
 
     def __int__(self):
         return int(self.item())
+
+    def __format__(self, spec):
+        """``f"{loss:.4f}"``: a one-element tensor formats as its number (as torch's)."""
+        if self.data.size == 1 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: the host array (a view on the CPU; a copy from a GPU)."""
+        arr = to_numpy(self.data)
+        if dtype is not None and arr.dtype != np.dtype(dtype):
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
 
     # ---- elementwise math ---------------------------------------------------------------
     def exp(self):
@@ -352,7 +402,8 @@ class Tensor:
     def relu(self):
         return M.Relu.apply(self)
 
-    # ---- reductions (numpy's axis=/keepdims=, or torch's dim=/keepdim=) ------------------
+    # ---- reductions (numpy's axis=/keepdims=, or torch's dim=/keepdim=; max, min, var and
+    # std, whose torch and numpy meanings differ, are tensor_more's) -----------------------
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         axis, keepdims = _torch_axis(axis, keepdims, dim, keepdim)
         return M.Sum.apply(self, axis=axis, keepdims=keepdims)
@@ -360,25 +411,6 @@ class Tensor:
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         axis, keepdims = _torch_axis(axis, keepdims, dim, keepdim)
         return M.Mean.apply(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=None,
-            unbiased=None):
-        axis, keepdims = _torch_axis(axis, keepdims, dim, keepdim)
-        if unbiased is not None or dim is not None:  # torch's default divides by n - 1
-            ddof = 1 if unbiased is None or unbiased else 0
-        return M.Var.apply(self, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """numpy's max; with ``dim=`` torch's ``(values, indices)``."""
-        if dim is not None:
-            return _values_indices(self, dim, bool(keepdim), M.Max, self.xp.argmax)
-        return M.Max.apply(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """numpy's min; with ``dim=`` torch's ``(values, indices)``."""
-        if dim is not None:
-            return _values_indices(self, dim, bool(keepdim), M.Min, self.xp.argmin)
-        return M.Min.apply(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis=None, *, dim=None, keepdim=False):
         axis = dim if dim is not None else axis
@@ -619,16 +651,6 @@ class _Size(int):
 
 def _torch_axis(axis, keepdims, dim, keepdim):
     return (axis if dim is None else dim), (keepdims if keepdim is None else bool(keepdim))
-
-
-def _values_indices(x, dim, keepdim, op, arg):
-    from collections import namedtuple
-
-    pair = namedtuple("values_indices", ["values", "indices"])
-    idx = arg(x.data, axis=dim)
-    if keepdim:
-        idx = x.xp.expand_dims(idx, dim)
-    return pair(op.apply(x, axis=dim, keepdims=keepdim), Tensor._make(idx, False, None, 0))
 
 
 from .tensor_more import install as _install_more  # noqa: E402  (methods built on the above)

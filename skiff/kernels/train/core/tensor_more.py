@@ -12,10 +12,12 @@ compares every one with torch, value and gradient.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from . import ops_math as M
+from . import ops_shape as S
 from .autograd import xp_of
 
 # tensor.py's class and functions, given by tensor.py when it installs these methods (this
@@ -88,20 +90,86 @@ def repeat(self, *sizes):
     return x.expand(*grown).reshape(*(r * d for r, d in zip(sizes, x.shape[1::2])))
 
 
-def std(self, axis=None, keepdims=False, unbiased=True, **kw):
-    axis = _axis(kw, axis)
-    keepdims = kw.pop("keepdim", keepdims)
-    return self.var(axis=axis, keepdims=keepdims, ddof=1 if unbiased else 0).sqrt()
+# ---- max, min, var, std: torch's meanings, numpy's keywords beside them ---------------------
+_ValuesIndices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _dims(dim, axis):
+    d = dim if axis is None else axis
+    return tuple(d) if isinstance(d, list) else d
+
+
+def _extreme(self, dim, keepdim, axis, keepdims, node, arg, pairwise):
+    if _is_tensor(dim) or isinstance(dim, np.ndarray):  # x.max(other): elementwise
+        return pairwise(self, dim)
+    keep = bool(keepdim if keepdims is None else keepdims)
+    if axis is not None or dim is None or isinstance(dim, (tuple, list)):
+        return node.apply(self, axis=_dims(dim, axis), keepdims=keep)  # the values alone
+    idx = arg(self.data, axis=dim)
+    keep_idx = xp_of(idx).expand_dims(idx, dim)
+    values = S.Gather.apply(self, index=keep_idx, axis=dim)  # the gradient at that index
+    if not keep:
+        values = values.squeeze(dim)
+    return _ValuesIndices(values, _BASE["Tensor"]._make(keep_idx if keep else idx, False,
+                                                          None, 0))
+
+
+def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """torch's: ``x.max()`` the largest value, ``x.max(dim, keepdim=False)`` the pair
+    ``(values, indices)``, ``x.max(other)`` the elementwise maximum; numpy's ``axis=`` (an
+    int or a tuple) and ``keepdims=`` give the values alone."""
+    return _extreme(self, dim, keepdim, axis, keepdims, M.Max, xp_of(self.data).argmax,
+                    maximum)
+
+
+def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """torch's ``min`` (see :func:`max`)."""
+    return _extreme(self, dim, keepdim, axis, keepdims, M.Min, xp_of(self.data).argmin,
+                    minimum)
+
+
+def _ddof(unbiased, correction, ddof) -> int:
+    if sum(v is not None for v in (unbiased, correction, ddof)) > 1:
+        raise ValueError("give one of unbiased=, correction= and ddof=")
+    if ddof is not None:
+        return int(ddof)
+    if correction is not None:
+        return int(correction)
+    return 0 if unbiased is False else 1
+
+
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None, ddof=None):
+    """torch's variance: divided by ``n - 1`` unless ``unbiased=False`` or ``correction=0``
+    (numpy's ``ddof=`` as well); ``dim``/``axis`` an int, a tuple or None (all)."""
+    keep = bool(keepdim if keepdims is None else keepdims)
+    return M.Var.apply(self, axis=_dims(dim, axis), keepdims=keep,
+                       ddof=_ddof(unbiased, correction, ddof))
+
+
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None, ddof=None):
+    """torch's standard deviation: the square root of :func:`var` (``n - 1`` by default)."""
+    return var(self, dim, unbiased, keepdim, correction=correction, axis=axis,
+               keepdims=keepdims, ddof=ddof).sqrt()
 
 
 def maximum(self, other):
-    o = other.data if _is_tensor(other) else other
-    return where(self.data >= o, self, other)
+    """The elementwise maximum; where the two are equal each gets half the gradient (torch)."""
+    return _pairwise(self, other, lambda a, b: a > b)
 
 
 def minimum(self, other):
+    return _pairwise(self, other, lambda a, b: a < b)
+
+
+def _pairwise(self, other, wins):
     o = other.data if _is_tensor(other) else other
-    return where(self.data <= o, self, other)
+    first = where(wins(self.data, o), self, other)
+    tie = self.data == o
+    if not tie.any():
+        return first
+    return where(tie, (self + other) * 0.5, first)
 
 
 def index_select(self, axis=None, index=None, **kw):
@@ -144,7 +212,8 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
     _BASE.update(Tensor=tensor_class, where=where_fn, is_grad_enabled=grad_enabled)
     methods = {
         "clamp": clamp, "clip": clamp, "softmax": softmax, "log_softmax": log_softmax,
-        "chunk": chunk, "repeat": repeat, "std": std, "maximum": maximum, "minimum": minimum,
+        "chunk": chunk, "repeat": repeat, "std": std, "var": var, "max": max, "min": min,
+        "maximum": maximum, "minimum": minimum,
         "index_select": index_select,
         "square": lambda self: self * self,
         "rsqrt": lambda self: 1.0 / self.sqrt(),

@@ -6,7 +6,9 @@ from ..core import nn
 
 __all__ = ["MLP", "mlp"]
 
-_ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "silu": nn.SiLU}
+# "gelu" is the tanh form (skiff's GELU default before it became torch's exact one: models
+# trained with it load and predict as they did)
+_ACTIVATIONS = {"relu": nn.ReLU, "gelu": lambda: nn.GELU("tanh"), "silu": nn.SiLU}
 
 
 class MLP(nn.Module):

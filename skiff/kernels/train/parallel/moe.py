@@ -58,7 +58,7 @@ class _Combine(Function):
 
 
 class Expert(Module):
-    """One expert: Linear(d, h) -> GELU -> Linear(h, d)."""
+    """One expert: Linear(d, h) -> GELU(tanh) -> Linear(h, d)."""
 
     def __init__(self, d_model: int, hidden: int):
         super().__init__()
@@ -66,7 +66,7 @@ class Expert(Module):
         self.proj = Linear(hidden, d_model)
 
     def forward(self, x):
-        return self.proj(F.gelu(self.fc(x)))
+        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
 
 
 def route(probs: np.ndarray, top_k: int, capacity: int):

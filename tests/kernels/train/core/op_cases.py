@@ -103,9 +103,10 @@ def _dropout(x):
 case("linear", lambda x, w, b: F.linear(x, w, b), (N, (2, 3, 4)), (N, (5, 4)), (N, (5,)))
 case("linear-nobias", lambda x, w: F.linear(x, w), (N, (3, 4)), (N, (2, 4)))
 case("embedding", lambda w, i: F.embedding(i, w), (N, (5, 3)), ("int", (2, 4), 5))
-case("layer_norm", lambda x, w, b: F.layer_norm(x, w, b), (N, (2, 3, 5)), (N, (5,)), (N, (5,)))
+case("layer_norm", lambda x, w, b: F.layer_norm(x, (5,), w, b), (N, (2, 3, 5)), (N, (5,)),
+     (N, (5,)))
 case("rms_norm", lambda x, w: F.rms_norm(x, w), (N, (3, 5)), (N, (5,)))
-case("gelu-tanh", lambda x: F.gelu(x), (N, (3, 4)))
+case("gelu-tanh", lambda x: F.gelu(x, approximate="tanh"), (N, (3, 4)))
 case("gelu-none", lambda x: F.gelu(x, approximate="none"), (N, (3, 4)))
 case("silu", lambda x: F.silu(x), (N, (3, 4)))
 case("softmax", lambda x: F.softmax(x, axis=-1), (N, (3, 5)))
@@ -117,7 +118,7 @@ case("cross_entropy-ignore", lambda x, t: F.cross_entropy(x, _ignore_some(t)),
 case("cross_entropy-sum", lambda x, t: F.cross_entropy(x, t, reduction="sum"),
      (N, (6, 4)), ("int", (6,), 4))
 case("cross_entropy-none", lambda x, t: F.cross_entropy(x, t, reduction="none"),
-     (N, (2, 3, 4)), ("int", (2, 3), 4))
+     (N, (2, 4, 3)), ("int", (2, 3), 4))  # torch's (N, C, d1): classes on axis 1
 case("mse_loss", lambda a, b: F.mse_loss(a, b), (N, (3, 4)), (N, (3, 4)))
 case("dropout", _dropout, (N, (4, 5)))
 case("conv2d", lambda x, w, b: F.conv2d(x, w, b), (N, (2, 2, 5, 5)), (N, (3, 2, 3, 3)),
@@ -134,9 +135,12 @@ case("max_pool2d", lambda x: F.max_pool2d(x, 2), (A, (2, 2, 4, 4)))
 case("max_pool2d-overlap", lambda x: F.max_pool2d(x, 3, stride=2), (A, (1, 2, 5, 5)))
 case("avg_pool2d", lambda x: F.avg_pool2d(x, 2), (N, (2, 2, 4, 4)))
 case("avg_pool2d-overlap", lambda x: F.avg_pool2d(x, (2, 3), stride=1), (N, (1, 1, 4, 5)))
-case("sdpa-causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+case("sdpa-causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
      (N, (2, 2, 4, 3)), (N, (2, 2, 4, 3)), (N, (2, 2, 4, 3)))
-case("sdpa-full", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=False),
+case("sdpa-full", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+     (N, (1, 2, 3, 4)), (N, (1, 2, 5, 4)), (N, (1, 2, 5, 4)))
+case("sdpa-bool-mask", lambda q, k, v: F.scaled_dot_product_attention(
+    q, k, v, attn_mask=np.array([[True, False, True, True, False]] * 3)),
      (N, (1, 2, 3, 4)), (N, (1, 2, 5, 4)), (N, (1, 2, 5, 4)))
 case("packed-attention", lambda q, k, v: F.packed_causal_attention(q, k, v, [0, 3, 4, 7]),
      (N, (7, 2, 3)), (N, (7, 2, 3)), (N, (7, 2, 3)))
@@ -149,7 +153,7 @@ _UNARY = {
     "neg": (N, lambda a: -a), "exp": (N, lambda a: a.exp()), "log": (P, lambda a: a.log()),
     "tanh": (N, lambda a: a.tanh()), "sqrt": (P, lambda a: a.sqrt()),
     "abs": (A, lambda a: a.abs()), "sigmoid": (N, lambda a: a.sigmoid()),
-    "relu": (A, lambda a: a.relu()), "gelu-tanh": (N, lambda a: F.gelu(a)),
+    "relu": (A, lambda a: a.relu()), "gelu-tanh": (N, lambda a: F.gelu(a, approximate="tanh")),
     "gelu-none": (N, lambda a: F.gelu(a, approximate="none")), "silu": (N, lambda a: F.silu(a)),
     "pow-frac": (P, lambda a: a**1.5),
 }

@@ -249,7 +249,7 @@ def test_state_dict_roundtrip_and_errors():
     b = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm2d(4))
     sd = a.state_dict()
     assert list(sd) == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
-                        "1.running_var"]
+                        "1.running_var", "1.num_batches_tracked"]  # torch's keys
     assert all(isinstance(v, np.ndarray) for v in sd.values())
     w_before = b[0].weight
     b.load_state_dict(sd)

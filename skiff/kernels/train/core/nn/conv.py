@@ -49,7 +49,8 @@ class Conv2d(Module):
 
 
 class BatchNorm2d(Module):
-    """Batch norm over (N, H, W) per channel, with running statistics for eval mode."""
+    """Batch norm over (N, H, W) per channel, with running statistics for eval mode and
+    torch's ``num_batches_tracked`` (the training batches seen), so state dicts go both ways."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=np.float32):
         super().__init__()
@@ -61,6 +62,13 @@ class BatchNorm2d(Module):
                                                     dtype=dtype))
         self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype),
                                                    dtype=dtype))
+        self.register_buffer("num_batches_tracked", Tensor(np.zeros((), dtype=np.int64)))
+
+    def _normalise(self, x):
+        if self.training:
+            self.num_batches_tracked.data += 1
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training, self.momentum, self.eps)
 
     def forward(self, x):
         if x.ndim != 4 or x.shape[1] != self.num_features:
@@ -68,8 +76,7 @@ class BatchNorm2d(Module):
                 f"BatchNorm2d({self.num_features}) expects (N, {self.num_features}, H, W), "
                 f"got {tuple(x.shape)}"
             )
-        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training, self.momentum, self.eps)
+        return self._normalise(x)
 
     def extra_repr(self):
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
@@ -109,8 +116,7 @@ class BatchNorm1d(BatchNorm2d):
                 f"BatchNorm1d({self.num_features}) expects (N, {self.num_features}) or "
                 f"(N, {self.num_features}, L), got {tuple(x.shape)}"
             )
-        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training, self.momentum, self.eps)
+        return self._normalise(x)
 
 
 class Conv1d(Module):

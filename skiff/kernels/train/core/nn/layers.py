@@ -132,22 +132,37 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
-    """Layer norm over the last axis with learnable scale and shift."""
+    """torch's layer norm over the last ``len(normalized_shape)`` axes (an int: the last),
+    with a learnable scale and shift of that shape (none without ``elementwise_affine``; no
+    shift without ``bias``)."""
 
-    def __init__(self, normalized_shape, eps=1e-5, bias=True, dtype=np.float32):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 dtype=np.float32):
         super().__init__()
-        self.dim = _positive("normalized_shape", normalized_shape)
+        shape = ((normalized_shape,) if isinstance(normalized_shape, (int, np.integer))
+                 else tuple(normalized_shape))
+        self.normalized_shape = tuple(_positive("normalized_shape", n) for n in shape)
+        if not self.normalized_shape:
+            raise ValueError("normalized_shape needs at least one axis, got ()")
+        self.dim = int(np.prod(self.normalized_shape))
         self.eps = eps
-        self.weight = Parameter(np.ones(self.dim, dtype=dtype), dtype=dtype)
-        self.bias = Parameter(np.zeros(self.dim, dtype=dtype), dtype=dtype) if bias else None
+        self.elementwise_affine = bool(elementwise_affine)
+        affine = self.elementwise_affine
+        self.weight = (Parameter(np.ones(self.normalized_shape, dtype=dtype), dtype=dtype)
+                       if affine else None)
+        self.bias = (Parameter(np.zeros(self.normalized_shape, dtype=dtype), dtype=dtype)
+                     if affine and bias else None)
 
     def forward(self, x):
-        if x.shape[-1] != self.dim:
-            raise ValueError(f"LayerNorm({self.dim}) got input of shape {tuple(x.shape)}")
-        return F.layer_norm(x, self.weight, self.bias, self.eps)
+        n = len(self.normalized_shape)
+        if tuple(x.shape[x.ndim - n:]) != self.normalized_shape or x.ndim < n:
+            raise ValueError(f"LayerNorm({list(self.normalized_shape)}) got input of shape "
+                             f"{tuple(x.shape)}")
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.dim}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
 
 
 class RMSNorm(Module):
@@ -187,7 +202,9 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    def __init__(self, approximate="tanh"):
+    """GELU, exact (erf) by default as torch's; ``approximate="tanh"``: GPT-2's."""
+
+    def __init__(self, approximate="none"):
         super().__init__()
         if approximate not in ("tanh", "none"):
             raise ValueError(f"approximate must be 'tanh' or 'none', got {approximate!r}")
@@ -232,17 +249,17 @@ class Sigmoid(Module):
 
 
 class Softmax(Module):
-    """Softmax over ``axis`` (default the last)."""
+    """Softmax over ``dim`` (torch's; ``axis=`` the same; default the last)."""
 
-    def __init__(self, axis: int = -1):
+    def __init__(self, dim: int | None = None, *, axis: int | None = None):
         super().__init__()
-        self.axis = axis
+        self.axis = -1 if dim is None and axis is None else (dim if axis is None else axis)
 
     def forward(self, x):
         return F.softmax(x, axis=self.axis)
 
     def extra_repr(self):
-        return f"axis={self.axis}"
+        return f"dim={self.axis}"
 
 
 class LeakyReLU(Module):

@@ -40,21 +40,22 @@ class MSELoss(Module):
 
 
 class CrossEntropyLoss(Module):
-    """Cross-entropy of logits ``(N, C)`` (or ``(..., C)``) against integer class ids.
+    """torch's cross-entropy of logits ``(N, C)`` (or ``(N, C, d1, ...)``: classes on axis 1)
+    against integer class ids ``(N,)`` (or ``(N, d1, ...)``).
 
     Parameters
     ----------
-    ignore_index : int
-        Targets equal to this add nothing and do not count in the mean.
-    reduction : {"mean", "sum", "none"}
     weight : array (C,) or None
         Each class's weight (rare classes count more); the mean divides by the targets'
         weights, as torch's does.
+    ignore_index : int
+        Targets equal to this add nothing and do not count in the mean.
+    reduction : {"mean", "sum", "none"}
     label_smoothing : float
         Mix this much of a uniform distribution into the one-hot targets (torch's meaning).
     """
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean", weight=None,
+    def __init__(self, weight=None, *, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0):
         super().__init__()
         _check_reduction(reduction)
@@ -67,9 +68,6 @@ class CrossEntropyLoss(Module):
         self.label_smoothing = float(label_smoothing)
 
     def forward(self, output, target):
-        if output.ndim > 2:
-            output = output.reshape(-1, output.shape[-1])
-            target = target.reshape(-1)
         weight = self.weight
         if weight is not None and output.xp is not np:  # on the logits' device
             weight = output.xp.asarray(weight)

@@ -174,7 +174,10 @@ class Module:
         state = _weights_of(state)
         targets = dict(self._named("_parameters", False))
         targets.update(self._named("_buffers", False))
-        missing = [k for k in targets if k not in state]
+        # torch's BatchNorm state dicts before 0.4.1, and skiff's before it kept the count,
+        # have no num_batches_tracked: it stays as it is (torch's rule)
+        missing = [k for k in targets if k not in state
+                   and k.rsplit(".", 1)[-1] != "num_batches_tracked"]
         unexpected = [k for k in state if k not in targets]
         bad = []
         for k, t in targets.items():

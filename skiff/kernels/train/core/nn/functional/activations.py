@@ -48,7 +48,7 @@ _K = math.sqrt(2.0 / math.pi)
 
 
 class GeluFn(Function):
-    def forward(self, x, approximate="tanh"):
+    def forward(self, x, approximate="none"):
         self.approximate = approximate
         self.save_for_backward(x)
         if approximate == "tanh":
@@ -65,8 +65,8 @@ class GeluFn(Function):
         return g * (cdf + x * pdf)
 
 
-def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
-    """GELU; ``approximate="tanh"`` (GPT-2) or ``"none"`` (exact, with erf)."""
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU, exact (with erf) by default as torch's; ``approximate="tanh"``: GPT-2's."""
     if approximate not in ("tanh", "none"):
         raise ValueError(f"approximate must be 'tanh' or 'none', got {approximate!r}")
     return GeluFn.apply(x, approximate=approximate)
@@ -181,9 +181,26 @@ class LayerNormFn(Function):
         return gx.reshape(self.shape), gw if nw else None, gb if nb else None
 
 
-def layer_norm(x: Tensor, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
-    """Layer normalisation over the last axis."""
-    return LayerNormFn.apply(x, weight, bias, eps=eps)
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,  # noqa: A002
+               eps: float = 1e-5) -> Tensor:
+    """torch's layer normalisation over the last ``len(normalized_shape)`` axes (an int: the
+    last axis), then ``* weight + bias`` (each of ``normalized_shape``, or None)."""
+    if isinstance(normalized_shape, Tensor) or hasattr(normalized_shape, "dtype"):
+        raise TypeError("layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) "
+                        "as torch's: the second argument is the shape normalised over, got an "
+                        "array (pass the scale as weight=)")
+    shape = ((int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer))
+             else tuple(int(n) for n in normalized_shape))
+    x = input
+    if not shape or tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+        raise ValueError(f"layer_norm over {list(shape)} needs an input ending in that shape, "
+                         f"got {tuple(x.shape)}")
+    if len(shape) == 1:
+        return LayerNormFn.apply(x, weight, bias, eps=eps)
+    flat = x.reshape(*x.shape[:x.ndim - len(shape)], -1)
+    w = weight.reshape(-1) if weight is not None else None
+    b = bias.reshape(-1) if bias is not None else None
+    return LayerNormFn.apply(flat, w, b, eps=eps).reshape(*x.shape)
 
 
 class RMSNormFn(Function):

@@ -14,6 +14,7 @@ from ...autograd import Function, xp_of
 from ...gemm import mm
 from ...tensor import Tensor
 from ..fused import scatter_rows
+from .losses import check_class_ids
 
 __all__ = ["linear", "embedding", "scaled_dot_product_attention", "packed_causal_attention",
            "rotary_embedding"]
@@ -72,6 +73,7 @@ def embedding(idx, weight: Tensor) -> Tensor:
         i = np.asarray(i)
     if i.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
+    check_class_ids(i, weight.shape[0], "embedding: index")
     return EmbeddingFn.apply(weight, i)
 
 
@@ -112,18 +114,22 @@ def rotary_embedding(x: Tensor, cos, sin) -> Tensor:
 
 # ---- attention ------------------------------------------------------------------------------
 class SDPAFn(Function):
-    """softmax(q k^T * scale + causal mask) v over (B, H, T, D); keeps q, k, v, the output
-    and the probabilities (B, H, T, S)."""
+    """softmax(q k^T * scale + mask) v over (B, H, T, D); keeps q, k, v, the output and the
+    probabilities (B, H, T, S). ``mask`` is additive (0 or -inf where a bool mask says no),
+    broadcast to (..., T, S), not differentiated; ``causal`` adds the causal one, query i
+    seeing keys j <= i + ``offset``."""
 
-    def forward(self, q, k, v, causal=True, scale=None):
+    def forward(self, q, k, v, causal=False, scale=None, mask=None, offset=0):
         xp = xp_of(q)
         t, s = q.shape[-2], k.shape[-2]
         self.scale = scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
         # the scale goes on q (T*D work) rather than on the (T, S) scores
         att = mm(q * q.dtype.type(scale), xp.swapaxes(k, -1, -2))
         if causal:
-            # query i sees keys j <= i + (S - T) (the last T of S positions)
-            att += xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=s - t + 1)
+            att += xp.triu(xp.full((t, s), -np.inf, dtype=att.dtype), k=offset + 1)
+        if mask is not None:
+            att = att + mask if att.shape != np.broadcast_shapes(att.shape, mask.shape) \
+                else xp.add(att, mask, out=att)
         att -= att.max(axis=-1, keepdims=True)
         xp.exp(att, out=att)
         att /= att.sum(axis=-1, keepdims=True)
@@ -145,18 +151,66 @@ class SDPAFn(Function):
         gq *= sc
         gk = mm(xp.swapaxes(gp, -1, -2), q)
         gk *= sc
+        if gv.shape != v.shape:  # a broadcast mask widened the batch axes
+            gq, gk, gv = (_sum_to(gq, q.shape), _sum_to(gk, k.shape), _sum_to(gv, v.shape))
         return gq, gk, gv
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = True,
-                                 scale=None) -> Tensor:
-    """Attention over (B, H, T, D) tensors (any leading axes), causal by default."""
+def _sum_to(g, shape):
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+def _additive_mask(attn_mask, like):
+    """torch's ``attn_mask`` as an additive float array: a bool mask's True attends (0) and
+    False does not (-inf); a float mask is added as it is."""
+    m = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+    xp = like.xp
+    m = xp.asarray(m)
+    if m.dtype.kind == "b":
+        return xp.where(m, xp.zeros((), like.dtype), xp.full((), -np.inf, like.dtype))
+    if m.dtype.kind != "f":
+        raise TypeError(f"attn_mask must be bool (True attends) or float (added to the "
+                        f"scores), got dtype {m.dtype}")
+    return m.astype(like.dtype, copy=False)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                 *, causal=None) -> Tensor:
+    """torch's attention over (B, H, T, D) tensors (any leading axes): not causal unless
+    ``is_causal`` (query i sees keys j <= i, torch's top-left alignment); skiff's older
+    ``causal=True`` aligns bottom-right instead (query i sees j <= i + S - T: the last T of S
+    cached positions), the same when T == S. ``attn_mask`` broadcast to (..., T, S), bool
+    (True attends) or float (added to the scores, no gradient); ``dropout_p`` drops
+    attention probabilities whenever it is given (as torch's: pass 0.0 in eval)."""
+    q, k, v = query, key, value
     if q.shape[-1] != k.shape[-1] or k.shape[:-1] != v.shape[:-1]:
         raise ValueError(
             f"attention shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, "
             f"v {tuple(v.shape)}"
         )
-    return SDPAFn.apply(q, k, v, causal=causal, scale=scale)
+    offset = k.shape[-2] - q.shape[-2] if causal else 0
+    is_causal = bool(is_causal if causal is None else causal)
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+    mask = None if attn_mask is None else _additive_mask(attn_mask, q)
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
+    if dropout_p == 0.0:
+        return SDPAFn.apply(q, k, v, causal=is_causal, scale=scale, mask=mask, offset=offset)
+    from .activations import dropout, softmax  # composed: the fused backward assumes none
+
+    sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    att = (q * sc) @ k.swapaxes(-1, -2)
+    if is_causal:
+        t, s = q.shape[-2], k.shape[-2]
+        mask = q.xp.triu(q.xp.full((t, s), -np.inf, dtype=q.dtype), k=offset + 1)
+    if mask is not None:
+        att = att + Tensor._make(mask, False, None, 0)
+    return dropout(softmax(att, axis=-1), dropout_p) @ v
 
 
 def packed_causal_attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens, scale=None) -> Tensor:

@@ -14,6 +14,7 @@ from ... import tensor as T
 from ...autograd import xp_of
 from ...tensor import Tensor, where
 from .conv import as_pair, avg_pool2d
+from .losses import check_class_ids, classes_last
 
 __all__ = ["tanh", "leaky_relu", "elu", "softplus", "l1_loss", "smooth_l1_loss", "huber_loss",
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -82,16 +83,29 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
     return _reduce(per, reduction)
 
 
-def nll_loss(input, target, ignore_index=-100, reduction="mean"):  # noqa: A002
-    """Negative log-likelihood of log-probabilities ``input`` (N, C) at class ids ``target``."""
+def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):  # noqa: A002
+    """Negative log-likelihood of log-probabilities ``input`` (N, C), (N, C, d1, ...) or
+    (C,) at class ids ``target`` (N,), (N, d1, ...) or (); torch's ``weight`` (C,) weighs
+    each class (the mean divides by the targets' weights)."""
     t = target.data if isinstance(target, Tensor) else np.asarray(target)
-    xp = input.xp
+    shape = tuple(t.shape)
+    x, t = classes_last(input, t, "nll_loss")
+    c = x.shape[-1]
+    check_class_ids(t, c, "nll_loss: target", ignore_index)
+    x, t = x.reshape(-1, c), t.reshape(-1)
+    xp = x.xp
     t = xp.asarray(t)
     valid = t != ignore_index
     safe = xp.where(valid, t, 0)
-    picked = input[xp.arange(input.shape[0]), safe] * valid.astype(input.dtype)
+    w = valid.astype(x.dtype)
+    if weight is not None:
+        wc = weight.data if isinstance(weight, Tensor) else weight
+        w = w * xp.asarray(wc, dtype=x.dtype)[safe]
+    picked = x[xp.arange(x.shape[0]), safe] * w
     if reduction == "mean":
-        return -(picked.sum() * (1.0 / max(int(valid.sum()), 1)))
+        return -(picked.sum() * (1.0 / max(float(w.sum()), np.finfo(np.float64).tiny)))
+    if reduction == "none":
+        return -picked.reshape(*shape)
     return _reduce(-picked, reduction)
 
 
@@ -131,8 +145,11 @@ def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
 
 def one_hot(target, num_classes=-1):
     t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"one_hot needs integer class ids, got dtype {t.dtype}")
     xp = xp_of(t)
     n = int(t.max()) + 1 if num_classes < 0 else int(num_classes)
+    check_class_ids(t, n, "one_hot: class")
     return _const((t[..., None] == xp.arange(n)).astype(np.int64))
 
 

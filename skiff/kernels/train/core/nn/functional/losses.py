@@ -9,7 +9,7 @@ import numpy as np
 from ...autograd import Function, xp_of
 from ...tensor import Tensor
 
-__all__ = ["cross_entropy", "linear_cross_entropy", "mse_loss"]
+__all__ = ["cross_entropy", "linear_cross_entropy", "mse_loss", "check_class_ids", "classes_last"]
 
 
 def _rows(fn, logits, target, ignore_index):
@@ -105,13 +105,53 @@ class WeightedCrossEntropyFn(Function):
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def cross_entropy(logits: Tensor, target, ignore_index: int = -100, reduction: str = "mean",
-                  weight=None, label_smoothing: float = 0.0):
-    """Cross-entropy of ``logits`` (N, C) (or (..., C)) against integer ``target`` (N,).
+def check_class_ids(ids, n: int, what: str, ignore_index=None) -> None:
+    """Raise IndexError when a host array of class ids (or rows) holds one outside
+    ``[0, n)`` other than ``ignore_index`` (as torch does; negative ids do not wrap). On a GPU
+    nothing is checked: reading the ids back would stop the step (and a CUDA graph)."""
+    if not isinstance(ids, np.ndarray) or ids.size == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo >= 0 and hi < n:
+        return
+    bad = (ids < 0) | (ids >= n)
+    if ignore_index is not None:
+        bad &= ids != ignore_index
+    if bad.any():
+        raise IndexError(f"{what} {int(ids[bad].flat[0])} is out of range [0, {n})"
+                         + (f" (and not ignore_index={ignore_index})"
+                            if ignore_index is not None else ""))
 
-    Targets equal to ``ignore_index`` add nothing and do not count in the mean. ``weight``
-    (C,) weighs each class (the mean divides by the targets' weights, as torch does);
-    ``label_smoothing`` in [0, 1) mixes that much of a uniform distribution into the targets.
+
+def classes_last(logits: Tensor, t, name: str):
+    """torch's layouts as skiff's fused losses take them (classes on the last axis): (N, C)
+    as it is, (N, C, d1, ...) with its classes moved last, (C,) as one row; the targets
+    checked against them."""
+    if logits.ndim == 1:
+        want = ()
+    else:
+        want = (logits.shape[0],) + tuple(logits.shape[2:])
+    if tuple(t.shape) != want:
+        raise ValueError(f"{name}: input of shape {tuple(logits.shape)} (classes on axis "
+                         f"{0 if logits.ndim == 1 else 1}) needs targets of shape {want}, "
+                         f"got {tuple(t.shape)}")
+    if logits.ndim == 1:
+        return logits.reshape(1, -1), t.reshape(1)
+    if logits.ndim >= 3:
+        logits = logits.transpose((0,) + tuple(range(2, logits.ndim)) + (1,))
+    return logits, t
+
+
+def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -100,  # noqa: A002
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """torch's cross-entropy of logits ``input`` (N, C), (N, C, d1, ...) or (C,) against
+    integer class ids ``target`` (N,), (N, d1, ...) or ().
+
+    Targets equal to ``ignore_index`` add nothing and do not count in the mean; any other
+    outside [0, C) raises IndexError. ``weight`` (C,) weighs each class (the mean divides by
+    the targets' weights, as torch does); ``label_smoothing`` in [0, 1) mixes that much of a
+    uniform distribution into the targets. A language model's (B, T, V) logits: flatten them
+    to (B*T, V) first (as torch asks).
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
@@ -122,11 +162,15 @@ def cross_entropy(logits: Tensor, target, ignore_index: int = -100, reduction: s
         raise TypeError(
             f"cross_entropy targets must be integer class indices, got dtype {t.dtype}"
         )
-    if tuple(t.shape) != tuple(logits.shape[:-1]):
-        raise ValueError(
-            f"cross_entropy: logits of shape {tuple(logits.shape)} need targets of shape "
-            f"{tuple(logits.shape[:-1])}, got {tuple(t.shape)}"
-        )
+    shape = tuple(t.shape)
+    logits, t = classes_last(input, t, "cross_entropy")
+    check_class_ids(t, logits.shape[-1], "cross_entropy: target", ignore_index)
+    loss = _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smoothing)
+    return loss.reshape(shape) if reduction == "none" else loss
+
+
+def _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smoothing):
+    """The fused nodes over logits (..., C) with the classes last, targets (...)."""
     if not (isinstance(label_smoothing, (int, float)) and 0.0 <= label_smoothing < 1.0):
         raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
     if weight is None and not label_smoothing:
