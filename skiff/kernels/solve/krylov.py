@@ -22,11 +22,20 @@ import numpy as np
 
 from . import fused
 
-__all__ = ["SolveError", "cg", "pipelined_cg", "bicgstab", "gmres", "KRYLOV"]
+__all__ = ["SolveError", "Stagnation", "cg", "pipelined_cg", "bicgstab", "gmres", "KRYLOV"]
 
 
 class SolveError(ValueError):
     """The method cannot continue: breakdown, indefinite matrix, NaN."""
+
+
+class Stagnation(SolveError):
+    """The method stopped making progress; ``x`` (the best iterate) and ``history`` are kept
+    so that the caller can return them as a non-converged result."""
+
+    def __init__(self, message, x, history):
+        super().__init__(message)
+        self.x, self.history = x, history
 
 
 def _dot(a, b) -> float:
@@ -212,6 +221,10 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
     return X.copy(), history, False
 
 
+_BREAKDOWN_REMEDY = ("; BiCGStab can break down on strongly non-symmetric systems (convection"
+                     "-dominated): use method='gmres', which cannot")
+
+
 def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
     """Right-preconditioned BiCGStab for non-symmetric systems."""
     _dot, _norm, _ = _sums(op)
@@ -235,7 +248,8 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
         rho_new = _dot(rhat, r)
         _finite(rho_new, "rho", it)
         if abs(rho_new) < 1e-300:
-            raise SolveError(f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {it}")
+            raise SolveError(f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {it}"
+                             f"{_BREAKDOWN_REMEDY}")
         beta = (rho_new / rho) * (alpha / omega)
         rho = rho_new
         p[...] = r + beta * (p - omega * v)
@@ -246,7 +260,8 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
         op.matvec(phat, v)
         rv = _dot(rhat, v)
         if abs(rv) < 1e-300:
-            raise SolveError(f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {it}")
+            raise SolveError(f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {it}"
+                             f"{_BREAKDOWN_REMEDY}")
         alpha = rho / rv
         s = r - alpha * v
         snorm = _norm(s)
@@ -262,10 +277,11 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
         op.matvec(shat, t)
         tt = _dot(t, t)
         if tt == 0:
-            raise SolveError(f"bicgstab: breakdown, |t| = 0 at iteration {it}")
+            raise SolveError(f"bicgstab: breakdown, |t| = 0 at iteration {it}{_BREAKDOWN_REMEDY}")
         omega = _dot(t, s) / tt
         if abs(omega) < 1e-300:
-            raise SolveError(f"bicgstab: breakdown, omega = {omega:.3e} at iteration {it}")
+            raise SolveError(f"bicgstab: breakdown, omega = {omega:.3e} at iteration {it}"
+                             f"{_BREAKDOWN_REMEDY}")
         x += alpha * phat + omega * shat
         r[...] = s - omega * t
         history.append(_norm(r))
@@ -276,18 +292,33 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
     return x, history, False
 
 
-def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30):
+def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=True,
+          stall=None):
     """Right-preconditioned restarted GMRES(m) with Givens rotations (``maxiter`` counts inner
-    iterations)."""
+    iterations).
+
+    ``callback(it, rnorm, xk)`` gets the current iterate ``xk = x0 + Z y`` of the cycle (one
+    small triangular solve and ``j`` axpys at inner step ``j``, done only when a callback is
+    given and ``iterate`` is true; scipy's ``callback_type='x'`` gives it once per restart).
+    A cycle never makes ``x`` worse: its update is kept only when the true residual of the
+    new iterate is not above the old one (on an inconsistent or singular system the small
+    least-squares solve can be ill-conditioned and the update huge); otherwise the method
+    stops with the old ``x``. ``stall=k``: raise :class:`Stagnation` (with the best ``x``)
+    when ``k`` restarts in a row reduced the residual by less than 0.1 % in all, or a cycle
+    could not improve it."""
     _dot, _norm, _ = _sums(op)
-    tmp = b * 0.0
     m = int(restart)
+    if m < 1:
+        raise ValueError(f"gmres: restart must be a positive integer, got {restart!r}")
+    tmp = b * 0.0
     it = 0
     op.matvec(x, tmp)
     r = b - tmp
     beta = _norm(r)
     history = [beta]
+    cycles = [beta]                      # the true residual at the end of each cycle
     _report(history, callback, 0, x)
+    xk = b * 0.0 if callback is not None and iterate else None
     while it < maxiter:
         if beta <= tol:
             return x, history, True
@@ -324,20 +355,45 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30):
             g[j + 1] = -sn[j] * g[j]
             g[j] = cs[j] * g[j]
             history.append(abs(g[j + 1]))
-            _report(history, callback, it, x)
             j_used = j + 1
+            if xk is not None:                           # the cycle's current iterate
+                y = np.linalg.solve(np.triu(H[:j_used, :j_used]), g[:j_used])
+                xk[...] = x
+                for i in range(j_used):
+                    xk += y[i] * Zs[i]
+                _report(history, callback, it, xk)
+            else:
+                _report(history, callback, it, x)
             if abs(g[j + 1]) <= tol or it >= maxiter or hnorm == 0.0:
                 break
             V.append(w / hnorm)
         y = np.linalg.solve(np.triu(H[:j_used, :j_used]), g[:j_used])
-        for i in range(j_used):
-            x += y[i] * Zs[i]
-        op.matvec(x, tmp)
-        r = b - tmp
-        beta = _norm(r)
+        dx = Zs[0] * y[0]
+        for i in range(1, j_used):
+            dx += y[i] * Zs[i]
+        op.matvec(x + dx, tmp)
+        r_new = b - tmp
+        beta_new = _norm(r_new)
+        if not (beta_new <= beta):       # worse, or NaN: keep x, the better iterate
+            history[-1] = beta
+            why = (f"gmres: a restart cycle could not reduce the residual (|r| = {beta:.3e}; "
+                   f"the cycle's update gave {beta_new:.3e}) at iteration {it}, so the "
+                   "iterate before it is returned; the system may be singular with b outside "
+                   "its range (no solution), or the preconditioner unsuited to it")
+            if stall is not None:
+                raise Stagnation(why, x, history)
+            return x, history, False
+        x += dx
+        r, beta = r_new, beta_new
         history[-1] = beta
+        cycles.append(beta)
         if beta <= tol:
             return x, history, True
+        k = None if stall is None else int(stall)
+        if k is not None and len(cycles) > k and beta > (1 - 1e-3) * cycles[-1 - k]:
+            raise Stagnation(f"gmres: no progress over the last {k} restarts ({k * m} "
+                             f"iterations: |r| went from {cycles[-1 - k]:.3e} to {beta:.3e}) "
+                             f"at iteration {it}", x, history)
     return x, history, beta <= tol
 
 

@@ -12,6 +12,7 @@ system as an operator on the device is :mod:`.operators`.
 
 from __future__ import annotations
 
+import inspect
 import math
 import threading
 import time
@@ -25,7 +26,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from . import fused
 from .amg import SmoothedAggregation
 from .estimate import check_fits
-from .krylov import KRYLOV, SolveError
+from .krylov import KRYLOV, SolveError, Stagnation
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
 from .operators import (
     asymmetry,
@@ -43,6 +44,7 @@ __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolera
            "matrix_indefiniteness", "load_numba"]
 
 METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct", "auto")
+STALL_RESTARTS = 5   # GMRES stops when this many restarts in a row gain under 0.1 % in all
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
 COMPATIBILITY = (None, "project")
 
@@ -157,13 +159,30 @@ def matrix_indefiniteness(op, steps: int = 30) -> str | None:
 
 
 # ------------------------------------------------------------------------------ preconditioners
+ZERO_DIAGONAL_REMEDY = ("a matrix with zeros on its diagonal (a saddle-point or KKT matrix "
+                        "[[K, B^T], [B, 0]]) takes precond='none' with method='gmres' (or "
+                        "method='direct'); jacobi, chebyshev and amg all divide by the diagonal")
+
+
+def _zero_diagonal(op) -> str | None:
+    """Where the diagonal of a matrix operator is zero (None when nowhere, or unknown)."""
+    if getattr(op, "callable", False):
+        return None
+    zero = to_numpy(op.diagonal()).ravel() == 0
+    if not zero.any():
+        return None
+    count = int(zero.sum())
+    more = f", and {count - 1} more" if count > 1 else ""
+    return f"diagonal entry {int(np.argmax(zero))} is 0{more}"
+
+
 class Jacobi:
     def __init__(self, op):
         diag = op.diagonal()
         zero = to_numpy(diag).ravel() == 0
         if zero.any():
-            raise SolveError(f"precond 'jacobi' divides by the diagonal, and diagonal entry "
-                             f"{int(np.argmax(zero))} is 0; use precond='amg' or 'none'")
+            raise SolveError(f"precond 'jacobi' divides by the diagonal, and "
+                             f"{_zero_diagonal(op)}; {ZERO_DIAGONAL_REMEDY}")
         self.invdiag = 1.0 / diag
         self.bytes = 0
 
@@ -179,8 +198,12 @@ class Jacobi:
 class Chebyshev:
     """A Chebyshev polynomial in D^-1 A approximating A^-1 on [lmax / ratio, lmax]."""
 
-    def __init__(self, op, degree=4, ratio=30.0):
+    def __init__(self, op, degree=4, ratio=30.0, symmetric=True):
         self.op = op
+        zero = _zero_diagonal(op)
+        if zero is not None:
+            raise SolveError(f"precond 'chebyshev' divides by the diagonal, and {zero}; "
+                             f"{ZERO_DIAGONAL_REMEDY}")
         self.invdiag = 1.0 / op.diagonal()
         self.degree = int(degree)
         xp = op.xp
@@ -191,8 +214,14 @@ class Chebyshev:
             v /= float(xp.linalg.norm(v.ravel()))
             op.matvec(v, w)
             w *= self.invdiag.reshape(w.shape)
-            lam = float((w * v).sum())
+            # a Rayleigh quotient bounds the spectrum of a symmetric D^-1 A only; a
+            # non-symmetric one's eigenvalues can be complex: the norm ratio |D^-1 A v| / |v|
+            # (power iteration on the modulus) instead, and the matrix's ||D^-1 A||_inf bound
+            lam = float((w * v).sum()) if symmetric else float(xp.linalg.norm(w.ravel()))
             v, w = w, v
+        if not symmetric and not getattr(op, "callable", True):
+            rows = xp.asarray(abs(op.A) @ xp.ones(op.n)).ravel() * xp.abs(self.invdiag.ravel())
+            lam = max(lam / 1.1, float(rows.max()))
         self.lmax = 1.1 * lam
         self.lmin = self.lmax / ratio
         self.tmp = xp.empty(op.shape)
@@ -326,8 +355,12 @@ class Solver:
                                             not self.is_grid and is_matrix_free(system))
         self.compatibility = compatibility
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
+        if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
+            raise ValueError(f"restart (GMRES's restart length) must be a positive integer, "
+                             f"got restart={restart!r}; typical: 30")
         self.restart = int(restart)
         self.system = system
+        self.auto_note = None    # why 'auto' chose differently than usual (describe())
         self._check_memory()
         # a small grid solve does not wait for numba to load (fused.deferred)
         self._small = self.is_grid and system.unknowns <= fused.DEFER_UNKNOWNS
@@ -339,6 +372,12 @@ class Solver:
             self.auto = self.method == "auto"
             if self.auto:
                 self.method = "cg" if self._looks_spd() else "gmres"
+            if precond == "auto" and self.precond_name == "amg" and not self.is_grid:
+                zero = _zero_diagonal(self.op)
+                if zero is not None:  # a saddle point: AMG, Jacobi, Chebyshev divide by it
+                    self.precond_name = "none"
+                    self.auto_note = (f"auto: no preconditioner, as {zero} (a saddle-point "
+                                      f"matrix?) and AMG divides by the diagonal")
             self._check_method()
             self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
             self.M = self._build_preconditioner()
@@ -461,14 +500,21 @@ class Solver:
         if name == "jacobi":
             return Jacobi(self.op)
         if name == "chebyshev":
-            return Chebyshev(self.op)
+            symmetric = bool(self.system.symmetric) if self.is_grid else (
+                self.op.callable or self._asymmetry() is None)
+            return Chebyshev(self.op, symmetric=symmetric)
         if name == "mg":
             return MGPrecond(self.mg)
         A = self.system.matrix() if self.is_grid else (
             host_csr(self.system) if not self.op.callable else None)
         if A is None:
             raise ValueError("precond 'amg' needs a matrix, not a function")
-        return AMGPrecond(SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp))
+        symmetric = bool(self.system.symmetric) if self.is_grid else self._asymmetry() is None
+        try:
+            amg = SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp, symmetric=symmetric)
+        except ValueError as exc:
+            raise SolveError(str(exc)) from None
+        return AMGPrecond(amg)
 
     def _sync(self):
         if self.device.is_gpu:
@@ -477,7 +523,8 @@ class Solver:
     def describe(self) -> str:
         pre = self.M.describe() if self.M is not None else (
             self.mg.describe() if self.mg is not None else "none")
-        why = " (auto: cg found the matrix indefinite)" if self.switched else ""
+        why = " (auto: cg found the matrix indefinite)" if self.switched else (
+            f" ({self.auto_note})" if self.auto_note else "")
         return f"{self.method}{why} with {pre} on {self.device.name}"
 
     # -------------------------------------------------------------------------- solve
@@ -495,7 +542,8 @@ class Solver:
         host = host.astype(np.float64, copy=False)
         if host.ndim == 2 and host.shape[0] == self.op.n and host.shape[1] > 1:
             raise ValueError(f"b has shape {host.shape}: {host.shape[1]} right-hand sides; "
-                             "use Solver.solve_many(B) (one setup, one solve per column)")
+                             "use skiff.kernels.solve.Solver(A).solve_many(B) (one setup, "
+                             "one solve per column)")
         if host.size != self.op.n:
             raise ValueError(f"b has {host.size} entries (shape {host.shape}) but the system has "
                              f"{self.op.n} unknowns")
@@ -530,9 +578,12 @@ class Solver:
     def solve_many(self, B, **kwargs) -> list[Solution]:
         """Solve for every column of ``B`` (shape ``(n, k)``) with the one setup; keyword
         arguments as :meth:`solve`. Returns a list of ``k`` solutions."""
+        if hasattr(B, "toarray") and not isinstance(B, np.ndarray):  # scipy/cupyx sparse
+            B = B.toarray()
         B = np.asarray(to_numpy(B))
         if B.ndim != 2 or B.shape[0] != self.op.n:
-            raise ValueError(f"B must have shape ({self.op.n}, k), got {B.shape!r}")
+            raise ValueError(f"B must have shape ({self.op.n}, k), got "
+                             f"{B.shape if B.dtype != object else type(B).__name__!r}")
         return [self.solve(B[:, j], **kwargs) for j in range(B.shape[1])]
 
     def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
@@ -550,6 +601,7 @@ class Solver:
         """
         check_tolerances(rtol, atol, maxiter)
         xp = self.xp
+        self._user_callback = callback is not None
         self._own_rhs = b is None and self.compatibility is None
         bdev = self._prepare_b(b)
         bnorm = float(xp.linalg.norm(bdev.ravel()))
@@ -596,7 +648,9 @@ class Solver:
             if callback is not None and it > 0:
                 callback(xk.reshape(user_shape))
 
-        if bnorm == 0:
+        self._stop = None    # why the method stopped short (stagnation, no solution)
+        if bnorm == 0:   # x = 0 solves A x = 0 exactly, whatever x0 was (scipy's answer)
+            x = xp.zeros(self.op.shape)
             hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
         else:
             t0 = time.perf_counter()
@@ -609,7 +663,7 @@ class Solver:
             self._sync()
             elapsed = time.perf_counter() - t0
             moved = self._bytes(len(hist) - 1)
-        true_abs = self._true_residual(bdev, x) if bnorm else 0.0
+        true_abs = self._true_residual(bdev, x)
         field = to_numpy(x)
         if not np.isfinite(field).all():   # never hand NaN/inf back as a solution
             raise SolveError(f"{self.method}: the solution became NaN/inf after "
@@ -638,6 +692,10 @@ class Solver:
                 raise SolveError(f"{self.method} did not converge: {sol.status}")
         elif converged:
             sol.status = "converged"
+        elif self._stop is not None:
+            sol.status = self._stop
+            if strict:
+                raise SolveError(f"{self.method} did not converge: {sol.status}")
         else:
             sol.status = (f"maxiter: {sol.iterations} iterations reached (maxiter={maxiter}) "
                           f"with |r|/|b| = {sol.relative_residual:.3e} above the tolerance "
@@ -674,9 +732,15 @@ class Solver:
                 raise SolveError("direct: the matrix is singular or too ill-conditioned (the "
                                  "factorisation produced NaN/inf)")
             r = float(np.linalg.norm(to_numpy(b).ravel() - A @ xs.ravel()))
-            on_iter(0, float(np.linalg.norm(to_numpy(b))), x)
+            bn = float(np.linalg.norm(to_numpy(b)))
+            on_iter(0, bn, x)
             on_iter(1, r, xs)
-            return self.xp.asarray(xs), [float(np.linalg.norm(to_numpy(b))), r], r <= tol
+            if r > tol:
+                self._stop = (f"no solution: the direct solve leaves |b - Ax|/|b| = {r / bn:.3e} "
+                              f"above the tolerance {tol / bn:.1e}; the matrix is singular (or "
+                              f"too ill-conditioned) and b is not in its range, so no x solves "
+                              f"A x = b to it (a least-squares x: scipy.sparse.linalg.lsqr)")
+            return self.xp.asarray(xs), [bn, r], r <= tol
         if self.method in ("mg", "fmg"):
             if self.method == "fmg":
                 # the problem's own rhs restricts its Dirichlet part separately (see fmg)
@@ -686,11 +750,20 @@ class Solver:
             return self.mg.iterate(b, x, rtol=tol / bn if bn else 0.0, atol=tol, maxiter=maxiter,
                                    callback=on_iter, bnorm=bn)
         fn = KRYLOV[self.method]
-        kw = {"restart": self.restart} if self.method == "gmres" else {}
+        kw = {}
+        if self.method == "gmres":  # the cycle's iterate is formed only for a user's callback
+            kw = {"restart": self.restart, "iterate": self._user_callback, "stall": STALL_RESTARTS}
         fallback = self.auto and self.method == "cg"
         try:
             return fn(self.op, b, x.copy() if fallback else x, self.M, tol=tol,
                       maxiter=maxiter, callback=on_iter, **kw)
+        except Stagnation as exc:
+            remedy = ("try method='direct' for a matrix of moderate size, or a longer "
+                      "restart=" if self.M is None else
+                      f"the preconditioner ({self.precond_name}) may not suit this matrix: "
+                      f"try precond='none', a longer restart=, or method='direct'")
+            self._stop = f"stagnated: {exc}; {remedy}"
+            return exc.x, exc.history, False
         except SolveError as exc:
             if fallback and "positive definite" in str(exc):
                 # symmetric with a positive diagonal, yet p.Ap <= 0 (indefinite), or AMG built
@@ -751,6 +824,20 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if (callable(system) and not hasattr(system, "shape") and options.get("n") is None
             and b is not None):
         options["n"] = int(np.size(b))
+    for name, hint in (("M", "precond= names one of skiff's preconditioners ("
+                        + ", ".join(repr(p) for p in PRECONDS) + "); a preconditioner of your "
+                        "own (a LinearOperator M) goes to scipy.sparse.linalg's solvers"),
+                       ("accel", "pyamg's accel='cg' is method='cg' here, with precond='amg' "
+                        "(skiff's smoothed-aggregation AMG)")):
+        if name in options:
+            raise TypeError(f"solve() takes no {name}= keyword: {hint}")
+    known = set(inspect.signature(Solver).parameters) | {"strict"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        extra = sorted(known - {"strict", "system", "method", "precond", "device"})
+        raise TypeError(f"solve() got unexpected keyword argument(s) {', '.join(unknown)}; "
+                        f"it takes rtol, atol, maxiter, x0, callback, method, precond, device, "
+                        f"reporter, strict and Solver's options: {', '.join(extra)}")
     strict = options.pop("strict", False)
     solver = Solver(system, method=method, precond=precond, device=device, **options)
     return solver.solve(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,

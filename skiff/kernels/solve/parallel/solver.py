@@ -172,7 +172,8 @@ class DistributedSolver:
         else:
             bp = lv.zeros()
             bp[lv.inner] = b_local
-            kw = {"restart": self.restart} if self.method == "gmres" else {}
+            # on_iter reads no x: GMRES need not form its cycle's iterate for it
+            kw = {"restart": self.restart, "iterate": False} if self.method == "gmres" else {}
             try:
                 x, hist, converged = KRYLOV[self.method](self.op, bp, x, self.M, tol=tol,
                                                          maxiter=maxiter, callback=on_iter,
