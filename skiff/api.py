@@ -6,6 +6,7 @@ from skiff.jobs import Job, launch
 from skiff.kernels.backend import list_devices, resolve_device
 from skiff.kernels.ocr import ocr
 from skiff.kernels.solve import solve
+from skiff.kernels.train.core.ops_einsum import einsum
 from skiff.kernels.train.core.random import seed
 from skiff.kernels.train.core.tensor import (
     Tensor,
@@ -29,8 +30,8 @@ from skiff.kernels.train.trainer import Trainer
 __all__ = ["Job", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr", "panel",
            "plan", "resolve_device", "seed", "solve", "tensor",
            # tensors as torch makes them (skiff.cat(..., dim=1), skiff.zeros(2, 3), ...)
-           "arange", "cat", "full", "ones", "ones_like", "rand", "randn", "stack", "where",
-           "zeros", "zeros_like"]
+           "arange", "cat", "einsum", "full", "ones", "ones_like", "rand", "randn", "stack",
+           "where", "zeros", "zeros_like"]
 
 
 def panel(tab: str | None = None):

@@ -1,17 +1,24 @@
 """``skiff.optim``: optimizers and learning-rate schedules.
 
-The public name of :mod:`skiff.kernels.train.core.optim`; the same classes."""
+The public name of :mod:`skiff.kernels.train.core.optim`; the same classes. The schedules are
+also under torch's name, ``skiff.optim.lr_scheduler.StepLR``."""
+
+from types import SimpleNamespace
 
 from skiff.kernels.train.core import optim as _real
 from skiff.kernels.train.core.optim import (  # noqa: F401
     SGD,
+    Adam,
     AdamW,
     ConstantLR,
     LRSchedule,
     Optimizer,
+    StepLR,
     WarmupCosine,
     adamw_update,
     clip_grad_norm_,
 )
+
+lr_scheduler = SimpleNamespace(StepLR=StepLR, ConstantLR=ConstantLR, LRScheduler=LRSchedule)
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.optim

@@ -51,6 +51,6 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     skip_init,
 )
 
-from . import functional  # noqa: F401  (skiff.nn.functional, this package's own module)
+from . import functional, init  # noqa: F401  (skiff.nn.functional and .init, this package's own)
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn

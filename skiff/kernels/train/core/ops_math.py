@@ -2,7 +2,8 @@
 
 Each node keeps only what its backward reads: ``Mul`` keeps both operands, ``Exp`` its output,
 ``Relu`` its output (a view shared with the next layer's saved input, so no extra bytes),
-``Sum`` nothing but the input shape.
+``Sum`` nothing but the input shape, ``Prod`` its input (the gradient at a zero needs the
+others' product).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ __all__ = [
     "Var",
     "Max",
     "Min",
+    "Cumsum",
+    "Prod",
     "Cast",
 ]
 
@@ -357,6 +360,43 @@ class Max(_Extreme):
 
 class Min(_Extreme):
     op = "min"
+
+
+class Cumsum(Function):
+    """Running sum along ``axis``; the gradient is the reversed running sum of ``g``."""
+
+    def forward(self, a, axis=0):
+        self.axis = axis
+        return xp_of(a).cumsum(a, axis=axis)
+
+    def backward(self, g):
+        xp = xp_of(g)
+        rev = xp.flip(g, axis=self.axis)
+        return xp.flip(xp.cumsum(rev, axis=self.axis), axis=self.axis)
+
+
+class Prod(Function):
+    """Product along ``axis`` (one axis); each gradient is the product of the others, from
+    running products left and right of it (exact when an element is zero)."""
+
+    def forward(self, a, axis=0, keepdims=False):
+        self.axis, self.keepdims = axis, keepdims
+        self.save_for_backward(a)
+        return xp_of(a).prod(a, axis=axis, keepdims=keepdims)
+
+    def backward(self, g):
+        (a,) = self.saved
+        xp, ax = xp_of(a), self.axis % a.ndim
+
+        def part(lo, hi):
+            return a[(slice(None),) * ax + (slice(lo, hi),)]
+
+        ones = xp.ones_like(part(0, 1))
+        left = xp.concatenate([ones, xp.cumprod(part(0, -1), axis=ax)], axis=ax)
+        rev = xp.flip(part(1, None), axis=ax)
+        right = xp.concatenate([xp.flip(xp.cumprod(rev, axis=ax), axis=ax), ones], axis=ax)
+        ge = g if self.keepdims else xp.expand_dims(g, ax)
+        return ge * left * right
 
 
 class Cast(Function):

@@ -1,4 +1,4 @@
-"""Optimizers (SGD, AdamW), gradient clipping and learning-rate schedules.
+"""Optimizers (SGD, AdamW, Adam), gradient clipping and learning-rate schedules.
 
 Semantics follow ``torch.optim`` exactly (AdamW's decoupled weight decay and bias correction,
 SGD's momentum buffer and Nesterov form), so a run can be checked step for step against it.
@@ -23,6 +23,8 @@ __all__ = [
     "Optimizer",
     "SGD",
     "AdamW",
+    "Adam",
+    "StepLR",
     "adamw_update",
     "clip_grad_norm_",
     "LRSchedule",
@@ -277,11 +279,32 @@ class AdamW(Optimizer):
                     st = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p.data),
                                           "exp_avg_sq": xp.zeros_like(p.data)}
                 st["step"] += 1
-                arrays += [p.data, p.grad, st["exp_avg"], st["exp_avg_sq"]]
+                arrays += [p.data, self._grad(p, group), st["exp_avg"], st["exp_avg_sq"]]
                 steps.append(st["step"])
             if arrays:
                 adamw_many(*arrays, lr=group["lr"], beta1=b1, beta2=b2, eps=group["eps"],
-                           weight_decay=group["weight_decay"], steps=tuple(steps))
+                           weight_decay=self._decoupled(group), steps=tuple(steps))
+
+    def _grad(self, p, group):
+        return p.grad
+
+    def _decoupled(self, group) -> float:
+        return group["weight_decay"]
+
+
+class Adam(AdamW):
+    """torch.optim.Adam: ``weight_decay`` (default 0) is L2, added to the gradient before
+    the moments (AdamW decays the weights apart from them)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def _grad(self, p, group):
+        wd = group["weight_decay"]
+        return p.grad + wd * p.data if wd else p.grad
+
+    def _decoupled(self, group) -> float:
+        return 0.0
 
 
 def clip_grad_norm_(params, max_norm: float, eps: float = 1e-6) -> float:
@@ -372,3 +395,16 @@ class ConstantLR(LRSchedule):
 
     def lr_at(self, step, base):
         return base * self.factor if step < self.total_iters else base
+
+
+class StepLR(LRSchedule):
+    """torch's StepLR: the base lr times ``gamma`` once every ``step_size`` steps."""
+
+    def __init__(self, optimizer, step_size: int, gamma: float = 0.1):
+        if int(step_size) < 1:
+            raise ValueError(f"step_size must be a positive integer, got {step_size!r}")
+        self.step_size, self.gamma = int(step_size), float(gamma)
+        super().__init__(optimizer)
+
+    def lr_at(self, step, base):
+        return base * self.gamma ** (step // self.step_size)

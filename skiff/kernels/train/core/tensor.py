@@ -462,19 +462,19 @@ class Tensor:
         shape = self.shape[:s] + (int(np.prod(self.shape[s : e + 1])),) + self.shape[e + 1 :]
         return self.reshape(shape)
 
-    def unsqueeze(self, axis):
-        axis = axis % (self.ndim + 1)
+    def unsqueeze(self, axis=None, *, dim=None):
+        axis = (axis if dim is None else dim) % (self.ndim + 1)
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis=None, *, dim=None):
+        """Drop the axes of length 1 (those of ``axis``/``dim`` only; one of another length
+        stays, as torch's)."""
+        axis = axis if dim is None else dim
         if axis is None:
             shape = tuple(s for s in self.shape if s != 1)
         else:
             axes = {a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
-            for a in axes:
-                if self.shape[a] != 1:
-                    raise ValueError(f"cannot squeeze axis {a} of size {self.shape[a]}")
-            shape = tuple(s for i, s in enumerate(self.shape) if i not in axes)
+            shape = tuple(s for i, s in enumerate(self.shape) if i not in axes or s != 1)
         return self.reshape(shape)
 
     def expand(self, *shape):
@@ -492,8 +492,8 @@ class Tensor:
         m = mask.data if isinstance(mask, Tensor) else mask
         return S.MaskedFill.apply(self, m, value=value)
 
-    def split(self, split_size, axis=0):
-        return split(self, split_size, axis)
+    def split(self, split_size, axis=0, *, dim=None):
+        return split(self, split_size, axis if dim is None else dim)
 
 
 class _HookHandle:
@@ -555,8 +555,9 @@ def stack(tensors, axis=0, *, dim=None) -> Tensor:
     return S.Stack.apply(*tensors, axis=axis)
 
 
-def split(x, split_size, axis=0) -> tuple:
+def split(x, split_size, axis=0, *, dim=None) -> tuple:
     """Split into chunks of ``split_size`` (int) or of the listed sizes (like torch.split)."""
+    axis = axis if dim is None else dim
     n = x.shape[axis]
     if isinstance(split_size, int):
         if split_size <= 0:

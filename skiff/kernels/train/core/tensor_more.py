@@ -18,7 +18,7 @@ import numpy as np
 
 from . import ops_math as M
 from . import ops_shape as S
-from .autograd import xp_of
+from .autograd import Function, xp_of
 
 # tensor.py's class and functions, given by tensor.py when it installs these methods (this
 # module imports nothing of it: no circle between the two files)
@@ -172,6 +172,115 @@ def _pairwise(self, other, wins):
     return where(tie, (self + other) * 0.5, first)
 
 
+# ---- indexing, sorting, scans ------------------------------------------------------------------
+def _const(self, arr):
+    return type(self)._make(arr, False, None, 0)
+
+
+def _raw(index):
+    return index.data if _is_tensor(index) else np.asarray(index)
+
+
+def gather(self, dim, index):
+    """torch's ``gather``: ``out[i][j] = x[i][index[i][j]]`` along ``dim`` (dim 1 here)."""
+    idx = xp_of(self.data).asarray(_raw(index))
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"gather needs an integer index, got dtype {idx.dtype}")
+    return S.Gather.apply(self, index=idx, axis=dim)
+
+
+def _argsort(self, dim, descending):
+    xp = xp_of(self.data)
+    a = self.data
+    if descending:  # stable: equal values keep their order, as torch's stable sort
+        a = -(a.astype(np.int64) if a.dtype.kind in "bu" else a)
+    return xp.argsort(a, axis=dim, kind="stable")
+
+
+def sort(self, dim=-1, descending=False, stable=False):
+    """torch's ``sort``: ``(values, indices)`` (stable always); the gradient follows."""
+    idx = _argsort(self, dim, descending)
+    return _ValuesIndices(S.Gather.apply(self, index=idx, axis=dim), _const(self, idx))
+
+
+def argsort(self, dim=-1, descending=False, stable=False):
+    return _const(self, _argsort(self, dim, descending))
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's names
+    """The ``k`` largest (or smallest) along ``dim``: ``(values, indices)``, in order."""
+    idx = _argsort(self, dim, largest)
+    idx = idx[(slice(None),) * (dim % self.ndim) + (slice(0, int(k)),)]
+    return _ValuesIndices(S.Gather.apply(self, index=idx, axis=dim), _const(self, idx))
+
+
+def cumsum(self, dim=None, **kw):
+    return M.Cumsum.apply(self, axis=_axis(kw, dim))
+
+
+def prod(self, dim=None, keepdim=False, **kw):
+    dim = _axis(kw, dim)
+    keepdim = kw.pop("keepdims", keepdim)
+    if dim is None:
+        return M.Prod.apply(self.reshape(-1), axis=0, keepdims=False)
+    return M.Prod.apply(self, axis=dim, keepdims=bool(keepdim))
+
+
+def flip(self, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    index = [slice(None)] * self.ndim
+    for d in dims:
+        index[d] = slice(None, None, -1)
+    return self[tuple(index)]
+
+
+def _triangle(upper):
+    def method(self, diagonal=0):
+        xp = xp_of(self.data)
+        n, m = self.shape[-2:]
+        keep = (xp.triu if upper else xp.tril)(xp.ones((n, m), dtype=bool), k=diagonal)
+        return where(keep, self, xp.zeros((), dtype=self.dtype))
+
+    return method
+
+
+def norm(self, p="fro", dim=None, keepdim=False):
+    """torch's vector norm (``p`` 2/"fro", 1, inf or any number) over ``dim`` (all: None)."""
+    a = self.abs()
+    if p in ("fro", 2):
+        return (self * self).sum(dim, keepdim).sqrt()
+    if p == 1:
+        return a.sum(dim, keepdim)
+    if p in (math.inf, "inf"):
+        return a.amax(dim, keepdim)
+    return (a ** float(p)).sum(dim, keepdim) ** (1.0 / float(p))
+
+
+def amax(self, dim=None, keepdim=False):
+    """torch's ``amax``: the values alone over an int or a tuple of dims (ties share)."""
+    return M.Max.apply(self, axis=_dims(dim, None), keepdims=bool(keepdim))
+
+
+def amin(self, dim=None, keepdim=False):
+    return M.Min.apply(self, axis=_dims(dim, None), keepdims=bool(keepdim))
+
+
+def _logical(fn):
+    def method(self, dim=None, keepdim=False):
+        return _const(self, getattr(xp_of(self.data), fn)(self.data.astype(bool), axis=dim,
+                                                           keepdims=keepdim))
+
+    return method
+
+
+class _Clone(Function):
+    def forward(self, a):
+        return a.copy()
+
+    def backward(self, g):
+        return g
+
+
 def index_select(self, axis=None, index=None, **kw):
     axis = _axis(kw, axis)
     idx = index.data if _is_tensor(index) else np.asarray(index)
@@ -214,7 +323,11 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "clamp": clamp, "clip": clamp, "softmax": softmax, "log_softmax": log_softmax,
         "chunk": chunk, "repeat": repeat, "std": std, "var": var, "max": max, "min": min,
         "maximum": maximum, "minimum": minimum,
-        "index_select": index_select,
+        "index_select": index_select, "gather": gather, "sort": sort, "argsort": argsort,
+        "topk": topk, "cumsum": cumsum, "prod": prod, "flip": flip, "norm": norm,
+        "amax": amax, "amin": amin, "tril": _triangle(False), "triu": _triangle(True),
+        "any": _logical("any"), "all": _logical("all"),
+        "clone": lambda self: _Clone.apply(self),
         "square": lambda self: self * self,
         "rsqrt": lambda self: 1.0 / self.sqrt(),
         "sin": lambda self: M.Sin.apply(self),

@@ -1,6 +1,6 @@
 """``skiff.nn``: modules, layers and ``skiff.nn.functional``."""
 
-from . import functional
+from . import functional, init
 from .attention import CausalSelfAttention, TransformerBlock, TransformerMLP
 from .conv import (
     AdaptiveAvgPool2d,
@@ -42,6 +42,7 @@ from .recurrent import GRU, LSTM
 
 __all__ = [
     "functional",
+    "init",
     "Module",
     "ModuleList",
     "ModuleDict",

@@ -274,8 +274,30 @@ class AvgPool2dFn(Function):
         return gx.transpose(1, 0, 2, 3) if self.swap else gx
 
 
-def max_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
-    """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size)."""
+class _PadFn(Function):
+    """(N, C, H, W) with ``ph``/``pw`` rows and columns of ``value`` on each side."""
+
+    def forward(self, x, ph=0, pw=0, value=0.0):
+        self.ph, self.pw, (h, w) = ph, pw, x.shape[2:]
+        out = xp_of(x).full(x.shape[:2] + (h + 2 * ph, w + 2 * pw), value, dtype=x.dtype)
+        out[:, :, ph:ph + h, pw:pw + w] = x
+        return out
+
+    def backward(self, g):
+        h, w = g.shape[2] - 2 * self.ph, g.shape[3] - 2 * self.pw
+        return g[:, :, self.ph:self.ph + h, self.pw:self.pw + w]
+
+
+def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+    """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size);
+    ``padding`` adds -inf on each side (at most half the kernel, as torch's)."""
+    ph, pw = as_pair(padding, "padding")
+    if ph or pw:
+        kh, kw = as_pair(kernel_size, "kernel_size")
+        if ph < 0 or pw < 0 or 2 * ph > kh or 2 * pw > kw:
+            raise ValueError(f"max_pool2d padding {padding!r} must be at least 0 and at most "
+                             f"half the kernel size {kernel_size!r}")
+        x = _PadFn.apply(x, ph=ph, pw=pw, value=-np.inf)
     return MaxPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))
 
 

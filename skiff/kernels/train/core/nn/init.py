@@ -1,0 +1,104 @@
+"""``nn.init``: torch's in-place initialisers (``normal_``, ``zeros_``, ``xavier_uniform_``,
+``kaiming_normal_`` ...) with torch's arguments, fans and gains, drawing from skiff's seeded
+generator (:mod:`..random`: the same seed gives the same weights; not torch's numbers).
+Each fills ``tensor.data`` in place (no graph) and returns the tensor."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..random import get_generator
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """torch's recommended gain for ``nonlinearity``."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"unknown nonlinearity {nonlinearity!r}: use one of {', '.join(linear)}, "
+                     f"tanh, relu, leaky_relu, selu")
+
+
+def _fans(tensor) -> tuple[int, int]:
+    if tensor.ndim < 2:
+        raise ValueError(f"fan in and fan out need at least 2 dimensions, got shape "
+                         f"{tuple(tensor.shape)}")
+    field = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
+    return tensor.shape[1] * field, tensor.shape[0] * field
+
+
+def _fill(tensor, host: np.ndarray):
+    xp = tensor.xp
+    tensor.data[...] = host if xp is np else xp.asarray(host)
+    return tensor
+
+
+def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
+    return _fill(tensor, get_generator(generator).uniform(a, b, tensor.shape))
+
+
+def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
+    return _fill(tensor, mean + std * get_generator(generator).standard_normal(tensor.shape))
+
+
+def constant_(tensor, val: float):
+    tensor.data[...] = val
+    return tensor
+
+
+def zeros_(tensor):
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1.0)
+
+
+def eye_(tensor):
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_ needs a 2-D tensor, got shape {tuple(tensor.shape)}")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
+    fan_in, fan_out = _fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain: float = 1.0, generator=None):
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan = _fans(tensor)[0 if mode == "fan_in" else 1]
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator=None):
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator=None):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

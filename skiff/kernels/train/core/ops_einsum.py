@@ -1,0 +1,80 @@
+"""``einsum`` as an autograd node (torch's ``torch.einsum``, as ``skiff.einsum``).
+
+The equation is written out first (``...`` as letters of its own, the implicit output of an
+equation without ``->`` made explicit); operand i's gradient is then one more einsum, of the
+output gradient with the other operands into operand i's letters, broadcast over the letters
+that only operand i has (each summed over in the forward). Keeps the operands.
+
+>>> import skiff
+>>> a = skiff.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> skiff.einsum("ij,jk->ik", a, a).tolist()
+[[7.0, 10.0], [15.0, 22.0]]
+"""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+
+from .autograd import Function, xp_of
+
+__all__ = ["einsum", "EinsumFn"]
+
+
+def _explicit(equation: str, shapes) -> tuple[list[str], str]:
+    """Each operand's letters and the output's, ``...`` replaced by unused capitals."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum {equation!r} names {len(ins)} operands, got {len(shapes)}")
+    spare = [c for c in string.ascii_uppercase if c not in eq]
+    ell = max((len(s) - len(t.replace("...", "")) for t, s in zip(ins, shapes) if "..." in t),
+              default=0)
+    dots = "".join(spare[:ell])
+    ins = [t.replace("...", dots[len(dots) - (len(s) - len(t.replace("...", ""))):])
+           if "..." in t else t for t, s in zip(ins, shapes)]
+    for t, s in zip(ins, shapes):
+        if len(t) != len(s):
+            raise ValueError(f"einsum {equation!r}: {t!r} does not fit an operand of shape {s}")
+    if not arrow:
+        counts = Counter("".join(ins))
+        out = dots + "".join(sorted(c for c in counts if counts[c] == 1 and c not in dots))
+    else:
+        out = out.replace("...", dots)
+    return ins, out
+
+
+class EinsumFn(Function):
+    def forward(self, *arrays, ins=None, out=None):
+        self.ins, self.out = ins, out
+        self.save_for_backward(*arrays)
+        return xp_of(arrays[0]).einsum(",".join(ins) + "->" + out, *arrays)
+
+    def backward(self, g):
+        arrays = self.saved
+        xp = xp_of(g)
+        grads = []
+        for i, (sub, a) in enumerate(zip(self.ins, arrays)):
+            if not self.needs_input_grad[i]:
+                grads.append(None)
+                continue
+            if len(set(sub)) != len(sub):
+                raise NotImplementedError(f"einsum's gradient for an operand with a repeated "
+                                          f"letter ({sub!r}, a diagonal) is not here")
+            others = [(s, b) for j, (s, b) in enumerate(zip(self.ins, arrays)) if j != i]
+            seen = set(self.out).union(*(set(s) for s, _ in others))
+            kept = "".join(c for c in sub if c in seen)
+            gi = xp.einsum(",".join([self.out] + [s for s, _ in others]) + "->" + kept, g,
+                           *[b for _, b in others])
+            shape = tuple(n if c in seen else 1 for c, n in zip(sub, a.shape))
+            grads.append(xp.broadcast_to(gi.reshape(shape), a.shape).astype(a.dtype, copy=False))
+        return tuple(grads)
+
+
+def einsum(equation: str, *operands):
+    """torch's ``einsum(equation, *tensors)`` (operands also as one list), differentiable."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ins, out = _explicit(equation, [tuple(t.shape) for t in operands])
+    return EinsumFn.apply(*operands, ins=ins, out=out)
