@@ -493,6 +493,56 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
     return [item for item, keep in zip(items, alive) if keep]
 
 
+def join_columns(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarray, float]]:
+    """Join the pieces of a column the detector boxed in two overlapping parts.
+
+    A line turned a quarter (an arXiv margin stamp) or a column of CJK came back as two
+    standing boxes, upright within 5 degrees, one above the other and overlapping by a few
+    pixels ("3 Jan 2024" and "arXiv:2401.01234v1 [cs.CL]": read apart, and in the wrong
+    order for a line that reads upwards). Two such boxes are one column when they overlap
+    along it, are 2/3-3/2 times as wide, and share at least 70% of the narrower one's
+    width; the joined box is their bounding rectangle, with the higher score. Columns side
+    by side do not share their width; rows are left to :func:`join_fragments`.
+    """
+    def upright_column(b):
+        u = b[1] - b[0]
+        w, h = box_size_of(b)
+        return h >= 1.5 * w and abs(math.degrees(math.atan2(float(u[1]), float(u[0])))) <= 5
+
+    items = [(np.asarray(b, np.float32), float(s)) for b, s in boxes]
+    cols = [i for i, (b, _) in enumerate(items) if upright_column(b)]
+    if len(cols) < 2:
+        return items
+    alive = np.ones(len(items), bool)
+    changed = True
+    while changed:
+        changed = False
+        for i in cols:
+            for j in cols:
+                if i >= j or not (alive[i] and alive[j]):
+                    continue
+                a, b = items[i][0], items[j][0]
+                (ax0, ay0), (ax1, ay1) = a.min(0), a.max(0)
+                (bx0, by0), (bx1, by1) = b.min(0), b.max(0)
+                wa, wb = ax1 - ax0, bx1 - bx0
+                shared = min(ax1, bx1) - max(ax0, bx0)
+                along = min(ay1, by1) - max(ay0, by0)
+                if along > 0 and 2 * max(wa, wb) <= 3 * min(wa, wb) \
+                        and shared >= 0.7 * min(wa, wb):
+                    x0, y0 = min(ax0, bx0), min(ay0, by0)
+                    x1, y1 = max(ax1, bx1), max(ay1, by1)
+                    items[i] = (np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32),
+                                max(items[i][1], items[j][1]))
+                    alive[j] = False
+                    changed = True
+    return [item for item, keep in zip(items, alive) if keep]
+
+
+def box_size_of(box: np.ndarray) -> tuple[float, float]:
+    """A box's (width along its top edge, height down its left edge)."""
+    return float(np.linalg.norm(box[1] - box[0])), float(np.linalg.norm(box[3] - box[0]))
+
+
 # large images: detection in overlapping tiles ------------------------------------------------
 TILE = 2048  # the longest tile side (det pixels): a strip of a long page is cut at this
 
@@ -627,7 +677,14 @@ def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:
         small = np.minimum(area[:, None], area[None, :])
         dup = (small > 0) & (inter > 0.5 * small)
         cut = (touch[:, None] | touch[None, :]) & (vert > 0.5 * h) & (horiz > -0.3 * h)
-        link = dup | cut
+        # a column (a standing box: vertical CJK, a margin stamp turned a quarter) cut by a
+        # tile's lower or upper edge: its pieces share the column and touch along it
+        wid = hi[:, 0] - lo[:, 0]
+        w = np.minimum(wid[:, None], wid[None, :])
+        standing = hgt > wid
+        column = (touch[:, None] | touch[None, :]) & standing[:, None] & standing[None, :] \
+            & (horiz > 0.5 * w) & (vert > -0.3 * w)
+        link = dup | cut | column
         np.fill_diagonal(link, False)
         if not link.any():
             break

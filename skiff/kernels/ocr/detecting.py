@@ -17,6 +17,7 @@ from .det import (
     db_boxes,
     det_input,
     is_blank,
+    join_columns,
     join_fragments,
     merge_tiled,
     no_line_in_tile,
@@ -99,7 +100,7 @@ class DetectionPasses:
             if self._weak(it, max(it.bgr.shape[:2]) * scales[it.index]):
                 self._detect_level(it, scales[it.index],
                                    "det-fp32" if it.index in exact else "det")
-            it.boxes = join_fragments(it.boxes)
+            it.boxes = join_columns(join_fragments(it.boxes))
             it.timings["det_scale"] = round(scales[it.index], 4)
 
     def _fragile(self, it: Item) -> bool:

@@ -106,7 +106,7 @@ def _across_lines(pts: np.ndarray, angles: np.ndarray, chars=None) -> tuple[list
     """A page of lines reading two ways, as a Chinese page printed in columns with a
     heading or page number across, or a poster's lines beside a column of characters:
     ``(across, down)``, the indices of the lines that read along the image's rows and of
-    those that read down its columns, each box that is neither (short, or turned some
+    those that read down (or up) its columns, each box that is neither (short, or turned some
     other way; with ``chars``, one of fewer than two characters) with the group of the
     longer text; None when the lines read one way. The
     image is taken to be upright (its rows the page's own): a page turned by 90 degrees
@@ -118,7 +118,11 @@ def _across_lines(pts: np.ndarray, angles: np.ndarray, chars=None) -> tuple[list
         long &= np.asarray(chars) >= 2
     wrap = np.angle(np.exp(1j * angles))  # (-pi, pi]
     across = long & (np.abs(wrap) <= ACROSS_SLACK)
-    down = long & (np.abs(wrap - np.pi / 2) <= ACROSS_SLACK)
+    # a line reading up (a chart's axis label, a margin stamp turned a quarter) is laid out
+    # with the columns: among the lines across it turned their rows (a chart's title was
+    # joined to a tick label, its month labels each a row of their own)
+    down = long & ((np.abs(wrap - np.pi / 2) <= ACROSS_SLACK)
+                   | (np.abs(wrap + np.pi / 2) <= ACROSS_SLACK))
     if not across.any() or not down.any():
         return None
     length = np.maximum(width, height)

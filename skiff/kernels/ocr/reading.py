@@ -101,6 +101,15 @@ def doubles_digits(again: str, first: str) -> bool:
         all(n >= m for (_, n), (_, m) in zip(runs, once, strict=True))
 
 
+def _standing(boxes, b: int) -> bool:
+    """Whether box ``b`` of ``boxes`` is read turned a quarter (:func:`.rec.reading_angle`):
+    a column, or a line turned by 90 degrees (False where there are no boxes)."""
+    if not boxes:
+        return False
+    w, h = box_size(boxes[b][0])
+    return h >= TALL * w
+
+
 def _confident_chars(lines: list[tuple[str, float]]) -> float:
     """Characters weighted by their line's score: how much of a reading is confident."""
     return sum(score * len(text) for text, score in lines)
@@ -357,8 +366,13 @@ class LineReading:
                 if min(up, down) == 0 and max(up, down) >= PAGE_SURE:
                     break
         sure_up, sure_down = is_flipped(probs[:, ::-1]), is_flipped(probs)
-        for page in np.unique(pos):
-            mine = pos == page
+        # a page's columns (boxes standing, read turned a quarter) and its lines settle
+        # apart: a margin stamp that reads upwards is upside down once turned, whatever the
+        # page's lines say (an arXiv stamp on a page of print read "ar0] 004:.C]")
+        standing = np.array([_standing(getattr(items[p], "boxes", None), b)
+                             for p, b in owners], bool)
+        for page, stands in {(p, s) for p, s in zip(pos.tolist(), standing.tolist())}:
+            mine = (pos == page) & (standing == stands)
             w_down, w_up = widths[mine & sure_down].sum(), widths[mine & sure_up].sum()
             sure = int((mine & (sure_down | sure_up)).sum())
             if sure >= 3 and max(w_down, w_up) >= 4 * min(w_down, w_up):

@@ -144,3 +144,68 @@ def test_the_direction_model_stops_once_a_page_is_settled(pipe):
     flags, settled = pipe.directions(crops, owners2, _items(2))
     assert len(cls.p_up) == 30 - 2 * R.PAGE_STEP
     assert (settled == R.BY_PAGE).all()
+
+
+def test_a_pages_lines_do_not_settle_its_columns(pipe):
+    """A page's lying boxes settle each other; a standing one (read turned a quarter: a
+    margin stamp reading upwards is then upside down) follows the direction model or is
+    read both ways, whatever the lines say (round 24: an arXiv stamp read "ar0] 004:.C]")."""
+    def box(w, h):
+        return (np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32), 0.9)
+
+    items = [SimpleNamespace(timings={}, boxes=[box(200, 20)] * 3 + [box(30, 400)])]
+    pipe._engines["cls"] = _Cls([0.99, 0.99, 0.99, 0.02])  # the column: sure it is turned
+    flags, settled = pipe.directions(_crops(4), [(0, b) for b in range(4)], items)
+    assert flags.tolist() == [False, False, False, True]
+    assert settled[:3].tolist() == [R.BY_PAGE] * 3 and settled[3] == R.UNSETTLED
+    pipe._engines["cls"] = _Cls([0.99, 0.99, 0.99, 0.6])  # unsure: read both ways
+    flags, settled = pipe.directions(_crops(4), [(0, b) for b in range(4)], items)
+    assert settled[3] == R.UNSETTLED
+
+
+def test_a_column_boxed_in_two_overlapping_pieces_is_one_box():
+    from skiff.kernels.ocr.det import join_columns, merge_tiled
+
+    def box(x0, y0, x1, y1):
+        return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+    joined = join_columns([(box(35, 435, 63, 578), 0.8), (box(35, 570, 65, 898), 0.7),
+                           (box(150, 60, 700, 90), 0.9)])          # a row: left alone
+    assert len(joined) == 2
+    column = [b for b, _ in joined if b[:, 1].max() > 800][0]
+    assert column[:, 1].min() == 435 and column[:, 1].max() == 898 and column[:, 0].max() == 65
+    # columns side by side (vertical CJK), and pieces one above the other that do not
+    # overlap, stay apart
+    apart = join_columns([(box(290, 18, 346, 252), 0.9), (box(207, 18, 265, 252), 0.9),
+                          (box(290, 300, 346, 500), 0.9)])
+    assert len(apart) == 3
+    # a column cut by a tile's lower edge: its two pieces touch along it
+    merged = merge_tiled([(box(35, 100, 63, 512), 0.9, True), (box(36, 500, 64, 900), 0.8, True)])
+    assert len(merged) == 1
+
+
+def test_an_arxiv_stamp_on_a_page_of_print_reads_as_one_line(fonts):
+    """A paper's margin stamp turned to read upwards, beside a page of print: the page's
+    lines settled it upright (upside down once turned) and the detector boxed it in two
+    overlapping pieces (round 24, a user's probe; RapidOCR read it)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    import skiff
+
+    serif = ImageFont.truetype(
+        "/usr/share/fonts/truetype/liberation2/LiberationSerif-Regular.ttf", 26)
+    page = Image.new("RGB", (1000, 1000), "white")
+    draw = ImageDraw.Draw(page)
+    body = ["Attention Is Not All You Need Today", "We study how small recognizers behave",
+            "documents and find that layout matters", "than model size for most purposes.",
+            "Our experiments cover twelve languages", "three scripts, with results in Table 2."]
+    for i, line in enumerate(body):
+        draw.text((150, 60 + i * 70), line, font=serif, fill="black")
+    stamp = "arXiv:2401.01234v1 [cs.CL] 3 Jan 2024"
+    label = Image.new("RGB", (700, 40), "white")
+    ImageDraw.Draw(label).text((5, 5), stamp, fill=(120, 120, 120), font=ImageFont.truetype(
+        "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf", 26))
+    page.paste(label.rotate(90, expand=True), (30, 200))
+    got = [line.text for line in skiff.ocr(np.asarray(page)).lines]
+    assert stamp in got, got
+    assert all(line in got for line in body), got

@@ -473,6 +473,24 @@ def test_lines_across_and_columns_down_on_one_page():
         len({turned[i][0, 0] for i in r}) == 1 for r in rows)
 
 
+def test_a_charts_axis_label_reading_up_is_laid_out_apart_from_its_rows():
+    """A bar chart's y-axis label turned to read up: it was neither across nor down, joined
+    the lines across and turned their rows a few degrees (the title became a cell of the
+    "20" tick's row, each month label a row of its own; round 24, a user's probe)."""
+    from skiff.kernels.ocr.layout import reading_rows
+
+    title = _box(250, 10, 250, 28)
+    ticks = [_box(55, 410 - 85 * i, 20, 18) for i in range(5)]  # 0, 20, 40, 60, 80
+    months = [_box(150 + 120 * i, 430, 34, 18) for i in range(5)]
+    label = _box(12, 120, 26, 250)  # "Sales (thousands)", reading up
+    boxes = [title, *ticks, *months, label]
+    angles = [0.0] * 11 + [-np.pi / 2]
+    rows = reading_rows(boxes, angles=angles)
+    assert rows[0] == [0]                        # the title first, alone
+    assert rows[-1] == [6, 7, 8, 9, 10]          # the months one row, left to right
+    assert [11] in rows and all(len(r) == 1 for r in rows[:-1])
+
+
 def test_a_page_of_columns_with_a_heading_and_a_poster_with_a_column(pipe, hard_fonts):
     """Rendered: the heading first, then the columns right to left (before, the heading
     came last: the page took the columns' direction); the poster's column read on its own
