@@ -28,6 +28,7 @@ from .rec import (
     ctc_columns,
     ctc_decode,
     decimal_point,
+    half_width,
     is_flipped,
     is_plain_number,
     is_rule_line,
@@ -515,7 +516,7 @@ class LineReading:
                     p = p.get() if hasattr(p, "get") else np.asarray(p)
                     again = missed_spaces(again, columns[0][j], p, alphabet, crops[idx[j]],
                                           frame_width, height) or again
-                return decimal_point(again, probs[j], alphabet)
+                return half_width(decimal_point(again, probs[j], alphabet))
 
             return idx, [(finish(j, text, score), score)
                          for j, (text, score) in enumerate(decoded)]

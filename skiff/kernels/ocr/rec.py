@@ -229,6 +229,22 @@ def is_plain_number(text: str) -> bool:
     return bool(_NUMBER.fullmatch(text)) and sum(c.isdigit() for c in text) >= 2
 
 
+# the full-width forms of ASCII (U+FF01-FF5E) and the ideographic space
+_HALF_WIDTH = {0xFF01 + k: 0x21 + k for k in range(0x5E)} | {0x3000: 0x20}
+_CJK = re.compile(r"[\u2E80-\u2FDF\u3001-\u303F\u3040-\u30FF\u3100-\u31FF\u3400-\u4DBF"
+                  r"\u4E00-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF]")
+
+
+def half_width(text: str) -> str:
+    """``text`` with full-width ASCII forms ("＃＃", "１２") as ASCII where the line holds no
+    CJK character: the Chinese dictionary has both forms, and a line of Latin print read as
+    the full-width ones ("＃＃" for a form's "##") is ASCII to its reader. Beside Chinese or
+    Japanese the forms are kept as printed."""
+    if not text or _CJK.search(text) or not any(0xFF01 <= ord(c) <= 0xFF5E for c in text):
+        return text
+    return text.translate(_HALF_WIDTH)
+
+
 def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     """``text`` with a decimal point put back between two digits where the recognizer
     dropped it: only for a reading that is one number (digits, a leading minus) with no

@@ -98,3 +98,16 @@ def test_no_space_is_added(fonts):
     crop = _tracked("OPEN DAILY", fonts["latin"], 30, 0.9)
     assert letter_spaces("OPENDAILY", crop) == "OPENDAILY"
     assert letter_spaces("OPEN D AILY", crop) == "OPEN DAILY"
+
+
+def test_full_width_ascii_forms_are_ascii_on_a_line_without_cjk():
+    """The Chinese dictionary holds "#" and "＃" alike; a form's "##" came back "＃＃" (round
+    24, a user's probe). Beside CJK characters the forms stay as printed."""
+    from skiff.kernels.ocr.rec import half_width
+
+    assert half_width("＃＃") == "##"
+    assert half_width("PIN：１２３４") == "PIN:1234"
+    assert half_width("ＡＢＣ　１２") == "ABC 12"
+    assert half_width("价格：１２元") == "价格：１２元"
+    assert half_width("カタカナ　ＡＢＣ") == "カタカナ　ＡＢＣ"
+    assert half_width("plain text") == "plain text" and half_width("") == ""
