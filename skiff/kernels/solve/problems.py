@@ -76,6 +76,19 @@ class GridProblem:
         return self.velocity is None
 
     @property
+    def convection_dominated(self) -> bool:
+        """Upwind convection outweighs diffusion on this grid: its part of the diagonal
+        (``sum |v_i| / h_i``) is above a quarter of the diffusion part (median cell), a cell
+        Peclet number ``|v| h / k`` above 1 on a uniform 2D grid. Geometric multigrid, built on
+        the diffusion alone, then preconditions poorly (128x128, velocity (1000, 0): BiCGStab
+        + MG broke down, GMRES + MG took 711 iterations; AMG on the assembled matrix 5-9)."""
+        if self.velocity is None:
+            return False
+        conv = sum(abs(v) / h for v, h in zip(self.velocity, self.h))
+        diag = np.asarray(self.stencil.diag)
+        return bool(conv > 0.25 * float(np.median(diag)))
+
+    @property
     def singular(self) -> bool:
         """True when no side is Dirichlet and nothing else pins the solution (pure Neumann)."""
         return not self.dirichlet and self.velocity is None

@@ -293,14 +293,17 @@ def takes_precond(method: str, precond: str) -> bool:
     return precond == "mg" and method != "direct"
 
 
-def resolve_precond(precond: str, method: str, is_grid: bool, matrix_free: bool = False) -> str:
-    """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices,
-    none on a function or LinearOperator (no entries to build one from)."""
+def resolve_precond(precond: str, method: str, is_grid: bool, matrix_free: bool = False,
+                    convective: bool = False) -> str:
+    """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices
+    and on grids where convection dominates (``GridProblem.convection_dominated``: the
+    geometric hierarchy holds the diffusion only), none on a function or LinearOperator (no
+    entries to build one from)."""
     if precond != "auto":
         return precond
     if method in ("mg", "fmg", "direct") or matrix_free:
         return "none"
-    return "mg" if is_grid else "amg"
+    return "mg" if is_grid and not convective else "amg"
 
 
 # ------------------------------------------------------------------------------ the solver
@@ -352,7 +355,8 @@ class Solver:
         # 'auto' stands for CG or GMRES, which take the same preconditioners
         self.precond_name = resolve_precond(precond, "cg" if self.method == "auto" else
                                             self.method, self.is_grid,
-                                            not self.is_grid and is_matrix_free(system))
+                                            not self.is_grid and is_matrix_free(system),
+                                            self.is_grid and system.convection_dominated)
         self.compatibility = compatibility
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
         if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
@@ -772,6 +776,11 @@ class Solver:
                 # preconditioner) from the start, for this and later solves
                 self.method, self.switched = "gmres", str(exc)
                 return self._run(b, x, tol, maxiter, on_iter)
+            if ("breakdown" in str(exc) and self.precond_name == "mg" and self.is_grid
+                    and self.system.convection_dominated):
+                raise SolveError(f"{exc}; and the geometric multigrid preconditioner holds the "
+                                 f"diffusion only, while convection dominates this grid: "
+                                 f"precond='amg' (the default here) suits it") from None
             if self.method in ("cg", "pipecg") and "positive definite" in str(exc):
                 blame = matrix_indefiniteness(self.op)
                 if blame is not None:   # the matrix, not the preconditioner, is at fault

@@ -231,3 +231,22 @@ def test_several_right_hand_sides():
         assert np.allclose(np.column_stack([s.x for s in sols]), spl.spsolve(A.tocsc(), B))
     with pytest.raises(ValueError, match=r"B must have shape \(50, k\), got \(49, 3\)"):
         Solver(A).solve_many(B[:49])
+
+
+# ------------------------------------------------------- built-in convection grids (item 1)
+def test_convection_dominated_grid_takes_amg_and_bicgstab_names_gmres():
+    """solve convection --grid 128x128 --velocity 1000,0 (bicgstab + mg) ended with
+    "bicgstab: breakdown, rho = 0" and no remedy: geometric multigrid holds the diffusion
+    only. Convection-dominated grids now take AMG by default (5 iterations)."""
+    from skiff.kernels.solve import SolveError
+
+    strong = convection_diffusion((128, 128), velocity=(1000.0, 0.0))
+    mild = convection_diffusion((128, 128), velocity=(20.0, 5.0))
+    assert strong.convection_dominated and not mild.convection_dominated
+    assert Solver(mild, method="bicgstab").precond_name == "mg"     # unchanged
+    sol = Solver(strong, method="bicgstab").solve()
+    assert sol.precond == "amg" and sol.converged and sol.iterations <= 20
+    ref = spl.spsolve(strong.matrix().tocsc(), strong.rhs.ravel())
+    assert np.linalg.norm(sol.x - ref) <= 1e-6 * np.linalg.norm(ref)
+    with pytest.raises(SolveError, match=r"breakdown.*method='gmres'.*precond='amg'"):
+        Solver(strong, method="bicgstab", precond="mg").solve()
