@@ -297,8 +297,9 @@ nonneg_int = _number(int, lambda v: 0 <= v <= INT_MAX, "an integer >= 0")
 positive_float = _number(float, lambda v: v > 0, "a positive number")
 nonneg_float = _number(float, lambda v: v >= 0, "a number >= 0")
 fraction = _number(float, lambda v: 0 < v < 1, "a fraction between 0 and 1 (like 0.1)")
-relative_tolerance = _number(float, lambda v: 0 < v < 1,
-                             "a relative tolerance between 0 and 1 (like 1e-8)")
+relative_tolerance = _number(float, lambda v: 0 <= v < 1,
+                             "a relative tolerance between 0 and 1 (like 1e-8; 0 with an "
+                             "--atol above 0)")
 
 
 def bounded_int(low: int, high: int, what: str = "an integer"):

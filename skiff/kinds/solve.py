@@ -221,11 +221,32 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def check_options_apply(problem: str, values: dict) -> None:
-    """Refuse an option (given, not left at its default) that ``problem`` does not read."""
+# what a user's matrix (a file or a notebook variable) does not read: it has its own size, no
+# sides and no velocity, and AMG is its multigrid (a notebook GridProblem reads the cycle options)
+_SYSTEM_UNREAD = ("grid", "bc", "velocity", "contrast")
+_MATRIX_UNREAD = ("cycle", "smoother", "pre", "post")
+
+
+def check_options_apply(problem: str, values: dict, *, system: str | None = None) -> None:
+    """Refuse an option (given, not left at its default) that ``problem`` does not read.
+    ``system``: ``"matrix"`` or ``"grid"`` when ``problem`` names a user's matrix (a file or
+    a notebook variable) or a notebook GridProblem rather than a built-in problem."""
     defaults = COMMAND.defaults()
-    given = [n for n in (*_ONLY_FOR, *_GRID_ONLY)
+    given = [n for n in (*_ONLY_FOR, *_GRID_ONLY, *_MATRIX_UNREAD)
              if n in values and values[n] is not None and values[n] != defaults.get(n)]
+    if system is not None:
+        unread = _SYSTEM_UNREAD + (_MATRIX_UNREAD if system == "matrix" else ())
+        for name in given:
+            if name in unread or name in _ONLY_FOR:
+                what = ("a matrix" if system == "matrix" else "a GridProblem")
+                why = {"grid": "its size is its own", "bc": "its boundary rows are its own",
+                       "velocity": "its convection is in its entries",
+                       "contrast": "its coefficients are its own"}.get(
+                    name, "it is geometric multigrid's, and a matrix is preconditioned "
+                          "by AMG" if name in _MATRIX_UNREAD else "it is another problem's")
+                raise ValueError(f"{_flag(name)} is not read by {problem!r}, {what} ({why}); "
+                                 f"drop it")
+        return
     for name in given:
         if problem in _FLOW and name in _GRID_ONLY:
             size = ("--resolution sets its mesh" if name == "grid" else
@@ -260,6 +281,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         grid = solve_grid(spec.get("grid") or values.get("grid") or (256, 256))
     except argparse.ArgumentTypeError as exc:
         raise ValueError(f"--grid: {exc}") from None
+    explicit = "method" in spec or values.get("method") is not None
     method = spec.get("method", values.get("method") or "cg")
     precond = spec.get("precond", values.get("precond", "auto"))
     k = _k()
@@ -271,6 +293,10 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         velocity = "20,5" if len(grid) == 2 else "20,5,0"
     velocity = _velocity(velocity, len(grid))
     if velocity is not None and method in ("cg", "pipecg"):
+        if explicit:   # it used to be replaced by bicgstab without a word
+            raise ValueError(f"--method {method} needs a symmetric problem; convection makes "
+                             f"it non-symmetric: use --method bicgstab or gmres (or leave "
+                             f"--method out: bicgstab)")
         method = "bicgstab"   # the default method cannot solve a non-symmetric problem
     if method == "auto":  # a built-in grid: symmetric unless it convects
         method = "gmres" if velocity is not None else "cg"
@@ -550,6 +576,13 @@ def is_system(obj) -> bool:
     return operator and shape[0] == shape[1] and shape[0] > 1
 
 
+def _safe_is_system(obj) -> bool:
+    try:
+        return is_system(obj)
+    except Exception:   # an object whose attributes raise: not a system
+        return False
+
+
 class SolveKind(Kind):
     name = "solve"
     command = COMMAND
@@ -588,6 +621,16 @@ class SolveKind(Kind):
             "ranks", "dims", "subdomains", "bytes_per_rank", "halo_bytes_per_exchange",
             "host_bytes_per_rank")}
         return f"decomposition: {split['text']}"
+
+    def failures(self, job) -> list[str]:
+        """A solve that ended without converging (``maxiter``, stagnation, no solution): the
+        terminal prints its summary and exits 1, since a script must not take the answer
+        for a solution. (A flow problem's result has no ``converged``.)"""
+        result = job.result or {}
+        if result.get("converged", True):
+            return []
+        name = result.get("problem", "solve")
+        return [f"{name}: not converged: {result.get('status', '?')}"]
 
     def summary(self, result: dict) -> list[str]:
         if result.get("problem") == "train-nose":
@@ -644,6 +687,16 @@ class SolveKind(Kind):
                                  "distributed solve takes the built-in grid problems and "
                                  "%%solve specs); drop --np / --launcher")
             return _file_request(values)
+        if values.get("b") is not None and name is not None and name not in PROBLEMS:
+            # %solve Anope b: a mistyped variable, not a built-in problem given a B
+            from skiff.grammar.common import did_you_mean
+
+            systems = [k for k, v in user_ns.items()
+                       if not k.startswith("_") and _safe_is_system(v)]
+            raise ValueError(f"no notebook variable, matrix file or built-in problem named "
+                             f"{name!r}{did_you_mean(name, [*systems, *PROBLEMS[:-1]])}"
+                             + (f"; notebook matrices: {', '.join(sorted(systems)[:10])}"
+                                if systems else ""))
         if values.get("b") is not None:
             raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix or a matrix "
                              f"file; {name!r} is a built-in problem")
@@ -677,6 +730,7 @@ def _file_request(values: dict) -> JobRequest:
     matrix = read_matrix(name)  # read once here: a bad file fails before any run folder
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
+    check_options_apply(name, values, system="matrix")
     config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
     config.update(problem=os.path.abspath(os.path.expanduser(name)),
                   b=None if bname is None else os.path.abspath(os.path.expanduser(bname)),
@@ -717,6 +771,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         b = user_ns[bname]
     elif not isinstance(system, GridProblem):
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
+    check_options_apply(name, values,
+                        system="grid" if isinstance(system, GridProblem) else "matrix")
     config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
     # a matrix's method is chosen from the matrix (Solver: 'auto') unless the line names one
     config.update(problem=f"<notebook {name}>", b=bname, method=values.get("method") or "auto")

@@ -49,6 +49,12 @@ def read_matrix(path):
                          f"system needs a square matrix")
     if np.iscomplexobj(matrix.data if sp.issparse(matrix) else matrix):
         raise ValueError(f"{path.name!r} is complex; skiff solves real systems only")
+    from .operators import check_finite
+
+    try:   # NaN/inf entries: said before any run folder exists
+        check_finite(matrix if sp.issparse(matrix) else sp.csr_matrix(matrix))
+    except ValueError as exc:
+        raise ValueError(f"{path.name!r}: {exc}") from None
     return matrix
 
 
