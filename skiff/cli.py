@@ -175,6 +175,10 @@ def _submit_and_follow(k, kind: str, values: dict) -> int:
         print(summary(job, k), file=sys.stderr if alone else sys.stdout)
         if text:  # what the job read (OCR's text), after the summary or alone on stdout
             sys.stdout.write(text if alone else "\n" + text)
+    if failed and not (job.result or {}).get("images", 0) > len(failed):
+        # the job's one result failed (a solve that did not converge): that, in one line
+        print(f"skiff {kind}: " + "; ".join(_clean(f) for f in failed[:3]), file=sys.stderr)
+        return 1
     if failed:
         shown = "\n".join(f"  {_clean(f)}" for f in failed[:20])
         more = f"\n  … and {len(failed) - 20} more" if len(failed) > 20 else ""

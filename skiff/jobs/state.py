@@ -14,6 +14,9 @@ LOG_TAIL = 200
 # the recent past the rates are measured over (weight exp(-age / tau)): a fifth of the time
 # the job has been making progress, between half a second and ten seconds
 RATE_WINDOW = (0.2, 0.5, 10.0)
+# an ETA more than this many times the time the job has taken so far (and over an hour) is
+# no estimate: shown as unknown
+ETA_RATIO = 1000
 
 
 def _tau(elapsed: float) -> float:
@@ -216,9 +219,16 @@ class JobState:
         left = max(0.0, float(self.total) - self._best)
         stepped = self._per_step()
         if stepped is not None and stepped[0] > 0:
-            return left / stepped[0] * stepped[1]
+            return self._plausible(left / stepped[0] * stepped[1])
         rate = self.rate()
-        return None if rate is None else left / rate
+        return None if rate is None else self._plausible(left / rate)
+
+    def _plausible(self, eta: float) -> float | None:
+        """``eta``, or None (unknown) where it is over ``ETA_RATIO`` times the time so far
+        and over an hour: a solve that stagnates gains a sliver of a decade an iteration,
+        which read as "ETA 150161 h"."""
+        spent = (self._point[0] - self._first) if self._point is not None else 0.0
+        return None if eta > 3600 and eta > ETA_RATIO * max(spent, 1.0) else eta
 
     @property
     def fraction(self) -> float | None:

@@ -67,6 +67,20 @@ def test_eta_from_a_constant_convergence_rate_is_within_20_percent(seed, every):
     assert fmt_rate(state.rate(), state.unit).endswith(" s/decade")
 
 
+def test_a_stagnating_solve_has_no_eta_rather_than_150161_hours():
+    """GMRES gaining a sliver of a decade an iteration gave "ETA 150161 h" (round 24, a
+    user's probe): an estimate over an hour and over 1000 times the time so far is unknown."""
+    state = JobState()
+    for event, _ in _solve_stream(0, iterations=200, per_it=1e-6, step_time=0.05):
+        state.apply(event)
+    assert state.eta() is None
+    assert "ETA" not in plain_line(_Job(state))
+    quick = JobState()  # a solve converging steadily keeps its estimate
+    for event, _ in _solve_stream(0, iterations=200, per_it=0.03):
+        quick.apply(event)
+    assert quick.eta() is not None
+
+
 def test_eta_without_steps_uses_the_smoothed_rate():
     state = JobState()
     state.apply({"t": 0.0, "type": "status", "status": "running"})

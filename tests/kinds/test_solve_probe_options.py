@@ -117,6 +117,11 @@ def test_cli_exit_status_and_nan_file(matrix_file, tmp_path):
     assert out.returncode == 1, out.stderr
     doc = json.loads(out.stdout)
     assert doc["result"]["converged"] is False and "maxiter" in doc["failed"][0]
+    out = _cli(path, "--maxiter", "2", "--precond", "none", tmp_path=tmp_path)
+    assert out.returncode == 1 and "not converged" in out.stdout  # the summary says it
+    # and the last line says it once, not as one failed input of many
+    assert out.stderr.strip().splitlines()[-1].startswith("skiff solve: matrix: not converged")
+    assert "the others were done" not in out.stderr
     out = _cli(path, "--rtol", "0", "--atol", "1e-6", tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
     bad = A.copy()
