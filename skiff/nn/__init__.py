@@ -50,7 +50,17 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
+    BCELoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    LogSoftmax,
+    NLLLoss,
+    SmoothL1Loss,
+    Unflatten,
+)
 
-from . import functional, init  # noqa: F401  (skiff.nn.functional and .init, this package's own)
+from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn

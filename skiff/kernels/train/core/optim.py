@@ -162,9 +162,12 @@ class Optimizer:
         for group in self.param_groups:
             yield from group["params"]
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self._params():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad[...] = 0
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -343,6 +346,9 @@ class LRSchedule:
 
     def get_lr(self) -> list[float]:
         return [self.lr_at(self.last_step, b) for b in self.base_lrs]
+
+    def get_last_lr(self) -> list[float]:
+        return [g["lr"] for g in self.optimizer.param_groups]
 
     def _apply(self):
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):

@@ -69,6 +69,12 @@ def _as_dtype(dtype):
         ) from None
 
 
+def _is_dtype_like(x) -> bool:
+    if isinstance(x, (np.dtype, type)):
+        return True
+    return type(x).__module__.startswith("numpy") and hasattr(x, "itemsize")
+
+
 def as_array(value, dtype=None, device=None):
     """The raw array for a Tensor, array or nested list, on ``device`` (default: where it is)."""
     if isinstance(value, Tensor):
@@ -214,12 +220,19 @@ class Tensor:
         self.requires_grad = bool(flag)
         return self
 
-    def to(self, device) -> Tensor:
-        """This tensor on ``device`` (itself when already there); differentiable."""
-        dev = resolve_device(device)
-        if dev == self.device:
-            return self
-        return _ToDevice.apply(self, device=dev)
+    def to(self, device=None, dtype=None, **_) -> Tensor:
+        """This tensor on ``device`` and/or of ``dtype`` (``x.to("cpu")``, ``x.to(skiff.float64)``,
+        ``x.to(other)``; itself when nothing changes); differentiable."""
+        if isinstance(device, Tensor):
+            device, dtype = device.device, device.dtype
+        elif device is not None and not isinstance(device, str) and _is_dtype_like(device) or (
+                isinstance(device, str) and device in _FLOATS):
+            device, dtype = None, device
+        out = self if dtype is None else self.astype(dtype)
+        dev = resolve_device(device) if device is not None else out.device
+        if dev == out.device:
+            return out
+        return _ToDevice.apply(out, device=dev)
 
     def astype(self, dtype) -> Tensor:
         dt = _as_dtype(dtype)
@@ -273,34 +286,34 @@ class Tensor:
 
     # ---- arithmetic ---------------------------------------------------------------------
     def __add__(self, o):
-        return M.Add.apply(self, o)
+        return M.Add.apply(*_promote(self, o, False))
 
     def __radd__(self, o):
-        return M.Add.apply(o, self)
+        return M.Add.apply(*_promote(o, self, False))
 
     def __sub__(self, o):
-        return M.Sub.apply(self, o)
+        return M.Sub.apply(*_promote(self, o, False))
 
     def __rsub__(self, o):
-        return M.Sub.apply(o, self)
+        return M.Sub.apply(*_promote(o, self, False))
 
     def __mul__(self, o):
-        return M.Mul.apply(self, o)
+        return M.Mul.apply(*_promote(self, o, False))
 
     def __rmul__(self, o):
-        return M.Mul.apply(o, self)
+        return M.Mul.apply(*_promote(o, self, False))
 
     def __truediv__(self, o):
-        return M.Div.apply(self, o)
+        return M.Div.apply(*_promote(self, o, True))
 
     def __rtruediv__(self, o):
-        return M.Div.apply(o, self)
+        return M.Div.apply(*_promote(o, self, True))
 
     def __pow__(self, o):
-        return M.Pow.apply(self, o)
+        return M.Pow.apply(*_promote(self, o, False))
 
     def __rpow__(self, o):
-        return M.Pow.apply(o, self)
+        return M.Pow.apply(*_promote(o, self, False))
 
     def __neg__(self):
         return M.Neg.apply(self)
@@ -382,22 +395,22 @@ class Tensor:
 
     # ---- elementwise math ---------------------------------------------------------------
     def exp(self):
-        return M.Exp.apply(self)
+        return M.Exp.apply(_floating(self))
 
     def log(self):
-        return M.Log.apply(self)
+        return M.Log.apply(_floating(self))
 
     def tanh(self):
-        return M.Tanh.apply(self)
+        return M.Tanh.apply(_floating(self))
 
     def sqrt(self):
-        return M.Sqrt.apply(self)
+        return M.Sqrt.apply(_floating(self))
 
     def abs(self):
         return M.Abs.apply(self)
 
     def sigmoid(self):
-        return M.Sigmoid.apply(self)
+        return M.Sigmoid.apply(_floating(self))
 
     def relu(self):
         return M.Relu.apply(self)
@@ -496,6 +509,25 @@ class Tensor:
         return split(self, split_size, axis if dim is None else dim)
 
 
+def _promote(a, b, divide=False):
+    """torch's type promotion where numpy's differs: an integer or bool tensor meeting a
+    Python float becomes float32, meeting a float tensor takes its dtype (numpy would give
+    float64 for both), and ``/`` of two integer tensors is float32."""
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    ka = a.dtype.kind if ta else None
+    kb = b.dtype.kind if tb else None
+    if ka in ("i", "u", "b") and (kb == "f" or isinstance(b, float) or divide and kb != "f"):
+        a = a.astype(b.dtype if kb == "f" else np.float32)
+    if kb in ("i", "u", "b") and (ka == "f" or isinstance(a, float) or divide and ka != "f"):
+        b = b.astype(a.dtype if ka == "f" else np.float32)
+    return a, b
+
+
+def _floating(t):
+    """An integer or bool tensor as float32 (torch's exp, log, sqrt, ... of integers)."""
+    return t.astype(np.float32) if t.dtype.kind in ("i", "u", "b") else t
+
+
 class _HookHandle:
     def __init__(self, hooks, fn):
         self._hooks, self._fn = hooks, fn
@@ -528,7 +560,11 @@ tune_allocator()
 
 
 def tensor(data, *, requires_grad=False, device=None, dtype=None) -> Tensor:
-    """Same as ``Tensor(...)``."""
+    """torch's ``tensor``: ``Tensor(...)``, except that a numpy (or cupy) float array keeps its
+    dtype (float64 stays float64, as in torch); lists and numbers of floats become float32."""
+    if dtype is None and getattr(data, "dtype", None) is not None and not isinstance(
+            data, Tensor) and getattr(data.dtype, "kind", "") == "f":
+        dtype = data.dtype
     return Tensor(data, requires_grad=requires_grad, device=device, dtype=dtype)
 
 
@@ -657,3 +693,7 @@ def _torch_axis(axis, keepdims, dim, keepdim):
 from .tensor_more import install as _install_more  # noqa: E402  (methods built on the above)
 
 _install_more(Tensor, where, is_grad_enabled)
+
+from .tensor_torch import install as _install_torch  # noqa: E402  (more of torch's methods)
+
+_install_torch(Tensor, is_grad_enabled, _raw_index)

@@ -315,6 +315,10 @@ def _in_place(op):
     return method
 
 
+def _float(t):
+    return t.astype(np.float32) if t.dtype.kind in ("i", "u", "b") else t
+
+
 def install(tensor_class, where_fn, grad_enabled) -> None:
     """Attach the methods to ``tensor_class`` (:class:`~.tensor.Tensor`; idempotent);
     ``where_fn`` and ``grad_enabled`` are tensor.py's ``where`` and ``is_grad_enabled``."""
@@ -330,8 +334,8 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "clone": lambda self: _Clone.apply(self),
         "square": lambda self: self * self,
         "rsqrt": lambda self: 1.0 / self.sqrt(),
-        "sin": lambda self: M.Sin.apply(self),
-        "cos": lambda self: M.Cos.apply(self),
+        "sin": lambda self: M.Sin.apply(_float(self)),
+        "cos": lambda self: M.Cos.apply(_float(self)),
         "floor": _no_grad_value(lambda xp, a: xp.floor(a)),
         "round": _no_grad_value(lambda xp, a: xp.round(a)),
         "sign": _no_grad_value(lambda xp, a: xp.sign(a)),

@@ -13,7 +13,10 @@ from skiff.kernels.train.core.gradcheck import gradcheck
 
 def test_dtype_defaults():
     assert skiff.tensor([1.0, 2.0]).dtype == np.float32
-    assert skiff.tensor(np.zeros(3)).dtype == np.float32
+    # a numpy float array keeps its dtype, as torch.tensor's does; Tensor() makes float32
+    assert skiff.tensor(np.zeros(3)).dtype == np.float64
+    assert T.Tensor(np.zeros(3)).dtype == np.float32
+    assert skiff.tensor(np.zeros(3, np.float32)).dtype == np.float32
     assert skiff.tensor(np.zeros(3), dtype="float64").dtype == np.float64
     assert skiff.tensor([1, 2]).dtype.kind == "i"
     assert T.randn(2, 3).dtype == np.float32

@@ -1,6 +1,6 @@
 """``skiff.nn``: modules, layers and ``skiff.nn.functional``."""
 
-from . import functional, init
+from . import functional, init, utils
 from .attention import CausalSelfAttention, TransformerBlock, TransformerMLP
 from .conv import (
     AdaptiveAvgPool2d,
@@ -39,10 +39,21 @@ from .layers import (
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .recurrent import GRU, LSTM
+from .torch_layers import (
+    BCELoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    LogSoftmax,
+    NLLLoss,
+    SmoothL1Loss,
+    Unflatten,
+)
 
 __all__ = [
     "functional",
     "init",
+    "utils",
     "Module",
     "ModuleList",
     "ModuleDict",
@@ -88,4 +99,12 @@ __all__ = [
     "LeakyReLU",
     "BatchNorm1d",
     "skip_init",
+    "LogSoftmax",
+    "NLLLoss",
+    "BCELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "Unflatten",
 ]

@@ -51,6 +51,11 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"call Module.__init__() in {type(self).__name__}.__init__ first")
+        if name in self._buffers and (value is None or isinstance(value, Tensor)) and not \
+                isinstance(value, Parameter):
+            self._buffers[name] = value  # a buffer given a new tensor stays a buffer (torch)
+            object.__setattr__(self, name, value)
+            return
         for store in (self._parameters, self._buffers, self._modules):
             store.pop(name, None)
         if isinstance(value, Parameter):
@@ -64,11 +69,16 @@ class Module:
             store.pop(name, None)
         object.__delattr__(self, name)
 
-    def register_buffer(self, name: str, value) -> None:
-        """A non-trainable state array (e.g. running mean) saved in ``state_dict``."""
+    def register_buffer(self, name: str, value, persistent: bool = True) -> None:
+        """A non-trainable state tensor (e.g. running mean) moved and cast with the module,
+        saved in ``state_dict`` unless ``persistent=False``."""
         t = value if isinstance(value, Tensor) or value is None else Tensor(value)
+        for store in (self._parameters, self._modules):
+            store.pop(name, None)
         object.__setattr__(self, name, t)
         self._buffers[name] = t
+        skip = self.__dict__.setdefault("_non_persistent", set())
+        (skip.discard if persistent else skip.add)(name)
 
     def register_parameter(self, name: str, value) -> None:
         if value is not None and not isinstance(value, Parameter):
@@ -143,9 +153,16 @@ class Module:
         out = {}
         for name, t in self._named("_parameters", False):
             out[name] = np.array(to_numpy(t.data), copy=True)
-        for name, t in self._named("_buffers", False):
+        for name, t in self._persistent_buffers():
             out[name] = np.array(to_numpy(t.data), copy=True)
         return out
+
+    def _persistent_buffers(self):
+        for mname, m in self.named_modules():
+            skip = m.__dict__.get("_non_persistent", ())
+            for name, t in m._buffers.items():
+                if t is not None and name not in skip:
+                    yield (f"{mname}.{name}" if mname else name), t
 
     def save(self, path) -> str:
         """Write :meth:`state_dict` to ``path`` as an ``.npz`` (the suffix is added when
@@ -173,7 +190,7 @@ class Module:
         """
         state = _weights_of(state)
         targets = dict(self._named("_parameters", False))
-        targets.update(self._named("_buffers", False))
+        targets.update(self._persistent_buffers())
         # torch's BatchNorm state dicts before 0.4.1, and skiff's before it kept the count,
         # have no num_batches_tracked: it stays as it is (torch's rule)
         missing = [k for k in targets if k not in state
@@ -210,6 +227,39 @@ class Module:
 
     def eval(self) -> Module:
         return self.train(False)
+
+    def apply(self, fn) -> Module:
+        """``fn(m)`` for every sub-module, children first, then this one (torch's order)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def get_submodule(self, target: str) -> Module:
+        m = self
+        for part in filter(None, target.split(".")):
+            if part not in m._modules:
+                raise AttributeError(f"{type(m).__name__} has no sub-module {part!r}")
+            m = m._modules[part]
+        return m
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod, _, name = target.rpartition(".")
+        m = self.get_submodule(mod)
+        if name not in m._parameters:
+            raise AttributeError(f"{type(m).__name__} has no parameter {name!r}")
+        return m._parameters[name]
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Module:
+        return self.to("cuda" if device is None else f"cuda:{device}")
 
     def to(self, device=None, dtype=None) -> Module:
         """Move (and/or cast float) parameters, grads and buffers in place; returns self.

@@ -1,9 +1,8 @@
 """``skiff.optim``: optimizers and learning-rate schedules.
 
 The public name of :mod:`skiff.kernels.train.core.optim`; the same classes. The schedules are
-also under torch's name, ``skiff.optim.lr_scheduler.StepLR``."""
-
-from types import SimpleNamespace
+also under torch's names, ``skiff.optim.lr_scheduler.StepLR`` / ``LambdaLR`` / ...
+(``from skiff.optim.lr_scheduler import LambdaLR`` works too)."""
 
 from skiff.kernels.train.core import optim as _real
 from skiff.kernels.train.core.optim import (  # noqa: F401
@@ -18,7 +17,6 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
     adamw_update,
     clip_grad_norm_,
 )
-
-lr_scheduler = SimpleNamespace(StepLR=StepLR, ConstantLR=ConstantLR, LRScheduler=LRSchedule)
+from skiff.optim import lr_scheduler  # noqa: F401
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.optim

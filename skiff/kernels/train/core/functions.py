@@ -1,0 +1,170 @@
+"""torch's top-level names beside ``skiff.tensor``: ``manual_seed``, ``device``, the dtypes
+(``skiff.float64``, ``skiff.long``), ``from_numpy``/``as_tensor``/``is_tensor``, ``equal``/
+``allclose``, ``randn_like``/``rand_like``/``full_like``/``empty``/``randint``/``randperm``/
+``linspace``, ``multinomial``, ``save``/``load``, grad-mode switches, and the function forms
+of the tensor methods (``skiff.flatten(x, 1)``, ``skiff.exp(x)``, ``skiff.max(x, 1)``).
+
+Re-exported by :mod:`skiff.api`; each is checked against torch in
+tests/kernels/train/core/test_torch_ports.py.
+"""
+
+from __future__ import annotations
+
+import builtins as _b
+
+import numpy as np
+
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .random import get_generator
+from .random import seed as _seed
+from .serialize import load, save
+from .tensor import Tensor, _as_dtype, _shape_arg, tensor
+
+float16 = half = np.dtype(np.float16)
+float32 = float = np.dtype(np.float32)  # noqa: A001 - torch's names
+float64 = double = np.dtype(np.float64)
+int8, uint8, int16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
+int32 = int = np.dtype(np.int32)  # noqa: A001
+int64 = long = np.dtype(np.int64)
+bool = np.dtype(np.bool_)  # noqa: A001
+inference_mode = no_grad
+
+
+def manual_seed(seed):
+    """torch's ``manual_seed``: reset skiff's generator (weights, dropout, ``randn``) to
+    ``seed``. The numbers are numpy's, not torch's: the same seed gives the same run in
+    skiff, not torch's weights (copy those with ``load_state_dict``)."""
+    return _seed(seed)
+
+
+def device(spec="cpu", index=None):
+    """torch's ``device("cpu")`` / ``device("cuda", 0)``: skiff's device object."""
+    from skiff.kernels.backend import resolve_device
+
+    return resolve_device(spec if index is None else f"{spec}:{index}")
+
+
+def from_numpy(array) -> Tensor:
+    """A tensor on ``array`` itself (no copy, dtype kept, float64 too)."""
+    array = np.asarray(array)
+    return Tensor._make(array, False, None, 0)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, np.ndarray) and dtype is None:
+        dtype = data.dtype
+    return tensor(data, dtype=dtype, device=device)
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def numel(x) -> int:
+    return x.numel()
+
+
+def equal(a, b) -> bool:
+    """Same shape and the same values."""
+    return a.shape == b.shape and _b.bool((np.asarray(a.numpy()) == np.asarray(b.numpy())).all())
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return _b.bool(np.allclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return tensor(np.isclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _np(x):
+    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _like(draw):
+    def make(input, *, dtype=None, device=None, requires_grad=False, generator=None):  # noqa: A002
+        dt = _as_dtype(dtype) or input.dtype
+        host = np.asarray(draw(get_generator(generator), input.shape), dtype=dt)
+        return Tensor(host, dtype=dt, device=device or input.device,
+                      requires_grad=requires_grad)
+
+    return make
+
+
+randn_like = _like(lambda g, shape: g.standard_normal(shape))
+rand_like = _like(lambda g, shape: g.random(shape))
+
+
+def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
+    dt = _as_dtype(dtype) or input.dtype
+    return Tensor(np.full(input.shape, fill_value, dtype=dt), dtype=dt,
+                  device=device or input.device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros (skiff does not hand out uninitialised memory)."""
+    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    return Tensor(np.zeros(_shape_arg(size), dtype=dt), dtype=dt, device=device,
+                  requires_grad=requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None):  # noqa: A002
+    return full_like(input, 0, dtype=dtype, device=device)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None) -> Tensor:
+    """torch's ``randint(high, size)`` / ``randint(low, high, size)``: int64 in [low, high)."""
+    if size is None:
+        if not isinstance(high, (tuple, list)):
+            raise TypeError("randint needs a size: randint(high, (n,)) or randint(low, high, (n,))")
+        low, high, size = 0, low, high
+    dt = _as_dtype(dtype) or np.dtype(np.int64)
+    host = get_generator(generator).integers(low, high, size=tuple(size)).astype(dt)
+    return Tensor(host, dtype=dt, device=device)
+
+
+def randperm(n, *, dtype=None, device=None, generator=None) -> Tensor:
+    dt = _as_dtype(dtype) or np.dtype(np.int64)
+    return Tensor(get_generator(generator).permutation(n).astype(dt), dtype=dt, device=device)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None) -> Tensor:
+    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    return Tensor(np.linspace(start, end, steps, dtype=dt), dtype=dt, device=device)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
+    return input.multinomial(num_samples, replacement, generator=generator)
+
+
+def _method(name):
+    def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
+        if not isinstance(input, Tensor):
+            input = tensor(input)  # noqa: A001
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = name
+    fn.__doc__ = f"``skiff.{name}(x, ...)`` is ``x.{name}(...)`` (torch's function form)."
+    return fn
+
+
+_METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "rsqrt",
+            "abs", "square", "softmax", "log_softmax", "argmax", "argsort", "max", "min", "sum",
+            "mean", "prod", "var", "std", "amax", "amin", "maximum", "minimum", "clamp", "clip",
+            "topk", "sort", "cumsum", "norm", "gather", "index_select", "masked_fill", "chunk",
+            "narrow", "unbind", "logsumexp", "log1p", "expm1", "reciprocal", "neg", "pow",
+            "matmul", "mm", "bmm", "unsqueeze", "squeeze", "permute", "transpose", "reshape",
+            "tril", "triu", "flip", "t", "floor", "round", "sign", "any", "all")
+
+globals().update({_n: _method(_n) for _n in _METHODS})
+
+__all__ = [
+    "manual_seed", "device", "from_numpy", "as_tensor", "is_tensor", "numel", "equal",
+    "allclose", "isclose", "randn_like", "rand_like", "full_like", "empty", "empty_like",
+    "randint", "randperm", "linspace", "multinomial", "save", "load", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
+    "int32", "int", "int64", "long", "bool", *_METHODS,
+]

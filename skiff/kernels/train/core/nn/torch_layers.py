@@ -1,0 +1,86 @@
+"""torch's small modules that skiff had only as functions: ``LogSoftmax``, ``NLLLoss``,
+``BCELoss``, ``L1Loss``, ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss`` and ``Unflatten``,
+with torch's arguments (each wraps the function of the same meaning in ``nn.functional``;
+checked against torch in tests/kernels/train/core/test_torch_ports.py)."""
+
+from __future__ import annotations
+
+from . import functional as F
+from .loss import _check_reduction
+from .module import Module
+
+__all__ = ["LogSoftmax", "NLLLoss", "BCELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "KLDivLoss", "Unflatten"]
+
+
+class LogSoftmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, x):
+        return F.log_softmax(x, dim=self.dim)
+
+
+class _Loss(Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        _check_reduction(reduction) if reduction != "batchmean" else None
+        self.reduction = reduction
+
+
+class NLLLoss(_Loss):
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input, target):  # noqa: A002 - torch's names
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__(reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.sizes = dim, tuple(unflattened_size)
+
+    def forward(self, x):
+        dim = self.dim % x.ndim
+        return x.reshape(*x.shape[:dim], *self.sizes, *x.shape[dim + 1:])

@@ -1,0 +1,54 @@
+"""torch's ``nn.utils``: ``clip_grad_norm_`` (returning the total norm as a tensor, as torch
+does), ``clip_grad_value_``, ``parameters_to_vector`` and ``vector_to_parameters``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor
+from .fused import scale_many, sum_squares
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+
+
+def _list(parameters):
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """Scale the gradients so their global L2 norm is at most ``max_norm`` (torch's factor
+    ``max_norm / (norm + 1e-6)``); returns the norm before clipping as a 0-d tensor."""
+    if float(norm_type) != 2.0:
+        raise ValueError("skiff's clip_grad_norm_ clips the L2 norm (norm_type=2) only")
+    params = _list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    total = math.sqrt(float(sum_squares(*grads))) if grads else 0.0
+    if not math.isfinite(total):
+        if error_if_nonfinite:
+            raise RuntimeError(f"the total norm of the gradients is {total}: not finite")
+    elif max_norm / (total + 1e-6) < 1.0:
+        scale_many(*grads, coef=max_norm / (total + 1e-6))
+    dtype = params[0].dtype if params else np.float32
+    return Tensor(np.asarray(total, dtype=dtype), dtype=dtype)
+
+
+def clip_grad_value_(parameters, clip_value) -> None:
+    for p in _list(parameters):
+        if p.grad is not None:
+            p.xp.clip(p.grad, -clip_value, clip_value, out=p.grad)
+
+
+def parameters_to_vector(parameters) -> Tensor:
+    from ..tensor import cat
+
+    return cat([p.reshape(-1) for p in _list(parameters)])
+
+
+def vector_to_parameters(vec, parameters) -> None:
+    i = 0
+    for p in _list(parameters):
+        n = int(p.size)
+        p.data[...] = vec.data[i:i + n].reshape(p.shape)
+        i += n

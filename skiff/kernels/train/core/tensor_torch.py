@@ -1,0 +1,231 @@
+"""More of torch's ``Tensor`` methods, the ones ported torch programs reach for: comparisons by
+name (``lt``/``gt``/``le``/``ge``), shapes of another tensor (``view_as``, ``reshape_as``,
+``expand_as``), ``new_ones``/``new_full``/``new_tensor``, arithmetic by name (``add``, ``mul``,
+``pow``, ``neg``, ``reciprocal``, ``log1p``, ``expm1``, ``logsumexp``, ``mm``/``matmul``/``bmm``),
+``narrow``/``unbind``, ``multinomial``, item assignment ``x[i] = v`` (differentiable, as
+torch's), in-place ``copy_``/``masked_fill_``/``div_``/``clamp_``/``uniform_``/``normal_`` and
+iteration over the first axis.
+
+Installed on ``Tensor`` by :mod:`.tensor` (after :mod:`.tensor_more`); like that module it
+imports nothing of :mod:`.tensor` (no circle between the two files). Each is checked against
+torch in float64 (tests/kernels/train/core/test_torch_ports.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops_math as M
+from .autograd import Function
+from .random import get_generator
+
+_BASE: dict = {}  # Tensor, is_grad_enabled, raw_index: set by install()
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, _BASE["Tensor"])
+
+
+# ---- item assignment and in-place changes ----------------------------------------------------
+class _SetItem(Function):
+    """``out = a`` with ``out[index] = v``: a new array (what ``a`` held stays for the nodes
+    that saved it); the gradient of ``a`` is ``g`` with the written cells zeroed, that of ``v``
+    the written cells of ``g`` summed back to ``v``'s shape."""
+
+    def forward(self, a, v, index=None):
+        self.index, self.vshape = index, np.shape(v)
+        out = a.copy()
+        out[index] = v
+        return out
+
+    def backward(self, g):
+        ga = gv = None
+        if self.needs_input_grad[0]:
+            ga = g.copy()
+            ga[self.index] = 0
+        if self.needs_input_grad[1]:
+            gv = M.unbroadcast(g[self.index], self.vshape)
+        return ga, gv
+
+
+def _records(t) -> bool:
+    return t._node is not None or (t.requires_grad and _BASE["is_grad_enabled"]())
+
+
+def _assign(self, new, what: str):
+    """Make ``self`` hold ``new`` (a Tensor computed from it): in place on its array when no
+    graph is involved (a parameter or buffer under no_grad keeps its array), else by taking
+    ``new``'s place in the graph, as torch's in-place ops do."""
+    if self._node is None and self.requires_grad and _BASE["is_grad_enabled"]():
+        raise RuntimeError(
+            f"{what} changes a leaf tensor that requires grad (a parameter) in place: do it "
+            "under skiff.no_grad() as torch asks, or on a .clone()")
+    if not _records(self) and new._node is None:
+        if new.data is not self.data:
+            self.data[...] = new.data
+        return self
+    self.data, self._node, self._idx = new.data, new._node, new._idx
+    self.requires_grad = new.requires_grad
+    return self
+
+
+def setitem(self, index, value):
+    idx = _BASE["raw_index"](index)
+    grads = _BASE["is_grad_enabled"]() and _is_tensor(value) and value.requires_grad
+    if not grads and not _records(self):
+        self.data[idx] = value.data if _is_tensor(value) else value
+        return
+    if not _is_tensor(value):
+        value = _BASE["Tensor"](self.xp.asarray(value, dtype=self.dtype))
+    _assign(self, _SetItem.apply(self, value, index=idx), "x[...] = v")
+
+
+def _in_place(name, fn):
+    def method(self, *args, **kwargs):
+        return _assign(self, fn(self, *args, **kwargs), f"{name}_")
+
+    method.__name__ = name + "_"
+    return method
+
+
+def copy_(self, src):
+    src = src if _is_tensor(src) else _BASE["Tensor"](src)
+    new = src.astype(self.dtype)
+    if new.shape != self.shape:
+        new = new.expand(*self.shape)
+    if not _records(self) and new._node is None:
+        self.data[...] = new.data
+        return self
+    return _assign(self, new + 0 * self.detach(), "copy_")
+
+
+def _random_fill(draw):
+    def method(self, *args, generator=None):
+        if _records(self):
+            raise RuntimeError("a random fill changes a tensor autograd records: do it under "
+                               "skiff.no_grad() (as nn.init does)")
+        host = draw(get_generator(generator), self.shape, *args)
+        self.data[...] = self.xp.asarray(host, dtype=self.dtype)
+        return self
+
+    return method
+
+
+# ---- sampling ---------------------------------------------------------------------------------
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """torch's ``multinomial``: ``num_samples`` category ids per row of non-negative weights
+    (1-D or 2-D), drawn from skiff's seeded generator; int64, no gradient."""
+    w = np.asarray(self.numpy(), dtype=np.float64)
+    if w.ndim not in (1, 2):
+        raise ValueError(f"multinomial takes 1-D or 2-D weights, got shape {w.shape}")
+    rows = w.reshape(-1, w.shape[-1])
+    if (rows < 0).any() or not np.isfinite(rows).all():
+        raise RuntimeError("multinomial: the weights must be finite and non-negative")
+    total = rows.sum(axis=1, keepdims=True)
+    if (total <= 0).any():
+        raise RuntimeError("multinomial: a row of weights sums to zero")
+    if not replacement and num_samples > int((rows > 0).sum(axis=1).min()):
+        raise RuntimeError("multinomial: cannot draw more samples than there are non-zero "
+                           "weights without replacement (pass replacement=True)")
+    gen = get_generator(generator)
+    if replacement:
+        cdf = np.cumsum(rows / total, axis=1)
+        u = gen.random((len(rows), num_samples))
+        out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        out = np.minimum(out, rows.shape[1] - 1)
+    else:  # Gumbel top-k: num_samples distinct ids with the sequential draw's distribution
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) + gen.gumbel(size=rows.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    out = out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,))
+    return _BASE["Tensor"](out, device=self.device)
+
+
+# ---- shapes and arithmetic by name ------------------------------------------------------------
+def narrow(self, dim, start, length):
+    index = [slice(None)] * self.ndim
+    index[dim] = slice(start, start + length)
+    return self[tuple(index)]
+
+
+def unbind(self, dim=0):
+    return tuple(narrow(self, dim, i, 1).squeeze(dim) for i in range(self.shape[dim]))
+
+
+def logsumexp(self, dim, keepdim=False):
+    m = self.detach().amax(dim, keepdim=True)
+    out = (self - m).exp().sum(dim, keepdims=True).log() + m
+    return out if keepdim else out.squeeze(dim)
+
+
+def _with_alpha(op):
+    def method(self, other, *, alpha=1):
+        return op(self, other if alpha == 1 else other * alpha)
+
+    return method
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def new_full(self, size, fill_value, *, dtype=None):
+    shape = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    return _BASE["Tensor"](self.xp.full(shape, fill_value, dtype=dtype or self.dtype),
+                           dtype=dtype or self.dtype)
+
+
+def install(tensor_class, grad_enabled, raw_index) -> None:
+    """Attach the methods to ``tensor_class`` (idempotent); ``grad_enabled`` and
+    ``raw_index`` are tensor.py's ``is_grad_enabled`` and index unwrapping."""
+    _BASE.update(Tensor=tensor_class, is_grad_enabled=grad_enabled, raw_index=raw_index)
+
+    def shape_of(args):
+        return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+
+    methods = {
+        "__setitem__": setitem, "__iter__": _iter,
+        "lt": lambda self, o: self < o, "gt": lambda self, o: self > o,
+        "le": lambda self, o: self <= o, "ge": lambda self, o: self >= o,
+        "view_as": lambda self, other: self.reshape(other.shape),
+        "reshape_as": lambda self, other: self.reshape(other.shape),
+        "expand_as": lambda self, other: self.expand(*other.shape),
+        "new_ones": lambda self, *shape, dtype=None: new_full(self, shape_of(shape), 1,
+                                                              dtype=dtype),
+        "new_empty": lambda self, *shape, dtype=None: new_full(self, shape_of(shape), 0,
+                                                               dtype=dtype),
+        "new_full": new_full,
+        "new_tensor": lambda self, data, dtype=None: tensor_class(
+            data, dtype=dtype or self.dtype, device=self.device),
+        "add": _with_alpha(lambda a, b: a + b), "sub": _with_alpha(lambda a, b: a - b),
+        "mul": lambda self, o: self * o, "div": lambda self, o: self / o,
+        "pow": lambda self, o: self ** o, "neg": lambda self: -self,
+        "reciprocal": lambda self: 1.0 / self,
+        "log1p": lambda self: (self + 1.0).log(),
+        "expm1": lambda self: self.exp() - 1.0,
+        "logsumexp": logsumexp,
+        "mm": lambda self, o: self @ o, "matmul": lambda self, o: self @ o,
+        "bmm": lambda self, o: self @ o,
+        "narrow": narrow, "unbind": unbind, "multinomial": multinomial,
+        "nelement": lambda self: int(self.size),
+        "element_size": lambda self: int(self.dtype.itemsize),
+        "copy_": copy_,
+        "masked_fill_": _in_place("masked_fill", lambda s, mask, v: s.masked_fill(mask, v)),
+        "div_": _in_place("div", lambda s, v: s / v),
+        "clamp_": _in_place("clamp", lambda s, min=None, max=None: s.clamp(min, max)),  # noqa: A006
+        "pow_": _in_place("pow", lambda s, v: s ** v),
+        "neg_": _in_place("neg", lambda s: -s),
+        "exp_": _in_place("exp", lambda s: s.exp()),
+        "sqrt_": _in_place("sqrt", lambda s: s.sqrt()),
+        "uniform_": _random_fill(lambda g, shape, a=0.0, b=1.0: g.uniform(a, b, shape)),
+        "normal_": _random_fill(lambda g, shape, mean=0.0, std=1.0: g.normal(mean, std, shape)),
+    }
+    for name, fn in methods.items():
+        if name.startswith("__") or not hasattr(tensor_class, name):
+            setattr(tensor_class, name, fn)
+
+
+__all__ = ["install", "multinomial"]
