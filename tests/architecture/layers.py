@@ -16,7 +16,7 @@ from pathlib import Path
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("skiff",),
     ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models",
-     "skiff.aero"),
+     "skiff.aero", "skiff.utils"),
     ("skiff.extension",),
     ("skiff.magics", "skiff.cli", "skiff.lab"),
     ("skiff.widgets",),
