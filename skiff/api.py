@@ -5,7 +5,7 @@ from here (``skiff/__init__.py`` loads this module on the first such name, so th
 from skiff.jobs import Job, launch
 from skiff.kernels.backend import list_devices, resolve_device
 from skiff.kernels.ocr import ocr
-from skiff.kernels.solve import solve
+from skiff.kernels.solve import Solver, solve
 from skiff.kernels.train.core import functions as _torch_names
 from skiff.kernels.train.core.ops_einsum import einsum
 from skiff.kernels.train.core.random import seed
@@ -28,8 +28,8 @@ from skiff.kernels.train.core.tensor import (
 from skiff.kernels.train.plan import plan
 from skiff.kernels.train.trainer import Trainer
 
-__all__ = ["Job", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr", "panel",
-           "plan", "resolve_device", "seed", "solve", "tensor",
+__all__ = ["Job", "Solver", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr",
+           "panel", "plan", "resolve_device", "seed", "solve", "tensor",
            # tensors as torch makes them (skiff.cat(..., dim=1), skiff.zeros(2, 3), ...)
            "arange", "cat", "einsum", "full", "ones", "ones_like", "rand", "randn", "stack",
            "where", "zeros", "zeros_like"]

@@ -546,7 +546,7 @@ class Solver:
         host = host.astype(np.float64, copy=False)
         if host.ndim == 2 and host.shape[0] == self.op.n and host.shape[1] > 1:
             raise ValueError(f"b has shape {host.shape}: {host.shape[1]} right-hand sides; "
-                             "use skiff.kernels.solve.Solver(A).solve_many(B) (one setup, "
+                             "use skiff.Solver(A).solve_many(B) (one setup, "
                              "one solve per column)")
         if host.size != self.op.n:
             raise ValueError(f"b has {host.size} entries (shape {host.shape}) but the system has "
