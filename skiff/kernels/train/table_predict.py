@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tables import TableError, _number, apply_encoding, read_rows
+from .tables import TableError, _number, apply_encoding, is_missing, read_rows
 
 __all__ = ["TablePrediction", "predict_table"]
 
@@ -140,10 +140,18 @@ def predict_table(run_dir, path) -> TablePrediction:
     with no_grad():
         out = model(Tensor(xs.astype(np.float32))).numpy().astype(np.float64)
     target = scaling["target"]
-    truth = None
+    truth, known = None, None
     if target in header:
         t = header.index(target)
         truth = [cells[t] if t < len(cells) else "" for _, cells in rows]
+        # the rows whose truth is given: a new file often has the target for some rows only
+        known = [r for r, v in enumerate(truth) if not is_missing(v)]
+        if not known:
+            truth = None
+        elif len(known) < len(truth):
+            gaps = len(truth) - len(known)
+            notes.append(f"scored on the {len(known)} rows that give {target!r} ({gaps} "
+                         f"empty: predicted, not scored)")
     if classes:
         z = out - out.max(1, keepdims=True)
         p = np.exp(z)
@@ -153,21 +161,22 @@ def predict_table(run_dir, path) -> TablePrediction:
         score = {}
         if truth is not None:
             norm = {_label(c): c for c in classes}
-            known = [(norm.get(_label(v)), pr) for v, pr in zip(truth, preds)]
-            score = {"accuracy": float(np.mean([a == b for a, b in known])),
-                     "rows": len(known)}
+            pairs = [(norm.get(_label(truth[r])), preds[r]) for r in known]
+            score = {"accuracy": float(np.mean([a == b for a, b in pairs])),
+                     "rows": len(pairs)}
     else:
         y = out[:, 0] * float(scaling["y_std"]) + float(scaling["y_mean"])
         preds, probs, score = [float(v) for v in y], None, {}
         if truth is not None:
             try:
-                yt = np.array([float(v) for v in truth])
+                yt = np.array([float(truth[r]) for r in known])
             except ValueError:
                 yt = None
+            yk = y[known]
             if yt is not None and len(yt) > 1 and np.isfinite(yt).all():
                 ss = float(((yt - yt.mean()) ** 2).sum()) or 1.0
-                score = {"r2": 1.0 - float(((yt - y) ** 2).sum()) / ss,
-                         "rmse": float(np.sqrt(((yt - y) ** 2).mean())), "rows": len(yt)}
+                score = {"r2": 1.0 - float(((yt - yk) ** 2).sum()) / ss,
+                         "rmse": float(np.sqrt(((yt - yk) ** 2).mean())), "rows": len(yt)}
     return TablePrediction(shown, [cells for _, cells in rows], f"{target} predicted", preds,
                            probs, score, target, notes)
 
