@@ -104,6 +104,11 @@ def read_table(path, target: str | None = None) -> Table:
     if encoding is not None and len(kept) < len(columns):  # the row index was a number column
         encoding = [e for e in encoding if e["name"] != columns[0]]
     table = _standardised(x, y, kept, target)
+    if table.classes is not None and len(table.classes) < 2:  # the cross-entropy's shape error
+        raise TableError(f"{path.name}: the target {target!r} is {table.classes[0]!r} in all "
+                         f"{len(x)} rows: one class, nothing to tell apart; a classifier "
+                         "needs rows of two classes or more (or pick another column with "
+                         "--target)")
     table.notes = notes + read_notes
     if encoding is not None and any(e["kind"] != "number" or e.get("filled") for e in encoding):
         table.encoding = encoding

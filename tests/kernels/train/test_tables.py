@@ -74,6 +74,10 @@ def test_a_spreadsheets_semicolons_and_decimal_commas(tmp_path):
     ("a,b,label\n1,2,\n3,4,1\n", r"line 2, column 'label' \(the target\): an empty cell"),
     ("a,b,label\n1,2,0\n", r"1 row of data"),
     ("justone\n1\n2\n", r"one column"),
+    # one class: before, the job failed on the cross-entropy's "(30, 1) output" shape error
+    ("a,b,label\n" + "1,2,yes\n3,4,yes\n5,6,yes\n", r"bad.csv: the target 'label' is 'yes' "
+     r"in all 3 rows: one class"),
+    ("a,b,label\n" + "1,2,1\n3,4,1\n5,6,1\n7,8,1.0\n", r"'label' is '1' in all 4 rows"),
 ])
 def test_a_bad_table_is_refused_where_it_is_bad(tmp_path, body, message):
     path = tmp_path / "bad.csv"
