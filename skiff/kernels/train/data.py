@@ -133,6 +133,16 @@ def as_dataset(data, *, what: str = "dataset"):
     """
     if isinstance(data, DataLoader):
         return data.dataset
+    if _is_torch_style_loader(data):  # skiff.utils.data.DataLoader: the Trainer batches itself
+        custom = [name for name in ("collate_fn", "sampler", "batch_sampler")
+                  if getattr(data, name, None) is not None]
+        if custom:
+            raise TypeError(f"the {what} is a DataLoader with its own {' and '.join(custom)}, "
+                            "which the Trainer cannot follow (it batches, shuffles and shards "
+                            "the data itself): pass the loader's dataset (loader.dataset), "
+                            "with a collate(items) method on its class for batching of your "
+                            "own, and batch_size= to the Trainer")
+        return data.dataset
     if isinstance(data, dict):
         if not data:
             raise ValueError(f"the {what} is an empty dict: nothing to train on")
@@ -148,6 +158,22 @@ def as_dataset(data, *, what: str = "dataset"):
         raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
                         f"items, got {type(data).__name__}")
     return data
+
+
+def _is_torch_style_loader(data) -> bool:
+    """A ``skiff.utils.data.DataLoader`` (torch's, for hand-written loops)."""
+    from .core.utils_data import DataLoader as TorchStyleLoader
+
+    return isinstance(data, TorchStyleLoader)
+
+
+def loader_batch_size(data) -> int | None:
+    """The batch size of a DataLoader handed to ``train`` in place of a dataset (a torch user
+    sets it there), or None."""
+    if isinstance(data, DataLoader) or _is_torch_style_loader(data):
+        size = getattr(data, "batch_size", None)
+        return int(size) if isinstance(size, (int, np.integer)) and size > 0 else None
+    return None
 
 
 class Subset:

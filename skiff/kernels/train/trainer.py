@@ -31,7 +31,7 @@ import numpy as np
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .core import random as train_random
-from .data import as_dataset, batch_size_of, split_off, token_count
+from .data import as_dataset, batch_size_of, loader_batch_size, split_off, token_count
 from .divergence import OVERFLOW_ERRORS
 from .inference import Inference
 from .losses import loss_function
@@ -256,18 +256,27 @@ class Trainer(Inference, TrainerState):
         """
         if misplaced:
             _misplaced(misplaced)
+        # a DataLoader in place of the data: its batch size is the one meant, for this call
+        own_batch, loader_batch = self.batch_size, loader_batch_size(dataset)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
         if self.early_stopping is not None and val_dataset is None:
             raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
                              "or val_split=0.1 to train()")
-        strategy = self._choose_strategy()
-        self.rng = train_random.new_generator(self.seed)   # this run's own: dropout draws here
-        with train_random.using(self.rng):
-            run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
-            if self.resume:
-                self._resume_from_checkpoint(run)
-            self._run_steps(run)
-            return self._finish(run)
+        try:
+            if loader_batch is not None and loader_batch != own_batch:
+                self.batch_size = loader_batch
+                self.reporter.log(f"batch size {loader_batch}: the DataLoader's (the "
+                                  f"Trainer's batch_size is {own_batch})")
+            strategy = self._choose_strategy()
+            self.rng = train_random.new_generator(self.seed)  # this run's own: dropout draws
+            with train_random.using(self.rng):
+                run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+                if self.resume:
+                    self._resume_from_checkpoint(run)
+                self._run_steps(run)
+                return self._finish(run)
+        finally:
+            self.batch_size = own_batch
 
     # -- the stages of train(), in order -----------------------------------------------------
     def _check_data(self, dataset, epochs, steps, val_dataset, val_split):

@@ -125,3 +125,25 @@ def test_loader_shards_by_rank():
 def test_empty_dataset_is_refused():
     with pytest.raises(ValueError, match="empty"):
         DataLoader(ArrayDataset(np.zeros((0, 3))), batch_size=2)
+
+
+def test_a_torch_style_dataloader_trains_evaluates_and_predicts_at_its_batch_size():
+    """``skiff.utils.data.DataLoader`` (what a torch program already has) in place of the data:
+    before, "the dataset must be (X, y) arrays or a dataset ..., got DataLoader"."""
+    import skiff
+    from skiff import nn
+    from skiff.utils.data import DataLoader as TorchLoader
+    from skiff.utils.data import TensorDataset
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    ds = TensorDataset(skiff.tensor(x), skiff.tensor(y))
+    trainer = skiff.Trainer(nn.Linear(3, 2), lr=0.05, batch_size=32)
+    result = trainer.train(TorchLoader(ds, batch_size=20, shuffle=True), epochs=3,
+                           val_dataset=TorchLoader(ds, batch_size=50))
+    assert result.steps == 3 * 120 // 20 and trainer.batch_size == 32  # the loader's, this call
+    assert set(trainer.evaluate(TorchLoader(ds, batch_size=7))) == {"val_loss", "val_accuracy"}
+    assert trainer.predict(TorchLoader(TensorDataset(skiff.tensor(x)))).shape == (120, 2)
+    with pytest.raises(TypeError, match="its own collate_fn.*pass the loader's dataset"):
+        trainer.train(TorchLoader(ds, batch_size=20, collate_fn=list), epochs=1)
