@@ -138,8 +138,9 @@ def _mixed_rows(boxes, pts, angles, chars, split, shape, columns) -> list[list[i
     """Rows of a page whose lines read two ways (:func:`_across_lines`): the lines across
     in their rows, top to bottom, and the columns together, right to left, placed before
     the first row across that starts below their top (a heading, then the columns, then a
-    page number; a column beside a poster's lines before them). A column is never one of
-    a row's cells."""
+    page number; a column beside a poster's lines before them); lines that read up (a
+    margin stamp, a chart's axis label) come after the rows. A column is never one of a
+    row's cells."""
     across, down = split
     rows = {}
     for name, idx in (("across", across), ("down", down)):
@@ -147,6 +148,11 @@ def _mixed_rows(boxes, pts, angles, chars, split, shape, columns) -> list[list[i
                            angles=[angles[i] for i in idx],
                            chars=None if chars is None else [chars[i] for i in idx])
         rows[name] = [[idx[j] for j in row] for row in sub]
+    wrap = np.angle(np.exp(1j * np.asarray(angles, np.float64)[down]))
+    if (np.abs(wrap + np.pi / 2) <= ACROSS_SLACK).all():
+        # lines reading up only (a margin stamp, a sidebar, an axis label): after the
+        # page's own lines, not in the middle of a sentence
+        return [[int(i) for i in row] for row in rows["across"] + rows["down"]]
     top = pts[..., 1].min(1)
     start = float(top[down].min())
     out, placed = [], False

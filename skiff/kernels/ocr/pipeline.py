@@ -43,7 +43,14 @@ from .layout import monospace_text, reading_rows
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .reading import LineReading
-from .rec import is_rule_line, is_shape_line, is_speck, reading_angle
+from .rec import (
+    is_leader_line,
+    is_rule_line,
+    is_shape_line,
+    is_speck,
+    reading_angle,
+    strip_leader,
+)
 from .result import OcrResult, TextLine
 from .spacing import cell_spaces, letter_spaces
 
@@ -475,9 +482,10 @@ class OcrPipeline(DetectionPasses, LineReading):
         for k in kept:
             text, score = texts[k]
             if is_speck(crops[k], text) or is_shape_line(text) or is_rule_line(text) or \
+                    is_leader_line(text) or \
                     (len(kept) > 1 and self._picture(it, crops[k], text, score)):
                 continue
-            text = letter_spaces(cell_spaces(text, crops[k]), crops[k])
+            text = strip_leader(letter_spaces(cell_spaces(text, crops[k]), crops[k]))
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)

@@ -22,7 +22,8 @@ from .spacing import ink_mask
 __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ctc_columns",
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
            "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
-           "is_plain_number", "looks_turned_segments", "box_size", "is_rule_line"]
+           "is_plain_number", "looks_turned_segments", "box_size", "is_rule_line",
+           "is_leader_line", "strip_leader"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
@@ -392,6 +393,29 @@ def is_rule_line(text: str) -> bool:
     ("-----", a receipt's typed separator) and marks beside text ("- 3 -") stay."""
     marks = text.split()
     return len(marks) >= 3 and all(len(m) == 1 and m in RULE_MARKS for m in marks)
+
+
+# the marks of a dotted leader ("Total ........ 12.50"): full stop, ellipsis, middle dots,
+# the full-width stop and the two-dot leader
+LEADER_MARKS = frozenset(".\u2026\u00b7\u30fb\uff0e\u2025")
+# after a space at a line's end: one or two dots, four or more, or three or more ellipses
+# (an ellipsis, "..." or "……", is text; a full stop follows its word without a space)
+_TRAILING_LEADER = re.compile(r"\s+(?:\.{1,2}|[.\u00b7\u30fb\uff0e]{4,}|[\u2026\u2025]{3,})$")
+
+
+def is_leader_line(text: str) -> bool:
+    """Whether a reading is a dotted leader alone: two or more of :data:`LEADER_MARKS` and
+    nothing else (a receipt's "Service 10% ........ 6.65" boxed its dots apart, as a row
+    "………………………" of its own between two items; round 24, a user's probe)."""
+    marks = text.replace(" ", "")
+    return len(marks) >= 2 and set(marks) <= LEADER_MARKS
+
+
+def strip_leader(text: str) -> str:
+    """``text`` without a dotted leader trailing it after a space ("Paid (GBP) .." ->
+    "Paid (GBP)", "Service 10% ." -> "Service 10%"); a number's or an abbreviation's own
+    point and an ellipsis stay."""
+    return _TRAILING_LEADER.sub("", text)
 
 
 NUMBER_CHARS = frozenset("0123456789.,:;-+/%' ")

@@ -111,3 +111,42 @@ def test_full_width_ascii_forms_are_ascii_on_a_line_without_cjk():
     assert half_width("价格：１２元") == "价格：１２元"
     assert half_width("カタカナ　ＡＢＣ") == "カタカナ　ＡＢＣ"
     assert half_width("plain text") == "plain text" and half_width("") == ""
+
+
+def test_a_dotted_leader_alone_is_no_line_and_one_trailing_a_cell_goes():
+    """A receipt's leaders boxed apart came back as a row "………………………" between two items,
+    and "Paid (GBP) .." kept two of its dots (round 24, a user's probe); an ellipsis is
+    text."""
+    from skiff.kernels.ocr.rec import is_leader_line, strip_leader
+
+    assert is_leader_line("………………………") and is_leader_line("........")
+    assert is_leader_line("· · · ·") and is_leader_line("..")
+    assert not is_leader_line(".") and not is_leader_line("Wait...")
+    assert not is_leader_line("12.50") and not is_leader_line("U.S.A.")
+    assert strip_leader("Paid (GBP) ..") == "Paid (GBP)"
+    assert strip_leader("Total ........") == "Total" and strip_leader("Total ………") == "Total"
+    assert strip_leader("Service 10% .") == "Service 10%"
+    for kept in ("Wait ...", "他说 ……", "etc.", "Total ........ 12.50", "Ok."):
+        assert strip_leader(kept) == kept
+
+
+def test_a_receipt_with_dotted_leaders_reads_its_rows_without_them(pipe, fonts):
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(
+        "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf", 20)
+    rows = [("Cappuccino", "28.00"), ("Service 10%", "6.65"), ("Coupon", "(5.00)"),
+            ("Total", "68.15"), ("Paid (GBP)", "7.45")]
+    page = Image.new("RGB", (460, 40 + 34 * len(rows)), "white")
+    draw = ImageDraw.Draw(page)
+    for i, (name, price) in enumerate(rows):
+        y = 20 + 34 * i
+        draw.text((20, y), name, font=font, fill="black")
+        x = 20 + draw.textlength(name + " ", font=font)
+        while x < 330:
+            draw.text((x, y), ".", font=font, fill="black")
+            x += 9
+        draw.text((440 - draw.textlength(price, font=font), y), price, font=font, fill="black")
+    got = pipe(np.asarray(page))
+    assert [[line.text for line in row] for row in got.rows] == [list(r) for r in rows], \
+        got.text
