@@ -125,12 +125,28 @@ def _run_job(kind: str, rest: list[str]) -> int:
     json_option.add(parser)
     values = vars(parser.parse_args(rest))
     stdin_file = _stdin_image(values) if kind == "ocr" else None
+    if kind in ("generate", "chat"):
+        _job_folder(values)
     try:
         return _submit_and_follow(k, kind, values)
     finally:
         if stdin_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(stdin_file)
+
+
+def _job_folder(values: dict) -> None:
+    """``generate NAME "text"``: a train job's id or --name (not a folder here) stands for
+    its run folder, as ``predict JOB`` takes it."""
+    model = values.get("model")
+    if not isinstance(model, str) or os.path.isdir(os.path.expanduser(model)):
+        return
+    from skiff.jobs.store import find_run_dir
+
+    try:
+        values["model"] = str(find_run_dir(model))
+    except KeyError:
+        pass  # neither: the kind says what DIR must be
 
 
 def _stdin_image(values: dict) -> str | None:

@@ -29,15 +29,17 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .base import JobRequest, Kind, figure
 
-__all__ = ["CHAT", "GENERATE", "KIND", "GENERATE_KIND", "to_config", "is_language_model"]
+__all__ = ["CHAT", "GENERATE", "KIND", "GENERATE_KIND", "to_config", "is_language_model",
+           "trained_job", "run"]
 
 
 @launch_options
 @device_option
 def _arguments(p):
     p.add_argument("model", metavar="DIR|VAR",
-                   help="checkpoint folder (Hugging Face layout) or a notebook variable "
-                        "holding a loaded model")
+                   help="checkpoint folder (Hugging Face layout), a train gpt-* job (its "
+                        "id, --name or run folder), or a notebook variable holding a loaded "
+                        "model")
     p.add_argument("prompt", nargs="?", default=None, metavar="PROMPT",
                    help="the text to answer (%%%%chat: the cell)")
     p.add_argument("--prompt", dest="prompt_opt", default=None, metavar="TEXT",
@@ -77,6 +79,54 @@ def is_language_model(obj) -> bool:
     return callable(getattr(obj, "generate", None)) and getattr(obj, "tokenizer", None) is not None
 
 
+def trained_job(folder) -> dict | None:
+    """The train config of a skiff run folder (a ``train gpt-mini ...`` job's), else None."""
+    import json
+
+    try:
+        with open(os.path.join(os.path.expanduser(str(folder)), "config.json"),
+                  encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if isinstance(meta, dict) and meta.get("kind") == "train" and isinstance(
+            meta.get("config"), dict):
+        return meta["config"]
+    return None
+
+
+def run(config: dict, reporter, model=None):
+    """Job entry of ``chat``/``generate``: a checkpoint folder's model, a notebook's, or the
+    model a skiff train job trained (its run folder: built as the job built it, with its
+    ``model.npz``; byte-level text, no chat template)."""
+    from skiff.kernels.train.models import chat_reply
+
+    job = trained_job(config["model"]) if model is None else None
+    if job is None:
+        return chat_reply.run(config, reporter, model=model)
+    import time
+
+    from skiff.kernels.train.entry import load_trained_model
+
+    reporter.log(f"loading the model of the train job {config['model']}")
+    net = load_trained_model(config["model"], job)
+    prompt, total = config["prompt"], int(config.get("max_new_tokens", 256))
+    temperature = float(config.get("temperature") or 0.0)
+    start = time.perf_counter()
+    text = net.generate_text(prompt, total, temperature=temperature,
+                             top_k=config.get("top_k"), seed=config.get("seed"))
+    seconds = time.perf_counter() - start
+    new = text[len(prompt):] if text.startswith(prompt) else text
+    result = chat_reply.ChatReply(text=new, thinking="", raw=new, tokens=total,
+                                  prompt_tokens=len(prompt.encode("utf-8")), seconds=seconds,
+                                  tokens_per_s=total / seconds if seconds > 0 else 0.0,
+                                  stop="length", model=str(job.get("model")))
+    reporter.info(thinking="", text=new, tokens=total)
+    reporter.progress(total, total, unit="token")
+    reporter.metric("tokens_per_s", result.tokens_per_s)
+    return result
+
+
 def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = True) -> dict:
     """The ``chat`` kernel config from parsed values (one clear error for a bad value)."""
     prompt = values.get("prompt_opt") or values.get("prompt")
@@ -94,12 +144,28 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         path = os.path.expanduser(str(model))
         if not os.path.isdir(path):
             raise ValueError(f"DIR: no such folder, got {model!r} (a checkpoint folder with "
-                             "config.json, or in a notebook a variable holding a model)")
+                             "config.json, a train gpt-* job's id or --name, or in a notebook "
+                             "a variable holding a model)")
         if not os.path.isfile(os.path.join(path, "config.json")):
             raise ValueError(f"DIR {model!r} is not a checkpoint folder: it has no config.json")
-        from skiff.kernels.train.models.hf_checkpoint import read_config
+        job = trained_job(path)
+        if job is not None:  # a skiff train job's run folder: the model it trained
+            built = str(job.get("model"))
+            if not built.startswith("gpt"):
+                raise ValueError(f"DIR {model!r} is the run folder of a train job of "
+                                 f"{built!r}, which writes no text: generate continues text "
+                                 "with a gpt-* job or a checkpoint folder (predict JOB FILE "
+                                 "uses an mlp or cnn job)")
+            if not os.path.isfile(os.path.join(path, "model.npz")):
+                raise ValueError(f"DIR {model!r}: the train job wrote no trained weights "
+                                 "(model.npz): it has not finished, or it failed")
+            if chat_default or values.get("use_template"):
+                raise ValueError(f"{built} has no chat template: continue the text with "
+                                 f"generate {model} \"text\" (no --chat)")
+        else:
+            from skiff.kernels.train.models.hf_checkpoint import read_config
 
-        read_config(path)  # another architecture: said here, before a run folder exists
+            read_config(path)  # another architecture: said here, before a run folder exists
         model = os.path.abspath(path)
     top_p = values.get("top_p")
     if top_p is not None and not 0 < top_p <= 1:
@@ -128,7 +194,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
 class ChatKind(Kind):
     name = "chat"
     command = CHAT
-    entry = "skiff.kernels.train.models.chat_reply:run"
+    entry = "skiff.kinds.chat:run"
     cell = True
     show_value = True
     chat_default = True
