@@ -582,8 +582,16 @@ class TrainKind(Kind):
         elif stopped:
             lines.append(f"stopped early: {stopped}")
         if result.get("best_step") not in (None, result.get("steps")):  # early stopping
+            # the model holds these weights: their score, not the last validation's
+            best = next((v for v in result.get("val_history") or [] if isinstance(v, dict)
+                         and v.get("step") == result["best_step"]), {})
+            score = ""
+            if isinstance(best.get("val_r2"), (int, float)):
+                score = f", R^2 {best['val_r2']:.3f}"
+            elif isinstance(best.get("val_accuracy"), (int, float)):
+                score = f", accuracy {100 * best['val_accuracy']:.1f}%"
             lines.append(f"weights of step {result['best_step']} kept (best held-out loss "
-                         f"{figure(result['best_val_loss'])})")
+                         f"{figure(result['best_val_loss'])}{score})")
         if result.get("checkpoint"):
             lines.append(f"checkpoint: {result['checkpoint']}")
             if stopped and not early:  # how to go on from it (a new job has its own folder)

@@ -75,3 +75,16 @@ def test_ocr_rec_summary_names_the_model_its_accuracy_the_rows_left_out_and_forg
                                     "general_before": 0.99, "general_after": 0.99})
     assert "read with it: %ocr IMAGES --lang meters" in named
     assert not any(x.startswith("warning") for x in named)
+
+
+def test_an_early_stopped_runs_kept_weights_carry_their_own_score():
+    """The first line scores the last validation (weights thrown away); the model holds the
+    best step's, so their accuracy is said beside them (before: only the last run's 90.0%)."""
+    lines = KINDS["train"].summary({
+        "steps": 21, "final_loss": 0.04, "time_s": 0.5,
+        "val_history": [{"step": 18, "val_loss": 0.105, "val_accuracy": 1.0},
+                        {"step": 21, "val_loss": 0.159, "val_accuracy": 0.9}],
+        "stopped": "early stopping: no better val_loss in 3 validations", "best_step": 18,
+        "best_val_loss": 0.105})
+    assert "weights of step 18 kept (best held-out loss 0.105, accuracy 100.0%)" in lines
+
