@@ -219,6 +219,11 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
         (lowered.index(t) for t in TARGET_NAMES if t in lowered),
         words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
     features = [i for i in range(width) if i != target]
+    notes = []
+    if chosen is None and target != width - 1 and lowered[target] not in TARGET_NAMES:
+        # the lone column of words was taken for the target over the last column: say so
+        notes.append(f"target: {columns[target]!r}, the one column of words (classes), not "
+                     f"the last column {columns[-1]!r}; --target picks another")
     labels = []
     for line, cells in body:
         if len(cells) != width:
@@ -228,7 +233,7 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
             raise TableError(f"{path.name}, line {line}, column {columns[target]!r} (the "
                              "target): an empty cell")
         labels.append(cells[target])
-    parts, names, encoding, notes = [], [], [], []
+    parts, names, encoding = [], [], []
     for i in features:
         values, spec, note = encode_column(path.name, columns[i],
                                            [cells[i] for _, cells in body],

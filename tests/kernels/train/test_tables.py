@@ -255,3 +255,17 @@ def test_a_table_of_words_and_gaps_trains_and_predicts_new_rows_the_same_way(tmp
     assert any("'Marseille'" in n and "none of its features set" in n for n in doc["notes"])
     assert any("'built': 1 empty cell filled with the training mean" in n
                for n in doc["notes"])
+
+
+def test_a_column_of_words_taken_for_the_target_over_the_last_is_said(tmp_path):
+    """``size,kind,price`` (price last, kind the one column of words): the rule takes kind
+    for the target; before, nothing said so, and a user meaning price got a classifier."""
+    path = tmp_path / "t.csv"
+    path.write_text("size,kind,price\n" + "".join(
+        f"{s},{'flat' if s % 2 else 'house'},{10 * s}\n" for s in range(10, 40)))
+    table = read_table(path)
+    assert table.target == "kind" and table.classes == ["flat", "house"]
+    assert table.notes[0] == ("target: 'kind', the one column of words (classes), not the "
+                              "last column 'price'; --target picks another")
+    assert not any("target" in n for n in read_table(path, "price").notes)
+    assert not any("target" in n for n in read_table(path, "kind").notes)
