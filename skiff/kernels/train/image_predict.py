@@ -90,13 +90,19 @@ def predict_images(run_dir, path) -> ImagePrediction:
         raise ImageFolderError(f"{run_dir.name} has no model.npz (the job did not finish?)")
     classes, size, channels = meta["classes"], int(meta["size"]), int(meta["channels"])
     files, shown, truth = _files(path)
-    images, keep, bad = [], [], []
+    images, keep, bad, why = [], [], [], None
     for k, f in enumerate(files):
         try:
             images.append(load_image(f, size, channels))
             keep.append(k)
-        except (OSError, ValueError, SyntaxError):
+        except (OSError, ValueError, SyntaxError) as exc:
             bad.append(shown[k])
+            why = why or exc
+    if not images:  # nothing to predict: a mistake, not an empty answer with exit status 0
+        what = (f"{shown[0]} is no image skiff can read" if path.is_file() else
+                f"{path.name}: none of its {len(files)} files is an image skiff can read "
+                f"(the first: {shown[0]})")
+        raise ImageFolderError(f"{what} ({str(why).splitlines()[0][:120]})")
     notes = []
     if bad:
         notes.append(f"{len(bad)} file{'s' if len(bad) > 1 else ''} that "

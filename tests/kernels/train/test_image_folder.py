@@ -211,3 +211,27 @@ def test_a_set_too_large_for_memory_is_refused_before_reading(tmp_path, monkeypa
     monkeypatch.setattr(image_folder, "MAX_BYTES", 100_000)
     with pytest.raises(ImageFolderError, match=r"would hold .* a smaller --image-size \(32 fits\)"):
         ImageFolder(_shapes(tmp_path / "photos", n=10), size=64)
+
+
+def test_predict_on_files_none_of_which_is_an_image_is_a_mistake(tmp_path):
+    """``predict JOB broken.png`` (or a folder of such files) printed a header, no rows, and
+    exited 0; now it is one line (exit 2 from the command)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.image_predict import predict_images
+
+    run = tmp_path / "run"
+    run.mkdir()
+    models.get("cnn", in_channels=1, num_classes=2, image_size=16).save(str(run / "model.npz"))
+    (run / "images.json").write_text(json.dumps({"classes": ["a", "b"], "size": 16,
+                                                 "channels": 1, "mean": [0.5], "std": [0.2]}))
+    (tmp_path / "broken.png").write_bytes(b"\x89PNG not really")
+    with pytest.raises(ImageFolderError, match=r"^broken.png is no image skiff can read \("):
+        predict_images(run, tmp_path / "broken.png")
+    (tmp_path / "bad").mkdir()
+    for k in range(3):
+        (tmp_path / "bad" / f"{k}.jpg").write_bytes(b"nope")
+    with pytest.raises(ImageFolderError, match=r"bad: none of its 3 files is an image"):
+        predict_images(run, tmp_path / "bad")
+    Image.new("L", (20, 20), 200).save(tmp_path / "bad" / "ok.png")  # one good: predicted
+    got = predict_images(run, tmp_path / "bad")
+    assert got.files == ["ok.png"] and "3 files that are no image left out" in got.notes[0]
