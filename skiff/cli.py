@@ -268,6 +268,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
             print(_clean(repr(JobTable(out)), keep_newlines=True))
         else:
             print(_clean(describe(out), keep_newlines=True))
+            if ns.action == "cancel" and not out.refresh().final:  # it is still running
+                print(f"  cancel asked: it stops at its next step (a training writes a "
+                      f"checkpoint first); python -m skiff jobs wait {out.id} follows it")
         return 0
     if name == "predict":
         from pathlib import Path

@@ -114,3 +114,19 @@ def test_ocr_dash_from_a_terminal_says_to_pipe(monkeypatch):
     with pytest.raises(GrammarError, match="pipe one in"):
         _stdin_image({"inputs": ["-"]})
     assert _stdin_image({"inputs": ["a.png"]}) is None
+
+
+def test_jobs_cancel_of_a_running_job_says_the_cancel_was_asked(runs_dir):
+    """It printed only '<Job ... running 21%>', which reads as if nothing happened."""
+    from skiff.jobs import launch
+
+    job = launch("demo", {"steps": 400, "sleep": 0.05})
+    try:
+        out = run("jobs", "cancel", job.id)
+        assert out.returncode == 0, out.stderr
+        assert "cancel asked: it stops at its next step" in out.stdout, out.stdout
+        assert job.wait(30).status == "cancelled"
+        again = run("jobs", "cancel", job.id)  # a finished job: how it ended, nothing asked
+        assert "cancelled" in again.stdout and "cancel asked" not in again.stdout
+    finally:
+        job.cancel()
