@@ -88,6 +88,10 @@ def test_bad_inputs_are_one_line_each(trained):
     (tmp / "bad.csv").write_text("a,b,c\n1,2,3\n1,x,3\n")
     proc = _skiff("predict", "grades", str(tmp / "bad.csv"), env=env)
     assert proc.returncode == 2 and "line 3, column 'b': 'x' is not a number" in proc.stderr
+    (tmp / "photos").mkdir(exist_ok=True)  # a folder for a table's model: what it takes
+    proc = _skiff("predict", "grades", str(tmp / "photos"), env=env)
+    assert proc.returncode == 2 and "is a folder: this model was trained on a table, and " \
+        "predicts the rows of a .csv or .tsv file" in proc.stderr, proc.stderr
     proc = _skiff("predict", "no-such-job", str(tmp / "bad.csv"), env=env)
     assert proc.returncode == 2 and "no job 'no-such-job'" in proc.stderr
     proc = _skiff("train", "mlp", "--steps", "2", "--device", "cpu", "--json", env=env)

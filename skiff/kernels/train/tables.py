@@ -164,6 +164,9 @@ def read_rows(path) -> tuple[list[str] | None, list]:
     """(the header, or None when the first row is all numbers; the other rows as
     ``(line, cells)``) of a CSV or TSV file, read as training reads it."""
     path = Path(path)
+    if path.is_dir():  # a folder of images for a table's model
+        raise TableError(f"{str(path)!r} is a folder: this model was trained on a table, and "
+                         "predicts the rows of a .csv or .tsv file")
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
     if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
@@ -196,6 +199,9 @@ def pick_target(path, columns: list[str], target: str) -> int:
         return lowered.index(want)
     if want.isdigit() and 1 <= int(want) <= len(columns):
         return int(want) - 1
+    if want.isdigit():
+        raise TableError(f"{path.name}: no column {want}: the columns are numbered 1 to "
+                         f"{len(columns)} ({', '.join(columns)})")
     import difflib
 
     close = difflib.get_close_matches(want, lowered, n=1, cutoff=0.6)

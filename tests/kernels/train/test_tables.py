@@ -171,7 +171,9 @@ def test_target_picks_the_column_by_name_or_number(tmp_path):
 
 @pytest.mark.parametrize("line,needle", [
     ("mlp {path} --target prise", "--target: houses.csv: no column 'prise' .did you mean"),
-    ("mlp {path} --target 7", "no column '7'"),
+    # a number out of range says the range (it was "no column '7'" as if a name)
+    ("mlp {path} --target 7", "houses.csv: no column 7: the columns are numbered 1 to 4 "
+                              r"\(price, rooms, area, city_code\)"),
     ("gpt-mini --target price", "--target picks the column to predict of a .csv or .tsv"),
 ])
 def test_target_mistakes_are_said_before_any_job(tmp_path, line, needle):
