@@ -219,6 +219,13 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
     width = len(columns)
     if width < 2:
         raise TableError(f"{path.name}: one column; a table needs features and a target")
+    if header:  # predict finds the features by name: one name, one column
+        seen = {}
+        for i, c in enumerate(columns):
+            if c in seen:
+                raise TableError(f"{path.name}: columns {seen[c] + 1} and {i + 1} are both "
+                                 f"named {c!r}; rename one (predict finds columns by name)")
+            seen[c] = i
     lowered = [c.lower() for c in columns]
     words = [i for i, c in enumerate(body[0][1]) if _number(c) is None] if body else []
     target = pick_target(path, columns, chosen) if chosen is not None else next(

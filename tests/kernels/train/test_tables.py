@@ -74,6 +74,8 @@ def test_a_spreadsheets_semicolons_and_decimal_commas(tmp_path):
     ("a,b,label\n1,2,\n3,4,1\n", r"line 2, column 'label' \(the target\): an empty cell"),
     ("a,b,label\n1,2,0\n", r"1 row of data"),
     ("justone\n1\n2\n", r"one column"),
+    # two columns of one name: predict put the first's values in both (by name)
+    ("a, a ,y\n1,2,3\n2,3,5\n", r"bad.csv: columns 1 and 2 are both named 'a'; rename one"),
     # one class: before, the job failed on the cross-entropy's "(30, 1) output" shape error
     ("a,b,label\n" + "1,2,yes\n3,4,yes\n5,6,yes\n", r"bad.csv: the target 'label' is 'yes' "
      r"in all 3 rows: one class"),
