@@ -307,10 +307,13 @@ def write_text(jsonl: str, path: str) -> str:
 def write_csv(jsonl: str, path: str) -> str:
     """The results in ``jsonl`` as a table written to ``path``: each row of a page (its
     lines side by side: a table's cells, a receipt's item and price) one CSV row, its lines
-    the columns. One image: its rows alone; several: each row led by the image's name (an
+    the columns (:func:`.grid.grid_rows`: the rows of a table keep their empty cells, each
+    cell in its column). One image: its rows alone; several: each row led by the image's name (an
     image that could not be read: one row saying why). UTF-8 with a byte-order mark, so a
     spreadsheet opens Chinese text as such. Returns ``path``."""
     import csv
+
+    from .grid import grid_rows
 
     docs = _records(jsonl)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -322,11 +325,8 @@ def write_csv(jsonl: str, path: str) -> str:
             if doc.get("error"):
                 writer.writerow(lead + [f"(not read: {doc['error']})"])
                 continue
-            rows: dict[int, list[str]] = {}
-            for k, line in enumerate(doc.get("lines") or []):
-                rows.setdefault(int(line.get("row", k)), []).append(line["text"])
-            for r in sorted(rows):
-                writer.writerow(lead + rows[r])
+            for row in grid_rows(doc.get("lines") or []):  # a table's cells in its columns
+                writer.writerow(lead + row)
     return path
 
 
