@@ -559,6 +559,18 @@ class TrainKind(Kind):
             elif isinstance(val.get("val_accuracy"), (int, float)):
                 line += f", accuracy {100 * val['val_accuracy']:.1f}%"
         lines = [line]
+        resumed = result.get("resumed")
+        if isinstance(resumed, dict):  # --resume: from where, or why not (a typo in the dir)
+            at, total = resumed.get("from_step"), resumed.get("total")
+            if at is None:
+                lines.append(f"resume: no checkpoint in {resumed.get('dir')}, so it started "
+                             "from step 0")
+            elif isinstance(total, int) and at >= total:
+                lines.append(f"resume: the checkpoint at step {at} already reaches the "
+                             f"{total} steps asked: nothing trained (steps count from 0: ask "
+                             f"for more than {at})")
+            else:
+                lines.append(f"resumed from step {at}")
         for note in (result.get("notes") or [])[:6]:  # what reading the data decided
             lines.append(f"data: {note}")
         evals = result.get("evaluation") or []

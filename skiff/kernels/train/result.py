@@ -40,6 +40,7 @@ class TrainResult:
     step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
     predicted: dict = field(default_factory=dict)  # the plan's estimates against measurements
     plan_check: dict | None = None  # several ranks: the plan with its measured fixed costs
+    resumed: dict | None = None  # resume=True: {"from_step": N or None (none found), ...}
     model: object = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -57,6 +58,8 @@ class TrainResult:
             out["evaluation"] = self.evaluation
         if self.notes:  # what reading the data decided (words one-hot, gaps filled, ...)
             out["notes"] = self.notes
+        if self.resumed is not None:  # where a resumed run went on from (or that it could not)
+            out["resumed"] = self.resumed
         if self.best_step is not None:  # early stopping: whose weights the model holds
             out["best_step"], out["best_val_loss"] = self.best_step, self.best_val_loss
         return out

@@ -418,10 +418,12 @@ class Trainer(Inference, TrainerState):
         """Weights, optimizer, schedule, RNG, data position, step and curves from the newest
         checkpoint (none there: start from step 0)."""
         state = run.strategy.load_checkpoint(self.checkpoint_dir)
+        run.resumed = {"from_step": None, "dir": str(self.checkpoint_dir), "total": run.total}
         if state is None:
             self.reporter.log(f"no checkpoint in {self.checkpoint_dir}: starting from step 0")
             return
         run.step, run.history, run.val_history = self._restore(state, run.loader)
+        run.resumed["from_step"] = run.step
         self.reporter.log(f"resumed from step {run.step} (epoch {run.loader.epoch}, batch "
                           f"{run.loader.position})")
 
@@ -651,6 +653,7 @@ class Trainer(Inference, TrainerState):
             checkpoint=None if run.last_ckpt is None else str(run.last_ckpt),
             strategy=self.plan, stopped=run.stopped, num_parameters=run.n_params,
             model=self.model)
+        result.resumed = run.resumed
         result.step_time_s = median(run.step_times[1:] or run.step_times)
         if run.early is not None:
             result.best_step, result.best_val_loss = run.early.best_step, run.early.best

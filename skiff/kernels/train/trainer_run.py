@@ -33,6 +33,8 @@ class Run:
     evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}
     last_ckpt: object = None
     stopped: str | None = None
+    # resume=True: {"from_step": N or None (no checkpoint), "dir", "total"}
+    resumed: dict | None = None
     early: object = None  # trainer_stop.EarlyStopping when early_stopping is set
     t_start: float = 0.0
     elapsed: float = 0.0

@@ -75,3 +75,28 @@ def test_objects_are_refused(tmp_path):
     with pytest.raises(TypeError, match="1.5"):
         save_checkpoint(tmp_path, {1.5: 0}, step=0)
     assert load_latest(tmp_path) is None
+
+
+def test_a_resumed_run_says_where_it_went_on_from_or_that_it_could_not(tmp_path):
+    """--resume with a mistyped --checkpoint-dir trained from step 0, and a checkpoint already
+    past --steps trained nothing, both without a word; the result and the summary say so."""
+    from skiff import nn
+    from skiff.kernels.train.trainer import Trainer
+    from skiff.kinds import KINDS
+
+    rng = np.random.default_rng(0)
+    data = (rng.normal(size=(64, 3)).astype("f4"), rng.normal(size=(64, 1)).astype("f4"))
+    Trainer(nn.Linear(3, 1), checkpoint_dir=tmp_path / "ck").train(data, steps=6)
+    summary = KINDS["train"].summary
+    cases = [(tmp_path / "typo", 4, None, "resume: no checkpoint in"),
+             (tmp_path / "ck", 4, 6, "resume: the checkpoint at step 6 already reaches the 4 "
+                                     "steps asked: nothing trained"),
+             (tmp_path / "ck", 9, 6, "resumed from step 6")]
+    for where, steps, at, line in cases:
+        result = Trainer(nn.Linear(3, 1), checkpoint_dir=where, resume=True).train(
+            data, steps=steps)
+        assert result.resumed["from_step"] == at and result.to_json()["resumed"] == \
+            result.resumed
+        assert any(s.startswith(line) for s in summary(result.to_json())), line
+    fresh = Trainer(nn.Linear(3, 1)).train(data, steps=1)
+    assert fresh.resumed is None and "resumed" not in fresh.to_json()
