@@ -163,3 +163,24 @@ def test_torch_keywords_and_shapes():
     assert skiff.cat([xs, xs], dim=2).shape == (2, 3, 8)
     assert skiff.stack([xs, xs], dim=1).shape == (2, 2, 3, 4)
     assert skiff.zeros(2, 3).shape == (2, 3) and xs.argmax(dim=2, keepdim=True).shape == (2, 3, 1)
+
+
+def test_load_state_dict_of_another_model_says_so_in_a_short_line():
+    """Resuming gpt-mini from an mlp job's checkpoints printed all 54 + 6 names (3 KB of one
+    line); now it says the weights are another model's, with a few names of each."""
+    from skiff.kernels.train import models
+
+    gpt = models.get("gpt-mini")
+    mlp = models.get("mlp", in_features=4, out_features=2)
+    with pytest.raises(ValueError) as err:
+        gpt.load_state_dict(mlp.state_dict())
+    msg = str(err.value)
+    assert msg.startswith("load_state_dict into GPT: none of the 6 weights given is one of "
+                          "this model's: they are of another model (theirs: net.0.weight")
+    assert len(msg) < 400 and "more" in msg
+    state = gpt.state_dict()
+    state.pop("wte.weight")
+    state.update({f"extra{k}": np.zeros(1) for k in range(20)})
+    with pytest.raises(ValueError, match=r"missing keys: wte.weight \| unexpected keys: "
+                                         r"extra0, .*extra7 \.\.\. and 12 more"):
+        gpt.load_state_dict(state)

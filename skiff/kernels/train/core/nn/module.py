@@ -202,13 +202,24 @@ class Module:
                 shape = tuple(np.shape(state[k]))
                 if shape != tuple(t.shape):
                     bad.append(f"{k}: checkpoint {shape} vs model {tuple(t.shape)}")
+        def some(names, sep=", ", k=8):  # a few, then how many more: one readable line
+            return sep.join(names[:k]) + (f" ... and {len(names) - k} more"
+                                          if len(names) > k else "")
+
         problems = []
+        if strict and missing and unexpected and len(missing) == len(targets):
+            # not one name in common: the weights of another model (a checkpoint folder of
+            # another job), said so instead of listing every name of both
+            raise ValueError(f"load_state_dict into {type(self).__name__}: none of the "
+                             f"{len(unexpected)} weights given is one of this model's: they "
+                             f"are of another model (theirs: {some(unexpected, k=4)}; this "
+                             f"model's: {some(missing, k=4)})")
         if strict and missing:
-            problems.append("missing keys: " + ", ".join(missing))
+            problems.append("missing keys: " + some(missing))
         if strict and unexpected:
-            problems.append("unexpected keys: " + ", ".join(unexpected))
+            problems.append("unexpected keys: " + some(unexpected))
         if bad:
-            problems.append("shape mismatch: " + "; ".join(bad))
+            problems.append("shape mismatch: " + some(bad, "; "))
         if problems:
             raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(problems))
         for k, t in targets.items():
