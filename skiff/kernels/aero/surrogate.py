@@ -43,9 +43,30 @@ class Prediction:
         return self.lo <= float(value) <= self.hi
 
     def __repr__(self) -> str:
-        flag = "" if self.in_domain else " OUTSIDE THE SAMPLED DOMAIN"
+        if not self.in_domain:
+            # no bound holds outside the sampled box: the cd is an extrapolation
+            return (f"<Prediction cd {self.cd:.4f} extrapolated, no bound: OUTSIDE THE "
+                    f"SAMPLED DOMAIN>")
         return (f"<Prediction cd {self.cd:.4f} in [{self.lo:.4f}, {self.hi:.4f}] "
-                f"({100 * self.share:g}%){flag}>")
+                f"({100 * self.share:g}%)>")
+
+
+def _number(name, value) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {value!r}") from None
+
+
+def _row(p) -> list:
+    """One shape given as a sequence of numbers in the order of ``PARAMS``."""
+    if len(p) != len(PARAMS):
+        # rows of two numbers used to be reshaped into rows of three, silently mixed up
+        raise ValueError(f"a shape given as a row has {len(PARAMS)} numbers "
+                         f"({', '.join(PARAMS)}), got {len(p)}: {list(p)!r}")
+    return [_number(k, v) for k, v in zip(PARAMS, p)]
 
 
 def _quadratic(z):
@@ -143,6 +164,9 @@ class Surrogate:
     def _rows(self, params):
         if isinstance(params, dict):
             params = [params]
+        if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+            raise TypeError(f"predict takes a shape as a dict {{'length':, 'bluntness':, "
+                            f"'clearance':}} or a list of shapes, got {type(params).__name__}")
         rows = []
         for p in params:
             if isinstance(p, dict):
@@ -153,10 +177,16 @@ class Surrogate:
                 missing = [k for k in PARAMS if k not in p]
                 if missing:
                     raise ValueError(f"missing parameter {missing[0]!r}")
-                rows.append([float(p[k]) for k in PARAMS])
+                rows.append([_number(k, p[k]) for k in PARAMS])
+            elif isinstance(p, (str, bytes)) or not hasattr(p, "__len__"):
+                # a flat list of numbers used to fail inside float() ("'int' object is not
+                # iterable")
+                raise TypeError(f"predict takes a shape as a dict or a row of "
+                                f"{len(PARAMS)} numbers ({', '.join(PARAMS)}); a list of "
+                                f"shapes is a list of those, got an item {p!r}")
             else:
-                rows.append([float(v) for v in p])
-        return np.array(rows, dtype=float).reshape(-1, 3)
+                rows.append(_row(p))
+        return np.array(rows, dtype=float).reshape(-1, len(PARAMS))
 
     def outside(self, row) -> list:
         """The parameters of ``row`` outside the sampled box, as ``name value (lo..hi)``."""
@@ -192,7 +222,15 @@ class Surrogate:
     def predict_arrays(self, params):
         """``(cd, lo, hi)`` arrays for rows of ``params`` inside the box (the design loop's
         fast path; rows outside raise)."""
-        rows = np.asarray(params, float).reshape(-1, 3)
+        rows = np.asarray(params, float)
+        if rows.ndim == 1 and rows.size == len(PARAMS):
+            rows = rows[None, :]
+        if rows.ndim != 2 or rows.shape[1] != len(PARAMS):
+            # rows of two numbers used to be reshaped into rows of three, silently mixed up
+            raise ValueError(f"predict_arrays takes rows of {len(PARAMS)} numbers "
+                             f"({', '.join(PARAMS)}), got an array of shape {rows.shape}")
+        if not np.all(np.isfinite(rows)):
+            raise ValueError("predict_arrays: a parameter is not a finite number (NaN or inf)")
         z = self._scale_static(self.domain, rows)
         if np.any(np.abs(z) > 1 + 1e-9):
             raise ValueError("outside the sampled domain, refused (no extrapolation)")
@@ -215,7 +253,11 @@ class Surrogate:
 
     @classmethod
     def load(cls, path) -> Surrogate:
-        with np.load(Path(path)) as data:
+        path = Path(path)
+        if not path.exists() and path.suffix != ".npz" and path.with_name(
+                path.name + ".npz").exists():
+            path = path.with_name(path.name + ".npz")      # what save(path) wrote
+        with np.load(path) as data:
             meta = json.loads(str(data["meta"]))
             members = []
             for k in range(meta["members"]):
@@ -273,6 +315,16 @@ def design(surrogate: Surrogate, *, volume: float, points: int = 201) -> dict:
     surrogate: for each (bluntness, clearance) on a ``points x points`` grid, the length
     that gives the volume; the best in the box. Returns the parameters, the prediction and
     the seconds it took."""
+    if not isinstance(surrogate, Surrogate):
+        raise TypeError(f"design takes a Surrogate (Surrogate.fit(samples) or "
+                        f"Surrogate.load(path)), got {type(surrogate).__name__}")
+    volume = _number("volume", volume)
+    if not (math.isfinite(volume) and volume > 0):
+        raise ValueError(f"volume (the nose area, in H^2) must be a positive number, "
+                         f"got {volume!r}")
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 2:
+        raise ValueError(f"points must be an integer >= 2 (grid points per parameter), "
+                         f"got {points!r}")
     t0 = time.perf_counter()
     (b0, b1), (c0, c1) = surrogate.domain["bluntness"], surrogate.domain["clearance"]
     (l0, l1) = surrogate.domain["length"]

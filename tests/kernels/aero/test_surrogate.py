@@ -91,3 +91,39 @@ def test_public_names():
     missing = [n for n in skiff.aero.__all__ if not hasattr(skiff.aero, n)]
     assert skiff.aero.__all__ and missing == []
     assert skiff.aero.Surrogate is Surrogate
+
+
+def test_wrong_shapes_and_types_are_one_clear_error(model, tmp_path):
+    """Rows of two numbers were reshaped into rows of three (wrong answers, no error); a flat
+    row, a word for a number, NaN in the fast path, a dict for the surrogate: each one line."""
+    with pytest.raises(ValueError, match="row has 3 numbers.*got 2"):
+        model.predict([[3.0, 0.4], [0.15, 3.0], [0.4, 0.15]])
+    with pytest.raises(ValueError, match="rows of 3 numbers.*shape \\(3, 2\\)"):
+        model.predict_arrays([[3.0, 0.4], [0.15, 3.0], [0.4, 0.15]])
+    with pytest.raises(TypeError, match="a dict or a row of 3 numbers"):
+        model.predict([3.0, 0.4, 0.15])
+    with pytest.raises(TypeError, match="length must be a number, got 'three'"):
+        model.predict({"length": "three", "bluntness": 0.4, "clearance": 0.15})
+    with pytest.raises(TypeError, match="dict"):
+        model.predict("length=3")
+    with pytest.raises(ValueError, match="not a finite number"):
+        model.predict_arrays([[np.nan, 0.4, 0.15]])
+    assert model.predict([[3.0, 0.4, 0.15]])[0].cd == pytest.approx(
+        model.predict({"length": 3.0, "bluntness": 0.4, "clearance": 0.15}).cd)
+    with pytest.raises(TypeError, match="design takes a Surrogate"):
+        design({"domain": DOMAIN}, volume=2.0)
+    with pytest.raises(TypeError, match="volume must be a number, got .two."):
+        design(model, volume="two")
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="volume .* must be a positive number"):
+            design(model, volume=bad)
+
+
+def test_an_extrapolation_claims_no_bound_and_save_load_by_one_name(model, tmp_path):
+    p = model.predict({"length": 6.0, "bluntness": 0.5, "clearance": 0.2}, outside="flag")
+    assert "extrapolated, no bound" in repr(p) and "95%" not in repr(p)
+    written = model.save(tmp_path / "drag")          # np.savez adds .npz
+    assert written.name == "drag.npz"
+    back = Surrogate.load(tmp_path / "drag")          # the name given to save
+    q = {"length": 3.0, "bluntness": 0.4, "clearance": 0.15}
+    assert back.predict(q) == model.predict(q)
