@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import math
 import os
 import re
 from types import SimpleNamespace
@@ -73,14 +74,14 @@ def _k() -> SimpleNamespace:
     ``%load_ext skiff`` need not wait for."""
     from skiff.kernels.solve.estimate import check_fits
     from skiff.kernels.solve.flow.adapt import ADAPT
-    from skiff.kernels.solve.flow.dfg import CASES
+    from skiff.kernels.solve.flow.dfg import CASES, check_steps
     from skiff.kernels.solve.flow.mesh import MIN_RESOLUTION
     from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
     from skiff.kernels.solve.problems import BC_KINDS, SIDES
     from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances, takes_precond
 
     return SimpleNamespace(check_fits=check_fits, NOSE_ADAPT=ADAPT, FLOW_CASES=CASES,
-                           FLOW_MIN_RESOLUTION=MIN_RESOLUTION, CYCLES=CYCLES,
+                           check_steps=check_steps, FLOW_MIN_RESOLUTION=MIN_RESOLUTION, CYCLES=CYCLES,
                            SMOOTHERS=SMOOTHERS, BC_KINDS=BC_KINDS, SIDES=SIDES,
                            METHODS=METHODS, PRECONDS=PRECONDS,
                            check_tolerances=check_tolerances, takes_precond=takes_precond)
@@ -432,15 +433,19 @@ def _cylinder_config(values: dict) -> dict:
         raise ValueError(f"--resolution {resolution!r} is too coarse to hold the cylinder: "
                          f"give at least {_k().FLOW_MIN_RESOLUTION} edges around it")
     re_ = values.get("re")
-    if re_ is not None and not float(re_) > 0:
+    # inf passed `> 0` and failed in the run, after the run folder was made
+    if re_ is not None and not (math.isfinite(float(re_)) and float(re_) > 0):
         raise ValueError(f"--re (Reynolds number) must be > 0, got {re_!r}")
     for name in ("dt", "t_end"):
         v = values.get(name)
-        if v is not None and not float(v) > 0:
+        if v is not None and not (math.isfinite(float(v)) and float(v) > 0):
             raise ValueError(f"{_flag(name)} must be > 0, got {v!r}")
         if v is not None and _k().FLOW_CASES[case].kind == "steady":
             raise ValueError(f"case {case} is steady (Newton, no time steps): {_flag(name)} is "
                              "for the unsteady cases 2d-2 and 2d-3")
+    if _k().FLOW_CASES[case].kind != "steady":
+        # a step longer than the run made no step at all (IndexError in the run)
+        _k().check_steps(_k().FLOW_CASES[case], values.get("dt"), values.get("t_end"))
     # the steady cases' Newton solves are sparse direct (CPU only); the unsteady cases' linear
     # solves run where --device says ("auto" stays on the CPU: assembly is there anyway)
     device = values.get("device") or DEFAULT_DEVICE

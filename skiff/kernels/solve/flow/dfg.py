@@ -157,6 +157,17 @@ def _check(case, re, resolution, dt, t_end):
             raise ValueError(f"{name} must be > 0, got {v!r}")
 
 
+def check_steps(c, dt, t_end) -> int:
+    """The number of time steps of an unsteady case ``c`` with ``dt``, ``t_end`` (None: the
+    case's); a step longer than the run is refused (it made no step: an IndexError)."""
+    dt, t_end = float(dt or c.dt), float(t_end or c.t_end)
+    steps = int(round(t_end / dt))
+    if steps < 1:
+        raise ValueError(f"dt {dt:g} is longer than the run (t_end {t_end:g}): no time step "
+                         f"fits; give dt <= t_end (the case's dt is {c.dt:g})")
+    return steps
+
+
 # the Reynolds number (mean inflow, diameter) past which the steady wake of a circular
 # cylinder gives way to periodic shedding (Williamson 1996: about 47; 46 is the usual figure)
 STEADY_RE_LIMIT = 46.0
@@ -177,6 +188,8 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     _check(case, re, resolution, dt, t_end)
     reporter = reporter or NullReporter()
     c = CASES[case]
+    if c.kind != "steady":
+        check_steps(c, dt, t_end)
     if c.kind == "steady" and str(device) != "cpu":
         raise ValueError(f"case {case} is steady: its Newton solves are sparse direct, on the "
                          f"CPU only; drop --device {device} (the unsteady cases 2d-2, 2d-3 run "

@@ -45,6 +45,10 @@ def test_strouhal_of_a_known_signal():
     ({"re": -20.0}, "Reynolds number must be > 0, got -20.0"),
     ({"resolution": 8}, "resolution 8 is too coarse to hold the cylinder"),
     ({"dt": -0.1, "case": "2d-2"}, "dt must be > 0, got -0.1"),
+    # a step longer than the run made no step and failed with an IndexError
+    ({"dt": 10.0, "case": "2d-2", "resolution": 16}, "dt 10 is longer than the run"),
+    ({"dt": 0.5, "t_end": 0.1, "case": "2d-3", "resolution": 16},
+     "dt 0.5 is longer than the run .t_end 0.1."),
 ])
 def test_bad_input_one_clear_error(kwargs, needle):
     with pytest.raises(ValueError, match=needle):

@@ -70,6 +70,19 @@ def test_config_of_the_cylinder():
         to_config({"problem": "cylinder", "t_end": 0.0})
 
 
+@pytest.mark.parametrize("values, needle", [
+    # inf passed the config and failed in the run, after its run folder was made
+    ({"re": float("inf")}, r"--re \(Reynolds number\) must be > 0, got inf"),
+    ({"case": "2d-2", "dt": float("inf")}, "--dt must be > 0, got inf"),
+    # a step longer than the run: no step, an IndexError in the run
+    ({"case": "2d-2", "dt": 10.0}, "dt 10 is longer than the run"),
+    ({"case": "2d-2", "dt": 0.5, "t_end": 0.1}, "dt 0.5 is longer than the run"),
+])
+def test_config_refuses_before_the_run_folder(values, needle):
+    with pytest.raises(ValueError, match=needle):
+        to_config({"problem": "cylinder", **values})
+
+
 class _StopAfter(NullReporter):
     def __init__(self, n):
         self.n, self.calls, self.steps = n, 0, []
