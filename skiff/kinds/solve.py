@@ -81,7 +81,8 @@ def _k() -> SimpleNamespace:
     from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances, takes_precond
 
     return SimpleNamespace(check_fits=check_fits, NOSE_ADAPT=ADAPT, FLOW_CASES=CASES,
-                           check_steps=check_steps, FLOW_MIN_RESOLUTION=MIN_RESOLUTION, CYCLES=CYCLES,
+                           check_steps=check_steps, FLOW_MIN_RESOLUTION=MIN_RESOLUTION,
+                           CYCLES=CYCLES,
                            SMOOTHERS=SMOOTHERS, BC_KINDS=BC_KINDS, SIDES=SIDES,
                            METHODS=METHODS, PRECONDS=PRECONDS,
                            check_tolerances=check_tolerances, takes_precond=takes_precond)
