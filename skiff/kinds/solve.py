@@ -811,19 +811,34 @@ def _cylinder_summary(result: dict) -> list[str]:
              f"{what}, {figure(result.get('seconds', 0.0))} s "
              f"(linear solves {figure(100 * (result.get('linear_share') or 0.0))}%)"]
     bands, ok = result.get("bands") or {}, result.get("in_bands") or {}
+    case = _k().FLOW_CASES.get(result.get("case"))
+    full = case.t_end if case is not None and case.kind != "steady" else None
+    short = full is not None and result.get("t_end") is not None and \
+        float(result["t_end"]) < full - 1e-9
     parts = []
     for key, name in _FLOW_NAMES.items():
         if result.get(key) is None:
             continue
+        if key == "dp_end":
+            # the value at the run's end: t = 8 only for a full run ("dp at t=8" was printed
+            # for a run stopped at t = 0.5)
+            name = f"dp at t={figure(result.get('t_end', 8.0))}"
         text = f"{name} {result[key]:.5g}"
         if key in bands:
             lo, hi = bands[key]
-            text += f" (DFG {lo:g}-{hi:g}{'' if ok.get(key) else ': outside'})"
+            span = f"{lo:g} to {hi:g}" if lo < 0 else f"{lo:g}-{hi:g}"     # not "-0.115--0.105"
+            if key == "dp_end" and short:
+                text += f" (DFG at t={figure(full)}: {span})"    # another time: no verdict
+            else:
+                text += f" (DFG {span}{'' if ok.get(key) else ': outside'})"
         parts.append(text)
     lines += [", ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
     if result.get("case") == "2d-2" and result.get("st") is None:
         lines.append(f"no shedding period found by t = {figure(result.get('t_end'))}: the "
                      "periodic values are read once the wake sheds (the default --t-end 5)")
+    elif bands and short:
+        lines.append(f"the run stopped at t = {figure(result['t_end'])} of the case's "
+                     f"{figure(full)}: the published bands are for the full run (drop --t-end)")
     elif bands and not all(ok.values()):
         lines.append("outside the published bands: a finer --resolution (or, unsteady, a "
                      "smaller --dt and the full --t-end) brings the values in")

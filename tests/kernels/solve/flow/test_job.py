@@ -105,3 +105,23 @@ def test_cancel_is_honoured_with_progress(case):
         assert [s[2] for s in rep.steps] == ["Newton step"] * 3
     else:
         assert np.all([s[2] == "time step" for s in rep.steps])
+
+
+def test_summary_of_a_shortened_2d3_run_names_its_end_time():
+    """2D-3 stopped at t = 0.5 printed "dp at t=8 ... (DFG -0.115--0.105: outside)" and blamed
+    the resolution; its dp is at t = 0.5 and the bands are for the full run."""
+    from skiff.kinds.solve import KIND
+    result = {"case": "2d-3", "re": 100.0, "cells": 1020, "dofs": 4895, "steps": 25,
+              "seconds": 0.5, "linear_share": 0.2, "cd_max": 0.365, "cl_max": 0.00017,
+              "dp_end": 0.185, "t_end": 0.5,
+              "bands": {"cd_max": [2.93, 2.97], "cl_max": [0.47, 0.49],
+                        "dp_end": [-0.115, -0.105]},
+              "in_bands": {"cd_max": False, "cl_max": False, "dp_end": False}}
+    text = "\n".join(KIND.summary(result))
+    assert "dp at t=8" not in text and "--0.105" not in text
+    assert "dp at t=0.5 0.185 (DFG at t=8: -0.115 to -0.105)" in text
+    assert "stopped at t = 0.5 of the case's 8" in text
+    full = {**result, "t_end": 8.0, "dp_end": -0.11, "in_bands": {**result["in_bands"],
+                                                                  "dp_end": True}}
+    text = "\n".join(KIND.summary(full))
+    assert "dp at t=8 -0.11 (DFG -0.115 to -0.105)" in text and "stopped" not in text
