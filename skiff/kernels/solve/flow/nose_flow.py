@@ -20,6 +20,11 @@ from .unsteady import Stepper, run_steps
 __all__ = ["NoseFlow", "solve_nose_flow", "nose_problem", "body_forces", "surface_cp"]
 
 DT = 0.02            # time step of the unsteady fallback (H / U)
+# what each number of a nose result is measured in: lengths in train heights H, times in
+# H / U (U the train's speed); cd and cl are forces per unit span over 1/2 rho U^2 H
+# (docs/aero.md), cp the pressure over 1/2 rho U^2
+UNITS = {"length": "H", "bluntness": "1", "clearance": "H", "re": "1", "cd": "1", "cl": "1",
+         "cp": "1", "s": "H", "x": "H", "y": "H", "seconds": "s", "t": "H/U"}
 T_END = 30.0         # simulated time of the unsteady fallback; averages over its second half
 
 
@@ -63,6 +68,7 @@ class NoseFlow:
                if cp else {}, **self.details}
         if self.averages:
             out["averages"] = self.averages
+        out["units"] = dict(UNITS)
         return out
 
     def summary(self) -> dict:

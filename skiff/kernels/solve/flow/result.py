@@ -12,6 +12,11 @@ import numpy as np
 __all__ = ["FlowResult", "fields_figure", "mesh_figure", "history_figure"]
 
 STEADY_KEYS = ("cd", "cl", "dp")
+# what each number of a cylinder result is measured in (the DFG benchmark: SI units, fluid
+# density 1 kg/m^3, so a pressure difference in Pa is also in m^2/s^2)
+UNITS = {"re": "1", "cd": "1", "cl": "1", "cd_max": "1", "cl_max": "1", "cd_mean": "1",
+         "cl_amplitude": "1", "st": "1", "dp": "Pa", "dp_end": "Pa", "dp_half": "Pa",
+         "la": "m", "seconds": "s", "linear_seconds": "s", "t": "s"}
 PERIODIC_KEYS = ("cd_max", "cl_max", "st")
 
 
@@ -77,6 +82,7 @@ class FlowResult:
                "linear_share": round(self.linear_share, 3), "method": self.method,
                "bands": {k: list(v) for k, v in self.bands.items()},
                "in_bands": self.in_bands(), **self.details}
+        out["units"] = {k: u for k, u in UNITS.items() if k in out or k == "t"}
         return out
 
     def summary(self) -> dict:

@@ -59,6 +59,18 @@ def test_cli_periodic_case_json(runs_dir):
     assert {"cd_max", "cl_max", "st", "cells", "dofs", "steps", "seconds"} <= set(doc)
     assert doc["steps"] == 10 and doc["case"] == "2d-2" and doc["dofs"] > doc["cells"]
     assert doc["cd_max"] > 0 and 0 < doc["linear_share"] < 1
+    # each number says what it is measured in (round 24: no units anywhere in the JSON)
+    assert doc["units"]["cd_max"] == "1" and doc["units"]["dp_half"] == "Pa"
+    assert doc["units"]["seconds"] == "s" and set(doc["units"]) - {"t"} <= set(doc)
+
+
+def test_nose_result_says_its_units():
+    from skiff.kernels.solve.flow.nose import NoseShape
+    from skiff.kernels.solve.flow.nose_flow import NoseFlow
+
+    doc = NoseFlow(NoseShape(), 1000.0, 0.31, 0.05, 100, 900, 1.0, "steady").to_json()
+    assert doc["units"]["length"] == "H" and doc["units"]["cd"] == "1"
+    assert set(doc["units"]) - {"s", "x", "y", "cp", "t"} <= set(doc)
 
 
 def test_config_of_the_cylinder():
