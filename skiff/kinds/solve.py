@@ -64,6 +64,8 @@ EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", 
               "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
 SOLVER_OPTIONS = ("rtol", "atol", "maxiter", "restart", "cycle", "smoother", "pre", "post",
                   "compatibility")
+# the highest Reynolds number a cylinder run takes (the nose's limit is its own, MAX_RE)
+CYLINDER_MAX_RE = 1000.0
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
 
 
@@ -437,6 +439,11 @@ def _cylinder_config(values: dict) -> dict:
     # inf passed `> 0` and failed in the run, after the run folder was made
     if re_ is not None and not (math.isfinite(float(re_)) and float(re_) > 0):
         raise ValueError(f"--re (Reynolds number) must be > 0, got {re_!r}")
+    if re_ is not None and float(re_) > CYLINDER_MAX_RE:
+        # 1e9 failed inside the run, after the run folder, suggesting "--case 2d-2 --re 1e+09"
+        raise ValueError(f"--re {float(re_):g} is beyond what this laminar 2D solve holds for "
+                         f"the cylinder (at most {CYLINDER_MAX_RE:g}; the flow behind it is "
+                         f"three-dimensional from Re ~190 and turbulent long before 1e4)")
     for name in ("dt", "t_end"):
         v = values.get(name)
         if v is not None and not (math.isfinite(float(v)) and float(v) > 0):

@@ -89,6 +89,8 @@ def test_config_of_the_cylinder():
     # a step longer than the run: no step, an IndexError in the run
     ({"case": "2d-2", "dt": 10.0}, "dt 10 is longer than the run"),
     ({"case": "2d-2", "dt": 0.5, "t_end": 0.1}, "dt 0.5 is longer than the run"),
+    # 1e9 failed in the run, suggesting "--case 2d-2 --re 1e+09"
+    ({"re": 1e9}, r"--re 1e\+09 is beyond what this laminar 2D solve holds .*at most 1000"),
 ])
 def test_config_refuses_before_the_run_folder(values, needle):
     with pytest.raises(ValueError, match=needle):
