@@ -202,6 +202,8 @@ def check_expression(text: str, what: str) -> str:
                              f"use {', '.join(EXPR_NAMES)}")
         if isinstance(node, (ast.Attribute, ast.Lambda, ast.Subscript, ast.comprehension)):
             raise ValueError(f"{what}: only arithmetic and functions are allowed, got {text!r}")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            raise ValueError(f"{what}: {node.value!r} is not a real number, in {text!r}")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitXor):
             raise ValueError(f"{what}: '^' is not a power in Python, write '**' "
                              f"({text.replace('^', '**')!r})")
@@ -302,6 +304,17 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
                              f"it non-symmetric: use --method bicgstab or gmres (or leave "
                              f"--method out: bicgstab)")
         method = "bicgstab"   # the default method cannot solve a non-symmetric problem
+    bc = spec.get("bc", values.get("bc", "dirichlet"))
+    if velocity is not None and bc == "neumann":
+        raise ValueError("convection with Neumann on every side (--bc neumann, "
+                         "'boundaries: neumann') has no unique solution (u + c solves it too) "
+                         "and, for its source, none at all: make a side Dirichlet")
+    if velocity is not None and method in ("mg", "fmg"):
+        # the cycles hold the diffusion only: they converged to the solution without
+        # convection and the summary blamed round-off ("attainable accuracy", |r|/|b| = 2.7)
+        raise ValueError(f"--method {method} runs geometric multigrid cycles, which hold the "
+                         f"diffusion only, and convection is not in them: use --method "
+                         f"bicgstab or gmres (with --precond mg or amg)")
     if method == "auto":  # a built-in grid: symmetric unless it convects
         method = "gmres" if velocity is not None else "cg"
     if not k.takes_precond(method, precond):
@@ -352,10 +365,29 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
         raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
     if problem == "custom":
+        _check_axes(config)
         _sample_spec(config)
     if memory:
         _check_memory(config)
     return config
+
+
+def _check_axes(config: dict) -> None:
+    """Refuse ``z`` in an expression of a 2-D domain: it was 0 there, so ``source: z``
+    solved a zero source to u = 0 and called it converged."""
+    if len(config["grid"]) != 2:
+        return
+    named = [("coefficient", config.get("k")), ("source", config.get("source")),
+             ("body", config.get("sdf")),
+             ("body value", (config.get("body_bc") or [None, None])[1])]
+    if isinstance(config.get("bc"), dict):
+        named += [(f"boundary {side}", value) for side, (_, value) in config["bc"].items()]
+    for what, text in named:
+        if isinstance(text, str) and any(isinstance(n, ast.Name) and n.id == "z"
+                                         for n in ast.walk(ast.parse(text, mode="eval"))):
+            raise ValueError(f"%%solve {what}: {text!r} uses z, and the domain "
+                             f"{'x'.join(map(str, config['grid']))} is 2-D (x, y); give a "
+                             f"third size for a 3-D domain")
 
 
 def _sample_spec(config: dict) -> None:
@@ -365,14 +397,12 @@ def _sample_spec(config: dict) -> None:
     from skiff.kernels.solve.entry import build_problem
 
     small = {**config, "grid": [16] * len(config["grid"])}
-    from skiff.kernels.solve.problems import FieldError
-
     try:
         build_problem(small)
-    except FieldError as exc:
+    except ValueError as exc:
+        # a side a 2-D grid has not (z-), a negative or extra extent, convection around a body
+        # or with no Dirichlet side: they went on to the job and failed in its run folder
         raise ValueError(f"%%solve: {exc}") from None
-    except ValueError:
-        pass  # what depends on the grid size (a body smaller than a sample cell): the job says
     except (ArithmeticError, TypeError, NameError) as exc:
         raise ValueError(f"%%solve: an expression cannot be evaluated on the grid: "
                          f"{type(exc).__name__}: {exc}") from None
@@ -519,6 +549,7 @@ def _parse_bcs(text: str) -> str | dict:
 def parse_spec(cell: str) -> dict:
     """Read a ``%%solve`` cell (``key: value`` lines, ``#`` comments) into spec fields."""
     spec: dict = {}
+    seen: dict = {}
     for lineno, raw in enumerate(cell.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -528,14 +559,30 @@ def parse_spec(cell: str) -> dict:
         if not sep or key not in SPEC_KEYS:
             raise ValueError(f"%%solve line {lineno}: expected 'key: value' with key one of "
                              f"{', '.join(SPEC_KEYS)}, got {raw.strip()!r}")
+        if key in seen:   # the second silently replaced the first
+            raise ValueError(f"%%solve line {lineno}: '{key}' is given twice (line "
+                             f"{seen[key]} and line {lineno}); keep one")
+        seen[key] = lineno
         if key == "domain":
             words = value.split()
             try:
                 spec["grid"] = list(solve_grid(words[0]))
             except Exception as exc:
                 raise ValueError(f"%%solve domain: {exc}") from None
-            if len(words) >= 3 and words[1] == "extent":
-                spec["extent"] = [float(v) for v in re.split(r"[x×,]", words[2])]
+            if len(words) == 3 and words[1] == "extent":
+                try:
+                    extent = [float(v) for v in re.split(r"[x×,]", words[2])]
+                except ValueError:
+                    extent = None
+                if (extent is None or len(extent) != len(spec["grid"]) or
+                        not all(math.isfinite(e) and e > 0 for e in extent)):
+                    raise ValueError(f"%%solve domain: the extent is one positive length per "
+                                     f"axis ({len(spec['grid'])}), like 'extent 2x1', got "
+                                     f"{words[2]!r}")
+                spec["extent"] = extent
+            elif len(words) > 1:   # 'domain: 32x32 foo 3' was read as 32x32
+                raise ValueError(f"%%solve domain: expected 'NxN' or 'NxN extent LxL', got "
+                                 f"{value!r}")
         elif key == "coefficient":
             spec["k"] = check_expression(value, "coefficient")
         elif key == "source":

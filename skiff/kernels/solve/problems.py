@@ -203,10 +203,15 @@ def _parse_bc(bc, ndim: int) -> dict[str, tuple[str, object]]:
 
 def _field(value, coords, shape, what: str) -> np.ndarray:
     """A scalar, array of ``shape`` or callable of the coordinates, as a float array."""
+    raw = np.asarray(value(*coords) if callable(value) else value)
+    if np.iscomplexobj(raw):   # numpy dropped the imaginary part with a warning: 1j*x was 0
+        raise ValueError(f"{what} must be real, got complex values (first "
+                         f"{raw.ravel()[0]!r}); split a complex problem into its real and "
+                         "imaginary parts")
     if callable(value):
-        out = np.asarray(value(*coords), dtype=np.float64)
+        out = raw.astype(np.float64)
         return np.broadcast_to(out, shape).copy()
-    arr = np.asarray(value, dtype=np.float64)
+    arr = raw.astype(np.float64)
     if arr.ndim == 0:
         return np.full(shape, float(arr))
     if arr.shape != tuple(shape):
@@ -289,6 +294,10 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
     if sdf is not None:
         if mask is not None:
             raise ValueError("give either mask or sdf, not both")
+        sdf_bad = ~np.isfinite(np.asarray(sdf, dtype=np.float64))
+        if sdf_bad.any():   # NaN >= 0 is False: NaN cells became the body without a word
+            raise FieldError(f"the body's signed distance must be finite: it is "
+                             f"{_at(sdf_bad, centres, np.asarray(sdf, dtype=np.float64))}")
         mask = np.asarray(sdf) >= 0
     body_kind, body_value = _body_bc(body_bc)
     sdf_arr = None if sdf is None else np.asarray(sdf, dtype=np.float64)
@@ -306,6 +315,13 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             raise ValueError(f"velocity needs {d} components, got {velocity!r}")
         if mask is not None:
             raise ValueError("convection on masked domains is not supported yet")
+        if all(kind == "neumann" for kind, _ in sides.values()):
+            # the constants are its null space and b = 1 is outside its range: BiCGStab broke
+            # down after 1600 iterations, GMRES stagnated, stationary MG diverged to 1e121
+            raise ValueError("convection with Neumann on every side has no unique solution "
+                             "(u + c solves it too) and, for most sources, none at all: "
+                             "make at least one side Dirichlet (bc='dirichlet', or "
+                             "{'x-': 'dirichlet', ...})")
     f = _field(source, centres, shape, "source")
     if mask is not None:
         f[~mask] = 0.0
@@ -368,6 +384,9 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             fcoords = [np.moveaxis(np.broadcast_to(x, shape), a, 0)[end] for x in centres]
             fcoords[a] = np.full_like(fcoords[a], 0.0 if end == 0 else ext[a])
             g = _field(value, fcoords, face_k.shape, f"value on side {side}")
+            if not np.isfinite(g).all():  # it reached the solver as "b contains NaN"
+                raise FieldError(f"the value on side {side} must be finite: it is "
+                                 f"{_at(~np.isfinite(g), fcoords, g)}")
             bslab = np.moveaxis(bterm, a, 0)
             ia = 2 * (3 - d + a) + (0 if end == 0 else 1)
             if kind == "dirichlet":
@@ -444,6 +463,11 @@ def _body_wall(a, hh, mask, sdf, k, kcell, centres, shape, value, extra, bterm):
         pts[a] = pts[a] + step * th * hh
         g = value(*pts) if callable(value) else value
         g = np.asarray(g, dtype=np.float64) * np.ones(len(th))
+        if not np.isfinite(g).all():
+            first = int(np.flatnonzero(~np.isfinite(g))[0])
+            where = ", ".join(f"{n}={float(c[first]):.4g}" for n, c in zip("xyz", pts))
+            raise FieldError(f"the body's Dirichlet value must be finite: it is "
+                             f"{float(g[first]):.4g} at {where} (a wall point)")
         coup = kk / (th * hh**2)
         np.add.at(extra, cells_user, coup)
         np.add.at(bterm, cells_user, coup * g)

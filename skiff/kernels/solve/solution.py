@@ -14,6 +14,17 @@ import numpy as np
 __all__ = ["Solution", "write_vtk", "field_figure", "convergence_figure"]
 
 
+# what each number of :meth:`Solution.summary` (a job's result, ``--json``) is measured in
+_UNITS = {
+    "relative_residual": "|b - A x| / |b| of the returned x (recomputed, not the recurrence's)",
+    "residuals": "|r| / |b| per iteration, the method's own residual, initial first",
+    "error": "max over the cells of |u - u_exact|, in u's units (null: no exact solution)",
+    "time_s": "s (the solve)", "setup_time_s": "s (the solver's setup)",
+    "bandwidth_GBps": "GB/s (bytes the kernels must move / solve time)",
+    "shape": "cells per axis (x, y[, z])",
+}
+
+
 @dataclass
 class Solution:
     """The result of a solve.
@@ -94,6 +105,7 @@ class Solution:
             "time_s": self.time, "setup_time_s": self.setup_time,
             "bandwidth_GBps": self.bandwidth, "error": self.error,
             "residuals": [r / (self.bnorm or 1.0) for r in self.residuals], **self.info,
+            "units": dict(_UNITS),
         }
 
     def to_json(self) -> dict:
@@ -122,6 +134,61 @@ class Solution:
                        f'margin-right:1%"/>' for b in imgs)
         return f"<div><code>{html.escape(repr(self))}</code><div>{tags}</div></div>"
 
+    def plot(self, what: str = "both", path=None):
+        """The labelled figures (matplotlib's object API: no display or pyplot needed):
+        ``what`` 'field' (a heatmap, the z mid-slice in 3D), 'convergence' (|r|/|b| per
+        iteration) or 'both' (a tuple of the two; the convergence alone for a matrix's
+        vector). ``path``: also write the one figure asked for as a PNG there."""
+        if what not in ("field", "convergence", "both"):
+            raise ValueError(f"what must be 'field', 'convergence' or 'both', got {what!r}")
+        if what == "field" and self.field.ndim < 2:
+            raise ValueError(f"the field of a matrix system is a vector (shape "
+                             f"{self.field.shape}), not a grid: plot 'convergence'")
+        if what == "both":
+            if path is not None:
+                raise ValueError("path= writes one figure: give what='field' or "
+                                 "'convergence'")
+            figs = (field_figure(self),) if self.field.ndim >= 2 else ()
+            return figs + (convergence_figure(self),)
+        fig = field_figure(self) if what == "field" else convergence_figure(self)
+        if path is not None:
+            save_png(fig, path)
+        return fig
+
+    @classmethod
+    def load(cls, path) -> Solution:
+        """A Solution written by :meth:`save` as ``.npz`` (field, residual history, record)."""
+        path = Path(path)
+        if path.suffix.lower() != ".npz":
+            raise ValueError(f"Solution.load reads the .npz files Solution.save writes, got "
+                             f"{path.name!r} (a .vtk file is for ParaView)")
+        with np.load(path, allow_pickle=False) as data:
+            if "field" not in data or "summary" not in data:
+                raise ValueError(f"{path.name}: not a skiff Solution file (no field/summary)")
+            fld = np.array(data["field"])
+            residuals = [float(r) for r in data["residuals"]]
+            summary = json.loads(str(data["summary"]))
+            bnorm = float(data["bnorm"]) if "bnorm" in data else None
+            extent = tuple(float(e) for e in data["extent"]) if "extent" in data else None
+        if bnorm is None:   # files written before bnorm was stored: from the relative history
+            rel = summary.get("residuals") or []
+            bnorm = residuals[0] / rel[0] if rel and rel[0] else 1.0
+        known = {"problem", "shape", "method", "precond", "device", "iterations", "converged",
+                 "status", "relative_residual", "time_s", "setup_time_s", "bandwidth_GBps",
+                 "error", "residuals", "units"}
+        time_s = float(summary.get("time_s") or 0.0)
+        return cls(field=fld, residuals=residuals,
+                   iterations=int(summary.get("iterations", len(residuals) - 1)),
+                   converged=bool(summary.get("converged")), time=time_s,
+                   setup_time=float(summary.get("setup_time_s") or 0.0),
+                   device=summary.get("device", "cpu"), method=summary.get("method", ""),
+                   precond=summary.get("precond", ""), bnorm=bnorm,
+                   bytes_moved=float(summary.get("bandwidth_GBps") or 0.0) * time_s * 1e9,
+                   error=summary.get("error"), problem=summary.get("problem", ""),
+                   extent=extent, status=summary.get("status", ""),
+                   true_residual=summary.get("relative_residual"),
+                   info={k: v for k, v in summary.items() if k not in known})
+
     # ------------------------------------------------------------------ export
     def save(self, path, *, format: str | None = None) -> Path:
         """Write ``path``: ``.npz`` (field and record) or ``.vtk`` (legacy structured points,
@@ -130,7 +197,9 @@ class Solution:
         path = Path(path)
         fmt = format or path.suffix.lstrip(".").lower()
         if fmt == "npz":
+            extra = {} if self.extent is None else {"extent": np.asarray(self.extent, float)}
             np.savez_compressed(path, field=self.field, residuals=np.asarray(self.residuals),
+                                bnorm=np.float64(self.bnorm), **extra,
                                 summary=json.dumps(self.summary(), default=str))
         elif fmt in ("vtk", "vtk-ascii"):
             if self.field.ndim not in (2, 3):

@@ -478,6 +478,12 @@ class Solver:
         if self.method in ("mg", "fmg") and not self.is_grid:
             raise ValueError(f"method {self.method!r} needs a grid problem; for a matrix use "
                              "method='cg' (or 'gmres') with precond='amg'")
+        if self.method in ("mg", "fmg") and self.is_grid and self.system.velocity is not None:
+            # the cycles hold the diffusion only: they converged to the solution without
+            # convection (|b - Ax|/|b| = 2.7 on the built-in 32x32) and called it round-off
+            raise ValueError(f"method {self.method!r} runs geometric multigrid cycles, which "
+                             "hold the diffusion only, and this problem convects; use "
+                             "method='bicgstab' or 'gmres' (precond 'mg' or 'amg')")
         if self.method == "direct" and self.device.is_gpu:
             raise ValueError("method 'direct' runs on the CPU only (it is SciPy's spsolve)")
 
