@@ -86,7 +86,8 @@ def test_list_of_tuples_dict_and_dataset_train_the_same_weights():
         "list of tuples": list(zip(x, y, strict=True)),
         "dict": {"x": x, "y": y},
         "ArrayDataset": skiff.data.ArrayDataset(x, y),
-        "DataLoader": skiff.data.DataLoader(skiff.data.ArrayDataset(x, y), 8),
+        # a loader is read at its own batch size (16 here, the Trainer's: the same steps)
+        "DataLoader": skiff.data.DataLoader(skiff.data.ArrayDataset(x, y), 16),
     }
     weights = {}
     for name, data in forms.items():
@@ -96,6 +97,10 @@ def test_list_of_tuples_dict_and_dataset_train_the_same_weights():
         weights[name] = model.state_dict()["fc.weight"]
     for name, w in weights.items():
         np.testing.assert_allclose(w, weights["tuple"], rtol=1e-6, err_msg=name)
+    # a loader of batches of 8: 12 steps an epoch, not the Trainer's 6
+    small = skiff.Trainer(Linear1(x.shape[1]), lr=0.01, batch_size=16).train(
+        skiff.data.DataLoader(skiff.data.ArrayDataset(x, y), 8), epochs=2)
+    assert small.steps == 24
 
 
 def test_custom_module_with_its_own_loss():
