@@ -144,7 +144,9 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
     Its recurrences drift from the true residual sooner than CG's (attainable accuracy): when
     the recurrence meets the tolerance, or its ``r.Mr`` falls to rounding level, the true
     residual is checked (one matvec) and, if it is not met, the method restarts from the
-    current iterate (at most ``restarts`` times)."""
+    current iterate (at most ``restarts`` times). A recurred ``p.Ap`` or ``r.Mr`` <= 0 is
+    recomputed from r, M and A before "not positive definite" is raised: round-off in the
+    recurrences (not indefiniteness) restarts the method from the true residual instead."""
     _dot, _norm, total = _sums(op)
     shape = b.shape
     xp_like = b.ravel()
@@ -162,6 +164,16 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
     def true_residual():
         op.matvec(X, Q)
         return _norm(b - Q)
+
+    def direct(gamma_old):
+        """r.Mr and p.Ap computed from r, M and A (not recurred), p = Mr + beta p, for the
+        next step's direction; two spare vectors, allocated only here."""
+        u, ap = b * 0.0, b * 0.0
+        prec(R, u)
+        g = _dot(R, u)
+        p = u + (g / gamma_old) * P
+        op.matvec(p, ap)
+        return g, _dot(p, ap)
 
     history = []
     it = 0
@@ -199,9 +211,23 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
                 stalled = True
                 break
             if denom <= 0 or gamma <= 0:
-                raise SolveError(f"pipecg: the matrix or preconditioner is not positive "
-                                 f"definite (r.Mr = {gamma:.3e}, denominator {denom:.3e} at "
-                                 f"iteration {it})")
+                if gamma_old is None:   # computed directly at this (re)start: it is so
+                    raise SolveError(f"pipecg: the matrix or preconditioner is not positive "
+                                     f"definite (r.Mr = {gamma:.3e}, u.Au = {denom:.3e} at "
+                                     f"iteration {it})")
+                # the recurred values: round-off can make them negative on an SPD system
+                # (the 1000:1 jump, 24x40, unpreconditioned: denominator -0.18 at iteration
+                # 736); recompute r.Mr and p.Ap from r, M and A before blaming either
+                direct_gamma, curvature = direct(gamma_old)
+                if direct_gamma <= 0:
+                    raise SolveError(f"pipecg: the preconditioner is not positive definite "
+                                     f"(r.Mr = {direct_gamma:.3e} at iteration {it})")
+                if curvature <= 0:
+                    raise SolveError(f"pipecg: the matrix is not positive definite (p.Ap = "
+                                     f"{curvature:.3e} at iteration {it})")
+                it -= 1          # round-off in the recurrences: restart from the true residual
+                stalled = True
+                break
             alpha = gamma / denom
             gamma_old, alpha_old = gamma, alpha
             _, dots = fused.pipecg_update(vs, alpha, beta)
@@ -221,12 +247,26 @@ def pipelined_cg(op, b, x, M=None, *, tol, maxiter, callback=None, restarts=10):
     return X.copy(), history, False
 
 
-_BREAKDOWN_REMEDY = ("; BiCGStab can break down on strongly non-symmetric systems (convection"
-                     "-dominated): use method='gmres', which cannot")
+def _breakdown_remedy(symmetric) -> str:
+    """What to do after a BiCGStab breakdown, by what is known of the matrix: ``symmetric`` is
+    True, False, None (unknown) or a function giving one of those (asked only here)."""
+    if callable(symmetric):
+        symmetric = symmetric()
+    if symmetric:   # the 1000:1 jump, 24x40, unpreconditioned: rho = 0 at iteration 487
+        return ("; the matrix is symmetric, where BiCGStab gains nothing and can still break "
+                "down: use method='cg' if it is positive definite (with a preconditioner on an "
+                "ill-conditioned one: precond='auto'), else method='gmres', which cannot")
+    if symmetric is None:
+        return "; BiCGStab can break down: use method='gmres', which cannot"
+    return ("; BiCGStab can break down on strongly non-symmetric systems (convection"
+            "-dominated): use method='gmres', which cannot")
 
 
-def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
-    """Right-preconditioned BiCGStab for non-symmetric systems."""
+def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
+    """Right-preconditioned BiCGStab for non-symmetric systems.
+
+    ``symmetric`` (True, False, None for unknown, or a function returning one, called only on
+    a breakdown) picks the remedy a breakdown's error names."""
     _dot, _norm, _ = _sums(op)
     tmp = b * 0.0
     r = b.copy()
@@ -249,7 +289,7 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
         _finite(rho_new, "rho", it)
         if abs(rho_new) < 1e-300:
             raise SolveError(f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {it}"
-                             f"{_BREAKDOWN_REMEDY}")
+                             f"{_breakdown_remedy(symmetric)}")
         beta = (rho_new / rho) * (alpha / omega)
         rho = rho_new
         p[...] = r + beta * (p - omega * v)
@@ -261,7 +301,7 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
         rv = _dot(rhat, v)
         if abs(rv) < 1e-300:
             raise SolveError(f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {it}"
-                             f"{_BREAKDOWN_REMEDY}")
+                             f"{_breakdown_remedy(symmetric)}")
         alpha = rho / rv
         s = r - alpha * v
         snorm = _norm(s)
@@ -277,11 +317,12 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None):
         op.matvec(shat, t)
         tt = _dot(t, t)
         if tt == 0:
-            raise SolveError(f"bicgstab: breakdown, |t| = 0 at iteration {it}{_BREAKDOWN_REMEDY}")
+            raise SolveError(f"bicgstab: breakdown, |t| = 0 at iteration {it}"
+                             f"{_breakdown_remedy(symmetric)}")
         omega = _dot(t, s) / tt
         if abs(omega) < 1e-300:
             raise SolveError(f"bicgstab: breakdown, omega = {omega:.3e} at iteration {it}"
-                             f"{_BREAKDOWN_REMEDY}")
+                             f"{_breakdown_remedy(symmetric)}")
         x += alpha * phat + omega * shat
         r[...] = s - omega * t
         history.append(_norm(r))
