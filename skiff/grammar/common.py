@@ -315,9 +315,14 @@ def grid_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a grid like 256x256 or 64x64x64, got {text!r}") from None
-    if not 1 <= len(shape) <= 3 or min(shape) < 2 or max(shape) > INT_MAX:
+    if not 1 <= len(shape) <= 3:
         raise argparse.ArgumentTypeError(
-            f"expected 1 to 3 sizes of at least 2, like 256x256, got {text!r}")
+            f"expected 1 to 3 sizes, like 256x256 or 64x64x64, got {len(shape)} in {text!r}")
+    if min(shape) < 2:
+        raise argparse.ArgumentTypeError(
+            f"each size of a grid is at least 2, got {min(shape)} in {text!r}")
+    if max(shape) > INT_MAX:
+        raise argparse.ArgumentTypeError(f"a grid size of {max(shape)} is too large ({text!r})")
     return shape
 
 

@@ -22,7 +22,7 @@ def _one_line(exc) -> str:
     ("poisson --rtol 2", "between 0 and 1"),
     ("poisson --rtol 1", "between 0 and 1"),
     ("poisson --atol inf", "'inf' (not finite)"),
-    ("poisson --grid -4x4", "sizes of at least 2, like 256x256, got '-4x4'"),
+    ("poisson --grid -4x4", "each size of a grid is at least 2, got -4 in '-4x4'"),
     ("poisson --maxiter -1", "expected a positive integer, got '-1'"),
     ("poisson --rtol -inf", "got '-inf'"),
 ])
@@ -75,7 +75,7 @@ def test_cell_options_are_checked(options, needle):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["solve", "poisson", "--grid", "-4x4"], "got '-4x4'"),
+    (["solve", "poisson", "--grid", "-4x4"], "got -4 in '-4x4'"),
     (["solve", "poisson", "--rtol", "2"], "between 0 and 1"),
     (["train", "gpt-mini", "--lr", "inf"], "(not finite)"),
     (["train", "gpt-mini", "--steps", "2", "--np", "100000"], "--oversubscribe"),

@@ -27,7 +27,12 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
     """``(size field, record)`` for ``adapt`` (the estimator's loop solves on the way; its
     record lists the cycles' cells, drag and seconds)."""
     if adapt not in ADAPT:
-        raise ValueError(f"unknown adapt {adapt!r}: choose from {', '.join(ADAPT)}")
+        import difflib
+
+        close = difflib.get_close_matches(str(adapt), ADAPT, n=1)
+        raise ValueError(f"unknown adapt {adapt!r}"
+                         + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f": choose from {', '.join(ADAPT)}")
     factor = 1.0 if resolution is None else default_resolution(shape) / float(resolution)
     if adapt == "uniform":
         return uniform_size(shape, resolution), {}

@@ -166,3 +166,10 @@ def test_body_distance_matches_brute_force():
         t = np.clip(((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy), 0, 1)
         best = np.minimum(best, np.hypot(px - ax - t * dx, py - ay - t * dy))
     assert shape.body_distance(px, py) == pytest.approx(best, abs=1e-12)
+
+
+def test_a_mistyped_adapt_in_the_library_says_the_closest():
+    from skiff.kernels.solve.flow.nose_job import nose_size
+
+    with pytest.raises(ValueError, match=r"unknown adapt 'lerned' \(did you mean 'learned'\?\)"):
+        nose_size(NoseShape(), "lerned", 1000.0)
