@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .rec import TALL, box_size
+
 __all__ = ["DetParams", "estimate_text_height", "text_extent", "choose_scale", "one_pass_scale",
            "det_input", "db_boxes", "join_fragments", "order_points", "tile_spans", "tile_grid",
            "is_blank", "bare_box", "no_line_in_tile", "merge_tiled"]
@@ -506,8 +508,8 @@ def join_columns(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarray
     """
     def upright_column(b):
         u = b[1] - b[0]
-        w, h = box_size_of(b)
-        return h >= 1.5 * w and abs(math.degrees(math.atan2(float(u[1]), float(u[0])))) <= 5
+        w, h = box_size(b)
+        return h >= TALL * w and abs(math.degrees(math.atan2(float(u[1]), float(u[0])))) <= 5
 
     items = [(np.asarray(b, np.float32), float(s)) for b, s in boxes]
     cols = [i for i, (b, _) in enumerate(items) if upright_column(b)]
@@ -536,11 +538,6 @@ def join_columns(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarray
                     alive[j] = False
                     changed = True
     return [item for item, keep in zip(items, alive) if keep]
-
-
-def box_size_of(box: np.ndarray) -> tuple[float, float]:
-    """A box's (width along its top edge, height down its left edge)."""
-    return float(np.linalg.norm(box[1] - box[0])), float(np.linalg.norm(box[3] - box[0]))
 
 
 # large images: detection in overlapping tiles ------------------------------------------------
