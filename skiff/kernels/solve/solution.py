@@ -170,6 +170,8 @@ class Solution:
             summary = json.loads(str(data["summary"]))
             bnorm = float(data["bnorm"]) if "bnorm" in data else None
             extent = tuple(float(e) for e in data["extent"]) if "extent" in data else None
+            # the bytes themselves (bandwidth x time gave the bandwidth back a last digit off)
+            moved = float(data["bytes_moved"]) if "bytes_moved" in data else None
         if bnorm is None:   # files written before bnorm was stored: from the relative history
             rel = summary.get("residuals") or []
             bnorm = residuals[0] / rel[0] if rel and rel[0] else 1.0
@@ -183,7 +185,8 @@ class Solution:
                    setup_time=float(summary.get("setup_time_s") or 0.0),
                    device=summary.get("device", "cpu"), method=summary.get("method", ""),
                    precond=summary.get("precond", ""), bnorm=bnorm,
-                   bytes_moved=float(summary.get("bandwidth_GBps") or 0.0) * time_s * 1e9,
+                   bytes_moved=moved if moved is not None else
+                   float(summary.get("bandwidth_GBps") or 0.0) * time_s * 1e9,
                    error=summary.get("error"), problem=summary.get("problem", ""),
                    extent=extent, status=summary.get("status", ""),
                    true_residual=summary.get("relative_residual"),
@@ -199,7 +202,8 @@ class Solution:
         if fmt == "npz":
             extra = {} if self.extent is None else {"extent": np.asarray(self.extent, float)}
             np.savez_compressed(path, field=self.field, residuals=np.asarray(self.residuals),
-                                bnorm=np.float64(self.bnorm), **extra,
+                                bnorm=np.float64(self.bnorm),
+                                bytes_moved=np.float64(self.bytes_moved), **extra,
                                 summary=json.dumps(self.summary(), default=str))
         elif fmt in ("vtk", "vtk-ascii"):
             if self.field.ndim not in (2, 3):
