@@ -313,6 +313,49 @@ class Job:
                 return self.run_dir / art["path"]
         return None
 
+    @property
+    def metrics(self) -> dict[str, list[tuple[int | None, float]]]:
+        """Every metric the job reported, in order: ``{name: [(step, value), ...]}`` (step
+        None where the job gave none). ``pandas.DataFrame(job.metrics["loss"],
+        columns=["step", "loss"])`` makes a table of one."""
+        with self._state_lock:
+            state = self.refresh_locked()
+            return {name: [(s, v) for s, v, _t in series]
+                    for name, series in state.metrics.items()}
+
+    @property
+    def logs(self):
+        """The job's log (every line, not only the view's tail), then what each rank of a
+        process job printed: text that shows as itself (``print(job.logs)`` alike)."""
+        from .render import JobLogs, logs_text
+
+        return JobLogs(logs_text(self))
+
+    def plot(self, *names: str, width: float = 6.0, height: float = 2.2, dpi: int = 100):
+        """The job's metrics as a matplotlib figure (the job view's charts: one per group of
+        metrics, ``loss`` with ``val_loss``, a residual on a log scale). ``names`` picks
+        metrics (default: all); a notebook shows the figure, ``fig.savefig(path)`` writes
+        it. Raises ValueError when there is nothing to draw (no metric with two points)."""
+        from .chart import metric_figure
+
+        with self._state_lock:
+            metrics = {k: list(v) for k, v in self.refresh_locked().metrics.items()}
+        unknown = [n for n in names if n not in metrics]
+        if unknown:
+            from skiff.grammar.common import unknown_name
+
+            if not metrics:
+                raise ValueError(f"job {self.id} reported no metrics (status {self.status})")
+            raise unknown_name("metric", unknown[0], list(metrics))
+        chosen = {n: metrics[n] for n in (names or metrics)}
+        fig = metric_figure(chosen, width=width, height=height, dpi=dpi,
+                            max_charts=len(chosen) or 1, figure_class=_figure_class())
+        if fig is None:
+            counts = ", ".join(f"{n}: {len(v)}" for n, v in chosen.items()) or "none"
+            raise ValueError(f"job {self.id} has no metric with two points or more to plot "
+                             f"(points per metric: {counts})")
+        return fig
+
     def add_done_callback(self, fn) -> None:
         """Call ``fn(job)`` once the job has ended (at once if it already has). Runs on the
         runner's thread; exceptions are logged to the run folder, never raised."""
@@ -421,6 +464,26 @@ class Job:
         from .render import job_html
 
         return job_html(self)
+
+
+_FIGURE_CLASS = None
+
+
+def _figure_class():
+    """A matplotlib ``Figure`` that shows itself in a notebook as a PNG (a bare ``Figure``
+    made without pyplot shows only ``<Figure size ...>``)."""
+    global _FIGURE_CLASS
+    if _FIGURE_CLASS is None:
+        from matplotlib.figure import Figure
+
+        from skiff.kernels.backend.figures import render_png
+
+        class JobFigure(Figure):
+            def _repr_png_(self):
+                return render_png(self)
+
+        _FIGURE_CLASS = JobFigure
+    return _FIGURE_CLASS
 
 
 class DamagedJob:

@@ -14,7 +14,7 @@ import time
 
 __all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
            "fmt_bytes", "fmt_seconds", "describe", "esc", "plain", "summarise_logs",
-           "ranks_html", "ranks_text", "job_ranks"]
+           "ranks_html", "ranks_text", "job_ranks", "JobLogs", "log_records", "logs_text"]
 
 STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "failed": "#d62728",
                  "cancelled": "#ff7f0e", "damaged": "#8c564b"}
@@ -121,6 +121,80 @@ def summarise_logs(lines: list) -> list:
     drop = {i for i, _ in ckpts}
     return [(lines[i][0], "info", text) if i == last_i else line
             for i, line in enumerate(lines) if i == last_i or i not in drop]
+
+
+RANK_OUTPUT_LINES = 500  # the last lines of each rank's printed output that job.logs shows
+
+
+def log_records(job) -> list[dict]:
+    """Every ``log`` and ``error`` event of ``job``, in order, as ``{"t", "rank", "level",
+    "message"}`` (an error's traceback under ``traceback``); fields of the wrong type are
+    read as text."""
+    out = []
+    for ev in job.events():
+        kind = ev.get("type")
+        if kind not in ("log", "error"):
+            continue
+        t, rank = ev.get("t"), ev.get("rank")
+        rec = {"t": t if isinstance(t, (int, float)) and not isinstance(t, bool) else None,
+               "rank": rank if isinstance(rank, int) and not isinstance(rank, bool) else None,
+               "level": "error" if kind == "error" else str(ev.get("level", "info")),
+               "message": str(ev.get("message", ""))}
+        if kind == "error" and ev.get("traceback"):
+            rec["traceback"] = str(ev["traceback"])
+        out.append(rec)
+    return out
+
+
+def rank_outputs(job, lines: int = RANK_OUTPUT_LINES) -> dict[int, str]:
+    """rank -> the last ``lines`` lines a process job's rank printed (``logs/rank<r>.out``),
+    for the ranks that printed anything."""
+    out = {}
+    folder = job.run_dir / "logs"
+    for path in sorted(folder.glob("rank*.out")) if folder.is_dir() else ():
+        rank = path.name[4:-4]
+        if not rank.isdigit():
+            continue
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(0, 2)
+                fh.seek(max(0, fh.tell() - 256 * 1024))
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if text.strip():
+            out[int(rank)] = "\n".join(text.rstrip("\n").splitlines()[-lines:])
+    return dict(sorted(out.items()))
+
+
+def logs_text(job) -> str:
+    """What ``job.logs`` and ``jobs logs ID`` show: each log line of the job as
+    ``HH:MM:SS [rank N] level: message`` (the level written for warnings and errors, an
+    error's traceback under it), then what each rank of a process job printed. Control
+    characters are shown escaped."""
+    lines = []
+    for rec in log_records(job):
+        when = time.strftime("%H:%M:%S", time.localtime(rec["t"])) if rec["t"] else "--:--:--"
+        rank = f"[rank {rec['rank']}] " if (rec["rank"] or 0) > 0 else ""
+        level = "" if rec["level"] == "info" else f"{rec['level']}: "
+        lines.append(f"{when} {rank}{level}{rec['message']}")
+        if rec.get("traceback"):
+            lines.extend("    " + t for t in rec["traceback"].rstrip("\n").splitlines())
+    for rank, text in rank_outputs(job).items():
+        lines.append(f"--- rank {rank} printed (logs/rank{rank}.out) ---")
+        lines.append(text)
+    return plain("\n".join(lines))
+
+
+class JobLogs(str):
+    """A job's log as text (:func:`logs_text`) that shows as itself in a notebook and a
+    terminal (a plain ``str`` would show quoted, with ``\\n`` for every line break)."""
+
+    def __repr__(self) -> str:
+        return str(self) if self else "(no log lines)"
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
 
 
 def job_ranks(job, lines: int = 3) -> list:
