@@ -173,12 +173,19 @@ def _stdin_image(values: dict) -> str | None:
 
 def _submit_and_follow(k, kind: str, values: dict) -> int:
     from skiff.jobs import submit
-    from skiff.jobs.terminal import summary
 
     job, opts = submit(kind, values=values, front="cli")
     if getattr(job, "submission", None) is not None:
         return _slurm_submitted(job, opts)
     print(f"skiff: {kind} job {job.id}", file=sys.stderr)
+    return _follow_and_report(k, kind, job, opts, values)
+
+
+def _follow_and_report(k, kind: str, job, opts: dict, values: dict) -> int:
+    """Follow a job started here to its end, print its summary (or ``--json``) and return the
+    exit status."""
+    from skiff.jobs.terminal import summary
+
     _follow(job)
     failed = k.failures(job) if job.status == "done" else []
     if opts.get("json"):
@@ -257,10 +264,32 @@ def _run_tool(name: str, rest: list[str]) -> int:
         from skiff.jobs import jobs_action
         from skiff.jobs.render import JobTable, describe
 
-        out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+        try:
+            if ns.action == "wait":  # says what Ctrl-C does before it blocks
+                job = jobs_action("show", ns.job_id)
+                if not job.done:
+                    print(f"skiff: waiting for job {job.id} ({job.status}); Ctrl-C stops "
+                          f"waiting, the job goes on", file=sys.stderr, flush=True)
+            out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+        except KeyboardInterrupt:
+            if ns.action != "wait":
+                raise
+            print(f"skiff: stopped waiting; job {ns.job_id} goes on (python -m skiff jobs "
+                  f"cancel {ns.job_id} stops it)", file=sys.stderr)
+            return 130
         if ns.action in ("rm", "prune"):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return 0
+        if ns.action == "logs":
+            from skiff.jobs.render import logs_document, logs_text
+
+            print(json.dumps(logs_document(out), ensure_ascii=False) if ns.json
+                  else logs_text(out))
+            return 0
+        if ns.action == "resume":  # a new job, run from here: followed like `skiff train`
+            kind = out.kind
+            print(f"skiff: {kind} job {out.id} resumes {ns.job_id}", file=sys.stderr)
+            return _follow_and_report(_kinds()[kind], kind, out, {"json": ns.json}, {})
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             print(json.dumps(doc, ensure_ascii=False, default=str))

@@ -6,7 +6,8 @@ import argparse
 
 from .common import command, json_option, nonneg_int, notebook_only, positive_int
 
-JOB_ACTIONS = ("list", "show", "wait", "cancel", "attach", "trust", "rm", "prune")
+JOB_ACTIONS = ("list", "show", "logs", "wait", "cancel", "resume", "attach", "trust", "rm",
+               "prune")
 STATUSES = ("queued", "running", "done", "failed", "cancelled")  # skiff.jobs.events' states
 _AGE = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -22,8 +23,9 @@ def age_seconds(text: str) -> float:
 
 
 @command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders; "
-                      "rm ID... and prune remove finished runs; trust ID signs a run "
-                      "folder's code with your key (after reading it).")
+                      "logs ID prints a job's log; resume ID relaunches a finished train job "
+                      "from its newest checkpoint; rm ID... and prune remove finished runs; "
+                      "trust ID signs a run folder's code with your key (after reading it).")
 @json_option
 def JOBS(p):
     p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS)

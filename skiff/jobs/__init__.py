@@ -53,10 +53,11 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                 status: str | None = None, more_ids=(), older_than: float | None = None,
                 keep: int | None = None):
     """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs (newest
-    first), one job, or the ids removed (``rm``, ``prune``).
+    first), one job, or the ids removed (``rm``, ``prune``). ``logs`` returns the job (its
+    ``logs`` are what the fronts print); ``resume`` returns the new job (:func:`resume`).
 
-    ``show``, ``attach`` and ``wait`` refuse a job whose code is not signed with this
-    user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
+    ``show``, ``attach``, ``wait`` and ``resume`` refuse a job whose code is not signed with
+    this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
     if kind is not None:
         from skiff.grammar.common import unknown_name
         from skiff.kinds import KINDS
@@ -90,6 +91,8 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
             job.wait(timeout=timeout)
     elif action == "cancel":
         job.cancel()  # a finished job: harmless, and the job shown says how it ended
+    elif action == "resume":
+        return resume(job)
     return job
 
 

@@ -29,8 +29,11 @@ def progress_line(job) -> str:
 def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2.0,
            rate: float = 2.0, on_interrupt: Callable[[], None] | None = None,
            line: Callable[[object], str] = progress_line, wait_s: float = 15.0,
-           same_s: float = 1.0):
+           same_s: float = 1.0, cancel: bool = True):
     """Block until ``job`` ends; returns it.
+
+    ``cancel=False`` (waiting for a job started elsewhere: ``jobs wait ID``): Ctrl-C only
+    stops the waiting, as Python's KeyboardInterrupt, and the job goes on.
 
     Silent for ``quiet_s`` seconds, then ``show(line(job))`` (by default
     :func:`progress_line`), at most ``rate`` times a second and only when the line changes.
@@ -50,6 +53,9 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
     getattr(job, "hold", lambda: False)()   # a job followed from here is held while it runs
     interrupts: list[float] = []
     previous = None
+    if not cancel:
+        _follow_loop(job, show, quiet_s, rate, None, line, interrupts, wait_s)
+        return job
     if threading.current_thread() is threading.main_thread():
         def on_sigint(_signum, _frame):
             now = time.monotonic()

@@ -14,7 +14,8 @@ import time
 
 __all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
            "fmt_bytes", "fmt_seconds", "describe", "esc", "plain", "summarise_logs",
-           "ranks_html", "ranks_text", "job_ranks", "JobLogs", "log_records", "logs_text"]
+           "ranks_html", "ranks_text", "job_ranks", "JobLogs", "log_records", "logs_text",
+           "logs_document"]
 
 STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "failed": "#d62728",
                  "cancelled": "#ff7f0e", "damaged": "#8c564b"}
@@ -184,6 +185,13 @@ def logs_text(job) -> str:
         lines.append(f"--- rank {rank} printed (logs/rank{rank}.out) ---")
         lines.append(text)
     return plain("\n".join(lines))
+
+
+def logs_document(job) -> dict:
+    """``jobs logs ID --json``: ``{"id", "lines": [{"t", "rank", "level", "message"
+    [, "traceback"]}], "outputs": {rank: text}}``."""
+    return {"id": job.id, "lines": log_records(job),
+            "outputs": {str(r): text for r, text in rank_outputs(job).items()}}
 
 
 class JobLogs(str):

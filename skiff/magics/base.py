@@ -45,11 +45,13 @@ def finish_launch(shell, job: Job, launch: dict) -> Job | None:
     return job
 
 
-def wait_quietly(job: Job, quiet_s: float = 2.0, stream=None, rate: float = 2.0) -> Job:
+def wait_quietly(job: Job, quiet_s: float = 2.0, stream=None, rate: float = 2.0, *,
+                 cancel: bool = True) -> Job:
     """Block until the job ends: silent for ``quiet_s``, then one progress line, refreshed at
     most ``rate`` times a second and only when it changes (in a notebook an updatable
     display that is cleared at the end; in a terminal a carriage-return line).
-    Ctrl-C cancels the job (and its ranks) and waits for it to stop."""
+    Ctrl-C cancels the job (and its ranks) and waits for it to stop; with ``cancel=False``
+    (``%jobs wait``) it only stops the waiting (KeyboardInterrupt)."""
     from skiff.widgets.display import widgets_enabled
 
     stream = stream or sys.stdout
@@ -71,9 +73,11 @@ def wait_quietly(job: Job, quiet_s: float = 2.0, stream=None, rate: float = 2.0)
             stream.flush()
             shown = line
 
-    follow(job, show, quiet_s=quiet_s, rate=rate)
-    if handle is not None:
-        handle.update({"text/plain": ""}, raw=True)
-    if shown:
-        stream.write("\n")
+    try:
+        follow(job, show, quiet_s=quiet_s, rate=rate, cancel=cancel)
+    finally:
+        if handle is not None:
+            handle.update({"text/plain": ""}, raw=True)
+        if shown:
+            stream.write("\n")
     return job

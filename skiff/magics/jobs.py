@@ -8,7 +8,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 from skiff.grammar.jobs import DEVICES, JOBS, action_options, removed_text
 from skiff.jobs import jobs_action
-from skiff.jobs.render import DeviceTable, JobTable
+from skiff.jobs.render import DeviceTable, JobTable, logs_document
 
 from .base import parse_line, usage_errors, wait_quietly
 
@@ -19,21 +19,37 @@ __all__ = ["JobsMagics"]
 class JobsMagics(Magics):
     @line_magic
     def jobs(self, line=""):
-        """List, show, wait for, cancel, reattach to, trust or remove jobs: ``%jobs
-        [list|show|wait|cancel|attach|trust|rm|prune] [ID ...] [--limit N | --all]
-        [--kind K] [--status S] [--older-than AGE] [--keep N] [--timeout S] [-o NAME]``.
-        A list is newest first; ID may be a job's --name."""
+        """List, show, wait for, cancel, resume, reattach to, trust or remove jobs, or print a
+        job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
+        [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
+        [--timeout S] [-o NAME]``. A list is newest first; ID may be a job's --name.
+        Interrupting ``%jobs wait`` stops the waiting, not the job."""
         ns = parse_line(JOBS, line)
         with usage_errors():
             if ns.action == "wait":
                 job = jobs_action("show", ns.job_id)
-                wait_quietly(job) if ns.timeout is None else job.wait(timeout=ns.timeout)
+                try:
+                    if ns.timeout is None:
+                        wait_quietly(job, cancel=False)
+                    else:
+                        job.wait(timeout=ns.timeout)
+                except KeyboardInterrupt:
+                    print(f"stopped waiting; job {job.id} goes on ({job.status}): "
+                          f"%jobs cancel {job.id} stops it")
+                    return None
                 out = job
             else:
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns))
         if ns.action in ("rm", "prune"):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return None
+        if ns.action == "logs":
+            if ns.json:
+                print(json.dumps(logs_document(out)))
+                return None
+            if ns.output:
+                self.shell.user_ns[ns.output] = out.logs
+            return out.logs
         if isinstance(out, list):
             out = JobTable(out)
         if ns.output:

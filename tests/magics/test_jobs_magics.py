@@ -64,3 +64,28 @@ def test_job_repr_outside_widgets():
     assert repr(job).startswith(f"<Job {job.id} demo done")
     html = job._repr_html_()
     assert "skiff-badge" in html and "done" in html
+
+
+def test_jobs_logs_shows_the_log_as_text(shell, capsys):
+    from skiff.jobs import launch
+
+    def talk(config, reporter):
+        reporter.log("hello from the job")
+        reporter.log("look out", level="warning")
+
+    job = launch("custom", fn=talk).wait(10)
+    logs = shell.run_line_magic("jobs", f"logs {job.id} -o text")
+    assert repr(logs) == str(logs) and shell.user_ns["text"] == logs
+    lines = str(logs).splitlines()
+    assert lines[-2].endswith(" hello from the job") and lines[-1].endswith("warning: look out")
+    assert shell.run_line_magic("jobs", f"logs {job.id} --json") is None
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["message"] for d in doc["lines"]][-2:] == ["hello from the job", "look out"]
+
+
+def test_jobs_resume_of_a_kind_that_cannot_is_a_usage_error(shell):
+    from skiff.jobs import launch
+
+    job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    with pytest.raises(UsageError, match="only train jobs can be resumed"):
+        shell.run_line_magic("jobs", f"resume {job.id}")

@@ -1,0 +1,93 @@
+"""``python -m skiff jobs logs|resume|wait``: a job's log, relaunching a train job from its
+checkpoint, and Ctrl-C on a wait (it stops the waiting, never the job)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from skiff.cli import main
+from skiff.jobs import launch
+
+
+def _talkative(config, reporter):
+    reporter.log("loading the data")
+    reporter.log("the loss is high", level="warning")
+    reporter.metric("loss", 2.0, step=1)
+    return {"ok": True}
+
+
+def _log_events(job):
+    return [e for e in job.events() if e["type"] in ("log", "error")]
+
+
+def test_jobs_logs_prints_every_log_line_and_json_has_the_events(capsys):
+    job = launch("custom", fn=_talkative).wait(10)
+    assert main(["jobs", "logs", job.id]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    events = _log_events(job)
+    assert len(lines) == len(events)
+    for line, event in zip(lines, events):
+        assert line.endswith(event["message"])
+        assert ("warning: " in line) == (event.get("level") == "warning")
+    assert main(["jobs", "logs", job.id[-4:], "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["id"] == job.id and doc["outputs"] == {}
+    assert [(d["level"], d["message"], d["t"]) for d in doc["lines"]] == \
+        [(e.get("level", "error"), e["message"], e["t"]) for e in events]
+
+
+def test_jobs_logs_of_no_job_is_a_usage_error(capsys):
+    assert main(["jobs", "logs", "nosuchjob"]) == 2
+    assert "no job 'nosuchjob'" in capsys.readouterr().err
+    assert main(["jobs", "logz"]) == 2
+    assert "did you mean 'logs'" in capsys.readouterr().err
+
+
+def test_jobs_resume_refuses_a_kind_that_cannot_resume(capsys):
+    job = launch("custom", fn=_talkative).wait(10)
+    assert main(["jobs", "resume", job.id]) == 2
+    err = capsys.readouterr().err
+    assert "only train jobs can be resumed" in err and len(err.strip().splitlines()) == 1
+
+
+def test_jobs_resume_goes_on_from_the_train_jobs_checkpoint(capsys):
+    assert main(["train", "mlp", "--steps", "2", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["job"]["status"] == "done", first
+    assert main(["jobs", "resume", first["job"]["id"], "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["job"]["id"] != first["job"]["id"] and again["job"]["status"] == "done"
+    from skiff.jobs import Job
+
+    resumed = Job.load(again["job"]["id"])
+    assert resumed.config["resume"] is True
+    assert resumed.config["checkpoint_dir"] == os.path.join(first["job"]["run_dir"],
+                                                            "checkpoints")
+    # the same fields as the notebook's job.result and job.summary()
+    assert again["result"] == resumed.result
+    assert set(again["job"]) == set(resumed.summary())
+
+
+def test_ctrl_c_on_jobs_wait_stops_the_waiting_not_the_job(runs_dir):
+    def forever(config, reporter):
+        while not reporter.should_stop():
+            time.sleep(0.05)
+
+    job = launch("custom", fn=forever)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "skiff", "jobs", "wait", job.id],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = proc.stderr.readline()  # said before it blocks
+        assert f"waiting for job {job.id}" in first and "the job goes on" in first
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert "stopped waiting" in err and "Traceback" not in err, err
+        assert job.status == "running"
+        assert not (job.run_dir / "cancel").exists()
+    finally:
+        job.cancel()
+        job.wait(10)

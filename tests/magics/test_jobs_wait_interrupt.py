@@ -1,0 +1,58 @@
+"""Interrupting ``%jobs wait ID`` in a real kernel (JupyterLab's stop button) stops the
+waiting; the job, started elsewhere, goes on. It used to cancel the job, as ``--wait`` on a
+job the cell itself started does."""
+
+import os
+import queue
+import time
+
+from jupyter_client.manager import start_new_kernel
+
+from skiff.jobs import launch
+
+
+def _outputs(kc, msg_id, timeout=60):
+    text, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            text.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            text.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    return "".join(text)
+
+
+def test_interrupting_jobs_wait_leaves_the_job_running(runs_dir):
+    def forever(config, reporter):
+        reporter.progress(1, 10)
+        while not reporter.should_stop():
+            time.sleep(0.05)
+
+    job = launch("custom", fn=forever)
+    km, kc = start_new_kernel(kernel_name="python3", env={**os.environ})
+    try:
+        _outputs(kc, kc.execute("%load_ext skiff"))
+        msg_id = kc.execute(f"print('waiting', flush=True)\n%jobs wait {job.id}")
+        while True:  # the cell has started: its first output
+            msg = kc.get_iopub_msg(timeout=60)
+            if (msg["parent_header"].get("msg_id") == msg_id
+                    and msg["msg_type"] == "stream"):
+                break
+        time.sleep(0.5)
+        km.interrupt_kernel()
+        text = _outputs(kc, msg_id)
+        assert f"stopped waiting; job {job.id} goes on" in text, text
+        assert "KeyboardInterrupt" not in text
+        assert job.status == "running" and not (job.run_dir / "cancel").exists()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        job.cancel()
+        job.wait(10)
