@@ -358,6 +358,26 @@ def device_option(p):
                    help="auto (first GPU, else CPU), cpu, cuda or cuda:N")
 
 
+def variable_name(text: str) -> str:
+    """``-o NAME``: a Python name the notebook can use afterwards (``-o 1bad`` stored the job
+    where no cell could reach it)."""
+    import keyword
+
+    name = str(text).strip()
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise argparse.ArgumentTypeError(f"expected a Python variable name, got {text!r}")
+    return name
+
+
+def asks_for_help(line: str | list[str]) -> bool:
+    """``-h`` or ``--help`` is one of the line's words (anywhere: ``%train mlp --help``)."""
+    try:
+        words = split_line(line)
+    except GrammarError:
+        return False
+    return any(w in ("-h", "--help") for w in words)
+
+
 def job_name(text: str) -> str:
     """A job's name: printable, one line, at most 64 characters."""
     name = str(text).strip()
@@ -379,6 +399,7 @@ def launch_options(p):
     p.add_argument("--name", default=None, metavar="TEXT", type=job_name,
                    help="a name for the job, shown in every listing (%%jobs show NAME finds it)")
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
+                                 type=variable_name,
                                  help="store the job in the notebook variable NAME"))
 
 
@@ -409,4 +430,8 @@ def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:
     """(kernel config, launch options) from a parsed namespace."""
     values = vars(ns).copy()
     launch = {k: values.pop(k) for k in LAUNCH_KEYS if k in values}
+    np_ = launch.get("np")
+    if launch.get("runner") == "thread" and isinstance(np_, int) and np_ > 1:
+        raise GrammarError(f"--runner thread runs one rank, got --np {np_}: use --runner "
+                           f"process (or leave --runner out)")
     return values, launch

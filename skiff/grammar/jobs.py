@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from .common import command, json_option, nonneg_int, notebook_only, positive_int
+from .common import (
+    command,
+    json_option,
+    nonneg_int,
+    notebook_only,
+    positive_int,
+    variable_name,
+)
 
 JOB_ACTIONS = ("list", "show", "logs", "wait", "cancel", "resume", "attach", "trust", "rm",
                "prune")
@@ -45,6 +52,7 @@ def JOBS(p):
                    help="prune: keep the newest N finished jobs")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
+                                 type=variable_name,
                                  help="store the job in the notebook variable NAME"))
 
 

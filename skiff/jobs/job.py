@@ -55,6 +55,13 @@ def on_wait(fn) -> None:
         _WAIT_HOOKS.append(fn)
 
 
+REPR_ERROR = 100  # characters of the error a Job's repr shows
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 class JobFailed(RuntimeError):
     """Raised by :meth:`Job.wait` (``raise_on_error=True``) for a failed job."""
 
@@ -452,7 +459,10 @@ class Job:
     def __repr__(self) -> str:
         s = self.summary()
         pct = "" if s["progress"] is None else f" {100 * s['progress']:.0f}%"
-        err = f" error={s['error'].splitlines()[0]!r}" if s["error"] else ""
+        err = ""
+        if s["error"]:  # its first line, cut (job.error has all of it)
+            first = s["error"].splitlines()[0] if s["error"].strip() else s["error"]
+            err = f" error={_cut(first, REPR_ERROR)!r}"
         from .render import plain
 
         return plain(f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>", newlines=False)

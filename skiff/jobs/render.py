@@ -25,6 +25,11 @@ STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "fai
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+def _cut(text: str, width: int) -> str:
+    """``text`` at most ``width`` characters, an ellipsis where it was cut."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def esc(value) -> str:
     """``value`` as text safe inside HTML (element content and quoted attributes)."""
     return html.escape(str(value), quote=True)
@@ -323,7 +328,7 @@ class JobTable(list):
         rows += [{k: plain(v, newlines=False) for k, v in _row(job).items()} for job in self]
         widths = {c: max(len(r[c]) for r in rows) for c in JOB_COLUMNS[:-1]}
         lines = ["  ".join([*(r[c].ljust(widths[c]) for c in JOB_COLUMNS[:-1]),
-                            r["command"][:80]]).rstrip() for r in rows]
+                            _cut(r["command"], 80)]).rstrip() for r in rows]
         more = _more(self)
         return "\n".join(lines + ([more] if more else []))
 

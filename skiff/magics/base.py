@@ -8,13 +8,18 @@ import sys
 from IPython.core.error import UsageError
 
 from skiff.grammar import USER_ERRORS, Command, GrammarError, user_message
+from skiff.grammar.common import asks_for_help
 from skiff.jobs import Job, follow
 
 __all__ = ["parse_line", "finish_launch", "wait_quietly", "usage_errors"]
 
 
-def parse_line(cmd: Command, line: str) -> argparse.Namespace:
-    """Parse a magic line; misuse raises UsageError (one line, no traceback)."""
+def parse_line(cmd: Command, line: str) -> argparse.Namespace | None:
+    """Parse a magic line; misuse raises UsageError (one line, no traceback). ``-h`` or
+    ``--help`` anywhere on the line prints the usage and returns None."""
+    if asks_for_help(line):
+        print(cmd.usage(prog=f"%{cmd.name}"))
+        return None
     try:
         return cmd.parse(line, prog=f"%{cmd.name}")
     except GrammarError as exc:

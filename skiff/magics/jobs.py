@@ -25,6 +25,8 @@ class JobsMagics(Magics):
         [--timeout S] [-o NAME]``. A list is newest first; ID may be a job's --name.
         Interrupting ``%jobs wait`` stops the waiting, not the job."""
         ns = parse_line(JOBS, line)
+        if ns is None:  # --help
+            return None
         with usage_errors():
             if ns.action == "wait":
                 job = jobs_action("show", ns.job_id)
@@ -64,6 +66,8 @@ class JobsMagics(Magics):
     def devices(self, line=""):
         """List the CPU and every GPU: ``%devices [--json]``."""
         ns = parse_line(DEVICES, line)
+        if ns is None:
+            return None
         from skiff.kernels.backend import list_devices
 
         devices = list_devices()

@@ -8,6 +8,7 @@ variables, and launches it (:func:`skiff.jobs.submit`); then stores it (``-o NAM
 
 from __future__ import annotations
 
+from skiff.grammar.common import asks_for_help
 from skiff.jobs import submit
 from skiff.kinds import KINDS, Kind
 
@@ -20,7 +21,7 @@ def kind_magic(kind: Kind):
     """The magic function of ``kind`` (``shell`` is bound when it is registered)."""
 
     def magic(line: str = "", cell: str | None = None, *, shell=None):
-        if line.strip() in ("-h", "--help"):
+        if asks_for_help(line):  # anywhere on the line: %train mlp --steps 5 --help
             print(kind.command.usage(prog=f"%{kind.name}"))
             return None
         with usage_errors():

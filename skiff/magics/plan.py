@@ -23,6 +23,8 @@ class PlanMagics(Magics):
         ``%plan 70b --devices 64 --device-memory 80GB --nodes 8 -o p`` stores the plan in p.
         """
         ns = parse_line(COMMAND, line)
+        if ns is None:  # --help
+            return None
         obj = self.shell.user_ns.get(ns.model) if self.shell is not None else None
         with usage_errors():
             if obj is not None and hasattr(obj, "parameters"):  # a model in the notebook

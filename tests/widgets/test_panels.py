@@ -280,3 +280,15 @@ def test_panel_tabs_and_magic(shell):
         shell.run_line_magic("skiff", "bogus")
     with pytest.raises(UsageError, match=r"got 'trian' \(did you mean 'train'\?\)"):
         shell.run_line_magic("skiff", "trian")
+
+
+def test_thread_runner_with_two_ranks_is_refused_next_to_a_field():
+    from skiff.widgets.panels import solve_form
+
+    form = solve_form()
+    form.set(np="2", runner="thread")
+    assert form.launch_button.disabled
+    shown = [m for m in form.errors.values() if "--runner thread runs one rank" in m]
+    assert len(shown) == 1 and set(form.errors) & {"np", "runner"}
+    form.set(runner="process")
+    assert not form.errors and not form.launch_button.disabled
