@@ -66,3 +66,23 @@ def test_plot_mistakes_are_one_line():
     quiet = launch("custom", fn=lambda c, r: None).wait(10)
     with pytest.raises(ValueError, match="reported no metrics"):
         quiet.plot("loss")
+
+
+def test_repr_of_a_failed_job_is_one_short_line_and_error_keeps_it_all():
+    long = "ValueError: " + "x" * 300
+
+    def boom(config, reporter):
+        raise ValueError("x" * 300)
+
+    job = launch("custom", fn=boom).wait(10)
+    text = repr(job)
+    assert "\n" not in text and len(text) < 200 and text.endswith("…'>")
+    assert job.error.startswith(long)
+
+
+def test_listing_marks_a_cut_command():
+    from skiff.jobs.render import JobTable
+
+    job = launch("demo", {"steps": 1, "sleep": 0}, command="%demo " + "--flag " * 30).wait(10)
+    row = repr(JobTable([job])).splitlines()[1]
+    assert row.endswith("…") and "%demo --flag" in row
