@@ -305,6 +305,21 @@ class Job:
         return state.error
 
     @property
+    def failures(self) -> list[str]:
+        """What failed in a job that ran to its end (``done``), as its kind tells it: a solve
+        that did not converge, the images OCR could not read; [] otherwise. The terminal
+        exits 1 on them; the job's view and repr show them."""
+        if self.refresh().status != "done":
+            return []
+        from skiff.kinds import KINDS
+
+        kind = KINDS.get(self.kind)
+        try:
+            return [str(f) for f in kind.failures(self)] if kind is not None else []
+        except Exception:  # noqa: BLE001 - a damaged result.json: nothing to say
+            return []
+
+    @property
     def result(self) -> dict | None:
         """The JSON summary of the result (``result.json``), once written (an object; anything
         else there is not a result)."""
@@ -463,6 +478,9 @@ class Job:
         if s["error"]:  # its first line, cut (job.error has all of it)
             first = s["error"].splitlines()[0] if s["error"].strip() else s["error"]
             err = f" error={_cut(first, REPR_ERROR)!r}"
+        elif s["status"] == "done" and (failed := self.failures):
+            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+            err = f" failed={_cut(failed[0], REPR_ERROR)!r}{more}"
         from .render import plain
 
         return plain(f"<Job {self.id} {self.kind} {s['status']}{pct}{err}>", newlines=False)

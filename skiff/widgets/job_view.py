@@ -158,6 +158,7 @@ class JobView(W.VBox):
         self._seen_events = -1
         self._final_shown = False
         self._result_shown = False
+        self._failed_parts = False  # a done job with parts that failed (Job.failures)
         self._images: dict[str, tuple[float, W.Image]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -328,6 +329,24 @@ class JobView(W.VBox):
                 if result:
                     self.result_view.value = result
                     _set(self.result_view.layout, display=None)
+                self._show_failures()
+
+    def _show_failures(self) -> None:
+        """A done job of which a part failed (a solve that did not converge, images OCR could
+        not read): said under the log in the warning colour, the bar too; the badge still
+        says done, as the job ran to its end."""
+        failed = self.job.failures
+        if not failed:
+            return
+        items = "".join(f"<li>{html.escape(f)}</li>" for f in failed[:10])
+        more = f"<li>… and {len(failed) - 10} more</li>" if len(failed) > 10 else ""
+        color = STATUS_COLORS["cancelled"]
+        _set(self.error_view, value=f"<div style='color:{color}'><b>⚠ done, but "
+                                    f"{len(failed)} part{'s' if len(failed) > 1 else ''} "
+                                    f"failed:</b><ul style='margin:2px 0'>{items}{more}</ul>"
+                                    "</div>")
+        _set(self.error_view.layout, display=None)
+        self._failed_parts = True
 
     def _update_live(self, state) -> None:
         """What the kind shows while the job runs (a chat's answer as it is written)."""
@@ -344,7 +363,8 @@ class JobView(W.VBox):
             _set(self.progress, max=total, value=min(float(state.done), total))
         elif state.final:
             _set(self.progress, max=1.0, value=1.0 if state.status == "done" else 0.0)
-        _set(self.progress, bar_style=_BAR_STYLE.get(state.status, ""))
+        style = _BAR_STYLE.get(state.status, "")
+        _set(self.progress, bar_style="warning" if self._failed_parts else style)
         bits = []
         if total:
             bits.append(f"{100 * state.fraction:.0f}% · {figure(state.done)}/{figure(total)} "

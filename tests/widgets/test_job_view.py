@@ -314,3 +314,36 @@ def test_wait_sends_the_views_final_state_again_from_the_waiting_thread():
     assert job.status == "done"
     main = [v for t, v in sent if t is threading.current_thread()]
     assert main and ">done<" in main[-1]
+
+
+def test_a_done_solve_that_did_not_converge_says_so_in_view_and_repr():
+    """The badge said done, the bar was green and nothing else told the notebook user; the
+    terminal exits 1 on the same job."""
+    from skiff.jobs import submit
+    from skiff.kinds import KINDS
+
+    job, _ = submit("solve", "jump --grid 16x16 --maxiter 1 --precond none")
+    job.wait(30)
+    assert job.status == "done" and job.result["converged"] is False
+    expected = KINDS["solve"].failures(job)
+    assert job.failures == expected and len(expected) == 1
+    view = JobView(job, start=False)
+    try:
+        view.update(force=True)
+        assert expected[0] in view.error_view.value.replace("&#x27;", "'")
+        assert "done, but 1 part failed" in view.error_view.value
+        assert view.error_view.layout.display is None
+        assert view.progress.bar_style == "warning"
+        assert f" failed={expected[0][:60]!r}"[:-1] in repr(job)
+    finally:
+        view.close()
+    good, _ = submit("solve", "poisson --grid 16x16")
+    good.wait(30)
+    assert good.failures == [] and "failed=" not in repr(good)
+    view = JobView(good, start=False)
+    try:
+        view.update(force=True)
+        assert view.error_view.layout.display == "none"
+        assert view.progress.bar_style == "success"
+    finally:
+        view.close()
