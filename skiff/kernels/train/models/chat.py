@@ -23,26 +23,44 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChatTemplate", "ChatDataset", "split_thinking", "SPECIAL_TOKEN_NAMES"]
+__all__ = ["ChatTemplate", "ChatDataset", "split_thinking", "opens_thinking",
+           "SPECIAL_TOKEN_NAMES"]
 
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
                        "cls_token", "mask_token")
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
-def split_thinking(text: str, open_tag: str = "<think>", close_tag: str = "</think>"
-                   ) -> tuple[str, str]:
+def split_thinking(text: str, open_tag: str = "<think>", close_tag: str = "</think>",
+                   inside: bool = False) -> tuple[str, str]:
     """``(thinking, answer)`` of a generated text: what lies between the thinking tags and
     what follows them, both stripped. Without a closing tag the whole text is the answer
-    (no thinking), unless an opening tag was seen (then it is all thinking, unfinished)."""
+    (no thinking), unless an opening tag was seen or ``inside`` (the prompt ended with an
+    open thinking block, as ERNIE-4.5's thinking template's generation prompt does): then it
+    is all thinking, unfinished. An answer wrapped in ``<response>...</response>`` (the
+    ERNIE-4.5 thinking models' format) is unwrapped."""
     start = text.find(open_tag)
     end = text.find(close_tag)
     if end < 0:
         if start >= 0:
             return text[start + len(open_tag):].strip(), ""
-        return "", text.strip()
+        return (text.strip(), "") if inside else ("", _unwrap(text.strip()))
     begin = start + len(open_tag) if 0 <= start < end else 0
-    return text[begin:end].strip(), text[end + len(close_tag):].strip()
+    return text[begin:end].strip(), _unwrap(text[end + len(close_tag):].strip())
+
+
+def _unwrap(answer: str, open_tag: str = "<response>", close_tag: str = "</response>") -> str:
+    if answer.startswith(open_tag):
+        answer = answer[len(open_tag):]
+        at = answer.rfind(close_tag)
+        answer = (answer[:at] if at >= 0 else answer).strip()
+    return answer
+
+
+def opens_thinking(prompt: str, open_tag: str = "<think>", close_tag: str = "</think>"
+                   ) -> bool:
+    """Whether ``prompt`` (a rendered chat prompt) ends inside an open thinking block."""
+    return prompt.rfind(open_tag) > prompt.rfind(close_tag)
 
 
 def _token_text(value):
@@ -142,7 +160,10 @@ class ChatTemplate:
     def assistant_spans(self, messages: list[dict], **kwargs) -> tuple[str, list[tuple]]:
         """The rendered conversation and the character spans of what the assistant wrote:
         for assistant message ``i``, from the end of the conversation before it with the
-        generation prompt to the end of the conversation through it."""
+        generation prompt to the end of the conversation through it. A thinking template
+        whose generation prompt opens a thinking block the history does not show (``...
+        Assistant: <think>``, the ERNIE-4.5 and Qwen3 thinking models') starts the span where
+        the two renderings part (after ``Assistant: ``)."""
         full = self.render(messages, **kwargs)
         spans = []
         for i, m in enumerate(messages):
@@ -150,46 +171,66 @@ class ChatTemplate:
                 continue
             prompt = self.render(messages[:i], add_generation_prompt=True, **kwargs)
             upto = self.render(messages[:i + 1], **kwargs)
-            if not (full.startswith(upto) and upto.startswith(prompt)):
+            before = self.render(messages[:i], **kwargs)
+            if not full.startswith(upto):
                 raise ValueError("this chat template does not render a conversation as a "
                                  "prefix of its continuation, so the assistant's tokens "
                                  "cannot be told apart")
-            spans.append((len(prompt), len(upto)))
+            if upto.startswith(prompt):
+                start = len(prompt)
+            elif upto.startswith(before):  # the generation prompt differs from the history
+                start = len(os.path.commonprefix([prompt, upto]))
+            else:
+                raise ValueError("this chat template renders the conversation before "
+                                 f"assistant message {i} differently once that message "
+                                 "follows, so the assistant's tokens cannot be told apart")
+            spans.append((start, len(upto)))
         return full, spans
 
 
 class ChatDataset:
-    """Conversations (JSONL rows ``{"messages": [{"role", "content"}, ...]}``) as training
-    sequences: each rendered with the checkpoint's chat template and tokenized once, the
-    loss on the assistant's tokens only (other targets are -100), cut to ``block_size``
-    tokens. Items are ``(tokens, targets)``; a batch is a
-    :class:`~skiff.kernels.train.data.PackedBatch` (no padding)."""
+    """Conversations as training sequences: JSONL rows ``{"messages": [{"role", "content"},
+    ...]}`` rendered with the checkpoint's chat template, or ``{"prompt": ..., "completion":
+    ...}`` pairs (``"response"`` too: a user message and the assistant's answer; without a
+    chat template, the prompt's tokens followed by the completion's and the eos token). Each
+    is tokenized once, the loss on the assistant's tokens only (other targets are -100), cut
+    to ``block_size`` tokens: how many were cut, and any left without an assistant token,
+    are counted (``cut``, ``dropped``) and said by ``repr``. Items are ``(tokens,
+    targets)``; a batch is a :class:`~skiff.kernels.train.data.PackedBatch` (no padding)."""
 
     def __init__(self, rows, tokenizer, block_size: int, source: str = "conversations"):
-        if getattr(tokenizer, "chat_template", None) is None:
-            raise ValueError("chat data needs the checkpoint's chat template (it has none)")
+        template = getattr(tokenizer, "chat_template", None)
         self.block_size = int(block_size)
         self.source = source
         self.items = []
+        self.cut = self.dropped = 0
         for n, row in enumerate(rows, 1):
-            messages = row.get("messages") if isinstance(row, dict) else None
-            if not isinstance(messages, list) or not messages:
-                raise ValueError(f"{source}: row {n} has no 'messages' list (each row is "
-                                 '{"messages": [{"role": ..., "content": ...}, ...]})')
-            if not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict)):
-                raise ValueError(f"{source}: row {n} has no assistant message to learn")
-            text, spans = tokenizer.chat_template.assistant_spans(messages)
-            ids, owner = tokenizer.encode_with_offsets(text)
-            learn = np.zeros(len(ids), dtype=bool)
-            for start, end in spans:  # the tokens holding the span's first and last character
-                a, b = _token_at(owner, start), _token_at(owner, end - 1)
-                if a is not None and b is not None:
-                    learn[a:b + 1] = True
+            pair = _prompt_completion(row)
+            if pair is not None and template is None:
+                ids, learn = _plain_pair(tokenizer, *pair)
+            else:
+                messages = _row_messages(row, pair, source, n)
+                if template is None:
+                    raise ValueError("chat data needs the checkpoint's chat template (it has "
+                                     "none)")
+                text, spans = template.assistant_spans(messages)
+                ids, owner = tokenizer.encode_with_offsets(text)
+                learn = np.zeros(len(ids), dtype=bool)
+                for start, end in spans:  # the tokens holding the span's first, last character
+                    a, b = _token_at(owner, start), _token_at(owner, end - 1)
+                    if a is not None and b is not None:
+                        learn[a:b + 1] = True
+            if len(ids) > self.block_size + 1:
+                self.cut += 1
             ids, learn = ids[:self.block_size + 1], learn[:self.block_size + 1]
             if len(ids) >= 2 and learn[1:].any():
                 self.items.append((ids[:-1], np.where(learn[1:], ids[1:], -100)))
+            else:
+                self.dropped += 1
         if not self.items:
-            raise ValueError(f"{source}: no conversation with assistant tokens to learn")
+            raise ValueError(f"{source}: no conversation with assistant tokens to learn"
+                             + (f" within --block-size {self.block_size} tokens"
+                                if self.dropped else ""))
 
     @classmethod
     def from_jsonl(cls, path, tokenizer, block_size: int) -> ChatDataset:
@@ -212,7 +253,71 @@ class ChatDataset:
                            np.concatenate([np.arange(n, dtype=np.int64) for n in lens]))
 
     def __repr__(self) -> str:
-        return f"ChatDataset({len(self)} conversations from {self.source})"
+        more = ""
+        if self.cut:
+            more += f", {self.cut} cut to block_size {self.block_size}"
+        if self.dropped:
+            more += f", {self.dropped} left out (no assistant token within the block)"
+        return f"ChatDataset({len(self)} conversations from {self.source}{more})"
+
+
+def _prompt_completion(row):
+    """``(prompt, completion)`` of a ``{"prompt", "completion"|"response"}`` row, else None."""
+    if not isinstance(row, dict) or "messages" in row or not isinstance(row.get("prompt"), str):
+        return None
+    answer = row.get("completion", row.get("response"))
+    return (row["prompt"], answer) if isinstance(answer, str) else None
+
+
+def _row_messages(row, pair, source, n) -> list:
+    """The messages of a row (a prompt/completion pair as a user and an assistant message),
+    or one error naming the row."""
+    if pair is not None:
+        system = row.get("system")
+        return ([{"role": "system", "content": system}] if isinstance(system, str) and system
+                else []) + [{"role": "user", "content": pair[0]},
+                            {"role": "assistant", "content": pair[1]}]
+    messages = row.get("messages") if isinstance(row, dict) else None
+    if not isinstance(messages, list) or not messages:
+        keys = f" (its keys: {', '.join(map(str, row))})" if isinstance(row, dict) else ""
+        raise ValueError(f"{source}: row {n} has no 'messages' list{keys}: each row is "
+                         '{"messages": [{"role": ..., "content": ...}, ...]} or {"prompt": '
+                         '..., "completion": ...}')
+    if not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict)):
+        raise ValueError(f"{source}: row {n} has no assistant message to learn")
+    return messages
+
+
+def _plain_pair(tokenizer, prompt: str, completion: str):
+    """Ids of ``prompt`` then ``completion`` then the eos token (when the tokenizer has one),
+    and which of them are learned (the completion's and the eos)."""
+    p, c = tokenizer.encode(prompt), tokenizer.encode(completion)
+    eos = _eos_id(tokenizer)
+    tail = [eos] if eos is not None else []
+    ids = np.concatenate([p, c, np.asarray(tail, dtype=np.int64)]).astype(np.int64)
+    learn = np.zeros(len(ids), dtype=bool)
+    learn[len(p):] = True
+    return ids, learn
+
+
+def _eos_id(tokenizer):
+    """The tokenizer's eos token id (its config's ``eos_token``), or None."""
+    template = getattr(tokenizer, "chat_template", None)
+    name = (template.special_tokens.get("eos_token") if template is not None else None) \
+        or _eos_text(getattr(tokenizer, "path", None))
+    return tokenizer.token_id(name) if name else None
+
+
+def _eos_text(path):
+    if path is None:
+        return None
+    config = Path(path).parent / "tokenizer_config.json"
+    if not config.is_file():
+        return None
+    try:
+        return _token_text(json.loads(config.read_text()).get("eos_token"))
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def _token_at(owner: np.ndarray, char: int):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .chat import split_thinking
+from .chat import opens_thinking, split_thinking
 
 __all__ = ["ChatReply", "reply", "run", "load_cached"]
 
@@ -83,17 +83,25 @@ def prompt_ids(model, prompt: str, *, chat: bool = True, system: str | None = No
     """The token ids the model reads for ``prompt``: the chat template's rendering of a
     user message (with ``system`` first, the generation prompt last) or the plain text."""
     tok = tokenizer or getattr(model, "tokenizer", None)
+    return tok.encode(prompt_text(model, prompt, chat=chat, system=system, thinking=thinking,
+                                  tokenizer=tok))
+
+
+def prompt_text(model, prompt: str, *, chat: bool = True, system: str | None = None,
+                thinking: bool | None = None, tokenizer=None) -> str:
+    """The text :func:`prompt_ids` encodes."""
+    tok = tokenizer or getattr(model, "tokenizer", None)
     if tok is None:
         raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
                          "tokenizer (tokenizer.json or tokenizer.model)")
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("give a prompt: the text to answer")
     if not chat:
-        return tok.encode(prompt)
+        return prompt
     messages = ([{"role": "system", "content": system}] if system else []) \
         + [{"role": "user", "content": prompt}]
     kwargs = {} if thinking is None else {"enable_thinking": bool(thinking)}
-    return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+    return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False,
                                    **kwargs)
 
 
@@ -106,14 +114,16 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     ``on_text(thinking, answer, tokens)`` is called after each token; ``should_stop()``
     ending true stops generation early (raising what it raises)."""
     tok = tokenizer or getattr(model, "tokenizer", None)
-    ids = prompt_ids(model, prompt, chat=chat, system=system, thinking=thinking,
-                     tokenizer=tok)
+    rendered = prompt_text(model, prompt, chat=chat, system=system, thinking=thinking,
+                           tokenizer=tok)
+    ids = tok.encode(rendered)
     limit = model.config.max_position_embeddings
     if len(ids) + max_new_tokens > limit:
         raise ValueError(f"the prompt is {len(ids)} tokens; with {max_new_tokens} new tokens "
                          f"it exceeds the model's context of {limit} positions")
     eos = model._generation_value("eos_token_id", "config")
     eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+    inside = bool(chat) and opens_thinking(rendered)  # the template left <think> open
     new: list[int] = []
 
     def streamer(step_ids):
@@ -121,7 +131,8 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         if should_stop is not None:
             should_stop()
         if on_text is not None:
-            think, answer = split_thinking(_decode(tok, new, eos, stop_strings))
+            think, answer = split_thinking(_decode(tok, new, eos, stop_strings),
+                                           inside=inside)
             on_text(think, answer, len(new))
 
     start = time.perf_counter()
@@ -139,7 +150,7 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         why = "stop string"
     else:
         why = "length"
-    think, answer = split_thinking(text)
+    think, answer = split_thinking(text, inside=inside)
     return ChatReply(text=answer, thinking=think, raw=raw, tokens=len(gen),
                      prompt_tokens=int(len(ids)), seconds=round(seconds, 4),
                      tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0,

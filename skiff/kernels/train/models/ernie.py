@@ -31,7 +31,7 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.nn.layers import normal_, skipping_init
 from ..core.recompute import checkpoint
-from ..core.tensor import Tensor, is_grad_enabled, no_grad
+from ..core.tensor import Tensor, cat, is_grad_enabled, no_grad
 from ..data import PackedBatch
 from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (imported from here too)
 from .ernie_generate import (
@@ -129,9 +129,21 @@ class ErnieForCausalLM(nn.Module):
         xp = self.model.embed_tokens.weight.xp
         return xp.asarray(np.cos(freqs)), xp.asarray(np.sin(freqs))
 
-    def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False):
+    def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False,
+                attention_mask=None):
         """Logits (B, T, V) of token ids (B, T); with ``cache`` the ids continue the cached
-        positions; ``last_only`` computes the logits of the last position only (B, 1, V)."""
+        positions; ``last_only`` computes the logits of the last position only (B, 1, V).
+        ``attention_mask`` (B, T) of 1s and 0s (a tokenizer's padded batch, left or right
+        padding): each row's tokens attend to that row's real tokens only, as transformers'
+        forward with the mask gives (the rotary embedding is relative, so the real tokens'
+        logits are those of the row alone); padded positions' logits are 0."""
+        if attention_mask is not None:
+            rows = _mask_rows(attention_mask, input_ids)
+            if rows is not None:
+                if cache is not None or last_only:
+                    raise ValueError("attention_mask with padding is for a whole forward "
+                                     "(no cache, not last_only)")
+                return self._forward_padded(_host(input_ids), rows)
         idx = _as_index(input_ids, self)
         if idx.ndim == 1:
             idx = idx.reshape(1, -1)
@@ -155,6 +167,23 @@ class ErnieForCausalLM(nn.Module):
         if last_only:
             x = x[:, -1:]
         return self.lm_head(self.model.norm(x))
+
+    def _forward_padded(self, ids, rows):
+        """Logits (B, T, V) of a padded batch: the real tokens as one packed stream (each
+        row at positions 0..n-1), the padded positions 0."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(len(rows), -1)
+        B, T = ids.shape
+        tokens = np.concatenate([ids[b, a:e] for b, (a, e) in enumerate(rows)])
+        lengths = np.array([e - a for a, e in rows], dtype=np.int64)
+        cu = np.concatenate([[0], np.cumsum(lengths)])
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        packed = self.forward_packed(tokens, cu, positions)  # (N, V)
+        where = np.full((B, T), len(tokens), dtype=np.int64)  # row N: the zeros
+        for b, (a, e) in enumerate(rows):
+            where[b, a:e] = cu[b] + np.arange(e - a)
+        zero = Tensor(packed.xp.zeros((1, packed.shape[1]), dtype=packed.dtype))
+        return cat([packed, zero], axis=0)[packed.xp.asarray(where.reshape(-1))] \
+            .reshape(B, T, packed.shape[1])
 
     def forward_packed(self, tokens, cu_seqlens, positions, cache=None,
                        last_only: bool = False):
@@ -316,7 +345,7 @@ class ErnieForCausalLM(nn.Module):
                  top_p: float | None = None, repetition_penalty: float = 1.0,
                  eos_token_id="config", pad_token_id="config", use_cache: bool = True,
                  seed: int | None = None, generator=None, stop_strings=None, tokenizer=None,
-                 streamer=None):
+                 streamer=None, attention_mask=None):
         """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens.
 
         Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, drawn from
@@ -332,7 +361,37 @@ class ErnieForCausalLM(nn.Module):
         callable gets each step's ids). Returns host int64 ids (B, T0 + generated).
 
         A list of prompts of different lengths (1-D id arrays) goes to
-        :meth:`generate_batch` (one packed prefill, no padding) and returns a list."""
+        :meth:`generate_batch` (one packed prefill, no padding) and returns a list.
+        ``attention_mask`` (B, T0), a tokenizer's padded batch (``model.generate(**tok(
+        prompts, padding=True, return_tensors="np"))``): the rows' real tokens go to
+        :meth:`generate_batch`, and the result is laid out as transformers lays it out (the
+        prompts as given, then each row's new tokens, ``pad_token_id`` after a finished
+        row's eos), with the same tokens as transformers' greedy ``generate``."""
+        if attention_mask is not None:
+            rows = _mask_rows(attention_mask, input_ids)
+            if rows is not None:
+                if streamer is not None:
+                    raise ValueError("streamer with a padded attention_mask is not supported: "
+                                     "give the prompts as a list of id arrays (each row's "
+                                     "tokens) to generate_batch, whose streamer sees each row")
+                ids = np.asarray(_host(input_ids), dtype=np.int64)
+                new = self.generate_batch(
+                    [ids[b, a:e] for b, (a, e) in enumerate(rows)], max_new_tokens,
+                    do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
+                    repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
+                    seed=seed, generator=generator, stop_strings=stop_strings,
+                    tokenizer=tokenizer)
+                tails = [r[e - a:] for r, (a, e) in zip(new, rows)]
+                pad = self._generation_value("pad_token_id", pad_token_id)
+                if pad is None:
+                    eos = self._generation_value("eos_token_id", eos_token_id)
+                    pad = int(np.atleast_1d(eos)[0]) if eos is not None else 0
+                out = np.full((len(rows), ids.shape[1] + max(len(t) for t in tails)), pad,
+                              dtype=np.int64)
+                out[:, :ids.shape[1]] = ids
+                for b, t in enumerate(tails):
+                    out[b, ids.shape[1]:ids.shape[1] + len(t)] = t
+                return out
         if isinstance(input_ids, (list, tuple)) and input_ids and all(
                 np.ndim(_host(p)) == 1 for p in input_ids) \
                 and len({len(_host(p)) for p in input_ids}) > 1:
@@ -436,6 +495,32 @@ class ErnieForCausalLM(nn.Module):
                f"{c.moe_num_shared_experts})" if c.is_moe else "")
         return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
                 f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
+
+
+def _mask_rows(attention_mask, input_ids):
+    """``[(start, end)]`` of each row's real tokens under a padding mask (left or right
+    padding), or None when the mask pads nothing; a mask of another shape, with holes, or
+    a row without a token is one error."""
+    mask = np.asarray(_host(attention_mask))
+    ids = np.asarray(_host(input_ids))
+    if ids.ndim == 1:
+        ids, mask = ids[None], mask.reshape(1, -1)
+    if mask.shape != ids.shape:
+        raise ValueError(f"attention_mask has shape {mask.shape}, input_ids {ids.shape}")
+    keep = mask != 0
+    if keep.all():
+        return None
+    rows = []
+    for b, row in enumerate(keep):
+        at = np.flatnonzero(row)
+        if len(at) == 0:
+            raise ValueError(f"attention_mask row {b} has no token (all padding)")
+        a, e = int(at[0]), int(at[-1]) + 1
+        if e - a != len(at):
+            raise ValueError(f"attention_mask row {b} has padding between tokens: only left "
+                             "or right padding is read")
+        rows.append((a, e))
+    return rows
 
 
 def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalty) -> None:

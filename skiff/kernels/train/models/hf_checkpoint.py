@@ -31,6 +31,7 @@ from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
            "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES",
+           "read_training_rows",
            "HFTokenizer", "SentencePieceTokenizer"]
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
@@ -44,6 +45,11 @@ def read_config(folder: str | os.PathLike) -> ErnieConfig:
     """The :class:`ErnieConfig` of a checkpoint folder's ``config.json`` (any other
     architecture, an unsupported rotary scaling or activation is one clear error)."""
     path = Path(folder).expanduser() / "config.json"
+    if not path.parent.exists():
+        raise FileNotFoundError(f"no checkpoint folder at {str(Path(folder))!r}")
+    if path.parent.is_file():
+        raise FileNotFoundError(f"{str(Path(folder))!r} is a file; give the checkpoint's folder "
+                                "(config.json and *.safetensors)")
     if not path.is_file():
         raise FileNotFoundError(f"{str(Path(folder))!r} is not a checkpoint folder: it has "
                                 "no config.json")
@@ -172,22 +178,30 @@ def _fused_expert(ckpt, names, name):
     return None
 
 
-def _resolve_dtype(dtype, ckpt: st.Checkpoint):
+_STORED = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64"}
+
+
+def _resolve_dtype(dtype, ckpt: st.Checkpoint | None):
     """float32 unless asked: numpy has no fast 16-bit math (``"bfloat16"`` / ``"float16"``
-    keep 16-bit storage, as mixed precision uses it)."""
-    if dtype is None or dtype == "auto":
+    keep 16-bit storage, as mixed precision uses it). ``"auto"``: the checkpoint's own
+    dtype (its embedding's), as transformers reads ``dtype="auto"``. A torch dtype
+    (``torch.bfloat16``) is read by its name."""
+    if dtype is None:
         return np.float32
-    if isinstance(dtype, str) and dtype == "bfloat16":
+    name = str(dtype).removeprefix("torch.") if not isinstance(dtype, np.dtype) else dtype.name
+    if name == "auto":
+        if ckpt is None:
+            return np.float32
+        key = next((k for k in ckpt.keys() if k.endswith("embed_tokens.weight")), None)
+        name = _STORED.get(ckpt.file(key).stored_dtype(key), "float32") if key else "float32"
+    if name == "bfloat16":
         import ml_dtypes
 
         return np.dtype(ml_dtypes.bfloat16)
-    if isinstance(dtype, str) and dtype in _FLOATS:
-        return np.dtype(_FLOATS[dtype])
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise ValueError(f"dtype must be float32, float64, float16 or bfloat16, got "
-                         f"{dtype!r}") from None
+    if name in _FLOATS:
+        return np.dtype(_FLOATS[name])
+    raise ValueError(f"dtype must be float32, float64, float16, bfloat16 or 'auto' (the "
+                     f"checkpoint's), got {dtype!r}")
 
 
 def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
@@ -277,12 +291,153 @@ def token_blocks(ids: np.ndarray, block_size: int):
     return ArrayDataset(x, y)
 
 
-def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
-    """Training data in the model's own tokens: a ``.jsonl`` file of conversations
-    (``{"messages": [...]}`` rows; loss on the assistant's tokens, :class:`~.chat.ChatDataset`)
-    or token blocks of text (a text file, a shipped corpus name, or the text itself)."""
-    from ..data import _read_text
+# what a training file may be, by its suffix (anything else: plain text if it reads as UTF-8)
+ROW_FILES = (".jsonl", ".json")
+TABLE_FILES = (".csv", ".tsv")
+_BINARY = (".parquet", ".arrow", ".feather", ".xlsx", ".xls", ".npz", ".npy", ".pkl",
+           ".pickle", ".pt", ".bin", ".safetensors", ".gz", ".zip", ".bz2", ".xz", ".zst",
+           ".tar", ".pdf", ".docx", ".h5", ".hdf5", ".db", ".sqlite")
+_FORMATS = ("a text file, a .jsonl (or .json list) of {\"messages\": [...]}, {\"text\": ...} "
+            "or {\"prompt\": ..., \"completion\": ...} rows, or a .csv/.tsv with prompt and "
+            "response (or completion) columns, or a text column")
+_ANSWER_COLUMNS = ("response", "completion", "answer", "output")
 
+
+def read_training_rows(data) -> tuple[str, list | str]:
+    """What a training file for a checkpoint's model holds, read and checked without its
+    tokenizer: ``("chat", rows)`` (conversations or prompt/completion pairs, one dict a row),
+    ``("text", texts)`` (documents: ``{"text"}`` rows or a text column) or ``("plain",
+    text)``. A file of another format (a data frame, an archive, a JSON of other keys) is one
+    error naming what it has and what is read, never read as plain text; a path that does
+    not exist is said so (not trained on as the text of its name)."""
+    from ..data import CORPORA, _read_text
+
+    spec = str(data)
+    path = Path(spec).expanduser()
+    suffix = path.suffix.lower()
+    if spec in CORPORA and not path.exists():
+        return "plain", _read_text(spec)[0]
+    if not path.is_file():
+        if path.is_dir():
+            raise ValueError(f"{spec!r} is a folder; give a training file: {_FORMATS}")
+        if suffix or os.sep in spec or "/" in spec:
+            raise FileNotFoundError(f"no data file at {spec!r}")
+        return "plain", _read_text(spec)[0]  # a corpus name or the text itself
+    if suffix in _BINARY:
+        raise ValueError(f"{path.name}: skiff does not read {suffix} files for training; "
+                         f"give {_FORMATS}")
+    if suffix in ROW_FILES:
+        return _classify_rows(_read_rows(path), path.name)
+    if suffix in TABLE_FILES:
+        return _table_rows(path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\x00" in text:
+        raise ValueError(f"{path.name} is not UTF-8 text; give {_FORMATS}")
+    if not text.strip():
+        raise ValueError(f"{path.name} is empty")
+    return "plain", text
+
+
+def _read_rows(path: Path) -> list:
+    if path.suffix.lower() == ".jsonl":
+        from .chat import read_jsonl
+
+        rows = read_jsonl(path)
+    else:
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path.name}: not valid JSON ({exc})") from None
+        if isinstance(rows, dict) and isinstance(rows.get("data"), list):
+            rows = rows["data"]
+        if not isinstance(rows, list):
+            raise ValueError(f"{path.name}: a .json training file is a list of rows, got a "
+                             f"{type(rows).__name__}")
+    if not rows:
+        raise ValueError(f"{path.name} has no rows")
+    return rows
+
+
+def _row_kind(row) -> str | None:
+    if not isinstance(row, dict):
+        return None
+    if "messages" in row:
+        return "chat"
+    if isinstance(row.get("prompt"), str) and isinstance(row.get("completion",
+                                                                 row.get("response")), str):
+        return "chat"
+    if isinstance(row.get("text"), str):
+        return "text"
+    return None
+
+
+def _classify_rows(rows: list, name: str) -> tuple[str, list]:
+    kinds = [_row_kind(r) for r in rows]
+    first = kinds[0]
+    for n, (row, kind) in enumerate(zip(rows, kinds), 1):
+        if kind is None:
+            what = (f"keys {', '.join(map(str, row))}" if isinstance(row, dict)
+                    else f"a {type(row).__name__}")
+            raise ValueError(f"{name}: row {n} has {what or 'no keys'}; skiff trains on "
+                             f"{_FORMATS}")
+        if kind != first:
+            raise ValueError(f"{name}: row 1 is {'a conversation' if first == 'chat' else 'text'}"
+                             f" but row {n} is {'a conversation' if kind == 'chat' else 'text'};"
+                             " one file holds one kind of row")
+    if first == "text":
+        return "text", [r["text"] for r in rows]
+    return "chat", rows
+
+
+def _table_rows(path: Path) -> tuple[str, list]:
+    import csv
+
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        header = next(reader, None)
+        if not header:
+            raise ValueError(f"{path.name} is empty")
+        cols = {c.strip().lower(): i for i, c in enumerate(header)}
+        answer = next((c for c in _ANSWER_COLUMNS if c in cols), None)
+        prompt = next((c for c in ("prompt", "question", "input", "instruction") if c in cols),
+                      None)
+        if prompt and answer:
+            system = cols.get("system")
+            out = []
+            for n, rec in enumerate(reader, 2):
+                if not any(x.strip() for x in rec):
+                    continue
+                if len(rec) != len(header):
+                    raise ValueError(f"{path.name}: line {n} has {len(rec)} fields, the header "
+                                     f"{len(header)}")
+                row = {"prompt": rec[cols[prompt]], "completion": rec[cols[answer]]}
+                if system is not None and rec[system].strip():
+                    row["system"] = rec[system]
+                out.append(row)
+            if not out:
+                raise ValueError(f"{path.name} has a header and no rows")
+            return "chat", out
+        if "text" in cols:
+            texts = [rec[cols["text"]] for rec in reader if len(rec) > cols["text"]
+                     and rec[cols["text"]].strip()]
+            if not texts:
+                raise ValueError(f"{path.name} has a text column and no text in it")
+            return "text", texts
+    raise ValueError(f"{path.name}: columns {', '.join(header)}; a table to fine-tune on has "
+                     f"prompt and response (or completion) columns, or a text column")
+
+
+def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
+    """Training data in the model's own tokens (:func:`read_training_rows` says what a file
+    may be): conversations and prompt/completion pairs (a ``.jsonl``/``.json`` of rows or a
+    ``.csv``/``.tsv`` with prompt and response columns; loss on the assistant's tokens,
+    :class:`~.chat.ChatDataset`), or token blocks of text (a text file, ``{"text"}`` rows or
+    a text column, each document followed by the eos token; a shipped corpus name)."""
     tok = getattr(model, "tokenizer", None)
     if tok is None:
         raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
@@ -290,12 +445,19 @@ def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
     if tok.vocab_size > model.config.vocab_size:
         raise ValueError(f"the tokenizer has {tok.vocab_size} tokens, more than the model's "
                          f"vocab_size {model.config.vocab_size}")
-    if str(data).endswith(".jsonl"):
+    kind, rows = read_training_rows(data)
+    if kind == "chat":
         from .chat import ChatDataset
 
-        return ChatDataset.from_jsonl(data, tok, int(block_size))
-    text, _ = _read_text(data)
-    return token_blocks(tok.encode(text), int(block_size))
+        return ChatDataset(rows, tok, int(block_size), source=str(data))
+    if kind == "text":
+        from .chat import _eos_id
+
+        eos = _eos_id(tok)
+        tail = np.asarray([] if eos is None else [eos], dtype=np.int64)
+        ids = np.concatenate([np.concatenate([tok.encode(t), tail]) for t in rows])
+        return token_blocks(ids, int(block_size))
+    return token_blocks(tok.encode(rows), int(block_size))
 
 
 def ernie_from_folder(path: str | None = None, **kwargs) -> ErnieForCausalLM:

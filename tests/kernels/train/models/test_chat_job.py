@@ -12,7 +12,7 @@ import json
 import pytest
 
 from skiff.kernels.train.models import from_pretrained
-from skiff.kernels.train.models.chat import split_thinking
+from skiff.kernels.train.models.chat import opens_thinking, split_thinking
 from skiff.kernels.train.models.chat_reply import reply, reply_html
 
 from .ernie_reference import make_sentencepiece_checkpoint
@@ -28,16 +28,19 @@ def ckpt(tmp_path_factory):
 def _expected(model, prompt, n, chat=True):
     """What model.generate answers, decoded and split by hand."""
     tok = model.tokenizer
+    inside = False  # the template's generation prompt leaves <think> open: thinking first
     if chat:
         ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
                                       add_generation_prompt=True, tokenize=True)
+        inside = opens_thinking(tok.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True))
     else:
         ids = tok.encode(prompt)
     out = model.generate(ids[None], max_new_tokens=n)[0, len(ids):].tolist()
     eos = model.generation_config.get("eos_token_id", model.config.eos_token_id)
     if out and out[-1] == eos:
         out = out[:-1]
-    return split_thinking(tok.decode(out)), len(ids)
+    return split_thinking(tok.decode(out), inside=inside), len(ids)
 
 
 def test_reply_is_what_generate_gives(ckpt):
