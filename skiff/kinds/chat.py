@@ -164,8 +164,10 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                                  f"generate {model} \"text\" (no --chat)")
         else:
             from skiff.kernels.train.models.hf_checkpoint import read_config
+            from skiff.kernels.train.models.safetensors_io import open_folder
 
             read_config(path)  # another architecture: said here, before a run folder exists
+            open_folder(path)  # no weights, a missing shard: the same (the index only)
         model = os.path.abspath(path)
     top_p = values.get("top_p")
     if top_p is not None and not 0 < top_p <= 1:
