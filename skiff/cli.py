@@ -229,7 +229,7 @@ def _slurm_submitted(job, opts: dict) -> int:
 
 def _follow(job) -> None:
     """Follow ``job`` on stderr until it ends: a live line on a TTY, plain lines otherwise;
-    Ctrl-C cancels it."""
+    Ctrl-C or SIGTERM cancels it."""
     from skiff.jobs import follow
     from skiff.jobs.terminal import LiveDisplay
 
@@ -240,7 +240,7 @@ def _follow(job) -> None:
         print("skiff: cancelling…", file=sys.stderr)
 
     follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
-           on_interrupt=interrupted)
+           on_interrupt=interrupted, terminate=True)
     display.close(job)
 
 

@@ -29,8 +29,12 @@ def progress_line(job) -> str:
 def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2.0,
            rate: float = 2.0, on_interrupt: Callable[[], None] | None = None,
            line: Callable[[object], str] = progress_line, wait_s: float = 15.0,
-           same_s: float = 1.0, cancel: bool = True):
+           same_s: float = 1.0, cancel: bool = True, terminate: bool = False):
     """Block until ``job`` ends; returns it.
+
+    ``terminate=True`` (the terminal's commands): SIGTERM (``kill PID``, ``timeout``, a
+    scheduler) is taken as Ctrl-C, so the job is cancelled and ends with its final event (a
+    training writes its last checkpoint) instead of dying with the process unrecorded.
 
     ``cancel=False`` (waiting for a job started elsewhere: ``jobs wait ID``): Ctrl-C only
     stops the waiting, as Python's KeyboardInterrupt, and the job goes on.
@@ -52,7 +56,7 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
 
     getattr(job, "hold", lambda: False)()   # a job followed from here is held while it runs
     interrupts: list[float] = []
-    previous = None
+    previous = previous_term = None
     if not cancel:
         _follow_loop(job, show, quiet_s, rate, None, line, interrupts, wait_s)
         return job
@@ -64,6 +68,8 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
                 raise KeyboardInterrupt
         try:
             previous = signal.signal(signal.SIGINT, on_sigint)
+            if terminate:
+                previous_term = signal.signal(signal.SIGTERM, on_sigint)
         except ValueError:  # not the main interpreter's thread after all
             previous = None
     try:
@@ -77,6 +83,8 @@ def follow(job, show: Callable[[str], None] | None = None, *, quiet_s: float = 2
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
     return job
 
 

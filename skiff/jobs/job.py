@@ -233,8 +233,13 @@ class Job:
         """The owner is gone without a final event: show the job as ended, write nothing (the
         folder belongs to the process that ran it). A job whose result.json is there did its
         work (the result is written before the final event) and is shown done."""
-        who = "launcher" if self.meta.get("runner") == "process" else "kernel"
-        gone = f"the {who} process that ran this job (pid {pid}) has exited"
+        if self.meta.get("runner") == "process":
+            who = "launcher process"
+        elif str(self.meta.get("command") or "").startswith("python -m skiff"):
+            who = "terminal command (python -m skiff)"
+        else:
+            who = "kernel process"
+        gone = f"the {who} that ran this job (pid {pid}) has exited"
         done = (self.run_dir / "result.json").is_file()
         status, message = (("done", f"{gone}; its final event is missing but its result.json "
                                     "is there") if done else

@@ -342,7 +342,7 @@ def describe(job) -> str:
         return plain(repr(job))
     lines = [repr(job)]
     state = job.refresh()
-    if state.inferred:
+    if state.inferred and state.inferred != state.error:
         lines.append(f"  ({state.inferred})")
     trust = getattr(job, "trust", "trusted")
     if trust != "trusted":
@@ -354,7 +354,9 @@ def describe(job) -> str:
         lines.append("ranks:")
         lines.append(ranks_text(ranks))
     if job.status == "failed":
-        lines.append(job.error or "")
+        error = job.error or ""
+        if "\n" in error.strip() or len(error) > 100:  # more than the repr shows
+            lines.append(error)
     else:
         result = job.result
         for key, value in (result.items() if isinstance(result, dict) else ()):
