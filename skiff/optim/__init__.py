@@ -1,6 +1,7 @@
 """``skiff.optim``: optimizers and learning-rate schedules.
 
-The public name of :mod:`skiff.kernels.train.core.optim`; the same classes. The schedules are
+The public name of :mod:`skiff.kernels.train.core.optim` (and ``RMSprop``/``Adagrad`` from
+:mod:`~skiff.kernels.train.core.optim_more`); the same classes. The schedules are
 also under torch's names, ``skiff.optim.lr_scheduler.StepLR`` / ``LambdaLR`` / ...
 (``from skiff.optim.lr_scheduler import LambdaLR`` works too)."""
 
@@ -17,6 +18,7 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
     adamw_update,
     clip_grad_norm_,
 )
+from skiff.kernels.train.core.optim_more import Adagrad, RMSprop  # noqa: F401
 from skiff.optim import lr_scheduler  # noqa: F401
 
-__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.optim
+__all__ = [*_real.__all__, "RMSprop", "Adagrad"]  # core.optim's names, and optim_more's

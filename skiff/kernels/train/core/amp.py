@@ -90,7 +90,7 @@ class GradScaler:
     def unscale_grads(self, params) -> bool:
         """Divide the gradients of ``params`` by the scale in place; return True when all are
         finite (records ``found_inf``)."""
-        grads = [p.grad for p in params if p.grad is not None]
+        grads = [p._grad for p in params if p._grad is not None]
         if self.enabled:
             inv = 1.0 / self.scale_value
             for g in grads:
@@ -154,8 +154,8 @@ class MixedPrecision:
         self.params = [p for p in model.parameters() if p.dtype.kind == "f"]
         self.master = []
         for p in self.params:
-            self.master.append(Parameter(p.data.astype(np.float32), dtype=np.float32))
-            p.data = p.data.astype(self.dtype)
+            self.master.append(Parameter(p._data.astype(np.float32), dtype=np.float32))
+            p._data = p._data.astype(self.dtype)
         # bfloat16 has float32's range: scaling is not needed
         self.scaler = scaler or GradScaler(enabled=name == "float16")
 
@@ -171,8 +171,8 @@ class MixedPrecision:
         """Move the gradients into the masters (float32, unscaled), skip on inf/nan, clip,
         step, copy the masters back into the model. Returns whether the step ran."""
         for p, m in zip(self.params, self.master):
-            m.grad = None if p.grad is None else p.grad.astype(np.float32)
-            p.grad = None
+            m._grad = None if p._grad is None else p._grad.astype(np.float32)
+            p._grad = None
         ok = self.scaler.unscale_grads(self.master)
         ran = False
         if ok:
@@ -183,13 +183,13 @@ class MixedPrecision:
                 optimizer.step()
                 ran = True
                 for p, m in zip(self.params, self.master):
-                    p.data[...] = m.data.astype(self.dtype)
+                    p._data[...] = m._data.astype(self.dtype)
         if not ran:
             self.scaler.skipped_steps += 1
             self.scaler.found_inf = True
         self.scaler.update()
         for m in self.master:
-            m.grad = None
+            m._grad = None
         return ran
 
     def state_dict(self) -> dict:
@@ -199,5 +199,5 @@ class MixedPrecision:
     def load_state_dict(self, state: dict) -> None:
         self.scaler.load_state_dict(state["scaler"])
         for p, m, arr in zip(self.params, self.master, state["master"]):
-            m.data[...] = m.xp.asarray(arr)
-            p.data[...] = m.data.astype(self.dtype)
+            m._data[...] = m.xp.asarray(arr)
+            p._data[...] = m._data.astype(self.dtype)

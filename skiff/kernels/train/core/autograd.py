@@ -18,6 +18,7 @@ import functools
 import heapq
 import itertools
 import threading
+import weakref
 
 import numpy as np
 
@@ -179,7 +180,7 @@ class Function:
         any_grad = False
         for a in inputs:
             if isinstance(a, Tensor):
-                arrays.append(a.data)
+                arrays.append(a._data)
                 r = a.requires_grad
                 needs.append(r)
                 any_grad = any_grad or r
@@ -234,7 +235,7 @@ def _fill_missing(node, grads):
 
 
 def _add_to_leaf(leaf, g):
-    data = leaf.data
+    data = leaf._data
     if g.dtype != data.dtype:
         g = g.astype(data.dtype)
     if g.shape != data.shape:
@@ -242,11 +243,36 @@ def _add_to_leaf(leaf, g):
             f"gradient of shape {g.shape} for a leaf of shape {data.shape} (an op's backward "
             "returned a wrongly shaped gradient)"
         )
-    if leaf.grad is None:
+    if leaf._grad is None:
         # own the array: backward may hand the same gradient to several inputs
-        leaf.grad = g.copy()
+        leaf._grad = g.copy()
     else:
-        leaf.grad += g
+        leaf._grad += g
+
+
+def watch_output(t, fn, first: bool = False) -> None:
+    """Call ``fn(t, g)`` with the summed gradient ``g`` of the computed tensor ``t`` when
+    backward reaches its node; what ``fn`` returns flows on (``register_hook``, ahead of
+    ``retain_grad``, which keeps what the hooks made, as torch's). The node keeps the tensor
+    weakly."""
+    node = t._node
+    watchers = node.__dict__.setdefault("_watch", [])
+    watchers.insert(0 if first else len(watchers), (t._idx, weakref.ref(t), fn))
+
+
+def _watched(n, gouts):
+    gouts = list(gouts)
+    for idx, ref, fn in n._watch:
+        t = ref()
+        if t is not None and gouts[idx] is not None and t._node is n:
+            gouts[idx] = fn(t, gouts[idx])
+    return gouts
+
+
+def _leaf_hooks(leaf, g):
+    from .tensor import _run_grad_hooks
+
+    return _run_grad_hooks(leaf, g)
 
 
 def run_backward(root, grad, retain_graph: bool = False):
@@ -254,6 +280,8 @@ def run_backward(root, grad, retain_graph: bool = False):
     node = root._node
     if node is None:
         if root.requires_grad:
+            if root._grad_hooks:
+                grad = _leaf_hooks(root, grad)
             _add_to_leaf(root, grad)
             for hook in list(root._ready_hooks or ()):
                 hook(root)
@@ -277,6 +305,7 @@ def run_backward(root, grad, retain_graph: bool = False):
                 k = id(p)
                 leaf_deps[k] = leaf_deps.get(k, 0) + 1
     # 2. run nodes in reverse creation order once all their consumers are done
+    held: dict = {}
     pending = {node: [None] * node._nout}
     pending[node][root._idx] = grad
     heap = [(-node._seq, node)]
@@ -291,6 +320,8 @@ def run_backward(root, grad, retain_graph: bool = False):
                     f"backward through {type(n).__name__} a second time: its saved arrays were "
                     "freed; call backward(retain_graph=True) the first time"
                 )
+            if "_watch" in n.__dict__:
+                gouts = _watched(n, gouts)
             if n._nout > 1 and any(g is None for g in gouts):
                 gouts = _fill_missing(n, gouts)
             grads = n.backward(*gouts)
@@ -317,11 +348,16 @@ def run_backward(root, grad, retain_graph: bool = False):
                 if left == 0:
                     heapq.heappush(heap, (-p._seq, p))
             else:
-                if g is not None:
-                    _add_to_leaf(p, g)
                 k = id(p)
+                if g is not None:
+                    if p._grad_hooks:  # hooks see this backward's sum: held back until then
+                        held[k] = g if held.get(k) is None else held[k] + g
+                    else:
+                        _add_to_leaf(p, g)
                 left = leaf_deps[k] - 1
                 leaf_deps[k] = left
+                if left == 0 and held.get(k) is not None:
+                    _add_to_leaf(p, _leaf_hooks(p, held.pop(k)))
                 if left == 0 and p._ready_hooks:
                     for hook in list(p._ready_hooks):
                         hook(p)

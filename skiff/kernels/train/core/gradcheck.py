@@ -32,7 +32,7 @@ def _project(out, weights):
 def numerical_grad(fn, inputs, weights, index: int, eps: float) -> np.ndarray:
     """Central differences of sum(fn(*inputs) * weights) with respect to ``inputs[index]``."""
     x = inputs[index]
-    flat = x.data.reshape(-1)  # a view: we perturb the tensor in place
+    flat = x._data.reshape(-1)  # a view: we perturb the tensor in place
     host = np.zeros(flat.shape, dtype=np.float64)
     with no_grad():
         for i in range(flat.size):
@@ -71,13 +71,13 @@ def gradcheck(fn, inputs, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0) -> bool:
     xp = inputs[0].xp
     weights = [xp.asarray(w) for w in weights]
     for t in inputs:
-        t.grad = None
+        t._grad = None
     loss = _project(out, weights)
     loss.backward()
     for k, t in enumerate(inputs):
         if not t.requires_grad:
             continue
-        analytic = np.zeros(t.shape) if t.grad is None else to_numpy(t.grad).astype(np.float64)
+        analytic = np.zeros(t.shape) if t._grad is None else to_numpy(t._grad).astype(np.float64)
         numeric = numerical_grad(fn, inputs, weights, k, eps)
         err = np.abs(analytic - numeric)
         tol = atol + rtol * np.abs(numeric)

@@ -77,12 +77,12 @@ class StepGraph:
         if mixed is not None:
             return "mixed precision (loss scaling decides on the host)"
         params = [p for g in optimizer.param_groups for p in g["params"]]
-        dtypes = {p.data.dtype for p in params}
+        dtypes = {p._data.dtype for p in params}
         if len(dtypes) != 1 or next(iter(dtypes)) not in (np.float32, np.float64):
             return "parameters are not all float32 or all float64"
-        if not all(p.data.flags.c_contiguous for p in params):
+        if not all(p._data.flags.c_contiguous for p in params):
             return "a parameter is not contiguous"
-        size = sum(p.data.nbytes for p in params)
+        size = sum(p._data.nbytes for p in params)
         if size > _LARGEST:
             return (f"the parameters take {size / 2**30:.1f} GiB: a step that size is bound by "
                     "the device, not by launches, and a graph would hold a second set of "
@@ -172,11 +172,11 @@ class StepGraph:
         params = self._params()
         loss = self.loss_fn(self.model, batch)
         loss.backward()
-        status[0:1] = loss.data.reshape(1)
-        grads = [p.grad for p in params]
+        status[0:1] = loss._data.reshape(1)
+        grads = [p._grad for p in params]
         if any(g is None for g in grads):
             raise _NotCapturable("a parameter got no gradient in the step")
-        if any(g.dtype != params[0].data.dtype or not g.flags.c_contiguous for g in grads):
+        if any(g.dtype != params[0]._data.dtype or not g.flags.c_contiguous for g in grads):
             raise _NotCapturable("a gradient is not contiguous of the parameters' type")
         if tables is None:
             tables = _Tables(cp, params, grads, self.optimizer)
@@ -185,7 +185,7 @@ class StepGraph:
         else:
             tables.set_pointers(grads)
         tables.upload()
-        _launch_update(cp, tables, status, self.clip, params[0].data.dtype)
+        _launch_update(cp, tables, status, self.clip, params[0]._data.dtype)
         self.optimizer.zero_grad()
         return tables
 
@@ -226,7 +226,7 @@ class StepGraph:
         _restore(params, self.optimizer, snap)
         dev.synchronize()
         # 2. the capture
-        tables = _Tables(cp, params, [p.data for p in params], self.optimizer, grads_later=True)
+        tables = _Tables(cp, params, [p._data for p in params], self.optimizer, grads_later=True)
         mode = cp.cuda.runtime.streamCaptureModeThreadLocal
         # no garbage collection while capturing: a cupy object freed then (an old graph, an
         # event) calls the runtime, which a thread-local capture refuses, and it is invalidated
@@ -325,7 +325,7 @@ class _Tables:
         import cupyx
 
         self.n = n = len(params)
-        sizes = [p.data.size for p in params]
+        sizes = [p._data.size for p in params]
         offsets = np.zeros(n + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(sizes)
         self.total = int(offsets[-1])
@@ -343,7 +343,7 @@ class _Tables:
     def set_pointers(self, grads):
         n = self.n
         st = self._optimizer.state
-        ptrs = np.array([[p.data.data.ptr, g.data.ptr, st[p]["exp_avg"].data.ptr,
+        ptrs = np.array([[p._data.data.ptr, g.data.ptr, st[p]["exp_avg"].data.ptr,
                           st[p]["exp_avg_sq"].data.ptr] for p, g in zip(self._params, grads)],
                         dtype=np.uint64).view(np.int64)
         self.host[n + 1:2 * n + 1] = ptrs[:, 1]
@@ -387,8 +387,8 @@ class _Captured:
 
 def _pointers(params, optimizer):
     st = optimizer.state
-    return tuple((p.data.data.ptr, st[p]["exp_avg"].data.ptr, st[p]["exp_avg_sq"].data.ptr)
-                 if p in st else (p.data.data.ptr,) for p in params)
+    return tuple((p._data.data.ptr, st[p]["exp_avg"].data.ptr, st[p]["exp_avg_sq"].data.ptr)
+                 if p in st else (p._data.data.ptr,) for p in params)
 
 
 def _where(exc) -> str:
@@ -404,7 +404,7 @@ def _where(exc) -> str:
 def _flatten(batch):
     """(the batch's arrays, a function rebuilding the batch from Tensors) or (None, None)."""
     def arrays(xs):
-        items = [x.data if isinstance(x, Tensor) else x for x in xs]
+        items = [x._data if isinstance(x, Tensor) else x for x in xs]
         ok = all(type(a).__module__.startswith("cupy") and hasattr(a, "shape") for a in items)
         return items if ok else None
 
@@ -421,13 +421,13 @@ def _flatten(batch):
 
 def _snapshot(cp, params, optimizer):
     st = optimizer.state
-    return [(p.data.copy(), st[p]["exp_avg"].copy(), st[p]["exp_avg_sq"].copy()) for p in params]
+    return [(p._data.copy(), st[p]["exp_avg"].copy(), st[p]["exp_avg_sq"].copy()) for p in params]
 
 
 def _restore(params, optimizer, snap):
     st = optimizer.state
     for p, (d, m, v) in zip(params, snap):
-        p.data[...] = d
+        p._data[...] = d
         st[p]["exp_avg"][...] = m
         st[p]["exp_avg_sq"][...] = v
 
@@ -444,7 +444,7 @@ def _compare(cp, got, want, params, optimizer, after) -> str | None:
     lr = max(g["lr"] for g in optimizer.param_groups)
     st = optimizer.state
     for i, (p, (d, m, v)) in enumerate(zip(params, after)):
-        for name, x, y in (("weight", p.data, d), ("exp_avg", st[p]["exp_avg"], m),
+        for name, x, y in (("weight", p._data, d), ("exp_avg", st[p]["exp_avg"], m),
                            ("exp_avg_sq", st[p]["exp_avg_sq"], v)):
             diff = float(cp.linalg.norm((x - y).ravel().astype(cp.float64)))
             scale = float(cp.linalg.norm(y.ravel().astype(cp.float64)))

@@ -12,6 +12,7 @@ import math
 from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR", "ExponentialLR",
+           "OneCycleLR", "CyclicLR",
            "CosineAnnealingLR", "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR",
            "WarmupCosine"]
 
@@ -151,3 +152,154 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state: dict) -> None:
         self.__dict__.update(state)
+
+
+def _cycle_momentum(sched, optimizer, base_momentum, max_momentum, what):
+    """Set up torch's momentum cycling: ``betas[0]`` for Adam-like optimizers, else
+    ``momentum``; each group starts at ``max_momentum``."""
+    defaults = getattr(optimizer, "defaults", {})
+    if "momentum" not in defaults and "betas" not in defaults:
+        raise ValueError(f"{what}: optimizer must support momentum or beta1 with "
+                         "`cycle_momentum` option enabled")
+    sched.use_beta1 = "betas" in defaults
+    bases = _per_group(base_momentum, optimizer, "base_momentum")
+    highs = _per_group(max_momentum, optimizer, "max_momentum")
+    for g, lo, hi in zip(optimizer.param_groups, bases, highs):
+        _set_momentum(sched, g, hi)
+        g["max_momentum"], g["base_momentum"] = hi, lo
+    return bases, highs
+
+
+def _set_momentum(sched, group, value):
+    if sched.use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
+class OneCycleLR(LRSchedule):
+    """torch's ``OneCycleLR``: from ``max_lr / div_factor`` up to ``max_lr`` over the first
+    ``pct_start`` of ``total_steps`` (or ``epochs * steps_per_epoch``), then down to
+    ``initial_lr / final_div_factor`` (cosine or linear; ``three_phase`` as torch), with the
+    momentum (or Adam's beta1) cycled the other way. Stepping past ``total_steps`` raises."""
+
+    def __init__(self, optimizer: Optimizer, max_lr, total_steps=None, epochs=None,
+                 steps_per_epoch=None, pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor: float = 25.0, final_div_factor: float = 1e4,
+                 three_phase: bool = False, last_epoch: int = -1):
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        n = self.total_steps
+        if three_phase:
+            self.phases = [(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
+                            "base_momentum"),
+                           (float(2 * pct_start * n) - 2, "max_lr", "initial_lr",
+                            "base_momentum", "max_momentum"),
+                           (n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self.phases = [(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
+                            "base_momentum"),
+                           (n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self.anneal_strategy = anneal_strategy
+        for g, top in zip(optimizer.param_groups, _per_group(max_lr, optimizer, "max_lr")):
+            g["initial_lr"] = top / div_factor
+            g["max_lr"] = top
+            g["min_lr"] = g["initial_lr"] / final_div_factor
+        self.cycle_momentum = bool(cycle_momentum)
+        if self.cycle_momentum:
+            _cycle_momentum(self, optimizer, base_momentum, max_momentum, "OneCycleLR")
+        super().__init__(optimizer)
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_step
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps "
+                             f"is {self.total_steps}")
+        lrs = []
+        for g in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self.phases):
+                if step <= end or i == len(self.phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lr = self._anneal(g[lr0], g[lr1], pct)
+                    if self.cycle_momentum:
+                        _set_momentum(self, g, self._anneal(g[m0], g[m1], pct))
+                    break
+                start = end
+            lrs.append(lr)
+        return lrs
+
+
+class CyclicLR(LRSchedule):
+    """torch's ``CyclicLR``: the lr goes from ``base_lr`` to ``max_lr`` over ``step_size_up``
+    steps and back over ``step_size_down`` (``triangular``, ``triangular2`` halving each
+    cycle's height, ``exp_range`` scaling by ``gamma**step``, or a ``scale_fn``), the momentum
+    (or beta1) between ``max_momentum`` and ``base_momentum`` the other way."""
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down=None, mode: str = "triangular", gamma: float = 1.0,
+                 scale_fn=None, scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1):
+        bases = _per_group(base_lr, optimizer, "base_lr")
+        for g, lr in zip(optimizer.param_groups, bases):
+            g["lr"] = lr
+        self.max_lrs = _per_group(max_lr, optimizer, "max_lr")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        if scale_fn is None:
+            self.scale_fn = {"triangular": lambda x: 1.0,
+                             "triangular2": lambda x: 1 / (2.0 ** (x - 1)),
+                             "exp_range": lambda x: gamma ** x}[mode]
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        else:
+            self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        self.cycle_momentum = bool(cycle_momentum)
+        if self.cycle_momentum:
+            self.base_momentums, self.max_momentums = _cycle_momentum(
+                self, optimizer, base_momentum, max_momentum, "CyclicLR")
+        self.optimizer = optimizer
+        self._bases = bases
+        super().__init__(optimizer)
+
+    def get_lr(self):
+        step = self.last_step
+        cycle = math.floor(1 + step / self.total_size)
+        x = 1.0 + step / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale = x / self.step_ratio
+        else:
+            scale = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else step
+        lrs = [b + ((m - b) * scale) * self.scale_fn(at) for b, m in zip(self._bases, self.max_lrs)]
+        if self.cycle_momentum:
+            for g, lo, hi in zip(self.optimizer.param_groups, self.base_momentums,
+                                 self.max_momentums):
+                _set_momentum(self, g, hi - ((hi - lo) * scale) * self.scale_fn(at))
+        return lrs

@@ -36,7 +36,7 @@ def _breakdown(outputs) -> tuple[int, int]:
     for n in nodes:
         for p in n._parents:
             if isinstance(p, Tensor):
-                leaves.add(id(_root(p.data)))
+                leaves.add(id(_root(p._data)))
     seen = set()
     fbytes = obytes = 0
     for n in nodes:
@@ -115,10 +115,10 @@ def _probe(model, x, step):
 
     warm_up()  # a kernel compiled inside the trace would count as step memory
     params = list(model.parameters())
-    stash = [p.grad for p in params]
+    stash = [p._grad for p in params]
     for p in params:  # gradients already in place: the peak then scales with the batch alone
-        p.grad = p.xp.zeros_like(p.data)
-    on_host = all(type(p.data) is np.ndarray for p in params)
+        p._grad = p.xp.zeros_like(p._data)
+    on_host = all(type(p._data) is np.ndarray for p in params)
     was_tracing = tracemalloc.is_tracing()
     if on_host and not was_tracing:
         tracemalloc.start()
@@ -136,7 +136,7 @@ def _probe(model, x, step):
         if on_host and not was_tracing:
             tracemalloc.stop()
         for p, g in zip(params, stash):
-            p.grad = g
+            p._grad = g
     return fbytes, obytes, peak
 
 

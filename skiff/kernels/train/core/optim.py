@@ -164,10 +164,10 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self._params():
-            if set_to_none or p.grad is None:
-                p.grad = None
+            if set_to_none or p._grad is None:
+                p._grad = None
             else:
-                p.grad[...] = 0
+                p._grad[...] = 0
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -241,11 +241,11 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, mom, wd = group["lr"], group["momentum"], group["weight_decay"]
             for p in group["params"]:
-                if p.grad is None:
+                if p._grad is None:
                     continue
-                d = p.grad
+                d = p._grad
                 if wd:
-                    d = d + wd * p.data
+                    d = d + wd * p._data
                 if mom:
                     st = self.state.setdefault(p, {})
                     buf = st.get("momentum_buffer")
@@ -255,7 +255,7 @@ class SGD(Optimizer):
                         buf *= mom
                         buf += d
                     d = d + mom * buf if group["nesterov"] else buf
-                p.data -= lr * d
+                p._data -= lr * d
 
 
 class AdamW(Optimizer):
@@ -274,22 +274,22 @@ class AdamW(Optimizer):
             b1, b2 = group["betas"]
             arrays, steps = [], []
             for p in group["params"]:
-                if p.grad is None:
+                if p._grad is None:
                     continue
                 st = self.state.get(p)
                 if st is None:
                     xp = p.xp
-                    st = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p.data),
-                                          "exp_avg_sq": xp.zeros_like(p.data)}
+                    st = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p._data),
+                                          "exp_avg_sq": xp.zeros_like(p._data)}
                 st["step"] += 1
-                arrays += [p.data, self._grad(p, group), st["exp_avg"], st["exp_avg_sq"]]
+                arrays += [p._data, self._grad(p, group), st["exp_avg"], st["exp_avg_sq"]]
                 steps.append(st["step"])
             if arrays:
                 adamw_many(*arrays, lr=group["lr"], beta1=b1, beta2=b2, eps=group["eps"],
                            weight_decay=self._decoupled(group), steps=tuple(steps))
 
     def _grad(self, p, group):
-        return p.grad
+        return p._grad
 
     def _decoupled(self, group) -> float:
         return group["weight_decay"]
@@ -304,7 +304,7 @@ class Adam(AdamW):
 
     def _grad(self, p, group):
         wd = group["weight_decay"]
-        return p.grad + wd * p.data if wd else p.grad
+        return p._grad + wd * p._data if wd else p._grad
 
     def _decoupled(self, group) -> float:
         return 0.0
@@ -314,7 +314,7 @@ def clip_grad_norm_(params, max_norm: float, eps: float = 1e-6) -> float:
     """Scale all gradients so their global L2 norm is at most ``max_norm``; returns the norm
     before clipping (inf/nan when a gradient is not finite; then nothing is scaled)."""
     _check_hyper("max_norm", max_norm)
-    grads = [p.grad for p in params if p.grad is not None]
+    grads = [p._grad for p in params if p._grad is not None]
     if not grads:
         return 0.0
     total = float(math.sqrt(float(sum_squares(*grads))))  # one device sync

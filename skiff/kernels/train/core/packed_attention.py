@@ -45,9 +45,7 @@ CUDA_SOURCE = Path(__file__).with_name("packed_attention.cu")
 
 def check_cu_seqlens(cu_seqlens, total: int) -> np.ndarray:
     """``cu_seqlens`` as a host int64 array, checked against ``total`` rows."""
-    data = getattr(cu_seqlens, "data", cu_seqlens) if not isinstance(cu_seqlens, list) else (
-        cu_seqlens
-    )
+    data = getattr(cu_seqlens, "_data", cu_seqlens)  # a Tensor's array, or the array itself
     cu = np.asarray(to_numpy(data)).astype(np.int64, copy=False)
     if cu.ndim != 1 or cu.size < 2:
         raise ValueError(f"cu_seqlens must be 1-D with at least 2 entries, got shape {cu.shape}")

@@ -60,8 +60,8 @@ class _Recompute(Function):
             out = fn(*[Tensor._make(a, False, None, 0) if t else a
                        for a, t in zip(args, is_tensor)])
         if isinstance(out, tuple):
-            return tuple(o.data for o in out)
-        return out.data
+            return tuple(o._data for o in out)
+        return out._data
 
     def backward(self, *grad_outputs):
         Tensor = _tensor_class()
@@ -95,5 +95,5 @@ class _Recompute(Function):
             for p, h in hooks:
                 p._ready_hooks = h
             _random.set_state(after)
-        grads = [x.grad if x is not None else None for x in leaves]
+        grads = [x._grad if x is not None else None for x in leaves]
         return (*grads, *([None] * len(self.params)))

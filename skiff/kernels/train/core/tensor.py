@@ -5,12 +5,12 @@
 >>> y = (x * x).sum()
 >>> y.backward()
 >>> x.grad
-array([[2., 4.],
+tensor([[2., 4.],
        [6., 8.]], dtype=float32)
 
 Float input becomes float32 unless ``dtype`` says otherwise (use float64 for gradient checks);
-integer and boolean input keep their dtype. ``.data`` is the raw array and ``.grad`` a raw array
-(or None), never a Tensor.
+integer and boolean input keep their dtype. ``.data`` and ``.grad`` are tensors sharing the
+array's memory (torch's); skiff's own code reads the raw arrays ``._data`` and ``._grad``.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _is_dtype_like(x) -> bool:
 def as_array(value, dtype=None, device=None):
     """The raw array for a Tensor, array or nested list, on ``device`` (default: where it is)."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     elif _is_foreign_tensor(value):
         value = _foreign_to_numpy(value)
     if device is not None:
@@ -135,21 +135,68 @@ class Tensor:
         arr = as_array(data, dtype=dtype, device=device)
         if requires_grad and arr.dtype.kind != "f" and arr.dtype.name != "bfloat16":
             raise ValueError(f"only float tensors can require grad, got dtype {arr.dtype}")
-        self.data = arr
+        self._data = arr
         self.requires_grad = bool(requires_grad)
-        self.grad = None
+        self._grad = None
         self._node = None
         self._idx = 0
         self._ready_hooks = None
+
+    # ---- .data and .grad: tensors over the raw arrays (torch's), no copy ---------------------
+    _grad_t = None  # the cached Tensor that ``.grad`` returns (over ``_grad``)
+    _grad_hooks = None  # Tensor.register_hook functions, run on this tensor's gradient
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's array as a tensor cut from the graph (torch's ``.data``): it shares the
+        memory, so ``p.data.copy_(w)``, ``p.data -= lr * p.grad`` or ``p.data.fill_(0)``
+        change ``p`` and record nothing. Assigning a tensor or an array replaces the array."""
+        return Tensor._make(self._data, False, None, 0)
+
+    @data.setter
+    def data(self, value) -> None:
+        arr = value._data if isinstance(value, Tensor) else value
+        if not hasattr(arr, "dtype") or not hasattr(arr, "shape"):
+            arr = as_array(arr, dtype=self._data.dtype)
+        self._data = arr
+
+    @property
+    def grad(self):
+        """The accumulated gradient as a tensor (None before a backward or after ``p.grad =
+        None``): the same tensor on each read while the gradient's array stays, sharing its
+        memory, so ``p.grad.zero_()`` or ``p.grad.mul_(0.5)`` change the gradient itself."""
+        g = self._grad
+        if g is None:
+            return None
+        t = self._grad_t
+        if t is None or t._data is not g:
+            t = self._grad_t = Tensor._make(g, False, None, 0)
+        return t
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is None:
+            self._grad = None
+            return
+        arr = value._data if isinstance(value, Tensor) else value
+        if not hasattr(arr, "dtype") or not hasattr(arr, "shape"):
+            arr = as_array(arr, dtype=self._data.dtype)
+        if tuple(arr.shape) != tuple(self._data.shape):
+            raise RuntimeError(
+                f"assigned grad has shape {tuple(arr.shape)}, the tensor {tuple(self.shape)}")
+        if arr.dtype != self._data.dtype:
+            raise RuntimeError(
+                f"assigned grad has dtype {arr.dtype}, the tensor {self._data.dtype}")
+        self._grad = arr
 
     @classmethod
     def _make(cls, data, requires_grad, node, idx):
         t = Tensor.__new__(Tensor)
         if isinstance(data, np.generic):  # numpy reductions return scalars; keep 0-d arrays
             data = np.asarray(data)
-        t.data = data
+        t._data = data
         t.requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t._node = node
         t._idx = idx
         t._ready_hooks = None
@@ -158,61 +205,61 @@ class Tensor:
     # ---- properties ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def size(self) -> int:
         """The element count (numpy's ``size``); called, torch's ``size()``: the shape, or
         ``size(d)`` one axis's length."""
-        return _Size(int(self.data.size), self.data.shape)
+        return _Size(int(self._data.size), self._data.shape)
 
     @property
     def nbytes(self) -> int:
-        return int(self.data.nbytes)
+        return int(self._data.nbytes)
 
     @property
     def device(self):
-        return device_of(self.data)
+        return device_of(self._data)
 
     @property
     def xp(self):
-        return autograd.xp_of(self.data)
+        return autograd.xp_of(self._data)
 
     @property
     def is_leaf(self) -> bool:
         return self._node is None
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self._data)
 
     def __repr__(self) -> str:
         grad = ", requires_grad=True" if self.requires_grad else ""
-        dev = "" if type(self.data) is np.ndarray else f", device={self.device}"
-        body = np.array2string(to_numpy(self.data), separator=", ", precision=4)
+        dev = "" if type(self._data) is np.ndarray else f", device={self.device}"
+        body = np.array2string(to_numpy(self._data), separator=", ", precision=4)
         return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
 
     # ---- conversion ---------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host numpy copy (a view for host data)."""
-        return to_numpy(self.data)
+        return to_numpy(self._data)
 
     def item(self):
-        return to_numpy(self.data).item()
+        return to_numpy(self._data).item()
 
     def tolist(self):
-        return to_numpy(self.data).tolist()
+        return to_numpy(self._data).tolist()
 
     def detach(self) -> Tensor:
         """The same array, cut from the graph."""
-        return Tensor._make(self.data, False, None, 0)
+        return Tensor._make(self._data, False, None, 0)
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
         if not self.is_leaf:
@@ -258,7 +305,7 @@ class Tensor:
                 "requires_grad=True, or it was computed under no_grad)"
             )
         if grad is None:
-            if self.data.size != 1:
+            if self._data.size != 1:
                 raise RuntimeError(
                     f"backward needs a grad argument for a non-scalar tensor of shape {self.shape}"
                 )
@@ -270,7 +317,35 @@ class Tensor:
         autograd.run_backward(self, grad, retain_graph=retain_graph)
 
     def zero_grad(self) -> None:
-        self.grad = None
+        self._grad = None
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward (torch's)."""
+        if self.is_leaf:
+            return
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad on a tensor that does not require grad")
+        if not getattr(self, "_retains", False):
+            self._retains = True
+            autograd.watch_output(self, _retain)
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(getattr(self, "_retains", False))
+
+    def register_hook(self, fn):
+        """Call ``fn(grad)`` with this tensor's gradient (a tensor) in backward; a tensor it
+        returns replaces the gradient (torch's ``register_hook``). On a leaf the hook sees each
+        backward's whole contribution before it is added to ``.grad``; on a computed tensor, the
+        summed gradient before it flows on. Returns a handle whose ``remove()`` drops it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that does not require grad")
+        if self._grad_hooks is None:
+            self._grad_hooks = []
+            if not self.is_leaf:
+                autograd.watch_output(self, _run_grad_hooks, first=True)
+        self._grad_hooks.append(fn)
+        return _HookHandle(self._grad_hooks, fn)
 
     def register_grad_ready_hook(self, fn):
         """Call ``fn(self)`` as soon as this leaf's gradient of a backward pass is complete.
@@ -315,8 +390,30 @@ class Tensor:
     def __rpow__(self, o):
         return M.Pow.apply(*_promote(o, self, False))
 
+    # in place, as torch's ``x += y``: on the array when autograd records nothing (a parameter
+    # under no_grad, ``p.data``, ``p.grad``), else by taking the result's place in the graph
+    def __iadd__(self, o):
+        return self._inplace(o, "+=")
+
+    def __isub__(self, o):
+        return self._inplace(o, "-=")
+
+    def __imul__(self, o):
+        return self._inplace(o, "*=")
+
+    def __itruediv__(self, o):
+        return self._inplace(o, "/=")
+
+    def _inplace(self, o, what):
+        from .tensor_torch import inplace_binary
+
+        return inplace_binary(self, o, what)
+
     def __neg__(self):
         return M.Neg.apply(self)
+
+    def __abs__(self):
+        return M.Abs.apply(self)
 
     def __matmul__(self, o):
         return M.MatMul.apply(self, o)
@@ -326,8 +423,8 @@ class Tensor:
 
     # comparisons: no gradient, boolean tensors
     def _cmp(self, o, op):
-        other = o.data if isinstance(o, Tensor) else o
-        return Tensor._make(op(self.data, other), False, None, 0)
+        other = o._data if isinstance(o, Tensor) else o
+        return Tensor._make(op(self._data, other), False, None, 0)
 
     def __lt__(self, o):
         return self._cmp(o, lambda a, b: a < b)
@@ -367,10 +464,10 @@ class Tensor:
     def __invert__(self):
         if self.dtype.kind not in "biu":
             raise TypeError(f"~ needs a bool or integer tensor, got dtype {self.dtype}")
-        return Tensor._make(~self.data, False, None, 0)
+        return Tensor._make(~self._data, False, None, 0)
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"truth value of a tensor of shape {self.shape} is ambiguous")
         return bool(self.item())
 
@@ -382,13 +479,13 @@ class Tensor:
 
     def __format__(self, spec):
         """``f"{loss:.4f}"``: a one-element tensor formats as its number (as torch's)."""
-        if self.data.size == 1 and spec:
+        if self._data.size == 1 and spec:
             return format(self.item(), spec)
         return format(repr(self), spec)
 
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(t)``: the host array (a view on the CPU; a copy from a GPU)."""
-        arr = to_numpy(self.data)
+        arr = to_numpy(self._data)
         if dtype is not None and arr.dtype != np.dtype(dtype):
             return arr.astype(dtype)
         return arr.copy() if copy else arr
@@ -427,7 +524,7 @@ class Tensor:
 
     def argmax(self, axis=None, *, dim=None, keepdim=False):
         axis = dim if dim is not None else axis
-        out = self.xp.argmax(self.data, axis=axis)
+        out = self.xp.argmax(self._data, axis=axis)
         if keepdim and axis is not None:
             out = self.xp.expand_dims(out, axis)
         return Tensor._make(out, False, None, 0)
@@ -502,7 +599,7 @@ class Tensor:
         return S.GetItem.apply(self, index=_raw_index(index))
 
     def masked_fill(self, mask, value):
-        m = mask.data if isinstance(mask, Tensor) else mask
+        m = mask._data if isinstance(mask, Tensor) else mask
         return S.MaskedFill.apply(self, m, value=value)
 
     def split(self, split_size, axis=0, *, dim=None):
@@ -537,11 +634,29 @@ class _HookHandle:
             self._hooks.remove(self._fn)
 
 
+def _retain(t, g):
+    """``retain_grad``'s watcher: accumulate the output's gradient into ``.grad``."""
+    if t._grad is None:
+        t._grad = g.copy()
+    else:
+        t._grad = t._grad + g
+    return g
+
+
+def _run_grad_hooks(t, g):
+    """Run ``register_hook`` functions on an array gradient; return the (maybe new) array."""
+    for fn in list(t._grad_hooks or ()):
+        out = fn(Tensor._make(g, False, None, 0))
+        if out is not None:
+            g = out._data if isinstance(out, Tensor) else out
+    return g
+
+
 def _raw_index(index):
     if isinstance(index, Tensor):
-        return index.data
+        return index._data
     if isinstance(index, tuple):
-        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
+        return tuple(i._data if isinstance(i, Tensor) else i for i in index)
     if isinstance(index, list):
         return np.asarray(index)
     return index
@@ -608,7 +723,7 @@ def split(x, split_size, axis=0, *, dim=None) -> tuple:
 
 def where(cond, a, b) -> Tensor:
     """``a`` where ``cond`` else ``b`` (broadcasting); differentiable in ``a`` and ``b``."""
-    c = cond.data if isinstance(cond, Tensor) else cond
+    c = cond._data if isinstance(cond, Tensor) else cond
     return S.Where.apply(c, a, b)
 
 

@@ -45,13 +45,13 @@ def _axis(kw, axis, default=None):
 def clamp(self, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise ValueError("clamp needs min or max")
-    lo = min.data if _is_tensor(min) else min
-    hi = max.data if _is_tensor(max) else max
+    lo = min._data if _is_tensor(min) else min
+    hi = max._data if _is_tensor(max) else max
     out = self
     if lo is not None:
-        out = where(self.data < lo, lo, out)
+        out = where(self._data < lo, lo, out)
     if hi is not None:
-        out = where(self.data > hi, hi, out)
+        out = where(self._data > hi, hi, out)
     return out
 
 
@@ -105,7 +105,7 @@ def _extreme(self, dim, keepdim, axis, keepdims, node, arg, pairwise):
     keep = bool(keepdim if keepdims is None else keepdims)
     if axis is not None or dim is None or isinstance(dim, (tuple, list)):
         return node.apply(self, axis=_dims(dim, axis), keepdims=keep)  # the values alone
-    idx = arg(self.data, axis=dim)
+    idx = arg(self._data, axis=dim)
     keep_idx = xp_of(idx).expand_dims(idx, dim)
     values = S.Gather.apply(self, index=keep_idx, axis=dim)  # the gradient at that index
     if not keep:
@@ -118,13 +118,13 @@ def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A0
     """torch's: ``x.max()`` the largest value, ``x.max(dim, keepdim=False)`` the pair
     ``(values, indices)``, ``x.max(other)`` the elementwise maximum; numpy's ``axis=`` (an
     int or a tuple) and ``keepdims=`` give the values alone."""
-    return _extreme(self, dim, keepdim, axis, keepdims, M.Max, xp_of(self.data).argmax,
+    return _extreme(self, dim, keepdim, axis, keepdims, M.Max, xp_of(self._data).argmax,
                     maximum)
 
 
 def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """torch's ``min`` (see :func:`max`)."""
-    return _extreme(self, dim, keepdim, axis, keepdims, M.Min, xp_of(self.data).argmin,
+    return _extreme(self, dim, keepdim, axis, keepdims, M.Min, xp_of(self._data).argmin,
                     minimum)
 
 
@@ -164,9 +164,9 @@ def minimum(self, other):
 
 
 def _pairwise(self, other, wins):
-    o = other.data if _is_tensor(other) else other
-    first = where(wins(self.data, o), self, other)
-    tie = self.data == o
+    o = other._data if _is_tensor(other) else other
+    first = where(wins(self._data, o), self, other)
+    tie = self._data == o
     if not tie.any():
         return first
     return where(tie, (self + other) * 0.5, first)
@@ -178,20 +178,20 @@ def _const(self, arr):
 
 
 def _raw(index):
-    return index.data if _is_tensor(index) else np.asarray(index)
+    return index._data if _is_tensor(index) else np.asarray(index)
 
 
 def gather(self, dim, index):
     """torch's ``gather``: ``out[i][j] = x[i][index[i][j]]`` along ``dim`` (dim 1 here)."""
-    idx = xp_of(self.data).asarray(_raw(index))
+    idx = xp_of(self._data).asarray(_raw(index))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather needs an integer index, got dtype {idx.dtype}")
     return S.Gather.apply(self, index=idx, axis=dim)
 
 
 def _argsort(self, dim, descending):
-    xp = xp_of(self.data)
-    a = self.data
+    xp = xp_of(self._data)
+    a = self._data
     if descending:  # stable: equal values keep their order, as torch's stable sort
         a = -(a.astype(np.int64) if a.dtype.kind in "bu" else a)
     return xp.argsort(a, axis=dim, kind="stable")
@@ -236,7 +236,7 @@ def flip(self, *dims):
 
 def _triangle(upper):
     def method(self, diagonal=0):
-        xp = xp_of(self.data)
+        xp = xp_of(self._data)
         n, m = self.shape[-2:]
         keep = (xp.triu if upper else xp.tril)(xp.ones((n, m), dtype=bool), k=diagonal)
         return where(keep, self, xp.zeros((), dtype=self.dtype))
@@ -266,8 +266,12 @@ def amin(self, dim=None, keepdim=False):
 
 
 def _logical(fn):
-    def method(self, dim=None, keepdim=False):
-        return _const(self, getattr(xp_of(self.data), fn)(self.data.astype(bool), axis=dim,
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
+        if out is not None:  # numpy's np.all(t) passes out=None; an array out is numpy's own
+            raise TypeError(f"{fn}: out= is not supported on tensors")
+        dim = axis if dim is None else dim
+        keepdim = keepdim if keepdims is None else bool(keepdims)
+        return _const(self, getattr(xp_of(self._data), fn)(self._data.astype(bool), axis=dim,
                                                            keepdims=keepdim))
 
     return method
@@ -283,13 +287,13 @@ class _Clone(Function):
 
 def index_select(self, axis=None, index=None, **kw):
     axis = _axis(kw, axis)
-    idx = index.data if _is_tensor(index) else np.asarray(index)
+    idx = index._data if _is_tensor(index) else np.asarray(index)
     return self[(slice(None),) * axis + (idx,)]
 
 
 def _no_grad_value(fn):
     def method(self):
-        return type(self)._make(fn(xp_of(self.data), self.data), False, None, 0)
+        return type(self)._make(fn(xp_of(self._data), self._data), False, None, 0)
 
     return method
 
@@ -299,17 +303,17 @@ def _in_place(op):
         if self._node is not None or (self.requires_grad and _BASE["is_grad_enabled"]()):
             raise RuntimeError(f"{op}_ changes a tensor autograd records in place: do it under "
                                "no_grad() (as torch asks for parameters) or on .data")
-        v = value.data if _is_tensor(value) else value
+        v = value._data if _is_tensor(value) else value
         if op == "zero":
-            self.data[...] = 0
+            self._data[...] = 0
         elif op == "fill":
-            self.data[...] = v
+            self._data[...] = v
         elif op == "add":
-            self.data += v
+            self._data += v
         elif op == "sub":
-            self.data -= v
+            self._data -= v
         elif op == "mul":
-            self.data *= v
+            self._data *= v
         return self
 
     return method

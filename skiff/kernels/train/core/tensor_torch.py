@@ -61,10 +61,10 @@ def _assign(self, new, what: str):
             f"{what} changes a leaf tensor that requires grad (a parameter) in place: do it "
             "under skiff.no_grad() as torch asks, or on a .clone()")
     if not _records(self) and new._node is None:
-        if new.data is not self.data:
-            self.data[...] = new.data
+        if new._data is not self._data:
+            self._data[...] = new._data
         return self
-    self.data, self._node, self._idx = new.data, new._node, new._idx
+    self._data, self._node, self._idx = new._data, new._node, new._idx
     self.requires_grad = new.requires_grad
     return self
 
@@ -73,11 +73,57 @@ def setitem(self, index, value):
     idx = _BASE["raw_index"](index)
     grads = _BASE["is_grad_enabled"]() and _is_tensor(value) and value.requires_grad
     if not grads and not _records(self):
-        self.data[idx] = value.data if _is_tensor(value) else value
+        self._data[idx] = value._data if _is_tensor(value) else value
         return
     if not _is_tensor(value):
         value = _BASE["Tensor"](self.xp.asarray(value, dtype=self.dtype))
     _assign(self, _SetItem.apply(self, value, index=idx), "x[...] = v")
+
+
+_RAW_OPS = {"+=": np.add, "-=": np.subtract, "*=": np.multiply, "/=": np.true_divide}
+
+
+def inplace_binary(self, other, what: str):
+    """``self += other`` (``-=``, ``*=``, ``/=``) as torch's: in place on the array when
+    autograd records nothing (a parameter under no_grad, ``p.data``, ``p.grad``; the dtype
+    stays, an integer tensor refuses a float), else the result takes ``self``'s place in the
+    graph (a parameter outside no_grad is refused)."""
+    grads = _BASE["is_grad_enabled"]() and (self.requires_grad or (
+        _is_tensor(other) and other.requires_grad))
+    if not grads:
+        raw = other._data if _is_tensor(other) else other
+        xp = self.xp
+        try:
+            if xp is np:
+                _RAW_OPS[what](self._data, raw, out=self._data, casting="same_kind")
+            else:
+                getattr(xp, _RAW_OPS[what].__name__)(self._data, raw, out=self._data)
+        except TypeError as exc:  # numpy's UFuncTypeError: an int tensor /= or += a float
+            raise RuntimeError(f"{what}: the result of dtype {np.result_type(self._data, raw)} "
+                               f"cannot be stored in a tensor of dtype {self.dtype}") from exc
+        return self
+    new = {
+        "+=": lambda: self + other, "-=": lambda: self - other,
+        "*=": lambda: self * other, "/=": lambda: self / other}[what]()
+    if new.dtype != self.dtype:
+        new = new.astype(self.dtype)
+    return _assign(self, new, what)
+
+
+def _alpha_in_place(what):
+    def method(self, other, *, alpha=1):
+        return inplace_binary(self, other if alpha == 1 else other * alpha, what)
+
+    return method
+
+
+def _addc(kind):
+    """``addcmul_``/``addcdiv_``: ``self += value * t1 * t2`` (``t1 / t2``)."""
+    def method(self, t1, t2, *, value=1):
+        term = t1 * t2 if kind == "mul" else t1 / t2
+        return inplace_binary(self, term if value == 1 else term * value, "+=")
+
+    return method
 
 
 def _in_place(name, fn):
@@ -94,7 +140,7 @@ def copy_(self, src):
     if new.shape != self.shape:
         new = new.expand(*self.shape)
     if not _records(self) and new._node is None:
-        self.data[...] = new.data
+        self._data[...] = new._data
         return self
     return _assign(self, new + 0 * self.detach(), "copy_")
 
@@ -105,7 +151,7 @@ def _random_fill(draw):
             raise RuntimeError("a random fill changes a tensor autograd records: do it under "
                                "skiff.no_grad() (as nn.init does)")
         host = draw(get_generator(generator), self.shape, *args)
-        self.data[...] = self.xp.asarray(host, dtype=self.dtype)
+        self._data[...] = self.xp.asarray(host, dtype=self.dtype)
         return self
 
     return method
@@ -178,6 +224,9 @@ def new_full(self, size, fill_value, *, dtype=None):
                            dtype=dtype or self.dtype)
 
 
+_REPLACES = ("add_", "sub_", "mul_")  # tensor_more's take no alpha and refuse a graph
+
+
 def install(tensor_class, grad_enabled, raw_index) -> None:
     """Attach the methods to ``tensor_class`` (idempotent); ``grad_enabled`` and
     ``raw_index`` are tensor.py's ``is_grad_enabled`` and index unwrapping."""
@@ -213,6 +262,10 @@ def install(tensor_class, grad_enabled, raw_index) -> None:
         "nelement": lambda self: int(self.size),
         "element_size": lambda self: int(self.dtype.itemsize),
         "copy_": copy_,
+        "add_": _alpha_in_place("+="), "sub_": _alpha_in_place("-="),
+        "mul_": lambda self, o: inplace_binary(self, o, "*="),
+        "addcmul_": _addc("mul"), "addcdiv_": _addc("div"),
+        "lerp_": lambda self, end, weight: inplace_binary(self, (end - self) * weight, "+="),
         "masked_fill_": _in_place("masked_fill", lambda s, mask, v: s.masked_fill(mask, v)),
         "div_": _in_place("div", lambda s, v: s / v),
         "clamp_": _in_place("clamp", lambda s, min=None, max=None: s.clamp(min, max)),  # noqa: A006
@@ -224,7 +277,7 @@ def install(tensor_class, grad_enabled, raw_index) -> None:
         "normal_": _random_fill(lambda g, shape, mean=0.0, std=1.0: g.normal(mean, std, shape)),
     }
     for name, fn in methods.items():
-        if name.startswith("__") or not hasattr(tensor_class, name):
+        if name.startswith("__") or name in _REPLACES or not hasattr(tensor_class, name):
             setattr(tensor_class, name, fn)
 
 

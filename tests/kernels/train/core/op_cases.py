@@ -91,7 +91,7 @@ from skiff.kernels.train.core.nn import functional as F  # noqa: E402
 
 
 def _ignore_some(t):
-    d = t.data.copy()
+    d = t._data.copy()
     d[::3] = -100
     return d
 

@@ -99,7 +99,7 @@ def test_mixed_precision_skips_a_nonfinite_step_and_backs_off():
     model = _mlp()
     mp = amp.MixedPrecision(model, dtype="float16", scaler=amp.GradScaler(init_scale=256.0))
     opt = optim.SGD(mp.master_params(), lr=0.1)
-    before = [m.data.copy() for m in mp.master_params()]
+    before = [m._data.copy() for m in mp.master_params()]
     x = Tensor(np.full((2, 6), 1e4), dtype="float16")  # activations overflow float16
     with np.errstate(over="ignore", invalid="ignore"):
         loss = F.cross_entropy(model(x) * 1e3, np.array([0, 1]))

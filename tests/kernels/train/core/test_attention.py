@@ -79,7 +79,7 @@ def test_packed_matches_torch_sdpa_per_sequence():
 def test_attention_never_crosses_a_sequence_boundary():
     (q, k, v), cu, _ = _packed_inputs(np, lens=[4, 4])
     o1 = F.packed_causal_attention(q, k, v, cu).numpy()
-    v2 = v.data.copy()
+    v2 = v._data.copy()
     v2[:4] += 100.0  # change only the first sequence's values
     o2 = F.packed_causal_attention(q, k, Tensor(v2, dtype="float64"), cu).numpy()
     np.testing.assert_array_equal(o1[4:], o2[4:])
@@ -95,7 +95,7 @@ def test_forward_packed_equals_forward_per_sequence():
     xs = Tensor(x, dtype="float64", requires_grad=True)
     y = attn.forward_packed(xs, cu)
     y.sum().backward()
-    packed_wgrad = attn.c_attn.weight.grad.copy()
+    packed_wgrad = attn.c_attn.weight._grad.copy()
     attn.zero_grad()
     for i in range(len(lens)):
         xi = Tensor(x[None, cu[i] : cu[i + 1]], dtype="float64")
@@ -136,11 +136,11 @@ def test_packed_attention_twins_on_cpu_match_torch_per_sequence():
     torch's autograd of dense causal attention, sequence by sequence."""
     (q, k, v), cu, g = _packed_inputs(np)
     scale = 0.5
-    assert check_op(PA.packed_attention_fwd, q.data, k.data, v.data, cu, scale) == []
-    o, lse = PA.packed_attention_fwd(q.data, k.data, v.data, cu, scale)
-    dq, dk, dv = PA.packed_attention_bwd(q.data, k.data, v.data, o, lse, g, cu, scale)
+    assert check_op(PA.packed_attention_fwd, q._data, k._data, v._data, cu, scale) == []
+    o, lse = PA.packed_attention_fwd(q._data, k._data, v._data, cu, scale)
+    dq, dk, dv = PA.packed_attention_bwd(q._data, k._data, v._data, o, lse, g, cu, scale)
     for a, b in zip(cu[:-1], cu[1:]):
-        qt, kt, vt = (torch.tensor(t.data[a:b].transpose(1, 0, 2), requires_grad=True)
+        qt, kt, vt = (torch.tensor(t._data[a:b].transpose(1, 0, 2), requires_grad=True)
                       for t in (q, k, v))  # (H, n, D)
         n = b - a
         mask = torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), 1)
@@ -163,11 +163,11 @@ def test_gpu_rawkernels_match_reference(dtype, tol):
 
     cp = cupy()
     (q, k, v), cu, g = _packed_inputs(cp, dtype)
-    args = (q.data, k.data, v.data, cu, 0.5)
+    args = (q._data, k._data, v._data, cu, 0.5)
     assert check_op(PA.packed_attention_fwd, *args, rtol=tol, atol=tol, require_fast=True)
     o, lse = PA.packed_attention_fwd.reference(*args)
     gd = cp.asarray(g, dtype=dtype)
-    assert check_op(PA.packed_attention_bwd, q.data, k.data, v.data, o, lse, gd, cu, 0.5,
+    assert check_op(PA.packed_attention_bwd, q._data, k._data, v._data, o, lse, gd, cu, 0.5,
                     rtol=tol, atol=tol, require_fast=True)
 
 

@@ -59,7 +59,7 @@ def test_grad_ready_hooks_fire_once_in_reverse_order_with_complete_grads():
     fired = []
 
     def hook(p):
-        fired.append((names[id(p)], p.grad.copy()))
+        fired.append((names[id(p)], p._grad.copy()))
 
     names = {id(w1): "w1", id(w2): "w2", id(w3): "w3"}
     handles = [w.register_grad_ready_hook(hook) for w in (w1, w2, w3)]

@@ -23,7 +23,7 @@ def test_update_twin_matches_eager_clipping_and_adamw_over_steps(clip):
     rng = np.random.default_rng(3)
     shapes = [(4, 3), (7,), (2, 2, 5)]
     eager = _params(rng, shapes)
-    twin = [Tensor(p.data.copy(), requires_grad=True) for p in eager]
+    twin = [Tensor(p._data.copy(), requires_grad=True) for p in eager]
     groups = [{"params": eager[:2]}, {"params": eager[2:], "weight_decay": 0.0}]
     opt = optim.AdamW(groups, lr=3e-2, betas=(0.8, 0.95), weight_decay=0.1)
     tgroups = [{"params": twin[:2]}, {"params": twin[2:], "weight_decay": 0.0}]

@@ -31,7 +31,7 @@ def _grads(model, batch, recompute: bool, seed: int = 5):
     loss = model.loss(batch)
     saved = _saved_bytes(loss)
     loss.backward()
-    grads = {n: None if p.grad is None else p.grad.copy()
+    grads = {n: None if p.grad is None else p._grad.copy()
              for n, p in model.named_parameters()}
     model.recompute = False
     return float(loss.data), grads, saved
@@ -92,7 +92,7 @@ def test_checkpoint_of_a_function_equals_the_graph_and_passes_non_tensors():
         x = Tensor(x0, requires_grad=True)
         y, s = checkpoint(block, x, 2.0, params=[w]) if use else block(x, 2.0)
         (y.sum() + 3 * s).backward()  # both outputs carry gradient
-        grads.append((x.grad.copy(), w.grad.copy()))
+        grads.append((x._grad.copy(), w._grad.copy()))
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-6)
 
@@ -139,7 +139,7 @@ def test_a_parameters_ready_hook_fires_once_after_its_gradient_is_complete():
     model.recompute = True
     p = model.model.layers[0].self_attn.q_proj.weight
     seen = []
-    p.register_grad_ready_hook(lambda t: seen.append(None if t.grad is None else t.grad.copy()))
+    p.register_grad_ready_hook(lambda t: seen.append(None if t.grad is None else t._grad.copy()))
     model.loss(_blocks(97)).backward()
     assert len(seen) == 1 and seen[0] is not None
     np.testing.assert_array_equal(seen[0], p.grad)

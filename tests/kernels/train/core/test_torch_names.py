@@ -48,9 +48,9 @@ def test_setitem_values_and_gradients():
 
 def test_in_place_ops_and_buffers():
     x = skiff.zeros(3, 4)
-    keep = x.data
+    keep = x._data
     x.copy_(skiff.ones(4)).masked_fill_(x > 0, 2.0).div_(4.0).clamp_(max=0.4)
-    assert x.data is keep and np.allclose(keep, 0.4)
+    assert x._data is keep and np.allclose(keep, 0.4)
     w = skiff.tensor(np.ones(3), dtype="float64", requires_grad=True)
     y = w * 3.0
     y.div_(2.0)  # in place on a non-leaf: recorded, as torch's

@@ -66,7 +66,7 @@ class BatchNorm2d(Module):
 
     def _normalise(self, x):
         if self.training:
-            self.num_batches_tracked.data += 1
+            self.num_batches_tracked._data += 1
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             self.training, self.momentum, self.eps)
 

@@ -43,7 +43,7 @@ class MultiheadAttention(Module):
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, generator=generator,
                                dtype=dtype)
         if bias:
-            self.out_proj.bias.data[...] = 0
+            self.out_proj.bias._data[...] = 0
         self.attn_dropout = Dropout(dropout, generator=generator)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
@@ -104,7 +104,7 @@ class MultiheadAttention(Module):
             total = m if total is None else total + m
 
         if key_padding_mask is not None:
-            kp = key_padding_mask.data if isinstance(key_padding_mask, Tensor) else \
+            kp = key_padding_mask._data if isinstance(key_padding_mask, Tensor) else \
                 xp.asarray(key_padding_mask)
             if kp.ndim == 1:
                 kp = kp[None]
@@ -113,7 +113,7 @@ class MultiheadAttention(Module):
                                  f"{tuple(kp.shape)}")
             add(_additive(xp, kp, dtype)[:, None, None, :])
         if attn_mask is not None:
-            am = attn_mask.data if isinstance(attn_mask, Tensor) else xp.asarray(attn_mask)
+            am = attn_mask._data if isinstance(attn_mask, Tensor) else xp.asarray(attn_mask)
             if am.shape != (L, S):
                 raise ValueError(f"attn_mask must have shape (L, S) = {(L, S)}, got "
                                  f"{tuple(am.shape)}")

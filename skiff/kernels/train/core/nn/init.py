@@ -44,7 +44,7 @@ def _fans(tensor) -> tuple[int, int]:
 
 def _fill(tensor, host: np.ndarray):
     xp = tensor.xp
-    tensor.data[...] = host if xp is np else xp.asarray(host)
+    tensor._data[...] = host if xp is np else xp.asarray(host)
     return tensor
 
 
@@ -57,7 +57,7 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
 
 
 def constant_(tensor, val: float):
-    tensor.data[...] = val
+    tensor._data[...] = val
     return tensor
 
 

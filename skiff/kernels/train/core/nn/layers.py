@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from ..random import get_generator
+from ..tensor import Tensor
 from . import functional as F
 from .module import Module, Parameter
 
@@ -123,7 +124,7 @@ class Embedding(Module):
         out = F.embedding(idx, self.weight)
         if self.padding_idx is None:
             return out
-        i = idx.data if hasattr(idx, "data") and not isinstance(idx, np.ndarray) else idx
+        i = idx._data if isinstance(idx, Tensor) else idx
         keep = (out.xp.asarray(i) != self.padding_idx)[..., None].astype(out.dtype)
         return out * keep  # no gradient reaches the padding row
 

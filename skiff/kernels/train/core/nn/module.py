@@ -10,6 +10,7 @@ import numpy as np
 from skiff.kernels.backend import resolve_device, to_device, to_numpy
 
 from ..tensor import _FLOATS, Tensor, _as_dtype
+from . import hooks as _hooks
 
 __all__ = ["Parameter", "Module", "ModuleList", "Sequential", "ModuleDict"]
 
@@ -93,8 +94,28 @@ class Module:
     def forward(self, *args, **kwargs):  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
 
+    _has_hooks = False  # set by the first register_*_hook (nn/hooks.py)
+
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if not self._has_hooks:
+            return self.forward(*args, **kwargs)
+        return _hooks.call(self, args, kwargs)
+
+    # ---- hooks (torch's; each returns a handle with remove()) ------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False):
+        """``hook(module, args)`` before ``forward``; what it returns replaces the args."""
+        return _hooks.register(self, "_forward_pre_hooks", hook, prepend)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False):
+        """``hook(module, args, output)`` after ``forward``; what it returns replaces the
+        output."""
+        return _hooks.register(self, "_forward_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's tensor
+        inputs are computed (tuples of tensors or None); what it returns replaces
+        ``grad_input``."""
+        return _hooks.register(self, "_backward_hooks", hook, prepend)
 
     # ---- traversal ----------------------------------------------------------------------
     def named_modules(self, prefix: str = "", _seen=None) -> Iterator[tuple[str, Module]]:
@@ -152,9 +173,9 @@ class Module:
         """Host numpy copies of every parameter and buffer (tied ones under each name)."""
         out = {}
         for name, t in self._named("_parameters", False):
-            out[name] = np.array(to_numpy(t.data), copy=True)
+            out[name] = np.array(to_numpy(t._data), copy=True)
         for name, t in self._persistent_buffers():
-            out[name] = np.array(to_numpy(t.data), copy=True)
+            out[name] = np.array(to_numpy(t._data), copy=True)
         return out
 
     def _persistent_buffers(self):
@@ -224,9 +245,9 @@ class Module:
             raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(problems))
         for k, t in targets.items():
             if k in state:
-                value = state[k].data if isinstance(state[k], Tensor) else state[k]
+                value = state[k]._data if isinstance(state[k], Tensor) else state[k]
                 xp = t.xp
-                t.data[...] = xp.asarray(to_device(value, t.device) if xp is not np
+                t._data[...] = xp.asarray(to_device(value, t.device) if xp is not np
                                          else to_numpy(value)).astype(t.dtype, copy=False)
         return {"missing": missing, "unexpected": unexpected}
 
@@ -286,7 +307,7 @@ class Module:
         tensors = {id(t): t for _, t in self._named("_parameters", False)}
         tensors.update({id(t): t for _, t in self._named("_buffers", False)})
         for t in tensors.values():
-            for attr in ("data", "grad"):
+            for attr in ("_data", "_grad"):
                 arr = getattr(t, attr)
                 if arr is None:
                     continue
@@ -307,7 +328,7 @@ class Module:
 
     def zero_grad(self) -> None:
         for p in self.parameters():
-            p.grad = None
+            p._grad = None
 
     # ---- repr ---------------------------------------------------------------------------
     def extra_repr(self) -> str:

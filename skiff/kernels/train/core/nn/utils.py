@@ -23,7 +23,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if float(norm_type) != 2.0:
         raise ValueError("skiff's clip_grad_norm_ clips the L2 norm (norm_type=2) only")
     params = _list(parameters)
-    grads = [p.grad for p in params if p.grad is not None]
+    grads = [p._grad for p in params if p._grad is not None]
     total = math.sqrt(float(sum_squares(*grads))) if grads else 0.0
     if not math.isfinite(total):
         if error_if_nonfinite:
@@ -36,8 +36,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_value_(parameters, clip_value) -> None:
     for p in _list(parameters):
-        if p.grad is not None:
-            p.xp.clip(p.grad, -clip_value, clip_value, out=p.grad)
+        if p._grad is not None:
+            p.xp.clip(p._grad, -clip_value, clip_value, out=p._grad)
 
 
 def parameters_to_vector(parameters) -> Tensor:
@@ -50,5 +50,5 @@ def vector_to_parameters(vec, parameters) -> None:
     i = 0
     for p in _list(parameters):
         n = int(p.size)
-        p.data[...] = vec.data[i:i + n].reshape(p.shape)
+        p._data[...] = vec._data[i:i + n].reshape(p.shape)
         i += n

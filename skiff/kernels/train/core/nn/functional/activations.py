@@ -309,13 +309,13 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Tr
                momentum=0.1, eps=1e-5):
     """Batch normalisation (N, C, ...); in training updates the running statistics in place
     the way torch does (unbiased variance in the running estimate)."""
-    rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
-    rv = running_var.data if isinstance(running_var, Tensor) else running_var
+    rm = running_mean._data if isinstance(running_mean, Tensor) else running_mean
+    rv = running_var._data if isinstance(running_var, Tensor) else running_var
     out = BatchNormFn.apply(x, weight, bias, rm, rv, eps=eps, training=training)
     if training and rm is not None:
         node = out._node
         if node is None:  # no graph: recompute the statistics cheaply
-            xd = x.data if isinstance(x, Tensor) else x
+            xd = x._data if isinstance(x, Tensor) else x
             axes = (0,) + tuple(range(2, xd.ndim))
             bm, bv = xd.mean(axis=axes), xd.var(axis=axes)
         else:

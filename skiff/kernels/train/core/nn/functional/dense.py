@@ -68,7 +68,7 @@ class EmbeddingFn(Function):
 
 def embedding(idx, weight: Tensor) -> Tensor:
     """Rows of ``weight`` (n, d) picked by the integer array ``idx``."""
-    i = idx.data if isinstance(idx, Tensor) else idx
+    i = idx._data if isinstance(idx, Tensor) else idx
     if not hasattr(i, "dtype"):
         i = np.asarray(i)
     if i.dtype.kind not in "iu":
@@ -166,7 +166,7 @@ def _sum_to(g, shape):
 def _additive_mask(attn_mask, like):
     """torch's ``attn_mask`` as an additive float array: a bool mask's True attends (0) and
     False does not (-inf); a float mask is added as it is."""
-    m = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+    m = attn_mask._data if isinstance(attn_mask, Tensor) else attn_mask
     xp = like.xp
     m = xp.asarray(m)
     if m.dtype.kind == "b":

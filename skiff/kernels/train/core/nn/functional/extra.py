@@ -46,18 +46,18 @@ def tanh(x):
 
 
 def leaky_relu(x, negative_slope=0.01):
-    return where(x.data > 0, x, x * negative_slope)
+    return where(x._data > 0, x, x * negative_slope)
 
 
 def elu(x, alpha=1.0):
-    return where(x.data > 0, x, ((x.clamp(max=0.0)).exp() - 1.0) * alpha)
+    return where(x._data > 0, x, ((x.clamp(max=0.0)).exp() - 1.0) * alpha)
 
 
 def softplus(x, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold`` (torch's)."""
     z = x * beta
     soft = (z.relu() + ((-z.abs()).exp() + 1.0).log()) * (1.0 / beta)
-    return where(z.data > threshold, x, soft)
+    return where(z._data > threshold, x, soft)
 
 
 def l1_loss(input, target, reduction="mean"):  # noqa: A002 - torch's names
@@ -69,7 +69,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     _same_shape("huber_loss", input, target)
     d = input - target
     a = d.abs()
-    per = where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    per = where(a._data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
     return _reduce(per, reduction)
 
 
@@ -79,7 +79,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
         return l1_loss(input, target, reduction)
     d = input - target
     a = d.abs()
-    per = where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    per = where(a._data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
     return _reduce(per, reduction)
 
 
@@ -87,7 +87,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     """Negative log-likelihood of log-probabilities ``input`` (N, C), (N, C, d1, ...) or
     (C,) at class ids ``target`` (N,), (N, d1, ...) or (); torch's ``weight`` (C,) weighs
     each class (the mean divides by the targets' weights)."""
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    t = target._data if isinstance(target, Tensor) else np.asarray(target)
     shape = tuple(t.shape)
     x, t = classes_last(input, t, "nll_loss")
     c = x.shape[-1]
@@ -99,7 +99,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     safe = xp.where(valid, t, 0)
     w = valid.astype(x.dtype)
     if weight is not None:
-        wc = weight.data if isinstance(weight, Tensor) else weight
+        wc = weight._data if isinstance(weight, Tensor) else weight
         w = w * xp.asarray(wc, dtype=x.dtype)[safe]
     picked = x[xp.arange(x.shape[0]), safe] * w
     if reduction == "mean":
@@ -112,7 +112,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
 def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
     """On probabilities; each log is held at -100 or above, as torch does."""
     _same_shape("binary_cross_entropy", input, target)
-    y = target.data if isinstance(target, Tensor) else target
+    y = target._data if isinstance(target, Tensor) else target
     log_p = input.log().clamp(min=-100.0)
     log_q = (1.0 - input).log().clamp(min=-100.0)
     return _reduce(-(log_p * y + log_q * (1.0 - y)), reduction)
@@ -120,10 +120,10 @@ def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):  # noqa: A002
     _same_shape("binary_cross_entropy_with_logits", input, target)
-    y = target.data if isinstance(target, Tensor) else target
+    y = target._data if isinstance(target, Tensor) else target
     log_sig = -(((-input.abs()).exp() + 1.0).log() + (-input).relu())  # log sigmoid(z)
     log_one_minus = log_sig - input  # log (1 - sigmoid(z))
-    w = 1.0 if pos_weight is None else (pos_weight.data if isinstance(pos_weight, Tensor)
+    w = 1.0 if pos_weight is None else (pos_weight._data if isinstance(pos_weight, Tensor)
                                         else pos_weight)
     return _reduce(-(log_sig * (w * y) + log_one_minus * (1.0 - y)), reduction)
 
@@ -131,7 +131,7 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
 def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
     """KL(target || exp(input)) with ``input`` log-probabilities (torch's argument order);
     ``batchmean`` divides the sum by the batch size."""
-    t = target.data if isinstance(target, Tensor) else input.xp.asarray(target)
+    t = target._data if isinstance(target, Tensor) else input.xp.asarray(target)
     xp = input.xp
     if log_target:
         per = (_const(t.astype(input.dtype)) - input) * _const(xp.exp(t).astype(input.dtype))
@@ -144,7 +144,7 @@ def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
 
 
 def one_hot(target, num_classes=-1):
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    t = target._data if isinstance(target, Tensor) else np.asarray(target)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot needs integer class ids, got dtype {t.dtype}")
     xp = xp_of(t)

@@ -155,7 +155,7 @@ def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -10
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
-    t = target.data if isinstance(target, Tensor) else target
+    t = target._data if isinstance(target, Tensor) else target
     if not hasattr(t, "dtype"):
         t = np.asarray(t)
     if t.dtype.kind not in "iu":
@@ -176,7 +176,7 @@ def _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smooth
     if weight is None and not label_smoothing:
         return CrossEntropyFn.apply(logits, t, ignore_index=ignore_index, reduction=reduction)
     if weight is not None:
-        w = weight.data if isinstance(weight, Tensor) else weight
+        w = weight._data if isinstance(weight, Tensor) else weight
         shape = tuple(getattr(w, "shape", np.shape(w)))
         if shape != (logits.shape[-1],):
             raise ValueError(f"cross_entropy: weight needs one value per class "
@@ -273,7 +273,7 @@ def linear_cross_entropy(x: Tensor, weight: Tensor, bias, target, ignore_index: 
     """``cross_entropy(linear(x, weight, bias), target)`` (mean) without ever holding the
     (N, V) logits: a language model's head and loss in one node, memory O(N C + V C)
     instead of O(N V) (a 103k vocabulary over 2k tokens: 850 MB of logits, twice)."""
-    t = target.data if isinstance(target, Tensor) else target
+    t = target._data if isinstance(target, Tensor) else target
     if not hasattr(t, "dtype"):
         t = np.asarray(t)
     if t.dtype.kind not in "iu":
