@@ -72,9 +72,9 @@ class MixedTraining:
         self.params = [p for p in params if p.dtype.kind == "f"]
         self.owned = masters is not None
         self.master = list(masters) if self.owned else \
-            [Parameter(p.data.astype(np.float32), dtype=np.float32) for p in self.params]
+            [Parameter(p._data.astype(np.float32), dtype=np.float32) for p in self.params]
         for p in self.params:
-            p.data = p.data.astype(self.dtype)
+            p._data = p._data.astype(self.dtype)
         self.write_back = write_back
         self.scaler = GradScaler(enabled=self.precision == "fp16-mixed")  # bf16: no scaling
         self.skipped = 0
@@ -103,11 +103,11 @@ class MixedTraining:
         skip together); clip, step, round back. Returns (whether the step ran, the norm)."""
         if not self.owned:
             for p, m in zip(self.params, self.master):
-                m.grad = None if p.grad is None else p.grad.astype(np.float32)
-                p.grad = None
+                m._grad = None if p._grad is None else p._grad.astype(np.float32)
+                p._grad = None
         with np.errstate(over="ignore", invalid="ignore"):
             self.scaler.unscale_grads(self.master)
-            grads = [m.grad for m in self.master]
+            grads = [m._grad for m in self.master]
             total = float(norm(grads)) if norm is not None else local_grad_norm(grads)
         ok = math.isfinite(total)
         if ok:
@@ -121,14 +121,14 @@ class MixedTraining:
                 self.write_back()
             else:
                 for p, m in zip(self.params, self.master):
-                    p.data[...] = m.data.astype(self.dtype)
+                    p._data[...] = m._data.astype(self.dtype)
         else:
             self.skipped += 1
             self.scaler.skipped_steps += 1
         self.scaler.found_inf = not ok
         self.scaler.update()
         for m in self.master:
-            m.grad = None
+            m._grad = None
         return ok, total
 
     def state_dict(self) -> dict:
@@ -142,10 +142,10 @@ class MixedTraining:
                              f"this run asks for {self.precision}")
         self.scaler.load_state_dict(state["scaler"])
         for m, arr in zip(self.master, state["master"]):
-            m.data[...] = m.xp.asarray(arr)
+            m._data[...] = m.xp.asarray(arr)
         if not self.owned:
             for p, m in zip(self.params, self.master):
-                p.data[...] = m.data.astype(self.dtype)
+                p._data[...] = m._data.astype(self.dtype)
         self.skipped = int(state.get("skipped", 0))
 
 

@@ -60,8 +60,8 @@ class TrainerState:
         not from the 16-bit parameters they were just rounded into."""
         if self.mixed.owned:  # ZeRO: the masters are this rank's flat slice
             st, m = self.strategy, self.mixed.master[0]
-            m.data[...] = m.xp.asarray(st.flat_slice([weights[n] for n in st.names]))
+            m._data[...] = m.xp.asarray(st.flat_slice([weights[n] for n in st.names]))
             return
         names = {id(p): n for n, p in self.model.named_parameters()}
         for p, m in zip(self.mixed.params, self.mixed.master):
-            m.data[...] = m.xp.asarray(np.asarray(weights[names[id(p)]], dtype=np.float32))
+            m._data[...] = m.xp.asarray(np.asarray(weights[names[id(p)]], dtype=np.float32))

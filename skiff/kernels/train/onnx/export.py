@@ -27,7 +27,7 @@ def export_onnx(module, path: str | Path, *, metadata: dict | None = None) -> Pa
     values = {}
     for key, name in module.onnx_names.items():
         t = getattr(module, key)
-        values[name] = to_numpy(t.data)
+        values[name] = to_numpy(t._data)
     done = set()
     for init in model.graph.initializer:
         if init.name in values:

@@ -122,7 +122,7 @@ def _pool(kind):
 
 def _batch_norm(ctx, x, scale, bias, mean, var, *, epsilon=1e-5, **_):
     # inference form with frozen statistics: y = x * k + (bias - mean * k)
-    mean, var = (v.data if _is_tensor(v) else np.asarray(v) for v in (mean, var))
+    mean, var = (v._data if _is_tensor(v) else np.asarray(v) for v in (mean, var))
     k = scale * (1.0 / np.sqrt(var.astype(np.float64) + epsilon)).astype(var.dtype)
     shift = bias - k * mean
     shape = (1, -1) + (1,) * (x.ndim - 2)

@@ -32,7 +32,7 @@ def test_bf16_gradients_equal_torch_autocast():
     xs = skiff.tensor(x.astype(mixed.dtype))
     loss = skiff.nn.functional.cross_entropy(model(xs).astype(np.float32), skiff.tensor(y))
     loss.backward()
-    grads = [p.grad.astype(np.float32) for p in model.parameters()]
+    grads = [p._grad.astype(np.float32) for p in model.parameters()]
 
     w1, b1, w2, b2 = (torch.tensor(w, requires_grad=True) for w in weights)
     with torch.autocast("cpu", dtype=torch.bfloat16):
