@@ -25,7 +25,7 @@ def make_buckets(params: list, bucket_bytes: int) -> list[list]:
     current, size = [], 0
     for p in reversed(params):
         current.append(p)
-        size += p.data.nbytes
+        size += p._data.nbytes
         if size >= bucket_bytes:
             buckets.append(current)
             current, size = [], 0
@@ -72,12 +72,12 @@ class BucketReducer:
     def _launch(self, b: int) -> None:
         params = self.buckets[b]
         xp = params[0].xp
-        buf = xp.concatenate([(p.grad if p.grad is not None else xp.zeros_like(p.data))
+        buf = xp.concatenate([(p._grad if p._grad is not None else xp.zeros_like(p._data))
                               .reshape(-1) for p in params])
         if buf.dtype.itemsize < 4:  # 16-bit gradients (mixed precision) average in float32
             buf = buf.astype(np.float32)
         for p in params:  # the next backward accumulates afresh; finish() adds them up
-            p.grad = None
+            p._grad = None
         self._inflight.append((b, buf, self.comm.iallreduce_(buf, "mean")))
         if self._in_finish:
             self.bytes_late += buf.nbytes
@@ -93,7 +93,7 @@ class BucketReducer:
             return
         self._in_finish = True
         for b, params in enumerate(self.buckets):
-            if self._launched[b] == 0 or any(p.grad is not None for p in params):
+            if self._launched[b] == 0 or any(p._grad is not None for p in params):
                 self._launch(b)
         self._in_finish = False
         sums: dict[int, np.ndarray] = {}
@@ -103,8 +103,8 @@ class BucketReducer:
         for b, buf in sums.items():
             off = 0
             for p in self.buckets[b]:
-                p.grad = buf[off:off + p.data.size].reshape(p.data.shape)
-                off += p.data.size
+                p._grad = buf[off:off + p._data.size].reshape(p._data.shape)
+                off += p._data.size
         self._inflight.clear()
         self._launched = [0] * len(self.buckets)
         for r in self._ready:
@@ -137,7 +137,7 @@ class ShardReducer:
         self.ranges = ranges
         self.shard = shard
         self.buckets = make_buckets(self.params, bucket_bytes)
-        offsets = np.cumsum([0] + [p.data.size for p in self.params])
+        offsets = np.cumsum([0] + [p._data.size for p in self.params])
         index = {id(p): i for i, p in enumerate(self.params)}
         self.bucket_of = {id(p): b for b, ps in enumerate(self.buckets) for p in ps}
         # each bucket in flat order (its parameters ascending), its flat range, and where
@@ -167,14 +167,14 @@ class ShardReducer:
 
     def _take(self, b: int, p) -> None:
         """Move ``p.grad`` into bucket ``b``'s buffer (adding to what is there)."""
-        if p.grad is None:
+        if p._grad is None:
             return
         if self._bufs[b] is None:
             lo, hi = self.spans[b]
-            self._bufs[b] = p.xp.zeros(hi - lo, dtype=p.grad.dtype)
+            self._bufs[b] = p.xp.zeros(hi - lo, dtype=p._grad.dtype)
         at = self.slot[id(p)]
-        self._bufs[b][at:at + p.data.size] += p.grad.reshape(-1)
-        p.grad = None
+        self._bufs[b][at:at + p._data.size] += p._grad.reshape(-1)
+        p._grad = None
 
     def _on_ready(self, p) -> None:
         b = self.bucket_of[id(p)]
@@ -189,7 +189,7 @@ class ShardReducer:
         buf, self._bufs[b] = self._bufs[b], None
         if buf is None:  # no gradient reached this bucket: its zeros still take part
             lo, hi = self.spans[b]
-            buf = self.shard.xp.zeros(hi - lo, dtype=self.shard.data.dtype)
+            buf = self.shard.xp.zeros(hi - lo, dtype=self.shard._data.dtype)
         if self._in_finish:
             self.bytes_late += int(buf.nbytes)
         else:
@@ -200,9 +200,9 @@ class ShardReducer:
         me = self.comm.rank
         if counts[me]:
             start = max(self.spans[b][0], self.ranges[me][0]) - self.ranges[me][0]
-            if self.shard.grad is None:
-                self.shard.grad = self.shard.xp.zeros_like(self.shard.data)
-            self.shard.grad[start:start + counts[me]] += mine
+            if self.shard._grad is None:
+                self.shard._grad = self.shard.xp.zeros_like(self.shard._data)
+            self.shard._grad[start:start + counts[me]] += mine
         self._ready[b].clear()
         self._reduced[b] += 1
         self.launch_log.append(b)
@@ -213,11 +213,11 @@ class ShardReducer:
         self._in_finish = True
         for b, params in enumerate(self.order):
             if self.comm.size == 1 or self._reduced[b] == 0 or self._bufs[b] is not None or \
-                    any(p.grad is not None for p in params):
+                    any(p._grad is not None for p in params):
                 self._reduce(b)
         self._in_finish = False
-        if self.shard.grad is None:
-            self.shard.grad = self.shard.xp.zeros_like(self.shard.data)
+        if self.shard._grad is None:
+            self.shard._grad = self.shard.xp.zeros_like(self.shard._data)
         self._reduced = [0] * len(self.buckets)
         for r in self._ready:
             r.clear()

@@ -153,7 +153,7 @@ class DataParallel(Strategy):
         if comm.size == 1:
             return
         for p in model.parameters():
-            p.data[...] = comm.broadcast(p.data, root=0)
+            p._data[...] = comm.broadcast(p._data, root=0)
 
     def setup(self, model, make_optimizer):
         if self.device is None:
@@ -232,11 +232,11 @@ class DataParallel(Strategy):
             self.reducer.finish()
             return
         xp = self.params[0].xp
-        grads = [p.grad if p.grad is not None else xp.zeros_like(p.data) for p in self.params]
+        grads = [p._grad if p._grad is not None else xp.zeros_like(p._data) for p in self.params]
         if xp is not np:  # the compressors are host code (bit tricks, argpartition, QR)
             grads = [to_numpy(g) for g in grads]
         for p, g in zip(self.params, self.compressor.reduce(self.comm, grads, self.names)):
-            p.grad = g if xp is np else xp.asarray(g)
+            p._grad = g if xp is np else xp.asarray(g)
 
     def forward_backward(self, model, batch, loss_fn, *, scale: float = 1.0) -> float:
         """As one device; for packed sequences (chat data, the loss on some tokens only) each
@@ -266,7 +266,7 @@ class DataParallel(Strategy):
         comm = self._comm()
         if not isinstance(batch, PackedBatch) or comm.size == 1:
             return None
-        targets = batch.targets.data if hasattr(batch.targets, "data") else batch.targets
+        targets = getattr(batch.targets, "_data", batch.targets)  # a Tensor's array
         mine = float((to_numpy(targets) != -100).sum())
         total = float(comm.allreduce(np.array([mine]))[0])
         return mine * comm.size / total if total > 0 else None
@@ -387,10 +387,10 @@ class ZeRO(DataParallel):
         from skiff.kernels.train.core.tensor import Tensor
 
         xp = self.params[0].xp
-        self.sizes = [p.data.size for p in self.params]
+        self.sizes = [p._data.size for p in self.params]
         self.total = int(sum(self.sizes))
         self.lo, self.hi = flat_range(self.total, self.comm.size, self.comm.rank)
-        flat = xp.concatenate([p.data.reshape(-1) for p in self.params])
+        flat = xp.concatenate([p._data.reshape(-1) for p in self.params])
         if self.owns_masters:  # mixed precision: the slice is the float32 master
             flat = flat.astype(np.float32)
         self.shard = Tensor(flat[self.lo:self.hi].copy(), requires_grad=True)
@@ -406,15 +406,15 @@ class ZeRO(DataParallel):
     def reduce_gradients(self, model) -> None:
         if self.stage == 1:
             super().reduce_gradients(model)
-            grad = self.shard.xp.zeros_like(self.shard.data)  # this rank's slice only
+            grad = self.shard.xp.zeros_like(self.shard._data)  # this rank's slice only
             for q, a, i, j in self._pieces(self.lo, self.hi):
-                if q.grad is not None:
-                    grad[a - self.lo:a - self.lo + j - i] = q.grad.reshape(-1)[i:j]
-            self.shard.grad = grad
+                if q._grad is not None:
+                    grad[a - self.lo:a - self.lo + j - i] = q._grad.reshape(-1)[i:j]
+            self.shard._grad = grad
         else:  # the buckets not reduced from the hooks yet; shard.grad is then complete
             self.reducer.finish()
         for q in self.params:  # the full gradients are not needed any more
-            q.grad = None
+            q._grad = None
 
     @property
     def owns_masters(self) -> bool:
@@ -429,11 +429,11 @@ class ZeRO(DataParallel):
         return float(np.sqrt(self.comm.allreduce(np.array([local * local]), "sum")[0]))
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
-        g = self.shard.grad
+        g = self.shard._grad
         local = np.array([float((g.astype(np.float64) ** 2).sum())])
         total = float(np.sqrt(self.comm.allreduce(local, "sum")[0]))
         if total > max_norm:
-            self.shard.grad = g * (max_norm / (total + 1e-6))
+            self.shard._grad = g * (max_norm / (total + 1e-6))
         return total
 
     def _pieces(self, lo: int, hi: int):
@@ -449,7 +449,7 @@ class ZeRO(DataParallel):
     def optimizer_step(self, optimizer) -> None:
         # the parameters are the truth (a checkpoint may have loaded them since set-up)
         for q, a, i, j in self._pieces(self.lo, self.hi):
-            self.shard.data[a - self.lo:a - self.lo + j - i] = q.data.reshape(-1)[i:j]
+            self.shard._data[a - self.lo:a - self.lo + j - i] = q._data.reshape(-1)[i:j]
         optimizer.step()
         self.gather_params()
 
@@ -457,14 +457,14 @@ class ZeRO(DataParallel):
         """Every rank's updated slice into the parameters (cast to their dtype)."""
         # all-gather the updated slices a bucket's worth at a time, so no rank holds a full
         # flat copy of the parameters on top of them
-        step = max(1, self.bucket_bytes // max(1, self.shard.data.itemsize))
+        step = max(1, self.bucket_bytes // max(1, self.shard._data.itemsize))
         for c_lo in range(0, self.total, step):
             c_hi = min(self.total, c_lo + step)
             a, b = max(c_lo, self.lo), min(c_hi, self.hi)
-            mine = self.shard.data[max(0, a - self.lo):max(0, b - self.lo)]
+            mine = self.shard._data[max(0, a - self.lo):max(0, b - self.lo)]
             chunk, _ = self.comm.allgatherv(self.shard.xp.ascontiguousarray(mine))
             for q, f, i, j in self._pieces(c_lo, c_hi):
-                q.data.reshape(-1)[i:j] = chunk[f - c_lo:f - c_lo + j - i]
+                q._data.reshape(-1)[i:j] = chunk[f - c_lo:f - c_lo + j - i]
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
         prec = state.get("precision")

@@ -82,7 +82,7 @@ class ErnieTPLinear(Module):
                              "'zero2' for LoRA with dropout")
         self.comm, self.kind, self.shared = comm, kind, bool(shared)
         self.index = np.asarray(index, dtype=np.int64)
-        w, b = lin.weight.data, None if lin.bias is None else lin.bias.data
+        w, b = lin.weight._data, None if lin.bias is None else lin.bias._data
         self.full_shape = tuple(w.shape)
         if kind == "column":
             self.weight = Parameter(_copy(w[self.index]), requires_grad=lin.weight.requires_grad)
@@ -95,7 +95,7 @@ class ErnieTPLinear(Module):
                                                          requires_grad=lin.bias.requires_grad)
         self.scaling = getattr(lin, "scaling", None)
         if hasattr(lin, "lora_A"):  # a LoRALinear
-            a, bb = lin.lora_A.weight.data, lin.lora_B.weight.data
+            a, bb = lin.lora_A.weight._data, lin.lora_B.weight._data
             if kind == "column":
                 self.lora_A, self.lora_B = _Weight(_copy(a)), _Weight(_copy(bb[self.index]))
             else:
@@ -151,8 +151,8 @@ class ErnieTPGateUp(Module):
         self.comm, self.full_inner, self.scaling = comm, adapter.inner, adapter.scaling
         self.index = np.concatenate([rows, adapter.inner + rows])
         self.inner = len(rows)
-        self.lora_A = _Weight(_copy(adapter.lora_A.weight.data))
-        self.lora_B = _Weight(_copy(adapter.lora_B.weight.data[self.index]))
+        self.lora_A = _Weight(_copy(adapter.lora_A.weight._data))
+        self.lora_B = _Weight(_copy(adapter.lora_B.weight._data[self.index]))
 
     def forward(self, x):
         x = CopyToGroup.apply(x, comm=self.comm)

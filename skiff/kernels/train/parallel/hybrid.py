@@ -115,19 +115,19 @@ class TensorParallel(DataParallel):
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self._groups()
         if self.copies is not None:
-            grads = [p.grad for p in self.params]
+            grads = [p._grad for p in self.params]
             total = float(np.sqrt(g.tp.allreduce(
                 np.array([self._weighted_square(self.names, grads)]))[0]))
             if total > max_norm:
                 for p in self.params:
-                    if p.grad is not None:
-                        p.grad *= max_norm / (total + 1e-6)
+                    if p._grad is not None:
+                        p._grad *= max_norm / (total + 1e-6)
             return total
         rep = split = 0.0
         for n, p in zip(self.names, self.params):
-            if p.grad is None:
+            if p._grad is None:
                 continue
-            s = float((p.grad.astype(np.float64) ** 2).sum())
+            s = float((p._grad.astype(np.float64) ** 2).sum())
             if n in self.split:
                 split += s
             else:
@@ -137,8 +137,8 @@ class TensorParallel(DataParallel):
         if total > max_norm:
             scale = max_norm / (total + 1e-6)
             for p in self.params:
-                if p.grad is not None:
-                    p.grad *= scale
+                if p._grad is not None:
+                    p._grad *= scale
         return total
 
     def grad_norm(self, grads) -> float:

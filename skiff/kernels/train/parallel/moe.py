@@ -146,7 +146,7 @@ class MoE(Module):
         probs = F.softmax(self.router(x2), axis=-1)  # (N, E)
         capacity = max(1, math.ceil(self.capacity_factor * n * k / e))
         # routing is (N, k) integer book-keeping: done on the host, indices stay host arrays
-        tok, exp, kk, routed = route(to_numpy(probs.data), k, capacity)
+        tok, exp, kk, routed = route(to_numpy(probs._data), k, capacity)
         self.last_dropped = int(n * k - tok.size)
         # load balancing: fraction routed (constant) times mean probability (differentiable)
         frac = routed / float(n * k)
@@ -286,7 +286,7 @@ class ExpertParallel(DataParallel):
         dense = [p for n, p in named if ".experts." not in n]
         if comm.size > 1:
             for p in dense:
-                p.data[...] = comm.broadcast(p.data, root=0)
+                p._data[...] = comm.broadcast(p._data, root=0)
         from .data_parallel import BucketReducer
 
         self.reducer = BucketReducer(dense, comm, bucket_bytes=self.bucket_bytes,
@@ -298,20 +298,20 @@ class ExpertParallel(DataParallel):
         p = self.comm.size
         if p > 1:
             for q in self.expert:
-                if q.grad is not None:
-                    q.grad = q.grad / p
+                if q._grad is not None:
+                    q._grad = q._grad / p
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
-        dense = sum(float((q.grad.astype(np.float64) ** 2).sum()) for q in self.params
-                    if q.grad is not None and not any(q is e for e in self.expert))
-        exp = sum(float((q.grad.astype(np.float64) ** 2).sum()) for q in self.expert
-                  if q.grad is not None)
+        dense = sum(float((q._grad.astype(np.float64) ** 2).sum()) for q in self.params
+                    if q._grad is not None and not any(q is e for e in self.expert))
+        exp = sum(float((q._grad.astype(np.float64) ** 2).sum()) for q in self.expert
+                  if q._grad is not None)
         exp = float(self.comm.allreduce(np.array([exp]))[0])
         total = math.sqrt(dense + exp)
         if total > max_norm:
             for q in self.params:
-                if q.grad is not None:
-                    q.grad = q.grad * (max_norm / (total + 1e-6))
+                if q._grad is not None:
+                    q._grad = q._grad * (max_norm / (total + 1e-6))
         return total
 
     ernie = False  # an ERNIE-4.5 model (set in setup)

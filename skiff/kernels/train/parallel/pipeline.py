@@ -50,14 +50,14 @@ def gpt_units(model) -> list:
     """The GPT as a chain of (name prefix(es), callable) units for pipelining."""
 
     def embed(idx):
-        idx = to_numpy(idx.data if isinstance(idx, Tensor) else idx)  # ids: host indices
+        idx = to_numpy(idx._data if isinstance(idx, Tensor) else idx)  # ids: host indices
         pos = np.arange(idx.shape[1], dtype=np.int64)
         return model.drop(model.wte(Tensor(idx)) + model.wpe(Tensor(pos)))
 
     def head(x, y):
         logits = model.lm_head(model.ln_f(x))
         b, t, v = logits.shape
-        yy = to_numpy(y.data if isinstance(y, Tensor) else y).reshape(b * t)
+        yy = to_numpy(y._data if isinstance(y, Tensor) else y).reshape(b * t)
         return F.cross_entropy(logits.reshape(b * t, v), yy)
 
     units = [(("wte.", "wpe."), embed)]
@@ -79,7 +79,7 @@ def ernie_units(model, context: dict | None = None) -> list:
                          "(output_router_logits): use strategy='ep', 'dp' or 'zero2'")
 
     def embed(idx):
-        idx = to_numpy(idx.data if isinstance(idx, Tensor) else idx)  # ids: host indices
+        idx = to_numpy(idx._data if isinstance(idx, Tensor) else idx)  # ids: host indices
         return model.model.embed_tokens(Tensor(idx))
 
     def layer_unit(layer):
@@ -94,7 +94,7 @@ def ernie_units(model, context: dict | None = None) -> list:
     def head(x, y):
         logits = model.lm_head(model.model.norm(x))
         v = logits.shape[-1]
-        yy = to_numpy(y.data if isinstance(y, Tensor) else y).reshape(-1)
+        yy = to_numpy(y._data if isinstance(y, Tensor) else y).reshape(-1)
         return F.cross_entropy(logits.reshape(-1, v), yy)
 
     units = [(("model.embed_tokens.",), embed)]
@@ -123,8 +123,8 @@ def packed_micro_batches(batch, m: int):
     ``[(tokens, targets, cu_seqlens, positions)]`` and each one's share of the learned
     tokens (its weight in the batch's mean loss)."""
     cu = np.asarray(batch.cu_seqlens, dtype=np.int64)
-    tok = to_numpy(batch.tokens.data if isinstance(batch.tokens, Tensor) else batch.tokens)
-    tgt = to_numpy(batch.targets.data if isinstance(batch.targets, Tensor) else batch.targets)
+    tok = to_numpy(batch.tokens._data if isinstance(batch.tokens, Tensor) else batch.tokens)
+    tgt = to_numpy(batch.targets._data if isinstance(batch.targets, Tensor) else batch.targets)
     pos = np.asarray(batch.positions)
     seqs = len(cu) - 1
     learned = [int((tgt[cu[j]:cu[j + 1]] != -100).sum()) for j in range(seqs)]
@@ -285,15 +285,15 @@ class PipelineParallel(DataParallel):
         g = self._groups()
         for p in self.tied:  # every stage takes part; those without it add zeros
             mine = any(p is q for q in self.params)
-            grad = p.grad if mine and p.grad is not None else p.xp.zeros_like(p.data)
+            grad = p._grad if mine and p._grad is not None else p.xp.zeros_like(p._data)
             total = g.pp.allreduce(p.xp.ascontiguousarray(grad))
             if mine:
-                p.grad = total
+                p._grad = total
 
     def _broadcast_params_of(self, params) -> None:
         if self.comm.size > 1:
             for p in params:
-                p.data[...] = self.comm.broadcast(p.data, root=0)
+                p._data[...] = self.comm.broadcast(p._data, root=0)
 
     def _param_costs(self, model) -> list[float]:
         sizes = []
@@ -341,8 +341,8 @@ class PipelineParallel(DataParallel):
             shapes = [(len(t), self.width) for t in xs]
         elif isinstance(batch, tuple):
             x, y = batch
-            xa = to_numpy(x.data if isinstance(x, Tensor) else x)  # token ids, on the host
-            ya = to_numpy(y.data if isinstance(y, Tensor) else y)
+            xa = to_numpy(x._data if isinstance(x, Tensor) else x)  # token ids, on the host
+            ya = to_numpy(y._data if isinstance(y, Tensor) else y)
             m = self.micro
             if xa.shape[0] % m:  # a smaller last batch: the most micro-batches that cut it
                 m = max(d for d in range(1, m + 1) if xa.shape[0] % d == 0)  # evenly
@@ -380,7 +380,7 @@ class PipelineParallel(DataParallel):
                         code = np.array([_ACT_DTYPES.index(out.dtype.name)])  # say which
                         sends.append(g.pp.isend(code, s + 1, tag=_DTYPE_TAG))
                         self._sent_dtype = True
-                    sends.append(g.pp.isend(xp.ascontiguousarray(out.data), s + 1, tag=i))
+                    sends.append(g.pp.isend(xp.ascontiguousarray(out._data), s + 1, tag=i))
                 self.peak_in_flight = max(self.peak_in_flight, len(outputs))
             else:
                 out = outputs.pop(i)
@@ -391,7 +391,7 @@ class PipelineParallel(DataParallel):
                     out.backward(grad)
                 h_in = inputs.pop(i)
                 if not first:
-                    sends.append(g.pp.isend(xp.ascontiguousarray(h_in.grad), s - 1,
+                    sends.append(g.pp.isend(xp.ascontiguousarray(h_in._grad), s - 1,
                                             tag=10_000 + i))
         for h in sends:
             h.wait()
@@ -413,18 +413,18 @@ class PipelineParallel(DataParallel):
 
     def clip_grad_norm(self, model, max_norm: float) -> float:
         g = self._groups()
-        local = sum(float((p.grad.astype(np.float64) ** 2).sum()) for p in self.params
-                    if p.grad is not None and id(p) not in self.norm_skip)
+        local = sum(float((p._grad.astype(np.float64) ** 2).sum()) for p in self.params
+                    if p._grad is not None and id(p) not in self.norm_skip)
         total = float(np.sqrt(g.pp.allreduce(np.array([local]))[0]))
         if total > max_norm:
             for p in self.params:
-                if p.grad is not None:
-                    p.grad *= max_norm / (total + 1e-6)
+                if p._grad is not None:
+                    p._grad *= max_norm / (total + 1e-6)
         return total
 
     def full_state_dict(self, model) -> dict:
         g = self._groups()
-        mine = {n: p.data.copy() for n, p in zip(self.names, self.params)}
+        mine = {n: p._data.copy() for n, p in zip(self.names, self.params)}
         merged = {}
         for part in g.pp.allgather_object(mine):
             merged.update(part)

@@ -72,7 +72,7 @@ class ColumnParallelLinear(Module):
     @classmethod
     def from_linear(cls, lin, comm: Comm, rows: np.ndarray | None = None):
         """This rank's rows of ``lin`` (or of the row order ``rows``, e.g. heads of q, k, v)."""
-        w, b = lin.weight.data, None if lin.bias is None else lin.bias.data
+        w, b = lin.weight._data, None if lin.bias is None else lin.bias._data
         if rows is None:
             rows = np.arange(w.shape[0])[_part(w.shape[0], comm.size, comm.rank,
                                                "output features")]
@@ -97,7 +97,7 @@ class RowParallelLinear(Module):
 
     @classmethod
     def from_linear(cls, lin, comm: Comm, cols: np.ndarray | None = None):
-        w, b = lin.weight.data, None if lin.bias is None else lin.bias.data
+        w, b = lin.weight._data, None if lin.bias is None else lin.bias._data
         if cols is None:
             cols = np.arange(w.shape[1])[_part(w.shape[1], comm.size, comm.rank,
                                                "input features")]
@@ -164,10 +164,10 @@ class VocabParallelEmbedding(Module):
         n = emb.weight.shape[0]
         part = _part(n, comm.size, comm.rank, "vocabulary")
         self.comm, self.lo, self.full_rows = comm, part.start, n
-        self.weight = Parameter(emb.weight.data[part].copy())
+        self.weight = Parameter(emb.weight._data[part].copy())
 
     def forward(self, idx):
-        i = idx.data if isinstance(idx, Tensor) else idx  # (a cupy array's .data is a pointer)
+        i = idx._data if isinstance(idx, Tensor) else idx  # (a cupy array's .data is a pointer)
         out = _LocalLookup.apply(self.weight, i, lo=self.lo)
         return ReduceFromGroup.apply(out, comm=self.comm)
 
@@ -207,7 +207,7 @@ def vocab_parallel_cross_entropy(logits_part, target, comm: Comm, lo: int,
                                  ignore_index: int = -100):
     """Mean cross-entropy of logits split by vocabulary (``(N, V/tp)``, this rank's columns
     start at ``lo``) against full-vocabulary targets ``(N,)``; equal on every tp rank."""
-    t = target.data if isinstance(target, Tensor) else target
+    t = target._data if isinstance(target, Tensor) else target
     t = t if hasattr(t, "reshape") else np.asarray(t)
     return _VocabParallelCE.apply(logits_part, t.reshape(-1), comm=comm, lo=lo,
                                   ignore_index=ignore_index)
@@ -256,27 +256,27 @@ def gather_full_state(model) -> dict:
         prefix = f"{name}." if name else ""
         comm = getattr(mod, "comm", None)
         if isinstance(mod, ColumnParallelLinear) and not _inside(name, split):
-            state[prefix + "weight"] = _cat(comm, mod.weight.data, 0)
+            state[prefix + "weight"] = _cat(comm, mod.weight._data, 0)
             if mod.bias is not None:
-                state[prefix + "bias"] = _cat(comm, mod.bias.data, 0)
+                state[prefix + "bias"] = _cat(comm, mod.bias._data, 0)
         elif isinstance(mod, RowParallelLinear) and not _inside(name, split):
-            state[prefix + "weight"] = _cat(comm, mod.weight.data, 1)
+            state[prefix + "weight"] = _cat(comm, mod.weight._data, 1)
         elif isinstance(mod, VocabParallelEmbedding):
-            state[prefix + "weight"] = _cat(comm, mod.weight.data, 0)
+            state[prefix + "weight"] = _cat(comm, mod.weight._data, 0)
         elif isinstance(mod, ParallelAttention):
             d, h, p = mod.d_model, mod.n_heads, comm.size
             hd, local = d // h, h // p
-            every = comm.allgather(_contig(mod.c_attn.weight.data))
+            every = comm.allgather(_contig(mod.c_attn.weight._data))
             parts = every.reshape(p, 3, local * hd, d)
             w = parts.transpose(1, 0, 2, 3).reshape(3 * d, d)
             state[prefix + "c_attn.weight"] = w
             if mod.c_attn.bias is not None:
-                bs = comm.allgather(_contig(mod.c_attn.bias.data))
+                bs = comm.allgather(_contig(mod.c_attn.bias._data))
                 state[prefix + "c_attn.bias"] = bs.reshape(p, 3, local * hd).transpose(
                     1, 0, 2).reshape(3 * d)
-            state[prefix + "c_proj.weight"] = _cat(comm, mod.c_proj.weight.data, 1)
+            state[prefix + "c_proj.weight"] = _cat(comm, mod.c_proj.weight._data, 1)
             if mod.c_proj.bias is not None:
-                state[prefix + "c_proj.bias"] = mod.c_proj.bias.data.copy()
+                state[prefix + "c_proj.bias"] = mod.c_proj.bias._data.copy()
     return state
 
 

@@ -51,7 +51,7 @@ def test_moe_layer_matches_numpy_and_load_balancing_loss():
     moe = MoE(8, 16, n_experts=4, top_k=2, capacity_factor=0.75)
     x = np.random.default_rng(1).standard_normal((10, 8)).astype(np.float32)
     out = moe(Tensor(x)).numpy()
-    logits = x @ moe.router.weight.data.T
+    logits = x @ moe.router.weight._data.T
     probs = np.exp(logits - logits.max(1, keepdims=True))
     probs /= probs.sum(1, keepdims=True)
     cap = math.ceil(0.75 * 10 * 2 / 4)
@@ -59,8 +59,8 @@ def test_moe_layer_matches_numpy_and_load_balancing_loss():
     want = np.zeros_like(x)
     for t, j, _ in kept:
         ex = moe.experts[j]
-        h = _gelu(x[t] @ ex.fc.weight.data.T + ex.fc.bias.data)
-        want[t] += probs[t, j] * (h @ ex.proj.weight.data.T + ex.proj.bias.data)
+        h = _gelu(x[t] @ ex.fc.weight._data.T + ex.fc.bias._data)
+        want[t] += probs[t, j] * (h @ ex.proj.weight._data.T + ex.proj.bias._data)
     np.testing.assert_allclose(out, want, atol=1e-5)
     assert moe.last_dropped == 20 - len(kept) > 0
     aux = 4 * sum(load[j] / 20 * probs[:, j].mean() for j in range(4))

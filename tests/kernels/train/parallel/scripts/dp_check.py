@@ -47,11 +47,11 @@ class Tiny:
         return list(self._p.values())
 
     def state_dict(self):
-        return {k: v.data.copy() for k, v in self._p.items()}
+        return {k: v._data.copy() for k, v in self._p.items()}
 
     def load_state_dict(self, d):
         for k, v in d.items():
-            self._p[k].data[...] = v
+            self._p[k]._data[...] = v
 
     def __call__(self, x):
         p = self._p
@@ -74,17 +74,17 @@ class MomentumSGD:
 
     def __init__(self, params, lr=0.05, momentum=0.9):
         self.params, self.lr, self.mu = list(params), lr, momentum
-        self.buf = [np.zeros_like(p.data) for p in self.params]
+        self.buf = [np.zeros_like(p._data) for p in self.params]
 
     def step(self):
         for p, b in zip(self.params, self.buf):
             b *= self.mu
-            b += p.grad
-            p.data -= self.lr * b
+            b += p._grad
+            p._data -= self.lr * b
 
     def zero_grad(self):
         for p in self.params:
-            p.grad = None
+            p._grad = None
 
     def state_dict(self):
         return {"buf": [b.copy() for b in self.buf]}

@@ -71,13 +71,13 @@ def gathered(trainer):
     mixed, st = trainer.mixed, trainer.strategy
     if isinstance(st, ZeRO):  # the masters are the flat slices: gather them in float32
         for q in st.params:
-            q.data = q.data.astype(np.float32)
+            q._data = q._data.astype(np.float32)
         st.gather_params()
-        return {n: q.data for n, q in zip(st.names, st.params)}
+        return {n: q._data for n, q in zip(st.names, st.params)}
     # the masters into the model, then gathered as the weights are
     names = getattr(st, "names", None) or [n for n, _ in trainer.model.named_parameters()]
     for p, m in zip(mixed.params, mixed.master):
-        p.data = m.data.copy()
+        p._data = m._data.copy()
     full = st.full_state_dict(trainer.model)
     return {n: full[n] for n in names}
 
@@ -117,12 +117,12 @@ def skip_together(kind):
     mixed, world_rank = trainer.mixed, world().rank
     before = [m.numpy().copy() for m in mixed.master]
     for m in mixed.master:
-        m.grad = m.data * 0 + 1
+        m._grad = m._data * 0 + 1
     if world_rank == 1:
-        mixed.master[0].grad[(0,) * mixed.master[0].ndim] = np.inf
+        mixed.master[0]._grad[(0,) * mixed.master[0].ndim] = np.inf
     if not mixed.owned:  # the step takes the model's gradients
         for p, m in zip(mixed.params, mixed.master):
-            p.grad = m.grad.astype(p.dtype)
+            p._grad = m._grad.astype(p.dtype)
     ran, _ = mixed.step(trainer.optimizer, 1.0, norm=trainer.strategy.grad_norm)
     return {"ran": ran, "moved": any(not np.array_equal(b, m.numpy())
                                      for b, m in zip(before, mixed.master))}
