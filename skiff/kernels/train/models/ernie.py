@@ -75,8 +75,8 @@ class KVCache:
         if start + T > self.capacity:
             raise ValueError(f"KV cache full: {start} + {T} positions > capacity "
                              f"{self.capacity}")
-        self.k[layer][:, :, start:start + T] = k.data
-        self.v[layer][:, :, start:start + T] = v.data
+        self.k[layer][:, :, start:start + T] = k._data
+        self.v[layer][:, :, start:start + T] = v._data
         return (Tensor(self.k[layer][:, :, :start + T]),
                 Tensor(self.v[layer][:, :, :start + T]))
 
@@ -117,9 +117,9 @@ class ErnieForCausalLM(nn.Module):
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
                 w = module.weight
-                w.data = w.xp.asarray(normal_(tuple(w.shape), std, dtype=w.dtype))
+                w._data = w.xp.asarray(normal_(tuple(w.shape), std, dtype=w.dtype))
                 if getattr(module, "bias", None) is not None:
-                    module.bias.data[...] = 0
+                    module.bias._data[...] = 0
 
     # ---- forward -----------------------------------------------------------------------------
     def rotary(self, positions):
@@ -238,7 +238,7 @@ class ErnieForCausalLM(nn.Module):
         Linear on the host; a LoRA-adapted or 16-bit head takes the logits path)."""
         head = self.lm_head
         if type(head) is nn.Linear and head.weight.dtype == np.float32 and isinstance(
-                head.weight.data, np.ndarray):
+                head.weight._data, np.ndarray):
             return head
         return None
 
@@ -330,7 +330,7 @@ class ErnieForCausalLM(nn.Module):
             if logits is None:
                 continue
             probs = F.softmax(logits, axis=-1)  # (N, E)
-            top = _host(probs.data).argsort(axis=-1, kind="stable")[:, ::-1][:, :k]
+            top = _host(probs._data).argsort(axis=-1, kind="stable")[:, ::-1][:, :k]
             counts += np.bincount(top.reshape(-1), minlength=E)
             s = probs.sum(axis=0)
             prob_sum = s if prob_sum is None else prob_sum + s
@@ -426,7 +426,7 @@ class ErnieForCausalLM(nn.Module):
                 fresh = out
                 for _ in range(int(max_new_tokens)):
                     ids = fresh if use_cache else out
-                    logits = _host(self.forward(ids, cache, last_only=True).data)[:, -1]
+                    logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]
                     logits = logits.astype(np.float64)
                     if repetition_penalty != 1.0:
                         repetition_penalty_(logits, out, repetition_penalty)

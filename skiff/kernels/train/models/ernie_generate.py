@@ -141,7 +141,7 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
                                   last_only=True)  # (B, V): the last position of each prompt
     active = np.arange(len(seqs))  # rows still generating: finished rows cost nothing more
     for step in range(int(max_new_tokens)):
-        nxt = pick(_host(logits.data).astype(np.float64), [out[b] for b in active])
+        nxt = pick(_host(logits._data).astype(np.float64), [out[b] for b in active])
         for b, t in zip(active, nxt):
             out[b].append(int(t))
         if on_token is not None:

@@ -56,7 +56,7 @@ class _Group:
 
     def __init__(self, params, old_base=None):
         self.params = [p for p in params]
-        arrays = [p.data for p in self.params]
+        arrays = [p._data for p in self.params]
         ok = all(isinstance(a, np.ndarray) and a.dtype == np.float32 and a.flags.c_contiguous
                  and (_owned(a) or (old_base is not None and a.base is old_base))
                  for a in arrays) and len({a.shape[1:] for a in arrays}) == 1
@@ -64,15 +64,15 @@ class _Group:
             fused = np.concatenate(arrays, axis=0)
             views, start = [], 0
             for p, a in zip(self.params, arrays):
-                p.data = fused[start:start + a.shape[0]]
-                views.append(p.data)
+                p._data = fused[start:start + a.shape[0]]
+                views.append(p._data)
                 start += a.shape[0]
             self.fused, self.views = fused, views
         else:
             self.fused, self.views = None, arrays
 
     def current(self) -> bool:
-        return all(p.data is v for p, v in zip(self.params, self.views))
+        return all(p._data is v for p, v in zip(self.params, self.views))
 
     def refreshed(self) -> _Group:
         return self if self.current() else _Group(self.params, self.fused)
@@ -147,15 +147,15 @@ def fast_path(model) -> InferenceWeights | None:
 
     if os.environ.get("SKIFF_REFERENCE_OPS"):
         return None
-    emb = model.model.embed_tokens.weight.data
+    emb = model.model.embed_tokens.weight._data
     if not isinstance(emb, np.ndarray) or emb.dtype != np.float32:
         return None
-    if type(model.lm_head) is not nn.Linear or model.lm_head.weight.data.dtype != np.float32:
+    if type(model.lm_head) is not nn.Linear or model.lm_head.weight._data.dtype != np.float32:
         return None
     for layer in model.model.layers:
         a = layer.self_attn
-        if not all(type(m) is nn.Linear and isinstance(m.weight.data, np.ndarray)
-                   and m.weight.data.dtype == np.float32
+        if not all(type(m) is nn.Linear and isinstance(m.weight._data, np.ndarray)
+                   and m.weight._data.dtype == np.float32
                    for m in (a.q_proj, a.k_proj, a.v_proj, a.o_proj)):
             return None
         if not hasattr(layer.mlp, "experts") and not _plain_mlp(layer.mlp):
@@ -213,9 +213,9 @@ def _mlp(L: _Layer, h):
     if L.moe is not None:
         from ..core.tensor import Tensor
 
-        return L.moe(Tensor(h)).data
+        return L.moe(Tensor(h))._data
     a = swiglu_rows(_rows_times(h, L.gu.parts(), _bias(L.gu_b)))
-    return _rows_times(a, [L.down.data], None if L.down_b is None else L.down_b.data)
+    return _rows_times(a, [L.down._data], None if L.down_b is None else L.down_b._data)
 
 
 def _attention_last(q, k, v, cu, scale):
@@ -243,14 +243,14 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
     ``last_only``. ``store(layer, k, v)`` receives each layer's keys and values (N, K, D)."""
     from .ernie_generate import packed_attention_gqa
 
-    emb = model.model.embed_tokens.weight.data
+    emb = model.model.embed_tokens.weight._data
     x = emb[tokens]  # (N, C), a copy
     N = x.shape[0]
     last = cu[1:] - 1
     n_layers = len(weights.layers)
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
-        h = rms_norm_rows(x, L.ln1.weight.data, L.eps1)
+        h = rms_norm_rows(x, L.ln1.weight._data, L.eps1)
         if last_only and i == n_layers - 1:  # queries of the last rows, keys of all
             w, b = _split_rows(L.qkv, L.qkv_b, H * D)
             kv = _rows_times(h, w[1], b[1])  # (N, 2K D)
@@ -272,9 +272,9 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
             if store is not None:
                 store(i, k, v)
             y = packed_attention_gqa(q, k, v, cu, D ** -0.5)
-        x += _rows_times(y.reshape(y.shape[0], H * D), [L.o.data],
-                         None if L.o_b is None else L.o_b.data)
-        x += _mlp(L, rms_norm_rows(x, L.ln2.weight.data, L.eps2))
+        x += _rows_times(y.reshape(y.shape[0], H * D), [L.o._data],
+                         None if L.o_b is None else L.o_b._data)
+        x += _mlp(L, rms_norm_rows(x, L.ln2.weight._data, L.eps2))
     if last_only and n_layers == 0:
         x = x[last]
     return _head(model, x)
@@ -282,9 +282,9 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
 
 def _head(model, x):
     norm = model.model.norm
-    h = rms_norm_rows(np.ascontiguousarray(x), norm.weight.data, float(norm.eps))
+    h = rms_norm_rows(np.ascontiguousarray(x), norm.weight._data, float(norm.eps))
     head = model.lm_head
-    return _rows_times(h, [head.weight.data], None if head.bias is None else head.bias.data)
+    return _rows_times(h, [head.weight._data], None if head.bias is None else head.bias._data)
 
 
 def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, cos, sin,
@@ -292,7 +292,7 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     """Logits (B, V) of one new token per row, ids (B,), row ``b`` at position
     ``lengths[b]`` of cache row ``rows[b]`` (default b); ``keys[layer]``, ``values[layer]``
     (B_cache, K, capacity, D) are written at those positions and read up to them."""
-    emb = model.model.embed_tokens.weight.data
+    emb = model.model.embed_tokens.weight._data
     x = emb[ids]  # (B, C)
     B = x.shape[0]
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -303,7 +303,7 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
         R = H // K
-        h = rms_norm_rows(x, L.ln1.weight.data, L.eps1)
+        h = rms_norm_rows(x, L.ln1.weight._data, L.eps1)
         qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))
         rotary_rows_(qkv, cos, sin, H + K, D)
         q = qkv[:, :H * D].reshape(B, K, R, D)
@@ -321,8 +321,8 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
         np.exp(att, out=att)
         att /= att.sum(axis=-1, keepdims=True)
         y = (att @ vs).reshape(B, H * D)
-        x += _rows_times(y, [L.o.data], None if L.o_b is None else L.o_b.data)
-        x += _mlp(L, rms_norm_rows(x, L.ln2.weight.data, L.eps2))
+        x += _rows_times(y, [L.o._data], None if L.o_b is None else L.o_b._data)
+        x += _mlp(L, rms_norm_rows(x, L.ln2.weight._data, L.eps2))
     return _head(model, x)
 
 
@@ -333,7 +333,7 @@ def forward_fast(model, idx, cache, last_only: bool):
     ``cache.length``. Logits (B, T or 1, V), or None when the fast path does not apply."""
     from ..core.tensor import is_grad_enabled
 
-    idx = getattr(idx, "data", idx)  # a Tensor of ids
+    idx = getattr(idx, "_data", idx)  # a Tensor of ids
     if is_grad_enabled() or not isinstance(idx, np.ndarray):
         return None
     B, T = idx.shape
@@ -372,7 +372,7 @@ def forward_packed_fast(model, tokens, cu, cos, sin, cache, last_only: bool):
     """``model.forward_packed`` without a graph (None when the fast path does not apply)."""
     from ..core.tensor import is_grad_enabled
 
-    tokens = getattr(tokens, "data", tokens)
+    tokens = getattr(tokens, "_data", tokens)
     if is_grad_enabled() or not isinstance(tokens, np.ndarray):
         return None
     w = fast_path(model)
@@ -388,7 +388,7 @@ def forward_step_fast(model, idx, cache, rows, cos, sin):
     the fast path does not apply)."""
     from ..core.tensor import is_grad_enabled
 
-    idx = getattr(idx, "data", idx)
+    idx = getattr(idx, "_data", idx)
     if is_grad_enabled() or not isinstance(idx, np.ndarray) or cache.k[0] is None:
         return None
     w = fast_path(model)

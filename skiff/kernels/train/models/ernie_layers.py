@@ -26,9 +26,9 @@ def rows_linear(lin, x):
     LoRA layer, or one that keeps a graph, is called as it is."""
     if type(lin) is not nn.Linear or is_grad_enabled() or x.ndim != 2:
         return lin(x)
-    y = (lin.weight.data @ x.data.T).T
+    y = (lin.weight._data @ x._data.T).T
     if lin.bias is not None:
-        y = y + lin.bias.data
+        y = y + lin.bias._data
     return Tensor(y)
 
 
@@ -81,7 +81,7 @@ class ErnieAttention(nn.Module):
                 and (cache is None or cache.length == 0)):  # an inference prefill
             if cache is not None:
                 cache.update(layer, k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3))
-            y = packed_attention_gqa(q.data[0], k.data[0], v.data[0], [0, T], D ** -0.5)
+            y = packed_attention_gqa(q._data[0], k._data[0], v._data[0], [0, T], D ** -0.5)
             return self.o_proj(Tensor(y.reshape(1, T, H * D)))
         q = q.reshape(B, T, K, R, D).transpose(0, 2, 3, 1, 4)  # (B, K, R, T, D)
         k = k.transpose(0, 2, 1, 3)  # (B, K, T, D)
@@ -103,9 +103,9 @@ class ErnieAttention(nn.Module):
         k = F.rotary_embedding(self.k_proj(x).reshape(N, K, D), cos[:, None], sin[:, None])
         v = self.v_proj(x).reshape(N, K, D)
         if cache is not None:  # a packed prefill: each prompt's keys/values into its row
-            cache.store_packed(layer, k.data, v.data, cu_seqlens)
+            cache.store_packed(layer, k._data, v._data, cu_seqlens)
         if not is_grad_enabled():  # inference: the k/v heads are not copied per query head
-            y = packed_attention_gqa(q.data, k.data, v.data, cu_seqlens, D ** -0.5)
+            y = packed_attention_gqa(q._data, k._data, v._data, cu_seqlens, D ** -0.5)
             return self.o_proj(Tensor(y.reshape(N, H * D)))
         k = k.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
         v = v.reshape(N, K, 1, D).expand(N, K, R, D).reshape(N, H, D)
@@ -121,7 +121,7 @@ class ErnieAttention(nn.Module):
         k = F.rotary_embedding(rows_linear(self.k_proj, x).reshape(B, self.K, self.D),
                                cos[:, None], sin[:, None])
         v = rows_linear(self.v_proj, x).reshape(B, self.K, self.D)
-        y = cache.attend(layer, q.data, k.data, v.data, self.D ** -0.5, rows)  # (B, H*D)
+        y = cache.attend(layer, q._data, k._data, v._data, self.D ** -0.5, rows)  # (B, H*D)
         return rows_linear(self.o_proj, Tensor(y))
 
 
@@ -158,12 +158,12 @@ class ErnieMoE(nn.Module):
         logits = self.gate(h.astype(np.float32))
         self.last_router_logits = logits  # (N, E), for the load-balancing loss
         probs = F.softmax(logits, axis=-1)
-        scores = probs.data + self.moe_statics.e_score_correction_bias.data.reshape(-1)
+        scores = probs._data + self.moe_statics.e_score_correction_bias._data.reshape(-1)
         chosen = xp.argsort(-scores, axis=-1, kind="stable")[:, :self.k]  # (N, k)
         rows = xp.arange(chosen.shape[0])[:, None]
         w = probs[rows, chosen]  # (N, k)
         total = w.sum(axis=-1, keepdims=True)
-        total = where(total.data < self.norm_min, self.norm_min, total)
+        total = where(total._data < self.norm_min, self.norm_min, total)
         return probs, chosen, w / total
 
     def forward(self, x):

@@ -214,7 +214,7 @@ class GPT(nn.Module):
                 for _ in range(int(max_new_tokens)):
                     if runner is None:
                         ctx = out[:, -self.config.block_size:]
-                        logits = _host(self.forward(ctx).data)[:, -1, :]
+                        logits = _host(self.forward(ctx)._data)[:, -1, :]
                     else:
                         logits = runner.next_logits(out)
                     nxt = _sample(logits.astype(np.float64), temperature, top_k, rng)
@@ -272,7 +272,7 @@ class _KVRunner:
         ids_d = xp.asarray(ids)
         n_new = ids.shape[1]
         pos = xp.arange(pos0, pos0 + n_new)
-        x = m.wte.weight.data[ids_d] + m.wpe.weight.data[pos][None]  # (B, n, C)
+        x = m.wte.weight._data[ids_d] + m.wpe.weight._data[pos][None]  # (B, n, C)
         H, C = cfg.n_head, cfg.n_embd
         D = C // H
         B = x.shape[0]
@@ -309,18 +309,18 @@ class _KVRunner:
 
 
 def _lin(x, layer):
-    y = x @ layer.weight.data.T
+    y = x @ layer.weight._data.T
     bias = getattr(layer, "bias", None)
-    return y if bias is None else y + bias.data
+    return y if bias is None else y + bias._data
 
 
 def _ln(xp, x, layer):
     mu = x.mean(axis=-1, keepdims=True)
     var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
     y = (x - mu) / xp.sqrt(var + getattr(layer, "eps", 1e-5))
-    y = y * layer.weight.data
+    y = y * layer.weight._data
     bias = getattr(layer, "bias", None)
-    return y if bias is None else y + bias.data
+    return y if bias is None else y + bias._data
 
 
 def _gelu_tanh(xp, x):

@@ -146,7 +146,7 @@ def load_weights(model: ErnieForCausalLM, ckpt: st.Checkpoint, dtype) -> None:
         if tuple(arr.shape) != want:
             shape_errors.append(f"{name}: checkpoint {tuple(arr.shape)} vs model {want}")
             continue
-        t.data = t.xp.asarray(np.ascontiguousarray(arr))  # arr is new: the model owns it
+        t._data = t.xp.asarray(np.ascontiguousarray(arr))  # arr is new: the model owns it
     used = set(targets) | {n for n in names if n.endswith("lm_head.weight")} | fused
     unexpected = [names[n] for n in names if n not in used and not _IGNORED.search(n)]
     problems = []

@@ -56,9 +56,9 @@ class LoRALinear(nn.Module):
         dtype = base.weight.dtype
         self.lora_A = nn.Linear(self.in_features, self.r, bias=False, dtype=dtype)
         bound = 1.0 / math.sqrt(self.in_features)  # kaiming_uniform(a=sqrt(5)), as peft
-        self.lora_A.weight.data[...] = uniform_((self.r, self.in_features), bound, dtype=dtype)
+        self.lora_A.weight._data[...] = uniform_((self.r, self.in_features), bound, dtype=dtype)
         self.lora_B = nn.Linear(self.r, self.out_features, bias=False, dtype=dtype)
-        self.lora_B.weight.data[...] = 0
+        self.lora_B.weight._data[...] = 0
         self.dropout = nn.Dropout(dropout) if dropout > 0 else None
 
     def forward(self, x):
@@ -87,9 +87,9 @@ class GateUpLoRA(nn.Module):
         dtype = gate.weight.dtype
         self.lora_A = nn.Linear(self.in_features, self.r, bias=False, dtype=dtype)
         bound = 1.0 / math.sqrt(self.in_features)
-        self.lora_A.weight.data[...] = uniform_((self.r, self.in_features), bound, dtype=dtype)
+        self.lora_A.weight._data[...] = uniform_((self.r, self.in_features), bound, dtype=dtype)
         self.lora_B = nn.Linear(self.r, 2 * self.inner, bias=False, dtype=dtype)
-        self.lora_B.weight.data[...] = 0
+        self.lora_B.weight._data[...] = 0
 
     def forward(self, x):
         from ..core.tensor import split
@@ -119,12 +119,18 @@ def _expert_targets(target_modules) -> tuple[set, set]:
 
 
 def _targets(model, target_modules):
-    """(parent, attribute, dotted name, Linear) of every adaptable Linear named in targets."""
+    """(parent, attribute, dotted name, Linear) of every adaptable Linear named in targets
+    (a set of layer names; or, as peft reads a string, a regular expression the whole dotted
+    name must match; ``"all-linear"``: every adaptable Linear)."""
     out = []
     for name, module in model.named_modules():
         for attr, child in list(module._modules.items()):
             full = f"{name}.{attr}" if name else attr
-            if (attr in target_modules and isinstance(child, nn.Linear)
+            if isinstance(target_modules, str):
+                named = target_modules == "all-linear" or re.fullmatch(target_modules, full)
+            else:  # a layer name, or a whole dotted name (peft matches names by suffix)
+                named = attr in target_modules or full in target_modules
+            if (named and isinstance(child, nn.Linear) and full != "lm_head"
                     and ".experts." not in f".{full}." and not full.endswith("mlp.gate")):
                 out.append((module, attr, full, child))
     return out
@@ -136,10 +142,25 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     name (no Linear by that name) is one clear error."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
-    plain, expert_parts = _expert_targets(target_modules)
+    if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
+        target_modules = "all-linear"  # --lora-targets all-linear
+    pattern = target_modules if isinstance(target_modules, str) else None
+    if pattern is not None:  # as peft: "all-linear", or a regex of whole dotted names
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"LoRA target_modules {pattern!r} is not a regular expression "
+                             f"({exc})") from None
+        plain, expert_parts = pattern, set()
+    else:
+        plain, expert_parts = _expert_targets(target_modules)
     targets = _targets(model, plain)
-    found = {attr for _, attr, _, _ in targets}
-    missing = sorted(plain - found)
+    found = {attr for _, attr, _, _ in targets} | {full for _, _, full, _ in targets}
+    if pattern is not None and not targets:
+        raise ValueError(f"LoRA target_modules {pattern!r} matches no linear layer of this "
+                         "model (a string is a regular expression of whole names, as in peft: "
+                         "'.*\\.(q_proj|v_proj)'; or a list of layer names: ['q_proj', 'v_proj'])")
+    missing = sorted(plain - found) if pattern is None else []
     if missing:
         raise ValueError(f"LoRA target_modules {missing} name no linear layer of this model")
     experts = [m for n, m in model.named_modules() if ".experts." in f".{n}."
@@ -151,7 +172,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
         raise ValueError("LoRA on the experts takes no dropout (as peft)")
     for p in model.parameters():
         p.requires_grad = False
-        p.grad = None
+        p._grad = None
     for parent, attr, _, linear in targets:
         setattr(parent, attr, LoRALinear(linear, r, alpha, dropout))
     for mlp in experts:
@@ -160,7 +181,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
         if "down_proj" in expert_parts:
             mlp.down_proj = LoRALinear(mlp.down_proj, r, alpha)
     model.lora_config = {"r": int(r), "lora_alpha": float(alpha), "lora_dropout": float(dropout),
-                         "target_modules": sorted(found),
+                         "target_modules": sorted({attr for _, attr, _, _ in targets})
+                         if pattern is None  # names; a pattern's layers by full name
+                         else sorted(full for _, _, full, _ in targets),
                          "target_parameters": [f"mlp.experts.{p}" for p in
                                                ("gate_up_proj", "down_proj")
                                                if p in expert_parts]}
@@ -210,13 +233,13 @@ def merge_lora(model):
         lin = nn.Linear(m.in_features, m.out_features, bias=m.bias is not None,
                         dtype=m.weight.dtype)
         lin.weight, lin.bias = m.weight, m.bias
-        lin.weight.data += lin.weight.xp.asarray(m.delta()).astype(lin.weight.dtype)
+        lin.weight._data += lin.weight.xp.asarray(m.delta()).astype(lin.weight.dtype)
         setattr(parent, name.rpartition(".")[2], lin)
     for name, m in gate_up_modules(model):
         mlp = modules[name]
         delta = m.delta()
         for lin, part in ((mlp.gate_proj, delta[:m.inner]), (mlp.up_proj, delta[m.inner:])):
-            lin.weight.data += lin.weight.xp.asarray(part).astype(lin.weight.dtype)
+            lin.weight._data += lin.weight.xp.asarray(part).astype(lin.weight.dtype)
         mlp.gate_up_lora = None
     for p in model.parameters():
         p.requires_grad = True

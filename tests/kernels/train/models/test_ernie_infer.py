@@ -129,10 +129,10 @@ def test_fused_weights_follow_the_parameters(tmp_path):
         model(ids)  # fuses
     attn = model.model.layers[0].self_attn
     group = ernie_infer.fast_path(model).layers[0].qkv
-    assert group.fused is not None and attn.q_proj.weight.data.base is group.fused
+    assert group.fused is not None and attn.q_proj.weight._data.base is group.fused
     # the parameters still hold the checkpoint's values
     with torch.no_grad():
-        assert np.array_equal(attn.k_proj.weight.data, ref.model.layers[0].self_attn.k_proj
+        assert np.array_equal(attn.k_proj.weight._data, ref.model.layers[0].self_attn.k_proj
                               .weight.numpy())
 
     def fast():
@@ -140,32 +140,32 @@ def test_fused_weights_follow_the_parameters(tmp_path):
             return model(ids).numpy()
 
     # an in-place edit (what an optimizer step does) is seen at once
-    attn.k_proj.weight.data *= 1.7
-    model.model.layers[1].mlp.up_proj.weight.data[3] += 0.5
+    attn.k_proj.weight._data *= 1.7
+    model.model.layers[1].mlp.up_proj.weight._data[3] += 0.5
     assert np.abs(fast() - _graph_logits(model, ids)).max() < 1e-4
     # a replaced array (load_state_dict, a cast) is noticed and fused again
     before = fast()
-    attn.v_proj.weight.data = attn.v_proj.weight.data * 0.5
+    attn.v_proj.weight._data = attn.v_proj.weight._data * 0.5
     after = fast()
     assert not np.allclose(before, after)
     assert np.abs(after - _graph_logits(model, ids)).max() < 1e-4
-    assert attn.v_proj.weight.data.base is ernie_infer.fast_path(model).layers[0].qkv.fused
+    assert attn.v_proj.weight._data.base is ernie_infer.fast_path(model).layers[0].qkv.fused
     # a view of someone else's buffer is never re-pointed: that group runs unfused
-    flat = np.concatenate([p.data.ravel() for p in (attn.q_proj.weight, attn.k_proj.weight,
+    flat = np.concatenate([p._data.ravel() for p in (attn.q_proj.weight, attn.k_proj.weight,
                                                      attn.v_proj.weight)])
     start = 0
     for p in (attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight):
-        p.data = flat[start:start + p.data.size].reshape(p.data.shape)
-        start += p.data.size
+        p._data = flat[start:start + p._data.size].reshape(p._data.shape)
+        start += p._data.size
     out = fast()
-    assert attn.q_proj.weight.data.base is flat
+    assert attn.q_proj.weight._data.base is flat
     assert ernie_infer.fast_path(model).layers[0].qkv.fused is None
     assert np.abs(out - _graph_logits(model, ids)).max() < 1e-4
     flat[:] *= 1.1  # the owner's in-place update is seen too
     assert np.abs(fast() - _graph_logits(model, ids)).max() < 1e-4
     # a copy of the model fuses its own weights
     twin = copy.deepcopy(model)
-    twin.model.layers[1].self_attn.q_proj.weight.data *= 0.8
+    twin.model.layers[1].self_attn.q_proj.weight._data *= 0.8
     with no_grad():
         got = twin(ids).numpy()
     assert np.abs(got - _graph_logits(twin, ids)).max() < 1e-4
@@ -185,7 +185,7 @@ def test_training_after_inference_keeps_its_numbers(tmp_path):
         loss = m.loss((ids[:, :-1], ids[:, 1:]))
         m.zero_grad()
         loss.backward()
-        grads.append((loss.item(), {n: p.grad.copy() for n, p in m.named_parameters()}))
+        grads.append((loss.item(), {n: p._grad.copy() for n, p in m.named_parameters()}))
     assert abs(grads[0][0] - grads[1][0]) <= 1e-6 * abs(grads[0][0])
     for n, g in grads[0][1].items():  # equal up to the BLAS's rounding on other addresses
         assert np.abs(g - grads[1][1][n]).max() <= 1e-5 * np.abs(g).max() + 1e-8, n

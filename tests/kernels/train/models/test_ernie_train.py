@@ -167,5 +167,5 @@ def test_moe_load_balancing_loss_equals_transformers(tmp_path):
     theirs = dict(ref.named_parameters())
     for name in ("model.layers.1.mlp.gate.weight", "model.layers.3.mlp.gate.weight",
                  "model.layers.0.self_attn.q_proj.weight"):
-        g, tg = dict(model.named_parameters())[name].grad, theirs[name].grad.numpy()
+        g, tg = dict(model.named_parameters())[name].grad.numpy(), theirs[name].grad.numpy()
         assert np.abs(g - tg).max() <= 1e-4 * np.abs(tg).max(), name

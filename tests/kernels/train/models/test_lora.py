@@ -69,7 +69,7 @@ def _pair(folder, shape):
     mine = {n: p for n, p in model.named_parameters() if ".lora_" in n}
     assert sorted(mine) == sorted(theirs)
     for n, p in mine.items():  # copy A and B over
-        p.data[...] = theirs[n]
+        p._data[...] = theirs[n]
     return pref, model
 
 
