@@ -3,7 +3,9 @@ sees notebook objects; the cell that started it returns at once."""
 
 from __future__ import annotations
 
+import atexit
 import threading
+import time
 import traceback
 from typing import TYPE_CHECKING
 
@@ -13,7 +15,14 @@ from .store import write_json
 if TYPE_CHECKING:
     from .job import Job
 
-__all__ = ["ThreadRunner"]
+__all__ = ["ThreadRunner", "EXIT_WAIT"]
+
+# seconds a process that exits (a kernel shut down or restarted, the end of a script) gives its
+# cancelled thread jobs to stop; Jupyter kills a kernel that takes over 5 s to shut down
+EXIT_WAIT = 3.0
+EXIT_MESSAGE = ("this process is exiting (a kernel shut down or restarted, or the end of a "
+                "script): the job runs on one of its threads and ends with it; --runner "
+                "process runs a job that outlives its kernel")
 
 
 class ThreadRunner:
@@ -22,6 +31,9 @@ class ThreadRunner:
     def __init__(self):
         self._threads: dict[str, threading.Thread] = {}
         self._cancel: dict[str, threading.Event] = {}
+        self._jobs: dict[str, Job] = {}
+        self._at_exit = False
+        self._exiting = False  # stop_all cancelled the jobs: their status says why
 
     def start(self, job: Job, fn, config) -> Job:
         """Run ``fn(config, reporter)`` for ``job`` on a new thread."""
@@ -30,9 +42,41 @@ class ThreadRunner:
         thread = threading.Thread(target=self._run, args=(job, fn, config, cancel),
                                   name=f"skiff-job-{job.id}", daemon=True)
         self._threads[job.id] = thread
+        self._jobs[job.id] = job
+        if not self._at_exit:
+            atexit.register(self.stop_all)
+            self._at_exit = True
         job.attach(self)
         thread.start()
         return job
+
+    def stop_all(self, wait_s: float = EXIT_WAIT) -> list[str]:
+        """The process exits: cancel every job still running on its threads and give them
+        ``wait_s`` seconds in all to stop at a step (a training writes its checkpoint, so
+        ``%jobs resume ID`` goes on from it); one still running then is recorded failed with
+        why. Without this the job died with the process and was shown failed by a reader
+        that could only guess. Returns the ids of the jobs it stopped."""
+        running = [(t, self._jobs.get(jid), self._cancel.get(jid))
+                   for jid, t in list(self._threads.items()) if t.is_alive()]
+        running = [(t, job, cancel) for t, job, cancel in running
+                   if job is not None and cancel is not None]
+        self._exiting = True
+        for _thread, job, cancel in running:
+            try:
+                job.emit("log", level="warning", message=f"cancelling: {EXIT_MESSAGE}")
+            except OSError:
+                pass
+            cancel.set()
+        deadline = time.monotonic() + wait_s
+        for thread, job, _cancel in running:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive() and not job.refresh().final:
+                try:
+                    job.emit("status", status="failed",
+                             message=f"still running when {EXIT_MESSAGE}")
+                except OSError:
+                    pass
+        return [job.id for _t, job, _c in running]
 
     def _run(self, job: Job, fn, config, cancel: threading.Event) -> None:
         reporter = RunReporter(job.run_dir, cancel_event=cancel)
@@ -41,7 +85,8 @@ class ThreadRunner:
             value = fn(config, reporter)
         except JobCancelled as exc:
             reporter.flush()
-            reporter.emit("status", status="cancelled", message=str(exc))
+            reporter.emit("status", status="cancelled",
+                          message=f"cancelled: {EXIT_MESSAGE}" if self._exiting else str(exc))
         except BaseException as exc:  # the job fails; the notebook does not
             tb = traceback.format_exc()
             (job.run_dir / "logs" / "traceback.txt").write_text(tb)
@@ -53,10 +98,15 @@ class ThreadRunner:
             reporter.flush()
             write_result(job, value)
             final = "cancelled" if reporter.should_stop() else "done"
-            reporter.emit("status", status=final)
+            why = {"message": f"cancelled: {EXIT_MESSAGE}"} if (
+                final == "cancelled" and self._exiting) else {}
+            reporter.emit("status", status=final, **why)
         finally:
             job.refresh()
             job.notify_done()
+            self._jobs.pop(job.id, None)
+            self._threads.pop(job.id, None)
+            self._cancel.pop(job.id, None)
 
     def cancel(self, job: Job, *, grace: float = 5.0) -> None:
         event = self._cancel.get(job.id)
