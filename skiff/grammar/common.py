@@ -61,7 +61,13 @@ def did_you_mean(word, choices) -> str:
     text = str(word).lower()
     close = [n for n in lower if n.startswith(text)] if len(text.lstrip("-")) >= 2 else []
     if len(close) != 1:
-        close = difflib.get_close_matches(text, list(lower), n=1, cutoff=0.6)
+        # options are compared without their dashes: the shared '--' made '--bogus' as close
+        # to '--post' as the cutoff, and a suggestion that helps nobody
+        dashed = text.startswith("-")
+        bare = {(n.lstrip("-") if dashed else n): n for n in lower}
+        found = difflib.get_close_matches(text.lstrip("-") if dashed else text, list(bare),
+                                          n=1, cutoff=0.6)
+        close = [bare[m] for m in found]
     if not close:
         close = [n for n in lower if sorted(n) == sorted(text)][:1]
     return f" (did you mean {lower[close[0]]!r}?)" if close else ""

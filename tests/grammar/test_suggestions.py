@@ -156,3 +156,12 @@ def test_a_short_text_trains_without_a_validation_split(tmp_path):
     text.write_text("abcdefghij" * 300)  # 3,000 bytes: a tenth holds whole sequences
     parts = build_from_config({"model": "gpt-mini", "data": str(text)})
     assert parts["val_dataset"] is not None and not parts["notes"]
+
+
+def test_options_are_matched_on_their_names_not_their_dashes():
+    """``--bogus`` got "did you mean '--post'?" from the two dashes they share."""
+    from skiff.grammar.common import did_you_mean
+
+    assert did_you_mean("--bogus", ["--post", "--pre", "--rtol"]) == ""
+    assert did_you_mean("--stepz", ["--steps", "--seed"]) == " (did you mean '--steps'?)"
+    assert did_you_mean("--langg", ["--lang", "--out"]) == " (did you mean '--lang'?)"
