@@ -412,7 +412,8 @@ class JobView(W.VBox):
     def _update_error(self, state) -> None:
         if not state.error:
             return
-        color = STATUS_COLORS["failed"]
+        # a cancel the user asked for is not an error: said in the badge's colour
+        color = STATUS_COLORS["cancelled" if state.status == "cancelled" else "failed"]
         tb = ""
         if state.traceback:
             tb = (f"<details open><summary>traceback</summary><pre style='font-size:80%'>"

@@ -139,6 +139,23 @@ def test_cancel_button_stops_the_job():
     assert view.progress.value < 10_000
 
 
+def test_a_cancel_is_said_in_the_badges_colour_not_as_a_failure():
+    from skiff.jobs.render import STATUS_COLORS
+
+    def steps(config, reporter):
+        while True:
+            reporter.check()  # raises JobCancelled("cancelled by request")
+            time.sleep(0.01)
+
+    job = launch("custom", fn=steps)
+    view = JobView(job, poll=0.05)
+    view.cancel_button.click()
+    _wait_view(view)
+    assert job.status == "cancelled" and "cancelled by request" in view.error_view.value
+    assert STATUS_COLORS["cancelled"] in view.error_view.value
+    assert STATUS_COLORS["failed"] not in view.error_view.value
+
+
 def test_image_artifacts_are_shown(tmp_path):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
