@@ -64,6 +64,12 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
 
         if kind not in KINDS:  # a mistyped kind listed nothing ("no jobs yet")
             raise unknown_name("kind", kind, list(KINDS))
+    if action in ("list", "prune") and job_id:  # 'jobs list foo' listed every job
+        raise ValueError(f"jobs {action} takes no job ID, got {job_id!r}: filter with "
+                         f"--kind, --status or --limit")
+    if more_ids and action != "rm":  # 'jobs show a b' showed a, b was dropped unsaid
+        raise ValueError(f"jobs {action} takes one job ID, got {1 + len(more_ids)} "
+                         f"({', '.join([job_id, *more_ids])}); only rm takes several")
     if action == "list":
         return select_jobs(list_jobs(), limit=None if all else limit, kind=kind,
                            status=status)

@@ -91,3 +91,15 @@ def test_ctrl_c_on_jobs_wait_stops_the_waiting_not_the_job(runs_dir):
     finally:
         job.cancel()
         job.wait(10)
+
+
+def test_ids_an_action_does_not_take_are_refused_not_dropped(capsys):
+    a = launch("custom", fn=_talkative).wait(10)
+    b = launch("custom", fn=_talkative).wait(10)
+    assert main(["jobs", "show", a.id, b.id]) == 2
+    err = capsys.readouterr().err
+    assert "jobs show takes one job ID, got 2" in err and b.id in err
+    assert main(["jobs", "list", "extra"]) == 2
+    assert "jobs list takes no job ID, got 'extra'" in capsys.readouterr().err
+    assert main(["jobs", "rm", a.id, b.id]) == 0  # rm takes several
+    assert not a.run_dir.exists() and not b.run_dir.exists()
