@@ -41,6 +41,8 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     MultiheadAttention,
     NLLLoss,
     Parameter,
+    ParameterDict,
+    ParameterList,
     ReLU,
     RMSNorm,
     Sequential,

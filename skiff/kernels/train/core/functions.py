@@ -156,7 +156,8 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "topk", "sort", "cumsum", "norm", "gather", "index_select", "masked_fill", "chunk",
             "narrow", "unbind", "logsumexp", "log1p", "expm1", "reciprocal", "neg", "pow",
             "matmul", "mm", "bmm", "unsqueeze", "squeeze", "permute", "transpose", "reshape",
-            "tril", "triu", "flip", "t", "floor", "round", "sign", "any", "all")
+            "tril", "triu", "flip", "t", "floor", "round", "sign", "any", "all", "isfinite",
+            "isnan", "isinf")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
 
@@ -166,5 +167,7 @@ __all__ = [
     "randint", "randperm", "linspace", "multinomial", "save", "load", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
-    "int32", "int", "int64", "long", "bool", *_METHODS,
+    "int32", "int", "int64", "long", "bool", "autograd", *_METHODS,
 ]
+
+from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)

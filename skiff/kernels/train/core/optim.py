@@ -162,6 +162,26 @@ class Optimizer:
         for group in self.param_groups:
             yield from group["params"]
 
+    def add_param_group(self, param_group: dict) -> None:
+        """torch's: a new group with its own hyper-parameters (the defaults fill the rest); a
+        parameter already in a group is refused."""
+        params = param_group["params"]
+        params = [params] if hasattr(params, "requires_grad") else list(params)
+        seen = {id(p) for p in self._params()}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append({**self.defaults, **param_group, "params": params})
+
+    @staticmethod
+    def _closure(closure):
+        """``step(closure)``: torch's optimizers call it with grad on and return its loss."""
+        if closure is None:
+            return None
+        from .autograd import enable_grad
+
+        with enable_grad():
+            return closure()
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self._params():
             if set_to_none or p._grad is None:
@@ -228,22 +248,30 @@ class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum, Nesterov and L2 weight decay
     (torch.optim.SGD with dampening 0)."""
 
-    def __init__(self, params, lr=1e-2, momentum=0.0, nesterov=False, weight_decay=0.0):
+    def __init__(self, params, lr=1e-2, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if isinstance(dampening, bool):  # skiff's older positional order: (momentum, nesterov)
+            dampening, nesterov = 0.0, dampening
         _check_hyper("lr", lr)
         _check_hyper("momentum", momentum)
+        _check_hyper("dampening", dampening)
         _check_hyper("weight_decay", weight_decay)
-        if nesterov and momentum <= 0:
-            raise ValueError(f"nesterov needs momentum > 0, got momentum={momentum!r}")
-        super().__init__(params, lr=lr, momentum=momentum, nesterov=nesterov,
-                         weight_decay=weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("nesterov needs momentum > 0 and zero dampening (as torch's), got "
+                             f"momentum={momentum!r}, dampening={dampening!r}")
+        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
+                         nesterov=nesterov, weight_decay=weight_decay, maximize=bool(maximize))
 
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = self._closure(closure)
         for group in self.param_groups:
             lr, mom, wd = group["lr"], group["momentum"], group["weight_decay"]
+            damp = group.get("dampening", 0.0)
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                d = p._grad
+                d = -p._grad if group.get("maximize") else p._grad
                 if wd:
                     d = d + wd * p._data
                 if mom:
@@ -253,9 +281,10 @@ class SGD(Optimizer):
                         buf = st["momentum_buffer"] = d.copy()
                     else:
                         buf *= mom
-                        buf += d
+                        buf += d if not damp else (1 - damp) * d
                     d = d + mom * buf if group["nesterov"] else buf
                 p._data -= lr * d
+        return loss
 
 
 class AdamW(Optimizer):
@@ -269,7 +298,8 @@ class AdamW(Optimizer):
         _check_hyper("weight_decay", weight_decay)
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
 
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = self._closure(closure)
         for group in self.param_groups:
             b1, b2 = group["betas"]
             arrays, steps = [], []
@@ -287,6 +317,7 @@ class AdamW(Optimizer):
             if arrays:
                 adamw_many(*arrays, lr=group["lr"], beta1=b1, beta2=b2, eps=group["eps"],
                            weight_decay=self._decoupled(group), steps=tuple(steps))
+        return loss
 
     def _grad(self, p, group):
         return p._grad
@@ -349,6 +380,11 @@ class LRSchedule:
 
     def get_last_lr(self) -> list[float]:
         return [g["lr"] for g in self.optimizer.param_groups]
+
+    @property
+    def last_epoch(self) -> int:
+        """torch's name for the steps taken."""
+        return self.last_step
 
     def _apply(self):
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):

@@ -21,19 +21,6 @@ def _lerp_(a, b, w):
     return a
 
 
-class _Closure:
-    """``step(closure)``: torch's optimizers call it (with grad on) and return its loss."""
-
-    @staticmethod
-    def call(closure):
-        if closure is None:
-            return None
-        from .autograd import enable_grad
-
-        with enable_grad():
-            return closure()
-
-
 class RMSprop(Optimizer):
     """torch.optim.RMSprop: ``v = alpha v + (1 - alpha) g^2``; the step divides by
     ``sqrt(v) + eps`` (centered: ``sqrt(v - mean(g)^2) + eps``), through a momentum buffer when
@@ -51,7 +38,7 @@ class RMSprop(Optimizer):
                          momentum=momentum, centered=bool(centered), maximize=bool(maximize))
 
     def step(self, closure=None):
-        loss = _Closure.call(closure)
+        loss = self._closure(closure)
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, mom = group["weight_decay"], group["momentum"]
@@ -110,7 +97,7 @@ class Adagrad(Optimizer):
                     p.shape, group["initial_accumulator_value"], dtype=p.dtype)}
 
     def step(self, closure=None):
-        loss = _Closure.call(closure)
+        loss = self._closure(closure)
         for group in self.param_groups:
             lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
             for p in group["params"]:

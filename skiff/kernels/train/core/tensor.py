@@ -261,6 +261,16 @@ class Tensor:
         """The same array, cut from the graph."""
         return Tensor._make(self._data, False, None, 0)
 
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place (torch's): it becomes a leaf."""
+        self._node, self._idx, self.requires_grad = None, 0, False
+        return self
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf), as torch's ``grad_fn``."""
+        return self._node
+
     def requires_grad_(self, flag: bool = True) -> Tensor:
         if not self.is_leaf:
             raise RuntimeError("requires_grad_ works on leaf tensors only")

@@ -46,6 +46,8 @@ from .torch_layers import (
     L1Loss,
     LogSoftmax,
     NLLLoss,
+    ParameterDict,
+    ParameterList,
     SmoothL1Loss,
     Unflatten,
 )
@@ -107,4 +109,6 @@ __all__ = [
     "HuberLoss",
     "KLDivLoss",
     "Unflatten",
+    "ParameterList",
+    "ParameterDict",
 ]

@@ -10,7 +10,7 @@ from .loss import _check_reduction
 from .module import Module
 
 __all__ = ["LogSoftmax", "NLLLoss", "BCELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "KLDivLoss", "Unflatten"]
+           "KLDivLoss", "Unflatten", "ParameterList", "ParameterDict"]
 
 
 class LogSoftmax(Module):
@@ -84,3 +84,72 @@ class Unflatten(Module):
     def forward(self, x):
         dim = self.dim % x.ndim
         return x.reshape(*x.shape[:dim], *self.sizes, *x.shape[dim + 1:])
+
+
+class ParameterList(Module):
+    """torch's ``ParameterList``: parameters registered as ``0``, ``1``, ... (plain tensors
+    become parameters)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def append(self, value):
+        from .module import Parameter
+
+        if not isinstance(value, Parameter):
+            value = Parameter(value, dtype=getattr(value, "dtype", None))
+        self.register_parameter(str(len(self._parameters)), value)
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._parameters.values())[i]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+
+class ParameterDict(Module):
+    """torch's ``ParameterDict``: named parameters, read and set like a dict."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        for k, v in dict(parameters or {}).items():
+            self[k] = v
+
+    def __setitem__(self, key, value):
+        from .module import Parameter
+
+        if not isinstance(value, Parameter):
+            value = Parameter(value, dtype=getattr(value, "dtype", None))
+        self.register_parameter(key, value)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()

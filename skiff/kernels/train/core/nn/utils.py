@@ -18,13 +18,23 @@ def _list(parameters):
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
-    """Scale the gradients so their global L2 norm is at most ``max_norm`` (torch's factor
-    ``max_norm / (norm + 1e-6)``); returns the norm before clipping as a 0-d tensor."""
-    if float(norm_type) != 2.0:
-        raise ValueError("skiff's clip_grad_norm_ clips the L2 norm (norm_type=2) only")
+    """Scale the gradients so their global ``norm_type`` norm (2, any p > 0, or inf: the
+    largest magnitude) is at most ``max_norm`` (torch's factor ``max_norm / (norm + 1e-6)``);
+    returns the norm before clipping as a 0-d tensor."""
     params = _list(parameters)
     grads = [p._grad for p in params if p._grad is not None]
-    total = math.sqrt(float(sum_squares(*grads))) if grads else 0.0
+    p_norm = float(norm_type)
+    if p_norm <= 0:
+        raise ValueError(f"norm_type must be positive or inf, got {norm_type!r}")
+    if not grads:
+        total = 0.0
+    elif p_norm == 2.0:
+        total = math.sqrt(float(sum_squares(*grads)))
+    elif math.isinf(p_norm):
+        total = max(float(abs(g).max()) for g in grads)
+    else:  # torch's: the p-norm of the per-tensor p-norms
+        per = [float((abs(g) ** p_norm).sum()) ** (1 / p_norm) for g in grads]
+        total = sum(v ** p_norm for v in per) ** (1 / p_norm)
     if not math.isfinite(total):
         if error_if_nonfinite:
             raise RuntimeError(f"the total norm of the gradients is {total}: not finite")

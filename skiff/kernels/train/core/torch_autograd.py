@@ -1,0 +1,187 @@
+"""torch's ``autograd`` names, for ported code (``skiff.autograd``): ``Function`` with torch's
+``ctx`` form (static ``forward(ctx, ...)`` / ``backward(ctx, ...)`` on tensors,
+``ctx.save_for_backward`` / ``ctx.saved_tensors`` / ``ctx.needs_input_grad``), ``grad``
+(gradients of outputs with respect to inputs, leaving every ``.grad`` as it was), ``backward``
+and the grad-mode switches. skiff's own ops use :class:`.autograd.Function` (arrays in, arrays
+out); this one wraps a user's tensor-level function as one node of that kind. Checked against
+torch in tests/kernels/train/core/test_torch_more.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from . import autograd as _ag
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Tensor, as_array
+
+__all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
+           "set_grad_enabled", "is_grad_enabled", "set_detect_anomaly", "detect_anomaly"]
+
+
+class FunctionCtx:
+    """What torch's ``ctx`` offers: ``save_for_backward``, ``saved_tensors``,
+    ``needs_input_grad``, and any attribute a forward sets."""
+
+    needs_input_grad: tuple = ()
+    _saved: tuple = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_diff = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = bool(value)
+
+
+def _wrap(a):
+    return None if a is None else Tensor._make(a, False, None, 0)
+
+
+class _Bridge(_ag.Function):
+    """One node over a ctx-style function: forward hands back the outputs it already computed,
+    backward calls the user's ``backward(ctx, *grads)`` on tensors."""
+
+    def forward(self, *arrays, fn=None, ctx=None, outputs=None):
+        self.fn, self.ctx, self.n_in = fn, ctx, len(arrays)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    def backward(self, *grads):
+        got = self.fn.backward(self.ctx, *(_wrap(g) for g in grads))
+        got = got if isinstance(got, tuple) else (got,)
+        if len(got) < self.n_in:  # torch asks for one per input; trailing Nones may be left off
+            got = got + (None,) * (self.n_in - len(got))
+        if len(got) != self.n_in:
+            raise RuntimeError(f"{self.fn.__name__}.backward returned {len(got)} gradients for "
+                               f"{self.n_in} inputs of forward")
+        return tuple(None if g is None or not need else
+                     (g._data if isinstance(g, Tensor) else as_array(g))
+                     for g, need in zip(got, self.needs_input_grad))
+
+
+class Function:
+    """torch's ``autograd.Function``: subclass with static ``forward(ctx, *args)`` and
+    ``backward(ctx, *grad_outputs)`` (tensors in, tensors out), call ``MyFn.apply(*args)``.
+    forward runs without a graph; backward returns one gradient (or None) per forward input."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *(a.detach() if isinstance(a, Tensor) else a for a in args))
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        arrays = tuple(o._data if isinstance(o, Tensor) else as_array(o) for o in outs)
+        res = _Bridge.apply(*args, fn=cls, ctx=ctx, outputs=arrays)
+        if getattr(ctx, "_non_diff", None) and not single:
+            res = tuple(r.detach() if id(o) in ctx._non_diff else r for r, o in zip(res, outs))
+        return res
+
+
+def _leaves(roots) -> list:
+    found, seen = {}, set()
+    stack = [t._node for t in roots if t._node is not None]
+    for t in roots:
+        if t._node is None and t.requires_grad:
+            found[id(t)] = t
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for p in n._parents:
+            if isinstance(p, _ag.Function):
+                stack.append(p)
+            elif p is not None:
+                found[id(p)] = p
+    return list(found.values())
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """torch's ``autograd.grad``: d(outputs)/d(inputs) as a tuple of tensors; no ``.grad``
+    changes. ``create_graph`` (gradients of gradients) is not supported."""
+    if create_graph:
+        raise NotImplementedError("skiff.autograd.grad: create_graph=True (double backward) "
+                                  "is not supported")
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    leaves = _leaves(outputs)
+    stash = {id(t): t._grad for t in leaves + inputs}
+    watched = []
+    try:
+        for t in leaves + inputs:
+            t._grad = None
+        for t in inputs:
+            if t._node is not None and not t.retains_grad:
+                watched.append(t)
+                t._retains = True
+                _ag.watch_output(t, _capture)
+        for k, (o, g) in enumerate(zip(outputs, grad_outputs)):
+            keep = bool(retain_graph) or k < len(outputs) - 1
+            o.backward(g, retain_graph=keep)
+        result = []
+        for t in inputs:
+            g = t._grad
+            if g is None and not (allow_unused or materialize_grads):
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if g is None and materialize_grads:
+                g = t.xp.zeros(t.shape, dtype=t.dtype)
+            result.append(_wrap(g))
+    finally:
+        for t in leaves + inputs:
+            t._grad = stash[id(t)]
+        for t in watched:
+            t._retains = False
+            node = t._node
+            if node is not None and "_watch" in node.__dict__:
+                node._watch[:] = [w for w in node._watch if w[2] is not _capture]
+    return tuple(result)
+
+
+def _capture(t, g):
+    t._grad = g.copy() if t._grad is None else t._grad + g
+    return g
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch's ``autograd.backward``: ``t.backward(g)`` for each pair."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors] * len(tensors)
+    for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        t.backward(g, retain_graph=bool(retain_graph) or k < len(tensors) - 1)
+
+
+def set_detect_anomaly(mode: bool) -> None:
+    """Accepted for ported code; skiff checks nothing more."""
+
+
+@contextlib.contextmanager
+def detect_anomaly(check_nan: bool = True):
+    yield

@@ -1,0 +1,152 @@
+"""More of torch's training API a port reaches for, each against torch 2.x in float64:
+``autograd.Function`` in the ctx form, ``autograd.grad``, ``add_param_group``, ``step(closure)``,
+SGD's dampening and maximize, ``clip_grad_norm_`` with inf and p norms, ``ParameterList`` /
+``ParameterDict``, ``detach_``, ``grad_fn``, ``isfinite``, a schedule's ``last_epoch``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import skiff
+from skiff.kernels.train.core import nn
+
+rng = np.random.default_rng(5)
+X = rng.standard_normal((6, 4))
+W = rng.standard_normal((3, 4))
+
+
+def make_fn(lib):
+    class ClampExp(lib.autograd.Function):
+        """exp(x) * scale with a straight-through clamp on the gradient (a custom backward)."""
+
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = x.exp() * scale
+            ctx.save_for_backward(y)
+            ctx.scale = scale
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            assert ctx.needs_input_grad[0] and not ctx.needs_input_grad[1]
+            return (g * y).clamp(-1.0, 1.0), None
+
+    return ClampExp
+
+
+def test_ctx_style_autograd_function_equals_torch():
+    got = []
+    for lib in (skiff, torch):
+        x = lib.tensor(X, requires_grad=True)
+        w = lib.tensor(W, requires_grad=True)
+        y = make_fn(lib).apply(x @ w.T, 0.7)
+        (y * y).sum().backward()
+        got.append((y.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_autograd_grad_leaves_grads_alone():
+    got = []
+    for lib in (skiff, torch):
+        x = lib.tensor(X, requires_grad=True)
+        w = lib.tensor(W, requires_grad=True)
+        h = (x @ w.T).tanh()
+        loss = (h ** 2).sum()
+        gw, gh = lib.autograd.grad(loss, [w, h], retain_graph=True)
+        assert x.grad is None and w.grad is None
+        loss.backward()
+        got.append((gw.numpy(), gh.numpy(), w.grad.numpy()))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        skiff.autograd.grad((skiff.tensor(X, requires_grad=True) * 2).sum(),
+                            skiff.tensor(W, requires_grad=True))
+
+
+def models():
+    ours, theirs = nn.Linear(4, 3).double(), torch.nn.Linear(4, 3).double()
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def loss_of(model, lib):
+    return (model(lib.tensor(X)).sin() ** 2).mean()
+
+
+@pytest.mark.parametrize("kw", [{"momentum": 0.9, "dampening": 0.3},
+                                {"momentum": 0.5, "nesterov": True, "maximize": True},
+                                {"weight_decay": 0.1, "maximize": True}])
+def test_sgd_dampening_maximize_closure_and_param_groups_equal_torch(kw):
+    (ours, theirs), (o2, t2) = models(), models()
+    opts = []
+    for m, m2, lib in ((ours, o2, skiff), (theirs, t2, torch)):
+        opt = lib.optim.SGD(m.parameters(), lr=0.1, **kw)
+        opt.add_param_group({"params": m2.parameters(), "lr": 0.03})
+        opts.append(opt)
+    with pytest.raises(ValueError):
+        opts[0].add_param_group({"params": [ours.weight]})
+    for _ in range(8):
+        losses = []
+        for m, m2, lib, opt in ((ours, o2, skiff, opts[0]), (theirs, t2, torch, opts[1])):
+            def closure(m=m, m2=m2, lib=lib, opt=opt):
+                opt.zero_grad()
+                loss = loss_of(m, lib) + loss_of(m2, lib)
+                loss.backward()
+                return loss
+            losses.append(opt.step(closure).item())
+        assert losses[0] == pytest.approx(losses[1], rel=1e-12)
+    for a, b in ((ours, theirs), (o2, t2)):
+        np.testing.assert_allclose(a.weight.numpy(), b.weight.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("norm_type", [float("inf"), 1.0, 3.0, 2.0])
+def test_clip_grad_norm_norm_types_equal_torch(norm_type):
+    out = []
+    for lib, m in zip((skiff, torch), models()):
+        loss_of(m, lib).backward()
+        total = lib.nn.utils.clip_grad_norm_(m.parameters(), 0.01, norm_type=norm_type)
+        out.append((float(total), m.weight.grad.numpy().copy(), m.bias.grad.numpy().copy()))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_parameter_list_and_dict_register_like_torch():
+    def build(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ws = lib.nn.ParameterList([lib.nn.Parameter(lib.zeros(2, 3))
+                                                for _ in range(2)])
+                self.ws.append(lib.nn.Parameter(lib.ones(3)))
+                self.named = lib.nn.ParameterDict({"a": lib.nn.Parameter(lib.zeros(1))})
+                self.named["b"] = lib.nn.Parameter(lib.ones(2))
+
+        return M()
+
+    names = []
+    for lib in (skiff, torch):
+        m = build(lib)
+        names.append(([n for n, _ in m.named_parameters()], list(m.state_dict()),
+                      len(m.ws), "b" in m.named, tuple(m.ws[2].shape)))
+    assert names[0] == names[1]
+
+
+def test_detach_grad_fn_isfinite_last_epoch():
+    for lib in (skiff, torch):
+        x = lib.tensor(X, requires_grad=True)
+        y = x * 2
+        assert x.grad_fn is None and y.grad_fn is not None
+        y.detach_()
+        assert not y.requires_grad and y.grad_fn is None and y.is_leaf
+        z = lib.tensor([1.0, float("inf"), float("nan")])
+        assert lib.isfinite(z).tolist() == [True, False, False]
+        assert z.isnan().tolist() == [False, False, True] and z.isinf().any().item()
+        opt = lib.optim.SGD([x], lr=0.1)
+        sched = lib.optim.lr_scheduler.StepLR(opt, 2)
+        opt.step()
+        sched.step()
+        assert sched.last_epoch == 1
