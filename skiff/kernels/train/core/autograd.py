@@ -146,7 +146,7 @@ class Function:
     >>> x = skiff.tensor([3.0], requires_grad=True)
     >>> Square.apply(x).sum().backward()
     >>> x.grad
-    array([6.], dtype=float32)
+    tensor([6.], dtype=float32)
     """
 
     # set on every instance by apply(); declared here for readers and type checkers

@@ -6,7 +6,7 @@
 >>> y.backward()
 >>> x.grad
 tensor([[2., 4.],
-       [6., 8.]], dtype=float32)
+ [6., 8.]], dtype=float32)
 
 Float input becomes float32 unless ``dtype`` says otherwise (use float64 for gradient checks);
 integer and boolean input keep their dtype. ``.data`` and ``.grad`` are tensors sharing the
