@@ -146,10 +146,16 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
             raise ValueError(f"DIR: no such folder, got {model!r} (a checkpoint folder with "
                              "config.json, a train gpt-* job's id or --name, or in a notebook "
                              "a variable holding a model)")
-        if not os.path.isfile(os.path.join(path, "config.json")):
+        adapter = not os.path.isfile(os.path.join(path, "config.json")) and os.path.isfile(
+            os.path.join(path, "adapter_config.json"))  # a peft adapter: its base + it
+        if not adapter and not os.path.isfile(os.path.join(path, "config.json")):
             raise ValueError(f"DIR {model!r} is not a checkpoint folder: it has no config.json")
-        job = trained_job(path)
-        if job is not None:  # a skiff train job's run folder: the model it trained
+        job = None if adapter else trained_job(path)
+        if adapter:
+            from skiff.kernels.train.models.hf_checkpoint import adapter_base
+
+            adapter_base(path)  # the base it names must be a checkpoint folder here
+        elif job is not None:  # a skiff train job's run folder: the model it trained
             built = str(job.get("model"))
             if not built.startswith("gpt"):
                 raise ValueError(f"DIR {model!r} is the run folder of a train job of "

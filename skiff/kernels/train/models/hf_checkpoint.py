@@ -26,12 +26,12 @@ import numpy as np
 from ..core import nn
 from . import safetensors_io as st
 from .ernie import ARCHITECTURES, ErnieConfig, ErnieForCausalLM
-from .lora import has_lora, merged_state_dict
+from .lora import has_lora, load_adapter, merged_state_dict
 from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
            "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES",
-           "read_training_rows",
+           "read_training_rows", "adapter_base",
            "HFTokenizer", "SentencePieceTokenizer"]
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
@@ -218,6 +218,8 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
 
         dev = resolve_device(device)
     folder = Path(path).expanduser()
+    if not (folder / "config.json").is_file() and (folder / "adapter_config.json").is_file():
+        return _base_and_adapter(folder, dtype, device)
     cfg = read_config(folder)
     ckpt = st.open_folder(folder)
     dt = _resolve_dtype(dtype, ckpt)
@@ -232,6 +234,34 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
     if dev is not None and dev.is_gpu:
         model.to(dev)
     return model
+
+
+def _base_and_adapter(folder: Path, dtype, device) -> ErnieForCausalLM:
+    """A peft adapter folder, as transformers loads one with peft installed: the base named
+    by its ``base_model_name_or_path`` (a folder here) with the adapter on it."""
+    model = from_pretrained(adapter_base(folder), dtype=dtype, device=device)
+    return load_adapter(model, folder)
+
+
+def adapter_base(folder: str | os.PathLike) -> Path:
+    """The base checkpoint folder of a peft adapter folder (its ``base_model_name_or_path``,
+    as given or relative to the adapter), or one error saying what to do."""
+    folder = Path(folder).expanduser()
+    try:
+        base = json.loads((folder / "adapter_config.json").read_text()).get(
+            "base_model_name_or_path")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{folder / 'adapter_config.json'}: not valid JSON ({exc})") from None
+    where = Path(str(base)).expanduser() if base else None
+    if where is not None and not where.is_absolute() and not where.exists():
+        where = folder / where  # relative to the adapter
+    if where is None or not (where / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{str(folder)!r} is a LoRA adapter (peft) of {base!r}, which is no checkpoint "
+            "folder here: load the base with from_pretrained(BASE_DIR), then "
+            f"load_adapter(model, {str(folder)!r})")
+    read_config(where)
+    return where
 
 
 def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=None,

@@ -37,7 +37,7 @@ from ..core.nn.layers import uniform_
 from . import safetensors_io as st
 
 __all__ = ["LoRALinear", "GateUpLoRA", "apply_lora", "merge_lora", "merged_state_dict",
-           "save_adapter", "lora_modules", "has_lora", "EXPERT_TARGETS"]
+           "save_adapter", "load_adapter", "lora_modules", "has_lora", "EXPERT_TARGETS"]
 
 # expert targets, as peft's target_parameters name transformers' fused expert weights
 EXPERT_TARGETS = ("experts.gate_up_proj", "experts.down_proj")
@@ -302,4 +302,94 @@ def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
         inner = ".base_layer" if part == "gate_up_proj" and len(parts) == 2 else ""
         out[f"base_model.model.{prefix}{inner}.lora_A.weight"] = A
         out[f"base_model.model.{prefix}{inner}.lora_B.weight"] = B
+    return out
+
+
+# adapter_config.json entries whose non-default values change the function: refused
+_UNSUPPORTED = {"use_dora": False, "use_rslora": False, "bias": "none", "fan_in_fan_out": False,
+                "modules_to_save": None, "layers_to_transform": None, "rank_pattern": {},
+                "alpha_pattern": {}, "lora_bias": False, "trainable_token_indices": None}
+
+
+def load_adapter(model, path: str | os.PathLike):
+    """Put the LoRA adapter of a peft folder (``adapter_config.json``,
+    ``adapter_model.safetensors``, as ``PeftModel.save_pretrained`` or :func:`save_adapter`
+    writes it) on ``model``: :func:`apply_lora` with its rank, alpha and targets, then its
+    ``lora_A``/``lora_B`` values (the fused experts' cut per expert). The model then gives
+    ``PeftModel.from_pretrained(base, path)``'s logits; training goes on from the adapter.
+    A setting that changes the function and skiff does not have (DoRA, rsLoRA, biases,
+    ``modules_to_save``, per-layer ranks) or a tensor that does not fit is one error."""
+    folder = Path(path).expanduser()
+    cfg_path, weights = folder / "adapter_config.json", folder / "adapter_model.safetensors"
+    if not cfg_path.is_file():
+        raise FileNotFoundError(f"{str(folder)!r} is not a peft adapter folder (no "
+                                "adapter_config.json)")
+    if not weights.is_file():
+        more = " (adapter_model.bin is pickled: skiff reads safetensors only)" if (
+            folder / "adapter_model.bin").is_file() else ""
+        raise FileNotFoundError(f"{str(folder)!r} has no adapter_model.safetensors{more}")
+    cfg = json.loads(cfg_path.read_text())
+    if cfg.get("peft_type", "LORA") != "LORA":
+        raise ValueError(f"{cfg_path}: peft_type {cfg.get('peft_type')!r}; skiff reads LORA")
+    for key, default in _UNSUPPORTED.items():
+        value = cfg.get(key, default)
+        if value not in (default, None, {}, [], False, "none"):
+            raise ValueError(f"{cfg_path}: {key} = {value!r} is not supported by skiff's LoRA")
+    if has_lora(model):
+        raise ValueError("the model has LoRA adapters already (merge_lora first to stack one)")
+    targets = cfg.get("target_modules") or []
+    params = [str(p).removeprefix("mlp.") for p in cfg.get("target_parameters") or []]
+    if not isinstance(targets, str):
+        targets = list(targets) + params
+    elif params:
+        raise ValueError(f"{cfg_path}: a target_modules pattern with target_parameters is "
+                         "not supported; list the modules")
+    apply_lora(model, r=int(cfg["r"]), alpha=float(cfg.get("lora_alpha", cfg["r"])),
+               target_modules=targets, dropout=float(cfg.get("lora_dropout") or 0.0))
+    saved = st.SafetensorsFile(weights)
+    values = {}
+    for key in saved.keys():
+        name = key.removeprefix("base_model.model.").replace(".lora_A.default.", ".lora_A.") \
+            .replace(".lora_B.default.", ".lora_B.")
+        values[name] = np.array(saved.get(key, np.float32))
+    values = _per_expert_adapters(values, model)
+    own = {n: p for n, p in model.named_parameters() if ".lora_" in n}
+    missing = sorted(set(own) - set(values))
+    extra = sorted(set(values) - set(own))
+    if missing or extra:
+        raise ValueError(f"{weights}: does not fit the adapted model: "
+                         + "; ".join(x for x in (
+                             f"missing {len(missing)}: {', '.join(missing[:4])}" if missing
+                             else "", f"unexpected {len(extra)}: {', '.join(extra[:4])}"
+                             if extra else "") if x))
+    for n, p in own.items():
+        if values[n].shape != tuple(p.shape):
+            raise ValueError(f"{weights}: {n} is {values[n].shape}, the model's {tuple(p.shape)}")
+        p._data[...] = p.xp.asarray(values[n]).astype(p.dtype)
+    model.lora_config["base_model_name_or_path"] = cfg.get("base_model_name_or_path")
+    return model
+
+
+def _per_expert_adapters(values: dict, model) -> dict:
+    """peft's fused expert adapters (``...mlp.experts[.base_layer].lora_A.weight`` (r E, in),
+    ``lora_B`` (out, r E)) cut into skiff's per-expert ``gate_up_lora`` / ``down_proj``
+    adapters (the inverse of :func:`_fused_expert_adapters`)."""
+    out = {}
+    hidden = model.config.hidden_size
+    for name, arr in values.items():
+        hit = re.match(r"(.*\.mlp\.experts)(\.base_layer)?\.lora_([AB])\.weight$", name)
+        if not hit:
+            out[name] = arr
+            continue
+        prefix, _, which = hit.groups()
+        a = values[f"{prefix}{hit.group(2) or ''}.lora_A.weight"]
+        b = values[f"{prefix}{hit.group(2) or ''}.lora_B.weight"]
+        E = model.config.moe_num_experts
+        r = a.shape[0] // E
+        gate_up = a.shape[1] == hidden and b.shape[0] == 2 * model.config.moe_intermediate_size
+        part = "gate_up_lora" if gate_up else "down_proj"
+        for e in range(E):
+            key = f"{prefix}.{e}.{part}.lora_{which}.weight"
+            out[key] = a.reshape(E, r, -1)[e] if which == "A" \
+                else b.reshape(b.shape[0], r, E)[:, :, e]
     return out
