@@ -35,7 +35,8 @@ def kind_magic(kind: Kind):
         return job
 
     magic.__name__ = kind.name
-    magic.__doc__ = f"{kind.command.help}\n\n{kind.command.usage(prog=f'%{kind.name}')}"
+    # the usage holds the description: ``%train?`` showed it twice
+    magic.__doc__ = kind.command.usage(prog=f"%{kind.name}")
     return magic
 
 

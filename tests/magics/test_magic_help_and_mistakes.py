@@ -66,3 +66,12 @@ def test_thread_runner_with_ranks_speaks_in_options(shell, runs_dir):
     assert str(err.value) == ("--runner thread runs one rank, got --np 2: use --runner "
                               "process (or leave --runner out)")
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
+
+
+def test_question_mark_help_says_the_description_once(shell):
+    for name, kind in KINDS.items():
+        if kind.command is None:
+            continue
+        doc = shell.find_magic(name).__doc__
+        assert doc.count(kind.command.help) == 1, name
+        assert doc.startswith(f"usage: %{name}")
