@@ -72,6 +72,8 @@ class StepGraph:
             return "not on a GPU"
         if type(optimizer) is not AdamW:
             return f"the optimizer is {type(optimizer).__name__} (AdamW is captured)"
+        if any(g.get("amsgrad") or g.get("maximize") for g in optimizer.param_groups):
+            return "AdamW with amsgrad or maximize (the captured update is plain AdamW's)"
         if grad_accum != 1:
             return "gradients accumulate over micro-batches"
         if mixed is not None:

@@ -290,13 +290,16 @@ class SGD(Optimizer):
 class AdamW(Optimizer):
     """Adam with decoupled weight decay (torch.optim.AdamW), one fused update per tensor."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
         _check_hyper("lr", lr)
         _check_hyper("beta1", betas[0], 0.0, 1.0)
         _check_hyper("beta2", betas[1], 0.0, 1.0)
         _check_hyper("eps", eps)
         _check_hyper("weight_decay", weight_decay)
-        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                         amsgrad=bool(amsgrad), maximize=bool(maximize))
 
     def step(self, closure=None):
         loss = self._closure(closure)
@@ -311,7 +314,12 @@ class AdamW(Optimizer):
                     xp = p.xp
                     st = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p._data),
                                           "exp_avg_sq": xp.zeros_like(p._data)}
+                    if group.get("amsgrad"):
+                        st["max_exp_avg_sq"] = xp.zeros_like(p._data)
                 st["step"] += 1
+                if group.get("amsgrad") or group.get("maximize"):
+                    self._plain_step(p, group, st)
+                    continue
                 arrays += [p._data, self._grad(p, group), st["exp_avg"], st["exp_avg_sq"]]
                 steps.append(st["step"])
             if arrays:
@@ -320,22 +328,48 @@ class AdamW(Optimizer):
         return loss
 
     def _grad(self, p, group):
-        return p._grad
+        return -p._grad if group.get("maximize") else p._grad
 
     def _decoupled(self, group) -> float:
         return group["weight_decay"]
+
+    def _plain_step(self, p, group, st) -> None:
+        """torch's single-tensor Adam(W) in whole-array expressions, for ``amsgrad`` (the max
+        of the second moments in the denominator) and ``maximize``."""
+        xp, x, lr = p.xp, p._data, group["lr"]
+        b1, b2 = group["betas"]
+        g = self._grad(p, group)
+        wd = self._decoupled(group)
+        if wd:
+            x *= 1 - lr * wd
+        m, v, step = st["exp_avg"], st["exp_avg_sq"], st["step"]
+        m += (1 - b1) * (g - m)  # torch's lerp_ (weight 1 - beta1 < 0.5)
+        v *= b2
+        v += (1 - b2) * g * g
+        step_size = lr / (1 - b1 ** step)
+        bc2_sqrt = (1 - b2 ** step) ** 0.5
+        if group.get("amsgrad"):
+            top = st.setdefault("max_exp_avg_sq", xp.zeros_like(x))
+            xp.maximum(top, v, out=top)
+            v = top
+        denom = xp.sqrt(v) / bc2_sqrt
+        denom += group["eps"]
+        x += -step_size * m / denom
 
 
 class Adam(AdamW):
     """torch.optim.Adam: ``weight_decay`` (default 0) is L2, added to the gradient before
     the moments (AdamW decays the weights apart from them)."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 amsgrad=False, **kw):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, **kw)
 
     def _grad(self, p, group):
         wd = group["weight_decay"]
-        return p._grad + wd * p._data if wd else p._grad
+        g = -p._grad if group.get("maximize") else p._grad
+        return g + wd * p._data if wd else g
 
     def _decoupled(self, group) -> float:
         return 0.0

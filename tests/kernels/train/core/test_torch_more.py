@@ -150,3 +150,19 @@ def test_detach_grad_fn_isfinite_last_epoch():
         opt.step()
         sched.step()
         assert sched.last_epoch == 1
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+@pytest.mark.parametrize("kw", [{"amsgrad": True}, {"maximize": True, "weight_decay": 0.05},
+                                {"amsgrad": True, "maximize": True, "weight_decay": 0.1}])
+def test_adam_amsgrad_and_maximize_equal_torch(name, kw):
+    ours, theirs = models()
+    o = getattr(skiff.optim, name)(ours.parameters(), lr=0.05, **kw)
+    t = getattr(torch.optim, name)(theirs.parameters(), lr=0.05, **kw)
+    for _ in range(20):
+        for m, lib, opt in ((ours, skiff, o), (theirs, torch, t)):
+            opt.zero_grad()
+            loss_of(m, lib).backward()
+            opt.step()
+        np.testing.assert_allclose(ours.weight.numpy(), theirs.weight.detach().numpy(),
+                                   rtol=1e-11, atol=1e-13)
