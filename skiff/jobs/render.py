@@ -359,10 +359,32 @@ def describe(job) -> str:
             lines.append(error)
     else:
         result = job.result
-        for key, value in (result.items() if isinstance(result, dict) else ()):
-            text = json.dumps(value, default=str)
-            lines.append(f"  {key}: {text[:200]}")
+        figures = _kind_summary(job, result)
+        if figures is not None:  # the kind's key figures, as the terminal prints after a run
+            lines.extend(f"  {line}" for line in figures)
+            lines.append(f"  run folder: {job.run_dir}  (--json: the whole result)")
+        else:
+            for key, value in (result.items() if isinstance(result, dict) else ()):
+                text = json.dumps(value, default=str)
+                lines.append(f"  {key}: {text[:200]}")
     return plain("\n".join(lines))
+
+
+def _kind_summary(job, result) -> list[str] | None:
+    """The kind's few lines about a result (``Kind.summary``), or None (no result, a kind
+    with no summary of its own, or one that fails on this result: the raw fields then)."""
+    if not isinstance(result, dict) or not result:
+        return None
+    from skiff.kinds import KINDS, Kind
+
+    kind = KINDS.get(getattr(job, "kind", None))
+    if kind is None or type(kind).summary is Kind.summary:
+        return None
+    try:
+        lines = [str(line) for line in kind.summary(result)]
+    except Exception:  # noqa: BLE001 - a damaged result.json: its raw fields
+        return None
+    return lines or None
 
 
 class DeviceTable(list):

@@ -103,3 +103,22 @@ def test_ids_an_action_does_not_take_are_refused_not_dropped(capsys):
     assert "jobs list takes no job ID, got 'extra'" in capsys.readouterr().err
     assert main(["jobs", "rm", a.id, b.id]) == 0  # rm takes several
     assert not a.run_dir.exists() and not b.run_dir.exists()
+
+
+def test_jobs_show_gives_the_kinds_key_figures_not_raw_fields(capsys):
+    """It printed every field of result.json cut at 200 characters (a training's history
+    and plan as half JSON); the key figures are what the terminal prints after a run."""
+    from skiff.jobs import submit
+    from skiff.kinds import KINDS
+
+    job, _ = submit("solve", "poisson --grid 16x16")
+    job.wait(30)
+    assert main(["jobs", "show", job.id]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == repr(job)
+    assert lines[1:-1] == [f"  {line}" for line in KINDS["solve"].summary(job.result)]
+    assert lines[-1].startswith(f"  run folder: {job.run_dir}")
+    # a kind without figures of its own keeps the fields
+    demo = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    assert main(["jobs", "show", demo.id]) == 0
+    assert "  allreduce: 1.0" in capsys.readouterr().out
