@@ -102,8 +102,9 @@ class Field:
         text = value.strip()
         many = a.nargs in ("+", "*")
         if not text:
-            if a.required or a.nargs == "+":
-                raise ValueError("required")
+            if a.required or a.nargs == "+":  # "required" alone did not say what to give
+                what = a.help.replace("%%", "%") if isinstance(a.help, str) else ""
+                raise ValueError(f"required: {what}" if what else "required")
             return [] if a.nargs == "*" else a.default
         try:
             words = shlex.split(text) if many else [text]

@@ -183,7 +183,8 @@ def test_ocr_form_checks_paths_and_takes_uploads(tmp_path):
     from skiff.widgets.panels import lines_table_html, ocr_form, save_uploads
 
     form = ocr_form()
-    assert form.errors == {"inputs": "required"}
+    # an empty required field says what to give (its option's help), not "required" alone
+    assert form.errors == {"inputs": f"required: {form.fields['inputs'].action.help}"}
     form.set(inputs=str(tmp_path / "missing.png"))
     assert "missing.png" in form.errors["inputs"]
     assert form.launch_button.disabled
