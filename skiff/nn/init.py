@@ -11,6 +11,8 @@ from skiff.kernels.train.core.nn.init import (  # noqa: F401
     kaiming_uniform_,
     normal_,
     ones_,
+    orthogonal_,
+    trunc_normal_,
     uniform_,
     xavier_normal_,
     xavier_uniform_,

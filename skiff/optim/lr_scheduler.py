@@ -14,6 +14,7 @@ from skiff.kernels.train.core.lr_scheduler import (  # noqa: F401
     MultiStepLR,
     OneCycleLR,
     ReduceLROnPlateau,
+    SequentialLR,
     StepLR,
     WarmupCosine,
 )

@@ -7,12 +7,13 @@ tests/kernels/train/core/test_torch_ports.py.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR", "ExponentialLR",
-           "OneCycleLR", "CyclicLR",
+           "OneCycleLR", "CyclicLR", "SequentialLR",
            "CosineAnnealingLR", "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR",
            "WarmupCosine"]
 
@@ -303,3 +304,64 @@ class CyclicLR(LRSchedule):
                                  self.max_momentums):
                 _set_momentum(self, g, hi - ((hi - lo) * scale) * self.scale_fn(at))
         return lrs
+
+
+class SequentialLR:
+    """torch's ``SequentialLR``: ``schedulers[i]`` runs from ``milestones[i - 1]`` on (each
+    restarting from step 0 at its milestone, from the groups' ``initial_lr``); e.g. a linear
+    warmup then a cosine decay."""
+
+    def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1):
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("SequentialLR expects at least one scheduler")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to "
+                f"{len(milestones)}")
+        for i, s in enumerate(schedulers):
+            if getattr(s, "optimizer", None) is not optimizer:
+                raise ValueError(f"SequentialLR: scheduler at index {i} has a different "
+                                 "optimizer than the one given")
+            if not isinstance(s, LRSchedule):
+                raise ValueError(f"SequentialLR: scheduler at index {i} ({type(s).__name__}) "
+                                 "cannot be chained")
+        self.optimizer, self._schedulers = optimizer, schedulers
+        self._milestones = [int(m) for m in milestones]
+        self.last_step = 0
+        for g in optimizer.param_groups:
+            g["lr"] = g["initial_lr"]
+        self._restart(schedulers[0])
+
+    @staticmethod
+    def _restart(s) -> None:
+        s.last_step = 0
+        s._apply()
+
+    @property
+    def last_epoch(self) -> int:
+        return self.last_step
+
+    def step(self) -> None:
+        self.last_step += 1
+        i = bisect.bisect_right(self._milestones, self.last_step)
+        s = self._schedulers[i]
+        if i > 0 and self._milestones[i - 1] == self.last_step:
+            self._restart(s)
+        else:
+            s.step()
+
+    def get_last_lr(self) -> list[float]:
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict:
+        return {"last_step": self.last_step,
+                "schedulers": [s.state_dict() for s in self._schedulers]}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.last_step = int(state["last_step"])
+        for s, st in zip(self._schedulers, state["schedulers"]):
+            s.load_state_dict(st)
+

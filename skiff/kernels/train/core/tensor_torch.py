@@ -218,6 +218,71 @@ def _iter(self):
         yield self[i]
 
 
+def nonzero(self, *, as_tuple=False):
+    """torch's ``nonzero``: the (n, ndim) int64 indices of the non-zero entries (or a tuple of
+    n index vectors); no gradient."""
+    T = _BASE["Tensor"]
+    idx = self.xp.nonzero(self._data)
+    if as_tuple:
+        return tuple(T(i.astype(np.int64)) for i in idx)
+    return T(self.xp.stack(idx, axis=1).astype(np.int64) if idx else
+             self.xp.zeros((0, 0), dtype=np.int64))
+
+
+def masked_select(self, mask):
+    """torch's ``masked_select``: the entries where ``mask`` (broadcast) is True, as 1-D;
+    differentiable."""
+    m = mask._data if _is_tensor(mask) else self.xp.asarray(mask)
+    shape = np.broadcast_shapes(self.shape, m.shape)
+    x = self if tuple(self.shape) == shape else self.expand(*shape)
+    return x[self.xp.broadcast_to(m, shape).astype(bool)]
+
+
+def _scatter_index(self, dim, index):
+    idx = index._data if _is_tensor(index) else self.xp.asarray(index)
+    dim = dim % self.ndim
+    grids = list(self.xp.indices(idx.shape, sparse=True))
+    grids[dim] = idx
+    return tuple(grids)
+
+
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """torch's ``scatter_``: ``self[..., index[i, j], ...] = src[i, j]`` along ``dim`` (or a
+    scalar ``value``; ``reduce="add"``/``"multiply"``); in place, recording nothing (under
+    no_grad for a tensor that needs a gradient, as torch's in-place ops)."""
+    if _records(self) or (_is_tensor(src) and src.requires_grad
+                          and _BASE["is_grad_enabled"]()):
+        raise RuntimeError("scatter_ with gradients is not supported: do it under "
+                           "skiff.no_grad() or build the result from differentiable ops")
+    where = _scatter_index(self, dim, index)
+    if src is None:
+        src = value
+    v = src._data[tuple(slice(0, n) for n in where_shape(where))] if _is_tensor(src) else src
+    if reduce is None:
+        self._data[where] = v
+    elif reduce == "add":
+        np.add.at(self._data, where, v) if self.xp is np else self.xp.add.at(self._data, where, v)
+    elif reduce == "multiply":
+        np.multiply.at(self._data, where, v)
+    else:
+        raise ValueError(f"reduce is 'add' or 'multiply', got {reduce!r}")
+    return self
+
+
+def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+    """torch's ``scatter`` (a new tensor); without gradients (refused when one is wanted)."""
+    if _BASE["is_grad_enabled"]() and (self.requires_grad or (
+            _is_tensor(src) and src.requires_grad)):
+        raise RuntimeError("scatter with gradients is not supported: build the result from "
+                           "differentiable ops (e.g. one_hot, where, index_put by x[i] = v)")
+    out = _BASE["Tensor"](self._data.copy(), dtype=self.dtype)
+    return scatter_(out, dim, index, src, value=value, reduce=reduce)
+
+
+def where_shape(where):
+    return np.broadcast_shapes(*(np.shape(w) for w in where))
+
+
 def new_full(self, size, fill_value, *, dtype=None):
     shape = tuple(size) if isinstance(size, (tuple, list)) else (size,)
     return _BASE["Tensor"](self.xp.full(shape, fill_value, dtype=dtype or self.dtype),
@@ -259,6 +324,10 @@ def install(tensor_class, grad_enabled, raw_index) -> None:
         "mm": lambda self, o: self @ o, "matmul": lambda self, o: self @ o,
         "bmm": lambda self, o: self @ o,
         "narrow": narrow, "unbind": unbind, "multinomial": multinomial,
+        "nonzero": nonzero, "masked_select": masked_select, "scatter_": scatter_,
+        "scatter": scatter,
+        "scatter_add_": lambda self, dim, index, src: scatter_(self, dim, index, src,
+                                                               reduce="add"),
         "nelement": lambda self: int(self.size),
         "element_size": lambda self: int(self.dtype.itemsize),
         "copy_": copy_,

@@ -166,3 +166,71 @@ def test_adam_amsgrad_and_maximize_equal_torch(name, kw):
             opt.step()
         np.testing.assert_allclose(ours.weight.numpy(), theirs.weight.detach().numpy(),
                                    rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("plan", ["warmup_cosine", "three"])
+def test_sequential_lr_equals_torch(plan):
+    lrs = []
+    for lib, m in zip((skiff, torch), models()):
+        opt = lib.optim.AdamW(m.parameters(), lr=0.01)
+        S = lib.optim.lr_scheduler
+        if plan == "warmup_cosine":
+            parts = [S.LinearLR(opt, start_factor=0.1, total_iters=3),
+                     S.CosineAnnealingLR(opt, T_max=6, eta_min=1e-4)]
+            miles = [3]
+        else:
+            parts = [S.ConstantLR(opt, factor=0.5, total_iters=2), S.ExponentialLR(opt, 0.8),
+                     S.StepLR(opt, 2, 0.3)]
+            miles = [2, 5]
+        sched = S.SequentialLR(opt, parts, milestones=miles)
+        seen = [sched.get_last_lr()[0]]
+        for _ in range(10):
+            opt.step()
+            sched.step()
+            seen.append(sched.get_last_lr()[0])
+        lrs.append(seen)
+    np.testing.assert_allclose(lrs[0], lrs[1], rtol=1e-12, atol=1e-15)
+
+
+def test_sequential_slice_nonzero_masked_select_scatter_equal_torch():
+    got = []
+    for lib in (skiff, torch):
+        seq = lib.nn.Sequential(lib.nn.Linear(4, 5), lib.nn.Tanh(), lib.nn.Linear(5, 2)).double()
+        head = seq[:2]
+        assert isinstance(head, lib.nn.Sequential) and head[0] is seq[0]
+        x = lib.tensor(X, requires_grad=True)
+        sel = x.masked_select(x > 0.3)
+        (sel ** 2).sum().backward()
+        nz = (x.detach() > 1).nonzero()
+        rows, cols = (x.detach() > 1).nonzero(as_tuple=True)
+        y = lib.tensor(np.array([2, 0, 1, 1, 0, 2]))
+        onehot = lib.zeros(6, 3, dtype=lib.float64).scatter_(1, y.unsqueeze(1), 1.0)
+        src = lib.tensor(np.arange(12.0).reshape(6, 2))
+        idx = lib.tensor(np.array([[0, 2], [1, 1], [2, 0], [0, 0], [1, 2], [2, 1]]))
+        added = lib.zeros(6, 3, dtype=lib.float64).scatter_add_(1, idx, src)
+        put = lib.zeros(6, 3, dtype=lib.float64).scatter(1, idx, src)
+        got.append((sel.detach().numpy(), x.grad.numpy(), nz.numpy(), rows.numpy(),
+                    cols.numpy(), onehot.numpy(), added.numpy(), put.numpy()))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="scatter"):
+        skiff.zeros(2, 2, requires_grad=True).scatter(1, skiff.tensor([[0], [1]]), 1.0)
+
+
+def test_orthogonal_and_trunc_normal_init():
+    from scipy.stats import truncnorm
+
+    for shape in ((3, 5), (5, 3), (4, 2, 3, 3)):
+        w = skiff.nn.init.orthogonal_(skiff.empty(*shape, dtype=skiff.float64), gain=2.0)
+        flat = w.numpy().reshape(shape[0], -1)
+        small = flat @ flat.T if flat.shape[0] <= flat.shape[1] else flat.T @ flat
+        np.testing.assert_allclose(small, 4.0 * np.eye(len(small)), atol=1e-12)
+        tw = torch.nn.init.orthogonal_(torch.empty(*shape, dtype=torch.float64), gain=2.0)
+        tf = tw.numpy().reshape(shape[0], -1)
+        np.testing.assert_allclose(np.linalg.svd(flat, compute_uv=False),
+                                   np.linalg.svd(tf, compute_uv=False), rtol=1e-12)
+    w = skiff.nn.init.trunc_normal_(skiff.empty(200, 500, dtype=skiff.float64), mean=0.1,
+                                    std=0.5, a=-0.4, b=0.9).numpy()
+    dist = truncnorm((-0.4 - 0.1) / 0.5, (0.9 - 0.1) / 0.5, loc=0.1, scale=0.5)
+    assert w.min() >= -0.4 and w.max() <= 0.9
+    assert abs(w.mean() - dist.mean()) < 0.005 and abs(w.std() - dist.std()) < 0.005

@@ -12,6 +12,7 @@ import numpy as np
 from ..random import get_generator
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
+           "orthogonal_", "trunc_normal_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
 
 
@@ -102,3 +103,35 @@ def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
 def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None):
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def orthogonal_(tensor, gain: float = 1.0, generator=None):
+    """torch's ``orthogonal_``: a (semi-)orthogonal matrix from the QR of a normal draw (the
+    signs of R's diagonal folded in), the trailing axes flattened, times ``gain``."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    rows = tensor.shape[0]
+    cols = int(np.prod(tensor.shape[1:]))
+    flat = get_generator(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator=None):
+    """torch's ``trunc_normal_``: N(mean, std) restricted to [a, b] (absolute bounds, as
+    torch's), by inverting the normal CDF on the truncated range."""
+    from math import erf, sqrt
+
+    lo, hi = ((a - mean) / std, (b - mean) / std)
+    cdf = [(1 + erf(v / sqrt(2))) / 2 for v in (lo, hi)]
+    u = get_generator(generator).uniform(cdf[0], cdf[1], tensor.shape)
+    from scipy.special import ndtri
+
+    return _fill(tensor, np.clip(mean + std * ndtri(u), a, b))
+

@@ -412,6 +412,11 @@ class Sequential(ModuleList):
             modules = modules[0]
         super().__init__(modules)
 
+    def __getitem__(self, i):
+        if isinstance(i, slice):  # torch's: a Sequential of the slice (the same modules)
+            return Sequential(list(self._modules.values())[i])
+        return super().__getitem__(i)
+
     def forward(self, x):
         for m in self._modules.values():
             x = m(x)
