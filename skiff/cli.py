@@ -6,7 +6,10 @@ tqdm (:mod:`skiff.jobs.terminal`: one live line on a terminal, plain lines in a 
 prints a short summary to stdout; ``--json`` prints only one JSON document to stdout
 (``{"job": ..., "result": ..., "failed": [...]}``, non-ASCII text as it is). Options that
 mean something only in a notebook (``-o NAME``) are not offered. Exit status: 0 done, 1
-failed, cancelled or some inputs failed (OCR), 2 bad usage.
+failed, cancelled or some inputs failed (OCR), 2 bad usage; ``jobs wait ID`` the same for
+the job it waited for, 124 when ``--timeout`` ran out first, 130 when Ctrl-C stopped the
+waiting (the job goes on). SIGTERM to a command that runs a job cancels the job as Ctrl-C
+does.
 """
 
 from __future__ import annotations
@@ -277,6 +280,11 @@ def _run_tool(name: str, rest: list[str]) -> int:
             print(f"skiff: stopped waiting; job {ns.job_id} goes on (python -m skiff jobs "
                   f"cancel {ns.job_id} stops it)", file=sys.stderr)
             return 130
+        except TimeoutError as exc:  # jobs wait --timeout: as timeout(1) says it
+            if ns.action != "wait":
+                raise
+            print(f"skiff: {_clean(exc)}", file=sys.stderr)
+            return 124
         if ns.action in ("rm", "prune"):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return 0
@@ -300,6 +308,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if ns.action == "cancel" and not out.refresh().final:  # it is still running
                 print(f"  cancel asked: it stops at its next step (a training writes a "
                       f"checkpoint first); python -m skiff jobs wait {out.id} follows it")
+        if ns.action == "wait":  # a script's `jobs wait ID && next` goes on only when done
+            return 0 if out.status == "done" and not out.failures else 1
         return 0
     if name == "predict":
         from pathlib import Path

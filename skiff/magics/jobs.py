@@ -39,6 +39,8 @@ class JobsMagics(Magics):
                     print(f"stopped waiting; job {job.id} goes on ({job.status}): "
                           f"%jobs cancel {job.id} stops it")
                     return None
+                except TimeoutError:  # an answer, not a mistake: said, and the job shown
+                    print(f"job {job.id} still {job.status} after {ns.timeout:g} s")
                 out = job
             else:
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns))

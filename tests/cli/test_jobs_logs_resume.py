@@ -122,3 +122,36 @@ def test_jobs_show_gives_the_kinds_key_figures_not_raw_fields(capsys):
     demo = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
     assert main(["jobs", "show", demo.id]) == 0
     assert "  allreduce: 1.0" in capsys.readouterr().out
+
+
+def test_jobs_wait_exit_status_is_the_jobs_and_a_timeout_is_one_line(capsys):
+    """It was 0 for a failed job (``jobs wait ID && next`` went on), and --timeout ended in
+    a TimeoutError traceback, in the magic too."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    def boom(config, reporter):
+        raise RuntimeError("no")
+
+    def forever(config, reporter):
+        while not reporter.should_stop():
+            time.sleep(0.02)
+
+    done = launch("custom", fn=_talkative).wait(10)
+    failed = launch("custom", fn=boom).wait(10)
+    assert main(["jobs", "wait", done.id]) == 0
+    assert main(["jobs", "wait", failed.id]) == 1
+    running = launch("custom", fn=forever)
+    try:
+        capsys.readouterr()
+        assert main(["jobs", "wait", running.id, "--timeout", "0.3"]) == 124
+        err = capsys.readouterr().err
+        assert f"job {running.id} still running after 0.3 s" in err and "Traceback" not in err
+        ip = InteractiveShell.instance()
+        ip.run_line_magic("load_ext", "skiff")
+        shown = ip.run_line_magic("jobs", f"wait {running.id} --timeout 0.3")
+        assert shown is running
+        assert f"job {running.id} still running after 0.3 s" in capsys.readouterr().out
+        assert running.status == "running"
+    finally:
+        running.cancel()
+        running.wait(10)
