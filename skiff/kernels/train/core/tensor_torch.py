@@ -241,7 +241,8 @@ def masked_select(self, mask):
 def _scatter_index(self, dim, index):
     idx = index._data if _is_tensor(index) else self.xp.asarray(index)
     dim = dim % self.ndim
-    grids = list(self.xp.indices(idx.shape, sparse=True))
+    grids = [self.xp.arange(n).reshape([-1 if k == d else 1 for k in range(idx.ndim)])
+             for d, n in enumerate(idx.shape)]  # open grids, as numpy's indices(sparse=True)
     grids[dim] = idx
     return tuple(grids)
 
@@ -260,12 +261,16 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     v = src._data[tuple(slice(0, n) for n in where_shape(where))] if _is_tensor(src) else src
     if reduce is None:
         self._data[where] = v
+    elif reduce == "add" and self.xp is np:
+        np.add.at(self._data, where, v)
     elif reduce == "add":
-        np.add.at(self._data, where, v) if self.xp is np else self.xp.add.at(self._data, where, v)
-    elif reduce == "multiply":
+        import cupyx
+
+        cupyx.scatter_add(self._data, where, v)
+    elif reduce == "multiply" and self.xp is np:
         np.multiply.at(self._data, where, v)
     else:
-        raise ValueError(f"reduce is 'add' or 'multiply', got {reduce!r}")
+        raise ValueError(f"reduce is 'add' or 'multiply' (on the CPU), got {reduce!r}")
     return self
 
 
