@@ -157,7 +157,7 @@ def metric_figure(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     series = {name: _numbers(points) for name, points in metrics.items()}
     # a one-point curve says nothing (the job view shows the last value of every metric)
@@ -193,6 +193,7 @@ def metric_figure(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi
                 ax.yaxis.set_major_formatter(FuncFormatter(fmt))
         ax.set_title(", ".join(names), fontsize=10, loc="left")
         ax.set_xlabel("step", fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no step 2.5
         ax.tick_params(labelsize=9)
         ax.grid(True, alpha=0.3)
         if len(names) > 1 or _noisy(all_values):

@@ -381,6 +381,10 @@ class Job:
             counts = ", ".join(f"{n}: {len(v)}" for n, v in chosen.items()) or "none"
             raise ValueError(f"job {self.id} has no metric with two points or more to plot "
                              f"(points per metric: {counts})")
+        from skiff.kernels.backend.figures import DRAW_LOCK
+
+        with DRAW_LOCK:  # laid out now, so that fig.savefig(path) does not overlap titles
+            fig.tight_layout()
         return fig
 
     def add_done_callback(self, fn) -> None:

@@ -52,6 +52,8 @@ def test_plot_draws_one_chart_per_metric_group():
     assert {"loss", "val_loss"} <= labels
     xs, ys = fig.axes[0].get_lines()[0].get_data()
     assert list(xs) == [1, 2, 3, 4, 5] and list(ys) == [1.0 / s for s in range(1, 6)]
+    ticks = [t for t in fig.axes[0].get_xticks() if 1 <= t <= 5]
+    assert ticks and all(float(t).is_integer() for t in ticks)  # steps: no 2.5
     png = fig._repr_png_()  # what a notebook shows
     assert png.startswith(b"\x89PNG")
     assert len(job.plot("loss").axes[0].get_lines()) == 1
