@@ -50,11 +50,14 @@ def _arguments(p):
     p.add_argument("--temperature", type=nonneg_float, default=0.0, metavar="X",
                    help="0 (default): greedy; > 0: sample at this temperature")
     p.add_argument("--top-k", type=positive_int, default=None, metavar="K",
-                   help="sample from the K most likely tokens")
+                   help="sample from the K most likely tokens (default: the checkpoint's "
+                        "generation_config.json, else 50, as transformers)")
     p.add_argument("--top-p", type=positive_float, default=None, metavar="P",
-                   help="sample from the smallest set of tokens holding probability P")
-    p.add_argument("--repetition-penalty", type=positive_float, default=1.0, metavar="R",
-                   help="discourage tokens already in the text (> 1), as transformers does")
+                   help="sample from the smallest set of tokens holding probability P "
+                        "(default: the checkpoint's, else 1)")
+    p.add_argument("--repetition-penalty", type=positive_float, default=None, metavar="R",
+                   help="discourage tokens already in the text (> 1), as transformers does "
+                        "(default: the checkpoint's, else 1)")
     p.add_argument("--stop", action="append", default=None, metavar="TEXT",
                    help="stop when the answer reaches TEXT (repeatable)")
     p.add_argument("--seed", type=int, default=None, metavar="N", help="sampling seed")
@@ -192,7 +195,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         "temperature": temperature,
         "top_k": values.get("top_k"),
         "top_p": top_p,
-        "repetition_penalty": float(values.get("repetition_penalty") or 1.0),
+        "repetition_penalty": values.get("repetition_penalty"),
         "stop": list(values.get("stop") or []),
         "seed": values.get("seed"),
         "device": values.get("device") or DEFAULT_DEVICE,

@@ -107,8 +107,9 @@ def prompt_text(model, prompt: str, *, chat: bool = True, system: str | None = N
 
 def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
           system: str | None = None, thinking: bool | None = None, do_sample: bool = False,
-          temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-          repetition_penalty: float = 1.0, stop_strings=None, seed: int | None = None,
+          temperature: float | None = None, top_k: int | None = None,
+          top_p: float | None = None, repetition_penalty: float | None = None,
+          stop_strings=None, seed: int | None = None,
           on_text=None, should_stop=None, tokenizer=None) -> ChatReply:
     """Generate an answer to ``prompt`` (module docstring); greedy unless ``do_sample``.
     ``on_text(thinking, answer, tokens)`` is called after each token; ``should_stop()``
@@ -221,9 +222,10 @@ def run(config: dict, reporter, model=None) -> ChatReply:
     result = reply(model, config["prompt"], max_new_tokens=total,
                    chat=bool(config.get("chat", True)), system=config.get("system"),
                    thinking=config.get("thinking"), do_sample=temperature > 0,
-                   temperature=temperature if temperature > 0 else 1.0,
+                   temperature=temperature if temperature > 0 else None,
                    top_k=config.get("top_k"), top_p=config.get("top_p"),
-                   repetition_penalty=float(config.get("repetition_penalty") or 1.0),
+                   repetition_penalty=config.get("repetition_penalty"),  # None: the
+                   # checkpoint's generation_config.json, else 1 (top_k, top_p alike)
                    stop_strings=config.get("stop") or None, seed=config.get("seed"),
                    on_text=on_text, should_stop=should_stop)
     reporter.info(thinking=result.thinking, text=result.text, tokens=result.tokens)

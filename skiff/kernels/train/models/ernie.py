@@ -340,9 +340,9 @@ class ErnieForCausalLM(nn.Module):
         return counts, prob_sum, rows
 
     # ---- generation --------------------------------------------------------------------------
-    def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool = False,
-                 temperature: float = 1.0, top_k: int | None = None,
-                 top_p: float | None = None, repetition_penalty: float = 1.0,
+    def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool | None = None,
+                 temperature: float | None = None, top_k: int | None = None,
+                 top_p: float | None = None, repetition_penalty: float | None = None,
                  eos_token_id="config", pad_token_id="config", use_cache: bool = True,
                  seed: int | None = None, generator=None, stop_strings=None, tokenizer=None,
                  streamer=None, attention_mask=None):
@@ -351,7 +351,10 @@ class ErnieForCausalLM(nn.Module):
         Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, drawn from
         ``generator``, a numpy Generator, or one seeded by ``seed``), as transformers'
         ``generate``; ``repetition_penalty`` > 1 discourages tokens already in the row
-        (applied first, as transformers does). A row that emits ``eos_token_id`` (default:
+        (applied first, as transformers does). A choice not given is the checkpoint's
+        ``generation_config.json``'s, else transformers' default (greedy; when sampling
+        temperature 1, top-k 50, top-p 1; ``top_k=0``: no top-k), as transformers resolves
+        them. A row that emits ``eos_token_id`` (default:
         the checkpoint's generation config, else its config) or whose text reaches one of
         ``stop_strings`` (decoded with ``tokenizer``, default the checkpoint's) is
         finished: later positions get ``pad_token_id``, and generation stops once every row
@@ -367,6 +370,8 @@ class ErnieForCausalLM(nn.Module):
         :meth:`generate_batch`, and the result is laid out as transformers lays it out (the
         prompts as given, then each row's new tokens, ``pad_token_id`` after a finished
         row's eos), with the same tokens as transformers' greedy ``generate``."""
+        do_sample, temperature, top_k, top_p, repetition_penalty = self._sampling(
+            do_sample, temperature, top_k, top_p, repetition_penalty)
         if attention_mask is not None:
             rows = _mask_rows(attention_mask, input_ids)
             if rows is not None:
@@ -430,7 +435,7 @@ class ErnieForCausalLM(nn.Module):
                     logits = logits.astype(np.float64)
                     if repetition_penalty != 1.0:
                         repetition_penalty_(logits, out, repetition_penalty)
-                    nxt = pick_next(logits, do_sample, temperature, top_k, top_p, rng)
+                    nxt = pick_next(logits, do_sample, temperature, top_k or None, top_p, rng)
                     if pad is not None and (eos or stop):
                         nxt = np.where(done, pad, nxt)
                     if eos:
@@ -447,17 +452,22 @@ class ErnieForCausalLM(nn.Module):
             end()
         return out
 
-    def generate_batch(self, prompts, max_new_tokens: int = 20, *, do_sample: bool = False,
-                       temperature: float = 1.0, top_k: int | None = None,
-                       top_p: float | None = None, repetition_penalty: float = 1.0,
+    def generate_batch(self, prompts, max_new_tokens: int = 20, *,
+                       do_sample: bool = False, temperature: float | None = None,
+                       top_k: int | None = None, top_p: float | None = None,
+                       repetition_penalty: float | None = None,
                        eos_token_id="config", seed: int | None = None, generator=None,
                        stop_strings=None, tokenizer=None, streamer=None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
         position. Choices as :meth:`generate`; a row stops after its eos token or a stop
-        string. ``streamer(rows, ids)``, a callable, sees each step's new tokens and the
-        rows (prompt indices) they belong to. Returns a list: each prompt followed by its
-        new tokens (the eos included)."""
+        string (greedy unless ``do_sample``, whatever the checkpoint's generation config
+        says: evaluation asks for greedy answers; the other choices not given are resolved
+        as :meth:`generate` resolves them). ``streamer(rows, ids)``, a callable, sees each
+        step's new tokens and the rows (prompt indices) they belong to. Returns a list: each
+        prompt followed by its new tokens (the eos included)."""
+        do_sample, temperature, top_k, top_p, repetition_penalty = self._sampling(
+            do_sample, temperature, top_k, top_p, repetition_penalty)
         _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
                         repetition_penalty)
         if streamer is not None and not callable(streamer):
@@ -478,9 +488,24 @@ class ErnieForCausalLM(nn.Module):
                     pick=lambda z, seen: pick_next(
                         repetition_penalty_(z, seen, repetition_penalty)
                         if repetition_penalty != 1.0 else z,
-                        do_sample, temperature, top_k, top_p, rng))
+                        do_sample, temperature, top_k or None, top_p, rng))
         finally:
             self.train(was_training)
+
+    def _sampling(self, do_sample, temperature, top_k, top_p, penalty):
+        """The sampling choices as transformers resolves them: given > the checkpoint's
+        generation config > transformers' defaults (top_k 0: none)."""
+        gc = self.generation_config
+
+        def pick(given, name, default):
+            if given is not None:
+                return given
+            value = gc.get(name)
+            return default if value is None else value
+
+        return (bool(pick(do_sample, "do_sample", False)), pick(temperature, "temperature", 1.0),
+                pick(top_k, "top_k", 50), pick(top_p, "top_p", 1.0),
+                pick(penalty, "repetition_penalty", 1.0))
 
     def _generation_value(self, name, given):
         if given != "config":
@@ -528,8 +553,8 @@ def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalt
         raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
     if do_sample and not temperature > 0:
         raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
-    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 1):
-        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 0):
+        raise ValueError(f"top_k must be an integer >= 0 (0: no top-k), got {top_k!r}")
     if top_p is not None and not 0 < top_p <= 1:
         raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
     if not penalty > 0:

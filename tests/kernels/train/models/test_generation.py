@@ -140,7 +140,7 @@ def test_generate_takes_prompts_of_different_lengths_and_a_generator(pair):
                        eos_token_id=None)  # the generator moved on
     assert not all(np.array_equal(x, y) for x, y in zip(a, c))
     with pytest.raises(ValueError, match="top_k"):
-        model.generate(prompts[0][None], max_new_tokens=2, do_sample=True, top_k=0)
+        model.generate(prompts[0][None], max_new_tokens=2, do_sample=True, top_k=-1)
 
 
 def test_inference_attention_equals_the_packed_attention_node():
