@@ -478,6 +478,7 @@ class Job:
             "name": self.meta.get("name"),
             "created": self.meta.get("created"),
             "command": self.meta.get("command") or self.meta.get("label"),
+            "damaged": None,  # the same fields as a DamagedJob's, for --json readers
         }
 
     def __repr__(self) -> str:
@@ -546,7 +547,7 @@ class DamagedJob:
         return {"id": self.id, "kind": self.kind, "status": self.status, "runner": None,
                 "ranks": None, "device": None, "progress": None, "elapsed_s": None,
                 "error": self.error, "run_dir": str(self.run_dir), "damaged": self.reason,
-                "name": None, "created": None, "command": None}
+                "trust": None, "name": None, "created": None, "command": None}
 
     def __repr__(self) -> str:
         return f"<DamagedJob {self.id}: {self.reason}>"

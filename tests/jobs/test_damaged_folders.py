@@ -118,3 +118,14 @@ def test_unreadable_folder_is_listed_as_damaged(runs_dir):
     lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
     assert "damaged" in lines[other.name] and "permission denied" in lines[other.name]
     assert "done" in lines[good.id]
+
+
+def test_json_rows_of_good_and_damaged_jobs_have_the_same_fields(runs_dir, capsys):
+    """A damaged row had no ``trust`` and a good one no ``damaged``: a script reading
+    ``jobs --json`` met a KeyError on one or the other."""
+    _good_and_damaged(runs_dir)
+    assert main(["jobs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    kinds = {row["status"] == "damaged" for row in rows}
+    assert kinds == {True, False}
+    assert len({frozenset(row) for row in rows}) == 1
