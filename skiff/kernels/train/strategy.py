@@ -104,10 +104,15 @@ class Strategy:
 
     def make_loader(self, dataset, batch_size: int, *, shuffle: bool = True, seed: int = 0,
                     drop_last: bool = False) -> DataLoader:
-        """The loader for this rank: global ``batch_size``, sharded by :meth:`data_shard`."""
+        """The loader for this rank: global ``batch_size``, sharded by :meth:`data_shard`.
+        A batch size the ranks do not divide is split as evenly as it goes (rank ``r`` takes
+        items ``r::count``), and each rank's loss is weighted by its share of the rows
+        (:attr:`row_weight`), so the step is one device's."""
         index, count = self.data_shard()
-        return DataLoader(dataset, batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last,
-                          rank=index, world_size=count)
+        loader = DataLoader(dataset, batch_size, shuffle=shuffle, seed=seed,
+                            drop_last=drop_last)
+        loader.rank, loader.world_size = index, count
+        return loader
 
     def to_device(self, batch, dtype=None):
         """Host batch -> Tensors on this device. Float arrays take ``dtype`` (the model's
@@ -162,6 +167,13 @@ class Strategy:
     def optimizer_step(self, optimizer) -> None:
         """Apply one optimizer update (ZeRO: on this rank's shard, then all-gather)."""
         optimizer.step()
+
+    # this rank's rows of the micro-batch being run times the data-parallel ranks, over the
+    # global batch's rows (set by the Trainer before each forward_backward; None: an even
+    # split or one rank). Data parallel weighs each rank's mean loss by it, so that a batch
+    # that does not split evenly (the last of an epoch, a batch size the ranks do not divide)
+    # gives one device's mean; 0 on a rank left without rows (it runs a stand-in row).
+    row_weight: float | None = None
 
     # mixed precision ---------------------------------------------------------------------------
     precision = "32"  # the Trainer's choice, set before setup

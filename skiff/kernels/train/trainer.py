@@ -304,9 +304,13 @@ class Trainer(Inference, TrainerState):
         """One device, or the planner's layout over the job's ranks; the plan is reported."""
         rep = self.reporter
         seq_len = getattr(getattr(self.model, "config", None), "block_size", None)
+        world = getattr(rep, "world_size", 1)
+        # a batch the ranks do not divide is split as evenly as it goes and each rank's loss
+        # weighted by its rows (Strategy.row_weight): the planner costs the next multiple
+        batch = -(-self.batch_size // world) * world
         strategy, self.plan = resolve_strategy(
-            self.strategy_spec, self.model, world_size=getattr(rep, "world_size", 1),
-            reporter=rep, global_batch=self.batch_size, seq_len=seq_len,
+            self.strategy_spec, self.model, world_size=world,
+            reporter=rep, global_batch=batch, seq_len=seq_len,
             weight_bytes=weight_bytes(self.precision),  # the planner costs what will run:
             grad_bytes=4)  # gradients reduced and stepped in float32 in every precision
         strategy.bind(device=self.device, reporter=rep)
@@ -479,6 +483,8 @@ class Trainer(Inference, TrainerState):
             else:
                 host_batch = next_batch(loader)
                 batch = strategy.to_device(host_batch, run.dtype)
+            # this rank's share of the global batch (None: even, or one rank)
+            strategy.row_weight = getattr(loader, "row_weight", None)
             try:
                 scale = 1.0 / self.grad_accum
                 quiet = contextlib.nullcontext()
@@ -518,13 +524,16 @@ class Trainer(Inference, TrainerState):
         return metrics["loss"], lr, grad_norm
 
     def _count_batch(self, run: Run, host_batch) -> None:
-        n = batch_size_of(host_batch) * run.loader.world_size
+        rows = batch_size_of(host_batch)
+        n = getattr(run.loader, "global_rows", None)  # set on data-parallel ranks
+        if n is None:
+            n = rows * run.loader.world_size
         run.samples += n
         run.window_samples += n
         t = token_count(host_batch)
-        if t is not None:
-            run.tokens += t * run.loader.world_size
-            run.window_tokens += t * run.loader.world_size
+        if t is not None and rows:
+            run.tokens += round(t / rows * n)
+            run.window_tokens += round(t / rows * n)
 
     def _graph_step_done(self, run: Run, host_batch, taken, t_step):
         """The bookkeeping of a step the CUDA graph ran (the eager step's, same order)."""

@@ -13,7 +13,7 @@ from .divergence import DivergenceWatch
 from .strategy import Strategy
 
 __all__ = ["Run", "next_batch", "same_objects", "median", "param_dtype", "num_parameters",
-           "memory_in_use", "positive_int"]
+           "memory_in_use", "positive_int", "row_weight"]
 
 
 @dataclass
@@ -55,13 +55,40 @@ class Run:
 
 
 def next_batch(loader):
-    """The next host batch, moving to the next epoch when this one is used up."""
+    """The next host batch, moving to the next epoch when this one is used up.
+
+    On data-parallel ranks (``loader.world_size > 1``) it also sets ``loader.row_weight``:
+    this rank's rows times the ranks over the global batch's rows (:func:`row_weight`), so
+    that a last batch (or a batch size) that does not split evenly is weighted as one device
+    weighs it; a rank left without rows gets a stand-in row of weight 0 (its gradients are
+    zero, and it takes part in the collectives like the others)."""
     if loader.position >= len(loader):
         loader.epoch += 1
         loader.position = 0
     index = loader.batch_indices(loader.epoch, loader.position)
+    loader.row_weight, index = row_weight(loader, loader.epoch, loader.position, index)
+    loader.global_rows = None if loader.row_weight is None else \
+        min(loader.batch_size, len(loader.dataset) - loader.position * loader.batch_size)
     loader.position += 1
     return loader.make_batch(index)
+
+
+def row_weight(loader, epoch: int, position: int, index):
+    """``(weight, index)`` of this rank's share ``index`` of batch ``position``: None and the
+    index when one rank holds the whole batch; else ``rows * ranks / global rows`` (1.0 for
+    an even split) and, for a rank with no rows, weight 0 and the batch's first item."""
+    count = int(getattr(loader, "world_size", 1) or 1)
+    if count <= 1:
+        return None, index
+    size = int(loader.batch_size)
+    total = min(size, len(loader.dataset) - position * size)
+    mine = len(index)
+    if total <= 0:
+        return None, index
+    if mine == 0:
+        start = position * size
+        return 0.0, loader.order(epoch)[start:start + 1]
+    return mine * count / total, index
 
 
 def same_objects(a, b) -> bool:

@@ -242,8 +242,13 @@ class DataParallel(Strategy):
         """As one device; for packed sequences (chat data, the loss on some tokens only) each
         rank's mean is weighted by its share of the learned tokens of all ranks, so that the
         ranks' averaged gradient and loss are the mean over every learned token of the global
-        batch (as one device computes it), however the tokens fall on the ranks."""
+        batch (as one device computes it), however the tokens fall on the ranks. Other
+        batches that do not split evenly over the ranks (``row_weight``, set by the Trainer:
+        the last batch of an epoch, a batch size the ranks do not divide) are weighted by the
+        rank's share of the rows; a rank without rows runs a stand-in row at weight 0."""
         weight = self._token_weight(batch)
+        if weight is None and self.row_weight is not None and self.row_weight != 1.0:
+            weight = float(self.row_weight)
         if weight is None:
             return super().forward_backward(model, batch, loss_fn, scale=scale)
         self._weight = weight
@@ -268,6 +273,8 @@ class DataParallel(Strategy):
             return None
         targets = getattr(batch.targets, "_data", batch.targets)  # a Tensor's array
         mine = float((to_numpy(targets) != -100).sum())
+        if self.row_weight == 0:  # a stand-in row: this rank has no sequences of the batch
+            mine = 0.0
         total = float(comm.allreduce(np.array([mine]))[0])
         return mine * comm.size / total if total > 0 else None
 

@@ -38,7 +38,9 @@ def balance_over(model, comm: Comm, weight=None) -> None:
         total = comm.allreduce(np.concatenate([counts, [rows]]).astype(np.float64))
         share = total[:E] / total[E]
         share = prob_sum.xp.asarray(share).astype(prob_sum.dtype)
-        scale = E * comm.size / float(total[E]) / (weight() if weight is not None else 1.0)
+        w = weight() if weight is not None else 1.0
+        # a rank running a stand-in row (weight 0, no rows of the batch) adds nothing
+        scale = E * comm.size / float(total[E]) / w if w else 0.0
         return (prob_sum * share).sum() * scale
 
     model.load_balancing_loss = load_balancing_loss

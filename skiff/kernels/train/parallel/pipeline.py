@@ -324,7 +324,15 @@ class PipelineParallel(DataParallel):
 
     def forward_backward(self, model, batch, loss_fn=None, *, scale: float = 1.0) -> float:
         """Run the whole batch as ``micro_batches`` micro-batches through the pipeline;
-        return the mean loss (on every stage)."""
+        return the mean loss (on every stage). A batch that does not split evenly over the
+        data-parallel groups (``row_weight``) is weighted by this group's share of its rows."""
+        w = self.row_weight
+        if w is not None and w != 1.0 and not isinstance(batch, PackedBatch):
+            self.row_weight = None
+            try:
+                return w * self.forward_backward(model, batch, loss_fn, scale=scale * w)
+            finally:
+                self.row_weight = w
         g = self._groups()
         pp, s = g.layout.pp, self.stage
         xp = self.params[0].xp  # activations and their gradients live on the device
