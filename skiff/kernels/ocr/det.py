@@ -124,6 +124,10 @@ DARK_GROUND = 100  # a local mean grey under this is a dark ground (light print 
 # Not on pastel or grey paper (at 230 the noisy light pages the int8 detector is calibrated
 # on gained boxes of noise, and the build read a clean page otherwise than float32)
 LIGHT_PRINT_GROUND = 160
+# the light side's height is taken when it has at least this many times the dark side's
+# glyph-like components, and at least LIGHT_MIN_GLYPHS of them (light text on a dark screen)
+LIGHT_MAJORITY = 4
+LIGHT_MIN_GLYPHS = 24
 
 
 def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None]:
@@ -142,7 +146,9 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
     # onto a mid one, and the box cut its line: "everything" read "everyth"); on light
     # paper the lighter specks of noise are not print
     ground = cv2.blur(small, (41, 41))
-    height, ink = None, None
+    ink = None
+    counts: list[int] = []
+    heights: list[float] = []
     for sign in (1, -1):  # dark print, then light print
         # a local threshold: pages on a differently shaded canvas, shadows, gradients;
         # print is at least 18 grey levels darker (lighter) than its 41 x 41 surroundings
@@ -167,11 +173,18 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
         # from the light side are half a digit, and the scale then doubled), else the light
         keep = some & (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & \
             (cw * ch < 40 * area)
-        if height is None and keep.sum() >= 3:
-            height = float(np.percentile(ch[keep], 70)) / r
-    if height is None:
+        if keep.sum() >= 3:
+            counts.append(int(keep.sum()))
+            heights.append(float(np.percentile(ch[keep], 70)) / r)
+    if not heights:
         return None, None
-    return height, ink
+    # ... unless the light glyphs far outnumber the dark side's few shapes: a terminal or a
+    # dark-mode editor, where the dark side holds only the ground's gaps between lines and
+    # words (14-px print measured 34 px: shrunk to 7 px, "--n 5" ending a line was lost)
+    if len(heights) == 2 and counts[1] >= LIGHT_MAJORITY * counts[0] and \
+            counts[1] >= LIGHT_MIN_GLYPHS:
+        return heights[1], ink
+    return heights[0], ink
 
 
 def choose_scale(h: int, w: int, text_height: float | None, p: DetParams = DetParams()) -> float:

@@ -256,7 +256,11 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
 
     if len(rows) < MONO_ROWS or len(boxes) != len(texts):
         return None
-    turn = np.abs(np.asarray(angles if angles is not None else [0.0], np.float64))
+    turn = np.abs(np.asarray(angles if angles is not None else [0.0] * len(texts),
+                             np.float64))
+    wide = np.array([len(t.replace(" ", "")) >= 3 for t in texts])
+    if wide.any() and len(turn) == len(texts):
+        turn = turn[wide]  # a glyph alone ("}") has no reading direction of its own
     if np.median(turn) > 0.03 or np.max(turn) > 0.15:
         return None  # a turned or skewed page (a short box may lean a pixel or two)
     pts = np.stack(boxes).astype(np.float64)
@@ -285,13 +289,20 @@ def monospace_text(rows: list[list[int]], boxes: list[np.ndarray], texts: list[s
     good = resid <= 0.5  # fitted again without lines whose count is off (a space merged)
     if good.sum() >= 3 and np.ptp(n[fit][good]) >= 3:
         width, margin = np.polyfit(n[fit][good], (x1 - x0)[fit][good], 1)
-    left = min(x0[row[0]] for row in rows)
-    steps = np.array([(x0[row[0]] - left) / width for row in rows])
+    # the character grid's phase from the rows led by a box of three cells or more: a box
+    # of one narrow glyph ("}" closing a block) is boxed half a cell wider on its left
+    first = np.array([x0[row[0]] for row in rows]) / width
+    led = np.array([n[row[0]] >= 3 for row in rows])
+    ref = first[led] if led.any() else first
+    phase = float(np.angle(np.mean(np.exp(2j * np.pi * ref))) / (2 * np.pi))
+    steps = first - phase
+    steps = steps - np.round(steps).min()
     indent = [int(v) for v in np.round(steps)]
+    slack = np.where(led, 0.45, 0.75)
     gaps = [[int(round((x0[b] - x1[a] + margin) / width)) for a, b in itertools.pairwise(row)]
             for row in rows]
     laid = sum(lead >= 2 or any(g >= 2 for g in gap) for lead, gap in zip(indent, gaps))
-    if laid < 2 or np.max(np.abs(steps - np.round(steps))) > 0.45:
+    if laid < 2 or np.any(np.abs(steps - np.round(steps)) > slack):
         return None  # no row indented or set apart in columns, or off the character grid
     if image is None or cell_rhythm(image, pts, n, width) < MONO_RHYTHM:
         return None

@@ -51,6 +51,10 @@ UNSETTLED, BY_MODEL, BY_PAGE = 0, 1, 2
 # stops once PAGE_SURE of them are sure and none is sure of the other way: the page then
 # settles the rest, as it would have (a page of 40 lines: 8-16 crops seen, not 40)
 PAGE_STEP, PAGE_SURE = 8, 8
+# a box taller than wide (read turned, as a vertical line) at most this many times its
+# page's text height holds one glyph or two: it is read as it stands too, and the surer
+# reading kept (LineReading.read_bars_upright)
+GLYPH_TALL = 1.6
 # a crop read both ways as a number leans to the image's own way up by this much score
 # (rec.choose_turns; words and CJK do not lean: four degraded seeds +0.0 / +2.1 / +1.4 /
 # +0.5 points, the segment tier the same)
@@ -130,27 +134,37 @@ class LineReading:
                          crops, owners, items, texts)
 
     def read_bars_upright(self, crops, owners, items, texts) -> None:
-        """Read a box taller than wide (read turned a quarter, as a vertical line) whose
-        reading is only dashes ("--", "一", kept at ``min_score`` or more) again as it
-        stands, and keep that reading where it has something else at ``min_score`` or
-        more: a column of text is no row of
-        dashes, but a lone "1" of a seven-segment display (two bars one above the other)
-        is such a box. ``crops`` and ``texts`` are updated in place."""
-        idx, twins = [], []
+        """Read a box taller than wide (read turned a quarter, as a vertical line) again as
+        it stands when its reading is only dashes ("--", "一", kept at ``min_score`` or
+        more), or when the box is no taller than ``GLYPH_TALL`` times its page's text height
+        and read as at most two characters, and keep that reading where it has something
+        other than dashes at ``min_score`` or more (for the short box: where it is also
+        surer than the turned one). A column of text is no row of dashes, but a lone "1"
+        of a seven-segment display (two bars one above the other) is such a box; and so is
+        one narrow glyph of a line: a code editor's closing "}" alone on its line (ink 6 x
+        14 px, boxed 15 x 23) read turned as "子" at 0.91, or as "1" at 0.09 and dropped.
+        ``crops`` and ``texts`` are updated in place."""
+        idx, twins, glyph = [], [], []
         for k, (text, score) in enumerate(texts):
             chars = set(text.replace(" ", ""))
-            if not chars or not chars <= DASHES or score < self.min_score:
-                continue  # (a dash line dropped anyway stays dropped: no new line)
+            bars = bool(chars) and chars <= DASHES and score >= self.min_score
             pos, b = owners[k]
             w, h = box_size(items[pos].boxes[b][0])
-            if h >= TALL * w:
+            if h < TALL * w:
+                continue
+            height = items[pos].timings.get("text_height")
+            short = len(text.replace(" ", "")) <= 2 and bool(height) and \
+                h <= GLYPH_TALL * height
+            if bars or short:  # (a dash line dropped anyway stays dropped: no new line)
                 idx.append(k)
                 twins.append(np.ascontiguousarray(np.rot90(crops[k], -1)))
+                glyph.append(not bars)
         if not idx:
             return
         again = self.recognize(twins, [owners[k] for k in idx], items)
-        for k, twin, (text, score) in zip(idx, twins, again, strict=True):
-            if score >= self.min_score and not set(text.replace(" ", "")) <= DASHES:
+        for k, twin, (text, score), short in zip(idx, twins, again, glyph, strict=True):
+            if score >= self.min_score and not set(text.replace(" ", "")) <= DASHES and \
+                    (not short or not texts[k][0] or score > texts[k][1]):
                 crops[k], texts[k] = twin, (text, score)
 
     def read_colour_axis(self, crops, owners, items, texts) -> None:
