@@ -2,11 +2,12 @@
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|.txt|.csv|-]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
-[--min-score X] [--pdf-dpi D] [--precision auto|int8|fp32] [--np N] [--wait] [-o NAME]``.
+[--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32] [--np N] [--wait]
+[-o NAME]``.
 Inputs are image or PDF files (a PDF or multi-page TIFF gives one result per page,
-``file.pdf#page=N``), folders (their image and PDF files), glob patterns (``**`` for
-subfolders), or (in a notebook) a variable holding an image array, a PIL image, a path or a
-list of them.
+``file.pdf#page=N``; ``--pages`` reads only some of them), folders (their image and PDF
+files), glob patterns (``**`` for subfolders), or (in a notebook) a variable holding an
+image array, a PIL image, a path or a list of them.
 ``--lang`` picks a model set from the registry (``ch``: PP-OCRv6, default; ``ch-v4``:
 PP-OCRv4 lite; ``ch-tiny``: PP-OCRv6 tiny, 2-4x RapidOCR's speed on print in bulk, the
 ``ocr-tiny`` extra); ``--det-model/--rec-model/--dict`` swap in a user's own ONNX files;
@@ -87,6 +88,10 @@ def COMMAND(p):
                    help="drop lines read with a lower confidence (default 0.5)")
     p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
                    help="resolution PDF pages are rendered at, 36-600 (default 200)")
+    p.add_argument("--pages", default=None, metavar="LIST",
+                   help="pages of PDFs and multi-page TIFFs to read, counted from 1: 3, "
+                        "1-5, 2,4,9- (9 to the last); other images are read whole "
+                        "(default: every page)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads per model (default: up to 4)")
     p.add_argument("--precision", default="auto", choices=PRECISIONS,
@@ -152,6 +157,12 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     dpi = int(values.get("pdf_dpi", 200))
     if not 36 <= dpi <= 600:
         raise ValueError(f"--pdf-dpi must be between 36 and 600, got {dpi!r}")
+    pages = values.get("pages")
+    if pages is not None:
+        from skiff.kernels.ocr.entry import parse_pages
+
+        parse_pages(pages)  # ValueError names the part that is no page or range
+        pages = ",".join(str(pages).split())
     out = _out_file(values.get("out"))
     inputs = [str(v) for v in (values.get("inputs") or [])]
     if not inputs:
@@ -179,6 +190,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "min_score": score,
         "threads": values.get("threads"),
         "pdf_dpi": dpi,
+        "pages": pages or None,
         "precision": values.get("precision") or "auto",
     }
 

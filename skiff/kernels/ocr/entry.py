@@ -5,7 +5,7 @@
     {"inputs": ["scans/", "*.png", "page.jpg"], "model": "ch", "device": "auto",
      "batch_size": 8, "out": "results.jsonl" or None, "det_model": None, "rec_model": None,
      "dict": None, "use_cls": True, "use_det": True, "words": None, "min_score": 0.5,
-     "threads": None, "overlays": 4, "pdf_dpi": 200}
+     "threads": None, "overlays": 4, "pdf_dpi": 200, "pages": None or "1-3,7"}
 
 A thread job from the notebook may pass ``config["images"]``: a list of arrays, PIL images or
 paths.
@@ -29,7 +29,8 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
-__all__ = ["run", "expand_inputs", "count_pages", "OcrRun", "IMAGE_EXTENSIONS", "write_text",
+__all__ = ["run", "expand_inputs", "count_pages", "parse_pages", "select_pages", "OcrRun",
+           "IMAGE_EXTENSIONS", "write_text",
            "skipped_line", "silent_line"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
@@ -108,6 +109,49 @@ def count_pages(path: str) -> int:
     except Exception:
         return 1
     return 1
+
+
+_PAGES = re.compile(r"^\s*([0-9]+)\s*(?:(-)\s*([0-9]*)\s*)?$")
+
+
+def parse_pages(spec: str) -> list[tuple[int, int | None]]:
+    """``--pages``: ``"3"``, ``"1-5"``, ``"1,4,9-"`` (to the last page) as ranges of pages
+    counted from 1, ``(first, last)`` with ``last`` None for the last page. Raises
+    ``ValueError`` naming the part that is not a page or range."""
+    ranges: list[tuple[int, int | None]] = []
+    for part in str(spec).split(","):
+        m = _PAGES.match(part)
+        if not m or int(m[1]) < 1 or (m[3] and int(m[3]) < int(m[1])):
+            raise ValueError(f"--pages: {part.strip()!r} is not a page or a range of pages "
+                             f"(pages count from 1: 3, 1-5, 2,4,9- for 9 to the last)")
+        first = int(m[1])
+        ranges.append((first, first) if not m[2] else (first, int(m[3]) if m[3] else None))
+    return ranges
+
+
+def select_pages(paths: list[str], spec: str | None) -> list[str]:
+    """``paths`` with each PDF and multi-page TIFF replaced by its pages in ``spec``
+    (:func:`parse_pages`), as ``"file.pdf#page=N"`` labels in the order asked; other images
+    stay as they are. A document with none of the pages asked for gives the first of them,
+    so that its result says how many pages it has."""
+    if not spec:
+        return list(paths)
+    ranges = parse_pages(spec)
+    out: list[str] = []
+    for path in paths:
+        multi = path.lower().endswith((".tif", ".tiff")) and count_pages(path) > 1
+        try:
+            with open(path, "rb") as fh:
+                pdf = fh.read(1024).lstrip().startswith(b"%PDF")
+        except OSError:  # unreadable: its own error line says why
+            pdf = False
+        if not pdf and not multi:
+            out.append(path)
+            continue
+        n = count_pages(path)
+        pages = [k for a, b in ranges for k in range(a, min(n, b or n) + 1)]
+        out.extend(f"{path}#page={k}" for k in (pages or [ranges[0][0]]))
+    return out
 
 
 class OcrRun:
@@ -199,7 +243,8 @@ def run(config: dict, reporter) -> OcrRun:
         items = list(images) if isinstance(images, (list, tuple)) else [images]
         keep_pixels = True
     else:
-        items = expand_inputs(config.get("inputs") or [], skipped)
+        items = select_pages(expand_inputs(config.get("inputs") or [], skipped),
+                             config.get("pages"))
         keep_pixels = False
         if skipped and reporter.rank == 0:  # said once, in the log and the summary
             reporter.log(skipped_line(skipped), level="warning")
