@@ -67,3 +67,29 @@ def test_tied_embedding_language_model():
     assert nt == ns  # the tied weight counted once
     np.testing.assert_allclose(ls, lt, **TOL)
     assert ps == pytest.approx(pt, rel=1e-10)
+
+
+def test_gan_with_two_optimizers_and_a_frozen_discriminator():
+    rng = np.random.default_rng(6)
+    real = rng.standard_normal((48, 6)) * 0.5 + 1.0
+    noise = rng.standard_normal((48, 4))
+    T, S = both("gan")
+    init_g, init_d = torch_init(T.G), torch_init(T.D)
+    got_t = T.main(real, noise, init_g, init_d)
+    got_s = S.main(real, noise, to_skiff(init_g), to_skiff(init_d))
+    for a, b in zip(got_s[:4], got_t[:4]):
+        assert len(a) == 6
+        np.testing.assert_allclose(a, b, **TOL)
+    assert got_s[4] == got_t[4]
+
+
+def test_straight_through_quantisation_with_a_custom_function():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((48, 5))
+    y = np.argmax(X[:, :3], axis=1)
+    T, S = both("ste_quant")
+    init = torch_init(lambda: T.nn.Sequential(T.QLinear(5, 12), T.nn.ReLU(), T.QLinear(12, 3)))
+    _, lt = T.main(X, y, init=init)
+    _, ls = S.main(X, y, init=to_skiff(init))
+    assert len(ls) == 9
+    np.testing.assert_allclose(ls, lt, **TOL)
