@@ -41,6 +41,16 @@ _FLOATS = {"float32": np.float32, "float64": np.float64, "float16": np.float16}
 _IGNORED = re.compile(r"(^|\.)mtp")
 
 
+_DENSE_DEFAULTS = dict(vocab_size=103424, hidden_size=1024, intermediate_size=3072,
+                      num_hidden_layers=18, num_attention_heads=16, num_key_value_heads=2,
+                      head_dim=128)
+_MOE_DEFAULTS = dict(vocab_size=103424, hidden_size=2560, intermediate_size=12288,
+                     num_hidden_layers=28, num_attention_heads=20, num_key_value_heads=4,
+                     moe_num_experts=64, moe_k=6, moe_intermediate_size=1536,
+                     moe_num_shared_experts=2, moe_layer_start_index=1,
+                     moe_layer_end_index=-1, moe_layer_interval=1)
+
+
 def read_config(folder: str | os.PathLike) -> ErnieConfig:
     """The :class:`ErnieConfig` of a checkpoint folder's ``config.json`` (any other
     architecture, an unsupported rotary scaling or activation is one clear error)."""
@@ -74,14 +84,17 @@ def config_from_hf(raw: dict, where: str = "config.json") -> ErnieConfig:
         raise ValueError(f"{where}: rotary scaling {rope_type!r} is not supported (default)")
     theta = rope.get("rope_theta", raw.get("rope_theta", 500000.0))
     known = {f.name for f in fields(ErnieConfig)} - {"extra", "lr", "block_size", "rope_theta"}
-    values = {k: raw[k] for k in known if raw.get(k) is not None}
-    if raw.get("num_key_value_heads") is None:
-        values["num_key_value_heads"] = raw.get("num_attention_heads", 16)
-    if raw.get("head_dim") is None and "hidden_size" in raw:
-        values["head_dim"] = raw["hidden_size"] // raw.get("num_attention_heads", 16)
-    if model_type == "ernie4_5_moe" or arch == "Ernie4_5_MoeForCausalLM":
-        values.setdefault("moe_num_experts", 64)
-        values.setdefault("moe_num_shared_experts", 2)
+    moe = model_type == "ernie4_5_moe" or arch == "Ernie4_5_MoeForCausalLM"
+    # a key the file leaves out takes transformers' default for the architecture (the 0.3B's
+    # sizes for the dense config, the 21B-A3B's for the MoE one), as transformers reads it
+    values = dict(_MOE_DEFAULTS if moe else _DENSE_DEFAULTS)
+    values.update({k: raw[k] for k in known if raw.get(k) is not None})
+    if "num_key_value_heads" in raw and raw["num_key_value_heads"] is None:
+        values["num_key_value_heads"] = values["num_attention_heads"]  # null: one per head
+    if raw.get("head_dim") is None and (moe or "head_dim" in raw):
+        # the MoE reference has no head_dim default; the dense one's null means the same
+        values["head_dim"] = values["hidden_size"] // values["num_attention_heads"]
+    if moe:
         if not values["moe_num_experts"]:
             raise ValueError(f"{where}: an MoE architecture with moe_num_experts = 0")
     else:
