@@ -17,6 +17,7 @@ from skiff.kernels.train.core.lr_scheduler import (  # noqa: F401
     SequentialLR,
     StepLR,
     WarmupCosine,
+    _LRScheduler,
 )
 
 __all__ = list(_real.__all__)

@@ -12,12 +12,11 @@ import math
 
 from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
 
-__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR", "ExponentialLR",
-           "OneCycleLR", "CyclicLR", "SequentialLR",
-           "CosineAnnealingLR", "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR",
-           "WarmupCosine"]
+__all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR",
+           "ExponentialLR", "OneCycleLR", "CyclicLR", "SequentialLR", "CosineAnnealingLR",
+           "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR", "WarmupCosine"]
 
-LRScheduler = LRSchedule
+LRScheduler = _LRScheduler = LRSchedule  # torch's base names (subclasses define get_lr)
 
 
 def _per_group(value, optimizer, what):

@@ -9,6 +9,7 @@ cupy ElementwiseKernel on the GPU.
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 
@@ -138,7 +139,10 @@ class Optimizer:
     per-parameter ``state``, ``step()``, ``zero_grad()``, ``state_dict()``."""
 
     def __init__(self, params, lr: float = 1e-3, **defaults):
-        defaults = {"lr": lr, **defaults}
+        if isinstance(lr, dict):  # torch's form: Optimizer.__init__(params, defaults)
+            defaults = {**lr, **defaults}
+        else:
+            defaults = {"lr": lr, **defaults}
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -156,7 +160,7 @@ class Optimizer:
                     raise ValueError("an optimizer takes leaf tensors (parameters), got one "
                                      "computed from others")
             self.param_groups.append(group)
-        self.state: dict = {}
+        self.state: dict = collections.defaultdict(dict)  # torch's: self.state[p] is {} at first
 
     def _params(self):
         for group in self.param_groups:
@@ -228,7 +232,7 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     g[k] = v
-        self.state = {}
+        self.state = collections.defaultdict(dict)
         for i, st in state_dict["state"].items():
             p = params[int(i)]
             self.state[p] = {
@@ -400,10 +404,10 @@ class LRSchedule:
     (``Trainer.train`` called again) starts from the peak, not from where the last one ended.
     """
 
-    def __init__(self, optimizer: Optimizer):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1, verbose=None):
         self.optimizer = optimizer
         self.base_lrs = [g.setdefault("initial_lr", g["lr"]) for g in optimizer.param_groups]
-        self.last_step = 0
+        self.last_step = last_epoch + 1  # torch's last_epoch=-1: the first step is step 0
         self._apply()
 
     def lr_at(self, step: int, base: float) -> float:  # pragma: no cover - abstract

@@ -93,3 +93,16 @@ def test_straight_through_quantisation_with_a_custom_function():
     _, ls = S.main(X, y, init=to_skiff(init))
     assert len(ls) == 9
     np.testing.assert_allclose(ls, lt, **TOL)
+
+
+def test_custom_optimizer_and_scheduler_subclasses():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((48, 5))
+    y = np.argmax(X[:, 2:], axis=1)
+    T, S = both("custom_optim")
+    init = torch_init(lambda: T.nn.Sequential(T.nn.Linear(5, 10), T.nn.SiLU(), T.nn.Linear(10, 3)))
+    _, lt, rt, nt = T.main(X, y, init=init)
+    _, ls, rs, ns = S.main(X, y, init=to_skiff(init))
+    assert len(ls) == 9 and ns == nt == 4
+    np.testing.assert_allclose(ls, lt, **TOL)
+    np.testing.assert_allclose(rs, rt, rtol=1e-13)
