@@ -3,6 +3,7 @@
 
 from skiff.kernels.train.core import lr_scheduler as _real
 from skiff.kernels.train.core.lr_scheduler import (  # noqa: F401
+    ChainedScheduler,
     ConstantLR,
     CosineAnnealingLR,
     CyclicLR,

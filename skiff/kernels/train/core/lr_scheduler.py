@@ -13,7 +13,8 @@ import math
 from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
 
 __all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR",
-           "ExponentialLR", "OneCycleLR", "CyclicLR", "SequentialLR", "CosineAnnealingLR",
+           "ExponentialLR", "OneCycleLR", "CyclicLR", "SequentialLR", "ChainedScheduler",
+           "CosineAnnealingLR",
            "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR", "WarmupCosine"]
 
 LRScheduler = _LRScheduler = LRSchedule  # torch's base names (subclasses define get_lr)
@@ -364,3 +365,54 @@ class SequentialLR:
         for s, st in zip(self._schedulers, state["schedulers"]):
             s.load_state_dict(st)
 
+
+
+class ChainedScheduler:
+    """torch's ``ChainedScheduler``: every part steps together and their factors multiply
+    (``ExponentialLR`` and ``StepLR`` at once, say). skiff's schedules are closed forms of the
+    base lr, so the chain sets ``base * prod(part(step) / base)``, what torch's recursive forms
+    compose to; a part whose lr is not such a factor (``MultiplicativeLR``, ``OneCycleLR``,
+    ``CyclicLR``, ``CosineAnnealingLR`` with ``eta_min``) is refused."""
+
+    def __init__(self, schedulers, optimizer: Optimizer | None = None):
+        self._schedulers = list(schedulers)
+        if not self._schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        self.optimizer = optimizer or self._schedulers[0].optimizer
+        for i, s in enumerate(self._schedulers):
+            if getattr(s, "optimizer", None) is not self.optimizer:
+                raise ValueError(f"ChainedScheduler: scheduler at index {i} has a different "
+                                 "optimizer than the others")
+            if not isinstance(s, LRSchedule) or isinstance(
+                    s, (MultiplicativeLR, OneCycleLR, CyclicLR)) or getattr(s, "eta_min", 0):
+                raise ValueError(f"ChainedScheduler: {type(s).__name__} at index {i} does not "
+                                 "scale the lr by a factor, so it cannot be chained in skiff")
+        self._apply()
+
+    def _apply(self) -> None:
+        parts = [(s.base_lrs, s.get_lr()) for s in self._schedulers]
+        for k, g in enumerate(self.optimizer.param_groups):
+            lr = g["initial_lr"]
+            for bases, lrs in parts:
+                lr *= lrs[k] / bases[k] if bases[k] else 0.0
+            g["lr"] = lr
+
+    @property
+    def last_epoch(self) -> int:
+        return self._schedulers[0].last_step
+
+    def step(self) -> None:
+        for s in self._schedulers:
+            s.last_step += 1
+        self._apply()
+
+    def get_last_lr(self) -> list[float]:
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict:
+        return {"schedulers": [s.state_dict() for s in self._schedulers]}
+
+    def load_state_dict(self, state: dict) -> None:
+        for s, st in zip(self._schedulers, state["schedulers"]):
+            s.load_state_dict(st)
+        self._apply()

@@ -234,3 +234,28 @@ def test_orthogonal_and_trunc_normal_init():
     dist = truncnorm((-0.4 - 0.1) / 0.5, (0.9 - 0.1) / 0.5, loc=0.1, scale=0.5)
     assert w.min() >= -0.4 and w.max() <= 0.9
     assert abs(w.mean() - dist.mean()) < 0.005 and abs(w.std() - dist.std()) < 0.005
+
+
+@pytest.mark.parametrize("plan", ["exp_step", "linear_cos_multistep"])
+def test_chained_scheduler_equals_torch(plan):
+    lrs = []
+    for lib, m in zip((skiff, torch), models()):
+        opt = lib.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        S = lib.optim.lr_scheduler
+        if plan == "exp_step":
+            parts = [S.ExponentialLR(opt, 0.9), S.StepLR(opt, 3, 0.5)]
+        else:
+            parts = [S.LinearLR(opt, start_factor=0.2, total_iters=4),
+                     S.CosineAnnealingLR(opt, T_max=12), S.MultiStepLR(opt, [5, 8], 0.3)]
+        sched = S.ChainedScheduler(parts)
+        seen = [opt.param_groups[0]["lr"]]
+        for _ in range(11):
+            opt.step()
+            sched.step()
+            seen.append(sched.get_last_lr()[0])
+        lrs.append(seen)
+    np.testing.assert_allclose(lrs[0], lrs[1], rtol=1e-12, atol=1e-16)
+    opt = skiff.optim.SGD(models()[0].parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="factor"):
+        skiff.optim.lr_scheduler.ChainedScheduler(
+            [skiff.optim.lr_scheduler.CosineAnnealingLR(opt, 5, eta_min=0.01)])
