@@ -220,7 +220,24 @@ class Strategy:
         """This rank's optimizer state for a checkpoint."""
         return optimizer.state_dict()
 
+    _fresh_optimizer = False  # a checkpoint of a split model read without its moments
+
     def load_optimizer_state_dict(self, optimizer, state: dict) -> None:
+        if state is None and self._fresh_optimizer:
+            return  # resharded from a model-splitting layout: the moments start at zero
+        if isinstance(state, dict) and "hyper" in state:  # a split model's pieces, by name
+            from .parallel.sliced_state import load_optimizer_from_pieces
+
+            load_optimizer_from_pieces(optimizer, state)
+            return
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        if isinstance(state, dict) and "param_groups" in state:  # ZeRO's flat slice, joined
+            from .parallel.relayout import fit_optimizer_state
+
+            state = fit_optimizer_state(state, sizes=[int(p.size) for p in params],
+                                        shapes=[tuple(p.shape) for p in params])
+            if state is None:
+                return
         optimizer.load_state_dict(state)
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
@@ -239,7 +256,36 @@ class Strategy:
                                   level="warning")
 
         found = ckpt.load_latest(directory, on_corrupt=corrupt)
+        from .parallel.relayout import newest_steps
+
+        npz, sharded = newest_steps(directory)
+        if sharded is not None and (npz is None or sharded > npz):
+            return self._load_sharded_checkpoint(directory)
         return None if found is None else found[1]
+
+    def _load_sharded_checkpoint(self, directory) -> dict | None:
+        """A checkpoint written on several ranks (``step-N/`` with one shard per rank), read
+        in this one process as a one-rank data-parallel group reads it (ZeRO's flat slices
+        joined, a split model's pieces put together); the optimizer state is cut back to
+        one entry per parameter when it is loaded."""
+        from .parallel.comm import SelfComm
+        from .parallel.data_parallel import DataParallel
+
+        model = getattr(self, "model", None)
+        if model is None:
+            return None
+        dp = DataParallel(SelfComm()).bind(device=self.device)
+        dp.reporter = self.reporter
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        dp.model, dp.names, dp.params = model, [n for n, _ in named], [p for _, p in named]
+        state = dp.load_checkpoint(directory)
+        self._fresh_optimizer = dp._fresh_optimizer
+        if state is not None and self.reporter is not None:
+            plan = state.get("plan") or {}
+            self.reporter.log(f"checkpoint of step {state.get('step')} was written on "
+                              f"{plan.get('world_size', 'several')} ranks "
+                              f"({plan.get('strategy', '?')}): read in one process")
+        return state
 
 
 class SingleDevice(Strategy):
@@ -256,4 +302,5 @@ class SingleDevice(Strategy):
             model = moved if moved is not None else model
         # frozen parameters (a LoRA fine-tune's base weights) are not optimised
         optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad])
+        self.model = model  # a checkpoint of several ranks is read against it
         return model, optimizer

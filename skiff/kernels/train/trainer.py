@@ -424,6 +424,16 @@ class Trainer(Inference, TrainerState):
         state = run.strategy.load_checkpoint(self.checkpoint_dir)
         run.resumed = {"from_step": None, "dir": str(self.checkpoint_dir), "total": run.total}
         if state is None:
+            from .parallel.relayout import newest_steps
+
+            npz, sharded = newest_steps(self.checkpoint_dir)
+            if npz is not None or sharded is not None:  # there, but not for this strategy
+                by = "one process" if sharded is None else "several ranks"
+                raise ValueError(
+                    f"the checkpoint of step {max(s for s in (npz, sharded) if s is not None)}"
+                    f" in {self.checkpoint_dir} was written by {by} and strategy "
+                    f"{run.strategy.name!r} cannot read it: resume with one process, dp or "
+                    "zero1/zero2 (they read both kinds)")
             self.reporter.log(f"no checkpoint in {self.checkpoint_dir}: starting from step 0")
             return
         run.step, run.history, run.val_history = self._restore(state, run.loader)

@@ -35,6 +35,7 @@ from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_shard
 from .comm import Comm
 from .compression import NoCompression, make_compressor
 from .ernie_balance import balance_over_ranks
+from .relayout import fit_optimizer_state, newest_steps
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
 
@@ -319,7 +320,20 @@ class DataParallel(Strategy):
         if isinstance(state, dict) and "hyper" in state:  # read from pieces, by name
             load_optimizer_from_pieces(optimizer, state)
             return
+        if isinstance(state, dict) and "param_groups" in state:  # dp <-> ZeRO, 1 <-> N ranks
+            state = self._fit_optimizer_state(state)
+            if state is None:
+                if self.reporter is not None:
+                    self.reporter.log("the checkpoint's optimizer state does not cover every "
+                                      "parameter: the moments start afresh", level="warning")
+                return
         optimizer.load_state_dict(state)
+
+    def _fit_optimizer_state(self, state: dict) -> dict | None:
+        """A saved optimizer state in this strategy's layout: per parameter (dp)."""
+        return fit_optimizer_state(state, sizes=[int(p.size) for p in self.params],
+                                   shapes=[tuple(p.shape) for p in self.params],
+                                   comm=self._comm())
 
     def _extra_state(self) -> dict:
         if isinstance(self.compressor, NoCompression):
@@ -339,7 +353,11 @@ class DataParallel(Strategy):
                 self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
                                   level="warning")
 
-        found = load_sharded(directory, self._comm(), on_corrupt=corrupt)
+        comm = self._comm()
+        steps = comm.bcast_object(newest_steps(directory) if comm.rank == 0 else None, root=0)
+        if steps[0] is not None and (steps[1] is None or steps[0] > steps[1]):
+            return self._load_one_process_checkpoint(directory, corrupt)
+        found = load_sharded(directory, comm, on_corrupt=corrupt)
         if found is None:
             return None
         layout = found.get("layout") or {}
@@ -371,6 +389,23 @@ class DataParallel(Strategy):
             if comp is not None:
                 self.compressor.load_state_dict(comp)
             state.setdefault("step", found["step"])
+        return state
+
+
+    def _load_one_process_checkpoint(self, directory, corrupt) -> dict | None:
+        """A checkpoint one process wrote (``step-N.npz``: the whole model and a
+        per-parameter optimizer state), read by every rank; the optimizer state is cut to
+        this layout when it is loaded (:meth:`load_optimizer_state_dict`)."""
+        from skiff.kernels.train.checkpoint import load_latest
+
+        found = load_latest(directory, on_corrupt=corrupt if self.rank == 0 else None)
+        self._comm().barrier()  # no rank re-saves this step while another still reads it
+        if found is None:
+            return None
+        path, state = found
+        if self.reporter is not None:
+            self.reporter.log(f"checkpoint {path.name} was written by one process: read on "
+                              f"{self._comm().size} ranks ({self.name})")
         return state
 
 
@@ -500,6 +535,12 @@ class ZeRO(DataParallel):
                      for k, v in per[0].items()}
             opt = {"state": {0: first}, "hyper": opt["hyper"]}
         return opt, masters
+
+    def _fit_optimizer_state(self, state: dict) -> dict | None:
+        """A saved optimizer state as this rank's flat slice (from per-parameter moments)."""
+        return fit_optimizer_state(state, sizes=self.sizes,
+                                   shapes=[tuple(p.shape) for p in self.params],
+                                   flat_range=(self.lo, self.hi), comm=self._comm())
 
     def optimizer_state_dict(self, optimizer) -> dict:
         n = self.hi - self.lo

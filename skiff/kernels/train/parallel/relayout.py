@@ -1,0 +1,101 @@
+"""A checkpoint's optimizer state in the layout of the optimizer that resumes it.
+
+One device and data parallel step one optimizer entry per parameter; ZeRO steps one flat
+slice of all parameters joined (:class:`.data_parallel.ZeRO`). A run saved under one and
+resumed under the other (``--np 2 --strategy zero2`` resumed with ``--strategy dp``, or on
+one process) used to fail with "optimizer state does not fit: groups of sizes [1] vs [6]".
+:func:`fit_optimizer_state` converts: per-parameter moments are joined and cut to this
+rank's flat slice, a flat vector (this rank's slice, gathered from every rank over ``comm``
+when the optimizer wants it whole) is split back into the parameters' shapes. Numbers (a
+step count) are kept as they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fit_optimizer_state", "saved_params"]
+
+
+def saved_params(state: dict) -> int:
+    """How many parameters a saved optimizer state's groups list."""
+    return sum(len(g.get("params", [])) for g in state.get("param_groups", []))
+
+
+def _hyper(state: dict) -> list:
+    return [{k: v for k, v in g.items() if k != "params"} for g in state["param_groups"]]
+
+
+def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
+                        flat_range: tuple[int, int] | None = None, comm=None) -> dict | None:
+    """``state`` (an optimizer ``state_dict``) for an optimizer over ``len(sizes)``
+    parameters of these sizes and shapes, or, with ``flat_range=(lo, hi)``, over one flat
+    slice ``[lo, hi)`` of them joined (ZeRO). A flat saved state holds this rank's slice
+    of the new world (``load_sharded`` cut it so); ``comm`` gathers the slices when the
+    optimizer wants every parameter. Returns None when a parameter has no saved state (the
+    moments then start afresh)."""
+    total = int(sum(sizes))
+    saved = state.get("state", {})
+    n = saved_params(state)
+    if flat_range is not None:  # a ZeRO optimizer: one flat entry, this rank's slice
+        if n == 1:
+            return state
+        if n != len(sizes):
+            raise ValueError(f"the checkpoint's optimizer state is for {n} parameters, this "
+                             f"model has {len(sizes)}")
+        per = [saved.get(i, saved.get(str(i))) for i in range(n)]
+        if any(st is None for st in per):
+            return None
+        lo, hi = flat_range
+        first = {}
+        for k, v in per[0].items():
+            if np.ndim(v) > 0:
+                whole = np.concatenate([np.asarray(st[k]).reshape(-1) for st in per])
+                first[k] = whole[lo:hi].copy()
+            else:
+                first[k] = v
+        hyper = _hyper(state)[:1]
+        return {"state": {0: first}, "param_groups": [{**hyper[0], "params": [0]}]}
+    if n == len(sizes) and not (n == 1 and len(sizes) == 1):
+        return state
+    if n != 1:
+        raise ValueError(f"the checkpoint's optimizer state is for {n} parameters, this "
+                         f"model has {len(sizes)}")
+    flat = saved.get(0, saved.get("0"))
+    if flat is None:
+        return None
+    out_state: dict = {i: {} for i in range(len(sizes))}
+    for k, v in flat.items():
+        if np.ndim(v) == 0:
+            for i in range(len(sizes)):
+                out_state[i][k] = v
+            continue
+        arr = np.asarray(v).reshape(-1)
+        if arr.size != total:  # this rank's slice: the others' from every rank
+            if comm is None or comm.size == 1:
+                raise ValueError(f"a flat optimizer state of {arr.size} values for "
+                                 f"{total} parameters")
+            arr = np.asarray(comm.allgatherv(np.ascontiguousarray(arr))[0]).reshape(-1)
+        off = 0
+        for i, (size, shape) in enumerate(zip(sizes, shapes)):
+            out_state[i][k] = arr[off:off + size].reshape(shape).copy()
+            off += size
+    hyper = _hyper(state)
+    return {"state": out_state,
+            "param_groups": [{**hyper[0], "params": list(range(len(sizes)))}]}
+
+
+def newest_steps(directory) -> tuple[int | None, int | None]:
+    """(the newest step of a one-process ``step-N.npz``, of a sharded ``step-N/`` folder)
+    in ``directory``: which kind of checkpoint a resume should read."""
+    from skiff.kernels.train.checkpoint import list_checkpoints
+
+    from .checkpoint import list_sharded
+
+    def step(path) -> int | None:
+        digits = "".join(c for c in path.name.split(".")[0] if c.isdigit())
+        return int(digits) if digits else None
+
+    npz = [s for s in map(step, list_checkpoints(directory)) if s is not None]
+    sharded = [s for s in map(step, list_sharded(directory)) if s is not None]
+    return (max(npz) if npz else None), (max(sharded) if sharded else None)
