@@ -214,6 +214,13 @@ def _set_name(values: dict):
     return name
 
 
+# how each built-in model's own layers split over ranks besides dp/ZeRO (checked at launch,
+# before the ranks start: the planner inside them would refuse 'tp' on mlp as "tp=2 does not
+# divide the 1 attention heads")
+SPLIT_DIMS = {"mlp": (), "cnn": (), "gpt-mini": ("tp", "pp"), "gpt-small": ("tp", "pp"),
+              "gpt-moe": ("ep",)}
+
+
 # validation -----------------------------------------------------------------------------------
 def _check_strategy(spec: str) -> str:
     from skiff.kernels.train.plan.planner import strategy_name
@@ -544,6 +551,23 @@ class TrainKind(Kind):
         if choice is not None and choice.world != ranks:
             raise ValueError(f"--strategy {spec!r} needs dp x tp x pp = {choice.world} ranks "
                              f"and the job has {ranks}: give --np {choice.world}")
+        if choice is None:
+            return
+        if choice.zero and choice.dp == 1:
+            raise ValueError(f"--strategy {spec!r} shards the optimizer over data-parallel "
+                             f"ranks and the job has {ranks}: give --np 2 or more, or drop "
+                             "--strategy (one rank trains on one device)")
+        model = config.get("model")
+        dims = SPLIT_DIMS.get(model) if not config.get("source") else None
+        if dims is None:  # a %%train cell's model, ERNIE: checked in the ranks
+            return
+        for dim, size, what in (("tp", choice.tp, "tensor parallel (tp)"),
+                                ("pp", choice.pp, "pipeline parallel (pp)"),
+                                ("ep", choice.ep, "expert parallel (ep)")):
+            if size > 1 and dim not in dims:
+                can = ", ".join(["dp", "zero1", "zero2", *dims])
+                raise ValueError(f"--strategy {spec!r}: {what} does not apply to {model} "
+                                 f"(it splits by {can}): use one of those, or auto")
 
     def summary(self, result: dict) -> list[str]:
         if result.get("onnx"):  # ocr-rec: a recognizer exported, and what it reads now
