@@ -252,6 +252,8 @@ class ChatDataset:
                            np.concatenate([y for _, y in items]), cu,
                            np.concatenate([np.arange(n, dtype=np.int64) for n in lens]))
 
+    cut = dropped = 0  # (a subclass that fills items itself cut nothing)
+
     def __repr__(self) -> str:
         more = ""
         if self.cut:

@@ -53,7 +53,8 @@ from .ernie_layers import (  # noqa: F401 (the layers' classes, imported from he
 )
 from .gpt import _as_index, _host
 
-__all__ = ["ErnieConfig", "ErnieForCausalLM", "KVCache", "PUBLISHED", "num_parameters"]
+__all__ = ["ErnieConfig", "ErnieForCausalLM", "CausalLMOutput", "KVCache", "PUBLISHED",
+           "num_parameters"]
 
 class KVCache:
     """Keys and values of past positions, per layer: (B, K, S, D) arrays that grow in place
@@ -79,6 +80,22 @@ class KVCache:
         self.v[layer][:, :, start:start + T] = v._data
         return (Tensor(self.k[layer][:, :, :start + T]),
                 Tensor(self.v[layer][:, :, :start + T]))
+
+
+class CausalLMOutput:
+    """``loss`` and ``logits`` of ``model(ids, labels=...)``, read as transformers' output
+    is: by attribute, by key, or ``out[0]`` (the loss), ``out[1]`` (the logits)."""
+
+    def __init__(self, loss, logits):
+        self.loss, self.logits = loss, logits
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return getattr(self, key)
+        return (self.loss, self.logits)[key]
+
+    def __repr__(self) -> str:
+        return f"CausalLMOutput(loss={float(self.loss.item()):.6g}, logits={self.logits.shape})"
 
 
 class ErnieForCausalLM(nn.Module):
@@ -128,6 +145,24 @@ class ErnieForCausalLM(nn.Module):
         freqs = pos[:, None] * self.inv_freq[None, :]
         xp = self.model.embed_tokens.weight.xp
         return xp.asarray(np.cos(freqs)), xp.asarray(np.sin(freqs))
+
+    def __call__(self, *args, labels=None, **kwargs):
+        """``model(ids)`` is :meth:`forward`'s logits; ``model(ids, labels=ids)`` (as in
+        transformers) is a :class:`CausalLMOutput` with ``loss`` too: the mean cross-entropy
+        of each position's logits against the next position's label (the shift is made
+        here, as transformers makes it; labels of -100 are left out)."""
+        logits = super().__call__(*args, **kwargs)
+        if labels is None:
+            return logits
+        y = np.asarray(_host(labels), dtype=np.int64)
+        if y.ndim == 1:
+            y = y[None]
+        B, T, V = logits.shape
+        if y.shape != (B, T):
+            raise ValueError(f"labels have shape {y.shape}, the input ids {(B, T)}")
+        target = _as_index(y[:, 1:].reshape(-1), self)
+        loss = F.cross_entropy(logits[:, :-1].reshape(B * (T - 1), V), target)
+        return CausalLMOutput(loss=loss, logits=logits)
 
     def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False,
                 attention_mask=None):
