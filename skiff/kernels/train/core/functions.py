@@ -53,9 +53,10 @@ def from_numpy(array) -> Tensor:
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
-    if isinstance(data, np.ndarray) and dtype is None:
-        dtype = data.dtype
-    return tensor(data, dtype=dtype, device=device)
+    if hasattr(data, "dtype") and hasattr(data, "shape") and dtype is None and not isinstance(
+            data, Tensor):
+        dtype = data.dtype  # an array keeps its dtype and, when nothing changes, its memory
+    return Tensor(data, dtype=dtype, device=device)
 
 
 def is_tensor(x) -> bool:

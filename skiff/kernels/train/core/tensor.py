@@ -685,12 +685,16 @@ tune_allocator()
 
 
 def tensor(data, *, requires_grad=False, device=None, dtype=None) -> Tensor:
-    """torch's ``tensor``: ``Tensor(...)``, except that a numpy (or cupy) float array keeps its
-    dtype (float64 stays float64, as in torch); lists and numbers of floats become float32."""
+    """torch's ``tensor``: a new tensor holding a copy of ``data`` (as torch's; ``as_tensor`` and
+    ``from_numpy`` share the memory); a numpy (or cupy) float array keeps its dtype (float64
+    stays float64, as in torch); lists and numbers of floats become float32."""
     if dtype is None and getattr(data, "dtype", None) is not None and not isinstance(
             data, Tensor) and getattr(data.dtype, "kind", "") == "f":
         dtype = data.dtype
-    return Tensor(data, requires_grad=requires_grad, device=device, dtype=dtype)
+    out = Tensor(data, requires_grad=requires_grad, device=device, dtype=dtype)
+    if out._data is (data._data if isinstance(data, Tensor) else data):
+        out._data = out._data.copy()  # torch's tensor() copies (as_tensor/from_numpy share)
+    return out
 
 
 # ---- joining ------------------------------------------------------------------------------

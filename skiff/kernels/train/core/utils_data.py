@@ -99,7 +99,7 @@ def default_collate(items):
     if isinstance(first, (str, bytes)):
         return list(items)
     arr = np.stack([np.asarray(it) for it in items])
-    return tensor(arr)
+    return Tensor(arr, dtype=arr.dtype)  # the stacked array itself: no second copy
 
 
 class DataLoader:

@@ -259,3 +259,18 @@ def test_chained_scheduler_equals_torch(plan):
     with pytest.raises(ValueError, match="factor"):
         skiff.optim.lr_scheduler.ChainedScheduler(
             [skiff.optim.lr_scheduler.CosineAnnealingLR(opt, 5, eta_min=0.01)])
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct")
+def test_tensor_copies_and_as_tensor_shares_as_torch():
+    seen = []
+    for lib in (skiff, torch):
+        arr = np.ones(3)
+        w = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        (w * 2.0).sum().backward()
+        kept = lib.tensor(w.grad)  # torch warns: use clone().detach()
+        made, shared = lib.tensor(arr), lib.as_tensor(arr)
+        w.grad.zero_()
+        arr[0] = 5.0
+        seen.append((kept.numpy().tolist(), made.numpy().tolist(), shared.numpy().tolist()))
+    assert seen[0] == seen[1] == ([2.0] * 3, [1.0, 1.0, 1.0], [5.0, 1.0, 1.0])
