@@ -71,28 +71,42 @@ def test_send_submits_a_chat_job_and_shows_thinking_collapsed(folders):
 
 
 def test_answer_streams_into_the_tab(folders):
-    """A long answer from the random checkpoint: the answer widget shows several partial
-    answers, with the cursor, before the final one."""
+    """A long reply from the random checkpoint: the tab shows several partial states, with
+    the cursor, before the final one. Its template opens the thinking, so a random model's
+    whole reply may stream into the thinking section (titled "thinking …" while written)
+    rather than the answer: either one is followed."""
     from skiff.widgets.chat_tab import ChatTab
 
     base, _ = folders
     tab = ChatTab(user_ns={})
     seen: list[str] = []
+    thought: list[tuple[str, tuple]] = []
     try:
         tab.model.value, tab.prompt.value = str(base), "Hello world"
         tab.max_new_tokens.value = 1000
         job = tab.send()
         assert job is not None and tab.send_button.disabled
-        tab.turn.answer.observe(lambda c: seen.append(c["new"]), names="value")
+        turn = tab.turn
+        turn.answer.observe(lambda c: seen.append(c["new"]), names="value")
+        turn.thinking.observe(lambda c: thought.append((c["new"], tuple(turn.fold.titles))),
+                              names="value")
         assert tab.send() is None and "still being written" in tab.status.value
         _wait(tab)
         assert job.status == "done", job.error
         assert job.result["tokens"] == 1000  # no eos on the way: a long stream
         live = [v for v in seen if "▌" in v]
-        assert len(set(live)) >= 2, f"{len(seen)} updates, {len(live)} while writing"
-        lengths = [len(v) for v in live]
+        if job.result["text"]:  # the answer streamed, with its cursor
+            assert len(set(live)) >= 2, f"{len(seen)} updates, {len(live)} while writing"
+            lengths = [len(v) for v in live]
+        else:  # all of it was thinking: that section grew while written
+            live = [v for v, titles in thought if titles == ("thinking …",)]
+            assert len(set(live)) >= 2, f"{len(thought)} updates, {len(live)} while writing"
+            lengths = [len(v) for v in live]
+            assert turn.thinking_text == job.result["thinking"]
+            assert tuple(turn.fold.titles) == ("thinking",)  # no longer "…"
         assert lengths[-1] > lengths[0]
-        assert "▌" not in seen[-1] and tab.turn.text == job.result["text"]
+        assert not seen or "▌" not in seen[-1]
+        assert turn.text == job.result["text"]
     finally:
         tab.close()
 
