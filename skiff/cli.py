@@ -306,8 +306,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
         else:
             print(_clean(describe(out), keep_newlines=True))
             if ns.action == "cancel" and not out.refresh().final:  # it is still running
-                print(f"  cancel asked: it stops at its next step (a training writes a "
-                      f"checkpoint first); python -m skiff jobs wait {out.id} follows it")
+                print("  cancel asked: it stops at its next step (a training writes a "
+                      "checkpoint first)")
         if ns.action == "wait":  # a script's `jobs wait ID && next` goes on only when done
             return 0 if out.status == "done" and not out.failures else 1
         return 0

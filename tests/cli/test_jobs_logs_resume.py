@@ -155,3 +155,28 @@ def test_jobs_wait_exit_status_is_the_jobs_and_a_timeout_is_one_line(capsys):
     finally:
         running.cancel()
         running.wait(10)
+
+
+def test_jobs_show_of_a_running_job_says_where_it_is(capsys):
+    """It printed the repr alone: no rate, no ETA, nothing the job said."""
+    started = __import__("threading").Event()
+
+    def steps(config, reporter):
+        reporter.progress(7, 50, unit="step")
+        reporter.log("working on part seven")
+        started.set()
+        while not reporter.should_stop():
+            time.sleep(0.02)
+
+    job = launch("custom", fn=steps)
+    try:
+        assert started.wait(10)
+        assert main(["jobs", "show", job.id]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == repr(job)
+        assert "running 14% 7/50 steps" in lines[1]
+        assert lines[2].endswith(" working on part seven")
+        assert f"jobs wait {job.id} follows it" in lines[-1]
+    finally:
+        job.cancel()
+        job.wait(10)
