@@ -151,6 +151,11 @@ class ErnieForCausalLM(nn.Module):
         transformers) is a :class:`CausalLMOutput` with ``loss`` too: the mean cross-entropy
         of each position's logits against the next position's label (the shift is made
         here, as transformers makes it; labels of -100 are left out)."""
+        aux = labels is not None and self.config.is_moe and self.config.output_router_logits
+        if aux:  # the reference adds the balancing loss of this forward's routing
+            for layer in self.model.layers:
+                if hasattr(layer.mlp, "last_router_logits"):
+                    layer.mlp.last_router_logits = None
         logits = super().__call__(*args, **kwargs)
         if labels is None:
             return logits
@@ -162,6 +167,14 @@ class ErnieForCausalLM(nn.Module):
             raise ValueError(f"labels have shape {y.shape}, the input ids {(B, T)}")
         target = _as_index(y[:, 1:].reshape(-1), self)
         loss = F.cross_entropy(logits[:, :-1].reshape(B * (T - 1), V), target)
+        if aux:
+            if any(getattr(layer.mlp, "last_router_logits", 0) is None
+                   for layer in self.model.layers):  # a path that kept no router logits
+                from ..core.autograd import enable_grad
+
+                with enable_grad():
+                    super().__call__(*args, **kwargs)
+            loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
         return CausalLMOutput(loss=loss, logits=logits)
 
     def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False,

@@ -51,3 +51,29 @@ def test_labels_loss_and_steps_equal_transformers(tmp_path, shape):
         assert abs(loss.item() - tloss.item()) <= 1e-4 * abs(tloss.item())
     with pytest.raises(ValueError, match="labels have shape"):
         model(ids, labels=labels[:, :5])
+
+
+def test_labels_add_the_balancing_loss_as_transformers(tmp_path):
+    """With ``output_router_logits`` transformers adds ``router_aux_loss_coef`` times its
+    balancing loss to the labels' loss; so does ``model(ids, labels=...)``, with and
+    without a gradient."""
+    from skiff.kernels.train.core.autograd import no_grad
+
+    from .ernie_reference import build_reference
+
+    ref = build_reference("moe-interval")
+    ref.config.output_router_logits = True
+    ref.config.router_aux_loss_coef = 0.5
+    ref.save_pretrained(tmp_path)
+    import transformers
+
+    ref = transformers.AutoModelForCausalLM.from_pretrained(tmp_path).eval()  # reads the
+    model = from_pretrained(tmp_path)  # coefficient when built, so build it from the file
+    ids = random_ids(model.config.vocab_size, (2, 10), seed=8)
+    with torch.no_grad():
+        want = ref(torch.tensor(ids), labels=torch.tensor(ids)).loss.item()
+    got = model(ids, labels=ids).loss.item()
+    model(random_ids(model.config.vocab_size, (1, 4), seed=9))  # other routing, kept
+    with no_grad():
+        quiet = model(ids, labels=ids).loss.item()
+    assert abs(got - want) <= 1e-5 * want and abs(quiet - want) <= 1e-5 * want
