@@ -171,6 +171,9 @@ class DataParallel(Strategy):
         # optimised: in a ZeRO shard AdamW's decoupled weight decay would move them
         named = [(n, p) for n, p in named if p.requires_grad]
         balance_over_ranks(model, self.comm, self.loss_weight)
+        from .moe import share_batch
+
+        share_batch(model, self.comm, self)  # MoE capacity and balancing: the whole batch
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
         compressed = not isinstance(self.compressor, NoCompression)
@@ -209,6 +212,11 @@ class DataParallel(Strategy):
         model = getattr(self, "model", None)
         if model is not None:  # the whole-batch balancing loss is a collective: back to own
             vars(model).pop("load_balancing_loss", None)
+            from .moe import MoE
+
+            for m in model.modules() if hasattr(model, "modules") else ():
+                if isinstance(m, MoE):
+                    m.batch_group = None
         if self._own_stop is not None and self.reporter is not None:
             try:
                 del self.reporter.should_stop  # back to the class's method
@@ -250,16 +258,19 @@ class DataParallel(Strategy):
         weight = self._token_weight(batch)
         if weight is None and self.row_weight is not None and self.row_weight != 1.0:
             weight = float(self.row_weight)
-        if weight is None:
-            return super().forward_backward(model, batch, loss_fn, scale=scale)
-        self._weight = weight
+        self.stepping = True  # MoE layers route over the whole batch of the ranks
         try:
+            if weight is None:
+                return super().forward_backward(model, batch, loss_fn, scale=scale)
+            self._weight = weight
             return weight * super().forward_backward(model, batch, loss_fn,
                                                      scale=scale * weight)
         finally:
             self._weight = 1.0
+            self.stepping = False
 
     _weight = 1.0
+    stepping = False  # inside forward_backward (an evaluation is not a step of the batch)
 
     def loss_weight(self) -> float:
         """The factor this rank's loss is scaled by in the micro-batch being run (1 but for

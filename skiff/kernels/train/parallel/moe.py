@@ -23,6 +23,7 @@ MLPs are MoE layers (the full "21B-A3B" shape is a planner preset, far beyond a 
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
@@ -89,6 +90,70 @@ def route(probs: np.ndarray, top_k: int, capacity: int):
     return tok[keep], exp[keep], kk[keep], routed
 
 
+class _BatchGroup:
+    """The data-parallel ranks whose shares make up the batch (rank ``r`` holds rows
+    ``r::size`` of it, as the loader shards), ``weight()`` the factor the strategy scales
+    this rank's loss by, ``ghost()`` whether this rank runs a stand-in row (no rows)."""
+
+    def __init__(self, comm: Comm, weight=None, ghost=None, active=None):
+        self.comm = comm
+        self.weight = weight or (lambda: 1.0)
+        self.ghost = ghost or (lambda: False)
+        self.active = active or (lambda: True)  # in a training step (not an evaluation)
+
+
+def route_over(probs: np.ndarray, top_k: int, capacity_factor: float, group: _BatchGroup,
+               rows: int):
+    """:func:`route` over the whole batch of the data-parallel ``group``, as one process
+    routes it: the capacity counts every rank's tokens, and an expert's queue is in the
+    batch's token order (row ``b`` of rank ``r`` is row ``b * size + r`` of the batch).
+    Returns this rank's kept ``tok``, ``exp``, ``k``, the batch's per-expert counts of
+    routed slots, the batch's token count, and whether this rank's rows are a stand-in."""
+    comm, ghost = group.comm, bool(group.ghost())
+    n, e = probs.shape
+    per = n // max(1, rows)  # tokens per row
+    top = np.argsort(-probs, axis=1, kind="stable")[:, :top_k]  # (N, k)
+    tok = np.repeat(np.arange(n), top_k)
+    exp = top.reshape(-1)
+    kk = np.tile(np.arange(top_k), n)
+    row = tok // max(1, per)
+    mine = np.zeros((0 if ghost else rows, e), dtype=np.int64)
+    if not ghost:
+        np.add.at(mine, (row, exp), 1)
+    flat, counts = comm.allgatherv(mine.reshape(-1))
+    size, rank = comm.size, comm.rank
+    n_rows = [int(c) // e for c in counts]
+    batch = np.zeros((sum(n_rows), e), dtype=np.int64)
+    off = 0
+    for r, nr in enumerate(n_rows):
+        batch[np.arange(nr) * size + r] = np.asarray(flat[off:off + nr * e]).reshape(nr, e)
+        off += nr * e
+    routed = batch.sum(axis=0)
+    total = max(1, int(batch.shape[0] * per))
+    if ghost:  # weight 0: nothing of this rank counts
+        return tok, exp, kk, routed, total, True
+    before = np.cumsum(batch, axis=0) - batch  # slots of each expert in earlier rows
+    # position among this row's slots of the same expert, in token order
+    key = row * e + exp
+    order = np.argsort(key, kind="stable")
+    starts = np.searchsorted(key[order], key[order], side="left")
+    pos = np.empty_like(order)
+    pos[order] = np.arange(order.size) - starts
+    capacity = max(1, math.ceil(capacity_factor * total * top_k / e))
+    keep = before[row * size + rank, exp] + pos < capacity
+    return tok[keep], exp[keep], kk[keep], routed, total, False
+
+
+def share_batch(model, comm: Comm, strategy) -> None:
+    """Route every :class:`MoE` layer of ``model`` over the whole batch of the data-parallel
+    ranks ``comm`` (capacity and load-balancing loss as one process on that batch)."""
+    for m in model.modules() if hasattr(model, "modules") else ():
+        if isinstance(m, MoE):
+            m.batch_group = None if comm.size == 1 else _BatchGroup(
+                comm, weight=strategy.loss_weight, ghost=lambda: strategy.row_weight == 0,
+                active=lambda: strategy.stepping)
+
+
 class MoE(Module):
     """Top-k routed mixture-of-experts feed-forward layer on ``(N, d)`` or ``(B, T, d)``.
 
@@ -139,18 +204,33 @@ class MoE(Module):
         self.experts = ModuleList(kept)
         self.ep_comm, self.local, self.first = comm, local, first
 
+    batch_group = None  # _BatchGroup: the data-parallel ranks that share the batch
+
     def forward(self, x):
         shape = x.shape
         x2 = x.reshape(-1, shape[-1])  # (N, d)
         n, e, k = x2.shape[0], self.n_experts, self.top_k
         probs = F.softmax(self.router(x2), axis=-1)  # (N, E)
-        capacity = max(1, math.ceil(self.capacity_factor * n * k / e))
-        # routing is (N, k) integer book-keeping: done on the host, indices stay host arrays
-        tok, exp, kk, routed = route(to_numpy(probs._data), k, capacity)
+        group = self.batch_group
+        if group is not None and group.comm.size > 1 and group.active():  # whole batch
+            rows = shape[0] if len(shape) == 3 else n
+            tok, exp, kk, routed, total, ghost = route_over(
+                to_numpy(probs._data), k, self.capacity_factor, group, rows)
+            w = group.weight()
+            # this rank's tokens' share of the batch's mean probability, so that the ranks'
+            # mean (data parallel averages losses) is the batch's loss; divided by the
+            # weight the strategy scales this rank's loss by (uneven rows)
+            scale = float(e) * group.comm.size / float(total) / w if w and not ghost else 0.0
+            frac = routed / float(total * k)
+            self.aux_loss = (probs.sum(axis=0) * frac.astype(np.float32)).sum() * scale
+        else:
+            capacity = max(1, math.ceil(self.capacity_factor * n * k / e))
+            # routing is (N, k) integer book-keeping: on the host, indices stay host arrays
+            tok, exp, kk, routed = route(to_numpy(probs._data), k, capacity)
+            # load balancing: fraction routed (constant) times mean probability
+            frac = routed / float(n * k)
+            self.aux_loss = (probs.mean(axis=0) * frac.astype(np.float32)).sum() * float(e)
         self.last_dropped = int(n * k - tok.size)
-        # load balancing: fraction routed (constant) times mean probability (differentiable)
-        frac = routed / float(n * k)
-        self.aux_loss = (probs.mean(axis=0) * frac.astype(np.float32)).sum() * float(e)
         # group the kept slots by expert (= by destination rank, experts are contiguous)
         order = np.argsort(exp, kind="stable")
         tok, exp, kk = tok[order], exp[order], kk[order]
@@ -205,6 +285,14 @@ class _MoEMLP(Module):
         return self.moe(x)
 
 
+def _moe_loss(self, batch):
+    """The GPT's loss plus ``aux_coef`` times the load-balancing losses of its MoE layers."""
+    value = type(self).loss(self, batch)
+    for m in self.moe_layers:
+        value = value + m.aux_loss * self.aux_coef
+    return value
+
+
 def gpt_moe(*, n_layer=2, n_embd=32, n_head=4, vocab_size=64, block_size=16, n_experts=4,
             top_k=2, expert_hidden=32, capacity_factor=1.25, aux_coef=0.01,
             ep_comm: Comm | None = None):
@@ -223,15 +311,11 @@ def gpt_moe(*, n_layer=2, n_embd=32, n_head=4, vocab_size=64, block_size=16, n_e
                   ep_comm=ep_comm)
         block.mlp = _MoEMLP(moe)
         moes.append(moe)
-    base_loss = type(model).loss
-
-    def loss(batch):
-        value = base_loss(model, batch)
-        for m in moes:
-            value = value + m.aux_loss * aux_coef
-        return value
-
-    model.loss = loss
+    # a method bound to the model, not a closure over it: a copy of the model (the plan
+    # check's micro-run deep-copies it) then adds its own layers' losses, where a closure
+    # ran the original model and left gradients in it before the first step
+    model.aux_coef = aux_coef
+    model.loss = types.MethodType(_moe_loss, model)
     model.moe_layers = moes
     model.parallel_dims = ("ep",)
     model.config.n_experts = n_experts
@@ -284,6 +368,7 @@ class ExpertParallel(DataParallel):
         self.params = [p for _, p in named]
         self.expert = [p for n, p in named if ".experts." in n]
         dense = [p for n, p in named if ".experts." not in n]
+        share_batch(model, comm, self)  # capacity and balancing over the whole batch
         if comm.size > 1:
             for p in dense:
                 p._data[...] = comm.broadcast(p._data, root=0)

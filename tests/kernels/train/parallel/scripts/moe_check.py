@@ -1,8 +1,10 @@
 """Expert parallel gpt-moe (tiny) on this world against one process holding every expert.
 
-Each rank takes its share of the global batch; the one-process reference runs the same
-shares and averages their losses (the load-balancing loss is per share, as in any data
-parallel MoE run). usage: moe_check.py STEPS CAPACITY_FACTOR [late]
+Each rank takes its share of the global batch (rows ``r::p``, as the Trainer's loader
+shards); the one-process reference runs the whole batch at once: the expert capacity and the
+load-balancing loss are the whole batch's on the ranks too (they were each rank's share's,
+0.5% off one process in a gpt-moe job's first loss). usage: moe_check.py STEPS
+CAPACITY_FACTOR [late]
 ("late": the model is built with every expert and the strategy shares them out)
 """
 
@@ -41,19 +43,16 @@ def main():
     losses, ref_losses, dropped = [], [], 0
     for step in range(steps):
         x, y = batch(step)
-        lo, hi = r * B // p, (r + 1) * B // p
-        loss = strat.forward_backward(model, (x[lo:hi], y[lo:hi]), lambda m, b: m.loss(b))
+        loss = strat.forward_backward(model, (x[r::p], y[r::p]), lambda m, b: m.loss(b))
         dropped += sum(m.last_dropped for m in model.moe_layers)
         strat.reduce_gradients(model)
         strat.optimizer_step(opt)
         opt.zero_grad()
         losses.append(strat.reduce_metrics({"loss": loss})["loss"])
         total = 0.0
-        for q in range(p):
-            a, b = q * B // p, (q + 1) * B // p
-            part = ref.loss((x[a:b], y[a:b])) * (1.0 / p)
-            part.backward()
-            total += float(part.item())
+        whole = ref.loss((x, y))
+        whole.backward()
+        total += float(whole.item())
         ref_opt.step()
         ref_opt.zero_grad()
         ref_losses.append(total)
