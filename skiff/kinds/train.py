@@ -583,6 +583,9 @@ class TrainKind(Kind):
             elif isinstance(val.get("val_accuracy"), (int, float)):
                 line += f", accuracy {100 * val['val_accuracy']:.1f}%"
         lines = [line]
+        ranks = _ranks_line(result.get("strategy"))
+        if ranks:  # several ranks: how the job was split (one rank: nothing to say)
+            lines.append(ranks)
         resumed = result.get("resumed")
         if isinstance(resumed, dict):  # --resume: from where, or why not (a typo in the dir)
             at, total = resumed.get("from_step"), resumed.get("total")
@@ -702,6 +705,23 @@ class TrainKind(Kind):
         config["checkpoint_dir"] = config.get("checkpoint_dir") or \
             str(job.run_dir / "checkpoints")
         return to_config(config)
+
+
+def _ranks_line(plan) -> str | None:
+    """``on 2 ranks: zero2 (dp=2,tp=1,pp=1,micro=1), chosen by the planner`` from a result's
+    strategy record, or None for one rank."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("choice"), dict):
+        return None
+    c = plan["choice"]
+    try:
+        world = int(c.get("dp", 1)) * int(c.get("tp", 1)) * int(c.get("pp", 1))
+    except (TypeError, ValueError):
+        return None
+    if world <= 1:
+        return None
+    how = "as asked" if plan.get("explicit") else "chosen by the planner"
+    label = f" ({plan['label']})" if plan.get("label") else ""
+    return f"on {world} ranks: {plan.get('strategy') or '?'}{label}, {how}"
 
 
 def _cell_job(user_ns: dict):

@@ -38,3 +38,13 @@ def test_what_applies_is_let_through(model, strategy):
     kind = get("train")
     config = kind.to_config({"model": model, "strategy": strategy, "steps": 1})
     assert kind.check_launch(config, ranks=2) is None
+
+
+def test_summary_says_the_ranks_and_the_strategy():
+    summary = get("train").summary
+    plan = {"strategy": "zero2", "explicit": False, "label": "dp=2,tp=1,pp=1,micro=1",
+            "choice": {"dp": 2, "tp": 1, "pp": 1, "ep": 1, "zero": 2}}
+    lines = summary({"steps": 3, "final_loss": 1.0, "strategy": plan})
+    assert "on 2 ranks: zero2 (dp=2,tp=1,pp=1,micro=1), chosen by the planner" in lines
+    one = {**plan, "choice": {"dp": 1, "tp": 1, "pp": 1}}
+    assert not any("rank" in line for line in summary({"steps": 3, "strategy": one}))
