@@ -14,11 +14,16 @@ __all__ = ["JobList", "select_jobs", "remove_jobs", "prune_jobs"]
 
 
 class JobList(list):
-    """Jobs, newest first, and how many more matched than are in the list."""
+    """Jobs, newest first, and how many more matched than are in the list; ``total`` jobs
+    were looked at, in the runs folder ``root`` (an empty list says where it looked)."""
 
-    def __init__(self, jobs=(), hidden: int = 0):
+    def __init__(self, jobs=(), hidden: int = 0, *, total: int | None = None,
+                 root=None, filters: str = ""):
         super().__init__(jobs)
         self.hidden = hidden
+        self.total = total
+        self.root = root
+        self.filters = filters
 
 
 def _created(job) -> float:
@@ -27,14 +32,17 @@ def _created(job) -> float:
 
 
 def select_jobs(jobs, *, limit: int | None = 20, kind: str | None = None,
-                status: str | None = None) -> JobList:
+                status: str | None = None, root=None) -> JobList:
     """``jobs`` newest first, of ``kind`` and in ``status`` when given, at most ``limit``."""
+    jobs = list(jobs)
     chosen = [j for j in jobs if (kind is None or j.kind == kind)
               and (status is None or j.status == status)]
     chosen.sort(key=lambda j: (_created(j), j.id), reverse=True)
+    about = {"total": len(jobs), "root": str(runs_root(root)),
+             "filters": " ".join(f for f in (status, kind) if f)}
     if limit is None or len(chosen) <= limit:
-        return JobList(chosen)
-    return JobList(chosen[:limit], hidden=len(chosen) - limit)
+        return JobList(chosen, **about)
+    return JobList(chosen[:limit], hidden=len(chosen) - limit, **about)
 
 
 def _removable(job) -> str | None:

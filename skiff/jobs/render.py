@@ -289,9 +289,21 @@ def _more(jobs) -> str:
             "(--limit N or --all)") if hidden else ""
 
 
+def empty_text(jobs) -> str:
+    """What an empty listing says: where it looked, and whether filters hid jobs there (a
+    notebook in another folder has its own ``skiff-runs``; "no jobs yet" alone puzzled)."""
+    root, total = getattr(jobs, "root", None), getattr(jobs, "total", None)
+    if root is None:
+        return "no jobs yet"
+    if total:
+        what = getattr(jobs, "filters", "") or "matching"
+        return f"no {what} job among the {total} in {root}"
+    return f"no jobs yet in {root} (SKIFF_RUNS=DIR looks in another folder)"
+
+
 def jobs_table_html(jobs) -> str:
     if not jobs:
-        return "<i>no jobs yet</i>"
+        return f"<i>{esc(empty_text(jobs))}</i>"
     rows = []
     for job in jobs:
         r = _row(job)
@@ -317,13 +329,16 @@ class JobTable(list):
     def __init__(self, jobs=()):
         super().__init__(jobs)
         self.hidden = getattr(jobs, "hidden", 0)
+        self.total = getattr(jobs, "total", None)
+        self.root = getattr(jobs, "root", None)
+        self.filters = getattr(jobs, "filters", "")
 
     def _repr_html_(self):
         return jobs_table_html(self)
 
     def __repr__(self):
         if not self:
-            return "no jobs yet"
+            return plain(empty_text(self), newlines=False)
         rows = [dict(zip(JOB_COLUMNS, [c.upper() for c in JOB_COLUMNS]))]
         rows += [{k: plain(v, newlines=False) for k, v in _row(job).items()} for job in self]
         widths = {c: max(len(r[c]) for r in rows) for c in JOB_COLUMNS[:-1]}

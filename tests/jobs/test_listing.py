@@ -90,3 +90,17 @@ def test_a_mistyped_kind_is_said(runs_dir):
     with pytest.raises(ValueError, match="unknown kind 'trian'"):
         jobs_action("prune", kind="trian", keep=1)
     assert jobs_action("list", kind="train") == []
+
+
+def test_an_empty_listing_says_where_it_looked(runs_dir):
+    """"no jobs yet" alone puzzled a user whose terminal sat in another folder than the
+    notebook (each folder has its own skiff-runs)."""
+    from skiff.jobs import jobs_action
+    from skiff.jobs.render import JobTable
+
+    empty = JobTable(jobs_action("list"))
+    assert repr(empty) == f"no jobs yet in {runs_dir} (SKIFF_RUNS=DIR looks in another folder)"
+    assert str(runs_dir) in empty._repr_html_()
+    launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    none = JobTable(jobs_action("list", kind="solve", status="failed"))
+    assert repr(none) == f"no failed solve job among the 1 in {runs_dir}"
