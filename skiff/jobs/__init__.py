@@ -58,12 +58,17 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
 
     ``show``, ``attach``, ``wait`` and ``resume`` refuse a job whose code is not signed with
     this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
+    listed = None
     if kind is not None:
         from skiff.grammar.common import unknown_name
         from skiff.kinds import KINDS
 
         if kind not in KINDS:  # a mistyped kind listed nothing ("no jobs yet")
-            raise unknown_name("kind", kind, list(KINDS))
+            # a kind of skiff's, or one a job here has (skiff.launch("mykind", fn=...))
+            listed = list_jobs()
+            seen = sorted({j.kind for j in listed if not isinstance(j, DamagedJob)} - set(KINDS))
+            if kind not in seen:
+                raise unknown_name("kind", kind, [*KINDS, *seen])
     if action in ("list", "prune") and job_id:  # 'jobs list foo' listed every job
         raise ValueError(f"jobs {action} takes no job ID, got {job_id!r}: filter with "
                          f"--kind, --status or --limit")
@@ -71,10 +76,11 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         raise ValueError(f"jobs {action} takes one job ID, got {1 + len(more_ids)} "
                          f"({', '.join([job_id, *more_ids])}); only rm takes several")
     if action == "list":
-        return select_jobs(list_jobs(), limit=None if all else limit, kind=kind,
-                           status=status)
+        return select_jobs(listed if listed is not None else list_jobs(),
+                           limit=None if all else limit, kind=kind, status=status)
     if action == "prune":
-        return prune_jobs(list_jobs(), older_than=older_than, keep=keep, kind=kind)
+        return prune_jobs(listed if listed is not None else list_jobs(),
+                          older_than=older_than, keep=keep, kind=kind)
     if not job_id:
         raise ValueError(f"jobs {action} needs a job ID: the list gives them (%jobs in a "
                          f"notebook, python -m skiff jobs in a terminal)")

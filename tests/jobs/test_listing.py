@@ -104,3 +104,13 @@ def test_an_empty_listing_says_where_it_looked(runs_dir):
     launch("demo", {"steps": 1, "sleep": 0}).wait(10)
     none = JobTable(jobs_action("list", kind="solve", status="failed"))
     assert repr(none) == f"no failed solve job among the 1 in {runs_dir}"
+
+
+def test_a_kind_of_the_users_own_can_be_listed(runs_dir):
+    """``skiff.launch("sweep", fn=...)`` jobs could not be filtered: --kind sweep was an
+    unknown kind."""
+    mine = launch("sweep", fn=lambda c, r: None).wait(10)
+    launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    assert [j.id for j in jobs_action("list", kind="sweep")] == [mine.id]
+    with pytest.raises(ValueError, match="unknown kind 'swep' \\(did you mean 'sweep'\\?\\)"):
+        jobs_action("list", kind="swep")
