@@ -97,20 +97,42 @@ def human_unit(name: str):
     """A tick formatter for ``name``'s values: bytes as KiB/MiB/GiB, rates as k/M, else None."""
     key = name.lower()
     if any(w in key for w in ("mem", "bytes", "rss")):
-        def fmt(v, _pos=None):
+        def fmt(v, _pos=None, digits=3):
             for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
                 if abs(v) >= size:
-                    return f"{v / size:.3g} {unit}"
+                    return f"{v / size:.{digits}g} {unit}"
             return f"{v:.0f} B"
         return fmt
     if key.endswith(("_per_s", "/s", "_per_sec", "_s")) and "loss" not in key:
-        def fmt(v, _pos=None):
+        def fmt(v, _pos=None, digits=3):
             for unit, size in (("M", 1e6), ("k", 1e3)):
                 if abs(v) >= size:
-                    return f"{v / size:.3g}{unit}"
-            return f"{v:.3g}"
+                    return f"{v / size:.{digits}g}{unit}"
+            return f"{v:.{digits}g}"
         return fmt
     return None
+
+
+def distinct_formatter(fmt):
+    """A matplotlib tick formatter from ``fmt(value, pos, digits)`` that gives as many
+    significant digits as the axis' ticks need to read apart: a memory that moved from
+    195.2 to 195.9 MiB was labelled "195 MiB" four times."""
+    from matplotlib.ticker import Formatter
+
+    class _Distinct(Formatter):
+        digits = 3
+
+        def set_locs(self, locs):
+            super().set_locs(locs)
+            self.digits = 3
+            while self.digits < 8 and len({fmt(v, None, self.digits) for v in locs}) < len(
+                    set(locs)):
+                self.digits += 1
+
+        def __call__(self, x, pos=None):
+            return fmt(x, pos, self.digits)
+
+    return _Distinct()
 
 
 def _noisy(values: list[float]) -> bool:
@@ -157,7 +179,7 @@ def metric_figure(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.ticker import MaxNLocator
 
     series = {name: _numbers(points) for name, points in metrics.items()}
     # a one-point curve says nothing (the job view shows the last value of every metric)
@@ -190,7 +212,7 @@ def metric_figure(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi
         else:
             fmt = human_unit(names[0])
             if fmt is not None:
-                ax.yaxis.set_major_formatter(FuncFormatter(fmt))
+                ax.yaxis.set_major_formatter(distinct_formatter(fmt))
         ax.set_title(", ".join(names), fontsize=10, loc="left")
         ax.set_xlabel("step", fontsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no step 2.5

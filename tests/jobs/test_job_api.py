@@ -88,3 +88,22 @@ def test_listing_marks_a_cut_command():
     job = launch("demo", {"steps": 1, "sleep": 0}, command="%demo " + "--flag " * 30).wait(10)
     row = repr(JobTable([job])).splitlines()[1]
     assert row.endswith("…") and "%demo --flag" in row
+
+
+def test_tick_labels_read_apart_on_a_narrow_memory_range():
+    """A memory that moved from 195.2 to 195.9 MiB was labelled "195 MiB" at every tick."""
+    base = 195 * 2**20
+
+    def memory(config, reporter):
+        for step in range(1, 6):
+            reporter.metric("memory_bytes", base + step * 0.15 * 2**20, step=step)
+
+    job = launch("custom", fn=memory).wait(10)
+    fig = job.plot()
+    fig._repr_png_()  # drawn: the ticks are placed and labelled
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    labels = [t.get_text() for t, loc in zip(ax.get_yticklabels(), ax.get_yticks())
+              if lo <= loc <= hi]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+    assert all(label.endswith(" MiB") for label in labels)
