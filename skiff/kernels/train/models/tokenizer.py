@@ -6,6 +6,13 @@ Both give the same small interface: ``encode(text) -> ids`` (no special tokens a
 and the folder's chat template (``apply_chat_template``). ``tokenizer.json`` wins when a
 folder has both, as in transformers.
 
+Both are also called as transformers' tokenizers are: ``tok(texts, padding=True,
+truncation=True, max_length=N, return_tensors="np")`` (a :class:`BatchEncoding` of
+``input_ids`` and ``attention_mask``, padded on ``padding_side``), ``decode`` /
+``batch_decode`` with ``skip_special_tokens``, ``eos_token_id``, ``pad_token_id`` and the
+other special tokens of ``tokenizer_config.json``: equal to transformers' ``AutoTokenizer``
+of the same folder.
+
 The SentencePiece tokenizer encodes exactly as transformers' tokenizer built from the same
 ``tokenizer.model`` and ``tokenizer_config.json``:
 
@@ -28,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HFTokenizer", "SentencePieceTokenizer", "load_tokenizer"]
+__all__ = ["HFTokenizer", "SentencePieceTokenizer", "BatchEncoding", "load_tokenizer"]
 
 _SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
                   "cls_token", "mask_token")
@@ -41,24 +48,307 @@ def _missing(package: str, path) -> ImportError:
                        "'skiff[open-models]')")
 
 
+class BatchEncoding(dict):
+    """What calling a tokenizer returns, as transformers' ``BatchEncoding``: a dict
+    (``input_ids``, ``attention_mask``) whose keys are also attributes, so that
+    ``model.generate(**enc)`` and ``enc.input_ids`` both work."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+_LARGE = int(1e20)  # transformers' "no limit" model_max_length is larger than this
+_CLEANUPS = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+             (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def _special_property(name: str):
+    def get(self):
+        return self.specials.get(name)
+
+    def put(self, value):
+        self.specials[name] = _token_text(value)
+
+    return property(get, put, doc=f"The config's ``{name}`` (text), or None.")
+
+
+def _special_id_property(name: str):
+    def get(self):
+        text = self.specials.get(name)
+        return None if text is None else self.token_id(text)
+
+    return property(get, doc=f"The id of ``{name}``, or None.")
+
+
+class _CallMixin:
+    """transformers' calling API over ``encode``/``decode``: ``tok(texts, padding=True,
+    truncation=True, max_length=N, return_tensors="np")``, ``decode``/``batch_decode`` with
+    ``skip_special_tokens``, the special tokens and their ids, ``padding_side``."""
+
+    specials: dict
+    path: Path
+
+    bos_token = _special_property("bos_token")
+    eos_token = _special_property("eos_token")
+    pad_token = _special_property("pad_token")
+    unk_token = _special_property("unk_token")
+    sep_token = _special_property("sep_token")
+    cls_token = _special_property("cls_token")
+    mask_token = _special_property("mask_token")
+    bos_token_id = _special_id_property("bos_token")
+    eos_token_id = _special_id_property("eos_token")
+    pad_token_id = _special_id_property("pad_token")
+    unk_token_id = _special_id_property("unk_token")
+    sep_token_id = _special_id_property("sep_token")
+    cls_token_id = _special_id_property("cls_token")
+    mask_token_id = _special_id_property("mask_token")
+
+    def _read_config(self, folder: Path) -> dict:
+        """The special tokens and settings of ``tokenizer_config.json`` (and
+        ``special_tokens_map.json``), as transformers reads them."""
+        config = _read_json(folder / "tokenizer_config.json")
+        special_map = _read_json(folder / "special_tokens_map.json")
+        self.specials = {}
+        for name in _SPECIAL_NAMES:
+            text = _token_text(config.get(name)) or _token_text(special_map.get(name))
+            if text:
+                self.specials[name] = text
+        extra = [*(config.get("additional_special_tokens") or []),
+                 *(special_map.get("additional_special_tokens") or [])]
+        self.additional_special_tokens = list(dict.fromkeys(
+            t for t in (_token_text(v) for v in extra) if t))
+        decoder = config.get("added_tokens_decoder") or {}
+        self._special_added = [  # the config's added tokens marked special, by id
+            _token_text(decoder[k]) for k in sorted(decoder, key=lambda k: int(k))
+            if isinstance(decoder[k], dict) and decoder[k].get("special")
+            and _token_text(decoder[k])]
+        side = config.get("padding_side", "right")
+        self.padding_side = side if side in ("left", "right") else "right"
+        side = config.get("truncation_side", "right")
+        self.truncation_side = side if side in ("left", "right") else "right"
+        limit = config.get("model_max_length")
+        self.model_max_length = int(limit) if isinstance(limit, (int, float)) and \
+            limit < _LARGE else _LARGE
+        self.clean_up_tokenization_spaces = bool(config.get("clean_up_tokenization_spaces",
+                                                            False))
+        # transformers 5 leaves BPE text as it is unless this says otherwise
+        self._clean_bpe = bool(config.get(
+            "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", False))
+        return config
+
+    # -- special tokens ---------------------------------------------------------------------
+    @property
+    def special_tokens_map(self) -> dict:
+        out = dict(self.specials)
+        if self.additional_special_tokens:
+            out["additional_special_tokens"] = list(self.additional_special_tokens)
+        return out
+
+    @property
+    def all_special_tokens(self) -> list[str]:
+        return list(dict.fromkeys([*self.specials.values(), *self.additional_special_tokens,
+                                   *self._special_added]))
+
+    @property
+    def all_special_ids(self) -> list[int]:
+        ids = (self.token_id(t) for t in self.all_special_tokens)
+        return [i for i in ids if i is not None]
+
+    def _skipped_ids(self) -> set[int]:
+        """What ``skip_special_tokens`` leaves out: the special tokens and the added tokens
+        marked special."""
+        return set(self.all_special_ids) | self._backend_special_ids()
+
+    def _backend_special_ids(self) -> set[int]:
+        return set()
+
+    def _is_bpe(self) -> bool:
+        return False
+
+    def convert_tokens_to_ids(self, tokens):
+        if isinstance(tokens, str):
+            i = self.token_id(tokens)
+            return self.unk_token_id if i is None else i
+        return [self.convert_tokens_to_ids(t) for t in tokens]
+
+    def __len__(self) -> int:
+        return int(self.vocab_size)
+
+    # -- encoding ---------------------------------------------------------------------------
+    def _special_count(self) -> int:
+        """How many special tokens ``add_special_tokens`` puts around a text."""
+        return 0
+
+    def _with_specials(self, ids: list[int]) -> list[int]:
+        return ids
+
+    def _encode_one(self, text: str, add_special_tokens: bool, max_length, side: str):
+        if not isinstance(text, str):
+            raise TypeError(f"the tokenizer encodes text (str), got {type(text).__name__}")
+        ids = [int(i) for i in self.encode(text)]
+        extra = self._special_count() if add_special_tokens else 0
+        if max_length is not None and len(ids) + extra > max_length:
+            keep = max(int(max_length) - extra, 0)
+            ids = ids[len(ids) - keep:] if side == "left" else ids[:keep]
+        return self._with_specials(ids) if add_special_tokens else ids
+
+    def __call__(self, text, text_pair=None, *, add_special_tokens: bool = True,
+                 padding=False, truncation=None, max_length: int | None = None,
+                 pad_to_multiple_of: int | None = None, padding_side: str | None = None,
+                 return_tensors: str | None = None, return_attention_mask: bool = True,
+                 **kwargs) -> BatchEncoding:
+        """Encode a text or a list of texts as transformers' tokenizer call does: special
+        tokens added as the checkpoint's tokenizer adds them (``add_special_tokens``);
+        ``truncation`` (True: to ``max_length``; a ``max_length`` alone truncates too, as in
+        transformers), ``padding`` (True/``"longest"``: to the longest row, ``"max_length"``,
+        ``pad_to_multiple_of``) on ``padding_side`` (default the tokenizer's
+        ``padding_side``) with ``pad_token_id``; ``return_tensors="np"`` gives int64 arrays
+        (B, T), None lists. Returns a :class:`BatchEncoding` (``input_ids``,
+        ``attention_mask``) to pass as ``model(**enc)`` / ``model.generate(**enc)``."""
+        if text_pair is not None:
+            raise ValueError("text pairs are not supported by skiff's tokenizer: encode one "
+                             "text per row")
+        unknown = sorted(k for k, v in kwargs.items() if v not in (None, False))
+        if unknown:
+            raise TypeError(f"skiff's tokenizer does not take {', '.join(unknown)} (it takes "
+                            "add_special_tokens, padding, truncation, max_length, "
+                            "pad_to_multiple_of, padding_side, return_tensors, "
+                            "return_attention_mask)")
+        if return_tensors not in (None, "np"):
+            raise ValueError(f"return_tensors={return_tensors!r}: skiff's models take numpy "
+                             "arrays; use return_tensors='np' (or None for lists)")
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        # transformers' rule: max_length alone (no padding, truncation unsaid) truncates
+        if max_length is not None and padding is False and truncation is None:
+            truncation = True
+        if padding is True:
+            padding = "longest"
+        elif padding in (False, None):
+            padding = "do_not_pad"
+        if padding not in ("longest", "max_length", "do_not_pad"):
+            raise ValueError(f"padding={padding!r}: one of True, 'longest', 'max_length', "
+                             "False")
+        if truncation not in (None, False, True, "longest_first", "only_first",
+                              "do_not_truncate"):
+            raise ValueError(f"truncation={truncation!r}: True or False (one text per row)")
+        truncate = truncation not in (None, False, "do_not_truncate")
+        if max_length is None:
+            limit = self.model_max_length if self.model_max_length < _LARGE else None
+            if padding == "max_length":
+                padding = "max_length" if limit is not None else "do_not_pad"
+            max_length = limit if (truncate or padding == "max_length") else None
+            if truncate and limit is None:
+                truncate = False
+        side = padding_side or self.padding_side
+        if side not in ("left", "right"):
+            raise ValueError(f"padding_side={side!r}: 'left' or 'right'")
+        pad = self.pad_token_id
+        if padding != "do_not_pad" and pad is None:
+            raise ValueError("asking to pad but the tokenizer has no pad token: set "
+                             "tok.pad_token (e.g. tok.pad_token = tok.eos_token)")
+        rows = [self._encode_one(t, add_special_tokens, max_length if truncate else None,
+                                 self.truncation_side) for t in texts]
+        width = None
+        if padding == "longest":
+            width = max((len(r) for r in rows), default=0)
+        elif padding == "max_length":
+            width = int(max_length)
+        if width is not None and pad_to_multiple_of:
+            width = -(-width // int(pad_to_multiple_of)) * int(pad_to_multiple_of)
+        masks = [[1] * len(r) for r in rows]
+        if width is not None:
+            for n, r in enumerate(rows):
+                fill = max(width - len(r), 0)
+                if side == "left":
+                    rows[n], masks[n] = [pad] * fill + r, [0] * fill + masks[n]
+                else:
+                    rows[n], masks[n] = r + [pad] * fill, masks[n] + [0] * fill
+        if return_tensors == "np":
+            if len({len(r) for r in rows}) > 1:
+                raise ValueError("the texts give rows of different lengths, which make no "
+                                 "array: pass padding=True (and truncation=True)")
+            width = len(rows[0]) if rows else 0
+            ids = np.asarray(rows, dtype=np.int64).reshape(len(rows), width)
+            mask = np.asarray(masks, dtype=np.int64).reshape(len(rows), width)
+        else:
+            ids, mask = (rows[0], masks[0]) if single else (rows, masks)
+        out = BatchEncoding(input_ids=ids)
+        if return_attention_mask:
+            out["attention_mask"] = mask
+        return out
+
+    # -- decoding ---------------------------------------------------------------------------
+    def decode(self, ids, skip_special_tokens: bool = False,
+               clean_up_tokenization_spaces: bool | None = None, **kwargs) -> str:
+        """Text of ``ids`` (an id, a list or a 1-D array), as transformers decodes them:
+        special tokens kept unless ``skip_special_tokens``; ``clean_up_tokenization_spaces``
+        (default the config's) takes the space off before punctuation."""
+        ids = [int(i) for i in np.asarray(ids).reshape(-1)]
+        if skip_special_tokens:
+            skip = self._skipped_ids()
+            ids = [i for i in ids if i not in skip]
+        text = self._decode_ids(ids)
+        clean = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None \
+            else clean_up_tokenization_spaces
+        if clean and (not self._is_bpe() or self._clean_bpe):
+            for a, b in _CLEANUPS:
+                text = text.replace(a, b)
+        return text
+
+    def batch_decode(self, sequences, skip_special_tokens: bool = False, **kwargs) -> list[str]:
+        """:meth:`decode` of each row of ``sequences`` (a 2-D array or a list of id lists)."""
+        if isinstance(sequences, np.ndarray) and sequences.ndim == 1:
+            sequences = [sequences]
+        return [self.decode(s, skip_special_tokens=skip_special_tokens, **kwargs)
+                for s in sequences]
+
+
 class _ChatMixin:
     """``apply_chat_template`` over the folder's :class:`~.chat.ChatTemplate`."""
 
     chat_template = None
     path: Path
 
-    def apply_chat_template(self, messages, add_generation_prompt: bool = False,
-                            tokenize: bool = False, **kwargs):
-        """The conversation rendered by the checkpoint's template (text, or its ids with
-        ``tokenize``), as transformers' ``apply_chat_template`` renders it."""
+    def apply_chat_template(self, messages=None, add_generation_prompt: bool = False,
+                            tokenize: bool | None = None, *, conversation=None,
+                            return_dict: bool | None = None, return_tensors: str | None = None,
+                            padding=False, truncation=None, max_length: int | None = None,
+                            **kwargs):
+        """The conversation (or a list of conversations) rendered by the checkpoint's
+        template, as transformers' ``apply_chat_template`` renders it: the text, or with
+        ``tokenize`` its ids (no special tokens added, as transformers); ``return_dict`` or
+        ``return_tensors`` give the tokenizer call's :class:`BatchEncoding` (``padding``,
+        ``truncation``, ``max_length`` as in a call). Unlike transformers, ``tokenize``
+        defaults to False (text) unless ``return_dict``/``return_tensors`` is given."""
         if self.chat_template is None:
             raise ValueError(f"the tokenizer at {self.path.parent} has no chat template "
                              "(chat_template.jinja or tokenizer_config.json)")
-        text = self.chat_template.render(messages, add_generation_prompt, **kwargs)
-        return self.encode(text) if tokenize else text
+        messages = conversation if messages is None else messages
+        batch = isinstance(messages, (list, tuple)) and bool(messages) and \
+            isinstance(messages[0], (list, tuple))
+        texts = [self.chat_template.render(m, add_generation_prompt, **kwargs)
+                 for m in (messages if batch else [messages])]
+        if tokenize is None:
+            tokenize = bool(return_dict) or return_tensors is not None
+        if not tokenize:
+            return texts if batch else texts[0]
+        if return_dict is None:
+            return_dict = return_tensors is not None
+        if return_dict or return_tensors is not None:
+            enc = self(texts if batch else texts[0], add_special_tokens=False, padding=padding,
+                       truncation=truncation, max_length=max_length,
+                       return_tensors=return_tensors)
+            return enc if return_dict else enc["input_ids"]
+        ids = [self.encode(t) for t in texts]
+        if max_length is not None and truncation:
+            ids = [i[:max_length] for i in ids]
+        return ids if batch else ids[0]
 
-
-class HFTokenizer(_ChatMixin):
+class HFTokenizer(_ChatMixin, _CallMixin):
     """A checkpoint's ``tokenizer.json`` through the ``tokenizers`` library."""
 
     def __init__(self, path: Path, chat_template=None):
@@ -69,6 +359,7 @@ class HFTokenizer(_ChatMixin):
         self.path = Path(path)
         self._tok = Tokenizer.from_file(str(path))
         self.chat_template = chat_template
+        self._read_config(self.path.parent)
 
     def encode(self, text: str) -> np.ndarray:
         return np.asarray(self._tok.encode(text, add_special_tokens=False).ids, dtype=np.int64)
@@ -81,22 +372,41 @@ class HFTokenizer(_ChatMixin):
             owner[a:b] = np.where(owner[a:b] < 0, t, owner[a:b])
         return np.asarray(enc.ids, dtype=np.int64), owner
 
-    def decode(self, ids) -> str:
-        return self._tok.decode([int(i) for i in np.asarray(ids).reshape(-1)],
-                                skip_special_tokens=False)
+    def _decode_ids(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)
+
+    def _is_bpe(self) -> bool:
+        return type(self._tok.model).__name__ == "BPE"
+
+    def _backend_special_ids(self) -> set[int]:
+        return {int(i) for i, t in self._tok.get_added_tokens_decoder().items() if t.special}
+
+    def _encode_one(self, text: str, add_special_tokens: bool, max_length, side: str):
+        """``tokenizer.json``'s own post-processor adds the special tokens (as transformers
+        uses it); truncation leaves room for them."""
+        if not isinstance(text, str):
+            raise TypeError(f"the tokenizer encodes text (str), got {type(text).__name__}")
+        enc = self._tok.encode(text, add_special_tokens=False)
+        post = self._tok.post_processor
+        extra = post.num_special_tokens_to_add(False) if add_special_tokens and post else 0
+        if max_length is not None and len(enc.ids) + extra > max_length:
+            enc.truncate(max(int(max_length) - extra, 0), direction=side)
+        if add_special_tokens:
+            enc = self._tok.post_process(enc, None, True)
+        return [int(i) for i in enc.ids]
 
     def token_id(self, token: str) -> int | None:
         return self._tok.token_to_id(token)
 
     @property
     def vocab_size(self) -> int:
-        return self._tok.get_vocab_size()
+        return self._tok.get_vocab_size(with_added_tokens=True)
 
     def __repr__(self) -> str:
         return f"HFTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
 
 
-class SentencePieceTokenizer(_ChatMixin):
+class SentencePieceTokenizer(_ChatMixin, _CallMixin):
     """A checkpoint's ``tokenizer.model`` through the ``sentencepiece`` library, with the
     added tokens and ``legacy`` setting of its ``tokenizer_config.json`` (module docstring)."""
 
@@ -110,8 +420,10 @@ class SentencePieceTokenizer(_ChatMixin):
         self._proto = self.path.read_bytes()
         self._sp = spm.SentencePieceProcessor(model_proto=self._proto)
         self._bare = None  # the same model without the dummy prefix (legacy: false), on use
-        config = _read_json(self.path.parent / "tokenizer_config.json")
+        config = self._read_config(self.path.parent)
         self.legacy = bool(config.get("legacy", True))
+        self.add_bos_token = bool(config.get("add_bos_token", False))
+        self.add_eos_token = bool(config.get("add_eos_token", False))
         self.added = self._added_tokens(config)  # {text: id}
         self.added_text = {i: t for t, i in self.added.items()}
         pattern = "|".join(re.escape(t) for t in sorted(self.added, key=len, reverse=True))
@@ -202,11 +514,25 @@ class SentencePieceTokenizer(_ChatMixin):
             owner[a:b] = np.where(owner[a:b] < 0, t, owner[a:b])
         return np.asarray(ids, dtype=np.int64), owner
 
-    def decode(self, ids) -> str:
+    def _is_bpe(self) -> bool:
+        return _model_type(self._proto) == 2  # TrainerSpec.BPE
+
+    def _special_count(self) -> int:
+        return int(self.add_bos_token and self.bos_token_id is not None) + \
+            int(self.add_eos_token and self.eos_token_id is not None)
+
+    def _with_specials(self, ids: list[int]) -> list[int]:
+        """``add_bos_token`` / ``add_eos_token`` of the config (transformers' default for a
+        ``tokenizer.model``: neither)."""
+        bos = [self.bos_token_id] if self.add_bos_token and self.bos_token_id is not None else []
+        eos = [self.eos_token_id] if self.add_eos_token and self.eos_token_id is not None else []
+        return bos + ids + eos
+
+    def _decode_ids(self, ids: list[int]) -> str:
         """Text of ``ids``, as transformers decodes them (special tokens kept)."""
         sp, size = self._sp, self._sp.get_piece_size()
         out, pending = [], bytearray()
-        for i in (int(i) for i in np.asarray(ids).reshape(-1)):
+        for i in ids:
             if i in self.added_text:
                 piece = self.added_text[i]
             elif 0 <= i < size:
@@ -218,11 +544,11 @@ class SentencePieceTokenizer(_ChatMixin):
             else:
                 raise ValueError(f"token id {i} is outside the vocabulary ({self.vocab_size})")
             if pending:
-                out.append(pending.decode("utf-8", errors="replace"))
+                out.append(_bytes_text(pending))
                 pending = bytearray()
             out.append(piece)
         if pending:
-            out.append(pending.decode("utf-8", errors="replace"))
+            out.append(_bytes_text(pending))
         text = "".join(out).replace("▁", " ")
         return text[1:] if self._dummy and text.startswith(" ") else text
 
@@ -238,6 +564,15 @@ class SentencePieceTokenizer(_ChatMixin):
 
     def __repr__(self) -> str:
         return f"SentencePieceTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
+
+
+def _bytes_text(raw: bytearray) -> str:
+    """A run of byte-fallback pieces as text: its UTF-8, or one U+FFFD per byte when the run
+    is not valid UTF-8 (as tokenizers' ``ByteFallback`` decoder, which transformers uses)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\ufffd" * len(raw)
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -275,14 +610,37 @@ def _piece_types(proto: bytes) -> list[int]:
     return types
 
 
+def _model_type(proto: bytes) -> int:
+    """``trainer_spec.model_type`` of a serialized ``ModelProto`` (field 2, its field 3;
+    UNIGRAM = 1 when absent)."""
+    pos = 0
+    while pos < len(proto):
+        key, pos = _varint(proto, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 2:
+            n, pos = _varint(proto, pos)
+            if field == 2:
+                return _field_varint(proto[pos:pos + n], 3, 1)
+            pos += n
+        elif wire == 0:
+            _, pos = _varint(proto, pos)
+        else:
+            pos += 8 if wire == 1 else 4
+    return 1
+
+
 def _piece_type(msg: bytes) -> int:
-    kind, pos = 1, 0
+    return _field_varint(msg, 3, 1)
+
+
+def _field_varint(msg: bytes, wanted: int, default: int) -> int:
+    kind, pos = default, 0
     while pos < len(msg):
         key, pos = _varint(msg, pos)
         field, wire = key >> 3, key & 7
         if wire == 0:
             value, pos = _varint(msg, pos)
-            if field == 3:
+            if field == wanted:
                 kind = value
         elif wire == 2:
             n, pos = _varint(msg, pos)
@@ -294,6 +652,12 @@ def _piece_type(msg: bytes) -> int:
         else:
             raise ValueError(f"not a SentencePiece model (protobuf wire type {wire})")
     return kind
+
+
+def _token_text(value):
+    if isinstance(value, dict):
+        return value.get("content")
+    return value if isinstance(value, str) and value else None
 
 
 def _read_json(path: Path) -> dict:
