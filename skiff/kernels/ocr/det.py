@@ -619,10 +619,14 @@ def _fills_tile(box: np.ndarray, shape) -> bool:
     tile of bare paper and a page edge without any text for context, can mark it all (seen:
     a 1100 x 1100 box at 0.64 on a phone photo's margin, which then swallowed the seven lines
     beside it when rows were joined). Tiles exist because the text is small against the
-    page, so no line fills one."""
+    page, so no line fills one. The box must fill the tile both across and down: a strip
+    image (a 20,000 x 40 banner) is cut into tiles as high as the image, and a short word
+    in one ("seg 0", 84 x 39 px) filled its tile's height and was dropped."""
     w, h = (float(np.linalg.norm(box[1] - box[0])), float(np.linalg.norm(box[3] - box[0])))
     short, long = min(w, h), max(w, h)
-    return short > 0.6 * min(shape) and long < 3 * short
+    across, down = np.ptp(np.asarray(box, np.float64), axis=0)
+    return short > 0.6 * min(shape) and long < 3 * short and \
+        across > 0.6 * shape[1] and down > 0.6 * shape[0]
 
 
 def bare_box(part: np.ndarray, box: np.ndarray, scale: float, *, least: int = 48,
