@@ -8,8 +8,8 @@
     result = skiff.ocr("page.png")
 
 The public names are plain imports in :mod:`skiff.api` and the re-export modules
-``skiff.nn``, ``skiff.optim``, ``skiff.data``, ``skiff.models`` and ``skiff.utils``; they
-load when first used, so ``import skiff`` itself is cheap.
+``skiff.nn``, ``skiff.optim``, ``skiff.autograd``, ``skiff.data``, ``skiff.models`` and
+``skiff.utils``; they load when first used, so ``import skiff`` itself is cheap.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from skiff.extension import load_ipython_extension, unload_ipython_extension
 __version__ = "0.1.0"
 
 # the public submodules (plain re-export modules); every other public name is in skiff.api
-SUBMODULES = ("nn", "optim", "data", "models", "api", "utils")
+SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils")
 
 
 def __getattr__(name: str):

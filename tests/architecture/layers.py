@@ -15,8 +15,8 @@ from pathlib import Path
 # in docs/architecture.md.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("skiff",),
-    ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.data", "skiff.models",
-     "skiff.aero", "skiff.utils"),
+    ("skiff.__main__", "skiff.api", "skiff.nn", "skiff.optim", "skiff.autograd", "skiff.data",
+     "skiff.models", "skiff.aero", "skiff.utils"),
     ("skiff.extension",),
     ("skiff.magics", "skiff.cli", "skiff.lab"),
     ("skiff.widgets",),
