@@ -1,7 +1,7 @@
 """``skiff.models``: the built-in models (``MLP``, ``CNN``, ``GPT``), ``get(name)``, and open
 models from their checkpoints: ``from_pretrained(DIR)`` (ERNIE-4.5, dense and MoE, in the
 Hugging Face layout) and ``save_pretrained(model, DIR)``; LoRA adapters with ``apply_lora``,
-``merge_lora`` and ``save_adapter`` (peft's layout); ``load_tokenizer(DIR)`` and
+``merge_lora``, ``save_adapter`` and ``load_adapter`` (peft's layout); ``load_tokenizer(DIR)`` and
 ``reply(model, prompt)`` (an answer through the checkpoint's chat template).
 
 The public name of :mod:`skiff.kernels.train.models`; the same classes."""
@@ -20,6 +20,7 @@ from skiff.kernels.train.models import (  # noqa: F401
     apply_lora,
     from_pretrained,
     get,
+    load_adapter,
     load_tokenizer,
     merge_lora,
     names,

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.train.result import TrainResult
 from skiff.kernels.train.tables import is_table, read_table
 
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
-           "held_out", "CELL_NAMES"]
+           "held_out", "CheckpointTrainResult", "CELL_NAMES"]
 
 CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
 
@@ -228,14 +230,38 @@ def train_parts(parts: dict, config: dict, reporter):
             model = trainer.strategy.whole_model(trainer.model, weights)  # split: made whole
             save_pretrained(model, folder, state=weights)  # a LoRA model: merged
             reporter.artifact("model (Hugging Face layout)", folder, kind="folder")
+            adapter = None
             if getattr(model, "lora_config", None):
                 from skiff.kernels.train.models.lora import save_adapter
 
-                save_adapter(model, Path(run_dir) / "hf-adapter")
-                reporter.artifact("LoRA adapter (peft layout)", Path(run_dir) / "hf-adapter",
-                                  kind="folder")
+                adapter = Path(run_dir) / "hf-adapter"
+                save_adapter(model, adapter)
+                reporter.artifact("LoRA adapter (peft layout)", adapter, kind="folder")
+            result = CheckpointTrainResult.of(result, hf_model=str(folder),
+                                              hf_adapter=adapter and str(adapter))
     _report_curve(result, reporter)
     return result
+
+
+@dataclass
+class CheckpointTrainResult(TrainResult):
+    """The result of training a checkpoint's model: a :class:`TrainResult` that also names
+    the folders the job wrote, ``hf_model`` (the Hugging Face layout; merged for LoRA) and,
+    with LoRA, ``hf_adapter`` (peft's layout), in its JSON (``--json``, ``result.json``)."""
+
+    hf_model: str | None = None
+    hf_adapter: str | None = None
+
+    @classmethod
+    def of(cls, result: TrainResult, **folders) -> CheckpointTrainResult:
+        return cls(**{f.name: getattr(result, f.name) for f in fields(TrainResult)}, **folders)
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        out["hf_model"] = self.hf_model
+        if self.hf_adapter is not None:
+            out["hf_adapter"] = self.hf_adapter
+        return out
 
 
 def held_out(model, config: dict):

@@ -5,6 +5,7 @@ and MoE).
 ``models.get("gpt-mini")`` builds a built-in model by name; an unknown name lists them.
 ``models.from_pretrained(DIR)`` loads a checkpoint folder in the Hugging Face layout and
 ``models.save_pretrained(model, DIR)`` writes one (transformers loads it back);
+``models.load_adapter(model, DIR)`` puts a peft adapter folder on a model,
 ``models.load_tokenizer(DIR)`` reads its tokenizer and ``models.reply(model, prompt)``
 answers a prompt through its chat template.
 Classes import on first use, so ``import skiff.kernels.train.models`` stays light.
@@ -18,12 +19,14 @@ from .registry import BUILTIN_DATA, BUILTIN_MODELS, DEFAULT_DATA, unknown_model
 
 __all__ = ["MLP", "CNN", "GPT", "GPTConfig", "ErnieForCausalLM", "ErnieConfig", "get", "names",
            "from_pretrained", "save_pretrained", "apply_lora", "merge_lora", "save_adapter",
-           "load_tokenizer", "reply", "BUILTIN_MODELS", "BUILTIN_DATA", "DEFAULT_DATA"]
+           "load_adapter", "load_tokenizer", "reply", "BUILTIN_MODELS", "BUILTIN_DATA",
+           "DEFAULT_DATA"]
 
 _CLASSES = {"MLP": ".mlp", "CNN": ".cnn", "GPT": ".gpt", "GPTConfig": ".gpt",
             "PRESETS": ".gpt", "ErnieForCausalLM": ".ernie", "ErnieConfig": ".ernie",
             "from_pretrained": ".hf_checkpoint", "save_pretrained": ".hf_checkpoint",
             "apply_lora": ".lora", "merge_lora": ".lora", "save_adapter": ".lora",
+            "load_adapter": ".lora",
             "load_tokenizer": ".tokenizer", "reply": ".chat_reply"}
 
 
