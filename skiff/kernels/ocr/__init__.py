@@ -52,7 +52,9 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
     **options
         Passed to :class:`OcrPipeline` (``det_model``, ``rec_model``, ``dict``, ``use_cls``,
         ``use_det``: False reads each image whole as one line, ``words``: False keeps unsure
-        lines as read, ``min_score``, ``threads``).
+        lines as read, ``min_score``, ``threads``), and ``pages``: only those pages of PDFs
+        and multi-page TIFFs (``"1-3,7"``, ``"9-"`` to the last, ``2``, ``[1, 4]``; the CLI's
+        ``--pages``), other images read whole.
 
     Returns
     -------
@@ -75,6 +77,7 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
         if model != "ch" and lang != model:
             raise TypeError(f"ocr() got both model={model!r} and lang={lang!r}: give one")
         model = lang
+    pages = _pages_spec(options.pop("pages", None))
     _check_options(options)
     key = (model, device, batch_size, tuple(sorted(options.items())))
     pipe = _PIPELINES.get(key)
@@ -82,7 +85,7 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
         pipe = _PIPELINES[key] = OcrPipeline(model, device=device, batch_size=batch_size,
                                              **options)
     if isinstance(images, (list, tuple)):
-        return OcrResults(pipe.run(list(images), keep_pixels=True))
+        return OcrResults(pipe.run(_paged(list(images), pages), keep_pixels=True))
     if getattr(images, "ndim", 0) == 4:  # a batch (N, H, W, C) or (N, C, H, W): N images
         return OcrResults(pipe.run(list(np.asarray(images)), keep_pixels=True))
     if isinstance(images, (str, os.PathLike)):
@@ -91,11 +94,42 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
         if os.path.isdir(path) or (not os.path.exists(path) and glob.has_magic(path)):
             from .entry import expand_inputs  # a folder or a pattern: its images, as the CLI
 
-            return OcrResults(pipe.run(expand_inputs([path]), keep_pixels=True))
+            return OcrResults(pipe.run(_paged(expand_inputs([path]), pages),
+                                       keep_pixels=True))
         if not os.path.exists(path) and not os.path.exists(base):
             raise FileNotFoundError(f"no such file: {path!r}")
-    results = OcrResults(pipe.run([images], keep_pixels=True))
+    results = OcrResults(pipe.run(_paged([images], pages), keep_pixels=True))
     return results[0] if len(results) == 1 else results  # a PDF: one result per page
+
+
+def _pages_spec(pages) -> str | None:
+    """``pages=`` as the CLI's ``--pages`` text (an int, a string, or a list of ints),
+    checked: ``ValueError`` names the part that is no page or range."""
+    if pages is None:
+        return None
+    if isinstance(pages, (list, tuple, range)):
+        pages = ",".join(str(int(k)) for k in pages)
+    from .entry import parse_pages
+
+    spec = ",".join(str(pages).split())
+    parse_pages(spec)
+    return spec
+
+
+def _paged(items: list, pages: str | None) -> list:
+    """``items`` with each PDF or multi-page TIFF path replaced by its pages in ``pages``."""
+    if not pages:
+        return items
+    from .entry import select_pages
+
+    out = []
+    for item in items:
+        path = os.path.expanduser(str(item)) if isinstance(item, (str, os.PathLike)) else None
+        if path is not None and os.path.isfile(path):
+            out.extend(select_pages([path], pages))
+        else:
+            out.append(item)
+    return out
 
 
 def _check_options(options: dict) -> None:

@@ -83,3 +83,22 @@ def test_a_page_beyond_the_document_is_an_error_line(docs, tmp_path):
                   "overlays": 0, "out": str(out), "pages": "5"}, ListReporter(run_dir=tmp_path))
     (doc,) = map(json.loads, out.read_text().splitlines())
     assert result.errors == 1 and "has 3 pages, asked for page 5" in doc["error"]
+
+
+def test_the_python_call_takes_pages(docs):
+    import skiff
+
+    pdf, png = str(docs / "doc.pdf"), str(docs / "one.png")
+    got = skiff.ocr(pdf, pages="2-3", device="cpu", threads=2)
+    assert [r.image.split("/")[-1] for r in got] == ["doc.pdf#page=2", "doc.pdf#page=3"]
+    assert [char_accuracy(r.text, t) >= 0.9 for r, t in zip(got, WORDS[1:3], strict=True)] \
+        == [True, True], [r.text for r in got]
+    one = skiff.ocr(pdf, pages=4, device="cpu", threads=2)  # one page: one result
+    assert one.image.endswith("doc.pdf#page=4") and char_accuracy(one.text, WORDS[3]) >= 0.9
+    listed = skiff.ocr([pdf, png], pages=[1], device="cpu", threads=2)
+    assert [r.image.split("/")[-1] for r in listed] == ["doc.pdf#page=1", "one.png"]
+    folder = skiff.ocr(str(docs), pages="3-", device="cpu", threads=2)
+    assert [r.image.split("/")[-1] for r in folder] == ["doc.pdf#page=3", "doc.pdf#page=4",
+                                                       "one.png", "scan.tif#page=3"]
+    with pytest.raises(ValueError, match="--pages"):
+        skiff.ocr(pdf, pages="0", device="cpu")
