@@ -268,23 +268,13 @@ class Strategy:
         in this one process as a one-rank data-parallel group reads it (ZeRO's flat slices
         joined, a split model's pieces put together); the optimizer state is cut back to
         one entry per parameter when it is loaded."""
-        from .parallel.comm import SelfComm
-        from .parallel.data_parallel import DataParallel
+        from .parallel.one_process import read_sharded
 
         model = getattr(self, "model", None)
         if model is None:
             return None
-        dp = DataParallel(SelfComm()).bind(device=self.device)
-        dp.reporter = self.reporter
-        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-        dp.model, dp.names, dp.params = model, [n for n, _ in named], [p for _, p in named]
-        state = dp.load_checkpoint(directory)
-        self._fresh_optimizer = dp._fresh_optimizer
-        if state is not None and self.reporter is not None:
-            plan = state.get("plan") or {}
-            self.reporter.log(f"checkpoint of step {state.get('step')} was written on "
-                              f"{plan.get('world_size', 'several')} ranks "
-                              f"({plan.get('strategy', '?')}): read in one process")
+        state, self._fresh_optimizer = read_sharded(model, directory, device=self.device,
+                                                    reporter=self.reporter)
         return state
 
 

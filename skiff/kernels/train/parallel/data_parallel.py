@@ -35,6 +35,7 @@ from .checkpoint import FlatShard, PerRank, flat_range, load_sharded, save_shard
 from .comm import Comm
 from .compression import NoCompression, make_compressor
 from .ernie_balance import balance_over_ranks
+from .moe_batch import share_batch, unshare_batch
 from .relayout import fit_optimizer_state, newest_steps
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
@@ -171,8 +172,6 @@ class DataParallel(Strategy):
         # optimised: in a ZeRO shard AdamW's decoupled weight decay would move them
         named = [(n, p) for n, p in named if p.requires_grad]
         balance_over_ranks(model, self.comm, self.loss_weight)
-        from .moe import share_batch
-
         share_batch(model, self.comm, self)  # MoE capacity and balancing: the whole batch
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
@@ -212,11 +211,7 @@ class DataParallel(Strategy):
         model = getattr(self, "model", None)
         if model is not None:  # the whole-batch balancing loss is a collective: back to own
             vars(model).pop("load_balancing_loss", None)
-            from .moe import MoE
-
-            for m in model.modules() if hasattr(model, "modules") else ():
-                if isinstance(m, MoE):
-                    m.batch_group = None
+            unshare_batch(model)
         if self._own_stop is not None and self.reporter is not None:
             try:
                 del self.reporter.should_stop  # back to the class's method
