@@ -304,7 +304,10 @@ def _run_tool(name: str, rest: list[str]) -> int:
         elif isinstance(out, list):
             print(_clean(repr(JobTable(out)), keep_newlines=True))
         else:
-            print(_clean(describe(out), keep_newlines=True))
+            from skiff.jobs.terminal import running_lines
+
+            text = "\n".join([describe(out), *running_lines(out)])
+            print(_clean(text, keep_newlines=True))
             if ns.action == "cancel" and not out.refresh().final:  # it is still running
                 print("  cancel asked: it stops at its next step (a training writes a "
                       "checkpoint first)")

@@ -359,14 +359,7 @@ def describe(job) -> str:
     state = job.refresh()
     if state.inferred and state.inferred != state.error:
         lines.append(f"  ({state.inferred})")
-    if not state.final:  # where it is, how fast, and its last words (it printed the repr only)
-        from .terminal import plain_line
 
-        lines.append("  " + plain_line(job).split(" ", 2)[-1])
-        for t, level, msg in summarise_logs(state.logs)[-3:]:
-            when = time.strftime("%H:%M:%S", time.localtime(t)) if t else ""
-            lines.append(f"  {when} {'' if level == 'info' else level + ': '}{msg}")
-        lines.append(f"  jobs wait {job.id} follows it; jobs logs {job.id} has its log")
     trust = getattr(job, "trust", "trusted")
     if trust != "trusted":
         from .trust import trust_hint

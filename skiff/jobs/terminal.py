@@ -24,7 +24,7 @@ from skiff.kinds.base import figure
 
 from .render import fmt_seconds
 
-__all__ = ["clean", "fmt_rate", "fmt_clock", "live_line", "plain_line", "summary",
+__all__ = ["clean", "fmt_rate", "fmt_clock", "live_line", "plain_line", "running_lines", "summary",
            "LiveDisplay", "KEY_METRICS"]
 
 # the metric a live line shows, first found (a kind's own figures come at the end)
@@ -161,6 +161,22 @@ def plain_line(job, *, now: float | None = None) -> str:
     elif state.message:
         bits.append(str(state.message))
     return clean(", ".join(bits))
+
+
+def running_lines(job) -> list[str]:
+    """``jobs show ID`` of a running job, under its description: where it is, how fast, and
+    its last three log lines (it printed the repr alone)."""
+    state = job.refresh()
+    if state.final:
+        return []
+    from .render import summarise_logs
+
+    lines = ["  " + plain_line(job).split(" ", 2)[-1]]
+    for t, level, msg in summarise_logs(state.logs)[-3:]:
+        when = time.strftime("%H:%M:%S", time.localtime(t)) if t else ""
+        lines.append(clean(f"  {when} {'' if level == 'info' else level + ': '}{msg}"))
+    lines.append(f"  jobs wait {job.id} follows it; jobs logs {job.id} has its log")
+    return lines
 
 
 class LiveDisplay:
