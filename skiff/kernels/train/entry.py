@@ -273,7 +273,7 @@ def held_out(model, config: dict):
 
     block = config.get("block_size") or getattr(getattr(model, "config", None), "block_size",
                                                 None) or 256
-    return HeldOut.from_jsonl(config["eval"], getattr(model, "tokenizer", None),
+    return HeldOut.from_file(config["eval"], getattr(model, "tokenizer", None),
                               block_size=int(block))
 
 

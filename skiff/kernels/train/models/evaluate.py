@@ -6,7 +6,8 @@ Every function takes a skiff causal LM (``model(ids) -> logits (B, T, V)``, such
 :class:`~.ernie.ErnieForCausalLM`) and token ids, or text with ``tokenizer=`` (the
 checkpoint's, ``model.tokenizer`` by default). Nothing is trained; no graph is kept.
 
-:class:`HeldOut` puts them together for a held-out JSONL file (``%train ... --eval FILE``):
+:class:`HeldOut` puts them together for a held-out file (``%train ... --eval FILE``; the
+formats training reads: JSONL/JSON rows, CSV/TSV, text):
 the Trainer calls it every ``--eval-every`` steps and reports what it returns as metrics.
 """
 
@@ -194,10 +195,13 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
         if not isinstance(row, dict):
             raise ValueError(f"{where} is a {type(row).__name__}, not a JSON object")
         messages, text = row.get("messages"), row.get("text")
-        if messages is None and text is None:
-            raise ValueError(f"{where} has neither 'messages' nor 'text' (got keys "
-                             f"{sorted(row)}): each row is a conversation or a text")
-        if messages is not None:
+        if messages is None and _pair(row):
+            pass  # a prompt/completion pair: a user message and the assistant's answer
+        elif messages is None and text is None:
+            raise ValueError(f"{where} has neither 'messages' nor 'text' nor 'prompt' with "
+                             f"'completion' (got keys {sorted(row)}): each row is a "
+                             "conversation, a prompt/completion pair or a text")
+        elif messages is not None:
             if not isinstance(messages, list) or not messages or not all(
                     isinstance(m, dict) and "role" in m and "content" in m for m in messages):
                 raise ValueError(f"{where}: 'messages' must be a list of "
@@ -225,15 +229,40 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
     return list(rows)
 
 
+def _pair(row) -> bool:
+    from .chat import _prompt_completion
+
+    return _prompt_completion(row) is not None
+
+
 def read_heldout(path: str | os.PathLike) -> list[dict]:
-    """The checked rows of a held-out JSONL file (one clear error for a missing file, a line
-    that is not JSON, or a row :func:`check_heldout_rows` refuses)."""
+    """The checked rows of a held-out file, in the formats training reads
+    (:func:`~.hf_checkpoint.read_training_rows`): a ``.jsonl`` or ``.json`` list of
+    ``{"messages"}``, ``{"prompt", "completion"|"response"}`` or ``{"text"}`` rows (kinds may
+    mix; ``answer``/``choices`` add exact match and multiple choice), a ``.csv``/``.tsv``
+    with prompt and response columns or a text column, or a text file (one text). One clear
+    error for a missing file, a line that is not JSON, a format training does not read, or
+    a row :func:`check_heldout_rows` refuses."""
+    from pathlib import Path
+
+    from .hf_checkpoint import ROW_FILES, _read_rows, read_training_rows
+
     path = os.path.expanduser(os.fspath(path))
     if not os.path.isfile(path):
-        raise ValueError(f"--eval {path!r}: no such file (a JSONL file of held-out rows)")
-    from .chat import read_jsonl
-
-    return check_heldout_rows(read_jsonl(path), source=path)
+        raise ValueError(f"--eval {path!r}: no such file (held-out rows: a .jsonl, .json, "
+                         ".csv, .tsv or text file)")
+    if Path(path).suffix.lower() in ROW_FILES:
+        rows = _read_rows(Path(path))
+    else:
+        try:
+            kind, rows = read_training_rows(path)
+        except ValueError as exc:  # said for training: the same formats
+            raise ValueError(str(exc).replace("for training", "for evaluation")) from None
+        if kind == "text":
+            rows = [{"text": t} for t in rows]
+        elif kind == "plain":
+            rows = [{"text": rows}]
+    return check_heldout_rows(rows, source=path)
 
 
 class HeldOut:
@@ -257,9 +286,10 @@ class HeldOut:
                              "(the model has none)")
         self.tokenizer, self.source = tokenizer, source
         self.block_size, self.max_new_tokens = int(block_size), int(max_new_tokens)
-        self.chats = [r for r in rows if r.get("messages") is not None]
-        self.texts = [r["text"] for r in rows if r.get("messages") is None]
-        if self.chats and getattr(tokenizer, "chat_template", None) is None:
+        self.chats = [r for r in rows if r.get("messages") is not None or _pair(r)]
+        self.texts = [r["text"] for r in rows if r.get("messages") is None and not _pair(r)]
+        if any(r.get("messages") is not None for r in rows) and \
+                getattr(tokenizer, "chat_template", None) is None:
             raise ValueError(f"{source}: conversations need the checkpoint's chat template "
                              "(it has none)")
         asked = [dict(r, prompt=self.prompt_of(r)) for r in rows if "answer" in r]
@@ -268,12 +298,23 @@ class HeldOut:
         self.n = len(rows)
 
     @classmethod
-    def from_jsonl(cls, path, tokenizer, **kwargs) -> HeldOut:
+    def from_file(cls, path, tokenizer, **kwargs) -> HeldOut:
+        """The held-out rows of a file in any format :func:`read_heldout` reads."""
         return cls(read_heldout(path), tokenizer, source=str(path), **kwargs)
 
+    from_jsonl = from_file  # (its first name, when only JSONL was read)
+
     def prompt_of(self, row: dict) -> str:
-        """What the model answers: ``prompt``, else the conversation up to its last
-        assistant message with the generation prompt, else the text."""
+        """What the model answers: a pair's prompt as a user message (with the generation
+        prompt, when the checkpoint has a template), ``prompt``, else the conversation up
+        to its last assistant message with the generation prompt, else the text."""
+        if _pair(row) and getattr(self.tokenizer, "chat_template", None) is not None:
+            system = row.get("system")
+            messages = [{"role": "system", "content": system}] if isinstance(system, str) \
+                and system else []
+            return self.tokenizer.apply_chat_template(
+                messages + [{"role": "user", "content": row["prompt"]}],
+                add_generation_prompt=True)
         if "prompt" in row:
             return row["prompt"]
         messages = row.get("messages")
