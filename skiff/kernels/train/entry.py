@@ -263,6 +263,14 @@ class CheckpointTrainResult(TrainResult):
             out["hf_adapter"] = self.hf_adapter
         return out
 
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><th style='text-align:left'>{name}</th><td>{html.escape(path)}"
+                       "</td></tr>" for name, path in (("hf-model", self.hf_model),
+                                                       ("hf-adapter", self.hf_adapter)) if path)
+        return super()._repr_html_().replace("</table>", rows + "</table>", 1)
+
 
 def held_out(model, config: dict):
     """``--eval FILE``: the held-out set the Trainer evaluates (None without it), in the

@@ -57,6 +57,12 @@ def test_train_json_names_the_saved_folders(base, lora):
     if not lora:
         assert "hf_adapter" not in result
         return
+    from skiff.kernels.train.entry import CheckpointTrainResult
+    from skiff.kernels.train.result import TrainResult
+
+    shown = CheckpointTrainResult.of(TrainResult(2, 1.0, 0.5), hf_model=result["hf_model"],
+                                     hf_adapter=result["hf_adapter"])._repr_html_()
+    assert result["hf_model"] in shown and result["hf_adapter"] in shown  # the notebook's view
     adapted = peft.PeftModel.from_pretrained(original, result["hf_adapter"]).eval()
     want = _logits(adapted, ids)
     assert np.abs(_logits(trained, ids) - want).max() < 1e-4 * np.abs(want).max()
