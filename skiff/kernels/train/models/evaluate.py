@@ -101,8 +101,8 @@ def multiple_choice(model, rows, *, tokenizer=None) -> dict:
 
 
 def exact_match(model, rows, *, max_new_tokens: int = 32, tokenizer=None) -> dict:
-    """Share of rows ``{"prompt", "answer"}`` whose greedy answer (decoded, stripped, cut at
-    the first newline) equals the expected answer (stripped)."""
+    """Share of rows ``{"prompt", "answer"}`` whose greedy answer (decoded without special
+    tokens, stripped, cut at the first newline) equals the expected answer (stripped)."""
     tok = tokenizer or getattr(model, "tokenizer", None)
     if tok is None:
         raise ValueError("exact match needs a tokenizer (the model has none: pass tokenizer=)")
@@ -113,7 +113,9 @@ def exact_match(model, rows, *, max_new_tokens: int = 32, tokenizer=None) -> dic
     eos = set(np.atleast_1d(eos).tolist()) if eos is not None else set()
     answers = []
     for p, o in zip(prompts, outs):
-        text = tok.decode([t for t in o[len(p):] if int(t) not in eos])
+        kept = [t for t in o[len(p):] if int(t) not in eos]
+        text = tok.decode(kept, skip_special_tokens=True) if hasattr(tok, "batch_decode") \
+            else tok.decode(kept)  # (a tokenizer of its own: as it decodes)
         answers.append(text.strip().split("\n")[0].strip())
     hits = [a == str(r["answer"]).strip() for a, r in zip(answers, rows)]
     return {"exact_match": sum(hits) / max(len(hits), 1), "n": len(hits), "answers": answers}

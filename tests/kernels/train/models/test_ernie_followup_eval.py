@@ -85,11 +85,23 @@ def test_pairs_in_every_format_equal_torch(setup, tmp_path):
         nll, n = _torch_nll(ref, ids, [t for t in range(1, len(ids)) if mask[t]])
         total, count = total + nll, count + n
     want = total / count
+    # exact match: transformers' greedy answer to the first prompt (through the template)
+    prompt = tok.apply_chat_template([{"role": "user", "content": PAIRS[0][0]}],
+                                     add_generation_prompt=True, return_tensors="pt")
+    with torch.no_grad():
+        out = ref.generate(**prompt, max_new_tokens=32, do_sample=False)
+    answer = tok.decode(out[0, prompt["input_ids"].shape[1]:], skip_special_tokens=True)
+    answers = [answer.strip().split("\n")[0].strip(), "no", "no"]
     for name, row in PAIR_FILES.items():
         path = _write(tmp_path / name, [row(p, a) for p, a in PAIRS])
         got = HeldOut.from_file(path, model.tokenizer)(model)
         assert abs(got["eval_loss"] - want) < 1e-5 * want, name
         assert got["eval_perplexity"] == pytest.approx(np.exp(want), rel=1e-5)
+        if name.endswith("jsonl"):
+            rows = [dict(row(p, a), answer=x) for (p, a), x in zip(PAIRS, answers)]
+            path = _write(tmp_path / name, rows)
+            assert HeldOut.from_file(path, model.tokenizer)(model)["eval_exact_match"] == \
+                pytest.approx(1 / 3), name
 
 
 def test_texts_in_every_format_equal_torch(setup, tmp_path):
