@@ -302,7 +302,10 @@ class _KVRunner:
             y = (att @ V).transpose(0, 2, 1, 3).reshape(B, n_new, C)
             x = x + _lin(y, block.attn.c_proj)
             h = _ln(xp, x, block.ln_2)
-            x = x + _lin(_gelu_tanh(xp, _lin(h, block.mlp.c_fc)), block.mlp.c_proj)
+            if hasattr(block.mlp, "c_fc"):
+                x = x + _lin(_gelu_tanh(xp, _lin(h, block.mlp.c_fc)), block.mlp.c_proj)
+            else:  # another feed-forward (gpt-moe's experts): the module's own forward
+                x = x + block.mlp(Tensor(h))._data
         self.length += n_new
         x = _ln(xp, x[:, -1, :], m.ln_f)
         return _host(_lin(x, m.lm_head))
