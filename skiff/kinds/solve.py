@@ -708,7 +708,8 @@ class SolveKind(Kind):
                  f"{result.get('precond', '?')} on {result.get('device', '?')}"]
         its, rel = result.get("iterations"), result.get("relative_residual")
         if result.get("converged"):
-            lines.append(f"converged in {figure(its)} iterations, |r|/|b| = {figure(rel)}")
+            lines.append(f"converged in {figure(its)} iteration{'' if its == 1 else 's'}, "
+                         f"|r|/|b| = {figure(rel)}")
         else:
             lines.append(f"not converged: {result.get('status', '?')}")
         times = f"solve {figure(result.get('time_s', 0.0))} s"
@@ -829,6 +830,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         if bname not in user_ns:
             raise KeyError(f"no notebook variable {bname!r} for the right-hand side B")
         b = user_ns[bname]
+        _check_rhs(bname, b)
     elif not isinstance(system, GridProblem):
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     check_options_apply(name, values,
@@ -846,6 +848,30 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     local = (f"the notebook object {name!r} cannot travel to other processes: use --np 1 or "
              "a built-in problem")
     return JobRequest("solve", config, fn=job, local_only=local, label=f"%solve {name}")
+
+
+def _check_rhs(bname: str, b) -> None:
+    """The notebook's B must be numbers (a vector or an array of them): text or objects are
+    said here, before any run folder (the job failed with "could not convert string to
+    float")."""
+    import numpy as np
+
+    if isinstance(b, (str, bytes)):
+        text = b if len(b) <= 40 else b[:40] + type(b)("...")
+        raise TypeError(f"B {bname!r} is a notebook variable holding the text {text!r}, not a "
+                        "right-hand side: give a vector of numbers (e.g. b = np.ones(n))")
+    dtype = getattr(b, "dtype", None)
+    if dtype is None:  # a list, a tuple, a scalar: what numpy makes of it
+        try:
+            dtype = np.asarray(b).dtype
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"B {bname!r} is a {type(b).__name__} that is no array of numbers "
+                            f"({exc})") from None
+    if getattr(dtype, "kind", "") == "c":
+        raise ValueError(f"{bname!r} is complex ({dtype}); skiff solves real systems only")
+    if getattr(dtype, "kind", "") not in "biuf":
+        raise TypeError(f"B {bname!r} is a {type(b).__name__} of {dtype}, not numbers: give "
+                        "a vector of numbers (e.g. b = np.ones(n))")
 
 
 KIND = SolveKind()

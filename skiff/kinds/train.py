@@ -24,8 +24,10 @@ from skiff.grammar.common import (
     cluster_options,
     command,
     device_option,
+    did_you_mean,
     fraction,
     launch_options,
+    nonneg_int,
     positive_float,
     positive_int,
     unknown_name,
@@ -105,7 +107,8 @@ def COMMAND(p):
                    help="cnn on a folder of images: mirror and shift the training images at "
                         "random (not for pictures whose left and right differ in meaning, "
                         "such as text or digits)")
-    p.add_argument("--seed", type=int, default=0, metavar="N")
+    p.add_argument("--seed", type=nonneg_int, default=0, metavar="N",
+                   help="seed of the job's random numbers (an integer >= 0)")
     p.add_argument("--block-size", type=positive_int, default=None, metavar="T",
                    help="context length for text data (default: the model's)")
     p.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
@@ -333,10 +336,16 @@ def check_from(model, path) -> str | None:
         raise ValueError(f"--from DIR is for models loaded from a checkpoint "
                          f"({', '.join(FROM_CHECKPOINT)}), not {model!r}")
     folder = os.path.abspath(os.path.expanduser(path))
-    if not os.path.isfile(os.path.join(folder, "config.json")):
-        raise ValueError(f"--from {path!r} is not a checkpoint folder (no config.json there)")
-    from skiff.kernels.train.models.hf_checkpoint import read_config
+    from skiff.kernels.train.models.hf_checkpoint import adapter_base, read_config
 
+    if not os.path.isfile(os.path.join(folder, "config.json")):
+        if os.path.isfile(os.path.join(folder, "adapter_config.json")):
+            # a peft adapter folder: its base (base_model_name_or_path) with the adapter on
+            # it, as chat/generate load one; the base must be a checkpoint folder here
+            adapter_base(folder)
+            return folder
+        raise ValueError(f"--from {path!r} is not a checkpoint folder (no config.json there, "
+                         "nor the adapter_config.json of a LoRA adapter)")
     read_config(folder)  # another architecture: said here, before a run folder exists
     return folder
 
@@ -383,6 +392,13 @@ def to_config(values: dict) -> dict:
     lr = values.get("lr")
     if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"--lr must be a positive finite number, got {lr!r}")
+    seed = values.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
+    if source is not None:
+        _compile_cell(source)
+    if source is None and model in FROM_CHECKPOINT and data is not None:
+        _check_training_rows(data)
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
     if source is None and data is not None:
@@ -420,13 +436,56 @@ def to_config(values: dict) -> dict:
 
 def _validation(values: dict, model, data, source) -> dict:
     """``--val-split`` and ``--early-stop``: early stopping needs a validation set, which text
-    has by default and a table or an array file only with ``--val-split``."""
+    and image folders have by default, and the built-in arrays (blobs, shapes), a table or an
+    array file only with ``--val-split``."""
     split, patience = values.get("val_split"), values.get("early_stop")
-    if patience is not None and source is None and split is None and data is not None \
-            and _is_table(str(data)):
-        raise ValueError(f"--early-stop watches a validation loss, and {data!r} has none "
-                         f"held out: add --val-split 0.1")
+    if source is not None or data is None:
+        return {"val_split": split, "early_stopping": patience}
+    if values.get("_objects"):  # a notebook model or data: nothing held out but a split
+        if patience is not None and split is None:
+            name = values.get("_notebook_data") or data
+            raise ValueError(f"--early-stop watches a validation loss, and DATA {name!r} "
+                             f"holds none out: add --val-split 0.1 (a tenth held out)")
+        return {"val_split": split, "early_stopping": patience}
+    if data in ARRAY_DATA:
+        # the built-in arrays are trained on whole: --val-split held nothing out (silently)
+        if split is not None:
+            raise ValueError(f"--val-split is not applied to the built-in data {data!r} (it "
+                             f"is trained on whole): hold rows out of a table file (.csv, "
+                             f".tsv, .npz) or, in a notebook, of arrays: %train net (X, y) "
+                             f"--val-split {split:g}")
+        if patience is not None:
+            raise ValueError(f"--early-stop watches a validation loss, and the built-in data "
+                             f"{data!r} holds none out: train on a table file (.csv, .tsv, "
+                             f".npz) or, in a notebook, on arrays, with --val-split 0.1")
+    if patience is not None and split is None and _is_table(str(data)):
+        raise ValueError(f"--early-stop watches a validation loss, and DATA {data!r} holds "
+                         f"none out: add --val-split 0.1 (a tenth held out)")
     return {"val_split": split, "early_stopping": patience}
+
+
+# built-in data sets of arrays: no validation set unless --val-split holds one out
+ARRAY_DATA = ("blobs", "shapes")
+
+
+def _compile_cell(source: str) -> None:
+    """A ``%%train`` cell that is not Python is said now, naming its line, before any run
+    folder (the job used to start and fail)."""
+    try:
+        compile(source, "<%%train cell>", "exec")
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "the cell"
+        text = (exc.text or "").strip()
+        raise ValueError(f"%%train cell, {where}: {exc.msg}" + (f": {text}" if text else "")
+                         ) from None
+
+
+def _check_training_rows(data: str) -> None:
+    """A checkpoint model's training file read and checked now (its format, its rows), so
+    that a file skiff does not read is a mistake before any run folder, not a failed job."""
+    from skiff.kernels.train.models.hf_checkpoint import read_training_rows
+
+    read_training_rows(data)
 
 
 def _check_target(target, data) -> str | None:
@@ -701,10 +760,35 @@ class TrainKind(Kind):
         if str(config.get("model", "")).startswith("<notebook"):
             raise ValueError(f"job {job.id} trained a notebook object; resume it from the "
                              "notebook with %train ... --resume --checkpoint-dir DIR")
+        where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
+        result = job.result or {}
+        done = result.get("steps")
+        if job.status == "done" and not result.get("stopped") and isinstance(done, int):
+            # it trained all it was asked: resuming would train nothing (and say so only in
+            # its summary); more steps are a new command that goes on from the checkpoint
+            more = _more_steps_command(config, done, where)
+            raise ValueError(f"job {job.id} finished: it trained all {done} steps it was "
+                             f"asked, so there is nothing to resume; to train more from its "
+                             f"checkpoint: {more}")
         config["resume"] = True
-        config["checkpoint_dir"] = config.get("checkpoint_dir") or \
-            str(job.run_dir / "checkpoints")
+        config["checkpoint_dir"] = where
         return to_config(config)
+
+
+def _more_steps_command(config: dict, done: int, where: str) -> str:
+    """``python -m skiff train mlp --steps N --resume --checkpoint-dir DIR (N > 5)``: the
+    command that goes on from a finished job's checkpoint."""
+    if config.get("source"):
+        return (f"%%train --steps N --resume --checkpoint-dir {shlex.quote(where)} with "
+                f"the same cell (N > {done})")
+    words = ["python -m skiff train", str(config.get("model"))]
+    data = config.get("data")
+    if data and data != DEFAULT_DATA.get(str(config.get("model"))):
+        words.append(shlex.quote(str(data)))
+    if config.get("from"):
+        words += ["--from", shlex.quote(str(config["from"]))]
+    words += ["--steps N --resume --checkpoint-dir", shlex.quote(where)]
+    return f"{' '.join(words)} (N > {done})"
 
 
 def _ranks_line(plan) -> str | None:
@@ -750,6 +834,11 @@ def _lookup(values: dict, user_ns: dict):
         if is_model(value):
             model_obj = value
         elif isinstance(value, str):
+            if value not in (*BUILTIN_MODELS, OCR_REC):  # name the variable, not only its text
+                raise ValueError(f"MODEL {mname!r} is a notebook variable holding the text "
+                                 f"{_short(value)}, not a model: give a model object, or a "
+                                 f"built-in model name ({', '.join(BUILTIN_MODELS)})"
+                                 f"{did_you_mean(value, BUILTIN_MODELS)}")
             values["model"] = value
         else:
             raise TypeError(f"MODEL {mname!r} is a {type(value).__name__}, not a skiff model")
@@ -758,6 +847,11 @@ def _lookup(values: dict, user_ns: dict):
         if is_dataset(value):
             data_obj = value
         elif isinstance(value, str):
+            try:
+                check_data_name(value)
+            except ValueError as exc:  # name the variable, then what its text is not
+                raise ValueError(f"DATA {dname!r} is a notebook variable holding the text "
+                                 f"{_short(value)}: {exc}") from None
             values["data"] = value
         else:
             raise TypeError(f"DATA {dname!r} is a {type(value).__name__}, not a data set "
@@ -772,6 +866,11 @@ def _lookup(values: dict, user_ns: dict):
         raise ValueError(f"DATA is needed to train the notebook model {mname!r} "
                          "(only built-in models have their own data)")
     return model_obj, data_obj
+
+
+def _short(text: str, size: int = 40) -> str:
+    """``'some text'`` as the user wrote it, cut to ``size`` characters."""
+    return repr(text if len(text) <= size else text[:size] + "...")
 
 
 def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobRequest:
@@ -794,7 +893,9 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
                             if stand_data is None or _fits(m, check_data_name(stand_data))),
                            "mlp")
     stand_in = {**values, "model": stand_model, "eval": None, "eval_every": None,
-                "data": DEFAULT_DATA[stand_model] if stand_data is None else stand_data}
+                "data": DEFAULT_DATA[stand_model] if stand_data is None else stand_data,
+                "_objects": True,
+                "_notebook_data": None if data_obj is None else values["data"]}
     config = to_config(stand_in)
     config.update(_eval(values, None))  # the model's tokenizer is checked in the job
     config["model"] = values["model"] if model_obj is None else f"<notebook {values['model']}>"

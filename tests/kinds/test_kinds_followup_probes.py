@@ -1,0 +1,231 @@
+"""What user probes met on the train and solve kinds (follow-up round): each mistake is one
+line before any run folder (exit 2 in the terminal, a UsageError in a notebook), and what
+used to fail inside a job, or to say the wrong thing, no longer does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from skiff.kinds.solve import KIND as SOLVE
+from skiff.kinds.train import COMMAND as TRAIN
+from skiff.kinds.train import KIND as TRAIN_KIND
+from skiff.kinds.train import to_config as train_config
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "skiff")
+    return ip
+
+
+def cli(*args, timeout=120):
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def no_run_folder(runs_dir) -> bool:
+    return not runs_dir.exists() or not any(runs_dir.iterdir())
+
+
+def one_line_refusal(out, *needles):
+    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    for needle in needles:
+        assert needle in out.stderr, out.stderr
+
+
+# 1. a %%train cell that is not Python --------------------------------------------------------
+def test_a_cell_with_a_syntax_error_is_refused_naming_its_line(shell, runs_dir):
+    with pytest.raises(UsageError) as err:
+        shell.run_cell_magic("train", "--steps 3", "import numpy\nx = (\n")
+    message = str(err.value)
+    assert "%%train cell, line 2" in message and "x = (" in message
+    assert "\n" not in message
+    assert no_run_folder(runs_dir)
+    # a cell that compiles still makes its job (the check refuses only what cannot run)
+    config = train_config({**TRAIN.defaults(), "model": None, "source": "x = (1,\n 2)\n"})
+    assert config["source"].startswith("x = (1")
+
+
+# 2. --seed --------------------------------------------------------------------------------------
+def test_a_negative_seed_is_refused_by_the_grammar(runs_dir):
+    from skiff.grammar.common import GrammarError
+
+    with pytest.raises(GrammarError, match="--seed: expected an integer >= 0, got '-1'"):
+        TRAIN.parse("mlp --seed -1")
+    assert TRAIN.parse("mlp --seed 0").seed == 0
+    with pytest.raises(ValueError, match="--seed must be an integer >= 0"):  # a form's values
+        train_config({**TRAIN.defaults(), "model": "mlp", "seed": -3})
+    one_line_refusal(cli("train", "mlp", "--seed", "-1"), "--seed", "'-1'")
+    assert no_run_folder(runs_dir)
+
+
+# 3. --early-stop without a validation set -------------------------------------------------------
+@pytest.mark.parametrize("line", ["mlp --early-stop 3", "cnn --early-stop 2",
+                                  "mlp blobs --early-stop 3 --steps 4"])
+def test_early_stop_on_the_built_in_arrays_is_refused(line, runs_dir):
+    with pytest.raises(ValueError, match="--early-stop watches a validation loss, and the "
+                                         "built-in data '(blobs|shapes)' holds none out"):
+        train_config(vars(TRAIN.parse(line)))
+    # --val-split is not applied to them (it held nothing out, silently): said, not ignored
+    with pytest.raises(ValueError, match="--val-split is not applied to the built-in data"):
+        train_config(vars(TRAIN.parse(line + " --val-split 0.2")))
+    # text holds a tenth out by default: accepted
+    assert train_config(vars(TRAIN.parse("gpt-mini --early-stop 3")))["early_stopping"] == 3
+
+
+def test_early_stop_without_a_validation_set_exits_2_before_a_run_folder(runs_dir):
+    one_line_refusal(cli("train", "mlp", "--early-stop", "3"), "--early-stop", "--val-split")
+    assert no_run_folder(runs_dir)
+
+
+def test_early_stop_on_notebook_arrays_needs_a_split_and_trains_with_one(shell, runs_dir):
+    from skiff.kernels.train.data import make_blobs
+
+    shell.user_ns["pts"] = make_blobs(64)
+    shell.user_ns["X"], shell.user_ns["y"] = make_blobs(64).arrays
+    with pytest.raises(UsageError, match="DATA 'pts' holds none out: add --val-split 0.1"):
+        shell.run_line_magic("train", "mlp pts --early-stop 2")
+    assert no_run_folder(runs_dir)
+    job = shell.run_line_magic("train", "mlp (X, y) --early-stop 1 --val-split 0.25 "
+                                        "--epochs 3 --wait")
+    assert job.status == "done", job.error
+    assert job.result["val_history"], job.result
+
+
+# 4. MODEL / DATA variables that hold text --------------------------------------------------------
+def test_a_variable_holding_text_is_named_with_what_it_holds(shell, runs_dir):
+    shell.user_ns["s"] = "text"
+    with pytest.raises(UsageError) as err:
+        shell.run_line_magic("train", "s")
+    message = str(err.value)
+    assert message.startswith("MODEL 's' is a notebook variable holding the text 'text'")
+    assert "mlp" in message  # what it could have held
+    shell.user_ns["d"] = "no such corpus"
+    with pytest.raises(UsageError, match="DATA 'd' is a notebook variable holding the text "
+                                         "'no such corpus': unknown data"):
+        shell.run_line_magic("train", "mlp d")
+    assert no_run_folder(runs_dir)
+    # a variable holding a built-in name still stands for it
+    shell.user_ns["which"] = "mlp"
+    request = TRAIN_KIND.prepare(vars(TRAIN.parse("which --steps 1")),
+                                 user_ns=shell.user_ns)
+    assert request.config["model"] == "mlp"
+
+
+# 5. jobs resume of a finished training -----------------------------------------------------------
+def test_resume_of_a_finished_training_says_how_to_train_more(runs_dir):
+    done = cli("train", "mlp", "--steps", "5", "--json")
+    assert done.returncode == 0, done.stderr
+    job_id = json.loads(done.stdout)["job"]["id"]
+    before = sorted(p.name for p in runs_dir.iterdir())
+    out = cli("jobs", "resume", job_id)
+    one_line_refusal(out, f"job {job_id} finished", "all 5 steps",
+                     "--steps N --resume --checkpoint-dir", "(N > 5)")
+    assert sorted(p.name for p in runs_dir.iterdir()) == before  # no new run folder
+    # the command it gives goes on from step 5 to the steps asked
+    line = out.stderr.split("checkpoint: ", 1)[1].split(" (N > ")[0].replace(" N ", " 8 ")
+    words = line.split()[3:]  # after "python -m skiff"
+    more = cli(*words, "--json")
+    assert more.returncode == 0, more.stderr
+    result = json.loads(more.stdout)["result"]  # {"job": ..., "result": ...}
+    assert result["steps"] == 8 and result["resumed"]["from_step"] == 5
+
+
+# 6. and 7. ernie: the data file's format and an adapter folder as --from ----------------------------
+def _base(folder):
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "architectures": ["Ernie4_5ForCausalLM"], "model_type": "ernie4_5",
+        "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 64}))
+    return folder
+
+
+def test_an_ernie_data_file_of_another_format_exits_2_before_a_run_folder(tmp_path, runs_dir):
+    base = _base(tmp_path / "base")
+    data = tmp_path / "alpaca.json"
+    data.write_text(json.dumps([{"instruction": "add", "input": "1 2", "output": "3"}]))
+    out = cli("train", "ernie", str(data), "--from", str(base))
+    one_line_refusal(out, "alpaca.json: row 1 has keys instruction, input, output")
+    assert no_run_folder(runs_dir)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"prompt": "1 + 2", "completion": "3"}) + "\n")
+    config = train_config(vars(TRAIN.parse(f"ernie {rows} --from {base}")))
+    assert config["data"] == str(rows) and config["from"] == str(base)
+
+
+def test_an_adapter_folder_is_accepted_as_from(tmp_path, runs_dir):
+    base = _base(tmp_path / "base")
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": str(base), "peft_type": "LORA", "r": 2}))
+    text = tmp_path / "t.txt"
+    text.write_text("some text to train on. " * 40)
+    config = train_config(vars(TRAIN.parse(f"ernie {text} --from {adapter}")))
+    assert config["from"] == str(adapter)
+    # an adapter of a base that is not here is refused, naming the base
+    (adapter / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": "baidu/ERNIE-4.5-0.3B-PT"}))
+    with pytest.raises(FileNotFoundError, match="LoRA adapter .*'baidu/ERNIE-4.5-0.3B-PT'"):
+        train_config(vars(TRAIN.parse(f"ernie {text} --from {adapter}")))
+    # a folder that is neither is still refused
+    (adapter / "adapter_config.json").unlink()
+    with pytest.raises(ValueError, match="no config.json there, nor the adapter_config.json"):
+        train_config(vars(TRAIN.parse(f"ernie {text} --from {adapter}")))
+
+
+# 8. and 9. solve: a right-hand side that is text; iteration(s) ---------------------------------------
+def _matrix(n=20):
+    return sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tocsr()
+
+
+@pytest.mark.parametrize("b, needle", [
+    ("text", "B 's' is a notebook variable holding the text 'text'"),
+    (["1", "2"], "B 's' is a list of <U1, not numbers"),
+    (np.array([object(), 1.0]), "B 's' is a ndarray of object, not numbers"),
+])
+def test_a_right_hand_side_that_is_not_numbers_is_refused(shell, runs_dir, b, needle):
+    shell.user_ns.update(A=_matrix(), s=b)
+    with pytest.raises(UsageError) as err:
+        shell.run_line_magic("solve", "A s")
+    assert needle in str(err.value)
+    assert no_run_folder(runs_dir)
+
+
+def test_a_numeric_right_hand_side_still_solves(shell, runs_dir):
+    shell.user_ns.update(A=_matrix(), s=list(range(20)))
+    job = shell.run_line_magic("solve", "A s --wait")
+    assert job.status == "done", job.error
+    x = np.asarray(job.value.x)
+    assert np.abs(_matrix() @ x - np.arange(20)).max() < 1e-6 * 20 * 20
+
+
+@pytest.mark.parametrize("its, word", [(1, "converged in 1 iteration,"),
+                                       (2, "converged in 2 iterations,"),
+                                       (0, "converged in 0 iterations,")])
+def test_the_solve_summary_says_iteration_in_the_singular_for_one(its, word):
+    lines = SOLVE.summary({"problem": "poisson", "shape": [8, 8], "method": "cg",
+                           "precond": "none", "device": "cpu", "converged": True,
+                           "iterations": its, "relative_residual": 1e-9, "time_s": 0.1})
+    assert any(line.startswith(word) for line in lines), lines
+
+
+def test_a_solve_that_converges_in_one_iteration_says_so(shell, runs_dir):
+    shell.user_ns.update(D=sp.identity(6, format="csr") * 2.0, e=np.ones(6))
+    job = shell.run_line_magic("solve", "D e --method cg --wait")
+    assert job.status == "done", job.error
+    assert job.result["iterations"] == 1
+    assert "converged in 1 iteration," in "\n".join(SOLVE.summary(job.result))
