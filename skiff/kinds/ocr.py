@@ -230,6 +230,15 @@ def _variable_images(names: list[str], user_ns: dict) -> list | None:
             raise TypeError(f"variable {name!r} must hold an image array, PIL image, path, "
                             f"encoded bytes or a list of them, got "
                             f"{bad[0] if bad else 'an empty list'}")
+        for item in items:  # a path held in a variable is refused as one on the line is
+            if isinstance(item, (str, os.PathLike)) and \
+                    not os.path.isfile(os.path.expanduser(os.fspath(item))):
+                what = "a folder" if os.path.isdir(os.path.expanduser(os.fspath(item))) \
+                    else "no such file"
+                raise FileNotFoundError(
+                    f"variable {name!r} holds the string {os.fspath(item)!r}, {what}: a "
+                    f"variable gives an image array, PIL image, encoded bytes or the path of "
+                    f"an image file (for a folder or pattern, write it on the line)")
         images.extend(items)
     return images
 
