@@ -26,6 +26,7 @@ from pathlib import Path
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .images import PAGED_SUFFIXES, frame_count
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
@@ -86,7 +87,8 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[s
 
 
 def count_pages(path: str) -> int:
-    """Pages in a PDF or multi-page TIFF, else 1 (1 also for anything unreadable)."""
+    """Pages in a PDF or multi-page TIFF, frames in an animation (GIF, APNG, WebP), else 1
+    (1 also for anything unreadable)."""
     try:
         with open(path, "rb") as fh:
             is_pdf = fh.read(1024).lstrip().startswith(b"%PDF")
@@ -101,11 +103,11 @@ def count_pages(path: str) -> int:
                     return max(1, len(doc))
                 finally:
                     doc.close()
-        if path.lower().endswith((".tif", ".tiff")):
+        if path.lower().endswith(PAGED_SUFFIXES):
             from PIL import Image
 
             with Image.open(path) as im:
-                return max(1, getattr(im, "n_frames", 1))
+                return frame_count(im)
     except Exception:
         return 1
     return 1
@@ -130,7 +132,7 @@ def parse_pages(spec: str) -> list[tuple[int, int | None]]:
 
 
 def select_pages(paths: list[str], spec: str | None) -> list[str]:
-    """``paths`` with each PDF and multi-page TIFF replaced by its pages in ``spec``
+    """``paths`` with each PDF, multi-page TIFF and animation replaced by its pages in ``spec``
     (:func:`parse_pages`), as ``"file.pdf#page=N"`` labels in the order asked; other images
     stay as they are. A document with none of the pages asked for gives the first of them,
     so that its result says how many pages it has."""
@@ -139,7 +141,7 @@ def select_pages(paths: list[str], spec: str | None) -> list[str]:
     ranges = parse_pages(spec)
     out: list[str] = []
     for path in paths:
-        multi = path.lower().endswith((".tif", ".tiff")) and count_pages(path) > 1
+        multi = path.lower().endswith(PAGED_SUFFIXES) and count_pages(path) > 1
         try:
             with open(path, "rb") as fh:
                 pdf = fh.read(1024).lstrip().startswith(b"%PDF")

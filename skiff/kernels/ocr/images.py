@@ -124,6 +124,18 @@ def load_image(item) -> tuple[np.ndarray, str]:
     return next(iter_pages(item))
 
 
+# formats whose files hold several images: a TIFF's pages, an animation's frames (GIF, APNG,
+# WebP), each read as a page of its own
+PAGED_FORMATS = ("TIFF", "GIF", "PNG", "WEBP")
+PAGED_SUFFIXES = (".tif", ".tiff", ".gif", ".png", ".apng", ".webp")
+
+
+def frame_count(im) -> int:
+    """Pages of an open PIL image read one by one: a multi-page TIFF's pages and an
+    animation's frames (GIF, APNG, animated WebP), else 1."""
+    return max(1, getattr(im, "n_frames", 1)) if im.format in PAGED_FORMATS else 1
+
+
 PDF_DPI = 200  # a 10-pt line is ~28 px high at 200 dpi: well above what the models need
 _PAGE_REF = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
 
@@ -132,8 +144,9 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
                share_grey: bool = False) -> Iterator[tuple[np.ndarray, str]]:
     """``(BGR uint8 (H, W, 3), label)`` for each page of ``item``.
 
-    A PDF (rendered with pypdfium2 at ``pdf_dpi``) or a multi-page TIFF gives one image per
-    page, labelled ``"file.pdf#page=2"`` (pages count from 1); a path written that way reads
+    A PDF (rendered with pypdfium2 at ``pdf_dpi``), a multi-page TIFF or an animation (GIF,
+    APNG, WebP; each frame as a page) gives one image per page, labelled
+    ``"file.pdf#page=2"`` (pages count from 1); a path written that way reads
     only that page. Other inputs give one image (see :func:`load_image`). With ``budget``,
     each file's decoded size is checked against it before decoding; with ``share_grey``, a
     grey file comes back as a read-only view of one channel repeated (a third of the memory).
@@ -173,8 +186,8 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
                     if bgr is not None:
                         yield _square(bgr, stretch), label
                         return
-                frames = getattr(im, "n_frames", 1)
-                if frames > 1 and im.format == "TIFF":
+                frames = frame_count(im)
+                if frames > 1:
                     pages = [only] if only else range(1, frames + 1)
                 else:
                     pages = [None]

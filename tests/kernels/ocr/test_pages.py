@@ -102,3 +102,34 @@ def test_the_python_call_takes_pages(docs):
                                                        "one.png", "scan.tif#page=3"]
     with pytest.raises(ValueError, match="--pages"):
         skiff.ocr(pdf, pages="0", device="cpu")
+
+
+def test_an_animation_gives_each_frame_as_a_page(fonts, tmp_path):
+    """An animated GIF (and APNG) was read as its first frame only; its frames are pages now,
+    as a multi-page TIFF's are, and ``--pages`` picks among them."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    import skiff
+    from skiff.kernels.ocr.entry import count_pages
+
+    face = ImageFont.truetype(fonts["latin"], 28)
+    frames = []
+    for text in WORDS[:3]:
+        im = Image.new("RGB", (420, 90), "white")
+        ImageDraw.Draw(im).text((20, 25), text, font=face, fill="black")
+        frames.append(im)
+    gif, png = tmp_path / "anim.gif", tmp_path / "anim.png"
+    frames[0].save(gif, save_all=True, append_images=frames[1:], duration=100)
+    frames[0].save(png, save_all=True, append_images=frames[1:], duration=100)
+    frames[0].save(tmp_path / "still.gif")
+    assert [count_pages(str(p)) for p in (gif, png, tmp_path / "still.gif")] == [3, 3, 1]
+    out = tmp_path / "r.jsonl"
+    result = run({"inputs": [str(gif)], "device": "cpu", "threads": 2, "overlays": 0,
+                  "out": str(out)}, ListReporter(run_dir=tmp_path))
+    docs = list(map(json.loads, out.read_text().splitlines()))
+    assert result.images == 3 and result.errors == 0
+    assert [d["image"].split("/")[-1] for d in docs] == [f"anim.gif#page={k}" for k in (1, 2, 3)]
+    assert [char_accuracy(d["text"], t) >= 0.9 for d, t in zip(docs, WORDS, strict=False)] \
+        == [True] * 3, [d["text"] for d in docs]
+    second = skiff.ocr(str(png), pages=2, device="cpu", threads=2)
+    assert second.image.endswith("anim.png#page=2") and char_accuracy(second.text, WORDS[1]) >= 0.9
