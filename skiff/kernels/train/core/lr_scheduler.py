@@ -64,6 +64,12 @@ class MultiStepLR(LRSchedule):
     def lr_at(self, step, base):
         return base * self.gamma ** sum(step >= m for m in self.milestones)
 
+    _chainable = True
+
+    def lr_after(self, step, lr, base, initial):
+        hits = self.milestones.count(step)
+        return lr * self.gamma ** hits if hits else lr
+
 
 class ExponentialLR(LRSchedule):
     def __init__(self, optimizer: Optimizer, gamma: float):
@@ -72,6 +78,11 @@ class ExponentialLR(LRSchedule):
 
     def lr_at(self, step, base):
         return base * self.gamma ** step
+
+    _chainable = True
+
+    def lr_after(self, step, lr, base, initial):
+        return lr if initial else lr * self.gamma
 
 
 class CosineAnnealingLR(LRSchedule):
@@ -85,6 +96,17 @@ class CosineAnnealingLR(LRSchedule):
     def lr_at(self, step, base):
         cos = math.cos(math.pi * step / self.T_max)
         return self.eta_min + (base - self.eta_min) * (1 + cos) / 2
+
+    _chainable = True
+
+    def lr_after(self, step, lr, base, initial):
+        t, low = self.T_max, self.eta_min
+        if initial:
+            return lr
+        if (step - 1 - t) % (2 * t) == 0:
+            return lr + (base - low) * (1 - math.cos(math.pi / t)) / 2
+        return ((1 + math.cos(math.pi * step / t)) / (1 + math.cos(math.pi * (step - 1) / t))
+                * (lr - low) + low)
 
 
 class LinearLR(LRSchedule):
@@ -101,6 +123,16 @@ class LinearLR(LRSchedule):
     def lr_at(self, step, base):
         t = min(step, self.total) / self.total if self.total else 1.0
         return base * (self.start + (self.end - self.start) * t)
+
+    _chainable = True
+
+    def lr_after(self, step, lr, base, initial):
+        if step == 0:
+            return lr * self.start
+        if initial or step > self.total:
+            return lr
+        d = self.end - self.start
+        return lr * (1.0 + d / (self.total * self.start + (step - 1) * d))
 
 
 class ReduceLROnPlateau:
@@ -368,11 +400,11 @@ class SequentialLR:
 
 
 class ChainedScheduler:
-    """torch's ``ChainedScheduler``: every part steps together and their factors multiply
-    (``ExponentialLR`` and ``StepLR`` at once, say). skiff's schedules are closed forms of the
-    base lr, so the chain sets ``base * prod(part(step) / base)``, what torch's recursive forms
-    compose to; a part whose lr is not such a factor (``MultiplicativeLR``, ``OneCycleLR``,
-    ``CyclicLR``, ``CosineAnnealingLR`` with ``eta_min``) is refused."""
+    """torch's ``ChainedScheduler``: ``step()`` steps every part in order. The chainable parts
+    (``StepLR``, ``MultiStepLR``, ``ConstantLR``, ``LinearLR``, ``ExponentialLR``,
+    ``CosineAnnealingLR``, ``MultiplicativeLR``) scale the lr the parts before them set, as
+    torch's recursive forms do (the same as stepping them side by side); a part that sets the lr
+    outright (``LambdaLR``, ``OneCycleLR``, ``CyclicLR``) overrides what came before it."""
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None):
         self._schedulers = list(schedulers)
@@ -383,19 +415,9 @@ class ChainedScheduler:
             if getattr(s, "optimizer", None) is not self.optimizer:
                 raise ValueError(f"ChainedScheduler: scheduler at index {i} has a different "
                                  "optimizer than the others")
-            if not isinstance(s, LRSchedule) or isinstance(
-                    s, (MultiplicativeLR, OneCycleLR, CyclicLR)) or getattr(s, "eta_min", 0):
-                raise ValueError(f"ChainedScheduler: {type(s).__name__} at index {i} does not "
-                                 "scale the lr by a factor, so it cannot be chained in skiff")
-        self._apply()
-
-    def _apply(self) -> None:
-        parts = [(s.base_lrs, s.get_lr()) for s in self._schedulers]
-        for k, g in enumerate(self.optimizer.param_groups):
-            lr = g["initial_lr"]
-            for bases, lrs in parts:
-                lr *= lrs[k] / bases[k] if bases[k] else 0.0
-            g["lr"] = lr
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError("ChainedScheduler does not support ReduceLROnPlateau (its "
+                                 "step needs the metric)")
 
     @property
     def last_epoch(self) -> int:
@@ -403,8 +425,7 @@ class ChainedScheduler:
 
     def step(self) -> None:
         for s in self._schedulers:
-            s.last_step += 1
-        self._apply()
+            s.step()
 
     def get_last_lr(self) -> list[float]:
         return [g["lr"] for g in self.optimizer.param_groups]
@@ -415,4 +436,3 @@ class ChainedScheduler:
     def load_state_dict(self, state: dict) -> None:
         for s, st in zip(self._schedulers, state["schedulers"]):
             s.load_state_dict(st)
-        self._apply()

@@ -404,11 +404,29 @@ class LRSchedule:
     (``Trainer.train`` called again) starts from the peak, not from where the last one ended.
     """
 
+    # torch's chainable schedules (StepLR, MultiStepLR, ConstantLR, LinearLR, ExponentialLR,
+    # CosineAnnealingLR) step by torch's recursive form, ``lr_after``: from the group's current
+    # lr, so two of them stepped on one optimizer compose (the second scales what the first set)
+    # as torch's do; the closed form ``lr_at`` serves SequentialLR's restarts
+    _chainable = False
+
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1, verbose=None):
         self.optimizer = optimizer
         self.base_lrs = [g.setdefault("initial_lr", g["lr"]) for g in optimizer.param_groups]
         self.last_step = last_epoch + 1  # torch's last_epoch=-1: the first step is step 0
-        self._apply()
+        if self._chainable and last_epoch == -1:
+            self._chain(initial=True)
+        else:
+            self._apply()
+
+    def lr_after(self, step: int, lr: float, base: float, initial: bool) -> float:
+        """A chainable schedule's lr at ``step`` from the group's lr ``lr`` (torch's
+        ``get_lr``; ``initial`` on the step the constructor takes)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _chain(self, initial: bool = False) -> None:
+        for g, b in zip(self.optimizer.param_groups, self.base_lrs):
+            g["lr"] = self.lr_after(self.last_step, g["lr"], b, initial)
 
     def lr_at(self, step: int, base: float) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -430,15 +448,21 @@ class LRSchedule:
 
     def step(self) -> None:
         self.last_step += 1
-        self._apply()
+        if self._chainable:
+            self._chain()
+        else:
+            self._apply()
 
     def state_dict(self) -> dict:
         return {"last_step": self.last_step, "base_lrs": list(self.base_lrs)}
 
     def load_state_dict(self, state: dict) -> None:
+        """Restore the step count; a closed-form schedule sets its lr, a chainable one leaves
+        the lr to the optimizer's state dict (torch's)."""
         self.last_step = int(state["last_step"])
         self.base_lrs = list(state["base_lrs"])
-        self._apply()
+        if not self._chainable:
+            self._apply()
 
 
 class WarmupCosine(LRSchedule):
@@ -476,6 +500,13 @@ class ConstantLR(LRSchedule):
     def lr_at(self, step, base):
         return base * self.factor if step < self.total_iters else base
 
+    _chainable = True
+
+    def lr_after(self, step, lr, base, initial):
+        if step == 0:
+            return lr * self.factor
+        return lr if step != self.total_iters else lr * (1.0 / self.factor)
+
 
 class StepLR(LRSchedule):
     """torch's StepLR: the base lr times ``gamma`` once every ``step_size`` steps."""
@@ -488,3 +519,8 @@ class StepLR(LRSchedule):
 
     def lr_at(self, step, base):
         return base * self.gamma ** (step // self.step_size)
+
+    _chainable = True
+
+    def lr_after(self, step, lr, base, initial):
+        return lr if step == 0 or step % self.step_size else lr * self.gamma

@@ -256,9 +256,9 @@ def test_chained_scheduler_equals_torch(plan):
         lrs.append(seen)
     np.testing.assert_allclose(lrs[0], lrs[1], rtol=1e-12, atol=1e-16)
     opt = skiff.optim.SGD(models()[0].parameters(), lr=0.1)
-    with pytest.raises(ValueError, match="factor"):
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
         skiff.optim.lr_scheduler.ChainedScheduler(
-            [skiff.optim.lr_scheduler.CosineAnnealingLR(opt, 5, eta_min=0.01)])
+            [skiff.optim.lr_scheduler.ReduceLROnPlateau(opt)], optimizer=opt)
 
 
 @pytest.mark.filterwarnings("ignore:To copy construct")
