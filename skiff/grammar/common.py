@@ -211,7 +211,9 @@ class Command:
                 continue
             if value == action.default or value is None:
                 continue
-            flag = max(action.option_strings, key=len)
+            # the first long spelling (--np, not its alias --ranks; --output, not -o)
+            flag = next((f for f in action.option_strings if f.startswith("--")),
+                        action.option_strings[0])
             if isinstance(action, argparse._StoreTrueAction):
                 if value:
                     options.append(flag)
@@ -395,7 +397,7 @@ def job_name(text: str) -> str:
 
 @_group
 def launch_options(p):
-    p.add_argument("--np", type=positive_int, default=1, metavar="N",
+    p.add_argument("--np", "--ranks", dest="np", type=positive_int, default=1, metavar="N",
                    help="number of MPI ranks (N > 1 runs the job as processes)")
     p.add_argument("--runner", choices=("auto", "thread", "process"), default="auto",
                    help="where the job runs: a thread of this kernel, or MPI processes")

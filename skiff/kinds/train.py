@@ -399,6 +399,14 @@ def to_config(values: dict) -> dict:
         _compile_cell(source)
     if source is None and model in FROM_CHECKPOINT and data is not None:
         _check_training_rows(data)
+    from_dir = values.get("from_dir", values.get("from"))
+    if source is None and from_dir is not None and values.get("lora_r") is not None and \
+            os.path.isfile(os.path.join(os.path.expanduser(str(from_dir)),
+                                        "adapter_config.json")) and \
+            not os.path.isfile(os.path.join(os.path.expanduser(str(from_dir)), "config.json")):
+        raise ValueError(f"--from {from_dir!r} is a LoRA adapter: training goes on with its "
+                         "own adapters (their rank and layers); leave --lora-r out, or give "
+                         "--from the base checkpoint folder for new adapters")
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
     if source is None and data is not None:
@@ -763,13 +771,19 @@ class TrainKind(Kind):
         where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
         result = job.result or {}
         done = result.get("steps")
-        if job.status == "done" and not result.get("stopped") and isinstance(done, int):
-            # it trained all it was asked: resuming would train nothing (and say so only in
-            # its summary); more steps are a new command that goes on from the checkpoint
-            more = _more_steps_command(config, done, where)
-            raise ValueError(f"job {job.id} finished: it trained all {done} steps it was "
-                             f"asked, so there is nothing to resume; to train more from its "
-                             f"checkpoint: {more}")
+        if job.status == "done" and not result.get("stopped") and isinstance(done, int) \
+                and done > 0:
+            # it trained all it was asked: resuming to the same end trained nothing (and said
+            # so only in its summary). A user who resumes a finished training wants more of
+            # it: as many steps again (or epochs), from its last checkpoint (docs/trainer.md)
+            if config.get("steps"):
+                config["steps"] = done + int(config["steps"])
+            else:
+                config["epochs"] = 2 * int(config.get("epochs") or 1)
+            if (config.get("steps") or 0) > MAX_STEPS:
+                raise ValueError(f"job {job.id} finished at step {done:,}: as many steps again "
+                                 f"pass {MAX_STEPS:,}; train more with "
+                                 f"{_more_steps_command(config, done, where)}")
         config["resume"] = True
         config["checkpoint_dir"] = where
         return to_config(config)

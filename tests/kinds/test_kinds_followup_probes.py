@@ -125,25 +125,51 @@ def test_a_variable_holding_text_is_named_with_what_it_holds(shell, runs_dir):
 
 
 # 5. jobs resume of a finished training -----------------------------------------------------------
-def test_resume_of_a_finished_training_says_how_to_train_more(runs_dir):
+def test_resume_of_a_finished_training_trains_as_many_steps_again(runs_dir):
     done = cli("train", "mlp", "--steps", "5", "--json")
     assert done.returncode == 0, done.stderr
-    job_id = json.loads(done.stdout)["job"]["id"]
-    before = sorted(p.name for p in runs_dir.iterdir())
-    out = cli("jobs", "resume", job_id)
-    one_line_refusal(out, f"job {job_id} finished", "all 5 steps",
-                     "--steps N --resume --checkpoint-dir", "(N > 5)")
-    assert sorted(p.name for p in runs_dir.iterdir()) == before  # no new run folder
-    # the command it gives goes on from step 5 to the steps asked
-    line = out.stderr.split("checkpoint: ", 1)[1].split(" (N > ")[0].replace(" N ", " 8 ")
-    words = line.split()[3:]  # after "python -m skiff"
-    more = cli(*words, "--json")
-    assert more.returncode == 0, more.stderr
-    result = json.loads(more.stdout)["result"]  # {"job": ..., "result": ...}
-    assert result["steps"] == 8 and result["resumed"]["from_step"] == 5
+    first = json.loads(done.stdout)
+    out = cli("jobs", "resume", first["job"]["id"], "--json")
+    assert out.returncode == 0, out.stderr
+    again = json.loads(out.stdout)
+    result = again["result"]
+    # it goes on from the checkpoint at step 5 (before: "nothing trained", exit 0)
+    assert result["resumed"]["from_step"] == 5 and result["steps"] == 10
+    assert [h["step"] for h in result["history"]][-6:] == [5, 6, 7, 8, 9, 10]  # trained
+    assert again["job"]["id"] != first["job"]["id"]
+    # its summary says where it went on from, and no "nothing trained"
+    from skiff.kinds.train import KIND
+
+    lines = KIND.summary(result)
+    assert "resumed from step 5" in lines and not any("nothing" in x for x in lines)
 
 
-# 6. and 7. ernie: the data file's format and an adapter folder as --from ----------------------------
+def test_resume_of_a_training_of_epochs_trains_one_more_epoch_each(runs_dir):
+    done = cli("train", "mlp", "--epochs", "1", "--batch-size", "256", "--json")
+    assert done.returncode == 0, done.stderr
+    first = json.loads(done.stdout)
+    per_epoch = first["result"]["steps"]
+    out = cli("jobs", "resume", first["job"]["id"], "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    assert result["resumed"]["from_step"] == per_epoch and result["steps"] == 2 * per_epoch
+
+
+def test_resume_of_a_cancelled_or_failed_training_goes_to_its_own_end():
+    from types import SimpleNamespace
+
+    from skiff.kinds.train import KIND
+
+    config = train_config({**TRAIN.defaults(), "model": "mlp", "steps": 7})
+    for status, result in (("cancelled", {"steps": 3, "stopped": "cancelled"}),
+                           ("failed", None), ("done", {"steps": 4, "stopped": "diverged"})):
+        job = SimpleNamespace(id="j", status=status, result=result, config=config,
+                              run_dir=__import__("pathlib").Path("/nowhere"))
+        again = KIND.resume_config(job)
+        assert again["steps"] == 7 and again["resume"] is True
+
+
+# 6. and 7. ernie: the data file's format and an adapter folder as --from ---------------
 def _base(folder):
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({
@@ -176,6 +202,11 @@ def test_an_adapter_folder_is_accepted_as_from(tmp_path, runs_dir):
     text.write_text("some text to train on. " * 40)
     config = train_config(vars(TRAIN.parse(f"ernie {text} --from {adapter}")))
     assert config["from"] == str(adapter)
+    # its adapters are trained on: new ones on top would fail in the job ("has LoRA adapters
+    # already"), so --lora-r is refused here
+    with pytest.raises(ValueError, match="is a LoRA adapter: training goes on with its own"):
+        train_config(vars(TRAIN.parse(f"ernie {text} --from {adapter} --lora-r 4")))
+    assert train_config(vars(TRAIN.parse(f"ernie {text} --from {base} --lora-r 4")))["lora"]
     # an adapter of a base that is not here is refused, naming the base
     (adapter / "adapter_config.json").write_text(json.dumps(
         {"base_model_name_or_path": "baidu/ERNIE-4.5-0.3B-PT"}))
@@ -187,7 +218,7 @@ def test_an_adapter_folder_is_accepted_as_from(tmp_path, runs_dir):
         train_config(vars(TRAIN.parse(f"ernie {text} --from {adapter}")))
 
 
-# 8. and 9. solve: a right-hand side that is text; iteration(s) ---------------------------------------
+# 8. and 9. solve: a right-hand side that is text; iteration(s) -------------------------
 def _matrix(n=20):
     return sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tocsr()
 
