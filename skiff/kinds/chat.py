@@ -22,6 +22,7 @@ from skiff.grammar.common import (
     device_option,
     launch_options,
     nonneg_float,
+    nonneg_int,
     positive_float,
     positive_int,
 )
@@ -60,7 +61,8 @@ def _arguments(p):
                         "(default: the checkpoint's, else 1)")
     p.add_argument("--stop", action="append", default=None, metavar="TEXT",
                    help="stop when the answer reaches TEXT (repeatable)")
-    p.add_argument("--seed", type=int, default=None, metavar="N", help="sampling seed")
+    p.add_argument("--seed", type=nonneg_int, default=None, metavar="N",
+                   help="sampling seed (an integer >= 0)")
     p.add_argument("--no-thinking", action="store_true",
                    help="ask the chat template to skip the thinking part (enable_thinking)")
     p.add_argument("--chat", dest="use_template", action="store_true", default=None,

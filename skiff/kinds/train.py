@@ -862,7 +862,8 @@ def _lookup(values: dict, user_ns: dict):
             data_obj = value
         elif isinstance(value, str):
             try:
-                check_data_name(value)
+                if not os.path.isdir(os.path.expanduser(value)):  # cnn's folder: to_config
+                    check_data_name(value)
             except ValueError as exc:  # name the variable, then what its text is not
                 raise ValueError(f"DATA {dname!r} is a notebook variable holding the text "
                                  f"{_short(value)}: {exc}") from None

@@ -69,6 +69,13 @@ def test_a_negative_seed_is_refused_by_the_grammar(runs_dir):
         train_config({**TRAIN.defaults(), "model": "mlp", "seed": -3})
     one_line_refusal(cli("train", "mlp", "--seed", "-1"), "--seed", "'-1'")
     assert no_run_folder(runs_dir)
+    # generate/chat's sampling seed too (it failed in the job: "expected non-negative integer")
+    from skiff.kinds import KINDS
+
+    for kind in ("generate", "chat"):
+        with pytest.raises(GrammarError, match="--seed: expected an integer >= 0, got '-1'"):
+            KINDS[kind].command.parse("ckpt hi --seed -1")
+        assert KINDS[kind].command.parse("ckpt hi --seed 7").seed == 7
 
 
 # 3. --early-stop without a validation set -------------------------------------------------------
@@ -122,6 +129,17 @@ def test_a_variable_holding_text_is_named_with_what_it_holds(shell, runs_dir):
     request = TRAIN_KIND.prepare(vars(TRAIN.parse("which --steps 1")),
                                  user_ns=shell.user_ns)
     assert request.config["model"] == "mlp"
+    # and one holding a folder of class folders of images stands for it (cnn trains on it)
+    from PIL import Image
+
+    for label in ("a", "b"):
+        (runs_dir.parent / "imgs" / label).mkdir(parents=True)
+        Image.new("L", (8, 8), 255 if label == "a" else 0).save(
+            runs_dir.parent / "imgs" / label / "1.png")
+    shell.user_ns["folder"] = str(runs_dir.parent / "imgs")
+    request = TRAIN_KIND.prepare(vars(TRAIN.parse("cnn folder --steps 1")),
+                                 user_ns=shell.user_ns)
+    assert request.config["data"] == str(runs_dir.parent / "imgs")
 
 
 # 5. jobs resume of a finished training -----------------------------------------------------------
