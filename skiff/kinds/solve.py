@@ -830,7 +830,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         if bname not in user_ns:
             raise KeyError(f"no notebook variable {bname!r} for the right-hand side B")
         b = user_ns[bname]
-        _check_rhs(bname, b)
+        _check_rhs(bname, b, None if isinstance(system, GridProblem) else
+                   int(system.shape[0]))
     elif not isinstance(system, GridProblem):
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     check_options_apply(name, values,
@@ -850,10 +851,10 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     return JobRequest("solve", config, fn=job, local_only=local, label=f"%solve {name}")
 
 
-def _check_rhs(bname: str, b) -> None:
-    """The notebook's B must be numbers (a vector or an array of them): text or objects are
-    said here, before any run folder (the job failed with "could not convert string to
-    float")."""
+def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:
+    """The notebook's B must be numbers (a vector or an array of them), one entry per unknown
+    of a matrix (``unknowns``): text, objects or another size are said here, before any run
+    folder (the job failed with "could not convert string to float")."""
     import numpy as np
 
     if isinstance(b, (str, bytes)):
@@ -872,6 +873,16 @@ def _check_rhs(bname: str, b) -> None:
     if getattr(dtype, "kind", "") not in "biuf":
         raise TypeError(f"B {bname!r} is a {type(b).__name__} of {dtype}, not numbers: give "
                         "a vector of numbers (e.g. b = np.ones(n))")
+    shape = tuple(int(n) for n in (getattr(b, "shape", None) or np.shape(b)))
+    if unknowns is None:
+        return
+    if len(shape) == 2 and shape[0] == unknowns and shape[1] > 1:
+        raise ValueError(f"B {bname!r} has shape {shape}: {shape[1]} right-hand sides; %solve "
+                         "takes one vector (in Python, skiff.Solver(A).solve_many(B): one "
+                         "setup, one solve per column)")
+    if math.prod(shape) != unknowns:
+        raise ValueError(f"B {bname!r} has {math.prod(shape):,} entries (shape {shape}) but "
+                         f"the system has {unknowns:,} unknowns")
 
 
 KIND = SolveKind()

@@ -245,6 +245,8 @@ def _matrix(n=20):
     ("text", "B 's' is a notebook variable holding the text 'text'"),
     (["1", "2"], "B 's' is a list of <U1, not numbers"),
     (np.array([object(), 1.0]), "B 's' is a ndarray of object, not numbers"),
+    (np.ones(7), "B 's' has 7 entries (shape (7,)) but the system has 20 unknowns"),
+    (np.ones((20, 2)), "B 's' has shape (20, 2): 2 right-hand sides; %solve takes one"),
 ])
 def test_a_right_hand_side_that_is_not_numbers_is_refused(shell, runs_dir, b, needle):
     shell.user_ns.update(A=_matrix(), s=b)
