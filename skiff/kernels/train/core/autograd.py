@@ -32,6 +32,8 @@ __all__ = [
     "is_grad_enabled",
     "run_backward",
     "xp_of",
+    "note_write",
+    "version_of",
 ]
 
 _seq = itertools.count()
@@ -224,6 +226,72 @@ class Function:
         return self._seq < other._seq
 
 
+# ---- in-place writes: torch's version-counter check, kept per storage ----------------------------
+# Every in-place write that skiff's tensor ops make to an array (``+=``, ``add_``, ``copy_``,
+# ``zero_``, ``x[i] = v``, ... where autograd records nothing) notes the array's storage (its
+# ``base``, so views share it, as torch's counter is per storage) with a fresh sequence number
+# from the same counter that numbers the nodes. A node saved before that write (a smaller
+# ``_seq``) whose saved array lives in that storage refuses to run backward. Nothing is kept per
+# node and nothing is done in ``apply``: backward compares one integer per node (the node's
+# ``_seq`` with the latest write's) and looks further only at nodes older than a write.
+_writes: dict = {}  # id(storage) -> [writes so far, seq of the latest, weakref to the storage]
+_last_write = [0]
+
+
+def _storage(a):
+    base = getattr(a, "base", None)
+    return a if base is None else base
+
+
+def _forget(key):
+    return lambda _ref: _writes.pop(key, None)
+
+
+def note_write(t) -> None:
+    """Record that tensor ``t``'s array was just written in place (not for ``p.data``'s tensors,
+    whose writes torch's version counter does not see either)."""
+    if t._untracked:
+        return
+    owner = _storage(t._data)
+    key = id(owner)
+    seq = next(_seq)
+    entry = _writes.get(key)
+    if entry is None:
+        try:
+            ref = weakref.ref(owner, _forget(key))
+        except TypeError:  # a storage without weak references: bounded by a cap instead
+            ref = None
+            if len(_writes) > 4096:
+                for k in [k for k, e in _writes.items() if e[2] is None]:
+                    del _writes[k]
+        _writes[key] = [1, seq, ref]
+    else:
+        entry[0] += 1
+        entry[1] = seq
+    _last_write[0] = seq
+
+
+def version_of(arr) -> int:
+    """How many in-place writes skiff's tensor ops made to ``arr``'s storage (torch's
+    ``t._version``)."""
+    entry = _writes.get(id(_storage(arr)))
+    return entry[0] if entry is not None else 0
+
+
+def _check_saved(n) -> None:
+    for a in n.saved:
+        if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+            continue
+        entry = _writes.get(id(_storage(a)))
+        if entry is not None and entry[1] > n._seq:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: an array of shape {tuple(a.shape)} and dtype {a.dtype} that "
+                f"{type(n).__name__} saved for backward was written in place after the forward "
+                f"(version {entry[0]}). Hint: make the in-place change on a .clone(), or after "
+                "backward.")
+
+
 def _fill_missing(node, grads):
     out = list(grads)
     for i, g in enumerate(out):
@@ -305,6 +373,7 @@ def run_backward(root, grad, retain_graph: bool = False):
                 k = id(p)
                 leaf_deps[k] = leaf_deps.get(k, 0) + 1
     # 2. run nodes in reverse creation order once all their consumers are done
+    last_write = _last_write[0]
     held: dict = {}
     pending = {node: [None] * node._nout}
     pending[node][root._idx] = grad
@@ -320,6 +389,8 @@ def run_backward(root, grad, retain_graph: bool = False):
                     f"backward through {type(n).__name__} a second time: its saved arrays were "
                     "freed; call backward(retain_graph=True) the first time"
                 )
+            if last_write > n._seq and n.saved:
+                _check_saved(n)
             if "_watch" in n.__dict__:
                 gouts = _watched(n, gouts)
             if n._nout > 1 and any(g is None for g in gouts):

@@ -128,8 +128,8 @@ class Tensor:
         Default float32 for float input; integer and bool input keep their dtype.
     """
 
-    __array_ufunc__ = None  # make numpy defer to our reflected operators
-    __array_priority__ = 1000
+    __array_priority__ = 1000  # numpy's ufuncs: tensor_numpy's __array_ufunc__
+    _untracked = False  # True on ``p.data``'s tensors: their in-place writes are not versioned
 
     def __init__(self, data, *, requires_grad=False, device=None, dtype=None):
         arr = as_array(data, dtype=dtype, device=device)
@@ -150,8 +150,11 @@ class Tensor:
     def data(self) -> Tensor:
         """This tensor's array as a tensor cut from the graph (torch's ``.data``): it shares the
         memory, so ``p.data.copy_(w)``, ``p.data -= lr * p.grad`` or ``p.data.fill_(0)``
-        change ``p`` and record nothing. Assigning a tensor or an array replaces the array."""
-        return Tensor._make(self._data, False, None, 0)
+        change ``p`` and record nothing. Assigning a tensor or an array replaces the array.
+        As torch's, writes through it bump no version: autograd does not see them."""
+        t = Tensor._make(self._data, False, None, 0)
+        t._untracked = True
+        return t
 
     @data.setter
     def data(self, value) -> None:
@@ -159,6 +162,11 @@ class Tensor:
         if not hasattr(arr, "dtype") or not hasattr(arr, "shape"):
             arr = as_array(arr, dtype=self._data.dtype)
         self._data = arr
+
+    @property
+    def _version(self) -> int:
+        """torch's ``_version``: in-place writes made to this tensor's storage so far."""
+        return autograd.version_of(self._data)
 
     @property
     def grad(self):
@@ -826,3 +834,7 @@ _install_more(Tensor, where, is_grad_enabled)
 from .tensor_torch import install as _install_torch  # noqa: E402  (more of torch's methods)
 
 _install_torch(Tensor, is_grad_enabled, _raw_index)
+
+from .tensor_numpy import install as _install_numpy  # noqa: E402  (numpy's functions on tensors)
+
+_install_numpy(Tensor)

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import ops_math as M
 from . import ops_shape as S
-from .autograd import Function, xp_of
+from .autograd import Function, note_write, xp_of
 
 # tensor.py's class and functions, given by tensor.py when it installs these methods (this
 # module imports nothing of it: no circle between the two files)
@@ -39,6 +39,8 @@ def _axis(kw, axis, default=None):
     """torch's ``dim=`` as skiff's ``axis``."""
     if "dim" in kw:
         return kw.pop("dim")
+    if "axis" in kw:  # numpy's keyword (np.cumsum(t, axis=1) passes it so)
+        return kw.pop("axis")
     return default if axis is None else axis
 
 
@@ -300,7 +302,7 @@ def _no_grad_value(fn):
 
 def _in_place(op):
     def method(self, value=None):
-        if self._node is not None or (self.requires_grad and _BASE["is_grad_enabled"]()):
+        if self.requires_grad and _BASE["is_grad_enabled"]():
             raise RuntimeError(f"{op}_ changes a tensor autograd records in place: do it under "
                                "no_grad() (as torch asks for parameters) or on .data")
         v = value._data if _is_tensor(value) else value
@@ -314,6 +316,7 @@ def _in_place(op):
             self._data -= v
         elif op == "mul":
             self._data *= v
+        note_write(self)
         return self
 
     return method

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops_math as M
-from .autograd import Function
+from .autograd import Function, note_write
 from .random import get_generator
 
 _BASE: dict = {}  # Tensor, is_grad_enabled, raw_index: set by install()
@@ -49,7 +49,10 @@ class _SetItem(Function):
 
 
 def _records(t) -> bool:
-    return t._node is not None or (t.requires_grad and _BASE["is_grad_enabled"]())
+    """Whether an in-place op on ``t`` is recorded in the graph: grad mode on and ``t`` needs
+    a gradient. Under no_grad even a computed tensor is written in place, keeping its node (as
+    torch's; a node that saved the array then refuses backward)."""
+    return t.requires_grad and _BASE["is_grad_enabled"]()
 
 
 def _assign(self, new, what: str):
@@ -63,6 +66,7 @@ def _assign(self, new, what: str):
     if not _records(self) and new._node is None:
         if new._data is not self._data:
             self._data[...] = new._data
+            note_write(self)
         return self
     self._data, self._node, self._idx = new._data, new._node, new._idx
     self.requires_grad = new.requires_grad
@@ -74,6 +78,7 @@ def setitem(self, index, value):
     grads = _BASE["is_grad_enabled"]() and _is_tensor(value) and value.requires_grad
     if not grads and not _records(self):
         self._data[idx] = value._data if _is_tensor(value) else value
+        note_write(self)
         return
     if not _is_tensor(value):
         value = _BASE["Tensor"](self.xp.asarray(value, dtype=self.dtype))
@@ -101,6 +106,7 @@ def inplace_binary(self, other, what: str):
         except TypeError as exc:  # numpy's UFuncTypeError: an int tensor /= or += a float
             raise RuntimeError(f"{what}: the result of dtype {np.result_type(self._data, raw)} "
                                f"cannot be stored in a tensor of dtype {self.dtype}") from exc
+        note_write(self)
         return self
     new = {
         "+=": lambda: self + other, "-=": lambda: self - other,
@@ -141,6 +147,7 @@ def copy_(self, src):
         new = new.expand(*self.shape)
     if not _records(self) and new._node is None:
         self._data[...] = new._data
+        note_write(self)
         return self
     return _assign(self, new + 0 * self.detach(), "copy_")
 
@@ -152,6 +159,7 @@ def _random_fill(draw):
                                "skiff.no_grad() (as nn.init does)")
         host = draw(get_generator(generator), self.shape, *args)
         self._data[...] = self.xp.asarray(host, dtype=self.dtype)
+        note_write(self)
         return self
 
     return method
@@ -271,6 +279,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         np.multiply.at(self._data, where, v)
     else:
         raise ValueError(f"reduce is 'add' or 'multiply' (on the CPU), got {reduce!r}")
+    note_write(self)
     return self
 
 
