@@ -3,10 +3,11 @@
 
 ``Tensor.__array_ufunc__``: a ufunc that a Python operator reaches (``+ - * / ** @``, the
 comparisons, ``& | ^ ~``, unary ``-``) or ``maximum``/``minimum`` runs as the tensor op when an
-operand is a tensor, so ``ndarray + tensor`` (numpy's or cupy's array) stays a differentiable
-tensor. Any other ufunc, or a ufunc method (``np.add.reduce``), or a call with ``out=`` or
-other keywords, runs on the arrays and returns a tensor without grad (torch's results come
-back through ``__array_wrap__`` the same way); on a tensor that requires grad it raises torch's
+operand is a tensor, so ``ndarray + tensor`` stays a differentiable tensor (cupy's operators
+see None on a tensor and defer to its reflected operators, as before: :class:`_UfuncHook`).
+Any other ufunc, or a ufunc method (``np.add.reduce``), or a call with ``out=`` or other
+keywords, runs on the arrays and returns a tensor without grad (torch's results come back
+through ``__array_wrap__`` the same way); on a tensor that requires grad it raises torch's
 error. numpy's reductions (``np.mean``, ``np.sum``, ``np.max``, ``np.std``, ``np.argmax``, ...)
 call the tensor's method (numpy's own protocol for objects that are not ndarrays), which takes
 numpy's ``dtype=``/``out=None`` too: a 0-d tensor, differentiable. Installed on ``Tensor`` by
@@ -120,11 +121,21 @@ def _numpy_keywords(method):
 _REDUCTIONS = ("sum", "mean", "max", "min", "std", "var", "prod", "cumsum", "argmax", "argmin")
 
 
+class _UfuncHook:
+    """``Tensor.__array_ufunc__``: numpy looks it up on the class and gets :func:`array_ufunc`;
+    read on a tensor it is None, which is what cupy's operators test (``y.__array_ufunc__ is
+    None``: defer to the tensor's reflected operator), so ``cupy_array OP tensor`` stays the
+    tensor's op as before (``@`` too, which cupy would otherwise run itself on the tensor)."""
+
+    def __get__(self, obj, cls=None):
+        return array_ufunc if obj is None else None
+
+
 def install(tensor_class) -> None:
     """Attach ``__array_ufunc__``, ``__array_wrap__`` and numpy's keywords on the reductions
     (idempotent)."""
     _BASE["Tensor"] = tensor_class
-    tensor_class.__array_ufunc__ = array_ufunc
+    tensor_class.__array_ufunc__ = _UfuncHook()
     tensor_class.__array_wrap__ = array_wrap
     for name in _REDUCTIONS:
         fn = getattr(tensor_class, name, None)

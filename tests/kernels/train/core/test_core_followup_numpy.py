@@ -142,10 +142,18 @@ class _DeviceArray:
         self.a = np.asarray(a)
         self.shape, self.dtype, self.ndim = self.a.shape, self.a.dtype, self.a.ndim
 
+    def _defer(self, other):  # cupy's _should_use_rop
+        return not isinstance(other, _DeviceArray) and getattr(other, "__array_ufunc__", 0) is None
+
     def __add__(self, other):
-        if not isinstance(other, _DeviceArray) and getattr(other, "__array_ufunc__", 0) is None:
+        if self._defer(other):
             return NotImplemented
         return np.add(self, other)
+
+    def __matmul__(self, other):  # cupy runs its own matmul unless it defers
+        if self._defer(other):
+            return NotImplemented
+        return _DeviceArray(self.a @ (other.a if isinstance(other, _DeviceArray) else other))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or not all(
@@ -162,3 +170,6 @@ def test_foreign_device_array_plus_tensor_is_a_tensor():
     assert isinstance(r, skiff.Tensor) and r.requires_grad
     assert isinstance(r._data, _DeviceArray)
     np.testing.assert_array_equal(r._data.a, [4.0, 6.0])
+    m = _DeviceArray(np.eye(2) * 2.0) @ s
+    assert isinstance(m, skiff.Tensor) and m.requires_grad
+    np.testing.assert_array_equal(m._data.a, [6.0, 8.0])
