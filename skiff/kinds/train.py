@@ -455,17 +455,9 @@ def _validation(values: dict, model, data, source) -> dict:
             raise ValueError(f"--early-stop watches a validation loss, and DATA {name!r} "
                              f"holds none out: add --val-split 0.1 (a tenth held out)")
         return {"val_split": split, "early_stopping": patience}
-    if data in ARRAY_DATA:
-        # the built-in arrays are trained on whole: --val-split held nothing out (silently)
-        if split is not None:
-            raise ValueError(f"--val-split is not applied to the built-in data {data!r} (it "
-                             f"is trained on whole): hold rows out of a table file (.csv, "
-                             f".tsv, .npz) or, in a notebook, of arrays: %train net (X, y) "
-                             f"--val-split {split:g}")
-        if patience is not None:
-            raise ValueError(f"--early-stop watches a validation loss, and the built-in data "
-                             f"{data!r} holds none out: train on a table file (.csv, .tsv, "
-                             f".npz) or, in a notebook, on arrays, with --val-split 0.1")
+    if data in ARRAY_DATA and patience is not None and split is None:
+        raise ValueError(f"--early-stop watches a validation loss, and the built-in data "
+                         f"{data!r} holds none out: add --val-split 0.1 (a tenth held out)")
     if patience is not None and split is None and _is_table(str(data)):
         raise ValueError(f"--early-stop watches a validation loss, and DATA {data!r} holds "
                          f"none out: add --val-split 0.1 (a tenth held out)")
@@ -698,6 +690,10 @@ class TrainKind(Kind):
                 score = f", accuracy {100 * best['val_accuracy']:.1f}%"
             lines.append(f"weights of step {result['best_step']} kept (best held-out loss "
                          f"{figure(result['best_val_loss'])}{score})")
+        if result.get("hf_model"):  # a checkpoint's model fine-tuned: where it was saved
+            lines.append(f"saved (Hugging Face layout): {result['hf_model']}")
+        if result.get("hf_adapter"):
+            lines.append(f"adapter (peft layout): {result['hf_adapter']}")
         if result.get("checkpoint"):
             lines.append(f"checkpoint: {result['checkpoint']}")
             if stopped and not early:  # how to go on from it (a new job has its own folder)

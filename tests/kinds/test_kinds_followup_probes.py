@@ -81,15 +81,27 @@ def test_a_negative_seed_is_refused_by_the_grammar(runs_dir):
 # 3. --early-stop without a validation set -------------------------------------------------------
 @pytest.mark.parametrize("line", ["mlp --early-stop 3", "cnn --early-stop 2",
                                   "mlp blobs --early-stop 3 --steps 4"])
-def test_early_stop_on_the_built_in_arrays_is_refused(line, runs_dir):
+def test_early_stop_on_the_built_in_arrays_needs_a_split(line, runs_dir):
     with pytest.raises(ValueError, match="--early-stop watches a validation loss, and the "
-                                         "built-in data '(blobs|shapes)' holds none out"):
+                                         "built-in data '(blobs|shapes)' holds none out: "
+                                         "add --val-split"):
         train_config(vars(TRAIN.parse(line)))
-    # --val-split is not applied to them (it held nothing out, silently): said, not ignored
-    with pytest.raises(ValueError, match="--val-split is not applied to the built-in data"):
-        train_config(vars(TRAIN.parse(line + " --val-split 0.2")))
+    # with --val-split the Trainer holds those rows out
+    assert train_config(vars(TRAIN.parse(line + " --val-split 0.2")))["val_split"] == 0.2
     # text holds a tenth out by default: accepted
     assert train_config(vars(TRAIN.parse("gpt-mini --early-stop 3")))["early_stopping"] == 3
+
+
+def test_val_split_on_the_built_in_arrays_holds_rows_out(runs_dir):
+    """It was dropped without a word (an empty val_history): the entry called every built-in
+    data set split already."""
+    out = cli("train", "mlp", "--val-split", "0.25", "--epochs", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    assert result["val_history"] and result["val_history"][-1]["val_loss"] > 0, result
+    out = cli("train", "mlp", "--epochs", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    assert not json.loads(out.stdout)["result"]["val_history"]
 
 
 def test_early_stop_without_a_validation_set_exits_2_before_a_run_folder(runs_dir):

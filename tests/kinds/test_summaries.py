@@ -30,6 +30,17 @@ def test_train_summary():
     assert lines[2] == "checkpoint: /runs/x/checkpoints/step-1200.npz"
 
 
+def test_train_summary_names_the_saved_model_and_adapter():
+    """A checkpoint's model fine-tuned with LoRA: the terminal names both folders it wrote
+    (they were only in --json and events.jsonl)."""
+    lines = KINDS["train"].summary({"steps": 4, "final_loss": 2.0, "time_s": 1.0,
+                                    "hf_model": "/runs/y/hf-model",
+                                    "hf_adapter": "/runs/y/hf-adapter"})
+    assert "saved (Hugging Face layout): /runs/y/hf-model" in lines
+    assert "adapter (peft layout): /runs/y/hf-adapter" in lines
+    assert not any("adapter" in line for line in KINDS["train"].summary({"steps": 4}))
+
+
 def test_ocr_summary():
     lines = KINDS["ocr"].summary({"images": 12, "errors": 2, "lines": 345, "seconds": 3.4567,
                                   "images_per_s": 3.4716, "out": "/tmp/out.jsonl",

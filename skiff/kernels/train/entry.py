@@ -95,7 +95,10 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
         dataset = builtin_dataset(data, block_size=int(block), seed=seed)
     val, notes = None, []
     held = config.get("val_split") or 0.1
-    if hasattr(dataset, "split"):
+    # text splits here (a tenth by default); arrays (blobs, shapes) are held out by the
+    # Trainer with --val-split, so split_done says only a split made here
+    split_done = hasattr(dataset, "split")
+    if split_done:
         try:
             dataset, val = dataset.split(1.0 - held)
         except ValueError:  # a short text: train on all of it rather than fail
@@ -107,7 +110,7 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
                          f"sequences of {int(block) + 1} tokens: training on all of it, "
                          f"without a validation loss")
     return {"model": model, "dataset": dataset, "val_dataset": val, "optimizer": None,
-            "loss": None, "notes": notes, "split_done": True}
+            "loss": None, "notes": notes, "split_done": split_done}
 
 
 def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
