@@ -53,6 +53,8 @@ class _Bridge(_ag.Function):
 
     def forward(self, *arrays, fn=None, ctx=None, outputs=None):
         self.fn, self.ctx, self.n_in = fn, ctx, len(arrays)
+        # the arrays of ctx's saved tensors, for the engine's in-place version check
+        self.save_for_backward(*(t._data for t in ctx._saved if isinstance(t, Tensor)))
         return outputs if len(outputs) > 1 else outputs[0]
 
     def backward(self, *grads):

@@ -118,3 +118,29 @@ def test_retained_graph_checks_again():
             y.mul_(2.0)
         with pytest.raises(RuntimeError, match=MESSAGE):
             out.backward()
+
+
+def test_ctx_function_saved_tensor_checked_as_torch():
+    """A torch-style ``autograd.Function`` whose forward saved its input: changing the input in
+    place before backward raises in both; changing it after does not."""
+    for lib in (skiff, torch):
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * x ** 2 * g
+
+        x = _x(lib)
+        out = Cube.apply(x).sum()
+        with lib.no_grad():
+            x.mul_(2.0)
+        with pytest.raises(RuntimeError, match=MESSAGE):
+            out.backward()
+        x2 = _x(lib)
+        Cube.apply(x2).sum().backward()
+        np.testing.assert_allclose(x2.grad.numpy(), 3 * np.array([0.25, 1.0, 4.0]))
