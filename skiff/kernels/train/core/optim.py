@@ -400,8 +400,10 @@ class LRSchedule:
     """Base: sets each group's lr from ``lr_at(step)``; ``step()`` advances by one.
 
     The base lr of a group is the lr it had when the first schedule was attached (kept in
-    the group as ``initial_lr``, as torch does), so a second schedule on the same optimizer
-    (``Trainer.train`` called again) starts from the peak, not from where the last one ended.
+    the group as ``initial_lr``, as torch does), so a second closed-form schedule on the same
+    optimizer (``WarmupCosine`` when ``Trainer.train`` is called again) starts from the peak,
+    not from where the last one ended. torch's chainable schedules (``_chainable``) start from
+    and scale the group's current lr instead, as torch's do.
     """
 
     # torch's chainable schedules (StepLR, MultiStepLR, ConstantLR, LinearLR, ExponentialLR,
