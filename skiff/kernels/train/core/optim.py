@@ -492,10 +492,12 @@ class WarmupCosine(LRSchedule):
 
 
 class ConstantLR(LRSchedule):
-    """The base lr times ``factor`` for the first ``total_iters`` steps, then the base lr
-    (with the defaults: the base lr throughout)."""
+    """The base lr times ``factor`` for the first ``total_iters`` steps, then the base lr;
+    torch's defaults (a third for 5 steps)."""
 
-    def __init__(self, optimizer, factor: float = 1.0, total_iters: int = 0):
+    def __init__(self, optimizer, factor: float = 1.0 / 3, total_iters: int = 5):
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor, self.total_iters = float(factor), int(total_iters)
         super().__init__(optimizer)
 

@@ -69,3 +69,20 @@ def test_single_chainable_schedule_still_its_closed_form():
         for step in range(1, 12):
             sched.step()
             assert opt.param_groups[0]["lr"] == pytest.approx(sched.lr_at(step, 0.2), rel=1e-12)
+
+
+def test_constant_lr_defaults_are_torchs():
+    seen = []
+    for lib in (skiff, torch):
+        opt = lib.optim.SGD(lib.nn.Linear(2, 2).parameters(), lr=0.3)
+        sched = lib.optim.lr_scheduler.ConstantLR(opt)
+        lrs = [opt.param_groups[0]["lr"]]
+        for _ in range(7):
+            opt.step()
+            sched.step()
+            lrs.append(opt.param_groups[0]["lr"])
+        seen.append(lrs)
+    np.testing.assert_allclose(seen[0], seen[1], rtol=1e-15)
+    opt = skiff.optim.SGD(skiff.nn.Linear(2, 2).parameters(), lr=0.3)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        skiff.optim.lr_scheduler.ConstantLR(opt, factor=1.5)

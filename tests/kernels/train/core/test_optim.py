@@ -161,7 +161,7 @@ def test_warmup_cosine_and_constant():
     assert lrs[14] == pytest.approx(0.1) and lrs[16] == pytest.approx(0.1)
     assert all(x >= y for x, y in zip(lrs[4:], lrs[5:]))
     opt2 = optim.SGD([p], lr=0.3)
-    c = optim.ConstantLR(opt2)
+    c = optim.ConstantLR(opt2, factor=1.0, total_iters=0)
     c.step()
     assert c.get_lr() == [0.3] and opt2.lr == 0.3
     with pytest.raises(ValueError, match="warmup_steps"):
