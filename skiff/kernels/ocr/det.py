@@ -307,13 +307,21 @@ def _box_score(prob: np.ndarray, box: np.ndarray) -> float:
     return float(cv2.mean(prob[y0:y1 + 1, x0:x1 + 1], mask)[0])
 
 
+# a region under box_thresh that is glyph-sized (its longer side at most FAINT_SIDE detector
+# pixels) and peaks at FAINT_PEAK or more: a lone short glyph ("}" on its own line at 13-15 px)
+# the detector sees only faintly at scale 1; given to db_boxes' ``faint`` to be looked at again
+FAINT_SIDE = 27.0
+FAINT_PEAK = 0.5
+
+
 def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams = DetParams(),
-             xp=np) -> list[tuple[np.ndarray, float]]:
+             xp=np, faint: list | None = None) -> list[tuple[np.ndarray, float]]:
     """Boxes from one probability map.
 
     ``prob``: (H, W) map for the padded input; ``size``: (h, w) of the resized image inside
     it; ``shape``: (h, w) of the original image. Returns ``[(box (4, 2) in original pixels,
-    tl-tr-br-bl order, score)]``.
+    tl-tr-br-bl order, score)]``. With ``faint``, the glyph-sized regions dropped for their
+    score but peaking at ``FAINT_PEAK`` are appended to it (boxes in original pixels).
     """
     import cv2
 
@@ -337,6 +345,10 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
         box = cv2.boxPoints(rect).astype(np.float32)
         score = _box_score(prob, box)
         if score < p.box_thresh:
+            if faint is not None and cuts == 0 and max(rect[1]) <= FAINT_SIDE:
+                x, y, w, h = cv2.boundingRect(contour)
+                if float(prob[y:y + h, x:x + w].max()) >= FAINT_PEAK:
+                    faint.append(box * np.array([sx, sy], np.float32))
             if cuts < 2:  # lines run into a broad shape: read the lines apart from it
                 todo.extend((c, cuts + 1) for c in _line_parts(bitmap, contour))
             continue

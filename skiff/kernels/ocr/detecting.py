@@ -33,6 +33,9 @@ from .item import Item
 # many detector pixels: on small images the box saves little, and the detector, which pools
 # over the whole input, read 3 of 18 small degraded images worse inside it
 INK_SAVES = 1.0e5
+# faint glyph-sized regions are looked at again enlarged (DetectionPasses._faint_glyphs) on an
+# image with at most this many of them; more are a texture or noise
+FAINT_MOST = 16
 
 
 def _source(it: Item) -> tuple[np.ndarray, np.ndarray]:
@@ -97,11 +100,51 @@ class DetectionPasses:
             scales.update(self._first_passes([it for it in items if it.index in exact],
                                              "det-fp32"))
         for it in items:
+            which = "det-fp32" if it.index in exact else "det"
             if self._weak(it, max(it.bgr.shape[:2]) * scales[it.index]):
-                self._detect_level(it, scales[it.index],
-                                   "det-fp32" if it.index in exact else "det")
+                self._detect_level(it, scales[it.index], which)
+            else:
+                self._faint_glyphs(it, scales[it.index], which)
+            it.faint = None
             it.boxes = join_columns(join_fragments(it.boxes))
             it.timings["det_scale"] = round(scales[it.index], 4)
+
+    def _faint_glyphs(self, it: Item, scale: float, which: str = "det") -> None:
+        """A glyph alone on its line the detector saw only faintly (a closing ``}`` at 13-15
+        px on a dark editor: the map peaks at 0.55-0.66 over it and its box scores ~0.3,
+        under ``box_thresh``) is looked at again in a window around it enlarged twice, where
+        the detector boxes it surely; a box kept must cover the faint region's centre. Only
+        a region no wider than high and level with no box (a check box or a bullet before
+        a line's text is not looked at: a ticked box read "☑"), on a clean image (pixel
+        noise under ``NOISY``) with at most ``FAINT_MOST`` faint regions: noise and textures
+        give many."""
+        if it.faint is None or it.faint[0] != scale or not 0 < len(it.faint[1]) <= FAINT_MOST:
+            return
+        spans = [(b.min(0), b.max(0)) for b, _ in it.boxes]
+        todo = [f for f in it.faint[1]  # alone on its row, no wider than high
+                if np.ptp(f[:, 0]) <= np.ptp(f[:, 1]) and
+                not any(lo[1] <= f.mean(0)[1] <= hi[1] for lo, hi in spans)]
+        if not todo or denoise.noise_sigma(it.bgr) >= denoise.NOISY:
+            return
+        t0 = time.perf_counter()
+        h, w = it.bgr.shape[:2]
+        margin, big = 16.0 / scale, min(2.0 * scale, self.params.max_upscale)
+        crops, corners = [], []
+        for f in todo:
+            x0, y0 = np.maximum(np.floor(f.min(0) - margin).astype(int), 0)
+            x1, y1 = np.minimum(np.ceil(f.max(0) + margin).astype(int), [w, h])
+            crops.append(it.bgr[y0:y1, x0:x1])
+            corners.append(np.array([x0, y0], np.float32))
+        x, sizes = det_input(crops, [big] * len(crops), self.xp)
+        prob = self.engine(which)(x)[:, 0]
+        for f, crop, at, size, pm in zip(todo, crops, corners, sizes, prob, strict=True):
+            centre = f.mean(0) - at
+            for box, score in db_boxes(pm, size, crop.shape[:2], self.params, xp=np):
+                if (box.min(0) <= centre).all() and (centre <= box.max(0)).all():
+                    it.boxes.append((box + at, score))
+                    it.timings["faint"] = it.timings.get("faint", 0) + 1
+                    break
+        it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
 
     def _fragile(self, it: Item) -> bool:
         """A small noisy image (at most half the detector's page side, pixel noise at least
@@ -252,8 +295,11 @@ class DetectionPasses:
                                      [scales[it.index] for it in part], xp)
                 prob = det(x)[:, 0]
                 for it, (src, at), size, pm in zip(part, sources, sizes, prob, strict=True):
+                    faint: list = []
                     it.boxes = [(box + at, score) for box, score in
-                                db_boxes(pm, size, src.shape[:2], self.params, xp=np)]
+                                db_boxes(pm, size, src.shape[:2], self.params, xp=np,
+                                         faint=faint)]
+                    it.faint = (scales[it.index], [f + at for f in faint])
                 dt = (time.perf_counter() - t0) / len(part)
                 for it in part:
                     it.timings["det"] = it.timings.get("det", 0.0) + dt

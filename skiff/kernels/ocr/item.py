@@ -22,3 +22,6 @@ class Item:
     boxes: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     ink: tuple | None = None  # (y0, y1, x0, x1): detection reads only inside this box
+    # (scale, boxes): glyph-sized regions the detector saw faintly at that scale
+    # (det.db_boxes' ``faint``), looked at again enlarged (DetectionPasses._faint_glyphs)
+    faint: tuple | None = None
