@@ -207,9 +207,17 @@ def _gutters(idx: list, x0: np.ndarray, x1: np.ndarray, gap: float) -> list[floa
     return cuts
 
 
+# a column's lines are prose when their median width is at least PROSE_WIDE heights, or
+# PROSE_SHORT heights where every column of the block holds at least PROSE_MANY lines
+PROSE_WIDE = 6.0
+PROSE_SHORT = 4.5
+PROSE_MANY = 5
+
+
 def _columns(block, x0, x1, gap, widths, heights, y) -> list[list[int]] | None:
     """The block's columns (left to right) when it is laid out as columns of prose: each
-    side of a gutter at least two lines of prose (six times as wide as high) set as prose
+    side of a gutter at least two lines of prose (six times as wide as high, 4.5 times where
+    each side holds at least five lines) set as prose
     is, a line after another (the median step between them at most three line heights).
     A chat's bubbles, left and right by turns, a message a few lines apart, are one flow."""
     cuts = _gutters(block, x0, x1, gap)
@@ -218,8 +226,11 @@ def _columns(block, x0, x1, gap, widths, heights, y) -> list[list[int]] | None:
     edges = [-np.inf, *cuts, np.inf]
     cols = [[i for i in block if lo < 0.5 * (x0[i] + x1[i]) < hi]
             for lo, hi in itertools.pairwise(edges)]
+    # columns of many lines each, under one gutter the whole block long, are prose at
+    # shorter lines too (a narrow page's 5-word lines, 5.9 times as wide as high)
+    least = PROSE_SHORT if min(map(len, cols)) >= PROSE_MANY else PROSE_WIDE
     for col in cols:
-        if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < 6:
+        if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < least:
             return None
         steps = np.diff(np.sort([y[i] for i in col]))
         if np.median(steps) > 3 * np.median([heights[i] for i in col]):
