@@ -4,7 +4,7 @@
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
 [--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32] [--np N] [--wait]
 [-o NAME]``.
-Inputs are image or PDF files (a PDF or multi-page TIFF gives one result per page,
+Inputs are image or PDF files (a PDF, multi-page TIFF or animated GIF gives one result per page,
 ``file.pdf#page=N``; ``--pages`` reads only some of them), folders (their image and PDF
 files), glob patterns (``**`` for subfolders), or (in a notebook) a variable holding an
 image array, a PIL image, a path or a list of them.
@@ -89,8 +89,9 @@ def COMMAND(p):
     p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
                    help="resolution PDF pages are rendered at, 36-600 (default 200)")
     p.add_argument("--pages", default=None, metavar="LIST",
-                   help="pages of PDFs and multi-page TIFFs to read, counted from 1: 3, "
-                        "1-5, 2,4,9- (9 to the last); other images are read whole "
+                   help="pages of PDFs, multi-page TIFFs and animations (frames) to read, "
+                        "counted from 1: 3, 1-5, 2,4,9- (9 to the last); other images are "
+                        "read whole "
                         "(default: every page)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads per model (default: up to 4)")

@@ -52,14 +52,15 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
     **options
         Passed to :class:`OcrPipeline` (``det_model``, ``rec_model``, ``dict``, ``use_cls``,
         ``use_det``: False reads each image whole as one line, ``words``: False keeps unsure
-        lines as read, ``min_score``, ``threads``), and ``pages``: only those pages of PDFs
-        and multi-page TIFFs (``"1-3,7"``, ``"9-"`` to the last, ``2``, ``[1, 4]``; the CLI's
-        ``--pages``), other images read whole.
+        lines as read, ``min_score``, ``threads``), and ``pages``: only those pages of PDFs,
+        multi-page TIFFs and animations (``"1-3,7"``, ``"9-"`` to the last, ``2``,
+        ``[1, 4]``; the CLI's ``--pages``), other images read whole.
 
     Returns
     -------
-    OcrResult for one image; OcrResults (a list) for a list, a folder, a pattern, and for a PDF
-    or TIFF of several pages (one result per page, ``image`` labelled ``"file.pdf#page=N"``).
+    OcrResult for one image; OcrResults (a list) for a list, a folder, a pattern, and for a PDF,
+    TIFF or animated GIF of several pages (one result per page, ``image`` labelled
+    ``"file.pdf#page=N"``).
 
     Raises
     ------
