@@ -390,7 +390,11 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
                 H[i, j], H[i + 1, j] = cs[i] * a + sn[i] * c, -sn[i] * a + cs[i] * c
             d = math.hypot(H[j, j], H[j + 1, j])
             if d == 0:
-                raise SolveError(f"gmres: breakdown (zero column) at iteration {it}")
+                raise SolveError(f"gmres: breakdown at iteration {it} (a zero column after "
+                                 f"the rotations): A M is singular on the Krylov space, so the "
+                                 f"matrix (or the preconditioner) is singular and b is not in "
+                                 f"the range reached; try precond='none', or for a least-"
+                                 f"squares x scipy.sparse.linalg.lsqr")
             cs[j], sn[j] = H[j, j] / d, H[j + 1, j] / d
             H[j, j], H[j + 1, j] = d, 0.0
             g[j + 1] = -sn[j] * g[j]

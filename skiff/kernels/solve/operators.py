@@ -184,7 +184,7 @@ def matrix_operator(system, n, xp) -> MatrixOperator:
         if n is None:
             raise ValueError("a callable operator needs n=, the size of the system "
                              "(or give b to skiff.solve)")
-        return MatrixOperator(system, int(n), xp)
+        return MatrixOperator(system, _unknowns(n), xp)
     shape = getattr(system, "shape", None)
     if shape is None:
         raise ValueError(f"system must be a GridProblem, a sparse matrix, a dense 2D array, a "
@@ -199,7 +199,15 @@ def matrix_operator(system, n, xp) -> MatrixOperator:
             raise ValueError(f"system must be a GridProblem, a sparse matrix, a "
                              f"dense 2D array, a LinearOperator or a callable, got "
                              f"{type(system).__name__}")
-    return MatrixOperator(system, int(shape[0]), xp)
+    return MatrixOperator(system, _unknowns(shape[0]), xp)
+
+
+def _unknowns(n) -> int:
+    """The size of a user's system, refused when it is 0 (it failed in a numpy reduction)."""
+    if int(n) < 1:
+        raise ValueError(f"the system has {int(n)} unknowns (an empty matrix): there is "
+                         f"nothing to solve")
+    return int(n)
 
 
 def asymmetry(op: MatrixOperator, rtol: float = SYMMETRY_RTOL) -> str | None:

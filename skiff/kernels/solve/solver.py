@@ -285,6 +285,45 @@ class AMGPrecond:
         return "algebraic multigrid " + self.amg.describe()
 
 
+class UserPrecond:
+    """A user's own preconditioner, in SciPy's meaning (``M`` approximates ``A^-1``): a scipy
+    ``LinearOperator``, a callable ``r -> M r`` or a matrix (sparse or dense, applied as
+    ``M @ r``). It gets and returns flat vectors of ``n`` values, on the host (numpy) as
+    SciPy's solvers give them; on a GPU the vectors go through the host."""
+
+    def __init__(self, M, n: int, xp):
+        check_real(getattr(M, "dtype", None), "the preconditioner M")
+        shape = getattr(M, "shape", None)
+        if shape is not None and tuple(shape) != (n, n):
+            raise ValueError(f"the preconditioner M has shape {tuple(shape)!r}; it must be "
+                             f"({n}, {n}), the matrix's")
+        if shape is not None and hasattr(M, "matvec"):
+            self.apply, self.kind = M.matvec, type(M).__name__
+        elif shape is not None:
+            self.apply, self.kind = (lambda r, M=M: M @ r), type(M).__name__
+        elif callable(M):
+            self.apply, self.kind = M, "function"
+        else:
+            raise ValueError(f"the preconditioner M must be a LinearOperator, a callable "
+                             f"r -> M r or an (n, n) matrix, got {type(M).__name__}")
+        self.n, self.xp = n, xp
+        self.bytes = 0
+
+    def __call__(self, r, out):
+        host = r.ravel() if self.xp is np else to_numpy(r).ravel()
+        y = self.apply(host)
+        y = np.asarray(to_numpy(y) if self.xp is not np else y)
+        if y.size != self.n:
+            raise ValueError(f"the preconditioner M returned {y.shape!r} for a vector of "
+                             f"{self.n}; it must return {self.n} values")
+        check_real(y.dtype, "the preconditioner's result M r")
+        out[...] = self.xp.asarray(y.reshape(out.shape))
+        return out
+
+    def describe(self):
+        return f"the user's M ({self.kind})"
+
+
 def takes_precond(method: str, precond: str) -> bool:
     """Whether ``method`` runs with ``precond``: the Krylov methods take any; multigrid
     cycles ('mg', 'fmg') only themselves, and 'direct' none ('auto' and 'none' always fit)."""
@@ -320,8 +359,11 @@ class Solver:
         (the default) is CG for a symmetric system with a positive diagonal and GMRES for any
         other; CG refuses a matrix that is not symmetric (it would diverge) and names the
         entry that differs from its transpose.
-    precond : {'auto', 'none', 'jacobi', 'chebyshev', 'mg', 'amg'}
-        'auto': geometric multigrid on grids, smoothed-aggregation AMG on matrices.
+    precond : {'auto', 'none', 'jacobi', 'chebyshev', 'mg', 'amg'} or your own preconditioner
+        'auto': geometric multigrid on grids, smoothed-aggregation AMG on matrices. Your own
+        is SciPy's ``M``: a scipy LinearOperator, a callable ``r -> M r`` or an (n, n)
+        matrix approximating ``A^-1`` (symmetric positive definite for CG), taking and
+        returning flat vectors of n values (a pyamg ``ml.aspreconditioner()`` fits).
     cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
     near_nullspace : array (n, k), optional
         For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
@@ -344,6 +386,9 @@ class Solver:
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
                  interpolation="auto", near_nullspace=None):
         self.method = _choice(method, METHODS, "method")
+        M = None
+        if precond is not None and not isinstance(precond, str):  # SciPy's M: an operator
+            M, precond = precond, "auto"
         _check_options(precond, cycle, smoother, compatibility)
         self.device = resolve_device(device)
         self.xp = xp_for(self.device)
@@ -357,6 +402,9 @@ class Solver:
                                             self.method, self.is_grid,
                                             not self.is_grid and is_matrix_free(system),
                                             self.is_grid and system.convection_dominated)
+        self.user_M = M
+        if M is not None:
+            self.precond_name = "user"
         self.compatibility = compatibility
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
         if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
@@ -507,6 +555,8 @@ class Solver:
     def _make_precond(self, name):
         if name == "none":
             return None
+        if name == "user":
+            return UserPrecond(self.user_M, self.op.n, self.xp)
         if name == "jacobi":
             return Jacobi(self.op)
         if name == "chebyshev":
@@ -847,13 +897,14 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if (callable(system) and not hasattr(system, "shape") and options.get("n") is None
             and b is not None):
         options["n"] = int(np.size(b))
-    for name, hint in (("M", "precond= names one of skiff's preconditioners ("
-                        + ", ".join(repr(p) for p in PRECONDS) + "); a preconditioner of your "
-                        "own (a LinearOperator M) goes to scipy.sparse.linalg's solvers"),
-                       ("accel", "pyamg's accel='cg' is method='cg' here, with precond='amg' "
-                        "(skiff's smoothed-aggregation AMG)")):
-        if name in options:
-            raise TypeError(f"solve() takes no {name}= keyword: {hint}")
+    if "M" in options:   # SciPy's name: ours is precond=, which takes the same operators
+        raise TypeError("solve() takes no M= keyword: precond= takes your own preconditioner "
+                        "as SciPy's M= does (precond=M: a LinearOperator, a callable r -> M r "
+                        "or a matrix approximating A^-1) or names one of skiff's ("
+                        + ", ".join(repr(p) for p in PRECONDS) + ")")
+    if "accel" in options:
+        raise TypeError("solve() takes no accel= keyword: pyamg's accel='cg' is method='cg' "
+                        "here, with precond='amg' (skiff's smoothed-aggregation AMG)")
     known = set(inspect.signature(Solver).parameters) | {"strict"}
     unknown = sorted(set(options) - known)
     if unknown:

@@ -1,0 +1,162 @@
+"""A SciPy user's own operators and preconditioners against scipy.sparse.linalg and pyamg.
+
+SciPy's ``M`` (a preconditioner approximating A^-1: a LinearOperator, a callable, a matrix)
+could not be given to skiff before (2026-12-05); now ``precond=M`` preconditions every Krylov
+method, and CG with it stops at the iteration scipy's ``cg`` with the same ``M`` stops at.
+``M=`` itself is answered with a TypeError naming ``precond=M``."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+import skiff
+from skiff.kernels.solve.problems import poisson
+from skiff.kernels.solve.solver import SolveError, Solver
+
+pyamg = pytest.importorskip("pyamg")
+
+
+def _laplacian(side=20):
+    return pyamg.gallery.poisson((side, side), format="csr")
+
+
+def _rhs(n, seed=1):
+    return np.random.default_rng(seed).random(n)
+
+
+def _scipy_cg_iterations(A, b, **kw):
+    count = [0]
+    x, info = sla.cg(A, b, callback=lambda xk: count.__setitem__(0, count[0] + 1), **kw)
+    assert info == 0
+    return x, count[0]
+
+
+def test_jacobi_linear_operator_as_M_matches_scipy_cg():
+    A = _laplacian()
+    b = _rhs(A.shape[0])
+    d = A.diagonal()
+    M = sla.LinearOperator(A.shape, matvec=lambda r: r / d)
+    x_ref, its_ref = _scipy_cg_iterations(A, b, rtol=1e-8, M=M)
+    sol = skiff.solve(A, b, method="cg", precond=M, rtol=1e-8)
+    assert sol.converged and sol.precond == "user"
+    assert sol.iterations == its_ref
+    exact = sla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(sol.x - exact) <= 1e-6 * np.linalg.norm(exact)
+    assert np.linalg.norm(sol.x - x_ref) <= 1e-6 * np.linalg.norm(exact)
+
+
+def test_pyamg_preconditioner_as_M_matches_scipy_and_pyamg():
+    A = _laplacian(24)
+    b = _rhs(A.shape[0], 2)
+    ml = pyamg.smoothed_aggregation_solver(A)
+    M = ml.aspreconditioner(cycle="V")
+    _, its_ref = _scipy_cg_iterations(A, b, rtol=1e-8, M=M)
+    sol = skiff.solve(A, b, precond=M, rtol=1e-8)          # auto: CG for this SPD matrix
+    assert sol.converged and sol.method == "cg"
+    assert sol.iterations == its_ref
+    x_pyamg = ml.solve(b, tol=1e-10, accel="cg")
+    assert np.linalg.norm(sol.x - x_pyamg) <= 1e-6 * np.linalg.norm(x_pyamg)
+    # SciPy's M= keyword is answered with ours
+    with pytest.raises(TypeError, match=r"precond=M"):   # SciPy's keyword: ours named
+        skiff.solve(A, b, M=M)
+
+
+@pytest.mark.parametrize("method", ["gmres", "bicgstab", "pipecg"])
+@pytest.mark.parametrize("kind", ["callable", "sparse", "dense"])
+def test_user_M_forms_with_every_krylov_method(method, kind):
+    A = _laplacian(12)
+    n = A.shape[0]
+    b = _rhs(n, 3)
+    inv_d = 1.0 / A.diagonal()
+    M = {"callable": lambda r: inv_d * r, "sparse": sp.diags(inv_d).tocsr(),
+         "dense": np.diag(inv_d)}[kind]
+    sol = skiff.solve(A, b, method=method, precond=M, rtol=1e-10)
+    assert sol.converged
+    exact = sla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(sol.x - exact) <= 1e-7 * np.linalg.norm(exact)
+    # the preconditioner helps as it does SciPy's gmres: fewer iterations than without
+    plain = skiff.solve(A, b, method=method, precond="none", rtol=1e-10)
+    assert sol.iterations <= plain.iterations
+
+
+def test_user_M_on_a_matrix_free_operator_and_a_grid():
+    A = _laplacian(16)
+    n = A.shape[0]
+    b = _rhs(n, 4)
+    d = A.diagonal()
+    op = sla.LinearOperator(A.shape, matvec=lambda v: A @ v)
+    M = sla.LinearOperator(A.shape, matvec=lambda r: r / d)
+    _, its_ref = _scipy_cg_iterations(op, b, rtol=1e-9, M=M)
+    sol = skiff.solve(op, b, method="cg", precond=M, rtol=1e-9)
+    assert sol.converged and sol.iterations == its_ref
+    # a grid problem: M gets the flat vector of the grid's unknowns
+    p = poisson((16, 16))
+    G = p.matrix()
+    dg = G.diagonal()
+    Mg = sla.LinearOperator(G.shape, matvec=lambda r: r / dg)
+    _, its_grid = _scipy_cg_iterations(G, p.rhs.ravel(), rtol=1e-9, M=Mg)
+    sol = skiff.solve(p, method="cg", precond=Mg, rtol=1e-9)
+    assert sol.converged and abs(sol.iterations - its_grid) <= 1
+    exact = sla.spsolve(G.tocsc(), p.rhs.ravel())
+    assert np.linalg.norm(sol.x - exact) <= 1e-6 * np.linalg.norm(exact)
+
+
+def test_solver_reuses_the_user_M_and_amg_setup():
+    A = _laplacian(16)
+    n = A.shape[0]
+    calls = [0]
+
+    def M(r):
+        calls[0] += 1
+        return r / A.diagonal()
+
+    s = Solver(A, method="cg", precond=M)
+    built = s.M
+    for seed in range(3):
+        b = _rhs(n, seed)
+        sol = s.solve(b, rtol=1e-9)
+        assert s.M is built and sol.converged
+        exact = sla.spsolve(A.tocsc(), b)
+        assert np.linalg.norm(sol.x - exact) <= 1e-7 * np.linalg.norm(exact)
+    assert calls[0] >= 3
+    amg = Solver(A, precond="amg")
+    hierarchy = amg.M.amg
+    B = np.stack([_rhs(n, k) for k in range(3)], axis=1)
+    sols = amg.solve_many(B, rtol=1e-9)
+    assert amg.M.amg is hierarchy
+    exact = sla.spsolve(A.tocsc(), B)
+    for j, sol in enumerate(sols):
+        assert np.linalg.norm(sol.x - exact[:, j]) <= 1e-7 * np.linalg.norm(exact[:, j])
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"M": sp.eye(3)}, "must be (400, 400)"),
+    ({"M": lambda r: r[:3]}, "must return 400 values"),
+    ({"M": "jacobi_op", "method": "direct"}, "takes no preconditioner"),
+    ({"M": sp.eye(400, dtype=complex)}, "complex"),
+    ({"M": lambda r: r * 1j}, "complex"),
+    ({"M": 3.0}, "LinearOperator, a callable"),
+])
+def test_user_M_refusals_name_the_problem(kwargs, words):
+    A = _laplacian()
+    M = kwargs["M"]
+    if isinstance(M, str):
+        M = sla.aslinearoperator(sp.diags(1 / A.diagonal()))
+    with pytest.raises((ValueError, SolveError)) as exc:
+        skiff.solve(A, _rhs(400), method=kwargs.get("method", "cg"), precond=M)
+    assert words in str(exc.value)
+
+
+def test_empty_and_singular_matrices_are_refused_with_a_reason():
+    with pytest.raises(ValueError, match="0 unknowns"):
+        skiff.solve(sp.csr_matrix((0, 0)), np.zeros(0))
+    with pytest.raises(ValueError, match="0 unknowns"):
+        skiff.solve(lambda v: v, np.zeros(0))
+    # [[1, 1], [1, 1]] with b outside its range: scipy's cg returns 1e31 entries, info=20
+    A = np.array([[1.0, 1.0], [1.0, 1.0]])
+    b = np.array([1.0, 2.0])
+    _, info = sla.cg(A, b)
+    assert info != 0
+    with pytest.raises(SolveError, match="singular"):
+        skiff.solve(A, b, method="gmres")
