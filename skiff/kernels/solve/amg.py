@@ -186,25 +186,37 @@ def coarse_inverse(dense: np.ndarray) -> np.ndarray:
     every level, and ``inv`` of it returns round-off magnified a trillion times, which
     breaks CG at once. Symmetric: eigenvalues under 1e-10 of the largest count as zero;
     otherwise singular values (an SVD, rank-revealing: ``inv`` of a row-scaled Neumann
-    Laplacian's coarse matrix had entries of 1e15 and GMRES's residual grew to 1e26)."""
-    scale = float(np.abs(dense).max()) if dense.size else 0.0
+    Laplacian's coarse matrix had entries of 1e15 and GMRES's residual grew to 1e26).
+
+    The rank is judged on the diagonally scaled ``D^-1/2 A D^-1/2`` (when no diagonal entry
+    is 0), and the pseudo-inverse of A keeps that many of A's largest eigen/singular values:
+    judged on A itself, a well-posed but badly scaled matrix (diagonal 1 ... 1e10) lost its
+    small eigenvalues as "zero", and CG+AMG broke down (``r.Mr = 0``) where Jacobi takes 1
+    step."""
+    if not dense.size:
+        return dense.copy()
+    diag = np.abs(np.diag(dense))
+    d = 1.0 / np.sqrt(diag) if diag.min() > 0 else np.ones(len(diag))
+    scaled = dense * d[:, None] * d[None, :]
+    scale = float(np.abs(dense).max())
     if scale and np.abs(dense - dense.T).max() <= 1e-12 * scale:
         try:  # positive definite and well away from singular: Cholesky, 4x cheaper than eigh
-            low = np.linalg.cholesky(dense)
+            low = np.linalg.cholesky(scaled)
             pivots = np.diag(low) ** 2
             if pivots.min() > 1e-10 * pivots.max():
                 inv_low = np.linalg.inv(low)
-                return inv_low.T @ inv_low
+                return (inv_low.T @ inv_low) * d[:, None] * d[None, :]
         except np.linalg.LinAlgError:
             pass
+        ws = np.abs(np.linalg.eigvalsh(scaled))
+        rank = int((ws > 1e-10 * ws.max()).sum())
         w, V = np.linalg.eigh(dense)
-        keep = np.abs(w) > 1e-10 * np.abs(w).max()
+        keep = np.argsort(np.abs(w))[::-1][:rank]
         return (V[:, keep] / w[keep]) @ V[:, keep].T
-    if not dense.size:
-        return dense.copy()
-    U, s, Vt = np.linalg.svd(dense)
-    keep = s > 1e-10 * s.max()
-    return (Vt[keep].T / s[keep]) @ U[:, keep].T
+    ss = np.linalg.svd(scaled, compute_uv=False)
+    rank = int((ss > 1e-10 * ss.max()).sum())
+    U, s, Vt = np.linalg.svd(dense)   # s descending: the rank largest are kept
+    return (Vt[:rank].T / s[:rank]) @ U[:, :rank].T
 
 
 class SmoothedAggregation:

@@ -92,6 +92,13 @@ class MatrixOperator:
     def matvec(self, p, out):
         if self.callable:
             y = self.A(p)
+            if isinstance(y, (list, tuple)):   # numbers in a list: what np.asarray makes of it
+                y = np.asarray(y)
+            if getattr(getattr(y, "dtype", None), "kind", None) == "c":
+                # written into a real vector it lost its imaginary part without a word
+                raise ValueError(f"the operator returned complex values ({y.dtype}); skiff "
+                                 f"solves real systems only: split into real and imaginary "
+                                 f"parts (a 2x2 block system) or use scipy.sparse.linalg")
             if getattr(y, "size", None) != self.n:
                 raise ValueError(f"the operator returned {getattr(y, 'shape', type(y))!r} for "
                                  f"a vector of {self.n}; it must return {self.n} values")
