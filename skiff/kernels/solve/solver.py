@@ -385,6 +385,10 @@ class Solver:
     def __init__(self, system, *, method="auto", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
                  interpolation="auto", near_nullspace=None):
+        self._options = dict(method=method, precond=precond, cycle=cycle, smoother=smoother,
+                             pre=pre, post=post, restart=restart, device=device,
+                             compatibility=compatibility, n=n, interpolation=interpolation,
+                             near_nullspace=near_nullspace)
         self.method = _choice(method, METHODS, "method")
         M = None
         if precond is not None and not isinstance(precond, str):  # SciPy's M: an operator
@@ -435,6 +439,27 @@ class Solver:
             self.M = self._build_preconditioner()
         self._sync()
         self.setup_time = time.perf_counter() - t0
+
+    def update(self, system) -> Solver:
+        """Set up again for new values of the system (the same size; typically the same
+        sparsity pattern with new entries: a time step, a Newton iteration), with the options
+        this Solver was made with: the operator, the symmetry checks and the preconditioner
+        (AMG's hierarchy) are rebuilt. A Solver keeps the matrix it was set up with: a
+        float64 CSR matrix edited in place changes its products but not its preconditioner,
+        and any other form (dense, other formats, other dtypes) was copied, so edits to it
+        are not seen at all; call ``update`` after changing values. Returns the Solver."""
+        old = getattr(self, "op", None)
+        new = _nested_rows(system)
+        size = (int(np.prod(new.shape)) if isinstance(new, GridProblem) else
+                int(new.shape[0]) if getattr(new, "shape", None) is not None and
+                len(new.shape) == 2 else None)
+        if old is not None and size is not None and size != old.n:
+            raise ValueError(f"update: the new system has {size} unknowns and this Solver "
+                             f"was set up for {old.n}; make a new Solver for another size")
+        for cached in ("_asym", "_const_null"):   # the old matrix's symmetry, null space
+            self.__dict__.pop(cached, None)
+        self.__init__(system, **self._options)
+        return self
 
     # -------------------------------------------------------------------------- setup steps
     def _as_operator(self, n):

@@ -202,3 +202,27 @@ def test_badly_scaled_matrices_with_amg_match_scipy_and_pyamg(top):
     err = np.linalg.norm(sol.x - exact) / np.linalg.norm(exact)
     err_ref = np.linalg.norm(ref - exact) / np.linalg.norm(exact)
     assert err <= max(10 * err_ref, 1e-8)
+
+
+def test_solver_update_rebuilds_for_new_values_of_the_same_pattern():
+    # new values, same pattern (a time step): update() sets up again with the same options;
+    # a dense matrix was copied at setup, so editing it in place was not seen at all
+    L = _laplacian(16)
+    n = L.shape[0]
+    b = _rhs(n, 7)
+    dense = L.toarray()
+    s = Solver(dense, precond="amg", restart=20)
+    first = s.solve(b, rtol=1e-10)
+    np.testing.assert_allclose(first.x, sla.spsolve(L.tocsc(), b), rtol=1e-7)
+    shifted = L + sp.diags(np.linspace(1.0, 50.0, n))           # same pattern, new values
+    assert s.update(shifted) is s and s.restart == 20 and s.precond_name == "amg"
+    sol = s.solve(b, rtol=1e-10)
+    assert sol.converged
+    np.testing.assert_allclose(sol.x, sla.spsolve(shifted.tocsc(), b), rtol=1e-7)
+    # a matrix that stopped being symmetric: the cached symmetry is looked at again
+    upwind = (shifted + sp.diags(np.full(n - 1, -0.5), -1)).tocsr()
+    sol = s.update(upwind).solve(b, rtol=1e-10)
+    assert sol.method == "gmres" and sol.converged
+    np.testing.assert_allclose(sol.x, sla.spsolve(upwind.tocsc(), b), rtol=1e-7)
+    with pytest.raises(ValueError, match="unknowns"):
+        s.update(sp.eye(n + 1, format="csr"))
