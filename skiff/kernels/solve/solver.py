@@ -875,10 +875,14 @@ class Solver:
                 if blame is not None:   # the matrix, not the preconditioner, is at fault
                     raise SolveError(f"{self.method}: the matrix is not positive definite "
                                      f"({blame}); use method='bicgstab' or 'gmres'") from None
+                if "preconditioner" in str(exc) and self.precond_name == "user":
+                    raise SolveError(f"{exc}; your preconditioner M must be symmetric positive "
+                                     f"definite for {self.method} (as for SciPy's cg): check "
+                                     f"its sign, or use method='gmres'") from None
                 if "preconditioner" in str(exc) and not self.is_grid:
                     raise SolveError(f"{exc}; the matrix may be indefinite (a shifted operator "
-                                     "such as Helmholtz's): use method='gmres' or 'bicgstab' "
-                                     "(or 'auto', which goes on with GMRES)") from None
+                                     "such as Helmholtz's) or singular: use method='gmres' or "
+                                     "'bicgstab' (or 'auto', which goes on with GMRES)") from None
             raise
         except FloatingPointError as exc:
             raise SolveError(str(exc)) from None

@@ -226,3 +226,17 @@ def test_solver_update_rebuilds_for_new_values_of_the_same_pattern():
     np.testing.assert_allclose(sol.x, sla.spsolve(upwind.tocsc(), b), rtol=1e-7)
     with pytest.raises(ValueError, match="unknowns"):
         s.update(sp.eye(n + 1, format="csr"))
+
+
+def test_cg_names_a_user_M_that_is_not_positive_definite():
+    A = _laplacian(10)
+    b = _rhs(A.shape[0])
+    # scipy's cg runs on with r.Mr < 0 (with M = -I it is plain CG with the signs flipped);
+    # skiff's CG stops at once and says which input is at fault
+    neg = sla.LinearOperator(A.shape, matvec=lambda r: -r)
+    with pytest.raises(SolveError, match="your preconditioner M must be symmetric positive"):
+        skiff.solve(A, b, method="cg", precond=neg)
+    # 'auto' goes on with GMRES, which takes any M, and finds SciPy's answer
+    sol = skiff.solve(A, b, precond=neg, rtol=1e-10)
+    assert sol.method == "gmres" and sol.converged
+    np.testing.assert_allclose(sol.x, sla.spsolve(A.tocsc(), b), rtol=1e-7)
