@@ -240,3 +240,73 @@ def test_cg_names_a_user_M_that_is_not_positive_definite():
     sol = skiff.solve(A, b, precond=neg, rtol=1e-10)
     assert sol.method == "gmres" and sol.converged
     np.testing.assert_allclose(sol.x, sla.spsolve(A.tocsc(), b), rtol=1e-7)
+
+
+_FORMATS = [(kind, fmt) for kind in ("spmatrix", "sparray")
+            for fmt in ("csr", "csc", "coo", "bsr", "dia", "lil", "dok")]
+
+
+@pytest.mark.parametrize("kind, fmt", _FORMATS)
+def test_every_sparse_format_stops_where_scipy_cg_stops(kind, fmt):
+    L = _laplacian(12)
+    A = (L if kind == "spmatrix" else sp.csr_array(L)).asformat(fmt)
+    b = _rhs(L.shape[0], 8)
+    x_ref, its_ref = _scipy_cg_iterations(A, b, rtol=1e-9)
+    sol = skiff.solve(A, b, method="cg", precond="none", rtol=1e-9)
+    assert sol.converged and sol.iterations == its_ref
+    np.testing.assert_allclose(sol.x, x_ref, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("form", ["linear_operator", "rmatvec", "callable", "dense", "int",
+                                  "float32"])
+def test_matrix_free_and_other_dtypes_against_scipy_cg(form):
+    L = _laplacian(12)
+    n = L.shape[0]
+    b = _rhs(n, 9)
+    system = {
+        "linear_operator": sla.LinearOperator(L.shape, matvec=lambda v: L @ v),
+        "rmatvec": sla.LinearOperator(L.shape, matvec=lambda v: L @ v,
+                                      rmatvec=lambda v: L.T @ v),
+        "callable": lambda v: L @ v,
+        "dense": L.toarray(),
+        "int": L.astype(np.int64),
+        "float32": L.astype(np.float32),
+    }[form]
+    scipy_system = sla.LinearOperator(L.shape, matvec=system) if form == "callable" else system
+    rhs = b.astype(np.float32) if form == "float32" else b
+    x_ref, its_ref = _scipy_cg_iterations(scipy_system, rhs, rtol=1e-5)
+    sol = skiff.solve(system, rhs, method="cg", precond="none", rtol=1e-5)
+    assert sol.converged and sol.x.dtype == np.float64   # float64 always (scipy: input's)
+    if form == "float32":   # scipy iterates in float32; the float64 answer is closer still
+        exact = sla.spsolve(L.tocsc(), b.astype(np.float32).astype(np.float64))
+        assert np.linalg.norm(sol.x - exact) <= np.linalg.norm(x_ref - exact) + 1e-12
+        deep = skiff.solve(system, rhs, rtol=1e-12)      # float32 data, float64 accuracy
+        assert deep.converged and deep.relative_residual <= 1e-11
+    else:
+        assert sol.iterations == its_ref
+        np.testing.assert_allclose(sol.x, x_ref, rtol=1e-7, atol=1e-9)
+
+
+def test_rtol_atol_maxiter_x0_and_callback_as_scipy():
+    A = _laplacian(16)
+    n = A.shape[0]
+    b = _rhs(n, 10)
+    for rtol, atol in ((1e-6, 0.0), (1e-12, 1e-3), (0.5, 0.0), (1e-6, 1e3)):
+        _, its = _scipy_cg_iterations(A, b, rtol=rtol, atol=atol)
+        sol = skiff.solve(A, b, method="cg", precond="none", rtol=rtol, atol=atol)
+        assert sol.iterations == its and sol.converged
+    x5, info = sla.cg(A, b, maxiter=5)
+    sol = skiff.solve(A, b, method="cg", precond="none", maxiter=5)
+    assert (sol.iterations, sol.scipy_info, info) == (5, 5, 5) and not sol.converged
+    np.testing.assert_allclose(sol.x, x5, rtol=1e-10)
+    # a warm start near the answer: scipy's iteration count, and the same answer
+    x0 = sla.spsolve(A.tocsc(), b) + 1e-4 * _rhs(n, 11)
+    seen = []
+    x_ref, its_ref = _scipy_cg_iterations(A, b, rtol=1e-10, x0=x0)
+    sol = skiff.solve(A, b, method="cg", precond="none", rtol=1e-10, x0=list(x0),
+                      callback=lambda xk: seen.append(np.array(xk)))
+    cold = skiff.solve(A, b, method="cg", precond="none", rtol=1e-10)
+    assert sol.iterations == its_ref < cold.iterations
+    assert len(seen) == sol.iterations and seen[-1].shape == (n,)
+    np.testing.assert_allclose(seen[-1], sol.x)
+    np.testing.assert_allclose(sol.x, x_ref, rtol=1e-7)
