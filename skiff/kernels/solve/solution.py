@@ -80,6 +80,12 @@ class Solution:
         """scipy.sparse.linalg's ``info``: 0 when converged, else the iterations done."""
         return 0 if self.converged else max(self.iterations, 1)
 
+    def __iter__(self):
+        """``x, info = skiff.solve(A, b)``: SciPy's pair (``x`` flat, ``info`` as
+        :attr:`scipy_info`), so code written for ``scipy.sparse.linalg.cg`` unpacks it; it
+        raised "'Solution' object is not iterable"."""
+        return iter((self.x, self.scipy_info))
+
     @property
     def x(self) -> np.ndarray:
         """The solution as a flat vector (scipy's ``x``)."""

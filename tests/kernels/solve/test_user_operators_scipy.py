@@ -310,3 +310,13 @@ def test_rtol_atol_maxiter_x0_and_callback_as_scipy():
     assert len(seen) == sol.iterations and seen[-1].shape == (n,)
     np.testing.assert_allclose(seen[-1], sol.x)
     np.testing.assert_allclose(sol.x, x_ref, rtol=1e-7)
+
+
+def test_x_info_unpacks_as_scipy():
+    A = _laplacian(12)
+    b = _rhs(A.shape[0], 12)
+    for maxiter in (3, None):
+        x_ref, info_ref = sla.cg(A, b, rtol=1e-9, maxiter=maxiter)
+        x, info = skiff.solve(A, b, method="cg", precond="none", rtol=1e-9, maxiter=maxiter)
+        assert info == info_ref
+        np.testing.assert_allclose(x, x_ref, rtol=1e-7, atol=1e-10)
