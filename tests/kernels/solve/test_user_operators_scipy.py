@@ -320,3 +320,15 @@ def test_x_info_unpacks_as_scipy():
         x, info = skiff.solve(A, b, method="cg", precond="none", rtol=1e-9, maxiter=maxiter)
         assert info == info_ref
         np.testing.assert_allclose(x, x_ref, rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("A", [np.array([[3.0]]), np.array([[4.0, 1.0], [1.0, 3.0]]),
+                               np.array([[4.0, 1.0], [-1.0, 3.0]])])
+@pytest.mark.parametrize("method", ["auto", "gmres", "bicgstab", "direct"])
+def test_tiny_systems_against_numpy(A, method):
+    b = np.arange(1.0, A.shape[0] + 1.0)
+    sol = skiff.solve(A, b, method=method, rtol=1e-12)
+    x_ref, info = sla.gmres(A, b, rtol=1e-12)
+    assert info == 0 and sol.converged
+    np.testing.assert_allclose(sol.x, np.linalg.solve(A, b), rtol=1e-10)
+    np.testing.assert_allclose(sol.x, x_ref, rtol=1e-8)
