@@ -288,8 +288,9 @@ class AMGPrecond:
 class UserPrecond:
     """A user's own preconditioner, in SciPy's meaning (``M`` approximates ``A^-1``): a scipy
     ``LinearOperator``, a callable ``r -> M r`` or a matrix (sparse or dense, applied as
-    ``M @ r``). It gets and returns flat vectors of ``n`` values, on the host (numpy) as
-    SciPy's solvers give them; on a GPU the vectors go through the host."""
+    ``M @ r``), or a factorisation with ``solve`` (``spilu(A)``: ``M r`` is its solve). It
+    gets and returns flat vectors of ``n`` values, on the host (numpy) as SciPy's solvers give
+    them; on a GPU the vectors go through the host."""
 
     def __init__(self, M, n: int, xp):
         check_real(getattr(M, "dtype", None), "the preconditioner M")
@@ -299,6 +300,9 @@ class UserPrecond:
                              f"({n}, {n}), the matrix's")
         if shape is not None and hasattr(M, "matvec"):
             self.apply, self.kind = M.matvec, type(M).__name__
+        elif shape is not None and callable(getattr(M, "solve", None)) and not hasattr(
+                M, "__matmul__"):   # a factorisation (spilu/splu's SuperLU): M r = its solve
+            self.apply, self.kind = M.solve, f"{type(M).__name__}.solve"
         elif shape is not None:
             self.apply, self.kind = (lambda r, M=M: M @ r), type(M).__name__
         elif callable(M):

@@ -332,3 +332,22 @@ def test_tiny_systems_against_numpy(A, method):
     assert info == 0 and sol.converged
     np.testing.assert_allclose(sol.x, np.linalg.solve(A, b), rtol=1e-10)
     np.testing.assert_allclose(sol.x, x_ref, rtol=1e-8)
+
+
+def test_an_incomplete_lu_as_preconditioner_as_scipy_users_build_it():
+    # scipy users write M = LinearOperator(A.shape, spilu(A).solve); the SuperLU object itself
+    # (its .solve applied) is taken too; it was "unsupported operand @"
+    L = _laplacian(16)
+    n = L.shape[0]
+    A = (L + sp.diags(np.full(n - 1, -0.5), -1)).tocsc()       # non-symmetric
+    b = _rhs(n, 13)
+    ilu = sla.spilu(A, drop_tol=1e-3)
+    exact = sla.spsolve(A, b)
+    x_ref, info = sla.gmres(A, b, rtol=1e-10, M=sla.LinearOperator(A.shape, ilu.solve))
+    assert info == 0
+    plain = skiff.solve(A, b, method="gmres", precond="none", rtol=1e-10)
+    for M in (ilu, sla.LinearOperator(A.shape, ilu.solve)):
+        sol = skiff.solve(A, b, method="gmres", precond=M, rtol=1e-10)
+        assert sol.converged and sol.iterations < plain.iterations
+        assert np.linalg.norm(sol.x - exact) <= 1e-8 * np.linalg.norm(exact)
+        np.testing.assert_allclose(sol.x, x_ref, rtol=1e-6, atol=1e-9)
