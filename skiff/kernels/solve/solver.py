@@ -930,11 +930,10 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if (callable(system) and not hasattr(system, "shape") and options.get("n") is None
             and b is not None):
         options["n"] = int(np.size(b))
-    if "M" in options:   # SciPy's name: ours is precond=, which takes the same operators
-        raise TypeError("solve() takes no M= keyword: precond= takes your own preconditioner "
-                        "as SciPy's M= does (precond=M: a LinearOperator, a callable r -> M r "
-                        "or a matrix approximating A^-1) or names one of skiff's ("
-                        + ", ".join(repr(p) for p in PRECONDS) + ")")
+    if "M" in options:   # SciPy's name for a preconditioner of your own: precond= here
+        if precond not in (None, "auto"):
+            raise TypeError("solve() got both M= (SciPy's name) and precond=: give one")
+        precond = options.pop("M")
     if "accel" in options:
         raise TypeError("solve() takes no accel= keyword: pyamg's accel='cg' is method='cg' "
                         "here, with precond='amg' (skiff's smoothed-aggregation AMG)")

@@ -212,8 +212,14 @@ def test_direct_on_an_inconsistent_singular_system_says_no_solution():
 def test_scipy_and_pyamg_keywords_are_answered():
     A = _lap1(50)
     b = np.ones(50)
-    with pytest.raises(TypeError, match=r"no M= keyword: precond="):
-        solve(A, b, M=sp.eye(50))
+    # SciPy's M= is precond= (the same operators); both at once are refused
+    jacobi = sp.diags(1.0 / A.diagonal())
+    mine = solve(A, b, M=jacobi, method="cg", rtol=1e-10)
+    theirs = solve(A, b, precond=jacobi, method="cg", rtol=1e-10)
+    assert mine.iterations == theirs.iterations and np.array_equal(mine.x, theirs.x)
+    assert np.allclose(A @ mine.x, b, atol=1e-8)
+    with pytest.raises(TypeError, match=r"both M= \(SciPy's name\) and precond="):
+        solve(A, b, M=jacobi, precond="jacobi")
     with pytest.raises(TypeError, match=r"no accel= keyword.*method='cg'"):
         solve(A, b, accel="cg")
     with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) bogus.*restart"):
