@@ -17,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 
 from skiff.grammar import GrammarError, json_option, user_message
 from skiff.grammar.common import did_you_mean
@@ -267,6 +269,11 @@ def _run_tool(name: str, rest: list[str]) -> int:
         from skiff.jobs import jobs_action
         from skiff.jobs.render import JobTable, describe
 
+        previous = None
+        if ns.action == "wait" and threading.current_thread() is threading.main_thread():
+            # Ctrl-C stops the waiting even where the process started with SIGINT ignored
+            # (a shell's background job: Python then installs no KeyboardInterrupt)
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             if ns.action == "wait":  # says what Ctrl-C does before it blocks
                 job = jobs_action("show", ns.job_id)
@@ -285,6 +292,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 raise
             print(f"skiff: {_clean(exc)}", file=sys.stderr)
             return 124
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
         if ns.action in ("rm", "prune"):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return 0

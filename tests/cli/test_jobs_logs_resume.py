@@ -78,8 +78,11 @@ def test_ctrl_c_on_jobs_wait_stops_the_waiting_not_the_job(runs_dir):
 
     job = launch("custom", fn=forever)
     try:
+        # started as a shell's background job is (SIGINT ignored, so Python installs no
+        # KeyboardInterrupt): CI runs so, and the wait went on past the Ctrl-C
         proc = subprocess.Popen([sys.executable, "-m", "skiff", "jobs", "wait", job.id],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         first = proc.stderr.readline()  # said before it blocks
         assert f"waiting for job {job.id}" in first and "the job goes on" in first
         proc.send_signal(signal.SIGINT)

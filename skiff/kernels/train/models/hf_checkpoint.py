@@ -266,8 +266,9 @@ def adapter_base(folder: str | os.PathLike) -> Path:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{folder / 'adapter_config.json'}: not valid JSON ({exc})") from None
     where = Path(str(base)).expanduser() if base else None
-    if where is not None and not where.is_absolute() and not where.exists():
-        where = folder / where  # relative to the adapter
+    if (where is not None and not where.is_absolute()
+            and not (where / "config.json").is_file()):
+        where = folder / where  # relative to the adapter (not a folder of that name here)
     if where is None or not (where / "config.json").is_file():
         raise FileNotFoundError(
             f"{str(folder)!r} is a LoRA adapter (peft) of {base!r}, which is no checkpoint "

@@ -105,3 +105,23 @@ def test_generate_on_an_adapter_folder_from_the_terminal(tmp_path):
     (tmp_path / "base" / "config.json").unlink()
     out = _cli("generate", str(tmp_path / "adapter"), "--prompt", "hi", cwd=tmp_path)
     assert out.returncode == 2 and "is a LoRA adapter (peft)" in out.stderr
+
+
+def test_a_relative_base_is_the_adapters_when_the_working_folder_holds_another(tmp_path,
+                                                                                monkeypatch):
+    """``base_model_name_or_path: ../base`` where the working folder's ``../base`` is some
+    other folder (CI's clone beside a /tmp/base): the checkpoint beside the adapter is taken,
+    not refused for the decoy's missing config.json."""
+    from skiff.kernels.train.models.hf_checkpoint import adapter_base
+
+    _peft_adapter(tmp_path, "dense-gqa-tied", target_modules=["q_proj", "v_proj"])
+    cfg_path = tmp_path / "adapter" / "adapter_config.json"
+    cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()),
+                                    "base_model_name_or_path": "../base"}))
+    (tmp_path / "x" / "base").mkdir(parents=True)   # the decoy: no config.json
+    (tmp_path / "x" / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "x" / "work")
+    assert adapter_base(tmp_path / "adapter").resolve() == (tmp_path / "base").resolve()
+    (tmp_path / "base" / "config.json").unlink()
+    with pytest.raises(FileNotFoundError, match="is a LoRA adapter"):
+        adapter_base(tmp_path / "adapter")
