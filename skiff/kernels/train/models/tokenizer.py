@@ -586,71 +586,46 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
+def _fields(buf: bytes):
+    """A serialized protobuf message's fields in order, as (number, value): an int for a
+    varint, the bytes of a length-delimited field, None for a fixed 32/64-bit one."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 2:
+            n, pos = _varint(buf, pos)
+            value, pos = buf[pos:pos + n], pos + n
+        elif wire in (1, 5):
+            value, pos = None, pos + (8 if wire == 1 else 4)
+        else:
+            raise ValueError(f"not a SentencePiece model (protobuf wire type {wire})")
+        yield field, value
+
+
 def _piece_types(proto: bytes) -> list[int]:
     """The type of each piece of a serialized SentencePiece ``ModelProto`` (field 1:
     repeated ``SentencePiece`` whose field 3 is the type, NORMAL = 1 when absent), read
     from the protobuf wire format directly."""
-    types, pos = [], 0
-    while pos < len(proto):
-        key, pos = _varint(proto, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            _, pos = _varint(proto, pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            n, pos = _varint(proto, pos)
-            if field == 1:
-                types.append(_piece_type(proto[pos:pos + n]))
-            pos += n
-        else:
-            raise ValueError(f"not a SentencePiece model (protobuf wire type {wire})")
-    return types
+    return [_field_varint(value, 3, 1) for field, value in _fields(proto)
+            if field == 1 and isinstance(value, bytes)]
 
 
 def _model_type(proto: bytes) -> int:
     """``trainer_spec.model_type`` of a serialized ``ModelProto`` (field 2, its field 3;
     UNIGRAM = 1 when absent)."""
-    pos = 0
-    while pos < len(proto):
-        key, pos = _varint(proto, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 2:
-            n, pos = _varint(proto, pos)
-            if field == 2:
-                return _field_varint(proto[pos:pos + n], 3, 1)
-            pos += n
-        elif wire == 0:
-            _, pos = _varint(proto, pos)
-        else:
-            pos += 8 if wire == 1 else 4
-    return 1
-
-
-def _piece_type(msg: bytes) -> int:
-    return _field_varint(msg, 3, 1)
+    return next((_field_varint(value, 3, 1) for field, value in _fields(proto)
+                 if field == 2 and isinstance(value, bytes)), 1)
 
 
 def _field_varint(msg: bytes, wanted: int, default: int) -> int:
-    kind, pos = default, 0
-    while pos < len(msg):
-        key, pos = _varint(msg, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(msg, pos)
-            if field == wanted:
-                kind = value
-        elif wire == 2:
-            n, pos = _varint(msg, pos)
-            pos += n
-        elif wire == 5:
-            pos += 4
-        elif wire == 1:
-            pos += 8
-        else:
-            raise ValueError(f"not a SentencePiece model (protobuf wire type {wire})")
+    """The last value of varint field ``wanted`` of a message, or ``default``."""
+    kind = default
+    for field, value in _fields(msg):
+        if field == wanted and isinstance(value, int):
+            kind = value
     return kind
 
 
