@@ -1,9 +1,12 @@
-"""Execute a notebook as the tests do: nbclient, widget state stored, quick mode on."""
+"""Execute a notebook as the tests do: nbclient, widget state stored, quick mode on; and
+read what a cell sent to a live kernel client (:func:`cell_output`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import queue
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,3 +66,23 @@ def outputs_text(nb) -> str:
                     value = data[key]
                     parts.append(value if isinstance(value, str) else json.dumps(value))
     return "\n".join(parts)
+
+
+def cell_output(kc, msg_id: str, timeout: float = 60) -> str:
+    """The text a cell run by a jupyter_client ``kc`` printed (streams, and errors as
+    ``Name: value``) until its kernel went idle, or until ``timeout`` seconds."""
+    text, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            text.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            text.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    return "".join(text)

@@ -3,30 +3,12 @@ waiting; the job, started elsewhere, goes on. It used to cancel the job, as ``--
 job the cell itself started does."""
 
 import os
-import queue
 import time
 
 from jupyter_client.manager import start_new_kernel
 
 from skiff.jobs import launch
-
-
-def _outputs(kc, msg_id, timeout=60):
-    text, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            msg = kc.get_iopub_msg(timeout=1)
-        except queue.Empty:
-            continue
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream":
-            text.append(msg["content"]["text"])
-        elif msg["msg_type"] == "error":
-            text.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    return "".join(text)
+from tests.notebook_util import cell_output as _outputs
 
 
 def test_interrupting_jobs_wait_leaves_the_job_running(runs_dir):

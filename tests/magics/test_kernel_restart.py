@@ -3,31 +3,15 @@ with why and the new kernel sees it ended; it used to die with the kernel, shown
 guess ("exited without a final event")."""
 
 import os
-import queue
-import time
 
 from jupyter_client.manager import start_new_kernel
 
 from skiff.jobs import Job
+from tests.notebook_util import cell_output
 
 
 def _run(kc, code, timeout=60):
-    msg_id = kc.execute(code)
-    out, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            msg = kc.get_iopub_msg(timeout=1)
-        except queue.Empty:
-            continue
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
-        elif msg["msg_type"] == "error":
-            out.append(msg["content"]["evalue"])
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    return "".join(out)
+    return cell_output(kc, kc.execute(code), timeout)
 
 
 def test_restart_cancels_a_thread_job_and_the_next_kernel_sees_why(runs_dir):
