@@ -11,11 +11,17 @@ import time
 from skiff.jobs import Job
 
 
-def test_sigterm_cancels_the_job_and_records_it(runs_dir):
+def _endless_solve():
+    """``python -m skiff solve`` of a system it iterates on for minutes (no preconditioner,
+    rtol 1e-14), its output piped."""
     cmd = [sys.executable, "-m", "skiff", "solve", "jump", "--grid", "512x512", "--precond",
            "none", "--rtol", "1e-14", "--maxiter", "1000000"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+
+
+def test_sigterm_cancels_the_job_and_records_it(runs_dir):
+    proc = _endless_solve()
     try:
         first = proc.stderr.readline()
         assert first.startswith("skiff: solve job "), first
@@ -38,10 +44,7 @@ def test_sigterm_cancels_the_job_and_records_it(runs_dir):
 def test_a_thread_job_lost_with_its_terminal_command_names_it(runs_dir):
     """A job whose ``python -m skiff`` was killed outright (SIGKILL) is shown failed by the
     terminal command, not by a kernel."""
-    cmd = [sys.executable, "-m", "skiff", "solve", "jump", "--grid", "512x512", "--precond",
-           "none", "--rtol", "1e-14", "--maxiter", "1000000"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    proc = _endless_solve()
     try:
         first = proc.stderr.readline()
         job_id = first.split()[-1]
