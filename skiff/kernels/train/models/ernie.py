@@ -37,9 +37,14 @@ from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (i
 from .ernie_generate import (
     StopStrings,
     generate_packed,
-    pick_next,
-    repetition_penalty_,
     sampling_rng,
+)
+from .ernie_generate_options import (
+    GenerateOutput,
+    StepChooser,
+    expand_rows,
+    new_token_counts,
+    resolve_options,
 )
 from .ernie_infer import forward_fast, forward_packed_fast, forward_step_fast
 from .ernie_layers import (  # noqa: F401 (the layers' classes, imported from here too)
@@ -388,13 +393,15 @@ class ErnieForCausalLM(nn.Module):
         return counts, prob_sum, rows
 
     # ---- generation --------------------------------------------------------------------------
-    def generate(self, input_ids, max_new_tokens: int = 20, *, do_sample: bool | None = None,
-                 temperature: float | None = None, top_k: int | None = None,
-                 top_p: float | None = None, repetition_penalty: float | None = None,
-                 eos_token_id="config", pad_token_id="config", use_cache: bool = True,
-                 seed: int | None = None, generator=None, stop_strings=None, tokenizer=None,
-                 streamer=None, attention_mask=None):
-        """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens.
+    def generate(self, input_ids, max_new_tokens: int | None = None, *,
+                 do_sample: bool | None = None, temperature: float | None = None,
+                 top_k: int | None = None, top_p: float | None = None,
+                 repetition_penalty: float | None = None, eos_token_id="config",
+                 pad_token_id="config", use_cache: bool = True, seed: int | None = None,
+                 generator=None, stop_strings=None, tokenizer=None, streamer=None,
+                 attention_mask=None, **options):
+        """Continue each row of ``input_ids`` (B, T0) by up to ``max_new_tokens`` tokens
+        (default 20).
 
         Greedy unless ``do_sample`` (then ``temperature``, ``top_k``, ``top_p``, drawn from
         ``generator``, a numpy Generator, or one seeded by ``seed``), as transformers'
@@ -402,14 +409,21 @@ class ErnieForCausalLM(nn.Module):
         (applied first, as transformers does). A choice not given is the checkpoint's
         ``generation_config.json``'s, else transformers' default (greedy; when sampling
         temperature 1, top-k 50, top-p 1; ``top_k=0``: no top-k), as transformers resolves
-        them. A row that emits ``eos_token_id`` (default:
-        the checkpoint's generation config, else its config) or whose text reaches one of
+        them. A row that emits ``eos_token_id`` (an id or a list; default: the checkpoint's
+        generation config, else its config) or whose text reaches one of
         ``stop_strings`` (decoded with ``tokenizer``, default the checkpoint's) is
         finished: later positions get ``pad_token_id``, and generation stops once every row
         is. ``use_cache`` keeps keys and values per layer, so a new token costs one position
         of work. ``streamer`` sees the tokens as they come, as transformers' streamers do:
         ``put(prompt ids)``, then ``put(new ids (B,))`` per step, then ``end()`` (a plain
         callable gets each step's ids). Returns host int64 ids (B, T0 + generated).
+        ``input_ids`` may be a numpy array, a list or a (CPU) torch tensor.
+
+        transformers' other options (``ernie_generate_options``): ``max_length``,
+        ``min_new_tokens`` / ``min_length``, ``no_repeat_ngram_size``,
+        ``num_return_sequences`` (sampling), ``generation_config``,
+        ``return_dict_in_generate`` with ``output_scores`` / ``output_logits`` (a
+        :class:`GenerateOutput`); beam search and the other processors are one error.
 
         A list of prompts of different lengths (1-D id arrays) goes to
         :meth:`generate_batch` (one packed prefill, no padding) and returns a list.
@@ -418,8 +432,36 @@ class ErnieForCausalLM(nn.Module):
         :meth:`generate_batch`, and the result is laid out as transformers lays it out (the
         prompts as given, then each row's new tokens, ``pad_token_id`` after a finished
         row's eos), with the same tokens as transformers' greedy ``generate``."""
+        named, extra = resolve_options(dict(
+            max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature,
+            top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
+            eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=stop_strings),
+            options)
+        (max_new_tokens, do_sample, temperature, top_k, top_p, repetition_penalty,
+         eos_token_id, pad_token_id, stop_strings) = (named[k] for k in (
+            "max_new_tokens", "do_sample", "temperature", "top_k", "top_p",
+            "repetition_penalty", "eos_token_id", "pad_token_id", "stop_strings"))
         do_sample, temperature, top_k, top_p, repetition_penalty = self._sampling(
             do_sample, temperature, top_k, top_p, repetition_penalty)
+        copies = int(extra["num_return_sequences"])
+        if copies > 1 and not do_sample:
+            raise ValueError(f"num_return_sequences={copies} with greedy decoding gives the "
+                             "same sequence each time: pass do_sample=True (transformers "
+                             "refuses it too; beam search is not supported)")
+        batched = isinstance(input_ids, (list, tuple)) and input_ids and all(
+            np.ndim(_host(p)) == 1 for p in input_ids) \
+            and len({len(_host(p)) for p in input_ids}) > 1
+        if not batched:
+            input_ids = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
+            if attention_mask is not None:
+                attention_mask = np.array(_host(attention_mask), ndmin=2)
+        input_ids = expand_rows(input_ids, copies)
+        attention_mask = expand_rows(attention_mask, copies)
+        width = max(len(_host(p)) for p in input_ids) if batched else input_ids.shape[1]
+        max_new_tokens, min_new = new_token_counts(extra, max_new_tokens, width)
+        more = dict(min_new_tokens=min_new, no_repeat_ngram_size=extra["no_repeat_ngram_size"],
+                    return_dict_in_generate=extra["return_dict_in_generate"],
+                    output_scores=extra["output_scores"], output_logits=extra["output_logits"])
         if attention_mask is not None:
             rows = _mask_rows(attention_mask, input_ids)
             if rows is not None:
@@ -427,14 +469,15 @@ class ErnieForCausalLM(nn.Module):
                     raise ValueError("streamer with a padded attention_mask is not supported: "
                                      "give the prompts as a list of id arrays (each row's "
                                      "tokens) to generate_batch, whose streamer sees each row")
-                ids = np.asarray(_host(input_ids), dtype=np.int64)
+                ids = input_ids
                 new = self.generate_batch(
                     [ids[b, a:e] for b, (a, e) in enumerate(rows)], max_new_tokens,
                     do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
                     repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
                     seed=seed, generator=generator, stop_strings=stop_strings,
-                    tokenizer=tokenizer)
-                tails = [r[e - a:] for r, (a, e) in zip(new, rows)]
+                    tokenizer=tokenizer, **more)
+                seqs = new.sequences if isinstance(new, GenerateOutput) else new
+                tails = [r[e - a:] for r, (a, e) in zip(seqs, rows)]
                 pad = self._generation_value("pad_token_id", pad_token_id)
                 if pad is None:
                     eos = self._generation_value("eos_token_id", eos_token_id)
@@ -444,18 +487,19 @@ class ErnieForCausalLM(nn.Module):
                 out[:, :ids.shape[1]] = ids
                 for b, t in enumerate(tails):
                     out[b, ids.shape[1]:ids.shape[1] + len(t)] = t
+                if isinstance(new, GenerateOutput):
+                    new["sequences"] = out
+                    return new
                 return out
-        if isinstance(input_ids, (list, tuple)) and input_ids and all(
-                np.ndim(_host(p)) == 1 for p in input_ids) \
-                and len({len(_host(p)) for p in input_ids}) > 1:
+        if batched:
             return self.generate_batch(
                 input_ids, max_new_tokens, do_sample=do_sample, temperature=temperature,
                 top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
                 eos_token_id=eos_token_id, seed=seed, generator=generator,
-                stop_strings=stop_strings, tokenizer=tokenizer, streamer=streamer)
+                stop_strings=stop_strings, tokenizer=tokenizer, streamer=streamer, **more)
         _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
                         repetition_penalty)
-        out = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
+        out = input_ids
         if out.shape[1] == 0:
             raise ValueError("generate needs at least one prompt token per row")
         limit = self.config.max_position_embeddings
@@ -466,7 +510,11 @@ class ErnieForCausalLM(nn.Module):
         eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
         pad = self._generation_value("pad_token_id", pad_token_id)
         stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
-        rng = sampling_rng(seed, generator)
+        choose = StepChooser(
+            batch=out.shape[0], do_sample=do_sample, temperature=temperature, top_k=top_k,
+            top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
+            eos=eos, min_new=min_new, no_repeat=extra["no_repeat_ngram_size"],
+            keep_scores=extra["output_scores"], keep_logits=extra["output_logits"])
         done = np.zeros(out.shape[0], dtype=bool)
         put, end = _stream_hooks(streamer)
         put(out)
@@ -480,10 +528,7 @@ class ErnieForCausalLM(nn.Module):
                 for _ in range(int(max_new_tokens)):
                     ids = fresh if use_cache else out
                     logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]
-                    logits = logits.astype(np.float64)
-                    if repetition_penalty != 1.0:
-                        repetition_penalty_(logits, out, repetition_penalty)
-                    nxt = pick_next(logits, do_sample, temperature, top_k or None, top_p, rng)
+                    nxt = choose(logits, out)
                     if pad is not None and (eos or stop):
                         nxt = np.where(done, pad, nxt)
                     if eos:
@@ -498,14 +543,16 @@ class ErnieForCausalLM(nn.Module):
         finally:
             self.train(was_training)
             end()
-        return out
+        return choose.output(out, extra)
 
     def generate_batch(self, prompts, max_new_tokens: int = 20, *,
                        do_sample: bool = False, temperature: float | None = None,
                        top_k: int | None = None, top_p: float | None = None,
                        repetition_penalty: float | None = None,
                        eos_token_id="config", seed: int | None = None, generator=None,
-                       stop_strings=None, tokenizer=None, streamer=None) -> list[np.ndarray]:
+                       stop_strings=None, tokenizer=None, streamer=None, min_new_tokens=0,
+                       no_repeat_ngram_size=None, return_dict_in_generate=False,
+                       output_scores=False, output_logits=False) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
         position. Choices as :meth:`generate`; a row stops after its eos token or a stop
@@ -513,7 +560,9 @@ class ErnieForCausalLM(nn.Module):
         says: evaluation asks for greedy answers; the other choices not given are resolved
         as :meth:`generate` resolves them). ``streamer(rows, ids)``, a callable, sees each
         step's new tokens and the rows (prompt indices) they belong to. Returns a list: each
-        prompt followed by its new tokens (the eos included)."""
+        prompt followed by its new tokens (the eos included), or with
+        ``return_dict_in_generate`` a :class:`GenerateOutput` (a finished row's scores are
+        NaN in the steps after it left the batch)."""
         do_sample, temperature, top_k, top_p, repetition_penalty = self._sampling(
             do_sample, temperature, top_k, top_p, repetition_penalty)
         _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
@@ -524,19 +573,21 @@ class ErnieForCausalLM(nn.Module):
         eos = self._generation_value("eos_token_id", eos_token_id)
         eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
         stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
-        rng = sampling_rng(seed, generator)
+        extra = dict(return_dict_in_generate=return_dict_in_generate,
+                     output_scores=output_scores, output_logits=output_logits)
+        choose = StepChooser(
+            batch=len(prompts), do_sample=do_sample, temperature=temperature, top_k=top_k,
+            top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
+            eos=eos, min_new=int(min_new_tokens or 0), no_repeat=no_repeat_ngram_size,
+            keep_scores=output_scores, keep_logits=output_logits)
         was_training = self.training
         self.eval()
         try:
             with no_grad():
-                return generate_packed(
+                return choose.output(generate_packed(
                     self, [_host(p) for p in prompts], int(max_new_tokens), eos=eos,
                     max_positions=self.config.max_position_embeddings,
-                    stop=stop if stop else None, on_token=streamer,
-                    pick=lambda z, seen: pick_next(
-                        repetition_penalty_(z, seen, repetition_penalty)
-                        if repetition_penalty != 1.0 else z,
-                        do_sample, temperature, top_k or None, top_p, rng))
+                    stop=stop if stop else None, on_token=streamer, pick=choose), extra)
         finally:
             self.train(was_training)
 

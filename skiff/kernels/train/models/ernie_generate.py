@@ -119,7 +119,8 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
 def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
                     max_positions: int, stop=None, on_token=None) -> list[np.ndarray]:
     """Greedy or sampled continuation of each prompt (a list of 1-D id arrays of any
-    lengths). ``pick(logits (B, V)) -> ids (B,)`` chooses tokens. A row stops after it
+    lengths). ``pick(logits (n, V), histories, rows) -> ids (n,)`` chooses the tokens of
+    the ``rows`` still generating (``histories``: their ids so far). A row stops after it
     emits a token of ``eos``, or when ``stop(ids)`` (its prompt and tokens so far) says so;
     the loop ends when every row has stopped or after ``max_new_tokens``.
     ``on_token(rows, ids)`` sees each step's new tokens and the rows they belong to.
@@ -141,7 +142,7 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
                                   last_only=True)  # (B, V): the last position of each prompt
     active = np.arange(len(seqs))  # rows still generating: finished rows cost nothing more
     for step in range(int(max_new_tokens)):
-        nxt = pick(_host(logits._data).astype(np.float64), [out[b] for b in active])
+        nxt = pick(_host(logits._data).astype(np.float64), [out[b] for b in active], active)
         for b, t in zip(active, nxt):
             out[b].append(int(t))
         if on_token is not None:

@@ -1,0 +1,244 @@
+"""The rest of transformers' ``generate()`` options, for ERNIE-4.5's ``generate``.
+
+``resolve_options(given, options)`` reads what a transformers user passes beyond skiff's
+named arguments: ``max_length`` / ``min_length`` (total lengths, turned into new-token
+counts), ``min_new_tokens``, ``no_repeat_ngram_size``, ``num_return_sequences``,
+``return_dict_in_generate`` with ``output_scores`` / ``output_logits``, a
+``generation_config`` (a transformers ``GenerationConfig`` or a dict; the arguments given
+win) and the beam-only ``length_penalty`` / ``early_stopping`` (ignored without beams, as
+transformers ignores them). Options skiff does not implement (beam search, contrastive
+search, ``bad_words_ids``, ``logits_processor``, ...) are one error naming them when set to
+anything but their neutral value; unknown names are one error too (transformers: "not used
+by the model"), never silently dropped.
+
+:class:`StepChooser` picks each step's tokens with transformers' processors in their order
+(repetition penalty, no-repeat n-grams, min new tokens; then temperature, top-k, top-p when
+sampling) and keeps the step's ``scores`` (the processed logits, as transformers'
+``output_scores``) and raw ``logits``. :class:`GenerateOutput` is what
+``return_dict_in_generate=True`` returns (``.sequences``, ``.scores``, ``.logits``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ernie_generate import repetition_penalty_, sampling_probs
+
+__all__ = ["GenerateOutput", "StepChooser", "resolve_options", "expand_rows"]
+
+# Arguments skiff's generate names itself: a generation_config fills them when not given.
+NAMED = ("max_new_tokens", "do_sample", "temperature", "top_k", "top_p", "repetition_penalty",
+         "eos_token_id", "pad_token_id", "stop_strings")
+# transformers' options skiff reads here, with their defaults.
+EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
+         "no_repeat_ngram_size": None, "num_return_sequences": 1,
+         "return_dict_in_generate": False, "output_scores": False, "output_logits": False,
+         "num_beams": 1, "length_penalty": None, "early_stopping": None}
+# transformers' options skiff does not implement, with the value that means "off".
+UNSUPPORTED = {"num_beam_groups": 1, "penalty_alpha": None, "diversity_penalty": 0.0,
+               "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0, "min_p": None,
+               "top_h": None, "encoder_repetition_penalty": 1.0, "bad_words_ids": None,
+               "force_words_ids": None, "constraints": None, "sequence_bias": None,
+               "suppress_tokens": None, "begin_suppress_tokens": None,
+               "forced_bos_token_id": None, "forced_eos_token_id": None,
+               "exponential_decay_length_penalty": None, "guidance_scale": None,
+               "renormalize_logits": False, "remove_invalid_values": False,
+               "output_attentions": False, "output_hidden_states": False,
+               "logits_processor": None, "stopping_criteria": None,
+               "prefix_allowed_tokens_fn": None, "assistant_model": None,
+               "prompt_lookup_num_tokens": None, "max_time": None, "dola_layers": None,
+               "watermarking_config": None, "past_key_values": None, "token_healing": False,
+               "low_memory": None, "cache_implementation": None, "synced_gpus": None,
+               "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
+# accepted and without effect here (bookkeeping options of transformers)
+HARMLESS = {"return_legacy_cache", "use_model_defaults", "cache_config", "bos_token_id",
+            "decoder_start_token_id", "num_assistant_tokens", "transformers_version",
+            "_from_model_config", "compile_config", "disable_compile"}
+
+
+class GenerateOutput(dict):
+    """transformers' ``GenerateDecoderOnlyOutput``: ``sequences`` (the ids ``generate``
+    would return), ``scores`` (a tuple with one (B, V) float32 array per step: the logits
+    after the processors, what the token was chosen from; None unless ``output_scores``)
+    and ``logits`` (the raw logits per step; None unless ``output_logits``). A dict whose
+    keys are attributes; ``out[0]`` is ``sequences``."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            return list(v for v in self.values() if v is not None)[key]
+        return super().__getitem__(key)
+
+
+def _config_values(config) -> dict:
+    """The values a ``generation_config`` sets (a transformers ``GenerationConfig``: those
+    that differ from its defaults; a dict: all)."""
+    if config is None:
+        return {}
+    if isinstance(config, dict):
+        return dict(config)
+    if hasattr(config, "to_diff_dict"):
+        return dict(config.to_diff_dict())
+    raise TypeError(f"generation_config must be a transformers GenerationConfig or a dict, "
+                    f"got {type(config).__name__}")
+
+
+def resolve_options(given: dict, options: dict) -> tuple[dict, dict]:
+    """``(named, extra)``: skiff's named arguments (``given``, None or ``"config"`` for not
+    given) completed from ``options["generation_config"]``, and the extra options of
+    :data:`EXTRA` with their defaults. Unsupported or unknown options are one error."""
+    options = dict(options)
+    from_config = _config_values(options.pop("generation_config", None))
+    named = dict(given)
+    for key, value in from_config.items():
+        if key in NAMED:
+            if named.get(key) in (None, "config"):
+                named[key] = value
+        elif key not in options:
+            options[key] = value
+    extra = dict(EXTRA)
+    unsupported, unknown = [], []
+    for key, value in options.items():
+        if key in EXTRA:
+            extra[key] = value
+        elif key in UNSUPPORTED:
+            if not _neutral(value, UNSUPPORTED[key]):
+                unsupported.append(f"{key}={value!r}")
+        elif key not in HARMLESS:
+            unknown.append(key)
+    if unknown:
+        raise ValueError(f"generate does not know {', '.join(sorted(unknown))} (a typo? "
+                         "transformers: 'not used by the model'); skiff's generate takes "
+                         f"{', '.join(NAMED)}, {', '.join(k for k in EXTRA)}, streamer, seed, "
+                         "generator, tokenizer, attention_mask, generation_config")
+    if int(extra["num_beams"] or 1) != 1:
+        unsupported.append(f"num_beams={extra['num_beams']!r}")
+    if unsupported:
+        raise ValueError(f"skiff's generate does not support {', '.join(unsupported)}: it "
+                         "decodes greedily or by sampling (temperature, top_k, top_p, "
+                         "repetition_penalty, no_repeat_ngram_size, min_new_tokens, "
+                         "stop_strings); leave these out")
+    for key in ("min_length", "min_new_tokens", "no_repeat_ngram_size", "max_length"):
+        value = extra[key]
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < 0):
+            raise ValueError(f"{key} must be an integer >= 0, got {value!r}")
+    n = extra["num_return_sequences"]
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"num_return_sequences must be an integer >= 1, got {n!r}")
+    return named, extra
+
+
+def _neutral(value, off) -> bool:
+    if value is None or value is off:
+        return True
+    try:
+        return bool(value == off)
+    except Exception:  # arrays, callables: set
+        return False
+
+
+def new_token_counts(extra: dict, max_new_tokens, prompt_width: int) -> tuple[int, int]:
+    """``(max_new, min_new)`` as transformers resolves them: ``max_new_tokens`` wins over
+    ``max_length`` (prompt + new, the padded prompt width counted), default 20 new tokens;
+    ``min_new_tokens`` wins over ``min_length`` likewise."""
+    if max_new_tokens is None:
+        if extra["max_length"] is not None:
+            max_new_tokens = int(extra["max_length"]) - prompt_width
+            if max_new_tokens <= 0:
+                raise ValueError(f"max_length={extra['max_length']} leaves no new token after "
+                                 f"a prompt of {prompt_width}: pass max_new_tokens")
+        else:
+            max_new_tokens = 20
+    min_new = extra["min_new_tokens"]
+    if min_new is None:
+        min_new = max(int(extra["min_length"]) - prompt_width, 0) \
+            if extra["min_length"] is not None else 0
+    return max_new_tokens, int(min_new)
+
+
+def expand_rows(values, n: int):
+    """Each row ``n`` times in a row (transformers' ``num_return_sequences`` order:
+    b0, b0, b1, b1, ...): an array along axis 0, or a list of prompts."""
+    if n == 1 or values is None:
+        return values
+    if isinstance(values, (list, tuple)):
+        return [v for v in values for _ in range(n)]
+    return np.repeat(np.asarray(values), n, axis=0)
+
+
+def _banned_ngrams(seen, n: int) -> list[int]:
+    """Tokens that would repeat an n-gram of ``seen`` (transformers' no-repeat rule: the
+    last n-1 tokens as a prefix that occurred before)."""
+    seen = [int(t) for t in seen]
+    if len(seen) + 1 < n:
+        return []
+    prefix = tuple(seen[len(seen) - n + 1:])
+    return [seen[i + n - 1] for i in range(len(seen) - n + 1)
+            if tuple(seen[i:i + n - 1]) == prefix]
+
+
+class StepChooser:
+    """Chooses each step's tokens from the model's logits as transformers' ``generate``:
+    processors first (repetition penalty, no-repeat n-grams, eos forbidden before
+    ``min_new`` new tokens), then greedy or a draw through temperature, top-k, top-p.
+    Called once per step as ``chooser(logits (n, V), histories, rows)`` (``rows``: which of
+    the ``batch`` rows these are, None: all); keeps the scores and raw logits asked for."""
+
+    def __init__(self, *, batch: int, do_sample: bool, temperature, top_k, top_p, penalty,
+                 rng, eos: set, min_new: int = 0, no_repeat: int | None = None,
+                 keep_scores: bool = False, keep_logits: bool = False):
+        self.batch, self.do_sample, self.rng = batch, do_sample, rng
+        self.temperature, self.top_k, self.top_p, self.penalty = temperature, top_k or None, \
+            top_p, penalty
+        self.eos = sorted(eos)
+        self.min_new, self.no_repeat = min_new, no_repeat or 0
+        self.keep_scores, self.keep_logits = keep_scores, keep_logits
+        self.scores: list[np.ndarray] = []
+        self.logits: list[np.ndarray] = []
+        self.step = 0
+
+    def __call__(self, logits: np.ndarray, histories, rows=None) -> np.ndarray:
+        z = np.array(logits, dtype=np.float64)
+        if self.keep_logits:
+            self.logits.append(self._full(z, rows))
+        if self.penalty != 1.0:
+            repetition_penalty_(z, histories, self.penalty)
+        if self.no_repeat:
+            for b, seen in enumerate(histories):
+                banned = _banned_ngrams(seen, self.no_repeat)
+                if banned:
+                    z[b, banned] = -np.inf
+        if self.step < self.min_new and self.eos:
+            z[:, self.eos] = -np.inf
+        self.step += 1
+        if not self.do_sample:
+            if self.keep_scores:
+                self.scores.append(self._full(z, rows))
+            return z.argmax(axis=-1).astype(np.int64)
+        p = sampling_probs(z, self.temperature, self.top_k, self.top_p)
+        if self.keep_scores:  # the warped logits: z / T where kept, -inf where cut
+            self.scores.append(self._full(np.where(p > 0, z / self.temperature, -np.inf), rows))
+        return np.array([self.rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+
+    def _full(self, z: np.ndarray, rows) -> np.ndarray:
+        """(batch, V) float32 of this step; rows that have finished (left the packed batch)
+        are NaN."""
+        if rows is None or len(rows) == self.batch:
+            return z.astype(np.float32)
+        out = np.full((self.batch, z.shape[1]), np.nan, dtype=np.float32)
+        out[np.asarray(rows)] = z
+        return out
+
+    def output(self, sequences, extra: dict):
+        """``sequences`` or, with ``return_dict_in_generate``, a :class:`GenerateOutput`."""
+        if not extra["return_dict_in_generate"]:
+            return sequences
+        return GenerateOutput(
+            sequences=sequences,
+            scores=tuple(self.scores) if extra["output_scores"] else None,
+            logits=tuple(self.logits) if extra["output_logits"] else None)
