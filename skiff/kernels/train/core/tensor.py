@@ -312,11 +312,18 @@ class Tensor:
         return self.astype(np.float64)
 
     # ---- autograd -----------------------------------------------------------------------
-    def backward(self, grad=None, retain_graph: bool = False) -> None:
+    def backward(self, grad=None, retain_graph: bool = False, create_graph: bool = False,
+                 inputs=None) -> None:
         """Accumulate d(self)/d(leaf) * grad into every leaf's ``.grad``.
 
-        ``grad`` defaults to 1 for a scalar; other shapes need it.
+        ``grad`` defaults to 1 for a scalar; other shapes need it. ``create_graph=True``
+        (torch's): the gradients added are tensors in the graph, so ``p.grad`` can be
+        differentiated again (``inputs``: only those leaves).
         """
+        if create_graph or inputs is not None:
+            from .tensor_torch import backward_create_graph
+
+            return backward_create_graph(self, grad, inputs, create_graph)
         if not self.requires_grad:
             raise RuntimeError(
                 "backward on a tensor that does not require grad (no input had "

@@ -306,6 +306,22 @@ def new_full(self, size, fill_value, *, dtype=None):
 _REPLACES = ("add_", "sub_", "mul_")  # tensor_more's take no alpha and refuse a graph
 
 
+def backward_create_graph(t, grad, inputs, create_graph) -> None:
+    """``t.backward(grad, create_graph=True)`` and ``t.backward(inputs=...)``: the gradient
+    engine of :mod:`.double_backward` (imported here on first use)."""
+    from .double_backward import backward_graph
+
+    if not t.requires_grad:
+        raise RuntimeError("backward on a tensor that does not require grad (no input had "
+                           "requires_grad=True, or it was computed under no_grad)")
+    if grad is None and t._data.size != 1:
+        raise RuntimeError(
+            f"backward needs a grad argument for a non-scalar tensor of shape {t.shape}")
+    if inputs is not None and not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    backward_graph([t], [grad], inputs, create_graph)
+
+
 def install(tensor_class, grad_enabled, raw_index) -> None:
     """Attach the methods to ``tensor_class`` (idempotent); ``grad_enabled`` and
     ``raw_index`` are tensor.py's ``is_grad_enabled`` and index unwrapping."""

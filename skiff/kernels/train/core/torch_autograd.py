@@ -13,6 +13,7 @@ import contextlib
 
 from . import autograd as _ag
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .double_backward import backward_graph, grad_graph
 from .tensor import Tensor, as_array
 
 __all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
@@ -120,10 +121,8 @@ def _leaves(roots) -> list:
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False):
     """torch's ``autograd.grad``: d(outputs)/d(inputs) as a tuple of tensors; no ``.grad``
-    changes. ``create_graph`` (gradients of gradients) is not supported."""
-    if create_graph:
-        raise NotImplementedError("skiff.autograd.grad: create_graph=True (double backward) "
-                                  "is not supported")
+    changes. ``create_graph=True``: the gradients are tensors in the graph, to differentiate
+    again (gradients of gradients, :mod:`.double_backward`); the graph is kept."""
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -131,6 +130,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
+    if create_graph:
+        return _grad_graph(outputs, grad_outputs, inputs, allow_unused, materialize_grads)
     leaves = _leaves(outputs)
     stash = {id(t): t._grad for t in leaves + inputs}
     watched = []
@@ -166,6 +167,24 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+def _grad_graph(outputs, grad_outputs, inputs, allow_unused, materialize_grads):
+    for o in outputs:
+        if not o.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+    got = grad_graph(outputs, list(grad_outputs), inputs)
+    result = []
+    for t, g in zip(inputs, got):
+        if g is None and not (allow_unused or materialize_grads):
+            raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                               "used in the graph. Set allow_unused=True if this is the "
+                               "desired behavior.")
+        if g is None and materialize_grads:
+            g = _wrap(t.xp.zeros(t.shape, dtype=t.dtype))
+        result.append(g)
+    return tuple(result)
+
+
 def _capture(t, g):
     t._grad = g.copy() if t._grad is None else t._grad + g
     return g
@@ -176,6 +195,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors] * len(tensors)
+    if create_graph or inputs is not None:
+        if inputs is not None and isinstance(inputs, Tensor):
+            inputs = [inputs]
+        backward_graph(tensors, list(grad_tensors), inputs, create_graph)
+        return
     for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
         t.backward(g, retain_graph=bool(retain_graph) or k < len(tensors) - 1)
 

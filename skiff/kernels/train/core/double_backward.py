@@ -1,0 +1,181 @@
+"""Gradients that are themselves in the graph (``create_graph=True``): the engine behind
+``skiff.autograd.grad(..., create_graph=True)`` and ``backward(create_graph=True)``, for
+gradients of gradients (physics-informed losses on u_xx, gradient penalties, Hessian-vector
+products, MAML inner steps).
+
+It walks the graph as :func:`.autograd.run_backward` does (dependency counts, reverse creation
+order), but the gradients it passes are tensors and each node runs its ``backward_t`` rule
+(:mod:`.double_rules`, :mod:`.nn.functional.double_rules_nn`) with grad mode on, so every
+gradient op is recorded. Only nodes on a path to an input asked for run; one of those without a
+rule stops the pass with its name. Saved arrays are kept (a graph built by this pass refers to
+the nodes it came from). First-order backward does not come here and pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from . import double_rules  # noqa: F401  (installs the core ops' rules)
+from . import tensor as _tensor
+from .autograd import Function, enable_grad
+from .nn.functional import double_rules_nn  # noqa: F401  (installs the nn ops' rules)
+from .tensor import Tensor
+from .tensor_more import _Clone
+
+__all__ = ["grad_graph", "backward_graph", "leaves_of", "NoDoubleBackward"]
+
+
+class NoDoubleBackward(NotImplementedError):
+    """An op on the path has no double-backward rule."""
+
+
+def _sum(a, b):
+    return b if a is None else a + b
+
+
+def _const(array):
+    return Tensor._make(array, False, None, 0)
+
+
+def grad_graph(outputs, grads, inputs):
+    """Tensors d(outputs)/d(inputs) weighted by ``grads`` (tensors or None, for ones), each in
+    the graph; None for an input that no output depends on."""
+    leaf_at = {}  # id(leaf) -> positions in inputs
+    node_at = {}  # (node, idx) -> positions in inputs
+    for k, t in enumerate(inputs):
+        if t._node is None:
+            leaf_at.setdefault(id(t), []).append(k)
+        else:
+            node_at.setdefault((t._node, t._idx), []).append(k)
+    result = [None] * len(inputs)
+    roots = []
+    for o, g in zip(outputs, grads):
+        if g is None:
+            g = _const(o.xp.ones(o.shape, dtype=o.dtype))
+        elif not isinstance(g, Tensor):
+            g = _const(_tensor.as_array(g, dtype=o.dtype))
+        if o._node is None:
+            for k in leaf_at.get(id(o), ()):
+                result[k] = _sum(result[k], g)
+        else:
+            roots.append((o._node, o._idx, g))
+    # 1. every node reachable from the outputs, and which of them lead to an input asked for
+    nodes, stack = set(), [n for n, _, _ in roots]
+    while stack:
+        n = stack.pop()
+        if n in nodes:
+            continue
+        nodes.add(n)
+        stack.extend(p for p in n._parents if isinstance(p, Function) and p not in nodes)
+    targets = {n for n, _ in node_at}
+    useful = set()
+    for n in sorted(nodes, key=lambda n: n._seq):  # producers before consumers
+        if n in targets or any(p in useful if isinstance(p, Function) else
+                               p is not None and id(p) in leaf_at for p in n._parents):
+            useful.add(n)
+    deps = dict.fromkeys(useful, 0)
+    for n in useful:
+        for p in n._parents:
+            if p in useful:
+                deps[p] += 1
+    pending = {}
+    for n, idx, g in roots:
+        if n in useful:
+            slot = pending.setdefault(n, [None] * n._nout)
+            slot[idx] = _sum(slot[idx], g)
+    heap = [(-n._seq, n) for n in useful if deps[n] == 0]
+    heapq.heapify(heap)
+    # 2. run the rules in reverse creation order, recording the graph of the gradients
+    with enable_grad():
+        while heap:
+            _, n = heapq.heappop(heap)
+            gouts = pending.pop(n, None)
+            for i in range(n._nout):
+                for k in node_at.get((n, i), ()):
+                    if gouts is not None and gouts[i] is not None:
+                        result[k] = _sum(result[k], gouts[i])
+            want = tuple(p in useful if isinstance(p, Function) else
+                         p is not None and id(p) in leaf_at for p in n._parents)
+            grads_in = (None,) * len(n._parents)
+            if gouts is not None and any(g is not None for g in gouts) and any(want):
+                grads_in = _run_rule(n, gouts, want)
+            for p, idx, g, w in zip(n._parents, n._pidx, grads_in, want):
+                if not w:
+                    continue
+                if isinstance(p, Function):
+                    if g is not None:
+                        slot = pending.setdefault(p, [None] * p._nout)
+                        slot[idx] = _sum(slot[idx], g)
+                    deps[p] -= 1
+                    if deps[p] == 0:
+                        heapq.heappush(heap, (-p._seq, p))
+                elif g is not None:
+                    for k in leaf_at[id(p)]:
+                        result[k] = _sum(result[k], g)
+    return result
+
+
+def _run_rule(n, gouts, want):
+    name = type(n).__name__
+    rule = getattr(n, "backward_t", None)
+    if rule is None:
+        raise NoDoubleBackward(
+            f"create_graph=True: {name} has no double-backward rule, so the gradient through "
+            f"it cannot be differentiated again. Write that part with ops that have one (see "
+            f"docs/train-core.md, 'Gradients of gradients'), or take its gradient without "
+            f"create_graph.")
+    if n.saved is None:
+        raise RuntimeError(f"backward through {name} a second time: its saved arrays were "
+                           "freed; call backward(retain_graph=True) the first time")
+    if n._nout > 1 and any(g is None for g in gouts):
+        xp = next(g for g in gouts if g is not None).xp
+        gouts = [g if g is not None else _const(xp.zeros(*n._out_meta[i]))
+                 for i, g in enumerate(gouts)]
+    got = rule(want, *gouts)
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    if len(got) != len(n._parents):
+        raise RuntimeError(f"{name}.backward_t returned {len(got)} gradients for "
+                           f"{len(n._parents)} inputs")
+    return tuple(None if g is None else g if isinstance(g, Tensor) else _const(g) for g in got)
+
+
+def backward_graph(tensors, grads, inputs=None, create_graph=True) -> None:
+    """``backward(create_graph=True)``: add each leaf's gradient, a tensor in the graph, to its
+    ``.grad`` (so ``p.grad`` can be differentiated again, as torch's); ``inputs``: only to
+    those tensors' ``.grad``. Without ``create_graph`` the gradients added are plain."""
+    leaves = leaves_of(tensors) if inputs is None else list(inputs)
+    got = grad_graph(tensors, grads, leaves)
+    for leaf, g in zip(leaves, got):
+        if g is None:
+            continue
+        old = leaf.grad
+        if not create_graph:
+            g, old = g.detach(), None if old is None else old.detach()
+        with enable_grad():  # an owned array: an optimizer may change .grad in place
+            new = _Clone.apply(g) if old is None else old + g
+        if not create_graph:
+            new = new.detach()
+        if new.dtype != leaf.dtype:
+            new = new.astype(leaf.dtype)
+        leaf._grad = new._data
+        leaf._grad_t = new
+
+
+def leaves_of(roots) -> list:
+    """The leaves that need a gradient and that ``roots`` (tensors) depend on, each once."""
+    found, seen = {}, set()
+    stack = [t._node for t in roots if t._node is not None]
+    for t in roots:
+        if t._node is None and t.requires_grad:
+            found[id(t)] = t
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for p in n._parents:
+            if isinstance(p, Function):
+                stack.append(p)
+            elif p is not None:
+                found[id(p)] = p
+    return list(found.values())

@@ -1,0 +1,116 @@
+"""Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
+``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax`` and ``cross_entropy``, each
+written with differentiable tensor ops so the gradient it returns can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...autograd import Function, xp_of
+from ...double_helpers import input_t, output_t
+from ...double_rules import rule
+from ...ops_math import Exp, MatMul, Sigmoid, Tanh
+from ...ops_shape import Reshape, Transpose
+from .activations import GeluFn, LogSoftmaxFn, SiluFn, SoftmaxFn, _erf
+from .dense import LinearFn
+from .losses import CrossEntropyFn
+
+__all__ = ["NormalCdf"]
+
+_SQRT2 = math.sqrt(2.0)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_K = math.sqrt(2.0 / math.pi)
+_C = 0.044715
+
+
+@rule(LinearFn)
+def _linear(self, want, g):
+    x, w = self.saved
+    n_out, n_in = w.shape
+    g2 = Reshape.apply(g, shape=(-1, n_out))
+    gx = gw = gb = None
+    if want[0]:
+        gx = Reshape.apply(MatMul.apply(g2, input_t(self, 1, w)), shape=x.shape)
+    if want[1]:
+        x_t = input_t(self, 0, x)
+        x2 = Reshape.apply(x_t, shape=(-1, n_in)) if hasattr(x_t, "_node") else x.reshape(-1, n_in)
+        gw = MatMul.apply(Transpose.apply(g2, axes=None), x2)
+    if want[2]:
+        gb = g2.sum(0)
+    return gx, gw, gb
+
+
+def _pdf(x):
+    """The standard normal density of the tensor ``x`` (differentiable to any order)."""
+    return Exp.apply(x * x * -0.5) * _INV_SQRT_2PI
+
+
+class NormalCdf(Function):
+    """The standard normal distribution function Phi(x); its derivative is :func:`_pdf`."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return 0.5 * (1 + _erf(x * (1 / _SQRT2)))
+
+    def backward(self, g):
+        (x,) = self.saved
+        return g * (xp_of(x).exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+    def backward_t(self, want, g):
+        return g * _pdf(input_t(self, 0, self.saved[0]))
+
+
+@rule(GeluFn)
+def _gelu(self, want, g):
+    x = input_t(self, 0, self.saved[0])
+    if self.approximate == "tanh":  # 0.5 x (1 + tanh(u)), u = K (x + C x^3)
+        t = Tanh.apply((x + x * x * x * _C) * _K)
+        du = (x * x * (3 * _C) + 1) * _K
+        return g * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * du)
+    return g * (NormalCdf.apply(x) + x * _pdf(x))
+
+
+@rule(SiluFn)
+def _silu(self, want, g):
+    x = input_t(self, 0, self.saved[0])
+    s = Sigmoid.apply(x)
+    return g * (s * (x * (1 - s) + 1))
+
+
+@rule(SoftmaxFn)
+def _softmax(self, want, g):
+    p = output_t(self, 0, self.saved[0])
+    return p * (g - (g * p).sum(self.axis, keepdims=True))
+
+
+@rule(LogSoftmaxFn)
+def _log_softmax(self, want, g):
+    s = output_t(self, 0, self.saved[0])
+    return g - Exp.apply(s) * g.sum(self.axis, keepdims=True)
+
+
+class _Probs(SoftmaxFn):
+    """The softmax over the last axis of logits whose probabilities ``p`` are already known
+    (cross-entropy keeps them, not the logits): a softmax node that returns ``p``."""
+
+    def forward(self, x, p=None):
+        self.axis = -1
+        self.save_for_backward(p)
+        return p
+
+
+@rule(CrossEntropyFn)
+def _cross_entropy(self, want, g):
+    p, t, valid = self.saved
+    xp = xp_of(p)
+    n, c = p.shape
+    probs = _Probs.apply(input_t(self, 0, p.reshape(self.shape)), p=p.reshape(self.shape))
+    onehot = xp.zeros((n, c), dtype=p.dtype)
+    onehot[xp.arange(n), t] = 1
+    if self.reduction == "none":
+        scale = Reshape.apply(g, shape=(-1,)) * valid.astype(p.dtype)
+    else:
+        scale = g * (valid / self.count).astype(p.dtype)
+    gx = (Reshape.apply(probs, shape=(n, c)) - onehot) * Reshape.apply(scale, shape=(n, 1))
+    return Reshape.apply(gx, shape=self.shape), None
