@@ -821,10 +821,12 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         raise TypeError(f"PROBLEM {name!r} is a {type(system).__name__}: expected a square "
                         "sparse matrix or array, a dense 2D array, a scipy LinearOperator or "
                         "a GridProblem")
-    for what, obj in ((name, system), (bname, user_ns.get(bname))):
-        dtype = getattr(obj, "dtype", None)
-        if dtype is not None and getattr(dtype, "kind", "") == "c":
-            raise ValueError(f"{what!r} is complex ({dtype}); skiff solves real systems only")
+    dtype = getattr(system, "dtype", None)
+    if dtype is not None and getattr(dtype, "kind", "") == "c" and values.get("precond") in (
+            "amg", "chebyshev", "mg"):   # said before a job exists (the solver says it too)
+        raise ValueError(f"{name!r} is complex ({dtype}) and --precond {values['precond']} "
+                         f"builds on real matrices only: --precond none or jacobi (or leave "
+                         f"it out)")
     b = None
     if bname is not None:
         if bname not in user_ns:
@@ -868,9 +870,7 @@ def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:
         except (TypeError, ValueError) as exc:
             raise TypeError(f"B {bname!r} is a {type(b).__name__} that is no array of numbers "
                             f"({exc})") from None
-    if getattr(dtype, "kind", "") == "c":
-        raise ValueError(f"{bname!r} is complex ({dtype}); skiff solves real systems only")
-    if getattr(dtype, "kind", "") not in "biuf":
+    if getattr(dtype, "kind", "") not in "biufc":
         raise TypeError(f"B {bname!r} is a {type(b).__name__} of {dtype}, not numbers: give "
                         "a vector of numbers (e.g. b = np.ones(n))")
     shape = tuple(int(n) for n in (getattr(b, "shape", None) or np.shape(b)))

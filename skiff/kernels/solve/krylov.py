@@ -7,6 +7,10 @@ They return ``(x, history, converged)``, ``history`` being the residual norms (t
 residual) from the initial one on. Breakdown and, for the CG family, an indefinite matrix or
 preconditioner raise :class:`SolveError` with the iteration and the offending value.
 
+CG, BiCGStab and GMRES also run on complex vectors (numpy, one process): their inner products
+are then ``vdot(a, b) = sum(conj(a) b)``, SciPy's, so that CG solves Hermitian positive
+definite systems and GMRES rotates with complex Givens rotations.
+
 The same loops run distributed: an operator over several ranks (``parallel.krylov``) gives
 ``op.allsum(x)``, the sum over ranks of a number or a tuple of numbers, and every dot product
 is then a local sum and one ``allsum`` (pipelined CG's three in one call); its vectors are
@@ -39,13 +43,32 @@ class Stagnation(SolveError):
 
 
 def _dot(a, b) -> float:
+    """``conj(a) . b``: a float for real vectors, a complex number for complex ones."""
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        return complex((a.conj() * b).sum())
     if type(a) is np.ndarray:  # the CPU: numpy's reduction, no dispatch
         return float((a * b).sum())
     return fused.dot(a, b)  # a GPU: one launch
 
 
 def _norm(a) -> float:
-    return math.sqrt(_dot(a, a))
+    d = _dot(a, a)
+    return math.sqrt(d.real if type(d) is complex else d)
+
+
+def _real(value) -> float:
+    """The real part of a Hermitian form's value (``p^H A p``, ``r^H M r``), which is real
+    but for rounding; a real number unchanged."""
+    return value.real if type(value) is complex else value
+
+
+def _axpy_norm(x, r, p, q, alpha):
+    """x += alpha p; r -= alpha q; returns (x, r, |r|^2): the fused kernel for real vectors."""
+    if r.dtype.kind != "c":
+        return fused.axpy_norm(x, r, p, q, alpha)
+    x += alpha * p
+    r -= alpha * q
+    return x, r, _norm(r) ** 2
 
 
 def _local(value):
@@ -69,7 +92,7 @@ def _sums(op):
 
 
 def _finite(value: float, what: str, it: int) -> None:
-    if not math.isfinite(value):
+    if not math.isfinite(abs(value)):
         raise SolveError(f"{what} became {value} at iteration {it}: the system or the "
                          "preconditioner produces NaN/inf")
 
@@ -89,18 +112,18 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
     _dot, _norm, total = _sums(op)
     r = b.copy()
     q = b * 0.0
-    if _dot(x, x) > 0:
+    if _norm(x) > 0:
         op.matvec(x, q)
         r -= q
     z = r * 0.0 if M is not None else r
-    rr = _dot(r, r)
+    rr = _real(_dot(r, r))
     history = [math.sqrt(rr)]
     _report(history, callback, 0, x)
     if history[-1] <= tol:
         return x, history, True
     if M is not None:
         M(r, z)
-    rz = _dot(r, z)
+    rz = _real(_dot(r, z))
     if M is not None and rz <= 0:
         raise SolveError(f"cg: the preconditioner is not positive definite (r.Mr = {rz:.3e})")
     p = z.copy()
@@ -111,7 +134,7 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
             raise SolveError(f"cg: the matrix is not positive definite (p.Ap = {pq:.3e} at "
                              f"iteration {it}); use method='bicgstab' or 'gmres'")
         alpha = rz / pq
-        x, r, rr = fused.axpy_norm(x, r, p, q, alpha)
+        x, r, rr = _axpy_norm(x, r, p, q, alpha)
         rr = float(total(rr))
         history.append(math.sqrt(rr))
         _report(history, callback, it, x)
@@ -120,13 +143,13 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
             return x, history, True
         if M is not None:
             M(r, z)
-            rz_new = _dot(r, z)
+            rz_new = _real(_dot(r, z))
             if rz_new <= 0:
                 raise SolveError(f"cg: the preconditioner is not positive definite "
                                  f"(r.Mr = {rz_new:.3e} at iteration {it})")
             # flexible (Polak-Ribiere) beta equals rz_new / rz for a symmetric M in exact
             # arithmetic
-            beta = -alpha * _dot(z, q) / rz if flexible else rz_new / rz
+            beta = -alpha * _real(_dot(z, q)) / rz if flexible else rz_new / rz
         else:
             rz_new = rr
             beta = rz_new / rz
@@ -270,7 +293,7 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
     _dot, _norm, _ = _sums(op)
     tmp = b * 0.0
     r = b.copy()
-    if _dot(x, x) > 0:
+    if _norm(x) > 0:
         op.matvec(x, tmp)
         r -= tmp
     rhat = r.copy()
@@ -336,7 +359,10 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
 def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=True,
           stall=None):
     """Right-preconditioned restarted GMRES(m) with Givens rotations (``maxiter`` counts inner
-    iterations).
+    iterations; :class:`~.solver.Solver` passes SciPy's restart cycles times ``restart``).
+    Complex vectors take complex rotations: ``[[conj(c), conj(s)], [-s, c]]`` with
+    ``c = h_jj / d``, ``s = h_j+1,j / d``, ``d = sqrt(|h_jj|^2 + |h_j+1,j|^2)`` (unitary; the
+    real rotation when the entries are real).
 
     ``callback(it, rnorm, xk)`` gets the current iterate ``xk = x0 + Z y`` of the cycle (one
     small triangular solve and ``j`` axpys at inner step ``j``, done only when a callback is
@@ -365,9 +391,10 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
             return x, history, True
         V = [r / beta]
         Zs = []
-        H = np.zeros((m + 1, m))
-        cs, sn = np.zeros(m), np.zeros(m)
-        g = np.zeros(m + 1)
+        kind = complex if b.dtype.kind == "c" else float
+        H = np.zeros((m + 1, m), dtype=kind)
+        cs, sn = np.zeros(m, dtype=kind), np.zeros(m, dtype=kind)
+        g = np.zeros(m + 1, dtype=kind)
         g[0] = beta
         j_used = 0
         for j in range(m):
@@ -381,14 +408,15 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
             w = b * 0.0
             op.matvec(z, w)
             for i in range(j + 1):                       # modified Gram-Schmidt
-                H[i, j] = _dot(w, V[i])
+                H[i, j] = _dot(V[i], w)                   # V_i^H w
                 w -= H[i, j] * V[i]
             hnorm = H[j + 1, j] = _norm(w)
             _finite(hnorm, "the Arnoldi norm", it)
             for i in range(j):
                 a, c = H[i, j], H[i + 1, j]
-                H[i, j], H[i + 1, j] = cs[i] * a + sn[i] * c, -sn[i] * a + cs[i] * c
-            d = math.hypot(H[j, j], H[j + 1, j])
+                H[i, j], H[i + 1, j] = (cs[i].conjugate() * a + sn[i].conjugate() * c,
+                                        -sn[i] * a + cs[i] * c)
+            d = math.hypot(abs(H[j, j]), abs(H[j + 1, j]))
             if d == 0:
                 raise SolveError(f"gmres: breakdown at iteration {it} (a zero column after "
                                  f"the rotations): A M is singular on the Krylov space, so the "
@@ -398,7 +426,7 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
             cs[j], sn[j] = H[j, j] / d, H[j + 1, j] / d
             H[j, j], H[j + 1, j] = d, 0.0
             g[j + 1] = -sn[j] * g[j]
-            g[j] = cs[j] * g[j]
+            g[j] = cs[j].conjugate() * g[j]
             history.append(abs(g[j + 1]))
             j_used = j + 1
             if xk is not None:                           # the cycle's current iterate

@@ -2,8 +2,9 @@
 :class:`~.problems.GridProblem` (matrix-free fused stencil kernels), :class:`MatrixOperator` for
 a sparse or dense matrix, a scipy ``LinearOperator`` or a callable ``x -> A x``.
 
-:func:`matrix_operator` checks a user's matrix (real, square, a 2D array) and places it on the
-device; :func:`host_csr` brings one back as scipy CSR (for AMG and the direct solve).
+:func:`matrix_operator` checks a user's matrix (square, a 2D array; real or, on the CPU,
+complex) and places it on the device; :func:`host_csr` brings one back as scipy CSR (for AMG
+and the direct solve).
 """
 
 from __future__ import annotations
@@ -65,22 +66,32 @@ def is_matrix_free(A) -> bool:
     return (callable(A) and not hasattr(A, "shape")) or _is_linear_operator(A)
 
 
-def check_real(dtype, what):
+def check_real(dtype, what, why="skiff solves real systems only here"):
     if dtype is not None and np.dtype(dtype).kind == "c":
-        raise ValueError(f"{what} is complex ({np.dtype(dtype)}); skiff solves real systems "
-                         "only: split into real and imaginary parts (a 2x2 block system) or "
-                         "use scipy.sparse.linalg")
+        raise ValueError(f"{what} is complex ({np.dtype(dtype)}); {why}: split into real and "
+                         "imaginary parts (a 2x2 block system) or use scipy.sparse.linalg")
+
+
+def is_complex(obj) -> bool:
+    """Whether a matrix, LinearOperator or array is complex (by its dtype; False without)."""
+    dtype = getattr(obj, "dtype", None)
+    try:
+        return dtype is not None and np.dtype(dtype).kind == "c"
+    except TypeError:
+        return False
 
 
 class MatrixOperator:
     """A sparse matrix (scipy or cupyx; a dense array becomes CSR), a scipy ``LinearOperator``
-    or a callable ``x -> A x``, as an operator on vectors."""
+    or a callable ``x -> A x``, as an operator on vectors. ``complex``: the matrix (or the
+    LinearOperator's dtype) is complex; its vectors must then be complex too."""
 
     def __init__(self, A, n: int, xp):
         self.xp = xp
         self.n = n
         self.shape = (n,)
         self.callable = is_matrix_free(A)
+        self.complex = is_complex(A)
         if self.callable:
             self.A = A.matvec if _is_linear_operator(A) else A
             self.matvec_bytes = 16 * n
@@ -94,11 +105,11 @@ class MatrixOperator:
             y = self.A(p)
             if isinstance(y, (list, tuple)):   # numbers in a list: what np.asarray makes of it
                 y = np.asarray(y)
-            if getattr(getattr(y, "dtype", None), "kind", None) == "c":
+            if getattr(getattr(y, "dtype", None), "kind", None) == "c" and out.dtype.kind != "c":
                 # written into a real vector it lost its imaginary part without a word
-                raise ValueError(f"the operator returned complex values ({y.dtype}); skiff "
-                                 f"solves real systems only: split into real and imaginary "
-                                 f"parts (a 2x2 block system) or use scipy.sparse.linalg")
+                raise ValueError(f"the operator returned complex values ({y.dtype}) for a real "
+                                 f"vector: a complex system needs a complex b (b.astype(complex)"
+                                 f") or a LinearOperator with dtype=complex, as in SciPy")
             if getattr(y, "size", None) != self.n:
                 raise ValueError(f"the operator returned {getattr(y, 'shape', type(y))!r} for "
                                  f"a vector of {self.n}; it must return {self.n} values")
@@ -108,7 +119,10 @@ class MatrixOperator:
         return out
 
     def matvec_dot(self, p, out) -> float:
+        """out = A p; returns ``p^H A p`` (its real part: real for a Hermitian A)."""
         self.matvec(p, out)
+        if out.dtype.kind == "c":
+            return float((p.conj() * out).sum().real)
         return float((p * out).sum())
 
     def diagonal(self):
@@ -122,7 +136,7 @@ def check_finite(A) -> None:
     first (one sum over the stored values; the entries are looked at only when it is not
     finite). Unchecked, AMG failed with "SVD did not converge" and 'direct' said "singular"."""
     data = A.data
-    if not data.size or np.isfinite(float(data.sum())):
+    if not data.size or np.isfinite(abs(data.sum())):
         return
     if isinstance(data, np.ndarray):
         xp = np
@@ -148,9 +162,12 @@ def matrix_on(A, xp):
             A = A.tocsr()
         else:
             A = sp.csr_matrix(np.asarray(A))
-        if A.dtype != np.float64:
-            A = A.astype(np.float64)
+        want = np.complex128 if A.dtype.kind == "c" else np.float64
+        if A.dtype != want:
+            A = A.astype(want)
         return A
+    check_real(getattr(A, "dtype", None), "the matrix", "complex systems are solved on the CPU "
+               "(device='cpu')")
     import cupyx.scipy.sparse as csp  # GPU device: cupy is present
 
     from .cuda import device_csr  # float64 as on the CPU (cupyx refuses integer matrices)
@@ -186,7 +203,6 @@ def grid_operator(problem: GridProblem, method: str, xp) -> GridOperator:
 def matrix_operator(system, n, xp) -> MatrixOperator:
     """A user's matrix, ``LinearOperator`` or callable (of size ``n``) checked and placed on
     the device of ``xp``."""
-    check_real(getattr(system, "dtype", None), "the matrix")
     if callable(system) and not hasattr(system, "shape"):
         if n is None:
             raise ValueError("a callable operator needs n=, the size of the system "
@@ -228,16 +244,23 @@ def asymmetry(op: MatrixOperator, rtol: float = SYMMETRY_RTOL) -> str | None:
     rng = np.random.default_rng(0)
     u = xp.asarray(rng.standard_normal(op.n))
     v = xp.asarray(rng.standard_normal(op.n))
-    au, av = op.matvec(u, xp.empty(op.n)), op.matvec(v, xp.empty(op.n))
-    uav, vau = float((u * av).sum()), float((v * au).sum())
+    if getattr(op, "complex", False):   # Hermitian: u . A v = conj(v . A u) for real u, v
+        au, av = op.matvec(u + 0j, xp.empty(op.n, complex)), op.matvec(v + 0j,
+                                                                       xp.empty(op.n, complex))
+        uav, vau = complex((u * av).sum()), complex((v * au).sum()).conjugate()
+    else:
+        au, av = op.matvec(u, xp.empty(op.n)), op.matvec(v, xp.empty(op.n))
+        uav, vau = float((u * av).sum()), float((v * au).sum())
     scale = max(float(xp.linalg.norm(u)) * float(xp.linalg.norm(av)),
                 float(xp.linalg.norm(v)) * float(xp.linalg.norm(au)))
-    if not (np.isfinite(uav) and np.isfinite(vau)) or abs(uav - vau) <= rtol * scale:
+    if not (np.isfinite(abs(uav)) and np.isfinite(abs(vau))) or abs(uav - vau) <= rtol * scale:
         return None
     if op.callable:
-        return f"u . A v = {uav:.6g} but v . A u = {vau:.6g} for random vectors u, v"
+        vau_text = "conj(v . A u)" if getattr(op, "complex", False) else "v . A u"
+        return f"u . A v = {uav:.6g} but {vau_text} = {vau:.6g} for random vectors u, v"
     A = op.A
-    D = (A - A.T).tocoo()  # scipy or cupyx: the differences stay where the matrix is
+    # scipy or cupyx: the differences stay where the matrix is; a complex one's from A^H
+    D = (A - (A.conj().T if A.dtype.kind == "c" else A.T)).tocoo()
     if D.nnz == 0:
         return None
     gap = xp.abs(D.data)
@@ -246,4 +269,7 @@ def asymmetry(op: MatrixOperator, rtol: float = SYMMETRY_RTOL) -> str | None:
     if float(gap[k]) <= rtol * top:
         return None
     i, j = int(D.row[k]), int(D.col[k])
+    if A.dtype.kind == "c":
+        return (f"A[{i}, {j}] - conj(A[{j}, {i}]) = {complex(D.data[k]):.3g}, with entries up "
+                f"to {top:.3g} (not Hermitian)")
     return f"A[{i}, {j}] - A[{j}, {i}] = {float(D.data[k]):.3g}, with entries up to {top:.3g}"

@@ -50,6 +50,8 @@ class Solution:
         tolerance; ``converged`` is False and no exception is raised unless ``strict=True``),
         or 'attainable accuracy: ...' (the solver's residual passed a tolerance below what
         float64 reaches, and the true residual did not).
+    cycles : int or None
+        GMRES's restart cycles (``maxiter`` counts them, as SciPy's); None for other methods.
     true_residual : float or None
         ``|b - A x| / |b|`` recomputed from the returned ``x`` (one product after the solve);
         :attr:`relative_residual` reports it. A Krylov method updates its residual by
@@ -74,11 +76,15 @@ class Solution:
     info: dict = field(default_factory=dict)
     status: str = ""
     true_residual: float | None = None
+    cycles: int | None = None
 
     @property
     def scipy_info(self) -> int:
-        """scipy.sparse.linalg's ``info``: 0 when converged, else the iterations done."""
-        return 0 if self.converged else max(self.iterations, 1)
+        """scipy.sparse.linalg's ``info``: 0 when converged, else the iterations done (for
+        GMRES the restart cycles done, as SciPy's gmres counts them)."""
+        if self.converged:
+            return 0
+        return max(self.cycles if self.cycles is not None else self.iterations, 1)
 
     def __iter__(self):
         """``x, info = skiff.solve(A, b)``: SciPy's pair (``x`` flat, ``info`` as

@@ -45,6 +45,9 @@ __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolera
 
 METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "fmg", "direct", "auto")
 STALL_RESTARTS = 5   # GMRES stops when this many restarts in a row gain under 0.1 % in all
+SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
+COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "direct")   # what runs on complex vectors
+COMPLEX_PRECONDS = ("none", "jacobi", "user")   # built on a complex matrix (real: any, by parts)
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
 COMPATIBILITY = (None, "project")
 
@@ -131,9 +134,10 @@ def matrix_indefiniteness(op, steps: int = 30) -> str | None:
         if diag[i] <= 0:
             return (f"diagonal entry {i} is {float(diag[i]):.3g} <= 0; a positive definite "
                     "matrix has a positive diagonal")
-    v = xp.asarray(np.random.default_rng(0).standard_normal(op.shape))
+    kind = complex if getattr(op, "complex", False) else float
+    v = xp.asarray(np.random.default_rng(0).standard_normal(op.shape)).astype(kind)
     v /= float(xp.linalg.norm(v.ravel()))
-    w = xp.empty(op.shape)
+    w = xp.empty(op.shape, kind)
     prev = v * 0.0
     alphas, betas = [], []
     beta = 0.0
@@ -148,7 +152,7 @@ def matrix_indefiniteness(op, steps: int = 30) -> str | None:
             break
         betas.append(beta)
         prev, v = v, w / beta
-        w = xp.empty(op.shape)
+        w = xp.empty(op.shape, kind)
     k = len(alphas)
     T = np.diag(alphas) + np.diag(betas[:k - 1], 1) + np.diag(betas[:k - 1], -1)
     ritz = np.linalg.eigvalsh(T)
@@ -187,12 +191,41 @@ class Jacobi:
         self.bytes = 0
 
     def __call__(self, r, out):
-        fused.jacobi_dot(r, self.invdiag, out)
+        if out.dtype.kind == "c":   # a complex system's: numpy (the fused kernel is real)
+            out[...] = self.invdiag.reshape(r.shape) * r
+        else:
+            fused.jacobi_dot(r, self.invdiag, out)
         self.bytes += 24 * r.size
         return out
 
     def describe(self):
         return "Jacobi (diagonal)"
+
+
+class ByParts:
+    """A real preconditioner applied to complex vectors (a real system with a complex b):
+    ``M r = M Re(r) + i M Im(r)``, as M is real and linear."""
+
+    def __init__(self, M):
+        self.inner = M
+
+    @property
+    def bytes(self):
+        return self.inner.bytes
+
+    @bytes.setter
+    def bytes(self, value):
+        self.inner.bytes = value
+
+    def __call__(self, r, out):
+        part = np.empty(r.shape) if isinstance(r, np.ndarray) else r.real.copy()
+        re = self.inner(np.ascontiguousarray(r.real), part).copy()
+        self.inner(np.ascontiguousarray(r.imag), part)
+        out[...] = re + 1j * part
+        return out
+
+    def describe(self):
+        return self.inner.describe()
 
 
 class Chebyshev:
@@ -293,7 +326,6 @@ class UserPrecond:
     them; on a GPU the vectors go through the host."""
 
     def __init__(self, M, n: int, xp):
-        check_real(getattr(M, "dtype", None), "the preconditioner M")
         shape = getattr(M, "shape", None)
         if shape is not None and tuple(shape) != (n, n):
             raise ValueError(f"the preconditioner M has shape {tuple(shape)!r}; it must be "
@@ -320,7 +352,9 @@ class UserPrecond:
         if y.size != self.n:
             raise ValueError(f"the preconditioner M returned {y.shape!r} for a vector of "
                              f"{self.n}; it must return {self.n} values")
-        check_real(y.dtype, "the preconditioner's result M r")
+        if out.dtype.kind != "c":
+            check_real(y.dtype, "the preconditioner's result M r",
+                       "a real system's vectors are real (a complex M needs a complex A or b)")
         out[...] = self.xp.asarray(y.reshape(out.shape))
         return out
 
@@ -415,11 +449,15 @@ class Solver:
             self.precond_name = "user"
         self.compatibility = compatibility
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
+        if restart is None:   # SciPy's gmres(restart=None): 20
+            restart = SCIPY_RESTART
         if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
-            raise ValueError(f"restart (GMRES's restart length) must be a positive integer, "
-                             f"got restart={restart!r}; typical: 30")
+            raise ValueError(f"restart (GMRES's restart length) must be a positive integer (or "
+                             f"None: SciPy's 20), got restart={restart!r}; typical: 30")
         self.restart = int(restart)
         self.system = system
+        # the dtype x is returned in follows A's and b's (SciPy's): float32 stays float32
+        self.dtype = getattr(system, "dtype", None) if not self.is_grid else np.float64
         self.auto_note = None    # why 'auto' chose differently than usual (describe())
         self._check_memory()
         # a small grid solve does not wait for numba to load (fused.deferred)
@@ -427,6 +465,9 @@ class Solver:
         t0 = time.perf_counter()
         with fused.deferred(self._small):
             self.op = self._as_operator(n)
+            self.complex = getattr(self.op, "complex", False)
+            if self.complex:
+                self._check_complex(precond)
             # 'auto' on a matrix: CG when it looks SPD, else GMRES; and GMRES after all when
             # CG finds it indefinite (a symmetric shifted operator: Helmholtz) (:meth:`_run`)
             self.auto = self.method == "auto"
@@ -472,6 +513,25 @@ class Solver:
             return grid_operator(self.system, self.method, self.xp)
         return matrix_operator(self.system, n, self.xp)
 
+    def _check_complex(self, precond):
+        """A complex matrix: what runs on it (CG for a Hermitian one, BiCGStab, GMRES, the
+        direct solve; no preconditioner, Jacobi or the user's M; on the CPU), as SciPy's."""
+        if self.device.is_gpu:
+            raise ValueError("the matrix is complex: complex systems are solved on the CPU "
+                             "(device='cpu')")
+        if self.method not in (*COMPLEX_METHODS, "auto"):
+            raise ValueError(f"method {self.method!r} runs on real systems only and the matrix "
+                             f"is complex ({np.dtype(self.dtype)}); use method='gmres', "
+                             f"'bicgstab' or 'cg' (Hermitian positive definite)")
+        if self.precond_name not in COMPLEX_PRECONDS:
+            if precond == "auto":   # AMG, the matrices' default, is real: none, as SciPy's
+                self.precond_name = "none"
+                self.auto_note = "auto: no preconditioner, as AMG builds on real matrices only"
+            else:
+                raise ValueError(f"precond {self.precond_name!r} builds on real matrices only "
+                                 f"and the matrix is complex ({np.dtype(self.dtype)}); use "
+                                 f"precond='none', 'jacobi' or your own M (precond=M)")
+
     def _check_memory(self):
         """Refuse a grid whose solve cannot fit in the device's memory before anything of the
         solve is allocated (the same estimate ``%solve`` checks before a job exists)."""
@@ -512,7 +572,8 @@ class Solver:
             self._const_null = False
             if not self.op.callable:  # rows summing to zero first (one product), then symmetry
                 xp = self.xp
-                ones, out = xp.ones(self.op.shape), xp.empty(self.op.shape)
+                kind = complex if self.complex else float
+                ones, out = xp.ones(self.op.shape, kind), xp.empty(self.op.shape, kind)
                 self.op.matvec(ones, out)
                 scale = float(xp.abs(xp.asarray(self.op.diagonal())).max())
                 self._const_null = bool(scale > 0 and
@@ -526,7 +587,7 @@ class Solver:
             return False
         if self.op.callable:
             return True
-        return bool(float(self.xp.asarray(self.op.diagonal()).min()) > 0)
+        return bool(float(self.xp.asarray(self.op.diagonal()).real.min()) > 0)
 
     def _check_method(self):
         """Refuse a method or preconditioner the system (or the device) cannot run."""
@@ -627,8 +688,14 @@ class Solver:
             b = b.toarray()
         host = to_numpy(b) if not isinstance(b, np.ndarray) else b
         host = np.asarray(host)
-        check_real(host.dtype, "b")
-        host = host.astype(np.float64, copy=False)
+        if self.is_grid:
+            check_real(host.dtype, "b", "a grid problem's field is real (solve the real and "
+                       "imaginary parts of b one after the other: A is real)")
+        self.b_dtype = host.dtype
+        work = np.complex128 if self.complex or host.dtype.kind == "c" else np.float64
+        if work is np.complex128 and self.device.is_gpu:
+            raise ValueError("b is complex: complex systems are solved on the CPU (device='cpu')")
+        host = host.astype(work, copy=False)
         if host.ndim == 2 and host.shape[0] == self.op.n and host.shape[1] > 1:
             raise ValueError(f"b has shape {host.shape}: {host.shape[1]} right-hand sides; "
                              "use skiff.Solver(A).solve_many(B) (one setup, "
@@ -685,8 +752,12 @@ class Solver:
         not modify it); ``reporter`` (a skiff Reporter) receives the relative residual as the
         ``residual`` metric and can cancel. Reaching ``maxiter`` returns a solution with
         ``converged=False`` and ``status`` saying so; ``strict=True`` raises
-        :class:`SolveError` instead. Inputs of other real dtypes (float32, int) are solved in
-        float64; complex input raises ``ValueError``.
+        :class:`SolveError` instead. For GMRES ``maxiter`` counts restart cycles (SciPy's
+        meaning: at most ``maxiter * restart`` inner iterations; ``iterations`` counts inner
+        ones). Every solve iterates in float64 (complex128 for complex A, b or x0); the
+        returned ``x`` has the result dtype of A and b, as SciPy's (float32 for float32 A and
+        b, complex64 likewise; integers give float64), the residuals being those of the
+        float64 iterate.
         """
         check_tolerances(rtol, atol, maxiter)
         xp = self.xp
@@ -698,15 +769,24 @@ class Solver:
         n = self.op.n
         if maxiter is None:
             maxiter = 100 if self.method in ("mg", "fmg") else min(10 * n, 20000)
+            if self.method == "gmres":   # restart cycles: the same inner iterations as ever
+                maxiter = -(-maxiter // self.restart)
         if x0 is None:
-            x = xp.zeros(self.op.shape)
+            x = xp.zeros(self.op.shape, bdev.dtype)
         else:
             x0h = np.asarray(to_numpy(x0))
-            check_real(x0h.dtype, "x0")
+            if self.is_grid:
+                check_real(x0h.dtype, "x0", "a grid problem's field is real")
             if x0h.size != n:
                 raise ValueError(f"x0 has {x0h.size} entries (shape {x0h.shape}) but the "
                                  f"system has {n} unknowns")
-            x = xp.asarray(x0h.astype(np.float64).reshape(self.op.shape)).copy()
+            if x0h.dtype.kind == "c" and bdev.dtype.kind != "c":   # SciPy: x is then complex
+                bdev = bdev.astype(np.complex128)
+            x = xp.asarray(x0h.astype(bdev.dtype).reshape(self.op.shape)).copy()
+        if bdev.dtype.kind == "c" and self.method == "pipecg":
+            raise ValueError("method 'pipecg' runs on real systems only and this one is complex; "
+                             "use method='cg' (Hermitian positive definite) or 'gmres'")
+        out_dtype = self._result_dtype()
         user_shape = self.system.shape if self.is_grid else (n,)
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
 
@@ -739,7 +819,7 @@ class Solver:
 
         self._stop = None    # why the method stopped short (stagnation, no solution)
         if bnorm == 0:   # x = 0 solves A x = 0 exactly, whatever x0 was (scipy's answer)
-            x = xp.zeros(self.op.shape)
+            x = xp.zeros(self.op.shape, bdev.dtype)
             hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
         else:
             t0 = time.perf_counter()
@@ -759,6 +839,9 @@ class Solver:
                              f"{len(hist) - 1} iterations; {self._definiteness_hint()}")
         if self.is_grid:
             field = field.reshape(self.system.shape)
+        if field.dtype.kind == "c" and np.dtype(out_dtype).kind != "c":
+            field = field.real    # a complex x0's iterations on a real system (see above)
+        field = field.astype(out_dtype, copy=False)
         err = None
         if self.is_grid and self.system.exact is not None:
             err = float(np.abs(field - self.system.exact).max())
@@ -769,7 +852,8 @@ class Solver:
             bnorm=bnorm, bytes_moved=moved, error=err,
             problem=self.system.name if self.is_grid else "matrix",
             extent=self.system.info.get("extent") if self.is_grid else None,
-            info={"solver": self.describe()}, true_residual=true_abs / bnorm if bnorm else None)
+            info={"solver": self.describe()}, true_residual=true_abs / bnorm if bnorm else None,
+            cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None)
         if converged and math.isfinite(true_abs) and true_abs > 10 * tol:
             # the recurrence passed the tolerance, the returned x does not: say so
             sol.converged = converged = False
@@ -786,9 +870,12 @@ class Solver:
             if strict:
                 raise SolveError(f"{self.method} did not converge: {sol.status}")
         else:
-            sol.status = (f"maxiter: {sol.iterations} iterations reached (maxiter={maxiter}) "
-                          f"with |r|/|b| = {sol.relative_residual:.3e} above the tolerance "
-                          f"{tol / bnorm if bnorm else tol:.3e}")
+            done = (f"{sol.cycles} restart cycles of {self.restart} ({sol.iterations} "
+                    f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
+                    if self.method == "gmres" else
+                    f"{sol.iterations} iterations reached (maxiter={maxiter})")
+            sol.status = (f"maxiter: {done} with |r|/|b| = {sol.relative_residual:.3e} above "
+                          f"the tolerance {tol / bnorm if bnorm else tol:.3e}")
             if self.method in ("gmres", "bicgstab") and not self.switched and (
                     self.system.symmetric if self.is_grid else self._looks_spd()):
                 # GMRES(30) stalls at 5e-2 on the 1000:1 jump, 24x40 (scipy's too); CG+MG: 9
@@ -801,6 +888,19 @@ class Solver:
                 report(sol.iterations, sol.relative_residual, converged=bool(converged))
             reporter.info(solver=self.describe(), iterations=sol.iterations)
         return sol
+
+    def _result_dtype(self):
+        """The dtype of the returned x: the result type of A and b, as SciPy's: float32 and
+        complex64 stay, any other becomes float64 or complex128. (A complex x0 for a real A
+        and b starts complex iterations, whose limit, the solution, is real.)"""
+        kinds = [np.dtype(d) for d in (self.dtype, self.b_dtype) if d is not None]
+        try:
+            rt = np.result_type(*kinds) if kinds else np.dtype(np.float64)
+        except TypeError:
+            rt = np.dtype(np.float64)
+        if rt.kind == "c":
+            return np.complex64 if rt.itemsize <= 8 else np.complex128
+        return np.float32 if rt.kind == "f" and rt.itemsize <= 4 else np.float64
 
     def _true_residual(self, b, x) -> float:
         """``|b - A x|`` from the returned x: one more product (the Krylov loops update their
@@ -845,15 +945,21 @@ class Solver:
                                    callback=on_iter, bnorm=bn)
         fn = KRYLOV[self.method]
         kw = {}
+        M = self.M
+        if b.dtype.kind == "c" and not self.complex and M is not None and not isinstance(
+                M, UserPrecond):   # a real system's preconditioner on a complex b: by parts
+            M = ByParts(M)
+        inner = maxiter
         if self.method == "gmres":  # the cycle's iterate is formed only for a user's callback
             kw = {"restart": self.restart, "iterate": self._user_callback, "stall": STALL_RESTARTS}
+            inner = maxiter * self.restart   # SciPy's maxiter: restart cycles
         elif self.method == "bicgstab":  # a breakdown's remedy: cg for a symmetric matrix
             kw = {"symmetric": (lambda: bool(self.system.symmetric)) if self.is_grid else
                   (lambda: self._asymmetry() is None)}
         fallback = self.auto and self.method == "cg"
         try:
-            return fn(self.op, b, x.copy() if fallback else x, self.M, tol=tol,
-                      maxiter=maxiter, callback=on_iter, **kw)
+            return fn(self.op, b, x.copy() if fallback else x, M, tol=tol,
+                      maxiter=inner, callback=on_iter, **kw)
         except Stagnation as exc:
             remedy = ("try method='direct' for a matrix of moderate size, or a longer "
                       "restart=" if self.M is None else
@@ -868,7 +974,8 @@ class Solver:
                 # eigenvalues Lanczos rarely finds): 'auto' goes on with GMRES (the same
                 # preconditioner) from the start, for this and later solves
                 self.method, self.switched = "gmres", str(exc)
-                return self._run(b, x, tol, maxiter, on_iter)
+                # CG's maxiter counted iterations: as many inner GMRES ones, in cycles
+                return self._run(b, x, tol, -(-maxiter // self.restart), on_iter)
             if ("breakdown" in str(exc) and self.precond_name == "mg" and self.is_grid
                     and self.system.convection_dominated):
                 raise SolveError(f"{exc}; and the geometric multigrid preconditioner holds the "

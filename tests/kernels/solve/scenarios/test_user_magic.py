@@ -1,5 +1,5 @@
 """%solve with the notebook objects a user has: sparse arrays, LinearOperators, dense arrays,
-(n, 1) right-hand sides; complex is a usage error before any job starts."""
+(n, 1) right-hand sides, complex matrices (solved as by SciPy)."""
 
 import numpy as np
 import pytest
@@ -35,8 +35,14 @@ def test_magic_with_user_objects(shell, wrap, precond):
     assert job.result["status"] == "converged"
 
 
-def test_magic_refuses_complex(shell):
-    A = _lap(8).astype(np.complex128)
-    shell.user_ns.update(Ac=A, bc=np.ones(64))
-    with pytest.raises(UsageError, match="complex"):
-        shell.run_line_magic("solve", "Ac bc --wait")
+def test_magic_solves_complex_as_scipy(shell):
+    A = (_lap(8) + 0.5j * sp.eye(64)).tocsr()
+    b = np.ones(64) - 0.5j
+    shell.user_ns.update(Ac=A, bc=b)
+    job = shell.run_line_magic("solve", "Ac bc --rtol 1e-10 --wait")
+    assert job.status == "done", job.error
+    x_ref, info = spla.gmres(A, b, rtol=1e-10)
+    assert info == 0 and job.value.x.dtype == x_ref.dtype == np.complex128
+    np.testing.assert_allclose(job.value.x, spla.spsolve(A.tocsc(), b), rtol=1e-8)
+    with pytest.raises(UsageError, match="complex"):   # AMG builds on real matrices
+        shell.run_line_magic("solve", "Ac bc --precond amg --wait")
