@@ -23,7 +23,7 @@ import tempfile
 import threading
 
 from skiff.grammar import GrammarError, json_option, user_message
-from skiff.grammar.common import did_you_mean
+from skiff.grammar.common import did_you_mean, dry_run_option
 from skiff.grammar.jobs import DEVICES, JOBS
 from skiff.grammar.plan import COMMAND as PLAN
 from skiff.grammar.predict import COMMAND as PREDICT
@@ -122,22 +122,60 @@ def _help_requested(rest, cmd) -> bool:
     return False
 
 
-def _run_job(kind: str, rest: list[str]) -> int:
-    k = _kinds()[kind]
-    if _help_requested(rest, k.command):
-        return 0
+def _job_parser(k, kind: str):
+    """The kind's grammar in a terminal: its options, ``--json`` and ``--dry-run``."""
     parser = k.command.parser(prog=f"python -m skiff {kind}", cli=True)
     json_option.add(parser)
+    if "--dry-run" not in parser._option_string_actions:
+        dry_run_option.add(parser)
+    return parser
+
+
+def _run_job(kind: str, rest: list[str]) -> int:
+    k = _kinds()[kind]
+    parser = _job_parser(k, kind)
+    if "--help" in rest or "-h" in rest:
+        print(parser.format_help())
+        return 0
     values = vars(parser.parse_args(rest))
     stdin_file = _stdin_image(values) if kind == "ocr" else None
     if kind in ("generate", "chat"):
         _job_folder(values)
     try:
-        return _submit_and_follow(k, kind, values)
+        if values.get("dry_run") and values.get("launcher", "local") != "slurm":
+            return _dry_run(kind, values, rest)
+        return _submit_and_follow(k, kind, values, rest)
     finally:
         if stdin_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(stdin_file)
+
+
+def _dry_run(kind: str, values: dict, rest: list[str]) -> int:
+    """``--dry-run``: every check a launch makes, then what it would run (stdout), with no
+    run folder made and nothing started."""
+    from skiff.jobs.launch import dry_run
+
+    values = {**values, "dry_run": False}
+    typed = [w for w in rest if w != "--dry-run"]
+    doc = dry_run(kind, values=values, front="cli", typed=typed)
+    if values.get("json"):
+        print(json.dumps(doc, ensure_ascii=False, default=str))
+        return 0
+    ranks = f"{doc['np']} rank{'s' if doc['np'] != 1 else ''}"
+    where = {"thread": "a thread of this process", "process": f"{ranks} (MPI processes)",
+             "slurm": f"Slurm, {ranks}"}.get(doc["runner"], doc["runner"])
+    lines = ["dry run: nothing started, no run folder made",
+             f"{kind} job on {where}" + (f", device {doc['device']}" if doc["device"] else "")
+             + (f" ({doc['device_why']})" if doc.get("device_why") else ""),
+             f"command: {doc['command']}"]
+    if doc.get("plan"):
+        lines.append(f"plan: {doc['plan']}")
+    lines.append("config:")
+    lines.extend(f"  {key}: {json.dumps(value, ensure_ascii=False, default=str)}"
+                 for key, value in doc["config"].items())
+    print(_clean("\n".join(lines), keep_newlines=True))
+    return 0
 
 
 def _job_folder(values: dict) -> None:
@@ -176,10 +214,10 @@ def _stdin_image(values: dict) -> str | None:
     return path
 
 
-def _submit_and_follow(k, kind: str, values: dict) -> int:
+def _submit_and_follow(k, kind: str, values: dict, rest: list[str]) -> int:
     from skiff.jobs import submit
 
-    job, opts = submit(kind, values=values, front="cli")
+    job, opts = submit(kind, values=values, front="cli", typed=rest)
     if getattr(job, "submission", None) is not None:
         return _slurm_submitted(job, opts)
     print(f"skiff: {kind} job {job.id}", file=sys.stderr)
@@ -310,6 +348,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
             return _follow_and_report(_kinds()[kind], kind, out, {"json": ns.json}, {})
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
+            if ns.action == "show" and isinstance(getattr(out, "meta", None), dict):
+                doc["options"] = out.meta.get("options")  # all it ran with, defaults too
             print(json.dumps(doc, ensure_ascii=False, default=str))
         elif isinstance(out, list):
             print(_clean(repr(JobTable(out)), keep_newlines=True))

@@ -31,7 +31,8 @@ __all__ = [
     "GrammarError", "USER_ERRORS", "user_message", "Command", "command", "device_option",
     "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
     "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float", "fraction",
-    "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line",
+    "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line", "GIVEN",
+    "was_given", "dry_run_option",
 ]
 
 
@@ -187,6 +188,18 @@ class Command:
         p = self.parser()
         return {a.dest: a.default for a in p._actions if a.dest != "help"}
 
+    def given(self, line: str | list[str], *, cli: bool = False) -> set[str]:
+        """The options the words name themselves (their ``dest``), told apart from those left
+        at their default: ``--nodes 1`` typed is given even though 1 is the default. The
+        words are parsed as :meth:`parse` does (its errors too); words of a front's own
+        (``--json``) are let through."""
+        p = self.parser(cli=cli)
+        options = [a for a in p._actions if a.option_strings and a.dest != "help"]
+        for action in options:  # absent from the namespace unless named on the line
+            action.default = argparse.SUPPRESS
+        seen = vars(p.parse_known_args(split_line(line))[0])
+        return {a.dest for a in options if a.dest in seen}
+
     def render(self, values: dict, *, style: str = "magic") -> str:
         """The magic line (``style="magic"``) or CLI command (``"cli"``) for ``values``.
 
@@ -214,9 +227,12 @@ class Command:
             # the first long spelling (--np, not its alias --ranks; --output, not -o)
             flag = next((f for f in action.option_strings if f.startswith("--")),
                         action.option_strings[0])
-            if isinstance(action, argparse._StoreTrueAction):
-                if value:
+            if isinstance(action, argparse._StoreConstAction):  # a flag: --wait, --raw
+                if value == action.const:  # --chat and --raw share use_template: the one set
                     options.append(flag)
+            elif isinstance(action, argparse._AppendAction) and isinstance(value, list):
+                for item in value:  # --stop A --stop B
+                    options.extend([flag, shlex.quote(_fmt(item))])
             elif many and isinstance(value, (list, tuple)):
                 options.extend([flag, *(shlex.quote(str(v)) for v in value)])
             else:
@@ -250,9 +266,11 @@ def _glue_dashed_values(p: argparse.ArgumentParser, words: list[str]) -> list[st
 
 
 def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+    if isinstance(value, float):  # short, and read back as the same number (1.23456789e-09)
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    if isinstance(value, (tuple, list)) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):  # a grid (JSON)
         return "x".join(map(str, value))
     return str(value)
 
@@ -420,14 +438,35 @@ def cluster_options(p):
                    help="slurm: number of nodes")
     p.add_argument("--gpus-per-node", type=nonneg_int, default=0, metavar="G",
                    help="slurm: GPUs per node (one rank per GPU); 0: one rank per node")
+    dry_run_option.add(p)
+
+
+@_group
+def dry_run_option(p):
     p.add_argument("--dry-run", action="store_true",
-                   help="slurm: write the script (and have sbatch --test-only check it where "
-                        "sbatch exists) without queueing it")
+                   help="check the job and print what it would run, starting nothing (in a "
+                        "terminal; with --launcher slurm: write the script, checked by sbatch "
+                        "--test-only where it exists, without queueing it)")
 
 
 @_group
 def json_option(p):
     p.add_argument("--json", action="store_true", help="print one JSON document to stdout")
+
+
+# the key under which a front hands a kind the options the user named (a sorted list of
+# dests), where it knows them: ``--nodes 1`` typed is told apart from ``--nodes`` left out
+GIVEN = "_given"
+
+
+def was_given(values: dict, name: str, default=None) -> bool:
+    """Whether the user named option ``name`` (its dest): from ``values[GIVEN]`` where the
+    front knows it, else (a panel's values) whether it is set and off ``default``."""
+    given = values.get(GIVEN)
+    if given is not None:
+        return name in given
+    value = values.get(name)
+    return value is not None and value is not False and value != default
 
 
 LAUNCH_KEYS = ("np", "runner", "wait", "name", "output", "json", "launcher", "nodes",

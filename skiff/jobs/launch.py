@@ -16,13 +16,13 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from skiff.grammar.common import split_launch
+from skiff.grammar.common import GIVEN, split_launch
 
 from .job import Job
 from .process import ProcessRunner
 from .thread import ThreadRunner
 
-__all__ = ["launch", "submit", "choose_runner", "check_ranks", "rank_slots", "RUNNERS",
+__all__ = ["launch", "submit", "dry_run", "choose_runner", "check_ranks", "rank_slots", "RUNNERS",
            "LAUNCHERS"]
 
 RUNNERS = ("auto", "thread", "process")
@@ -98,7 +98,7 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
            device: str | None = None,
            root=None, label: str | None = None, on_done: Callable | None = None,
            local_only: str | None = None, name: str | None = None,
-           command: str | None = None) -> Job:
+           command: str | None = None, options: dict | None = None) -> Job:
     """Start a job and return its :class:`Job` at once.
 
     ``kind`` names a registered kind (``train``, ``solve``, ``ocr``, ``demo``), whose entry
@@ -110,34 +110,22 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     ``gpus_per_node`` GPUs each and submits it (``dry_run``: checks it only). ``device``
     (default: the config's ``device``) is resolved once here and written into the config.
     ``on_done(job)`` is called when the job ends; ``local_only`` is the reason a job
-    cannot run as processes (a ``fn`` over notebook objects).
+    cannot run as processes (a ``fn`` over notebook objects). ``command`` (the line that
+    started it, as typed) and ``options`` (every parsed option, defaults included) are
+    recorded in ``config.json`` so that the job can be started again as it was.
     """
-    from skiff.kinds import Kind, get, resolve_entry
+    from skiff.kinds import resolve_entry
 
-    config = dict(config or {})
-    where = choose_runner(np, runner, launcher)
-    if dry_run and where != "slurm":   # it would otherwise run the job, not check it
+    if dry_run and choose_runner(np, runner, launcher) != "slurm":
+        # it would otherwise run the job, not check it (a terminal's --dry-run: dry_run())
         raise ValueError("--dry-run writes and checks a Slurm script without queueing it: "
-                         "give it with --launcher slurm")
-    check_ranks(np, where, oversubscribe)
-    registered = _kind_or_none(kind)
-    if where != "thread":
-        if fn is not None and (local_only is not None or registered is None):
-            why = local_only or "a process job runs a registered kind, not a notebook function"
-            raise ValueError(f"{why} (got np={np}, runner={runner!r}, launcher={launcher!r})")
-        fn = None
-    if fn is None and registered is None:
-        get(kind)  # raises: an unknown kind, with the list of kinds
-    ranks = nodes * max(1, gpus_per_node) if where == "slurm" else np
-    note = None
-    if registered is not None:   # before the run folder exists; a line on what it decided
-        note = registered.check_launch(config, ranks=ranks)
-    spec = device if device is not None else config.get("device")
-    resolved = why = None
-    if spec is not None or "device" in config:
-        resolved, why = (registered or Kind()).launch_device(
-            spec, ranks=ranks, gpus=gpus_per_node if where == "slurm" else None)
-        config["device"] = resolved
+                         "give it with --launcher slurm (python -m skiff KIND --dry-run "
+                         "checks any job without starting it)")
+    plan = _plan(kind, config, fn=fn, np=np, runner=runner, launcher=launcher, nodes=nodes,
+                 gpus_per_node=gpus_per_node, oversubscribe=oversubscribe, device=device,
+                 local_only=local_only)
+    where, registered, config, fn = plan["runner"], plan["registered"], plan["config"], plan["fn"]
+    ranks, resolved, why, note = plan["np"], plan["device"], plan["why"], plan["note"]
     target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
     extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}} if where == "slurm" \
         else {}
@@ -145,6 +133,9 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         extra["name"] = str(name)
     if command is not None:
         extra["command"] = str(command)
+    if options is not None:  # with --device as resolved (auto: the device it ran on)
+        extra["options"] = {**options, **({"device": resolved} if resolved is not None
+                                          and "device" in options else {})}
     if oversubscribe and where == "process":
         extra["oversubscribe"] = True
     job = Job.create(kind, config, target=target, runner=where, np=ranks, device=resolved,
@@ -167,6 +158,41 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     return _THREAD.start(job, fn or resolve_entry(target), config)
 
 
+def _plan(kind: str, config: dict | None, *, fn=None, np: int = 1, runner: str = "auto",
+          launcher: str = "local", nodes: int = 1, gpus_per_node: int = 0,
+          oversubscribe: bool = False, device: str | None = None,
+          local_only: str | None = None) -> dict:
+    """Every check :func:`launch` makes before a run folder exists, and what it decided:
+    ``runner`` (thread, process, slurm), ``np`` (ranks), ``device`` (resolved) and ``why``,
+    ``note`` (the kind's line on the launch), ``config`` (with the device), ``fn``,
+    ``registered`` (the Kind, or None). Nothing is created or started."""
+    from skiff.kinds import Kind, get
+
+    config = dict(config or {})
+    where = choose_runner(np, runner, launcher)
+    check_ranks(np, where, oversubscribe)
+    registered = _kind_or_none(kind)
+    if where != "thread":
+        if fn is not None and (local_only is not None or registered is None):
+            why = local_only or "a process job runs a registered kind, not a notebook function"
+            raise ValueError(f"{why} (got np={np}, runner={runner!r}, launcher={launcher!r})")
+        fn = None
+    if fn is None and registered is None:
+        get(kind)  # raises: an unknown kind, with the list of kinds
+    ranks = nodes * max(1, gpus_per_node) if where == "slurm" else np
+    note = None
+    if registered is not None:   # before the run folder exists; a line on what it decided
+        note = registered.check_launch(config, ranks=ranks)
+    spec = device if device is not None else config.get("device")
+    resolved = why = None
+    if spec is not None or "device" in config:
+        resolved, why = (registered or Kind()).launch_device(
+            spec, ranks=ranks, gpus=gpus_per_node if where == "slurm" else None)
+        config["device"] = resolved
+    return {"runner": where, "np": ranks, "device": resolved, "why": why, "note": note,
+            "config": config, "fn": fn, "registered": registered}
+
+
 def _kind_or_none(name: str):
     from skiff.kinds import get
 
@@ -185,38 +211,123 @@ def launch_options(opts: dict) -> dict:
 
 def submit(kind: str, words: str | list[str] | None = None, *, values: dict | None = None,
            cell: str | None = None, user_ns: dict | None = None,
-           prog: str | None = None, front: str = "magic") -> tuple[Job, dict]:
+           prog: str | None = None, front: str = "magic",
+           typed: list[str] | None = None) -> tuple[Job, dict]:
     """What every front does: parse ``words`` (a magic line or argv) with the kind's grammar
     (or take already parsed ``values``), let the kind prepare the job (notebook objects from
     ``user_ns``, a ``%%`` cell), and launch it. Returns ``(job, launch options)``, where the
     options hold what the front handles itself (``wait``, ``output``, ``json``). The job
-    records the command that started it, as a magic line or (``front="cli"``) a shell command.
+    records the command that started it as typed (a magic line, or ``typed``: the argv of a
+    terminal command whose ``values`` a front parsed itself), else rendered from ``values``
+    (a panel), and every option it was started with, defaults included.
 
     Mistakes raise :class:`~skiff.grammar.GrammarError` or ``ValueError``-like errors whose
     message is one line for the user.
     """
-    from skiff.kinds import get
-
-    k = get(kind)
-    user_ns = {} if user_ns is None else user_ns
-    if values is None:
-        if k.command is None:
-            raise ValueError(f"job kind {kind!r} has no grammar: launch it from Python")
-        line = words if isinstance(words, str) else None
-        if line is not None and cell is None:
-            line, user_ns = k.preparse(line, user_ns)
-        values = vars(k.command.parse(line if line is not None else list(words or []),
-                                      prog=prog))
-    command = _command_line(k, words, values, cell, front)
+    k, values, command, given = _parsed(kind, words, values=values, cell=cell,
+                                        user_ns=user_ns, prog=prog, front=front, typed=typed)
+    options = _options(values)
     values, opts = split_launch(argparse.Namespace(**values))
     where = launch_options(opts)
+    _check_cluster_options(where, given)
+    if given is not None:  # the options the user named, for the kind's checks
+        values[GIVEN] = sorted(given)
     request = k.prepare(values, cell=cell, user_ns=user_ns,
                                     where=choose_runner(where["np"], where["runner"],
                                                         where["launcher"]))
     job = launch(request.kind, request.config, fn=request.fn, label=request.label,
                  on_done=request.on_done, local_only=request.local_only,
-                 name=opts.get("name"), command=command, **where)
+                 name=opts.get("name"), command=command, options=options, **where)
     return job, opts
+
+
+def dry_run(kind: str, words: str | list[str] | None = None, *, values: dict | None = None,
+            cell: str | None = None, user_ns: dict | None = None, prog: str | None = None,
+            front: str = "cli", typed: list[str] | None = None) -> dict:
+    """What :func:`submit` would start, checked as it checks it, with nothing created or
+    started (no run folder, no thread, no process): ``{"dry_run": True, "kind", "runner",
+    "np", "device", "command", "options", "config"}`` plus ``"plan"`` (the kind's line on
+    the launch) and ``"device_why"`` when there is one. A mistake raises as submit does."""
+    k, values, command, given = _parsed(kind, words, values=values, cell=cell,
+                                        user_ns=user_ns, prog=prog, front=front, typed=typed)
+    options = _options(values)
+    values, opts = split_launch(argparse.Namespace(**values))
+    where = launch_options(opts)
+    where.pop("dry_run", None)
+    _check_cluster_options(where, given)
+    if given is not None:
+        values[GIVEN] = sorted(given)
+    request = k.prepare(values, cell=cell, user_ns=user_ns,
+                        where=choose_runner(where["np"], where["runner"], where["launcher"]))
+    plan = _plan(request.kind, request.config, fn=request.fn, local_only=request.local_only,
+                 np=where["np"], runner=where["runner"], launcher=where["launcher"],
+                 nodes=where["nodes"], gpus_per_node=where["gpus_per_node"],
+                 oversubscribe=where["oversubscribe"])
+    doc = {"dry_run": True, "kind": request.kind, "runner": plan["runner"], "np": plan["np"],
+           "device": plan["device"], "command": command, "options": options,
+           "config": plan["config"]}
+    if plan["note"]:
+        doc["plan"] = str(plan["note"])
+    if plan["why"] not in (None, "as asked"):
+        doc["device_why"] = plan["why"]
+    return doc
+
+
+def _parsed(kind: str, words, *, values, cell, user_ns, prog, front, typed):
+    """``(kind, values, command line, options given)``: the words parsed by the kind's
+    grammar (or ``values`` parsed already), the line that starts the job again, and the
+    options the user named (None: not known, a panel's values)."""
+    from skiff.kinds import get
+
+    k = get(kind)
+    given = None
+    if values is None:
+        if k.command is None:
+            raise ValueError(f"job kind {kind!r} has no grammar: launch it from Python")
+        line = words if isinstance(words, str) else None
+        if line is not None and cell is None:
+            line, user_ns = k.preparse(line, user_ns if user_ns is not None else {})
+        argv = line if line is not None else list(words or [])
+        values = vars(k.command.parse(argv, prog=prog))
+        given = k.command.given(argv)
+    elif typed is not None and k.command is not None:
+        given = k.command.given(list(typed), cli=front == "cli")
+    command = _command_line(k, typed if typed is not None else words, values, cell, front)
+    return k, values, command, given
+
+
+def _options(values: dict) -> dict:
+    """Every parsed option of a job, defaults included (what ``jobs show`` prints and a
+    user can start the job again from), as JSON; a notebook object by its type."""
+    import json
+
+    out = {}
+    for key, value in values.items():
+        try:
+            json.dumps(value)
+            out[key] = value
+        except (TypeError, ValueError):
+            out[key] = list(value) if isinstance(value, tuple) else f"<{type(value).__name__}>"
+    return out
+
+
+# options that mean something on a cluster only: typed without --launcher slurm, they were
+# dropped without a word (`--nodes 4` ran on this machine); typed at their default, they are
+# accepted (`--nodes 1` asks for nothing else)
+_CLUSTER_ONLY = {"nodes": 1, "gpus_per_node": 0}
+
+
+def _check_cluster_options(where: dict, given: set | None) -> None:
+    """Refuse ``--nodes`` / ``--gpus-per-node`` without ``--launcher slurm``: typed (even at
+    their default) or, where what was typed is not known (a panel), set off their default."""
+    if where.get("launcher") == "slurm":
+        return
+    for name, default in _CLUSTER_ONLY.items():
+        value = where.get(name, default)
+        if (name in given) if given is not None else value != default:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} {value} is for a cluster: give --launcher slurm too, "
+                             f"or leave {flag} out (on this machine, --np N sets the ranks)")
 
 
 def _command_line(kind, words, values: dict, cell: str | None, front: str) -> str:

@@ -359,6 +359,7 @@ def describe(job) -> str:
     state = job.refresh()
     if state.inferred and state.inferred != state.error:
         lines.append(f"  ({state.inferred})")
+    lines.extend(_started_with(job))
 
     trust = getattr(job, "trust", "trusted")
     if trust != "trusted":
@@ -384,6 +385,30 @@ def describe(job) -> str:
                 text = json.dumps(value, default=str)
                 lines.append(f"  {key}: {text[:200]}")
     return plain("\n".join(lines))
+
+
+def _started_with(job) -> list[str]:
+    """The command as typed (what starts the job again) and every option it ran with,
+    defaults included (``options`` in config.json; a job of an older skiff has none)."""
+    meta = getattr(job, "meta", None)
+    meta = meta if isinstance(meta, dict) else {}
+    lines = []
+    if isinstance(meta.get("command"), str) and meta["command"]:
+        lines.append(f"  command: {meta['command']}")
+    options = meta.get("options")
+    if isinstance(options, dict) and options:
+        shown = [f"{key}={_option_text(value)}" for key, value in options.items()
+                 if value is not None and key not in ("json", "wait", "output", "dry_run")]
+        lines.append("  options: " + " ".join(shown))
+    return lines
+
+
+def _option_text(value) -> str:
+    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+        return "x".join(map(str, value))  # a grid, as typed
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if text and not any(c.isspace() for c in text) else json.dumps(text,
+                                                                              ensure_ascii=False)
 
 
 def _kind_summary(job, result) -> list[str] | None:

@@ -77,8 +77,9 @@ class Kind:
 
     # grammar ------------------------------------------------------------------------------
     def to_config(self, values: dict) -> dict:
-        """Validate parsed values and return the kernel config (ValueError: one line)."""
-        return dict(values)
+        """Validate parsed values and return the kernel config (ValueError: one line); keys
+        that start with ``_`` are the front's (``_given``: the options the user named)."""
+        return {k: v for k, v in values.items() if not str(k).startswith("_")}
 
     def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
         """Rewrite a magic line before parsing (e.g. evaluate an inline expression)."""

@@ -31,6 +31,7 @@ from skiff.grammar.common import (
     positive_float,
     positive_int,
     unknown_name,
+    was_given,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.train.models.registry import (
@@ -155,6 +156,19 @@ def _ocr_rec_arguments(p):
                    help="ocr-rec: folder for rec.onnx and rec_dict.txt (default: run folder)")
     g.add_argument("--register", default=None, metavar="SET",
                    help="ocr-rec: register the result as OCR model set SET (%%ocr --lang SET)")
+
+
+_OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register")
+
+
+def _refuse_ocr_rec_options(values: dict, model) -> None:
+    """The ocr-rec options given to another model: refused (they were dropped without a
+    word, `train mlp --register set` registered nothing), even typed at their default."""
+    for name in _OCR_REC_ONLY:
+        if was_given(values, name):
+            what = repr(model) if model is not None else "a %%train cell"
+            raise ValueError(f"--{name.replace('_', '-')} is for train ocr-rec (fine-tuning "
+                             f"an OCR recognizer), not {what}: drop it")
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -361,6 +375,7 @@ def to_config(values: dict) -> dict:
     data = values.get("data")
     if model == OCR_REC and source is None:
         return ocr_rec_config(values)
+    _refuse_ocr_rec_options(values, model)
     if values.get("data_opt") is not None:
         if data is not None:
             raise ValueError(f"DATA given twice: {data!r} and --data {values['data_opt']!r}")

@@ -119,7 +119,10 @@ def test_jobs_show_gives_the_kinds_key_figures_not_raw_fields(capsys):
     assert main(["jobs", "show", job.id]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == repr(job)
-    assert lines[1:-1] == [f"  {line}" for line in KINDS["solve"].summary(job.result)]
+    # then the command as typed and every option it ran with (round 26)
+    assert lines[1] == "  command: %solve poisson --grid 16x16"
+    assert lines[2].startswith("  options: problem=poisson grid=16x16 ")
+    assert lines[3:-1] == [f"  {line}" for line in KINDS["solve"].summary(job.result)]
     assert lines[-1].startswith(f"  run folder: {job.run_dir}")
     # a kind without figures of its own keeps the fields
     demo = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
