@@ -108,15 +108,19 @@ def COMMAND(p):
                    help="default: cg on the built-in problems (bicgstab with convection), auto "
                         "for a notebook matrix (cg when symmetric with a positive diagonal, "
                         "else gmres)")
-    p.add_argument("--precond", choices=_k().PRECONDS, default="auto",
-                   help="auto: geometric multigrid on grids, AMG on matrices")
+    p.add_argument("--precond", default="auto", metavar="{" + ",".join(_k().PRECONDS) + "}|VAR",
+                   help="auto: geometric multigrid on grids, AMG on matrices; with a notebook "
+                        "matrix also a notebook variable holding your preconditioner (SciPy's "
+                        "M: a LinearOperator, a function r -> M r, an (n, n) matrix, spilu(A) "
+                        "or pyamg's ml.aspreconditioner())")
     p.add_argument("--cycle", choices=_k().CYCLES, default="V")
     p.add_argument("--smoother", choices=_k().SMOOTHERS, default="rbgs")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N")
     p.add_argument("--post", type=positive_int, default=2, metavar="N")
     p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")
     p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X")
-    p.add_argument("--maxiter", type=positive_int, default=None, metavar="N")
+    p.add_argument("--maxiter", type=positive_int, default=None, metavar="N",
+                   help="iteration limit; for gmres restart cycles, as SciPy's")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
                    help="GMRES restart length")
     p.add_argument("--bc", choices=_k().BC_KINDS, default="dirichlet",
@@ -293,7 +297,9 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     k = _k()
     for name, value, valid in (("method", method, k.METHODS), ("precond", precond, k.PRECONDS)):
         if value not in valid:
-            raise unknown_name(name, value, valid)
+            raise unknown_name(name, value, valid, "" if name == "method" else
+                               " (or, with a notebook matrix, a notebook variable holding "
+                               "your preconditioner)")
     velocity = spec.get("velocity", values.get("velocity"))
     if problem == "convection" and velocity is None:
         velocity = "20,5" if len(grid) == 2 else "20,5,0"
@@ -733,6 +739,12 @@ class SolveKind(Kind):
             values["spec"] = parse_spec(cell)
             return JobRequest("solve", to_config(values, memory=False), label="%%solve")
         name = values.get("problem")
+        pname = values.get("precond")
+        if (pname not in _k().PRECONDS and pname in user_ns and
+                not (name is not None and name in user_ns and name not in PROBLEMS)):
+            raise ValueError(f"--precond {pname}: a notebook preconditioner goes with a "
+                             f"notebook matrix (%solve A b --precond {pname}); {name!r} is "
+                             f"not one: use --precond {', '.join(_k().PRECONDS)}")
         if name is not None and name in user_ns and name not in PROBLEMS:
             if where != "thread":
                 raise ValueError(
@@ -838,19 +850,65 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     check_options_apply(name, values,
                         system="grid" if isinstance(system, GridProblem) else "matrix")
-    config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
+    pname = values.get("precond", "auto")
+    M = None
+    if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M
+        M = _notebook_precond(pname, user_ns, system, values.get("method"))
+    # validate the options (a user's M stands in as 'none')
+    config = to_config({**values, "problem": "poisson", "b": None,
+                        **({"precond": "none"} if M is not None else {})})
     # a matrix's method is chosen from the matrix (Solver: 'auto') unless the line names one
     config.update(problem=f"<notebook {name}>", b=bname, method=values.get("method") or "auto")
     config["grid"] = [int(n) for n in system.shape]
+    if M is not None:
+        config.update(precond="user", precond_variable=pname)
 
     def job(cfg, reporter):
         from skiff.kernels.solve.entry import solve_system
 
+        if M is not None:   # the object itself, not its name (Solver takes SciPy's M)
+            cfg = {**cfg, "precond": M}
         return solve_system(system, b, cfg, reporter)
 
     local = (f"the notebook object {name!r} cannot travel to other processes: use --np 1 or "
              "a built-in problem")
     return JobRequest("solve", config, fn=job, local_only=local, label=f"%solve {name}")
+
+
+def _notebook_precond(pname: str, user_ns: dict, system, method: str | None):
+    """The notebook's preconditioner ``--precond VAR``: SciPy's ``M`` (a LinearOperator, a
+    function ``r -> M r``, an (n, n) matrix or a factorisation with ``solve``), checked here so
+    that a wrong variable is said before any job exists."""
+    from skiff.grammar.common import did_you_mean
+    from skiff.kernels.solve import GridProblem
+
+    if pname not in user_ns:
+        names = [k for k, v in user_ns.items() if not k.startswith("_") and (
+            callable(v) or hasattr(v, "matvec")) and not isinstance(v, type)]
+        raise ValueError(f"unknown --precond {pname!r}{did_you_mean(pname, _k().PRECONDS)}: "
+                         f"choose from {', '.join(_k().PRECONDS)}, or name a notebook variable "
+                         f"holding your preconditioner (no variable {pname!r} in the notebook"
+                         f"{did_you_mean(pname, names)})")
+    M = user_ns[pname]
+    if isinstance(system, GridProblem):
+        raise ValueError(f"--precond {pname}: a preconditioner of your own goes with a notebook "
+                         f"matrix; a GridProblem takes --precond {', '.join(_k().PRECONDS)}")
+    if method in ("mg", "fmg", "direct"):
+        raise ValueError(f"--method {method} takes no preconditioner (got --precond {pname}): "
+                         f"a preconditioner goes with a Krylov method, e.g. --method gmres")
+    shape = getattr(M, "shape", None)
+    n = int(system.shape[0])
+    usable = (hasattr(M, "matvec") or callable(getattr(M, "solve", None)) or callable(M) or
+              (shape is not None and hasattr(M, "__matmul__")))
+    if isinstance(M, (str, bytes, int, float, type)) or not usable:
+        raise TypeError(f"--precond {pname}: the notebook variable holds a {type(M).__name__}, "
+                        f"not a preconditioner; give SciPy's M: a LinearOperator, a function "
+                        f"r -> M r, an ({n}, {n}) matrix, spilu(A) or pyamg's "
+                        f"ml.aspreconditioner()")
+    if shape is not None and tuple(shape) != (n, n):
+        raise ValueError(f"--precond {pname} has shape {tuple(shape)!r}; the matrix is "
+                         f"({n}, {n}) and M must be too")
+    return M
 
 
 def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:

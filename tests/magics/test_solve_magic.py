@@ -176,3 +176,60 @@ def test_a_notebook_matrix_with_np_is_one_clear_line(shell, runs_dir):
     with pytest.raises(UsageError, match="solved on one rank only .* drop --np"):
         shell.run_line_magic("solve", "A b --np 2")
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
+
+
+def _scipy_iterations(fn, A, b, **kw):
+    count = []
+    x, info = fn(A, b, callback=lambda xk: count.append(1), **kw)
+    return x, info, len(count)
+
+
+def test_precond_notebook_variable_as_scipys_M(shell):
+    """%solve A b --precond M: a notebook LinearOperator, function, matrix or pyamg
+    preconditioner is SciPy's M; the iterations are SciPy's with the same M."""
+    import pyamg
+
+    n = 300
+    A = sp.diags([-1.0, 2.3, -1.1], [-1, 0, 1], shape=(n, n)).tocsr()
+    S = (sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)) +
+         sp.diags(np.linspace(0.01, 0.2, n))).tocsr()
+    b = np.random.default_rng(4).standard_normal(n)
+    ilu = spla.spilu(A.tocsc(), drop_tol=1e-2)
+    Milu = spla.LinearOperator(A.shape, matvec=ilu.solve)
+    Mamg = pyamg.smoothed_aggregation_solver(S).aspreconditioner(cycle="V")
+    shell.user_ns.update(An=A, Sn=S, bn=b, Milu=Milu, Mamg=Mamg,
+                         Mjac=lambda r: r / S.diagonal(), Mdiag=sp.diags(1 / A.diagonal()))
+    for system, mname, method, M in (("An", "Milu", "bicgstab", Milu),
+                                     ("Sn", "Mamg", "cg", Mamg),
+                                     ("Sn", "Mjac", "cg", shell.user_ns["Mjac"]),
+                                     ("An", "Mdiag", "bicgstab", shell.user_ns["Mdiag"])):
+        matrix = shell.user_ns[system]
+        job = shell.run_line_magic(
+            "solve", f"{system} bn --method {method} --precond {mname} --rtol 1e-9 --wait")
+        assert job.status == "done", job.error
+        assert job.config["precond"] == "user" and job.config["precond_variable"] == mname
+        fn = spla.cg if method == "cg" else spla.bicgstab
+        if not hasattr(M, "shape"):   # scipy takes a function as a LinearOperator
+            M = spla.LinearOperator(matrix.shape, matvec=M)
+        x_ref, info, its = _scipy_iterations(fn, matrix, b, M=M, rtol=1e-9)
+        assert info == 0 and job.value.converged
+        assert abs(job.value.iterations - its) <= 1, (mname, job.value.iterations, its)
+        exact = spla.spsolve(matrix.tocsc(), b)
+        np.testing.assert_allclose(job.value.x, exact, atol=1e-7 * np.abs(exact).max())
+
+
+def test_precond_variable_errors_name_the_fix(shell):
+    n = 50
+    A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(n, n)).tocsr()
+    shell.user_ns.update(Ae=A, be=np.ones(n), word="amg", Mbig=sp.eye(n + 1),
+                         Mok=sp.eye(n))
+    with pytest.raises(UsageError, match="holds a str, not a preconditioner"):
+        shell.run_line_magic("solve", "Ae be --precond word")
+    with pytest.raises(UsageError, match="no variable 'Mnope'"):
+        shell.run_line_magic("solve", "Ae be --precond Mnope")
+    with pytest.raises(UsageError, match=r"shape \(51, 51\)"):
+        shell.run_line_magic("solve", "Ae be --precond Mbig")
+    with pytest.raises(UsageError, match="goes with a notebook matrix"):
+        shell.run_line_magic("solve", "poisson --grid 16x16 --precond Mok")
+    with pytest.raises(UsageError, match="takes no preconditioner"):
+        shell.run_line_magic("solve", "Ae be --method direct --precond Mok")
