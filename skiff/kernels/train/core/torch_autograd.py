@@ -14,6 +14,7 @@ import contextlib
 from . import autograd as _ag
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .double_backward import backward_graph, grad_graph
+from .double_helpers import input_t, output_t
 from .tensor import Tensor, as_array
 
 __all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
@@ -70,6 +71,25 @@ class _Bridge(_ag.Function):
                      (g._data if isinstance(g, Tensor) else as_array(g))
                      for g, need in zip(got, self.needs_input_grad))
 
+    def backward_t(self, want, *grads):
+        """create_graph: the user's backward on tensors in the graph; a saved input or output
+        stands where it stood (torch's rule: other saved tensors are constants to it)."""
+        ctx, saved = self.ctx, self.ctx._saved
+        ctx._saved = tuple(
+            t if where is None else
+            input_t(self, where[1], t._data) if where[0] == "in" else output_t(self, where[1],
+                                                                               t._data)
+            for t, where in zip(saved, ctx._where))
+        ctx._saved = tuple(Tensor._make(t, False, None, 0) if not isinstance(t, Tensor) else t
+                           for t in ctx._saved)
+        try:
+            got = self.fn.backward(ctx, *grads)
+        finally:
+            ctx._saved = saved
+        got = got if isinstance(got, tuple) else (got,)
+        got = got + (None,) * (self.n_in - len(got))
+        return tuple(g if w else None for g, w in zip(got, want))
+
 
 class Function:
     """torch's ``autograd.Function``: subclass with static ``forward(ctx, *args)`` and
@@ -88,10 +108,14 @@ class Function:
     def apply(cls, *args):
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        detached = [a.detach() if isinstance(a, Tensor) else a for a in args]
         with no_grad():
-            out = cls.forward(ctx, *(a.detach() if isinstance(a, Tensor) else a for a in args))
+            out = cls.forward(ctx, *detached)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
+        spots = {id(a): ("in", k) for k, a in enumerate(detached) if isinstance(a, Tensor)}
+        spots.update({id(o): ("out", k) for k, o in enumerate(outs)})
+        ctx._where = [spots.get(id(t)) for t in ctx._saved]
         arrays = tuple(o._data if isinstance(o, Tensor) else as_array(o) for o in outs)
         res = _Bridge.apply(*args, fn=cls, ctx=ctx, outputs=arrays)
         if getattr(ctx, "_non_diff", None) and not single:

@@ -169,7 +169,7 @@ class LayerNormFn(Function):
     def forward(self, x, w, b, eps=1e-5):
         c = x.shape[-1]
         y, xhat, rstd = layer_norm_fwd(x.reshape(-1, c), w, b, eps)
-        self.shape = x.shape
+        self.shape, self.eps = x.shape, eps
         self.save_for_backward(xhat, rstd, w)
         return y.reshape(x.shape)
 

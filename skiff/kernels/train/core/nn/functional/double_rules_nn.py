@@ -1,5 +1,6 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
-``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax`` and ``cross_entropy``, each
+``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm`` and
+``cross_entropy``, each
 written with differentiable tensor ops so the gradient it returns can be differentiated again.
 """
 
@@ -12,7 +13,7 @@ from ...double_helpers import input_t, output_t
 from ...double_rules import rule
 from ...ops_math import Exp, MatMul, Sigmoid, Tanh
 from ...ops_shape import Reshape, Transpose
-from .activations import GeluFn, LogSoftmaxFn, SiluFn, SoftmaxFn, _erf
+from .activations import GeluFn, LayerNormFn, LogSoftmaxFn, SiluFn, SoftmaxFn, _erf
 from .dense import LinearFn
 from .losses import CrossEntropyFn
 
@@ -114,3 +115,28 @@ def _cross_entropy(self, want, g):
         scale = g * (valid / self.count).astype(p.dtype)
     gx = (Reshape.apply(probs, shape=(n, c)) - onehot) * Reshape.apply(scale, shape=(n, 1))
     return Reshape.apply(gx, shape=self.shape), None
+
+
+@rule(LayerNormFn)
+def _layer_norm(self, want, g):
+    """From the input, recomputed: layer norm does not change when a row is shifted, so the
+    saved normalised rows over the reciprocal std stand in for it (with its place in the
+    graph) and give the same statistics."""
+    xhat, rstd, w = self.saved
+    c = xhat.shape[-1]
+    x = input_t(self, 0, (xhat / rstd).reshape(self.shape))
+    x2 = Reshape.apply(x, shape=(-1, c)) if hasattr(x, "_node") else x.reshape(-1, c)
+    xc = x2 - x2.mean(-1, keepdims=True)
+    r = ((xc * xc).mean(-1, keepdims=True) + self.eps) ** -0.5
+    xh = xc * r
+    g2 = Reshape.apply(g, shape=(-1, c))
+    gh = g2 * input_t(self, 1, w) if w is not None else g2
+    gx = gw = gb = None
+    if want[0]:
+        gx = Reshape.apply(r * (gh - gh.mean(-1, keepdims=True)
+                                - xh * (gh * xh).mean(-1, keepdims=True)), shape=self.shape)
+    if want[1]:
+        gw = (g2 * xh).sum(0)
+    if want[2]:
+        gb = g2.sum(0)
+    return gx, gw, gb

@@ -1,9 +1,11 @@
 """``skiff.autograd``: torch's ``autograd`` names for ported code (``Function`` with a ``ctx``,
 ``grad``, ``backward``, ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
 ``is_grad_enabled``), so ``from skiff.autograd import Function`` works as
-``from torch.autograd import Function`` does.
+``from torch.autograd import Function`` does; ``skiff.autograd.functional`` holds torch's
+``vjp``, ``jvp``, ``jacobian``, ``hessian``, ``vhp`` and ``hvp``.
 
 The public name of :mod:`skiff.kernels.train.core.torch_autograd`; the same objects."""
 
+from skiff.autograd import functional  # noqa: F401
 from skiff.kernels.train.core.torch_autograd import *  # noqa: F401,F403
 from skiff.kernels.train.core.torch_autograd import __all__  # noqa: F401
