@@ -54,7 +54,7 @@ PAGE_STEP, PAGE_SURE = 8, 8
 # a box taller than wide (read turned, as a vertical line) at most this many times its
 # page's text height holds one glyph or two: it is read as it stands too, and the surer
 # reading kept (LineReading.read_bars_upright)
-GLYPH_TALL = 1.6
+GLYPH_TALL = 2.0
 # a crop read both ways as a number leans to the image's own way up by this much score
 # (rec.choose_turns; words and CJK do not lean: four degraded seeds +0.0 / +2.1 / +1.4 /
 # +0.5 points, the segment tier the same)
