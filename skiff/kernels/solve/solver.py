@@ -50,6 +50,20 @@ COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "direct")   # what runs on complex
 COMPLEX_PRECONDS = ("none", "jacobi", "user")   # built on a complex matrix (real: any, by parts)
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
 COMPATIBILITY = (None, "project")
+CALLBACK_TYPES = (None, "x", "pr_norm", "legacy")
+_OTHERS = "method='bicgstab' or 'gmres' (they need only A's products, no rmatvec)"
+# scipy.sparse.linalg's names a user tries: what here does that work
+SCIPY_METHODS = {
+    "minres": "method='gmres' for a symmetric indefinite matrix (or 'cg' for a positive "
+              "definite one)",
+    "lgmres": "method='gmres' (restart= sets its cycle length)",
+    "gcrotmk": "method='gmres' (restart= sets its cycle length)",
+    "qmr": _OTHERS, "bicg": _OTHERS, "cgs": _OTHERS, "tfqmr": _OTHERS,
+    "spsolve": "method='direct' (it is SciPy's spsolve)",
+    "splu": "method='direct' (SciPy's sparse LU), or Solver(A, method='direct') to reuse it",
+    "lsqr": "scipy.sparse.linalg.lsqr itself: skiff solves square systems, not least squares",
+    "lsmr": "scipy.sparse.linalg.lsmr itself: skiff solves square systems, not least squares",
+}
 
 
 def _choice(value, valid, what):
@@ -427,6 +441,10 @@ class Solver:
                              pre=pre, post=post, restart=restart, device=device,
                              compatibility=compatibility, n=n, interpolation=interpolation,
                              near_nullspace=near_nullspace)
+        if isinstance(method, str) and method.lower() in SCIPY_METHODS:
+            raise ValueError(f"unknown method {method!r}: it is scipy.sparse.linalg's, which "
+                             f"skiff does not have; use {SCIPY_METHODS[method.lower()]} "
+                             f"(methods: {', '.join(METHODS)})")
         self.method = _choice(method, METHODS, "method")
         M = None
         if precond is not None and not isinstance(precond, str):  # SciPy's M: an operator
@@ -743,13 +761,17 @@ class Solver:
         return [self.solve(B[:, j], **kwargs) for j in range(B.shape[1])]
 
     def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
-              reporter=None, strict=False) -> Solution:
+              reporter=None, strict=False, callback_type=None) -> Solution:
         """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side).
 
         Stops when ``|b - A x| <= max(rtol |b|, atol)`` -- scipy.sparse.linalg.cg's test, on
         the recurrence residual for the Krylov methods. ``callback(xk)`` is called after each
         iteration, like scipy's (``xk`` on the device, shaped as the grid or as ``(n,)``; do
-        not modify it); ``reporter`` (a skiff Reporter) receives the relative residual as the
+        not modify it). ``callback_type`` as SciPy's gmres: ``'pr_norm'`` (or ``'legacy'``)
+        calls ``callback(|r_k| / |b|)`` after each iteration instead (GMRES's residual is
+        the unpreconditioned one: it is right-preconditioned, SciPy's left), ``'x'`` calls
+        ``callback(xk)`` after each restart cycle for GMRES (each iteration for the
+        others). ``reporter`` (a skiff Reporter) receives the relative residual as the
         ``residual`` metric and can cancel. Reaching ``maxiter`` returns a solution with
         ``converged=False`` and ``status`` saying so; ``strict=True`` raises
         :class:`SolveError` instead. For GMRES ``maxiter`` counts restart cycles (SciPy's
@@ -760,8 +782,15 @@ class Solver:
         float64 iterate.
         """
         check_tolerances(rtol, atol, maxiter)
+        if callback_type not in CALLBACK_TYPES:
+            raise ValueError(f"unknown callback_type {callback_type!r}: choose from 'x', "
+                             f"'pr_norm', 'legacy' (SciPy's gmres), or None: callback(xk) after "
+                             f"each iteration")
+        norms = callback_type in ("pr_norm", "legacy")
+        per_cycle = callback_type == "x" and self.method == "gmres"
         xp = self.xp
-        self._user_callback = callback is not None
+        # GMRES forms each inner iteration's iterate only for a callback that takes it
+        self._user_callback = callback is not None and not norms
         self._own_rhs = b is None and self.compatibility is None
         bdev = self._prepare_b(b)
         bnorm = float(xp.linalg.norm(bdev.ravel()))
@@ -814,7 +843,13 @@ class Solver:
             if reporter is not None and (it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
                 report(it, rnorm / bnorm if bnorm else rnorm)
                 reporter.check()
-            if callback is not None and it > 0:
+            if callback is None or it == 0:
+                return
+            if norms:
+                callback(rnorm / bnorm if bnorm else rnorm)
+            elif not per_cycle:
+                callback(xk.reshape(user_shape))
+            elif it % self.restart == 0:   # a cycle's end: its x (the last one's: below)
                 callback(xk.reshape(user_shape))
 
         self._stop = None    # why the method stopped short (stagnation, no solution)
@@ -825,6 +860,8 @@ class Solver:
             t0 = time.perf_counter()
             with fused.deferred(self._small):
                 x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+            if per_cycle and callback is not None and (len(hist) - 1) % self.restart:
+                callback(x.reshape(user_shape))   # the last, shorter cycle's x
             if self._small and self.xp is np:
                 load_numba(wait=False, delay=0.5)  # for the next solve, in the background
             if self._singular() and self.compatibility == "project":
@@ -1022,14 +1059,15 @@ class Solver:
 
 
 def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,
-          callback=None, x0=None, device=DEFAULT_DEVICE, reporter=None, **options) -> Solution:
+          callback=None, x0=None, device=DEFAULT_DEVICE, reporter=None, callback_type=None,
+          **options) -> Solution:
     """Solve ``A x = b`` in one call: set up a :class:`Solver` and solve once.
 
     ``system`` is a :class:`~skiff.kernels.solve.problems.GridProblem` (``b`` defaults to its
     right-hand side), a scipy/cupyx sparse matrix or array (any format), a small dense array, a
     scipy ``LinearOperator`` or a callable ``x -> A x`` (its size is taken from ``b``). Options
     go to :class:`Solver` (cycle, smoother, pre, post, restart, compatibility, n,
-    interpolation) and ``strict`` to :meth:`Solver.solve`.
+    interpolation) and ``strict`` and ``callback_type`` to :meth:`Solver.solve`.
     """
     if "tol" in options:  # scipy's and pyamg's name: say which of ours it is
         raise TypeError(f"solve() takes rtol= (relative to |b|) and atol=, not tol=: "
@@ -1049,12 +1087,13 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if unknown:
         extra = sorted(known - {"strict", "system", "method", "precond", "device"})
         raise TypeError(f"solve() got unexpected keyword argument(s) {', '.join(unknown)}; "
-                        f"it takes rtol, atol, maxiter, x0, callback, method, precond, device, "
-                        f"reporter, strict and Solver's options: {', '.join(extra)}")
+                        f"it takes rtol, atol, maxiter, x0, callback, callback_type, method, "
+                        f"precond, device, reporter, strict and Solver's options: "
+                        f"{', '.join(extra)}")
     strict = options.pop("strict", False)
     solver = Solver(system, method=method, precond=precond, device=device, **options)
     return solver.solve(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
-                        reporter=reporter, strict=strict)
+                        reporter=reporter, strict=strict, callback_type=callback_type)
 
 
 # ---------------------------------------------------------------------------- loading numba

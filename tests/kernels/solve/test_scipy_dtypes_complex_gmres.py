@@ -170,3 +170,37 @@ def test_real_system_complex_rhs_keeps_its_preconditioner():
     s0 = skiff.solve(A, b.real, x0=x0, method="gmres", rtol=1e-10)
     assert s0.x.dtype == xs.dtype == np.float64
     np.testing.assert_allclose(s0.x, sla.spsolve(A.tocsc(), b.real), rtol=1e-7, atol=1e-9)
+
+
+def test_gmres_callback_types_as_scipy():
+    A, b = _convection(150, seed=9), np.random.default_rng(9).standard_normal(150)
+    for ctype in ("pr_norm", "legacy"):
+        ref, got = [], []
+        with np.errstate(all="ignore"):
+            sla.gmres(A, b, rtol=1e-10, restart=10, callback=ref.append, callback_type=ctype)
+        skiff.solve(A, b, method="gmres", precond="none", rtol=1e-10, restart=10,
+                    callback=got.append, callback_type=ctype)
+        assert all(np.isscalar(v) for v in got)
+        assert len(got) == len(ref)          # one residual per inner iteration
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-13)
+    ref, got = [], []
+    x_ref, _ = sla.gmres(A, b, rtol=1e-10, restart=10, callback=lambda x: ref.append(x.copy()),
+                         callback_type="x")
+    sol = skiff.solve(A, b, method="gmres", precond="none", rtol=1e-10, restart=10,
+                      callback=lambda x: got.append(x.copy()), callback_type="x")
+    assert len(got) == len(ref) == sol.cycles      # once per restart cycle
+    for mine, theirs in zip(got, ref):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got[-1], sol.x)
+    with pytest.raises(ValueError, match="callback_type"):
+        skiff.solve(A, b, method="gmres", callback=print, callback_type="residual")
+
+
+@pytest.mark.parametrize("name, hint", [("minres", "method='gmres'"), ("qmr", "bicgstab"),
+                                        ("lgmres", "restart="), ("spsolve", "method='direct'"),
+                                        ("lsqr", "least squares")])
+def test_scipy_method_names_say_what_to_use(name, hint):
+    A, b = _laplacian(20), np.ones(20)
+    getattr(sla, name)   # a real scipy.sparse.linalg name
+    with pytest.raises(ValueError, match=hint):
+        skiff.solve(A, b, method=name)
