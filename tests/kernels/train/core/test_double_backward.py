@@ -222,3 +222,31 @@ def test_branch_without_rule_off_the_path_is_fine():
         rng = np.random.default_rng(3)
     for a, b in zip(*got):
         close(a, b)
+
+
+def conv_critic_of(lib):
+    m = lib.nn if lib is torch else nn
+    return m.Sequential(m.Conv2d(1, 4, 3, stride=2, padding=1), m.LeakyReLU(0.2),
+                        m.Conv2d(4, 6, 3, padding=1), m.Tanh(), m.Flatten(), m.Linear(6 * 16, 1))
+
+
+def test_wgan_gp_step_with_a_conv_critic_equals_torch():
+    rng = np.random.default_rng(4)
+    real, fake = rng.standard_normal((3, 1, 8, 8)), rng.standard_normal((3, 1, 8, 8)) + 0.5
+    eps = rng.random((3, 1, 1, 1))
+    torch.manual_seed(4)
+    theirs = conv_critic_of(torch).double()
+    ours = twin(theirs, conv_critic_of(skiff))
+
+    def step(lib, critic, real, fake, eps):
+        mix = (eps * real + (1 - eps) * fake).detach().requires_grad_(True)
+        (g,) = lib.autograd.grad(critic(mix).sum(), mix, create_graph=True)
+        penalty = ((g.reshape(3, -1).norm(2, dim=1) - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        loss.backward()
+        return [penalty] + [p.grad for p in critic.parameters()]
+
+    got = step(skiff, ours, *(skiff.tensor(a, dtype=skiff.float64) for a in (real, fake, eps)))
+    want = step(torch, theirs, *(torch.tensor(a) for a in (real, fake, eps)))
+    for a, b in zip(got, want):
+        close(a, b, rtol=1e-9)

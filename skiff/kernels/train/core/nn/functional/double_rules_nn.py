@@ -1,6 +1,6 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
-``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm`` and
-``cross_entropy``, each
+``conv2d``, ``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm``
+and ``cross_entropy``, each
 written with differentiable tensor ops so the gradient it returns can be differentiated again.
 """
 
@@ -10,10 +10,11 @@ import math
 
 from ...autograd import Function, xp_of
 from ...double_helpers import input_t, output_t
-from ...double_rules import rule
+from ...double_rules import IndexGrad, rule
 from ...ops_math import Exp, MatMul, Sigmoid, Tanh
-from ...ops_shape import Reshape, Transpose
+from ...ops_shape import GetItem, Reshape, Stack, Transpose
 from .activations import GeluFn, LayerNormFn, LogSoftmaxFn, SiluFn, SoftmaxFn, _erf
+from .conv import Conv2dFn
 from .dense import LinearFn
 from .losses import CrossEntropyFn
 
@@ -139,4 +140,52 @@ def _layer_norm(self, want, g):
         gw = (g2 * xh).sum(0)
     if want[2]:
         gb = g2.sum(0)
+    return gx, gw, gb
+
+
+@rule(Conv2dFn)
+def _conv2d(self, want, g):
+    """One kernel offset (i, j) at a time: the input's strided window at that offset is a
+    slice of the padded input, so the weight gradient is a GEMM of ``g`` with each slice and
+    the input gradient puts ``w[:, :, i, j]^T g`` back into each window (kh * kw small ops:
+    meant for the small critics and PINNs that take gradients of gradients)."""
+    xt, w = self.saved
+    n, c, h, wd, kh, kw, sh, sw, ph, pw, ho, wo = self.geom
+    cout = w.shape[0]
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    g2 = Reshape.apply(Transpose.apply(g, axes=(1, 0, 2, 3)), shape=(cout, n * ho * wo))
+
+    def window(i, j):
+        return (slice(None), slice(None), slice(i, i + sh * (ho - 1) + 1, sh),
+                slice(j, j + sw * (wo - 1) + 1, sw))
+
+    gx = gw = gb = None
+    if want[1]:
+        x = input_t(self, 0, xt[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
+        xpad = IndexGrad.apply(x, index=(slice(None), slice(None), slice(ph, ph + h),
+                                         slice(pw, pw + wd)), shape=(n, c, hp, wp))
+        parts = []
+        for i in range(kh):
+            for j in range(kw):
+                cols = Reshape.apply(Transpose.apply(GetItem.apply(xpad, index=window(i, j)),
+                                                     axes=(1, 0, 2, 3)), shape=(c, n * ho * wo))
+                parts.append(MatMul.apply(g2, Transpose.apply(cols, axes=None)))
+        gw = Transpose.apply(Reshape.apply(Stack.apply(*parts, axis=0),
+                                           shape=(kh, kw, cout, c)), axes=(2, 3, 0, 1))
+    if want[0]:
+        w_t = input_t(self, 1, w)
+        total = None
+        for i in range(kh):
+            for j in range(kw):
+                wij = GetItem.apply(w_t, index=(slice(None), slice(None), i, j)) \
+                    if hasattr(w_t, "_node") else w[:, :, i, j]
+                part = MatMul.apply(Transpose.apply(wij, axes=None), g2)  # (c, n*ho*wo)
+                part = Transpose.apply(Reshape.apply(part, shape=(c, n, ho, wo)),
+                                       axes=(1, 0, 2, 3))
+                part = IndexGrad.apply(part, index=window(i, j), shape=(n, c, hp, wp))
+                total = part if total is None else total + part
+        gx = GetItem.apply(total, index=(slice(None), slice(None), slice(ph, ph + h),
+                                         slice(pw, pw + wd)))
+    if want[2]:
+        gb = g2.sum(1)
     return gx, gw, gb
