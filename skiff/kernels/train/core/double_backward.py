@@ -117,7 +117,7 @@ def grad_graph(outputs, grads, inputs):
 
 def _run_rule(n, gouts, want):
     name = type(n).__name__
-    rule = getattr(n, "backward_t", None)
+    rule = getattr(n, "backward_t", None) if _own_rule(type(n)) else None
     if rule is None:
         raise NoDoubleBackward(
             f"create_graph=True: {name} has no double-backward rule, so the gradient through "
@@ -137,6 +137,16 @@ def _run_rule(n, gouts, want):
         raise RuntimeError(f"{name}.backward_t returned {len(got)} gradients for "
                            f"{len(n._parents)} inputs")
     return tuple(None if g is None else g if isinstance(g, Tensor) else _const(g) for g in got)
+
+
+def _own_rule(cls) -> bool:
+    """Whether ``cls``'s ``backward_t`` goes with its ``backward``: the class that defines the
+    backward it runs defines the rule too (a subclass that changes ``backward`` but inherits a
+    rule would get its parent's second derivative, silently wrong: refused instead)."""
+    for k in cls.__mro__:
+        if "backward" in k.__dict__:
+            return "backward_t" in k.__dict__
+    return False
 
 
 def backward_graph(tensors, grads, inputs=None, create_graph=True) -> None:

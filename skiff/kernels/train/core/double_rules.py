@@ -190,8 +190,7 @@ def _mean(self, want, g):
     return expand_t(g * (1.0 / self.n), self.shape, self.axes, self.keepdims)
 
 
-@rule(M.Max)
-@rule(M.Min)
+@rule(M._Extreme)  # Max and Min
 def _extreme(self, want, g):
     a, out = self.saved
     mask = a == out

@@ -168,6 +168,7 @@ def _ops(lib):
         "indexing": lambda x, w: (x[1:, ::2] * w[1:, ::2]).sin(),
         "cat_stack": lambda x, w: lib.cat([x * x, w * x], dim=1).tanh()
         + lib.stack([x * w, x], dim=0).sum(0).repeat(1, 2),
+        "amax_amin": lambda x, w: (x * w).amax(dim=1) * x.sum(1) + (x * x).amin(dim=0).sum(),
         "norm": lambda x, w: (x * w).norm(2, dim=1) * x.norm(),
         "mse": lambda x, w: fn.mse_loss(x.tanh(), w) * x,
         "cross_entropy": lambda x, w: fn.cross_entropy(x * w, lib.tensor([0, 2, 1])),
@@ -199,6 +200,20 @@ def test_second_and_third_derivative_of_each_op(name):
 
 
 # ---- an op without a rule is named; gradients without a path are not asked of it --------------
+def test_a_subclass_that_changes_backward_does_not_inherit_the_rule():
+    from skiff.kernels.train.core.ops_math import Tanh
+
+    class Tanh2(Tanh):  # a different first derivative: its parent's rule would be wrong
+        def backward(self, g):
+            return 2 * super().backward(g)
+
+    x = skiff.tensor([0.5, -0.3], dtype=skiff.float64, requires_grad=True)
+    (g,) = skiff.autograd.grad(Tanh2.apply(x).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 2 * (1 - np.tanh([0.5, -0.3]) ** 2))
+    with pytest.raises(NotImplementedError, match="Tanh2 has no double-backward rule"):
+        skiff.autograd.grad(Tanh2.apply(x).sum(), x, create_graph=True)
+
+
 def test_uncovered_op_is_named():
     x = skiff.tensor(np.arange(1.0, 5.0), dtype=skiff.float64, requires_grad=True)
     y = x.cumsum(0).sum()
