@@ -613,6 +613,13 @@ class ErnieForCausalLM(nn.Module):
             return self.generation_config[name]
         return getattr(self.config, name)
 
+    @property
+    def device(self):
+        """Where the weights are (``"cpu"`` or a GPU), so that transformers' idiom
+        ``tok(text, return_tensors="pt").to(model.device)`` runs (torch tensors on the CPU,
+        which ``generate`` and ``forward`` take as they take numpy arrays)."""
+        return next(iter(self.parameters())).device
+
     def extra_repr(self) -> str:
         c = self.config
         moe = (f", experts={c.moe_num_experts} (top {c.moe_k}, shared "

@@ -35,6 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .tokenizer_encoding import (
+    KEYS,
+    BatchEncoding,
+    assemble,
+    pad_rows,
+    pair_lengths,
+    rows_from_features,
+)
+
 __all__ = ["HFTokenizer", "SentencePieceTokenizer", "BatchEncoding", "load_tokenizer"]
 
 _SPECIAL_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
@@ -46,18 +55,6 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 def _missing(package: str, path) -> ImportError:
     return ImportError(f"{path} needs the {package} package (pip install "
                        "'skiff[open-models]')")
-
-
-class BatchEncoding(dict):
-    """What calling a tokenizer returns, as transformers' ``BatchEncoding``: a dict
-    (``input_ids``, ``attention_mask``) whose keys are also attributes, so that
-    ``model.generate(**enc)`` and ``enc.input_ids`` both work."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
 
 
 _LARGE = int(1e20)  # transformers' "no limit" model_max_length is larger than this
@@ -178,50 +175,90 @@ class _CallMixin:
         return int(self.vocab_size)
 
     # -- encoding ---------------------------------------------------------------------------
-    def _special_count(self) -> int:
-        """How many special tokens ``add_special_tokens`` puts around a text."""
-        return 0
+    model_input_names = ["input_ids", "attention_mask"]
 
-    def _with_specials(self, ids: list[int]) -> list[int]:
-        return ids
+    def _special_parts(self, pair: bool) -> tuple[list, list, list, list]:
+        """The special tokens ``add_special_tokens`` puts before and after the first text
+        and, for a pair, before and after the second."""
+        return [], [], [], []
 
-    def _encode_one(self, text: str, add_special_tokens: bool, max_length, side: str):
-        if not isinstance(text, str):
-            raise TypeError(f"the tokenizer encodes text (str), got {type(text).__name__}")
-        ids = [int(i) for i in self.encode(text)]
-        extra = self._special_count() if add_special_tokens else 0
-        if max_length is not None and len(ids) + extra > max_length:
-            keep = max(int(max_length) - extra, 0)
-            ids = ids[len(ids) - keep:] if side == "left" else ids[:keep]
-        return self._with_specials(ids) if add_special_tokens else ids
+    def _pieces(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids of ``text`` (no special tokens added) and each one's (start, end) characters,
+        as transformers' ``offset_mapping`` gives them."""
+        raise NotImplementedError
 
-    def __call__(self, text, text_pair=None, *, add_special_tokens: bool = True,
+    def _encode_row(self, text: str, pair, add_special_tokens: bool, max_length, strategy,
+                    side: str) -> dict:
+        """One row (``tokenizer_encoding``): the text (and pair) with the special tokens
+        ``add_special_tokens`` adds, truncated to ``max_length`` (room left for the special
+        tokens; a pair by ``strategy``) on ``side``."""
+        ids_a, off_a = self._pieces(_text(text))
+        ids_b, off_b = self._pieces(_text(pair)) if pair is not None else ([], [])
+        pre_a, post_a, pre_b, post_b = self._special_parts(pair is not None) \
+            if add_special_tokens else ([], [], [], [])
+        if max_length is not None:
+            budget = max(int(max_length) - len(pre_a) - len(post_a) - len(pre_b) - len(post_b),
+                         0)
+            k1, k2 = pair_lengths(len(ids_a), len(ids_b), budget, strategy) \
+                if pair is not None else (min(len(ids_a), budget), 0)
+            ids_a, off_a = _cut(ids_a, k1, side), _cut(off_a, k1, side)
+            ids_b, off_b = _cut(ids_b, k2, side), _cut(off_b, k2, side)
+        first = pre_a + ids_a + post_a
+        second = pre_b + ids_b + post_b if pair is not None else []
+        ids = first + second
+        special = [1] * len(pre_a) + [0] * len(ids_a) + [1] * len(post_a)
+        offsets = [(0, 0)] * len(pre_a) + off_a + [(0, 0)] * len(post_a)
+        if pair is not None:
+            special += [1] * len(pre_b) + [0] * len(ids_b) + [1] * len(post_b)
+            offsets += [(0, 0)] * len(pre_b) + off_b + [(0, 0)] * len(post_b)
+        return {"input_ids": ids, "token_type_ids": [0] * len(first) + [1] * len(second),
+                "attention_mask": [1] * len(ids), "special_tokens_mask": special,
+                "offset_mapping": offsets}
+
+    def __call__(self, text=None, text_pair=None, *, add_special_tokens: bool = True,
                  padding=False, truncation=None, max_length: int | None = None,
                  pad_to_multiple_of: int | None = None, padding_side: str | None = None,
-                 return_tensors: str | None = None, return_attention_mask: bool = True,
-                 **kwargs) -> BatchEncoding:
-        """Encode a text or a list of texts as transformers' tokenizer call does: special
-        tokens added as the checkpoint's tokenizer adds them (``add_special_tokens``);
-        ``truncation`` (True: to ``max_length``; a ``max_length`` alone truncates too, as in
-        transformers), ``padding`` (True/``"longest"``: to the longest row, ``"max_length"``,
-        ``pad_to_multiple_of``) on ``padding_side`` (default the tokenizer's
-        ``padding_side``) with ``pad_token_id``; ``return_tensors="np"`` gives int64 arrays
-        (B, T), None lists. Returns a :class:`BatchEncoding` (``input_ids``,
-        ``attention_mask``) to pass as ``model(**enc)`` / ``model.generate(**enc)``."""
-        if text_pair is not None:
-            raise ValueError("text pairs are not supported by skiff's tokenizer: encode one "
-                             "text per row")
-        unknown = sorted(k for k, v in kwargs.items() if v not in (None, False))
+                 return_tensors: str | None = None, return_attention_mask: bool | None = None,
+                 return_token_type_ids: bool | None = None,
+                 return_special_tokens_mask: bool = False,
+                 return_offsets_mapping: bool = False, return_length: bool = False,
+                 verbose: bool = True, **kwargs) -> BatchEncoding:
+        """Encode a text, a list of texts, or text pairs (``tok(a, b)``, ``text_pair=``, a
+        list of firsts and a list of seconds, or a list of (a, b) pairs) as transformers'
+        tokenizer call does: special tokens added as the checkpoint's tokenizer adds them
+        (``add_special_tokens``; for a pair its pair template); ``truncation`` (True /
+        ``"longest_first"``, ``"only_first"``, ``"only_second"``: to ``max_length``; a
+        ``max_length`` alone truncates too, as in transformers), ``padding`` (True /
+        ``"longest"``: to the longest row, ``"max_length"``, ``pad_to_multiple_of``) on
+        ``padding_side`` (default the tokenizer's) with ``pad_token_id``;
+        ``return_tensors``: ``"np"`` int64 arrays (B, T), ``"pt"`` torch tensors (skiff's
+        models take both), None lists. Returns a :class:`BatchEncoding` (``input_ids``,
+        ``attention_mask``; ``token_type_ids``, ``special_tokens_mask``,
+        ``offset_mapping``, ``length`` when asked) to pass as ``model(**enc)`` /
+        ``model.generate(**enc)``."""
+        unknown = sorted(k for k, v in kwargs.items() if v not in (None, False, 0))
         if unknown:
             raise TypeError(f"skiff's tokenizer does not take {', '.join(unknown)} (it takes "
-                            "add_special_tokens, padding, truncation, max_length, "
+                            "text_pair, add_special_tokens, padding, truncation, max_length, "
                             "pad_to_multiple_of, padding_side, return_tensors, "
-                            "return_attention_mask)")
-        if return_tensors not in (None, "np"):
-            raise ValueError(f"return_tensors={return_tensors!r}: skiff's models take numpy "
-                             "arrays; use return_tensors='np' (or None for lists)")
+                            "return_attention_mask, return_token_type_ids, "
+                            "return_special_tokens_mask, return_offsets_mapping, "
+                            "return_length)")
+        if text is None:
+            raise ValueError("the tokenizer needs text (a str, a list of str, or pairs)")
         single = isinstance(text, str)
         texts = [text] if single else list(text)
+        if text_pair is not None:
+            pairs = [text_pair] if isinstance(text_pair, str) else list(text_pair)
+            if single != isinstance(text_pair, str) or len(pairs) != len(texts):
+                raise ValueError(f"text_pair must match text: a str for a str, a list of "
+                                 f"{len(texts)} for a list of {len(texts)}")
+        elif not single and texts and all(isinstance(t, (list, tuple)) and len(t) == 2
+                                          and all(isinstance(s, str) for s in t)
+                                          for t in texts):
+            texts, pairs = [t[0] for t in texts], [t[1] for t in texts]
+        else:
+            pairs = [None] * len(texts)
         # transformers' rule: max_length alone (no padding, truncation unsaid) truncates
         if max_length is not None and padding is False and truncation is None:
             truncation = True
@@ -232,9 +269,12 @@ class _CallMixin:
         if padding not in ("longest", "max_length", "do_not_pad"):
             raise ValueError(f"padding={padding!r}: one of True, 'longest', 'max_length', "
                              "False")
-        if truncation not in (None, False, True, "longest_first", "only_first",
+        if truncation is True:
+            truncation = "longest_first"
+        if truncation not in (None, False, "longest_first", "only_first", "only_second",
                               "do_not_truncate"):
-            raise ValueError(f"truncation={truncation!r}: True or False (one text per row)")
+            raise ValueError(f"truncation={truncation!r}: True, 'longest_first', "
+                             "'only_first', 'only_second' or False")
         truncate = truncation not in (None, False, "do_not_truncate")
         if max_length is None:
             limit = self.model_max_length if self.model_max_length < _LARGE else None
@@ -250,36 +290,90 @@ class _CallMixin:
         if padding != "do_not_pad" and pad is None:
             raise ValueError("asking to pad but the tokenizer has no pad token: set "
                              "tok.pad_token (e.g. tok.pad_token = tok.eos_token)")
-        rows = [self._encode_one(t, add_special_tokens, max_length if truncate else None,
-                                 self.truncation_side) for t in texts]
+        rows = [self._encode_row(t, p, add_special_tokens, max_length if truncate else None,
+                                 truncation, self.truncation_side)
+                for t, p in zip(texts, pairs)]
         width = None
         if padding == "longest":
-            width = max((len(r) for r in rows), default=0)
+            width = max((len(r["input_ids"]) for r in rows), default=0)
         elif padding == "max_length":
             width = int(max_length)
         if width is not None and pad_to_multiple_of:
             width = -(-width // int(pad_to_multiple_of)) * int(pad_to_multiple_of)
-        masks = [[1] * len(r) for r in rows]
         if width is not None:
-            for n, r in enumerate(rows):
-                fill = max(width - len(r), 0)
-                if side == "left":
-                    rows[n], masks[n] = [pad] * fill + r, [0] * fill + masks[n]
-                else:
-                    rows[n], masks[n] = r + [pad] * fill, masks[n] + [0] * fill
-        if return_tensors == "np":
-            if len({len(r) for r in rows}) > 1:
-                raise ValueError("the texts give rows of different lengths, which make no "
-                                 "array: pass padding=True (and truncation=True)")
-            width = len(rows[0]) if rows else 0
-            ids = np.asarray(rows, dtype=np.int64).reshape(len(rows), width)
-            mask = np.asarray(masks, dtype=np.int64).reshape(len(rows), width)
+            pad_rows(rows, width, side, pad)
+        keys = {"input_ids"}
+        keys |= {"attention_mask"} if return_attention_mask is not False else set()
+        keys |= {"token_type_ids"} if return_token_type_ids else set()
+        keys |= {"special_tokens_mask"} if return_special_tokens_mask else set()
+        keys |= {"offset_mapping"} if return_offsets_mapping else set()
+        keys |= {"length"} if return_length else set()
+        return assemble(rows, single, return_tensors, keys)
+
+    def pad(self, encoded_inputs, padding=True, max_length: int | None = None,
+            pad_to_multiple_of: int | None = None, padding_side: str | None = None,
+            return_attention_mask: bool | None = None, return_tensors: str | None = None,
+            **kwargs) -> BatchEncoding:
+        """Pad encoded rows (a :class:`BatchEncoding` of lists or a list of dicts, as a data
+        collator passes them) as transformers' ``pad``: to the longest row (``padding=True``)
+        or ``max_length``, on ``padding_side``, with an ``attention_mask``."""
+        rows, single = rows_from_features(encoded_inputs)
+        if padding is True or padding == "longest":
+            width = max((len(r["input_ids"]) for r in rows), default=0)
+        elif padding == "max_length":
+            if max_length is None:
+                raise ValueError("padding='max_length' needs max_length")
+            width = int(max_length)
+        elif padding in (False, None, "do_not_pad"):
+            width = None
         else:
-            ids, mask = (rows[0], masks[0]) if single else (rows, masks)
-        out = BatchEncoding(input_ids=ids)
-        if return_attention_mask:
-            out["attention_mask"] = mask
-        return out
+            raise ValueError(f"padding={padding!r}: True, 'longest', 'max_length' or False")
+        for r in rows:
+            r.setdefault("attention_mask", [1] * len(r["input_ids"]))
+        if width is not None and pad_to_multiple_of:
+            width = -(-width // int(pad_to_multiple_of)) * int(pad_to_multiple_of)
+        if width is not None:
+            if self.pad_token_id is None:
+                raise ValueError("asking to pad but the tokenizer has no pad token: set "
+                                 "tok.pad_token (e.g. tok.pad_token = tok.eos_token)")
+            pad_rows(rows, width, padding_side or self.padding_side, self.pad_token_id)
+        keys = set(rows[0]) if rows else {"input_ids"}
+        if return_attention_mask is False:
+            keys.discard("attention_mask")
+        extra = sorted(k for r in rows for k in r if k not in KEYS)
+        if extra:
+            raise ValueError(f"pad pads {', '.join(KEYS[:-1])}; the rows also hold "
+                             f"{', '.join(dict.fromkeys(extra))} (pad those yourself)")
+        return assemble(rows, single, return_tensors, keys)
+
+    # -- tokens -----------------------------------------------------------------------------
+    def _id_to_token(self, i: int) -> str | None:
+        raise NotImplementedError
+
+    def convert_ids_to_tokens(self, ids, skip_special_tokens: bool = False):
+        """The token (piece) text of an id, or of each id of a list/array, as transformers
+        gives it (``"▁H"``, ``"<0xF0>"``, ``"Ġwo"``); ``skip_special_tokens`` leaves out
+        the config's special tokens (``all_special_ids``: as transformers, not every added
+        token marked special, which ``decode`` skips)."""
+        if isinstance(ids, (int, np.integer)) or (hasattr(ids, "ndim") and ids.ndim == 0):
+            return self._id_to_token(int(ids))
+        skip = set(self.all_special_ids) if skip_special_tokens else set()
+        return [self._id_to_token(int(i)) for i in np.asarray(ids).reshape(-1)
+                if int(i) not in skip]
+
+    def tokenize(self, text: str, pair: str | None = None, add_special_tokens: bool = False,
+                 **kwargs) -> list[str]:
+        """The tokens of ``text`` (and ``pair``) as strings: transformers' ``tokenize``."""
+        row = self._encode_row(text, pair, add_special_tokens, None, None, "right")
+        return self.convert_ids_to_tokens(row["input_ids"])
+
+    def convert_tokens_to_string(self, tokens) -> str:
+        """Text of a list of tokens (as :meth:`tokenize` gives them)."""
+        return self.decode(self.convert_tokens_to_ids(list(tokens)))
+
+    def get_vocab(self) -> dict[str, int]:
+        """Every token (added ones too) and its id."""
+        raise NotImplementedError
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, ids, skip_special_tokens: bool = False,
@@ -381,19 +475,40 @@ class HFTokenizer(_ChatMixin, _CallMixin):
     def _backend_special_ids(self) -> set[int]:
         return {int(i) for i, t in self._tok.get_added_tokens_decoder().items() if t.special}
 
-    def _encode_one(self, text: str, add_special_tokens: bool, max_length, side: str):
-        """``tokenizer.json``'s own post-processor adds the special tokens (as transformers
-        uses it); truncation leaves room for them."""
-        if not isinstance(text, str):
-            raise TypeError(f"the tokenizer encodes text (str), got {type(text).__name__}")
+    def _pieces(self, text: str):
         enc = self._tok.encode(text, add_special_tokens=False)
+        return list(enc.ids), [tuple(o) for o in enc.offsets]
+
+    def _encode_row(self, text: str, pair, add_special_tokens: bool, max_length, strategy,
+                    side: str) -> dict:
+        """``tokenizer.json``'s own post-processor adds the special tokens (and joins a
+        pair, its type ids, special-token mask and offsets), as transformers uses it;
+        truncation leaves room for them."""
+        enc = self._tok.encode(_text(text), add_special_tokens=False)
+        second = self._tok.encode(_text(pair), add_special_tokens=False) \
+            if pair is not None else None
         post = self._tok.post_processor
-        extra = post.num_special_tokens_to_add(False) if add_special_tokens and post else 0
-        if max_length is not None and len(enc.ids) + extra > max_length:
-            enc.truncate(max(int(max_length) - extra, 0), direction=side)
-        if add_special_tokens:
-            enc = self._tok.post_process(enc, None, True)
-        return [int(i) for i in enc.ids]
+        extra = post.num_special_tokens_to_add(second is not None) \
+            if add_special_tokens and post else 0
+        if max_length is not None:
+            budget = max(int(max_length) - extra, 0)
+            k1, k2 = pair_lengths(len(enc.ids), len(second.ids), budget, strategy) \
+                if second is not None else (min(len(enc.ids), budget), 0)
+            if k1 < len(enc.ids):
+                enc.truncate(k1, direction=side)
+            if second is not None and k2 < len(second.ids):
+                second.truncate(k2, direction=side)
+        enc = self._tok.post_process(enc, second, add_special_tokens)
+        return {"input_ids": [int(i) for i in enc.ids], "token_type_ids": list(enc.type_ids),
+                "attention_mask": [1] * len(enc.ids),
+                "special_tokens_mask": list(enc.special_tokens_mask),
+                "offset_mapping": [tuple(o) for o in enc.offsets]}
+
+    def _id_to_token(self, i: int) -> str | None:
+        return self._tok.id_to_token(i)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._tok.get_vocab(with_added_tokens=True))
 
     def token_id(self, token: str) -> int | None:
         return self._tok.token_to_id(token)
@@ -517,16 +632,37 @@ class SentencePieceTokenizer(_ChatMixin, _CallMixin):
     def _is_bpe(self) -> bool:
         return _model_type(self._proto) == 2  # TrainerSpec.BPE
 
-    def _special_count(self) -> int:
-        return int(self.add_bos_token and self.bos_token_id is not None) + \
-            int(self.add_eos_token and self.eos_token_id is not None)
-
-    def _with_specials(self, ids: list[int]) -> list[int]:
-        """``add_bos_token`` / ``add_eos_token`` of the config (transformers' default for a
-        ``tokenizer.model``: neither)."""
+    def _special_parts(self, pair: bool):
+        """``add_bos_token`` / ``add_eos_token`` of the config around each text
+        (transformers' default for a ``tokenizer.model``: neither)."""
         bos = [self.bos_token_id] if self.add_bos_token and self.bos_token_id is not None else []
         eos = [self.eos_token_id] if self.add_eos_token and self.eos_token_id is not None else []
-        return bos + ids + eos
+        return (bos, eos, bos, eos) if pair else (bos, eos, [], [])
+
+    def _pieces(self, text: str):
+        """Ids and offsets as transformers' tokenizer of the same ``tokenizer.model`` gives
+        them: a piece with no characters of its own (the dummy prefix alone, the leading
+        bytes of a character split into byte pieces) has the character it starts at."""
+        ids, offsets = [], []
+        for start, chunk, added in self._chunks(text):
+            if added is not None:
+                ids.append(added)
+                offsets.append((start, start + len(chunk)))
+                continue
+            for i, a, b in self._encode_chunk(start, chunk):
+                ids.append(int(i))
+                offsets.append((a, b) if b > a or a >= len(text) else (a, a + 1))
+        return ids, offsets
+
+    def _id_to_token(self, i: int) -> str | None:
+        if i in self.added_text:
+            return self.added_text[i]
+        return self._sp.id_to_piece(i) if 0 <= i < self._sp.get_piece_size() else None
+
+    def get_vocab(self) -> dict[str, int]:
+        vocab = {self._sp.id_to_piece(i): i for i in range(self._sp.get_piece_size())}
+        vocab.update(self.added)
+        return vocab
 
     def _decode_ids(self, ids: list[int]) -> str:
         """Text of ``ids``, as transformers decodes them (special tokens kept)."""
@@ -627,6 +763,19 @@ def _field_varint(msg: bytes, wanted: int, default: int) -> int:
         if field == wanted and isinstance(value, int):
             kind = value
     return kind
+
+
+def _text(value) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"the tokenizer encodes text (str), got {type(value).__name__}")
+    return value
+
+
+def _cut(seq: list, keep: int, side: str) -> list:
+    """The ``keep`` items of ``seq`` that truncation on ``side`` leaves."""
+    if len(seq) <= keep:
+        return seq
+    return seq[len(seq) - keep:] if side == "left" else seq[:keep]
 
 
 def _token_text(value):
