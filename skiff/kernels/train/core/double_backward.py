@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 
+from . import autograd as _ag
 from . import double_rules  # noqa: F401  (installs the core ops' rules)
 from . import tensor as _tensor
 from .autograd import Function, enable_grad
@@ -127,6 +128,8 @@ def _run_rule(n, gouts, want):
     if n.saved is None:
         raise RuntimeError(f"backward through {name} a second time: its saved arrays were "
                            "freed; call backward(retain_graph=True) the first time")
+    if _ag._last_write[0] > n._seq and n.saved:
+        _ag._check_saved(n)  # a saved array written in place since: refused, as first order
     if n._nout > 1 and any(g is None for g in gouts):
         xp = next(g for g in gouts if g is not None).xp
         gouts = [g if g is not None else _const(xp.zeros(*n._out_meta[i]))

@@ -214,6 +214,17 @@ def test_a_subclass_that_changes_backward_does_not_inherit_the_rule():
         skiff.autograd.grad(Tanh2.apply(x).sum(), x, create_graph=True)
 
 
+def test_a_saved_array_written_in_place_is_refused_as_torch_does():
+    for lib in (skiff, torch):
+        x = lib.tensor([0.5, -0.3], dtype=lib.float64, requires_grad=True)
+        y = x * 1.0
+        z = y.exp()
+        with lib.no_grad():
+            z.mul_(2.0)  # exp saved its output
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            lib.autograd.grad(z.sum(), x, create_graph=True)
+
+
 def test_uncovered_op_is_named():
     x = skiff.tensor(np.arange(1.0, 5.0), dtype=skiff.float64, requires_grad=True)
     y = x.cumsum(0).sum()
