@@ -447,7 +447,11 @@ class Solver:
                              f"(methods: {', '.join(METHODS)})")
         self.method = _choice(method, METHODS, "method")
         M = None
-        if precond is not None and not isinstance(precond, str):  # SciPy's M: an operator
+        if precond is None:   # SciPy's M=None: no preconditioner
+            precond = "none"
+        if not isinstance(precond, str):  # SciPy's M: an operator
+            if hasattr(precond, "aspreconditioner") and not hasattr(precond, "matvec"):
+                precond = precond.aspreconditioner()   # a pyamg solver: its V-cycle as M
             M, precond = precond, "auto"
         _check_options(precond, cycle, smoother, compatibility)
         self.device = resolve_device(device)
@@ -878,7 +882,11 @@ class Solver:
             field = field.reshape(self.system.shape)
         if field.dtype.kind == "c" and np.dtype(out_dtype).kind != "c":
             field = field.real    # a complex x0's iterations on a real system (see above)
-        field = field.astype(out_dtype, copy=False)
+        rounded = None
+        if np.dtype(out_dtype).itemsize < field.dtype.itemsize and bnorm:
+            field = field.astype(out_dtype)   # float32/complex64: what that rounding leaves
+            rounded = self._true_residual(bdev, xp.asarray(field.astype(bdev.dtype).reshape(
+                self.op.shape))) / bnorm
         err = None
         if self.is_grid and self.system.exact is not None:
             err = float(np.abs(field - self.system.exact).max())
@@ -889,7 +897,9 @@ class Solver:
             bnorm=bnorm, bytes_moved=moved, error=err,
             problem=self.system.name if self.is_grid else "matrix",
             extent=self.system.info.get("extent") if self.is_grid else None,
-            info={"solver": self.describe()}, true_residual=true_abs / bnorm if bnorm else None,
+            info={"solver": self.describe(), **({} if rounded is None else
+                                                {"rounded_residual": rounded})},
+            true_residual=true_abs / bnorm if bnorm else None,
             cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None)
         if converged and math.isfinite(true_abs) and true_abs > 10 * tol:
             # the recurrence passed the tolerance, the returned x does not: say so

@@ -204,3 +204,33 @@ def test_scipy_method_names_say_what_to_use(name, hint):
     getattr(sla, name)   # a real scipy.sparse.linalg name
     with pytest.raises(ValueError, match=hint):
         skiff.solve(A, b, method=name)
+
+
+def test_m_none_is_scipys_no_preconditioner_and_a_pyamg_solver_is_its_cycle():
+    import pyamg
+
+    A, b = _laplacian(200), np.ones(200)
+    its = []
+    sla.cg(A, b, rtol=1e-9, M=None, callback=lambda xk: its.append(1))
+    sol = skiff.solve(A, b, method="cg", rtol=1e-9, M=None)
+    assert sol.precond == "none" and sol.iterations == len(its)
+    assert skiff.solve(A, b, method="cg", rtol=1e-9, precond=None).iterations == len(its)
+    ml = pyamg.smoothed_aggregation_solver(A)
+    its = []
+    sla.cg(A, b, rtol=1e-9, M=ml.aspreconditioner(), callback=lambda xk: its.append(1))
+    sol = skiff.solve(A, b, method="cg", rtol=1e-9, M=ml)     # the solver itself
+    assert sol.converged and abs(sol.iterations - len(its)) <= 1
+
+
+def test_float32_result_reports_the_residual_of_the_rounded_x():
+    A = _laplacian(300)
+    b = np.random.default_rng(11).standard_normal(300)
+    A32, b32 = A.astype(np.float32), b.astype(np.float32)
+    sol = skiff.solve(A32, b32, method="cg", rtol=1e-10)
+    assert sol.converged and sol.x.dtype == np.float32
+    A64, b64 = A32.astype(np.float64), b32.astype(np.float64)
+    by_hand = np.linalg.norm(b64 - A64 @ sol.x.astype(np.float64)) / np.linalg.norm(b64)
+    assert sol.info["rounded_residual"] == pytest.approx(by_hand, rel=1e-6)
+    assert sol.relative_residual <= 1e-10 < by_hand   # the float64 iterate's, then rounding
+    x_ref, _ = sla.cg(A32, b32, rtol=1e-6)    # float32 iterations: no closer than rounding
+    assert by_hand <= np.linalg.norm(b64 - A64 @ x_ref.astype(np.float64)) / np.linalg.norm(b64)
