@@ -5,11 +5,9 @@ launches the job (:func:`skiff.jobs.submit`, as the magics do), follows it on st
 tqdm (:mod:`skiff.jobs.terminal`: one live line on a terminal, plain lines in a log) and
 prints a short summary to stdout; ``--json`` prints only one JSON document to stdout
 (``{"job": ..., "result": ..., "failed": [...]}``, non-ASCII text as it is). Options that
-mean something only in a notebook (``-o NAME``) are not offered. Exit status: 0 done, 1
-failed, cancelled or some inputs failed (OCR), 2 bad usage; ``jobs wait ID`` the same for
-the job it waited for, 124 when ``--timeout`` ran out first, 130 when Ctrl-C stopped the
-waiting (the job goes on). SIGTERM to a command that runs a job cancels the job as Ctrl-C
-does.
+mean something only in a notebook (``-o NAME``) are not offered. ``--dry-run`` checks a job
+and prints what it would run, starting nothing. Exit status: :data:`EXIT_CODES` (printed by
+``--help``). SIGTERM to a command that runs a job cancels the job as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -32,6 +30,18 @@ __all__ = ["main", "TOOLS"]
 
 # commands that are not jobs
 TOOLS = {"devices": DEVICES, "jobs": JOBS, "plan": PLAN, "predict": PREDICT}
+
+# exit status of every command, for scripts (``--help`` prints this table)
+OK, FAILED, USAGE, CANCELLED, TIMEOUT, INTERRUPTED = 0, 1, 2, 3, 124, 130
+EXIT_CODES = (
+    (OK, "done (jobs wait: the job it waited for is done)"),
+    (FAILED, "the job failed, a solve did not converge, or some OCR inputs failed"),
+    (USAGE, "bad usage: an unknown option or value, no such job or file (one line)"),
+    (CANCELLED, "the job was cancelled elsewhere (jobs cancel, a notebook's Cancel)"),
+    (TIMEOUT, "jobs wait --timeout ran out first (the job goes on)"),
+    (INTERRUPTED, "Ctrl-C or SIGTERM here: the job it ran was cancelled (jobs wait: the "
+                  "waiting stopped, the job goes on)"),
+)
 
 
 def _kinds() -> dict:
@@ -61,19 +71,31 @@ def _help() -> str:
     commands = _commands()
     width = max(map(len, commands)) + 2
     rows = [f"  {name.ljust(width)}{cmd.summary}" for name, cmd in commands.items()]
+    codes = [f"  {str(code).ljust(5)}{what}" for code, what in EXIT_CODES]
     return "\n".join([_usage(), "", "Train models, solve PDEs and read documents from a "
                       "terminal: the notebook magics' grammar.", "", "commands:", *rows, "",
-                      "Run 'python -m skiff COMMAND --help' for a command's options."])
+                      "Run 'python -m skiff COMMAND --help' for a command's options; "
+                      "--json prints one JSON document on stdout (messages go to stderr), "
+                      "--dry-run checks a job and starts nothing.", "", "exit status:",
+                      *codes])
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _main(sys.argv[1:] if argv is None else list(argv))
+    except BrokenPipeError:  # `python -m skiff ... | head`: the reader left; so do we
+        with contextlib.suppress(OSError, ValueError):  # nothing more to flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return FAILED
+
+
+def _main(argv: list[str]) -> int:
     for stream in (sys.stdout, sys.stderr):  # text no encoding can show is escaped, not fatal
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     if not argv:  # as git does: the commands, on stderr, and a usage error's status
         print(_help(), file=sys.stderr)
-        return 2
+        return USAGE
     if argv[0] in ("-h", "--help") or argv == ["help"]:
         print(_help())
         return 0
@@ -92,27 +114,24 @@ def main(argv: list[str] | None = None) -> int:
         hint = did_you_mean(name, list(_commands()))
         print(f"skiff: unknown command {name!r}{hint}: choose from "
               f"{', '.join(_commands())}\n{_usage()}", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         if name in TOOLS:
             return _run_tool(name, rest)
         return _run_job(name, rest)
-    except BrokenPipeError:  # `python -m skiff ... | head`: the reader left; so do we
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     except GrammarError as exc:
         print(_clean(exc), file=sys.stderr)
-        return 2
+        return USAGE
     except KeyboardInterrupt:  # a second Ctrl-C while a cancelled job stops: no traceback
         print("skiff: interrupted; a job cancelled here may still be stopping "
               "(python -m skiff jobs shows it)", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception as exc:
         msg = user_message(exc)
         if msg is None:
             raise
         print(f"skiff {name}: {_clean(msg)}", file=sys.stderr)
-        return 2
+        return USAGE
 
 
 def _help_requested(rest, cmd) -> bool:
@@ -229,7 +248,7 @@ def _follow_and_report(k, kind: str, job, opts: dict, values: dict) -> int:
     exit status."""
     from skiff.jobs.terminal import summary
 
-    _follow(job)
+    interrupted = _follow(job)
     failed = k.failures(job) if job.status == "done" else []
     if opts.get("json"):
         doc = {"job": job.summary(), "result": job.result}
@@ -244,14 +263,23 @@ def _follow_and_report(k, kind: str, job, opts: dict, values: dict) -> int:
     if failed and not (job.result or {}).get("images", 0) > len(failed):
         # the job's one result failed (a solve that did not converge): that, in one line
         print(f"skiff {kind}: " + "; ".join(_clean(f) for f in failed[:3]), file=sys.stderr)
-        return 1
+        return FAILED
     if failed:
         shown = "\n".join(f"  {_clean(f)}" for f in failed[:20])
         more = f"\n  … and {len(failed) - 20} more" if len(failed) > 20 else ""
         print(f"skiff {kind}: {len(failed)} input{'s' if len(failed) > 1 else ''} failed "
               f"(the others were done):\n{shown}{more}", file=sys.stderr)
-        return 1
-    return 0 if job.status == "done" else 1
+        return FAILED
+    return _status_code(job, interrupted)
+
+
+def _status_code(job, interrupted: bool = False) -> int:
+    """The exit status for a job that ended: :data:`EXIT_CODES`."""
+    if job.status == "done":
+        return OK
+    if job.status == "cancelled":
+        return INTERRUPTED if interrupted else CANCELLED
+    return FAILED
 
 
 def _slurm_submitted(job, opts: dict) -> int:
@@ -262,29 +290,35 @@ def _slurm_submitted(job, opts: dict) -> int:
           file=sys.stderr)
     if sub.get("plan"):
         print(f"skiff: {sub['plan']}", file=sys.stderr)
+    interrupted = False
     if opts.get("wait") and sub["submitted"]:
-        _follow(job)
+        interrupted = _follow(job)
     if opts.get("json"):
         print(json.dumps({"job": job.summary(), "submission": sub}, ensure_ascii=False,
                          default=str))
-    return 0 if not (opts.get("wait") and sub["submitted"]) or job.status == "done" else 1
+    if not (opts.get("wait") and sub["submitted"]):
+        return OK
+    return _status_code(job, interrupted)
 
 
-def _follow(job) -> None:
+def _follow(job) -> bool:
     """Follow ``job`` on stderr until it ends: a live line on a TTY, plain lines otherwise;
-    Ctrl-C or SIGTERM cancels it."""
+    Ctrl-C or SIGTERM cancels it. Returns whether they did (an interrupt here)."""
     from skiff.jobs import follow
     from skiff.jobs.terminal import LiveDisplay
 
     display = LiveDisplay(sys.stderr)
+    asked: list[bool] = []
 
     def interrupted():
+        asked.append(True)
         display.close()
         print("skiff: cancelling…", file=sys.stderr)
 
     follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
            on_interrupt=interrupted, terminate=True)
     display.close(job)
+    return bool(asked)
 
 
 def _run_tool(name: str, rest: list[str]) -> int:
@@ -324,12 +358,12 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 raise
             print(f"skiff: stopped waiting; job {ns.job_id} goes on (python -m skiff jobs "
                   f"cancel {ns.job_id} stops it)", file=sys.stderr)
-            return 130
+            return INTERRUPTED
         except TimeoutError as exc:  # jobs wait --timeout: as timeout(1) says it
             if ns.action != "wait":
                 raise
             print(f"skiff: {_clean(exc)}", file=sys.stderr)
-            return 124
+            return TIMEOUT
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -362,7 +396,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 print("  cancel asked: it stops at its next step (a training writes a "
                       "checkpoint first)")
         if ns.action == "wait":  # a script's `jobs wait ID && next` goes on only when done
-            return 0 if out.status == "done" and not out.failures else 1
+            return FAILED if out.status == "done" and out.failures else _status_code(out)
         return 0
     if name == "predict":
         from pathlib import Path
@@ -375,7 +409,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
             document, text = predict_cli(ns, run if run.is_dir() else find_run_dir(ns.run))
         except (ValueError, KeyError) as exc:  # a bad job, run folder or file: one line
             print(f"skiff predict: {user_message(exc)}", file=sys.stderr)
-            return 2
+            return USAGE
         print(json.dumps(document, ensure_ascii=False) if ns.json else text)
         return 0
     from skiff.grammar.plan import cli

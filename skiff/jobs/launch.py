@@ -224,8 +224,9 @@ def submit(kind: str, words: str | list[str] | None = None, *, values: dict | No
     Mistakes raise :class:`~skiff.grammar.GrammarError` or ``ValueError``-like errors whose
     message is one line for the user.
     """
-    k, values, command, given = _parsed(kind, words, values=values, cell=cell,
-                                        user_ns=user_ns, prog=prog, front=front, typed=typed)
+    k, values, command, given, user_ns = _parsed(kind, words, values=values, cell=cell,
+                                                 user_ns=user_ns, prog=prog, front=front,
+                                                 typed=typed)
     options = _options(values)
     values, opts = split_launch(argparse.Namespace(**values))
     where = launch_options(opts)
@@ -248,8 +249,9 @@ def dry_run(kind: str, words: str | list[str] | None = None, *, values: dict | N
     started (no run folder, no thread, no process): ``{"dry_run": True, "kind", "runner",
     "np", "device", "command", "options", "config"}`` plus ``"plan"`` (the kind's line on
     the launch) and ``"device_why"`` when there is one. A mistake raises as submit does."""
-    k, values, command, given = _parsed(kind, words, values=values, cell=cell,
-                                        user_ns=user_ns, prog=prog, front=front, typed=typed)
+    k, values, command, given, user_ns = _parsed(kind, words, values=values, cell=cell,
+                                                 user_ns=user_ns, prog=prog, front=front,
+                                                 typed=typed)
     options = _options(values)
     values, opts = split_launch(argparse.Namespace(**values))
     where = launch_options(opts)
@@ -274,26 +276,28 @@ def dry_run(kind: str, words: str | list[str] | None = None, *, values: dict | N
 
 
 def _parsed(kind: str, words, *, values, cell, user_ns, prog, front, typed):
-    """``(kind, values, command line, options given)``: the words parsed by the kind's
-    grammar (or ``values`` parsed already), the line that starts the job again, and the
-    options the user named (None: not known, a panel's values)."""
+    """``(kind, values, command line, options given, user_ns)``: the words parsed by the
+    kind's grammar (or ``values`` parsed already), the line that starts the job again, the
+    options the user named (None: not known, a panel's values) and the notebook's variables
+    (with those the kind's preparse added: ``mlp (X, y)``)."""
     from skiff.kinds import get
 
     k = get(kind)
     given = None
+    user_ns = {} if user_ns is None else user_ns
     if values is None:
         if k.command is None:
             raise ValueError(f"job kind {kind!r} has no grammar: launch it from Python")
         line = words if isinstance(words, str) else None
         if line is not None and cell is None:
-            line, user_ns = k.preparse(line, user_ns if user_ns is not None else {})
+            line, user_ns = k.preparse(line, user_ns)
         argv = line if line is not None else list(words or [])
         values = vars(k.command.parse(argv, prog=prog))
         given = k.command.given(argv)
     elif typed is not None and k.command is not None:
         given = k.command.given(list(typed), cli=front == "cli")
     command = _command_line(k, typed if typed is not None else words, values, cell, front)
-    return k, values, command, given
+    return k, values, command, given, user_ns
 
 
 def _options(values: dict) -> dict:

@@ -190,7 +190,9 @@ class LiveDisplay:
     def __init__(self, stream, *, tty: bool | None = None, plain_every: float = 10.0,
                  ascii_only: bool | None = None):
         self.stream = stream
-        self.tty = stream.isatty() if tty is None else tty
+        # TERM=dumb (Emacs' shell, some CI consoles): a terminal that cannot redraw a line
+        self.tty = (stream.isatty() and os.environ.get("TERM") != "dumb") if tty is None \
+            else tty
         self.plain_every = plain_every
         encoding = (getattr(stream, "encoding", None) or "ascii").lower()
         self.ascii_only = ("utf" not in encoding) if ascii_only is None else ascii_only

@@ -130,3 +130,43 @@ def test_jobs_cancel_of_a_running_job_says_the_cancel_was_asked(runs_dir):
         assert "cancelled" in again.stdout and "cancel asked" not in again.stdout
     finally:
         job.cancel()
+
+
+@pytest.mark.parametrize("args", [("--help",), ("solve", "--help"), ("jobs",),
+                                  ("jobs", "--json"), ("devices",)])
+def test_a_closed_pipe_ends_quietly(args, runs_dir):
+    """`python -m skiff --help | head -1` printed a BrokenPipeError traceback (the top-level
+    help was outside the handler): a reader that left is no error to show."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written: EPIPE on the first write
+    try:
+        out = subprocess.run([sys.executable, "-m", "skiff", *args], stdout=write,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
+    assert out.returncode in (0, 1)
+
+
+def test_help_documents_the_exit_codes():
+    out = run("--help")
+    table = out.stdout.split("exit status:", 1)[1]
+    codes = [int(line.split()[0]) for line in table.strip().splitlines()]
+    assert codes == [0, 1, 2, 3, 124, 130]
+
+
+def test_a_dumb_terminal_gets_plain_lines_not_redraws(monkeypatch):
+    import io
+
+    from skiff.jobs.terminal import LiveDisplay
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("TERM", "xterm")
+    assert LiveDisplay(Tty()).tty
+    monkeypatch.setenv("TERM", "dumb")
+    display = LiveDisplay(Tty())
+    display.write("step 1")
+    assert not display.tty and display.stream.getvalue() == "step 1\n"
