@@ -155,7 +155,11 @@ class ErnieForCausalLM(nn.Module):
         """``model(ids)`` is :meth:`forward`'s logits; ``model(ids, labels=ids)`` (as in
         transformers) is a :class:`CausalLMOutput` with ``loss`` too: the mean cross-entropy
         of each position's logits against the next position's label (the shift is made
-        here, as transformers makes it; labels of -100 are left out)."""
+        here, as transformers makes it; labels of -100 are left out). With a padded
+        ``attention_mask`` a label predicted from a padded position is left out too (with
+        left padding, each row's first real token: transformers counts it with what its
+        attention makes of a row with nothing to attend to, which differs between its own
+        eager and sdpa attention; skiff's loss is transformers' with that label -100)."""
         aux = labels is not None and self.config.is_moe and self.config.output_router_logits
         if aux:  # the reference adds the balancing loss of this forward's routing
             for layer in self.model.layers:
@@ -170,6 +174,11 @@ class ErnieForCausalLM(nn.Module):
         B, T, V = logits.shape
         if y.shape != (B, T):
             raise ValueError(f"labels have shape {y.shape}, the input ids {(B, T)}")
+        mask = kwargs.get("attention_mask")
+        if mask is not None:  # a label predicted from a padded position has no context
+            mask = np.asarray(_host(mask)).reshape(B, T)
+            y = y.copy()
+            y[:, 1:][mask[:, :-1] == 0] = -100
         target = _as_index(y[:, 1:].reshape(-1), self)
         loss = F.cross_entropy(logits[:, :-1].reshape(B * (T - 1), V), target)
         if aux:
