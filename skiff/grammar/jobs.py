@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from .common import (
     command,
@@ -23,10 +24,13 @@ def age_seconds(text: str) -> float:
     """``90s``, ``30m``, ``12h``, ``7d``, ``2w`` (or plain seconds)."""
     t = str(text).strip().lower()
     try:
-        return float(t[:-1]) * _AGE[t[-1]] if t and t[-1] in _AGE else float(t)
+        age = float(t[:-1]) * _AGE[t[-1]] if t and t[-1] in _AGE else float(t)
     except ValueError:
+        age = None
+    if age is None or not math.isfinite(age) or age < 0:  # -5d removed nothing, silently
         raise argparse.ArgumentTypeError(
-            f"expected an age like 30m, 12h or 7d, got {text!r}") from None
+            f"expected an age like 30m, 12h or 7d (0 or more), got {text!r}")
+    return age
 
 
 @command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders; "

@@ -67,7 +67,12 @@ def remove_jobs(ids, root=None) -> list[str]:
     """Remove the run folders of the finished (or damaged) jobs ``ids`` (under ``root``,
     default :func:`runs_root`); a running job is refused, and nothing is removed when any of
     them is refused."""
-    jobs = [load_or_damaged(find_run_dir(str(i), root), root) for i in ids]
+    folders = []
+    for i in ids:  # one job named twice (its id and its name, a prefix) is removed once
+        folder = find_run_dir(str(i), root)
+        if folder.resolve() not in [f.resolve() for f in folders]:
+            folders.append(folder)
+    jobs = [load_or_damaged(folder, root) for folder in folders]
     refused = [why for why in map(_removable, jobs) if why]
     if refused:
         raise ValueError("; ".join(refused))

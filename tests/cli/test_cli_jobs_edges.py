@@ -1,0 +1,46 @@
+"""``python -m skiff jobs rm|prune`` edge cases and two terminal jobs at once (round 26)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from skiff.cli import main
+from skiff.jobs import launch
+
+
+def test_rm_of_one_job_named_twice_removes_it_once(capsys):
+    """`jobs rm ID ID` (or its id and its name) removed the folder, then failed on the
+    second with "[Errno 2] No such file or directory" (exit 2, after removing)."""
+    job = launch("demo", {"steps": 1, "sleep": 0}, name="twice").wait(10)
+    other = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    assert main(["jobs", "rm", job.id, job.id[-4:], "twice", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"removed": [job.id]}
+    assert not job.run_dir.exists() and other.run_dir.exists()
+
+
+def test_prune_refuses_a_negative_age(capsys):
+    job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    for age in ("-5", "-1d", "nan", "infd"):
+        assert main(["jobs", "prune", "--older-than", age]) == 2
+        assert "expected an age like 30m" in capsys.readouterr().err
+    assert job.run_dir.exists()
+    assert main(["jobs", "prune", "--older-than", "0"]) == 0  # every finished job
+    assert not job.run_dir.exists()
+
+
+def test_two_terminal_jobs_at_once_get_their_own_folders(runs_dir):
+    cmd = [sys.executable, "-m", "skiff", "solve", "poisson", "--grid", "16x16", "--json"]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env) for _ in range(2)]
+    docs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        docs.append(json.loads(out))
+    ids = {d["job"]["id"] for d in docs}
+    assert len(ids) == 2 and all(d["job"]["status"] == "done" for d in docs)
+    listed = subprocess.run([sys.executable, "-m", "skiff", "jobs", "--json"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert {j["id"] for j in json.loads(listed.stdout)} == ids
