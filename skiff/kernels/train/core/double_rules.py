@@ -190,6 +190,23 @@ def _mean(self, want, g):
     return expand_t(g * (1.0 / self.n), self.shape, self.axes, self.keepdims)
 
 
+@rule(M.Var)
+def _var(self, want, g):
+    """From the input, recomputed: the variance does not change when each group is shifted,
+    so the saved centred values stand in for it (with its place in the graph)."""
+    (centered,) = self.saved
+    x = input_t(self, 0, centered)
+    c = x - x.mean(self.axes, keepdims=True)
+    return expand_t(g, centered.shape, self.axes, self.keepdims) * c * (2.0 / self.denom)
+
+
+@rule(M.Cumsum)
+def _cumsum(self, want, g):  # the running sum of g from the end
+    rev = (slice(None),) * (self.axis % g.ndim) + (slice(None, None, -1),)
+    return S.GetItem.apply(M.Cumsum.apply(S.GetItem.apply(g, index=rev), axis=self.axis),
+                           index=rev)
+
+
 @rule(M._Extreme)  # Max and Min
 def _extreme(self, want, g):
     a, out = self.saved

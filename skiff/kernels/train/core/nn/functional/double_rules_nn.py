@@ -1,7 +1,7 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
-``conv2d``, ``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm``
-and ``cross_entropy``, each
-written with differentiable tensor ops so the gradient it returns can be differentiated again.
+``embedding``, ``conv2d``, ``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``,
+``layer_norm`` and ``cross_entropy``, each written with differentiable tensor ops so the
+gradient it returns can be differentiated again.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ...ops_math import Exp, MatMul, Sigmoid, Tanh
 from ...ops_shape import GetItem, Reshape, Stack, Transpose
 from .activations import GeluFn, LayerNormFn, LogSoftmaxFn, SiluFn, SoftmaxFn, _erf
 from .conv import Conv2dFn
-from .dense import LinearFn
+from .dense import EmbeddingFn, LinearFn
 from .losses import CrossEntropyFn
 
 __all__ = ["NormalCdf"]
@@ -189,3 +189,9 @@ def _conv2d(self, want, g):
     if want[2]:
         gb = g2.sum(1)
     return gx, gw, gb
+
+
+@rule(EmbeddingFn)
+def _embedding(self, want, g):  # the rows of g added back at their indices
+    (idx,) = self.saved
+    return IndexGrad.apply(g, index=idx, shape=self.wshape, advanced=True), None
