@@ -119,7 +119,8 @@ def _nested_rows(system):
     if not isinstance(system, (list, tuple)):
         return system
     try:
-        arr = np.asarray(system, dtype=np.float64)
+        arr = np.asarray(system)
+        arr = arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
     except (TypeError, ValueError):
         raise ValueError("a matrix given as a list must be a list of equal-length rows of "
                          f"numbers, got {type(system).__name__} {system!r:.60}") from None
@@ -358,10 +359,21 @@ class UserPrecond:
                              f"r -> M r or an (n, n) matrix, got {type(M).__name__}")
         self.n, self.xp = n, xp
         self.bytes = 0
+        # a real M (by its dtype, or its factors' for spilu/splu) meets complex vectors by
+        # parts, M r = M Re r + i M Im r (SuperLU's solve refuses complex vectors)
+        dtype = getattr(M, "dtype", None) or getattr(getattr(M, "L", None), "dtype", None)
+        try:
+            self.real = dtype is not None and np.dtype(dtype).kind in "biuf"
+        except TypeError:
+            self.real = False
 
     def __call__(self, r, out):
         host = r.ravel() if self.xp is np else to_numpy(r).ravel()
-        y = self.apply(host)
+        if self.real and host.dtype.kind == "c":
+            y = np.asarray(self.apply(np.ascontiguousarray(host.real))) + 1j * np.asarray(
+                self.apply(np.ascontiguousarray(host.imag)))
+        else:
+            y = self.apply(host)
         y = np.asarray(to_numpy(y) if self.xp is not np else y)
         if y.size != self.n:
             raise ValueError(f"the preconditioner M returned {y.shape!r} for a vector of "
@@ -618,7 +630,8 @@ class Solver:
         if self.method in ("cg", "pipecg") and not self.is_grid:
             blame = self._asymmetry()
             if blame is not None:  # CG would run to maxiter and diverge: say so now
-                raise SolveError(f"{self.method} needs a symmetric matrix and this one is not "
+                kind = "a Hermitian" if self.complex else "a symmetric"
+                raise SolveError(f"{self.method} needs {kind} matrix and this one is not "
                                  f"({blame}); use method='gmres' or 'bicgstab' (or 'auto', "
                                  "which picks)")
         if not self.is_grid and self.op.callable:

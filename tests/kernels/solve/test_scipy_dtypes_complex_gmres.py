@@ -234,3 +234,26 @@ def test_float32_result_reports_the_residual_of_the_rounded_x():
     assert sol.relative_residual <= 1e-10 < by_hand   # the float64 iterate's, then rounding
     x_ref, _ = sla.cg(A32, b32, rtol=1e-6)    # float32 iterations: no closer than rounding
     assert by_hand <= np.linalg.norm(b64 - A64 @ x_ref.astype(np.float64)) / np.linalg.norm(b64)
+
+
+def test_complex_lists_real_factor_preconditioner_and_saved_solution(tmp_path):
+    from skiff.kernels.solve import Solution
+
+    rows, rhs = [[2, 1j], [-1j, 3]], [1, 1]
+    np.testing.assert_allclose(skiff.solve(rows, rhs, rtol=1e-12).x, np.linalg.solve(rows, rhs),
+                               rtol=1e-10)
+    n = 120
+    A = _convection(n, seed=12)
+    Ac = (A + 0.2j * sp.eye(n)).tocsr()
+    b = _complex_rhs(n, seed=13)
+    ilu = sla.spilu(A.tocsc())    # a real factorisation as M of a complex system: by parts
+    by_parts = sla.LinearOperator(Ac.shape, dtype=complex,
+                                  matvec=lambda r: ilu.solve(r.real) + 1j * ilu.solve(r.imag))
+    x_ref, info, inner = _pr_norm_count(Ac, b, M=by_parts, rtol=1e-10, restart=30)
+    sol = skiff.solve(Ac, b, method="gmres", M=ilu, rtol=1e-10)
+    assert info == 0 and sol.converged
+    assert abs(sol.iterations - inner) <= 2          # right- vs SciPy's left-preconditioning
+    np.testing.assert_allclose(sol.x, sla.spsolve(Ac.tocsc(), b), rtol=1e-7, atol=1e-9)
+    back = Solution.load(sol.save(tmp_path / "x.npz"))
+    assert back.x.dtype == np.complex128
+    np.testing.assert_array_equal(back.x, sol.x)
