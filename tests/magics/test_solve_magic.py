@@ -233,3 +233,18 @@ def test_precond_variable_errors_name_the_fix(shell):
         shell.run_line_magic("solve", "poisson --grid 16x16 --precond Mok")
     with pytest.raises(UsageError, match="takes no preconditioner"):
         shell.run_line_magic("solve", "Ae be --method direct --precond Mok")
+
+
+def test_gmres_maxiter_counts_restart_cycles_as_scipy(shell):
+    n = 200
+    A = sp.diags([-1.4, 2.2, -0.6], [-1, 0, 1], shape=(n, n)).tolil()
+    A[0, n - 1] = 0.3
+    A = A.tocsr()
+    shell.user_ns.update(Ag=A, bg=np.ones(n))
+    job = shell.run_line_magic(
+        "solve", "Ag bg --method gmres --precond none --restart 5 --maxiter 3 --rtol 1e-12 --wait")
+    assert job.status == "done", job.error
+    x_ref, info = spla.gmres(A, np.ones(n), restart=5, maxiter=3, rtol=1e-12)
+    assert info == 3 and not job.value.converged and job.value.scipy_info == info
+    assert job.result["iterations"] == 15 and "3 restart cycles" in job.result["status"]
+    np.testing.assert_allclose(job.value.x, x_ref, rtol=1e-9, atol=1e-12)
