@@ -127,7 +127,10 @@ def _main(argv: list[str]) -> int:
               "(python -m skiff jobs shows it)", file=sys.stderr)
         return INTERRUPTED
     except Exception as exc:
-        msg = user_message(exc)
+        from skiff.jobs.store import RunFolderError
+
+        # RunFolderError: the runs folder cannot be made (SKIFF_RUNS names a file)
+        msg = str(exc) if isinstance(exc, RunFolderError) else user_message(exc)
         if msg is None:
             raise
         print(f"skiff {name}: {_clean(msg)}", file=sys.stderr)
@@ -347,7 +350,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
             # (a shell's background job: Python then installs no KeyboardInterrupt)
             previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            if ns.action == "wait":  # says what Ctrl-C does before it blocks
+            if ns.action == "wait" and ns.job_id:  # says what Ctrl-C does before it blocks
                 job = jobs_action("show", ns.job_id)
                 if not job.done:
                     print(f"skiff: waiting for job {job.id} ({job.status}); Ctrl-C stops "

@@ -8,6 +8,7 @@ import math
 from .common import (
     command,
     json_option,
+    nonneg_float,
     nonneg_int,
     notebook_only,
     positive_int,
@@ -55,7 +56,8 @@ def JOBS(p):
                    help="prune: finished jobs started longer ago than AGE (30m, 12h, 7d)")
     p.add_argument("--keep", type=nonneg_int, default=None, metavar="N",
                    help="prune: keep the newest N finished jobs")
-    p.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
+    p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
+                   help="wait: seconds to wait at most (then exit status 124)")
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
                                  type=variable_name,
                                  help="store the job in the notebook variable NAME"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import time
 
@@ -298,6 +299,8 @@ def empty_text(jobs) -> str:
     if total:
         what = getattr(jobs, "filters", "") or "matching"
         return f"no {what} job among the {total} in {root}"
+    if os.path.exists(root) and not os.path.isdir(root):  # SKIFF_RUNS names a file
+        return f"no jobs: {root} is a file, not a folder (set SKIFF_RUNS to a folder)"
     return f"no jobs yet in {root} (SKIFF_RUNS=DIR looks in another folder)"
 
 

@@ -79,10 +79,11 @@ def apply_mode(path: str | os.PathLike) -> None:
 
 
 def runs_root(root: str | os.PathLike | None = None) -> Path:
-    """``$SKIFF_RUNS`` if set, else ``./skiff-runs``."""
+    """``$SKIFF_RUNS`` if set, else ``./skiff-runs``; ``~`` is the home folder (a quoted
+    ``SKIFF_RUNS="~/runs"`` made a folder named ``~`` in the working folder)."""
     if root is not None:
-        return Path(root)
-    return Path(os.environ.get("SKIFF_RUNS") or Path.cwd() / "skiff-runs")
+        return Path(root).expanduser()
+    return Path(os.environ.get("SKIFF_RUNS") or Path.cwd() / "skiff-runs").expanduser()
 
 
 def new_job_id(kind: str) -> str:

@@ -44,3 +44,34 @@ def test_two_terminal_jobs_at_once_get_their_own_folders(runs_dir):
     listed = subprocess.run([sys.executable, "-m", "skiff", "jobs", "--json"], env=env,
                             capture_output=True, text=True, timeout=120)
     assert {j["id"] for j in json.loads(listed.stdout)} == ids
+
+
+def test_wait_without_an_id_names_wait_and_a_negative_timeout_is_refused(capsys):
+    """`jobs wait` alone said "jobs show needs a job ID"; `--timeout -1` was taken."""
+    assert main(["jobs", "wait"]) == 2
+    assert "jobs wait needs a job ID" in capsys.readouterr().err
+    job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    assert main(["jobs", "wait", job.id, "--timeout", "-1"]) == 2
+    assert "--timeout: expected a number >= 0, got '-1'" in capsys.readouterr().err
+    assert main(["jobs", "wait", job.id, "--timeout", "0"]) == 0  # done already
+
+
+def test_skiff_runs_a_file_is_one_line_and_a_tilde_is_the_home(tmp_path, monkeypatch, capsys):
+    """SKIFF_RUNS naming a file: a RunFolderError traceback (exit 1) and a listing that said
+    "no jobs yet"; SKIFF_RUNS="~/runs" (quoted, so no shell expanded it) made a folder named
+    '~' in the working folder."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    monkeypatch.setenv("SKIFF_RUNS", str(afile))
+    assert main(["solve", "poisson", "--grid", "8x8"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create run folder" in err and "SKIFF_RUNS" in err
+    assert main(["jobs"]) == 0
+    assert "is a file, not a folder" in capsys.readouterr().out
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SKIFF_RUNS", "~/runs")
+    monkeypatch.chdir(tmp_path)
+    assert main(["solve", "poisson", "--grid", "8x8", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["job"]["run_dir"].startswith(str(tmp_path / "home" / "runs"))
+    assert not (tmp_path / "~").exists()
