@@ -723,9 +723,10 @@ class Solver:
             b = b.toarray()
         host = to_numpy(b) if not isinstance(b, np.ndarray) else b
         host = np.asarray(host)
-        if self.is_grid:
-            check_real(host.dtype, "b", "a grid problem's field is real (solve the real and "
-                       "imaginary parts of b one after the other: A is real)")
+        if self.is_grid and host.dtype.kind == "c":
+            raise ValueError(f"b is complex ({host.dtype}); a grid problem's field is real: "
+                             f"solve for b.real and b.imag one after the other (A is real, so "
+                             f"x = x_re + 1j x_im), or pass problem.matrix() for a complex b")
         self.b_dtype = host.dtype
         work = np.complex128 if self.complex or host.dtype.kind == "c" else np.float64
         if work is np.complex128 and self.device.is_gpu:

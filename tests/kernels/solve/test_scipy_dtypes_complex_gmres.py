@@ -257,3 +257,15 @@ def test_complex_lists_real_factor_preconditioner_and_saved_solution(tmp_path):
     back = Solution.load(sol.save(tmp_path / "x.npz"))
     assert back.x.dtype == np.complex128
     np.testing.assert_array_equal(back.x, sol.x)
+
+
+def test_grid_problem_with_complex_b_names_the_matrix_route():
+    from skiff.kernels.solve import poisson
+
+    grid = poisson((12, 12))
+    b = np.random.default_rng(14).standard_normal(144) * (1 + 0.5j)
+    with pytest.raises(ValueError, match=r"problem.matrix\(\)"):
+        skiff.solve(grid, b)
+    A = grid.matrix()            # the named route gives SciPy's answer
+    sol = skiff.solve(A, b, rtol=1e-11)
+    np.testing.assert_allclose(sol.x, sla.spsolve(A.tocsc(), b), rtol=1e-8, atol=1e-10)
