@@ -174,6 +174,8 @@ def _ops(lib):
         "cumsum": lambda x, w: (x * w).cumsum(1).tanh() + x.cumsum(0) * w,
         "embedding": lambda x, w: (fn.embedding(lib.tensor([[2, 0], [2, 1]]), x * w) ** 2
                                    ).sum(1)[0] * x,
+        "rms_norm": lambda x, w: fn.rms_norm(x * w, (4,), w[0], eps=1e-6) if lib is torch
+        else fn.rms_norm(x * w, w[0], eps=1e-6),
         "norm": lambda x, w: (x * w).norm(2, dim=1) * x.norm(),
         "mse": lambda x, w: fn.mse_loss(x.tanh(), w) * x,
         "cross_entropy": lambda x, w: fn.cross_entropy(x * w, lib.tensor([0, 2, 1])),
@@ -202,6 +204,39 @@ def test_second_and_third_derivative_of_each_op(name):
             assert a is None
             continue
         close(a, b)
+
+
+# ---- MAML: one inner step of a conv-BN-ReLU-maxpool learner, the meta-gradient through it -----
+def maml_meta_grads(lib, arrays, xs, ys, xq, yq):
+    fn = torch.nn.functional if lib is torch else F
+    params = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+
+    def learner(x, p):
+        h = fn.conv2d(x, p[0], p[1], padding=1)
+        h = fn.batch_norm(h, None, None, p[2], p[3], training=True)
+        h = fn.max_pool2d(fn.relu(h), 2)
+        return fn.linear(h.reshape(h.shape[0], -1), p[4], p[5])
+
+    inner = fn.cross_entropy(learner(xs, params), ys)
+    grads = lib.autograd.grad(inner, params, create_graph=True)
+    fast = [p - 0.4 * g for p, g in zip(params, grads)]
+    outer = fn.cross_entropy(learner(xq, fast), yq)
+    outer.backward()
+    return [outer] + [p.grad for p in params]
+
+
+def test_maml_meta_gradient_through_conv_batchnorm_maxpool_equals_torch():
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((4, 1, 3, 3)) * 0.5, rng.standard_normal(4) * 0.1,
+              1 + 0.1 * rng.standard_normal(4), 0.1 * rng.standard_normal(4),
+              rng.standard_normal((3, 16 * 4)) * 0.2, np.zeros(3)]
+    data = [rng.standard_normal((6, 1, 8, 8)), rng.integers(0, 3, 6),
+            rng.standard_normal((6, 1, 8, 8)), rng.integers(0, 3, 6)]
+    got = maml_meta_grads(skiff, arrays, *(skiff.tensor(d, dtype=skiff.float64) if d.dtype.kind
+                                           == "f" else skiff.tensor(d) for d in data))
+    want = maml_meta_grads(torch, arrays, *(torch.tensor(d) for d in data))
+    for a, b in zip(got, want):
+        close(a, b, rtol=1e-9)
 
 
 # ---- an op without a rule is named; gradients without a path are not asked of it --------------

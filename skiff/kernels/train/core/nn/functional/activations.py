@@ -207,6 +207,7 @@ class RMSNormFn(Function):
     def forward(self, x, w, eps=1e-6):
         xp = xp_of(x)
         rstd = 1.0 / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+        self.eps = eps
         xhat = x * rstd
         self.save_for_backward(xhat, rstd, w)
         return xhat * w if w is not None else xhat
@@ -237,7 +238,7 @@ class BatchNormFn(Function):
 
     def forward(self, x, w, b, mean=None, var=None, eps=1e-5, training=True):
         xp = xp_of(x)
-        self.shape, self.training = x.shape, training
+        self.shape, self.training, self.eps = x.shape, training, eps
         xs, self.swap = cn_view(x)
         if self.swap:  # (C, N, H, W) memory
             x3 = xs.reshape(xs.shape[0], 1, -1)

@@ -1,7 +1,7 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
-``embedding``, ``conv2d``, ``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``,
-``layer_norm`` and ``cross_entropy``, each written with differentiable tensor ops so the
-gradient it returns can be differentiated again.
+``embedding``, ``conv2d``, ``max_pool2d``, ``gelu`` (exact and tanh), ``silu``, ``softmax``,
+``log_softmax``, ``layer_norm``, ``rms_norm``, ``batch_norm`` and ``cross_entropy``, each
+written with differentiable tensor ops so the gradient it returns can be differentiated again.
 """
 
 from __future__ import annotations
@@ -13,8 +13,17 @@ from ...double_helpers import input_t, output_t
 from ...double_rules import IndexGrad, rule
 from ...ops_math import Exp, MatMul, Sigmoid, Tanh
 from ...ops_shape import GetItem, Reshape, Stack, Transpose
-from .activations import GeluFn, LayerNormFn, LogSoftmaxFn, SiluFn, SoftmaxFn, _erf
-from .conv import Conv2dFn
+from .activations import (
+    BatchNormFn,
+    GeluFn,
+    LayerNormFn,
+    LogSoftmaxFn,
+    RMSNormFn,
+    SiluFn,
+    SoftmaxFn,
+    _erf,
+)
+from .conv import Conv2dFn, MaxPool2dFn
 from .dense import EmbeddingFn, LinearFn
 from .losses import CrossEntropyFn
 
@@ -195,3 +204,65 @@ def _conv2d(self, want, g):
 def _embedding(self, want, g):  # the rows of g added back at their indices
     (idx,) = self.saved
     return IndexGrad.apply(g, index=idx, shape=self.wshape, advanced=True), None
+
+
+@rule(RMSNormFn)
+def _rms_norm(self, want, g):
+    xhat, rstd, w = self.saved
+    x = input_t(self, 0, xhat / rstd)
+    r = ((x * x).mean(-1, keepdims=True) + self.eps) ** -0.5
+    xh = x * r
+    gx = gw = None
+    if want[1]:
+        gw = (g * xh).sum(tuple(range(g.ndim - 1)))
+    if want[0]:
+        gh = g * input_t(self, 1, w) if w is not None else g
+        gx = r * (gh - xh * (gh * xh).mean(-1, keepdims=True))
+    return gx, gw
+
+
+@rule(BatchNormFn)
+def _batch_norm(self, want, g):
+    """From the input, recomputed in (N, C, rest) order: in training the statistics do not
+    change when a channel is shifted, so the saved normalised values over 1/std stand in for the
+    input; in eval the map is affine and they give the same normalised values."""
+    xhat, rstd, w = self.saved
+    n, c = self.shape[:2]
+    x = input_t(self, 0, self._out(xhat / rstd))
+    x3 = Reshape.apply(x, shape=(n, c, -1)) if hasattr(x, "_node") else x.reshape(n, c, -1)
+    g3 = Reshape.apply(g, shape=(n, c, -1))
+    if self.training:
+        xc = x3 - x3.mean((0, 2), keepdims=True)
+        r = ((xc * xc).mean((0, 2), keepdims=True) + self.eps) ** -0.5
+        xh = xc * r
+    else:
+        r = rstd.reshape(1, c, 1)
+        xh = x3 * r
+    gx = gw = gb = None
+    if want[1]:
+        gw = (g3 * xh).sum((0, 2))
+    if want[2]:
+        gb = g3.sum((0, 2))
+    if want[0]:
+        gh = g3 * Reshape.apply(input_t(self, 1, w), shape=(1, c, 1)) if w is not None and \
+            self._parents[1] is not None else g3 * (w.reshape(1, c, 1) if w is not None else 1.0)
+        if self.training:
+            gh = gh - gh.mean((0, 2), keepdims=True) - xh * (gh * xh).mean((0, 2), keepdims=True)
+        gx = Reshape.apply(r * gh, shape=self.shape)
+    return gx, gw, gb, None, None
+
+
+@rule(MaxPool2dFn)
+def _max_pool2d(self, want, g):
+    """The gradient goes to the position of each window's max: an integer index built from the
+    saved offsets, so the gradient is an index-add node (and its own gradient a gather)."""
+    (arg,) = self.saved
+    kh, kw, sh, sw, ho, wo = self.geom
+    n, c, h, w = self.shape
+    xp = xp_of(arg)
+    a = arg.transpose(1, 0, 2, 3) if self.swap else arg
+    a = a.astype(xp.int64)
+    rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + a // kw
+    cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + a % kw
+    index = (xp.arange(n).reshape(n, 1, 1, 1), xp.arange(c).reshape(1, c, 1, 1), rows, cols)
+    return IndexGrad.apply(g, index=index, shape=(n, c, h, w), advanced=True)
