@@ -33,6 +33,19 @@ def rows_linear(lin, x):
 
 
 
+class ErnieRMSNorm(nn.RMSNorm):
+    """RMSNorm as the reference computes it: for 16-bit inputs the statistics in float32
+    and the normalised value rounded to the input's dtype, then times the weight
+    (``nn.RMSNorm`` squares, averages and takes the root in the input's dtype: in bfloat16
+    2.7 times the reference's error on the same input). float32 inputs: ``nn.RMSNorm``."""
+
+    def forward(self, x):
+        if x.dtype.itemsize >= 4:
+            return super().forward(x)
+        xhat = F.rms_norm(x.astype(np.float32), None, self.eps).astype(x.dtype)
+        return xhat * self.weight
+
+
 class ErnieMLP(nn.Module):
     """SwiGLU: ``down(silu(gate(x)) * up(x))``."""
 
@@ -203,8 +216,8 @@ class ErnieDecoderLayer(nn.Module):
         self.self_attn = ErnieAttention(cfg, dtype)
         self.mlp = (ErnieMoE(cfg, dtype) if cfg.is_moe_layer(layer)
                     else ErnieMLP(cfg.hidden_size, cfg.intermediate_size, cfg.use_bias, dtype))
-        self.input_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
-        self.post_attention_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps,
+        self.input_layernorm = ErnieRMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
+        self.post_attention_layernorm = ErnieRMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps,
                                                    dtype=dtype)
 
     def forward(self, x, cos, sin, cache=None):  # (B, T, C)
@@ -232,4 +245,4 @@ class ErnieModel(nn.Module):
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size, dtype=dtype)
         self.layers = nn.ModuleList([ErnieDecoderLayer(cfg, i, dtype)
                                      for i in range(cfg.num_hidden_layers)])
-        self.norm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
+        self.norm = ErnieRMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
