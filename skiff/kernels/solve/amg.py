@@ -158,26 +158,59 @@ def _gauss_seidel():
 
 def _fit_candidates(agg, count, B):
     """Tentative prolongator whose columns on each aggregate are an orthonormal basis of the
-    rows of ``B`` there (QR), and the coarse candidates (the R factors, stacked)."""
-    order = np.argsort(agg, kind="stable")
-    bounds = np.searchsorted(agg[order], np.arange(count + 1))
-    rows, cols, vals, coarse = [], [], [], []
-    col = 0
-    for a in range(count):
-        idx = order[bounds[a]:bounds[a + 1]]
-        q, r = np.linalg.qr(B[idx])
-        keep = np.abs(np.diag(r)) > 1e-10 * max(np.abs(r).max(), 1e-300)
-        q, r = q[:, keep], r[keep]
-        m = q.shape[1]
-        rows.append(np.repeat(idx, m))
-        cols.append(np.tile(np.arange(col, col + m), len(idx)))
-        vals.append(q.ravel())
-        coarse.append(r)
-        col += m
-    T = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                      shape=(B.shape[0], col))
-    return T, np.vstack(coarse)
+    rows of ``B`` there, and the coarse candidates (the R factors, stacked).
 
+    Gram-Schmidt on every aggregate at once (two passes, ``np.bincount`` for the per-aggregate
+    dot products): O(n k^2) numpy work. A column whose remainder on an aggregate is under
+    1e-10 of ``B``'s norm there is dropped for that aggregate (B is rank-deficient on it).
+    The loop over aggregates with one ``np.linalg.qr`` each took 2 s for 33 000 aggregates."""
+    n, k = B.shape
+    Q = np.array(B, dtype=np.float64, copy=True)
+    R = np.zeros((count, k, k))
+    keep = np.zeros((count, k), dtype=bool)
+    scale = np.sqrt(np.bincount(agg, weights=(Q * Q).sum(axis=1), minlength=count))
+    for j in range(k):
+        for _ in range(2):                       # twice is enough (re-orthogonalisation)
+            for i in range(j):
+                dot = np.bincount(agg, weights=Q[:, i] * Q[:, j], minlength=count)
+                R[:, i, j] += dot
+                Q[:, j] -= dot[agg] * Q[:, i]
+        norm = np.sqrt(np.bincount(agg, weights=Q[:, j] * Q[:, j], minlength=count))
+        ok = norm > 1e-10 * np.maximum(scale, 1e-300)
+        R[:, j, j] = np.where(ok, norm, 0.0)
+        Q[:, j] = np.where(ok[agg], Q[:, j] / np.where(ok, norm, 1.0)[agg], 0.0)
+        R[~ok, j, :] = 0.0
+        keep[:, j] = ok
+    col_of = np.cumsum(keep.ravel()).reshape(count, k) - 1   # coarse column of (aggregate, j)
+    ncols = int(keep.sum())
+    mask = keep[agg]                                           # (n, k)
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, k))[mask]
+    T = sp.csr_matrix((Q[mask], (rows, col_of[agg][mask])), shape=(n, ncols))
+    return T, R[keep]
+
+
+def improve_candidates(A: sp.csr_matrix, B: np.ndarray, sweeps: int) -> np.ndarray:
+    """``B`` after ``sweeps`` symmetric Gauss-Seidel sweeps on ``A x = 0`` (pyamg's default
+    ``improve_candidates``): the constant (or the rigid-body modes) bent to what ``A`` finds
+    smooth, e.g. flat inside each region of a high-contrast coefficient and decaying to a
+    Dirichlet boundary. Damped Jacobi (``w = 2/3``, twice as many steps) without numba."""
+    B = np.array(B, dtype=np.float64, copy=True)
+    if sweeps <= 0:
+        return B
+    d = A.diagonal()
+    gs = _gauss_seidel()
+    zero = np.zeros(A.shape[0])
+    for j in range(B.shape[1]):
+        col = np.ascontiguousarray(B[:, j])
+        for _ in range(sweeps):
+            if gs is not None:
+                gs(A.indptr, A.indices, A.data, d, col, zero, True)
+                gs(A.indptr, A.indices, A.data, d, col, zero, False)
+            else:
+                for _ in range(2):
+                    col -= (2.0 / 3.0) * (A @ col) / d
+        B[:, j] = col
+    return B
 
 
 def coarse_inverse(dense: np.ndarray) -> np.ndarray:
@@ -236,6 +269,11 @@ class SmoothedAggregation:
         Near-null-space vectors the coarse spaces must represent (default: the constant). For
         elasticity, the rigid-body modes (pyamg.gallery.linear_elasticity returns them): each
         aggregate then gets ``k`` tentative basis functions, the QR factors of ``B`` on it.
+    improve : int
+        Symmetric Gauss-Seidel sweeps on ``A x = 0`` applied to ``B`` (the constant when not
+        given) before the finest level's fit, as pyamg's default ``improve_candidates``
+        (4 sweeps); 0 keeps ``B`` as given. On a 1e-6..1e6 checkerboard coefficient (P1,
+        261 121 unknowns) CG+AMG took 93 iterations with the plain constant, 51 now (pyamg 61).
     xp : array module of the cycles (numpy or cupy)
     symmetric : bool, optional
         Whether ``A`` is symmetric (looked at when not given): a non-symmetric one gets the
@@ -243,7 +281,7 @@ class SmoothedAggregation:
     """
 
     def __init__(self, A, *, theta=0.0, max_coarse=400, max_levels=12, degree=2, B=None,
-                 xp=np, symmetric=None):
+                 xp=np, symmetric=None, improve=4):
         A = sp.csr_matrix(A, dtype=np.float64)
         A.sort_indices()
         if B is not None:
@@ -269,6 +307,8 @@ class SmoothedAggregation:
             if count >= A.shape[0] or count == 0:
                 break
             n = A.shape[0]
+            if not self.levels and improve > 0:   # the finest level's candidates, smoothed
+                B = improve_candidates(A, np.ones((n, 1)) if B is None else B, improve)
             if B is None:
                 T = sp.csr_matrix((np.ones(n), (np.arange(n), agg)), shape=(n, count))
                 T = T @ sp.diags(1.0 / np.sqrt(np.asarray(T.sum(axis=0)).ravel()))
@@ -357,6 +397,24 @@ class SmoothedAggregation:
         xc = self.vcycle(level + 1, self.xp.zeros(rc.shape[0]), rc)
         x += P @ xc
         return self._smooth(A, dinv, lmax, x, b, self.degree)
+
+    def aspreconditioner(self):
+        """One V-cycle from zero as a scipy ``LinearOperator`` (pyamg's name): a block of a
+        preconditioner you write yourself (Stokes: the velocity block), or SciPy's ``M=``.
+        Symmetric positive definite for an SPD matrix (Chebyshev smoothing, R = P^T), so CG
+        and MINRES take it. Host (numpy) vectors only."""
+        from scipy.sparse.linalg import LinearOperator
+
+        if self.xp is not np:
+            raise ValueError("aspreconditioner: this hierarchy runs on the GPU; build it with "
+                             "xp=numpy for a scipy LinearOperator")
+        n = self.levels[0][0].shape[0] if self.levels else self.coarse_n
+
+        def apply(r):
+            r = np.asarray(r, dtype=np.float64).reshape(-1)
+            return self.vcycle(0, np.zeros(n), r)
+
+        return LinearOperator((n, n), matvec=apply, dtype=np.float64)
 
     def precondition(self, r, out):
         """out = one V-cycle applied to ``r`` from zero (any shape; flattened inside)."""
