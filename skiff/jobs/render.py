@@ -12,6 +12,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 
 __all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
            "fmt_bytes", "fmt_seconds", "describe", "esc", "plain", "summarise_logs",
@@ -24,6 +25,13 @@ STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "fai
 # C0 controls but newline and tab, DEL, C1 controls, and the bidirectional overrides that
 # make a terminal show text in another order than it is
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _cells(text: str) -> int:
+    """Columns ``text`` takes on a terminal: wide (CJK) characters take two, combining marks
+    none (a job named 名前 shifted every column after it)."""
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _cut(text: str, width: int) -> str:
@@ -344,8 +352,9 @@ class JobTable(list):
             return plain(empty_text(self), newlines=False)
         rows = [dict(zip(JOB_COLUMNS, [c.upper() for c in JOB_COLUMNS]))]
         rows += [{k: plain(v, newlines=False) for k, v in _row(job).items()} for job in self]
-        widths = {c: max(len(r[c]) for r in rows) for c in JOB_COLUMNS[:-1]}
-        lines = ["  ".join([*(r[c].ljust(widths[c]) for c in JOB_COLUMNS[:-1]),
+        widths = {c: max(_cells(r[c]) for r in rows) for c in JOB_COLUMNS[:-1]}
+        lines = ["  ".join([*(r[c] + " " * (widths[c] - _cells(r[c]))
+                              for c in JOB_COLUMNS[:-1]),
                             _cut(r["command"], 80)]).rstrip() for r in rows]
         more = _more(self)
         return "\n".join(lines + ([more] if more else []))

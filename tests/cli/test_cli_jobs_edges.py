@@ -75,3 +75,17 @@ def test_skiff_runs_a_file_is_one_line_and_a_tilde_is_the_home(tmp_path, monkeyp
     doc = json.loads(capsys.readouterr().out)
     assert doc["job"]["run_dir"].startswith(str(tmp_path / "home" / "runs"))
     assert not (tmp_path / "~").exists()
+
+
+def test_the_listing_lines_up_with_wide_names(capsys):
+    """A job named with CJK characters (two columns each on a terminal) shifted every column
+    after it; measured with wcwidth, the terminal's own rule."""
+    import wcwidth
+
+    launch("demo", {"steps": 1, "sleep": 0}, name="名前 e\u0301").wait(10)
+    launch("demo", {"steps": 1, "sleep": 0}, name="ab").wait(10)
+    assert main(["jobs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    starts = {wcwidth.wcswidth(line[:line.index(" demo ") + 1]) for line in lines[1:]}
+    head = lines[0]
+    assert starts == {wcwidth.wcswidth(head[:head.index("KIND")])}
