@@ -176,6 +176,9 @@ def _ops(lib):
                                    ).sum(1)[0] * x,
         "rms_norm": lambda x, w: fn.rms_norm(x * w, (4,), w[0], eps=1e-6) if lib is torch
         else fn.rms_norm(x * w, w[0], eps=1e-6),
+        "pools_pad": lambda x, w: fn.avg_pool2d((x * w).reshape(1, 1, 3, 4), 2, stride=1)
+        .tanh().sum() * fn.max_pool2d((x * x * w).reshape(1, 1, 3, 4), 2, stride=1, padding=1)
+        .reshape(-1),
         "norm": lambda x, w: (x * w).norm(2, dim=1) * x.norm(),
         "mse": lambda x, w: fn.mse_loss(x.tanh(), w) * x,
         "cross_entropy": lambda x, w: fn.cross_entropy(x * w, lib.tensor([0, 2, 1])),
@@ -237,6 +240,23 @@ def test_maml_meta_gradient_through_conv_batchnorm_maxpool_equals_torch():
     want = maml_meta_grads(torch, arrays, *(torch.tensor(d) for d in data))
     for a, b in zip(got, want):
         close(a, b, rtol=1e-9)
+
+
+def test_dropout_second_derivative_equals_torch_with_the_same_mask():
+    rng = np.random.default_rng(6)
+    x0 = rng.standard_normal((4, 5))
+    x = skiff.tensor(x0, dtype=skiff.float64, requires_grad=True)
+    y = F.dropout(x.tanh(), 0.3, training=True)
+    (g,) = skiff.autograd.grad((y ** 3).sum(), x, create_graph=True)
+    (h,) = skiff.autograd.grad((g * g).sum(), x)
+    mask = (y.detach().numpy() != 0).astype(np.float64)
+    assert 0 < mask.sum() < mask.size
+    xt = torch.tensor(x0, requires_grad=True)
+    yt = xt.tanh() * torch.tensor(mask) / 0.7
+    (gt,) = torch.autograd.grad((yt ** 3).sum(), xt, create_graph=True)
+    (ht,) = torch.autograd.grad((gt * gt).sum(), xt)
+    close(g, gt)
+    close(h, ht)
 
 
 # ---- an op without a rule is named; gradients without a path are not asked of it --------------

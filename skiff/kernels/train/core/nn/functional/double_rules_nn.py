@@ -1,7 +1,8 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
-``embedding``, ``conv2d``, ``max_pool2d``, ``gelu`` (exact and tanh), ``silu``, ``softmax``,
-``log_softmax``, ``layer_norm``, ``rms_norm``, ``batch_norm`` and ``cross_entropy``, each
-written with differentiable tensor ops so the gradient it returns can be differentiated again.
+``embedding``, ``conv2d``, ``max_pool2d``, ``avg_pool2d``, the pools' padding, ``dropout``,
+``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``,
+``batch_norm`` and ``cross_entropy``, each written with differentiable tensor ops so the
+gradient it returns can be differentiated again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ...ops_math import Exp, MatMul, Sigmoid, Tanh
 from ...ops_shape import GetItem, Reshape, Stack, Transpose
 from .activations import (
     BatchNormFn,
+    DropoutFn,
     GeluFn,
     LayerNormFn,
     LogSoftmaxFn,
@@ -23,7 +25,7 @@ from .activations import (
     SoftmaxFn,
     _erf,
 )
-from .conv import Conv2dFn, MaxPool2dFn
+from .conv import AvgPool2dFn, Conv2dFn, MaxPool2dFn, _PadFn
 from .dense import EmbeddingFn, LinearFn
 from .losses import CrossEntropyFn
 
@@ -266,3 +268,31 @@ def _max_pool2d(self, want, g):
     cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + a % kw
     index = (xp.arange(n).reshape(n, 1, 1, 1), xp.arange(c).reshape(1, c, 1, 1), rows, cols)
     return IndexGrad.apply(g, index=index, shape=(n, c, h, w), advanced=True)
+
+
+@rule(AvgPool2dFn)
+def _avg_pool2d(self, want, g):  # g / (kh kw) added back into each window
+    kh, kw, sh, sw, ho, wo = self.geom
+    n, c, h, w = self.shape
+    gs = g * (1.0 / (kh * kw))
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            index = (slice(None), slice(None), slice(i, i + sh * (ho - 1) + 1, sh),
+                     slice(j, j + sw * (wo - 1) + 1, sw))
+            part = IndexGrad.apply(gs, index=index, shape=(n, c, h, w))
+            total = part if total is None else total + part
+    return total
+
+
+@rule(_PadFn)
+def _pad(self, want, g):
+    h, w = g.shape[2] - 2 * self.ph, g.shape[3] - 2 * self.pw
+    return GetItem.apply(g, index=(slice(None), slice(None), slice(self.ph, self.ph + h),
+                                   slice(self.pw, self.pw + w)))
+
+
+@rule(DropoutFn)
+def _dropout(self, want, g):  # the same mask and scale: linear in g
+    (mask,) = self.saved
+    return g * (mask * g.dtype.type(self.scale)).astype(g.dtype), None
