@@ -441,11 +441,12 @@ class ErnieForCausalLM(nn.Module):
         :meth:`generate_batch`, and the result is laid out as transformers lays it out (the
         prompts as given, then each row's new tokens, ``pad_token_id`` after a finished
         row's eos), with the same tokens as transformers' greedy ``generate``."""
+        options = self._checkpoint_options(max_new_tokens, options)
         named, extra = resolve_options(dict(
-            max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature,
-            top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
-            eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=stop_strings),
-            options)
+            max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
+            temperature=temperature, top_k=top_k, top_p=top_p,
+            repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
+            pad_token_id=pad_token_id, stop_strings=stop_strings), options)
         (max_new_tokens, do_sample, temperature, top_k, top_p, repetition_penalty,
          eos_token_id, pad_token_id, stop_strings) = (named[k] for k in (
             "max_new_tokens", "do_sample", "temperature", "top_k", "top_p",
@@ -599,6 +600,22 @@ class ErnieForCausalLM(nn.Module):
                     stop=stop if stop else None, on_token=streamer, pick=choose), extra)
         finally:
             self.train(was_training)
+
+    def _checkpoint_options(self, max_new_tokens, options: dict) -> dict:
+        """``options`` completed from the checkpoint's ``generation_config.json`` as
+        transformers completes them: its ``max_new_tokens`` / ``max_length`` (when the
+        call gives neither), ``min_new_tokens``, ``min_length``, ``no_repeat_ngram_size``."""
+        gc = self.generation_config or {}
+        options = dict(options)
+        if max_new_tokens is None and options.get("max_length") is None:
+            if gc.get("max_new_tokens") is not None:
+                options["max_new_tokens"] = gc["max_new_tokens"]
+            elif gc.get("max_length") is not None:
+                options["max_length"] = gc["max_length"]
+        for key in ("min_new_tokens", "min_length", "no_repeat_ngram_size"):
+            if options.get(key) is None and gc.get(key) is not None:
+                options[key] = gc[key]
+        return options
 
     def _sampling(self, do_sample, temperature, top_k, top_p, penalty):
         """The sampling choices as transformers resolves them: given > the checkpoint's

@@ -152,3 +152,24 @@ def test_unsupported_options_are_one_error(pair, kw, says):
                              typical_p=1.0, bad_words_ids=None, length_penalty=1.0)
     np.testing.assert_array_equal(neutral, _hf(ref, tok(PROMPTS[0], return_tensors="pt"),
                                                max_new_tokens=3, do_sample=False).numpy())
+
+
+@pytest.mark.parametrize("config", [dict(max_new_tokens=6, no_repeat_ngram_size=2),
+                                    dict(max_length=13, min_new_tokens=4)])
+def test_checkpoint_generation_config_lengths(tmp_path, config):
+    """A ``generation_config.json`` that sets lengths or processors is honoured when the
+    call does not say (transformers does; skiff read only its sampling choices)."""
+    import json
+
+    make_sentencepiece_checkpoint(tmp_path)
+    path = tmp_path / "generation_config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **config}))
+    ref = transformers.AutoModelForCausalLM.from_pretrained(tmp_path).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(tmp_path)
+    model = from_pretrained(tmp_path)
+    enc = _padded(tok)
+    free = _hf(ref, enc, do_sample=False, max_new_tokens=8).numpy()
+    eos = [int(free[0, -5]), int(free[1, -6]), tok.eos_token_id]
+    for kw in ({}, {"eos_token_id": eos}, {"max_new_tokens": 3}):
+        want = _hf(ref, enc, do_sample=False, **kw).numpy()
+        np.testing.assert_array_equal(model.generate(**enc, do_sample=False, **kw), want)
