@@ -29,7 +29,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from ..krylov import KRYLOV
 from ..solution import Solution
-from ..solver import check_tolerances, resolve_precond
+from ..solver import SCIPY_RESTART, check_tolerances, resolve_precond
 from .decompose import Decomposition
 from .halo import world_comm
 from .krylov import DistributedOperator, Jacobi
@@ -77,6 +77,11 @@ class DistributedSolver:
         check_distributed(method=method, precond=precond_name, smoother=smoother,
                           cycle=cycle, convection=problem.velocity is not None)
         self.problem, self.method, self.precond_name = problem, method, precond_name
+        if restart is None:   # SciPy's gmres(restart=None): 20, as the serial Solver
+            restart = SCIPY_RESTART
+        if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
+            raise ValueError(f"restart (GMRES's restart length) must be a positive integer (or "
+                             f"None: SciPy's 20), got restart={restart!r}; typical: 30")
         self.compatibility, self.restart = compatibility, int(restart)
         self.comm = comm if comm is not None else world_comm()
         self.device = resolve_device(device)
@@ -140,6 +145,8 @@ class DistributedSolver:
         tol = max(rtol * bnorm, atol)
         if maxiter is None:
             maxiter = 100 if self.method == "mg" else min(10 * self.problem.unknowns, 20000)
+            if self.method == "gmres":   # restart cycles: the same inner iterations as ever
+                maxiter = -(-maxiter // self.restart)
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
         x = lv.zeros()
         comm.reset()
@@ -174,9 +181,11 @@ class DistributedSolver:
             bp[lv.inner] = b_local
             # on_iter reads no x: GMRES need not form its cycle's iterate for it
             kw = {"restart": self.restart, "iterate": False} if self.method == "gmres" else {}
+            # GMRES's maxiter counts restart cycles (SciPy's meaning, as the serial Solver)
+            inner = maxiter * self.restart if self.method == "gmres" else maxiter
             try:
                 x, hist, converged = KRYLOV[self.method](self.op, bp, x, self.M, tol=tol,
-                                                         maxiter=maxiter, callback=on_iter,
+                                                         maxiter=inner, callback=on_iter,
                                                          **kw)
             except FloatingPointError as exc:
                 from ..krylov import SolveError
@@ -238,11 +247,17 @@ class DistributedSolver:
                        setup_time=self.setup_time, device=self.device.name,
                        method=self.method, precond=self.precond_name, bnorm=bnorm,
                        bytes_moved=self._bytes(len(hist) - 1),
-                       error=err, problem=p.name, extent=p.info.get("extent"), info=info)
+                       error=err, problem=p.name, extent=p.info.get("extent"), info=info,
+                       cycles=-(-(len(hist) - 1) // self.restart)
+                       if self.method == "gmres" else None)
         if converged:
             sol.status = "converged"
         else:
-            sol.status = (f"maxiter: {sol.iterations} iterations reached (maxiter={maxiter}) "
+            done = (f"{sol.cycles} restart cycles of {self.restart} ({sol.iterations} "
+                    f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
+                    if self.method == "gmres" else
+                    f"{sol.iterations} iterations reached (maxiter={maxiter})")
+            sol.status = (f"maxiter: {done} "
                           f"with |r|/|b| = {sol.relative_residual:.3e} above the tolerance "
                           f"{tol / bnorm if bnorm else tol:.3e}")
         if reporter is not None:   # the last point of the curve, and 100% when converged
