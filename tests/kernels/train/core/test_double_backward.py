@@ -135,6 +135,20 @@ def test_hessian_vector_product_equals_torch():
 
 
 # ---- the second (and third) derivative of each covered op ------------------------------------
+def attention(lib, fn, q, k, v, causal=False, mask=None):
+    """skiff's fused attention node; torch's math form (its fused CPU kernel has no double
+    backward: 'derivative for ..._flash_attention_for_cpu_backward is not implemented')."""
+    if lib is skiff:
+        return fn.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, attn_mask=None if mask is None else lib.tensor(mask))
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        mask = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
+    if mask is not None:
+        s = s.masked_fill(~torch.tensor(mask), -math.inf)
+    return s.softmax(-1) @ v
+
+
 def _ops(lib):
     fn = torch.nn.functional if lib is torch else F
     return {
@@ -179,6 +193,12 @@ def _ops(lib):
         "pools_pad": lambda x, w: fn.avg_pool2d((x * w).reshape(1, 1, 3, 4), 2, stride=1)
         .tanh().sum() * fn.max_pool2d((x * x * w).reshape(1, 1, 3, 4), 2, stride=1, padding=1)
         .reshape(-1),
+        "attention": lambda x, w: attention(lib, fn, (x * w).reshape(1, 3, 4),
+                                            x.tanh().reshape(1, 3, 4), (w * x).reshape(1, 3, 4))
+        + attention(lib, fn, x.reshape(1, 1, 3, 4), w.reshape(1, 1, 3, 4),
+                    x.reshape(1, 1, 3, 4), causal=True)
+        + attention(lib, fn, x.reshape(1, 3, 4), w.reshape(1, 3, 4), w.reshape(1, 3, 4),
+                    mask=np.array([[True, False, True], [True, True, False], [False, True, True]])),
         "norm": lambda x, w: (x * w).norm(2, dim=1) * x.norm(),
         "mse": lambda x, w: fn.mse_loss(x.tanh(), w) * x,
         "cross_entropy": lambda x, w: fn.cross_entropy(x * w, lib.tensor([0, 2, 1])),

@@ -1,8 +1,8 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
 ``embedding``, ``conv2d``, ``max_pool2d``, ``avg_pool2d``, the pools' padding, ``dropout``,
 ``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``,
-``batch_norm`` and ``cross_entropy``, each written with differentiable tensor ops so the
-gradient it returns can be differentiated again.
+``batch_norm``, ``cross_entropy`` and ``scaled_dot_product_attention``, each written with
+differentiable tensor ops so the gradient it returns can be differentiated again.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 
 from ...autograd import Function, xp_of
-from ...double_helpers import input_t, output_t
+from ...double_helpers import input_t, output_t, unbroadcast_t
 from ...double_rules import IndexGrad, rule
 from ...ops_math import Exp, MatMul, Sigmoid, Tanh
-from ...ops_shape import GetItem, Reshape, Stack, Transpose
+from ...ops_shape import Expand, GetItem, Reshape, Stack, Transpose
 from .activations import (
     BatchNormFn,
     DropoutFn,
@@ -26,7 +26,7 @@ from .activations import (
     _erf,
 )
 from .conv import AvgPool2dFn, Conv2dFn, MaxPool2dFn, _PadFn
-from .dense import EmbeddingFn, LinearFn
+from .dense import EmbeddingFn, LinearFn, SDPAFn
 from .losses import CrossEntropyFn
 
 __all__ = ["NormalCdf"]
@@ -296,3 +296,33 @@ def _pad(self, want, g):
 def _dropout(self, want, g):  # the same mask and scale: linear in g
     (mask,) = self.saved
     return g * (mask * g.dtype.type(self.scale)).astype(g.dtype), None
+
+
+def _swap_last(t):
+    axes = list(range(t.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return Transpose.apply(t, axes=tuple(axes))
+
+
+@rule(SDPAFn)
+def _sdpa(self, want, g):
+    """The probabilities as a softmax node over the scores q k^T * scale (its value the saved
+    probabilities, where the mask already sits; the mask is a constant), then attention's
+    gradient with differentiable GEMMs."""
+    q, k, v, p, _ = self.saved
+    q_t, k_t, v_t = (input_t(self, i, a) for i, a in enumerate((q, k, v)))
+    scores = MatMul.apply(q_t * self.scale, _swap_last(k_t))
+    if tuple(scores.shape) != p.shape:  # a broadcast mask widened the batch axes
+        scores = Expand.apply(scores, shape=p.shape)
+    probs = _Probs.apply(scores, p=p)
+    gq = gk = gv = None
+    if want[2]:
+        gv = unbroadcast_t(MatMul.apply(_swap_last(probs), g), v.shape)
+    if want[0] or want[1]:
+        gp = MatMul.apply(g, _swap_last(v_t))
+        gs = probs * (gp - (gp * probs).sum(-1, keepdims=True))
+        if want[0]:
+            gq = unbroadcast_t(MatMul.apply(gs, k_t) * self.scale, q.shape)
+        if want[1]:
+            gk = unbroadcast_t(MatMul.apply(_swap_last(gs), q_t) * self.scale, k.shape)
+    return gq, gk, gv
