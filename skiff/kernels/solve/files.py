@@ -4,6 +4,9 @@ The matrix: Matrix Market (``.mtx``, ``.mm``: SuiteSparse's collection, and what
 PETSc and FEniCS write), a SciPy sparse ``.npz`` (``scipy.sparse.save_npz``) or a dense
 ``.npy``. The right-hand side: ``.npy``, a text column (``.txt``, ``.csv``) or Matrix Market.
 Each file that is not what it should be is one error naming it and what was found.
+Complex files (Matrix Market's ``complex`` and ``hermitian`` fields, a complex ``.npy`` or
+``.npz``) are read as they are, as ``scipy.io.mmread`` reads them: the solver takes complex
+systems (CG for Hermitian positive definite, BiCGStab, GMRES, direct).
 """
 
 from __future__ import annotations
@@ -47,8 +50,6 @@ def read_matrix(path):
     if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
         raise ValueError(f"{path.name!r} holds a {'x'.join(map(str, shape))} array; a linear "
                          f"system needs a square matrix")
-    if np.iscomplexobj(matrix.data if sp.issparse(matrix) else matrix):
-        raise ValueError(f"{path.name!r} is complex; skiff solves real systems only")
     from .operators import check_finite
 
     try:   # NaN/inf entries: said before any run folder exists
@@ -80,9 +81,8 @@ def read_vector(path, n: int) -> np.ndarray:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"cannot read {path.name!r} as a vector: {exc}") from None
     value = np.asarray(value)
-    if np.iscomplexobj(value):
-        raise ValueError(f"{path.name!r} is complex; skiff solves real systems only")
-    value = value.astype(np.float64).ravel()
+    # a complex B (a complex Matrix Market column, a complex .npy) makes a complex system
+    value = value.astype(np.complex128 if np.iscomplexobj(value) else np.float64).ravel()
     if value.size != n:
         raise ValueError(f"B {path.name!r} has {value.size} entries; the matrix has {n} rows")
     return value
