@@ -202,6 +202,11 @@ def _ops(lib):
         "norm": lambda x, w: (x * w).norm(2, dim=1) * x.norm(),
         "mse": lambda x, w: fn.mse_loss(x.tanh(), w) * x,
         "cross_entropy": lambda x, w: fn.cross_entropy(x * w, lib.tensor([0, 2, 1])),
+        "cross_entropy_weighted": lambda x, w: fn.cross_entropy(
+            x * w, lib.tensor([0, 2, 1]), weight=lib.tensor([0.5, 2.0, 1.0, 1.5],
+                                                            dtype=lib.float64),
+            label_smoothing=0.1) + fn.cross_entropy(x.tanh() * w, lib.tensor([3, 1, 1]),
+                                                    reduction="none", label_smoothing=0.2),
     }
 
 

@@ -1,7 +1,8 @@
 """Double-backward rules (``backward_t``, see :mod:`...double_rules`) of the nn ops: ``linear``,
 ``embedding``, ``conv2d``, ``max_pool2d``, ``avg_pool2d``, the pools' padding, ``dropout``,
 ``gelu`` (exact and tanh), ``silu``, ``softmax``, ``log_softmax``, ``layer_norm``, ``rms_norm``,
-``batch_norm``, ``cross_entropy`` and ``scaled_dot_product_attention``, each written with
+``batch_norm``, ``cross_entropy`` (weighted and label-smoothed too) and
+``scaled_dot_product_attention``, each written with
 differentiable tensor ops so the gradient it returns can be differentiated again.
 """
 
@@ -27,7 +28,7 @@ from .activations import (
 )
 from .conv import AvgPool2dFn, Conv2dFn, MaxPool2dFn, _PadFn
 from .dense import EmbeddingFn, LinearFn, SDPAFn
-from .losses import CrossEntropyFn
+from .losses import CrossEntropyFn, WeightedCrossEntropyFn
 
 __all__ = ["NormalCdf"]
 
@@ -326,3 +327,19 @@ def _sdpa(self, want, g):
         if want[1]:
             gk = unbroadcast_t(MatMul.apply(_swap_last(gs), q_t) * self.scale, k.shape)
     return gq, gk, gv
+
+
+@rule(WeightedCrossEntropyFn)
+def _weighted_cross_entropy(self, want, g):  # p * sum(q) - q, with p a softmax node
+    logp, q = self.saved
+    xp = xp_of(logp)
+    n, c = logp.shape
+    p = xp.exp(logp)
+    probs = Reshape.apply(_Probs.apply(input_t(self, 0, p.reshape(self.shape)),
+                                       p=p.reshape(self.shape)), shape=(n, c))
+    if self.reduction == "none":
+        scale = Reshape.apply(g, shape=(n, 1))
+    else:
+        scale = g * (1.0 / self.count).astype(logp.dtype)
+    gx = (probs * q.sum(axis=1, keepdims=True) - q) * scale
+    return Reshape.apply(gx, shape=self.shape), None
