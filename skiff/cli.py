@@ -239,25 +239,40 @@ def _stdin_image(values: dict) -> str | None:
 def _submit_and_follow(k, kind: str, values: dict, rest: list[str]) -> int:
     from skiff.jobs import submit
 
-    job, opts = submit(kind, values=values, front="cli", typed=rest)
-    if getattr(job, "submission", None) is not None:
-        return _slurm_submitted(job, opts)
-    print(f"skiff: {kind} job {job.id}", file=sys.stderr)
-    return _follow_and_report(k, kind, job, opts, values)
+    with _json_only(values.get("json")) as out:
+        job, opts = submit(kind, values=values, front="cli", typed=rest)
+        if getattr(job, "submission", None) is not None:
+            return _slurm_submitted(job, opts, out)
+        print(f"skiff: {kind} job {job.id}", file=sys.stderr)
+        return _follow_and_report(k, kind, job, opts, values, out)
 
 
-def _follow_and_report(k, kind: str, job, opts: dict, values: dict) -> int:
-    """Follow a job started here to its end, print its summary (or ``--json``) and return the
-    exit status."""
+@contextlib.contextmanager
+def _json_only(enabled):
+    """With ``--json``, stdout holds the one JSON document alone: whatever a job running on
+    a thread here prints (a library's print, a warning sent to stdout) goes to stderr until
+    then. Yields the stream the document goes to."""
+    out = sys.stdout
+    if not enabled:
+        yield out
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield out
+
+
+def _follow_and_report(k, kind: str, job, opts: dict, values: dict, out=None) -> int:
+    """Follow a job started here to its end, print its summary (or ``--json``, to ``out``)
+    and return the exit status."""
     from skiff.jobs.terminal import summary
 
+    out = sys.stdout if out is None else out
     interrupted = _follow(job)
     failed = k.failures(job) if job.status == "done" else []
     if opts.get("json"):
         doc = {"job": job.summary(), "result": job.result}
         if failed:
             doc["failed"] = failed
-        print(json.dumps(doc, ensure_ascii=False, default=str))
+        print(json.dumps(doc, ensure_ascii=False, default=str), file=out, flush=True)
     else:
         text, alone = k.terminal_text(job, values) if job.status == "done" else (None, False)
         print(summary(job, k), file=sys.stderr if alone else sys.stdout)
@@ -285,7 +300,7 @@ def _status_code(job, interrupted: bool = False) -> int:
     return FAILED
 
 
-def _slurm_submitted(job, opts: dict) -> int:
+def _slurm_submitted(job, opts: dict, out=None) -> int:
     """``--launcher slurm``: the script was written (and submitted); follow only with --wait."""
     sub = job.submission
     print(f"skiff: job {job.id}: script {sub['script']}"
@@ -298,7 +313,7 @@ def _slurm_submitted(job, opts: dict) -> int:
         interrupted = _follow(job)
     if opts.get("json"):
         print(json.dumps({"job": job.summary(), "submission": sub}, ensure_ascii=False,
-                         default=str))
+                         default=str), file=sys.stdout if out is None else out, flush=True)
     if not (opts.get("wait") and sub["submitted"]):
         return OK
     return _status_code(job, interrupted)
@@ -382,7 +397,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
         if ns.action == "resume":  # a new job, run from here: followed like `skiff train`
             kind = out.kind
             print(f"skiff: {kind} job {out.id} resumes {ns.job_id}", file=sys.stderr)
-            return _follow_and_report(_kinds()[kind], kind, out, {"json": ns.json}, {})
+            with _json_only(ns.json) as stdout:
+                return _follow_and_report(_kinds()[kind], kind, out, {"json": ns.json}, {},
+                                          stdout)
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             if ns.action == "show" and isinstance(getattr(out, "meta", None), dict):

@@ -89,3 +89,22 @@ def test_the_listing_lines_up_with_wide_names(capsys):
     starts = {wcwidth.wcswidth(line[:line.index(" demo ") + 1]) for line in lines[1:]}
     head = lines[0]
     assert starts == {wcwidth.wcswidth(head[:head.index("KIND")])}
+
+
+def test_json_stdout_holds_the_document_alone_when_the_job_prints(capsys, monkeypatch):
+    """A job on a thread of the command that printed (a library's print) put its text
+    before the JSON document on stdout, and `| jq` failed."""
+    import skiff.kernels.solve.entry as solve_kind
+
+    real = solve_kind.run
+
+    def chatty(config, reporter):
+        print("a library talking on stdout")
+        return real(config, reporter)
+
+    monkeypatch.setattr(solve_kind, "run", chatty)
+    assert main(["solve", "poisson", "--grid", "8x8", "--json"]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)  # the whole of stdout is one document
+    assert doc["job"]["status"] == "done"
+    assert "a library talking on stdout" in out.err
