@@ -224,18 +224,9 @@ def submit(kind: str, words: str | list[str] | None = None, *, values: dict | No
     Mistakes raise :class:`~skiff.grammar.GrammarError` or ``ValueError``-like errors whose
     message is one line for the user.
     """
-    k, values, command, given, user_ns = _parsed(kind, words, values=values, cell=cell,
-                                                 user_ns=user_ns, prog=prog, front=front,
-                                                 typed=typed)
-    options = _options(values)
-    values, opts = split_launch(argparse.Namespace(**values))
-    where = launch_options(opts)
-    _check_cluster_options(where, given)
-    if given is not None:  # the options the user named, for the kind's checks
-        values[GIVEN] = sorted(given)
-    request = k.prepare(values, cell=cell, user_ns=user_ns,
-                                    where=choose_runner(where["np"], where["runner"],
-                                                        where["launcher"]))
+    request, where, opts, command, options = _prepared(
+        kind, words, values=values, cell=cell, user_ns=user_ns, prog=prog, front=front,
+        typed=typed)
     job = launch(request.kind, request.config, fn=request.fn, label=request.label,
                  on_done=request.on_done, local_only=request.local_only,
                  name=opts.get("name"), command=command, options=options, **where)
@@ -249,18 +240,9 @@ def dry_run(kind: str, words: str | list[str] | None = None, *, values: dict | N
     started (no run folder, no thread, no process): ``{"dry_run": True, "kind", "runner",
     "np", "device", "command", "options", "config"}`` plus ``"plan"`` (the kind's line on
     the launch) and ``"device_why"`` when there is one. A mistake raises as submit does."""
-    k, values, command, given, user_ns = _parsed(kind, words, values=values, cell=cell,
-                                                 user_ns=user_ns, prog=prog, front=front,
-                                                 typed=typed)
-    options = _options(values)
-    values, opts = split_launch(argparse.Namespace(**values))
-    where = launch_options(opts)
-    where.pop("dry_run", None)
-    _check_cluster_options(where, given)
-    if given is not None:
-        values[GIVEN] = sorted(given)
-    request = k.prepare(values, cell=cell, user_ns=user_ns,
-                        where=choose_runner(where["np"], where["runner"], where["launcher"]))
+    request, where, _, command, options = _prepared(
+        kind, words, values=values, cell=cell, user_ns=user_ns, prog=prog, front=front,
+        typed=typed)
     plan = _plan(request.kind, request.config, fn=request.fn, local_only=request.local_only,
                  np=where["np"], runner=where["runner"], launcher=where["launcher"],
                  nodes=where["nodes"], gpus_per_node=where["gpus_per_node"],
@@ -273,6 +255,24 @@ def dry_run(kind: str, words: str | list[str] | None = None, *, values: dict | N
     if plan["why"] not in (None, "as asked"):
         doc["device_why"] = plan["why"]
     return doc
+
+
+def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
+    """``(request, where, opts, command, options)``: the kind's :class:`JobRequest` for the
+    words (or values), the launch keywords, the options the front handles, the command line
+    and every option (:func:`_options`): the part :func:`submit` and :func:`dry_run` share."""
+    k, values, command, given, user_ns = _parsed(kind, words, values=values, cell=cell,
+                                                 user_ns=user_ns, prog=prog, front=front,
+                                                 typed=typed)
+    options = _options(values)
+    values, opts = split_launch(argparse.Namespace(**values))
+    where = launch_options(opts)
+    _check_cluster_options(where, given)
+    if given is not None:  # the options the user named, for the kind's checks
+        values[GIVEN] = sorted(given)
+    request = k.prepare(values, cell=cell, user_ns=user_ns,
+                        where=choose_runner(where["np"], where["runner"], where["launcher"]))
+    return request, where, opts, command, options
 
 
 def _parsed(kind: str, words, *, values, cell, user_ns, prog, front, typed):
@@ -311,7 +311,7 @@ def _options(values: dict) -> dict:
             json.dumps(value)
             out[key] = value
         except (TypeError, ValueError):
-            out[key] = list(value) if isinstance(value, tuple) else f"<{type(value).__name__}>"
+            out[key] = f"<{type(value).__name__}>"
     return out
 
 
