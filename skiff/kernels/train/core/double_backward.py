@@ -38,6 +38,17 @@ def _const(array):
     return Tensor._make(array, False, None, 0)
 
 
+# what to write instead, for the nodes that will not get a rule
+_HINTS = {
+    "LinearCrossEntropyFn": "that fused head-and-loss keeps no logits; write "
+                            "cross_entropy(linear(x, weight, bias), target) there",
+    "PackedAttentionFn": "use scaled_dot_product_attention (padded batches) there",
+    "_Recompute": "run that part without recompute (activation checkpointing)",
+    "_HookIn": "remove the module's full backward hooks for this pass",
+    "_HookOut": "remove the module's full backward hooks for this pass",
+}
+
+
 def grad_graph(outputs, grads, inputs):
     """Tensors d(outputs)/d(inputs) weighted by ``grads`` (tensors or None, for ones), each in
     the graph; None for an input that no output depends on."""
@@ -120,10 +131,11 @@ def _run_rule(n, gouts, want):
     name = type(n).__name__
     rule = getattr(n, "backward_t", None) if _own_rule(type(n)) else None
     if rule is None:
+        hint = _HINTS.get(name, "write that part with ops that have one (see "
+                                "docs/train-core.md, 'Gradients of gradients')")
         raise NoDoubleBackward(
             f"create_graph=True: {name} has no double-backward rule, so the gradient through "
-            f"it cannot be differentiated again. Write that part with ops that have one (see "
-            f"docs/train-core.md, 'Gradients of gradients'), or take its gradient without "
+            f"it cannot be differentiated again: {hint}; or take its gradient without "
             f"create_graph.")
     if n.saved is None:
         raise RuntimeError(f"backward through {name} a second time: its saved arrays were "

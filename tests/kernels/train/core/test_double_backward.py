@@ -320,6 +320,15 @@ def test_uncovered_op_is_named():
     np.testing.assert_array_equal(g.numpy(), [24.0, 12.0, 8.0, 6.0])
 
 
+def test_the_fused_head_and_loss_says_what_to_write_instead():
+    rng = np.random.default_rng(8)
+    x = skiff.tensor(rng.standard_normal((4, 3)), dtype=skiff.float64, requires_grad=True)
+    w = skiff.tensor(rng.standard_normal((5, 3)), dtype=skiff.float64, requires_grad=True)
+    loss = F.linear_cross_entropy(x, w, None, skiff.tensor([0, 4, 2, 1]))
+    with pytest.raises(NotImplementedError, match=r"cross_entropy\(linear\(x, weight, bias"):
+        skiff.autograd.grad(loss, x, create_graph=True)
+
+
 def test_branch_without_rule_off_the_path_is_fine():
     rng = np.random.default_rng(3)
     got = []
