@@ -416,11 +416,16 @@ def _started_with(job) -> list[str]:
 
 
 def _option_text(value) -> str:
-    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
-        return "x".join(map(str, value))  # a grid, as typed
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if text and not any(c.isspace() for c in text) else json.dumps(text,
-                                                                              ensure_ascii=False)
+    """An option's value in ``jobs show``: a grid as typed (8x8), a word bare, a text with
+    spaces quoted, anything else as compact JSON."""
+    if isinstance(value, list) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return "x".join(map(str, value))
+    if not isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if value and not any(c.isspace() for c in value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _kind_summary(job, result) -> list[str] | None:

@@ -301,7 +301,9 @@ class OcrKind(Kind):
     def summary(self, result: dict) -> list[str]:
         images, errors = result.get("images", 0), result.get("errors", 0)
         read = f"{figure(images - errors)} of {figure(images)}" if errors else figure(images)
-        lines = [f"{read} images read, {figure(result.get('lines', 0))} lines of text"
+        count = result.get("lines", 0)
+        lines = [f"{read} image{'' if images == 1 else 's'} read, {figure(count)} "
+                 f"line{'' if count == 1 else 's'} of text"
                  + (f" ({figure(errors)} could not be read)" if errors else "")]
         timing = f"{figure(result.get('seconds', 0.0))} s"
         if result.get("images_per_s"):

@@ -156,3 +156,21 @@ def test_every_kinds_help_shows_json_and_dry_run(capsys, kind):
     assert main([kind, "--help"]) == 0
     text = capsys.readouterr().out
     assert "--json" in text and "--dry-run" in text
+
+
+def test_show_writes_list_options_plainly_and_ocr_counts_in_the_singular(capsys):
+    """`inputs="[\\"a.png\\", \\"b.png\\"]"`: a list of options was quoted twice; "1 images
+    read, 1 lines of text"."""
+    from skiff.kinds import KINDS
+
+    assert main(["solve", "poisson", "--grid", "8x8", "--name", "two words"]) == 0
+    capsys.readouterr()
+    assert main(["jobs", "show", "two words"]) == 0
+    text = capsys.readouterr().out
+    assert ' name="two words" ' in text and " grid=8x8 " in text
+    from skiff.jobs.render import _option_text
+
+    assert _option_text(["a.png", "b c.png"]) == '["a.png","b c.png"]'
+    assert KINDS["ocr"].summary({"images": 1, "lines": 1})[0] == "1 image read, 1 line of text"
+    assert KINDS["ocr"].summary({"images": 3, "lines": 0, "errors": 1})[0] == \
+        "2 of 3 images read, 0 lines of text (1 could not be read)"
