@@ -405,6 +405,10 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if ns.action == "show" and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
             print(json.dumps(doc, ensure_ascii=False, default=str))
+            hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0
+            if hidden:  # a script's `jobs --json | jq length` was cut at 20 without a word
+                print(f"skiff jobs: {hidden} older job{'s' if hidden != 1 else ''} not in "
+                      f"this list (--limit N or --all)", file=sys.stderr)
         elif isinstance(out, list):
             print(_clean(repr(JobTable(out)), keep_newlines=True))
         else:

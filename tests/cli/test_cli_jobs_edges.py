@@ -108,3 +108,14 @@ def test_json_stdout_holds_the_document_alone_when_the_job_prints(capsys, monkey
     doc = json.loads(out.out)  # the whole of stdout is one document
     assert doc["job"]["status"] == "done"
     assert "a library talking on stdout" in out.err
+
+
+def test_a_json_listing_cut_by_its_limit_says_so_on_stderr(capsys):
+    jobs = [launch("demo", {"steps": 1, "sleep": 0}).wait(10) for _ in range(3)]
+    assert main(["jobs", "--json", "--limit", "2"]) == 0
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)) == 2
+    assert "1 older job not in this list (--limit N or --all)" in out.err
+    assert main(["jobs", "--json", "--all"]) == 0
+    out = capsys.readouterr()
+    assert {d["id"] for d in json.loads(out.out)} == {j.id for j in jobs} and out.err == ""
