@@ -103,6 +103,18 @@ class CausalLMOutput:
         return f"CausalLMOutput(loss={float(self.loss.item()):.6g}, logits={self.logits.shape})"
 
 
+class OutputLogits(Tensor):
+    """The logits ``model(ids)`` returns: a Tensor (B, T, V) which also reads as
+    transformers' output object, so ``model(**enc).logits`` works (``.logits`` is the
+    tensor itself, ``.loss`` None)."""
+
+    loss = None
+
+    @property
+    def logits(self):
+        return self
+
+
 class ErnieForCausalLM(nn.Module):
     """An ERNIE-4.5 language model (dense or MoE, as its config says).
 
@@ -160,6 +172,7 @@ class ErnieForCausalLM(nn.Module):
         left padding, each row's first real token: transformers counts it with what its
         attention makes of a row with nothing to attend to, which differs between its own
         eager and sdpa attention; skiff's loss is transformers' with that label -100)."""
+        _forward_options(kwargs)
         aux = labels is not None and self.config.is_moe and self.config.output_router_logits
         if aux:  # the reference adds the balancing loss of this forward's routing
             for layer in self.model.layers:
@@ -167,6 +180,8 @@ class ErnieForCausalLM(nn.Module):
                     layer.mlp.last_router_logits = None
         logits = super().__call__(*args, **kwargs)
         if labels is None:
+            if type(logits) is Tensor:  # noqa: E721 (a plain Tensor, not a subclass)
+                logits.__class__ = OutputLogits
             return logits
         y = np.asarray(_host(labels), dtype=np.int64)
         if y.ndim == 1:
@@ -402,7 +417,7 @@ class ErnieForCausalLM(nn.Module):
         return counts, prob_sum, rows
 
     # ---- generation --------------------------------------------------------------------------
-    def generate(self, input_ids, max_new_tokens: int | None = None, *,
+    def generate(self, input_ids=None, max_new_tokens: int | None = None, *,
                  do_sample: bool | None = None, temperature: float | None = None,
                  top_k: int | None = None, top_p: float | None = None,
                  repetition_penalty: float | None = None, eos_token_id="config",
@@ -441,6 +456,10 @@ class ErnieForCausalLM(nn.Module):
         :meth:`generate_batch`, and the result is laid out as transformers lays it out (the
         prompts as given, then each row's new tokens, ``pad_token_id`` after a finished
         row's eos), with the same tokens as transformers' greedy ``generate``."""
+        if input_ids is None:  # transformers' name for the prompt ids
+            input_ids = options.pop("inputs", None)
+            if input_ids is None:
+                raise TypeError("generate needs the prompt ids (input_ids)")
         options = self._checkpoint_options(max_new_tokens, options)
         named, extra = resolve_options(dict(
             max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
@@ -640,6 +659,17 @@ class ErnieForCausalLM(nn.Module):
         return getattr(self.config, name)
 
     @property
+    def dtype(self):
+        """The weights' dtype (numpy's: float32, or bfloat16/float16 when kept 16-bit)."""
+        return next(iter(self.parameters())).dtype
+
+    def get_input_embeddings(self):
+        return self.model.embed_tokens
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    @property
     def device(self):
         """Where the weights are (``"cpu"`` or a GPU), so that transformers' idiom
         ``tok(text, return_tensors="pt").to(model.device)`` runs (torch tensors on the CPU,
@@ -652,6 +682,21 @@ class ErnieForCausalLM(nn.Module):
                f"{c.moe_num_shared_experts})" if c.is_moe else "")
         return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
                 f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
+
+
+def _forward_options(kwargs: dict) -> None:
+    """Take out of a forward call's keywords what transformers users pass and skiff's
+    forward needs not (``use_cache``, ``return_dict``; ``output_attentions`` /
+    ``output_hidden_states`` off); asking for hidden states or attentions is one error."""
+    kwargs.pop("use_cache", None)
+    if kwargs.pop("return_dict", None) is False:
+        raise ValueError("return_dict=False: skiff's model returns the logits tensor (which "
+                         "has .logits) or, with labels, an output with .loss and .logits")
+    asked = [k for k in ("output_attentions", "output_hidden_states")
+             if kwargs.pop(k, None)]
+    if asked:
+        raise ValueError(f"{', '.join(asked)} is not supported: skiff's forward returns the "
+                         "logits (model.hidden(ids) gives the last hidden states)")
 
 
 def _mask_rows(attention_mask, input_ids):

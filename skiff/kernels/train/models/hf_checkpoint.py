@@ -510,3 +510,12 @@ def ernie_from_folder(path: str | None = None, **kwargs) -> ErnieForCausalLM:
         raise ValueError("model 'ernie' is loaded from a checkpoint folder: give --from DIR "
                          "(a folder with config.json and *.safetensors)")
     return from_pretrained(path, **kwargs)
+
+
+def _save_method(self, path: str | os.PathLike, **kwargs):
+    """``model.save_pretrained(DIR)``, transformers' method: :func:`save_pretrained`."""
+    return save_pretrained(self, path, **kwargs)
+
+
+# the method lives here, beside the saving it calls (ernie.py imports nothing of this file)
+ErnieForCausalLM.save_pretrained = _save_method
