@@ -323,7 +323,7 @@ class Tensor:
         if create_graph or inputs is not None:
             from .tensor_torch import backward_create_graph
 
-            return backward_create_graph(self, grad, inputs, create_graph)
+            return backward_create_graph(self, grad, inputs, create_graph, retain_graph)
         if not self.requires_grad:
             raise RuntimeError(
                 "backward on a tensor that does not require grad (no input had "

@@ -306,9 +306,10 @@ def new_full(self, size, fill_value, *, dtype=None):
 _REPLACES = ("add_", "sub_", "mul_")  # tensor_more's take no alpha and refuse a graph
 
 
-def backward_create_graph(t, grad, inputs, create_graph) -> None:
+def backward_create_graph(t, grad, inputs, create_graph, retain_graph=False) -> None:
     """``t.backward(grad, create_graph=True)`` and ``t.backward(inputs=...)``: the gradient
-    engine of :mod:`.double_backward` (imported here on first use)."""
+    engine of :mod:`.double_backward` (imported here on first use); ``inputs`` without it:
+    first-order gradients into those tensors only."""
     from .double_backward import backward_graph
 
     if not t.requires_grad:
@@ -319,7 +320,12 @@ def backward_create_graph(t, grad, inputs, create_graph) -> None:
             f"backward needs a grad argument for a non-scalar tensor of shape {t.shape}")
     if inputs is not None and not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
-    backward_graph([t], [grad], inputs, create_graph)
+    if create_graph:
+        backward_graph([t], [grad], inputs, True)
+    else:
+        from .torch_autograd import backward_into
+
+        backward_into([t], [grad], list(inputs), retain_graph)
 
 
 def install(tensor_class, grad_enabled, raw_index) -> None:

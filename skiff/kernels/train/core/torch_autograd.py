@@ -219,13 +219,25 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors] * len(tensors)
-    if create_graph or inputs is not None:
-        if inputs is not None and isinstance(inputs, Tensor):
-            inputs = [inputs]
-        backward_graph(tensors, list(grad_tensors), inputs, create_graph)
+    if inputs is not None and isinstance(inputs, Tensor):
+        inputs = [inputs]
+    if create_graph:
+        backward_graph(tensors, list(grad_tensors), inputs, True)
+        return
+    if inputs is not None:
+        backward_into(tensors, list(grad_tensors), list(inputs), retain_graph)
         return
     for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
         t.backward(g, retain_graph=bool(retain_graph) or k < len(tensors) - 1)
+
+
+def backward_into(tensors, grad_tensors, inputs, retain_graph=None) -> None:
+    """``backward(inputs=[...])`` (first order): add the gradients to those tensors' ``.grad``
+    only (a computed tensor's too, as torch's)."""
+    got = grad(tensors, inputs, grad_tensors, retain_graph=retain_graph, allow_unused=True)
+    for t, g in zip(inputs, got):
+        if g is not None:
+            t._grad = g._data.copy() if t._grad is None else t._grad + g._data
 
 
 def set_detect_anomaly(mode: bool) -> None:

@@ -112,3 +112,15 @@ def test_layer_norm_second_derivative():
         return (*gs, *lib.autograd.grad(sum((g * g).sum() for g in gs), (x, w, b)))
 
     same(*both(call))
+
+
+def test_backward_inputs_fills_only_those_grads_even_through_an_op_without_a_rule():
+    def call(lib):
+        x, w = t(lib, X, True), t(lib, V, True)
+        y = (x * w).prod(1).sum() + (x * w).tanh().sum()  # prod: no double-backward rule
+        y.backward(inputs=[w])
+        assert x.grad is None
+        ((x * w).sin().sum()).backward(inputs=[x, w])
+        return x.grad, w.grad
+
+    same(*both(call))
