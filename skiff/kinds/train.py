@@ -171,8 +171,24 @@ def _refuse_ocr_rec_options(values: dict, model) -> None:
                              f"an OCR recognizer), not {what}: drop it")
 
 
+# the training options ocr-rec does not read (it has its own loop), with their defaults:
+# given, they were dropped without a word (`ocr-rec --lora-r 4 --precision bf16-mixed`)
+_OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "checkpoint_dir": None,
+                   "checkpoint_every": None, "resume": False, "precision": "32",
+                   "recompute": False, "stop_on_divergence": False, "val_split": None,
+                   "early_stop": None, "image_size": None, "augment": False,
+                   "block_size": None, "lora_r": None, "lora_alpha": None,
+                   "lora_targets": "q_proj,v_proj", "target": None, "eval": None,
+                   "eval_every": None}
+
+
 def ocr_rec_config(values: dict) -> dict:
     """The config of ``%train ocr-rec --data LABELS [--from MODEL] ...``."""
+    for name, default in _OCR_REC_UNREAD.items():
+        if was_given(values, name, default):
+            raise ValueError(f"--{name.replace('_', '-')} is not an option of train ocr-rec "
+                             "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
+                             "--steps, --lr, --batch-size, --mix, --freeze, --val); drop it")
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
                                  or values.get("data"))
     if not labels:

@@ -174,3 +174,21 @@ def test_show_writes_list_options_plainly_and_ocr_counts_in_the_singular(capsys)
     assert KINDS["ocr"].summary({"images": 1, "lines": 1})[0] == "1 image read, 1 line of text"
     assert KINDS["ocr"].summary({"images": 3, "lines": 0, "errors": 1})[0] == \
         "2 of 3 images read, 0 lines of text (1 could not be read)"
+
+
+def test_ocr_rec_refuses_the_training_options_it_does_not_read(capsys, tmp_path):
+    """`train ocr-rec --lora-r 4 --precision bf16-mixed` trained without LoRA in float32,
+    without a word; typed at its default (`--precision 32`) it is refused as well."""
+    from PIL import Image
+
+    Image.new("RGB", (40, 20), "white").save(tmp_path / "a.png")
+    labels = tmp_path / "labels.txt"
+    labels.write_text("a.png\thello\n")
+    base = ["train", "ocr-rec", "--data", str(labels), "--dry-run"]
+    for words in (["--lora-r", "4"], ["--precision", "32"], ["--strategy", "auto"],
+                  ["--early-stop", "2"]):
+        assert main([*base, *words]) == 2
+        assert f"{words[0]} is not an option of train ocr-rec" in capsys.readouterr().err
+    assert main([*base, "--steps", "1", "--mix", "0.3", "--json"]) == 0
+    doc, _ = _json_out(capsys)
+    assert doc["config"]["mix"] == 0.3 and doc["config"]["steps"] == 1
