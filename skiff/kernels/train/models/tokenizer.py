@@ -414,10 +414,12 @@ class _ChatMixin:
                             **kwargs):
         """The conversation (or a list of conversations) rendered by the checkpoint's
         template, as transformers' ``apply_chat_template`` renders it: the text, or with
-        ``tokenize`` its ids (no special tokens added, as transformers); ``return_dict`` or
-        ``return_tensors`` give the tokenizer call's :class:`BatchEncoding` (``padding``,
-        ``truncation``, ``max_length`` as in a call). Unlike transformers, ``tokenize``
-        defaults to False (text) unless ``return_dict``/``return_tensors`` is given."""
+        ``tokenize`` (no special tokens added, as transformers) the tokenizer call's
+        :class:`BatchEncoding` (``return_tensors``, ``padding``, ``truncation``,
+        ``max_length`` as in a call), or with ``return_dict=False`` the ids alone (a list,
+        or the tensor of ``return_tensors``), as transformers 5. Unlike transformers,
+        ``tokenize`` defaults to False (text) unless ``return_dict``/``return_tensors`` is
+        given."""
         if self.chat_template is None:
             raise ValueError(f"the tokenizer at {self.path.parent} has no chat template "
                              "(chat_template.jinja or tokenizer_config.json)")
@@ -430,14 +432,14 @@ class _ChatMixin:
             tokenize = bool(return_dict) or return_tensors is not None
         if not tokenize:
             return texts if batch else texts[0]
-        if return_dict is None:
-            return_dict = return_tensors is not None
+        if return_dict is None:  # transformers 5: a tokenized chat is a BatchEncoding
+            return_dict = True
         if return_dict or return_tensors is not None:
             enc = self(texts if batch else texts[0], add_special_tokens=False, padding=padding,
                        truncation=truncation, max_length=max_length,
                        return_tensors=return_tensors)
             return enc if return_dict else enc["input_ids"]
-        ids = [self.encode(t) for t in texts]
+        ids = [[int(i) for i in self.encode(t)] for t in texts]
         if max_length is not None and truncation:
             ids = [i[:max_length] for i in ids]
         return ids if batch else ids[0]

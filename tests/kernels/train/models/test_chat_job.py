@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 
+import numpy as np
 import pytest
 
 from skiff.kernels.train.models import from_pretrained
@@ -30,8 +31,9 @@ def _expected(model, prompt, n, chat=True):
     tok = model.tokenizer
     inside = False  # the template's generation prompt leaves <think> open: thinking first
     if chat:
-        ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
-                                      add_generation_prompt=True, tokenize=True)
+        ids = np.asarray(tok.apply_chat_template([{"role": "user", "content": prompt}],
+                                                 add_generation_prompt=True, tokenize=True,
+                                                 return_dict=False))
         inside = opens_thinking(tok.apply_chat_template(
             [{"role": "user", "content": prompt}], add_generation_prompt=True))
     else:

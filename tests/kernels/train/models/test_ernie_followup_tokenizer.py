@@ -152,8 +152,11 @@ def test_chat_template_equals_transformers(pair):
         assert ours.apply_chat_template(chats[1], add_generation_prompt=gen) == want
         ids = ref.apply_chat_template(chats[1], add_generation_prompt=gen, tokenize=True,
                                       return_dict=False)
-        assert ours.apply_chat_template(chats[1], add_generation_prompt=gen,
-                                        tokenize=True).tolist() == ids
+        assert ours.apply_chat_template(chats[1], add_generation_prompt=gen, tokenize=True,
+                                        return_dict=False) == ids
+        enc = ours.apply_chat_template(chats[1], add_generation_prompt=gen, tokenize=True)
+        assert dict(enc) == dict(ref.apply_chat_template(chats[1], tokenize=True,
+                                                         add_generation_prompt=gen))
     ref.padding_side = ours.padding_side = "left"
     want = ref.apply_chat_template(chats, add_generation_prompt=True, padding=True,
                                    return_tensors="np")

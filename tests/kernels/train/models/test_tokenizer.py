@@ -54,8 +54,9 @@ def test_chat_template_tokens_equal_transformers(tmp_path):
                 {"role": "user", "content": "你好"}]
     want = ref.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
                                    return_dict=False)
-    got = ours.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    assert got.tolist() == list(want)
+    got = ours.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                   return_dict=False)
+    assert got == list(want)
 
 
 def test_tokenizer_json_wins_and_bad_model_is_one_error(tmp_path):
