@@ -293,6 +293,13 @@ def check_data_name(name: str) -> str:
     raise unknown_name("data", name, BUILTIN_DATA, " (or a text file)")
 
 
+def _reads_text(model) -> bool:
+    """Whether built-in ``model`` trains on text (a GPT preset or a checkpoint's model);
+    True for anything else (a notebook's model: its own business)."""
+    return (model not in BUILTIN_MODELS or model in FROM_CHECKPOINT
+            or DEFAULT_DATA.get(model) in TEXT_DATA)
+
+
 def _check_text_length(model: str, data: str, block_size) -> None:
     """A text file shorter than one training sequence of a GPT preset is said at launch (the
     job failed at once: "text of 8 bytes is shorter than block_size + 1")."""
@@ -442,6 +449,9 @@ def to_config(values: dict) -> dict:
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
     if source is None and data is not None:
         _check_text_length(model, data, values.get("block_size"))
+    if source is None and values.get("block_size") is not None and not _reads_text(model):
+        raise ValueError(f"--block-size is the context length of a text model (gpt-*, "
+                         f"{', '.join(FROM_CHECKPOINT)}); {model!r} reads no text: drop it")
     target = _check_target(values.get("target"), data if source is None else None)
     return {
         "target": target,
@@ -564,6 +574,8 @@ def _lora(values: dict) -> dict | None:
     if r is None:
         if values.get("lora_alpha") is not None:
             raise ValueError("--lora-alpha needs --lora-r R")
+        if was_given(values, "lora_targets", "q_proj,v_proj"):  # dropped without a word
+            raise ValueError("--lora-targets needs --lora-r R (the adapters' rank)")
         return None
     targets = [t.strip() for t in str(values.get("lora_targets") or "").split(",") if t.strip()]
     if not targets:

@@ -192,3 +192,20 @@ def test_ocr_rec_refuses_the_training_options_it_does_not_read(capsys, tmp_path)
     assert main([*base, "--steps", "1", "--mix", "0.3", "--json"]) == 0
     doc, _ = _json_out(capsys)
     assert doc["config"]["mix"] == 0.3 and doc["config"]["steps"] == 1
+
+
+def test_train_refuses_text_and_lora_options_that_would_be_dropped(capsys):
+    """`mlp --block-size 16` and `--lora-targets` without `--lora-r` (typed even at its
+    default q_proj,v_proj) trained as if they were not there."""
+    for words, needle in ((["mlp", "--block-size", "16"], "'mlp' reads no text"),
+                          (["cnn", "--block-size", "8"], "'cnn' reads no text"),
+                          (["mlp", "--lora-targets", "q_proj,v_proj"],
+                           "--lora-targets needs --lora-r R")):
+        assert main(["train", *words, "--dry-run"]) == 2
+        assert needle in capsys.readouterr().err
+    for words in (["gpt-mini", "--block-size", "16"], ["gpt-moe", "--block-size", "16"],
+                  ["gpt-mini", "--lora-r", "2", "--lora-targets", "c_fc"]):
+        assert main(["train", *words, "--dry-run", "--json"]) == 0
+        doc, _ = _json_out(capsys)
+        assert doc["config"]["model"] == words[0]
+    assert doc["config"]["lora"] == {"r": 2, "alpha": 4.0, "targets": ["c_fc"]}
