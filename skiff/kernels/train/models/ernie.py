@@ -504,7 +504,8 @@ class ErnieForCausalLM(nn.Module):
                     do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
                     repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
                     seed=seed, generator=generator, stop_strings=stop_strings,
-                    tokenizer=tokenizer, **more)
+                    tokenizer=tokenizer, _padded=[(list(ids[b]), e - a)
+                                                  for b, (a, e) in enumerate(rows)], **more)
                 seqs = new.sequences if isinstance(new, GenerateOutput) else new
                 tails = [r[e - a:] for r, (a, e) in zip(seqs, rows)]
                 pad = self._generation_value("pad_token_id", pad_token_id)
@@ -581,7 +582,8 @@ class ErnieForCausalLM(nn.Module):
                        eos_token_id="config", seed: int | None = None, generator=None,
                        stop_strings=None, tokenizer=None, streamer=None, min_new_tokens=0,
                        no_repeat_ngram_size=None, return_dict_in_generate=False,
-                       output_scores=False, output_logits=False) -> list[np.ndarray]:
+                       output_scores=False, output_logits=False,
+                       _padded=None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
         position. Choices as :meth:`generate`; a row stops after its eos token or a stop
@@ -608,7 +610,7 @@ class ErnieForCausalLM(nn.Module):
             batch=len(prompts), do_sample=do_sample, temperature=temperature, top_k=top_k,
             top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
             eos=eos, min_new=int(min_new_tokens or 0), no_repeat=no_repeat_ngram_size,
-            keep_scores=output_scores, keep_logits=output_logits)
+            keep_scores=output_scores, keep_logits=output_logits, padded=_padded)
         was_training = self.training
         self.eval()
         try:

@@ -187,17 +187,22 @@ class StepChooser:
     processors first (repetition penalty, no-repeat n-grams, eos forbidden before
     ``min_new`` new tokens), then greedy or a draw through temperature, top-k, top-p.
     Called once per step as ``chooser(logits (n, V), histories, rows)`` (``rows``: which of
-    the ``batch`` rows these are, None: all); keeps the scores and raw logits asked for."""
+    the ``batch`` rows these are, None: all); keeps the scores and raw logits asked for.
+    ``padded``: each row's (padded prompt, real prompt length) when the prompts came
+    padded, for the no-repeat n-grams (transformers' run over the padding too)."""
 
     def __init__(self, *, batch: int, do_sample: bool, temperature, top_k, top_p, penalty,
                  rng, eos: set, min_new: int = 0, no_repeat: int | None = None,
-                 keep_scores: bool = False, keep_logits: bool = False):
+                 keep_scores: bool = False, keep_logits: bool = False, padded=None):
         self.batch, self.do_sample, self.rng = batch, do_sample, rng
         self.temperature, self.top_k, self.top_p, self.penalty = temperature, top_k or None, \
             top_p, penalty
         self.eos = sorted(eos)
         self.min_new, self.no_repeat = min_new, no_repeat or 0
         self.keep_scores, self.keep_logits = keep_scores, keep_logits
+        # (padded prompt, real length) per row: transformers' n-grams run over the padded
+        # ids, the padding included
+        self.padded = padded
         self.scores: list[np.ndarray] = []
         self.logits: list[np.ndarray] = []
         self.step = 0
@@ -210,6 +215,9 @@ class StepChooser:
             repetition_penalty_(z, histories, self.penalty)
         if self.no_repeat:
             for b, seen in enumerate(histories):
+                if self.padded is not None:
+                    full, n = self.padded[b if rows is None else int(rows[b])]
+                    seen = [*full, *list(seen)[n:]]
                 banned = _banned_ngrams(seen, self.no_repeat)
                 if banned:
                     z[b, banned] = -np.inf

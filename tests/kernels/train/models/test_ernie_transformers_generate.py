@@ -173,3 +173,31 @@ def test_checkpoint_generation_config_lengths(tmp_path, config):
     for kw in ({}, {"eos_token_id": eos}, {"max_new_tokens": 3}):
         want = _hf(ref, enc, do_sample=False, **kw).numpy()
         np.testing.assert_array_equal(model.generate(**enc, do_sample=False, **kw), want)
+
+
+def test_moe_padded_options_equal_transformers(tmp_path):
+    """An MoE checkpoint, left-padded random prompts (the pad id 0 is also a token row 0
+    generates): no-repeat n-grams run over the padding as transformers' do (skiff's ran over
+    the real tokens and let row 0 repeat "0 0"), min_new_tokens with an eos list,
+    max_length with a repetition penalty, and the per-step scores."""
+    from .ernie_reference import make_checkpoint
+
+    _, ref = make_checkpoint(tmp_path, "moe-shared")
+    model = from_pretrained(tmp_path)
+    ids = np.random.default_rng(0).integers(3, 80, (3, 9))
+    mask = np.ones_like(ids)
+    mask[0, :3] = mask[2, :5] = 0
+    ids[mask == 0] = 0
+    enc = dict(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask))
+    for kw in (dict(max_new_tokens=12, no_repeat_ngram_size=2, eos_token_id=None),
+               dict(max_new_tokens=8, min_new_tokens=5, eos_token_id=[5, 7, 9]),
+               dict(max_length=15, repetition_penalty=1.4, eos_token_id=None),
+               dict(max_new_tokens=6, eos_token_id=None, return_dict_in_generate=True,
+                    output_scores=True)):
+        want = _hf(ref, enc, do_sample=False, **kw)
+        got = model.generate(ids, attention_mask=mask, do_sample=False, **kw)
+        if kw.get("return_dict_in_generate"):
+            for mine, theirs in zip(got.scores, want.scores):
+                np.testing.assert_allclose(mine, theirs.numpy(), atol=1e-4)
+            got, want = got.sequences, want.sequences
+        np.testing.assert_array_equal(got, want.numpy())
