@@ -186,11 +186,22 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     temperature = float(values.get("temperature") or 0.0)
     if temperature == 0 and (values.get("top_k") or top_p is not None):
         raise ValueError("--top-k and --top-p sample: give --temperature > 0 too")
+    if temperature == 0 and values.get("seed") is not None:  # greedy: the seed did nothing
+        raise ValueError("--seed seeds the sampling: give --temperature > 0 too (at 0 the "
+                         "answer is greedy, the same every time)")
     use = values.get("use_template")
+    chat = chat_default if use is None else bool(use)
+    if not chat:  # the plain text goes in as it is: these went nowhere, without a word
+        for flag, given in (("--system", values.get("system") is not None),
+                            ("--no-thinking", bool(values.get("no_thinking")))):
+            if given:
+                raise ValueError(f"{flag} goes into the chat template, which "
+                                 f"{'--raw' if use is False else 'generate'} leaves out: "
+                                 f"add --chat, or drop {flag}")
     return {
         "model": str(model),
         "prompt": str(prompt),
-        "chat": chat_default if use is None else bool(use),
+        "chat": chat,
         "system": values.get("system"),
         "thinking": False if values.get("no_thinking") else None,
         "max_new_tokens": int(values.get("max_new_tokens") or 256),

@@ -33,6 +33,7 @@ from skiff.grammar.common import (
     nonneg_float,
     positive_int,
     unknown_name,
+    was_given,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.ocr.quantize import PRECISIONS
@@ -176,6 +177,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         if values.get("no_det") and pdfs:
             raise ValueError(f"--no-det reads each image whole as one line already cut out; "
                              f"{pdfs[0]!r} is a PDF of pages: drop --no-det to find its lines")
+        _check_page_options(values, found)
     return {
         "inputs": inputs,
         "model": lang,
@@ -194,6 +196,23 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "pages": pages or None,
         "precision": values.get("precision") or "auto",
     }
+
+
+def _check_page_options(values: dict, found: list[str]) -> None:
+    """``--pages`` (PDFs, multi-page TIFFs) and ``--pdf-dpi`` (PDFs) given for inputs that
+    have no pages went nowhere without a word: refused, even typed at their default. A file
+    with no suffix (``ocr -``'s standard input) may be either: let through."""
+    unknown = any(not os.path.splitext(str(p))[1] for p in found)
+    kinds = (("pages", "--pages", None, (".pdf", ".tif", ".tiff"), "a PDF or TIFF of pages"),
+             ("pdf_dpi", "--pdf-dpi", 200, (".pdf",), "a PDF"))
+    for name, flag, default, suffixes, what in kinds:
+        if unknown or any(str(p).lower().endswith(suffixes) for p in found):
+            continue
+        if was_given(values, name, default):
+            shown = os.path.basename(str(found[0])) if found else "none"
+            more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+            raise ValueError(f"{flag} is for {what}, and no input is one ({shown}{more}): "
+                             f"drop {flag}")
 
 
 # notebook objects -----------------------------------------------------------------------------

@@ -209,3 +209,41 @@ def test_train_refuses_text_and_lora_options_that_would_be_dropped(capsys):
         doc, _ = _json_out(capsys)
         assert doc["config"]["model"] == words[0]
     assert doc["config"]["lora"] == {"r": 2, "alpha": 4.0, "targets": ["c_fc"]}
+
+
+def test_generate_refuses_what_its_plain_text_prompt_leaves_out():
+    """`generate DIR "text" --system ...` (no chat template: the prompt goes in as it is)
+    and `--seed` at temperature 0 (greedy) changed nothing, without a word."""
+    from skiff.kinds.chat import to_config
+
+    base = {"model": "ckpt", "prompt": "hi"}
+    for extra, needle in (({"system": "be brief"}, "--system goes into the chat template, "
+                                                    "which generate leaves out"),
+                          ({"no_thinking": True}, "--no-thinking goes into"),
+                          ({"system": "x", "use_template": False}, "which --raw leaves out"),
+                          ({"seed": 3}, "--seed seeds the sampling")):
+        with pytest.raises(ValueError, match=needle):
+            to_config({**base, **extra}, chat_default=False, check_folder=False)
+    ok = to_config({**base, "system": "x", "use_template": True, "seed": 3,
+                    "temperature": 0.7}, chat_default=False, check_folder=False)
+    assert ok["chat"] is True and ok["system"] == "x" and ok["seed"] == 3
+    assert to_config({**base, "system": "x"}, check_folder=False)["chat"] is True  # chat
+
+
+def test_ocr_refuses_page_options_for_inputs_without_pages(capsys, tmp_path):
+    from PIL import Image
+
+    Image.new("RGB", (40, 20), "white").save(tmp_path / "a.png")
+    for name in ("b.pdf", "c.tif"):
+        pages = [Image.new("RGB", (120, 40), c) for c in ("white", "gray")]
+        pages[0].save(tmp_path / name, save_all=True, append_images=pages[1:])
+    png, pdf, tif = (str(tmp_path / n) for n in ("a.png", "b.pdf", "c.tif"))
+    for words, needle in (([png, "--pages", "2"], "--pages is for a PDF or TIFF"),
+                          ([png, "--pdf-dpi", "200"], "--pdf-dpi is for a PDF"),
+                          ([png, tif, "--pdf-dpi", "150"], "(a.png and 1 more)")):
+        assert main(["ocr", *words, "--dry-run"]) == 2
+        assert needle in capsys.readouterr().err
+    for words in ([png, tif, "--pages", "2"], [png, pdf, "--pdf-dpi", "150", "--pages", "1"]):
+        assert main(["ocr", *words, "--dry-run", "--json"]) == 0
+        doc, _ = _json_out(capsys)
+        assert doc["config"]["inputs"] == words[:2]
