@@ -197,3 +197,29 @@ def test_p2_poisson_unstructured_within_pyamg_iterations():
     assert sol.iterations <= _pyamg_iterations(A, b)
     ref = spla.spsolve(A.tocsc(), b)
     assert np.linalg.norm(np.asarray(sol.x).ravel() - ref) <= 1e-6 * np.linalg.norm(ref)
+
+
+@pytest.mark.parametrize("upwind", [False, True])
+def test_cycle_from_zero_is_the_full_cycle_and_preconditions_scipy(upwind):
+    """The preconditioner's cycle starts from 0 and skips the pre-smoother's first product
+    with A: its output equals the full cycle's, and as SciPy's ``M`` (aspreconditioner) it
+    takes SciPy's GMRES to spsolve's answer in a few iterations."""
+    from skfem.models.poisson import laplace
+
+    ib = Basis(MeshTri.init_circle(5), ElementTriP1())
+    inner = ib.complement_dofs(ib.get_dofs())
+    A = laplace.assemble(ib)[inner][:, inner].tocsr()
+    b = unit_load.assemble(ib)[inner]
+    if upwind:   # a convection term: the non-symmetric setup and smoother
+        A = (A + 0.2 * abs(A).max() * sp.diags([-1.0, 1.0], [-1, 0], shape=A.shape)).tocsr()
+    amg = SmoothedAggregation(A, max_coarse=50)
+    assert amg.symmetric is not upwind and amg.nlevels >= 3
+    M = amg.aspreconditioner()
+    full = amg.vcycle(0, np.zeros(A.shape[0]), b)
+    np.testing.assert_allclose(M @ b, full, rtol=1e-12, atol=1e-14 * np.abs(full).max())
+    inner = []
+    x, info = spla.gmres(A, b, M=M, rtol=1e-10, restart=50, maxiter=5,
+                         callback_type="pr_norm", callback=inner.append)
+    ref = spla.spsolve(A.tocsc(), b)
+    assert info == 0 and len(inner) < 40
+    assert np.linalg.norm(x - ref) <= 1e-7 * np.linalg.norm(ref)
