@@ -208,7 +208,8 @@ class StepChooser:
         self.step = 0
 
     def __call__(self, logits: np.ndarray, histories, rows=None) -> np.ndarray:
-        z = np.array(logits, dtype=np.float64)
+        z = np.asarray(logits, dtype=np.float64)  # edited in place (a float64 copy or the
+        # caller's fresh array)
         if self.keep_logits:
             self.logits.append(self._full(z, rows))
         if self.penalty != 1.0:
