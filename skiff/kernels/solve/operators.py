@@ -194,7 +194,7 @@ def _short(value) -> str:
 
 def grid_operator(problem: GridProblem, method: str, xp) -> GridOperator:
     """The operator of a grid problem; CG needs it symmetric (no convection)."""
-    if not problem.symmetric and method in ("cg", "pipecg"):
+    if not problem.symmetric and method in ("cg", "pipecg", "minres"):
         raise ValueError(f"method {method!r} needs a symmetric problem; convection makes "
                          "it non-symmetric: use 'bicgstab' or 'gmres'")
     return GridOperator(problem, xp)

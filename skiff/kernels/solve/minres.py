@@ -1,0 +1,128 @@
+"""MINRES: the minimum-residual method for symmetric (Hermitian) systems that may be
+indefinite (saddle points, shifted Laplacians), with a symmetric positive definite
+preconditioner M.
+
+Paige and Saunders' method: the Lanczos process of ``M^-1 A`` (three-term, so the memory and
+the work per iteration are CG's, whatever the iteration count) builds a tridiagonal T; one
+Givens rotation per iteration keeps T's QR factorisation, and x is updated along directions
+``w`` so that each iterate minimises the residual over the Krylov space, in the ``M^-1``
+norm. The iterates are SciPy's ``minres``'s (``scipy.sparse.linalg.minres``, same method).
+
+What differs from SciPy: the stopping test is skiff's ``|b - A x| <= max(rtol |b|, atol)``,
+the same as CG's and GMRES's (SciPy's stops on ``|r| / (|T| |x|) <= rtol``, a backward error
+with an estimate of ``|A|``, so it stops at a different iteration for the same rtol). Without
+M the residual norm is the rotation's ``phibar`` (no extra work); with M that is the
+``M^-1``-norm, so the 2-norm residual is carried by a recurrence on ``A w`` (three vectors
+more). Complex Hermitian systems take ``vdot`` inner products (SciPy's minres is real).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .krylov import SolveError, _finite, _real, _report, _sums
+
+__all__ = ["minres"]
+
+
+def _symmetric_remedy() -> str:
+    return ("MINRES needs a symmetric (Hermitian) matrix: use method='gmres' for a "
+            "non-symmetric one")
+
+
+def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
+    """Preconditioned MINRES; returns ``(x, history, converged)`` as the other Krylov methods
+    (``history``: the 2-norms ``|b - A x_k|`` by recurrence, from the initial one on).
+
+    Raises :class:`~.krylov.SolveError` when M is not positive definite (``r.Mr <= 0``) or
+    the Lanczos process finds A (or M) not symmetric (a negative ``beta^2``)."""
+    dot, norm, _ = _sums(op)
+    r1 = b.copy()
+    tmp = b * 0.0
+    if norm(x) > 0:
+        op.matvec(x, tmp)
+        r1 -= tmp
+    history = [norm(r1)]
+    _report(history, callback, 0, x)
+    if history[-1] <= tol:
+        return x, history, True
+    y = r1.copy()
+    if M is not None:
+        M(r1, y)
+    beta1 = _real(dot(r1, y))
+    _finite(beta1, "r.Mr", 0)
+    if beta1 <= 0:
+        raise SolveError(f"minres: the preconditioner is not positive definite (r.Mr = "
+                         f"{beta1:.3e}); MINRES needs a symmetric positive definite M (a "
+                         f"Jacobi on a matrix with negative diagonal entries is not one): "
+                         f"precond='none', or method='gmres' for an indefinite M")
+    beta1 = math.sqrt(beta1)
+    # with M, the 2-norm residual r = r1 - sum phi_k A w_k by recurrence (A w like w)
+    r = r1.copy() if M is not None else None
+    aw = aw1 = aw2 = av = None
+    if M is not None:
+        aw, aw1, aw2, av = (b * 0.0 for _ in range(4))
+    w = b * 0.0
+    w1 = b * 0.0
+    w2 = b * 0.0
+    r2 = r1.copy()
+    v = b * 0.0
+    oldb, beta = 0.0, beta1
+    dbar = epsln = 0.0
+    phibar = beta1
+    cs, sn = -1.0, 0.0
+    for it in range(1, int(maxiter) + 1):
+        v[...] = y * (1.0 / beta)
+        op.matvec(v, y)                        # y = A v
+        if av is not None:
+            av[...] = y
+        if it >= 2:
+            y -= (beta / oldb) * r1
+        alfa = _real(dot(v, y))
+        _finite(alfa, "v.Av", it)
+        y -= (alfa / beta) * r2
+        r1, r2 = r2, r1                         # r1 <- r2; r2 <- y (r1's old array reused)
+        r2[...] = y
+        if M is not None:
+            M(r2, y)
+        else:
+            y[...] = r2
+        oldb = beta
+        beta2 = _real(dot(r2, y))
+        _finite(beta2, "the Lanczos beta^2", it)
+        if beta2 < 0:
+            what = "the preconditioner is" if M is not None else "the matrix is"
+            raise SolveError(f"minres: {what} not symmetric positive definite where it must "
+                             f"be (beta^2 = {beta2:.3e} < 0 at iteration {it}); "
+                             f"{_symmetric_remedy()}, and a symmetric positive definite M")
+        beta = math.sqrt(beta2)
+        oldeps = epsln
+        delta = cs * dbar + sn * alfa
+        gbar = sn * dbar - cs * alfa
+        epsln = sn * beta
+        dbar = -cs * beta
+        gamma = max(math.hypot(gbar, beta), 1e-300)
+        cs, sn = gbar / gamma, beta / gamma
+        phi = cs * phibar
+        phibar = sn * phibar
+        w1, w2, w = w2, w, w1                   # w1 <- w2, w2 <- w; w's new array: old w1
+        w[...] = (v - oldeps * w1 - delta * w2) * (1.0 / gamma)
+        x += phi * w
+        if M is None:
+            rnorm = abs(phibar)
+        else:
+            aw1, aw2, aw = aw2, aw, aw1
+            aw[...] = (av - oldeps * aw1 - delta * aw2) * (1.0 / gamma)
+            r -= phi * aw
+            rnorm = norm(r)
+        history.append(rnorm)
+        _report(history, callback, it, x)
+        _finite(rnorm, "the residual", it)
+        if rnorm <= tol:
+            return x, history, True
+        if beta == 0.0:   # the Krylov space is invariant: x is the best it holds
+            raise SolveError(f"minres: the Krylov space became invariant at iteration {it} "
+                             f"with |r| = {rnorm:.3e} above the tolerance: A is singular and "
+                             f"b is not in its range (a least-squares x: "
+                             f"scipy.sparse.linalg.lsqr)")
+    return x, history, False
