@@ -500,8 +500,12 @@ class HFTokenizer(_ChatMixin, _CallMixin):
                 enc.truncate(k1, direction=side)
             if second is not None and k2 < len(second.ids):
                 second.truncate(k2, direction=side)
+        first = len(enc.ids)
         enc = self._tok.post_process(enc, second, add_special_tokens)
-        return {"input_ids": [int(i) for i in enc.ids], "token_type_ids": list(enc.type_ids),
+        types = list(enc.type_ids)
+        if second is not None and post is None:  # no template: transformers types the pair
+            types = [0] * first + [1] * (len(types) - first)
+        return {"input_ids": [int(i) for i in enc.ids], "token_type_ids": types,
                 "attention_mask": [1] * len(enc.ids),
                 "special_tokens_mask": list(enc.special_tokens_mask),
                 "offset_mapping": [tuple(o) for o in enc.offsets]}
