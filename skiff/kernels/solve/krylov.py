@@ -26,7 +26,8 @@ import numpy as np
 
 from . import fused
 
-__all__ = ["SolveError", "Stagnation", "cg", "pipelined_cg", "bicgstab", "gmres", "KRYLOV"]
+__all__ = ["SolveError", "Stagnation", "Breakdown", "cg", "pipelined_cg", "bicgstab", "gmres",
+           "KRYLOV"]
 
 
 class SolveError(ValueError):
@@ -40,6 +41,16 @@ class Stagnation(SolveError):
     def __init__(self, message, x, history):
         super().__init__(message)
         self.x, self.history = x, history
+
+
+class Breakdown(SolveError):
+    """BiCGStab broke down (a zero inner product): ``x`` (the iterate when it happened) and
+    ``history`` are kept, and ``info`` is SciPy's negative code for it (-10: rho, -11: the
+    others), which ``x, info = skiff.solve(...)`` returns as SciPy's ``bicgstab`` does."""
+
+    def __init__(self, message, x, history, info):
+        super().__init__(message)
+        self.x, self.history, self.info = x, history, int(info)
 
 
 def _dot(a, b) -> float:
@@ -311,8 +322,8 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
         rho_new = _dot(rhat, r)
         _finite(rho_new, "rho", it)
         if abs(rho_new) < 1e-300:
-            raise SolveError(f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {it}"
-                             f"{_breakdown_remedy(symmetric)}")
+            raise Breakdown(f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {it}"
+                            f"{_breakdown_remedy(symmetric)}", x, history, -10)
         beta = (rho_new / rho) * (alpha / omega)
         rho = rho_new
         p[...] = r + beta * (p - omega * v)
@@ -323,8 +334,8 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
         op.matvec(phat, v)
         rv = _dot(rhat, v)
         if abs(rv) < 1e-300:
-            raise SolveError(f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {it}"
-                             f"{_breakdown_remedy(symmetric)}")
+            raise Breakdown(f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {it}"
+                            f"{_breakdown_remedy(symmetric)}", x, history, -11)
         alpha = rho / rv
         s = r - alpha * v
         snorm = _norm(s)
@@ -340,12 +351,9 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
         op.matvec(shat, t)
         tt = _dot(t, t)
         if tt == 0:
-            raise SolveError(f"bicgstab: breakdown, |t| = 0 at iteration {it}"
-                             f"{_breakdown_remedy(symmetric)}")
+            raise Breakdown(f"bicgstab: breakdown, |t| = 0 at iteration {it}"
+                            f"{_breakdown_remedy(symmetric)}", x, history, -11)
         omega = _dot(t, s) / tt
-        if abs(omega) < 1e-300:
-            raise SolveError(f"bicgstab: breakdown, omega = {omega:.3e} at iteration {it}"
-                             f"{_breakdown_remedy(symmetric)}")
         x += alpha * phat + omega * shat
         r[...] = s - omega * t
         history.append(_norm(r))
@@ -353,6 +361,9 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
         _finite(history[-1], "the residual", it)
         if history[-1] <= tol:
             return x, history, True
+        if abs(omega) < 1e-300:   # after the update, as SciPy (its x, its -11)
+            raise Breakdown(f"bicgstab: breakdown, omega = {omega:.3e} at iteration {it}"
+                            f"{_breakdown_remedy(symmetric)}", x, history, -11)
     return x, history, False
 
 

@@ -52,6 +52,10 @@ class Solution:
         float64 reaches, and the true residual did not).
     cycles : int or None
         GMRES's restart cycles (``maxiter`` counts them, as SciPy's); None for other methods.
+    breakdown : int or None
+        SciPy's negative ``info`` when the method broke down (BiCGStab: -10 rho, -11 the
+        others); set only for ``x, info = skiff.solve(...)``, the SciPy form, where a
+        breakdown returns the iterate it stopped at instead of raising ``SolveError``.
     true_residual : float or None
         ``|b - A x| / |b|`` recomputed from the returned ``x`` (one product after the solve);
         :attr:`relative_residual` reports it. A Krylov method updates its residual by
@@ -77,11 +81,15 @@ class Solution:
     status: str = ""
     true_residual: float | None = None
     cycles: int | None = None
+    breakdown: int | None = None
 
     @property
     def scipy_info(self) -> int:
         """scipy.sparse.linalg's ``info``: 0 when converged, else the iterations done (for
-        GMRES the restart cycles done, as SciPy's gmres counts them)."""
+        GMRES the restart cycles done, as SciPy's gmres counts them), and SciPy's negative
+        code after a breakdown (:attr:`breakdown`)."""
+        if self.breakdown is not None:
+            return self.breakdown
         if self.converged:
             return 0
         return max(self.cycles if self.cycles is not None else self.iterations, 1)

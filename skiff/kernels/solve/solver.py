@@ -12,8 +12,10 @@ system as an operator on the device is :mod:`.operators`.
 
 from __future__ import annotations
 
+import dis
 import inspect
 import math
+import sys
 import threading
 import time
 import warnings
@@ -26,7 +28,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from . import fused
 from .amg import SmoothedAggregation
 from .estimate import check_fits
-from .krylov import KRYLOV, SolveError, Stagnation
+from .krylov import KRYLOV, Breakdown, SolveError, Stagnation
 from .minres import minres
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
 from .operators import (
@@ -804,7 +806,10 @@ class Solver:
         ones). Every solve iterates in float64 (complex128 for complex A, b or x0); the
         returned ``x`` has the result dtype of A and b, as SciPy's (float32 for float32 A and
         b, complex64 likewise; integers give float64), the residuals being those of the
-        float64 iterate.
+        float64 iterate. A breakdown (BiCGStab's zero inner product) raises
+        :class:`SolveError` naming the remedy, except in SciPy's form ``x, info =
+        skiff.solve(...)`` (or ``= solver.solve(...)``, without ``strict``), which gets the
+        iterate it stopped at and SciPy's negative ``info`` (-10, -11), as ``bicgstab``'s.
         """
         check_tolerances(rtol, atol, maxiter)
         if callback_type not in CALLBACK_TYPES:
@@ -878,13 +883,21 @@ class Solver:
                 callback(xk.reshape(user_shape))
 
         self._stop = None    # why the method stopped short (stagnation, no solution)
+        breakdown = None     # SciPy's negative info, for x, info = solve(...) (see below)
         if bnorm == 0:   # x = 0 solves A x = 0 exactly, whatever x0 was (scipy's answer)
             x = xp.zeros(self.op.shape, bdev.dtype)
             hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
         else:
             t0 = time.perf_counter()
             with fused.deferred(self._small):
-                x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+                try:
+                    x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+                except Breakdown as exc:
+                    # SciPy's bicgstab returns (x, -10 or -11): so does x, info = solve(...)
+                    if strict or not _unpacked_as_pair(sys._getframe(1)):
+                        raise
+                    x, hist, converged = exc.x, exc.history, False
+                    self._stop, breakdown = f"breakdown: {exc}", exc.info
             if per_cycle and callback is not None and (len(hist) - 1) % self.restart:
                 callback(x.reshape(user_shape))   # the last, shorter cycle's x
             if self._small and self.xp is np:
@@ -921,7 +934,8 @@ class Solver:
             info={"solver": self.describe(), **({} if rounded is None else
                                                 {"rounded_residual": rounded})},
             true_residual=true_abs / bnorm if bnorm else None,
-            cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None)
+            cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None,
+            breakdown=breakdown)
         if converged and math.isfinite(true_abs) and true_abs > 10 * tol:
             # the recurrence passed the tolerance, the returned x does not: say so
             sol.converged = converged = False
@@ -1091,6 +1105,24 @@ class Solver:
         if self.M is not None:
             self.M.bytes = 0
         return per_it * iters + pre
+
+
+def _unpacked_as_pair(frame) -> bool:
+    """Whether the call running in ``frame`` (the caller of :meth:`Solver.solve`, or of
+    :func:`solve` when that made the call) has its value unpacked into two names at once,
+    ``x, info = ...``: SciPy's form, whose breakdown is a negative ``info``, not an error.
+    Read from the caller's bytecode (CPython: UNPACK_SEQUENCE 2 right after the call)."""
+    if frame is not None and frame.f_code is solve.__code__:
+        frame = frame.f_back
+    if frame is None:
+        return False
+    try:
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.offset > frame.f_lasti:
+                return ins.opname == "UNPACK_SEQUENCE" and ins.argval == 2
+    except (TypeError, ValueError, IndexError):   # no bytecode to read: the plain form
+        return False
+    return False
 
 
 def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,
