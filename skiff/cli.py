@@ -359,6 +359,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
         from skiff.jobs import jobs_action
         from skiff.jobs.render import JobTable, describe
 
+        if ns.action == "rm" and ns.all:  # `jobs rm --all` said "rm needs a job ID"
+            raise GrammarError("skiff jobs: rm removes the jobs named; every finished job: "
+                               "python -m skiff jobs prune --keep 0")
         previous = None
         if ns.action == "wait" and threading.current_thread() is threading.main_thread():
             # Ctrl-C stops the waiting even where the process started with SIGINT ignored

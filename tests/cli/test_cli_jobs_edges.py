@@ -119,3 +119,12 @@ def test_a_json_listing_cut_by_its_limit_says_so_on_stderr(capsys):
     assert main(["jobs", "--json", "--all"]) == 0
     out = capsys.readouterr()
     assert {d["id"] for d in json.loads(out.out)} == {j.id for j in jobs} and out.err == ""
+
+
+def test_rm_all_points_to_prune(capsys):
+    job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
+    assert main(["jobs", "rm", "--all"]) == 2
+    assert "jobs prune --keep 0" in capsys.readouterr().err
+    assert job.run_dir.exists()
+    assert main(["jobs", "prune", "--keep", "0"]) == 0
+    assert not job.run_dir.exists()
