@@ -7,7 +7,7 @@ distributed multigrid levels on it; the solution is gathered to rank 0 at the en
 ``gather_bytes`` and ``wait_s`` / ``wait_cpu_s`` (the most time a rank spent inside MPI calls
 during the solve, wall and CPU). Other ranks get ``None`` from :meth:`DistributedSolver.solve`.
 
-What runs distributed: the Krylov methods (CG, pipelined CG, BiCGStab, GMRES: the serial
+What runs distributed: the Krylov methods (CG, pipelined CG, BiCGStab, GMRES, MINRES: the serial
 loops, with global sums) with the multigrid, Jacobi or no preconditioner, and stationary
 multigrid cycles (``method="mg"``), red-black Gauss-Seidel smoothing, diffusion problems (no
 convection). :func:`check_distributed` names what does not, with what to use instead.
@@ -28,6 +28,7 @@ from skiff.kernels.backend import resolve_device, to_numpy, xp_for
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from ..krylov import KRYLOV
+from ..minres import minres
 from ..solution import Solution
 from ..solver import SCIPY_RESTART, check_tolerances, resolve_precond
 from .decompose import Decomposition
@@ -38,7 +39,7 @@ from .operator import BlockLevel
 
 __all__ = ["DistributedSolver", "check_distributed", "DIST_METHODS", "DIST_PRECONDS"]
 
-DIST_METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg")
+DIST_METHODS = ("cg", "pipecg", "bicgstab", "gmres", "mg", "minres")
 DIST_PRECONDS = ("auto", "none", "jacobi", "mg")
 
 
@@ -184,9 +185,9 @@ class DistributedSolver:
             # GMRES's maxiter counts restart cycles (SciPy's meaning, as the serial Solver)
             inner = maxiter * self.restart if self.method == "gmres" else maxiter
             try:
-                x, hist, converged = KRYLOV[self.method](self.op, bp, x, self.M, tol=tol,
-                                                         maxiter=inner, callback=on_iter,
-                                                         **kw)
+                fn = minres if self.method == "minres" else KRYLOV[self.method]
+                x, hist, converged = fn(self.op, bp, x, self.M, tol=tol, maxiter=inner,
+                                        callback=on_iter, **kw)
             except FloatingPointError as exc:
                 from ..krylov import SolveError
 
@@ -223,7 +224,8 @@ class DistributedSolver:
         if self.method == "mg":
             return per_cycle * max(iters, 1)
         matvec = 8 * n * (2 if self.level0.const else 6)
-        vec = {"cg": 12, "pipecg": 24, "bicgstab": 20, "gmres": 12 + self.restart}[self.method]
+        vec = {"cg": 12, "pipecg": 24, "bicgstab": 20, "gmres": 12 + self.restart,
+               "minres": 16 if self.M is None else 26}[self.method]
         matvecs = 2 if self.method == "bicgstab" else 1
         return (matvecs * (matvec + per_cycle) + 8 * n * vec) * iters
 
