@@ -53,8 +53,8 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
     _finite(beta1, "r.Mr", 0)
     if beta1 <= 0:
         raise SolveError(f"minres: the preconditioner is not positive definite (r.Mr = "
-                         f"{beta1:.3e}); MINRES needs a symmetric positive definite M (a "
-                         f"Jacobi on a matrix with negative diagonal entries is not one): "
+                         f"{beta1:.3e}); MINRES needs a symmetric positive definite M (AMG "
+                         f"or Jacobi built on an indefinite matrix is not one): "
                          f"precond='none', or method='gmres' for an indefinite M")
     beta1 = math.sqrt(beta1)
     # with M, the 2-norm residual r = r1 - sum phi_k A w_k by recurrence (A w like w)

@@ -402,10 +402,15 @@ def resolve_precond(precond: str, method: str, is_grid: bool, matrix_free: bool 
     """The preconditioner 'auto' stands for: geometric multigrid on grids, AMG on matrices
     and on grids where convection dominates (``GridProblem.convection_dominated``: the
     geometric hierarchy holds the diffusion only), none on a function or LinearOperator (no
-    entries to build one from)."""
+    entries to build one from), and none for MINRES on a matrix (SciPy's default: AMG built
+    on an indefinite matrix is not positive definite)."""
     if precond != "auto":
         return precond
     if method in ("mg", "fmg", "direct") or matrix_free:
+        return "none"
+    if method == "minres" and not is_grid:
+        # MINRES's matrices are indefinite, and AMG built on one is not positive definite
+        # (MINRES refuses it): none, as SciPy's minres (a grid's multigrid is SPD)
         return "none"
     return "mg" if is_grid and not convective else "amg"
 
@@ -1146,6 +1151,10 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         if precond not in (None, "auto"):
             raise TypeError("solve() got both M= (SciPy's name) and precond=: give one")
         precond = options.pop("M")
+    if "shift" in options:   # SciPy's minres(A, b, shift=s) solves (A - s I) x = b
+        raise TypeError(f"solve() takes no shift=: SciPy's minres(A, b, shift=s) solves "
+                        f"(A - s I) x = b; pass that matrix, A - {options['shift']!r} * "
+                        f"scipy.sparse.identity(n), with method='minres'")
     if "accel" in options:
         raise TypeError("solve() takes no accel= keyword: pyamg's accel='cg' is method='cg' "
                         "here, with precond='amg' (skiff's smoothed-aggregation AMG)")

@@ -123,3 +123,17 @@ def test_what_minres_cannot_take_is_refused_with_the_remedy():
         ks.solve(A, np.ones(64), method="minres", precond=neg)
     with pytest.raises(ValueError, match="indefinite preconditioner"):
         sla.minres(A, np.ones(64), M=neg)   # SciPy refuses it too
+
+
+def test_scipys_shift_says_what_to_pass():
+    A = _shifted(8, shift=0.0)
+    b = np.ones(64)
+    with pytest.raises(TypeError, match=r"A - 0.5 \* scipy.sparse.identity\(n\)"):
+        ks.solve(A, b, method="minres", shift=0.5)
+    # what it says is SciPy's shifted system
+    ref, info = sla.minres(A, b, shift=0.5, rtol=1e-12)
+    sol = ks.solve((A - 0.5 * sp.identity(64)).tocsr(), b, method="minres", rtol=1e-12)
+    # MINRES on a matrix takes no preconditioner unless given one (AMG of an indefinite
+    # matrix is not positive definite, which MINRES needs), as SciPy's minres
+    assert sol.precond == "none" and sol.converged
+    assert info == 0 and np.allclose(sol.x, ref, rtol=1e-8, atol=1e-10)
