@@ -35,7 +35,7 @@ from .rec import (
     plan_batches,
     rec_input,
 )
-from .spacing import cjk_spaces, missed_spaces
+from .spacing import cjk_spaces, missed_spaces, separator_spaces
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
 # the direction model is this sure it is upright and the recognizer reads it at least this
@@ -522,7 +522,8 @@ class LineReading:
                 # an unsure line read again with what text usually says (a line under
                 # min_score is dropped: not worth it); then, unless that changed more than
                 # its spaces, the word gaps its ink shows and the reading missed (and
-                # field gaps between Chinese characters); a display's dropped point last
+                # field gaps between Chinese characters), the spaces read after a number's
+                # separator that it does not show; a display's dropped point last
                 again = reread(text, probs[j], alphabet, words, (columns[0][j], columns[1][j])) \
                     if score >= mend else text
                 if again and "".join(again.split()) == "".join(text.split()):
@@ -532,6 +533,8 @@ class LineReading:
                                           frame_width, height) or again
                     again = cjk_spaces(again, columns[0][j], alphabet, crops[idx[j]],
                                        frame_width, height) or again
+                    again = separator_spaces(again, columns[0][j], alphabet, crops[idx[j]],
+                                             frame_width, height) or again
                 return half_width(decimal_point(again, probs[j], alphabet))
 
             return idx, [(finish(j, text, score), score)
