@@ -95,7 +95,10 @@ def new_job_id(kind: str) -> str:
 
 
 def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, Path]:
-    """Create a fresh run folder; raise :class:`RunFolderError` with the path if impossible."""
+    """Create a fresh run folder; raise :class:`RunFolderError` with the path if impossible.
+    An id taken already (jobs started in the same second that drew the same 4 hex digits: 1
+    in 65,536 for two, ~7% for a hundred) is drawn again; it failed with "File exists (set
+    SKIFF_RUNS to a writable folder)"."""
     base = runs_root(root)
     job_id = new_job_id(kind)
     path = base / job_id
@@ -103,7 +106,15 @@ def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, 
     try:
         if not base.is_dir():
             base.mkdir(parents=True, exist_ok=True, mode=mode)
-        path.mkdir(mode=mode)
+        for _ in range(64):
+            try:
+                path.mkdir(mode=mode)  # atomic: of two processes, one makes it
+                break
+            except FileExistsError:
+                job_id = new_job_id(kind)
+                path = base / job_id
+        else:
+            path.mkdir(mode=mode)  # still taken after 64 draws: say so
         os.chmod(path, mode)  # mkdir's mode is cut by the umask
         for sub in ("logs", "artifacts", "ranks"):
             (path / sub).mkdir(mode=mode)

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from skiff.cli import main
 from skiff.jobs import launch
 
@@ -128,3 +130,22 @@ def test_rm_all_points_to_prune(capsys):
     assert job.run_dir.exists()
     assert main(["jobs", "prune", "--keep", "0"]) == 0
     assert not job.run_dir.exists()
+
+
+def test_an_id_drawn_twice_in_one_second_is_drawn_again(monkeypatch, runs_dir):
+    """300 quick jobs from one script: two drew the same id in the same second and the
+    second failed with "File exists (set SKIFF_RUNS to a writable folder)"."""
+    import skiff.jobs.store as store
+
+    draws = iter(["aaaa", "aaaa", "aaaa", "bbbb"])
+    monkeypatch.setattr(store.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr(store.time, "strftime", lambda fmt: "20260101-000000")
+    first, _ = store.new_run_dir("demo")
+    second, _ = store.new_run_dir("demo")
+    assert (first, second) == ("20260101-000000-demo-aaaa", "20260101-000000-demo-bbbb")
+    assert sorted(p.name for p in runs_dir.iterdir()) == [first, second]
+    afile = runs_dir.parent / "afile"  # a runs root that is a file is still said so
+    afile.write_text("")
+    monkeypatch.setattr(store.secrets, "token_hex", lambda n: "cccc")
+    with pytest.raises(store.RunFolderError, match="set SKIFF_RUNS to a writable folder"):
+        store.new_run_dir("demo", afile)
