@@ -12,6 +12,8 @@ reference twin (the reference is what runs on a GPU and where numba is missing).
 * ``train.sum_squares(*arrays) -> float64 0-d``: the squared L2 norm of many arrays together,
   left on their device (gradient clipping): one BLAS dot each on the CPU.
 * ``train.scale_many(*arrays, coef)``: every array scaled in place (clipping's rescale).
+* ``train.clip_many(sumsq, *arrays, max_norm)``: clipping's rescale with the squared norm left
+  on the device (``sum_squares``' 0-d array): nothing waits for a GPU to hand the norm back.
 * ``train.scatter_rows(target, index, values)``: rows added at (repeated) indices, the
   embedding's backward: numpy's ``add.at`` is a slow generic loop.
 * ``train.col2im(gcols, hp, wp, sh, sw) -> gpad``: sums (C, kh, kw, N, Ho, Wo) column
@@ -38,7 +40,8 @@ from skiff.kernels.backend.split import split_rows
 from ..autograd import xp_of
 
 __all__ = ["layer_norm_fwd", "layer_norm_bwd", "gelu_tanh", "gelu_tanh_grad", "sum_squares",
-           "scale_many", "scatter_rows", "col2im", "max_pool_bwd", "warm_up", "GELU_K", "GELU_A"]
+           "scale_many", "clip_many", "CLIP_EPS", "scatter_rows", "col2im", "max_pool_bwd",
+           "warm_up", "GELU_K", "GELU_A"]
 
 GELU_K = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -189,6 +192,23 @@ def scale_many(*arrays, coef: float):
     """Every array ``*= coef`` in place (in its own dtype); returns them."""
     for a in arrays:
         a *= a.dtype.type(coef)
+    return arrays
+
+
+CLIP_EPS = 1e-6  # clip_grad_norm_'s (torch's): max_norm / (norm + eps)
+
+
+@custom_op("train.clip_many")
+def clip_many(sumsq, *arrays, max_norm: float):
+    """Every array ``*= max_norm / (sqrt(sumsq) + CLIP_EPS)`` in place when that is below 1
+    and ``sumsq`` (a float64 0-d array on the arrays' device) is finite; returns them. The
+    factor is chosen on the device (a multiply by 1 where nothing is clipped), so no value
+    is read back to the host."""
+    xp = xp_of(sumsq)
+    coef = max_norm / (xp.sqrt(sumsq) + CLIP_EPS)
+    coef = xp.where(xp.isfinite(sumsq) & (coef < 1.0), coef, 1.0)
+    for a in arrays:
+        a *= coef.astype(a.dtype)
     return arrays
 
 
@@ -410,6 +430,7 @@ def warm_up() -> None:
 # ---- GPU twins -------------------------------------------------------------------------------
 # The CUDA twins live in .fused_gpu, which imports this module to register them; dispatch
 # imports it the first time one of these ops meets GPU arrays (so the dependency is one-way).
-for _op in (layer_norm_fwd, layer_norm_bwd, gelu_tanh, gelu_tanh_grad, sum_squares, scale_many):
+for _op in (layer_norm_fwd, layer_norm_bwd, gelu_tanh, gelu_tanh_grad, sum_squares, scale_many,
+            clip_many):
     _op.implement_in("gpu", "skiff.kernels.train.core.nn.fused_gpu")
 del _op

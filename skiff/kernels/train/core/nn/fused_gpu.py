@@ -150,6 +150,21 @@ def _scale_many_gpu(*arrays, coef):  # pragma: no cover - GPU
     return arrays
 
 
+@fused.clip_many.implement("gpu", "cuda", available=gpu_available)
+def _clip_many_gpu(sumsq, *arrays, max_norm):  # pragma: no cover - GPU
+    cp = cupy()
+    status = cp.zeros(2, dtype=cp.float64)  # clip_many reads the sum of squares at [1]
+    status[1] = sumsq  # a copy on the device
+    fast, rest = _by_dtype([(a,) for a in arrays])
+    for sfx, groups in fast.items():
+        meta, total = _meta(cp, groups)
+        module().get_function(f"clip_many_{sfx}")(
+            _grid(total), (256,), (meta, np.int32(len(groups)), status,
+                                   np.float64(max_norm), np.float64(fused.CLIP_EPS)))
+    fused.clip_many.reference(sumsq, *(a for (a,) in rest), max_norm=max_norm)
+    return arrays
+
+
 @optim.adamw_many.implement("gpu", "cuda", available=gpu_available)
 def _adamw_many_gpu(*arrays, lr, beta1, beta2, eps, weight_decay, steps):  # pragma: no cover
     cp = cupy()

@@ -19,6 +19,8 @@ class Parameter(Tensor):
     """A leaf tensor that a :class:`Module` registers as trainable (requires_grad=True)."""
 
     def __init__(self, data, requires_grad=True, dtype=None):
+        if dtype is None and isinstance(data, Tensor):
+            dtype = data.dtype  # torch's Parameter keeps its tensor's dtype (float64 stays)
         super().__init__(data, requires_grad=requires_grad, dtype=dtype)
 
     def __repr__(self) -> str:

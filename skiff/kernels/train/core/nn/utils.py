@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from .fused import scale_many, sum_squares
+from .fused import clip_many, scale_many, sum_squares
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
@@ -20,12 +20,20 @@ def _list(parameters):
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
     """Scale the gradients so their global ``norm_type`` norm (2, any p > 0, or inf: the
     largest magnitude) is at most ``max_norm`` (torch's factor ``max_norm / (norm + 1e-6)``);
-    returns the norm before clipping as a 0-d tensor."""
+    returns the norm before clipping as a 0-d tensor on the gradients' device. On a GPU the
+    2-norm's clipping reads nothing back (the factor is chosen on the device, as torch's);
+    ``error_if_nonfinite`` and the other norms read the norm on the host."""
     params = _list(parameters)
     grads = [p._grad for p in params if p._grad is not None]
     p_norm = float(norm_type)
     if p_norm <= 0:
         raise ValueError(f"norm_type must be positive or inf, got {norm_type!r}")
+    dtype = params[0].dtype if params else np.float32
+    xp = params[0].xp if params else np
+    if grads and p_norm == 2.0 and not error_if_nonfinite and xp is not np:
+        sumsq = sum_squares(*grads)
+        clip_many(sumsq, *grads, max_norm=float(max_norm))
+        return Tensor(xp.sqrt(sumsq).astype(dtype), dtype=dtype)
     if not grads:
         total = 0.0
     elif p_norm == 2.0:
@@ -40,8 +48,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             raise RuntimeError(f"the total norm of the gradients is {total}: not finite")
     elif max_norm / (total + 1e-6) < 1.0:
         scale_many(*grads, coef=max_norm / (total + 1e-6))
-    dtype = params[0].dtype if params else np.float32
-    return Tensor(np.asarray(total, dtype=dtype), dtype=dtype)
+    return Tensor(xp.asarray(total, dtype=dtype), dtype=dtype)
 
 
 def clip_grad_value_(parameters, clip_value) -> None:
