@@ -54,8 +54,8 @@ class Solution:
         GMRES's restart cycles (``maxiter`` counts them, as SciPy's); None for other methods.
     breakdown : int or None
         SciPy's negative ``info`` when the method broke down (BiCGStab: -10 rho, -11 the
-        others); set only for ``x, info = skiff.solve(...)``, the SciPy form, where a
-        breakdown returns the iterate it stopped at instead of raising ``SolveError``.
+        others): the solve returns the iterate it stopped at, not converged, as SciPy's
+        ``bicgstab`` does (``strict=True`` raises ``SolveError`` instead).
     true_residual : float or None
         ``|b - A x| / |b|`` recomputed from the returned ``x`` (one product after the solve);
         :attr:`relative_residual` reports it. A Krylov method updates its residual by

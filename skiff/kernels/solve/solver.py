@@ -12,10 +12,8 @@ system as an operator on the device is :mod:`.operators`.
 
 from __future__ import annotations
 
-import dis
 import inspect
 import math
-import sys
 import threading
 import time
 import warnings
@@ -811,10 +809,10 @@ class Solver:
         ones). Every solve iterates in float64 (complex128 for complex A, b or x0); the
         returned ``x`` has the result dtype of A and b, as SciPy's (float32 for float32 A and
         b, complex64 likewise; integers give float64), the residuals being those of the
-        float64 iterate. A breakdown (BiCGStab's zero inner product) raises
-        :class:`SolveError` naming the remedy, except in SciPy's form ``x, info =
-        skiff.solve(...)`` (or ``= solver.solve(...)``, without ``strict``), which gets the
-        iterate it stopped at and SciPy's negative ``info`` (-10, -11), as ``bicgstab``'s.
+        float64 iterate. A breakdown (BiCGStab's zero inner product) returns as a solve that
+        stopped short does: the iterate it stopped at, ``converged=False``, ``status`` naming
+        the remedy and SciPy's negative ``info`` (-10, -11) in ``x, info = skiff.solve(...)``,
+        as ``bicgstab``'s; ``strict=True`` raises :class:`SolveError` instead.
         """
         check_tolerances(rtol, atol, maxiter)
         if callback_type not in CALLBACK_TYPES:
@@ -899,7 +897,7 @@ class Solver:
                     x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
                 except Breakdown as exc:
                     # SciPy's bicgstab returns (x, -10 or -11): so does x, info = solve(...)
-                    if strict or not _unpacked_as_pair(sys._getframe(1)):
+                    if strict:
                         raise
                     x, hist, converged = exc.x, exc.history, False
                     self._stop, breakdown = f"breakdown: {exc}", exc.info
@@ -1110,24 +1108,6 @@ class Solver:
         if self.M is not None:
             self.M.bytes = 0
         return per_it * iters + pre
-
-
-def _unpacked_as_pair(frame) -> bool:
-    """Whether the call running in ``frame`` (the caller of :meth:`Solver.solve`, or of
-    :func:`solve` when that made the call) has its value unpacked into two names at once,
-    ``x, info = ...``: SciPy's form, whose breakdown is a negative ``info``, not an error.
-    Read from the caller's bytecode (CPython: UNPACK_SEQUENCE 2 right after the call)."""
-    if frame is not None and frame.f_code is solve.__code__:
-        frame = frame.f_back
-    if frame is None:
-        return False
-    try:
-        for ins in dis.get_instructions(frame.f_code):
-            if ins.offset > frame.f_lasti:
-                return ins.opname == "UNPACK_SEQUENCE" and ins.argval == 2
-    except (TypeError, ValueError, IndexError):   # no bytecode to read: the plain form
-        return False
-    return False
 
 
 def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0, maxiter=None,

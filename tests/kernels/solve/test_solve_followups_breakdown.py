@@ -1,6 +1,6 @@
-"""A BiCGStab breakdown in SciPy's form ``x, info = skiff.solve(...)`` gives SciPy's negative
-info and its iterate (scipy.sparse.linalg.bicgstab is the oracle); every other form keeps the
-clear SolveError naming the remedy."""
+"""A BiCGStab breakdown stops short as SciPy's does: ``x, info = skiff.solve(...)`` gives
+SciPy's negative info and its iterate (scipy.sparse.linalg.bicgstab is the oracle), the
+Solution says not converged with the remedy, and ``strict=True`` raises SolveError."""
 
 from __future__ import annotations
 
@@ -36,16 +36,17 @@ def test_the_scipy_pair_gets_scipys_negative_info_and_iterate(system, sparse):
     assert not np.allclose(x, exact)
 
 
-def test_other_forms_keep_the_clear_error():
+def test_the_solution_says_so_and_strict_raises():
     A, b = RV
+    sol = skiff.solve(A, b, method="bicgstab", precond=None)
+    assert not sol.converged and sol.breakdown == sla.bicgstab(A, b)[1] == -11
+    assert "breakdown" in sol.status and "gmres" in sol.status   # the remedy
     with pytest.raises(SolveError, match="breakdown.*gmres"):
-        skiff.solve(A, b, method="bicgstab", precond=None)
-    with pytest.raises(SolveError, match="breakdown"):   # strict: an error in any form
-        x, info = skiff.solve(A, b, method="bicgstab", precond=None, strict=True)
-    with pytest.raises(SolveError, match="breakdown"):   # a tuple of three is not SciPy's
-        x, info, extra = skiff.solve(A, b, method="bicgstab", precond=None)
-    # a notebook cell's top level (a module's code, as Jupyter runs it) is SciPy's form too
+        skiff.solve(A, b, method="bicgstab", precond=None, strict=True)
+    with pytest.raises(SolveError, match="breakdown"):
+        Solver(A, method="bicgstab", precond="none").solve(b, strict=True)
+    # a notebook cell's top level unpacks the same way
     ns = {"skiff": skiff, "A": A, "b": b}
     exec(compile("x, info = skiff.solve(A, b, method='bicgstab', precond=None)", "<cell>",
                  "exec"), ns)
-    assert ns["info"] == sla.bicgstab(A, b)[1] == -11
+    assert ns["info"] == -11
