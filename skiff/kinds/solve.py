@@ -792,6 +792,16 @@ def _missing_matrix_file(name: str) -> bool:
     return path.suffix.lower() in MATRIX_SUFFIXES and not path.exists()
 
 
+def _check_complex_precond(name: str, dtype, values: dict) -> None:
+    """A complex system with a preconditioner built on real matrices: said before a job
+    exists (the solver says it too, but from inside a run folder)."""
+    if dtype is not None and getattr(dtype, "kind", "") == "c" and values.get("precond") in (
+            "amg", "chebyshev", "mg"):
+        raise ValueError(f"{name!r} is complex ({dtype}) and --precond {values['precond']} "
+                         f"builds on real matrices only: --precond none or jacobi (or leave "
+                         f"it out)")
+
+
 def _file_request(values: dict) -> JobRequest:
     """A thread job that solves the matrix in the file ``PROBLEM`` with B from a file, or,
     without B, b = A 1 (the exact solution is all ones, and its error is reported)."""
@@ -801,6 +811,7 @@ def _file_request(values: dict) -> JobRequest:
 
     name, bname = values["problem"], values.get("b")
     matrix = read_matrix(name)  # read once here: a bad file fails before any run folder
+    _check_complex_precond(name, matrix.dtype, values)
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
     check_options_apply(name, values, system="matrix")
@@ -833,12 +844,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         raise TypeError(f"PROBLEM {name!r} is a {type(system).__name__}: expected a square "
                         "sparse matrix or array, a dense 2D array, a scipy LinearOperator or "
                         "a GridProblem")
-    dtype = getattr(system, "dtype", None)
-    if dtype is not None and getattr(dtype, "kind", "") == "c" and values.get("precond") in (
-            "amg", "chebyshev", "mg"):   # said before a job exists (the solver says it too)
-        raise ValueError(f"{name!r} is complex ({dtype}) and --precond {values['precond']} "
-                         f"builds on real matrices only: --precond none or jacobi (or leave "
-                         f"it out)")
+    _check_complex_precond(name, getattr(system, "dtype", None), values)
     b = None
     if bname is not None:
         if bname not in user_ns:

@@ -15,7 +15,8 @@ import math
 __all__ = ["needed_bytes", "check_fits", "check_problem_fits", "format_bytes"]
 
 # vectors of the grid's size each method keeps (x, r, z, p, q for CG ...)
-_KRYLOV_VECTORS = {"cg": 5, "pipecg": 11, "bicgstab": 8, "mg": 3, "fmg": 4, "direct": 30}
+_KRYLOV_VECTORS = {"cg": 5, "pipecg": 11, "bicgstab": 8, "minres": 7, "mg": 3, "fmg": 4,
+                   "direct": 30}
 
 
 def needed_bytes(grid, *, method: str = "cg", precond: str = "mg", restart: int = 30,

@@ -76,3 +76,20 @@ def test_the_terminal_solves_a_complex_matrix_file(tmp_path, runs_dir, which, me
     assert x.dtype == np.complex128
     ref = spl.spsolve(M.tocsc(), b)
     assert np.linalg.norm(x - ref) <= 1e-8 * np.linalg.norm(ref)
+
+
+def test_a_complex_file_with_a_real_only_preconditioner_is_refused_before_a_job(tmp_path,
+                                                                                 runs_dir):
+    A, _, b = _complex_systems(6)
+    sio.mmwrite(str(tmp_path / "A.mtx"), A)
+    out = _cli("A.mtx", "--precond", "amg", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr   # a usage error, as for a notebook matrix
+    assert "complex" in out.stderr and "--precond none or jacobi" in out.stderr
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())   # no run folder was made
+    # the remedy works: SciPy's gmres is the reference
+    sio.mmwrite(str(tmp_path / "b.mtx"), b[:, None])
+    ok = _cli("A.mtx", "b.mtx", "--precond", "jacobi", "--rtol", "1e-10", "--save", "x.npz",
+              cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    x = np.load(tmp_path / "x.npz")["field"].ravel()
+    assert np.linalg.norm(x - spl.spsolve(A.tocsc(), b)) <= 1e-8 * np.linalg.norm(x)
