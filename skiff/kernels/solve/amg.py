@@ -3,10 +3,16 @@ loop for the aggregation), cycles on the device (``A @ x`` of scipy or cupyx spa
 
 Setup per level: strength of connection ``|a_ij| >= theta sqrt(|a_ii a_jj|)``, greedy
 aggregation (seed aggregates of untouched neighbourhoods, attach the rest to a neighbouring
-aggregate, group what is left), a tentative prolongator of normalised indicator columns (the
-constant near-null space), one damped-Jacobi smoothing step ``P = (I - w D^-1 A) T`` with
-``w = 4/3 / rho(D^-1 A)``, and the Galerkin product ``A_c = P^T A P``. The cycle smooths with a
-Chebyshev polynomial in ``D^-1 A`` (symmetric, so the V-cycle is a valid CG preconditioner).
+aggregate, group what is left), a tentative prolongator whose columns are an orthonormal basis
+of the near-null-space candidates on each aggregate (the constant, or ``B=``: the rigid-body
+modes of ``amg_modes.rigid_body_modes``; on the finest level first improved by 4 symmetric
+Gauss-Seidel sweeps on ``A x = 0``, pyamg's default), one damped-Jacobi smoothing step
+``P = (I - w D^-1 A) T`` with ``w = 4/3 / rho(D^-1 A)``, and the Galerkin product
+``A_c = P^T A P``. The cycle smooths with a Chebyshev polynomial in ``D^-1 A`` (symmetric,
+so the V-cycle is a valid CG preconditioner); the coarsest level is inverted densely, or by
+a sparse LU when coarsening stalled above 1000 unknowns. ``aspreconditioner()`` gives the
+V-cycle as a scipy ``LinearOperator`` (a block of a preconditioner you write, e.g. Stokes'
+velocity block).
 
 A non-symmetric matrix (convection) is treated as pyamg's ``symmetry='nonsymmetric'`` does:
 its eigenvalues may be complex, so neither a Rayleigh quotient (the estimate of ``rho``
