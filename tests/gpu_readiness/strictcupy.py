@@ -107,6 +107,9 @@ class _Device:
     def synchronize(self):
         pass
 
+    def use(self):
+        return self
+
 
 SYNCS: list[str] = []  # each device-to-host read (a GPU waits for its queue there), by kind
 
@@ -400,9 +403,17 @@ def make() -> types.ModuleType:
     cp.ascontiguousarray = lambda a, dtype=None: _asarray(np.ascontiguousarray(a._a, dtype))
     cp.asnumpy = _asnumpy
     cp.get_array_module = _get_array_module
+    pool = types.SimpleNamespace(used_bytes=lambda: 0, total_bytes=lambda: 0,
+                                 free_all_blocks=lambda: None)
+    cp.get_default_memory_pool = lambda: pool
+    cp.get_default_pinned_memory_pool = lambda: pool
     cuda = types.SimpleNamespace(Device=lambda index=0: _Device(),
                                  is_available=lambda: True,
-                                 runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
+                                 runtime=types.SimpleNamespace(
+                                     getDeviceCount=lambda: 1,
+                                     memGetInfo=lambda: (1 << 34, 1 << 34)),
+                                 get_current_stream=lambda: types.SimpleNamespace(
+                                     synchronize=lambda: None, ptr=0))
     cp.cuda = cuda
     cupyx = types.ModuleType("cupyx")
     cupyx.__path__ = []
