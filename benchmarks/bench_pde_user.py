@@ -1,6 +1,6 @@
 """A researcher's own discretised PDEs (scikit-fem) through skiff's AMG, against pyamg and SciPy.
 
-    python benchmarks/bench_pde_user.py [--cases p1,p2,...] [--small] [--write]
+    python benchmarks/bench_pde_user.py [--cases p1,p2,...] [--small] [--no-write]
 
 Each (case, tool) runs in a fresh process with one BLAS/numba thread. skiff: ``Solver(A,
 method=..., precond="amg", near_nullspace=B)`` set up once, then ``solve``; pyamg:
@@ -181,12 +181,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--small", action="store_true", help="one refinement less (quick check)")
-    ap.add_argument("--write", action="store_true", help=f"write {RESULTS.name}")
+    ap.add_argument("--no-write", action="store_true", help=f"print only (no {RESULTS.name})")
     ap.add_argument("--one", nargs=2, metavar=("CASE", "TOOL"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(run_one(*args.one, args.small)))
         return
+    load0 = os.getloadavg()[0]
     rows = []
     for case in args.cases.split(","):
         for tool in ("skiff", "pyamg"):
@@ -199,22 +200,33 @@ def main(argv=None):
             except json.JSONDecodeError:
                 rows.append({"case": case, "tool": tool, "error": p.stderr.strip()[-300:]})
             print(json.dumps(rows[-1]), flush=True)
-    table = ["| case | n | method | tool | iterations | setup s | solve s | total s | |r|/|b| |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    load1 = os.getloadavg()[0]
+    total = {(r["case"], r["tool"]): r["setup_s"] + r["solve_s"] for r in rows if "error" not in r}
+    table = ["| case | n | method | tool | iterations | setup s | solve s | total s | |r|/|b| "
+             "| pyamg / skiff total |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            table.append(f"| {r['case']} | | | {r['tool']} | error: {r['error'][:80]} | | | | |")
+            table.append(f"| {r['case']} | | | {r['tool']} | error: {r['error'][:80]} "
+                         f"| | | | | |")
             continue
+        peer = total.get((r["case"], "pyamg"))
+        ratio = (f"**{peer / total[(r['case'], 'skiff')]:.2f}x**"
+                 if r["tool"] == "skiff" and peer else "")
         table.append(f"| {r['case']} | {r['n']} | {r['method']} | {r['tool']} | "
                      f"{r['iterations']:g} | {r['setup_s']:.3f} | {r['solve_s']:.3f} | "
-                     f"{r['setup_s'] + r['solve_s']:.3f} | {r['relres']:.1e} |")
-    text = "\n".join(table)
+                     f"{r['setup_s'] + r['solve_s']:.3f} | {r['relres']:.1e} | {ratio} |")
+    text = (f"load average {load0:.2f} before the run, {load1:.2f} after, {os.cpu_count()} "
+            f"cores; OPENBLAS_NUM_THREADS=1 for both\n\n" + "\n".join(table))
     print(text)
-    if args.write:
+    if not args.no_write:
+        notes = ""   # the hand-written notes below the table stay
+        if RESULTS.exists() and "\nNotes" in RESULTS.read_text():
+            old = RESULTS.read_text()
+            notes = "\n" + old[old.index("\nNotes") + 1:]
         RESULTS.write_text("# A researcher's PDEs: skiff AMG vs pyamg SA\n\n"
-                           "`python benchmarks/bench_pde_user.py --write` (one process per row, "
-                           "one thread; setup excludes numba's one-time load)\n\n" + text + "\n")
-
+                           "`python benchmarks/bench_pde_user.py` (one process per row, "
+                           "one thread; setup excludes numba's one-time load)\n\n" + text +
+                           "\n" + notes)
 
 if __name__ == "__main__":
     main()

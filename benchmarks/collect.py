@@ -10,7 +10,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist", "precision",
-         "solve", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard", "ocr-memory",
+         "solve", "pde_user", "flow", "aero", "ocr", "ocr-documents", "ocr-photos", "ocr-hard",
+         "ocr-memory",
          "ocr-layout", "ocr-crops", "ocr-displays", "ocr-textfree", "ocr-grainy",
          "ocr-scans", "ocr-probes", "ocr-probes-thumbnail",
          "ocr-probes-phone", "ocr-finetune", "open-models", "gpu"]
@@ -24,6 +25,7 @@ TITLES = {
     "dist": "Distributed training and the planner (issue 4)",
     "precision": "Mixed precision in the Trainer: step time and memory (issue 11)",
     "solve": "Solvers (issue 5)",
+    "pde_user": "Solvers on a researcher's own discretisations: AMG vs pyamg (round 26)",
     "flow": "Flow around a cylinder: the DFG benchmark (issue 12)",
     "aero": "The train nose: learned grids, sweep, surrogate (issue 12)",
     "ocr-hard": "OCR on hard images: degraded, photo-like, seven-segment, vertical (issue 14)",
