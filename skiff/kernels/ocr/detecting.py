@@ -36,6 +36,10 @@ INK_SAVES = 1.0e5
 # faint glyph-sized regions are looked at again enlarged (DetectionPasses._faint_glyphs) on an
 # image with at most this many of them; more are a texture or noise
 FAINT_MOST = 16
+# ... and only a region at most this many times wider than high: a page number "- 1 -" at
+# 10 px (a page shown at 0.44) is 13 x 7; 48 text-free images (rules, dots, empty boxes,
+# shapes, texture) read the same 19 false marks at 1 and at 3
+FAINT_WIDE = 3.0
 
 
 def _source(it: Item) -> tuple[np.ndarray, np.ndarray]:
@@ -112,17 +116,18 @@ class DetectionPasses:
     def _faint_glyphs(self, it: Item, scale: float, which: str = "det") -> None:
         """A glyph alone on its line the detector saw only faintly (a closing ``}`` at 13-15
         px on a dark editor: the map peaks at 0.55-0.66 over it and its box scores ~0.3,
-        under ``box_thresh``) is looked at again in a window around it enlarged twice, where
-        the detector boxes it surely; a box kept must cover the faint region's centre. Only
-        a region no wider than high and level with no box (a check box or a bullet before
+        under ``box_thresh``; a page number "- 1 -" at 10 px) is looked at again in a
+        window around it enlarged twice, where the detector boxes it surely; a box kept
+        must cover the faint region's centre. Only a region at most ``FAINT_WIDE`` times
+        wider than high and level with no box (a check box or a bullet before
         a line's text is not looked at: a ticked box read "☑"), on a clean image (pixel
         noise under ``NOISY``) with at most ``FAINT_MOST`` faint regions: noise and textures
         give many."""
         if it.faint is None or it.faint[0] != scale or not 0 < len(it.faint[1]) <= FAINT_MOST:
             return
         spans = [(b.min(0), b.max(0)) for b, _ in it.boxes]
-        todo = [f for f in it.faint[1]  # alone on its row, no wider than high
-                if np.ptp(f[:, 0]) <= np.ptp(f[:, 1]) and
+        todo = [f for f in it.faint[1]  # alone on its row, at most FAINT_WIDE wider than high
+                if np.ptp(f[:, 0]) <= FAINT_WIDE * np.ptp(f[:, 1]) and
                 not any(lo[1] <= f.mean(0)[1] <= hi[1] for lo, hi in spans)]
         if not todo or denoise.noise_sigma(it.bgr) >= denoise.NOISY:
             return

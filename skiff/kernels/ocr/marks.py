@@ -1,0 +1,56 @@
+"""A line's first or last mark read as a point where its ink is a dash.
+
+At 10 px a page number's dashes ("- 1 -" on a page shown at 0.44) are a pixel high and
+three wide, and the recognizer reads them as points ("-1.", ".1."); RapidOCR's larger
+input reads "-1-". A point sits on the baseline and a dash halfway up the digits, which
+the crop's ink tells apart."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .spacing import glyph_runs, ink_mask
+
+__all__ = ["edge_dashes"]
+
+# a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
+# stands halfway up (a dash); a point's lies at 0.85 or below
+MID = (0.3, 0.7)
+
+
+def edge_dashes(text: str, crop: np.ndarray) -> str:
+    """``text`` with a point that is its first or last character, beside a digit, read as
+    "-" where the crop's first or last glyph (:func:`.spacing.glyph_runs`) is no higher
+    than wide and stands halfway up the other glyphs' ink. Only for a short reading of
+    digits between such marks ("-1.", ".12-", ".3."), as a page number is printed."""
+    t = text.strip()
+    if not 2 <= len(t.replace(" ", "")) <= 8 or "." not in (t[0], t[-1]) or \
+            not all(c.isdigit() or c in ".- " for c in t) or not any(c.isdigit() for c in t):
+        return text
+    if crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    edges, _ = glyph_runs(crop)
+    marks = (t[0] in ".-") + (t[-1] in ".-")
+    digits = sum(c.isdigit() for c in t)
+    if len(edges) < marks + 1 or len(edges) > marks + digits:
+        return text
+    bw = ink_mask(crop)
+    inner = bw[:, edges[1 if t[0] in ".-" else 0][0]:edges[-2 if t[-1] in ".-" else -1][1]]
+    rows = np.flatnonzero(inner.any(1))
+    if len(rows) < 5:
+        return text
+    top, height = rows[0], rows[-1] - rows[0] + 1
+
+    def dash(run) -> bool:
+        a, b = run
+        ys = np.flatnonzero(bw[:, a:b].any(1))
+        if not len(ys) or ys[-1] - ys[0] + 1 > b - a:
+            return False
+        middle = ((ys[0] + ys[-1]) / 2 - top) / height
+        return MID[0] <= middle <= MID[1]
+
+    first = "-" if t[0] == "." and dash(edges[0]) else t[0]
+    last = "-" if t[-1] == "." and dash(edges[-1]) else t[-1]
+    if len(t) == 1 or (first, last) == (t[0], t[-1]):
+        return text
+    return first + t[1:-1] + last
