@@ -74,10 +74,17 @@ def _unwrap(x, where):
     return x
 
 
+UPLOADS: list[tuple] = []  # host arrays cupy copies over by itself (indices, assigned values)
+
+
 def _unwrap_loose(x):
-    """For indices and assigned values, which cupy converts from host arrays itself."""
+    """For indices and assigned values, which cupy converts from host arrays itself (each
+    such array is a host-to-device copy, recorded in UPLOADS)."""
     if isinstance(x, StrictArray):
         return x._a
+    if isinstance(x, np.ndarray):
+        UPLOADS.append(x.shape)
+        return x
     if isinstance(x, tuple):
         return tuple(_unwrap_loose(v) for v in x)
     return x
@@ -400,7 +407,8 @@ def make() -> types.ModuleType:
     cp.random = types.SimpleNamespace(RandomState=_RandomState)
     cp.asarray = _asarray
     cp.array = _array
-    cp.ascontiguousarray = lambda a, dtype=None: _asarray(np.ascontiguousarray(a._a, dtype))
+    cp.ascontiguousarray = lambda a, dtype=None: StrictArray(np.ascontiguousarray(
+        _unwrap_loose(a), dtype))
     cp.asnumpy = _asnumpy
     cp.get_array_module = _get_array_module
     pool = types.SimpleNamespace(used_bytes=lambda: 0, total_bytes=lambda: 0,

@@ -4,8 +4,9 @@ as cupy's do) give the plain numpy run's numbers, and those are torch's.
 Each program runs three times: in torch 2.x (the oracle), in skiff on the CPU, and in skiff on
 the strict fake ``cuda:0``. The CPU run must match torch (float64, 1e-10) and the device run
 the CPU run (1e-12: the same numpy operations in the same order). A device step also reads
-nothing back to the host (no ``float()``/``.item()``/``.get()``): each such read is a stall of
-the GPU's queue, counted by the fake.
+nothing back to the host (no ``float()``/``.item()``/``.get()``: each such read is a stall of
+the GPU's queue) and copies no host array over (an index or a mask built with numpy), both
+counted by the fake.
 """
 
 from __future__ import annotations
@@ -187,6 +188,7 @@ def test_gpt_step(monkeypatch):
 # ---- a device step reads nothing back ------------------------------------------------------------
 @pytest.mark.parametrize("opt_name", list(OPTIMIZERS))
 def test_a_device_step_reads_nothing_back(monkeypatch, opt_name):
+    """torch's step reads nothing back either; each read would drain the GPU's queue."""
     strictcupy.install(monkeypatch)
     skiff.manual_seed(0)
     model = _mlp(SKIFF).to("cuda:0")
@@ -196,10 +198,11 @@ def test_a_device_step_reads_nothing_back(monkeypatch, opt_name):
     for step in range(3):
         if step == 2:  # the first steps create the optimizer's state
             strictcupy.SYNCS.clear()
+            strictcupy.UPLOADS.clear()
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert strictcupy.SYNCS == []
+    assert strictcupy.SYNCS == [] and strictcupy.UPLOADS == []  # nor copies host arrays over
     loss.item()
     assert len(strictcupy.SYNCS) == 1  # the counter sees a read
