@@ -7,11 +7,13 @@ the crop's ink tells apart."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .spacing import glyph_runs, ink_mask
 
-__all__ = ["edge_dashes"]
+__all__ = ["edge_dashes", "tick_marks"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
 # stands halfway up (a dash); a point's lies at 0.85 or below
@@ -54,3 +56,42 @@ def edge_dashes(text: str, crop: np.ndarray) -> str:
     if len(t) == 1 or (first, last) == (t[0], t[-1]):
         return text
     return first + t[1:-1] + last
+
+
+# a lone "V" is a tick where the top of its left arm's ink lies at least this much of the
+# ink's height below the top of its right arm's (a V's arms rise alike)
+TICK_LEAN = 0.25
+_TICK_TOKEN = re.compile(r"(?<!\S)√(?!\S)")
+
+
+def tick_marks(text: str, crop: np.ndarray) -> str:
+    """``text`` with its tick marks written as the check mark "✓" (U+2713). The recognizer
+    reads a printed tick as "√" (the square root, the tick of Chinese forms it learned) or,
+    alone in its box, as "V"; a user's tick column or "✓ Paid" wants one sign. A "√"
+    standing as a word of its own (not before its operand: "√2", "√x" stay) is a tick, and
+    so is a line that is only "V" or "v" where the crop's ink leans as a tick does: the
+    left arm's top at least ``TICK_LEAN`` of the ink's height below the right arm's."""
+    t = text.strip()
+    if t in ("V", "v"):
+        return "✓" if _leans(crop) else text
+    if "√" not in text:
+        return text
+    return _TICK_TOKEN.sub("✓", text)
+
+
+def _leans(crop: np.ndarray) -> bool:
+    if crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return False
+    bw = ink_mask(crop)
+    cols, rows = np.flatnonzero(bw.any(0)), np.flatnonzero(bw.any(1))
+    if len(cols) < 6 or len(rows) < 6:
+        return False
+    ink = bw[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    h, w = ink.shape
+    quarter = max(1, w // 4)
+
+    def top(part) -> float:
+        ys = np.flatnonzero(part.any(1))
+        return ys[0] / h if len(ys) else 1.0
+
+    return top(ink[:, :quarter]) - top(ink[:, w - quarter:]) >= TICK_LEAN

@@ -40,7 +40,7 @@ from .engine import (
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .item import Item
 from .layout import monospace_text, reading_rows
-from .marks import edge_dashes
+from .marks import edge_dashes, tick_marks
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .reading import LineReading
@@ -486,8 +486,8 @@ class OcrPipeline(DetectionPasses, LineReading):
                     is_leader_line(text) or \
                     (len(kept) > 1 and self._picture(it, crops[k], text, score)):
                 continue
-            text = edge_dashes(strip_leader(letter_spaces(cell_spaces(text, crops[k]),
-                                                          crops[k])), crops[k])
+            text = strip_leader(letter_spaces(cell_spaces(text, crops[k]), crops[k]))
+            text = tick_marks(edge_dashes(text, crops[k]), crops[k])
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
