@@ -25,6 +25,9 @@ def kind_magic(kind: Kind):
             print(kind.command.usage(prog=f"%{kind.name}"))
             return None
         with usage_errors():
+            dry = _without_dry_run(line)
+            if dry is not None:  # the plan and config, no run folder, no job
+                return _show_dry_run(kind, dry, cell, shell)
             job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
                                prog=f"%{kind.name}")
         job = finish_launch(shell, job, opts)
@@ -38,6 +41,46 @@ def kind_magic(kind: Kind):
     # the usage holds the description: ``%train?`` showed it twice
     magic.__doc__ = kind.command.usage(prog=f"%{kind.name}")
     return magic
+
+
+def _without_dry_run(line: str) -> str | None:
+    """The line with its ``--dry-run`` word taken out, or None when it has none. Every kind's
+    magic takes ``--dry-run`` (in a terminal too), even where its grammar does not list it
+    (%ocr, %chat, %generate: they run on this machine only); the line shown and recorded is
+    the one that would start the job. A ``--dry-run`` inside a quoted text (a prompt) is
+    text, not the option."""
+    import re
+
+    from skiff.grammar.common import split_line
+
+    try:
+        words = split_line(line)
+    except ValueError:  # unbalanced quotes: the grammar says so
+        return None
+    if "--dry-run" not in words:
+        return None
+    outside = []  # the matches outside quotes: the text before them splits cleanly
+    for m in re.finditer(r"\s*(?<!\S)--dry-run(?!\S)", line):
+        try:
+            split_line(line[:m.start()])
+        except ValueError:
+            continue
+        outside.append(m)
+    if not outside:
+        return None
+    for m in reversed(outside):
+        line = line[:m.start()] + line[m.end():]
+    return line.strip()
+
+
+def _show_dry_run(kind: Kind, line: str, cell: str | None, shell):
+    """What the job would run, in the cell (``-o NAME``: stored)."""
+    from .dryrun import DryRun, dry_run_document
+
+    doc = DryRun(dry_run_document(kind.name, line, cell, shell.user_ns, f"%{kind.name}"))
+    if doc["options"].get("output"):
+        shell.user_ns[doc["options"]["output"]] = doc
+    return doc
 
 
 def register_kind_magics(ipython) -> list[str]:
