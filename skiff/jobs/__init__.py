@@ -51,10 +51,11 @@ def list_jobs(root=None) -> list[Job | DamagedJob]:
 def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                 timeout: float | None = None, limit: int = 20, kind: str | None = None,
                 status: str | None = None, more_ids=(), older_than: float | None = None,
-                keep: int | None = None):
+                keep: int | None = None, front: str = "cli"):
     """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs (newest
     first), one job, or the ids removed (``rm``, ``prune``). ``logs`` returns the job (its
-    ``logs`` are what the fronts print); ``resume`` returns the new job (:func:`resume`).
+    ``logs`` are what the fronts print); ``resume`` returns the new job (:func:`resume`),
+    whose command is the one that front types (``front``: ``"cli"`` or ``"magic"``).
 
     ``show``, ``attach``, ``wait`` and ``resume`` refuse a job whose code is not signed with
     this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
@@ -104,13 +105,16 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     elif action == "cancel":
         job.cancel()  # a finished job: harmless, and the job shown says how it ended
     elif action == "resume":
-        return resume(job)
+        return resume(job, front=front)
     return job
 
 
-def resume(job: Job) -> Job:
+def resume(job: Job, *, front: str = "cli") -> Job:
     """Relaunch a finished job from where it stopped (train: its newest checkpoint), with
-    the same ranks and device; the kind decides what continuing means."""
+    the same ranks and device; the kind decides what continuing means. The new job records
+    the command that resumes it as ``front`` types it (``python -m skiff jobs resume ID``
+    in a terminal, ``%jobs resume ID`` in a notebook: ``front="magic"``), which the listing
+    shows and a user can type again (it recorded ``resume ID``, which neither front takes)."""
     from skiff.kinds import KINDS, Kind
 
     kind = KINDS.get(job.kind)
@@ -126,4 +130,15 @@ def resume(job: Job) -> Job:
     return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),
                   oversubscribe=bool(job.meta.get("oversubscribe", False)),
                   runner=runner if runner in ("thread", "process") else "auto",
-                  device=job.meta.get("device"), label=f"resume {job.id}")
+                  device=job.meta.get("device"), label=f"resume {job.id}",
+                  command=resume_command(job.id, front))
+
+
+def resume_command(job_id: str, front: str = "cli") -> str:
+    """The line that resumes job ``job_id`` from ``front`` (``"cli"`` or ``"magic"``)."""
+    import shlex
+
+    if front not in ("cli", "magic"):
+        raise ValueError(f"front must be 'cli' or 'magic', got {front!r}")
+    return (f"%jobs resume {job_id}" if front == "magic"
+            else f"python -m skiff jobs resume {shlex.quote(job_id)}")

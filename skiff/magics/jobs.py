@@ -43,7 +43,7 @@ class JobsMagics(Magics):
                     print(f"job {job.id} still {job.status} after {ns.timeout:g} s")
                 out = job
             else:
-                out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+                out = jobs_action(ns.action, ns.job_id, **action_options(ns), front="magic")
         if ns.action in ("rm", "prune"):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return None
