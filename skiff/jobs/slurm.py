@@ -17,13 +17,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from .job import Job
 from .store import write_json
 
-__all__ = ["sbatch_script", "launch_slurm", "submit_job", "SlurmError", "check_mpi_plugin",
-           "DEFAULT_MPI"]
+__all__ = ["sbatch_script", "launch_slurm", "submit_job", "dry_run_submission", "SlurmError",
+           "check_mpi_plugin", "DEFAULT_MPI"]
 
 # the srun MPI plugin that connects the ranks (PMI-2 is built into every Slurm since 2.6 and
 # understood by MPICH and Open MPI); "none" would start N unconnected one-rank worlds
@@ -202,18 +203,86 @@ def _write_and_submit(job, *, nodes: int, gpus_per_node: int, submit: bool, dry_
 def submit_job(job, *, nodes: int, gpus_per_node: int = 0, dry_run: bool = False,
                **script_options):
     """What ``--launcher slurm`` does for a job :func:`skiff.jobs.launch` created: write the
-    script, then submit it (or, with ``dry_run``, only check it with ``sbatch --test-only``
-    where sbatch exists). Returns the job, whose ``submission`` attribute holds the script,
-    whether it was queued, and the Slurm job id."""
-    check = dry_run and shutil.which("sbatch") is not None
-    out = _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node,
-                            submit=not dry_run, dry_run=check, **script_options)
-    job.submission = out
+    script, then submit it. Returns the job, whose ``submission`` attribute holds the script,
+    whether it was queued, and the Slurm job id.
+
+    With ``dry_run`` nothing is queued and no run folder is left: the script is written
+    outside the runs root (:func:`dry_run_submission`, checked with ``sbatch --test-only``
+    where sbatch exists) and the folder :func:`launch` made is removed again (a dry run
+    left a ``cancelled`` job in every listing)."""
     if dry_run:
-        job.emit("log", level="info",
-                 message=f"dry run: wrote {out['script']}" + (" (sbatch --test-only: "
-                                                             f"{out['output']})" if check else ""))
-        job.emit("status", status="cancelled", message="dry run: the script was not queued")
-    else:
-        job.emit("log", level="info", message=f"submitted as Slurm job {out['slurm_job_id']}")
+        return _dry_run_job(job, nodes=nodes, gpus_per_node=gpus_per_node, **script_options)
+    out = _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=True,
+                            dry_run=False, **script_options)
+    job.submission = out
+    job.emit("log", level="info", message=f"submitted as Slurm job {out['slurm_job_id']}")
     return job
+
+
+def _dry_run_job(job, *, nodes: int, gpus_per_node: int, **script_options):
+    """A dry run of a job whose run folder :func:`launch` made already: the folder is moved
+    out of the runs root into a temporary folder (its config and events stay readable from
+    the job), the script for the run folder a launch makes is written beside it, and the job
+    is marked cancelled there (never queued)."""
+    from .events import EventReader
+    from .state import JobState
+
+    old = job.run_dir
+    folder = Path(tempfile.mkdtemp(prefix=f"skiff-dry-run-{old.name}-"))
+    try:
+        moved = Path(shutil.move(str(old), str(folder / old.name)))
+    except OSError:
+        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    with job._state_lock:  # the job reads (and writes) its events where they went
+        job.run_dir = moved
+        job._reader = EventReader(moved / "events.jsonl")
+        job._state = JobState()
+    try:
+        out = dry_run_submission(job.kind, nodes=nodes, gpus_per_node=gpus_per_node,
+                                 run_dir=old, folder=folder, **script_options)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    out["config"] = str(moved / "config.json")
+    job.submission = out
+    job.emit("log", level="info", message=f"dry run: wrote {out['script']}" + (
+        f" (sbatch --test-only: {out['output']})" if out["output"] else ""))
+    job.emit("status", status="cancelled",
+             message="dry run: the script was not queued, no run folder made")
+    job.refresh()
+    return job
+
+
+def dry_run_submission(kind: str, *, nodes: int, gpus_per_node: int = 0, run_dir=None,
+                       root=None, folder=None, **script_options) -> dict:
+    """The sbatch script a ``--launcher slurm`` job of ``kind`` would get, with no run folder
+    made: written to ``folder`` (default: a fresh temporary folder) as ``script``, naming
+    the run folder a real launch would make (``run_dir``, which does not exist), and
+    checked with ``sbatch --test-only`` where sbatch exists (its answer in ``output``; a
+    refusal raises :class:`SlurmError`). Never queued: ``{"run_dir", "script", "submitted": False,
+    "slurm_job_id": None, "output", "dry_run": True}``."""
+    if run_dir is None:
+        from .store import new_job_id, runs_root
+
+        run_dir = runs_root(root) / new_job_id(kind.split(":")[-1].replace(".", "-"))
+    run_dir = Path(run_dir)
+    text = sbatch_script(run_dir, nodes=nodes, gpus_per_node=gpus_per_node,
+                         job_name=f"skiff-{run_dir.name}", **script_options)
+    sbatch = shutil.which("sbatch")
+    if sbatch is not None:  # where srun exists, the plugin must be one this site offers
+        check_mpi_plugin(script_options.get("mpi", DEFAULT_MPI))
+    folder = Path(folder or tempfile.mkdtemp(prefix=f"skiff-dry-run-{run_dir.name}-"))
+    script = folder / "job.sbatch"
+    script.write_text(text)
+    script.chmod(0o755)
+    out = {"run_dir": str(run_dir), "script": str(script), "submitted": False,
+           "slurm_job_id": None, "output": "", "dry_run": True}
+    if sbatch is not None:
+        proc = subprocess.run([sbatch, "--test-only", str(script)], capture_output=True,
+                              text=True)
+        out["output"] = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            raise SlurmError(f"sbatch refused {script}: {out['output']}")
+    return out

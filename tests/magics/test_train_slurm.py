@@ -9,6 +9,8 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
+from skiff.jobs import list_jobs
+
 
 @pytest.fixture(scope="module")
 def shell():
@@ -35,15 +37,30 @@ def fake_sbatch(monkeypatch, tmp_path):
     return log
 
 
-def test_dry_run_writes_the_script_without_queueing(shell, no_sbatch):
-    job = shell.run_line_magic(
+def test_dry_run_writes_the_script_without_queueing(shell, no_sbatch, runs_dir):
+    doc = shell.run_line_magic(
         "train", "mlp --steps 5 --launcher slurm --nodes 2 --gpus-per-node 4 --dry-run")
-    text = (job.run_dir / "job.sbatch").read_text()
+    sub = doc["submission"]
+    text = open(sub["script"]).read()
     assert "#SBATCH --nodes=2" in text and "#SBATCH --gpus-per-node=4" in text
     assert "#SBATCH --ntasks-per-node=4" in text
-    assert f"-m skiff.jobs.worker {job.run_dir}" in text and "srun" in text
-    assert job.meta["np"] == 8 and job.config["model"] == "mlp" and job.config["steps"] == 5
+    assert f"-m skiff.jobs.worker {sub['run_dir']}" in text and "srun" in text
+    assert doc["np"] == 8 and doc["config"]["model"] == "mlp" and doc["config"]["steps"] == 5
+    assert sub["submitted"] is False
+    # a dry run makes no run folder (it left a 'cancelled' job in every listing)
+    assert not os.path.exists(sub["run_dir"]) and list_jobs() == []
+
+
+def test_python_launch_dry_run_leaves_no_run_folder(no_sbatch, runs_dir):
+    from skiff.jobs import launch
+
+    job = launch("train", {"model": "mlp", "steps": 2}, launcher="slurm", nodes=2,
+                 dry_run=True)
     assert job.status == "cancelled" and job.submission["submitted"] is False
+    assert "#SBATCH --nodes=2" in open(job.submission["script"]).read()
+    assert list_jobs() == [] and not (runs_dir / job.id).exists()
+    assert job.config["steps"] == 2  # its config is kept beside the script, outside the runs
+    assert (job.run_dir / "config.json").is_file() and runs_dir not in job.run_dir.parents
 
 
 def test_submit_goes_through_sbatch(shell, fake_sbatch):
@@ -67,7 +84,7 @@ def test_bad_cluster_options(shell):
         shell.run_line_magic("train", "mlp --launcher k8s")
 
 
-def test_cli_dry_run_json(tmp_path):
+def test_cli_dry_run_json(tmp_path, runs_dir):
     env = {**os.environ, "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-m", "skiff", "train", "gpt-mini", "--steps", "3",
                           "--launcher", "slurm", "--nodes", "2", "--dry-run", "--json"],
@@ -76,3 +93,4 @@ def test_cli_dry_run_json(tmp_path):
     doc = json.loads(out.stdout)
     assert doc["submission"]["submitted"] is False
     assert "#SBATCH --nodes=2" in open(doc["submission"]["script"]).read()
+    assert list_jobs() == [] and not os.path.exists(doc["submission"]["run_dir"])
