@@ -50,6 +50,7 @@ from skiff.grammar.common import (
     positive_int,
     relative_tolerance,
     unknown_name,
+    was_given,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
@@ -238,12 +239,13 @@ _MATRIX_UNREAD = ("cycle", "smoother", "pre", "post")
 
 
 def check_options_apply(problem: str, values: dict, *, system: str | None = None) -> None:
-    """Refuse an option (given, not left at its default) that ``problem`` does not read.
-    ``system``: ``"matrix"`` or ``"grid"`` when ``problem`` names a user's matrix (a file or
-    a notebook variable) or a notebook GridProblem rather than a built-in problem."""
+    """Refuse an option the user gave (typed, even at its default: ``cylinder --grid
+    256x256`` passed silently; from a panel, set off its default) that ``problem`` does not
+    read. ``system``: ``"matrix"`` or ``"grid"`` when ``problem`` names a user's matrix (a
+    file or a notebook variable) or a notebook GridProblem rather than a built-in problem."""
     defaults = COMMAND.defaults()
     given = [n for n in (*_ONLY_FOR, *_GRID_ONLY, *_MATRIX_UNREAD)
-             if n in values and values[n] is not None and values[n] != defaults.get(n)]
+             if n in values and was_given(values, n, defaults.get(n))]
     if system is not None:
         unread = _SYSTEM_UNREAD + (_MATRIX_UNREAD if system == "matrix" else ())
         for name in given:
