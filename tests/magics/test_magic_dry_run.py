@@ -91,6 +91,7 @@ def test_ocr_and_chat_dry_runs_make_no_folder(shell, runs_dir, tmp_path):
 def test_slurm_dry_run_writes_the_script_but_no_run_folder(shell, runs_dir, monkeypatch,
                                                            tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin") + os.pathsep + "/usr/bin:/bin")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the script goes there
     doc = shell.run_line_magic(
         "train", "mlp --steps 5 --launcher slurm --nodes 2 --gpus-per-node 4 --dry-run")
     assert _no_run_folder(runs_dir) and list_jobs() == []
@@ -100,3 +101,4 @@ def test_slurm_dry_run_writes_the_script_but_no_run_folder(shell, runs_dir, monk
     assert "#SBATCH --nodes=2" in text and "#SBATCH --ntasks-per-node=4" in text
     assert sub["submitted"] is False and not os.path.exists(sub["run_dir"])
     assert f"-m skiff.jobs.worker {sub['run_dir']}" in text
+    assert os.path.dirname(os.path.dirname(sub["script"])) == str(tmp_path)

@@ -22,6 +22,7 @@ def shell():
 @pytest.fixture
 def no_sbatch(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin") + os.pathsep + "/usr/bin:/bin")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # a dry run's script goes there
 
 
 @pytest.fixture
@@ -85,7 +86,7 @@ def test_bad_cluster_options(shell):
 
 
 def test_cli_dry_run_json(tmp_path, runs_dir):
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "skiff", "train", "gpt-mini", "--steps", "3",
                           "--launcher", "slurm", "--nodes", "2", "--dry-run", "--json"],
                          capture_output=True, text=True, timeout=120, env=env)
