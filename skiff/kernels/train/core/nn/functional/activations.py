@@ -204,23 +204,38 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,  # noqa:
 
 
 class RMSNormFn(Function):
+    """RMS norm over the last axis. A 16-bit input (bfloat16, float16) has its statistics and
+    normalised values computed in float32 and rounded once, as torch does (the mean of squares
+    summed in 16 bits is off by a few percent); float32/float64 run as they are."""
+
     def forward(self, x, w, eps=1e-6):
         xp = xp_of(x)
-        rstd = 1.0 / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+        low = x.dtype.itemsize == 2
+        self.low = low and x.dtype
+        xs = x.astype(np.float32) if low else x
+        rstd = 1.0 / xp.sqrt((xs * xs).mean(axis=-1, keepdims=True) + eps)
         self.eps = eps
-        xhat = x * rstd
+        xhat = xs * rstd
         self.save_for_backward(xhat, rstd, w)
+        if low:  # x * rstd * w in float32, one rounding (torch's result to the bit)
+            return (xhat * w.astype(np.float32) if w is not None else xhat).astype(x.dtype)
         return xhat * w if w is not None else xhat
 
     def backward(self, g):
         xhat, rstd, w = self.saved
+        low = self.low
+        if low:
+            g = g.astype(np.float32)
         lead = tuple(range(g.ndim - 1))
         gw = (g * xhat).sum(axis=lead) if self.needs_input_grad[1] else None
-        gxh = g * w if w is not None else g
+        gxh = (g * (w.astype(np.float32) if low else w)) if w is not None else g
         gx = None
         if self.needs_input_grad[0]:
             gx = gxh - xhat * (gxh * xhat).mean(axis=-1, keepdims=True)
             gx *= rstd
+        if low:
+            gx = None if gx is None else gx.astype(low)
+            gw = None if gw is None else gw.astype(w.dtype)
         return gx, gw
 
 
