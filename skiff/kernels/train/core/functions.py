@@ -158,7 +158,7 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "narrow", "unbind", "logsumexp", "log1p", "expm1", "reciprocal", "neg", "pow",
             "matmul", "mm", "bmm", "unsqueeze", "squeeze", "permute", "transpose", "reshape",
             "tril", "triu", "flip", "t", "floor", "round", "sign", "any", "all", "isfinite",
-            "isnan", "isinf")
+            "isnan", "isinf", "floor_divide", "remainder", "fmod", "div", "divide")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
 

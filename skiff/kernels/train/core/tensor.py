@@ -842,6 +842,11 @@ from .tensor_torch import install as _install_torch  # noqa: E402  (more of torc
 
 _install_torch(Tensor, is_grad_enabled, _raw_index)
 
+from .tensor_divmod import install as _install_divmod  # noqa: E402  (//, %, fmod, __index__)
+from .tensor_torch import inplace_binary as _inplace_binary  # noqa: E402
+
+_install_divmod(Tensor, _promote, _inplace_binary)
+
 from .tensor_numpy import install as _install_numpy  # noqa: E402  (numpy's functions on tensors)
 
 _install_numpy(Tensor)

@@ -89,15 +89,23 @@ _RAW_OPS = {"+=": np.add, "-=": np.subtract, "*=": np.multiply, "/=": np.true_di
 
 
 def inplace_binary(self, other, what: str):
-    """``self += other`` (``-=``, ``*=``, ``/=``) as torch's: in place on the array when
-    autograd records nothing (a parameter under no_grad, ``p.data``, ``p.grad``; the dtype
-    stays, an integer tensor refuses a float), else the result takes ``self``'s place in the
-    graph (a parameter outside no_grad is refused)."""
+    """``self += other`` (``-=``, ``*=``, ``/=``, ``//=``, ``%=``) as torch's: in place on
+    the array when autograd records nothing (a parameter under no_grad, ``p.data``,
+    ``p.grad``; the dtype stays, an integer tensor refuses a float), else the result takes
+    ``self``'s place in the graph (a parameter outside no_grad is refused)."""
     grads = _BASE["is_grad_enabled"]() and (self.requires_grad or (
         _is_tensor(other) and other.requires_grad))
     if not grads:
         raw = other._data if _is_tensor(other) else other
         xp = self.xp
+        if what in ("//=", "%="):  # through the operators: torch's rounding and zero checks
+            new = self // other if what == "//=" else self % other
+            if not np.can_cast(new.dtype, self.dtype, "same_kind"):
+                raise RuntimeError(f"{what}: the result of dtype {new.dtype} cannot be stored "
+                                   f"in a tensor of dtype {self.dtype}")
+            self._data[...] = new._data
+            note_write(self)
+            return self
         try:
             if xp is np:
                 _RAW_OPS[what](self._data, raw, out=self._data, casting="same_kind")
@@ -110,7 +118,8 @@ def inplace_binary(self, other, what: str):
         return self
     new = {
         "+=": lambda: self + other, "-=": lambda: self - other,
-        "*=": lambda: self * other, "/=": lambda: self / other}[what]()
+        "*=": lambda: self * other, "/=": lambda: self / other,
+        "//=": lambda: self // other, "%=": lambda: self % other}[what]()
     if new.dtype != self.dtype:
         new = new.astype(self.dtype)
     return _assign(self, new, what)

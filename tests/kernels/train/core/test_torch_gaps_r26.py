@@ -1,0 +1,185 @@
+"""Round 26's torch gaps in the training core, each against torch 2.x on the same inputs:
+RMSNorm in 16 bits, ``//``/``%``/``fmod``/``div(rounding_mode=)``/``__index__``, the
+``pad`` modes, ``hardtanh``/``relu6``/``mish``, ``skiff.autograd.gradcheck`` and the LR
+schedulers' ``last_epoch`` in their state."""
+
+import operator
+
+import numpy as np
+import pytest
+
+import skiff
+import skiff.nn.functional as SF
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _s(a, grad=False, dtype="float64"):
+    return skiff.tensor(np.array(a), dtype=dtype, requires_grad=grad)
+
+
+def _t(a, grad=False):
+    return torch.tensor(np.array(a), dtype=torch.float64, requires_grad=grad)
+
+
+def _np(t):
+    return np.asarray(t.detach().numpy() if hasattr(t, "detach") and not isinstance(
+        t, skiff.Tensor) else t)
+
+
+# ---- 1. RMSNorm in bfloat16 / float16 -------------------------------------------------------
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_rms_norm_16_bit_as_torch(dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 256)) * 3
+    w = rng.standard_normal(256)
+    g = rng.standard_normal((16, 256))
+    tdt = getattr(torch, dt)
+    tx = torch.tensor(x).to(tdt).requires_grad_()
+    tw = torch.tensor(w).to(tdt).requires_grad_()
+    out_t = torch.nn.RMSNorm(256, eps=1e-6).to(tdt)
+    with torch.no_grad():
+        out_t.weight.copy_(tw)
+    out_t.weight.requires_grad_(False)
+    yt = TF.rms_norm(tx, (256,), tw, 1e-6)
+    assert torch.equal(yt, out_t(tx))
+    sx = skiff.tensor(tx.detach().float().numpy(), dtype=dt, requires_grad=True)
+    sw = skiff.tensor(tw.detach().float().numpy(), dtype=dt, requires_grad=True)
+    ys = SF.rms_norm(sx, sw, 1e-6)
+    assert ys.dtype == np.dtype(sx.dtype)
+    # forward: the same bits as torch's (statistics in float32, one rounding)
+    np.testing.assert_array_equal(np.asarray(ys).astype(np.float32), yt.detach().float().numpy())
+    yt.backward(torch.tensor(g).to(tdt))
+    ys.backward(skiff.tensor(g.astype(np.float32), dtype=dt))
+    # backward: within one 16-bit rounding of torch's
+    gx, gtx = np.asarray(sx.grad).astype(np.float64), tx.grad.double().numpy()
+    gw, gtw = np.asarray(sw.grad).astype(np.float64), tw.grad.double().numpy()
+    ulp = 2.0 ** -7 if dt == "bfloat16" else 2.0 ** -10
+    assert np.all(np.abs(gx - gtx) <= ulp * np.abs(gtx) + 1e-6)
+    assert np.all(np.abs(gw - gtw) <= ulp * np.abs(gtw) + 1e-6)
+
+
+def test_rms_norm_float64_unchanged():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((4, 8)), rng.standard_normal(8)
+    sx, sw, tx, tw = _s(x, True), _s(w, True), _t(x, True), _t(w, True)
+    ys, yt = SF.rms_norm(sx, sw, 1e-6), TF.rms_norm(tx, (8,), tw, 1e-6)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12, atol=1e-14)
+    (ys * ys).sum().backward()
+    (yt * yt).sum().backward()
+    np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(sw.grad), _np(tw.grad), rtol=1e-10, atol=1e-12)
+
+
+# ---- 2. //, %, fmod, div(rounding_mode), __index__ ------------------------------------------
+A = [-7.5, -3.0, 2.0, 5.5, 7.0, -0.0, 5.0, np.inf, -5.0, 1.0, 3.0]
+B = [2.0, -2.0, -3.0, 2.0, 3.0, 1.0, 0.0, 2.0, np.inf, -0.0, -3.0]
+
+
+def _same(s, t):
+    sv, tv = np.asarray(s), _np(t)
+    assert sv.dtype == tv.dtype, (sv.dtype, tv.dtype)
+    np.testing.assert_array_equal(sv, tv)
+    num = ~np.isnan(tv) if tv.dtype.kind == "f" else np.ones(tv.shape, bool)
+    assert np.array_equal(np.signbit(sv)[num], np.signbit(tv)[num]), (sv, tv)  # signed zeros
+
+
+def test_floordiv_mod_floats_as_torch():
+    sa, sb, ta, tb = _s(A), _s(B), _t(A), _t(B)
+    with np.errstate(all="ignore"):
+        _same(sa // sb, ta // tb)
+        _same(sa % sb, ta % tb)
+        _same(sa.fmod(sb), torch.fmod(ta, tb))
+        _same(skiff.remainder(sa, sb), torch.remainder(ta, tb))
+        _same(skiff.floor_divide(sa, sb), torch.floor_divide(ta, tb))
+        _same(sa.div(sb, rounding_mode="trunc"), ta.div(tb, rounding_mode="trunc"))
+        _same(sa.div(sb, rounding_mode="floor"), ta.div(tb, rounding_mode="floor"))
+        _same(7 // sb, 7 // tb)
+        _same(7.5 % sb, 7.5 % tb)
+        _same(sa // 2, ta // 2)
+        _same(sa % -2.5, ta % -2.5)
+
+
+def test_floordiv_mod_integers_and_promotion():
+    a, b = [-7, -3, 2, 5, 7, 0], [2, -2, -3, 2, 3, 4]
+    sa, sb = skiff.tensor(a), skiff.tensor(b)
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    for fs, ft in [(lambda x, y: x // y, lambda x, y: x // y),
+                   (lambda x, y: x % y, lambda x, y: x % y),
+                   (lambda x, y: x.fmod(y), torch.fmod),
+                   (lambda x, y: x.div(y, rounding_mode="trunc"),
+                    lambda x, y: x.div(y, rounding_mode="trunc")),
+                   (lambda x, y: x // 2.5, lambda x, y: x // 2.5),
+                   (lambda x, y: x % 3, lambda x, y: x % 3),
+                   (lambda x, y: 9 // y, lambda x, y: 9 // y)]:
+        _same(fs(sa, sb), ft(ta, tb))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        skiff.tensor([3]) // 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        skiff.tensor([3]) % skiff.tensor([0])
+
+
+def test_inplace_floordiv_mod():
+    s, t = skiff.tensor([7, -7, 9]), torch.tensor([7, -7, 9])
+    s //= 2
+    t //= 2
+    _same(s, t)
+    s %= 3
+    t %= 3
+    _same(s, t)
+    with pytest.raises(RuntimeError, match="cannot be stored"):
+        s //= 2.5
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        s %= 0
+    sf, tf = _s([7.5, -7.5, 3.0]), _t([7.5, -7.5, 3.0])
+    sf %= -1.5
+    tf %= -1.5
+    _same(sf, tf)
+    # in a graph: the result takes the tensor's place, the gradient is remainder's
+    x, y = _s([7.5, -2.5, 4.0], True), _t([7.5, -2.5, 4.0], True)
+    u, v = x * 1.0, y * 1.0
+    u %= 1.5
+    v %= 1.5
+    (u * u).sum().backward()
+    (v * v).sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad), _np(y.grad), rtol=1e-12)
+
+
+def test_remainder_fmod_gradients_as_torch():
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((3, 4)) * 5, rng.standard_normal(4) + 0.5 * np.sign(
+        rng.standard_normal(4))
+    for fs, ft in [(lambda x, y: x % y, lambda x, y: x % y),
+                   (lambda x, y: x.fmod(y), torch.fmod),
+                   (lambda x, y: x.div(y, rounding_mode="floor"),
+                    lambda x, y: x.div(y, rounding_mode="floor"))]:
+        sa, sb, ta, tb = _s(a, True), _s(b, True), _t(a, True), _t(b, True)
+        ws = fs(sa, sb)
+        wt = ft(ta, tb)
+        np.testing.assert_allclose(np.asarray(ws), _np(wt), rtol=1e-12, atol=1e-12)
+        (ws * ws).sum().backward()
+        (wt * wt).sum().backward()
+        np.testing.assert_allclose(np.asarray(sa.grad), _np(ta.grad), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(sb.grad), _np(tb.grad), rtol=1e-12, atol=1e-12)
+    sa = _s(a, True)
+    with pytest.raises(RuntimeError, match="floor_divide"):
+        (sa // 2.0).sum().backward()
+    ta = _t(a, True)
+    with pytest.raises(RuntimeError, match="floor_divide"):
+        (ta // 2.0).sum().backward()
+
+
+def test_index_and_number_conversions():
+    items = [10, 20, 30]
+    assert items[skiff.tensor(2)] == items[torch.tensor(2)]
+    assert items[skiff.tensor([1])] == items[torch.tensor([1])]
+    assert list(range(skiff.tensor(3))) == list(range(torch.tensor(3)))
+    assert operator.index(skiff.tensor(5, dtype="int32")) == 5
+    for bad in (skiff.tensor(2.0), skiff.tensor([1, 2])):
+        with pytest.raises(TypeError, match="only integer tensors of a single element"):
+            operator.index(bad)
+    with pytest.raises(TypeError, match="only integer tensors of a single element"):
+        operator.index(torch.tensor(2.0))
+    assert int(skiff.tensor(-2.7)) == int(torch.tensor(-2.7))
+    assert float(skiff.tensor(3)) == float(torch.tensor(3))
