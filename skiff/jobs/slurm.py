@@ -212,8 +212,12 @@ def submit_job(job, *, nodes: int, gpus_per_node: int = 0, dry_run: bool = False
     left a ``cancelled`` job in every listing)."""
     if dry_run:
         return _dry_run_job(job, nodes=nodes, gpus_per_node=gpus_per_node, **script_options)
-    out = _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=True,
-                            dry_run=False, **script_options)
+    try:
+        out = _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=True,
+                                dry_run=False, **script_options)
+    except Exception as exc:  # never queued: recorded failed (it stayed 'queued' for ever)
+        job.emit("status", status="failed", message=f"not submitted: {exc}")
+        raise
     job.submission = out
     job.emit("log", level="info", message=f"submitted as Slurm job {out['slurm_job_id']}")
     return job
@@ -242,8 +246,10 @@ def _dry_run_job(job, *, nodes: int, gpus_per_node: int, **script_options):
     try:
         out = dry_run_submission(job.kind, nodes=nodes, gpus_per_node=gpus_per_node,
                                  run_dir=old, folder=folder, **script_options)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+    except BaseException:  # the script sbatch refused stays: the error names it
+        shutil.rmtree(moved, ignore_errors=True)
+        if not (folder / "job.sbatch").exists():
+            shutil.rmtree(folder, ignore_errors=True)
         raise
     out["config"] = str(moved / "config.json")
     job.submission = out

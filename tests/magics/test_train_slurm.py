@@ -95,3 +95,46 @@ def test_cli_dry_run_json(tmp_path, runs_dir):
     assert doc["submission"]["submitted"] is False
     assert "#SBATCH --nodes=2" in open(doc["submission"]["script"]).read()
     assert list_jobs() == [] and not os.path.exists(doc["submission"]["run_dir"])
+
+
+def test_magic_slurm_dry_run_is_checked_by_sbatch_test_only(shell, fake_sbatch, runs_dir,
+                                                            monkeypatch, tmp_path):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    doc = shell.run_line_magic("train", "mlp --launcher slurm --nodes 2 --dry-run")
+    args = fake_sbatch.read_text().split()
+    assert args[0] == "--test-only" and args[1] == doc["submission"]["script"]
+    assert doc["submission"]["output"] == "4242;cluster" and list_jobs() == []
+    assert "sbatch --test-only: 4242;cluster" in repr(doc)
+
+
+def test_a_script_sbatch_refuses_is_a_usage_error(shell, runs_dir, monkeypatch, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 'invalid partition' >&2\nexit 1\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + "/usr/bin:/bin")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with pytest.raises(UsageError, match="sbatch refused .*invalid partition") as err:
+        shell.run_line_magic("train", "mlp --launcher slurm --dry-run")
+    assert list_jobs() == []
+    # the script it refused stays where the message says, for the user to read
+    script = str(err.value).split("sbatch refused ", 1)[1].split(": ", 1)[0]
+    assert "#SBATCH --nodes=1" in open(script).read()
+    with pytest.raises(ValueError, match="sbatch refused"):  # skiff.launch: the same
+        from skiff.jobs import launch
+
+        launch("train", {"model": "mlp", "steps": 1}, launcher="slurm", dry_run=True)
+    assert list_jobs() == []
+
+
+def test_a_job_sbatch_refuses_is_recorded_failed_not_queued(shell, runs_dir, monkeypatch,
+                                                           tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 'QOSMaxNodePerJobLimit' >&2\nexit 1\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + "/usr/bin:/bin")
+    with pytest.raises(UsageError, match="QOSMaxNodePerJobLimit"):
+        shell.run_line_magic("train", "mlp --launcher slurm --nodes 2")
+    [job] = list_jobs()  # the listing said 'queued' for ever: sbatch's answer is its error
+    assert job.status == "failed" and "QOSMaxNodePerJobLimit" in job.error
