@@ -80,10 +80,11 @@ def job_device(job: Job) -> str:
 
 def resume_job(job: Job) -> Job:
     """Relaunch a train job from its newest checkpoint, with the same ranks and device
-    (:func:`skiff.jobs.resume`: the checkpoints are where the job wrote them)."""
+    (:func:`skiff.jobs.resume`: the checkpoints are where the job wrote them). The new job
+    records ``%jobs resume ID``, the line a notebook user would type for the same."""
     from skiff.jobs import resume
 
-    return resume(job)
+    return resume(job, front="magic")
 
 
 def folder_listing(run_dir: Path, limit: int = 60) -> str:

@@ -148,6 +148,8 @@ def test_resume_relaunches_a_train_job_from_its_checkpoints():
         assert new.meta["np"] == old.meta["np"]
         assert f"resumed {old.id} as {new.id}" in mon.message.value
         assert new.id in mon.rows  # the table shows the new job at once
+        # the button records the notebook's line, which resumes the same job when typed
+        assert new.meta["command"] == f"%jobs resume {old.id}"
     finally:
         new.cancel()
         new.wait(60)
