@@ -60,6 +60,20 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    Hardtanh,
+    Mish,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReLU6,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad2d,
+)
 
 from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import skiff
+import skiff.nn as snn
 import skiff.nn.functional as SF
 
 torch = pytest.importorskip("torch")
@@ -183,3 +184,64 @@ def test_index_and_number_conversions():
         operator.index(torch.tensor(2.0))
     assert int(skiff.tensor(-2.7)) == int(torch.tensor(-2.7))
     assert float(skiff.tensor(3)) == float(torch.tensor(3))
+
+
+# ---- 3. pad modes, hardtanh / relu6 / mish ---------------------------------------------------
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pad", [((2, 3, 7), (2, 3)), ((3, 7), (3, 0)),
+                                       ((2, 2, 5, 6), (1, 2, 3, 0)), ((2, 4, 5), (0, 2, 2, 1)),
+                                       ((1, 2, 4, 5, 3), (1, 1, 2, 0, 0, 3)),
+                                       ((2, 3, 7), (-1, 2)), ((2, 3, 7), (2, -3))])
+def test_pad_modes_as_torch(mode, shape, pad):
+    if mode == "reflect" and min(pad) < 0:
+        pytest.skip("torch's reflect takes no negative amounts")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape)
+    sx, tx = _s(x, True), _t(x, True)
+    ys, yt = SF.pad(sx, pad, mode=mode), TF.pad(tx, pad, mode=mode)
+    np.testing.assert_array_equal(np.asarray(ys), _np(yt))
+    w = rng.standard_normal(tuple(yt.shape))
+    (ys * _s(w)).sum().backward()
+    (yt * _t(w)).sum().backward()
+    np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12, atol=1e-12)
+
+
+def test_pad_mode_errors_name_the_limit():
+    x = _s(np.zeros((1, 2, 3)))
+    with pytest.raises(ValueError, match="less than the axis' size 3"):
+        SF.pad(x, (3, 0), mode="reflect")
+    with pytest.raises(ValueError, match="2-D or 3-D input"):
+        SF.pad(_s(np.zeros(3)), (1, 1), mode="replicate")
+    with pytest.raises(ValueError, match="'constant', 'reflect'"):
+        SF.pad(x, (1, 1), mode="symmetric")
+
+
+def test_pad_layers_as_torch():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 5, 6))
+    for name, args in [("ReflectionPad2d", (2,)), ("ReplicationPad2d", ((1, 0, 2, 3),)),
+                       ("CircularPad2d", (1,)), ("ZeroPad2d", ((1, 2, 0, 1),)),
+                       ("ConstantPad2d", (2, 0.5)), ("ReflectionPad1d", ((2, 1),)),
+                       ("ReplicationPad1d", (3,)), ("ConstantPad1d", ((1, 2), -1.0)),
+                       ("CircularPad1d", (2,))]:
+        xs = x[0] if name.endswith("1d") else x
+        np.testing.assert_array_equal(np.asarray(getattr(snn, name)(*args)(_s(xs))),
+                                      _np(getattr(torch.nn, name)(*args)(_t(xs))), err_msg=name)
+
+
+@pytest.mark.parametrize("name,kw", [("hardtanh", {}), ("hardtanh", {"min_val": -0.5,
+                                                                     "max_val": 2.0}),
+                                     ("relu6", {}), ("mish", {})])
+def test_clamped_activations_as_torch(name, kw):
+    x = np.concatenate([np.linspace(-30, 30, 61), [-1.0, 1.0, 0.0, 6.0, -0.5, 2.0, 45.0]])
+    sx, tx = _s(x, True), _t(x, True)
+    ys, yt = getattr(SF, name)(sx, **kw), getattr(TF, name)(tx, **kw)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-13, atol=1e-15)
+    w = np.cos(np.arange(x.size))
+    (ys * _s(w)).sum().backward()
+    (yt * _t(w)).sum().backward()
+    np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12, atol=1e-14)
+    layer = {"hardtanh": "Hardtanh", "relu6": "ReLU6", "mish": "Mish"}[name]
+    np.testing.assert_allclose(np.asarray(getattr(snn, layer)(**kw)(_s(x))),
+                               _np(getattr(torch.nn, layer)(**kw)(_t(x))), rtol=1e-13,
+                               atol=1e-15)

@@ -1,5 +1,7 @@
 """torch's small modules that skiff had only as functions: ``LogSoftmax``, ``NLLLoss``,
-``BCELoss``, ``L1Loss``, ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss`` and ``Unflatten``,
+``BCELoss``, ``L1Loss``, ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss``, ``Unflatten``,
+``Hardtanh``/``ReLU6``/``Mish`` and the padding layers (``ReflectionPad1d``/``2d``,
+``ReplicationPad1d``/``2d``, ``CircularPad1d``/``2d``, ``ZeroPad2d``, ``ConstantPad1d``/``2d``),
 with torch's arguments (each wraps the function of the same meaning in ``nn.functional``;
 checked against torch in tests/kernels/train/core/test_torch_ports.py)."""
 
@@ -10,7 +12,9 @@ from .loss import _check_reduction
 from .module import Module
 
 __all__ = ["LogSoftmax", "NLLLoss", "BCELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "KLDivLoss", "Unflatten", "ParameterList", "ParameterDict"]
+           "KLDivLoss", "Unflatten", "ParameterList", "ParameterDict", "Hardtanh", "ReLU6",
+           "Mish", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+           "CircularPad1d", "CircularPad2d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d"]
 
 
 class LogSoftmax(Module):
@@ -153,3 +157,72 @@ class ParameterDict(Module):
 
     def values(self):
         return self._parameters.values()
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, x):
+        return F.hardtanh(x, self.min_val, self.max_val)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class ReLU6(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def forward(self, x):
+        return F.relu6(x)
+
+
+class Mish(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def forward(self, x):
+        return F.mish(x)
+
+
+class _Pad(Module):
+    mode, dims = "constant", 1
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        n = 2 * self.dims
+        self.padding = (padding,) * n if isinstance(padding, int) else tuple(padding)
+        if len(self.padding) != n:
+            raise ValueError(f"{type(self).__name__} takes an int or {n} amounts, got {padding}")
+        self.value = value
+
+    def forward(self, x):
+        return F.pad(x, self.padding, mode=self.mode, value=self.value) \
+            if self.mode == "constant" else F.pad(x, self.padding, mode=self.mode)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+def _pad_class(name, mode, dims, value_arg):
+    def init(self, padding, value=0.0):
+        _Pad.__init__(self, padding, value)
+
+    def init_no_value(self, padding):
+        _Pad.__init__(self, padding)
+
+    return type(name, (_Pad,), {"mode": mode, "dims": dims,
+                                "__init__": init if value_arg else init_no_value})
+
+
+ReflectionPad1d = _pad_class("ReflectionPad1d", "reflect", 1, False)
+ReflectionPad2d = _pad_class("ReflectionPad2d", "reflect", 2, False)
+ReplicationPad1d = _pad_class("ReplicationPad1d", "replicate", 1, False)
+ReplicationPad2d = _pad_class("ReplicationPad2d", "replicate", 2, False)
+CircularPad1d = _pad_class("CircularPad1d", "circular", 1, False)
+CircularPad2d = _pad_class("CircularPad2d", "circular", 2, False)
+ZeroPad2d = _pad_class("ZeroPad2d", "constant", 2, False)
+ConstantPad1d = _pad_class("ConstantPad1d", "constant", 1, True)
+ConstantPad2d = _pad_class("ConstantPad2d", "constant", 2, True)

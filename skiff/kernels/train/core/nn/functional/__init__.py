@@ -49,12 +49,13 @@ from .extra import (
     tanh,
 )
 from .losses import cross_entropy, linear_cross_entropy, mse_loss
+from .pad_modes import hardtanh, mish, relu6
 
 __all__ = [
     "tanh", "leaky_relu", "elu", "softplus", "l1_loss", "smooth_l1_loss", "huber_loss",
     "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "one_hot", "pad", "normalize", "cosine_similarity", "adaptive_avg_pool2d", "interpolate",
-    "group_norm",
+    "group_norm", "hardtanh", "relu6", "mish",
     "relu",
     "gelu",
     "silu",

@@ -155,9 +155,12 @@ def one_hot(target, num_classes=-1):
 
 def pad(x, pad, mode="constant", value=0.0):
     """torch's ``pad``: ``(left, right, top, bottom, ...)`` from the last axis backwards;
-    constant padding (negative amounts cut)."""
+    constant padding (negative amounts cut), or ``reflect`` / ``replicate`` / ``circular``
+    (:mod:`.pad_modes`)."""
     if mode != "constant":
-        raise ValueError(f"pad mode {mode!r}: only 'constant' is here")
+        from .pad_modes import pad_copying
+
+        return pad_copying(x, pad, mode)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ValueError(f"pad takes pairs for up to {x.ndim} axes, got {pad}")
     out = x
