@@ -44,9 +44,14 @@ def test_np_2_solves_on_both_ranks_and_equals_the_one_rank_job(tmp_path):
     assert (two.run_dir / "artifacts" / "field.png").exists()
 
 
-def test_a_dry_run_for_8_gpus_shows_the_decomposition_and_memory_per_rank(runs_dir):
+def test_a_dry_run_for_8_gpus_shows_the_decomposition_and_memory_per_rank(runs_dir, tmp_path,
+                                                                          monkeypatch):
+    import tempfile
+
     from skiff.kernels.solve.estimate import format_bytes
     from skiff.kernels.solve.parallel import plan
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # the script's folder: the test's
 
     job, _ = submit("solve", "poisson --grid 464x464x464 --launcher slurm --nodes 2 "
                              "--gpus-per-node 4 --dry-run", front="cli")
