@@ -245,3 +245,52 @@ def test_clamped_activations_as_torch(name, kw):
     np.testing.assert_allclose(np.asarray(getattr(snn, layer)(**kw)(_s(x))),
                                _np(getattr(torch.nn, layer)(**kw)(_t(x))), rtol=1e-13,
                                atol=1e-15)
+
+
+# ---- 4. skiff.autograd.gradcheck / gradgradcheck as torch's ----------------------------------
+def _both(fn_s, fn_t, x, y):
+    return (fn_s, (_s(x, True), _s(y, True))), (fn_t, (_t(x, True), _t(y, True)))
+
+
+class _WrongTorch(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * 2.1  # off by 5%
+
+
+class _WrongSkiff(skiff.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * 2.1
+
+
+def test_gradcheck_agrees_with_torch():
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal(3) + 2.0
+    cases = [
+        (lambda a, b: (a * b).exp().sum(-1), lambda a, b: (a * b).exp().sum(-1)),
+        (lambda a, b: (a / b, a.tanh()), lambda a, b: (a / b, a.tanh())),
+        (lambda a, b: _WrongSkiff.apply(a) + b, lambda a, b: _WrongTorch.apply(a) + b),
+    ]
+    for fs, ft in cases:
+        (fs, ins_s), (ft, ins_t) = _both(fs, ft, x, y)
+        want = torch.autograd.gradcheck(ft, ins_t, raise_exception=False)
+        assert skiff.autograd.gradcheck(fs, ins_s, raise_exception=False) is want
+        assert skiff.autograd.gradgradcheck(fs, ins_s, raise_exception=False) is \
+            torch.autograd.gradgradcheck(ft, ins_t, raise_exception=False)
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to "
+                                           "input 0"):
+        skiff.autograd.gradcheck(_WrongSkiff.apply, _s(x, True))
+    assert issubclass(skiff.autograd.GradcheckError, RuntimeError)
