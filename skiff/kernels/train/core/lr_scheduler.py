@@ -181,10 +181,18 @@ class ReduceLROnPlateau:
         return [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        """torch's keys (``last_epoch`` for the steps taken)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "last_step")}
+        state["last_epoch"] = self.last_step
+        return state
 
     def load_state_dict(self, state: dict) -> None:
-        self.__dict__.update(state)
+        """Reads skiff's state, torch's, or one saved before round 26 (``last_step``)."""
+        state = dict(state)
+        if "last_epoch" in state:
+            state["last_step"] = state.pop("last_epoch")
+        known = set(self.__dict__) - {"optimizer"}
+        self.__dict__.update({k: v for k, v in state.items() if k in known})
 
 
 def _cycle_momentum(sched, optimizer, base_momentum, max_momentum, what):
@@ -389,13 +397,22 @@ class SequentialLR:
         return [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self) -> dict:
-        return {"last_step": self.last_step,
-                "schedulers": [s.state_dict() for s in self._schedulers]}
+        """torch's keys: ``last_epoch``, ``_milestones``, ``_schedulers`` (their states)."""
+        return {"last_epoch": self.last_step, "_milestones": list(self._milestones),
+                "_schedulers": [s.state_dict() for s in self._schedulers],
+                "_last_lr": self.get_last_lr()}
 
     def load_state_dict(self, state: dict) -> None:
-        self.last_step = int(state["last_step"])
-        for s, st in zip(self._schedulers, state["schedulers"]):
+        """Reads skiff's state, torch's, or one saved before round 26 (``last_step``,
+        ``schedulers``)."""
+        self.last_step = int(state["last_epoch"] if "last_epoch" in state
+                             else state["last_step"])
+        for s, st in zip(self._schedulers, _parts(state)):
             s.load_state_dict(st)
+
+
+def _parts(state: dict) -> list:
+    return state["_schedulers"] if "_schedulers" in state else state["schedulers"]
 
 
 
@@ -431,8 +448,10 @@ class ChainedScheduler:
         return [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self) -> dict:
-        return {"schedulers": [s.state_dict() for s in self._schedulers]}
+        """torch's keys: ``_schedulers`` (their states) and ``_last_lr``."""
+        return {"_schedulers": [s.state_dict() for s in self._schedulers],
+                "_last_lr": self.get_last_lr()}
 
     def load_state_dict(self, state: dict) -> None:
-        for s, st in zip(self._schedulers, state["schedulers"]):
+        for s, st in zip(self._schedulers, _parts(state)):
             s.load_state_dict(st)

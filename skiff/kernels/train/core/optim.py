@@ -456,13 +456,28 @@ class LRSchedule:
             self._apply()
 
     def state_dict(self) -> dict:
-        return {"last_step": self.last_step, "base_lrs": list(self.base_lrs)}
+        """torch's keys: ``last_epoch`` (the steps taken), ``base_lrs``, ``_last_lr`` and
+        ``_step_count``, so torch's ``load_state_dict`` reads it and skiff's reads torch's."""
+        return {"last_epoch": self.last_step, "base_lrs": list(self.base_lrs),
+                "_last_lr": self.get_last_lr(), "_step_count": self.last_step + 1}
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore the step count; a closed-form schedule sets its lr, a chainable one leaves
-        the lr to the optimizer's state dict (torch's)."""
-        self.last_step = int(state["last_step"])
-        self.base_lrs = list(state["base_lrs"])
+        """Restore the step count (``last_epoch``; a state saved before round 26 has
+        ``last_step``), the base lrs and the scalar settings a torch state carries under this
+        schedule's names (``step_size``, ``gamma``, ``T_max``, ...); a closed-form schedule sets
+        its lr, a chainable one leaves the lr to the optimizer's state dict (torch's)."""
+        if "last_epoch" not in state and "last_step" not in state:
+            raise KeyError("an LR scheduler state needs 'last_epoch' (torch's and skiff's) or "
+                           f"'last_step' (skiff's before round 26); got keys {sorted(state)}")
+        self.last_step = int(state["last_epoch"] if "last_epoch" in state
+                             else state["last_step"])
+        self.base_lrs = list(state.get("base_lrs", self.base_lrs))
+        for key, value in state.items():
+            here = self.__dict__.get(key)
+            if (key not in ("last_step", "base_lrs", "optimizer") and not key.startswith("_")
+                    and isinstance(here, (int, float)) and not isinstance(here, bool)
+                    and isinstance(value, (int, float)) and not isinstance(value, bool)):
+                setattr(self, key, type(here)(value))
         if not self._chainable:
             self._apply()
 

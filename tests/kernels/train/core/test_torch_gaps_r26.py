@@ -294,3 +294,96 @@ def test_gradcheck_agrees_with_torch():
                                            "input 0"):
         skiff.autograd.gradcheck(_WrongSkiff.apply, _s(x, True))
     assert issubclass(skiff.autograd.GradcheckError, RuntimeError)
+
+
+# ---- 5. LR schedulers' state: torch's keys, torch's state loads ------------------------------
+SCHEDULES = [
+    ("StepLR", {"step_size": 3, "gamma": 0.5}),
+    ("MultiStepLR", {"milestones": [2, 5], "gamma": 0.3}),
+    ("ExponentialLR", {"gamma": 0.9}),
+    ("CosineAnnealingLR", {"T_max": 7, "eta_min": 0.001}),
+    ("LinearLR", {"start_factor": 0.2, "total_iters": 6}),
+    ("ConstantLR", {"factor": 0.5, "total_iters": 4}),
+    ("LambdaLR", {"lr_lambda": lambda s: 0.9 ** s + 0.01 * s}),
+    ("OneCycleLR", {"max_lr": 0.5, "total_steps": 20}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.2, "step_size_up": 3}),
+]
+
+
+def _opts(lr=0.1):
+    sp = skiff.nn.Parameter(np.zeros(2))
+    tp = torch.nn.Parameter(torch.zeros(2))
+    return (skiff.optim.SGD([sp], lr=lr, momentum=0.9),
+            torch.optim.SGD([tp], lr=lr, momentum=0.9))
+
+
+@pytest.mark.parametrize("name,kw", SCHEDULES, ids=[n for n, _ in SCHEDULES])
+def test_torch_scheduler_state_loads_into_skiff(name, kw):
+    so, to = _opts()
+    ts = getattr(torch.optim.lr_scheduler, name)(to, **kw)
+    for _ in range(5):
+        to.step()
+        ts.step()
+    state = ts.state_dict()
+    so2, _ = _opts()
+    ss = getattr(skiff.optim.lr_scheduler, name)(so2, **kw)
+    for gs, gt in zip(so2.param_groups, to.param_groups):  # what the optimizer's state brings
+        gs["lr"] = gt["lr"]
+    ss.load_state_dict(state)
+    assert ss.last_epoch == ts.last_epoch
+    for _ in range(6):
+        to.step()
+        ts.step()
+        ss.step()
+        assert so2.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12)
+    mine = ss.state_dict()
+    assert mine["last_epoch"] == ts.state_dict()["last_epoch"]
+    assert mine["base_lrs"] == pytest.approx(ts.state_dict()["base_lrs"], rel=1e-12)
+
+
+def test_skiff_scheduler_state_loads_into_torch_and_old_key_still_loads():
+    so, to = _opts()
+    ss = skiff.optim.lr_scheduler.StepLR(so, step_size=2, gamma=0.5)
+    for _ in range(3):
+        ss.step()
+    ts = torch.optim.lr_scheduler.StepLR(to, step_size=2, gamma=0.5)
+    to.param_groups[0]["lr"] = so.param_groups[0]["lr"]
+    ts.load_state_dict(ss.state_dict())
+    assert ts.last_epoch == 3 and ts.get_last_lr() == pytest.approx(ss.get_last_lr())
+    so_old, _ = _opts()
+    old = skiff.optim.lr_scheduler.CosineAnnealingLR(so_old, T_max=10)
+    old.load_state_dict({"last_step": 4, "base_lrs": [0.1]})  # saved before round 26
+    assert old.last_epoch == 4
+    with pytest.raises(KeyError, match="last_epoch"):
+        old.load_state_dict({"base_lrs": [0.1]})
+
+
+def test_sequential_and_plateau_states_from_torch():
+    so, to = _opts()
+    parts_t = [torch.optim.lr_scheduler.LinearLR(to, 0.1, total_iters=3),
+               torch.optim.lr_scheduler.ExponentialLR(to, 0.8)]
+    ts = torch.optim.lr_scheduler.SequentialLR(to, parts_t, milestones=[3])
+    for _ in range(5):
+        to.step()
+        ts.step()
+    parts_s = [skiff.optim.lr_scheduler.LinearLR(so, 0.1, total_iters=3),
+               skiff.optim.lr_scheduler.ExponentialLR(so, 0.8)]
+    ss = skiff.optim.lr_scheduler.SequentialLR(so, parts_s, milestones=[3])
+    so.param_groups[0]["lr"] = to.param_groups[0]["lr"]
+    ss.load_state_dict(ts.state_dict())
+    for _ in range(3):
+        ts.step()
+        ss.step()
+        assert so.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12)
+    so, to = _opts()
+    tp = torch.optim.lr_scheduler.ReduceLROnPlateau(to, patience=1)
+    for m in (1.0, 0.9, 0.95, 0.96):
+        tp.step(m)
+    sp = skiff.optim.lr_scheduler.ReduceLROnPlateau(so, patience=1)
+    so.param_groups[0]["lr"] = to.param_groups[0]["lr"]
+    sp.load_state_dict(tp.state_dict())
+    assert sp.state_dict()["last_epoch"] == tp.last_epoch
+    for m in (0.97, 0.98, 0.99):
+        tp.step(m)
+        sp.step(m)
+        assert so.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12)
