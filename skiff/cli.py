@@ -164,7 +164,7 @@ def _run_job(kind: str, rest: list[str]) -> int:
     if kind in ("generate", "chat"):
         _job_folder(values)
     try:
-        if values.get("dry_run") and values.get("launcher", "local") != "slurm":
+        if values.get("dry_run"):  # Slurm too: no run folder, no job id in no listing
             return _dry_run(kind, values, rest)
         return _submit_and_follow(k, kind, values, rest)
     finally:
@@ -175,28 +175,17 @@ def _run_job(kind: str, rest: list[str]) -> int:
 
 def _dry_run(kind: str, values: dict, rest: list[str]) -> int:
     """``--dry-run``: every check a launch makes, then what it would run (stdout), with no
-    run folder made and nothing started."""
-    from skiff.jobs.launch import dry_run
+    run folder made and nothing started (``--launcher slurm``: the sbatch script it would
+    write, in a temporary folder, checked by ``sbatch --test-only`` where sbatch exists)."""
+    from skiff.jobs.dryrun_document import dry_run_document, dry_run_lines
 
     values = {**values, "dry_run": False}
     typed = [w for w in rest if w != "--dry-run"]
-    doc = dry_run(kind, values=values, front="cli", typed=typed)
+    doc = dry_run_document(kind, values=values, front="cli", typed=typed)
     if values.get("json"):
         print(json.dumps(doc, ensure_ascii=False, default=str))
         return 0
-    ranks = f"{doc['np']} rank{'s' if doc['np'] != 1 else ''}"
-    where = {"thread": "a thread of this process", "process": f"{ranks} (MPI processes)",
-             "slurm": f"Slurm, {ranks}"}.get(doc["runner"], doc["runner"])
-    lines = ["dry run: nothing started, no run folder made",
-             f"{kind} job on {where}" + (f", device {doc['device']}" if doc["device"] else "")
-             + (f" ({doc['device_why']})" if doc.get("device_why") else ""),
-             f"command: {doc['command']}"]
-    if doc.get("plan"):
-        lines.append(f"plan: {doc['plan']}")
-    lines.append("config:")
-    lines.extend(f"  {key}: {json.dumps(value, ensure_ascii=False, default=str)}"
-                 for key, value in doc["config"].items())
-    print(_clean("\n".join(lines), keep_newlines=True))
+    print(_clean("\n".join(dry_run_lines(doc)), keep_newlines=True))
     return 0
 
 

@@ -138,8 +138,20 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
                                           and "device" in options else {})}
     if oversubscribe and where == "process":
         extra["oversubscribe"] = True
-    job = Job.create(kind, config, target=target, runner=where, np=ranks, device=resolved,
-                     label=label, root=root, **extra)
+    folder = None
+    if where == "slurm" and dry_run:  # its folder beside the script, never in the runs root
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix=f"skiff-dry-run-{kind.split(':')[-1]}-"))
+    try:
+        job = Job.create(kind, config, target=target, runner=where, np=ranks,
+                         device=resolved, label=label, root=folder or root, **extra)
+    except BaseException:
+        if folder is not None:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     if why not in (None, "as asked"):
         job.emit("log", level="info", message=f"device {resolved} ({why})")
     if note:
@@ -149,7 +161,14 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     if where == "slurm":
         from .slurm import submit_job
 
-        job = submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node, dry_run=dry_run)
+        if dry_run:  # the script names the run folder a launch would make (not made)
+            from .slurm import dry_run_job
+            from .store import runs_root
+
+            job = dry_run_job(job, run_dir=runs_root(root) / job.id, nodes=nodes,
+                              gpus_per_node=gpus_per_node)
+        else:
+            job = submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node)
         if note:
             job.submission["plan"] = str(note)
         return job

@@ -23,8 +23,8 @@ from pathlib import Path
 from .job import Job
 from .store import write_json
 
-__all__ = ["sbatch_script", "launch_slurm", "submit_job", "dry_run_submission", "SlurmError",
-           "check_mpi_plugin", "DEFAULT_MPI"]
+__all__ = ["sbatch_script", "launch_slurm", "submit_job", "dry_run_submission", "dry_run_job",
+           "SlurmError", "check_mpi_plugin", "DEFAULT_MPI"]
 
 # the srun MPI plugin that connects the ranks (PMI-2 is built into every Slurm since 2.6 and
 # understood by MPICH and Open MPI); "none" would start N unconnected one-rank worlds
@@ -224,10 +224,9 @@ def submit_job(job, *, nodes: int, gpus_per_node: int = 0, dry_run: bool = False
 
 
 def _dry_run_job(job, *, nodes: int, gpus_per_node: int, **script_options):
-    """A dry run of a job whose run folder :func:`launch` made already: the folder is moved
-    out of the runs root into a temporary folder (its config and events stay readable from
-    the job), the script for the run folder a launch makes is written beside it, and the job
-    is marked cancelled there (never queued)."""
+    """A dry run of a job whose run folder is in the runs root already (``submit_job(job,
+    dry_run=True)``): the folder is moved out into a temporary folder first (its config and
+    events stay readable from the job), then :func:`dry_run_job`."""
     from .events import EventReader
     from .state import JobState
 
@@ -243,15 +242,26 @@ def _dry_run_job(job, *, nodes: int, gpus_per_node: int, **script_options):
         job.run_dir = moved
         job._reader = EventReader(moved / "events.jsonl")
         job._state = JobState()
+    return dry_run_job(job, run_dir=old, nodes=nodes, gpus_per_node=gpus_per_node,
+                       **script_options)
+
+
+def dry_run_job(job, *, run_dir, nodes: int, gpus_per_node: int = 0, **script_options):
+    """What ``launch(..., launcher="slurm", dry_run=True)`` returns: ``job``, whose folder
+    :func:`launch` made outside the runs root (in a temporary folder), with the script for
+    ``run_dir`` (the run folder a launch would make, not made) written beside it
+    (:func:`dry_run_submission`) in ``job.submission``, and marked cancelled (never
+    queued). A script sbatch refuses stays where the error says; the job's folder goes."""
+    folder = job.run_dir.parent
     try:
         out = dry_run_submission(job.kind, nodes=nodes, gpus_per_node=gpus_per_node,
-                                 run_dir=old, folder=folder, **script_options)
-    except BaseException:  # the script sbatch refused stays: the error names it
-        shutil.rmtree(moved, ignore_errors=True)
+                                 run_dir=run_dir, folder=folder, **script_options)
+    except BaseException:
+        shutil.rmtree(job.run_dir, ignore_errors=True)
         if not (folder / "job.sbatch").exists():
             shutil.rmtree(folder, ignore_errors=True)
         raise
-    out["config"] = str(moved / "config.json")
+    out["config"] = str(job.run_dir / "config.json")
     job.submission = out
     job.emit("log", level="info", message=f"dry run: wrote {out['script']}" + (
         f" (sbatch --test-only: {out['output']})" if out["output"] else ""))
