@@ -10,10 +10,20 @@ stay row by row, a row's cells together (a page's text is written a row a line).
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 
-__all__ = ["reading_order", "reading_rows", "monospace_text"]
+__all__ = ["reading_order", "reading_rows", "monospace_text", "is_amounts"]
+
+_AMOUNTS = re.compile(r"[-+(]?[$€£¥]?[\d.,:/%()+-]*\d[\d.,:/%()+-]*"
+                      r"(?: +[-+(]?[$€£¥]?[\d.,:/%()+-]*\d[\d.,:/%()+-]*)*")
+
+
+def is_amounts(text: str) -> bool:
+    """Whether ``text`` is one or more numbers only ("-45.99  12,404.01", "$1,209.56",
+    "03/04", "15%"): a table's cells, never a line of prose."""
+    return bool(_AMOUNTS.fullmatch(text.strip()))
 
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
@@ -27,7 +37,7 @@ def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,
 
 def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
                  shape: tuple[int, int] | None = None, columns: bool = True,
-                 angles=None, chars=None) -> list[list[int]]:
+                 angles=None, chars=None, numbers=None) -> list[list[int]]:
     """Indices of ``boxes`` grouped in rows, in reading order: rows top to bottom, left to
     right in a row, and a run of rows laid out in columns of prose read column by column
     (each column's lines then rows of their own). Boxes whose centres are within half a
@@ -49,7 +59,9 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
     top row). Lines of the page that read along the image's rows and others down its
     columns are laid out apart (:func:`_across_lines`; ``chars``, the number of characters
     each box reads, when known, keeps a lone tall character such as "/" from counting as
-    a column).
+    a column). ``numbers``, whether each box reads as amounts only (:func:`is_amounts`),
+    when known: a side of the gutter whose lines are mostly amounts is a table's, not
+    prose (a bank statement's descriptions and its debits and balances).
     """
     if not boxes:
         return []
@@ -57,7 +69,7 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
     if angles is not None:
         split = _across_lines(pts, np.asarray(angles, np.float64), chars)
         if split is not None:
-            return _mixed_rows(boxes, pts, angles, chars, split, shape, columns)
+            return _mixed_rows(boxes, pts, angles, chars, split, shape, columns, numbers)
         pts = _turn_page(pts, np.asarray(angles, np.float64))
         flipped_page = False
     if flipped_page and shape is not None:
@@ -85,7 +97,8 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
         while end < len(rows) and _gutters([i for r in rows[k:end + 1] for i in r], x0, x1, gap):
             end += 1
         block = [i for r in rows[k:end] for i in r]
-        cols = _columns(block, x0, x1, gap, widths, heights, y) if end - k >= 3 else None
+        cols = _columns(block, x0, x1, gap, widths, heights, y, numbers) \
+            if end - k >= 3 else None
         if cols is None:
             out.extend(rows[k:end])
         else:
@@ -134,7 +147,8 @@ def _across_lines(pts: np.ndarray, angles: np.ndarray, chars=None) -> tuple[list
     return np.flatnonzero(across).tolist(), np.flatnonzero(down).tolist()
 
 
-def _mixed_rows(boxes, pts, angles, chars, split, shape, columns) -> list[list[int]]:
+def _mixed_rows(boxes, pts, angles, chars, split, shape, columns,
+                numbers=None) -> list[list[int]]:
     """Rows of a page whose lines read two ways (:func:`_across_lines`): the lines across
     in their rows, top to bottom, and the columns together, right to left, placed before
     the first row across that starts below their top (a heading, then the columns, then a
@@ -146,7 +160,8 @@ def _mixed_rows(boxes, pts, angles, chars, split, shape, columns) -> list[list[i
     for name, idx in (("across", across), ("down", down)):
         sub = reading_rows([boxes[i] for i in idx], shape=shape, columns=columns,
                            angles=[angles[i] for i in idx],
-                           chars=None if chars is None else [chars[i] for i in idx])
+                           chars=None if chars is None else [chars[i] for i in idx],
+                           numbers=None if numbers is None else [numbers[i] for i in idx])
         rows[name] = [[idx[j] for j in row] for row in sub]
     wrap = np.angle(np.exp(1j * np.asarray(angles, np.float64)[down]))
     if (np.abs(wrap + np.pi / 2) <= ACROSS_SLACK).all():
@@ -214,12 +229,13 @@ PROSE_SHORT = 4.5
 PROSE_MANY = 5
 
 
-def _columns(block, x0, x1, gap, widths, heights, y) -> list[list[int]] | None:
+def _columns(block, x0, x1, gap, widths, heights, y, numbers=None) -> list[list[int]] | None:
     """The block's columns (left to right) when it is laid out as columns of prose: each
     side of a gutter at least two lines of prose (six times as wide as high, 4.5 times where
     each side holds at least five lines) set as prose
     is, a line after another (the median step between them at most three line heights).
-    A chat's bubbles, left and right by turns, a message a few lines apart, are one flow."""
+    A chat's bubbles, left and right by turns, a message a few lines apart, are one flow.
+    A side whose lines are mostly amounts (``numbers``) is a table's column: no prose."""
     cuts = _gutters(block, x0, x1, gap)
     if not cuts:
         return None
@@ -230,6 +246,8 @@ def _columns(block, x0, x1, gap, widths, heights, y) -> list[list[int]] | None:
     # shorter lines too (a narrow page's 5-word lines, 5.9 times as wide as high)
     least = PROSE_SHORT if min(map(len, cols)) >= PROSE_MANY else PROSE_WIDE
     for col in cols:
+        if numbers is not None and 2 * sum(bool(numbers[i]) for i in col) > len(col):
+            return None
         if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < least:
             return None
         steps = np.diff(np.sort([y[i] for i in col]))

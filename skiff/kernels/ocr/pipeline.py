@@ -39,7 +39,7 @@ from .engine import (
 )
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .item import Item
-from .layout import monospace_text, reading_rows
+from .layout import is_amounts, monospace_text, reading_rows
 from .marks import edge_dashes, tick_marks
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
@@ -498,7 +498,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         angles = [reading_angle(b, f, s)
                   for b, f, s in zip(boxes, flips, standing, strict=True)]
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,
-                            chars=[len(line.text.replace(" ", "")) for line in lines])
+                            chars=[len(line.text.replace(" ", "")) for line in lines],
+                            numbers=[is_amounts(line.text) for line in lines])
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)
