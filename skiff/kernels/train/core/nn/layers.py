@@ -167,16 +167,26 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
-    """RMS norm over the last axis with a learnable scale."""
+    """RMS norm over the last axis (or torch's ``normalized_shape``: the last axes) with a
+    learnable scale (none with ``elementwise_affine=False``). ``eps=None`` is torch's default
+    (the float eps of the dtype it computes in); skiff's default stays 1e-6."""
 
-    def __init__(self, dim, eps=1e-6, dtype=np.float32):
+    def __init__(self, dim, eps=1e-6, dtype=np.float32, elementwise_affine=True, device=None):
         super().__init__()
-        self.dim = _positive("dim", dim)
+        shape = (dim,) if isinstance(dim, int) else tuple(int(d) for d in dim)
+        for d in shape:
+            _positive("dim", d)
+        self.normalized_shape = shape
+        self.dim = shape[0] if len(shape) == 1 else shape
         self.eps = eps
-        self.weight = Parameter(np.ones(self.dim, dtype=dtype), dtype=dtype)
+        self.elementwise_affine = bool(elementwise_affine)
+        self.weight = Parameter(np.ones(shape, dtype=dtype), dtype=dtype) \
+            if self.elementwise_affine else None
 
     def forward(self, x):
-        return F.rms_norm(x, self.weight, self.eps)
+        if len(self.normalized_shape) == 1 and self.eps is not None:
+            return F.rms_norm(x, self.weight, self.eps)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
         return f"{self.dim}, eps={self.eps}"

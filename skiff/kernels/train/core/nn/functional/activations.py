@@ -239,9 +239,35 @@ class RMSNormFn(Function):
         return gx, gw
 
 
-def rms_norm(x: Tensor, weight=None, eps: float = 1e-6) -> Tensor:
-    """RMS normalisation over the last axis."""
-    return RMSNormFn.apply(x, weight, eps=eps)
+def rms_norm(x: Tensor, *args, weight=None, eps=None, normalized_shape=None) -> Tensor:
+    """RMS normalisation: torch's ``rms_norm(x, normalized_shape, weight=None, eps=None)``
+    (over the last ``len(normalized_shape)`` axes; ``eps=None`` is the float eps of the dtype
+    it computes in, as torch) or skiff's ``rms_norm(x, weight=None, eps=1e-6)`` (over the
+    last axis)."""
+    torch_form = normalized_shape is not None or (
+        args and isinstance(args[0], (int, tuple, list)) and not isinstance(args[0], bool))
+    if torch_form and normalized_shape is None:
+        normalized_shape, args = args[0], args[1:]
+    if len(args) > 2:
+        raise TypeError(f"rms_norm takes at most 4 positional arguments, got {len(args) + 2}")
+    if args:
+        weight = args[0]
+    if len(args) > 1:
+        eps = args[1]
+    if not torch_form:
+        return RMSNormFn.apply(x, weight, eps=1e-6 if eps is None else eps)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+        raise ValueError(f"rms_norm: normalized_shape {list(shape)} must be the last axes of "
+                         f"the input, got input of shape {tuple(x.shape)}")
+    if eps is None:  # torch: the eps of the dtype it computes in (float32 for 16-bit input)
+        eps = float(np.finfo(np.float32 if x.dtype.itemsize == 2 else x.dtype).eps)
+    if len(shape) == 1:
+        return RMSNormFn.apply(x, weight, eps=eps)
+    lead = tuple(x.shape[:x.ndim - len(shape)])
+    flat = RMSNormFn.apply(x.reshape(*lead, -1), None if weight is None else weight.reshape(-1),
+                           eps=eps)
+    return flat.reshape(*lead, *shape)
 
 
 class BatchNormFn(Function):
