@@ -1,0 +1,75 @@
+"""notebooks/09-pinn.ipynb runs top to bottom in quick mode, and its fields are graded here
+against oracles of the test's own: the exact solution sin(pi x) sin(pi y), SciPy's sparse direct
+solve of the same 5-point cell-centred system, and (in the notebook) PyTorch's Laplacian of the
+same network."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.notebook_util import NOTEBOOKS, execute_notebook, outputs_text
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+PINN_BOUND = 2e-2      # max error of the quick-mode PINN; the untrained network is off by ~1
+
+
+def test_pinn_notebook_is_built_from_its_source():
+    out = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--check", "09-pinn"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def scipy_poisson(n: int) -> np.ndarray:
+    """-lap u = 2 pi^2 sin(pi x) sin(pi y) on n x n cells, u = 0 on the walls (a ghost cell
+    mirrors the value: the wall cell's diagonal is 3/h^2), solved by SuperLU."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    h = 1.0 / n
+    t = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1]).tolil()
+    t[0, 0] = t[n - 1, n - 1] = 3.0
+    t = t.tocsr() / h ** 2
+    eye = sp.identity(n, format="csr")
+    a = (sp.kron(t, eye) + sp.kron(eye, t)).tocsc()
+    xc = (np.arange(n) + 0.5) * h
+    x, y = np.meshgrid(xc, xc, indexing="ij")
+    b = 2 * np.pi ** 2 * np.sin(np.pi * x) * np.sin(np.pi * y)
+    return spla.spsolve(a, b.ravel()).reshape(n, n)
+
+
+def test_pinn_notebook_runs(tmp_path):
+    fields = tmp_path / "fields.npz"
+    nb = execute_notebook("09-pinn.ipynb", timeout=240, env={"SKIFF_PINN_SAVE": str(fields)},
+                          cwd=tmp_path)
+    text = outputs_text(nb)
+    assert "quick mode" in text
+    pngs = sum("image/png" in out.get("data", {}) for cell in nb.cells
+               for out in cell.get("outputs", []))
+    assert pngs >= 4                  # loss curve, fields + errors, the cut, hard vs penalty
+    assert "max error" in text and "relative L2 error" in text     # the verdict's table
+
+    # the network's Laplacian (two create_graph grads) against torch's, float64 weights
+    m = re.search(r"Laplacian vs torch: relative max difference (\S+)", text)
+    assert m, text
+    assert float(m.group(1)) < 1e-5
+
+    d = np.load(fields)
+    x, y = d["X"], d["Y"]
+    n = x.shape[0]
+    exact = np.sin(np.pi * x) * np.sin(np.pi * y)
+    # the solver: the same discrete solution as SciPy's direct solve, second-order accurate
+    ref = scipy_poisson(n)
+    assert np.abs(d["solver"] - ref).max() < 1e-7 * np.abs(ref).max()
+    assert np.abs(d["solver"] - exact).max() < 1.0 / n ** 2
+    # the PINN: trained, it is within the bound; untrained, far outside it
+    assert np.abs(d["untrained"] - exact).max() > 0.5
+    assert np.abs(d["pinn"] - exact).max() < PINN_BOUND
+    assert np.isfinite(d["soft"]).all()
+    losses = d["losses"]
+    assert losses[-1] < losses[0] / 100
