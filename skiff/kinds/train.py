@@ -922,6 +922,49 @@ def _lookup(values: dict, user_ns: dict):
     return model_obj, data_obj
 
 
+def _mlp_sizes(data, name: str) -> dict:
+    """``{"in_features", "out_features"}`` of the built-in mlp for notebook data ``(X, y)``,
+    as a table file's mlp is built: as wide as X's rows (flattened), one output per class
+    for integer (or bool) targets (the largest id + 1), else as many as a target row holds
+    (regression).
+    The built-in mlp was built for blobs (2 inputs, 4 classes), and ``%train mlp (X, y)``
+    with 5 features failed at step 1 ("MLP expects inputs of shape (B, 2)"); data it cannot
+    read (rows that are no vectors, no targets) is refused here, before any run folder."""
+    import numpy as np
+
+    arrays = getattr(data, "arrays", None)
+    if arrays is None:  # a data set of its own: its first item says the shapes
+        try:
+            first = data[0]
+        except Exception:  # noqa: BLE001  (the job will say what it cannot read)
+            return {}
+        arrays = tuple(np.asarray(a)[None] for a in (first if isinstance(first, (tuple, list))
+                                                     else (first,)))
+    if len(arrays) < 2:
+        raise ValueError(f"DATA {name!r} has no targets for the mlp to learn: pass inputs "
+                         f"and targets, e.g. %train mlp (X, y)")
+    x, y = np.asarray(arrays[0]), np.asarray(arrays[1])
+    if x.ndim < 2:  # (N,): one number a row, or a mistake; the mlp flattens (N, C, H, W)
+        raise ValueError(f"the mlp reads rows of features, shape (N, F); DATA {name!r} has "
+                         f"inputs of shape {x.shape}: one feature a row is "
+                         f"X.reshape(-1, 1)")
+    if y.dtype == np.bool_ or np.issubdtype(y.dtype, np.integer):
+        if y.ndim > 2 or (y.ndim == 2 and y.shape[1] != 1):
+            raise ValueError(f"integer targets are class ids, one per row; DATA {name!r} has "
+                             f"targets of shape {y.shape} (for regression pass floats: "
+                             f"y.astype('float32'))")
+        ids = y.astype(np.int64).ravel()
+        ids = ids[ids != -100]  # ignored rows
+        if ids.size and ids.min() < 0:
+            raise ValueError(f"class ids must be 0 or more (-100: ignored), DATA {name!r} "
+                             f"has {int(ids.min())}: map them first, classes, y = "
+                             f"np.unique(y, return_inverse=True)")
+        out = max(int(ids.max()) + 1 if ids.size else 1, 2)
+    else:
+        out = 1 if y.ndim == 1 else int(np.prod(y.shape[1:]))
+    return {"in_features": int(np.prod(x.shape[1:])), "out_features": out}
+
+
 def _short(text: str, size: int = 40) -> str:
     """``'some text'`` as the user wrote it, cut to ``size`` characters."""
     return repr(text if len(text) <= size else text[:size] + "...")
@@ -952,6 +995,11 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
                 "_notebook_data": None if data_obj is None else values["data"]}
     config = to_config(stand_in)
     config.update(_eval(values, None))  # the model's tokenizer is checked in the job
+    sizes = None
+    if model_obj is None and values["model"] == "mlp" and data_obj is not None \
+            and not config.get("from"):  # as a table file's mlp: as wide as the data
+        sizes = _mlp_sizes(data_obj, values["data"])
+        config["mlp"] = dict(sizes)
     config["model"] = values["model"] if model_obj is None else f"<notebook {values['model']}>"
     config["data"] = config["data"] if data_obj is None else f"<notebook {values['data']}>"
     seed = config["seed"]
@@ -968,7 +1016,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         if model is None:
             with train_random.using(train_random.new_generator(seed)):   # the job's own
                 model = models.get(model_name, **({"path": cfg["from"]} if cfg.get("from")
-                                                  else {}))
+                                                  else sizes or {}))
         if cfg.get("lora"):
             from skiff.kernels.train.models.lora import apply_lora
 
