@@ -5,6 +5,7 @@ same network."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def scipy_poisson(n: int) -> np.ndarray:
     return spla.spsolve(a, b.ravel()).reshape(n, n)
 
 
-def test_pinn_notebook_runs(tmp_path):
+def test_pinn_notebook_runs(tmp_path, runs_dir):
     fields = tmp_path / "fields.npz"
     nb = execute_notebook("09-pinn.ipynb", timeout=240, env={"SKIFF_PINN_SAVE": str(fields)},
                           cwd=tmp_path)
@@ -52,6 +53,7 @@ def test_pinn_notebook_runs(tmp_path):
     pngs = sum("image/png" in out.get("data", {}) for cell in nb.cells
                for out in cell.get("outputs", []))
     assert pngs >= 4                  # loss curve, fields + errors, the cut, hard vs penalty
+    assert "%train PINN: done" in text
     assert "max error" in text and "relative L2 error" in text     # the verdict's table
 
     # the network's Laplacian (two create_graph grads) against torch's, float64 weights
@@ -71,5 +73,10 @@ def test_pinn_notebook_runs(tmp_path):
     assert np.abs(d["untrained"] - exact).max() > 0.5
     assert np.abs(d["pinn"] - exact).max() < PINN_BOUND
     assert np.isfinite(d["soft"]).all()
+    # the same PINN trained by %train (its own loss(batch) with create_graph grads)
+    assert np.abs(d["job"] - exact).max() < PINN_BOUND
+    (run,) = runs_dir.iterdir()
+    result = json.loads((run / "result.json").read_text())
+    assert result["steps"] == len(d["losses"])
     losses = d["losses"]
     assert losses[-1] < losses[0] / 100
