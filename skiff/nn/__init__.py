@@ -60,6 +60,18 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.torch_activations import (  # noqa: F401
+    CELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    LogSigmoid,
+    PReLU,
+    Softmin,
+    Softsign,
+    Threshold,
+)
 from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
     CircularPad1d,
     CircularPad2d,

@@ -47,5 +47,17 @@ from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     softplus,
     tanh,
 )
+from skiff.kernels.train.core.nn.functional.activations_more import (  # noqa: F401
+    celu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    logsigmoid,
+    prelu,
+    selu,
+    softmin,
+    softsign,
+    threshold,
+)
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn.functional

@@ -125,6 +125,16 @@ def _log(self, want, g):
     return g / input_t(self, 0, self.saved[0])
 
 
+@rule(M.Log1p)
+def _log1p(self, want, g):
+    return g / (input_t(self, 0, self.saved[0]) + 1)
+
+
+@rule(M.Expm1)
+def _expm1(self, want, g):
+    return g * (output_t(self, 0, self.saved[0]) + 1)
+
+
 @rule(M.Tanh)
 def _tanh(self, want, g):
     y = output_t(self, 0, self.saved[0])

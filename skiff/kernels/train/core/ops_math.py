@@ -197,6 +197,31 @@ class Log(Function):
         return g / a
 
 
+class Log1p(Function):
+    """``log(1 + a)``, exact for tiny ``a`` (torch's ``log1p``)."""
+
+    def forward(self, a):
+        self.save_for_backward(a)
+        return xp_of(a).log1p(a)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return g / (1 + a)
+
+
+class Expm1(Function):
+    """``exp(a) - 1``, exact for tiny ``a`` (torch's ``expm1``)."""
+
+    def forward(self, a):
+        out = xp_of(a).expm1(a)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (out,) = self.saved
+        return g * (out + 1)
+
+
 class Tanh(Function):
     def forward(self, a):
         out = xp_of(a).tanh(a)

@@ -125,6 +125,11 @@ def inplace_binary(self, other, what: str):
     return _assign(self, new, what)
 
 
+def _float(t):
+    """An integer or bool tensor as float32 (torch's log1p, expm1 of integers)."""
+    return t.astype(np.float32) if t.dtype.kind in "iub" else t
+
+
 def _alpha_in_place(what):
     def method(self, other, *, alpha=1):
         return inplace_binary(self, other if alpha == 1 else other * alpha, what)
@@ -363,8 +368,8 @@ def install(tensor_class, grad_enabled, raw_index) -> None:
         "mul": lambda self, o: self * o, "div": lambda self, o: self / o,
         "pow": lambda self, o: self ** o, "neg": lambda self: -self,
         "reciprocal": lambda self: 1.0 / self,
-        "log1p": lambda self: (self + 1.0).log(),
-        "expm1": lambda self: self.exp() - 1.0,
+        "log1p": lambda self: M.Log1p.apply(_float(self)),
+        "expm1": lambda self: M.Expm1.apply(_float(self)),
         "logsumexp": logsumexp,
         "mm": lambda self, o: self @ o, "matmul": lambda self, o: self @ o,
         "bmm": lambda self, o: self @ o,

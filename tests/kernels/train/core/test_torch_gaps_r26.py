@@ -409,3 +409,64 @@ def test_sequential_and_plateau_states_from_torch():
         tp.step(m)
         sp.step(m)
         assert so.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12)
+
+
+# ---- more activations (a second probe round) ------------------------------------------------
+MORE_ACTS = [("hardswish", {}, "Hardswish", {}), ("hardsigmoid", {}, "Hardsigmoid", {}),
+             ("selu", {}, "SELU", {}), ("celu", {"alpha": 0.5}, "CELU", {"alpha": 0.5}),
+             ("softsign", {}, "Softsign", {}), ("logsigmoid", {}, "LogSigmoid", {}),
+             ("glu", {"dim": -1}, "GLU", {}), ("softmin", {"dim": -1}, "Softmin", {"dim": -1}),
+             ("threshold", {"threshold": 0.5, "value": -2.0}, "Threshold",
+              {"threshold": 0.5, "value": -2.0})]
+
+
+@pytest.mark.parametrize("name,kw,layer,lkw", MORE_ACTS, ids=[m[0] for m in MORE_ACTS])
+def test_more_activations_as_torch(name, kw, layer, lkw):
+    x = np.concatenate([np.linspace(-40, 40, 81), [-3.0, 3.0, 0.0, 0.5, 0.25, -0.25, 1.5,
+                                                    -1.5, 2.5]]).reshape(9, 10)
+    sx, tx = _s(x, True), _t(x, True)
+    ys, yt = getattr(SF, name)(sx, **kw), getattr(TF, name)(tx, **kw)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-13, atol=1e-15)
+    w = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(w)).sum().backward()
+    (yt * _t(w)).sum().backward()
+    # torch's hardsigmoid backward multiplies by 1/6 rounded to float32, even in float64
+    rtol = 1e-7 if name == "hardsigmoid" else 1e-12
+    np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=rtol, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(getattr(snn, layer)(**lkw)(_s(x))),
+                               _np(getattr(torch.nn, layer)(**lkw)(_t(x))), rtol=1e-13,
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_prelu_as_torch(channels):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4))
+    x[0, 0, 0] = 0.0
+    w = rng.standard_normal(channels)
+    sx, sw, tx, tw = _s(x, True), _s(w, True), _t(x, True), _t(w, True)
+    ys, yt = SF.prelu(sx, sw), TF.prelu(tx, tw)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-14)
+    (ys * ys).sum().backward()
+    (yt * yt).sum().backward()
+    np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(sw.grad), _np(tw.grad), rtol=1e-12)
+    sm, tm = snn.PReLU(channels, dtype=np.float64), torch.nn.PReLU(channels).double()
+    assert list(dict(sm.named_parameters())) == list(dict(tm.named_parameters()))
+    np.testing.assert_allclose(np.asarray(sm(_s(x))), _np(tm(_t(x))), rtol=1e-14)
+
+
+def test_log1p_expm1_elu_exact_for_tiny_values():
+    x = np.array([1e-12, -3e-10, 2e-8, 0.3, -0.7, 5.0])
+    for fs, ft in [(lambda t: t.log1p(), torch.log1p), (lambda t: t.expm1(), torch.expm1),
+                   (lambda t: SF.elu(-t, 0.9), lambda t: TF.elu(-t, 0.9))]:
+        sx, tx = _s(x, True), _t(x, True)
+        ys, yt = fs(sx), ft(tx)
+        np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-14)
+        (gs,) = skiff.autograd.grad(ys.sum(), [sx], create_graph=True)
+        (gt,) = torch.autograd.grad(yt.sum(), [tx], create_graph=True)
+        np.testing.assert_allclose(np.asarray(gs), _np(gt), rtol=1e-14)
+        (gs * gs).sum().backward()
+        (gt * gt).sum().backward()
+        np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12)
+    assert skiff.tensor([1, 2]).log1p().dtype == np.float32  # integers: float32, as torch

@@ -39,6 +39,18 @@ from .layers import (
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .recurrent import GRU, LSTM
+from .torch_activations import (
+    CELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    LogSigmoid,
+    PReLU,
+    Softmin,
+    Softsign,
+    Threshold,
+)
 from .torch_layers import (
     BCELoss,
     CircularPad1d,
@@ -135,4 +147,14 @@ __all__ = [
     "ZeroPad2d",
     "ConstantPad1d",
     "ConstantPad2d",
+    "Hardswish",
+    "Hardsigmoid",
+    "SELU",
+    "CELU",
+    "Softsign",
+    "LogSigmoid",
+    "GLU",
+    "Softmin",
+    "Threshold",
+    "PReLU",
 ]

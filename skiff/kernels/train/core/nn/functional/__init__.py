@@ -20,6 +20,18 @@ from .activations import (
     silu,
     softmax,
 )
+from .activations_more import (
+    celu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    logsigmoid,
+    prelu,
+    selu,
+    softmin,
+    softsign,
+    threshold,
+)
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .dense import (
     embedding,
@@ -56,6 +68,8 @@ __all__ = [
     "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
     "one_hot", "pad", "normalize", "cosine_similarity", "adaptive_avg_pool2d", "interpolate",
     "group_norm", "hardtanh", "relu6", "mish",
+    "hardswish", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid", "glu", "softmin",
+    "threshold", "prelu",
     "relu",
     "gelu",
     "silu",

@@ -50,7 +50,7 @@ def leaky_relu(x, negative_slope=0.01):
 
 
 def elu(x, alpha=1.0):
-    return where(x._data > 0, x, ((x.clamp(max=0.0)).exp() - 1.0) * alpha)
+    return where(x._data > 0, x, x.clamp(max=0.0).expm1() * alpha)
 
 
 def softplus(x, beta=1.0, threshold=20.0):

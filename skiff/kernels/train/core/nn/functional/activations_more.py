@@ -1,0 +1,109 @@
+"""More of torch's activations, with torch's gradients: ``hardswish``, ``hardsigmoid``,
+``selu``, ``celu``, ``softsign``, ``logsigmoid``, ``glu``, ``softmin``, ``threshold`` and
+``prelu``. Built from skiff's differentiable ops, except ``hardswish`` and ``logsigmoid``
+(nodes: torch's gradient at the kinks, and a stable one).
+tests/kernels/train/core/test_torch_gaps_r26.py compares each with torch in float64, value
+and gradient.
+"""
+
+from __future__ import annotations
+
+from ...autograd import Function, xp_of
+from ...tensor import Tensor, where
+from .activations import softmax
+from .extra import elu
+from .pad_modes import hardtanh
+
+__all__ = ["hardswish", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid", "glu",
+           "softmin", "threshold", "prelu"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class _Hardswish(Function):
+    """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x / 3 + 0.5`` between, 1 from 3 on
+    (torch's values at the kinks)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * xp_of(x).clip(x + 3, 0, 6).astype(x.dtype, copy=False) / 6
+
+    def backward(self, g):
+        (x,) = self.saved
+        xp = xp_of(x)
+        d = xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1)).astype(g.dtype, copy=False)
+        return g * d
+
+
+def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
+    return _Hardswish.apply(x)
+
+
+def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(x + 3.0, 0.0, 6.0) * (1.0 / 6)
+
+
+def selu(x: Tensor, inplace: bool = False) -> Tensor:
+    return elu(x, _SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return elu(x * (1.0 / alpha), 1.0) * alpha
+
+
+def softsign(x: Tensor) -> Tensor:
+    return x / (x.abs() + 1.0)
+
+
+class _LogSigmoid(Function):
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, stable for large |x|; the gradient
+    ``sigmoid(-x)`` from the same ``exp(-|x|)`` (0.5 at 0, as torch)."""
+
+    def forward(self, x):
+        xp = xp_of(x)
+        z = xp.exp(-xp.abs(x))
+        self.save_for_backward(x, z)
+        return xp.minimum(x, 0) - xp.log1p(z)
+
+    def backward(self, g):
+        x, z = self.saved
+        q = z / (1 + z)
+        return g * xp_of(x).where(x < 0, 1 - q, q)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    return _LogSigmoid.apply(x)
+
+
+def glu(x: Tensor, dim: int = -1) -> Tensor:
+    if x.shape[dim] % 2:
+        raise ValueError(f"glu halves axis {dim}: its size {x.shape[dim]} must be even")
+    a, b = x.chunk(2, dim=dim)
+    return a * b.sigmoid()
+
+
+def softmin(x: Tensor, dim=None, _stacklevel=3, dtype=None) -> Tensor:
+    if dim is None:
+        raise ValueError("softmin: give dim (torch's implicit choice is deprecated)")
+    return softmax(-x, dim=dim)
+
+
+def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > threshold`` else ``value``."""
+    return where(x._data > threshold, x, value)
+
+
+def prelu(x: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x > 0`` else ``weight * x``, ``weight`` one per channel (axis 1) or one."""
+    if weight.size not in (1,) and (x.ndim < 2 or weight.size != x.shape[1]):
+        raise ValueError(f"prelu: weight of {weight.size} values for input of shape "
+                         f"{tuple(x.shape)} (one, or one per channel on axis 1)")
+    w = weight.reshape(-1)
+    if weight.size != 1:
+        w = w.reshape(w.shape[0], *([1] * (x.ndim - 2)))
+    elif x.ndim == 0:
+        w = w.reshape(())
+    return where(x._data > 0, x, x * w)

@@ -1,0 +1,77 @@
+"""torch's activation modules that wrap :mod:`.functional.activations_more`: ``Hardswish``,
+``Hardsigmoid``, ``SELU``, ``CELU``, ``Softsign``, ``LogSigmoid``, ``GLU``, ``Softmin``,
+``Threshold`` and ``PReLU`` (a learnable slope, torch's ``num_parameters`` and ``init``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import functional as F
+from .module import Module, Parameter
+
+__all__ = ["Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "LogSigmoid", "GLU",
+           "Softmin", "Threshold", "PReLU"]
+
+
+def _simple(name, fn):
+    def init(self, inplace=False):
+        Module.__init__(self)
+
+    return type(name, (Module,), {"__init__": init, "forward": lambda self, x: fn(x),
+                                  "__doc__": f"torch's ``nn.{name}``."})
+
+
+Hardswish = _simple("Hardswish", F.hardswish)
+Hardsigmoid = _simple("Hardsigmoid", F.hardsigmoid)
+SELU = _simple("SELU", F.selu)
+Softsign = _simple("Softsign", F.softsign)
+LogSigmoid = _simple("LogSigmoid", F.logsigmoid)
+
+
+class CELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x):
+        return F.celu(x, self.alpha)
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+
+class Softmin(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmin(x, self.dim)
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value = threshold, value
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value)
+
+
+class PReLU(Module):
+    def __init__(self, num_parameters=1, init=0.25, dtype=np.float32, device=None):
+        super().__init__()
+        self.num_parameters = int(num_parameters)
+        self.weight = Parameter(np.full(self.num_parameters, init, dtype=dtype), dtype=dtype)
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
