@@ -289,8 +289,13 @@ def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
     _check_cluster_options(where, given)
     if given is not None:  # the options the user named, for the kind's checks
         values[GIVEN] = sorted(given)
-    request = k.prepare(values, cell=cell, user_ns=user_ns,
-                        where=choose_runner(where["np"], where["runner"], where["launcher"]))
+    runner = choose_runner(where["np"], where["runner"], where["launcher"])
+    asked = dict(values)  # prepare may change them
+    request = k.prepare(values, cell=cell, user_ns=user_ns, where=runner)
+    # jobs show: the options this job reads (typed ones always), not every problem's defaults
+    unread = k.unread_options(asked, request.config, cell=cell, user_ns=user_ns, where=runner)
+    options = {key: value for key, value in options.items()
+               if key not in unread or (given is not None and key in given)}
     return request, where, opts, command, options
 
 
@@ -321,7 +326,8 @@ def _parsed(kind: str, words, *, values, cell, user_ns, prog, front, typed):
 
 def _options(values: dict) -> dict:
     """Every parsed option of a job, defaults included (what ``jobs show`` prints and a
-    user can start the job again from), as JSON; a notebook object by its type."""
+    user can start the job again from), as JSON; a notebook object by its type.
+    :func:`_prepared` then leaves out those the job does not read (``Kind.unread_options``)."""
     import json
 
     out = {}

@@ -96,6 +96,35 @@ class Kind:
         values.pop("source", None)
         return JobRequest(self.name, self.to_config(values), label=f"%{self.name}")
 
+    def unread_options(self, values: dict, config: dict, *, cell: str | None = None,
+                       user_ns: dict | None = None, where: str = "thread") -> set[str]:
+        """The options in ``values`` (parsed, the launch options split off, as
+        :meth:`prepare` took them) that the job ``config`` was prepared from does not read:
+        ``jobs show`` leaves them out (a cylinder solve listed ``grid [256, 256]`` and
+        ``rtol 1e-08``, a poisson grid's options). An option is read when its value reaches
+        the config (by its name, ``no_X`` as ``X`` or ``use_X``, ``X_Y`` as ``X`` set: the
+        ``lora_*`` options as ``lora``) while it is unset; set, when the kind takes it typed
+        here, for a kind refuses an option the job does not read, typed even at its default
+        (``solve cylinder --grid 256x256``; a config may hold keys its problem ignores).
+        Typed options are read. Kinds may say it more cheaply."""
+        from skiff.grammar.common import GIVEN
+
+        unread, typed = set(), set(values.get(GIVEN) or ())
+        for name in values:
+            if str(name).startswith("_") or name in typed:
+                continue
+            if values[name] is None:  # unset: read if something in the config came from it
+                if not _reaches(name, config):
+                    unread.add(name)
+                continue
+            probe = {k: v for k, v in values.items() if k != GIVEN}
+            probe[GIVEN] = [name]
+            try:
+                self.prepare(probe, cell=cell, user_ns=dict(user_ns or {}), where=where)
+            except Exception:  # noqa: BLE001  (refused only when typed: not read here)
+                unread.add(name)
+        return unread
+
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """Checks that need to know how many ranks the job gets (ValueError: one line);
         :func:`skiff.jobs.launch` calls it before the run folder exists. It may record what
@@ -145,6 +174,19 @@ class Kind:
     def run(self, config: dict, reporter):
         """Run the kind's entry point (what the runners call)."""
         return resolve_entry(self.entry)(config, reporter)
+
+
+def _reaches(name: str, config: dict) -> bool:
+    """Whether option ``name``'s value reaches ``config``: under its name, a negated flag
+    (``no_det``) as ``det`` or ``use_det``, or a group's option (``lora_r``) as its group set
+    (``lora``); ``early_stop`` as ``early_stopping``."""
+    bare = name.removeprefix("no_")
+    if any(key in config for key in (name, bare, f"use_{bare}")):
+        return True
+    head = name.split("_", 1)[0]
+    if "_" in name and config.get(head) not in (None, False, "", {}, []):
+        return True
+    return len(name) > 4 and any(str(key).startswith(name) for key in config)
 
 
 def resolve_entry(target: str | Callable) -> Callable:
