@@ -21,6 +21,22 @@ from .serialize import load, save
 from .tensor import Tensor, _as_dtype, _shape_arg, tensor
 
 float16 = half = np.dtype(np.float16)
+iinfo = np.iinfo
+try:
+    bfloat16 = _as_dtype("bfloat16")
+except ValueError:  # pragma: no cover - without ml_dtypes
+    bfloat16 = None
+
+
+def finfo(dtype=None):
+    """torch's ``finfo``: ``skiff.finfo(skiff.float32).min`` (float32 when no dtype; bfloat16
+    through ml_dtypes)."""
+    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    if dt.name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dt)
+    return np.finfo(dt)
 float32 = float = np.dtype(np.float32)  # noqa: A001 - torch's names
 float64 = double = np.dtype(np.float64)
 int8, uint8, int16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
@@ -140,6 +156,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     return input.multinomial(num_samples, replacement, generator=generator)
 
 
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    return Tensor(np.eye(n, m, dtype=dt), dtype=dt, device=device, requires_grad=requires_grad)
+
+
 def _method(name):
     def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
         if not isinstance(input, Tensor):
@@ -158,7 +179,11 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "narrow", "unbind", "logsumexp", "log1p", "expm1", "reciprocal", "neg", "pow",
             "matmul", "mm", "bmm", "unsqueeze", "squeeze", "permute", "transpose", "reshape",
             "tril", "triu", "flip", "t", "floor", "round", "sign", "any", "all", "isfinite",
-            "isnan", "isinf", "floor_divide", "remainder", "fmod", "div", "divide")
+            "isnan", "isinf", "floor_divide", "remainder", "fmod", "div", "divide", "erf",
+            "asin", "acos", "atan", "sinh", "cosh", "atan2", "hypot", "log2", "log10", "exp2",
+            "trunc", "ceil", "frac", "lerp", "addcmul", "addcdiv", "roll", "tile", "movedim",
+            "moveaxis", "unflatten", "repeat_interleave", "outer", "nan_to_num", "diag", "trace",
+            "count_nonzero", "is_floating_point", "clamp_min", "clamp_max")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
 
@@ -168,7 +193,8 @@ __all__ = [
     "randint", "randperm", "linspace", "multinomial", "save", "load", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
-    "int32", "int", "int64", "long", "bool", "autograd", *_METHODS,
+    "int32", "int", "int64", "long", "bool", "autograd", "finfo", "iinfo", "eye", "bfloat16",
+    *_METHODS,
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)

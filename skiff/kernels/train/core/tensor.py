@@ -847,6 +847,11 @@ from .tensor_torch import inplace_binary as _inplace_binary  # noqa: E402
 
 _install_divmod(Tensor, _promote, _inplace_binary)
 
+from .tensor_math_more import install as _install_math_more  # noqa: E402  (erf, roll, ...)
+from .tensor_torch import _in_place as _torch_in_place  # noqa: E402
+
+_install_math_more(Tensor, where, _torch_in_place)
+
 from .tensor_numpy import install as _install_numpy  # noqa: E402  (numpy's functions on tensors)
 
 _install_numpy(Tensor)

@@ -470,3 +470,66 @@ def test_log1p_expm1_elu_exact_for_tiny_values():
         (gt * gt).sum().backward()
         np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12)
     assert skiff.tensor([1, 2]).log1p().dtype == np.float32  # integers: float32, as torch
+
+
+# ---- more tensor methods (a second probe round) ---------------------------------------------
+_R = np.random.default_rng(8)
+_X = _R.uniform(-0.9, 0.9, (3, 4))
+_Y = _R.uniform(0.2, 2.0, (3, 4))
+METHODS = [
+    ("clamp_min", lambda t, u: t.clamp_min(0.1)), ("clamp_max", lambda t, u: t.clamp_max(0.1)),
+    ("lerp", lambda t, u: t.lerp(u, 0.3)), ("addcmul", lambda t, u: t.addcmul(t, u, value=0.5)),
+    ("addcdiv", lambda t, u: t.addcdiv(t, u, value=2)), ("where", lambda t, u: t.where(t > 0, u)),
+    ("frac", lambda t, u: (t * 3).frac()), ("trunc", lambda t, u: (t * 3).trunc() + t),
+    ("ceil", lambda t, u: (t * 3).ceil() * t), ("erf", lambda t, u: t.erf()),
+    ("asin", lambda t, u: t.asin()), ("acos", lambda t, u: t.acos()),
+    ("atan", lambda t, u: t.atan()), ("sinh", lambda t, u: t.sinh()),
+    ("cosh", lambda t, u: t.cosh()), ("atan2", lambda t, u: t.atan2(u - 1)),
+    ("hypot", lambda t, u: t.hypot(u)), ("log2", lambda t, u: u.log2()),
+    ("log10", lambda t, u: u.log10()), ("exp2", lambda t, u: t.exp2()),
+    ("roll", lambda t, u: t.roll(1, 1) * u), ("roll2", lambda t, u: t.roll((1, -2), (0, 1)) * u),
+    ("roll_flat", lambda t, u: t.roll(5) * u), ("tile", lambda t, u: t.tile((2, 1, 2))),
+    ("movedim", lambda t, u: t.reshape(3, 2, 2).movedim(0, -1) * t.reshape(2, 2, 3)),
+    ("unflatten", lambda t, u: t.unflatten(1, (2, 2)) * t.reshape(3, 2, 2)),
+    ("repeat_interleave", lambda t, u: t.repeat_interleave(2, dim=1)),
+    ("repeat_interleave_flat", lambda t, u: t.repeat_interleave(3)),
+    ("outer", lambda t, u: t[0].outer(u[1])), ("diag", lambda t, u: t[:, :3].diag(1)),
+    ("trace", lambda t, u: (t[:, :3] * u[:, :3]).trace()),
+    ("nan_to_num", lambda t, u: (t.log() * u).nan_to_num(nan=0.5, neginf=-3.0)),
+]
+
+
+@pytest.mark.parametrize("name,fn", METHODS, ids=[m[0] for m in METHODS])
+def test_more_methods_as_torch(name, fn):
+    sx, sy, tx, ty = _s(_X, True), _s(_Y, True), _t(_X, True), _t(_Y, True)
+    ys, yt = fn(sx, sy), fn(tx, ty)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-13, atol=1e-15)
+    w = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(w)).sum().backward()
+    (yt * _t(w)).sum().backward()
+    for s, t in ((sx, tx), (sy, ty)):
+        want = np.zeros(_X.shape) if t.grad is None else _np(t.grad)
+        got = np.zeros(_X.shape) if s.grad is None else np.asarray(s.grad)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_more_methods_without_gradients_and_top_level():
+    x = np.array([[0.0, 1.5, -2.0], [3.0, 0.0, np.nan]])
+    s, t = _s(x), _t(x)
+    assert s.count_nonzero().item() == t.count_nonzero().item()
+    np.testing.assert_array_equal(np.asarray(s.count_nonzero(dim=1)), _np(t.count_nonzero(1)))
+    assert s.is_floating_point() and not skiff.tensor([1]).is_floating_point()
+    assert s.half().dtype == np.float16 and str(s.bfloat16().dtype) == "bfloat16"
+    r = _s([0.5, 1.0]).relu_()
+    assert np.asarray(r).tolist() == [0.5, 1.0]
+    np.testing.assert_array_equal(np.asarray(skiff.eye(3, 2)), _np(torch.eye(3, 2)))
+    assert skiff.finfo(skiff.float32).min == torch.finfo(torch.float32).min
+    assert skiff.finfo(skiff.bfloat16).eps == torch.finfo(torch.bfloat16).eps
+    assert skiff.iinfo(skiff.int64).max == torch.iinfo(torch.int64).max
+    np.testing.assert_allclose(np.asarray(skiff.atan2(_s(_X), _s(_Y))),
+                               _np(torch.atan2(_t(_X), _t(_Y))), rtol=1e-14)
+    p = skiff.nn.Parameter(np.ones(2))
+    with pytest.raises(RuntimeError):
+        p.sigmoid_()  # a leaf that requires grad, outside no_grad: refused, as torch
+    with pytest.raises(RuntimeError):
+        torch.nn.Parameter(torch.ones(2)).sigmoid_()
