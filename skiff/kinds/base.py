@@ -119,6 +119,8 @@ class Kind:
                 continue
             probe = {k: v for k, v in values.items() if k != GIVEN}
             probe[GIVEN] = [name]
+            if probe[name] is False:  # a flag left off: typing it turns it on
+                probe[name] = True
             try:
                 self.prepare(probe, cell=cell, user_ns=dict(user_ns or {}), where=where)
             except Exception:  # noqa: BLE001  (refused only when typed: not read here)

@@ -67,3 +67,13 @@ def test_a_typed_option_is_always_shown(capsys, tmp_path):
     assert not _taken(capsys, ["ocr", png, "--pdf-dpi", "200"]) and "pdf_dpi" not in shown
     assert _taken(capsys, ["ocr", png, "--lang", "ch"]) and "lang" in shown
     assert _doc(capsys, ["ocr", png, "--lang", "en"])["options"]["lang"] == "en"
+
+
+def test_a_flag_left_off_is_left_out_where_the_model_does_not_read_it(capsys):
+    """train mlp listed augment=false: --augment is cnn's on image folders (refused for mlp);
+    --stop-on-divergence is read by every model: listed at false."""
+    shown = _doc(capsys, ["train", "mlp", "--steps", "2"])["options"]
+    assert not _taken(capsys, ["train", "mlp", "--steps", "2", "--augment"])
+    assert "augment" not in shown
+    assert _taken(capsys, ["train", "mlp", "--steps", "2", "--stop-on-divergence"])
+    assert shown["stop_on_divergence"] is False
