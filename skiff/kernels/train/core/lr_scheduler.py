@@ -10,12 +10,14 @@ from __future__ import annotations
 import bisect
 import math
 
+from .lr_scheduler_more import CosineAnnealingWarmRestarts, PolynomialLR
 from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
 
 __all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR",
            "ExponentialLR", "OneCycleLR", "CyclicLR", "SequentialLR", "ChainedScheduler",
            "CosineAnnealingLR",
-           "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR", "WarmupCosine"]
+           "LinearLR", "ReduceLROnPlateau", "StepLR", "ConstantLR", "WarmupCosine",
+           "PolynomialLR", "CosineAnnealingWarmRestarts"]
 
 LRScheduler = _LRScheduler = LRSchedule  # torch's base names (subclasses define get_lr)
 

@@ -533,3 +533,37 @@ def test_more_methods_without_gradients_and_top_level():
         p.sigmoid_()  # a leaf that requires grad, outside no_grad: refused, as torch
     with pytest.raises(RuntimeError):
         torch.nn.Parameter(torch.ones(2)).sigmoid_()
+
+
+# ---- PolynomialLR, CosineAnnealingWarmRestarts ------------------------------------------------
+@pytest.mark.parametrize("name,kw,epochs", [
+    ("PolynomialLR", {"total_iters": 6, "power": 2.0}, None),
+    ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.01}, None),
+    ("CosineAnnealingWarmRestarts", {"T_0": 4}, None),
+    ("CosineAnnealingWarmRestarts", {"T_0": 2, "T_mult": 2},
+     [0.5, 1.25, 2.0, 3.5, 6.1, 9.0, 15.5]),
+])
+def test_more_schedules_as_torch(name, kw, epochs):
+    so, to = _opts()
+    ss = getattr(skiff.optim.lr_scheduler, name)(so, **kw)
+    ts = getattr(torch.optim.lr_scheduler, name)(to, **kw)
+    assert so.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-13)
+    for i in range(12 if epochs is None else len(epochs)):
+        to.step()
+        if epochs is None:
+            ts.step()
+            ss.step()
+        else:
+            ts.step(epochs[i])
+            ss.step(epochs[i])
+        assert so.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12,
+                                                         abs=1e-15), i
+    so2, _ = _opts()
+    ss2 = getattr(skiff.optim.lr_scheduler, name)(so2, **kw)
+    so2.param_groups[0]["lr"] = to.param_groups[0]["lr"]
+    ss2.load_state_dict(ts.state_dict())
+    to.step()
+    ts.step()
+    ss2.step()
+    assert so2.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12,
+                                                      abs=1e-15)
