@@ -59,5 +59,11 @@ from skiff.kernels.train.core.nn.functional.activations_more import (  # noqa: F
     softsign,
     threshold,
 )
+from skiff.kernels.train.core.nn.functional.conv1d import (  # noqa: F401
+    avg_pool1d,
+    conv1d,
+    max_pool1d,
+    pairwise_distance,
+)
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn.functional

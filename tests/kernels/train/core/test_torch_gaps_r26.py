@@ -567,3 +567,47 @@ def test_more_schedules_as_torch(name, kw, epochs):
     ss2.step()
     assert so2.param_groups[0]["lr"] == pytest.approx(to.param_groups[0]["lr"], rel=1e-12,
                                                       abs=1e-15)
+
+
+# ---- 1-D functional forms, distances ---------------------------------------------------------
+@pytest.mark.parametrize("batched", [True, False])
+def test_conv1d_pools_as_torch(batched):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 3, 11) if batched else (3, 11))
+    w, b = rng.standard_normal((4, 3, 3)), rng.standard_normal(4)
+    cases = [
+        (lambda F_, x_, w_, b_: F_.conv1d(x_, w_, b_, stride=2, padding=1)),
+        (lambda F_, x_, w_, b_: F_.conv1d(x_, w_, None, padding="same", dilation=1, groups=1)),
+        (lambda F_, x_, w_, b_: F_.max_pool1d(x_, 3, 2, 1)),
+        (lambda F_, x_, w_, b_: F_.avg_pool1d(x_, 2)),
+    ]
+    for fn in cases:
+        args_s = [_s(a, True) for a in (x, w, b)]
+        args_t = [_t(a, True) for a in (x, w, b)]
+        ys, yt = fn(SF, *args_s), fn(TF, *args_t)
+        np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12, atol=1e-12)
+        g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+        (ys * _s(g)).sum().backward()
+        (yt * _t(g)).sum().backward()
+        for s, t in zip(args_s, args_t):
+            if t.grad is not None:
+                np.testing.assert_allclose(np.asarray(s.grad), _np(t.grad), rtol=1e-12,
+                                           atol=1e-12)
+    with pytest.raises(ValueError, match="dilation and groups"):
+        SF.conv1d(_s(x), _s(w), dilation=2)
+
+
+def test_pairwise_distance_cosine_similarity_modules_as_torch():
+    rng = np.random.default_rng(10)
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    for ms, mt in [(snn.PairwiseDistance(), torch.nn.PairwiseDistance()),
+                   (snn.PairwiseDistance(p=1.5, keepdim=True),
+                    torch.nn.PairwiseDistance(p=1.5, keepdim=True)),
+                   (snn.CosineSimilarity(dim=1), torch.nn.CosineSimilarity(dim=1))]:
+        sa, sb, ta, tb = _s(a, True), _s(b, True), _t(a, True), _t(b, True)
+        ys, yt = ms(sa, sb), mt(ta, tb)
+        np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12)
+        ys.sum().backward()
+        yt.sum().backward()
+        np.testing.assert_allclose(np.asarray(sa.grad), _np(ta.grad), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(sb.grad), _np(tb.grad), rtol=1e-10, atol=1e-12)

@@ -57,6 +57,7 @@ from .torch_layers import (
     CircularPad2d,
     ConstantPad1d,
     ConstantPad2d,
+    CosineSimilarity,
     Hardtanh,
     HuberLoss,
     KLDivLoss,
@@ -64,6 +65,7 @@ from .torch_layers import (
     LogSoftmax,
     Mish,
     NLLLoss,
+    PairwiseDistance,
     ParameterDict,
     ParameterList,
     ReflectionPad1d,
@@ -157,4 +159,6 @@ __all__ = [
     "Softmin",
     "Threshold",
     "PReLU",
+    "CosineSimilarity",
+    "PairwiseDistance",
 ]

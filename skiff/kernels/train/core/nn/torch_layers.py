@@ -14,7 +14,8 @@ from .module import Module
 __all__ = ["LogSoftmax", "NLLLoss", "BCELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "KLDivLoss", "Unflatten", "ParameterList", "ParameterDict", "Hardtanh", "ReLU6",
            "Mish", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
-           "CircularPad1d", "CircularPad2d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d"]
+           "CircularPad1d", "CircularPad2d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d",
+           "CosineSimilarity", "PairwiseDistance"]
 
 
 class LogSoftmax(Module):
@@ -226,3 +227,21 @@ CircularPad2d = _pad_class("CircularPad2d", "circular", 2, False)
 ZeroPad2d = _pad_class("ZeroPad2d", "constant", 2, False)
 ConstantPad1d = _pad_class("ConstantPad1d", "constant", 1, True)
 ConstantPad2d = _pad_class("ConstantPad2d", "constant", 2, True)
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

@@ -33,6 +33,7 @@ from .activations_more import (
     threshold,
 )
 from .conv import avg_pool2d, conv2d, max_pool2d
+from .conv1d import avg_pool1d, conv1d, max_pool1d, pairwise_distance
 from .dense import (
     embedding,
     linear,
@@ -69,7 +70,7 @@ __all__ = [
     "one_hot", "pad", "normalize", "cosine_similarity", "adaptive_avg_pool2d", "interpolate",
     "group_norm", "hardtanh", "relu6", "mish",
     "hardswish", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid", "glu", "softmin",
-    "threshold", "prelu",
+    "threshold", "prelu", "conv1d", "max_pool1d", "avg_pool1d", "pairwise_distance",
     "relu",
     "gelu",
     "silu",
