@@ -922,6 +922,9 @@ def _lookup(values: dict, user_ns: dict):
     return model_obj, data_obj
 
 
+_SCAN_ROWS = 100_000  # the rows of a data set of its own whose targets count its classes
+
+
 def _mlp_sizes(data, name: str) -> dict:
     """``{"in_features", "out_features"}`` of the built-in mlp for notebook data ``(X, y)``,
     as a table file's mlp is built: as wide as X's rows (flattened), one output per class
@@ -933,13 +936,16 @@ def _mlp_sizes(data, name: str) -> dict:
     import numpy as np
 
     arrays = getattr(data, "arrays", None)
-    if arrays is None:  # a data set of its own: its first item says the shapes
-        try:
+    if arrays is None:  # a data set of its own: its first item says the shapes, and the
+        try:            # targets of its first rows the classes (a list of (x, label) pairs)
             first = data[0]
+            items = first if isinstance(first, (tuple, list)) else (first,)
+            arrays = [np.asarray(a)[None] for a in items]
+            if len(items) > 1:
+                rows = min(len(data), _SCAN_ROWS)
+                arrays[1] = np.stack([np.asarray(data[i][1]) for i in range(rows)])
         except Exception:  # noqa: BLE001  (the job will say what it cannot read)
             return {}
-        arrays = tuple(np.asarray(a)[None] for a in (first if isinstance(first, (tuple, list))
-                                                     else (first,)))
     if len(arrays) < 2:
         raise ValueError(f"DATA {name!r} has no targets for the mlp to learn: pass inputs "
                          f"and targets, e.g. %train mlp (X, y)")

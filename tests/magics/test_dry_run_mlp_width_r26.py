@@ -68,3 +68,17 @@ def test_data_the_mlp_cannot_read_is_refused_before_a_run_folder(shell):
     with pytest.raises(UsageError, match="class ids must be 0 or more"):
         shell.run_line_magic("train", "mlp (X8, yneg) --steps 1")
     assert list_jobs() == []
+
+
+def test_a_list_of_pairs_counts_its_classes_over_its_rows(shell):
+    """A data set of its own (x, label) pairs: the first pair's label said 2 classes where
+    there were 3, and the job would fail at the first batch with label 2."""
+    X, y = _data(rows=96)
+    pairs = [(X[i], int(y[i])) for i in range(len(X))]
+    assert pairs[0][1] < y.max()
+    shell.user_ns["pairs"] = pairs
+    doc = shell.run_line_magic("train", "mlp pairs --steps 3 --dry-run")
+    assert doc["config"]["mlp"] == {"in_features": 5, "out_features": np.unique(y).size}
+    job = shell.run_line_magic("train", "mlp pairs --steps 3 --batch-size 96")
+    job.wait(timeout=120)
+    assert job.status == "done", job.error
