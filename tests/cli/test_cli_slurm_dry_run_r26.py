@@ -56,6 +56,7 @@ def test_cli_and_magic_show_one_text(no_sbatch, runs_dir, capsys):
     ip.run_line_magic("load_ext", "skiff")
     line = "mlp --steps 4 --launcher slurm --nodes 3"
     doc = ip.run_line_magic("train", line + " --dry-run")
+    capsys.readouterr()  # "already loaded" when another test loaded it
     assert main(["train", *line.split(), "--dry-run"]) == 0
     cli = capsys.readouterr().out.splitlines()
     magic = repr(doc).splitlines()
