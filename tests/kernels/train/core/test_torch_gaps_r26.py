@@ -611,3 +611,23 @@ def test_pairwise_distance_cosine_similarity_modules_as_torch():
         yt.sum().backward()
         np.testing.assert_allclose(np.asarray(sa.grad), _np(ta.grad), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(np.asarray(sb.grad), _np(tb.grad), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch_first,side", [(False, "right"), (True, "right"), (True, "left")])
+def test_pad_sequence_as_torch(batch_first, side):
+    from skiff.nn.utils.rnn import pad_sequence
+
+    rng = np.random.default_rng(11)
+    seqs = [rng.standard_normal((n, 3)) for n in (4, 1, 6)]
+    ss = [_s(a, True) for a in seqs]
+    ts = [_t(a, True) for a in seqs]
+    ys = pad_sequence(ss, batch_first=batch_first, padding_value=-1.0, padding_side=side)
+    yt = torch.nn.utils.rnn.pad_sequence(ts, batch_first=batch_first, padding_value=-1.0,
+                                         padding_side=side)
+    np.testing.assert_array_equal(np.asarray(ys), _np(yt))
+    g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(g)).sum().backward()
+    (yt * _t(g)).sum().backward()
+    for s, t in zip(ss, ts):
+        np.testing.assert_allclose(np.asarray(s.grad), _np(t.grad), rtol=1e-14)
+    assert skiff.nn.utils.rnn.pad_sequence is pad_sequence

@@ -1,6 +1,6 @@
 """``skiff.nn.utils``: torch's ``nn.utils`` (``clip_grad_norm_``, ``clip_grad_value_``,
 ``parameters_to_vector``, ``vector_to_parameters``); the public name of
-:mod:`skiff.kernels.train.core.nn.utils`."""
+:mod:`skiff.kernels.train.core.nn.utils`. ``skiff.nn.utils.rnn.pad_sequence`` is torch's."""
 
 from skiff.kernels.train.core.nn import utils as _real
 from skiff.kernels.train.core.nn.utils import (  # noqa: F401
@@ -9,5 +9,7 @@ from skiff.kernels.train.core.nn.utils import (  # noqa: F401
     parameters_to_vector,
     vector_to_parameters,
 )
+
+from . import rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
 
 __all__ = list(_real.__all__)
