@@ -313,8 +313,9 @@ show(fig)
 # ## The same PINN as a training job: `%train`
 #
 # The Trainer and `%train` take any model that defines its own `loss(batch)`: here the batch is
-# a set of collocation points, and the loss is the residual computed with `create_graph`
-# gradients as above. Given as `%train MODEL DATA`, the training runs in the background with
+# a set of collocation points (a fixed set of `32 x POINTS` here, reshuffled every epoch, where
+# the loop above drew fresh points each step), and the loss is the residual computed with
+# `create_graph` gradients as above. Given as `%train MODEL DATA`, the training runs in the background with
 # the live loss widget, a run folder and the other jobs' tools (the Trainer's defaults: AdamW
 # with a little weight decay, a warmup then a cosine schedule, the gradient norm clipped to 1).
 
@@ -345,7 +346,7 @@ class PoissonPINN(nn.Module):
 
 skiff.manual_seed(0)
 pinn = PoissonPINN()
-points = np.random.default_rng(2).random((STEPS * POINTS, 2)).astype(np.float32)
+points = np.random.default_rng(2).random((32 * POINTS, 2)).astype(np.float32)
 
 # %%
 %load_ext skiff
