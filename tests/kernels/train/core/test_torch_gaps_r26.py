@@ -631,3 +631,40 @@ def test_pad_sequence_as_torch(batch_first, side):
     for s, t in zip(ss, ts):
         np.testing.assert_allclose(np.asarray(s.grad), _np(t.grad), rtol=1e-14)
     assert skiff.nn.utils.rnn.pad_sequence is pad_sequence
+
+
+# ---- interpolate: torch's argument order, any nearest size, the linear modes ----------------
+INTERP = [
+    ((2, 3, 5), {"scale_factor": 2, "mode": "linear"}),
+    ((2, 3, 5), {"size": 7, "mode": "linear", "align_corners": True}),
+    ((1, 2, 4, 5), {"scale_factor": 2, "mode": "bilinear"}),
+    ((1, 2, 4, 5), {"size": (7, 3), "mode": "bilinear"}),
+    ((1, 2, 4, 5), {"size": (7, 9), "mode": "bilinear", "align_corners": True}),
+    ((1, 2, 4, 5), {"scale_factor": 1.5, "mode": "bilinear"}),
+    ((1, 2, 4, 5), {"scale_factor": (0.5, 1.7), "mode": "bilinear",
+                    "recompute_scale_factor": True}),
+    ((1, 1, 3, 4, 2), {"size": (5, 6, 3), "mode": "trilinear"}),
+    ((1, 2, 4, 5), {"size": (6, 7)}),
+    ((1, 2, 4, 5), {"scale_factor": 0.5}),
+    ((2, 3, 5), {"size": 8}),
+    ((1, 2, 4, 5), {"size": (8, 10)}),
+]
+
+
+@pytest.mark.parametrize("shape,kw", INTERP, ids=[str(i) for i in range(len(INTERP))])
+def test_interpolate_as_torch(shape, kw):
+    x = np.random.default_rng(12).standard_normal(shape)
+    sx, tx = _s(x, True), _t(x, True)
+    ys, yt = SF.interpolate(sx, **kw), TF.interpolate(tx, **kw)
+    assert tuple(ys.shape) == tuple(yt.shape)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12, atol=1e-14)
+    g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(g)).sum().backward()
+    (yt * _t(g)).sum().backward()
+    np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12, atol=1e-13)
+
+
+def test_interpolate_positional_size_is_torch_order():
+    x = np.random.default_rng(13).standard_normal((1, 1, 2, 3))
+    np.testing.assert_array_equal(np.asarray(SF.interpolate(_s(x), (4, 6))),
+                                  _np(TF.interpolate(_t(x), (4, 6))))

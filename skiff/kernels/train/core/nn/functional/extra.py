@@ -213,22 +213,30 @@ def adaptive_avg_pool2d(x, output_size):
     return avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
 
 
-def interpolate(x, scale_factor=None, mode="nearest", size=None):
-    """Nearest-neighbour upsampling of (N, C, H, W) by whole factors (each pixel repeated)."""
-    if mode != "nearest":
-        raise ValueError(f"interpolate mode {mode!r}: only 'nearest' is here")
-    if size is not None:
-        sh, sw = (size, size) if isinstance(size, int) else size
-        if sh % x.shape[2] or sw % x.shape[3]:
-            raise ValueError(f"interpolate to {size}: only whole multiples of "
-                             f"{tuple(x.shape[2:])} here")
-        scale_factor = (sh // x.shape[2], sw // x.shape[3])
-    if scale_factor is None:
-        raise ValueError("interpolate needs scale_factor or size")
-    sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * 2
-    if any(float(f) != int(f) for f in sf):
-        raise ValueError(f"interpolate by {scale_factor}: only whole factors here")
-    sh, sw = (int(f) for f in sf)
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """torch's ``interpolate`` (its argument order): whole-factor nearest upsampling of
+    (N, C, H, W) repeats each pixel (one broadcast copy); other sizes, factors and the
+    linear modes (``linear``, ``bilinear``, ``trilinear``, ``align_corners``) go through
+    :mod:`.interp`."""
+    if antialias:
+        raise ValueError("interpolate: antialias is not here")
+    whole = None
+    if mode == "nearest" and x.ndim == 4 and align_corners is None:
+        if size is not None and scale_factor is None:
+            sh, sw = (size, size) if isinstance(size, int) else size
+            if sh % x.shape[2] == 0 and sw % x.shape[3] == 0:
+                whole = (sh // x.shape[2], sw // x.shape[3])
+        elif scale_factor is not None and size is None:
+            sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * 2
+            if all(float(f) == int(f) and f >= 1 for f in sf):
+                whole = tuple(int(f) for f in sf)
+    if whole is None:
+        from .interp import interpolate_general
+
+        return interpolate_general(x, size, scale_factor, mode, align_corners,
+                                   recompute_scale_factor)
+    sh, sw = whole
     n, c, h, w = x.shape
     return x.reshape(n, c, h, 1, w, 1).expand(n, c, h, sh, w, sw).reshape(n, c, h * sh, w * sw)
 

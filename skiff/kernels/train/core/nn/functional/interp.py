@@ -1,0 +1,82 @@
+"""torch's ``interpolate`` beyond whole-factor nearest upsampling: ``nearest`` by any size or
+factor, ``linear`` (N, C, L), ``bilinear`` (N, C, H, W) and ``trilinear``, with torch's
+``align_corners`` and source-index rules. Each axis is two gathers of precomputed indices
+and a weighted sum, so the gradient is torch's. tests/kernels/train/core/test_torch_gaps_r26.py
+compares values and gradients with torch in float64.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...tensor import Tensor
+
+__all__ = ["interpolate_general"]
+
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _sizes(x, size, scale_factor, k):
+    """Output sizes of the last ``k`` axes, and the scale each source index uses (torch's:
+    1 / scale_factor when a factor is given, else in / out)."""
+    ins = x.shape[-k:]
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate takes either size or scale_factor, exactly one")
+    if size is not None:
+        outs = (size,) * k if isinstance(size, int) else tuple(size)
+        if len(outs) != k:
+            raise ValueError(f"interpolate: size {size} for {k} spatial axes")
+        return tuple(int(o) for o in outs), [n / o for n, o in zip(ins, outs)]
+    sf = (scale_factor,) * k if not isinstance(scale_factor, (tuple, list)) else scale_factor
+    if len(sf) != k:
+        raise ValueError(f"interpolate: scale_factor {scale_factor} for {k} spatial axes")
+    return tuple(int(math.floor(n * f)) for n, f in zip(ins, sf)), [1.0 / f for f in sf]
+
+
+def _along(x, axis, idx):
+    return x.index_select(axis, x.xp.asarray(idx))
+
+
+def _weights(x, axis, lam):
+    shape = [1] * x.ndim
+    shape[axis] = lam.size
+    return Tensor._make(x.xp.asarray(lam.reshape(shape).astype(x.dtype)), False, None, 0)
+
+
+def interpolate_general(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                        recompute_scale_factor=None):
+    if mode in _LINEAR:
+        k = _LINEAR[mode]
+    elif mode == "nearest":
+        k = x.ndim - 2
+        if align_corners is not None:
+            raise ValueError("align_corners only goes with the linear modes (torch's rule)")
+    else:
+        raise ValueError(f"interpolate mode {mode!r}: 'nearest', 'linear', 'bilinear' or "
+                         "'trilinear' here")
+    if x.ndim != k + 2:
+        raise ValueError(f"interpolate mode {mode!r} expects a {k + 2}-D input (N, C, ...), "
+                         f"got {tuple(x.shape)}")
+    outs, scales = _sizes(x, size, scale_factor, k)
+    if recompute_scale_factor:
+        scales = [n / o for n, o in zip(x.shape[-k:], outs)]
+    out = x
+    for j in range(k):
+        axis = x.ndim - k + j
+        n, m, scale = x.shape[axis], outs[j], scales[j]
+        dst = np.arange(m, dtype=np.float64)
+        if mode == "nearest":
+            out = _along(out, axis, np.minimum(np.floor(dst * scale).astype(np.int64), n - 1))
+            continue
+        if align_corners:
+            src = dst * ((n - 1) / (m - 1)) if m > 1 else np.zeros(m)
+        else:
+            src = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
+        i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+        i1 = np.minimum(i0 + 1, n - 1)
+        lam = src - i0
+        out = (_along(out, axis, i0) * _weights(out, axis, 1.0 - lam)
+               + _along(out, axis, i1) * _weights(out, axis, lam))
+    return out
