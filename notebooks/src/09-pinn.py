@@ -381,6 +381,11 @@ if save_to:
              untrained=U_untrained, losses=np.asarray(losses))
 
 # %% [markdown]
+# Between the PINNs, building the boundary condition into the network beats learning it as a
+# penalty by about two orders of magnitude here (the penalty's error sits at the boundary and
+# in the corners), and the Trainer's warmup and cosine decay end a little below the hand loop's
+# single step down.
+#
 # For a forward problem on a simple domain the solver wins by far: it is faster by orders of
 # magnitude and more accurate, and its error is controlled (halve `h`, divide it by 4). What the
 # PINN brings is elsewhere: no mesh (points anywhere, in any dimension), a solution that is a
