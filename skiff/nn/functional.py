@@ -65,5 +65,15 @@ from skiff.kernels.train.core.nn.functional.conv1d import (  # noqa: F401
     max_pool1d,
     pairwise_distance,
 )
+from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 
 __all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn.functional

@@ -668,3 +668,58 @@ def test_interpolate_positional_size_is_torch_order():
     x = np.random.default_rng(13).standard_normal((1, 1, 2, 3))
     np.testing.assert_array_equal(np.asarray(SF.interpolate(_s(x), (4, 6))),
                                   _np(TF.interpolate(_t(x), (4, 6))))
+
+
+# ---- more losses --------------------------------------------------------------------------------
+def _loss_inputs():
+    rng = np.random.default_rng(14)
+    a, b, c = (rng.standard_normal((5, 4)) for _ in range(3))
+    sign = np.where(rng.standard_normal(5) > 0, 1.0, -1.0)
+    sign4 = np.where(rng.standard_normal((5, 4)) > 0, 1.0, -1.0)
+    labels = (rng.random((5, 4)) > 0.5).astype(np.float64)
+    var = rng.uniform(0.5, 2.0, (5, 4))
+    var[0, 0] = 1e-9  # below eps: clamped, no gradient, as torch
+    counts = rng.integers(0, 5, (5, 4)).astype(np.float64)
+    return a, b, c, sign, sign4, labels, var, counts
+
+
+LOSSES = [  # z: a, b, c, sign per row, sign per element, 0/1 labels, variances, counts
+    ("margin_ranking_loss", "MarginRankingLoss", lambda z: (z[0][:, 0], z[1][:, 0], z[3]),
+     {"margin": 0.3}),
+    ("hinge_embedding_loss", "HingeEmbeddingLoss", lambda z: (z[0], z[4]), {"margin": 0.8}),
+    ("soft_margin_loss", "SoftMarginLoss", lambda z: (z[0], z[4]), {}),
+    ("cosine_embedding_loss", "CosineEmbeddingLoss", lambda z: (z[0], z[1], z[3]),
+     {"margin": 0.1}),
+    ("triplet_margin_loss", "TripletMarginLoss", lambda z: z[:3], {"margin": 0.5}),
+    ("triplet_margin_loss", "TripletMarginLoss", lambda z: z[:3], {"p": 1.0, "swap": True}),
+    ("multilabel_soft_margin_loss", "MultiLabelSoftMarginLoss", lambda z: (z[0], z[5]), {}),
+    ("poisson_nll_loss", "PoissonNLLLoss", lambda z: (z[0], z[7]), {"full": True}),
+    ("poisson_nll_loss", "PoissonNLLLoss", lambda z: (np.abs(z[0]), z[7]),
+     {"log_input": False}),
+    ("gaussian_nll_loss", "GaussianNLLLoss", lambda z: (z[0], z[1], z[6]), {"full": True}),
+    ("gaussian_nll_loss", "GaussianNLLLoss", lambda z: (z[0], z[1], z[6][:, 0]), {}),
+]
+
+
+@pytest.mark.parametrize("fname,mname,pick,kw", LOSSES,
+                         ids=[f"{x[0]}-{i}" for i, x in enumerate(LOSSES)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_more_losses_as_torch(fname, mname, pick, kw, reduction):
+    arrays = pick(_loss_inputs())
+    grads = {"margin_ranking_loss": 2, "cosine_embedding_loss": 2, "triplet_margin_loss": 3,
+             "gaussian_nll_loss": 3}.get(fname, 1)  # targets: no gradient where torch has none
+    ss = [_s(a, i < grads) for i, a in enumerate(arrays)]
+    ts = [_t(a, i < grads) for i, a in enumerate(arrays)]
+    ys = getattr(SF, fname)(*ss, **kw, reduction=reduction)
+    yt = getattr(TF, fname)(*ts, **kw, reduction=reduction)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12, atol=1e-14)
+    g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(g)).sum().backward()
+    (yt * _t(g)).sum().backward()
+    for s, t in zip(ss, ts):
+        if t.grad is not None:
+            np.testing.assert_allclose(np.asarray(s.grad), _np(t.grad), rtol=1e-11, atol=1e-13)
+    ms = getattr(snn, mname)(**kw, reduction=reduction)
+    mt = getattr(torch.nn, mname)(**kw, reduction=reduction)
+    np.testing.assert_allclose(np.asarray(ms(*[_s(a) for a in arrays])),
+                               _np(mt(*[_t(a) for a in arrays])), rtol=1e-12, atol=1e-14)

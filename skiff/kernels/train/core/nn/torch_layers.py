@@ -15,7 +15,9 @@ __all__ = ["LogSoftmax", "NLLLoss", "BCELoss", "L1Loss", "SmoothL1Loss", "HuberL
            "KLDivLoss", "Unflatten", "ParameterList", "ParameterDict", "Hardtanh", "ReLU6",
            "Mish", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
            "CircularPad1d", "CircularPad2d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d",
-           "CosineSimilarity", "PairwiseDistance"]
+           "CosineSimilarity", "PairwiseDistance", "MarginRankingLoss", "HingeEmbeddingLoss",
+           "SoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+           "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 
 
 class LogSoftmax(Module):
@@ -245,3 +247,38 @@ class PairwiseDistance(Module):
 
     def forward(self, x1, x2):
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+def _loss_class(name, fn, options, n_inputs):
+    """A module over ``fn`` with torch's constructor options and ``reduction``."""
+
+    def init(self, *args, reduction="mean", **kwargs):
+        _Loss.__init__(self, reduction)
+        given = dict(zip(options, args))
+        given.update(kwargs)
+        for k, v in options.items():
+            setattr(self, k, given.get(k, v))
+
+    def forward(self, *inputs):
+        if len(inputs) != n_inputs:
+            raise TypeError(f"{name} takes {n_inputs} inputs, got {len(inputs)}")
+        return fn(*inputs, **{k: getattr(self, k) for k in options},
+                  reduction=self.reduction)
+
+    return type(name, (_Loss,), {"__init__": init, "forward": forward,
+                                 "__doc__": f"torch's ``nn.{name}``."})
+
+
+MarginRankingLoss = _loss_class("MarginRankingLoss", F.margin_ranking_loss, {"margin": 0.0}, 3)
+HingeEmbeddingLoss = _loss_class("HingeEmbeddingLoss", F.hinge_embedding_loss, {"margin": 1.0}, 2)
+SoftMarginLoss = _loss_class("SoftMarginLoss", F.soft_margin_loss, {}, 2)
+CosineEmbeddingLoss = _loss_class("CosineEmbeddingLoss", F.cosine_embedding_loss,
+                                   {"margin": 0.0}, 3)
+TripletMarginLoss = _loss_class("TripletMarginLoss", F.triplet_margin_loss,
+                                 {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": False}, 3)
+MultiLabelSoftMarginLoss = _loss_class("MultiLabelSoftMarginLoss", F.multilabel_soft_margin_loss,
+                                        {"weight": None}, 2)
+PoissonNLLLoss = _loss_class("PoissonNLLLoss", F.poisson_nll_loss,
+                              {"log_input": True, "full": False, "eps": 1e-8}, 2)
+GaussianNLLLoss = _loss_class("GaussianNLLLoss", F.gaussian_nll_loss,
+                               {"full": False, "eps": 1e-6}, 3)

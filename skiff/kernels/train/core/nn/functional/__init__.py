@@ -62,6 +62,16 @@ from .extra import (
     tanh,
 )
 from .losses import cross_entropy, linear_cross_entropy, mse_loss
+from .losses_more import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 from .pad_modes import hardtanh, mish, relu6
 
 __all__ = [
@@ -71,6 +81,9 @@ __all__ = [
     "group_norm", "hardtanh", "relu6", "mish",
     "hardswish", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid", "glu", "softmin",
     "threshold", "prelu", "conv1d", "max_pool1d", "avg_pool1d", "pairwise_distance",
+    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
+    "gaussian_nll_loss",
     "relu",
     "gelu",
     "silu",
