@@ -13,6 +13,7 @@ import argparse
 import os
 import re
 import shlex
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -291,9 +292,11 @@ def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
         values[GIVEN] = sorted(given)
     runner = choose_runner(where["np"], where["runner"], where["launcher"])
     asked = dict(values)  # prepare may change them
+    start = time.perf_counter()
     request = k.prepare(values, cell=cell, user_ns=user_ns, where=runner)
     # jobs show: the options this job reads (typed ones always), not every problem's defaults
-    unread = k.unread_options(asked, request.config, cell=cell, user_ns=user_ns, where=runner)
+    unread = k.unread_options(asked, request.config, cell=cell, user_ns=user_ns, where=runner,
+                              prepare_s=time.perf_counter() - start)
     options = {key: value for key, value in options.items()
                if key not in unread or (given is not None and key in given)}
     return request, where, opts, command, options

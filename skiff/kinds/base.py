@@ -62,6 +62,11 @@ class JobRequest:
     on_done: Callable | None = None
 
 
+# the seconds Kind.unread_options may spend asking a kind which options a job reads (the
+# options it has no time to ask about are listed, as every option was before)
+PROBE_BUDGET_S = 0.25
+
+
 class Kind:
     """A job kind. Subclasses set ``name``, ``command``, ``entry`` and override what differs.
 
@@ -97,7 +102,8 @@ class Kind:
         return JobRequest(self.name, self.to_config(values), label=f"%{self.name}")
 
     def unread_options(self, values: dict, config: dict, *, cell: str | None = None,
-                       user_ns: dict | None = None, where: str = "thread") -> set[str]:
+                       user_ns: dict | None = None, where: str = "thread",
+                       prepare_s: float = 0.0, budget_s: float | None = None) -> set[str]:
         """The options in ``values`` (parsed, the launch options split off, as
         :meth:`prepare` took them) that the job ``config`` was prepared from does not read:
         ``jobs show`` leaves them out (a cylinder solve listed ``grid [256, 256]`` and
@@ -106,10 +112,19 @@ class Kind:
         ``lora_*`` options as ``lora``) while it is unset; set, when the kind takes it typed
         here, for a kind refuses an option the job does not read, typed even at its default
         (``solve cylinder --grid 256x256``; a config may hold keys its problem ignores).
-        Typed options are read. Kinds may say it more cheaply."""
+        Typed options are read. The probes stop (the options left are listed) before they
+        would take more than ``budget_s`` seconds (:data:`PROBE_BUDGET_S`), each costing
+        what the last one did, or ``prepare_s`` (the kind's prepare, timed by the caller)
+        when that took over a second: a large matrix file is read by each (0.06 s for 600k
+        entries). Kinds may say it more cheaply."""
+        import time
+
         from skiff.grammar.common import GIVEN
 
+        budget_s = PROBE_BUDGET_S if budget_s is None else budget_s
         unread, typed = set(), set(values.get(GIVEN) or ())
+        # a prepare over a second read data (imports take less): each probe would too
+        spent, last = 0.0, float(prepare_s) if prepare_s > 1.0 else 0.0
         for name in values:
             if str(name).startswith("_") or name in typed:
                 continue
@@ -117,6 +132,9 @@ class Kind:
                 if not _reaches(name, config):
                     unread.add(name)
                 continue
+            if spent + last > budget_s:  # listed rather than slow: nothing else differs
+                continue
+            start = time.perf_counter()
             probe = {k: v for k, v in values.items() if k != GIVEN}
             probe[GIVEN] = [name]
             if probe[name] is False:  # a flag left off: typing it turns it on
@@ -125,6 +143,8 @@ class Kind:
                 self.prepare(probe, cell=cell, user_ns=dict(user_ns or {}), where=where)
             except Exception:  # noqa: BLE001  (refused only when typed: not read here)
                 unread.add(name)
+            last = time.perf_counter() - start
+            spent += last
         return unread
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:

@@ -11,6 +11,12 @@ import pytest
 from skiff.cli import USAGE, main
 
 
+@pytest.fixture(autouse=True)
+def _no_budget(monkeypatch):
+    """Every option asked about, however loaded the machine (the budget lists the rest)."""
+    monkeypatch.setattr("skiff.kinds.base.PROBE_BUDGET_S", float("inf"))
+
+
 def _doc(capsys, argv) -> dict:
     assert main([*argv, "--dry-run", "--json"]) == 0
     return json.loads(capsys.readouterr().out)
@@ -77,3 +83,14 @@ def test_a_flag_left_off_is_left_out_where_the_model_does_not_read_it(capsys):
     assert "augment" not in shown
     assert _taken(capsys, ["train", "mlp", "--steps", "2", "--stop-on-divergence"])
     assert shown["stop_on_divergence"] is False
+
+
+def test_with_no_time_to_ask_every_option_is_listed(capsys, monkeypatch):
+    """The budget spent (a large matrix file is read by each question): the options are
+    listed as before, those the problem does not read too, and the job is the same."""
+    full = _doc(capsys, ["solve", "poisson", "--grid", "16x16"])
+    monkeypatch.setattr("skiff.kinds.base.PROBE_BUDGET_S", 0.0)
+    listed = _doc(capsys, ["solve", "poisson", "--grid", "16x16"])
+    assert "contrast" in listed["options"] and "contrast" not in full["options"]
+    assert set(full["options"]) < set(listed["options"])
+    assert listed["config"] == full["config"]
