@@ -378,6 +378,10 @@ class SmoothedAggregation:
             else:
                 S = symmetric_strength(A, theta)
             agg, count = aggregate(S)
+            if strength == "evolution" and (count == 0 or count >= A.shape[0]):
+                # nothing strong (a mass-dominated M + dt K: M's positive off-diagonals turn
+                # the evolved deltas' sign): symmetric strength, not an LU of the whole level
+                agg, count = aggregate(symmetric_strength(A, theta))
             if count >= A.shape[0] or count == 0:
                 break
             n = A.shape[0]
