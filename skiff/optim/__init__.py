@@ -1,7 +1,8 @@
 """``skiff.optim``: optimizers and learning-rate schedules.
 
 The public name of :mod:`skiff.kernels.train.core.optim` (and ``RMSprop``/``Adagrad`` from
-:mod:`~skiff.kernels.train.core.optim_more`); the same classes. The schedules are
+:mod:`~skiff.kernels.train.core.optim_more`, ``Adamax``/``NAdam``/``RAdam`` from
+:mod:`~skiff.kernels.train.core.optim_adam_family`); the same classes. The schedules are
 also under torch's names, ``skiff.optim.lr_scheduler.StepLR`` / ``LambdaLR`` / ...
 (``from skiff.optim.lr_scheduler import LambdaLR`` works too)."""
 
@@ -18,7 +19,9 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
     adamw_update,
     clip_grad_norm_,
 )
+from skiff.kernels.train.core.optim_adam_family import Adamax, NAdam, RAdam  # noqa: F401
 from skiff.kernels.train.core.optim_more import Adagrad, RMSprop  # noqa: F401
 from skiff.optim import lr_scheduler  # noqa: F401
 
-__all__ = [*_real.__all__, "RMSprop", "Adagrad"]  # core.optim's names, and optim_more's
+# core.optim's names, optim_more's and optim_adam_family's
+__all__ = [*_real.__all__, "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam"]

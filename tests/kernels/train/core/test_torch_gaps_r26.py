@@ -723,3 +723,30 @@ def test_more_losses_as_torch(fname, mname, pick, kw, reduction):
     mt = getattr(torch.nn, mname)(**kw, reduction=reduction)
     np.testing.assert_allclose(np.asarray(ms(*[_s(a) for a in arrays])),
                                _np(mt(*[_t(a) for a in arrays])), rtol=1e-12, atol=1e-14)
+
+
+# ---- Adamax, NAdam, RAdam -------------------------------------------------------------------
+@pytest.mark.parametrize("name,kw", [
+    ("Adamax", {"lr": 0.01}), ("Adamax", {"weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {"lr": 0.01}), ("NAdam", {"weight_decay": 0.1}),
+    ("NAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True, "momentum_decay": 0.01}),
+    ("RAdam", {"lr": 0.01}), ("RAdam", {"weight_decay": 0.05, "decoupled_weight_decay": True}),
+])
+def test_adam_family_as_torch(name, kw):
+    rng = np.random.default_rng(15)
+    w0, b0 = rng.standard_normal((3, 4)), rng.standard_normal(3)
+    xs = rng.standard_normal((25, 6, 4))
+    sw = skiff.nn.Parameter(w0.copy(), dtype="float64")
+    sb = skiff.nn.Parameter(b0.copy(), dtype="float64")
+    tw, tb = torch.nn.Parameter(torch.tensor(w0)), torch.nn.Parameter(torch.tensor(b0))
+    so = getattr(skiff.optim, name)([sw, sb], **kw)
+    to = getattr(torch.optim, name)([tw, tb], **kw)
+    for x in xs:
+        so.zero_grad()
+        to.zero_grad()
+        ((_s(x) @ sw.T + sb).tanh() ** 2).sum().backward()
+        ((_t(x) @ tw.T + tb).tanh() ** 2).sum().backward()
+        so.step()
+        to.step()
+    np.testing.assert_allclose(np.asarray(sw), _np(tw), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(sb), _np(tb), rtol=1e-12, atol=1e-13)
