@@ -750,3 +750,43 @@ def test_adam_family_as_torch(name, kw):
         to.step()
     np.testing.assert_allclose(np.asarray(sw), _np(tw), rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(np.asarray(sb), _np(tb), rtol=1e-12, atol=1e-13)
+
+
+# ---- conv2d: dilation, groups, padding "same"/"valid", padding_mode ---------------------------
+CONV = [
+    ((2, 4, 7, 8), (6, 2, 3, 3), {"groups": 2, "padding": 1}),
+    ((2, 4, 7, 8), (4, 1, 3, 3), {"groups": 4, "stride": 2, "padding": 1}),  # depthwise
+    ((1, 3, 9, 9), (2, 3, 3, 3), {"dilation": 2, "padding": 2}),
+    ((1, 3, 9, 10), (2, 3, 3, 2), {"dilation": (1, 3), "stride": (2, 1)}),
+    ((1, 3, 8, 8), (2, 3, 4, 3), {"padding": "same", "dilation": (1, 2)}),
+    ((1, 3, 8, 8), (2, 3, 3, 3), {"padding": "valid"}),
+]
+
+
+@pytest.mark.parametrize("xs,ws,kw", CONV, ids=[str(i) for i in range(len(CONV))])
+def test_conv2d_dilation_groups_padding_as_torch(xs, ws, kw):
+    rng = np.random.default_rng(16)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])
+    args_s = [_s(a, True) for a in (x, w, b)]
+    args_t = [_t(a, True) for a in (x, w, b)]
+    ys, yt = SF.conv2d(*args_s, **kw), TF.conv2d(*args_t, **kw)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12, atol=1e-12)
+    g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(g)).sum().backward()
+    (yt * _t(g)).sum().backward()
+    for s, t in zip(args_s, args_t):
+        np.testing.assert_allclose(np.asarray(s.grad), _np(t.grad), rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"groups": 3, "padding": 1}, {"dilation": 2, "padding": 2},
+                                {"padding": 2, "padding_mode": "reflect"},
+                                {"padding": 1, "padding_mode": "circular", "groups": 3},
+                                {"padding": (1, 2), "padding_mode": "replicate"}])
+def test_conv2d_module_options_as_torch(kw):
+    tm = torch.nn.Conv2d(3, 6, 3, **kw).double()
+    sm = snn.Conv2d(3, 6, 3, dtype=np.float64, **kw)
+    assert tuple(sm.weight.shape) == tuple(tm.weight.shape)
+    sm.weight.data = _s(_np(tm.weight))
+    sm.bias.data = _s(_np(tm.bias))
+    x = np.random.default_rng(17).standard_normal((2, 3, 7, 6))
+    np.testing.assert_allclose(np.asarray(sm(_s(x))), _np(tm(_t(x))), rtol=1e-12, atol=1e-12)

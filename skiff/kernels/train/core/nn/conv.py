@@ -29,19 +29,37 @@ class Conv2d(Module):
     """2-D convolution; weight (out_channels, in_channels, kh, kw), torch's default init."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
-                 generator=None, dtype=np.float32):
+                 generator=None, dtype=np.float32, *, dilation=1, groups=1,
+                 padding_mode="zeros", device=None):
         super().__init__()
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
         kh, kw = as_pair(kernel_size, "kernel_size")
         self.kernel_size = (kh, kw)
         self.stride = as_pair(stride, "stride")
-        self.padding = as_pair(padding, "padding")
-        _kernel_params(self, (out_channels, in_channels, kh, kw), in_channels * kh * kw, bias,
-                       generator, dtype)
+        self.padding = padding if isinstance(padding, str) else as_pair(padding, "padding")
+        self.dilation, self.groups = as_pair(dilation, "dilation"), int(groups)
+        if in_channels % self.groups or out_channels % self.groups:
+            raise ValueError(f"Conv2d groups={groups} must divide in_channels {in_channels} "
+                             f"and out_channels {out_channels}")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be 'zeros', 'reflect', 'replicate' or "
+                             f"'circular', got {padding_mode!r}")
+        self.padding_mode = padding_mode
+        ci = in_channels // self.groups
+        _kernel_params(self, (out_channels, ci, kh, kw), ci * kh * kw, bias, generator, dtype)
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
+            from .functional.conv_general import pad_for_mode
+
+            x, padding = pad_for_mode(x, self.padding, self.padding_mode), 0
+        else:
+            padding = self.padding
+        if self.dilation == (1, 1) and self.groups == 1 and not isinstance(padding, str):
+            return F.conv2d(x, self.weight, self.bias, self.stride, padding)
+        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
 
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "

@@ -169,10 +169,17 @@ class Conv2dFn(Function):
         return gx, gw, gb
 
 
-def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0) -> Tensor:
-    """2-D convolution (cross-correlation) on NCHW input with an (out, in, kh, kw) weight."""
+def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1,
+           groups=1) -> Tensor:
+    """2-D convolution (cross-correlation) on NCHW input with an (out, in / groups, kh, kw)
+    weight; ``dilation``, ``groups`` and ``padding="same"``/``"valid"`` as torch's
+    (:mod:`.conv_general`)."""
     if x.ndim != 4:
         raise ValueError(f"conv2d expects NCHW input, got shape {tuple(x.shape)}")
+    if dilation != 1 or groups != 1 or isinstance(padding, str):
+        from .conv_general import conv2d_general
+
+        return conv2d_general(x, weight, bias, stride, padding, dilation, groups, conv2d)
     if x.shape[1] != weight.shape[1]:
         raise ValueError(
             f"conv2d: input of shape {tuple(x.shape)} has {x.shape[1]} channels, weight of "
