@@ -64,6 +64,8 @@ from skiff.kernels.train.core.nn.torch_activations import (  # noqa: F401
     CELU,
     GLU,
     SELU,
+    Dropout1d,
+    Dropout2d,
     Hardsigmoid,
     Hardswish,
     LogSigmoid,

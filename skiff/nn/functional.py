@@ -49,6 +49,8 @@ from skiff.kernels.train.core.nn.functional import (  # noqa: F401
 )
 from skiff.kernels.train.core.nn.functional.activations_more import (  # noqa: F401
     celu,
+    dropout1d,
+    dropout2d,
     glu,
     hardsigmoid,
     hardswish,

@@ -4,6 +4,7 @@ RMSNorm in 16 bits, ``//``/``%``/``fmod``/``div(rounding_mode=)``/``__index__``,
 schedulers' ``last_epoch`` in their state."""
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -790,3 +791,37 @@ def test_conv2d_module_options_as_torch(kw):
     sm.bias.data = _s(_np(tm.bias))
     x = np.random.default_rng(17).standard_normal((2, 3, 7, 6))
     np.testing.assert_allclose(np.asarray(sm(_s(x))), _np(tm(_t(x))), rtol=1e-12, atol=1e-12)
+
+
+# ---- channel dropout: torch draws other random numbers, so its rules are what is compared ---
+@pytest.mark.parametrize("name,shape", [("dropout2d", (4, 6, 3, 5)), ("dropout2d", (6, 3, 5)),
+                                        ("dropout1d", (4, 6, 7)), ("dropout1d", (6, 7))])
+def test_channel_dropout_follows_torch_rules(name, shape):
+    rng = np.random.default_rng(18)
+    x = rng.uniform(0.5, 1.5, shape)
+    p = 0.4
+    sx, tx = _s(x, True), _t(x, True)
+    ys = getattr(SF, name)(sx, p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's note on a 3-D input to dropout2d
+        yt = getattr(TF, name)(tx, p)
+    lead = len(shape) - (2 if name == "dropout2d" and len(shape) == 4 else 1)  # torch: a 3-D
+    # input to dropout2d is (N, C, L)
+    for y, inp in ((np.asarray(ys), x), (_np(yt), x)):  # each channel all dropped or all kept
+        ratio = (y / inp).reshape(*shape[:lead], -1)
+        assert np.all(np.isclose(ratio, 0) | np.isclose(ratio, 1 / (1 - p)))
+        assert np.all(np.ptp(ratio, axis=-1) < 1e-12)
+    ys.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_allclose(np.asarray(sx.grad), np.asarray(ys) / x, rtol=1e-12)
+    np.testing.assert_allclose(_np(tx.grad), _np(yt) / x, rtol=1e-12)
+    layer = {"dropout2d": "Dropout2d", "dropout1d": "Dropout1d"}[name]
+    sm, tm = getattr(snn, layer)(p), getattr(torch.nn, layer)(p)
+    sm.eval()
+    tm.eval()
+    np.testing.assert_array_equal(np.asarray(sm(_s(x))), _np(tm(_t(x))))
+    kept = np.mean([np.asarray(getattr(SF, name)(_s(np.ones((50, 40, 1, 1)[:len(shape)])), p)
+                               ).mean() for _ in range(3)])
+    assert abs(kept - 1.0) < 0.1  # expectation kept, as torch's scaling does
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        getattr(SF, name)(sx, 1.5)

@@ -43,6 +43,8 @@ from .torch_activations import (
     CELU,
     GLU,
     SELU,
+    Dropout1d,
+    Dropout2d,
     Hardsigmoid,
     Hardswish,
     LogSigmoid,
@@ -177,4 +179,6 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "PoissonNLLLoss",
     "GaussianNLLLoss",
+    "Dropout1d",
+    "Dropout2d",
 ]

@@ -1,6 +1,7 @@
 """torch's activation modules that wrap :mod:`.functional.activations_more`: ``Hardswish``,
 ``Hardsigmoid``, ``SELU``, ``CELU``, ``Softsign``, ``LogSigmoid``, ``GLU``, ``Softmin``,
-``Threshold`` and ``PReLU`` (a learnable slope, torch's ``num_parameters`` and ``init``)."""
+``Threshold``, ``PReLU`` (a learnable slope, torch's ``num_parameters`` and ``init``) and the
+channel dropouts ``Dropout1d``/``Dropout2d`` (identity in eval mode)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from . import functional as F
 from .module import Module, Parameter
 
 __all__ = ["Hardswish", "Hardsigmoid", "SELU", "CELU", "Softsign", "LogSigmoid", "GLU",
-           "Softmin", "Threshold", "PReLU"]
+           "Softmin", "Threshold", "PReLU", "Dropout1d", "Dropout2d"]
 
 
 def _simple(name, fn):
@@ -75,3 +76,27 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class _ChannelDropout(Module):
+    FN = None
+
+    def __init__(self, p=0.5, inplace=False, generator=None):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.generator = p, generator
+
+    def forward(self, x):
+        return type(self).FN(x, self.p, self.training, generator=self.generator)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout1d(_ChannelDropout):
+    FN = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_ChannelDropout):
+    FN = staticmethod(F.dropout2d)

@@ -22,6 +22,8 @@ from .activations import (
 )
 from .activations_more import (
     celu,
+    dropout1d,
+    dropout2d,
     glu,
     hardsigmoid,
     hardswish,
@@ -83,7 +85,7 @@ __all__ = [
     "threshold", "prelu", "conv1d", "max_pool1d", "avg_pool1d", "pairwise_distance",
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
-    "gaussian_nll_loss",
+    "gaussian_nll_loss", "dropout1d", "dropout2d",
     "relu",
     "gelu",
     "silu",

@@ -1,6 +1,7 @@
 """More of torch's activations, with torch's gradients: ``hardswish``, ``hardsigmoid``,
-``selu``, ``celu``, ``softsign``, ``logsigmoid``, ``glu``, ``softmin``, ``threshold`` and
-``prelu``. Built from skiff's differentiable ops, except ``hardswish`` and ``logsigmoid``
+``selu``, ``celu``, ``softsign``, ``logsigmoid``, ``glu``, ``softmin``, ``threshold``,
+``prelu``, and the channel dropouts ``dropout1d``/``dropout2d``. Built from skiff's
+differentiable ops, except ``hardswish`` and ``logsigmoid``
 (nodes: torch's gradient at the kinks, and a stable one).
 tests/kernels/train/core/test_torch_gaps_r26.py compares each with torch in float64, value
 and gradient.
@@ -15,7 +16,7 @@ from .extra import elu
 from .pad_modes import hardtanh
 
 __all__ = ["hardswish", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid", "glu",
-           "softmin", "threshold", "prelu"]
+           "softmin", "threshold", "prelu", "dropout1d", "dropout2d"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -107,3 +108,36 @@ def prelu(x: Tensor, weight: Tensor) -> Tensor:
     elif x.ndim == 0:
         w = w.reshape(())
     return where(x._data > 0, x, x * w)
+
+
+def _channel_dropout(x, p, training, generator, spatial, what):
+    """Zero whole channels (axis 1 of (N, C, *spatial), or axis 0 unbatched) with probability
+    ``p``, the rest scaled by 1/(1-p): one mask per (sample, channel), broadcast."""
+    from ...random import get_generator
+    from .activations import DropoutFn
+
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if x.ndim not in (spatial + 1, spatial + 2):
+        raise ValueError(f"{what} expects a {spatial + 2}-D (N, C, ...) or {spatial + 1}-D "
+                         f"(C, ...) input, got {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    lead = x.ndim - spatial
+    shape = tuple(x.shape[:lead]) + (1,) * spatial
+    if p == 1.0:
+        return x * 0.0
+    keep = get_generator(generator).random(shape) >= p
+    mask = x.xp.asarray(keep.astype(x.dtype))
+    return DropoutFn.apply(x, mask, scale=1.0 / (1.0 - p))
+
+
+def dropout1d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              generator=None) -> Tensor:
+    return _channel_dropout(x, p, training, generator, 1, "dropout1d")
+
+
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              generator=None) -> Tensor:
+    """A 3-D input is read as (N, C, L), channel-wise 1-D dropout, as torch does (it warns)."""
+    return _channel_dropout(x, p, training, generator, 1 if x.ndim == 3 else 2, "dropout2d")
