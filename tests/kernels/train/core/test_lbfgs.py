@@ -36,7 +36,7 @@ def run(lib, params, loss_fn, steps, **kw):
         seen.append(float(loss.detach()))
         return loss
 
-    returned = [float(opt.step(closure)) for _ in range(steps)]
+    returned = [float(opt.step(closure).detach()) for _ in range(steps)]
     return returned, seen, [np.array(p.detach().numpy(), copy=True) for p in params], opt
 
 
@@ -96,11 +96,11 @@ def twin(theirs, ours):
     return ours
 
 
-def regression(lib, net, steps, **kw):
+def regression(lib, net, steps, dtype="float64", **kw):
     rng = np.random.default_rng(3)
-    x = lib.tensor(rng.standard_normal((32, 3)), dtype=lib.float64)
+    x = lib.tensor(rng.standard_normal((32, 3)), dtype=getattr(lib, dtype))
     y = lib.tensor(np.stack([np.sin(rng.standard_normal(32)), rng.standard_normal(32)], 1),
-                   dtype=lib.float64)
+                   dtype=getattr(lib, dtype))
     y = x[:, :2] * 0.5 + y * 0.1
     return run(lib, list(net.parameters()), lambda: ((net(x) - y) ** 2).mean(), steps, **kw)
 
@@ -174,7 +174,7 @@ def test_resume_from_state_dict_matches_one_run(search):
         seen.append(float(loss.detach()))
         return loss
 
-    r2 = [float(opt2.step(closure)) for _ in range(2)]
+    r2 = [float(opt2.step(closure).detach()) for _ in range(2)]
     np.testing.assert_allclose(r1 + r2, want[0], rtol=RTOL)
     np.testing.assert_allclose(s1 + seen, want[1], rtol=RTOL)
     np.testing.assert_allclose(xy.detach().numpy(), want[2][0], rtol=RTOL)
@@ -196,3 +196,35 @@ def test_bad_input_names_the_fix():
     v = skiff.tensor(np.zeros(2), dtype=skiff.float64, requires_grad=True)
     with pytest.raises(ValueError, match="one parameter group"):
         LBFGS([{"params": [w]}, {"params": [v], "lr": 0.1}])
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_unused_and_frozen_parameters_as_torch(search):
+    """A parameter outside the loss (no gradient) counts as a zero gradient, as torch's."""
+    torch.manual_seed(2)
+    theirs = mlp(torch).double()
+    ours = twin(theirs, mlp(skiff))
+    spare = {lib: lib.tensor(np.ones(3), dtype=lib.float64, requires_grad=True)
+             for lib in (torch, skiff)}
+    kw = dict(lr=1.0 if search else 0.5, max_iter=6, line_search_fn=search)
+
+    def go(lib, net):
+        x = lib.tensor(np.linspace(-1, 1, 24).reshape(8, 3), dtype=lib.float64)
+        params = [*net.parameters(), spare[lib]]
+        return run(lib, params, lambda: (net(x) ** 2).mean(), 2, **kw)
+
+    got, want = go(skiff, ours), go(torch, theirs)
+    assert_same(got, want)
+    np.testing.assert_array_equal(got[2][-1], np.ones(3))
+
+
+def test_float32_follows_torch():
+    torch.manual_seed(0)
+    theirs = mlp(torch)
+    ours = mlp(skiff)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    kw = dict(lr=0.5, max_iter=5)
+    got = regression(skiff, ours, 1, dtype="float32", **kw)
+    want = regression(torch, theirs, 1, dtype="float32", **kw)
+    assert all(p.dtype == np.float32 for p in got[2])
+    assert_same(got, want, rtol=1e-4)
