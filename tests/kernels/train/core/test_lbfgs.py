@@ -228,3 +228,26 @@ def test_float32_follows_torch():
     want = regression(torch, theirs, 1, dtype="float32", **kw)
     assert all(p.dtype == np.float32 for p in got[2])
     assert_same(got, want, rtol=1e-4)
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_resume_from_torch_state_dict(search):
+    """torch's LBFGS state dict (tensors, lists of tensors, torch's keys) loads into skiff's:
+    two torch steps then two skiff steps land where four torch steps do."""
+    kw = dict(lr=1.0 if search else 0.05, max_iter=4, line_search_fn=search)
+    want = rosenbrock(torch, [-1.2, 1.0], 4, **kw)
+    _, _, half, opt = rosenbrock(torch, [-1.2, 1.0], 2, **kw)
+    xy = skiff.tensor(half[0], dtype=skiff.float64, requires_grad=True)
+    ours = LBFGS([xy], **kw)
+    ours.load_state_dict(opt.state_dict())
+    assert set(ours.state_dict()["state"][0]) == set(opt.state_dict()["state"][0])
+
+    def closure():
+        ours.zero_grad()
+        loss = (1 - xy[0]) ** 2 + 100 * (xy[1] - xy[0] ** 2) ** 2
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        ours.step(closure)
+    np.testing.assert_allclose(xy.detach().numpy(), want[2][0], rtol=RTOL)
