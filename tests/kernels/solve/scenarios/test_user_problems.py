@@ -78,7 +78,13 @@ def test_pyamg_gallery_elasticity_converges_slower_without_rigid_modes():
     assert plain.converged and sol.iterations < plain.iterations
     # with the rigid-body modes as near-null space, as fast as pyamg given the same modes
     rb = skiff.solve(A, b, method="cg", precond="amg", near_nullspace=modes, rtol=1e-9)
-    assert rb.converged and rb.iterations < sol.iterations / 3
+    # the modes matter with symmetric strength (the constant alone: ~49 iterations); the
+    # default evolution strength (round 26) already finds this grid's couplings without them
+    from skiff.kernels.solve import SmoothedAggregation
+
+    sym = skiff.solve(A, b, method="cg", rtol=1e-9, maxiter=1000,
+                      M=SmoothedAggregation(A.tocsr(), strength="symmetric").aspreconditioner())
+    assert sym.converged and rb.converged and rb.iterations < sym.iterations / 3
     np.testing.assert_allclose(rb.x, ref, atol=1e-6 * np.abs(ref).max())
     res = []
     pyamg.smoothed_aggregation_solver(A, B=modes).solve(b, tol=1e-9, accel="cg", residuals=res)
