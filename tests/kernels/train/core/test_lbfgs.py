@@ -251,3 +251,10 @@ def test_resume_from_torch_state_dict(search):
     for _ in range(2):
         ours.step(closure)
     np.testing.assert_allclose(xy.detach().numpy(), want[2][0], rtol=RTOL)
+
+
+def test_lbfgs_is_skiff_optims():
+    """A porter writes ``skiff.optim.LBFGS`` (``torch.optim.LBFGS`` renamed)."""
+    import skiff
+
+    assert skiff.optim.LBFGS is LBFGS and "LBFGS" in skiff.optim.__all__
