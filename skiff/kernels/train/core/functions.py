@@ -15,6 +15,7 @@ import builtins as _b
 import numpy as np
 
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .functions_more import addbmm, addmm, baddbmm, bernoulli, meshgrid, tensordot
 from .random import get_generator
 from .random import seed as _seed
 from .serialize import load, save
@@ -194,6 +195,7 @@ __all__ = [
     "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
     "int32", "int", "int64", "long", "bool", "autograd", "finfo", "iinfo", "eye", "bfloat16",
+    "meshgrid", "addmm", "baddbmm", "addbmm", "tensordot", "bernoulli",
     *_METHODS,
 ]
 

@@ -825,3 +825,46 @@ def test_channel_dropout_follows_torch_rules(name, shape):
     assert abs(kept - 1.0) < 0.1  # expectation kept, as torch's scaling does
     with pytest.raises(ValueError, match="between 0 and 1"):
         getattr(SF, name)(sx, 1.5)
+
+
+# ---- meshgrid, addmm, baddbmm, addbmm, tensordot, bernoulli -----------------------------------
+FUNCS = [
+    ("meshgrid_ij", lambda m, a, b, c: m.meshgrid(a[0], b[:, 0], indexing="ij")[1] * 2
+     + m.meshgrid(a[0], b[:, 0], indexing="ij")[0]),
+    ("meshgrid_xy", lambda m, a, b, c: m.meshgrid(a[0], b[:, 0], c[0, 0], indexing="xy")[0]
+     * m.meshgrid(a[0], b[:, 0], c[0, 0], indexing="xy")[2]),
+    ("addmm", lambda m, a, b, c: m.addmm(a[:, :2], a, b, beta=0.5, alpha=2.0)),
+    ("baddbmm", lambda m, a, b, c: m.baddbmm(c[:, :, :2], c, c.transpose(1, 2)[:, :, :2],
+                                             alpha=0.3)),
+    ("addbmm", lambda m, a, b, c: m.addbmm(a[:2, :2], c[:, :2], c.transpose(1, 2)[:, :, :2])),
+    ("tensordot_int", lambda m, a, b, c: m.tensordot(c, b, dims=1)),
+    ("tensordot_lists", lambda m, a, b, c: m.tensordot(c, c, dims=([0, 2], [0, 2]))),
+]
+
+
+@pytest.mark.parametrize("name,fn", FUNCS, ids=[f[0] for f in FUNCS])
+def test_more_functions_as_torch(name, fn):
+    rng = np.random.default_rng(19)
+    arrays = (rng.standard_normal((3, 4)), rng.standard_normal((4, 2)),
+              rng.standard_normal((2, 3, 4)))
+    ss = [_s(a, True) for a in arrays]
+    ts = [_t(a, True) for a in arrays]
+    ys, yt = fn(skiff, *ss), fn(torch, *ts)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-12, atol=1e-13)
+    g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+    (ys * _s(g)).sum().backward()
+    (yt * _t(g)).sum().backward()
+    for s, t in zip(ss, ts):
+        want = np.zeros(s.shape) if t.grad is None else _np(t.grad)
+        got = np.zeros(s.shape) if s.grad is None else np.asarray(s.grad)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+def test_bernoulli_draws_like_torch():
+    probs = np.array([0.0, 1.0, 0.3, 0.9] * 500)
+    s = np.asarray(skiff.bernoulli(_s(probs)))
+    t = _np(torch.bernoulli(_t(probs)))
+    for d in (s, t):  # certain where torch is certain, 0/1 of the input's dtype, right mean
+        assert d.dtype == np.float64 and set(np.unique(d)) <= {0.0, 1.0}
+        assert np.all(d[0::4] == 0) and np.all(d[1::4] == 1)
+        assert abs(d[2::4].mean() - 0.3) < 0.06 and abs(d[3::4].mean() - 0.9) < 0.06
