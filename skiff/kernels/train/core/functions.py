@@ -184,7 +184,8 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "asin", "acos", "atan", "sinh", "cosh", "atan2", "hypot", "log2", "log10", "exp2",
             "trunc", "ceil", "frac", "lerp", "addcmul", "addcdiv", "roll", "tile", "movedim",
             "moveaxis", "unflatten", "repeat_interleave", "outer", "nan_to_num", "diag", "trace",
-            "count_nonzero", "is_floating_point", "clamp_min", "clamp_max")
+            "count_nonzero", "is_floating_point", "clamp_min", "clamp_max", "cumprod",
+            "index_add")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
 

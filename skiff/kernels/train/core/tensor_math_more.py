@@ -4,7 +4,7 @@
 ``atan2``, ``hypot``, ``log2``/``log10``/``exp2``, ``sigmoid_``/``relu_``/``tanh_``, ``roll``,
 ``tile``, ``movedim``/``moveaxis``, ``unflatten``, ``repeat_interleave``, ``outer``,
 ``nan_to_num``, ``diag`` (of a matrix), ``trace``, ``count_nonzero``, ``is_floating_point``,
-``half``/``bfloat16``.
+``half``/``bfloat16``, ``cumprod``, ``index_add``/``index_add_``.
 
 Built from the differentiable ops (gathers by precomputed indices for ``roll`` and
 ``repeat_interleave``), or small nodes where torch's gradient needs one (``erf``, the inverse
@@ -69,6 +69,71 @@ class _Atan2(Function):
         d = g / (a * a + b * b)
         return (unbroadcast(d * b, self.sa) if na else None,
                 unbroadcast(-d * a, self.sb) if nb else None)
+
+
+class _Cumprod(Function):
+    """Running product along ``axis``; the gradient is ``rev_cumsum(g * out) / x`` where no
+    input on the axis is zero, else (those lanes) each input's product with itself left out."""
+
+    def forward(self, a, axis=0):
+        self.axis = axis
+        out = xp_of(a).cumprod(a, axis=axis)
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, g):
+        a, out = self.saved
+        xp, ax = xp_of(a), self.axis
+        rev = xp.flip(xp.cumsum(xp.flip(g * out, ax), axis=ax), ax)
+        zero = (a == 0).any(axis=ax, keepdims=True)
+        gx = xp.where(zero, 0, rev / xp.where(a == 0, 1, a))
+        if bool(zero.any()):  # lanes with a zero: O(n^2) along the axis, exact
+            n = a.shape[ax]
+            am, gm = xp.moveaxis(a, ax, -1), xp.moveaxis(g, ax, -1)
+            exact = xp.zeros_like(am)
+            for i in range(n):
+                left = am.copy()
+                left[..., i] = 1
+                prods = xp.cumprod(left, axis=-1)
+                exact[..., i] = (gm[..., i:] * prods[..., i:]).sum(-1)
+            gx = xp.where(zero, xp.moveaxis(exact, -1, ax), gx)
+        return gx
+
+
+class _IndexAdd(Function):
+    """``out = a`` with ``alpha * src`` added at ``index`` along ``axis`` (repeats add up)."""
+
+    def forward(self, a, src, axis=0, index=None, alpha=1):
+        self.axis, self.index, self.alpha = axis, index, alpha
+        out = a.copy()
+        xp = xp_of(a)
+        moved = xp.moveaxis(out, axis, 0)
+        vals = xp.moveaxis(src, axis, 0) * alpha
+        if xp is np:
+            np.add.at(moved, index, vals)
+        else:  # pragma: no cover - GPU
+            import cupyx
+
+            cupyx.scatter_add(moved, index, vals)
+        return out
+
+    def backward(self, g):
+        na, ns = self.needs_input_grad
+        gs = None
+        if ns:
+            gs = xp_of(g).take(g, self.index, axis=self.axis) * self.alpha
+        return (g if na else None), gs
+
+
+def cumprod(self, dim=None, *, dtype=None, **kw):
+    axis = kw.get("axis", dim)
+    x = self if dtype is None else self.astype(dtype)
+    return _Cumprod.apply(_float(x) if x.dtype.kind == "b" else x, axis=axis % x.ndim)
+
+
+def index_add(self, dim, index, source, *, alpha=1):
+    idx = index._data if isinstance(index, _BASE["Tensor"]) else self.xp.asarray(index)
+    return _IndexAdd.apply(self, source, axis=dim % self.ndim, index=idx, alpha=alpha)
 
 
 def _float(t):
@@ -221,6 +286,8 @@ def install(tensor_class, where, in_place) -> None:
         "unflatten": unflatten, "repeat_interleave": repeat_interleave, "outer": outer,
         "ger": outer, "nan_to_num": nan_to_num, "diag": diag, "trace": trace,
         "count_nonzero": count_nonzero, "is_floating_point": is_floating_point,
+        "cumprod": cumprod, "index_add": index_add,
+        "index_add_": in_place("index_add", index_add),
         "half": lambda self: self.astype(np.float16),
         "bfloat16": lambda self: self.astype("bfloat16"),
     }

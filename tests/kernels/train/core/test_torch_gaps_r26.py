@@ -868,3 +868,38 @@ def test_bernoulli_draws_like_torch():
         assert d.dtype == np.float64 and set(np.unique(d)) <= {0.0, 1.0}
         assert np.all(d[0::4] == 0) and np.all(d[1::4] == 1)
         assert abs(d[2::4].mean() - 0.3) < 0.06 and abs(d[3::4].mean() - 0.9) < 0.06
+
+
+@pytest.mark.parametrize("zeros", [False, True])
+def test_cumprod_as_torch(zeros):
+    x = np.random.default_rng(20).uniform(0.5, 1.5, (3, 5)) * np.array([1, -1, 1, 1, -1])
+    if zeros:
+        x[0, 2] = 0.0
+        x[1, 1] = x[1, 3] = 0.0
+    for dim in (0, 1, -1):
+        sx, tx = _s(x, True), _t(x, True)
+        ys, yt = sx.cumprod(dim), tx.cumprod(dim)
+        np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-13)
+        g = np.cos(np.arange(yt.numel())).reshape(tuple(yt.shape))
+        (ys * _s(g)).sum().backward()
+        (yt * _t(g)).sum().backward()
+        np.testing.assert_allclose(np.asarray(sx.grad), _np(tx.grad), rtol=1e-12, atol=1e-14)
+
+
+def test_index_add_as_torch():
+    rng = np.random.default_rng(21)
+    a, src = rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
+    idx = [2, 0, 2, 1, 2]  # repeats add up
+    sa, ss, ta, ts = _s(a, True), _s(src, True), _t(a, True), _t(src, True)
+    ys = sa.index_add(1, skiff.tensor(idx), ss, alpha=0.5)
+    yt = ta.index_add(1, torch.tensor(idx), ts, alpha=0.5)
+    np.testing.assert_allclose(np.asarray(ys), _np(yt), rtol=1e-14)
+    g = np.cos(np.arange(12)).reshape(4, 3)
+    (ys * _s(g)).sum().backward()
+    (yt * _t(g)).sum().backward()
+    np.testing.assert_allclose(np.asarray(sa.grad), _np(ta.grad), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(ss.grad), _np(ts.grad), rtol=1e-14)
+    z = skiff.zeros(3, 2)
+    z.index_add_(0, skiff.tensor([0, 0]), skiff.ones(2, 2))
+    np.testing.assert_array_equal(np.asarray(z), _np(torch.zeros(3, 2).index_add_(
+        0, torch.tensor([0, 0]), torch.ones(2, 2))))
