@@ -52,7 +52,7 @@ def test_pinn_notebook_runs(tmp_path, runs_dir):
     assert "quick mode" in text
     pngs = sum("image/png" in out.get("data", {}) for cell in nb.cells
                for out in cell.get("outputs", []))
-    assert pngs >= 4                  # loss curve, fields + errors, the cut, hard vs penalty
+    assert pngs >= 5     # loss curve, Adam + L-BFGS, fields + errors, the cut, hard vs penalty
     assert "%train PINN: done" in text
     assert "max error" in text and "relative L2 error" in text     # the verdict's table
 
@@ -72,6 +72,16 @@ def test_pinn_notebook_runs(tmp_path, runs_dir):
     # the PINN: trained, it is within the bound; untrained, far outside it
     assert np.abs(d["untrained"] - exact).max() > 0.5
     assert np.abs(d["pinn"] - exact).max() < PINN_BOUND
+    # L-BFGS from a copy of the Adam weights: its error at least halves the Adam-only one (it
+    # is equal if L-BFGS does nothing), and its loss curve went down from where Adam left off
+    adam_err = np.abs(d["pinn"] - exact).max()
+    lbfgs_err = np.abs(d["lbfgs"] - exact).max()
+    assert lbfgs_err < adam_err / 2, (lbfgs_err, adam_err)
+    lb = d["lbfgs_losses"]
+    assert len(lb) > 3 and np.isfinite(lb).all()
+    assert lb[-1] < lb[0] / 10
+    m = re.search(r"L-BFGS: \d+ steps, (\d+) evaluations", text)
+    assert m and int(m.group(1)) == len(lb), text
     assert np.isfinite(d["soft"]).all()
     # the same PINN trained by %train (its own loss(batch) with create_graph grads)
     assert np.abs(d["job"] - exact).max() < PINN_BOUND
