@@ -35,9 +35,9 @@ def rows_linear(lin, x):
 
 class ErnieRMSNorm(nn.RMSNorm):
     """RMSNorm as the reference computes it: for 16-bit inputs the statistics in float32
-    and the normalised value rounded to the input's dtype, then times the weight
-    (``nn.RMSNorm`` squares, averages and takes the root in the input's dtype: in bfloat16
-    2.7 times the reference's error on the same input). float32 inputs: ``nn.RMSNorm``."""
+    and the normalised value rounded to the input's dtype, then times the weight (the
+    transformers model's order; ``nn.RMSNorm`` follows torch's, ``x * rstd * w`` in float32
+    rounded once, which differs from it in the last bit). float32 inputs: ``nn.RMSNorm``."""
 
     def forward(self, x):
         if x.dtype.itemsize >= 4:
