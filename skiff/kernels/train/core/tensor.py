@@ -113,6 +113,13 @@ def _foreign_to_numpy(value):
         return host.float().numpy()
 
 
+# why a tensor has no graph to go back through (tensor.backward, autograd.grad/backward)
+NO_GRAD_MESSAGE = ("backward on a tensor that does not require grad: no input had "
+                   "requires_grad=True, it was computed under no_grad, or it is a gradient "
+                   "taken without create_graph=True (pass create_graph=True to the grad or "
+                   "backward that made it, to differentiate it again)")
+
+
 class Tensor:
     """An array with an optional gradient.
 
@@ -325,10 +332,7 @@ class Tensor:
 
             return backward_create_graph(self, grad, inputs, create_graph, retain_graph)
         if not self.requires_grad:
-            raise RuntimeError(
-                "backward on a tensor that does not require grad (no input had "
-                "requires_grad=True, or it was computed under no_grad)"
-            )
+            raise RuntimeError(NO_GRAD_MESSAGE)
         if grad is None:
             if self._data.size != 1:
                 raise RuntimeError(

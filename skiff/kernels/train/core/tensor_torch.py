@@ -327,8 +327,9 @@ def backward_create_graph(t, grad, inputs, create_graph, retain_graph=False) -> 
     from .double_backward import backward_graph
 
     if not t.requires_grad:
-        raise RuntimeError("backward on a tensor that does not require grad (no input had "
-                           "requires_grad=True, or it was computed under no_grad)")
+        from .tensor import NO_GRAD_MESSAGE
+
+        raise RuntimeError(NO_GRAD_MESSAGE)
     if grad is None and t._data.size != 1:
         raise RuntimeError(
             f"backward needs a grad argument for a non-scalar tensor of shape {t.shape}")

@@ -195,7 +195,8 @@ def _grad_graph(outputs, grad_outputs, inputs, allow_unused, materialize_grads):
     for o in outputs:
         if not o.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+                               "grad_fn (a gradient taken without create_graph=True has none: "
+                               "pass create_graph=True to the grad that made it)")
     got = grad_graph(outputs, list(grad_outputs), inputs)
     result = []
     for t, g in zip(inputs, got):
