@@ -39,6 +39,13 @@ __all__ = [
 _seq = itertools.count()
 
 
+# why a tensor has no graph to go back through (tensor.backward, autograd.grad/backward)
+NO_GRAD_MESSAGE = ("backward on a tensor that does not require grad: no input had "
+                   "requires_grad=True, it was computed under no_grad, or it is a gradient "
+                   "taken without create_graph=True (pass create_graph=True to the grad or "
+                   "backward that made it, to differentiate it again)")
+
+
 class _GradMode(threading.local):
     enabled = True
 

@@ -23,7 +23,14 @@ from . import autograd
 from . import ops_math as M
 from . import ops_shape as S
 from ._alloc import tune_allocator
-from .autograd import Function, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    NO_GRAD_MESSAGE,
+    Function,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .random import get_generator
 
 __all__ = [
@@ -112,12 +119,6 @@ def _foreign_to_numpy(value):
     except TypeError:  # a dtype numpy lacks (torch's bfloat16): through float32
         return host.float().numpy()
 
-
-# why a tensor has no graph to go back through (tensor.backward, autograd.grad/backward)
-NO_GRAD_MESSAGE = ("backward on a tensor that does not require grad: no input had "
-                   "requires_grad=True, it was computed under no_grad, or it is a gradient "
-                   "taken without create_graph=True (pass create_graph=True to the grad or "
-                   "backward that made it, to differentiate it again)")
 
 
 class Tensor:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops_math as M
-from .autograd import Function, note_write
+from .autograd import NO_GRAD_MESSAGE, Function, note_write
 from .random import get_generator
 
 _BASE: dict = {}  # Tensor, is_grad_enabled, raw_index: set by install()
@@ -327,8 +327,6 @@ def backward_create_graph(t, grad, inputs, create_graph, retain_graph=False) -> 
     from .double_backward import backward_graph
 
     if not t.requires_grad:
-        from .tensor import NO_GRAD_MESSAGE
-
         raise RuntimeError(NO_GRAD_MESSAGE)
     if grad is None and t._data.size != 1:
         raise RuntimeError(
