@@ -31,7 +31,7 @@ from skiff.extension import load_ipython_extension, unload_ipython_extension
 __version__ = "0.1.0"
 
 # the public submodules (plain re-export modules); every other public name is in skiff.api
-SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils")
+SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils", "linalg")
 
 
 def __getattr__(name: str):
@@ -43,6 +43,10 @@ def __getattr__(name: str):
     from skiff import api
 
     if name not in api.__all__:
+        from skiff.kernels.train.core import ops_stats  # torch's median, unique, ... (round 26)
+
+        if name in ops_stats.__all__:
+            return getattr(ops_stats, name)
         raise AttributeError(f"module 'skiff' has no attribute {name!r}")
     value = getattr(api, name)
     globals()[name] = value

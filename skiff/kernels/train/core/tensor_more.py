@@ -18,6 +18,7 @@ import numpy as np
 
 from . import ops_math as M
 from . import ops_shape as S
+from . import ops_stats as ST
 from .autograd import Function, note_write, xp_of
 
 # tensor.py's class and functions, given by tensor.py when it installs these methods (this
@@ -364,6 +365,10 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
                           else shape, dtype=self.dtype)),
         "zero_": _in_place("zero"), "fill_": _in_place("fill"), "add_": _in_place("add"),
         "sub_": _in_place("sub"), "mul_": _in_place("mul"),
+        # order statistics and counting (ops_stats.py, round 26)
+        "median": ST.median, "kthvalue": ST.kthvalue, "quantile": ST.quantile,
+        "nanquantile": ST.nanquantile, "unique": ST.unique, "bincount": ST.bincount,
+        "index_put": ST.index_put, "index_put_": ST.index_put_,
     }
     for name, fn in methods.items():
         if not hasattr(tensor_class, name):

