@@ -60,6 +60,14 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
+    AdaptiveMaxPool2d,
+    GRUCell,
+    LSTMCell,
+    PixelShuffle,
+    PixelUnshuffle,
+    RNNCell,
+)
 from skiff.kernels.train.core.nn.torch_activations import (  # noqa: F401
     CELU,
     GLU,

@@ -231,3 +231,88 @@ def test_default_dtype():
     skiff.set_default_dtype(np.float32)
     with pytest.raises(NotImplementedError, match="dtype=skiff.float64"):
         skiff.set_default_dtype(np.float64)
+
+
+# ---- cells and shape layers (nn/rnn_cells.py) ---------------------------------------------------
+
+def _twin(name, *args, **kw):
+    """The skiff layer and torch's, skiff's weights copied from torch's (float64)."""
+    theirs = getattr(torch.nn, name)(*args, **kw).double()
+    ours = getattr(skiff.nn, name)(*args, dtype=np.float64, **kw)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    for k, v in theirs.state_dict().items():
+        assert ours.state_dict()[k].shape == tuple(v.shape), k
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def _params_close(ours, theirs):
+    grads = {k: p.grad for k, p in ours.named_parameters()}
+    for k, p in theirs.named_parameters():
+        _close(grads[k], p.grad)
+
+
+@pytest.mark.parametrize("name,kw", [("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"}),
+                                     ("RNNCell", {"bias": False}), ("LSTMCell", {}),
+                                     ("GRUCell", {}), ("GRUCell", {"bias": False})])
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("with_state", [True, False])
+def test_cells_match_torch(name, kw, batched, with_state):
+    ours, theirs = _twin(name, 5, 4, **kw)
+    shape = (3, 5) if batched else (5,)
+    hshape = (3, 4) if batched else (4,)
+    (sx, tx) = _pair(R.standard_normal(shape))
+    state = None
+    if with_state:
+        pairs = [_pair(R.standard_normal(hshape)) for _ in range(2 if name == "LSTMCell" else 1)]
+        state = pairs
+    # two steps (the state feeds back), as a loop over time does
+    sh = th = None
+    if state is not None:
+        sh = tuple(p[0] for p in state) if name == "LSTMCell" else state[0][0]
+        th = tuple(p[1] for p in state) if name == "LSTMCell" else state[0][1]
+    for _ in range(2):
+        sh, th = ours(sx, sh), theirs(tx, th)
+    so = sh[0] * sh[1] if name == "LSTMCell" else sh
+    to = th[0] * th[1] if name == "LSTMCell" else th
+    _close(so.detach(), to)
+    w = R.standard_normal(tuple(to.shape))
+    (so * T.tensor(w, dtype=np.float64)).sum().backward()
+    (to * torch.tensor(w)).sum().backward()
+    _close(sx.grad, tx.grad)
+    _params_close(ours, theirs)
+    for s, t in state or ():
+        _close(s.grad, t.grad)
+
+
+def test_cell_init_and_errors():
+    cell = skiff.nn.LSTMCell(6, 8)
+    bound = 1 / np.sqrt(8)
+    for k, p in cell.named_parameters():
+        assert np.abs(p.numpy()).max() <= bound, k
+        assert np.abs(p.numpy()).max() > bound / 2, k  # spread over the range, not zeros
+    with pytest.raises(ValueError, match=r"expects input \(N, 6\)"):
+        cell(T.tensor(np.ones((2, 5))))
+    with pytest.raises(ValueError, match="pair"):
+        cell(T.tensor(np.ones((2, 6))), T.tensor(np.ones((2, 8))))
+    with pytest.raises(ValueError, match="nonlinearity"):
+        skiff.nn.RNNCell(2, 3, nonlinearity="gelu")
+
+
+@pytest.mark.parametrize("shape,r", [((2, 12, 3, 4), 2), ((8 * 9, 2, 3), 3), ((2, 1, 4, 4, 5), 2)])
+def test_pixel_shuffle_roundtrip(shape, r):
+    x = R.standard_normal(shape)
+    _grad_check(lambda a: skiff.nn.PixelShuffle(r)(a), torch.nn.PixelShuffle(r), x)
+    y = torch.nn.PixelShuffle(r)(torch.tensor(x)).numpy()
+    _grad_check(lambda a: skiff.nn.PixelUnshuffle(r)(a), torch.nn.PixelUnshuffle(r), y)
+    with pytest.raises(ValueError, match="divisible"):
+        skiff.nn.PixelShuffle(5)(T.tensor(x))
+
+
+@pytest.mark.parametrize("size", [(7, 5), (1, 1), 3, (4, None), (2, 3), (10, 12)])
+def test_adaptive_max_pool2d(size):
+    x = R.standard_normal((2, 3, 10, 12))
+    _grad_check(lambda a: skiff.nn.AdaptiveMaxPool2d(size)(a),
+                torch.nn.AdaptiveMaxPool2d(size), x)
+    _grad_check(lambda a: skiff.nn.AdaptiveMaxPool2d(size)(a[0]),
+                lambda a: torch.nn.AdaptiveMaxPool2d(size)(a[0]), x)

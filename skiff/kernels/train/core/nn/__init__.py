@@ -39,6 +39,7 @@ from .layers import (
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .recurrent import GRU, LSTM
+from .rnn_cells import AdaptiveMaxPool2d, GRUCell, LSTMCell, PixelShuffle, PixelUnshuffle, RNNCell
 from .torch_activations import (
     CELU,
     GLU,
@@ -181,4 +182,11 @@ __all__ = [
     "GaussianNLLLoss",
     "Dropout1d",
     "Dropout2d",
+    # round 26: cells and shape layers (rnn_cells.py)
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "AdaptiveMaxPool2d",
 ]
