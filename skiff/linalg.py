@@ -1,21 +1,30 @@
 """``skiff.linalg``: torch's ``torch.linalg`` on skiff tensors (norms, ``solve``, ``inv``,
-``det``, ``slogdet``, ``cholesky``, ``qr``, ``eigh``, ``svd``, ``svdvals``).
+``det``, ``slogdet``, ``cholesky``, ``qr``, ``eigh``, ``svd``, ``svdvals``, ``pinv``,
+``matrix_rank``, ``matrix_power``, ``multi_dot``, ``vecdot``, ``cross``).
 
 The public name of :mod:`skiff.kernels.train.core.ops_linalg`; the same functions."""
 
 from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     __all__,
     cholesky,
+    cross,
     det,
     eigh,
     eigvalsh,
     inv,
+    inverse,
+    logdet,
     matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
     norm,
+    pinv,
     qr,
     slogdet,
     solve,
     svd,
     svdvals,
+    vecdot,
     vector_norm,
 )

@@ -61,6 +61,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     skip_init,
 )
 from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
+    RNN,
     AdaptiveMaxPool2d,
     GRUCell,
     LSTMCell,

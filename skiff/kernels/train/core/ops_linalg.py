@@ -23,7 +23,8 @@ from .ops_math import unbroadcast
 
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr",
-    "eigh", "eigvalsh", "svd", "svdvals",
+    "eigh", "eigvalsh", "svd", "svdvals", "multi_dot", "matrix_power", "vecdot", "cross",
+    "matrix_rank", "pinv", "inverse", "logdet",
 ]
 
 _SlogDet = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -51,8 +52,9 @@ class _Solve(Function):
         xp = xp_of(a)
         self.sa, self.sb, self.vec = a.shape, b.shape, vec
         bb = b[..., None] if vec else b
-        x = xp.linalg.solve(a, xp.broadcast_to(bb, a.shape[:-2] + bb.shape[-2:])
-                            if bb.ndim < a.ndim else bb)
+        batch = np.broadcast_shapes(a.shape[:-2], bb.shape[:-2])
+        a = xp.broadcast_to(a, batch + a.shape[-2:])
+        x = xp.linalg.solve(a, xp.broadcast_to(bb, batch + bb.shape[-2:]))
         self.save_for_backward(a, x)
         return x[..., 0] if vec else x
 
@@ -335,3 +337,104 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     if isinstance(dim, int) or len(dim) == 1:
         return vector_norm(A, ord, dim, keepdim)
     return matrix_norm(A, ord, dim, keepdim)
+
+
+# ---- compositions of the above and of tensor ops -------------------------------------------------
+
+def inverse(A):
+    """torch's top-level ``inverse`` (``linalg.inv``)."""
+    return inv(A)
+
+
+def logdet(A):
+    """torch's ``logdet``: ``log(det A)`` (nan for a negative determinant, as torch's)."""
+    sign, logabs = slogdet(A)
+    with np.errstate(invalid="ignore", divide="ignore"):  # log(-1): nan, log(0): -inf
+        return logabs + _const(xp_of(sign._data).log(sign._data))
+
+
+def multi_dot(tensors):
+    """``A @ B @ C ...`` (a 1-D first or last operand is a row or column, as torch's)."""
+    ts = [_float(_as_tensor(t)) for t in tensors]
+    if len(ts) < 2:
+        raise ValueError("linalg.multi_dot needs at least 2 tensors")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first_vec:
+        ts[0] = ts[0].reshape(1, -1)
+    if last_vec:
+        ts[-1] = ts[-1].reshape(-1, 1)
+    out = ts[0]
+    for t in ts[1:]:
+        out = out @ t
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def matrix_power(A, n):
+    """``A`` to the integer power ``n`` (repeated squaring; negative through ``inv``)."""
+    A = _float(_as_tensor(A))
+    _square("matrix_power", A)
+    n = int(n)
+    if n < 0:
+        A, n = inv(A), -n
+    if n == 0:
+        eye = xp_of(A._data).broadcast_to(xp_of(A._data).eye(A.shape[-1], dtype=A.dtype),
+                                           A.shape)
+        return _const(eye.copy())
+    out, base = None, A
+    while n:
+        if n & 1:
+            out = base if out is None else out @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return out
+
+
+def vecdot(x, y, *, dim=-1):
+    return (_as_tensor(x) * _as_tensor(y)).sum(dim)
+
+
+def cross(x, y, *, dim=-1):
+    """The cross product of 3-vectors along ``dim``."""
+    x, y = _as_tensor(x), _as_tensor(y)
+    if x.shape[dim] != 3 or y.shape[dim] != 3:
+        raise ValueError(f"linalg.cross needs size 3 along dim {dim}, got {tuple(x.shape)} "
+                         f"and {tuple(y.shape)}")
+    d = dim % x.ndim
+
+    def c(t, i):
+        return t[(slice(None),) * d + (slice(i, i + 1),)]
+
+    from .tensor import cat
+    return cat([c(x, 1) * c(y, 2) - c(x, 2) * c(y, 1), c(x, 2) * c(y, 0) - c(x, 0) * c(y, 2),
+                c(x, 0) * c(y, 1) - c(x, 1) * c(y, 0)], axis=d)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values above ``max(atol, rtol * s_max)`` (torch's default
+    ``rtol``: ``eps * max(m, n)``); int64, no gradient."""
+    A = _float(_as_tensor(A))
+    xp = xp_of(A._data)
+    s = xp.linalg.svd(A._data, compute_uv=False)
+    if rtol is None:
+        rtol = 0.0 if atol not in (None, 0) else np.finfo(A.dtype).eps * max(A.shape[-2:])
+    tol = xp.maximum(atol or 0.0, rtol * s.max(axis=-1, initial=0.0))
+    return _const((s > tol[..., None]).sum(-1).astype(np.int64))
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (values only: for a gradient of a full-rank system use
+    ``linalg.solve``)."""
+    A = _float(_as_tensor(A))
+    _values_only("pinv", A)
+    xp = xp_of(A._data)
+    if rtol is None:
+        rtol = 0.0 if atol not in (None, 0) else np.finfo(A.dtype).eps * max(A.shape[-2:])
+    u, s, vh = xp.linalg.svd(A._data, full_matrices=False)
+    tol = xp.maximum(atol or 0.0, rtol * s.max(axis=-1, initial=0.0))[..., None]
+    sinv = xp.where(s > tol, 1.0 / xp.where(s > tol, s, 1.0), 0.0).astype(A.dtype)
+    return _const(_mT(vh) @ (sinv[..., :, None] * _mT(u)))

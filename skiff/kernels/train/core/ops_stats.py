@@ -63,17 +63,31 @@ def _dim(x, dim):
     return dim % x.ndim
 
 
+def _middle(x, d):
+    """The sorted rank of the median along ``d``: the lower middle one, or the first nan
+    where the slice has one (nan sorts last; torch's median is then nan)."""
+    n = x.shape[d]
+    if x.dtype.kind != "f":
+        return (n - 1) // 2
+    xp = xp_of(x._data)
+    nans = xp.isnan(x._data).sum(axis=d, keepdims=True)
+    if not bool(nans.any()):
+        return (n - 1) // 2
+    return xp.where(nans > 0, n - nans, (n - 1) // 2).astype(np.int64)
+
+
 def median(x, dim=None, keepdim=False):
-    """torch's ``median``: the lower middle value; with ``dim``: ``(values, indices)``."""
+    """torch's ``median``: the lower middle value (nan where the slice has a nan); with
+    ``dim``: ``(values, indices)``."""
     x = _tensor(x)
     if dim is None:
         flat = x.reshape(-1)
         if flat.shape[0] == 0:
             raise ValueError("median of an empty tensor (torch returns nan; check the input)")
-        return _pick(flat, (flat.shape[0] - 1) // 2, 0, False)[0]
+        return _pick(flat, _middle(flat, 0), 0, False)[0].reshape(())
     x1 = x.reshape(1) if x.ndim == 0 else x
     d = _dim(x1, dim)
-    v, i = _pick(x1, (x1.shape[d] - 1) // 2, d, keepdim or x.ndim == 0)
+    v, i = _pick(x1, _middle(x1, d), d, keepdim or x.ndim == 0)
     if x.ndim == 0:
         v, i = v.reshape(()), i.reshape(())
     return _ValuesIndices(v, i)

@@ -16,6 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import ops_linalg as LA
 from . import ops_math as M
 from . import ops_shape as S
 from . import ops_stats as ST
@@ -369,6 +370,7 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "median": ST.median, "kthvalue": ST.kthvalue, "quantile": ST.quantile,
         "nanquantile": ST.nanquantile, "unique": ST.unique, "bincount": ST.bincount,
         "index_put": ST.index_put, "index_put_": ST.index_put_,
+        "det": LA.det, "inverse": LA.inverse, "logdet": LA.logdet, "slogdet": LA.slogdet,
     }
     for name, fn in methods.items():
         if not hasattr(tensor_class, name):

@@ -316,3 +316,66 @@ def test_adaptive_max_pool2d(size):
                 torch.nn.AdaptiveMaxPool2d(size), x)
     _grad_check(lambda a: skiff.nn.AdaptiveMaxPool2d(size)(a[0]),
                 lambda a: torch.nn.AdaptiveMaxPool2d(size)(a[0]), x)
+
+
+@pytest.mark.parametrize("kw", [{}, {"nonlinearity": "relu", "num_layers": 2},
+                                {"bidirectional": True, "batch_first": True}])
+def test_rnn_layer_matches_torch(kw):
+    ours, theirs = _twin("RNN", 3, 4, **kw)
+    (sx, tx) = _pair(R.standard_normal((2, 5, 3)))
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    (sh, th) = _pair(R.standard_normal((layers, 2 if kw.get("batch_first") else 5, 4)))
+    so, sn = ours(sx, sh)
+    to, tn = theirs(tx, th)
+    _close(so.detach(), to)
+    _close(sn.detach(), tn)
+    ((so * so).sum() + sn.sum()).backward()
+    ((to * to).sum() + tn.sum()).backward()
+    _close(sx.grad, tx.grad)
+    _close(sh.grad, th.grad)
+    _params_close(ours, theirs)
+
+
+# ---- found as a user: broadcasting solve, nan medians, linalg's smaller names --------------
+
+def test_solve_broadcasts_a_over_b_batches():
+    A = _spd(4, 5)
+    _grad_check(SL.solve, torch.linalg.solve, A, R.standard_normal((3, 4, 2)))
+    _grad_check(SL.solve, torch.linalg.solve, R.standard_normal((3, 1, 4, 4)) + 4 * np.eye(4),
+                R.standard_normal((2, 4, 2)))
+
+
+def test_median_of_nan_is_nan():
+    x = R.standard_normal((3, 5))
+    x[1, 2] = x[2, 0] = x[2, 4] = np.nan
+    _close(skiff.median(T.tensor(x, dtype=np.float64)), torch.median(torch.tensor(x)))
+    s, t = T.tensor(x, dtype=np.float64).median(1), torch.tensor(x).median(1)
+    _close(s.values, t.values)
+    _close(s.indices, t.indices)
+
+
+def test_linalg_compositions():
+    A = R.standard_normal((2, 4, 4))
+    _grad_check(lambda a: SL.matrix_power(a, 3), lambda a: torch.linalg.matrix_power(a, 3), A)
+    _grad_check(lambda a: SL.matrix_power(a, -2), lambda a: torch.linalg.matrix_power(a, -2), A)
+    _close(SL.matrix_power(T.tensor(A, dtype=np.float64), 0),
+           torch.linalg.matrix_power(torch.tensor(A), 0))
+    v = R.standard_normal(4)
+    _grad_check(lambda a, b: SL.multi_dot([b, a[0], a[1], b]),
+                lambda a, b: torch.linalg.multi_dot([b, a[0], a[1], b]), A, v)
+    _grad_check(SL.vecdot, torch.linalg.vecdot, A, A[::-1].copy())
+    x3, y3 = R.standard_normal((5, 3)), R.standard_normal((5, 3))
+    _grad_check(SL.cross, torch.linalg.cross, x3, y3)
+    low = A.copy()
+    low[0, 3] = low[0, 2]  # rank 3
+    _close(SL.matrix_rank(T.tensor(low, dtype=np.float64)), torch.linalg.matrix_rank(
+        torch.tensor(low)))
+    rect = R.standard_normal((5, 3))
+    _close(SL.pinv(T.tensor(rect, dtype=np.float64)), torch.linalg.pinv(torch.tensor(rect)))
+    _close(SL.pinv(T.tensor(low, dtype=np.float64)), torch.linalg.pinv(torch.tensor(low)),
+           rtol=1e-6, atol=1e-8)
+    spd = _spd(3, 9)
+    _grad_check(lambda a: a.det(), lambda a: a.det(), A)
+    _grad_check(lambda a: skiff.inverse(a), torch.inverse, A)
+    _grad_check(lambda a: a.logdet(), lambda a: a.logdet(), spd)
+    _close(skiff.logdet(T.tensor(-spd, dtype=np.float64)), torch.logdet(torch.tensor(-spd)))

@@ -39,7 +39,15 @@ from .layers import (
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .recurrent import GRU, LSTM
-from .rnn_cells import AdaptiveMaxPool2d, GRUCell, LSTMCell, PixelShuffle, PixelUnshuffle, RNNCell
+from .rnn_cells import (
+    RNN,
+    AdaptiveMaxPool2d,
+    GRUCell,
+    LSTMCell,
+    PixelShuffle,
+    PixelUnshuffle,
+    RNNCell,
+)
 from .torch_activations import (
     CELU,
     GLU,
@@ -183,6 +191,7 @@ __all__ = [
     "Dropout1d",
     "Dropout2d",
     # round 26: cells and shape layers (rnn_cells.py)
+    "RNN",
     "RNNCell",
     "LSTMCell",
     "GRUCell",

@@ -1,5 +1,5 @@
-"""torch's single-step recurrent cells (``RNNCell``, ``LSTMCell``, ``GRUCell``) and three
-shape layers ports meet beside them: ``PixelShuffle``/``PixelUnshuffle`` and
+"""torch's single-step recurrent cells (``RNNCell``, ``LSTMCell``, ``GRUCell``), ``nn.RNN``
+and three shape layers ports meet beside them: ``PixelShuffle``/``PixelUnshuffle`` and
 ``AdaptiveMaxPool2d``.
 
 The cells have torch's parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n)
@@ -22,8 +22,9 @@ from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
 from .module import Module, Parameter
+from .recurrent import _Recurrent
 
-__all__ = ["RNNCell", "LSTMCell", "GRUCell", "PixelShuffle", "PixelUnshuffle",
+__all__ = ["RNN", "RNNCell", "LSTMCell", "GRUCell", "PixelShuffle", "PixelUnshuffle",
            "AdaptiveMaxPool2d", "pixel_shuffle", "pixel_unshuffle", "adaptive_max_pool2d"]
 
 
@@ -236,3 +237,44 @@ class AdaptiveMaxPool2d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+# ---- nn.RNN (the Elman layer beside recurrent.py's LSTM and GRU) ---------------------------------
+
+class RNN(_Recurrent):
+    """torch.nn.RNN: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (``nonlinearity="relu"``:
+    relu), with recurrent.py's layers, directions, ``batch_first`` and dropout."""
+
+    GATES = 1
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, **kw):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, **kw)
+        self.nonlinearity = nonlinearity
+
+    def _initial(self, state, n, x):
+        k = self.num_layers * self.directions
+        if state is None:
+            return [None] * k
+        h0 = self._state(state, n, x, "h_0")
+        return [h0[i] for i in range(k)]
+
+    def _run(self, x, weights, state, reverse):
+        w_ih, w_hh, b_ih, b_hh = weights
+        steps, n = x.shape[0], x.shape[1]
+        proj = self._project(x, w_ih, b_ih)
+        h = T.zeros((n, self.hidden_size), dtype=x.dtype, device=x.device) if state is None \
+            else state
+        outs = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            s = proj[t] + F.linear(h, w_hh, b_hh)
+            h = s.tanh() if self.nonlinearity == "tanh" else s.relu()
+            outs[t] = h
+        return T.stack(outs, axis=0), h
+
+    def _finals(self, finals, unbatched):
+        h = T.stack(finals, axis=0)
+        return h.squeeze(1) if unbatched else h
