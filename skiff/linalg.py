@@ -1,6 +1,6 @@
 """``skiff.linalg``: torch's ``torch.linalg`` on skiff tensors (norms, ``solve``, ``inv``,
 ``det``, ``slogdet``, ``cholesky``, ``qr``, ``eigh``, ``svd``, ``svdvals``, ``pinv``,
-``matrix_rank``, ``matrix_power``, ``multi_dot``, ``vecdot``, ``cross``).
+``matrix_rank``, ``matrix_power``, ``multi_dot``, ``vecdot``, ``cross``, ``solve_triangular``).
 
 The public name of :mod:`skiff.kernels.train.core.ops_linalg`; the same functions."""
 
@@ -9,6 +9,7 @@ from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     cholesky,
     cross,
     det,
+    diagonal,
     eigh,
     eigvalsh,
     inv,
@@ -23,6 +24,7 @@ from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     qr,
     slogdet,
     solve,
+    solve_triangular,
     svd,
     svdvals,
     vecdot,

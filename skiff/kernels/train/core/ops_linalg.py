@@ -24,7 +24,8 @@ from .ops_math import unbroadcast
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr",
     "eigh", "eigvalsh", "svd", "svdvals", "multi_dot", "matrix_power", "vecdot", "cross",
-    "matrix_rank", "pinv", "inverse", "logdet",
+    "matrix_rank", "pinv", "inverse", "logdet", "solve_triangular",
+    "diagonal",
 ]
 
 _SlogDet = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -67,6 +68,56 @@ class _Solve(Function):
         gb_out = gb[..., 0] if self.vec else gb
         return (unbroadcast(ga, self.sa) if ga is not None else None,
                 unbroadcast(gb_out, self.sb) if self.needs_input_grad[1] else None)
+
+
+class _SolveTriangular(Function):
+    """``X = A^-1 B`` reading only ``A``'s triangle; ``gA`` lives on that triangle too."""
+
+    def forward(self, a, b, upper=False, unit=False):
+        xp = xp_of(a)
+        self.sa, self.sb, self.upper, self.unit = a.shape, b.shape, upper, unit
+        t = xp.triu(a) if upper else xp.tril(a)
+        if unit:
+            idx = xp.arange(t.shape[-1])
+            t[..., idx, idx] = 1.0
+        batch = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+        t = xp.broadcast_to(t, batch + t.shape[-2:])
+        x = xp.linalg.solve(t, xp.broadcast_to(b, batch + b.shape[-2:]))
+        self.save_for_backward(t, x)
+        return x
+
+    def backward(self, g):
+        t, x = self.saved
+        xp = xp_of(t)
+        gb = xp.linalg.solve(_mT(t), g)
+        ga = None
+        if self.needs_input_grad[0]:
+            ga = -gb @ _mT(x)
+            ga = xp.triu(ga, 1 if self.unit else 0) if self.upper else \
+                xp.tril(ga, -1 if self.unit else 0)
+            ga = unbroadcast(ga, self.sa)
+        return ga, unbroadcast(gb, self.sb) if self.needs_input_grad[1] else None
+
+
+class _Diagonal(Function):
+    def forward(self, a, offset=0, dim1=0, dim2=1):
+        self.shape, self.args = a.shape, (offset, dim1, dim2)
+        return xp_of(a).diagonal(a, offset, dim1, dim2).copy()
+
+    def backward(self, g):
+        xp = xp_of(g)
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        view = xp.diagonal(out, *self.args)  # read-only in numpy: write through its indices
+        n = view.shape[-1]
+        offset, d1, d2 = self.args
+        d1, d2 = d1 % len(self.shape), d2 % len(self.shape)
+        i = xp.arange(n)
+        idx = [slice(None)] * len(self.shape)
+        idx[d1], idx[d2] = i + max(-offset, 0), i + max(offset, 0)
+        # the advanced indices (d1, d2) go first when they are not adjacent, else in place
+        moved = xp.moveaxis(g, -1, 0) if abs(d1 - d2) != 1 else xp.moveaxis(g, -1, min(d1, d2))
+        out[tuple(idx)] = moved
+        return out
 
 
 class _Inv(Function):
@@ -195,6 +246,33 @@ def solve(A, B, *, left=True):
     _square("solve", A)
     vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     return _Solve.apply(A, B, vec=vec)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """torch's ``linalg.solve_triangular``: ``X`` with ``A @ X = B`` (``left=False``:
+    ``X @ A = B``) from ``A``'s upper or lower triangle alone (``B`` is ``(..., n, k)``)."""
+    A, B = _float(_as_tensor(A)), _float(_as_tensor(B))
+    _square("solve_triangular", A)
+    if B.ndim < 2:
+        raise ValueError(f"linalg.solve_triangular needs B of shape (..., n, k), got "
+                         f"{tuple(B.shape)} (use B[:, None] for a vector)")
+    if not left:  # X A = B  <=>  A^T X^T = B^T, A^T's triangle is the other one
+        out = _SolveTriangular.apply(A.swapaxes(-1, -2), B.swapaxes(-1, -2),
+                                     upper=not upper, unit=bool(unitriangular))
+        return out.swapaxes(-1, -2)
+    return _SolveTriangular.apply(A, B, upper=bool(upper), unit=bool(unitriangular))
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch's ``linalg.diagonal`` (``Tensor.diagonal`` takes dims 0, 1 by default)."""
+    A = _as_tensor(A)
+    if A.ndim < 2:
+        raise ValueError(f"diagonal needs at least 2 dims, got shape {tuple(A.shape)}")
+    return _Diagonal.apply(A, offset=int(offset), dim1=int(dim1), dim2=int(dim2))
+
+
+def _tensor_diagonal(self, offset=0, dim1=0, dim2=1):
+    return diagonal(self, offset=offset, dim1=dim1, dim2=dim2)
 
 
 def inv(A):

@@ -371,6 +371,7 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "nanquantile": ST.nanquantile, "unique": ST.unique, "bincount": ST.bincount,
         "index_put": ST.index_put, "index_put_": ST.index_put_,
         "det": LA.det, "inverse": LA.inverse, "logdet": LA.logdet, "slogdet": LA.slogdet,
+        "diagonal": LA._tensor_diagonal,
     }
     for name, fn in methods.items():
         if not hasattr(tensor_class, name):

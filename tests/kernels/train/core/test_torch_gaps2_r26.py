@@ -379,3 +379,45 @@ def test_linalg_compositions():
     _grad_check(lambda a: skiff.inverse(a), torch.inverse, A)
     _grad_check(lambda a: a.logdet(), lambda a: a.logdet(), spd)
     _close(skiff.logdet(T.tensor(-spd, dtype=np.float64)), torch.logdet(torch.tensor(-spd)))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular(upper, unit, left):
+    A = R.standard_normal((2, 4, 4)) + 3 * np.eye(4)
+    B = R.standard_normal((2, 4, 3) if left else (2, 3, 4))
+    kw = {"upper": upper, "unitriangular": unit, "left": left}
+    _grad_check(lambda a, b: SL.solve_triangular(a, b, **kw),
+                lambda a, b: torch.linalg.solve_triangular(a, b, **kw), A, B)
+
+
+@pytest.mark.parametrize("offset,d1,d2", [(0, 0, 1), (1, 0, 1), (-1, 1, 2), (2, 0, 2),
+                                          (0, 2, 0), (-1, -1, -2)])
+def test_diagonal(offset, d1, d2):
+    x = R.standard_normal((3, 4, 5))
+    _grad_check(lambda a: a.diagonal(offset, d1, d2), lambda a: a.diagonal(offset, d1, d2), x)
+    _grad_check(lambda a: SL.diagonal(a, offset=offset, dim1=d1, dim2=d2),
+                lambda a: torch.linalg.diagonal(a, offset=offset, dim1=d1, dim2=d2), x)
+
+
+def test_gaussian_process_marginal_likelihood():
+    """A GP port: RBF kernel, cholesky, solve_triangular, log of the diagonal; the loss and the
+    hyper-parameters' gradients equal torch's."""
+    r = np.random.default_rng(1)
+    X = r.uniform(-2, 2, (30, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * r.standard_normal(30)
+
+    def nll(L):
+        ls = L.tensor(np.array(0.5), dtype=L.float64, requires_grad=True)
+        noise = L.tensor(np.array(0.1), dtype=L.float64, requires_grad=True)
+        Xt, yt = L.tensor(X, dtype=L.float64), L.tensor(y, dtype=L.float64)
+        d2 = ((Xt[:, None, :] - Xt[None, :, :]) ** 2).sum(-1)
+        K = (-d2 / (2 * ls ** 2)).exp() + noise * L.eye(30, dtype=L.float64)
+        C = L.linalg.cholesky(K)
+        a = L.linalg.solve_triangular(C, yt[:, None], upper=False)
+        loss = 0.5 * (a * a).sum() + C.diagonal().log().sum()
+        loss.backward()
+        return [float(loss.detach()), float(ls.grad.detach()), float(noise.grad.detach())]
+
+    np.testing.assert_allclose(nll(skiff), nll(torch), rtol=1e-9)
