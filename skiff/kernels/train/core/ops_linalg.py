@@ -5,10 +5,10 @@ Each factorization is one autograd node over ``xp.linalg`` (numpy or cupy) on ba
 ``(..., n, n)``; its backward is the textbook matrix-calculus rule, the one torch uses:
 ``solve``: ``gB = A^-T g``, ``gA = -gB X^T``; ``inv``: ``-Y^T g Y^T``; ``det``: ``g det A^-T``;
 ``cholesky``: ``L^-T Phi(L^T gL) L^-1`` symmetrized; ``eigh``: ``V (diag gw + (V^T gV)/E) V^T``;
-``svdvals``: ``U diag(g) Vh``. ``qr`` and the full ``svd`` give values only (their inputs
-must not need a gradient: use ``svdvals`` or ``.detach()``). The norms are compositions of
-differentiable tensor ops. tests/kernels/train/core/test_torch_gaps2_r26.py compares each with
-torch in float64, values and gradients.
+``svdvals``: ``U diag(g) Vh``; the reduced ``svd``: torch's rule. ``qr``, ``pinv`` and the full
+``svd`` give values only (their inputs must not need a gradient: ``.detach()``). The norms
+are compositions of differentiable tensor ops. tests/kernels/train/core/test_torch_gaps2_r26.py
+compares each with torch in float64, values and gradients.
 """
 
 from __future__ import annotations
@@ -118,6 +118,50 @@ class _Diagonal(Function):
         moved = xp.moveaxis(g, -1, 0) if abs(d1 - d2) != 1 else xp.moveaxis(g, -1, min(d1, d2))
         out[tuple(idx)] = moved
         return out
+
+
+class _Svd(Function):
+    """The reduced SVD with torch's backward (real case, distinct singular values): the
+    skew parts of ``U^T gU`` and ``V^T gV`` over ``E_ij = s_j^2 - s_i^2``, ``gS`` on the
+    diagonal, plus the parts of ``gU`` (``gV``) outside ``U``'s (``V``'s) span."""
+
+    def forward(self, a):
+        u, s, vh = xp_of(a).linalg.svd(a, full_matrices=False)
+        self.save_for_backward(u, s, vh)
+        return u, s, vh
+
+    def backward(self, gu, gs, gvh):
+        u, s, vh = self.saved
+        xp = xp_of(s)
+        m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+        if gu is None and gvh is None:
+            return (u * gs[..., None, :]) @ vh
+        v = _mT(vh)
+        gv = _mT(gvh) if gvh is not None else None
+        idx = xp.arange(k)
+        s2 = s * s
+        e = s2[..., None, :] - s2[..., :, None]
+        e[..., idx, idx] = 1.0
+        inner = xp.zeros(s.shape + (k,), dtype=s.dtype)
+        if gu is not None:
+            uhgu = _mT(u) @ gu
+            inner = inner + (uhgu - _mT(uhgu)) * s[..., None, :]
+        if gv is not None:
+            vhgv = _mT(v) @ gv
+            inner = inner + s[..., :, None] * (vhgv - _mT(vhgv))
+        inner = inner / e
+        inner[..., idx, idx] = 0.0 if gs is None else gs
+        if m > k and gu is not None:
+            ga = u @ inner
+            gus = gu / s[..., None, :]
+            ga = (ga + gus - u @ (_mT(u) @ gus)) @ vh
+        elif n > k and gv is not None:
+            ga = inner @ vh
+            sgvh = _mT(gv) / s[..., :, None]
+            ga = u @ (ga + sgvh - (sgvh @ v) @ vh)
+        else:
+            ga = u @ inner @ vh
+        return ga
 
 
 class _Inv(Function):
@@ -324,10 +368,13 @@ def svdvals(A):
 
 
 def svd(A, full_matrices=True):
-    """``(U, S, Vh)`` (values only; ``svdvals`` has a gradient)."""
+    """``(U, S, Vh)``; with ``full_matrices=False`` differentiable (torch's rule), else
+    values only (torch refuses that gradient too)."""
     A = _float(_as_tensor(A))
-    _values_only("svd", A)
-    u, s, vh = xp_of(A._data).linalg.svd(A._data, full_matrices=bool(full_matrices))
+    if not full_matrices:
+        return _SVD(*_Svd.apply(A))
+    _values_only("svd(full_matrices=True)", A)
+    u, s, vh = xp_of(A._data).linalg.svd(A._data, full_matrices=True)
     return _SVD(_const(u), _const(s), _const(vh))
 
 

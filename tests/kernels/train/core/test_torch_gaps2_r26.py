@@ -421,3 +421,27 @@ def test_gaussian_process_marginal_likelihood():
         return [float(loss.detach()), float(ls.grad.detach()), float(noise.grad.detach())]
 
     np.testing.assert_allclose(nll(skiff), nll(torch), rtol=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 6, 3), (3, 5)])
+def test_reduced_svd_gradient(shape):
+    """A loss of S, of U and of Vh that each column's sign leaves alone (U_ij^2, Vh_ij^2)."""
+    A = R.standard_normal(shape)
+    k = min(shape[-2:])
+    wu = R.standard_normal(shape[:-1] + (k,))
+    wv = R.standard_normal(shape[:-2] + (k, shape[-1]))
+
+    def loss(lib, u, s, vh):
+        return (s * s).sum() + (u * u * lib.tensor(wu)).sum() + (vh * vh * lib.tensor(wv)).sum()
+
+    (sa, ta) = _pair(A)
+    su, ss, svh = SL.svd(sa, full_matrices=False)
+    tu, ts, tvh = torch.linalg.svd(ta, full_matrices=False)
+    _close(ss.detach(), ts)
+    sl, tl = loss(T, su, ss, svh), loss(torch, tu, ts, tvh)
+    _close(sl.detach(), tl)
+    sl.backward()
+    tl.backward()
+    _close(sa.grad, ta.grad, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="detach"):
+        SL.svd(sa)  # full_matrices=True: values only
