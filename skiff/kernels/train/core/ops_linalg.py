@@ -5,10 +5,10 @@ Each factorization is one autograd node over ``xp.linalg`` (numpy or cupy) on ba
 ``(..., n, n)``; its backward is the textbook matrix-calculus rule, the one torch uses:
 ``solve``: ``gB = A^-T g``, ``gA = -gB X^T``; ``inv``: ``-Y^T g Y^T``; ``det``: ``g det A^-T``;
 ``cholesky``: ``L^-T Phi(L^T gL) L^-1`` symmetrized; ``eigh``: ``V (diag gw + (V^T gV)/E) V^T``;
-``svdvals``: ``U diag(g) Vh``; the reduced ``svd``: torch's rule. ``qr``, ``pinv`` and the full
-``svd`` give values only (their inputs must not need a gradient: ``.detach()``). The norms
-are compositions of differentiable tensor ops. tests/kernels/train/core/test_torch_gaps2_r26.py
-compares each with torch in float64, values and gradients.
+``svdvals``: ``U diag(g) Vh``; the reduced ``svd`` and ``qr``: torch's rules. ``pinv``,
+``matrix_rank``, the full ``svd`` and ``qr`` give values only (their inputs must not need a
+gradient: ``.detach()``). The norms are compositions of differentiable tensor ops.
+tests/kernels/train/core/test_torch_gaps2_r26.py compares each with torch in float64.
 """
 
 from __future__ import annotations
@@ -162,6 +162,29 @@ class _Svd(Function):
         else:
             ga = u @ inner @ vh
         return ga
+
+
+class _Qr(Function):
+    """The reduced QR of a tall or square matrix, with its backward
+    ``(gQ + Q copyltu(M)) R^-T``, ``M = R gR^T - gQ^T Q`` (copyltu: the lower triangle
+    mirrored up)."""
+
+    def forward(self, a):
+        q, r = xp_of(a).linalg.qr(a, mode="reduced")
+        self.save_for_backward(q, r)
+        return q, r
+
+    def backward(self, gq, gr):
+        q, r = self.saved
+        xp = xp_of(q)
+        gq = xp.zeros_like(q) if gq is None else gq
+        gr = xp.zeros_like(r) if gr is None else gr
+        m = r @ _mT(gr) - _mT(gq) @ q
+        low = xp.tril(m, -1)
+        sym = low + _mT(low) + xp.tril(xp.triu(m))
+        b = gq + q @ sym
+        # b R^-T = (R^-1 b^T)^T
+        return _mT(xp.linalg.solve(r, _mT(b)))
 
 
 class _Inv(Function):
@@ -379,9 +402,12 @@ def svd(A, full_matrices=True):
 
 
 def qr(A, mode="reduced"):
-    """``(Q, R)`` (values only); ``mode`` ``"reduced"``, ``"complete"`` or ``"r"``."""
+    """``(Q, R)``; ``mode`` ``"reduced"`` (differentiable for a tall or square matrix),
+    ``"complete"`` or ``"r"`` (values only)."""
     A = _float(_as_tensor(A))
-    _values_only("qr", A)
+    if mode == "reduced" and A.shape[-2] >= A.shape[-1]:
+        return _QR(*_Qr.apply(A))
+    _values_only("qr (mode='complete', 'r' or a wide matrix)", A)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     xp = xp_of(A._data)

@@ -102,7 +102,7 @@ def test_slogdet_sign_qr_svd_values():
     _close(s, ts)
     _close((u.numpy() * s.numpy()[..., None, :]) @ vh.numpy(), A)
     with pytest.raises(NotImplementedError, match="detach"):
-        SL.qr(T.tensor(A, dtype=np.float64, requires_grad=True))
+        SL.qr(T.tensor(A, dtype=np.float64, requires_grad=True), mode="complete")
 
 
 @pytest.mark.parametrize("ord_", [None, 2, 1, 3.5, float("inf"), -float("inf"), 0])
@@ -445,3 +445,12 @@ def test_reduced_svd_gradient(shape):
     _close(sa.grad, ta.grad, rtol=1e-6)
     with pytest.raises(NotImplementedError, match="detach"):
         SL.svd(sa)  # full_matrices=True: values only
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 6, 3)])
+def test_reduced_qr_gradient(shape):
+    A = R.standard_normal(shape)
+    wq, wr = R.standard_normal(shape), R.standard_normal(shape[:-2] + (shape[-1],) * 2)
+    _grad_check(lambda a: (SL.qr(a).Q * T.tensor(wq)).sum((-2, -1)) + (SL.qr(a).R * T.tensor(
+        wr)).sum((-2, -1)), lambda a: (torch.linalg.qr(a).Q * torch.tensor(wq)).sum((-2, -1)) + (
+        torch.linalg.qr(a).R * torch.tensor(wr)).sum((-2, -1)), A)
