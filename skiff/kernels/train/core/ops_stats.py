@@ -40,11 +40,12 @@ def _const(arr):
     return _T()[0]._make(arr, False, None, 0)
 
 
-def _pick(x, pos, dim, keepdim):
+def _pick(x, pos, dim, keepdim, order=None):
     """The element of sorted rank ``pos`` (an int or an int array of the reduced shape) along
-    ``dim``: ``(values, indices)``."""
+    ``dim``: ``(values, indices)`` (``order``: the stable argsort along ``dim``, when known)."""
     xp = xp_of(x._data)
-    order = xp.argsort(x._data, axis=dim, kind="stable")
+    if order is None:
+        order = xp.argsort(x._data, axis=dim, kind="stable")
     if np.isscalar(pos):
         sel = xp.take(order, [int(pos)], axis=dim)
     else:
@@ -132,19 +133,20 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan):
     else:
         count = xp.full(red, a.shape[d])
     has_nan = nan.any(axis=d, keepdims=True)
+    order = xp.argsort(a, axis=d, kind="stable")  # once for every q
     outs = []
     for qv in qa.reshape(-1):
         pos = qv * (xp.maximum(count, 1) - 1).astype(np.float64)
         lo = xp.floor(pos).astype(np.int64)
         hi = xp.ceil(pos).astype(np.int64)
-        v_lo, _ = _pick(src, lo, d, True)
-        v_hi, _ = _pick(src, hi, d, True)
+        v_lo, _ = _pick(src, lo, d, True, order)
+        v_hi, _ = _pick(src, hi, d, True, order)
         if interpolation == "lower":
             v = v_lo
         elif interpolation == "higher":
             v = v_hi
         elif interpolation == "nearest":
-            v = _pick(src, xp.round(pos).astype(np.int64), d, True)[0]
+            v = _pick(src, xp.round(pos).astype(np.int64), d, True, order)[0]
         elif interpolation == "midpoint":
             v = (v_lo + v_hi) * 0.5
         else:
