@@ -47,7 +47,7 @@ def __getattr__(name: str):
 
         if name in ops_stats.__all__:
             return getattr(ops_stats, name)
-        if name in ("det", "inverse", "logdet", "slogdet"):  # torch.det, ... (linalg's)
+        if name in ("det", "inverse", "logdet", "slogdet", "cdist"):  # torch.det, ... (linalg's)
             return getattr(importlib.import_module("skiff.linalg"), name)
         raise AttributeError(f"module 'skiff' has no attribute {name!r}")
     value = getattr(api, name)

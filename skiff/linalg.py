@@ -6,6 +6,7 @@ The public name of :mod:`skiff.kernels.train.core.ops_linalg`; the same function
 
 from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     __all__,
+    cdist,
     cholesky,
     cross,
     det,

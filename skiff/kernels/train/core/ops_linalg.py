@@ -25,7 +25,7 @@ __all__ = [
     "norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr",
     "eigh", "eigvalsh", "svd", "svdvals", "multi_dot", "matrix_power", "vecdot", "cross",
     "matrix_rank", "pinv", "inverse", "logdet", "solve_triangular",
-    "diagonal",
+    "diagonal", "cdist",
 ]
 
 _SlogDet = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -589,3 +589,28 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     tol = xp.maximum(atol or 0.0, rtol * s.max(axis=-1, initial=0.0))[..., None]
     sinv = xp.where(s > tol, 1.0 / xp.where(s > tol, s, 1.0), 0.0).astype(A.dtype)
     return _const(_mT(vh) @ (sinv[..., :, None] * _mT(u)))
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """torch's ``cdist``: ``(..., P, M)`` and ``(..., R, M)`` -> ``(..., P, R)`` p-norm
+    distances; the gradient at a zero distance is 0, as torch's (a plain ``norm`` of the
+    difference would give nan there)."""
+    x1, x2 = _float(_as_tensor(x1)), _float(_as_tensor(x2))
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist needs (..., P, M) and (..., R, M) with the same M, got "
+                         f"{tuple(x1.shape)} and {tuple(x2.shape)}")
+    from .tensor import where
+    p = float(p)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == math.inf:
+        return diff.abs().amax(-1)
+    if p == 0.0:
+        return _const((diff._data != 0).sum(-1).astype(x1.dtype))
+    if p == 1.0:
+        return diff.abs().sum(-1)
+    xp = xp_of(x1._data)
+    s = (diff * diff).sum(-1) if p == 2.0 else (diff.abs() ** p).sum(-1)
+    pos = s._data > 0
+    safe = where(pos, s, xp.ones((), dtype=s.dtype))
+    root = safe.sqrt() if p == 2.0 else safe ** (1.0 / p)
+    return where(pos, root, xp.zeros((), dtype=s.dtype))

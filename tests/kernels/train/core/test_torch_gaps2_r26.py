@@ -454,3 +454,11 @@ def test_reduced_qr_gradient(shape):
     _grad_check(lambda a: (SL.qr(a).Q * T.tensor(wq)).sum((-2, -1)) + (SL.qr(a).R * T.tensor(
         wr)).sum((-2, -1)), lambda a: (torch.linalg.qr(a).Q * torch.tensor(wq)).sum((-2, -1)) + (
         torch.linalg.qr(a).R * torch.tensor(wr)).sum((-2, -1)), A)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, float("inf")])
+def test_cdist_with_zero_distances(p):
+    x = R.standard_normal((2, 5, 3))
+    y = np.concatenate([x[:, :2], R.standard_normal((2, 4, 3))], axis=1)  # two zero distances
+    _grad_check(lambda a, b: skiff.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p), x, y)
+    _grad_check(lambda a: skiff.cdist(a, a, p), lambda a: torch.cdist(a, a, p), x)
