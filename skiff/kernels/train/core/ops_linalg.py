@@ -430,7 +430,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     dim = _dims(dim)
     ord = float(ord)  # noqa: A001
     if ord == 2.0:
-        return (x * x).sum(dim, keepdim).sqrt()
+        return _root((x * x).sum(dim, keepdim), 2.0)
     a = x.abs()
     if ord == 1.0:
         return a.sum(dim, keepdim)
@@ -440,7 +440,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
         return a.amin(dim, keepdim)
     if ord == 0.0:
         return _const((a._data != 0).astype(x.dtype)).sum(dim, keepdim)
-    return (a ** ord).sum(dim, keepdim) ** (1.0 / ord)
+    if ord < 0:
+        return (a ** ord).sum(dim, keepdim) ** (1.0 / ord)
+    return _root((a ** ord).sum(dim, keepdim), ord)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
@@ -448,7 +450,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
     A = _float(_as_tensor(A))
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
-        return (A * A).sum((d0, d1), keepdim).sqrt()
+        return _root((A * A).sum((d0, d1), keepdim), 2.0)
     if ord in ("nuc", 2, -2):
         B = A.moveaxis((d0, d1), (-2, -1)) if (d0, d1) != (A.ndim - 2, A.ndim - 1) else A
         s = svdvals(B)
@@ -599,7 +601,6 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist needs (..., P, M) and (..., R, M) with the same M, got "
                          f"{tuple(x1.shape)} and {tuple(x2.shape)}")
-    from .tensor import where
     p = float(p)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == math.inf:
@@ -608,9 +609,17 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         return _const((diff._data != 0).sum(-1).astype(x1.dtype))
     if p == 1.0:
         return diff.abs().sum(-1)
-    xp = xp_of(x1._data)
-    s = (diff * diff).sum(-1) if p == 2.0 else (diff.abs() ** p).sum(-1)
+    return _root((diff * diff).sum(-1) if p == 2.0 else (diff.abs() ** p).sum(-1), p)
+
+
+def _root(s, p):
+    """``s ** (1/p)`` with a zero gradient where ``s`` is 0 (torch's norms give 0 there; the
+    plain root gives nan)."""
+    from .tensor import where
+    xp = xp_of(s._data)
     pos = s._data > 0
+    if bool(pos.all()):
+        return s.sqrt() if p == 2.0 else s ** (1.0 / p)
     safe = where(pos, s, xp.ones((), dtype=s.dtype))
     root = safe.sqrt() if p == 2.0 else safe ** (1.0 / p)
     return where(pos, root, xp.zeros((), dtype=s.dtype))

@@ -462,3 +462,14 @@ def test_cdist_with_zero_distances(p):
     y = np.concatenate([x[:, :2], R.standard_normal((2, 4, 3))], axis=1)  # two zero distances
     _grad_check(lambda a, b: skiff.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p), x, y)
     _grad_check(lambda a: skiff.cdist(a, a, p), lambda a: torch.cdist(a, a, p), x)
+
+
+def test_norms_of_zero_have_zero_gradient():
+    x = R.standard_normal((3, 4))
+    x[1] = 0.0
+    for ord_ in (2, 3.0):
+        _grad_check(lambda a, o=ord_: SL.vector_norm(a, o, dim=1),
+                    lambda a, o=ord_: torch.linalg.vector_norm(a, o, dim=1), x)
+    _grad_check(lambda a: SL.norm(a * 0.0), lambda a: torch.linalg.norm(a * 0.0), x)
+    _grad_check(lambda a: SL.matrix_norm(a[None] * 0.0), lambda a: torch.linalg.matrix_norm(
+        a[None] * 0.0), x)
