@@ -88,10 +88,11 @@ def _config_values(config) -> dict:
                     f"got {type(config).__name__}")
 
 
-def resolve_options(given: dict, options: dict) -> tuple[dict, dict]:
+def resolve_options(given: dict, options: dict, beams: bool = False) -> tuple[dict, dict]:
     """``(named, extra)``: skiff's named arguments (``given``, None or ``"config"`` for not
     given) completed from ``options["generation_config"]``, and the extra options of
-    :data:`EXTRA` with their defaults. Unsupported or unknown options are one error."""
+    :data:`EXTRA` with their defaults. Unsupported or unknown options are one error;
+    ``num_beams`` > 1 too unless ``beams`` (the caller runs ``ernie_beam.beam_search``)."""
     options = dict(options)
     from_config = _config_values(options.pop("generation_config", None))
     named = dict(given)
@@ -116,8 +117,9 @@ def resolve_options(given: dict, options: dict) -> tuple[dict, dict]:
                          "transformers: 'not used by the model'); skiff's generate takes "
                          f"{', '.join(NAMED)}, {', '.join(k for k in EXTRA)}, streamer, seed, "
                          "generator, tokenizer, attention_mask, generation_config")
-    if int(extra["num_beams"] or 1) != 1:
-        unsupported.append(f"num_beams={extra['num_beams']!r}")
+    if int(extra["num_beams"] or 1) != 1 and not beams:
+        unsupported.append(f"num_beams={extra['num_beams']!r} (beam search: "
+                           "skiff.kernels.train.models.ernie_beam.generate_beams(model, ...))")
     if unsupported:
         raise ValueError(f"skiff's generate does not support {', '.join(unsupported)}: it "
                          "decodes greedily or by sampling (temperature, top_k, top_p, "

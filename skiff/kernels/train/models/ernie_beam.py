@@ -1,0 +1,272 @@
+"""Beam search for ERNIE-4.5, as transformers' ``generate(num_beams=N)`` runs it.
+
+``beam_search(model, input_ids, num_beams=N, ...)`` keeps, per prompt, the ``N`` best running
+continuations (by summed log-probability) and the ``N`` best finished ones (summed
+log-probability divided by ``new tokens ** length_penalty``), with transformers' rules: each
+step looks at the best ``max(2, 1 + n_eos) * N`` candidates of the ``N * V`` ones; a
+candidate that emits eos (or reaches ``max_length``) is finished when it ranks among the
+first ``N``; ``early_stopping`` True stops a prompt once ``N`` hypotheses are finished, False
+once no running beam can beat the worst finished one at its current length, ``"never"``
+judges that at ``max_length`` (with a positive length penalty). The processors
+(``repetition_penalty``, ``no_repeat_ngram_size``, ``min_new_tokens``) act on the
+log-probabilities, as transformers' do.
+
+The prompts are prefilled once (one packed prefill of each row's real tokens: a padded
+batch's padding costs nothing) into a :class:`PackedKVCache`, whose rows are then repeated
+``N`` times; each step reorders the cache rows by the beam each survivor came from and runs
+one position per beam. Scores are float32, as transformers keeps them (its ``-1e9`` marks
+included), so ``sequences_scores`` agree to float rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ernie_generate import PackedKVCache, _host, repetition_penalty_
+from .ernie_generate_options import GenerateOutput, _banned_ngrams
+
+__all__ = ["beam_search", "generate_beams", "BeamOptions"]
+
+_BIG = np.float32(-1.0e9)
+
+
+class BeamOptions:
+    """The beam choices checked: ``num_beams``, ``length_penalty`` (1.0), ``early_stopping``
+    (False; True or ``"never"``), ``num_return_sequences`` (<= ``num_beams``)."""
+
+    def __init__(self, num_beams, length_penalty=None, early_stopping=None,
+                 num_return_sequences=1):
+        if not isinstance(num_beams, (int, np.integer)) or num_beams < 1:
+            raise ValueError(f"num_beams must be an integer >= 1, got {num_beams!r}")
+        self.num_beams = int(num_beams)
+        self.length_penalty = 1.0 if length_penalty is None else float(length_penalty)
+        early = False if early_stopping is None else early_stopping
+        if early not in (True, False, "never"):
+            raise ValueError(f"early_stopping must be True, False or 'never', got {early!r}")
+        self.early_stopping = early
+        n = int(num_return_sequences or 1)
+        if n > self.num_beams:
+            raise ValueError(f"num_return_sequences={n} is more than num_beams="
+                             f"{self.num_beams}: beam search returns at most num_beams "
+                             "sequences per prompt (raise num_beams)")
+        self.num_return_sequences = n
+
+
+def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
+                rows=None, eos=(), pad=None, length_penalty=None, early_stopping=None,
+                num_return_sequences: int = 1, repetition_penalty: float = 1.0,
+                no_repeat_ngram_size=None, min_new_tokens: int = 0,
+                return_dict_in_generate: bool = False, output_scores: bool = False,
+                output_logits: bool = False):
+    """Beam search over each row of ``input_ids`` (B, T) (host ints; ``rows``: each row's
+    (start, end) of real tokens when padded, None: all real). ``eos``: the ids that finish
+    a hypothesis; ``pad``: what fills the shorter returned sequences (transformers: pad,
+    else the first eos, else -1). Returns (B * num_return_sequences, T + new) ids, the
+    best first per prompt, or with ``return_dict_in_generate`` a :class:`GenerateOutput`
+    (``sequences``, ``sequences_scores``, ``scores``: the processed log-probabilities per
+    step (B * num_beams, V), ``logits``, ``beam_indices``)."""
+    opt = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
+    ids = np.asarray(input_ids, dtype=np.int64)
+    B, T = ids.shape
+    nb, lp, early = opt.num_beams, opt.length_penalty, opt.early_stopping
+    eos = list(dict.fromkeys(int(e) for e in eos))  # given order: eos[0] fills
+    max_new = int(max_new_tokens)
+    max_length = T + max_new
+    fill = pad if pad else (eos[0] if eos else -1)
+    spans = rows if rows is not None else [(0, T)] * B
+    prompts = [ids[b, a:e] for b, (a, e) in enumerate(spans)]
+    lengths = np.array([len(p) for p in prompts], dtype=np.int64)
+    if int(lengths.max()) + max_new > model.config.max_position_embeddings:
+        raise ValueError(f"prompt of {int(lengths.max())} tokens + {max_new} new tokens "
+                         f"exceeds the context ({model.config.max_position_embeddings} "
+                         "positions)")
+    if max_new == 0:
+        return np.repeat(ids, opt.num_return_sequences, axis=0)
+    K = max(2, 1 + len(eos)) * nb  # candidates looked at per prompt and step
+    first_nb = np.arange(K) < nb
+
+    running = np.full((B, nb, max_length), fill, dtype=np.int64)
+    running[:, :, :T] = ids[:, None, :]
+    running_scores = np.zeros((B, nb), dtype=np.float32)
+    running_scores[:, 1:] = _BIG
+    running_origin = np.full((B, nb, max_new), -1, dtype=np.int64)
+    done_seqs = running.copy()
+    done_scores = np.full((B, nb), _BIG, dtype=np.float32)
+    done_origin = running_origin.copy()
+    finished = np.zeros((B, nb), dtype=bool)
+    hopeful = np.ones((B, 1), dtype=bool)  # transformers' early-stop heuristic unsatisfied
+    kept_scores, kept_logits = [], []
+
+    cache = PackedKVCache(len(model.model.layers), lengths, int(lengths.max()) + max_new)
+    cu = np.concatenate([[0], np.cumsum(lengths)])
+    positions = np.concatenate([np.arange(n) for n in lengths])
+    logits = model.forward_packed(np.concatenate(prompts), cu, positions, cache=cache,
+                                  last_only=True)
+    logits = np.repeat(_host(logits._data), nb, axis=0)  # (B * nb, V)
+    _reorder(cache, np.repeat(np.arange(B), nb))
+    cur = T
+    while True:
+        z = logits.astype(np.float32)
+        if output_logits:
+            kept_logits.append(z.copy())
+        logp = z - z.max(axis=-1, keepdims=True)
+        logp -= np.log(np.exp(logp).sum(axis=-1, keepdims=True))
+        flat = running[:, :, :cur].reshape(B * nb, cur)
+        # the repetition penalty reads each row's real tokens (transformers leaves the
+        # padding out of it), the n-grams the padded row (transformers' run over it)
+        real = flat if rows is None else [
+            np.concatenate([flat[r, spans[r // nb][0]:spans[r // nb][1]], flat[r, T:]])
+            for r in range(B * nb)]
+        _process(logp, flat, real, eos, repetition_penalty, no_repeat_ngram_size,
+                 cur - T < int(min_new_tokens or 0))
+        if output_scores:
+            kept_scores.append(logp.copy())
+        V = logp.shape[1]
+        acc = (logp.reshape(B, nb, V) + running_scores[:, :, None]).reshape(B, nb * V)
+        top = np.argsort(-acc, axis=1, kind="stable")[:, :K]
+        top_lp = np.take_along_axis(acc, top, 1)  # (B, K)
+        beam, tok = top // V, top % V
+        cand = np.take_along_axis(running, beam[:, :, None], 1)
+        cand[:, :, cur] = tok
+        cand_origin = np.take_along_axis(running_origin, beam[:, :, None], 1)
+        cand_origin[:, :, cur - T] = beam + np.arange(B)[:, None] * nb
+        hits = np.isin(tok, eos) | (cur + 1 >= max_length)
+
+        # the best candidates that go on
+        go = top_lp + hits.astype(np.float32) * _BIG
+        keep = np.argsort(-go, axis=1, kind="stable")[:, :nb]
+        running = np.take_along_axis(cand, keep[:, :, None], 1)
+        running_scores = np.take_along_axis(go, keep, 1)
+        running_origin = np.take_along_axis(cand_origin, keep[:, :, None], 1)
+
+        # finished hypotheses: the first nb candidates that hit, length-penalised
+        just = hits & first_nb[None, :]
+        fin = (top_lp / np.float32((cur + 1 - T) ** lp)).astype(np.float32)
+        full = finished.all(axis=1, keepdims=True) & (early is True)
+        fin += full.astype(np.float32) * _BIG
+        fin += (~hopeful).astype(np.float32) * _BIG
+        fin += (~just).astype(np.float32) * _BIG
+        m_scores = np.concatenate([done_scores, fin], axis=1)
+        pick = np.argsort(-m_scores, axis=1, kind="stable")[:, :nb]
+        done_seqs = np.take_along_axis(np.concatenate([done_seqs, cand], 1),
+                                       pick[:, :, None], 1)
+        done_origin = np.take_along_axis(np.concatenate([done_origin, cand_origin], 1),
+                                         pick[:, :, None], 1)
+        done_scores = np.take_along_axis(m_scores, pick, 1)
+        finished = np.take_along_axis(np.concatenate([finished, just], 1), pick, 1)
+
+        cur += 1
+        length = (max_length - T) if (early == "never" and lp > 0.0) else (cur - T)
+        best = running_scores[:, :1] / np.float32(length ** lp)
+        worst = np.where(finished, done_scores.min(axis=1, keepdims=True), _BIG)
+        hopeful = hopeful & (best > worst).any(axis=1, keepdims=True)
+        if not (hopeful.any() and not (finished.all() and early is True)
+                and not hits.all()):
+            break
+        # each surviving beam continues the cache row it came from
+        origin = running_origin[:, :, cur - 1 - T].reshape(-1)
+        _reorder(cache, origin)
+        logits = _host(model.forward_step(running[:, :, cur - 1].reshape(-1), cache)._data)
+
+    n = opt.num_return_sequences
+    seqs = done_seqs[:, :n].reshape(B * n, max_length)
+    scores = done_scores[:, :n].reshape(B * n)
+    origin = done_origin[:, :n].reshape(B * n, max_new)
+    generated = int((origin >= 0).sum(axis=1).max())
+    seqs = seqs[:, :T + generated]
+    if not return_dict_in_generate:
+        return seqs
+    return GenerateOutput(sequences=seqs,
+                          sequences_scores=scores if output_scores else None,
+                          scores=tuple(kept_scores) if output_scores else None,
+                          logits=tuple(kept_logits) if output_logits else None,
+                          beam_indices=origin[:, :generated])
+
+
+def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos) -> None:
+    """transformers' processors on the log-probabilities (B * nb, V), in place and in its
+    order: repetition penalty, no-repeat n-grams, eos forbidden before min_new_tokens."""
+    if penalty is not None and penalty != 1.0:
+        repetition_penalty_(logp, real, penalty)
+    if no_repeat:
+        for r, seen in enumerate(histories):
+            banned = _banned_ngrams(seen, int(no_repeat))
+            if banned:
+                logp[r, banned] = -np.inf
+    if forbid_eos and eos:
+        logp[:, eos] = -np.inf
+
+
+def _reorder(cache: PackedKVCache, index) -> None:
+    """Cache rows taken in ``index`` order (beam ``i`` continues row ``index[i]``)."""
+    index = np.asarray(index, dtype=np.int64)
+    for layer in range(len(cache.k)):
+        if cache.k[layer] is not None:
+            xi = index if isinstance(cache.k[layer], np.ndarray) else \
+                _xp_index(cache.k[layer], index)
+            cache.k[layer] = cache.k[layer][xi]
+            cache.v[layer] = cache.v[layer][xi]
+    cache.lengths = cache.lengths[index]
+
+
+def _xp_index(array, index):
+    from skiff.kernels.backend import get_array_module
+
+    return get_array_module(array).asarray(index)
+
+
+def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask=None,
+                   eos_token_id="config", pad_token_id="config", repetition_penalty=None,
+                   do_sample=None, **options):
+    """``model.generate(..., num_beams=N)`` as transformers takes it: ``input_ids`` (B, T)
+    (numpy, list or CPU torch tensor), ``attention_mask`` of a left-padded batch,
+    ``max_new_tokens`` / ``max_length``, ``length_penalty``, ``early_stopping``,
+    ``num_return_sequences``, ``eos_token_id``, ``no_repeat_ngram_size``,
+    ``min_new_tokens`` / ``min_length``, ``repetition_penalty``, ``generation_config``,
+    ``return_dict_in_generate`` with ``output_scores`` / ``output_logits``. Beam sampling
+    (``do_sample=True``) and the other options are refused by name."""
+    from ..core.tensor import no_grad
+    from .ernie import _mask_rows
+    from .ernie_generate_options import new_token_counts, resolve_options
+
+    if input_ids is None:
+        input_ids = options.pop("inputs", None)
+        if input_ids is None:
+            raise TypeError("generate needs the prompt ids (input_ids)")
+    options = model._checkpoint_options(max_new_tokens, options)
+    named, extra = resolve_options(dict(
+        max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
+        temperature=None, top_k=None, top_p=None, repetition_penalty=repetition_penalty,
+        eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=None), options,
+        beams=True)
+    if model._sampling(named["do_sample"], None, None, None, None)[0]:
+        raise ValueError("beam sampling (num_beams > 1 with do_sample=True) is not supported: "
+                         "pass do_sample=False")
+    ids = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
+    if ids.shape[1] == 0:
+        raise ValueError("generate needs at least one prompt token per row")
+    rows = None
+    if attention_mask is not None:
+        rows = _mask_rows(np.array(_host(attention_mask), ndmin=2), ids)
+    max_new, min_new = new_token_counts(extra, named["max_new_tokens"], ids.shape[1])
+    if not isinstance(max_new, (int, np.integer)) or max_new < 0:
+        raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new!r}")
+    eos = model._generation_value("eos_token_id", named["eos_token_id"])
+    eos = [] if eos is None else np.atleast_1d(eos).tolist()
+    pad = model._generation_value("pad_token_id", named["pad_token_id"])
+    penalty = model._sampling(False, None, None, None, named["repetition_penalty"])[4]
+    was_training = model.training
+    model.eval()
+    try:
+        with no_grad():
+            return beam_search(
+                model, ids, num_beams=int(extra["num_beams"]), max_new_tokens=max_new,
+                rows=rows, eos=eos, pad=pad, length_penalty=extra["length_penalty"],
+                early_stopping=extra["early_stopping"],
+                num_return_sequences=extra["num_return_sequences"],
+                repetition_penalty=penalty,
+                no_repeat_ngram_size=extra["no_repeat_ngram_size"], min_new_tokens=min_new,
+                return_dict_in_generate=extra["return_dict_in_generate"],
+                output_scores=extra["output_scores"], output_logits=extra["output_logits"])
+    finally:
+        model.train(was_training)
