@@ -16,6 +16,7 @@ from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     inv,
     inverse,
     logdet,
+    lstsq,
     matrix_norm,
     matrix_power,
     matrix_rank,

@@ -25,13 +25,14 @@ __all__ = [
     "norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr",
     "eigh", "eigvalsh", "svd", "svdvals", "multi_dot", "matrix_power", "vecdot", "cross",
     "matrix_rank", "pinv", "inverse", "logdet", "solve_triangular",
-    "diagonal", "cdist",
+    "diagonal", "cdist", "lstsq",
 ]
 
 _SlogDet = namedtuple("slogdet", ["sign", "logabsdet"])
 _EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 _QR = namedtuple("qr", ["Q", "R"])
 _SVD = namedtuple("svd", ["U", "S", "Vh"])
+_Lstsq = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 def _mT(a):
@@ -623,3 +624,35 @@ def _root(s, p):
     safe = where(pos, s, xp.ones((), dtype=s.dtype))
     root = safe.sqrt() if p == 2.0 else safe ** (1.0 / p)
     return where(pos, root, xp.zeros((), dtype=s.dtype))
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """torch's ``linalg.lstsq`` for full-rank ``A``: the least-squares solution (tall ``A``)
+    or the minimum-norm one (wide ``A``), differentiable, through the normal equations'
+    Cholesky factor; ``residuals`` and ``singular_values`` are empty and ``rank`` is given, as
+    torch's default CPU driver (gelsy) returns them. A rank-deficient ``A`` is refused (use
+    ``linalg.pinv(A) @ B`` for its values)."""
+    A, B = _float(_as_tensor(A)), _float(_as_tensor(B))
+    if A.ndim < 2 or B.ndim < 1:
+        raise ValueError(f"linalg.lstsq needs A (..., m, n) and B (..., m, k), got "
+                         f"{tuple(A.shape)} and {tuple(B.shape)}")
+    vec = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vec else B
+    m, n = A.shape[-2:]
+    rank = matrix_rank(A.detach())
+    if bool((rank._data < min(m, n)).any()):
+        raise ValueError("linalg.lstsq: A is rank-deficient; skiff solves the full-rank case "
+                         "only (use linalg.pinv(A) @ B for the minimum-norm values)")
+    At = A.swapaxes(-1, -2)
+    if m >= n:
+        C = cholesky(At @ A)
+        y = solve_triangular(C, At @ Bm, upper=False)
+        X = solve_triangular(C.swapaxes(-1, -2), y, upper=True)
+    else:
+        C = cholesky(A @ At)
+        y = solve_triangular(C, Bm, upper=False)
+        X = At @ solve_triangular(C.swapaxes(-1, -2), y, upper=True)
+    if vec:
+        X = X.squeeze(-1)
+    empty = _const(xp_of(A._data).zeros((0,), dtype=A.dtype))
+    return _Lstsq(X, empty, rank, empty)

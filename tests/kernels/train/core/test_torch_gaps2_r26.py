@@ -473,3 +473,19 @@ def test_norms_of_zero_have_zero_gradient():
     _grad_check(lambda a: SL.norm(a * 0.0), lambda a: torch.linalg.norm(a * 0.0), x)
     _grad_check(lambda a: SL.matrix_norm(a[None] * 0.0), lambda a: torch.linalg.matrix_norm(
         a[None] * 0.0), x)
+
+
+@pytest.mark.parametrize("shape,bshape", [((6, 3), (6, 2)), ((2, 3, 5), (2, 3, 4))])
+def test_lstsq_full_rank(shape, bshape):
+    A, B = R.standard_normal(shape), R.standard_normal(bshape)
+    _grad_check(lambda a, b: SL.lstsq(a, b).solution,
+                lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").solution, A, B)
+    assert SL.lstsq(T.tensor(A), T.tensor(B)).rank.numpy().tolist() == torch.linalg.lstsq(
+        torch.tensor(A), torch.tensor(B)).rank.numpy().tolist()
+    low = A.copy()
+    if shape[-2] >= shape[-1]:
+        low[..., -1] = low[..., 0]  # two equal columns
+    else:
+        low[..., -1, :] = low[..., 0, :]  # two equal rows
+    with pytest.raises(ValueError, match="pinv"):
+        SL.lstsq(T.tensor(low), T.tensor(B))
