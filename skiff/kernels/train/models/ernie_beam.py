@@ -217,7 +217,8 @@ def _xp_index(array, index):
 
 def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask=None,
                    eos_token_id="config", pad_token_id="config", repetition_penalty=None,
-                   do_sample=None, **options):
+                   do_sample=None, streamer=None, stop_strings=None, use_cache=True,
+                   seed=None, generator=None, tokenizer=None, **options):
     """``model.generate(..., num_beams=N)`` as transformers takes it: ``input_ids`` (B, T)
     (numpy, list or CPU torch tensor), ``attention_mask`` of a left-padded batch,
     ``max_new_tokens`` / ``max_length``, ``length_penalty``, ``early_stopping``,
@@ -225,6 +226,10 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     ``min_new_tokens`` / ``min_length``, ``repetition_penalty``, ``generation_config``,
     ``return_dict_in_generate`` with ``output_scores`` / ``output_logits``. Beam sampling
     (``do_sample=True``) and the other options are refused by name."""
+    if streamer is not None or stop_strings:
+        raise ValueError("beam search takes no streamer or stop_strings (the best beam is "
+                         "known only at the end): leave them out, or decode greedily")
+    del use_cache, seed, generator, tokenizer  # beams always use the cache; no sampling
     from ..core.tensor import no_grad
     from .ernie import _mask_rows
     from .ernie_generate_options import new_token_counts, resolve_options

@@ -91,6 +91,7 @@ def test_beam_search_without_eos_runs_to_max_length(beam_pair):
     (dict(num_beams=2, num_return_sequences=3), "num_return_sequences=3"),
     (dict(num_beams=2, num_beam_groups=2, diversity_penalty=0.5), "num_beam_groups"),
     (dict(num_beams=2, early_stopping="sometimes"), "early_stopping"),
+    (dict(num_beams=2, stop_strings=["x"]), "stop_strings"),
 ])
 def test_unsupported_beam_options_are_one_error(beam_pair, kw, says):
     _, model = beam_pair
