@@ -244,6 +244,9 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         temperature=None, top_k=None, top_p=None, repetition_penalty=repetition_penalty,
         eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=None), options,
         beams=True)
+    if int(extra["num_beams"] or 1) == 1:
+        raise ValueError("num_beams=1 is greedy decoding: call model.generate, or pass "
+                         "num_beams > 1 here")
     if model._sampling(named["do_sample"], None, None, None, None)[0]:
         raise ValueError("beam sampling (num_beams > 1 with do_sample=True) is not supported: "
                          "pass do_sample=False")

@@ -86,12 +86,30 @@ def test_beam_search_without_eos_runs_to_max_length(beam_pair):
     np.testing.assert_array_equal(got, want)
 
 
+def test_generation_config_and_torch_tensors(beam_pair):
+    """A transformers ``GenerationConfig`` carrying the beam options, torch tensors as a
+    tokenizer gives them: transformers' sequences."""
+    from .ernie_reference import transformers
+
+    ref, model = beam_pair
+    ids, mask = _batch()
+    enc = dict(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask))
+    gc = transformers.GenerationConfig(num_beams=3, num_return_sequences=2, max_new_tokens=5,
+                                       length_penalty=0.7, eos_token_id=None)
+    with torch.no_grad():
+        want = ref.generate(**enc, generation_config=gc).numpy()
+    got = generate_beams(model, **enc, generation_config=gc)
+    assert got.shape == (4, ids.shape[1] + 5)
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("kw, says", [
     (dict(num_beams=2, do_sample=True), "beam sampling"),
     (dict(num_beams=2, num_return_sequences=3), "num_return_sequences=3"),
     (dict(num_beams=2, num_beam_groups=2, diversity_penalty=0.5), "num_beam_groups"),
     (dict(num_beams=2, early_stopping="sometimes"), "early_stopping"),
     (dict(num_beams=2, stop_strings=["x"]), "stop_strings"),
+    (dict(num_beams=1), "num_beams=1 is greedy"),
 ])
 def test_unsupported_beam_options_are_one_error(beam_pair, kw, says):
     _, model = beam_pair
