@@ -17,6 +17,7 @@ import urllib.request
 import nbformat
 import pytest
 
+from skiff.cli import CANCELLED
 from skiff.jobs.store import pid_alive
 
 from .lab import ROOT, stop_process
@@ -107,7 +108,7 @@ def test_sidebar_follows_a_terminal_job_and_cancels_it(lab, browser, terminal_jo
 
         row.locator(".skiff-JobRow-cancel").click()
         expect(row).to_have_attribute("data-status", "cancelled", timeout=60_000)
-        assert terminal_job.wait(timeout=60) == 1  # the terminal's process has ended
+        assert terminal_job.wait(timeout=60) == CANCELLED  # cancelled elsewhere: exit 3
         expect(row.locator(".skiff-JobRow-cancel")).to_be_hidden()
         expect(view).to_have_attribute("data-status", "cancelled", timeout=30_000)
         assert _api(lab, "api/kernels") == []  # all of it without a kernel

@@ -11,6 +11,7 @@ import signal
 
 import pytest
 
+from skiff.cli import CANCELLED
 from skiff.jobs import launch
 from skiff.jobs.store import pid_alive
 from skiff.lab.payload import JobCache, events_since, job_detail, progress_label, thin
@@ -93,7 +94,7 @@ def test_a_terminal_job_is_live_cancelled_then_removed(api, tmp_path):
 
         status, body = api.call("POST", f"jobs/{job_id}/cancel")
         assert status == 200, body
-        assert proc.wait(timeout=60) == 1  # the terminal's job stopped, and its process ended
+        assert proc.wait(timeout=60) == CANCELLED  # cancelled elsewhere: the CLI's exit status 3
         assert _row(api.get("jobs")["jobs"], job_id)["status"] == "cancelled"
         status, body = api.call("POST", f"jobs/{job_id}/cancel")
         assert status == 409 and "already ended" in body["message"]
@@ -145,7 +146,7 @@ def test_cancel_stops_a_process_job_and_its_ranks(api, tmp_path):
         assert ranks and pid_alive(launcher)
         status, body = api.call("POST", f"jobs/{job_id}/cancel")
         assert status == 200, body
-        assert proc.wait(timeout=90) == 1
+        assert proc.wait(timeout=90) == CANCELLED  # cancelled elsewhere: the CLI's exit status 3
         api.wait_for("the job cancelled", lambda jobs: (
             _row(jobs, job_id)["status"] == "cancelled"))
         api.wait_for("its launcher and ranks gone", lambda jobs: not any(
