@@ -36,6 +36,7 @@ from ..data import PackedBatch
 from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (imported from here too)
 from .ernie_generate import (
     StopStrings,
+    _mask_rows,
     generate_packed,
     sampling_rng,
 )
@@ -447,7 +448,8 @@ class ErnieForCausalLM(nn.Module):
         ``min_new_tokens`` / ``min_length``, ``no_repeat_ngram_size``,
         ``num_return_sequences`` (sampling), ``generation_config``,
         ``return_dict_in_generate`` with ``output_scores`` / ``output_logits`` (a
-        :class:`GenerateOutput`); beam search and the other processors are one error.
+        :class:`GenerateOutput`); ``num_beams > 1`` is transformers' beam search
+        (:func:`.ernie_beam.generate_beams`); the other processors are one error.
 
         A list of prompts of different lengths (1-D id arrays) goes to
         :meth:`generate_batch` (one packed prefill, no padding) and returns a list.
@@ -460,6 +462,19 @@ class ErnieForCausalLM(nn.Module):
             input_ids = options.pop("inputs", None)
             if input_ids is None:
                 raise TypeError("generate needs the prompt ids (input_ids)")
+        beams = options.get("num_beams")
+        if beams is None and options.get("generation_config") is not None:
+            beams = getattr(options["generation_config"], "num_beams", None)
+        if beams is not None and int(beams) > 1:   # transformers' beam search
+            from .ernie_beam import generate_beams
+
+            return generate_beams(self, input_ids, max_new_tokens,
+                                  attention_mask=attention_mask, eos_token_id=eos_token_id,
+                                  pad_token_id=pad_token_id,
+                                  repetition_penalty=repetition_penalty, do_sample=do_sample,
+                                  streamer=streamer, stop_strings=stop_strings,
+                                  use_cache=use_cache, seed=seed, generator=generator,
+                                  tokenizer=tokenizer, **options)
         options = self._checkpoint_options(max_new_tokens, options)
         named, extra = resolve_options(dict(
             max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
@@ -699,32 +714,6 @@ def _forward_options(kwargs: dict) -> None:
     if asked:
         raise ValueError(f"{', '.join(asked)} is not supported: skiff's forward returns the "
                          "logits (model.hidden(ids) gives the last hidden states)")
-
-
-def _mask_rows(attention_mask, input_ids):
-    """``[(start, end)]`` of each row's real tokens under a padding mask (left or right
-    padding), or None when the mask pads nothing; a mask of another shape, with holes, or
-    a row without a token is one error."""
-    mask = np.asarray(_host(attention_mask))
-    ids = np.asarray(_host(input_ids))
-    if ids.ndim == 1:
-        ids, mask = ids[None], mask.reshape(1, -1)
-    if mask.shape != ids.shape:
-        raise ValueError(f"attention_mask has shape {mask.shape}, input_ids {ids.shape}")
-    keep = mask != 0
-    if keep.all():
-        return None
-    rows = []
-    for b, row in enumerate(keep):
-        at = np.flatnonzero(row)
-        if len(at) == 0:
-            raise ValueError(f"attention_mask row {b} has no token (all padding)")
-        a, e = int(at[0]), int(at[-1]) + 1
-        if e - a != len(at):
-            raise ValueError(f"attention_mask row {b} has padding between tokens: only left "
-                             "or right padding is read")
-        rows.append((a, e))
-    return rows
 
 
 def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalty) -> None:

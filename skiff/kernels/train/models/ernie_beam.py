@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ernie_generate import PackedKVCache, _host, repetition_penalty_
+from .ernie_generate import PackedKVCache, _host, _mask_rows, repetition_penalty_
 from .ernie_generate_options import GenerateOutput, _banned_ngrams
 
 __all__ = ["beam_search", "generate_beams", "BeamOptions"]
@@ -231,7 +231,6 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                          "known only at the end): leave them out, or decode greedily")
     del use_cache, seed, generator, tokenizer  # beams always use the cache; no sampling
     from ..core.tensor import no_grad
-    from .ernie import _mask_rows
     from .ernie_generate_options import new_token_counts, resolve_options
 
     if input_ids is None:

@@ -251,3 +251,29 @@ def _host(a):
     if hasattr(a, "get") and not isinstance(a, np.ndarray):
         return a.get()
     return np.asarray(a)
+
+
+def _mask_rows(attention_mask, input_ids):
+    """``[(start, end)]`` of each row's real tokens under a padding mask (left or right
+    padding), or None when the mask pads nothing; a mask of another shape, with holes, or
+    a row without a token is one error."""
+    mask = np.asarray(_host(attention_mask))
+    ids = np.asarray(_host(input_ids))
+    if ids.ndim == 1:
+        ids, mask = ids[None], mask.reshape(1, -1)
+    if mask.shape != ids.shape:
+        raise ValueError(f"attention_mask has shape {mask.shape}, input_ids {ids.shape}")
+    keep = mask != 0
+    if keep.all():
+        return None
+    rows = []
+    for b, row in enumerate(keep):
+        at = np.flatnonzero(row)
+        if len(at) == 0:
+            raise ValueError(f"attention_mask row {b} has no token (all padding)")
+        a, e = int(at[0]), int(at[-1]) + 1
+        if e - a != len(at):
+            raise ValueError(f"attention_mask row {b} has padding between tokens: only left "
+                             "or right padding is read")
+        rows.append((a, e))
+    return rows

@@ -118,9 +118,20 @@ def test_unsupported_beam_options_are_one_error(beam_pair, kw, says):
         generate_beams(model, ids[:1], max_new_tokens=2, **kw)
 
 
-def test_model_generate_still_names_num_beams(beam_pair):
-    """``model.generate`` does not run beams yet: its error names the beam entry point."""
-    _, model = beam_pair
-    ids, _ = _batch()
-    with pytest.raises(ValueError, match="generate_beams"):
-        model.generate(ids[:1], max_new_tokens=2, num_beams=2)
+def test_model_generate_runs_beams_as_transformers(beam_pair):
+    """``model.generate(..., num_beams=N)`` (transformers' call, a padded batch or a
+    GenerationConfig carrying num_beams) runs the beam search: transformers' sequences."""
+    from .ernie_reference import transformers
+
+    ref, model = beam_pair
+    ids, mask = _batch()
+    kw = dict(num_beams=3, num_return_sequences=2, max_new_tokens=5, length_penalty=0.7,
+              eos_token_id=None, do_sample=False)
+    with torch.no_grad():
+        want = ref.generate(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask),
+                            **kw).numpy()
+    np.testing.assert_array_equal(model.generate(ids, attention_mask=mask, **kw), want)
+    gc = transformers.GenerationConfig(num_beams=3, max_new_tokens=4, eos_token_id=None)
+    with torch.no_grad():
+        want = ref.generate(torch.tensor(ids[:1]), generation_config=gc).numpy()
+    np.testing.assert_array_equal(model.generate(ids[:1], generation_config=gc), want)
