@@ -77,5 +77,11 @@ from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
+    adaptive_max_pool2d,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 
-__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn.functional
+# the same names as skiff.kernels.train.core.nn.functional, and the pixel/pool ones beside
+__all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle"]

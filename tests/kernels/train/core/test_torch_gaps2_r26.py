@@ -489,3 +489,19 @@ def test_lstsq_full_rank(shape, bshape):
         low[..., -1, :] = low[..., 0, :]  # two equal rows
     with pytest.raises(ValueError, match="pinv"):
         SL.lstsq(T.tensor(low), T.tensor(B))
+
+
+def test_pixel_and_adaptive_max_functions_are_under_F():
+    """``F.pixel_shuffle`` / ``F.pixel_unshuffle`` / ``F.adaptive_max_pool2d``, as torch's."""
+    import torch
+
+    import skiff.nn.functional as F
+
+    x = np.random.default_rng(3).standard_normal((2, 8, 4, 5))
+    tx = torch.tensor(x)
+    np.testing.assert_allclose(F.pixel_shuffle(skiff.tensor(x), 2).numpy(),
+                               torch.nn.functional.pixel_shuffle(tx, 2).numpy())
+    np.testing.assert_allclose(F.pixel_unshuffle(skiff.tensor(x[..., :4]), 2).numpy(),
+                               torch.nn.functional.pixel_unshuffle(tx[..., :4], 2).numpy())
+    np.testing.assert_allclose(F.adaptive_max_pool2d(skiff.tensor(x), (2, 3)).numpy(),
+                               torch.nn.functional.adaptive_max_pool2d(tx, (2, 3)).numpy())
