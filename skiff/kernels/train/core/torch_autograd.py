@@ -14,6 +14,7 @@ import contextlib
 from . import autograd as _ag
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .double_backward import backward_graph, grad_graph
+from .double_backward import leaves_of as _leaves
 from .double_helpers import input_t, output_t
 from .tensor import Tensor, as_array
 
@@ -121,25 +122,6 @@ class Function:
         if getattr(ctx, "_non_diff", None) and not single:
             res = tuple(r.detach() if id(o) in ctx._non_diff else r for r, o in zip(res, outs))
         return res
-
-
-def _leaves(roots) -> list:
-    found, seen = {}, set()
-    stack = [t._node for t in roots if t._node is not None]
-    for t in roots:
-        if t._node is None and t.requires_grad:
-            found[id(t)] = t
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for p in n._parents:
-            if isinstance(p, _ag.Function):
-                stack.append(p)
-            elif p is not None:
-                found[id(p)] = p
-    return list(found.values())
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
