@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .amg_strength import evolution_strength
+from .amg_strength import evolution_strength, rho_dinv_a
 
 __all__ = ["SmoothedAggregation", "aggregate", "strength"]
 
@@ -118,17 +118,6 @@ def aggregate(S: sp.csr_matrix) -> tuple[np.ndarray, int]:
         fn = _AGG_JIT
     agg, count = fn(S.indptr.astype(np.int64), S.indices.astype(np.int64), S.shape[0])
     return agg, int(count)
-
-
-def _rho_dinv_a(A: sp.csr_matrix, dinv: np.ndarray, iters: int = 15) -> float:
-    v = np.random.default_rng(1).standard_normal(A.shape[0])
-    lam = 1.0
-    for _ in range(iters):
-        v /= np.linalg.norm(v)
-        w = dinv * (A @ v)
-        lam = float(w @ v)
-        v = w
-    return max(lam, 1e-12) * 1.1
 
 
 def _norm_dinv_a(A: sp.csr_matrix, dinv: np.ndarray) -> float:
@@ -374,7 +363,8 @@ class SmoothedAggregation:
                                  f"matrix needs precond='none' with method='gmres'")
             dinv = 1.0 / d
             # lmax: the Chebyshev interval's top (symmetric); the bound ||D^-1 A||_inf else
-            lmax = _rho_dinv_a(A, dinv) if self.symmetric else _norm_dinv_a(A, dinv)
+            lmax = (1.1 * rho_dinv_a(A, dinv, seed=1) if self.symmetric
+                    else _norm_dinv_a(A, dinv))
             if strength == "evolution":   # the candidate before improvement (as pyamg)
                 S = evolution_strength(A, B, epsilon=EVOLUTION_EPSILON, symmetric=self.symmetric,
                                        rho=lmax / 1.1 if self.symmetric else None)

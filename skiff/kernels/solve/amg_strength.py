@@ -26,8 +26,10 @@ import scipy.sparse as sp
 __all__ = ["evolution_strength"]
 
 
-def _rho(A: sp.csr_matrix, dinv: np.ndarray, iters: int = 15) -> float:
-    v = np.random.default_rng(2).standard_normal(A.shape[0])
+def rho_dinv_a(A: sp.csr_matrix, dinv: np.ndarray, iters: int = 15, seed: int = 2) -> float:
+    """The spectral radius of D^-1 A by ``iters`` power steps from a seeded random vector
+    (for a symmetric A; used by the smoother's bound and by evolution strength's step)."""
+    v = np.random.default_rng(seed).standard_normal(A.shape[0])
     lam = 1.0
     for _ in range(iters):
         v /= np.linalg.norm(v)
@@ -54,7 +56,7 @@ def evolution_strength(A: sp.csr_matrix, B: np.ndarray | None = None, *, k: int 
                          f"epsilon >= 1 (pyamg's defaults are k=2, epsilon=4)")
     d = A.diagonal()
     dinv = np.divide(1.0, d, out=np.zeros(n), where=d != 0)
-    w = 1.0 / (_rho(A, dinv) if rho is None else rho)
+    w = 1.0 / (rho_dinv_a(A, dinv) if rho is None else rho)
     # Mt = (I - w D^-1 A)^T = I - w A^T D^-1; its k-th power's row i is the evolved delta at i
     At = A if symmetric else A.T.tocsr()
     At.sort_indices()

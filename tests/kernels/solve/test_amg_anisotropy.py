@@ -177,7 +177,7 @@ def test_python_kernel_matches_the_generic_measure():
     A, _ = _rotated(refine=3)
     n = A.shape[0]
     d = A.diagonal()
-    w = 1.0 / m._rho(A, 1.0 / d)
+    w = 1.0 / m.rho_dinv_a(A, 1.0 / d)
     Z = (sp.identity(n, format="csr") - w * (A @ sp.diags(1.0 / d))).tocsr()
     Zt = (sp.identity(n, format="csr") - w * (sp.diags(1.0 / d) @ A)).tocsr()
     pat = A.copy()
