@@ -60,13 +60,15 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
-from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
-    RNN,
+from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
-    GRUCell,
-    LSTMCell,
     PixelShuffle,
     PixelUnshuffle,
+)
+from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
+    RNN,
+    GRUCell,
+    LSTMCell,
     RNNCell,
 )
 from skiff.kernels.train.core.nn.torch_activations import (  # noqa: F401

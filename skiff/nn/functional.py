@@ -77,7 +77,7 @@ from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
-from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
+from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     adaptive_max_pool2d,
     pixel_shuffle,
     pixel_unshuffle,

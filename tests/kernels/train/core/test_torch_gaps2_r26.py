@@ -233,7 +233,7 @@ def test_default_dtype():
         skiff.set_default_dtype(np.float64)
 
 
-# ---- cells and shape layers (nn/rnn_cells.py) ---------------------------------------------------
+# ---- cells and shape layers (nn/rnn_cells.py, nn/pixel_pool.py) ------------------------------
 
 def _twin(name, *args, **kw):
     """The skiff layer and torch's, skiff's weights copied from torch's (float64)."""

@@ -38,16 +38,9 @@ from .layers import (
 )
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
+from .pixel_pool import AdaptiveMaxPool2d, PixelShuffle, PixelUnshuffle
 from .recurrent import GRU, LSTM
-from .rnn_cells import (
-    RNN,
-    AdaptiveMaxPool2d,
-    GRUCell,
-    LSTMCell,
-    PixelShuffle,
-    PixelUnshuffle,
-    RNNCell,
-)
+from .rnn_cells import RNN, GRUCell, LSTMCell, RNNCell
 from .torch_activations import (
     CELU,
     GLU,
@@ -190,7 +183,7 @@ __all__ = [
     "GaussianNLLLoss",
     "Dropout1d",
     "Dropout2d",
-    # round 26: cells and shape layers (rnn_cells.py)
+    # round 26: cells (rnn_cells.py) and shape layers (pixel_pool.py)
     "RNN",
     "RNNCell",
     "LSTMCell",

@@ -118,6 +118,15 @@ class _Recurrent(Module):
         proj = F.linear(x.reshape(steps * n, x.shape[-1]), w_ih, b_ih)
         return proj.reshape(steps, n, w_ih.shape[0])
 
+    def _initial(self, state, n, x):
+        """Each layer's (and direction's) first hidden state: ``h_0`` (N, hidden) slices, or
+        None for zeros (LSTM's carries ``(h_0, c_0)``: its own)."""
+        k = self.num_layers * self.directions
+        if state is None:
+            return [None] * k
+        h0 = self._state(state, n, x, "h_0")
+        return [h0[i] for i in range(k)]
+
 
 class LSTM(_Recurrent):
     """torch.nn.LSTM: gates i, f, g, o; ``c' = f c + i g``, ``h' = o tanh(c')``."""
@@ -162,13 +171,6 @@ class GRU(_Recurrent):
     ``h' = (1 - z) n + z h``."""
 
     GATES = 3
-
-    def _initial(self, state, n, x):
-        k = self.num_layers * self.directions
-        if state is None:
-            return [None] * k
-        h0 = self._state(state, n, x, "h_0")
-        return [h0[i] for i in range(k)]
 
     def _run(self, x, weights, state, reverse):
         w_ih, w_hh, b_ih, b_hh = weights
