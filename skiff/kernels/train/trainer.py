@@ -203,7 +203,7 @@ class Trainer(Inference, TrainerState):
         self.early_stopping = check_early_stopping(early_stopping)
         if cuda_graph not in (None, True, False):
             raise ValueError(f"cuda_graph must be None (auto), True or False, got {cuda_graph!r}")
-        from skiff.kernels.backend.report import NullReporter
+        from .trainer_launch import launch_reporter
 
         self.model = model
         self.strategy_spec = strategy
@@ -221,7 +221,8 @@ class Trainer(Inference, TrainerState):
         self.warmup_steps = warmup_steps
         self.min_lr_ratio = min_lr_ratio
         self.weight_decay = weight_decay
-        self.reporter = reporter if reporter is not None else NullReporter()
+        # none given: one rank, or this rank of an MPI launch (mpiexec, MPI.COMM_SELF.Spawn)
+        self.reporter = reporter if reporter is not None else launch_reporter(strategy)
         if checkpoint_dir is None and getattr(self.reporter, "run_dir", None) is not None:
             checkpoint_dir = Path(self.reporter.run_dir) / "checkpoints"
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
