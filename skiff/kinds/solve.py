@@ -798,10 +798,10 @@ def _check_complex_precond(name: str, dtype, values: dict) -> None:
     """A complex system with a preconditioner built on real matrices: said before a job
     exists (the solver says it too, but from inside a run folder)."""
     if dtype is not None and getattr(dtype, "kind", "") == "c" and values.get("precond") in (
-            "amg", "chebyshev", "mg"):
+            "chebyshev", "mg"):
         raise ValueError(f"{name!r} is complex ({dtype}) and --precond {values['precond']} "
-                         f"builds on real matrices only: --precond none or jacobi (or leave "
-                         f"it out)")
+                         f"builds on real matrices only: --precond amg, jacobi or none (or "
+                         f"leave it out)")
 
 
 def _file_request(values: dict) -> JobRequest:

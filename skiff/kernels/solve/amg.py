@@ -128,8 +128,9 @@ def _norm_dinv_a(A: sp.csr_matrix, dinv: np.ndarray) -> float:
 
 
 def is_symmetric(A: sp.csr_matrix, rtol: float = 1e-8) -> bool:
-    """``|A - A^T| <= rtol max|A|`` entry by entry (O(nnz))."""
-    D = (A - A.T).tocsr()
+    """``|A - A^H| <= rtol max|A|`` entry by entry (O(nnz)): symmetric, or Hermitian for a
+    complex A (a complex symmetric one, Helmholtz's with an absorbing boundary, is not)."""
+    D = (A - A.T.conj()).tocsr()
     if D.nnz == 0:
         return True
     top = float(np.abs(A.data).max()) if A.nnz else 0.0
@@ -161,6 +162,14 @@ def _gauss_seidel():
     return _GS_JIT
 
 
+def _agg_sum(agg, weights, count):
+    """Per-aggregate sums of ``weights`` (real or complex: ``np.bincount`` takes real only)."""
+    if np.iscomplexobj(weights):
+        return (np.bincount(agg, weights=weights.real, minlength=count)
+                + 1j * np.bincount(agg, weights=weights.imag, minlength=count))
+    return np.bincount(agg, weights=weights, minlength=count)
+
+
 def _fit_candidates(agg, count, B):
     """Tentative prolongator whose columns on each aggregate are an orthonormal basis of the
     rows of ``B`` there, and the coarse candidates (the R factors, stacked).
@@ -169,7 +178,8 @@ def _fit_candidates(agg, count, B):
     dot products): O(n k^2) numpy work. A column whose remainder on an aggregate is under
     1e-10 of ``B``'s norm there is dropped for that aggregate (B is rank-deficient on it).
     The loop over aggregates with one ``np.linalg.qr`` each took 2 s for 33 000 aggregates.
-    Nodes in no aggregate (``agg == -1``) get zero rows."""
+    Nodes in no aggregate (``agg == -1``) get zero rows. A complex ``B`` gets a unitary basis
+    (inner products ``conj(q_i) . q_j``)."""
     n_all, k = B.shape
     inside = np.flatnonzero(agg >= 0)
     if inside.size < n_all:
@@ -177,17 +187,17 @@ def _fit_candidates(agg, count, B):
         T = T.tocoo()
         return sp.csr_matrix((T.data, (inside[T.row], T.col)), shape=(n_all, T.shape[1])), Rc
     n = n_all
-    Q = np.array(B, dtype=np.float64, copy=True)
-    R = np.zeros((count, k, k))
+    Q = np.array(B, dtype=np.result_type(B, np.float64), copy=True)
+    R = np.zeros((count, k, k), dtype=Q.dtype)
     keep = np.zeros((count, k), dtype=bool)
-    scale = np.sqrt(np.bincount(agg, weights=(Q * Q).sum(axis=1), minlength=count))
+    scale = np.sqrt(np.bincount(agg, weights=(np.abs(Q) ** 2).sum(axis=1), minlength=count))
     for j in range(k):
         for _ in range(2):                       # twice is enough (re-orthogonalisation)
             for i in range(j):
-                dot = np.bincount(agg, weights=Q[:, i] * Q[:, j], minlength=count)
+                dot = _agg_sum(agg, Q[:, i].conj() * Q[:, j], count)
                 R[:, i, j] += dot
                 Q[:, j] -= dot[agg] * Q[:, i]
-        norm = np.sqrt(np.bincount(agg, weights=Q[:, j] * Q[:, j], minlength=count))
+        norm = np.sqrt(np.bincount(agg, weights=np.abs(Q[:, j]) ** 2, minlength=count))
         ok = norm > 1e-10 * np.maximum(scale, 1e-300)
         R[:, j, j] = np.where(ok, norm, 0.0)
         Q[:, j] = np.where(ok[agg], Q[:, j] / np.where(ok, norm, 1.0)[agg], 0.0)
@@ -206,12 +216,12 @@ def improve_candidates(A: sp.csr_matrix, B: np.ndarray, sweeps: int) -> np.ndarr
     ``improve_candidates``): the constant (or the rigid-body modes) bent to what ``A`` finds
     smooth, e.g. flat inside each region of a high-contrast coefficient and decaying to a
     Dirichlet boundary. Damped Jacobi (``w = 2/3``, twice as many steps) without numba."""
-    B = np.array(B, dtype=np.float64, copy=True)
+    B = np.array(B, dtype=np.result_type(B, A.dtype, np.float64), copy=True)
     if sweeps <= 0:
         return B
     d = A.diagonal()
     gs = _gauss_seidel()
-    zero = np.zeros(A.shape[0])
+    zero = np.zeros(A.shape[0], dtype=B.dtype)
     for j in range(B.shape[1]):
         col = np.ascontiguousarray(B[:, j])
         for _ in range(sweeps):
@@ -244,24 +254,24 @@ def coarse_inverse(dense: np.ndarray) -> np.ndarray:
     d = 1.0 / np.sqrt(diag) if diag.min() > 0 else np.ones(len(diag))
     scaled = dense * d[:, None] * d[None, :]
     scale = float(np.abs(dense).max())
-    if scale and np.abs(dense - dense.T).max() <= 1e-12 * scale:
+    if scale and np.abs(dense - dense.T.conj()).max() <= 1e-12 * scale:   # Hermitian
         try:  # positive definite and well away from singular: Cholesky, 4x cheaper than eigh
             low = np.linalg.cholesky(scaled)
             pivots = np.diag(low) ** 2
             if pivots.min() > 1e-10 * pivots.max():
                 inv_low = np.linalg.inv(low)
-                return (inv_low.T @ inv_low) * d[:, None] * d[None, :]
+                return (inv_low.T.conj() @ inv_low) * d[:, None] * d[None, :]
         except np.linalg.LinAlgError:
             pass
         ws = np.abs(np.linalg.eigvalsh(scaled))
         rank = int((ws > 1e-10 * ws.max()).sum())
         w, V = np.linalg.eigh(dense)
         keep = np.argsort(np.abs(w))[::-1][:rank]
-        return (V[:, keep] / w[keep]) @ V[:, keep].T
+        return (V[:, keep] / w[keep]) @ V[:, keep].T.conj()
     ss = np.linalg.svd(scaled, compute_uv=False)
     rank = int((ss > 1e-10 * ss.max()).sum())
     U, s, Vt = np.linalg.svd(dense)   # s descending: the rank largest are kept
-    return (Vt[:rank].T / s[:rank]) @ U[:, :rank].T
+    return (Vt[:rank].T.conj() / s[:rank]) @ U[:, :rank].T.conj()
 
 
 STRENGTHS = ("auto", "symmetric", "evolution")
@@ -334,12 +344,22 @@ class SmoothedAggregation:
                  xp=np, symmetric=None, improve=4, strength="auto"):
         if strength not in STRENGTHS:
             raise ValueError(f"amg: strength={strength!r}; use one of {STRENGTHS}")
-        A = sp.csr_matrix(A, dtype=np.float64)
+        A = sp.csr_matrix(A)
+        self.complex = A.dtype.kind == "c"
+        self.dtype = np.dtype(np.complex128 if self.complex else np.float64)
+        A = A.astype(self.dtype)
         A.sort_indices()
         if B is not None:
-            B = np.asarray(B, dtype=np.float64).reshape(A.shape[0], -1)
+            B = np.asarray(B)
+            B = B.astype(np.result_type(B.dtype, np.float64)).reshape(A.shape[0], -1)
+            if B.dtype.kind == "c" and not self.complex:
+                raise ValueError("amg: B (the near-null space) is complex and A is real; "
+                                 "give real candidates, or a complex A")
         self.xp = xp
         self.degree = int(degree)
+        # symmetric: Hermitian for a complex A (Chebyshev smoothing, R = P^H); a complex
+        # symmetric A (Helmholtz with an absorbing boundary) is treated as non-symmetric:
+        # Gauss-Seidel, R from A^T (= P^T there), as pyamg's 'nonsymmetric'
         self.symmetric = bool(is_symmetric(A) if symmetric is None else symmetric)
         # symmetric Gauss-Seidel for a non-symmetric matrix where numba runs it (the host)
         self._gs = None if self.symmetric or xp is not np else _gauss_seidel()
@@ -366,8 +386,13 @@ class SmoothedAggregation:
             lmax = (1.1 * rho_dinv_a(A, dinv, seed=1) if self.symmetric
                     else _norm_dinv_a(A, dinv))
             if strength == "evolution":   # the candidate before improvement (as pyamg)
-                S = evolution_strength(A, B, epsilon=EVOLUTION_EPSILON, symmetric=self.symmetric,
-                                       rho=lmax / 1.1 if self.symmetric else None)
+                # a complex A: the measure on its real part (Helmholtz's K - k^2 M; the
+                # imaginary part is the absorbing boundary's, or a shift)
+                real = not self.complex
+                S = evolution_strength(A if real else A.real, B if B is None else B.real,
+                                       epsilon=EVOLUTION_EPSILON,
+                                       symmetric=self.symmetric and real,
+                                       rho=lmax / 1.1 if self.symmetric and real else None)
             else:
                 S = symmetric_strength(A, theta)
             agg, count = aggregate(S)
@@ -389,7 +414,7 @@ class SmoothedAggregation:
                 T, B = _fit_candidates(agg, count, B)
             P = (T - (4.0 / 3.0 / lmax) * sp.diags(dinv) @ (A @ T)).tocsr()
             if self.symmetric:
-                R = P.T.tocsr()
+                R = P.T.conj().tocsr()
             else:  # the left near-null space: T smoothed with A^T (pyamg's 'nonsymmetric')
                 At = A.T.tocsr()
                 R = (T - (4.0 / 3.0 / _norm_dinv_a(At, dinv)) * sp.diags(dinv) @ (At @ T)).T
@@ -480,7 +505,7 @@ class SmoothedAggregation:
         A, dinv, lmax, P, R = self._dev[level]
         x = self._smooth(A, dinv, lmax, x, b, self.degree, zero)
         rc = R @ (b - A @ x)
-        xc = self.vcycle(level + 1, self.xp.zeros(rc.shape[0]), rc, True)
+        xc = self.vcycle(level + 1, self.xp.zeros(rc.shape[0], dtype=rc.dtype), rc, True)
         x += P @ xc
         return self._smooth(A, dinv, lmax, x, b, self.degree)
 
@@ -497,14 +522,19 @@ class SmoothedAggregation:
         n = self.levels[0][0].shape[0] if self.levels else self.coarse_n
 
         def apply(r):
-            r = np.asarray(r, dtype=np.float64).reshape(-1)
-            return self.vcycle(0, np.zeros(n), r, True)
+            r = np.asarray(r).reshape(-1)
+            if r.dtype.kind == "c" and not self.complex:   # a real hierarchy: by parts
+                return apply(r.real) + 1j * apply(r.imag)
+            r = r.astype(self.dtype)
+            return self.vcycle(0, np.zeros(n, dtype=self.dtype), r, True)
 
-        return LinearOperator((n, n), matvec=apply, dtype=np.float64)
+        return LinearOperator((n, n), matvec=apply, dtype=self.dtype)
 
     def precondition(self, r, out):
         """out = one V-cycle applied to ``r`` from zero (any shape; flattened inside)."""
         flat = r.reshape(-1)
-        z = self.vcycle(0, self.xp.zeros(flat.shape[0]), flat, True)
+        if self.complex and flat.dtype.kind != "c":
+            flat = flat.astype(self.dtype)
+        z = self.vcycle(0, self.xp.zeros(flat.shape[0], dtype=flat.dtype), flat, True)
         out[...] = z.reshape(out.shape)
         return out

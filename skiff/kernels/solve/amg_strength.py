@@ -34,7 +34,7 @@ def rho_dinv_a(A: sp.csr_matrix, dinv: np.ndarray, iters: int = 15, seed: int = 
     for _ in range(iters):
         v /= np.linalg.norm(v)
         w = dinv * (A @ v)
-        lam = float(w @ v)
+        lam = float(np.vdot(v, w).real)   # v real at first; complex for a Hermitian A
         v = w
     return max(lam, 1e-12)
 

@@ -48,7 +48,7 @@ METHODS = ("cg", "pipecg", "bicgstab", "gmres", "minres", "mg", "fmg", "direct",
 STALL_RESTARTS = 5   # GMRES stops when this many restarts in a row gain under 0.1 % in all
 SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "direct")   # what runs on complex vectors
-COMPLEX_PRECONDS = ("none", "jacobi", "user")   # built on a complex matrix (real: any, by parts)
+COMPLEX_PRECONDS = ("none", "jacobi", "amg", "user")   # on a complex matrix (real: any, by parts)
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg")
 COMPATIBILITY = (None, "project")
 CALLBACK_TYPES = (None, "x", "pr_norm", "legacy")
@@ -561,7 +561,8 @@ class Solver:
 
     def _check_complex(self, precond):
         """A complex matrix: what runs on it (CG for a Hermitian one, BiCGStab, GMRES, the
-        direct solve; no preconditioner, Jacobi or the user's M; on the CPU), as SciPy's."""
+        direct solve; no preconditioner, Jacobi, AMG (complex smoothed aggregation, as
+        pyamg's) or the user's M; on the CPU)."""
         if self.device.is_gpu:
             raise ValueError("the matrix is complex: complex systems are solved on the CPU "
                              "(device='cpu')")
@@ -570,13 +571,12 @@ class Solver:
                              f"is complex ({np.dtype(self.dtype)}); use method='gmres', "
                              f"'bicgstab' or 'cg' (Hermitian positive definite)")
         if self.precond_name not in COMPLEX_PRECONDS:
-            if precond == "auto":   # AMG, the matrices' default, is real: none, as SciPy's
-                self.precond_name = "none"
-                self.auto_note = "auto: no preconditioner, as AMG builds on real matrices only"
+            if precond == "auto":   # not reached: 'auto' on a matrix is AMG, which takes it
+                self.precond_name = "amg"
             else:
                 raise ValueError(f"precond {self.precond_name!r} builds on real matrices only "
                                  f"and the matrix is complex ({np.dtype(self.dtype)}); use "
-                                 f"precond='none', 'jacobi' or your own M (precond=M)")
+                                 f"precond='amg', 'jacobi', 'none' or your own M (precond=M)")
 
     def _check_memory(self):
         """Refuse a grid whose solve cannot fit in the device's memory before anything of the
