@@ -686,6 +686,15 @@ class ErnieForCausalLM(nn.Module):
     def get_output_embeddings(self):
         return self.lm_head
 
+    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None,
+                                mean_resizing: bool = True, seed=None):
+        """transformers' ``resize_token_embeddings`` (``ernie_vocab``): after
+        ``tok.add_special_tokens(...)``, ``model.resize_token_embeddings(len(tok))``."""
+        from .ernie_vocab import resize_token_embeddings
+
+        return resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of,
+                                       mean_resizing, seed)
+
     @property
     def device(self):
         """Where the weights are (``"cpu"`` or a GPU), so that transformers' idiom

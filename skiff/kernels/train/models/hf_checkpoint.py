@@ -316,7 +316,10 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
             if (Path(source) / name).is_file():
                 shutil.copyfile(Path(source) / name, folder / name)
                 written.append(name)
-    return written
+    tok = getattr(model, "tokenizer", None)
+    if tok is not None and getattr(tok, "_added_now", None):  # tokens added: write them
+        written += [Path(f).name for f in tok.save_pretrained(folder)]
+    return list(dict.fromkeys(written))
 
 
 # ---- tokenizer and text data -----------------------------------------------------------------

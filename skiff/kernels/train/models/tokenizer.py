@@ -31,10 +31,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
 
+from .tokenizer_added import EXTRA_KEYS, AddedTokensMixin
 from .tokenizer_encoding import (
     KEYS,
     BatchEncoding,
@@ -113,8 +115,8 @@ class _CallMixin:
             text = _token_text(config.get(name)) or _token_text(special_map.get(name))
             if text:
                 self.specials[name] = text
-        extra = [*(config.get("additional_special_tokens") or []),
-                 *(special_map.get("additional_special_tokens") or [])]
+        extra = [v for key in EXTRA_KEYS for v in (*(config.get(key) or []),
+                                                    *(special_map.get(key) or []))]
         self.additional_special_tokens = list(dict.fromkeys(
             t for t in (_token_text(v) for v in extra) if t))
         decoder = config.get("added_tokens_decoder") or {}
@@ -444,7 +446,7 @@ class _ChatMixin:
             ids = [i[:max_length] for i in ids]
         return ids if batch else ids[0]
 
-class HFTokenizer(_ChatMixin, _CallMixin):
+class HFTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
     """A checkpoint's ``tokenizer.json`` through the ``tokenizers`` library."""
 
     def __init__(self, path: Path, chat_template=None):
@@ -513,6 +515,19 @@ class HFTokenizer(_ChatMixin, _CallMixin):
     def _id_to_token(self, i: int) -> str | None:
         return self._tok.id_to_token(i)
 
+    def _add_to_vocab(self, texts: list[str], special: bool) -> int:
+        """``tokenizers``' own added tokens (a special one not normalized, as
+        transformers adds them); the number new to the vocabulary."""
+        from tokenizers import AddedToken
+
+        tokens = [AddedToken(t, special=special, normalized=not special) for t in texts]
+        return int(self._tok.add_special_tokens(tokens) if special
+                   else self._tok.add_tokens(tokens))
+
+    def _save_backend(self, folder: Path) -> list[str]:
+        self._tok.save(str(folder / "tokenizer.json"))
+        return ["tokenizer.json"]
+
     def get_vocab(self) -> dict[str, int]:
         return dict(self._tok.get_vocab(with_added_tokens=True))
 
@@ -527,7 +542,7 @@ class HFTokenizer(_ChatMixin, _CallMixin):
         return f"HFTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
 
 
-class SentencePieceTokenizer(_ChatMixin, _CallMixin):
+class SentencePieceTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
     """A checkpoint's ``tokenizer.model`` through the ``sentencepiece`` library, with the
     added tokens and ``legacy`` setting of its ``tokenizer_config.json`` (module docstring)."""
 
@@ -564,8 +579,8 @@ class SentencePieceTokenizer(_ChatMixin, _CallMixin):
         out.update({t: int(i) for t, i in extra.items() if isinstance(t, str)})
         special_map = _read_json(self.path.parent / "special_tokens_map.json")
         names = [config.get(n) or special_map.get(n) for n in _SPECIAL_NAMES]
-        names += list(config.get("additional_special_tokens") or [])
-        names += list(special_map.get("additional_special_tokens") or [])
+        for key in EXTRA_KEYS:
+            names += list(config.get(key) or []) + list(special_map.get(key) or [])
         for value in names:
             text = value.get("content") if isinstance(value, dict) else value
             if not isinstance(text, str) or not text or text in out:
@@ -659,6 +674,27 @@ class SentencePieceTokenizer(_ChatMixin, _CallMixin):
                 ids.append(int(i))
                 offsets.append((a, b) if b > a or a >= len(text) else (a, a + 1))
         return ids, offsets
+
+    def _add_to_vocab(self, texts: list[str], special: bool) -> int:
+        """New tokens take the next ids and are matched in the raw text before
+        SentencePiece runs (a piece of the model marked special too); the number new."""
+        fresh = 0
+        for t in texts:
+            i = self.token_id(t)
+            if i is None:
+                i, fresh = self.vocab_size, fresh + 1
+            elif t in self.added or not special:
+                continue
+            self.added[t] = int(i)
+            self.added_text[int(i)] = t
+        pattern = "|".join(re.escape(t) for t in sorted(self.added, key=len, reverse=True))
+        self._split = re.compile(f"({pattern})") if pattern else None
+        return fresh
+
+    def _save_backend(self, folder: Path) -> list[str]:
+        if self.path.resolve() != (folder / "tokenizer.model").resolve():
+            shutil.copyfile(self.path, folder / "tokenizer.model")
+        return ["tokenizer.model"]
 
     def _id_to_token(self, i: int) -> str | None:
         if i in self.added_text:
