@@ -116,22 +116,36 @@ class Kind:
         would take more than ``budget_s`` seconds (:data:`PROBE_BUDGET_S`), each costing
         what the last one did, or ``prepare_s`` (the kind's prepare, timed by the caller)
         when that took over a second: a large matrix file is read by each (0.06 s for 600k
-        entries). Kinds may say it more cheaply."""
+        entries). A kind with a table (:meth:`typed_refusals`) is not probed: the table says
+        it at once."""
+        from skiff.grammar.common import GIVEN
+
+        typed = set(values.get(GIVEN) or ())
+        mine = [name for name in values if not str(name).startswith("_") and name not in typed]
+        # unset: read if something in the config came from it
+        unread = {name for name in mine if values[name] is None and not _reaches(name, config)}
+        asked = [name for name in mine if values[name] is not None]
+        table = self.typed_refusals(values, asked, cell=cell, user_ns=user_ns)
+        if table is None:
+            table = self.probe_refusals(values, asked, cell=cell, user_ns=user_ns,
+                                        where=where, prepare_s=prepare_s, budget_s=budget_s)
+        return unread | set(table)
+
+    def probe_refusals(self, values: dict, names: list[str], *, cell: str | None = None,
+                       user_ns: dict | None = None, where: str = "thread",
+                       prepare_s: float = 0.0, budget_s: float | None = None) -> set[str]:
+        """Of ``names``, those :meth:`prepare` refuses typed, asked once per option (a flag
+        left off typed turns it on), within ``budget_s`` (:meth:`unread_options`): what a
+        kind's table (:meth:`typed_refusals`) must answer."""
         import time
 
         from skiff.grammar.common import GIVEN
 
         budget_s = PROBE_BUDGET_S if budget_s is None else budget_s
-        unread, typed = set(), set(values.get(GIVEN) or ())
+        refused: set[str] = set()
         # a prepare over a second read data (imports take less): each probe would too
         spent, last = 0.0, float(prepare_s) if prepare_s > 1.0 else 0.0
-        for name in values:
-            if str(name).startswith("_") or name in typed:
-                continue
-            if values[name] is None:  # unset: read if something in the config came from it
-                if not _reaches(name, config):
-                    unread.add(name)
-                continue
+        for name in names:
             if spent + last > budget_s:  # listed rather than slow: nothing else differs
                 continue
             start = time.perf_counter()
@@ -142,10 +156,21 @@ class Kind:
             try:
                 self.prepare(probe, cell=cell, user_ns=dict(user_ns or {}), where=where)
             except Exception:  # noqa: BLE001  (refused only when typed: not read here)
-                unread.add(name)
+                refused.add(name)
             last = time.perf_counter() - start
             spent += last
-        return unread
+        return refused
+
+    def typed_refusals(self, values: dict, names: list[str], *, cell: str | None = None,
+                       user_ns: dict | None = None) -> set[str] | None:
+        """Of ``names`` (options set in ``values``, not typed), those the job would refuse
+        typed, told from the kind's tables (:mod:`skiff.kinds.typed_refusals`) without
+        preparing it again; None: no table, :meth:`unread_options` asks :meth:`prepare` once
+        per option. A table must answer as those probes do (a test checks it)."""
+        from .typed_refusals import TABLES
+
+        table = TABLES.get(self.name)
+        return None if table is None else table(values, names, cell=cell, user_ns=user_ns)
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """Checks that need to know how many ranks the job gets (ValueError: one line);
