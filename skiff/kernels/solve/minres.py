@@ -14,11 +14,21 @@ with an estimate of ``|A|``, so it stops at a different iteration for the same r
 M the residual norm is the rotation's ``phibar`` (no extra work); with M that is the
 ``M^-1``-norm, so the 2-norm residual is carried by a recurrence on ``A w`` (three vectors
 more). Complex Hermitian systems take ``vdot`` inner products (SciPy's minres is real).
+
+``scipy_rtol`` (``Solver.solve(..., stop='scipy')``) replaces that test by SciPy's own, so a
+SciPy user gets SciPy's iteration count: stop when ``phibar / (|T| |x|) <= rtol`` (a
+backward error, ``|T|`` the Frobenius norm of the Lanczos tridiagonal so far, an estimate of
+``|A|``), or ``|A r| / (|A| |r|) <= rtol``, or ``|A| |x| eps >= beta1`` (x is as good as
+float64 gets), or the estimate ``cond(A) >= 0.1/eps``, or the Lanczos vectors vanish at the
+first step; each of them counts as converged, as SciPy's ``info = 0``. With M, ``phibar`` is
+the residual in the ``M^-1`` norm, as SciPy's.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .krylov import SolveError, _finite, _real, _report, _sums
 
@@ -30,9 +40,11 @@ def _symmetric_remedy() -> str:
             "non-symmetric one")
 
 
-def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
+def minres(op, b, x, M=None, *, tol, maxiter, callback=None, scipy_rtol=None):
     """Preconditioned MINRES; returns ``(x, history, converged)`` as the other Krylov methods
     (``history``: the 2-norms ``|b - A x_k|`` by recurrence, from the initial one on).
+    ``scipy_rtol``: stop on SciPy's tests with this rtol instead of ``|r| <= tol`` (module
+    text).
 
     Raises :class:`~.krylov.SolveError` when M is not positive definite (``r.Mr <= 0``) or
     the Lanczos process finds A (or M) not symmetric (a negative ``beta^2``)."""
@@ -44,7 +56,8 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
         r1 -= tmp
     history = [norm(r1)]
     _report(history, callback, 0, x)
-    if history[-1] <= tol:
+    scipy = scipy_rtol is not None
+    if history[-1] <= (0.0 if scipy else tol):
         return x, history, True
     y = r1.copy()
     if M is not None:
@@ -71,6 +84,8 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
     dbar = epsln = 0.0
     phibar = beta1
     cs, sn = -1.0, 0.0
+    eps = float(np.finfo(np.float64).eps)
+    tnorm2, gmax, gmin = 0.0, 0.0, math.inf   # SciPy's estimates of |A| and cond(A)
     for it in range(1, int(maxiter) + 1):
         v[...] = y * (1.0 / beta)
         op.matvec(v, y)                        # y = A v
@@ -96,12 +111,15 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
                              f"be (beta^2 = {beta2:.3e} < 0 at iteration {it}); "
                              f"{_symmetric_remedy()}, and a symmetric positive definite M")
         beta = math.sqrt(beta2)
+        tnorm2 += alfa * alfa + oldb * oldb + beta2
+        first_vanished = it == 1 and beta / beta1 <= 10 * eps   # SciPy's istop = -1
         oldeps = epsln
         delta = cs * dbar + sn * alfa
         gbar = sn * dbar - cs * alfa
         epsln = sn * beta
         dbar = -cs * beta
-        gamma = max(math.hypot(gbar, beta), 1e-300)
+        root = math.hypot(gbar, dbar)             # |A r| / |r|, SciPy's test2 numerator
+        gamma = max(math.hypot(gbar, beta), eps if scipy else 1e-300)
         cs, sn = gbar / gamma, beta / gamma
         phi = cs * phibar
         phibar = sn * phibar
@@ -118,7 +136,16 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None):
         history.append(rnorm)
         _report(history, callback, it, x)
         _finite(rnorm, "the residual", it)
-        if rnorm <= tol:
+        if scipy:
+            gmax, gmin = max(gmax, gamma), min(gmin, gamma)
+            anorm, ynorm = math.sqrt(tnorm2), norm(x)
+            test1 = abs(phibar) / (anorm * ynorm) if anorm and ynorm else math.inf
+            test2 = root / anorm if anorm else math.inf
+            if (first_vanished or test1 <= scipy_rtol or test2 <= scipy_rtol
+                    or 1 + test1 <= 1 or 1 + test2 <= 1 or anorm * ynorm * eps >= beta1
+                    or gmax / gmin >= 0.1 / eps):
+                return x, history, True
+        elif rnorm <= tol:
             return x, history, True
         if beta == 0.0:   # the Krylov space is invariant: x is the best it holds
             raise SolveError(f"minres: the Krylov space became invariant at iteration {it} "

@@ -791,7 +791,7 @@ class Solver:
         return [self.solve(B[:, j], **kwargs) for j in range(B.shape[1])]
 
     def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
-              reporter=None, strict=False, callback_type=None) -> Solution:
+              reporter=None, strict=False, callback_type=None, stop="residual") -> Solution:
         """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side).
 
         Stops when ``|b - A x| <= max(rtol |b|, atol)`` -- scipy.sparse.linalg.cg's test, on
@@ -813,8 +813,19 @@ class Solver:
         stopped short does: the iterate it stopped at, ``converged=False``, ``status`` naming
         the remedy and SciPy's negative ``info`` (-10, -11) in ``x, info = skiff.solve(...)``,
         as ``bicgstab``'s; ``strict=True`` raises :class:`SolveError` instead.
+        ``stop='scipy'`` (MINRES): SciPy's ``minres`` stopping tests instead (a backward
+        error with estimates of ``|A|`` and ``cond(A)``; ``atol`` unused), so its iteration
+        count and x are SciPy's; the true residual may then be above ``rtol |b|``.
         """
         check_tolerances(rtol, atol, maxiter)
+        if stop not in ("residual", "scipy"):
+            raise ValueError(f"stop={stop!r}: 'residual' (|b - Ax| <= max(rtol |b|, atol), "
+                             f"the default) or 'scipy' (SciPy's minres tests, method='minres')")
+        if stop == "scipy" and self.method not in ("minres", "cg", "pipecg", "bicgstab"):
+            raise ValueError(f"stop='scipy' is MINRES's option (SciPy's minres stops on its "
+                             f"own test; CG's and BiCGStab's test is SciPy's already) and "
+                             f"the method is {self.method!r}: use method='minres'")
+        self._scipy_rtol = rtol if stop == "scipy" else None
         if callback_type not in CALLBACK_TYPES:
             raise ValueError(f"unknown callback_type {callback_type!r}: choose from 'x', "
                              f"'pr_norm', 'legacy' (SciPy's gmres), or None: callback(xk) after "
@@ -939,7 +950,8 @@ class Solver:
             true_residual=true_abs / bnorm if bnorm else None,
             cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None,
             breakdown=breakdown)
-        if converged and math.isfinite(true_abs) and true_abs > 10 * tol:
+        if (converged and math.isfinite(true_abs) and true_abs > 10 * tol
+                and not (self.method == "minres" and self._scipy_rtol is not None)):
             # the recurrence passed the tolerance, the returned x does not: say so
             sol.converged = converged = False
             sol.status = (f"attainable accuracy: the solver's residual passed the tolerance "
@@ -1029,7 +1041,8 @@ class Solver:
             return self.mg.iterate(b, x, rtol=tol / bn if bn else 0.0, atol=tol, maxiter=maxiter,
                                    callback=on_iter, bnorm=bn)
         fn = minres if self.method == "minres" else KRYLOV[self.method]
-        kw = {}
+        kw = ({"scipy_rtol": getattr(self, "_scipy_rtol", None)} if self.method == "minres"
+              else {})
         M = self.M
         if b.dtype.kind == "c" and not self.complex and M is not None and not isinstance(
                 M, UserPrecond):   # a real system's preconditioner on a complex b: by parts
@@ -1138,18 +1151,20 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if "accel" in options:
         raise TypeError("solve() takes no accel= keyword: pyamg's accel='cg' is method='cg' "
                         "here, with precond='amg' (skiff's smoothed-aggregation AMG)")
-    known = set(inspect.signature(Solver).parameters) | {"strict"}
+    known = set(inspect.signature(Solver).parameters) | {"strict", "stop"}
     unknown = sorted(set(options) - known)
     if unknown:
-        extra = sorted(known - {"strict", "system", "method", "precond", "device"})
+        extra = sorted(known - {"strict", "stop", "system", "method", "precond", "device"})
         raise TypeError(f"solve() got unexpected keyword argument(s) {', '.join(unknown)}; "
                         f"it takes rtol, atol, maxiter, x0, callback, callback_type, method, "
-                        f"precond, device, reporter, strict and Solver's options: "
+                        f"precond, device, reporter, strict, stop and Solver's options: "
                         f"{', '.join(extra)}")
     strict = options.pop("strict", False)
+    stop = options.pop("stop", "residual")
     solver = Solver(system, method=method, precond=precond, device=device, **options)
     return solver.solve(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
-                        reporter=reporter, strict=strict, callback_type=callback_type)
+                        reporter=reporter, strict=strict, callback_type=callback_type,
+                        stop=stop)
 
 
 # ---------------------------------------------------------------------------- loading numba
