@@ -40,6 +40,7 @@ from .ernie_generate import (
     generate_packed,
     sampling_rng,
 )
+from .ernie_generate_hooks import UserHooks
 from .ernie_generate_options import (
     GenerateOutput,
     StepChooser,
@@ -465,7 +466,14 @@ class ErnieForCausalLM(nn.Module):
         beams = options.get("num_beams")
         if beams is None and options.get("generation_config") is not None:
             beams = getattr(options["generation_config"], "num_beams", None)
+        hooks = dict(logits_processor=options.pop("logits_processor", None),
+                     stopping_criteria=options.pop("stopping_criteria", None))
         if beams is not None and int(beams) > 1:   # transformers' beam search
+            if any(v is not None and (not hasattr(v, "__len__") or len(v))
+                   for v in hooks.values()):
+                raise ValueError("logits_processor / stopping_criteria with beam search "
+                                 "(num_beams > 1) are not supported: greedy or sampling "
+                                 "take them")
             from .ernie_beam import generate_beams
 
             return generate_beams(self, input_ids, max_new_tokens,
@@ -520,7 +528,8 @@ class ErnieForCausalLM(nn.Module):
                     repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
                     seed=seed, generator=generator, stop_strings=stop_strings,
                     tokenizer=tokenizer, _padded=[(list(ids[b]), e - a)
-                                                  for b, (a, e) in enumerate(rows)], **more)
+                                                  for b, (a, e) in enumerate(rows)],
+                    **hooks, **more)
                 seqs = new.sequences if isinstance(new, GenerateOutput) else new
                 tails = [r[e - a:] for r, (a, e) in zip(seqs, rows)]
                 pad = self._generation_value("pad_token_id", pad_token_id)
@@ -541,7 +550,8 @@ class ErnieForCausalLM(nn.Module):
                 input_ids, max_new_tokens, do_sample=do_sample, temperature=temperature,
                 top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
                 eos_token_id=eos_token_id, seed=seed, generator=generator,
-                stop_strings=stop_strings, tokenizer=tokenizer, streamer=streamer, **more)
+                stop_strings=stop_strings, tokenizer=tokenizer, streamer=streamer, **hooks,
+                **more)
         _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
                         repetition_penalty)
         out = input_ids
@@ -555,12 +565,16 @@ class ErnieForCausalLM(nn.Module):
         eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
         pad = self._generation_value("pad_token_id", pad_token_id)
         stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
+        user = UserHooks(**hooks, pad=pad)
         choose = StepChooser(
             batch=out.shape[0], do_sample=do_sample, temperature=temperature, top_k=top_k,
             top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
             eos=eos, min_new=min_new, no_repeat=extra["no_repeat_ngram_size"],
-            keep_scores=extra["output_scores"], keep_logits=extra["output_logits"])
+            keep_scores=extra["output_scores"], keep_logits=extra["output_logits"],
+            hooks=user)
+        ends = bool(eos or stop or user.criteria)
         done = np.zeros(out.shape[0], dtype=bool)
+        halted = done.copy()  # stopped by the user's criteria, not padded (no eos)
         put, end = _stream_hooks(streamer)
         put(out)
         was_training = self.training
@@ -574,16 +588,22 @@ class ErnieForCausalLM(nn.Module):
                     ids = fresh if use_cache else out
                     logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]
                     nxt = choose(logits, out)
-                    if pad is not None and (eos or stop):
+                    if pad is not None and ends:
                         nxt = np.where(done, pad, nxt)
                     if eos:
                         done |= np.isin(nxt, list(eos))
                     out = np.concatenate([out, nxt[:, None]], axis=1)
                     if stop:
                         done |= np.array([stop(row) for row in out])
+                    if user.criteria:  # as transformers: padded after only with an eos
+                        hit = user.stopped(out)
+                        if eos:
+                            done |= hit
+                        else:
+                            halted |= hit
                     put(nxt)
                     fresh = nxt[:, None]
-                    if (eos or stop) and done.all():
+                    if ends and (done | halted).all():
                         break
         finally:
             self.train(was_training)
@@ -598,6 +618,7 @@ class ErnieForCausalLM(nn.Module):
                        stop_strings=None, tokenizer=None, streamer=None, min_new_tokens=0,
                        no_repeat_ngram_size=None, return_dict_in_generate=False,
                        output_scores=False, output_logits=False,
+                       logits_processor=None, stopping_criteria=None,
                        _padded=None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
@@ -619,13 +640,19 @@ class ErnieForCausalLM(nn.Module):
         eos = self._generation_value("eos_token_id", eos_token_id)
         eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
         stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
+        user = UserHooks(logits_processor, stopping_criteria,
+                         pad=self._generation_value("pad_token_id", "config"))
+        if user.criteria:  # the user's criteria, and the stop strings when given
+            strings, by_user = stop, user.row_stopper()
+            stop = (lambda ids: strings(ids) or by_user(ids)) if strings else by_user
         extra = dict(return_dict_in_generate=return_dict_in_generate,
                      output_scores=output_scores, output_logits=output_logits)
         choose = StepChooser(
             batch=len(prompts), do_sample=do_sample, temperature=temperature, top_k=top_k,
             top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
             eos=eos, min_new=int(min_new_tokens or 0), no_repeat=no_repeat_ngram_size,
-            keep_scores=output_scores, keep_logits=output_logits, padded=_padded)
+            keep_scores=output_scores, keep_logits=output_logits, padded=_padded,
+            hooks=user)
         was_training = self.training
         self.eval()
         try:

@@ -44,7 +44,6 @@ UNSUPPORTED = {"num_beam_groups": 1, "penalty_alpha": None, "diversity_penalty":
                "exponential_decay_length_penalty": None, "guidance_scale": None,
                "renormalize_logits": False, "remove_invalid_values": False,
                "output_attentions": False, "output_hidden_states": False,
-               "logits_processor": None, "stopping_criteria": None,
                "prefix_allowed_tokens_fn": None, "assistant_model": None,
                "prompt_lookup_num_tokens": None, "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
@@ -195,7 +194,8 @@ class StepChooser:
 
     def __init__(self, *, batch: int, do_sample: bool, temperature, top_k, top_p, penalty,
                  rng, eos: set, min_new: int = 0, no_repeat: int | None = None,
-                 keep_scores: bool = False, keep_logits: bool = False, padded=None):
+                 keep_scores: bool = False, keep_logits: bool = False, padded=None,
+                 hooks=None):
         self.batch, self.do_sample, self.rng = batch, do_sample, rng
         self.temperature, self.top_k, self.top_p, self.penalty = temperature, top_k or None, \
             top_p, penalty
@@ -205,9 +205,20 @@ class StepChooser:
         # (padded prompt, real length) per row: transformers' n-grams run over the padded
         # ids, the padding included
         self.padded = padded
+        self.hooks = hooks  # the user's logits processors (ernie_generate_hooks)
         self.scores: list[np.ndarray] = []
         self.logits: list[np.ndarray] = []
         self.step = 0
+
+    def _rows(self, histories, rows):
+        """The rows' ids as transformers holds them (a padded prompt as given)."""
+        if self.padded is None:
+            return histories
+        out = []
+        for b, seen in enumerate(histories):
+            full, n = self.padded[b if rows is None else int(rows[b])]
+            out.append([*full, *list(seen)[n:]])
+        return out
 
     def __call__(self, logits: np.ndarray, histories, rows=None) -> np.ndarray:
         z = np.asarray(logits, dtype=np.float64)  # edited in place (a float64 copy or the
@@ -226,6 +237,8 @@ class StepChooser:
                     z[b, banned] = -np.inf
         if self.step < self.min_new and self.eos:
             z[:, self.eos] = -np.inf
+        if self.hooks:
+            z = self.hooks.process(z, self.hooks.rows(self._rows(histories, rows)))
         self.step += 1
         if not self.do_sample:
             if self.keep_scores:

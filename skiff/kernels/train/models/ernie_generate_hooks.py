@@ -1,0 +1,116 @@
+"""User hooks of ``generate``: transformers' ``logits_processor`` and ``stopping_criteria``.
+
+``model.generate(ids, logits_processor=LogitsProcessorList([...]),
+stopping_criteria=StoppingCriteriaList([...]))`` (transformers' lists, any iterable of
+callables, or one callable) as transformers calls them:
+
+* a processor is ``proc(input_ids, scores) -> scores``: ``input_ids`` (n, T) the rows so far
+  (the padded prompt as given, then the new tokens), ``scores`` (n, V) float32 logits after
+  skiff's own processors (repetition penalty, no-repeat n-grams, min new tokens) and before
+  temperature / top-k / top-p, the place transformers puts a custom processor;
+* a criterion is ``crit(input_ids, scores) -> bool tensor (n,)`` (or one bool), called after
+  each step's token is appended: a row it marks is finished (that token kept, padding
+  after), as transformers' ``unfinished_sequences & ~criteria(...)``; ``scores`` is None.
+
+They get torch tensors when torch is installed (transformers' processors and ones written
+for them index and return torch tensors), numpy arrays otherwise; what they return may be
+either. In a batch of different lengths (``generate_batch``, a padded ``attention_mask``)
+only the rows still generating are passed (a finished row has left the batch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["UserHooks"]
+
+
+def _as_list(hooks, name: str) -> list:
+    if hooks is None:
+        return []
+    items = [hooks] if callable(hooks) and not isinstance(hooks, (list, tuple)) else list(hooks)
+    for h in items:
+        if not callable(h):
+            raise TypeError(f"{name} holds callables (input_ids, scores) -> ..., got "
+                            f"{type(h).__name__}")
+    return items
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:  # numpy in and out
+        return None
+    return torch
+
+
+def _host(x) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+class UserHooks:
+    """The processors and criteria of one ``generate`` call (either may be empty)."""
+
+    def __init__(self, logits_processor=None, stopping_criteria=None, pad: int = 0):
+        self.processors = _as_list(logits_processor, "logits_processor")
+        self.criteria = _as_list(stopping_criteria, "stopping_criteria")
+        self.pad = int(pad or 0)
+        self._torch = _torch() if (self.processors or self.criteria) else None
+
+    def __bool__(self) -> bool:
+        return bool(self.processors or self.criteria)
+
+    def rows(self, histories) -> np.ndarray:
+        """(n, T) int64 of the rows' ids (rows of different lengths left-padded)."""
+        if isinstance(histories, np.ndarray) and histories.ndim == 2:
+            return histories.astype(np.int64, copy=False)
+        rows = [np.asarray(h, dtype=np.int64) for h in histories]
+        width = max((len(r) for r in rows), default=0)
+        out = np.full((len(rows), width), self.pad, dtype=np.int64)
+        for b, r in enumerate(rows):
+            out[b, width - len(r):] = r
+        return out
+
+    def _in(self, ids: np.ndarray, scores):
+        t = self._torch
+        if t is None:
+            return ids, scores
+        return (t.from_numpy(np.ascontiguousarray(ids)),
+                None if scores is None else t.from_numpy(np.ascontiguousarray(scores)))
+
+    def process(self, z: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """``z`` (n, V) after every processor; float64 as skiff's chooser keeps it."""
+        if not self.processors:
+            return z
+        ids_in, scores = self._in(ids, z.astype(np.float32))
+        for proc in self.processors:
+            scores = proc(ids_in, scores)
+            if scores is None:
+                raise ValueError(f"logits processor {proc!r} returned None: it returns the "
+                                 "scores (edited or new)")
+        out = _host(scores).astype(np.float64)
+        if out.shape != z.shape:
+            raise ValueError(f"logits processor returned scores of shape {out.shape}, "
+                             f"expected {z.shape}")
+        return out
+
+    def stopped(self, ids: np.ndarray) -> np.ndarray:
+        """(n,) bool: rows any criterion marks as done."""
+        done = np.zeros(ids.shape[0], dtype=bool)
+        if not self.criteria:
+            return done
+        ids_in, _ = self._in(ids, None)
+        for crit in self.criteria:
+            value = _host(crit(ids_in, None)).astype(bool)
+            done |= np.broadcast_to(value.reshape(-1) if value.ndim else value, done.shape)
+        return done
+
+    def row_stopper(self):
+        """``stop(row ids) -> bool`` for the packed loop: one row at a time, its real
+        tokens (the prompt without its padding, then the new tokens)."""
+        def stop(ids) -> bool:
+            return bool(self.stopped(self.rows([np.asarray(ids)]))[0])
+
+        return stop
