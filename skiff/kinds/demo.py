@@ -4,6 +4,7 @@ launched from Python (``skiff.launch("demo", {"steps": 5}, np=2)``)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -17,7 +18,9 @@ __all__ = ["run", "KIND"]
 
 def run(config: dict, reporter: Reporter) -> dict:
     """Config: ``steps`` (10), ``sleep`` seconds a step (0.05), ``fail_at`` (a step that
-    raises), ``size`` of the all-reduced array (4)."""
+    raises), ``size`` of the all-reduced array (4); ``hold_at`` (a step) and ``hold_until``
+    (a path): before that step the job waits, running, until the file exists (or a cancel),
+    so that a test sees it running for as long as it needs, however loaded the machine."""
     steps = int(config.get("steps", 10))
     sleep = float(config.get("sleep", 0.05))
     fail_at = config.get("fail_at")
@@ -33,6 +36,10 @@ def run(config: dict, reporter: Reporter) -> dict:
         if reporter.should_stop():
             reporter.log(f"stopping at step {step}")
             return {"steps": step - 1, "stopped": True}
+        if config.get("hold_at") is not None and step == int(config["hold_at"]):
+            if not _held(str(config["hold_until"]), reporter):
+                reporter.log(f"stopping at step {step}")
+                return {"steps": step - 1, "stopped": True}
         if fail_at is not None and step == int(fail_at):
             raise RuntimeError(f"demo job failed on purpose at step {step}")
         local = np.full(int(config.get("size", 4)), float(rank + 1) * step)
@@ -50,6 +57,20 @@ def run(config: dict, reporter: Reporter) -> dict:
         time.sleep(sleep)
     reporter.log(f"finished {steps} steps on {size} rank(s)")
     return {"steps": steps, "ranks": size, "allreduce": total}
+
+
+def _held(path: str, reporter: Reporter) -> bool:
+    """Wait until ``path`` exists: True, or False when the job is asked to stop first. The
+    progress so far is written first (a throttled last step would show only after)."""
+    flush = getattr(reporter, "flush", None)
+    if flush is not None:
+        flush()
+    reporter.log(f"holding until {path} exists")
+    while not os.path.exists(path):
+        if reporter.should_stop():
+            return False
+        time.sleep(0.05)
+    return True
 
 
 class DemoKind(Kind):
