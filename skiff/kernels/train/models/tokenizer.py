@@ -312,6 +312,19 @@ class _CallMixin:
         keys |= {"length"} if return_length else set()
         return assemble(rows, single, return_tensors, keys)
 
+    def _encode_as_transformers(self, text, text_pair=None, *, add_special_tokens=True,
+                                return_tensors=None, **kwargs):
+        """transformers' ``tok.encode(a, b, add_special_tokens=True, truncation=...,
+        max_length=..., padding=..., return_tensors=...)``: the ``input_ids`` of calling the
+        tokenizer on one text or pair (a list of ints; a (1, T) tensor with
+        ``return_tensors``)."""
+        if not isinstance(text, str) or not (text_pair is None or isinstance(text_pair, str)):
+            raise TypeError("encode takes one text (and one text_pair); call the tokenizer "
+                            "itself for a batch: tok(texts, text_pair=...)")
+        enc = self(text, text_pair, add_special_tokens=add_special_tokens,
+                   return_tensors=return_tensors, **kwargs)
+        return enc["input_ids"]
+
     def pad(self, encoded_inputs, padding=True, max_length: int | None = None,
             pad_to_multiple_of: int | None = None, padding_side: str | None = None,
             return_attention_mask: bool | None = None, return_tensors: str | None = None,
@@ -459,7 +472,11 @@ class HFTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
         self.chat_template = chat_template
         self._read_config(self.path.parent)
 
-    def encode(self, text: str) -> np.ndarray:
+    def encode(self, text: str, text_pair=None, **kwargs):
+        """The ids of ``text`` (an int64 array, no special tokens); with a pair or any of
+        transformers' options, transformers' ``encode`` (:meth:`_encode_as_transformers`)."""
+        if text_pair is not None or kwargs:
+            return self._encode_as_transformers(text, text_pair, **kwargs)
         return np.asarray(self._tok.encode(text, add_special_tokens=False).ids, dtype=np.int64)
 
     def encode_with_offsets(self, text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -631,7 +648,11 @@ class SentencePieceTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
         return [(p.id, start + int(char_at[p.begin]), start + int(char_at[p.end]))
                 for p in proto.pieces]
 
-    def encode(self, text: str) -> np.ndarray:
+    def encode(self, text: str, text_pair=None, **kwargs):
+        """The ids of ``text`` (an int64 array, no special tokens); with a pair or any of
+        transformers' options, transformers' ``encode`` (:meth:`_encode_as_transformers`)."""
+        if text_pair is not None or kwargs:
+            return self._encode_as_transformers(text, text_pair, **kwargs)
         return self.encode_with_offsets(text)[0]
 
     def encode_with_offsets(self, text: str) -> tuple[np.ndarray, np.ndarray]:
