@@ -147,6 +147,8 @@ def fast_path(model) -> InferenceWeights | None:
 
     if os.environ.get("SKIFF_REFERENCE_OPS"):
         return None
+    if type(model.model.embed_tokens) is not nn.Embedding:  # trainable tokens: the graph
+        return None
     emb = model.model.embed_tokens.weight._data
     if not isinstance(emb, np.ndarray) or emb.dtype != np.float32:
         return None

@@ -35,6 +35,12 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.nn.layers import uniform_
 from . import safetensors_io as st
+from .lora_tokens import (
+    apply_trainable_tokens,
+    merged_rows,
+    remove_trainable_tokens,
+    token_adapter,
+)
 
 __all__ = ["LoRALinear", "GateUpLoRA", "apply_lora", "merge_lora", "merged_state_dict",
            "save_adapter", "load_adapter", "lora_modules", "has_lora", "EXPERT_TARGETS"]
@@ -137,9 +143,11 @@ def _targets(model, target_modules):
 
 
 def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "v_proj"),
-               dropout: float = 0.0):
+               dropout: float = 0.0, trainable_token_indices=None):
     """Adapt ``model`` in place (see the module docstring); returns it. An unknown target
-    name (no Linear by that name) is one clear error."""
+    name (no Linear by that name) is one clear error. ``trainable_token_indices`` (token
+    ids, or peft's ``{"embed_tokens": ids}``): those embedding rows are trained too
+    (``lora_tokens``), as peft's option of that name."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
     if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
@@ -175,6 +183,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
         p._grad = None
     for parent, attr, _, linear in targets:
         setattr(parent, attr, LoRALinear(linear, r, alpha, dropout))
+    tokens = _token_indices(trainable_token_indices)
+    if tokens is not None:
+        apply_trainable_tokens(model, tokens)
     for mlp in experts:
         if "gate_up_proj" in expert_parts:
             mlp.gate_up_lora = GateUpLoRA(mlp.gate_proj, r, alpha)
@@ -186,8 +197,22 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          else sorted(full for _, _, full, _ in targets),
                          "target_parameters": [f"mlp.experts.{p}" for p in
                                                ("gate_up_proj", "down_proj")
-                                               if p in expert_parts]}
+                                               if p in expert_parts],
+                         "trainable_token_indices": tokens}
     return model
+
+
+def _token_indices(value):
+    """peft's ``trainable_token_indices``: a list of ids, or a dict naming the embedding."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        other = sorted(k for k in value if k not in ("embed_tokens", "model.embed_tokens"))
+        if other or len(value) != 1:
+            raise ValueError(f"trainable_token_indices names {other or list(value)}: skiff "
+                             "trains the rows of embed_tokens only (a list of ids)")
+        value = next(iter(value.values()))
+    return [int(i) for i in value]
 
 
 def lora_modules(model) -> list[tuple[str, LoRALinear]]:
@@ -201,7 +226,8 @@ def gate_up_modules(model) -> list[tuple[str, GateUpLoRA]]:
 
 
 def has_lora(model) -> bool:
-    return bool(lora_modules(model) or gate_up_modules(model))
+    return bool(lora_modules(model) or gate_up_modules(model)
+                or token_adapter(model) is not None)
 
 
 def merged_state_dict(model) -> dict[str, np.ndarray]:
@@ -221,7 +247,7 @@ def merged_state_dict(model) -> dict[str, np.ndarray]:
         fold(f"{name}.up_proj.weight", delta[m.inner:])
         for k in ("lora_A.weight", "lora_B.weight"):
             state.pop(f"{name}.gate_up_lora.{k}")
-    return state
+    return merged_rows(model, state)
 
 
 def merge_lora(model):
@@ -241,6 +267,7 @@ def merge_lora(model):
         for lin, part in ((mlp.gate_proj, delta[:m.inner]), (mlp.up_proj, delta[m.inner:])):
             lin.weight._data += lin.weight.xp.asarray(part).astype(lin.weight.dtype)
         mlp.gate_up_lora = None
+    remove_trainable_tokens(model)
     for p in model.parameters():
         p.requires_grad = True
     model.__dict__.pop("lora_config", None)
@@ -272,6 +299,8 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
             m.lora_A.weight.numpy(), m.lora_B.weight.numpy())
     for prefix, parts in experts.items():
         tensors.update(_fused_expert_adapters(prefix, parts))
+    base = base_model_name_or_path or getattr(model, "source_folder", None)
+    tensors.update(_embedding_tensors(model, base))
     st.write_file(tensors, folder / "adapter_model.safetensors")
     cfg = dict(model.lora_config)
     config = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": cfg["r"],
@@ -279,10 +308,50 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "target_modules": cfg["target_modules"] or None,
               "target_parameters": cfg.get("target_parameters") or None, "bias": "none",
               "fan_in_fan_out": False, "use_rslora": False, "inference_mode": True,
-              "base_model_name_or_path": base_model_name_or_path
-              or getattr(model, "source_folder", None)}
+              "trainable_token_indices": cfg.get("trainable_token_indices"),
+              "base_model_name_or_path": base}
     (folder / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n")
     return ["adapter_model.safetensors", "adapter_config.json"]
+
+
+def _base_vocab(base) -> int | None:
+    """The vocabulary size of the base folder's ``config.json`` (None: no such folder)."""
+    path = Path(str(base)).expanduser() / "config.json" if base else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        return int(json.loads(path.read_text()).get("vocab_size"))
+    except (ValueError, TypeError):
+        return None
+
+
+def _embedding_tensors(model, base) -> dict[str, np.ndarray]:
+    """peft's embedding entries: the trained token rows, and, when the vocabulary differs
+    from the base folder's (tokens added, as peft's ``save_embedding_layers="auto"``
+    finds), the whole embedding and head, under peft's names."""
+    out = {}
+    pre = "base_model.model."
+    adapter = token_adapter(model)
+    tied = model.config.tie_word_embeddings
+    if adapter is not None:
+        delta = adapter.trainable_tokens_delta.numpy()
+        out[f"{pre}model.embed_tokens.token_adapter.trainable_tokens_delta"] = delta
+    vocab = _base_vocab(base)
+    if vocab is None or vocab == model.config.vocab_size:
+        return out
+    emb = model.model.embed_tokens.weight.numpy()
+    head = model.lm_head.weight.numpy()
+    if adapter is None:
+        out[f"{pre}model.embed_tokens.weight"] = emb
+        out[f"{pre}lm_head.weight"] = head
+        return out
+    out[f"{pre}model.embed_tokens.token_adapter.base_layer.weight"] = emb
+    if tied:
+        out[f"{pre}lm_head.token_adapter.base_layer.weight"] = emb
+        out[f"{pre}lm_head.token_adapter.trainable_tokens_delta"] = delta
+    else:
+        out[f"{pre}lm_head.weight"] = head
+    return out
 
 
 def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
@@ -308,7 +377,7 @@ def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
 # adapter_config.json entries whose non-default values change the function: refused
 _UNSUPPORTED = {"use_dora": False, "use_rslora": False, "bias": "none", "fan_in_fan_out": False,
                 "modules_to_save": None, "layers_to_transform": None, "rank_pattern": {},
-                "alpha_pattern": {}, "lora_bias": False, "trainable_token_indices": None}
+                "alpha_pattern": {}, "lora_bias": False}
 
 
 def load_adapter(model, path: str | os.PathLike):
@@ -344,16 +413,19 @@ def load_adapter(model, path: str | os.PathLike):
     elif params:
         raise ValueError(f"{cfg_path}: a target_modules pattern with target_parameters is "
                          "not supported; list the modules")
-    apply_lora(model, r=int(cfg["r"]), alpha=float(cfg.get("lora_alpha", cfg["r"])),
-               target_modules=targets, dropout=float(cfg.get("lora_dropout") or 0.0))
     saved = st.SafetensorsFile(weights)
     values = {}
     for key in saved.keys():
         name = key.removeprefix("base_model.model.").replace(".lora_A.default.", ".lora_A.") \
             .replace(".lora_B.default.", ".lora_B.")
         values[name] = np.array(saved.get(key, np.float32))
+    _load_embeddings(model, values)  # a grown vocabulary: resized to the adapter's first
+    apply_lora(model, r=int(cfg["r"]), alpha=float(cfg.get("lora_alpha", cfg["r"])),
+               target_modules=targets, dropout=float(cfg.get("lora_dropout") or 0.0),
+               trainable_token_indices=cfg.get("trainable_token_indices"))
     values = _per_expert_adapters(values, model)
-    own = {n: p for n, p in model.named_parameters() if ".lora_" in n}
+    own = {n: p for n, p in model.named_parameters()
+           if ".lora_" in n or n.endswith("trainable_tokens_delta")}
     missing = sorted(set(own) - set(values))
     extra = sorted(set(values) - set(own))
     if missing or extra:
@@ -368,6 +440,25 @@ def load_adapter(model, path: str | os.PathLike):
         p._data[...] = p.xp.asarray(values[n]).astype(p.dtype)
     model.lora_config["base_model_name_or_path"] = cfg.get("base_model_name_or_path")
     return model
+
+
+def _load_embeddings(model, values: dict) -> None:
+    """Take the embedding and head tables out of ``values`` (peft's names) into ``model``,
+    resizing it to their size first; the tied head's copies are dropped."""
+    emb = values.pop("model.embed_tokens.token_adapter.base_layer.weight",
+                     values.pop("model.embed_tokens.weight", None))
+    head = values.pop("lm_head.weight", values.pop("lm_head.token_adapter.base_layer.weight",
+                                                   None))
+    values.pop("lm_head.token_adapter.trainable_tokens_delta", None)
+    if emb is None:
+        return
+    if emb.shape[0] != model.config.vocab_size:
+        model.resize_token_embeddings(emb.shape[0])
+    w = model.model.embed_tokens.weight
+    w._data[...] = w.xp.asarray(emb).astype(w.dtype)
+    if head is not None and not model.config.tie_word_embeddings:
+        w = model.lm_head.weight
+        w._data[...] = w.xp.asarray(head).astype(w.dtype)
 
 
 def _per_expert_adapters(values: dict, model) -> dict:
