@@ -362,7 +362,13 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 if not job.done:
                     print(f"skiff: waiting for job {job.id} ({job.status}); Ctrl-C stops "
                           f"waiting, the job goes on", file=sys.stderr, flush=True)
-            out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+            asked = True
+            if ns.action == "cancel" and ns.job_id and not ns.more_ids:
+                from skiff.jobs import cancel_job
+
+                out, asked = cancel_job(ns.job_id)
+            else:
+                out = jobs_action(ns.action, ns.job_id, **action_options(ns))
         except KeyboardInterrupt:
             if ns.action != "wait":
                 raise
@@ -411,6 +417,10 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if ns.action == "cancel" and not out.refresh().final:  # it is still running
                 print("  cancel asked: it stops at its next step (a training writes a "
                       "checkpoint first)")
+        if ns.action == "cancel" and not asked:  # not a cancel of ours: said, not shown as one
+            from skiff.jobs import ended_note
+
+            print(f"skiff: {_clean(ended_note(out))}", file=sys.stderr)
         if ns.action == "wait":  # a script's `jobs wait ID && next` goes on only when done
             return FAILED if out.status == "done" and out.failures else _status_code(out)
         return 0

@@ -39,6 +39,8 @@ __all__ = [
     "runs_root",
     "submit",
     "UntrustedJob",
+    "cancel_job",
+    "ended_note",
 ]
 
 
@@ -103,10 +105,22 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         else:
             job.wait(timeout=timeout)
     elif action == "cancel":
-        job.cancel()  # a finished job: harmless, and the job shown says how it ended
+        job.cancel()  # a finished job: harmless (cancel_job tells the fronts it had ended)
     elif action == "resume":
         return resume(job, front=front)
     return job
+
+
+def cancel_job(job_id: str) -> tuple[Job, bool]:
+    """``jobs cancel ID``: the job and whether a cancel was asked, False when it had already
+    ended (the fronts say so: a job's earlier run, found by its --name, looked cancelled)."""
+    job = Job.load(job_id)
+    return job, job.cancel()
+
+
+def ended_note(job: Job) -> str:
+    """What ``jobs cancel`` says of a job that had already ended."""
+    return f"job {job.id} had already ended ({job.status}): nothing to cancel"
 
 
 def resume(job: Job, *, front: str = "cli") -> Job:
@@ -131,7 +145,9 @@ def resume(job: Job, *, front: str = "cli") -> Job:
                   oversubscribe=bool(job.meta.get("oversubscribe", False)),
                   runner=runner if runner in ("thread", "process") else "auto",
                   device=job.meta.get("device"), label=f"resume {job.id}",
-                  command=resume_command(job.id, front))
+                  command=resume_command(job.id, front),
+                  # its --name goes on with it: `jobs cancel NAME` stops the run going on
+                  name=name if isinstance(name := job.meta.get("name"), str) else None)
 
 
 def resume_command(job_id: str, front: str = "cli") -> str:

@@ -439,10 +439,11 @@ class Job:
             raise JobFailed(f"job {self.id} failed: {self.refresh().error}")
         return self
 
-    def cancel(self, *, grace: float = 5.0) -> None:
-        """Ask the job to stop at its next step boundary; escalate after ``grace`` seconds."""
+    def cancel(self, *, grace: float = 5.0) -> bool:
+        """Ask the job to stop at its next step boundary; escalate after ``grace`` seconds.
+        Returns whether it asked: False when the job had already ended (nothing done)."""
         if self.refresh().final:
-            return
+            return False
         (self.run_dir / "cancel").touch()
         self.emit("log", level="warning", message="cancel requested")
         if self.runner is not None:
@@ -458,6 +459,7 @@ class Job:
             from .holders import start_reaper
 
             start_reaper(self, grace)
+        return True
 
     # display -----------------------------------------------------------------------------
     def summary(self) -> dict:

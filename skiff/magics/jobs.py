@@ -7,7 +7,7 @@ import json
 from IPython.core.magic import Magics, line_magic, magics_class
 
 from skiff.grammar.jobs import DEVICES, JOBS, action_options, removed_text
-from skiff.jobs import jobs_action
+from skiff.jobs import cancel_job, ended_note, jobs_action
 from skiff.jobs.render import DeviceTable, JobTable, logs_document
 
 from .base import parse_line, usage_errors, wait_quietly
@@ -42,6 +42,10 @@ class JobsMagics(Magics):
                 except TimeoutError:  # an answer, not a mistake: said, and the job shown
                     print(f"job {job.id} still {job.status} after {ns.timeout:g} s")
                 out = job
+            elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
+                out, asked = cancel_job(ns.job_id)
+                if not asked:  # a finished job, shown as it ended: not by this cancel
+                    print(ended_note(out))
             else:
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns), front="magic")
         if ns.action in ("rm", "prune"):
