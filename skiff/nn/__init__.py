@@ -60,6 +60,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.embedding_bag import EmbeddingBag  # noqa: F401
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
     PixelShuffle,
@@ -112,4 +113,4 @@ from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
 
 from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 
-__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.core.nn
+__all__ = [*_real.__all__, "EmbeddingBag"]  # core.nn's names, and nn/embedding_bag.py's

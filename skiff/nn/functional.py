@@ -3,6 +3,7 @@
 The public name of :mod:`skiff.kernels.train.core.nn.functional`; the same functions."""
 
 from skiff.kernels.train.core.nn import functional as _real
+from skiff.kernels.train.core.nn.embedding_bag import embedding_bag  # noqa: F401
 from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     adaptive_avg_pool2d,
     avg_pool2d,
@@ -84,4 +85,5 @@ from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
 )
 
 # the same names as skiff.kernels.train.core.nn.functional, and the pixel/pool ones beside
-__all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle",
+           "embedding_bag"]

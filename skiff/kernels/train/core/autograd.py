@@ -339,7 +339,8 @@ def _watched(n, gouts):
     gouts = list(gouts)
     for idx, ref, fn in n._watch:
         t = ref()
-        if t is not None and gouts[idx] is not None and t._node is n:
+        if gouts[idx] is not None and (t._node is n if t is not None else
+                                       getattr(fn, "strong", False)):
             gouts[idx] = fn(t, gouts[idx])
     return gouts
 

@@ -102,6 +102,8 @@ def grad_graph(outputs, grads, inputs):
         while heap:
             _, n = heapq.heappop(heap)
             gouts = pending.pop(n, None)
+            if gouts is not None and "_watch" in n.__dict__:
+                gouts = _watched_t(n, gouts)  # register_hook / retain_grad, as first order
             for i in range(n._nout):
                 for k in node_at.get((n, i), ()):
                     if gouts is not None and gouts[i] is not None:
@@ -124,7 +126,41 @@ def grad_graph(outputs, grads, inputs):
                 elif g is not None:
                     for k in leaf_at[id(p)]:
                         result[k] = _sum(result[k], g)
+        for k, t in enumerate(inputs):  # a leaf's hooks see its whole gradient, once
+            if t._node is None and t._grad_hooks and result[k] is not None \
+                    and leaf_at[id(t)][0] == k:
+                hooked = _hooks_t(t._grad_hooks, result[k])
+                for j in leaf_at[id(t)]:
+                    result[j] = hooked
     return result
+
+
+def _hooks_t(hooks, g):
+    """``register_hook`` functions on a gradient in the graph (a tensor one returns replaces
+    the gradient, and stays in the graph)."""
+    for fn in list(hooks):
+        out = fn(g)
+        if out is not None:
+            g = out if isinstance(out, Tensor) else _const(_tensor.as_array(out, dtype=g.dtype))
+    return g
+
+
+def _watched_t(n, gouts):
+    """The output watchers of node ``n`` on tensor gradients: the tensor hooks run on the
+    graph's tensors; another watcher (retain_grad) sees the array."""
+    gouts = list(gouts)
+    for idx, ref, fn in n._watch:
+        t = ref()
+        if gouts[idx] is None or (t._node is not n if t is not None else
+                                  not getattr(fn, "strong", False)):
+            continue
+        if isinstance(fn, _tensor._Hooks):
+            gouts[idx] = _hooks_t(fn.hooks, gouts[idx])
+        else:
+            out = fn(t, gouts[idx]._data)
+            if out is not gouts[idx]._data:
+                gouts[idx] = _const(out)
+    return gouts
 
 
 def _run_rule(n, gouts, want):

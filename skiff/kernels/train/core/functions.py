@@ -14,6 +14,7 @@ import builtins as _b
 
 import numpy as np
 
+from . import default_dtype as _dd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .functions_more import addbmm, addmm, baddbmm, bernoulli, meshgrid, tensordot
 from .random import get_generator
@@ -32,7 +33,7 @@ except ValueError:  # pragma: no cover - without ml_dtypes
 def finfo(dtype=None):
     """torch's ``finfo``: ``skiff.finfo(skiff.float32).min`` (float32 when no dtype; bfloat16
     through ml_dtypes)."""
-    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    dt = _as_dtype(dtype) or _dd.FLOAT
     if dt.name == "bfloat16":
         import ml_dtypes
 
@@ -123,7 +124,7 @@ def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Zeros (skiff does not hand out uninitialised memory)."""
-    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    dt = _as_dtype(dtype) or _dd.FLOAT
     return Tensor(np.zeros(_shape_arg(size), dtype=dt), dtype=dt, device=device,
                   requires_grad=requires_grad)
 
@@ -149,7 +150,7 @@ def randperm(n, *, dtype=None, device=None, generator=None) -> Tensor:
 
 
 def linspace(start, end, steps, *, dtype=None, device=None) -> Tensor:
-    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    dt = _as_dtype(dtype) or _dd.FLOAT
     return Tensor(np.linspace(start, end, steps, dtype=dt), dtype=dt, device=device)
 
 
@@ -158,7 +159,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    dt = _as_dtype(dtype) or _dd.FLOAT
     return Tensor(np.eye(n, m, dtype=dt), dtype=dt, device=device, requires_grad=requires_grad)
 
 

@@ -16,6 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import default_dtype as _default_dtype
 from . import ops_shape as S
 from .autograd import Function, is_grad_enabled, xp_of
 from .ops_math import unbroadcast
@@ -261,14 +262,10 @@ def index_put_(x, indices, values, accumulate=False):
 
 
 def get_default_dtype():
-    """The dtype of float tensors made from Python numbers (float32, as torch's default)."""
-    return np.dtype(np.float32)
+    """The dtype of float tensors made from Python numbers (float32 unless set)."""
+    return _default_dtype.FLOAT
 
 
 def set_default_dtype(dtype):
-    """Accepts float32 (skiff's fixed default); another dtype raises and names the fix."""
-    if np.dtype(dtype) != np.float32:
-        raise NotImplementedError(
-            f"set_default_dtype({dtype}): skiff's default float dtype is fixed at float32; "
-            "pass dtype=skiff.float64 to skiff.tensor/zeros/randn/... (and .double() on "
-            "modules) instead")
+    """torch's ``set_default_dtype``: float32 or float64 (``default_dtype.py``)."""
+    _default_dtype.set_default_dtype(dtype)

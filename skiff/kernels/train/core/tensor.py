@@ -20,6 +20,7 @@ import numpy as np
 from skiff.kernels.backend import device_of, resolve_device, to_device, to_numpy, xp_for
 
 from . import autograd
+from . import default_dtype as _dd
 from . import ops_math as M
 from . import ops_shape as S
 from ._alloc import tune_allocator
@@ -97,9 +98,9 @@ def as_array(value, dtype=None, device=None):
     elif not hasattr(value, "dtype") or not hasattr(value, "shape"):
         value = np.asarray(value)
     dt = _as_dtype(dtype)
-    if dt is None:
-        if value.dtype.kind == "f" and value.dtype != np.float32 and value.dtype.itemsize != 2:
-            dt = np.dtype(np.float32)
+    if dt is None:  # float64 (and wider) input becomes the default float (float32 unless set)
+        if value.dtype.kind == "f" and value.dtype.itemsize > _dd.FLOAT.itemsize:
+            dt = _dd.FLOAT
     if dt is not None and value.dtype != dt:
         value = value.astype(dt)
     return value
@@ -373,7 +374,7 @@ class Tensor:
         if self._grad_hooks is None:
             self._grad_hooks = []
             if not self.is_leaf:
-                autograd.watch_output(self, _run_grad_hooks, first=True)
+                autograd.watch_output(self, _Hooks(self._grad_hooks), first=True)
         self._grad_hooks.append(fn)
         return _HookHandle(self._grad_hooks, fn)
 
@@ -644,15 +645,15 @@ def _promote(a, b, divide=False):
     ka = a.dtype.kind if ta else None
     kb = b.dtype.kind if tb else None
     if ka in ("i", "u", "b") and (kb == "f" or isinstance(b, float) or divide and kb != "f"):
-        a = a.astype(b.dtype if kb == "f" else np.float32)
+        a = a.astype(b.dtype if kb == "f" else _dd.FLOAT)
     if kb in ("i", "u", "b") and (ka == "f" or isinstance(a, float) or divide and ka != "f"):
-        b = b.astype(a.dtype if ka == "f" else np.float32)
+        b = b.astype(a.dtype if ka == "f" else _dd.FLOAT)
     return a, b
 
 
 def _floating(t):
-    """An integer or bool tensor as float32 (torch's exp, log, sqrt, ... of integers)."""
-    return t.astype(np.float32) if t.dtype.kind in ("i", "u", "b") else t
+    """An integer or bool tensor as the default float (torch's exp, log, sqrt, ... of them)."""
+    return t.astype(_dd.FLOAT) if t.dtype.kind in ("i", "u", "b") else t
 
 
 class _HookHandle:
@@ -680,6 +681,24 @@ def _run_grad_hooks(t, g):
         if out is not None:
             g = out._data if isinstance(out, Tensor) else out
     return g
+
+
+class _Hooks:
+    """A computed tensor's ``register_hook`` functions as its node's watcher: it holds the list,
+    not the tensor, so the hooks run when the tensor itself is gone (a hook registered on a
+    local inside ``forward``, as Grad-CAM does), as torch's hooks live on the graph."""
+
+    strong = True  # autograd._watched runs it when the tensor is no longer alive
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+
+    def __call__(self, t, g):
+        for fn in list(self.hooks):
+            out = fn(Tensor._make(g, False, None, 0))
+            if out is not None:
+                g = out._data if isinstance(out, Tensor) else out
+        return g
 
 
 def _raw_index(index):
@@ -762,8 +781,9 @@ def where(cond, a, b) -> Tensor:
 
 
 # ---- creation -----------------------------------------------------------------------------
-def _xp_dtype(device, dtype, default=np.float32):
-    return xp_for(device if device is not None else "cpu"), _as_dtype(dtype) or np.dtype(default)
+def _xp_dtype(device, dtype, default=None):
+    return xp_for(device if device is not None else "cpu"), _as_dtype(dtype) or np.dtype(
+        default or _dd.FLOAT)
 
 
 def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
@@ -787,7 +807,7 @@ def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
 def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
     """Standard normal samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
-    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    dt = _as_dtype(dtype) or _dd.FLOAT
     host = get_generator(generator).standard_normal(shape).astype(dt)
     return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
 
@@ -795,7 +815,7 @@ def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) 
 def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
     """Uniform [0, 1) samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
-    dt = _as_dtype(dtype) or np.dtype(np.float32)
+    dt = _as_dtype(dtype) or _dd.FLOAT
     host = get_generator(generator).random(shape).astype(dt)
     return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
 

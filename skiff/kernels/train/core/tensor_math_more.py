@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from . import default_dtype as _dd
 from .autograd import Function, xp_of
 from .ops_math import _shape, unbroadcast
 
@@ -137,7 +138,7 @@ def index_add(self, dim, index, source, *, alpha=1):
 
 
 def _float(t):
-    return t.astype(np.float32) if t.dtype.kind in "iub" else t
+    return t.astype(_dd.FLOAT) if t.dtype.kind in "iub" else t
 
 
 def _unary(kind):

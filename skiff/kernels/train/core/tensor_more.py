@@ -16,6 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import default_dtype as _dd
 from . import ops_linalg as LA
 from . import ops_math as M
 from . import ops_shape as S
@@ -249,15 +250,18 @@ def _triangle(upper):
 
 
 def norm(self, p="fro", dim=None, keepdim=False):
-    """torch's vector norm (``p`` 2/"fro", 1, inf or any number) over ``dim`` (all: None)."""
+    """torch's vector norm (``p`` 2/"fro", 1, inf or any number) over ``dim`` (all: None);
+    a zero gradient where the norm is 0, as torch's (a plain root gives nan there)."""
+    from .ops_linalg import _root
+
     a = self.abs()
     if p in ("fro", 2):
-        return (self * self).sum(dim, keepdim).sqrt()
+        return _root((self * self).sum(dim, keepdim), 2.0)
     if p == 1:
         return a.sum(dim, keepdim)
     if p in (math.inf, "inf"):
         return a.amax(dim, keepdim)
-    return (a ** float(p)).sum(dim, keepdim) ** (1.0 / float(p))
+    return _root((a ** float(p)).sum(dim, keepdim), float(p))
 
 
 def amax(self, dim=None, keepdim=False):
@@ -325,7 +329,7 @@ def _in_place(op):
 
 
 def _float(t):
-    return t.astype(np.float32) if t.dtype.kind in ("i", "u", "b") else t
+    return t.astype(_dd.FLOAT) if t.dtype.kind in ("i", "u", "b") else t
 
 
 def install(tensor_class, where_fn, grad_enabled) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import default_dtype as _dd
 from . import ops_math as M
 from .autograd import NO_GRAD_MESSAGE, Function, note_write
 from .random import get_generator
@@ -127,7 +128,7 @@ def inplace_binary(self, other, what: str):
 
 def _float(t):
     """An integer or bool tensor as float32 (torch's log1p, expm1 of integers)."""
-    return t.astype(np.float32) if t.dtype.kind in "iub" else t
+    return t.astype(_dd.FLOAT) if t.dtype.kind in "iub" else t
 
 
 def _alpha_in_place(what):

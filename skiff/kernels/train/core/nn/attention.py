@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..default_dtype import default_float
 from ..tensor import split
 from . import functional as F
 from .layers import GELU, Dropout, LayerNorm, Linear
@@ -20,8 +19,9 @@ class CausalSelfAttention(Module):
     """
 
     def __init__(self, d_model, n_heads, bias=True, dropout=0.0, generator=None,
-                 dtype=np.float32):
+                 dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         if d_model % n_heads:
             raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads}")
         self.d_model, self.n_heads = d_model, n_heads
@@ -59,8 +59,9 @@ class TransformerMLP(Module):
     """Linear(d, 4d) -> GELU(tanh) -> Linear(4d, d) (nanoGPT's ``c_fc`` / ``c_proj``)."""
 
     def __init__(self, d_model, hidden=None, bias=True, dropout=0.0, generator=None,
-                 dtype=np.float32):
+                 dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         hidden = hidden or 4 * d_model
         self.c_fc = Linear(d_model, hidden, bias=bias, generator=generator, dtype=dtype)
         self.gelu = GELU("tanh")
@@ -75,8 +76,9 @@ class TransformerBlock(Module):
     """Pre-norm block: x + attn(ln_1(x)), then x + mlp(ln_2(x))."""
 
     def __init__(self, d_model, n_heads, bias=True, dropout=0.0, generator=None,
-                 dtype=np.float32):
+                 dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.ln_1 = LayerNorm(d_model, bias=bias, dtype=dtype)
         self.attn = CausalSelfAttention(d_model, n_heads, bias, dropout, generator, dtype)
         self.ln_2 = LayerNorm(d_model, bias=bias, dtype=dtype)

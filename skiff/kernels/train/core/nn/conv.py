@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import tensor as T
+from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
 from .functional.conv import as_pair
@@ -29,9 +30,10 @@ class Conv2d(Module):
     """2-D convolution; weight (out_channels, in_channels, kh, kw), torch's default init."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
-                 generator=None, dtype=np.float32, *, dilation=1, groups=1,
+                 generator=None, dtype=None, *, dilation=1, groups=1,
                  padding_mode="zeros", device=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
         kh, kw = as_pair(kernel_size, "kernel_size")
@@ -70,8 +72,9 @@ class BatchNorm2d(Module):
     """Batch norm over (N, H, W) per channel, with running statistics for eval mode and
     torch's ``num_batches_tracked`` (the training batches seen), so state dicts go both ways."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=np.float32):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.num_features = _positive("num_features", num_features)
         self.eps, self.momentum = eps, momentum
         self.weight = Parameter(np.ones(num_features, dtype=dtype), dtype=dtype)
@@ -142,8 +145,9 @@ class Conv1d(Module):
     layout and init (a 1 x k two-dimensional convolution underneath)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
-                 generator=None, dtype=np.float32):
+                 generator=None, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
         self.kernel_size = _positive("kernel_size", kernel_size)
@@ -203,8 +207,9 @@ class ConvTranspose2d(Module):
     a convolution of the input spread out by ``stride`` with the flipped kernel."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, bias=True, generator=None, dtype=np.float32):
+                 output_padding=0, bias=True, generator=None, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
         kh, kw = as_pair(kernel_size, "kernel_size")

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..default_dtype import default_float
 from ..tensor import Tensor, no_grad
 from . import functional as F
 from .layers import Dropout, LayerNorm, Linear, _positive, uniform_
@@ -28,8 +29,9 @@ class MultiheadAttention(Module):
     averaged over heads when ``need_weights`` (not differentiated), else None."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, batch_first=False,
-                 generator=None, dtype=np.float32):
+                 generator=None, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.embed_dim = _positive("embed_dim", embed_dim)
         self.num_heads = _positive("num_heads", num_heads)
         if embed_dim % num_heads:
@@ -136,8 +138,9 @@ class TransformerEncoderLayer(Module):
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
-                 generator=None, dtype=np.float32):
+                 generator=None, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         if activation not in ("relu", "gelu"):
             raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from ..default_dtype import default_float
 from ..random import get_generator
 from ..tensor import Tensor
 from . import functional as F
@@ -68,15 +69,17 @@ def skipping_init() -> bool:
     return _init_mode.skip
 
 
-def uniform_(shape, bound, generator=None, dtype=np.float32) -> np.ndarray:
+def uniform_(shape, bound, generator=None, dtype=None) -> np.ndarray:
     """U(-bound, bound) samples from the seeded generator."""
+    dtype = default_float(dtype)
     if _init_mode.skip:
         return np.empty(shape, dtype=dtype)
     return get_generator(generator).uniform(-bound, bound, size=shape).astype(dtype)
 
 
-def normal_(shape, std, generator=None, dtype=np.float32) -> np.ndarray:
+def normal_(shape, std, generator=None, dtype=None) -> np.ndarray:
     """N(0, std^2) samples from the seeded generator."""
+    dtype = default_float(dtype)
     if _init_mode.skip:
         return np.empty(shape, dtype=dtype)
     return (get_generator(generator).standard_normal(shape) * std).astype(dtype)
@@ -85,8 +88,9 @@ def normal_(shape, std, generator=None, dtype=np.float32) -> np.ndarray:
 class Linear(Module):
     """``y = x @ weight.T + bias``; weight (out_features, in_features) like torch."""
 
-    def __init__(self, in_features, out_features, bias=True, generator=None, dtype=np.float32):
+    def __init__(self, in_features, out_features, bias=True, generator=None, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.in_features = _positive("in_features", in_features)
         self.out_features = _positive("out_features", out_features)
         bound = 1.0 / math.sqrt(in_features)
@@ -105,9 +109,10 @@ class Linear(Module):
 class Embedding(Module):
     """A (num_embeddings, embedding_dim) table looked up by integer indices."""
 
-    def __init__(self, num_embeddings, embedding_dim, generator=None, dtype=np.float32,
+    def __init__(self, num_embeddings, embedding_dim, generator=None, dtype=None,
                  padding_idx=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.num_embeddings = _positive("num_embeddings", num_embeddings)
         self.embedding_dim = _positive("embedding_dim", embedding_dim)
         table = normal_((num_embeddings, embedding_dim), 1.0, generator, dtype)
@@ -138,8 +143,9 @@ class LayerNorm(Module):
     shift without ``bias``)."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 dtype=np.float32):
+                 dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         shape = ((normalized_shape,) if isinstance(normalized_shape, (int, np.integer))
                  else tuple(normalized_shape))
         self.normalized_shape = tuple(_positive("normalized_shape", n) for n in shape)
@@ -171,8 +177,9 @@ class RMSNorm(Module):
     learnable scale (none with ``elementwise_affine=False``). ``eps=None`` is torch's default
     (the float eps of the dtype it computes in); skiff's default stays 1e-6."""
 
-    def __init__(self, dim, eps=1e-6, dtype=np.float32, elementwise_affine=True, device=None):
+    def __init__(self, dim, eps=1e-6, dtype=None, elementwise_affine=True, device=None):
         super().__init__()
+        dtype = default_float(dtype)
         shape = (dim,) if isinstance(dim, int) else tuple(int(d) for d in dim)
         for d in shape:
             _positive("dim", d)
@@ -291,8 +298,9 @@ class GroupNorm(Module):
     """Normalise each sample over groups of channels (torch.nn.GroupNorm: weight and bias per
     channel, ones and zeros at first)."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=np.float32):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.num_groups = _positive("num_groups", num_groups)
         self.num_channels = _positive("num_channels", num_channels)
         if num_channels % num_groups:

@@ -19,8 +19,10 @@ class Parameter(Tensor):
     """A leaf tensor that a :class:`Module` registers as trainable (requires_grad=True)."""
 
     def __init__(self, data, requires_grad=True, dtype=None):
-        if dtype is None and isinstance(data, Tensor):
-            dtype = data.dtype  # torch's Parameter keeps its tensor's dtype (float64 stays)
+        if dtype is None and (isinstance(data, Tensor) or getattr(
+                getattr(data, "dtype", None), "kind", "") == "f"):
+            dtype = data.dtype  # torch's Parameter keeps its tensor's dtype (float64 stays;
+            # a numpy float array as well, as torch's from a from_numpy tensor)
         super().__init__(data, requires_grad=requires_grad, dtype=dtype)
 
     def __repr__(self) -> str:

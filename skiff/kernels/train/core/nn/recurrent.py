@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import tensor as T
+from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
@@ -28,8 +27,9 @@ class _Recurrent(Module):
     GATES = 4
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, generator=None, dtype=np.float32):
+                 dropout=0.0, bidirectional=False, generator=None, dtype=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.input_size = _positive("input_size", input_size)
         self.hidden_size = _positive("hidden_size", hidden_size)
         self.num_layers = _positive("num_layers", num_layers)

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .. import tensor as T
+from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
@@ -27,9 +28,10 @@ __all__ = ["RNN", "RNNCell", "LSTMCell", "GRUCell"]
 class _Cell(Module):
     GATES = 1
 
-    def __init__(self, input_size, hidden_size, bias=True, generator=None, dtype=np.float32,
+    def __init__(self, input_size, hidden_size, bias=True, generator=None, dtype=None,
                  device=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.input_size = _positive("input_size", input_size)
         self.hidden_size = _positive("hidden_size", hidden_size)
         self.bias = bool(bias)

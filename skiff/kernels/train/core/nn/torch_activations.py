@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..default_dtype import default_float
 from . import functional as F
 from .module import Module, Parameter
 
@@ -66,8 +67,9 @@ class Threshold(Module):
 
 
 class PReLU(Module):
-    def __init__(self, num_parameters=1, init=0.25, dtype=np.float32, device=None):
+    def __init__(self, num_parameters=1, init=0.25, dtype=None, device=None):
         super().__init__()
+        dtype = default_float(dtype)
         self.num_parameters = int(num_parameters)
         self.weight = Parameter(np.full(self.num_parameters, init, dtype=dtype), dtype=dtype)
 
