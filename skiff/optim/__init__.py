@@ -3,7 +3,8 @@
 The public name of :mod:`skiff.kernels.train.core.optim` (and ``RMSprop``/``Adagrad`` from
 :mod:`~skiff.kernels.train.core.optim_more`, ``Adamax``/``NAdam``/``RAdam`` from
 :mod:`~skiff.kernels.train.core.optim_adam_family`, ``LBFGS`` from
-:mod:`~skiff.kernels.train.core.optim_lbfgs`); the same classes. The schedules are
+:mod:`~skiff.kernels.train.core.optim_lbfgs`, ``Adadelta``/``Rprop`` from
+:mod:`~skiff.kernels.train.core.optim_adadelta_rprop`); the same classes. The schedules are
 also under torch's names, ``skiff.optim.lr_scheduler.StepLR`` / ``LambdaLR`` / ...
 (``from skiff.optim.lr_scheduler import LambdaLR`` works too)."""
 
@@ -20,10 +21,12 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
     adamw_update,
     clip_grad_norm_,
 )
+from skiff.kernels.train.core.optim_adadelta_rprop import Adadelta, Rprop  # noqa: F401
 from skiff.kernels.train.core.optim_adam_family import Adamax, NAdam, RAdam  # noqa: F401
 from skiff.kernels.train.core.optim_lbfgs import LBFGS  # noqa: F401
 from skiff.kernels.train.core.optim_more import Adagrad, RMSprop  # noqa: F401
 from skiff.optim import lr_scheduler  # noqa: F401
 
 # core.optim's names, optim_more's, optim_adam_family's and LBFGS
-__all__ = [*_real.__all__, "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS"]
+__all__ = [*_real.__all__, "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
+           "Adadelta", "Rprop"]

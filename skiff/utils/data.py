@@ -1,9 +1,11 @@
 """``skiff.utils.data``: torch's ``Dataset``, ``TensorDataset``, ``Subset``, ``random_split``
 and ``DataLoader`` (batches of tensors); the public name of
-:mod:`skiff.kernels.train.core.utils_data`."""
+:mod:`skiff.kernels.train.core.utils_data` (and the samplers of
+:mod:`~skiff.kernels.train.core.utils_data_samplers`)."""
 
 from skiff.kernels.train.core import utils_data as _real
 from skiff.kernels.train.core.utils_data import (  # noqa: F401
+    ConcatDataset,
     DataLoader,
     Dataset,
     Subset,
@@ -11,5 +13,14 @@ from skiff.kernels.train.core.utils_data import (  # noqa: F401
     default_collate,
     random_split,
 )
+from skiff.kernels.train.core.utils_data_samplers import (  # noqa: F401
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
-__all__ = list(_real.__all__)
+__all__ = [*_real.__all__, "Sampler", "SequentialSampler", "RandomSampler",
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]

@@ -1,5 +1,6 @@
 """torch's ``utils.data`` for hand-written training loops: ``Dataset``, ``TensorDataset``,
-``Subset``, ``random_split`` and a ``DataLoader`` that yields tensors.
+``Subset``, ``ConcatDataset`` (``ds1 + ds2``), ``random_split`` and a ``DataLoader`` that yields
+tensors (torch's samplers: ``utils_data_samplers.py``).
 
 ``for xb, yb in DataLoader(TensorDataset(X, y), batch_size=32, shuffle=True)`` gives batches
 of tensors as torch's does; the order is drawn, at each ``iter``, from skiff's seeded generator
@@ -12,6 +13,7 @@ Trainer's: numpy batches, resumable, sharded over ranks.)
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -20,7 +22,7 @@ from .random import get_generator
 from .tensor import Tensor, stack, tensor
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
-           "default_collate"]
+           "default_collate", "ConcatDataset"]
 
 
 class Dataset:
@@ -30,7 +32,7 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} does not define __getitem__")
 
     def __add__(self, other):
-        raise TypeError("concatenating datasets is not supported; build one dataset")
+        return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -63,6 +65,34 @@ class Subset(Dataset):
         if isinstance(index, (list, np.ndarray)):
             return self.dataset[np.asarray(self.indices)[np.asarray(index)]]
         return self.dataset[self.indices[index]]
+
+
+class ConcatDataset(Dataset):
+    """The items of several datasets one after another (``cumulative_sizes`` as torch's)."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset needs at least one dataset")
+        self.cumulative_sizes, total = [], 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        index = int(index)
+        if index < 0:
+            if -index > len(self):
+                raise IndexError(f"index {index} is out of range for {len(self)} items")
+            index += len(self)
+        if index >= len(self):
+            raise IndexError(f"index {index} is out of range for {len(self)} items")
+        k = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[k - 1] if k else 0
+        return self.datasets[k][index - start]
 
 
 def random_split(dataset, lengths, generator=None) -> list[Subset]:

@@ -1,0 +1,136 @@
+"""torch's samplers for ``skiff.utils.data``: ``Sampler``,
+``SequentialSampler``, ``RandomSampler``, ``SubsetRandomSampler``, ``WeightedRandomSampler``,
+and ``BatchSampler`` (``ConcatDataset``, also ``ds1 + ds2``, is in ``utils_data.py``).
+
+The draws come from skiff's seeded generator (``skiff.manual_seed``) or the ``generator``
+given: reproducible, with torch's distributions, but not torch's numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .random import get_generator
+from .tensor import Tensor
+
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler", "BatchSampler"]
+
+
+def _count(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name} should be a positive integer value, but got {name}={value!r}")
+    return int(value)
+
+
+class Sampler:
+    """Base class: define ``__iter__`` (indices) and ``__len__``."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} does not define __iter__")
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A new permutation at each pass, or ``num_samples`` draws with ``replacement``."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source, self.replacement, self.generator = data_source, bool(replacement), \
+            generator
+        self._num = None if num_samples is None else _count("num_samples", num_samples)
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num is None else self._num
+
+    def __iter__(self):
+        n, k, g = len(self.data_source), self.num_samples, get_generator(self.generator)
+        if self.replacement:
+            return iter(g.integers(0, n, size=k).tolist())
+        reps = [g.permutation(n) for _ in range(-(-k // n))]
+        return iter(np.concatenate(reps)[:k].tolist())
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a new random order at each pass."""
+
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = list(indices), generator
+
+    def __iter__(self):
+        order = get_generator(self.generator).permutation(len(self.indices))
+        return iter([self.indices[i] for i in order])
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``
+    (with ``replacement``, or each index at most once without)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        self.num_samples = _count("num_samples", num_samples)
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement!r}")
+        w = weights._data if isinstance(weights, Tensor) else weights
+        w = np.asarray(w.get() if hasattr(w, "get") else w, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1-D sequence, got shape {w.shape}")
+        if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise ValueError("weights must be finite, non-negative and not all zero")
+        if not replacement and self.num_samples > np.count_nonzero(w):
+            raise ValueError(f"cannot draw {self.num_samples} samples without replacement "
+                             f"from {np.count_nonzero(w)} non-zero weights")
+        self.weights, self.replacement, self.generator = w, replacement, generator
+
+    def __iter__(self):
+        p = self.weights / self.weights.sum()
+        g = get_generator(self.generator)
+        return iter(g.choice(len(p), size=self.num_samples, replace=self.replacement,
+                             p=p).tolist())
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Lists of ``batch_size`` indices from ``sampler`` (the last one smaller unless
+    ``drop_last``); give it to ``DataLoader(batch_sampler=...)``."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        self.sampler, self.batch_size = sampler, _count("batch_size", batch_size)
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got "
+                             f"drop_last={drop_last!r}")
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        batch = []
+        for i in self.sampler:
+            batch.append(int(i))
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
