@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -29,6 +30,10 @@ __all__ = ["ChatTemplate", "ChatDataset", "split_thinking", "opens_thinking",
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
                        "cls_token", "mask_token")
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+# {% generation %} in a template: the assistant's text as transformers' mask reads it
+_GENERATION_TAG = re.compile(r"{%-?\s*generation\s*-?%}")
+_MARKS = ("\ue000\U0010fff0", "\U0010fff1\ue001")  # private-use: not in real text
+_MARK_SPLIT = re.compile("(" + "|".join(re.escape(m) for m in _MARKS) + ")")
 
 
 def split_thinking(text: str, open_tag: str = "<think>", close_tag: str = "</think>",
@@ -78,6 +83,7 @@ class ChatTemplate:
         self.source = source
         self.special_tokens = {k: v for k, v in (special_tokens or {}).items() if v is not None}
         self._compiled = None
+        self._marking = False  # {% generation %} bodies wrapped in _MARKS (assistant_spans)
 
     @classmethod
     def from_folder(cls, folder: str | os.PathLike) -> ChatTemplate | None:
@@ -101,6 +107,7 @@ class ChatTemplate:
 
     def _template(self):
         if self._compiled is None:
+            owner = self
             import jinja2
             import jinja2.ext
             from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -125,7 +132,8 @@ class ChatTemplate:
                         .set_lineno(lineno)
 
                 def _body(self, caller):
-                    return caller()
+                    text = caller()
+                    return f"{_MARKS[0]}{text}{_MARKS[1]}" if owner._marking else text
 
             env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                                 extensions=[Generation, jinja2.ext.loopcontrols])
@@ -163,7 +171,18 @@ class ChatTemplate:
         generation prompt to the end of the conversation through it. A thinking template
         whose generation prompt opens a thinking block the history does not show (``...
         Assistant: <think>``, the ERNIE-4.5 and Qwen3 thinking models') starts the span where
-        the two renderings part (after ``Assistant: ``)."""
+        the two renderings part (after ``Assistant: ``).
+
+        A template that marks the assistant's text with ``{% generation %}`` ...
+        ``{% endgeneration %}`` gives those spans instead, as transformers'
+        ``return_assistant_tokens_mask`` reads them (the text the template writes after the
+        turn, a newline, is then not trained on)."""
+        if _GENERATION_TAG.search(self.source):
+            self._marking = True
+            try:
+                return _unmark(self.render(messages, **kwargs))
+            finally:
+                self._marking = False
         full = self.render(messages, **kwargs)
         spans = []
         for i, m in enumerate(messages):
@@ -320,6 +339,22 @@ def _eos_text(path):
         return _token_text(json.loads(config.read_text()).get("eos_token"))
     except (OSError, json.JSONDecodeError):
         return None
+
+
+def _unmark(marked: str) -> tuple[str, list[tuple]]:
+    """The text without the generation marks, and the (start, end) of each marked part."""
+    out, spans, pos, start = [], [], 0, None
+    for part in _MARK_SPLIT.split(marked):
+        if part == _MARKS[0]:
+            start = pos
+        elif part == _MARKS[1]:
+            if start is not None and pos > start:
+                spans.append((start, pos))
+            start = None
+        else:
+            out.append(part)
+            pos += len(part)
+    return "".join(out), spans
 
 
 def _token_at(owner: np.ndarray, char: int):
