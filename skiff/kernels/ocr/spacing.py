@@ -68,6 +68,12 @@ def glyph_runs(crop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return edges, np.array([r[-1] - r[0] + 1 for r in rows], float)
 
 
+# a display's cells stand one pitch apart, across a right-set "1"'s dark half too; where
+# the steps between the right edges of digits the reading spaces are at least SPACED_STEP
+# times those of the digits it does not, the spaces are real ("7 14 21 28" in Liberation
+# Serif at 12-16 px, tabular digits whose "1"s stand in the right of their cells: steps
+# 11, 9, 11, 8, 12, 8 read as one pitch, "7142128")
+SPACED_STEP = 1.15
 _SPACED_NUMBER = re.compile(r"-? ?[\d.:]+(?: [\d.:]+)*")
 
 
@@ -94,9 +100,14 @@ def cell_spaces(text: str, crop: np.ndarray) -> str:
     steps = np.diff(full[:, 1].astype(float))
     # a clock's colon stands between cells of its own: steps across one are not counted
     at = [i for i, c in enumerate(text) if c.isdigit()]
-    steps = steps[[":" not in text[a:b] for a, b in itertools.pairwise(at)]]
+    pairs = [text[a:b] for a, b in itertools.pairwise(at)]
+    steps = steps[[":" not in p for p in pairs]]
     if not len(steps):
         return text
+    across = np.array([" " in p for p in pairs if ":" not in p])
+    if across.any() and (~across).any() and \
+            np.median(steps[across]) >= SPACED_STEP * np.median(steps[~across]):
+        return text  # the digits a space stands between are further apart: real spaces
     pitch = float(np.median(steps))
     widest = float((full[:, 1] - full[:, 0]).max())
     if not 0 < pitch <= 1.45 * widest or np.abs(steps - pitch).max() > 0.2 * pitch:
@@ -168,6 +179,20 @@ SPACE_OF_LINE = 0.8
 SPACE_P = 0.05
 SPACE_HINT = 0.02
 _NUMBERISH = frozenset("0123456789.,:-/")
+# between two characters of numbers ("12 345", "3,200.00 15,604.01", "- 1 -") the gap is
+# only looked at where the recognizer gave the space at least NUMBER_P: a digit's gap in
+# a monospaced or tabular cell (a "1", the cell after a "." or ":") is as wide as a word's,
+# but the space's probability tells them apart. Measured on 599 rendered lines of numbers
+# (ten DejaVu and Liberation faces, 11-28 px, a third JPEG'd): 48 spaces between numbers
+# read as nothing, all with the space at 0.03-0.50; of 6,577 pairs with no space, 2 reach
+# 0.05, both after a separator inside a number (_INNER), which never takes a space
+NUMBER_P = 0.05
+_INNER = frozenset(",.:")
+# a "1" whose ink is narrower than BAR_1 times the line's ink height is a seven-segment
+# display's, one bar at the right of its cell, whose dark left half the recognizer gives a
+# space's probability (DSEG7 0.05-0.15; printed "1"s, flag and foot, 0.36-0.65): no space
+# goes before it (153 DSEG7 lines: 26 false spaces, none with it)
+BAR_1 = 0.25
 _CLOSING = frozenset(",.:;!?)]}%'\"")  # no space goes before these (an italic's overhang
 _OPENING = frozenset("([{")  # leaves a gap before ":"), nor after these
 
@@ -217,16 +242,32 @@ def _gap_of(crop: np.ndarray, solid, frame_width: float, height: int):
     empty = ~bw.any(0)
     scale = w / max(1, min(4096, int(np.ceil(height * w / h))))  # crop columns an input column
 
-    def gap(k: int) -> float:
-        a = int((solid[k][0] + 0.5) * frame_width * scale)
+    def widest(k: int) -> tuple[int, int]:
+        a = max(0, int((solid[k][0] + 0.5) * frame_width * scale))
         b = int((solid[k + 1][0] + 0.5) * frame_width * scale)
-        run = widest = 0
-        for e in empty[max(0, a):min(w, b + 1)]:
+        run = most = end = 0
+        for x, e in enumerate(empty[a:min(w, b + 1)], a):
             run = run + 1 if e else 0
-            widest = max(widest, run)
-        return widest / ink_h
+            if run > most:
+                most, end = run, x + 1
+        return most, end
+
+    def gap(k: int) -> float:
+        return widest(k)[0] / ink_h
+
+    def glyph_after(k: int) -> float:
+        """The width of the ink that follows the gap ``gap(k)`` measures, up to the next
+        empty column, in heights of the line's ink."""
+        most, end = widest(k)
+        if not most:
+            return 0.0
+        x = end
+        while x < w and not empty[x]:
+            x += 1
+        return (x - end) / ink_h
 
     gap.ink_h = ink_h
+    gap.glyph_after = glyph_after
     return gap
 
 
@@ -255,11 +296,13 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
     for k in pairs:
         a, b = solid[k][1], solid[k + 1][1]
         if k in after or not (_spaced_script(a[-1]) and _spaced_script(b[0])) or \
-                (a[-1] in _NUMBERISH and b[0] in _NUMBERISH) or b[0] in _CLOSING or \
-                a[-1] in _OPENING:
+                b[0] in _CLOSING or a[-1] in _OPENING:
             continue
+        numbers = a[-1] in _NUMBERISH and b[0] in _NUMBERISH
+        if numbers and a[-1] in _INNER and k > 0 and solid[k - 1][1][-1:].isdigit():
+            continue  # a separator inside a number ("1,234", "3.50", "14:30")
         hint = float(np.max(space_p[solid[k][0]:solid[k + 1][0] + 1]))
-        if hint >= SPACE_HINT:
+        if hint >= (NUMBER_P if numbers else SPACE_HINT):
             hints[k] = hint
     if not hints:  # most lines: the ink is not looked at
         return None
@@ -277,6 +320,9 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
         g = gap(k)
         if g < SPACE_GAP:
             continue
+        if solid[k + 1][1][0] == "1" and solid[k][1][-1] in _NUMBERISH and \
+                gap.glyph_after(k) < BAR_1:
+            continue  # a seven-segment "1": a lone bar at the right of its cell
         if (g >= SPACE_OF_LINE * least) if least is not None else hint >= SPACE_P:
             put.add(k)
     if not put:
