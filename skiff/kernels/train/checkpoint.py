@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["save_checkpoint", "load_checkpoint", "list_checkpoints", "load_latest",
-           "CheckpointError", "flatten_state", "unflatten_state"]
+           "CheckpointError", "flatten_state", "unflatten_state", "typed_array"]
 
 _NAME = re.compile(r"^step-(\d{8,})\.npz$")
 FORMAT = "skiff-checkpoint/1"
@@ -44,8 +44,14 @@ def flatten_state(state) -> tuple[object, dict[str, np.ndarray]]:
     def walk(obj, path):
         if isinstance(obj, np.ndarray) or _is_device_array(obj):
             key = f"a{len(arrays):05d}:{path}"[:200]
-            arrays[key] = np.asarray(obj.get() if hasattr(obj, "get") and
-                                     not isinstance(obj, np.ndarray) else obj)
+            arr = np.asarray(obj.get() if hasattr(obj, "get") and
+                             not isinstance(obj, np.ndarray) else obj)
+            if arr.dtype.kind == "V" or arr.dtype.type.__module__.startswith("ml_dtypes"):
+                # bfloat16 (ml_dtypes) is saved by npz as raw bytes ("|V2") that cast to
+                # nothing: store its bits and name the dtype, so it loads as bfloat16
+                arrays[key] = arr.view(np.dtype(f"u{arr.dtype.itemsize}"))
+                return {"__array__": key, "dtype": str(arr.dtype)}
+            arrays[key] = arr
             return {"__array__": key}
         if isinstance(obj, np.generic):
             return walk(np.asarray(obj), path)
@@ -78,7 +84,7 @@ def unflatten_state(tree, arrays) -> object:
         return [unflatten_state(v, arrays) for v in tree]
     if isinstance(tree, dict):
         if "__array__" in tree:
-            return arrays[tree["__array__"]]
+            return typed_array(arrays[tree["__array__"]], tree.get("dtype"))
         if "__tuple__" in tree:
             return tuple(unflatten_state(v, arrays) for v in tree["__tuple__"])
         if "__float__" in tree:
@@ -87,6 +93,19 @@ def unflatten_state(tree, arrays) -> object:
             return {k: unflatten_state(v, arrays) for k, v in tree["__items__"]}
         return {k: unflatten_state(v, arrays) for k, v in tree["__dict__"].items()}
     return tree
+
+
+def typed_array(arr: np.ndarray, dtype: str | None) -> np.ndarray:
+    """A stored array in the dtype it was saved in: ``dtype`` names a type npz cannot hold
+    (bfloat16, stored as its bits); a 2-byte raw array of a checkpoint written before the
+    name was kept is bfloat16 too (the only such dtype skiff trains in)."""
+    if dtype is None and arr.dtype.kind == "V" and arr.dtype.itemsize == 2:
+        dtype = "bfloat16"
+    if dtype is None or str(arr.dtype) == dtype:
+        return arr
+    from .core.tensor import _as_dtype
+
+    return arr.view(_as_dtype(dtype))
 
 
 def _is_device_array(obj) -> bool:

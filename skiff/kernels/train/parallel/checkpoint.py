@@ -49,6 +49,7 @@ from skiff.kernels.train.checkpoint import (
     CheckpointError,
     _fsync_dir,
     flatten_state,
+    typed_array,
 )
 
 from .comm import Comm
@@ -565,7 +566,7 @@ class _Shard:
             return [self._build(v, f"{path}/{i}", replace) for i, v in enumerate(node)]
         if isinstance(node, dict):
             if "__array__" in node:
-                return self._array(node["__array__"])
+                return typed_array(self._array(node["__array__"]), node.get("dtype"))
             if "__tuple__" in node:
                 return tuple(self._build(v, f"{path}/{i}", replace)
                              for i, v in enumerate(node["__tuple__"]))

@@ -36,7 +36,7 @@ from .comm import Comm
 from .compression import NoCompression, make_compressor
 from .ernie_balance import balance_over_ranks
 from .moe_batch import share_batch, unshare_batch
-from .relayout import fit_optimizer_state, newest_steps
+from .relayout import fit_masters, fit_optimizer_state, newest_steps
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .world import choose_engine, world
 
@@ -349,6 +349,9 @@ class DataParallel(Strategy):
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
         state = dict(state)
         state.update(self._extra_state())
+        # the order of the optimizer's parameters (ZeRO's flat vector): a layout that splits
+        # the model (tp, pp) holds them in another order and reads the moments by name
+        state["param_names"] = list(self.names)
         rep, sh = split_state(state)
         return save_sharded(directory, self._comm(), replicated=rep, sharded=sh, step=step,
                             keep=keep, layout={"dp": self.comm.size, "strategy": self.name})
@@ -395,7 +398,25 @@ class DataParallel(Strategy):
             if comp is not None:
                 self.compressor.load_state_dict(comp)
             state.setdefault("step", found["step"])
-        return state
+        return self._fit_masters(state)
+
+    def _master_range(self) -> tuple[int, int] | None:
+        """Where this rank's masters lie in the flat vector of all parameters (ZeRO: its
+        slice); None: one master per parameter."""
+        return None
+
+    def _fit_masters(self, state):
+        """The checkpoint's float32 masters (mixed precision) in this layout: per parameter
+        for dp and one process, this rank's flat slice for ZeRO (a dp run resumed as ZeRO or
+        the reverse used to fail "could not broadcast input array from shape (41,) into
+        shape (16, 3)"). A collective call: a ZeRO slice is gathered from every rank."""
+        prec = state.get("precision") if isinstance(state, dict) else None
+        if not isinstance(prec, dict) or prec.get("master") is None:
+            return state
+        masters = fit_masters(prec["master"], sizes=[int(p.size) for p in self.params],
+                              shapes=[tuple(p.shape) for p in self.params],
+                              flat_range=self._master_range(), comm=self._comm())
+        return {**state, "precision": {**prec, "master": masters}}
 
 
     def _load_one_process_checkpoint(self, directory, corrupt) -> dict | None:
@@ -412,7 +433,7 @@ class DataParallel(Strategy):
         if self.reporter is not None:
             self.reporter.log(f"checkpoint {path.name} was written by one process: read on "
                               f"{self._comm().size} ranks ({self.name})")
-        return state
+        return self._fit_masters(state)
 
 
 class ZeRO(DataParallel):
@@ -463,6 +484,9 @@ class ZeRO(DataParallel):
             self.reducer.finish()
         for q in self.params:  # the full gradients are not needed any more
             q._grad = None
+
+    def _master_range(self) -> tuple[int, int] | None:
+        return (self.lo, self.hi)
 
     @property
     def owns_masters(self) -> bool:

@@ -14,6 +14,7 @@ from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
 from .ernie_balance import balance_over_ranks
 from .groups import Layout, ProcessGroups
+from .relayout import whole_by_name
 from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing, tied_aliases
 from .tensor_parallel import (
     ColumnParallelLinear,
@@ -249,10 +250,55 @@ class TensorParallel(DataParallel):
                                      "full model to reshard from")
                 state["model"] = self._model_state_from_full(full)
                 state["optimizer"] = None
-                self._note_reshard(found["layout"])
+                # a split layout's older checkpoint keeps its moments per rank: not readable
+                if "full_model" in (found["replicated"] or {}) \
+                        or not self._cut_from_whole(found, state, full):
+                    self._note_reshard(found["layout"])
             state.pop("full_model", None)
         state.setdefault("step", found["step"])
         return state
+
+    def _cut_from_whole(self, found: dict, state: dict, full: dict) -> bool:
+        """This rank's pieces of the moments (and mixed precision's masters) of a checkpoint
+        that dp, ZeRO or one rank wrote whole (ZeRO: flat slices, gathered over the world
+        that read them), put in ``state``. False when it holds no moments for every
+        parameter (they then start afresh, as the warning says)."""
+        merged = merge_state(found["replicated"], found["sharded"])
+        prec = merged.get("precision") if isinstance(merged, dict) else None
+        masters = prec.get("master") if isinstance(prec, dict) else None
+        # the writer's order of the parameters (a split model registers its layers in
+        # another order): saved with the checkpoint, else its weights' order
+        mine = {n for n, p in self.model.named_parameters() if p.requires_grad}
+        order = merged.get("param_names") or [n for n in full if n in mine]
+        if set(order) != mine or any(n not in full for n in order):
+            return False
+        moments, hyper, whole = whole_by_name(
+            merged.get("optimizer"), masters, names=order,
+            shapes=[tuple(np.shape(full[n])) for n in order], comm=self._groups().world)
+        sliced = self._sliced()
+
+        def cut(name, array):
+            if name not in sliced.slicing or np.ndim(array) == 0:
+                return array
+            shape, axis, index = sliced.slicing[name]
+            if tuple(np.shape(array)) != tuple(shape):
+                return array
+            return np.asarray(array)[(slice(None),) * axis + (index,)].copy()
+
+        if whole is not None and isinstance(state.get("precision"), dict):
+            state["precision"] = {**state["precision"],
+                                  "master": [cut(n, whole[n]) for n in self.names]}
+        if moments is None:
+            return False
+        state["optimizer"] = {
+            "state": {i: {k: cut(n, v) for k, v in moments[n].items()}
+                      for i, n in enumerate(self.names)},
+            "hyper": hyper}
+        if self.reporter is not None:
+            self.reporter.log(f"checkpoint of layout {found['layout']} resharded onto this "
+                              "layout: weights, optimizer state, masters, data position and "
+                              "RNG restored")
+        return True
 
     def describe(self) -> dict:
         d = super().describe()

@@ -213,6 +213,7 @@ class PipelineParallel(DataParallel):
     # stages hold different parameters: checkpoints go per rank over the whole world
     save_checkpoint = TensorParallel.save_checkpoint
     load_checkpoint = TensorParallel.load_checkpoint
+    _cut_from_whole = TensorParallel._cut_from_whole
     _layout_record = TensorParallel._layout_record
 
     def _sliced(self) -> SlicedState:

@@ -7,14 +7,18 @@ one process) used to fail with "optimizer state does not fit: groups of sizes [1
 :func:`fit_optimizer_state` converts: per-parameter moments are joined and cut to this
 rank's flat slice, a flat vector (this rank's slice, gathered from every rank over ``comm``
 when the optimizer wants it whole) is split back into the parameters' shapes. Numbers (a
-step count) are kept as they are.
+step count) are kept as they are. :func:`fit_masters` does the same for the float32
+masters of mixed precision (a list per parameter under one device and dp, one flat slice
+under ZeRO), and :func:`whole_by_name` gives a model-splitting layout (tp, pp) every
+parameter's whole moments and master by name, to cut its own pieces from.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fit_optimizer_state", "saved_params"]
+__all__ = ["fit_optimizer_state", "saved_params", "per_parameter", "fit_masters",
+           "whole_by_name"]
 
 
 def saved_params(state: dict) -> int:
@@ -83,6 +87,66 @@ def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
     hyper = _hyper(state)
     return {"state": out_state,
             "param_groups": [{**hyper[0], "params": list(range(len(sizes)))}]}
+
+
+def per_parameter(arrays, *, sizes: list[int], shapes: list[tuple], comm=None) -> list:
+    """Per-parameter arrays (``shapes``) from ``arrays``: already one per parameter, or one
+    flat vector of them joined, whole or this rank's slice (the others' gathered over
+    ``comm``, a collective call)."""
+    arrays = [np.asarray(a) for a in arrays]
+    if len(arrays) == len(sizes) and all(a.size == n for a, n in zip(arrays, sizes)):
+        return [a.reshape(shape) for a, shape in zip(arrays, shapes)]
+    total = int(sum(sizes))
+    if len(arrays) != 1:
+        raise ValueError(f"{len(arrays)} saved arrays for {len(sizes)} parameters")
+    flat = arrays[0].reshape(-1)
+    if flat.size != total:  # this rank's slice: the others' from every rank
+        if comm is None or comm.size == 1:
+            raise ValueError(f"a flat array of {flat.size} values for {total} parameters")
+        flat = np.asarray(comm.allgatherv(np.ascontiguousarray(flat))[0]).reshape(-1)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    return [flat[a:b].reshape(shape).copy()
+            for a, b, shape in zip(offsets[:-1], offsets[1:], shapes)]
+
+
+def fit_masters(masters, *, sizes: list[int], shapes: list[tuple],
+                flat_range: tuple[int, int] | None = None, comm=None) -> list:
+    """Saved float32 masters for this layout: one per parameter, or with ``flat_range``
+    this rank's flat slice ``[lo, hi)`` of them joined (ZeRO, where the slice *is* the
+    master). A ZeRO checkpoint's masters come as this rank's slice of the new world
+    (``load_sharded`` cut them so), a dp or one-process one's per parameter."""
+    masters = [np.asarray(m) for m in masters]
+    if flat_range is not None:
+        lo, hi = flat_range
+        if len(masters) == 1 and masters[0].size == hi - lo:
+            return [masters[0].reshape(-1)]
+        whole = per_parameter(masters, sizes=sizes, shapes=shapes, comm=comm)
+        return [np.concatenate([m.reshape(-1) for m in whole])[lo:hi].copy()]
+    return per_parameter(masters, sizes=sizes, shapes=shapes, comm=comm)
+
+
+def whole_by_name(optimizer: dict | None, masters, *, names: list[str], shapes: list[tuple],
+                  comm=None) -> tuple[dict | None, list | None, dict | None]:
+    """``(moments, hyper, masters)`` of a dp, ZeRO or one-process checkpoint (parameters
+    ``names`` of single-device ``shapes``, in its order) by parameter name, each array
+    whole: ``{name: {key: array or number}}``, the groups' hyper-parameters, and
+    ``{name: master}``. A collective call over ``comm`` (the ranks that read the flat
+    slices). The moments are None when the checkpoint has none for some parameter."""
+    sizes = [int(np.prod(s)) for s in shapes]
+    moments = hyper = None
+    if isinstance(optimizer, dict) and "param_groups" in optimizer:
+        per = fit_optimizer_state(optimizer, sizes=sizes, shapes=shapes, comm=comm)
+        if per is not None:
+            saved = per["state"]
+            states = [saved.get(i, saved.get(str(i))) for i in range(len(names))]
+            if all(st is not None for st in states):
+                moments = dict(zip(names, states))
+                hyper = _hyper(per)
+    whole = None
+    if masters is not None:
+        whole = dict(zip(names, per_parameter(masters, sizes=sizes, shapes=shapes,
+                                              comm=comm)))
+    return moments, hyper, whole
 
 
 def newest_steps(directory) -> tuple[int | None, int | None]:
