@@ -244,6 +244,13 @@ class Job:
         status, message = (("done", f"{gone}; its final event is missing but its result.json "
                                     "is there") if done else
                            ("failed", f"{gone} without a final event"))
+        self.end_unrecorded(status, message)
+
+    def end_unrecorded(self, status: str, message: str) -> None:
+        """Show the job ended (``status``, ``message``) in this process, writing nothing: its
+        final event is missing, or could not be written (its run folder removed while it
+        ran, a full or read-only disk), and whoever follows it here must not wait forever.
+        A final status already read wins."""
         with self._state_lock:
             self.refresh_locked()
             if not self._state.final:

@@ -80,27 +80,35 @@ class ThreadRunner:
 
     def _run(self, job: Job, fn, config, cancel: threading.Event) -> None:
         reporter = RunReporter(job.run_dir, cancel_event=cancel)
-        reporter.emit("status", status="running")
+        outcome = "it returned (job.value holds it)"  # what the job did, if its end is lost
         try:
-            value = fn(config, reporter)
-        except JobCancelled as exc:
-            reporter.flush()
-            reporter.emit("status", status="cancelled",
-                          message=f"cancelled: {EXIT_MESSAGE}" if self._exiting else str(exc))
-        except BaseException as exc:  # the job fails; the notebook does not
-            tb = traceback.format_exc()
-            (job.run_dir / "logs" / "traceback.txt").write_text(tb)
-            reporter.flush()
-            reporter.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=tb)
-            reporter.emit("status", status="failed", message=f"{type(exc).__name__}: {exc}")
-        else:
-            job.value = value
-            reporter.flush()
-            write_result(job, value)
-            final = "cancelled" if reporter.should_stop() else "done"
-            why = {"message": f"cancelled: {EXIT_MESSAGE}"} if (
-                final == "cancelled" and self._exiting) else {}
-            reporter.emit("status", status=final, **why)
+            try:
+                reporter.emit("status", status="running")
+                value = fn(config, reporter)
+            except JobCancelled as exc:
+                outcome = "it was cancelled"
+                reporter.flush()
+                reporter.emit("status", status="cancelled",
+                              message=f"cancelled: {EXIT_MESSAGE}" if self._exiting else str(exc))
+            except BaseException as exc:  # the job fails; the notebook does not
+                tb = traceback.format_exc()
+                outcome = message = _why(job, f"{type(exc).__name__}: {exc}")
+                (job.run_dir / "logs" / "traceback.txt").write_text(tb)
+                reporter.flush()
+                reporter.emit("error", message=message, traceback=tb)
+                reporter.emit("status", status="failed", message=message)
+            else:
+                job.value = value
+                reporter.flush()
+                write_result(job, value)
+                final = "cancelled" if reporter.should_stop() else "done"
+                why = {"message": f"cancelled: {EXIT_MESSAGE}"} if (
+                    final == "cancelled" and self._exiting) else {}
+                reporter.emit("status", status=final, **why)
+        except OSError as exc:  # its end could not be written: said here, not waited for
+            lost = f"its end could not be written ({type(exc).__name__}: {exc})"
+            job.end_unrecorded("failed", outcome if outcome.startswith("its run folder")
+                               else _why(job, f"{outcome}; {lost}"))
         finally:
             job.refresh()
             job.notify_done()
@@ -117,6 +125,15 @@ class ThreadRunner:
         thread = self._threads.get(job.id)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+
+def _why(job: Job, message: str) -> str:
+    """``message``, led by what happened when the job's run folder is gone (a training
+    failed with "No such file or directory: .../logs/rank0.log")."""
+    if (job.run_dir / "config.json").is_file():
+        return message
+    return (f"its run folder {job.run_dir} was removed while it ran (the job stops: "
+            f"nothing more can be recorded) - {message}")
 
 
 def write_result(job: Job, value) -> None:
