@@ -480,6 +480,7 @@ class ErnieForCausalLM(nn.Module):
                                   attention_mask=attention_mask, eos_token_id=eos_token_id,
                                   pad_token_id=pad_token_id,
                                   repetition_penalty=repetition_penalty, do_sample=do_sample,
+                                  temperature=temperature, top_k=top_k, top_p=top_p,
                                   streamer=streamer, stop_strings=stop_strings,
                                   use_cache=use_cache, seed=seed, generator=generator,
                                   tokenizer=tokenizer, **options)

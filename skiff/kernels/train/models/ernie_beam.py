@@ -57,14 +57,17 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
                 num_return_sequences: int = 1, repetition_penalty: float = 1.0,
                 no_repeat_ngram_size=None, min_new_tokens: int = 0,
                 return_dict_in_generate: bool = False, output_scores: bool = False,
-                output_logits: bool = False):
+                output_logits: bool = False, warp=None, draw=None):
     """Beam search over each row of ``input_ids`` (B, T) (host ints; ``rows``: each row's
     (start, end) of real tokens when padded, None: all real). ``eos``: the ids that finish
     a hypothesis; ``pad``: what fills the shorter returned sequences (transformers: pad,
     else the first eos, else -1). Returns (B * num_return_sequences, T + new) ids, the
     best first per prompt, or with ``return_dict_in_generate`` a :class:`GenerateOutput`
     (``sequences``, ``sequences_scores``, ``scores``: the processed log-probabilities per
-    step (B * num_beams, V), ``logits``, ``beam_indices``)."""
+    step (B * num_beams, V), ``logits``, ``beam_indices``). Beam sampling
+    (``ernie_beam_sample``): ``warp(logp)`` edits each step's processed log-probabilities
+    (temperature, top-k, top-p) and ``draw(acc, K)`` picks the candidates in place of the
+    top K."""
     opt = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
     ids = np.asarray(input_ids, dtype=np.int64)
     B, T = ids.shape
@@ -119,11 +122,14 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
             for r in range(B * nb)]
         _process(logp, flat, real, eos, repetition_penalty, no_repeat_ngram_size,
                  cur - T < int(min_new_tokens or 0))
+        if warp is not None:
+            warp(logp)
         if output_scores:
             kept_scores.append(logp.copy())
         V = logp.shape[1]
         acc = (logp.reshape(B, nb, V) + running_scores[:, :, None]).reshape(B, nb * V)
-        top = np.argsort(-acc, axis=1, kind="stable")[:, :K]
+        top = np.argsort(-acc, axis=1, kind="stable")[:, :K] if draw is None \
+            else draw(acc, K)
         top_lp = np.take_along_axis(acc, top, 1)  # (B, K)
         beam, tok = top // V, top % V
         cand = np.take_along_axis(running, beam[:, :, None], 1)
@@ -217,19 +223,22 @@ def _xp_index(array, index):
 
 def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask=None,
                    eos_token_id="config", pad_token_id="config", repetition_penalty=None,
-                   do_sample=None, streamer=None, stop_strings=None, use_cache=True,
-                   seed=None, generator=None, tokenizer=None, **options):
+                   do_sample=None, temperature=None, top_k=None, top_p=None, streamer=None,
+                   stop_strings=None, use_cache=True, seed=None, generator=None,
+                   tokenizer=None, **options):
     """``model.generate(..., num_beams=N)`` as transformers takes it: ``input_ids`` (B, T)
     (numpy, list or CPU torch tensor), ``attention_mask`` of a left-padded batch,
     ``max_new_tokens`` / ``max_length``, ``length_penalty``, ``early_stopping``,
     ``num_return_sequences``, ``eos_token_id``, ``no_repeat_ngram_size``,
     ``min_new_tokens`` / ``min_length``, ``repetition_penalty``, ``generation_config``,
-    ``return_dict_in_generate`` with ``output_scores`` / ``output_logits``. Beam sampling
-    (``do_sample=True``) and the other options are refused by name."""
+    ``return_dict_in_generate`` with ``output_scores`` / ``output_logits``; with
+    ``do_sample=True`` transformers' beam sampling (``temperature``, ``top_k``, ``top_p``;
+    ``seed`` or ``generator``: a numpy Generator, or a torch Generator for transformers'
+    own draws; ``ernie_beam_sample``). The other options are refused by name."""
     if streamer is not None or stop_strings:
         raise ValueError("beam search takes no streamer or stop_strings (the best beam is "
                          "known only at the end): leave them out, or decode greedily")
-    del use_cache, seed, generator, tokenizer  # beams always use the cache; no sampling
+    del use_cache, tokenizer  # beams always use the cache
     from ..core.tensor import no_grad
     from .ernie_generate_options import new_token_counts, resolve_options
 
@@ -240,15 +249,15 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     options = model._checkpoint_options(max_new_tokens, options)
     named, extra = resolve_options(dict(
         max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
-        temperature=None, top_k=None, top_p=None, repetition_penalty=repetition_penalty,
+        temperature=temperature, top_k=top_k, top_p=top_p,
+        repetition_penalty=repetition_penalty,
         eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=None), options,
         beams=True)
     if int(extra["num_beams"] or 1) == 1:
         raise ValueError("num_beams=1 is greedy decoding: call model.generate, or pass "
                          "num_beams > 1 here")
-    if model._sampling(named["do_sample"], None, None, None, None)[0]:
-        raise ValueError("beam sampling (num_beams > 1 with do_sample=True) is not supported: "
-                         "pass do_sample=False")
+    sample, temp, k, p, _ = model._sampling(named["do_sample"], named["temperature"],
+                                            named["top_k"], named["top_p"], None)
     ids = np.array(_host(input_ids), dtype=np.int64, ndmin=2)
     if ids.shape[1] == 0:
         raise ValueError("generate needs at least one prompt token per row")
@@ -262,6 +271,18 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     eos = [] if eos is None else np.atleast_1d(eos).tolist()
     pad = model._generation_value("pad_token_id", named["pad_token_id"])
     penalty = model._sampling(False, None, None, None, named["repetition_penalty"])[4]
+    warp = draw = None
+    if sample:
+        from .ernie import _check_sampling
+        from .ernie_beam_sample import make_draw, warp_log_probs
+
+        _check_sampling(max_new, True, temp, k, p, penalty)
+        keep = len(eos) + 1 if eos else 2
+
+        def warp(logp):
+            return warp_log_probs(logp, temp, k, p, keep)
+
+        draw = make_draw(seed, generator)
     was_training = model.training
     model.eval()
     try:
@@ -274,6 +295,7 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                 repetition_penalty=penalty,
                 no_repeat_ngram_size=extra["no_repeat_ngram_size"], min_new_tokens=min_new,
                 return_dict_in_generate=extra["return_dict_in_generate"],
-                output_scores=extra["output_scores"], output_logits=extra["output_logits"])
+                output_scores=extra["output_scores"], output_logits=extra["output_logits"],
+                warp=warp, draw=draw)
     finally:
         model.train(was_training)

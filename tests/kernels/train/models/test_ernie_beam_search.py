@@ -104,7 +104,7 @@ def test_generation_config_and_torch_tensors(beam_pair):
 
 
 @pytest.mark.parametrize("kw, says", [
-    (dict(num_beams=2, do_sample=True), "beam sampling"),
+    (dict(num_beams=2, do_sample=True, temperature=0.0), "temperature must be > 0"),
     (dict(num_beams=2, num_return_sequences=3), "num_return_sequences=3"),
     (dict(num_beams=2, num_beam_groups=2, diversity_penalty=0.5), "num_beam_groups"),
     (dict(num_beams=2, early_stopping="sometimes"), "early_stopping"),
