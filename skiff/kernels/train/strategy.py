@@ -114,13 +114,16 @@ class Strategy:
         loader.rank, loader.world_size = index, count
         return loader
 
-    def to_device(self, batch, dtype=None):
+    def to_device(self, batch, dtype=None, *, targets: bool = False):
         """Host batch -> Tensors on this device. Float arrays take ``dtype`` (the model's
         parameter dtype); integer arrays stay integer. A :class:`PackedBatch` keeps its
-        ``cu_seqlens`` and ``positions`` as host int64 arrays."""
+        ``cu_seqlens`` and ``positions`` as host int64 arrays. ``targets=True``: the last
+        array of an ``(x, ..., y)`` batch is the targets, whose floats stay float32 under a
+        16-bit ``dtype`` (a regression's targets rounded to bfloat16 lost all but 3 digits,
+        and the MSE refused them), as ``torch.autocast`` leaves them."""
         from skiff.kernels.backend import get_array_module
 
-        from .core.tensor import Tensor
+        from .core.tensor import Tensor, _as_dtype
 
         def move(a):
             if isinstance(a, Tensor):
@@ -133,6 +136,14 @@ class Strategy:
         if isinstance(batch, PackedBatch):
             return PackedBatch(move(batch.tokens), move(batch.targets),
                                np.asarray(batch.cu_seqlens), np.asarray(batch.positions))
+        if isinstance(batch, (tuple, list)) and targets and len(batch) >= 2 \
+                and dtype is not None and _as_dtype(dtype).itemsize < 4:
+            last = batch[-1]
+            kind = getattr(getattr(last, "dtype", None), "kind", None)
+            if not isinstance(last, Tensor) and kind == "f":
+                kept = self.to_device(last, np.float32)
+                moved = [move(a) for a in batch[:-1]] + [kept]
+                return tuple(moved) if isinstance(batch, tuple) else moved
         if isinstance(batch, tuple):
             return tuple(move(a) for a in batch)
         if isinstance(batch, list):

@@ -483,7 +483,7 @@ class Trainer(Inference, TrainerState):
         fetched = None
         if self._graph is not None:  # one replay of the captured step (None: run it eagerly)
             host_batch = next_batch(loader)
-            fetched = host_batch, strategy.to_device(host_batch, run.dtype)
+            fetched = host_batch, strategy.to_device(host_batch, run.dtype, targets=True)
             taken = self._graph.step(fetched[1])
             if taken is not None:
                 return self._graph_step_done(run, host_batch, taken, t_step)
@@ -493,7 +493,7 @@ class Trainer(Inference, TrainerState):
                 (host_batch, batch), fetched = fetched, None
             else:
                 host_batch = next_batch(loader)
-                batch = strategy.to_device(host_batch, run.dtype)
+                batch = strategy.to_device(host_batch, run.dtype, targets=True)
             # this rank's share of the global batch (None: even, or one rank)
             strategy.row_weight = getattr(loader, "row_weight", None)
             try:
