@@ -21,6 +21,19 @@ from .random import get_generator
 from .random import seed as _seed
 from .serialize import load, save
 from .tensor import Tensor, _as_dtype, _shape_arg, tensor
+from .tensor_math_r27 import FUNCTIONS as _R27_FUNCTIONS
+from .tensor_math_r27 import METHODS as _R27_METHODS
+from .torch_runtime import (
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    get_num_threads,
+    get_rng_state,
+    set_float32_matmul_precision,
+    set_num_threads,
+    set_printoptions,
+    set_rng_state,
+    use_deterministic_algorithms,
+)
 
 float16 = half = np.dtype(np.float16)
 iinfo = np.iinfo
@@ -186,9 +199,12 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "trunc", "ceil", "frac", "lerp", "addcmul", "addcdiv", "roll", "tile", "movedim",
             "moveaxis", "unflatten", "repeat_interleave", "outer", "nan_to_num", "diag", "trace",
             "count_nonzero", "is_floating_point", "clamp_min", "clamp_max", "cumprod",
-            "index_add")
+            "index_add", *_R27_METHODS)
 
 globals().update({_n: _method(_n) for _n in _METHODS})
+from . import tensor_math_r27 as _r27  # noqa: E402
+
+globals().update({_n: getattr(_r27, _n) for _n in _R27_FUNCTIONS})
 
 __all__ = [
     "manual_seed", "device", "from_numpy", "as_tensor", "is_tensor", "numel", "equal",
@@ -198,7 +214,10 @@ __all__ = [
     "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
     "int32", "int", "int64", "long", "bool", "autograd", "finfo", "iinfo", "eye", "bfloat16",
     "meshgrid", "addmm", "baddbmm", "addbmm", "tensordot", "bernoulli",
-    *_METHODS,
+    *_METHODS, *_R27_FUNCTIONS,
+    "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "get_rng_state", "set_rng_state",
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)

@@ -15,6 +15,8 @@ array's memory (torch's); skiff's own code reads the raw arrays ``._data`` and `
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from skiff.kernels.backend import device_of, resolve_device, to_device, to_numpy, xp_for
@@ -23,6 +25,7 @@ from . import autograd
 from . import default_dtype as _dd
 from . import ops_math as M
 from . import ops_shape as S
+from . import torch_runtime as _runtime
 from ._alloc import tune_allocator
 from .autograd import (
     NO_GRAD_MESSAGE,
@@ -260,7 +263,8 @@ class Tensor:
     def __repr__(self) -> str:
         grad = ", requires_grad=True" if self.requires_grad else ""
         dev = "" if type(self._data) is np.ndarray else f", device={self.device}"
-        body = np.array2string(to_numpy(self._data), separator=", ", precision=4)
+        body = np.array2string(to_numpy(self._data), separator=", ",
+                               precision=_runtime.PRINT["precision"])
         return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
 
     # ---- conversion ---------------------------------------------------------------------
@@ -880,3 +884,7 @@ _install_math_more(Tensor, where, _torch_in_place)
 from .tensor_numpy import install as _install_numpy  # noqa: E402  (numpy's functions on tensors)
 
 _install_numpy(Tensor)
+
+from .tensor_math_r27 import install as _install_r27  # noqa: E402  (xlogy, cummax, kron, ...)
+
+_install_r27(Tensor, where, _torch_in_place, sys.modules[__name__])

@@ -1,0 +1,518 @@
+"""More of torch's functions and methods, found missing by porting (round 27): the special
+functions ``lgamma``, ``digamma``, ``erfinv`` (nodes on scipy's), ``logit``, ``xlogy``, ``sinc``,
+``logaddexp``, ``sgn``, ``signbit``, ``heaviside``; the logical ops; ``dot``, ``mv``, ``kron``,
+``diff``, ``take_along_dim``, ``cummax``/``cummin``, ``logcumsumexp``, ``rot90``,
+``fliplr``/``flipud``, ``aminmax``, ``tensor_split``, ``unfold`` (sliding windows), ``isin``,
+``nansum``/``nanmean``, ``triu_``/``tril_``/``clip_``, ``byte``/``char``/``short``; and the
+functions ``hstack``, ``vstack``, ``dstack``, ``column_stack``, ``atleast_1d/2d/3d``,
+``broadcast_to``/``broadcast_tensors``/``broadcast_shapes``, ``searchsorted``/``bucketize``,
+``std_mean``/``var_mean``, ``tril_indices``/``triu_indices``, ``block_diag``,
+``cartesian_prod``, ``cov``/``corrcoef``, ``cosine_similarity``.
+
+Gradients come from the differentiable ops they are built of (gathers by precomputed indices
+for ``cummax``, ``unfold`` and ``take_along_dim``), as torch's, including its zeros where a
+plain formula gives nan (``xlogy`` at x = 0, ``sinc`` at 0). Installed on ``Tensor`` by
+:mod:`.tensor`; tests/kernels/train/core/test_porter_r27_math.py compares each with torch in
+float64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from . import default_dtype as _dd
+from .autograd import Function, xp_of
+
+_BASE: dict = {}  # Tensor, where, in_place, tensor module: set by install()
+_MinMax = namedtuple("aminmax", ["min", "max"])
+_ValIdx = namedtuple("cummax", ["values", "indices"])
+
+
+def _special(name):
+    """scipy's (cupyx's on a GPU) special function ``name``."""
+    def fn(x):
+        if xp_of(x) is np:
+            import scipy.special as sp
+        else:  # pragma: no cover - GPU
+            import cupyx.scipy.special as sp
+        return getattr(sp, name)
+    return fn
+
+
+class _SpecialFn(Function):
+    """``f(a)`` with gradient ``g * df(a)``: lgamma (digamma), digamma (trigamma), erfinv."""
+
+    def forward(self, a, kind="gammaln"):
+        self.kind = kind
+        out = _special(kind)(a)(a).astype(a.dtype, copy=False)
+        self.save_for_backward(a if kind != "erfinv" else out)
+        return out
+
+    def backward(self, g):
+        (s,) = self.saved
+        xp = xp_of(s)
+        if self.kind == "gammaln":
+            d = _special("psi")(s)(s)
+        elif self.kind == "psi":
+            d = _special("polygamma")(s)(1, s)
+        else:  # erfinv: d/dx = sqrt(pi)/2 exp(erfinv(x)^2)
+            d = (math.sqrt(math.pi) / 2) * xp.exp(s * s)
+        return g * d.astype(g.dtype, copy=False)
+
+
+def _float(t):
+    return t.astype(_dd.FLOAT) if t.dtype.kind in "iub" else t
+
+
+def _t(x, like=None):
+    T = _BASE["Tensor"]
+    if isinstance(x, T):
+        return x
+    return T(x, dtype=like.dtype if like is not None and np.ndim(x) == 0 else None)
+
+
+def _const(t, array):
+    return _BASE["Tensor"]._make(t.xp.asarray(array), False, None, 0)
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+def lgamma(self):
+    return _SpecialFn.apply(_float(self), kind="gammaln")
+
+
+def digamma(self):
+    return _SpecialFn.apply(_float(self), kind="psi")
+
+
+def erfinv(self):
+    return _SpecialFn.apply(_float(self), kind="erfinv")
+
+
+def logit(self, eps=None):
+    x = _float(self)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return x.log() - (-x).log1p()
+
+
+def xlogy(self, other):
+    """``x * log(y)``, 0 where x is 0; torch's gradients: ``log(y)`` for x (0 where x is 0
+    and y <= 0) and ``x / y`` for y."""
+    x, y = _float(self), _t(other, self)
+    bad = (x._data == 0) & (y._data <= 0)
+    if not bool(bad.any()):
+        return x * y.log()
+    where = _BASE["where"]
+    safe = where(bad, y.xp.ones((), dtype=y.dtype), y)
+    return where(bad, x.xp.zeros((), dtype=x.dtype), x * safe.log())
+
+
+def sinc(self):
+    """``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there)."""
+    x = _float(self)
+    where = _BASE["where"]
+    zero = x._data == 0
+    safe = where(zero, x.xp.ones((), dtype=x.dtype), x) * math.pi
+    return where(zero, x.xp.ones((), dtype=x.dtype), safe.sin() / safe)
+
+
+def logaddexp(self, other):
+    a, b = _float(self), _t(other, self)
+    m = a.detach().maximum(b.detach())
+    m = _BASE["where"](xp_of(m._data).isfinite(m._data), m, m.xp.zeros((), dtype=m.dtype))
+    return ((a - m).exp() + (b - m).exp()).log() + m
+
+
+def signbit(self):
+    return _const(self, self.xp.signbit(self._data))
+
+
+def heaviside(self, values):
+    v = values._data if isinstance(values, _BASE["Tensor"]) else values
+    return _const(self, self.xp.heaviside(self._data, v))
+
+
+def isin(self, test_elements, *, invert=False):
+    t = test_elements._data if isinstance(test_elements, _BASE["Tensor"]) else test_elements
+    return _const(self, self.xp.isin(self._data, self.xp.asarray(t), invert=invert))
+
+
+def _logical(fn):
+    def method(self, other=None):
+        xp = self.xp
+        a = self._data.astype(bool)
+        if fn == "logical_not":
+            return _const(self, xp.logical_not(a))
+        b = other._data if isinstance(other, _BASE["Tensor"]) else xp.asarray(other)
+        return _const(self, getattr(xp, fn)(a, b.astype(bool)))
+
+    method.__name__ = fn
+    return method
+
+
+# ---- reductions and scans ---------------------------------------------------------------------
+def nansum(self, dim=None, keepdim=False):
+    nan = self.xp.isnan(self._data)
+    return _BASE["where"](nan, self.xp.zeros((), dtype=self.dtype), self).sum(dim, keepdim)
+
+
+def nanmean(self, dim=None, keepdim=False):
+    count = (~self.xp.isnan(self._data)).sum(axis=dim, keepdims=keepdim).astype(self.dtype)
+    return nansum(self, dim, keepdim) / _const(self, count)
+
+
+def aminmax(self, *, dim=None, keepdim=False):
+    return _MinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+
+def _cum_extreme(better):
+    def method(self, dim):
+        xp = self.xp
+        a = xp.moveaxis(self._data, dim, -1)
+        n = a.shape[-1]
+        idx = xp.zeros(a.shape, dtype=np.int64)
+        best = a[..., 0].copy()
+        for i in range(1, n):  # a running index: torch keeps the latest of equal values
+            take = better(a[..., i], best) | (a[..., i] == best) | xp.isnan(a[..., i])
+            best = xp.where(take, a[..., i], best)
+            idx[..., i] = xp.where(take, i, idx[..., i - 1])
+        idx = xp.moveaxis(idx, -1, dim)
+        return _ValIdx(self.gather(dim, idx), _const(self, idx))
+
+    return method
+
+
+def logcumsumexp(self, dim):
+    """``log(cumsum(exp(x)))`` along ``dim``: shifted by the maximum along ``dim``, or, where
+    an early running maximum lies 600 below it (its terms would vanish), by a scan of
+    ``logaddexp``."""
+    from skiff.kernels.backend import to_numpy
+
+    x = _float(self)
+    host = to_numpy(x._data)
+    ref = host.max(axis=dim, keepdims=True)
+    if np.isfinite(ref).all() and (np.maximum.accumulate(host, axis=dim) - ref > -600).all():
+        shift = _const(x, ref)
+        return (x - shift).exp().cumsum(dim).log() + shift
+    return _pairwise_lcse(x, dim)
+
+
+def _pairwise_lcse(x, dim):
+    """The exact scan, element by element (wide ranges: exp of the shift would underflow)."""
+    parts = x.unbind(dim)
+    out, acc = [], parts[0]
+    out.append(acc)
+    for p in parts[1:]:
+        acc = logaddexp(acc, p)
+        out.append(acc)
+    return _BASE["tensor_mod"].stack(out, dim)
+
+
+# ---- shapes -----------------------------------------------------------------------------------
+def dot(self, other):
+    if self.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D "
+                           "tensors (use matmul or mm for matrices)")
+    return (self * other).sum()
+
+
+def mv(self, vec):
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: a matrix and a vector, got {self.ndim}D and {vec.ndim}D")
+    return self @ vec
+
+
+def kron(self, other):
+    a, b = self, _t(other, self)
+    nd = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (nd - a.ndim) + tuple(a.shape))
+    b = b.reshape((1,) * (nd - b.ndim) + tuple(b.shape))
+    ai = [s for d in a.shape for s in (d, 1)]
+    bi = [s for d in b.shape for s in (1, d)]
+    out = a.reshape(ai) * b.reshape(bi)
+    return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    tm = _BASE["tensor_mod"]
+    x = self
+    if prepend is not None or append is not None:
+        parts = [p if isinstance(p, _BASE["Tensor"]) else _t(p, self)
+                 for p in (prepend, x, append) if p is not None]
+        x = tm.cat(parts, dim)
+    for _ in range(int(n)):
+        m = x.shape[dim]
+        x = x.narrow(dim, 1, m - 1) - x.narrow(dim, 0, m - 1) if x.dtype.kind != "b" else \
+            _const(x, x._data.take(range(1, m), dim) ^ x._data.take(range(m - 1), dim))
+    return x
+
+
+def take_along_dim(self, indices, dim=None):
+    idx = indices._data if isinstance(indices, _BASE["Tensor"]) else self.xp.asarray(indices)
+    if dim is None:
+        return self.reshape(-1).gather(0, idx.reshape(-1))
+    dim = dim % self.ndim
+    shape = list(np.broadcast_shapes(tuple(s for k, s in enumerate(self.shape) if k != dim),
+                                     tuple(s for k, s in enumerate(idx.shape) if k != dim)))
+    xs, ids = list(shape), list(shape)
+    xs.insert(dim, self.shape[dim])
+    ids.insert(dim, idx.shape[dim])
+    src = self if tuple(self.shape) == tuple(xs) else self.expand(*xs)
+    return src.gather(dim, self.xp.broadcast_to(idx, ids))
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    d0, d1 = dims
+    k %= 4
+    if k == 0:
+        return self
+    if k == 2:
+        return self.flip((d0, d1))
+    if k == 1:
+        return self.flip(d1).transpose(d0, d1)
+    return self.transpose(d0, d1).flip(d1)
+
+
+def tensor_split(self, indices_or_sections, dim=0):
+    n = self.shape[dim]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        bounds = np.cumsum([0, *sizes])
+    else:
+        bounds = [0, *[min(max(int(i), 0), n) for i in indices_or_sections], n]
+    return tuple(self.narrow(dim, int(a), max(int(b) - int(a), 0))
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def unfold(self, dimension, size, step):
+    """torch's ``Tensor.unfold``: windows of ``size`` every ``step`` along ``dimension``, as a
+    new last axis."""
+    n = self.shape[dimension]
+    if size > n:
+        raise RuntimeError(f"unfold: size {size} is larger than dimension {dimension}'s {n}")
+    starts = np.arange(0, n - size + 1, step)
+    idx = (starts[:, None] + np.arange(size)[None, :]).reshape(-1)
+    out = self.index_select(dimension, self.xp.asarray(idx))
+    d = dimension % self.ndim
+    shape = list(self.shape)
+    shape[d:d + 1] = [len(starts), size]
+    return out.reshape(shape).movedim(d + 1, -1)
+
+
+# ---- functions (not methods) ------------------------------------------------------------------
+def _tensors(ts):
+    return [t if isinstance(t, _BASE["Tensor"]) else _t(t) for t in ts]
+
+
+def atleast_1d(*ts):
+    out = [t.reshape(1) if t.ndim == 0 else t for t in _tensors(_flat_args(ts))]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_2d(*ts):
+    out = [t.reshape((1,) * (2 - t.ndim) + tuple(t.shape)) if t.ndim < 2 else t
+           for t in _tensors(_flat_args(ts))]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_3d(*ts):
+    out = []
+    for t in _tensors(_flat_args(ts)):
+        if t.ndim == 0:
+            t = t.reshape(1, 1, 1)
+        elif t.ndim == 1:
+            t = t.reshape(1, -1, 1)
+        elif t.ndim == 2:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _flat_args(ts):
+    return list(ts[0]) if len(ts) == 1 and isinstance(ts[0], (list, tuple)) else list(ts)
+
+
+def hstack(tensors):
+    ts = [atleast_1d(t) for t in tensors]
+    return _BASE["tensor_mod"].cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return _BASE["tensor_mod"].cat([atleast_2d(t) for t in tensors], 0)
+
+
+def dstack(tensors):
+    return _BASE["tensor_mod"].cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    ts = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in _tensors(tensors)]
+    return _BASE["tensor_mod"].cat(ts, 1)
+
+
+def broadcast_shapes(*shapes):
+    return tuple(np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s)
+                                       for s in shapes]))
+
+
+def broadcast_to(input, shape):  # noqa: A002
+    return input.expand(*shape)
+
+
+def broadcast_tensors(*tensors):
+    ts = _tensors(_flat_args(tensors))
+    shape = broadcast_shapes(*[tuple(t.shape) for t in ts])
+    return tuple(t if tuple(t.shape) == shape else t.expand(*shape) for t in ts)
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """Insertion points of ``values`` in each row of ``sorted_sequence`` (no gradient)."""
+    T = _BASE["Tensor"]
+    seq = np.asarray(sorted_sequence.numpy() if isinstance(sorted_sequence, T)
+                     else sorted_sequence)
+    v = np.asarray(values.numpy() if isinstance(values, T) else values)
+    side = side or ("right" if right else "left")
+    if sorter is not None:
+        seq = np.take_along_axis(seq, np.asarray(sorter.numpy() if isinstance(sorter, T)
+                                                 else sorter), -1)
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, v, side=side)
+    else:
+        rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
+        out = np.stack([np.searchsorted(s, r, side=side) for s, r in zip(rows_s, rows_v)])
+        out = out.reshape(v.shape)
+    dt = np.int32 if out_int32 else np.int64
+    return T(np.asarray(out, dtype=dt), dtype=dt)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+    return (input.std(dim, keepdim=keepdim, correction=correction),
+            input.mean(dim, keepdim=keepdim))
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
+    return (input.var(dim, keepdim=keepdim, correction=correction),
+            input.mean(dim, keepdim=keepdim))
+
+
+def _indices(row, col, offset, upper):
+    rr, cc = np.triu_indices(row, offset, col) if upper else np.tril_indices(row, offset, col)
+    T = _BASE["Tensor"]
+    return T(np.stack([rr, cc]).astype(np.int64), dtype=np.int64)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    return _indices(row, col, offset, False)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    return _indices(row, col, offset, True)
+
+
+def block_diag(*tensors):
+    tm = _BASE["tensor_mod"]
+    ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in _tensors(tensors)]
+    dt = np.result_type(*[t.dtype for t in ts])
+    ts = [t.astype(dt) for t in ts]
+    total = sum(t.shape[1] for t in ts)
+    rows, left = [], 0
+    for t in ts:
+        r, c = t.shape
+        parts = [tm.zeros(r, left, dtype=dt), t, tm.zeros(r, total - left - c, dtype=dt)]
+        rows.append(tm.cat([p for p in parts if p.shape[1]] or [t], 1))
+        left += c
+    return tm.cat(rows, 0)
+
+
+def cartesian_prod(*tensors):
+    ts = _tensors(tensors)
+    if len(ts) == 1:
+        return ts[0]
+    from .functions_more import meshgrid
+
+    grids = meshgrid(*ts, indexing="ij")
+    return _BASE["tensor_mod"].stack([g.reshape(-1) for g in grids], 1)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
+    """Covariance of the rows (variables) over the columns (observations)."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights/aweights are not supported; weight the "
+                                  "observations yourself")
+    x = _float(input)
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    xc = x - x.mean(1, keepdim=True)
+    return (xc @ xc.transpose(0, 1)) / max(x.shape[1] - correction, 0)
+
+
+def corrcoef(input):  # noqa: A002
+    c = cov(input)
+    if c.ndim == 0 or c.shape == (1, 1):
+        return c / c
+    d = c.diagonal().sqrt()
+    return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    from .nn import functional as F
+
+    return F.cosine_similarity(x1, x2, dim=dim, eps=eps)
+
+
+FUNCTIONS = ("atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack",
+             "column_stack", "broadcast_shapes", "broadcast_to", "broadcast_tensors",
+             "searchsorted", "bucketize", "std_mean", "var_mean", "tril_indices",
+             "triu_indices", "block_diag", "cartesian_prod", "cov", "corrcoef",
+             "cosine_similarity")
+# methods that are also top-level functions (skiff.xlogy(x, y) is x.xlogy(y))
+METHODS = ("lgamma", "digamma", "erfinv", "logit", "xlogy", "sinc", "logaddexp", "sgn",
+           "signbit", "heaviside", "isin", "logical_and", "logical_or", "logical_xor",
+           "logical_not", "nansum", "nanmean", "aminmax", "cummax", "cummin", "logcumsumexp",
+           "dot", "mv", "kron", "diff", "take_along_dim", "rot90", "fliplr", "flipud",
+           "tensor_split")
+
+
+def install(tensor_class, where, in_place, tensor_mod) -> None:
+    """Attach the methods to ``tensor_class`` (idempotent)."""
+    _BASE.update(Tensor=tensor_class, where=where, tensor_mod=tensor_mod)
+    methods = {
+        "lgamma": lgamma, "digamma": digamma, "erfinv": erfinv, "logit": logit,
+        "xlogy": xlogy, "sinc": sinc, "logaddexp": logaddexp, "sgn": lambda s: s.sign(),
+        "signbit": signbit, "heaviside": heaviside, "isin": isin,
+        "logical_and": _logical("logical_and"), "logical_or": _logical("logical_or"),
+        "logical_xor": _logical("logical_xor"), "logical_not": _logical("logical_not"),
+        "nansum": nansum, "nanmean": nanmean, "aminmax": aminmax,
+        "cummax": _cum_extreme(lambda a, b: a > b), "cummin": _cum_extreme(lambda a, b: a < b),
+        "logcumsumexp": logcumsumexp, "dot": dot, "inner": None, "mv": mv, "kron": kron,
+        "diff": diff, "take_along_dim": take_along_dim, "rot90": rot90,
+        "fliplr": lambda s: s.flip(1), "flipud": lambda s: s.flip(0),
+        "tensor_split": tensor_split, "unfold": unfold,
+        "triu_": in_place("triu", lambda s, diagonal=0: s.triu(diagonal)),
+        "tril_": in_place("tril", lambda s, diagonal=0: s.tril(diagonal)),
+        "clip_": in_place("clip", lambda s, min=None, max=None: s.clamp(min, max)),
+        "byte": lambda s: s.astype(np.uint8), "char": lambda s: s.astype(np.int8),
+        "short": lambda s: s.astype(np.int16),
+        "equal": lambda s, o: tuple(s.shape) == tuple(o.shape) and bool(
+            (s.numpy() == o.numpy()).all()),
+        "isclose": lambda s, o, rtol=1e-05, atol=1e-08, equal_nan=False: _const(
+            s, s.xp.isclose(s._data, o._data if isinstance(o, tensor_class) else o, rtol,
+                            atol, equal_nan)),
+        "allclose": lambda s, o, rtol=1e-05, atol=1e-08, equal_nan=False: bool(
+            s.xp.allclose(s._data, o._data if isinstance(o, tensor_class) else o, rtol,
+                          atol, equal_nan)),
+    }
+    for name, fn in methods.items():
+        if fn is not None and not hasattr(tensor_class, name):
+            setattr(tensor_class, name, fn)
+
+
+__all__ = ["install", "FUNCTIONS", "METHODS", *FUNCTIONS]

@@ -1,0 +1,147 @@
+"""torch's process-wide switches that training scripts call in their first lines:
+``set_num_threads``/``get_num_threads`` (skiff's elementwise threads; BLAS keeps the
+``OPENBLAS_NUM_THREADS`` it started with), ``use_deterministic_algorithms`` (skiff's CPU ops
+are deterministic; on a GPU, atomics-based scatters may not be: recorded, nothing refused),
+``set_printoptions`` (numpy's, which a tensor's repr uses), ``set_float32_matmul_precision``
+(recorded), ``get_rng_state``/``set_rng_state`` (skiff's generator state, a dict, not torch's
+byte tensor), and ``skiff.cuda``'s ``is_available``, ``device_count``, ``manual_seed``, ...
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from skiff.kernels.backend import split as _split
+from skiff.kernels.backend.devices import gpu_available
+
+from .random import get_state, set_state
+from .random import seed as _seed
+
+__all__ = ["set_num_threads", "get_num_threads", "use_deterministic_algorithms",
+           "are_deterministic_algorithms_enabled", "set_printoptions",
+           "set_float32_matmul_precision", "get_float32_matmul_precision", "get_rng_state",
+           "set_rng_state", "cuda"]
+
+_STATE = {"deterministic": False, "matmul_precision": "highest"}
+PRINT = {"precision": 4}  # a tensor's repr (torch's default); the rest is numpy's
+
+
+def set_num_threads(n: int) -> None:
+    """torch's ``set_num_threads``: the threads skiff splits elementwise work over."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"set_num_threads needs a positive integer, got {n!r}")
+    _split.set_work_threads(int(n))
+
+
+def get_num_threads() -> int:
+    return _split.work_threads()
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Recorded (skiff's CPU ops give the same bits run to run)."""
+    _STATE["deterministic"] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _STATE["deterministic"]
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:
+    """torch's ``set_printoptions`` through numpy's (``profile``: "default", "short", "full")."""
+    opts = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+            "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+            "full": dict(precision=4, threshold=np.inf, edgeitems=3, linewidth=80)}
+    kw = dict(opts[profile]) if profile is not None else {}
+    for k, v in (("precision", precision), ("threshold", threshold),
+                 ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if v is not None:
+            kw[k] = v
+    if sci_mode is not None:
+        kw["suppress"] = not sci_mode
+    if "precision" in kw:
+        PRINT["precision"] = int(kw["precision"])
+    np.set_printoptions(**kw)
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Recorded ("highest", "high", "medium"); skiff's float32 GEMMs are full float32."""
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"precision must be 'highest', 'high' or 'medium', got {precision!r}")
+    _STATE["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _STATE["matmul_precision"]
+
+
+def get_rng_state():
+    """skiff's generator state (pass it to :func:`set_rng_state`)."""
+    return get_state()
+
+
+def set_rng_state(state) -> None:
+    if not isinstance(state, dict):
+        raise TypeError("set_rng_state takes the state skiff.get_rng_state() returned (a "
+                        "dict); a torch ByteTensor state does not apply to skiff's generator")
+    set_state(state)
+
+
+def _device_count() -> int:
+    if not gpu_available():
+        return 0
+    from skiff.kernels.backend.devices import cupy
+
+    return int(cupy().cuda.runtime.getDeviceCount())
+
+
+def _current_device() -> int:
+    if not gpu_available():
+        raise RuntimeError("no GPU: skiff.cuda.is_available() is False (use device='cpu')")
+    from skiff.kernels.backend.devices import cupy
+
+    return int(cupy().cuda.Device().id)
+
+
+def _device_name(device=None) -> str:
+    from skiff.kernels.backend import resolve_device
+
+    index = 0 if device is None else getattr(device, "index", device)
+    return resolve_device(f"cuda:{int(index)}").model
+
+
+def _synchronize(device=None) -> None:
+    if gpu_available():
+        from skiff.kernels.backend.devices import cupy
+
+        cupy().cuda.Device().synchronize()
+
+
+def _empty_cache() -> None:
+    if gpu_available():
+        from skiff.kernels.backend.devices import cupy
+
+        cupy().get_default_memory_pool().free_all_blocks()
+
+
+def _cuda_seed(seed) -> None:
+    """skiff has one generator (a GPU's numbers are drawn on the host): seeds it."""
+    _seed(seed)
+
+
+cuda = types.SimpleNamespace(
+    is_available=gpu_available,
+    device_count=_device_count,
+    current_device=_current_device,
+    get_device_name=_device_name,
+    synchronize=_synchronize,
+    empty_cache=_empty_cache,
+    manual_seed=lambda seed: _cuda_seed(seed),
+    manual_seed_all=lambda seed: _cuda_seed(seed),
+    is_bf16_supported=lambda *a, **k: gpu_available(),
+)
+cuda.__doc__ = ("torch.cuda's common calls: is_available(), device_count(), current_device(), "
+                "get_device_name(), synchronize(), empty_cache(), manual_seed(_all) (skiff's "
+                "one generator: GPU draws are made on the host).")
