@@ -13,7 +13,7 @@ import numpy as np
 
 from ..default_dtype import default_float
 from ..random import get_generator
-from ..tensor import Tensor
+from ..tensor import Tensor, where
 from . import functional as F
 from .module import Module, Parameter
 
@@ -125,13 +125,30 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.weight = Parameter(table, dtype=dtype)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+        """torch's: a layer on the (n, d) table ``embeddings`` (its dtype kept), frozen unless
+        ``freeze=False``; the ``padding_idx`` row is kept as given (torch does not zero it)."""
+        if max_norm is not None or scale_grad_by_freq:
+            raise NotImplementedError("Embedding.from_pretrained: max_norm and "
+                                      "scale_grad_by_freq are not supported")
+        if getattr(embeddings, "ndim", 0) != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional, got shape "
+                             f"{tuple(getattr(embeddings, 'shape', ()))}")
+        n, d = embeddings.shape
+        layer = cls(n, d, dtype=embeddings.dtype, padding_idx=padding_idx)
+        layer.weight = Parameter(embeddings, requires_grad=not freeze)
+        return layer
+
     def forward(self, idx):
         out = F.embedding(idx, self.weight)
         if self.padding_idx is None:
             return out
         i = idx._data if isinstance(idx, Tensor) else idx
-        keep = (out.xp.asarray(i) != self.padding_idx)[..., None].astype(out.dtype)
-        return out * keep  # no gradient reaches the padding row
+        keep = (out.xp.asarray(i) != self.padding_idx)[..., None]
+        # the row's values (torch's: a pretrained padding row need not be zero), no gradient
+        return where(keep, out, out.detach())
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}"

@@ -63,12 +63,16 @@ class CrossEntropyLoss(Module):
             raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
         self.ignore_index = int(ignore_index)
         self.reduction = reduction
-        self.weight = None if weight is None else np.asarray(
-            weight.numpy() if hasattr(weight, "numpy") else weight, np.float32)
+        self.weight = None if weight is None else np.asarray(  # its float dtype kept (float64)
+            weight.numpy() if hasattr(weight, "numpy") else weight)
+        if self.weight is not None and self.weight.dtype.kind != "f":
+            self.weight = self.weight.astype(np.float32)
         self.label_smoothing = float(label_smoothing)
 
     def forward(self, output, target):
         weight = self.weight
+        if weight is not None and weight.dtype != output.dtype and output.dtype.kind == "f":
+            weight = weight.astype(output.dtype)  # float64 logits, float64 weights (torch's)
         if weight is not None and output.xp is not np:  # on the logits' device
             weight = output.xp.asarray(weight)
         return F.cross_entropy(output, target, ignore_index=self.ignore_index,
@@ -101,10 +105,17 @@ class BCEWithLogitsLoss(Module):
     reduction : {"mean", "sum", "none"}
     """
 
-    def __init__(self, reduction: str = "mean"):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
+                 pos_weight=None):
         super().__init__()
+        if isinstance(weight, str):  # skiff's first argument was reduction
+            weight, reduction = None, weight
         _check_reduction(reduction)
-        self.reduction = reduction
+        self.reduction, self.weight, self.pos_weight = reduction, weight, pos_weight
 
     def forward(self, output, target):
-        return binary_cross_entropy_with_logits(output, target, reduction=self.reduction)
+        if self.weight is None and self.pos_weight is None:
+            return binary_cross_entropy_with_logits(output, target, reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(output, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)

@@ -94,6 +94,8 @@ class Module:
     def add_module(self, name: str, module) -> None:
         self.__setattr__(name, module)
 
+    register_module = add_module  # torch's other name
+
     # ---- forward ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
@@ -329,6 +331,10 @@ class Module:
     def float(self) -> Module:
         """Cast float parameters and buffers to float32 in place; returns self."""
         return self.to(dtype="float32")
+
+    def half(self) -> Module:
+        """Cast float parameters and buffers to float16 in place; returns self."""
+        return self.to(dtype="float16")
 
     def zero_grad(self) -> None:
         for p in self.parameters():

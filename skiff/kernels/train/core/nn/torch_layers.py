@@ -47,8 +47,14 @@ class NLLLoss(_Loss):
 
 
 class BCELoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        if isinstance(weight, str):
+            weight, reduction = None, weight
+        super().__init__(reduction)
+        self.weight = weight
+
     def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy(input, target, reduction=self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class L1Loss(_Loss):

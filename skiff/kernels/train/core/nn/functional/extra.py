@@ -109,23 +109,40 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     return _reduce(-picked, reduction)
 
 
-def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
-    """On probabilities; each log is held at -100 or above, as torch does."""
+def _weighted(per, weight):
+    """``per * weight`` (torch's ``weight=``: broadcast over the elements)."""
+    if weight is None:
+        return per
+    return per * (weight if isinstance(weight, Tensor) else per.xp.asarray(weight, per.dtype))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
+                         reduction="mean"):
+    """On probabilities; each log is held at -100 or above, as torch does. ``weight`` scales
+    each element's loss (torch's argument order: a string third is taken as ``reduction``)."""
+    if isinstance(weight, str):
+        weight, reduction = None, weight
     _same_shape("binary_cross_entropy", input, target)
     y = target._data if isinstance(target, Tensor) else target
     log_p = input.log().clamp(min=-100.0)
     log_q = (1.0 - input).log().clamp(min=-100.0)
-    return _reduce(-(log_p * y + log_q * (1.0 - y)), reduction)
+    return _reduce(_weighted(-(log_p * y + log_q * (1.0 - y)), weight), reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):  # noqa: A002
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """torch's: ``weight`` scales each element's loss, ``pos_weight`` the positive term (per
+    class, broadcast over the last axis); a string third argument is taken as ``reduction``."""
+    if isinstance(weight, str):
+        weight, reduction = None, weight
     _same_shape("binary_cross_entropy_with_logits", input, target)
     y = target._data if isinstance(target, Tensor) else target
     log_sig = -(((-input.abs()).exp() + 1.0).log() + (-input).relu())  # log sigmoid(z)
     log_one_minus = log_sig - input  # log (1 - sigmoid(z))
     w = 1.0 if pos_weight is None else (pos_weight._data if isinstance(pos_weight, Tensor)
                                         else pos_weight)
-    return _reduce(-(log_sig * (w * y) + log_one_minus * (1.0 - y)), reduction)
+    return _reduce(_weighted(-(log_sig * (w * y) + log_one_minus * (1.0 - y)), weight),
+                   reduction)
 
 
 def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
