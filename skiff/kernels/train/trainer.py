@@ -641,7 +641,10 @@ class Trainer(Inference, TrainerState):
             self.model.train()
 
     def _print_progress(self, run: Run, loss) -> None:
-        """``verbose``: one printed line at each epoch's end and after the last step."""
+        """``verbose``: one printed line at each epoch's end and after the last step, by the
+        reporting rank only (every rank of ``mpiexec -n 2`` printed each line)."""
+        if not run.strategy.is_root:
+            return
         run.line_losses.append(loss)
         if run.epoch_done or run.step == run.total:
             self._print_line(run.step, run.total, run.loader, run.line_losses,
@@ -657,7 +660,7 @@ class Trainer(Inference, TrainerState):
             msg = (f"early stopping: the weights of step {best} restored (val_loss "
                    f"{run.early.best:.4g}, the best; step {step} was worse)")
             rep.log(msg)
-            if self.verbose:
+            if self.verbose and run.strategy.is_root:
                 print(msg, flush=True)
         if self.checkpoint_dir is not None and step > 0:
             run.last_ckpt = self._save(step, loader, run.history, run.val_history)

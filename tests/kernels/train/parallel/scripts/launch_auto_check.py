@@ -7,6 +7,8 @@ An MLP (49 rows at batch 16: a last batch of one row, which one rank alone holds
 largest relative loss difference and weight difference against torch.
 """
 
+import contextlib
+import io
 import json
 import sys
 
@@ -59,7 +61,9 @@ def torch_run(model, init, x, y, batch, epochs, lr):
 
 def main():
     out = {"rank": MPI.COMM_WORLD.rank}
-    for kind, n, batch in (("mlp", 49, 16), ("cnn", 41, 8)):
+    spawned = sys.argv[1:] == ["spawned"]
+    # spawned ranks: the MLP alone (the same Trainer code; the launch is what differs)
+    for kind, n, batch in (("mlp", 49, 16),) + ((("cnn", 41, 8),) if not spawned else ()):
         x, y = data(kind, n)
         skiff.seed(0)
         model, reference = models(kind)
@@ -75,11 +79,19 @@ def main():
                      "loss": max(abs(a - b) / abs(b) for a, b in zip(got, want)),
                      "weights": max(float(np.abs(np.asarray(weights[k]) - want_w[k]).max())
                                     for k in want_w)}
-    if sys.argv[1:] == ["spawned"]:
+    if spawned:
         parent = MPI.Comm.Get_parent()
         parent.gather(out, root=0)
         parent.Disconnect()
     else:
+        # verbose: one line per epoch, printed by the reporting rank alone
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            x, y = data("mlp", 49)
+            skiff.Trainer(models("mlp")[0], strategy="auto", batch_size=16,
+                          verbose=True).train((x, y), epochs=2)
+        out["verbose_lines"] = len([line for line in printed.getvalue().splitlines()
+                                    if line.startswith("epoch ")])
         print("RESULT " + json.dumps(out), flush=True)
 
 
