@@ -48,11 +48,10 @@ def warp_log_probs(logp: np.ndarray, temperature: float, top_k, top_p: float,
 def make_draw(seed=None, generator=None):
     """``draw(acc (B, M) float32, K) -> (B, K)`` candidate indices, sampled without
     replacement from ``softmax(acc)`` of each row and ordered by ``acc`` (best first)."""
-    torch_gen = generator if type(generator).__name__ == "Generator" and \
-        type(generator).__module__.startswith("torch") else None
-    if torch_gen is None:
-        from .ernie_generate import sampling_rng
+    from .ernie_generate import is_torch_generator, sampling_rng
 
+    torch_gen = generator if is_torch_generator(generator) else None
+    if torch_gen is None:
         rng = sampling_rng(seed, generator)
 
     def draw(acc: np.ndarray, K: int) -> np.ndarray:

@@ -186,10 +186,17 @@ class StopStrings:
         return any(text.find(s, max(0, before - len(s) + 1)) >= 0 for s in self.strings)
 
 
+def is_torch_generator(generator) -> bool:
+    return type(generator).__name__ == "Generator" and \
+        type(generator).__module__.startswith("torch")
+
+
 def sampling_rng(seed=None, generator=None) -> np.random.Generator:
     """The random generator sampling draws from: ``generator`` (a numpy Generator, advanced
     by each call) or a new one seeded by ``seed`` (None: fresh entropy)."""
     if generator is not None:
+        if is_torch_generator(generator):  # transformers' own draws (torch.multinomial)
+            return generator
         if not isinstance(generator, np.random.Generator):
             raise TypeError(f"generator must be a numpy.random.Generator, got "
                             f"{type(generator).__name__}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ernie_generate import repetition_penalty_, sampling_probs
+from .ernie_generate import is_torch_generator, repetition_penalty_, sampling_probs
 
 __all__ = ["GenerateOutput", "StepChooser", "resolve_options", "expand_rows"]
 
@@ -247,7 +247,22 @@ class StepChooser:
         p = sampling_probs(z, self.temperature, self.top_k, self.top_p)
         if self.keep_scores:  # the warped logits: z / T where kept, -inf where cut
             self.scores.append(self._full(np.where(p > 0, z / self.temperature, -np.inf), rows))
+        if is_torch_generator(self.rng):
+            return self._torch_draw(p, rows)
         return np.array([self.rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+
+    def _torch_draw(self, p: np.ndarray, rows) -> np.ndarray:
+        """transformers' draw, ``torch.multinomial(probs, 1)`` over the whole batch (a row
+        that left the packed batch gets a stand-in row: the draw uses as many random numbers
+        as transformers', so the generator stays in step with its)."""
+        import torch
+
+        full = p.astype(np.float32)
+        if rows is not None and len(rows) != self.batch:
+            full = np.full((self.batch, p.shape[1]), 1.0 / p.shape[1], dtype=np.float32)
+            full[np.asarray(rows)] = p
+        out = torch.multinomial(torch.from_numpy(full), 1, generator=self.rng)[:, 0].numpy()
+        return out if rows is None or len(rows) == self.batch else out[np.asarray(rows)]
 
     def _full(self, z: np.ndarray, rows) -> np.ndarray:
         """(batch, V) float32 of this step; rows that have finished (left the packed batch)
