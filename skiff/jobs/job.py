@@ -246,6 +246,15 @@ class Job:
                            ("failed", f"{gone} without a final event"))
         self.end_unrecorded(status, message)
 
+    def lost_note(self, message: str) -> str:
+        """``message``, led by what happened when the run folder is gone (a training failed
+        with "No such file or directory: .../logs/rank0.log"): what a runner says of a job
+        whose end it could not write (:meth:`end_unrecorded`)."""
+        if (self.run_dir / "config.json").is_file():
+            return message
+        return (f"its run folder {self.run_dir} was removed while it ran (the job stops: "
+                f"nothing more can be recorded) - {message}")
+
     def end_unrecorded(self, status: str, message: str) -> None:
         """Show the job ended (``status``, ``message``) in this process, writing nothing: its
         final event is missing, or could not be written (its run folder removed while it

@@ -204,11 +204,19 @@ class ProcessRunner:
         return job
 
     def _watch(self, job: Job, proc: subprocess.Popen, np: int) -> None:
+        lost = None
         try:
             self._watch_until_end(job, proc, np)
+        except OSError as exc:  # its end could not be written (a full disk, a removed folder)
+            lost = f"{type(exc).__name__}: {exc}"
         finally:
             remove_holder(job.run_dir)
-            job.refresh()
+            if not job.refresh().final:  # mpiexec is gone: whoever follows the job here
+                # must not wait forever for an end that was not written (or not where read)
+                ended = f"mpiexec exited with code {proc.poll()}"
+                job.end_unrecorded("failed", job.lost_note(
+                    f"{ended}; its end could not be written ({lost})" if lost else
+                    f"{ended} and its final event could not be read back"))
             job.notify_done()
 
     def running(self) -> list[Job]:

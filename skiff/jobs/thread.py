@@ -92,7 +92,7 @@ class ThreadRunner:
                               message=f"cancelled: {EXIT_MESSAGE}" if self._exiting else str(exc))
             except BaseException as exc:  # the job fails; the notebook does not
                 tb = traceback.format_exc()
-                outcome = message = _why(job, f"{type(exc).__name__}: {exc}")
+                outcome = message = job.lost_note(f"{type(exc).__name__}: {exc}")
                 (job.run_dir / "logs" / "traceback.txt").write_text(tb)
                 reporter.flush()
                 reporter.emit("error", message=message, traceback=tb)
@@ -108,7 +108,7 @@ class ThreadRunner:
         except OSError as exc:  # its end could not be written: said here, not waited for
             lost = f"its end could not be written ({type(exc).__name__}: {exc})"
             job.end_unrecorded("failed", outcome if outcome.startswith("its run folder")
-                               else _why(job, f"{outcome}; {lost}"))
+                               else job.lost_note(f"{outcome}; {lost}"))
         finally:
             job.refresh()
             job.notify_done()
@@ -125,15 +125,6 @@ class ThreadRunner:
         thread = self._threads.get(job.id)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
-
-
-def _why(job: Job, message: str) -> str:
-    """``message``, led by what happened when the job's run folder is gone (a training
-    failed with "No such file or directory: .../logs/rank0.log")."""
-    if (job.run_dir / "config.json").is_file():
-        return message
-    return (f"its run folder {job.run_dir} was removed while it ran (the job stops: "
-            f"nothing more can be recorded) - {message}")
 
 
 def write_result(job: Job, value) -> None:

@@ -75,3 +75,19 @@ def test_the_terminal_command_exits_failed_and_says_why(tmp_path, capsys):
     follower.join(60)
     assert codes == [FAILED]
     assert "was removed while it ran" in capsys.readouterr().out
+
+
+def test_a_process_job_whose_folder_is_removed_ends_failed_where_it_was_launched(tmp_path):
+    """On MPI ranks (``--runner process``): the ranks die at their next write, mpiexec
+    exits, and its watcher could write no end: ``job.wait()`` (and the terminal command
+    following it) waited forever. Now the launching process shows it failed, with why."""
+    gate = tmp_path / "gate"
+    job = launch("demo", {"steps": 6, "sleep": 0.0, "hold_at": 3, "hold_until": str(gate)},
+                 runner="process")
+    wait_for(lambda: job.refresh().done == 2, 60, "the steps before the hold")
+    shutil.rmtree(job.run_dir)
+    gate.touch()
+    job.wait(60)
+    assert job.status == "failed"
+    assert f"its run folder {job.run_dir} was removed while it ran" in job.error
+    assert "mpiexec exited" in job.error
