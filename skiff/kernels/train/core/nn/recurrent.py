@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
 from .module import Module, Parameter
+from .packed_sequence import PackedSequence, step_mask
 
 __all__ = ["LSTM", "GRU"]
 
@@ -87,11 +88,15 @@ class _Recurrent(Module):
         return s
 
     def forward(self, x, state=None):
+        packed = x if isinstance(x, PackedSequence) else None
+        mask = None
+        if packed is not None:  # time-major padded steps and a mask (packed_sequence.py)
+            x, mask = self._check(packed._padded), step_mask(packed)
         x = self._check(x)
-        unbatched = x.ndim == 2
+        unbatched = x.ndim == 2 and packed is None
         if unbatched:
             x = x.unsqueeze(1)
-        elif self.batch_first:
+        elif self.batch_first and packed is None:
             x = x.transpose((1, 0, 2))
         n = x.shape[1]
         states = self._initial(state, n, x)
@@ -100,18 +105,31 @@ class _Recurrent(Module):
             outs = []
             for d, sfx in enumerate(self._suffixes(layer)):
                 k = layer * self.directions + d
-                seq, last = self._run(x, self._weights(sfx), states[k], reverse=d == 1)
+                seq, last = self._run(x, self._weights(sfx), states[k], d == 1, mask)
                 outs.append(seq)
                 finals.append(last)
             x = outs[0] if len(outs) == 1 else T.cat(outs, axis=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, training=True)
         out = x
+        if packed is not None:
+            return PackedSequence(_padded=out, _lengths=packed._lengths), \
+                self._finals(finals, False)
         if unbatched:
             out = out.squeeze(1)
         elif self.batch_first:
             out = out.transpose((1, 0, 2))
         return out, self._finals(finals, unbatched)
+
+    @staticmethod
+    def _keep(mask, t, new, old):
+        """``new`` where step ``t`` is a real one of the sequence, else ``old`` (packed)."""
+        return new if mask is None else T.where(mask[t], new, old)
+
+    @staticmethod
+    def _shown(mask, t, h):
+        """The output of step ``t``: zeros past a packed sequence's end, as torch's."""
+        return h if mask is None else T.where(mask[t], h, h.xp.zeros((), dtype=h.dtype))
 
     def _project(self, x, w_ih, b_ih):
         steps, n = x.shape[0], x.shape[1]
@@ -142,7 +160,7 @@ class LSTM(_Recurrent):
         h0, c0 = (self._state(s, n, x, w) for s, w in zip(state, ("h_0", "c_0")))
         return [(h0[i], c0[i]) for i in range(k)]
 
-    def _run(self, x, weights, state, reverse):
+    def _run(self, x, weights, state, reverse, mask=None):
         w_ih, w_hh, b_ih, b_hh = weights
         steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
         proj = self._project(x, w_ih, b_ih)
@@ -155,9 +173,10 @@ class LSTM(_Recurrent):
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             gates = proj[t] + F.linear(h, w_hh, b_hh)
             i, f, g, o = gates.split(hsz, axis=-1)
-            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            h = o.sigmoid() * c.tanh()
-            outs[t] = h
+            c_new = f.sigmoid() * c + i.sigmoid() * g.tanh()
+            h_new = o.sigmoid() * c_new.tanh()
+            c, h = self._keep(mask, t, c_new, c), self._keep(mask, t, h_new, h)
+            outs[t] = self._shown(mask, t, h)
         return T.stack(outs, axis=0), (h, c)
 
     def _finals(self, finals, unbatched):
@@ -172,7 +191,7 @@ class GRU(_Recurrent):
 
     GATES = 3
 
-    def _run(self, x, weights, state, reverse):
+    def _run(self, x, weights, state, reverse, mask=None):
         w_ih, w_hh, b_ih, b_hh = weights
         steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
         proj = self._project(x, w_ih, b_ih)
@@ -184,8 +203,8 @@ class GRU(_Recurrent):
             r = (xr + hr).sigmoid()
             z = (xz + hz).sigmoid()
             cand = (xn + r * hn).tanh()
-            h = cand + z * (h - cand)  # (1 - z) n + z h
-            outs[t] = h
+            h = self._keep(mask, t, cand + z * (h - cand), h)  # (1 - z) n + z h
+            outs[t] = self._shown(mask, t, h)
         return T.stack(outs, axis=0), h
 
     def _finals(self, finals, unbatched):

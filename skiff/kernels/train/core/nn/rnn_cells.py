@@ -154,7 +154,7 @@ class RNN(_Recurrent):
                          bidirectional, **kw)
         self.nonlinearity = nonlinearity
 
-    def _run(self, x, weights, state, reverse):
+    def _run(self, x, weights, state, reverse, mask=None):
         w_ih, w_hh, b_ih, b_hh = weights
         steps, n = x.shape[0], x.shape[1]
         proj = self._project(x, w_ih, b_ih)
@@ -163,8 +163,8 @@ class RNN(_Recurrent):
         outs = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             s = proj[t] + F.linear(h, w_hh, b_hh)
-            h = s.tanh() if self.nonlinearity == "tanh" else s.relu()
-            outs[t] = h
+            h = self._keep(mask, t, s.tanh() if self.nonlinearity == "tanh" else s.relu(), h)
+            outs[t] = self._shown(mask, t, h)
         return T.stack(outs, axis=0), h
 
     def _finals(self, finals, unbatched):
