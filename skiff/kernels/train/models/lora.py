@@ -311,7 +311,11 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "trainable_token_indices": cfg.get("trainable_token_indices"),
               "base_model_name_or_path": base}
     (folder / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n")
-    return ["adapter_model.safetensors", "adapter_config.json"]
+    written = ["adapter_model.safetensors", "adapter_config.json"]
+    tok = getattr(model, "tokenizer", None)
+    if tok is not None and getattr(tok, "_added_now", None):  # tokens added: their tokenizer
+        written += [Path(f).name for f in tok.save_pretrained(folder)]
+    return written
 
 
 def _base_vocab(base) -> int | None:
@@ -439,6 +443,10 @@ def load_adapter(model, path: str | os.PathLike):
             raise ValueError(f"{weights}: {n} is {values[n].shape}, the model's {tuple(p.shape)}")
         p._data[...] = p.xp.asarray(values[n]).astype(p.dtype)
     model.lora_config["base_model_name_or_path"] = cfg.get("base_model_name_or_path")
+    if (folder / "tokenizer.json").is_file() or (folder / "tokenizer.model").is_file():
+        from .tokenizer import load_tokenizer  # the tokenizer saved with the adapter (the
+
+        model.tokenizer = load_tokenizer(folder)  # tokens it added)
     return model
 
 

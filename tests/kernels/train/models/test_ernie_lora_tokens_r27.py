@@ -139,3 +139,25 @@ def test_trainable_tokens_mistakes(tmp_path):
     with pytest.raises(ValueError, match="embed_tokens only"):
         apply_lora(model, r=2, target_modules=["q_proj"],
                    trainable_token_indices={"lm_head": [3]})
+
+
+def test_adapter_carries_the_grown_tokenizer(tmp_path):
+    """Tokens added: save_adapter writes the tokenizer beside the adapter (as a peft
+    user saves it) and load_adapter takes it, so the loaded model encodes the new token as
+    transformers' tokenizer with the same tokens added does."""
+    from .ernie_reference import make_sentencepiece_checkpoint
+
+    _, htok = make_sentencepiece_checkpoint(tmp_path / "base")
+    model = from_pretrained(tmp_path / "base")
+    new = {"additional_special_tokens": ["<|tool|>"]}
+    model.tokenizer.add_special_tokens(new)
+    htok.add_special_tokens(new)
+    model.resize_token_embeddings(len(model.tokenizer))
+    apply_lora(model, r=2, target_modules=["q_proj"],
+               trainable_token_indices=[len(model.tokenizer) - 1])
+    files = save_adapter(model, tmp_path / "adapter")
+    assert "tokenizer_config.json" in files
+    loaded = load_adapter(from_pretrained(tmp_path / "base"), tmp_path / "adapter")
+    assert len(loaded.tokenizer) == loaded.config.vocab_size == len(htok)
+    text = "Hello<|tool|> world"
+    assert loaded.tokenizer(text)["input_ids"] == htok(text)["input_ids"]
