@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import html
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -225,6 +226,11 @@ class Job:
                 time.sleep(0.5)  # give a last event time to land
                 if not self.refresh().final:
                     self._mark_lost(pid)
+                break
+            if not (self.run_dir / "config.json").is_file():  # removed while it runs: its
+                # end can never be read here (`jobs wait ID` waited forever)
+                self.end_unrecorded("failed", self.lost_note(
+                    f"seen from process {os.getpid()}, which can read no more of it"))
                 break
             time.sleep(0.25)
         self._done.set()

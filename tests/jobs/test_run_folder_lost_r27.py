@@ -91,3 +91,22 @@ def test_a_process_job_whose_folder_is_removed_ends_failed_where_it_was_launched
     assert job.status == "failed"
     assert f"its run folder {job.run_dir} was removed while it ran" in job.error
     assert "mpiexec exited" in job.error
+
+
+def test_a_job_followed_from_another_process_ends_there_too(tmp_path):
+    """``jobs wait ID`` (or a second notebook's view) follows a job run elsewhere: its run
+    folder removed, it waited forever while the job's process lived."""
+    from skiff.jobs import Job
+
+    job, gate = _held(tmp_path)
+    try:
+        elsewhere = Job(job.run_dir)  # as another process builds it (not this one's live job)
+        elsewhere._reattach()
+        assert not elsewhere.done
+        shutil.rmtree(job.run_dir)
+        elsewhere.wait(30)
+        assert elsewhere.status == "failed"
+        assert "was removed while it ran" in elsewhere.error
+    finally:
+        gate.touch()
+        job.wait(30)
