@@ -489,9 +489,10 @@ def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
     if tok is None:
         raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
                          "tokenizer.json, so text cannot be turned into its tokens")
-    if tok.vocab_size > model.config.vocab_size:
-        raise ValueError(f"the tokenizer has {tok.vocab_size} tokens, more than the model's "
-                         f"vocab_size {model.config.vocab_size}")
+    if len(tok) > model.config.vocab_size:
+        raise ValueError(f"the tokenizer has {len(tok)} tokens, more than the model's "
+                         f"vocab_size {model.config.vocab_size} (tokens added: "
+                         "model.resize_token_embeddings(len(tokenizer)))")
     kind, rows = read_training_rows(data)
     if kind == "chat":
         from .chat import ChatDataset

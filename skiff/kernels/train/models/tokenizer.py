@@ -174,7 +174,9 @@ class _CallMixin:
         return [self.convert_tokens_to_ids(t) for t in tokens]
 
     def __len__(self) -> int:
-        return int(self.vocab_size)
+        """Every id, the added tokens included (``vocab_size`` is the base vocabulary's,
+        as in transformers)."""
+        return int(self._full_size())
 
     # -- encoding ---------------------------------------------------------------------------
     model_input_names = ["input_ids", "attention_mask"]
@@ -553,10 +555,15 @@ class HFTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
 
     @property
     def vocab_size(self) -> int:
+        """The model's vocabulary without the added tokens (transformers' ``vocab_size``;
+        ``len(tok)`` counts them)."""
+        return self._tok.get_vocab_size(with_added_tokens=False)
+
+    def _full_size(self) -> int:
         return self._tok.get_vocab_size(with_added_tokens=True)
 
     def __repr__(self) -> str:
-        return f"HFTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
+        return f"HFTokenizer({str(self.path)!r}, vocab={len(self)})"
 
 
 class SentencePieceTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
@@ -703,7 +710,7 @@ class SentencePieceTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
         for t in texts:
             i = self.token_id(t)
             if i is None:
-                i, fresh = self.vocab_size, fresh + 1
+                i, fresh = len(self), fresh + 1
             elif t in self.added or not special:
                 continue
             self.added[t] = int(i)
@@ -741,7 +748,7 @@ class SentencePieceTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
                     pending.append(int(m.group(1), 16))
                     continue
             else:
-                raise ValueError(f"token id {i} is outside the vocabulary ({self.vocab_size})")
+                raise ValueError(f"token id {i} is outside the vocabulary ({len(self)})")
             if pending:
                 out.append(_bytes_text(pending))
                 pending = bytearray()
@@ -759,10 +766,15 @@ class SentencePieceTokenizer(AddedTokensMixin, _ChatMixin, _CallMixin):
 
     @property
     def vocab_size(self) -> int:
+        """The SentencePiece model's pieces (transformers' ``vocab_size``; ``len(tok)``
+        counts the added tokens after them)."""
+        return self._sp.get_piece_size()
+
+    def _full_size(self) -> int:
         return max([self._sp.get_piece_size(), *(i + 1 for i in self.added.values())])
 
     def __repr__(self) -> str:
-        return f"SentencePieceTokenizer({str(self.path)!r}, vocab={self.vocab_size})"
+        return f"SentencePieceTokenizer({str(self.path)!r}, vocab={len(self)})"
 
 
 def _bytes_text(raw: bytearray) -> str:

@@ -41,6 +41,7 @@ def _folders(tmp_path, kind):
 
 def _same(mine, theirs, texts=TEXTS):
     assert len(mine) == len(theirs)
+    assert mine.vocab_size == theirs.vocab_size  # the base vocabulary, added ones apart
     for t in texts:
         a, b = mine(t).input_ids, theirs(t).input_ids
         assert a == b, t
