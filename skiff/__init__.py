@@ -31,7 +31,8 @@ from skiff.extension import load_ipython_extension, unload_ipython_extension
 __version__ = "0.1.0"
 
 # the public submodules (plain re-export modules); every other public name is in skiff.api
-SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils", "linalg", "cuda")
+SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils", "linalg", "cuda",
+              "distributions")
 
 
 def __getattr__(name: str):
