@@ -38,6 +38,7 @@ from .ernie_balance import balance_over_ranks
 from .moe_batch import share_batch, unshare_batch
 from .relayout import fit_masters, fit_optimizer_state, newest_steps
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
+from .sync_buffers import average_buffers, float_buffers
 from .world import choose_engine, world
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
@@ -175,6 +176,7 @@ class DataParallel(Strategy):
         share_batch(model, self.comm, self)  # MoE capacity and balancing: the whole batch
         self.names = [n for n, _ in named]
         self.params = [p for _, p in named]
+        self._float_buffers = float_buffers(model)  # BatchNorm's running statistics
         compressed = not isinstance(self.compressor, NoCompression)
         self.reducer = BucketReducer(self.params, self.comm, bucket_bytes=self.bucket_bytes,
                                      overlap=self.overlap and not compressed)
@@ -231,7 +233,15 @@ class DataParallel(Strategy):
         return comm.rank, comm.size
 
     # --- one step ---------------------------------------------------------------------------
+    _float_buffers: list = []
+
+    def _sync_buffers(self) -> None:
+        """The ranks' running statistics averaged, weighted by their rows (see
+        :mod:`.sync_buffers`)."""
+        average_buffers(self._float_buffers, self.comm, self.row_weight)
+
     def reduce_gradients(self, model) -> None:
+        self._sync_buffers()
         if isinstance(self.compressor, NoCompression):
             self.reducer.finish()
             return
@@ -481,6 +491,7 @@ class ZeRO(DataParallel):
                     grad[a - self.lo:a - self.lo + j - i] = q._grad.reshape(-1)[i:j]
             self.shard._grad = grad
         else:  # the buckets not reduced from the hooks yet; shard.grad is then complete
+            self._sync_buffers()
             self.reducer.finish()
         for q in self.params:  # the full gradients are not needed any more
             q._grad = None
