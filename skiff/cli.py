@@ -308,6 +308,26 @@ def _slurm_submitted(job, opts: dict, out=None) -> int:
     return _status_code(job, interrupted)
 
 
+def _attach(job_id: str):
+    """``jobs attach ID``: follow a job started elsewhere live on stderr, as the command
+    that started it does (it printed the job once and returned, as show does); Ctrl-C stops
+    following, the job goes on. Returns the job, ended."""
+    from skiff.jobs import follow, jobs_action
+    from skiff.jobs.terminal import LiveDisplay
+
+    job = jobs_action("attach", job_id)
+    if not job.done:
+        print(f"skiff: following job {job.id} ({job.status}); Ctrl-C stops following, the "
+              f"job goes on", file=sys.stderr, flush=True)
+        display = LiveDisplay(sys.stderr)
+        try:
+            follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
+                   cancel=False)
+        finally:
+            display.close(job)
+    return job
+
+
 def _follow(job) -> bool:
     """Follow ``job`` on stderr until it ends: a live line on a TTY, plain lines otherwise;
     Ctrl-C or SIGTERM cancels it. Returns whether they did (an interrupt here)."""
@@ -352,7 +372,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
             raise GrammarError("skiff jobs: rm removes the jobs named; every finished job: "
                                "python -m skiff jobs prune --keep 0")
         previous = None
-        if ns.action == "wait" and threading.current_thread() is threading.main_thread():
+        if (ns.action in ("wait", "attach")
+                and threading.current_thread() is threading.main_thread()):
             # Ctrl-C stops the waiting even where the process started with SIGINT ignored
             # (a shell's background job: Python then installs no KeyboardInterrupt)
             previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -363,16 +384,19 @@ def _run_tool(name: str, rest: list[str]) -> int:
                     print(f"skiff: waiting for job {job.id} ({job.status}); Ctrl-C stops "
                           f"waiting, the job goes on", file=sys.stderr, flush=True)
             asked = True
-            if ns.action == "cancel" and ns.job_id and not ns.more_ids:
+            if ns.action == "attach" and ns.job_id and not ns.more_ids:
+                out = _attach(ns.job_id)
+            elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
                 from skiff.jobs import cancel_job
 
                 out, asked = cancel_job(ns.job_id)
             else:
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns))
         except KeyboardInterrupt:
-            if ns.action != "wait":
+            if ns.action not in ("wait", "attach"):
                 raise
-            print(f"skiff: stopped waiting; job {ns.job_id} goes on (python -m skiff jobs "
+            doing = "waiting" if ns.action == "wait" else "following"
+            print(f"skiff: stopped {doing}; job {ns.job_id} goes on (python -m skiff jobs "
                   f"cancel {ns.job_id} stops it)", file=sys.stderr)
             return INTERRUPTED
         except TimeoutError as exc:  # jobs wait --timeout: as timeout(1) says it
@@ -421,7 +445,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
             from skiff.jobs import ended_note
 
             print(f"skiff: {_clean(ended_note(out))}", file=sys.stderr)
-        if ns.action == "wait":  # a script's `jobs wait ID && next` goes on only when done
+        if ns.action in ("wait", "attach"):  # `jobs wait ID && next` goes on only when done
             return FAILED if out.status == "done" and out.failures else _status_code(out)
         return 0
     if name == "predict":
