@@ -93,16 +93,20 @@ class CausalLMOutput:
     """``loss`` and ``logits`` of ``model(ids, labels=...)``, read as transformers' output
     is: by attribute, by key, or ``out[0]`` (the loss), ``out[1]`` (the logits)."""
 
-    def __init__(self, loss, logits):
-        self.loss, self.logits = loss, logits
+    def __init__(self, loss, logits, hidden_states=None):
+        self.loss, self.logits, self.hidden_states = loss, logits, hidden_states
 
     def __getitem__(self, key):
         if isinstance(key, str):
             return getattr(self, key)
-        return (self.loss, self.logits)[key]
+        return tuple(v for v in (self.loss, self.logits, self.hidden_states)
+                     if v is not None)[key]
 
     def __repr__(self) -> str:
-        return f"CausalLMOutput(loss={float(self.loss.item()):.6g}, logits={self.logits.shape})"
+        loss = "None" if self.loss is None else f"{float(self.loss.item()):.6g}"
+        more = "" if self.hidden_states is None else \
+            f", hidden_states={len(self.hidden_states)} x {self.hidden_states[0].shape}"
+        return f"CausalLMOutput(loss={loss}, logits={self.logits.shape}{more})"
 
 
 class OutputLogits(Tensor):
@@ -173,15 +177,26 @@ class ErnieForCausalLM(nn.Module):
         ``attention_mask`` a label predicted from a padded position is left out too (with
         left padding, each row's first real token: transformers counts it with what its
         attention makes of a row with nothing to attend to, which differs between its own
-        eager and sdpa attention; skiff's loss is transformers' with that label -100)."""
+        eager and sdpa attention; skiff's loss is transformers' with that label -100).
+        ``output_hidden_states=True``: the output has ``hidden_states`` too
+        (``ernie_hidden``)."""
+        want_hidden = bool(kwargs.pop("output_hidden_states", False))
         _forward_options(kwargs)
         aux = labels is not None and self.config.is_moe and self.config.output_router_logits
         if aux:  # the reference adds the balancing loss of this forward's routing
             for layer in self.model.layers:
                 if hasattr(layer.mlp, "last_router_logits"):
                     layer.mlp.last_router_logits = None
-        logits = super().__call__(*args, **kwargs)
+        hidden = None
+        if want_hidden:
+            from .ernie_hidden import forward_hidden
+
+            logits, hidden = forward_hidden(self, *args, **kwargs)
+        else:
+            logits = super().__call__(*args, **kwargs)
         if labels is None:
+            if hidden is not None:
+                return CausalLMOutput(loss=None, logits=logits, hidden_states=hidden)
             if type(logits) is Tensor:  # noqa: E721 (a plain Tensor, not a subclass)
                 logits.__class__ = OutputLogits
             return logits
@@ -206,7 +221,7 @@ class ErnieForCausalLM(nn.Module):
                 with enable_grad():
                     super().__call__(*args, **kwargs)
             loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
-        return CausalLMOutput(loss=loss, logits=logits)
+        return CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden)
 
     def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False,
                 attention_mask=None):
@@ -746,11 +761,9 @@ def _forward_options(kwargs: dict) -> None:
     if kwargs.pop("return_dict", None) is False:
         raise ValueError("return_dict=False: skiff's model returns the logits tensor (which "
                          "has .logits) or, with labels, an output with .loss and .logits")
-    asked = [k for k in ("output_attentions", "output_hidden_states")
-             if kwargs.pop(k, None)]
-    if asked:
-        raise ValueError(f"{', '.join(asked)} is not supported: skiff's forward returns the "
-                         "logits (model.hidden(ids) gives the last hidden states)")
+    if kwargs.pop("output_attentions", None):
+        raise ValueError("output_attentions is not supported: skiff's attention keeps no "
+                         "weights (output_hidden_states=True gives every layer's states)")
 
 
 def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalty) -> None:
