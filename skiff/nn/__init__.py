@@ -60,6 +60,11 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.decoder import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+)
 from skiff.kernels.train.core.nn.embedding_bag import EmbeddingBag  # noqa: F401
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
@@ -113,4 +118,6 @@ from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
 
 from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 
-__all__ = [*_real.__all__, "EmbeddingBag"]  # core.nn's names, and nn/embedding_bag.py's
+# core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
+__all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
+           "Transformer"]
