@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ernie_reference import random_ids, shape_pair, torch  # noqa: F401 (fixture)
+from .ernie_reference import random_ids, torch
+from .ernie_reference import shape_pair as shape_pair  # the fixture
 
 
 def test_hidden_states_equal_transformers(shape_pair):
