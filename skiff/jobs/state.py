@@ -17,6 +17,10 @@ RATE_WINDOW = (0.2, 0.5, 10.0)
 # an ETA more than this many times the time the job has taken so far (and over an hour) is
 # no estimate: shown as unknown
 ETA_RATIO = 1000
+# a running job has gone quiet (its rate and ETA are not shown: they are those of before)
+# after this many seconds with no progress event, and this many times its usual gap between
+# two (a training whose steps take a minute is not stalled between them)
+STALL_MIN_S, STALL_RATIO = 10.0, 5.0
 
 
 def _tau(elapsed: float) -> float:
@@ -229,6 +233,19 @@ class JobState:
         which read as "ETA 150161 h"."""
         spent = (self._point[0] - self._first) if self._point is not None else 0.0
         return None if eta > 3600 and eta > ETA_RATIO * max(spent, 1.0) else eta
+
+    def stalled(self, now: float) -> float | None:
+        """Seconds since the last progress event of a running job gone quiet: longer than
+        ``STALL_MIN_S`` and ``STALL_RATIO`` times its usual gap between progress events (a
+        job held by a slow file system, a lock, a peer); None while it moves, before two
+        progress events and once it has ended. Views show it instead of the rate and ETA,
+        which were those of before ('ETA 0.8 s' for a minute)."""
+        if self.status != "running" or len(self.progress_times) < 2:
+            return None
+        first, last = self.progress_times[0][0], self.progress_times[-1][0]
+        gap = (last - first) / (len(self.progress_times) - 1)
+        quiet = now - last
+        return quiet if quiet > max(STALL_MIN_S, STALL_RATIO * gap) else None
 
     @property
     def fraction(self) -> float | None:

@@ -117,9 +117,12 @@ def live_line(job, width: int = 100, *, now: float | None = None,
         head += f" {state.status}"
     elapsed = state.elapsed(now)
     clock = fmt_clock(elapsed) if elapsed is not None else "00:00"
+    stalled = state.stalled(now)
     if not state.final and state.total:
-        clock += f"<{fmt_clock(state.eta())}"
+        clock += f"<{fmt_clock(None if stalled is not None else state.eta())}"
     rate = fmt_rate(state.rate(), state.unit) if not state.final else ""
+    if stalled is not None:
+        rate = f"no progress for {fmt_seconds(stalled)}"
     timing = f"[{clock}{', ' + rate if rate else ''}]"
     metric = _key_metric(state)
     tail = " ".join(x for x in (_amount(state), timing, metric) if x)
@@ -148,7 +151,10 @@ def plain_line(job, *, now: float | None = None) -> str:
     elapsed = state.elapsed(now)
     if elapsed is not None:
         bits.append(f"elapsed {fmt_seconds(elapsed)}")
-    if not state.final:
+    stalled = state.stalled(now)
+    if stalled is not None:
+        bits.append(f"no progress for {fmt_seconds(stalled)}")
+    elif not state.final:
         eta = state.eta()
         if eta is not None:
             bits.append(f"ETA {fmt_seconds(eta)}")

@@ -69,7 +69,10 @@ def progress_label(state, now: float | None = None) -> str:
                     f"{_plural(state.unit)}".rstrip())
     elif state.done:
         bits.append(f"{figure(state.done)} {_plural(state.unit)}".rstrip())
-    if not state.final:
+    stalled = state.stalled(now)
+    if stalled is not None:
+        bits.append(f"no progress for {fmt_clock(stalled)}")
+    elif not state.final:
         rate = fmt_rate(state.rate(), state.unit)
         if rate:
             bits.append(rate)

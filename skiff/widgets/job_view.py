@@ -291,7 +291,7 @@ class JobView(W.VBox):
                 for w in parts:
                     stack.enter_context(w.hold_sync())
                 self._update_header(state)
-                if changed or force:
+                if changed or force or state.stalled(time.time()) is not None:
                     self._update_progress(state)
                     self._update_metrics(state)
                     self._update_log(state)
@@ -371,7 +371,10 @@ class JobView(W.VBox):
                         f"{html.escape(state.unit)}")
         elif state.done:
             bits.append(f"{figure(state.done)} {html.escape(state.unit)}")
-        if not state.final:
+        stalled = state.stalled(time.time())
+        if stalled is not None:  # the rate and ETA were those of before it went quiet
+            bits.append(f"no progress for {fmt_seconds(stalled)}")
+        elif not state.final:
             rate = _fmt_rate(state.rate(), html.escape(state.unit))
             if rate:
                 bits.append(rate)
