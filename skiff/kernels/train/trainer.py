@@ -344,9 +344,12 @@ class Trainer(Inference, TrainerState):
                 params = list(params)
                 if strategy.owns_masters:  # ZeRO: its float32 flat slice is the master
                     if self.mixed is None or not same_objects(self.mixed.master, params):
+                        before = self.mixed
                         self.mixed = MixedTraining(strategy.params, self.precision,
                                                    masters=params,
                                                    write_back=strategy.gather_params)
+                        if before is not None and before.precision == self.precision:
+                            self.mixed.scaler.load_state_dict(before.scaler.state_dict())
                     return self._make_optimizer(params)
                 if self.mixed is None or not same_objects(self.mixed.params, params):
                     self.mixed = MixedTraining(params, self.precision)
@@ -697,6 +700,19 @@ class Trainer(Inference, TrainerState):
             built = [p for g in self.optimizer.param_groups for p in g["params"]]
             if len(built) == len(params) and all(a is b for a, b in zip(built, params)):
                 return self.optimizer  # train() called again: keep the optimizer's moments
+            if getattr(self.strategy, "shard", None) is not None and \
+                    [tuple(a.shape) for a in built] == [tuple(b.shape) for b in params]:
+                # train() again under ZeRO: a new flat shard of the same slice; the old one's
+                # values (the float32 masters in mixed precision) and moments carry over, as
+                # they do for one device and dp (they started afresh: 5e-4 off one device)
+                for old, new in zip(built, params):
+                    new._data[...] = old._data
+                made = self._new_optimizer(params)
+                made.load_state_dict(self.optimizer.state_dict())
+                return made
+        return self._new_optimizer(params)
+
+    def _new_optimizer(self, params):
         spec = self.optimizer_spec
         if spec is None or spec in ("adamw", "adam"):
             from .core.optim import AdamW

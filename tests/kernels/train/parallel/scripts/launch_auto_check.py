@@ -59,6 +59,33 @@ def torch_run(model, init, x, y, batch, epochs, lr):
     return losses, {k: v.detach().numpy() for k, v in model.state_dict().items()}
 
 
+def train_twice():
+    """``train`` called again continues with the same AdamW moments (ZeRO rebuilt its flat
+    shard and started them afresh): against torch stepping one optimizer through both."""
+    x, y = data("mlp", 40)
+    skiff.seed(0)
+    model, reference = models("mlp")
+    init = {k: np.asarray(v).copy() for k, v in model.state_dict().items()}
+    trainer = skiff.Trainer(model, strategy="auto", batch_size=8, shuffle=False,
+                            schedule="constant", clip=None, lr=1e-2)
+    got = [r["loss"] for r in trainer.train((x, y), epochs=1).history]
+    got += [r["loss"] for r in trainer.train((x, y), steps=7).history]
+    reference = reference.double()
+    reference.load_state_dict({k: torch.tensor(np.asarray(v, np.float64))
+                               for k, v in init.items()})
+    opt = torch.optim.AdamW(reference.parameters(), lr=1e-2, weight_decay=0.01)
+    want = []
+    for s in [0, 8, 16, 24, 32] + [0, 8, 16, 24, 32, 0, 8]:  # 5 steps, then 7 from the start
+        loss = T.functional.mse_loss(reference(torch.tensor(x[s:s + 8], dtype=torch.float64)),
+                                     torch.tensor(y[s:s + 8], dtype=torch.float64))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        want.append(loss.item())
+    return {"strategy": trainer.strategy.name, "steps": len(got),
+            "loss": max(abs(a - b) / abs(b) for a, b in zip(got, want))}
+
+
 def main():
     out = {"rank": MPI.COMM_WORLD.rank}
     spawned = sys.argv[1:] == ["spawned"]
@@ -84,6 +111,7 @@ def main():
         parent.gather(out, root=0)
         parent.Disconnect()
     else:
+        out["twice"] = train_twice()
         # verbose: one line per epoch, printed by the reporting rank alone
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
