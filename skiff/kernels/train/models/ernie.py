@@ -36,6 +36,7 @@ from ..data import PackedBatch
 from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (imported from here too)
 from .ernie_generate import (
     StopStrings,
+    _check_sampling,
     _mask_rows,
     generate_packed,
     sampling_rng,
@@ -764,19 +765,6 @@ def _forward_options(kwargs: dict) -> None:
     if kwargs.pop("output_attentions", None):
         raise ValueError("output_attentions is not supported: skiff's attention keeps no "
                          "weights (output_hidden_states=True gives every layer's states)")
-
-
-def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalty) -> None:
-    if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
-    if do_sample and not temperature > 0:
-        raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
-    if top_k is not None and (not isinstance(top_k, (int, np.integer)) or top_k < 0):
-        raise ValueError(f"top_k must be an integer >= 0 (0: no top-k), got {top_k!r}")
-    if top_p is not None and not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
-    if not penalty > 0:
-        raise ValueError(f"repetition_penalty must be > 0, got {penalty!r}")
 
 
 def _stream_hooks(streamer):

@@ -273,8 +273,8 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     penalty = model._sampling(False, None, None, None, named["repetition_penalty"])[4]
     warp = draw = None
     if sample:
-        from .ernie import _check_sampling
         from .ernie_beam_sample import make_draw, warp_log_probs
+        from .ernie_generate import _check_sampling
 
         _check_sampling(max_new, True, temp, k, p, penalty)
         keep = len(eos) + 1 if eos else 2
