@@ -438,8 +438,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
 
             text = "\n".join([describe(out), *running_lines(out)])
             print(_clean(text, keep_newlines=True))
-            if ns.action == "cancel" and not out.refresh().final:  # it is still running
-                print("  cancel asked: it stops at its next step (a training writes a "
+            if ns.action == "cancel" and asked:  # it may have stopped since the lines above
+                print(f"  cancel asked: it stopped ({out.status})" if out.refresh().final else
+                      "  cancel asked: it stops at its next step (a training writes a "
                       "checkpoint first)")
         if ns.action == "cancel" and not asked:  # not a cancel of ours: said, not shown as one
             from skiff.jobs import ended_note

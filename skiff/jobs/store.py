@@ -165,11 +165,17 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
     if len(close) == 1:
         return close[0]
     if not close:  # a job's --name: the newest job of that name
-        metas = ((d, read_json(d / "config.json")) for d in dirs)
-        named = [d for d, meta in metas if isinstance(meta, dict) and meta.get("name") == job_id]
+        metas = [(d, read_json(d / "config.json")) for d in dirs]
+        names = {d: meta.get("name") for d, meta in metas
+                 if isinstance(meta, dict) and isinstance(meta.get("name"), str)}
+        named = [d for d, name in names.items() if name == job_id]
         if named:
             return named[-1]
-        raise KeyError(f"no job {job_id!r} under {runs_root(root)}")
+        from skiff.grammar.common import did_you_mean
+
+        # a mistyped --name (`jobs cancel lnog1`): the name it is closest to
+        raise KeyError(f"no job {job_id!r}{did_you_mean(job_id, sorted(set(names.values())))}"
+                       f" under {runs_root(root)}")
     names = ", ".join(d.name for d in close[:5])
     raise KeyError(f"job id {job_id!r} is ambiguous: {names}")
 

@@ -124,7 +124,9 @@ def test_jobs_cancel_of_a_running_job_says_the_cancel_was_asked(runs_dir):
     try:
         out = run("jobs", "cancel", job.id)
         assert out.returncode == 0, out.stderr
-        assert "cancel asked: it stops at its next step" in out.stdout, out.stdout
+        # asked; the job may stop before the command prints (a demo step is 0.05 s)
+        assert ("cancel asked: it stops at its next step" in out.stdout
+                or "cancel asked: it stopped (cancelled)" in out.stdout), out.stdout
         assert job.wait(30).status == "cancelled"
         again = run("jobs", "cancel", job.id)  # a finished job: how it ended, nothing asked
         assert "cancelled" in again.stdout and "cancel asked" not in again.stdout
