@@ -5,9 +5,11 @@ and ``DataLoader`` (batches of tensors); the public name of
 
 from skiff.kernels.train.core import utils_data as _real
 from skiff.kernels.train.core.utils_data import (  # noqa: F401
+    ChainDataset,
     ConcatDataset,
     DataLoader,
     Dataset,
+    IterableDataset,
     Subset,
     TensorDataset,
     default_collate,

@@ -22,7 +22,7 @@ from .random import get_generator
 from .tensor import Tensor, stack, tensor
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
-           "default_collate", "ConcatDataset"]
+           "default_collate", "ConcatDataset", "IterableDataset", "ChainDataset"]
 
 
 class Dataset:
@@ -33,6 +33,31 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of items: define ``__iter__``; a ``DataLoader`` batches them in order
+    (no ``shuffle``/``sampler``, as torch's)."""
+
+    def __iter__(self):  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} does not define __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+
+    def __iter__(self):
+        for d in self.datasets:
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
 
 
 class TensorDataset(Dataset):
@@ -144,6 +169,10 @@ class DataLoader:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if sampler is not None and shuffle:
             raise ValueError("sampler and shuffle=True exclude each other")
+        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None
+                                                     or batch_sampler is not None):
+            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, "
+                             "sampler and batch_sampler (the stream gives the order)")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
@@ -176,8 +205,27 @@ class DataLoader:
                 return
             yield index
 
+    def _stream(self):
+        """Batches of an ``IterableDataset``, in its order."""
+        collate = self.collate_fn or default_collate
+        if self.batch_size is None:
+            for item in self.dataset:
+                yield item if self.collate_fn is None else self.collate_fn(item)
+            return
+        batch = []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield collate(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield collate(batch)
+
     def __iter__(self):
         ds = self.dataset
+        if isinstance(ds, IterableDataset):
+            yield from self._stream()
+            return
         for index in self._batches():
             if self.batch_size is None and self.batch_sampler is None:
                 yield ds[int(index)] if self.collate_fn is None else self.collate_fn(ds[int(index)])

@@ -72,24 +72,47 @@ class BatchNorm2d(Module):
     """Batch norm over (N, H, W) per channel, with running statistics for eval mode and
     torch's ``num_batches_tracked`` (the training batches seen), so state dicts go both ways."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=None):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None):
         super().__init__()
+        if not isinstance(affine, (bool, np.bool_)):  # skiff's 4th argument was dtype
+            affine, dtype = True, affine
         dtype = default_float(dtype)
         self.num_features = _positive("num_features", num_features)
         self.eps, self.momentum = eps, momentum
-        self.weight = Parameter(np.ones(num_features, dtype=dtype), dtype=dtype)
-        self.bias = Parameter(np.zeros(num_features, dtype=dtype), dtype=dtype)
-        self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype),
-                                                    dtype=dtype))
-        self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype),
-                                                   dtype=dtype))
-        self.register_buffer("num_batches_tracked", Tensor(np.zeros((), dtype=np.int64)))
+        self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
+        self.weight = Parameter(np.ones(num_features, dtype=dtype), dtype=dtype) \
+            if self.affine else None
+        self.bias = Parameter(np.zeros(num_features, dtype=dtype), dtype=dtype) \
+            if self.affine else None
+        if self.track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype),
+                                                        dtype=dtype))
+            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype),
+                                                       dtype=dtype))
+            self.register_buffer("num_batches_tracked", Tensor(np.zeros((), dtype=np.int64)))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+        if device is not None:
+            self.to(device)
+
+    def reset_running_stats(self):
+        """torch's: running mean 0, variance 1, no batches seen."""
+        if self.track_running_stats:
+            self.running_mean._data[...] = 0
+            self.running_var._data[...] = 1
+            self.num_batches_tracked._data[...] = 0
 
     def _normalise(self, x):
+        if not self.track_running_stats:  # batch statistics, in eval mode too (torch's)
+            return F.batch_norm(x, None, None, self.weight, self.bias, True, 0.0, self.eps)
         if self.training:
             self.num_batches_tracked._data += 1
+        momentum = self.momentum  # None: the cumulative average of the batches (torch's)
+        if momentum is None:
+            momentum = 1.0 / float(self.num_batches_tracked._data) if self.training else 0.0
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training, self.momentum, self.eps)
+                            self.training, momentum, self.eps)
 
     def forward(self, x):
         if x.ndim != 4 or x.shape[1] != self.num_features:
@@ -100,7 +123,8 @@ class BatchNorm2d(Module):
         return self._normalise(x)
 
     def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class MaxPool2d(Module):
