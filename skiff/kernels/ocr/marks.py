@@ -13,7 +13,7 @@ import numpy as np
 
 from .spacing import glyph_runs, ink_mask
 
-__all__ = ["edge_dashes", "tick_marks"]
+__all__ = ["edge_dashes", "page_number_spaces", "tick_marks", "cross_marks"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
 # stands halfway up (a dash); a point's lies at 0.85 or below
@@ -58,6 +58,45 @@ def edge_dashes(text: str, crop: np.ndarray) -> str:
     return first + t[1:-1] + last
 
 
+# a page number's dash stands a word's gap from its digits ("- 1 -") where the empty columns
+# between them are at least PAGE_GAP times the digits' ink height; a hyphen set tight
+# ("-1-") stands 0.1-0.15 away. The recognizer gives a single digit's gaps no space at all
+# (the space's probability 0.000-0.005 in Liberation Serif at 12-24 px: "-1-")
+PAGE_GAP = 0.3
+_PAGE_NUMBER = re.compile(r"([-\u2013\u2014])(\d{1,4})([-\u2013\u2014])")
+
+
+def page_number_spaces(text: str, crop: np.ndarray) -> str:
+    """``text`` spaced as a page number's ink stands: a reading of a dash, one to four
+    digits and a dash ("-1-", "- 12-") gets a space on each side where the crop's first and
+    last glyphs (:func:`.spacing.glyph_runs`), no higher than wide, stand at least
+    ``PAGE_GAP`` of the digits' ink height from the digits ("- 1 -"), or the reading has
+    one there. A monospaced face sets a tight dash 0.2-0.5 of that height away, so its
+    "-12-" may read "- 12 -": a line of only a page number, either way a user finds it."""
+    t = text.strip()
+    m = _PAGE_NUMBER.fullmatch(t.replace(" ", ""))
+    if m is None or crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    edges, _ = glyph_runs(crop)
+    if len(edges) < 3 or len(edges) > 2 + len(m.group(2)):
+        return text
+    bw = ink_mask(crop)
+    rows = np.flatnonzero(bw[:, edges[1][0]:edges[-2][1]].any(1))
+    if len(rows) < 5:
+        return text
+    height = rows[-1] - rows[0] + 1
+
+    def flat(run) -> bool:
+        ys = np.flatnonzero(bw[:, run[0]:run[1]].any(1))
+        return bool(len(ys)) and ys[-1] - ys[0] + 1 <= run[1] - run[0]
+
+    if not (flat(edges[0]) and flat(edges[-1])):
+        return text
+    left = edges[1][0] - edges[0][1] >= PAGE_GAP * height or t[1] == " "
+    right = edges[-1][0] - edges[-2][1] >= PAGE_GAP * height or t[-2] == " "
+    return m.group(1) + (" " if left else "") + m.group(2) + (" " if right else "") + m.group(3)
+
+
 # a lone "V" is a tick where the top of its left arm's ink lies at least this much of the
 # ink's height below the top of its right arm's (a V's arms rise alike)
 TICK_LEAN = 0.25
@@ -95,3 +134,38 @@ def _leans(crop: np.ndarray) -> bool:
         return ys[0] / h if len(ys) else 1.0
 
     return top(ink[:, :quarter]) - top(ink[:, w - quarter:]) >= TICK_LEAN
+
+
+# a cross read as a letter or the multiplication sign: a word of its own
+_CROSS_TOKEN = re.compile(r"(?<!\S)[Xx\u00d7](?!\S)")
+_LEADING_CROSS = re.compile(r"[Xx\u00d7](?= |$)")
+
+
+def cross_marks(texts: list[str]) -> list[str]:
+    """A page's lines with their cross marks written "✗" (U+2717), the tick's partner. The
+    recognizer has no cross mark: it reads "✗" and "✘" as "X", "x" or "×", which are also
+    a letter and the multiplication sign ("2 x 3.50", "Malcolm X"), so a cross is only read
+    where ticks show the page is a checklist: on a page with a "✓", an "X", "x" or "×"
+    standing as a word of its own in a line with a "✓" (not an "x" or "×" between two
+    numbers: "2 x 3.50" is a product), or first in its line ("x Failed",
+    a lone "X" in a tick column). Elsewhere it stays as read: "x" is what a user types
+    for a cross and searches for."""
+    if not any("✓" in t for t in texts):
+        return texts
+    out = []
+    for t in texts:
+        if "✓" in t:
+            t = _CROSS_TOKEN.sub(lambda m, t=t: m.group() if _times(t, m) else "✗", t)
+        else:
+            head = t.lstrip()
+            if _LEADING_CROSS.match(head):
+                t = t[:len(t) - len(head)] + "✗" + head[1:]
+        out.append(t)
+    return out
+
+
+def _times(text: str, m: re.Match) -> bool:
+    """Whether the sign ``m`` of ``text`` is a product's: an "x" or "×" between two
+    numbers ("2 x 3.50"; a cross read "X" there: "✓ 12 X 3")."""
+    before, after = text[:m.start()].rstrip(), text[m.end():].lstrip()
+    return m.group() != "X" and before[-1:].isdigit() and after[:1].isdigit()

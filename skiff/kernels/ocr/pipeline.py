@@ -40,7 +40,7 @@ from .engine import (
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .item import Item
 from .layout import is_amounts, monospace_text, reading_rows
-from .marks import edge_dashes, tick_marks
+from .marks import cross_marks, edge_dashes, page_number_spaces, tick_marks
 from .models import ModelSet, get_model_set, read_alphabet
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .reading import LineReading
@@ -488,6 +488,7 @@ class OcrPipeline(DetectionPasses, LineReading):
                 continue
             text = strip_leader(letter_spaces(cell_spaces(text, crops[k]), crops[k]))
             text = tick_marks(edge_dashes(text, crops[k]), crops[k])
+            text = page_number_spaces(text, crops[k])
             box = it.boxes[owners[k][1]][0]
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
@@ -495,6 +496,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             # a tall box's crop is turned to be read, unless it was read as it stands
             # (LineReading.read_bars_upright, read_tall_as_they_are): then taller than wide
             standing.append(crops[k].shape[0] > crops[k].shape[1])
+        for line, marked in zip(lines, cross_marks([line.text for line in lines]), strict=True):
+            line.text = marked
         angles = [reading_angle(b, f, s)
                   for b, f, s in zip(boxes, flips, standing, strict=True)]
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,

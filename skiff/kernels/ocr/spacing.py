@@ -299,8 +299,10 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
                 b[0] in _CLOSING or a[-1] in _OPENING:
             continue
         numbers = a[-1] in _NUMBERISH and b[0] in _NUMBERISH
-        if numbers and a[-1] in _INNER and k > 0 and solid[k - 1][1][-1:].isdigit():
-            continue  # a separator inside a number ("1,234", "3.50", "14:30")
+        if numbers and ((a[-1] in _INNER and k > 0 and solid[k - 1][1][-1:].isdigit())
+                        or "-" in (a[-1], b[0]) or "/" in (a[-1], b[0])):
+            continue  # a separator inside a number ("1,234", "3.50", "14:30"), a dash or
+            # slash (a monospaced "-12-" stands as far from its dashes as a word)
         hint = float(np.max(space_p[solid[k][0]:solid[k + 1][0] + 1]))
         if hint >= (NUMBER_P if numbers else SPACE_HINT):
             hints[k] = hint
