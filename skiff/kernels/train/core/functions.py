@@ -24,6 +24,7 @@ from .tensor import Tensor, _as_dtype, _shape_arg, tensor
 from .tensor_math_r27 import FUNCTIONS as _R27_FUNCTIONS
 from .tensor_math_r27 import METHODS as _R27_METHODS
 from .torch_runtime import (
+    Generator,
     are_deterministic_algorithms_enabled,
     get_float32_matmul_precision,
     get_num_threads,
@@ -217,7 +218,7 @@ __all__ = [
     *_METHODS, *_R27_FUNCTIONS,
     "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
-    "get_float32_matmul_precision", "get_rng_state", "set_rng_state",
+    "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)

@@ -22,7 +22,7 @@ from .random import seed as _seed
 __all__ = ["set_num_threads", "get_num_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "set_printoptions",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "get_rng_state",
-           "set_rng_state", "cuda"]
+           "set_rng_state", "cuda", "Generator"]
 
 _STATE = {"deterministic": False, "matmul_precision": "highest"}
 PRINT = {"precision": 4}  # a tensor's repr (torch's default); the rest is numpy's
@@ -87,6 +87,38 @@ def set_rng_state(state) -> None:
         raise TypeError("set_rng_state takes the state skiff.get_rng_state() returned (a "
                         "dict); a torch ByteTensor state does not apply to skiff's generator")
     set_state(state)
+
+
+class Generator(np.random.Generator):
+    """torch's ``Generator``: ``skiff.Generator().manual_seed(42)`` for ``random_split``,
+    ``DataLoader``, ``randn``, ``multinomial``, ... (a numpy Generator underneath, so every
+    ``generator=`` of skiff takes it; ``manual_seed(n)`` draws as ``numpy.random.default_rng(n)``,
+    not torch's numbers)."""
+
+    def __init__(self, device="cpu"):
+        self._initial = 67280421310721  # torch's default seed
+        super().__init__(np.random.PCG64(self._initial))
+        self.device = device
+
+    def manual_seed(self, seed):
+        self._initial = int(seed)
+        self.bit_generator.state = np.random.PCG64(self._initial).state
+        return self
+
+    def seed(self) -> int:
+        """A fresh seed from the OS's entropy (returned, as torch's)."""
+        s = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self):
+        return self.bit_generator.state
+
+    def set_state(self, state) -> None:
+        self.bit_generator.state = state
 
 
 def _device_count() -> int:
