@@ -66,6 +66,16 @@ from skiff.kernels.train.core.nn.decoder import (  # noqa: F401
     TransformerDecoderLayer,
 )
 from skiff.kernels.train.core.nn.embedding_bag import EmbeddingBag  # noqa: F401
+from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
+    AdaptiveAvgPool1d,
+    Bilinear,
+    Hardshrink,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    Softmax2d,
+    Softshrink,
+    Tanhshrink,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
     PixelShuffle,
@@ -120,4 +130,5 @@ from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init
 
 # core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
-           "Transformer"]
+           "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",
+           "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d"]

@@ -78,6 +78,14 @@ from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
+    adaptive_avg_pool1d,
+    bilinear,
+    hardshrink,
+    instance_norm,
+    softshrink,
+    tanhshrink,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     adaptive_max_pool2d,
     pixel_shuffle,
@@ -86,4 +94,5 @@ from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
 
 # the same names as skiff.kernels.train.core.nn.functional, and the pixel/pool ones beside
 __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle",
-           "embedding_bag"]
+           "embedding_bag", "adaptive_avg_pool1d", "bilinear", "hardshrink", "instance_norm",
+           "softshrink", "tanhshrink"]

@@ -1,0 +1,170 @@
+"""More of torch's layers, found missing by porting (round 27): ``Softshrink``,
+``Hardshrink``, ``Tanhshrink``, ``Softmax2d``, ``AdaptiveAvgPool1d`` (torch's bins, any
+length), ``Bilinear`` (torch's weight (out, in1, in2) and init), ``InstanceNorm1d``/``2d``
+(per sample and channel, optional affine; running statistics refused), and their functional
+forms. Built of differentiable ops, so their gradients (and double backward) are the ops'."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..default_dtype import default_float
+from ..tensor import stack, where
+from .layers import _positive, uniform_
+from .module import Module, Parameter
+
+__all__ = ["Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d", "AdaptiveAvgPool1d",
+           "Bilinear", "InstanceNorm1d", "InstanceNorm2d", "softshrink", "hardshrink",
+           "tanhshrink", "adaptive_avg_pool1d", "bilinear", "instance_norm"]
+
+
+def _zero(x):
+    return x.xp.zeros((), dtype=x.dtype)
+
+
+def softshrink(x, lambd=0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
+    return where(x._data > lambd, x - lambd, where(x._data < -lambd, x + lambd, _zero(x)))
+
+
+def hardshrink(x, lambd=0.5):
+    """``x`` where ``|x| > lambd``, else 0."""
+    return where(abs(x._data) > lambd, x, _zero(x))
+
+
+def tanhshrink(x):
+    return x - x.tanh()
+
+
+def adaptive_avg_pool1d(x, output_size):
+    """(N, C, L) -> (N, C, output_size): bin i averages ``[floor(i L / n), ceil((i+1) L / n))``
+    (torch's bins)."""
+    n = int(output_size if not isinstance(output_size, (tuple, list)) else output_size[0])
+    length = x.shape[-1]
+    if length % n == 0:
+        k = length // n
+        return x.reshape(*x.shape[:-1], n, k).mean(-1)
+    bins = [x.narrow(-1, (i * length) // n, -(-((i + 1) * length) // n) - (i * length) // n)
+            .mean(-1) for i in range(n)]
+    return stack(bins, -1)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y_o = x1 . W_o . x2 + b_o`` with ``weight`` (out, in1, in2)."""
+    out, in1, in2 = weight.shape
+    w = weight.permute(1, 0, 2).reshape(in1, out * in2)
+    y = (input1 @ w).reshape(*input1.shape[:-1], out, in2)
+    y = (y * input2.unsqueeze(-2)).sum(-1)
+    return y if bias is None else y + bias
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Each (sample, channel) normalised over its spatial axes (biased variance)."""
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError("instance_norm: running statistics are not supported "
+                                  "(track_running_stats=False, torch's default)")
+    axes = tuple(range(2, input.ndim))
+    mu = input.mean(axes, keepdim=True)
+    xc = input - mu
+    var = (xc * xc).mean(axes, keepdim=True)
+    out = xc / (var + eps).sqrt()
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _fn_module(name, fn, doc, *params):
+    def init(self, *args, **kwargs):
+        Module.__init__(self)
+        for (p, default), value in zip(params, list(args) + [None] * len(params)):
+            setattr(self, p, kwargs.get(p, value if value is not None else default))
+
+    def forward(self, x):
+        return fn(x, **{p: getattr(self, p) for p, _ in params})
+
+    return type(name, (Module,), {"__init__": init, "forward": forward, "__doc__": doc})
+
+
+Softshrink = _fn_module("Softshrink", softshrink, "torch's ``nn.Softshrink``.", ("lambd", 0.5))
+Hardshrink = _fn_module("Hardshrink", hardshrink, "torch's ``nn.Hardshrink``.", ("lambd", 0.5))
+Tanhshrink = _fn_module("Tanhshrink", tanhshrink, "torch's ``nn.Tanhshrink``.")
+Softmax2d = _fn_module("Softmax2d", lambda x: x.softmax(-3),
+                       "torch's ``nn.Softmax2d``: softmax over the channels ((N,) C, H, W).")
+AdaptiveAvgPool1d = _fn_module("AdaptiveAvgPool1d", adaptive_avg_pool1d,
+                               "torch's ``nn.AdaptiveAvgPool1d``.", ("output_size", 1))
+
+
+class Bilinear(Module):
+    """torch's ``nn.Bilinear``: weight (out, in1, in2), bias (out,), U(+-1/sqrt(in1))."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None, generator=None):
+        super().__init__()
+        dtype = default_float(dtype)
+        self.in1_features = _positive("in1_features", in1_features)
+        self.in2_features = _positive("in2_features", in2_features)
+        self.out_features = _positive("out_features", out_features)
+        bound = 1.0 / math.sqrt(in1_features)
+        self.weight = Parameter(uniform_((out_features, in1_features, in2_features), bound,
+                                         generator, dtype), dtype=dtype)
+        self.bias = Parameter(uniform_((out_features,), bound, generator, dtype),
+                              dtype=dtype) if bias else None
+        if device is not None:
+            self.to(device)
+
+    def forward(self, input1, input2):
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class _InstanceNorm(Module):
+    DIMS = 2
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__()
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is "
+                                      "not supported (torch's default is False)")
+        dtype = default_float(dtype)
+        self.num_features = _positive("num_features", num_features)
+        self.eps, self.momentum, self.affine = eps, momentum, bool(affine)
+        self.track_running_stats = False
+        self.weight = Parameter(np.ones(num_features, dtype=dtype), dtype=dtype) \
+            if affine else None
+        self.bias = Parameter(np.zeros(num_features, dtype=dtype), dtype=dtype) \
+            if affine else None
+        if device is not None:
+            self.to(device)
+
+    def forward(self, x):
+        if x.ndim == self.DIMS + 1:  # unbatched
+            return self.forward(x.unsqueeze(0)).squeeze(0)
+        if x.ndim != self.DIMS + 2 or x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}({self.num_features}) expects (N, "
+                             f"{self.num_features}, ...) with {self.DIMS} spatial axes, got "
+                             f"{tuple(x.shape)}")
+        return instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """torch's ``nn.InstanceNorm1d`` ((N, C, L))."""
+
+    DIMS = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """torch's ``nn.InstanceNorm2d`` ((N, C, H, W))."""
+
+    DIMS = 2
+
+
