@@ -49,6 +49,8 @@ from .ernie_generate_options import (
     new_token_counts,
     resolve_options,
 )
+from .ernie_generate_processors import OPTIONS as PROCESSOR_OPTIONS
+from .ernie_generate_processors import ExtraProcessors
 from .ernie_infer import forward_fast, forward_packed_fast, forward_step_fast
 from .ernie_layers import (  # noqa: F401 (the layers' classes, imported from here too)
     ErnieAttention,
@@ -528,7 +530,12 @@ class ErnieForCausalLM(nn.Module):
         attention_mask = expand_rows(attention_mask, copies)
         width = max(len(_host(p)) for p in input_ids) if batched else input_ids.shape[1]
         max_new_tokens, min_new = new_token_counts(extra, max_new_tokens, width)
+        eos_ids = self._generation_value("eos_token_id", eos_token_id)
+        procs = ExtraProcessors({k: extra[k] for k in PROCESSOR_OPTIONS},
+                                eos=[] if eos_ids is None else np.atleast_1d(eos_ids).tolist(),
+                                max_new=max_new_tokens)
         more = dict(min_new_tokens=min_new, no_repeat_ngram_size=extra["no_repeat_ngram_size"],
+                    processors=procs,
                     return_dict_in_generate=extra["return_dict_in_generate"],
                     output_scores=extra["output_scores"], output_logits=extra["output_logits"])
         if attention_mask is not None:
@@ -588,7 +595,7 @@ class ErnieForCausalLM(nn.Module):
             top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
             eos=eos, min_new=min_new, no_repeat=extra["no_repeat_ngram_size"],
             keep_scores=extra["output_scores"], keep_logits=extra["output_logits"],
-            hooks=user)
+            hooks=user, processors=procs)
         ends = bool(eos or stop or user.criteria)
         done = np.zeros(out.shape[0], dtype=bool)
         halted = done.copy()  # stopped by the user's criteria, not padded (no eos)
@@ -635,7 +642,7 @@ class ErnieForCausalLM(nn.Module):
                        stop_strings=None, tokenizer=None, streamer=None, min_new_tokens=0,
                        no_repeat_ngram_size=None, return_dict_in_generate=False,
                        output_scores=False, output_logits=False,
-                       logits_processor=None, stopping_criteria=None,
+                       logits_processor=None, stopping_criteria=None, processors=None,
                        _padded=None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
@@ -669,7 +676,7 @@ class ErnieForCausalLM(nn.Module):
             top_p=top_p, penalty=repetition_penalty, rng=sampling_rng(seed, generator),
             eos=eos, min_new=int(min_new_tokens or 0), no_repeat=no_repeat_ngram_size,
             keep_scores=output_scores, keep_logits=output_logits, padded=_padded,
-            hooks=user)
+            hooks=user, processors=processors)
         was_training = self.training
         self.eval()
         try:

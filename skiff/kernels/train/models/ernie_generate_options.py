@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ernie_generate import is_torch_generator, repetition_penalty_, sampling_probs
+from .ernie_generate_processors import OPTIONS as PROCESSOR_OPTIONS
 
 __all__ = ["GenerateOutput", "StepChooser", "resolve_options", "expand_rows"]
 
@@ -33,14 +34,14 @@ NAMED = ("max_new_tokens", "do_sample", "temperature", "top_k", "top_p", "repeti
 EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
          "no_repeat_ngram_size": None, "num_return_sequences": 1,
          "return_dict_in_generate": False, "output_scores": False, "output_logits": False,
-         "num_beams": 1, "length_penalty": None, "early_stopping": None}
+         "num_beams": 1, "length_penalty": None, "early_stopping": None,
+         **PROCESSOR_OPTIONS}
 # transformers' options skiff does not implement, with the value that means "off".
 UNSUPPORTED = {"num_beam_groups": 1, "penalty_alpha": None, "diversity_penalty": 0.0,
-               "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0, "min_p": None,
-               "top_h": None, "encoder_repetition_penalty": 1.0, "bad_words_ids": None,
-               "force_words_ids": None, "constraints": None, "sequence_bias": None,
-               "suppress_tokens": None, "begin_suppress_tokens": None,
-               "forced_bos_token_id": None, "forced_eos_token_id": None,
+               "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0,
+               "top_h": None, "encoder_repetition_penalty": 1.0,
+               "force_words_ids": None, "constraints": None,
+               "forced_bos_token_id": None,
                "exponential_decay_length_penalty": None, "guidance_scale": None,
                "renormalize_logits": False, "remove_invalid_values": False,
                "output_attentions": False, "output_hidden_states": False,
@@ -90,7 +91,8 @@ def _config_values(config) -> dict:
 def resolve_options(given: dict, options: dict, beams: bool = False) -> tuple[dict, dict]:
     """``(named, extra)``: skiff's named arguments (``given``, None or ``"config"`` for not
     given) completed from ``options["generation_config"]``, and the extra options of
-    :data:`EXTRA` with their defaults. Unsupported or unknown options are one error;
+    :data:`EXTRA` with their defaults (``ernie_generate_processors``' options among them).
+    Unsupported or unknown options are one error;
     ``num_beams`` > 1 too unless ``beams`` (the caller runs ``ernie_beam.beam_search``)."""
     options = dict(options)
     from_config = _config_values(options.pop("generation_config", None))
@@ -195,7 +197,7 @@ class StepChooser:
     def __init__(self, *, batch: int, do_sample: bool, temperature, top_k, top_p, penalty,
                  rng, eos: set, min_new: int = 0, no_repeat: int | None = None,
                  keep_scores: bool = False, keep_logits: bool = False, padded=None,
-                 hooks=None):
+                 hooks=None, processors=None):
         self.batch, self.do_sample, self.rng = batch, do_sample, rng
         self.temperature, self.top_k, self.top_p, self.penalty = temperature, top_k or None, \
             top_p, penalty
@@ -206,6 +208,7 @@ class StepChooser:
         # ids, the padding included
         self.padded = padded
         self.hooks = hooks  # the user's logits processors (ernie_generate_hooks)
+        self.processors = processors  # ernie_generate_processors.ExtraProcessors
         self.scores: list[np.ndarray] = []
         self.logits: list[np.ndarray] = []
         self.step = 0
@@ -225,6 +228,9 @@ class StepChooser:
         # caller's fresh array)
         if self.keep_logits:
             self.logits.append(self._full(z, rows))
+        extra = self.processors if self.processors else None
+        if extra is not None:
+            extra.early(z, self._rows(histories, rows))
         if self.penalty != 1.0:
             repetition_penalty_(z, histories, self.penalty)
         if self.no_repeat:
@@ -235,8 +241,12 @@ class StepChooser:
                 banned = _banned_ngrams(seen, self.no_repeat)
                 if banned:
                     z[b, banned] = -np.inf
+        if extra is not None:
+            extra.middle(z, self._rows(histories, rows))
         if self.step < self.min_new and self.eos:
             z[:, self.eos] = -np.inf
+        if extra is not None:
+            extra.late(z, self.step)
         if self.hooks:
             z = self.hooks.process(z, self.hooks.rows(self._rows(histories, rows)))
         self.step += 1
@@ -245,6 +255,8 @@ class StepChooser:
                 self.scores.append(self._full(z, rows))
             return z.argmax(axis=-1).astype(np.int64)
         p = sampling_probs(z, self.temperature, self.top_k, self.top_p)
+        if extra is not None:
+            p = extra.warp(p)
         if self.keep_scores:  # the warped logits: z / T where kept, -inf where cut
             self.scores.append(self._full(np.where(p > 0, z / self.temperature, -np.inf), rows))
         if is_torch_generator(self.rng):

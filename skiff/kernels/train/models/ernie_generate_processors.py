@@ -1,0 +1,127 @@
+"""More of transformers' ``generate`` processors, as options: ``sequence_bias``,
+``bad_words_ids``, ``forced_eos_token_id``, ``suppress_tokens``, ``begin_suppress_tokens``
+and the ``min_p`` warper.
+
+Each acts as transformers' processor of that name, at its place in transformers' order
+(``StepChooser`` calls them): sequence bias first (before the repetition penalty), bad words
+after the no-repeat n-grams, then (after min-new-tokens) the forced eos at the last step, the
+suppressed tokens, the tokens suppressed at the first new position; ``min_p`` after top-p
+when sampling (tokens below ``min_p`` times the top probability dropped). Sequences are
+matched against the rows as transformers holds them (a padded prompt as given).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ExtraProcessors", "OPTIONS"]
+
+# the options read here, with their "off" values
+OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": None,
+           "suppress_tokens": None, "begin_suppress_tokens": None, "min_p": None}
+
+
+def _sequences(value, name: str) -> list[tuple[tuple, float]]:
+    """``sequence_bias`` as (ids, bias) pairs: a dict {tuple: bias} or a list of
+    [ids, bias] (transformers takes both)."""
+    items = value.items() if isinstance(value, dict) else value
+    out = []
+    try:
+        for ids, bias in items:
+            ids = tuple(int(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids]))
+            if not ids:
+                raise ValueError
+            out.append((ids, float(bias)))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} is a dict {{(token ids): bias}} or a list of [[token ids], "
+                         f"bias], got {value!r}") from None
+    return out
+
+
+def _id_list(value, name: str) -> list[int]:
+    if isinstance(value, (int, np.integer)):
+        return [int(value)]
+    try:
+        return [int(i) for i in value]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} is a list of token ids, got {value!r}") from None
+
+
+class ExtraProcessors:
+    """The options of :data:`OPTIONS` for one ``generate`` call (``max_new``: the new
+    tokens asked, for the forced eos at the last step; ``eos``: the eos ids, left out of the
+    bad words as transformers leaves them)."""
+
+    def __init__(self, options: dict, *, eos=(), max_new: int = 0):
+        self.bias = _sequences(options.get("sequence_bias") or {}, "sequence_bias")
+        bad = options.get("bad_words_ids")
+        if bad is not None:
+            if not isinstance(bad, (list, tuple)) or not bad or any(
+                    not isinstance(b, (list, tuple)) or not b for b in bad):
+                raise ValueError(f"bad_words_ids is a non-empty list of lists of token ids, "
+                                 f"got {bad!r}")
+            eos = {int(e) for e in eos}
+            bad = [tuple(int(i) for i in b) for b in bad]
+            bad = [b for b in bad if not (len(b) == 1 and b[0] in eos)]
+        self.bad = [(b, -np.inf) for b in bad or []]
+        forced = options.get("forced_eos_token_id")
+        self.forced_eos = None if forced is None else _id_list(forced, "forced_eos_token_id")
+        self.suppress = _id_list(options["suppress_tokens"], "suppress_tokens") \
+            if options.get("suppress_tokens") is not None else []
+        self.begin_suppress = _id_list(options["begin_suppress_tokens"],
+                                       "begin_suppress_tokens") \
+            if options.get("begin_suppress_tokens") is not None else []
+        min_p = options.get("min_p")
+        if min_p is not None and not 0 <= float(min_p) <= 1:
+            raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
+        self.min_p = None if min_p is None else float(min_p)
+        self.max_new = int(max_new)
+
+    def __bool__(self) -> bool:
+        return bool(self.bias or self.bad or self.forced_eos is not None or self.suppress
+                    or self.begin_suppress or self.min_p is not None)
+
+    @staticmethod
+    def _apply(z: np.ndarray, rows, pairs) -> None:
+        """transformers' ``SequenceBiasLogitsProcessor``: a one-token sequence's bias on its
+        token everywhere, a longer one's on its last token where the row ends with the
+        rest."""
+        for ids, bias in pairs:
+            if len(ids) == 1:
+                z[:, ids[0]] += bias
+                continue
+            head = list(ids[:-1])
+            for r, row in enumerate(rows):
+                if len(row) >= len(head) and [int(t) for t in row[len(row) - len(head):]] \
+                        == head:
+                    z[r, ids[-1]] += bias
+
+    def early(self, z: np.ndarray, rows) -> None:
+        """Before the repetition penalty: the sequence bias."""
+        if self.bias:
+            self._apply(z, rows, self.bias)
+
+    def middle(self, z: np.ndarray, rows) -> None:
+        """After the no-repeat n-grams: the bad words."""
+        if self.bad:
+            self._apply(z, rows, self.bad)
+
+    def late(self, z: np.ndarray, step: int) -> None:
+        """After min-new-tokens: the forced eos at the last step, suppressed tokens."""
+        if self.forced_eos is not None and step == self.max_new - 1:
+            z[...] = -np.inf
+            z[:, self.forced_eos] = 0
+        if self.suppress:
+            z[:, self.suppress] = -np.inf
+        if self.begin_suppress and step == 0:
+            z[:, self.begin_suppress] = -np.inf
+
+    def warp(self, p: np.ndarray) -> np.ndarray:
+        """``min_p`` on the sampling probabilities (after top-p): below ``min_p`` times the
+        row's top probability dropped (the top token always kept), renormalised."""
+        if self.min_p is None:
+            return p
+        keep = p >= self.min_p * p.max(axis=1, keepdims=True)
+        keep[np.arange(len(p)), p.argmax(axis=1)] = True
+        p = np.where(keep, p, 0.0)
+        return p / p.sum(axis=1, keepdims=True)
