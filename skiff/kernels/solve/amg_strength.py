@@ -14,8 +14,12 @@ strong connection; on every row the connections whose error is within ``epsilon`
 smallest (off-diagonal) one of the row are strong. Only the pattern of ``A`` is looked at, so
 the strength graph is a subgraph of ``A``'s, as for the classical measure.
 
-One candidate column (the constant, improved or not); a multi-column ``B`` (elasticity's
-rigid-body modes) needs a small least-squares fit per entry, which this does not do.
+Several candidates (elasticity's rigid-body modes, round 27): on row ``i`` the evolved delta
+``z`` (on A's pattern of the row) is fitted by ``B c`` in least squares under the constraint
+that the fit is exact at ``i`` (``B_i c = z_i``: a small (k+1) x (k+1) KKT system per row);
+the ratio ``(B c)_j / z_j`` then plays the part of ``z_i B_j / (z_j B_i)`` above, to which it
+reduces for one candidate (Olson, Schroder and Tuminaro's constrained fit, pyamg's
+``evolution_strength_of_connection`` with a multi-column B and its default l2 projection).
 """
 
 from __future__ import annotations
@@ -41,19 +45,28 @@ def rho_dinv_a(A: sp.csr_matrix, dinv: np.ndarray, iters: int = 15, seed: int = 
 
 def evolution_strength(A: sp.csr_matrix, B: np.ndarray | None = None, *, k: int = 2,
                        epsilon: float = 4.0, rho: float | None = None,
-                       symmetric: bool = False) -> sp.csr_matrix:
+                       symmetric: bool = False, local: np.ndarray | None = None
+                       ) -> sp.csr_matrix:
     """Strong connections of ``A`` (a symmetrised 0/1 pattern, no diagonal) by the evolution
     measure: ``k`` Jacobi steps with ``w = 1/rho(D^-1 A)`` on each delta, compared with the
     candidate ``B`` (one column, default the constant); ``epsilon`` is the drop tolerance
     relative to the row's best connection (pyamg's defaults: k=2, epsilon=4). ``rho``: the
-    spectral radius of ``D^-1 A`` when known; ``symmetric``: ``A`` is (no transposes)."""
+    spectral radius of ``D^-1 A`` when known; ``symmetric``: ``A`` is (no transposes);
+    ``local``: each unknown's index within its node (a coarse level of a system: the
+    candidate it stands for); only connections between equal indices are measured, as
+    pyamg's mask to the same PDE."""
     A = sp.csr_matrix(A, dtype=np.float64)
     n = A.shape[0]
-    b = np.ones(n) if B is None else np.asarray(B, dtype=np.float64).reshape(n, -1)[:, 0]
+    cand = None if B is None else np.asarray(B, dtype=np.float64).reshape(n, -1)
+    several = cand is not None and cand.shape[1] > 1
+    b = np.ones(n) if cand is None else cand[:, 0]
     b = np.where(b == 0, 1.0, b)
     if k < 1 or epsilon < 1:
         raise ValueError(f"evolution strength: k={k}, epsilon={epsilon}; need k >= 1 and "
                          f"epsilon >= 1 (pyamg's defaults are k=2, epsilon=4)")
+    if several and k != 2:
+        raise ValueError(f"evolution strength with {cand.shape[1]} candidates takes k=2 "
+                         f"(pyamg's default), got k={k}")
     d = A.diagonal()
     dinv = np.divide(1.0, d, out=np.zeros(n), where=d != 0)
     w = 1.0 / (rho_dinv_a(A, dinv) if rho is None else rho)
@@ -65,13 +78,24 @@ def evolution_strength(A: sp.csr_matrix, B: np.ndarray | None = None, *, k: int 
     Z = (Z + sp.identity(n, format="csr")).tocsr()
     pattern = A.copy()
     pattern.eliminate_zeros()
+    if local is not None:   # the same component only (and the diagonal)
+        rows = np.repeat(np.arange(n), np.diff(pattern.indptr))
+        pattern.data[local[rows] != local[pattern.indices]] = 0.0
+        pattern.eliminate_zeros()
     pattern.sort_indices()
     if k == 2:   # one pass, products only on A's pattern (the full Z^2 took 3x longer)
         Zt = pattern.copy()                          # row scaling: I - w D^-1 A
         Zt.data = -w * Zt.data * np.repeat(dinv, np.diff(Zt.indptr))
         Zt = (Zt + sp.identity(n, format="csr")).tocsr()
-        keep = _evolution_k2()(Z.indptr, Z.indices, Z.data, Zt.indptr, Zt.indices, Zt.data,
-                               pattern.indptr, pattern.indices, b, float(epsilon))
+        if several:
+            keep = _evolution_k2(multi=True)(Z.indptr, Z.indices, Z.data, Zt.indptr,
+                                             Zt.indices, Zt.data, pattern.indptr,
+                                             pattern.indices, np.ascontiguousarray(cand),
+                                             float(epsilon))
+        else:
+            keep = _evolution_k2()(Z.indptr, Z.indices, Z.data, Zt.indptr, Zt.indices,
+                                   Zt.data, pattern.indptr, pattern.indices, b,
+                                   float(epsilon))
     else:
         keep = _evolution_any(Z, k, pattern, b, epsilon)
     S = sp.csr_matrix((keep.astype(np.float64), pattern.indices, pattern.indptr), shape=(n, n))
@@ -142,17 +166,119 @@ def _evolution_k2_py(zp, zi, zd, tp, ti, td, ap, ai, b, epsilon):
     return keep
 
 
-_K2_JIT = None
+def _solve_small(kkt, rhs, nc):
+    """The constrained fit's KKT system by Gaussian elimination with partial pivoting (in
+    place); ``B^T B`` gets a relative shift of 1e-10 first, so a pattern on which the
+    candidates are dependent (rotations about a line of nodes) gives the smallest fit
+    rather than a singular system. (numba compiled ``np.linalg.lstsq`` in 20 s.)"""
+    m = nc + 1
+    trace = 0.0
+    for a in range(nc):
+        trace += kkt[a, a]
+    for a in range(nc):
+        kkt[a, a] += 1e-10 * trace + 1e-300
+    for c in range(m):
+        piv = c
+        for r in range(c + 1, m):
+            if abs(kkt[r, c]) > abs(kkt[piv, c]):
+                piv = r
+        if kkt[piv, c] == 0.0:
+            continue
+        if piv != c:
+            for q in range(m):
+                kkt[c, q], kkt[piv, q] = kkt[piv, q], kkt[c, q]
+            rhs[c, 0], rhs[piv, 0] = rhs[piv, 0], rhs[c, 0]
+        for r in range(c + 1, m):
+            f = kkt[r, c] / kkt[c, c]
+            if f != 0.0:
+                for q in range(c, m):
+                    kkt[r, q] -= f * kkt[c, q]
+                rhs[r, 0] -= f * rhs[c, 0]
+    for c in range(m - 1, -1, -1):
+        acc = rhs[c, 0]
+        for q in range(c + 1, m):
+            acc -= kkt[c, q] * rhs[q, 0]
+        rhs[c, 0] = acc / kkt[c, c] if kkt[c, c] != 0.0 else 0.0
+    return rhs
 
 
-def _evolution_k2():
-    global _K2_JIT
+def _evolution_k2_multi_py(zp, zi, zd, tp, ti, td, ap, ai, B, epsilon):
+    """``keep`` as :func:`_evolution_k2_py` for several candidates (the columns of ``B``):
+    per row the constrained least-squares fit of the evolved delta by ``B c``, exact at the
+    row's own node, and the ratio of fit to evolved value at each neighbour."""
+    n = zp.shape[0] - 1
+    nc = B.shape[1]
+    work = np.zeros(n)
+    keep = np.zeros(ai.shape[0], dtype=np.bool_)
+    err = np.empty(ai.shape[0])
+    tiny = np.sqrt(np.finfo(np.float64).eps)
+    kkt = np.zeros((nc + 1, nc + 1))
+    rhs = np.zeros((nc + 1, 1))
+    zrow = np.zeros(n)
+    for i in range(n):
+        for p in range(zp[i], zp[i + 1]):
+            work[zi[p]] = zd[p]
+        mii = 0.0
+        for q in range(tp[i], tp[i + 1]):
+            mii += work[ti[q]] * td[q]
+        kkt[:, :] = 0.0
+        rhs[:, 0] = 0.0
+        for p in range(ap[i], ap[i + 1]):
+            j = ai[p]
+            mij = 0.0
+            for q in range(tp[j], tp[j + 1]):
+                mij += work[ti[q]] * td[q]
+            zrow[p - ap[i]] = mij
+            for a in range(nc):
+                rhs[a, 0] += 2.0 * B[j, a] * mij
+                for c in range(nc):
+                    kkt[a, c] += 2.0 * B[j, a] * B[j, c]
+        for a in range(nc):               # the constraint: the fit is exact at node i
+            kkt[nc, a] = B[i, a]
+            kkt[a, nc] = B[i, a]
+        kkt[nc, nc] = 0.0
+        rhs[nc, 0] = mii
+        coef = _solve_small(kkt, rhs, nc)
+        best = np.inf
+        for p in range(ap[i], ap[i + 1]):
+            j = ai[p]
+            e = np.inf
+            mij = zrow[p - ap[i]]
+            if j != i and mij != 0.0:
+                fit = 0.0
+                for a in range(nc):
+                    fit += B[j, a] * coef[a, 0]
+                ratio = fit / mij
+                if ratio >= 1e-4 and ratio < np.inf:
+                    e = abs(1.0 - ratio)
+                    if e < tiny:
+                        e = 1e-4
+            err[p] = e
+            if e < best:
+                best = e
+        for p in range(ap[i], ap[i + 1]):
+            keep[p] = err[p] < np.inf and err[p] <= epsilon * best
+        for p in range(zp[i], zp[i + 1]):
+            work[zi[p]] = 0.0
+    return keep
+
+
+_K2_JIT = {}
+_SOLVE_JIT = []
+
+
+def _evolution_k2(multi: bool = False):
+    """The numba kernel of one or several candidates (the Python twin without numba)."""
     from skiff.kernels.backend import numba_available
 
+    py = _evolution_k2_multi_py if multi else _evolution_k2_py
     if not numba_available():
-        return _evolution_k2_py
-    if _K2_JIT is None:
+        return py
+    if multi not in _K2_JIT:
         from numba import njit
 
-        _K2_JIT = njit(cache=True)(_evolution_k2_py)
-    return _K2_JIT
+        if multi and not _SOLVE_JIT:   # the kernel calls _solve_small: its numba twin
+            _SOLVE_JIT.append(njit(cache=True)(_solve_small))
+            globals()["_solve_small"] = _SOLVE_JIT[0]
+        _K2_JIT[multi] = njit(cache=True)(py)
+    return _K2_JIT[multi]
