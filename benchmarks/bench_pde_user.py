@@ -15,6 +15,10 @@ Cases: P1/P2 Poisson on scikit-fem's unstructured disc, an 8x8 checkerboard coef
 1e-6..1e6, rotated anisotropic diffusion (eps 1e-3, 30 degrees), 3D P1 Poisson, 2D/3D linear
 elasticity with the rigid-body modes (``skiff.kernels.solve.amg_modes.rigid_body_modes``),
 heat, Helmholtz (K - 100 M, indefinite: GMRES) and convection-diffusion (eps 1e-2: GMRES).
+Round 27: ``helmc``, Helmholtz with an absorbing boundary (K - k^2 M - i k M_boundary, k = 20,
+complex symmetric: GMRES with complex AMG; pyamg ``symmetry='symmetric'``), ``el3e``, 3-D
+elasticity at nu = 0.45 with ``strength='evolution'`` and the rigid-body modes (both tools),
+``el3s`` the same with each tool's default strength, and ``heat100``: 100 implicit-Euler steps.
 """
 
 from __future__ import annotations
@@ -39,6 +43,20 @@ RESULTS = ROOT / "benchmarks" / "results" / "pde_user.md"
 
 
 # ------------------------------------------------------------------------------ the cases
+def _elasticity(k, nu):
+    import skfem
+    from skfem.models.elasticity import lame_parameters, linear_elasticity
+
+    from skiff.kernels.solve.amg_modes import rigid_body_modes
+
+    axes = [np.linspace(0, 4, 4 * k + 1)] + [np.linspace(0, 1, k + 1)] * 2
+    ib = skfem.Basis(skfem.MeshTet.init_tensor(*axes), skfem.ElementVector(skfem.ElementTetP1()))
+    A = linear_elasticity(*lame_parameters(1e3, nu)).assemble(ib)
+    b = skfem.LinearForm(lambda v, w: -v[1]).assemble(ib)
+    A, b, keep = _inner(A, b, ib, ib.get_dofs(lambda x: x[0] == 0.0))
+    return A, b, rigid_body_modes(ib.doflocs.T)[keep]
+
+
 def _inner(A, b, basis, D=None):
     keep = basis.complement_dofs(basis.get_dofs() if D is None else D)
     return A[keep][:, keep].tocsr(), b[keep], keep
@@ -107,7 +125,20 @@ def build(case: str, small: bool):
         b = skfem.LinearForm(lambda v, w: -v[1]).assemble(ib)
         A, b, keep = _inner(A, b, ib, ib.get_dofs(lambda x: x[0] == 0.0))
         return A, b, rigid_body_modes(ib.doflocs.T)[keep]
-    if case == "heat":
+    if case in ("el3e", "el3s"):
+        return _elasticity(2 ** (3 - r), 0.45)
+    if case == "helmc":
+        from skfem.models.poisson import mass
+        mesh = MeshTri.init_sqsymmetric().refined(7 - r)
+        ib = skfem.Basis(mesh, ElementTriP1())
+        fb = skfem.FacetBasis(mesh, ElementTriP1())
+        from skfem.models.poisson import laplace
+        k = 20.0
+        A = (laplace.assemble(ib) - k * k * mass.assemble(ib) - 1j * k * mass.assemble(fb))
+        b = skfem.LinearForm(lambda v, w: np.exp(-100 * ((w.x[0] - 0.5) ** 2
+                                                        + (w.x[1] - 0.3) ** 2)) * v)
+        return A.tocsr(), b.assemble(ib).astype(np.complex128), None
+    if case in ("heat", "heat100"):
         from skfem.models.poisson import mass
         ib, K, b = _diffusion(MeshTri.init_circle(8 - r), ElementTriP1())
         M = mass.assemble(ib)
@@ -126,8 +157,11 @@ def build(case: str, small: bool):
     raise ValueError(f"unknown case {case!r}")
 
 
-METHOD = {"helm": "gmres", "cd": "gmres"}
-CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd"]
+METHOD = {"helm": "gmres", "cd": "gmres", "helmc": "gmres"}
+STRENGTH = {"el3e": "evolution"}   # both tools; otherwise each one's default
+STEPS = {"heat": 20, "heat100": 100}
+CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
+         "helmc", "el3s", "el3e", "heat100"]
 
 
 # ------------------------------------------------------------------------------ one run
@@ -135,8 +169,9 @@ def run_one(case: str, tool: str, small: bool) -> dict:
     import scipy.sparse as sp
 
     A, b, extra = build(case, small)
-    steps = 20 if case == "heat" else 1
-    mass, B = (extra, None) if case == "heat" else (None, extra)
+    steps = STEPS.get(case, 1)
+    mass, B = (extra, None) if case in STEPS else (None, extra)
+    strength = STRENGTH.get(case)
     method = METHOD.get(case, "cg")
     n = A.shape[0]
     out = {"case": case, "tool": tool, "method": method, "n": n, "nnz": int(A.nnz)}
@@ -146,7 +181,13 @@ def run_one(case: str, tool: str, small: bool) -> dict:
 
         Solver(warm, method="cg", precond="amg").solve(np.ones(3000))
         t0 = time.perf_counter()
-        s = Solver(A, method=method, precond="amg", near_nullspace=B)
+        if strength is None:
+            s = Solver(A, method=method, precond="amg", near_nullspace=B)
+        else:   # a strength of the user's choice: the hierarchy as the preconditioner
+            from skiff.kernels.solve.amg import SmoothedAggregation
+
+            s = Solver(A, method=method, precond=SmoothedAggregation(
+                A, B=B, strength=strength).aspreconditioner())
         out["setup_s"] = time.perf_counter() - t0
 
         def one(rhs):
@@ -157,6 +198,10 @@ def run_one(case: str, tool: str, small: bool) -> dict:
 
         pyamg.smoothed_aggregation_solver(warm).solve(np.ones(3000), accel="cg")
         kw = {} if method == "cg" else {"symmetry": "nonsymmetric"}
+        if case == "helmc":
+            kw = {"symmetry": "symmetric"}   # complex symmetric (not Hermitian)
+        if strength is not None:
+            kw["strength"] = strength
         t0 = time.perf_counter()
         ml = pyamg.smoothed_aggregation_solver(A, B=B, **kw)
         out["setup_s"] = time.perf_counter() - t0
@@ -165,7 +210,7 @@ def run_one(case: str, tool: str, small: bool) -> dict:
             res = []
             x = ml.solve(rhs, tol=1e-8, accel=method, residuals=res, maxiter=3000)
             return x, len(res) - 1
-    u, its = np.zeros(n), []
+    u, its = np.zeros(n, dtype=b.dtype), []
     t0 = time.perf_counter()
     for _ in range(steps):
         rhs = b if mass is None else mass @ u + 1e-3 * b
