@@ -200,7 +200,8 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "trunc", "ceil", "frac", "lerp", "addcmul", "addcdiv", "roll", "tile", "movedim",
             "moveaxis", "unflatten", "repeat_interleave", "outer", "nan_to_num", "diag", "trace",
             "count_nonzero", "is_floating_point", "clamp_min", "clamp_max", "cumprod",
-            "index_add", *_R27_METHODS)
+            "index_add", *_R27_METHODS, "scatter_reduce", "scatter_add", "scatter",
+            "index_fill", "index_copy")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
 from . import tensor_math_r27 as _r27  # noqa: E402

@@ -888,3 +888,7 @@ _install_numpy(Tensor)
 from .tensor_math_r27 import install as _install_r27  # noqa: E402  (xlogy, cummax, kron, ...)
 
 _install_r27(Tensor, where, _torch_in_place, sys.modules[__name__])
+
+from .ops_scatter import install as _install_scatter  # noqa: E402  (scatter_reduce, ...)
+
+_install_scatter(Tensor, where, _torch_in_place)

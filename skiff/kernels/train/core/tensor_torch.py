@@ -275,9 +275,9 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     scalar ``value``; ``reduce="add"``/``"multiply"``); in place, recording nothing (under
     no_grad for a tensor that needs a gradient, as torch's in-place ops)."""
     if _records(self) or (_is_tensor(src) and src.requires_grad
-                          and _BASE["is_grad_enabled"]()):
-        raise RuntimeError("scatter_ with gradients is not supported: do it under "
-                           "skiff.no_grad() or build the result from differentiable ops")
+                          and _BASE["is_grad_enabled"]()):  # in the graph: ops_scatter's node
+        return _assign(self, scatter(self, dim, index, src, value=value, reduce=reduce),
+                       "scatter_")
     where = _scatter_index(self, dim, index)
     if src is None:
         src = value
@@ -301,9 +301,16 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 def scatter(self, dim, index, src=None, *, value=None, reduce=None):
     """torch's ``scatter`` (a new tensor); without gradients (refused when one is wanted)."""
     if _BASE["is_grad_enabled"]() and (self.requires_grad or (
-            _is_tensor(src) and src.requires_grad)):
-        raise RuntimeError("scatter with gradients is not supported: build the result from "
-                           "differentiable ops (e.g. one_hot, where, index_put by x[i] = v)")
+            _is_tensor(src) and src.requires_grad)):  # torch's gradients (ops_scatter.py)
+        from . import ops_scatter
+
+        if reduce is None:
+            return ops_scatter.scatter_grad(self, dim, index, src, value=value)
+        if reduce == "add":
+            return ops_scatter.scatter_reduce(self, dim, index,
+                                              src if src is not None else value, "sum")
+        raise ValueError(f"scatter with gradients: reduce is None or 'add', got {reduce!r} "
+                         "(scatter_reduce has 'mean', 'amax', 'amin')")
     out = _BASE["Tensor"](self._data.copy(), dtype=self.dtype)
     return scatter_(out, dim, index, src, value=value, reduce=reduce)
 

@@ -213,8 +213,15 @@ def test_sequential_slice_nonzero_masked_select_scatter_equal_torch():
                     cols.numpy(), onehot.numpy(), added.numpy(), put.numpy()))
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b, rtol=1e-12)
-    with pytest.raises(RuntimeError, match="scatter"):
-        skiff.zeros(2, 2, requires_grad=True).scatter(1, skiff.tensor([[0], [1]]), 1.0)
+    # with a gradient (refused before round 27; ops_scatter.py): torch's value and gradient
+    grads = []
+    for lib in (skiff, torch):
+        z = lib.zeros(2, 2, dtype=lib.float64, requires_grad=True)
+        out = z.scatter(1, lib.tensor([[0], [1]]), 1.0)
+        (out * lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)).sum().backward()
+        grads.append((out.detach().numpy(), z.grad.numpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_orthogonal_and_trunc_normal_init():
