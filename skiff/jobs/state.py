@@ -108,7 +108,21 @@ class JobState:
         self.n_events += 1
         t = _number(event.get("t"))
         kind = event.get("type")
-        if kind == "status":
+        if kind == "metric":  # first: most events of a training are metrics
+            value = event.get("value")
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                return
+            name = event.get("name", "?")
+            series = self.metrics.get(name) if type(name) is str else None
+            if series is None:
+                series = self.metrics.setdefault(_text(name), [])
+            step = event.get("step")
+            step = step if type(step) is int else None
+            series.append((step, value, t))
+            if step is not None:
+                self._step_fresh = step != self.step or self._step_fresh
+                self.step = step
+        elif kind == "status":
             status = event.get("status", self.status)
             if status not in STATUSES:
                 return
@@ -138,16 +152,6 @@ class JobState:
                 self.progress_times.append((t, self.done))
                 del self.progress_times[:-50]
                 self._measure(float(t))
-        elif kind == "metric":
-            value = event.get("value")
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                return
-            series = self.metrics.setdefault(_text(event.get("name", "?")), [])
-            step = event.get("step")
-            series.append((step if isinstance(step, int) else None, value, t))
-            if isinstance(step, int) and not isinstance(step, bool):
-                self._step_fresh = step != self.step or self._step_fresh
-                self.step = step
         elif kind == "log":
             self.logs.append((t, _text(event.get("level", "info")),
                               _text(event.get("message", ""))))
