@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from IPython.core.magic import Magics, line_magic, magics_class
 
@@ -65,6 +66,10 @@ class JobsMagics(Magics):
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             print(json.dumps(doc))
+            hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0
+            if hidden:  # as the terminal says it: the list was cut at --limit
+                print(f"{hidden} older job{'s' if hidden != 1 else ''} not in this list "
+                      f"(--limit N or --all)", file=sys.stderr)
             return None
         return out
 

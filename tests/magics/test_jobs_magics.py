@@ -89,3 +89,18 @@ def test_jobs_resume_of_a_kind_that_cannot_is_a_usage_error(shell):
     job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
     with pytest.raises(UsageError, match="only train jobs can be resumed"):
         shell.run_line_magic("jobs", f"resume {job.id}")
+
+
+def test_jobs_json_cut_by_its_limit_says_so_as_the_terminal_does(shell, capsys):
+    """``%jobs --json --limit 2`` of three jobs: the array holds two, stderr says one was left
+    out (the terminal said it; the magic cut the list without a word)."""
+    from skiff.jobs import launch
+
+    jobs = [launch("demo", {"steps": 1, "sleep": 0}).wait(30) for _ in range(3)]
+    shell.run_line_magic("jobs", "--json --limit 2")
+    out = capsys.readouterr()
+    assert [d["id"] for d in json.loads(out.out)] == [j.id for j in jobs[::-1][:2]]
+    assert "1 older job not in this list (--limit N or --all)" in out.err
+    shell.run_line_magic("jobs", "--json --all")
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)) == 3 and out.err == ""
