@@ -9,7 +9,11 @@ from skiff.kernels.train.core.nn.utils import (  # noqa: F401
     parameters_to_vector,
     vector_to_parameters,
 )
+from skiff.kernels.train.core.nn.weight_norm import (  # noqa: F401
+    remove_weight_norm,
+    weight_norm,
+)
 
-from . import rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
+from . import parametrizations, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
 
-__all__ = list(_real.__all__)
+__all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations"]
