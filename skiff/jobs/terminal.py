@@ -255,5 +255,6 @@ def summary(job, kind=None) -> str:
         lines.extend("  " + clean(line) for line in kind.summary(result))
     elif state.status == "cancelled" and state.fraction is not None:
         lines.append(f"  stopped at {100 * state.fraction:.0f}% ({_amount(state)})")
-    lines.append(f"  run folder: {clean(job.run_dir)}")
+    gone = "" if (job.run_dir / "config.json").is_file() else " (removed)"
+    lines.append(f"  run folder: {clean(job.run_dir)}{gone}")
     return "\n".join(lines)

@@ -74,7 +74,9 @@ def test_the_terminal_command_exits_failed_and_says_why(tmp_path, capsys):
     gate.touch()
     follower.join(60)
     assert codes == [FAILED]
-    assert "was removed while it ran" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "was removed while it ran" in out
+    assert f"run folder: {job.run_dir} (removed)" in out
 
 
 def test_a_process_job_whose_folder_is_removed_ends_failed_where_it_was_launched(tmp_path):
