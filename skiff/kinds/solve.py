@@ -124,6 +124,9 @@ def COMMAND(p):
                    help="iteration limit; for gmres restart cycles, as SciPy's")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
                    help="GMRES restart length")
+    p.add_argument("--stop", choices=("residual", "scipy"), default="residual",
+                   help="residual: |b - Ax| <= max(rtol |b|, atol); scipy: SciPy's minres "
+                        "stopping tests (method minres: SciPy's iteration count)")
     p.add_argument("--bc", choices=_k().BC_KINDS, default="dirichlet",
                    help="condition on every side of the built-in problems")
     p.add_argument("--contrast", type=positive_float, default=1000.0, metavar="K",
@@ -224,7 +227,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder",), "t_end": ("cylinder",),
              "contrast": ("jump",)}
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
-              "maxiter", "restart", "bc", "velocity", "compatibility", "save")
+              "maxiter", "restart", "bc", "velocity", "compatibility", "save", "stop")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -349,6 +352,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "atol": opts.get("atol", values.get("atol", 0.0)),
         "maxiter": opts.get("maxiter", values.get("maxiter")),
         "restart": opts.get("restart", values.get("restart", 30)),
+        "stop": values.get("stop") or "residual",
         "bc": spec.get("bc", values.get("bc", "dirichlet")),
         "contrast": float(values.get("contrast", 1000.0)),
         "velocity": velocity,
@@ -369,6 +373,12 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
                       ("post", int), ("restart", int)):
         config[key] = _spec_number(key, config[key], kind)
     _k().check_tolerances(config["rtol"], config["atol"], config["maxiter"])
+    if config["stop"] not in ("residual", "scipy"):
+        raise unknown_name("stop", config["stop"], ("residual", "scipy"))
+    if config["stop"] == "scipy" and config["method"] not in (
+            "minres", "cg", "pipecg", "bicgstab", "auto", None):
+        raise ValueError(f"--stop scipy is MINRES's option (SciPy's minres stops on its own "
+                         f"test) and the method is {config['method']!r}: --method minres")
     if config["restart"] < 1 or config["pre"] < 1 or config["post"] < 1:
         bad = next(k for k in ("restart", "pre", "post") if config[k] < 1)
         raise ValueError(f"{bad} must be a positive integer, got {config[bad]!r}")
@@ -668,6 +678,9 @@ class SolveKind(Kind):
             if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
                 _check_memory(config)   # the whole grid on one device
             return None
+        if config.get("stop", "residual") != "residual":
+            raise ValueError(f"--np {ranks}: --stop {config['stop']} runs on one rank (the "
+                             f"distributed MINRES stops on the true residual); drop --np")
         from skiff.kernels.solve.parallel import check_distributed, plan
 
         check_distributed(method=config.get("method", "cg"),

@@ -125,9 +125,10 @@ def build_problem(config: dict) -> GridProblem:
 def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Solution:
     """Solve with ``solver``, report to ``reporter``, write the PNG (and --save) artifacts."""
     reporter.log(f"solver: {solver.describe()} (setup {solver.setup_time * 1e3:.1f} ms)")
+    stop = config.get("stop") or "residual"   # --stop scipy: SciPy's minres tests
     sol = solver.solve(b, rtol=float(config.get("rtol", 1e-8)),
                        atol=float(config.get("atol", 0.0)), maxiter=config.get("maxiter"),
-                       reporter=reporter)
+                       reporter=reporter, **({} if stop == "residual" else {"stop": stop}))
     if sol is None:   # a distributed solve: rank 0 holds the field and reports
         return {"rank": reporter.rank}
     reporter.log(repr(sol))
