@@ -382,7 +382,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 job = jobs_action("show", ns.job_id)
                 if not job.done:
                     print(f"skiff: waiting for job {job.id} ({job.status}); Ctrl-C stops "
-                          f"waiting, the job goes on", file=sys.stderr, flush=True)
+                          f"waiting, the job goes on (jobs attach {job.id} shows it live)",
+                          file=sys.stderr, flush=True)
             asked = True
             if ns.action == "attach" and ns.job_id and not ns.more_ids:
                 out = _attach(ns.job_id)

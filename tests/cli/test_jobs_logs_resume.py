@@ -85,6 +85,7 @@ def test_ctrl_c_on_jobs_wait_stops_the_waiting_not_the_job(runs_dir):
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         first = proc.stderr.readline()  # said before it blocks
         assert f"waiting for job {job.id}" in first and "the job goes on" in first
+        assert f"jobs attach {job.id} shows it live" in first
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err
