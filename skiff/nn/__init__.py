@@ -60,6 +60,7 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.conv_transpose_more import ConvTranspose1d  # noqa: F401
 from skiff.kernels.train.core.nn.decoder import (  # noqa: F401
     Transformer,
     TransformerDecoder,
@@ -131,4 +132,5 @@ from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init
 # core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",
-           "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d"]
+           "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
+           "ConvTranspose1d"]

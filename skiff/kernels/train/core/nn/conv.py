@@ -224,6 +224,19 @@ def _dilate(x, stride: int, axis: int):
     return parts.reshape(*shape)[(slice(None),) * axis + (slice(0, (n - 1) * stride + 1),)]
 
 
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0):  # noqa: A002
+    """(N, C_in, H, W) with weight (C_in, C_out, kh, kw) -> (N, C_out, H', W'): the input
+    spread by ``stride``, padded, convolved with the flipped kernel."""
+    kh, kw = weight.shape[2:]
+    (sh, sw), (ph, pw) = as_pair(stride, "stride"), as_pair(padding, "padding")
+    oh, ow = as_pair(output_padding, "output_padding")
+    z = _dilate(_dilate(input, sh, 2), sw, 3)
+    # torch's pad lists (left, right, top, bottom); a negative amount cuts
+    z = F.pad(z, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
+    w = weight.transpose((1, 0, 2, 3))[:, :, ::-1, ::-1]
+    return F.conv2d(z, w, bias)
+
+
 class ConvTranspose2d(Module):
     """Transposed 2-D convolution (the gradient of a convolution with respect to its input,
     as in decoders and U-Nets); weight (in_channels, out_channels, kh, kw), torch's layout,
@@ -251,13 +264,8 @@ class ConvTranspose2d(Module):
         if x.ndim != 4 or x.shape[1] != self.in_channels:
             raise ValueError(f"ConvTranspose2d({self.in_channels}, ...) expects (N, "
                              f"{self.in_channels}, H, W), got {tuple(x.shape)}")
-        (kh, kw), (sh, sw), (ph, pw), (oh, ow) = (self.kernel_size, self.stride, self.padding,
-                                                  self.output_padding)
-        z = _dilate(_dilate(x, sh, 2), sw, 3)
-        # torch's pad lists (left, right, top, bottom); a negative amount cuts
-        z = F.pad(z, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
-        w = self.weight.transpose((1, 0, 2, 3))[:, :, ::-1, ::-1]
-        return F.conv2d(z, w, self.bias)
+        return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                self.output_padding)
 
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
