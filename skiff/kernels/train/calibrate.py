@@ -64,7 +64,7 @@ def _local_step(model, dataset, rows, loss_spec, device) -> float:
     dtype = next(iter(twin.parameters())).dtype
 
     def step():
-        single.forward_backward(twin, single.to_device(host, dtype), loss_fn)
+        single.forward_backward(twin, single.to_device(host, dtype, targets=True), loss_fn)
         opt.step()
         opt.zero_grad()
 

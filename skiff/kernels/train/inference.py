@@ -43,7 +43,7 @@ class Inference:
         self.model.eval()
         with no_grad():
             for host_batch in loader:
-                batch = self.strategy.to_device(host_batch, dtype)
+                batch = self.strategy.to_device(host_batch, dtype, targets=True)
                 n = batch_size_of(host_batch)
                 total += float(loss_fn(self.model, batch).item()) * n
                 count += n

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import PackedBatch
+from .precision import is_16_bit
 
 __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
            "TARGET_KEYS"]
@@ -75,6 +76,9 @@ def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     from .core.nn import functional as F
 
     ydt = np.dtype(str(y.dtype))
+    if is_16_bit(ydt):  # bfloat16 is no numpy floating kind: a float all the same
+        y = y.astype(np.float32)
+        ydt = np.dtype(np.float32)
     if ydt == np.bool_:  # True/False labels are class ids 1/0 (or 1.0/0.0 for MSE and BCE)
         y = y.astype(np.int64)
         ydt = np.dtype(np.int64)
@@ -128,6 +132,8 @@ def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
                     "class ids, e.g. y.astype('int64')")
         raise ValueError(f"model output shape {tuple(out.shape)} does not match targets shape "
                          f"{tuple(y.shape)} ({hint})")
+    if is_16_bit(out.dtype):  # as torch.autocast: MSE and BCE in float32, the targets unrounded
+        out = out.astype(np.float32)
     if y.dtype != out.dtype:
         y = y.astype(out.dtype)
     if spec == "bce":

@@ -89,10 +89,15 @@ class MixedTraining:
 
     @staticmethod
     def float32_loss(loss_fn):
-        """``loss_fn`` with its loss in float32, so that scaling it cannot overflow."""
+        """``loss_fn`` with the model's 16-bit outputs cast to float32 before the loss, as
+        ``torch.autocast`` runs its losses (cross_entropy, mse_loss, ...) in float32: the loss
+        is float32, so its backward seeds the loss scale in float32 (2^16 cast into float16
+        was inf: every fp16 run skipped its first step), and a regression's float32 targets
+        meet float32 outputs. The model's ``forward`` is wrapped for the call (so that a
+        ``model.loss(batch)`` that calls ``self.forward`` gets float32 outputs too)."""
 
         def fn(model, batch):
-            loss = loss_fn(model, batch)
+            loss = _with_float32_outputs(model, loss_fn, batch)
             return loss.astype(np.float32) if loss.dtype != np.float32 else loss
 
         return fn
@@ -147,6 +152,51 @@ class MixedTraining:
             for p, m in zip(self.params, self.master):
                 p._data[...] = m._data.astype(self.dtype)
         self.skipped = int(state.get("skipped", 0))
+
+
+def is_16_bit(dtype) -> bool:
+    """Whether ``dtype`` is float16 or bfloat16 (bfloat16 is no numpy floating kind)."""
+    try:
+        return np.dtype(dtype).name in ("float16", "bfloat16")
+    except TypeError:
+        return str(dtype) in ("float16", "bfloat16")
+
+
+def float32_outputs(out):
+    """``out`` with each 16-bit floating Tensor (in a tuple, list or dict too) as float32."""
+    if hasattr(out, "_data") and hasattr(out, "astype") and is_16_bit(out.dtype):
+        return out.astype(np.float32)
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        return tuple(float32_outputs(o) for o in out)
+    if isinstance(out, list):
+        return [float32_outputs(o) for o in out]
+    if isinstance(out, dict):
+        return type(out)((k, float32_outputs(v)) for k, v in out.items()) \
+            if type(out) is dict else out
+    return out
+
+
+def _with_float32_outputs(model, loss_fn, batch):
+    """``loss_fn(model, batch)`` with ``model.forward`` returning float32 for the call."""
+    forward = getattr(model, "forward", None)
+    if forward is None or not callable(forward) or not hasattr(model, "__dict__"):
+        return loss_fn(model, batch)
+    own = model.__dict__.get("forward", _MISSING)
+
+    def forward32(*args, **kwargs):
+        return float32_outputs(forward(*args, **kwargs))
+
+    object.__setattr__(model, "forward", forward32)
+    try:
+        return loss_fn(model, batch)
+    finally:
+        if own is _MISSING:
+            model.__dict__.pop("forward", None)
+        else:
+            object.__setattr__(model, "forward", own)
+
+
+_MISSING = object()
 
 
 def local_grad_norm(grads) -> float:

@@ -5,8 +5,8 @@ Found by a user: an MLP regression with ``precision="bf16-mixed"`` failed at its
 ("targets must be integer class ids (cross-entropy) or floats (MSE), got dtype bfloat16").
 The model here outputs exactly 300 in any precision (zero weights, bias 300), so the oracle
 is the float64 MSE against the float32 targets, which lie within ~0.3 of 300, where bf16's
-step is 2: rounding them changes the loss by far more than the tolerance. (fp16-mixed still
-rounds them: ``losses.supervised_loss`` casts the targets to the output's dtype.)
+step is 2: rounding them changes the loss by far more than the tolerance. (fp16-mixed too, since
+round 27: the output is cast to float32 for the loss; test_fp16_loss_scale_r27.py.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from skiff.kernels.train.core.tensor import _as_dtype
 from skiff.nn import Linear, Sequential
 
 
-@pytest.mark.parametrize("precision, half", [("bf16-mixed", "bfloat16")])
+@pytest.mark.parametrize("precision, half", [("bf16-mixed", "bfloat16"),
+                                             ("fp16-mixed", "float16")])
 def test_first_loss_is_the_mse_against_float32_targets(precision, half):
     model = Sequential(Linear(4, 1))
     model[0].weight._data[...] = 0.0
