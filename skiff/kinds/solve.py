@@ -817,6 +817,23 @@ def _check_complex_precond(name: str, dtype, values: dict) -> None:
                          f"leave it out)")
 
 
+def _check_empty_rows(name: str, matrix) -> None:
+    """A matrix (sparse or dense) with an all-zero row is singular whatever b is: said before
+    a job exists (the solver says it too, from inside a run folder, exit status 1)."""
+    import numpy as np
+
+    if not (hasattr(matrix, "tocsr") or isinstance(matrix, np.ndarray)):
+        return   # a LinearOperator or a function: no entries to look at
+    n = int(matrix.shape[0])
+    sums = np.asarray(abs(matrix) @ np.ones(n)).ravel()
+    empty = np.flatnonzero(sums == 0)
+    if empty.size:
+        more = f" (and {empty.size - 1} more)" if empty.size > 1 else ""
+        raise ValueError(f"{name!r}: row {int(empty[0])} of the matrix is all zeros{more}: A "
+                         f"is singular and no x solves A x = b uniquely; a row left empty "
+                         f"when the matrix was assembled (a boundary row?) is the usual cause")
+
+
 def _file_request(values: dict) -> JobRequest:
     """A thread job that solves the matrix in the file ``PROBLEM`` with B from a file, or,
     without B, b = A 1 (the exact solution is all ones, and its error is reported)."""
@@ -827,6 +844,7 @@ def _file_request(values: dict) -> JobRequest:
     name, bname = values["problem"], values.get("b")
     matrix = read_matrix(name)  # read once here: a bad file fails before any run folder
     _check_complex_precond(name, matrix.dtype, values)
+    _check_empty_rows(name, matrix)
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
     check_options_apply(name, values, system="matrix")
@@ -860,6 +878,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
                         "sparse matrix or array, a dense 2D array, a scipy LinearOperator or "
                         "a GridProblem")
     _check_complex_precond(name, getattr(system, "dtype", None), values)
+    if not isinstance(system, GridProblem):
+        _check_empty_rows(name, system)
     b = None
     if bname is not None:
         if bname not in user_ns:

@@ -1104,6 +1104,12 @@ class Solver:
                       "restart=" if self.M is None else
                       f"the preconditioner ({self.precond_name}) may not suit this matrix: "
                       f"try precond='none', a longer restart=, or method='direct'")
+            if self.precond_name == "amg" and not self.is_grid and (
+                    self._asymmetry() is not None):
+                # Galerkin convection-diffusion at cell Peclet 4 (65 025 unknowns): AMG
+                # (skiff's and pyamg's) stalls, an incomplete LU converges in 4 iterations
+                remedy += (", or an incomplete LU for a convection-dominated matrix: "
+                           "M=scipy.sparse.linalg.spilu(A.tocsc())")
             self._stop = f"stagnated: {exc}; {remedy}"
             return exc.x, exc.history, False
         except SolveError as exc:
