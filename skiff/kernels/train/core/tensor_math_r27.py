@@ -303,7 +303,75 @@ def unfold(self, dimension, size, step):
     return out.reshape(shape).movedim(d + 1, -1)
 
 
+def argwhere(self):
+    return self.nonzero()
+
+
+def float_power(self, exponent):
+    """``self ** exponent`` in float64 (torch's)."""
+    e = exponent.astype(np.float64) if isinstance(exponent, _BASE["Tensor"]) else exponent
+    return self.astype(np.float64) ** e
+
+
+def dist(self, other, p=2):
+    return (self - other).norm(p=p)
+
+
+def _split_even(self, sections, dim, name):
+    if isinstance(sections, (int, np.integer)) and self.shape[dim] % int(sections):
+        raise RuntimeError(f"{name} attempted to split along dimension {dim}, but the size of "
+                           f"the dimension {self.shape[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+    return tensor_split(self, sections, dim)
+
+
+def hsplit(self, sections):
+    return _split_even(self, sections, 1 if self.ndim > 1 else 0, "hsplit")
+
+
+def vsplit(self, sections):
+    return _split_even(self, sections, 0, "vsplit")
+
+
 # ---- functions (not methods) ------------------------------------------------------------------
+def pdist(input, p=2):  # noqa: A002
+    """The distances between the rows of ``input`` (N, M), upper triangle, row by row."""
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    xp = input.xp
+    d = input.index_select(0, xp.asarray(i)) - input.index_select(0, xp.asarray(j))
+    return d.norm(p=p, dim=1)
+
+
+def combinations(input, r=2, with_replacement=False):  # noqa: A002
+    """The ``r``-element combinations of a 1-D tensor's entries, one per row."""
+    import itertools
+
+    n = input.shape[0]
+    pick = (itertools.combinations_with_replacement if with_replacement
+            else itertools.combinations)(range(n), r)
+    idx = np.array(list(pick), dtype=np.int64).reshape(-1, r)
+    if idx.size == 0:
+        return input[:0].reshape(0, r) if r else input[:0]
+    return input.index_select(0, input.xp.asarray(idx.reshape(-1))).reshape(-1, r)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoid rule along ``dim`` (spacing ``dx``, default 1, or the points ``x``)."""
+    n = y.shape[dim]
+    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+    if x is None:
+        return ((left + right) * (0.5 * (1.0 if dx is None else dx))).sum(dim)
+    xs = x if isinstance(x, _BASE["Tensor"]) else _t(x, y)
+    dxs = xs.diff(dim=-1 if xs.ndim == 1 else dim)
+    if xs.ndim == 1 and y.ndim > 1:
+        shape = [1] * y.ndim
+        shape[dim % y.ndim] = n - 1
+        dxs = dxs.reshape(shape)
+    return ((left + right) * dxs * 0.5).sum(dim)
+
+
+
 def _tensors(ts):
     return [t if isinstance(t, _BASE["Tensor"]) else _t(t) for t in ts]
 
@@ -472,13 +540,13 @@ FUNCTIONS = ("atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dsta
              "column_stack", "broadcast_shapes", "broadcast_to", "broadcast_tensors",
              "searchsorted", "bucketize", "std_mean", "var_mean", "tril_indices",
              "triu_indices", "block_diag", "cartesian_prod", "cov", "corrcoef",
-             "cosine_similarity")
+             "cosine_similarity", "pdist", "combinations", "trapezoid")
 # methods that are also top-level functions (skiff.xlogy(x, y) is x.xlogy(y))
 METHODS = ("lgamma", "digamma", "erfinv", "logit", "xlogy", "sinc", "logaddexp", "sgn",
            "signbit", "heaviside", "isin", "logical_and", "logical_or", "logical_xor",
            "logical_not", "nansum", "nanmean", "aminmax", "cummax", "cummin", "logcumsumexp",
            "dot", "mv", "kron", "diff", "take_along_dim", "rot90", "fliplr", "flipud",
-           "tensor_split")
+           "tensor_split", "argwhere", "float_power", "dist", "hsplit", "vsplit")
 
 
 def install(tensor_class, where, in_place, tensor_mod) -> None:
@@ -495,7 +563,8 @@ def install(tensor_class, where, in_place, tensor_mod) -> None:
         "logcumsumexp": logcumsumexp, "dot": dot, "inner": None, "mv": mv, "kron": kron,
         "diff": diff, "take_along_dim": take_along_dim, "rot90": rot90,
         "fliplr": lambda s: s.flip(1), "flipud": lambda s: s.flip(0),
-        "tensor_split": tensor_split, "unfold": unfold,
+        "tensor_split": tensor_split, "unfold": unfold, "argwhere": argwhere,
+        "float_power": float_power, "dist": dist, "hsplit": hsplit, "vsplit": vsplit,
         "triu_": in_place("triu", lambda s, diagonal=0: s.triu(diagonal)),
         "tril_": in_place("tril", lambda s, diagonal=0: s.tril(diagonal)),
         "clip_": in_place("clip", lambda s, min=None, max=None: s.clamp(min, max)),

@@ -92,6 +92,20 @@ CASES = {
     "corrcoef": (lambda L, x: L.corrcoef(x), [A]),
     "cosine_similarity": (lambda L, x, y: L.cosine_similarity(x, y), [A, B]),
     "triu_tril_": (lambda L, x: (x * 1).triu_(1) + (x * 2).tril_(-1), [A]),
+    "float_power": (lambda L, x: x.abs().float_power(2.5), [A]),
+    "dist": (lambda L, x, y: x.dist(y, p=3), [A, B]),
+    "hsplit_vsplit": (lambda L, x: (*x.hsplit([2]), *L.vsplit(x, 3), *x[0, :4].hsplit(2)),
+                      [A]),
+    "pdist": (lambda L, x: L.pdist(x), [A]),
+    "combinations": (lambda L, x: L.combinations(x[0], 2), [A]),
+    "combinations_rep": (lambda L, x: L.combinations(x[0, :3], 3, with_replacement=True), [A]),
+    "trapezoid": (lambda L, x: L.trapezoid(x), [A]),
+    "trapezoid_x": (lambda L, x, y: L.trapezoid(x, y[0].cumsum(0), dim=1), [A, B]),
+    "trapezoid_dx": (lambda L, x: L.trapezoid(x, dx=0.3, dim=0), [A]),
+    "special": (lambda L, x, p: (L.special.expit(x), L.special.logit(p), L.special.erfc(x),
+                                 L.special.ndtr(x), L.special.gammaln(p * 3),
+                                 L.special.psi(p * 2), L.special.log_softmax(x, 1),
+                                 L.special.exp2(x)), [A, P]),
     "clip_": (lambda L, x: (x * 1).clip_(-0.5, 0.5), [A]),
 }
 
@@ -105,7 +119,7 @@ def test_against_torch(name):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13, err_msg=name)
     # torch's trigamma (digamma's gradient) is good to ~1e-10 only (mpmath: scipy's is exact)
-    rtol = 1e-8 if name == "digamma" else 1e-10
+    rtol = 1e-8 if name in ("digamma", "special") else 1e-10
     for a, b in zip(gs, gt):
         assert (a is None) == (b is None)
         if a is not None:
@@ -141,6 +155,7 @@ NO_GRAD = {
     "tril_indices": lambda L: L.tril_indices(3, 4, 1),
     "triu_indices": lambda L: L.triu_indices(4, 3, -1),
     "cummax_indices": lambda L: L.tensor([1.0, 3.0, 3.0, 2.0, 5.0, 5.0]).cummax(0).indices,
+    "argwhere": lambda L: L.tensor([[0.0, 1.0], [2.0, 0.0]]).argwhere(),
     "byte_char_short": lambda L: L.stack([L.tensor([3.7, -1.2]).char().short(),
                                          L.tensor([3.7, 1.2]).byte().short()]),
     "isclose": lambda L: L.tensor([1.0, 2.0]).isclose(L.tensor([1.0 + 1e-9, 2.1])),
@@ -161,6 +176,8 @@ def test_scalars_shapes_and_errors():
         assert a.allclose(lib.tensor([1.0, 2.0 + 1e-9]))
         with pytest.raises(RuntimeError, match="1D tensors expected"):
             lib.ones(2, 2).dot(lib.ones(2))
+        with pytest.raises(RuntimeError, match="not divisible"):
+            lib.ones(2, 5).hsplit(2)
     assert skiff.broadcast_shapes((3, 1), (1, 4), 4) == tuple(torch.broadcast_shapes(
         (3, 1), (1, 4), 4))
 
