@@ -157,8 +157,10 @@ class ErnieMoE(nn.Module):
         self.k, self.norm_min = cfg.moe_k, cfg.moe_norm_min
         self.gate = nn.Linear(C, E, bias=False, dtype=np.float32)  # the router, in float32
         self.moe_statics = ErnieMoeStatics(E)
-        self.experts = nn.ModuleList([ErnieMLP(C, cfg.moe_intermediate_size, cfg.use_bias,
-                                               dtype) for _ in range(E)])
+        # the routed experts have no biases, even with use_bias (transformers' fused
+        # experts hold none; the shared experts and projections have them)
+        self.experts = nn.ModuleList([ErnieMLP(C, cfg.moe_intermediate_size, False, dtype)
+                                      for _ in range(E)])
         self.shared_experts = (ErnieMLP(C, cfg.moe_intermediate_size
                                         * cfg.moe_num_shared_experts, cfg.use_bias, dtype)
                                if cfg.moe_num_shared_experts > 0 else None)

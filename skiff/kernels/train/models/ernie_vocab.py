@@ -6,7 +6,8 @@ place, ``config.vocab_size`` follows; the rows kept are the old ones. New rows a
 initialised as transformers initialises them: with ``mean_resizing`` (the default) drawn from
 a normal with the old rows' mean and 1e-9 times their covariance (the mean itself when that
 covariance is not positive definite), a new bias entry the old biases' mean; without it
-N(0, ``initializer_range``) rows and zero biases. A model with LoRA adapters cannot be
+N(0, ``initializer_range``) rows and zero biases (a tied head's new biases are 0 either
+way, as transformers pads them). A model with LoRA adapters cannot be
 resized (resize first, then ``apply_lora``).
 """
 
@@ -89,7 +90,10 @@ def resize_token_embeddings(model, new_num_tokens: int | None = None,
         head.weight._data = _resized(head.weight._data, n, rows_like(head.weight._data))
     if getattr(head, "bias", None) is not None:
         bias = head.bias._data
-        value = float(bias.astype(np.float32).mean()) if mean_resizing else 0.0
+        # untied: the old biases' mean (transformers' mean resizing); tied: 0, as
+        # transformers pads the head's bias when it ties the grown table again
+        tied = model.config.tie_word_embeddings
+        value = float(bias.astype(np.float32).mean()) if mean_resizing and not tied else 0.0
         head.bias._data = _resized(bias, n, lambda k: np.full(k, value))
     if hasattr(head, "out_features"):
         head.out_features = n

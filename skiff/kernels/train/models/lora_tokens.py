@@ -59,8 +59,10 @@ class TrainableTokensEmbedding(nn.Module):
         hit = slot > 0
         if not hit.any():
             return out
-        rows = F.embedding(np.maximum(slot - 1, 0), self.token_adapter.trainable_tokens_delta)
-        mask = hit[..., None].astype(out.dtype)
+        xp = out.xp  # numpy, or cupy for a model on the GPU
+        rows = F.embedding(xp.asarray(np.maximum(slot - 1, 0)),
+                           self.token_adapter.trainable_tokens_delta)
+        mask = xp.asarray(hit[..., None].astype(out.dtype))
         return out * (1 - mask) + rows * mask
 
     def extra_repr(self) -> str:
@@ -87,8 +89,9 @@ class TrainableTokensHead(nn.Module):
         put = np.zeros((len(idx), V), dtype=np.float32)  # delta column j -> vocabulary idx[j]
         put[np.arange(len(idx)), idx] = 1
         z = F.linear(x, adapter.trainable_tokens_delta,
-                     None if self.bias is None else self.bias[idx])
-        return y * keep.astype(y.dtype) + z @ put.astype(y.dtype)
+                     None if self.bias is None else self.bias[self.bias.xp.asarray(idx)])
+        xp = y.xp
+        return y * xp.asarray(keep.astype(y.dtype)) + z @ xp.asarray(put.astype(y.dtype))
 
 
 def apply_trainable_tokens(model, indices) -> None:

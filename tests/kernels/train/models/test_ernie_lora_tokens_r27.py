@@ -23,6 +23,20 @@ from .ernie_reference import make_checkpoint, torch, transformers
 peft = pytest.importorskip("peft")
 
 
+def _biased_moe(folder):
+    """A tied MoE checkpoint whose head has a bias (use_bias), weights seeded."""
+    from .ernie_reference import _MOE
+
+    ref = transformers.Ernie4_5_MoeForCausalLM(transformers.Ernie4_5_MoeConfig(
+        **dict(_MOE, use_bias=True, tie_word_embeddings=True)))
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, p in ref.named_parameters():
+            p.copy_(torch.rand(p.shape, generator=gen) * 0.2 - 0.1 if p.ndim == 1
+                    else torch.randn(p.shape, generator=gen) * 0.3)
+    ref.save_pretrained(folder)
+
+
 def _setup(tmp_path, shape):
     """skiff and peft models, both resized by 2 tokens (the same new rows) and adapted with
     the same random LoRA matrices and token rows."""
@@ -60,7 +74,7 @@ def _ids(n, tokens):
     return ids
 
 
-@pytest.mark.parametrize("shape", ["dense-gqa-tied", "dense-mha-untied-bias"])
+@pytest.mark.parametrize("shape", ["dense-gqa-tied", "dense-mha-untied-bias", "moe-shared"])
 def test_trainable_tokens_as_peft(tmp_path, shape):
     folder, _, pm, model, tokens = _setup(tmp_path, shape)
     n = model.config.vocab_size
@@ -105,6 +119,35 @@ def test_trainable_tokens_as_peft(tmp_path, shape):
     with torch.no_grad():
         m = merged(tt).logits.numpy()
     np.testing.assert_allclose(m, want, atol=1e-4 * np.abs(want).max())
+
+
+def test_trainable_tokens_tied_head_with_bias(tmp_path):
+    """A tied MoE head with a bias (use_bias): the token rows replace the table's rows in
+    the head too and the bias stays (transformers with those rows written into its table is
+    the oracle; peft 0.21's tied head adapter drops the head's bias, so it is not one
+    here). Loading such a checkpoint failed before (skiff gave the routed experts biases;
+    transformers' fused experts have none)."""
+    folder = tmp_path / "base"
+    _biased_moe(folder)
+    ref = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    model = from_pretrained(folder)
+    V = model.config.vocab_size
+    torch.manual_seed(0)
+    ref.resize_token_embeddings(V + 2)
+    model.resize_token_embeddings(V + 2)
+    np.testing.assert_array_equal(model.lm_head.bias.numpy(), ref.lm_head.bias.detach().numpy())
+    model.model.embed_tokens.weight.data[...] = ref.get_input_embeddings().weight.detach().numpy()
+    tokens = [V, V + 1, 5]
+    apply_lora(model, r=2, target_modules=["q_proj"], trainable_token_indices=tokens)
+    rows = np.random.default_rng(4).normal(size=(3, model.config.hidden_size)) * 0.3
+    model.model.embed_tokens.token_adapter.trainable_tokens_delta.data[...] = rows
+    with torch.no_grad():
+        ref.get_input_embeddings().weight[tokens] = torch.tensor(rows, dtype=torch.float32)
+    ids = _ids(V + 2, tokens)
+    with torch.no_grad():
+        want = ref(torch.tensor(ids)).logits.numpy()
+    np.testing.assert_allclose(np.asarray(model(ids).numpy()), want,
+                               atol=1e-5 * np.abs(want).max())
 
 
 def test_grown_vocabulary_adapter_without_token_rows(tmp_path):
