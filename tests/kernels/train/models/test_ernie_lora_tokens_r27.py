@@ -31,7 +31,7 @@ def _biased_moe(folder):
         **dict(_MOE, use_bias=True, tie_word_embeddings=True)))
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        for name, p in ref.named_parameters():
+        for p in ref.parameters():
             p.copy_(torch.rand(p.shape, generator=gen) * 0.2 - 0.1 if p.ndim == 1
                     else torch.randn(p.shape, generator=gen) * 0.3)
     ref.save_pretrained(folder)
