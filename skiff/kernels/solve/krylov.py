@@ -56,6 +56,8 @@ class Breakdown(SolveError):
 def _dot(a, b) -> float:
     """``conj(a) . b``: a float for real vectors, a complex number for complex ones."""
     if a.dtype.kind == "c" or b.dtype.kind == "c":
+        if type(a) is np.ndarray and type(b) is np.ndarray:   # BLAS, no conj() copy
+            return complex(np.vdot(a, b))   # (a.conj() * b).sum() was 16 % of a GMRES solve
         return complex((a.conj() * b).sum())
     if type(a) is np.ndarray:  # the CPU: numpy's reduction, no dispatch
         return float((a * b).sum())
