@@ -101,9 +101,13 @@ class BucketReducer:
             out = handle.wait()
             sums[b] = out if b not in sums else sums[b] + out
         for b, buf in sums.items():
+            if self.post_scale != 1.0:  # backward ran on loss / ranks: the sum is the mean
+                buf = buf * self.post_scale
             off = 0
             for p in self.buckets[b]:
                 p._grad = buf[off:off + p._data.size].reshape(p._data.shape)
+                if self.post_scale != 1.0:  # one device's 16-bit gradient: inf where it is
+                    p._grad = _as_16_bit(p._grad, p._data.dtype)
                 off += p._data.size
         self._inflight.clear()
         self._launched = [0] * len(self.buckets)
@@ -115,7 +119,9 @@ class BucketReducer:
             h.remove()
         self._handles.clear()
 
-
+    # what the averaged gradients are multiplied by (fp16: each rank's backward ran on its
+    # loss divided by the ranks, so that its 16-bit gradients are its share of one device's)
+    post_scale = 1.0
 
 
 class ShardReducer:
@@ -218,6 +224,9 @@ class ShardReducer:
         self._in_finish = False
         if self.shard._grad is None:
             self.shard._grad = self.shard.xp.zeros_like(self.shard._data)
+        elif self.post_scale != 1.0:  # and rounded as one device's 16-bit gradient
+            g = _as_16_bit(self.shard._grad * self.post_scale, self.params[0]._data.dtype)
+            self.shard._grad = g.astype(self.shard._data.dtype)
         self._reduced = [0] * len(self.buckets)
         for r in self._ready:
             r.clear()
@@ -226,3 +235,13 @@ class ShardReducer:
         for h in self._handles:
             h.remove()
         self._handles.clear()
+
+    post_scale = 1.0  # as BucketReducer.post_scale
+
+
+def _as_16_bit(grad, dtype):
+    """``grad`` (averaged in float32) in the parameters' 16-bit ``dtype``: inf where one
+    device's gradient of the whole batch would overflow, so that every rank skips that step
+    with it (fp16-mixed; the scaler halves the scale)."""
+    with np.errstate(over="ignore"):
+        return grad.astype(dtype)

@@ -263,6 +263,7 @@ class DataParallel(Strategy):
         weight = self._token_weight(batch)
         if weight is None and self.row_weight is not None and self.row_weight != 1.0:
             weight = float(self.row_weight)
+        scale = scale * self._fp16_share()
         self.stepping = True  # MoE layers route over the whole batch of the ranks
         try:
             if weight is None:
@@ -276,6 +277,19 @@ class DataParallel(Strategy):
 
     _weight = 1.0
     stepping = False  # inside forward_backward (an evaluation is not a step of the batch)
+
+    def _fp16_share(self) -> float:
+        """fp16-mixed: backward runs on this rank's loss divided by the ranks and the reducer
+        multiplies the averaged gradients back (``post_scale``). The 16-bit gradients of a
+        rank's mean over its rows were up to ``ranks`` times one device's, so 2 ranks skipped
+        steps for overflow that one device took (an MLP: steps 6 and 7 against 7); as its
+        share of the batch's mean they overflow where one device's would."""
+        reducer = getattr(self, "reducer", None)
+        size = getattr(getattr(reducer, "comm", None), "size", 1)
+        if self.precision != "fp16-mixed" or size <= 1 or reducer is None:
+            return 1.0
+        reducer.post_scale = float(size)
+        return 1.0 / size
 
     def loss_weight(self) -> float:
         """The factor this rank's loss is scaled by in the micro-batch being run (1 but for
