@@ -8,6 +8,7 @@ from skiff.kernels.train.core.nn.conv_transpose_more import (  # noqa: F401
     conv_transpose2d,
 )
 from skiff.kernels.train.core.nn.embedding_bag import embedding_bag  # noqa: F401
+from skiff.kernels.train.core.nn.fold import fold, unfold  # noqa: F401
 from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     adaptive_avg_pool2d,
     avg_pool2d,
@@ -99,4 +100,5 @@ from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
 # the same names as skiff.kernels.train.core.nn.functional, and the pixel/pool ones beside
 __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle",
            "embedding_bag", "adaptive_avg_pool1d", "bilinear", "hardshrink", "instance_norm",
-           "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d"]
+           "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d",
+           "unfold", "fold"]
