@@ -253,10 +253,10 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         repetition_penalty=repetition_penalty,
         eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=None), options,
         beams=True)
-    from .ernie_generate_processors import OPTIONS
+    from .ernie_generate_processors import OPTIONS, ExtraProcessors
 
     asked = [f"{k}={extra[k]!r}" for k in OPTIONS if extra[k] is not None]
-    if asked:
+    if ExtraProcessors({k: extra[k] for k in OPTIONS}):
         raise ValueError(f"beam search does not take {', '.join(asked)}: greedy decoding "
                          "and sampling (model.generate without num_beams) do")
     if int(extra["num_beams"] or 1) == 1:

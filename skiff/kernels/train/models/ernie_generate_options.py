@@ -38,7 +38,6 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
          **PROCESSOR_OPTIONS}
 # transformers' options skiff does not implement, with the value that means "off".
 UNSUPPORTED = {"num_beam_groups": 1, "penalty_alpha": None, "diversity_penalty": 0.0,
-               "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0,
                "top_h": None, "encoder_repetition_penalty": 1.0,
                "force_words_ids": None, "constraints": None,
                "forced_bos_token_id": None,

@@ -1,12 +1,15 @@
 """More of transformers' ``generate`` processors, as options: ``sequence_bias``,
 ``bad_words_ids``, ``forced_eos_token_id``, ``suppress_tokens``, ``begin_suppress_tokens``
-and the ``min_p`` warper.
+and the ``min_p``, ``typical_p``, ``epsilon_cutoff`` and ``eta_cutoff`` warpers.
 
 Each acts as transformers' processor of that name, at its place in transformers' order
 (``StepChooser`` calls them): sequence bias first (before the repetition penalty), bad words
 after the no-repeat n-grams, then (after min-new-tokens) the forced eos at the last step, the
-suppressed tokens, the tokens suppressed at the first new position; ``min_p`` after top-p
-when sampling (tokens below ``min_p`` times the top probability dropped). Sequences are
+suppressed tokens, the tokens suppressed at the first new position; when sampling, after
+top-p: ``min_p`` (below ``min_p`` times the top probability dropped), ``typical_p`` (the
+tokens whose surprise is closest to the entropy, up to that mass), ``epsilon_cutoff``
+(below that probability dropped), ``eta_cutoff`` (below ``min(eta, sqrt(eta) exp(-H))``
+dropped), each keeping the top token (``typical_p`` its most typical one). Sequences are
 matched against the rows as transformers holds them (a padded prompt as given).
 """
 
@@ -18,7 +21,8 @@ __all__ = ["ExtraProcessors", "OPTIONS"]
 
 # the options read here, with their "off" values
 OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": None,
-           "suppress_tokens": None, "begin_suppress_tokens": None, "min_p": None}
+           "suppress_tokens": None, "begin_suppress_tokens": None, "min_p": None,
+           "typical_p": None, "epsilon_cutoff": None, "eta_cutoff": None}
 
 
 def _sequences(value, name: str) -> list[tuple[tuple, float]]:
@@ -75,11 +79,18 @@ class ExtraProcessors:
         if min_p is not None and not 0 <= float(min_p) <= 1:
             raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
         self.min_p = None if min_p is None else float(min_p)
+        self.typical, self.epsilon, self.eta = (
+            _fraction(options.get(k), k) for k in ("typical_p", "epsilon_cutoff", "eta_cutoff"))
+        if self.typical is not None and self.typical >= 1.0:
+            self.typical = None  # transformers: off at 1
+        self.epsilon = self.epsilon if self.epsilon and self.epsilon < 1 else None
+        self.eta = self.eta if self.eta and self.eta < 1 else None
         self.max_new = int(max_new)
 
     def __bool__(self) -> bool:
         return bool(self.bias or self.bad or self.forced_eos is not None or self.suppress
-                    or self.begin_suppress or self.min_p is not None)
+                    or self.begin_suppress or self.min_p is not None or self.typical is not None
+                    or self.epsilon is not None or self.eta is not None)
 
     @staticmethod
     def _apply(z: np.ndarray, rows, pairs) -> None:
@@ -117,11 +128,57 @@ class ExtraProcessors:
             z[:, self.begin_suppress] = -np.inf
 
     def warp(self, p: np.ndarray) -> np.ndarray:
-        """``min_p`` on the sampling probabilities (after top-p): below ``min_p`` times the
-        row's top probability dropped (the top token always kept), renormalised."""
-        if self.min_p is None:
-            return p
-        keep = p >= self.min_p * p.max(axis=1, keepdims=True)
+        """The warpers after top-p, in transformers' order, on the sampling probabilities
+        (what the softmax of transformers' masked scores is); each keeps the top token and
+        renormalises."""
+        if self.min_p is not None:
+            p = _keep(p, p >= self.min_p * p.max(axis=1, keepdims=True))
+        if self.typical is not None:  # keeps its own most typical token, not the top one
+            p = _keep(p, _typical(p, self.typical), top=False)
+        if self.epsilon is not None:
+            p = _keep(p, p >= self.epsilon)
+        if self.eta is not None:
+            eta = np.minimum(self.eta, np.sqrt(self.eta) * np.exp(-_entropy(p)))
+            p = _keep(p, p >= eta)
+        return p
+
+
+def _fraction(value, name: str):
+    if value is None:
+        return None
+    value = float(value)
+    if not 0 <= value <= 1:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return value
+
+
+def _entropy(p: np.ndarray) -> np.ndarray:
+    """(n, 1) entropy of each row (0 log 0 = 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1, keepdims=True)
+
+
+def _keep(p: np.ndarray, keep: np.ndarray, top: bool = True) -> np.ndarray:
+    """``p`` where ``keep`` (and, ``top``, the top token), renormalised."""
+    keep = keep.copy()
+    if top:
         keep[np.arange(len(p)), p.argmax(axis=1)] = True
-        p = np.where(keep, p, 0.0)
-        return p / p.sum(axis=1, keepdims=True)
+    p = np.where(keep, p, 0.0)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _typical(p: np.ndarray, mass: float) -> np.ndarray:
+    """transformers' ``TypicalLogitsWarper``: tokens ranked by |surprise - entropy|, kept up
+    to the first rank whose cumulative probability reaches ``mass``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shifted = np.abs(-np.log(p) - _entropy(p))
+    order = np.argsort(shifted, axis=1, kind="stable")
+    ranked = np.take_along_axis(shifted, order, 1)
+    cum = np.cumsum(np.take_along_axis(p, order, 1), axis=1)
+    last = np.minimum((cum < mass).sum(axis=1), p.shape[1] - 1)
+    limit = ranked[np.arange(len(p)), last][:, None]
+    drop = ranked > limit
+    drop[:, 0] = False
+    keep = np.ones_like(drop)
+    np.put_along_axis(keep, order, ~drop, 1)
+    return keep

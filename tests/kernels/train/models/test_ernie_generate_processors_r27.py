@@ -1,9 +1,10 @@
 """transformers' ``generate`` options ``sequence_bias``, ``bad_words_ids``,
-``forced_eos_token_id``, ``suppress_tokens``, ``begin_suppress_tokens`` and ``min_p``
-(round 27; each was "skiff's generate does not support ..."), compared with transformers'
-``generate`` on the same tiny checkpoints: the same sequences and processed scores, greedy
-(one row, a left-padded batch) and sampling (transformers' draws through a torch
-generator); refused with beams."""
+``forced_eos_token_id``, ``suppress_tokens``, ``begin_suppress_tokens`` and the
+``min_p`` / ``typical_p`` / ``epsilon_cutoff`` / ``eta_cutoff`` warpers (round 27; each
+was "skiff's generate does not support ..."), compared with transformers' ``generate`` on
+the same tiny checkpoints: the same sequences and processed scores, greedy (one row, a
+left-padded batch) and sampling (transformers' draws through a torch generator); refused
+with beams."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from skiff.kernels.train.models import from_pretrained
+from skiff.kernels.train.models.ernie_generate_processors import ExtraProcessors
 
 from .ernie_reference import make_checkpoint, torch
 
@@ -76,11 +78,13 @@ def test_processor_options_greedy_as_transformers(pair, case, padded):
     assert not np.array_equal(plain, got.sequences)  # the option acted
 
 
-@pytest.mark.parametrize("min_p", [0.05, 0.3])
-def test_min_p_sampling_as_transformers(pair, min_p):
+@pytest.mark.parametrize("warper", [dict(min_p=0.05), dict(min_p=0.3), dict(typical_p=0.6),
+                                    dict(epsilon_cutoff=0.02), dict(eta_cutoff=0.05),
+                                    dict(min_p=0.1, typical_p=0.9, eta_cutoff=0.01)])
+def test_warpers_sampling_as_transformers(pair, warper):
     ref, model = pair
     ids, mask = _batch(True)
-    kw = dict(do_sample=True, min_p=min_p, top_k=0, temperature=1.5, max_new_tokens=8,
+    kw = dict(do_sample=True, **warper, top_k=0, temperature=1.5, max_new_tokens=8,
               eos_token_id=None, pad_token_id=0, return_dict_in_generate=True,
               output_scores=True)
     torch.manual_seed(3)
@@ -103,3 +107,21 @@ def test_processor_options_mistakes(pair):
         model.generate(ids, sequence_bias=[[3, 4, 5]], max_new_tokens=2)
     with pytest.raises(ValueError, match="beam search does not take suppress_tokens"):
         model.generate(ids, num_beams=2, suppress_tokens=[3], max_new_tokens=2)
+
+
+@pytest.mark.parametrize("warper", ["typical_p", "epsilon_cutoff", "eta_cutoff", "min_p"])
+def test_warpers_equal_transformers_on_logits(warper):
+    """Each warper on the same logits: the tokens kept are transformers' (its warper after
+    a softmax of the kept scores)."""
+    import transformers
+
+    z = torch.randn(6, 40, generator=torch.Generator().manual_seed(2)) * 2
+    value = {"typical_p": 0.7, "epsilon_cutoff": 0.03, "eta_cutoff": 0.02, "min_p": 0.1}[warper]
+    cls = {"typical_p": transformers.TypicalLogitsWarper,
+           "epsilon_cutoff": transformers.EpsilonLogitsWarper,
+           "eta_cutoff": transformers.EtaLogitsWarper,
+           "min_p": transformers.MinPLogitsWarper}[warper]
+    want = np.isfinite(cls(value)(None, z.clone()).numpy())
+    p = torch.softmax(z.double(), -1).numpy()
+    got = ExtraProcessors({warper: value}).warp(p) > 0
+    np.testing.assert_array_equal(got, want)

@@ -136,7 +136,7 @@ def test_sampling_scores_and_num_return_sequences(pair):
 
 @pytest.mark.parametrize("kw, says", [
     (dict(num_beams=2, num_beam_groups=2, diversity_penalty=0.5), "num_beam_groups"),
-    (dict(typical_p=0.5), "typical_p=0.5"),  # bad_words_ids runs now (round 27)
+    (dict(guidance_scale=2.0), "guidance_scale=2.0"),  # bad_words_ids runs (round 27)
     (dict(penalty_alpha=0.6, top_k=4), "penalty_alpha=0.6"),
     (dict(output_attentions=True), "output_attentions"),
     (dict(max_new_tokns=5), "max_new_tokns"),
