@@ -282,7 +282,7 @@ class DataParallel(Strategy):
         """fp16-mixed: backward runs on this rank's loss divided by the ranks and the reducer
         multiplies the averaged gradients back (``post_scale``). The 16-bit gradients of a
         rank's mean over its rows were up to ``ranks`` times one device's, so 2 ranks skipped
-        steps for overflow that one device took (an MLP: steps 6 and 7 against 7); as its
+        steps for overflow that one device took (a regression: 1, 2, 3, 8 against 1, 2, 5); as its
         share of the batch's mean they overflow where one device's would."""
         reducer = getattr(self, "reducer", None)
         size = getattr(getattr(reducer, "comm", None), "size", 1)

@@ -175,3 +175,52 @@ def test_regression_targets_stay_float32_in_training_and_validation(precision, h
     got = result.history[0]["loss"]
     assert abs(got - want) < 1e-3 * want, (got, want, rounded)
     assert trainer.mixed.skipped == 0
+
+
+@pytest.mark.parametrize("precision", ["fp16-mixed", "bf16-mixed"])
+def test_accumulation_clipping_adamw_equal_torch_amp(precision):
+    """grad_accum=2, clip 0.5, AdamW: fp16 against the real ``torch.amp.GradScaler("cpu")``
+    (unscale_, clip_grad_norm_, step, update) with fp16 casts of the float32 masters, bf16
+    against the real ``torch.autocast("cpu", bfloat16)``; the steps skipped and the scale."""
+    acc, clip, lr, wd, steps = 2, 0.5, 1e-2, 0.01, 10
+    x, y = _data(precision == "fp16-mixed")
+    model = _mlp()
+    weights = [p.numpy().copy() for p in model.parameters()]
+    trainer = skiff.Trainer(model, precision=precision, lr=lr, weight_decay=wd, batch_size=16,
+                            grad_accum=acc, schedule="constant", shuffle=False, clip=clip)
+    got = [r["loss"] for r in trainer.train((x, y), steps=steps).history]
+
+    masters = [torch.tensor(w, requires_grad=True) for w in weights]
+    opt = torch.optim.AdamW(masters, lr=lr, weight_decay=wd)
+    scaler = torch.amp.GradScaler("cpu", enabled=precision == "fp16-mixed")
+    want, k, skipped = [], 0, 0
+    for _ in range(steps):
+        total = 0.0
+        for _ in range(acc):
+            i = (k * 16) % len(x)
+            k += 1
+            xb, yb = torch.tensor(x[i:i + 16]), torch.tensor(y[i:i + 16])
+            if precision == "fp16-mixed":
+                w1, b1, w2, b2 = (m.half() for m in masters)
+                out = torch.relu(xb.half() @ w1.T + b1) @ w2.T + b2
+            else:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    lin = torch.nn.functional.linear
+                    out = lin(torch.relu(lin(xb, masters[0], masters[1])), masters[2],
+                              masters[3])
+            loss = torch.nn.functional.cross_entropy(out.float(), yb) / acc
+            total += loss.item()
+            scaler.scale(loss).backward()
+        want.append(total)
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(masters, clip)
+        before = scaler.get_scale() if scaler.is_enabled() else 1.0
+        scaler.step(opt)
+        scaler.update()
+        skipped += scaler.is_enabled() and scaler.get_scale() < before
+        opt.zero_grad()
+    assert trainer.mixed.skipped == skipped
+    assert (skipped >= 2) if precision == "fp16-mixed" else not skipped  # the huge sample
+    if scaler.is_enabled():
+        assert trainer.mixed.loss_scale == scaler.get_scale()
+    np.testing.assert_allclose(got, want, rtol=2e-3 if precision == "fp16-mixed" else 5e-3)
