@@ -274,6 +274,14 @@ def coarse_inverse(dense: np.ndarray) -> np.ndarray:
     return (Vt[:rank].T.conj() / s[:rank]) @ U[:, :rank].T.conj()
 
 
+def _phase_real(A: sp.csr_matrix) -> sp.csr_matrix:
+    """``Re(conj(phase(d_i)) A_ij)``: a complex matrix's rows turned so that the diagonal is
+    real and positive, then their real part (what the evolution measure looks at)."""
+    d = A.diagonal()
+    turn = np.conj(d) / np.maximum(np.abs(d), 1e-300)
+    return sp.csr_matrix((sp.diags(turn) @ A).real)
+
+
 def _coarse_nodes(T, agg):
     """The coarse unknowns of a system as nodes: the aggregate each column of ``T`` belongs
     to (its columns are the aggregate's candidates, consecutive) and the column's index in
@@ -421,10 +429,13 @@ class SmoothedAggregation:
                     else _norm_dinv_a(A, dinv))
             evolve = strength == "evolution"
             if evolve:   # the candidate before improvement (as pyamg)
-                # a complex A: the measure on its real part (Helmholtz's K - k^2 M; the
-                # imaginary part is the absorbing boundary's, or a shift)
+                # a complex A: the measure on the real part of A with each row turned by
+                # its diagonal's phase (Helmholtz's K - k^2 M: the imaginary part is the
+                # absorbing boundary's, or a shift; i L is L). The real part alone was 0 on
+                # i L: a division by its zero diagonal, NaN
                 real = not self.complex
-                S = evolution_strength(A if real else A.real, B if B is None else B.real,
+                S = evolution_strength(A if real else _phase_real(A),
+                                       B if B is None else B.real,
                                        epsilon=EVOLUTION_EPSILON,
                                        symmetric=self.symmetric and real,
                                        rho=lmax / 1.1 if self.symmetric and real else None,

@@ -139,3 +139,24 @@ def test_real_hierarchy_applies_to_complex_vectors_by_parts():
     r = np.random.default_rng(6).standard_normal((2, K.shape[0]))
     z = M.matvec(r[0] + 1j * r[1])
     np.testing.assert_allclose(z, M.matvec(r[0]) + 1j * M.matvec(r[1]), rtol=1e-12)
+
+
+def test_purely_imaginary_and_turned_matrices():
+    """``i L`` (a real part of zeros: evolution strength on the real part divided by its zero
+    diagonal, NaN) and ``e^{i 0.7} L``: each row is turned by its diagonal's phase first, so
+    both coarsen as L does; GMRES+AMG within pyamg's iterations, spsolve's answer."""
+    n = 40
+    one = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    L = (sp.kron(sp.eye(n), one) + sp.kron(one, sp.eye(n))).tocsr()
+    b = np.random.default_rng(8).standard_normal(n * n) + 0j
+    for A in ((1j * L).tocsr(), (np.exp(0.7j) * L).tocsr()):
+        ref = spla.spsolve(A.tocsc(), b)
+        with np.errstate(all="raise"):
+            amg = SmoothedAggregation(A)
+        its, info, x = _gmres_iterations(A, b, amg.aspreconditioner())
+        ml = pyamg.smoothed_aggregation_solver(A, symmetry="symmetric", strength="evolution")
+        its_pyamg, info_pyamg, _ = _gmres_iterations(A, b, ml.aspreconditioner())
+        assert info == 0 and its <= max(its_pyamg, 1) + 1, (its, its_pyamg, info_pyamg)
+        assert np.linalg.norm(x - ref) <= 1e-6 * np.linalg.norm(ref)
+        sol = skiff.solve(A, b, rtol=1e-10)
+        assert sol.converged and np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
