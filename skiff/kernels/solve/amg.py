@@ -25,6 +25,11 @@ A||_inf`` elsewhere). Before (2026), the Chebyshev cycle stalled GMRES on a cent
 convection-diffusion matrix (|r|/|b| = 0.82 after 3000 iterations) and on upwind convection
 at Peclet 1000 (0.63 after 20000).
 
+A complex matrix (round 27) follows the same two paths: a Hermitian one the symmetric
+(Chebyshev, R = P^H), a complex symmetric one (Helmholtz with an absorbing boundary) or any
+other the non-symmetric (Gauss-Seidel in complex arithmetic; R from A^T, which is P^T when A is
+complex symmetric), as pyamg's complex SA; candidates get a unitary basis per aggregate.
+
 >>> import scipy.sparse as sp
 >>> A = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(2000, 2000)).tocsr()
 >>> amg = SmoothedAggregation(A)
