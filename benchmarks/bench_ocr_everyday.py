@@ -8,7 +8,8 @@ price columns, a train timetable, shelf price tags, a bank statement in a monosp
 a nutrition label, number plates (European and Chinese), a form with ticked and crossed
 check boxes, a Chinese receipt and a Chinese timetable, a meter reading with a thin space,
 a match score, a page with "- 2 -" at its foot, a to-do list of ticks and crosses, a
-payslip, a pharmacy label with doses. Each is read by skiff and by RapidOCR
+payslip, a pharmacy label with doses, a bus timetable grid, a Chinese bank statement, a
+café's price list with decimal commas. Each is read by skiff and by RapidOCR
 (``limit_type=max, 960``) with the readers of ``bench_ocr_layout.py``; character accuracy
 per scene counts a run of spaces as one (so a lost space between two numbers counts) and
 drops spaces between CJK characters. ``--degrade`` passes every scene on as a thumbnail
@@ -233,6 +234,38 @@ def pharmacy_label():
     for i, t in enumerate(lines):
         d.text((20, 16 + i * 50), t, font=font("sans" if i else "sans-bold", 20), fill=0)
     return im, lines
+
+
+@scene
+def bus_timetable_grid():
+    im, d = canvas(640, 260)
+    f = font("lib-sans", 16)
+    lines = ["Mon-Fri 06:15 06:45 07:15 07:45 08:15 08:45",
+             "Saturday 07:30 08:30 09:30 10:30 11:30 12:30",
+             "Sunday 09:10 11:10 13:10 15:10 17:10 19:10"]
+    for i, line in enumerate(lines):
+        name, *times = line.split()
+        d.text((20, 30 + i * 60), name, font=f, fill=0)
+        for j, t in enumerate(times):
+            d.text((130 + j * 80, 30 + i * 60), t, font=f, fill=0)
+    return im, lines
+
+
+@scene
+def chinese_bank_statement():
+    im, d = canvas(760, 250)
+    rows = [("日期", "摘要", "支出", "余额"), ("2024-05-01", "工资", "", "12,680.00"),
+            ("2024-05-03", "超市购物", "-236.50", "12,443.50"),
+            ("2024-05-08", "房租", "-3,500.00", "8,943.50")]
+    return im, table(d, rows, (20, 200, 560, 740), "cjk", 18, 30, 50, right=(2, 3))
+
+
+@scene
+def euro_price_list():
+    im, d = canvas(520, 230, (255, 250, 240))
+    rows = [("Espresso", "€ 2,20"), ("Cappuccino", "€ 3,40"), ("Croissant", "€ 1,90"),
+            ("Orange juice 0,3 l", "€ 3,80")]
+    return im, table(d, rows, (24, 490), "serif", 20, 24, 50, right=(1,))
 
 
 def main(argv=None) -> None:

@@ -61,7 +61,8 @@ def test_a_word_gap_read_as_nothing_is_put_back():
 
 
 def test_numbers_cjk_punctuation_and_other_readings_are_left_alone():
-    # two digits: a display's right-set "1" stands a word's gap from the digit before it
+    # two digits need the space at NUMBER_P or more (a display's right-set "1", a digit in
+    # a monospaced cell, stand a word's gap from the digit before; test_number_gaps.py)
     cells = [("a", 12), ("b", 3), ("1", 11), ("2", 3)]
     crop, best = _line(cells)
     assert missed_spaces("a b12", best, _hint(best), ALPHABET, crop, 8.0) is None
