@@ -666,9 +666,12 @@ class ErnieForCausalLM(nn.Module):
         stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
         user = UserHooks(logits_processor, stopping_criteria,
                          pad=self._generation_value("pad_token_id", "config"))
-        if user.criteria:  # the user's criteria, and the stop strings when given
+        stop_all = None
+        if user.criteria and eos:  # a row the user's criteria stop is done (padded after)
             strings, by_user = stop, user.row_stopper()
             stop = (lambda ids: strings(ids) or by_user(ids)) if strings else by_user
+        elif user.criteria:  # no eos: as transformers, a stopped row goes on generating
+            stop_all = user.batch_stopper()  # until every row has stopped
         extra = dict(return_dict_in_generate=return_dict_in_generate,
                      output_scores=output_scores, output_logits=output_logits)
         choose = StepChooser(
@@ -684,7 +687,8 @@ class ErnieForCausalLM(nn.Module):
                 return choose.output(generate_packed(
                     self, [_host(p) for p in prompts], int(max_new_tokens), eos=eos,
                     max_positions=self.config.max_position_embeddings,
-                    stop=stop if stop else None, on_token=streamer, pick=choose), extra)
+                    stop=stop if stop else None, on_token=streamer, pick=choose,
+                    stop_all=stop_all), extra)
         finally:
             self.train(was_training)
 

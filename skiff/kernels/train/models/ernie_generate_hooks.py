@@ -10,7 +10,9 @@ callables, or one callable) as transformers calls them:
   temperature / top-k / top-p, the place transformers puts a custom processor;
 * a criterion is ``crit(input_ids, scores) -> bool tensor (n,)`` (or one bool), called after
   each step's token is appended: a row it marks is finished (that token kept, padding
-  after), as transformers' ``unfinished_sequences & ~criteria(...)``; ``scores`` is None.
+  after; without an eos transformers pads nothing and the row goes on until every row is
+  marked, and so does skiff), as transformers' ``unfinished_sequences & ~criteria(...)``;
+  ``scores`` is None.
 
 They get torch tensors when torch is installed (transformers' processors and ones written
 for them index and return torch tensors), numpy arrays otherwise; what they return may be
@@ -106,6 +108,19 @@ class UserHooks:
             value = _host(crit(ids_in, None)).astype(bool)
             done |= np.broadcast_to(value.reshape(-1) if value.ndim else value, done.shape)
         return done
+
+    def batch_stopper(self):
+        """``stop_all(histories, rows) -> bool`` for the packed loop without an eos: rows
+        the criteria mark stay marked (transformers' ``unfinished &= ~criteria``) and keep
+        generating; True once every row going on is marked."""
+        halted: set[int] = set()
+
+        def stop_all(histories, rows) -> bool:
+            hits = self.stopped(self.rows([np.asarray(h) for h in histories]))
+            halted.update(int(r) for r, hit in zip(rows, hits) if hit)
+            return all(int(r) in halted for r in rows)
+
+        return stop_all
 
     def row_stopper(self):
         """``stop(row ids) -> bool`` for the packed loop: one row at a time, its real
