@@ -70,7 +70,9 @@ from skiff.kernels.train.core.nn.embedding_bag import EmbeddingBag  # noqa: F401
 from skiff.kernels.train.core.nn.fold import Fold, Unfold  # noqa: F401
 from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
     AdaptiveAvgPool1d,
+    AlphaDropout,
     Bilinear,
+    Dropout3d,
     Hardshrink,
     InstanceNorm1d,
     InstanceNorm2d,
@@ -134,4 +136,4 @@ from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",
            "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
-           "ConvTranspose1d", "Unfold", "Fold"]
+           "ConvTranspose1d", "Unfold", "Fold", "Dropout3d", "AlphaDropout"]

@@ -85,7 +85,9 @@ from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
 )
 from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
     adaptive_avg_pool1d,
+    alpha_dropout,
     bilinear,
+    dropout3d,
     hardshrink,
     instance_norm,
     softshrink,
@@ -101,4 +103,4 @@ from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
 __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle",
            "embedding_bag", "adaptive_avg_pool1d", "bilinear", "hardshrink", "instance_norm",
            "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d",
-           "unfold", "fold"]
+           "unfold", "fold", "dropout3d", "alpha_dropout"]

@@ -10,9 +10,11 @@ from skiff.kernels.train.core.utils_data import (  # noqa: F401
     DataLoader,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     default_collate,
+    get_worker_info,
     random_split,
 )
 from skiff.kernels.train.core.utils_data_samplers import (  # noqa: F401

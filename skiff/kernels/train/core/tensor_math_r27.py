@@ -78,6 +78,49 @@ def _const(t, array):
     return _BASE["Tensor"]._make(t.xp.asarray(array), False, None, 0)
 
 
+class _Polygamma(Function):
+    """``polygamma(n, x)``, gradient ``polygamma(n + 1, x)``."""
+
+    def forward(self, a, n=0):
+        self.n = n
+        self.save_for_backward(a)
+        return _special("polygamma")(a)(n, a).astype(a.dtype, copy=False)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return g * _special("polygamma")(a)(self.n + 1, a).astype(g.dtype, copy=False)
+
+
+def polygamma(n, input):  # noqa: A002
+    """torch's argument order: ``polygamma(n, x)``."""
+    return input.polygamma(n)
+
+
+def histc(self, bins=100, min=0, max=0):  # noqa: A002
+    """torch's ``histc``: counts in ``bins`` equal bins over [min, max] (the data's range when
+    both are 0), as the input's dtype; no gradient."""
+    from skiff.kernels.backend import to_numpy
+
+    a = to_numpy(self._data).astype(np.float64).reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo == hi == 0:
+        lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    counts, _ = np.histogram(a[(a >= lo) & (a <= hi)], bins=int(bins), range=(lo, hi))
+    return _const(self, counts.astype(self.dtype))
+
+
+def renorm(self, p, dim, maxnorm):
+    """Each slice along ``dim`` rescaled to norm ``maxnorm`` where its ``p``-norm exceeds it
+    (torch's factor ``maxnorm / (norm + 1e-7)``)."""
+    axes = tuple(k for k in range(self.ndim) if k != dim % self.ndim)
+    norms = self.norm(p=p, dim=axes, keepdim=True)
+    factor = _BASE["where"](norms._data > maxnorm, maxnorm / (norms + 1e-7),
+                            self.xp.ones((), dtype=self.dtype))
+    return self * factor
+
+
 # ---- elementwise ------------------------------------------------------------------------------
 def lgamma(self):
     return _SpecialFn.apply(_float(self), kind="gammaln")
@@ -540,13 +583,14 @@ FUNCTIONS = ("atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dsta
              "column_stack", "broadcast_shapes", "broadcast_to", "broadcast_tensors",
              "searchsorted", "bucketize", "std_mean", "var_mean", "tril_indices",
              "triu_indices", "block_diag", "cartesian_prod", "cov", "corrcoef",
-             "cosine_similarity", "pdist", "combinations", "trapezoid")
+             "cosine_similarity", "pdist", "combinations", "trapezoid", "polygamma")
 # methods that are also top-level functions (skiff.xlogy(x, y) is x.xlogy(y))
 METHODS = ("lgamma", "digamma", "erfinv", "logit", "xlogy", "sinc", "logaddexp", "sgn",
            "signbit", "heaviside", "isin", "logical_and", "logical_or", "logical_xor",
            "logical_not", "nansum", "nanmean", "aminmax", "cummax", "cummin", "logcumsumexp",
            "dot", "mv", "kron", "diff", "take_along_dim", "rot90", "fliplr", "flipud",
-           "tensor_split", "argwhere", "float_power", "dist", "hsplit", "vsplit")
+           "tensor_split", "argwhere", "float_power", "dist", "hsplit", "vsplit", "histc",
+           "renorm")
 
 
 def install(tensor_class, where, in_place, tensor_mod) -> None:
@@ -565,6 +609,15 @@ def install(tensor_class, where, in_place, tensor_mod) -> None:
         "fliplr": lambda s: s.flip(1), "flipud": lambda s: s.flip(0),
         "tensor_split": tensor_split, "unfold": unfold, "argwhere": argwhere,
         "float_power": float_power, "dist": dist, "hsplit": hsplit, "vsplit": vsplit,
+        "polygamma": lambda s, n: _Polygamma.apply(_float(s), n=int(n)),
+        "histc": histc, "renorm": renorm,
+        "is_contiguous": lambda s, memory_format=None: bool(s._data.flags.c_contiguous),
+        "stride": lambda s, dim=None: (tuple(st // s._data.itemsize for st in s._data.strides)
+                                       if dim is None else
+                                       s._data.strides[dim] // s._data.itemsize),
+        "storage_offset": lambda s: 0,
+        "pin_memory": lambda s, device=None: s, "share_memory_": lambda s: s,
+        "is_pinned": lambda s, device=None: False,
         "triu_": in_place("triu", lambda s, diagonal=0: s.triu(diagonal)),
         "tril_": in_place("tril", lambda s, diagonal=0: s.tril(diagonal)),
         "clip_": in_place("clip", lambda s, min=None, max=None: s.clamp(min, max)),

@@ -22,7 +22,8 @@ from .random import get_generator
 from .tensor import Tensor, stack, tensor
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
-           "default_collate", "ConcatDataset", "IterableDataset", "ChainDataset"]
+           "default_collate", "ConcatDataset", "IterableDataset", "ChainDataset",
+           "StackDataset", "get_worker_info"]
 
 
 class Dataset:
@@ -58,6 +59,36 @@ class ChainDataset(IterableDataset):
 
     def __len__(self):
         return sum(len(d) for d in self.datasets)
+
+
+def get_worker_info():
+    """None: skiff's DataLoader loads in the calling process (torch's answer there)."""
+    return None
+
+
+class StackDataset(Dataset):
+    """Items of several datasets side by side: a tuple (positional) or a dict (keywords)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset takes datasets as positional or as keyword "
+                             "arguments, not both")
+        self.datasets = args or kwargs
+        parts = list(args) if args else list(kwargs.values())
+        if not parts:
+            raise ValueError("StackDataset needs at least one dataset")
+        n = len(parts[0])
+        if any(len(d) != n for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self._length = n
+
+    def __len__(self):
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
 
 
 class TensorDataset(Dataset):

@@ -16,8 +16,9 @@ from .layers import _positive, uniform_
 from .module import Module, Parameter
 
 __all__ = ["Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d", "AdaptiveAvgPool1d",
-           "Bilinear", "InstanceNorm1d", "InstanceNorm2d", "softshrink", "hardshrink",
-           "tanhshrink", "adaptive_avg_pool1d", "bilinear", "instance_norm"]
+           "Bilinear", "InstanceNorm1d", "InstanceNorm2d", "Dropout3d", "AlphaDropout",
+           "softshrink", "hardshrink", "tanhshrink", "adaptive_avg_pool1d", "bilinear",
+           "instance_norm", "dropout3d", "alpha_dropout"]
 
 
 def _zero(x):
@@ -77,6 +78,60 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def dropout3d(x, p=0.5, training=True, inplace=False, generator=None):
+    """Whole channels of (N, C, D, H, W) (or (C, D, H, W)) zeroed with probability ``p``."""
+    from .functional.activations_more import _channel_dropout
+
+    return _channel_dropout(x, p, training, generator, 3, "dropout3d")
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
+
+def alpha_dropout(x, p=0.5, training=False, inplace=False, generator=None):
+    """torch's: dropped entries set to SELU's negative saturation, then an affine map that
+    keeps a standard-normal input's mean 0 and variance 1."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    from ..random import get_generator
+
+    alpha = -_SELU_ALPHA * _SELU_SCALE
+    a = ((1 - p) * (1 + p * alpha * alpha)) ** -0.5
+    b = -a * alpha * p
+    keep = get_generator(generator).random(tuple(x.shape)) >= p
+    k = x.xp.asarray(keep.astype(x.dtype))
+    return x * (a * k) + x.xp.asarray((alpha * a) * (1 - keep) + b, dtype=x.dtype)
+
+
+class _Dropout(Module):
+    FN = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return type(self).FN(x, self.p, self.training)
+
+
+class Dropout3d(_Dropout):
+    """torch's ``nn.Dropout3d`` (identity in eval mode)."""
+
+    FN = staticmethod(dropout3d)
+
+
+class AlphaDropout(_Dropout):
+    """torch's ``nn.AlphaDropout`` (for SELU networks; identity in eval mode)."""
+
+    FN = staticmethod(alpha_dropout)
 
 
 def _fn_module(name, fn, doc, *params):

@@ -96,6 +96,10 @@ class Module:
 
     register_module = add_module  # torch's other name
 
+    def share_memory(self) -> Module:
+        """torch's (for worker processes); skiff loads in this process: returns self."""
+        return self
+
     # ---- forward ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
