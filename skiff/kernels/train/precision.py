@@ -93,8 +93,8 @@ class MixedTraining:
         ``torch.autocast`` runs its losses (cross_entropy, mse_loss, ...) in float32: the loss
         is float32, so its backward seeds the loss scale in float32 (2^16 cast into float16
         was inf: every fp16 run skipped its first step), and a regression's float32 targets
-        meet float32 outputs. The model's ``forward`` is wrapped for the call (so that a
-        ``model.loss(batch)`` that calls ``self.forward`` gets float32 outputs too)."""
+        meet float32 outputs. The model's ``forward`` (and ``forward_packed``) is wrapped for
+        the call, so that a ``model.loss(batch)`` that calls it gets float32 outputs too."""
 
         def fn(model, batch):
             loss = _with_float32_outputs(model, loss_fn, batch)
@@ -177,25 +177,36 @@ def float32_outputs(out):
 
 
 def _with_float32_outputs(model, loss_fn, batch):
-    """``loss_fn(model, batch)`` with ``model.forward`` returning float32 for the call."""
-    forward = getattr(model, "forward", None)
-    if forward is None or not callable(forward) or not hasattr(model, "__dict__"):
+    """``loss_fn(model, batch)`` with the model's forward methods (:data:`_FORWARDS`)
+    returning float32 for the call."""
+    if not hasattr(model, "__dict__"):
         return loss_fn(model, batch)
-    own = model.__dict__.get("forward", _MISSING)
-
-    def forward32(*args, **kwargs):
-        return float32_outputs(forward(*args, **kwargs))
-
-    object.__setattr__(model, "forward", forward32)
+    saved = {}
+    for name in _FORWARDS:
+        method = getattr(model, name, None)
+        if callable(method):
+            saved[name] = model.__dict__.get(name, _MISSING)
+            object.__setattr__(model, name, _returning_float32(method))
     try:
         return loss_fn(model, batch)
     finally:
-        if own is _MISSING:
-            model.__dict__.pop("forward", None)
-        else:
-            object.__setattr__(model, "forward", own)
+        for name, own in saved.items():
+            if own is _MISSING:
+                model.__dict__.pop(name, None)
+            else:
+                object.__setattr__(model, name, own)
 
 
+def _returning_float32(method):
+    def forward32(*args, **kwargs):
+        return float32_outputs(method(*args, **kwargs))
+
+    return forward32
+
+
+# what a model's loss(batch) calls for its outputs (GPT and ERNIE take packed sequences
+# through forward_packed: its logits in float16 made every packed fp16 run skip step 1)
+_FORWARDS = ("forward", "forward_packed")
 _MISSING = object()
 
 

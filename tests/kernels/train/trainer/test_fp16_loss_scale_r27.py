@@ -138,12 +138,25 @@ class _OwnLoss(Module):
         return skiff.nn.functional.cross_entropy(self.forward(x), y)
 
 
-def test_model_loss_runs_in_float32_too():
+class _PackedLoss(_OwnLoss):
+    """Its loss calls ``self.forward_packed`` (as GPT's and ERNIE's do for packed sequences:
+    a packed GPT in fp16-mixed skipped its first step)."""
+
+    def forward_packed(self, x):
+        return self.net(x)
+
+    def loss(self, batch):
+        x, y = batch
+        return skiff.nn.functional.cross_entropy(self.forward_packed(x), y)
+
+
+@pytest.mark.parametrize("make", [_OwnLoss, _PackedLoss])
+def test_model_loss_runs_in_float32_too(make):
     """A model's own loss(batch) gets float32 logits: its first step at 2^16 runs, as torch's."""
     x, y = _data(False)
     weights = [p.numpy().copy() for p in _mlp().parameters()]
     ref_losses, ref_skipped, ref_masters, _ = _torch_fp16(weights, x, y, 4)
-    losses, skipped, masters, _ = _skiff_fp16(_OwnLoss(), x, y, 4)
+    losses, skipped, masters, _ = _skiff_fp16(make(), x, y, 4)
     assert skipped == ref_skipped == []
     np.testing.assert_allclose(losses, ref_losses, rtol=2e-3)
     for m, r in zip(masters, ref_masters):
