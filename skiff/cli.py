@@ -391,8 +391,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 from skiff.jobs import cancel_job
 
                 out, asked = cancel_job(ns.job_id)
-            else:
-                out = jobs_action(ns.action, ns.job_id, **action_options(ns))
+            else:  # a listing printed and dropped: no metric read (most of a training's events)
+                out = jobs_action(ns.action, ns.job_id, **action_options(ns),
+                                  metrics=ns.action != "list")
         except KeyboardInterrupt:
             if ns.action not in ("wait", "attach"):
                 raise

@@ -44,23 +44,25 @@ __all__ = [
 ]
 
 
-def list_jobs(root=None) -> list[Job | DamagedJob]:
+def list_jobs(root=None, *, metrics: bool = True) -> list[Job | DamagedJob]:
     """Every job with a run folder under the runs root, oldest first (reattached); a folder
-    that cannot be read is listed as a :class:`DamagedJob` with why."""
-    return [load_or_damaged(d, root) for d in list_run_dirs(root)]
+    that cannot be read is listed as a :class:`DamagedJob` with why. ``metrics=False``:
+    snapshots without their metrics, not followed (a terminal's listing: :meth:`Job.load`)."""
+    return [load_or_damaged(d, root, metrics=metrics) for d in list_run_dirs(root)]
 
 
 def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                 timeout: float | None = None, limit: int = 20, kind: str | None = None,
                 status: str | None = None, more_ids=(), older_than: float | None = None,
-                keep: int | None = None, front: str = "cli"):
+                keep: int | None = None, front: str = "cli", metrics: bool = True):
     """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs (newest
     first), one job, or the ids removed (``rm``, ``prune``). ``logs`` returns the job (its
     ``logs`` are what the fronts print); ``resume`` returns the new job (:func:`resume`),
     whose command is the one that front types (``front``: ``"cli"`` or ``"magic"``).
 
     ``show``, ``attach``, ``wait`` and ``resume`` refuse a job whose code is not signed with
-    this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose."""
+    this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose. ``metrics=False``
+    lists snapshots without their metrics (a front that prints the list and drops it)."""
     listed = None
     if kind is not None:
         from skiff.grammar.common import unknown_name
@@ -79,7 +81,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         raise ValueError(f"jobs {action} takes one job ID, got {1 + len(more_ids)} "
                          f"({', '.join([job_id, *more_ids])}); only rm takes several")
     if action == "list":
-        return select_jobs(listed if listed is not None else list_jobs(),
+        return select_jobs(listed if listed is not None else list_jobs(metrics=metrics),
                            limit=None if all else limit, kind=kind, status=status)
     if action == "prune":
         return prune_jobs(listed if listed is not None else list_jobs(),

@@ -98,11 +98,14 @@ def _restore(value):
 class EventReader:
     """Follows an events file: each :meth:`read` returns the events appended since the last."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, metrics: bool = True):
         self.path = Path(path)
         self.offset = 0
         self.line_no = 0
         self.skipped = 0
+        # metrics=False: metric lines (as the writer writes them) are passed over unread, for
+        # a listing that shows none (a long training's events are mostly metrics)
+        self.metrics = metrics
 
     def read(self) -> list[dict]:
         try:
@@ -118,13 +121,16 @@ class EventReader:
             return []  # a partial line being written: wait for its newline
         self.offset += end + 1
         lines = chunk[: end + 1].splitlines()
-        events = _decode_all(lines)
+        kept = lines if self.metrics else [raw for raw in lines if _METRIC not in raw]
+        events = _decode_all(kept)
         if events is not None:  # every line an event: decoded in one call (a listing folds
             self.line_no += len(lines)  # a long training's 100,000 lines: 2x faster)
             return events
         events = []
         for raw in lines:
             self.line_no += 1
+            if not self.metrics and _METRIC in raw:
+                continue
             if not raw.strip():
                 continue
             try:
@@ -144,6 +150,9 @@ class EventReader:
                 event["value"] = _restore(event.get("value"))
             events.append(event)
         return events
+
+
+_METRIC = b'"type":"metric"'  # how EventWriter writes a metric's type
 
 
 def _decode_all(lines: list[bytes]) -> list[dict] | None:

@@ -79,7 +79,7 @@ class Job:
     :meth:`Job.load` (``%jobs attach ID``).
     """
 
-    def __init__(self, run_dir: str | Path):
+    def __init__(self, run_dir: str | Path, *, metrics: bool = True):
         self.run_dir = Path(run_dir)
         try:
             meta = read_meta(self.run_dir)
@@ -91,7 +91,8 @@ class Job:
         self.config: dict = meta.get("config", {})
         self.value = None  # the live result object, for jobs run in this process
         self.runner = None  # set by the runner that started it, if in this process
-        self._reader = EventReader(self.run_dir / "events.jsonl")
+        self._reader = EventReader(self.run_dir / "events.jsonl", metrics=metrics)
+        self.metrics_read = metrics  # False: a listing's snapshot, without the metrics
         self._state = JobState()
         self._state_lock = threading.Lock()
         self._done = threading.Event()
@@ -118,8 +119,11 @@ class Job:
         return cls(run_dir)
 
     @classmethod
-    def load(cls, job_id_or_dir: str | Path, root=None) -> Job:
-        """The job with this id (or run folder); the same object if it lives here."""
+    def load(cls, job_id_or_dir: str | Path, root=None, *, metrics: bool = True) -> Job:
+        """The job with this id (or run folder); the same object if it lives here.
+        ``metrics=False``: a snapshot for a listing that shows no metric (a terminal's
+        ``jobs``): its metric events are not read (a 20,000-step training's 100,000), it is
+        not followed, and it is not the object a later load returns."""
         path = Path(job_id_or_dir)
         if not is_run_dir(path):
             path = find_run_dir(str(job_id_or_dir), root)
@@ -127,8 +131,13 @@ class Job:
             for job in _LIVE.values():
                 if job.run_dir.resolve() == path.resolve():
                     return job
-        job = cls(path)
-        job._reattach()
+        job = cls(path, metrics=metrics)
+        if metrics:
+            job._reattach()
+        elif not job.refresh().final:  # its owner gone: shown as a follower would show it
+            pid = job._owner_pid()
+            if not job._owner_alive(pid) and not job._starting():
+                job._mark_lost(pid)
         return job
 
     def attach(self, runner=None) -> None:
@@ -589,10 +598,11 @@ def escape(text) -> str:
     return html.escape(str(text))
 
 
-def load_or_damaged(run_dir, root=None) -> Job | DamagedJob:
-    """The job in ``run_dir``, or a :class:`DamagedJob` saying why it cannot be read."""
+def load_or_damaged(run_dir, root=None, *, metrics: bool = True) -> Job | DamagedJob:
+    """The job in ``run_dir``, or a :class:`DamagedJob` saying why it cannot be read
+    (``metrics``: :meth:`Job.load`)."""
     try:
-        return Job.load(run_dir, root)
+        return Job.load(run_dir, root, metrics=metrics)
     except DamagedRunFolder as exc:
         return DamagedJob(run_dir, str(exc).split(": ", 1)[-1])
     except PermissionError:
