@@ -17,8 +17,9 @@ import pytest
 
 from .mpi_util import run_mpi
 
-CASES = ["reg6", "reg12", "huge", "reg6u"]  # targets of about 6, 12; one sample 300x the rest;
-# 56 rows: the last batch of each epoch is 8 rows, weighted by each rank's share (row_weight)
+CASES = ["reg6", "reg12", "huge", "reg6u", "reg12a"]  # targets of about 6, 12; one sample
+# 300x the rest; "u": 56 rows, the last batch of each epoch 8 rows, weighted by each rank's
+# share (row_weight); "a": grad_accum=2, two micro-batches of 8 a step
 
 
 @pytest.mark.mpi

@@ -43,7 +43,7 @@ def data(case):
         y = (x.sum(1) > 0).astype(np.int64)
         x[5] *= 300.0
         return x, y, (8, 32, 2)
-    amp = float(case[3:].rstrip("u"))  # "regA": targets of about A ("regAu": 56 rows, the
+    amp = float(case[3:].rstrip("ua"))  # "regA": targets of about A ("regAu": 56 rows, the
     x = rng.standard_normal((56 if case.endswith("u") else 64, 8)).astype(np.float32)  # last
     # batch of each epoch 8 rows)
     y = (amp * np.tanh(x @ rng.standard_normal((8, 1)))).astype(np.float32)
@@ -111,7 +111,9 @@ def main():
         res = {"oracle": {k: ref[k] for k in ("skipped", "losses")}}
         for strategy, ranks in (("single", 1), ("dp", 2), ("zero1", 2), ("zero2", 2)):
             rep = Reporter(ranks)
-            trainer = skiff.Trainer(model_of(sizes), strategy=strategy, batch_size=BATCH,
+            acc = 2 if case.endswith("a") else 1  # "regAa": two micro-batches of 8 a step
+            trainer = skiff.Trainer(model_of(sizes), strategy=strategy, grad_accum=acc,
+                                    batch_size=BATCH // acc,
                                     reporter=rep, precision="fp16-mixed", optimizer="sgd",
                                     lr=LR, schedule="constant", shuffle=False, clip=None)
             result = trainer.train((x, y), steps=STEPS)
