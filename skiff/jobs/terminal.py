@@ -181,7 +181,7 @@ def running_lines(job) -> list[str]:
     for t, level, msg in summarise_logs(state.logs)[-3:]:
         when = time.strftime("%H:%M:%S", time.localtime(t)) if t else ""
         lines.append(clean(f"  {when} {'' if level == 'info' else level + ': '}{msg}"))
-    lines.append(f"  jobs wait {job.id} follows it; jobs logs {job.id} has its log")
+    lines.append(f"  jobs attach {job.id} follows it live; jobs logs {job.id} has its log")
     return lines
 
 

@@ -183,7 +183,7 @@ def test_jobs_show_of_a_running_job_says_where_it_is(capsys):
         assert lines[0] == repr(job)
         assert "running 14% 7/50 steps" in lines[1]
         assert lines[2].endswith(" working on part seven")
-        assert f"jobs wait {job.id} follows it" in lines[-1]
+        assert f"jobs attach {job.id} follows it live" in lines[-1]
     finally:
         job.cancel()
         job.wait(10)
