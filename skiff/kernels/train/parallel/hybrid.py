@@ -78,16 +78,20 @@ class TensorParallel(DataParallel):
             self.bind()
         from .ernie_tensor import is_ernie, parallelize_ernie
 
-        self.copies = None  # ERNIE: how many tp ranks hold each parameter
-        if is_ernie(model):
-            self.copies = parallelize_ernie(model, g.tp)["copies"]
-            # the tp ranks of a dp replica see one batch: the loss is over the dp group's
-            balance_over_ranks(model, g.dp, self.loss_weight)
-        elif not hasattr(model, "h") or not hasattr(model, "lm_head"):
-            raise ValueError(f"tensor parallel splits GPT and ERNIE-4.5 models; got "
-                             f"{type(model).__name__}: use strategy='dp' or 'zero2'")
-        else:
-            parallelize_gpt(model, g.tp)
+        # a second train() sets up the model this strategy split already: it stays as it is
+        # (splitting it again cut slices out of slices: IndexError in from_linear)
+        if getattr(self, "_split_model", None) is not model:
+            self.copies = None  # ERNIE: how many tp ranks hold each parameter
+            if is_ernie(model):
+                self.copies = parallelize_ernie(model, g.tp)["copies"]
+                # the tp ranks of a dp replica see one batch: the loss is over the dp group's
+                balance_over_ranks(model, g.dp, self.loss_weight)
+            elif not hasattr(model, "h") or not hasattr(model, "lm_head"):
+                raise ValueError(f"tensor parallel splits GPT and ERNIE-4.5 models; got "
+                                 f"{type(model).__name__}: use strategy='dp' or 'zero2'")
+            else:
+                parallelize_gpt(model, g.tp)
+            self._split_model = model
         self.model = model
         self._broadcast_params(model)
         # frozen parameters (LoRA's base weights) are neither reduced nor optimised
