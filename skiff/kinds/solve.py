@@ -241,37 +241,61 @@ _SYSTEM_UNREAD = ("grid", "bc", "velocity", "contrast")
 _MATRIX_UNREAD = ("cycle", "smoother", "pre", "post")
 
 
+def _option_refusal(problem: str, name: str, system: str | None) -> str | None:
+    """Why ``problem`` (``system``: as :func:`check_options_apply` takes it) refuses the
+    option ``name`` given typed, as the error's line; None: it reads it. The one rule
+    :func:`check_options_apply` raises from and :meth:`SolveKind.typed_refusals` answers by."""
+    if system is not None:
+        unread = _SYSTEM_UNREAD + (_MATRIX_UNREAD if system == "matrix" else ())
+        if name not in unread and name not in _ONLY_FOR:
+            return None
+        what = ("a matrix" if system == "matrix" else "a GridProblem")
+        why = {"grid": "its size is its own", "bc": "its boundary rows are its own",
+               "velocity": "its convection is in its entries",
+               "contrast": "its coefficients are its own"}.get(
+            name, "it is geometric multigrid's, and a matrix is preconditioned "
+                  "by AMG" if name in _MATRIX_UNREAD else "it is another problem's")
+        return f"{_flag(name)} is not read by {problem!r}, {what} ({why}); drop it"
+    if problem in _FLOW and name in _GRID_ONLY:
+        size = ("--resolution sets its mesh" if name == "grid" else
+                "its linear solves are the flow solver's own")
+        return (f"{_flag(name)} is not an option of problem {problem!r} (a "
+                f"finite-element flow: {size}); drop it")
+    users = _ONLY_FOR.get(name)
+    if users and problem not in users:
+        return (f"{_flag(name)} is an option of {' and '.join(users)}; problem "
+                f"{problem!r} does not read it")
+    return None
+
+
+# the options some problem refuses: any other is read by every problem
+_CHECKED = (*_ONLY_FOR, *_GRID_ONLY, *_MATRIX_UNREAD)
+
+
 def check_options_apply(problem: str, values: dict, *, system: str | None = None) -> None:
     """Refuse an option the user gave (typed, even at its default: ``cylinder --grid
     256x256`` passed silently; from a panel, set off its default) that ``problem`` does not
     read. ``system``: ``"matrix"`` or ``"grid"`` when ``problem`` names a user's matrix (a
     file or a notebook variable) or a notebook GridProblem rather than a built-in problem."""
     defaults = COMMAND.defaults()
-    given = [n for n in (*_ONLY_FOR, *_GRID_ONLY, *_MATRIX_UNREAD)
-             if n in values and was_given(values, n, defaults.get(n))]
-    if system is not None:
-        unread = _SYSTEM_UNREAD + (_MATRIX_UNREAD if system == "matrix" else ())
-        for name in given:
-            if name in unread or name in _ONLY_FOR:
-                what = ("a matrix" if system == "matrix" else "a GridProblem")
-                why = {"grid": "its size is its own", "bc": "its boundary rows are its own",
-                       "velocity": "its convection is in its entries",
-                       "contrast": "its coefficients are its own"}.get(
-                    name, "it is geometric multigrid's, and a matrix is preconditioned "
-                          "by AMG" if name in _MATRIX_UNREAD else "it is another problem's")
-                raise ValueError(f"{_flag(name)} is not read by {problem!r}, {what} ({why}); "
-                                 f"drop it")
-        return
-    for name in given:
-        if problem in _FLOW and name in _GRID_ONLY:
-            size = ("--resolution sets its mesh" if name == "grid" else
-                    "its linear solves are the flow solver's own")
-            raise ValueError(f"{_flag(name)} is not an option of problem {problem!r} (a "
-                             f"finite-element flow: {size}); drop it")
-        users = _ONLY_FOR.get(name)
-        if users and problem not in users:
-            raise ValueError(f"{_flag(name)} is an option of {' and '.join(users)}; problem "
-                             f"{problem!r} does not read it")
+    for name in _CHECKED:
+        if name in values and was_given(values, name, defaults.get(name)):
+            why = _option_refusal(problem, name, system)
+            if why is not None:
+                raise ValueError(why)
+
+
+def _system_of(problem: str | None, user_ns: dict) -> str | None:
+    """What ``solve PROBLEM`` is, as :meth:`SolveKind.prepare` tells it: ``"matrix"`` (a
+    notebook matrix or a matrix file), ``"grid"`` (a notebook GridProblem) or None (a
+    built-in problem)."""
+    if problem is None or problem in PROBLEMS:
+        return None
+    if problem in user_ns:
+        from skiff.kernels.solve import GridProblem
+
+        return "grid" if isinstance(user_ns[problem], GridProblem) else "matrix"
+    return "matrix" if _matrix_file(problem) else None
 
 
 def to_config(values: dict, *, memory: bool = True) -> dict:
@@ -668,6 +692,19 @@ class SolveKind(Kind):
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
+
+    def typed_refusals(self, values: dict, names: list[str], *, cell: str | None = None,
+                       user_ns: dict | None = None) -> set[str] | None:
+        """Of ``names``, those the job ``values`` describe refuses typed, by the rule
+        :func:`check_options_apply` raises from (no prepare per option: a matrix file was
+        read again by each). A ``%%solve`` cell: None (its spec is the problem; asked
+        through :meth:`prepare`)."""
+        if cell is not None:
+            return None
+        problem = values.get("problem")
+        system = _system_of(problem, dict(user_ns or {}))
+        return {name for name in names if name in _CHECKED
+                and _option_refusal(problem, name, system) is not None}
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """One rank: the grid must fit this machine's device. Several ranks: refuse what a
