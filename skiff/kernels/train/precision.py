@@ -96,11 +96,7 @@ class MixedTraining:
         meet float32 outputs. The model's ``forward`` (and ``forward_packed``) is wrapped for
         the call, so that a ``model.loss(batch)`` that calls it gets float32 outputs too."""
 
-        def fn(model, batch):
-            loss = _with_float32_outputs(model, loss_fn, batch)
-            return loss.astype(np.float32) if loss.dtype != np.float32 else loss
-
-        return fn
+        return _Float32Loss(loss_fn)
 
     def step(self, optimizer, clip: float | None, norm=None) -> tuple[bool, float]:
         """Masters' gradients from the model's, unscaled; the global norm (``norm(grads)``,
@@ -152,6 +148,31 @@ class MixedTraining:
             for p, m in zip(self.params, self.master):
                 p._data[...] = m._data.astype(self.dtype)
         self.skipped = int(state.get("skipped", 0))
+
+
+class _Float32Loss:
+    """:meth:`MixedTraining.float32_loss`'s function; ``keep`` and ``last`` are the wrapped
+    function's (evaluation reads the last outputs for accuracy and R^2: under mixed precision
+    they were missing from ``evaluate``, the flags set on the wrapper only)."""
+
+    def __init__(self, loss_fn):
+        self.loss_fn = loss_fn
+
+    def __call__(self, model, batch):
+        loss = _with_float32_outputs(model, self.loss_fn, batch)
+        return loss.astype(np.float32) if loss.dtype != np.float32 else loss
+
+    @property
+    def keep(self):
+        return self.loss_fn.keep  # AttributeError (hasattr False) where it has none
+
+    @keep.setter
+    def keep(self, value):
+        self.loss_fn.keep = value
+
+    @property
+    def last(self):
+        return self.loss_fn.last
 
 
 def is_16_bit(dtype) -> bool:

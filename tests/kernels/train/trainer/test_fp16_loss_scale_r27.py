@@ -237,3 +237,45 @@ def test_accumulation_clipping_adamw_equal_torch_amp(precision):
     if scaler.is_enabled():
         assert trainer.mixed.loss_scale == scaler.get_scale()
     np.testing.assert_allclose(got, want, rtol=2e-3 if precision == "fp16-mixed" else 5e-3)
+
+
+def _torch_outputs(precision, masters, x):
+    """torch's outputs of the MLP with these float32 masters: fp16 casts, or bf16 autocast."""
+    w = [torch.tensor(m) for m in masters]
+    if precision == "fp16-mixed":
+        h = [a.half() for a in w]
+        return (torch.relu(torch.tensor(x).half() @ h[0].T + h[1]) @ h[2].T + h[3]).float()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        lin = torch.nn.functional.linear
+        return lin(torch.relu(lin(torch.tensor(x), w[0], w[1])), w[2], w[3]).float()
+
+
+@pytest.mark.parametrize("precision", ["fp16-mixed", "bf16-mixed"])
+def test_evaluate_reports_accuracy_and_r2_in_mixed_precision(precision):
+    """evaluate() gave only val_loss in mixed precision (no val_accuracy, no val_r2: the
+    flag that keeps the outputs was set on the float32 wrapper only); against torch's
+    outputs from the same masters: the loss, the accuracy and the R^2."""
+    x, y = _data(False)
+    trainer = skiff.Trainer(_mlp(), precision=precision, batch_size=16, lr=1e-2)
+    trainer.train((x, y), steps=4)
+    got = trainer.evaluate((x, y))
+    out = _torch_outputs(precision, [m.numpy() for m in trainer.mixed.master_params()], x)
+    want = torch.nn.functional.cross_entropy(out, torch.tensor(y)).item()
+    margin = (out[:, 1] - out[:, 0]).abs().numpy()
+    sure = margin > 0.02  # rows whose class 16-bit rounding cannot flip
+    acc = (out.argmax(1).numpy() == y)
+    assert abs(got["val_loss"] - want) < 5e-3 * want
+    assert "val_accuracy" in got
+    assert abs(got["val_accuracy"] - acc.mean()) <= (~sure).mean() + 1e-9
+
+    skiff.seed(1)
+    reg = Sequential(Linear(8, 16), ReLU(), Linear(16, 1))
+    t = np.tanh(x @ np.linspace(-1, 1, 8, dtype=np.float32))[:, None]
+    trainer = skiff.Trainer(reg, precision=precision, batch_size=16, lr=1e-2)
+    trainer.train((x, t), steps=20)
+    got = trainer.evaluate((x, t))
+    pred = _torch_outputs(precision, [m.numpy() for m in trainer.mixed.master_params()], x)
+    pred = pred.numpy().astype(np.float64)
+    r2 = 1 - ((pred - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
+    assert "val_r2" in got
+    assert abs(got["val_r2"] - r2) < 1e-2, (got, r2)
