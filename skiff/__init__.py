@@ -7,9 +7,10 @@
     sol = skiff.solve(A, b, method="cg", precond="amg")
     result = skiff.ocr("page.png")
 
-The public names are plain imports in :mod:`skiff.api` and the re-export modules
-``skiff.nn``, ``skiff.optim``, ``skiff.autograd``, ``skiff.data``, ``skiff.models`` and
-``skiff.utils``; they load when first used, so ``import skiff`` itself is cheap.
+The public names are in :mod:`skiff.api` and the re-export modules ``skiff.nn``,
+``skiff.optim``, ``skiff.autograd``, ``skiff.data``, ``skiff.models`` and ``skiff.utils``; each
+loads when first used, and loads only its own home: ``import skiff`` itself is cheap, and
+``skiff.solve`` or ``skiff.ocr`` does not load the training core (``skiff.Trainer`` does).
 """
 
 from __future__ import annotations
@@ -36,14 +37,17 @@ SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils", "lina
 
 
 def __getattr__(name: str):
-    """PEP 562: ``skiff.nn`` imports the submodule, ``skiff.Trainer`` imports skiff.api."""
-    if name in SUBMODULES:
+    """PEP 562: ``skiff.nn`` imports the submodule, ``skiff.solve`` asks skiff.api (which loads
+    skiff.kernels.solve only; ``skiff.Trainer`` loads the training core)."""
+    # jobs, grammar, kernels: attributes once any public name was used, when skiff.api imported
+    # them all at once (before round 27); still there, and in dir(skiff)
+    if name in SUBMODULES or name in ("jobs", "grammar", "kernels"):
         return importlib.import_module(f"skiff.{name}")
     if name.startswith("__"):
         raise AttributeError(f"module 'skiff' has no attribute {name!r}")
     from skiff import api
 
-    if name not in api.__all__:
+    if name not in api.NAMES and name not in api.__all__:  # __all__: the training core's names
         from skiff.kernels.train.core import ops_stats  # torch's median, unique, ... (round 26)
 
         if name in ops_stats.__all__:
@@ -59,7 +63,8 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     from skiff import api
 
-    return sorted({*globals(), *SUBMODULES, *api.__all__})
+    public = api.__all__  # loads the training core, which may add submodules to globals()
+    return sorted({*globals(), *SUBMODULES, "jobs", "grammar", "kernels", *public})
 
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "__version__"]
