@@ -397,6 +397,14 @@ def _scatter_add(a, slices, value):
     np.add.at(a._a, _unwrap_loose(slices), _unwrap_loose(value))
 
 
+def _scatter_max(a, slices, value):
+    np.maximum.at(a._a, _unwrap_loose(slices), _unwrap_loose(value))
+
+
+def _scatter_min(a, slices, value):
+    np.minimum.at(a._a, _unwrap_loose(slices), _unwrap_loose(value))
+
+
 def make() -> types.ModuleType:
     """A fresh fake ``cupy`` module (and its ``cupyx``)."""
     _real_cupy()  # before the fake takes cupy's place in sys.modules
@@ -426,6 +434,7 @@ def make() -> types.ModuleType:
     cupyx = types.ModuleType("cupyx")
     cupyx.__path__ = []
     cupyx.scatter_add = _scatter_add
+    cupyx.scatter_max, cupyx.scatter_min = _scatter_max, _scatter_min
     cupyx.scipy = types.ModuleType("cupyx.scipy")
     cupyx.scipy.__path__ = []
     import scipy.special  # noqa: PLC0415

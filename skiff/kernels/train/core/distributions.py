@@ -177,14 +177,14 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape=()):
         shape = _shape(sample_shape)
-        p = np.asarray(self.probs.numpy(), dtype=np.float64).reshape(-1, self._num_events)
+        xp = self.probs.xp  # the probabilities stay on their device: only the draws move
+        p = self.probs._data.astype(np.float64).reshape(-1, self._num_events)
         n = int(np.prod(shape)) if shape else 1
-        g = get_generator()
-        cdf = np.cumsum(p / p.sum(1, keepdims=True), axis=1)
-        u = g.random((n, len(p)))
-        ids = np.minimum((cdf[None] <= u[..., None]).sum(-1), self._num_events - 1)
+        cdf = xp.cumsum(p / p.sum(1, keepdims=True), axis=1)
+        u = xp.asarray(get_generator().random((n, p.shape[0])))  # the seeded host stream
+        ids = xp.minimum((cdf[None] <= u[..., None]).sum(-1), self._num_events - 1)
         ids = ids.reshape(shape + self.batch_shape).astype(np.int64)
-        return Tensor(ids, dtype=np.int64)
+        return Tensor._make(ids, False, None, 0)
 
     def log_prob(self, value):
         v = value._data if isinstance(value, Tensor) else np.asarray(value)
@@ -231,7 +231,7 @@ class Bernoulli(Distribution):
 
     def sample(self, sample_shape=()):
         u = get_generator().random(_shape(sample_shape) + self.batch_shape)
-        return _const(self.probs, (u < np.asarray(self.probs.numpy())).astype(np.float64))
+        return _const(self.probs, self.probs.xp.asarray(u) < self.probs._data)  # on its device
 
     def log_prob(self, value):
         v = _t(value, self.logits)

@@ -99,15 +99,13 @@ def polygamma(n, input):  # noqa: A002
 def histc(self, bins=100, min=0, max=0):  # noqa: A002
     """torch's ``histc``: counts in ``bins`` equal bins over [min, max] (the data's range when
     both are 0), as the input's dtype; no gradient."""
-    from skiff.kernels.backend import to_numpy
-
-    a = to_numpy(self._data).astype(np.float64).reshape(-1)
+    a = self._data.astype(np.float64).reshape(-1)  # on its device (cupy.histogram on a GPU)
     lo, hi = float(min), float(max)
-    if lo == hi == 0:
+    if lo == hi == 0:  # the data's range: two reads, as torch's
         lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    counts, _ = np.histogram(a[(a >= lo) & (a <= hi)], bins=int(bins), range=(lo, hi))
+    counts, _ = self.xp.histogram(a, bins=int(bins), range=(lo, hi))  # outside: left out
     return _const(self, counts.astype(self.dtype))
 
 
@@ -146,7 +144,7 @@ def xlogy(self, other):
     and y <= 0) and ``x / y`` for y."""
     x, y = _float(self), _t(other, self)
     bad = (x._data == 0) & (y._data <= 0)
-    if not bool(bad.any()):
+    if x.xp is np and not bool(bad.any()):  # a host read on a GPU: always mask there
         return x * y.log()
     where = _BASE["where"]
     safe = where(bad, y.xp.ones((), dtype=y.dtype), y)
@@ -232,12 +230,13 @@ def logcumsumexp(self, dim):
     """``log(cumsum(exp(x)))`` along ``dim``: shifted by the maximum along ``dim``, or, where
     an early running maximum lies 600 below it (its terms would vanish), by a scan of
     ``logaddexp``."""
-    from skiff.kernels.backend import to_numpy
-
     x = _float(self)
-    host = to_numpy(x._data)
-    ref = host.max(axis=dim, keepdims=True)
-    if np.isfinite(ref).all() and (np.maximum.accumulate(host, axis=dim) - ref > -600).all():
+    xp, a = x.xp, x._data
+    ref = a.max(axis=dim, keepdims=True)
+    # the running maximum is smallest at the first element: one read of one flag (was a copy
+    # of the whole array to the host)
+    first = x.narrow(dim, 0, 1)._data
+    if bool(xp.isfinite(ref).all() & (first - ref > -600).all()):
         shift = _const(x, ref)
         return (x - shift).exp().cumsum(dim).log() + shift
     return _pairwise_lcse(x, dim)
@@ -482,23 +481,27 @@ def broadcast_tensors(*tensors):
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
                  sorter=None):
-    """Insertion points of ``values`` in each row of ``sorted_sequence`` (no gradient)."""
+    """Insertion points of ``values`` in each row of ``sorted_sequence`` (no gradient), on
+    the tensors' device (cupy's ``searchsorted`` on a GPU: no copy to the host)."""
     T = _BASE["Tensor"]
-    seq = np.asarray(sorted_sequence.numpy() if isinstance(sorted_sequence, T)
-                     else sorted_sequence)
-    v = np.asarray(values.numpy() if isinstance(values, T) else values)
+    xp = next((t.xp for t in (sorted_sequence, values, sorter) if isinstance(t, T)), np)
+
+    def raw(a):
+        return a._data if isinstance(a, T) else xp.asarray(a)
+
+    seq, v = raw(sorted_sequence), raw(values)
     side = side or ("right" if right else "left")
     if sorter is not None:
-        seq = np.take_along_axis(seq, np.asarray(sorter.numpy() if isinstance(sorter, T)
-                                                 else sorter), -1)
+        seq = xp.take_along_axis(seq, raw(sorter), -1)
     if seq.ndim == 1:
-        out = np.searchsorted(seq, v, side=side)
+        out = xp.searchsorted(seq, v, side=side)
     else:
         rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
-        out = np.stack([np.searchsorted(s, r, side=side) for s, r in zip(rows_s, rows_v)])
+        out = xp.stack([xp.searchsorted(rows_s[i], rows_v[i], side=side)
+                        for i in range(rows_s.shape[0])])
         out = out.reshape(v.shape)
     dt = np.int32 if out_int32 else np.int64
-    return T(np.asarray(out, dtype=dt), dtype=dt)
+    return T._make(xp.asarray(out).astype(dt), False, None, 0)
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
@@ -538,7 +541,8 @@ def block_diag(*tensors):
     rows, left = [], 0
     for t in ts:
         r, c = t.shape
-        parts = [tm.zeros(r, left, dtype=dt), t, tm.zeros(r, total - left - c, dtype=dt)]
+        parts = [tm.zeros(r, left, dtype=dt, device=t.device), t,
+                 tm.zeros(r, total - left - c, dtype=dt, device=t.device)]
         rows.append(tm.cat([p for p in parts if p.shape[1]] or [t], 1))
         left += c
     return tm.cat(rows, 0)

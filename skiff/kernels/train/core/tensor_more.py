@@ -172,7 +172,7 @@ def _pairwise(self, other, wins):
     o = other._data if _is_tensor(other) else other
     first = where(wins(self._data, o), self, other)
     tie = self._data == o
-    if not tie.any():
+    if xp_of(self._data) is np and not tie.any():  # a host read on a GPU: always mask there
         return first
     return where(tie, (self + other) * 0.5, first)
 
@@ -183,7 +183,11 @@ def _const(self, arr):
 
 
 def _raw(index):
-    return index._data if _is_tensor(index) else np.asarray(index)
+    """An index's array: a tensor's, a device array as it is (np.asarray would read a cupy
+    array back to the host, which cupy refuses), else numpy's."""
+    if _is_tensor(index):
+        return index._data
+    return index if hasattr(index, "shape") and hasattr(index, "dtype") else np.asarray(index)
 
 
 def gather(self, dim, index):
@@ -295,8 +299,7 @@ class _Clone(Function):
 
 def index_select(self, axis=None, index=None, **kw):
     axis = _axis(kw, axis)
-    idx = index._data if _is_tensor(index) else np.asarray(index)
-    return self[(slice(None),) * axis + (idx,)]
+    return self[(slice(None),) * axis + (_raw(index),)]
 
 
 def _no_grad_value(fn):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skiff.kernels.backend import to_numpy
+
 from ..default_dtype import default_float
 from ..tensor import Tensor, where
 from . import functional as F
@@ -23,39 +25,52 @@ __all__ = ["EmbeddingBag", "embedding_bag"]
 _MODES = ("sum", "mean", "max")
 
 
-def _host_ints(x, what):
+def _ints(x, xp, what):
+    """The integer array of ``x`` on the table's device (``xp``): a device input is not read
+    back to the host."""
     a = x._data if isinstance(x, Tensor) else x
-    a = np.asarray(a.get() if hasattr(a, "get") else a)
+    a = a if hasattr(a, "dtype") and hasattr(a, "shape") else np.asarray(a)
     if a.dtype.kind not in "iu":
         raise TypeError(f"embedding_bag: {what} must be integers, got dtype {a.dtype}")
-    return a.astype(np.int64)
+    return xp.asarray(a).astype(np.int64)
 
 
-def _bags(idx, offsets, include_last_offset):
-    """(flat token ids, start of each bag, length of each bag)."""
+def _bags(idx, offsets, include_last_offset, xp):
+    """(flat token ids, start of each bag, length of each bag, the longest bag's length), on
+    ``xp``'s device. A 2-D input reads nothing back; offsets are checked and the longest bag
+    found with one read of four numbers (the padded layout's width depends on them)."""
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError("embedding_bag: a 2-D input is one bag per row; offsets must be "
                              "None (flatten the input to pass offsets)")
         b, n = idx.shape
-        return idx.reshape(-1), np.arange(b, dtype=np.int64) * n, np.full(b, n, np.int64)
+        return (idx.reshape(-1), xp.arange(b, dtype=np.int64) * n,
+                xp.full(b, n, dtype=np.int64), n)
     if idx.ndim != 1:
         raise ValueError(f"embedding_bag: input must be 1-D (with offsets) or 2-D, got "
                          f"{idx.ndim}-D")
     if offsets is None:
         raise ValueError("embedding_bag: a 1-D input needs offsets (the start of each bag), "
                          "e.g. offsets=skiff.tensor([0, 3, 5])")
-    offs = _host_ints(offsets, "offsets").reshape(-1)
-    if offs.size == 0 or offs[0] != 0:
-        raise ValueError(f"embedding_bag: offsets[0] has to be 0, got {offs[:1].tolist()}")
-    if (np.diff(offs) < 0).any() or offs[-1] > idx.size:
-        raise ValueError(f"embedding_bag: offsets must rise and stay within the {idx.size} "
-                         f"tokens, got {offs.tolist()}")
+    offs = _ints(offsets, xp, "offsets").reshape(-1)
+    if offs.size == 0:
+        raise ValueError("embedding_bag: offsets[0] has to be 0, got []")
+    n = idx.size
     if include_last_offset:
         starts, ends = offs[:-1], offs[1:]
     else:
-        starts, ends = offs, np.append(offs[1:], idx.size)
-    return idx, starts, ends - starts
+        starts, ends = offs, xp.concatenate([offs[1:], xp.full(1, n, dtype=np.int64)])
+    lengths = ends - starts
+    falls = (offs[1:] < offs[:-1]).sum() if offs.size > 1 else xp.zeros((), dtype=np.int64)
+    longest = lengths.max() if lengths.size else xp.zeros((), dtype=np.int64)
+    first, fell, last, width = (int(v) for v in to_numpy(xp.stack(
+        [offs[0], falls, offs[-1], longest])))
+    if first != 0:
+        raise ValueError(f"embedding_bag: offsets[0] has to be 0, got [{first}]")
+    if fell or last > n:
+        raise ValueError(f"embedding_bag: offsets must rise and stay within the {n} "
+                         f"tokens, got {to_numpy(offs).tolist()}")
+    return idx, starts, lengths, width
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0,  # noqa: A002
@@ -71,34 +86,31 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0,  # 
     if per_sample_weights is not None and mode != "sum":
         raise ValueError("embedding_bag: per_sample_weights is only supported for mode='sum' "
                          f"(got mode={mode!r}), as torch's")
-    idx = _host_ints(input, "input")
-    flat, starts, lengths = _bags(idx, offsets, include_last_offset)
-    nb = len(starts)
-    width = max(int(lengths.max()) if nb else 0, 1)
-    pos = np.arange(width, dtype=np.int64)
-    inside = pos[None, :] < lengths[:, None]  # (B, L): a real token of the bag
-    at = np.where(inside, starts[:, None] + pos, 0)  # its position in flat
-    tok = np.where(inside, flat[at] if flat.size else 0, 0)
-    keep = inside if padding_idx is None else inside & (tok != int(padding_idx))
     xp = weight.xp
-    rows = F.embedding(xp.asarray(tok), weight)  # (B, L, D)
+    idx = _ints(input, xp, "input")
+    flat, starts, lengths, width = _bags(idx, offsets, include_last_offset, xp)
+    width = max(width, 1)
+    pos = xp.arange(width, dtype=np.int64)
+    inside = pos[None, :] < lengths[:, None]  # (B, L): a real token of the bag
+    at = xp.where(inside, starts[:, None] + pos, 0)  # its position in flat
+    tok = xp.where(inside, flat[at], 0) if flat.size else xp.zeros(at.shape, dtype=np.int64)
+    keep = inside if padding_idx is None else inside & (tok != int(padding_idx))
+    rows = F.embedding(tok, weight)  # (B, L, D)
     if mode == "max":
-        mask = xp.asarray(keep[..., None])
-        best = rows.masked_fill(~mask, -np.inf).max(dim=1).values
-        return where(xp.asarray(keep.any(axis=1)[:, None]), best,
-                     xp.zeros((), dtype=weight.dtype))
-    w = Tensor(xp.asarray(keep.astype(weight.dtype)), dtype=weight.dtype)
+        best = rows.masked_fill(~keep[..., None], -np.inf).max(dim=1).values
+        return where(keep.any(axis=1)[:, None], best, xp.zeros((), dtype=weight.dtype))
+    w = Tensor._make(keep.astype(weight.dtype), False, None, 0)
     if per_sample_weights is not None:
         psw = per_sample_weights if isinstance(per_sample_weights, Tensor) else Tensor(
             per_sample_weights, dtype=weight.dtype)
         if psw.reshape(-1).shape[0] != flat.size:
             raise ValueError(f"embedding_bag: per_sample_weights has {psw.numel()} values for "
                              f"{flat.size} tokens (one per token, shaped like input)")
-        w = w * psw.reshape(-1)[xp.asarray(at)]
+        w = w * psw.reshape(-1)[at]
     out = (rows * w.unsqueeze(-1)).sum(1)
     if mode == "mean":
-        count = np.maximum(keep.sum(axis=1), 1).astype(weight.dtype)[:, None]
-        out = out / Tensor(xp.asarray(count), dtype=weight.dtype)
+        count = xp.maximum(keep.sum(axis=1), 1).astype(weight.dtype)[:, None]
+        out = out / Tensor._make(count, False, None, 0)
     return out
 
 

@@ -61,7 +61,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
         raise ValueError(f"fold: input {tuple(input.shape)} does not hold C * {k} rows and "
                          f"{length} blocks for output_size {(h, w)}")
     c = ck // k
-    plane = zeros(n, c, hp * wp, dtype=input.dtype)
+    plane = zeros(n, c, hp * wp, dtype=input.dtype, device=input.device)  # input's device
     plane = plane.index_add(2, input.xp.asarray(pos.reshape(-1)),
                             input.reshape(n, c, k * length))
     img = plane.reshape(n, c, hp, wp)
