@@ -740,9 +740,7 @@ class TrainKind(Kind):
         if result.get("checkpoint"):
             lines.append(f"checkpoint: {result['checkpoint']}")
             if stopped and not early:  # how to go on from it (a new job has its own folder)
-                where = os.path.dirname(str(result["checkpoint"]))
-                lines.append(f"to continue: the same command with --resume --checkpoint-dir "
-                             f"{shlex.quote(where)}")
+                lines.append(_continue_line(str(result["checkpoint"])))
         return lines
 
     def result_html(self, job) -> str | None:
@@ -826,6 +824,36 @@ class TrainKind(Kind):
         config["resume"] = True
         config["checkpoint_dir"] = where
         return to_config(config)
+
+
+def _continue_line(checkpoint: str) -> str:
+    """How to go on from a stopped training's ``checkpoint``: ``jobs resume ID`` as the two
+    fronts type it when the checkpoint is in its job's run folder (the folder's
+    ``config.json`` names the job); a notebook object's job from the notebook (``jobs
+    resume`` refuses it); else (``--checkpoint-dir`` elsewhere: no job to name from here)
+    the job's id, or the same command with ``--resume --checkpoint-dir``."""
+    import json
+
+    where = os.path.dirname(checkpoint)
+    meta = {}
+    if os.path.basename(where) == "checkpoints":
+        try:
+            with open(os.path.join(os.path.dirname(where), "config.json"), "rb") as fh:
+                meta = json.loads(fh.read(4 << 20))
+        except (OSError, ValueError):
+            meta = {}
+    job_id = meta.get("id") if isinstance(meta, dict) else None
+    config = meta.get("config") if isinstance(meta, dict) else None
+    model = str((config or {}).get("model", "")) if isinstance(config, dict) else ""
+    if model.startswith("<notebook"):
+        return (f"to continue: from the notebook, the same %train with --resume "
+                f"--checkpoint-dir {shlex.quote(where)}")
+    if isinstance(job_id, str) and job_id and meta.get("kind") == "train":
+        return (f"to continue: python -m skiff jobs resume {shlex.quote(job_id)} "
+                f"(%jobs resume {job_id} in a notebook)")
+    return (f"to continue: python -m skiff jobs resume ID with this job's id (%jobs resume "
+            f"ID in a notebook), or the same command with --resume --checkpoint-dir "
+            f"{shlex.quote(where)}")
 
 
 def _more_steps_command(config: dict, done: int, where: str) -> str:
