@@ -177,3 +177,37 @@ def test_distribution_samples_stay_on_the_device(monkeypatch):
     # torch's own samplers draw the same law (an independent check of the oracle above)
     t = torch.distributions.Categorical(probs=torch.tensor(probs)).sample((4000,)).numpy()
     assert np.all(np.abs((t == 1).mean(0) - (c == 1).mean(0)) < 0.05)
+
+
+def test_weighted_cross_entropy_steps_read_nothing_back(monkeypatch):
+    """CrossEntropyLoss(weight=) copied its host weights to the device and F.cross_entropy
+    read them back to check them, every step (a read and a copy per step; torch does
+    neither): now the weights go over once and are checked only where they are host values."""
+    def program(lib, dev):
+        skiff.manual_seed(0)
+        ours = skiff.nn.Linear(4, 3).double()
+        lin = ours.to(dev) if lib is SKIFF else twin(ours, lambda: torch.nn.Linear(4, 3))
+        w = arr(lib, dev, [1.0, 2.0, 0.5])
+        ce = lib.mod.nn.CrossEntropyLoss(weight=w, label_smoothing=0.1)
+        bce = lib.mod.nn.BCEWithLogitsLoss(weight=w, pos_weight=w * 2)
+        opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+        rng = np.random.default_rng(15)
+        x = arr(lib, dev, rng.standard_normal((5, 4)))
+        y = idx(lib, dev, [0, 2, 1, 1, 0])
+        out = []
+        for step in range(3):
+            strictcupy.SYNCS.clear()
+            strictcupy.UPLOADS.clear()
+            z = lin(x)
+            loss = ce(z, y) + bce(z, (z.detach() > 0).double())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if dev != "cpu":
+                READS[f"ce{step}"] = (list(strictcupy.SYNCS), list(strictcupy.UPLOADS))
+            out.append(loss)
+        return out + list(lin.parameters())
+
+    run_three(program, monkeypatch)
+    assert READS["ce0"] == ([], [(3,)])  # the weights, once
+    assert READS["ce1"] == READS["ce2"] == ([], [])

@@ -73,8 +73,13 @@ class CrossEntropyLoss(Module):
         weight = self.weight
         if weight is not None and weight.dtype != output.dtype and output.dtype.kind == "f":
             weight = weight.astype(output.dtype)  # float64 logits, float64 weights (torch's)
-        if weight is not None and output.xp is not np:  # on the logits' device
-            weight = output.xp.asarray(weight)
+        if weight is not None and output.xp is not np:  # on the logits' device, copied once
+            key = (id(output.xp), weight.dtype)
+            cached = self.__dict__.get("_weight_on_device")
+            if cached is None or cached[0] != key or not np.array_equal(cached[1], weight):
+                cached = (key, np.array(weight), output.xp.asarray(weight))
+                self.__dict__["_weight_on_device"] = cached
+            weight = cached[2]
         return F.cross_entropy(output, target, ignore_index=self.ignore_index,
                                reduction=self.reduction, weight=weight,
                                label_smoothing=self.label_smoothing)

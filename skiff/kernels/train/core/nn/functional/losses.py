@@ -181,9 +181,12 @@ def _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smooth
         if shape != (logits.shape[-1],):
             raise ValueError(f"cross_entropy: weight needs one value per class "
                              f"({logits.shape[-1]},), got shape {shape}")
-        host = np.asarray(w.get() if type(w).__module__.startswith("cupy") else w, np.float64)
-        if not (np.isfinite(host).all() and (host >= 0).all()):
-            raise ValueError("cross_entropy: class weights must be finite and >= 0")
+        # checked where they are host values; on a GPU the check would be a read per step
+        # (torch checks nothing)
+        if not type(w).__module__.startswith("cupy"):
+            host = np.asarray(w, np.float64)
+            if not (np.isfinite(host).all() and (host >= 0).all()):
+                raise ValueError("cross_entropy: class weights must be finite and >= 0")
         weight = w
     return WeightedCrossEntropyFn.apply(logits, t, weight=weight, eps=float(label_smoothing),
                                         ignore_index=ignore_index, reduction=reduction)
