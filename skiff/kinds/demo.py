@@ -62,9 +62,7 @@ def run(config: dict, reporter: Reporter) -> dict:
 def _held(path: str, reporter: Reporter) -> bool:
     """Wait until ``path`` exists: True, or False when the job is asked to stop first. The
     progress so far is written first (a throttled last step would show only after)."""
-    flush = getattr(reporter, "flush", None)
-    if flush is not None:
-        flush()
+    reporter.flush()
     reporter.log(f"holding until {path} exists")
     while not os.path.exists(path):
         if reporter.should_stop():

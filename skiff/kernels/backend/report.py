@@ -45,6 +45,11 @@ class Reporter:
         """Register a file the job produced; returns where it is kept."""
         return Path(path)
 
+    def flush(self) -> None:
+        """Write what is held back now (a throttled progress: the run-folder reporter keeps
+        the latest and writes it at most every so often); a kernel calls it before it waits
+        on something, so the last step shows while it waits. Nothing held here."""
+
     def should_stop(self) -> bool:
         """True once the user has asked the job to stop; check at step boundaries."""
         return False
