@@ -138,10 +138,11 @@ class MixedTraining:
                 "skipped": self.skipped}
 
     def load_state_dict(self, state: dict) -> None:
-        if state.get("precision") not in (None, self.precision):
-            raise ValueError(f"the checkpoint was trained in {state['precision']} precision, "
-                             f"this run asks for {self.precision}")
-        self.scaler.load_state_dict(state["scaler"])
+        # fp16-mixed <-> bf16-mixed: the float32 masters carry over (they were refused, and
+        # switching an unstable fp16 run to bf16 is what one does); the scaler is fp16's only:
+        # bf16 has none, and an fp16 run from a bf16 checkpoint starts at 2^16
+        if state.get("precision") in (None, self.precision):
+            self.scaler.load_state_dict(state["scaler"])
         for m, arr in zip(self.master, state["master"]):
             m._data[...] = m.xp.asarray(arr)
         if not self.owned:

@@ -29,8 +29,17 @@ class TrainerState:
             "history": history,
             "val_history": val_history,
             "plan": {"strategy": self.plan.get("strategy"), "world_size": st.world_size},
-            "precision": None if self.mixed is None else self.mixed.state_dict(),
+            "precision": None if self.mixed is None else self._mixed_state(),
         }
+
+    def _mixed_state(self) -> dict:
+        """The masters and scaler, with the masters' parameter names (one full array per
+        parameter: not ZeRO's slices), so that a float32 run resumed from it takes them."""
+        state = self.mixed.state_dict()
+        if not self.mixed.owned:
+            names = {id(p): n for n, p in self.model.named_parameters()}
+            state["names"] = [names.get(id(p), "") for p in self.mixed.params]
+        return state
 
     def _save(self, step, loader, history, val_history):
         path = self.strategy.save_checkpoint(
@@ -50,10 +59,34 @@ class TrainerState:
             self.mixed.load_state_dict(state["precision"])  # the masters: the exact weights
         elif self.mixed is not None:  # a float32 checkpoint: the masters take its weights
             self._masters_from(state["model"])
+        elif state.get("precision") is not None:  # mixed, resumed in float32: the masters
+            self._weights_from_masters(state["precision"])
         train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
+
+    def _weights_from_masters(self, mixed: dict) -> None:
+        """A float32 run resumed from a mixed-precision checkpoint takes its float32 masters
+        (by name; the 16-bit weights are their rounding: 1e-4 off in fp16), as torch, whose
+        parameters stay float32 under autocast, resumes; ZeRO's flat slice of masters goes
+        into ZeRO's flat slice. Otherwise (an older checkpoint without names) the weights stay
+        the checkpoint's 16-bit ones, widened."""
+        names, masters = mixed.get("names"), mixed.get("master")
+        shard = getattr(self.strategy, "shard", None)  # ZeRO: this rank's flat float32 slice
+        if not names and shard is not None and masters is not None and len(masters) == 1 \
+                and np.asarray(masters[0]).shape == tuple(shard.shape):
+            shard._data[...] = shard.xp.asarray(np.asarray(masters[0], np.float32))
+            self.strategy.gather_params()  # collective: every rank resumes the same way
+            return
+        if not names or masters is None or len(names) != len(masters):
+            return
+        params = dict(self.model.named_parameters())
+        for name, arr in zip(names, masters):
+            p = params.get(name)
+            arr = np.asarray(arr)
+            if p is not None and tuple(p.shape) == arr.shape and p.dtype == np.float32:
+                p._data[...] = p.xp.asarray(arr.astype(np.float32))
 
     def _masters_from(self, weights: dict) -> None:
         """Set the float32 masters from a checkpoint's float32 weights (by parameter name),

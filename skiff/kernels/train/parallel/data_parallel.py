@@ -405,7 +405,8 @@ class DataParallel(Strategy):
                     self._note_reshard(layout)
             state.update(model=model, optimizer=opt)
             if masters is not None and isinstance(state.get("precision"), dict):
-                state["precision"] = {**state["precision"], "master": masters}
+                state["precision"] = {**state["precision"], "master": masters,
+                                      "names": self._master_names()}
             state.setdefault("step", found["step"])
             return state
         if "full_model" in (found["replicated"] or {}):
@@ -440,7 +441,12 @@ class DataParallel(Strategy):
         masters = fit_masters(prec["master"], sizes=[int(p.size) for p in self.params],
                               shapes=[tuple(p.shape) for p in self.params],
                               flat_range=self._master_range(), comm=self._comm())
-        return {**state, "precision": {**prec, "master": masters}}
+        return {**state, "precision": {**prec, "master": masters, "names": self._master_names()}}
+
+    def _master_names(self) -> list | None:
+        """The parameter names of the masters as this strategy lays them out (None for
+        ZeRO's flat slice): a float32 run resumed from them takes each by its name."""
+        return list(self.names) if self._master_range() is None else None
 
 
     def _load_one_process_checkpoint(self, directory, corrupt) -> dict | None:
