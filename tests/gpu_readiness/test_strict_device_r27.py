@@ -211,3 +211,31 @@ def test_weighted_cross_entropy_steps_read_nothing_back(monkeypatch):
     run_three(program, monkeypatch)
     assert READS["ce0"] == ([], [(3,)])  # the weights, once
     assert READS["ce1"] == READS["ce2"] == ([], [])
+
+
+def test_alpha_dropout_draws_on_the_device(monkeypatch):
+    """F.alpha_dropout drew a host mask of the input's size and copied two arrays of that size
+    over per call; on the device it now draws there (F.dropout's way). The oracle: torch's
+    alpha_dropout on the same input takes the same two values (kept: a x + b, dropped:
+    alpha a + b), and the kept fraction is 1 - p (5 standard errors)."""
+    from skiff.kernels.train.core.nn.layers_r27 import alpha_dropout
+
+    p, n = 0.3, 20000
+    theirs = np.unique(torch.nn.functional.alpha_dropout(
+        torch.full((n,), 2.0, dtype=torch.float64), p, True).numpy())
+    strictcupy.install(monkeypatch)
+    skiff.manual_seed(3)
+    x = skiff.tensor(np.full(n, 2.0), dtype=skiff.float64).to("cuda:0").requires_grad_()
+    strictcupy.SYNCS.clear()
+    strictcupy.UPLOADS.clear()
+    y = alpha_dropout(x, p, True)
+    assert strictcupy.SYNCS == [] and strictcupy.UPLOADS == []
+    assert isinstance(y._data, strictcupy.StrictArray)
+    y.sum().backward()
+    got = host(y)
+    np.testing.assert_allclose(np.unique(got), theirs, rtol=1e-12)
+    kept = got == theirs.max()
+    assert abs(kept.mean() - (1 - p)) < 5 * np.sqrt(p * (1 - p) / n)
+    slope = torch.nn.functional.alpha_dropout(torch.full((n,), 3.0, dtype=torch.float64), p,
+                                              True).max().item() - theirs.max()  # torch's a
+    np.testing.assert_allclose(host(x.grad), np.where(kept, slope, 0.0), rtol=1e-12)

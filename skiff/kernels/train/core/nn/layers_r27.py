@@ -104,9 +104,15 @@ def alpha_dropout(x, p=0.5, training=False, inplace=False, generator=None):
     alpha = -_SELU_ALPHA * _SELU_SCALE
     a = ((1 - p) * (1 + p * alpha * alpha)) ** -0.5
     b = -a * alpha * p
-    keep = get_generator(generator).random(tuple(x.shape)) >= p
-    k = x.xp.asarray(keep.astype(x.dtype))
-    return x * (a * k) + x.xp.asarray((alpha * a) * (1 - keep) + b, dtype=x.dtype)
+    rng, xp = get_generator(generator), x.xp
+    if xp is np:
+        keep = rng.random(tuple(x.shape)) >= p
+    else:  # the device draws, seeded from the host generator (F.dropout's way): a host mask
+        # of the input's size was drawn on the CPU and copied over twice per call
+        state = xp.random.RandomState(int(rng.integers(2**63 - 1)))
+        keep = state.random_sample(tuple(x.shape), dtype=np.float64) >= p
+    k = keep.astype(x.dtype)
+    return x * (a * k) + ((alpha * a) * (1 - keep) + b).astype(x.dtype)
 
 
 class _Dropout(Module):
