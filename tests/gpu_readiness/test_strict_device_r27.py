@@ -239,3 +239,19 @@ def test_alpha_dropout_draws_on_the_device(monkeypatch):
     slope = torch.nn.functional.alpha_dropout(torch.full((n,), 3.0, dtype=torch.float64), p,
                                               True).max().item() - theirs.max()  # torch's a
     np.testing.assert_allclose(host(x.grad), np.where(kept, slope, 0.0), rtol=1e-12)
+
+
+def test_bool_diff_and_equal_on_the_device(monkeypatch):
+    """diff of a bool tensor took ``range`` indices (slices now); Tensor.equal copied both
+    tensors to the host (now one flag read, torch's)."""
+    def program(lib, dev):
+        x = arr(lib, dev, [[0.1, 0.9, 0.8, 0.2, 0.7]])
+        b = x > 0.5
+        strictcupy.SYNCS.clear()
+        same = [x.equal(x.clone()), x.equal(x * 2), x.equal(x[:, :2])]
+        if dev != "cpu":
+            READS["equal"] = list(strictcupy.SYNCS)
+        return [b.diff(dim=1), b.diff(n=2, dim=-1), np.array(same)]
+
+    run_three(program, monkeypatch)
+    assert READS["equal"] == ["bool", "bool"]  # the third differs in shape: no read

@@ -288,7 +288,7 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
     for _ in range(int(n)):
         m = x.shape[dim]
         x = x.narrow(dim, 1, m - 1) - x.narrow(dim, 0, m - 1) if x.dtype.kind != "b" else \
-            _const(x, x._data.take(range(1, m), dim) ^ x._data.take(range(m - 1), dim))
+            _const(x, x.narrow(dim, 1, m - 1)._data ^ x.narrow(dim, 0, m - 1)._data)
     return x
 
 
@@ -627,8 +627,8 @@ def install(tensor_class, where, in_place, tensor_mod) -> None:
         "clip_": in_place("clip", lambda s, min=None, max=None: s.clamp(min, max)),
         "byte": lambda s: s.astype(np.uint8), "char": lambda s: s.astype(np.int8),
         "short": lambda s: s.astype(np.int16),
-        "equal": lambda s, o: tuple(s.shape) == tuple(o.shape) and bool(
-            (s.numpy() == o.numpy()).all()),
+        "equal": lambda s, o: tuple(s.shape) == tuple(o.shape) and bool(  # one flag read
+            (s._data == (o._data if isinstance(o, tensor_class) else o)).all()),
         "isclose": lambda s, o, rtol=1e-05, atol=1e-08, equal_nan=False: _const(
             s, s.xp.isclose(s._data, o._data if isinstance(o, tensor_class) else o, rtol,
                             atol, equal_nan)),
