@@ -99,13 +99,22 @@ def test_heatmap_png_is_a_png_of_the_field_with_its_scale():
 
 
 def test_a_solve_job_writes_its_field_and_residuals_without_matplotlib(tmp_path):
+    # It waits on conditions, never on a clock (the subprocess's 300 s bound only stops a
+    # hang): the job's end, then the numba load that the small solve starts 0.5 s after it
+    # ends, so that the process never exits while that daemon thread compiles. It had
+    # wait(60): with numba's cache cold (after any edit of a solve kernel) the job's true
+    # residual compiles a numba kernel in the job's thread, and four such children at once
+    # on two loaded cores took 17-25 s each, so a combined run could pass 60 s.
     got = _fresh("""
         import json, sys
         from skiff.jobs import launch
-        job = launch("solve", {"problem": "poisson", "grid": [48, 48], "rtol": 1e-8}).wait(60)
+        from skiff.kernels.solve.solver import load_numba
+        job = launch("solve", {"problem": "poisson", "grid": [48, 48], "rtol": 1e-8}).wait()
+        after_job = "matplotlib" in sys.modules
+        load_numba()                             # the background load, to its end
         print(json.dumps({"status": job.status, "field": str(job.artifact_path("field")),
                           "conv": str(job.artifact_path("convergence")),
-                          "matplotlib": "matplotlib" in sys.modules}))
+                          "matplotlib": after_job or "matplotlib" in sys.modules}))
     """, SKIFF_RUNS=str(tmp_path))
     assert got["status"] == "done" and got["matplotlib"] is False
     assert Path(got["field"]).read_bytes()[:4] == b"\x89PNG"
