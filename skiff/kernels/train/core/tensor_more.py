@@ -187,7 +187,8 @@ def _raw(index):
     array back to the host, which cupy refuses), else numpy's."""
     if _is_tensor(index):
         return index._data
-    return index if hasattr(index, "shape") and hasattr(index, "dtype") else np.asarray(index)
+    device = type(index).__module__.split(".")[0] == "cupy"
+    return index if device or isinstance(index, np.ndarray) else np.asarray(index)
 
 
 def gather(self, dim, index):
