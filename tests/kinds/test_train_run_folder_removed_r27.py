@@ -2,10 +2,9 @@
 folder again. The checkpoint writer (``skiff.kernels.train.checkpoint.save_checkpoint``)
 creates missing parents, so the run folder's ``checkpoints/`` (the trainer's default
 checkpoint dir) rebuilt it: ``checkpoints/step-N.npz``, then the jobs layer's final status
-as an ``events.jsonl``, no ``config.json`` (not listed, left on disk). The fix belongs to the
-trainer (``trainer.py``/``trainer_state.py``: do not write into a run folder that is gone),
-owned elsewhere this round: strict xfail until then, so the fix turns it into a failure to
-flip. Oracle: the file system, after the run."""
+as an ``events.jsonl``, no ``config.json`` (not listed, left on disk). Now
+``TrainerState._save`` refuses to write into a run folder that is gone. Oracle: the file
+system, after the run."""
 
 import shutil
 
@@ -26,8 +25,6 @@ class _RemovedAt(RunReporter):
             shutil.rmtree(self.run_dir)
 
 
-@pytest.mark.xfail(strict=True, reason="save_checkpoint makes the removed run folder again "
-                   "(fix in the trainer: see the module docstring and docs/events.md)")
 def test_a_removed_run_folder_is_not_made_again_by_the_checkpoint(tmp_path):
     run = tmp_path / "20260101-000000-train-abcd"
     run.mkdir()

@@ -42,6 +42,11 @@ class TrainerState:
         return state
 
     def _save(self, step, loader, history, val_history):
+        run_dir = getattr(self.reporter, "run_dir", None)
+        if run_dir is not None and Path(self.checkpoint_dir).parent == Path(run_dir) \
+                and not Path(run_dir).is_dir():  # the writer makes parents: not a run folder
+            raise FileNotFoundError(f"{run_dir}: the run folder was removed while the job "
+                                    f"ran; the checkpoint of step {step} is not written")
         path = self.strategy.save_checkpoint(
             self.checkpoint_dir, self._state(step, loader, history, val_history), step=step,
             keep=self.keep_checkpoints)
