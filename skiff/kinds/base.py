@@ -164,13 +164,11 @@ class Kind:
     def typed_refusals(self, values: dict, names: list[str], *, cell: str | None = None,
                        user_ns: dict | None = None) -> set[str] | None:
         """Of ``names`` (options set in ``values``, not typed), those the job would refuse
-        typed, told from the kind's tables (:mod:`skiff.kinds.typed_refusals`) without
-        preparing it again; None: no table, :meth:`unread_options` asks :meth:`prepare` once
-        per option. A table must answer as those probes do (a test checks it)."""
-        from .typed_refusals import TABLES
-
-        table = TABLES.get(self.name)
-        return None if table is None else table(values, names, cell=cell, user_ns=user_ns)
+        typed, told from the kind's own tables without preparing it again (the solve kind:
+        ``SolveKind.typed_refusals``, by the rule its option checks raise from); None: no
+        table, :meth:`unread_options` asks :meth:`prepare` once per option. A table must
+        answer as those probes do (tests/cli/test_typed_refusals_r27.py checks it)."""
+        return None
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """Checks that need to know how many ranks the job gets (ValueError: one line);

@@ -1,5 +1,5 @@
 """Round 27: the solve kind tells the options a job refuses typed from its tables
-(``skiff.kinds.typed_refusals``) instead of preparing the job once per option (0.5 ms each
+(``Kind.typed_refusals``) instead of preparing the job once per option (0.5 ms each
 for a built-in problem; a matrix file was read again by each, 2.1 s for 800k entries, cut by
 a budget after which every option was listed). The oracle is the probe it replaces: the
 kind's own prepare with that one option typed (``Kind.probe_refusals``, no budget)."""

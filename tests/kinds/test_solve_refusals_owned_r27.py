@@ -1,6 +1,6 @@
 """Round 27: the solve kind owns the table of options it refuses typed
 (``SolveKind.typed_refusals``, by the one rule ``check_options_apply`` raises from) instead
-of ``skiff.kinds.typed_refusals`` reading solve's private tables. The oracle is the kind's
+of a shared module reading solve's private tables. The oracle is the kind's
 own prepare with that one option typed (``Kind.probe_refusals``, no budget), swept over
 every built-in problem, a notebook matrix and a GridProblem, with every option set."""
 
@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from skiff.grammar.common import GIVEN, split_launch
 from skiff.kinds import get
 from skiff.kinds import solve as solve_kind
-from skiff.kinds.typed_refusals import TABLES
 
 # options some problem refuses, with no value set by default: each one set (not typed) that
 # the job itself takes untyped is a question
@@ -69,11 +68,6 @@ def test_the_kinds_own_table_answers_as_the_probe_for_every_option(problem):
 
 
 def test_the_table_is_the_kinds_not_a_shared_module():
-    """``skiff.kinds.typed_refusals`` no longer reads solve's private tables."""
-    import inspect
-
-    import skiff.kinds.typed_refusals as module
-
-    assert "solve" not in TABLES
-    assert "_ONLY_FOR" not in inspect.getsource(module)
+    """The solve kind holds its table; a kind without one (train) answers None: probed."""
     assert type(get("solve")).typed_refusals is not type(get("train")).typed_refusals
+    assert get("train").typed_refusals({"steps": 5}, ["steps"]) is None
