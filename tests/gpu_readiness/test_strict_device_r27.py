@@ -255,3 +255,25 @@ def test_bool_diff_and_equal_on_the_device(monkeypatch):
 
     run_three(program, monkeypatch)
     assert READS["equal"] == ["bool", "bool"]  # the third differs in shape: no read
+
+
+def test_unfold_fold_index_goes_over_once(monkeypatch):
+    """F.unfold/F.fold copied their position index (kh*kw*L int64: 3.6 MB for a 3x3 kernel
+    over 224x224) to the GPU on every call; now once per geometry and device. Values vs
+    torch on each call."""
+    x0 = np.random.default_rng(16).standard_normal((1, 2, 7, 6))
+    want = [torch.nn.functional.fold(torch.nn.functional.unfold(
+        torch.tensor(x0 * s), (3, 2), padding=1, stride=(2, 1), dilation=(1, 2)), (7, 6),
+        (3, 2), padding=1, stride=(2, 1), dilation=(1, 2)).numpy() for s in (1, 2, 3)]
+    strictcupy.install(monkeypatch)
+    F = skiff.nn.functional
+    uploads = []
+    for s, w in zip((1, 2, 3), want, strict=True):
+        x = skiff.tensor(x0 * s, dtype=skiff.float64).to("cuda:0")
+        strictcupy.UPLOADS.clear()
+        y = F.fold(F.unfold(x, (3, 2), padding=1, stride=(2, 1), dilation=(1, 2)), (7, 6),
+                   (3, 2), padding=1, stride=(2, 1), dilation=(1, 2))
+        uploads.append(list(strictcupy.UPLOADS))
+        np.testing.assert_allclose(host(y), w, rtol=1e-12, atol=1e-13)
+    assert uploads[1] == uploads[2] == []
+    assert len(uploads[0]) <= 1  # unfold's and fold's index are the same one

@@ -6,6 +6,8 @@ gradients are theirs."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..tensor import zeros
@@ -17,10 +19,18 @@ __all__ = ["unfold", "fold", "Unfold", "Fold"]
 
 
 def _positions(size, kernel_size, dilation, padding, stride):
-    """(kh * kw, L) indices into the padded (Hp * Wp) plane, and the padded size."""
+    """(kh * kw, L) indices into the padded (Hp * Wp) plane, the padded size, the padding and
+    the cache key (read-only arrays, kept per geometry)."""
     (h, w), (kh, kw) = size, as_pair(kernel_size, "kernel_size")
     (dh, dw), (ph, pw) = as_pair(dilation, "dilation"), as_pair(padding, "padding")
     sh, sw = as_pair(stride, "stride")
+    key = tuple(int(v) for v in (h, w, kh, kw, dh, dw, ph, pw, sh, sw))
+    return (*_positions_of(key), (ph, pw), key)
+
+
+@functools.lru_cache(maxsize=64)
+def _positions_of(key):
+    h, w, kh, kw, dh, dw, ph, pw, sh, sw = key
     hp, wp = h + 2 * ph, w + 2 * pw
     oh = (hp - dh * (kh - 1) - 1) // sh + 1
     ow = (wp - dw * (kw - 1) - 1) // sw + 1
@@ -31,7 +41,28 @@ def _positions(size, kernel_size, dilation, padding, stride):
     oi, oj = np.meshgrid(np.arange(oh) * sh, np.arange(ow) * sw, indexing="ij")
     rows = ki.reshape(-1, 1) + oi.reshape(1, -1)
     cols = kj.reshape(-1, 1) + oj.reshape(1, -1)
-    return rows * wp + cols, (hp, wp), (ph, pw)
+    pos = rows * wp + cols
+    pos.setflags(write=False)
+    return pos, (hp, wp)
+
+
+_ON_DEVICE: dict = {}  # (geometry, device id) -> the flat index on that GPU
+
+
+def _flat_index(input, pos, key):  # noqa: A002
+    """``pos`` flattened, on ``input``'s device: copied to a GPU once per geometry (a host
+    index would be copied over, synchronously, on every call)."""
+    xp = input.xp
+    if xp is np:
+        return pos.reshape(-1)
+    dev = int(getattr(input._data.device, "id", 0))
+    found = _ON_DEVICE.get((key, dev))
+    if found is None:
+        if len(_ON_DEVICE) >= 64:
+            _ON_DEVICE.clear()
+        with xp.cuda.Device(dev):
+            found = _ON_DEVICE[(key, dev)] = xp.asarray(pos.reshape(-1))
+    return found
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
@@ -40,9 +71,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
     if input.ndim == 3:
         return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
     n, c, h, w = input.shape
-    pos, (hp, wp), (ph, pw) = _positions((h, w), kernel_size, dilation, padding, stride)
+    pos, (hp, wp), (ph, pw), key = _positions((h, w), kernel_size, dilation, padding, stride)
     x = F.pad(input, (pw, pw, ph, ph)) if ph or pw else input
-    cols = x.reshape(n, c, hp * wp).index_select(2, input.xp.asarray(pos.reshape(-1)))
+    cols = x.reshape(n, c, hp * wp).index_select(2, _flat_index(input, pos, key))
     return cols.reshape(n, c * pos.shape[0], pos.shape[1])
 
 
@@ -54,7 +85,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
         return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding,
                     stride).squeeze(0)
     h, w = as_pair(output_size, "output_size")
-    pos, (hp, wp), (ph, pw) = _positions((h, w), kernel_size, dilation, padding, stride)
+    pos, (hp, wp), (ph, pw), key = _positions((h, w), kernel_size, dilation, padding, stride)
     k, length = pos.shape
     n, ck, got = input.shape
     if ck % k or got != length:
@@ -62,7 +93,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
                          f"{length} blocks for output_size {(h, w)}")
     c = ck // k
     plane = zeros(n, c, hp * wp, dtype=input.dtype, device=input.device)  # input's device
-    plane = plane.index_add(2, input.xp.asarray(pos.reshape(-1)),
+    plane = plane.index_add(2, _flat_index(input, pos, key),
                             input.reshape(n, c, k * length))
     img = plane.reshape(n, c, hp, wp)
     return img[:, :, ph:ph + h, pw:pw + w] if ph or pw else img
