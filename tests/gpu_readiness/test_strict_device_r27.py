@@ -277,3 +277,22 @@ def test_unfold_fold_index_goes_over_once(monkeypatch):
         np.testing.assert_allclose(host(y), w, rtol=1e-12, atol=1e-13)
     assert uploads[1] == uploads[2] == []
     assert len(uploads[0]) <= 1  # unfold's and fold's index are the same one
+
+
+def test_cummax_cummin_scan_with_ties_and_nans(monkeypatch):
+    """cummax/cummin as a log-step scan (were one step per position: n launches on a GPU):
+    values, indices (the latest of equal values, a nan's own) and gradients equal torch's,
+    on the CPU and on the device, over a long dim with ties and nans."""
+    rng = np.random.default_rng(17)
+    a = rng.integers(-3, 4, (3, 37)).astype(float)
+    a[rng.random(a.shape) < 0.08] = np.nan
+
+    def program(lib, dev):
+        x = arr(lib, dev, a, True)
+        b = arr(lib, dev, np.nan_to_num(a).T, True)
+        mx, mn = x.cummax(1), b.cummin(0)
+        (mx.values.nan_to_num() * 2 + 1).sum().backward()
+        (mn.values ** 2).sum().backward()
+        return [mx.values, mx.indices, mn.values, mn.indices, x.grad, b.grad]
+
+    run_three(program, monkeypatch)

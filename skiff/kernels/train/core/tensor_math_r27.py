@@ -212,15 +212,19 @@ def aminmax(self, *, dim=None, keepdim=False):
 def _cum_extreme(better):
     def method(self, dim):
         xp = self.xp
-        a = xp.moveaxis(self._data, dim, -1)
-        n = a.shape[-1]
-        idx = xp.zeros(a.shape, dtype=np.int64)
-        best = a[..., 0].copy()
-        for i in range(1, n):  # a running index: torch keeps the latest of equal values
-            take = better(a[..., i], best) | (a[..., i] == best) | xp.isnan(a[..., i])
-            best = xp.where(take, a[..., i], best)
-            idx[..., i] = xp.where(take, i, idx[..., i - 1])
-        idx = xp.moveaxis(idx, -1, dim)
+        v = xp.moveaxis(self._data, dim, -1)
+        n = v.shape[-1]
+        i = xp.broadcast_to(xp.arange(n, dtype=np.int64), v.shape)
+        shift = 1
+        while shift < n:  # a log-step scan of (value, index) pairs: log2(n) rounds of a few
+            # kernels (one per position before; a GPU paid n launches). The later element
+            # wins ties (torch keeps the latest index) and a nan wins over any number.
+            lv, li, rv, ri = v[..., :-shift], i[..., :-shift], v[..., shift:], i[..., shift:]
+            take = xp.isnan(rv) | (~xp.isnan(lv) & (better(rv, lv) | (rv == lv)))
+            v = xp.concatenate([v[..., :shift], xp.where(take, rv, lv)], axis=-1)
+            i = xp.concatenate([i[..., :shift], xp.where(take, ri, li)], axis=-1)
+            shift *= 2
+        idx = xp.ascontiguousarray(xp.moveaxis(i, -1, dim))
         return _ValIdx(self.gather(dim, idx), _const(self, idx))
 
     return method
