@@ -53,7 +53,7 @@ from .rec import (
     strip_leader,
 )
 from .result import OcrResult, TextLine
-from .spacing import cell_spaces, letter_spaces
+from .spacing import cell_spaces, digit_spaces, letter_spaces
 
 __all__ = ["OcrPipeline"]
 
@@ -487,6 +487,7 @@ class OcrPipeline(DetectionPasses, LineReading):
                     (len(kept) > 1 and self._picture(it, crops[k], text, score)):
                 continue
             text = strip_leader(letter_spaces(cell_spaces(text, crops[k]), crops[k]))
+            text = digit_spaces(text, crops[k])
             text = tick_marks(edge_dashes(text, crops[k]), crops[k])
             text = page_number_spaces(text, crops[k])
             box = it.boxes[owners[k][1]][0]

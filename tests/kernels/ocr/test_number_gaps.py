@@ -139,3 +139,22 @@ def test_rapidocr_reads_the_merged_amounts_as_one_too(pipe):
         if want in theirs:
             assert got == want
     assert any(want in theirs for want in SPACED), theirs  # the comparison was made
+
+
+@pytest.mark.parametrize("pattern, size", [("dejavu/DejaVuSans.ttf", 16),
+                                           ("dejavu/DejaVuSerif.ttf", 24),
+                                           ("liberation*/LiberationSans-Regular.ttf", 24)])
+def test_single_digits_a_word_apart_read_apart(pipe, pattern, size):
+    """A calendar's week set as one line: the recognizer gives the gaps between single
+    digits no space ("1234567"); ``spacing.digit_spaces`` reads them from the ink."""
+    lines = ["1 2 3 4 5 6 7", "2 4 6", "4 5 6 7 8 9"]
+    assert _read(pipe, _page(_face(pattern), size, lines)) == lines
+
+
+@pytest.mark.parametrize("pattern, size", [("dejavu/DejaVuSerif.ttf", 12),
+                                           ("dejavu/DejaVuSerif.ttf", 14),
+                                           ("dejavu/DejaVuSans.ttf", 13)])
+def test_numbers_of_two_digits_and_whole_numbers_stay(pipe, pattern, size):
+    """Near the rule's edges: a "1"'s foot a third of the height from the next digit."""
+    lines = ["12 3", "3 12", "10 5", "2046", "90210", "1171"]
+    assert _read(pipe, _page(_face(pattern), size, lines)) == lines
