@@ -115,7 +115,9 @@ def aggregate(S: sp.csr_matrix) -> tuple[np.ndarray, int]:
     fn = _aggregate_py
     from skiff.kernels.backend import numba_available
 
-    if numba_available():
+    from .fused import deferring
+
+    if not deferring() and numba_available():   # a small first solve: the same, in Python
         if _AGG_JIT is None:
             from numba import njit
 
@@ -155,11 +157,27 @@ def _gauss_seidel_py(indptr, indices, data, diag, x, b, forward):
 _GS_JIT = None
 
 
+def _gauss_seidel_sp(indptr, indices, data, diag, x, b, forward):
+    """The sweep of :func:`_gauss_seidel_py` as one sparse triangular solve (scipy):
+    ``x += (D + L)^-1 (b - A x)`` forward, ``(D + U)`` backward, ``D`` being ``diag``."""
+    from scipy.sparse.linalg import spsolve_triangular
+
+    n = x.shape[0]
+    A = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    T = (sp.tril(A, -1) if forward else sp.triu(A, 1)) + sp.diags(diag)
+    x += spsolve_triangular(T.tocsr(), b - A @ x, lower=forward)
+
+
 def _gauss_seidel():
-    """The numba Gauss-Seidel sweep, or None without numba (damped Jacobi then)."""
+    """The numba Gauss-Seidel sweep, or None without numba (damped Jacobi then); inside a
+    small first solve (``fused.deferring``) the same sweep by scipy, not waiting for numba."""
     global _GS_JIT
     from skiff.kernels.backend import numba_available
 
+    from .fused import deferring
+
+    if deferring() and _GS_JIT is None:
+        return _gauss_seidel_sp
     if _GS_JIT is None and numba_available():
         from numba import njit
 

@@ -271,8 +271,10 @@ def _evolution_k2(multi: bool = False):
     """The numba kernel of one or several candidates (the Python twin without numba)."""
     from skiff.kernels.backend import numba_available
 
+    from .fused import deferring
+
     py = _evolution_k2_multi_py if multi else _evolution_k2_py
-    if not numba_available():
+    if deferring() or not numba_available():   # a small first solve: not numba's load
         return py
     if multi not in _K2_JIT:
         from numba import njit

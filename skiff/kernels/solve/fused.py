@@ -41,7 +41,8 @@ __all__ = [
     "residual_restrict_var", "prolong_add", "restrict_t",
     "residual_restrict_t_const", "axpy_norm", "jacobi_dot",
     "pipecg_update", "csr_matvec", "dot",
-    "nb", "const_diag", "numba_ready", "numba_loaded", "mark_loaded", "deferred", "warming",
+    "nb", "const_diag", "numba_ready", "numba_loaded", "deferring", "mark_loaded", "deferred",
+    "warming",
     "DEFER_UNKNOWNS", "DEFER_GRACE",
 ]
 
@@ -75,6 +76,13 @@ def numba_ready() -> bool:
     if getattr(_local, "defer", False):  # not even `import numba` here (0.15 s)
         return False
     return numba_available()
+
+
+def deferring() -> bool:
+    """True inside ``deferred()`` while the numba kernels are not loaded (the numpy or scipy
+    twins run; never imports numba): the AMG setup's and smoother's own numba kernels ask."""
+    return (getattr(_local, "defer", False) and not _READY.is_set()
+            and not getattr(_local, "warming", False))
 
 
 def numba_loaded() -> bool:

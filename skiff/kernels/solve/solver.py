@@ -501,8 +501,9 @@ class Solver:
         self.dtype = getattr(system, "dtype", None) if not self.is_grid else np.float64
         self.auto_note = None    # why 'auto' chose differently than usual (describe())
         self._check_memory()
-        # a small grid solve does not wait for numba to load (fused.deferred)
-        self._small = self.is_grid and system.unknowns <= fused.DEFER_UNKNOWNS
+        # a small solve (a grid's or a matrix's) does not wait for numba to load
+        # (fused.deferred): the numpy references run until the background load is done
+        self._small = _deferrable(system, self.is_grid, n, self.xp)
         t0 = time.perf_counter()
         with fused.deferred(self._small):
             self.op = self._as_operator(n)
@@ -1044,7 +1045,8 @@ class Solver:
         residual by recurrence, which drifts from the true one near machine precision)."""
         xp = self.xp
         ax = xp.empty_like(b)
-        self.op.matvec(x, ax)
+        with fused.deferred(self._small):   # after a first small solve: not numba's load
+            self.op.matvec(x, ax)
         return float(xp.linalg.norm((b - ax).ravel()))
 
     def _run(self, b, x, tol, maxiter, on_iter):
@@ -1222,6 +1224,19 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
 
 
 # ---------------------------------------------------------------------------- loading numba
+def _deferrable(system, is_grid, n, xp) -> bool:
+    """Whether a solve of ``system`` runs on the numpy references until numba is loaded
+    (``fused.deferred``): a grid or a CPU matrix of at most ``fused.DEFER_UNKNOWNS`` unknowns
+    (a 48x48 Poisson matrix solves in ~15 ms; importing numba alone takes ~0.45 s)."""
+    if is_grid:
+        return system.unknowns <= fused.DEFER_UNKNOWNS
+    if xp is not np:
+        return False
+    shape = getattr(system, "shape", None)
+    size = (shape[0] if shape is not None and len(shape) == 2 else n)
+    return isinstance(size, (int, np.integer)) and 0 < size <= fused.DEFER_UNKNOWNS
+
+
 _LOAD = threading.RLock()    # held while loading
 _START = threading.Lock()    # held while starting the background load
 _background: list[threading.Thread] = []
@@ -1258,6 +1273,12 @@ def load_numba(wait: bool = True, delay: float = 0.0) -> None:
                                 diffusion((64, 64), lambda x, y: 1.0 + x * y, name="warm")):
                     for method in ("cg", "mg"):
                         Solver(problem, method=method, device="cpu").solve(rtol=1e-6)
+                # a matrix's Krylov vectors are flat (other numba signatures than a grid's);
+                # AMG's setup (strength, aggregates, Gauss-Seidel on the candidates) has its own
+                A = poisson((24, 24)).matrix()   # above AMG's 400 coarse unknowns
+                for method, precond in (("cg", "jacobi"), ("pipecg", "none"), ("cg", "amg")):
+                    Solver(A, method=method, precond=precond, device="cpu").solve(
+                        np.ones(A.shape[0]), rtol=1e-6)
         except Exception as exc:  # a broken numba install: the references answer
             _FAILED.append(f"{type(exc).__name__}: {exc}")
             return
