@@ -112,7 +112,7 @@ def _page_number(face, size):
         draw.text((160, 200 + i * int(size * 1.8)), line, font=face, fill=0)
     width = draw.textlength("- 1 -", font=face)
     draw.text((827 - width / 2, 2339 - 180), "- 1 -", font=face, fill=0)
-    return img.resize((728, 1029), Image.LANCZOS), body + ["-1-"]  # neither reads its spaces
+    return img.resize((728, 1029), Image.LANCZOS), body + ["- 1 -"]  # as printed
 
 
 def scenes():
