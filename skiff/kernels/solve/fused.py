@@ -43,7 +43,7 @@ __all__ = [
     "pipecg_update", "csr_matvec", "dot",
     "nb", "const_diag", "numba_ready", "numba_loaded", "deferring", "mark_loaded", "deferred",
     "warming",
-    "DEFER_UNKNOWNS", "DEFER_GRACE",
+    "DEFER_UNKNOWNS", "DEFER_MATRIX_NNZ", "DEFER_GRACE",
 ]
 
 
@@ -64,6 +64,7 @@ def nb():
 # the solver switches to them when they are ready. Anywhere else (a big solve, check_op, a
 # direct call) each kernel loads at its first use, as numba does.
 DEFER_UNKNOWNS = 1 << 18     # a solve up to 512x512 does not wait for numba
+DEFER_MATRIX_NNZ = 1 << 15  # a matrix up to 32768 entries (~80x80 Poisson; AMG's setup in Python)
 DEFER_GRACE = 0.25           # seconds a deferred solve runs before the load starts beside it
 _READY = threading.Event()
 _local = threading.local()

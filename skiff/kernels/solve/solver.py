@@ -1226,14 +1226,20 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
 # ---------------------------------------------------------------------------- loading numba
 def _deferrable(system, is_grid, n, xp) -> bool:
     """Whether a solve of ``system`` runs on the numpy references until numba is loaded
-    (``fused.deferred``): a grid or a CPU matrix of at most ``fused.DEFER_UNKNOWNS`` unknowns
-    (a 48x48 Poisson matrix solves in ~15 ms; importing numba alone takes ~0.45 s)."""
+    (``fused.deferred``): a grid of at most ``fused.DEFER_UNKNOWNS`` unknowns, a CPU matrix
+    of at most ``fused.DEFER_MATRIX_NNZ`` entries (its AMG setup then runs its Python twins:
+    a 64x64 Poisson matrix's first solve 0.44 -> 0.18 s, but 200x200 0.48 -> 0.98 s), a
+    matrix-free operator of at most ``DEFER_UNKNOWNS`` unknowns (the Krylov updates only)."""
     if is_grid:
         return system.unknowns <= fused.DEFER_UNKNOWNS
     if xp is not np:
         return False
+    if hasattr(system, "nnz"):                        # scipy sparse
+        return 0 < int(system.nnz) <= fused.DEFER_MATRIX_NNZ
+    if isinstance(system, np.ndarray):                # dense: every entry counts
+        return 0 < system.size <= fused.DEFER_MATRIX_NNZ
     shape = getattr(system, "shape", None)
-    size = (shape[0] if shape is not None and len(shape) == 2 else n)
+    size = shape[0] if shape is not None and len(shape) == 2 else n
     return isinstance(size, (int, np.integer)) and 0 < size <= fused.DEFER_UNKNOWNS
 
 
