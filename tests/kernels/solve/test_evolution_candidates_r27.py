@@ -56,11 +56,16 @@ def test_strong_connections_are_pyamgs(dim, k):
     pyamg's estimate of rho(D^-1 A) (skiff's 15 power steps give 2.49 where pyamg's Lanczos
     gives 2.57 in 3-D, and 1-2 % of the connections differ then)."""
     A, _, B = _elasticity(dim, k)
+    # pyamg's estimate starts from an unseeded random vector, and its strength function
+    # estimates again: both draw the same start (else borderline connections flip)
+    np.random.seed(7)
     rho = approximate_spectral_radius(sp.diags(1.0 / A.diagonal()) @ A)
     ours = _pattern(amg_strength.evolution_strength(A, B, rho=rho))
+    np.random.seed(7)
     theirs = _pattern(evolution_strength_of_connection(A, B))
     assert ours == theirs and len(ours) > A.shape[0]
     one = _pattern(amg_strength.evolution_strength(A, B[:, :1], rho=rho))
+    np.random.seed(7)
     assert one == _pattern(evolution_strength_of_connection(A, B[:, :1]))
     rough = _pattern(amg_strength.evolution_strength(A, B))   # skiff's own rho estimate
     assert len(rough & theirs) >= 0.97 * len(theirs)
