@@ -14,7 +14,8 @@ ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist"
          "ocr-memory",
          "ocr-layout", "ocr-crops", "ocr-displays", "ocr-textfree", "ocr-grainy",
          "ocr-scans", "ocr-probes", "ocr-probes-thumbnail",
-         "ocr-probes-phone", "ocr-fields", "ocr-finetune", "open-models", "gpu"]
+         "ocr-probes-phone", "ocr-fields", "ocr-everyday", "ocr-everyday-thumbnail",
+         "ocr-everyday-phone", "ocr-finetune", "open-models", "gpu"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
@@ -40,6 +41,10 @@ TITLES = {
     "ocr-probes-phone": "OCR of everyday scenes as phone shots (turned, blurred, noisy, JPEG; "
                         "issue 14)",
     "ocr-fields": "OCR of document fields: invoices, statements, IDs, amounts, ticks (issue 14)",
+    "ocr-everyday": "OCR of everyday documents full of numbers: price tags, timetables, "
+                    "calendars, payslips (issue 14)",
+    "ocr-everyday-thumbnail": "OCR of everyday documents full of numbers as thumbnails (issue 14)",
+    "ocr-everyday-phone": "OCR of everyday documents full of numbers as phone shots (issue 14)",
     "ocr-finetune": "Fine-tuning the recognizer vs PyTorch (issue 14)",
     "ocr-displays": "OCR of seven-segment displays and of numbers in ordinary faces (issue 14)",
     "ocr-textfree": "OCR of images with no text: lines made up (issue 14)",
