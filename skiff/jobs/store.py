@@ -166,11 +166,11 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
         return close[0]
     if not close:  # a job's --name: the newest job of that name
         metas = [(d, read_json(d / "config.json")) for d in dirs]
-        names = {d: meta.get("name") for d, meta in metas
-                 if isinstance(meta, dict) and isinstance(meta.get("name"), str)}
-        named = [d for d, name in names.items() if name == job_id]
-        if named:
-            return named[-1]
+        metas = [(d, meta) for d, meta in metas if isinstance(meta, dict)]
+        names = {d: meta.get("name") for d, meta in metas if isinstance(meta.get("name"), str)}
+        named = [(_created(meta), d) for d, meta in metas if names.get(d) == job_id]
+        if named:  # newest by creation time: two ids of one second sort by their random tail
+            return max(named)[1]
         from skiff.grammar.common import did_you_mean
 
         # a mistyped --name (`jobs cancel lnog1`): the name it is closest to
@@ -178,6 +178,11 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
                        f" under {runs_root(root)}")
     names = ", ".join(d.name for d in close[:5])
     raise KeyError(f"job id {job_id!r} is ambiguous: {names}")
+
+
+def _created(meta: dict) -> float:
+    value = meta.get("created")
+    return float(value) if isinstance(value, (int, float)) else float("-inf")
 
 
 def write_json(path: Path, data) -> None:

@@ -67,7 +67,11 @@ def test_list_detail_and_events_of_finished_and_damaged_jobs(api):
 
     first = api.get(f"jobs/{job.id}/events?offset=0")
     types = [e["type"] for e in first["events"]]
-    assert types[0] == "status" and types.count("progress") == 3
+    # progress is throttled (a step within the reporter's gap of the last is held back and
+    # written by the next due one or the final one): 3 fast steps give 2 or 3 events
+    dones = [e["done"] for e in first["events"] if e["type"] == "progress"]
+    assert types[0] == "status" and 2 <= len(dones) <= 3 and dones[0] == 1 and dones[-1] == 3
+    assert dones == sorted(set(dones))
     assert first["offset"] == first["size"] == (job.run_dir / "events.jsonl").stat().st_size
     assert api.get(f"jobs/{job.id}/events?offset={first['offset']}")["events"] == []
     # a client that stopped in the middle of the file gets the rest, from the next line on
