@@ -77,12 +77,22 @@ def _training():
              "full": full, "ones": ones, "ones_like": ones_like, "rand": rand, "randn": randn,
              "stack": stack, "where": where, "zeros": zeros, "zeros_like": zeros_like}
     torch_names = [n for n in functions.__all__ if n not in NAMES]
-    found.update({n: getattr(functions, n) for n in torch_names})
+    # bfloat16 stays lazy (its ml_dtypes costs ~0.6 s): asked for by name below
+    found.update({n: getattr(functions, n) for n in torch_names if n not in _LAZY_DTYPES})
     found["__all__"] = [*NAMES, *torch_names]
     return found
 
 
+_LAZY_DTYPES = ("bfloat16",)
+
+
 def __getattr__(name: str):
+    if name in _LAZY_DTYPES:
+        from skiff.kernels.train.core import functions
+
+        value = getattr(functions, name)
+        globals()[name] = value
+        return value
     load = _LIGHT.get(name)
     if load is None and (name == "__all__" or not name.startswith("_")):
         load = _training

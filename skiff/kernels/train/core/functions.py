@@ -38,10 +38,19 @@ from .torch_runtime import (
 
 float16 = half = np.dtype(np.float16)
 iinfo = np.iinfo
-try:
-    bfloat16 = _as_dtype("bfloat16")
-except ValueError:  # pragma: no cover - without ml_dtypes
-    bfloat16 = None
+
+
+def __getattr__(name: str):
+    """``bfloat16`` is made on first use: its dtype comes from ml_dtypes, whose extension
+    takes ~0.6 s to load, and most trainings never ask for it (PEP 562)."""
+    if name != "bfloat16":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = _as_dtype("bfloat16")
+    except ValueError:  # pragma: no cover - without ml_dtypes
+        value = None
+    globals()["bfloat16"] = value
+    return value
 
 
 def finfo(dtype=None):
@@ -214,7 +223,8 @@ __all__ = [
     "randint", "randperm", "linspace", "multinomial", "save", "load", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
-    "int32", "int", "int64", "long", "bool", "autograd", "finfo", "iinfo", "eye", "bfloat16",
+    "int32", "int", "int64", "long", "bool", "autograd", "finfo", "iinfo", "eye",
+    "bfloat16",  # noqa: F822 (made on first use by the module's __getattr__)
     "meshgrid", "addmm", "baddbmm", "addbmm", "tensordot", "bernoulli",
     *_METHODS, *_R27_FUNCTIONS,
     "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
