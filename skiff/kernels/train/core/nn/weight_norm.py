@@ -34,15 +34,21 @@ class _WeightNormHook:
         object.__setattr__(module, self.name, _compose(g, v, self.dim))
 
 
-def weight_norm(module, name="weight", dim=0):
-    """torch's (old) ``nn.utils.weight_norm``: ``name`` becomes ``name_g`` and ``name_v``."""
-    w = getattr(module, name)
+def _magnitude_direction(w, dim):
+    """torch's ``dim`` (negative counted from the end; -1 or None: the whole tensor), and the
+    two new parameters: the norm ``g`` over every axis but ``dim``, the direction ``v``."""
     if dim is not None and dim < -1:
         dim += w.ndim
     if dim == -1:
         dim = None
     g = Parameter(_norm_except(w.detach(), dim)._data.copy(), dtype=w.dtype)
     v = Parameter(w.detach()._data.copy(), dtype=w.dtype)
+    return dim, g, v
+
+
+def weight_norm(module, name="weight", dim=0):
+    """torch's (old) ``nn.utils.weight_norm``: ``name`` becomes ``name_g`` and ``name_v``."""
+    dim, g, v = _magnitude_direction(getattr(module, name), dim)
     delattr(module, name)
     setattr(module, name + "_g", g)
     setattr(module, name + "_v", v)
@@ -91,13 +97,7 @@ class _ParametrizationList(Module):
 
 def parametrized_weight_norm(module, name="weight", dim=0):
     """torch's ``nn.utils.parametrizations.weight_norm``."""
-    w = getattr(module, name)
-    if dim is not None and dim < -1:
-        dim += w.ndim
-    if dim == -1:
-        dim = None
-    g = Parameter(_norm_except(w.detach(), dim)._data.copy(), dtype=w.dtype)
-    v = Parameter(w.detach()._data.copy(), dtype=w.dtype)
+    dim, g, v = _magnitude_direction(getattr(module, name), dim)
     delattr(module, name)
     if "parametrizations" not in module._modules:
         module.parametrizations = ModuleDict()
