@@ -3,6 +3,10 @@
 :mod:`skiff.kernels.train.core.nn.utils`. ``skiff.nn.utils.rnn.pad_sequence`` is torch's."""
 
 from skiff.kernels.train.core.nn import utils as _real
+from skiff.kernels.train.core.nn.spectral_norm import (  # noqa: F401
+    remove_spectral_norm,
+    spectral_norm,
+)
 from skiff.kernels.train.core.nn.utils import (  # noqa: F401
     clip_grad_norm_,
     clip_grad_value_,
@@ -14,6 +18,7 @@ from skiff.kernels.train.core.nn.weight_norm import (  # noqa: F401
     weight_norm,
 )
 
-from . import parametrizations, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
+from . import parametrizations, parametrize, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
 
-__all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations"]
+__all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations",
+           "spectral_norm", "remove_spectral_norm", "parametrize"]
