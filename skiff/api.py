@@ -7,7 +7,7 @@ Each name loads its own home on first use (PEP 562): ``skiff.solve`` loads
 :mod:`skiff.jobs`; a script that solves never pays for the training core (its tensors,
 torch's top-level names and ml_dtypes: about 1 s). Any training name (``skiff.Trainer``,
 ``skiff.tensor``, ``skiff.float64``, ...) or ``__all__`` loads the whole training group at once,
-as a plain import of all of it did.
+as a plain import of all of it did; ``dir()`` lists every name without loading any.
 """
 
 
@@ -103,8 +103,14 @@ def __getattr__(name: str):
     return found[name]
 
 
+def dir_names() -> list[str]:
+    """Every public name, as ``__all__`` lists them once loaded, without loading anything:
+    ``dir(skiff)`` (a notebook's ``skiff.<TAB>``) loaded the training group (~0.5 s)."""
+    return [*NAMES, *_TORCH_NAMES]
+
+
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__getattr__("__all__")})
+    return sorted({*globals(), "__all__", *dir_names()})
 
 
 def panel(tab: str | None = None):
@@ -112,3 +118,39 @@ def panel(tab: str | None = None):
     from skiff.widgets.panels import panel as make_panel
 
     return make_panel(tab)
+
+
+# the training core's torch names (``functions.__all__`` less NAMES), written out for dir()
+# without loading it; tests/test_dir_names_r28.py checks them against the loaded __all__
+_TORCH_NAMES = (
+    "manual_seed", "device", "from_numpy", "as_tensor", "is_tensor", "numel", "equal",
+    "allclose", "isclose", "randn_like", "rand_like", "full_like", "empty", "empty_like",
+    "randint", "randperm", "linspace", "multinomial", "save", "load", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "float16", "half", "float32",
+    "float", "float64", "double", "int8", "uint8", "int16", "int32", "int", "int64", "long",
+    "bool", "autograd", "finfo", "iinfo", "eye", "bfloat16", "meshgrid", "addmm", "baddbmm",
+    "addbmm", "tensordot", "bernoulli", "flatten", "exp", "log", "sin", "cos", "tanh",
+    "sigmoid", "relu", "sqrt", "rsqrt", "abs", "square", "softmax", "log_softmax", "argmax",
+    "argsort", "max", "min", "sum", "mean", "prod", "var", "std", "amax", "amin", "maximum",
+    "minimum", "clamp", "clip", "topk", "sort", "cumsum", "norm", "gather", "index_select",
+    "masked_fill", "chunk", "narrow", "unbind", "logsumexp", "log1p", "expm1", "reciprocal",
+    "neg", "pow", "matmul", "mm", "bmm", "unsqueeze", "squeeze", "permute", "transpose",
+    "reshape", "tril", "triu", "flip", "t", "floor", "round", "sign", "any", "all", "isfinite",
+    "isnan", "isinf", "floor_divide", "remainder", "fmod", "div", "divide", "erf", "asin",
+    "acos", "atan", "sinh", "cosh", "atan2", "hypot", "log2", "log10", "exp2", "trunc", "ceil",
+    "frac", "lerp", "addcmul", "addcdiv", "roll", "tile", "movedim", "moveaxis", "unflatten",
+    "repeat_interleave", "outer", "nan_to_num", "diag", "trace", "count_nonzero",
+    "is_floating_point", "clamp_min", "clamp_max", "cumprod", "index_add", "lgamma", "digamma",
+    "erfinv", "logit", "xlogy", "sinc", "logaddexp", "sgn", "signbit", "heaviside", "isin",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "nansum", "nanmean", "aminmax",
+    "cummax", "cummin", "logcumsumexp", "dot", "mv", "kron", "diff", "take_along_dim", "rot90",
+    "fliplr", "flipud", "tensor_split", "argwhere", "float_power", "dist", "hsplit", "vsplit",
+    "histc", "renorm", "scatter_reduce", "scatter_add", "scatter", "index_fill", "index_copy",
+    "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack",
+    "broadcast_shapes", "broadcast_to", "broadcast_tensors", "searchsorted", "bucketize",
+    "std_mean", "var_mean", "tril_indices", "triu_indices", "block_diag", "cartesian_prod",
+    "cov", "corrcoef", "cosine_similarity", "pdist", "combinations", "trapezoid", "polygamma",
+    "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
+)
