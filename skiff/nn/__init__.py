@@ -76,9 +76,16 @@ from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
     Hardshrink,
     InstanceNorm1d,
     InstanceNorm2d,
+    InstanceNorm3d,
     Softmax2d,
     Softshrink,
     Tanhshrink,
+)
+from skiff.kernels.train.core.nn.layers_r28 import (  # noqa: F401
+    CTCLoss,
+    LazyLinear,
+    MultiMarginLoss,
+    RReLU,
 )
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
@@ -136,4 +143,5 @@ from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",
            "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
-           "ConvTranspose1d", "Unfold", "Fold", "Dropout3d", "AlphaDropout"]
+           "ConvTranspose1d", "Unfold", "Fold", "Dropout3d", "AlphaDropout",
+           "InstanceNorm3d", "CTCLoss", "LazyLinear", "MultiMarginLoss", "RReLU"]

@@ -73,6 +73,7 @@ from skiff.kernels.train.core.nn.functional.conv1d import (  # noqa: F401
     max_pool1d,
     pairwise_distance,
 )
+from skiff.kernels.train.core.nn.functional.ctc import ctc_loss  # noqa: F401
 from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
     cosine_embedding_loss,
     gaussian_nll_loss,
@@ -93,6 +94,11 @@ from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
     softshrink,
     tanhshrink,
 )
+from skiff.kernels.train.core.nn.layers_r28 import (  # noqa: F401
+    gumbel_softmax,
+    multi_margin_loss,
+    rrelu,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     adaptive_max_pool2d,
     pixel_shuffle,
@@ -103,4 +109,5 @@ from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
 __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle",
            "embedding_bag", "adaptive_avg_pool1d", "bilinear", "hardshrink", "instance_norm",
            "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d",
-           "unfold", "fold", "dropout3d", "alpha_dropout"]
+           "unfold", "fold", "dropout3d", "alpha_dropout", "ctc_loss", "gumbel_softmax",
+           "multi_margin_loss", "rrelu"]

@@ -217,8 +217,11 @@ class RMSNorm(Module):
 
 
 class Dropout(Module):
-    def __init__(self, p=0.5, generator=None):
+    def __init__(self, p=0.5, generator=None, inplace=False):
         super().__init__()
+        if isinstance(generator, bool):  # torch's Dropout(p, inplace)
+            generator, inplace = None, generator
+        self.inplace = bool(inplace)  # accepted for torch's code; the result is a new tensor
         if not 0.0 <= p < 1.0:
             raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
         self.p = p
@@ -232,6 +235,10 @@ class Dropout(Module):
 
 
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = bool(inplace)  # accepted for torch's code; the result is a new tensor
+
     def forward(self, x):
         return F.relu(x)
 
@@ -253,6 +260,10 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
     def forward(self, x):
         return F.silu(x)
 
@@ -300,8 +311,9 @@ class Softmax(Module):
 class LeakyReLU(Module):
     """``max(x, 0) + negative_slope * min(x, 0)``."""
 
-    def __init__(self, negative_slope: float = 0.01):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__()
+        self.inplace = bool(inplace)
         self.negative_slope = float(negative_slope)
 
     def forward(self, x):
@@ -337,8 +349,9 @@ class GroupNorm(Module):
 
 
 class ELU(Module):
-    def __init__(self, alpha=1.0):
+    def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
+        self.inplace = bool(inplace)
         self.alpha = float(alpha)
 
     def forward(self, x):

@@ -16,7 +16,8 @@ from .layers import _positive, uniform_
 from .module import Module, Parameter
 
 __all__ = ["Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d", "AdaptiveAvgPool1d",
-           "Bilinear", "InstanceNorm1d", "InstanceNorm2d", "Dropout3d", "AlphaDropout",
+           "Bilinear", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout3d",
+           "AlphaDropout",
            "softshrink", "hardshrink", "tanhshrink", "adaptive_avg_pool1d", "bilinear",
            "instance_norm", "dropout3d", "alpha_dropout"]
 
@@ -63,21 +64,45 @@ def bilinear(input1, input2, weight, bias=None):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
                   use_input_stats=True, momentum=0.1, eps=1e-5):
-    """Each (sample, channel) normalised over its spatial axes (biased variance)."""
-    if running_mean is not None or running_var is not None or not use_input_stats:
-        raise NotImplementedError("instance_norm: running statistics are not supported "
-                                  "(track_running_stats=False, torch's default)")
+    """Each (sample, channel) normalised over its spatial axes (biased variance). With
+    running statistics (torch's ``track_running_stats``): ``use_input_stats`` normalises by
+    the instance's own and moves ``running_mean``/``running_var`` (in place) toward the batch
+    mean of the instance means / unbiased variances; otherwise they normalise."""
     axes = tuple(range(2, input.ndim))
-    mu = input.mean(axes, keepdim=True)
-    xc = input - mu
-    var = (xc * xc).mean(axes, keepdim=True)
-    out = xc / (var + eps).sqrt()
     shape = (1, -1) + (1,) * (input.ndim - 2)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and "
+                             "running_var")
+        out = (input - running_mean.detach().reshape(shape)) / (
+            running_var.detach().reshape(shape) + eps).sqrt()
+    else:
+        mu = input.mean(axes, keepdim=True)
+        xc = input - mu
+        var = (xc * xc).mean(axes, keepdim=True)
+        out = xc / (var + eps).sqrt()
+        if running_mean is not None or running_var is not None:
+            _update_running(input, mu, var, running_mean, running_var, momentum)
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def _update_running(input, mu, var, running_mean, running_var, momentum):
+    """torch's update: the batch mean of the per-instance statistics (variance unbiased)."""
+    n = 1
+    for d in input.shape[2:]:
+        n *= d
+    m = float(momentum)
+    lead = input.shape[:2]
+    if running_mean is not None:
+        new = mu.detach()._data.reshape(lead).mean(0)
+        running_mean._data[...] = (1 - m) * running_mean._data + m * new
+    if running_var is not None:
+        new = var.detach()._data.reshape(lead).mean(0) * (n / max(n - 1, 1))
+        running_var._data[...] = (1 - m) * running_var._data + m * new
 
 
 def dropout3d(x, p=0.5, training=True, inplace=False, generator=None):
@@ -193,17 +218,18 @@ class _InstanceNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None):
         super().__init__()
-        if track_running_stats:
-            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is "
-                                      "not supported (torch's default is False)")
         dtype = default_float(dtype)
         self.num_features = _positive("num_features", num_features)
         self.eps, self.momentum, self.affine = eps, momentum, bool(affine)
-        self.track_running_stats = False
+        self.track_running_stats = bool(track_running_stats)
         self.weight = Parameter(np.ones(num_features, dtype=dtype), dtype=dtype) \
             if affine else None
         self.bias = Parameter(np.zeros(num_features, dtype=dtype), dtype=dtype) \
             if affine else None
+        if self.track_running_stats:  # torch's buffers (the count stays 0, as torch's)
+            self.register_buffer("running_mean", np.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", np.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", np.zeros((), dtype=np.int64))
         if device is not None:
             self.to(device)
 
@@ -214,7 +240,11 @@ class _InstanceNorm(Module):
             raise ValueError(f"{type(self).__name__}({self.num_features}) expects (N, "
                              f"{self.num_features}, ...) with {self.DIMS} spatial axes, got "
                              f"{tuple(x.shape)}")
-        return instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        if not self.track_running_stats:
+            return instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        return instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                             self.training, self.momentum if self.momentum is not None
+                             else 0.0, self.eps)
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -229,3 +259,7 @@ class InstanceNorm2d(_InstanceNorm):
     DIMS = 2
 
 
+class InstanceNorm3d(_InstanceNorm):
+    """torch's ``nn.InstanceNorm3d`` ((N, C, D, H, W))."""
+
+    DIMS = 3
