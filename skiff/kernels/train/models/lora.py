@@ -35,6 +35,7 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.nn.layers import uniform_
 from . import safetensors_io as st
+from .lora_modules_to_save import apply_modules_to_save, module_tensors, take_module_values
 from .lora_tokens import (
     apply_trainable_tokens,
     merged_rows,
@@ -143,11 +144,13 @@ def _targets(model, target_modules):
 
 
 def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "v_proj"),
-               dropout: float = 0.0, trainable_token_indices=None):
+               dropout: float = 0.0, trainable_token_indices=None, modules_to_save=None):
     """Adapt ``model`` in place (see the module docstring); returns it. An unknown target
     name (no Linear by that name) is one clear error. ``trainable_token_indices`` (token
     ids, or peft's ``{"embed_tokens": ids}``): those embedding rows are trained too
-    (``lora_tokens``), as peft's option of that name."""
+    (``lora_tokens``), as peft's option of that name. ``modules_to_save`` (module names,
+    peft's option): those modules are trained whole and saved in the adapter
+    (``lora_modules_to_save``; a tied head is untied, as peft's copy unties it)."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
     if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
@@ -181,9 +184,13 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     for p in model.parameters():
         p.requires_grad = False
         p._grad = None
+    tokens = _token_indices(trainable_token_indices)
+    saved = None
+    if modules_to_save:
+        saved = apply_modules_to_save(model, modules_to_save,
+                                      {full for _, _, full, _ in targets}, tokens)
     for parent, attr, _, linear in targets:
         setattr(parent, attr, LoRALinear(linear, r, alpha, dropout))
-    tokens = _token_indices(trainable_token_indices)
     if tokens is not None:
         apply_trainable_tokens(model, tokens)
     for mlp in experts:
@@ -198,7 +205,8 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "target_parameters": [f"mlp.experts.{p}" for p in
                                                ("gate_up_proj", "down_proj")
                                                if p in expert_parts],
-                         "trainable_token_indices": tokens}
+                         "trainable_token_indices": tokens,
+                         "modules_to_save": saved}
     return model
 
 
@@ -301,6 +309,8 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
         tensors.update(_fused_expert_adapters(prefix, parts))
     base = base_model_name_or_path or getattr(model, "source_folder", None)
     tensors.update(_embedding_tensors(model, base))
+    if cfg_saved := model.lora_config.get("modules_to_save"):
+        tensors.update(module_tensors(model, cfg_saved))
     st.write_file(tensors, folder / "adapter_model.safetensors")
     cfg = dict(model.lora_config)
     config = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": cfg["r"],
@@ -309,6 +319,7 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "target_parameters": cfg.get("target_parameters") or None, "bias": "none",
               "fan_in_fan_out": False, "use_rslora": False, "inference_mode": True,
               "trainable_token_indices": cfg.get("trainable_token_indices"),
+              "modules_to_save": cfg.get("modules_to_save"),
               "base_model_name_or_path": base}
     (folder / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n")
     written = ["adapter_model.safetensors", "adapter_config.json"]
@@ -380,7 +391,7 @@ def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
 
 # adapter_config.json entries whose non-default values change the function: refused
 _UNSUPPORTED = {"use_dora": False, "use_rslora": False, "bias": "none", "fan_in_fan_out": False,
-                "modules_to_save": None, "layers_to_transform": None, "rank_pattern": {},
+                "layers_to_transform": None, "rank_pattern": {},
                 "alpha_pattern": {}, "lora_bias": False}
 
 
@@ -390,8 +401,10 @@ def load_adapter(model, path: str | os.PathLike):
     writes it) on ``model``: :func:`apply_lora` with its rank, alpha and targets, then its
     ``lora_A``/``lora_B`` values (the fused experts' cut per expert). The model then gives
     ``PeftModel.from_pretrained(base, path)``'s logits; training goes on from the adapter.
-    A setting that changes the function and skiff does not have (DoRA, rsLoRA, biases,
-    ``modules_to_save``, per-layer ranks) or a tensor that does not fit is one error."""
+    ``modules_to_save`` entries (whole trained modules) are put in their modules (a tied
+    head untied, as peft's copy). A setting that changes the function and skiff does not
+    have (DoRA, rsLoRA, biases, per-layer ranks) or a tensor that does not fit is one
+    error."""
     folder = Path(path).expanduser()
     cfg_path, weights = folder / "adapter_config.json", folder / "adapter_model.safetensors"
     if not cfg_path.is_file():
@@ -423,13 +436,19 @@ def load_adapter(model, path: str | os.PathLike):
         name = key.removeprefix("base_model.model.").replace(".lora_A.default.", ".lora_A.") \
             .replace(".lora_B.default.", ".lora_B.")
         values[name] = np.array(saved.get(key, np.float32))
+    to_save = cfg.get("modules_to_save") or None
+    whole = take_module_values(values, to_save) if to_save else {}
+    table = whole.get("model.embed_tokens.weight", whole.get("lm_head.weight"))
+    if table is not None and table.shape[0] != model.config.vocab_size:
+        model.resize_token_embeddings(table.shape[0])  # a grown vocabulary, trained whole
     _load_embeddings(model, values)  # a grown vocabulary: resized to the adapter's first
     apply_lora(model, r=int(cfg["r"]), alpha=float(cfg.get("lora_alpha", cfg["r"])),
                target_modules=targets, dropout=float(cfg.get("lora_dropout") or 0.0),
-               trainable_token_indices=cfg.get("trainable_token_indices"))
+               trainable_token_indices=cfg.get("trainable_token_indices"),
+               modules_to_save=to_save)
     values = _per_expert_adapters(values, model)
-    own = {n: p for n, p in model.named_parameters()
-           if ".lora_" in n or n.endswith("trainable_tokens_delta")}
+    values.update(whole)
+    own = {n: p for n, p in model.named_parameters() if p.requires_grad}  # what it trains
     missing = sorted(set(own) - set(values))
     extra = sorted(set(values) - set(own))
     if missing or extra:
