@@ -84,6 +84,7 @@ from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from skiff.kernels.train.core.nn.grid_sample import affine_grid, grid_sample  # noqa: F401
 from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
     adaptive_avg_pool1d,
     alpha_dropout,
@@ -110,4 +111,4 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "embedding_bag", "adaptive_avg_pool1d", "bilinear", "hardshrink", "instance_norm",
            "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d",
            "unfold", "fold", "dropout3d", "alpha_dropout", "ctc_loss", "gumbel_softmax",
-           "multi_margin_loss", "rrelu"]
+           "multi_margin_loss", "rrelu", "affine_grid", "grid_sample"]

@@ -179,12 +179,12 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1, generator=Non
     xp = logits.xp
     tiny = float(xp.finfo(logits.dtype).tiny)
     g = -xp.log(-xp.log(xp.clip(u._data, tiny, 1.0)))
-    y = softmax((logits + Tensor(g)) / tau, dim=dim)
+    y = softmax((logits + Tensor(g, dtype=logits.dtype)) / tau, dim=dim)
     if not hard:
         return y
     d = dim % logits.ndim
     k = xp.argmax(y._data, axis=d)
     onehot = xp.expand_dims(k, d) == xp.arange(logits.shape[d]).reshape(
         [-1 if a == d else 1 for a in range(logits.ndim)])
-    return Tensor(onehot.astype(y.dtype)) - y.detach() + y
+    return Tensor(onehot, dtype=y.dtype) - y.detach() + y
 

@@ -1,0 +1,165 @@
+"""torch's spatial-transformer pair: ``F.affine_grid(theta, size, align_corners)`` (on tensor
+ops: the base grid times ``theta``; 2-D (N, 2, 3) and 3-D (N, 3, 4)) and
+``F.grid_sample(input, grid, mode, padding_mode, align_corners)`` on 4-D input, one node
+(``GridSample2dFn``) with torch's gradients for the input and the grid.
+
+Modes ``"bilinear"`` and ``"nearest"`` (torch's round-half-to-even), padding ``"zeros"``,
+``"border"`` and ``"reflection"`` (the coordinate folded back and forth, the sign of its
+gradient flipped on each fold, as torch's). Every step is an ``xp`` expression (gathers with
+``take_along_axis``, the input's gradient one ``bincount``): nothing is read back to the host.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function, xp_of
+from ..tensor import Tensor
+
+__all__ = ["affine_grid", "grid_sample", "GridSample2dFn"]
+
+
+def _base(xp, n, align, dtype):
+    if n == 1:
+        return xp.zeros(1, dtype=dtype)
+    v = xp.linspace(-1.0, 1.0, n, dtype=dtype)
+    return v if align else v * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=False):
+    """The sampling grid (N, H, W, 2) of ``theta`` (N, 2, 3) for an output of ``size``
+    (N, C, H, W), or (N, D, H, W, 3) of (N, 3, 4) for (N, C, D, H, W); x first, as torch's."""
+    size = tuple(int(s) for s in size)
+    spatial = len(size) - 2
+    if spatial not in (2, 3) or tuple(theta.shape[1:]) != (spatial, spatial + 1) or \
+            theta.shape[0] != size[0]:
+        raise ValueError(f"affine_grid: theta (N, 2, 3) with size (N, C, H, W), or (N, 3, 4) "
+                         f"with (N, C, D, H, W); got theta {tuple(theta.shape)}, size {size}")
+    xp, dt = theta.xp, theta.dtype
+    axes = [_base(xp, s, align_corners, dt) for s in size[2:]]  # (D,) H, W
+    mesh = xp.meshgrid(*axes, indexing="ij")
+    cols = [m.reshape(-1) for m in reversed(mesh)]  # x, y (, z)
+    base = xp.stack(cols + [xp.ones_like(cols[0])], axis=1)  # (L, spatial + 1)
+    grid = Tensor(base, dtype=dt) @ theta.transpose(1, 2)  # (N, L, spatial)
+    return grid.reshape(size[0], *size[2:], spatial)
+
+
+def _unnormalize(c, size, align):
+    if align:
+        return (c + 1) / 2 * (size - 1), (size - 1) / 2
+    return ((c + 1) * size - 1) / 2, size / 2
+
+
+def _clip(xp, c, size):
+    grad = ((c > 0) & (c < size - 1)).astype(c.dtype)
+    return xp.clip(c, 0, size - 1), grad
+
+
+def _reflect(xp, c, twice_low, twice_high):
+    if twice_low == twice_high:
+        return xp.zeros_like(c), xp.zeros_like(c)
+    lo, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = c - lo
+    sign = xp.where(c < 0, -1.0, 1.0).astype(c.dtype)
+    c = xp.abs(c)
+    extra = xp.fmod(c, span)
+    odd = (xp.floor(c / span) % 2) == 1
+    out = xp.where(odd, span - extra, extra) + lo
+    return out, xp.where(odd, -sign, sign)
+
+
+def _source(xp, c, size, padding, align):
+    """Pixel coordinates of normalised ``c`` and d(pixel)/d(c) (torch's set_grad forms)."""
+    pix, mult = _unnormalize(c, size, align)
+    grad = xp.full(c.shape, mult, dtype=c.dtype)
+    if padding == "border":
+        pix, g = _clip(xp, pix, size)
+        grad = grad * g
+    elif padding == "reflection":
+        pix, g = (_reflect(xp, pix, 0, 2 * (size - 1)) if align
+                  else _reflect(xp, pix, -1, 2 * size - 1))
+        pix2, g2 = _clip(xp, pix, size)
+        pix, grad = pix2, grad * g * g2
+    return pix, grad
+
+
+class GridSample2dFn(Function):
+    def forward(self, x, grid, mode="bilinear", padding="zeros", align=False):
+        xp = xp_of(x)
+        n, c, h, w = x.shape
+        ho, wo = grid.shape[1:3]
+        ix, gx = _source(xp, grid[..., 0], w, padding, align)
+        iy, gy = _source(xp, grid[..., 1], h, padding, align)
+        flat = x.reshape(n, c, h * w)
+        self.shape, self.mode = x.shape, mode
+        if mode == "nearest":
+            cx, cy = xp.rint(ix).astype(np.int64), xp.rint(iy).astype(np.int64)
+            corners = [(cx, cy, xp.ones_like(ix))]
+        else:
+            x0, y0 = xp.floor(ix), xp.floor(iy)
+            fx, fy = ix - x0, iy - y0
+            x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+            corners = [(x0, y0, (1 - fx) * (1 - fy)), (x0 + 1, y0, fx * (1 - fy)),
+                       (x0, y0 + 1, (1 - fx) * fy), (x0 + 1, y0 + 1, fx * fy)]
+        out = xp.zeros((n, c, ho * wo), dtype=x.dtype)
+        kept = []
+        for cx, cy, wt in corners:
+            inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+            idx = (xp.clip(cy, 0, h - 1) * w + xp.clip(cx, 0, w - 1)).reshape(n, 1, -1)
+            m = (wt * inside).reshape(n, 1, -1).astype(x.dtype)
+            v = xp.take_along_axis(flat, xp.broadcast_to(idx, (n, c, idx.shape[2])), axis=2)
+            v = v * inside.reshape(n, 1, -1)
+            out += v * m
+            kept.append((idx, m, v))
+        if mode != "nearest":
+            self.save_for_backward(fx.reshape(n, 1, -1), fy.reshape(n, 1, -1), gx, gy)
+        self.kept = kept
+        return out.reshape(n, c, ho, wo)
+
+    def backward(self, g):
+        xp = xp_of(g)
+        n, c, h, w = self.shape
+        ho, wo = g.shape[2:]
+        gf = g.reshape(n, c, -1)
+        gx_in = None
+        if self.needs_input_grad[0]:
+            base = (xp.arange(n * c) * (h * w)).reshape(n, c, 1)
+            idx = xp.concatenate([(base + i).reshape(-1) for i, _, _ in self.kept])
+            wts = xp.concatenate([(gf * m).reshape(-1) for _, m, _ in self.kept])
+            gx_in = xp.bincount(idx, weights=wts, minlength=n * c * h * w).reshape(
+                self.shape).astype(g.dtype)
+        g_grid = None
+        if len(self.needs_input_grad) > 1 and self.needs_input_grad[1]:
+            if self.mode == "nearest":
+                g_grid = xp.zeros((n, ho, wo, 2), dtype=g.dtype)
+            else:
+                fx, fy, mx, my = self.saved
+                (_, _, v00), (_, _, v10), (_, _, v01), (_, _, v11) = self.kept
+                dx = (v10 - v00) * (1 - fy) + (v11 - v01) * fy
+                dy = (v01 - v00) * (1 - fx) + (v11 - v10) * fx
+                gix = (gf * dx).sum(1).reshape(n, ho, wo) * mx
+                giy = (gf * dy).sum(1).reshape(n, ho, wo) * my
+                g_grid = xp.stack([gix, giy], axis=-1)
+        return gx_in, g_grid
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",  # noqa: A002
+                align_corners=None):
+    """torch's ``F.grid_sample`` on (N, C, H, W) input and an (N, Ho, Wo, 2) grid in [-1, 1]
+    (x, y); ``align_corners=None`` is False with no warning."""
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest' ('bicubic' is "
+                         f"not supported), got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
+                         f"'reflection', got {padding_mode!r}")
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
+            grid.shape[0] != input.shape[0]:
+        raise ValueError(f"grid_sample: input (N, C, H, W) and grid (N, Ho, Wo, 2) (5-D "
+                         f"volumes are not supported); got {tuple(input.shape)} and "
+                         f"{tuple(grid.shape)}")
+    if grid.dtype != input.dtype:
+        raise TypeError(f"grid_sample: grid dtype {grid.dtype} differs from the input's "
+                        f"{input.dtype}: cast one (torch's rule)")
+    return GridSample2dFn.apply(input, grid, mode=mode, padding=padding_mode,
+                                align=bool(align_corners))
