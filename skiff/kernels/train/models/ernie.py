@@ -96,13 +96,14 @@ class CausalLMOutput:
     """``loss`` and ``logits`` of ``model(ids, labels=...)``, read as transformers' output
     is: by attribute, by key, or ``out[0]`` (the loss), ``out[1]`` (the logits)."""
 
-    def __init__(self, loss, logits, hidden_states=None):
+    def __init__(self, loss, logits, hidden_states=None, attentions=None):
         self.loss, self.logits, self.hidden_states = loss, logits, hidden_states
+        self.attentions = attentions
 
     def __getitem__(self, key):
         if isinstance(key, str):
             return getattr(self, key)
-        return tuple(v for v in (self.loss, self.logits, self.hidden_states)
+        return tuple(v for v in (self.loss, self.logits, self.hidden_states, self.attentions)
                      if v is not None)[key]
 
     def __repr__(self) -> str:
@@ -182,24 +183,33 @@ class ErnieForCausalLM(nn.Module):
         attention makes of a row with nothing to attend to, which differs between its own
         eager and sdpa attention; skiff's loss is transformers' with that label -100).
         ``output_hidden_states=True``: the output has ``hidden_states`` too
-        (``ernie_hidden``)."""
+        (``ernie_hidden``); ``output_attentions=True``: ``attentions``, each layer's
+        (B, H, T, T) weights as transformers' eager attention gives them
+        (``ernie_attentions``)."""
         want_hidden = bool(kwargs.pop("output_hidden_states", False))
+        want_attn = bool(kwargs.pop("output_attentions", False))
         _forward_options(kwargs)
         aux = labels is not None and self.config.is_moe and self.config.output_router_logits
         if aux:  # the reference adds the balancing loss of this forward's routing
             for layer in self.model.layers:
                 if hasattr(layer.mlp, "last_router_logits"):
                     layer.mlp.last_router_logits = None
-        hidden = None
-        if want_hidden:
+        hidden = attentions = None
+        if want_attn:
+            from .ernie_attentions import forward_attentions
+
+            logits, hidden, attentions = forward_attentions(self, *args, **kwargs)
+            hidden = hidden if want_hidden else None
+        elif want_hidden:
             from .ernie_hidden import forward_hidden
 
             logits, hidden = forward_hidden(self, *args, **kwargs)
         else:
             logits = super().__call__(*args, **kwargs)
         if labels is None:
-            if hidden is not None:
-                return CausalLMOutput(loss=None, logits=logits, hidden_states=hidden)
+            if hidden is not None or attentions is not None:
+                return CausalLMOutput(loss=None, logits=logits, hidden_states=hidden,
+                                      attentions=attentions)
             if type(logits) is Tensor:  # noqa: E721 (a plain Tensor, not a subclass)
                 logits.__class__ = OutputLogits
             return logits
@@ -224,7 +234,8 @@ class ErnieForCausalLM(nn.Module):
                 with enable_grad():
                     super().__call__(*args, **kwargs)
             loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
-        return CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden)
+        return CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden,
+                              attentions=attentions)
 
     def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False,
                 attention_mask=None):
@@ -767,15 +778,11 @@ class ErnieForCausalLM(nn.Module):
 
 def _forward_options(kwargs: dict) -> None:
     """Take out of a forward call's keywords what transformers users pass and skiff's
-    forward needs not (``use_cache``, ``return_dict``; ``output_attentions`` /
-    ``output_hidden_states`` off); asking for hidden states or attentions is one error."""
+    forward needs not (``use_cache``, ``return_dict``)."""
     kwargs.pop("use_cache", None)
     if kwargs.pop("return_dict", None) is False:
         raise ValueError("return_dict=False: skiff's model returns the logits tensor (which "
                          "has .logits) or, with labels, an output with .loss and .logits")
-    if kwargs.pop("output_attentions", None):
-        raise ValueError("output_attentions is not supported: skiff's attention keeps no "
-                         "weights (output_hidden_states=True gives every layer's states)")
 
 
 def _stream_hooks(streamer):

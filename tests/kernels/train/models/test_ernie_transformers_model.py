@@ -36,9 +36,7 @@ def test_forward_output_reads_as_transformers(pair):
     np.testing.assert_allclose(np.asarray(again._data)[0], want[1], atol=1e-4)
     labelled = model(**enc, labels=np.where(real, enc["input_ids"].numpy(), -100))
     assert labelled.logits.shape == want.shape and labelled.loss is not None
-    for bad in ("output_attentions",):  # hidden states: test_ernie_hidden_states_r27.py
-        with pytest.raises(ValueError, match=f"{bad} is not supported"):
-            model(enc["input_ids"], **{bad: True})
+    # hidden states: test_ernie_hidden_states_r27.py; attentions: test_ernie_attentions_r28.py
     with pytest.raises(ValueError, match="return_dict=False"):
         model(enc["input_ids"], return_dict=False)
 

@@ -1,0 +1,68 @@
+"""``model(ids, output_attentions=True)``: transformers' attention weights of ERNIE-4.5.
+
+``attentions`` is a tuple of ``num_hidden_layers`` tensors (B, H, T, T), as transformers'
+eager attention returns them: ``softmax(q k^T / sqrt(D))`` under the causal mask, query
+head ``h`` reading key/value head ``h // (H / K)``. They are graph tensors (a loss on them
+has gradients). The model's own attention never builds these (T, T) probabilities on the
+fast paths, so they are computed beside it, from each layer's input (the hidden states of
+``ernie_hidden``): the layer's norm, its ``q_proj`` / ``k_proj`` and the rotary embedding.
+With a padded ``attention_mask`` each row's real tokens attend to its real tokens (their
+positions counted from the row's first token, which the rotary embedding makes the same
+weights as transformers' offset positions); padded keys get 0, and a padded query's whole
+row is 0 (transformers fills those rows with what its mask makes of a row with nothing to
+attend to).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.nn import functional as F
+from ..core.tensor import Tensor
+
+__all__ = ["forward_attentions"]
+
+_NO = -1e9  # the additive mask of a key a query may not see (exp underflows to 0)
+
+
+def forward_attentions(model, input_ids, attention_mask=None):
+    """``(logits, hidden_states, attentions)`` of ``input_ids`` (B, T)."""
+    from .ernie_generate import _mask_rows
+    from .ernie_hidden import forward_hidden
+
+    logits, states = forward_hidden(model, input_ids, attention_mask)
+    B, T = logits.shape[0], logits.shape[1]
+    rows = (_mask_rows(attention_mask, input_ids) if attention_mask is not None else None) \
+        or [(0, T)] * B
+    real = np.zeros((B, T), dtype=bool)
+    positions = np.zeros((B, T), dtype=np.int64)
+    for b, (a, e) in enumerate(rows):
+        real[b, a:e] = True
+        positions[b, a:e] = np.arange(e - a)
+    cos, sin = model.rotary(positions.reshape(-1))
+    half = cos.shape[-1]
+    cos, sin = cos.reshape(B, T, 1, half), sin.reshape(B, T, 1, half)
+    see = np.tril(np.ones((T, T), dtype=bool))[None] & real[:, None, :] & real[:, :, None]
+    add = np.where(see, 0.0, _NO).astype(np.float32)[:, None]          # (B, 1, T, T)
+    keep = real[:, None, :, None].astype(np.float32)                     # padded queries: 0
+    xp = model.model.embed_tokens.weight.xp
+    add, keep = xp.asarray(add), xp.asarray(keep)
+    out = tuple(_weights(layer, x, cos, sin, add, keep)
+                for layer, x in zip(model.model.layers, states))
+    return logits, states, out
+
+
+def _weights(layer, x, cos, sin, add, keep):
+    """One layer's (B, H, T, T) probabilities from its input ``x`` (B, T, C)."""
+    attn = layer.self_attn
+    B, T, _ = x.shape
+    H, K, D = attn.H, attn.K, attn.D
+    h = layer.input_layernorm(x)
+    q = F.rotary_embedding(attn.q_proj(h).reshape(B, T, H, D), cos, sin)
+    k = F.rotary_embedding(attn.k_proj(h).reshape(B, T, K, D), cos, sin)
+    R = H // K
+    q = q.reshape(B, T, K, R, D).transpose(0, 2, 3, 1, 4)                # (B, K, R, T, D)
+    k = k.transpose(0, 2, 3, 1).reshape(B, K, 1, D, T)                   # (B, K, 1, D, T)
+    scores = (q @ k).reshape(B, H, T, T) * (D ** -0.5)
+    scores = scores + Tensor(add)
+    return F.softmax(scores, axis=-1) * Tensor(keep)
