@@ -60,6 +60,13 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.conv3d import (  # noqa: F401
+    AdaptiveAvgPool3d,
+    AvgPool3d,
+    BatchNorm3d,
+    Conv3d,
+    MaxPool3d,
+)
 from skiff.kernels.train.core.nn.conv_transpose_more import ConvTranspose1d  # noqa: F401
 from skiff.kernels.train.core.nn.decoder import (  # noqa: F401
     Transformer,
@@ -144,4 +151,5 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",
            "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
            "ConvTranspose1d", "Unfold", "Fold", "Dropout3d", "AlphaDropout",
-           "InstanceNorm3d", "CTCLoss", "LazyLinear", "MultiMarginLoss", "RReLU"]
+           "InstanceNorm3d", "CTCLoss", "Conv3d", "BatchNorm3d", "MaxPool3d", "AvgPool3d",
+           "AdaptiveAvgPool3d", "LazyLinear", "MultiMarginLoss", "RReLU"]

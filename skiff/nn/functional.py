@@ -3,6 +3,12 @@
 The public name of :mod:`skiff.kernels.train.core.nn.functional`; the same functions."""
 
 from skiff.kernels.train.core.nn import functional as _real
+from skiff.kernels.train.core.nn.conv3d import (  # noqa: F401
+    adaptive_avg_pool3d,
+    avg_pool3d,
+    conv3d,
+    max_pool3d,
+)
 from skiff.kernels.train.core.nn.conv_transpose_more import (  # noqa: F401
     conv_transpose1d,
     conv_transpose2d,
@@ -111,4 +117,5 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "embedding_bag", "adaptive_avg_pool1d", "bilinear", "hardshrink", "instance_norm",
            "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d",
            "unfold", "fold", "dropout3d", "alpha_dropout", "ctc_loss", "gumbel_softmax",
-           "multi_margin_loss", "rrelu", "affine_grid", "grid_sample"]
+           "multi_margin_loss", "rrelu", "affine_grid", "grid_sample", "conv3d", "max_pool3d",
+           "avg_pool3d", "adaptive_avg_pool3d"]
