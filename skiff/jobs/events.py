@@ -23,6 +23,9 @@ __all__ = ["EventWriter", "EventReader", "read_events", "EVENT_TYPES", "STATUSES
 EVENT_TYPES = ("status", "progress", "metric", "log", "artifact", "result", "error", "info")
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 FINAL = ("done", "failed", "cancelled")
+# called with the run folder after a final status is written (skiff.jobs.folded adds its
+# checkpoint when it is imported: by skiff.jobs.job and skiff.jobs.reporter)
+AFTER_FINAL: list = []
 
 
 class CorruptEventWarning(UserWarning):
@@ -64,6 +67,9 @@ class EventWriter:
                 os.write(fd, data)
             finally:
                 os.close(fd)
+        if type == "status" and fields.get("status") in FINAL:
+            for hook in AFTER_FINAL:  # folded.py's checkpoint: a listing reads what follows
+                hook(self.path.parent)
         return event
 
 

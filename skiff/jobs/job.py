@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from .events import FINAL, EventReader, EventWriter
+from .folded import light_reader
 from .signals import NotJobProcess, identity_mismatch, process_identity
 from .state import JobState
 from .store import (
@@ -91,9 +92,13 @@ class Job:
         self.config: dict = meta.get("config", {})
         self.value = None  # the live result object, for jobs run in this process
         self.runner = None  # set by the runner that started it, if in this process
-        self._reader = EventReader(self.run_dir / "events.jsonl", metrics=metrics)
         self.metrics_read = metrics  # False: a listing's snapshot, without the metrics
-        self._state = JobState()
+        if metrics:
+            self._reader = EventReader(self.run_dir / "events.jsonl")
+            self._state = JobState()
+        else:  # from the fold kept at its end (folded.json), where it still holds
+            self._reader, self._state = light_reader(self.run_dir / "events.jsonl",
+                                                     self.run_dir)
         self._state_lock = threading.Lock()
         self._done = threading.Event()
         self._callbacks: list = []

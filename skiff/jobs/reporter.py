@@ -11,6 +11,7 @@ from pathlib import Path
 
 from skiff.kernels.backend.report import JobCancelled, NullReporter, Reporter
 
+from . import folded  # noqa: F401 (its checkpoint after a final status: folded.json)
 from .events import EventWriter
 
 __all__ = ["Reporter", "NullReporter", "RunReporter", "JobCancelled"]

@@ -1,0 +1,142 @@
+"""``folded.json``: a run's events folded without their metrics, kept beside them, so that a
+listing reads the few bytes appended since instead of the whole log (a 20,000-step
+training's events are 10 MB, nearly all metric lines).
+
+The writer of a final status (:class:`skiff.jobs.events.EventWriter`) folds the events
+(from the checkpoint already there, when it still holds) and replaces ``folded.json`` with
+the state, the number of bytes it folded and the last bytes of them. A reader
+(:func:`resume_fold`) takes it only when the log still starts with those bytes, and folds
+what came after (a late status, a cancel) as usual: what it shows is what a fold of the
+whole log shows. A checkpoint that is missing, damaged or of another log is ignored (the
+whole log is read, as before). The reader writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import fields
+from pathlib import Path
+
+from .events import AFTER_FINAL, EventReader
+from .state import JobState, _Window
+
+__all__ = ["FOLDED", "write_fold", "resume_fold"]
+
+FOLDED = "folded.json"
+VERSION = 1
+_TAIL = 64  # bytes of the log kept to tell that the log is still the one folded
+
+# fields held as tuples (JSON has lists only)
+_TUPLES = ("_point", "_anchor")
+_TUPLE_LISTS = ("progress_times", "logs")
+
+
+def _encode(state: JobState) -> dict:
+    out = {}
+    for f in fields(state):
+        value = getattr(state, f.name)
+        out[f.name] = value.sums if isinstance(value, _Window) else value
+    out["metrics"] = {}
+    return out
+
+
+def _decode(doc: dict) -> JobState:
+    state = JobState()
+    names = {f.name for f in fields(state)}
+    if set(doc) != names:
+        raise ValueError("not the fields of this skiff's JobState")
+    for name, value in doc.items():
+        if name in ("_timed", "_stepped"):
+            window = getattr(state, name)
+            if not isinstance(value, list) or len(value) != len(window.sums):
+                raise ValueError(f"{name}: {value!r}")
+            window.sums = [float(v) for v in value]
+            continue
+        if name in _TUPLES and value is not None:
+            value = tuple(value)
+        elif name in _TUPLE_LISTS:
+            value = [tuple(item) for item in value]
+        setattr(state, name, value)
+    if state.metrics:
+        raise ValueError("a fold with metrics")
+    return state
+
+
+def _tail(path: Path, end: int) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(max(0, end - _TAIL))
+        return fh.read(min(end, _TAIL))
+
+
+def resume_fold(run_dir: str | os.PathLike) -> tuple[JobState, int, int] | None:
+    """(state, bytes, lines) of the run's checkpoint when the events log still starts with
+    the bytes it folded; None otherwise (no checkpoint, damaged, the log cut or rewritten)."""
+    run_dir = Path(run_dir)
+    try:
+        doc = json.loads((run_dir / FOLDED).read_text())
+        if not isinstance(doc, dict) or doc.get("version") != VERSION:
+            return None
+        end, lines = doc["bytes"], doc["lines"]
+        if type(end) is not int or type(lines) is not int or end <= 0 or lines <= 0:
+            return None
+        events = run_dir / "events.jsonl"
+        if events.stat().st_size < end or _tail(events, end) != bytes.fromhex(doc["tail"]):
+            return None
+        return _decode(doc["state"]), end, lines
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def light_reader(path: Path, run_dir: Path) -> tuple[EventReader, JobState]:
+    """A reader of ``path`` without metrics and the state it has folded: from the
+    checkpoint where it holds (the reader then reads only what came after), else empty."""
+    reader = EventReader(path, metrics=False)
+    found = resume_fold(run_dir)
+    if found is None:
+        return reader, JobState()
+    state, reader.offset, reader.line_no = found
+    return reader, state
+
+
+def write_fold(run_dir: str | os.PathLike) -> None:
+    """Fold the events of ``run_dir`` without metrics (from its checkpoint where it holds)
+    and replace the checkpoint; quiet when it cannot be written (a read-only or removed
+    folder, a full disk): it only saves a later listing time."""
+    run_dir = Path(run_dir)
+    path = run_dir / "events.jsonl"
+    import warnings
+
+    from .events import CorruptEventWarning
+    from .store import file_mode
+
+    reader, state = light_reader(path, run_dir)
+    with warnings.catch_warnings():  # a damaged line is said by the reader that shows it
+        warnings.simplefilter("ignore", CorruptEventWarning)
+        for event in reader.read():
+            state.apply(event)
+    if reader.offset <= 0:
+        return
+    tmp = run_dir / f".{FOLDED}.{os.getpid()}.{id(reader)}"
+    try:
+        doc = {"version": VERSION, "bytes": reader.offset, "lines": reader.line_no,
+               "tail": _tail(path, reader.offset).hex(), "state": _encode(state)}
+        text = json.dumps(doc, separators=(",", ":"))  # a value JSON cannot hold: not kept
+        again = _encode(_decode(json.loads(text)["state"]))
+        if json.dumps(again, separators=(",", ":")) != json.dumps(doc["state"],
+                                                                  separators=(",", ":")):
+            return  # what would not read back the same is not kept: read in full
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, file_mode())
+        try:
+            os.fchmod(fd, file_mode())  # O_CREAT's mode is cut by the umask
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, run_dir / FOLDED)
+    except (OSError, ValueError, TypeError):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+AFTER_FINAL.append(write_fold)
