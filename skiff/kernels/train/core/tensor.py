@@ -892,3 +892,7 @@ _install_r27(Tensor, where, _torch_in_place, sys.modules[__name__])
 from .ops_scatter import install as _install_scatter  # noqa: E402  (scatter_reduce, ...)
 
 _install_scatter(Tensor, where, _torch_in_place)
+
+from .tensor_r28 import install as _install_r28  # noqa: E402  (masked_scatter, put_)
+
+_install_r28(Tensor, where, _torch_in_place)
