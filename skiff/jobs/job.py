@@ -376,11 +376,30 @@ class Job:
                 return self.run_dir / art["path"]
         return None
 
+    def read_metrics(self) -> None:
+        """Make a listing's snapshot (``metrics=False``) whole: its events are read again,
+        metrics included (``job.metrics``, ``job.plot()`` and a job view ask for it; a
+        ``%jobs`` list holds snapshots, which read their metrics once asked)."""
+        if self.metrics_read:
+            return
+        with self._state_lock:
+            if self.metrics_read:
+                return
+            self._reader = EventReader(self.run_dir / "events.jsonl")
+            self._state = JobState()
+            self.metrics_read = True
+            final = self.refresh_locked().final
+        if not final:  # its owner gone: shown ended again, as the snapshot showed it
+            pid = self._owner_pid()
+            if not self._owner_alive(pid) and not self._starting():
+                self._mark_lost(pid)
+
     @property
     def metrics(self) -> dict[str, list[tuple[int | None, float]]]:
         """Every metric the job reported, in order: ``{name: [(step, value), ...]}`` (step
         None where the job gave none). ``pandas.DataFrame(job.metrics["loss"],
         columns=["step", "loss"])`` makes a table of one."""
+        self.read_metrics()
         with self._state_lock:
             state = self.refresh_locked()
             return {name: [(s, v) for s, v, _t in series]
@@ -401,6 +420,7 @@ class Job:
         it. Raises ValueError when there is nothing to draw (no metric with two points)."""
         from .chart import metric_figure
 
+        self.read_metrics()
         with self._state_lock:
             metrics = {k: list(v) for k, v in self.refresh_locked().metrics.items()}
         unknown = [n for n in names if n not in metrics]

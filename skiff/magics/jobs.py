@@ -48,7 +48,9 @@ class JobsMagics(Magics):
                 if not asked:  # a finished job, shown as it ended: not by this cancel
                     print(ended_note(out))
             else:
-                out = jobs_action(ns.action, ns.job_id, **action_options(ns), front="magic")
+                # a list: snapshots without metrics, which read them once asked (job.plot())
+                out = jobs_action(ns.action, ns.job_id, **action_options(ns), front="magic",
+                                  metrics=ns.action != "list")
         if ns.action in ("rm", "prune"):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return None

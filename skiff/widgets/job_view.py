@@ -144,6 +144,7 @@ class JobView(W.VBox):
             raise ValueError(f"poll, max_rate and chart_rate must be > 0, got "
                              f"{poll!r}, {max_rate!r}, {chart_rate!r}")
         self.job = job
+        getattr(job, "read_metrics", lambda: None)()  # a listing's snapshot: its charts too
         # a job followed from another kernel (reattached) is held while this view watches it
         getattr(job, "hold", lambda: False)()
         self.poll = float(poll)
