@@ -497,6 +497,16 @@ class ErnieForCausalLM(nn.Module):
             beams = getattr(options["generation_config"], "num_beams", None)
         hooks = dict(logits_processor=options.pop("logits_processor", None),
                      stopping_criteria=options.pop("stopping_criteria", None))
+        from .ernie_contrastive import contrastive_call
+
+        contrastive = contrastive_call(self, input_ids, max_new_tokens, dict(
+            do_sample=do_sample, top_k=top_k, temperature=temperature, top_p=top_p,
+            repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
+            pad_token_id=pad_token_id, seed=seed, generator=generator,
+            stop_strings=stop_strings, streamer=streamer, tokenizer=tokenizer,
+            attention_mask=attention_mask), options)  # penalty_alpha: taken out of options
+        if contrastive is not None:
+            return contrastive
         if beams is not None and int(beams) > 1:   # transformers' beam search
             if any(v is not None and (not hasattr(v, "__len__") or len(v))
                    for v in hooks.values()):

@@ -6,8 +6,8 @@ counts), ``min_new_tokens``, ``no_repeat_ngram_size``, ``num_return_sequences``,
 ``return_dict_in_generate`` with ``output_scores`` / ``output_logits``, a
 ``generation_config`` (a transformers ``GenerationConfig`` or a dict; the arguments given
 win) and the beam-only ``length_penalty`` / ``early_stopping`` (ignored without beams, as
-transformers ignores them). Options skiff does not implement (beam search, contrastive
-search, ``bad_words_ids``, ``logits_processor``, ...) are one error naming them when set to
+transformers ignores them). Options skiff does not implement (diverse beam groups,
+constraints, ...) are one error naming them when set to
 anything but their neutral value; unknown names are one error too (transformers: "not used
 by the model"), never silently dropped.
 
@@ -37,7 +37,7 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
          "num_beams": 1, "length_penalty": None, "early_stopping": None,
          **PROCESSOR_OPTIONS}
 # transformers' options skiff does not implement, with the value that means "off".
-UNSUPPORTED = {"num_beam_groups": 1, "penalty_alpha": None, "diversity_penalty": 0.0,
+UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "top_h": None, "encoder_repetition_penalty": 1.0,
                "force_words_ids": None, "constraints": None,
                "forced_bos_token_id": None,
@@ -50,7 +50,8 @@ UNSUPPORTED = {"num_beam_groups": 1, "penalty_alpha": None, "diversity_penalty":
                "low_memory": None, "cache_implementation": None, "synced_gpus": None,
                "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
 # accepted and without effect here (bookkeeping options of transformers)
-HARMLESS = {"return_legacy_cache", "use_model_defaults", "cache_config", "bos_token_id",
+HARMLESS = {"penalty_alpha",  # contrastive search (ernie_contrastive) took it when it applies
+            "return_legacy_cache", "use_model_defaults", "cache_config", "bos_token_id",
             "decoder_start_token_id", "num_assistant_tokens", "transformers_version",
             "_from_model_config", "compile_config", "disable_compile"}
 
@@ -120,6 +121,13 @@ def resolve_options(given: dict, options: dict, beams: bool = False) -> tuple[di
     if int(extra["num_beams"] or 1) != 1 and not beams:
         unsupported.append(f"num_beams={extra['num_beams']!r} (beam search: "
                            "skiff.kernels.train.models.ernie_beam.generate_beams(model, ...))")
+    forced = [u for u in unsupported if u.startswith(("force_words_ids=", "constraints="))]
+    if forced:
+        raise ValueError(f"skiff's generate does not support {', '.join(forced)} (constrained "
+                         "beam search; transformers 5 runs it only from the Hub repository "
+                         "transformers-community/constrained-beam-search): to make the words "
+                         "likely pass sequence_bias={(word ids...): bias}, or put the words in "
+                         "the prompt; to forbid others, bad_words_ids")
     if unsupported:
         raise ValueError(f"skiff's generate does not support {', '.join(unsupported)}: it "
                          "decodes greedily or by sampling (temperature, top_k, top_p, "
