@@ -34,7 +34,8 @@ class RunReporter(Reporter):
     """Writes events to a run folder. Only rank 0 writes events; every rank can stop.
 
     Progress events are throttled to ``max_rate`` per second (the latest one is kept and
-    written at the next chance or at :meth:`flush`), so a tight loop can call it freely.
+    written at the next chance or at :meth:`flush`), so a tight loop can call it freely;
+    so are the :meth:`sample` metrics of each name (every :meth:`metric` is written).
     """
 
     def __init__(self, run_dir: str | os.PathLike, *, rank: int = 0, world_size: int = 1,
@@ -48,6 +49,8 @@ class RunReporter(Reporter):
         self._min_gap = 1.0 / max_rate
         self._last_progress = 0.0
         self._pending: dict | None = None
+        self._sampled: dict[str, float] = {}  # name -> when its last sample was written
+        self._samples: dict[str, dict] = {}  # name -> the latest sample held back
         self._last_stop_check = 0.0
         self._stopped = False
         self._log_path = self.run_dir / "logs" / f"rank{rank}.log"
@@ -67,6 +70,8 @@ class RunReporter(Reporter):
             fields["message"] = message
         now = time.monotonic()
         finished = total is not None and done >= total
+        if finished:  # the last step's samples are shown with it
+            self._write_samples()
         if finished or now - self._last_progress >= self._min_gap:
             self._last_progress = now
             self._pending = None
@@ -75,6 +80,16 @@ class RunReporter(Reporter):
             self._pending = fields
 
     def flush(self) -> None:
+        self._write_samples()
+        self._flush_progress()
+
+    def _write_samples(self) -> None:
+        held, self._samples = self._samples, {}
+        for name, fields in held.items():
+            self._sampled[name] = time.monotonic()
+            self.emit("metric", name=name, **fields)
+
+    def _flush_progress(self) -> None:
         if self._pending is not None:
             self.emit("progress", **self._pending)
             self._pending = None
@@ -84,8 +99,21 @@ class RunReporter(Reporter):
         # written every step (a training's 20,000 steps: 20,000 progress events, not ~300)
         if self._pending is not None and time.monotonic() - self._last_progress >= self._min_gap:
             self._last_progress = time.monotonic()
-            self.flush()
+            self._flush_progress()
         self.emit("metric", name=name, value=float(value), step=step)
+
+    def sample(self, name, value, *, step=None):
+        # at most max_rate a second per name (the first at once), the latest held back and
+        # written when the next is due or at flush: a training's lr, throughput, memory and
+        # gradient norm were four of its five metric lines a step (result.json keeps them all)
+        now = time.monotonic()
+        fields = {"value": float(value), "step": step}
+        if now - self._sampled.get(name, -1e9) >= self._min_gap:
+            self._sampled[name] = now
+            self._samples.pop(name, None)
+            self.emit("metric", name=name, **fields)
+        else:
+            self._samples[name] = fields
 
     def log(self, message, *, level="info"):
         stamp = time.strftime("%H:%M:%S")

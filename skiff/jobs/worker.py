@@ -206,10 +206,15 @@ def main(argv: list[str] | None = None) -> int:
             reporter.emit("status", status=final)
     except JobCancelled as exc:
         if rank == 0:
+            reporter.flush()  # the last step's held-back progress and samples
             reporter.emit("status", status="cancelled", message=str(exc))
     except BaseException as exc:
         tb = traceback.format_exc()
         (run_dir / "logs" / f"traceback-rank{rank}.txt").write_text(tb)
+        try:
+            reporter.flush()
+        except OSError:
+            pass
         from .events import EventWriter
 
         writer = EventWriter(run_dir / "events.jsonl", rank=rank)

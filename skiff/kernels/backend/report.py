@@ -31,6 +31,14 @@ class Reporter:
     def metric(self, name: str, value: float, *, step: int | None = None) -> None:
         """One scalar measurement, e.g. ``metric("loss", 2.31, step=10)``."""
 
+    def sample(self, name: str, value: float, *, step: int | None = None) -> None:
+        """A measurement of how the run goes rather than of what it computes (a learning
+        rate, a throughput, the memory in use, a gradient norm), reported every step and
+        drawn as a curve: a reporter may keep only some of them, at most so many a second
+        per name, and always the latest at :meth:`flush` (the run-folder reporter: ten a
+        second). ``metric`` keeps every value (a loss, a residual)."""
+        self.metric(name, value, step=step)
+
     def metrics(self, values: dict, *, step: int | None = None) -> None:
         for name, value in values.items():
             self.metric(name, value, step=step)
@@ -46,9 +54,10 @@ class Reporter:
         return Path(path)
 
     def flush(self) -> None:
-        """Write what is held back now (a throttled progress: the run-folder reporter keeps
-        the latest and writes it at most every so often); a kernel calls it before it waits
-        on something, so the last step shows while it waits. Nothing held here."""
+        """Write what is held back now (a throttled progress, the latest :meth:`sample` of
+        each name: the run-folder reporter keeps them and writes them at most every so
+        often); a kernel calls it before it waits on something, so the last step shows
+        while it waits, and the runner at the end. Nothing held here."""
 
     def should_stop(self) -> bool:
         """True once the user has asked the job to stop; check at step boundaries."""
