@@ -74,3 +74,18 @@ def test_grid_sample_errors_name_the_fix():
         skiff.nn.functional.grid_sample(x, skiff.zeros(1, 2, 2, 3))
     with pytest.raises(ValueError, match="theta"):
         skiff.nn.functional.affine_grid(skiff.zeros(1, 2, 3), (1, 1, 2, 2, 2))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_affine_grid_identity_is_bit_identical_to_torchs(dtype):
+    """torch's linspace (two halves, fused multiply-adds) and its (n - 1) / n scaling: numpy's
+    linspace is an ulp away at some points, which moves a point across a border's kink."""
+    for n in (2, 3, 7, 13, 50, 101):
+        for align in (False, True):
+            eye = np.eye(2, 3)[None]
+            a = torch.nn.functional.affine_grid(torch.tensor(eye, dtype=getattr(torch, dtype)),
+                                                (1, 1, n, 3), align_corners=align)
+            b = skiff.nn.functional.affine_grid(skiff.tensor(eye, dtype=getattr(skiff, dtype)),
+                                                (1, 1, n, 3), align_corners=align)
+            np.testing.assert_array_equal(_np(b), _np(a))

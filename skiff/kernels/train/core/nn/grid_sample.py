@@ -19,11 +19,37 @@ from ..tensor import Tensor
 __all__ = ["affine_grid", "grid_sample", "GridSample2dFn"]
 
 
+def _fma_steps(xp, origin, step, m, dtype):
+    """``origin + step * m`` rounded once (torch's linspace kernel fuses the multiply-add):
+    the product's and the sum's rounding errors recovered exactly (Dekker's product on
+    Veltkamp's split, Knuth's two-sum) and added back."""
+    split = 134217729.0 if np.dtype(dtype).itemsize == 8 else 4097.0
+    a = xp.full(m.shape, step, dtype=dtype)
+    p = a * m
+    c = a * split
+    ah = c - (c - a)
+    al = a - ah
+    c = m * split
+    mh = c - (c - m)
+    ml = m - mh
+    err = ((ah * mh - p) + ah * ml + al * mh) + al * ml
+    total = origin + p  # and its rounding error (Knuth's two-sum)
+    back = total - origin
+    err2 = (origin - (total - back)) + (p - back)
+    return total + (err2 + err)
+
+
 def _base(xp, n, align, dtype):
     if n == 1:
         return xp.zeros(1, dtype=dtype)
-    v = xp.linspace(-1.0, 1.0, n, dtype=dtype)
-    return v if align else v * ((n - 1) / n)
+    # torch's linspace: the first half counted up from -1, the second down from 1, each a
+    # fused multiply-add (numpy counts every point from -1: an ulp apart, enough to move a
+    # point across a border's kink, where the gradient jumps)
+    i = xp.arange(n, dtype=dtype)
+    step = 2.0 / (n - 1)
+    v = xp.where(i < n // 2, _fma_steps(xp, -1.0, step, i, dtype),
+                 _fma_steps(xp, 1.0, -step, (n - 1) - i, dtype)).astype(dtype)
+    return v if align else v * (n - 1) / n  # torch: times n - 1, then over n
 
 
 def affine_grid(theta, size, align_corners=False):
