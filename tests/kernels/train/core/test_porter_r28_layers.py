@@ -167,3 +167,18 @@ def test_dropout_inplace_positional():
     d.eval()
     x = RNG.standard_normal((2, 3))
     _close(d(skiff.tensor(x)), torch.tensor(x))
+
+
+def test_transformer_encoder_takes_torchs_fast_path_switches():
+    """``TransformerEncoder(layer, n, enable_nested_tensor=False)`` (a ViT port's line) was a
+    TypeError; the stack computes what torch's does."""
+    skiff.manual_seed(0)
+    layer = skiff.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                             norm_first=True).double()
+    ours = skiff.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False, mask_check=False)
+    tl = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                          norm_first=True).double()
+    theirs = torch.nn.TransformerEncoder(tl, 2, enable_nested_tensor=False).double()
+    theirs.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in
+                            ours.state_dict().items()})
+    _both(lambda lib, x: (ours if lib is skiff else theirs)(x), RNG.standard_normal((2, 5, 8)))

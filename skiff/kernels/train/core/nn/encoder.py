@@ -181,10 +181,13 @@ class TransformerEncoder(Module):
     """A stack of ``num_layers`` copies of ``encoder_layer`` (``layers.0``, ...), then
     ``norm`` when given (torch's names)."""
 
-    def __init__(self, encoder_layer, num_layers, norm=None):
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+                 mask_check=True):
         super().__init__()
         import copy
 
+        # torch's fast-path switches: skiff has no nested tensors; accepted for torch's code
+        self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
         if not isinstance(encoder_layer, TransformerEncoderLayer):
             raise TypeError("TransformerEncoder repeats a TransformerEncoderLayer")
         self.layers = ModuleList([copy.deepcopy(encoder_layer)
