@@ -756,6 +756,31 @@ class ErnieForCausalLM(nn.Module):
         """The weights' dtype (numpy's: float32, or bfloat16/float16 when kept 16-bit)."""
         return next(iter(self.parameters())).dtype
 
+    # activation checkpointing as transformers names it: a request that a Trainer left at its
+    # default (recompute not asked) does not turn off
+    @property
+    def recompute(self) -> bool:
+        return bool(self.__dict__.get("_recompute") or self.__dict__.get("_checkpointing"))
+
+    @recompute.setter
+    def recompute(self, value) -> None:
+        self.__dict__["_recompute"] = bool(value)
+
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None) -> None:
+        """transformers' call: each decoder layer keeps only its input and is recomputed in
+        backward (the same gradients, less memory), until
+        :meth:`gradient_checkpointing_disable`; ``skiff.Trainer`` keeps it on.
+        ``gradient_checkpointing_kwargs`` (torch's ``use_reentrant``...) change nothing
+        here."""
+        self.__dict__["_checkpointing"] = True
+
+    def gradient_checkpointing_disable(self) -> None:
+        self.__dict__["_checkpointing"] = self.__dict__["_recompute"] = False
+
+    @property
+    def is_gradient_checkpointing(self) -> bool:
+        return self.recompute
+
     def get_input_embeddings(self):
         return self.model.embed_tokens
 
