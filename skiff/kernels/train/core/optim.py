@@ -186,6 +186,30 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    def _each(self, group, init=None):
+        """torch's per-parameter prologue, for the single-tensor updates: each parameter of
+        ``group`` that has a gradient, with that gradient (negated under ``maximize``; plus
+        ``weight_decay * x`` (L2), or ``x`` shrunk by ``1 - lr * weight_decay`` first under
+        ``decoupled_weight_decay``) and its state (``{"step": 0, **init(xp, x, group)}`` on
+        first use), its step counted."""
+        maximize, wd = group.get("maximize"), group.get("weight_decay", 0.0)
+        decoupled = group.get("decoupled_weight_decay")
+        for p in group["params"]:
+            if p._grad is None:
+                continue
+            g = -p._grad if maximize else p._grad
+            st = self.state.get(p)
+            if not st:
+                st = self.state[p] = {"step": 0, **(init(p.xp, p._data, group) if init
+                                                    else {})}
+            st["step"] += 1
+            if wd:
+                if decoupled:
+                    p._data *= 1 - group["lr"] * wd
+                else:
+                    g = g + wd * p._data
+            yield p, g, st
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self._params():
             if set_to_none or p._grad is None:

@@ -10,6 +10,14 @@ from .optim import Optimizer, _check_hyper
 __all__ = ["Adadelta", "Rprop"]
 
 
+def _adadelta_state(xp, x, group):
+    return {"square_avg": xp.zeros_like(x), "acc_delta": xp.zeros_like(x)}
+
+
+def _rprop_state(xp, x, group):
+    return {"prev": xp.zeros_like(x), "step_size": xp.full_like(x, group["lr"])}
+
+
 class Adadelta(Optimizer):
     """torch.optim.Adadelta: ``v = rho v + (1 - rho) g^2``,
     ``d = sqrt(u + eps) / sqrt(v + eps) * g``, ``u = rho u + (1 - rho) d^2``, ``x -= lr d``;
@@ -27,19 +35,9 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         loss = self._closure(closure)
         for group in self.param_groups:
-            lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            for p, g, st in self._each(group, _adadelta_state):
                 xp, x = p.xp, p._data
-                g = -p._grad if group["maximize"] else p._grad
-                st = self.state.get(p)
-                if st is None:
-                    st = self.state[p] = {"step": 0, "square_avg": xp.zeros_like(x),
-                                          "acc_delta": xp.zeros_like(x)}
-                st["step"] += 1
-                if wd:
-                    g = g + wd * x
                 v, u = st["square_avg"], st["acc_delta"]
                 v *= rho
                 v += (1 - rho) * g * g
@@ -73,16 +71,8 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             lo, hi = group["step_sizes"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            for p, g, st in self._each(group, _rprop_state):
                 xp, x = p.xp, p._data
-                g = -p._grad if group["maximize"] else p._grad
-                st = self.state.get(p)
-                if st is None:
-                    st = self.state[p] = {"step": 0, "prev": xp.zeros_like(x),
-                                          "step_size": xp.full_like(x, group["lr"])}
-                st["step"] += 1
                 s = xp.sign(g * st["prev"])
                 factor = xp.where(s > 0, etaplus, xp.where(s < 0, etaminus, 1.0)).astype(x.dtype)
                 size = st["step_size"]

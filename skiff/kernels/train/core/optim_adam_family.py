@@ -26,24 +26,26 @@ def _checked(lr, betas, eps, weight_decay):
 
 
 class _Family(Optimizer):
-    def _moments(self, p, extra=None):
-        st = self.state.get(p)
-        if st is None:
-            xp = p.xp
-            st = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p._data)}
-            st.update(extra(xp, p._data) if extra else {})
-        st["step"] += 1
-        return st
+    """The Adam relatives: ``exp_avg`` and the state ``extra`` makes, through the base's
+    per-parameter prologue (:meth:`Optimizer._each`)."""
 
-    def _grad(self, group, p):
-        g = -p._grad if group.get("maximize") else p._grad
-        wd = group["weight_decay"]
-        if wd:
-            if group.get("decoupled_weight_decay"):
-                p._data *= 1 - group["lr"] * wd
-            else:
-                g = g + wd * p._data
-        return g
+    def _each_moments(self, group, extra):
+        def init(xp, x, group):
+            return {"exp_avg": xp.zeros_like(x), **extra(xp, x)}
+
+        return self._each(group, init)
+
+
+def _adamax_state(xp, x):
+    return {"exp_inf": xp.zeros_like(x)}
+
+
+def _nadam_state(xp, x):
+    return {"exp_avg_sq": xp.zeros_like(x), "mu_product": 1.0}
+
+
+def _radam_state(xp, x):
+    return {"exp_avg_sq": xp.zeros_like(x)}
 
 
 class Adamax(_Family):
@@ -59,11 +61,7 @@ class Adamax(_Family):
         loss = self._closure(closure)
         for group in self.param_groups:
             (b1, b2), eps, lr = group["betas"], group["eps"], group["lr"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = self._grad(group, p)
-                st = self._moments(p, lambda xp, x: {"exp_inf": xp.zeros_like(x)})
+            for p, g, st in self._each_moments(group, _adamax_state):
                 xp = p.xp
                 _lerp_(st["exp_avg"], g, 1 - b1)
                 u = st["exp_inf"]
@@ -93,12 +91,7 @@ class NAdam(_Family):
         for group in self.param_groups:
             (b1, b2), eps, lr = group["betas"], group["eps"], group["lr"]
             md = group["momentum_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = self._grad(group, p)
-                st = self._moments(p, lambda xp, x: {"exp_avg_sq": xp.zeros_like(x),
-                                                     "mu_product": 1.0})
+            for p, g, st in self._each_moments(group, _nadam_state):
                 xp, t = p.xp, st["step"]
                 bc2 = 1 - b2 ** t
                 mu = b1 * (1.0 - 0.5 * (0.96 ** (t * md)))
@@ -132,11 +125,7 @@ class RAdam(_Family):
         loss = self._closure(closure)
         for group in self.param_groups:
             (b1, b2), eps, lr = group["betas"], group["eps"], group["lr"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = self._grad(group, p)
-                st = self._moments(p, lambda xp, x: {"exp_avg_sq": xp.zeros_like(x)})
+            for p, g, st in self._each_moments(group, _radam_state):
                 xp, t = p.xp, st["step"]
                 _lerp_(st["exp_avg"], g, 1 - b1)
                 v = st["exp_avg_sq"]

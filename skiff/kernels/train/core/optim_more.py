@@ -21,6 +21,15 @@ def _lerp_(a, b, w):
     return a
 
 
+def _rmsprop_state(xp, x, group):
+    st = {"square_avg": xp.zeros_like(x)}
+    if group["momentum"] > 0:
+        st["momentum_buffer"] = xp.zeros_like(x)
+    if group["centered"]:
+        st["grad_avg"] = xp.zeros_like(x)
+    return st
+
+
 class RMSprop(Optimizer):
     """torch.optim.RMSprop: ``v = alpha v + (1 - alpha) g^2``; the step divides by
     ``sqrt(v) + eps`` (centered: ``sqrt(v - mean(g)^2) + eps``), through a momentum buffer when
@@ -40,23 +49,9 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         loss = self._closure(closure)
         for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            wd, mom = group["weight_decay"], group["momentum"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            lr, alpha, eps, mom = group["lr"], group["alpha"], group["eps"], group["momentum"]
+            for p, g, st in self._each(group, _rmsprop_state):
                 xp, x = p.xp, p._data
-                g = -p._grad if group["maximize"] else p._grad
-                st = self.state.get(p)
-                if st is None:
-                    st = self.state[p] = {"step": 0, "square_avg": xp.zeros_like(x)}
-                    if mom > 0:
-                        st["momentum_buffer"] = xp.zeros_like(x)
-                    if group["centered"]:
-                        st["grad_avg"] = xp.zeros_like(x)
-                st["step"] += 1
-                if wd:
-                    g = g + wd * x
                 v = st["square_avg"]
                 v *= alpha
                 v += (1 - alpha) * g * g
@@ -99,16 +94,9 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         loss = self._closure(closure)
         for group in self.param_groups:
-            lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            lr, eps = group["lr"], group["eps"]
+            for p, g, st in self._each(group):  # the state made at construction
                 xp, x = p.xp, p._data
-                g = -p._grad if group["maximize"] else p._grad
-                st = self.state[p]
-                st["step"] += 1
-                if wd:
-                    g = g + wd * x
                 clr = lr / (1 + (st["step"] - 1) * group["lr_decay"])
                 s = st["sum"]
                 s += g * g
