@@ -848,7 +848,7 @@ def _check_complex_precond(name: str, dtype, values: dict) -> None:
     """A complex system with a preconditioner built on real matrices: said before a job
     exists (the solver says it too, but from inside a run folder)."""
     if dtype is not None and getattr(dtype, "kind", "") == "c" and values.get("precond") in (
-            "chebyshev", "mg"):
+            "chebyshev", "mg", "saddle"):
         raise ValueError(f"{name!r} is complex ({dtype}) and --precond {values['precond']} "
                          f"builds on real matrices only: --precond amg, jacobi or none (or "
                          f"leave it out)")

@@ -95,9 +95,12 @@ def test_minres_solves_a_hermitian_indefinite_system():
 def test_auto_picks_minres_for_a_symmetric_matrix_without_preconditioner():
     A = _saddle()
     b = np.random.default_rng(3).standard_normal(A.shape[0])
-    auto = ks.solve(A, b, rtol=1e-8)   # zero diagonal: no AMG; symmetric: MINRES, not GMRES
+    # no preconditioner (auto takes the saddle-point block one since round 28): symmetric,
+    # so MINRES, not GMRES
+    auto = ks.solve(A, b, rtol=1e-8, precond=None)
     gm = ks.solve(A, b, method="gmres", precond=None, rtol=1e-8)
     assert auto.method == "minres" and auto.precond == "none" and auto.converged
+    assert ks.solve(A, b, rtol=1e-8).precond == "saddle"
     assert auto.iterations < gm.iterations   # the full Krylov space against GMRES(30)'s
     ref = sla.spsolve(A.tocsc(), b)
     assert np.linalg.norm(auto.x - ref) <= 1e-6 * np.linalg.norm(ref)

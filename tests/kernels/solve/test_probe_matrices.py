@@ -134,8 +134,9 @@ def test_auto_takes_no_preconditioner_on_a_saddle_point_matrix():
     A = _kkt()
     b = np.ones(A.shape[0])
     sol = solve(A, b)                    # was "amg: the matrix has zeros on its diagonal"
-    # symmetric indefinite, no preconditioner: MINRES (SciPy's choice for it), not GMRES
-    assert (sol.method, sol.precond, sol.converged) == ("minres", "none", True)
+    # symmetric indefinite: MINRES (SciPy's choice for it), not GMRES; since round 28 with
+    # the block preconditioner diag(AMG(K), diag(B diag(K)^-1 B^T)^-1) (was none)
+    assert (sol.method, sol.precond, sol.converged) == ("minres", "saddle", True)
     assert "zeros on its diagonal" not in sol.info["solver"] or "saddle" in sol.info["solver"]
     assert "diagonal entry 1600 is 0" in sol.info["solver"]
     ref = spl.spsolve(A.tocsc(), b)
