@@ -836,6 +836,32 @@ class Solver:
         if self.device.is_gpu:
             self.xp.cuda.Device().synchronize()
 
+    def aspreconditioner(self):
+        """This Solver's preconditioner (one application of M, e.g. one AMG V-cycle: not a
+        solve) as a SciPy ``LinearOperator`` on flat host vectors, for SciPy's methods that
+        take ``M=``: ``scipy.sparse.linalg.lobpcg(A, X, M=Solver(A).aspreconditioner())``
+        (blocks of vectors too), ``cg``, ``minres``. A Solver itself is no operator (lobpcg
+        failed with "matmul: Input operand 0 does not have enough dimensions")."""
+        from scipy.sparse.linalg import LinearOperator
+
+        if self.M is None:
+            raise ValueError(f"this Solver has no preconditioner (method {self.method!r}, "
+                             f"precond {self.precond_name!r}); make it with precond='amg' "
+                             f"(a matrix) or 'mg' (a grid) and a Krylov method")
+        n, xp = self.op.n, self.xp
+        kind = complex if self.complex else float
+
+        def apply(r):
+            r = np.asarray(r).reshape(-1)
+            if r.dtype.kind == "c" and not self.complex:   # a real M on a complex r: by parts
+                return apply(r.real) + 1j * apply(r.imag)
+            src = xp.asarray(r.astype(kind)).reshape(self.op.shape)
+            out = xp.empty_like(src)
+            self.M(src, out)
+            return np.asarray(to_numpy(out)).reshape(-1)
+
+        return LinearOperator((n, n), matvec=apply, dtype=np.dtype(kind))
+
     def describe(self) -> str:
         pre = self.M.describe() if self.M is not None else (
             self.mg.describe() if self.mg is not None else "none")
