@@ -428,33 +428,60 @@ class _ChatMixin:
                             tokenize: bool | None = None, *, conversation=None,
                             return_dict: bool | None = None, return_tensors: str | None = None,
                             padding=False, truncation=None, max_length: int | None = None,
-                            **kwargs):
+                            continue_final_message=False,
+                            return_assistant_tokens_mask: bool = False, **kwargs):
         """The conversation (or a list of conversations) rendered by the checkpoint's
-        template, as transformers' ``apply_chat_template`` renders it: the text, or with
-        ``tokenize`` (no special tokens added, as transformers) the tokenizer call's
+        template, as transformers' ``apply_chat_template`` renders it: with ``tokenize``
+        (no special tokens added, as transformers) the tokenizer call's
         :class:`BatchEncoding` (``return_tensors``, ``padding``, ``truncation``,
         ``max_length`` as in a call), or with ``return_dict=False`` the ids alone (a list,
-        or the tensor of ``return_tensors``), as transformers 5. Unlike transformers,
-        ``tokenize`` defaults to False (text) unless ``return_dict``/``return_tensors`` is
-        given."""
+        or the tensor of ``return_tensors``), as transformers 5. ``tokenize`` left out (and
+        no ``return_dict``/``return_tensors``): a :class:`~.tokenizer_chat.ChatText`, the
+        text that also reads as transformers 5's default ``BatchEncoding`` of it.
+        ``continue_final_message`` and ``return_assistant_tokens_mask`` as transformers
+        (``tokenizer_chat``)."""
+        from .tokenizer_chat import (
+            ChatText,
+            continue_final,
+            generation_spans,
+            with_assistant_masks,
+        )
+
         if self.chat_template is None:
             raise ValueError(f"the tokenizer at {self.path.parent} has no chat template "
                              "(chat_template.jinja or tokenizer_config.json)")
         messages = conversation if messages is None else messages
         batch = isinstance(messages, (list, tuple)) and bool(messages) and \
             isinstance(messages[0], (list, tuple))
-        texts = [self.chat_template.render(m, add_generation_prompt, **kwargs)
-                 for m in (messages if batch else [messages])]
+        chats = list(messages) if batch else [messages]
+        if continue_final_message and return_assistant_tokens_mask:
+            raise ValueError("continue_final_message is not compatible with "
+                             "return_assistant_tokens_mask")
+        if continue_final_message:
+            texts = [continue_final(self.chat_template, m, continue_final_message,
+                                    add_generation_prompt, kwargs) for m in chats]
+        else:
+            texts = [self.chat_template.render(m, add_generation_prompt, **kwargs)
+                     for m in chats]
+        default = tokenize is None and not return_dict and return_tensors is None
         if tokenize is None:
             tokenize = bool(return_dict) or return_tensors is not None
-        if not tokenize:
+        if default and not return_assistant_tokens_mask:
+            texts = [ChatText(t, self) for t in texts]
+            return texts if batch else texts[0]
+        if not tokenize and not default:
             return texts if batch else texts[0]
         if return_dict is None:  # transformers 5: a tokenized chat is a BatchEncoding
             return_dict = True
         if return_dict or return_tensors is not None:
             enc = self(texts if batch else texts[0], add_special_tokens=False, padding=padding,
                        truncation=truncation, max_length=max_length,
-                       return_tensors=return_tensors)
+                       return_tensors=return_tensors,
+                       return_offsets_mapping=bool(return_assistant_tokens_mask and return_dict))
+            if return_assistant_tokens_mask and return_dict:
+                spans = [generation_spans(self.chat_template, m, add_generation_prompt, kwargs)
+                         for m in chats]
+                enc = with_assistant_masks(enc, spans, batch, return_tensors)
             return enc if return_dict else enc["input_ids"]
         ids = [[int(i) for i in self.encode(t)] for t in texts]
         if max_length is not None and truncation:
