@@ -79,7 +79,8 @@ def identity_mismatch(proc: dict) -> str | None:
 
 
 def escalate_cancel(job, grace: float = 5.0) -> None:
-    """After ``grace`` s still running: SIGTERM the process group; 3 s more: SIGKILL.
+    """After ``grace`` s with its mpiexec still running (whatever the status says): SIGTERM
+    the process group; 3 s more: SIGKILL.
 
     The group is signalled only while its leader is the job's own process (checked just
     before each signal); otherwise a warning event says why nothing was signalled."""
@@ -87,8 +88,10 @@ def escalate_cancel(job, grace: float = 5.0) -> None:
     proc = proc if isinstance(proc, dict) else {}
     pid = proc.get("pid")
     deadline = time.monotonic() + grace
+    # the processes gone, not the status final: rank 0 may write 'cancelled' and leave while
+    # a peer that saw the cancel a step later waits in a collective for it, for ever
     while time.monotonic() < deadline:
-        if job.refresh().final or not pid_alive(pid):
+        if not pid_alive(pid):
             break
         time.sleep(0.1)
     else:

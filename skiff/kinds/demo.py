@@ -20,7 +20,9 @@ def run(config: dict, reporter: Reporter) -> dict:
     """Config: ``steps`` (10), ``sleep`` seconds a step (0.05), ``fail_at`` (a step that
     raises), ``size`` of the all-reduced array (4); ``hold_at`` (a step) and ``hold_until``
     (a path): before that step the job waits, running, until the file exists (or a cancel),
-    so that a test sees it running for as long as it needs, however loaded the machine."""
+    so that a test sees it running for as long as it needs, however loaded the machine;
+    ``deaf_rank``: a rank that never stops on a cancel (its peers' stop leaves it waiting in
+    the all-reduce, as a rank that saw the cancel one step later than they did)."""
     steps = int(config.get("steps", 10))
     sleep = float(config.get("sleep", 0.05))
     fail_at = config.get("fail_at")
@@ -32,8 +34,9 @@ def run(config: dict, reporter: Reporter) -> dict:
     rank = comm.Get_rank() if comm else 0
     size = comm.Get_size() if comm else 1
     total = None
+    deaf = config.get("deaf_rank")  # a rank that sees no cancel (one that saw it a step late)
     for step in range(1, steps + 1):
-        if reporter.should_stop():
+        if reporter.should_stop() and rank != deaf:
             reporter.log(f"stopping at step {step}")
             return {"steps": step - 1, "stopped": True}
         if config.get("hold_at") is not None and step == int(config["hold_at"]):
