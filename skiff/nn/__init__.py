@@ -94,6 +94,15 @@ from skiff.kernels.train.core.nn.layers_r28 import (  # noqa: F401
     MultiMarginLoss,
     RReLU,
 )
+from skiff.kernels.train.core.nn.layers_r28b import (  # noqa: F401
+    AdaptiveMaxPool1d,
+    ChannelShuffle,
+    LocalResponseNorm,
+    LPPool1d,
+    LPPool2d,
+    MultiLabelMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
     PixelShuffle,
@@ -152,4 +161,6 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
            "ConvTranspose1d", "Unfold", "Fold", "Dropout3d", "AlphaDropout",
            "InstanceNorm3d", "CTCLoss", "Conv3d", "BatchNorm3d", "MaxPool3d", "AvgPool3d",
-           "AdaptiveAvgPool3d", "LazyLinear", "MultiMarginLoss", "RReLU"]
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "ChannelShuffle", "LocalResponseNorm",
+           "LPPool1d", "LPPool2d", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+           "LazyLinear", "MultiMarginLoss", "RReLU"]

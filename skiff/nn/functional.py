@@ -106,6 +106,15 @@ from skiff.kernels.train.core.nn.layers_r28 import (  # noqa: F401
     multi_margin_loss,
     rrelu,
 )
+from skiff.kernels.train.core.nn.layers_r28b import (  # noqa: F401
+    adaptive_max_pool1d,
+    channel_shuffle,
+    local_response_norm,
+    lp_pool1d,
+    lp_pool2d,
+    multilabel_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     adaptive_max_pool2d,
     pixel_shuffle,
@@ -118,4 +127,6 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "softshrink", "tanhshrink", "conv_transpose1d", "conv_transpose2d",
            "unfold", "fold", "dropout3d", "alpha_dropout", "ctc_loss", "gumbel_softmax",
            "multi_margin_loss", "rrelu", "affine_grid", "grid_sample", "conv3d", "max_pool3d",
-           "avg_pool3d", "adaptive_avg_pool3d"]
+           "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "channel_shuffle",
+           "local_response_norm", "lp_pool1d", "lp_pool2d", "multilabel_margin_loss",
+           "triplet_margin_with_distance_loss"]

@@ -23,10 +23,11 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
 )
 from skiff.kernels.train.core.optim_adadelta_rprop import Adadelta, Rprop  # noqa: F401
 from skiff.kernels.train.core.optim_adam_family import Adamax, NAdam, RAdam  # noqa: F401
+from skiff.kernels.train.core.optim_asgd import ASGD  # noqa: F401
 from skiff.kernels.train.core.optim_lbfgs import LBFGS  # noqa: F401
 from skiff.kernels.train.core.optim_more import Adagrad, RMSprop  # noqa: F401
 from skiff.optim import lr_scheduler, swa_utils  # noqa: F401
 
 # core.optim's names, optim_more's, optim_adam_family's and LBFGS
 __all__ = [*_real.__all__, "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
-           "Adadelta", "Rprop"]
+           "Adadelta", "Rprop", "ASGD"]

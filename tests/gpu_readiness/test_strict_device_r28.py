@@ -95,3 +95,28 @@ def test_volume_layers_and_round28_losses_read_nothing_back(monkeypatch):
 
     run_three(counted("volumes", program), monkeypatch)
     assert READS["volumes"] == []
+
+
+def test_second_batch_reads_nothing_back(monkeypatch):
+    """LocalResponseNorm, ChannelShuffle, LPPool2d, AdaptiveMaxPool1d, MultiLabelMarginLoss
+    (its target counts are a device scatter-add) and an ASGD step."""
+    def program(lib, dev):
+        rng = np.random.default_rng(23)
+        x = arr(lib, dev, rng.standard_normal((2, 6, 4, 4)), True)
+        s = arr(lib, dev, rng.standard_normal((3, 5)), True)
+        y = idx(lib, dev, [[3, 0, -1, 1, 2], [2, 2, -1, -1, -1], [-1, 1, 2, 0, 0]])
+        lin = _module(lib, dev, lambda m: m.nn.Linear(5, 2))
+        opt = lib.optim.ASGD(lin.parameters(), lr=0.05, t0=1)
+        outs = [lib.mod.nn.LocalResponseNorm(3)(x), lib.mod.nn.ChannelShuffle(2)(x),
+                lib.mod.nn.LPPool2d(2, 2)(x * x + 0.1),
+                lib.mod.nn.AdaptiveMaxPool1d(3)(s.unsqueeze(0)),
+                lib.mod.nn.MultiLabelMarginLoss()(s, y).reshape(1)]
+        for _ in range(3):
+            opt.zero_grad()
+            (lin(s) ** 2).sum().backward()
+            opt.step()
+        sum((o * o).sum() for o in outs).backward()
+        return outs + [x.grad, s.grad, lin.weight]
+
+    run_three(counted("batch2", program), monkeypatch)
+    assert READS["batch2"] == []
