@@ -449,10 +449,16 @@ class SmoothedAggregation:
     symmetric : bool, optional
         Whether ``A`` is symmetric (looked at when not given): a non-symmetric one gets the
         non-symmetric setup and smoother (see the module's text).
+    reuse : SmoothedAggregation, optional
+        A hierarchy built on a matrix of the same sparsity pattern (the previous Newton or
+        time step): its aggregates are kept (no strength of connection, no aggregation) and
+        everything else (candidates, prolongators, coarse matrices, smoother bounds) is
+        built on ``A``'s values. Another pattern is ignored (a full setup).
     """
 
     def __init__(self, A, *, theta=0.0, max_coarse=400, max_levels=12, degree=2, B=None,
-                 xp=np, symmetric=None, improve=4, strength="auto", blocksize=None):
+                 xp=np, symmetric=None, improve=4, strength="auto", blocksize=None,
+                 reuse=None):
         if strength not in STRENGTHS:
             raise ValueError(f"amg: strength={strength!r}; use one of {STRENGTHS}")
         given = blocksize
@@ -486,6 +492,11 @@ class SmoothedAggregation:
         # nodes are a BSR input's blocks (or blocksize=, or the modes'), as pyamg
         # amalgamates them, with symmetric strength; evolution strength keeps the unknowns
         # (by node its 3-D elasticity complexity went 4.2 -> 6.7, pyamg's 4.8)
+        # another hierarchy's aggregates, when its finest matrix has this one's pattern
+        # (a Newton step, a time step): no strength nor aggregation, the rest recomputed
+        kept = reuse.aggregates if reuse is not None and reuse.same_pattern(A) else []
+        self.aggregates = []   # (agg, count) per level, for a later reuse
+        self.reused = bool(kept)
         nodes = None
         if blocksize > 1 and strength == "symmetric":
             unknowns = np.arange(A.shape[0])
@@ -505,7 +516,12 @@ class SmoothedAggregation:
             lmax = (1.1 * rho_dinv_a(A, dinv, seed=1) if self.symmetric
                     else _norm_dinv_a(A, dinv))
             evolve = strength == "evolution"
-            if evolve:   # the candidate before improvement (as pyamg)
+            level = len(self.levels)
+            reusing = level < len(kept) and kept[level][0].size == A.shape[0]
+            if reusing:
+                agg, count = kept[level]
+                evolve = False
+            elif evolve:   # the candidate before improvement (as pyamg)
                 # a complex A: the measure on the real part of A with each row turned by
                 # its diagonal's phase (Helmholtz's K - k^2 M: the imaginary part is the
                 # absorbing boundary's, or a shift; i L is L). The real part alone was 0 on
@@ -519,13 +535,15 @@ class SmoothedAggregation:
                                        local=None if nodes is None else nodes[1])
             else:
                 S = symmetric_strength(A, theta)
-            agg, count = _aggregate_nodes(S, nodes)
+            if not reusing:
+                agg, count = _aggregate_nodes(S, nodes)
             if evolve and (count == 0 or count >= A.shape[0]):
                 # nothing strong (a mass-dominated M + dt K: M's positive off-diagonals turn
                 # the evolved deltas' sign): symmetric strength, not an LU of the whole level
                 agg, count = _aggregate_nodes(symmetric_strength(A, theta), nodes)
             if count >= A.shape[0] or count == 0:
                 break
+            self.aggregates.append((agg, count))
             n = A.shape[0]
             if not self.levels and improve > 0:   # the finest level's candidates, smoothed
                 B = improve_candidates(A, np.ones((n, 1)) if B is None else B, improve)
@@ -559,6 +577,14 @@ class SmoothedAggregation:
         self.operator_complexity = (sum(lv[0].nnz for lv in self.levels) + A.nnz) / max(
             self.levels[0][0].nnz if self.levels else A.nnz, 1)
 
+    def same_pattern(self, A) -> bool:
+        """Whether ``A`` (CSR, sorted) has this hierarchy's finest sparsity pattern."""
+        if not self.levels:
+            return False
+        F = self.levels[0][0]
+        return (A.shape == F.shape and A.nnz == F.nnz and np.array_equal(A.indptr, F.indptr)
+                and np.array_equal(A.indices, F.indices))
+
     def _to_device(self, A, dinv, lmax, P, R):
         xp = self.xp
         if xp is np:
@@ -581,7 +607,8 @@ class SmoothedAggregation:
             "non-symmetric, Jacobi, ")
         return (f"smoothed aggregation, {kind}{self.nlevels} levels: "
                 + " > ".join(map(str, sizes))
-                + f", operator complexity {self.operator_complexity:.2f}")
+                + f", operator complexity {self.operator_complexity:.2f}"
+                + (", aggregates reused" if self.reused else ""))
 
     def _smooth(self, A, dinv, lmax, x, b, degree, zero=False):
         """Chebyshev smoothing of D^-1 A on [lmax/10, lmax] (symmetric; [0.3 lmax, lmax]
