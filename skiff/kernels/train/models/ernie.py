@@ -96,15 +96,17 @@ class CausalLMOutput:
     """``loss`` and ``logits`` of ``model(ids, labels=...)``, read as transformers' output
     is: by attribute, by key, or ``out[0]`` (the loss), ``out[1]`` (the logits)."""
 
-    def __init__(self, loss, logits, hidden_states=None, attentions=None):
+    def __init__(self, loss, logits, hidden_states=None, attentions=None, aux_loss=None,
+                 router_logits=None):
         self.loss, self.logits, self.hidden_states = loss, logits, hidden_states
         self.attentions = attentions
+        self.aux_loss, self.router_logits = aux_loss, router_logits  # MoE, as transformers'
 
     def __getitem__(self, key):
         if isinstance(key, str):
             return getattr(self, key)
-        return tuple(v for v in (self.loss, self.logits, self.hidden_states, self.attentions)
-                     if v is not None)[key]
+        return tuple(v for v in (self.loss, self.aux_loss, self.logits, self.hidden_states,
+                                 self.attentions, self.router_logits) if v is not None)[key]
 
     def __repr__(self) -> str:
         loss = "None" if self.loss is None else f"{float(self.loss.item()):.6g}"
@@ -185,12 +187,18 @@ class ErnieForCausalLM(nn.Module):
         ``output_hidden_states=True``: the output has ``hidden_states`` too
         (``ernie_hidden``); ``output_attentions=True``: ``attentions``, each layer's
         (B, H, T, T) weights as transformers' eager attention gives them
-        (``ernie_attentions``)."""
+        (``ernie_attentions``). An MoE model with ``output_router_logits`` (the call's, else
+        the config's) returns ``aux_loss`` (:meth:`load_balancing_loss`, unscaled) and
+        ``router_logits`` (each MoE layer's (tokens, E) router logits), and with labels
+        adds ``router_aux_loss_coef * aux_loss`` to the loss, as transformers does."""
         want_hidden = bool(kwargs.pop("output_hidden_states", False))
         want_attn = bool(kwargs.pop("output_attentions", False))
+        want_router = kwargs.pop("output_router_logits", None)
         _forward_options(kwargs)
-        aux = labels is not None and self.config.is_moe and self.config.output_router_logits
-        if aux:  # the reference adds the balancing loss of this forward's routing
+        routed = self.config.is_moe and bool(self.config.output_router_logits
+                                             if want_router is None else want_router)
+        aux = routed and labels is not None
+        if routed:  # the reference adds the balancing loss of this forward's routing
             for layer in self.model.layers:
                 if hasattr(layer.mlp, "last_router_logits"):
                     layer.mlp.last_router_logits = None
@@ -207,6 +215,11 @@ class ErnieForCausalLM(nn.Module):
         else:
             logits = super().__call__(*args, **kwargs)
         if labels is None:
+            if routed:
+                aux_loss, router = self._router_outputs(args, kwargs)
+                return CausalLMOutput(loss=None, logits=logits, hidden_states=hidden,
+                                      attentions=attentions, aux_loss=aux_loss,
+                                      router_logits=router)
             if hidden is not None or attentions is not None:
                 return CausalLMOutput(loss=None, logits=logits, hidden_states=hidden,
                                       attentions=attentions)
@@ -226,16 +239,25 @@ class ErnieForCausalLM(nn.Module):
             y[:, 1:][mask[:, :-1] == 0] = -100
         target = _as_index(y[:, 1:].reshape(-1), self)
         loss = F.cross_entropy(logits[:, :-1].reshape(B * (T - 1), V), target)
+        aux_loss = router = None
         if aux:
-            if any(getattr(layer.mlp, "last_router_logits", 0) is None
-                   for layer in self.model.layers):  # a path that kept no router logits
-                from ..core.autograd import enable_grad
-
-                with enable_grad():
-                    super().__call__(*args, **kwargs)
-            loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
+            aux_loss, router = self._router_outputs(args, kwargs)
+            loss = loss + aux_loss * self.config.router_aux_loss_coef
         return CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden,
-                              attentions=attentions)
+                              attentions=attentions, aux_loss=aux_loss, router_logits=router)
+
+    def _router_outputs(self, args, kwargs):
+        """``(aux_loss, router_logits)`` of the forward just run (run again with a graph
+        when its path kept no router logits: the fast inference path)."""
+        if any(getattr(layer.mlp, "last_router_logits", 0) is None
+               for layer in self.model.layers):
+            from ..core.autograd import enable_grad
+
+            with enable_grad():
+                super().__call__(*args, **kwargs)
+        router = tuple(layer.mlp.last_router_logits for layer in self.model.layers
+                       if getattr(layer.mlp, "last_router_logits", None) is not None)
+        return self.load_balancing_loss(), router
 
     def forward(self, input_ids, cache: KVCache | None = None, last_only: bool = False,
                 attention_mask=None):
