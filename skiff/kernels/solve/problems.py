@@ -195,8 +195,13 @@ def _parse_bc(bc, ndim: int) -> dict[str, tuple[str, object]]:
                              f"choose from {', '.join(sides)}")
         kind, value = (spec, 0.0) if isinstance(spec, str) else spec
         if kind not in BC_KINDS:
+            hint = ("; the grid problems have no periodic sides yet: assemble the periodic "
+                    "matrix with scipy.sparse (its rows sum to zero) and pass it, "
+                    "skiff.solve(A, b), which solves its constant null space (a b with a "
+                    "mean: compatibility='project')" if str(kind).lower() == "periodic"
+                    else "")
             raise ValueError(f"unknown boundary condition {kind!r} on side {name!r}: "
-                             f"choose from {', '.join(BC_KINDS)}")
+                             f"choose from {', '.join(BC_KINDS)}{hint}")
         out[side] = (kind, value)
     return out
 
