@@ -67,6 +67,7 @@ from skiff.kernels.train.core.nn.conv3d import (  # noqa: F401
     Conv3d,
     MaxPool3d,
 )
+from skiff.kernels.train.core.nn.conv_transpose3d import ConvTranspose3d  # noqa: F401
 from skiff.kernels.train.core.nn.conv_transpose_more import ConvTranspose1d  # noqa: F401
 from skiff.kernels.train.core.nn.decoder import (  # noqa: F401
     Transformer,
@@ -163,4 +164,4 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "InstanceNorm3d", "CTCLoss", "Conv3d", "BatchNorm3d", "MaxPool3d", "AvgPool3d",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "ChannelShuffle", "LocalResponseNorm",
            "LPPool1d", "LPPool2d", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
-           "LazyLinear", "MultiMarginLoss", "RReLU"]
+           "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d"]

@@ -9,6 +9,7 @@ from skiff.kernels.train.core.nn.conv3d import (  # noqa: F401
     conv3d,
     max_pool3d,
 )
+from skiff.kernels.train.core.nn.conv_transpose3d import conv_transpose3d  # noqa: F401
 from skiff.kernels.train.core.nn.conv_transpose_more import (  # noqa: F401
     conv_transpose1d,
     conv_transpose2d,
@@ -129,4 +130,4 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "multi_margin_loss", "rrelu", "affine_grid", "grid_sample", "conv3d", "max_pool3d",
            "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "channel_shuffle",
            "local_response_norm", "lp_pool1d", "lp_pool2d", "multilabel_margin_loss",
-           "triplet_margin_with_distance_loss"]
+           "triplet_margin_with_distance_loss", "conv_transpose3d"]

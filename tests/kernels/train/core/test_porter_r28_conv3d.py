@@ -92,3 +92,23 @@ def test_functional_and_unbatched_forms():
         skiff.nn.BatchNorm3d(4)(skiff.tensor(x))
     with pytest.raises(ValueError, match="channels"):
         skiff.nn.functional.conv3d(skiff.tensor(x[None]), skiff.tensor(w[:, :1]))
+
+
+@pytest.mark.parametrize("kw", [
+    {"kernel_size": 2, "stride": 2},
+    {"kernel_size": 3, "stride": 2, "padding": 1, "output_padding": 1},
+    {"kernel_size": (2, 3, 1), "stride": (1, 2, 1), "padding": (0, 1, 0), "bias": False},
+    {"kernel_size": 3, "dilation": 2, "groups": 2},
+])
+def test_conv_transpose3d(kw):
+    _run(lambda lib: lib.nn.ConvTranspose3d(4, 6, **kw), (2, 4, 3, 4, 3))
+
+
+def test_conv_transpose3d_functional_and_errors():
+    x = RNG.standard_normal((3, 2, 3, 2))
+    w = RNG.standard_normal((3, 2, 2, 2, 2))
+    a = skiff.nn.functional.conv_transpose3d(skiff.tensor(x), skiff.tensor(w), stride=2)
+    b = torch.nn.functional.conv_transpose3d(torch.tensor(x), torch.tensor(w), stride=2)
+    np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="output_padding"):
+        skiff.nn.ConvTranspose3d(3, 2, 2, output_padding=1)(skiff.tensor(x[None]))

@@ -81,7 +81,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,  # noqa: A002
     other = xp.arange(c)[None, :] != y[:, None]
     z = T.where(other, z, 0.0)
     if weight is not None:
-        w = weight if isinstance(weight, Tensor) else Tensor(weight)
+        w = weight if isinstance(weight, Tensor) else Tensor(weight, dtype=x.dtype)
         z = z * w.reshape(-1)[idx.reshape(-1)].reshape(-1, 1)
     loss = z.sum(1) / c
     if input.ndim == 1:
