@@ -53,13 +53,14 @@ EXPERT_TARGETS = ("experts.gate_up_proj", "experts.down_proj")
 class LoRALinear(nn.Module):
     """A frozen linear layer plus a trainable low-rank update."""
 
-    def __init__(self, base: nn.Linear, r: int, alpha: float, dropout: float = 0.0):
+    def __init__(self, base: nn.Linear, r: int, alpha: float, dropout: float = 0.0,
+                 rslora: bool = False):
         super().__init__()
         self.in_features, self.out_features = base.in_features, base.out_features
         self.weight = base.weight
         self.bias = base.bias
         self.r, self.alpha = int(r), float(alpha)
-        self.scaling = self.alpha / self.r
+        self.scaling = _scaling(self.alpha, self.r, rslora)
         dtype = base.weight.dtype
         self.lora_A = nn.Linear(self.in_features, self.r, bias=False, dtype=dtype)
         bound = 1.0 / math.sqrt(self.in_features)  # kaiming_uniform(a=sqrt(5)), as peft
@@ -86,11 +87,11 @@ class GateUpLoRA(nn.Module):
     ``gate_up_proj`` (out 2I): ``[dgate, dup] = (alpha / r) * (x A^T) B^T``, ``A`` (r, C)
     shared, ``B`` (2I, r). The expert's :class:`~.ernie.ErnieMLP` adds them to its own."""
 
-    def __init__(self, gate: nn.Linear, r: int, alpha: float):
+    def __init__(self, gate: nn.Linear, r: int, alpha: float, rslora: bool = False):
         super().__init__()
         self.in_features, self.inner = gate.in_features, gate.out_features
         self.r, self.alpha = int(r), float(alpha)
-        self.scaling = self.alpha / self.r
+        self.scaling = _scaling(self.alpha, self.r, rslora)
         dtype = gate.weight.dtype
         self.lora_A = nn.Linear(self.in_features, self.r, bias=False, dtype=dtype)
         bound = 1.0 / math.sqrt(self.in_features)
@@ -107,6 +108,20 @@ class GateUpLoRA(nn.Module):
     def delta(self) -> np.ndarray:
         """``scale * B A`` (2I, C): the gate rows, then the up rows."""
         return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
+
+
+def _scaling(alpha: float, r: int, rslora: bool) -> float:
+    """peft's ``scaling``: ``alpha / r``, or with rank-stabilised LoRA ``alpha / sqrt(r)``."""
+    return alpha / math.sqrt(r) if rslora else alpha / r
+
+
+def _pattern_value(patterns: dict | None, name: str, default):
+    r"""peft's ``rank_pattern`` / ``alpha_pattern`` lookup: the first key ``k`` such that the
+    whole dotted ``name`` matches ``(.*\.)?(k)$``."""
+    for key, value in (patterns or {}).items():
+        if re.match(rf"(.*\.)?({key})$", name):
+            return value
+    return default
 
 
 def _expert_targets(target_modules) -> tuple[set, set]:
@@ -144,13 +159,17 @@ def _targets(model, target_modules):
 
 
 def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "v_proj"),
-               dropout: float = 0.0, trainable_token_indices=None, modules_to_save=None):
+               dropout: float = 0.0, trainable_token_indices=None, modules_to_save=None,
+               use_rslora: bool = False, rank_pattern=None, alpha_pattern=None):
     """Adapt ``model`` in place (see the module docstring); returns it. An unknown target
     name (no Linear by that name) is one clear error. ``trainable_token_indices`` (token
     ids, or peft's ``{"embed_tokens": ids}``): those embedding rows are trained too
     (``lora_tokens``), as peft's option of that name. ``modules_to_save`` (module names,
     peft's option): those modules are trained whole and saved in the adapter
-    (``lora_modules_to_save``; a tied head is untied, as peft's copy unties it)."""
+    (``lora_modules_to_save``; a tied head is untied, as peft's copy unties it).
+    ``use_rslora`` (scaling ``alpha / sqrt(r)``), ``rank_pattern`` / ``alpha_pattern``
+    (``{regex: r}``: a layer whose dotted name ends with a match takes that rank / alpha)
+    are peft's options of those names."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
     if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
@@ -181,6 +200,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "model has no experts")
     if expert_parts and dropout > 0:
         raise ValueError("LoRA on the experts takes no dropout (as peft)")
+    if expert_parts and (rank_pattern or alpha_pattern):
+        raise ValueError("rank_pattern / alpha_pattern with LoRA on the experts is not "
+                         "supported here: one r and alpha for every adapted layer")
     for p in model.parameters():
         p.requires_grad = False
         p._grad = None
@@ -189,15 +211,17 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     if modules_to_save:
         saved = apply_modules_to_save(model, modules_to_save,
                                       {full for _, _, full, _ in targets}, tokens)
-    for parent, attr, _, linear in targets:
-        setattr(parent, attr, LoRALinear(linear, r, alpha, dropout))
+    for parent, attr, full, linear in targets:
+        setattr(parent, attr, LoRALinear(linear, int(_pattern_value(rank_pattern, full, r)),
+                                         float(_pattern_value(alpha_pattern, full, alpha)),
+                                         dropout, use_rslora))
     if tokens is not None:
         apply_trainable_tokens(model, tokens)
     for mlp in experts:
         if "gate_up_proj" in expert_parts:
-            mlp.gate_up_lora = GateUpLoRA(mlp.gate_proj, r, alpha)
+            mlp.gate_up_lora = GateUpLoRA(mlp.gate_proj, r, alpha, use_rslora)
         if "down_proj" in expert_parts:
-            mlp.down_proj = LoRALinear(mlp.down_proj, r, alpha)
+            mlp.down_proj = LoRALinear(mlp.down_proj, r, alpha, rslora=use_rslora)
     model.lora_config = {"r": int(r), "lora_alpha": float(alpha), "lora_dropout": float(dropout),
                          "target_modules": sorted({attr for _, attr, _, _ in targets})
                          if pattern is None  # names; a pattern's layers by full name
@@ -206,7 +230,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                                                ("gate_up_proj", "down_proj")
                                                if p in expert_parts],
                          "trainable_token_indices": tokens,
-                         "modules_to_save": saved}
+                         "modules_to_save": saved, "use_rslora": bool(use_rslora),
+                         "rank_pattern": dict(rank_pattern or {}),
+                         "alpha_pattern": dict(alpha_pattern or {})}
     return model
 
 
@@ -317,7 +343,9 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "lora_alpha": cfg["lora_alpha"], "lora_dropout": cfg["lora_dropout"],
               "target_modules": cfg["target_modules"] or None,
               "target_parameters": cfg.get("target_parameters") or None, "bias": "none",
-              "fan_in_fan_out": False, "use_rslora": False, "inference_mode": True,
+              "fan_in_fan_out": False, "use_rslora": bool(cfg.get("use_rslora")),
+              "rank_pattern": cfg.get("rank_pattern") or {},
+              "alpha_pattern": cfg.get("alpha_pattern") or {}, "inference_mode": True,
               "trainable_token_indices": cfg.get("trainable_token_indices"),
               "modules_to_save": cfg.get("modules_to_save"),
               "base_model_name_or_path": base}
@@ -390,9 +418,8 @@ def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
 
 
 # adapter_config.json entries whose non-default values change the function: refused
-_UNSUPPORTED = {"use_dora": False, "use_rslora": False, "bias": "none", "fan_in_fan_out": False,
-                "layers_to_transform": None, "rank_pattern": {},
-                "alpha_pattern": {}, "lora_bias": False}
+_UNSUPPORTED = {"use_dora": False, "bias": "none", "fan_in_fan_out": False,
+                "layers_to_transform": None, "lora_bias": False}
 
 
 def load_adapter(model, path: str | os.PathLike):
@@ -403,8 +430,8 @@ def load_adapter(model, path: str | os.PathLike):
     ``PeftModel.from_pretrained(base, path)``'s logits; training goes on from the adapter.
     ``modules_to_save`` entries (whole trained modules) are put in their modules (a tied
     head untied, as peft's copy). A setting that changes the function and skiff does not
-    have (DoRA, rsLoRA, biases, per-layer ranks) or a tensor that does not fit is one
-    error."""
+    have (DoRA, biases, ``layers_to_transform``) or a tensor that does not fit is one
+    error; rsLoRA and per-layer ranks / alphas are read."""
     folder = Path(path).expanduser()
     cfg_path, weights = folder / "adapter_config.json", folder / "adapter_model.safetensors"
     if not cfg_path.is_file():
@@ -445,7 +472,8 @@ def load_adapter(model, path: str | os.PathLike):
     apply_lora(model, r=int(cfg["r"]), alpha=float(cfg.get("lora_alpha", cfg["r"])),
                target_modules=targets, dropout=float(cfg.get("lora_dropout") or 0.0),
                trainable_token_indices=cfg.get("trainable_token_indices"),
-               modules_to_save=to_save)
+               modules_to_save=to_save, use_rslora=bool(cfg.get("use_rslora")),
+               rank_pattern=cfg.get("rank_pattern"), alpha_pattern=cfg.get("alpha_pattern"))
     values = _per_expert_adapters(values, model)
     values.update(whole)
     own = {n: p for n, p in model.named_parameters() if p.requires_grad}  # what it trains

@@ -1,0 +1,102 @@
+"""peft's ``use_rslora``, ``rank_pattern`` and ``alpha_pattern`` (round 28; ``load_adapter``
+refused them, ``apply_lora`` had no such options): trained against peft's model by torch,
+the adapter read by peft and peft's read by skiff, the merged folder by transformers; the
+experts of an MoE model with rsLoRA too."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.core.optim import AdamW
+from skiff.kernels.train.models import from_pretrained
+from skiff.kernels.train.models.hf_checkpoint import save_pretrained
+from skiff.kernels.train.models.lora import apply_lora, load_adapter, save_adapter
+
+from .ernie_reference import make_checkpoint, random_ids, torch, transformers
+
+peft = pytest.importorskip("peft")
+
+PATTERNS = dict(rank_pattern={"q_proj": 2, "layers.1.self_attn.v_proj": 6},
+                alpha_pattern={"v_proj": 3.0})
+
+
+def _theirs(pm):
+    return {n.removeprefix("base_model.model.").replace(".default", ""): p
+            for n, p in pm.named_parameters() if p.requires_grad}
+
+
+@pytest.mark.parametrize("kw", [dict(use_rslora=True), PATTERNS,
+                                dict(use_rslora=True, **PATTERNS)])
+def test_rslora_and_patterns_as_peft(tmp_path, kw):
+    folder = tmp_path / "base"
+    _, ref = make_checkpoint(folder, "dense-mha-untied-bias")
+    targets = ["q_proj", "v_proj", "o_proj"]
+    pm = peft.get_peft_model(ref, peft.LoraConfig(r=4, lora_alpha=8, target_modules=targets,
+                                                  **kw))
+    model = from_pretrained(folder)
+    apply_lora(model, r=4, alpha=8, target_modules=targets, **kw)
+    mine, theirs = dict(model.named_parameters()), _theirs(pm)
+    assert sorted(n for n, p in mine.items() if p.requires_grad) == sorted(theirs)
+    for n, p in theirs.items():
+        assert tuple(mine[n].shape) == tuple(p.shape), n  # the ranks of the patterns
+        mine[n].data[...] = p.detach().numpy()
+    ids = random_ids(model.config.vocab_size, (2, 10), seed=21)
+    opt = AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    topt = torch.optim.AdamW([p for p in pm.parameters() if p.requires_grad], lr=1e-2)
+    for step in range(3):
+        loss = model(ids, labels=ids).loss
+        tloss = pm(torch.tensor(ids), labels=torch.tensor(ids)).loss
+        assert abs(loss.item() - tloss.item()) <= 1e-4 * tloss.item(), step
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        tloss.backward()
+        topt.step()
+        topt.zero_grad()
+    with torch.no_grad():
+        want = pm(torch.tensor(ids)).logits.numpy()
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(np.asarray(model(ids).numpy()), want, atol=1e-4 * scale)
+    save_adapter(model, tmp_path / "adapter")
+    cfg = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    assert cfg["use_rslora"] == kw.get("use_rslora", False)
+    base = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    loaded = peft.PeftModel.from_pretrained(base, tmp_path / "adapter").eval()
+    pm.save_pretrained(tmp_path / "peft")
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded(torch.tensor(ids)).logits.numpy(), want,
+                                   atol=1e-4 * scale)
+    for path in (tmp_path / "adapter", tmp_path / "peft"):
+        again = load_adapter(from_pretrained(folder), path)
+        np.testing.assert_allclose(np.asarray(again(ids).numpy()), want, atol=1e-4 * scale)
+    save_pretrained(model, tmp_path / "merged")
+    merged = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "merged")
+    with torch.no_grad():
+        np.testing.assert_allclose(merged(torch.tensor(ids)).logits.numpy(), want,
+                                   atol=1e-4 * scale)
+
+
+def test_rslora_experts(tmp_path):
+    folder, ref = make_checkpoint(tmp_path / "base", "moe-shared")
+    pm = peft.get_peft_model(ref, peft.LoraConfig(
+        r=4, lora_alpha=8, use_rslora=True, target_modules=["q_proj"],
+        target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"]))
+    with torch.no_grad():  # non-zero B everywhere, so each scaling shows in the logits
+        gen = torch.Generator().manual_seed(0)
+        for n, p in pm.named_parameters():
+            if "lora_B" in n:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.2)
+    pm.save_pretrained(tmp_path / "peft")
+    model = load_adapter(from_pretrained(folder), tmp_path / "peft")
+    ids = random_ids(model.config.vocab_size, (2, 8), seed=22)
+    with torch.no_grad():
+        want = pm(torch.tensor(ids)).logits.numpy()
+    np.testing.assert_allclose(np.asarray(model(ids).numpy()), want,
+                               atol=1e-4 * np.abs(want).max())
+    with pytest.raises(ValueError, match="rank_pattern"):
+        apply_lora(from_pretrained(folder), r=2, target_modules=["q_proj",
+                                                                 "experts.down_proj"],
+                   rank_pattern={"q_proj": 4})
