@@ -153,6 +153,11 @@ from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
     TripletMarginLoss,
     ZeroPad2d,
 )
+from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 
 from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 
@@ -164,4 +169,5 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "InstanceNorm3d", "CTCLoss", "Conv3d", "BatchNorm3d", "MaxPool3d", "AvgPool3d",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "ChannelShuffle", "LocalResponseNorm",
            "LPPool1d", "LPPool2d", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
-           "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d"]
+           "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

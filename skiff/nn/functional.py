@@ -121,6 +121,11 @@ from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     pixel_shuffle,
     pixel_unshuffle,
 )
+from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 
 # the same names as skiff.kernels.train.core.nn.functional, and the pixel/pool ones beside
 __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuffle",
@@ -130,4 +135,5 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "multi_margin_loss", "rrelu", "affine_grid", "grid_sample", "conv3d", "max_pool3d",
            "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "channel_shuffle",
            "local_response_norm", "lp_pool1d", "lp_pool2d", "multilabel_margin_loss",
-           "triplet_margin_with_distance_loss", "conv_transpose3d"]
+           "triplet_margin_with_distance_loss", "conv_transpose3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d"]

@@ -87,7 +87,7 @@ def test_functional_and_unbatched_forms():
             torch.tensor(v) if isinstance(v, np.ndarray) else v for v in args])
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-12, err_msg=fn)
     with pytest.raises(ValueError, match="ceil_mode"):
-        skiff.nn.MaxPool3d(2, ceil_mode=True)(skiff.tensor(x))
+        skiff.nn.AvgPool3d(2, ceil_mode=True)(skiff.tensor(x))
     with pytest.raises(ValueError, match="BatchNorm3d"):
         skiff.nn.BatchNorm3d(4)(skiff.tensor(x))
     with pytest.raises(ValueError, match="channels"):

@@ -128,11 +128,16 @@ class BatchNorm2d(Module):
 
 
 class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, x):
+        if self.dilation != 1 or self.return_indices or self.ceil_mode:
+            return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                                self.ceil_mode, self.return_indices)
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
     def extra_repr(self):
@@ -307,9 +312,24 @@ class _Pool1d(Module):
 
 
 class MaxPool1d(_Pool1d):
-    """Max over windows of (N, C, L) sequences (torch.nn.MaxPool1d, no padding)."""
+    """Max over windows of (N, C, L) sequences (torch.nn.MaxPool1d); ``padding``,
+    ``dilation``, ``return_indices``, ``ceil_mode`` take ``F.max_pool1d``."""
 
     POOL = staticmethod(F.max_pool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__(kernel_size, stride)
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, x):
+        if self.padding or self.dilation != 1 or self.return_indices or self.ceil_mode:
+            from .functional.conv1d import max_pool1d
+
+            return max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                              self.ceil_mode, self.return_indices)
+        return super().forward(x)
 
 
 class AvgPool1d(_Pool1d):

@@ -19,42 +19,12 @@ from ..autograd import Function, xp_of
 from ..default_dtype import default_float
 from ..tensor import Tensor
 from .conv import BatchNorm2d, _kernel_params
+from .functional.pool_nd import PoolNdFn, _out_sizes, _pad, _slices, _tuple, _unpad, max_pool_nd
 from .layers import _positive
 from .module import Module
 
 __all__ = ["conv3d", "Conv3d", "BatchNorm3d", "max_pool3d", "avg_pool3d",
            "adaptive_avg_pool3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "ConvNdFn"]
-
-
-def _tuple(v, n, name):
-    if isinstance(v, (int, np.integer)):
-        return (int(v),) * n
-    if isinstance(v, (tuple, list)) and len(v) == n:
-        return tuple(int(a) for a in v)
-    raise ValueError(f"{name} must be an int or {n} ints, got {v!r}")
-
-
-def _out_sizes(sizes, k, s, d):
-    out = tuple((n - dd * (kk - 1) - 1) // ss + 1 for n, kk, ss, dd in zip(sizes, k, s, d))
-    if min(out) < 1:
-        raise ValueError(f"the input's spatial size {tuple(sizes)} (padded) is smaller than "
-                         f"the kernel {k} (dilation {d})")
-    return out
-
-
-def _slices(offset, k_dil, s, out):
-    return tuple(slice(o * dd, o * dd + ss * (n - 1) + 1, ss)
-                 for o, dd, ss, n in zip(offset, k_dil, s, out))
-
-
-def _pad(xp, x, p, value=0.0):
-    if not any(p):
-        return x
-    return xp.pad(x, [(0, 0), (0, 0)] + [(a, a) for a in p], constant_values=value)
-
-
-def _unpad(x, p, sizes):
-    return x[(slice(None), slice(None)) + tuple(slice(a, a + n) for a, n in zip(p, sizes))]
 
 
 class ConvNdFn(Function):
@@ -175,62 +145,8 @@ class BatchNorm3d(BatchNorm2d):
         return self._normalise(x)
 
 
-class PoolNdFn(Function):
-    """Max or average pooling over the trailing spatial axes (windows as ``ConvNdFn``'s)."""
-
-    def forward(self, x, kind="max", k=(1,), stride=(1,), padding=(0,), dilation=(1,),
-                count_include_pad=True, divisor=None):
-        xp = xp_of(x)
-        fill = -np.inf if kind == "max" else 0.0
-        xp_ = _pad(xp, x, padding, fill)
-        out = _out_sizes(xp_.shape[2:], k, stride, dilation)
-        offs = list(itertools.product(*(range(kk) for kk in k)))
-        self.geom = (x.shape, xp_.shape, offs, tuple(stride), tuple(padding), tuple(dilation),
-                     out, kind)
-        lead = (slice(None), slice(None))
-        if kind == "max":
-            best = xp.full(x.shape[:2] + out, -np.inf, dtype=x.dtype)
-            arg = xp.zeros(x.shape[:2] + out, dtype=np.int16 if len(offs) > 127 else np.int8)
-            for i, off in enumerate(offs):
-                v = xp_[lead + _slices(off, dilation, stride, out)]
-                take = v > best
-                best = xp.where(take, v, best)
-                arg = xp.where(take, i, arg).astype(arg.dtype)
-            self.save_for_backward(arg)
-            return best
-        total = xp.zeros(x.shape[:2] + out, dtype=x.dtype)
-        for off in offs:
-            total += xp_[lead + _slices(off, dilation, stride, out)]
-        if divisor is not None:
-            div = float(divisor)
-        elif count_include_pad or not any(padding):
-            div = float(len(offs))
-        else:
-            ones = _pad(xp, xp.ones((1, 1) + x.shape[2:], dtype=x.dtype), padding)
-            div = xp.zeros((1, 1) + out, dtype=x.dtype)
-            for off in offs:
-                div += ones[lead + _slices(off, dilation, stride, out)]
-        self.div = div
-        return total / div
-
-    def backward(self, g):
-        xp = xp_of(g)
-        xshape, pshape, offs, stride, padding, dilation, out, kind = self.geom
-        gp = xp.zeros(pshape, dtype=g.dtype)
-        lead = (slice(None), slice(None))
-        if kind == "max":
-            (arg,) = self.saved
-            for i, off in enumerate(offs):
-                gp[lead + _slices(off, dilation, stride, out)] += g * (arg == i)
-        else:
-            gd = g / self.div
-            for off in offs:
-                gp[lead + _slices(off, dilation, stride, out)] += gd
-        return _unpad(gp, padding, xshape[2:])
-
-
 def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, name):
-    if ceil_mode:
+    if ceil_mode and name != "max_pool3d":
         raise ValueError(f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so "
                          "the windows fit")
     if x.ndim not in (4, 5):
@@ -247,13 +163,12 @@ def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, name):
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode=False, return_indices=False):
-    if return_indices:
-        raise ValueError("max_pool3d: return_indices=True is not supported")
     k, s, p, d = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode,
                             "max_pool3d")
     if input.ndim == 4:
-        return max_pool3d(input.unsqueeze(0), k, s, p, d).squeeze(0)
-    return PoolNdFn.apply(input, kind="max", k=k, stride=s, padding=p, dilation=d)
+        out = max_pool3d(input.unsqueeze(0), k, s, p, d, ceil_mode, return_indices)
+        return (out[0][0], out[1][0]) if return_indices else out[0]
+    return max_pool_nd(input, k, s, p, d, ceil_mode, return_indices)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002

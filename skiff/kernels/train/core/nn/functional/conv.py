@@ -295,9 +295,21 @@ class _PadFn(Function):
         return g[:, :, self.ph:self.ph + h, self.pw:self.pw + w]
 
 
-def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False) -> Tensor:
     """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size);
-    ``padding`` adds -inf on each side (at most half the kernel, as torch's)."""
+    ``padding`` adds -inf on each side (at most half the kernel, as torch's). ``dilation``,
+    ``ceil_mode`` and ``return_indices`` (torch's flat indices, for ``max_unpool2d``) take
+    :func:`.pool_nd.max_pool_nd`."""
+    if dilation != 1 or ceil_mode or return_indices:
+        from .pool_nd import max_pool_nd, nd_pool_args
+
+        if x.ndim == 3:  # unbatched (C, H, W)
+            out = max_pool2d(x.unsqueeze(0), kernel_size, stride, padding, dilation,
+                             ceil_mode, return_indices)
+            return (out[0][0], out[1][0]) if return_indices else out[0]
+        return max_pool_nd(x, *nd_pool_args(x, 2, kernel_size, stride, padding, dilation,
+                                            "max_pool2d"), ceil_mode, return_indices)
     ph, pw = as_pair(padding, "padding")
     if ph or pw:
         kh, kw = as_pair(kernel_size, "kernel_size")

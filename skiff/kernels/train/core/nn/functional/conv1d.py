@@ -55,7 +55,14 @@ def conv1d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noq
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode=False, return_indices=False) -> Tensor:
     if ceil_mode or return_indices or _one(dilation, "dilation") != 1:
-        raise ValueError("max_pool1d: ceil_mode, return_indices and dilation are not here")
+        from .pool_nd import max_pool_nd, nd_pool_args
+
+        x, single = _batched(input, "max_pool1d")
+        out = max_pool_nd(x, *nd_pool_args(x, 1, kernel_size, stride, padding, dilation,
+                                           "max_pool1d"), ceil_mode, return_indices)
+        if not single:
+            return out
+        return (out[0][0], out[1][0]) if return_indices else out[0]
     x, single = _batched(input, "max_pool1d")
     k = _one(kernel_size, "kernel_size")
     s = k if stride is None else _one(stride, "stride")
