@@ -120,3 +120,22 @@ def test_second_batch_reads_nothing_back(monkeypatch):
 
     run_three(counted("batch2", program), monkeypatch)
     assert READS["batch2"] == []
+
+
+def test_pool_indices_unpool_and_transposed_volumes_read_nothing_back(monkeypatch):
+    """max pooling's indices (a device gather of the window offsets), MaxUnpool2d (a device
+    scatter), ceil_mode, ConvTranspose3d."""
+    def program(lib, dev):
+        up = _module(lib, dev, lambda m: m.nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1,
+                                                              output_padding=1))
+        rng = np.random.default_rng(24)
+        x = arr(lib, dev, rng.standard_normal((2, 3, 6, 7)), True)
+        v = arr(lib, dev, rng.standard_normal((1, 2, 2, 3, 2)), True)
+        y, i = lib.mod.nn.MaxPool2d(2, return_indices=True, ceil_mode=True)(x)
+        z = lib.mod.nn.MaxUnpool2d(2)(y, i, output_size=(6, 7))
+        outs = [y, z, lib.mod.nn.MaxPool2d(3, stride=1, dilation=2)(x), up(v)]
+        sum((o * o).sum() for o in outs).backward()
+        return outs + [i, x.grad, v.grad, up.weight.grad]
+
+    run_three(counted("unpool", program), monkeypatch)
+    assert READS["unpool"] == []
