@@ -42,6 +42,7 @@ from .item import Item
 from .layout import is_amounts, monospace_text, reading_rows
 from .marks import cross_marks, edge_dashes, page_number_spaces, tick_marks
 from .models import ModelSet, get_model_set, read_alphabet
+from .panels import panel_rows
 from .quantize import PRECISIONS, QuantizeError, int8_detector
 from .reading import LineReading
 from .rec import (
@@ -504,6 +505,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,
                             chars=[len(line.text.replace(" ", "")) for line in lines],
                             numbers=[is_amounts(line.text) for line in lines])
+        rows = panel_rows(rows, boxes, it.bgr)
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)

@@ -1,0 +1,110 @@
+"""Cards side by side: lines framed together are read together.
+
+Shelf price tags in one photo (a name over a big price over a unit price, three tags in a
+row), business cards on a table, a dashboard's tiles: the rows of the page run across the
+cards, so reading row by row mixes them ("Bananas Oat milk 1L Eggs 10 pcs"). A card is told
+by its frame or its fill: :func:`panel_rows` finds the regions of the image that no edge
+crosses (the text's own boxes filled in), and where two regions or more side by side each
+hold lines in two rows or more, reads each such region's lines together, in the place of
+its first line. A ruled table's cells hold a line each and stay row by row; a page without
+frames is one region.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["panel_rows"]
+
+# the regions are found at most this many pixels on the image's longer side
+PANEL_SIDE = 800
+# a step of at least this many grey levels (any colour channel) between neighbours is an edge
+PANEL_EDGE = 24.0
+# at most this many boxes on the page (a dense page is no set of cards)
+PANEL_BOXES = 80
+
+
+def panel_rows(rows: list[list[int]], boxes: list[np.ndarray],
+               image: np.ndarray | None) -> list[list[int]]:
+    """``rows`` (indices of ``boxes``, in reading order) with each card's lines read
+    together: where at least two regions of ``image`` (grey or colour) that no edge
+    crosses lie side by side (a row holds lines of both) and each holds lines in two rows
+    or more, a card's rows come one after the other where its first line was, the other
+    lines as they were. Unchanged otherwise."""
+    if image is None or len(boxes) < 4 or len(boxes) > PANEL_BOXES or \
+            not any(len(row) >= 2 for row in rows):
+        return rows
+    label = _box_regions(image, boxes)
+    if label is None:
+        return rows
+    row_of = {i: r for r, row in enumerate(rows) for i in row}
+    members: dict[int, list[int]] = {}
+    for i, lab in enumerate(label):
+        if lab > 0:
+            members.setdefault(int(lab), []).append(i)
+    cards = {lab: idx for lab, idx in members.items()
+             if len({row_of[i] for i in idx}) >= 2}
+    side_by_side = any(len({int(label[i]) for i in row if int(label[i]) in cards}) >= 2
+                       for row in rows)
+    if len(cards) < 2 or not side_by_side:
+        return rows
+    out: list[list[int]] = []
+    done: set[int] = set()
+    for row in rows:
+        loose: list[int] = []
+        for i in row:
+            lab = int(label[i])
+            if lab not in cards:
+                loose.append(i)
+                continue
+            if lab in done:
+                continue
+            if loose:
+                out.append(loose)
+                loose = []
+            done.add(lab)
+            for r in sorted({row_of[j] for j in cards[lab]}):
+                out.append([j for j in rows[r] if int(label[j]) == lab])
+        if loose:
+            out.append(loose)
+    return out
+
+
+def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | None:
+    """The label of the edge-free region each box stands in (0: none): the commonest
+    along its outline (a detector's box has paper around its ink), on the image shrunk to
+    ``PANEL_SIDE`` and smoothed."""
+    import cv2
+
+    h, w = image.shape[:2]
+    f = min(1.0, PANEL_SIDE / max(h, w))
+    small = image if f == 1.0 else cv2.resize(image, (max(1, round(w * f)), max(1, round(h * f))),
+                                              interpolation=cv2.INTER_AREA)
+    small = cv2.GaussianBlur(small.astype(np.float32), (0, 0), 1.0)
+    if small.ndim == 2:
+        small = small[..., None]
+    step = np.zeros(small.shape[:2], np.float32)
+    for c in range(small.shape[2]):
+        ch = np.ascontiguousarray(small[..., c])
+        gx = cv2.Sobel(ch, cv2.CV_32F, 1, 0, ksize=3) / 4.0
+        gy = cv2.Sobel(ch, cv2.CV_32F, 0, 1, ksize=3) / 4.0
+        step = np.maximum(step, np.hypot(gx, gy))
+    free = (step < PANEL_EDGE).astype(np.uint8)
+    n, regions = cv2.connectedComponents(free, connectivity=4)
+    if n < 3:
+        return None
+    pts = [np.asarray(b, np.float64) * f for b in boxes]
+    out = np.zeros(len(boxes), np.int64)
+    sh, sw = regions.shape
+    for k, p in enumerate(pts):  # the paper along the box's outline, around its ink
+        x0, y0 = (int(max(0, np.floor(v) - 2)) for v in p.min(0))
+        x1, y1 = int(min(sw, np.ceil(p[:, 0].max()) + 3)), int(min(sh, np.ceil(p[:, 1].max()) + 3))
+        if x1 <= x0 or y1 <= y0:
+            continue
+        ring = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.polylines(ring, [np.round(p - (x0, y0)).astype(np.int32)], True, 1, 3)
+        labels = regions[y0:y1, x0:x1][ring > 0]
+        labels = labels[labels > 0]
+        if len(labels):
+            out[k] = int(np.bincount(labels).argmax())
+    return out
