@@ -19,6 +19,14 @@ Round 27: ``helmc``, Helmholtz with an absorbing boundary (K - k^2 M - i k M_bou
 complex symmetric: GMRES with complex AMG; pyamg ``symmetry='symmetric'``), ``el3e``, 3-D
 elasticity at nu = 0.45 with ``strength='evolution'`` and the rigid-body modes (both tools),
 ``el3s`` the same with each tool's default strength, and ``heat100``: 100 implicit-Euler steps.
+Round 28: ``helmcocg``, ``helmc`` with skiff's COCG (what ``auto`` takes for A = A^T; pyamg's
+``accel='bicgstab'``); ``gel2``, pyamg.gallery's 2-D elasticity (300x300, CSR, its rigid-body
+modes: skiff aggregates its nodes); ``bratu``, Bratu's problem ``-Δu = 6 e^u`` (5-point, 500²)
+by 6 Newton steps: skiff one ``Solver`` and ``update`` (AMG's aggregates kept), pyamg a new
+hierarchy per step; ``stokes``, Taylor-Hood Stokes from ``scipy.sparse.bmat`` (36 483
+unknowns): skiff ``auto`` (MINRES with its saddle-point block preconditioner), against
+SciPy's ``minres`` with the same block built on pyamg's V-cycle (SciPy stops on its own
+estimate: see the residual column).
 """
 
 from __future__ import annotations
@@ -127,7 +135,32 @@ def build(case: str, small: bool):
         return A, b, rigid_body_modes(ib.doflocs.T)[keep]
     if case in ("el3e", "el3s"):
         return _elasticity(2 ** (3 - r), 0.45)
-    if case == "helmc":
+    if case == "gel2":
+        import pyamg
+
+        A, B = pyamg.gallery.linear_elasticity((150, 150) if small else (300, 300))
+        return A.tocsr(), np.random.default_rng(0).standard_normal(A.shape[0]), B
+    if case == "stokes":
+        from skfem.models.general import divergence
+        from skfem.models.poisson import vector_laplace
+
+        m = MeshTri.init_sqsymmetric().refined(5 - r)
+        ib = skfem.Basis(m, skfem.ElementVector(ElementTriP2()))
+        pb = ib.with_element(ElementTriP1())
+        K, D = vector_laplace.assemble(ib), -divergence.assemble(ib, pb)
+        f = skfem.LinearForm(lambda v, w: v[0] * np.sin(np.pi * w.x[1]) + v[1] * w.x[0])
+        ku = ib.complement_dofs(ib.get_dofs())
+        import scipy.sparse as sp
+
+        A = sp.bmat([[K[ku][:, ku], D[:, ku].T], [D[:, ku], None]]).tocsr()
+        return A, np.concatenate([f.assemble(ib)[ku], np.zeros(D.shape[0])]), len(ku)
+    if case == "bratu":
+        import scipy.sparse as sp
+
+        k = 250 if small else 500
+        T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+        return (sp.kronsum(T, T) * (k + 1) ** 2).tocsr(), np.zeros(k * k), 6.0
+    if case in ("helmc", "helmcocg"):
         from skfem.models.poisson import mass
         mesh = MeshTri.init_sqsymmetric().refined(7 - r)
         ib = skfem.Basis(mesh, ElementTriP1())
@@ -157,11 +190,61 @@ def build(case: str, small: bool):
     raise ValueError(f"unknown case {case!r}")
 
 
-METHOD = {"helm": "gmres", "cd": "gmres", "helmc": "gmres"}
+METHOD = {"helm": "gmres", "cd": "gmres", "helmc": "gmres", "helmcocg": "cocg",
+          "stokes": "minres"}
+PYAMG_ACCEL = {"helmcocg": "bicgstab"}   # pyamg has no COCG
 STRENGTH = {"el3e": "evolution"}   # both tools; otherwise each one's default
 STEPS = {"heat": 20, "heat100": 100}
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
-         "helmc", "el3s", "el3e", "heat100"]
+         "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes"]
+
+
+def _bratu(tool, L, lam, steps=6):
+    """6 Newton steps on L u - lam e^u = 0 from u = 0: (setup s, solve s, mean iterations,
+    relative residual of the last linear solve)."""
+    import scipy.sparse as sp
+
+    u, setup, solve, its, s = np.zeros(L.shape[0]), 0.0, 0.0, [], None
+    for _ in range(steps):
+        F = L @ u - lam * np.exp(u)
+        J = (L - sp.diags(lam * np.exp(u))).tocsr()
+        t0 = time.perf_counter()
+        if tool == "skiff":
+            from skiff.kernels.solve.solver import Solver
+
+            s = Solver(J, method="cg", precond="amg") if s is None else s.update(J)
+        else:
+            import pyamg
+
+            s = pyamg.smoothed_aggregation_solver(J)
+        t1 = time.perf_counter()
+        if tool == "skiff":
+            sol = s.solve(-F, rtol=1e-8)
+            du, k = np.asarray(sol.x), sol.iterations
+        else:
+            res = []
+            du = s.solve(-F, tol=1e-8, accel="cg", residuals=res)
+            k = len(res) - 1
+        t2 = time.perf_counter()
+        setup, solve = setup + t1 - t0, solve + t2 - t1
+        its.append(k)
+        u = u + du
+    return setup, solve, sum(its) / steps, float(np.linalg.norm(F + J @ du) / np.linalg.norm(F))
+
+
+def _stokes_pyamg_block(A, nu):
+    """SciPy's minres's M: pyamg's V-cycle on K, diag(B diag(K)^-1 B^T)^-1 (skiff's block)."""
+    import pyamg
+    from scipy.sparse.linalg import LinearOperator
+
+    K, D = A[:nu][:, :nu].tocsr(), A[nu:][:, :nu].tocsr()
+    ml = pyamg.smoothed_aggregation_solver(K).aspreconditioner()
+    sinv = 1.0 / np.asarray(abs(D).power(2) @ (1.0 / K.diagonal())).ravel()
+
+    def apply(r):
+        return np.concatenate([ml @ r[:nu], sinv * r[nu:]])
+
+    return LinearOperator(A.shape, matvec=apply)
 
 
 # ------------------------------------------------------------------------------ one run
@@ -169,11 +252,47 @@ def run_one(case: str, tool: str, small: bool) -> dict:
     import scipy.sparse as sp
 
     A, b, extra = build(case, small)
+    n = A.shape[0]
+    if case == "bratu":
+        warm = np.ones(3000)
+        if tool == "skiff":   # numba's load, as the other cases' warm-up
+            import scipy.sparse as sp
+
+            from skiff.kernels.solve.solver import Solver
+
+            Solver(sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(3000, 3000)).tocsr(),
+                   method="cg", precond="amg").solve(warm)
+        setup, solve, its, rel = _bratu(tool, A, extra)
+        return {"case": case, "tool": tool, "method": "cg", "n": n, "nnz": int(A.nnz),
+                "setup_s": setup, "solve_s": solve, "iterations": its, "relres": rel}
+    if case == "stokes":
+        t0 = time.perf_counter()
+        if tool == "skiff":
+            from skiff.kernels.solve.solver import Solver
+
+            s = Solver(A)   # auto: MINRES with the saddle-point block preconditioner
+            t1 = time.perf_counter()
+            sol = s.solve(b, rtol=1e-8)
+            x, its = np.asarray(sol.x), sol.iterations
+        else:
+            from scipy.sparse.linalg import minres
+
+            M = _stokes_pyamg_block(A, extra)
+            t1 = time.perf_counter()
+            count = [0]
+            x, _ = minres(A, b, M=M, rtol=1e-8, maxiter=5000,
+                          callback=lambda xk: count.__setitem__(0, count[0] + 1))
+            its = count[0]
+        t2 = time.perf_counter()
+        return {"case": case, "tool": tool, "method": "minres", "n": n, "nnz": int(A.nnz),
+                "setup_s": t1 - t0, "solve_s": t2 - t1, "iterations": its,
+                "relres": float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))}
     steps = STEPS.get(case, 1)
     mass, B = (extra, None) if case in STEPS else (None, extra)
     strength = STRENGTH.get(case)
     method = METHOD.get(case, "cg")
-    n = A.shape[0]
+    if tool == "pyamg":
+        method = PYAMG_ACCEL.get(case, method)
     out = {"case": case, "tool": tool, "method": method, "n": n, "nnz": int(A.nnz)}
     warm = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(3000, 3000)).tocsr()
     if tool == "skiff":
@@ -198,7 +317,7 @@ def run_one(case: str, tool: str, small: bool) -> dict:
 
         pyamg.smoothed_aggregation_solver(warm).solve(np.ones(3000), accel="cg")
         kw = {} if method == "cg" else {"symmetry": "nonsymmetric"}
-        if case == "helmc":
+        if case in ("helmc", "helmcocg"):
             kw = {"symmetry": "symmetric"}   # complex symmetric (not Hermitian)
         if strength is not None:
             kw["strength"] = strength

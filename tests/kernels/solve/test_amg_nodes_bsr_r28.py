@@ -82,3 +82,20 @@ def test_scalar_bsr_and_bad_blocksize():
     assert np.linalg.norm(sol.x - ref) <= 1e-8 * np.linalg.norm(ref)
     with pytest.raises(ValueError, match="blocksize=3 must be a positive integer dividing"):
         SmoothedAggregation(L, blocksize=3)
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.1, 0.25])
+def test_symmetric_strength_is_pyamgs(elasticity, theta):
+    """The strength pattern built straight in CSR (round 28, 2-3x faster) is pyamg's
+    symmetric strength of connection without its diagonal."""
+    from pyamg.strength import symmetric_strength_of_connection
+
+    from skiff.kernels.solve.amg import strength
+
+    A = elasticity[0].tocsr()
+    mine = strength(A, theta)
+    ref = sp.csr_matrix(symmetric_strength_of_connection(A, theta))
+    ref.setdiag(0)
+    ref.eliminate_zeros()
+    ref = (ref != 0).astype(np.float64)
+    assert mine.nnz == ref.nnz and (mine != ref).nnz == 0
