@@ -233,3 +233,5 @@ __all__ = [
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)
+from .amp_torch import autocast  # noqa: E402,F401  (torch's; not in __all__ yet: api.py's list)
+from .tensor_r28 import masked_scatter  # noqa: E402,F401
