@@ -115,3 +115,34 @@ def test_saddle_refused_where_it_does_not_apply():
     K[0, K.shape[0] - 1] = 5.0    # not symmetric: no saddle blocks; auto keeps its way
     sol = solve(K.tocsr(), np.ones(K.shape[0]), method="gmres", maxiter=50)
     assert sol.precond == "none"
+
+
+def test_the_terminal_takes_the_block_preconditioner(tmp_path, runs_dir):
+    """A saddle-point .mtx from a terminal: MINRES with the block preconditioner (the
+    summary says so), spsolve's x; and --precond saddle on a plain Laplacian is refused."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import scipy.io as sio
+
+    K, b = constrained(16)
+    sio.mmwrite(str(tmp_path / "K.mtx"), K, symmetry="symmetric")
+    np.save(tmp_path / "b.npy", b)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "skiff", "solve", *args],
+                              capture_output=True, text=True, timeout=180, cwd=tmp_path,
+                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+
+    out = cli("K.mtx", "b.npy", "--rtol", "1e-10", "--save", "x.npz", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["result"]["converged"] and doc["result"]["method"] == "minres"
+    x = np.load(tmp_path / "x.npz")["field"].ravel()
+    ref = sla.spsolve(K.tocsc(), b)
+    assert np.linalg.norm(x - ref) <= 1e-7 * np.linalg.norm(ref)
+    sio.mmwrite(str(tmp_path / "L.mtx"), _laplacian(8))
+    bad = cli("L.mtx", "--precond", "saddle")
+    assert bad.returncode != 0 and "saddle" in (bad.stderr + bad.stdout)
