@@ -182,3 +182,24 @@ def test_transformer_encoder_takes_torchs_fast_path_switches():
     theirs.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in
                             ours.state_dict().items()})
     _both(lambda lib, x: (ours if lib is skiff else theirs)(x), RNG.standard_normal((2, 5, 8)))
+
+
+@pytest.mark.parametrize("name,args", [("relu", {"inplace": True}), ("silu", {"inplace": True}),
+                                       ("leaky_relu", {"negative_slope": 0.1, "inplace": True}),
+                                       ("elu", {"alpha": 0.7, "inplace": True})])
+def test_functional_inplace_arguments(name, args):
+    """``F.relu(out, inplace=True)`` (torchvision's ResNet blocks) was a TypeError."""
+    _both(lambda lib, x: getattr(lib.nn.functional, name)(x * 1.0, **args),
+          RNG.standard_normal((3, 4)))
+
+
+def test_functional_dropout_inplace_and_softmax_dtype():
+    x = RNG.standard_normal((3, 4))
+    _both(lambda lib, x: lib.nn.functional.dropout(x, 0.3, False, True), x)
+    for fn in ("softmax", "log_softmax"):
+        a = getattr(skiff.nn.functional, fn)(skiff.tensor(x, dtype=skiff.float32), -1,
+                                             dtype=skiff.float64)
+        b = getattr(torch.nn.functional, fn)(torch.tensor(x, dtype=torch.float32), -1,
+                                             dtype=torch.float64)
+        assert str(a.dtype) == "float64"
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12)

@@ -36,7 +36,8 @@ def _erf(x):
 
 
 # ---- activations ----------------------------------------------------------------------------
-def relu(x: Tensor) -> Tensor:
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``inplace`` is accepted for torch's code; the result is a new tensor."""
     return Relu.apply(x)
 
 
@@ -84,7 +85,7 @@ class SiluFn(Function):
         return g * s * (1 + x * (1 - s))
 
 
-def silu(x: Tensor) -> Tensor:
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
     return SiluFn.apply(x)
 
 
@@ -152,13 +153,17 @@ class LogSoftmaxFn(Function):
         return gx
 
 
-def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
-    """Softmax over ``axis`` (torch's ``dim``)."""
+def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None, dtype=None) -> Tensor:
+    """Softmax over ``axis`` (torch's ``dim``); ``dtype`` casts the input first (torch's)."""
+    if dtype is not None:
+        x = x.astype(dtype)
     return SoftmaxFn.apply(x, axis=axis if dim is None else dim)
 
 
-def log_softmax(x: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
-    """Log-softmax over ``axis`` (torch's ``dim``)."""
+def log_softmax(x: Tensor, axis: int = -1, *, dim: int | None = None, dtype=None) -> Tensor:
+    """Log-softmax over ``axis`` (torch's ``dim``); ``dtype`` casts the input first."""
+    if dtype is not None:
+        x = x.astype(dtype)
     return LogSoftmaxFn.apply(x, axis=axis if dim is None else dim)
 
 
@@ -382,8 +387,13 @@ class DropoutFn(Function):
         return g * mask * g.dtype.type(self.scale), None
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by 1/(1-p)."""
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None,
+            inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p). torch's
+    ``dropout(x, p, training, inplace)``: a bool in the fourth place is ``inplace`` (accepted;
+    the result is a new tensor)."""
+    if isinstance(generator, bool):
+        generator = None
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
     if not training or p == 0.0:

@@ -45,11 +45,11 @@ def tanh(x):
     return x.tanh()
 
 
-def leaky_relu(x, negative_slope=0.01):
+def leaky_relu(x, negative_slope=0.01, inplace=False):
     return where(x._data > 0, x, x * negative_slope)
 
 
-def elu(x, alpha=1.0):
+def elu(x, alpha=1.0, inplace=False):
     return where(x._data > 0, x, x.clamp(max=0.0).expm1() * alpha)
 
 
