@@ -51,6 +51,7 @@ from .ernie_generate_options import (
 )
 from .ernie_generate_processors import OPTIONS as PROCESSOR_OPTIONS
 from .ernie_generate_processors import ExtraProcessors
+from .ernie_hf_api import TransformersModelApi
 from .ernie_infer import forward_fast, forward_packed_fast, forward_step_fast
 from .ernie_layers import (  # noqa: F401 (the layers' classes, imported from here too)
     ErnieAttention,
@@ -127,7 +128,7 @@ class OutputLogits(Tensor):
         return self
 
 
-class ErnieForCausalLM(nn.Module):
+class ErnieForCausalLM(TransformersModelApi, nn.Module):
     """An ERNIE-4.5 language model (dense or MoE, as its config says).
 
     Build one from a checkpoint with :func:`skiff.models.from_pretrained`; ``ErnieForCausalLM(

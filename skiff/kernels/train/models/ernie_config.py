@@ -35,6 +35,10 @@ PUBLISHED = {
 }
 
 
+# transformers' config defaults a script may read that skiff's fields do not hold
+_HF_DEFAULTS = {"use_cache": True}
+
+
 @dataclass
 class ErnieConfig:
     """The sizes of an ERNIE-4.5 model; the field names are those of its ``config.json``.
@@ -86,6 +90,16 @@ class ErnieConfig:
         if self.moe_num_experts and not 1 <= self.moe_k <= self.moe_num_experts:
             raise ValueError(f"moe_k must be in [1, moe_num_experts={self.moe_num_experts}], "
                              f"got {self.moe_k}")
+
+    def __getattr__(self, name):
+        """Other ``config.json`` keys read as attributes, as transformers' config reads them
+        (``config.use_cache``: the file's value, else transformers' default True)."""
+        extra = self.__dict__.get("extra")
+        if extra is not None and name in extra:
+            return extra[name]
+        if name in _HF_DEFAULTS:
+            return _HF_DEFAULTS[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def is_moe(self) -> bool:

@@ -1,0 +1,65 @@
+"""The small model methods transformers and peft scripts call on the model they train, for
+ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
+
+* ``num_parameters(only_trainable=False, exclude_embeddings=False)``: transformers' count
+  (a tied table once; ``exclude_embeddings`` leaves the embedding table out; the MoE
+  router's ``e_score_correction_bias``, a buffer here and a frozen Parameter there, counted);
+* ``get_nb_trainable_parameters()`` -> ``(trainable, all)`` and
+  ``print_trainable_parameters()`` (peft's line: ``trainable params: 896 || all params:
+  19,488 || trainable%: 4.5977``), counting the adapters as peft counts them;
+* ``merge_and_unload()``: peft's name for :func:`~.lora.merge_lora` (the adapters folded
+  into the weights, plain layers back; returns the model);
+* ``enable_input_require_grads()`` / ``disable_input_require_grads()``: what peft's
+  ``prepare_model_for_kbit_training`` and gradient checkpointing ask of a torch model (an
+  input that requires grad so that a recomputed block's frozen weights still pass
+  gradients to the adapters); skiff's recomputation passes them without it, so these
+  change nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TransformersModelApi"]
+
+
+class TransformersModelApi:
+    """Mixed into :class:`~.ernie.ErnieForCausalLM`."""
+
+    def num_parameters(self, only_trainable: bool = False,
+                       exclude_embeddings: bool = False) -> int:
+        skip = set()
+        if exclude_embeddings:
+            from ..core import nn
+
+            skip = {id(m.weight) for m in self.modules() if isinstance(m, nn.Embedding)}
+        seen, total = set(), 0
+        for p in self.parameters():
+            if id(p) in seen or id(p) in skip or (only_trainable and not p.requires_grad):
+                continue
+            seen.add(id(p))
+            total += int(p.size)
+        if not only_trainable:  # transformers holds the router's bias as a frozen Parameter
+            total += sum(int(b.size) for n, b in self.named_buffers()
+                         if n.endswith("e_score_correction_bias"))
+        return total
+
+    def get_nb_trainable_parameters(self) -> tuple[int, int]:
+        return self.num_parameters(only_trainable=True), self.num_parameters()
+
+    def print_trainable_parameters(self) -> None:
+        trainable, total = self.get_nb_trainable_parameters()
+        print(f"trainable params: {trainable:,d} || all params: {total:,d} || "
+              f"trainable%: {100 * trainable / total:.4f}")
+
+    def merge_and_unload(self, progressbar: bool = False, safe_merge: bool = False,
+                         adapter_names=None):
+        from .lora import has_lora, merge_lora
+
+        if not has_lora(self):
+            raise ValueError("the model has no LoRA adapters to merge")
+        return merge_lora(self)
+
+    def enable_input_require_grads(self) -> None:
+        return None
+
+    def disable_input_require_grads(self) -> None:
+        return None
