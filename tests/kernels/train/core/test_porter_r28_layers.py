@@ -203,3 +203,25 @@ def test_functional_dropout_inplace_and_softmax_dtype():
                                              dtype=torch.float64)
         assert str(a.dtype) == "float64"
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12)
+
+
+def test_embedding_torch_arguments():
+    """``nn.Embedding(n, d, padding_idx)`` positional (skiff's third argument was the
+    generator), ``max_norm``/``norm_type`` (rows renormalised in place as torch's),
+    ``F.embedding(x, w, padding_idx=)`` (no gradient to that row), ``sparse`` accepted."""
+    idx = np.array([[1, 0, 3], [3, 5, 0]])
+    table = RNG.standard_normal((6, 4)) * 2
+    for kw in ({"max_norm": 1.5}, {"max_norm": 2.0, "norm_type": 1.0}, {}):
+        res = []
+        for lib in (skiff, torch):
+            emb = lib.nn.Embedding(6, 4, 0, sparse=False, **kw).double()
+            with lib.no_grad():
+                emb.weight.copy_(lib.tensor(table))
+            out = emb(lib.tensor(idx))
+            (out * lib.tensor(np.cos(np.arange(24.0)).reshape(2, 3, 4))).sum().backward()
+            res.append([out, emb.weight.grad, emb.weight])
+        for a, b in zip(*res):
+            np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-12)
+    _both(lambda lib, w: lib.nn.functional.embedding(lib.tensor(idx), w, padding_idx=3), table)
+    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
+        skiff.nn.Embedding(3, 2, scale_grad_by_freq=True)

@@ -110,8 +110,14 @@ class Embedding(Module):
     """A (num_embeddings, embedding_dim) table looked up by integer indices."""
 
     def __init__(self, num_embeddings, embedding_dim, generator=None, dtype=None,
-                 padding_idx=None):
+                 padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 sparse=False, _weight=None, _freeze=False, device=None):
         super().__init__()
+        if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
+            generator, padding_idx = None, generator  # torch's Embedding(n, d, padding_idx)
+        if scale_grad_by_freq:
+            raise NotImplementedError("Embedding: scale_grad_by_freq=True is not supported")
+        self.max_norm, self.norm_type, self.sparse = max_norm, norm_type, sparse
         dtype = default_float(dtype)
         self.num_embeddings = _positive("num_embeddings", num_embeddings)
         self.embedding_dim = _positive("embedding_dim", embedding_dim)
@@ -124,25 +130,31 @@ class Embedding(Module):
             table[padding_idx] = 0
         self.padding_idx = padding_idx
         self.weight = Parameter(table, dtype=dtype)
+        if _weight is not None:  # torch's: the table given (kept as is)
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        if device is not None:
+            self.to(device)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """torch's: a layer on the (n, d) table ``embeddings`` (its dtype kept), frozen unless
         ``freeze=False``; the ``padding_idx`` row is kept as given (torch does not zero it)."""
-        if max_norm is not None or scale_grad_by_freq:
-            raise NotImplementedError("Embedding.from_pretrained: max_norm and "
-                                      "scale_grad_by_freq are not supported")
+        if scale_grad_by_freq:
+            raise NotImplementedError("Embedding.from_pretrained: scale_grad_by_freq is not "
+                                      "supported")
         if getattr(embeddings, "ndim", 0) != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional, got shape "
                              f"{tuple(getattr(embeddings, 'shape', ()))}")
         n, d = embeddings.shape
-        layer = cls(n, d, dtype=embeddings.dtype, padding_idx=padding_idx)
+        layer = cls(n, d, dtype=embeddings.dtype, padding_idx=padding_idx, max_norm=max_norm,
+                    norm_type=norm_type, sparse=sparse)
         layer.weight = Parameter(embeddings, requires_grad=not freeze)
         return layer
 
     def forward(self, idx):
-        out = F.embedding(idx, self.weight)
+        out = F.embedding(idx, self.weight, max_norm=self.max_norm, norm_type=self.norm_type) \
+            if self.max_norm is not None else F.embedding(idx, self.weight)
         if self.padding_idx is None:
             return out
         i = idx._data if isinstance(idx, Tensor) else idx

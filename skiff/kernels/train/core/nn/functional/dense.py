@@ -12,7 +12,7 @@ import numpy as np
 
 from ...autograd import Function, xp_of
 from ...gemm import mm
-from ...tensor import Tensor
+from ...tensor import Tensor, where
 from ..fused import scatter_rows
 from .losses import check_class_ids
 
@@ -66,15 +66,39 @@ class EmbeddingFn(Function):
         return gw, None
 
 
-def embedding(idx, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` (n, d) picked by the integer array ``idx``."""
+def embedding(idx, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False) -> Tensor:
+    """Rows of ``weight`` (n, d) picked by the integer array ``idx``; torch's arguments:
+    ``padding_idx`` (that row gets no gradient), ``max_norm`` (the looked-up rows whose
+    ``norm_type``-norm exceeds it are scaled down in place first, as torch's), ``sparse``
+    (accepted: the gradient is dense)."""
     i = idx._data if isinstance(idx, Tensor) else idx
     if not hasattr(i, "dtype"):
         i = np.asarray(i)
     if i.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
     check_class_ids(i, weight.shape[0], "embedding: index")
-    return EmbeddingFn.apply(weight, i)
+    if max_norm is not None:
+        embedding_renorm_(weight, i, float(max_norm), float(norm_type))
+    out = EmbeddingFn.apply(weight, i)
+    if padding_idx is None:
+        return out
+    keep = (i != int(padding_idx) % weight.shape[0])[..., None]
+    return where(keep, out, out.detach())
+
+
+def embedding_renorm_(weight, idx, max_norm, norm_type):
+    """torch's ``embedding_renorm_``: each row ``idx`` refers to whose norm exceeds
+    ``max_norm`` is scaled to ``max_norm / (norm + 1e-7)`` of itself, in place, no graph."""
+    w = weight._data
+    xp = xp_of(w)
+    used = xp.zeros(w.shape[0], dtype=bool)
+    used[idx.reshape(-1)] = True
+    norm = (xp.abs(w) ** norm_type).sum(1) ** (1.0 / norm_type)
+    scale = xp.where(used & (norm > max_norm), max_norm / (norm + 1e-7), 1.0).astype(w.dtype)
+    w *= scale[:, None]
 
 
 # ---- rotary position embedding ----------------------------------------------------------------
