@@ -33,6 +33,7 @@ from ..core.nn.layers import normal_, skipping_init
 from ..core.recompute import checkpoint
 from ..core.tensor import Tensor, cat, is_grad_enabled, no_grad
 from ..data import PackedBatch
+from .ernie_cache import KVCache
 from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (imported from here too)
 from .ernie_generate import (
     StopStrings,
@@ -66,32 +67,6 @@ from .gpt import _as_index, _host
 
 __all__ = ["ErnieConfig", "ErnieForCausalLM", "CausalLMOutput", "KVCache", "PUBLISHED",
            "num_parameters"]
-
-class KVCache:
-    """Keys and values of past positions, per layer: (B, K, S, D) arrays that grow in place
-    up to ``capacity`` positions (no copy of the past per new token)."""
-
-    def __init__(self, num_layers: int, capacity: int):
-        self.capacity = int(capacity)
-        self.k: list = [None] * num_layers
-        self.v: list = [None] * num_layers
-        self.length = 0  # positions stored (the same in every layer after a forward)
-
-    def update(self, layer: int, k: Tensor, v: Tensor):
-        xp = k.xp
-        B, K, T, D = k.shape
-        if self.k[layer] is None:
-            self.k[layer] = xp.empty((B, K, self.capacity, D), dtype=k.dtype)
-            self.v[layer] = xp.empty((B, K, self.capacity, D), dtype=v.dtype)
-        start = self.length
-        if start + T > self.capacity:
-            raise ValueError(f"KV cache full: {start} + {T} positions > capacity "
-                             f"{self.capacity}")
-        self.k[layer][:, :, start:start + T] = k._data
-        self.v[layer][:, :, start:start + T] = v._data
-        return (Tensor(self.k[layer][:, :, :start + T]),
-                Tensor(self.v[layer][:, :, :start + T]))
-
 
 class CausalLMOutput:
     """``loss`` and ``logits`` of ``model(ids, labels=...)``, read as transformers' output

@@ -112,7 +112,7 @@ def _hidden(model, idx, cache):
 
 def _repeat(cache, n: int):
     """A cache of ``n`` rows, each a copy of ``cache``'s single row."""
-    from .ernie import KVCache
+    from .ernie_cache import KVCache
 
     out = KVCache(len(cache.k), cache.capacity)
     out.k = [a.repeat(n, axis=0) for a in cache.k]
@@ -123,7 +123,7 @@ def _repeat(cache, n: int):
 
 def _row(cache, i: int):
     """Row ``i`` of ``cache`` as a one-row cache."""
-    from .ernie import KVCache
+    from .ernie_cache import KVCache
 
     out = KVCache(len(cache.k), cache.capacity)
     out.k = [a[i:i + 1] for a in cache.k]
@@ -140,7 +140,7 @@ def contrastive_row(model, prompt: np.ndarray, alpha: float, k: int, max_new: in
                     eos: set) -> list[int]:
     """The new tokens of one row (its real prompt tokens)."""
     from ..core.autograd import no_grad
-    from .ernie import KVCache
+    from .ernie_cache import KVCache
 
     with no_grad():
         cache = KVCache(len(model.model.layers), len(prompt) + max_new + 1)
