@@ -142,6 +142,7 @@ def resume(job: Job, *, front: str = "cli") -> Job:
         raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
     job.check_trusted("resume")
     config = kind.resume_config(job)
+    _check_checkpoints_there(job, config)
     runner = job.meta.get("runner", "auto")
     return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),
                   oversubscribe=bool(job.meta.get("oversubscribe", False)),
@@ -150,6 +151,25 @@ def resume(job: Job, *, front: str = "cli") -> Job:
                   command=resume_command(job.id, front),
                   # its --name goes on with it: `jobs cancel NAME` stops the run going on
                   name=name if isinstance(name := job.meta.get("name"), str) else None)
+
+
+def _check_checkpoints_there(job: Job, config: dict) -> None:
+    """Refuse a resume whose checkpoints were in another job's run folder that is gone: it
+    started from step 0 and said so only in its summary."""
+    from pathlib import Path
+
+    where = config.get("checkpoint_dir") if config.get("resume") else None
+    if not isinstance(where, str) or Path(where).name != "checkpoints":
+        return
+    home = Path(where).parent
+    if home.resolve() == job.run_dir.resolve() or home.exists():
+        return
+    command = str(job.meta.get("command") or "")
+    again = (f"; to train again from the start: {command}" if command and " resume " not in
+             f" {command} " else f"; jobs show {job.id} lists the options to train again with")
+    raise ValueError(f"job {job.id} went on from the checkpoints of job {home.name}, whose run "
+                     f"folder {home} is gone (removed?): there is nothing to resume from"
+                     + again)
 
 
 def resume_command(job_id: str, front: str = "cli") -> str:

@@ -1,14 +1,16 @@
 """Choosing and removing jobs for ``%jobs`` / ``skiff jobs``: newest first, filtered by kind
 and state, at most ``limit`` (saying how many more there are); ``rm`` and ``prune`` delete
-finished run folders only, never one a job is still running in."""
+finished run folders only, never one a job is still running in, nor one whose checkpoints a
+kept job resumed from."""
 
 from __future__ import annotations
 
 import shutil
 import time
+from pathlib import Path
 
 from .job import DamagedJob, load_or_damaged
-from .store import find_run_dir, runs_root
+from .store import DamagedRunFolder, find_run_dir, list_run_dirs, read_meta, runs_root
 
 __all__ = ["JobList", "select_jobs", "remove_jobs", "prune_jobs"]
 
@@ -63,6 +65,34 @@ def _remove(job, root=None) -> str:
     return job.id
 
 
+def _resumed_from(root=None) -> dict[Path, list[str]]:
+    """Run folder -> the ids of the other jobs whose checkpoints are in it: a resumed
+    training goes on writing into the ``checkpoints`` of the job it resumed, so removing
+    that job's folder took the checkpoints its resume needs (resumed again, it started from
+    step 0)."""
+    root = runs_root(root).resolve()
+    found: dict[Path, list[str]] = {}
+    for folder in list_run_dirs(root):
+        try:
+            meta = read_meta(folder)
+        except DamagedRunFolder:
+            continue
+        where = meta.get("config", {}).get("checkpoint_dir")
+        if not isinstance(where, str) or not where:
+            continue
+        home = Path(where).resolve().parent
+        if home.parent == root and home != folder.resolve():
+            found.setdefault(home, []).append(str(meta["id"]))
+    return found
+
+
+def _needed_by(job, resumed: dict, leaving) -> list[str]:
+    """The jobs not among ``leaving`` (folders) whose checkpoints are in ``job``'s folder."""
+    users = resumed.get(job.run_dir.resolve(), [])
+    gone = {f.name for f in leaving}
+    return [u for u in users if u not in gone]
+
+
 def remove_jobs(ids, root=None) -> list[str]:
     """Remove the run folders of the finished (or damaged) jobs ``ids`` (under ``root``,
     default :func:`runs_root`); a running job is refused, and nothing is removed when any of
@@ -74,6 +104,13 @@ def remove_jobs(ids, root=None) -> list[str]:
             folders.append(folder)
     jobs = [load_or_damaged(folder, root) for folder in folders]
     refused = [why for why in map(_removable, jobs) if why]
+    resumed = _resumed_from(root)
+    for job in jobs:
+        if users := _needed_by(job, resumed, [f.resolve() for f in folders]):
+            refused.append(f"job {job.id} holds the checkpoints that {' and '.join(users)} "
+                           f"resumed from and write{'s' if len(users) == 1 else ''} to: "
+                           f"remove {'it' if len(users) == 1 else 'them'} too "
+                           f"(jobs rm {' '.join(users)} {job.id}), or keep it")
     if refused:
         raise ValueError("; ".join(refused))
     return [_remove(j, root) for j in jobs]
@@ -92,4 +129,7 @@ def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None
     if older_than is not None:
         cutoff = time.time() - older_than
         candidates = [j for j in candidates if _created(j) < cutoff]
-    return [_remove(j) for j in candidates if _removable(j) is None]
+    resumed = _resumed_from()  # a kept job's checkpoints are not pruned with their folder
+    leaving = [j.run_dir.resolve() for j in candidates]
+    return [_remove(j) for j in candidates
+            if _removable(j) is None and not _needed_by(j, resumed, leaving)]
