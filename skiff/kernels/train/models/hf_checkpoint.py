@@ -516,9 +516,53 @@ def ernie_from_folder(path: str | None = None, **kwargs) -> ErnieForCausalLM:
     return from_pretrained(path, **kwargs)
 
 
-def _save_method(self, path: str | os.PathLike, **kwargs):
-    """``model.save_pretrained(DIR)``, transformers' method: :func:`save_pretrained`."""
+def _save_method(self, path: str | os.PathLike, *, is_main_process: bool = True,
+                 state_dict=None, safe_serialization: bool = True, max_shard_size=None,
+                 push_to_hub: bool = False, **kwargs):
+    """``model.save_pretrained(DIR)``, transformers' method: :func:`save_pretrained`, with
+    transformers' keywords: ``max_shard_size`` (bytes, or ``"500MB"`` / ``"2GiB"`` as
+    transformers reads them), ``state_dict``, ``is_main_process`` (False: nothing is
+    written), ``safe_serialization`` (True; skiff writes safetensors only),
+    ``push_to_hub`` (refused: skiff writes a folder)."""
+    if push_to_hub:
+        raise ValueError("push_to_hub is not supported: save to a folder and upload it "
+                         "(huggingface_hub's upload_folder)")
+    if not safe_serialization:
+        raise ValueError("safe_serialization=False (pickled .bin weights) is not supported: "
+                         "skiff writes safetensors, which transformers reads")
+    if not is_main_process:
+        return []
+    if max_shard_size is not None:
+        kwargs["max_shard_bytes"] = shard_bytes(max_shard_size)
+    if state_dict is not None:
+        kwargs["state"] = {k: _host_array(v) for k, v in state_dict.items()}
     return save_pretrained(self, path, **kwargs)
+
+
+def _host_array(value) -> np.ndarray:
+    """A state dict's value (a numpy array, a skiff or a torch tensor) as a host array."""
+    if hasattr(value, "detach"):  # torch
+        value = value.detach().cpu()
+    return np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+
+
+_UNITS = (("gib", 2**30), ("mib", 2**20), ("kib", 2**10), ("gb", 10**9), ("mb", 10**6),
+          ("kb", 10**3))
+
+
+def shard_bytes(size) -> int:
+    """transformers' ``max_shard_size``: an int (bytes) or an integer with a unit (KB, MB,
+    GB: powers of 10; KiB, MiB, GiB: of 2; a lower-case ``b`` after K/M/G means bits, as
+    transformers reads ``"5Gb"``)."""
+    if isinstance(size, (int, np.integer)):
+        return int(size)
+    text = str(size)
+    for unit, factor in _UNITS:
+        if text.lower().endswith(unit) and text[:-len(unit)].isdigit():
+            value = int(text[:-len(unit)]) * factor
+            return value // 8 if factor % 1000 == 0 and text.endswith("b") else value
+    raise ValueError(f"max_shard_size {size!r}: give bytes or a size like '500MB' or '2GiB' "
+                     "(an integer and a unit)")
 
 
 # the method lives here, beside the saving it calls (ernie.py imports nothing of this file)
