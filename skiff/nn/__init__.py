@@ -103,6 +103,8 @@ from skiff.kernels.train.core.nn.layers_r28b import (  # noqa: F401
     LPPool2d,
     MultiLabelMarginLoss,
     TripletMarginWithDistanceLoss,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
@@ -170,4 +172,5 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "ChannelShuffle", "LocalResponseNorm",
            "LPPool1d", "LPPool2d", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
            "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "UpsamplingNearest2d",
+           "UpsamplingBilinear2d"]

@@ -17,6 +17,21 @@ from .module import Module, Parameter
 __all__ = ["Conv2d", "BatchNorm2d", "MaxPool2d", "AvgPool2d"]
 
 
+def torch_positional(bias, generator, dtype, dilation, groups):
+    """torch's positional order ``(..., stride, padding, dilation, groups, bias)`` where
+    skiff's is ``(..., stride, padding, bias, generator, dtype)``: a whole number (not a
+    bool) in ``bias``'s place is torch's ``dilation``, then ``groups``, then ``bias``."""
+    if isinstance(bias, (int, np.integer)) and not isinstance(bias, (bool, np.bool_)):
+        dilation = bias
+        if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
+            groups, generator = generator, None
+        if isinstance(dtype, (bool, np.bool_)):
+            bias, dtype = dtype, None
+        else:
+            bias = True
+    return bias, generator, dtype, dilation, groups
+
+
 def _kernel_params(layer, shape, fan_in, bias, generator, dtype) -> None:
     """A convolution's weight of ``shape`` and bias (one per output channel) drawn as torch
     does: uniform within +-1/sqrt(fan_in)."""
@@ -33,6 +48,8 @@ class Conv2d(Module):
                  generator=None, dtype=None, *, dilation=1, groups=1,
                  padding_mode="zeros", device=None):
         super().__init__()
+        bias, generator, dtype, dilation, groups = torch_positional(bias, generator, dtype,
+                                                                    dilation, groups)
         dtype = default_float(dtype)
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
@@ -145,11 +162,17 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
-    def __init__(self, kernel_size, stride=None):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
         super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
 
     def forward(self, x):
+        if self.padding != 0 or self.ceil_mode or self.divisor_override is not None:
+            return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad, self.divisor_override)
         return F.avg_pool2d(x, self.kernel_size, self.stride)
 
     def extra_repr(self):
@@ -174,27 +197,55 @@ class Conv1d(Module):
     layout and init (a 1 x k two-dimensional convolution underneath)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
-                 generator=None, dtype=None):
+                 generator=None, dtype=None, *, dilation=1, groups=1, padding_mode="zeros",
+                 device=None):
         super().__init__()
+        bias, generator, dtype, dilation, groups = torch_positional(bias, generator, dtype,
+                                                                    dilation, groups)
         dtype = default_float(dtype)
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
-        self.kernel_size = _positive("kernel_size", kernel_size)
-        self.stride = _positive("stride", stride)
-        if not isinstance(padding, (int, np.integer)) or padding < 0:
+        self.kernel_size = _positive("kernel_size", _single(kernel_size))
+        self.stride = _positive("stride", _single(stride))
+        self.dilation = _positive("dilation", _single(dilation))
+        self.groups = _positive("groups", groups)
+        if in_channels % self.groups or out_channels % self.groups:
+            raise ValueError(f"Conv1d groups={groups} must divide in_channels {in_channels} "
+                             f"and out_channels {out_channels}")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be 'zeros', 'reflect', 'replicate' or "
+                             f"'circular', got {padding_mode!r}")
+        self.padding_mode = padding_mode
+        padding = padding if isinstance(padding, str) else _single(padding)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Conv1d padding {padding!r}: a number, 'same' or 'valid'")
+        elif not isinstance(padding, (int, np.integer)) or padding < 0:
             raise ValueError(f"padding must be an integer >= 0, got {padding!r}")
-        self.padding = int(padding)
-        _kernel_params(self, (out_channels, in_channels, kernel_size), in_channels * kernel_size,
+        self.padding = padding if isinstance(padding, str) else int(padding)
+        ci = in_channels // self.groups
+        _kernel_params(self, (out_channels, ci, self.kernel_size), ci * self.kernel_size,
                        bias, generator, dtype)
+        if device is not None:
+            self.to(device)
 
     def forward(self, x):
         if x.ndim != 3 or x.shape[1] != self.in_channels:
             raise ValueError(f"Conv1d({self.in_channels}, ...) expects (N, {self.in_channels}, "
                              f"L), got {tuple(x.shape)}")
         n, c, length = x.shape
-        w = self.weight.reshape(self.out_channels, c, 1, self.kernel_size)
-        y = F.conv2d(x.reshape(n, c, 1, length), w, self.bias, (1, self.stride),
-                     (0, self.padding))
+        w = self.weight.reshape(self.out_channels, c // self.groups, 1, self.kernel_size)
+        x4 = x.reshape(n, c, 1, length)
+        pad = (0, self.padding) if not isinstance(self.padding, str) else self.padding
+        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
+            from .functional.conv_general import pad_for_mode
+
+            x4, pad = pad_for_mode(x4, pad, self.padding_mode), 0
+        if self.dilation == 1 and self.groups == 1 and not isinstance(pad, str):
+            y = F.conv2d(x4, w, self.bias, (1, self.stride), pad)
+        else:
+            y = F.conv2d(x4, w, self.bias, (1, self.stride), pad, (1, self.dilation),
+                         self.groups)
         return y.reshape(n, self.out_channels, y.shape[-1])
 
     def extra_repr(self):
@@ -277,21 +328,37 @@ class ConvTranspose2d(Module):
                 f"stride={self.stride}, padding={self.padding}")
 
 
-class Upsample(Module):
-    """Nearest-neighbour upsampling of (N, C, H, W) by a whole ``scale_factor`` (each pixel
-    repeated), torch's ``Upsample(scale_factor=k, mode="nearest")``."""
+def _single(v):
+    """torch's ``(k,)`` one-tuples for 1-D layers, as an int."""
+    return v[0] if isinstance(v, (tuple, list)) and len(v) == 1 else v
 
-    def __init__(self, scale_factor=2, mode="nearest"):
+
+class Upsample(Module):
+    """torch's ``Upsample(size=, scale_factor=, mode=, align_corners=)`` on ``F.interpolate``
+    (nearest, linear, bilinear, bicubic-free: the modes ``F.interpolate`` has). skiff's first
+    positional argument is ``scale_factor`` (torch's is ``size``): give ``size=`` by name;
+    with neither, the factor is 2. A whole nearest factor repeats each pixel."""
+
+    def __init__(self, scale_factor=None, mode="nearest", *, size=None, align_corners=None,
+                 recompute_scale_factor=None):
         super().__init__()
-        if mode != "nearest":
-            raise ValueError(f"Upsample mode {mode!r}: only 'nearest' is here")
-        self.scale = as_pair(scale_factor, "scale_factor")
+        if scale_factor is None and size is None:
+            scale_factor = 2
+        self.size, self.mode, self.align_corners = size, mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+        self.scale = None if scale_factor is None else (
+            as_pair(scale_factor, "scale_factor") if mode == "nearest" and
+            not isinstance(scale_factor, float) else scale_factor)
 
     def forward(self, x):
-        return F.interpolate(x, scale_factor=self.scale)
+        if self.mode == "nearest" and self.size is None:
+            return F.interpolate(x, scale_factor=self.scale)
+        return F.interpolate(x, self.size, self.scale, self.mode, self.align_corners,
+                             self.recompute_scale_factor)
 
     def extra_repr(self):
-        return f"scale_factor={self.scale}, mode='nearest'"
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale}"
+        return f"{what}, mode={self.mode!r}"
 
 
 class _Pool1d(Module):
@@ -333,6 +400,21 @@ class MaxPool1d(_Pool1d):
 
 
 class AvgPool1d(_Pool1d):
-    """Mean over windows of (N, C, L) sequences (torch.nn.AvgPool1d, no padding)."""
+    """Mean over windows of (N, C, L) sequences (torch.nn.AvgPool1d); ``padding`` and
+    ``count_include_pad`` take ``F.avg_pool1d``."""
 
     POOL = staticmethod(F.avg_pool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__(_single(kernel_size), None if stride is None else _single(stride))
+        self.padding, self.ceil_mode = _single(padding), ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, x):
+        if self.padding or self.ceil_mode:
+            from .functional.conv1d import avg_pool1d
+
+            return avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad)
+        return super().forward(x)

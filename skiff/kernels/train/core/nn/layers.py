@@ -288,9 +288,11 @@ class Tanh(Module):
 class Flatten(Module):
     """Flatten axes ``start_axis..end_axis`` (default: all but the batch axis)."""
 
-    def __init__(self, start_axis=1, end_axis=-1):
+    def __init__(self, start_axis=1, end_axis=-1, *, start_dim=None, end_dim=None):
         super().__init__()
-        self.start_axis, self.end_axis = start_axis, end_axis
+        # torch's names are start_dim/end_dim (skiff's start_axis/end_axis stay)
+        self.start_axis = start_axis if start_dim is None else start_dim
+        self.end_axis = end_axis if end_dim is None else end_dim
 
     def forward(self, x):
         return x.flatten(self.start_axis, self.end_axis)

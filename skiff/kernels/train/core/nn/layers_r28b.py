@@ -17,7 +17,8 @@ from .pixel_pool import adaptive_max_pool2d
 __all__ = ["LocalResponseNorm", "local_response_norm", "ChannelShuffle", "channel_shuffle",
            "AdaptiveMaxPool1d", "adaptive_max_pool1d", "LPPool1d", "LPPool2d", "lp_pool1d",
            "lp_pool2d", "TripletMarginWithDistanceLoss", "triplet_margin_with_distance_loss",
-           "MultiLabelMarginLoss", "multilabel_margin_loss"]
+           "MultiLabelMarginLoss", "multilabel_margin_loss", "UpsamplingNearest2d",
+           "UpsamplingBilinear2d"]
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):  # noqa: A002
@@ -184,3 +185,25 @@ class MultiLabelMarginLoss(Module):
     def forward(self, input, target):  # noqa: A002
         return multilabel_margin_loss(input, target, self.size_average, self.reduce,
                                       self.reduction)
+
+
+class UpsamplingNearest2d(Module):
+    """torch's ``nn.UpsamplingNearest2d(size=None, scale_factor=None)``."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def forward(self, x):
+        from .functional.extra import interpolate
+
+        return interpolate(x, self.size, self.scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(UpsamplingNearest2d):
+    """torch's ``nn.UpsamplingBilinear2d``: bilinear with ``align_corners=True``."""
+
+    def forward(self, x):
+        from .functional.extra import interpolate
+
+        return interpolate(x, self.size, self.scale_factor, "bilinear", align_corners=True)

@@ -320,6 +320,14 @@ def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_
     return MaxPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))
 
 
-def avg_pool2d(x: Tensor, kernel_size, stride=None) -> Tensor:
-    """Mean over (kh, kw) windows of NCHW input (stride defaults to the kernel size)."""
+def avg_pool2d(x: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over (kh, kw) windows of NCHW input (stride defaults to the kernel size);
+    torch's ``padding``, ``count_include_pad`` and ``divisor_override`` take
+    :func:`.pool_nd.avg_pool_nd`."""
+    if padding != 0 or ceil_mode or divisor_override is not None or x.ndim == 3:
+        from .pool_nd import avg_pool_nd
+
+        return avg_pool_nd(x, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                           divisor_override, "avg_pool2d")
     return AvgPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))

@@ -75,7 +75,10 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True) -> Tensor:
     if ceil_mode or _one(padding, "padding"):
-        raise ValueError("avg_pool1d: padding and ceil_mode are not here")
+        from .pool_nd import avg_pool_nd
+
+        return avg_pool_nd(input, 1, kernel_size, stride, padding, ceil_mode,
+                           count_include_pad, None, "avg_pool1d")
     x, single = _batched(input, "avg_pool1d")
     k = _one(kernel_size, "kernel_size")
     s = k if stride is None else _one(stride, "stride")

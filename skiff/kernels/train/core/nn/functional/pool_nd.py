@@ -16,7 +16,7 @@ from ...autograd import Function, xp_of
 from ...tensor import Tensor
 
 __all__ = ["PoolNdFn", "MaxUnpoolFn", "max_pool_nd", "max_unpool_nd", "window_max",
-           "padded_windows", "nd_pool_args"]
+           "padded_windows", "nd_pool_args", "avg_pool_nd"]
 
 
 def _tuple(v, n, name):
@@ -145,6 +145,21 @@ def nd_pool_args(x, nd, kernel_size, stride, padding, dilation, name):
         raise ValueError(f"{name}: padding {p} must be at least 0 and at most half the kernel "
                          f"{k} (torch's rule)")
     return k, s, p, _tuple(dilation, nd, "dilation")
+
+
+def avg_pool_nd(x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override, name):
+    """torch's ``avg_poolNd`` with ``padding``, ``count_include_pad``, ``divisor_override``
+    (``ceil_mode`` is refused: pad the input so the windows fit)."""
+    if ceil_mode:
+        raise ValueError(f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so "
+                         "the windows fit")
+    if x.ndim == nd + 1:
+        return avg_pool_nd(x.unsqueeze(0), nd, kernel_size, stride, padding, False,
+                           count_include_pad, divisor_override, name)[0]
+    k, s, p, d = nd_pool_args(x, nd, kernel_size, stride, padding, 1, name)
+    return PoolNdFn.apply(x, kind="avg", k=k, stride=s, padding=p, dilation=d,
+                          count_include_pad=count_include_pad, divisor=divisor_override)
 
 
 def max_pool_nd(x, k, stride, padding, dilation, ceil_mode, return_indices):
