@@ -112,3 +112,43 @@ def test_breakdown_goes_on_with_gmres():
     assert np.allclose(sol.x, ref, atol=1e-12)
     with pytest.raises(SolveError, match="cocg: breakdown.*method='gmres'"):
         solve(A, b, method="cocg", precond="none")
+
+
+def test_deferred_gauss_seidel_sweep_is_scipys_triangular_solve():
+    """The sweep a small first solve runs while numba loads (a kept SuperLU factor of the
+    triangle) is SciPy's ``spsolve_triangular`` step, forward and backward, complex; a new
+    matrix's values are not served from the cache."""
+    from scipy.sparse.linalg import spsolve_triangular
+
+    from skiff.kernels.solve import amg as amg_mod
+
+    A, b = helmholtz(m=12)
+    A.sort_indices()
+    d = A.diagonal()
+    rng = np.random.default_rng(5)
+    x0 = rng.standard_normal(A.shape[0]) + 1j * rng.standard_normal(A.shape[0])
+    for forward in (True, False):
+        for M in (A, (2.0 * A).tocsr()):
+            x = x0.copy()
+            amg_mod._gauss_seidel_sp(M.indptr, M.indices, M.data, M.diagonal(), x, b, forward)
+            T = (sp.tril(M, -1) if forward else sp.triu(M, 1)) + sp.diags(M.diagonal())
+            ref = x0 + spsolve_triangular(T.tocsr(), b - M @ x0, lower=forward)
+            assert np.allclose(x, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    assert d.dtype.kind == "c"
+
+
+def test_hierarchy_leaves_the_deferred_sweep_once_numba_is_there():
+    from skiff.kernels.backend import numba_available
+    from skiff.kernels.solve import amg as amg_mod
+
+    if not numba_available():
+        pytest.skip("numba not installed")
+    A, b = helmholtz(m=24)
+    ml = SmoothedAggregation(A, max_coarse=50)
+    ml._gs = amg_mod._gauss_seidel_sp     # as built inside a small first solve
+    out = np.empty_like(b)
+    ml.precondition(b, out)
+    assert ml._gs is not amg_mod._gauss_seidel_sp
+    ref = np.empty_like(b)
+    ml.precondition(b, ref)
+    assert np.allclose(out, ref, rtol=1e-10)
