@@ -51,6 +51,7 @@ from .rec import (
     is_shape_line,
     is_speck,
     reading_angle,
+    row_leaders,
     strip_leader,
 )
 from .result import OcrResult, TextLine
@@ -506,6 +507,10 @@ class OcrPipeline(DetectionPasses, LineReading):
                             chars=[len(line.text.replace(" ", "")) for line in lines],
                             numbers=[is_amounts(line.text) for line in lines])
         rows = panel_rows(rows, boxes, it.bgr)
+        for row in rows:  # a leader boxed with its label, its number boxed apart
+            for i, t in zip(row, row_leaders([lines[i].text for i in row]), strict=True):
+                lines[i].text = t
+        rows = [kept for row in rows if (kept := [i for i in row if lines[i].text])]
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)

@@ -23,7 +23,7 @@ __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ct
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
            "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
            "is_plain_number", "looks_turned_segments", "box_size", "is_rule_line",
-           "is_leader_line", "strip_leader"]
+           "is_leader_line", "strip_leader", "row_leaders"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
@@ -401,6 +401,19 @@ LEADER_MARKS = frozenset(".\u2026\u00b7\u30fb\uff0e\u2025")
 # after a space at a line's end: one or two dots, four or more, or three or more ellipses
 # (an ellipsis, "..." or "……", is text; a full stop follows its word without a space)
 _TRAILING_LEADER = re.compile(r"\s+(?:\.{1,2}|[.\u00b7\u30fb\uff0e]{4,}|[\u2026\u2025]{3,})$")
+# between a label and the number closing its line ("Espresso .... 3.20", "toast ..8.90",
+# "day . 5.40": a menu's or a contents page's leader read short): after a space, two marks
+# or more (spaced or not), or one standing between spaces (no word's or number's point)
+_MARKS = "[.\u00b7\u30fb\uff0e\u2026\u2025]"
+_AMOUNT_END = r"[-+(]?[$\u20ac\u00a3\u00a5]?\s?\d[\d.,:]*\)?\s?[$\u20ac\u00a3\u00a5%]?$"
+_INNER_LEADER = re.compile(rf"(?<=\S)\s+(?:(?:{_MARKS}\s*){{2,}}|{_MARKS}\s)\s*(?={_AMOUNT_END})"
+                           rf"|(?<=\S)\s+{_MARKS}(?=\d+[.,]\d+\s?[$\u20ac\u00a3\u00a5%]?$)")
+# a row's cell that ends in a leader, before a cell that is a number: any run of marks
+# after a space ("Scrambled eggs ..." before "6.50": three dots are an ellipsis elsewhere)
+_CELL_LEADER = re.compile(rf"\s+(?:{_MARKS}\s*)+$")
+# a number's cell that a leader runs into ("..8.90", ". . 3.80")
+_LEADING_LEADER = re.compile(rf"^(?:{_MARKS}\s*){{2,}}\s*|^{_MARKS}\s+|^{_MARKS}(?=\d+[.,]\d)")
+_AMOUNT = re.compile(rf"\s?{_AMOUNT_END}")
 
 
 def is_leader_line(text: str) -> bool:
@@ -413,9 +426,32 @@ def is_leader_line(text: str) -> bool:
 
 def strip_leader(text: str) -> str:
     """``text`` without a dotted leader trailing it after a space ("Paid (GBP) .." ->
-    "Paid (GBP)", "Service 10% ." -> "Service 10%"); a number's or an abbreviation's own
-    point and an ellipsis stay."""
-    return _TRAILING_LEADER.sub("", text)
+    "Paid (GBP)", "Service 10% ." -> "Service 10%") or between a label and the number that
+    ends the line ("Croissant .... 2.80" -> "Croissant 2.80": the leaders are no text a
+    reader keeps); a number's or an abbreviation's own point ("incl. 4.50") and an ellipsis
+    that ends a line or is followed by words stay."""
+    text = _TRAILING_LEADER.sub("", text)
+    return _INNER_LEADER.sub(" ", text) if _AMOUNT.search(text) else text
+
+
+def row_leaders(texts: list[str]) -> list[str]:
+    """A row's cell texts (left to right) without the dotted leader between a label and
+    its number when the detector boxed them apart: a number's cell after another loses the
+    marks it begins with ("..8.90", ". 3.80"), the cell before it its trailing run of marks
+    after a space ("Scrambled eggs ..." | "6.50"), and a cell of marks alone between them
+    is emptied ("" : the caller drops it)."""
+    out = list(texts)
+    for k in range(1, len(out)):
+        nxt = _LEADING_LEADER.sub("", out[k].strip())
+        if not nxt or not _AMOUNT.match(nxt):
+            continue
+        out[k] = nxt
+        prev = out[k - 1].strip()
+        if prev and set(prev.replace(" ", "")) <= LEADER_MARKS:
+            out[k - 1] = ""
+        else:
+            out[k - 1] = _CELL_LEADER.sub("", out[k - 1])
+    return out
 
 
 NUMBER_CHARS = frozenset("0123456789.,:;-+/%' ")
