@@ -106,6 +106,14 @@ from skiff.kernels.train.core.nn.layers_r28b import (  # noqa: F401
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+from skiff.kernels.train.core.nn.layers_r28c import (  # noqa: F401
+    Buffer,
+    ConstantPad3d,
+    DataParallel,
+    SyncBatchNorm,
+    ZeroPad1d,
+    ZeroPad3d,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
     PixelShuffle,
@@ -173,4 +181,5 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "LPPool1d", "LPPool2d", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
            "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "UpsamplingNearest2d",
-           "UpsamplingBilinear2d"]
+           "UpsamplingBilinear2d", "Buffer", "ConstantPad3d", "DataParallel", "SyncBatchNorm",
+           "ZeroPad1d", "ZeroPad3d"]

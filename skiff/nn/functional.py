@@ -116,6 +116,22 @@ from skiff.kernels.train.core.nn.layers_r28b import (  # noqa: F401
     multilabel_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from skiff.kernels.train.core.nn.layers_r28c import (  # noqa: F401
+    celu_,
+    elu_,
+    hardtanh_,
+    leaky_relu_,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+    relu_,
+    rrelu_,
+    selu_,
+    threshold_,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     adaptive_max_pool2d,
     pixel_shuffle,
@@ -136,4 +152,7 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "channel_shuffle",
            "local_response_norm", "lp_pool1d", "lp_pool2d", "multilabel_margin_loss",
            "triplet_margin_with_distance_loss", "conv_transpose3d",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "celu_", "elu_", "hardtanh_",
+           "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_", "upsample",
+           "upsample_bilinear", "upsample_nearest", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices"]

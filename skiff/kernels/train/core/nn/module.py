@@ -56,6 +56,10 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"call Module.__init__() in {type(self).__name__}.__init__ first")
+        if getattr(type(value), "_is_nn_buffer", False):  # torch's nn.Buffer: a buffer
+            self.register_buffer(name, Tensor._make(value._data, False, None, 0),
+                                 persistent=value.persistent)
+            return
         if name in self._buffers and (value is None or isinstance(value, Tensor)) and not \
                 isinstance(value, Parameter):
             self._buffers[name] = value  # a buffer given a new tensor stays a buffer (torch)
