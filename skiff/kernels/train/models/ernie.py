@@ -163,13 +163,17 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         ``output_hidden_states=True``: the output has ``hidden_states`` too
         (``ernie_hidden``); ``output_attentions=True``: ``attentions``, each layer's
         (B, H, T, T) weights as transformers' eager attention gives them
-        (``ernie_attentions``). An MoE model with ``output_router_logits`` (the call's, else
-        the config's) returns ``aux_loss`` (:meth:`load_balancing_loss`, unscaled) and
-        ``router_logits`` (each MoE layer's (tokens, E) router logits), and with labels
-        adds ``router_aux_loss_coef * aux_loss`` to the loss, as transformers does."""
+        (``ernie_attentions``); ``position_ids`` that restart (transformers'
+        ``DataCollatorWithFlattening``): each restart begins a sequence that attends to
+        itself only, as transformers reads them (``ernie_positions``). An MoE model with
+        ``output_router_logits`` (the call's, else the config's) returns ``aux_loss``
+        (:meth:`load_balancing_loss`, unscaled) and ``router_logits`` (each MoE layer's
+        (tokens, E) router logits), and with labels adds ``router_aux_loss_coef *
+        aux_loss`` to the loss, as transformers does."""
         want_hidden = bool(kwargs.pop("output_hidden_states", False))
         want_attn = bool(kwargs.pop("output_attentions", False))
         want_router = kwargs.pop("output_router_logits", None)
+        positions = kwargs.pop("position_ids", None)
         _forward_options(kwargs)
         routed = self.config.is_moe and bool(self.config.output_router_logits
                                              if want_router is None else want_router)
@@ -179,7 +183,16 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                 if hasattr(layer.mlp, "last_router_logits"):
                     layer.mlp.last_router_logits = None
         hidden = attentions = None
-        if want_attn:
+        if positions is not None:  # transformers' packed rows (ernie_positions)
+            if want_attn or want_hidden or kwargs.get("attention_mask") is not None:
+                raise ValueError("position_ids go with neither attention_mask nor "
+                                 "output_attentions / output_hidden_states here: give packed "
+                                 "rows (DataCollatorWithFlattening) alone")
+            from .ernie_positions import forward_positions
+
+            logits = forward_positions(self, args[0] if args else kwargs.get("input_ids"),
+                                       positions)
+        elif want_attn:
             from .ernie_attentions import forward_attentions
 
             logits, hidden, attentions = forward_attentions(self, *args, **kwargs)
