@@ -391,9 +391,10 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 from skiff.jobs import cancel_job
 
                 out, asked = cancel_job(ns.job_id)
-            else:  # a listing printed and dropped: no metric read (most of a training's events)
+            else:  # a listing printed and dropped, a finished job shown: no metric read (most
+                # of a training's events), its fold from folded.json
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns),
-                                  metrics=ns.action != "list")
+                                  metrics=ns.action not in ("list", "show", "logs"))
         except KeyboardInterrupt:
             if ns.action not in ("wait", "attach"):
                 raise

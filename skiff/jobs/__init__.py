@@ -62,7 +62,8 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
 
     ``show``, ``attach``, ``wait`` and ``resume`` refuse a job whose code is not signed with
     this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose. ``metrics=False``
-    lists snapshots without their metrics (a front that prints the list and drops it)."""
+    lists snapshots without their metrics (a front that prints the list and drops it), and
+    ``show`` / ``logs`` a finished job as one (a terminal prints no metric of it)."""
     listed = None
     if kind is not None:
         from skiff.grammar.common import unknown_name
@@ -70,7 +71,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
 
         if kind not in KINDS:  # a mistyped kind listed nothing ("no jobs yet")
             # a kind of skiff's, or one a job here has (skiff.launch("mykind", fn=...))
-            listed = list_jobs()
+            listed = list_jobs(metrics=False)
             seen = sorted({j.kind for j in listed if not isinstance(j, DamagedJob)} - set(KINDS))
             if kind not in seen:
                 raise unknown_name("kind", kind, [*KINDS, *seen])
@@ -84,7 +85,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         return select_jobs(listed if listed is not None else list_jobs(metrics=metrics),
                            limit=None if all else limit, kind=kind, status=status)
     if action == "prune":
-        return prune_jobs(listed if listed is not None else list_jobs(),
+        return prune_jobs(listed if listed is not None else list_jobs(metrics=False),
                           older_than=older_than, keep=keep, kind=kind)
     if not job_id:
         raise ValueError(f"jobs {action} needs a job ID: the list gives them (%jobs in a "
@@ -95,7 +96,10 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         job = Job(find_run_dir(job_id))
         job.sign()
         return Job.load(job.run_dir)
-    job = Job.load(job_id)
+    light = not metrics and action in ("show", "logs")  # a terminal's: it prints no metric
+    job = Job.load(job_id, metrics=not light)
+    if light and not job.refresh().final:
+        job = Job.load(job_id)  # running: followed as before, its last metric shown
     if action in ("show", "attach", "wait"):
         job.check_trusted(action)
     if action == "wait":

@@ -145,8 +145,10 @@ def log_records(job) -> list[dict]:
     """Every ``log`` and ``error`` event of ``job``, in order, as ``{"t", "rank", "level",
     "message"}`` (an error's traceback under ``traceback``); fields of the wrong type are
     read as text."""
-    out = []
-    for ev in job.events():
+    from .events import EventReader
+
+    out = []  # metric lines passed over unread (most of a training's events)
+    for ev in EventReader(job.run_dir / "events.jsonl", metrics=False).read():
         kind = ev.get("type")
         if kind not in ("log", "error"):
             continue
