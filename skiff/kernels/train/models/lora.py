@@ -51,10 +51,13 @@ EXPERT_TARGETS = ("experts.gate_up_proj", "experts.down_proj")
 
 
 class LoRALinear(nn.Module):
-    """A frozen linear layer plus a trainable low-rank update."""
+    """A frozen linear layer plus a trainable low-rank update. With ``dora`` (peft's
+    ``use_dora``): weight-decomposed LoRA, ``W' = m (W + s B A) / ||W + s B A||`` per output
+    row, the magnitude ``m`` (``lora_magnitude_vector``, out) trained too and the norm held
+    constant in backward, as peft (DoRA's section 4.3)."""
 
     def __init__(self, base: nn.Linear, r: int, alpha: float, dropout: float = 0.0,
-                 rslora: bool = False):
+                 rslora: bool = False, dora: bool = False):
         super().__init__()
         self.in_features, self.out_features = base.in_features, base.out_features
         self.weight = base.weight
@@ -68,15 +71,42 @@ class LoRALinear(nn.Module):
         self.lora_B = nn.Linear(self.r, self.out_features, bias=False, dtype=dtype)
         self.lora_B.weight._data[...] = 0
         self.dropout = nn.Dropout(dropout) if dropout > 0 else None
+        self.lora_magnitude_vector = None
+        if dora:
+            if dropout > 0:
+                raise ValueError("DoRA (use_dora) with lora_dropout is not supported here: "
+                                 "set lora_dropout=0")
+            self.lora_magnitude_vector = nn.Parameter(self._row_norms(), dtype=dtype)
+
+    def _row_norms(self):
+        """``||W + s B A||`` per output row (an array on the weight's device, no graph)."""
+        xp = self.weight.xp
+        w = self.weight._data.astype(np.float32) + self.scaling * (
+            self.lora_B.weight._data.astype(np.float32) @ self.lora_A.weight._data.astype(
+                np.float32))
+        return xp.sqrt((w * w).sum(axis=1)).astype(self.weight.dtype)
 
     def forward(self, x):
-        y = F.linear(x, self.weight, self.bias)
         h = self.dropout(x) if self.dropout is not None else x
-        return y + self.lora_B(self.lora_A(h)) * self.scaling
+        lora = self.lora_B(self.lora_A(h)) * self.scaling
+        if self.lora_magnitude_vector is None:
+            return F.linear(x, self.weight, self.bias) + lora
+        from ..core.tensor import Tensor
+
+        scale = self.lora_magnitude_vector / Tensor(self._row_norms())  # the norm: constant
+        y = (F.linear(x, self.weight) + lora) * scale
+        return y + self.bias if self.bias is not None else y
 
     def delta(self) -> np.ndarray:
-        """``scale * B A`` (out, in) as a host array."""
-        return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
+        """The change of the weight (out, in) as a host array: ``scale * B A``; with DoRA
+        ``m (W + s B A) / ||W + s B A|| - W``."""
+        d = (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
+        if self.lora_magnitude_vector is None:
+            return d
+        w = self.weight.numpy().astype(np.float32)
+        factor = self.lora_magnitude_vector.numpy().astype(np.float32) / np.sqrt(
+            ((w + d) ** 2).sum(axis=1))
+        return factor[:, None] * (w + d) - w
 
     def extra_repr(self) -> str:
         return f"{self.in_features}, {self.out_features}, r={self.r}, alpha={self.alpha}"
@@ -160,7 +190,8 @@ def _targets(model, target_modules):
 
 def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "v_proj"),
                dropout: float = 0.0, trainable_token_indices=None, modules_to_save=None,
-               use_rslora: bool = False, rank_pattern=None, alpha_pattern=None):
+               use_rslora: bool = False, rank_pattern=None, alpha_pattern=None,
+               use_dora: bool = False):
     """Adapt ``model`` in place (see the module docstring); returns it. An unknown target
     name (no Linear by that name) is one clear error. ``trainable_token_indices`` (token
     ids, or peft's ``{"embed_tokens": ids}``): those embedding rows are trained too
@@ -169,7 +200,8 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     (``lora_modules_to_save``; a tied head is untied, as peft's copy unties it).
     ``use_rslora`` (scaling ``alpha / sqrt(r)``), ``rank_pattern`` / ``alpha_pattern``
     (``{regex: r}``: a layer whose dotted name ends with a match takes that rank / alpha)
-    are peft's options of those names."""
+    are peft's options of those names; ``use_dora`` is peft's DoRA (:class:`LoRALinear`;
+    not on the experts, not with dropout)."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
     if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
@@ -200,6 +232,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "model has no experts")
     if expert_parts and dropout > 0:
         raise ValueError("LoRA on the experts takes no dropout (as peft)")
+    if expert_parts and use_dora:
+        raise ValueError("DoRA (use_dora) on the experts is not supported here: adapt the "
+                         "attention / dense layers with DoRA, or the experts without it")
     if expert_parts and (rank_pattern or alpha_pattern):
         raise ValueError("rank_pattern / alpha_pattern with LoRA on the experts is not "
                          "supported here: one r and alpha for every adapted layer")
@@ -214,7 +249,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     for parent, attr, full, linear in targets:
         setattr(parent, attr, LoRALinear(linear, int(_pattern_value(rank_pattern, full, r)),
                                          float(_pattern_value(alpha_pattern, full, alpha)),
-                                         dropout, use_rslora))
+                                         dropout, use_rslora, use_dora))
     if tokens is not None:
         apply_trainable_tokens(model, tokens)
     for mlp in experts:
@@ -232,7 +267,8 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "trainable_token_indices": tokens,
                          "modules_to_save": saved, "use_rslora": bool(use_rslora),
                          "rank_pattern": dict(rank_pattern or {}),
-                         "alpha_pattern": dict(alpha_pattern or {})}
+                         "alpha_pattern": dict(alpha_pattern or {}),
+                         "use_dora": bool(use_dora)}
     return model
 
 
@@ -273,8 +309,8 @@ def merged_state_dict(model) -> dict[str, np.ndarray]:
 
     for name, m in lora_modules(model):
         fold(f"{name}.weight", m.delta())
-        for k in ("lora_A.weight", "lora_B.weight"):
-            state.pop(f"{name}.{k}")
+        for k in ("lora_A.weight", "lora_B.weight", "lora_magnitude_vector"):
+            state.pop(f"{name}.{k}", None)
     for name, m in gate_up_modules(model):
         delta = m.delta()
         fold(f"{name}.gate_proj.weight", delta[:m.inner])
@@ -327,6 +363,9 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
             continue
         tensors[f"base_model.model.{name}.lora_A.weight"] = pair[0]
         tensors[f"base_model.model.{name}.lora_B.weight"] = pair[1]
+        if m.lora_magnitude_vector is not None:  # DoRA
+            tensors[f"base_model.model.{name}.lora_magnitude_vector"] = \
+                m.lora_magnitude_vector.numpy()
     for name, m in gate_up_modules(model):
         prefix, _, e = name.rpartition(".")
         experts.setdefault(prefix, {}).setdefault("gate_up_proj", {})[int(e)] = (
@@ -346,6 +385,7 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "fan_in_fan_out": False, "use_rslora": bool(cfg.get("use_rslora")),
               "rank_pattern": cfg.get("rank_pattern") or {},
               "alpha_pattern": cfg.get("alpha_pattern") or {}, "inference_mode": True,
+              "use_dora": bool(cfg.get("use_dora")),
               "trainable_token_indices": cfg.get("trainable_token_indices"),
               "modules_to_save": cfg.get("modules_to_save"),
               "base_model_name_or_path": base}
@@ -418,7 +458,7 @@ def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
 
 
 # adapter_config.json entries whose non-default values change the function: refused
-_UNSUPPORTED = {"use_dora": False, "bias": "none", "fan_in_fan_out": False,
+_UNSUPPORTED = {"bias": "none", "fan_in_fan_out": False,
                 "layers_to_transform": None, "lora_bias": False}
 
 
@@ -430,8 +470,8 @@ def load_adapter(model, path: str | os.PathLike):
     ``PeftModel.from_pretrained(base, path)``'s logits; training goes on from the adapter.
     ``modules_to_save`` entries (whole trained modules) are put in their modules (a tied
     head untied, as peft's copy). A setting that changes the function and skiff does not
-    have (DoRA, biases, ``layers_to_transform``) or a tensor that does not fit is one
-    error; rsLoRA and per-layer ranks / alphas are read."""
+    have (biases, ``layers_to_transform``) or a tensor that does not fit is one error;
+    rsLoRA, DoRA and per-layer ranks / alphas are read."""
     folder = Path(path).expanduser()
     cfg_path, weights = folder / "adapter_config.json", folder / "adapter_model.safetensors"
     if not cfg_path.is_file():
@@ -461,7 +501,8 @@ def load_adapter(model, path: str | os.PathLike):
     values = {}
     for key in saved.keys():
         name = key.removeprefix("base_model.model.").replace(".lora_A.default.", ".lora_A.") \
-            .replace(".lora_B.default.", ".lora_B.")
+            .replace(".lora_B.default.", ".lora_B.") \
+            .replace(".lora_magnitude_vector.default.weight", ".lora_magnitude_vector")
         values[name] = np.array(saved.get(key, np.float32))
     to_save = cfg.get("modules_to_save") or None
     whole = take_module_values(values, to_save) if to_save else {}
@@ -473,7 +514,8 @@ def load_adapter(model, path: str | os.PathLike):
                target_modules=targets, dropout=float(cfg.get("lora_dropout") or 0.0),
                trainable_token_indices=cfg.get("trainable_token_indices"),
                modules_to_save=to_save, use_rslora=bool(cfg.get("use_rslora")),
-               rank_pattern=cfg.get("rank_pattern"), alpha_pattern=cfg.get("alpha_pattern"))
+               rank_pattern=cfg.get("rank_pattern"), alpha_pattern=cfg.get("alpha_pattern"),
+               use_dora=bool(cfg.get("use_dora")))
     values = _per_expert_adapters(values, model)
     values.update(whole)
     own = {n: p for n, p in model.named_parameters() if p.requires_grad}  # what it trains

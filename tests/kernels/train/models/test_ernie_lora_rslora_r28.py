@@ -1,7 +1,7 @@
-"""peft's ``use_rslora``, ``rank_pattern`` and ``alpha_pattern`` (round 28; ``load_adapter``
-refused them, ``apply_lora`` had no such options): trained against peft's model by torch,
-the adapter read by peft and peft's read by skiff, the merged folder by transformers; the
-experts of an MoE model with rsLoRA too."""
+"""peft's ``use_rslora``, ``rank_pattern``, ``alpha_pattern`` and ``use_dora`` (round 28;
+``load_adapter`` refused them, ``apply_lora`` had no such options): trained against peft's
+model by torch, the adapter read by peft and peft's read by skiff, the merged folder by
+transformers; the experts of an MoE model with rsLoRA too."""
 
 from __future__ import annotations
 
@@ -24,15 +24,17 @@ PATTERNS = dict(rank_pattern={"q_proj": 2, "layers.1.self_attn.v_proj": 6},
 
 
 def _theirs(pm):
-    return {n.removeprefix("base_model.model.").replace(".default", ""): p
+    return {n.removeprefix("base_model.model.").replace(".default", "")
+            .replace(".lora_magnitude_vector.weight", ".lora_magnitude_vector"): p
             for n, p in pm.named_parameters() if p.requires_grad}
 
 
 @pytest.mark.parametrize("kw", [dict(use_rslora=True), PATTERNS,
-                                dict(use_rslora=True, **PATTERNS)])
+                                dict(use_rslora=True, **PATTERNS), dict(use_dora=True),
+                                dict(use_dora=True, use_rslora=True, **PATTERNS)])
 def test_rslora_and_patterns_as_peft(tmp_path, kw):
     folder = tmp_path / "base"
-    _, ref = make_checkpoint(folder, "dense-mha-untied-bias")
+    _, ref = make_checkpoint(folder, "dense-mha-untied-bias")  # biases: DoRA adds them apart
     targets = ["q_proj", "v_proj", "o_proj"]
     pm = peft.get_peft_model(ref, peft.LoraConfig(r=4, lora_alpha=8, target_modules=targets,
                                                   **kw))
@@ -63,6 +65,7 @@ def test_rslora_and_patterns_as_peft(tmp_path, kw):
     save_adapter(model, tmp_path / "adapter")
     cfg = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
     assert cfg["use_rslora"] == kw.get("use_rslora", False)
+    assert cfg["use_dora"] == kw.get("use_dora", False)
     base = transformers.AutoModelForCausalLM.from_pretrained(folder)
     loaded = peft.PeftModel.from_pretrained(base, tmp_path / "adapter").eval()
     pm.save_pretrained(tmp_path / "peft")

@@ -65,7 +65,7 @@ def test_adapter_mistakes(tmp_path):
     with pytest.raises(FileNotFoundError, match="is a LoRA adapter \\(peft\\) of "
                                                 "'baidu/ERNIE-4.5-0.3B-PT'.*load_adapter"):
         from_pretrained(tmp_path / "adapter")
-    for key, value in (("use_dora", True),):  # use_rslora: read since round 28
+    for key, value in (("fan_in_fan_out", True),):  # use_rslora, use_dora: read (round 28)
         cfg_path.write_text(json.dumps({**cfg, key: value}))
         with pytest.raises(ValueError, match=f"{key} = True is not supported"):
             load_adapter(from_pretrained(tmp_path / "base"), tmp_path / "adapter")
