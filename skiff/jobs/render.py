@@ -96,6 +96,7 @@ def _untrusted_html(job) -> str:
 def job_html(job) -> str:
     if getattr(job, "status", None) == "damaged":
         return job._repr_html_()
+    getattr(job, "read_metrics", lambda: None)()  # a listed snapshot shown: its last metrics
     state = job.refresh()
     now = time.time()
     pct = ""

@@ -35,6 +35,8 @@ def test_a_listed_snapshot_reads_its_metrics_once_asked(shell, runs_dir):
     snap = next(j for j in listed if j.id == folder.name)
     full = Job.load(folder)
     assert not snap.metrics_read and not snap.refresh().metrics  # the list read none
+    shown = next(j for j in shell.run_line_magic("jobs", "list --all") if j.id == folder.name)
+    assert shown._repr_html_() == full._repr_html_() and "loss=" in full._repr_html_()
     drop = {"elapsed_s"}
     assert ({k: v for k, v in snap.summary().items() if k not in drop}
             == {k: v for k, v in full.summary().items() if k not in drop})
