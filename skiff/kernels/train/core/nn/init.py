@@ -13,7 +13,8 @@ from ..random import get_generator
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "orthogonal_", "trunc_normal_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+           "dirac_", "sparse_"]
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -120,6 +121,37 @@ def orthogonal_(tensor, gain: float = 1.0, generator=None):
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def dirac_(tensor, groups: int = 1):
+    """torch's: a convolution weight (out, in, k...) that passes each of the first
+    ``min(out / groups, in)`` input channels of a group through (1 at the kernel's centre)."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_ takes a 3-, 4- or 5-dimensional weight, got {tensor.ndim}")
+    out, cin = tensor.shape[:2]
+    if out % groups:
+        raise ValueError(f"dirac_: {out} output channels do not split into {groups} groups")
+    per = out // groups
+    host = np.zeros(tuple(tensor.shape), dtype=tensor.dtype)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per, cin)):
+            host[(g * per + d, d) + centre] = 1
+    return _fill(tensor, host)
+
+
+def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
+    """torch's: a 2-D weight drawn from N(0, std), then ``ceil(sparsity * rows)`` entries of
+    each column set to zero (rows drawn per column)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_ takes a 2-dimensional tensor, got {tensor.ndim}")
+    rows, cols = tensor.shape
+    rng = get_generator(generator)
+    host = rng.normal(0.0, std, (rows, cols)).astype(tensor.dtype)
+    zeros = int(math.ceil(sparsity * rows))
+    for c in range(cols):
+        host[rng.permutation(rows)[:zeros], c] = 0
+    return _fill(tensor, host)
 
 
 def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,

@@ -184,13 +184,52 @@ class Module:
 
     # ---- state --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Host numpy copies of every parameter and buffer (tied ones under each name)."""
+        """Host numpy copies of every parameter and buffer (tied ones under each name), and
+        torch's ``_extra_state`` of modules that define ``get_extra_state``."""
+        extra = self._extra_state_modules()
+        for mname, m in self.named_modules():
+            for hook in m.__dict__.get("_state_dict_pre_hooks", ()):
+                hook(m, f"{mname}." if mname else "", False)
         out = {}
         for name, t in self._named("_parameters", False):
             out[name] = np.array(to_numpy(t._data), copy=True)
         for name, t in self._persistent_buffers():
             out[name] = np.array(to_numpy(t._data), copy=True)
+        for key, m in extra.items():
+            out[key] = m.get_extra_state()
         return out
+
+    def _extra_state_modules(self):
+        """``{"prefix._extra_state": module}`` for modules overriding ``get_extra_state``."""
+        return {(f"{n}._extra_state" if n else "_extra_state"): m
+                for n, m in self.named_modules()
+                if type(m).get_extra_state is not Module.get_extra_state}
+
+    def get_extra_state(self):
+        """torch's hook for state beyond tensors: override it (and ``set_extra_state``)."""
+        raise RuntimeError("get_extra_state is not implemented by this module: override it "
+                           "to save extra state in state_dict")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("set_extra_state is not implemented by this module: override it "
+                           "to load the extra state get_extra_state saved")
+
+    def register_state_dict_pre_hook(self, hook):
+        """torch's: ``hook(module, prefix, keep_vars)`` runs before ``state_dict`` collects."""
+        hooks = self.__dict__.setdefault("_state_dict_pre_hooks", [])
+        hooks.append(hook)
+
+        class _Handle:
+            def remove(self_inner):
+                if hook in hooks:
+                    hooks.remove(hook)
+
+        return _Handle()
+
+    def to_empty(self, *, device=None, recurse=True) -> Module:
+        """torch's: the tensors moved to ``device`` (their values kept; torch's are left
+        uninitialised, to be filled by a ``load_state_dict`` or an init)."""
+        return self.to(device) if device is not None else self
 
     def _persistent_buffers(self):
         for mname, m in self.named_modules():
@@ -224,6 +263,12 @@ class Module:
         Returns ``{"missing": [...], "unexpected": [...]}``.
         """
         state = _weights_of(state)
+        extra = self._extra_state_modules()
+        if any(k in state for k in extra):
+            state = dict(state)
+            for key, m in extra.items():
+                if key in state:
+                    m.set_extra_state(state.pop(key))
         targets = dict(self._named("_parameters", False))
         targets.update(self._persistent_buffers())
         # torch's BatchNorm state dicts before 0.4.1, and skiff's before it kept the count,
