@@ -854,6 +854,24 @@ def _check_complex_precond(name: str, dtype, values: dict) -> None:
                          f"leave it out)")
 
 
+def _check_saddle_precond(name: str, matrix, values: dict) -> None:
+    """``--precond saddle`` on a matrix that is no symmetric saddle point: said before a job
+    exists (the solver says it from inside a run folder, exit status 1)."""
+    if values.get("precond") != "saddle" or not hasattr(matrix, "tocsr"):
+        return
+    import scipy.sparse as sp
+
+    from skiff.kernels.solve.amg import is_symmetric
+    from skiff.kernels.solve.saddle import saddle_blocks
+
+    A = sp.csr_matrix(matrix)
+    if A.dtype.kind == "c" or not is_symmetric(A) or saddle_blocks(A) is None:
+        raise ValueError(f"{name!r}: --precond saddle is for a real symmetric saddle-point "
+                         f"matrix [[K, B^T], [B, 0]] (zeros on the diagonal exactly where the "
+                         f"block of zeros is) and this one is not; use --precond amg (or "
+                         f"leave it out)")
+
+
 def _check_empty_rows(name: str, matrix) -> None:
     """A matrix (sparse or dense) with an all-zero row is singular whatever b is: said before
     a job exists (the solver says it too, from inside a run folder, exit status 1)."""
@@ -882,6 +900,7 @@ def _file_request(values: dict) -> JobRequest:
     matrix = read_matrix(name)  # read once here: a bad file fails before any run folder
     _check_complex_precond(name, matrix.dtype, values)
     _check_empty_rows(name, matrix)
+    _check_saddle_precond(name, matrix, values)
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
     check_options_apply(name, values, system="matrix")
@@ -917,6 +936,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     _check_complex_precond(name, getattr(system, "dtype", None), values)
     if not isinstance(system, GridProblem):
         _check_empty_rows(name, system)
+        _check_saddle_precond(name, system, values)
     b = None
     if bname is not None:
         if bname not in user_ns:

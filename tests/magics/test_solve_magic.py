@@ -248,3 +248,29 @@ def test_gmres_maxiter_counts_restart_cycles_as_scipy(shell):
     assert info == 3 and not job.value.converged and job.value.scipy_info == info
     assert job.result["iterations"] == 15 and "3 restart cycles" in job.result["status"]
     np.testing.assert_allclose(job.value.x, x_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_notebook_saddle_point_and_complex_symmetric(shell, runs_dir):
+    """Round 28: a bmat saddle point from the notebook takes MINRES with the block
+    preconditioner, a complex symmetric matrix COCG (spsolve's x both); --precond saddle on
+    a Laplacian is a usage error before any run folder."""
+    m = 16
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    L = sp.kronsum(T, T).tocsr()
+    B = sp.diags([1.0, -1.0], [0, 1], shape=(m * m // 2, m * m))
+    K = sp.bmat([[L, B.T], [B, None]]).tocsr()
+    H = (L - 0.5 * sp.identity(m * m) + 1j * sp.diags(np.linspace(0.1, 1.0, m * m))).tocsr()
+    shell.user_ns.update(K28=K, bK28=np.ones(K.shape[0]), H28=H,
+                         bH28=np.ones(m * m, dtype=complex), L28=L)
+    for a, b, method in (("K28", "bK28", "minres"), ("H28", "bH28", "cocg")):
+        job = shell.run_line_magic("solve", f"{a} {b} --rtol 1e-10 --wait")
+        assert job.status == "done", job.error
+        sol = job.value
+        assert sol.converged and sol.method == method
+        A = shell.user_ns[a]
+        ref = spla.spsolve(A.tocsc(), shell.user_ns[b])
+        assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
+    before = set(runs_dir.iterdir()) if runs_dir.exists() else set()
+    with pytest.raises(UsageError, match="--precond saddle is for a real symmetric"):
+        shell.run_line_magic("solve", "L28 --precond saddle")
+    assert (set(runs_dir.iterdir()) if runs_dir.exists() else set()) == before

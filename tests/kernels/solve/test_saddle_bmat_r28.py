@@ -144,5 +144,6 @@ def test_the_terminal_takes_the_block_preconditioner(tmp_path, runs_dir):
     ref = sla.spsolve(K.tocsc(), b)
     assert np.linalg.norm(x - ref) <= 1e-7 * np.linalg.norm(ref)
     sio.mmwrite(str(tmp_path / "L.mtx"), _laplacian(8))
-    bad = cli("L.mtx", "--precond", "saddle")
-    assert bad.returncode != 0 and "saddle" in (bad.stderr + bad.stdout)
+    bad = cli("L.mtx", "--precond", "saddle")   # a usage error, before any run folder
+    assert bad.returncode == 2 and "--precond saddle is for a real symmetric" in bad.stderr
+    assert not any(runs_dir.glob("*saddle*")) and len(list(runs_dir.iterdir())) == 1
