@@ -29,17 +29,31 @@ class MultiheadAttention(Module):
     averaged over heads when ``need_weights`` (not differentiated), else None."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, batch_first=False,
-                 generator=None, dtype=None):
+                 generator=None, dtype=None, *, kdim=None, vdim=None, add_bias_kv=False,
+                 add_zero_attn=False, device=None):
         super().__init__()
         dtype = default_float(dtype)
         self.embed_dim = _positive("embed_dim", embed_dim)
         self.num_heads = _positive("num_heads", num_heads)
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
+                                      "not supported")
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
-        bound = math.sqrt(6.0 / (embed_dim + 3 * embed_dim))  # torch: xavier_uniform_
-        self.in_proj_weight = Parameter(uniform_((3 * embed_dim, embed_dim), bound, generator,
-                                                 dtype), dtype=dtype)
+        self.kdim = embed_dim if kdim is None else _positive("kdim", kdim)
+        self.vdim = embed_dim if vdim is None else _positive("vdim", vdim)
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        if self._qkv_same_embed_dim:
+            bound = math.sqrt(6.0 / (embed_dim + 3 * embed_dim))  # torch: xavier_uniform_
+            self.in_proj_weight = Parameter(uniform_((3 * embed_dim, embed_dim), bound,
+                                                     generator, dtype), dtype=dtype)
+        else:  # torch's separate projections (keys and values of other widths)
+            self.in_proj_weight = None
+            for name, width in (("q", embed_dim), ("k", self.kdim), ("v", self.vdim)):
+                b = math.sqrt(6.0 / (embed_dim + width))
+                setattr(self, f"{name}_proj_weight", Parameter(
+                    uniform_((embed_dim, width), b, generator, dtype), dtype=dtype))
         self.in_proj_bias = (Parameter(np.zeros(3 * embed_dim, dtype), dtype=dtype)
                              if bias else None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, generator=generator,
@@ -47,6 +61,8 @@ class MultiheadAttention(Module):
         if bias:
             self.out_proj.bias._data[...] = 0
         self.attn_dropout = Dropout(dropout, generator=generator)
+        if device is not None:
+            self.to(device)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
@@ -58,7 +74,10 @@ class MultiheadAttention(Module):
         S = k_in.shape[0]
         h, d = self.num_heads, E // self.num_heads
         w, b = self.in_proj_weight, self.in_proj_bias
-        wq, wk, wv = w.split(E, axis=0)
+        if w is not None:
+            wq, wk, wv = w.split(E, axis=0)
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         bq, bk, bv = b.split(E, axis=0) if b is not None else (None, None, None)
 
         def heads(x, weight, bias, n):  # (n, N, E) -> (N, h, n, d)
@@ -66,7 +85,7 @@ class MultiheadAttention(Module):
             return y.transpose((1, 2, 0, 3))
 
         q, k, v = heads(q_in, wq, bq, L), heads(k_in, wk, bk, S), heads(v_in, wv, bv, S)
-        mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q)
+        mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h)
         drop = self.dropout if self.training else 0.0
         if mask is None and not drop:
             out = F.scaled_dot_product_attention(q, k, v, causal=False)
@@ -96,8 +115,9 @@ class MultiheadAttention(Module):
         return out, weights
 
     @staticmethod
-    def _mask(key_padding_mask, attn_mask, is_causal, N, L, S, like):
-        """One additive mask broadcastable to (N, h, L, S) (0 or -inf), or None."""
+    def _mask(key_padding_mask, attn_mask, is_causal, N, L, S, like, h=None):
+        """One additive mask broadcastable to (N, h, L, S) (0 or -inf, or a float mask's
+        values), or None; ``attn_mask`` may be (L, S) or torch's (N * h, L, S)."""
         xp, dtype = like.xp, like.dtype
         total = None
 
@@ -116,13 +136,16 @@ class MultiheadAttention(Module):
             add(_additive(xp, kp, dtype)[:, None, None, :])
         if attn_mask is not None:
             am = attn_mask._data if isinstance(attn_mask, Tensor) else xp.asarray(attn_mask)
-            if am.shape != (L, S):
-                raise ValueError(f"attn_mask must have shape (L, S) = {(L, S)}, got "
-                                 f"{tuple(am.shape)}")
-            add(_additive(xp, am, dtype)[None, None])
+            if h is not None and am.shape == (N * h, L, S):
+                add(_additive(xp, am, dtype).reshape(N, h, L, S))
+            elif am.shape != (L, S):
+                raise ValueError(f"attn_mask must have shape (L, S) = {(L, S)} or (N * "
+                                 f"num_heads, L, S), got {tuple(am.shape)}")
+            else:
+                add(_additive(xp, am, dtype)[None, None])
         if is_causal:
             add(xp.triu(xp.full((L, S), -np.inf, dtype=dtype), k=1)[None, None])
-        return None if total is None else Tensor(total)
+        return None if total is None else Tensor(total, dtype=dtype)  # a float64 mask stays
 
 
 def _additive(xp, mask, dtype):
