@@ -518,6 +518,20 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             attention_mask=attention_mask), options)  # penalty_alpha: taken out of options
         if contrastive is not None:
             return contrastive
+        from .ernie_generate_states import STATE_OPTIONS, generate_with_states
+
+        want = {k: bool(options.pop(k)) for k in STATE_OPTIONS if options.get(k) is not None}
+        if any(want.values()) and options.get("return_dict_in_generate"):
+            if beams is not None and int(beams) > 1:
+                raise ValueError("output_hidden_states / output_attentions with beam search "
+                                 "(num_beams > 1) are not supported: greedy or sampling")
+            return generate_with_states(self, want, lambda: self.generate(
+                input_ids, max_new_tokens, do_sample=do_sample, temperature=temperature,
+                top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
+                eos_token_id=eos_token_id, pad_token_id=pad_token_id, use_cache=use_cache,
+                seed=seed, generator=generator, stop_strings=stop_strings, tokenizer=tokenizer,
+                streamer=streamer, attention_mask=attention_mask, **hooks, **options),
+                input_ids, attention_mask)
         if beams is not None and int(beams) > 1:   # transformers' beam search
             if any(v is not None and (not hasattr(v, "__len__") or len(v))
                    for v in hooks.values()):

@@ -43,7 +43,6 @@ UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "forced_bos_token_id": None,
                "exponential_decay_length_penalty": None, "guidance_scale": None,
                "renormalize_logits": False, "remove_invalid_values": False,
-               "output_attentions": False, "output_hidden_states": False,
                "prefix_allowed_tokens_fn": None, "assistant_model": None,
                "prompt_lookup_num_tokens": None, "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
@@ -51,6 +50,8 @@ UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
 # accepted and without effect here (bookkeeping options of transformers)
 HARMLESS = {"penalty_alpha",  # contrastive search (ernie_contrastive) took it when it applies
+            # without return_dict_in_generate transformers returns the ids alone: no states
+            "output_attentions", "output_hidden_states",
             "return_legacy_cache", "use_model_defaults", "cache_config", "bos_token_id",
             "decoder_start_token_id", "num_assistant_tokens", "transformers_version",
             "_from_model_config", "compile_config", "disable_compile"}

@@ -1,0 +1,53 @@
+"""``generate(..., return_dict_in_generate=True, output_hidden_states=True,
+output_attentions=True)``: transformers' per-step hidden states and attention weights.
+
+transformers returns, per generation step, what that step's forward computed: step 0 the
+prompt's positions, step ``i`` the one position of the ``i``-th new token fed back (the
+last new token is never fed). The model is causal, so each of these equals the same
+positions of one forward over the final sequences, with transformers' attention mask of
+generation (the prompt's mask, then 1 for every new position, a finished row's padding
+included). skiff generates as usual, then runs that forward once
+(:func:`~.ernie_hidden.forward_hidden`, :func:`~.ernie_attentions.forward_attentions`) and
+cuts it by step: ``hidden_states[i]`` a tuple of ``num_hidden_layers + 1`` arrays (B, T_i, C)
+(the embeddings, each layer, the last after the final norm), ``attentions[i]`` one (B, H,
+T_i, S_i) array a layer. Padded prompt positions are 0 here (transformers computes values
+no real token reads).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["generate_with_states", "STATE_OPTIONS"]
+
+STATE_OPTIONS = ("output_hidden_states", "output_attentions")
+
+
+def generate_with_states(model, want: dict, run, input_ids, attention_mask):
+    """``run()`` (generate without the state options, returning a GenerateOutput) with
+    ``hidden_states`` / ``attentions`` added as ``want`` asks."""
+    from ..core.autograd import no_grad
+    from .ernie_attentions import forward_attentions
+    from .ernie_hidden import forward_hidden
+    from .gpt import _host
+
+    out = run()
+    seq = np.asarray(out["sequences"])
+    T0 = np.array(_host(input_ids), ndmin=2).shape[1]
+    B, n = seq.shape[0], seq.shape[1] - T0
+    mask = None
+    if attention_mask is not None:
+        mask = np.concatenate([np.array(_host(attention_mask), ndmin=2),
+                               np.ones((B, n), dtype=np.int64)], axis=1)
+    spans = [(0, T0)] + [(T0 + i - 1, T0 + i) for i in range(1, n)]
+    with no_grad():
+        if want.get("output_attentions"):
+            _, states, atts = forward_attentions(model, seq, mask)
+            atts = [np.asarray(a.numpy()) for a in atts]
+            out["attentions"] = tuple(tuple(a[:, :, s:e, :e] for a in atts) for s, e in spans)
+        elif want.get("output_hidden_states"):
+            _, states = forward_hidden(model, seq, mask)
+        if want.get("output_hidden_states"):
+            states = [np.asarray(h.numpy()) for h in states]
+            out["hidden_states"] = tuple(tuple(h[:, s:e] for h in states) for s, e in spans)
+    return out
