@@ -27,41 +27,49 @@ from .amg import SmoothedAggregation
 __all__ = ["SaddlePrecond", "saddle_blocks"]
 
 
+def _schur_diagonal(A: sp.csr_matrix, U, Z):
+    """``diag(B diag(K)⁻¹ Bᴴ)`` and ``diag(C)`` for ``A = [[K, Bᴴ], [B, -C]]`` (U, Z)."""
+    K_diag = A.diagonal()[U].real
+    B = A[Z][:, U].tocsr()
+    schur = np.asarray(abs(B).power(2) @ (1.0 / K_diag)).ravel()
+    return schur, -A.diagonal()[Z].real, B
+
+
 def saddle_blocks(A: sp.csr_matrix):
-    """``(U, Z)``, the index sets of the positive- and the zero-diagonal rows, when ``A``
-    (symmetric, checked by the caller) has the saddle-point form: some zero diagonal entries,
-    ``A[Z, Z] = 0``, ``A[U, U]`` with a positive (real) diagonal and every Z row coupled to
-    U; else None."""
-    d = A.diagonal()
-    zero = d == 0
-    if not zero.any() or zero.all():
+    """``(U, Z)``, the index sets of the positive- and the non-positive-diagonal rows, when
+    ``A`` (symmetric, checked by the caller) has the saddle-point form ``[[K, Bᵀ], [B, -C]]``:
+    Z not empty, ``K = A[U, U]`` with a positive (real) diagonal, every Z row coupled to U,
+    and C either zero or a stabilisation (``diag(C)`` at most ``diag(B diag(K)⁻¹ Bᵀ)`` in
+    the sum: stabilised P1/P1 Stokes, a penalised constraint; an indefinite Helmholtz matrix
+    whose diagonal changes sign is not one); else None."""
+    d = A.diagonal().real
+    neg = d <= 0
+    if not neg.any() or neg.all():
         return None
-    if np.any(d[~zero].real <= 0):
+    Z, U = np.flatnonzero(neg), np.flatnonzero(~neg)
+    schur, c, B = _schur_diagonal(A, U, Z)
+    if np.any(np.diff(B.indptr) == 0):
         return None
-    Z, U = np.flatnonzero(zero), np.flatnonzero(~zero)
+    if c.sum() > schur.sum():
+        return None
     Azz = A[Z][:, Z]
-    if Azz.nnz and np.any(Azz.data != 0):
-        return None
-    Bzu = A[Z][:, U]
-    if np.any(np.diff(Bzu.tocsr().indptr) == 0):
-        return None
+    if np.any(d[Z] != 0) and abs(Azz - sp.diags(Azz.diagonal())).sum() > c.sum():
+        return None   # C far from its diagonal (a Laplacian-like block): not a stabilisation
     return U, Z
 
 
 class SaddlePrecond:
-    """``M r``: AMG's V-cycle on K for the U part, ``diag(B diag(K)⁻¹ Bᴴ)⁻¹`` for the Z part
-    (host vectors; the matrix and vectors on the CPU)."""
+    """``M r``: AMG's V-cycle on K for the U part, ``diag(C + B diag(K)⁻¹ Bᴴ)⁻¹`` for the Z
+    part (host vectors; the matrix and vectors on the CPU)."""
 
     def __init__(self, A: sp.csr_matrix, U: np.ndarray, Z: np.ndarray):
         A = A.tocsr()
         self.U, self.Z = U, Z
         K = A[U][:, U].tocsr()
-        B = A[Z][:, U].tocsr()
         self.amg = SmoothedAggregation(K)
-        kinv = 1.0 / K.diagonal()
-        # diag(B D^-1 B^H): row sums of |B|^2 D^-1, without forming the product
-        s = np.asarray(abs(B).power(2) @ kinv.real).ravel()
-        self.sinv = 1.0 / s
+        # diag(C + B D^-1 B^H): row sums of |B|^2 D^-1, without forming the product
+        schur, c, _ = _schur_diagonal(A, U, Z)
+        self.sinv = 1.0 / (schur + c)
         self.bytes = 0
         nnz = sum(lv[0].nnz for lv in self.amg.levels)
         self.cycle_bytes = 12 * nnz * (2 * self.amg.degree + 1) + 24 * Z.size

@@ -539,15 +539,17 @@ class Solver:
                 self.method = "cg" if self._looks_spd() else "gmres"
             if precond == "auto" and self.precond_name == "amg" and not self.is_grid:
                 zero = _zero_diagonal(self.op)
-                if zero is not None and self._saddle() is not None and self.method in (
-                        "gmres", "minres", "bicgstab"):
-                    # [[K, B^T], [B, 0]] (scipy.sparse.bmat's): diag(AMG(K), diag(S)^-1) and
-                    # MINRES. Stokes P2/P1 36 483 unknowns: 97 iterations, 4000 before
+                if self.method in ("gmres", "minres", "bicgstab") and (
+                        zero is not None or self.auto) and self._saddle() is not None:
+                    # [[K, B^T], [B, 0 or -C]] (scipy.sparse.bmat's): diag(AMG(K), diag(S)^-1)
+                    # and MINRES. Stokes P2/P1 36 483 unknowns: 97 iterations, 4000 before;
+                    # a stabilised one (C != 0): GMRES+AMG stagnated at |r|/|b| = 1
                     self.precond_name = "saddle"
                     if self.auto:
                         self.method = "minres"
-                    self.auto_note = (f"auto: a symmetric saddle-point matrix ({zero}, the "
-                                      f"constraints' block is zero)")
+                    self.auto_note = ("auto: a symmetric saddle-point matrix ("
+                                      + (f"{zero}, " if zero is not None else "") + "a block "
+                                      "[[K, B^T], [B, -C]], C zero or small)")
                 elif zero is not None:  # AMG, Jacobi, Chebyshev divide by it
                     self.precond_name = "none"
                     self.auto_note = (f"auto: no preconditioner, as {zero} (a saddle-point "

@@ -147,3 +147,35 @@ def test_the_terminal_takes_the_block_preconditioner(tmp_path, runs_dir):
     bad = cli("L.mtx", "--precond", "saddle")   # a usage error, before any run folder
     assert bad.returncode == 2 and "--precond saddle is for a real symmetric" in bad.stderr
     assert not any(runs_dir.glob("*saddle*")) and len(list(runs_dir.iterdir())) == 1
+
+
+def test_stabilised_saddle_point():
+    """[[K, B^T], [B, -C]] with a small C (a stabilisation): auto ran GMRES with AMG built on
+    the indefinite whole and stagnated at |r|/|b| = 1; now MINRES with diag(C + B D^-1 B^T)
+    for the constraints: spsolve's x, in fewer iterations than SciPy's minres without M."""
+    m = 30
+    L = _laplacian(m)
+    n = L.shape[0]
+    B = sp.diags([1.0, -1.0], [0, 1], shape=(n // 2, n))
+    K = sp.bmat([[L, B.T], [B, -0.01 * sp.identity(n // 2)]]).tocsr()
+    b = np.ones(K.shape[0])
+    sol = solve(K, b, rtol=1e-9)
+    assert sol.method == "minres" and sol.precond == "saddle" and sol.converged
+    ref = sla.spsolve(K.tocsc(), b)
+    assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
+    assert sol.iterations < _scipy_minres_iterations(K, b)
+
+
+def test_indefinite_matrices_that_are_no_saddle_point():
+    """A Helmholtz-like matrix whose diagonal changes sign and blockdiag(L, -L) (no
+    coupling) are not taken for saddle points: auto keeps GMRES with AMG there."""
+    m = 24
+    L = _laplacian(m)
+    n = L.shape[0]
+    H = (L - sp.diags(np.linspace(3.0, 5.0, n))).tocsr()
+    assert (H.diagonal() <= 0).any() and (H.diagonal() > 0).any()
+    assert saddle_blocks(H) is None
+    D = sp.bmat([[L, None], [None, -L]]).tocsr()
+    assert saddle_blocks(D) is None
+    sol = solve(D, np.ones(2 * n), rtol=1e-8)
+    assert sol.precond == "amg" and sol.converged
