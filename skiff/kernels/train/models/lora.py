@@ -43,8 +43,9 @@ from .lora_tokens import (
     token_adapter,
 )
 
-__all__ = ["LoRALinear", "GateUpLoRA", "apply_lora", "merge_lora", "merged_state_dict",
-           "save_adapter", "load_adapter", "lora_modules", "has_lora", "EXPERT_TARGETS"]
+__all__ = ["LoRALinear", "GateUpLoRA", "apply_lora", "apply_lora_config", "merge_lora",
+           "merged_state_dict", "save_adapter", "load_adapter", "lora_modules", "has_lora",
+           "EXPERT_TARGETS"]
 
 # expert targets, as peft's target_parameters name transformers' fused expert weights
 EXPERT_TARGETS = ("experts.gate_up_proj", "experts.down_proj")
@@ -270,6 +271,24 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "alpha_pattern": dict(alpha_pattern or {}),
                          "use_dora": bool(use_dora)}
     return model
+
+
+def apply_lora_config(model, config: dict):
+    """:func:`apply_lora` with every option of another model's ``lora_config`` (what
+    :func:`apply_lora` recorded): the same adapters' names and shapes, e.g. on a whole model
+    rebuilt from the slices of a split one (the values are then loaded into it)."""
+    targets = config["target_modules"]
+    if not isinstance(targets, str):
+        targets = list(targets) + [p.removeprefix("mlp.")
+                                   for p in config.get("target_parameters") or []]
+    return apply_lora(model, r=config["r"], alpha=config["lora_alpha"], target_modules=targets,
+                      dropout=config.get("lora_dropout", 0.0),
+                      trainable_token_indices=config.get("trainable_token_indices"),
+                      modules_to_save=config.get("modules_to_save"),
+                      use_rslora=bool(config.get("use_rslora")),
+                      rank_pattern=config.get("rank_pattern"),
+                      alpha_pattern=config.get("alpha_pattern"),
+                      use_dora=bool(config.get("use_dora")))
 
 
 def _token_indices(value):

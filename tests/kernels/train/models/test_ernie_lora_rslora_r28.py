@@ -103,3 +103,29 @@ def test_rslora_experts(tmp_path):
         apply_lora(from_pretrained(folder), r=2, target_modules=["q_proj",
                                                                  "experts.down_proj"],
                    rank_pattern={"q_proj": 4})
+
+
+def test_apply_lora_config_rebuilds_every_option(tmp_path):
+    """A second model given the first's ``lora_config`` gets the same adapters (what a
+    split strategy's whole-model gather needs), and with the values copied the same
+    logits."""
+    from skiff.kernels.train.models.lora import apply_lora_config
+
+    folder, _ = make_checkpoint(tmp_path / "base", "dense-gqa-tied")
+    model = from_pretrained(folder)
+    apply_lora(model, r=4, alpha=8, target_modules=["q_proj", "v_proj"], use_dora=True,
+               use_rslora=True, modules_to_save=["lm_head"], **PATTERNS)
+    rng = np.random.default_rng(0)
+    for p in model.parameters():
+        if p.requires_grad:
+            p.data[...] = p.numpy() + rng.normal(0, 0.05, p.shape).astype(np.float32)
+    other = apply_lora_config(from_pretrained(folder), model.lora_config)
+    mine = dict(model.named_parameters())
+    theirs = dict(other.named_parameters())
+    assert sorted(theirs) == sorted(mine)
+    for n, p in theirs.items():
+        assert p.requires_grad == mine[n].requires_grad and p.shape == mine[n].shape, n
+        p.data[...] = mine[n].numpy()
+    ids = random_ids(model.config.vocab_size, (1, 6), seed=2)
+    np.testing.assert_allclose(np.asarray(other(ids).numpy()), np.asarray(model(ids).numpy()),
+                               atol=1e-6)
