@@ -51,5 +51,4 @@ def test_functional_conv_transpose2d_and_refusals():
         res.append([_np(out)] + [_np(t.grad) for t in ts])
     for a, c in zip(*res):
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
-    with pytest.raises(NotImplementedError, match="groups and dilation"):
-        skiff.nn.ConvTranspose1d(2, 2, 3, groups=2)
+    # groups and dilation, refused in round 27, are round 28's (test_porter_r28_signatures.py)

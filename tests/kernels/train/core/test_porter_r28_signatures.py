@@ -82,3 +82,14 @@ def test_functional_pool_arguments():
     np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12)
     with pytest.raises(ValueError, match="ceil_mode"):
         skiff.nn.AvgPool2d(2, ceil_mode=True)(skiff.tensor(x))
+
+
+@pytest.mark.parametrize("name,args,kw,shape", [
+    ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "groups": 2}, (2, 4, 3, 4)),
+    ("ConvTranspose2d", (4, 6, 3), {"dilation": 2, "padding": 1, "output_padding": 1,
+                                    "stride": 2}, (2, 4, 3, 3)),
+    ("ConvTranspose2d", (4, 4, 2, 2, 0, 0, 4, False), {}, (1, 4, 3, 3)),  # torch's positional
+    ("ConvTranspose1d", (4, 6, 3), {"groups": 2, "dilation": 2}, (2, 4, 5)),
+])
+def test_conv_transpose_groups_and_dilation(name, args, kw, shape):
+    _run(lambda lib: getattr(lib.nn, name)(*args, **kw), shape)

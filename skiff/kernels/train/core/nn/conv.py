@@ -300,8 +300,16 @@ class ConvTranspose2d(Module):
     a convolution of the input spread out by ``stride`` with the flipped kernel."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, bias=True, generator=None, dtype=None):
+                 output_padding=0, bias=True, generator=None, dtype=None, *, groups=1,
+                 dilation=1, padding_mode="zeros", device=None):
         super().__init__()
+        if isinstance(bias, (int, np.integer)) and not isinstance(bias, (bool, np.bool_)):
+            # torch's positional order: (..., output_padding, groups, bias, dilation)
+            groups, bias = bias, (generator if isinstance(generator, (bool, np.bool_))
+                                  else True)
+            generator = None
+        if padding_mode != "zeros":
+            raise ValueError("ConvTranspose2d: only padding_mode='zeros' (as torch's)")
         dtype = default_float(dtype)
         self.in_channels = _positive("in_channels", in_channels)
         self.out_channels = _positive("out_channels", out_channels)
@@ -310,16 +318,29 @@ class ConvTranspose2d(Module):
         self.stride = as_pair(stride, "stride")
         self.padding = as_pair(padding, "padding")
         self.output_padding = as_pair(output_padding, "output_padding")
-        if any(op >= s for op, s in zip(self.output_padding, self.stride)):
+        self.groups, self.dilation = _positive("groups", groups), as_pair(dilation, "dilation")
+        if in_channels % self.groups or out_channels % self.groups:
+            raise ValueError(f"ConvTranspose2d groups={groups} must divide in_channels "
+                             f"{in_channels} and out_channels {out_channels}")
+        if any(op >= max(s, d) for op, s, d in zip(self.output_padding, self.stride,
+                                                   self.dilation)):
             raise ValueError(f"output_padding {self.output_padding} must be smaller than the "
                              f"stride {self.stride}")
-        _kernel_params(self, (in_channels, out_channels, kh, kw),  # torch's fan-in of this
-                       out_channels * kh * kw, bias, generator, dtype)  # layout: dim 1
+        cog = out_channels // self.groups
+        _kernel_params(self, (in_channels, cog, kh, kw),  # torch's fan-in of this
+                       cog * kh * kw, bias, generator, dtype)  # layout: dim 1
+        if device is not None:
+            self.to(device)
 
     def forward(self, x):
         if x.ndim != 4 or x.shape[1] != self.in_channels:
             raise ValueError(f"ConvTranspose2d({self.in_channels}, ...) expects (N, "
                              f"{self.in_channels}, H, W), got {tuple(x.shape)}")
+        if self.groups != 1 or self.dilation != (1, 1):
+            from .conv_transpose_more import conv_transpose_nd
+
+            return conv_transpose_nd(x, self.weight, self.bias, self.stride, self.padding,
+                                     self.output_padding, self.groups, self.dilation, 2)
         return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
                                 self.output_padding)
 

@@ -1,8 +1,8 @@
 """torch's ``F.conv_transpose2d``, ``F.conv_transpose1d`` and ``nn.ConvTranspose1d`` (weight
 (in_channels, out_channels, k), torch's init and output length
 ``(L - 1) * stride - 2 * padding + k + output_padding``), on conv.py's ``conv_transpose2d``
-(the input spread by ``stride``, padded, convolved with the flipped kernel). ``groups`` and
-``dilation`` other than 1 are refused by name."""
+(the input spread by ``stride``, padded, convolved with the flipped kernel); ``groups`` and
+``dilation`` other than 1 take :class:`.conv_transpose3d.ConvTransposeNdFn`."""
 
 from __future__ import annotations
 
@@ -17,22 +17,45 @@ __all__ = ["conv_transpose2d", "conv_transpose1d", "ConvTranspose1d"]
 
 
 def _plain(groups, dilation, what):
-    if groups != 1 or any(d != 1 for d in as_pair(dilation, "dilation")):
-        raise NotImplementedError(f"{what}: groups and dilation other than 1 are not "
-                                  "supported here")
+    return groups == 1 and all(d == 1 for d in as_pair(dilation, "dilation"))
+
+
+def conv_transpose_nd(input, weight, bias, stride, padding, output_padding,  # noqa: A002
+                      groups, dilation, nd):
+    """Transposed convolution over ``nd`` axes with ``groups``/``dilation`` (the adjoint
+    im2col node); weight (in, out / groups, k...)."""
+    from .conv3d import _tuple
+    from .conv_transpose3d import ConvTransposeNdFn
+
+    if input.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+        raise ValueError(f"conv_transpose: input has {input.shape[1]} channels, the weight "
+                         f"{weight.shape[0]} (divisible by groups={groups})")
+    s, d = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+    op = _tuple(output_padding, nd, "output_padding")
+    if any(o >= max(a, b) for o, a, b in zip(op, s, d)):
+        raise ValueError(f"output_padding {op} must be smaller than the stride {s} or the "
+                         f"dilation {d} (torch's rule)")
+    y = ConvTransposeNdFn.apply(input, weight, stride=s,
+                                padding=_tuple(padding, nd, "padding"), output_padding=op,
+                                dilation=d, groups=int(groups))
+    return y if bias is None else y + bias.reshape((1, -1) + (1,) * nd)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
     """(N, C_in, H, W) with weight (C_in, C_out, kh, kw) -> (N, C_out, H', W')."""
-    _plain(groups, dilation, "conv_transpose2d")
+    if not _plain(groups, dilation, "conv_transpose2d"):
+        return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                                 dilation, 2)
     return _conv_transpose2d(input, weight, bias, stride, padding, output_padding)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
     """(N, C_in, L) with weight (C_in, C_out, k) -> (N, C_out, L')."""
-    _plain(groups, dilation, "conv_transpose1d")
+    if not _plain(groups, dilation, "conv_transpose1d"):
+        return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                                 dilation, 1)
     one = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)  # noqa: E731
     out = conv_transpose2d(input.unsqueeze(2), weight.unsqueeze(2), bias, (1, one(stride)),
                            (0, one(padding)), (0, one(output_padding)))
@@ -46,7 +69,11 @@ class ConvTranspose1d(Module):
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device=None, dtype=None, generator=None):
         super().__init__()
-        _plain(groups, dilation, "ConvTranspose1d")
+        self.groups = _positive("groups", groups)
+        self.dilation = int(as_pair(dilation, "dilation")[0])
+        if in_channels % self.groups or out_channels % self.groups:
+            raise ValueError(f"ConvTranspose1d groups={groups} must divide in_channels "
+                             f"{in_channels} and out_channels {out_channels}")
         if padding_mode != "zeros":
             raise ValueError("ConvTranspose1d: only padding_mode='zeros' (as torch's)")
         dtype = default_float(dtype)
@@ -56,11 +83,12 @@ class ConvTranspose1d(Module):
         self.stride, self.padding = int(as_pair(stride, "stride")[0]), \
             int(as_pair(padding, "padding")[0])
         self.output_padding = int(as_pair(output_padding, "output_padding")[0])
-        if self.output_padding >= self.stride:
+        if self.output_padding >= max(self.stride, self.dilation):
             raise ValueError(f"output_padding {self.output_padding} must be smaller than the "
-                             f"stride {self.stride}")
-        _kernel_params(self, (in_channels, out_channels, self.kernel_size),
-                       out_channels * self.kernel_size, bias, generator, dtype)
+                             f"stride {self.stride} or the dilation {self.dilation}")
+        cog = out_channels // self.groups
+        _kernel_params(self, (in_channels, cog, self.kernel_size),
+                       cog * self.kernel_size, bias, generator, dtype)
         if device is not None:
             self.to(device)
 
@@ -71,7 +99,7 @@ class ConvTranspose1d(Module):
         if x.ndim == 2:
             return self.forward(x.unsqueeze(0)).squeeze(0)
         return conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                self.output_padding)
+                                self.output_padding, self.groups, self.dilation)
 
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size=({self.kernel_size},), "
