@@ -269,39 +269,45 @@ def euro_price_list():
 
 
 def main(argv=None) -> None:
+    compare(SCENES, "everyday", "everyday documents full of numbers", __file__, argv)
+
+
+def compare(scenes, name, title, script, argv=None) -> None:
+    """Read ``scenes`` (functions drawing ``(image, truth lines)``) with skiff and with
+    RapidOCR, print and write ``results/ocr-NAME[-KIND].md`` (``script``'s command line)."""
     from bench_ocr_layout import read_rapidocr, read_skiff
     from results_file import write_keeping_earlier
 
     from skiff.kernels.ocr.synth import char_accuracy
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=f"OCR of {title}: skiff against RapidOCR 3.10")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--only", nargs="*", help="scene names (default: all)")
     ap.add_argument("--degrade", choices=DEGRADE)
     ap.add_argument("--out")
     a = ap.parse_args(argv)
-    a.out = a.out or str(HERE / "results" / (f"ocr-everyday-{a.degrade}.md" if a.degrade
-                                             else "ocr-everyday.md"))
-    drawn = [(s.__name__, *s()) for s in SCENES if not a.only or s.__name__ in a.only]
+    a.out = a.out or str(HERE / "results" / (f"ocr-{name}-{a.degrade}.md" if a.degrade
+                                             else f"ocr-{name}.md"))
+    drawn = [(s.__name__, *s()) for s in scenes if not a.only or s.__name__ in a.only]
     if a.degrade:
         drawn = [(name, degrade(im, a.degrade, k), lines)
                  for k, (name, im, lines) in enumerate(drawn)]
     images = [np.asarray(im.convert("RGB")) for _, im, _ in drawn]
     truths = [normal("\n".join(lines)) for _, _, lines in drawn]
     got, seconds = {}, {}
-    for name, read in (("skiff", read_skiff), ("rapidocr-960", read_rapidocr)):
-        texts, seconds[name] = read(images, a.threads)
-        got[name] = [normal(t) for t in texts]
-        print(f"{name}: {seconds[name]:.2f} s", flush=True)
+    for method, read in (("skiff", read_skiff), ("rapidocr-960", read_rapidocr)):
+        texts, seconds[method] = read(images, a.threads)
+        got[method] = [normal(t) for t in texts]
+        print(f"{method}: {seconds[method]:.2f} s", flush=True)
     acc = {m: [char_accuracy(t, truth) for t, truth in zip(got[m], truths, strict=True)]
            for m in got}
     rows, misses = [], []
-    for k, (name, _, _) in enumerate(drawn):
+    for k, (scene_name, _, _) in enumerate(drawn):
         s, r = acc["skiff"][k], acc["rapidocr-960"][k]
-        rows.append(f"| {name.replace('_', ' ')} | {s:.3f} | {r:.3f} |")
-        print(f"{name:28s} skiff {s:.3f}  RapidOCR {r:.3f}", flush=True)
+        rows.append(f"| {scene_name.replace('_', ' ')} | {s:.3f} | {r:.3f} |")
+        print(f"{scene_name:28s} skiff {s:.3f}  RapidOCR {r:.3f}", flush=True)
         if s < 1.0:
-            misses.append(f"- {name.replace('_', ' ')} ({s:.3f} / {r:.3f}): skiff "
+            misses.append(f"- {scene_name.replace('_', ' ')} ({s:.3f} / {r:.3f}): skiff "
                           f"{got['skiff'][k]!r}; RapidOCR {got['rapidocr-960'][k]!r}")
     mean = {m: float(np.mean(v)) for m, v in acc.items()}
     print(f"mean: skiff {mean['skiff']:.3f}, RapidOCR {mean['rapidocr-960']:.3f}")
@@ -309,8 +315,8 @@ def main(argv=None) -> None:
     only = f" --only {' '.join(a.only)}" if a.only else ""
     deg = f" --degrade {a.degrade}" if a.degrade else ""
     text = "\n".join([
-        "# OCR of everyday documents full of numbers: skiff and RapidOCR", "",
-        f"Command: `OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ocr_everyday.py "
+        f"# OCR of {title}: skiff and RapidOCR", "",
+        f"Command: `OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/{Path(script).name} "
         f"--threads {a.threads}{only}{deg}`  ",
         f"Machine: 2 CPUs, {a.threads} threads per method; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at the end {load}.",
