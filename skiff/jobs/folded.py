@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import fields
 from pathlib import Path
 
-from .events import AFTER_FINAL, EventReader
+from .events import AFTER_FINAL, EventReader, _restore
 from .state import JobState, _Window
 
 __all__ = ["FOLDED", "write_fold", "resume_fold"]
@@ -25,6 +26,9 @@ __all__ = ["FOLDED", "write_fold", "resume_fold"]
 FOLDED = "folded.json"
 VERSION = 1
 _TAIL = 64  # bytes of the log kept to tell that the log is still the one folded
+# a metric line's name as EventWriter writes it (keys in its order): the names, in the order
+# they first came, without decoding the lines
+_METRIC_NAME = re.compile(rb'"type":"metric","rank":-?\d+,"name":("(?:[^"\\]|\\.)*")')
 
 # fields held as tuples (JSON has lists only)
 _TUPLES = ("_point", "_anchor")
@@ -68,9 +72,52 @@ def _tail(path: Path, end: int) -> bytes:
         return fh.read(min(end, _TAIL))
 
 
+def _point(data: bytes, at: int, name: str):
+    """The (step, value, t) the fold makes of the metric line around ``data[at]``, or None
+    (not a metric of ``name`` with a number)."""
+    if at < 0:
+        return None
+    start, stop = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+    try:
+        event = json.loads(data[start:stop if stop >= 0 else len(data)])
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("type") != "metric" or event.get("name") != name:
+        return None
+    event["value"] = _restore(event.get("value"))
+    state = JobState()
+    state.apply(event)
+    series = state.metrics.get(name)
+    return list(series[-1]) if series else None
+
+
+def _last_points(path: Path, end: int) -> list | None:
+    """``[name, step, value, t]`` of each metric's last point in the first ``end`` bytes, in
+    the order the fold meets the names; None where that cannot be told without decoding
+    every line (a metric line written otherwise, a name whose first value is no number)."""
+    with open(path, "rb") as fh:
+        data = fh.read(end)
+    found = _METRIC_NAME.findall(data)
+    if len(found) != data.count(b'"type":"metric"'):
+        return None
+    points = []
+    for raw in dict.fromkeys(found):
+        name = json.loads(raw)
+        key = b',"name":' + raw + b',"value":'
+        if _point(data, data.find(key), name) is None:
+            return None
+        at = len(data)
+        while (point := _point(data, at := data.rfind(key, 0, at), name)) is None:
+            if at < 0:
+                return None
+        points.append([name, *point])
+    return points
+
+
 def resume_fold(run_dir: str | os.PathLike) -> tuple[JobState, int, int] | None:
     """(state, bytes, lines) of the run's checkpoint when the events log still starts with
-    the bytes it folded; None otherwise (no checkpoint, damaged, the log cut or rewritten)."""
+    the bytes it folded; None otherwise (no checkpoint, damaged, the log cut or rewritten).
+    The state's metrics hold each metric's last point where the checkpoint knows them."""
     run_dir = Path(run_dir)
     try:
         doc = json.loads((run_dir / FOLDED).read_text())
@@ -82,20 +129,30 @@ def resume_fold(run_dir: str | os.PathLike) -> tuple[JobState, int, int] | None:
         events = run_dir / "events.jsonl"
         if events.stat().st_size < end or _tail(events, end) != bytes.fromhex(doc["tail"]):
             return None
-        return _decode(doc["state"]), end, lines
+        state = _decode(doc["state"])
+        last = doc.get("last")
+        if last is not None:
+            state.metrics = {name: [(step, value, t)] for name, step, value, t in last}
+            if not all(type(n) is str and (type(s) is int or s is None) and type(v) is float
+                       and (type(t) is float or t is None) for n, s, v, t in last):
+                return None
+        return state, end, lines
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
-def light_reader(path: Path, run_dir: Path) -> tuple[EventReader, JobState]:
-    """A reader of ``path`` without metrics and the state it has folded: from the
-    checkpoint where it holds (the reader then reads only what came after), else empty."""
-    reader = EventReader(path, metrics=False)
+def light_reader(path: Path, run_dir: Path) -> tuple[EventReader, JobState, bool]:
+    """A reader of ``path`` without metrics, the state it has folded and whether that
+    state holds each metric's last point: from the checkpoint where it holds (the reader
+    then reads only what came after, metrics too where the last points are known), else
+    empty (and no metric)."""
     found = resume_fold(run_dir)
     if found is None:
-        return reader, JobState()
-    state, reader.offset, reader.line_no = found
-    return reader, state
+        return EventReader(path, metrics=False), JobState(), False
+    state, offset, lines = found
+    reader = EventReader(path, metrics=bool(state.metrics))
+    reader.offset, reader.line_no = offset, lines
+    return reader, state, bool(state.metrics)
 
 
 def write_fold(run_dir: str | os.PathLike) -> None:
@@ -109,7 +166,9 @@ def write_fold(run_dir: str | os.PathLike) -> None:
     from .events import CorruptEventWarning
     from .store import file_mode
 
-    reader, state = light_reader(path, run_dir)
+    reader, state, _last = light_reader(path, run_dir)
+    state.metrics = {}  # the last points are made again from the whole log below
+    reader.metrics = False
     with warnings.catch_warnings():  # a damaged line is said by the reader that shows it
         warnings.simplefilter("ignore", CorruptEventWarning)
         for event in reader.read():
@@ -119,7 +178,8 @@ def write_fold(run_dir: str | os.PathLike) -> None:
     tmp = run_dir / f".{FOLDED}.{os.getpid()}.{id(reader)}"
     try:
         doc = {"version": VERSION, "bytes": reader.offset, "lines": reader.line_no,
-               "tail": _tail(path, reader.offset).hex(), "state": _encode(state)}
+               "tail": _tail(path, reader.offset).hex(), "state": _encode(state),
+               "last": _last_points(path, reader.offset)}
         text = json.dumps(doc, separators=(",", ":"))  # a value JSON cannot hold: not kept
         again = _encode(_decode(json.loads(text)["state"]))
         if json.dumps(again, separators=(",", ":")) != json.dumps(doc["state"],

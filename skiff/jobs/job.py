@@ -93,12 +93,14 @@ class Job:
         self.value = None  # the live result object, for jobs run in this process
         self.runner = None  # set by the runner that started it, if in this process
         self.metrics_read = metrics  # False: a listing's snapshot, without the metrics
+        # True: the state holds every metric's last point (its whole series when metrics)
+        self.last_points = metrics
         if metrics:
             self._reader = EventReader(self.run_dir / "events.jsonl")
             self._state = JobState()
         else:  # from the fold kept at its end (folded.json), where it still holds
-            self._reader, self._state = light_reader(self.run_dir / "events.jsonl",
-                                                     self.run_dir)
+            self._reader, self._state, self.last_points = light_reader(
+                self.run_dir / "events.jsonl", self.run_dir)
         self._state_lock = threading.Lock()
         self._done = threading.Event()
         self._callbacks: list = []
@@ -387,7 +389,7 @@ class Job:
                 return
             self._reader = EventReader(self.run_dir / "events.jsonl")
             self._state = JobState()
-            self.metrics_read = True
+            self.metrics_read = self.last_points = True
             final = self.refresh_locked().final
         if not final:  # its owner gone: shown ended again, as the snapshot showed it
             pid = self._owner_pid()

@@ -153,6 +153,7 @@ def job_detail(job, now: float | None = None) -> dict:
     if isinstance(job, DamagedJob):
         return {"job": row, "metrics": {}, "log": [], "traceback": None, "result": None,
                 "summary": None, "images": [], "info": {}, "run_dir": str(job.run_dir)}
+    job.read_metrics()  # a listed snapshot: its whole series now
     state = job.refresh()
     metrics = {}
     for name, series in state.metrics.items():
@@ -258,7 +259,13 @@ class JobCache:
     def _get(self, run_dir: Path):
         job = self._jobs.get(run_dir)
         if job is None:
-            job = load_or_damaged(run_dir, self.root)
+            # a finished job as a snapshot: its fold and each metric's last point from its
+            # folded.json (the first list of 50 long trainings read every metric line of
+            # each: 30 s), its series read once its view asks (job_detail). A running one,
+            # or one without the checkpoint (an older skiff's), is read whole as before.
+            job = load_or_damaged(run_dir, self.root, metrics=False)
+            if isinstance(job, Job) and not (job.refresh().final and job.last_points):
+                job = load_or_damaged(run_dir, self.root)
             if isinstance(job, Job):
                 self._jobs[run_dir] = job
         return job

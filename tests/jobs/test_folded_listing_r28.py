@@ -25,6 +25,10 @@ def _elsewhere(job, runs_dir, name):
     return folder
 
 
+def _lasts(metrics):
+    return {name: series[-1:] for name, series in metrics.items()}
+
+
 def _summaries(jobs):
     return {j.id: {k: v for k, v in j.summary().items() if k != "elapsed_s"} for j in jobs
             if j.id.startswith("20000101")}
@@ -49,7 +53,9 @@ def test_a_listing_reads_the_checkpoint_and_shows_what_the_full_fold_shows(runs_
     for folder in folders:  # the checkpoint covers the whole log: nothing else is read
         size = (folder / "events.jsonl").stat().st_size
         state, end, _lines = resume_fold(folder)
-        assert end == size and state.final and not state.metrics
+        full = Job.load(folder).state.metrics  # each metric's last point, in its order
+        assert end == size and state.final and state.metrics == _lasts(full)
+        assert list(state.metrics) == list(full)
         light = Job.load(folder, metrics=False)
         assert light._reader.offset == size and light.refresh().status == state.status
     full = _listed_as_full_fold(capsys)
