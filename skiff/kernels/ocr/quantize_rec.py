@@ -4,10 +4,10 @@ float32 does.
 Recognition is about 65% of OCR's CPU time on a page. onnxruntime runs a statically
 quantized graph's convolutions as ``QLinearConv`` (int8 weights per output channel, uint8
 activations) on the CPU's integer dot-product instructions. On the PP-OCRv6 recognizer a
-batch then costs 1.6-1.7x less CPU time, but the texts are not the float32 ones: with every
-convolution int8, 13% of line crops read otherwise than float32, and the degraded tier fell
-0.861 -> 0.795 (``docs/ocr-int8-rec.md`` has the recipes measured and their figures). So it is
-not the default: :func:`build_int8_recognizer` writes the int8 file, a user passes it as the
+batch then costs 1.64x less CPU time (a whole run 1.45x), but the texts are not the float32
+ones: 8-13% of line crops read otherwise, and the degraded tier reads 0.81-0.85 against
+float32's 0.896 (``docs/ocr-int8-rec.md`` has the recipes measured and their figures). So it
+is not the default: :func:`build_int8_recognizer` writes the int8 file, a user passes it as the
 recognizer (``--rec-model``) and :func:`reading_agreement` says how many lines of theirs read
 alike.
 
