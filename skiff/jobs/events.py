@@ -69,7 +69,10 @@ class EventWriter:
                 os.close(fd)
         if type == "status" and fields.get("status") in FINAL:
             for hook in AFTER_FINAL:  # folded.py's checkpoint: a listing reads what follows
-                hook(self.path.parent)
+                try:
+                    hook(self.path.parent)
+                except Exception:  # noqa: BLE001 - the event is written; a hook saves time only
+                    pass
         return event
 
 

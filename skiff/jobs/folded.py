@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from dataclasses import fields
 from pathlib import Path
 
@@ -175,7 +176,7 @@ def write_fold(run_dir: str | os.PathLike) -> None:
             state.apply(event)
     if reader.offset <= 0:
         return
-    tmp = run_dir / f".{FOLDED}.{os.getpid()}.{id(reader)}"
+    tmp = None
     try:
         doc = {"version": VERSION, "bytes": reader.offset, "lines": reader.line_no,
                "tail": _tail(path, reader.offset).hex(), "state": _encode(state),
@@ -185,18 +186,20 @@ def write_fold(run_dir: str | os.PathLike) -> None:
         if json.dumps(again, separators=(",", ":")) != json.dumps(doc["state"],
                                                                   separators=(",", ":")):
             return  # what would not read back the same is not kept: read in full
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, file_mode())
+        # a new file of its own (O_EXCL: never through a link someone left at its name)
+        fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=f".{FOLDED}.", suffix=".tmp")
         try:
-            os.fchmod(fd, file_mode())  # O_CREAT's mode is cut by the umask
+            os.fchmod(fd, file_mode())
             os.write(fd, text.encode())
         finally:
             os.close(fd)
         os.replace(tmp, run_dir / FOLDED)
     except (OSError, ValueError, TypeError):
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 AFTER_FINAL.append(write_fold)

@@ -10,7 +10,7 @@ import json
 import shutil
 
 from skiff.cli import main
-from skiff.jobs import EventWriter, Job, jobs_action, launch, submit
+from skiff.jobs import EventWriter, Job, jobs_action, launch, read_events, submit
 from skiff.jobs.folded import FOLDED, resume_fold
 
 
@@ -97,3 +97,14 @@ def test_a_final_status_written_again_makes_a_new_checkpoint(runs_dir):
     state, end, _lines = resume_fold(folder)
     assert end == (folder / "events.jsonl").stat().st_size > before
     assert state.status == Job.load(folder).refresh().status == "failed"
+
+
+def test_a_checkpoint_that_fails_never_fails_the_final_status(tmp_path, monkeypatch):
+    import skiff.jobs.events as events
+
+    def broken(run_dir):
+        raise RuntimeError("a bug in a hook")
+
+    monkeypatch.setattr(events, "AFTER_FINAL", [broken])
+    EventWriter(tmp_path / "events.jsonl", rank=0).write("status", status="done")
+    assert [e["status"] for e in read_events(tmp_path / "events.jsonl")] == ["done"]
