@@ -337,7 +337,7 @@ class ConvTranspose2d(Module):
             raise ValueError(f"ConvTranspose2d({self.in_channels}, ...) expects (N, "
                              f"{self.in_channels}, H, W), got {tuple(x.shape)}")
         if self.groups != 1 or self.dilation != (1, 1):
-            from .conv_transpose_more import conv_transpose_nd
+            from .functional.conv_transpose_nd import conv_transpose_nd
 
             return conv_transpose_nd(x, self.weight, self.bias, self.stride, self.padding,
                                      self.output_padding, self.groups, self.dilation, 2)

@@ -10,6 +10,7 @@ from ..default_dtype import default_float
 from .conv import _kernel_params
 from .conv import conv_transpose2d as _conv_transpose2d
 from .functional.conv import as_pair
+from .functional.conv_transpose_nd import conv_transpose_nd
 from .layers import _positive
 from .module import Module
 
@@ -18,27 +19,6 @@ __all__ = ["conv_transpose2d", "conv_transpose1d", "ConvTranspose1d"]
 
 def _plain(groups, dilation, what):
     return groups == 1 and all(d == 1 for d in as_pair(dilation, "dilation"))
-
-
-def conv_transpose_nd(input, weight, bias, stride, padding, output_padding,  # noqa: A002
-                      groups, dilation, nd):
-    """Transposed convolution over ``nd`` axes with ``groups``/``dilation`` (the adjoint
-    im2col node); weight (in, out / groups, k...)."""
-    from .conv3d import _tuple
-    from .conv_transpose3d import ConvTransposeNdFn
-
-    if input.shape[1] != weight.shape[0] or weight.shape[0] % groups:
-        raise ValueError(f"conv_transpose: input has {input.shape[1]} channels, the weight "
-                         f"{weight.shape[0]} (divisible by groups={groups})")
-    s, d = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
-    op = _tuple(output_padding, nd, "output_padding")
-    if any(o >= max(a, b) for o, a, b in zip(op, s, d)):
-        raise ValueError(f"output_padding {op} must be smaller than the stride {s} or the "
-                         f"dilation {d} (torch's rule)")
-    y = ConvTransposeNdFn.apply(input, weight, stride=s,
-                                padding=_tuple(padding, nd, "padding"), output_padding=op,
-                                dilation=d, groups=int(groups))
-    return y if bias is None else y + bias.reshape((1, -1) + (1,) * nd)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
