@@ -166,10 +166,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         (``ernie_attentions``); ``position_ids`` that restart (transformers'
         ``DataCollatorWithFlattening``): each restart begins a sequence that attends to
         itself only, as transformers reads them (``ernie_positions``). An MoE model with
-        ``output_router_logits`` (the call's, else the config's) returns ``aux_loss``
-        (:meth:`load_balancing_loss`, unscaled) and ``router_logits`` (each MoE layer's
-        (tokens, E) router logits), and with labels adds ``router_aux_loss_coef *
-        aux_loss`` to the loss, as transformers does."""
+        ``output_router_logits`` (the call's, else with labels the config's) returns
+        ``aux_loss`` (:meth:`load_balancing_loss`, unscaled) and ``router_logits`` (each MoE
+        layer's (tokens, E) router logits), and with labels adds ``router_aux_loss_coef *
+        aux_loss`` to the loss, as transformers does; ``model(ids)`` alone stays the
+        logits."""
         want_hidden = bool(kwargs.pop("output_hidden_states", False))
         want_attn = bool(kwargs.pop("output_attentions", False))
         want_router = kwargs.pop("output_router_logits", None)
@@ -204,7 +205,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         else:
             logits = super().__call__(*args, **kwargs)
         if labels is None:
-            if routed:
+            if routed and want_router:  # asked in the call (a plain model(ids) stays logits)
                 aux_loss, router = self._router_outputs(args, kwargs)
                 return CausalLMOutput(loss=None, logits=logits, hidden_states=hidden,
                                       attentions=attentions, aux_loss=aux_loss,

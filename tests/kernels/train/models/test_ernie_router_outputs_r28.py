@@ -58,7 +58,7 @@ def test_router_outputs_and_loss_equal_transformers(pair):
 
 
 def test_router_outputs_without_labels_and_without_grad(pair):
-    _, ref, model = pair
+    folder, ref, model = pair
     ids = random_ids(model.config.vocab_size, (1, 7), seed=13)
     with torch.no_grad():
         want = ref(torch.tensor(ids), output_router_logits=True)
@@ -68,6 +68,12 @@ def test_router_outputs_without_labels_and_without_grad(pair):
     _compare(got, want)
     np.testing.assert_allclose(np.asarray(got.logits.numpy()), want.logits.numpy(), atol=1e-4)
     assert got[0] is got.aux_loss and got[1] is got.logits  # transformers' tuple order
+    cfg_on = from_pretrained(folder)  # the config's choice alone: model(ids) stays logits
+    cfg_on.config.output_router_logits = True
+    plain = cfg_on(ids)
+    np.testing.assert_allclose(np.asarray(plain.numpy()), np.asarray(got.logits.numpy()),
+                               atol=1e-5)
+    assert cfg_on(ids, labels=ids).aux_loss is not None
 
 
 def test_dense_model_ignores_router_logits(tmp_path):
