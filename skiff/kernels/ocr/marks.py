@@ -13,7 +13,8 @@ import numpy as np
 
 from .spacing import glyph_runs, ink_mask
 
-__all__ = ["edge_dashes", "page_number_spaces", "tick_marks", "cross_marks"]
+__all__ = ["edge_dashes", "page_number_spaces", "tick_marks", "cross_marks", "box_marks",
+           "could_be_box"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
 # stands halfway up (a dash); a point's lies at 0.85 or below
@@ -169,3 +170,64 @@ def _times(text: str, m: re.Match) -> bool:
     numbers ("2 x 3.50"; a cross read "X" there: "✓ 12 X 3")."""
     before, after = text[:m.start()].rstrip(), text[m.end():].lstrip()
     return m.group() != "X" and before[-1:].isdigit() and after[:1].isdigit()
+
+
+# a crossed check box read as a letter, a product sign, a cross, the squared times sign or
+# "冈" (a frame with a cross in it)
+_BOX_CROSS = re.compile(r"^([Xx\u00d7\u2717\u2718\u22a0\u2612\u5188])(?= |$)")
+# the frame of a box: each side's line covers at least this much of its side
+BOX_SIDE = 0.7
+# and the box is at most this much longer one way than the other
+BOX_ASPECT = 1.4
+
+
+def box_marks(text: str, crop: np.ndarray, around: np.ndarray | None = None) -> str:
+    """``text`` with a crossed check box that begins it written "☒" (U+2612, in the
+    recognizer's dictionary): the recognizer reads a box with an X in it as "X", "x", "×"
+    or "⊠" (the squared times sign) or "冈", or loses it. Where the reading begins with one of
+    those as a word of its own and the crop's first ink, from the left, is a square frame
+    (each side's line at least ``BOX_SIDE`` of its side, no more than ``BOX_ASPECT`` times
+    as long one way as the other, at least half the line's ink high) with ink inside it,
+    that mark is the box. "X marks the spot" in plain print, "2 x 3" and "× 3" stay.
+    ``around``, the box's place in the image with a margin: the detector may box the mark
+    alone inside its frame, cutting the frame's sides off the crop."""
+    if not could_be_box(text) or crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    framed = _framed_first(crop) or (around is not None and min(around.shape[:2]) >= 8
+                                     and _framed_first(around))
+    return "\u2612" + text[1:] if framed else text
+
+
+def could_be_box(text: str) -> bool:
+    """Whether ``text`` begins with a mark a crossed box is read as (:func:`box_marks`)."""
+    return bool(_BOX_CROSS.match(text))
+
+
+def _framed_first(crop: np.ndarray) -> bool:
+    import cv2
+
+    bw = ink_mask(crop)
+    rows = np.flatnonzero(bw.any(1))
+    if len(rows) < 6:
+        return False
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    if n < 2:
+        return False
+    big = [k for k in range(1, n) if stats[k, cv2.CC_STAT_HEIGHT] >= 0.5 * (rows[-1] - rows[0] + 1)]
+    if not big:
+        return False
+    k = min(big, key=lambda j: stats[j, cv2.CC_STAT_LEFT])
+    x, y, w, h = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                              cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+    if w < 6 or h < 6 or max(w, h) > BOX_ASPECT * min(w, h):
+        return False
+    part = labels[y:y + h, x:x + w] == k
+    band = max(1, min(w, h) // 6)  # a frame's line may sit a pixel or two inside its box
+    sides = [part[:band].any(0).mean(), part[-band:].any(0).mean(),
+             part[:, :band].any(1).mean(), part[:, -band:].any(1).mean()]
+    if min(sides) < BOX_SIDE:
+        return False
+    inside = bw[y + band:y + h - band, x + band:x + w - band]
+    inner = part[band:h - band, band:w - band]
+    # a frame is hollow: the cross inside is ink of its own or thin strokes across it
+    return inside.size > 0 and inner.mean() < 0.5 and inside.mean() > 0.05

@@ -40,7 +40,14 @@ from .engine import (
 from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
 from .item import Item
 from .layout import is_amounts, monospace_text, reading_rows
-from .marks import cross_marks, edge_dashes, page_number_spaces, tick_marks
+from .marks import (
+    box_marks,
+    could_be_box,
+    cross_marks,
+    edge_dashes,
+    page_number_spaces,
+    tick_marks,
+)
 from .models import ModelSet, get_model_set, read_alphabet
 from .panels import panel_rows
 from .quantize import PRECISIONS, QuantizeError, int8_detector
@@ -493,6 +500,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = tick_marks(edge_dashes(text, crops[k]), crops[k])
             text = page_number_spaces(text, crops[k])
             box = it.boxes[owners[k][1]][0]
+            if could_be_box(text):
+                text = box_marks(text, crops[k], _around(it.bgr, box))
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
             flips.append(bool(flipped[k]))
@@ -522,3 +531,15 @@ class OcrPipeline(DetectionPasses, LineReading):
         return OcrResult(it.label, lines, text, None, timings,
                          elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
                          device=self.device, pixels=rgb, unread=unread)
+
+
+def _around(image: np.ndarray, box: np.ndarray, margin: float = 0.3) -> np.ndarray:
+    """The upright rectangle of ``box`` in ``image`` grown by ``margin`` of its height on
+    every side (clipped to the image)."""
+    pts = np.asarray(box, np.float64)
+    pad = margin * float(pts[:, 1].max() - pts[:, 1].min())
+    h, w = image.shape[:2]
+    x0, y0 = (int(max(0, np.floor(v - pad))) for v in pts.min(0))
+    x1 = int(min(w, np.ceil(pts[:, 0].max() + pad)))
+    y1 = int(min(h, np.ceil(pts[:, 1].max() + pad)))
+    return image[y0:y1, x0:x1]
