@@ -182,17 +182,52 @@ def _targets(model, target_modules):
             if isinstance(target_modules, str):
                 named = target_modules == "all-linear" or re.fullmatch(target_modules, full)
             else:  # a layer name, or a whole dotted name (peft matches names by suffix)
-                named = attr in target_modules or full in target_modules
+                named = attr in target_modules or full in target_modules or any(
+                    "." in t and full.endswith("." + t) for t in target_modules)
             if (named and isinstance(child, nn.Linear) and full != "lm_head"
                     and ".experts." not in f".{full}." and not full.endswith("mlp.gate")):
                 out.append((module, attr, full, child))
     return out
 
 
+def _peft_keeps(full: str, exact: bool, layers_to_transform, layers_pattern,
+                exclude_modules, saved) -> bool:
+    """Whether peft adapts the target ``full`` that ``target_modules`` names: not when
+    ``exclude_modules`` names it (a regex of the whole name, or names / name ends), not a
+    module of ``modules_to_save``, and with ``layers_to_transform`` only in those layers
+    (the first number after ``layers_pattern``, default any name; a target named by its
+    whole name or a regex is not filtered, as peft)."""
+    if exclude_modules:
+        if isinstance(exclude_modules, str):
+            if re.fullmatch(exclude_modules, full):
+                return False
+        elif full in exclude_modules or any(full.endswith(f".{x}") for x in exclude_modules):
+            return False
+    if saved and any(re.match(rf"(^|.*\.){m}($|\..*)", full) for m in saved):
+        return False
+    wanted = layers_to_transform
+    if exact or wanted is None or (isinstance(wanted, list) and not wanted):
+        return True
+    patterns = [layers_pattern] if isinstance(layers_pattern, str) else layers_pattern
+    hit = None
+    if not patterns:
+        hit = re.match(r".*?\.[^.]*\.(?P<idx>\d+)\.", full)
+    else:
+        for pat in patterns:
+            hit = re.match(rf"(?:^|.*?\.){pat}\.(?P<idx>\d+)\.", full)
+            if hit is not None:
+                break
+    if hit is None:
+        return False
+    index = int(hit.group("idx"))
+    return index == wanted if isinstance(wanted, int) else index in wanted
+
+
 def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "v_proj"),
                dropout: float = 0.0, trainable_token_indices=None, modules_to_save=None,
                use_rslora: bool = False, rank_pattern=None, alpha_pattern=None,
-               use_dora: bool = False):
+               use_dora: bool = False, layers_to_transform=None, layers_pattern=None,
+               exclude_modules=None):
     """Adapt ``model`` in place (see the module docstring); returns it. An unknown target
     name (no Linear by that name) is one clear error. ``trainable_token_indices`` (token
     ids, or peft's ``{"embed_tokens": ids}``): those embedding rows are trained too
@@ -202,7 +237,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     ``use_rslora`` (scaling ``alpha / sqrt(r)``), ``rank_pattern`` / ``alpha_pattern``
     (``{regex: r}``: a layer whose dotted name ends with a match takes that rank / alpha)
     are peft's options of those names; ``use_dora`` is peft's DoRA (:class:`LoRALinear`;
-    not on the experts, not with dropout)."""
+    not on the experts, not with dropout); ``layers_to_transform`` / ``layers_pattern`` /
+    ``exclude_modules`` leave targets out as peft does (:func:`_peft_keeps`; a module of
+    ``modules_to_save`` is never adapted too)."""
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
     if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
@@ -223,9 +260,16 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
         raise ValueError(f"LoRA target_modules {pattern!r} matches no linear layer of this "
                          "model (a string is a regular expression of whole names, as in peft: "
                          "'.*\\.(q_proj|v_proj)'; or a list of layer names: ['q_proj', 'v_proj'])")
+    found |= {t for t in plain if any(full.endswith("." + t) for _, _, full, _ in targets)} \
+        if pattern is None else set()
     missing = sorted(plain - found) if pattern is None else []
     if missing:
         raise ValueError(f"LoRA target_modules {missing} name no linear layer of this model")
+    saved_names = [modules_to_save] if isinstance(modules_to_save, str) else \
+        list(modules_to_save or [])
+    targets = [t for t in targets if _peft_keeps(
+        t[2], pattern is not None or t[2] in plain, layers_to_transform, layers_pattern,
+        exclude_modules, saved_names)]
     experts = [m for n, m in model.named_modules() if ".experts." in f".{n}."
                and hasattr(m, "gate_up_lora")]
     if expert_parts and not experts:
@@ -236,6 +280,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     if expert_parts and use_dora:
         raise ValueError("DoRA (use_dora) on the experts is not supported here: adapt the "
                          "attention / dense layers with DoRA, or the experts without it")
+    if expert_parts and (layers_to_transform is not None or exclude_modules):
+        raise ValueError("layers_to_transform / exclude_modules with LoRA on the experts is "
+                         "not supported here")
     if expert_parts and (rank_pattern or alpha_pattern):
         raise ValueError("rank_pattern / alpha_pattern with LoRA on the experts is not "
                          "supported here: one r and alpha for every adapted layer")
@@ -245,8 +292,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     tokens = _token_indices(trainable_token_indices)
     saved = None
     if modules_to_save:
-        saved = apply_modules_to_save(model, modules_to_save,
-                                      {full for _, _, full, _ in targets}, tokens)
+        saved = apply_modules_to_save(model, modules_to_save, (), tokens)
     for parent, attr, full, linear in targets:
         setattr(parent, attr, LoRALinear(linear, int(_pattern_value(rank_pattern, full, r)),
                                          float(_pattern_value(alpha_pattern, full, alpha)),
@@ -269,7 +315,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "modules_to_save": saved, "use_rslora": bool(use_rslora),
                          "rank_pattern": dict(rank_pattern or {}),
                          "alpha_pattern": dict(alpha_pattern or {}),
-                         "use_dora": bool(use_dora)}
+                         "use_dora": bool(use_dora),
+                         "layers_to_transform": layers_to_transform,
+                         "layers_pattern": layers_pattern, "exclude_modules": exclude_modules}
     return model
 
 
@@ -288,7 +336,10 @@ def apply_lora_config(model, config: dict):
                       use_rslora=bool(config.get("use_rslora")),
                       rank_pattern=config.get("rank_pattern"),
                       alpha_pattern=config.get("alpha_pattern"),
-                      use_dora=bool(config.get("use_dora")))
+                      use_dora=bool(config.get("use_dora")),
+                      layers_to_transform=config.get("layers_to_transform"),
+                      layers_pattern=config.get("layers_pattern"),
+                      exclude_modules=config.get("exclude_modules"))
 
 
 def _token_indices(value):
@@ -405,6 +456,9 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "rank_pattern": cfg.get("rank_pattern") or {},
               "alpha_pattern": cfg.get("alpha_pattern") or {}, "inference_mode": True,
               "use_dora": bool(cfg.get("use_dora")),
+              "layers_to_transform": cfg.get("layers_to_transform"),
+              "layers_pattern": cfg.get("layers_pattern"),
+              "exclude_modules": cfg.get("exclude_modules"),
               "trainable_token_indices": cfg.get("trainable_token_indices"),
               "modules_to_save": cfg.get("modules_to_save"),
               "base_model_name_or_path": base}
@@ -477,8 +531,7 @@ def _fused_expert_adapters(prefix: str, parts: dict) -> dict[str, np.ndarray]:
 
 
 # adapter_config.json entries whose non-default values change the function: refused
-_UNSUPPORTED = {"bias": "none", "fan_in_fan_out": False,
-                "layers_to_transform": None, "lora_bias": False}
+_UNSUPPORTED = {"bias": "none", "fan_in_fan_out": False, "lora_bias": False}
 
 
 def load_adapter(model, path: str | os.PathLike):
@@ -489,8 +542,9 @@ def load_adapter(model, path: str | os.PathLike):
     ``PeftModel.from_pretrained(base, path)``'s logits; training goes on from the adapter.
     ``modules_to_save`` entries (whole trained modules) are put in their modules (a tied
     head untied, as peft's copy). A setting that changes the function and skiff does not
-    have (biases, ``layers_to_transform``) or a tensor that does not fit is one error;
-    rsLoRA, DoRA and per-layer ranks / alphas are read."""
+    have (biases, ``fan_in_fan_out``) or a tensor that does not fit is one error; rsLoRA,
+    DoRA, per-layer ranks / alphas, ``layers_to_transform`` and ``exclude_modules`` are
+    read."""
     folder = Path(path).expanduser()
     cfg_path, weights = folder / "adapter_config.json", folder / "adapter_model.safetensors"
     if not cfg_path.is_file():
@@ -534,7 +588,10 @@ def load_adapter(model, path: str | os.PathLike):
                trainable_token_indices=cfg.get("trainable_token_indices"),
                modules_to_save=to_save, use_rslora=bool(cfg.get("use_rslora")),
                rank_pattern=cfg.get("rank_pattern"), alpha_pattern=cfg.get("alpha_pattern"),
-               use_dora=bool(cfg.get("use_dora")))
+               use_dora=bool(cfg.get("use_dora")),
+               layers_to_transform=cfg.get("layers_to_transform"),
+               layers_pattern=cfg.get("layers_pattern"),
+               exclude_modules=cfg.get("exclude_modules"))
     values = _per_expert_adapters(values, model)
     values.update(whole)
     own = {n: p for n, p in model.named_parameters() if p.requires_grad}  # what it trains

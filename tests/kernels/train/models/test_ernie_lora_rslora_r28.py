@@ -1,6 +1,8 @@
-"""peft's ``use_rslora``, ``rank_pattern``, ``alpha_pattern`` and ``use_dora`` (round 28;
-``load_adapter`` refused them, ``apply_lora`` had no such options): trained against peft's
-model by torch, the adapter read by peft and peft's read by skiff, the merged folder by
+"""peft's ``use_rslora``, ``rank_pattern``, ``alpha_pattern``, ``use_dora``,
+``layers_to_transform`` / ``layers_pattern``, ``exclude_modules`` and a target also in
+``modules_to_save`` (round 28; ``load_adapter`` refused them, ``apply_lora`` had no such
+options or refused the overlap): trained against peft's model by torch (the same trained
+names), the adapter read by peft and peft's read by skiff, the merged folder by
 transformers; the experts of an MoE model with rsLoRA too."""
 
 from __future__ import annotations
@@ -25,13 +27,19 @@ PATTERNS = dict(rank_pattern={"q_proj": 2, "layers.1.self_attn.v_proj": 6},
 
 def _theirs(pm):
     return {n.removeprefix("base_model.model.").replace(".default", "")
+            .replace(".modules_to_save", "")
             .replace(".lora_magnitude_vector.weight", ".lora_magnitude_vector"): p
             for n, p in pm.named_parameters() if p.requires_grad}
 
 
 @pytest.mark.parametrize("kw", [dict(use_rslora=True), PATTERNS,
                                 dict(use_rslora=True, **PATTERNS), dict(use_dora=True),
-                                dict(use_dora=True, use_rslora=True, **PATTERNS)])
+                                dict(use_dora=True, use_rslora=True, **PATTERNS),
+                                dict(layers_to_transform=[1]),
+                                dict(layers_to_transform=0, layers_pattern="layers",
+                                     exclude_modules=["layers.0.self_attn.o_proj"]),
+                                dict(exclude_modules=".*\\.1\\.self_attn\\.(q|v)_proj"),
+                                dict(modules_to_save=["q_proj"])])
 def test_rslora_and_patterns_as_peft(tmp_path, kw):
     folder = tmp_path / "base"
     _, ref = make_checkpoint(folder, "dense-mha-untied-bias")  # biases: DoRA adds them apart
