@@ -24,8 +24,9 @@ __all__ = ["generate_contrastive", "contrastive_call"]
 
 def contrastive_call(model, input_ids, max_new_tokens, named: dict, options: dict):
     """``generate``'s ids when its options ask for contrastive search (``penalty_alpha`` >
-    0, greedy, ``top_k`` > 1, as transformers decides; the generation config's values
-    when the call does not give them), else None. ``penalty_alpha`` is taken out of
+    0, greedy, ``top_k`` > 1, as transformers decides; the ``generation_config``'s values
+    when the call does not give them, then the checkpoint's ``generation_config.json``),
+    else None. ``penalty_alpha`` is taken out of
     ``options`` either way (transformers ignores it when sampling or with ``top_k`` <= 1).
     An option this search does not apply here (sampling processors, streamers, scores,
     ...) is one error naming it."""
@@ -40,6 +41,8 @@ def contrastive_call(model, input_ids, max_new_tokens, named: dict, options: dic
     alpha = options.pop("penalty_alpha", None)
     if alpha is None:
         alpha = config.pop("penalty_alpha", None)
+    if alpha is None:  # the checkpoint's generation_config.json
+        alpha = (model.generation_config or {}).get("penalty_alpha")
     beams = options.get("num_beams", config.get("num_beams"))
     if alpha is None or float(alpha) <= 0 or (beams is not None and int(beams) > 1):
         return None

@@ -98,3 +98,27 @@ def test_contrastive_choices_as_transformers_decides(pair):
     with pytest.raises(ValueError, match="output_scores"):
         model.generate(prompt, max_new_tokens=4, penalty_alpha=0.6, top_k=4,
                        return_dict_in_generate=True, output_scores=True)
+
+
+def test_checkpoint_generation_config_asks_for_it(tmp_path):
+    """A ``generation_config.json`` with ``penalty_alpha`` / ``top_k``: ``generate(**tok(...,
+    return_tensors="pt"))`` searches contrastively as transformers would (it was greedy)."""
+    import json
+
+    from .ernie_reference import make_sentencepiece_checkpoint
+
+    ref, _ = make_sentencepiece_checkpoint(tmp_path)
+    path = tmp_path / "generation_config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "penalty_alpha": 0.6,
+                                "top_k": 4, "max_new_tokens": 5}))
+    model = from_pretrained(tmp_path)
+    tok = model.tokenizer
+    enc = tok(["Hello world", "What is two plus two?"], padding=True, padding_side="left",
+              return_tensors="pt")
+    got = model.generate(**enc)
+    T = enc["input_ids"].shape[1]
+    for b in range(2):
+        real = enc["attention_mask"][b].numpy() == 1
+        want = reference(ref, enc["input_ids"][b].numpy()[real], 0.6, 4, 5,
+                         eos=tok.eos_token_id)
+        assert got[b, T:].tolist()[:len(want)] == want
