@@ -473,6 +473,9 @@ class Job:
     def wait(self, timeout: float | None = None, *, raise_on_error: bool = False,
              poll: float = 0.1) -> Job:
         """Block until the job ends (or ``timeout`` seconds pass); returns the job."""
+        if not self.metrics_read:  # a listed snapshot waited for: followed as a loaded job
+            self.read_metrics()  # (its owner watched: one that dies ends the wait)
+            self._reattach()
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.refresh().final:
             left = None if deadline is None else deadline - time.monotonic()

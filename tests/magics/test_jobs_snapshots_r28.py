@@ -55,3 +55,33 @@ def test_a_listed_snapshot_reads_its_metrics_once_asked(shell, runs_dir):
     view = JobView(Job.load(folder, metrics=False), poll=0.05)
     _wait_view(view)
     assert view.chart_draws >= 1 and view.job.state.metrics == full.state.metrics
+
+
+def test_waiting_on_a_listed_running_job_ends_when_its_owner_dies(shell, runs_dir):
+    """A snapshot is not followed; waited for, it is (as a loaded job): its owner gone
+    without a final event, the wait ends with the job shown failed, not for ever."""
+    import subprocess
+    import sys
+
+    from skiff.jobs import launch
+
+    done = launch("demo", {"steps": 2, "sleep": 0}).wait(30)
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = runs_dir / "20000101-000000-demo-owned"
+        folder.mkdir()
+        meta = json.loads((done.run_dir / "config.json").read_text())
+        meta.update(id=folder.name, name=None, owner={"pid": owner.pid, "host": "here"})
+        (folder / "config.json").write_text(json.dumps(meta))
+        events = (done.run_dir / "events.jsonl").read_bytes().splitlines(keepends=True)
+        (folder / "events.jsonl").write_bytes(b"".join(events[:2]))  # queued, running
+        shell.run_line_magic("jobs", "list --all -o listed_owned")
+        snap = next(j for j in shell.user_ns["listed_owned"] if j.id == folder.name)
+        assert snap.status == "running" and not snap.metrics_read
+        owner.kill()
+        owner.wait(10)
+        assert snap.wait(30).status == "failed"
+        assert "has exited" in snap.error and str(owner.pid) in snap.error
+    finally:
+        owner.kill()
+        owner.wait(10)
