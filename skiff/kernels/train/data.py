@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .data_stream import is_stream, read_stream
+
 __all__ = [
     "ArrayDataset", "TextDataset", "DataLoader", "PackedBatch", "pack_sequences",
     "corpus_path", "corpus_text", "CORPORA", "batch_size_of", "token_count",
@@ -129,7 +131,9 @@ def as_dataset(data, *, what: str = "dataset"):
     Accepts a dataset (``__len__`` and ``__getitem__``), a tuple ``(X, y)`` (or ``(X,)``,
     ``(X, y, w)``) of equally long arrays, a dict of such arrays (items are then tuples in the
     dict's order), a list of ``(x, y)`` sample tuples, or a :class:`DataLoader` (its dataset).
-    A single array is a dataset of rows (for models with their own ``loss(batch)``).
+    A single array is a dataset of rows (for models with their own ``loss(batch)``). A
+    generator or ``IterableDataset`` (no length) is read into a list of its samples
+    (:mod:`.data_stream`); so is the dataset of a DataLoader over one.
     """
     if isinstance(data, DataLoader):
         return data.dataset
@@ -142,7 +146,8 @@ def as_dataset(data, *, what: str = "dataset"):
                             "the data itself): pass the loader's dataset (loader.dataset), "
                             "with a collate(items) method on its class for batching of your "
                             "own, and batch_size= to the Trainer")
-        return data.dataset
+        data = data.dataset
+        return read_stream(data, what=what) if is_stream(data) else data
     if isinstance(data, dict):
         if not data:
             raise ValueError(f"the {what} is an empty dict: nothing to train on")
@@ -154,6 +159,8 @@ def as_dataset(data, *, what: str = "dataset"):
             return ArrayDataset(*data)
     if isinstance(data, np.ndarray) or (_is_array_like(data) and not isinstance(data, list)):
         return ArrayDataset(data)
+    if is_stream(data):  # a generator or IterableDataset: its samples, read once per call
+        data = read_stream(data, what=what)
     if data is None or not hasattr(data, "__len__") or not hasattr(data, "__getitem__"):
         raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
                         f"items, got {type(data).__name__}")

@@ -1,0 +1,42 @@
+"""A dataset with no length: a generator, an iterator or an ``IterableDataset`` (torch's or
+``skiff.utils.data``'s), read into a list of its samples for one ``train``/``evaluate``/
+``predict`` call.
+
+Its items are samples, as a torch ``DataLoader`` over an ``IterableDataset`` takes them
+(``(x, y)`` tuples, dicts, or single arrays), batched by the Trainer at its ``batch_size``;
+all epochs of the call see the samples read once. A stream longer than :data:`STREAM_LIMIT`
+samples (an endless generator) is refused in one line naming the fix
+(``itertools.islice(stream, n)``, or a dataset with ``__len__``/``__getitem__``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+__all__ = ["is_stream", "read_stream", "STREAM_LIMIT"]
+
+STREAM_LIMIT = 1 << 22  # samples read from a stream at most (4,194,304)
+
+
+def is_stream(data) -> bool:
+    """Whether ``data`` is iterable but has no length or items (what a stream is)."""
+    if data is None or isinstance(data, (str, bytes, dict)):
+        return False
+    if hasattr(data, "__len__") and hasattr(data, "__getitem__"):
+        return False
+    return hasattr(data, "__iter__")
+
+
+def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT) -> list:
+    """The samples of the stream ``data`` as a list (at most ``limit``)."""
+    items = list(itertools.islice(iter(data), limit + 1))
+    name = type(data).__name__
+    if not items:
+        raise ValueError(f"the {what} ({name}) yielded no samples; a generator is used up "
+                         "by the first call that reads it: make a new one for each call "
+                         "(or pass an IterableDataset, whose __iter__ starts again)")
+    if len(items) > limit:
+        raise ValueError(f"the {what} ({name}) yields more than {limit:,} samples (an endless "
+                         "stream?): pass itertools.islice(stream, n) for the first n, or a "
+                         "dataset with __len__ and __getitem__")
+    return items
