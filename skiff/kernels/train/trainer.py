@@ -39,6 +39,7 @@ from .precision import MixedTraining, check_mixed_strategy, check_precision, wei
 from .resolve import resolve_strategy
 from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, Strategy
+from .trainer_callbacks import Callbacks
 from .trainer_graph import make_step_graph
 from .trainer_run import (
     Run,
@@ -131,6 +132,11 @@ class Trainer(Inference, TrainerState):
         Stop once the validation loss (scored at each epoch's end) has not improved for this
         many validations in a row, and end with the weights of the best one
         (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``.
+    callbacks : list or None
+        Functions ``cb(metrics)`` called after every step, or objects with
+        ``on_step_end(trainer, metrics)``, ``on_validation_end(trainer, metrics)``,
+        ``on_train_end(trainer, result)``; returning True or setting ``trainer.should_stop``
+        ends the run there (:mod:`.trainer_callbacks`).
     cuda_graph : bool or None
         Replay the step as one CUDA graph (:mod:`.core.graph`): on one GPU with AdamW, no
         gradient accumulation or mixed precision, the step's ~400 kernel launches from Python
@@ -170,7 +176,7 @@ class Trainer(Inference, TrainerState):
                  stop_on_divergence: bool = False, precision: str = "32",
                  evaluator=None, eval_every: int | None = None,
                  recompute: bool | None = None, cuda_graph: bool | None = None,
-                 early_stopping: int | None = None):
+                 early_stopping: int | None = None, callbacks=None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -201,6 +207,8 @@ class Trainer(Inference, TrainerState):
         if resume and checkpoint_dir is None:
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
         self.early_stopping = check_early_stopping(early_stopping)
+        self.callbacks = Callbacks(callbacks)  # user code at step ends (trainer_callbacks.py)
+        self.should_stop = False  # a callback sets it (Lightning's name) to end the run
         if cuda_graph not in (None, True, False):
             raise ValueError(f"cuda_graph must be None (auto), True or False, got {cuda_graph!r}")
         from .trainer_launch import launch_reporter
@@ -257,6 +265,7 @@ class Trainer(Inference, TrainerState):
         """
         if misplaced:
             _misplaced(misplaced)
+        self.should_stop = False  # a callback's stop ends one run, not the next train()
         # a DataLoader in place of the data: its batch size is the one meant, for this call
         own_batch, loader_batch = self.batch_size, loader_batch_size(dataset)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
@@ -460,10 +469,14 @@ class Trainer(Inference, TrainerState):
                 break
             loss, lr, grad_norm = self._optimizer_step(run)
             self._report_step(run, loss, lr, grad_norm)
+            stop = self.callbacks and self.callbacks.step_end(self, self._step_metrics(
+                run, loss, lr, grad_norm))
             if run.watch.update(run.step, loss):
                 self._on_divergence(run)
             if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
                 self._validate(run)
+                if self.callbacks and self.callbacks.validation_end(self, run.val_history[-1]):
+                    stop = True
                 if self._stop_early(run):
                     if self.verbose:
                         self._print_progress(run, loss)
@@ -476,7 +489,20 @@ class Trainer(Inference, TrainerState):
                     run.step % self.checkpoint_every == 0 and run.step < run.total:
                 run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history)
                 run.watch.note_checkpoint(run.step, run.last_ckpt)
+            if stop and run.step < run.total:
+                run.stopped = "stopped by a callback"
+                break
         run.elapsed = time.perf_counter() - run.t_start
+
+    @staticmethod
+    def _step_metrics(run: Run, loss, lr, grad_norm) -> dict:
+        """What a callback gets after a step (every step, whatever ``log_every``)."""
+        loader = run.loader
+        values = {"step": run.step, "loss": loss, "lr": lr,
+                  "epoch": loader.epoch + loader.position / len(loader)}
+        if grad_norm is not None:
+            values["grad_norm"] = grad_norm
+        return values
 
     def _optimizer_step(self, run: Run) -> tuple[float, float, float | None]:
         """``grad_accum`` micro-batches forward and backward, then gradients reduced, clipped
@@ -690,7 +716,8 @@ class Trainer(Inference, TrainerState):
             rep.info(predicted_vs_measured=result.predicted)
         if run.stopped:
             rep.log(f"stopped at step {step} of {run.total} ({run.stopped})",
-                    level="info" if run.stopped.startswith("early") else "warning")
+                    level="warning" if run.stopped == "cancelled" else "info")
+        self.callbacks.train_end(self, result)
         return result
 
     # --------------------------------------------------------------------------------------
