@@ -95,9 +95,11 @@ class Trainer(Inference, TrainerState):
         Micro-batches whose gradients add up before each optimizer step.
     clip : float or None
         Clip the global gradient norm to this (None: no clipping).
-    schedule : {"cosine", "constant"}
+    schedule : {"cosine", "constant"} or callable
         Learning-rate schedule: linear warmup over ``warmup_steps`` then cosine to
-        ``min_lr_ratio * lr``, or constant.
+        ``min_lr_ratio * lr``, or constant; or a factory ``make(optimizer)`` of a torch-style
+        scheduler (``lambda opt: skiff.optim.lr_scheduler.StepLR(opt, 10)``), stepped after
+        every optimizer step and kept in checkpoints, as a torch loop steps its own.
     checkpoint_dir, checkpoint_every, keep_checkpoints
         Where, how often (optimizer steps), and how many checkpoints to keep. A checkpoint is
         always written at the end when ``checkpoint_dir`` is set (or the reporter has a run
@@ -195,8 +197,9 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
         if clip is not None and not clip > 0:
             raise ValueError(f"clip must be positive or None, got {clip!r}")
-        if schedule not in SCHEDULES:
-            raise ValueError(f"unknown schedule {schedule!r}: choose from {', '.join(SCHEDULES)}")
+        if not callable(schedule) and schedule not in SCHEDULES:
+            raise ValueError(f"unknown schedule {schedule!r}: choose from {', '.join(SCHEDULES)}"
+                             " or pass a factory make(optimizer) -> lr scheduler")
         if isinstance(loss, str) and loss not in LOSSES and loss != "ce":
             raise ValueError(f"unknown loss {loss!r}: choose from {', '.join(LOSSES)} "
                              "or pass a callable loss(output, target)")
@@ -764,6 +767,8 @@ class Trainer(Inference, TrainerState):
 
         if self.schedule == "constant":
             return None
+        if callable(self.schedule):  # a torch-style scheduler of the user's, on our optimizer
+            return _user_scheduler(self.schedule, self.optimizer)
         warmup = self.warmup_steps
         if warmup is None:
             warmup = min(100, total // 10)
@@ -814,6 +819,22 @@ def _frame_alone(data, model) -> None:
                     f"them apart, e.g. trainer.train((df.drop(columns=[{last!r}]), "
                     f"df[{last!r}])) (columns: {', '.join(cols[:8])}"
                     f"{' ...' if len(cols) > 8 else ''})")
+
+
+def _user_scheduler(make, optimizer):
+    """``make(optimizer)``, checked: a scheduler the Trainer can step and checkpoint."""
+    scheduler = make(optimizer)
+    missing = [m for m in ("step", "state_dict", "load_state_dict")
+               if not callable(getattr(scheduler, m, None))]
+    if missing:
+        raise TypeError(f"schedule=make(optimizer) must return an lr scheduler (step, "
+                        f"state_dict, load_state_dict); got {type(scheduler).__name__}, "
+                        f"without {', '.join(missing)}")
+    if type(scheduler).__name__ == "ReduceLROnPlateau":
+        raise TypeError("ReduceLROnPlateau steps on a validation metric, which the Trainer "
+                        "does not feed it: use a step-based scheduler, or "
+                        "callbacks=[...] with on_validation_end to call its step(val_loss)")
+    return scheduler
 
 
 def _misplaced(kwargs: dict) -> None:
