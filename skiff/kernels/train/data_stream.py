@@ -12,6 +12,7 @@ samples (an endless generator) is refused in one line naming the fix
 from __future__ import annotations
 
 import itertools
+import warnings
 
 __all__ = ["is_stream", "read_stream", "STREAM_LIMIT"]
 
@@ -39,4 +40,24 @@ def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT) -> li
         raise ValueError(f"the {what} ({name}) yields more than {limit:,} samples (an endless "
                          "stream?): pass itertools.islice(stream, n) for the first n, or a "
                          "dataset with __len__ and __getitem__")
+    rows = _batch_rows(items[0])
+    if rows is not None and all(_batch_rows(item) is not None for item in items[:8]):
+        warnings.warn(f"the {what} ({name}) yields items whose arrays all have {rows} rows, "
+                      "like (X, y) batches; they are taken as samples, as torch's DataLoader "
+                      "takes an IterableDataset's items (a batch of them stacks the batches): "
+                      "for batches pass the arrays, train((np.concatenate(xs), "
+                      "np.concatenate(ys)))", stacklevel=4)
     return items
+
+
+def _batch_rows(item):
+    """The shared row count when ``item`` looks like an ``(X, y)`` batch rather than a sample:
+    two or more arrays, all with the same leading length, not all integer (a token sequence
+    and its shifted targets, (T,) and (T,), are a sample)."""
+    if not isinstance(item, (tuple, list)) or len(item) < 2:
+        return None
+    shapes = [getattr(a, "shape", None) for a in item]
+    if any(s is None or len(s) == 0 for s in shapes) or len({s[0] for s in shapes}) != 1:
+        return None
+    kinds = {getattr(getattr(a, "dtype", None), "kind", "f") for a in item}
+    return None if kinds <= {"i", "u", "b"} or shapes[0][0] < 2 else int(shapes[0][0])

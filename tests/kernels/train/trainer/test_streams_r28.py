@@ -124,3 +124,18 @@ def test_gradient_accumulation_equals_one_big_batch_in_torch():
     np.testing.assert_allclose(got, want, rtol=1e-5)
     for t, p in zip(ref.parameters(), model.parameters()):
         np.testing.assert_allclose(p.numpy(), t.detach().numpy(), atol=1e-5)
+
+
+def test_a_generator_of_batches_is_told_apart_from_one_of_samples():
+    """Keras-style (Xb, yb) batches are taken as samples (torch's rule) with a warning that
+    says how to pass batches; samples, and token sequences (T,) with targets (T,), give none."""
+    import warnings
+
+    x, y = _data(32)
+    with pytest.warns(UserWarning, match="like \\(X, y\\) batches"):
+        read_stream((x[i:i + 8], y[i:i + 8]) for i in range(0, 32, 8))
+    ids = np.arange(40).reshape(4, 10) % 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_stream((x[i], y[i]) for i in range(32))
+        read_stream((ids[i, :-1], ids[i, 1:]) for i in range(4))
