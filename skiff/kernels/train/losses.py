@@ -38,7 +38,7 @@ def loss_function(model, spec):
     model_loss = getattr(model, "loss", None)
     if spec == "auto" and callable(model_loss):
         if positional_arity(model_loss) != 2:
-            return lambda model, batch: model.loss(batch)
+            return lambda model, batch: loss_of(model.loss(batch))
         spec = model_loss  # loss(output, target): a criterion written as a method
 
     checked = []  # class ids are range-checked on the first batch only (a host sync)
@@ -67,6 +67,28 @@ def loss_function(model, spec):
 
     fn.keep, fn.last = False, None
     return fn
+
+
+def loss_of(out):
+    """The loss in what a model's ``loss(batch)`` returned: the scalar Tensor itself, or, as
+    HF's Trainer reads a model's outputs, ``out["loss"]`` of a dict, ``out.loss`` of a
+    ModelOutput-like object, ``out[0]`` of a tuple ``(loss, logits, ...)``."""
+    if hasattr(out, "_data"):
+        return out
+    if isinstance(out, dict) and "loss" in out:
+        found = out["loss"]
+    elif hasattr(getattr(out, "loss", None), "_data"):
+        found = out.loss
+    elif isinstance(out, (tuple, list)) and out:
+        found = out[0]
+    else:
+        found = None
+    if not hasattr(found, "_data"):
+        raise TypeError(f"model.loss(batch) must return the loss as a scalar Tensor (or a "
+                        f"dict with 'loss', an object with .loss, a tuple (loss, ...)); got "
+                        f"{type(out).__name__}" + (f" of keys {sorted(out)}"
+                                                    if isinstance(out, dict) else ""))
+    return found
 
 
 def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
