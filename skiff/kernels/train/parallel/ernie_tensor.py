@@ -269,16 +269,13 @@ def whole_model(model, weights: dict):
     layout, merged and as an adapter."""
     from skiff.kernels.train.core import nn
     from skiff.kernels.train.models.ernie import ErnieForCausalLM
-    from skiff.kernels.train.models.lora import apply_lora
+    from skiff.kernels.train.models.lora import apply_lora_config
 
     with nn.skip_init():
         whole = ErnieForCausalLM(model.config, dtype=model.model.embed_tokens.weight.dtype)
     lora = getattr(model, "lora_config", None)
-    if lora:
-        targets = list(lora["target_modules"]) + [
-            p.removeprefix("mlp.") for p in lora.get("target_parameters", [])]
-        apply_lora(whole, r=lora["r"], alpha=lora["lora_alpha"], target_modules=targets,
-                   dropout=lora.get("lora_dropout", 0.0))
+    if lora:  # every option (rsLoRA, DoRA, patterns, modules_to_save, trainable tokens)
+        apply_lora_config(whole, lora)
     whole.load_state_dict(weights)
     for key, value in vars(model).items():  # plain attributes the loader set
         if not key.startswith("_") and key not in vars(whole) and key not in (
