@@ -11,7 +11,7 @@ from .data import PackedBatch
 from .precision import is_16_bit
 
 __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
-           "TARGET_KEYS"]
+           "TARGET_KEYS", "loss_of", "takes_batch_keywords"]
 
 INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
@@ -44,7 +44,13 @@ def loss_function(model, spec):
     checked = []  # class ids are range-checked on the first batch only (a host sync)
 
     def fn(model, batch):
+        out = None
         if isinstance(batch, dict):
+            if spec == "auto" and takes_batch_keywords(model, batch):
+                out = model(**batch)  # HF's contract: model(**batch) returns the loss
+                if not hasattr(out, "_data") or int(np.prod(out.shape)) == 1:
+                    return loss_of(out)
+                # a forward that named the targets but returned its outputs: loss on them
             batch = pair_of(batch)
         if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
                 len(batch) < 2:
@@ -56,7 +62,8 @@ def loss_function(model, spec):
                             f"trainer.predict(X) takes the inputs alone; got batches of a "
                             f"{what}")
         *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
-        out = model(*xs)
+        if out is None:
+            out = model(*xs)
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
             fn.last = (out, y)
         if callable(spec):
@@ -67,6 +74,28 @@ def loss_function(model, spec):
 
     fn.keep, fn.last = False, None
     return fn
+
+
+def takes_batch_keywords(model, batch: dict) -> bool:
+    """Whether ``model`` takes the dict ``batch`` as HF models do: its ``forward`` names every
+    key (or takes ``**kwargs``) and a target key among them (``labels``, ...), so
+    ``model(**batch)`` returns the loss (a causal LM shifts its labels itself: a loss taken
+    outside on ``(input_ids, labels)`` would not)."""
+    import inspect
+
+    forward = getattr(model, "forward", None)
+    if forward is None or not any(k in batch for k in TARGET_KEYS):
+        return False
+    try:
+        params = inspect.signature(forward).parameters
+    except (TypeError, ValueError):
+        return False
+    named = {n for n, p in params.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if not any(k in named for k in TARGET_KEYS if k in batch):
+        return False
+    return all(k in named for k in batch) or any(p.kind == p.VAR_KEYWORD
+                                                 for p in params.values())
 
 
 def loss_of(out):
