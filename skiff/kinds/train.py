@@ -124,6 +124,13 @@ def COMMAND(p):
                    help="LoRA scale numerator (default 2 R)")
     p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
                    help="comma-separated linear layers to adapt (default q_proj,v_proj)")
+    p.add_argument("--lora-dora", action="store_true",
+                   help="LoRA as DoRA (peft's use_dora: a trained magnitude per output row)")
+    p.add_argument("--lora-rslora", action="store_true",
+                   help="rank-stabilised LoRA scaling alpha / sqrt(R) (peft's use_rslora)")
+    p.add_argument("--lora-modules-to-save", default=None, metavar="NAMES",
+                   help="comma-separated modules trained whole and saved with the adapter "
+                        "(peft's modules_to_save, e.g. lm_head)")
     p.add_argument("--target", default=None, metavar="COLUMN",
                    help="a table file's column to predict, by name or number (default: one "
                         "named label, target, y or class, else a lone column of words, else "
@@ -178,8 +185,9 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "checkpoint_dir": None,
                    "recompute": False, "stop_on_divergence": False, "val_split": None,
                    "early_stop": None, "image_size": None, "augment": False,
                    "block_size": None, "lora_r": None, "lora_alpha": None,
-                   "lora_targets": "q_proj,v_proj", "target": None, "eval": None,
-                   "eval_every": None}
+                   "lora_targets": "q_proj,v_proj", "lora_dora": False,
+                   "lora_rslora": False, "lora_modules_to_save": None, "target": None,
+                   "eval": None, "eval_every": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -576,13 +584,26 @@ def _lora(values: dict) -> dict | None:
             raise ValueError("--lora-alpha needs --lora-r R")
         if was_given(values, "lora_targets", "q_proj,v_proj"):  # dropped without a word
             raise ValueError("--lora-targets needs --lora-r R (the adapters' rank)")
+        for name in ("lora_dora", "lora_rslora", "lora_modules_to_save"):
+            if was_given(values, name, None if name.endswith("save") else False):
+                raise ValueError(f"--{name.replace('_', '-')} needs --lora-r R "
+                                 "(the adapters' rank)")
         return None
     targets = [t.strip() for t in str(values.get("lora_targets") or "").split(",") if t.strip()]
     if not targets:
         raise ValueError("--lora-targets needs at least one layer name, e.g. q_proj,v_proj")
     alpha = values.get("lora_alpha")
-    return {"r": int(r), "alpha": float(alpha if alpha is not None else 2 * r),
+    lora = {"r": int(r), "alpha": float(alpha if alpha is not None else 2 * r),
             "targets": targets}
+    if values.get("lora_dora"):
+        lora["dora"] = True
+    if values.get("lora_rslora"):
+        lora["rslora"] = True
+    save = [t.strip() for t in str(values.get("lora_modules_to_save") or "").split(",")
+            if t.strip()]
+    if save:
+        lora["modules_to_save"] = save
+    return lora
 
 
 # notebook objects -----------------------------------------------------------------------------
@@ -1052,10 +1073,9 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
                 model = models.get(model_name, **({"path": cfg["from"]} if cfg.get("from")
                                                   else sizes or {}))
         if cfg.get("lora"):
-            from skiff.kernels.train.models.lora import apply_lora
+            from skiff.kernels.train.models.lora import apply_job_lora
 
-            apply_lora(model, r=cfg["lora"]["r"], alpha=cfg["lora"]["alpha"],
-                       target_modules=cfg["lora"]["targets"])
+            apply_job_lora(model, cfg["lora"])
         dataset, table = data_obj, None
         if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
             from skiff.kernels.train.data import ArrayDataset

@@ -80,10 +80,9 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
     with train_random.using(train_random.new_generator(seed)):   # this job's own generator
         model = models.get(name, **({"path": config["from"]} if config.get("from") else {}))
     if config.get("lora"):  # adapters only: the base weights frozen
-        from skiff.kernels.train.models.lora import apply_lora
+        from skiff.kernels.train.models.lora import apply_job_lora
 
-        lora = config["lora"]
-        apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=lora["targets"])
+        apply_job_lora(model, config["lora"])
     cfg = getattr(model, "config", None)
     block = config.get("block_size") or getattr(cfg, "block_size", 128)
     data = config.get("data") or models.DEFAULT_DATA[name]

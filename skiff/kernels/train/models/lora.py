@@ -321,6 +321,14 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     return model
 
 
+def apply_job_lora(model, lora: dict):
+    """:func:`apply_lora` from a job config's ``lora`` entry (``--lora-r``, ``--lora-alpha``,
+    ``--lora-targets``, ``--lora-dora``, ``--lora-rslora``, ``--lora-modules-to-save``)."""
+    return apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=lora["targets"],
+                      use_dora=bool(lora.get("dora")), use_rslora=bool(lora.get("rslora")),
+                      modules_to_save=lora.get("modules_to_save"))
+
+
 def apply_lora_config(model, config: dict):
     """:func:`apply_lora` with every option of another model's ``lora_config`` (what
     :func:`apply_lora` recorded): the same adapters' names and shapes, e.g. on a whole model
