@@ -230,8 +230,9 @@ __all__ = [
     "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
+    "autocast", "masked_scatter",
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)
-from .amp_torch import autocast  # noqa: E402,F401  (torch's; not in __all__ yet: api.py's list)
+from .amp_torch import autocast  # noqa: E402,F401  (torch's)
 from .tensor_r28 import masked_scatter  # noqa: E402,F401
