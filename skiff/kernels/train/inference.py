@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import PackedBatch, as_dataset, batch_size_of
-from .losses import INPUT_KEYS, accuracy, r_squared, regression_sums
+from .losses import INPUT_KEYS, accuracy, keyword_inputs, outputs_of, r_squared, regression_sums
 from .precision import MixedTraining
 from .strategy import SingleDevice
 from .trainer_run import param_dtype
@@ -90,6 +90,12 @@ class Inference:
                 for host_batch in loader:
                     if isinstance(host_batch, PackedBatch):
                         raise TypeError("predict takes arrays of inputs, got packed sequences")
+                    named = isinstance(host_batch, dict) and keyword_inputs(self.model,
+                                                                            host_batch)
+                    if named:  # HF items: model(input_ids=..., attention_mask=...)
+                        out = outputs_of(self.model(**self.strategy.to_device(named, dtype)))
+                        outs.append(np.asarray(out.numpy()))
+                        continue
                     if isinstance(host_batch, dict):
                         host_batch = next((host_batch[k] for k in INPUT_KEYS
                                            if k in host_batch), None)

@@ -11,7 +11,7 @@ from .data import PackedBatch
 from .precision import is_16_bit
 
 __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
-           "TARGET_KEYS", "loss_of", "takes_batch_keywords"]
+           "TARGET_KEYS", "loss_of", "takes_batch_keywords", "keyword_inputs", "outputs_of"]
 
 INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
@@ -96,6 +96,31 @@ def takes_batch_keywords(model, batch: dict) -> bool:
         return False
     return all(k in named for k in batch) or any(p.kind == p.VAR_KEYWORD
                                                  for p in params.values())
+
+
+def keyword_inputs(model, batch: dict) -> dict | None:
+    """The inputs of a dict ``batch`` without an input key (``x``, ...) as keywords for
+    ``model(**inputs)`` (its targets left out), when the model's ``forward`` names them all
+    (HF items for ``predict``); None otherwise."""
+    import inspect
+
+    if any(k in batch for k in INPUT_KEYS) or getattr(model, "forward", None) is None:
+        return None
+    inputs = {k: v for k, v in batch.items() if k not in TARGET_KEYS}
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return None
+    named = {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return inputs if inputs and all(k in named for k in inputs) else None
+
+
+def outputs_of(out):
+    """The model's outputs in HF-style ones: ``out["logits"]``, ``out.logits``, or ``out``."""
+    if isinstance(out, dict) and "logits" in out:
+        return out["logits"]
+    logits = getattr(out, "logits", None)
+    return logits if hasattr(logits, "_data") else out
 
 
 def loss_of(out):

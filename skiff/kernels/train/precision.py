@@ -227,6 +227,7 @@ def _returning_float32(method):
     def forward32(*args, **kwargs):
         return float32_outputs(method(*args, **kwargs))
 
+    forward32.__wrapped__ = method  # inspect.signature sees the model's own parameters
     return forward32
 
 
