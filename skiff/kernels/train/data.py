@@ -164,7 +164,22 @@ def as_dataset(data, *, what: str = "dataset"):
     if data is None or not hasattr(data, "__len__") or not hasattr(data, "__getitem__"):
         raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
                         f"items, got {type(data).__name__}")
+    if not isinstance(data, list) and not type(data).__module__.startswith("skiff.") and \
+            len(data) > 0:
+        try:  # its last item, once: a __len__ longer than its arrays fails here, not at step k
+            data[len(data) - 1]
+        except IndexError as exc:
+            raise _bad_length(data, exc, what) from exc
     return data
+
+
+def _bad_length(dataset, exc, what) -> IndexError:
+    """An IndexError from a dataset's items, with what it means (its ``__len__`` counts more
+    items than its ``__getitem__`` can give: often arrays of different lengths)."""
+    return IndexError(f"the {what} ({type(dataset).__name__}) says it has {len(dataset)} items "
+                      f"(__len__), but its __getitem__ raised IndexError ({exc}); __len__ "
+                      "must count the items it can return (are the arrays it reads of "
+                      "different lengths?)")
 
 
 def _is_torch_style_loader(data) -> bool:
@@ -506,7 +521,10 @@ class DataLoader:
         ds = self.dataset
         if hasattr(ds, "take"):
             return ds.take(index)
-        items = [ds[int(i)] for i in index]
+        try:
+            items = [ds[int(i)] for i in index]
+        except IndexError as exc:
+            raise _bad_length(ds, exc, "dataset") from exc
         if hasattr(ds, "collate"):
             return ds.collate(items)
         return default_collate(items)
