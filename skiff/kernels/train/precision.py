@@ -157,13 +157,12 @@ class _Float32Loss:
     they were missing from ``evaluate``, the flags set on the wrapper only)."""
 
     def __init__(self, loss_fn):
-        from .precision_losses import Float32Losses
-
         self.loss_fn = loss_fn
-        self.policy = Float32Losses()  # a loss the model computes itself runs in float32 too
 
     def __call__(self, model, batch):
-        with self.policy:
+        from .core.loss_policy import float32_losses
+
+        with float32_losses():  # a loss the model computes itself runs in float32 too
             loss = _with_float32_outputs(model, self.loss_fn, batch)
         return loss.astype(np.float32) if loss.dtype != np.float32 else loss
 

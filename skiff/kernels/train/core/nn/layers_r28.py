@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tensor as T
+from ..loss_policy import float32_in_mixed
 from ..tensor import Tensor
 from .functional.activations import softmax
 from .functional.ctc import ctc_loss
@@ -55,6 +56,7 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}"
 
 
+@float32_in_mixed
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,  # noqa: A002
                       size_average=None, reduce=None, reduction="mean"):
     """torch's multi-class hinge loss: per sample ``sum_{i != y} max(0, margin - x[y] +

@@ -6,6 +6,7 @@ their functional forms."""
 from __future__ import annotations
 
 from .. import tensor as T
+from ..loss_policy import float32_in_mixed
 from ..ops_shape import scatter_add
 from ..tensor import Tensor
 from .functional.conv import avg_pool2d
@@ -125,6 +126,7 @@ class LPPool2d(LPPool1d):
         return lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
+@float32_in_mixed
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
     """torch's: ``max(d(a, p) - d(a, n) + margin, 0)``; ``swap`` takes the smaller of
@@ -151,6 +153,7 @@ class TripletMarginWithDistanceLoss(Module):
             margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
+@float32_in_mixed
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
                            reduction="mean"):
     """torch's multi-label hinge loss: ``target`` (N, C) lists each sample's classes, ended

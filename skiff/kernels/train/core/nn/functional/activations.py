@@ -14,6 +14,7 @@ import numpy as np
 
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
+from ...loss_policy import float32_in_mixed
 from ...ops_math import Relu, Sigmoid
 from ...random import get_generator
 from ...tensor import Tensor
@@ -160,6 +161,7 @@ def softmax(x: Tensor, axis: int = -1, *, dim: int | None = None, dtype=None) ->
     return SoftmaxFn.apply(x, axis=axis if dim is None else dim)
 
 
+@float32_in_mixed
 def log_softmax(x: Tensor, axis: int = -1, *, dim: int | None = None, dtype=None) -> Tensor:
     """Log-softmax over ``axis`` (torch's ``dim``); ``dtype`` casts the input first."""
     if dtype is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd import Function, xp_of
+from ...loss_policy import float32_in_mixed
 from ...tensor import Tensor
 
 __all__ = ["ctc_loss", "CTCLossFn"]
@@ -146,6 +147,7 @@ def _as_int(v, name):
     return a.astype(np.int64)
 
 
+@float32_in_mixed
 def ctc_loss(log_probs: Tensor, targets, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """CTC loss of ``log_probs`` (T, N, C) against ``targets``; torch's semantics.

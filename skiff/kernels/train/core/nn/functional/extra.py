@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import tensor as T
 from ...autograd import xp_of
+from ...loss_policy import float32_in_mixed
 from ...tensor import Tensor, where
 from .conv import as_pair, avg_pool2d
 from .losses import check_class_ids, classes_last
@@ -60,11 +61,13 @@ def softplus(x, beta=1.0, threshold=20.0):
     return where(z._data > threshold, x, soft)
 
 
+@float32_in_mixed
 def l1_loss(input, target, reduction="mean"):  # noqa: A002 - torch's names
     _same_shape("l1_loss", input, target)
     return _reduce((input - target).abs(), reduction)
 
 
+@float32_in_mixed
 def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     _same_shape("huber_loss", input, target)
     d = input - target
@@ -73,6 +76,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     return _reduce(per, reduction)
 
 
+@float32_in_mixed
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
     _same_shape("smooth_l1_loss", input, target)
     if beta == 0:
@@ -83,6 +87,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
     return _reduce(per, reduction)
 
 
+@float32_in_mixed
 def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):  # noqa: A002
     """Negative log-likelihood of log-probabilities ``input`` (N, C), (N, C, d1, ...) or
     (C,) at class ids ``target`` (N,), (N, d1, ...) or (); torch's ``weight`` (C,) weighs
@@ -116,6 +121,7 @@ def _weighted(per, weight):
     return per * (weight if isinstance(weight, Tensor) else per.xp.asarray(weight, per.dtype))
 
 
+@float32_in_mixed
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                          reduction="mean"):
     """On probabilities; each log is held at -100 or above, as torch does. ``weight`` scales
@@ -129,6 +135,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(_weighted(-(log_p * y + log_q * (1.0 - y)), weight), reduction)
 
 
+@float32_in_mixed
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
                                      reduce=None, reduction="mean", pos_weight=None):
     """torch's: ``weight`` scales each element's loss, ``pos_weight`` the positive term (per
@@ -145,6 +152,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                    reduction)
 
 
+@float32_in_mixed
 def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
     """KL(target || exp(input)) with ``input`` log-probabilities (torch's argument order);
     ``batchmean`` divides the sum by the batch size."""

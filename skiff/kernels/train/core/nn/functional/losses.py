@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd import Function, xp_of
+from ...loss_policy import float32_in_mixed
 from ...tensor import Tensor
 
 __all__ = ["cross_entropy", "linear_cross_entropy", "mse_loss", "check_class_ids", "classes_last"]
@@ -142,6 +143,7 @@ def classes_last(logits: Tensor, t, name: str):
     return logits, t
 
 
+@float32_in_mixed
 def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -100,  # noqa: A002
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """torch's cross-entropy of logits ``input`` (N, C), (N, C, d1, ...) or (C,) against
@@ -192,6 +194,7 @@ def _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smooth
                                         ignore_index=ignore_index, reduction=reduction)
 
 
+@float32_in_mixed
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Mean squared error (``reduction`` mean, sum or none)."""
     if reduction not in _REDUCTIONS:

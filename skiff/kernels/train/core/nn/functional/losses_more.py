@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ...loss_policy import float32_in_mixed
 from ...tensor import Tensor, where
 from .activations_more import logsigmoid
 from .conv1d import pairwise_distance
@@ -23,10 +24,12 @@ def _raw(t):
     return t._data if isinstance(t, Tensor) else t
 
 
+@float32_in_mixed
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction)
 
 
+@float32_in_mixed
 def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):  # noqa: A002
     """``x`` where the target is 1, ``max(0, margin - x)`` where it is -1."""
     y = _raw(target)
@@ -34,10 +37,12 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):  # noqa: 
     return _reduce(per, reduction)
 
 
+@float32_in_mixed
 def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
     return _reduce(-logsigmoid(input * target), reduction)
 
 
+@float32_in_mixed
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     """``1 - cos`` where the target is 1, ``max(0, cos - margin)`` where it is -1; torch's
     cosine ``x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12))`` over the last axis."""
@@ -51,6 +56,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     return _reduce(per, reduction)
 
 
+@float32_in_mixed
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
                         reduction="mean"):
     d_pos = pairwise_distance(anchor, positive, p, eps)
@@ -61,6 +67,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     return _reduce((d_pos - d_neg + margin).clamp(min=0.0), reduction)
 
 
+@float32_in_mixed
 def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  # noqa: A002
     per = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
@@ -68,6 +75,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  
     return _reduce(per.mean(-1), reduction)
 
 
+@float32_in_mixed
 def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8,  # noqa: A002
                      reduction="mean"):
     per = input.exp() - target * input if log_input else input - target * (input + eps).log()
@@ -80,6 +88,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8,  # noq
     return _reduce(per, reduction)
 
 
+@float32_in_mixed
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6,  # noqa: A002
                       reduction="mean"):
     """``0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps))`` (+ ``0.5 log 2 pi``
