@@ -626,10 +626,11 @@ class Trainer(Inference, TrainerState):
             if grad_norm is not None:
                 row["grad_norm"] = grad_norm
             run.history.append(row)
-            for name in ("loss", "lr", "samples_per_s", "tokens_per_s", "grad_norm"):
+            rep.metric("loss", loss, step=step)  # every value; the rest are curves a view
+            for name in ("lr", "samples_per_s", "tokens_per_s", "grad_norm"):  # may thin
                 if name in row:
-                    rep.metric(name, row[name], step=step)
-            rep.metric("memory_bytes", run.peak, step=step)
+                    rep.sample(name, row[name], step=step)
+            rep.sample("memory_bytes", run.peak, step=step)
             run.window_t, run.window_samples, run.window_tokens = now, 0, 0
         rep.progress(step, run.total, unit="step", message=f"loss {loss:.4f}")
 
