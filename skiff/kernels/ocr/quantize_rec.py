@@ -23,8 +23,6 @@ first depthwise one) and the neck (after the last pooling): 8% of lines differ i
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -76,48 +74,14 @@ def build_int8_recognizer(src: str | Path, dst: str | Path, inputs: list[np.ndar
     (default :func:`keep_float`) with int8 weights per output channel and uint8
     activations, the ranges the mean over ``inputs`` (``(N, 3, H, W)`` float32 batches as
     the pipeline feeds the recognizer) of each tensor's extremes."""
-    import onnx
-    from onnx import version_converter
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        CalibrationMethod,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-    from onnxruntime.quantization.shape_inference import quant_pre_process
+    from .quantize import quantize_qdq
 
     if not inputs:
         raise ValueError("no calibration inputs: give the recognizer batches it will see "
                          "(calibration_lines() renders some)")
-    model = onnx.load(str(src))
-    name = model.graph.input[0].name
-    # per-channel scales need DequantizeLinear's axis (opset 13); the shipped graphs are 11
-    if max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 13:
-        model = version_converter.convert_version(model, 17)
     batches = [np.ascontiguousarray(x, np.float32) for x in inputs]
-
-    class Feed(CalibrationDataReader):
-        def __init__(self):
-            self.left = iter(batches)
-
-        def get_next(self):
-            x = next(self.left, None)
-            return None if x is None else {name: x}
-
-    with tempfile.TemporaryDirectory() as tmp:
-        raw, pre = os.path.join(tmp, "raw.onnx"), os.path.join(tmp, "pre.onnx")
-        onnx.save(model, raw)
-        del model
-        quant_pre_process(raw, pre, skip_symbolic_shape=True)
-        if keep is None:
-            keep = keep_float(onnx.load(pre))  # names as the pre-processed graph has them
-        quantize_static(pre, str(dst), Feed(), quant_format=QuantFormat.QDQ, per_channel=True,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        reduce_range=reduce_range, op_types_to_quantize=["Conv"],
-                        nodes_to_exclude=list(keep),
-                        calibrate_method=CalibrationMethod.MinMax,
-                        extra_options={"CalibMovingAverage": True})
+    quantize_qdq(src, dst, batches, reduce_range=reduce_range, op_types=["Conv"],
+                 keep=keep_float if keep is None else keep)
 
 
 def calibration_lines(count: int = 48, *, seed: int = 20261205, height: int = 48,
