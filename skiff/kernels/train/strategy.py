@@ -55,6 +55,9 @@ class Strategy:
     """
 
     name = "base"
+    # a checkpoint of a model with a frozen base holds only what trains (trainer_frozen);
+    # a strategy that splits the model keeps its own layout of every weight
+    frozen_base_checkpoints = False
 
     def __init__(self):
         self.device = None
@@ -294,6 +297,7 @@ class SingleDevice(Strategy):
     with one rank."""
 
     name = "single"
+    frozen_base_checkpoints = True
 
     def setup(self, model, make_optimizer):
         if self.device is None:

@@ -1,7 +1,12 @@
 """What a :class:`.trainer.Trainer` checkpoint holds and how a run is restored from one:
 model, optimizer (through the strategy: a ZeRO rank saves its slice), schedule, random
 state, data position, histories, the plan and the float32 masters of mixed precision. A
-mixin of the Trainer."""
+mixin of the Trainer.
+
+A run whose base is frozen (a LoRA fine-tune) stores only the parameters that train, with a
+record of the base they go with (:mod:`.trainer_frozen`); resuming checks that record against
+the model. A checkpoint that holds the whole model (any written before round 28) still
+loads."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .core import random as train_random
+from .trainer_frozen import check_frozen, frozen_names, frozen_record, trainable_model_state
 
 __all__ = ["TrainerState"]
 
@@ -19,8 +25,13 @@ class TrainerState:
 
     def _state(self, step, loader, history, val_history) -> dict:
         st = self.strategy
-        return {
-            "model": self.model.state_dict(),
+        model_state = self.model.state_dict()
+        frozen = frozen_names(self.model) if getattr(st, "frozen_base_checkpoints",
+                                                     False) else []
+        if frozen:  # the base never changes: what identifies it, not a copy of it
+            model_state = trainable_model_state(self.model, model_state, frozen)
+        state = {
+            "model": model_state,
             "optimizer": st.optimizer_state_dict(self.optimizer),
             "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
             "rng": {"train": train_random.get_state(self.rng)},
@@ -31,6 +42,9 @@ class TrainerState:
             "plan": {"strategy": self.plan.get("strategy"), "world_size": st.world_size},
             "precision": None if self.mixed is None else self._mixed_state(),
         }
+        if frozen:
+            state["frozen"] = frozen_record(self.model, frozen)
+        return state
 
     def _mixed_state(self) -> dict:
         """The masters and scaler, with the masters' parameter names (one full array per
@@ -56,7 +70,7 @@ class TrainerState:
         return path
 
     def _restore(self, state, loader):
-        self.model.load_state_dict(state["model"])
+        self._load_model_state(state)
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
             self.scheduler.load_state_dict(state["scheduler"])
@@ -70,6 +84,24 @@ class TrainerState:
         loader.load_state_dict(state["data"])
         return int(state["step"]), list(state.get("history", [])), \
             list(state.get("val_history", []))
+
+    def _load_model_state(self, state) -> None:
+        """The checkpoint's weights into the model: all of them, or (a run whose base was
+        frozen) the trained ones, after checking that this model's frozen base is the one
+        they were trained on."""
+        record = state.get("frozen")
+        if record is None:  # the whole model
+            self.model.load_state_dict(state["model"])
+            return
+        check_frozen(self.model, record)
+        got = self.model.load_state_dict(state["model"], strict=False)
+        frozen = set(frozen_names(self.model))
+        missing = [k for k in got["missing"] if k not in frozen]
+        if missing or got["unexpected"]:
+            raise ValueError(f"the checkpoint's trained parameters do not fit this model "
+                             f"(missing: {missing[:3]}, unexpected: {got['unexpected'][:3]}): "
+                             "apply the same adapters (apply_lora with the same options) "
+                             "before resuming")
 
     def _weights_from_masters(self, mixed: dict) -> None:
         """A float32 run resumed from a mixed-precision checkpoint takes its float32 masters

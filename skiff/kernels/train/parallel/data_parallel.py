@@ -140,6 +140,12 @@ class DataParallel(Strategy):
     _own_stop = None
     _stop_agreed = False
 
+    @property
+    def frozen_base_checkpoints(self) -> bool:
+        """dp and ZeRO keep the model whole: a frozen base's weights stay out of their
+        checkpoints; the layouts that split the model keep theirs."""
+        return type(self) in (DataParallel, ZeRO)
+
     def _stop_comm(self) -> Comm:
         """The ranks that must stop together: the whole job (the dp group here)."""
         return self._comm()
