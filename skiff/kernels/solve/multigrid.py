@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from . import fused
+from .periodic import wrap_add, wrap_dot, wrap_rhs, wraps
 from .stencil import ConstStencil, VarStencil, coarsen_factors
 
 __all__ = ["GeometricMG", "CYCLES", "SMOOTHERS", "RESTRICTIONS"]
@@ -66,6 +67,8 @@ class _Level:
         self.lmax = None     # largest eigenvalue of D^-1 A (Chebyshev)
         self.resolve_ops()
         self.r = None
+        self.wraps = wraps(stencil, xp)   # periodic axes (their terms go through f)
+        self.fw = xp.empty(self.shape) if self.wraps else None
 
     def resolve_ops(self) -> None:
         """Pick the fused kernels for this level (again once numba has loaded)."""
@@ -80,21 +83,31 @@ class _Level:
 
     def residual_restrict_t(self, u, f, fc, signs) -> float:
         """fc = P^T (f - A u) / 2^d (the symmetric restriction); returns |f - A u|^2."""
+        f = wrap_rhs(f, u, self.wraps, self.fw)
         if self.const:
             return self._rrt(u, f, *self.arrays, fc, signs)[1]
         if self.r is None:
             self.r = self.xp.empty(self.shape)
-        self.apply(u, self.r)
+        self._apply(u, *self.arrays, self.r)
         self.xp.subtract(f, self.r, out=self.r)
         return self._rt(self.r, fc, signs)[1]
 
     def apply(self, u, out) -> float:
-        return self._apply(u, *self.arrays, out)[1]
+        dot = self._apply(u, *self.arrays, out)[1]
+        if self.wraps:
+            wrap_add(u, out, self.wraps)
+            dot -= wrap_dot(u, self.wraps)
+        return dot
 
     def rbgs(self, u, f, sweeps, reverse=False):
-        self._rbgs(u, f, *self.arrays, sweeps, reverse)
+        if not self.wraps:
+            self._rbgs(u, f, *self.arrays, sweeps, reverse)
+            return
+        for _ in range(int(sweeps)):   # the seam's neighbours as of the sweep's start
+            self._rbgs(u, wrap_rhs(f, u, self.wraps, self.fw), *self.arrays, 1, reverse)
 
     def residual_restrict(self, u, f, fc) -> float:
+        f = wrap_rhs(f, u, self.wraps, self.fw)
         return self._rr(u, f, *self.arrays, fc)[1]
 
     def estimate_lmax(self, iters=12) -> float:

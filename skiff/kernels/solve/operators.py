@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from skiff.kernels.backend import to_numpy
 
 from . import fused
+from .periodic import wrap_add, wrap_dot, wraps
 from .problems import GridProblem
 
 __all__ = ["GridOperator", "MatrixOperator", "matrix_operator", "grid_operator",
@@ -32,6 +33,7 @@ class GridOperator:
         self.shape = problem.shape3
         self.const = not hasattr(problem.stencil, "c0")
         self.arrays = tuple(xp.asarray(a) for a in problem.stencil.arrays())
+        self.wraps = wraps(problem.stencil, xp)   # periodic axes: the wrap-around terms
         self.n = int(np.prod(self.shape))
         # bytes per matvec: read u (+ coefficient arrays), write out
         self.matvec_bytes = 8 * self.n * (2 if self.const else 6)
@@ -39,6 +41,9 @@ class GridOperator:
     def matvec_dot(self, p, out) -> float:
         op = fused.apply_const if self.const else fused.apply_var
         dot = op(p, *self.arrays, out)[1]
+        if self.wraps:
+            wrap_add(p, out, self.wraps)
+            dot -= wrap_dot(p, self.wraps)
         if self.problem.velocity is not None:
             self.problem.convect(p, out)
             dot = float((out * p).sum())

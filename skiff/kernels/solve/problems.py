@@ -29,8 +29,9 @@ from .stencil import ConstStencil, VarStencil, to_3d_shape
 __all__ = ["GridProblem", "grid_problem", "poisson", "diffusion", "convection_diffusion",
            "SIDES", "BC_KINDS"]
 
-BC_KINDS = ("dirichlet", "neumann")
+BC_KINDS = ("dirichlet", "neumann", "periodic")
 SIDES = ("x-", "x+", "y-", "y+", "z-", "z+")
+_AXES = {"x": 0, "y": 1, "z": 2}
 _ALIASES = {"left": "x-", "right": "x+", "bottom": "y-", "top": "y+", "front": "z-",
             "back": "z+", "west": "x-", "east": "x+", "south": "y-", "north": "y+"}
 
@@ -90,7 +91,8 @@ class GridProblem:
 
     @property
     def singular(self) -> bool:
-        """True when no side is Dirichlet and nothing else pins the solution (pure Neumann)."""
+        """True when no side is Dirichlet and nothing else pins the solution (pure Neumann,
+    periodic, or the two mixed): the constants are the null space."""
         return not self.dirichlet and self.velocity is None
 
     @property
@@ -113,12 +115,19 @@ class GridProblem:
                 continue
             um = xp.moveaxis(u, ax, 0)
             om = xp.moveaxis(out, ax, 0)
-            if v > 0:   # backward difference, ghost below
+            wrap = self.stencil.periodic[ax]
+            if v > 0:   # backward difference, ghost below (the last cell when periodic)
                 om[1:] += v / hs[ax] * (um[1:] - um[:-1])
-                om[0] += v / hs[ax] * (1.0 - self.signs[2 * ax]) * um[0]
-            else:       # forward difference, ghost above
+                if wrap:
+                    om[0] += v / hs[ax] * (um[0] - um[-1])
+                else:
+                    om[0] += v / hs[ax] * (1.0 - self.signs[2 * ax]) * um[0]
+            else:       # forward difference, ghost above (the first cell when periodic)
                 om[:-1] += v / hs[ax] * (um[1:] - um[:-1])
-                om[-1] += v / hs[ax] * (self.signs[2 * ax + 1] - 1.0) * um[-1]
+                if wrap:
+                    om[-1] += v / hs[ax] * (um[0] - um[-1])
+                else:
+                    om[-1] += v / hs[ax] * (self.signs[2 * ax + 1] - 1.0) * um[-1]
         return out
 
     def matrix(self) -> sp.csr_matrix:
@@ -164,9 +173,13 @@ def _convection_matrix(p: GridProblem) -> sp.csr_matrix:
         if v > 0:
             D = sp.diags([np.full(m, w), np.full(m - 1, -w)], [0, -1], format="lil")
             D[0, 0] = w * (1.0 - p.signs[2 * ax])
+            if p.stencil.periodic[ax]:   # the upwind neighbour of the first cell: the last
+                D[0, 0], D[0, m - 1] = w, -w
         else:
             D = sp.diags([np.full(m, -w), np.full(m - 1, w)], [0, 1], format="lil")
             D[m - 1, m - 1] = w * (p.signs[2 * ax + 1] - 1.0)
+            if p.stencil.periodic[ax]:
+                D[m - 1, m - 1], D[m - 1, 0] = -w, w
         before = int(np.prod(shape3[:ax]))
         after = int(np.prod(shape3[ax + 1:]))
         C = C + sp.kron(sp.kron(sp.identity(before), D.tocsr()), sp.identity(after))
@@ -186,23 +199,37 @@ def _parse_bc(bc, ndim: int) -> dict[str, tuple[str, object]]:
     if isinstance(bc, str) or (isinstance(bc, tuple) and isinstance(bc[0], str)):
         bc = dict.fromkeys(sides, bc)
     elif not isinstance(bc, dict):
-        raise ValueError(f"bc must be 'dirichlet', 'neumann' or a dict of sides, got {bc!r}")
+        raise ValueError(f"bc must be 'dirichlet', 'neumann', 'periodic' or a dict of sides, "
+                         f"got {bc!r}")
     out = dict.fromkeys(sides, ("dirichlet", 0.0))
     for name, spec in bc.items():
-        side = _side(name)
-        if side not in sides:
-            raise ValueError(f"side {name!r} does not exist on a {ndim}D grid: "
-                             f"choose from {', '.join(sides)}")
-        kind, value = (spec, 0.0) if isinstance(spec, str) else spec
-        if kind not in BC_KINDS:
-            hint = ("; the grid problems have no periodic sides yet: assemble the periodic "
-                    "matrix with scipy.sparse (its rows sum to zero) and pass it, "
-                    "skiff.solve(A, b), which solves its constant null space (a b with a "
-                    "mean: compatibility='project')" if str(kind).lower() == "periodic"
-                    else "")
-            raise ValueError(f"unknown boundary condition {kind!r} on side {name!r}: "
-                             f"choose from {', '.join(BC_KINDS)}{hint}")
-        out[side] = (kind, value)
+        if name in _AXES:   # {'x': 'periodic'}: both sides of the axis
+            if _AXES[name] >= ndim:
+                raise ValueError(f"axis {name!r} does not exist on a {ndim}D grid")
+            names = (f"{name}-", f"{name}+")
+        else:
+            names = (name,)
+        for one in names:
+            side = _side(one)
+            if side not in sides:
+                raise ValueError(f"side {one!r} does not exist on a {ndim}D grid: "
+                                 f"choose from {', '.join(sides)}")
+            kind, value = (spec, 0.0) if isinstance(spec, str) else spec
+            kind = str(kind).lower()
+            if kind not in BC_KINDS:
+                raise ValueError(f"unknown boundary condition {kind!r} on side {one!r}: "
+                                 f"choose from {', '.join(BC_KINDS)}")
+            if kind == "periodic" and not (np.ndim(value) == 0 and float(value) == 0.0):
+                raise ValueError(f"side {one!r}: a periodic side takes no value (got "
+                                 f"{value!r}); it wraps around to the opposite side")
+            out[side] = (kind, value)
+    for a in range(ndim):
+        lo, hi = out[SIDES[2 * a]][0], out[SIDES[2 * a + 1]][0]
+        if (lo == "periodic") != (hi == "periodic"):
+            ax = "xyz"[a]
+            raise ValueError(f"axis {ax} is periodic on one side only ({SIDES[2 * a]}={lo}, "
+                             f"{SIDES[2 * a + 1]}={hi}): a periodic axis wraps both its sides, "
+                             f"bc={{'{ax}': 'periodic', ...}}")
     return out
 
 
@@ -294,6 +321,7 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         raise ValueError(f"extent must be positive, one per axis, got {extent!r}")
     h = tuple(e / n for e, n in zip(ext, shape))
     sides = _parse_bc(bc, d)
+    periodic = tuple(sides[SIDES[2 * a]][0] == "periodic" for a in range(d))
     centres = [((np.arange(n) + 0.5) * hh).reshape([n if b == a else 1 for b in range(d)])
                for a, (n, hh) in enumerate(zip(shape, h))]
     if sdf is not None:
@@ -314,16 +342,23 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             raise ValueError(f"mask has shape {mask.shape}, expected {shape} (the grid)")
         if not mask.any():
             raise ValueError("the mask leaves no active cell")
+        for a in range(d):
+            mk = np.moveaxis(mask, a, 0)
+            if body_kind == "dirichlet" and periodic[a] and (mk[0] != mk[-1]).any():
+                raise ValueError(f"body_bc='dirichlet': the body crosses the periodic seam of "
+                                 f"axis {'xyz'[a]} (a wall there is not built yet); shift the "
+                                 f"body (or the grid) so that it does not touch x_{a}=0")
     if velocity is not None:
         velocity = tuple(float(v) for v in velocity)
         if len(velocity) != d:
             raise ValueError(f"velocity needs {d} components, got {velocity!r}")
         if mask is not None:
             raise ValueError("convection on masked domains is not supported yet")
-        if all(kind == "neumann" for kind, _ in sides.values()):
+        if all(kind != "dirichlet" for kind, _ in sides.values()):
             # the constants are its null space and b = 1 is outside its range: BiCGStab broke
             # down after 1600 iterations, GMRES stagnated, stationary MG diverged to 1e121
-            raise ValueError("convection with Neumann on every side has no unique solution "
+            raise ValueError("convection with Neumann or periodic on every side has no unique "
+                             "solution "
                              "(u + c solves it too) and, for most sources, none at all: "
                              "make at least one side Dirichlet (bc='dirichlet', or "
                              "{'x-': 'dirichlet', ...})")
@@ -371,6 +406,12 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             if bad.any():  # a negative or zero conductivity makes no diffusion problem
                 raise FieldError(f"the coefficient k must be positive and finite: it is "
                                  f"{_at(bad, fc, kf)} (a face centre)")
+            if periodic[a]:   # one face: k at the low end, the body cut if either end is
+                kfm = np.moveaxis(kf, a, 0)
+                kfm[-1] = kfm[0]
+                if mask is not None:
+                    bm = np.moveaxis(both, a, 0)
+                    bm[0] = bm[-1] = mk[0] & mk[-1]
             if mask is not None:
                 kf = kf * both
         else:
@@ -380,6 +421,10 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             with np.errstate(divide="ignore", invalid="ignore"):
                 kf[1:-1] = np.where(lo * hi > 0, 2 * lo * hi / (lo + hi), 0.0)
             kf[0], kf[-1] = km[0], km[-1]
+            if periodic[a]:   # the wrap face: harmonic mean of the two end cells
+                lo, hi = km[-1], km[0]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    kf[0] = kf[-1] = np.where(lo * hi > 0, 2 * lo * hi / (lo + hi), 0.0)
             kf = np.moveaxis(kf, 0, a)
         c = kf / hh**2
         cm = np.moveaxis(c, a, 0)
@@ -394,7 +439,9 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
                                  f"{_at(~np.isfinite(g), fcoords, g)}")
             bslab = np.moveaxis(bterm, a, 0)
             ia = 2 * (3 - d + a) + (0 if end == 0 else 1)
-            if kind == "dirichlet":
+            if kind == "periodic":   # the wrap coupling stays in the face (counted in diag)
+                signs[ia] = 1.0
+            elif kind == "dirichlet":
                 cm[end] = 2 * face_k / hh**2
                 bslab[end] += 2 * face_k * g / hh**2
                 signs[ia] = -1.0
@@ -416,12 +463,14 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         faces.append(c)
     dirichlet = bool((signs < 0).any()) or (extra is not None and bool((extra > 0).any()))
     shape3 = to_3d_shape(shape)
+    per3 = (False,) * (3 - d) + periodic
     if uniform:
-        stencil = ConstStencil(shape3, tuple(consts[0]), tuple(consts[1]), tuple(consts[2]))
+        stencil = ConstStencil(shape3, tuple(consts[0]), tuple(consts[1]), tuple(consts[2]),
+                               per3)
     else:
         faces3 = faces if d == 3 else [np.zeros((2,) + shape)] + [c[None] for c in faces]
         stencil = VarStencil.from_faces(
-            *faces3, extra=None if extra is None else extra.reshape(shape3))
+            *faces3, extra=None if extra is None else extra.reshape(shape3), periodic=per3)
     ex = None
     if exact is not None:
         ex = _field(exact, centres, shape, "exact")
@@ -432,7 +481,8 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         bterm=bterm.reshape(shape3), signs=signs, velocity=velocity,
         conv_rhs=None if conv_rhs is None else conv_rhs.reshape(shape3),
         mask=None if mask is None else mask.reshape(shape3), exact=ex, name=name,
-        dirichlet=dirichlet, info={"extent": ext, "bc": {s: v[0] for s, v in sides.items()}})
+        dirichlet=dirichlet, info={"extent": ext, "bc": {s: v[0] for s, v in sides.items()},
+              "periodic": per3})
 
 
 def _body_wall(a, hh, mask, sdf, k, kcell, centres, shape, value, extra, bterm):

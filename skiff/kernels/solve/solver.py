@@ -929,7 +929,8 @@ class Solver:
                 else:
                     host -= mean
             elif abs(mean) > 1e-10 * scale:
-                why = ("Neumann on every side: u is defined up to a constant" if self.is_grid
+                why = ("Neumann or periodic on every side: u is defined up to a constant"
+                       if self.is_grid
                        else "its rows and columns sum to zero, as a pure Neumann or a graph "
                        "Laplacian's do: x is defined up to a constant")
                 raise ValueError(

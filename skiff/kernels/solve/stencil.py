@@ -14,6 +14,11 @@ an identity row with a zero right-hand side. Two storages:
 * :class:`ConstStencil`: one interior coupling per axis plus the two boundary couplings, for
   uniform coefficients without a mask (reads only ``u``: the fast path of Poisson problems).
 
+A periodic axis (``periodic[axis]``) keeps its wrap-around coupling (between the first and the
+last cell) in both boundary faces, so ``diag`` already counts it; the fused kernels do not see
+the wrap neighbour and :mod:`.periodic` adds its term as a slab correction (the assembled
+:meth:`to_csr` holds it). Coarsening keeps it: the two end faces stay equal.
+
 Coarse operators (:meth:`coarsen`) re-discretise by averaging the fine couplings that make up a
 coarse face (the series/parallel estimate of the coarse transmissibility), scaled by
 ``(h/H)**2``. Masked regions and coefficient jumps carry over without a mask array.
@@ -79,20 +84,21 @@ class VarStencil:
     c2: np.ndarray
     diag: np.ndarray
     extra: np.ndarray | None = None   # diagonal couplings to an embedded Dirichlet wall
+    periodic: tuple[bool, bool, bool] = (False, False, False)   # wrap-around axes
 
     @property
     def shape(self) -> tuple[int, int, int]:
         return self.diag.shape
 
     @classmethod
-    def from_faces(cls, c0, c1, c2, extra=None) -> VarStencil:
+    def from_faces(cls, c0, c1, c2, extra=None, periodic=(False, False, False)) -> VarStencil:
         c0, c1, c2 = (np.ascontiguousarray(c, dtype=np.float64) for c in (c0, c1, c2))
         diag = c0[:-1] + c0[1:] + c1[:, :-1] + c1[:, 1:] + c2[:, :, :-1] + c2[:, :, 1:]
         if extra is not None:
             extra = np.ascontiguousarray(extra, dtype=np.float64)
             diag = diag + extra
         diag = np.ascontiguousarray(np.where(diag > 0, diag, 1.0))
-        return cls(c0, c1, c2, diag, extra)
+        return cls(c0, c1, c2, diag, extra, tuple(bool(p) for p in periodic))
 
     def coarsen(self, f) -> VarStencil:
         extra = None
@@ -103,7 +109,7 @@ class VarStencil:
             extra = self.extra.reshape(n0 // f[0], f[0], n1 // f[1], f[1], n2 // f[2],
                                        f[2]).mean(axis=(1, 3, 5)) / 2.0
         return VarStencil.from_faces(_face_avg(self.c0, 0, f), _face_avg(self.c1, 1, f),
-                                     _face_avg(self.c2, 2, f), extra)
+                                     _face_avg(self.c2, 2, f), extra, self.periodic)
 
     def arrays(self):
         return (self.c0, self.c1, self.c2, self.diag)
@@ -142,6 +148,16 @@ class VarStencil:
             rows += [a[keep], b[keep]]
             cols += [b[keep], a[keep]]
             vals += [-w[keep], -w[keep]]
+            if self.periodic[ax] and c.shape[ax] > 2:   # the wrap face joins cells 0 and n-1
+                first = [slice(None)] * 3
+                last = [slice(None)] * 3
+                first[ax], last[ax] = 0, -1
+                a, b = idx[tuple(first)].ravel(), idx[tuple(last)].ravel()
+                w = c[tuple(first)].ravel()
+                keep = w != 0
+                rows += [a[keep], b[keep]]
+                cols += [b[keep], a[keep]]
+                vals += [-w[keep], -w[keep]]
         n = idx.size
         return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=(n, n))
@@ -155,6 +171,7 @@ class ConstStencil:
     a: tuple[float, float, float]
     blo: tuple[float, float, float]
     bhi: tuple[float, float, float]
+    periodic: tuple[bool, bool, bool] = (False, False, False)   # wrap-around axes
 
     def __post_init__(self):
         self.a3 = np.asarray(self.a, dtype=np.float64)
@@ -175,7 +192,7 @@ class ConstStencil:
         s = [1.0 / fa**2 for fa in f]
         return ConstStencil(shape, tuple(a * k for a, k in zip(self.a, s)),
                             tuple(b * k for b, k in zip(self.blo, s)),
-                            tuple(b * k for b, k in zip(self.bhi, s)))
+                            tuple(b * k for b, k in zip(self.bhi, s)), self.periodic)
 
     def arrays(self):
         return (self.a3, self.d[0], self.d[1], self.d[2])
@@ -196,7 +213,7 @@ class ConstStencil:
             c[tuple(lo)] = self.blo[ax]
             c[tuple(hi)] = self.bhi[ax]
             faces.append(c)
-        return VarStencil.from_faces(*faces)
+        return VarStencil.from_faces(*faces, periodic=self.periodic)
 
     def to_csr(self) -> sp.csr_matrix:
         return self.to_var().to_csr()
