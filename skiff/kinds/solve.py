@@ -340,8 +340,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
                              f"--method out: bicgstab)")
         method = "bicgstab"   # the default method cannot solve a non-symmetric problem
     bc = spec.get("bc", values.get("bc", "dirichlet"))
-    if velocity is not None and bc == "neumann":
-        raise ValueError("convection with Neumann on every side (--bc neumann, "
+    if velocity is not None and bc in ("neumann", "periodic"):
+        raise ValueError(f"convection with {bc.capitalize()} on every side (--bc {bc}, "
                          "'boundaries: neumann') has no unique solution (u + c solves it too) "
                          "and, for its source, none at all: make a side Dirichlet")
     if velocity is not None and method in ("mg", "fmg"):
@@ -578,6 +578,12 @@ def _parse_bcs(text: str) -> str | dict:
             continue
         side, _, rest = part.partition("=")
         side, words = side.strip(), rest.split()
+        if side in ("x", "y", "z"):   # 'x=periodic': both sides of the axis
+            if words[:1] != ["periodic"]:
+                raise ValueError(f"boundaries: an axis ({side}=) takes 'periodic'; name its "
+                                 f"sides for other kinds ({side}-=..., {side}+=...)")
+            out[f"{side}-"] = out[f"{side}+"] = ["periodic", "0"]
+            continue
         if side not in _k().SIDES:
             raise ValueError(f"boundaries: {unknown_name('side', side, _k().SIDES)}")
         if not words or words[0] not in _k().BC_KINDS:
@@ -724,7 +730,10 @@ class SolveKind(Kind):
                           precond=config.get("precond", "auto"),
                           smoother=config.get("smoother", "rbgs"),
                           convection=config.get("velocity") is not None,
-                          problem=config.get("problem"))
+                          problem=config.get("problem"),
+                          periodic=config.get("bc") == "periodic" or (
+                              isinstance(config.get("bc"), dict) and
+                              any(v[0] == "periodic" for v in config["bc"].values())))
         variable = config["problem"] in ("diffusion", "jump", "body") or \
             config.get("k") is not None or config.get("sdf") is not None
         try:

@@ -49,6 +49,13 @@ def expression(text, ndim: int):
     return fn
 
 
+def has_periodic(spec) -> bool:
+    """Whether a config's ``bc`` (a kind, or ``{side: [kind, value]}``) has a periodic side."""
+    if isinstance(spec, str):
+        return spec == "periodic"
+    return isinstance(spec, dict) and any(v[0] == "periodic" for v in spec.values())
+
+
 def _bc(spec, ndim):
     if spec is None or isinstance(spec, str):
         return spec or "dirichlet"
@@ -69,10 +76,17 @@ def build_problem(config: dict) -> GridProblem:
 
     # with Neumann on every side a source of 1 has no solution (the flux out is zero):
     # diffusion and jump --bc neumann failed in the job ("b is not compatible")
-    neumann_source = src if bc == "neumann" else 1.0
+    def src_periodic(*x):   # zero mean and smooth across the periodic seams
+        out = 1.0
+        for xa in x:
+            out = out * np.cos(2 * np.pi * xa)
+        return out
+
+    neumann_source = {"neumann": src, "periodic": src_periodic}.get(bc, 1.0) \
+        if isinstance(bc, str) else 1.0
     if name == "poisson":
-        if bc == "neumann":
-            return poisson(grid, source=src, bc=bc)
+        if bc in ("neumann", "periodic"):
+            return poisson(grid, source=neumann_source, bc=bc)
         return poisson(grid, bc=bc)
     if name == "diffusion":
         def k(*x):
@@ -201,7 +215,7 @@ def run(config: dict, reporter: Reporter | None = None):
         check_distributed(method=config.get("method", "cg"),
                           precond=config.get("precond", "auto"),
                           smoother=config.get("smoother", "rbgs"),
-                          problem=config.get("problem"))
+                          problem=config.get("problem"), periodic=has_periodic(config.get("bc")))
     if config.get("problem") == "cylinder":
         from .flow.job import run as run_flow
 

@@ -219,7 +219,8 @@ def _parse_bc(bc, ndim: int) -> dict[str, tuple[str, object]]:
             if kind not in BC_KINDS:
                 raise ValueError(f"unknown boundary condition {kind!r} on side {one!r}: "
                                  f"choose from {', '.join(BC_KINDS)}")
-            if kind == "periodic" and not (np.ndim(value) == 0 and float(value) == 0.0):
+            if kind == "periodic" and (callable(value) or np.ndim(value) != 0
+                                       or float(value) != 0.0):
                 raise ValueError(f"side {one!r}: a periodic side takes no value (got "
                                  f"{value!r}); it wraps around to the opposite side")
             out[side] = (kind, value)
@@ -354,10 +355,13 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
             raise ValueError(f"velocity needs {d} components, got {velocity!r}")
         if mask is not None:
             raise ValueError("convection on masked domains is not supported yet")
-        if all(kind != "dirichlet" for kind, _ in sides.values()):
+        kinds = {kind for kind, _ in sides.values()}
+        if "dirichlet" not in kinds:
+            what = "Neumann" if kinds == {"neumann"} else (
+                "periodic" if kinds == {"periodic"} else "Neumann and periodic")
             # the constants are its null space and b = 1 is outside its range: BiCGStab broke
             # down after 1600 iterations, GMRES stagnated, stationary MG diverged to 1e121
-            raise ValueError("convection with Neumann or periodic on every side has no unique "
+            raise ValueError(f"convection with {what} on every side has no unique "
                              "solution "
                              "(u + c solves it too) and, for most sources, none at all: "
                              "make at least one side Dirichlet (bc='dirichlet', or "

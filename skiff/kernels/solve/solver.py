@@ -929,7 +929,10 @@ class Solver:
                 else:
                     host -= mean
             elif abs(mean) > 1e-10 * scale:
-                why = ("Neumann or periodic on every side: u is defined up to a constant"
+                kinds = set(self.system.info.get("bc", {}).values()) if self.is_grid else set()
+                sides = ("periodic" if kinds == {"periodic"} else "Neumann and periodic"
+                         if "periodic" in kinds else "Neumann")
+                why = (f"{sides} on every side: u is defined up to a constant"
                        if self.is_grid
                        else "its rows and columns sum to zero, as a pure Neumann or a graph "
                        "Laplacian's do: x is defined up to a constant")

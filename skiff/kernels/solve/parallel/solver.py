@@ -44,12 +44,15 @@ DIST_PRECONDS = ("auto", "none", "jacobi", "mg")
 
 
 def check_distributed(*, method="cg", precond="auto", smoother="rbgs", cycle="V",
-                      convection=False, problem=None) -> None:
+                      convection=False, problem=None, periodic=False) -> None:
     """Raise ``ValueError`` (one line, with what to use instead) for what a distributed solve
     cannot do yet."""
     if problem in ("cylinder", "train-nose"):
         raise ValueError(f"problem {problem!r} (the flow solver) runs on one rank: drop --np "
                          "(skiff.aero.sweep runs many shapes in parallel processes)")
+    if periodic:
+        raise ValueError("periodic sides do not run distributed yet (the halo exchange does "
+                         "not wrap around): solve it on one rank (drop --np)")
     if convection:
         raise ValueError("convection does not run distributed yet (no halo for its upwind "
                          "term): solve it on one rank (drop --np)")
@@ -76,7 +79,8 @@ class DistributedSolver:
         t0 = time.perf_counter()
         precond_name = resolve_precond(precond, method, True)
         check_distributed(method=method, precond=precond_name, smoother=smoother,
-                          cycle=cycle, convection=problem.velocity is not None)
+                          cycle=cycle, convection=problem.velocity is not None,
+                          periodic=any(getattr(problem.stencil, "periodic", ())))
         self.problem, self.method, self.precond_name = problem, method, precond_name
         if restart is None:   # SciPy's gmres(restart=None): 20, as the serial Solver
             restart = SCIPY_RESTART
