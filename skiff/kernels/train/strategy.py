@@ -205,6 +205,11 @@ class Strategy:
         """Average scalar metrics over the data-parallel ranks (one device: as they are)."""
         return dict(values)
 
+    def agree_stop(self, flag: bool) -> bool:
+        """Whether to stop, the same on every rank: True when any rank's ``flag`` is (a
+        callback's or early stopping's decision; one process: ``flag``)."""
+        return bool(flag)
+
     def barrier(self) -> None:
         """Wait for every rank (one device: returns at once)."""
 

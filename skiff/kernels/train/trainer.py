@@ -480,7 +480,7 @@ class Trainer(Inference, TrainerState):
                 self._validate(run)
                 if self.callbacks and self.callbacks.validation_end(self, run.val_history[-1]):
                     stop = True
-                if self._stop_early(run):
+                if self._stop_early_agreed(run):
                     if self.verbose:
                         self._print_progress(run, loss)
                     break
@@ -492,6 +492,8 @@ class Trainer(Inference, TrainerState):
                     run.step % self.checkpoint_every == 0 and run.step < run.total:
                 run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history)
                 run.watch.note_checkpoint(run.step, run.last_ckpt)
+            if self.callbacks:  # every rank stops where any rank's callback asked
+                stop = run.strategy.agree_stop(bool(stop))
             if stop and run.step < run.total:
                 run.stopped = "stopped by a callback"
                 break
@@ -659,6 +661,16 @@ class Trainer(Inference, TrainerState):
         run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
                        f"validation{'s' if self.early_stopping > 1 else ''}")
         return True
+
+    def _stop_early_agreed(self, run: Run) -> bool:
+        """:meth:`_stop_early`, agreed over the ranks (their validation losses are the same,
+        but a rank that left alone would leave the others waiting in a collective)."""
+        if self.early_stopping is None:
+            return False
+        stop = run.strategy.agree_stop(self._stop_early(run))
+        if stop and run.stopped is None:
+            run.stopped = "early stopping on another rank"
+        return stop
 
     def _run_evaluator(self, run: Run) -> None:
         """The ``evaluator``'s metrics at this step (once a step), on the reporting rank."""

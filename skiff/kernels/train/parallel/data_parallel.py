@@ -118,8 +118,9 @@ class DataParallel(Strategy):
     # --- set-up -----------------------------------------------------------------------------
     def bind(self, *, device=None, reporter=None):
         """Attach device and reporter; with several ranks the reporter's ``should_stop``
-        becomes the flag rank 0 decided at the last step boundary, so every rank stops at the
-        same step and none is left waiting in a collective (undone in :meth:`teardown`)."""
+        becomes the flag the ranks agreed at the last step boundary (any rank's request), so
+        every rank stops at the same step and none is left waiting in a collective (undone
+        in :meth:`teardown`)."""
         super().bind(device=device, reporter=reporter)
         comm = self._stop_comm()
         if reporter is not None:  # which engine moves the arrays, and why (the job's info)
@@ -323,19 +324,28 @@ class DataParallel(Strategy):
         if everyone.size == 1:
             return dict(values)
         keys = sorted(values)
-        mine = everyone.rank == 0 and self._own_stop is not None and bool(self._own_stop())
+        # every rank's own stop request counts (a cancel seen on rank 1 only stops them all)
+        mine = self._own_stop is not None and bool(self._own_stop())
         if everyone is comm:
-            # rank 0's stop flag rides along: the mean of (flag * p, 0, ..., 0) is the flag
-            arr = np.array([float(values[k]) for k in keys] + [float(mine) * comm.size],
+            # the stop flags ride along: their mean is above 0 when any rank asked
+            arr = np.array([float(values[k]) for k in keys] + [float(mine)],
                            dtype=np.float64)
             arr = comm.allreduce(arr, "mean")
-            self._stop_agreed = bool(arr[-1] > 0.5)
+            self._stop_agreed = bool(arr[-1] > 0)
             return {k: float(v) for k, v in zip(keys, arr[:-1])}
-        self._stop_agreed = bool(everyone.bcast_object(mine, root=0))
+        self._stop_agreed = self.agree_stop(mine)
         arr = np.array([float(values[k]) for k in keys], dtype=np.float64)
         if comm.size > 1:
             arr = comm.allreduce(arr, "mean")
         return {k: float(v) for k, v in zip(keys, arr)}
+
+    def agree_stop(self, flag: bool) -> bool:
+        """True on every rank when any rank's ``flag`` is (one small allreduce over the
+        ranks that must stop together)."""
+        everyone = self._stop_comm()
+        if everyone.size == 1:
+            return bool(flag)
+        return bool(everyone.allreduce(np.array([1.0 if flag else 0.0]), "max")[0] > 0)
 
     def barrier(self) -> None:
         self._comm().barrier()
