@@ -136,6 +136,10 @@ def _same_device(arrays: list) -> None:
 class Function:
     """One differentiable op: subclass it and define ``forward`` and ``backward``.
 
+    On complex arrays the engine calls a rule as ``conj(backward(conj(g)))`` (torch's
+    conjugate convention for a holomorphic op's ``g * f'(a)``) unless the class sets
+    ``complex_aware = True`` (it returns torch's complex gradient itself).
+
     ``forward(self, *arrays, **kw)`` receives raw arrays (tensors are unwrapped; other
     arguments pass through unchanged) and returns an array or a tuple of arrays.
     ``backward(self, *grad_outputs)`` receives one gradient array per output and returns one
@@ -162,6 +166,7 @@ class Function:
     saved: tuple = ()
     needs_input_grad: tuple = ()
     _tracing = False
+    complex_aware = False  # see above: True where backward conjugates itself
     _parents: tuple = ()
     _pidx: tuple = ()
     _nout = 1
@@ -299,6 +304,18 @@ def _check_saved(n) -> None:
                 "backward.")
 
 
+def _conjugated_backward(node, gouts):
+    """A rule written for real arrays (``g * f'(a)``), on complex ones: torch's convention
+    wants ``g * conj(f'(a))``, which is ``conj(rule(conj(g)))`` for a holomorphic op and the
+    same rule for one linear with real coefficients (sum, reshape, indexing). Ops that are
+    neither (real, imag, fft, einsum) say ``complex_aware = True`` and do it themselves; abs
+    gets a real ``g``, and its ``g * sign(a)`` (numpy's ``a / |a|``) is already torch's."""
+    grads = node.backward(*(g.conj() if g is not None else g for g in gouts))
+    if not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    return tuple(g.conj() if g is not None and g.dtype.kind == "c" else g for g in grads)
+
+
 def _fill_missing(node, grads):
     out = list(grads)
     for i, g in enumerate(out):
@@ -312,7 +329,8 @@ def _fill_missing(node, grads):
 def _add_to_leaf(leaf, g):
     data = leaf._data
     if g.dtype != data.dtype:
-        g = g.astype(data.dtype)
+        # a real leaf's part of a complex gradient is its real part (torch's)
+        g = (g.real if g.dtype.kind == "c" and data.dtype.kind != "c" else g).astype(data.dtype)
     if g.shape != data.shape:
         raise RuntimeError(
             f"gradient of shape {g.shape} for a leaf of shape {data.shape} (an op's backward "
@@ -403,7 +421,11 @@ def run_backward(root, grad, retain_graph: bool = False):
                 gouts = _watched(n, gouts)
             if n._nout > 1 and any(g is None for g in gouts):
                 gouts = _fill_missing(n, gouts)
-            grads = n.backward(*gouts)
+            if not n.complex_aware and any(g is not None and g.dtype.kind == "c"
+                                           for g in gouts):
+                grads = _conjugated_backward(n, gouts)
+            else:
+                grads = n.backward(*gouts)
             if not isinstance(grads, (tuple, list)):
                 grads = (grads,)
             if len(grads) != len(n._parents):

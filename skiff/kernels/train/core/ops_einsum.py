@@ -46,6 +46,8 @@ def _explicit(equation: str, shapes) -> tuple[list[str], str]:
 
 
 class EinsumFn(Function):
+    complex_aware = True  # conjugates the other operands itself
+
     def forward(self, *arrays, ins=None, out=None):
         self.ins, self.out = ins, out
         self.save_for_backward(*arrays)
@@ -65,8 +67,11 @@ class EinsumFn(Function):
             others = [(s, b) for j, (s, b) in enumerate(zip(self.ins, arrays)) if j != i]
             seen = set(self.out).union(*(set(s) for s, _ in others))
             kept = "".join(c for c in sub if c in seen)
+            # complex operands: the gradient takes the others' conjugates (torch's convention)
             gi = xp.einsum(",".join([self.out] + [s for s, _ in others]) + "->" + kept, g,
-                           *[b for _, b in others])
+                           *[b.conj() if b.dtype.kind == "c" else b for _, b in others])
+            if gi.dtype.kind == "c" and a.dtype.kind != "c":
+                gi = gi.real
             shape = tuple(n if c in seen else 1 for c, n in zip(sub, a.shape))
             grads.append(xp.broadcast_to(gi.reshape(shape), a.shape).astype(a.dtype, copy=False))
         return tuple(grads)

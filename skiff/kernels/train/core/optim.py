@@ -348,7 +348,8 @@ class AdamW(Optimizer):
                 if group.get("amsgrad") or group.get("maximize"):
                     self._plain_step(p, group, st)
                     continue
-                arrays += [p._data, self._grad(p, group), st["exp_avg"], st["exp_avg_sq"]]
+                arrays += [_real_view(a) for a in (p._data, self._grad(p, group),
+                                                   st["exp_avg"], st["exp_avg_sq"])]
                 steps.append(st["step"])
             if arrays:
                 adamw_many(*arrays, lr=group["lr"], beta1=b1, beta2=b2, eps=group["eps"],
@@ -364,9 +365,15 @@ class AdamW(Optimizer):
     def _plain_step(self, p, group, st) -> None:
         """torch's single-tensor Adam(W) in whole-array expressions, for ``amsgrad`` (the max
         of the second moments in the denominator) and ``maximize``."""
-        xp, x, lr = p.xp, p._data, group["lr"]
+        xp, x, lr = p.xp, _real_view(p._data), group["lr"]
         b1, b2 = group["betas"]
-        g = self._grad(p, group)
+        g = _real_view(self._grad(p, group))
+        if x.dtype != p._data.dtype:  # a complex parameter: its moments as real views too
+            keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group.get("amsgrad")
+                                                else ())
+            for k in keys:
+                st.setdefault(k, xp.zeros_like(p._data))
+            st = {**st, **{k: _real_view(st[k]) for k in keys}}
         wd = self._decoupled(group)
         if wd:
             x *= 1 - lr * wd
@@ -383,6 +390,18 @@ class AdamW(Optimizer):
         denom = xp.sqrt(v) / bc2_sqrt
         denom += group["eps"]
         x += -step_size * m / denom
+
+
+def _real_view(a):
+    """A complex array as the float array of its real and imaginary parts side by side,
+    sharing its memory (torch's ``view_as_real``, which its Adam(W) applies to a complex
+    parameter, its gradient and its moments); a real array as it is."""
+    if a.dtype.kind != "c":
+        return a
+    if not a.flags.c_contiguous:
+        raise ValueError("Adam on a complex parameter needs it contiguous: make it with "
+                         "nn.Parameter(t.contiguous())")
+    return a.view(a.real.dtype)
 
 
 class Adam(AdamW):

@@ -145,8 +145,9 @@ class Tensor:
 
     def __init__(self, data, *, requires_grad=False, device=None, dtype=None):
         arr = as_array(data, dtype=dtype, device=device)
-        if requires_grad and arr.dtype.kind != "f" and arr.dtype.name != "bfloat16":
-            raise ValueError(f"only float tensors can require grad, got dtype {arr.dtype}")
+        if requires_grad and arr.dtype.kind not in "fc" and arr.dtype.name != "bfloat16":
+            raise ValueError(f"only float and complex tensors can require grad, got dtype "
+                             f"{arr.dtype}")
         self._data = arr
         self.requires_grad = bool(requires_grad)
         self._grad = None
@@ -896,3 +897,7 @@ _install_scatter(Tensor, where, _torch_in_place)
 from .tensor_r28 import install as _install_r28  # noqa: E402  (masked_scatter, put_)
 
 _install_r28(Tensor, where, _torch_in_place)
+
+from .complex_r28 import install as _install_complex  # noqa: E402  (.real, .imag, conj, ...)
+
+_install_complex(Tensor)

@@ -1,0 +1,36 @@
+"""``skiff.fft``: torch's ``torch.fft`` on skiff tensors (``fft``, ``ifft``, ``fft2``,
+``ifft2``, ``fftn``, ``ifftn``, ``rfft``, ``irfft``, ``rfft2``, ``irfft2``, ``rfftn``,
+``irfftn``, ``fftshift``, ``ifftshift``, ``fftfreq``, ``rfftfreq``), differentiable, and the
+complex names torch keeps at its top level (``cfloat``, ``cdouble``, ``view_as_real``,
+``view_as_complex``, ``complex``) until ``skiff`` itself lists them.
+
+The public name of :mod:`skiff.kernels.train.core.fft_r28`; the same functions."""
+
+from skiff.kernels.train.core.complex_r28 import (  # noqa: F401
+    cdouble,
+    cfloat,
+    complex,
+    complex64,
+    complex128,
+    view_as_complex,
+    view_as_real,
+)
+from skiff.kernels.train.core.fft_r28 import (  # noqa: F401
+    __all__,
+    fft,
+    fft2,
+    fftfreq,
+    fftn,
+    fftshift,
+    ifft,
+    ifft2,
+    ifftn,
+    ifftshift,
+    irfft,
+    irfft2,
+    irfftn,
+    rfft,
+    rfft2,
+    rfftfreq,
+    rfftn,
+)

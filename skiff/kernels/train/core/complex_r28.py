@@ -1,0 +1,153 @@
+"""Complex tensors (round 28): torch's ``cfloat``/``cdouble`` dtypes, ``.real``, ``.imag``,
+``.conj()``, ``view_as_real``, ``view_as_complex`` and ``complex``, differentiable.
+
+A complex tensor is the existing :class:`Tensor` over a complex64/complex128 ``xp`` array.
+Gradients follow torch's convention for a real loss ``L`` of ``z = x + iy``: ``z.grad`` is
+``dL/dx + i dL/dy`` (twice the conjugate Wirtinger derivative), so a linear op's backward
+is its adjoint (``g * conj(b)`` for ``a * b``) and an optimizer treats a complex parameter as
+its real and imaginary parts side by side (torch's ``view_as_real``).
+
+>>> import numpy as np, skiff
+>>> z = skiff.tensor(np.array([3 + 4j]), requires_grad=True)
+>>> z.abs().sum().backward()
+>>> z.grad.tolist()
+[(0.6+0.8j)]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import Function, xp_of
+
+__all__ = ["cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
+           "complex", "real", "imag", "conj", "is_complex", "install"]
+
+cfloat = complex64 = np.dtype(np.complex64)
+cdouble = complex128 = np.dtype(np.complex128)
+
+
+def complex_dtype(real_dtype) -> np.dtype:
+    """The complex dtype of a real one (float64 -> complex128; other floats -> complex64)."""
+    return cdouble if np.dtype(real_dtype) == np.float64 else cfloat
+
+
+def _need_complex(t, what: str) -> None:
+    if t.dtype.kind != "c":
+        raise TypeError(f"{what} needs a complex tensor, got dtype {t.dtype}: make one with "
+                        "skiff.fft.complex(re, im) or an fft")
+
+
+class Real(Function):
+    complex_aware = True
+
+    def forward(self, a):
+        self.dtype = a.dtype
+        return a.real.copy()
+
+    def backward(self, g):
+        return g.astype(self.dtype)
+
+
+class Imag(Function):
+    complex_aware = True
+
+    def forward(self, a):
+        self.dtype = a.dtype
+        return a.imag.copy()
+
+    def backward(self, g):
+        return (1j * g).astype(self.dtype)
+
+
+class Conj(Function):
+    complex_aware = True
+
+    def forward(self, a):
+        return a.conj()
+
+    def backward(self, g):
+        return g.conj()
+
+
+class ViewAsReal(Function):
+    complex_aware = True
+
+    def forward(self, a):
+        self.dtype = a.dtype
+        return xp_of(a).stack([a.real, a.imag], axis=-1)
+
+    def backward(self, g):
+        return (g[..., 0] + 1j * g[..., 1]).astype(self.dtype)
+
+
+class ViewAsComplex(Function):
+    complex_aware = True
+
+    def forward(self, a):
+        return (a[..., 0] + 1j * a[..., 1]).astype(complex_dtype(a.dtype))
+
+    def backward(self, g):
+        return xp_of(g).stack([g.real, g.imag], axis=-1)
+
+
+class MakeComplex(Function):
+    complex_aware = True
+
+    def forward(self, re, im):
+        return (re + 1j * im).astype(complex_dtype(re.dtype))
+
+    def backward(self, g):
+        return g.real.copy(), g.imag.copy()
+
+
+def real(t):
+    """torch's ``t.real`` (a copy here, not a view; a real tensor is returned as it is)."""
+    return Real.apply(t) if t.dtype.kind == "c" else t
+
+
+def imag(t):
+    """torch's ``t.imag``."""
+    _need_complex(t, "imag")
+    return Imag.apply(t)
+
+
+def conj(t):
+    """torch's ``conj`` (a real tensor is returned as it is)."""
+    return Conj.apply(t) if t.dtype.kind == "c" else t
+
+
+def view_as_real(t):
+    """torch's ``view_as_real``: shape ``(..., 2)`` of real and imaginary parts (a copy)."""
+    _need_complex(t, "view_as_real")
+    return ViewAsReal.apply(t)
+
+
+def view_as_complex(t):
+    """torch's ``view_as_complex`` of a float tensor whose last dimension is 2."""
+    if t.dtype.kind != "f" or not t.shape or t.shape[-1] != 2:
+        raise ValueError(f"view_as_complex needs a float tensor whose last dimension is 2, got "
+                         f"shape {tuple(t.shape)} and dtype {t.dtype}")
+    return ViewAsComplex.apply(t)
+
+
+def complex(re, im):  # noqa: A001 (torch's name)
+    """torch's ``complex(real, imag)`` of two float tensors of one dtype."""
+    if re.dtype != im.dtype or re.dtype.kind != "f":
+        raise TypeError(f"complex(real, imag) needs two float tensors of one dtype, got "
+                        f"{re.dtype} and {im.dtype}")
+    return MakeComplex.apply(re, im)
+
+
+def is_complex(t) -> bool:
+    return t.dtype.kind == "c"
+
+
+def install(Tensor) -> None:
+    """``.real``, ``.imag``, ``.conj()``, ``.is_complex()`` on :class:`Tensor`."""
+    Tensor.real = property(real)
+    Tensor.imag = property(imag)
+    Tensor.conj = conj
+    Tensor.conj_physical = conj
+    Tensor.is_complex = is_complex
+    Tensor.resolve_conj = Tensor.resolve_neg = lambda self: self  # conj is never lazy here
