@@ -340,8 +340,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
                              f"--method out: bicgstab)")
         method = "bicgstab"   # the default method cannot solve a non-symmetric problem
     bc = spec.get("bc", values.get("bc", "dirichlet"))
-    if velocity is not None and bc in ("neumann", "periodic"):
-        raise ValueError(f"convection with {bc.capitalize()} on every side (--bc {bc}, "
+    if velocity is not None and bc == "neumann":
+        raise ValueError("convection with Neumann on every side (--bc neumann, "
                          "'boundaries: neumann') has no unique solution (u + c solves it too) "
                          "and, for its source, none at all: make a side Dirichlet")
     if velocity is not None and method in ("mg", "fmg"):

@@ -104,6 +104,8 @@ def build_problem(config: dict) -> GridProblem:
                          name=f"jump x{config.get('contrast', 1000.0):g}")
     if name == "convection":
         vel = config.get("velocity") or ([20.0, 5.0] + [0.0] * (d - 2))
+        if bc == "periodic":   # a torus: the source must have zero mean
+            return convection_diffusion(grid, vel, bc=bc, source=neumann_source)
         return convection_diffusion(grid, vel, bc=bc)
     if name == "body":
         c = [(np.arange(n) + 0.5) / n for n in grid]

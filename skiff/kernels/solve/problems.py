@@ -93,7 +93,11 @@ class GridProblem:
     def singular(self) -> bool:
         """True when no side is Dirichlet and nothing else pins the solution (pure Neumann,
     periodic, or the two mixed): the constants are the null space."""
-        return not self.dirichlet and self.velocity is None
+        if self.dirichlet:
+            return False
+        # convection keeps the constants the null space from both sides only when every side
+        # wraps (the upwind operator is then circulant: its columns sum to zero too)
+        return self.velocity is None or set(self.info.get("bc", {}).values()) == {"periodic"}
 
     @property
     def rhs(self) -> np.ndarray:
@@ -356,7 +360,7 @@ def grid_problem(shape, *, k=1.0, source=0.0, bc="dirichlet", extent=1.0, mask=N
         if mask is not None:
             raise ValueError("convection on masked domains is not supported yet")
         kinds = {kind for kind, _ in sides.values()}
-        if "dirichlet" not in kinds:
+        if "dirichlet" not in kinds and kinds != {"periodic"}:
             what = "Neumann" if kinds == {"neumann"} else (
                 "periodic" if kinds == {"periodic"} else "Neumann and periodic")
             # the constants are its null space and b = 1 is outside its range: BiCGStab broke
