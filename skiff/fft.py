@@ -2,11 +2,12 @@
 ``ifft2``, ``fftn``, ``ifftn``, ``rfft``, ``irfft``, ``rfft2``, ``irfft2``, ``rfftn``,
 ``irfftn``, ``fftshift``, ``ifftshift``, ``fftfreq``, ``rfftfreq``), differentiable, and the
 complex names torch keeps at its top level (``cfloat``, ``cdouble``, ``view_as_real``,
-``view_as_complex``, ``complex``) until ``skiff`` itself lists them.
+``view_as_complex``, ``complex``, ``angle``) until ``skiff`` itself lists them.
 
 The public name of :mod:`skiff.kernels.train.core.fft_r28`; the same functions."""
 
 from skiff.kernels.train.core.complex_r28 import (  # noqa: F401
+    angle,
     cdouble,
     cfloat,
     complex,

@@ -21,7 +21,7 @@ import numpy as np
 from .autograd import Function, xp_of
 
 __all__ = ["cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
-           "complex", "real", "imag", "conj", "is_complex", "install"]
+           "complex", "real", "imag", "conj", "angle", "is_complex", "install"]
 
 cfloat = complex64 = np.dtype(np.complex64)
 cdouble = complex128 = np.dtype(np.complex128)
@@ -101,6 +101,29 @@ class MakeComplex(Function):
         return g.real.copy(), g.imag.copy()
 
 
+class Angle(Function):
+    complex_aware = True
+
+    def forward(self, a):
+        self.save_for_backward(a)
+        out = xp_of(a).angle(a)
+        return out if a.dtype.kind == "c" else out.astype(a.dtype)
+
+    def backward(self, g):
+        (a,) = self.saved
+        xp = xp_of(a)
+        if a.dtype.kind != "c":  # torch's: a real tensor's angle (0 or pi) is flat
+            return xp.zeros_like(a)
+        mag2 = (a * a.conj()).real
+        # d angle = (x dy - y dx) / |a|^2: torch's gradient g * i a / |a|^2 (0 at a = 0)
+        return xp.where(mag2 > 0, g * 1j * a / xp.where(mag2 > 0, mag2, 1), 0).astype(a.dtype)
+
+
+def angle(t):
+    """torch's ``angle``: the argument of a complex tensor (0 or pi for a real one)."""
+    return Angle.apply(t)
+
+
 def real(t):
     """torch's ``t.real`` (a copy here, not a view; a real tensor is returned as it is)."""
     return Real.apply(t) if t.dtype.kind == "c" else t
@@ -150,4 +173,5 @@ def install(Tensor) -> None:
     Tensor.conj = conj
     Tensor.conj_physical = conj
     Tensor.is_complex = is_complex
+    Tensor.angle = angle
     Tensor.resolve_conj = Tensor.resolve_neg = lambda self: self  # conj is never lazy here

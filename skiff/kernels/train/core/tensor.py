@@ -813,7 +813,11 @@ def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) 
     """Standard normal samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
     dt = _as_dtype(dtype) or _dd.FLOAT
-    host = get_generator(generator).standard_normal(shape).astype(dt)
+    if dt.kind == "c":  # torch's complex normal: each part N(0, 1/2), variance 1 in all
+        pair = get_generator(generator).standard_normal((*shape, 2)) * 0.5 ** 0.5
+        host = (pair[..., 0] + 1j * pair[..., 1]).astype(dt)
+    else:
+        host = get_generator(generator).standard_normal(shape).astype(dt)
     return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
 
 
@@ -821,7 +825,11 @@ def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -
     """Uniform [0, 1) samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
     dt = _as_dtype(dtype) or _dd.FLOAT
-    host = get_generator(generator).random(shape).astype(dt)
+    if dt.kind == "c":  # torch's: both parts uniform on [0, 1)
+        pair = get_generator(generator).random((*shape, 2))
+        host = (pair[..., 0] + 1j * pair[..., 1]).astype(dt)
+    else:
+        host = get_generator(generator).random(shape).astype(dt)
     return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
 
 
