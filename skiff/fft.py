@@ -1,8 +1,9 @@
 """``skiff.fft``: torch's ``torch.fft`` on skiff tensors (``fft``, ``ifft``, ``fft2``,
 ``ifft2``, ``fftn``, ``ifftn``, ``rfft``, ``irfft``, ``rfft2``, ``irfft2``, ``rfftn``,
-``irfftn``, ``fftshift``, ``ifftshift``, ``fftfreq``, ``rfftfreq``), differentiable, and the
-complex names torch keeps at its top level (``cfloat``, ``cdouble``, ``view_as_real``,
-``view_as_complex``, ``complex``, ``angle``) until ``skiff`` itself lists them.
+``irfftn``, ``hfft``, ``ihfft``, ``hfft2``, ``ihfft2``, ``hfftn``, ``ihfftn``, ``fftshift``,
+``ifftshift``, ``fftfreq``, ``rfftfreq``), differentiable, and the complex names torch keeps
+at its top level (``cfloat``, ``cdouble``, ``view_as_real``, ``view_as_complex``,
+``complex``, ``angle``) until ``skiff`` itself lists them.
 
 The public name of :mod:`skiff.kernels.train.core.fft_r28`; the same functions."""
 
@@ -23,10 +24,16 @@ from skiff.kernels.train.core.fft_r28 import (  # noqa: F401
     fftfreq,
     fftn,
     fftshift,
+    hfft,
+    hfft2,
+    hfftn,
     ifft,
     ifft2,
     ifftn,
     ifftshift,
+    ihfft,
+    ihfft2,
+    ihfftn,
     irfft,
     irfft2,
     irfftn,

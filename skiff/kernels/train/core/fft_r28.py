@@ -1,6 +1,7 @@
 """torch's ``torch.fft`` on skiff tensors (round 28), differentiable: ``fft``, ``ifft``,
 ``fft2``, ``ifft2``, ``fftn``, ``ifftn``, ``rfft``, ``irfft``, ``rfft2``, ``irfft2``, ``rfftn``,
-``irfftn``, ``fftshift``, ``ifftshift``, ``fftfreq``, ``rfftfreq``.
+``irfftn``, ``hfft``, ``ihfft``, ``hfft2``, ``ihfft2``, ``hfftn``, ``ihfftn``, ``fftshift``,
+``ifftshift``, ``fftfreq``, ``rfftfreq``.
 
 The transforms are ``xp.fft`` (numpy's pocketfft on the CPU, cupy's cuFFT on a GPU) with
 torch's arguments: ``n``/``s`` (``-1`` keeps a size; an input is zero-padded or cropped to
@@ -23,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd import Function, xp_of
-from .complex_r28 import complex_dtype
+from .complex_r28 import complex_dtype, conj
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift",
+           "ifftshift", "fftfreq", "rfftfreq"]
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -224,6 +226,33 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None):
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
     return irfftn(input, s, dim, norm)
+
+
+def hfftn(input, s=None, dim=None, norm=None):
+    """torch.fft.hfftn: the real transform of a one-sided Hermitian signal, which is
+    ``irfftn`` of its conjugate with the dual norm (differentiable through both)."""
+    return irfftn(conj(input), s, dim, _DUAL[_norm(norm)])
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """torch.fft.ihfftn: hfftn's inverse, the conjugate of ``rfftn`` with the dual norm."""
+    return conj(rfftn(input, s, dim, _DUAL[_norm(norm)]))
+
+
+def hfft(input, n=None, dim=-1, norm=None):
+    return hfftn(input, _one(n), dim, norm)
+
+
+def ihfft(input, n=None, dim=-1, norm=None):
+    return ihfftn(input, _one(n), dim, norm)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    return ihfftn(input, s, dim, norm)
 
 
 def _shift_dims(x, dim):

@@ -29,13 +29,13 @@ def _both(name, x, **kw):
     w = RNG.standard_normal(tuple(ot.shape) + ((2,) if ot.is_complex() else ()))
     if ot.is_complex():
         ls = (sfft.view_as_real(os_) * skiff.tensor(w)).sum()
-        lt = (torch.view_as_real(ot) * torch.tensor(w)).sum()
+        lt = (torch.view_as_real(ot.resolve_conj()) * torch.tensor(w)).sum()
     else:
         ls, lt = (os_ * skiff.tensor(w)).sum(), (ot * torch.tensor(w)).sum()
     ls.backward()
     lt.backward()
-    return (np.asarray(os_._data), ot.detach().numpy(), np.asarray(ts.grad._data),
-            tt.grad.numpy())
+    return (np.asarray(os_._data), ot.detach().resolve_conj().numpy(), np.asarray(ts.grad._data),
+            tt.grad.resolve_conj().numpy())
 
 
 def _check(name, x, **kw):
@@ -75,6 +75,15 @@ def test_2d_and_nd_transforms_match_torch(name, complex_, norm):
                                            ("irfftn", True)])
 def test_s_and_dim_as_torch(name, complex_, kw):
     _check(name, _input((2, 5, 6, 5), complex_), **kw)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("name,complex_,kw", [
+    ("hfft", True, {}), ("hfft", True, {"n": 9}), ("ihfft", False, {}),
+    ("ihfft", False, {"n": 5}), ("hfft2", True, {}), ("ihfft2", False, {}),
+    ("hfftn", True, {"s": (4, 6)}), ("ihfftn", False, {"dim": (0, 2)})])
+def test_hermitian_transforms_match_torch(name, complex_, kw, norm):
+    _check(name, _input((3, 4, 6), complex_), norm=norm, **kw)
 
 
 def test_irfft2_with_s_of_an_fno_spectrum():
