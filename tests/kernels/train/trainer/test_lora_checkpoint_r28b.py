@@ -101,3 +101,21 @@ def test_whole_model_checkpoint_still_resumes(base, tmp_path, monkeypatch):
     assert [h["loss"] for h in second.history] == [h["loss"] for h in full.history]
     for name, arr in _weights(whole).items():
         assert np.array_equal(arr, _weights(again)[name]), name
+
+
+def test_load_state_dict_of_a_frozen_base_checkpoint(base, tmp_path):
+    """``model.load_state_dict("step-N.npz")`` (a Trainer checkpoint, as its docstring
+    promises) on a frozen-base checkpoint: the adapters load, the base is checked, not
+    missing; on another base it is the resume's clear error."""
+    folder, _ = base
+    trained, _ = _run(folder, tmp_path / "ck")
+    path = list_checkpoints(tmp_path / "ck")[-1]
+    train_random.seed(99)  # other adapters until they are loaded
+    fresh = apply_lora(from_pretrained(folder), r=4, alpha=8)
+    report = fresh.load_state_dict(path)
+    assert report["missing"] == [] and report["unexpected"] == []
+    for name, arr in _weights(trained).items():
+        assert np.array_equal(arr, _weights(fresh)[name]), name
+    other, _ = make_checkpoint(tmp_path / "other", "dense-gqa-tied", seed=1)
+    with pytest.raises(ValueError, match="another base"):
+        apply_lora(from_pretrained(other), r=4, alpha=8).load_state_dict(path)

@@ -263,6 +263,12 @@ class Module:
         Returns ``{"missing": [...], "unexpected": [...]}``.
         """
         state = _weights_of(state)
+        kept_base = ()
+        if isinstance(state, _TrainedWeights):  # the base must be the one it trained on
+            from ...trainer_frozen import check_frozen
+
+            check_frozen(self, state.frozen, where="this checkpoint")
+            kept_base = set(state.frozen.get("fingerprints") or ())
         extra = self._extra_state_modules()
         if any(k in state for k in extra):
             state = dict(state)
@@ -273,7 +279,7 @@ class Module:
         targets.update(self._persistent_buffers())
         # torch's BatchNorm state dicts before 0.4.1, and skiff's before it kept the count,
         # have no num_batches_tracked: it stays as it is (torch's rule)
-        missing = [k for k in targets if k not in state
+        missing = [k for k in targets if k not in state and k not in kept_base
                    and k.rsplit(".", 1)[-1] != "num_batches_tracked"]
         unexpected = [k for k in state if k not in targets]
         bad = []
@@ -508,5 +514,16 @@ def _weights_of(state):
         raise TypeError(f"load_state_dict takes a dict of arrays or a path, got "
                         f"{type(state).__name__}")
     if isinstance(state.get("model"), dict) and "optimizer" in state:  # a Trainer checkpoint
+        if state.get("frozen"):  # a run whose base was frozen: its trained weights only
+            return _TrainedWeights(state["model"], state["frozen"])
         return state["model"]
     return state
+
+
+class _TrainedWeights(dict):
+    """A frozen-base checkpoint's model weights (what trained) and the record of the base
+    they go with: ``load_state_dict`` checks the base and counts its arrays as present."""
+
+    def __init__(self, weights: dict, frozen: dict):
+        super().__init__(weights)
+        self.frozen = frozen
