@@ -10,6 +10,7 @@ cupy ElementwiseKernel on the GPU.
 from __future__ import annotations
 
 import collections
+import collections.abc
 import functools
 import math
 
@@ -200,15 +201,17 @@ class Optimizer:
             g = -p._grad if maximize else p._grad
             st = self.state.get(p)
             if not st:
-                st = self.state[p] = {"step": 0, **(init(p.xp, p._data, group) if init
-                                                    else {})}
+                st = self.state[p] = {"step": 0, **(_init(init, p, group) if init else {})}
             st["step"] += 1
             if wd:
                 if decoupled:
                     p._data *= 1 - group["lr"] * wd
                 else:
                     g = g + wd * p._data
-            yield p, g, st
+            if p._data.dtype.kind == "c":  # torch's view_as_real of a complex parameter
+                yield _RealParts(p), _real_view(g), _RealState(st)
+            else:
+                yield p, g, st
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self._params():
@@ -390,6 +393,48 @@ class AdamW(Optimizer):
         denom = xp.sqrt(v) / bc2_sqrt
         denom += group["eps"]
         x += -step_size * m / denom
+
+
+def _init(init, p, group) -> dict:
+    """A parameter's first state; a complex one's made on its float view (Rprop's step sizes
+    start at ``lr`` for both parts, as torch's) and kept as complex arrays of its shape."""
+    x = p._data
+    if x.dtype.kind != "c":
+        return init(p.xp, x, group)
+    real = _real_view(x)
+    return {k: v.view(x.dtype) if getattr(v, "shape", None) == real.shape else v
+            for k, v in init(p.xp, real, group).items()}
+
+
+class _RealParts:
+    """A complex parameter as the single-tensor updates see it: ``_data`` its float view."""
+
+    def __init__(self, p):
+        self.xp, self._data = p.xp, _real_view(p._data)
+
+
+class _RealState(collections.abc.MutableMapping):
+    """A complex parameter's state (kept complex, torch's shapes) read as float views; what
+    an update stores goes to the state itself."""
+
+    def __init__(self, st):
+        self.st = st
+
+    def __getitem__(self, k):
+        v = self.st[k]
+        return _real_view(v) if getattr(getattr(v, "dtype", None), "kind", "") == "c" else v
+
+    def __setitem__(self, k, v):
+        self.st[k] = v
+
+    def __delitem__(self, k):
+        del self.st[k]
+
+    def __iter__(self):
+        return iter(self.st)
+
+    def __len__(self):
+        return len(self.st)
 
 
 def _real_view(a):

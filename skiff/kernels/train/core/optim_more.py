@@ -88,8 +88,9 @@ class Adagrad(Optimizer):
                          maximize=bool(maximize))
         for group in self.param_groups:  # torch makes the state at construction
             for p in group["params"]:
+                v = group["initial_accumulator_value"]  # both parts of a complex one (torch's)
                 self.state[p] = {"step": 0, "sum": p.xp.full(
-                    p.shape, group["initial_accumulator_value"], dtype=p.dtype)}
+                    p.shape, complex(v, v) if p.dtype.kind == "c" else v, dtype=p.dtype)}
 
     def step(self, closure=None):
         loss = self._closure(closure)

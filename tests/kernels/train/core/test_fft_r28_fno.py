@@ -188,3 +188,25 @@ def test_rand_and_randn_of_complex_dtypes_draw_both_parts_as_torch():
 def test_imag_of_a_real_tensor_names_the_fix():
     with pytest.raises(TypeError, match="complex"):
         _ = skiff.tensor(R).imag
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", {"momentum": 0.9, "nesterov": True}), ("RMSprop", {"momentum": 0.5}),
+    ("RMSprop", {"centered": True}),
+    ("Adagrad", {"lr_decay": 0.01, "initial_accumulator_value": 0.1}),
+    ("Adamax", {}),
+    ("NAdam", {}), ("RAdam", {}), ("Adadelta", {"lr": 1.0}), ("Rprop", {}), ("ASGD", {}),
+    ("AdamW", {"weight_decay": 0.1})])
+def test_other_optimizers_treat_a_complex_parameter_as_torch(name, kw):
+    """torch's single-tensor optimizers run on view_as_real of a complex parameter (each
+    part its own second moments, signs, step sizes)."""
+    kw = {"lr": 0.05, **kw}
+    ps, pt = snn.Parameter(skiff.tensor(W.copy())), torch.nn.Parameter(torch.tensor(W))
+    os_ = getattr(skiff.optim, name)([ps], **kw)
+    ot = getattr(torch.optim, name)([pt], foreach=False, **kw)
+    for _ in range(4):
+        for p, o, vr in ((ps, os_, sfft.view_as_real), (pt, ot, torch.view_as_real)):
+            o.zero_grad()
+            ((vr(p) - 0.3) ** 3).sum().backward()
+            o.step()
+    np.testing.assert_allclose(np.asarray(ps._data), pt.detach().numpy(), rtol=1e-10)
