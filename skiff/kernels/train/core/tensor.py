@@ -118,6 +118,8 @@ def _is_foreign_tensor(value) -> bool:
 
 def _foreign_to_numpy(value):
     host = value.detach().cpu()
+    if hasattr(host, "resolve_conj"):  # torch's lazy conj (x.conj()): numpy() refuses it
+        host = host.resolve_conj()
     try:
         return host.numpy()
     except TypeError:  # a dtype numpy lacks (torch's bfloat16): through float32

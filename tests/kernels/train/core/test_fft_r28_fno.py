@@ -185,6 +185,11 @@ def test_rand_and_randn_of_complex_dtypes_draw_both_parts_as_torch():
                                            (part(zt) ** moment).mean(), atol=0.02)
 
 
+def test_a_torch_tensor_with_its_conj_bit_set_converts():
+    zt = torch.tensor(Z).conj()
+    np.testing.assert_array_equal(np.asarray(skiff.tensor(zt)._data), zt.resolve_conj().numpy())
+
+
 def test_imag_of_a_real_tensor_names_the_fix():
     with pytest.raises(TypeError, match="complex"):
         _ = skiff.tensor(R).imag
