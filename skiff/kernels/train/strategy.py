@@ -27,6 +27,8 @@ unconfigured and takes its device and reporter in :meth:`Strategy.bind`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
@@ -159,11 +161,18 @@ class Strategy:
     def forward_backward(self, model, batch, loss_fn, *, scale: float = 1.0) -> float:
         """Run ``loss_fn(model, batch)``, backpropagate ``scale * loss``, return the loss value
         of this micro-batch (before scaling, this rank only). Gradients accumulate into
-        ``param.grad``. A non-finite loss raises :class:`NonFiniteLoss` before backward."""
+        ``param.grad``. A non-finite loss raises :class:`NonFiniteLoss` before backward; where
+        other ranks wait for this rank's gradients (:meth:`others_wait_in_backward`) backward
+        runs and the value is returned, for :meth:`agree_finite` to fail the step on every
+        rank."""
         loss = loss_fn(model, batch)
         value = float(loss.item())
         if not np.isfinite(value):
-            raise NonFiniteLoss(f"loss is {value}")
+            if not self.others_wait_in_backward():
+                raise NonFiniteLoss(f"loss is {value}")
+            with np.errstate(all="ignore"):  # its gradients are never applied
+                (loss * scale).backward() if scale != 1.0 else loss.backward()
+            return value
         (loss * scale).backward() if scale != 1.0 else loss.backward()
         return value
 
@@ -204,6 +213,16 @@ class Strategy:
     def reduce_metrics(self, values: dict) -> dict:
         """Average scalar metrics over the data-parallel ranks (one device: as they are)."""
         return dict(values)
+
+    def others_wait_in_backward(self) -> bool:
+        """True where backward holds collectives of several ranks (the gradient all-reduce
+        of data parallelism): a rank that raised before backward would leave them waiting."""
+        return False
+
+    def agree_finite(self, loss: float) -> str | None:
+        """None when this step's loss is finite on every rank, else what failed, the same
+        on every rank (called after :meth:`reduce_gradients`, before the optimizer step)."""
+        return None if math.isfinite(loss) else f"loss is {loss}"
 
     def agree_stop(self, flag: bool) -> bool:
         """Whether to stop, the same on every rank: True when any rank's ``flag`` is (a

@@ -549,6 +549,9 @@ class Trainer(Inference, TrainerState):
                     f"{self._current_lr():g} is likely far too large", run) from None
             self._count_batch(run, host_batch)
         strategy.reduce_gradients(self.model)
+        bad = strategy.agree_finite(loss_sum)  # a bad batch on one rank fails every rank
+        if bad is not None:
+            raise self._diverged(run.step + 1, bad, run)
         grad_norm = None
         lr = self._current_lr()
         if self.mixed is not None:

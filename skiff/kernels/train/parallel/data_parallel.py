@@ -24,6 +24,8 @@ rank all-gathers the parameters. Element-wise optimizers
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from skiff.kernels.backend import to_numpy
@@ -338,6 +340,28 @@ class DataParallel(Strategy):
         if comm.size > 1:
             arr = comm.allreduce(arr, "mean")
         return {k: float(v) for k, v in zip(keys, arr)}
+
+    def others_wait_in_backward(self) -> bool:
+        return self._stop_comm().size > 1
+
+    def agree_finite(self, loss: float) -> str | None:
+        """Each rank's loss checked on every rank (one small all-reduce): a bad batch on one
+        rank fails the step on all, with the same message naming that rank."""
+        everyone = self._stop_comm()
+        if everyone.size == 1:
+            return super().agree_finite(loss)
+        codes = np.zeros(everyone.size, dtype=np.float64)  # 1 nan, 2 inf, 3 -inf
+        if not math.isfinite(loss):
+            codes[everyone.rank] = 1.0 if math.isnan(loss) else (2.0 if loss > 0 else 3.0)
+        codes = everyone.allreduce(codes, "max")
+        bad = [(r, int(c)) for r, c in enumerate(codes) if c > 0]
+        if not bad:
+            return None
+        names = {1: "nan", 2: "inf", 3: "-inf"}
+        where = ", ".join(f"{names[c]} on rank {r}" for r, c in bad)
+        if len(bad) < everyone.size:
+            where += " (finite on the other ranks: look at that rank's batch)"
+        return f"loss is {where}"
 
     def agree_stop(self, flag: bool) -> bool:
         """True on every rank when any rank's ``flag`` is (one small allreduce over the
