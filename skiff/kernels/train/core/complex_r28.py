@@ -1,5 +1,6 @@
 """Complex tensors (round 28): torch's ``cfloat``/``cdouble`` dtypes, ``.real``, ``.imag``,
-``.conj()``, ``view_as_real``, ``view_as_complex`` and ``complex``, differentiable.
+``.conj()``, ``.angle()``, ``.sgn()``, ``.mH``, ``.H``, ``.adjoint()``, ``view_as_real``,
+``view_as_complex`` and ``complex``, differentiable.
 
 A complex tensor is the existing :class:`Tensor` over a complex64/complex128 ``xp`` array.
 Gradients follow torch's convention for a real loss ``L`` of ``z = x + iy``: ``z.grad`` is
@@ -21,7 +22,7 @@ import numpy as np
 from .autograd import Function, xp_of
 
 __all__ = ["cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
-           "complex", "real", "imag", "conj", "angle", "is_complex", "install"]
+           "complex", "real", "imag", "conj", "angle", "sgn", "is_complex", "install"]
 
 cfloat = complex64 = np.dtype(np.complex64)
 cdouble = complex128 = np.dtype(np.complex128)
@@ -124,6 +125,33 @@ def angle(t):
     return Angle.apply(t)
 
 
+class Sgn(Function):
+    """torch's ``sgn`` of a complex tensor, ``z / |z|`` (0 at 0); its gradient
+    ``(g - Re(g conj(s)) s) / |z|``."""
+
+    complex_aware = True
+
+    def forward(self, a):
+        xp = xp_of(a)
+        mag = xp.abs(a)
+        self.nonzero = mag > 0
+        self.mag = xp.where(self.nonzero, mag, 1)
+        out = xp.where(self.nonzero, a / self.mag, 0).astype(a.dtype)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, g):
+        (s,) = self.saved
+        xp = xp_of(g)
+        gi = (g - (g * s.conj()).real * s) / self.mag
+        return xp.where(self.nonzero, gi, 0).astype(s.dtype)
+
+
+def sgn(t):
+    """torch's ``sgn``: ``z / |z|`` for a complex tensor, ``sign`` for a real one."""
+    return Sgn.apply(t) if t.dtype.kind == "c" else t.sign()
+
+
 def real(t):
     """torch's ``t.real`` (a copy here, not a view; a real tensor is returned as it is)."""
     return Real.apply(t) if t.dtype.kind == "c" else t
@@ -174,4 +202,10 @@ def install(Tensor) -> None:
     Tensor.conj_physical = conj
     Tensor.is_complex = is_complex
     Tensor.angle = angle
+    Tensor.sgn = sgn
+    if not hasattr(Tensor, "mT"):
+        Tensor.mT = property(lambda self: self.transpose(-2, -1))
+    Tensor.mH = property(lambda self: conj(self).transpose(-2, -1))
+    Tensor.H = property(lambda self: conj(self).t())
+    Tensor.adjoint = lambda self: conj(self).transpose(-2, -1)
     Tensor.resolve_conj = Tensor.resolve_neg = lambda self: self  # conj is never lazy here

@@ -582,7 +582,9 @@ class Tensor:
         are torch's: those two swapped (``x.transpose(1, 2)``)."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        elif len(axes) == 2 and self.ndim != 2 or axes == (0, 1) and self.ndim == 2:
+        elif len(axes) == 2 and (self.ndim != 2 or all(isinstance(ax, int) for ax in axes)
+                                 and tuple(ax % 2 for ax in axes) == (0, 1)):
+            # on 2-D, (0, 1) and (-2, -1) as torch's swap, not numpy's identity permutation
             a, b = (ax % self.ndim for ax in axes)
             perm = list(range(self.ndim))
             perm[a], perm[b] = perm[b], perm[a]

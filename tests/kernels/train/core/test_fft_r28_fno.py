@@ -185,6 +185,18 @@ def test_rand_and_randn_of_complex_dtypes_draw_both_parts_as_torch():
                                            (part(zt) ** moment).mean(), atol=0.02)
 
 
+def test_sgn_mh_adjoint_of_complex_match_torch():
+    """sgn's gradient on complex (it was sign's zero), the conjugate transposes (mH was
+    missing, and a 2-D transpose(-2, -1) was numpy's identity permutation)."""
+    _grads(lambda z: (z.sgn() * z * z).real.sum(), lambda z: (z.sgn() * z * z).real.sum(), Z)
+    _grads(lambda z: (z @ z.mH).real.sum() + (z.H @ z).imag.pow(2).sum()
+           + (z.adjoint() @ z.mT.mT).abs().sum(),
+           lambda z: (z @ z.mH).real.sum() + (z.H @ z).imag.pow(2).sum()
+           + (z.adjoint() @ z.mT.mT).abs().sum(), Z)
+    r = skiff.tensor(R)
+    assert tuple(r.transpose(-2, -1).shape) == (4, 3) and tuple(r.mT.shape) == (4, 3)
+
+
 def test_a_torch_tensor_with_its_conj_bit_set_converts():
     zt = torch.tensor(Z).conj()
     np.testing.assert_array_equal(np.asarray(skiff.tensor(zt)._data), zt.resolve_conj().numpy())
