@@ -44,7 +44,7 @@ class Real(Function):
 
     def forward(self, a):
         self.dtype = a.dtype
-        return a.real.copy()
+        return a.real
 
     def backward(self, g):
         return g.astype(self.dtype)
@@ -55,7 +55,7 @@ class Imag(Function):
 
     def forward(self, a):
         self.dtype = a.dtype
-        return a.imag.copy()
+        return a.imag
 
     def backward(self, g):
         return (1j * g).astype(self.dtype)
@@ -153,12 +153,13 @@ def sgn(t):
 
 
 def real(t):
-    """torch's ``t.real`` (a copy here, not a view; a real tensor is returned as it is)."""
+    """torch's ``t.real``: a view (``z.real[0] = 1`` writes into ``z``); a real tensor is
+    returned as it is."""
     return Real.apply(t) if t.dtype.kind == "c" else t
 
 
 def imag(t):
-    """torch's ``t.imag``."""
+    """torch's ``t.imag``: a view, as ``real``'s."""
     _need_complex(t, "imag")
     return Imag.apply(t)
 

@@ -197,6 +197,18 @@ def test_sgn_mh_adjoint_of_complex_match_torch():
     assert tuple(r.transpose(-2, -1).shape) == (4, 3) and tuple(r.mT.shape) == (4, 3)
 
 
+def test_writes_through_real_and_imag_views_as_torch():
+    out = []
+    for lib, cd in ((torch, torch.cdouble), (skiff, sfft.cdouble)):
+        z = lib.zeros(2, 3, dtype=cd)
+        z.real[0] = 1.5
+        z.imag[:, 1] = 2.0
+        z.real[1, 2:] += 5
+        z.imag.mul_(3)
+        out.append(np.asarray(z.numpy() if lib is torch else z._data))
+    np.testing.assert_array_equal(out[1], out[0])
+
+
 def test_a_torch_tensor_with_its_conj_bit_set_converts():
     zt = torch.tensor(Z).conj()
     np.testing.assert_array_equal(np.asarray(skiff.tensor(zt)._data), zt.resolve_conj().numpy())
