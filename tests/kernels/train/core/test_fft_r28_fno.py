@@ -197,6 +197,21 @@ def test_sgn_mh_adjoint_of_complex_match_torch():
     assert tuple(r.transpose(-2, -1).shape) == (4, 3) and tuple(r.mT.shape) == (4, 3)
 
 
+def test_real_layers_feeding_complex_ops_match_torch():
+    """Complex gradients flowing back into real layers (gelu, tanh, softmax, layer_norm,
+    matmul): each real input keeps the real part, as torch's."""
+    x0 = RNG.standard_normal((3, 4))
+    w0 = RNG.standard_normal((4, 4))
+
+    def f(lib, F):
+        def g(x, w, c):
+            h = F.layer_norm(F.gelu(x @ w).tanh().softmax(-1), (4,))
+            y = (h * c).exp() + h.sum() * c
+            return y.abs().mean() + (y.real * h).sum()
+        return g
+    _grads(f(skiff, sF), f(torch, torch.nn.functional), x0, w0, Z)
+
+
 def test_writes_through_real_and_imag_views_as_torch():
     out = []
     for lib, cd in ((torch, torch.cdouble), (skiff, sfft.cdouble)):
