@@ -412,8 +412,19 @@ _INNER_LEADER = re.compile(rf"(?<=\S)\s+(?:(?:{_MARKS}\s*){{2,}}|{_MARKS}\s)\s*(
 # after a space ("Scrambled eggs ..." before "6.50": three dots are an ellipsis elsewhere)
 _CELL_LEADER = re.compile(rf"\s+(?:{_MARKS}\s*)+$")
 # a number's cell that a leader runs into ("..8.90", ". . 3.80")
-_LEADING_LEADER = re.compile(rf"^(?:{_MARKS}\s*){{2,}}\s*|^{_MARKS}\s+|^{_MARKS}(?=\d+[.,]\d)")
+_LEADING_LEADER = re.compile(rf"^(?:{_MARKS}\s*){{2,}}\s*|^{_MARKS}\s+|^{_MARKS}(?=\d+[.,]\d)"
+                             rf"|^{_MARKS}+(?=[$\u20ac\u00a3\u00a5]\s?\d)")
+# a cell's trailing leader stuck to its word ("Avocado toast..." before "8.90")
+_STUCK_CELL_LEADER = re.compile(rf"(?<=\w){_MARKS}{{2,}}\s*$")
 _AMOUNT = re.compile(rf"\s?{_AMOUNT_END}")
+# a leader read stuck to its word, a space before the number closing the line ("toast...
+# 8.90", "Chapter 3... 12"; round 28's menus at 14 px as JPEG): two marks or more (one is a
+# word's point: "syrup. 7.20", "incl. 4.50"); not before a percentage ("Loading... 50%")
+_STUCK_LEADER = re.compile(rf"(?<=\w){_MARKS}{{2,}}\s+"
+                           rf"(?=[-+(]?[$\u20ac\u00a3\u00a5]?\s?\d[\d.,:]*\)?\s?[$\u20ac\u00a3\u00a5]?$)")
+# marks stuck to the currency sign of the amount closing the line ("day …€ 5,40", "day .€
+# 5,40"): no text puts a point before a currency sign
+_SIGN_LEADER = re.compile(rf"(?<=\S)\s+{_MARKS}+(?=[$\u20ac\u00a3\u00a5]\s?\d[\d.,:]*$)")
 
 
 def is_leader_line(text: str) -> bool:
@@ -429,9 +440,13 @@ def strip_leader(text: str) -> str:
     "Paid (GBP)", "Service 10% ." -> "Service 10%") or between a label and the number that
     ends the line ("Croissant .... 2.80" -> "Croissant 2.80": the leaders are no text a
     reader keeps); a number's or an abbreviation's own point ("incl. 4.50") and an ellipsis
-    that ends a line or is followed by words stay."""
+    that ends a line or is followed by words stay. A leader read stuck to its word
+    ("toast... 8.90") or to the amount's currency sign ("day …€ 5,40") goes too."""
     text = _TRAILING_LEADER.sub("", text)
-    return _INNER_LEADER.sub(" ", text) if _AMOUNT.search(text) else text
+    if not _AMOUNT.search(text):
+        return text
+    text = _SIGN_LEADER.sub(" ", _STUCK_LEADER.sub(" ", text))
+    return _INNER_LEADER.sub(" ", text)
 
 
 def row_leaders(texts: list[str]) -> list[str]:
@@ -439,7 +454,9 @@ def row_leaders(texts: list[str]) -> list[str]:
     its number when the detector boxed them apart: a number's cell after another loses the
     marks it begins with ("..8.90", ". 3.80"), the cell before it its trailing run of marks
     after a space ("Scrambled eggs ..." | "6.50"), and a cell of marks alone between them
-    is emptied ("" : the caller drops it)."""
+    is emptied ("" : the caller drops it). A leader stuck to the cell's last word
+    ("Avocado toast..." before "8.90", not before "50%") or to the number's currency sign
+    ("…€ 5,40") goes too."""
     out = list(texts)
     for k in range(1, len(out)):
         nxt = _LEADING_LEADER.sub("", out[k].strip())
@@ -451,6 +468,8 @@ def row_leaders(texts: list[str]) -> list[str]:
             out[k - 1] = ""
         else:
             out[k - 1] = _CELL_LEADER.sub("", out[k - 1])
+            if not nxt.endswith("%"):
+                out[k - 1] = _STUCK_CELL_LEADER.sub("", out[k - 1])
     return out
 
 
