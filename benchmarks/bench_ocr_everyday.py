@@ -144,7 +144,7 @@ def number_plates():
 def check_box_form():
     im, d = canvas(620, 260)
     f = font("sans", 17)
-    truths = ["Preferences"]  # a box and its mark are no text (bench_ocr_probes' form)
+    truths = ["Preferences"]  # a box reads as its state before its label (round 28)
     d.text((20, 16), "Preferences", font=font("sans-bold", 20), fill=0)
     for i, (mark, label) in enumerate([("✓", "Email me the invoice"),
                                        ("✗", "Share my data with partners"),
@@ -153,7 +153,7 @@ def check_box_form():
         d.rectangle((24, y, 50, y + 26), outline=0, width=2)
         d.text((28, y - 1), mark, font=font("sans", 22), fill=0)
         d.text((66, y + 2), label, font=f, fill=0)
-        truths.append(label)
+        truths.append(("\u2611 " if mark == "✓" else "\u2612 ") + label)
     return im, truths
 
 

@@ -750,7 +750,8 @@ def checkbox_form():
         if i == 0:
             d.line((34, y + 11, 40, y + 18, 49, y + 4), fill=0, width=3)
         d.text((70, y), t, font=f, fill=0)
-    return im, items
+    # a box reads as its state before its label (round 28: "☑" ticked, "☐" empty)
+    return im, [f"{box} {t}" for box, t in zip("\u2611\u2610", items, strict=True)]
 
 
 @scene

@@ -28,6 +28,7 @@ import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .checkboxes import SIGNS, box_before, checkbox_text
 from .det import DetParams
 from .detecting import DetectionPasses
 from .engine import (
@@ -502,12 +503,18 @@ class OcrPipeline(DetectionPasses, LineReading):
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
+            text = checkbox_text(text, crops[k])
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
             flips.append(bool(flipped[k]))
             # a tall box's crop is turned to be read, unless it was read as it stands
             # (LineReading.read_bars_upright, read_tall_as_they_are): then taller than wide
             standing.append(crops[k].shape[0] > crops[k].shape[1])
+        drop = checkbox_lines(lines, boxes, it.bgr)
+        if drop:
+            keep = [i for i in range(len(lines)) if i not in drop]
+            lines, boxes = [lines[i] for i in keep], [boxes[i] for i in keep]
+            flips, standing = [flips[i] for i in keep], [standing[i] for i in keep]
         for line, marked in zip(lines, cross_marks([line.text for line in lines]), strict=True):
             line.text = marked
         angles = [reading_angle(b, f, s)
@@ -531,6 +538,34 @@ class OcrPipeline(DetectionPasses, LineReading):
         return OcrResult(it.label, lines, text, None, timings,
                          elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
                          device=self.device, pixels=rgb, unread=unread)
+
+
+def checkbox_lines(lines, boxes, image) -> set[int]:
+    """Write the state of a check box standing just before a line
+    (:func:`.checkboxes.box_before`) first in that line's text, where the text begins with
+    no box sign; returns the lines to drop: a box boxed apart and read as a mark or two
+    ("一1", "V") whose place the frame covers. A frame that another, longer line overlaps
+    is no box of this line's."""
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        if line.text[:1] in SIGNS:
+            continue
+        found = box_before(image, boxes[i])
+        if found is None:
+            continue
+        state, (x0, y0, x1, y1) = found
+        over = [j for j in range(len(lines)) if j != i and _overlaps(boxes[j], x0, y0, x1, y1)]
+        if any(len(lines[j].text.replace(" ", "")) > 2 or j in drop for j in over):
+            continue
+        drop.update(over)
+        line.text = f"{state} {line.text}"
+    return drop
+
+
+def _overlaps(box, x0, y0, x1, y1) -> bool:
+    pts = np.asarray(box, np.float64)
+    (a, b), (c, d) = pts.min(0), pts.max(0)
+    return a < x1 and c > x0 and b < y1 and d > y0
 
 
 def _around(image: np.ndarray, box: np.ndarray, margin: float = 0.3) -> np.ndarray:

@@ -1,0 +1,213 @@
+"""A form's check boxes read as their state: "☐", "☑" or "☒" before the label.
+
+The recognizer reads a ticked box as "☑", "✓", "V" or nothing, an empty one as "□", "口"
+or nothing, and the detector often boxes the label alone (a box at 14-16 px is no text to
+it): a user reading a form wants each box's state, the same sign each time, before its
+label. The box is found in the pixels: a square frame (each side's line at least
+:data:`SIDE_RUN` of its side in one straight run, hollow) as the line's first
+ink, or just before the line's box, between 0.6 and 2 times the line's height; what lies
+inside it says its state (nothing: empty; a tick's arms rising unlike: ticked; else
+crossed). A crossed box read as a letter is :func:`.marks.box_marks`'s."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .marks import BOX_ASPECT
+from .spacing import ink_mask
+
+__all__ = ["EMPTY", "TICKED", "CROSSED", "frame_state", "box_before", "checkbox_text"]
+
+EMPTY, TICKED, CROSSED = "\u2610", "\u2611", "\u2612"
+SIGNS = (EMPTY, TICKED, CROSSED)
+# a box's first word as the recognizer reads it: empty ("□", "口", "☐") or ticked ("✓", "√",
+# "V", "☑", "✔"); read with the frame as the line's first ink, it is the box
+_EMPTY_READ = re.compile(r"^[\u25a1\u53e3\u2610](?= |$)")
+_TICK_READ = re.compile(r"^[\u2713\u2714\u221aVv\u2611](?= |$)")
+# or as one character that is no letter or digit of a word ("ș Share my data": "I agree"
+# keeps its "I")
+_ONE_READ = re.compile(r"^[^\sA-Za-z0-9](?= |$)")
+_CJK = re.compile(r"^[\u3400-\u9fff\uf900-\ufaff]")
+# a frame's side is a run of ink along at least this share of the side
+SIDE_RUN = 0.8
+# ink inside a frame reaching across less than this share of its inside is no mark
+MARK = 0.35
+# a box's frame is at least this much of the line's height high (DejaVu's "☐" at 14 px:
+# 0.55 of its label's box)
+LOWEST = 0.45
+# a frame's thin side drawn grey (a box glyph at 14 px: one pixel antialiased) is ink where
+# it is darker than this share of the way from the region's ink to its paper
+FAINT = 0.65
+# the frame before a line lies within this many of the line's heights left of its box
+REACH = 3.5
+
+
+def frame_state(bw: np.ndarray, rows: tuple[float, float], strict: np.ndarray | None = None,
+                first: bool = False):
+    """A square frame in the 0/1 ink mask ``bw`` (faint strokes included) whose height lies
+    within ``rows`` (lowest, highest) and which touches no edge of ``bw``: the rightmost,
+    or with ``first`` the leftmost where no ink lies before it. Returns ``(state, (x0, y0,
+    x1, y1))`` with the state of what ``strict`` (the firmer ink mask, ``bw`` if None)
+    holds inside the frame, or None where there is no frame."""
+    import cv2
+
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    best = None
+    H, W = bw.shape
+    for k in range(1, n):
+        x, y, w, h = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+        if w < 7 or h < 7 or max(w, h) > BOX_ASPECT * min(w, h) or \
+                not rows[0] <= h <= rows[1]:
+            continue
+        if x == 0 or y == 0 or x + w >= W or y + h >= H:
+            continue
+        part = labels[y:y + h, x:x + w] == k
+        if not _is_frame(part):
+            continue
+        if best is None or (x < best[0] if first else x > best[0]):
+            best = (x, y, w, h, part)
+    if best is None:
+        return None
+    x, y, w, h, part = best
+    if first and bw[:, :x].any(0).sum() > 1:
+        return None
+    firm = bw if strict is None else strict
+    return _state(firm[y:y + h, x:x + w], _thickness(part)), (x, y, x + w, y + h)
+
+
+def _is_frame(part: np.ndarray) -> bool:
+    h, w = part.shape
+    band = max(1, min(w, h) // 6)
+    # each side is a straight line: one row (column) of its band holds a run of ink over
+    # SIDE_RUN of the side (an "H"'s serifs, a "G"'s arc and an "O" do not)
+    sides = [_longest(part[:band]), _longest(part[-band:]), _longest(part[:, :band].T),
+             _longest(part[:, -band:].T)]
+    if min(sides[:2]) < SIDE_RUN * w or min(sides[2:]) < SIDE_RUN * h:
+        return False
+    inner = part[band:h - band, band:w - band]
+    return inner.size > 0 and inner.mean() < 0.5
+
+
+def _longest(lines: np.ndarray) -> int:
+    """The longest run of ink along any of ``lines``' rows."""
+    best = 0
+    for line in lines:
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], line.astype(np.int8), [0]))))
+        if len(edges):
+            best = max(best, int((edges[1::2] - edges[::2]).max()))
+    return best
+
+
+def _thickness(part: np.ndarray) -> int:
+    """The frame's line width: the longest run of ink from each side at its middle."""
+    h, w = part.shape
+    runs = []
+    for line in (part[:, w // 2], part[::-1, w // 2], part[h // 2], part[h // 2, ::-1]):
+        gaps = np.flatnonzero(~line)
+        runs.append(int(gaps[0]) if len(gaps) else len(line))
+    return max(1, min(max(runs), min(h, w) // 4))
+
+
+def _state(ink: np.ndarray, thick: int) -> str:
+    import cv2
+
+    h, w = ink.shape
+    t = thick + 1
+    inside = np.ascontiguousarray(ink[t:h - t, t:w - t])
+    if inside.size == 0:
+        return EMPTY
+    # a mark is ink across at least MARK of the inside one way; specks are not, nor is a
+    # strip of the frame left along the inside's edge (a frame turned a little, blurred)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(inside, connectivity=8)
+    ih, iw = inside.shape
+    side = min(ih, iw)
+    marks = []
+    for k in range(1, n):
+        x, y, cw, ch = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                                    cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+        if max(cw, ch) < MARK * side:
+            continue
+        strip = min(cw, ch) <= thick + 1 and (x == 0 or y == 0 or x + cw == iw or y + ch == ih)
+        if not strip:
+            marks.append(k)
+    if not marks:
+        return EMPTY
+    mask = np.isin(labels, marks)
+    ys, xs = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
+    mark = mask[ys[0]:ys[-1] + 1, xs[0]:xs[-1] + 1]
+    mh, mw = mark.shape
+    if mh < 4 or mw < 4:
+        return CROSSED
+    # a cross's two arms reach its top, at the left and at the right; a tick's left arm
+    # starts halfway down, so its top quarter holds ink at the right only
+    top = mark[:max(1, mh // 4)].any(0)
+    edge = max(1, round(0.4 * mw))
+    return CROSSED if top[:edge].any() and top[mw - edge:].any() else TICKED
+
+
+def faint_ink(region: np.ndarray) -> np.ndarray:
+    """``region``'s ink as a 0/1 uint8 mask, grey strokes included: darker than
+    :data:`FAINT` of the way from its darkest ink (2nd percentile) to its paper (the
+    median), or for light print on a dark ground the other way round."""
+    grey = region.mean(2) if region.ndim == 3 else region.astype(np.float64)
+    paper, dark, light = np.percentile(grey, (50, 2, 98))
+    if light - paper > paper - dark:  # light print on a dark ground
+        return (grey > paper + FAINT * (light - paper)).astype(np.uint8)
+    return (grey < dark + FAINT * (paper - dark)).astype(np.uint8)
+
+
+def _line_height(box: np.ndarray) -> float:
+    pts = np.asarray(box, np.float64)
+    return float(pts[:, 1].max() - pts[:, 1].min())
+
+
+def box_before(image: np.ndarray, box: np.ndarray):
+    """The state of a check box standing just before the line boxed ``box`` in ``image``
+    (within :data:`REACH` of its heights to the left, level with it, 0.6-2 times its
+    height, the last ink before the line) and the frame's place in the image as
+    ``(state, (x0, y0, x1, y1))``; None where there is none."""
+    pts = np.asarray(box, np.float64)
+    h = _line_height(box)
+    if h < 6:
+        return None
+    x0, y0 = pts.min(0)
+    y1 = pts[:, 1].max()
+    H, W = image.shape[:2]
+    top, bottom = int(max(0, y0 - 0.7 * h)), int(min(H, y1 + 0.7 * h))
+    left, right = int(max(0, x0 - REACH * h)), int(min(W, x0 + 0.1 * h))
+    if right - left < h or bottom - top < h:
+        return None
+    region = image[top:bottom, left:right]
+    bw = faint_ink(region)
+    found = frame_state(bw, (LOWEST * h, 2.0 * h), ink_mask(region))
+    if found is None:
+        return None
+    state, (a, b, c, d) = found
+    # the frame is the last ink before the line, level with it
+    if bw[:, c + 1:].any(0).sum() > 0.15 * h + 2:
+        return None
+    middle = top + (b + d) / 2
+    if not y0 <= middle <= y1:
+        return None
+    return state, (left + a, top + b, left + c, top + d)
+
+
+def checkbox_text(text: str, crop: np.ndarray) -> str:
+    """``text`` with the check box that is the crop's first ink (a square frame at least
+    :data:`LOWEST` of the crop's height) written as its state first: "☐" empty, "☑" ticked,
+    "☒" crossed. A first word the box was read as ("□", "口", "✓", "V", one character) is
+    replaced, a box the recognizer skipped is put before the words; a reading that
+    begins with a box sign already, or with a CJK character ("口罩", "日本"), stays."""
+    if not text or text[0] in SIGNS or _CJK.match(text) and not _EMPTY_READ.match(text):
+        return text
+    if crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    bw, strict = np.pad(faint_ink(crop), 1), np.pad(ink_mask(crop), 1)
+    found = frame_state(bw, (LOWEST * crop.shape[0], 1.2 * crop.shape[0]), strict, first=True)
+    if found is None:
+        return text
+    m = _EMPTY_READ.match(text) or _TICK_READ.match(text) or _ONE_READ.match(text)
+    return found[0] + (text[m.end():] if m else " " + text)
