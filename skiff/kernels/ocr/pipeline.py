@@ -28,6 +28,7 @@ import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .blocks import block_rows
 from .checkboxes import SIGNS, box_before, checkbox_text
 from .det import DetParams
 from .detecting import DetectionPasses
@@ -522,7 +523,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,
                             chars=[len(line.text.replace(" ", "")) for line in lines],
                             numbers=[is_amounts(line.text) for line in lines])
-        rows = panel_rows(rows, boxes, it.bgr)
+        framed = panel_rows(rows, boxes, it.bgr)
+        rows = block_rows(rows, boxes) if framed == rows else framed
         for row in rows:  # a leader boxed with its label, its number boxed apart
             for i, t in zip(row, row_leaders([lines[i].text for i in row]), strict=True):
                 lines[i].text = t
