@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checkpoint import PerRank
 from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
 from .ernie_balance import balance_over_ranks
@@ -28,6 +29,30 @@ from .tensor_parallel import (
 from .world import world
 
 __all__ = ["TensorParallel"]
+
+
+def frozen_per_rank(state: dict, layout: dict) -> None:
+    """A frozen base's record in a checkpoint of a split model: each rank fingerprints its
+    own slices of the base, so the prints are kept per rank, with the layout they fit."""
+    record = state.get("frozen")
+    if isinstance(record, dict):
+        state["frozen"] = {"source": record.get("source"), "layout": layout,
+                           "fingerprints": PerRank(record.get("fingerprints"))}
+
+
+def frozen_read(found: dict, state: dict, layout: dict) -> None:
+    """The record :func:`frozen_per_rank` wrote, for this rank: its prints when the layout
+    is the writer's, else none (another layout's slices do not compare: the source folder
+    is checked alone)."""
+    record = state.get("frozen")
+    if not isinstance(record, dict):
+        return
+    sharded = found.get("sharded")
+    mine = sharded.get("frozen") if isinstance(sharded, dict) else None
+    prints = mine.get("fingerprints") if isinstance(mine, dict) else None
+    if record.get("layout") != layout:
+        prints = None
+    state["frozen"] = {"source": record.get("source"), "fingerprints": prints}
 
 
 def _is_split(name: str, model) -> set:
@@ -50,6 +75,9 @@ class TensorParallel(DataParallel):
 
     name = "tp"
     copies = None  # ERNIE: {parameter name: tp ranks holding it}, set in setup
+    # a frozen base stays out of the checkpoints (only the trained parameters are pieces),
+    # and each rank's prints of its slices of it go in (checked on resume)
+    frozen_base_checkpoints = True
 
     def __init__(self, layout: Layout, world_comm: Comm | None = None, **kw):
         super().__init__(None, **kw)
@@ -199,6 +227,7 @@ class TensorParallel(DataParallel):
         from .checkpoint import save_sharded
 
         state = dict(state)
+        frozen_per_rank(state, self._layout_record())
         model_state, opt = state.pop("model"), state.pop("optimizer", None)
         masters = None
         if isinstance(state.get("precision"), dict) and "master" in state["precision"]:
@@ -217,6 +246,21 @@ class TensorParallel(DataParallel):
 
     def _model_state_from_full(self, full: dict) -> dict:
         return shard_from_full(self.model, full)
+
+    def _with_own_frozen(self, full: dict, state: dict) -> dict:
+        """A whole-model checkpoint of a run whose base was frozen (dp, ZeRO, one device)
+        lacks the base: ``(full state with stand-ins, this model's own slices of the base)``
+        (its record is checked on resume), the rest is cut from the checkpoint (it failed:
+        'the full state lacks model.embed_tokens.weight')."""
+        own = self.model.state_dict()
+        absent = [n for n in own if n not in full]
+        if not absent or not isinstance(state.get("frozen"), dict):
+            return full, {}
+        slicing = tensor_parallel_slicing(self.model)
+        stand_in = {n: np.broadcast_to(np.zeros((), np.asarray(own[n]).dtype),
+                                       slicing[n][0]) if n in slicing else own[n]
+                    for n in absent}
+        return {**full, **stand_in}, {n: own[n] for n in absent}
 
     def load_checkpoint(self, directory) -> dict | None:
         """Read the pieces of this rank's parameters, from a checkpoint of any layout (other
@@ -252,13 +296,15 @@ class TensorParallel(DataParallel):
                 if full is None:
                     raise ValueError(f"the checkpoint of layout {found['layout']} holds no "
                                      "full model to reshard from")
-                state["model"] = self._model_state_from_full(full)
+                full, own = self._with_own_frozen(full, state)
+                state["model"] = {**self._model_state_from_full(full), **own}
                 state["optimizer"] = None
                 # a split layout's older checkpoint keeps its moments per rank: not readable
                 if "full_model" in (found["replicated"] or {}) \
                         or not self._cut_from_whole(found, state, full):
                     self._note_reshard(found["layout"])
             state.pop("full_model", None)
+        frozen_read(found, state, self._layout_record())
         state.setdefault("step", found["step"])
         return state
 

@@ -216,8 +216,10 @@ class PipelineParallel(DataParallel):
 
     # stages hold different parameters: checkpoints go per rank over the whole world
     save_checkpoint = TensorParallel.save_checkpoint
+    frozen_base_checkpoints = True  # as tp: the trained parameters' pieces only
     load_checkpoint = TensorParallel.load_checkpoint
     _cut_from_whole = TensorParallel._cut_from_whole
+    _with_own_frozen = TensorParallel._with_own_frozen
     _layout_record = TensorParallel._layout_record
 
     def _sliced(self) -> SlicedState:

@@ -1,0 +1,34 @@
+"""Round 28: a LoRA fine-tune under tp and pp on 2 ranks checks its base on resume.
+
+Their checkpoints held only the adapters' pieces, but no record of the base: resuming on
+another base went on silently, the adapters applied to weights they were not trained on.
+Now each rank writes the prints of its slices of the frozen base (with the layout they
+fit): the same layout compares them, another layout compares the base's folder. The oracle
+is the same 2-rank run that never stopped: equal losses and adapters after the resume.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ..models.ernie_reference import make_checkpoint
+from .mpi_util import run_mpi
+
+
+@pytest.mark.mpi
+def test_lora_tp_pp_checkpoints_check_their_base(tmp_path):
+    make_checkpoint(tmp_path / "base", "dense-gqa-tied")
+    make_checkpoint(tmp_path / "other", "dense-gqa-tied", seed=1)
+    results = run_mpi(2, "lora_split_ckpt_r28c_check.py", str(tmp_path / "base"),
+                      str(tmp_path / "other"), str(tmp_path / "runs"), timeout=240)
+    for res in results:
+        for strategy in ("tp", "pp"):
+            got = res[strategy]
+            assert got["resumed"] == 2, (strategy, got)
+            assert got["got"] == got["want"], (strategy, got)
+            assert got["weights"] == 0.0, (strategy, got)
+            assert got["bytes"] < got["base_bytes"], (strategy, got)
+            assert "another base" in got["other"].get("error", ""), (strategy, got)
+        assert "another base" in res["cross_other"].get("error", ""), res["cross_other"]
+        assert "from_pretrained" in res["cross_other"]["error"]
+        assert res["cross_same"] == {"resumed": 2}, res["cross_same"]
