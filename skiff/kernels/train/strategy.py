@@ -224,6 +224,11 @@ class Strategy:
         on every rank (called after :meth:`reduce_gradients`, before the optimizer step)."""
         return None if math.isfinite(loss) else f"loss is {loss}"
 
+    def mean_over_ranks(self, value: float) -> float:
+        """``value`` averaged over the ranks that stop together (early stopping's validation
+        loss, so that every rank keeps the same best step; one process: ``value``)."""
+        return float(value)
+
     def agree_stop(self, flag: bool) -> bool:
         """Whether to stop, the same on every rank: True when any rank's ``flag`` is (a
         callback's or early stopping's decision; one process: ``flag``)."""

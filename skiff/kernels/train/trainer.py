@@ -658,8 +658,10 @@ class Trainer(Inference, TrainerState):
             return False
         if run.early is None:
             run.early = EarlyStopping(self.early_stopping)
-        if not run.early.update(self.model, run.step, run.val_history[-1].get("val_loss")) \
-                or run.step >= run.total:
+        val_loss = run.val_history[-1].get("val_loss")
+        if val_loss is not None:  # ranks that saw other validation data watch their mean:
+            val_loss = run.strategy.mean_over_ranks(val_loss)  # one best step and weights
+        if not run.early.update(self.model, run.step, val_loss) or run.step >= run.total:
             return False
         run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
                        f"validation{'s' if self.early_stopping > 1 else ''}")

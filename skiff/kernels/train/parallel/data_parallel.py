@@ -363,6 +363,12 @@ class DataParallel(Strategy):
             where += " (finite on the other ranks: look at that rank's batch)"
         return f"loss is {where}"
 
+    def mean_over_ranks(self, value: float) -> float:
+        everyone = self._stop_comm()
+        if everyone.size == 1:
+            return float(value)
+        return float(everyone.allreduce(np.array([float(value)]), "mean")[0])
+
     def agree_stop(self, flag: bool) -> bool:
         """True on every rank when any rank's ``flag`` is (one small allreduce over the
         ranks that must stop together)."""
