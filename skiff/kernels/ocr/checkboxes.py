@@ -30,6 +30,9 @@ _TICK_READ = re.compile(r"^[\u2713\u2714\u221aVv\u2611](?= |$)")
 # keeps its "I")
 _ONE_READ = re.compile(r"^[^\sA-Za-z0-9](?= |$)")
 _CJK = re.compile(r"^[\u3400-\u9fff\uf900-\ufaff]")
+# a mark filling more than this share of its own extent is solid (an icon's square), no
+# tick or cross: the frame is no check box
+SOLID = 0.75
 # a frame's side is a run of ink along at least this share of the side
 SIDE_RUN = 0.8
 # ink inside a frame reaching across less than this share of its inside is no mark
@@ -75,7 +78,8 @@ def frame_state(bw: np.ndarray, rows: tuple[float, float], strict: np.ndarray | 
     if first and bw[:, :x].any(0).sum() > 1:
         return None
     firm = bw if strict is None else strict
-    return _state(firm[y:y + h, x:x + w], _thickness(part)), (x, y, x + w, y + h)
+    state = _state(firm[y:y + h, x:x + w], _thickness(part))
+    return None if state is None else (state, (x, y, x + w, y + h))
 
 
 def _is_frame(part: np.ndarray) -> bool:
@@ -111,7 +115,7 @@ def _thickness(part: np.ndarray) -> int:
     return max(1, min(max(runs), min(h, w) // 4))
 
 
-def _state(ink: np.ndarray, thick: int) -> str:
+def _state(ink: np.ndarray, thick: int) -> str | None:
     import cv2
 
     h, w = ink.shape
@@ -139,6 +143,8 @@ def _state(ink: np.ndarray, thick: int) -> str:
     ys, xs = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
     mark = mask[ys[0]:ys[-1] + 1, xs[0]:xs[-1] + 1]
     mh, mw = mark.shape
+    if mark.mean() > SOLID:  # a filled square inside a frame: an icon, no tick or cross
+        return None
     if mh < 4 or mw < 4:
         return CROSSED
     # a cross's two arms reach its top, at the left and at the right; a tick's left arm

@@ -106,3 +106,15 @@ def test_a_frame_is_square_with_corners():
     wide[4:26, 4:56] = 1
     wide[6:24, 6:54] = 0
     assert frame_state(wide, (5, 40)) is None  # a table's cell, not a box
+
+
+def test_an_icon_framed_with_a_solid_square_is_no_box():
+    """A UI list's icon (a square outline around a filled square) before "Settings" was
+    read "☒ Settings" (round 28, a user's probe): a solid mark is no tick or cross."""
+    img = _crop(None, "Settings").copy()
+    img[4:30, 4:30] = 255
+    img[4:30, 4:6] = img[4:30, 28:30] = img[4:6, 4:30] = img[28:30, 4:30] = 0
+    img[11:23, 11:23] = 0
+    assert checkbox_text("Settings", img) == "Settings"
+    img[11:23, 11:23] = 255  # the same frame, empty: a box
+    assert checkbox_text("Settings", img) == f"{EMPTY} Settings"
