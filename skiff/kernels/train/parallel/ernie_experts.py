@@ -141,8 +141,10 @@ def save_checkpoint(strategy, directory, state: dict, *, step: int, keep):
     """Write this rank's pieces (its experts, and on rank 0 the rest) with no gather."""
     from .checkpoint import save_sharded
     from .data_parallel import split_state
+    from .hybrid import frozen_per_rank
 
     state = dict(state)
+    frozen_per_rank(state, _layout(strategy))
     first = _first(strategy.model)
     model_state = {global_name(n, first): v for n, v in state.pop("model").items()}
     opt = state.pop("optimizer", None)
@@ -151,8 +153,11 @@ def save_checkpoint(strategy, directory, state: dict, *, step: int, keep):
     state["optimizer_hyper"] = sliced.optimizer_hyper(opt)
     rep, sh = split_state(state)
     return save_sharded(directory, strategy.comm, replicated=rep, sharded=sh, step=step,
-                        keep=keep, layout={"ep": strategy.comm.size,
-                                           "strategy": "ExpertParallel"}, pieces=pieces)
+                        keep=keep, layout=_layout(strategy), pieces=pieces)
+
+
+def _layout(strategy) -> dict:
+    return {"ep": strategy.comm.size, "strategy": "ExpertParallel"}
 
 
 def load_checkpoint(strategy, directory, on_corrupt=None) -> dict | None:
@@ -177,5 +182,8 @@ def load_checkpoint(strategy, directory, on_corrupt=None) -> dict | None:
                                    state.pop("optimizer_hyper", None))
     state.update(model={n: model[global_name(n, first)] for n in local_state},
                  optimizer=opt)
+    from .hybrid import frozen_read
+
+    frozen_read(found, state, _layout(strategy))
     state.setdefault("step", found["step"])
     return state

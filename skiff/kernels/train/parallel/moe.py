@@ -338,6 +338,12 @@ class ExpertParallel(DataParallel):
 
     ernie = False  # an ERNIE-4.5 model (set in setup)
 
+    @property
+    def frozen_base_checkpoints(self) -> bool:
+        """ERNIE: checkpoints in pieces of what trains, with each rank's prints of its part
+        of a frozen base (:mod:`.ernie_experts`); a GPT MoE keeps its whole model."""
+        return bool(self.ernie)
+
     def full_state_dict(self, model) -> dict:
         comm = self._comm()
         whole = model.state_dict()  # the experts' frozen weights too (LoRA)

@@ -1,4 +1,4 @@
-"""Round 28: a LoRA fine-tune under tp and pp on 2 ranks checks its base on resume.
+"""Round 28: a LoRA fine-tune under tp, pp and ep on 2 ranks checks its base on resume.
 
 Their checkpoints held only the adapters' pieces, but no record of the base: resuming on
 another base went on silently, the adapters applied to weights they were not trained on.
@@ -15,20 +15,37 @@ from ..models.ernie_reference import make_checkpoint
 from .mpi_util import run_mpi
 
 
-@pytest.mark.mpi
-def test_lora_tp_pp_checkpoints_check_their_base(tmp_path):
-    make_checkpoint(tmp_path / "base", "dense-gqa-tied")
-    make_checkpoint(tmp_path / "other", "dense-gqa-tied", seed=1)
-    results = run_mpi(2, "lora_split_ckpt_r28c_check.py", str(tmp_path / "base"),
-                      str(tmp_path / "other"), str(tmp_path / "runs"), timeout=240)
+def _check(results, strategies):
     for res in results:
-        for strategy in ("tp", "pp"):
+        for strategy in strategies:
             got = res[strategy]
             assert got["resumed"] == 2, (strategy, got)
             assert got["got"] == got["want"], (strategy, got)
             assert got["weights"] == 0.0, (strategy, got)
             assert got["bytes"] < got["base_bytes"], (strategy, got)
             assert "another base" in got["other"].get("error", ""), (strategy, got)
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_lora_tp_pp_checkpoints_check_their_base(tmp_path):
+    make_checkpoint(tmp_path / "base", "dense-gqa-tied")
+    make_checkpoint(tmp_path / "other", "dense-gqa-tied", seed=1)
+    results = run_mpi(2, "lora_split_ckpt_r28c_check.py", str(tmp_path / "base"),
+                      str(tmp_path / "other"), str(tmp_path / "runs"), "tp,pp", "cross",
+                      timeout=240)
+    _check(results, ("tp", "pp"))
+    for res in results:
         assert "another base" in res["cross_other"].get("error", ""), res["cross_other"]
         assert "from_pretrained" in res["cross_other"]["error"]
         assert res["cross_same"] == {"resumed": 2}, res["cross_same"]
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_lora_ep_checkpoints_check_their_base(tmp_path):
+    make_checkpoint(tmp_path / "base", "moe-shared")
+    make_checkpoint(tmp_path / "other", "moe-shared", seed=1)
+    results = run_mpi(2, "lora_split_ckpt_r28c_check.py", str(tmp_path / "base"),
+                      str(tmp_path / "other"), str(tmp_path / "runs"), "ep", timeout=240)
+    _check(results, ("ep",))
