@@ -153,5 +153,6 @@ _TORCH_NAMES = (
     "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
-    "autocast", "masked_scatter",
+    "autocast", "masked_scatter", "cfloat", "cdouble", "complex64", "complex128",
+    "view_as_real", "view_as_complex", "complex", "angle", "is_complex", "real", "imag", "conj",
 )

@@ -173,6 +173,13 @@ def _run_rule(n, gouts, want):
             f"create_graph=True: {name} has no double-backward rule, so the gradient through "
             f"it cannot be differentiated again: {hint}; or take its gradient without "
             f"create_graph.")
+    if any(g is not None and g.dtype.kind == "c" for g in gouts):
+        # first order conjugates a real-written rule's complex gradients (torch's
+        # convention, autograd._conjugated_backward); these rules are not conjugated yet
+        raise NoDoubleBackward(
+            f"create_graph=True through complex tensors ({name}): gradients of gradients of "
+            "complex values are not supported yet; take the gradient without create_graph, "
+            "or differentiate twice in real arithmetic (view_as_real).")
     if n.saved is None:
         raise RuntimeError(f"backward through {name} a second time: its saved arrays were "
                            "freed; call backward(retain_graph=True) the first time")

@@ -231,8 +231,25 @@ __all__ = [
     "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
     "autocast", "masked_scatter",
+    # complex tensors (round 28): torch.cfloat, torch.view_as_real, torch.complex, ...
+    "cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
+    "complex", "angle", "is_complex", "real", "imag", "conj",
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)
 from .amp_torch import autocast  # noqa: E402,F401  (torch's)
+from .complex_r28 import (  # noqa: E402,F401,A004  (torch's names; `complex` after all code)
+    angle,
+    cdouble,
+    cfloat,
+    complex,
+    complex64,
+    complex128,
+    conj,
+    imag,
+    is_complex,
+    real,
+    view_as_complex,
+    view_as_real,
+)
 from .tensor_r28 import masked_scatter  # noqa: E402,F401

@@ -54,6 +54,8 @@ class _Bridge(_ag.Function):
     """One node over a ctx-style function: forward hands back the outputs it already computed,
     backward calls the user's ``backward(ctx, *grads)`` on tensors."""
 
+    complex_aware = True  # the user's backward follows torch's convention for complex grads
+
     def forward(self, *arrays, fn=None, ctx=None, outputs=None):
         self.fn, self.ctx, self.n_in = fn, ctx, len(arrays)
         # the arrays of ctx's saved tensors, for the engine's in-place version check

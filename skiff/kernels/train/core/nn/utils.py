@@ -29,6 +29,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if p_norm <= 0:
         raise ValueError(f"norm_type must be positive or inf, got {norm_type!r}")
     dtype = params[0].dtype if params else np.float32
+    dtype = np.empty(0, dtype).real.dtype  # a complex parameter's norm is real, as torch's
     xp = params[0].xp if params else np
     if grads and p_norm == 2.0 and not error_if_nonfinite and xp is not np:
         sumsq = sum_squares(*grads)
