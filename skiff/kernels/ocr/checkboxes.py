@@ -33,6 +33,9 @@ _CJK = re.compile(r"^[\u3400-\u9fff\uf900-\ufaff]")
 # a mark filling more than this share of its own extent is solid (an icon's square), no
 # tick or cross: the frame is no check box
 SOLID = 0.75
+# a mark with a straight run of ink over this share of its height or width is a letter's
+# stem or bar
+STEM = 0.75
 # a frame's side is a run of ink along at least this share of the side
 SIDE_RUN = 0.8
 # ink inside a frame reaching across less than this share of its inside is no mark
@@ -147,11 +150,19 @@ def _state(ink: np.ndarray, thick: int) -> str | None:
         return None
     if mh < 4 or mw < 4:
         return CROSSED
-    # a cross's two arms reach its top, at the left and at the right; a tick's left arm
-    # starts halfway down, so its top quarter holds ink at the right only
-    top = mark[:max(1, mh // 4)].any(0)
-    edge = max(1, round(0.4 * mw))
-    return CROSSED if top[:edge].any() and top[mw - edge:].any() else TICKED
+    # a letter or a digit in a frame (a keycap: "Q Quit", "K Keep going") is no mark: a
+    # stem or a bar along most of the mark ("K", "1", "Z")
+    if _longest(mark.T) >= STEM * mh or _longest(mark) >= STEM * mw:
+        return None
+    # a cross's two arms reach its top apart, at the left and at the right; a tick's left
+    # arm starts halfway down, so its top quarter holds ink at the right only; ink in the
+    # centre of its top sixth is a letter's arc or apex ("O", "Q", "S", "A")
+    top, crest = mark[:max(1, mh // 4)].any(0), mark[:max(1, mh // 6)].any(0)
+    edge = max(1, round(0.35 * mw))
+    centre = slice(round(0.45 * mw), max(round(0.45 * mw) + 1, round(0.55 * mw)))
+    if crest[centre].any() or not top[mw - edge:].any():
+        return None
+    return CROSSED if top[:edge].any() else TICKED
 
 
 def faint_ink(region: np.ndarray) -> np.ndarray:

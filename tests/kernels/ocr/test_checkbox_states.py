@@ -6,7 +6,7 @@ phone shots): the recognizer read a ticked box as "☑", "✓" or nothing, an em
 "□" or nothing, and the detector left boxes at 14-16 px out of the line: 19 of 80 lines
 began with their box's state. ``checkboxes.checkbox_text`` (the box as the crop's first
 ink) and ``checkboxes.box_before`` (the box just left of the line's box) read the state
-from the frame's inside: 73 of 80 (``/work/round28/h9-ocr-followups/boxes_probe.py``)."""
+from the frame's inside: 72 of 80 (``/work/round28/h9-ocr-followups/boxes_probe.py``)."""
 
 from __future__ import annotations
 
@@ -118,3 +118,20 @@ def test_an_icon_framed_with_a_solid_square_is_no_box():
     assert checkbox_text("Settings", img) == "Settings"
     img[11:23, 11:23] = 255  # the same frame, empty: a box
     assert checkbox_text("Settings", img) == f"{EMPTY} Settings"
+
+
+@pytest.mark.parametrize("key", ["K", "1", "S", "Q"])
+def test_a_keycap_is_no_box(pipe, key):
+    """A shortcut legend's keys, a letter or digit framed before its action, were read as
+    crossed or ticked boxes ("☒ K Keep going", "☑ First tab"; round 28, a user's probe): a
+    letter's stem, bar, arc or apex is no tick or cross."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    sans = ImageFont.truetype(_face(), 16)
+    img = Image.new("RGB", (400, 60), "white")
+    d = ImageDraw.Draw(img)
+    d.rectangle((20, 16, 44, 40), outline=0, width=2)
+    d.text((27, 18), key, font=sans, fill=0)
+    d.text((58, 18), "Keep going", font=sans, fill=0)
+    got = pipe(np.asarray(img)).text
+    assert not any(sign in got for sign in (EMPTY, TICKED, CROSSED)), got
