@@ -21,7 +21,8 @@ Operators: Identity, Constant, Add, Sub, Mul, Div, Pow, Sqrt, Erf, Exp, Relu, Si
 HardSigmoid, HardSwish, Clip, Softmax, MatMul, Gemm, Conv (groups, asymmetric and
 ``SAME_UPPER`` pads), BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
 ReduceMean, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Slice, Shape, Cast,
-Gather (constant indices). Anything else is refused at load time, naming the operator.
+Gather (constant indices), LayerNormalization (and QDQ graphs through :mod:`.qdq`).
+Anything else is refused at load time, naming the operator.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..core.nn.functional import avg_pool2d, max_pool2d, relu, softmax
 from ..core.nn.module import Module, Parameter
 from ..core.tensor import Tensor, cat
 from . import ops
+from .fakequant import fake_quant
 
 __all__ = ["OnnxModule", "SUPPORTED_OPS", "UnsupportedOnnx"]
 
@@ -237,6 +239,22 @@ def _clip(ctx, x, lo=None, hi=None, *, min=None, max=None, **_):
     return ops.clip(x, lo, hi)
 
 
+def _layer_norm(ctx, x, scale, bias=None, *, axis=-1, epsilon=1e-5, **_):
+    ax = tuple(range(axis % x.ndim, x.ndim))
+    d = x - x.mean(axis=ax, keepdims=True)
+    y = d / ((d * d).mean(axis=ax, keepdims=True) + float(epsilon)).sqrt() * scale
+    return y if bias is None else y + bias
+
+
+def _fake_quant(ctx, x, *, scale, zero_point, qmin, qmax, axis=None, **_):
+    """``FakeQuant`` (made by :mod:`.qdq` from a QuantizeLinear/DequantizeLinear pair):
+    scales and zero points are attributes, so they stay constants."""
+    per = len(scale) > 1
+    return fake_quant(x, np.asarray(scale, np.float32) if per else float(scale[0]),
+                      np.asarray(zero_point) if per else int(zero_point[0]), int(qmin),
+                      int(qmax), axis=int(axis) % x.ndim if per else None)
+
+
 def _flatten(ctx, x, *, axis=1, **_):
     n = int(np.prod(x.shape[:axis]))
     return x.reshape((n, -1))
@@ -279,8 +297,11 @@ _OPS = {
     "Shape": _shape,
     "Cast": _cast,
     "Gather": _gather,
+    "LayerNormalization": _layer_norm,
+    "FakeQuant": _fake_quant,
 }
-_FUSED = ("AffineHardSwish", "Gelu", "Linear")  # made by _fuse_activations, not in ONNX files
+# made by _fuse_activations (FakeQuant: by .qdq), not in ONNX files
+_FUSED = ("AffineHardSwish", "Gelu", "Linear", "FakeQuant")
 SUPPORTED_OPS = tuple(sorted(set(_OPS) - set(_FUSED)) + ["Constant"])
 _BN_STATS = {3, 4}  # BatchNormalization inputs that are running statistics
 
@@ -467,7 +488,7 @@ class OnnxModule(Module):
         graph = model.graph
         self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                          default=13)
-        unknown = sorted({n.op_type for n in graph.node} - set(SUPPORTED_OPS))
+        unknown = sorted({n.op_type for n in graph.node} - set(SUPPORTED_OPS) - {"FakeQuant"})
         if unknown:
             raise UnsupportedOnnx(f"the graph uses operators this importer does not run: "
                                   f"{', '.join(unknown)} (supported: {', '.join(SUPPORTED_OPS)})")
