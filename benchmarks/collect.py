@@ -15,7 +15,8 @@ ORDER = ["jobs", "first-use", "widgets", "train-core", "layers", "train", "dist"
          "ocr-layout", "ocr-crops", "ocr-displays", "ocr-textfree", "ocr-grainy",
          "ocr-scans", "ocr-probes", "ocr-probes-thumbnail",
          "ocr-probes-phone", "ocr-fields", "ocr-everyday", "ocr-everyday-thumbnail",
-         "ocr-everyday-phone", "ocr-finetune", "open-models", "gpu"]
+         "ocr-everyday-phone", "ocr-errands", "ocr-errands-thumbnail", "ocr-errands-phone",
+         "ocr-finetune", "open-models", "gpu"]
 TITLES = {
     "jobs": "Jobs: launch → first event (issue 2)",
     "first-use": "First use: the first %solve in a new kernel (issue 16)",
