@@ -6,6 +6,7 @@ second derivative of each covered op, and the error that names an op without a r
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -212,7 +213,9 @@ def _ops(lib):
 
 @pytest.mark.parametrize("name", sorted(_ops(torch)))
 def test_second_and_third_derivative_of_each_op(name):
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    # a stable seed (str hash() changes with every process: CI drew a gelu_tanh input whose
+    # third derivative, 3.3e-6 among values ~1, differed from torch's by 3e-12)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) % 1000)
     x0, w0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
     got = []
     for lib in (skiff, torch):
@@ -231,7 +234,7 @@ def test_second_and_third_derivative_of_each_op(name):
         if b is None:
             assert a is None
             continue
-        close(a, b)
+        close(a, b, atol=1e-11)  # float64 rounding of two formulas, third derivatives ~1
 
 
 # ---- MAML: one inner step of a conv-BN-ReLU-maxpool learner, the meta-gradient through it -----
