@@ -1,7 +1,8 @@
 """Crops in, training batches out: loading, augmentation, rendered general text, batching.
 
 * :func:`load_crop` reads an image as an RGB uint8 array as ``%ocr`` reads one (Pillow,
-  EXIF applied, 16-bit grey scaled, transparency laid on paper).
+  EXIF applied, 16-bit grey scaled, transparency laid on paper); :func:`as_read` turns a
+  vertical line's crop a quarter, as the pipeline turns a tall box before reading it.
 * :class:`Augment` applies small, label-preserving changes: a slight affine warp (rotation,
   shear, scale), margins trimmed or grown, Gaussian blur, sensor noise, contrast and
   brightness. Each is drawn per crop from a seeded generator.
@@ -21,7 +22,8 @@ import numpy as np
 
 from skiff.kernels.ocr.rec import rec_input
 
-__all__ = ["load_crop", "Augment", "GeneralText", "render_line", "make_batch", "fit_width"]
+__all__ = ["load_crop", "as_read", "Augment", "GeneralText", "render_line", "make_batch",
+           "fit_width"]
 
 
 def load_crop(path: str) -> np.ndarray:
@@ -33,6 +35,21 @@ def load_crop(path: str) -> np.ndarray:
 
     with Image.open(path) as im:
         return pil_rgb(im, exif=True)
+
+
+def as_read(crop: np.ndarray, text: str) -> np.ndarray:
+    """``crop`` as the OCR pipeline reads it: a crop at least :data:`rec.TALL` times taller
+    than wide is a vertical line, which :func:`rec.crop_box` turns a quarter (counter-
+    clockwise, its top to the left) before the recognizer sees it; a crop file of such a
+    column is turned the same way, so the model learns it as it will be read (upright, a
+    column of 5 characters was 1-2 frames wide at 48 px and refused as too narrow). A lone
+    character stays as it stands (a display's "1" is read so too)."""
+    from skiff.kernels.ocr.rec import TALL
+
+    h, w = crop.shape[:2]
+    if h >= TALL * w and len(text.strip()) > 1:
+        return np.ascontiguousarray(np.rot90(crop))
+    return crop
 
 
 def render_line(text: str, font_path: str, size: int, rng: random.Random, *,

@@ -31,7 +31,7 @@ from skiff.kernels.train.core.tensor import Tensor
 from skiff.kernels.train.onnx import OnnxModule, export_onnx
 from skiff.kernels.train.onnx.ops import linear
 
-from .data import Augment, GeneralText, load_crop, make_batch
+from .data import Augment, GeneralText, as_read, load_crop, make_batch
 from .labels import Dictionary, LabelRow, read_labels
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
@@ -387,8 +387,8 @@ def _load(rows: list[LabelRow], where: str = "") -> tuple[list[np.ndarray], list
     page, page_of = None, None
     for r in sorted(rows, key=lambda r: r.image) if any(r.box for r in rows) else rows:
         try:
-            if r.box is None:
-                crop = load_crop(r.image)
+            if r.box is None:  # a crop file; a column of text turned as crop_box turns it
+                crop = as_read(load_crop(r.image), r.text)
             else:
                 if page_of != r.image:
                     page, page_of = load_crop(r.image), r.image
