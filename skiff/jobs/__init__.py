@@ -146,6 +146,11 @@ def resume(job: Job, *, front: str = "cli") -> Job:
         raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
     job.check_trusted("resume")
     config = kind.resume_config(job)
+    if isinstance(config, dict):  # a runs folder copied or moved since: the checkpoints of
+        # a job resumed before are in that run folder where it is now (skiff.jobs.moved)
+        from .moved import rebased
+
+        config = rebased(config, job.run_dir)
     _check_checkpoints_there(job, config)
     runner = job.meta.get("runner", "auto")
     return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),

@@ -365,9 +365,14 @@ class Job:
     @property
     def result(self) -> dict | None:
         """The JSON summary of the result (``result.json``), once written (an object; anything
-        else there is not a result)."""
+        else there is not a result). Paths into run folders that were copied or moved since
+        name them where they are now (:func:`skiff.jobs.moved.rebased`)."""
         value = read_json(self.run_dir / "result.json")
-        return value if isinstance(value, dict) else None
+        if not isinstance(value, dict):
+            return None
+        from .moved import rebased
+
+        return rebased(value, self.run_dir)
 
     def events(self) -> list[dict]:
         return EventReader(self.run_dir / "events.jsonl").read()
