@@ -1,6 +1,7 @@
 """``skiff.utils``: torch's ``utils`` names; ``skiff.utils.data`` holds ``TensorDataset`` and
-a tensor ``DataLoader`` for hand-written loops."""
+a tensor ``DataLoader`` for hand-written loops; ``skiff.utils.checkpoint`` torch's
+activation checkpointing."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
