@@ -30,6 +30,7 @@ from .estimate import check_fits
 from .krylov import KRYLOV, Breakdown, SolveError, Stagnation
 from .minres import minres
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
+from .null_space import annihilated, component, remove
 from .operators import (
     asymmetry,
     check_real,
@@ -606,7 +607,7 @@ class Solver:
         if old is not None and size is not None and size != old.n:
             raise ValueError(f"update: the new system has {size} unknowns and this Solver "
                              f"was set up for {old.n}; make a new Solver for another size")
-        for cached in ("_asym", "_const_null", "_tasym", "_blocks"):   # the old matrix's
+        for cached in ("_asym", "_const_null", "_gnull", "_tasym", "_blocks"):   # the old matrix's
             self.__dict__.pop(cached, None)
         M = getattr(self, "M", None)
         self._reuse_amg = M.amg if reuse and isinstance(M, AMGPrecond) else None
@@ -673,11 +674,17 @@ class Solver:
         return self._asym
 
     def _singular(self) -> bool:
-        """Whether the constants are the system's null space from both sides: a grid with
-        Neumann on every side, or a symmetric matrix whose rows sum to zero (one product
-        with the ones, once per setup); b must then sum to zero."""
+        """Whether the system is singular with a known null space from both sides: the
+        constants (a grid with Neumann on every side, or a symmetric matrix whose rows sum to
+        zero: one product with the ones, once per setup; b must then sum to zero), or the
+        columns of ``near_nullspace`` that a symmetric matrix annihilates
+        (:meth:`_given_null`: b must be orthogonal to them)."""
         if self.is_grid:
             return bool(self.system.singular)
+        return self._singular_constants() or self._given_null() is not None
+
+    def _singular_constants(self) -> bool:
+        """Whether a symmetric matrix's rows sum to zero (the constants are its null space)."""
         if not hasattr(self, "_const_null"):
             self._const_null = False
             if not self.op.callable:  # rows summing to zero first (one product), then symmetry
@@ -690,6 +697,26 @@ class Solver:
                                         float(xp.abs(out).max()) <= 1e-12 * scale and
                                         self._asymmetry() is None)
         return self._const_null
+
+    def _given_null(self):
+        """The null space that ``near_nullspace`` shows (:mod:`.null_space`): an orthonormal
+        basis (host, (n, k)) of its columns' span that the symmetric matrix annihilates (the
+        ones added when its rows sum to zero), or None. Pure-Neumann 3-D elasticity with its
+        rigid-body modes: a b with a net torque was taken as compatible (its mean is zero),
+        and GMRES stagnated at |r|/|b| = 0.25; now it is refused, or projected."""
+        if not hasattr(self, "_gnull"):
+            self._gnull = None
+            if (self.near_nullspace is not None and not self.is_grid and not self.op.callable
+                    and not self.complex and self._asymmetry() is None):
+                A = self.op.A
+                norm_a = float(to_numpy(abs(A).sum(axis=1)).max())
+                B = self.near_nullspace
+                if self._singular_constants():
+                    B = np.column_stack([B, np.ones(B.shape[0])])
+                xp = self.xp
+                self._gnull = annihilated(lambda v: to_numpy(A @ xp.asarray(v)).ravel(), B,
+                                          norm_a)
+        return self._gnull
 
     def _user_m_looks_spd(self) -> bool:
         """Whether the user's M passes a probe of symmetry and positivity with two random
@@ -918,7 +945,10 @@ class Solver:
             raise ValueError(f"b contains NaN or inf (first at index {where}: "
                              f"{float(host[where])!r})")
         host = host.reshape(self.op.shape)
-        if self._singular():
+        null = None if self.is_grid else self._given_null()
+        if null is not None:
+            host = self._null_compatible(host, null)
+        elif self._singular():
             host = host.copy()
             active = self.system.mask if self.is_grid else None
             mean = host[active].mean() if active is not None else host.mean()
@@ -942,6 +972,24 @@ class Solver:
                     f"to remove the mean (%solve --compatibility project; in a %%solve cell "
                     f"'solver: ... compatibility=project')")
         return xp.asarray(host)
+
+    def _null_compatible(self, host, null):
+        """``b`` (host) checked against the given null space: projected onto the range with
+        ``compatibility='project'``, else refused when it has a component along it."""
+        flat = host.reshape(-1)
+        along = component(null, flat)
+        size = float(np.linalg.norm(along))
+        if self.compatibility == "project":
+            return (flat - null @ along).reshape(host.shape)
+        if size > 1e-10 * max(float(np.linalg.norm(flat)), 1e-300):
+            raise ValueError(
+                f"the matrix is singular: it maps {null.shape[1]} direction(s) of "
+                f"near_nullspace to zero (e.g. rigid-body modes with no support), and b is "
+                f"not compatible (its component along them is {size:.3e}, "
+                f"{size / float(np.linalg.norm(flat)):.1e} of |b|; it must be 0: no x solves "
+                f"it); pass compatibility='project' to remove it (x is then the "
+                f"minimum-norm solution)")
+        return host
 
     def solve_many(self, B, **kwargs) -> list[Solution]:
         """Solve for every column of ``B`` (shape ``(n, k)``) with the one setup; keyword
@@ -1081,7 +1129,11 @@ class Solver:
             if self._small and self.xp is np:
                 load_numba(wait=False, delay=0.5)  # for the next solve, in the background
             if self._singular() and self.compatibility == "project":
-                x -= x.mean()
+                null = None if self.is_grid else self._given_null()
+                if null is not None:   # the minimum-norm solution (lstsq's)
+                    x = remove(null, x, self.xp)
+                else:
+                    x -= x.mean()
             self._sync()
             elapsed = time.perf_counter() - t0
             moved = self._bytes(len(hist) - 1)
