@@ -58,6 +58,10 @@ def JOBS(p):
                    help="prune: keep the newest N finished jobs")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
+    notebook_only(p.add_argument("--wait", action="store_true",
+                                 help="resume: block until the new job ends (a terminal's "
+                                      "jobs resume always does; %%jobs wait ID waits for "
+                                      "any job)"))
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
                                  type=variable_name,
                                  help="store the job in the notebook variable NAME"))

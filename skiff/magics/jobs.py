@@ -23,12 +23,16 @@ class JobsMagics(Magics):
         """List, show, wait for, cancel, resume, reattach to, trust or remove jobs, or print a
         job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
         [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
-        [--timeout S] [-o NAME]``. A list is newest first; ID may be a job's --name.
+        [--timeout S] [--wait] [-o NAME]``. A list is newest first; ID may be a job's --name.
         Interrupting ``%jobs wait`` stops the waiting, not the job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
         with usage_errors():
+            if ns.wait and ns.action != "resume":  # it was "unrecognized arguments"
+                raise ValueError(f"--wait goes with resume (the new job); %jobs wait "
+                                 f"{ns.job_id or 'ID'} waits for a job")
+            _name_variables(ns, self.shell.user_ns)
             if ns.action == "wait":
                 job = jobs_action("show", ns.job_id)
                 try:
@@ -65,6 +69,8 @@ class JobsMagics(Magics):
             out = JobTable(out)
         if ns.output:
             self.shell.user_ns[ns.output] = out
+        if ns.wait:  # resume --wait: stored first, then followed as %train --wait does
+            wait_quietly(out)
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             print(json.dumps(doc))
@@ -88,3 +94,28 @@ class JobsMagics(Magics):
             print(json.dumps([d.to_json() for d in devices]))
             return None
         return DeviceTable(devices)
+
+
+def _name_variables(ns, user_ns: dict) -> None:
+    """``%jobs show j`` where ``j`` holds a job (``%train ... -o j``): that job. It said "no
+    job 'j'": a notebook's variable is the name its user knows the job by. A job whose id or
+    --name is the word itself comes first (what the terminal finds); a variable holding a
+    job comes before a prefix or suffix of some id that the word happens to be."""
+    from skiff.jobs import Job
+    from skiff.jobs.store import find_run_dir, read_json
+
+    def job_of(word):
+        value = user_ns.get(word) if isinstance(word, str) and word.isidentifier() else None
+        if not isinstance(value, Job):
+            return word
+        try:
+            found = find_run_dir(word)
+        except KeyError:  # no such job, or an ambiguous prefix: the variable's
+            return value.id
+        meta = read_json(found / "config.json")
+        named = isinstance(meta, dict) and meta.get("name") == word
+        return word if found.name == word or named else value.id
+
+    ns.job_id = job_of(ns.job_id)
+    ns.more_ids = [job_of(word) for word in ns.more_ids]
+
