@@ -41,23 +41,64 @@ BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4", "ch-tiny": "ch-tiny"
 
 
 def base_model_path(name: str) -> Path:
-    """A shipped recognizer by name (``ch-v6`` = ``ch``, ``ch-v4``, ``ch-tiny``) or a
-    ``.onnx`` path."""
+    """A shipped recognizer by name (``ch-v6`` = ``ch``, ``ch-v4``, ``ch-tiny``), a model
+    set registered by an earlier fine-tune (``--register NAME``), a ``.onnx`` path, or a
+    folder holding a fine-tune's ``rec.onnx`` (its ``--out``, or its run folder): what a
+    user fine-tunes again."""
     if name in BASE_MODELS:
         models = MODEL_SETS[BASE_MODELS[name]]
         models.check_installed()
         return models.path("rec")
+    registered = _model_set(name)
+    if registered is not None:
+        return registered.path("rec")
     path = Path(name).expanduser()
     if path.suffix == ".onnx" and path.is_file():
         return path
-    raise ValueError(f"--from {name!r}: not a shipped recognizer ({', '.join(BASE_MODELS)}) "
-                     "and not an .onnx file")
+    if path.is_dir():
+        for each in (path / "rec.onnx", path / "model" / "rec.onnx"):
+            if each.is_file():
+                return each
+        found = sorted(path.glob("*.onnx"))
+        if len(found) == 1:
+            return found[0]
+        raise ValueError(f"--from {name!r}: a folder without rec.onnx (or with several "
+                         ".onnx files): give the recognizer's .onnx file")
+    from skiff.kernels.ocr.models import available_model_sets
+
+    own = [s for s in available_model_sets() if s not in BASE_MODELS.values()]
+    raise ValueError(f"--from {name!r}: not a shipped recognizer ({', '.join(BASE_MODELS)})"
+                     + (f", a registered set ({', '.join(own)})" if own else "")
+                     + ", an .onnx file or a folder holding rec.onnx")
+
+
+def _model_set(name: str):
+    """The model set ``name`` (shipped, or registered by a fine-tune in any session), or
+    None."""
+    from skiff.kernels.ocr.models import available_model_sets
+
+    name = BASE_MODELS.get(name, name)
+    return MODEL_SETS[name] if name in available_model_sets() else None
+
+
+def _set_base(name: str) -> str:
+    """The shipped set whose detector and direction model go with a fine-tune of ``name``:
+    the set itself, the one a registered set was built on, else ``ch``."""
+    found = _model_set(name)
+    if found is None:
+        return "ch"
+    for shipped in dict.fromkeys(BASE_MODELS.values()):
+        base = MODEL_SETS[shipped]
+        if base.det == found.det and base.cls == found.cls:
+            return shipped
+    return "ch"
 
 
 def _base_dictionary(name: str, module, classes: int) -> Dictionary:
     """The base recognizer's characters: its set's dictionary file where it has one (the
     tiny recognizer carries none in its metadata), else the model's ``character``."""
-    path = MODEL_SETS[BASE_MODELS[name]].dict_path() if name in BASE_MODELS else None
+    found = _model_set(name)
+    path = found.dict_path() if found is not None else None
     if path is not None:
         return Dictionary.from_text(path.read_text(encoding="utf-8"), classes)
     return Dictionary.from_model(module.proto, classes)
@@ -498,7 +539,10 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     if cfg.name:
         from skiff.kernels.ocr.models import register_model_set
 
-        register_model_set(cfg.name, rec=kept, base=BASE_MODELS.get(cfg.base, "ch"))
+        # the exported dictionary goes with it: a set built on ch-tiny kept tiny's own file,
+        # which lacks the characters a fine-tune added (they read as nothing)
+        register_model_set(cfg.name, rec=kept, base=_set_base(cfg.base),
+                           dict=reporter.artifact("rec_dict.txt", dict_path, kind="model"))
         result.model_set = cfg.name
         reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
     return result
