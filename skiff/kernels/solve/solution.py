@@ -56,6 +56,11 @@ class Solution:
         SciPy's negative ``info`` when the method broke down (BiCGStab: -10 rho, -11 the
         others): the solve returns the iterate it stopped at, not converged, as SciPy's
         ``bicgstab`` does (``strict=True`` raises ``SolveError`` instead).
+    columns : list of Solution or None
+        For several right-hand sides (``b`` of shape ``(n, k)``, as SciPy's ``spsolve(A,
+        B)``): each column's own solution; ``field`` and ``x`` are then ``(n, k)``,
+        ``iterations`` and ``relative_residual`` the largest of the columns', ``converged``
+        whether all did, ``time`` their sum (:func:`stack_columns`).
     true_residual : float or None
         ``|b - A x| / |b|`` recomputed from the returned ``x`` (one product after the solve);
         :attr:`relative_residual` reports it. A Krylov method updates its residual by
@@ -82,6 +87,7 @@ class Solution:
     true_residual: float | None = None
     cycles: int | None = None
     breakdown: int | None = None
+    columns: list | None = None
 
     @property
     def scipy_info(self) -> int:
@@ -102,8 +108,14 @@ class Solution:
 
     @property
     def x(self) -> np.ndarray:
-        """The solution as a flat vector (scipy's ``x``)."""
-        return self.field.ravel()
+        """The solution as a flat vector (scipy's ``x``); ``(n, k)`` for ``k`` right-hand
+        sides."""
+        return self.field if self.columns is not None else self.field.ravel()
+
+    @property
+    def on_grid(self) -> bool:
+        """Whether ``field`` is a grid's (2-D or 3-D), not a matrix system's vector(s)."""
+        return self.field.ndim >= 2 and self.columns is None
 
     @property
     def relative_residual(self) -> float:
@@ -147,7 +159,7 @@ class Solution:
 
     def _repr_html_(self) -> str:
         imgs = []
-        if self.field.ndim >= 2:
+        if self.on_grid:
             imgs.append(_png(field_figure(self)))
         imgs.append(_png(convergence_figure(self)))
         tags = "".join(f'<img src="data:image/png;base64,{b}" style="max-width:48%;'
@@ -161,14 +173,14 @@ class Solution:
         vector). ``path``: also write the one figure asked for as a PNG there."""
         if what not in ("field", "convergence", "both"):
             raise ValueError(f"what must be 'field', 'convergence' or 'both', got {what!r}")
-        if what == "field" and self.field.ndim < 2:
+        if what == "field" and not self.on_grid:
             raise ValueError(f"the field of a matrix system is a vector (shape "
                              f"{self.field.shape}), not a grid: plot 'convergence'")
         if what == "both":
             if path is not None:
                 raise ValueError("path= writes one figure: give what='field' or "
                                  "'convergence'")
-            figs = (field_figure(self),) if self.field.ndim >= 2 else ()
+            figs = (field_figure(self),) if self.on_grid else ()
             return figs + (convergence_figure(self),)
         fig = field_figure(self) if what == "field" else convergence_figure(self)
         if path is not None:
@@ -226,7 +238,7 @@ class Solution:
                                 bytes_moved=np.float64(self.bytes_moved), **extra,
                                 summary=json.dumps(self.summary(), default=str))
         elif fmt in ("vtk", "vtk-ascii"):
-            if self.field.ndim not in (2, 3):
+            if self.field.ndim not in (2, 3) or not self.on_grid:
                 raise ValueError(f"VTK export needs a 2D or 3D grid field, got shape "
                                  f"{self.field.shape}")
             spacing = None
@@ -236,6 +248,35 @@ class Solution:
         else:
             raise ValueError(f"unknown format {fmt!r}: choose from npz, vtk, vtk-ascii")
         return path
+
+
+def stack_columns(solutions: list) -> Solution:
+    """One :class:`Solution` for the columns of ``B`` (each column's own in ``columns``):
+    ``x`` is ``(n, k)``; the worst column speaks for the whole (its residual history,
+    status, iterations), ``converged`` when every column is, times summed."""
+    if not solutions:
+        raise ValueError("stack_columns: no solutions")
+    worst = max(solutions, key=lambda s: (not s.converged, s.relative_residual, s.iterations))
+    bad = [j for j, s in enumerate(solutions) if not s.converged]
+    status = ("converged" if not bad else
+              f"column {bad[0]} of {len(solutions)}: {solutions[bad[0]].status}")
+    breaks = [s.breakdown for s in solutions if s.breakdown is not None]
+    cycles = [s.cycles for s in solutions if s.cycles is not None]
+    info = dict(worst.info)
+    info.update(columns=len(solutions),
+                column_iterations=[s.iterations for s in solutions],
+                column_relative_residuals=[s.relative_residual for s in solutions])
+    return Solution(
+        field=np.column_stack([s.field.ravel() for s in solutions]),
+        residuals=list(worst.residuals), iterations=max(s.iterations for s in solutions),
+        converged=not bad, time=sum(s.time for s in solutions),
+        setup_time=solutions[0].setup_time, device=worst.device, method=worst.method,
+        precond=worst.precond, bnorm=worst.bnorm,
+        bytes_moved=sum(s.bytes_moved for s in solutions), problem=worst.problem,
+        info=info, status=status,
+        true_residual=max(s.relative_residual for s in solutions),
+        cycles=max(cycles) if cycles else None, breakdown=breaks[0] if breaks else None,
+        columns=list(solutions))
 
 
 def write_vtk(path, u, *, spacing=None, binary=True, name="u") -> None:

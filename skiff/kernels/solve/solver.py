@@ -41,7 +41,7 @@ from .operators import (
 )
 from .problems import GridProblem, diffusion, poisson
 from .saddle import SaddlePrecond, saddle_blocks
-from .solution import Solution
+from .solution import Solution, stack_columns
 from .stencil import ConstStencil
 
 __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolerances",
@@ -973,6 +973,29 @@ class Solver:
                     f"'solver: ... compatibility=project')")
         return xp.asarray(host)
 
+    def _columns(self, b):
+        """``b`` as a host ``(n, k)`` array when it holds k > 1 right-hand sides of a matrix
+        system (dense, sparse or on the device), else None (one vector, or a grid's field)."""
+        shape = getattr(b, "shape", None)
+        if (self.is_grid or shape is None or len(shape) != 2 or shape[1] < 2
+                or shape[0] != self.op.n):
+            return None
+        if hasattr(b, "toarray") and not isinstance(b, np.ndarray):  # scipy/cupyx sparse
+            b = b.toarray()
+        return np.asarray(to_numpy(b))
+
+    def _solve_columns(self, B, *, x0, **kwargs) -> Solution:
+        """Each column of ``B`` solved with this setup; one :class:`Solution` whose ``x`` is
+        ``(n, k)`` (:func:`.solution.stack_columns`). ``x0``: None, or ``(n, k)``."""
+        k = B.shape[1]
+        if x0 is not None:
+            x0 = np.asarray(to_numpy(x0))
+            if x0.shape != B.shape:
+                raise ValueError(f"x0 has shape {x0.shape}; with {k} right-hand sides (b of "
+                                 f"shape {B.shape}) it must be {B.shape} or None")
+        return stack_columns([self.solve(B[:, j], x0=None if x0 is None else x0[:, j],
+                                         **kwargs) for j in range(k)])
+
     def _null_compatible(self, host, null):
         """``b`` (host) checked against the given null space: projected onto the range with
         ``compatibility='project'``, else refused when it has a component along it."""
@@ -993,7 +1016,8 @@ class Solver:
 
     def solve_many(self, B, **kwargs) -> list[Solution]:
         """Solve for every column of ``B`` (shape ``(n, k)``) with the one setup; keyword
-        arguments as :meth:`solve`. Returns a list of ``k`` solutions."""
+        arguments as :meth:`solve`. Returns a list of ``k`` solutions (``solve(B)`` returns
+        one whose ``x`` is ``(n, k)``, as SciPy's ``spsolve(A, B)``)."""
         if hasattr(B, "toarray") and not isinstance(B, np.ndarray):  # scipy/cupyx sparse
             B = B.toarray()
         B = np.asarray(to_numpy(B))
@@ -1004,7 +1028,11 @@ class Solver:
 
     def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
               reporter=None, strict=False, callback_type=None, stop="residual") -> Solution:
-        """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side).
+        """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side). A matrix
+        system's ``b`` of shape ``(n, k)`` (several load cases; dense or sparse) solves each
+        column with this setup and returns one Solution whose ``x`` is ``(n, k)``, as
+        SciPy's ``spsolve(A, B)`` (``x0`` then ``(n, k)`` too; ``solution.columns`` holds
+        each column's own).
 
         Stops when ``|b - A x| <= max(rtol |b|, atol)`` -- scipy.sparse.linalg.cg's test, on
         the recurrence residual for the Krylov methods. ``callback(xk)`` is called after each
@@ -1029,6 +1057,11 @@ class Solver:
         error with estimates of ``|A|`` and ``cond(A)``; ``atol`` unused), so its iteration
         count and x are SciPy's; the true residual may then be above ``rtol |b|``.
         """
+        cols = self._columns(b)
+        if cols is not None:   # (n, k): SciPy's spsolve(A, B) shape, one setup for all
+            return self._solve_columns(cols, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter,
+                                       callback=callback, reporter=reporter, strict=strict,
+                                       callback_type=callback_type, stop=stop)
         check_tolerances(rtol, atol, maxiter)
         if stop not in ("residual", "scipy"):
             raise ValueError(f"stop={stop!r}: 'residual' (|b - Ax| <= max(rtol |b|, atol), "
