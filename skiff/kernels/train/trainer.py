@@ -282,8 +282,13 @@ class Trainer(Inference, TrainerState):
                                   f"Trainer's batch_size is {own_batch})")
             strategy = self._choose_strategy()
             self.rng = train_random.new_generator(self.seed)  # this run's own: dropout draws
-            with train_random.using(self.rng):
+            # an exception on one rank stops the others too (they would wait in a collective)
+            from .parallel.rank_alarm import rank_alarm
+
+            with rank_alarm(getattr(self.reporter, "world_size", 1)) as alarm, \
+                    train_random.using(self.rng):
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+                alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
                     self._resume_from_checkpoint(run)
                 self._run_steps(run)
@@ -551,7 +556,7 @@ class Trainer(Inference, TrainerState):
         strategy.reduce_gradients(self.model)
         bad = strategy.agree_finite(loss_sum)  # a bad batch on one rank fails every rank
         if bad is not None:
-            raise self._diverged(run.step + 1, bad, run)
+            raise self._diverged(run.step + 1, bad, run, all_ranks=True)
         grad_norm = None
         lr = self._current_lr()
         if self.mixed is not None:
@@ -560,7 +565,8 @@ class Trainer(Inference, TrainerState):
             if self.clip is not None:
                 grad_norm = strategy.clip_grad_norm(self.model, self.clip)
                 if not math.isfinite(grad_norm):
-                    raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
+                    raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run,
+                                         all_ranks=True)  # the norm is over every rank
             strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
         if self.scheduler is not None:
@@ -810,18 +816,22 @@ class Trainer(Inference, TrainerState):
         parts.append(f"{time.perf_counter() - t_start:.1f} s")
         print("  ".join(parts), flush=True)
 
-    def _diverged(self, step, what, run) -> TrainingDiverged:
+    def _diverged(self, step, what, run, all_ranks: bool = False) -> TrainingDiverged:
         """The error for a run that diverged at ``step``, naming the newest checkpoint from
-        before the divergence began (not merely the last finite one)."""
+        before the divergence began (not merely the last finite one). ``all_ranks``: every
+        rank raises it at this step (agreed), so no rank alarms the others
+        (:mod:`.parallel.rank_alarm`)."""
         msg = run.watch.failure(step, what)
         self.reporter.log(msg, level="error")
-        return TrainingDiverged(msg)
+        exc = TrainingDiverged(msg)
+        exc.all_ranks = bool(all_ranks)
+        return exc
 
     def _on_divergence(self, run) -> None:
         """The loss trend says the run diverges: warn once, and stop when asked to."""
         self.reporter.info(divergence=run.watch.summary())
         if self.stop_on_divergence:
-            raise self._diverged(run.step, run.watch.describe(), run)
+            raise self._diverged(run.step, run.watch.describe(), run, all_ranks=True)
         self.reporter.log(run.watch.warning(run.step), level="warning")
 
 

@@ -1,0 +1,176 @@
+"""When one rank of a training job fails, the other ranks stop too, saying which and why.
+
+The failures the ranks agree on (a non-finite loss, a stop request, early stopping) end every
+rank at the same step. Any other exception on one rank (a data-loading error, a batch of the
+wrong shape, an out-of-memory, a KeyboardInterrupt, a checkpoint write that fails) used to
+leave the other ranks waiting in the next collective for ever: under ``mpiexec -n 2 python
+train.py`` the failing rank printed its traceback and then waited in ``MPI_Finalize`` for
+peers that waited for it, and nothing ended the job.
+
+:class:`RankAlarm` guards one ``Trainer.train`` call on several ranks. On entry it starts a
+watcher thread that polls (``Iprobe``) a duplicate of the world communicator kept for alarms.
+An exception leaving the guarded block on one rank is sent to every other rank as one line
+(``rank 1 failed after step 3: ValueError: ...``) and noted on the exception itself. A rank that
+hears an alarm says so on stderr at once; if its own ``train`` has not ended ``grace``
+seconds later (it is blocked in a collective its peer will never join), it leaves the
+process with exit code 1, which makes ``mpiexec`` (and the skiff worker's watchdog, and
+``srun --kill-on-bad-exit``) end the rest of the job. A rank whose ``train`` ends by itself
+within the grace (it raised the same error, or an agreed one) is not touched.
+
+Every ``train`` call is numbered (the same on every rank, as the calls are collective), and
+an alarm carries its number: one left unread from an earlier call is ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+__all__ = ["RankAlarm", "rank_alarm", "ALARM_TAG"]
+
+ALARM_TAG = 29_017
+POLL_S = 0.05
+GRACE_S = 3.0
+SEND_WAIT_S = 2.0
+
+_COMM = None      # the alarm communicator (a duplicate of the world, made once per process)
+_CALLS = [0]      # train() calls guarded so far in this process
+
+
+def _alarm_comm():
+    global _COMM
+    if _COMM is None:
+        from mpi4py import MPI
+
+        _COMM = MPI.COMM_WORLD.Dup()   # collective: every rank's first guarded call
+    return _COMM
+
+
+def rank_alarm(world_size: int, **kw):
+    """A :class:`RankAlarm` over the MPI world when the job has several ranks, else a guard
+    that does nothing (one process never imports MPI here)."""
+    if int(world_size or 1) <= 1:
+        return _NoAlarm()
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return _NoAlarm()
+    comm = _alarm_comm()
+    if comm.Get_size() <= 1:
+        return _NoAlarm()
+    return RankAlarm(comm, **kw)
+
+
+class _NoAlarm:
+    where = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class RankAlarm:
+    """Guard one collective block (``with RankAlarm(comm): ...``); see the module's doc.
+
+    ``where()``, when set, says where this rank is (``"after step 4"``) for the alarm's text.
+    ``leave(code)`` ends the process (``os._exit``; tests pass their own)."""
+
+    def __init__(self, comm, *, grace: float = GRACE_S, out=None, leave=None):
+        self.comm = comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.grace = float(grace)
+        self.out = out
+        self.leave = leave or os._exit
+        self.where = None
+        self.heard: str | None = None
+        _CALLS[0] += 1
+        self.call = _CALLS[0]
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True,
+                                        name=f"skiff-rank-alarm-{self.rank}")
+
+    # -- the guarded block ------------------------------------------------------------------
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._done.set()
+        self._thread.join(timeout=1.0)
+        if exc is not None and self.heard is None and not getattr(exc, "all_ranks", False):
+            self._raise_alarm(exc)
+        return False
+
+    def _say(self, text: str) -> None:
+        out = self.out or sys.stderr
+        try:
+            out.write(text + "\n")
+            out.flush()
+        except (OSError, ValueError):
+            pass
+
+    def _raise_alarm(self, exc: BaseException) -> None:
+        """Tell every other rank that this one failed, and say so on the exception."""
+        where = ""
+        if self.where is not None:
+            try:
+                where = f" {self.where()}"
+            except Exception:  # noqa: BLE001 - the alarm must go out whatever
+                where = ""
+        cause = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+        if len(cause) > 600:
+            cause = cause[:600] + " ..."
+        text = f"rank {self.rank} failed{where}: {cause}"
+        reqs = []
+        for peer in range(self.size):
+            if peer == self.rank:
+                continue
+            try:
+                reqs.append(self.comm.isend((self.call, text), dest=peer, tag=ALARM_TAG))
+            except Exception:  # noqa: BLE001 - a peer already gone: tell the others
+                pass
+        self._wait_sent(reqs)
+        if hasattr(exc, "add_note"):
+            exc.add_note(f"(on rank {self.rank} of {self.size}: the other ranks were told to "
+                         "stop)")
+
+    @staticmethod
+    def _wait_sent(reqs) -> None:
+        import time
+
+        end = time.monotonic() + SEND_WAIT_S
+        pending = list(reqs)
+        while pending and time.monotonic() < end:
+            try:
+                pending = [r for r in pending if not r.test()[0]]
+            except Exception:  # noqa: BLE001
+                return
+            if pending:
+                time.sleep(0.005)
+
+    # -- the watcher thread -----------------------------------------------------------------
+    def _watch(self) -> None:
+        from mpi4py import MPI
+
+        while not self._done.is_set():
+            status = MPI.Status()
+            try:
+                if not self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG, status=status):
+                    self._done.wait(POLL_S)
+                    continue
+                call, text = self.comm.recv(source=status.Get_source(), tag=ALARM_TAG)
+            except Exception:  # noqa: BLE001 - MPI torn down under us: nothing to watch
+                return
+            if call != self.call:  # left unread by an earlier train() call
+                continue
+            self.heard = text
+            self._say(f"skiff rank {self.rank}: stopping: {text}")
+            if self._done.wait(self.grace):
+                return  # this rank's train() ended by itself
+            self._say(f"skiff rank {self.rank}: left the job (it waited in a collective that "
+                      f"rank {status.Get_source()} will not join)")
+            self.leave(1)
+            return
