@@ -1320,6 +1320,15 @@ class Solver:
                 # (skiff's and pyamg's) stalls, an incomplete LU converges in 4 iterations
                 remedy += (", or an incomplete LU for a convection-dominated matrix: "
                            "M=scipy.sparse.linalg.spilu(A.tocsc())")
+            if (not self.is_grid and self.near_nullspace is None
+                    and self._singular_constants()):
+                # unsupported elasticity (rows sum to zero, 3 or 6 rigid-body modes): a b
+                # with a net torque has no solution, and its mean test cannot see that
+                remedy = ("the matrix is singular (its rows sum to zero) and its null space "
+                          "may be larger than the constants (an unsupported body's rigid-body "
+                          "modes): if so, b has no solution; give near_nullspace= (e.g. "
+                          "skiff.kernels.solve.rigid_body_modes(coords)) with "
+                          "compatibility='project', or " + remedy)
             self._stop = f"stagnated: {exc}; {remedy}"
             return exc.x, exc.history, False
         except SolveError as exc:

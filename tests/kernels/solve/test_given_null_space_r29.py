@@ -97,3 +97,15 @@ def test_supported_elasticity_is_not_taken_for_singular():
     ref = spla.spsolve(As.tocsc(), b)
     assert sol.converged
     assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
+
+
+def test_without_the_modes_a_stall_names_them():
+    # the torque b without near_nullspace: no solution (lsqr's residual stays), the
+    # stall's status says why and what to give
+    A, B = _free_elasticity()
+    Q, bc = _parts(B, np.random.default_rng(4).standard_normal(A.shape[0]))
+    bad = bc + 0.1 * np.linalg.norm(bc) * Q[:, 2]
+    assert np.linalg.norm(bad - A @ _min_norm(A, bad)) > 1e-3 * np.linalg.norm(bad)
+    sol = skiff.solve(A, bad)
+    assert not sol.converged
+    assert "near_nullspace=" in sol.status and "compatibility='project'" in sol.status
