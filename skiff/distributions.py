@@ -1,6 +1,7 @@
 """``skiff.distributions``: torch's ``Normal``, ``Categorical``, ``Bernoulli``, ``Uniform``,
-``Independent``, ``kl_divergence`` and ``register_kl``; the public names of
-:mod:`skiff.kernels.train.core.distributions`."""
+``Independent``, ``kl_divergence`` and ``register_kl``, and (round 29) ``MultivariateNormal``,
+``MixtureSameFamily``, ``Laplace``, ``Exponential``, ``Gamma``, ``Beta``; the public names of
+:mod:`skiff.kernels.train.core.distributions` and ``distributions_r29``."""
 
 from skiff.kernels.train.core.distributions import (  # noqa: F401
     Bernoulli,
@@ -12,6 +13,15 @@ from skiff.kernels.train.core.distributions import (  # noqa: F401
     kl_divergence,
     register_kl,
 )
+from skiff.kernels.train.core.distributions_r29 import (  # noqa: F401
+    Beta,
+    Exponential,
+    Gamma,
+    Laplace,
+    MixtureSameFamily,
+    MultivariateNormal,
+)
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Independent",
-           "kl_divergence", "register_kl"]
+           "kl_divergence", "register_kl", "MultivariateNormal", "MixtureSameFamily", "Laplace",
+           "Exponential", "Gamma", "Beta"]
