@@ -78,38 +78,92 @@ def identity_mismatch(proc: dict) -> str | None:
     return None
 
 
+# a cancel's escalation waits at most this long past its grace for a job that is still
+# finishing its step or writing its end (a checkpoint, its result)
+STOPPING_CAP_S = 30.0
+
+
+def _progress(job) -> list:
+    """The job's progress events' times so far ([] where its folder cannot be read)."""
+    try:
+        return list(job.refresh().progress_times)
+    except Exception:  # noqa: BLE001 - a damaged folder: no steps to wait for
+        return []
+
+
+def _step_gap(times: list) -> float:
+    """The usual seconds between progress events (0 before two of them)."""
+    if len(times) < 2:
+        return 0.0
+    return max(0.0, (times[-1][0] - times[0][0]) / (len(times) - 1))
+
+
+def _size(path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
 def escalate_cancel(job, grace: float = 5.0) -> None:
-    """After ``grace`` s with its mpiexec still running (whatever the status says): SIGTERM
-    the process group; 3 s more: SIGKILL.
+    """Once the job's mpiexec has run on ``grace`` s past the cancel (whatever the status
+    says) and past twice its usual step, with nothing written to its events for ``grace``
+    s (or, after ``grace`` s, as soon as it has written two more steps: it reads no cancel):
+    SIGTERM the process group; 3 s more: SIGKILL.
+
+    A job stops at its next step boundary: one whose steps take longer than ``grace`` (a
+    training on a loaded machine: 7.7 s a step) was signalled mid-step, or while it wrote
+    its last checkpoint, and ended "stopped on request (signalled)" with no result (the
+    terminal's Ctrl-C asks with a 2 s grace). The wait is bounded by
+    :data:`STOPPING_CAP_S` past the longer of the two.
 
     The group is signalled only while its leader is the job's own process (checked just
     before each signal); otherwise a warning event says why nothing was signalled."""
     proc = read_json(job.run_dir / "process.json", {})
     proc = proc if isinstance(proc, dict) else {}
     pid = proc.get("pid")
-    deadline = time.monotonic() + grace
+    events = job.run_dir / "events.jsonl"
+    start = time.monotonic()
+    times = _progress(job)
+    least = max(grace, 2.0 * _step_gap(times))
+    cap = start + least + STOPPING_CAP_S
+    size, changed, steps, deaf = _size(events), start, len(times), False
     # the processes gone, not the status final: rank 0 may write 'cancelled' and leave while
     # a peer that saw the cancel a step later waits in a collective for it, for ever
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
+    while pid_alive(pid):
+        now = time.monotonic()
+        if (now_size := _size(events)) != size:  # still writing: a checkpoint, its end
+            size, changed = now_size, now
+            # two steps more since the cancel: it passed a step's end and went on (a job
+            # that reads no cancel), not one finishing its step
+            deaf = len(_progress(job)) - steps >= 2
+        if (now - start >= least and now - changed >= grace) or now >= cap \
+                or (deaf and now - start >= grace):
+            if not _signal_group(job, proc, pid):
+                return  # not the job's process: said in a warning, nothing signalled
             break
         time.sleep(0.1)
-    else:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            why = identity_mismatch(proc)
-            if why is not None:
-                job.emit("log", level="warning", message=f"not signalled: {why}")
-                return
-            kill_group(pid, sig)
-            end = time.monotonic() + 3
-            while time.monotonic() < end and pid_alive(pid):
-                time.sleep(0.1)
-            if not pid_alive(pid):
-                break
     time.sleep(0.3)
     if not job.refresh().final:
         job.emit("status", status="cancelled", message="stopped on request (signalled)")
         job.refresh()
+
+
+def _signal_group(job, proc: dict, pid) -> bool:
+    """SIGTERM the job's process group, then SIGKILL 3 s later, while it is the job's;
+    False when it is not (a warning event says why)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        why = identity_mismatch(proc)
+        if why is not None:
+            job.emit("log", level="warning", message=f"not signalled: {why}")
+            return False
+        kill_group(pid, sig)
+        end = time.monotonic() + 3
+        while time.monotonic() < end and pid_alive(pid):
+            time.sleep(0.1)
+        if not pid_alive(pid):
+            break
+    return True
 
 
 def kill_group(pid, sig) -> None:
