@@ -36,8 +36,10 @@ def _bandwidth(text: str) -> float:
 @json_option
 def COMMAND(p):
     p.add_argument("model", help="a preset (7b, 13b, 70b, gpt-moe, gpt-mini, gpt-small, ...)")
-    p.add_argument("--devices", type=positive_int, default=8, metavar="N",
-                   help="how many devices (GPUs, or CPU ranks)")
+    # --np: the ranks a training takes (%train --np N), the word a user plans it with
+    p.add_argument("--devices", "--np", dest="devices", type=positive_int, default=8,
+                   metavar="N", help="how many devices (GPUs, or CPU ranks; --np N as "
+                                     "%%train takes it)")
     p.add_argument("--device-memory", type=byte_size, default=byte_size("80GB"),
                    metavar="SIZE", help="memory per device, e.g. 80GB")
     p.add_argument("--nodes", type=positive_int, default=1, metavar="K",

@@ -59,8 +59,8 @@ class JobsMagics(Magics):
             print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
             return None
         if ns.action == "logs":
-            if ns.json:
-                print(json.dumps(logs_document(out)))
+            if ns.json:  # the terminal's document, non-ASCII text as it is
+                print(json.dumps(logs_document(out), ensure_ascii=False))
                 return None
             if ns.output:
                 self.shell.user_ns[ns.output] = out.logs
@@ -71,9 +71,11 @@ class JobsMagics(Magics):
             self.shell.user_ns[ns.output] = out
         if ns.wait:  # resume --wait: stored first, then followed as %train --wait does
             wait_quietly(out)
-        if ns.json:
+        if ns.json:  # the document `python -m skiff jobs ... --json` prints
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
-            print(json.dumps(doc))
+            if ns.action == "show" and isinstance(getattr(out, "meta", None), dict):
+                doc["options"] = out.meta.get("options")  # all it ran with, defaults too
+            print(json.dumps(doc, ensure_ascii=False, default=str))
             hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0
             if hidden:  # as the terminal says it: the list was cut at --limit
                 print(f"{hidden} older job{'s' if hidden != 1 else ''} not in this list "
