@@ -800,7 +800,10 @@ class Solver:
                                  "LinearOperator; use method='cg' (symmetric) or 'gmres'")
             if self.precond_name in ("jacobi", "chebyshev", "amg", "saddle"):
                 raise ValueError(f"precond {self.precond_name!r} needs the matrix entries; with "
-                                 "a function or LinearOperator use precond='none'")
+                                 "a function or LinearOperator use precond='none', or build "
+                                 "it on an assembled matrix near yours and pass it as M: "
+                                 "precond=skiff.Solver(A_approx, precond="
+                                 f"'{self.precond_name}').aspreconditioner()")
         if not takes_precond(self.method, self.precond_name):
             # it was dropped silently while the summary said "mg + amg"
             what = "runs multigrid cycles" if self.method != "direct" else "factorises A"
