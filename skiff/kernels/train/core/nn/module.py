@@ -367,6 +367,8 @@ class Module:
             device is not None and not isinstance(device, str) and _is_dtype(device)
         ):
             device, dtype = None, device
+        if str(device) == "meta":  # torch's shapes-only device: the arrays stay (a module
+            device = None          # for func.functional_call, whose tensors replace them)
         dev = resolve_device(device) if device is not None else None
         dt = _as_dtype(dtype)
         tensors = {id(t): t for _, t in self._named("_parameters", False)}
