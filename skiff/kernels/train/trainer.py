@@ -287,6 +287,10 @@ class Trainer(Inference, TrainerState):
 
             with rank_alarm(getattr(self.reporter, "world_size", 1)) as alarm, \
                     train_random.using(self.rng):
+                if getattr(alarm, "comm", None) is not None:  # several ranks: one dataset
+                    from .parallel.same_data import check_same_data
+
+                    check_same_data(alarm.comm, dataset)
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
                 alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
