@@ -4,7 +4,9 @@ out (the exported ``rec.onnx`` named in it).
 ``%train ocr-rec --data labels.txt --from ch-v6 -o rec`` and
 ``python -m skiff train ocr-rec --data labels.txt --json`` both end here. The model is
 written to ``--out DIR`` when given, else to the job's run folder (``model/``), else to
-``./rec-finetuned``.
+``./rec-finetuned``. A stopped run's state (``rec.ckpt``) is kept in ``checkpoint_dir``,
+else the model's folder; ``resume`` goes on from it (a new job has a new run folder, so
+resuming needs ``--out`` or ``--checkpoint-dir``).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
     out = config.get("out") or (str(Path(run_dir) / "model") if run_dir else "rec-finetuned")
     cfg = FineTuneConfig(data=config["labels"], base=config.get("base") or "ch-v6", out=out,
                          val_data=config.get("val"), add_chars=bool(config.get("add_chars")),
-                         seed=int(config.get("seed") or 0), name=config.get("name"))
-    for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze"):
+                         seed=int(config.get("seed") or 0), name=config.get("name"),
+                         checkpoint_dir=config.get("checkpoint_dir"),
+                         resume=bool(config.get("resume")))
+    for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every"):
         if config.get(key) is not None:
             setattr(cfg, key, type(getattr(cfg, key) if getattr(cfg, key) is not None
                                    else 0)(config[key]))

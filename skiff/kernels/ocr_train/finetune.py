@@ -125,6 +125,9 @@ class FineTuneConfig:
     bucket: int = 16              # batches of like width from pools of this many (1: random)
     name: str | None = None       # register the result as OCR model set NAME (--lang NAME)
     seed: int = 0
+    checkpoint_every: int = 50    # steps between checkpoints (0: none; one is written on stop)
+    checkpoint_dir: str | None = None  # where rec.ckpt is kept (default: out)
+    resume: bool = False          # go on from rec.ckpt in checkpoint_dir when there is one
 
 
 @dataclass
@@ -147,6 +150,7 @@ class FineTuneResult:
     general_before: float | None = None
     general_after: float | None = None
     model_set: str | None = None  # the name it was registered under, if any
+    resumed_from: int | None = None  # the step a resumed run went on from (None: from 0)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -192,6 +196,8 @@ def _final_linear(module: OnnxModule):
     raise ValueError("the recognizer's last layer is not MatMul + Add; cannot grow its classes")
 
 
+# the training state a stopped run leaves for --resume (in checkpoint_dir, else out)
+CHECKPOINT = "rec.ckpt"
 HEAD_CHUNK_BYTES = 16 << 20
 # crops are measured as the OCR pipeline feeds them (rec_input: aspect kept up to 4096 px),
 # not squeezed to the training batches' max_width
@@ -371,7 +377,13 @@ class RecTrainer:
         return ctc_batch_loss(self.module, x, [self.dictionary.encode(t) for t in texts],
                               self.head)
 
-    def train(self, crops: list[np.ndarray], texts: list[str]) -> tuple[int, float | None]:
+    def train(self, crops: list[np.ndarray], texts: list[str], *,
+              checkpoint: Path | None = None, resume: bool = False) \
+            -> tuple[int, float | None]:
+        """Train; with ``checkpoint`` the whole state (trained weights, AdamW's moments, the
+        schedule, every random generator, the epoch's batches left) is written there every
+        ``checkpoint_every`` steps and when the job is stopped, and with ``resume`` a run
+        goes on from it: the same batches and draws as a run never stopped."""
         cfg = self.cfg
         own = max(1, int(round(cfg.batch_size * (1.0 - cfg.mix))))
         per_epoch = math.ceil(len(crops) / own)
@@ -386,34 +398,101 @@ class RecTrainer:
                              total_steps=total, min_lr_ratio=0.05)
         batches: list[list[int]] = []
         widths = [min(48.0 * c.shape[1] / max(c.shape[0], 1), cfg.max_width) for c in crops]
-        last = None
-        for step in range(total):
-            self.reporter.check()
-            if not batches:
-                batches = epoch_batches(widths, own, cfg.bucket, self.rng)
-            idx = batches.pop()
-            bc = [crops[i] for i in idx]
-            bt = [texts[i] for i in idx]
-            if self.augment is not None:
-                bc = [self.augment(c) for c in bc]
-            # general lines no wider than the domain crops: the batch's width (and the
-            # step's cost) is set by the user's data, and the lines are not squeezed
-            wide = max(min(batch_width(bt, cfg.max_width), 48 * c.shape[1] / max(c.shape[0], 1))
-                       for c in bc)
-            for _ in range(cfg.batch_size - own):
-                c, t = self.general.sample(max_width=max(int(wide), 96))
-                bc.append(self.augment(c) if self.augment is not None else c)
-                bt.append(t)
-            loss = self.loss(bc, bt)
-            opt.zero_grad()
-            loss.backward()
-            clip_grad_norm_(params, 5.0)
-            opt.step()
-            sched.step()
-            last = float(loss.item())
-            self.reporter.metric("loss", last, step=step + 1)
-            self.reporter.progress(step + 1, total, unit="step")
+        last, start = None, 0
+        if resume and checkpoint is not None and checkpoint.is_file():
+            start, batches, last = self._restore(checkpoint, opt, sched, total, len(crops))
+            self.resumed_from = start
+            self.reporter.log(f"resumed from {checkpoint} at step {start} of {total}")
+        elif resume:
+            self.reporter.log(f"no checkpoint at {checkpoint}: training from the base model")
+        done = start  # steps finished: a stop between steps (the job's stop) resumes exactly
+        try:
+            for step in range(start, total):
+                self.reporter.check()
+                if not batches:
+                    batches = epoch_batches(widths, own, cfg.bucket, self.rng)
+                idx = batches.pop()
+                bc = [crops[i] for i in idx]
+                bt = [texts[i] for i in idx]
+                if self.augment is not None:
+                    bc = [self.augment(c) for c in bc]
+                # general lines no wider than the domain crops: the batch's width (and the
+                # step's cost) is set by the user's data, and the lines are not squeezed
+                wide = max(min(batch_width(bt, cfg.max_width),
+                               48 * c.shape[1] / max(c.shape[0], 1)) for c in bc)
+                for _ in range(cfg.batch_size - own):
+                    c, t = self.general.sample(max_width=max(int(wide), 96))
+                    bc.append(self.augment(c) if self.augment is not None else c)
+                    bt.append(t)
+                loss = self.loss(bc, bt)
+                opt.zero_grad()
+                loss.backward()
+                clip_grad_norm_(params, 5.0)
+                opt.step()
+                sched.step()
+                done = step + 1
+                last = float(loss.item())
+                self.reporter.metric("loss", last, step=step + 1)
+                self.reporter.progress(step + 1, total, unit="step")
+                if checkpoint is not None and cfg.checkpoint_every and \
+                        (step + 1) % cfg.checkpoint_every == 0 and step + 1 < total:
+                    self._save(checkpoint, step + 1, total, opt, sched, batches, last,
+                               len(crops))
+        except BaseException:  # stopped (a job's stop, Ctrl-C, an error): keep what it learnt
+            if checkpoint is not None and start < done < total:
+                self._save(checkpoint, done, total, opt, sched, batches, last, len(crops))
+                self.reporter.log(f"stopped at step {done} of {total}: checkpoint {checkpoint} "
+                                  "(--resume goes on from it)")
+            raise
         return total, last
+
+    resumed_from: int | None = None
+
+    def _state(self) -> dict:
+        return {"rng": self.rng.getstate(), "general": self.general.rng.getstate(),
+                "augment": self.augment.rng.bit_generator.state if self.augment else None}
+
+    def _save(self, path: Path, step, total, opt, sched, batches, last, rows) -> None:
+        """The run's whole state at ``step`` written to ``path`` (atomically)."""
+        import os
+        import pickle
+
+        weights = {k: getattr(self.module, k).numpy().copy() for k, p in
+                   self.module.named_parameters() if p.requires_grad}
+        state = {"version": 1, "step": step, "total": total, "rows": rows,
+                 "chars": self.dictionary.text(), "weights": weights,
+                 "opt": opt.state_dict(), "sched": sched.state_dict(), "batches": batches,
+                 "last": last, **self._state()}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+
+    def _restore(self, path: Path, opt, sched, total: int, rows: int):
+        import pickle
+
+        with open(path, "rb") as fh:
+            state = pickle.load(fh)
+        why = None
+        if state.get("chars") != self.dictionary.text():
+            why = "its dictionary differs (other labels, or another --from)"
+        elif state.get("rows") != rows or state.get("total") != total:
+            why = (f"it trained {state.get('rows')} crops for {state.get('total')} steps, "
+                   f"this run {rows} for {total}")
+        if why:
+            raise ValueError(f"cannot resume from {path}: {why}; give the same --data, "
+                             "--from and steps, or drop --resume (or delete the checkpoint) "
+                             "to start again")
+        for k, w in state["weights"].items():
+            getattr(self.module, k)._data[...] = w
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        self.rng.setstate(state["rng"])
+        self.general.rng.setstate(state["general"])
+        if self.augment is not None and state.get("augment") is not None:
+            self.augment.rng.bit_generator.state = state["augment"]
+        return int(state["step"]), [list(b) for b in state["batches"]], state.get("last")
 
 
 def _load(rows: list[LabelRow], where: str = "") -> tuple[list[np.ndarray], list[str],
@@ -518,7 +597,10 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     module.train()
     trainer = RecTrainer(module, dictionary, cfg, reporter)
     t1, c1 = time.perf_counter(), time.process_time()
-    result.steps, result.final_loss = trainer.train(crops, texts)
+    checkpoint = Path(cfg.checkpoint_dir or cfg.out).expanduser() / CHECKPOINT
+    result.steps, result.final_loss = trainer.train(crops, texts, checkpoint=checkpoint,
+                                                    resume=cfg.resume)
+    result.resumed_from = trainer.resumed_from
     result.train_seconds = round(time.perf_counter() - t1, 2)
     result.train_cpu_seconds = round(time.process_time() - c1, 2)
     out = Path(cfg.out).expanduser()
@@ -526,6 +608,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     onnx_path = export_onnx(module, out / "rec.onnx", metadata={"character": dictionary.text()})
     dict_path = out / "rec_dict.txt"
     dict_path.write_text(dictionary.text() + "\n", encoding="utf-8")
+    checkpoint.unlink(missing_ok=True)  # the run is done: its model is exported
     result.onnx, result.dict = str(onnx_path), str(dict_path)
     if vcrops:
         result.val_after = evaluate(onnx_path, vcrops, vtexts, dictionary.alphabet,
