@@ -22,7 +22,9 @@ from .autograd import Function, is_grad_enabled, xp_of
 from .ops_math import unbroadcast
 
 __all__ = ["median", "kthvalue", "quantile", "nanquantile", "unique", "bincount", "index_put",
-           "index_put_", "get_default_dtype", "set_default_dtype"]
+           "index_put_", "get_default_dtype", "set_default_dtype",
+           # round 29 (tensor_r29.py, func_r29.py): skiff/__init__.py finds skiff.<name> here
+           "histogram", "gradient", "vander", "as_strided", "polar", "vmap"]
 
 _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
@@ -269,3 +271,7 @@ def get_default_dtype():
 def set_default_dtype(dtype):
     """torch's ``set_default_dtype``: float32 or float64 (``default_dtype.py``)."""
     _default_dtype.set_default_dtype(dtype)
+
+
+from .func_r29 import vmap  # noqa: E402,F401  (torch.vmap)
+from .tensor_r29 import as_strided, gradient, histogram, polar, vander  # noqa: E402,F401

@@ -913,3 +913,7 @@ _install_r28(Tensor, where, _torch_in_place)
 from .complex_r28 import install as _install_complex  # noqa: E402  (.real, .imag, conj, ...)
 
 _install_complex(Tensor)
+
+from .tensor_r29 import install as _install_r29  # noqa: E402  (std_mean, as_strided, apply_, ...)
+
+_install_r29(Tensor)
