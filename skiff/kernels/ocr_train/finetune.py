@@ -14,6 +14,7 @@ drag them away from what the rest of the network expects.
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from dataclasses import asdict, dataclass, field
@@ -454,7 +455,6 @@ class RecTrainer:
 
     def _save(self, path: Path, step, total, opt, sched, batches, last, rows) -> None:
         """The run's whole state at ``step`` written to ``path`` (atomically)."""
-        import os
         import pickle
 
         weights = {k: getattr(self.module, k).numpy().copy() for k, p in
@@ -570,6 +570,14 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         random.Random(cfg.seed).shuffle(rows)
         k = max(1, int(len(rows) * cfg.val_fraction))
         val_rows, rows = rows[:k], rows[k:]
+    if cfg.val_data:
+        overlap = _shared_rows(labels.rows, val_rows)
+        if overlap:
+            reporter.log(f"{overlap} of the {len(val_rows)} held-out rows ({held.source}) are "
+                         "training rows too (the same image and box): the held-out accuracy "
+                         "reads high; give --val a file of other images", level="warning")
+    reporter.log(f"{len(rows)} rows to train, {len(val_rows)} held out, {len(errors)} bad "
+                 f"rows; loading the crops")
     crops, texts, bad = _load(rows, Path(labels.source).name)
     vcrops, vtexts, vbad = _load(val_rows, Path(held.source).name if cfg.val_data
                                  else Path(labels.source).name)
@@ -586,6 +594,8 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     result = FineTuneResult(onnx="", dict="", base=str(base), rows=len(crops) + len(vcrops),
                             train_rows=len(crops), val_rows=len(vcrops), errors=errors,
                             added_chars=list(labels.added))
+    reporter.log(f"measuring the base model on {len(vcrops)} held-out crops"
+                 + (f" and {len(general[0])} rendered general lines" if general else ""))
     if vcrops:
         # the base model cannot spell added characters: they count as misses, as they are
         result.val_before = evaluate(base, vcrops, vtexts, base_alphabet,
@@ -629,6 +639,12 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         result.model_set = cfg.name
         reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
     return result
+
+
+def _shared_rows(train: list[LabelRow], held: list[LabelRow]) -> int:
+    """How many held-out rows name an image (and box) that a training row names too."""
+    seen = {(os.path.realpath(r.image), r.box) for r in train}
+    return sum((os.path.realpath(r.image), r.box) in seen for r in held)
 
 
 def _general_set(n: int, seed: int, dictionary: Dictionary):

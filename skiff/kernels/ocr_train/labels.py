@@ -274,11 +274,31 @@ def _not_found(name: str, root: Path) -> str:
 
 def _boxes(text: str):
     """A detection label's boxes as ``[(text, corners)]``; None when ``text`` is a plain
-    transcription; a message when it is a detection label that cannot be read."""
-    if not (text.startswith("[{") and '"transcription"' in text):
-        return None  # a transcription that happens to start like JSON is text
+    transcription; a message when it is a detection label that cannot be read.
+
+    A detection label is a JSON list of objects, as PPOCRLabel writes it, or with spaces
+    (``[ {"transcription": ...} ]``, from other tools); a list of objects without the
+    ``transcription`` and ``points`` keys (``[{"text": ..., "bbox": ...}]``) is refused,
+    naming the keys it has, instead of being learnt as the text of the crop."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]") and "{" in body):
+        return None
     try:
-        entries = json.loads(text)
+        entries = json.loads(body)
+    except ValueError as err:
+        if '"transcription"' not in body:
+            return None  # a transcription that happens to start like JSON is text
+        return f"a detection label ('[{{\"transcription\": ..., \"points\": ...}}]') " \
+               f"that cannot be read: {err}"
+    if not (isinstance(entries, list) and entries
+            and all(isinstance(e, dict) for e in entries)):
+        return None
+    keys = sorted({k for e in entries for k in e})
+    if "transcription" not in keys or "points" not in keys:
+        return (f"a JSON list of boxes with keys {keys}: a detection label needs "
+                "'transcription' and 'points' for each box (PPOCRLabel's Label.txt); a "
+                "recognition label is the plain text of the crop")
+    try:
         out = []
         for e in entries:
             words = str(e["transcription"]).strip()
