@@ -916,4 +916,4 @@ _install_complex(Tensor)
 
 from .tensor_r29 import install as _install_r29  # noqa: E402  (std_mean, as_strided, apply_, ...)
 
-_install_r29(Tensor)
+_install_r29(Tensor, sys.modules[__name__])

@@ -21,10 +21,8 @@ _BASE: dict = {}
 _Histogram = namedtuple("histogram", ["hist", "bin_edges"])
 
 
-def _T():
-    from .tensor import Tensor, tensor
-
-    return Tensor, tensor
+def _T():  # filled by install(): this file must not import tensor.py (it imports us)
+    return _BASE["Tensor"], _BASE["module"].tensor
 
 
 def _const(like, arr):
@@ -110,13 +108,16 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
             shape = [1] * x.ndim
             shape[d] = hi - lo
             term = part * _const(x, w[lo:hi, k].reshape(shape))
-            pads = [(0, 0)] * x.ndim
-            pads[d] = (lo, n - hi)
-            if lo or n - hi:
-                from .nn.functional import pad as _pad
-
-                flat = [p for pr in reversed(pads) for p in pr]
-                term = _pad(term, flat)
+            if lo or n - hi:  # zeros where the tap falls outside
+                parts = []
+                for width in (lo, None, n - hi):
+                    if width is None:
+                        parts.append(term)
+                    elif width:
+                        zshape = list(term.shape)
+                        zshape[d] = width
+                        parts.append(_const(x, np.zeros(zshape)))
+                term = _BASE["module"].cat(parts, dim=d)
             total = term if total is None else total + term
         out.append(total)
     return tuple(out)
@@ -124,8 +125,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
 
 def vander(x, N=None, increasing=False):  # noqa: N803 - torch's name
     """torch's ``vander``: columns ``x ** (N-1) ... x ** 0`` (reversed with ``increasing``)."""
-    from .tensor import stack
-
+    stack = _BASE["module"].stack
     n = int(x.shape[0]) if N is None else int(N)
     powers = list(range(n)) if increasing else list(range(n - 1, -1, -1))
     cols = [x ** p if p else x * 0 + 1 for p in powers]
@@ -185,8 +185,9 @@ def _no_grad_in_place(name, fn):
     return method
 
 
-def install(tensor_class) -> None:
-    _BASE.update(Tensor=tensor_class)
+def install(tensor_class, module) -> None:
+    """Add the methods to ``tensor_class``; ``module`` is tensor.py (``stack``, ``cat``)."""
+    _BASE.update(Tensor=tensor_class, module=module)
     methods = {
         "as_strided": as_strided, "apply_": _no_grad_in_place("apply", _apply),
         "map_": _no_grad_in_place("map", _map),
