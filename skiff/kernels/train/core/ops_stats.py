@@ -24,7 +24,8 @@ from .ops_math import unbroadcast
 __all__ = ["median", "kthvalue", "quantile", "nanquantile", "unique", "bincount", "index_put",
            "index_put_", "get_default_dtype", "set_default_dtype",
            # round 29 (tensor_r29.py, func_r29.py): skiff/__init__.py finds skiff.<name> here
-           "histogram", "gradient", "vander", "as_strided", "polar", "vmap"]
+           "histogram", "gradient", "vander", "as_strided", "polar", "vmap", "func", "compile",
+           "jit", "backends"]
 
 _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
@@ -273,5 +274,11 @@ def set_default_dtype(dtype):
     _default_dtype.set_default_dtype(dtype)
 
 
+from . import func_r29 as func  # noqa: E402,F401  (torch.func: skiff.func's names)
 from .func_r29 import vmap  # noqa: E402,F401  (torch.vmap)
 from .tensor_r29 import as_strided, gradient, histogram, polar, vander  # noqa: E402,F401
+from .torch_compile_r29 import (  # noqa: E402,F401
+    backends,
+    compile,  # noqa: E402,F401,A004  (torch.compile)
+    jit,
+)
