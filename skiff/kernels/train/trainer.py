@@ -569,8 +569,9 @@ class Trainer(Inference, TrainerState):
             if self.clip is not None:
                 grad_norm = strategy.clip_grad_norm(self.model, self.clip)
                 if not math.isfinite(grad_norm):
-                    raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run,
-                                         all_ranks=True)  # the norm is over every rank
+                    # not flagged all_ranks: a norm of gradients that went wrong on one
+                    # rank may be finite on the others
+                    raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
             strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
         if self.scheduler is not None:

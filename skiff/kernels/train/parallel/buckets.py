@@ -61,21 +61,44 @@ class BucketReducer:
             for p in self.params:
                 self._handles.append(p.register_grad_ready_hook(self._on_ready))
 
+    # the next bucket to launch in this backward pass: buckets go in index order on every
+    # rank (as torch DDP launches them), whatever order backward completes them in, so
+    # that ranks whose graphs differ (a branch taken on one rank's data only) still start
+    # the same collectives in the same order
+    _next = 0
+
     def _on_ready(self, p) -> None:
         for _, _, handle in self._inflight:  # let MPI move the buckets already in flight
             handle.test()
         b = self.bucket_of[id(p)]
         self._ready[b].add(id(p))
-        if len(self._ready[b]) == len(self.buckets[b]):
-            self._launch(b)
+        while self._next < len(self.buckets) and \
+                len(self._ready[self._next]) == len(self.buckets[self._next]):
+            self._launch(self._next)
+            self._next += 1
+
+    def end_backward(self) -> None:
+        """After each backward pass (every micro-batch): launch, in order, the buckets the
+        pass left incomplete (parameters this rank's graph did not reach: zeros, flagged
+        unused), so that every rank launches every bucket once per pass."""
+        if not self._handles:
+            return
+        while self._next < len(self.buckets):
+            self._launch(self._next)
+            self._next += 1
+        self._next = 0
 
     def _launch(self, b: int) -> None:
         params = self.buckets[b]
         xp = params[0].xp
+        # one flag per parameter after its gradients: 1 when this rank has its gradient
+        # (after the mean, > 0 when any rank had it)
+        used = xp.asarray([0.0 if p._grad is None else 1.0 for p in params])
         buf = xp.concatenate([(p._grad if p._grad is not None else xp.zeros_like(p._data))
                               .reshape(-1) for p in params])
         if buf.dtype.itemsize < 4:  # 16-bit gradients (mixed precision) average in float32
             buf = buf.astype(np.float32)
+        buf = xp.concatenate([buf, used.astype(buf.dtype)])
         for p in params:  # the next backward accumulates afresh; finish() adds them up
             p._grad = None
         self._inflight.append((b, buf, self.comm.iallreduce_(buf, "mean")))
@@ -92,6 +115,9 @@ class BucketReducer:
         if self.comm.size == 1:
             return
         self._in_finish = True
+        if 0 < self._next < len(self.buckets):  # a pass whose end was not announced
+            self.end_backward()
+        self._next = 0
         for b, params in enumerate(self.buckets):
             if self._launched[b] == 0 or any(p._grad is not None for p in params):
                 self._launch(b)
@@ -101,13 +127,19 @@ class BucketReducer:
             out = handle.wait()
             sums[b] = out if b not in sums else sums[b] + out
         for b, buf in sums.items():
+            params = self.buckets[b]
+            used = buf[len(buf) - len(params):]
+            buf = buf[:len(buf) - len(params)]
             if self.post_scale != 1.0:  # backward ran on loss / ranks: the sum is the mean
                 buf = buf * self.post_scale
             off = 0
-            for p in self.buckets[b]:
-                p._grad = buf[off:off + p._data.size].reshape(p._data.shape)
-                if self.post_scale != 1.0:  # one device's 16-bit gradient: inf where it is
-                    p._grad = _as_16_bit(p._grad, p._data.dtype)
+            for p, flag in zip(params, used.tolist()):
+                # a parameter no rank's graph reached keeps no gradient, as on one device
+                # (an optimizer skips it: no weight decay, no momentum step)
+                p._grad = None if flag <= 0 else \
+                    buf[off:off + p._data.size].reshape(p._data.shape)
+                if p._grad is not None and self.post_scale != 1.0:  # one device's 16-bit
+                    p._grad = _as_16_bit(p._grad, p._data.dtype)  # gradient: inf where it is
                 off += p._data.size
         self._inflight.clear()
         self._launched = [0] * len(self.buckets)
@@ -182,12 +214,25 @@ class ShardReducer:
         self._bufs[b][at:at + p._data.size] += p._grad.reshape(-1)
         p._grad = None
 
+    _next = 0  # as BucketReducer: buckets reduced in index order on every rank
+
     def _on_ready(self, p) -> None:
         b = self.bucket_of[id(p)]
         self._take(b, p)
         self._ready[b].add(id(p))
-        if len(self._ready[b]) == len(self.buckets[b]):
-            self._reduce(b)
+        while self._next < len(self.buckets) and \
+                len(self._ready[self._next]) == len(self.buckets[self._next]):
+            self._reduce(self._next)
+            self._next += 1
+
+    def end_backward(self) -> None:
+        """After each backward pass: reduce, in order, the buckets it left incomplete."""
+        if not self._handles:
+            return
+        while self._next < len(self.buckets):
+            self._reduce(self._next)
+            self._next += 1
+        self._next = 0
 
     def _reduce(self, b: int) -> None:
         for p in self.order[b]:
@@ -217,6 +262,9 @@ class ShardReducer:
         """Reduce the buckets this step has not reduced yet (parameters backward did not
         reach, or a run without hooks), in a fixed order; then ``shard.grad`` is complete."""
         self._in_finish = True
+        if 0 < self._next < len(self.buckets):  # a pass whose end was not announced
+            self.end_backward()
+        self._next = 0
         for b, params in enumerate(self.order):
             if self.comm.size == 1 or self._reduced[b] == 0 or self._bufs[b] is not None or \
                     any(p._grad is not None for p in params):

@@ -276,10 +276,15 @@ class DataParallel(Strategy):
         self.stepping = True  # MoE layers route over the whole batch of the ranks
         try:
             if weight is None:
-                return super().forward_backward(model, batch, loss_fn, scale=scale)
-            self._weight = weight
-            return weight * super().forward_backward(model, batch, loss_fn,
-                                                     scale=scale * weight)
+                value = super().forward_backward(model, batch, loss_fn, scale=scale)
+            else:
+                self._weight = weight
+                value = weight * super().forward_backward(model, batch, loss_fn,
+                                                          scale=scale * weight)
+            end = getattr(self.reducer, "end_backward", None)
+            if end is not None:  # the buckets this rank's graph did not reach, in order
+                end()
+            return value
         finally:
             self._weight = 1.0
             self.stepping = False

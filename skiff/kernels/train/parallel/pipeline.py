@@ -404,6 +404,7 @@ class PipelineParallel(DataParallel):
                 else:
                     grad = g.pp.recv(xp.empty(shapes[i], out.dtype), s + 1, tag=10_000 + i)
                     out.backward(grad)
+                self.reducer.end_backward()  # this micro-batch's buckets, in order
                 h_in = inputs.pop(i)
                 if not first:
                     sends.append(g.pp.isend(xp.ascontiguousarray(h_in._grad), s - 1,
