@@ -79,7 +79,7 @@ def _choice(value, valid, what):
 def _check_options(precond, cycle, smoother, compatibility):
     _choice(precond, PRECONDS, "preconditioner")
     _choice(cycle, CYCLES, "cycle")
-    _choice(smoother, SMOOTHERS, "smoother")
+    _choice(smoother, SMOOTHERS + ("schwarz",), "smoother")   # 'schwarz': AMG's
     _choice(compatibility, COMPATIBILITY, "compatibility")
 
 
@@ -458,6 +458,9 @@ class Solver:
         matrix approximating ``A^-1`` (symmetric positive definite for CG), taking and
         returning flat vectors of n values (a pyamg ``ml.aspreconditioner()`` fits).
     cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
+        ``smoother='schwarz'`` with ``precond='amg'`` (a symmetric matrix): AMG smooths with
+        block-Jacobi on its aggregates (:mod:`.amg_schwarz`) instead of point Jacobi: P2
+        elements straddling coefficient jumps of 1e6, 521 CG iterations -> 133.
     near_nullspace : array (n, k), optional
         For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
         the rigid-body modes of elasticity; default the constant vector.
@@ -570,6 +573,10 @@ class Solver:
                 self.method = "cocg"
                 self.auto_note = "auto: the matrix is complex symmetric (A = A^T)"
             self._check_method()
+            if smoother == "schwarz" and self.precond_name not in ("amg", "mg"):
+                raise ValueError(f"smoother='schwarz' is AMG's (block-Jacobi on its "
+                                 f"aggregates) and the preconditioner is "
+                                 f"{self.precond_name!r}: use precond='amg'")
             self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
             self.M = self._build_preconditioner()
             if (self.auto and self.method == "gmres" and self.precond_name == "user"
@@ -829,6 +836,10 @@ class Solver:
             return None
         if not self.is_grid:
             raise ValueError("precond 'mg' needs a grid problem; for a matrix use 'amg'")
+        if smoother == "schwarz":
+            raise ValueError("smoother='schwarz' is AMG's (block-Jacobi on its aggregates: "
+                             "precond='amg'); a grid's multigrid smooths with 'rbgs' or "
+                             "'chebyshev'")
         system = self.system
         return GeometricMG(system.stencil, system.signs, cycle=cycle, smoother=smoother,
                            pre=pre, post=post, singular=system.singular,
@@ -872,7 +883,9 @@ class Solver:
         try:
             amg = SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp, symmetric=symmetric,
                                       blocksize=_blocksize(self.system),
-                                      reuse=getattr(self, "_reuse_amg", None))
+                                      reuse=getattr(self, "_reuse_amg", None),
+                                      smoother="schwarz" if self._options["smoother"] ==
+                                      "schwarz" else "jacobi")
         except ValueError as exc:
             raise SolveError(str(exc)) from None
         return AMGPrecond(amg)
