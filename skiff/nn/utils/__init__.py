@@ -18,7 +18,7 @@ from skiff.kernels.train.core.nn.weight_norm import (  # noqa: F401
     weight_norm,
 )
 
-from . import parametrizations, parametrize, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
+from . import parametrizations, parametrize, prune, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
 
 __all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations",
-           "spectral_norm", "remove_spectral_norm", "parametrize"]
+           "spectral_norm", "remove_spectral_norm", "parametrize", "prune"]
