@@ -36,6 +36,33 @@ _MARKS = ("\ue000\U0010fff0", "\U0010fff1\ue001")  # private-use: not in real te
 _MARK_SPLIT = re.compile("(" + "|".join(re.escape(m) for m in _MARKS) + ")")
 
 
+def _tool_schemas(tools):
+    """``tools`` as the template sees them (transformers' rule): a dict (a JSON schema) as
+    it is, a Python function as the schema transformers' ``get_json_schema`` writes from
+    its type hints and Google-style docstring."""
+    if tools is None:
+        return None
+    if isinstance(tools, dict) or callable(tools):
+        tools = [tools]
+    out = []
+    for tool in tools:
+        if isinstance(tool, dict):
+            out.append(tool)
+        elif callable(tool):
+            try:
+                from transformers.utils import get_json_schema
+            except ImportError:
+                raise ValueError(f"tools: {getattr(tool, '__name__', tool)!r} is a function; "
+                                 "pass its JSON schema as a dict ({'type': 'function', "
+                                 "'function': {...}}) or install transformers, which "
+                                 "writes it") from None
+            out.append(get_json_schema(tool))
+        else:
+            raise TypeError(f"tools must be JSON-schema dicts or functions, got "
+                            f"{type(tool).__name__}")
+    return out
+
+
 def split_thinking(text: str, open_tag: str = "<think>", close_tag: str = "</think>",
                    inside: bool = False) -> tuple[str, str]:
     """``(thinking, answer)`` of a generated text: what lies between the thinking tags and
@@ -159,8 +186,10 @@ class ChatTemplate:
             if reasoning is not None:
                 m = {"thinking": reasoning, **m, "reasoning_content": reasoning}
             chat.append(m)
+        tools = _tool_schemas(kwargs.pop("tools", None))
+        documents = kwargs.pop("documents", None)
         context = {**self.special_tokens, **kwargs}
-        return self._template().render(messages=chat, tools=None, documents=None,
+        return self._template().render(messages=chat, tools=tools, documents=documents,
                                        add_generation_prompt=add_generation_prompt,
                                        **context)
 
