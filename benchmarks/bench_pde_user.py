@@ -34,6 +34,9 @@ straddle the jumps; spsolve's own |r|/|b| is ~2e-7, so rtol 1e-8 is out of reach
 to their limit or stop on attainable accuracy); ``cn200``, Crank-Nicolson for the heat
 equation, 200 steps with one setup; ``free3``, 3-D elasticity with no support (singular: the
 six rigid-body modes are its null space, given as ``near_nullspace``; b orthogonal to them).
+``jump2s``: ``jump2`` with each tool's Schwarz smoother (skiff ``smoother='schwarz'``: block
+Jacobi on the aggregates; pyamg ``presmoother=postsmoother=('schwarz', {'sweep':
+'symmetric'})``: overlapping, one patch per unknown).
 """
 
 from __future__ import annotations
@@ -152,7 +155,7 @@ def build(case: str, small: bool):
                               lambda gu, gv, w: sum(K[i, j] * gu[i] * gv[j]
                                                     for i in range(2) for j in range(2)))
         return (*_inner(A, b, ib)[:2], None)
-    if case == "jump2":
+    if case in ("jump2", "jump2s"):
         def kappa(x):
             s = np.sin(7 * x[0]) * np.sin(7 * x[1])
             return np.where(s > 0.3, 1e6, np.where(s < -0.3, 1e-6, 1.0))
@@ -240,9 +243,10 @@ METHOD = {"helm": "gmres", "cd": "gmres", "helmc": "gmres", "helmcocg": "cocg",
 PYAMG_ACCEL = {"helmcocg": "bicgstab"}   # pyamg has no COCG
 STRENGTH = {"el3e": "evolution"}   # both tools; otherwise each one's default
 STEPS = {"heat": 20, "heat100": 100, "cn200": 200}
+SCHWARZ = {"jump2s"}   # each tool's Schwarz smoother
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
          "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes",
-         "el3i", "aniso4", "jump2", "cn200", "free3"]
+         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s"]
 
 
 def _bratu(tool, L, lam, steps=6):
@@ -360,7 +364,8 @@ def run_one(case: str, tool: str, small: bool) -> dict:
         _warm_skiff()
         t0 = time.perf_counter()
         if strength is None:
-            s = Solver(A, method=method, precond="amg", near_nullspace=B)
+            s = Solver(A, method=method, precond="amg", near_nullspace=B,
+                       smoother="schwarz" if case in SCHWARZ else "rbgs")
         else:   # a strength of the user's choice: the hierarchy as the preconditioner
             from skiff.kernels.solve.amg import SmoothedAggregation
 
@@ -380,6 +385,8 @@ def run_one(case: str, tool: str, small: bool) -> dict:
             kw = {"symmetry": "symmetric"}   # complex symmetric (not Hermitian)
         if strength is not None:
             kw["strength"] = strength
+        if case in SCHWARZ:
+            kw["presmoother"] = kw["postsmoother"] = ("schwarz", {"sweep": "symmetric"})
         t0 = time.perf_counter()
         ml = pyamg.smoothed_aggregation_solver(A, B=B, **kw)
         out["setup_s"] = time.perf_counter() - t0
