@@ -30,7 +30,7 @@ import threading
 __all__ = ["RankAlarm", "rank_alarm", "ALARM_TAG"]
 
 ALARM_TAG = 29_017
-POLL_S = 0.05
+POLL_S = 0.25
 GRACE_S = 3.0
 SEND_WAIT_S = 2.0
 
