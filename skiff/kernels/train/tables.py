@@ -9,7 +9,9 @@ A feature column of numbers may have empty cells (or ``NA``, ``n/a``, ``?``, ``-
 are filled with the column's mean; a word among numbers is refused with its row and column
 (a typo). A column of words only is categories (a city, a colour): one 0/1 feature per value
 (one-hot), up to ``MAX_CATEGORIES`` values and at most half as many as rows; more is free
-text or an identifier, refused with its first word's row and column. What
+text or an identifier, refused with its first word's row and column. A column of dates
+(``2024-03-05``, ``05/03/2024 14:30``) is days since 1970, month and weekday (and hour) as
+numbers (:mod:`.table_dates`), never the target found by shape. What
 was decided is in ``Table.notes`` and the encoding in ``table.json``, so ``predict`` reads new
 rows the same way. A target of words is classes (sorted names, numbered from 0); a target of whole
 numbers is classes too when it has at most ``MAX_CLASSES`` values and fewer than half as many
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .table_dates import date_features, date_order, looks_like_date, order_text
 
 __all__ = ["TABLE_SUFFIXES", "TARGET_NAMES", "MAX_CLASSES", "MAX_CATEGORIES", "Table",
            "TableError", "is_table", "table_columns", "pick_target", "read_table",
@@ -227,7 +231,8 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
                                  f"named {c!r}; rename one (predict finds columns by name)")
             seen[c] = i
     lowered = [c.lower() for c in columns]
-    words = [i for i, c in enumerate(body[0][1]) if _number(c) is None] if body else []
+    words = [i for i, c in enumerate(body[0][1]) if _number(c) is None
+             and not looks_like_date(c)] if body else []  # a date is a feature, not classes
     target = pick_target(path, columns, chosen) if chosen is not None else next(
         (lowered.index(t) for t in TARGET_NAMES if t in lowered),
         words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
@@ -281,8 +286,10 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
                 f"its mean {fill:.6g}") if empty else None
         return col, {"name": name, "kind": "number", "fill": fill, "filled": empty,
                      "features": [name]}, note
-    distinct = sorted({c.strip() for c in cells})
     k = words[0]
+    if all(looks_like_date(cells[j]) for j in words):  # points in time, not words
+        return _date_column(file, name, cells, lines)
+    distinct = sorted({c.strip() for c in cells})
     if any(v is not None for v in numbers):  # numbers and a word: a typo, not categories
         raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
                          f"number (the column's other cells are numbers)")
@@ -297,6 +304,19 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
     return col, {"name": name, "kind": "categories", "values": distinct,
                  "features": [f"{name}={d or '(empty)'}" for d in distinct]}, \
         f"column {name!r}: words, one 0/1 feature per value ({shown})"
+
+
+def _date_column(file: str, name: str, cells: list[str], lines: list[int]):
+    order, why = date_order(cells)
+    col, names, fill, hour = date_features(file, name, cells, lines, order, is_missing,
+                                              error=TableError)
+    empty = sum(is_missing(c) for c in cells)
+    note = (f"column {name!r}: dates ({order_text(order)}), as {', '.join(names)}"
+            + (f"; {why}" if why else "")
+            + (f"; {empty} empty cell{'s' if empty > 1 else ''} filled with the column's "
+               "means" if empty else ""))
+    return col, {"name": name, "kind": "date", "order": order, "fill": fill, "hour": hour,
+                 "features": names}, note
 
 
 def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
@@ -319,6 +339,13 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
             if empty:
                 notes.append(f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} "
                              f"filled with the training mean {spec['fill']:.6g}")
+        elif spec["kind"] == "date":  # the training order, fill and hour feature
+            col = date_features(file, name, cells, lines, spec["order"], is_missing,
+                                fill=spec["fill"], hour=spec["hour"], error=TableError)[0]
+            empty = sum(is_missing(c) for c in cells)
+            if empty:
+                notes.append(f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} "
+                             "filled with the training means")
         else:
             values = spec["values"]
             col = np.array([[c.strip() == d for d in values] for c in cells], np.float64)
