@@ -155,29 +155,33 @@ def list_run_dirs(root: str | os.PathLike | None = None) -> list[Path]:
 
 
 def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
-    """The run folder of ``job_id`` (a unique prefix or suffix is enough), or of the newest
-    job named ``job_id`` (``--name``)."""
+    """The run folder of ``job_id``: the job of that id, else the newest job named
+    ``job_id`` (``--name``), else the one whose id starts or ends with it (a unique prefix or
+    suffix is enough). A name comes before a prefix or suffix: ``--name 2026`` was "job id
+    '2026' is ambiguous" (every id starts with the year), and ``--name a83e`` found the
+    other job whose id ends in a83e."""
     dirs = list_run_dirs(root)
     exact = [d for d in dirs if d.name == job_id]
     if exact:
         return exact[0]
+    metas = [(d, read_json(d / "config.json")) for d in dirs]
+    metas = [(d, meta) for d, meta in metas if isinstance(meta, dict)]
+    names = {d: meta.get("name") for d, meta in metas if isinstance(meta.get("name"), str)}
+    named = [(_created(meta), d) for d, meta in metas if names.get(d) == job_id]
+    if named:  # newest by creation time: two ids of one second sort by their random tail
+        return max(named)[1]
     close = [d for d in dirs if d.name.startswith(job_id) or d.name.endswith(job_id)]
     if len(close) == 1:
         return close[0]
-    if not close:  # a job's --name: the newest job of that name
-        metas = [(d, read_json(d / "config.json")) for d in dirs]
-        metas = [(d, meta) for d, meta in metas if isinstance(meta, dict)]
-        names = {d: meta.get("name") for d, meta in metas if isinstance(meta.get("name"), str)}
-        named = [(_created(meta), d) for d, meta in metas if names.get(d) == job_id]
-        if named:  # newest by creation time: two ids of one second sort by their random tail
-            return max(named)[1]
+    if not close:
         from skiff.grammar.common import did_you_mean
 
         # a mistyped --name (`jobs cancel lnog1`): the name it is closest to
         raise KeyError(f"no job {job_id!r}{did_you_mean(job_id, sorted(set(names.values())))}"
                        f" under {runs_root(root)}")
-    names = ", ".join(d.name for d in close[:5])
-    raise KeyError(f"job id {job_id!r} is ambiguous: {names}")
+    shown = ", ".join(d.name for d in close[:5])
+    more = f" and {len(close) - 5} more" if len(close) > 5 else ""
+    raise KeyError(f"job id {job_id!r} is ambiguous: {shown}{more} (give more of the id)")
 
 
 def _created(meta: dict) -> float:
