@@ -227,15 +227,15 @@ class LineReading:
         """Read noisy images again from denoised pixels when the first reading is unsure,
         and keep the surer reading.
 
-        An image qualifies when a line of its reading scores under ``SURE_REC`` (or none
-        was found), its size allows (:meth:`_worth_denoising`), and its noise
-        (:func:`noise_sigma`) is at least ``NOISY``, or, when it kept lines, its JPEG-smoothed
-        grain (:func:`grain_sigma`) at least ``GRAIN``. It is then read whole (detection, direction,
-        recognition) three times more, from :func:`denoised_twins`. Of those, the reading
-        with the most confident characters (sum of score x characters over the lines kept)
-        replaces the first; measured on the degraded tier, the noisy original's reading,
-        even when surer, was the worse more often than not (13-17 px text under noise of
-        sigma 20-35 and JPEG blocks reads as confident wrong digits). Crops still come from
+        An image qualifies when a line of its reading scores under ``SURE_REC`` (or none was
+        found), its size allows (:meth:`_worth_denoising`), and its noise (:func:`noise_sigma`)
+        is at least ``NOISY``, or, when it kept lines, its JPEG-smoothed grain
+        (:func:`grain_sigma`) at least ``GRAIN``. It is then read whole (detection, direction,
+        recognition) three times more (four for faint print), from :func:`denoised_twins`. Of
+        those, the reading with the most confident characters (sum of score x characters over
+        the lines kept) replaces the first; measured on the degraded tier, the noisy original's
+        reading, even when surer, was the worse more often than not (13-17 px text under noise
+        of sigma 20-35 and JPEG blocks reads as confident wrong digits). Crops still come from
         each reading's own pixels. Images over ``SIDE``, clean images and sure readings are
         untouched; lines read as dashed rules (dropped anyway) count for neither.
         """
