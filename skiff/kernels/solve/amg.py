@@ -401,7 +401,7 @@ def _aggregate_nodes(S, nodes):
 
 
 STRENGTHS = ("auto", "symmetric", "evolution")
-SMOOTHERS = ("jacobi", "schwarz")    # the symmetric cycle's (amg_schwarz.py)
+SMOOTHERS = ("jacobi", "schwarz", "schwarz-overlap")   # the symmetric cycle's (amg_schwarz)
 EVOLUTION_EPSILON = 4.0
 symmetric_strength = strength
 
@@ -466,12 +466,14 @@ class SmoothedAggregation:
         anisotropy (pyamg's diffusion_stencil_2d, eps 1e-3, 200x200) semi-coarsens: 9-12
         iterations instead of 114-166 but operator complexity 3.3-4.8 (pyamg's evolution
         the same); 'symmetric' when memory matters more (complexity 1.1-1.3).
-    smoother : 'jacobi' or 'schwarz'
+    smoother : 'jacobi', 'schwarz' or 'schwarz-overlap'
         The symmetric cycle's smoother: a Chebyshev polynomial (``degree``) in ``D^-1 A``
         ('jacobi', the default) or in ``S A``, ``S`` the inverse of the diagonal blocks of
-        each level's aggregates ('schwarz', :mod:`.amg_schwarz`; symmetric matrices only).
-        For errors local but not constant: P2 elements straddling jumps of 1e6 (8 065
-        unknowns): 521 CG iterations -> 114 (pyamg SA 1566).
+        each level's aggregates ('schwarz', :mod:`.amg_schwarz`; symmetric matrices only),
+        or of the aggregates grown by one layer of neighbours, summed ('schwarz-overlap':
+        additive Schwarz, several times ``A``'s entries). For errors local but not
+        constant: P2 elements straddling jumps of 1e6 (8 065 unknowns): 521 CG iterations
+        -> 133 ('schwarz'), 30 ('schwarz-overlap'; pyamg SA 1566, with its Schwarz 35).
     blocksize : int, optional
         Unknowns per node (numbered together), aggregated together on the finest level with
         symmetric strength, as pyamg does for a BSR matrix; default a BSR input's block
@@ -516,8 +518,8 @@ class SmoothedAggregation:
         # symmetric A (Helmholtz with an absorbing boundary) is treated as non-symmetric:
         # Gauss-Seidel, R from A^T (= P^T there), as pyamg's 'nonsymmetric'
         self.symmetric = bool(is_symmetric(A) if symmetric is None else symmetric)
-        if smoother == "schwarz" and not self.symmetric:
-            raise ValueError("amg: smoother='schwarz' (a Chebyshev polynomial in S A) needs a "
+        if smoother.startswith("schwarz") and not self.symmetric:
+            raise ValueError(f"amg: smoother={smoother!r} (a Chebyshev polynomial in S A) needs a "
                              "symmetric (Hermitian) matrix; a non-symmetric one is smoothed "
                              "by Gauss-Seidel: leave smoother='jacobi' (the default)")
         self.smoother = smoother
@@ -609,10 +611,10 @@ class SmoothedAggregation:
             A.eliminate_zeros()
             A.sort_indices()
         self.coarse_n = A.shape[0]
-        if smoother == "schwarz":   # S (aggregates' block inverses) in place of D^-1
+        if smoother.startswith("schwarz"):   # S (aggregates' block inverses) for D^-1
             for k, ((Ak, _, _, Pk, Rk), (agg, count)) in enumerate(zip(self.levels,
                                                                         self.aggregates)):
-                S = block_inverse(Ak, agg, count)
+                S = block_inverse(Ak, agg, count, overlap=smoother == "schwarz-overlap")
                 self.levels[k] = (Ak, S, 1.1 * rho_sa(Ak, S), Pk, Rk)
         self._dev = [self._to_device(*level) for level in self.levels]
         self.coarse_inv = self.coarse_lu = None

@@ -48,6 +48,22 @@ def test_block_inverse_is_the_inverse_of_each_aggregates_block():
     np.testing.assert_allclose(S, ref, rtol=1e-10, atol=1e-12)
 
 
+def test_overlapping_patches_sum_their_inverses():
+    rng = np.random.default_rng(3)
+    n = 50
+    R = sp.random(n, n, density=0.08, random_state=4)
+    A = (R @ R.T + sp.identity(n) * 2).tocsr()
+    agg = rng.integers(0, 6, n)
+    S = block_inverse(A, agg, 6, overlap=True).toarray()
+    ref = np.zeros((n, n))
+    pattern = (A != 0).toarray()
+    for j in range(6):
+        inside = agg == j
+        g = np.flatnonzero(inside | pattern[inside].any(axis=0))   # grown by neighbours
+        ref[np.ix_(g, g)] += np.linalg.inv(A[g][:, g].toarray())
+    np.testing.assert_allclose(S, ref, rtol=1e-9, atol=1e-12)
+
+
 def test_singular_block_gets_its_pseudo_inverse():
     # two disconnected pure-Neumann pieces, each one aggregate: S = pinv of each
     T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(5, 5)).tolil()
@@ -72,6 +88,9 @@ def test_jumps_inside_p2_elements_take_fewer_iterations_than_point_smoothing():
     assert block.iterations < (len(res) - 1) / 2          # pyamg SA's default smoother
     via_object = skiff.Solver(A, precond=SmoothedAggregation(A, smoother="schwarz"))
     assert via_object.solve(b, rtol=1e-6).iterations == block.iterations
+    overlap = skiff.solve(A, b, smoother="schwarz-overlap", rtol=1e-6, maxiter=3000)
+    assert overlap.converged and overlap.iterations < block.iterations
+    assert np.linalg.norm(overlap.x - ref) <= 1e-6 * np.linalg.norm(ref)
 
 
 def test_the_cycle_stays_symmetric_positive_definite():
