@@ -269,6 +269,15 @@ class Trainer(Inference, TrainerState):
         if misplaced:
             _misplaced(misplaced)
         self.should_stop = False  # a callback's stop ends one run, not the next train()
+        # an exception on one rank stops the others too (they would wait in a collective);
+        # from the first line on: reading the data may fail on one rank only
+        from .parallel.rank_alarm import rank_alarm
+
+        with rank_alarm(getattr(self.reporter, "world_size", 1)) as alarm:
+            return self._train(alarm, dataset, epochs, steps, val_dataset, val_split)
+
+    def _train(self, alarm, dataset, epochs, steps, val_dataset, val_split) -> TrainResult:
+        """:meth:`train` under its rank alarm (:mod:`.parallel.rank_alarm`)."""
         # a DataLoader in place of the data: its batch size is the one meant, for this call
         own_batch, loader_batch = self.batch_size, loader_batch_size(dataset)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
@@ -282,11 +291,7 @@ class Trainer(Inference, TrainerState):
                                   f"Trainer's batch_size is {own_batch})")
             strategy = self._choose_strategy()
             self.rng = train_random.new_generator(self.seed)  # this run's own: dropout draws
-            # an exception on one rank stops the others too (they would wait in a collective)
-            from .parallel.rank_alarm import rank_alarm
-
-            with rank_alarm(getattr(self.reporter, "world_size", 1)) as alarm, \
-                    train_random.using(self.rng):
+            with train_random.using(self.rng):
                 if getattr(alarm, "comm", None) is not None:  # several ranks: one dataset
                     from .parallel.same_data import check_same_data
 

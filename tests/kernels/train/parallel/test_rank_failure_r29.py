@@ -5,7 +5,9 @@ reads (also a batch of the wrong shape, a MemoryError, a KeyboardInterrupt, a ch
 shard that failed to write) printed rank 1's traceback and then hung: rank 1 waited in
 MPI_Finalize, rank 0 in the gradient all-reduce, until the 40 s kill. Now
 (``parallel/rank_alarm.py``) the failing rank tells the others, every rank prints one line
-naming the failed rank, the step and the cause, and the job ends with exit code 1.
+naming the failed rank, the step and the cause, and the job ends with exit code 1. Also
+when rank 1 fails reading its data before any step (rank 0 was then in the planner's or
+the setup's collectives).
 
 Oracles: one process on the same failing data raises the same error after the same step;
 the resume after the failed checkpoint starts from the last committed one (step 2) and
@@ -82,7 +84,8 @@ def _torch_sgd():
 def _stopped_both(rc, out, cause, after):
     assert rc not in KILLED, f"the ranks hung until the kill (exit {rc}):\n{out[-3000:]}"
     assert rc != 0, out[-3000:]
-    line = f"skiff rank 0: stopping: rank 1 failed after step {after}: {cause}"
+    where = "" if after is None else f" after step {after}"
+    line = f"skiff rank 0: stopping: rank 1 failed{where}: {cause}"
     assert line in out, f"{line!r} not in:\n{out[-3000:]}"
     assert "(on rank 1 of 2: the other ranks were told to stop)" in out, out[-3000:]
 
@@ -94,6 +97,17 @@ def test_data_error_on_one_rank_stops_both_naming_it(tmp_path):
     assert after == 1  # row 13 lies in the second batch of 8
     rc, out = _mpirun("data", tmp_path / "ckpt")
     _stopped_both(rc, out, f"ValueError: {exc}", after)
+
+
+@pytest.mark.mpi
+def test_data_source_failing_on_one_rank_before_any_step_stops_both(tmp_path):
+    # rank 0 went on to plan and set up (collectives) while rank 1 raised reading its
+    # stream; one process raises the same error before its first step
+    with pytest.raises(FileNotFoundError):
+        check.trainer(None).train(check.stream(1), steps=check.STEPS)
+    rc, out = _mpirun("stream", tmp_path / "ckpt")
+    _stopped_both(rc, out, "FileNotFoundError: [Errno 2] No such file or directory: "
+                  "'/data/part-1.bin'", None)
 
 
 @pytest.mark.mpi

@@ -2,7 +2,8 @@
 
 usage: rank_failure_r29_check.py KIND CKPT_DIR
 KIND: ``data`` (rank 1's dataset raises on row BAD_ROW, which only rank 1 reads), ``oom``
-(a MemoryError there), ``interrupt`` (a KeyboardInterrupt there), ``ckpt`` (rank 1's shard
+(a MemoryError there), ``interrupt`` (a KeyboardInterrupt there), ``stream`` (rank 1's
+generator of samples fails while the Trainer reads it, before any step), ``ckpt`` (rank 1's shard
 of the step-4 checkpoint fails to write: "No space left on device"), ``resume`` (no
 failure: resume from CKPT_DIR and train to the end). Deliberately not importing
 abort_on_error: the Trainer itself must stop the other rank, as in a user's script. Prints
@@ -27,6 +28,15 @@ def arrays():
     x = rng.standard_normal((64, 3)).astype(np.float32)
     y = (x @ np.array([1.0, -2.0, 0.5], np.float32))[:, None]
     return x, y
+
+
+def stream(rank):
+    """A generator of samples whose source is missing on rank 1 (a file on that node)."""
+    x, y = arrays()
+    for i in range(len(x)):
+        if rank == 1 and i == 30:
+            raise FileNotFoundError(2, "No such file or directory", "/data/part-1.bin")
+        yield x[i], y[i]
 
 
 class Rows:
@@ -68,7 +78,7 @@ def main(kind, ckpt):
 
         sharded_ckpt._write_npz = failing
     tr = trainer(ckpt, resume=kind == "resume")
-    result = tr.train(Rows(fail), steps=STEPS)
+    result = tr.train(stream(comm.rank) if kind == "stream" else Rows(fail), steps=STEPS)
     weights = {k: np.asarray(v).tolist() for k, v in tr.model.state_dict().items()}
     print("RESULT " + json.dumps({"rank": comm.rank, "steps": result.steps,
                                   "resumed": (result.resumed or {}).get("from_step"),
