@@ -243,6 +243,7 @@ class CommandForm(W.VBox):
                 self.command.parse(line.split(" ", 1)[1] if " " in line else "")
                 if self.to_config is not None:
                     config = self.to_config(kernel_values)
+                _check_ranks(_launch)
             except _USER_ERRORS as exc:
                 msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
                 msg = str(msg).removeprefix(f"{self.command.name}: ")
@@ -316,6 +317,18 @@ class CommandForm(W.VBox):
         if self.on_launch is not None:
             self.on_launch(job)
         return job
+
+
+def _check_ranks(launch: dict) -> None:
+    """The ranks against this machine's cores, as a launch checks them: ``--np 3`` on two
+    cores showed no message and left Launch enabled (the refusal came after the click)."""
+    np_ = launch.get("np")
+    if not isinstance(np_, int) or np_ <= 1 and launch.get("runner") != "process":
+        return
+    from skiff.jobs.launch import check_ranks, choose_runner
+
+    where = choose_runner(np_, launch.get("runner") or "auto", launch.get("launcher") or "local")
+    check_ranks(np_, where, bool(launch.get("oversubscribe")))
 
 
 def _warning(text: str) -> str:
