@@ -34,9 +34,10 @@ straddle the jumps; spsolve's own |r|/|b| is ~2e-7, so rtol 1e-8 is out of reach
 to their limit or stop on attainable accuracy); ``cn200``, Crank-Nicolson for the heat
 equation, 200 steps with one setup; ``free3``, 3-D elasticity with no support (singular: the
 six rigid-body modes are its null space, given as ``near_nullspace``; b orthogonal to them).
-``jump2s``: ``jump2`` with each tool's Schwarz smoother (skiff ``smoother='schwarz'``: block
-Jacobi on the aggregates; pyamg ``presmoother=postsmoother=('schwarz', {'sweep':
-'symmetric'})``: overlapping, one patch per unknown).
+``jump2s``: ``jump2`` with each tool's Schwarz smoother (skiff
+``smoother='schwarz-overlap'``: additive, on the aggregates grown by their neighbours;
+pyamg ``presmoother=postsmoother=('schwarz', {'sweep': 'symmetric'})``: overlapping, one
+patch per unknown).
 """
 
 from __future__ import annotations
@@ -365,7 +366,7 @@ def run_one(case: str, tool: str, small: bool) -> dict:
         t0 = time.perf_counter()
         if strength is None:
             s = Solver(A, method=method, precond="amg", near_nullspace=B,
-                       smoother="schwarz" if case in SCHWARZ else "rbgs")
+                       smoother="schwarz-overlap" if case in SCHWARZ else "rbgs")
         else:   # a strength of the user's choice: the hierarchy as the preconditioner
             from skiff.kernels.solve.amg import SmoothedAggregation
 
