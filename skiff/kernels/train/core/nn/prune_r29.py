@@ -8,9 +8,10 @@ Methods: ``identity``, ``random_unstructured``, ``l1_unstructured``, ``random_st
 ``ln_structured``, ``global_unstructured``, ``custom_from_mask``; ``remove``, ``is_pruned``.
 Pruning again prunes among what is left (torch's ``PruningContainer``): ``amount`` is a
 fraction (rounded as torch rounds) or a count of the entries (channels, for structured
-methods) still unpruned. The random ones draw from skiff's seeded generator (torch's law,
-not torch's numbers). Ties in the magnitudes are broken by position (torch's ``topk``
-leaves them unspecified)."""
+methods) still unpruned, scored (as torch's) on the tensor as the module holds it, i.e.
+``orig * mask`` as of the last forward or pruning call. The random ones draw from skiff's
+seeded generator (torch's law, not torch's numbers). Ties in the magnitudes are broken by
+position (torch's ``topk`` leaves them unspecified)."""
 
 from __future__ import annotations
 
@@ -145,10 +146,9 @@ def _prune(module, name, method, importance_scores=None):
         orig, old = module._parameters[name + "_orig"], module._buffers[name + "_mask"]
     else:
         orig, old = module._parameters[name], None
-    values = np.asarray((importance_scores if importance_scores is not None
-                         else orig).detach()._data if not isinstance(importance_scores,
-                                                                     np.ndarray)
-                        else importance_scores)
+    if importance_scores is None:  # torch's: the tensor as the module holds it now (for a
+        importance_scores = module.__dict__.get(name, orig)  # pruned one: orig * mask)
+    values = np.asarray(getattr(importance_scores, "_data", importance_scores))
     if values.shape != tuple(orig.shape):
         raise ValueError(f"prune: importance_scores of shape {values.shape} for {name!r} of "
                          f"shape {tuple(orig.shape)}")
@@ -202,7 +202,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     scores, masks, sizes = [], [], []
     for module, name in parameters:
         if name + "_orig" in module._parameters:
-            t = module._parameters[name + "_orig"] * module._buffers[name + "_mask"]
+            t = module.__dict__[name]  # as torch: the pruned tensor as last computed
             old = np.asarray(module._buffers[name + "_mask"]._data)
         else:
             t = module._parameters[name]
