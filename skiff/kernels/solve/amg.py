@@ -473,7 +473,7 @@ class SmoothedAggregation:
         or of the aggregates grown by one layer of neighbours, summed ('schwarz-overlap':
         additive Schwarz, several times ``A``'s entries). For errors local but not
         constant: P2 elements straddling jumps of 1e6 (8 065 unknowns): 521 CG iterations
-        -> 133 ('schwarz'), 30 ('schwarz-overlap'; pyamg SA 1566, with its Schwarz 35).
+        -> 133 ('schwarz'), 36 ('schwarz-overlap'; pyamg SA 1566, with its Schwarz 35).
     blocksize : int, optional
         Unknowns per node (numbered together), aggregated together on the finest level with
         symmetric strength, as pyamg does for a BSR matrix; default a BSR input's block

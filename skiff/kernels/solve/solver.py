@@ -463,7 +463,7 @@ class Solver:
         ``smoother='schwarz'`` with ``precond='amg'`` (a symmetric matrix): AMG smooths with
         block-Jacobi on its aggregates (:mod:`.amg_schwarz`) instead of point Jacobi;
         ``'schwarz-overlap'`` on the aggregates grown by their neighbours: P2 elements
-        straddling coefficient jumps of 1e6, 521 CG iterations -> 133, -> 30.
+        straddling coefficient jumps of 1e6, 521 CG iterations -> 133, -> 36.
     near_nullspace : array (n, k), optional
         For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
         the rigid-body modes of elasticity; default the constant vector.
