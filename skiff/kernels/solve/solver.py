@@ -1247,6 +1247,12 @@ class Solver:
                 # GMRES(30) stalls at 5e-2 on the 1000:1 jump, 24x40 (scipy's too); CG+MG: 9
                 sol.status += ("; the matrix is symmetric with a positive diagonal: try "
                                "method='cg' with a preconditioner (precond='auto')")
+            elif (self.method == "cg" and self.precond_name == "amg" and not self.is_grid
+                  and self._options["smoother"] not in AMG_SMOOTHERS):
+                # P2 elements straddling jumps of 1e6: 521 iterations, 36 with the overlap
+                sol.status += ("; errors local but not constant (jumps inside higher-order "
+                               "elements) need a block smoother: try smoother='schwarz' or "
+                               "'schwarz-overlap'")
             if strict:
                 raise SolveError(f"{self.method} did not converge: {sol.status}")
         if reporter is not None:

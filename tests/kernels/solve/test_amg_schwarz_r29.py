@@ -113,3 +113,11 @@ def test_refusals_name_the_fix():
         skiff.Solver(skiff.kernels.solve.poisson((16, 16)), precond="mg", smoother="schwarz")
     with pytest.raises(ValueError, match="smoother='bogus'"):
         SmoothedAggregation(A, smoother="bogus")
+
+
+def test_a_stalled_amg_solve_names_the_block_smoother():
+    A, b = _p2_jumps()
+    short = skiff.solve(A, b, rtol=1e-6, maxiter=20)
+    assert not short.converged and "smoother='schwarz'" in short.status
+    done = skiff.solve(A, b, rtol=1e-6, maxiter=20, smoother="schwarz-overlap")
+    assert "smoother=" not in done.status
