@@ -903,15 +903,12 @@ class TrainKind(Kind):
 def _check_something_to_resume(job, where: str) -> None:
     """Refuse ``jobs resume`` of a training that wrote no checkpoint (its kernel killed, or
     cancelled, before the first): it trained again from step 0 (7 minutes for 200,000 mlp
-    steps), said only in its summary. A checkpoint folder elsewhere that is gone is for
-    the caller to say (``skiff.jobs``: another job's run folder, removed)."""
-    from skiff.kernels.train.parallel.relayout import newest_steps
-
-    there = os.path.isdir(where)
-    if there and newest_steps(where) != (None, None):
+    steps), said only in its summary: its run folder has no ``checkpoints/`` (the trainer
+    makes it at its first checkpoint). A checkpoint folder elsewhere that is gone is for the
+    caller to say (``skiff.jobs``: another job's run folder, removed)."""
+    if os.path.isdir(where):  # the trainer makes it at its first checkpoint
         return
-    if not there and os.path.abspath(os.path.dirname(where)) != \
-            os.path.abspath(job.run_dir):
+    if os.path.abspath(os.path.dirname(where)) != os.path.abspath(job.run_dir):
         return
     command = str(job.meta.get("command") or "")
     again = (f"; to train again from the start: {command}" if command and " resume " not in
