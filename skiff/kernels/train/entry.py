@@ -207,6 +207,8 @@ def train_parts(parts: dict, config: dict, reporter):
     result = trainer.train(dataset, epochs=epochs, steps=steps, val_dataset=val,
                            val_split=split)
     result.notes = notes
+    if getattr(reporter, "world_size", 1) == 1:  # the weights the model holds, by class
+        result.class_metrics = _class_metrics(trainer, parts, dataset, val, split)
     weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
     run_dir = getattr(reporter, "run_dir", None)
     if run_dir is not None and getattr(reporter, "rank", 0) == 0:
@@ -225,6 +227,7 @@ def train_parts(parts: dict, config: dict, reporter):
             scaling = Path(run_dir) / "table.json"
             scaling.write_text(json.dumps(parts["table"].to_json(), indent=1) + "\n")
             reporter.artifact("table scaling", scaling, kind="file")
+        _write_class_metrics(result, parts, Path(run_dir), reporter)
         if hasattr(model, "source_folder"):  # a checkpoint's model: its layout back too
             from skiff.kernels.train.models.hf_checkpoint import save_pretrained
 
@@ -285,6 +288,57 @@ def held_out(model, config: dict):
                                                 None) or 256
     return HeldOut.from_file(config["eval"], getattr(model, "tokenizer", None),
                               block_size=int(block))
+
+
+def _class_metrics(trainer, parts: dict, dataset, val, split) -> dict | None:
+    """A classifier's validation of the weights the model now holds (after early stopping,
+    the best validation's): accuracy, macro F1, each class's precision, recall, F1 and
+    support and the confusion matrix, by class name (None: no validation, or no classes)."""
+    from skiff.kernels.train.data import as_dataset, split_off
+
+    if val is None and split is not None:
+        val = split_off(as_dataset(dataset), split)[1]  # as the Trainer held it out
+    if val is None or not _one_class_per_row(as_dataset(val)):
+        return None  # a text's tokens, a regression: no extra pass over the data
+    got = trainer.evaluate(val, per_class=True)
+    if "val_f1" not in got:
+        return None
+    names = getattr(parts.get("table"), "classes", None) or getattr(parts.get("images"),
+                                                                    "classes", None)
+    report = {"val_accuracy": got.get("val_accuracy"), "f1": got["val_f1"]}
+    if "per_class" in got:
+        per = dict(got["per_class"])
+        if names and len(names) == len(per["class"]):
+            per["class"] = [str(n) for n in names]
+        report.update(per_class=per, confusion=got["confusion"])
+    return report
+
+
+def _one_class_per_row(dataset) -> bool:
+    """The first item's target is one class id (a scalar, or a column of one)."""
+    try:
+        item = dataset[0]
+    except Exception:  # noqa: BLE001  (a dataset of the user's: no metrics, not a failure)
+        return False
+    if not isinstance(item, (tuple, list)) or len(item) < 2:
+        return False
+    y = np.asarray(item[-1])
+    return y.size == 1 and (y.dtype.kind in "iub" or y.dtype.kind == "f")
+
+
+def _write_class_metrics(result, parts: dict, run_dir: Path, reporter) -> None:
+    """``metrics.json`` and the log lines of ``result.class_metrics``."""
+    from skiff.kernels.train.class_metrics import report_lines
+
+    report = getattr(result, "class_metrics", None)
+    if not report:
+        return
+    path = run_dir / "metrics.json"
+    step = result.best_step or result.steps
+    path.write_text(json.dumps({"step": step, **report}, indent=1) + "\n")
+    reporter.artifact("validation metrics per class", path, kind="file")
+    for line in report_lines(report):
+        reporter.log(f"validation of the model kept: {line}")
 
 
 def _report_curve(result, reporter) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .class_metrics import report_lines, score_classes
 from .image_folder import (
     IMAGE_SUFFIXES,
     ImageFolderError,
@@ -34,7 +35,7 @@ class ImagePrediction:
     """Each image's predicted class and probability (and its true class when its folder
     names one), the accuracy then, and what was left out."""
 
-    def __init__(self, files, predictions, probabilities, truth, notes):
+    def __init__(self, files, predictions, probabilities, truth, notes, classes=None):
         self.files = files                  # paths relative to what was given
         self.predictions = predictions      # class names
         self.probabilities = probabilities  # of the predicted class
@@ -44,6 +45,9 @@ class ImagePrediction:
         if truth is not None and files:
             hits = [p == t for p, t in zip(predictions, truth)]
             self.score = {"accuracy": float(np.mean(hits)), "rows": len(hits)}
+            if classes:  # F1, per class, confusion over the images of trained classes
+                self.score.update(score_classes(truth, predictions, classes))
+                self.notes = self.notes + report_lines(self.score)
 
     def to_json(self) -> dict:
         return {"files": self.files, "predictions": self.predictions,
@@ -129,4 +133,5 @@ def predict_images(run_dir, path) -> ImagePrediction:
     best = p.argmax(1) if len(p) else np.zeros(0, int)
     return ImagePrediction([shown[k] for k in keep], [classes[b] for b in best],
                            [float(v) for v in p.max(1)] if len(p) else [],
-                           None if truth is None else [truth[k] for k in keep], notes)
+                           None if truth is None else [truth[k] for k in keep], notes,
+                           classes=classes)

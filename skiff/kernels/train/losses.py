@@ -239,6 +239,34 @@ def accuracy(out, y, spec) -> float | None:
     return float((pred == y.numpy()).mean())
 
 
+def class_ids(out, y, spec):
+    """``(true ids, predicted ids, classes)`` of a batch of one class per row, for the
+    confusion matrix and F1; None where they have no meaning (a regression, a sequence's
+    tokens, several binary labels per row, shapes that do not line up, or more than
+    ``class_metrics.MAX_F1`` classes: a vocabulary). Negative targets (ignored) are dropped."""
+    from .class_metrics import MAX_F1
+
+    if not hasattr(out, "shape") or not hasattr(y, "shape"):
+        return None
+    yv = np.asarray(y.numpy())
+    if yv.ndim == 2 and yv.shape[1] == 1:
+        yv = yv[:, 0]
+    if yv.ndim != 1:
+        return None
+    o = np.asarray(out.numpy())
+    if spec == "bce":  # one score per row: positive means class 1
+        if o.size != yv.size:
+            return None
+        return (yv > 0.5).astype(np.int64), (o.reshape(-1) > 0).astype(np.int64), 2
+    if yv.dtype.kind not in "iub" or o.ndim != 2 or len(o) != len(yv):
+        return None
+    k = o.shape[1]
+    if not 2 <= k <= MAX_F1:
+        return None
+    keep = yv >= 0
+    return yv[keep].astype(np.int64), o[keep].argmax(axis=1), k
+
+
 def regression_sums(out, y, spec):
     """``(n, sse, sum_y, sum_y2)`` per output column of a regression batch (MSE on float
     targets), for R^2 over a whole set; None where it has no meaning (classes, other

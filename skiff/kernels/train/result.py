@@ -41,6 +41,9 @@ class TrainResult:
     predicted: dict = field(default_factory=dict)  # the plan's estimates against measurements
     plan_check: dict | None = None  # several ranks: the plan with its measured fixed costs
     resumed: dict | None = None  # resume=True: {"from_step": N or None (none found), ...}
+    # a classifier job's validation of the weights kept: {"val_accuracy", "f1" (macro),
+    # "per_class": {"class", "precision", "recall", "f1", "support"}, "confusion"}
+    class_metrics: dict | None = None
     model: object = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -60,6 +63,8 @@ class TrainResult:
             out["notes"] = self.notes
         if self.resumed is not None:  # where a resumed run went on from (or that it could not)
             out["resumed"] = self.resumed
+        if self.class_metrics is not None:  # per class, with the confusion matrix
+            out["class_metrics"] = self.class_metrics
         if self.best_step is not None:  # early stopping: whose weights the model holds
             out["best_step"], out["best_val_loss"] = self.best_step, self.best_val_loss
         return out
@@ -96,6 +101,8 @@ class TrainResult:
                 ("samples/s", _fmt(self.samples_per_s)), ("tokens/s", _fmt(self.tokens_per_s)),
                 ("strategy", self.strategy.get("strategy")),
                 ("checkpoint", self.checkpoint), ("stopped", self.stopped)]
+        if self.class_metrics is not None:
+            rows.insert(3, ("macro F1", _fmt(self.class_metrics.get("f1"))))
         if self.val_history:
             last = self.val_history[-1]
             rows.insert(3, ("validation", ", ".join(f"{k} {_fmt(v)}" for k, v in last.items()

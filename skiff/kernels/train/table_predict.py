@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .class_metrics import report_lines, score_classes
 from .tables import TableError, _number, apply_encoding, is_missing, read_rows
 
 __all__ = ["TablePrediction", "predict_table"]
@@ -163,7 +164,9 @@ def predict_table(run_dir, path) -> TablePrediction:
             norm = {_label(c): c for c in classes}
             pairs = [(norm.get(_label(truth[r])), preds[r]) for r in known]
             score = {"accuracy": float(np.mean([a == b for a, b in pairs])),
-                     "rows": len(pairs)}
+                     "rows": len(pairs),
+                     **score_classes([a for a, _ in pairs], [b for _, b in pairs], classes)}
+            notes += report_lines(score) if "f1" in score else []
     else:
         y = out[:, 0] * float(scaling["y_std"]) + float(scaling["y_mean"])
         preds, probs, score = [float(v) for v in y], None, {}

@@ -1,0 +1,82 @@
+"""What a classifier's user reads beside the accuracy: the confusion matrix, each class's
+precision, recall, F1 and support, and the macro F1 (the mean F1 over the classes that occur
+among the targets or the predictions, as scikit-learn's ``f1_score(average="macro")``; a
+class never predicted has precision 0). :func:`class_report` turns true and predicted class
+ids into them; :func:`report_lines` writes them for a log or a prediction's notes.
+
+Used by ``Trainer.evaluate`` (``val_f1``, ``per_class``, ``confusion`` in each validation
+row, so in ``result.val_history`` and ``result.json``), by ``predict`` of a table or image
+run when the new rows carry their class, and by a job, which writes ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MAX_REPORTED", "MAX_F1", "confusion_matrix", "class_report", "report_lines",
+           "score_classes"]
+
+MAX_REPORTED = 50  # classes up to which the matrix and per-class lists are kept
+MAX_F1 = 1024  # classes up to which the macro F1 is computed (a vocabulary is no classifier)
+
+
+def confusion_matrix(true, pred, classes: int) -> np.ndarray:
+    """``m[t, p]``: how many rows of class ``t`` were predicted ``p`` (int64, classes^2)."""
+    t = np.asarray(true, np.int64).ravel()
+    p = np.asarray(pred, np.int64).ravel()
+    return np.bincount(t * classes + p, minlength=classes * classes).reshape(classes, classes)
+
+
+def class_report(matrix, names=None) -> dict:
+    """``{"f1": macro F1, "per_class": {"class", "precision", "recall", "f1", "support"}
+    lists, "confusion": rows of the matrix}`` (the lists only up to ``MAX_REPORTED``
+    classes)."""
+    m = np.asarray(matrix, np.int64)
+    hits = np.diag(m).astype(np.float64)
+    support, predicted = m.sum(1), m.sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted > 0, hits / np.maximum(predicted, 1), 0.0)
+        recall = np.where(support > 0, hits / np.maximum(support, 1), 0.0)
+        f1 = np.where(precision + recall > 0,
+                      2 * precision * recall / np.where(precision + recall > 0,
+                                                        precision + recall, 1), 0.0)
+    seen = (support > 0) | (predicted > 0)
+    out = {"f1": float(f1[seen].mean()) if seen.any() else 0.0}
+    if len(m) <= MAX_REPORTED:
+        names = [str(n) for n in names] if names is not None else [str(k) for k in
+                                                                   range(len(m))]
+        out["per_class"] = {"class": names, "precision": [round(float(v), 6) for v in precision],
+                            "recall": [round(float(v), 6) for v in recall],
+                            "f1": [round(float(v), 6) for v in f1],
+                            "support": [int(v) for v in support]}
+        out["confusion"] = [[int(v) for v in row] for row in m]
+    return out
+
+
+def score_classes(truth, predictions, classes) -> dict:
+    """``{"f1", "per_class", "confusion"}`` (:func:`.class_metrics.class_report`) of the rows
+    whose true class is one of ``classes`` (names)."""
+    index = {c: k for k, c in enumerate(classes)}
+    pairs = [(index[t], index[p]) for t, p in zip(truth, predictions)
+             if t in index and p in index]
+    if not pairs:
+        return {}
+    t, p = zip(*pairs)
+    return class_report(confusion_matrix(t, p, len(classes)), classes)
+
+
+def report_lines(report: dict) -> list[str]:
+    """Lines for a log or notes: each class's precision, recall, F1 and rows, and the
+    confusion matrix (rows: the true class, columns: the predicted one)."""
+    per = report.get("per_class")
+    if not per:
+        return [f"macro F1 {report['f1']:.4f}"]
+    lines = [f"macro F1 {report['f1']:.4f}; per class (precision, recall, F1, rows): "
+             + "; ".join(f"{c} {p:.3f} {r:.3f} {f:.3f} {s}" for c, p, r, f, s in
+                         zip(per["class"], per["precision"], per["recall"], per["f1"],
+                             per["support"]))]
+    if len(per["class"]) <= 12:
+        lines.append("confusion (rows true, columns predicted, in the order "
+                     f"{', '.join(per['class'])}): "
+                     + " | ".join(" ".join(str(v) for v in row) for row in report["confusion"]))
+    return lines

@@ -1,0 +1,142 @@
+"""A classifier's user reads more than the accuracy (round 29): ``Trainer.evaluate(data,
+per_class=True)`` gives the macro F1, each class's precision/recall/F1/support and the
+confusion matrix; a job writes them by class name to ``metrics.json`` and ``result.json``
+(``class_metrics``), and ``predict`` on rows that carry their class gives them too.
+Oracle: the same weights in torch 2.13, the matrix by ``torch.bincount`` and the scores from
+it in torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import skiff
+from skiff import nn
+
+
+def _torch_report(logits, y, k):
+    pred = logits.argmax(1)
+    m = torch.bincount(y * k + pred, minlength=k * k).reshape(k, k)
+    tp = m.diag().double()
+    zero = torch.zeros(k, dtype=torch.float64)
+    prec = torch.where(m.sum(0) > 0, tp / m.sum(0).clamp(min=1), zero)
+    rec = torch.where(m.sum(1) > 0, tp / m.sum(1).clamp(min=1), zero)
+    f1 = torch.where(prec + rec > 0, 2 * prec * rec / (prec + rec).clamp(min=1e-300),
+                     zero)
+    seen = (m.sum(0) > 0) | (m.sum(1) > 0)
+    return m.numpy(), prec.numpy(), rec.numpy(), f1.numpy(), float(f1[seen].mean())
+
+
+def _twin(model, sizes):
+    layers = []
+    for a, b in zip(sizes, sizes[1:]):
+        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+    twin = torch.nn.Sequential(*layers[:-1])
+    state = {k: torch.tensor(np.asarray(v)) for k, v in model.state_dict().items()}
+    twin.load_state_dict(state)
+    return twin
+
+
+def test_evaluate_gives_f1_per_class_and_the_confusion_matrix_as_torch_counts_them():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 5)).astype(np.float32)
+    y = np.digitize(x[:, 0] + 0.3 * x[:, 1], [0.2, 1.3]).astype(np.int64)  # imbalanced
+    skiff.seed(1)
+    model = nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, 3))
+    trainer = skiff.Trainer(model, batch_size=32)
+    trainer.train((x, y), epochs=2, val_split=0.3)
+    xv, yv = x[210:], y[210:]  # the last 30%, in order
+    val = trainer.evaluate((xv, yv), per_class=True)
+    twin = _twin(model, [5, 12, 3])
+    with torch.no_grad():
+        m, prec, rec, f1, macro = _torch_report(twin(torch.tensor(xv)), torch.tensor(yv), 3)
+    assert val["confusion"] == m.tolist()
+    np.testing.assert_allclose(val["per_class"]["precision"], prec, atol=1e-6)
+    np.testing.assert_allclose(val["per_class"]["recall"], rec, atol=1e-6)
+    np.testing.assert_allclose(val["per_class"]["f1"], f1, atol=1e-6)
+    assert val["per_class"]["support"] == np.bincount(yv, minlength=3).tolist()
+    assert val["val_f1"] == pytest.approx(macro, abs=1e-9)
+    assert val["val_accuracy"] == pytest.approx(np.trace(m) / len(yv), abs=1e-9)
+    again = trainer.evaluate((xv, yv), batch_size=7, per_class=True)  # uneven batches
+    assert again["confusion"] == m.tolist() and again["val_f1"] == pytest.approx(macro)
+    json.dumps(val)  # JSON for result.json and metrics.json
+
+
+def test_binary_scores_with_bce_count_positive_scores_as_class_one():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(120, 3)).astype(np.float32)
+    y = (x[:, 0] > 0.4).astype(np.float32)[:, None]
+    skiff.seed(2)
+    model = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+    trainer = skiff.Trainer(model, loss="bce")
+    got = trainer.evaluate((x, y), per_class=True)
+    twin = _twin(model, [3, 8, 1])
+    with torch.no_grad():
+        z = twin(torch.tensor(x))[:, 0]
+    two = torch.stack([torch.zeros_like(z), z], 1)  # class 1 when z > 0
+    m, _, _, _, macro = _torch_report(two, torch.tensor(y[:, 0]).long(), 2)
+    assert got["confusion"] == m.tolist()
+    assert got["val_f1"] == pytest.approx(macro, abs=1e-9)
+
+
+def test_a_sequence_of_tokens_gets_no_confusion_matrix():
+    class Tokens(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(7, 7)
+
+        def forward(self, x):
+            return self.emb(x)
+
+    ids = np.random.default_rng(0).integers(0, 7, size=(8, 5))
+    got = skiff.Trainer(Tokens()).evaluate((ids, ids), per_class=True)
+    assert "val_accuracy" in got and "confusion" not in got and "val_f1" not in got
+
+
+@pytest.mark.slow
+def test_a_table_job_writes_metrics_by_class_name_and_predict_scores_alike(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 240
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    band = np.where(a + b > 1, "high", np.where(a + b > -0.5, "mid", "low"))
+    rows = [f"2024-{1 + k % 12:02d}-{1 + k % 28:02d},{a[k]:.4f},{b[k]:.4f},{band[k]}"
+            for k in range(n)]
+    path = tmp_path / "bands.csv"
+    path.write_text("when,a,b,band\n" + "\n".join(rows) + "\n")
+    env = {**os.environ, "SKIFF_RUNS": str(tmp_path / "runs"), "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", str(path), "--epochs",
+                          "15", "--lr", "0.01", "--val-split", "0.25", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    run_dir = json.loads(out.stdout)["job"]["run_dir"]
+    metrics = json.loads(open(os.path.join(run_dir, "metrics.json")).read())
+    assert metrics["per_class"]["class"] == ["high", "low", "mid"]
+    assert sum(metrics["per_class"]["support"]) == n // 4
+    result = json.loads(open(os.path.join(run_dir, "result.json")).read())
+    assert result["class_metrics"]["confusion"] == metrics["confusion"]
+    pred = subprocess.run([sys.executable, "-m", "skiff", "predict", run_dir, str(path),
+                           "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert pred.returncode == 0, pred.stderr
+    doc = json.loads(pred.stdout)
+    # the oracle: the saved weights in torch on the table's scaling of the same rows
+    from skiff.kernels.train.tables import read_table
+
+    table = read_table(path)
+    weights = np.load(os.path.join(run_dir, "model.npz"))
+    linear = sorted(k for k in weights.files if k.endswith(".weight"))
+    h = torch.tensor(table.x, dtype=torch.float64)
+    for j, name in enumerate(linear):
+        h = h @ torch.tensor(weights[name], dtype=torch.float64).T + torch.tensor(
+            weights[name[:-len("weight")] + "bias"], dtype=torch.float64)
+        if j < len(linear) - 1:
+            h = torch.relu(h)
+    m, _, _, _, macro = _torch_report(h, torch.tensor(table.y), 3)
+    assert doc["score"]["confusion"] == m.tolist()
+    assert doc["score"]["f1"] == pytest.approx(macro, abs=1e-9)
+    assert any(n.startswith("confusion (rows true") for n in doc["notes"])
