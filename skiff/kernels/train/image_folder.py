@@ -53,10 +53,31 @@ def load_image(path, size: int, channels: int) -> np.ndarray:
 
     with Image.open(path) as im:
         im = ImageOps.exif_transpose(im)  # a phone photo's orientation, as it is seen
+        if im.mode in ("I", "F") or im.mode.startswith("I;16"):
+            im = Image.fromarray(_to_8_bits(np.asarray(im), im.mode), "L")
         im = im.convert("L" if channels == 1 else "RGB")
         im = ImageOps.fit(im, (size, size), method=Image.Resampling.BILINEAR)
         a = np.asarray(im, dtype=np.uint8)
     return a[None] if a.ndim == 2 else a.transpose(2, 0, 1)
+
+
+def _to_8_bits(a: np.ndarray, mode: str) -> np.ndarray:
+    """A grey image of more than 8 bits as uint8 over its full range: 16 bits (a PNG of a
+    microscope or a depth camera) divided by 257, floats in [0, 1] times 255, other integers
+    or floats from their own minimum to maximum. PIL's ``convert("L")`` clips them at 255
+    instead: a 16-bit image came out all but white, a [0, 1] float one black."""
+    a = a.astype(np.float64)
+    finite = a[np.isfinite(a)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    if mode.startswith("I;16") or (mode == "I" and lo >= 0 and hi <= 65535 and hi > 255):
+        scaled = a / 257.0
+    elif mode == "I" and lo >= 0 and hi <= 255:
+        scaled = a
+    elif mode == "F" and lo >= 0 and hi <= 1:
+        scaled = a * 255.0
+    else:
+        scaled = (a - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(a)
+    return np.clip(np.nan_to_num(np.rint(scaled)), 0, 255).astype(np.uint8)
 
 
 def _is_grey(path) -> bool:
@@ -65,8 +86,8 @@ def _is_grey(path) -> bool:
     with Image.open(path) as im:
         if im.mode in ("1", "L", "LA", "I", "I;16", "F"):
             return True
-        if im.mode not in ("RGB", "RGBA", "P"):
-            return False
+        if im.mode not in ("RGB", "RGBA", "P", "PA", "CMYK", "YCbCr", "RGBX"):
+            return False  # a grey photo saved as CMYK (a print shop's JPEG) is grey too
         small = np.asarray(im.convert("RGB").resize((16, 16)), dtype=np.int16)
     return bool(np.abs(small[..., 0] - small[..., 1]).max() <= 2
                 and np.abs(small[..., 1] - small[..., 2]).max() <= 2)
@@ -119,6 +140,7 @@ class ImageFolder:
                                    f"{size!r}")
         dirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
         found = [(d.name, _images_in(d)) for d in dirs]
+        empty = [name for name, files in found if not files]
         found = [(name, files) for name, files in found if files]
         if len(found) < (1 if ref is not None else 2):
             loose = [p.name for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
@@ -180,6 +202,17 @@ class ImageFolder:
                       f"({', '.join(f'{c} {n}' for c, n in zip(self.classes, counts))}), "
                       f"{'grey' if self.channels == 1 else 'RGB'} {self.size}x{self.size}, "
                       f"read in {time.perf_counter() - t0:.1f} s"]
+        if empty:  # torchvision's ImageFolder refuses them; here they are said
+            many = len(empty) > 1
+            self.notes.append(f"class folder{'s' if many else ''} "
+                              f"{', '.join(map(repr, empty))} hold{'' if many else 's'} no "
+                              f"image ({', '.join(IMAGE_SUFFIXES)}): left out, so the model "
+                              f"never predicts {'them' if many else 'it'}")
+        unread = [c for c, n in zip(self.classes, counts) if n == 0 and ref is None]
+        if unread:
+            self.notes.append(f"class{'es' if len(unread) > 1 else ''} "
+                              f"{', '.join(map(repr, unread))}: none of its image files could "
+                              f"be read, so the model sees no example of it")
         if bad:
             self.notes.append(f"{len(bad)} file{'s' if len(bad) > 1 else ''} that "
                               f"{'are' if len(bad) > 1 else 'is'} no "
