@@ -72,6 +72,8 @@ class CausalLMOutput:
     """``loss`` and ``logits`` of ``model(ids, labels=...)``, read as transformers' output
     is: by attribute, by key, or ``out[0]`` (the loss), ``out[1]`` (the logits)."""
 
+    past_key_values = cache = None  # as transformers' output; a forward with labels keeps none
+
     def __init__(self, loss, logits, hidden_states=None, attentions=None, aux_loss=None,
                  router_logits=None):
         self.loss, self.logits, self.hidden_states = loss, logits, hidden_states
@@ -97,10 +99,22 @@ class OutputLogits(Tensor):
     tensor itself, ``.loss`` None)."""
 
     loss = None
+    _past = None  # the cache (a forward that continued one), or a function giving it
 
     @property
     def logits(self):
         return self
+
+    @property
+    def past_key_values(self):
+        """The keys and values of this forward's positions (``ernie_past``): the cache the
+        call continued, or (a plain ``model(ids)``) one built when first read."""
+        past = self._past
+        if callable(past) and not hasattr(past, "get_seq_length"):
+            self._past = past = past()
+        return past
+
+    cache = past_key_values  # transformers 5's newer name
 
 
 class ErnieForCausalLM(TransformersModelApi, nn.Module):
@@ -171,6 +185,13 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         layer's (tokens, E) router logits), and with labels adds ``router_aux_loss_coef *
         aux_loss`` to the loss, as transformers does; ``model(ids)`` alone stays the
         logits."""
+        use_cache = kwargs.pop("use_cache", None)
+        past = kwargs.pop("past_key_values", None)
+        if past is None and kwargs.get("cache") is not None and (
+                not isinstance(kwargs["cache"], KVCache) or hasattr(kwargs["cache"], "crop")):
+            past = kwargs.pop("cache")  # transformers 5's newer name
+        if past is not None:
+            return self._call_with_past(past, args, kwargs, labels)
         want_hidden = bool(kwargs.pop("output_hidden_states", False))
         want_attn = bool(kwargs.pop("output_attentions", False))
         want_router = kwargs.pop("output_router_logits", None)
@@ -215,6 +236,12 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                                       attentions=attentions)
             if type(logits) is Tensor:  # noqa: E721 (a plain Tensor, not a subclass)
                 logits.__class__ = OutputLogits
+                if use_cache is not False and "cache" not in kwargs:
+                    from .ernie_past import lazy_past
+
+                    ids = args[0] if args else kwargs.get("input_ids")
+                    logits._past = lazy_past(self, np.array(_host(ids)),
+                                             kwargs.get("attention_mask"))
             return logits
         y = np.asarray(_host(labels), dtype=np.int64)
         if y.ndim == 1:
@@ -235,6 +262,25 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             loss = loss + aux_loss * self.config.router_aux_loss_coef
         return CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden,
                               attentions=attentions, aux_loss=aux_loss, router_logits=router)
+
+    def _call_with_past(self, past, args, kwargs, labels):
+        """``model(ids, past_key_values=cache)``: the logits of ``ids`` continuing the
+        cache (``ernie_past``), an output whose ``past_key_values`` is the cache."""
+        from .ernie_past import forward_with_past
+
+        bad = [k for k in ("output_hidden_states", "output_attentions", "output_router_logits",
+                           "position_ids") if kwargs.get(k)]
+        if labels is not None or bad:
+            raise ValueError(f"past_key_values with {'labels' if labels is not None else bad[0]}"
+                             " is not supported: a cached forward is for inference (give the "
+                             "whole sequence without past_key_values)")
+        ids = args[0] if args else kwargs.get("input_ids")
+        if ids is None:
+            raise TypeError("past_key_values needs the new input_ids")
+        logits, cache = forward_with_past(self, ids, past, kwargs.get("attention_mask"))
+        logits.__class__ = OutputLogits
+        logits._past = cache
+        return logits
 
     def _router_outputs(self, args, kwargs):
         """``(aux_loss, router_logits)`` of the forward just run (run again with a graph
@@ -507,6 +553,19 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         beams = options.get("num_beams")
         if beams is None and options.get("generation_config") is not None:
             beams = getattr(options["generation_config"], "num_beams", None)
+        past = options.pop("past_key_values", None)
+        if past is None and options.get("cache") is not None:
+            past = options.pop("cache")  # transformers 5's newer name
+        if past is not None:
+            from .ernie_generate_states import STATE_OPTIONS
+
+            why = ("num_beams > 1" if beams is not None and int(beams) > 1 else
+                   "penalty_alpha" if options.get("penalty_alpha") else
+                   "use_cache=False" if not use_cache else
+                   next((k for k in STATE_OPTIONS if options.get(k)), None))
+            if why:
+                raise ValueError(f"past_key_values with {why} is not supported: greedy or "
+                                 "sampling continue a cache")
         hooks = dict(logits_processor=options.pop("logits_processor", None),
                      stopping_criteria=options.pop("stopping_criteria", None))
         from .ernie_contrastive import contrastive_call
@@ -587,6 +646,10 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                     output_scores=extra["output_scores"], output_logits=extra["output_logits"])
         if attention_mask is not None:
             rows = _mask_rows(attention_mask, input_ids)
+            if rows is not None and past is not None:
+                from .ernie_past import check_mask
+
+                check_mask(attention_mask, len(rows))
             if rows is not None:
                 if streamer is not None:
                     raise ValueError("streamer with a padded attention_mask is not supported: "
@@ -617,6 +680,10 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                     return new
                 return out
         if batched:
+            if past is not None:
+                raise ValueError("past_key_values with prompts of different lengths is not "
+                                 "supported: continue one conversation (or rows of one "
+                                 "length)")
             return self.generate_batch(
                 input_ids, max_new_tokens, do_sample=do_sample, temperature=temperature,
                 top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,
@@ -652,9 +719,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         self.eval()
         try:
             with no_grad():
-                cache = KVCache(len(self.model.layers), out.shape[1] + max_new_tokens) \
-                    if use_cache else None
+                cache = target = None
                 fresh = out
+                if use_cache:  # a fresh cache, or the one given (ernie_past)
+                    cache, target, fresh = _continue(self, past, out, max_new_tokens)
+                start = None if cache is None else cache.length
                 for _ in range(int(max_new_tokens)):
                     ids = fresh if use_cache else out
                     logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]
@@ -679,7 +748,14 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         finally:
             self.train(was_training)
             end()
-        return choose.output(out, extra)
+        if target is not None:
+            from .ernie_past import write_back
+
+            write_back(cache, target, start)
+        result = choose.output(out, extra)
+        if isinstance(result, GenerateOutput) and cache is not None:
+            result["cache"] = target if target is not None else cache  # transformers 5's key
+        return result
 
     def generate_batch(self, prompts, max_new_tokens: int = 20, *,
                        do_sample: bool = False, temperature: float | None = None,
@@ -844,6 +920,24 @@ def _forward_options(kwargs: dict) -> None:
     if kwargs.pop("return_dict", None) is False:
         raise ValueError("return_dict=False: skiff's model returns the logits tensor (which "
                          "has .logits) or, with labels, an output with .loss and .logits")
+
+
+def _continue(model, past, out, max_new_tokens):
+    """``(cache, transformers cache or None, ids to run first)`` for a generation from
+    ``out`` (B, T) that continues ``past`` (None: a fresh cache)."""
+    from .ernie_past import as_past
+
+    cache, target = as_past(model, past)
+    held = cache.length
+    if held >= out.shape[1]:
+        raise ValueError(f"past_key_values hold {held} positions and input_ids {out.shape[1]}:"
+                         " input_ids must be the whole sequence, longer than the cache (the "
+                         "cache holds its first positions)")
+    if cache.batch_size is not None and cache.batch_size != out.shape[0]:
+        raise ValueError(f"past_key_values hold {cache.batch_size} rows, input_ids "
+                         f"{out.shape[0]}")
+    cache.reserve(out.shape[1] + max_new_tokens)
+    return cache, target, out[:, held:]
 
 
 def _stream_hooks(streamer):

@@ -61,10 +61,13 @@ class GenerateOutput(dict):
     """transformers' ``GenerateDecoderOnlyOutput``: ``sequences`` (the ids ``generate``
     would return), ``scores`` (a tuple with one (B, V) float32 array per step: the logits
     after the processors, what the token was chosen from; None unless ``output_scores``)
-    and ``logits`` (the raw logits per step; None unless ``output_logits``). A dict whose
-    keys are attributes; ``out[0]`` is ``sequences``."""
+    and ``logits`` (the raw logits per step; None unless ``output_logits``); ``cache`` (also
+    read as ``past_key_values``) the key/value cache to continue (``ernie_past``). A dict
+    whose keys are attributes; ``out[0]`` is ``sequences``."""
 
     def __getattr__(self, name):
+        if name == "past_key_values" and "cache" in self:  # transformers' older name
+            name = "cache"
         try:
             return self[name]
         except KeyError:
