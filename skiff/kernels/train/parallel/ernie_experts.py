@@ -110,6 +110,8 @@ def shard_ernie_experts(model, comm: Comm) -> int:
 
 
 # --- checkpoints: every rank writes its own experts under their single-device names --------
+# (ERNIE's and, since round 29, a GPT MoE's under ep: its checkpoints held rank 0's local
+# experts only, and a resume gave every rank rank 0's experts)
 def global_name(name: str, first: int) -> str:
     """``...experts.<j>...`` of a rank whose first expert is ``first`` -> the global name."""
     head, sep, tail = name.partition(".experts.")
@@ -120,7 +122,12 @@ def global_name(name: str, first: int) -> str:
 
 
 def _first(model) -> int:
-    return next((m.first for m in model.modules() if isinstance(m, ErnieExpertParallelMoE)), 0)
+    """The global index of this rank's first expert (ERNIE's expert-parallel layers, or a GPT
+    MoE's layers sharded over an ep group)."""
+    from .moe import MoE
+
+    return next((m.first for m in model.modules() if isinstance(m, ErnieExpertParallelMoE)
+                 or (isinstance(m, MoE) and m.ep_comm.size > 1)), 0)
 
 
 def sliced_state(strategy):

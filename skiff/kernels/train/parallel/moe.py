@@ -38,6 +38,7 @@ from .alltoall import AllToAll
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
 from .moe_batch import route_over, share_batch
+from .relayout import newest_steps
 
 __all__ = ["MoE", "Expert", "route", "gpt_moe", "gpt_moe_preset", "ExpertParallel",
            "AllToAll"]
@@ -360,15 +361,16 @@ class ExpertParallel(DataParallel):
         return state
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
-        if not self.ernie:
-            return super().save_checkpoint(directory, state, step=step, keep=keep)
+        """Each rank writes its own experts under their single-device names, rank 0 the
+        rest (:mod:`.ernie_experts`), for ERNIE and GPT MoE alike. A GPT MoE went through
+        data parallel's writer, whose model state rank 0 writes alone: its checkpoints held
+        rank 0's local experts only, and an ep resume gave rank 1 rank 0's experts (losses
+        1e-3 off the uninterrupted run after 2 more steps)."""
         from . import ernie_experts
 
         return ernie_experts.save_checkpoint(self, directory, state, step=step, keep=keep)
 
     def load_checkpoint(self, directory) -> dict | None:
-        if not self.ernie:
-            return super().load_checkpoint(directory)
         from . import ernie_experts
 
         def corrupt(path, exc):
@@ -376,7 +378,31 @@ class ExpertParallel(DataParallel):
                 self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
                                   level="warning")
 
-        return ernie_experts.load_checkpoint(self, directory, on_corrupt=corrupt)
+        if self.ernie:
+            return ernie_experts.load_checkpoint(self, directory, on_corrupt=corrupt)
+        # a GPT MoE: an ep run's pieces (the newest sharded checkpoint) by their global
+        # names; else a whole model (one process, dp, ZeRO), this rank's experts cut from it
+        comm = self._comm()
+        steps = comm.bcast_object(newest_steps(directory) if comm.rank == 0 else None, root=0)
+        if steps[1] is not None and (steps[0] is None or steps[1] >= steps[0]):
+            try:
+                return ernie_experts.load_checkpoint(self, directory, on_corrupt=corrupt)
+            except ValueError:  # not written in pieces: a dp or ZeRO run's
+                pass
+        state = super().load_checkpoint(directory)
+        if state is not None and isinstance(state.get("model"), dict):
+            first = ernie_experts._first(self.model)
+            whole = state["model"]
+            local = self.model.state_dict()
+            if all(ernie_experts.global_name(n, first) in whole for n in local) and \
+                    len(whole) != len(local):  # a whole model: this rank's experts of it
+                state["model"] = {n: whole[ernie_experts.global_name(n, first)]
+                                  for n in local}
+                # its optimizer state is per parameter of the whole model (or ZeRO's flat
+                # slices): not cut per expert yet, so the moments start afresh
+                state["optimizer"] = None
+                self._note_reshard({"from": "a whole model", "to": "ep"})
+        return state
 
     def evaluation_model(self, model):
         if not self.ernie:  # a gpt_moe split by ep: no single-device copy is built
