@@ -83,28 +83,25 @@ def date_features(file: str, name: str, cells, lines, order: str, missing,
     known rows' means) and no ``hour`` (kept when some cell has a time of day); predict
     passes training's so that new rows get the same features. ``error``: the class raised
     for a cell that is no date (tables' TableError)."""
-    stamps = []
-    for c, line in zip(cells, lines):
-        if missing(c):
-            stamps.append(None)
-            continue
-        t = _parse(c, order)
-        if t is None:
-            raise error(f"{file}, line {line}, column {name!r}: {c!r} is not a date (the "
-                             f"column's other cells are dates, read {order_text(order)})")
-        stamps.append(t)
-    known = [t for t in stamps if t is not None]
+    parsed = {c: None if missing(c) else _parse(c, order) for c in set(cells)}  # once each
+    bad = next((k for k, c in enumerate(cells) if parsed[c] is None and not missing(c)), None)
+    if bad is not None:
+        raise error(f"{file}, line {lines[bad]}, column {name!r}: {cells[bad]!r} is not a "
+                    f"date (the column's other cells are dates, read {order_text(order)})")
+    known = [t for t in parsed.values() if t is not None]
     if not known:
         raise error(f"{file}, column {name!r}: every cell is empty")
     if hour is None:
         hour = any(t.time() != _dt.time(0) for t in known)
-    rows = np.full((len(cells), 3 + hour), np.nan)
-    for r, t in enumerate(stamps):
-        if t is not None:
-            since = t - _EPOCH
-            rows[r, :3] = since / _dt.timedelta(days=1), t.month, t.weekday()
-            if hour:
-                rows[r, 3] = t.hour + t.minute / 60 + (t.second + t.microsecond / 1e6) / 3600
+    features = {}
+    for c, t in parsed.items():
+        if t is None:
+            features[c] = (np.nan,) * (3 + hour)
+            continue
+        part = ((t - _EPOCH) / _dt.timedelta(days=1), t.month, t.weekday())
+        features[c] = part + ((t.hour + t.minute / 60 + (t.second + t.microsecond / 1e6)
+                               / 3600,) if hour else ())
+    rows = np.array([features[c] for c in cells], np.float64).reshape(len(cells), 3 + hour)
     if fill is None:
         fill = np.nanmean(rows, axis=0).tolist()
     rows = np.where(np.isnan(rows), np.asarray(fill, np.float64)[None, :], rows)

@@ -272,9 +272,9 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
     its missing cells filled by its mean (k = 1), or of words one-hot over its values. The
     spec (``kind``, ``fill`` or ``values``, and ``features``: their names) is what
     :func:`apply_encoding` needs for new rows."""
-    numbers = [None if is_missing(c) else _number(c) for c in cells]
-    words = [k for k, (c, v) in enumerate(zip(cells, numbers)) if v is None
-             and not is_missing(c)]
+    read = {c: (True, None) if is_missing(c) else (False, _number(c)) for c in set(cells)}
+    numbers = [read[c][1] for c in cells]  # each distinct cell read once: large files
+    words = [k for k, c in enumerate(cells) if read[c] == (False, None)]
     if not words:
         known = [v for v in numbers if v is not None]
         if not known:
@@ -287,7 +287,8 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
         return col, {"name": name, "kind": "number", "fill": fill, "filled": empty,
                      "features": [name]}, note
     k = words[0]
-    if all(looks_like_date(cells[j]) for j in words):  # points in time, not words
+    if all(looks_like_date(c) for c, (gap, v) in read.items() if not gap and v is None):
+        # points in time, not words
         return _date_column(file, name, cells, lines)
     distinct = sorted({c.strip() for c in cells})
     if any(v is not None for v in numbers):  # numbers and a word: a typo, not categories
@@ -299,18 +300,30 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
                          f"{len(cells)} rows: free text or an identifier, not categories; "
                          f"drop the column (categories are at most {MAX_CATEGORIES} values, "
                          f"at most half as many as rows)")
-    col = np.array([[c.strip() == d for d in distinct] for c in cells], np.float64)
+    col = _one_hot(cells, distinct)
     shown = ", ".join(repr(d) for d in distinct[:6]) + (" ..." if len(distinct) > 6 else "")
     return col, {"name": name, "kind": "categories", "values": distinct,
                  "features": [f"{name}={d or '(empty)'}" for d in distinct]}, \
         f"column {name!r}: words, one 0/1 feature per value ({shown})"
 
 
+def _one_hot(cells: list[str], values: list[str]) -> np.ndarray:
+    """Rows x len(values) of 0/1: which value each (stripped) cell is; none for a cell that
+    is none of them."""
+    index = {v: k for k, v in enumerate(values)}
+    code = {c: index.get(c.strip(), -1) for c in set(cells)}
+    ids = np.fromiter((code[c] for c in cells), np.int64, count=len(cells))
+    col = np.zeros((len(cells), len(values)), np.float64)
+    rows = np.flatnonzero(ids >= 0)
+    col[rows, ids[rows]] = 1.0
+    return col
+
+
 def _date_column(file: str, name: str, cells: list[str], lines: list[int]):
     order, why = date_order(cells)
     col, names, fill, hour = date_features(file, name, cells, lines, order, is_missing,
                                               error=TableError)
-    empty = sum(is_missing(c) for c in cells)
+    empty = sum(map(is_missing, cells))
     note = (f"column {name!r}: dates ({order_text(order)}), as {', '.join(names)}"
             + (f"; {why}" if why else "")
             + (f"; {empty} empty cell{'s' if empty > 1 else ''} filled with the column's "
@@ -348,7 +361,7 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
                              "filled with the training means")
         else:
             values = spec["values"]
-            col = np.array([[c.strip() == d for d in values] for c in cells], np.float64)
+            col = _one_hot(cells, values)
             unseen = sorted({c.strip() for c in cells} - set(values))
             if unseen:
                 count = sum(c.strip() not in values for c in cells)

@@ -1,0 +1,41 @@
+"""A table's words and gaps, read once per distinct cell (round 29: 200,000 rows with a
+date, a 40-city column and gaps took 13 s to read against pandas' 0.23 s, now about half):
+the features equal pandas' ``get_dummies`` and ``fillna(mean)`` of the same file, and new
+rows (an unseen city, a gap) are encoded as training encoded them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from skiff.kernels.train.tables import apply_encoding, read_table
+
+
+def test_categories_and_gaps_equal_pandas_reading(tmp_path):
+    rng = np.random.default_rng(7)
+    n = 3000
+    df = pd.DataFrame({"size": rng.normal(50, 10, n).round(2),
+                       "city": rng.choice([f"town {k}" for k in range(30)], n),
+                       "colour": rng.choice(["red", "green", "blue"], n),
+                       "label": rng.choice(["a", "b"], n)})
+    df.loc[rng.random(n) < 0.1, "size"] = np.nan
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    table = read_table(path)
+    x = table.x.astype(np.float64) * table.x_std + table.x_mean
+    oracle = pd.read_csv(path)
+    want_size = oracle["size"].fillna(oracle["size"].mean()).to_numpy()
+    dummies = pd.get_dummies(oracle[["city", "colour"]], prefix_sep="=").astype(float)
+    got = dict(zip(table.columns, x.T))
+    np.testing.assert_allclose(got["size"], want_size, rtol=1e-6, atol=1e-4)
+    for name in dummies.columns:
+        np.testing.assert_allclose(got[name], dummies[name].to_numpy(), atol=1e-5)
+    assert len(table.columns) == 1 + dummies.shape[1]
+    new = {"size": ["", "61.5"], "city": ["town 3", "Atlantis"], "colour": ["blue", "red"]}
+    feats, notes = apply_encoding("new.csv", table.encoding, lambda c: new[c], [2, 3])
+    spec = {e["name"]: e for e in table.encoding}
+    assert feats[0, 0] == spec["size"]["fill"] and feats[1, 0] == 61.5
+    cities = spec["city"]["values"]
+    assert feats[0, 1:1 + len(cities)].tolist() == [float(c == "town 3") for c in cities]
+    assert feats[1, 1:1 + len(cities)].sum() == 0  # a city training never saw: none set
+    assert any("'Atlantis'" in n for n in notes)
