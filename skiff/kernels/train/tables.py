@@ -242,15 +242,31 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
         # the lone column of words was taken for the target over the last column: say so
         notes.append(f"target: {columns[target]!r}, the one column of words (classes), not "
                      f"the last column {columns[-1]!r}; --target picks another")
-    labels = []
     for line, cells in body:
         if len(cells) != width:
             raise TableError(f"{path.name}, line {line}: {len(cells)} cells where the "
                              f"{'header has' if header else 'first row has'} {width}")
-        if not cells[target]:
-            raise TableError(f"{path.name}, line {line}, column {columns[target]!r} (the "
-                             "target): an empty cell")
-        labels.append(cells[target])
+    # a target cell that is missing ('', NA, ?...) is refused as scikit-learn refuses a NaN
+    # in y: an "NA" among prices made the prices classes, one per value, without a word
+    unlabelled = [line for line, cells in body if is_missing(cells[target])]
+    if unlabelled:
+        line = unlabelled[0]
+        cell = next(cells[target] for k, cells in body if k == line)
+        more = (f" (and {len(unlabelled) - 1} more row{'s' if len(unlabelled) > 2 else ''})"
+                if len(unlabelled) > 1 else "")
+        raise TableError(f"{path.name}, line {line}, column {columns[target]!r} (the "
+                         f"target): an empty cell{f' ({cell!r})' if cell else ''}{more}; "
+                         "leave out the rows whose target is not known (predict is for "
+                         "them), or pick another column with --target")
+    labels = [cells[target] for _, cells in body]
+    numeric = [_number(v) is not None for v in labels]
+    if not all(numeric) and 2 * sum(numeric) >= len(labels) and \
+            len(set(labels)) > MAX_CLASSES:  # a quantity with a typo: not hundreds of classes
+        k = numeric.index(False)
+        raise TableError(f"{path.name}, line {body[k][0]}, column {columns[target]!r} (the "
+                         f"target): {labels[k]!r} is not a number (the column's other cells "
+                         f"are numbers, {len(set(labels))} different values: a quantity, not "
+                         "classes)")
     parts, names, encoding = [], [], []
     for i in features:
         values, spec, note = encode_column(path.name, columns[i],

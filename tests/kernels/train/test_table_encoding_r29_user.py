@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from skiff.kernels.train.tables import apply_encoding, read_table
+from skiff.kernels.train.tables import TableError, apply_encoding, read_table
 
 
 def test_categories_and_gaps_equal_pandas_reading(tmp_path):
@@ -39,3 +40,32 @@ def test_categories_and_gaps_equal_pandas_reading(tmp_path):
     assert feats[0, 1:1 + len(cities)].tolist() == [float(c == "town 3") for c in cities]
     assert feats[1, 1:1 + len(cities)].sum() == 0  # a city training never saw: none set
     assert any("'Atlantis'" in n for n in notes)
+
+
+def _prices(tmp_path, bad: str):
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(200, 2))
+    price = x @ [3.0, -2.0] + 100 + rng.normal(size=200)
+    rows = [f"{a:.4f},{b:.4f},{p:.3f}" for (a, b), p in zip(x, price)]
+    good = tmp_path / "good.csv"
+    good.write_text("a,b,price\n" + "\n".join(rows) + "\n")
+    rows[4] = rows[4].rsplit(",", 1)[0] + "," + bad
+    path = tmp_path / "prices.csv"
+    path.write_text("a,b,price\n" + "\n".join(rows) + "\n")
+    return good, path
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("NA", r"line 6, column 'price' \(the target\): an empty cell \('NA'\)"),
+    ("?", r"line 6, column 'price' \(the target\): an empty cell \('\?'\)"),
+    ("n.a.", r"line 6, column 'price' \(the target\): 'n.a.' is not a number"),
+])
+def test_a_missing_or_mistyped_price_is_refused_not_made_classes(tmp_path, bad, needle):
+    # an "NA" among 200 prices made the target 198 classes, without a word
+    good, path = _prices(tmp_path, bad)
+    table = read_table(good)
+    want = np.loadtxt(good, delimiter=",", skiprows=1)[:, 2]
+    assert table.classes is None  # the clean file: a regression, as numpy reads it
+    np.testing.assert_allclose(table.y[:, 0] * table.y_std + table.y_mean, want, rtol=1e-5)
+    with pytest.raises(TableError, match=needle):
+        read_table(path)
