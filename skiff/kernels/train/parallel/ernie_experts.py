@@ -124,10 +124,9 @@ def global_name(name: str, first: int) -> str:
 def _first(model) -> int:
     """The global index of this rank's first expert (ERNIE's expert-parallel layers, or a GPT
     MoE's layers sharded over an ep group)."""
-    from .moe import MoE
-
     return next((m.first for m in model.modules() if isinstance(m, ErnieExpertParallelMoE)
-                 or (isinstance(m, MoE) and m.ep_comm.size > 1)), 0)
+                 or (hasattr(m, "first") and getattr(m, "ep_comm", None) is not None
+                     and m.ep_comm.size > 1)), 0)  # .moe.MoE (not imported: a cycle)
 
 
 def sliced_state(strategy):
