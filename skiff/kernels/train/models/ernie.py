@@ -192,6 +192,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             past = kwargs.pop("cache")  # transformers 5's newer name
         if past is not None:
             return self._call_with_past(past, args, kwargs, labels)
+        keep = kwargs.pop("logits_to_keep", 0)
+        num_items = kwargs.pop("num_items_in_batch", None)
+        if labels is not None and not (isinstance(keep, int) and keep == 0):
+            raise ValueError("logits_to_keep with labels: the loss needs every position's "
+                             "logits (leave logits_to_keep out)")
         want_hidden = bool(kwargs.pop("output_hidden_states", False))
         want_attn = bool(kwargs.pop("output_attentions", False))
         want_router = kwargs.pop("output_router_logits", None)
@@ -225,6 +230,8 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             logits, hidden = forward_hidden(self, *args, **kwargs)
         else:
             logits = super().__call__(*args, **kwargs)
+        if not (isinstance(keep, int) and keep == 0):
+            logits = _keep_logits(logits, keep)
         if labels is None:
             if routed and want_router:  # asked in the call (a plain model(ids) stays logits)
                 aux_loss, router = self._router_outputs(args, kwargs)
@@ -255,7 +262,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             y = y.copy()
             y[:, 1:][mask[:, :-1] == 0] = -100
         target = _as_index(y[:, 1:].reshape(-1), self)
-        loss = F.cross_entropy(logits[:, :-1].reshape(B * (T - 1), V), target)
+        flat = logits[:, :-1].reshape(B * (T - 1), V)
+        if num_items is None:
+            loss = F.cross_entropy(flat, target)
+        else:  # transformers' gradient accumulation: the sum over the batch's label count
+            loss = F.cross_entropy(flat, target, reduction="sum") / float(_host(num_items))
         aux_loss = router = None
         if aux:
             aux_loss, router = self._router_outputs(args, kwargs)
@@ -920,6 +931,20 @@ def _forward_options(kwargs: dict) -> None:
     if kwargs.pop("return_dict", None) is False:
         raise ValueError("return_dict=False: skiff's model returns the logits tensor (which "
                          "has .logits) or, with labels, an output with .loss and .logits")
+
+
+def _keep_logits(logits, keep):
+    """transformers' ``logits_to_keep``: an int k > 0 keeps the last k positions' logits, a
+    1-D tensor of positions keeps those."""
+    if isinstance(keep, (int, np.integer)):
+        if keep < 0:
+            raise ValueError(f"logits_to_keep must be >= 0, got {keep}")
+        return logits[:, -int(keep):]
+    idx = np.asarray(_host(keep), dtype=np.int64)
+    if idx.ndim != 1:
+        raise ValueError(f"logits_to_keep must be an int or a 1-D tensor of positions, got "
+                         f"shape {idx.shape}")
+    return logits[:, idx]
 
 
 def _continue(model, past, out, max_new_tokens):
