@@ -129,6 +129,8 @@ class FineTuneConfig:
     checkpoint_every: int = 50    # steps between checkpoints (0: none; one is written on stop)
     checkpoint_dir: str | None = None  # where rec.ckpt is kept (default: out)
     resume: bool = False          # go on from rec.ckpt in checkpoint_dir when there is one
+    eval_every: int = 100         # steps between held-out measures while training (0: none)
+    eval_rows: int = 64           # held-out crops measured then (all of them before and after)
 
 
 @dataclass
@@ -378,13 +380,41 @@ class RecTrainer:
         return ctc_batch_loss(self.module, x, [self.dictionary.encode(t) for t in texts],
                               self.head)
 
+    def accuracy(self, crops: list[np.ndarray], texts: list[str], batch: int = 16) -> float:
+        """Mean character accuracy of the model as it is now (skiff's graph, no gradient),
+        on crops fed as the pipeline feeds them: the held-out measure shown while it
+        trains (before and after, the files are measured through onnxruntime)."""
+        from skiff.kernels.train.core.autograd import no_grad
+
+        wkey, bkey, logits_name, feat_name = self.head
+        order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / crops[i].shape[0])
+        scores = [0.0] * len(crops)
+        with no_grad():
+            for k in range(0, len(order), batch):
+                idx = order[k: k + batch]
+                x = make_batch([crops[i] for i in idx], max_width=EVAL_MAX_WIDTH)
+                if feat_name is None:
+                    logits = self.module(x, outputs=(logits_name,))[logits_name]
+                else:
+                    feat = self.module(x, outputs=(feat_name,))[feat_name]
+                    logits = linear(feat, getattr(self.module, wkey),
+                                    getattr(self.module, bkey))
+                z = logits.numpy().astype(np.float64)
+                z = np.exp(z - z.max(-1, keepdims=True))
+                probs = (z / z.sum(-1, keepdims=True)).astype(np.float32)
+                for i, text in zip(idx, _decode(probs, self.dictionary.alphabet)):
+                    scores[i] = char_accuracy(text, texts[i])
+        return float(np.mean(scores)) if scores else float("nan")
+
     def train(self, crops: list[np.ndarray], texts: list[str], *,
-              checkpoint: Path | None = None, resume: bool = False) \
+              checkpoint: Path | None = None, resume: bool = False, held=None) \
             -> tuple[int, float | None]:
         """Train; with ``checkpoint`` the whole state (trained weights, AdamW's moments, the
         schedule, every random generator, the epoch's batches left) is written there every
         ``checkpoint_every`` steps and when the job is stopped, and with ``resume`` a run
-        goes on from it: the same batches and draws as a run never stopped."""
+        goes on from it: the same batches and draws as a run never stopped. ``held``
+        (crops, texts): measured every ``eval_every`` steps (``val_char_acc``), so a user
+        sees the model learn while it trains."""
         cfg = self.cfg
         own = max(1, int(round(cfg.batch_size * (1.0 - cfg.mix))))
         per_epoch = math.ceil(len(crops) / own)
@@ -435,6 +465,9 @@ class RecTrainer:
                 last = float(loss.item())
                 self.reporter.metric("loss", last, step=step + 1)
                 self.reporter.progress(step + 1, total, unit="step")
+                if held and held[0] and cfg.eval_every and (step + 1) % cfg.eval_every == 0 \
+                        and step + 1 < total:
+                    self.reporter.metric("val_char_acc", self.accuracy(*held), step=step + 1)
                 if checkpoint is not None and cfg.checkpoint_every and \
                         (step + 1) % cfg.checkpoint_every == 0 and step + 1 < total:
                     self._save(checkpoint, step + 1, total, opt, sched, batches, last,
@@ -608,8 +641,11 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     trainer = RecTrainer(module, dictionary, cfg, reporter)
     t1, c1 = time.perf_counter(), time.process_time()
     checkpoint = Path(cfg.checkpoint_dir or cfg.out).expanduser() / CHECKPOINT
-    result.steps, result.final_loss = trainer.train(crops, texts, checkpoint=checkpoint,
-                                                    resume=cfg.resume)
+    pick = random.Random(cfg.seed + 3).sample(range(len(vcrops)), min(len(vcrops),
+                                                                      cfg.eval_rows))
+    result.steps, result.final_loss = trainer.train(
+        crops, texts, checkpoint=checkpoint, resume=cfg.resume,
+        held=([vcrops[i] for i in pick], [vtexts[i] for i in pick]))
     result.resumed_from = trainer.resumed_from
     result.train_seconds = round(time.perf_counter() - t1, 2)
     result.train_cpu_seconds = round(time.process_time() - c1, 2)
