@@ -20,12 +20,13 @@ from . import default_dtype as _default_dtype
 from . import ops_shape as S
 from .autograd import Function, is_grad_enabled, xp_of
 from .ops_math import unbroadcast
+from .tensor_r29 import FUNCTION_FORMS as _FORMS_NAMES
 
 __all__ = ["median", "kthvalue", "quantile", "nanquantile", "unique", "bincount", "index_put",
            "index_put_", "get_default_dtype", "set_default_dtype",
            # round 29 (tensor_r29.py, func_r29.py): skiff/__init__.py finds skiff.<name> here
            "histogram", "gradient", "vander", "as_strided", "polar", "vmap", "func", "compile",
-           "jit", "backends"]
+           "jit", "backends", *_FORMS_NAMES]
 
 _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
@@ -276,9 +277,12 @@ def set_default_dtype(dtype):
 
 from . import func_r29 as func  # noqa: E402,F401  (torch.func: skiff.func's names)
 from .func_r29 import vmap  # noqa: E402,F401  (torch.vmap)
+from .tensor_r29 import FORMS as _tensor_r29_forms  # noqa: E402
 from .tensor_r29 import as_strided, gradient, histogram, polar, vander  # noqa: E402,F401
 from .torch_compile_r29 import (  # noqa: E402,F401
     backends,
     compile,  # noqa: E402,F401,A004  (torch.compile)
     jit,
 )
+
+globals().update(_tensor_r29_forms)  # torch.add, torch.argmin, ...: tensor_r29.FUNCTION_FORMS

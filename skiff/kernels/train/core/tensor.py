@@ -127,6 +127,12 @@ def _foreign_to_numpy(value):
 
 
 
+def _from_user() -> bool:
+    """Whether ``Tensor(n)``'s caller (two frames up: past ``__init__``) is outside skiff."""
+    name = sys._getframe(2).f_globals.get("__name__", "")
+    return not (name == "skiff" or name.startswith("skiff."))
+
+
 class Tensor:
     """An array with an optional gradient.
 
@@ -145,7 +151,15 @@ class Tensor:
     __array_priority__ = 1000  # numpy's ufuncs: tensor_numpy's __array_ufunc__
     _untracked = False  # True on ``p.data``'s tensors: their in-place writes are not versioned
 
-    def __init__(self, data, *, requires_grad=False, device=None, dtype=None):
+    def __init__(self, data=None, *sizes, requires_grad=False, device=None, dtype=None):
+        if sizes or data is None or (type(data) is int and _from_user()):  # torch's legacy
+            # Tensor(3, 4), Tensor(5), Tensor(); skiff's own code keeps Tensor(5) a value
+            shape = (() if data is None else (data,)) + sizes
+            if not all(type(n) is int and n >= 0 for n in shape):
+                raise TypeError(f"Tensor(*sizes) takes non-negative ints, got {shape}; pass one "
+                                "array or list for the values (skiff.tensor([...]))")
+            data = np.zeros(shape if shape else (0,), dtype=dtype or _dd.FLOAT)  # (torch's are
+            # uninitialised; code that uses them fills them: reset_parameters, normal_)
         arr = as_array(data, dtype=dtype, device=device)
         if requires_grad and arr.dtype.kind not in "fc" and arr.dtype.name != "bfloat16":
             raise ValueError(f"only float and complex tensors can require grad, got dtype "

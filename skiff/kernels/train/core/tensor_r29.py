@@ -7,7 +7,8 @@ count in the tensor's own row-major order, which is torch's for a contiguous ten
 ``torch.polar``, and the Tensor methods ``as_strided``, ``apply_``/``map_`` (a Python
 callable per element, in place, no gradient, as torch's),
 ``register_post_accumulate_grad_hook`` (skiff's grad-ready hook: ``fn(tensor)`` once
-``.grad`` holds the pass's gradient) and ``cfloat``/``cdouble``."""
+``.grad`` holds the pass's gradient), ``fill_diagonal_`` and ``cfloat``/``cdouble``.
+(``Tensor(3, 4)``, torch's legacy constructor by sizes, is in ``Tensor.__init__``.)"""
 
 from __future__ import annotations
 
@@ -172,6 +173,67 @@ def _map(self, other, fn):
     return Tensor._make(self.xp.asarray(vals), False, None, 0)
 
 
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """torch's ``fill_diagonal_`` (numpy's rule for ``wrap`` and for n-d tensors of equal
+    sizes), through ``masked_fill_``: differentiable where that is."""
+    if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
+        raise RuntimeError(f"fill_diagonal_: needs 2 dims, or all dims of one length; got "
+                           f"shape {tuple(self.shape)}")
+    mask = np.zeros(tuple(self.shape), dtype=bool)
+    np.fill_diagonal(mask, True, wrap=bool(wrap))
+    return self.masked_fill_(self.xp.asarray(mask), fill_value)
+
+
+def _argmin(self, dim=None, keepdim=False):
+    """torch's ``argmin``: the first smallest (the flat index without ``dim``)."""
+    return (-self if self.dtype.kind != "b" else ~self).argmax(dim=dim, keepdim=keepdim)
+
+
+def _select(self, dim, index):
+    d = int(dim) % self.ndim
+    return self[(slice(None),) * d + (int(index),)]
+
+
+def _take(self, index):
+    return self.reshape(-1)[getattr(index, "_data", index)]
+
+
+def _fmax(self, other):
+    a, b = self, other
+    return _BASE["module"].where(a.isnan(), b, _BASE["module"].where(b.isnan(), a,
+                                                                      a.maximum(b)))
+
+
+def _fmin(self, other):
+    a, b = self, other
+    return _BASE["module"].where(a.isnan(), b, _BASE["module"].where(b.isnan(), a,
+                                                                      a.minimum(b)))
+
+
+def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """torch's ``diag_embed`` (the default placement: the last axis onto a new diagonal)."""
+    if (offset, dim1 % (self.ndim + 1), dim2 % (self.ndim + 1)) != (0, self.ndim - 1,
+                                                                    self.ndim):
+        raise NotImplementedError("diag_embed: only offset=0, dim1=-2, dim2=-1 here; move "
+                                  "the axes with movedim afterwards")
+    n = int(self.shape[-1])
+    return self.unsqueeze(-1) * _const(self, np.eye(n))
+
+
+def _bernoulli(self, p=None, *, generator=None):
+    from .random import get_generator
+
+    probs = np.asarray(self._data if p is None else getattr(p, "_data", p))
+    u = get_generator().random(tuple(self.shape))
+    return _const(self, u < np.broadcast_to(probs, tuple(self.shape)))
+
+
+def _exponential(self, lambd=1.0, *, generator=None):
+    from .random import get_generator
+
+    return _const(self, get_generator().standard_exponential(tuple(self.shape)) / lambd)
+
+
 def _no_grad_in_place(name, fn):
     def method(self, *args):
         from .autograd import is_grad_enabled
@@ -185,6 +247,27 @@ def _no_grad_in_place(name, fn):
     return method
 
 
+# torch's function forms of Tensor methods (``torch.add(x, y)``, ``torch.argmin(x, 1)``):
+# ``skiff.<name>`` through ops_stats.__all__; each calls the method on its first argument
+FUNCTION_FORMS = ("add", "sub", "mul", "eq", "ne", "gt", "ge", "lt", "clone", "masked_select",
+                  "nonzero", "split", "swapaxes", "diagonal", "ger", "arccos", "argmin",
+                  "select", "ravel", "take", "tan", "true_divide", "deg2rad", "rad2deg", "erfc",
+                  "fmax", "fmin", "diag_embed", "bernoulli", "absolute", "positive")
+
+
+def _function_form(name):
+    def fn(input, *args, **kwargs):  # noqa: A002 - torch's argument name
+        Tensor, tensor = _T()
+        x = input if isinstance(input, Tensor) else tensor(input)
+        return getattr(x, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch's ``{name}(input, ...)``: ``input.{name}(...)``."
+    return fn
+
+
+FORMS = {name: _function_form(name) for name in FUNCTION_FORMS}
+
+
 def install(tensor_class, module) -> None:
     """Add the methods to ``tensor_class``; ``module`` is tensor.py (``stack``, ``cat``)."""
     _BASE.update(Tensor=tensor_class, module=module)
@@ -192,6 +275,19 @@ def install(tensor_class, module) -> None:
         "as_strided": as_strided, "apply_": _no_grad_in_place("apply", _apply),
         "map_": _no_grad_in_place("map", _map),
         "register_post_accumulate_grad_hook": tensor_class.register_grad_ready_hook,
+        "fill_diagonal_": _fill_diagonal_,
+        "argmin": _argmin, "select": _select, "take": _take, "ravel": lambda self:
+        self.reshape(-1), "tan": lambda self: self.sin() / self.cos(),
+        "true_divide": lambda self, other: self / other,
+        "deg2rad": lambda self: self * (np.pi / 180), "rad2deg": lambda self: self * (180 / np.pi),
+        "erfc": lambda self: 1 - self.erf(), "fmax": _fmax, "fmin": _fmin,
+        "diag_embed": _diag_embed, "absolute": lambda self: self.abs(),
+        "positive": lambda self: self, "bernoulli": _bernoulli,
+        "bernoulli_": lambda self, p=0.5, *, generator=None: self.copy_(
+            _bernoulli(self, _const(self, np.broadcast_to(np.asarray(getattr(p, "_data", p)),
+                                                          tuple(self.shape))))),
+        "exponential_": lambda self, lambd=1.0, *, generator=None: self.copy_(
+            _exponential(self, lambd)),
         "cfloat": lambda self: self.to(np.complex64),
         "cdouble": lambda self: self.to(np.complex128),
     }
