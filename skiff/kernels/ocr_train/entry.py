@@ -25,7 +25,8 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
                          seed=int(config.get("seed") or 0), name=config.get("name"),
                          checkpoint_dir=config.get("checkpoint_dir"),
                          resume=bool(config.get("resume")))
-    for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every"):
+    for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every",
+                "eval_every"):
         if config.get(key) is not None:
             setattr(cfg, key, type(getattr(cfg, key) if getattr(cfg, key) is not None
                                    else 0)(config[key]))
