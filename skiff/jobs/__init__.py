@@ -163,19 +163,29 @@ def resume(job: Job, *, front: str = "cli") -> Job:
 
 
 def _check_checkpoints_there(job: Job, config: dict) -> None:
-    """Refuse a resume whose checkpoints were in another job's run folder that is gone: it
-    started from step 0 and said so only in its summary."""
+    """Refuse a resume whose checkpoints were in another job's run folder that is gone, or
+    of a job that wrote none in its own: it started from step 0 and said so only in its
+    summary."""
     from pathlib import Path
 
     where = config.get("checkpoint_dir") if config.get("resume") else None
     if not isinstance(where, str) or Path(where).name != "checkpoints":
         return
     home = Path(where).parent
-    if home.resolve() == job.run_dir.resolve() or home.exists():
-        return
     command = str(job.meta.get("command") or "")
     again = (f"; to train again from the start: {command}" if command and " resume " not in
              f" {command} " else f"; jobs show {job.id} lists the options to train again with")
+    if home.resolve() == job.run_dir.resolve():
+        if Path(where).is_dir():  # the trainer makes it at its first checkpoint
+            return
+        # its kernel killed (or it failed) before the first: it trained again from step 0
+        # (200,000 mlp steps, 7 minutes), said only in its summary
+        steps = job.refresh().done
+        when = f" (it {job.status} at step {int(steps):,}, before its first)" if steps else ""
+        raise ValueError(f"job {job.id} wrote no checkpoint{when}: there is nothing to resume "
+                         f"from in {where}{again}")
+    if home.exists():
+        return
     raise ValueError(f"job {job.id} went on from the checkpoints of job {home.name}, whose run "
                      f"folder {home} is gone (removed?): there is nothing to resume from"
                      + again)

@@ -879,7 +879,6 @@ class TrainKind(Kind):
             raise ValueError(f"job {job.id} trained a notebook object; resume it from the "
                              "notebook with %train ... --resume --checkpoint-dir DIR")
         where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
-        _check_something_to_resume(job, where)
         result = job.result or {}
         done = result.get("steps")
         if job.status == "done" and not result.get("stopped") and isinstance(done, int) \
@@ -898,25 +897,6 @@ class TrainKind(Kind):
         config["resume"] = True
         config["checkpoint_dir"] = where
         return to_config(config)
-
-
-def _check_something_to_resume(job, where: str) -> None:
-    """Refuse ``jobs resume`` of a training that wrote no checkpoint (its kernel killed, or
-    cancelled, before the first): it trained again from step 0 (7 minutes for 200,000 mlp
-    steps), said only in its summary: its run folder has no ``checkpoints/`` (the trainer
-    makes it at its first checkpoint). A checkpoint folder elsewhere that is gone is for the
-    caller to say (``skiff.jobs``: another job's run folder, removed)."""
-    if os.path.isdir(where):  # the trainer makes it at its first checkpoint
-        return
-    if os.path.abspath(os.path.dirname(where)) != os.path.abspath(job.run_dir):
-        return
-    command = str(job.meta.get("command") or "")
-    again = (f"; to train again from the start: {command}" if command and " resume " not in
-             f" {command} " else f"; jobs show {job.id} lists the options to train again with")
-    steps = job.refresh().done
-    when = f" (it {job.status} at step {int(steps):,}, before its first)" if steps else ""
-    raise ValueError(f"job {job.id} wrote no checkpoint{when}: there is nothing to resume "
-                     f"from in {where}{again}")
 
 
 def _continue_line(checkpoint: str) -> str:
