@@ -28,9 +28,18 @@ class _Recurrent(Module):
     GATES = 4
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, generator=None, dtype=None):
+                 dropout=0.0, bidirectional=False, generator=None, dtype=None, proj_size=0,
+                 device=None):
         super().__init__()
         dtype = default_float(dtype)
+        self.proj_size = int(proj_size)
+        if self.proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if self.proj_size and not isinstance(self, LSTM):
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if self.proj_size >= int(hidden_size):
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.input_size = _positive("input_size", input_size)
         self.hidden_size = _positive("hidden_size", hidden_size)
         self.num_layers = _positive("num_layers", num_layers)
@@ -39,19 +48,23 @@ class _Recurrent(Module):
         self.bias, self.batch_first = bool(bias), bool(batch_first)
         self.dropout, self.bidirectional = float(dropout), bool(bidirectional)
         h, g = self.hidden_size, self.GATES
+        out = self.proj_size or h  # the hidden state's width (LSTM's projection: proj_size)
         bound = 1.0 / math.sqrt(h)
         for layer in range(self.num_layers):
-            width = self.input_size if layer == 0 else h * self.directions
+            width = self.input_size if layer == 0 else out * self.directions
             for sfx in self._suffixes(layer):
                 setattr(self, f"weight_ih{sfx}",
                         Parameter(uniform_((g * h, width), bound, generator, dtype), dtype=dtype))
                 setattr(self, f"weight_hh{sfx}",
-                        Parameter(uniform_((g * h, h), bound, generator, dtype), dtype=dtype))
+                        Parameter(uniform_((g * h, out), bound, generator, dtype), dtype=dtype))
                 if self.bias:
                     setattr(self, f"bias_ih{sfx}",
                             Parameter(uniform_((g * h,), bound, generator, dtype), dtype=dtype))
                     setattr(self, f"bias_hh{sfx}",
                             Parameter(uniform_((g * h,), bound, generator, dtype), dtype=dtype))
+                if self.proj_size:
+                    setattr(self, f"weight_hr{sfx}",
+                            Parameter(uniform_((out, h), bound, generator, dtype), dtype=dtype))
 
     @property
     def directions(self) -> int:
@@ -77,7 +90,8 @@ class _Recurrent(Module):
         return x
 
     def _state(self, given, n, x, what):
-        shape = (self.num_layers * self.directions, n, self.hidden_size)
+        width = self.proj_size if (self.proj_size and what == "h_0") else self.hidden_size
+        shape = (self.num_layers * self.directions, n, width)
         if given is None:
             return None
         s = given if isinstance(given, Tensor) else Tensor(given)
@@ -162,11 +176,13 @@ class LSTM(_Recurrent):
 
     def _run(self, x, weights, state, reverse, mask=None):
         w_ih, w_hh, b_ih, b_hh = weights
+        w_hr = getattr(self, "weight_hr" + self._sfx_of(w_ih)) if self.proj_size else None
         steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
         proj = self._project(x, w_ih, b_ih)
         if state is None:
-            zeros = T.zeros((n, hsz), dtype=x.dtype, device=x.device)
-            h, c = zeros, zeros
+            c = T.zeros((n, hsz), dtype=x.dtype, device=x.device)
+            h = c if w_hr is None else T.zeros((n, self.proj_size), dtype=x.dtype,
+                                                device=x.device)
         else:
             h, c = state
         outs = [None] * steps
@@ -175,9 +191,17 @@ class LSTM(_Recurrent):
             i, f, g, o = gates.split(hsz, axis=-1)
             c_new = f.sigmoid() * c + i.sigmoid() * g.tanh()
             h_new = o.sigmoid() * c_new.tanh()
+            if w_hr is not None:  # torch's proj_size: h = W_hr (o * tanh(c))
+                h_new = F.linear(h_new, w_hr)
             c, h = self._keep(mask, t, c_new, c), self._keep(mask, t, h_new, h)
             outs[t] = self._shown(mask, t, h)
         return T.stack(outs, axis=0), (h, c)
+
+    def _sfx_of(self, w_ih):
+        for name, p in self._parameters.items():
+            if p is w_ih and name.startswith("weight_ih"):
+                return name[len("weight_ih"):]
+        raise KeyError("LSTM: the input weight is not one of this module's")
 
     def _finals(self, finals, unbatched):
         h = T.stack([f[0] for f in finals], axis=0)
