@@ -118,6 +118,8 @@ def _refuse(run_dir: Path, message: str) -> int:
 # set when the job is stopped because nobody holds it: the rank then leaves without
 # MPI_Finalize, which would wait for peers that may stop at another step or not at all
 ORPHANED = threading.Event()
+ORPHAN_MESSAGE = ("the launcher is gone and no watcher holds the job: stopping (launch from "
+                  "a process that stays, or follow the job)")
 
 
 def _watch_holders(run_dir: Path, rank: int, period: float = 0.5, grace: float = 5.0) -> None:
@@ -136,8 +138,7 @@ def _watch_holders(run_dir: Path, rank: int, period: float = 0.5, grace: float =
             unheld = 0 if live_holders(run_dir) else unheld + 1
             if unheld < 2:
                 continue
-            message = ("the launcher is gone and no watcher holds the job: stopping "
-                       "(launch from a process that stays, or follow the job)")
+            message = ORPHAN_MESSAGE
             ORPHANED.set()
             if rank == 0:
                 from .events import EventWriter
@@ -203,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
             write_json(run_dir / "result.json", summary if isinstance(summary, dict)
                        else {"value": summary})
             final = "cancelled" if reporter.should_stop() else "done"
-            reporter.emit("status", status=final)
+            # stopped because nobody holds it: said on the status, as a signalled stop is
+            # ('cancelled' alone read as a user's cancel; the why was in a log line only)
+            why = {"message": ORPHAN_MESSAGE} if final == "cancelled" and ORPHANED.is_set() \
+                else {}
+            reporter.emit("status", status=final, **why)
     except JobCancelled as exc:
         if rank == 0:
             reporter.flush()  # the last step's held-back progress and samples
