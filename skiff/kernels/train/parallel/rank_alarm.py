@@ -27,7 +27,7 @@ import os
 import sys
 import threading
 
-__all__ = ["RankAlarm", "rank_alarm", "ALARM_TAG"]
+__all__ = ["RankAlarm", "AbortOnError", "rank_alarm", "threads_allowed", "ALARM_TAG"]
 
 ALARM_TAG = 29_017
 POLL_S = 0.25
@@ -59,7 +59,56 @@ def rank_alarm(world_size: int, **kw):
     comm = _alarm_comm()
     if comm.Get_size() <= 1:
         return _NoAlarm()
+    from mpi4py import MPI
+
+    if not threads_allowed(MPI):
+        return AbortOnError(comm)
     return RankAlarm(comm, **kw)
+
+
+def threads_allowed(mpi) -> bool:
+    """Whether a second thread may call MPI while the first is in a collective: only under
+    ``MPI_THREAD_MULTIPLE`` (mpi4py asks for it by default; a user's ``mpi4py.rc.thread_level
+    = "funneled"`` or an MPI built without it gives less, and there a watcher's ``Iprobe``
+    beside an all-reduce is undefined behaviour)."""
+    try:
+        return mpi.Query_thread() >= mpi.THREAD_MULTIPLE
+    except Exception:  # noqa: BLE001 - no answer: take the safe path
+        return False
+
+
+class AbortOnError:
+    """The guard where no watcher thread may run (:func:`threads_allowed` false): an exception
+    on this rank is printed with its traceback and the whole job is aborted
+    (``comm.Abort(1)``), as the other ranks could only wait for ever in their next collective.
+    Agreed failures (``exc.all_ranks``) leave as they came, on every rank together."""
+
+    where = None
+
+    def __init__(self, comm, *, out=None):
+        self.comm = comm
+        self.out = out
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or getattr(exc, "all_ranks", False):
+            return False
+        import traceback
+
+        out = self.out or sys.stderr
+        try:
+            rank, size = self.comm.Get_rank(), self.comm.Get_size()
+            out.write("".join(traceback.format_exception(exc_type, exc, tb)))
+            out.write(f"skiff rank {rank}: aborting all {size} ranks (MPI gives this process "
+                      "no MPI_THREAD_MULTIPLE, so the others cannot be told and stopped one by "
+                      "one)\n")
+            out.flush()
+        except (OSError, ValueError):
+            pass
+        self.comm.Abort(1)
+        return False
 
 
 class _NoAlarm:

@@ -34,7 +34,7 @@ import rank_failure_r29_check as check  # noqa: E402
 KILLED = (124, 137, -9)
 
 
-def _mpirun(kind, ckpt, timeout=60):
+def _mpirun(kind, ckpt, timeout=150):  # a hang is killed; 150 s: a loaded 2-core CI
     from skiff.kernels.backend import cpu_count
 
     if cpu_count() < 2:
