@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = ["ModelSet", "MODEL_SETS", "get_model_set", "read_alphabet", "package_file",
-           "register_model_set", "user_registry_path", "available_model_sets"]
+           "register_model_set", "user_registry_path", "available_model_sets", "carries_alphabet"]
 
 
 def package_file(package: str, *parts: str) -> Path:
@@ -93,9 +93,19 @@ class ModelSet:
         return package_file(*self.dict) if isinstance(self.dict, tuple) else Path(self.dict)
 
     def custom(self, *, det=None, rec=None, dict=None, name=None) -> ModelSet:
-        """This set with some files replaced by a user's own."""
+        """This set with some files replaced by a user's own.
+
+        A user's recognizer given without ``dict`` reads the characters its ONNX file carries
+        (metadata ``character``, as skiff's fine-tuning exports and PaddleOCR's converted
+        files write): the base set's dictionary file would name the wrong classes for a
+        recognizer whose alphabet grew (``--add-chars``) on a set that has such a file
+        (``ch-tiny``). A file that carries none keeps the base set's dictionary."""
+        if dict is None and rec is not None and self.dict is not None and carries_alphabet(rec):
+            own_dict = None
+        else:
+            own_dict = dict or self.dict
         return replace(self, name=name or f"{self.name}+custom", det=det or self.det,
-                       rec=rec or self.rec, dict=dict or self.dict,
+                       rec=rec or self.rec, dict=own_dict,
                        rec_fallback=None if rec else self.rec_fallback)
 
     def describe(self) -> dict:
@@ -245,6 +255,18 @@ def get_model_set(name: str) -> ModelSet:
         raise ValueError(f"unknown model set {name!r}: choose from "
                          f"{', '.join(MODEL_SETS)} (or a language they read: en, japan, fr, "
                          f"de, ...)") from None
+
+
+def carries_alphabet(path) -> bool:
+    """Whether the ONNX file at ``path`` carries its characters (metadata ``character``);
+    False for a file that cannot be read (the pipeline then says what is wrong with it)."""
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - a missing or broken file is reported where it loads
+        return False
+    return any(p.key == "character" and p.value for p in model.metadata_props)
 
 
 def read_alphabet(session, dict_path: str | Path | None = None) -> list[str]:
