@@ -267,6 +267,17 @@ def _from_pandas(frame) -> np.ndarray:
         if not numeric(frame.dtype):
             return np.asarray(frame.astype(str).to_numpy(), dtype=str)
         return frame.to_numpy(dtype=np.int64 if whole(frame.dtype) else np.float64)
+    dates = [str(c) for c, dt in frame.dtypes.items() if types.is_datetime64_any_dtype(dt)
+             or types.is_timedelta64_dtype(dt)]
+    if dates:  # "encode text or categories" misled: a date is a number of days
+        c = dates[0]
+        how = (f"df[{c!r}].dt.total_seconds()" if types.is_timedelta64_dtype(frame[c].dtype)
+               else f"(df[{c!r}] - pd.Timestamp('1970-01-01')) / pd.Timedelta(days=1), and "
+                    f"df[{c!r}].dt.month or .dt.dayofweek for seasons")
+        raise TypeError(f"the DataFrame's column{'s' if len(dates) > 1 else ''} "
+                        f"{', '.join(map(repr, dates[:5]))} {'hold' if len(dates) > 1 else 'holds'}"
+                        f" dates or durations: make numbers of them first, e.g. {how} (a "
+                        "table file read by `train mlp data.csv` does this itself)")
     bad = [str(c) for c, dt in frame.dtypes.items() if not numeric(dt)]
     if bad:
         shown = ", ".join(repr(c) for c in bad[:5]) + (" ..." if len(bad) > 5 else "")
