@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import default_dtype as _dd
 from .optim import Optimizer, _check_hyper
 from .optim_more import _lerp_
 
@@ -96,7 +97,10 @@ class NAdam(_Family):
                 bc2 = 1 - b2 ** t
                 mu = b1 * (1.0 - 0.5 * (0.96 ** (t * md)))
                 mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * md)))
-                st["mu_product"] = float(np.float32(st["mu_product"]) * np.float32(mu))
+                # torch keeps mu_product as a scalar tensor of its scalar dtype: float64 under
+                # a float64 default dtype, else float32 (as ASGD's eta and mu)
+                sd = np.float64 if _dd.FLOAT == np.float64 else np.float32
+                st["mu_product"] = float(sd(st["mu_product"]) * sd(mu))
                 _lerp_(st["exp_avg"], g, 1 - b1)
                 v = st["exp_avg_sq"]
                 v *= b2
