@@ -73,7 +73,7 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
     if name == "mlp" and config.get("data") and is_table(config["data"]):
-        return _table_parts(config["data"], seed, config.get("target"))
+        return _table_parts(config["data"], seed, config.get("target"), config.get("drop"))
     if name == "cnn" and config.get("data") and os.path.isdir(str(config["data"])):
         return _image_parts(config["data"], seed, config.get("image_size") or 32,
                             config.get("val_split"), bool(config.get("augment")), reporter)
@@ -112,14 +112,14 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
             "loss": None, "notes": notes, "split_done": split_done}
 
 
-def _table_parts(path: str, seed: int, target: str | None = None) -> dict:
+def _table_parts(path: str, seed: int, target: str | None = None, drop=None) -> dict:
     """``mlp`` on a table file: as wide as its features, as many outputs as its classes (one
     for a regression); the table's scaling goes beside the weights (``table.json``)."""
     from skiff.kernels.train import models
     from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import ArrayDataset
 
-    table = read_table(path, target)
+    table = read_table(path, target, drop)  # drop: a config's "drop" (columns left out)
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("mlp", in_features=table.x.shape[1], out_features=table.outputs)
     return {"model": model, "dataset": ArrayDataset(table.x, table.y), "val_dataset": None,

@@ -87,21 +87,24 @@ def is_table(path) -> bool:
     return Path(str(path)).suffix.lower() in TABLE_SUFFIXES
 
 
-def read_table(path, target: str | None = None) -> Table:
+def read_table(path, target: str | None = None, drop=None) -> Table:
     """The training table in ``path`` (see the module docstring); ``target``: the column to
-    predict, by name (any case) or 1-based number, instead of the one found by name/shape."""
+    predict, by name (any case) or 1-based number, instead of the one found by name/shape;
+    ``drop``: columns to leave out (names or 1-based numbers, a list or one comma-separated
+    text: a passenger's name, a ticket number, an identifier), which predict then ignores."""
     path = Path(path)
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
     if path.suffix.lower() == ".npz":
-        if target is not None:
-            raise TableError(f"{path.name}: an .npz table names its arrays x and y; --target "
-                             "picks a column of a .csv or .tsv file")
+        if target is not None or drop:
+            raise TableError(f"{path.name}: an .npz table names its arrays x and y; "
+                             f"{'--target picks' if target is not None else 'drop leaves out'}"
+                             " a column of a .csv or .tsv file")
         x, y, columns, target = _read_npz(path)
         encoding, read_notes = None, []
     else:
         x, y, columns, target, encoding, read_notes = _read_delimited(
-            path, "\t" if path.suffix.lower() == ".tsv" else ",", target)
+            path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop)
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
     x, kept, notes = _drop_row_index(x, columns)
@@ -214,7 +217,16 @@ def pick_target(path, columns: list[str], target: str) -> int:
                      f"{', '.join(columns)}")
 
 
-def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
+def _dropped(path: Path, columns: list[str], drop) -> list[int]:
+    """The indices of the columns ``drop`` names (each found as ``--target`` is)."""
+    if not drop:
+        return []
+    names = [d.strip() for d in drop.split(",")] if isinstance(drop, str) else \
+        [str(d).strip() for d in drop]
+    return sorted({pick_target(path, columns, d) for d in names if d})
+
+
+def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None):
     rows = _cells(path, delimiter)
     first = rows[0][1]
     header = any(_number(c) is None for c in first)
@@ -231,17 +243,27 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None):
                                  f"named {c!r}; rename one (predict finds columns by name)")
             seen[c] = i
     lowered = [c.lower() for c in columns]
-    words = [i for i, c in enumerate(body[0][1]) if _number(c) is None
+    dropped = _dropped(path, columns, drop)
+    kept = [i for i in range(width) if i not in dropped]
+    words = [i for i, c in enumerate(body[0][1]) if i in kept and _number(c) is None
              and not looks_like_date(c)] if body else []  # a date is a feature, not classes
     target = pick_target(path, columns, chosen) if chosen is not None else next(
-        (lowered.index(t) for t in TARGET_NAMES if t in lowered),
-        words[0] if len(words) == 1 else width - 1)  # a column of words: the classes
-    features = [i for i in range(width) if i != target]
-    notes = []
-    if chosen is None and target != width - 1 and lowered[target] not in TARGET_NAMES:
+        (lowered.index(t) for t in TARGET_NAMES if t in lowered
+         and lowered.index(t) not in dropped),
+        words[0] if len(words) == 1 else kept[-1])  # a column of words: the classes
+    if target in dropped:
+        raise TableError(f"{path.name}: {columns[target]!r} is the target and cannot be left "
+                         "out; pick another target with --target")
+    features = [i for i in kept if i != target]
+    if not features:
+        raise TableError(f"{path.name}: leaving out {', '.join(columns[i] for i in dropped)} "
+                         "leaves no feature")
+    notes = [f"left out column{'s' if len(dropped) > 1 else ''} "
+             f"{', '.join(repr(columns[i]) for i in dropped)} (as asked)"] if dropped else []
+    if chosen is None and target != kept[-1] and lowered[target] not in TARGET_NAMES:
         # the lone column of words was taken for the target over the last column: say so
         notes.append(f"target: {columns[target]!r}, the one column of words (classes), not "
-                     f"the last column {columns[-1]!r}; --target picks another")
+                     f"the last column {columns[kept[-1]]!r}; --target picks another")
     for line, cells in body:
         if len(cells) != width:
             raise TableError(f"{path.name}, line {line}: {len(cells)} cells where the "

@@ -69,3 +69,36 @@ def test_a_missing_or_mistyped_price_is_refused_not_made_classes(tmp_path, bad, 
     np.testing.assert_allclose(table.y[:, 0] * table.y_std + table.y_mean, want, rtol=1e-5)
     with pytest.raises(TableError, match=needle):
         read_table(path)
+
+
+def test_columns_left_out_by_name_a_passenger_list(tmp_path):
+    # a Titanic-like file: names and tickets are free text, refused as features; drop=
+    # leaves them out (and the passenger number), the rest read as pandas reads it
+    rng = np.random.default_rng(9)
+    n = 120
+    df = pd.DataFrame({"PassengerId": np.arange(1, n + 1),
+                       "Survived": rng.integers(0, 2, n),
+                       "Pclass": rng.integers(1, 4, n),
+                       "Name": [f"Person {k}, Mr. X{k}" for k in range(n)],
+                       "Sex": rng.choice(["male", "female"], n),
+                       "Age": rng.normal(30, 12, n).round(1),
+                       "Ticket": [f"A/{k * 7}" for k in range(n)],
+                       "Embarked": rng.choice(["S", "C", "Q"], n)})
+    df.loc[rng.random(n) < 0.2, "Age"] = np.nan
+    path = tmp_path / "passengers.csv"
+    df.to_csv(path, index=False)
+    with pytest.raises(TableError, match=r"column 'Name'.*free text or an identifier"):
+        read_table(path, target="Survived")
+    table = read_table(path, target="survived", drop="PassengerId, name,7")
+    assert table.target == "Survived" and table.classes == ["0", "1"]
+    assert any("left out columns 'PassengerId', 'Name', 'Ticket'" in n for n in table.notes)
+    oracle = pd.read_csv(path).drop(columns=["PassengerId", "Name", "Ticket", "Survived"])
+    oracle["Age"] = oracle["Age"].fillna(oracle["Age"].mean())
+    oracle = pd.get_dummies(oracle, columns=["Sex", "Embarked"], prefix_sep="=").astype(float)
+    x = table.x.astype(np.float64) * table.x_std + table.x_mean
+    assert sorted(table.columns) == sorted(oracle.columns)
+    for j, name in enumerate(table.columns):
+        np.testing.assert_allclose(x[:, j], oracle[name].to_numpy(), atol=1e-4)
+    np.testing.assert_array_equal(table.y, df["Survived"].to_numpy())
+    with pytest.raises(TableError, match="'Survived' is the target and cannot be left out"):
+        read_table(path, target="Survived", drop=["Name", "Ticket", "Survived"])
