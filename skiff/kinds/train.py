@@ -184,14 +184,13 @@ def _refuse_ocr_rec_options(values: dict, model) -> None:
 
 # the training options ocr-rec does not read (it has its own loop), with their defaults:
 # given, they were dropped without a word (`ocr-rec --lora-r 4 --precision bf16-mixed`)
-_OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "checkpoint_dir": None,
-                   "checkpoint_every": None, "resume": False, "precision": "32",
+_OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "recompute": False, "stop_on_divergence": False, "val_split": None,
                    "early_stop": None, "image_size": None, "augment": False,
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None,
-                   "eval": None, "eval_every": None}
+                   "eval": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -200,7 +199,9 @@ def ocr_rec_config(values: dict) -> dict:
         if was_given(values, name, default):
             raise ValueError(f"--{name.replace('_', '-')} is not an option of train ocr-rec "
                              "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
-                             "--steps, --lr, --batch-size, --mix, --freeze, --val); drop it")
+                             "--steps, --lr, --batch-size, --mix, --freeze, --val, "
+                             "--eval-every, --checkpoint-every, --checkpoint-dir, --resume); "
+                             "drop it")
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
                                  or values.get("data"))
     if not labels:
@@ -221,8 +222,20 @@ def ocr_rec_config(values: dict) -> dict:
     if str(device).startswith("cuda"):
         raise ValueError(f"train ocr-rec runs on the CPU for now; got --device {device!r}")
     paths = {k: os.path.abspath(os.path.expanduser(values[k])) if values.get(k) else None
-             for k in ("labels", "val", "out")}
+             for k in ("labels", "val", "out", "checkpoint_dir")}
+    if values.get("resume") and not (paths["out"] or paths["checkpoint_dir"]):
+        # a new job has a new run folder: the stopped run's rec.ckpt is where its model went
+        raise ValueError("train ocr-rec --resume needs --out DIR (the stopped fine-tune's "
+                         "model folder, where it kept rec.ckpt) or --checkpoint-dir DIR; "
+                         "or resume the stopped job itself: jobs resume ID")
+    for name in ("checkpoint_every", "eval_every"):
+        every = values.get(name)
+        if every is not None and int(every) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 0 (0: never), got {every}")
     return {"model": OCR_REC, "data": paths["labels"], **paths,
+            "resume": bool(values.get("resume")),
+            "checkpoint_every": values.get("checkpoint_every"),
+            "eval_every": values.get("eval_every"),
             "base": _base(values.get("from_dir") or values.get("base") or "ch-v6"),
             "add_chars": bool(values.get("add_chars")),
             "mix": mix, "freeze": freeze, "epochs": values.get("epochs"),
@@ -232,18 +245,27 @@ def ocr_rec_config(values: dict) -> dict:
 
 
 def _base(name: str) -> str:
-    """``--from``: a shipped recognizer's name, or an ``.onnx`` file (made absolute); checked
-    here, before a job and its run folder exist."""
-    from skiff.kernels.ocr_train.finetune import BASE_MODELS
+    """``--from``: a shipped recognizer's name, a set registered by an earlier fine-tune
+    (kept by name), an ``.onnx`` file or a fine-tune's folder (made absolute); checked here,
+    before a job and its run folder exist."""
+    from skiff.kernels.ocr_train.finetune import BASE_MODELS, base_model_path
 
     if name in BASE_MODELS:
         return name
     path = os.path.abspath(os.path.expanduser(name))
-    if name.endswith(".onnx") and os.path.isfile(path):
-        return path
-    if name.endswith(".onnx"):
+    if name.endswith(".onnx") and not os.path.isfile(path):
         raise ValueError(f"--from {name!r}: no such file")
-    raise unknown_name("recognizer", name, list(BASE_MODELS), " or an .onnx file (--from)")
+    if not os.path.exists(path):
+        from skiff.kernels.ocr.models import available_model_sets
+
+        if name in available_model_sets():  # registered by an earlier fine-tune
+            base_model_path(name)
+            return name
+        raise unknown_name("recognizer", name, [*BASE_MODELS, *(
+            s for s in available_model_sets() if s not in BASE_MODELS.values())],
+            " or an .onnx file or a fine-tune's folder (--from)")
+    base_model_path(path)  # a folder without one rec.onnx says so here
+    return path
 
 
 def _set_name(values: dict):
@@ -878,6 +900,12 @@ class TrainKind(Kind):
         if str(config.get("model", "")).startswith("<notebook"):
             raise ValueError(f"job {job.id} trained a notebook object; resume it from the "
                              "notebook with %train ... --resume --checkpoint-dir DIR")
+        if config.get("model") == OCR_REC:
+            # a fine-tune keeps rec.ckpt beside its model (--out, else its run folder's model/)
+            config["checkpoint_dir"] = (config.get("checkpoint_dir") or config.get("out")
+                                        or str(job.run_dir / "model"))
+            config["resume"] = True
+            return to_config(config)
         where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
         result = job.result or {}
         done = result.get("steps")
