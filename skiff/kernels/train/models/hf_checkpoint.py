@@ -224,6 +224,8 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
     ``dtype``: None (float32), ``"bfloat16"``, ``"float16"``, ``"float64"``. ``device``:
     ``"cpu"``, ``"cuda:N"`` or ``"auto"``. The model's ``tokenizer`` is the folder's tokenizer
     (None when it has no tokenizer files) and ``generation_config`` its generation defaults.
+    The model comes in evaluation mode, as transformers' ``from_pretrained`` gives it (a
+    LoRA adapter's dropout is off until ``model.train()``; skiff's Trainer calls it).
     """
     dev = None
     if device not in (None, "cpu"):  # a wrong device fails before anything is read
@@ -246,7 +248,7 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
     model.tokenizer = load_tokenizer(folder)
     if dev is not None and dev.is_gpu:
         model.to(dev)
-    return model
+    return model.eval()
 
 
 def _base_and_adapter(folder: Path, dtype, device) -> ErnieForCausalLM:

@@ -547,7 +547,9 @@ def load_adapter(model, path: str | os.PathLike):
     ``adapter_model.safetensors``, as ``PeftModel.save_pretrained`` or :func:`save_adapter`
     writes it) on ``model``: :func:`apply_lora` with its rank, alpha and targets, then its
     ``lora_A``/``lora_B`` values (the fused experts' cut per expert). The model then gives
-    ``PeftModel.from_pretrained(base, path)``'s logits; training goes on from the adapter.
+    ``PeftModel.from_pretrained(base, path)``'s logits (the adapter takes the model's mode:
+    evaluation after ``from_pretrained``, so ``lora_dropout`` is off until ``model.train()``,
+    as peft); training goes on from the adapter.
     ``modules_to_save`` entries (whole trained modules) are put in their modules (a tied
     head untied, as peft's copy). A setting that changes the function and skiff does not
     have (biases, ``fan_in_fan_out``) or a tensor that does not fit is one error; rsLoRA,
@@ -620,7 +622,9 @@ def load_adapter(model, path: str | os.PathLike):
         from .tokenizer import load_tokenizer  # the tokenizer saved with the adapter (the
 
         model.tokenizer = load_tokenizer(folder)  # tokens it added)
-    return model
+    # the adapter in the model's mode (from_pretrained: evaluation, as PeftModel.
+    # from_pretrained gives it: lora_dropout off until model.train())
+    return model.train(model.training)
 
 
 def _load_embeddings(model, values: dict) -> None:
