@@ -186,6 +186,11 @@ class ShardReducer:
         self.slot = {id(p): int(offsets[index[id(p)]]) - self.spans[b][0]
                      for b, ps in enumerate(self.order) for p in ps}
         self._bufs: list = [None] * len(self.buckets)
+        self._index = index
+        # per parameter: whether this rank had its gradient in this step's passes; at
+        # finish() ``reached``: whether any rank had it (ZeRO then does not step the others)
+        self._used = np.zeros(len(self.params))
+        self.reached = None
         self._ready = [set() for _ in self.buckets]
         self._reduced = [0] * len(self.buckets)
         self.launch_log: list[int] = []
@@ -207,6 +212,7 @@ class ShardReducer:
         """Move ``p.grad`` into bucket ``b``'s buffer (adding to what is there)."""
         if p._grad is None:
             return
+        self._used[self._index[id(p)]] = 1.0
         if self._bufs[b] is None:
             lo, hi = self.spans[b]
             self._bufs[b] = p.xp.zeros(hi - lo, dtype=p._grad.dtype)
@@ -270,6 +276,9 @@ class ShardReducer:
                     any(p._grad is not None for p in params):
                 self._reduce(b)
         self._in_finish = False
+        used = self._used if self.comm.size == 1 else self.comm.allreduce(self._used, "max")
+        self.reached = np.asarray(used) > 0
+        self._used = np.zeros(len(self.params))
         if self.shard._grad is None:
             self.shard._grad = self.shard.xp.zeros_like(self.shard._data)
         elif self.post_scale != 1.0:  # and rounded as one device's 16-bit gradient

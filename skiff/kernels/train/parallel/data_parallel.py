@@ -42,6 +42,7 @@ from .relayout import fit_masters, fit_optimizer_state, newest_steps
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .sync_buffers import average_buffers, float_buffers
 from .world import choose_engine, world
+from .zero_unreached import UnreachedSteps
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
 
@@ -556,6 +557,8 @@ class ZeRO(DataParallel):
     def reduce_gradients(self, model) -> None:
         if self.stage == 1:
             super().reduce_gradients(model)
+            # a parameter no rank reached keeps grad None (the reducer's flags): not stepped
+            self._reached = np.array([q._grad is not None for q in self.params])
             grad = self.shard.xp.zeros_like(self.shard._data)  # this rank's slice only
             for q, a, i, j in self._pieces(self.lo, self.hi):
                 if q._grad is not None:
@@ -564,6 +567,7 @@ class ZeRO(DataParallel):
         else:  # the buckets not reduced from the hooks yet; shard.grad is then complete
             self._sync_buffers()
             self.reducer.finish()
+            self._reached = self.reducer.reached
         for q in self.params:  # the full gradients are not needed any more
             q._grad = None
 
@@ -604,8 +608,17 @@ class ZeRO(DataParallel):
         # the parameters are the truth (a checkpoint may have loaded them since set-up)
         for q, a, i, j in self._pieces(self.lo, self.hi):
             self.shard._data[a - self.lo:a - self.lo + j - i] = q._data.reshape(-1)[i:j]
-        optimizer.step()
+        if self._unreached is None:
+            self._unreached = UnreachedSteps(len(self.params))
+        index = {id(q): k for k, q in enumerate(self.params)}
+        pieces = [(index[id(q)], a - self.lo, a - self.lo + j - i)
+                  for q, a, i, j in self._pieces(self.lo, self.hi)]
+        self._unreached.step(optimizer, self.shard, pieces, self._reached)
+        self._reached = None
         self.gather_params()
+
+    _reached = None  # per parameter: whether any rank had its gradient this step
+    _unreached = None  # per parameter: the steps no rank reached it (its step count behind)
 
     def gather_params(self) -> None:
         """Every rank's updated slice into the parameters (cast to their dtype)."""
