@@ -237,7 +237,36 @@ def split_off(dataset, fraction: float):
     if n_val < 1 or n_val >= n:
         raise ValueError(f"val_split={fraction!r} of {n} items leaves "
                          f"{n - n_val} to train on and {n_val} to validate")
+    _warn_sorted_classes(dataset, n - n_val, fraction)
     return Subset(dataset, np.arange(n - n_val)), Subset(dataset, np.arange(n - n_val, n))
+
+
+def _warn_sorted_classes(dataset, cut: int, fraction: float) -> None:
+    """Warn when the held-out tail of in-memory class ids has classes the training rows lack,
+    or one class only where training has several: rows sorted by class (iris.csv is), so
+    the model never trains on the tail's classes and validates on one of them."""
+    arrays = getattr(dataset, "arrays", None)
+    if not arrays or len(arrays) < 2:
+        return
+    y = arrays[-1]
+    if not isinstance(y, np.ndarray) or y.ndim != 1 or y.dtype.kind not in "iub":
+        return
+    train, val = np.unique(y[:cut]), np.unique(y[cut:])
+    if len(train) > 1024:
+        return
+    unseen = np.setdiff1d(val, train)
+    if not len(unseen) and not (len(val) == 1 and len(train) > 1):
+        return
+    import warnings
+
+    what = (f"class{'es' if len(unseen) > 1 else ''} {', '.join(map(str, unseen[:5]))} that "
+            f"the first rows lack: the model never trains on "
+            f"{'them' if len(unseen) > 1 else 'it'}" if len(unseen) else
+            f"class {val[0]} only: the validation scores one class")
+    warnings.warn(f"val_split={fraction!r} keeps the last rows apart, in order, and they hold "
+                  f"{what} (the rows look sorted by class); shuffle them first, e.g. p = "
+                  "np.random.default_rng(0).permutation(len(y)); X, y = X[p], y[p]",
+                  stacklevel=3)
 
 
 def _host(a) -> np.ndarray:

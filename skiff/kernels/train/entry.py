@@ -122,8 +122,11 @@ def _table_parts(path: str, seed: int, target: str | None = None, drop=None) -> 
     table = read_table(path, target, drop)  # drop: a config's "drop" (columns left out)
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("mlp", in_features=table.x.shape[1], out_features=table.outputs)
-    return {"model": model, "dataset": ArrayDataset(table.x, table.y), "val_dataset": None,
-            "optimizer": None, "loss": None, "table": table}
+    # the rows in an order of the seed's, as an image folder's are: --val-split holds out the
+    # last rows, and a file sorted by its classes (iris.csv) held out one class only
+    order = np.random.default_rng(seed).permutation(len(table.x))
+    return {"model": model, "dataset": ArrayDataset(table.x[order], table.y[order]),
+            "val_dataset": None, "optimizer": None, "loss": None, "table": table}
 
 
 def _image_parts(path: str, seed: int, size: int, val_split=None, augment=False,
