@@ -81,12 +81,19 @@ def _k() -> SimpleNamespace:
     from skiff.kernels.solve.flow.mesh import MIN_RESOLUTION
     from skiff.kernels.solve.multigrid import CYCLES, SMOOTHERS
     from skiff.kernels.solve.problems import BC_KINDS, SIDES
-    from skiff.kernels.solve.solver import METHODS, PRECONDS, check_tolerances, takes_precond
+    from skiff.kernels.solve.solver import (
+        AMG_SMOOTHERS,
+        METHODS,
+        PRECONDS,
+        check_tolerances,
+        takes_precond,
+    )
 
     return SimpleNamespace(check_fits=check_fits, NOSE_ADAPT=ADAPT, FLOW_CASES=CASES,
                            check_steps=check_steps, FLOW_MIN_RESOLUTION=MIN_RESOLUTION,
                            CYCLES=CYCLES,
-                           SMOOTHERS=SMOOTHERS, BC_KINDS=BC_KINDS, SIDES=SIDES,
+                           SMOOTHERS=SMOOTHERS, AMG_SMOOTHERS=AMG_SMOOTHERS,
+                           BC_KINDS=BC_KINDS, SIDES=SIDES,
                            METHODS=METHODS, PRECONDS=PRECONDS,
                            check_tolerances=check_tolerances, takes_precond=takes_precond)
 
@@ -115,7 +122,10 @@ def COMMAND(p):
                         "M: a LinearOperator, a function r -> M r, an (n, n) matrix, spilu(A) "
                         "or pyamg's ml.aspreconditioner())")
     p.add_argument("--cycle", choices=_k().CYCLES, default="V")
-    p.add_argument("--smoother", choices=_k().SMOOTHERS, default="rbgs")
+    p.add_argument("--smoother", choices=_k().SMOOTHERS + _k().AMG_SMOOTHERS, default="rbgs",
+                   help="rbgs, chebyshev: geometric multigrid's (grids); schwarz, "
+                        "schwarz-overlap: AMG's block smoothers (a matrix, or --precond amg), "
+                        "for coefficients that jump inside elements")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N")
     p.add_argument("--post", type=positive_int, default=2, metavar="N")
     p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")
@@ -278,7 +288,15 @@ def check_options_apply(problem: str, values: dict, *, system: str | None = None
     read. ``system``: ``"matrix"`` or ``"grid"`` when ``problem`` names a user's matrix (a
     file or a notebook variable) or a notebook GridProblem rather than a built-in problem."""
     defaults = COMMAND.defaults()
+    amg_smoother = values.get("smoother") in _k().AMG_SMOOTHERS
+    if amg_smoother and system != "matrix" and problem not in _FLOW \
+            and values.get("precond") != "amg":
+        raise ValueError(f"--smoother {values['smoother']} is AMG's block smoother and "
+                         f"{problem!r} is preconditioned by geometric multigrid: add "
+                         f"--precond amg, or use --smoother rbgs or chebyshev")
     for name in _CHECKED:
+        if name == "smoother" and amg_smoother and system == "matrix":
+            continue  # a matrix reads AMG's smoothers (the geometric ones it refuses)
         if name in values and was_given(values, name, defaults.get(name)):
             why = _option_refusal(problem, name, system)
             if why is not None:
@@ -391,8 +409,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     }
     if config["cycle"] not in _k().CYCLES:
         raise unknown_name("cycle", config["cycle"], _k().CYCLES)
-    if config["smoother"] not in _k().SMOOTHERS:
-        raise unknown_name("smoother", config["smoother"], _k().SMOOTHERS)
+    if config["smoother"] not in _k().SMOOTHERS + _k().AMG_SMOOTHERS:
+        raise unknown_name("smoother", config["smoother"], _k().SMOOTHERS + _k().AMG_SMOOTHERS)
     for key, kind in (("rtol", float), ("atol", float), ("maxiter", int), ("pre", int),
                       ("post", int), ("restart", int)):
         config[key] = _spec_number(key, config[key], kind)
@@ -898,6 +916,12 @@ def _check_empty_rows(name: str, matrix) -> None:
                          f"when the matrix was assembled (a boundary row?) is the usual cause")
 
 
+def _matrix_smoother(values: dict) -> dict:
+    """A matrix validated as a stand-in grid problem: AMG's smoothers (which a matrix reads
+    and a geometric-multigrid grid refuses) checked as the default, then put back."""
+    return {"smoother": "rbgs"} if values.get("smoother") in _k().AMG_SMOOTHERS else {}
+
+
 def _file_request(values: dict) -> JobRequest:
     """A thread job that solves the matrix in the file ``PROBLEM`` with B from a file, or,
     without B, b = A 1 (the exact solution is all ones, and its error is reported)."""
@@ -913,7 +937,9 @@ def _file_request(values: dict) -> JobRequest:
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
     check_options_apply(name, values, system="matrix")
-    config = to_config({**values, "problem": "poisson", "b": None})  # validate the options
+    config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
+                        **_matrix_smoother(values)})
+    config.update(smoother=values.get("smoother") or "rbgs")
     config.update(problem=os.path.abspath(os.path.expanduser(name)),
                   b=None if bname is None else os.path.abspath(os.path.expanduser(bname)),
                   method=values.get("method") or "auto", grid=[n, n])
@@ -962,8 +988,11 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M
         M = _notebook_precond(pname, user_ns, system, values.get("method"))
     # validate the options (a user's M stands in as 'none')
+    matrix = not isinstance(system, GridProblem)
     config = to_config({**values, "problem": "poisson", "b": None,
-                        **({"precond": "none"} if M is not None else {})})
+                        **({"precond": "none"} if M is not None else {}),
+                        **(_matrix_smoother(values) if matrix else {})})
+    config.update(smoother=values.get("smoother") or "rbgs")
     # a matrix's method is chosen from the matrix (Solver: 'auto') unless the line names one
     config.update(problem=f"<notebook {name}>", b=bname, method=values.get("method") or "auto")
     config["grid"] = [int(n) for n in system.shape]
