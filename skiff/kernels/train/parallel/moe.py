@@ -37,6 +37,7 @@ from skiff.kernels.train.core.ops_shape import scatter_add
 from .alltoall import AllToAll
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
+from .ep_resume import cut_expert_moments
 from .moe_batch import route_over, share_batch
 from .relayout import newest_steps
 
@@ -399,9 +400,15 @@ class ExpertParallel(DataParallel):
                 state["model"] = {n: whole[ernie_experts.global_name(n, first)]
                                   for n in local}
                 # its optimizer state is per parameter of the whole model (or ZeRO's flat
-                # slices): not cut per expert yet, so the moments start afresh
-                state["optimizer"] = None
-                self._note_reshard({"from": "a whole model", "to": "ep"})
+                # slices): this rank's experts' moments are cut from it by name
+                state["optimizer"] = cut_expert_moments(state, whole, self.names, first,
+                                                        self._comm())
+                if state["optimizer"] is None:
+                    self._note_reshard({"from": "a whole model", "to": "ep"})
+                elif self.reporter is not None:
+                    self.reporter.log("checkpoint of a whole model resharded onto ep: "
+                                      "weights, optimizer state, data position and RNG "
+                                      "restored")
         return state
 
     def evaluation_model(self, model):
