@@ -579,6 +579,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                                  "sampling continue a cache")
         hooks = dict(logits_processor=options.pop("logits_processor", None),
                      stopping_criteria=options.pop("stopping_criteria", None))
+        if (beams is None or int(beams) <= 1) and not options.get("penalty_alpha"):
+            # max_time: a stopping criterion (with beams or contrastive search: refused)
+            from .ernie_generate_hooks import with_max_time
+
+            hooks["stopping_criteria"] = with_max_time(hooks["stopping_criteria"], options)
         from .ernie_contrastive import contrastive_call
 
         contrastive = contrastive_call(self, input_ids, max_new_tokens, dict(

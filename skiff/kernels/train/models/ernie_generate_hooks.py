@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UserHooks"]
+__all__ = ["UserHooks", "MaxTime", "with_max_time"]
 
 
 def _as_list(hooks, name: str) -> list:
@@ -129,3 +129,28 @@ class UserHooks:
             return bool(self.stopped(self.rows([np.asarray(ids)]))[0])
 
         return stop
+
+
+class MaxTime:
+    """transformers' ``max_time``: every row is done once ``seconds`` have passed since
+    ``generate`` began (checked after each step, as ``MaxTimeCriteria``)."""
+
+    def __init__(self, seconds: float):
+        import time
+
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise ValueError(f"max_time must be a number of seconds >= 0, got {seconds!r}")
+        self.seconds, self._clock = float(seconds), time.time
+        self.start = time.time()
+
+    def __call__(self, input_ids, scores=None):
+        return self._clock() - self.start > self.seconds
+
+
+def with_max_time(criteria, options: dict):
+    """``criteria`` with :class:`MaxTime` added when ``options`` (a generate call's other
+    keywords) set ``max_time``; taken out of ``options``."""
+    seconds = options.pop("max_time", None)
+    if seconds is None:
+        return criteria
+    return [*_as_list(criteria, "stopping_criteria"), MaxTime(seconds)]
