@@ -264,6 +264,10 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
         # the lone column of words was taken for the target over the last column: say so
         notes.append(f"target: {columns[target]!r}, the one column of words (classes), not "
                      f"the last column {columns[kept[-1]]!r}; --target picks another")
+    elif chosen is None and lowered[target] not in TARGET_NAMES and header:
+        # no column is named label/target/y/class: "price,area,rooms" learnt the rooms
+        notes.append(f"target: {columns[target]!r}, the last column (none is named "
+                     f"{', '.join(TARGET_NAMES)}); --target picks another")
     for line, cells in body:
         if len(cells) != width:
             raise TableError(f"{path.name}, line {line}: {len(cells)} cells where the "

@@ -102,3 +102,20 @@ def test_columns_left_out_by_name_a_passenger_list(tmp_path):
     np.testing.assert_array_equal(table.y, df["Survived"].to_numpy())
     with pytest.raises(TableError, match="'Survived' is the target and cannot be left out"):
         read_table(path, target="Survived", drop=["Name", "Ticket", "Survived"])
+
+
+def test_the_last_column_taken_for_the_target_is_said(tmp_path):
+    # "price,area,rooms": nothing is named label/target/y/class, and the rooms were learnt
+    # without a word; the note names the column and --target
+    rng = np.random.default_rng(10)
+    body = [f"{100 + rng.normal():.2f},{rng.uniform(30, 90):.1f},{rng.integers(1, 5)}"
+            for _ in range(40)]
+    path = tmp_path / "houses.csv"
+    path.write_text("price,area,rooms\n" + "\n".join(body) + "\n")
+    table = read_table(path)
+    want = np.loadtxt(path, delimiter=",", skiprows=1)[:, 2]
+    assert table.target == "rooms"
+    assert [int(table.classes[k]) for k in table.y] == want.astype(int).tolist()
+    assert any(n.startswith("target: 'rooms', the last column") and "--target" in n
+               for n in table.notes)
+    assert not any(n.startswith("target:") for n in read_table(path, target="price").notes)
