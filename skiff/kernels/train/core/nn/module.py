@@ -65,12 +65,15 @@ class Module:
             self._buffers[name] = value  # a buffer given a new tensor stays a buffer (torch)
             object.__setattr__(self, name, value)
             return
+        # a parameter or child given anew keeps its place (torch): the order of _modules is
+        # the order a Sequential runs and state_dict lists (LoRA wraps a layer in place)
+        keep = (self._parameters if isinstance(value, Parameter) else
+                self._modules if isinstance(value, Module) else None)
         for store in (self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
+            if store is not keep:
+                store.pop(name, None)
+        if keep is not None:
+            keep[name] = value
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
