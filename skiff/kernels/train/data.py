@@ -388,7 +388,7 @@ class TextDataset:
             raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
         self.block_size = int(block_size)
         self.packed = bool(packed)
-        self.text, self.source = _read_text(path_or_text)
+        self.text, self.source, self.read_note = _read_text_noted(path_or_text)
         self.data = np.frombuffer(self.text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
         if self.packed:
             self.pieces = self._cut_paragraphs()
@@ -468,16 +468,47 @@ class TextDataset:
                 f"{self.block_size}, {mode}: {len(self)} items)")
 
 
+def decode_text_file(path) -> tuple[str, str | None]:
+    """``(text, note)`` of a text file: UTF-8 (a byte order mark dropped), UTF-16 with its
+    mark or by its zero bytes (Notepad's "Unicode"), else Windows-1252 (Latin-1's superset)
+    when the bytes are not UTF-8: read as UTF-8 with replacement, a UTF-16 file was a run of
+    NULs and a Latin-1 'café' became 'caf\ufffd', which a byte-level model then learnt. The
+    note says what was decided (None for plain UTF-8)."""
+    raw = Path(path).read_bytes()
+    name = Path(path).name
+    if raw[:3] == b"\xef\xbb\xbf":
+        raw = raw[3:]
+    elif raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return raw.decode("utf-16", errors="replace"), f"{name}: read as UTF-16 (its mark)"
+    elif len(raw) >= 16 and raw.count(0) > len(raw) // 4:  # UTF-16 without a mark
+        odd = raw[1::2].count(0) > raw[0::2].count(0)
+        codec = "utf-16-le" if odd else "utf-16-be"
+        return raw.decode(codec, errors="replace"), f"{name}: read as {codec.upper()} " \
+            "(every other byte is zero)"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        text = raw.decode("cp1252", errors="replace")
+        return text, (f"{name}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+                      f"{exc.start}), read as Windows-1252/Latin-1; save it as UTF-8 if "
+                      "that is wrong")
+
+
 def _read_text(spec) -> tuple[str, str]:
+    return _read_text_noted(spec)[:2]
+
+
+def _read_text_noted(spec) -> tuple[str, str, str | None]:
+    """``(text, its name, a note on how a file was decoded or None)``."""
     if isinstance(spec, os.PathLike):
         path = Path(spec)
         if not path.is_file():
             raise FileNotFoundError(f"no text file at {str(path)!r}")
-        return path.read_text(encoding="utf-8", errors="replace"), path.name
+        return _swap(decode_text_file(path), path.name)
     if not isinstance(spec, str):
         raise TypeError(f"TextDataset takes a path, a corpus name or text, got {type(spec)}")
     if spec in CORPORA:
-        return corpus_text(spec), spec
+        return corpus_text(spec), spec, None
     if "\n" not in spec and len(spec) < 256:
         path = Path(spec).expanduser()
         try:
@@ -485,12 +516,17 @@ def _read_text(spec) -> tuple[str, str]:
         except OSError:
             is_file = False
         if is_file:
-            return path.read_text(encoding="utf-8", errors="replace"), path.name
+            return _swap(decode_text_file(path), path.name)
         if path.suffix in (".txt", ".md", ".text") or os.sep in spec:
             raise FileNotFoundError(f"no text file at {spec!r} (corpora: {', '.join(CORPORA)})")
     if not spec:
         raise ValueError("empty text: a TextDataset needs some text")
-    return spec, "<text>"
+    return spec, "<text>", None
+
+
+def _swap(decoded, name) -> tuple[str, str, str | None]:
+    text, note = decoded
+    return text, name, note
 
 
 # --------------------------------------------------------------------------------------------

@@ -92,7 +92,8 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
         dataset = text_dataset(model, data, block_size=int(block))
     else:
         dataset = builtin_dataset(data, block_size=int(block), seed=seed)
-    val, notes = None, []
+    val = None
+    notes = [dataset.read_note] if getattr(dataset, "read_note", None) else []  # decoding
     held = config.get("val_split") or 0.1
     # text splits here (a tenth by default); arrays (blobs, shapes) are held out by the
     # Trainer with --val-split, so split_done says only a split made here
