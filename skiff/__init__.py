@@ -64,7 +64,8 @@ def __dir__() -> list[str]:
     from skiff import api
 
     public = api.dir_names()  # the names, not their modules (the training core: ~0.5 s)
-    return sorted({*globals(), *SUBMODULES, "jobs", "grammar", "kernels", *public})
+    return sorted({*globals(), *SUBMODULES, "jobs", "grammar", "kernels", *public,
+                   *api.FALLBACK_NAMES})
 
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "__version__"]

@@ -30,18 +30,19 @@ def _ocr():
 
 
 def _solve():
-    from skiff.kernels.solve import Solver, solve
+    from skiff.kernels.solve import SmoothedAggregation, Solver, solve
 
-    return {"Solver": Solver, "solve": solve}
+    return {"Solver": Solver, "solve": solve, "SmoothedAggregation": SmoothedAggregation}
 
 
 # the names that load only their own module (not the training core)
 _LIGHT = {"Job": _jobs, "launch": _jobs, "list_devices": _devices,
-          "resolve_device": _devices, "ocr": _ocr, "Solver": _solve, "solve": _solve}
+          "resolve_device": _devices, "ocr": _ocr, "Solver": _solve, "solve": _solve,
+          "SmoothedAggregation": _solve}
 
 # skiff's own names; torch's other top-level names (from the training core) follow in __all__
 NAMES = ["Job", "Solver", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr",
-         "panel", "plan", "resolve_device", "seed", "solve", "tensor",
+         "panel", "plan", "resolve_device", "seed", "solve", "tensor", "SmoothedAggregation",
          # tensors as torch makes them (skiff.cat(..., dim=1), skiff.zeros(2, 3), ...)
          "arange", "cat", "einsum", "full", "ones", "ones_like", "rand", "randn", "stack",
          "where", "zeros", "zeros_like"]
@@ -155,4 +156,16 @@ _TORCH_NAMES = (
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
     "autocast", "masked_scatter", "cfloat", "cdouble", "complex64", "complex128",
     "view_as_real", "view_as_complex", "complex", "angle", "is_complex", "real", "imag", "conj",
+)
+
+# the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a
+# few of skiff.linalg's): written out for dir() too; tests/test_dir_names_r29.py checks them
+FALLBACK_NAMES = (
+    "median", "kthvalue", "quantile", "nanquantile", "unique", "bincount", "index_put",
+    "index_put_", "get_default_dtype", "set_default_dtype", "histogram", "gradient", "vander",
+    "as_strided", "polar", "vmap", "func", "compile", "jit", "backends", "add", "sub", "mul",
+    "eq", "ne", "gt", "ge", "lt", "clone", "masked_select", "nonzero", "split", "swapaxes",
+    "diagonal", "ger", "arccos", "argmin", "select", "ravel", "take", "tan", "true_divide",
+    "deg2rad", "rad2deg", "erfc", "fmax", "fmin", "diag_embed", "bernoulli", "absolute",
+    "positive", "det", "inverse", "logdet", "slogdet", "cdist",
 )
