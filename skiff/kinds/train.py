@@ -904,6 +904,15 @@ class TrainKind(Kind):
             # a fine-tune keeps rec.ckpt beside its model (--out, else its run folder's model/)
             config["checkpoint_dir"] = (config.get("checkpoint_dir") or config.get("out")
                                         or str(job.run_dir / "model"))
+            from skiff.kernels.ocr_train.finetune import CHECKPOINT
+
+            if not os.path.isfile(os.path.join(config["checkpoint_dir"], CHECKPOINT)):
+                model = config.get("out") or str(job.run_dir / "model")
+                raise ValueError(f"job {job.id} left no {CHECKPOINT} in "
+                                 f"{config['checkpoint_dir']} (a finished fine-tune removes it "
+                                 f"once its model is exported): nothing to resume; to tune "
+                                 f"its model further: train ocr-rec --data LABELS --from "
+                                 f"{model}")
             config["resume"] = True
             return to_config(config)
         where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")

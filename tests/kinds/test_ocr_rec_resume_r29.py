@@ -47,15 +47,23 @@ def test_resume_without_a_place_and_negative_periods_are_refused(labels):
 
 
 def test_jobs_resume_of_a_fine_tune_looks_in_its_model_folder(labels, tmp_path):
+    from skiff.kernels.ocr_train.finetune import CHECKPOINT
+
     cfg = to_config({"model": "ocr-rec", "labels": str(labels)})
     job = SimpleNamespace(config=cfg, run_dir=tmp_path / "run-1", status="cancelled",
                           result=None, id="run-1")
+    with pytest.raises(ValueError, match=f"left no {CHECKPOINT} .* --from .*run-1.model"):
+        TrainKind().resume_config(job)  # nothing kept: refused, naming how to go on
+    (tmp_path / "run-1" / "model").mkdir(parents=True)
+    (tmp_path / "run-1" / "model" / CHECKPOINT).write_bytes(b"state")
     again = TrainKind().resume_config(job)
     ft = config_from(again, run_dir=tmp_path / "run-2")
     assert ft.resume is True
     assert Path(ft.checkpoint_dir) == tmp_path / "run-1" / "model"
     out = to_config({"model": "ocr-rec", "labels": str(labels), "out": str(tmp_path / "rec")})
     job.config = out
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / CHECKPOINT).write_bytes(b"state")
     assert config_from(TrainKind().resume_config(job)).checkpoint_dir == str(tmp_path / "rec")
 
 
