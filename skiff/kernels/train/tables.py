@@ -28,6 +28,7 @@ too; :class:`Table` keeps the means and deviations so that predictions can be ma
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -148,17 +149,23 @@ def _number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _cells(path: Path, delimiter: str, limit: int | None = None) -> list:
+def _cells(path: Path, delimiter: str, limit: int | None = None, notes=None) -> list:
     """``(line number, stripped cells)`` of each non-empty line of a CSV or TSV file (the
-    first ``limit`` of them when given: a header check need not read a large file)."""
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        head = fh.read(65536)
-        fh.seek(0)
-        if delimiter == "," and head.count(";") > head.count(","):
-            delimiter = ";"  # a spreadsheet's export where the comma is the decimal mark
-        found = ((k + 1, [c.strip() for c in r]) for k, r in
-                 enumerate(csv.reader(fh, delimiter=delimiter)) if any(c.strip() for c in r))
-        rows = list(itertools.islice(found, limit))
+    first ``limit`` of them when given). The file is UTF-8, UTF-16 (Excel's "Unicode text")
+    or Windows-1252 (Excel's CSV on Windows): it was a UnicodeDecodeError unless UTF-8; how
+    it was decoded goes to ``notes`` when it is not UTF-8."""
+    from .data import decode_text_file
+
+    text, note = decode_text_file(path)
+    if note and notes is not None:
+        notes.append(note)
+    head = text[:65536]
+    if delimiter == "," and head.count(";") > head.count(","):
+        delimiter = ";"  # a spreadsheet's export where the comma is the decimal mark
+    found = ((k + 1, [c.strip() for c in r]) for k, r in
+             enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+             if any(c.strip() for c in r))
+    rows = list(itertools.islice(found, limit))
     if delimiter == ";":  # "1,5" is one and a half there
         rows = [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None else c
                      for c in r]) for k, r in rows]
@@ -227,7 +234,8 @@ def _dropped(path: Path, columns: list[str], drop) -> list[int]:
 
 
 def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None):
-    rows = _cells(path, delimiter)
+    decoded: list[str] = []  # a file that is not UTF-8: how it was read
+    rows = _cells(path, delimiter, notes=decoded)
     first = rows[0][1]
     header = any(_number(c) is None for c in first)
     columns = first if header else [f"column {i + 1}" for i in range(len(first))]
@@ -258,8 +266,9 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
     if not features:
         raise TableError(f"{path.name}: leaving out {', '.join(columns[i] for i in dropped)} "
                          "leaves no feature")
-    notes = [f"left out column{'s' if len(dropped) > 1 else ''} "
-             f"{', '.join(repr(columns[i]) for i in dropped)} (as asked)"] if dropped else []
+    notes = decoded + ([f"left out column{'s' if len(dropped) > 1 else ''} "
+                        f"{', '.join(repr(columns[i]) for i in dropped)} (as asked)"]
+                       if dropped else [])
     if chosen is None and target != kept[-1] and lowered[target] not in TARGET_NAMES:
         # the lone column of words was taken for the target over the last column: say so
         notes.append(f"target: {columns[target]!r}, the one column of words (classes), not "
