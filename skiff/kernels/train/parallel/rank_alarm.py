@@ -17,6 +17,15 @@ process with exit code 1, which makes ``mpiexec`` (and the skiff worker's watchd
 ``srun --kill-on-bad-exit``) end the rest of the job. A rank whose ``train`` ends by itself
 within the grace (it raised the same error, or an agreed one) is not touched.
 
+A SIGINT sent to one rank alone (``kill -INT``, Ctrl-C in the terminal of one rank) while
+that rank is blocked in a collective used to do nothing: Python runs its handler only when
+the MPI call returns, and the call waited for a peer. The signal's wake-up byte
+(``signal.set_wakeup_fd``, written by the C handler at once) reaches the watcher thread; if
+the main thread has not raised its KeyboardInterrupt ``grace`` seconds later, the watcher
+tells the other ranks (``rank 0 was interrupted (SIGINT) ...``) and leaves with exit code
+130, as an interrupted process does. A wake-up descriptor set before (an asyncio loop) gets
+every byte forwarded and is put back when the block ends.
+
 Every ``train`` call is numbered (the same on every rank, as the calls are collective), and
 an alarm carries its number: one left unread from an earlier call is ignored.
 """
@@ -24,8 +33,11 @@ an alarm carries its number: one left unread from an earlier call is ignored.
 from __future__ import annotations
 
 import os
+import select
+import signal
 import sys
 import threading
+import time
 
 __all__ = ["RankAlarm", "AbortOnError", "rank_alarm", "threads_allowed", "ALARM_TAG"]
 
@@ -138,17 +150,22 @@ class RankAlarm:
         _CALLS[0] += 1
         self.call = _CALLS[0]
         self._done = threading.Event()
+        self._wakeup: tuple[int, int] | None = None  # (read, write) ends of the signal pipe
+        self._old_wakeup = -1
+        self.interrupted: float | None = None  # when a SIGINT reached this rank
         self._thread = threading.Thread(target=self._watch, daemon=True,
                                         name=f"skiff-rank-alarm-{self.rank}")
 
     # -- the guarded block ------------------------------------------------------------------
     def __enter__(self):
+        self._watch_signals()
         self._thread.start()
         return self
 
     def __exit__(self, exc_type, exc, tb):
         self._done.set()
         self._thread.join(timeout=1.0)
+        self._unwatch_signals()
         if exc is not None and self.heard is None and not getattr(exc, "all_ranks", False):
             self._raise_alarm(exc)
         return False
@@ -200,15 +217,82 @@ class RankAlarm:
             if pending:
                 time.sleep(0.005)
 
+    # -- SIGINT while the main thread is blocked in MPI ----------------------------------------
+    def _watch_signals(self) -> None:
+        """Have the C signal handler write each signal's number to a pipe the watcher reads
+        (only from the main thread, and only while SIGINT has a Python handler)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        handler = signal.getsignal(signal.SIGINT)
+        if handler in (signal.SIG_IGN, signal.SIG_DFL, None):
+            return
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        try:
+            self._old_wakeup = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except (ValueError, OSError):
+            os.close(r)
+            os.close(w)
+            return
+        self._wakeup = (r, w)
+
+    def _unwatch_signals(self) -> None:
+        if self._wakeup is None:
+            return
+        try:
+            signal.set_wakeup_fd(self._old_wakeup)
+        except (ValueError, OSError):
+            pass
+        for fd in self._wakeup:
+            os.close(fd)
+        self._wakeup = None
+
+    def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` (or until the block ends), noting a SIGINT that arrives."""
+        if self._wakeup is None:
+            self._done.wait(seconds)
+            return
+        r = self._wakeup[0]
+        try:
+            ready, _, _ = select.select([r], [], [], seconds)
+            data = os.read(r, 512) if ready else b""
+        except (OSError, ValueError):  # the pipe closed as the block ended
+            self._done.wait(seconds)
+            return
+        if data and self._old_wakeup >= 0:  # an asyncio loop's descriptor: it gets them too
+            try:
+                os.write(self._old_wakeup, data)
+            except OSError:
+                pass
+        if signal.SIGINT in data and self.interrupted is None:
+            self.interrupted = time.monotonic()
+
+    def _leave_if_interrupted(self) -> bool:
+        """After a SIGINT the main thread has not acted on for ``grace`` seconds (it is
+        blocked in a collective): tell the other ranks and leave (exit code 130)."""
+        if self.interrupted is None or time.monotonic() - self.interrupted < self.grace:
+            return False
+        if self._done.is_set():
+            return True
+        self._raise_alarm(KeyboardInterrupt("interrupted (SIGINT) while it waited in a "
+                                            "collective"))
+        self._say(f"skiff rank {self.rank}: interrupted (SIGINT) while it waited in a "
+                  "collective; the other ranks were told to stop; leaving the job")
+        time.sleep(2 * POLL_S)  # their watchers may say why before the launcher ends them
+        self.leave(130)
+        return True
+
     # -- the watcher thread -----------------------------------------------------------------
     def _watch(self) -> None:
         from mpi4py import MPI
 
         while not self._done.is_set():
+            if self._leave_if_interrupted():
+                return
             status = MPI.Status()
             try:
                 if not self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG, status=status):
-                    self._done.wait(POLL_S)
+                    self._pause(POLL_S)
                     continue
                 call, text = self.comm.recv(source=status.Get_source(), tag=ALARM_TAG)
             except Exception:  # noqa: BLE001 - MPI torn down under us: nothing to watch
