@@ -117,10 +117,28 @@ def read_table(path, target: str | None = None, drop=None) -> Table:
                          f"{len(x)} rows: one class, nothing to tell apart; a classifier "
                          "needs rows of two classes or more (or pick another column with "
                          "--target)")
-    table.notes = notes + read_notes
+    table.notes = notes + read_notes + _imbalance(table)
     if encoding is not None and any(e["kind"] != "number" or e.get("filled") for e in encoding):
         table.encoding = encoding
     return table
+
+
+def _imbalance(table: Table) -> list[str]:
+    """A note when the rarest class has under a tenth of the rows of the commonest: a model
+    that never predicts it still scores a high accuracy (metrics.json gives each class's
+    recall)."""
+    if table.classes is None:
+        return []
+    counts = np.bincount(table.y, minlength=len(table.classes))
+    if counts.min() * 10 >= counts.max():
+        return []
+    rare, common = int(counts.argmin()), int(counts.argmax())
+    shown = ", ".join(f"{c} {n}" for c, n in zip(table.classes, counts))
+    return [f"classes imbalanced: {table.classes[rare]!r} has {counts[rare]} of "
+            f"{int(counts.sum())} rows ({shown}); always answering "
+            f"{table.classes[common]!r} is {counts[common] / counts.sum():.0%} accurate: read "
+            "each class's recall (metrics.json, predict's notes), or weigh the classes "
+            "(nn.CrossEntropyLoss(weight=...) in a notebook)"]
 
 
 INDEX_NAMES = ("", "unnamed: 0", "index", "id", "row")

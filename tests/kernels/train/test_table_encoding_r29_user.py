@@ -119,3 +119,19 @@ def test_the_last_column_taken_for_the_target_is_said(tmp_path):
     assert any(n.startswith("target: 'rooms', the last column") and "--target" in n
                for n in table.notes)
     assert not any(n.startswith("target:") for n in read_table(path, target="price").notes)
+
+
+def test_imbalanced_classes_are_said_with_the_majoritys_accuracy(tmp_path):
+    rng = np.random.default_rng(11)
+    y = np.where(rng.random(300) < 0.05, "fraud", "ok")
+    body = [f"{rng.normal():.3f},{v}" for v in y]
+    path = tmp_path / "tx.csv"
+    path.write_text("amount,label\n" + "\n".join(body) + "\n")
+    table = read_table(path)
+    counts = {c: int((y == c).sum()) for c in ("fraud", "ok")}  # numpy's count: the oracle
+    note = next(n for n in table.notes if n.startswith("classes imbalanced"))
+    assert f"'fraud' has {counts['fraud']} of 300 rows" in note
+    assert f"always answering 'ok' is {counts['ok'] / 300:.0%} accurate" in note
+    balanced = tmp_path / "even.csv"
+    balanced.write_text("amount,label\n" + "\n".join(f"{k},{'ab'[k % 2]}" for k in range(40)))
+    assert not any(n.startswith("classes imbalanced") for n in read_table(balanced).notes)
