@@ -667,25 +667,25 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
 
                 check_mask(attention_mask, len(rows))
             if rows is not None:
-                if streamer is not None:
-                    raise ValueError("streamer with a padded attention_mask is not supported: "
-                                     "give the prompts as a list of id arrays (each row's "
-                                     "tokens) to generate_batch, whose streamer sees each row")
                 ids = input_ids
-                new = self.generate_batch(
-                    [ids[b, a:e] for b, (a, e) in enumerate(rows)], max_new_tokens,
-                    do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
-                    repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
-                    seed=seed, generator=generator, stop_strings=stop_strings,
-                    tokenizer=tokenizer, _padded=[(list(ids[b]), e - a)
-                                                  for b, (a, e) in enumerate(rows)],
-                    **hooks, **more)
-                seqs = new.sequences if isinstance(new, GenerateOutput) else new
-                tails = [r[e - a:] for r, (a, e) in zip(seqs, rows)]
                 pad = self._generation_value("pad_token_id", pad_token_id)
                 if pad is None:
                     eos = self._generation_value("eos_token_id", eos_token_id)
                     pad = int(np.atleast_1d(eos)[0]) if eos is not None else 0
+                on_token, end = _padded_streamer(streamer, ids, pad)
+                try:
+                    new = self.generate_batch(
+                        [ids[b, a:e] for b, (a, e) in enumerate(rows)], max_new_tokens,
+                        do_sample=do_sample, temperature=temperature, top_k=top_k,
+                        top_p=top_p, repetition_penalty=repetition_penalty,
+                        eos_token_id=eos_token_id, seed=seed, generator=generator,
+                        stop_strings=stop_strings, tokenizer=tokenizer, streamer=on_token,
+                        _padded=[(list(ids[b]), e - a) for b, (a, e) in enumerate(rows)],
+                        **hooks, **more)
+                finally:
+                    end()
+                seqs = new.sequences if isinstance(new, GenerateOutput) else new
+                tails = [r[e - a:] for r, (a, e) in zip(seqs, rows)]
                 out = np.full((len(rows), ids.shape[1] + max(len(t) for t in tails)), pad,
                               dtype=np.int64)
                 out[:, :ids.shape[1]] = ids
@@ -968,6 +968,24 @@ def _continue(model, past, out, max_new_tokens):
                          f"{out.shape[0]}")
     cache.reserve(out.shape[1] + max_new_tokens)
     return cache, target, out[:, held:]
+
+
+def _padded_streamer(streamer, ids, pad):
+    """``(on_token(rows, new), end)`` for a padded batch's packed decoding: the streamer
+    sees what transformers' streamer sees, the padded prompt (B, T), then each step's (B,)
+    tokens with ``pad`` for the rows that have finished, then ``end()``."""
+    if streamer is None:
+        return None, (lambda: None)
+    put, end = _stream_hooks(streamer)
+    put(np.asarray(ids))
+    batch = np.asarray(ids).shape[0]
+
+    def on_token(rows, new):
+        full = np.full(batch, pad, dtype=np.int64)
+        full[np.asarray(rows)] = new
+        put(full)
+
+    return on_token, end
 
 
 def _stream_hooks(streamer):
