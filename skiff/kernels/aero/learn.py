@@ -95,6 +95,12 @@ def train_size_model(shapes=TRAINING_SHAPES, *, re: float = 1000.0, path=None,
     y = np.concatenate([p[1] for p in parts])
     model = fit_size_network(X, y, steps=steps, reporter=reporter)
     model["samples"] = np.int64(len(y))
+    # the box it learned in (length, bluntness, clearance, re): a learned solve outside it
+    # warns that its sizes are extrapolated (solve.flow.adapt.outside_training)
+    extent = np.array([[getattr(s, k) for k in ("length", "bluntness", "clearance")]
+                       for s in shapes], float)
+    model["train_box"] = np.vstack([np.column_stack([extent.min(0), extent.max(0)]),
+                                    [[float(re), float(re)]]])
     model["estimator_seconds"] = np.float64(t1 - t0)
     model["train_seconds"] = np.float64(time.perf_counter() - t1)
     path = Path(path or SIZE_MODEL)

@@ -31,7 +31,8 @@ from .nose import DOMAIN, NoseShape, SizeField, background_grid
 
 __all__ = ["ADAPT", "uniform_size", "graded_size", "min_resolution", "default_resolution",
            "estimator_sizes", "learned_size", "features", "indicator", "size_from_indicator",
-           "SIZE_MODEL", "load_size_model", "DEFAULT_RESOLUTION", "ESTIMATOR_CELLS", "GRADE"]
+           "SIZE_MODEL", "load_size_model", "DEFAULT_RESOLUTION", "ESTIMATOR_CELLS", "GRADE",
+           "TRAINED_BOX", "trained_box", "outside_training"]
 
 ADAPT = ("uniform", "graded", "estimator", "learned")
 DEFAULT_RESOLUTION = 33           # 1 / h0 of the graded field: drag within 0.5% at Re 1000
@@ -44,6 +45,14 @@ GRADE = 0.25
 LEARNED_FACTOR = 1.4
 FEATURES = ("log distance to body", "log distance to ground", "x - tip", "x - shoulder",
             "y - tip", "length", "bluntness", "clearance")
+# the box the shipped network was trained in: the extent of ``aero.learn.TRAINING_SHAPES``
+# at Re 1000 (a model file written by ``train_size_model`` carries its own ``train_box``);
+# outside it the predicted sizes are an extrapolation, and a learned solve says so
+TRAINED_BOX = {"length": (1.5, 5.0), "bluntness": (0.2, 0.9), "clearance": (0.10, 0.30),
+               "re": (1000.0, 1000.0)}
+# how far outside the box still counts as inside (a Reynolds number within 20% of the
+# trained one changes the boundary layer's thickness by under 10%)
+BOX_SLACK = {"length": 0.0, "bluntness": 0.0, "clearance": 0.0, "re": 0.2}
 SIZE_MODEL = Path(__file__).resolve().parents[3] / "data" / "aero" / "nose_size_mlp.npz"
 
 
@@ -200,10 +209,34 @@ def predict_log_size(model: dict, X: np.ndarray) -> np.ndarray:
     return h[:, 0] * float(model["y_std"]) + float(model["y_mean"])
 
 
+def trained_box(model: dict) -> dict:
+    """``{parameter: (lo, hi)}`` the network was trained on: the model file's ``train_box``
+    (rows length, bluntness, clearance, re), or :data:`TRAINED_BOX` for a file without."""
+    if "train_box" not in model:
+        return dict(TRAINED_BOX)
+    box = np.asarray(model["train_box"], float).reshape(-1, 2)
+    return {k: (float(lo), float(hi)) for k, (lo, hi) in zip(TRAINED_BOX, box)}
+
+
+def outside_training(shape: NoseShape, re: float, box: dict) -> list:
+    """The parameters of ``(shape, re)`` outside the network's training ``box``, each as
+    ``"name value (trained lo..hi)"``; empty inside."""
+    values = {**shape.to_dict(), "re": float(re)}
+    out = []
+    for k, (lo, hi) in box.items():
+        v, slack = values[k], BOX_SLACK.get(k, 0.0)
+        if not lo * (1 - slack) - 1e-12 <= v <= hi * (1 + slack) + 1e-12:
+            span = f"{lo:g}" if lo == hi else f"{lo:g}..{hi:g}"
+            out.append(f"{k} {v:g} (trained {span})")
+    return out
+
+
 def learned_size(shape: NoseShape, re: float = 1000.0, *, factor: float = 1.0,
                  model: dict | None = None) -> SizeField:
     """The size field the network predicts for ``shape``, times ``LEARNED_FACTOR * factor``
-    (``factor`` is how a finer or coarser resolution asks for more or fewer cells)."""
+    (``factor`` is how a finer or coarser resolution asks for more or fewer cells).
+    ``field.outside`` lists the parameters outside the network's training box (there the
+    sizes are extrapolated: check the drag against ``estimator`` or a finer ``graded``)."""
     t0 = time.perf_counter()
     model = model or load_size_model()
     xs, ys = background_grid(shape)
@@ -213,6 +246,7 @@ def learned_size(shape: NoseShape, re: float = 1000.0, *, factor: float = 1.0,
     h[shape.inside(X, Y)] = np.nan
     field = SizeField(xs, ys, np.log(_graded(xs, ys, hold_body(shape, X, Y, h))))
     field.seconds = time.perf_counter() - t0
+    field.outside = outside_training(shape, re, trained_box(model))
     return field
 
 

@@ -4,6 +4,7 @@ the flow solve, the plots as artifacts. Also :func:`solve_nose`, the library cal
 from __future__ import annotations
 
 import time
+import warnings
 
 from skiff.kernels.backend.figures import render_png
 from skiff.kernels.backend.report import NullReporter, Reporter
@@ -40,7 +41,16 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
         return graded_size(shape, resolution), {}
     if adapt == "learned":
         size = learned_size(shape, re, factor=factor)
-        return size, {"predict_seconds": round(size.seconds, 4)}
+        record = {"predict_seconds": round(size.seconds, 4)}
+        if size.outside:
+            # the network's sizes are an extrapolation there: say so where the user looks
+            message = (f"the learned grid is extrapolated: {'; '.join(size.outside)}; its "
+                       "drag error was measured only inside the training box: check it "
+                       "with --adapt estimator or a finer --adapt graded")
+            warnings.warn(message, UserWarning, stacklevel=3)
+            (reporter or NullReporter()).log(message, level="warning")
+            record["learned_outside"] = list(size.outside)
+        return size, record
     t0 = time.perf_counter()
     size, flows = estimator_sizes(shape, re, reporter=reporter)
     if factor != 1.0:
