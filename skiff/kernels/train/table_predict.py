@@ -96,6 +96,34 @@ def _features(header, rows, columns, name) -> np.ndarray:
     return x
 
 
+def _npz_rows(path: Path, width: int) -> list:
+    """The rows of an .npz file's features (``x``/``X``/``features``, or its one 2-D array)
+    and, when it holds them, targets (``y``/``Y``/``target``/``labels``) as text cells (the
+    floats written exactly), numbered from 1."""
+    if not path.is_file():
+        raise TableError(f"no table file {str(path)!r}")
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    x = next((arrays[k] for k in ("x", "X", "features") if k in arrays), None)
+    if x is None:
+        two = [a for a in arrays.values() if np.ndim(a) == 2]
+        x = two[0] if len(two) == 1 else None
+    if x is None or x.ndim != 2 or x.dtype.kind not in "fiub":
+        raise TableError(f"{path.name}: arrays {sorted(arrays)}; name the features x (a 2-D "
+                         "array of numbers)")
+    if x.shape[1] != width:
+        raise TableError(f"{path.name}: x has {x.shape[1]} columns; the model takes {width}")
+    y = next((arrays[k] for k in ("y", "Y", "target", "labels") if k in arrays), None)
+    if y is not None and (y.reshape(len(y), -1).shape != (len(x), 1)):
+        y = None  # not one value per row: predicted, not scored
+    cells = [[format(float(v), ".17g") for v in row] for row in x]
+    if y is not None:
+        y = y.reshape(-1)
+        for row, v in zip(cells, y.tolist()):
+            row.append(str(v))
+    return [(k + 1, row) for k, row in enumerate(cells)]
+
+
 def predict_table(run_dir, path) -> TablePrediction:
     """Predict the target of the rows in ``path`` with the table model of the run folder
     ``run_dir`` (the command finds it from a job id)."""
@@ -107,8 +135,14 @@ def predict_table(run_dir, path) -> TablePrediction:
         raise TableError(f"no run folder {str(run_dir)!r}")
     scaling, weights = _load(run_dir)
     path = Path(path)
-    header, rows = read_rows(path)
     columns = list(scaling["columns"])
+    if path.suffix.lower() == ".npz":  # arrays x (and y) as a model trained on an npz took
+        if scaling.get("encoding"):
+            raise TableError(f"{path.name}: this model was trained on a table of words, "
+                             "dates or gaps; predict reads such rows from a .csv or .tsv")
+        header, rows = None, _npz_rows(path, len(columns))
+    else:
+        header, rows = read_rows(path)
     if header is None:  # no header: the training order, the target (if any) last
         if len(rows[0][1]) not in (len(columns), len(columns) + 1):
             raise TableError(f"{path.name}: no header and {len(rows[0][1])} columns; the model "
