@@ -448,6 +448,26 @@ def _split_dims(model) -> tuple:
     return ()
 
 
+def _check_splittable(model, c: Choice, strategy_spec) -> None:
+    """An explicit tp or pp for a live model that skiff's strategies cannot cut (a user's
+    own model: they cut skiff's GPT and ERNIE-4.5 models) fails naming what runs instead.
+    Such a model was measured as one layer of one attention head, so the refusal read "tp=2
+    does not divide the 1 attention heads (use ... pp)" and pp's "more stages than the 1
+    layers" for a model of 4 blocks."""
+    can = set(_split_dims(model))
+    if hasattr(model, "h") and hasattr(model, "wte"):  # skiff's GPT (also its MoE form)
+        can |= {"tp", "pp"}
+    wanted = [f"{d}={getattr(c, d)}" for d in ("tp", "pp") if getattr(c, d) > 1
+              and d not in can]
+    if wanted:
+        raise ValueError(f"strategy {strategy_spec!r} cuts the model over ranks "
+                         f"({', '.join(wanted)}), which skiff does for its GPT "
+                         f"(skiff.kernels.train.models.gpt) and ERNIE-4.5 models only; "
+                         f"{type(model).__name__} is neither: use 'dp', 'zero1' or 'zero2' "
+                         "(every rank holds the whole model; zero2 also shards its gradients "
+                         "and optimizer state over the ranks) or 'auto'")
+
+
 def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
             device_memory=None, global_batch: int | None = None, seq_len: int | None = None,
             weight_bytes: int = 4, optimizer: str = "adamw", check_memory: bool = True,
@@ -480,6 +500,8 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
         return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
                     optimizer=optimizer, dims=dims, grad_bytes=grad_bytes,
                     runnable=not isinstance(model_or_spec, (str, ModelSpec)))
+    if not isinstance(model_or_spec, (str, ModelSpec)):
+        _check_splittable(model_or_spec, choice, strategy_spec)
     problems = _structural_problems(spec, choice, world, gb)
     if problems:
         raise ValueError(f"strategy {strategy_spec!r} is impossible: " + "; ".join(problems))
