@@ -24,7 +24,10 @@ __all__ = ["IMAGE_SUFFIXES", "ImageFolder", "ImageFolderError", "AugmentedView",
            "is_image_folder", "load_image", "standardise"]
 
 MAX_BYTES = 8 << 30  # the images of one set, held as uint8
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".avif")
+# photos PIL cannot read here: an iPhone's HEIC, cameras' raw files, vector drawings
+UNREAD_SUFFIXES = (".heic", ".heif", ".dng", ".cr2", ".cr3", ".nef", ".arw", ".raf", ".orf",
+                   ".rw2", ".svg", ".jxl", ".psd")
 
 
 class ImageFolderError(ValueError):
@@ -35,6 +38,13 @@ def _images_in(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file()
                   and p.suffix.lower() in IMAGE_SUFFIXES
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _unread_note(files: list[Path], root: Path) -> str:
+    kinds = sorted({p.suffix.lower() for p in files})
+    return (f"{len(files)} file{'s' if len(files) > 1 else ''} of {', '.join(kinds)} left out "
+            f"(the first: {files[0].relative_to(root).as_posix()}): not readable here; convert "
+            "them to JPEG or PNG")
 
 
 def is_image_folder(path) -> bool:
@@ -141,6 +151,8 @@ class ImageFolder:
             raise ImageFolderError(f"image size must be a multiple of 4 from 8 to 512, got "
                                    f"{size!r}")
         dirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
+        unread = sorted(p for d in dirs for p in d.rglob("*")
+                        if p.suffix.lower() in UNREAD_SUFFIXES and p.is_file())
         found = [(d.name, _images_in(d)) for d in dirs]
         empty = [name for name, files in found if not files]
         found = [(name, files) for name, files in found if files]
@@ -149,6 +161,8 @@ class ImageFolder:
             where = " (images lie in it directly)" if loose else ""
             what = (f"{len(found)} class folder with images" if found else
                     f"no class folders with images{where}")
+            if unread:  # an iPhone's photos: say why they do not count
+                what += f" ({_unread_note(unread, root)})"
             raise ImageFolderError(
                 f"{root.name}: {what}; a training set of images is a folder of class folders, "
                 f"e.g. {root.name}/cat/1.jpg, {root.name}/dog/2.png (two classes at least)")
@@ -204,6 +218,8 @@ class ImageFolder:
                       f"({', '.join(f'{c} {n}' for c, n in zip(self.classes, counts))}), "
                       f"{'grey' if self.channels == 1 else 'RGB'} {self.size}x{self.size}, "
                       f"read in {time.perf_counter() - t0:.1f} s"]
+        if unread:
+            self.notes.append(_unread_note(unread, root))
         if empty:  # torchvision's ImageFolder refuses them; here they are said
             many = len(empty) > 1
             self.notes.append(f"class folder{'s' if many else ''} "

@@ -7,6 +7,7 @@ as CMYK JPEGs leave a set grey. Oracle: the arrays the files were written from."
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from skiff.kernels.train.image_folder import ImageFolder, load_image
@@ -81,3 +82,28 @@ def test_a_large_jpeg_is_decoded_small_and_reads_as_the_full_decode(tmp_path, mo
     got = load_image(path, 32, 3)
     assert np.abs(got.astype(int) - want.astype(int)).max() <= 2
     assert sizes and max(sizes[0]) <= 1600 // 8  # decoded at an eighth, not whole
+
+
+def test_avif_photos_are_read_and_heic_ones_said(tmp_path):
+    # AVIF was skipped without a word though PIL reads it; an iPhone's HEIC cannot be read
+    # here: a folder of them said only "no class folders with images"
+    (tmp_path / "sea").mkdir()
+    (tmp_path / "sand").mkdir()
+    levels = {"sea": 60, "sand": 200}
+    for c, level in levels.items():
+        for k in range(3):
+            a = np.full((16, 16, 3), level + 5 * k, np.uint8)
+            Image.fromarray(a).save(tmp_path / c / f"{k}.avif", quality=95)
+    (tmp_path / "sea" / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic")
+    folder = ImageFolder(tmp_path, size=16)
+    assert folder.classes == ["sand", "sea"] and len(folder) == 6
+    for c, level in levels.items():
+        rows = folder.images[folder.labels == folder.classes.index(c)]
+        assert sorted(int(round(r.mean())) for r in rows) == pytest.approx(
+            [level, level + 5, level + 10], abs=3)
+    assert any(".heic left out" in n and "IMG_0001.HEIC" in n for n in folder.notes)
+    only = tmp_path / "phone"
+    (only / "cats").mkdir(parents=True)
+    (only / "cats" / "a.heic").write_bytes(b"x")
+    with pytest.raises(ValueError, match=r"1 file of \.heic left out"):
+        ImageFolder(only, size=16)
