@@ -35,6 +35,9 @@ class FlowResult:
         also ``cd_mean``, ``cl_amplitude``); ``cd_max, cl_max, dp_end`` (2d-3).
     bands : dict
         The published reference interval of each value (empty when ``re`` is not the case's).
+    reference : dict
+        The later refined value of each quantity that has one (2D-1, 2D-3); ``errors()``
+        gives the result's relative error against it.
     cells, dofs, steps : int
         Triangles, unknowns (2 x P2 + P1), Newton or time steps.
     seconds, linear_seconds : float
@@ -55,6 +58,7 @@ class FlowResult:
     method: str = ""
     details: dict = field(default_factory=dict)
     history: dict = field(default_factory=dict)
+    reference: dict = field(default_factory=dict)
     mesh: object = field(default=None, repr=False)        # (p (2, n), t (3, E)) for plots
     fields: dict = field(default_factory=dict, repr=False)  # 'speed', 'p' at the vertices
 
@@ -73,6 +77,12 @@ class FlowResult:
         return {k: bool(lo <= self.values[k] <= hi) for k, (lo, hi) in self.bands.items()
                 if k in self.values}
 
+    def errors(self) -> dict:
+        """``{name: (value - reference) / |reference|}`` for each value with a refined
+        reference (empty for another Re and for 2D-2)."""
+        return {k: (float(self.values[k]) - ref) / abs(ref)
+                for k, ref in self.reference.items() if k in self.values}
+
     def to_json(self) -> dict:
         out = {"case": self.case, "re": self.re,
                **{k: _num(v) for k, v in self.values.items()},
@@ -82,6 +92,9 @@ class FlowResult:
                "linear_share": round(self.linear_share, 3), "method": self.method,
                "bands": {k: list(v) for k, v in self.bands.items()},
                "in_bands": self.in_bands(), **self.details}
+        if self.reference:
+            out["reference"] = dict(self.reference)
+            out["relative_error"] = {k: _num(v) for k, v in self.errors().items()}
         out["units"] = {k: u for k, u in UNITS.items() if k in out or k == "t"}
         return out
 
@@ -97,14 +110,16 @@ class FlowResult:
         p.text(repr(self))
 
     def _repr_html_(self) -> str:
-        ok = self.in_bands()
+        ok, err = self.in_bands(), self.errors()
         rows = "".join(
             f"<tr><td>{k}</td><td>{v:.5g}</td><td>"
             + (f"{self.bands[k][0]:g} – {self.bands[k][1]:g}" if k in self.bands else "")
-            + f"</td><td>{'' if k not in ok else ('in' if ok[k] else 'OUT')}</td></tr>"
+            + f"</td><td>{'' if k not in ok else ('in' if ok[k] else 'OUT')}</td><td>"
+            + (f"{self.reference[k]:.6g} ({100 * err[k]:+.3f}%)" if k in err else "")
+            + "</td></tr>"
             for k, v in self.values.items())
-        table = (f"<table><tr><th>quantity</th><th>value</th><th>DFG band</th><th></th></tr>"
-                 f"{rows}</table>")
+        table = (f"<table><tr><th>quantity</th><th>value</th><th>DFG band</th><th></th>"
+                 f"<th>refined value (error)</th></tr>{rows}</table>")
         imgs = [_png(fields_figure(self)), _png(mesh_figure(self))]
         if self.history:
             imgs.append(_png(history_figure(self)))
