@@ -315,7 +315,18 @@ def _from_pandas(frame) -> np.ndarray:
                         f"categories first (pd.get_dummies(df, columns=[...]) or "
                         f"df[col].astype('category').cat.codes), or drop them")
     all_whole = all(whole(dt) for dt in frame.dtypes)
-    return frame.to_numpy(dtype=np.int64 if all_whole else np.float64)
+    values = frame.to_numpy(dtype=np.int64 if all_whole else np.float64)
+    if not all_whole:  # gaps named by column, with pandas' ways to drop or fill them
+        bad = ~np.isfinite(values)
+        if bad.any():
+            per = bad.sum(axis=0)
+            cols = [f"{str(c)!r} {int(n)}" for c, n in zip(frame.columns, per) if n]
+            raise ValueError(f"the DataFrame has NaN or inf in {int(bad.any(axis=1).sum())} of "
+                             f"its {len(values)} rows (by column: {', '.join(cols[:6])}"
+                             f"{' ...' if len(cols) > 6 else ''}); drop or fill them first, "
+                             "e.g. df = df.dropna() (and the targets of the same rows: "
+                             "y = y.loc[df.index]) or df = df.fillna(df.mean())")
+    return values
 
 
 # --------------------------------------------------------------------------------------------

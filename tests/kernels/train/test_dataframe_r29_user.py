@@ -99,3 +99,24 @@ def test_a_confidently_wrong_row_reports_torchs_loss():
     got = F.cross_entropy(skiff.tensor(logits), target).item()
     want = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(target)).item()
     assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_gaps_in_a_dataframe_are_named_by_column_and_filled_as_pandas_fills():
+    df, y = _frame(96, seed=2)
+    df.loc[[3, 10, 11], "a"] = np.nan
+    df.loc[[10], "b"] = np.inf
+    skiff.seed(2)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    trainer = skiff.Trainer(model, optimizer="adam", schedule="constant", lr=1e-2, seed=7)
+    counts = (~np.isfinite(df.to_numpy(np.float64))).sum(axis=0)  # numpy's count
+    with pytest.raises(ValueError, match=rf"in 3 of its 96 rows \(by column: 'a' "
+                                         rf"{counts[0]}, 'b' {counts[1]}\)"):
+        trainer.train((df, y), epochs=1)
+    df = df.replace(np.inf, np.nan)
+    df = df.fillna(df.mean())  # the message's advice
+    start = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    result = trainer.train((df, y), epochs=1)
+    model_start = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    model_start.load_state_dict(start)
+    want, _ = _torch_losses(model_start, df.to_numpy(np.float64), y.to_numpy(), None, 1, 7)
+    np.testing.assert_allclose(result.losses, want, rtol=1e-4, atol=1e-5)
