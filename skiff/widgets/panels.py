@@ -23,6 +23,7 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from skiff.kinds import KINDS
 from skiff.kinds.ocr import lines_table_html  # noqa: F401  (the OCR tab's table)
 from skiff.kinds.solve import is_system
 from skiff.kinds.train import is_dataset, is_model
@@ -86,18 +87,31 @@ def train_form() -> CommandForm:
         return W.Combobox(options=list(g.STRATEGIES), value=action.default,
                           ensure_option=False)
 
+    stand_in = {"model": False}  # set by check() on each validate, read by to_config()
+
     def check(values: dict) -> dict:
         ns = _user_ns()
         model, data = values.get("model"), values.get("data")
+        stand_in["model"] = False
         if model in ns and _safe(is_model, ns[model]):
             values["model"] = models[0]  # a stand-in: to_config checks the rest
+            stand_in["model"] = True
             if data is None:
                 raise ValueError(f"DATA is needed to train the notebook model {model!r}")
         if data in ns and _safe(is_dataset, ns[data]):
             values["data"] = None
         return values
 
-    form = CommandForm(g.COMMAND, g.to_config, check=check,
+    def to_config(values: dict) -> dict:
+        config = g.to_config(values)
+        if not stand_in["model"]:
+            # what the launch checks beyond to_config, on the built model (LoRA targets a
+            # built-in model lacks): shown next to the field as the user types; it was
+            # refused only after Launch, under the form (round 29)
+            KINDS["train"].prepare(dict(values), user_ns={})
+        return config
+
+    form = CommandForm(g.COMMAND, to_config, check=check,
                        pickers={"model": model_picker, "data": data_picker,
                                 "strategy": strategy_picker},
                        order=("model", "data", "epochs", "steps", "lr", "batch_size",
