@@ -127,10 +127,18 @@ class Function:
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
     """torch's ``autograd.grad``: d(outputs)/d(inputs) as a tuple of tensors; no ``.grad``
     changes. ``create_graph=True``: the gradients are tensors in the graph, to differentiate
-    again (gradients of gradients, :mod:`.double_backward`); the graph is kept."""
+    again (gradients of gradients, :mod:`.double_backward`); the graph is kept.
+    ``only_inputs`` is accepted and ignored (torch deprecated it: it has no effect there
+    either); ``is_grads_batched=True`` takes the first axis of every ``grad_outputs`` entry
+    as a batch of cotangents (one backward pass each here; torch vmaps them) and stacks the
+    results on that axis."""
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -172,6 +180,38 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             node = t._node
             if node is not None and "_watch" in node.__dict__:
                 node._watch[:] = [w for w in node._watch if w[2] is not _capture]
+    return tuple(result)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    from .tensor import stack
+
+    gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or ())
+    if not gos or any(not isinstance(g, Tensor) or g.ndim == 0 for g in gos):
+        raise RuntimeError("autograd.grad(is_grads_batched=True) needs grad_outputs: a tensor "
+                           "(or one per output) whose first axis is the batch of cotangents")
+    sizes = {int(g.shape[0]) for g in gos}
+    if len(sizes) != 1:
+        raise RuntimeError("autograd.grad(is_grads_batched=True): the grad_outputs have "
+                           f"different batch sizes {sorted(sizes)}")
+    (n,) = sizes
+    single = isinstance(inputs, Tensor)
+    ins = [inputs] if single else list(inputs)
+    rows = [grad(outputs, ins, [g[i] for g in gos], retain_graph=True if i < n - 1 else
+                 retain_graph, create_graph=create_graph, allow_unused=True,
+                 materialize_grads=materialize_grads) for i in range(n)]
+    result = []
+    for k, x in enumerate(ins):
+        col = [r[k] for r in rows]
+        if all(c is None for c in col):
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            result.append(None)
+            continue
+        result.append(stack([c if c is not None else x.detach() * 0 for c in col]))
     return tuple(result)
 
 
