@@ -258,6 +258,14 @@ class Trainer(Inference, TrainerState):
         self.plan: dict = {}
         self.rng = train_random.new_generator(self.seed)   # owned: saved in checkpoints
 
+    def whole_state_dict(self) -> dict:
+        """The trained model's single-device state dict (host arrays), on every rank: a
+        model split by tp is gathered, so under several ranks this is a collective call
+        that every rank makes (then save it on rank 0)."""
+        if self.strategy is None:
+            return self.model.state_dict()
+        return self.strategy.full_state_dict(self.model)
+
     # --------------------------------------------------------------------------------------
     def train(self, dataset, epochs: float | None = None, steps: int | None = None,
               val_dataset=None, *, val_split: float | None = None, **misplaced) -> TrainResult:

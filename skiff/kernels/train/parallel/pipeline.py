@@ -448,6 +448,16 @@ class PipelineParallel(DataParallel):
         full.update(merged)
         return full
 
+    def teardown(self) -> None:
+        """At the end of ``train`` every rank's model takes every stage's trained weights:
+        each rank stepped only its stage's parameters, so rank 0's ``trainer.model.save()``
+        after a pp run wrote the later stages' initial weights (the head 9e-3 off one
+        process after 3 SGD steps) and loaded into one process without a word."""
+        model = getattr(self, "model", None)
+        if model is not None and self._groups().pp.size > 1:
+            self.whole_model(model, self.full_state_dict(model))
+        super().teardown()
+
     def evaluation_model(self, model):
         raise ValueError("held-out evaluation needs the model whole on one rank: pp holds one "
                          "stage per rank; use dp, zero, tp or ep (an ERNIE-4.5 model)")

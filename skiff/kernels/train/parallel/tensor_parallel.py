@@ -20,6 +20,8 @@ single-device twin does; :meth:`full_weights` gathers the slices back.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from skiff.kernels.train.core.autograd import Function, xp_of
@@ -240,7 +242,19 @@ def parallelize_gpt(model, comm: Comm):
     model.loss = loss
     model.tp_comm = comm
     model.parallel_dims = ("tp",)
+    model.save = types.MethodType(_refuse_split_save, model)
     return model
+
+
+def _refuse_split_save(model, path):
+    """``save`` of a GPT split by tp: its ``state_dict`` holds this rank's part only (rank 0
+    wrote 25 of 50 vocabulary rows, which one process then failed to load): say how to
+    write the whole model instead."""
+    comm = model.tp_comm
+    raise ValueError(f"this GPT is split over tp={comm.size} ranks: its state_dict holds rank "
+                     f"{comm.rank}'s part only. Gather it on every rank (a collective call): "
+                     "weights = trainer.whole_state_dict(); then on rank 0 np.savez(path, "
+                     "**weights), which a one-process GPT reads with load_state_dict(path)")
 
 
 def gather_full_state(model) -> dict:
