@@ -356,9 +356,13 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
         return col, {"name": name, "kind": "number", "fill": fill, "filled": empty,
                      "features": [name]}, note
     k = words[0]
-    if all(looks_like_date(c) for c, (gap, v) in read.items() if not gap and v is None):
-        # points in time, not words
+    dated = [looks_like_date(c) for c, (gap, v) in read.items() if not gap and v is None]
+    if all(dated):  # points in time, not words
         return _date_column(file, name, cells, lines)
+    if 10 * sum(dated) >= 9 * len(dated):  # dates and a word: a typo, not free text
+        k = next(j for j in words if not looks_like_date(cells[j]))
+        raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
+                         "date (the column's other cells are dates; leave a gap empty)")
     distinct = sorted({c.strip() for c in cells})
     if any(v is not None for v in numbers):  # numbers and a word: a typo, not categories
         raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "

@@ -79,3 +79,14 @@ def test_impossible_date_is_refused_with_its_line(tmp_path):
                     "2023-03-02,4,b\n")
     with pytest.raises(TableError, match=r"line 3, column 'when': '2023-02-30' is not a date"):
         read_table(path)
+
+
+def test_a_word_among_dates_is_named_as_not_a_date(tmp_path):
+    # it was "free text or an identifier, not categories": the column is dates with a typo
+    days = pd.date_range("2024-01-01", periods=30, freq="D").strftime("%Y-%m-%d").tolist()
+    days[12] = "unknown"
+    body = [f"{d},{k},{k % 2}" for k, d in enumerate(days)]
+    path = tmp_path / "typo.csv"
+    path.write_text("when,x,label\n" + "\n".join(body) + "\n")
+    with pytest.raises(TableError, match=r"line 14, column 'when': 'unknown' is not a date"):
+        read_table(path)
