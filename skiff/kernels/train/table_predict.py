@@ -76,8 +76,10 @@ def _load(run_dir: Path):
     return json.loads(scaling_path.read_text()), weights
 
 
-def _features(header, rows, columns, name) -> np.ndarray:
-    """The training columns, by name, as floats (a bad cell: its line and column)."""
+def _features(header, rows, columns, name, means=None, notes=None) -> np.ndarray:
+    """The training columns, by name, as floats (a bad cell: its line and column); a
+    missing cell takes the training mean ``means[j]`` (said in ``notes``), as a table with
+    gaps in training fills them."""
     index = {c: i for i, c in enumerate(header)}
     missing = [c for c in columns if c not in index]
     if missing:
@@ -85,14 +87,22 @@ def _features(header, rows, columns, name) -> np.ndarray:
                          f"trained on {', '.join(map(repr, columns))} (the file has "
                          f"{', '.join(map(repr, header))})")
     x = np.empty((len(rows), len(columns)), np.float64)
+    filled = [0] * len(columns)
     for r, (line, cells) in enumerate(rows):
         for j, c in enumerate(columns):
             cell = cells[index[c]] if index[c] < len(cells) else ""
             value = _number(cell)   # as training read its cells
+            if value is None and means is not None and is_missing(cell):
+                value = float(means[j])
+                filled[j] += 1
             if value is None:
                 what = "an empty cell" if not cell else f"{cell!r} is not a number"
                 raise TableError(f"{name}, line {line}, column {c!r}: {what}")
             x[r, j] = value
+    if notes is not None:
+        notes += [f"column {c!r}: {n} empty cell{'s' if n > 1 else ''} filled with the "
+                  f"training mean {float(means[j]):.6g}" for j, (c, n) in
+                  enumerate(zip(columns, filled)) if n]
     return x
 
 
@@ -165,7 +175,7 @@ def predict_table(run_dir, path) -> TablePrediction:
             lambda c: [cells[where[c]] if where[c] < len(cells) else "" for _, cells in rows],
             [line for line, _ in rows])
     else:
-        x = _features(header, rows, columns, path.name)
+        x = _features(header, rows, columns, path.name, scaling.get("x_mean"), notes)
     xs = (x - np.asarray(scaling["x_mean"])) / np.asarray(scaling["x_std"])
     classes = scaling.get("classes")
     model = models.get("mlp", in_features=len(columns),

@@ -67,3 +67,30 @@ def test_a_regression_npz_without_targets_and_a_wrong_width(tmp_path):
     np.savez(tmp_path / "narrow.npz", x=x[:5, :2])
     with pytest.raises(TableError, match="x has 2 columns; the model takes 3"):
         predict_table(run, tmp_path / "narrow.npz")
+
+
+def test_a_gap_in_new_rows_of_a_gapless_table_takes_the_training_mean(tmp_path):
+    # a table trained without gaps refused a new row with one ("an empty cell"); a table
+    # trained with gaps filled them: now both fill with the training mean, said in a note
+    y = np.random.default_rng(3).integers(0, 2, 40)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(40, 3))
+    path = tmp_path / "train.csv"
+    path.write_text("a,b,c,label\n" + "\n".join(
+        f"{a:.6f},{b:.6f},{c:.6f},{v}" for (a, b, c), v in zip(x, y)) + "\n")
+    table = read_table(path)
+    assert table.encoding is None
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"config": {"model": "mlp"}}))
+    (run / "table.json").write_text(json.dumps(table.to_json()))
+    model = mlp(in_features=3, out_features=2)
+    np.savez(run / "model.npz", **{k: np.asarray(v) for k, v in model.state_dict().items()})
+    new = tmp_path / "new.csv"
+    new.write_text("c,a,b\n0.5,,1.0\n-1,0.25,NA\n")
+    got = predict_table(run, new)
+    filled = np.array([[table.x_mean[0], 1.0, 0.5], [0.25, table.x_mean[1], -1.0]])
+    out = _torch_out(run, table, filled)
+    assert got.predictions == [table.classes[k] for k in out.argmax(1)]
+    assert any("'a': 1 empty cell filled with the training mean" in n for n in got.notes)
+    assert any("'b': 1 empty cell filled" in n for n in got.notes)
