@@ -374,12 +374,16 @@ class Job:
         """The JSON summary of the result (``result.json``), once written (an object; anything
         else there is not a result). Paths into run folders that were copied or moved since
         name them where they are now (:func:`skiff.jobs.moved.rebased`)."""
-        value = read_json(self.run_dir / "result.json")
+        try:
+            text = (self.run_dir / "result.json").read_text()
+            value = json.loads(text)
+        except (FileNotFoundError, ValueError):  # not there (yet), or not JSON
+            return None
         if not isinstance(value, dict):
             return None
         from .moved import rebased
 
-        return rebased(value, self.run_dir)
+        return rebased(value, self.run_dir, text)
 
     def events(self) -> list[dict]:
         return EventReader(self.run_dir / "events.jsonl").read()
