@@ -52,6 +52,7 @@ from .ernie_generate_options import (
 )
 from .ernie_generate_processors import OPTIONS as PROCESSOR_OPTIONS
 from .ernie_generate_processors import ExtraProcessors
+from .ernie_generation_config import as_generation_config
 from .ernie_hf_api import TransformersModelApi
 from .ernie_infer import forward_fast, forward_packed_fast, forward_step_fast
 from .ernie_layers import (  # noqa: F401 (the layers' classes, imported from here too)
@@ -140,7 +141,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         # the reference computes the angles in float32
         self.inv_freq = (1.0 / (np.float32(cfg.rope_theta)
                                 ** (np.arange(0, D, 2, dtype=np.float32) / np.float32(D))))
-        self.generation_config: dict = {}
+        self.generation_config = {}  # a GenerationDefaults (ernie_generation_config)
         # activation checkpointing (the planner's ``recompute``, ``Trainer(recompute=True)``):
         # each decoder layer keeps only its input and is recomputed in backward
         self.recompute = False
@@ -868,6 +869,20 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         if name in self.generation_config:
             return self.generation_config[name]
         return getattr(self.config, name)
+
+    @property
+    def generation_config(self):
+        """The checkpoint's generation options (``generation_config.json``): a dict that
+        reads and writes as transformers' ``GenerationConfig`` (``ernie_generation_config``);
+        a dict or a ``GenerationConfig`` assigned is taken as that."""
+        held = self.__dict__.get("_generation_config")
+        if held is None:
+            held = self.__dict__["_generation_config"] = as_generation_config(None)
+        return held
+
+    @generation_config.setter
+    def generation_config(self, value):
+        self.__dict__["_generation_config"] = as_generation_config(value)
 
     @property
     def dtype(self):
