@@ -64,8 +64,13 @@ def min_resolution(shape: NoseShape, adapt: str = "graded") -> float:
     return 2.0 / shape.clearance * (1.0 + 0.1 * DEFAULT_RESOLUTION * shape.clearance)
 
 
-def default_resolution(shape: NoseShape, adapt: str = "graded") -> int:
+def default_resolution(shape: NoseShape, adapt: str = "graded", re: float | None = None) -> int:
+    """The default ``resolution``; for ``graded`` at ``re`` above 1000 it grows as
+    ``sqrt(re / 1000)``: the boundary layer thins as ``Re^-1/2``, and the field sized for Re
+    1000 put drag 1.3% off the grid-converged value at Re 3000 (round 29; 0.12% at 1000)."""
     base = UNIFORM_RESOLUTION if adapt == "uniform" else DEFAULT_RESOLUTION
+    if adapt != "uniform" and re is not None and float(re) > 1000.0:
+        base = math.ceil(base * math.sqrt(float(re) / 1000.0))
     return max(base, math.ceil(1.1 * min_resolution(shape, adapt)))
 
 
@@ -77,11 +82,13 @@ def uniform_size(shape: NoseShape, resolution: float | None = None) -> SizeField
     return SizeField.constant(1.0 / float(resolution))
 
 
-def graded_size(shape: NoseShape, resolution: float | None = None) -> SizeField:
+def graded_size(shape: NoseShape, resolution: float | None = None,
+                re: float | None = None) -> SizeField:
     """The hand-made field: ``1 / resolution`` on the body, growing with the distance from
     it (0.2 per unit at the default resolution; the growth scales with the size, so that a
-    finer field is the same field with every size divided)."""
-    resolution = default_resolution(shape) if resolution is None else resolution
+    finer field is the same field with every size divided). The default resolution grows
+    with ``re`` above 1000 (:func:`default_resolution`)."""
+    resolution = default_resolution(shape, re=re) if resolution is None else resolution
     if not (math.isfinite(resolution) and resolution > 0):
         raise ValueError(f"resolution must be > 0, got {resolution!r}")
     h0 = 1.0 / float(resolution)

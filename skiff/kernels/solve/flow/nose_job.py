@@ -38,7 +38,9 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
     if adapt == "uniform":
         return uniform_size(shape, resolution), {}
     if adapt == "graded":
-        return graded_size(shape, resolution), {}
+        size = graded_size(shape, resolution, re)
+        return size, ({} if resolution is not None else
+                      {"resolution": default_resolution(shape, re=re)})
     if adapt == "learned":
         size = learned_size(shape, re, factor=factor)
         record = {"predict_seconds": round(size.seconds, 4)}
