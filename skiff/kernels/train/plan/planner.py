@@ -448,6 +448,15 @@ def _split_dims(model) -> tuple:
     return ()
 
 
+def _split_when_too_big(model, dims: tuple) -> tuple:
+    """The splits ``auto`` also searches for skiff's own GPT when no data-parallel layout
+    fits (tp and pp run it, but a live GPT has no ``parallel_dims``, so ``auto`` refused
+    "does not fit" where ``strategy="tp"`` or ``"pp"`` fitted); () for other models."""
+    if hasattr(model, "parallel_dims") or not (hasattr(model, "h") and hasattr(model, "wte")):
+        return ()
+    return tuple(d for d in ("tp", "pp") if d not in dims)
+
+
 def _check_splittable(model, c: Choice, strategy_spec) -> None:
     """An explicit tp or pp for a live model that skiff's strategies cannot cut (a user's
     own model: they cut skiff's GPT and ERNIE-4.5 models) fails naming what runs instead.
@@ -497,9 +506,20 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
             dims = ("tp", "pp", "ep")
         else:  # a live model splits by tp/pp/ep only as skiff's strategies can split it
             dims = tuple("ep=dp" if d == "ep" else d for d in _split_dims(model_or_spec))
-        return plan(spec, devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
-                    optimizer=optimizer, dims=dims, grad_bytes=grad_bytes,
-                    runnable=not isinstance(model_or_spec, (str, ModelSpec)))
+        search = dict(devices=cluster, global_batch=gb, weight_bytes=weight_bytes,
+                      optimizer=optimizer, grad_bytes=grad_bytes,
+                      runnable=not isinstance(model_or_spec, (str, ModelSpec)))
+        wider = () if isinstance(model_or_spec, (str, ModelSpec)) else \
+            _split_when_too_big(model_or_spec, dims)
+        try:
+            return plan(spec, dims=dims, **search)
+        except ValueError as e:
+            if not wider or "does not fit" not in str(e):
+                raise
+            found = plan(spec, dims=dims + wider, **search)
+            found.reasons.insert(0, f"no data-parallel layout fits ({e}); searched "
+                                    f"{' and '.join(wider)} too, which skiff runs for its GPT")
+            return found
     if not isinstance(model_or_spec, (str, ModelSpec)):
         _check_splittable(model_or_spec, choice, strategy_spec)
     problems = _structural_problems(spec, choice, world, gb)

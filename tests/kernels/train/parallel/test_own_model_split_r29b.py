@@ -60,3 +60,36 @@ def test_skiff_gpt_still_resolves_tp_and_pp():
     gpt = GPT(GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=4, n_embd=32))
     assert resolve("tp", gpt, world_size=2, global_batch=8).choice.tp == 2
     assert resolve("pp", gpt, world_size=2, global_batch=8).choice.pp == 2
+
+
+def test_auto_splits_skiff_gpt_when_no_data_parallel_layout_fits():
+    """Found as a user: ``auto`` searched only dp/ZeRO for skiff's GPT (a live GPT names no
+    ``parallel_dims``), so where zero2 does not fit but tp or pp does, it refused "does not
+    fit". It now searches tp and pp too then, and picks a layout the explicit strategy
+    accepts at that memory; a dp layout that fits is still preferred as before."""
+    skiff.seed(0)
+    gpt = GPT(GPTConfig(vocab_size=50, block_size=16, n_layer=4, n_head=4, n_embd=64))
+    split_only = []
+
+    def fits(spec, mem):
+        try:
+            resolve(spec, gpt, world_size=2, global_batch=8, device_memory=mem)
+            return True
+        except ValueError:
+            return False
+
+    data_parallel = [f"dp=2,zero={z},recompute={r}" for z in (0, 1, 2) for r in (0, 1)]
+    for mem in range(1_500_000, 3_000_000, 100_000):
+        dp_fits = any(fits(spec, mem) for spec in data_parallel)
+        split_fits = fits("tp", mem) or fits("pp", mem)
+        if not (dp_fits or split_fits):
+            continue
+        c = resolve("auto", gpt, world_size=2, global_batch=8, device_memory=mem).choice
+        if dp_fits:  # as before: the fastest layout, searched among dp and ZeRO only
+            assert c.tp == c.pp == 1, (mem, c)
+        else:
+            assert c.tp > 1 or c.pp > 1, (mem, c)
+            split_only.append(mem)
+    assert split_only, "no memory at which only tp or pp fits: the case is not tested"
+    with pytest.raises(ValueError, match="does not fit"):  # a user's model: no split offered
+        resolve("auto", Net(d=256), world_size=2, global_batch=8, device_memory=300_000)
