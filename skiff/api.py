@@ -168,4 +168,8 @@ FALLBACK_NAMES = (
     "diagonal", "ger", "arccos", "argmin", "select", "ravel", "take", "tan", "true_divide",
     "deg2rad", "rad2deg", "erfc", "fmax", "fmin", "diag_embed", "bernoulli", "absolute",
     "positive", "det", "inverse", "logdet", "slogdet", "cdist",
+    "cross", "inner", "diagflat", "logspace", "msort", "svd", "pinverse", "select_scatter",
+    "slice_scatter", "mode", "nanmedian", "unique_consecutive", "unravel_index", "is_nonzero",
+    "dropout", "hardshrink", "threshold", "normal", "poisson", "randint_like", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not",
 )

@@ -21,12 +21,15 @@ from . import ops_shape as S
 from .autograd import Function, is_grad_enabled, xp_of
 from .ops_math import unbroadcast
 from .tensor_r29 import FUNCTION_FORMS as _FORMS_NAMES
+from .tensor_r29b import TOP_LEVEL as _R29B_NAMES
 
 __all__ = ["median", "kthvalue", "quantile", "nanquantile", "unique", "bincount", "index_put",
            "index_put_", "get_default_dtype", "set_default_dtype",
            # round 29 (tensor_r29.py, func_r29.py): skiff/__init__.py finds skiff.<name> here
            "histogram", "gradient", "vander", "as_strided", "polar", "vmap", "func", "compile",
-           "jit", "backends", *_FORMS_NAMES]
+           "jit", "backends", *_FORMS_NAMES,
+           # round 29, second pass (tensor_r29b.py): cross, mode, nanmedian, svd, ...
+           *_R29B_NAMES]
 
 _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
@@ -286,3 +289,6 @@ from .torch_compile_r29 import (  # noqa: E402,F401
 )
 
 globals().update(_tensor_r29_forms)  # torch.add, torch.argmin, ...: tensor_r29.FUNCTION_FORMS
+from .tensor_r29b import FUNCTIONS as _tensor_r29b_functions  # noqa: E402
+
+globals().update(_tensor_r29b_functions)  # torch.cross, torch.mode, ...: tensor_r29b.TOP_LEVEL

@@ -234,13 +234,27 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
 
 
 def diag(self, diagonal=0):
+    """torch's ``diag``: a matrix's diagonal ``diagonal``, or for a vector the square matrix
+    holding it on that diagonal (differentiable both ways)."""
+    if self.ndim == 1:
+        return _diag_matrix(self, int(diagonal))
     if self.ndim != 2:
-        raise ValueError("diag: only a matrix's diagonal is here (a 1-D input would build a "
-                         "matrix: use skiff.eye(n) * v)")
+        raise ValueError(f"diag: the input must be a vector or a matrix (got {self.ndim}-D; "
+                         "for batches use diagonal() or diag_embed())")
     n, m = self.shape
     k = diagonal
     i = np.arange(max(0, -k), min(n, m - k))
     return self[self.xp.asarray(i), self.xp.asarray(i + k)]
+
+
+def _diag_matrix(v, k):
+    Tensor = _BASE["Tensor"]
+    m = int(v.shape[0])
+    n = m + abs(k)
+    if k:  # padded to n by a matmul (stays in the graph)
+        v = Tensor._make(v.xp.asarray(np.eye(n, m), dtype=v.dtype), False, None, 0) @ v
+    place = Tensor._make(v.xp.asarray(np.eye(n, k=k), dtype=v.dtype), False, None, 0)
+    return place * (v.unsqueeze(1) if k >= 0 else v.unsqueeze(0))
 
 
 def trace(self):

@@ -294,3 +294,6 @@ def install(tensor_class, module) -> None:
     for name, fn in methods.items():
         if not hasattr(tensor_class, name):
             setattr(tensor_class, name, fn)
+    from .tensor_r29b import install as install_r29b
+
+    install_r29b(tensor_class, module)  # cross, mode, nanmedian, type, sum_to_size, ...
