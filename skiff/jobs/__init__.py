@@ -96,7 +96,9 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         job = Job(find_run_dir(job_id))
         job.sign()
         return Job.load(job.run_dir)
-    light = not metrics and action in ("show", "logs")  # a terminal's: it prints no metric
+    # a terminal's show / logs print no metric; a resume reads none (it read every metric
+    # line of a killed training, whose log is never folded: 200,000 steps' worth)
+    light = action == "resume" or (not metrics and action in ("show", "logs"))
     job = Job.load(job_id, metrics=not light)
     if light and not job.refresh().final:
         job = Job.load(job_id)  # running: followed as before, its last metric shown
