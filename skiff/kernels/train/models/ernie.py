@@ -130,6 +130,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         super().__init__()
         self.config = cfg = config
         self.model = ErnieModel(cfg, dtype)
+        self.model.__dict__["_owner"] = self  # model.model(ids) runs through this (no child)
         if cfg.tie_word_embeddings:
             self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size,
                                      bias=cfg.is_moe and cfg.use_bias, dtype=dtype)

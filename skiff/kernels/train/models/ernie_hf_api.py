@@ -9,6 +9,11 @@ ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
   19,488 || trainable%: 4.5977``), counting the adapters as peft counts them;
 * ``merge_and_unload()``: peft's name for :func:`~.lora.merge_lora` (the adapters folded
   into the weights, plain layers back; returns the model);
+* (round 29) ``model.model(ids, attention_mask=...)`` (the decoder, as ``get_decoder()``)
+  returns ``last_hidden_state`` (the final norm's output, what the head reads; padded
+  positions 0), as transformers' base model, for embeddings and pooling;
+  ``can_generate()``, ``tie_weights()`` (the head is the embedding table again when the
+  config ties them), ``name_or_path`` (the folder it was loaded from);
 * ``enable_input_require_grads()`` / ``disable_input_require_grads()``: what peft's
   ``prepare_model_for_kbit_training`` and gradient checkpointing ask of a torch model (an
   input that requires grad so that a recomputed block's frozen weights still pass
@@ -18,7 +23,38 @@ ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
 
 from __future__ import annotations
 
-__all__ = ["TransformersModelApi"]
+__all__ = ["TransformersModelApi", "BaseModelOutput", "decoder_forward"]
+
+
+class BaseModelOutput:
+    """transformers' ``BaseModelOutputWithPast`` as the decoder returns it: by attribute,
+    by key, or ``out[0]`` (``last_hidden_state``)."""
+
+    def __init__(self, last_hidden_state, hidden_states=None):
+        self.last_hidden_state, self.hidden_states = last_hidden_state, hidden_states
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return getattr(self, key)
+        return tuple(v for v in (self.last_hidden_state, self.hidden_states)
+                     if v is not None)[key]
+
+
+def decoder_forward(decoder, input_ids=None, attention_mask=None, output_hidden_states=False,
+                    **kwargs):
+    """``model.model(ids)``: run by the language model that holds the decoder (the rotary
+    angles and the paths live there)."""
+    owner = decoder.__dict__.get("_owner")
+    if owner is None:
+        raise TypeError("this ErnieModel is not inside an ErnieForCausalLM: call the language "
+                        "model (model(ids, output_hidden_states=True).hidden_states[-1])")
+    if input_ids is None:
+        raise TypeError("model.model needs input_ids (inputs_embeds are not supported)")
+    kwargs.pop("use_cache", None)
+    kwargs.pop("return_dict", None)
+    out = owner(input_ids, attention_mask=attention_mask, output_hidden_states=True, **kwargs)
+    return BaseModelOutput(out.hidden_states[-1],
+                           out.hidden_states if output_hidden_states else None)
 
 
 class TransformersModelApi:
@@ -63,3 +99,17 @@ class TransformersModelApi:
 
     def disable_input_require_grads(self) -> None:
         return None
+
+    def get_decoder(self):
+        return self.model
+
+    def can_generate(self) -> bool:
+        return True
+
+    def tie_weights(self, *args, **kwargs) -> None:
+        if self.config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    @property
+    def name_or_path(self) -> str | None:
+        return getattr(self, "source_folder", None)

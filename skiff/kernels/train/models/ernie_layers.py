@@ -248,3 +248,10 @@ class ErnieModel(nn.Module):
         self.layers = nn.ModuleList([ErnieDecoderLayer(cfg, i, dtype)
                                      for i in range(cfg.num_hidden_layers)])
         self.norm = ErnieRMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps, dtype=dtype)
+
+    def forward(self, input_ids=None, attention_mask=None, **kwargs):
+        """``model.model(ids)``: ``last_hidden_state`` as transformers' base model gives it
+        (``ernie_hf_api.decoder_forward``; run by the language model holding this one)."""
+        from .ernie_hf_api import decoder_forward
+
+        return decoder_forward(self, input_ids, attention_mask, **kwargs)
