@@ -11,6 +11,7 @@ from skiff.kernels.backend import resolve_device, to_device, to_numpy
 
 from ..tensor import _FLOATS, Tensor, _as_dtype
 from . import hooks as _hooks
+from .state_array_r29b import state_array
 
 __all__ = ["Parameter", "Module", "ModuleList", "Sequential", "ModuleDict"]
 
@@ -188,16 +189,18 @@ class Module:
     # ---- state --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
         """Host numpy copies of every parameter and buffer (tied ones under each name), and
-        torch's ``_extra_state`` of modules that define ``get_extra_state``."""
+        torch's ``_extra_state`` of modules that define ``get_extra_state``. The copies also
+        answer ``clone()``/``cpu()``/``detach()``/``to()``/``float()``/``numel()``/``copy_``
+        (:mod:`.state_array_r29b`), as torch programs call on a state dict's values."""
         extra = self._extra_state_modules()
         for mname, m in self.named_modules():
             for hook in m.__dict__.get("_state_dict_pre_hooks", ()):
                 hook(m, f"{mname}." if mname else "", False)
         out = {}
         for name, t in self._named("_parameters", False):
-            out[name] = np.array(to_numpy(t._data), copy=True)
+            out[name] = state_array(np.array(to_numpy(t._data), copy=True))
         for name, t in self._persistent_buffers():
-            out[name] = np.array(to_numpy(t._data), copy=True)
+            out[name] = state_array(np.array(to_numpy(t._data), copy=True))
         for key, m in extra.items():
             out[key] = m.get_extra_state()
         return out
