@@ -31,6 +31,7 @@ import csv
 import io
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,11 +160,22 @@ def _drop_row_index(x: np.ndarray, columns: list[str]):
                                    "pandas writes one), not a feature"]
 
 
+# a spreadsheet's formatted amount: "$1,200.50", "-€3.5", "12 %", "1,234,567" (commas only
+# as thousands groups of three, so a decimal comma "1,5" stays a word)
+_AMOUNT = re.compile(r"^([+-]?)\s*[$€£¥]?\s*([+-]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d*)?\s*"
+                     r"[$€£¥%]?$")
+
+
 def _number(cell: str) -> float | None:
+    """The number a cell holds: plain (``1.5e3``) or as a spreadsheet formats an amount
+    (``$1,200.50`` is 1200.5, ``45%`` is 45: the number shown), else None."""
     try:
         value = float(cell)
     except ValueError:
-        return None
+        m = _AMOUNT.match(cell.strip()) if any(ch.isdigit() for ch in cell) else None
+        if m is None or (m.group(1) and m.group(2)):
+            return None
+        value = float(m.group(1) + m.group(2) + m.group(3).replace(",", "") + (m.group(4) or ""))
     return value if math.isfinite(value) else None
 
 

@@ -135,3 +135,30 @@ def test_imbalanced_classes_are_said_with_the_majoritys_accuracy(tmp_path):
     balanced = tmp_path / "even.csv"
     balanced.write_text("amount,label\n" + "\n".join(f"{k},{'ab'[k % 2]}" for k in range(40)))
     assert not any(n.startswith("classes imbalanced") for n in read_table(balanced).notes)
+
+
+def test_a_spreadsheets_formatted_amounts_are_numbers(tmp_path):
+    # "$1,200.50" and "45 %" as a spreadsheet exports them: a column of them was refused as
+    # free text, and a price target of them became one class per price
+    rng = np.random.default_rng(12)
+    area = rng.uniform(30, 200, 60).round(1)
+    share = rng.uniform(0, 100, 60).round(1)
+    price = (3000 * area + 50 * share + rng.normal(0, 500, 60)).round(2)
+    rows = [f'{a},{s} %,"${p:,.2f}"' for a, s, p in zip(area, share, price)]
+    rows[3] = rows[3].replace('"$', '"-$')  # a refund
+    path = tmp_path / "sales.csv"
+    path.write_text("area,share,price\n" + "\n".join(rows) + "\n")
+    table = read_table(path)
+    assert table.classes is None and table.columns == ["area", "share"]
+    want = price.copy()
+    want[3] = -want[3]
+    np.testing.assert_allclose(table.y[:, 0] * table.y_std + table.y_mean, want, rtol=1e-5)
+    x = table.x.astype(np.float64) * table.x_std + table.x_mean
+    np.testing.assert_allclose(x, np.c_[area, share], atol=1e-4)
+    odd = tmp_path / "odd.csv"  # a decimal comma is no thousands group: still a word
+    cells = [str(k / 2) for k in range(6)]
+    cells[2] = '"1,5"'
+    odd.write_text("a,b,label\n" + "\n".join(f"{k},{c},{k % 2}" for k, c in enumerate(cells))
+                   + "\n")
+    with pytest.raises(TableError, match=r"'1,5' is not a number"):
+        read_table(odd)
