@@ -171,5 +171,8 @@ FALLBACK_NAMES = (
     "cross", "inner", "diagflat", "logspace", "msort", "svd", "pinverse", "select_scatter",
     "slice_scatter", "mode", "nanmedian", "unique_consecutive", "unravel_index", "is_nonzero",
     "dropout", "hardshrink", "threshold", "normal", "poisson", "randint_like", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "hann_window", "hamming_window",
+    "blackman_window", "bartlett_window", "kaiser_window", "trapz", "cumulative_trapezoid",
+    "logaddexp2", "copysign", "fix", "row_stack", "adjoint", "pairwise_distance",
+    "triplet_margin_loss",
 )

@@ -399,6 +399,154 @@ def _sum_to_size(self, *size):
     return out.sum(dim=axes, keepdim=True) if axes else out
 
 
+# ---- windows, integrals and small forms (round 29, second pass) -----------------------------
+
+def _window(name, make):
+    def fn(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False,
+           **kwargs):
+        _, mod = _T()
+        from . import default_dtype
+
+        n = int(window_length)
+        if n < 0:
+            raise RuntimeError(f"{name} requires non-negative window length, got "
+                               f"window_length={n}")
+        w = np.ones(1) if n == 1 else make(n + 1, **kwargs)[:-1] if periodic else make(n, **kwargs)
+        out = mod.tensor(np.asarray(w[:n], np.float64),
+                         dtype=dtype if dtype is not None else default_dtype.FLOAT)
+        return out.requires_grad_(True) if requires_grad else out
+    fn.__name__ = name
+    fn.__doc__ = f"torch's ``{name}(window_length, periodic=True)``."
+    return fn
+
+
+hann_window = _window("hann_window", lambda m: np.hanning(m))
+hamming_window = _window("hamming_window", lambda m, alpha=0.54, beta=0.46:
+                         alpha - beta * np.cos(2 * np.pi * np.arange(m) / (m - 1)))
+blackman_window = _window("blackman_window", lambda m: np.blackman(m))
+bartlett_window = _window("bartlett_window", lambda m: np.bartlett(m))
+kaiser_window = _window("kaiser_window", lambda m, beta=12.0: np.kaiser(m, beta))
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """torch's ``trapz`` (``trapezoid``'s older name)."""
+    from .tensor_math_r27 import trapezoid
+
+    return trapezoid(_t(y), x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch's ``cumulative_trapezoid``: the running trapezoid integral along ``dim`` (one
+    entry fewer than ``y``); spacing ``dx`` (default 1) or sample points ``x``."""
+    y = _t(y)
+    d = _dim(y, dim)
+    n = y.shape[d]
+    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2
+    if x is not None:
+        x = _t(x)
+        step = x.diff(dim=-1 if x.ndim == 1 else d)
+        if x.ndim == 1 and y.ndim > 1:
+            step = step.reshape(tuple(-1 if k == d else 1 for k in range(y.ndim)))
+        mid = mid * step
+    else:
+        mid = mid * (1.0 if dx is None else dx)
+    return mid.cumsum(d)
+
+
+def logaddexp2(input, other):  # noqa: A002
+    """torch's ``logaddexp2``: ``log2(2**a + 2**b)``."""
+    ln2 = float(np.log(2.0))
+    return (_t(input) * ln2).logaddexp(_t(other) * ln2) / ln2
+
+
+def copysign(input, other):  # noqa: A002
+    """torch's ``copysign``: ``|input|`` with the sign of ``other`` (-0.0 counts as
+    negative); the gradient flows to ``input`` only, as torch's."""
+    a = _t(input)
+    b = np.asarray(getattr(other, "_data", other))
+    sign = np.where(np.signbit(b), -1.0, 1.0)
+    shape = np.broadcast_shapes(tuple(a.shape), sign.shape)
+    a = a if a.dtype.kind == "f" else a.double()
+    return a.abs().expand(*shape) * _raw(a, np.broadcast_to(sign, shape).astype(a.dtype))
+
+
+def fix(input):  # noqa: A002
+    """torch's ``fix`` (``trunc``)."""
+    return _t(input).trunc()
+
+
+def row_stack(tensors):
+    """torch's ``row_stack`` (``vstack``)."""
+    from .tensor_math_r27 import vstack
+
+    return vstack(tensors)
+
+
+def adjoint(input):  # noqa: A002
+    """torch's ``adjoint``: the conjugate transpose of the last two axes."""
+    x = _t(input).transpose(-2, -1)
+    return x.conj() if x.dtype.kind == "c" else x
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    from .nn.functional.conv1d import pairwise_distance as pd
+
+    return pd(_t(x1), _t(x2), p, eps, keepdim)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
+                        reduction="mean", **kwargs):
+    from .nn.functional.losses_more import triplet_margin_loss as tml
+
+    return tml(anchor, positive, negative, margin, p, eps, swap, reduction=reduction, **kwargs)
+
+
+TOP_LEVEL = TOP_LEVEL + ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                         "kaiser_window", "trapz", "cumulative_trapezoid", "logaddexp2",
+                         "copysign", "fix", "row_stack", "adjoint", "pairwise_distance",
+                         "triplet_margin_loss")
+FUNCTIONS = {n: globals()[n] for n in TOP_LEVEL}
+
+
+def _linalg(name):
+    def method(self, *args, **kwargs):
+        from . import ops_linalg
+
+        return getattr(ops_linalg, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _qr(self, some=True):
+    from . import ops_linalg
+
+    return ops_linalg.qr(self, mode="reduced" if some else "complete")
+
+
+def _cholesky(self, upper=False):
+    from . import ops_linalg
+
+    return ops_linalg.cholesky(self, upper=upper)
+
+
+MORE_METHODS = {
+    "abs_": _inplace("abs_", lambda s: s.abs()), "sign_": _inplace("sign_", lambda s: s.sign()),
+    "log_": _inplace("log_", lambda s: s.log()), "floor_": _inplace("floor_", lambda s: s.floor()),
+    "ceil_": _inplace("ceil_", lambda s: s.ceil()),
+    "round_": _inplace("round_", lambda s, decimals=0: s.round() if not decimals else
+                      (s * 10.0 ** decimals).round() / 10.0 ** decimals),
+    "cumsum_": _inplace("cumsum_", lambda s, dim: s.cumsum(dim)),
+    "copysign": copysign, "copysign_": _inplace("copysign_", copysign),
+    "logaddexp2": logaddexp2, "fix": fix, "fix_": _inplace("fix_", fix), "adjoint": adjoint,
+    "cholesky": _cholesky, "qr": _qr, "matrix_power": _linalg("matrix_power"),
+    "addmv": lambda self, mat, vec, *, beta=1, alpha=1: beta * self + alpha * (mat @ vec),
+    "addr": lambda self, v1, v2, *, beta=1, alpha=1: beta * self + alpha * (
+        v1.unsqueeze(1) * v2.unsqueeze(0)),
+    "vdot": lambda self, other: ((self.conj() if self.dtype.kind == "c" else self)
+                                 * other).sum(),
+}
+
+
 def install(tensor_class, module) -> None:
     _BASE.update(Tensor=tensor_class, module=module)
     gen = _gen
@@ -422,6 +570,7 @@ def install(tensor_class, module) -> None:
         "cauchy_": _fill("cauchy_", lambda sh, median=0.0, sigma=1.0:
                          median + sigma * gen().standard_cauchy(sh)),
     }
+    methods.update(MORE_METHODS)
     for name, fn in methods.items():
         if not hasattr(tensor_class, name):
             setattr(tensor_class, name, fn)

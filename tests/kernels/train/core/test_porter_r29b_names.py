@@ -188,3 +188,60 @@ def test_diag_of_a_vector_builds_the_matrix_with_gradients(k):
     (so * skiff.tensor(w)).sum().backward()
     np.testing.assert_array_equal(_np(sv.grad), _np(tv.grad))
     np.testing.assert_array_equal(_np(so.diag(k)), v)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window",
+                                  "bartlett_window", "kaiser_window"])
+@pytest.mark.parametrize("n,periodic", [(1, True), (8, True), (9, False), (0, True)])
+def test_windows(name, n, periodic):
+    t = getattr(torch, name)(n, periodic=periodic, dtype=torch.float64)
+    s = getattr(skiff, name)(n, periodic=periodic, dtype=skiff.float64)
+    np.testing.assert_allclose(_np(s), _np(t), rtol=1e-12, atol=1e-15)
+
+
+def test_integrals_and_sign_forms_with_gradients():
+    y, x = RNG.standard_normal((3, 6)), np.sort(RNG.uniform(0, 2, 6))
+    ty, sy = _both(y, True)
+    to = torch.cumulative_trapezoid(ty, torch.tensor(x)) + torch.cumulative_trapezoid(ty, dx=0.3)
+    so = skiff.cumulative_trapezoid(sy, skiff.tensor(x)) + skiff.cumulative_trapezoid(sy, dx=0.3)
+    to = to.sum() + torch.trapz(ty, torch.tensor(x)).sum()
+    so = so.sum() + skiff.trapz(sy, skiff.tensor(x)).sum()
+    np.testing.assert_allclose(_np(so), _np(to), rtol=1e-13)
+    to.backward()
+    so.backward()
+    np.testing.assert_allclose(_np(sy.grad), _np(ty.grad), rtol=1e-13)
+    a, b = RNG.standard_normal(6), np.array([1.0, -2.0, -0.0, 0.0, 3.0, -1.0])
+    ta, sa = _both(a, True)
+    to = torch.copysign(ta, torch.tensor(b)) * 2 + torch.logaddexp2(ta, torch.tensor(b))
+    so = skiff.copysign(sa, skiff.tensor(b)) * 2 + skiff.logaddexp2(sa, skiff.tensor(b))
+    np.testing.assert_allclose(_np(so), _np(to), rtol=1e-13)
+    to.sum().backward()
+    so.sum().backward()
+    np.testing.assert_allclose(_np(sa.grad), _np(ta.grad), rtol=1e-13)
+    np.testing.assert_array_equal(_np(skiff.fix(skiff.tensor(a * 3))),
+                                  _np(torch.fix(torch.tensor(a * 3))))
+
+
+def test_more_in_place_and_linalg_methods():
+    x = RNG.standard_normal((3, 3))
+    for name, args in (("abs_", ()), ("sign_", ()), ("floor_", ()), ("ceil_", ()),
+                       ("round_", ()), ("cumsum_", (1,))):
+        t, s = torch.tensor(x), skiff.tensor(x)
+        getattr(t, name)(*args)
+        getattr(s, name)(*args)
+        np.testing.assert_allclose(_np(s), _np(t), rtol=1e-13, err_msg=name)
+    spd = x @ x.T + 3 * np.eye(3)
+    np.testing.assert_allclose(_np(skiff.tensor(spd).cholesky()), _np(torch.tensor(spd).cholesky()),
+                               rtol=1e-13)
+    np.testing.assert_allclose(_np(skiff.tensor(x).matrix_power(3)),
+                               _np(torch.tensor(x).matrix_power(3)), rtol=1e-12)
+    q, r = skiff.tensor(x).qr()
+    np.testing.assert_allclose(np.abs(_np(r)), np.abs(_np(torch.tensor(x).qr()[1])), rtol=1e-12)
+    v, w = RNG.standard_normal(3), RNG.standard_normal(3)
+    T, S = torch.tensor, skiff.tensor
+    np.testing.assert_allclose(_np(S(v).addmv(S(x), S(w), beta=0.5, alpha=2)),
+                               _np(T(v).addmv(T(x), T(w), beta=0.5, alpha=2)), rtol=1e-13)
+    np.testing.assert_allclose(_np(S(x).addr(S(v), S(w), alpha=3)),
+                               _np(T(x).addr(T(v), T(w), alpha=3)), rtol=1e-13)
+    assert abs(float(S(v).vdot(S(w))) - float(T(v).vdot(T(w)))) < 1e-13
+    np.testing.assert_array_equal(_np(skiff.adjoint(S(x))), _np(torch.adjoint(T(x))))
