@@ -552,7 +552,28 @@ class ZeRO(DataParallel):
             ranges = [flat_range(self.total, self.comm.size, r) for r in range(self.comm.size)]
             self.reducer = ShardReducer(self.params, self.comm, ranges, self.shard,
                                         bucket_bytes=self.bucket_bytes)
-        return make_optimizer([self.shard])
+        return self._guard_unreached(make_optimizer([self.shard]))
+
+    def _guard_unreached(self, optimizer):
+        """``optimizer.step`` made to leave the pieces of parameters no rank reached as
+        they are (:mod:`.zero_unreached`), whoever calls it: :meth:`optimizer_step`, or
+        mixed precision's step of the float32 masters (this flat slice)."""
+        inner = optimizer.step
+
+        def step(closure=None):
+            if closure is not None:
+                return inner(closure)
+            if self._unreached is None:
+                self._unreached = UnreachedSteps(len(self.params))
+            index = {id(q): k for k, q in enumerate(self.params)}
+            pieces = [(index[id(q)], a - self.lo, a - self.lo + j - i)
+                      for q, a, i, j in self._pieces(self.lo, self.hi)]
+            reached, self._reached = self._reached, None
+            self._unreached.step(inner, optimizer, self.shard, pieces, reached)
+            return None
+
+        optimizer.step = step
+        return optimizer
 
     def reduce_gradients(self, model) -> None:
         if self.stage == 1:
@@ -608,13 +629,7 @@ class ZeRO(DataParallel):
         # the parameters are the truth (a checkpoint may have loaded them since set-up)
         for q, a, i, j in self._pieces(self.lo, self.hi):
             self.shard._data[a - self.lo:a - self.lo + j - i] = q._data.reshape(-1)[i:j]
-        if self._unreached is None:
-            self._unreached = UnreachedSteps(len(self.params))
-        index = {id(q): k for k, q in enumerate(self.params)}
-        pieces = [(index[id(q)], a - self.lo, a - self.lo + j - i)
-                  for q, a, i, j in self._pieces(self.lo, self.hi)]
-        self._unreached.step(optimizer, self.shard, pieces, self._reached)
-        self._reached = None
+        optimizer.step()  # unreached parameters' pieces left as they are (_guard_unreached)
         self.gather_params()
 
     _reached = None  # per parameter: whether any rank had its gradient this step

@@ -31,10 +31,11 @@ class UnreachedSteps:
     def __init__(self, count: int):
         self.skips = np.zeros(count, dtype=np.int64)
 
-    def step(self, optimizer, shard, pieces: list[tuple[int, int, int]],
+    def step(self, run, optimizer, shard, pieces: list[tuple[int, int, int]],
              reached: np.ndarray | None) -> None:
-        """One optimizer step of ``shard``; ``pieces`` are ``(param index, start, stop)``
-        within the slice, ``reached[i]`` whether any rank had parameter i's gradient."""
+        """One optimizer step of ``shard`` (``run()``: the optimizer's own step); ``pieces``
+        are ``(param index, start, stop)`` within the slice, ``reached[i]`` whether any rank
+        had parameter i's gradient."""
         if reached is not None:
             self.skips[~np.asarray(reached, bool)] += 1
         active = [pc for pc in pieces if reached is None or reached[pc[0]]]
@@ -44,7 +45,7 @@ class UnreachedSteps:
             counts.setdefault(int(self.skips[pc[0]]), []).append(pc)
         st = optimizer.state.get(shard)
         if not idle and set(counts) <= {0}:  # the usual step: every piece reached, in step
-            optimizer.step()
+            run()
             return
         if not active:  # nothing of this slice to step (the ranks still gather it)
             return
@@ -62,7 +63,7 @@ class UnreachedSteps:
                 st[k][...] = before[k]
             if st is not None and base is not None:
                 st["step"] = type(base)(base - skipped)
-            optimizer.step()
+            run()
             st = optimizer.state.get(shard)
             if fresh and st is not None:  # the first step made the state: the idle pieces
                 keys = _state_arrays(st, n)  # keep its fresh (zero) values
