@@ -1,11 +1,18 @@
 """``skiff.linalg``: torch's ``torch.linalg`` on skiff tensors (norms, ``solve``, ``inv``,
 ``det``, ``slogdet``, ``cholesky``, ``qr``, ``eigh``, ``svd``, ``svdvals``, ``pinv``,
-``matrix_rank``, ``matrix_power``, ``multi_dot``, ``vecdot``, ``cross``, ``solve_triangular``).
+``matrix_rank``, ``matrix_power``, ``multi_dot``, ``vecdot``, ``cross``, ``solve_triangular``;
+``matrix_exp``, ``cholesky_ex``, ``inv_ex``, ``cond`` from ``linalg_r29b``).
 
 The public name of :mod:`skiff.kernels.train.core.ops_linalg`; the same functions."""
 
+from skiff.kernels.train.core.linalg_r29b import (  # noqa: F401
+    cholesky_ex,
+    cond,
+    inv_ex,
+    matrix_exp,
+)
+from skiff.kernels.train.core.ops_linalg import __all__ as _core_names
 from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
-    __all__,
     cdist,
     cholesky,
     cross,
@@ -32,3 +39,5 @@ from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     vecdot,
     vector_norm,
 )
+
+__all__ = [*_core_names, "matrix_exp", "cholesky_ex", "inv_ex", "cond"]
