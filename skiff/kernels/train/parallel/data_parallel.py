@@ -572,7 +572,10 @@ class ZeRO(DataParallel):
             self._unreached.step(inner, optimizer, self.shard, pieces, reached)
             return None
 
-        optimizer.step = step
+        try:
+            optimizer.step = step
+        except AttributeError:  # an optimizer class with __slots__: stepped as it is
+            pass
         return optimizer
 
     def reduce_gradients(self, model) -> None:
