@@ -95,7 +95,8 @@ steps = 20 if QUICK else 200
 # %%
 from skiff.kernels.ocr.synth import render_sample
 
-page = render_sample("clean", 0).image  # an RGB array: a few printed lines
+sample = render_sample("clean", 0)  # a page and the lines printed on it
+page = sample.image  # an RGB array
 %ocr page -o ocr_job
 
 # %% [markdown]
@@ -103,10 +104,19 @@ page = render_sample("clean", 0).image  # an RGB array: a few printed lines
 #
 # `%jobs` lists the jobs found in the run folders, including those started before a kernel
 # restart; `%jobs show ID` brings back the live widget of one of them. The last cell waits
-# for all the jobs of this tour, so "run all" ends when they are done.
+# for all the jobs of this tour, so "run all" ends when they are done, and says in one line
+# each what they found: `job.result` is the same summary the widgets show.
 
 # %%
 for job in (demo, solve_job, train_job, ocr_job):
     job.wait(600)
     print(f"{job.kind:<5} {job.status}")
+print(f"solve: {solve_job.result['iterations']} iterations to |r|/|b| = "
+      f"{solve_job.result['relative_residual']:.1e}")
+history = train_job.result["history"]
+print(f"train: loss {history[0]['loss']:.3f} at step 1, {history[-1]['loss']:.3f} at step "
+      f"{history[-1]['step']}")
+read = [line.text for line in ocr_job.value.results[0].lines]
+print(f"ocr:   {sum(r == t for r, t in zip(read, sample.lines))} of {len(sample.lines)} lines "
+      f"read as printed: {read}")
 %jobs

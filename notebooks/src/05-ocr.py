@@ -135,7 +135,8 @@ pages = ocr(str(WORK / "report.pdf"), device="cpu")
 for r in pages:
     print(r.image.split("/")[-1], "-", len(r.lines), "lines")
 print(pages[1].text)
-pages[1].save_overlay(WORK / "page2-boxes.png")
+pages[1].save_overlay(WORK / "page2-boxes.png")  # the boxes over the page, as a file
+pages[1].draw()  # and here: a box per line, each column read on its own
 
 # %% [markdown]
 # Arrays are read as **RGB** (like PIL and matplotlib). OpenCV's `cv2.imread` gives BGR:
@@ -302,4 +303,4 @@ for (_, truth), a, b in zip(rows, base_read, tuned_read):
 # %%
 for j in (page_job, folder_job, rec_job):
     j.wait(600)
-    print(j.id, j.status, "done" if j.result else j.error)
+    print(j.id, j.status, j.error or "")

@@ -35,6 +35,11 @@ def test_ocr_notebook_runs(runs_dir):
     assert "report.pdf#page=1 - 4 lines" in text and "report.pdf#page=2" in text
     # the two-column page is read column by column
     assert "into the valleys below\nCities grew along the banks" in text
+    # and its boxes are drawn where the text says (the cell printed the overlay's path)
+    cell = next(c for c in nb.cells if "page2-boxes.png" in c.source)
+    assert any("image/png" in o.get("data", {}) for o in cell.outputs), cell.outputs
+    assert not any("page2-boxes.png" in o.get("data", {}).get("text/plain", "")
+                   for o in cell.outputs)
     # the fast tier reads the same folder (its speed is the benchmark's to measure)
     tiers = dict(re.findall(r"^(ch|ch-tiny) +[0-9.]+ images/s, accuracy ([0-9.]+)$", text,
                             re.MULTILINE))

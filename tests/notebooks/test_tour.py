@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -40,3 +41,18 @@ def test_tour_runs_and_every_job_ends_done(runs_dir):
     assert "cpu" in text.lower()  # %devices lists the CPU
     for kind in ("demo", "solve", "train", "ocr"):
         assert f"{kind:<5} done" in text
+    # what each job found, in one line each (round 29: the tour printed statuses only); the
+    # oracles: the run folders' result.json, and the lines the page was drawn with
+    results = {kinds[r.name]: json.loads((r / "result.json").read_text())
+               for r in runs_dir.iterdir()}
+    solve = results["solve"]
+    assert (f"solve: {solve['iterations']} iterations to |r|/|b| = "
+            f"{solve['relative_residual']:.1e}") in text
+    hist = results["train"]["history"]
+    assert f"train: loss {hist[0]['loss']:.3f} at step 1, {hist[-1]['loss']:.3f}" in text
+    assert hist[-1]["loss"] < hist[0]["loss"]
+    from skiff.kernels.ocr.synth import render_sample
+
+    printed = render_sample("clean", 0).lines
+    m = re.search(r"ocr: +(\d+) of (\d+) lines read as printed", text)
+    assert m and int(m.group(2)) == len(printed) and int(m.group(1)) == len(printed), m
