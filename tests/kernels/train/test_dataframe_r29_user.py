@@ -86,10 +86,8 @@ def test_a_datetime_column_is_refused_with_the_expression_that_makes_it_numbers(
     np.testing.assert_allclose(result.losses, want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="core CrossEntropyFn takes -log(max(p, tiny)): a row's "
-                   "loss stops at 87.3 (float32) where torch's log-softmax gives the logit gap; "
-                   "fix in core/nn/functional/losses.py (log z - (x_t - max))")
 def test_a_confidently_wrong_row_reports_torchs_loss():
+    # core CrossEntropyFn took -log(max(p, tiny)): a row's loss stopped at 87.3 (float32)
     # raw days since 1970 (about 19,700) as a feature: logit gaps of thousands at step 1;
     # the Trainer reported 27.3 where torch (and skiff's own logits) give 1112.2
     logits = np.array([[-439.07614, -3991.673], [0.0, 0.0]], np.float32)
