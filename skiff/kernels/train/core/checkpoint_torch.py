@@ -10,6 +10,9 @@ torch. Backward runs the block again from the same random state (dropout draws t
 masks) and leaves the parameters' gradients in ``.grad``; forward hooks and in-place buffer
 updates inside the block run again then, as in torch's recomputation.
 
+``context_fn`` (torch's pair of context managers: one around the first run, one around the
+recomputation) is honoured; ``create_selective_checkpoint_contexts`` gives two empty ones,
+since skiff recomputes the whole block (torch's policy saves memory, not values).
 ``use_reentrant``, ``preserve_rng_state``, ``determinism_check`` and ``debug`` are accepted:
 both of torch's variants give the same gradients here (the random state is always kept);
 keyword arguments other than these go to ``function``, as torch's non-reentrant variant does.
@@ -17,13 +20,16 @@ keyword arguments other than these go to ``function``, as torch's non-reentrant 
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import functools
 
 from . import random as _random
 from .autograd import _mode, _tensor_class, enable_grad
 from .recompute import _Recompute
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "create_selective_checkpoint_contexts",
+           "CheckpointPolicy"]
 
 
 class _RecomputeRan(_Recompute):
@@ -66,11 +72,10 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     """``function(*args, **kwargs)`` with its activations recomputed in backward (torch's
     ``torch.utils.checkpoint.checkpoint``); returns what ``function`` returns (a tensor or a
     tuple of tensors)."""
-    if context_fn is not None:
-        raise NotImplementedError("checkpoint(context_fn=...): skiff has no selective "
-                                  "checkpointing; leave context_fn out")
     if kwargs:
         function = functools.partial(function, **kwargs)
+    if context_fn is not None:
+        return _with_contexts(function, args, context_fn, use_reentrant)
     Tensor = _tensor_class()
     if not _mode.enabled:
         return function(*args)
@@ -94,6 +99,49 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                               n_args=len(args), params=params, rng=rng,
                               out=arrays if isinstance(out, tuple) else arrays[0])
     return res
+
+
+def _with_contexts(function, args, context_fn, use_reentrant):
+    """torch's ``context_fn``: it returns two context managers, the first entered around the
+    block's first run, the second around its recomputation in backward."""
+    if use_reentrant:
+        raise ValueError("Passing context_fn or debug is only supported when "
+                         "use_reentrant=False.")
+    made = context_fn()
+    if not (isinstance(made, tuple) and len(made) == 2):
+        raise TypeError("checkpoint: context_fn must return a tuple of two context managers "
+                        "(the forward's and the recomputation's)")
+    fwd_ctx, re_ctx = made
+    state = {"first": True}
+
+    def run(*a):
+        if state["first"]:
+            state["first"] = False
+            with fwd_ctx:
+                return function(*a)
+        with re_ctx:
+            return function(*a)
+    return checkpoint(run, *args, use_reentrant=use_reentrant)
+
+
+class CheckpointPolicy(enum.Enum):
+    """torch's selective-checkpoint policies (what to keep and what to recompute)."""
+
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entries_mutation=False):
+    """torch's selective activation checkpointing: ``context_fn=functools.partial(
+    create_selective_checkpoint_contexts, policy)``. skiff recomputes the whole block (the
+    policy only saves memory in torch: values and gradients are the same), so both contexts
+    do nothing; the policy is checked for form."""
+    if not (callable(policy_fn_or_list) or isinstance(policy_fn_or_list, (list, tuple))):
+        raise TypeError("create_selective_checkpoint_contexts: policy_fn_or_list must be a "
+                        "policy function or a list of ops")
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):  # noqa: A002
