@@ -54,11 +54,12 @@ broken
 
 # %% [markdown]
 # Back in the panel, a good set of values gives the equivalent magic line and command; both
-# are shown under the form, ready to copy.
+# are shown under the form, ready to copy. They name what differs from the defaults: a
+# tolerance of 1e-8 (the default) would not appear, 1e-10 does.
 
 # %%
 solve = panel.forms["solve"]
-solve.set(problem="jump", grid=grid, contrast="100", rtol="1e-8")
+solve.set(problem="jump", grid=grid, contrast="100", rtol="1e-10")
 print(solve.magic)
 print(solve.cli)
 
@@ -101,7 +102,7 @@ ocr_job = ocr.launch()
 
 # %%
 ocr_job.wait(300)
-print(ocr_job.status, "-", ocr_job.result["lines"], "lines read")
+print(ocr_job.status, "- read:", ocr_job.value.results[0].text)
 ocr
 
 # %% [markdown]

@@ -58,10 +58,14 @@ def test_panels_notebook(runs_dir):
     assert sorted(s["disabled"] for s in launches) == [False, False, False, True]
     assert "launch disabled: True" in text
     # the equivalent lines, as printed and as shown in the form
-    assert re.search(r"%solve jump --grid 32x32 --contrast 100\b", text)
-    assert "python -m skiff solve jump --grid 32x32 --contrast 100" in text
+    assert re.search(r"%solve jump --grid 32x32 --rtol 1e-10 --contrast 100\b", text)
+    assert "python -m skiff solve jump --grid 32x32 --rtol 1e-10 --contrast 100" in text
     magic_lines = " ".join(s["value"] for s in _with_class(states, "skiff-magic-line"))
-    assert "%solve jump --grid 32x32 --contrast 100" in magic_lines
+    assert "%solve jump --grid 32x32 --rtol 1e-10 --contrast 100" in magic_lines
+    # the OCR form's job read the page it was given (the oracle: the lines drawn on it)
+    from skiff.kernels.ocr.synth import render_sample
+
+    assert "done - read: " + "\n".join(render_sample("clean", 1).lines) in text
     # every job the forms launched ended done, and its widget says so
     views = job_views(nb)
     kinds = {}
