@@ -426,6 +426,12 @@ def _sparse_lu(A: sp.csr_matrix):
     return splu(sp.csc_matrix(A))
 
 
+# a coarse level with more entries than its fine level and more than FILL_LIMIT times its
+# entries per row takes the unsmoothed prolongator instead (complex networks' hubs: see
+# SmoothedAggregation.__init__)
+FILL_LIMIT = 16
+
+
 class SmoothedAggregation:
     cheb_lower = 0.1     # the Chebyshev interval is [cheb_lower * lmax, lmax]
     """A smoothed-aggregation hierarchy for a sparse matrix ``A``, with V-cycles on ``xp``.
@@ -539,6 +545,7 @@ class SmoothedAggregation:
         # (a Newton step, a time step): no strength nor aggregation, the rest recomputed
         kept = reuse.aggregates if reuse is not None and reuse.same_pattern(A) else []
         self.aggregates = []   # (agg, count) per level, for a later reuse
+        self.unsmoothed = []   # levels whose prolongator is the tentative T (fill-in guard)
         self.reused = bool(kept)
         nodes = None
         if blocksize > 1 and strength == "symmetric":
@@ -606,8 +613,26 @@ class SmoothedAggregation:
                 At = A.T.tocsr()
                 R = (T - (4.0 / 3.0 / _norm_dinv_a(At, dinv)) * sp.diags(dinv) @ (At @ T)).T
                 R = R.tocsr()
+            # a row of P with c entries puts a c x c block in P^T A P: when the widest
+            # one alone outgrows A, the product (seconds, then dropped) is not formed
+            wide = int(np.diff(P.indptr).max(initial=0)) ** 2 > FILL_LIMIT * A.nnz
+            Ac = None if wide else (R @ A @ P).tocsr()
+            if wide or (Ac.nnz > A.nnz and Ac.nnz * n > FILL_LIMIT * A.nnz * Ac.shape[0]):
+                # a coarse level with more entries than its fine one and FILL_LIMIT times
+                # its entries per row: the smoothed prolongator spreads a hub (a scale-free
+                # graph's node of degree hundreds) over most aggregates, so the Galerkin
+                # product fills in (Barabasi-Albert, 20 000 nodes: 9x the entries, 142x per
+                # row; 50 000: strength on the dense level ran > 300 s, pyamg 18 s; a
+                # small-world graph's 3.4x, 35x per row). The unsmoothed one (T: the
+                # aggregates' quotient graph, never denser than A) keeps the level sparse.
+                # PDEs stay under: 3-D elasticity by unknowns with evolution strength 2.8x
+                # the entries, 9.1x per row; Poisson, elasticity by nodes <= 0.7x, <= 3.8x
+                P = T.tocsr()
+                R = P.T.conj().tocsr()
+                Ac = (R @ A @ P).tocsr()
+                self.unsmoothed.append(len(self.levels))
             self.levels.append((A, dinv, lmax, P, R))
-            A = (R @ A @ P).tocsr()
+            A = Ac
             A.eliminate_zeros()
             A.sort_indices()
         self.coarse_n = A.shape[0]
@@ -658,7 +683,9 @@ class SmoothedAggregation:
         return (f"smoothed aggregation, {kind}{self.nlevels} levels: "
                 + " > ".join(map(str, sizes))
                 + f", operator complexity {self.operator_complexity:.2f}"
-                + (", aggregates reused" if self.reused else ""))
+                + (", aggregates reused" if self.reused else "")
+                + (f", unsmoothed P on level(s) {self.unsmoothed} (fill-in)"
+                   if self.unsmoothed else ""))
 
     def _smooth(self, A, dinv, lmax, x, b, degree, zero=False):
         """Chebyshev smoothing of D^-1 A on [lmax/10, lmax] (symmetric; [0.3 lmax, lmax]
