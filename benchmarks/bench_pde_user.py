@@ -38,6 +38,9 @@ six rigid-body modes are its null space, given as ``near_nullspace``; b orthogon
 ``smoother='schwarz-overlap'``: additive, on the aggregates grown by their neighbours;
 pyamg ``presmoother=postsmoother=('schwarz', {'sweep': 'symmetric'})``: overlapping, one
 patch per unknown).
+Round 29 (h11): ``graphba``, the Laplacian of a Barabasi-Albert graph (networkx, 50 000 nodes,
+3 edges per new node) plus 1e-3 I, a random b: a scale-free network's hubs (skiff's setup
+ran over 300 s before its fill guard; both tools' defaults).
 """
 
 from __future__ import annotations
@@ -236,6 +239,14 @@ def build(case: str, small: bool):
                                                        + u.grad[1] * v.grad[1])
                                + (u.grad[0] + 0.5 * u.grad[1]) * v).assemble(ib)
         return (*_inner(A, b, ib)[:2], None)
+    if case == "graphba":
+        import networkx as nx
+        import scipy.sparse as sp
+
+        n = 20000 if small else 50000
+        L = nx.laplacian_matrix(nx.barabasi_albert_graph(n, 3, seed=1)).astype(float)
+        return ((L + 1e-3 * sp.identity(n)).tocsr(),
+                np.random.default_rng(0).standard_normal(n), None)
     raise ValueError(f"unknown case {case!r}")
 
 
@@ -247,7 +258,7 @@ STEPS = {"heat": 20, "heat100": 100, "cn200": 200}
 SCHWARZ = {"jump2s"}   # each tool's Schwarz smoother
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
          "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes",
-         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s"]
+         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba"]
 
 
 def _bratu(tool, L, lam, steps=6):
