@@ -76,6 +76,9 @@ from skiff.kernels.train.core.nn.decoder import (  # noqa: F401
 )
 from skiff.kernels.train.core.nn.embedding_bag import EmbeddingBag  # noqa: F401
 from skiff.kernels.train.core.nn.fold import Fold, Unfold  # noqa: F401
+from skiff.kernels.train.core.nn.fractional_pool_r29b import (  # noqa: F401
+    FractionalMaxPool2d,
+)
 from skiff.kernels.train.core.nn.layers_r27 import (  # noqa: F401
     AdaptiveAvgPool1d,
     AlphaDropout,
@@ -182,4 +185,4 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "UpsamplingNearest2d",
            "UpsamplingBilinear2d", "Buffer", "ConstantPad3d", "DataParallel", "SyncBatchNorm",
-           "ZeroPad1d", "ZeroPad3d"]
+           "ZeroPad1d", "ZeroPad3d", "FractionalMaxPool2d"]

@@ -16,6 +16,9 @@ from skiff.kernels.train.core.nn.conv_transpose_more import (  # noqa: F401
 )
 from skiff.kernels.train.core.nn.embedding_bag import embedding_bag  # noqa: F401
 from skiff.kernels.train.core.nn.fold import fold, unfold  # noqa: F401
+from skiff.kernels.train.core.nn.fractional_pool_r29b import (  # noqa: F401
+    fractional_max_pool2d,
+)
 from skiff.kernels.train.core.nn.functional import (  # noqa: F401
     adaptive_avg_pool2d,
     avg_pool2d,
@@ -155,4 +158,4 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "celu_", "elu_", "hardtanh_",
            "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_", "upsample",
            "upsample_bilinear", "upsample_nearest", "max_pool1d_with_indices",
-           "max_pool2d_with_indices", "max_pool3d_with_indices"]
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "fractional_max_pool2d"]
