@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -51,8 +52,8 @@ def test_tour_runs_and_every_job_ends_done(runs_dir):
     hist = results["train"]["history"]
     assert f"train: loss {hist[0]['loss']:.3f} at step 1, {hist[-1]['loss']:.3f}" in text
     assert hist[-1]["loss"] < hist[0]["loss"]
-    from skiff.kernels.ocr.synth import render_sample
-
-    printed = render_sample("clean", 0).lines
-    m = re.search(r"ocr: +(\d+) of (\d+) lines read as printed", text)
+    cell = next(c.source for c in nb.cells if "%ocr page" in c.source)
+    printed = ast.literal_eval(re.search(r"^lines = (\[.*\])$", cell, re.M).group(1))
+    m = re.search(r"ocr: +(\d+) of (\d+) lines read as printed: (.*)", text)
     assert m and int(m.group(2)) == len(printed) and int(m.group(1)) == len(printed), m
+    assert ast.literal_eval(m.group(3)) == printed
