@@ -139,6 +139,9 @@ def COMMAND(p):
                    help="a table file's column to predict, by name or number (default: one "
                         "named label, target, y or class, else a lone column of words, else "
                         "the last)")
+    p.add_argument("--drop", default=None, metavar="COLUMNS",
+                   help="a table file's columns to leave out, by name or number, comma-"
+                        "separated (a passenger's name, a ticket number, an identifier)")
     p.add_argument("--eval", dest="eval", default=None, metavar="FILE",
                    help="held-out JSONL ({\"messages\": [...]} or {\"text\": ...} rows; an "
                         "\"answer\" adds exact match, \"choices\" multiple choice) evaluated "
@@ -189,7 +192,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "early_stop": None, "image_size": None, "augment": False,
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
-                   "lora_rslora": False, "lora_modules_to_save": None, "target": None,
+                   "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
                    "eval": None}
 
 
@@ -461,6 +464,9 @@ def to_config(values: dict) -> dict:
     for name, value in (("steps", steps), ("epochs", epochs)):
         if value is not None and not 1 <= value <= MAX_STEPS:
             raise ValueError(f"--{name} must be from 1 to {MAX_STEPS:,}, got {value!r}")
+    if epochs is not None and steps is not None:  # the job failed on it after reading its data
+        raise ValueError(f"give --epochs or --steps, not both (got --epochs {epochs} "
+                         f"--steps {steps})")
     lr = values.get("lr")
     if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"--lr must be a positive finite number, got {lr!r}")
@@ -487,8 +493,10 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"--block-size is the context length of a text model (gpt-*, "
                          f"{', '.join(FROM_CHECKPOINT)}); {model!r} reads no text: drop it")
     target = _check_target(values.get("target"), data if source is None else None)
+    drop = _check_drop(values.get("drop"), data if source is None else None, target)
     return {
         "target": target,
+        "drop": drop,
         "model": model,
         "data": data,
         "source": source,
@@ -624,6 +632,30 @@ def _check_target(target, data) -> str | None:
     except TableError as exc:
         raise ValueError(f"--target: {exc}") from None
     return str(target)
+
+
+def _check_drop(drop, data, target) -> str | None:
+    """``--drop COLUMNS``: only for a .csv/.tsv table, each a column it has, not the target
+    (said now, before any run folder, as the table reader will say it)."""
+    if not drop:
+        return None
+    from skiff.kernels.train.tables import TableError, pick_target, table_columns
+
+    if data is None or not _is_table(str(data)) or str(data).lower().endswith(".npz"):
+        raise ValueError(f"--drop leaves columns of a .csv or .tsv table file out; DATA is "
+                         f"{data!r}")
+    path = os.path.expanduser(str(data))
+    columns = table_columns(path)
+    names = [d.strip() for d in str(drop).split(",") if d.strip()]
+    try:
+        dropped = {pick_target(path, columns, name) for name in names}
+        if target is not None and pick_target(path, columns, target) in dropped:
+            raise ValueError(f"--drop leaves out the --target column {target!r}")
+    except TableError as exc:
+        raise ValueError(f"--drop: {exc}") from None
+    if len(dropped) >= len(columns) - 1:
+        raise ValueError(f"--drop {drop!r} leaves no feature column of {columns}")
+    return ",".join(names)
 
 
 def _eval(values: dict, model) -> dict:
@@ -1167,10 +1199,15 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
             apply_job_lora(model, cfg["lora"])
         dataset, table = data_obj, None
         if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
+            import numpy as np
+
             from skiff.kernels.train.data import ArrayDataset
 
-            table = read_table(data_name, cfg.get("target"))
-            dataset = ArrayDataset(table.x, table.y)
+            table = read_table(data_name, cfg.get("target"), cfg.get("drop"))
+            # in an order of the seed's, as a terminal job's table: --val-split holds out the
+            # last rows, and a file sorted by its classes held out one class only
+            order = np.random.default_rng(seed).permutation(len(table.x))
+            dataset = ArrayDataset(table.x[order], table.y[order])
         elif dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),
                                                      "block_size", 128)
