@@ -300,7 +300,10 @@ class _Clone(Function):
 
 def index_select(self, axis=None, index=None, **kw):
     axis = _axis(kw, axis)
-    return self[(slice(None),) * axis + (_raw(index),)]
+    nd = self.ndim or 1  # (this module's max is the Tensor method)
+    if not -nd <= int(axis) < nd:
+        raise IndexError(f"index_select: dim {axis} is out of range for a {self.ndim}-D tensor")
+    return self[(slice(None),) * (int(axis) % nd) + (_raw(index),)]  # dim=-1: the last axis
 
 
 def _no_grad_value(fn):
