@@ -82,14 +82,18 @@ solve
 # field). Here we draw a page, save it, and point the form at it.
 
 # %%
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from skiff.jobs import runs_root
-from skiff.kernels.ocr.synth import render_sample
 
 runs_root().mkdir(parents=True, exist_ok=True)
 page_path = runs_root() / "panel-page.png"
-Image.fromarray(render_sample("clean", 1).image).save(page_path)
+lines = ["Invoice 2041: total 1,284.50 EUR", "Due within 30 days"]
+canvas = Image.new("RGB", (620, 40 + 50 * len(lines)), "white")
+for i, text in enumerate(lines):  # Pillow's own font: no font to install
+    ImageDraw.Draw(canvas).text((24, 20 + 50 * i), text, font=ImageFont.load_default(size=28),
+                                fill="black")
+canvas.save(page_path)
 
 ocr = panel.forms["ocr"]
 ocr.set(inputs=str(page_path))
