@@ -42,3 +42,11 @@ def test_refined_values_lie_inside_the_1996_bands():
             lo, hi = c.bands[k]
             assert lo <= v <= hi, (case, k, v, (lo, hi))
     assert CASES["2d-2"].reference == {}
+
+
+def test_a_run_cut_short_has_no_reference():
+    """2D-3's refined values are those of the whole run (dp at t = 8): a shorter run gets no
+    error against them (a run to t = 6 reported dp_end +1192%)."""
+    res = run_case("2d-3", resolution=16, dt=0.005, t_end=0.02, keep_fields=False)
+    assert res.reference == {} and res.errors() == {}
+    assert res.details["t_end"] == pytest.approx(0.02)
