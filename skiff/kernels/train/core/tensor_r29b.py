@@ -495,6 +495,13 @@ def matrix_exp(input):  # noqa: A002
     return me(input)
 
 
+def stft(input, n_fft, *args, **kwargs):  # noqa: A002
+    """torch's ``stft`` (:mod:`.stft_r29b`)."""
+    from .stft_r29b import stft as _stft
+
+    return _stft(_t(input), n_fft, *args, **kwargs)
+
+
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from .nn.functional.conv1d import pairwise_distance as pd
 
@@ -511,7 +518,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 TOP_LEVEL = TOP_LEVEL + ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
                          "kaiser_window", "trapz", "cumulative_trapezoid", "logaddexp2",
                          "copysign", "fix", "row_stack", "adjoint", "pairwise_distance",
-                         "triplet_margin_loss", "matrix_exp")
+                         "triplet_margin_loss", "matrix_exp", "stft")
 FUNCTIONS = {n: globals()[n] for n in TOP_LEVEL}
 
 
@@ -545,7 +552,7 @@ MORE_METHODS = {
     "cumsum_": _inplace("cumsum_", lambda s, dim: s.cumsum(dim)),
     "copysign": copysign, "copysign_": _inplace("copysign_", copysign),
     "logaddexp2": logaddexp2, "fix": fix, "fix_": _inplace("fix_", fix), "adjoint": adjoint,
-    "matrix_exp": matrix_exp, "cholesky": _cholesky, "qr": _qr,
+    "matrix_exp": matrix_exp, "stft": stft, "cholesky": _cholesky, "qr": _qr,
     "matrix_power": _linalg("matrix_power"),
     "addmv": lambda self, mat, vec, *, beta=1, alpha=1: beta * self + alpha * (mat @ vec),
     "addr": lambda self, v1, v2, *, beta=1, alpha=1: beta * self + alpha * (
