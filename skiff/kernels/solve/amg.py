@@ -408,6 +408,15 @@ symmetric_strength = strength
 DENSE_COARSE = 1000   # a larger coarsest level (coarsening stalled) gets a sparse LU
 
 
+def _dense_enough(A: sp.csr_matrix) -> bool:
+    """A coarse level at least half full and at most 4 DENSE_COARSE unknowns: coarsened
+    further, its strength (evolution: (I - w D^-1 A)^2, dense) and Galerkin product cost
+    more than its dense inverse (a Watts-Strogatz graph's 1 321-unknown full level: 6 s of
+    evolution strength, to coarsen it to 4)."""
+    n = A.shape[0]
+    return n <= 4 * DENSE_COARSE and A.nnz >= 0.5 * n * n
+
+
 def _sparse_lu(A: sp.csr_matrix):
     """SuperLU of the coarsest level when coarsening stalled above ``DENSE_COARSE`` unknowns
     (a diagonal or block-diagonal matrix: every aggregate a single node or block). The dense
@@ -552,6 +561,8 @@ class SmoothedAggregation:
             unknowns = np.arange(A.shape[0])
             nodes = (unknowns // blocksize, unknowns % blocksize)
         while A.shape[0] > max_coarse and len(self.levels) < max_levels - 1:
+            if self.levels and _dense_enough(A):
+                break   # a dense coarse level: its dense inverse, not strength on A^2 (below)
             d = A.diagonal()
             if np.any(d == 0) and self.levels and not np.diff(A.indptr)[d == 0].any():
                 break   # aggregates of null vectors (separate pure-Neumann pieces): coarsest
@@ -643,7 +654,7 @@ class SmoothedAggregation:
                 self.levels[k] = (Ak, S, 1.1 * rho_sa(Ak, S), Pk, Rk)
         self._dev = [self._to_device(*level) for level in self.levels]
         self.coarse_inv = self.coarse_lu = None
-        if A.shape[0] <= DENSE_COARSE:
+        if A.shape[0] <= DENSE_COARSE or _dense_enough(A):
             self.coarse_inv = xp.asarray(coarse_inverse(A.toarray()))
         else:
             self.coarse_lu = _sparse_lu(A)

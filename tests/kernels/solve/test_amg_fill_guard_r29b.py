@@ -61,3 +61,27 @@ def test_pde_hierarchies_keep_the_smoothed_prolongator(which):
     assert h.unsmoothed == []
     # the same kind of hierarchy as pyamg's smoothed one (complexity within 25 %)
     assert h.operator_complexity <= 1.25 * ml.operator_complexity()
+
+
+def test_a_dense_coarse_level_is_the_coarsest(monkeypatch):
+    # an Erdos-Renyi graph: the smoothed coarse level is full (pyamg's too); without the
+    # fill guard (switched off here) it was coarsened on, strength on a dense matrix
+    from skiff.kernels.solve import amg
+
+    monkeypatch.setattr(amg, "FILL_LIMIT", 1e12)
+    G = nx.fast_gnp_random_graph(6000, 8 / 6000, seed=1)
+    G = G.subgraph(max(nx.connected_components(G), key=len)).copy()
+    A = (nx.laplacian_matrix(G).astype(float) + 1e-3 * sp.identity(len(G))).tocsr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ml = pyamg.smoothed_aggregation_solver(A, strength="symmetric")
+    h = SmoothedAggregation(A, strength="symmetric", max_coarse=50)
+    coarse = ml.levels[1].A
+    assert coarse.nnz >= 0.5 * coarse.shape[0] ** 2       # pyamg's level: full as well
+    assert h.nlevels == 2 and h.coarse_n == coarse.shape[0]
+    assert h.coarse_inv is not None
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    x, info = spla.cg(A, b, rtol=1e-10, M=h.aspreconditioner(), maxiter=200)
+    want = spla.spsolve(A.tocsc(), b)
+    assert info == 0
+    assert np.linalg.norm(x - want) <= 1e-6 * np.linalg.norm(want)
