@@ -174,5 +174,5 @@ FALLBACK_NAMES = (
     "bitwise_or", "bitwise_xor", "bitwise_not", "hann_window", "hamming_window",
     "blackman_window", "bartlett_window", "kaiser_window", "trapz", "cumulative_trapezoid",
     "logaddexp2", "copysign", "fix", "row_stack", "adjoint", "pairwise_distance",
-    "triplet_margin_loss", "matrix_exp", "stft",
+    "triplet_margin_loss", "matrix_exp", "stft", "istft",
 )

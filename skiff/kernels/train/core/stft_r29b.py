@@ -67,3 +67,69 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
         return view_as_real(spec)
     return spec
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,  # noqa: A002
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """torch's ``istft``: the inverse of :func:`stft` by overlap-add, divided by the summed
+    squared window (torch's least-squares inverse); ``length`` trims or zero-pads."""
+    from . import fft_r28 as fft
+    from .tensor import Tensor
+
+    spec = input
+    if spec.ndim not in (2, 3):
+        raise ValueError(f"istft: expected a 2-D or 3-D (batch, freq, frames) input, got "
+                         f"{spec.ndim}-D")
+    if return_complex:
+        raise NotImplementedError("istft(return_complex=True) is not here: a real signal is "
+                                  "returned (the usual case)")
+    n_fft = int(n_fft)
+    hop = int(hop_length) if hop_length is not None else n_fft // 4
+    win = int(win_length) if win_length is not None else n_fft
+    squeeze = spec.ndim == 2
+    if squeeze:
+        spec = spec.unsqueeze(0)
+    b, n_freq, n_frames = (int(s) for s in spec.shape)
+    one = (n_freq != n_fft) if onesided is None else bool(onesided)
+    if one and n_freq != n_fft // 2 + 1:
+        raise RuntimeError(f"istft: expected the frequency axis to be n_fft // 2 + 1 = "
+                           f"{n_fft // 2 + 1} (one-sided), got {n_freq}")
+    cols = spec.transpose(1, 2)
+    frames = fft.irfft(cols, n=n_fft, dim=-1) if one else fft.ifft(cols, dim=-1).real
+    if normalized:
+        frames = frames * float(np.sqrt(n_fft))
+    if window is None:
+        w_np = np.ones(win)
+        w = None
+    else:
+        w_np = np.asarray(getattr(window, "_data", window), np.float64)
+        w = window
+    left = (n_fft - win) // 2
+    if left or n_fft - win - left:
+        w_np = np.pad(w_np, (left, n_fft - win - left))
+        w = None
+    if w is None:
+        w = Tensor._make(frames.xp.asarray(w_np, dtype=frames.dtype), False, None, 0)
+    frames = frames * w
+    total = n_fft + hop * (n_frames - 1)
+    pos = (np.arange(n_frames)[:, None] * hop + np.arange(n_fft)[None, :]).reshape(-1)
+    zeros = Tensor._make(frames.xp.zeros((b, total), dtype=frames.dtype), False, None, 0)
+    y = zeros.index_add(1, Tensor._make(frames.xp.asarray(pos), False, None, 0),
+                        frames.reshape(b, -1))
+    env = np.zeros(total)
+    np.add.at(env, pos, np.tile(w_np ** 2, n_frames))
+    start = n_fft // 2 if center else 0
+    end = total - (n_fft // 2 if center else 0) if length is None else start + int(length)
+    stop = min(end, total)
+    if np.abs(env[start:stop]).min(initial=1.0) < 1e-11:
+        raise RuntimeError("istft: window overlap add min: the window's squared sum is zero "
+                           "somewhere (use a window and hop_length that overlap, e.g. a Hann "
+                           "window with hop_length <= n_fft // 2)")
+    out = y[:, start:stop] / Tensor._make(frames.xp.asarray(env[start:stop], dtype=frames.dtype),
+                                          False, None, 0)
+    if end > stop:
+        pad = Tensor._make(frames.xp.zeros((b, end - stop), dtype=frames.dtype), False, None, 0)
+        from .tensor import cat
+
+        out = cat([out, pad], dim=1)
+    return out.squeeze(0) if squeeze else out

@@ -502,6 +502,13 @@ def stft(input, n_fft, *args, **kwargs):  # noqa: A002
     return _stft(_t(input), n_fft, *args, **kwargs)
 
 
+def istft(input, n_fft, *args, **kwargs):  # noqa: A002
+    """torch's ``istft`` (:mod:`.stft_r29b`)."""
+    from .stft_r29b import istft as _istft
+
+    return _istft(input, n_fft, *args, **kwargs)
+
+
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from .nn.functional.conv1d import pairwise_distance as pd
 
@@ -518,7 +525,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 TOP_LEVEL = TOP_LEVEL + ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
                          "kaiser_window", "trapz", "cumulative_trapezoid", "logaddexp2",
                          "copysign", "fix", "row_stack", "adjoint", "pairwise_distance",
-                         "triplet_margin_loss", "matrix_exp", "stft")
+                         "triplet_margin_loss", "matrix_exp", "stft", "istft")
 FUNCTIONS = {n: globals()[n] for n in TOP_LEVEL}
 
 
@@ -552,7 +559,7 @@ MORE_METHODS = {
     "cumsum_": _inplace("cumsum_", lambda s, dim: s.cumsum(dim)),
     "copysign": copysign, "copysign_": _inplace("copysign_", copysign),
     "logaddexp2": logaddexp2, "fix": fix, "fix_": _inplace("fix_", fix), "adjoint": adjoint,
-    "matrix_exp": matrix_exp, "stft": stft, "cholesky": _cholesky, "qr": _qr,
+    "matrix_exp": matrix_exp, "stft": stft, "istft": istft, "cholesky": _cholesky, "qr": _qr,
     "matrix_power": _linalg("matrix_power"),
     "addmv": lambda self, mat, vec, *, beta=1, alpha=1: beta * self + alpha * (mat @ vec),
     "addr": lambda self, v1, v2, *, beta=1, alpha=1: beta * self + alpha * (

@@ -45,3 +45,34 @@ def test_stft_needs_return_complex_for_real_input_as_torch():
         skiff.stft(skiff.ones(32), 8)
     with pytest.raises(RuntimeError):
         torch.stft(torch.ones(32), 8)
+
+
+@pytest.mark.parametrize("kw", [
+    {"n_fft": 16, "hop_length": 4},
+    {"n_fft": 16, "hop_length": 4, "win_length": 12, "normalized": True, "length": 45},
+    {"n_fft": 8, "hop_length": 2, "center": False},
+    {"n_fft": 16, "hop_length": 4, "length": 70},
+])
+def test_istft_inverts_and_matches_torch_with_gradients(kw):
+    kw = dict(kw)
+    x = np.random.default_rng(3).standard_normal((2, 60))
+    win = kw.get("win_length", kw["n_fft"])
+    tw, sw = torch.hann_window(win, dtype=torch.float64), skiff.hann_window(win,
+                                                                           dtype=skiff.float64)
+    length = kw.pop("length", None)
+    ts = torch.stft(torch.tensor(x), window=tw, return_complex=True, **kw).requires_grad_(True)
+    ss = skiff.tensor(ts.detach().numpy(), requires_grad=True)
+    if not kw.get("center", True):  # a Hann window is 0 at the first sample: both refuse
+        with pytest.raises(RuntimeError, match="overlap add min"):
+            torch.istft(ts, window=tw, length=length, **kw)
+        with pytest.raises(RuntimeError, match="overlap add min"):
+            skiff.istft(ss, window=sw, length=length, **kw)
+        return
+    ty = torch.istft(ts, window=tw, length=length, **kw)
+    sy = skiff.istft(ss, window=sw, length=length, **kw)
+    assert tuple(sy.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(_np(sy), _np(ty), rtol=1e-11, atol=1e-12)
+    w = np.random.default_rng(4).standard_normal(tuple(ty.shape))
+    (ty * torch.tensor(w)).sum().backward()
+    (sy * skiff.tensor(w)).sum().backward()
+    np.testing.assert_allclose(_np(ss.grad), _np(ts.grad), rtol=1e-10, atol=1e-12)
