@@ -133,4 +133,4 @@ def write_result(job: Job, value) -> None:
         summary = {}
     if not isinstance(summary, dict):
         summary = {"value": summary}
-    write_json(job.run_dir / "result.json", summary)
+    write_json(job.run_dir / "result.json", summary, long_values_on_one_line=True)

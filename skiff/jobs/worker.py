@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             summary = value.to_json() if hasattr(value, "to_json") else value
             write_json(run_dir / "result.json", summary if isinstance(summary, dict)
-                       else {"value": summary})
+                       else {"value": summary}, long_values_on_one_line=True)
             final = "cancelled" if reporter.should_stop() else "done"
             # stopped because nobody holds it: said on the status, as a signalled stop is
             # ('cancelled' alone read as a user's cancel; the why was in a log line only)
