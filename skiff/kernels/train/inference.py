@@ -103,6 +103,7 @@ class Inference:
 
         if self.strategy is None:
             self.strategy = SingleDevice().bind(device=self.device, reporter=self.reporter)
+        data = by_feature_names(data, getattr(self, "feature_names", None))
         dataset = as_dataset(data, what="data to predict on")
         if len(dataset) == 0:
             raise ValueError("the data to predict on is empty")
@@ -137,3 +138,40 @@ class Inference:
             if was_training:
                 self.model.train()
         return np.concatenate(outs, axis=0)
+
+
+def _is_frame(a) -> bool:
+    return type(a).__module__.startswith("pandas") and hasattr(a, "columns")
+
+
+def frame_columns(data) -> list[str] | None:
+    """The column names of the inputs when they are a pandas DataFrame (``df`` or
+    ``(df, y)``), else None."""
+    x = data[0] if isinstance(data, (tuple, list)) and data else data
+    return [str(c) for c in x.columns] if _is_frame(x) else None
+
+
+def by_feature_names(data, names):
+    """``data`` to predict on with its DataFrame's columns in the order the model was trained
+    on (``names``, from the training DataFrame): a frame whose columns come in another order
+    is reordered by name; one that lacks some or has others is refused naming them (as
+    scikit-learn refuses feature names that do not match)."""
+    if not names:
+        return data
+    pair = isinstance(data, (tuple, list)) and data
+    x = data[0] if pair else data
+    if not _is_frame(x):
+        return data
+    have = [str(c) for c in x.columns]
+    if have == names:
+        return data
+    missing = [n for n in names if n not in have]
+    extra = [n for n in have if n not in names]
+    if missing or extra or len(set(have)) != len(have):
+        parts = ([f"lacks {missing}"] if missing else []) + (
+            [f"has {extra} it was not trained on"] if extra else [])
+        raise ValueError(f"the DataFrame to predict on {' and '.join(parts) or 'repeats a column'}"
+                         f": the model was trained on the columns {names}; select them, "
+                         f"e.g. df[{names!r}]")
+    x = x[[c for n in names for c in x.columns if str(c) == n]]
+    return type(data)([x, *data[1:]]) if pair else x

@@ -288,6 +288,11 @@ class Trainer(Inference, TrainerState):
         """:meth:`train` under its rank alarm (:mod:`.parallel.rank_alarm`)."""
         # a DataLoader in place of the data: its batch size is the one meant, for this call
         own_batch, loader_batch = self.batch_size, loader_batch_size(dataset)
+        from .inference import frame_columns
+
+        # a DataFrame's column names: predict(df) finds the features by name (a frame in
+        # another column order predicted from the wrong columns, silently)
+        self.feature_names = frame_columns(dataset)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
         if self.early_stopping is not None and val_dataset is None:
             raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
