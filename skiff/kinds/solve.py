@@ -1087,6 +1087,16 @@ _FLOW_NAMES = {"cd": "cd", "cl": "cl", "dp": "dp", "la": "recirculation length",
                "cd_mean": "cd mean", "cl_amplitude": "cl amplitude"}
 
 
+def _refined(result: dict, key: str) -> str:
+    """``; refined 0.47795, +1.4%``: the value against the case's refined reference (the
+    result's ``reference`` / ``relative_error``; none for another Re or a short run)."""
+    ref = (result.get("reference") or {}).get(key)
+    err = (result.get("relative_error") or {}).get(key)
+    if ref is None or err is None:
+        return ""
+    return f"; refined {ref:.6g}, {100 * float(err):+.2g}%"
+
+
 def _cylinder_summary(result: dict) -> list[str]:
     """The terminal lines of a DFG cylinder run: each value against its published band."""
     steps = result.get("steps")
@@ -1115,7 +1125,7 @@ def _cylinder_summary(result: dict) -> list[str]:
             if key == "dp_end" and short:
                 text += f" (DFG at t={figure(full)}: {span})"    # another time: no verdict
             else:
-                text += f" (DFG {span}{'' if ok.get(key) else ': outside'})"
+                text += f" (DFG {span}{'' if ok.get(key) else ': outside'}{_refined(result, key)})"
         parts.append(text)
     lines += [", ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
     if result.get("case") == "2d-2" and result.get("st") is None:

@@ -53,6 +53,12 @@ def test_cylinder_summary_gives_values_against_their_bands():
     assert "?" not in text and "not converged" not in text
     assert lines[0].startswith(f"cylinder 2d-1, Re 20: {result['cells']} cells")
     assert f"cd {result['cd']:.5g} (DFG 5.57-5.59" in text
+    # and against the refined value (Schafer-Turek's later figures, the result's reference)
+    from skiff.kernels.solve.flow.dfg import REFINED
+
+    ref = REFINED["2d-1"]["cd"]
+    err = 100 * (result["cd"] - ref) / abs(ref)
+    assert f"refined {ref:.6g}, {err:+.2g}%" in text
     out = [k for k, inside in result["in_bands"].items() if not inside]
     assert text.count(": outside") == len(out)
     assert ("finer --resolution" in text) == bool(out)
