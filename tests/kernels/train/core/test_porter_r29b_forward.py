@@ -136,3 +136,12 @@ def test_autograd_grad_only_inputs_and_batched_grad_outputs():
     (sj,) = skiff.autograd.grad(sy, sx, eye_s, is_grads_batched=True)
     assert tuple(sj.shape) == tuple(tj.shape) == (4, 4, 3)
     np.testing.assert_allclose(_np(sj), _np(tj), rtol=1e-13)
+
+
+def test_skiff_func_attribute_finds_forward_mode():
+    from skiff.kernels.train.core import func_r29
+
+    assert func_r29.jvp is sf.jvp and func_r29.jacfwd is sf.jacfwd
+    assert func_r29.linearize is sf.linearize
+    with pytest.raises(AttributeError):
+        func_r29.no_such_transform  # noqa: B018
