@@ -334,12 +334,3 @@ def _stack_tree(results, out_dims, stack, Tensor):
         return results[0]
     return stack(results, dim=out_dims % (results[0].ndim + 1))
 
-
-def __getattr__(name):
-    """Forward mode (``jvp``, ``jacfwd``, ``linearize``) lives in :mod:`.forward_r29b`, which
-    builds on this module; ``skiff.func.jvp`` finds it here."""
-    if name in ("jvp", "jacfwd", "linearize"):
-        from . import forward_r29b
-
-        return getattr(forward_r29b, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -278,7 +278,7 @@ def set_default_dtype(dtype):
     _default_dtype.set_default_dtype(dtype)
 
 
-from . import func_r29 as func  # noqa: E402,F401  (torch.func: skiff.func's names)
+from . import func_all_r29b as func  # noqa: E402,F401  (torch.func, forward mode too)
 from .func_r29 import vmap  # noqa: E402,F401  (torch.vmap)
 from .tensor_r29 import FORMS as _tensor_r29_forms  # noqa: E402
 from .tensor_r29 import as_strided, gradient, histogram, polar, vander  # noqa: E402,F401

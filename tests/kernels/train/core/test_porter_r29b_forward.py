@@ -138,10 +138,11 @@ def test_autograd_grad_only_inputs_and_batched_grad_outputs():
     np.testing.assert_allclose(_np(sj), _np(tj), rtol=1e-13)
 
 
-def test_skiff_func_attribute_finds_forward_mode():
-    from skiff.kernels.train.core import func_r29
 
-    assert func_r29.jvp is sf.jvp and func_r29.jacfwd is sf.jacfwd
-    assert func_r29.linearize is sf.linearize
-    with pytest.raises(AttributeError):
-        func_r29.no_such_transform  # noqa: B018
+def test_skiff_func_attribute_finds_forward_mode():
+    from skiff.kernels.train.core import func_all_r29b, ops_stats
+
+    assert ops_stats.func is func_all_r29b
+    assert func_all_r29b.jvp is sf.jvp and func_all_r29b.jacfwd is sf.jacfwd
+    assert func_all_r29b.linearize is sf.linearize and func_all_r29b.vmap is not None
+    assert {"jvp", "jacfwd", "linearize", "vmap", "grad"} <= set(func_all_r29b.__all__)
