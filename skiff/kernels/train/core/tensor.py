@@ -66,6 +66,8 @@ _FLOATS = ("float16", "float32", "float64", "bfloat16")
 def _as_dtype(dtype):
     if dtype is None:
         return None
+    if _is_torch_dtype(dtype):  # torch.float32, torch.bfloat16: a port's own dtype objects
+        dtype = str(dtype).split(".", 1)[1]
     if isinstance(dtype, str) and dtype == "bfloat16":
         try:
             import ml_dtypes
@@ -78,6 +80,10 @@ def _as_dtype(dtype):
         raise ValueError(
             f"unknown dtype {dtype!r}: use one of {', '.join(_FLOATS)} or an integer dtype"
         ) from None
+
+
+def _is_torch_dtype(x) -> bool:
+    return type(x).__module__ == "torch" and type(x).__name__ == "dtype"
 
 
 def _is_dtype_like(x) -> bool:

@@ -420,6 +420,8 @@ class Module:
 
 
 def _is_dtype(x) -> bool:
+    if type(x).__module__ == "torch" and type(x).__name__ == "dtype":  # model.to(torch.bfloat16)
+        return True
     try:
         np.dtype(x)
         return True

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...autograd import Function, xp_of
 from ...gemm import mm
-from ...tensor import Tensor, where
+from ...tensor import Tensor, _foreign_to_numpy, _is_foreign_tensor, where
 from ..fused import scatter_rows
 from .losses import check_class_ids
 
@@ -73,7 +73,9 @@ def embedding(idx, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.
     ``norm_type``-norm exceeds it are scaled down in place first, as torch's), ``sparse``
     (accepted: the gradient is dense)."""
     i = idx._data if isinstance(idx, Tensor) else idx
-    if not hasattr(i, "dtype"):
+    if _is_foreign_tensor(i):  # a torch tensor of ids (a transformers user's tokenizer output)
+        i = _foreign_to_numpy(i)
+    if not hasattr(i, "dtype") or not hasattr(i.dtype, "kind"):
         i = np.asarray(i)
     if i.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
