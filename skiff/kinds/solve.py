@@ -789,6 +789,9 @@ class SolveKind(Kind):
         if "case" in result and "bands" in result:
             return _cylinder_summary(result)
         shape = "x".join(map(str, result.get("shape") or []))
+        cols = result.get("columns")
+        if isinstance(cols, int) and len(result.get("shape") or []) == 2:  # B of k columns
+            shape = f"({result['shape'][0]} unknowns, {cols} right-hand sides)"
         lines = [f"{result.get('problem', '?')} {shape}: {result.get('method', '?')} + "
                  f"{result.get('precond', '?')} on {result.get('device', '?')}"]
         its, rel = result.get("iterations"), result.get("relative_residual")

@@ -154,7 +154,7 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
         out.mkdir(exist_ok=True)
         # drawn without matplotlib (its import and first figure cost more than a small solve);
         # Solution.plot draws the labelled figures when asked
-        if sol.field.ndim >= 2:
+        if sol.on_grid:  # not the (n, k) x of several right-hand sides
             u = sol.field if sol.field.ndim == 2 else sol.field[:, :, sol.field.shape[2] // 2]
             heatmap_png(u, out / "field.png")
             reporter.artifact("field", out / "field.png", kind="image")

@@ -60,7 +60,9 @@ def read_matrix(path):
 
 
 def read_vector(path, n: int) -> np.ndarray:
-    """The right-hand side of ``n`` entries in ``path``."""
+    """The right-hand side of ``n`` entries in ``path``: ``(n,)``, or ``(n, k)`` for ``k``
+    right-hand sides (a file of ``n`` rows and ``k`` columns, as SciPy's ``spsolve(A, B)``
+    takes; a ``(k, n)`` array is refused naming its transpose)."""
     path = Path(str(path)).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"no such file for the right-hand side B: {str(path)!r}")
@@ -82,7 +84,16 @@ def read_vector(path, n: int) -> np.ndarray:
         raise ValueError(f"cannot read {path.name!r} as a vector: {exc}") from None
     value = np.asarray(value)
     # a complex B (a complex Matrix Market column, a complex .npy) makes a complex system
-    value = value.astype(np.complex128 if np.iscomplexobj(value) else np.float64).ravel()
+    value = value.astype(np.complex128 if np.iscomplexobj(value) else np.float64)
+    if value.ndim == 2 and min(value.shape) > 1:
+        if value.shape[0] == n:
+            return value  # several right-hand sides, one per column
+        if value.shape[1] == n:
+            raise ValueError(f"B {path.name!r} is {value.shape[0]} x {value.shape[1]}: the "
+                             f"right-hand sides go in its columns ({n} rows); save B.T")
+        raise ValueError(f"B {path.name!r} is {value.shape[0]} x {value.shape[1]}; the "
+                         f"matrix has {n} rows")
+    value = value.ravel()
     if value.size != n:
         raise ValueError(f"B {path.name!r} has {value.size} entries; the matrix has {n} rows")
     return value
