@@ -1,14 +1,18 @@
 """``skiff.func``: torch's ``torch.func`` (``functional_call``, ``grad``, ``grad_and_value``,
-``vmap``, ``vjp``, ``jacrev``, ``hessian``, ``stack_module_state``); the public names of
-:mod:`skiff.kernels.train.core.func_r29`."""
+``vmap``, ``vjp``, ``jacrev``, ``hessian``, ``stack_module_state``; forward mode ``jvp``,
+``jacfwd``, ``linearize``); the public names of
+:mod:`skiff.kernels.train.core.func_all_r29b`."""
 
-from skiff.kernels.train.core.func_r29 import (  # noqa: F401
+from skiff.kernels.train.core.func_all_r29b import (  # noqa: F401
     __all__,
     functional_call,
     grad,
     grad_and_value,
     hessian,
+    jacfwd,
     jacrev,
+    jvp,
+    linearize,
     stack_module_state,
     vjp,
     vmap,

@@ -378,8 +378,8 @@ class OcrKind(Kind):
                     if isinstance(record, dict) and record.get("error"):
                         failed.append(f"{record.get('image')}: {record['error']}")
         except OSError as exc:
-            return [f"{result['errors']} inputs (cannot read {result['out']}: {exc})"]
-        return failed or [f"{result['errors']} inputs"]
+            return [f"{_inputs(result['errors'])} (cannot read {result['out']}: {exc})"]
+        return failed or [_inputs(result["errors"])]
 
     def preparse(self, line: str, user_ns: dict) -> tuple[str, dict]:
         """``%ocr [page, crop] --out -``: a list written on the line, of images held in
@@ -435,3 +435,7 @@ class OcrKind(Kind):
 
 
 KIND = OcrKind()
+
+
+def _inputs(n) -> str:
+    return f"{n} input{'' if n == 1 else 's'}"
