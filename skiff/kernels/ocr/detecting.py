@@ -28,6 +28,7 @@ from .det import (
 )
 from .images import grey_of
 from .item import Item
+from .joined import split_joined
 
 # detection reads only the ink box of a page (det.text_extent) when that saves at least this
 # many detector pixels: on small images the box saves little, and the detector, which pools
@@ -40,6 +41,9 @@ FAINT_MOST = 16
 # 10 px (a page shown at 0.44) is 13 x 7; 48 text-free images (rules, dots, empty boxes,
 # shapes, texture) read the same 19 false marks at 1 and at 3
 FAINT_WIDE = 3.0
+# level boxes on a small image whose ink runs more than this many degrees off the axes are
+# looked at again turned level (DetectionPasses._lines_joined)
+SKEW_JOINED = 10.0
 
 
 def _source(it: Item) -> tuple[np.ndarray, np.ndarray]:
@@ -109,6 +113,7 @@ class DetectionPasses:
                 self._detect_level(it, scales[it.index], which)
             else:
                 self._faint_glyphs(it, scales[it.index], which)
+                self._lines_joined(it)
             it.faint = None
             it.boxes = join_columns(join_fragments(it.boxes))
             it.timings["det_scale"] = round(scales[it.index], 4)
@@ -211,6 +216,23 @@ class DetectionPasses:
         tops = [b[1] - b[0] for b, _ in it.boxes]
         return float(np.median([off_axis(np.degrees(np.arctan2(v[1], v[0]))) for v in tops])) > 3
 
+    def _lines_joined(self, it: Item) -> None:
+        """A small image's boxes that each hold several lines running more than
+        ``SKEW_JOINED`` degrees off the axes (the ink's own angle,
+        :func:`.deskew.skew_angle`), cut into their lines (:func:`.joined.split_joined`).
+        A noisy label turned by 25-40 degrees is boxed as one level block, surely (DB score
+        0.9), and read as one character ("一" for two lines); :meth:`_weak` does not see
+        it, as its box is level and sure."""
+        if not it.boxes or max(it.bgr.shape[:2]) > self.params.limit / 2:
+            return
+        found = skew_angle(grey_of(it.bgr))
+        if found is None or off_axis(found[0]) <= SKEW_JOINED:
+            return
+        cut = split_joined(grey_of(it.bgr), it.boxes, found[0])
+        if len(cut) > len(it.boxes):
+            it.timings["split"] = len(cut) - len(it.boxes)
+            it.boxes = cut
+
     def _detect_level(self, it: Item, scale: float, which: str = "det") -> None:
         """Second passes for a hard image: when the first found nothing or only unsure
         boxes, on the image smoothed (a Gaussian of 1.2 px takes sensor noise and JPEG
@@ -243,6 +265,12 @@ class DetectionPasses:
             if _better(new, best):
                 best = new
                 it.timings["leveled"] = round(found[0], 2)
+        if found is not None and best and off_axis(found[0]) > SKEW_JOINED:
+            # a box across several turned lines, cut into them
+            cut = split_joined(grey_of(it.bgr), best, found[0])
+            if len(cut) > len(best):
+                it.timings["split"] = len(cut) - len(best)
+                best = cut
         it.boxes = best
         it.timings["det"] = it.timings.get("det", 0.0) + time.perf_counter() - t0
 
