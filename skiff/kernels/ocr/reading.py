@@ -35,6 +35,7 @@ from .rec import (
     plan_batches,
     rec_input,
 )
+from .script_mix import latin_letters
 from .spacing import cjk_spaces, missed_spaces, separator_spaces
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
@@ -535,6 +536,7 @@ class LineReading:
                                        frame_width, height) or again
                     again = separator_spaces(again, columns[0][j], alphabet, crops[idx[j]],
                                              frame_width, height) or again
+                again = latin_letters(again, probs[j], alphabet)
                 return half_width(decimal_point(again, probs[j], alphabet))
 
             return idx, [(finish(j, text, score), score)
