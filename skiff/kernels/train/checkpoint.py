@@ -37,8 +37,14 @@ class CheckpointError(RuntimeError):
 
 
 # ------------------------------------------------------------------------------------------
-def flatten_state(state) -> tuple[object, dict[str, np.ndarray]]:
-    """(JSON tree, arrays): arrays replaced by ``{"__array__": key}`` references."""
+def flatten_state(state, *, rows: bool = False) -> tuple[object, dict[str, np.ndarray]]:
+    """(JSON tree, arrays): arrays replaced by ``{"__array__": key}`` references.
+
+    ``rows=True`` also stores each list of flat dicts of Python numbers (a loss history) as
+    one array per column (``{"__rows__": ...}``; :func:`unflatten_state` reads it back equal,
+    of the same types and key order): a history of 30,000 rows is then 1.4 MB of arrays, not
+    5.4 MB of JSON written at every checkpoint. Readers of their own tree (the sharded
+    checkpoints' :mod:`.parallel.checkpoint`) leave it False."""
     arrays: dict[str, np.ndarray] = {}
 
     def walk(obj, path):
@@ -67,6 +73,18 @@ def flatten_state(state) -> tuple[object, dict[str, np.ndarray]]:
         if isinstance(obj, tuple):
             return {"__tuple__": [walk(v, f"{path}/{i}") for i, v in enumerate(obj)]}
         if isinstance(obj, list):
+            found = _row_columns(obj) if rows else None
+            if found is not None:  # a history: one array per column, not a JSON object a row
+                layouts, layout, columns = found
+                refs = {}
+                for k, col in columns.items():
+                    refs[k] = {"__array__": f"a{len(arrays):05d}:{path}/{k}"[:200]}
+                    arrays[refs[k]["__array__"]] = col
+                out = {"n": len(obj), "layouts": layouts, "columns": refs, "layout": None}
+                if layout is not None:
+                    out["layout"] = {"__array__": f"a{len(arrays):05d}:{path}/layout"[:200]}
+                    arrays[out["layout"]["__array__"]] = layout
+                return {"__rows__": out}
             return [walk(v, f"{path}/{i}") for i, v in enumerate(obj)]
         if obj is None or isinstance(obj, (bool, int, float, str)):
             if isinstance(obj, float) and not np.isfinite(obj):
@@ -87,12 +105,55 @@ def unflatten_state(tree, arrays) -> object:
             return typed_array(arrays[tree["__array__"]], tree.get("dtype"))
         if "__tuple__" in tree:
             return tuple(unflatten_state(v, arrays) for v in tree["__tuple__"])
+        if "__rows__" in tree:
+            return _rows_from_columns(tree["__rows__"], arrays)
         if "__float__" in tree:
             return float(tree["__float__"])
         if "__items__" in tree:
             return {k: unflatten_state(v, arrays) for k, v in tree["__items__"]}
         return {k: unflatten_state(v, arrays) for k, v in tree["__dict__"].items()}
     return tree
+
+
+_COLUMN_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
+
+
+def _row_columns(rows: list):
+    """A list of flat dicts of Python numbers (a loss history) as columns: (the distinct key
+    orders, each row's index into them or None when all rows share one, {key: array}); None
+    when the list is anything else (then it is stored as it was). Each column holds one
+    Python type, so the rows come back equal and of the same types, key order included."""
+    if not rows or not all(type(r) is dict for r in rows):
+        return None
+    layouts: dict[tuple, int] = {}
+    layout = np.empty(len(rows), dtype=np.int32)
+    kinds: dict[str, type] = {}
+    for i, row in enumerate(rows):
+        keys = tuple(row)
+        for k in keys:
+            t = type(row[k])
+            if not isinstance(k, str) or t not in _COLUMN_DTYPES or kinds.setdefault(k, t) is not t:
+                return None
+            if t is int and not -2**63 <= row[k] < 2**63:
+                return None
+        layout[i] = layouts.setdefault(keys, len(layouts))
+    columns = {}
+    for k, t in kinds.items():
+        col = np.zeros(len(rows), dtype=_COLUMN_DTYPES[t])
+        for i, row in enumerate(rows):
+            if k in row:
+                col[i] = row[k]
+        columns[k] = col
+    return [list(keys) for keys in layouts], (None if len(layouts) == 1 else layout), columns
+
+
+def _rows_from_columns(tree: dict, arrays) -> list:
+    """Inverse of :func:`_row_columns`."""
+    n, layouts = tree["n"], tree["layouts"]
+    columns = {k: arrays[ref["__array__"]].tolist() for k, ref in tree["columns"].items()}
+    layout = ([0] * n if tree.get("layout") is None
+              else arrays[tree["layout"]["__array__"]].tolist())
+    return [{k: columns[k][i] for k in layouts[j]} for i, j in enumerate(layout)]
 
 
 def typed_array(arr: np.ndarray, dtype: str | None) -> np.ndarray:
@@ -136,7 +197,7 @@ def save_checkpoint(directory: str | os.PathLike, state: dict, *, step: int,
         raise ValueError(f"keep must be at least 1 (or None for all), got {keep!r}")
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    tree, arrays = flatten_state(state)
+    tree, arrays = flatten_state(state, rows=True)
     meta = {"format": FORMAT, "step": int(step), "state": tree}
     blob = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     final = folder / checkpoint_name(step)

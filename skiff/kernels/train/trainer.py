@@ -30,6 +30,7 @@ import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .checkpoint import checkpoint_name
 from .core import random as train_random
 from .data import as_dataset, batch_size_of, loader_batch_size, split_off, token_count
 from .divergence import OVERFLOW_ERRORS
@@ -481,6 +482,9 @@ class Trainer(Inference, TrainerState):
             return
         run.step, run.history, run.val_history = self._restore(state, run.loader)
         run.resumed["from_step"] = run.step
+        read = self.checkpoint_dir / checkpoint_name(run.step)
+        if run.strategy.world_size == 1 and read.is_file():  # the file this state came from
+            run.resumed["path"] = str(read)
         self.reporter.log(f"resumed from step {run.step} (epoch {run.loader.epoch}, batch "
                           f"{run.loader.position})")
 
@@ -730,6 +734,15 @@ class Trainer(Inference, TrainerState):
                              run.val_history, run.t_start)
             run.line_losses = []
 
+    @staticmethod
+    def _checkpoint_is_current(run: Run, best) -> bool:
+        """A resume that trained nothing (its checkpoint already reaches the steps asked)
+        and restored no other weights: the checkpoint it read holds this very state, so it
+        is not written again (at 30,000 steps that rewrite cost 11 s of a 24 s resume)."""
+        resumed = getattr(run, "resumed", None) or {}
+        return (best is None and resumed.get("path") is not None
+                and run.step == resumed["from_step"] and Path(resumed["path"]).is_file())
+
     def _finish(self, run: Run) -> TrainResult:
         """The final checkpoint (also when cancelled, so the run can be resumed), the
         strategy torn down, and the result with its measurements against the plan."""
@@ -741,7 +754,9 @@ class Trainer(Inference, TrainerState):
             rep.log(msg)
             if self.verbose and run.strategy.is_root:
                 print(msg, flush=True)
-        if self.checkpoint_dir is not None and step > 0:
+        if self._checkpoint_is_current(run, best):  # nothing trained: it is this state
+            run.last_ckpt = run.resumed.get("path")
+        elif self.checkpoint_dir is not None and step > 0:
             run.last_ckpt = self._save(step, loader, run.history, run.val_history)
         run.strategy.teardown()
         elapsed, samples, tokens = run.elapsed, run.samples, run.tokens
