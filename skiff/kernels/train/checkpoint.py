@@ -75,12 +75,14 @@ def flatten_state(state, *, rows: bool = False) -> tuple[object, dict[str, np.nd
         if isinstance(obj, list):
             found = _row_columns(obj) if rows else None
             if found is not None:  # a history: one array per column, not a JSON object a row
-                layouts, layout, columns = found
+                layouts, layout, columns, scalars = found
                 refs = {}
                 for k, col in columns.items():
                     refs[k] = {"__array__": f"a{len(arrays):05d}:{path}/{k}"[:200]}
                     arrays[refs[k]["__array__"]] = col
                 out = {"n": len(obj), "layouts": layouts, "columns": refs, "layout": None}
+                if scalars:
+                    out["scalars"] = scalars
                 if layout is not None:
                     out["layout"] = {"__array__": f"a{len(arrays):05d}:{path}/layout"[:200]}
                     arrays[out["layout"]["__array__"]] = layout
@@ -118,11 +120,22 @@ def unflatten_state(tree, arrays) -> object:
 _COLUMN_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 
 
+def _column_dtype(t: type):
+    """The array dtype of a column of values of type ``t`` (a Python number, or a numpy
+    scalar of a real number type), or None."""
+    if t in _COLUMN_DTYPES:
+        return np.dtype(_COLUMN_DTYPES[t])
+    if issubclass(t, np.generic) and np.dtype(t).kind in "biuf":
+        return np.dtype(t)
+    return None
+
+
 def _row_columns(rows: list):
-    """A list of flat dicts of Python numbers (a loss history) as columns: (the distinct key
-    orders, each row's index into them or None when all rows share one, {key: array}); None
-    when the list is anything else (then it is stored as it was). Each column holds one
-    Python type, so the rows come back equal and of the same types, key order included."""
+    """A list of flat dicts of numbers (a loss history) as columns: (the distinct key orders,
+    each row's index into them or None when all rows share one, {key: array}, the keys whose
+    values are numpy scalars); None when the list is anything else (then it is stored as it
+    was). Each column holds one type, so the rows come back equal and of the same types
+    (Python floats as Python floats, numpy scalars as numpy scalars), key order included."""
     if not rows or not all(type(r) is dict for r in rows):
         return None
     layouts: dict[tuple, int] = {}
@@ -132,25 +145,31 @@ def _row_columns(rows: list):
         keys = tuple(row)
         for k in keys:
             t = type(row[k])
-            if not isinstance(k, str) or t not in _COLUMN_DTYPES or kinds.setdefault(k, t) is not t:
+            if not isinstance(k, str) or kinds.setdefault(k, t) is not t:
                 return None
             if t is int and not -2**63 <= row[k] < 2**63:
                 return None
         layout[i] = layouts.setdefault(keys, len(layouts))
+    dtypes = {k: _column_dtype(t) for k, t in kinds.items()}
+    if any(d is None for d in dtypes.values()):
+        return None
     columns = {}
-    for k, t in kinds.items():
-        col = np.zeros(len(rows), dtype=_COLUMN_DTYPES[t])
+    for k, dtype in dtypes.items():
+        col = np.zeros(len(rows), dtype=dtype)
         for i, row in enumerate(rows):
             if k in row:
                 col[i] = row[k]
         columns[k] = col
-    return [list(keys) for keys in layouts], (None if len(layouts) == 1 else layout), columns
+    scalars = [k for k, t in kinds.items() if t not in _COLUMN_DTYPES]
+    return ([list(keys) for keys in layouts], (None if len(layouts) == 1 else layout), columns,
+            scalars)
 
 
 def _rows_from_columns(tree: dict, arrays) -> list:
     """Inverse of :func:`_row_columns`."""
-    n, layouts = tree["n"], tree["layouts"]
-    columns = {k: arrays[ref["__array__"]].tolist() for k, ref in tree["columns"].items()}
+    n, layouts, scalars = tree["n"], tree["layouts"], set(tree.get("scalars", ()))
+    columns = {k: (list if k in scalars else np.ndarray.tolist)(arrays[ref["__array__"]])
+               for k, ref in tree["columns"].items()}
     layout = ([0] * n if tree.get("layout") is None
               else arrays[tree["layout"]["__array__"]].tolist())
     return [{k: columns[k][i] for k in layouts[j]} for i, j in enumerate(layout)]

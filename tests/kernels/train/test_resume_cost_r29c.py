@@ -134,7 +134,10 @@ def test_a_resume_with_nothing_left_to_train_leaves_its_checkpoint_alone(tmp_pat
      {"loss": 2.5, "step": 3}, {}],                     # rows of other keys and key orders
     [{"step": 1, "loss": 0.5}, {"step": 2, "loss": 1}],  # float then int: kept apart
     [{"step": 1, "note": "warmup"}],                     # a string: stored as before
-    [{"step": 1, "loss": np.float64(0.25)}],            # a numpy scalar: stored as before
+    [{"step": np.int64(1), "loss": np.float32(0.25)},   # numpy scalars: numpy scalars back
+     {"step": np.int64(2), "loss": np.float32(np.nan)}],
+    [{"loss": np.float64(0.25)}, {"loss": 0.5}],          # numpy, then Python: as before
+    [{"acc": np.complex64(1j)}],                           # complex: stored as before
     [{"step": 2**63, "loss": 0.5}],                     # past int64: stored as before
     [{"m": {"a": 1.0}}],                                # nested: stored as before
 ])
@@ -149,9 +152,12 @@ def test_rows_come_back_equal_of_the_same_types_in_the_same_key_order(tmp_path, 
             if isinstance(w[k], dict):
                 assert g[k] == w[k]
                 continue
-            assert type(g[k]) is type(w[k]) or isinstance(w[k], np.generic), k
+            if isinstance(w[k], np.generic) and isinstance(g[k], np.ndarray):
+                assert g[k].shape == () and g[k].dtype == w[k].dtype  # the old way: 0-d
+            else:
+                assert type(g[k]) is type(w[k]), k
             assert g[k] == w[k] or (math.isnan(w[k]) and math.isnan(g[k]))
-            if isinstance(w[k], float):
+            if isinstance(w[k], (float, np.floating)):
                 assert math.copysign(1, g[k]) == math.copysign(1, w[k])
 
 
@@ -167,3 +173,16 @@ def test_old_checkpoints_with_a_history_of_json_rows_still_load():
     old = old_tree(rows)
     assert unflatten_state(old, {}) == {"history": rows}
     assert unflatten_state(tree, arrays) == {"history": rows}
+
+
+def test_a_history_of_numpy_scalars_is_arrays_too_not_one_member_a_value(tmp_path):
+    """An evaluator's metrics as numpy scalars (np.float64 from a numpy mean) were stored as
+    one 0-d array, one zip member, per value."""
+    rows = [{"step": i, "val_acc": np.float64(i / 50), "f1": np.float32(i / 7)}
+            for i in range(50)]
+    path = save_checkpoint(tmp_path, {"val_history": rows}, step=1)
+    with np.load(path) as z:
+        assert len(z.files) <= 1 + 3  # __meta__ and one array per column
+    back = load_checkpoint(path)["val_history"]
+    assert back == rows
+    assert all(type(b["f1"]) is np.float32 and type(b["step"]) is int for b in back)
