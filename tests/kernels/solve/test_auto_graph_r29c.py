@@ -1,6 +1,6 @@
-"""'auto' keeps Jacobi on a graph Laplacian with no geometry (small breadth-first depth, a
-Jacobi-CG probe that converges), and AMG on PDE matrices (round 29, h15). Oracles: SciPy's
-spsolve, lsqr and cg with a Jacobi preconditioner."""
+"""'auto' takes Jacobi on a graph Laplacian with no geometry (breadth-first depth <= log2 n),
+AMG after all where Jacobi-CG runs past its budget, and AMG on PDE matrices (round 29, h15).
+Oracles: SciPy's spsolve, lsqr and cg with a Jacobi preconditioner."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import skiff
-from skiff.kernels.solve.graph_auto import bfs_depth, jacobi_cg_iterations
+from skiff.kernels.solve.graph_auto import bfs_depth
 from skiff.kernels.solve.problems import poisson
 
 nx = pytest.importorskip("networkx")
@@ -42,7 +42,7 @@ def test_graph_laplacian_gets_jacobi_and_scipys_x(name):
     assert np.allclose(sol.x, x, rtol=1e-6, atol=1e-6 * np.abs(x).max())
     text = sol.info["solver"]
     assert "Jacobi" in text and "algebraic multigrid" not in text
-    assert "depth" in text and "probe" in text   # says what auto chose and why
+    assert "depth" in text and "log2(n)" in text   # says what auto chose and why
 
 
 def test_singular_graph_laplacian_gets_jacobi():
@@ -74,15 +74,27 @@ def test_pde_matrices_keep_amg(shape):
     assert np.allclose(sol.x, x, rtol=1e-6, atol=1e-6 * np.abs(x).max())
 
 
-def test_probe_counts_scipys_jacobi_cg_iterations():
+def test_amg_is_built_when_jacobi_cg_runs_past_its_budget(monkeypatch):
+    from skiff.kernels.solve import graph_auto
+
     A = GRAPHS["watts-strogatz shifted"]()
-    b = np.random.default_rng(29).standard_normal(A.shape[0])   # the probe's own b
+    b = np.random.default_rng(6).standard_normal(A.shape[0])
     its = [0]
-    spla.cg(A, b, rtol=1e-8, atol=0.0, M=sp.diags(1 / A.diagonal()), maxiter=500,
-            callback=lambda xk: its.__setitem__(0, its[0] + 1))
-    got = jacobi_cg_iterations(A, singular=False, iters=500)
-    assert got is not None and abs(got - its[0]) <= 1
-    assert jacobi_cg_iterations(A, singular=False, iters=max(its[0] // 2, 1)) is None
+    x, info = spla.cg(A, b, rtol=1e-13, atol=0.0, M=sp.diags(1 / A.diagonal()), maxiter=5000,
+                      callback=lambda xk: its.__setitem__(0, its[0] + 1))
+    monkeypatch.setattr(graph_auto, "JACOBI_BUDGET", 10)   # SciPy's Jacobi-CG needs more
+    assert info == 0 and its[0] > 10
+    solver = skiff.Solver(A)
+    assert solver.precond_name == "jacobi"
+    sol = solver.solve(b, rtol=1e-10)
+    assert sol.converged and solver.precond_name == "amg"
+    assert "Jacobi-CG had not converged in 10 iterations" in sol.info["solver"]
+    assert "algebraic multigrid" in sol.info["solver"]
+    assert sol.residuals[10] > 1e-10 * np.linalg.norm(b)   # 10 Jacobi ones, then AMG's
+    assert np.allclose(sol.x, x, rtol=1e-6, atol=1e-6 * np.abs(x).max())
+    again = solver.solve(2 * b, rtol=1e-10)   # AMG kept for later solves
+    assert "algebraic multigrid" in again.info["solver"]
+    assert np.allclose(again.x, 2 * x, rtol=1e-6, atol=2e-6 * np.abs(x).max())
 
 
 def test_disconnected_graph_has_no_depth():
