@@ -52,6 +52,7 @@ from .ernie_generate_options import (
 )
 from .ernie_generate_processors import OPTIONS as PROCESSOR_OPTIONS
 from .ernie_generate_processors import ExtraProcessors
+from .ernie_generate_torch import torch_like_output
 from .ernie_generation_config import as_generation_config
 from .ernie_hf_api import TransformersModelApi
 from .ernie_infer import forward_fast, forward_packed_fast, forward_step_fast
@@ -519,6 +520,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         return counts, prob_sum, rows
 
     # ---- generation --------------------------------------------------------------------------
+    @torch_like_output  # torch input ids -> torch output, as transformers
     def generate(self, input_ids=None, max_new_tokens: int | None = None, *,
                  do_sample: bool | None = None, temperature: float | None = None,
                  top_k: int | None = None, top_p: float | None = None,
@@ -542,8 +544,9 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         is. ``use_cache`` keeps keys and values per layer, so a new token costs one position
         of work. ``streamer`` sees the tokens as they come, as transformers' streamers do:
         ``put(prompt ids)``, then ``put(new ids (B,))`` per step, then ``end()`` (a plain
-        callable gets each step's ids). Returns host int64 ids (B, T0 + generated).
-        ``input_ids`` may be a numpy array, a list or a (CPU) torch tensor.
+        callable gets each step's ids). Returns int64 ids (B, T0 + generated): a torch
+        tensor when ``input_ids`` is one (as transformers), else host numpy ids.
+        ``input_ids`` may be a numpy array, a list or a torch tensor.
 
         transformers' other options (``ernie_generate_options``): ``max_length``,
         ``min_new_tokens`` / ``min_length``, ``no_repeat_ngram_size``,

@@ -63,7 +63,23 @@ class GenerateOutput(dict):
     after the processors, what the token was chosen from; None unless ``output_scores``)
     and ``logits`` (the raw logits per step; None unless ``output_logits``); ``cache`` (also
     read as ``past_key_values``) the key/value cache to continue (``ernie_past``). A dict
-    whose keys are attributes; ``out[0]`` is ``sequences``."""
+    whose keys are attributes; ``out[0]`` is ``sequences``. As transformers' outputs, the
+    entries that are None are left out of the keys (``keys()``, ``len``, iteration) and read
+    None as attributes."""
+
+    FIELDS = ("sequences", "sequences_scores", "scores", "logits", "beam_indices",
+              "attentions", "hidden_states", "cache", "past_key_values")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for k in [k for k, v in self.items() if v is None]:
+            del self[k]
+
+    def __setitem__(self, key, value):
+        if value is None:
+            self.pop(key, None)
+        else:
+            super().__setitem__(key, value)
 
     def __getattr__(self, name):
         if name == "past_key_values" and "cache" in self:  # transformers' older name
@@ -71,7 +87,12 @@ class GenerateOutput(dict):
         try:
             return self[name]
         except KeyError:
+            if name in self.FIELDS:
+                return None
             raise AttributeError(name) from None
+
+    def to_tuple(self) -> tuple:
+        return tuple(self.values())
 
     def __getitem__(self, key):
         if isinstance(key, int):
