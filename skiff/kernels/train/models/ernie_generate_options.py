@@ -41,8 +41,7 @@ UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "top_h": None, "encoder_repetition_penalty": 1.0,
                "force_words_ids": None, "constraints": None,
                "forced_bos_token_id": None,
-               "exponential_decay_length_penalty": None, "guidance_scale": None,
-               "renormalize_logits": False, "remove_invalid_values": False,
+               "guidance_scale": None, "remove_invalid_values": False,
                "prefix_allowed_tokens_fn": None, "assistant_model": None,
                "prompt_lookup_num_tokens": None, "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
@@ -282,15 +281,17 @@ class StepChooser:
         if self.hooks:
             z = self.hooks.process(z, self.hooks.rows(self._rows(histories, rows)))
         self.step += 1
+        renorm = extra is not None and extra.renormalize
         if not self.do_sample:
             if self.keep_scores:
-                self.scores.append(self._full(z, rows))
+                self.scores.append(self._full(_log_softmax(z) if renorm else z, rows))
             return z.argmax(axis=-1).astype(np.int64)
         p = sampling_probs(z, self.temperature, self.top_k, self.top_p)
         if extra is not None:
             p = extra.warp(p)
         if self.keep_scores:  # the warped logits: z / T where kept, -inf where cut
-            self.scores.append(self._full(np.where(p > 0, z / self.temperature, -np.inf), rows))
+            kept = np.where(p > 0, z / self.temperature, -np.inf)
+            self.scores.append(self._full(_log_softmax(kept) if renorm else kept, rows))
         if is_torch_generator(self.rng):
             return self._torch_draw(p, rows)
         return np.array([self.rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
@@ -325,3 +326,9 @@ class StepChooser:
             sequences=sequences,
             scores=tuple(self.scores) if extra["output_scores"] else None,
             logits=tuple(self.logits) if extra["output_logits"] else None)
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    """transformers' ``LogitNormalization`` (``renormalize_logits``): log-probabilities."""
+    m = z.max(axis=-1, keepdims=True)
+    return z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))

@@ -11,6 +11,11 @@ tokens whose surprise is closest to the entropy, up to that mass), ``epsilon_cut
 (below that probability dropped), ``eta_cutoff`` (below ``min(eta, sqrt(eta) exp(-H))``
 dropped), each keeping the top token (``typical_p`` its most typical one). Sequences are
 matched against the rows as transformers holds them (a padded prompt as given).
+``exponential_decay_length_penalty=(start, factor)`` raises the eos logits by
+``|z| (factor^(n - start) - 1)`` once ``n > start`` tokens are new (after the forced eos,
+before the suppressed tokens); ``renormalize_logits`` makes the scores log-probabilities
+(transformers' ``LogitNormalization``, last: the tokens chosen are the same, the
+``output_scores`` are log-softmaxed).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ __all__ = ["ExtraProcessors", "OPTIONS"]
 # the options read here, with their "off" values
 OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": None,
            "suppress_tokens": None, "begin_suppress_tokens": None, "min_p": None,
-           "typical_p": None, "epsilon_cutoff": None, "eta_cutoff": None}
+           "typical_p": None, "epsilon_cutoff": None, "eta_cutoff": None,
+           "exponential_decay_length_penalty": None, "renormalize_logits": False}
 
 
 def _sequences(value, name: str) -> list[tuple[tuple, float]]:
@@ -86,11 +92,25 @@ class ExtraProcessors:
         self.epsilon = self.epsilon if self.epsilon and self.epsilon < 1 else None
         self.eta = self.eta if self.eta and self.eta < 1 else None
         self.max_new = int(max_new)
+        decay = options.get("exponential_decay_length_penalty")
+        if decay is not None:
+            try:
+                start, factor = decay
+                start, factor = int(start), float(factor)
+            except (TypeError, ValueError):
+                raise ValueError("exponential_decay_length_penalty is (start, factor), e.g. "
+                                 f"(15, 1.6), got {decay!r}") from None
+            if not list(eos):
+                raise ValueError("exponential_decay_length_penalty needs an eos_token_id")
+            decay = (start, factor, sorted({int(e) for e in eos}))
+        self.decay = decay
+        self.renormalize = bool(options.get("renormalize_logits"))
 
     def __bool__(self) -> bool:
         return bool(self.bias or self.bad or self.forced_eos is not None or self.suppress
                     or self.begin_suppress or self.min_p is not None or self.typical is not None
-                    or self.epsilon is not None or self.eta is not None)
+                    or self.epsilon is not None or self.eta is not None
+                    or self.decay is not None or self.renormalize)
 
     @staticmethod
     def _apply(z: np.ndarray, rows, pairs) -> None:
@@ -122,6 +142,11 @@ class ExtraProcessors:
         if self.forced_eos is not None and step == self.max_new - 1:
             z[...] = -np.inf
             z[:, self.forced_eos] = 0
+        if self.decay is not None and step > self.decay[0]:
+            start, factor, eos = self.decay
+            e = z[:, eos]
+            z[:, eos] = e + np.where(np.isfinite(e), np.abs(e) * (factor ** (step - start) - 1),
+                                     0.0)
         if self.suppress:
             z[:, self.suppress] = -np.inf
         if self.begin_suppress and step == 0:
