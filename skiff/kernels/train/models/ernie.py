@@ -193,6 +193,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         if past is None and kwargs.get("cache") is not None and (
                 not isinstance(kwargs["cache"], KVCache) or hasattr(kwargs["cache"], "crop")):
             past = kwargs.pop("cache")  # transformers 5's newer name
+        embeds = kwargs.pop("inputs_embeds", None)
+        if embeds is not None:  # transformers' inputs_embeds (ernie_embeds)
+            from .ernie_embeds import check_embeds_call
+
+            check_embeds_call(args, dict(kwargs, cache=past))
         if past is not None:
             return self._call_with_past(past, args, kwargs, labels)
         keep = kwargs.pop("logits_to_keep", 0)
@@ -213,7 +218,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                 if hasattr(layer.mlp, "last_router_logits"):
                     layer.mlp.last_router_logits = None
         hidden = attentions = None
-        if positions is not None:  # transformers' packed rows (ernie_positions)
+        if embeds is not None:
+            from .ernie_embeds import forward_embeds
+
+            logits = forward_embeds(self, embeds, kwargs.get("attention_mask"))
+        elif positions is not None:  # transformers' packed rows (ernie_positions)
             if want_attn or want_hidden or kwargs.get("attention_mask") is not None:
                 raise ValueError("position_ids go with neither attention_mask nor "
                                  "output_attentions / output_hidden_states here: give packed "
@@ -246,7 +255,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                                       attentions=attentions)
             if type(logits) is Tensor:  # noqa: E721 (a plain Tensor, not a subclass)
                 logits.__class__ = OutputLogits
-                if use_cache is not False and "cache" not in kwargs:
+                if use_cache is not False and "cache" not in kwargs and embeds is None:
                     from .ernie_past import lazy_past
 
                     ids = args[0] if args else kwargs.get("input_ids")
