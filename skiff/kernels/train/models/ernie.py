@@ -573,8 +573,17 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         row's eos), with the same tokens as transformers' greedy ``generate``."""
         if input_ids is None:  # transformers' name for the prompt ids
             input_ids = options.pop("inputs", None)
-            if input_ids is None:
-                raise TypeError("generate needs the prompt ids (input_ids)")
+        embeds = options.pop("inputs_embeds", None)
+        if embeds is not None:  # transformers returns the new tokens alone (ernie_embeds)
+            from .ernie_embeds import generate_embeds_input
+
+            if input_ids is not None:
+                raise ValueError("pass either input_ids or inputs_embeds to generate")
+            input_ids, embeds = generate_embeds_input(
+                self, embeds, dict(options, streamer=streamer), attention_mask)
+            attention_mask = None
+        if input_ids is None:
+            raise TypeError("generate needs the prompt ids (input_ids)")
         beams = options.get("num_beams")
         if beams is None and options.get("generation_config") is not None:
             beams = getattr(options["generation_config"], "num_beams", None)
@@ -665,6 +674,8 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         input_ids = expand_rows(input_ids, copies)
         attention_mask = expand_rows(attention_mask, copies)
         width = max(len(_host(p)) for p in input_ids) if batched else input_ids.shape[1]
+        if embeds is not None:  # max_length counts the embeddings, as transformers
+            width = embeds.shape[1]
         max_new_tokens, min_new = new_token_counts(extra, max_new_tokens, width)
         eos_ids = self._generation_value("eos_token_id", eos_token_id)
         procs = ExtraProcessors({k: extra[k] for k in PROCESSOR_OPTIONS},
@@ -723,10 +734,10 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p,
                         repetition_penalty)
         out = input_ids
-        if out.shape[1] == 0:
+        if out.shape[1] == 0 and embeds is None:
             raise ValueError("generate needs at least one prompt token per row")
         limit = self.config.max_position_embeddings
-        if out.shape[1] + max_new_tokens > limit:
+        if width + max_new_tokens > limit:
             raise ValueError(f"prompt of {out.shape[1]} tokens + {max_new_tokens} new tokens "
                              f"exceeds the context ({limit} positions)")
         eos = self._generation_value("eos_token_id", eos_token_id)
@@ -751,12 +762,17 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             with no_grad():
                 cache = target = None
                 fresh = out
-                if use_cache:  # a fresh cache, or the one given (ernie_past)
+                if use_cache and embeds is None:  # a fresh cache, or the given one
                     cache, target, fresh = _continue(self, past, out, max_new_tokens)
                 start = None if cache is None else cache.length
                 for _ in range(int(max_new_tokens)):
-                    ids = fresh if use_cache else out
-                    logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]
+                    if embeds is not None:
+                        from .ernie_embeds import embeds_next_logits
+
+                        logits = embeds_next_logits(self, embeds, out)
+                    else:
+                        ids = fresh if use_cache else out
+                        logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]
                     nxt = choose(logits, out)
                     if pad is not None and ends:
                         nxt = np.where(done, pad, nxt)

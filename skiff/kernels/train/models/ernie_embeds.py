@@ -61,3 +61,36 @@ def forward_embeds(model, embeds, attention_mask=None) -> Tensor:
     for layer in model.model.layers:
         x = model._layer(layer, layer.forward, x, cos, sin)
     return model.lm_head(model.model.norm(x))
+
+
+def generate_embeds_input(model, embeds, options: dict, attention_mask):
+    """``generate(inputs_embeds=e)``: the checks, and ``(prompt ids (B, 0), embeddings)``
+    for the greedy/sampling loop (transformers returns the new tokens only)."""
+    bad = [k for k in ("num_beams", "penalty_alpha", "output_hidden_states",
+                       "output_attentions", "past_key_values", "cache", "streamer")
+           if options.get(k) not in (None, False, 1)]
+    if int(options.get("num_return_sequences") or 1) > 1:
+        bad.append("num_return_sequences")
+    if bad:
+        raise ValueError(f"generate(inputs_embeds=...) with {bad[0]} is not supported here: "
+                         "greedy or sampling from the embeddings")
+    x = _as_tensor(embeds, model)
+    if x.ndim == 2:
+        x = x.reshape(1, *x.shape)
+    if attention_mask is not None and _mask_rows(
+            attention_mask, np.zeros(x.shape[:2], dtype=np.int64)) is not None:
+        raise ValueError("generate(inputs_embeds=...) with a padded attention_mask is not "
+                         "supported: rows of one length (no padding)")
+    return np.zeros((x.shape[0], 0), dtype=np.int64), x
+
+
+def embeds_next_logits(model, embeds: Tensor, new_ids) -> np.ndarray:
+    """(B, V) logits of the last position of ``embeds`` followed by the tokens ``new_ids``
+    (B, n) generated so far (a whole forward each step: no cache)."""
+    from ..core.tensor import cat
+    from .gpt import _as_index
+
+    x = embeds
+    if new_ids.shape[1]:
+        x = cat([x, model.model.embed_tokens(_as_index(new_ids, model))], axis=1)
+    return _host(forward_embeds(model, x)[:, -1]._data)

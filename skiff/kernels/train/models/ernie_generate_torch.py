@@ -3,10 +3,10 @@
 A transformers script passes torch ids (``tok(..., return_tensors="pt")``) and goes on with
 torch: ``torch.cat([ids, out], -1)``, ``out[0].tolist()``, ``tok.batch_decode(out)``. skiff
 generates on host arrays; :func:`torch_like_output` wraps ``generate`` so that torch input
-ids (``input_ids``, ``inputs``, or a list of torch rows) give torch output on the input's
-device: the ids, and in a :class:`~.ernie_generate_options.GenerateOutput` every array
-(scores, logits, hidden states, attentions, beam scores) in its tuples. numpy or list input
-keeps numpy output. The key/value cache is returned as it is.
+(``input_ids``, ``inputs``, a list of torch rows, or ``inputs_embeds``) gives torch output
+on the input's device: the ids, and in a :class:`~.ernie_generate_options.GenerateOutput`
+every array (scores, logits, hidden states, attentions, beam scores) in its tuples. numpy
+or list input keeps numpy output. The key/value cache is returned as it is.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ def is_torch_tensor(x) -> bool:
 def _torch_input(input_ids, options):
     """The torch tensor the prompt was given as (its device decides the output's), or None."""
     x = input_ids if input_ids is not None else options.get("inputs")
+    if x is None:
+        x = options.get("inputs_embeds")
     if isinstance(x, (list, tuple)) and x:
         x = x[0]
     return x if is_torch_tensor(x) else None

@@ -1,6 +1,8 @@
-"""``model(inputs_embeds=...)`` (round 29c; was "unexpected keyword"): logits and loss of
+"""``model(inputs_embeds=...)`` and ``generate(inputs_embeds=...)`` (round 29c; both were
+"unexpected keyword"): logits and loss of
 embeddings against transformers' forward with the same ``inputs_embeds``, and the gradient
-a soft prompt (prompt tuning) gets, against torch autograd through transformers; dense and
+a soft prompt (prompt tuning) gets, against torch autograd through transformers; greedy
+and sampled tokens generated from embeddings against transformers' ``generate``; dense and
 MoE."""
 
 from __future__ import annotations
@@ -67,3 +69,27 @@ def test_refused_with_ids_or_padding(pair):
         model(ids.numpy(), inputs_embeds=e)
     with pytest.raises(ValueError, match="padded attention_mask"):
         model(inputs_embeds=e, attention_mask=np.array([[0, 1, 1, 1], [1, 1, 1, 1]]))
+
+
+@pytest.mark.parametrize("kw", [dict(do_sample=False),
+                                dict(do_sample=False, repetition_penalty=1.5,
+                                     return_dict_in_generate=True, output_scores=True),
+                                dict(do_sample=True, top_k=8, temperature=0.8),
+                                dict(do_sample=False, max_length=12)])
+def test_generate_from_embeds_equals_transformers(pair, kw):
+    """transformers returns only the new tokens; max_length counts the embeddings."""
+    ref, model = pair
+    _, e = _embeds(ref, (2, 5), 9)
+    kw = dict(kw, eos_token_id=None)
+    if "max_length" not in kw:
+        kw["max_new_tokens"] = 8
+    torch.manual_seed(4)
+    with torch.no_grad():
+        want = ref.generate(inputs_embeds=e, **kw)
+    got = model.generate(inputs_embeds=e, generator=torch.Generator().manual_seed(4), **kw)
+    if kw.get("return_dict_in_generate"):
+        assert torch.equal(got.sequences, want.sequences)
+        for mine, theirs in zip(got.scores, want.scores, strict=True):
+            close(mine.numpy(), theirs, tol=1e-4)
+    else:
+        assert isinstance(got, torch.Tensor) and torch.equal(got, want)
