@@ -36,7 +36,7 @@ from .rec import (
     rec_input,
 )
 from .script_mix import latin_letters
-from .spacing import cjk_spaces, missed_spaces, separator_spaces
+from .spacing import cjk_spaces, missed_spaces, separator_spaces, spurious_spaces
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
 # the direction model is this sure it is upright and the recognizer reads it at least this
@@ -530,6 +530,8 @@ class LineReading:
                 if again and "".join(again.split()) == "".join(text.split()):
                     p = None if space is None else probs[j][:, space]
                     p = p.get() if hasattr(p, "get") else np.asarray(p)
+                    again = spurious_spaces(again, columns[0][j], p, alphabet, crops[idx[j]],
+                                            frame_width, height) or again
                     again = missed_spaces(again, columns[0][j], p, alphabet, crops[idx[j]],
                                           frame_width, height) or again
                     again = cjk_spaces(again, columns[0][j], alphabet, crops[idx[j]],
