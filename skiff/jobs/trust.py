@@ -51,20 +51,53 @@ def _key() -> bytes:
         return key
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fresh = secrets.token_hex(32).encode()
+    # written whole under another name, then linked into place: a process starting at the
+    # same moment sees no key or the whole key, never an empty file (two terminal jobs
+    # started together: one was refused with "too short")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, fresh)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+        return fresh
+    except FileExistsError:  # another process made it first
+        return _existing_key(path)
+    except OSError:  # a file system without hard links: create it in place
+        return _create_in_place(path, fresh)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _create_in_place(path: Path, fresh: bytes) -> bytes:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first (or it is being written)
-        key = path.read_bytes()
-        if len(key) < 32:
-            raise UntrustedJob(f"the skiff signing key {str(path)!r} is too short: delete it "
-                               "to make a new one (jobs signed with it must then be trusted "
-                               "again)") from None
-        return key
+    except FileExistsError:
+        return _existing_key(path)
     try:
         os.write(fd, fresh)
     finally:
         os.close(fd)
     return fresh
+
+
+def _existing_key(path: Path, wait_s: float = 2.0) -> bytes:
+    """The key another process made; one being written in place is waited for a moment."""
+    import time
+
+    end = time.monotonic() + wait_s
+    while True:
+        key = path.read_bytes()
+        if len(key) >= 32:
+            return key
+        if time.monotonic() > end:
+            raise UntrustedJob(f"the skiff signing key {str(path)!r} is too short: delete it "
+                               "to make a new one (jobs signed with it must then be trusted "
+                               "again)")
+        time.sleep(0.02)
 
 
 def _payload(fields: dict, purpose: str) -> bytes:
