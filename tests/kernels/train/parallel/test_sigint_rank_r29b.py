@@ -44,8 +44,14 @@ def test_one_process_raises_keyboard_interrupt_on_sigint():
 
     tr = skiff.Trainer(Sequential(Linear(3, 16), ReLU(), Linear(16, 1)), lr=0.01,
                        batch_size=8, callbacks=[interrupt])
-    with pytest.raises(KeyboardInterrupt):
-        tr.train((x, x[:, :1]), steps=8)
+    # Python's own SIGINT handler, as in a fresh process: a test earlier in the same pytest
+    # process may have left another (the CLI's cancel-on-Ctrl-C) installed
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tr.train((x, x[:, :1]), steps=8)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert max(seen) < 8
 
 

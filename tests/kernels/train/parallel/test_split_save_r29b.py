@@ -26,9 +26,12 @@ import split_save_r29b_check as check  # noqa: E402
 
 @pytest.mark.mpi
 def test_pp_and_tp_runs_save_the_whole_trained_model(tmp_path):
+    import json
+
     from skiff.kernels.train.core.tensor import no_grad
 
-    results = run_mpi(2, "split_save_r29b_check.py", str(tmp_path), timeout=200)
+    results = [json.loads(open(r["file"], encoding="utf-8").read()) for r in
+               run_mpi(2, "split_save_r29b_check.py", str(tmp_path), timeout=200)]
     one = check.train("single").model
     want = one.state_dict()
     for r in results:

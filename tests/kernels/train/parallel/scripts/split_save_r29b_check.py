@@ -56,7 +56,10 @@ def main(root):
     if comm.rank == 0:
         np.savez(root / "tp.npz", **weights)
     out["tp"] = as_lists(weights)
-    print("RESULT " + json.dumps(out), flush=True)
+    # ~1 MB of weights: in a file (two ranks' long stdout lines interleave under mpiexec)
+    path = root / f"result{comm.rank}.json"
+    path.write_text(json.dumps(out))
+    print("RESULT " + json.dumps({"rank": comm.rank, "file": str(path)}), flush=True)
 
 
 if __name__ == "__main__":
