@@ -43,8 +43,8 @@ def flatten_state(state, *, rows: bool = False) -> tuple[object, dict[str, np.nd
     ``rows=True`` also stores each list of flat dicts of Python numbers (a loss history) as
     one array per column (``{"__rows__": ...}``; :func:`unflatten_state` reads it back equal,
     of the same types and key order): a history of 30,000 rows is then 1.4 MB of arrays, not
-    5.4 MB of JSON written at every checkpoint. Readers of their own tree (the sharded
-    checkpoints' :mod:`.parallel.checkpoint`) leave it False."""
+    5.4 MB of JSON written at every checkpoint. The sharded checkpoints
+    (:mod:`.parallel.checkpoint`) store theirs so too."""
     arrays: dict[str, np.ndarray] = {}
 
     def walk(obj, path):
