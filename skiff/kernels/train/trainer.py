@@ -140,6 +140,12 @@ class Trainer(Inference, TrainerState):
         ``on_step_end(trainer, metrics)``, ``on_validation_end(trainer, metrics)``,
         ``on_train_end(trainer, result)``; returning True or setting ``trainer.should_stop``
         ends the run there (:mod:`.trainer_callbacks`).
+    class_weight : "balanced", dict, array or None
+        Cross-entropy weighted per class, as torch's ``nn.CrossEntropyLoss(weight=...)``
+        (the mean divides by the targets' weights; validation losses are weighted too):
+        ``"balanced"`` is scikit-learn's ``n_samples / (n_classes * bincount(y))`` over the
+        training targets, a dict ``{class id: weight}`` leaves other classes at 1, an array
+        gives one weight per class (:mod:`.trainer_class_weight`).
     cuda_graph : bool or None
         Replay the step as one CUDA graph (:mod:`.core.graph`): on one GPU with AdamW, no
         gradient accumulation or mixed precision, the step's ~400 kernel launches from Python
@@ -179,7 +185,7 @@ class Trainer(Inference, TrainerState):
                  stop_on_divergence: bool = False, precision: str = "32",
                  evaluator=None, eval_every: int | None = None,
                  recompute: bool | None = None, cuda_graph: bool | None = None,
-                 early_stopping: int | None = None, callbacks=None):
+                 early_stopping: int | None = None, callbacks=None, class_weight=None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -211,6 +217,11 @@ class Trainer(Inference, TrainerState):
         if resume and checkpoint_dir is None:
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
         self.early_stopping = check_early_stopping(early_stopping)
+        from .trainer_class_weight import check_class_weight
+
+        self.class_weight = check_class_weight(class_weight, "cross_entropy" if loss == "ce"
+                                               else loss, model)
+        self.class_weights_ = None  # the weights in use ("balanced": counted by train())
         self.callbacks = Callbacks(callbacks)  # user code at step ends (trainer_callbacks.py)
         self.should_stop = False  # a callback sets it (Lightning's name) to end the run
         if cuda_graph not in (None, True, False):
@@ -413,6 +424,7 @@ class Trainer(Inference, TrainerState):
         total = int(steps) if steps is not None else max(1, round((epochs or 1) * per_epoch))
         self.scheduler = self._make_scheduler(total)
         dtype = param_dtype(self.model)
+        self._set_class_weights(dataset)
         loss_fn = self._loss_fn()
         if self.mixed is not None:
             loss_fn = MixedTraining.float32_loss(loss_fn)
@@ -842,7 +854,23 @@ class Trainer(Inference, TrainerState):
 
     def _loss_fn(self):
         """``fn(model, batch) -> scalar Tensor`` for the configured loss."""
+        if getattr(self, "class_weights_", None) is not None:
+            from .trainer_class_weight import WeightedCE
+
+            return loss_function(self.model, WeightedCE(self.class_weights_))
         return loss_function(self.model, self.loss_spec)
+
+    def _set_class_weights(self, dataset) -> None:
+        """``class_weight``'s weights for this run ("balanced": from the training targets,
+        said in the log)."""
+        spec = self.class_weight
+        if isinstance(spec, str):
+            from .trainer_class_weight import balanced_weights, training_targets
+
+            spec = balanced_weights(training_targets(dataset))
+            self.reporter.log("class weights (balanced): " + ", ".join(
+                f"{c}: {w:.4g}" for c, w in spec.items()))
+        self.class_weights_ = spec
 
     def _print_line(self, step, total, loader, losses, val_history, t_start) -> None:
         epoch = loader.epoch + loader.position / len(loader)
