@@ -142,6 +142,11 @@ def COMMAND(p):
     p.add_argument("--drop", default=None, metavar="COLUMNS",
                    help="a table file's columns to leave out, by name or number, comma-"
                         "separated (a passenger's name, a ticket number, an identifier)")
+    p.add_argument("--class-weight", type=_class_weight_arg, default=None,
+                   metavar="balanced|CLASS=W,...",
+                   help="a classifier's loss counts rare classes more, as scikit-learn's "
+                        "class_weight: balanced (n_rows / (n_classes * a class's rows)) or "
+                        "weights by class name, e.g. cat=3,dog=1 (a class left out: 1)")
     p.add_argument("--eval", dest="eval", default=None, metavar="FILE",
                    help="held-out JSONL ({\"messages\": [...]} or {\"text\": ...} rows; an "
                         "\"answer\" adds exact match, \"choices\" multiple choice) evaluated "
@@ -152,6 +157,18 @@ def COMMAND(p):
 
 
 OCR_REC = "ocr-rec"  # %train ocr-rec: fine-tune a shipped OCR recognizer (kernels/ocr_train)
+
+
+def _class_weight_arg(text: str):
+    """``--class-weight``'s value, checked as the grammar reads it (a usage error)."""
+    import argparse
+
+    from .class_weight import parse_class_weight
+
+    try:
+        return parse_class_weight(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _ocr_rec_arguments(p):
@@ -193,7 +210,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
-                   "eval": None}
+                   "eval": None, "class_weight": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -494,7 +511,10 @@ def to_config(values: dict) -> dict:
                          f"{', '.join(FROM_CHECKPOINT)}); {model!r} reads no text: drop it")
     target = _check_target(values.get("target"), data if source is None else None)
     drop = _check_drop(values.get("drop"), data if source is None else None, target)
+    class_weight = _check_class_weight(values.get("class_weight"), model, source,
+                                       bool(values.get("_objects")))
     return {
+        "class_weight": class_weight,
         "target": target,
         "drop": drop,
         "model": model,
@@ -614,6 +634,22 @@ def _check_training_rows(data: str) -> None:
     from skiff.kernels.train.models.hf_checkpoint import read_training_rows
 
     read_training_rows(data)
+
+
+def _check_class_weight(spec, model, source, objects: bool):
+    """``--class-weight``: for a classifier (mlp on a table or arrays, cnn on images, a
+    ``%%train`` cell), not a text model; a table's classes and the names are checked in the
+    job, where its rows are read (skiff.kinds.class_weight)."""
+    if spec is None:
+        return None
+    from .class_weight import parse_class_weight
+
+    spec = parse_class_weight(spec)  # a resumed job's config holds it parsed: checked again
+    if source is None and not objects and model in BUILTIN_MODELS and _reads_text(model):
+        raise ValueError(f"--class-weight weighs the classes of a classifier (mlp on a table "
+                         f"or (X, y), cnn on a folder of images); {model!r} predicts text: "
+                         "drop it")
+    return spec
 
 
 def _check_target(target, data) -> str | None:
@@ -739,8 +775,11 @@ def run(config: dict, reporter):
         return ocr_rec.run(config, reporter)
     from skiff.kernels.train import entry
 
+    from .class_weight import weigh_classes
+
     namespace = cell_namespace() if config.get("source") else None
-    return entry.run(config, reporter, namespace=namespace)
+    parts = entry.build_from_config(config, namespace, reporter)  # entry.run's own two steps
+    return entry.train_parts(weigh_classes(parts, config, reporter), config, reporter)
 
 
 class _Loaded:
@@ -1038,9 +1077,12 @@ def _cell_job(user_ns: dict):
     def job(cfg, reporter):
         from skiff.kernels.train.entry import CELL_NAMES, exec_cell, train_parts
 
+        from .class_weight import weigh_classes
+
         ns = exec_cell(cfg["source"], seed=int(cfg.get("seed") or 0),
                        namespace=cell_namespace(user_ns), notebook=True)
-        return train_parts({k: ns.get(k) for k in CELL_NAMES}, cfg, reporter)
+        return train_parts(weigh_classes({k: ns.get(k) for k in CELL_NAMES}, cfg, reporter),
+                           cfg, reporter)
 
     return job
 
@@ -1212,8 +1254,10 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),
                                                      "block_size", 128)
             dataset = builtin_dataset(data_name, block_size=int(block), seed=seed)
+        from .class_weight import weigh_classes
+
         parts = {"model": model, "dataset": dataset, "val_dataset": None, "table": table}
-        return train_parts(parts, cfg, reporter)
+        return train_parts(weigh_classes(parts, cfg, reporter), cfg, reporter)
 
     return JobRequest("train", config, fn=job, local_only=local,
                       label=f"%train {values['model']}")
