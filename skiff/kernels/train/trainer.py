@@ -687,7 +687,9 @@ class Trainer(Inference, TrainerState):
     def _validate(self, run: Run) -> None:
         """Evaluate the validation set, record and report it, and go back to training mode."""
         loader = run.loader
-        val = self.evaluate(run.val_dataset)
+        one = getattr(self.reporter, "world_size", 1) == 1  # ranks may validate other rows
+        val = self.evaluate(run.val_dataset, per_class=one)
+        self._keep_class_report(run, val)
         val = {"step": run.step, "epoch": round(loader.epoch + loader.position / len(loader),
                                                 4), **val}
         run.val_history.append(val)
@@ -695,6 +697,19 @@ class Trainer(Inference, TrainerState):
             if k.startswith("val_"):
                 self.reporter.metric(k, v, step=run.step)
         self.model.train()
+
+    @staticmethod
+    def _keep_class_report(run: Run, val: dict) -> None:
+        """A classifier's per-class validation (popped from ``val``: validation rows keep
+        their scalar metrics) kept for ``result.class_metrics``, with the best step's."""
+        report = {k: val.pop(k) for k in ("per_class", "confusion") if k in val}
+        f1 = val.pop("val_f1", None)
+        if f1 is None:
+            return
+        best = getattr(run.early, "best_step", None)
+        run.class_reports = {s: r for s, r in run.class_reports.items() if s == best}
+        run.class_reports[run.step] = {"val_accuracy": val.get("val_accuracy"), "f1": f1,
+                                       **report}
 
     def _stop_early(self, run: Run) -> bool:
         """With ``early_stopping``: count this validation; True (and why in ``run.stopped``)
@@ -783,6 +798,8 @@ class Trainer(Inference, TrainerState):
             strategy=self.plan, stopped=run.stopped, num_parameters=run.n_params,
             model=self.model)
         result.resumed = run.resumed
+        # the weights the model now holds (the best ones after early stopping), per class
+        result.class_metrics = run.class_reports.get(step if best is None else best)
         result.step_time_s = median(run.step_times[1:] or run.step_times)
         if run.early is not None:
             result.best_step, result.best_val_loss = run.early.best_step, run.early.best
