@@ -504,6 +504,8 @@ def to_config(values: dict) -> dict:
                          "--from the base checkpoint folder for new adapters")
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
+    if values.get("resume") and steps is not None:
+        _check_steps_left(str(values["checkpoint_dir"]), steps)
     if source is None and data is not None:
         _check_text_length(model, data, values.get("block_size"))
     if source is None and values.get("block_size") is not None and not _reads_text(model):
@@ -634,6 +636,23 @@ def _check_training_rows(data: str) -> None:
     from skiff.kernels.train.models.hf_checkpoint import read_training_rows
 
     read_training_rows(data)
+
+
+def _check_steps_left(where: str, steps: int) -> None:
+    """``--resume --steps N`` whose newest checkpoint is at step N or past it: nothing to
+    train, said now (the job read its data and checkpoint, trained nothing, wrote the same
+    checkpoint, loss plot and result again; a 200,000-step one took 24 s)."""
+    from skiff.kernels.train.checkpoint import list_checkpoints
+
+    found = list_checkpoints(os.path.expanduser(where))
+    if not found:
+        return  # none yet: it starts from step 0, as its summary says
+    at = int(found[-1].name.split("-")[1].split(".")[0])
+    if at >= steps:
+        raise ValueError(f"--resume: the newest checkpoint in {where} is at step {at:,}, which "
+                         f"already reaches --steps {steps:,}: nothing to train; --steps counts "
+                         f"from step 0: give --steps {min(at + steps, MAX_STEPS):,} for "
+                         f"{min(steps, MAX_STEPS - at):,} more")
 
 
 def _check_class_weight(spec, model, source, objects: bool):
