@@ -133,6 +133,9 @@ def _same_device(arrays: list) -> None:
                 arrays[i] = cp.asarray(a)
 
 
+_batch_hook = None  # vmap_r30.dispatch while a batched vmap call runs
+
+
 class Function:
     """One differentiable op: subclass it and define ``forward`` and ``backward``.
 
@@ -187,6 +190,10 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **kwargs):
         """Run the op on tensors (or plain values) and record it in the graph."""
+        if _batch_hook is not None:  # a batched vmap call runs (vmap_r30): its rule or loop
+            out = _batch_hook(cls, inputs, kwargs)
+            if out is not NotImplemented:
+                return out
         Tensor = _tensor_class()
         fn = cls()
         arrays = []

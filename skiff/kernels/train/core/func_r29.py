@@ -155,8 +155,13 @@ def _argnums(argnums, n):
 
 
 def _grad_impl(func, argnums, has_aux, args, kwargs):
+    from . import vmap_r30 as _vm
     from .torch_autograd import grad as autograd_grad
 
+    if _vm.current_level() is not None:  # inside a batched vmap call: per-sample gradients
+        from .vmap_grad_r30 import grad_batched
+
+        return grad_batched(func, argnums, has_aux, args, kwargs, (_argnums, _leaves, _map))
     single, nums = _argnums(argnums, len(args))
     args = list(args)
     outer = any(t.requires_grad for a in nums for t in _leaves(args[a])) and is_grad_enabled()
@@ -304,6 +309,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if n == 0:
             raise ValueError("vmap: the mapped axis is empty")
         state = _random.get_state() if randomness == "same" else None
+        from . import vmap_r30 as _vm
+
+        if _vm.ENABLED:
+            try:
+                return _vm.run_batched(func, args, kwargs, dims, n, out_dims, randomness, _map)
+            except _vm.NotBatchable:
+                _vm.LOOPED["<whole call>"] += 1
+                if state is not None:
+                    _random.set_state(state)
         results = []
         for i in range(n):
             if state is not None:

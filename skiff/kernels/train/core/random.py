@@ -32,6 +32,7 @@ __all__ = ["seed", "get_generator", "Generator", "get_state", "set_state", "usin
 Generator = np.random.Generator
 
 _rng = np.random.default_rng(0)
+_draw_hook = None  # set by vmap_r30 while a batched call runs whose draws must differ
 _current: ContextVar[Generator | None] = ContextVar("skiff_train_generator", default=None)
 
 
@@ -72,6 +73,8 @@ def using(generator: Generator) -> Iterator[Generator]:
 
 def get_generator(generator: Generator | None = None) -> Generator:
     """``generator`` when given, else the current one."""
+    if _draw_hook is not None:  # a batched vmap call that must not draw (vmap_r30)
+        _draw_hook()
     if generator is not None:
         return generator
     current = _current.get()

@@ -481,6 +481,8 @@ class Tensor:
 
     # comparisons: no gradient, boolean tensors
     def _cmp(self, o, op):
+        if getattr(o, "_batched", False):  # a vmap-batched operand (vmap_r30)
+            return o._rcmp(self, op)
         other = o._data if isinstance(o, Tensor) else o
         return Tensor._make(op(self._data, other), False, None, 0)
 
@@ -805,7 +807,7 @@ def split(x, split_size, axis=0, *, dim=None) -> tuple:
 
 def where(cond, a, b) -> Tensor:
     """``a`` where ``cond`` else ``b`` (broadcasting); differentiable in ``a`` and ``b``."""
-    c = cond._data if isinstance(cond, Tensor) else cond
+    c = cond._data if isinstance(cond, Tensor) and not getattr(cond, "_batched", False) else cond
     return S.Where.apply(c, a, b)
 
 

@@ -50,6 +50,13 @@ def _axis(kw, axis, default=None):
 def clamp(self, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise ValueError("clamp needs min or max")
+    if getattr(self, "_batched", False):  # inside a batched vmap call: tensors for masks
+        out = self
+        if min is not None:
+            out = where(self < min, min, out)
+        if max is not None:
+            out = where(self > max, max, out)
+        return out
     lo = min._data if _is_tensor(min) else min
     hi = max._data if _is_tensor(max) else max
     out = self
@@ -110,6 +117,10 @@ def _extreme(self, dim, keepdim, axis, keepdims, node, arg, pairwise):
     keep = bool(keepdim if keepdims is None else keepdims)
     if axis is not None or dim is None or isinstance(dim, (tuple, list)):
         return node.apply(self, axis=_dims(dim, axis), keepdims=keep)  # the values alone
+    if getattr(self, "_batched", False):  # inside a batched vmap call (vmap_r30)
+        from .vmap_r30 import indices_along
+
+        return _ValuesIndices(*indices_along(self, dim, keep, node, arg))
     idx = arg(self._data, axis=dim)
     keep_idx = xp_of(idx).expand_dims(idx, dim)
     values = S.Gather.apply(self, index=keep_idx, axis=dim)  # the gradient at that index
@@ -123,13 +134,13 @@ def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A0
     """torch's: ``x.max()`` the largest value, ``x.max(dim, keepdim=False)`` the pair
     ``(values, indices)``, ``x.max(other)`` the elementwise maximum; numpy's ``axis=`` (an
     int or a tuple) and ``keepdims=`` give the values alone."""
-    return _extreme(self, dim, keepdim, axis, keepdims, M.Max, xp_of(self._data).argmax,
+    return _extreme(self, dim, keepdim, axis, keepdims, M.Max, self.xp.argmax,
                     maximum)
 
 
 def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """torch's ``min`` (see :func:`max`)."""
-    return _extreme(self, dim, keepdim, axis, keepdims, M.Min, xp_of(self._data).argmin,
+    return _extreme(self, dim, keepdim, axis, keepdims, M.Min, self.xp.argmin,
                     minimum)
 
 
@@ -169,6 +180,8 @@ def minimum(self, other):
 
 
 def _pairwise(self, other, wins):
+    if getattr(self, "_batched", False) or getattr(other, "_batched", False):  # vmap_r30
+        return where(self == other, (self + other) * 0.5, where(wins(self, other), self, other))
     o = other._data if _is_tensor(other) else other
     first = where(wins(self._data, o), self, other)
     tie = self._data == o

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import autograd as _autograd
 from ... import tensor as T
 from ...autograd import xp_of
 from ...loss_policy import float32_in_mixed
@@ -92,6 +93,10 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     """Negative log-likelihood of log-probabilities ``input`` (N, C), (N, C, d1, ...) or
     (C,) at class ids ``target`` (N,), (N, d1, ...) or (); torch's ``weight`` (C,) weighs
     each class (the mean divides by the targets' weights)."""
+    if _autograd._batch_hook is not None and _batched_here(input, target):  # vmap_r30
+        from ...vmap_rules_r30 import class_loss
+
+        return class_loss(nll_loss, input, target, weight, ignore_index, reduction)
     t = target._data if isinstance(target, Tensor) else np.asarray(target)
     shape = tuple(t.shape)
     x, t = classes_last(input, t, "nll_loss")
@@ -281,3 +286,9 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + bias.reshape(*shape)
     return y
+
+
+def _batched_here(*xs):
+    from ...vmap_tensor_r30 import batched_here
+
+    return batched_here(*xs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import autograd as _autograd
 from ...autograd import Function, xp_of
 from ...loss_policy import float32_in_mixed
 from ...tensor import Tensor
@@ -158,6 +159,11 @@ def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -10
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    if _autograd._batch_hook is not None and _batched_here(input, target):  # vmap_r30
+        from ...vmap_rules_r30 import class_loss
+
+        return class_loss(cross_entropy, input, target, weight, ignore_index, reduction,
+                          label_smoothing=label_smoothing)
     t = target._data if isinstance(target, Tensor) else target
     if not hasattr(t, "dtype"):
         t = np.asarray(t)
@@ -292,3 +298,9 @@ def linear_cross_entropy(x: Tensor, weight: Tensor, bias, target, ignore_index: 
         raise ValueError(f"linear_cross_entropy: input of shape {tuple(x.shape)} needs "
                          f"targets of shape {tuple(x.shape[:-1])}, got {tuple(t.shape)}")
     return LinearCrossEntropyFn.apply(x, weight, bias, t, ignore_index=ignore_index)
+
+
+def _batched_here(*xs):
+    from ...vmap_tensor_r30 import batched_here
+
+    return batched_here(*xs)

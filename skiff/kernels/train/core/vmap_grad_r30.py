@@ -1,0 +1,78 @@
+"""``func.grad`` inside a batched ``vmap`` call (:mod:`.vmap_r30`): per-sample gradients.
+
+The stand-in of each differentiated argument is a physical tensor with the batch on axis 0:
+a batched argument's own samples, an unbatched one (the parameters of torch's per-sample
+gradient tutorial, ``in_dims=(None, 0, 0)``) repeated along the batch. The function runs once;
+since sample ``i`` of the output depends only on row ``i`` of every stand-in, one backward
+pass of the summed output gives every sample's gradient, row by row. Where an argument needs
+a gradient itself (a gradient of gradients), the stand-ins stay in the caller's graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import enable_grad, is_grad_enabled
+from .tensor import Tensor
+from .vmap_tensor_r30 import BatchedTensor, NotBatchable, current_level, is_batched
+
+
+def _stand_in(t, level, n):
+    if is_batched(t, level):
+        p = t._phys
+        if isinstance(p, BatchedTensor):
+            raise NotBatchable("grad of a tensor batched at two levels")
+        if p.requires_grad and is_grad_enabled():
+            p = p.reshape(tuple(p.shape))
+        else:
+            p = p.detach().requires_grad_(True)
+        return BatchedTensor(p, level)
+    if isinstance(t, BatchedTensor):
+        raise NotBatchable("grad of a tensor batched at an outer level")
+    shape = (n,) + tuple(t.shape)
+    if t.requires_grad and is_grad_enabled():
+        p = t.reshape((1,) + tuple(t.shape)).expand(shape).reshape(shape)
+    else:
+        data = t._data
+        p = Tensor._make(t.xp.broadcast_to(data, shape).copy(), True, None, 0)
+    return BatchedTensor(p, level)
+
+
+def grad_batched(func, argnums, has_aux, args, kwargs, trees):
+    """``func_r29._grad_impl`` at the innermost batched level: ``(grads, value, aux)``;
+    ``trees`` is func_r29's ``(_argnums, _leaves, _map)``."""
+    from .torch_autograd import grad as autograd_grad
+
+    _argnums, _leaves, _map = trees
+    level, n = current_level()
+    single, nums = _argnums(argnums, len(args))
+    args = list(args)
+    outer = any(t.requires_grad for a in nums for t in _leaves(args[a])) and is_grad_enabled()
+    for a in nums:
+        args[a] = _map(lambda t: _stand_in(t, level, n), args[a])
+    with enable_grad():
+        out = func(*args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ValueError("grad(has_aux=True): the function must return (output, aux)")
+        out, aux = out
+    if not isinstance(out, Tensor) or int(np.prod(out.shape, dtype=np.int64)) != 1:
+        raise ValueError("grad: the function must return a one-element tensor (got "
+                         f"{type(out).__name__} of shape {getattr(out, 'shape', None)}); "
+                         "use vjp or jacrev for other outputs")
+    if not is_batched(out, level) or isinstance(out._phys, BatchedTensor):
+        raise NotBatchable("a gradient whose output is not batched at this level")
+    leaves = [t._phys for a in nums for t in _leaves(args[a])]
+    phys = out._phys
+    if not phys.requires_grad:
+        raise NotBatchable("an output that needs no gradient")
+    grads = autograd_grad(phys.sum(), leaves, create_graph=outer, allow_unused=True,
+                          materialize_grads=True) if leaves else ()
+    if not outer:
+        grads = [g.detach() for g in grads]
+        phys = phys.detach()
+        aux = _map(lambda t: t.detach(), aux)
+    it = iter(grads)
+    trees = tuple(_map(lambda _t: BatchedTensor(next(it), level), args[a]) for a in nums)
+    return (trees[0] if single else trees), BatchedTensor(phys, level), aux

@@ -1,0 +1,86 @@
+"""More of :mod:`.vmap_r30`'s batching rules: ``nn.functional``'s activations (elementwise:
+the physical tensor as it is), the layers that take their input's first axis as a batch of
+independent rows (convolutions and pools with an unbatched weight: the vmapped batch merged
+into that axis), and the class-index losses whose targets are batched (``cross_entropy``,
+``nll_loss``: per element, then each sample's mean or sum)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor
+
+
+def register(rules, elementwise, axis_rule, first_only):
+    """Add this module's rules to ``rules`` (a dict: Function class -> rule)."""
+    from . import tensor_math_more as TM
+    from . import tensor_more as TMo
+    from .nn.functional import activations as A
+    from .nn.functional import activations_more as AM
+    from .nn.functional import conv as C
+    from .nn.functional import pad_modes as P
+
+    for c in (A.GeluFn, A.SiluFn, AM._Hardswish, AM._LogSigmoid, P._HardTanh, P._Mish,
+              TM._Unary, TM._Atan2, TMo._Clone):
+        rules[c] = elementwise
+    rules[A.RMSNormFn] = first_only
+    rules[TM._Cumprod] = axis_rule(all_if_none=False)
+    for c in (C.Conv2dFn, C.MaxPool2dFn, C.AvgPool2dFn):
+        rules[c] = _merged_rows
+
+
+def _merged_rows(cls, level, inputs, kwargs):
+    """An op over (N, ...) rows with its other inputs unbatched: the vmapped batch joins N."""
+    from .vmap_tensor_r30 import BatchedTensor, is_batched
+
+    x = inputs[0]
+    if not is_batched(x, level) or x.ndim < 2 or any(is_batched(v, level) for v in inputs[1:]):
+        return NotImplemented
+    p = x._phys
+    b, n = p.shape[0], p.shape[1]
+    out = cls.apply(p.reshape((b * n,) + tuple(p.shape[2:])), *inputs[1:], **kwargs)
+    return BatchedTensor(out.reshape((b, n) + tuple(out.shape[1:])), level)
+
+
+def class_loss(fn, input, target, weight, ignore_index, reduction, **kw):  # noqa: A002
+    """``fn`` (``cross_entropy`` or ``nll_loss``) inside a batched ``vmap`` call where its
+    input or targets are batched: per element over the whole batch (``reduction="none"``,
+    torch's class weights included), then each sample's sum, or its mean over the weights of
+    its targets that are not ``ignore_index`` (torch's mean)."""
+    from .vmap_tensor_r30 import BatchedTensor, NotBatchable, current_level, is_batched
+
+    level, n = current_level()
+    if kw.get("label_smoothing") and weight is not None:
+        raise NotBatchable("label smoothing with class weights")
+    if isinstance(weight, BatchedTensor) or not (is_batched(input, level)
+                                                 or is_batched(target, level)):
+        raise NotBatchable("a class loss batched at an outer level")
+    if is_batched(input, level):
+        x = input._phys
+    else:
+        x = input.reshape((1,) + tuple(input.shape)).expand((n,) + tuple(input.shape))
+    if is_batched(target, level):
+        t = target._phys._data
+    else:
+        t = target._data if isinstance(target, Tensor) else np.asarray(target)
+        t = np.broadcast_to(t, (n,) + tuple(t.shape))
+    lx = input.ndim
+    if lx >= 2:  # (N, C, ...) per sample: the batch joins N
+        x = x.reshape((n * x.shape[1],) + tuple(x.shape[2:]))
+        t = t.reshape((n * t.shape[1],) + tuple(t.shape[2:]))
+    per = fn(x, t, weight, ignore_index=ignore_index, reduction="none", **kw)
+    per = per.reshape((n, -1))
+    if reduction == "none":
+        return BatchedTensor(per.reshape((n,) + tuple(target.shape)), level)
+    total = per.sum(axis=1)
+    if reduction == "sum":
+        return BatchedTensor(total, level)
+    tt = np.asarray(t).reshape(n, -1)
+    valid = tt != ignore_index
+    w = valid.astype(np.float64)
+    if weight is not None:
+        wc = np.asarray(weight._data if isinstance(weight, Tensor) else weight, np.float64)
+        w = w * wc[np.where(valid, tt, 0)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = (1.0 / w.sum(axis=1)).astype(total.dtype)
+    return BatchedTensor(total * Tensor(inv, dtype=total.dtype), level)
