@@ -64,10 +64,13 @@ def wait_quietly(job: Job, quiet_s: float = 2.0, stream=None, rate: float = 2.0,
     stream = stream or sys.stdout
     in_kernel = stream is sys.stdout and widgets_enabled()
     handle = None
-    shown = ""
+    shown = last = ""
 
     def show(line: str) -> None:
-        nonlocal handle, shown
+        nonlocal handle, shown, last
+        if line == last:  # the final line when it was the last one drawn
+            return
+        last = line
         if in_kernel:
             from IPython.display import display
 
