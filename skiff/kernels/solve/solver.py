@@ -880,6 +880,27 @@ class Solver:
             return None
         if name == "user":
             return UserPrecond(self.user_M, self.op.n, self.xp)
+        try:
+            return self._make_diagonal_precond(name)
+        except SolveError as exc:
+            remedy = (self._saddle_remedy() if name in ("jacobi", "chebyshev", "amg")
+                      and "diagonal" in str(exc) else None)
+            if remedy is None:
+                raise
+            # a Stokes matrix with an explicit jacobi/chebyshev/amg was sent to
+            # precond='none' + GMRES, while 'saddle' solves it (P2/P1: 70 MINRES iterations)
+            raise SolveError(f"{str(exc).split(';')[0]}; {remedy}") from None
+
+    def _saddle_remedy(self) -> str | None:
+        """What to use on a symmetric saddle-point matrix (None when this is not one)."""
+        if self.is_grid or self.op.callable or self._saddle() is None:
+            return None
+        return ("this matrix is a symmetric saddle point [[K, B^T], [B, -C]] (Stokes, a "
+                "constrained problem): use method='minres' with precond='saddle' (AMG on K, a "
+                "diagonal Schur complement; what method='auto' takes), or your own block "
+                "M=")
+
+    def _make_diagonal_precond(self, name):
         if name == "jacobi":
             return Jacobi(self.op)
         if name == "chebyshev":
@@ -1432,8 +1453,11 @@ class Solver:
             if self.method in ("cg", "pipecg") and "positive definite" in str(exc):
                 blame = matrix_indefiniteness(self.op)
                 if blame is not None:   # the matrix, not the preconditioner, is at fault
+                    remedy = self._saddle_remedy() or (
+                        "use method='minres' (symmetric indefinite; with no M or an SPD one) "
+                        "or 'gmres' (which takes AMG)")
                     raise SolveError(f"{self.method}: the matrix is not positive definite "
-                                     f"({blame}); use method='bicgstab' or 'gmres'") from None
+                                     f"({blame}); {remedy}") from None
                 if "preconditioner" in str(exc) and self.precond_name == "user":
                     raise SolveError(f"{exc}; your preconditioner M must be symmetric positive "
                                      f"definite for {self.method} (as for SciPy's cg): check "

@@ -144,7 +144,8 @@ def test_auto_takes_no_preconditioner_on_a_saddle_point_matrix():
     for precond in ("jacobi", "chebyshev", "amg"):
         with pytest.raises(ValueError, match="diagonal") as err:
             solve(A, b, method="gmres", precond=precond)
-        assert "precond='none'" in str(err.value)
+        # round 30: names the block preconditioner that solves it (was precond='none')
+        assert "precond='saddle'" in str(err.value)
         assert "use precond='amg'" not in str(err.value)
 
 

@@ -1,0 +1,59 @@
+"""Round 30: an explicit CG, Jacobi, Chebyshev or AMG on a symmetric saddle-point matrix was
+refused naming precond='none' with GMRES (or 'bicgstab'/'gmres' for CG), while skiff solves it
+with MINRES and its block preconditioner ('saddle', since round 28). The refusal now names
+that; following it gives SciPy's spsolve x. CG on a symmetric indefinite matrix that is no
+saddle point names MINRES."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from skiff.kernels.solve import SolveError, solve
+
+
+def _laplacian(n):
+    d = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1])
+    return (sp.kron(sp.identity(n), d) + sp.kron(d, sp.identity(n))).tocsr()
+
+
+def _stokes_like(n=16):
+    """[[K, B^T], [B, 0]]: K a 2-D Laplacian (two velocity fields), B a discrete divergence
+    onto the cells' (n-1)^2 pressures (forward differences), the constant pressure removed."""
+    K1 = _laplacian(n)
+    K = sp.block_diag([K1, K1])
+    e = sp.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n))
+    s = sp.diags([0.5 * np.ones(n - 1), 0.5 * np.ones(n - 1)], [0, 1], shape=(n - 1, n))
+    B = sp.hstack([sp.kron(s, e), sp.kron(e, s)]).tocsr()[1:]   # pin one pressure
+    A = sp.bmat([[K, B.T], [B, None]]).tocsr()
+    rng = np.random.default_rng(3)
+    b = np.concatenate([rng.standard_normal(K.shape[0]), np.zeros(B.shape[0])])
+    return A, b
+
+
+@pytest.mark.parametrize("kw", [dict(method="cg"), dict(precond="amg"), dict(precond="jacobi"),
+                                dict(method="gmres", precond="chebyshev")])
+def test_saddle_refusal_names_saddle_and_its_remedy_solves(kw):
+    A, b = _stokes_like()
+    with pytest.raises(SolveError) as err:
+        solve(A, b, **kw)
+    msg = str(err.value)
+    assert "precond='saddle'" in msg and "method='minres'" in msg, msg
+    assert "precond='none'" not in msg
+    ref = spla.spsolve(A.tocsc(), b)
+    sol = solve(A, b, method="minres", precond="saddle", rtol=1e-10)
+    assert sol.converged
+    assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
+
+
+def test_cg_on_symmetric_indefinite_names_minres():
+    A = (_laplacian(24) - 0.3 * sp.identity(24 * 24)).tocsr()   # a few negative eigenvalues
+    assert spla.eigsh(A, k=1, sigma=-1.0, return_eigenvectors=False)[0] < 0   # SciPy: indefinite
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    with pytest.raises(SolveError) as err:
+        solve(A, b, method="cg", precond="none")
+    assert "method='minres'" in str(err.value)
+    assert "precond='saddle'" not in str(err.value)
+    sol = solve(A, b, method="minres", rtol=1e-10)
+    ref = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
