@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["parse_class_weight", "class_weights", "weigh_classes"]
+__all__ = ["parse_class_weight", "class_weight_text", "class_weights", "weigh_classes"]
 
 MAX_WEIGHT = 1e6
 
@@ -52,6 +52,16 @@ def parse_class_weight(text: str):
             raise ValueError(f"--class-weight {text!r}: class {name!r} given twice")
         weights[name] = weight
     return weights
+
+
+def class_weight_text(spec) -> str:
+    """``spec`` checked and written as the option is typed (``balanced``, ``cat=3.0,dog=1.0``):
+    what the grammar hands on and a config keeps, so that a line rendered from it (a
+    panel's, ``jobs show``'s) parses to the same weights."""
+    spec = parse_class_weight(spec)
+    if spec == "balanced":
+        return spec
+    return ",".join(f"{name}={weight!r}" for name, weight in spec.items())
 
 
 def class_weights(spec, labels, classes: list[str]) -> np.ndarray:
@@ -172,6 +182,7 @@ def weigh_classes(parts: dict, config: dict, reporter=None) -> dict:
     spec = config.get("class_weight")
     if not spec:
         return parts
+    spec = parse_class_weight(spec)  # the config keeps the text
     if parts.get("loss") is not None:
         raise ValueError("--class-weight and a loss of the cell's own: weigh the classes in "
                          "it (skiff.nn.CrossEntropyLoss(weight=...)) and drop --class-weight")

@@ -163,10 +163,10 @@ def _class_weight_arg(text: str):
     """``--class-weight``'s value, checked as the grammar reads it (a usage error)."""
     import argparse
 
-    from .class_weight import parse_class_weight
+    from .class_weight import class_weight_text
 
     try:
-        return parse_class_weight(text)
+        return class_weight_text(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -661,9 +661,9 @@ def _check_class_weight(spec, model, source, objects: bool):
     job, where its rows are read (skiff.kinds.class_weight)."""
     if spec is None:
         return None
-    from .class_weight import parse_class_weight
+    from .class_weight import class_weight_text
 
-    spec = parse_class_weight(spec)  # a resumed job's config holds it parsed: checked again
+    spec = class_weight_text(spec)  # a panel's or a resumed job's value: checked again
     if source is None and not objects and model in BUILTIN_MODELS and _reads_text(model):
         raise ValueError(f"--class-weight weighs the classes of a classifier (mlp on a table "
                          f"or (X, y), cnn on a folder of images); {model!r} predicts text: "

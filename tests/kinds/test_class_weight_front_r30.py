@@ -88,7 +88,8 @@ def test_terminal_grammar(tmp_path):
     path = str(_table(tmp_path / "t.csv"))
     ok = _cli("train", "mlp", path, "--class-weight", "fraud=3,ok=1", "--dry-run", "--json")
     assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout)["config"]["class_weight"] == {"fraud": 3.0, "ok": 1.0}
+    config = json.loads(ok.stdout)["config"]
+    assert parse_class_weight(config["class_weight"]) == {"fraud": 3.0, "ok": 1.0}
     for args, says in ((["mlp", path, "--class-weight", "balance"], "balanced"),
                        (["gpt-mini", "--class-weight", "balanced"], "predicts text")):
         bad = _cli("train", *args, "--dry-run")
@@ -130,3 +131,19 @@ def test_notebook_arrays(tmp_path):
     note = next(n for n in job.result["notes"] if "--class-weight" in n)
     for c, w in expected.items():
         assert f"{c} {w:.3g}" in note, (note, expected)
+
+
+def test_train_form_round_trips_the_weights():
+    """The Train tab's field: the line it shows parses back to the same weights (the form's
+    own check), and a bad value is the field's message with Launch disabled."""
+    from skiff.kinds import KINDS
+    from skiff.widgets.form import CommandForm
+
+    form = CommandForm(KINDS["train"].command)
+    form.set(model="mlp", class_weight="fraud=3, ok=1")
+    assert form.errors == {} and not form.launch_button.disabled, form.errors
+    words = form.magic.split()
+    given = words[words.index("--class-weight") + 1]
+    assert parse_class_weight(given) == {"fraud": 3.0, "ok": 1.0}
+    form.set(class_weight="fraud=three")
+    assert "not a number" in form.errors["class_weight"] and form.launch_button.disabled
