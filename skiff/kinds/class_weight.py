@@ -79,9 +79,11 @@ def class_weights(spec, labels, classes: list[str]) -> np.ndarray:
                         1.0).astype(np.float32)
     unknown = [name for name in spec if name not in classes]
     if unknown:
+        from skiff.grammar.common import did_you_mean
+
         shown = ", ".join(classes[:20]) + (" ..." if len(classes) > 20 else "")
-        raise ValueError(f"--class-weight names {', '.join(map(repr, unknown))}, not a class "
-                         f"of the data; its classes: {shown}")
+        raise ValueError(f"--class-weight names {unknown[0]!r}, not a class of the data"
+                         f"{did_you_mean(unknown[0], classes)}; its classes: {shown}")
     return np.asarray([spec.get(name, 1.0) for name in classes], np.float32)
 
 
