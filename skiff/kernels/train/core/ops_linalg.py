@@ -617,6 +617,10 @@ def _root(s, p):
     """``s ** (1/p)`` with a zero gradient where ``s`` is 0 (torch's norms give 0 there; the
     plain root gives nan)."""
     from .tensor import where
+    if getattr(s, "_batched", False):  # inside a batched vmap call (vmap_r30): always mask
+        pos = s > 0
+        safe = where(pos, s, 1.0)
+        return where(pos, safe.sqrt() if p == 2.0 else safe ** (1.0 / p), 0.0)
     xp = xp_of(s._data)
     pos = s._data > 0
     if xp is np and bool(pos.all()):  # on a GPU the test is a host read: always mask there

@@ -661,7 +661,8 @@ class Tensor:
         return S.GetItem.apply(self, index=_raw_index(index))
 
     def masked_fill(self, mask, value):
-        m = mask._data if isinstance(mask, Tensor) else mask
+        m = mask._data if isinstance(mask, Tensor) and not getattr(mask, "_batched", False) \
+            else mask
         return S.MaskedFill.apply(self, m, value=value)
 
     def split(self, split_size, axis=0, *, dim=None):

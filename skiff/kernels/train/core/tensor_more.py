@@ -249,7 +249,11 @@ def prod(self, dim=None, keepdim=False, **kw):
     return M.Prod.apply(self, axis=dim, keepdims=bool(keepdim))
 
 
-def flip(self, *dims):
+def flip(self, *dims, **kw):
+    if "dims" in kw or "dim" in kw:  # torch's flip(x, dims=(0,))
+        dims = (kw.pop("dims", kw.pop("dim", None)),)
+    if kw:
+        raise TypeError(f"flip() got an unexpected keyword argument {next(iter(kw))!r}")
     dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     index = [slice(None)] * self.ndim
     for d in dims:
@@ -321,6 +325,8 @@ def index_select(self, axis=None, index=None, **kw):
 
 def _no_grad_value(fn):
     def method(self):
+        if getattr(self, "_batched", False):  # inside a batched vmap call: on the batch
+            return self._on_phys(lambda p: p._make(fn(xp_of(p._data), p._data), False, None, 0))
         return type(self)._make(fn(xp_of(self._data), self._data), False, None, 0)
 
     return method

@@ -91,6 +91,14 @@ def _loop(cls, level, inputs, kwargs):
     return BatchedTensor(Stack.apply(*outs, axis=0), level)
 
 
+def _masked_fill(cls, level, inputs, kwargs):
+    a, mask = inputs
+    if not is_batched(a, level):
+        n = _size_at(level)
+        a = BatchedTensor(a.reshape((1,) + tuple(a.shape)).expand((n,) + tuple(a.shape)), level)
+    return _wrap(cls.apply(*_aligned([a, mask], level), **kwargs), level)
+
+
 def _wrap(out, level):
     if isinstance(out, tuple):
         return tuple(BatchedTensor(o, level) for o in out)
@@ -254,13 +262,14 @@ def _register():
     for c in (M.Neg, M.Exp, M.Log, M.Log1p, M.Expm1, M.Tanh, M.Sqrt, M.Sin, M.Cos, M.Abs,
               M.Sigmoid, M.Relu, M.Cast, M.Add, M.Sub, M.Mul, M.Div, M.Pow, S.Where):
         _RULES[c] = _elementwise
-    for c in (M.Sum, M.Mean, M.Var, M.Max, M.Min, M.Prod):
+    for c in (M.Sum, M.Mean, M.Var, M.Max, M.Min):
         _RULES[c] = _axis_rule()
-    _RULES[M.Cumsum] = _axis_rule(all_if_none=False)
+    for c in (M.Cumsum, M.Prod):  # one axis
+        _RULES[c] = _axis_rule(all_if_none=False)
     for c in (A.SoftmaxFn, A.LogSoftmaxFn):
         _RULES[c] = _axis_rule(all_if_none=False)
     _RULES[S.Split] = _axis_rule(all_if_none=False)
-    _RULES[S.MaskedFill] = _first_only
+    _RULES[S.MaskedFill] = _masked_fill
     _RULES[S.Reshape] = _reshape
     _RULES[S.Transpose] = _transpose
     _RULES[S.Expand] = _expand

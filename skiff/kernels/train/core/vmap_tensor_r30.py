@@ -37,9 +37,19 @@ class BatchedTensor(Tensor):
     _node = property(_refuse, _refuse)
     _grad = property(lambda self: None, _refuse)
 
+    def __new__(cls, phys=None, level=None, *args, **kwargs):
+        if isinstance(level, int) and isinstance(phys, Tensor) and not (args or kwargs):
+            return super().__new__(cls)
+        # ``type(x)(data, ...)`` in code that builds a new, unbatched tensor like ``x``
+        return Tensor(*((phys,) if level is None else (phys, level)), *args, **kwargs)
+
     def __init__(self, phys, level):  # noqa: D107 - no Tensor.__init__: nothing of its own
         self.__dict__["_phys"] = phys
         self.__dict__["_level"] = level
+
+    def _on_phys(self, fn):
+        """``fn`` of the physical tensor, batched at this level (elementwise functions)."""
+        return BatchedTensor(fn(self._phys), self._level)
 
     @property
     def requires_grad(self):

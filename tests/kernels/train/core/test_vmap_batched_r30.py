@@ -214,3 +214,22 @@ def test_randomness_same_draws_once_and_different_draws_per_sample():
     s, d = _np(same), _np(diff)
     assert (s == s[0]).all() and not (d == d[0]).all()
     assert set(np.unique(s)) <= {0.0, 2.0} and set(np.unique(d)) <= {0.0, 2.0}
+
+
+def _activations(lib, x, y):
+    """The activations and losses that built masks from raw arrays (leaky_relu, elu,
+    softplus, smooth_l1/huber, masked_fill, sign, norm), each batched now."""
+    F = lib.nn.functional
+    a = F.leaky_relu(x, 0.1) + F.elu(x) + F.softplus(x, beta=2.0) + lib.sign(x) * x.abs()
+    b = a.masked_fill(x > 0.3, -1.0).masked_fill(y.unsqueeze(0) < 0, 2.0)
+    return (b, F.smooth_l1_loss(x[0], y, beta=0.5), F.huber_loss(x[1], y, delta=0.7),
+            x.norm(dim=1) + y.norm(), lib.flip(x, dims=(1,)), x.new_zeros(2) + x[0, :2])
+
+
+def test_activations_masks_and_norms_are_batched_and_equal_torch():
+    X, Y = RNG.standard_normal((4, 3, 5)), RNG.standard_normal((4, 5))
+    X[0, 0, 0] = 0.0
+    res = [fn.vmap(lambda x, y, lib=lib: _activations(lib, x, y))(lib.tensor(X), lib.tensor(Y))
+           for lib, fn in ((skiff, sf), (torch, tf))]
+    _close(res[0], res[1])
+    assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)

@@ -48,18 +48,18 @@ def tanh(x):
 
 
 def leaky_relu(x, negative_slope=0.01, inplace=False):
-    return where(x._data > 0, x, x * negative_slope)
+    return where(x > 0, x, x * negative_slope)
 
 
 def elu(x, alpha=1.0, inplace=False):
-    return where(x._data > 0, x, x.clamp(max=0.0).expm1() * alpha)
+    return where(x > 0, x, x.clamp(max=0.0).expm1() * alpha)
 
 
 def softplus(x, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold`` (torch's)."""
     z = x * beta
     soft = (z.relu() + ((-z.abs()).exp() + 1.0).log()) * (1.0 / beta)
-    return where(z._data > threshold, x, soft)
+    return where(z > threshold, x, soft)
 
 
 @float32_in_mixed
@@ -73,7 +73,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     _same_shape("huber_loss", input, target)
     d = input - target
     a = d.abs()
-    per = where(a._data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    per = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
     return _reduce(per, reduction)
 
 
@@ -84,7 +84,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
         return l1_loss(input, target, reduction)
     d = input - target
     a = d.abs()
-    per = where(a._data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    per = where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
     return _reduce(per, reduction)
 
 
