@@ -905,8 +905,13 @@ class TrainKind(Kind):
                              f"for more than {at})")
             else:
                 lines.append(f"resumed from step {at}")
-        for note in (result.get("notes") or [])[:6]:  # what reading the data decided
+        notes = [str(n) for n in result.get("notes") or []]
+        for note in notes[:6]:  # what reading the data decided
             lines.append(f"data: {note}")
+        if any(n.startswith("classes imbalanced") for n in notes) and \
+                not any("(--class-weight)" in n for n in notes):
+            lines.append("data: to make the rare classes count as much in the loss: the same "
+                         "command with --class-weight balanced")
         evals = result.get("evaluation") or []
         if evals and isinstance(evals[-1], dict):  # --eval: the last held-out evaluation
             last = evals[-1]

@@ -17,9 +17,9 @@ from skiff.jobs import submit
 from skiff.kinds.class_weight import parse_class_weight, weigh_classes
 
 
-def _table(path, n=240, seed=3):
+def _table(path, n=240, seed=3, rare=0.1):
     rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.1).astype(int)  # ~10% 'fraud'
+    y = (rng.random(n) < rare).astype(int)  # ~10% 'fraud'
     a, b = rng.normal(size=n) + 1.5 * y, rng.normal(size=n) + 1.0 * y
     with open(path, "w") as fh:
         fh.write("a,b,label\n")
@@ -109,7 +109,7 @@ def _recall_of_rare(job):
 def test_balanced_job_finds_more_of_the_rare_class(tmp_path):
     """The weighted job (a thread job, as %train runs it) recalls more of the rare class on
     the held-out rows than the same job unweighted, same seed and steps."""
-    path = _table(tmp_path / "t.csv", n=400)
+    path = _table(tmp_path / "t.csv", n=400, rare=0.07)
     line = f"mlp {path} --steps 60 --val-split 0.3 --lr 0.01"
     plain, _ = submit("train", line)
     plain_recall, _ = _recall_of_rare(plain)
@@ -117,6 +117,14 @@ def test_balanced_job_finds_more_of_the_rare_class(tmp_path):
     recall, per = _recall_of_rare(weighed)
     assert recall > plain_recall, (recall, plain_recall, per)
     assert weighed.config["class_weight"] == "balanced"
+    # the summary names the option where the table reader found the classes imbalanced
+    from skiff.kinds import KINDS
+
+    hint = "the same command with --class-weight balanced"
+    flagged = any(n.startswith("classes imbalanced") for n in plain.result["notes"])
+    assert flagged  # this table is: the reader's own rule
+    assert any(hint in x for x in KINDS["train"].summary(plain.result))
+    assert not any(hint in x for x in KINDS["train"].summary(weighed.result))
 
 
 def test_notebook_arrays(tmp_path):

@@ -34,7 +34,7 @@ def test_training_notebook_runs(runs_dir):
     assert m and float(m.group(2)) < 4.0, m and m.group(0)
     assert "carries over to new text" in text or "the curves have parted" in text
     jobs = [json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()]
-    assert sorted(j["kind"] for j in jobs) == ["train"] * 4
+    assert sorted(j["kind"] for j in jobs) == ["train"] * 6
     # a folder of drawn shapes: the cnn job and new images read like its training set
     m = re.search(r"done: held-out accuracy ([0-9.]+), on new images ([0-9.]+)", text)
     assert m and float(m.group(1)) > 0.7 and float(m.group(2)) > 0.7, m and m.group(0)
@@ -52,10 +52,32 @@ def test_training_notebook_runs(runs_dir):
     best = curve.index(min(curve))
     assert 0 < best < len(curve) - 1 and min(curve) < 0.6 * math.log(2), curve
     assert float(m.group(4)) == round(min(curve), 3)
-    results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()]
+    claims = [r for r in runs_dir.iterdir() if str(json.loads(
+        (r / "config.json").read_text())["config"].get("data")).endswith("claims.csv")]
+    _check_class_weight_section(text, [json.loads((r / "result.json").read_text())
+                                       for r in claims])
+    results = [json.loads((r / "result.json").read_text()) for r in runs_dir.iterdir()
+               if r not in claims]
     # two GPT jobs of 20 steps, 2 epochs of 1000 own rows in batches of 32, and 15 epochs of
     # 108 shape images in batches of 32
     assert sorted(r["steps"] for r in results) == [20, 20, 60, 64]
     for result in (r for r in results if r["steps"] == 20):
         losses = [row["loss"] for row in result["history"]]
         assert losses[-1] < losses[0]
+
+
+def _check_class_weight_section(text: str, results: list[dict]) -> None:
+    """The rare-class section (round 30): what it prints is each job's recall recomputed
+    from its confusion matrix (recall = diagonal / row sum), and the balanced job finds more
+    of the rare class than the plain one."""
+    printed = dict(re.findall(r"^(plain|balanced): accuracy [0-9.]+, fraud found ([0-9.]+)",
+                              text, flags=re.M))
+    assert set(printed) == {"plain", "balanced"}, text[-3000:]
+    found = []
+    for result in results:
+        report = result["class_metrics"]
+        rare = report["per_class"]["class"].index("fraud")
+        row = report["confusion"][rare]
+        found.append(round(row[rare] / sum(row), 3))
+    assert sorted(found) == sorted(float(v) for v in printed.values()), (found, printed)
+    assert float(printed["balanced"]) > float(printed["plain"]), printed
