@@ -45,8 +45,10 @@ ALARM_TAG = 29_017
 POLL_S = 0.25
 GRACE_S = 3.0
 SEND_WAIT_S = 2.0
+PARENT_WAIT_S = 2.0  # a spawned rank that failed, before it leaves (spawned.py)
 
 _COMM = None      # the alarm communicator (a duplicate of the world, made once per process)
+_PARENT = []      # [the inter-communicator to a parent that spawned the job, or None]
 _CALLS = [0]      # train() calls guarded so far in this process
 
 
@@ -57,6 +59,20 @@ def _alarm_comm():
 
         _COMM = MPI.COMM_WORLD.Dup()   # collective: every rank's first guarded call
     return _COMM
+
+
+def _parent_comm():
+    """The inter-communicator to the process that spawned this job (``MPI.COMM_SELF.Spawn``
+    from a notebook), or None: a failing rank tells it too (:mod:`.spawned`)."""
+    if not _PARENT:
+        try:
+            from mpi4py import MPI
+
+            parent = MPI.Comm.Get_parent()
+            _PARENT.append(None if parent == MPI.COMM_NULL else parent)
+        except Exception:  # noqa: BLE001 - no MPI answer: no parent to tell
+            _PARENT.append(None)
+    return _PARENT[0]
 
 
 def rank_alarm(world_size: int, **kw):
@@ -153,6 +169,7 @@ class RankAlarm:
         self._wakeup: tuple[int, int] | None = None  # (read, write) ends of the signal pipe
         self._old_wakeup = -1
         self.interrupted: float | None = None  # when a SIGINT reached this rank
+        self.parent = _parent_comm()  # asked here, in the main thread
         self._thread = threading.Thread(target=self._watch, daemon=True,
                                         name=f"skiff-rank-alarm-{self.rank}")
 
@@ -198,7 +215,19 @@ class RankAlarm:
                 reqs.append(self.comm.isend((self.call, text), dest=peer, tag=ALARM_TAG))
             except Exception:  # noqa: BLE001 - a peer already gone: tell the others
                 pass
+        told = False
+        if self.parent is not None:  # a parent waiting with the ranks (spawned.py) hears it
+            try:
+                reqs.append(self.parent.isend((self.call, text), dest=0, tag=ALARM_TAG))
+                told = True
+            except Exception:  # noqa: BLE001
+                pass
         self._wait_sent(reqs)
+        if told:  # give the parent time to end the job's process manager first: this rank
+            import traceback  # leaving makes Hydra's clean-up kill the parent too; it may
+
+            self._say("".join(traceback.format_exception(exc)).rstrip())  # end this one
+            time.sleep(PARENT_WAIT_S)
         if hasattr(exc, "add_note"):
             exc.add_note(f"(on rank {self.rank} of {self.size}: the other ranks were told to "
                          "stop)")

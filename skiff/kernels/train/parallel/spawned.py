@@ -1,0 +1,158 @@
+"""The parent's side of ranks started with ``MPI.COMM_SELF.Spawn`` (a notebook's way): wait
+for them with a bound, and hear when one of them fails.
+
+A parent that waits in a collective with its spawned ranks (``inter.gather(None,
+root=MPI.ROOT)``) waited for ever when a rank died before joining it: the ranks' own alarm
+(:mod:`.rank_alarm`) ends them, but nothing reaches the parent, and aborting through the
+inter-communicator would kill the parent (the notebook's kernel) too. Now a failing rank
+also sends its one line to the parent (tag :data:`.rank_alarm.ALARM_TAG`), and
+:func:`wait_for_ranks` runs the parent's blocking call in a thread while it listens for that
+line: the parent gets :class:`SpawnedRanksFailed` naming the rank, the step and the cause
+(``rank 1 failed after step 4: ValueError: ...``) within a poll of the failure, or
+``TimeoutError`` after ``timeout`` seconds (a rank killed outright, SIGKILL, sends nothing).
+
+    >>> inter = MPI.COMM_SELF.Spawn(sys.executable, args=["train.py"], maxprocs=2)
+    >>> results = gather_from_ranks(inter, timeout=600)   # [None, rank 0's, rank 1's]
+
+After a failure the blocked call's thread stays blocked (MPI cannot cancel a collective), so
+leave the inter-communicator as it is: ``Disconnect`` would wait for the failed ranks too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from .rank_alarm import ALARM_TAG, threads_allowed
+
+__all__ = ["SpawnedRanksFailed", "wait_for_ranks", "gather_from_ranks"]
+
+POLL_S = 0.2
+
+
+class SpawnedRanksFailed(RuntimeError):
+    """A rank the parent spawned failed while the parent waited for the ranks."""
+
+
+def gather_from_ranks(inter, timeout: float | None = None):
+    """``inter.gather(None, root=MPI.ROOT)`` on the parent's inter-communicator, bounded as
+    :func:`wait_for_ranks` bounds it: the list of what each spawned rank gathered."""
+    from mpi4py import MPI
+
+    return wait_for_ranks(inter, lambda: inter.gather(None, root=MPI.ROOT), timeout=timeout,
+                          what="gather")
+
+
+def wait_for_ranks(inter, call, timeout: float | None = None, *, what: str = "call"):
+    """Run ``call()`` (the parent's blocking call with its spawned ranks: a gather, a bcast,
+    a recv) and return its value; raise :class:`SpawnedRanksFailed` as soon as a spawned
+    rank reports a failure, ``TimeoutError`` after ``timeout`` seconds (None: no bound but
+    the ranks' reports)."""
+    from mpi4py import MPI
+
+    if inter == MPI.COMM_NULL or not inter.Is_inter():
+        raise TypeError("wait_for_ranks needs the inter-communicator MPI.COMM_SELF.Spawn "
+                        "returned")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
+    if not threads_allowed(MPI):
+        raise RuntimeError("waiting with a bound needs MPI_THREAD_MULTIPLE in the parent "
+                           "(mpi4py asks for it unless mpi4py.rc.thread_level is set lower)")
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="skiff-spawned-wait")
+    thread.start()
+    end = None if timeout is None else time.monotonic() + float(timeout)
+    status = MPI.Status()
+    n = inter.Get_remote_size()
+    while True:
+        thread.join(POLL_S)
+        if not thread.is_alive():
+            break
+        if inter.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG, status=status):
+            _, text = inter.recv(source=status.Get_source(), tag=ALARM_TAG)
+            ended = end_process_manager()
+            raise SpawnedRanksFailed(
+                f"the {n} spawned ranks stopped: {text} (the {what} with them will not "
+                "complete" + ("; their process manager was ended, so that it does not end "
+                              "this process too: spawn again after restarting" if ended else
+                              "; leave the inter-communicator without Disconnect") + ")")
+        if end is not None and time.monotonic() > end:
+            raise TimeoutError(
+                f"the {n} spawned ranks did not complete the {what} in {timeout:g} s and "
+                "none reported a failure (a rank killed outright, e.g. by the OOM killer, "
+                "says nothing): see their output")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def end_process_manager() -> list[int]:
+    """End the MPI process manager this process started for its spawned ranks (MPICH's
+    ``mpiexec -pmi_args ...``, forked by a singleton's first ``Spawn``) and its proxies, which
+    end the ranks they run; the pids ended. Hydra's clean-up after a rank that leaves without
+    ``MPI_Finalize`` (the rank alarm's exit) kills every process of the job, the parent
+    included (SIGKILL): a notebook's kernel died 3-5 s after a spawned rank failed. Linux
+    only (``/proc``); the MPI of this process cannot spawn again afterwards."""
+    import os
+    import signal
+
+    mine = [pid for pid, argv in _children(os.getpid())
+            if argv and os.path.basename(argv[0]).startswith("mpiexec") and "-pmi_args" in argv]
+    ended = []
+    for pid in mine:  # each stopped, then killed: the manager or a proxy that saw another
+        proxies = [child for child, _ in _children(pid)]  # go would clean up, killing the
+        ranks = [r for proxy in proxies for r, _ in _children(proxy)]  # parent too
+        group = [pid, *proxies, *ranks]
+        for p in group:
+            _kill(p, signal.SIGSTOP, [])
+        for p in group:
+            _kill(p, signal.SIGKILL, ended)
+    for pid in mine:  # reap our own child, so no zombie stays behind
+        try:
+            os.waitpid(pid, 0)  # killed: it ends at once
+        except (ChildProcessError, OSError):
+            pass
+    return ended
+
+
+def _kill(pid: int, sig, ended: list) -> None:
+    import os
+
+    try:
+        os.kill(pid, sig)
+        ended.append(pid)
+    except OSError:
+        pass
+
+
+def _children(parent: int) -> list[tuple[int, list[str]]]:
+    """(pid, argv) of the live processes whose parent is ``parent`` (Linux /proc; elsewhere
+    none)."""
+    import os
+
+    out = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if fields[0] == "Z" or int(fields[1]) != parent:
+                continue
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+        except (OSError, IndexError, ValueError):
+            continue
+        out.append((int(name), argv))
+    return out
