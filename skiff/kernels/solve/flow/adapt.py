@@ -168,11 +168,15 @@ def estimator_sizes(shape: NoseShape, re: float, *, cells=ESTIMATOR_CELLS, start
     flow solve (default :func:`~.nose_flow.solve_nose_flow`)."""
     from .nose_flow import solve_nose_flow
 
-    solve = solve or (lambda s, f, r: solve_nose_flow(s, f, r, reporter=reporter))
     size = start or graded_size(shape, 1.05 * min_resolution(shape))
     flows = []
     for n in cells:
-        flow = solve(shape, size, re)
+        if solve is None:
+            # Newton starts from the cycle before (its fields carried onto the new mesh)
+            flow = solve_nose_flow(shape, size, re, reporter=reporter,
+                                   start=flows[-1] if flows else None)
+        else:
+            flow = solve(shape, size, re)
         flows.append(flow)
         eta, h = indicator(flow.th, flow.state.ux, flow.state.uy)
         size = size_from_indicator(shape, flow.th.mesh, eta, h, n)

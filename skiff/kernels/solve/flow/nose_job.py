@@ -64,11 +64,13 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
 
 def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15, *,
                re: float = 1000.0, adapt: str = "learned", resolution=None, mode: str = "auto",
-               reporter=None, keep: bool = True) -> NoseFlow:
+               reporter=None, keep: bool = True, start: NoseFlow | None = None) -> NoseFlow:
     """Solve the flow around one nose shape (see :mod:`.nose`); ``adapt`` sizes the mesh.
 
     ``resolution`` refines every adapt alike (cells grow about as its square; default: the
-    one that puts drag within 0.5% of the grid-converged value at Re 1000). Returns a
+    one that puts drag within 0.5% of the grid-converged value at Re 1000). ``start``: a
+    flow of the same shape solved before with ``keep=True`` (another grid, another Re):
+    Newton starts from it (a Reynolds sweep: pass each solve to the next). Returns a
     :class:`~.nose_flow.NoseFlow` (``.cd``, ``.cl``, ``.cells``, ``.cp``).
     """
     shape = NoseShape(length, bluntness, clearance)
@@ -77,7 +79,8 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
         raise ValueError(f"resolution must be > 0, got {resolution!r}")
     t0 = time.perf_counter()
     size, record = nose_size(shape, adapt, re, resolution=resolution, reporter=reporter)
-    flow = solve_nose_flow(shape, size, re, mode=mode, reporter=reporter, keep=keep)
+    flow = solve_nose_flow(shape, size, re, mode=mode, reporter=reporter, keep=keep,
+                           start=start)
     flow.adapt = adapt
     flow.details = {**record, "total_seconds": round(time.perf_counter() - t0, 3)}
     flow.seconds = time.perf_counter() - t0
