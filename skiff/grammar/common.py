@@ -108,7 +108,22 @@ class _Parser(argparse.ArgumentParser):
         raise GrammarError(f"{self.prog}: exited")
 
     def _suggest_option(self, message: str) -> str:
-        """For ``unrecognized arguments: --step 3``: the closest option there is."""
+        """For ``unrecognized arguments: --step 3``: the closest option there is; for
+        ``argument --grid: expected one argument`` (a value left out): what the value is,
+        the option's metavar and its help's first words (round 30)."""
+        m = re.match(r"argument ([-\w/]+): expected (?:one|at least one) argument", message)
+        if m:
+            flags = set(m.group(1).split("/"))  # -o/--output: argparse joins the spellings
+            action = next((a for a in self._actions if flags & set(a.option_strings or [])),
+                          None)
+            if action is None or not action.option_strings:
+                return ""
+            what = action.metavar if isinstance(action.metavar, str) else \
+                action.dest.upper()
+            helped = (action.help or "").split(";")[0].split(" (")[0].strip()
+            helped = helped.replace("%%", "%") if len(helped) <= 70 else ""
+            flag = action.option_strings[-1]
+            return f" (give {flag} {what}{': ' + helped if helped else ''})"
         if not message.startswith("unrecognized arguments:"):
             return ""
         flags = [f for f in self._option_string_actions if f.startswith("--")]
