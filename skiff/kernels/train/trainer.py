@@ -494,11 +494,29 @@ class Trainer(Inference, TrainerState):
             return
         run.step, run.history, run.val_history = self._restore(state, run.loader)
         run.resumed["from_step"] = run.step
+        self._resume_early_stopping(run, state.get("early"))
         read = self.checkpoint_dir / checkpoint_name(run.step)
         if run.strategy.world_size == 1 and read.is_file():  # the file this state came from
             run.resumed["path"] = str(read)
         self.reporter.log(f"resumed from step {run.step} (epoch {run.loader.epoch}, batch "
                           f"{run.loader.position})")
+
+    def _resume_early_stopping(self, run: Run, saved: dict | None) -> None:
+        """Early stopping's count, best loss and best weights as the checkpoint kept them (a
+        resumed run started counting afresh and forgot the best weights: it trained on past
+        the point where the uninterrupted run stopped)."""
+        if saved is None or self.early_stopping is None:
+            return
+        run.early = EarlyStopping(self.early_stopping)
+        if not run.early.load_state_dict(saved, self.model, run.step):
+            self.reporter.log(f"early stopping: the best weights (step {run.early.best_step}) "
+                              "of a model split over the ranks are not in checkpoints: the run "
+                              "ends with its last weights unless a later validation is better",
+                              level="warning")
+        if run.early.since >= self.early_stopping and run.step < run.total:
+            run.total = run.step  # the run had stopped early here: nothing left to train
+            run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
+                           f"validation{'s' if self.early_stopping > 1 else ''}")
 
     def _run_steps(self, run: Run) -> None:
         """Optimizer steps until ``run.total`` or a stop request: each one reports, validates
@@ -533,7 +551,8 @@ class Trainer(Inference, TrainerState):
                 self._print_progress(run, loss)
             if self.checkpoint_dir is not None and self.checkpoint_every and \
                     run.step % self.checkpoint_every == 0 and run.step < run.total:
-                run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history)
+                run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history,
+                                           run.early)
                 run.watch.note_checkpoint(run.step, run.last_ckpt)
             if self.callbacks:  # every rank stops where any rank's callback asked
                 stop = run.strategy.agree_stop(bool(stop))
@@ -784,7 +803,7 @@ class Trainer(Inference, TrainerState):
         if self._checkpoint_is_current(run, best):  # nothing trained: it is this state
             run.last_ckpt = run.resumed.get("path")
         elif self.checkpoint_dir is not None and step > 0:
-            run.last_ckpt = self._save(step, loader, run.history, run.val_history)
+            run.last_ckpt = self._save(step, loader, run.history, run.val_history, run.early)
         run.strategy.teardown()
         elapsed, samples, tokens = run.elapsed, run.samples, run.tokens
         result = TrainResult(

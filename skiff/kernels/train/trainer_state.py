@@ -20,10 +20,13 @@ from .trainer_frozen import check_frozen, frozen_names, frozen_record, trainable
 __all__ = ["TrainerState"]
 
 
+WHOLE_MODEL = ("single", "dp", "zero1", "zero2")  # strategies whose ranks hold every weight
+
+
 class TrainerState:
     """The checkpoint state of a :class:`.trainer.Trainer` run."""
 
-    def _state(self, step, loader, history, val_history) -> dict:
+    def _state(self, step, loader, history, val_history, early=None) -> dict:
         st = self.strategy
         model_state = self.model.state_dict()
         frozen = frozen_names(self.model) if getattr(st, "frozen_base_checkpoints",
@@ -44,6 +47,8 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
+        if early is not None:  # early stopping's count and best weights (whole models only)
+            state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL)
         return state
 
     def _mixed_state(self) -> dict:
@@ -55,14 +60,15 @@ class TrainerState:
             state["names"] = [names.get(id(p), "") for p in self.mixed.params]
         return state
 
-    def _save(self, step, loader, history, val_history):
+    def _save(self, step, loader, history, val_history, early=None):
         run_dir = getattr(self.reporter, "run_dir", None)
         if run_dir is not None and Path(self.checkpoint_dir).parent == Path(run_dir) \
                 and not Path(run_dir).is_dir():  # the writer makes parents: not a run folder
             raise FileNotFoundError(f"{run_dir}: the run folder was removed while the job "
                                     f"ran; the checkpoint of step {step} is not written")
         path = self.strategy.save_checkpoint(
-            self.checkpoint_dir, self._state(step, loader, history, val_history), step=step,
+            self.checkpoint_dir, self._state(step, loader, history, val_history, early),
+            step=step,
             keep=self.keep_checkpoints)
         if path is not None:
             self.reporter.log(f"checkpoint {Path(path).name} at step {step}")

@@ -50,6 +50,30 @@ class EarlyStopping:
             self.since += 1
         return self.since >= self.patience
 
+    def state_dict(self, step: int, whole: bool) -> dict:
+        """What a checkpoint of ``step`` keeps: the best loss, its step, the count since, and
+        the best weights when they are not the model's own at ``step`` (``whole``: this rank
+        holds the whole model; a split model's are not kept, said on resume)."""
+        kept = None if self.best_step == step or not whole else self._weights
+        return {"best": self.best, "best_step": self.best_step, "since": self.since,
+                "weights": kept, "weights_kept": bool(whole)}
+
+    def load_state_dict(self, state: dict, model, step: int) -> bool:
+        """Take a checkpoint's state back (the model holds the weights of ``step`` already);
+        False when the best weights, from an earlier step, were not kept."""
+        self.best = None if state.get("best") is None else float(state["best"])
+        self.best_step = None if state.get("best_step") is None else int(state["best_step"])
+        self.since = int(state.get("since", 0))
+        weights = state.get("weights")
+        if self.best_step == step:
+            self._weights = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+        elif weights is not None:
+            self._weights = {k: np.array(v, copy=True) for k, v in weights.items()}
+        else:
+            self._weights = None
+            return self.best_step is None
+        return True
+
     def restore(self, model, last_step: int) -> int | None:
         """Put the best weights back when they are not the last; returns the step they are
         from (None: nothing to restore)."""
