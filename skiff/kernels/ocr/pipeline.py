@@ -65,6 +65,7 @@ from .rec import (
 )
 from .result import OcrResult, TextLine
 from .spacing import cell_spaces, digit_spaces, letter_spaces
+from .turn_bound import settle_unturnable
 
 __all__ = ["OcrPipeline"]
 
@@ -145,6 +146,10 @@ class OcrPipeline(DetectionPasses, LineReading):
     >>> pipe("receipt.png").text                  # doctest: +SKIP
     'Total amount: $1,284.50'
     """
+
+    # crops on pages that no reading the other way up could turn are read once
+    # (:mod:`.turn_bound`; False reads them twice, as before round 30: the same texts)
+    bound_turns = True
 
     def __init__(self, model: str | ModelSet = "ch", *, device: str = DEFAULT_DEVICE,
                  batch_size: int = 8, threads: int | None = None, det_model=None,
@@ -459,6 +464,9 @@ class OcrPipeline(DetectionPasses, LineReading):
         flipped, settled = self.directions(crops, owners, good)
         self._turn(crops, flipped)
         texts = self.recognize(crops, owners, good)
+        if self.use_cls and self.bound_turns:  # pages no turned reading could turn
+            settled = settle_unturnable(texts, flipped, settled, [c.shape[1] for c in crops],
+                                        [pos for pos, _ in owners])
         self.read_both_ways(crops, owners, good, flipped, settled, texts)
         if not self.use_det:
             self.read_tall_as_they_are(crops, owners, good, texts)
