@@ -32,6 +32,7 @@ from .mesh import DFG_CHANNEL, channel_mesh
 from .result import FlowResult, vertex_fields
 from .spaces import TaylorHood
 from .steady import FlowProblem, FlowState, solve_steady
+from .surface import cylinder_surface
 from .unsteady import Stepper, run_steps
 
 __all__ = ["CASES", "REFINED", "Case", "run_case", "coefficients", "recirculation_length",
@@ -260,6 +261,7 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
                         reference=dict(c.reference) if same_re and full else {}, cells=cells,
                         dofs=dofs, steps=steps, seconds=seconds, linear_seconds=linear,
                         method=method, details=details, history=history)
+    result.surface = cylinder_surface(th, st, NU, u_mean, DIAMETER)
     if keep_fields:
         result.mesh = (mesh.p, mesh.t)
         result.fields = vertex_fields(th, st.ux, st.uy, st.p)

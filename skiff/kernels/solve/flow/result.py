@@ -44,6 +44,11 @@ class FlowResult:
         Wall time of the solve (mesh and setup included) and of its linear solves.
     history : dict of arrays
         ``t, cd, cl, dp`` per time step (periodic and unsteady cases).
+    surface : dict
+        The cylinder's pressure coefficient ``cp`` at its vertices against ``theta`` (degrees
+        from the front stagnation point, over the top), the skin friction ``cf`` against
+        ``theta_cf`` and the surface-integral ``cd_surface``, ``cl_surface``,
+        ``cd_pressure``, of the last state (:mod:`.surface`).
     """
 
     case: str
@@ -59,6 +64,9 @@ class FlowResult:
     details: dict = field(default_factory=dict)
     history: dict = field(default_factory=dict)
     reference: dict = field(default_factory=dict)
+    # the cylinder's cp(theta), cf(theta) and surface-integral forces at the end of the run
+    # (:func:`~.surface.cylinder_surface`)
+    surface: dict = field(default_factory=dict, repr=False)
     mesh: object = field(default=None, repr=False)        # (p (2, n), t (3, E)) for plots
     fields: dict = field(default_factory=dict, repr=False)  # 'speed', 'p' at the vertices
 
@@ -92,6 +100,9 @@ class FlowResult:
                "linear_share": round(self.linear_share, 3), "method": self.method,
                "bands": {k: list(v) for k, v in self.bands.items()},
                "in_bands": self.in_bands(), **self.details}
+        if self.surface:
+            out["surface"] = {k: ([round(float(x), 6) for x in v] if np.ndim(v) else
+                                  round(float(v), 6)) for k, v in self.surface.items()}
         if self.reference:
             out["reference"] = dict(self.reference)
             out["relative_error"] = {k: _num(v) for k, v in self.errors().items()}
