@@ -204,8 +204,16 @@ def _raw(index):
     return index if device or isinstance(index, np.ndarray) else np.asarray(index)
 
 
+def _any_batched(*xs):
+    return any(getattr(x, "_batched", False) for x in xs)
+
+
 def gather(self, dim, index):
     """torch's ``gather``: ``out[i][j] = x[i][index[i][j]]`` along ``dim`` (dim 1 here)."""
+    if _any_batched(self, index):  # inside a batched vmap call (vmap_r30)
+        from .vmap_rules_r30 import gather as batched
+
+        return batched(self, dim, index, S.Gather)
     idx = xp_of(self._data).asarray(_raw(index))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather needs an integer index, got dtype {idx.dtype}")
@@ -222,16 +230,26 @@ def _argsort(self, dim, descending):
 
 def sort(self, dim=-1, descending=False, stable=False):
     """torch's ``sort``: ``(values, indices)`` (stable always); the gradient follows."""
+    if _any_batched(self):
+        from .vmap_rules_r30 import sort as batched
+
+        return _ValuesIndices(*batched(self, dim, descending, None, S.Gather))
     idx = _argsort(self, dim, descending)
     return _ValuesIndices(S.Gather.apply(self, index=idx, axis=dim), _const(self, idx))
 
 
 def argsort(self, dim=-1, descending=False, stable=False):
+    if _any_batched(self):
+        return sort(self, dim, descending)[1]
     return _const(self, _argsort(self, dim, descending))
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's names
     """The ``k`` largest (or smallest) along ``dim``: ``(values, indices)``, in order."""
+    if _any_batched(self):
+        from .vmap_rules_r30 import sort as batched
+
+        return _ValuesIndices(*batched(self, dim, largest, k, S.Gather))
     idx = _argsort(self, dim, largest)
     idx = idx[(slice(None),) * (dim % self.ndim) + (slice(0, int(k)),)]
     return _ValuesIndices(S.Gather.apply(self, index=idx, axis=dim), _const(self, idx))
@@ -263,7 +281,7 @@ def flip(self, *dims, **kw):
 
 def _triangle(upper):
     def method(self, diagonal=0):
-        xp = xp_of(self._data)
+        xp = self.xp
         n, m = self.shape[-2:]
         keep = (xp.triu if upper else xp.tril)(xp.ones((n, m), dtype=bool), k=diagonal)
         return where(keep, self, xp.zeros((), dtype=self.dtype))

@@ -84,3 +84,78 @@ def class_loss(fn, input, target, weight, ignore_index, reduction, **kw):  # noq
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = (1.0 / w.sum(axis=1)).astype(total.dtype)
     return BatchedTensor(total * Tensor(inv, dtype=total.dtype), level)
+
+
+# ---- index-valued ops on batched tensors (called from tensor_more / extra) -------------------
+
+def _phys_of(x, level, n):
+    """A tensor's physical form at ``level``: its own, or repeated along the batch."""
+    from .vmap_tensor_r30 import NotBatchable, is_batched
+
+    if is_batched(x, level):
+        p = x._phys
+        if getattr(p, "_batched", False):
+            raise NotBatchable("a tensor batched at two levels")
+        return p
+    if getattr(x, "_batched", False):
+        raise NotBatchable("a tensor batched at an outer level")
+    return x.reshape((1,) + tuple(x.shape)).expand((n,) + tuple(x.shape))
+
+
+def _raw_phys(x, level, n):
+    """An index's physical array at ``level`` (a tensor's, a list's or an array's)."""
+    from .vmap_tensor_r30 import is_batched
+
+    if is_batched(x, level):
+        return _phys_of(x, level, n)._data
+    a = x._data if isinstance(x, Tensor) else np.asarray(x)
+    return np.broadcast_to(a, (n,) + tuple(a.shape))
+
+
+def gather(x, dim, index, node):
+    """torch's ``gather`` where ``x`` or ``index`` is batched: ``node`` (ops_shape.Gather) on
+    the physical tensors, the axis one further."""
+    from .vmap_tensor_r30 import BatchedTensor, current_level
+
+    level, n = current_level()
+    idx = _raw_phys(index, level, n)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"gather needs an integer index, got dtype {idx.dtype}")
+    ax = int(dim) % max(x.ndim, 1) + 1
+    return BatchedTensor(node.apply(_phys_of(x, level, n), index=idx, axis=ax), level)
+
+
+def sort(x, dim, descending, k, node):
+    """``sort``/``topk`` (the first ``k`` along ``dim``; all for None) of a batched ``x``:
+    ``(values, indices)``, stable as torch's."""
+    from .vmap_tensor_r30 import BatchedTensor, current_level
+
+    level, n = current_level()
+    p = _phys_of(x, level, n)
+    ax = int(dim) % max(x.ndim, 1) + 1
+    a = p._data
+    if descending:
+        a = -(a.astype(np.int64) if a.dtype.kind in "bu" else a)
+    idx = p.xp.argsort(a, axis=ax, kind="stable")
+    if k is not None:
+        idx = idx[(slice(None),) * ax + (slice(0, int(k)),)]
+    values = BatchedTensor(node.apply(p, index=idx, axis=ax), level)
+    return values, BatchedTensor(Tensor._make(idx, False, None, 0), level)
+
+
+def one_hot(target, num_classes):
+    """``one_hot`` of batched class ids (``num_classes`` given: the count may not depend on
+    a sample's values)."""
+    from .vmap_tensor_r30 import BatchedTensor, NotBatchable, current_level
+
+    if num_classes < 0:
+        raise NotBatchable("one_hot without num_classes reads the ids")
+    level, n = current_level()
+    t = _raw_phys(target, level, n)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"one_hot needs integer class ids, got dtype {t.dtype}")
+    if t.size and (int(t.min()) < 0 or int(t.max()) >= num_classes):
+        raise IndexError(f"one_hot: class values must be in [0, {num_classes})")
+    out = (t[..., None] == np.arange(int(num_classes))).astype(np.int64)
+    return BatchedTensor(Tensor._make(out, False, None, 0), level)
+

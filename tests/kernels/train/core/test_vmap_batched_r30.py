@@ -233,3 +233,34 @@ def test_activations_masks_and_norms_are_batched_and_equal_torch():
            for lib, fn in ((skiff, sf), (torch, tf))]
     _close(res[0], res[1])
     assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
+
+
+def _indexed(lib, q, a, y):
+    """gather by a batched index (a DQN's chosen actions), sort/topk/argsort, tril/triu,
+    binary cross-entropy of batched targets with pos_weight."""
+    F = lib.nn.functional
+    picked = q.gather(1, a.unsqueeze(1)).squeeze(1)                       # (3,)
+    vals, idx = lib.sort(q, dim=1, descending=True)
+    top = lib.topk(q, 2, dim=0).values.sum() + q.argsort(dim=1).double().sum()
+    tri = lib.tril(q[:, :3] @ q[:, :3].t(), diagonal=-1) + lib.triu(q[:, :3].t() @ q[:, :3])
+    hot = q * 2.0
+    bce = F.binary_cross_entropy_with_logits(q, y, pos_weight=lib.tensor([1.0, 2.0, 0.5, 3.0]))
+    return picked, vals * idx, top, tri, hot, bce + F.binary_cross_entropy(q.sigmoid(), y)
+
+
+def test_index_valued_ops_and_binary_losses_are_batched_and_equal_torch():
+    Q, A = RNG.standard_normal((5, 3, 4)), RNG.integers(0, 4, (5, 3))
+    Y = (RNG.random((5, 3, 4)) > 0.5).astype(np.float64)
+    res = []
+    for lib, fn in ((skiff, sf), (torch, tf)):
+        args = (lib.tensor(Q), lib.tensor(A), lib.tensor(Y))
+        res.append(fn.vmap(lambda q, a, y, lib=lib: _indexed(lib, q, a, y))(*args))
+
+        def loss(q, a, y, lib=lib):
+            return sum(t.sum() for t in _indexed(lib, q, a, y) if t.dtype == lib.float64)
+        res.append(fn.vmap(fn.grad(loss))(*args))
+    _close(res[:2], res[2:])
+    # one_hot of batched ids (torch's vmap refuses it: its whole-tensor result is the oracle)
+    hot = sf.vmap(lambda a: skiff.nn.functional.one_hot(a, num_classes=4))(skiff.tensor(A))
+    _close(hot, torch.nn.functional.one_hot(torch.tensor(A), num_classes=4))
+    assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)

@@ -134,7 +134,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if isinstance(weight, str):
         weight, reduction = None, weight
     _same_shape("binary_cross_entropy", input, target)
-    y = target._data if isinstance(target, Tensor) else target
+    y = _target_value(target)
     log_p = input.log().clamp(min=-100.0)
     log_q = (1.0 - input).log().clamp(min=-100.0)
     return _reduce(_weighted(-(log_p * y + log_q * (1.0 - y)), weight), reduction)
@@ -148,11 +148,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if isinstance(weight, str):
         weight, reduction = None, weight
     _same_shape("binary_cross_entropy_with_logits", input, target)
-    y = target._data if isinstance(target, Tensor) else target
+    y = _target_value(target)
     log_sig = -(((-input.abs()).exp() + 1.0).log() + (-input).relu())  # log sigmoid(z)
     log_one_minus = log_sig - input  # log (1 - sigmoid(z))
-    w = 1.0 if pos_weight is None else (pos_weight._data if isinstance(pos_weight, Tensor)
-                                        else pos_weight)
+    w = 1.0 if pos_weight is None else _target_value(pos_weight)
     return _reduce(_weighted(-(log_sig * (w * y) + log_one_minus * (1.0 - y)), weight),
                    reduction)
 
@@ -174,6 +173,10 @@ def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
 
 
 def one_hot(target, num_classes=-1):
+    if getattr(target, "_batched", False):  # inside a batched vmap call (vmap_r30)
+        from ...vmap_rules_r30 import one_hot as batched
+
+        return batched(target, int(num_classes))
     t = target._data if isinstance(target, Tensor) else np.asarray(target)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot needs integer class ids, got dtype {t.dtype}")
@@ -292,3 +295,12 @@ def _batched_here(*xs):
     from ...vmap_tensor_r30 import batched_here
 
     return batched_here(*xs)
+
+
+def _target_value(t):
+    """A target's values as a constant: a tensor's array (a batched tensor, inside ``vmap``,
+    detached: its array is the batch's)."""
+    if getattr(t, "_batched", False):
+        return t.detach()
+    return t._data if isinstance(t, Tensor) else t
+
