@@ -953,7 +953,22 @@ def _frame_alone(data, model) -> None:
 
 def _user_scheduler(make, optimizer):
     """``make(optimizer)``, checked: a scheduler the Trainer can step and checkpoint."""
-    scheduler = make(optimizer)
+    try:
+        scheduler = make(optimizer)
+    except TypeError as exc:
+        torch_class = _torch_scheduler_class(exc)
+        if torch_class is None:
+            raise
+        from .core import lr_scheduler
+
+        same = hasattr(lr_scheduler, torch_class)
+        raise TypeError(
+            f"schedule=... built torch.optim.lr_scheduler.{torch_class}, which takes torch "
+            f"optimizers only ({exc}); the Trainer's optimizer is skiff's: "
+            + (f"use skiff.optim.lr_scheduler.{torch_class} (the same arguments), e.g. "
+               f"schedule=lambda opt: skiff.optim.lr_scheduler.{torch_class}(opt, ...)"
+               if same else "build it from skiff.optim.lr_scheduler (LambdaLR takes any "
+               "function of the step)")) from exc
     missing = [m for m in ("step", "state_dict", "load_state_dict")
                if not callable(getattr(scheduler, m, None))]
     if missing:
@@ -965,6 +980,18 @@ def _user_scheduler(make, optimizer):
                         "does not feed it: use a step-based scheduler, or "
                         "callbacks=[...] with on_validation_end to call its step(val_loss)")
     return scheduler
+
+
+def _torch_scheduler_class(exc: BaseException) -> str | None:
+    """The torch lr scheduler class whose constructor raised ``exc`` (torch's "SGD is not an
+    Optimizer" for skiff's optimizer), or None."""
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if owner is not None and type(owner).__module__.startswith("torch.optim.lr_scheduler"):
+            return type(owner).__name__
+        tb = tb.tb_next
+    return None
 
 
 def _misplaced(kwargs: dict) -> None:
