@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import os
 import re
 import shlex
 from collections.abc import Callable
@@ -32,7 +33,7 @@ __all__ = [
     "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
     "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float", "fraction",
     "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line", "GIVEN",
-    "was_given", "dry_run_option",
+    "was_given", "dry_run_option", "missing_file", "MissingFile",
 ]
 
 
@@ -72,6 +73,33 @@ def did_you_mean(word, choices) -> str:
     if not close:
         close = [n for n in lower if sorted(n) == sorted(text)][:1]
     return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
+MAX_LISTED = 5000  # a folder's names compared with a missing file's (a huge folder: the first)
+
+
+class MissingFile(FileNotFoundError, ValueError):
+    """A file named on a line that is not there: a FileNotFoundError, and a ValueError as
+    every other mistake in a value (the kinds' ``to_config`` raise those)."""
+
+
+def missing_file(name: str, what: str, sep: str = " ") -> MissingFile:
+    """The one-line error for a file that is not there: where a relative name was looked
+    for (a notebook's folder is not always the one its user thinks), and the closest name
+    in that folder (``claims.cvs`` -> ``claims.csv``) or the missing folder on its way."""
+    path = os.path.expanduser(str(name))
+    folder = os.path.dirname(path.rstrip(os.sep)) or "."
+    head = f"no such {what}{sep}{str(name)!r}"
+    if not os.path.isdir(folder):
+        return MissingFile(f"{head}: there is no folder {os.path.abspath(folder)}")
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for _, e in zip(range(MAX_LISTED), entries)]
+    except OSError:
+        names = []
+    where = "" if os.path.isabs(path) else f" in {os.path.abspath(folder)}"
+    return MissingFile(f"{head}{where}"
+                       f"{did_you_mean(os.path.basename(path.rstrip(os.sep)), names)}")
 
 
 def unknown_name(what: str, value, choices, more: str = "") -> ValueError:

@@ -43,8 +43,10 @@ from skiff.grammar.common import (
     cluster_options,
     command,
     device_option,
+    did_you_mean,
     grid_shape,
     launch_options,
+    missing_file,
     nonneg_float,
     positive_float,
     positive_int,
@@ -325,6 +327,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     if problem is None:
         raise ValueError(f"solve needs a PROBLEM: one of {', '.join(PROBLEMS[:-1])}")
     if problem not in PROBLEMS:
+        _refuse_file_like(problem)
         raise unknown_name("problem", problem, PROBLEMS[:-1],
                            " (or, in a notebook, a variable holding a matrix or GridProblem)")
     if problem == "custom" and not spec:
@@ -835,7 +838,7 @@ class SolveKind(Kind):
                     "the built-in grid problems and %%solve specs); drop --np / --launcher")
             return _objects_request(values, user_ns)
         if name is not None and name not in user_ns and _missing_matrix_file(name):
-            raise FileNotFoundError(f"no such matrix file: {name!r}")
+            raise missing_file(name, "matrix file", ": ")
         if name is not None and name not in PROBLEMS and _matrix_file(name):
             if where != "thread":
                 raise ValueError(f"a matrix file ({name!r}) is solved on one rank only (a "
@@ -863,6 +866,24 @@ def _matrix_file(name: str) -> bool:
     from skiff.kernels.solve.files import is_matrix_file
 
     return is_matrix_file(name)
+
+
+def _refuse_file_like(name: str) -> None:
+    """A PROBLEM written as a file (a dot or a folder in it) that is no matrix file: said as
+    a file (``A.mxt``: the closest name in its folder), not as an unknown problem."""
+    import os
+
+    from skiff.kernels.solve.files import MATRIX_SUFFIXES
+
+    if not isinstance(name, str) or not ("." in name or os.sep in name) or \
+            did_you_mean(name, PROBLEMS[:-1]):
+        return
+    kinds = "Matrix Market .mtx, SciPy .npz or .npy"
+    if os.path.exists(os.path.expanduser(name)):
+        raise ValueError(f"{name!r} is not a matrix file skiff reads ({kinds}); a problem is "
+                         f"one of {', '.join(PROBLEMS[:-1])}")
+    if os.path.splitext(name)[1].lower() not in MATRIX_SUFFIXES:
+        raise missing_file(name, "matrix file", ": ")
 
 
 def _missing_matrix_file(name: str) -> bool:

@@ -29,6 +29,7 @@ from skiff.grammar.common import (
     did_you_mean,
     fraction,
     launch_options,
+    missing_file,
     nonneg_int,
     positive_float,
     positive_int,
@@ -343,7 +344,7 @@ def check_data_name(name: str) -> str:
         raise ValueError(f"data {name!r} is a folder: give a text file, a table (.csv, .tsv, "
                          f".npz) or one of {', '.join(BUILTIN_DATA)}{images}")
     if os.sep in name or os.path.splitext(name)[1]:  # meant as a file: say it is not there
-        raise ValueError(f"no such data file {path!r}")
+        raise missing_file(name, "folder" if name.endswith(os.sep) else "data file")
     raise unknown_name("data", name, BUILTIN_DATA, " (or a text file)")
 
 
