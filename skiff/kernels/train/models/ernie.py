@@ -222,6 +222,17 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             from .ernie_embeds import forward_embeds
 
             logits = forward_embeds(self, embeds, kwargs.get("attention_mask"))
+        elif (positions is not None and kwargs.get("attention_mask") is not None
+              and labels is None and not (want_attn or want_hidden)):
+            # a padded batch at given positions: inference, as a cached forward (no graph)
+            from .ernie_past import forward_with_past
+
+            logits, cache = forward_with_past(self, args[0] if args else
+                                              kwargs.get("input_ids"), None,
+                                              kwargs["attention_mask"], positions)
+            logits.__class__ = OutputLogits
+            logits._past = cache
+            return logits
         elif positions is not None:  # transformers' packed rows (ernie_positions)
             if want_attn or want_hidden or kwargs.get("attention_mask") is not None:
                 raise ValueError("position_ids go with neither attention_mask nor "
@@ -291,8 +302,8 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         cache (``ernie_past``), an output whose ``past_key_values`` is the cache."""
         from .ernie_past import forward_with_past
 
-        bad = [k for k in ("output_hidden_states", "output_attentions", "output_router_logits",
-                           "position_ids") if kwargs.get(k)]
+        bad = [k for k in ("output_hidden_states", "output_attentions", "output_router_logits")
+               if kwargs.get(k)]
         if labels is not None or bad:
             raise ValueError(f"past_key_values with {'labels' if labels is not None else bad[0]}"
                              " is not supported: a cached forward is for inference (give the "
@@ -300,7 +311,8 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         ids = args[0] if args else kwargs.get("input_ids")
         if ids is None:
             raise TypeError("past_key_values needs the new input_ids")
-        logits, cache = forward_with_past(self, ids, past, kwargs.get("attention_mask"))
+        logits, cache = forward_with_past(self, ids, past, kwargs.get("attention_mask"),
+                                          kwargs.get("position_ids"))
         logits.__class__ = OutputLogits
         logits._past = cache
         return logits
@@ -685,12 +697,15 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                     processors=procs,
                     return_dict_in_generate=extra["return_dict_in_generate"],
                     output_scores=extra["output_scores"], output_logits=extra["output_logits"])
-        if attention_mask is not None:
-            rows = _mask_rows(attention_mask, input_ids)
-            if rows is not None and past is not None:
-                from .ernie_past import check_mask
+        keymask = None  # a padded batch run on a padded cache (ernie_masked_past)
+        if attention_mask is not None and not batched:
+            from .ernie_masked_past import as_mask, needs_cache
 
-                check_mask(attention_mask, len(rows))
+            keymask = as_mask(attention_mask, *input_ids.shape)
+            if not needs_cache(keymask, past, extra["return_dict_in_generate"] and use_cache):
+                keymask = None
+        if attention_mask is not None and keymask is None:
+            rows = _mask_rows(attention_mask, input_ids)
             if rows is not None:
                 ids = input_ids
                 pad = self._generation_value("pad_token_id", pad_token_id)
@@ -762,14 +777,24 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             with no_grad():
                 cache = target = None
                 fresh = out
-                if use_cache and embeds is None:  # a fresh cache, or the given one
+                if (use_cache or keymask is not None) and embeds is None:
                     cache, target, fresh = _continue(self, past, out, max_new_tokens)
                 start = None if cache is None else cache.length
+                if keymask is not None:  # transformers' positions of a padded batch
+                    from .ernie_masked_past import forward_masked, generate_positions
+
+                    places = generate_positions(keymask)[:, start:]
+                    choose.penalty_skip = keymask.argmax(-1)
                 for _ in range(int(max_new_tokens)):
                     if embeds is not None:
                         from .ernie_embeds import embeds_next_logits
 
                         logits = embeds_next_logits(self, embeds, out)
+                    elif keymask is not None:
+                        logits = _host(forward_masked(self, fresh, cache, keymask, places,
+                                                      last_only=True)._data)[:, -1]
+                        keymask = np.concatenate([keymask, np.ones_like(keymask[:, :1])], 1)
+                        places = places[:, -1:] + 1
                     else:
                         ids = fresh if use_cache else out
                         logits = _host(self.forward(ids, cache, last_only=True)._data)[:, -1]

@@ -238,6 +238,9 @@ class StepChooser:
         # (padded prompt, real length) per row: transformers' n-grams run over the padded
         # ids, the padding included
         self.padded = padded
+        # (B,) leading padding of a padded batch's rows run whole (ernie_masked_past): the
+        # repetition penalty does not see it, as transformers' ``prompt_ignore_length``
+        self.penalty_skip = None
         self.hooks = hooks  # the user's logits processors (ernie_generate_hooks)
         self.processors = processors  # ernie_generate_processors.ExtraProcessors
         self.scores: list[np.ndarray] = []
@@ -263,7 +266,10 @@ class StepChooser:
         if extra is not None:
             extra.early(z, self._rows(histories, rows))
         if self.penalty != 1.0:
-            repetition_penalty_(z, histories, self.penalty)
+            skip = self.penalty_skip  # transformers' prompt_ignore_length: leading padding
+            repetition_penalty_(z, histories if skip is None else
+                                [list(h)[int(s):] for h, s in zip(histories, skip)],
+                                self.penalty)
         if self.no_repeat:
             for b, seen in enumerate(histories):
                 if self.padded is not None:

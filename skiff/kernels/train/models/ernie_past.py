@@ -18,7 +18,7 @@ A transformers ``DynamicCache`` (or the legacy tuple of ``(keys, values)`` per l
 taken too: its arrays are read, and a ``DynamicCache`` gets the new positions appended in
 place, so a cache can go from one library to the other. A cached forward runs without a
 graph (inference: no gradient flows into the cached keys); a padded ``attention_mask``
-with a cache is one error (the rows must be unpadded).
+(the cached and the new positions) runs on a padded cache (``ernie_masked_past``, round 30).
 """
 
 from __future__ import annotations
@@ -154,9 +154,11 @@ def check_mask(mask, rows: int) -> None:
         raise ValueError(f"attention_mask has {m.shape[0]} rows, input_ids {rows}")
 
 
-def forward_with_past(model, input_ids, past, attention_mask=None):
+def forward_with_past(model, input_ids, past, attention_mask=None, position_ids=None):
     """Logits (B, T, V) of ``input_ids`` continuing ``past`` (see the module); the result's
-    ``past_key_values`` is the cache, now holding these positions too."""
+    ``past_key_values`` is the cache, now holding these positions too. A padded
+    ``attention_mask`` (B, cached + T) or ``position_ids`` (B, T) run as transformers'
+    forward runs them (``ernie_masked_past``)."""
     from ..core.tensor import Tensor, no_grad
     from .gpt import _host
 
@@ -168,9 +170,26 @@ def forward_with_past(model, input_ids, past, attention_mask=None):
     cache, target = as_past(model, past)
     if cache.batch_size is not None and cache.batch_size != B:
         raise ValueError(f"past_key_values hold {cache.batch_size} rows, input_ids {B}")
-    check_mask(attention_mask, B)
     start = cache.length
+    keymask = None
+    if attention_mask is not None or position_ids is not None:
+        from .ernie_masked_past import as_mask
+
+        keymask = (np.ones((B, start + T), bool) if attention_mask is None
+                   else as_mask(attention_mask, B, start + T))
+        if keymask.all() and position_ids is None:
+            keymask = None
     cache.reserve(start + T)
+    if keymask is not None:  # transformers' forward: positions after the cache's
+        from .ernie_masked_past import forward_masked
+
+        places = start + np.arange(T)[None] if position_ids is None else \
+            np.array(_host(position_ids), dtype=np.int64, ndmin=2)
+        if places.shape[1] != T:
+            raise ValueError(f"position_ids have {places.shape[1]} positions, input_ids {T}")
+        logits = forward_masked(model, ids, cache, keymask, places)
+        write_back(cache, target, start)
+        return Tensor(logits._data), (target if target is not None else cache)
     with no_grad():
         logits = model.forward(ids, cache)
     write_back(cache, target, start)
