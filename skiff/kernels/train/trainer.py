@@ -207,6 +207,9 @@ class Trainer(Inference, TrainerState):
         if not callable(schedule) and schedule not in SCHEDULES:
             raise ValueError(f"unknown schedule {schedule!r}: choose from {', '.join(SCHEDULES)}"
                              " or pass a factory make(optimizer) -> lr scheduler")
+        from .trainer_torch_habits import check_loss_module
+
+        check_loss_module(loss)  # torch.nn.CrossEntropyLoss(): skiff's of the same name
         if isinstance(loss, str) and loss not in LOSSES and loss != "ce":
             raise ValueError(f"unknown loss {loss!r}: choose from {', '.join(LOSSES)} "
                              "or pass a callable loss(output, target)")
@@ -299,7 +302,11 @@ class Trainer(Inference, TrainerState):
     def _train(self, alarm, dataset, epochs, steps, val_dataset, val_split) -> TrainResult:
         """:meth:`train` under its rank alarm (:mod:`.parallel.rank_alarm`)."""
         # a DataLoader in place of the data: its batch size is the one meant, for this call
-        own_batch, loader_batch = self.batch_size, loader_batch_size(dataset)
+        from .trainer_torch_habits import from_torch_loader
+
+        dataset, torch_batch = from_torch_loader(dataset)  # torch's: its dataset, batch size
+        val_dataset, _ = from_torch_loader(val_dataset)
+        own_batch, loader_batch = self.batch_size, torch_batch or loader_batch_size(dataset)
         from .inference import frame_columns
 
         # a DataFrame's column names: predict(df) finds the features by name (a frame in
@@ -869,7 +876,15 @@ class Trainer(Inference, TrainerState):
         if hasattr(spec, "step") and hasattr(spec, "param_groups"):
             return spec
         if callable(spec):
-            return spec(params)
+            try:
+                return spec(params)
+            except TypeError as exc:  # a torch optimizer on skiff parameters: say whose
+                from .trainer_torch_habits import torch_optimizer_error
+
+                clear = torch_optimizer_error(exc)
+                if clear is None:
+                    raise
+                raise clear from exc
         raise TypeError(f"optimizer must be an Optimizer, a factory or a name, got {spec!r}")
 
     def _make_scheduler(self, total: int):

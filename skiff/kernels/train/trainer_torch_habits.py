@@ -1,0 +1,77 @@
+"""What a torch user hands the Trainer out of habit: a torch loss module, a factory of a torch
+optimizer, a ``torch.utils.data.DataLoader``. The first two fail inside torch with messages
+that do not say what to do ("argument 'input' must be Tensor, not Tensor", "optimizer can only
+optimize Tensors"): they are refused naming skiff's class of the same name. A torch
+DataLoader of a plain dataset is read as its dataset and batch size (it was iterated as
+items: "setting an array element with a sequence")."""
+
+from __future__ import annotations
+
+__all__ = ["check_loss_module", "torch_optimizer_error", "from_torch_loader"]
+
+
+def _is_torch(obj) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch"
+
+
+def check_loss_module(loss) -> None:
+    """Refuse a torch loss module (``torch.nn.CrossEntropyLoss()``) naming skiff's."""
+    if not _is_torch(loss) or not callable(loss):
+        return
+    from .core import nn
+
+    name = type(loss).__name__
+    fix = (f"skiff.nn.{name}(...) with the same arguments" if hasattr(nn, name) else
+           "a loss built from skiff.nn (or a function loss(output, target) of skiff Tensors)")
+    raise TypeError(f"loss is torch's {name}, which computes on torch tensors; the Trainer's "
+                    f"model gives skiff Tensors: use {fix}")
+
+
+def torch_optimizer_error(exc: BaseException) -> TypeError | None:
+    """A clear error for a factory that built a torch optimizer on skiff parameters (torch's
+    "optimizer can only optimize Tensors"), or None when ``exc`` is something else."""
+    tb, name = exc.__traceback__, None
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if owner is not None and type(owner).__module__.startswith("torch.optim"):
+            name = type(owner).__name__
+        tb = tb.tb_next
+    if name is None:
+        return None
+    from .core import optim
+
+    fix = (f"skiff.optim.{name} (the same arguments), e.g. optimizer=lambda params: "
+           f"skiff.optim.{name}(params, lr=...)" if hasattr(optim, name) else
+           "an optimizer from skiff.optim, or a name: 'adamw', 'adam', 'sgd'")
+    return TypeError(f"optimizer=... built torch.optim.{name}, which steps torch tensors only "
+                     f"({exc}); the model's parameters are skiff's: use {fix}")
+
+
+def from_torch_loader(data):
+    """``(dataset, batch_size)`` of a ``torch.utils.data.DataLoader`` that only batches (and
+    maybe shuffles) a dataset; ``(data, None)`` for anything else. A loader with a sampler or
+    collate function of its own is refused: the Trainer batches and shards by itself."""
+    if type(data).__name__ != "DataLoader" or not type(data).__module__.startswith(
+            "torch.utils.data"):
+        return data, None
+    import torch.utils.data as tud
+
+    own = []
+    if not isinstance(data.sampler, (tud.SequentialSampler, tud.RandomSampler)):
+        own.append("sampler")
+    if data.collate_fn is not tud.default_collate:
+        own.append("collate_fn")
+    if isinstance(data.dataset, tud.IterableDataset):
+        own.append("iterable dataset")
+    if own:
+        raise TypeError(f"the data is a torch DataLoader with its own {' and '.join(own)}, "
+                        "which the Trainer cannot follow (it batches, shuffles and shards "
+                        "the data itself): pass the loader's dataset (loader.dataset) and "
+                        "batch_size= to the Trainer")
+    dataset = data.dataset
+    if isinstance(dataset, tud.TensorDataset):  # its tensors as arrays: batched at once
+        from .data import ArrayDataset
+
+        dataset = ArrayDataset(*[t.detach().cpu().numpy() for t in dataset.tensors])
+    size = data.batch_size
+    return dataset, (int(size) if isinstance(size, int) and size > 0 else None)
