@@ -116,6 +116,22 @@ def _file(option: str, value: str | None) -> str | None:
 OUT_SUFFIXES = (".txt", ".csv", ".jsonl", ".json", ".ndjson", ".log", "")
 
 
+def _missing_input(inputs: list[str], exc: FileNotFoundError) -> Exception:
+    """The input that is not there said as every front says a missing file: where a
+    relative name was looked for, the closest name there (``scan1.pgn`` -> ``scan1.png``);
+    a pattern that matches nothing, an address: as the reader said them."""
+    import glob
+
+    from skiff.grammar.common import missing_file
+
+    for item in inputs:  # a bare word (no dot, no folder) may be a mistyped variable
+        if not os.path.exists(os.path.expanduser(item)) and not glob.has_magic(item) and \
+                "://" not in item and ("." in item or os.sep in item) and \
+                f"{item!r}" in str(exc):
+            return missing_file(item, "file, folder or pattern", ": ")
+    return exc
+
+
 def _out_file(out: str | None) -> str | None:
     """``--out``: a file skiff can write, checked before any image is read."""
     if out is None or out == "-":
@@ -172,7 +188,10 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
     if check_inputs:
         from skiff.kernels.ocr.entry import expand_inputs
 
-        found = expand_inputs(inputs)  # FileNotFoundError names the first that matches nothing
+        try:  # FileNotFoundError names the first that matches nothing
+            found = expand_inputs(inputs)
+        except FileNotFoundError as exc:
+            raise _missing_input(inputs, exc) from None
         pdfs = [p for p in found if p.lower().endswith(".pdf")]
         if values.get("no_det") and pdfs:
             raise ValueError(f"--no-det reads each image whole as one line already cut out; "

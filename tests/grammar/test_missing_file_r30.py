@@ -21,6 +21,9 @@ def folder(tmp_path, monkeypatch):
     work.mkdir()
     (work / "claims.csv").write_text("a,b,label\n1,2,x\n3,4,y\n5,6,x\n")
     scipy.io.mmwrite(str(work / "A.mtx"), scipy.sparse.eye(4, format="coo"))
+    from PIL import Image
+
+    Image.new("RGB", (40, 20), "white").save(work / "scan1.png")
     monkeypatch.chdir(work)
     return work
 
@@ -29,6 +32,7 @@ def folder(tmp_path, monkeypatch):
     ("train", "mlp {} --steps 1", "claims.cvs"),
     ("train", "mlp {} --steps 1", "claim.csv"),
     ("solve", "{}", "A.mxt"),
+    ("ocr", "{}", "scan1.pgn"),
 ])
 def test_the_closest_name_is_given_and_runs(folder, kind, line, typo):
     with pytest.raises(FileNotFoundError) as got:
