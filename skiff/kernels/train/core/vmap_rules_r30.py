@@ -159,3 +159,28 @@ def one_hot(target, num_classes):
     out = (t[..., None] == np.arange(int(num_classes))).astype(np.int64)
     return BatchedTensor(Tensor._make(out, False, None, 0), level)
 
+
+def embedding(idx, weight, padding_idx, node):
+    """``embedding`` where the ids or the table are batched (per-sample gradients of a text
+    model: the table is a per-sample stand-in): rows picked on the physical tensors, the
+    padding row kept out of the gradient as torch's."""
+    from .tensor import where
+    from .vmap_tensor_r30 import BatchedTensor, current_level, is_batched
+
+    level, n = current_level()
+    i = _raw_phys(idx, level, n)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
+    rows = int(weight.shape[0])
+    if i.size and (int(i.min()) < 0 or int(i.max()) >= rows):
+        raise IndexError(f"embedding: index out of range [0, {rows})")
+    if is_batched(weight, level):
+        w = _phys_of(weight, level, n)
+        out = w[(np.arange(n).reshape((n,) + (1,) * (i.ndim - 1)), i)]
+    else:
+        out = node.apply(weight, np.ascontiguousarray(i))
+    if padding_idx is not None:
+        keep = (i != int(padding_idx) % rows)[..., None]
+        out = where(keep, out, out.detach())
+    return BatchedTensor(out, level)
+

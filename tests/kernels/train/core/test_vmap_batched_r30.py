@@ -264,3 +264,39 @@ def test_index_valued_ops_and_binary_losses_are_batched_and_equal_torch():
     hot = sf.vmap(lambda a: skiff.nn.functional.one_hot(a, num_classes=4))(skiff.tensor(A))
     _close(hot, torch.nn.functional.one_hot(torch.tensor(A), num_classes=4))
     assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
+
+
+def _bag_of_words(lib):
+    nn = lib.nn
+
+    class Text(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(9, 4, padding_idx=0)
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, ids):
+            return self.fc(self.emb(ids).mean(dim=1))
+    return Text()
+
+
+def test_per_sample_gradients_of_a_text_model_with_embedding_equal_torch():
+    t = _bag_of_words(torch)
+    s = _copy(_bag_of_words(skiff), t)
+    ids, y = RNG.integers(0, 9, (6, 5)), RNG.integers(0, 2, 6)
+    ids[2, 3:] = 0
+    TABLE = RNG.standard_normal((9, 3))
+    res = []
+    for lib, fn, m in ((skiff, sf, s), (torch, tf, t)):
+        F = lib.nn.functional
+
+        def loss(p, x, y, m=m, fn=fn, F=F):
+            return F.cross_entropy(fn.functional_call(m, p, (x.unsqueeze(0),)), y.unsqueeze(0))
+
+        p = {k: v.detach() for k, v in m.named_parameters()}
+        res.append(fn.vmap(fn.grad(loss), in_dims=(None, 0, 0))(p, lib.tensor(ids),
+                                                                lib.tensor(y)))
+        table = lib.tensor(TABLE)  # batched ids, one shared table
+        res.append(fn.vmap(lambda i, table=table, F=F: F.embedding(i, table))(lib.tensor(ids)))
+    _close(res[:2], res[2:])
+    assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)

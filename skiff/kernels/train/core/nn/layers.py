@@ -13,7 +13,6 @@ import numpy as np
 
 from ..default_dtype import default_float
 from ..random import get_generator
-from ..tensor import Tensor, where
 from . import functional as F
 from .module import Module, Parameter
 
@@ -153,14 +152,10 @@ class Embedding(Module):
         return layer
 
     def forward(self, idx):
-        out = F.embedding(idx, self.weight, max_norm=self.max_norm, norm_type=self.norm_type) \
-            if self.max_norm is not None else F.embedding(idx, self.weight)
-        if self.padding_idx is None:
-            return out
-        i = idx._data if isinstance(idx, Tensor) else idx
-        keep = (out.xp.asarray(i) != self.padding_idx)[..., None]
-        # the row's values (torch's: a pretrained padding row need not be zero), no gradient
-        return where(keep, out, out.detach())
+        # padding: the row's values (torch's: a pretrained padding row need not be zero), no
+        # gradient (F.embedding's padding_idx)
+        return F.embedding(idx, self.weight, padding_idx=self.padding_idx,
+                           max_norm=self.max_norm, norm_type=self.norm_type)
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}"

@@ -72,6 +72,11 @@ def embedding(idx, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.
     ``padding_idx`` (that row gets no gradient), ``max_norm`` (the looked-up rows whose
     ``norm_type``-norm exceeds it are scaled down in place first, as torch's), ``sparse``
     (accepted: the gradient is dense)."""
+    if (getattr(idx, "_batched", False) or getattr(weight, "_batched", False)) and (
+            max_norm is None and not scale_grad_by_freq):  # inside a batched vmap call
+        from ...vmap_rules_r30 import embedding as batched
+
+        return batched(idx, weight, padding_idx, EmbeddingFn)
     i = idx._data if isinstance(idx, Tensor) else idx
     if _is_foreign_tensor(i):  # a torch tensor of ids (a transformers user's tokenizer output)
         i = _foreign_to_numpy(i)
