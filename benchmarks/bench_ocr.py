@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_ocr.py [--per-category 12] [--threads 2] [--quick]
     .venv/bin/python benchmarks/bench_ocr.py --set documents [--pages 30]
     .venv/bin/python benchmarks/bench_ocr.py --set photos [--pages 12]
+    .venv/bin/python benchmarks/bench_ocr.py --stages [--rounds 3]   # where the CPU goes
 
 The test set (``skiff.kernels.ocr.synth``: English, Chinese, mixed, paragraphs; clean, small,
 rotated, noisy) is written to a temporary folder once; each method then reads the same
@@ -29,6 +30,14 @@ of the folder, no warm-up), timed by this script, with the CPU seconds and peak 
 kernel reports for that child (``os.wait4``). skiff runs as its users run it from a terminal,
 ``python -m skiff ocr FOLDER --threads T --out FILE`` (a job with its run folder); RapidOCR as
 a script that builds its engine with the same settings as above and reads the folder.
+``--stages`` (round 30) reads the folder with skiff and with RapidOCR (``max, 960``), each
+in its own process at one intra-op thread with spin-waiting off, rounds interleaved, and
+prints where the CPU goes: each model's seconds (the calling thread's CPU inside
+onnxruntime, which at one thread is all of it), its calls and the input pixels it saw
+(batch x height x width, padding included: a recognizer's work is its columns, these over
+48), and the rest of the process (decoding, the
+pre- and post-processing, the passes around the models); medians over the rounds. It
+writes no results page.
 Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
 (``tools/bench-deps.sh``); it is skipped with a note when missing.
 """
@@ -187,6 +196,111 @@ def worker_tesseract(paths, threads):
     return texts, time.perf_counter() - t0
 
 
+_STAGES: dict = {}  # a stage worker's figures, written with its texts
+
+
+def _count_stage(key: str, batch, seconds: float) -> None:
+    row = _STAGES.setdefault(key, {"cpu_s": 0.0, "calls": 0, "pixels": 0})
+    row["cpu_s"] += seconds
+    row["calls"] += 1
+    row["pixels"] += int(batch.size // max(1, batch.shape[1]))  # N x H x W
+
+
+def _stage_key(path) -> str:
+    name = Path(str(path)).name.lower()
+    return "rec" if "rec" in name else "det" if "det" in name else "cls" if "cls" in name \
+        else name
+
+
+def worker_stages_skiff(paths, threads):
+    """skiff's default pipeline with each engine call's CPU counted by model."""
+    from skiff.kernels.ocr import engine
+
+    call = engine.OnnxEngine.__call__
+
+    def counted(self, batch):
+        t0 = time.thread_time()
+        out = call(self, batch)
+        _count_stage(_stage_key(self.path), batch, time.thread_time() - t0)
+        return out
+
+    engine.OnnxEngine.__call__ = counted
+    from skiff.kernels.ocr import OcrPipeline
+
+    pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8)
+    pipe(paths[0])  # warm-up: models loaded, first shapes seen; not counted
+    return _timed_stages(lambda: [r.text for r in pipe.run(paths)])
+
+
+def _timed_stages(read):
+    """``read()``'s texts and seconds, with the process's CPU over it kept in ``_STAGES``
+    (the models' counts start here too: the warm-up is left out)."""
+    _STAGES.clear()
+    c0, t0 = time.process_time(), time.perf_counter()
+    texts = read()
+    seconds = time.perf_counter() - t0
+    _STAGES["process"] = {"cpu_s": time.process_time() - c0}
+    return texts, seconds
+
+
+def worker_stages_rapidocr(paths, threads):
+    """RapidOCR (``max, 960``, spin-waiting off) with each session call's CPU counted."""
+    _no_spin()
+    from rapidocr.inference_engine.onnxruntime import main as ort_main
+
+    call = ort_main.OrtInferSession.__call__
+
+    def counted(self, batch):
+        t0 = time.thread_time()
+        out = call(self, batch)
+        _count_stage(_stage_key(getattr(self.session, "_model_path", "")), batch,
+                     time.thread_time() - t0)
+        return out
+
+    ort_main.OrtInferSession.__call__ = counted
+    engine = _rapid_engine(threads)
+    engine(paths[0])
+    return _timed_stages(lambda: _rapid_read(engine, paths))
+
+
+STAGE_METHODS = ("stages-skiff", "stages-rapidocr")
+
+
+def _stage_table(runs: dict) -> str:
+    """Markdown: per model and the rest, each tool's median CPU seconds (and the first
+    round's calls and input pixels) over its rounds."""
+    import statistics
+
+    def med(values):
+        return statistics.median(values) if values else float("nan")
+
+    lines = ["| stage | skiff CPU s | skiff calls / input pixels | RapidOCR CPU s | "
+             "RapidOCR calls / input pixels |", "|---|---|---|---|---|"]
+    rows = {}
+    for method, outs in runs.items():
+        for out in outs:
+            models = dict(out.get("stages", {}))
+            total = models.pop("process", {"cpu_s": float("nan")})["cpu_s"]
+            for key, row in models.items():
+                rows.setdefault(key, {}).setdefault(method, []).append(row)
+            rest = total - sum(r["cpu_s"] for r in models.values())
+            rows.setdefault("rest of the process", {}).setdefault(method, []).append(
+                {"cpu_s": rest})
+            rows.setdefault("all (process CPU)", {}).setdefault(method, []).append(
+                {"cpu_s": total})
+            rows.setdefault("wall s (after warm-up)", {}).setdefault(method, []).append(
+                {"cpu_s": out["seconds"]})
+    for key in sorted(rows, key=lambda k: (k not in ("det", "cls", "rec"), k)):
+        cells = []
+        for method in STAGE_METHODS:
+            got = rows[key].get(method, [])
+            cells.append(f"{med([r['cpu_s'] for r in got]):.2f}")
+            cells.append(f"{got[0]['calls']} / {got[0]['pixels']}" if got and "calls" in got[0]
+                         else "")
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def whole_rapidocr(paths, threads, spin=True, tiny=False):
     """A fresh RapidOCR process's whole work: engine built, every image read."""
     if not spin:
@@ -273,7 +387,10 @@ def main(argv=None):
                          "others; the best round counts (the machine is shared)")
     ap.add_argument("--methods", default=",".join(METHODS),
                     help="comma-separated subset of " + ", ".join(METHODS))
-    ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu"))
+    ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu") + STAGE_METHODS)
+    ap.add_argument("--stages", action="store_true",
+                    help="where the CPU goes, per model and the rest, skiff against RapidOCR "
+                         "at one thread (printed; no results page)")
     ap.add_argument("--folder")
     ap.add_argument("--set", dest="which", choices=("mixed", "documents", "photos"),
                     default="mixed",
@@ -315,7 +432,8 @@ def main(argv=None):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB
         (Path(args.folder) / f"out-{args.worker}.json").write_text(
             json.dumps({"texts": texts, "seconds": seconds, "peak_mib": peak,
-                        "cpu_s": time.process_time() - c0}, ensure_ascii=False))
+                        "cpu_s": time.process_time() - c0, "stages": _STAGES},
+                       ensure_ascii=False))
         return 0
 
     from skiff.kernels.ocr.synth import (
@@ -342,6 +460,21 @@ def main(argv=None):
     subprocess.run([sys.executable, __file__, "--write-set", str(folder), "--set", args.which,
                     "--pages", str(args.pages), "--per-category", str(n)], check=True)
     rows = _truth(folder)
+    if args.stages:
+        runs: dict = {m: [] for m in STAGE_METHODS}
+        for r in range(1 if args.quick else args.rounds):
+            for method in STAGE_METHODS:  # interleaved: the machine's load moves
+                print(f"stages, round {r + 1}: {method} …", file=sys.stderr, flush=True)
+                out, err = _run_worker(method, folder, 1)
+                if out is None:
+                    print(f"note: {method} failed: {err}", file=sys.stderr)
+                    continue
+                runs[method].append(out)
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"{len(rows)} images, one intra-op thread, spin-waiting off; load average "
+              f"{os.getloadavg()[0]:.1f}")
+        print(_stage_table(runs))
+        return 0
     # accuracy columns: the categories, or for documents the kinds of text
     groups = ("english", "chinese", "mixed", "paragraph") if documents else CATEGORIES
     group_of = "kind" if documents else "category"
