@@ -713,8 +713,10 @@ class Trainer(Inference, TrainerState):
     def _validate(self, run: Run) -> None:
         """Evaluate the validation set, record and report it, and go back to training mode."""
         loader = run.loader
-        one = getattr(self.reporter, "world_size", 1) == 1  # ranks may validate other rows
-        val = self.evaluate(run.val_dataset, per_class=one)
+        from .trainer_state import WHOLE_MODEL
+
+        # per class where each rank holds the whole model (its own validation rows' counts)
+        val = self.evaluate(run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
         self._keep_class_report(run, val)
         val = {"step": run.step, "epoch": round(loader.epoch + loader.position / len(loader),
                                                 4), **val}

@@ -36,8 +36,8 @@ class Run:
     # resume=True: {"from_step": N or None (no checkpoint), "dir", "total"}
     resumed: dict | None = None
     early: object = None  # trainer_stop.EarlyStopping when early_stopping is set
-    # one process: each kept validation's per-class report by step (the last one's, and the
-    # best one's under early stopping): result.class_metrics
+    # each kept validation's per-class report by step (the last one's, and the best one's
+    # under early stopping): result.class_metrics
     class_reports: dict = field(default_factory=dict)
     t_start: float = 0.0
     elapsed: float = 0.0

@@ -1,7 +1,9 @@
 """Round 30: ``class_weight="balanced"`` on 2 ranks (dp) trains as torch's DDP does with
 ``CrossEntropyLoss(weight=...)``: each rank's weighted mean over its half of the batch, the
 gradients averaged (DDP's rule done by hand in one torch 2.13 process), with the weights
-counted over the whole training set (every rank holds it)."""
+counted over the whole training set (every rank holds it). Each rank's validation (the
+weighted loss, and ``result.class_metrics``' confusion matrix) equals torch's on those
+weights."""
 
 from __future__ import annotations
 
@@ -52,3 +54,17 @@ def test_balanced_class_weights_on_two_ranks_equal_ddp():
         np.testing.assert_allclose(r["losses"], losses, rtol=2e-5, atol=2e-6)
         for k, v in w.items():
             np.testing.assert_allclose(np.asarray(r["w"][k]), v, atol=2e-5)
+        # validation on every rank: the weighted loss and the class counts of torch's weights
+        xv, yv = check.data(seed=7, n=40)
+        twin = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(),
+                                   torch.nn.Linear(16, 3)).double()
+        twin.load_state_dict({k: torch.tensor(v) for k, v in w.items()})
+        crit = torch.nn.CrossEntropyLoss(weight=torch.tensor(weight))
+        with torch.no_grad():
+            out = twin(torch.tensor(xv, dtype=torch.float64))
+            val = sum(crit(out[i:i + check.BATCH], torch.tensor(yv[i:i + check.BATCH])).item()
+                      * len(yv[i:i + check.BATCH]) for i in range(0, 40, check.BATCH)) / 40
+        np.testing.assert_allclose(r["val_loss"], val, rtol=2e-5)
+        conf = np.zeros((3, 3), np.int64)
+        np.add.at(conf, (yv, out.argmax(-1).numpy()), 1)
+        np.testing.assert_array_equal(np.asarray(r["class_metrics"]["confusion"]), conf)

@@ -1,5 +1,6 @@
-"""Round 30: ``Trainer(class_weight="balanced")`` on 2 ranks (dp); prints ``RESULT {...}``
-(losses and final weights) per rank. usage: mpiexec -n 2 python class_weight_dp_r30_check.py
+"""Round 30: ``Trainer(class_weight="balanced")`` on 2 ranks (dp) with a validation set;
+prints ``RESULT {...}`` (losses, final weights, the last validation, class_metrics) per rank.
+usage: mpiexec -n 2 python class_weight_dp_r30_check.py
 """
 
 import json
@@ -13,9 +14,9 @@ from skiff.nn import Linear, ReLU, Sequential
 N, BATCH, EPOCHS, LR, SEED = 96, 16, 2, 0.05, 5
 
 
-def data():
-    rng = np.random.default_rng(2)
-    x = rng.normal(size=(N, 4)).astype(np.float32)
+def data(seed=2, n=N):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4)).astype(np.float32)
     s = x[:, 0] + 0.5 * x[:, 1]
     return x, np.where(s > 1.0, 2, np.where(s > 0.2, 1, 0)).astype(np.int64)
 
@@ -30,8 +31,9 @@ def main():
     m = model()
     tr = skiff.Trainer(m, strategy="dp", optimizer="sgd", lr=LR, schedule="constant",
                        clip=None, batch_size=BATCH, seed=SEED, class_weight="balanced")
-    result = tr.train(data(), epochs=EPOCHS)
-    out = {"rank": comm.rank, "losses": result.losses,
+    result = tr.train(data(), epochs=EPOCHS, val_dataset=data(seed=7, n=40))
+    out = {"rank": comm.rank, "losses": result.losses, "class_metrics": result.class_metrics,
+           "val_loss": result.val_history[-1]["val_loss"],
            "weights": {k: float(v) for k, v in tr.class_weights_.items()},
            "w": {k: np.asarray(v).tolist() for k, v in m.state_dict().items()}}
     print("RESULT " + json.dumps(out), flush=True)
