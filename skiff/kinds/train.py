@@ -1083,7 +1083,7 @@ def class_report_line(report) -> str | None:
     more = "" if len(rows) <= MAX_CLASSES_SHOWN else \
         f" (the {MAX_CLASSES_SHOWN} lowest of {len(rows)} classes)"
     return (f"held-out by class: macro F1 {report['f1']:.3f}; recall{more} "
-            + ", ".join(f"{c} {r:.3f} of {s}" for c, _p, r, _f, s in shown))
+            + ", ".join(f"{c}: {r:.3f} of {s}" for c, _p, r, _f, s in shown))
 
 
 def class_report_html(report) -> str | None:

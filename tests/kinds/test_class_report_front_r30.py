@@ -64,7 +64,7 @@ def test_summary_line_and_view_table(jobs):
     names = report["per_class"]["class"]
     line = next(x for x in KINDS["train"].summary(job.result) if x.startswith("held-out by"))
     for name, r, s in zip(names, recall, support):
-        assert re.search(rf"\b{name} {r:.3f} of {s}\b", line), (line, name, r, s)
+        assert re.search(rf"\b{name}: {r:.3f} of {s}\b", line), (line, name, r, s)
     html = KINDS["train"].result_html(job)
     for name, p, r in zip(names, precision, recall):
         row = re.search(rf"<th[^>]*>{name}</th><td>([\d.]+)</td><td>([\d.]+)</td>", html)
