@@ -514,6 +514,10 @@ class Trainer(Inference, TrainerState):
         the point where the uninterrupted run stopped)."""
         if saved is None or self.early_stopping is None:
             return
+        from .trainer_state import WHOLE_MODEL
+
+        if run.strategy.name not in WHOLE_MODEL:  # a split model: whole weights do not fit
+            saved = {**saved, "weights": None}
         run.early = EarlyStopping(self.early_stopping)
         if not run.early.load_state_dict(saved, self.model, run.step):
             self.reporter.log(f"early stopping: the best weights (step {run.early.best_step}) "

@@ -65,7 +65,7 @@ class EarlyStopping:
         self.best_step = None if state.get("best_step") is None else int(state["best_step"])
         self.since = int(state.get("since", 0))
         weights = state.get("weights")
-        if self.best_step == step:
+        if self.best_step == step:  # the model holds them (in any layout)
             self._weights = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
         elif weights is not None:
             self._weights = {k: np.array(v, copy=True) for k, v in weights.items()}
