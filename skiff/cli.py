@@ -364,10 +364,11 @@ def _run_tool(name: str, rest: list[str]) -> int:
             print(repr(DeviceTable(devices)))
         return 0
     if name == "jobs":
-        from skiff.grammar.jobs import action_options, removed_text
+        from skiff.grammar.jobs import action_options, removed_document, removed_text
         from skiff.jobs import jobs_action
         from skiff.jobs.render import JobTable, describe
 
+        action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
         if ns.action == "rm" and ns.all:  # `jobs rm --all` said "rm needs a job ID"
             raise GrammarError("skiff jobs: rm removes the jobs named; every finished job: "
                                "python -m skiff jobs prune --keep 0")
@@ -411,7 +412,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
         if ns.action in ("rm", "prune"):
-            print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
+            print(json.dumps(removed_document(out, ns.dry_run)) if ns.json
+                  else removed_text(ns.action, out, ns.dry_run))
             return 0
         if ns.action == "logs":
             from skiff.jobs.render import logs_document, logs_text

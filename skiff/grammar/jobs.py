@@ -56,6 +56,8 @@ def JOBS(p):
                    help="prune: finished jobs started longer ago than AGE (30m, 12h, 7d)")
     p.add_argument("--keep", type=nonneg_int, default=None, metavar="N",
                    help="prune: keep the newest N finished jobs")
+    p.add_argument("--dry-run", action="store_true",
+                   help="rm, prune: list the jobs that would be removed, remove nothing")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
     notebook_only(p.add_argument("--wait", action="store_true",
@@ -68,17 +70,30 @@ def JOBS(p):
 
 
 def action_options(ns: argparse.Namespace) -> dict:
-    """Keyword arguments of :func:`skiff.jobs.jobs_action` from a parsed ``jobs`` line."""
+    """Keyword arguments of :func:`skiff.jobs.jobs_action` from a parsed ``jobs`` line
+    (``--dry-run`` on an action that removes nothing is refused here, for every front)."""
+    if getattr(ns, "dry_run", False) and ns.action not in ("rm", "prune"):
+        raise ValueError(f"--dry-run goes with rm and prune (what they would remove); jobs "
+                         f"{ns.action} changes nothing")
     return {"all": ns.all, "timeout": ns.timeout, "limit": ns.limit, "kind": ns.kind,
             "status": ns.status, "more_ids": tuple(ns.more_ids), "older_than": ns.older_than,
-            "keep": ns.keep}
+            "keep": ns.keep, "dry_run": ns.dry_run}
 
 
-def removed_text(action: str, ids: list[str]) -> str:
-    """What ``jobs rm`` / ``jobs prune`` say they did."""
+def removed_text(action: str, ids: list[str], dry_run: bool = False) -> str:
+    """What ``jobs rm`` / ``jobs prune`` say they did (``--dry-run``: would do)."""
     if not ids:
-        return f"{action}: no job removed"
-    return f"{action}: removed {len(ids)} job{'s' if len(ids) != 1 else ''}: " + ", ".join(ids)
+        return f"{action}: no job {'would be ' if dry_run else ''}removed"
+    many = f"{len(ids)} job{'s' if len(ids) != 1 else ''}: " + ", ".join(ids)
+    if dry_run:
+        return f"{action} (dry run, nothing removed): would remove {many}"
+    return f"{action}: removed {many}"
+
+
+def removed_document(ids: list[str], dry_run: bool = False) -> dict:
+    """``--json`` of ``jobs rm`` / ``jobs prune``: ``{"removed": [...]}``, or with
+    ``--dry-run`` ``{"dry_run": true, "would_remove": [...]}``."""
+    return {"dry_run": True, "would_remove": ids} if dry_run else {"removed": ids}
 
 
 @command("devices", help="List the CPU and every GPU with their memory.")

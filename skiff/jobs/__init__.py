@@ -54,7 +54,8 @@ def list_jobs(root=None, *, metrics: bool = True) -> list[Job | DamagedJob]:
 def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                 timeout: float | None = None, limit: int = 20, kind: str | None = None,
                 status: str | None = None, more_ids=(), older_than: float | None = None,
-                keep: int | None = None, front: str = "cli", metrics: bool = True):
+                keep: int | None = None, front: str = "cli", metrics: bool = True,
+                dry_run: bool = False):
     """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs (newest
     first), one job, or the ids removed (``rm``, ``prune``). ``logs`` returns the job (its
     ``logs`` are what the fronts print); ``resume`` returns the new job (:func:`resume`),
@@ -63,8 +64,13 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     ``show``, ``attach``, ``wait`` and ``resume`` refuse a job whose code is not signed with
     this user's key (:mod:`skiff.jobs.trust`); ``trust`` signs it on purpose. ``metrics=False``
     lists snapshots without their metrics (a front that prints the list and drops it), and
-    ``show`` / ``logs`` a finished job as one (a terminal prints no metric of it)."""
+    ``show`` / ``logs`` a finished job as one (a terminal prints no metric of it).
+    ``dry_run`` (``rm``, ``prune``): the ids that would be removed, after every check a
+    removal makes; nothing is removed."""
     listed = None
+    if dry_run and action not in ("rm", "prune"):
+        raise ValueError(f"--dry-run goes with rm and prune (what they would remove); jobs "
+                         f"{action} changes nothing")
     if kind is not None:
         from skiff.grammar.common import unknown_name
         from skiff.kinds import KINDS
@@ -86,12 +92,12 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                            limit=None if all else limit, kind=kind, status=status)
     if action == "prune":
         return prune_jobs(listed if listed is not None else list_jobs(metrics=False),
-                          older_than=older_than, keep=keep, kind=kind)
+                          older_than=older_than, keep=keep, kind=kind, dry_run=dry_run)
     if not job_id:
         raise ValueError(f"jobs {action} needs a job ID: the list gives them (%jobs in a "
                          f"notebook, python -m skiff jobs in a terminal)")
     if action == "rm":
-        return remove_jobs([job_id, *more_ids])
+        return remove_jobs([job_id, *more_ids], dry_run=dry_run)
     if action == "trust":
         job = Job(find_run_dir(job_id))
         job.sign()

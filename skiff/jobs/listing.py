@@ -56,12 +56,13 @@ def _removable(job) -> str | None:
     return None
 
 
-def _remove(job, root=None) -> str:
+def _remove(job, root=None, *, dry_run: bool = False) -> str:
     root = runs_root(root).resolve()
     folder = job.run_dir.resolve()
     if folder.parent != root:  # a folder of the runs root, and nothing else
         raise ValueError(f"{folder} is not a run folder under {root}")
-    shutil.rmtree(folder)
+    if not dry_run:
+        shutil.rmtree(folder)
     return job.id
 
 
@@ -93,10 +94,10 @@ def _needed_by(job, resumed: dict, leaving) -> list[str]:
     return [u for u in users if u not in gone]
 
 
-def remove_jobs(ids, root=None) -> list[str]:
+def remove_jobs(ids, root=None, *, dry_run: bool = False) -> list[str]:
     """Remove the run folders of the finished (or damaged) jobs ``ids`` (under ``root``,
     default :func:`runs_root`); a running job is refused, and nothing is removed when any of
-    them is refused."""
+    them is refused. ``dry_run``: the ids it would remove, nothing removed."""
     folders = []
     for i in ids:  # one job named twice (its id and its name, a prefix) is removed once
         folder = find_run_dir(str(i), root)
@@ -113,11 +114,11 @@ def remove_jobs(ids, root=None) -> list[str]:
                            f"(jobs rm {' '.join(users)} {job.id}), or keep it")
     if refused:
         raise ValueError("; ".join(refused))
-    return [_remove(j, root) for j in jobs]
+    return [_remove(j, root, dry_run=dry_run) for j in jobs]
 
 
 def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None,
-               kind: str | None = None) -> list[str]:
+               kind: str | None = None, dry_run: bool = False) -> list[str]:
     """Remove finished jobs (and damaged folders) created longer than ``older_than``
     seconds ago, beyond the newest ``keep`` finished ones; at least one of the two is
     needed, so that a bare ``prune`` removes nothing by surprise."""
@@ -131,5 +132,5 @@ def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None
         candidates = [j for j in candidates if _created(j) < cutoff]
     resumed = _resumed_from()  # a kept job's checkpoints are not pruned with their folder
     leaving = [j.run_dir.resolve() for j in candidates]
-    return [_remove(j) for j in candidates
+    return [_remove(j, dry_run=dry_run) for j in candidates
             if _removable(j) is None and not _needed_by(j, resumed, leaving)]

@@ -7,7 +7,7 @@ import sys
 
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from skiff.grammar.jobs import DEVICES, JOBS, action_options, removed_text
+from skiff.grammar.jobs import DEVICES, JOBS, action_options, removed_document, removed_text
 from skiff.jobs import cancel_job, ended_note, jobs_action
 from skiff.jobs.render import DeviceTable, JobTable, logs_document
 
@@ -33,6 +33,7 @@ class JobsMagics(Magics):
                 raise ValueError(f"--wait goes with resume (the new job); %jobs wait "
                                  f"{ns.job_id or 'ID'} waits for a job")
             _name_variables(ns, self.shell.user_ns)
+            action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
             if ns.action == "wait":
                 job = jobs_action("show", ns.job_id)
                 try:
@@ -56,7 +57,8 @@ class JobsMagics(Magics):
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns), front="magic",
                                   metrics=ns.action != "list")
         if ns.action in ("rm", "prune"):
-            print(json.dumps({"removed": out}) if ns.json else removed_text(ns.action, out))
+            print(json.dumps(removed_document(out, ns.dry_run)) if ns.json
+                  else removed_text(ns.action, out, ns.dry_run))
             return None
         if ns.action == "logs":
             if ns.json:  # the terminal's document, non-ASCII text as it is
