@@ -272,8 +272,11 @@ def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
             low = [g.addPoint(x0, 0, 0), g.addPoint(x1, 0, 0), g.addPoint(x1, c, 0)]
             nose = [g.addPoint(float(x), float(y), 0) for x, y in zip(bx, by)]
             high = [g.addPoint(x1, c + 1.0, 0), g.addPoint(x1, top, 0), g.addPoint(x0, top, 0)]
+            # a user's profile (:mod:`.profile`) is a polyline: its corners stay corners
+            outline = ([g.addLine(a, b) for a, b in zip(nose[:-1], nose[1:])]
+                       if getattr(shape, "polyline", False) else [g.addSpline(nose)])
             curves = [g.addLine(low[0], low[1]), g.addLine(low[1], low[2]),
-                      g.addLine(low[2], nose[0]), g.addSpline(nose),
+                      g.addLine(low[2], nose[0]), *outline,
                       g.addLine(nose[-1], high[0]), g.addLine(high[0], high[1]),
                       g.addLine(high[1], high[2]), g.addLine(high[2], low[0])]
             g.addPlaneSurface([g.addCurveLoop(curves)])

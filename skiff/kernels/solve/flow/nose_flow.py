@@ -78,8 +78,10 @@ class NoseFlow:
     def __repr__(self) -> str:
         s = self.shape
         mean = " (time-averaged)" if self.mode == "unsteady" else ""
-        return (f"<NoseFlow length {s.length:g} bluntness {s.bluntness:g} clearance "
-                f"{s.clearance:g}, Re {self.re:g}: cd {self.cd:.5g}, cl {self.cl:.5g}{mean}; "
+        what = (f"{s.name} length {s.length:.4g}" if hasattr(s, "points") else
+                f"length {s.length:g} bluntness {s.bluntness:g}")
+        return (f"<NoseFlow {what} clearance {s.clearance:g}, Re {self.re:g}: "
+                f"cd {self.cd:.5g}, cl {self.cl:.5g}{mean}; "
                 f"{self.cells} cells ({self.adapt or 'given'} grid), {self.seconds:.1f} s>")
 
     def _repr_pretty_(self, p, cycle):
@@ -132,7 +134,7 @@ def surface_cp(shape: NoseShape, th: TaylorHood, p) -> dict:
     px = np.concatenate([fx, ox, rx])
     py = np.concatenate([np.full(400, c), oy, np.full(399, c + 1.0)])
     arc = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(px), np.diff(py)))])
-    arc -= arc[400 + len(ox) // 2]                       # 0 at the tip
+    arc -= arc[400 + int(np.argmin(ox))]                 # 0 at the tip (the smallest x)
     verts = th.pressure_dofs("body")
     xy = th.pressure_points[:, verts]
     _, near = cKDTree(np.column_stack([px, py])).query(xy.T)

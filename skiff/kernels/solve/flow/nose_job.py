@@ -42,6 +42,10 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
         return size, ({} if resolution is not None else
                       {"resolution": default_resolution(shape, re=re)})
     if adapt == "learned":
+        if hasattr(shape, "points"):
+            raise ValueError("the learned grid knows the parametric noses only (length, "
+                             "bluntness, clearance): solve a profile with adapt='graded' "
+                             "or 'estimator'")
         size = learned_size(shape, re, factor=factor)
         record = {"predict_seconds": round(size.seconds, 4)}
         if size.outside:
@@ -64,16 +68,22 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
 
 def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15, *,
                re: float = 1000.0, adapt: str = "learned", resolution=None, mode: str = "auto",
-               reporter=None, keep: bool = True, start: NoseFlow | None = None) -> NoseFlow:
+               reporter=None, keep: bool = True, start: NoseFlow | None = None,
+               shape: NoseShape | None = None) -> NoseFlow:
     """Solve the flow around one nose shape (see :mod:`.nose`); ``adapt`` sizes the mesh.
 
     ``resolution`` refines every adapt alike (cells grow about as its square; default: the
     one that puts drag within 0.5% of the grid-converged value at Re 1000). ``start``: a
     flow of the same shape solved before with ``keep=True`` (another grid, another Re):
-    Newton starts from it (a Reynolds sweep: pass each solve to the next). Returns a
+    Newton starts from it (a Reynolds sweep: pass each solve to the next). ``shape``: a
+    :class:`~.nose.NoseShape` or a user's :class:`~.profile.NoseProfile` (then ``length``,
+    ``bluntness``, ``clearance`` are not used). Returns a
     :class:`~.nose_flow.NoseFlow` (``.cd``, ``.cl``, ``.cells``, ``.cp``).
     """
-    shape = NoseShape(length, bluntness, clearance)
+    if shape is None:
+        shape = NoseShape(length, bluntness, clearance)
+    elif not isinstance(shape, NoseShape):
+        raise TypeError(f"shape takes a NoseShape or a NoseProfile, got {type(shape).__name__}")
     re = check_re(re)
     if resolution is not None and not float(resolution) > 0:
         raise ValueError(f"resolution must be > 0, got {resolution!r}")

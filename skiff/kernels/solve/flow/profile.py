@@ -1,0 +1,231 @@
+"""A nose of the user's own: ``NoseProfile``, the section's outline given as points (a CSV of
+``x, y`` rows or an array), in any unit of length.
+
+The points are the outline of the nose section in order (either way round): a closed
+polygon (the last point repeating the first, or not), or an open curve whose two ends lie
+on the shoulder (its largest ``x``, one at the floor, one at the roof). Its rear must be the
+shoulder: the full height at the largest ``x``, where the straight body runs on to the outlet
+(:mod:`.nose`). Lengths are divided by the profile's height (the train height ``H = 1``), the
+tip (smallest ``x``) is put at ``x = 0`` and the floor at ``clearance``.
+
+A profile that crosses itself, one that is open elsewhere than at the shoulder, one with
+fewer than three points, or with a rear that is not the full height is refused with a line
+naming the fix. The learned grid knows the parametric shapes only: a profile is solved on a
+``graded``, ``uniform`` or ``estimator`` grid.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .nose import LIMITS, NoseShape
+
+__all__ = ["NoseProfile"]
+
+SEGMENT = 0.05          # longest segment of the outline after resampling (train heights)
+
+
+def _crossings(x, y):
+    """Pairs ``(i, j, px, py)`` of non-adjacent segments of the closed polygon that cross."""
+    n = len(x)
+    ax, ay = x, y
+    bx, by = np.roll(x, -1), np.roll(y, -1)
+    dx, dy = bx - ax, by - ay
+    out = []
+    for i in range(n):
+        j = np.arange(i + 2, n)
+        if i == 0:
+            j = j[j != n - 1]
+        if len(j) == 0:
+            continue
+        den = dx[i] * dy[j] - dy[i] * dx[j]
+        ok = np.abs(den) > 1e-14
+        ex, ey = ax[j] - ax[i], ay[j] - ay[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (ex * dy[j] - ey * dx[j]) / den
+            u = (ex * dy[i] - ey * dx[i]) / den
+        hit = ok & (t > 1e-12) & (t < 1 - 1e-12) & (u > 1e-12) & (u < 1 - 1e-12)
+        for k in np.flatnonzero(hit):
+            out.append((i, int(j[k]), float(ax[i] + t[k] * dx[i]), float(ay[i] + t[k] * dy[i])))
+    return out
+
+
+def _read_csv(path) -> np.ndarray:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no profile file at {str(path)!r}")
+    rows = []
+    with path.open(newline="") as f:
+        for line, row in enumerate(csv.reader(f), 1):
+            cells = [c.strip() for c in row if c.strip()]
+            if not cells or cells[0].startswith("#"):
+                continue
+            try:
+                values = [float(c) for c in cells]
+            except ValueError:
+                if not rows:                  # a header line
+                    continue
+                raise ValueError(f"{path.name} line {line}: {row!r} is not two numbers "
+                                 "x, y") from None
+            if len(values) != 2:
+                raise ValueError(f"{path.name} line {line}: {len(values)} numbers, a profile "
+                                 "row is two: x, y")
+            rows.append(values)
+    return np.asarray(rows, float).reshape(-1, 2)
+
+
+def _normalise(points, clearance: float):
+    """The outline from the floor's shoulder through the tip to the roof's, in train
+    heights, and the nose length; raises ``ValueError`` naming what is wrong."""
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"a profile is rows of two numbers x, y; got an array of shape "
+                         f"{p.shape}")
+    if not np.all(np.isfinite(p)):
+        bad = int(np.flatnonzero(~np.isfinite(p).all(axis=1))[0])
+        raise ValueError(f"profile point {bad} is not finite: {p[bad].tolist()}")
+    keep = np.ones(len(p), bool)
+    keep[1:] = np.hypot(*np.diff(p, axis=0).T) > 0          # repeated points
+    p = p[keep]
+    height = float(np.ptp(p[:, 1])) if len(p) else 0.0
+    if len(p) < 3 or height <= 0 or np.ptp(p[:, 0]) <= 0:
+        raise ValueError(f"a profile needs at least 3 distinct points spanning a height and "
+                         f"a length, got {len(p)}")
+    tol = 1e-6 * max(height, float(np.ptp(p[:, 0])))
+    closed = np.hypot(*(p[0] - p[-1])) <= tol
+    if closed:
+        p = p[:-1]
+    x, y = p[:, 0], p[:, 1]
+    xmax, ylo, yhi = x.max(), y.min(), y.max()
+    rear = np.abs(x - xmax) <= 1e-3 * height
+    floor = int(np.flatnonzero(rear & (np.abs(y - ylo) <= 1e-3 * height))[0]) \
+        if np.any(rear & (np.abs(y - ylo) <= 1e-3 * height)) else None
+    roof = int(np.flatnonzero(rear & (np.abs(y - yhi) <= 1e-3 * height))[0]) \
+        if np.any(rear & (np.abs(y - yhi) <= 1e-3 * height)) else None
+    if not closed:
+        ends_on_shoulder = {0, len(p) - 1} == {floor, roof} if floor is not None and \
+            roof is not None else False
+        if not ends_on_shoulder:
+            gap = float(np.hypot(*(p[0] - p[-1])))
+            raise ValueError(
+                f"the profile is open: its ends {p[0].tolist()} and {p[-1].tolist()} are "
+                f"{gap:.3g} apart and not both on the shoulder; close it (repeat the first "
+                "point at the end) or end its two sides at the shoulder (the largest x), one "
+                "at the floor and one at the roof")
+    cross = _crossings(x, y)
+    if cross:
+        i, j, cx, cy = cross[0]
+        raise ValueError(f"the profile crosses itself: segment {i} ({p[i].tolist()} -> "
+                         f"{p[(i + 1) % len(p)].tolist()}) crosses segment {j} at "
+                         f"({cx:.4g}, {cy:.4g}); give the points in order along the outline")
+    if floor is None or roof is None:
+        raise ValueError("the profile's rear must be the shoulder: points at its largest x "
+                         f"({xmax:.4g}) at both its lowest ({ylo:.4g}) and highest "
+                         f"({yhi:.4g}) y, where the straight body runs on to the outlet")
+    # the path from the floor's shoulder point to the roof's that passes the tip
+    n = len(p)
+    fwd = [(floor + k) % n for k in range((roof - floor) % n + 1)]
+    back = [(floor - k) % n for k in range((floor - roof) % n + 1)]
+    tip = int(np.argmin(x))
+    path = fwd if tip in fwd else back
+    ox, oy = (x[path] - x.min()) / height, (y[path] - ylo) / height + clearance
+    length = float(ox.max())
+    lo, hi = LIMITS["length"]
+    if not lo <= length <= hi:
+        raise ValueError(f"the profile's nose is {length:.3g} train heights long (length / "
+                         f"height); the model holds {lo:g}..{hi:g}")
+    return _resample(ox, oy), length
+
+
+def _resample(x, y):
+    """The polyline with every segment cut to at most ``SEGMENT`` (its corners kept)."""
+    xs, ys = [x[:1]], [y[:1]]
+    for k in range(1, len(x)):
+        n = max(1, math.ceil(math.hypot(x[k] - x[k - 1], y[k] - y[k - 1]) / SEGMENT))
+        t = np.arange(1, n + 1) / n
+        xs.append(x[k - 1] + t * (x[k] - x[k - 1]))
+        ys.append(y[k - 1] + t * (y[k] - y[k - 1]))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+@dataclass(frozen=True, init=False, eq=False, repr=False)
+class NoseProfile(NoseShape):
+    """A nose given by its outline's points (see the module); ``NoseProfile(points,
+    clearance=0.15)`` or :meth:`from_csv`. ``length`` is read from the profile; ``bluntness``
+    is NaN (no parameter describes it)."""
+
+    points: tuple = ()
+    name: str = "profile"
+
+    def __init__(self, points, clearance: float = 0.15, name: str = "profile"):
+        (ox, oy), length = _normalise(points, float(clearance) if _is_number(clearance)
+                                      else 0.15)
+        object.__setattr__(self, "points", tuple(map(tuple, np.asarray(points, float))))
+        object.__setattr__(self, "name", str(name))
+        object.__setattr__(self, "length", length)
+        object.__setattr__(self, "bluntness", 0.5)           # checked as a number below
+        object.__setattr__(self, "clearance", clearance)
+        NoseShape.__post_init__(self)
+        object.__setattr__(self, "bluntness", float("nan"))
+        if self.clearance != float(clearance):
+            (ox, oy), _ = _normalise(points, self.clearance)
+        object.__setattr__(self, "_outline", (ox, oy))
+
+    @classmethod
+    def from_csv(cls, path, clearance: float = 0.15, name: str | None = None):
+        """The profile in a CSV file of ``x, y`` rows (a header line is skipped)."""
+        return cls(_read_csv(path), clearance, name or Path(path).stem)
+
+    polyline = True                  # the mesh joins the outline's points by straight lines
+
+    @property
+    def exponent(self) -> float:
+        return float("nan")
+
+    @property
+    def tip(self) -> tuple:
+        ox, oy = self._outline
+        k = int(np.argmin(ox))
+        return (float(ox[k]), float(oy[k]))
+
+    def outline(self, n: int = 241):
+        """The outline's points (resampled once; ``n`` is ignored)."""
+        return self._outline
+
+    def inside(self, px, py):
+        from matplotlib.path import Path as MplPath
+
+        px, py = np.asarray(px, dtype=float), np.asarray(py, dtype=float)
+        ox, oy = self._outline
+        poly = MplPath(np.column_stack([ox, oy]))
+        in_nose = poly.contains_points(np.column_stack([px.ravel(), py.ravel()])) \
+            .reshape(px.shape)
+        c = self.clearance
+        return np.where(px >= self.length, (py >= c) & (py <= c + 1.0), in_nose)
+
+    def to_dict(self) -> dict:
+        return {"length": self.length, "bluntness": None, "clearance": self.clearance,
+                "profile": self.name}
+
+    def __eq__(self, other):
+        return isinstance(other, NoseProfile) and other.points == self.points and \
+            other.clearance == self.clearance
+
+    def __hash__(self):
+        return hash((self.points, self.clearance))
+
+    def __repr__(self):
+        return (f"NoseProfile({self.name!r}: {len(self.points)} points, length "
+                f"{self.length:.4g}, clearance {self.clearance:g})")
+
+
+def _is_number(v) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
