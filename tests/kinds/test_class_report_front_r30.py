@@ -86,3 +86,16 @@ def test_value_class_metrics_whichever_runner(jobs):
         assert job.value.best_step is None  # a field the job did not write reads None
     with pytest.raises(AttributeError, match="class_metrics"):
         getattr(process.value, "class_metrix")  # noqa: B009  (a typo names what there is)
+
+
+def test_a_reloaded_jobs_view_shows_the_table(jobs):
+    """After a restart (the job loaded from its run folder) the job view shows the same
+    table once the job is done."""
+    from skiff.jobs import Job
+    from skiff.widgets.job_view import JobView
+
+    again = Job.load(jobs[1].run_dir)
+    view = JobView(again, start=False)
+    view.update(force=True)
+    assert view.result_view.value == KINDS["train"].result_html(jobs[1])
+    assert "held-out scores by class" in view.result_view.value
