@@ -34,7 +34,8 @@ def _stand_in(t, level, n):
         p = t.reshape((1,) + tuple(t.shape)).expand(shape).reshape(shape)
     else:
         data = t._data
-        p = Tensor._make(t.xp.broadcast_to(data, shape).copy(), True, None, 0)
+        # a read-only broadcast view: ops read their inputs, none writes them
+        p = Tensor._make(t.xp.broadcast_to(data, shape), True, None, 0)
     return BatchedTensor(p, level)
 
 

@@ -234,7 +234,10 @@ def _linear(cls, level, inputs, kwargs):
         if not is_batched(x, level):
             return NotImplemented
         return _wrap(cls.apply(x._phys, w, b), level)
-    y = x @ w.transpose(-1, -2)  # a weight per sample (ensembles, per-sample gradients)
+    # a weight per sample (ensembles, per-sample gradients): W x^T, so that W's gradient
+    # comes out of one matmul in W's own layout (x W^T's is a transposed view: a strided copy
+    # of every sample's weight gradient where it reaches the leaf)
+    y = w @ x if x.ndim == 1 else (w @ x.transpose(-1, -2)).transpose(-1, -2)
     return y if b is None else y + b
 
 

@@ -25,8 +25,9 @@ def register(rules, elementwise, axis_rule, first_only):
         rules[c] = elementwise
     rules[A.RMSNormFn] = first_only
     rules[TM._Cumprod] = axis_rule(all_if_none=False)
-    for c in (C.Conv2dFn, C.MaxPool2dFn, C.AvgPool2dFn):
+    for c in (C.MaxPool2dFn, C.AvgPool2dFn):
         rules[c] = _merged_rows
+    rules[C.Conv2dFn] = _conv2d
 
 
 def _merged_rows(cls, level, inputs, kwargs):
@@ -40,6 +41,38 @@ def _merged_rows(cls, level, inputs, kwargs):
     b, n = p.shape[0], p.shape[1]
     out = cls.apply(p.reshape((b * n,) + tuple(p.shape[2:])), *inputs[1:], **kwargs)
     return BatchedTensor(out.reshape((b, n) + tuple(out.shape[1:])), level)
+
+
+def _conv2d(cls, level, inputs, kwargs):
+    """A convolution: with an unbatched weight the batch joins the images; with a weight per
+    sample (ensembles, per-sample gradients) one im2col of every image (``F.unfold``) and a
+    batched matmul by each sample's weight, instead of one convolution per sample."""
+    from .nn.fold import unfold
+    from .vmap_tensor_r30 import BatchedTensor, is_batched
+
+    x, w, b = inputs
+    if not is_batched(w, level) and not is_batched(b, level):
+        return _merged_rows(cls, level, inputs, kwargs)
+    if x.ndim != 4:
+        return NotImplemented
+    n = _size_of(level)
+    xp, wp = _phys_of(x, level, n), _phys_of(w, level, n)
+    (sh, sw), (ph, pw) = kwargs.get("stride", (1, 1)), kwargs.get("padding", (0, 0))
+    m, c, h, wd = (int(v) for v in x.shape)
+    o, _, kh, kw = (int(v) for v in w.shape)
+    cols = unfold(xp.reshape(n * m, c, h, wd), (kh, kw), 1, (ph, pw), (sh, sw))
+    k = c * kh * kw
+    out = wp.reshape(n, 1, o, k) @ cols.reshape(n, m, k, cols.shape[-1])
+    if b is not None:
+        out = out + _phys_of(b, level, n).reshape(n, 1, o, 1)
+    ho, wo = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
+    return BatchedTensor(out.reshape(n, m, o, ho, wo), level)
+
+
+def _size_of(level):
+    from .vmap_tensor_r30 import _size_at
+
+    return _size_at(level)
 
 
 def class_loss(fn, input, target, weight, ignore_index, reduction, **kw):  # noqa: A002
