@@ -27,6 +27,12 @@ def register(rules, elementwise, axis_rule, first_only):
     rules[TM._Cumprod] = axis_rule(all_if_none=False)
     for c in (C.MaxPool2dFn, C.AvgPool2dFn):
         rules[c] = _merged_rows
+    from . import ops_einsum as E
+    from .nn.functional import dense as D
+
+    rules[E.EinsumFn] = _einsum
+    rules[D.SDPAFn] = _attention
+    rules[A.BatchNormFn] = _batch_norm
     rules[C.Conv2dFn] = _conv2d
 
 
@@ -67,6 +73,60 @@ def _conv2d(cls, level, inputs, kwargs):
         out = out + _phys_of(b, level, n).reshape(n, 1, o, 1)
     ho, wo = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
     return BatchedTensor(out.reshape(n, m, o, ho, wo), level)
+
+
+def _einsum(cls, level, inputs, kwargs):
+    """einsum: a letter the equation does not use names the batch of each batched operand
+    and of the output (the unbatched operands' gradients sum over it)."""
+    import string
+
+    from .vmap_tensor_r30 import BatchedTensor, is_batched
+
+    ins, out = list(kwargs["ins"]), kwargs["out"]
+    used = set("".join(ins) + out)
+    spare = next((c for c in string.ascii_letters if c not in used), None)
+    if spare is None:
+        return NotImplemented
+    arrays = []
+    for i, x in enumerate(inputs):
+        if is_batched(x, level):
+            arrays.append(x._phys)
+            ins[i] = spare + ins[i]
+        else:
+            arrays.append(x)
+    return BatchedTensor(cls.apply(*arrays, ins=ins, out=spare + out), level)
+
+
+def _attention(cls, level, inputs, kwargs):
+    """scaled dot-product attention: q, k and v on the physical batch (an unbatched one
+    repeated along it); the mask as it is (it broadcasts over the leading axes)."""
+    from .vmap_tensor_r30 import BatchedTensor
+
+    if len(inputs) != 3:
+        return NotImplemented
+    n = _size_of(level)
+    q, k, v = (_phys_of(x, level, n) for x in inputs)
+    return BatchedTensor(cls.apply(q, k, v, **kwargs), level)
+
+
+def _batch_norm(cls, level, inputs, kwargs):
+    """batch norm with running statistics in eval mode: per channel, so the batch joins the
+    rows; in training the statistics are each sample's own batch's (the per-op loop)."""
+    from .vmap_tensor_r30 import BatchedTensor, is_batched
+
+    mean = inputs[3] if len(inputs) > 3 else kwargs.get("mean")
+    x, w, b = inputs[:3]
+    if kwargs.get("training", True) or mean is None or any(
+            is_batched(v, level) for v in inputs[3:]) or x.ndim < 2:
+        return NotImplemented
+    if not (is_batched(w, level) or is_batched(b, level)):
+        return _merged_rows(cls, level, inputs, kwargs)
+    n = _size_of(level)  # a scale and shift per sample: normalised first, then applied
+    y = _merged_rows(cls, level, [BatchedTensor(_phys_of(x, level, n), level), None, None,
+                                  *inputs[3:]], kwargs)
+    shape = (int(x.shape[1]),) + (1,) * (x.ndim - 2)
+    y = y if w is None else y * w.reshape(shape)
+    return y if b is None else y + b.reshape(shape)
 
 
 def _size_of(level):

@@ -300,3 +300,43 @@ def test_per_sample_gradients_of_a_text_model_with_embedding_equal_torch():
         res.append(fn.vmap(lambda i, table=table, F=F: F.embedding(i, table))(lib.tensor(ids)))
     _close(res[:2], res[2:])
     assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
+
+
+def _attention_block(lib):
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(4, 12)
+            self.bn = nn.BatchNorm1d(5)
+
+        def forward(self, x):  # x (5 tokens, 4)
+            F = lib.nn.functional
+            q, k, v = self.qkv(x).reshape(5, 3, 2, 2).permute(1, 2, 0, 3)  # (heads 2, 5, 2)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            mix = lib.einsum("hti,hsi->ts", a, k) @ x                    # (5, 4)
+            return self.bn(mix.unsqueeze(0)).squeeze(0)
+    return Block()
+
+
+def test_attention_einsum_and_eval_batch_norm_are_batched_and_equal_torch():
+    t = _attention_block(torch)
+    with torch.no_grad():
+        t.bn.running_mean.uniform_(-0.5, 0.5)
+        t.bn.running_var.uniform_(0.5, 1.5)
+    t.eval()
+    s = _copy(_attention_block(skiff), t)
+    s.eval()
+    X = RNG.standard_normal((3, 5, 4))
+    res = []
+    for lib, fn, m in ((skiff, sf, s), (torch, tf, t)):
+        p = {k: v.detach() for k, v in m.named_parameters()}
+        b = {k: v.detach() for k, v in m.named_buffers()}
+
+        def loss(p, x, m=m, fn=fn, b=b):
+            return (fn.functional_call(m, (p, b), (x,)) ** 2).sum()
+        res.append(fn.vmap(lambda x, m=m: m(x))(lib.tensor(X)))
+        res.append(fn.vmap(fn.grad(loss), in_dims=(None, 0))(p, lib.tensor(X)))
+    _close(res[:2], res[2:])
+    assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
