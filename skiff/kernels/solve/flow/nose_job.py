@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 import warnings
 
+import numpy as np
+
 from skiff.kernels.backend.figures import render_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
@@ -21,7 +23,7 @@ from .nose import NoseShape, check_re
 from .nose_flow import NoseFlow, solve_nose_flow
 from .nose_plots import cp_figure, fields_figure, grid_figure, history_figure
 
-__all__ = ["run", "solve_nose", "nose_size"]
+__all__ = ["run", "solve_nose", "nose_size", "reynolds_sweep"]
 
 
 def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, reporter=None):
@@ -95,6 +97,30 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     flow.details = {**record, "total_seconds": round(time.perf_counter() - t0, 3)}
     flow.seconds = time.perf_counter() - t0
     return flow
+
+
+def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15,
+                   *, shape: NoseShape | None = None, adapt: str = "graded", resolution=None,
+                   mode: str = "auto", reporter=None, keep: bool = False) -> list:
+    """One shape at several Reynolds numbers: a list of :class:`~.nose_flow.NoseFlow` in
+    the order of ``res``. Solved from the lowest Re up, each Newton starting from the flow
+    before (``start``): the same flows as separate solves, in fewer Newton steps. ``keep``:
+    keep every flow's fields (the last one's are always kept while the sweep runs)."""
+    values = [check_re(r) for r in np.atleast_1d(np.asarray(res, dtype=object))]
+    if not values:
+        raise ValueError("res is empty: give the Reynolds numbers to solve at")
+    if shape is None:
+        shape = NoseShape(length, bluntness, clearance)
+    flows, prev = {}, None
+    for i in sorted(range(len(values)), key=lambda k: values[k]):
+        flow = solve_nose(shape=shape, re=values[i], adapt=adapt, resolution=resolution,
+                          mode=mode, reporter=reporter, keep=True, start=prev)
+        if prev is not None and not keep:
+            prev.mesh, prev.fields, prev.state, prev.th = None, {}, None, None
+        flows[i], prev = flow, flow
+    if not keep and prev is not None:
+        prev.mesh, prev.fields, prev.state, prev.th = None, {}, None, None
+    return [flows[i] for i in range(len(values))]
 
 
 def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
