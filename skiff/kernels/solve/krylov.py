@@ -370,7 +370,7 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
 
 
 def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=True,
-          stall=None):
+          stall=None, grow_to=None, lengths=None):
     """Right-preconditioned restarted GMRES(m) with Givens rotations (``maxiter`` counts inner
     iterations; :class:`~.solver.Solver` passes SciPy's restart cycles times ``restart``).
     Complex vectors take complex rotations: ``[[conj(c), conj(s)], [-s, c]]`` with
@@ -385,7 +385,11 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
     least-squares solve can be ill-conditioned and the update huge); otherwise the method
     stops with the old ``x``. ``stall=k``: raise :class:`Stagnation` (with the best ``x``)
     when ``k`` restarts in a row reduced the residual by less than 0.1 % in all, or a cycle
-    could not improve it."""
+    could not improve it. ``grow_to``: a cycle that reduced the residual less than tenfold
+    (but by 0.1 % at least: a stalled one is not helped) doubles the restart length, up to
+    ``grow_to`` (``lengths`` gets each cycle's length): a symmetric indefinite Helmholtz
+    matrix with AMG took 501 iterations at restart 30, 69 at 100, and did not converge in
+    20 010 at k = 50 (196 at 200)."""
     _dot, _norm, _ = _sums(op)
     m = int(restart)
     if m < 1:
@@ -473,8 +477,13 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
         r, beta = r_new, beta_new
         history[-1] = beta
         cycles.append(beta)
+        if lengths is not None:
+            lengths.append(j_used)
         if beta <= tol:
             return x, history, True
+        if grow_to is not None and m < grow_to and 0.1 * cycles[-2] < beta <= (
+                1 - 1e-3) * cycles[-2]:   # slow, not stalled (no longer basis helps then)
+            m = min(2 * m, int(grow_to))
         k = None if stall is None else int(stall)
         if k is not None and len(cycles) > k and beta > (1 - 1e-3) * cycles[-1 - k]:
             raise Stagnation(f"gmres: no progress over the last {k} restarts ({k * m} "

@@ -50,6 +50,10 @@ __all__ = ["Solver", "solve", "METHODS", "PRECONDS", "SolveError", "check_tolera
 
 METHODS = ("cg", "pipecg", "bicgstab", "gmres", "minres", "cocg", "mg", "fmg", "direct", "auto")
 STALL_RESTARTS = 5   # GMRES stops when this many restarts in a row gain under 0.1 % in all
+# 'auto''s GMRES doubles its restart after a cycle that gained less than tenfold: up to 8x
+# (240), its basis (V and Z) within 1 GiB
+GROW_RESTART = 8
+GMRES_BASIS_BYTES = 1 << 30
 SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
 # what runs on complex vectors
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "cocg", "direct")
@@ -971,6 +975,11 @@ class Solver:
             self.mg.describe() if self.mg is not None else "none")
         why = f" (auto: {self._switch_why})" if self.switched else (
             f" ({self.auto_note})" if self.auto_note else "")
+        lengths = getattr(self, "_lengths", None)
+        if self.method == "gmres" and lengths and max(lengths) > self.restart:
+            grown = (f"restart {self.restart} grown to {max(lengths)}, as its cycles gained "
+                     f"less than tenfold")
+            why = f"{why[:-1]}; {grown})" if why else f" (auto: {grown})"
         return f"{self.method}{why} with {pre} on {self.device.name}"
 
     # -------------------------------------------------------------------------- solve
@@ -1403,6 +1412,13 @@ class Solver:
         if self.method == "gmres":  # the cycle's iterate is formed only for a user's callback
             kw = {"restart": self.restart, "iterate": self._user_callback, "stall": STALL_RESTARTS}
             inner = maxiter * self.restart   # SciPy's maxiter: restart cycles
+            self._lengths = None
+            if self.auto:   # 'auto' chose GMRES: a longer restart where cycles gain little
+                item = max(np.dtype(b.dtype).itemsize, 8)
+                cap = min(GROW_RESTART * self.restart, GMRES_BASIS_BYTES // (2 * b.size * item))
+                if cap > self.restart:
+                    self._lengths = []
+                    kw.update(grow_to=cap, lengths=self._lengths)
         elif self.method == "bicgstab":  # a breakdown's remedy: cg for a symmetric matrix
             kw = {"symmetric": (lambda: bool(self.system.symmetric)) if self.is_grid else
                   (lambda: self._asymmetry() is None)}
