@@ -28,6 +28,7 @@ def kind_magic(kind: Kind):
             dry = _without_dry_run(line)
             if dry is not None:  # the plan and config, no run folder, no job
                 return _show_dry_run(kind, dry, cell, shell)
+            _keep_variables(kind, line, shell.user_ns)
             job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
                                prog=f"%{kind.name}")
         job = finish_launch(shell, job, opts)
@@ -41,6 +42,48 @@ def kind_magic(kind: Kind):
     # the usage holds the description: ``%train?`` showed it twice
     magic.__doc__ = kind.command.usage(prog=f"%{kind.name}")
     return magic
+
+
+def _keep_variables(kind: Kind, line: str, user_ns: dict) -> None:
+    """``-o NAME`` where NAME is a variable the line itself reads (``%train mlp (X, y) -o
+    X``, ``%solve A b -o A``): refused before the job starts. Storing the job there replaced
+    the user's data with the job, and the same line run again read the job as its data."""
+    import re
+
+    from skiff.grammar.common import split_line
+    from skiff.jobs import Job
+
+    try:
+        words = split_line(line)
+    except ValueError:  # unbalanced quotes: the grammar says so
+        return
+    actions = kind.command.parser()._option_string_actions
+    output, read, skip, depth = None, set(), False, 0
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if depth > 0 or word[:1] in "([":  # an expression: %train mlp (X, y), [a, b]
+            read.update(re.findall(r"[A-Za-z_]\w*", word))
+            depth += sum(word.count(c) for c in "([") - sum(word.count(c) for c in ")]")
+            continue
+        flag = word.split("=", 1)[0]
+        if flag in ("-o", "--output"):
+            output = word.split("=", 1)[1] if "=" in word else \
+                (words[i + 1] if i + 1 < len(words) else None)
+            skip = "=" not in word
+            continue
+        if word.startswith("-"):
+            action = actions.get(flag)
+            skip = "=" not in word and action is not None and action.nargs != 0
+            continue
+        if word.isidentifier():  # a variable's name (a path is none: data.csv, ./A.mtx)
+            read.add(word)
+    if output and output in read and output in user_ns and \
+            not isinstance(user_ns[output], Job):
+        raise ValueError(f"-o {output} would replace the notebook's {output}, which this line "
+                         f"reads ({type(user_ns[output]).__name__}): store the job under "
+                         f"another name, e.g. -o {output}_job")
 
 
 def _without_dry_run(line: str) -> str | None:
