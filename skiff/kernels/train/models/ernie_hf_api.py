@@ -14,6 +14,9 @@ ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
   positions 0), as transformers' base model, for embeddings and pooling;
   ``can_generate()``, ``tie_weights()`` (the head is the embedding table again when the
   config ties them), ``name_or_path`` (the folder it was loaded from);
+* (round 30) ``load_adapter(folder)`` (transformers' peft integration), ``with
+  model.disable_adapter():`` (peft: the base model's outputs, e.g. DPO's reference
+  logits), ``disable_adapters()`` / ``enable_adapters()``;
 * ``enable_input_require_grads()`` / ``disable_input_require_grads()``: what peft's
   ``prepare_model_for_kbit_training`` and gradient checkpointing ask of a torch model (an
   input that requires grad so that a recomputed block's frozen weights still pass
@@ -93,6 +96,60 @@ class TransformersModelApi:
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters to merge")
         return merge_lora(self)
+
+    def load_adapter(self, peft_model_id, adapter_name=None, is_trainable: bool = False,
+                     **kwargs):
+        """transformers' ``model.load_adapter(folder)`` (its peft integration): the peft
+        adapter folder put on this model (:func:`~.lora.load_adapter`); ``is_trainable``
+        leaves it in training mode, as ``PeftModel.from_pretrained(..., is_trainable=True)``."""
+        from .lora import load_adapter
+
+        if adapter_name not in (None, "default"):
+            raise ValueError(f"adapter_name={adapter_name!r}: one adapter per model here "
+                             "(leave adapter_name out)")
+        load_adapter(self, peft_model_id)
+        if is_trainable:
+            self.train()
+        return self
+
+    def disable_adapter(self):
+        """peft's ``with model.disable_adapter():`` the base model's outputs (every LoRA
+        layer its frozen layer alone; a reference model for DPO/KL terms, or a before/after
+        comparison), the adapters back on leaving the block."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def block():
+            self.disable_adapters()
+            try:
+                yield self
+            finally:
+                self.enable_adapters()
+
+        return block()
+
+    def disable_adapters(self) -> None:
+        """transformers' name: the LoRA layers compute the base layer alone until
+        :meth:`enable_adapters`."""
+        self._set_adapters(True)
+
+    def enable_adapters(self) -> None:
+        self._set_adapters(False)
+
+    def _set_adapters(self, off: bool) -> None:
+        from .lora import GateUpLoRA, LoRALinear, has_lora
+
+        if not has_lora(self):
+            raise ValueError("the model has no LoRA adapters (apply_lora or load_adapter "
+                             "first)")
+        cfg = getattr(self, "lora_config", None) or {}
+        if off and (cfg.get("modules_to_save") or cfg.get("trainable_token_indices")):
+            raise ValueError("disable_adapter with modules_to_save or trainable_token_indices "
+                             "is not supported here (their base values are not kept): "
+                             "load the base model apart for its outputs")
+        for m in self.modules():
+            if isinstance(m, (LoRALinear, GateUpLoRA)):
+                m.disabled = off
 
     def enable_input_require_grads(self) -> None:
         return None

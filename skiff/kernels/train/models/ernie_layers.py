@@ -57,14 +57,14 @@ class ErnieMLP(nn.Module):
         self.gate_up_lora = None  # an expert's LoRA of gate and up together (lora.GateUpLoRA)
 
     def forward_rows(self, x):  # x (B, C): a decode step, no graph
-        if self.gate_up_lora is not None:
+        if self.gate_up_lora is not None and not self.gate_up_lora.disabled:
             return self(x)
         return rows_linear(self.down_proj, F.silu(rows_linear(self.gate_proj, x))
                            * rows_linear(self.up_proj, x))
 
     def forward(self, x):
         gate, up = self.gate_proj(x), self.up_proj(x)
-        if self.gate_up_lora is not None:
+        if self.gate_up_lora is not None and not self.gate_up_lora.disabled:
             d_gate, d_up = self.gate_up_lora(x)
             gate, up = gate + d_gate, up + d_up
         return self.down_proj(F.silu(gate) * up)

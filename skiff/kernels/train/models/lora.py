@@ -87,7 +87,11 @@ class LoRALinear(nn.Module):
                 np.float32))
         return xp.sqrt((w * w).sum(axis=1)).astype(self.weight.dtype)
 
+    disabled = False  # ``with model.disable_adapter():`` the base layer alone (round 30)
+
     def forward(self, x):
+        if self.disabled:
+            return F.linear(x, self.weight, self.bias)
         h = self.dropout(x) if self.dropout is not None else x
         lora = self.lora_B(self.lora_A(h)) * self.scaling
         if self.lora_magnitude_vector is None:
@@ -129,6 +133,8 @@ class GateUpLoRA(nn.Module):
         self.lora_A.weight._data[...] = uniform_((self.r, self.in_features), bound, dtype=dtype)
         self.lora_B = nn.Linear(self.r, 2 * self.inner, bias=False, dtype=dtype)
         self.lora_B.weight._data[...] = 0
+
+    disabled = False  # ``with model.disable_adapter():`` the expert's own gate and up
 
     def forward(self, x):
         from ..core.tensor import split
