@@ -273,6 +273,22 @@ class Trainer(Inference, TrainerState):
         self.plan: dict = {}
         self.rng = train_random.new_generator(self.seed)   # owned: saved in checkpoints
 
+    def evaluate(self, dataset, batch_size: int | None = None, *, per_class: bool = False):
+        from .trainer_torch_habits import from_torch_loader
+
+        dataset, size = from_torch_loader(dataset)  # a torch DataLoader: its dataset
+        return super().evaluate(dataset, batch_size or size, per_class=per_class)
+
+    evaluate.__doc__ = Inference.evaluate.__doc__
+
+    def predict(self, data, batch_size: int | None = None, *, inputs: int = 1):
+        from .trainer_torch_habits import from_torch_loader
+
+        data, size = from_torch_loader(data)
+        return super().predict(data, batch_size or size, inputs=inputs)
+
+    predict.__doc__ = Inference.predict.__doc__
+
     def whole_state_dict(self) -> dict:
         """The trained model's single-device state dict (host arrays), on every rank: a
         model split by tp is gathered, so under several ranks this is a collective call

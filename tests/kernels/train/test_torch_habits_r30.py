@@ -54,6 +54,17 @@ def test_a_torch_dataloader_trains_on_its_dataset_and_batch_size():
                          lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9))
     np.testing.assert_allclose(result.losses, want, rtol=1e-5, atol=1e-6)
     assert trainer.batch_size == 32  # the loader's batch size was for that call only
+    # evaluate and predict take the loader too (they failed as train did)
+    twin = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    twin.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in model.state_dict().items()})
+    with torch.no_grad():
+        out = twin(torch.tensor(x))
+        val = np.mean([torch.nn.functional.cross_entropy(twin(xb), yb).item()
+                       for xb, yb in loader])  # batches of 8: equal rows
+    got = trainer.evaluate(loader)
+    np.testing.assert_allclose(got["val_loss"], val, rtol=1e-5)
+    assert got["val_accuracy"] == float((out.argmax(-1).numpy() == y).mean())
+    np.testing.assert_allclose(trainer.predict(loader), out.numpy(), atol=1e-5)
 
 
 def test_a_torch_loader_with_its_own_sampler_is_refused():
