@@ -268,11 +268,42 @@ class Surrogate:
         return cls(meta["domain"], coef, members, meta["res_scale"], meta["q"],
                    meta["sigma0"], meta["share"], meta["re"], meta["record"])
 
+    def coverage(self, confidence: float = 0.9) -> dict:
+        """What the bound's ``share`` means for this fit, in numbers a user can read.
+
+        Split conformal with ``n`` calibration solves puts the bound at the ``k``-th
+        smallest score, ``k = ceil((n + 1) share)``. Over new shapes drawn as the sweep's
+        were, the share inside is on average ``k / (n + 1)`` (>= ``share``); for this one
+        calibration draw it is a random number, Beta(``k``, ``n + 1 - k``): with probability
+        ``confidence`` it is at least ``at_least``. More calibration solves narrow it.
+        Returns ``share, calibration, expected, at_least, confidence, text``."""
+        from scipy.stats import beta
+
+        if not 0 < confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        n = int(self.record.get("calibration") or 0)
+        if n < 1:
+            raise ValueError("this surrogate has no calibration record (fit it again)")
+        k = math.ceil((n + 1) * self.share)
+        expected = k / (n + 1)
+        at_least = float(beta.ppf(1.0 - confidence, k, n + 1 - k))
+        text = (f"on average {100 * expected:.1f}% of new shapes from the sampled box have "
+                f"their solved cd inside the bound; with {100 * confidence:g}% confidence "
+                f"this fit's bound holds for at least {100 * at_least:.1f}% of them "
+                f"({n} calibration solves)")
+        return {"share": self.share, "calibration": n, "expected": expected,
+                "at_least": at_least, "confidence": confidence, "text": text}
+
     def __repr__(self) -> str:
         box = ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in self.domain.items())
+        n = self.record.get("calibration")
+        cover = ""
+        if n:
+            c = self.coverage()
+            cover = (f": inside for {100 * c['expected']:.1f}% of new shapes on average, "
+                     f">= {100 * c['at_least']:.1f}% with 90% confidence")
         return (f"<Surrogate cd({box}) at Re {self.re:g}: {len(self.members)} members, "
-                f"{100 * self.share:g}% bound calibrated on {self.record.get('calibration')} "
-                f"held-out solves>")
+                f"{100 * self.share:g}% bound calibrated on {n} held-out solves{cover}>")
 
 
 def _fit_member(z, r, hidden, steps, seed) -> dict:
