@@ -60,6 +60,8 @@ def _assign(self, new, what: str):
     """Make ``self`` hold ``new`` (a Tensor computed from it): in place on its array when no
     graph is involved (a parameter or buffer under no_grad keeps its array), else by taking
     ``new``'s place in the graph, as torch's in-place ops do."""
+    if _batched(self) or _batched(new):  # inside a batched vmap call: the result's place
+        return _assign_batched(self, new)
     if self._node is None and self.requires_grad and _BASE["is_grad_enabled"]():
         raise RuntimeError(
             f"{what} changes a leaf tensor that requires grad (a parameter) in place: do it "
@@ -74,10 +76,25 @@ def _assign(self, new, what: str):
     return self
 
 
+def _batched(t) -> bool:
+    return getattr(t, "_batched", False)
+
+
+def _assign_batched(self, new):
+    """An in-place op on a vmap-batched tensor (vmap_r30): ``self`` takes the batched result
+    (a write into an unbatched tensor of a batched value needs the loop of calls)."""
+    from .vmap_tensor_r30 import NotBatchable
+
+    if not (_batched(self) and _batched(new) and self._level == new._level):
+        raise NotBatchable("an in-place write that mixes batched and unbatched tensors")
+    self.__dict__["_phys"] = new._phys
+    return self
+
+
 def setitem(self, index, value):
     idx = _BASE["raw_index"](index)
     grads = _BASE["is_grad_enabled"]() and _is_tensor(value) and value.requires_grad
-    if not grads and not _records(self):
+    if not grads and not _records(self) and not (_batched(self) or _batched(value)):
         self._data[idx] = value._data if _is_tensor(value) else value
         note_write(self)
         return
@@ -96,7 +113,7 @@ def inplace_binary(self, other, what: str):
     ``self``'s place in the graph (a parameter outside no_grad is refused)."""
     grads = _BASE["is_grad_enabled"]() and (self.requires_grad or (
         _is_tensor(other) and other.requires_grad))
-    if not grads:
+    if not grads and not (_batched(self) or _batched(other)):
         raw = other._data if _is_tensor(other) else other
         xp = self.xp
         if what in ("//=", "%="):  # through the operators: torch's rounding and zero checks

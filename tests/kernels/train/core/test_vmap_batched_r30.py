@@ -340,3 +340,25 @@ def test_attention_einsum_and_eval_batch_norm_are_batched_and_equal_torch():
         res.append(fn.vmap(fn.grad(loss), in_dims=(None, 0))(p, lib.tensor(X)))
     _close(res[:2], res[2:])
     assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
+
+
+def _in_place(lib, x):
+    """In-place ops on batched tensors: ``+=``, ``add_(alpha=)``, ``mul_``, ``clamp_``,
+    item assignment of a number and of a batched slice."""
+    z = x * 1.0
+    z += x.sin()
+    z.add_(x, alpha=2.0).mul_(x)
+    z.clamp_(min=-1.0)
+    z[0] = 5.0
+    z[1:3] = x[:2] * 3
+    return z
+
+
+def test_in_place_ops_on_batched_tensors_equal_torch():
+    X = RNG.standard_normal((4, 5))
+    res = []
+    for lib, fn in ((skiff, sf), (torch, tf)):
+        res.append(fn.vmap(lambda x, lib=lib: _in_place(lib, x))(lib.tensor(X)))
+        res.append(fn.vmap(fn.grad(lambda x, lib=lib: _in_place(lib, x).sum()))(lib.tensor(X)))
+    _close(res[:2], res[2:])
+    assert set(vmap_r30.LOOPED) <= {"_SetItem"}, dict(vmap_r30.LOOPED)  # the writes: per op
