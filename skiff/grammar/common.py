@@ -361,8 +361,20 @@ def _number(convert, ok, expected: str):
 INT_MAX = 2 ** 63 - 1
 
 
-positive_int = _number(int, lambda v: 1 <= v <= INT_MAX, "a positive integer")
-nonneg_int = _number(int, lambda v: 0 <= v <= INT_MAX, "an integer >= 0")
+def _whole(text: str) -> int:
+    """An integer as people type them: ``300``, ``10_000``, and a whole number in scientific
+    notation (``1e3``: --steps 1e3 was "expected a positive integer"); ``2.5`` is none."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # ValueError for words
+        if not math.isfinite(value) or not value.is_integer() or abs(value) > 2 ** 53:
+            raise ValueError(text) from None  # 2.5, or past what a float holds exactly
+        return int(value)
+
+
+positive_int = _number(_whole, lambda v: 1 <= v <= INT_MAX, "a positive integer")
+nonneg_int = _number(_whole, lambda v: 0 <= v <= INT_MAX, "an integer >= 0")
 positive_float = _number(float, lambda v: v > 0, "a positive number")
 nonneg_float = _number(float, lambda v: v >= 0, "a number >= 0")
 fraction = _number(float, lambda v: 0 < v < 1, "a fraction between 0 and 1 (like 0.1)")
