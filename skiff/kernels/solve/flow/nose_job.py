@@ -125,12 +125,19 @@ def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: 
 
 def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     """Config keys: ``length``, ``bluntness``, ``clearance``, ``re``, ``adapt``,
-    ``resolution`` (None: the default), ``flow`` ('auto', 'steady', 'unsteady')."""
+    ``resolution`` (None: the default), ``flow`` ('auto', 'steady', 'unsteady');
+    ``profile``: a CSV of the nose's outline points (:class:`~.profile.NoseProfile`; then
+    ``length`` and ``bluntness`` are not used)."""
     reporter = reporter or NullReporter()
-    flow = solve_nose(config["length"], config["bluntness"], config["clearance"],
-                      re=config["re"], adapt=config["adapt"],
+    shape = None
+    if config.get("profile"):
+        from .profile import NoseProfile
+
+        shape = NoseProfile.from_csv(config["profile"], config["clearance"])
+    flow = solve_nose(config.get("length", 3.0), config.get("bluntness", 0.4),
+                      config["clearance"], re=config["re"], adapt=config["adapt"],
                       resolution=config.get("resolution"), mode=config.get("flow", "auto"),
-                      reporter=reporter)
+                      reporter=reporter, shape=shape)
     reporter.log(repr(flow))
     reporter.info(cd=flow.cd, cl=flow.cl, cells=flow.cells, dofs=flow.dofs, mode=flow.mode)
     run_dir = getattr(reporter, "run_dir", None)

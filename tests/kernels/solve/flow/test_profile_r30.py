@@ -90,3 +90,14 @@ def test_csv_mistakes_and_the_learned_grid(tmp_path):
     wedge = NoseProfile([(2.0, 0.0), (0.0, 0.5), (2.0, 1.0)])
     with pytest.raises(ValueError, match="adapt='graded'"):
         solve_nose(shape=wedge, re=100.0, adapt="learned")
+
+
+def test_the_job_entry_takes_a_profile_file(tmp_path):
+    from skiff.kernels.solve.flow.nose_job import run
+
+    path = _csv(tmp_path, [(2.0, 0.0), (0.0, 0.5), (2.0, 1.0)], name="wedge.csv",
+                header="x,y")
+    flow = run({"profile": str(path), "clearance": 0.3, "re": 20.0, "adapt": "graded",
+                "resolution": 1.05 * min_resolution(NoseShape(2.0, 0.5, 0.3))})
+    assert flow.shape.name == "wedge" and flow.shape.volume() == pytest.approx(1.0)
+    assert flow.mode == "steady" and flow.cd > 0
