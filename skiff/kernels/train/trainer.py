@@ -276,6 +276,7 @@ class Trainer(Inference, TrainerState):
     def evaluate(self, dataset, batch_size: int | None = None, *, per_class: bool = False):
         from .trainer_torch_habits import from_torch_loader
 
+        _keras_pair("evaluate", batch_size, "batch_size=...")
         dataset, size = from_torch_loader(dataset)  # a torch DataLoader: its dataset
         return super().evaluate(dataset, batch_size or size, per_class=per_class)
 
@@ -307,6 +308,7 @@ class Trainer(Inference, TrainerState):
         """
         if misplaced:
             _misplaced(misplaced)
+        _keras_pair("train", epochs, "epochs=...")
         self.should_stop = False  # a callback's stop ends one run, not the next train()
         # an exception on one rank stops the others too (they would wait in a collective);
         # from the first line on: reading the data may fail on one rank only
@@ -1029,6 +1031,17 @@ def _torch_scheduler_class(exc: BaseException) -> str | None:
             return type(owner).__name__
         tb = tb.tb_next
     return None
+
+
+def _keras_pair(method: str, second, rest: str) -> None:
+    """``trainer.train(x, y)`` (Keras' ``fit(x, y)``): the targets landed in the second
+    argument (it failed "The truth value of an array ... is ambiguous")."""
+    if second is None or isinstance(second, (int, float, str, np.integer, np.floating)):
+        return
+    if hasattr(second, "__len__") or hasattr(second, "shape"):
+        raise TypeError(f"{method}() takes the data as one argument: {method}((x, y), {rest}) "
+                        f"(Keras' fit(x, y) form passed the targets as its second argument, "
+                        f"got a {type(second).__name__})")
 
 
 def _misplaced(kwargs: dict) -> None:
