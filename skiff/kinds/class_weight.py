@@ -178,6 +178,23 @@ class _WeightedCrossEntropy:
         return self.loss(out, y)
 
 
+def check_data(data, name: str) -> None:
+    """``--class-weight`` on notebook data whose targets are at hand: refused before the job
+    when they are no class ids (floats: a regression), as the job would refuse them."""
+    from skiff.kernels.train.data import ArrayDataset
+
+    if not isinstance(data, ArrayDataset) or len(data.arrays) < 2:
+        return  # a data set of the user's: its items are read in the job
+    y = np.asarray(data.arrays[-1])
+    if y.dtype.kind in "iub" and (not y.size or int(y.min()) >= 0):
+        return
+    what = f"targets of dtype {y.dtype}" if y.dtype.kind not in "iub" else \
+        f"negative targets ({int(y.min())})"
+    raise ValueError(f"--class-weight weighs the classes of a classifier trained on class ids "
+                     f"(integers >= 0); DATA {name!r} has {what}: drop it (a float y is a "
+                     "regression) or pass y.astype('int64')")
+
+
 def weigh_classes(parts: dict, config: dict, reporter=None) -> dict:
     """``parts`` with ``loss`` the weighted cross-entropy of ``config["class_weight"]`` (the
     same parts without it). Raises ValueError where it cannot apply."""

@@ -1316,6 +1316,10 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
                 "_notebook_data": None if data_obj is None else values["data"]}
     config = to_config(stand_in)
     config.update(_eval(values, None))  # the model's tokenizer is checked in the job
+    if config.get("class_weight") and data_obj is not None:
+        from .class_weight import check_data
+
+        check_data(data_obj, values["data"])
     sizes = None
     if model_obj is None and values["model"] == "mlp" and data_obj is not None \
             and not config.get("from"):  # as a table file's mlp: as wide as the data

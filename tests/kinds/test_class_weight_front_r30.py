@@ -156,3 +156,16 @@ def test_train_form_round_trips_the_weights():
     assert parse_class_weight(given) == {"fraud": 3.0, "ok": 1.0}
     form.set(class_weight="fraud=three")
     assert "not a number" in form.errors["class_weight"] and form.launch_button.disabled
+
+
+def test_notebook_float_targets_are_refused_before_a_job(runs_dir):
+    from skiff.jobs import list_run_dirs
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(30, 3)).astype(np.float32)
+    for y, says in ((rng.normal(size=30).astype(np.float32), "targets of dtype float32"),
+                    (np.arange(30) - 1, "negative targets")):
+        with pytest.raises(ValueError, match=f"DATA '\\(X, y\\)' has {says}"):
+            submit("train", "mlp (X, y) --steps 1 --class-weight balanced",
+                   user_ns={"X": x, "y": y})
+    assert list_run_dirs() == []
