@@ -23,8 +23,9 @@ class JobsMagics(Magics):
         """List, show, wait for, cancel, resume, reattach to, trust or remove jobs, or print a
         job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
         [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
-        [--timeout S] [--wait] [-o NAME]``. A list is newest first; ID may be a job's --name.
-        Interrupting ``%jobs wait`` stops the waiting, not the job."""
+        [--timeout S] [--wait] [--dry-run] [-o NAME]``. A list is newest first; ID may be a
+        job's --name. ``rm``/``prune --dry-run`` lists what they would remove. Interrupting
+        ``%jobs wait`` stops the waiting, not the job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
