@@ -299,15 +299,29 @@ class Trainer(Inference, TrainerState):
         return self.strategy.full_state_dict(self.model)
 
     # --------------------------------------------------------------------------------------
-    def train(self, dataset, epochs: float | None = None, steps: int | None = None,
-              val_dataset=None, *, val_split: float | None = None, **misplaced) -> TrainResult:
+    def train(self, dataset, *positional, epochs: float | None = None,
+              steps: int | None = None, val_dataset=None, val_split: float | None = None,
+              **misplaced) -> TrainResult:
         """Train on ``dataset`` for ``epochs`` passes or ``steps`` optimizer steps (neither:
         one epoch); evaluate ``val_dataset`` after each epoch (and after the last step).
         ``val_split=0.2`` keeps the last fifth of ``dataset`` apart as the validation set
-        instead. Returns a :class:`TrainResult`.
+        instead. Returns a :class:`TrainResult`. ``epochs``, ``steps`` and ``val_dataset``
+        may also be given by position, in that order.
         """
         if misplaced:
             _misplaced(misplaced)
+        if positional:  # train(data, 10), and Keras' train(x, y, epochs=10) said clearly
+            _keras_pair("train", positional[0], "epochs=...")
+            given = {"epochs": epochs, "steps": steps, "val_dataset": val_dataset}
+            if len(positional) > len(given):
+                raise TypeError(f"train() takes the data and at most epochs, steps and "
+                                f"val_dataset by position; got {1 + len(positional)} "
+                                "positional arguments")
+            for name, value in zip(given, positional):
+                if given[name] is not None:
+                    raise TypeError(f"train() got {name} twice, by position and by name")
+                given[name] = value
+            epochs, steps, val_dataset = given["epochs"], given["steps"], given["val_dataset"]
         _keras_pair("train", epochs, "epochs=...")
         self.should_stop = False  # a callback's stop ends one run, not the next train()
         # an exception on one rank stops the others too (they would wait in a collective);

@@ -26,9 +26,13 @@ def test_train_x_y_names_the_pair_and_the_pair_trains_as_torch():
                             batch_size=8, shuffle=False)
     with pytest.raises(TypeError, match=re.escape("train((x, y), epochs=...)")):
         trainer.train(x, y)
+    with pytest.raises(TypeError, match=re.escape("train((x, y), epochs=...)")):
+        trainer.train(x, y, epochs=1)  # fit(x, y, epochs=10): Python's "multiple values"
     with pytest.raises(TypeError, match=re.escape("evaluate((x, y), batch_size=...)")):
         trainer.evaluate(x, y)
-    result = trainer.train((x, y), epochs=1)
+    with pytest.raises(TypeError, match="epochs twice"):
+        trainer.train((x, y), 1, epochs=1)
+    result = trainer.train((x, y), 1)  # epochs by position, as before
     twin = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
     twin.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
     opt = torch.optim.SGD(twin.parameters(), lr=0.05, momentum=0.9)
