@@ -2,8 +2,9 @@
 ``nn.CrossEntropyLoss(weight=...)`` (the mean divides by the targets' weights).
 
 ``"balanced"`` is scikit-learn's meaning: ``n_samples / (n_classes * bincount(y))`` over the
-classes the training targets hold; a dict ``{class id: weight}`` (Keras' form) leaves the
-classes it does not name at 1; an array gives one weight per output class.
+classes the training targets hold (an output class they lack weighs 1); a dict
+``{class id: weight}`` (Keras' form) leaves the classes it does not name at 1; an array gives
+one weight per output class.
 """
 
 from __future__ import annotations
