@@ -13,13 +13,16 @@ from IPython.core.error import UsageError
 from skiff.jobs import Job, list_run_dirs
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def shell():
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.core.interactiveshell import InteractiveShell
 
-    ip = start_ipython()
+    ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "skiff")
-    return ip
+    before = set(ip.user_ns)
+    yield ip
+    for name in set(ip.user_ns) - before:  # the shell is shared by later tests
+        ip.user_ns.pop(name, None)
 
 
 def test_a_variable_the_line_reads_is_kept(shell, runs_dir):
