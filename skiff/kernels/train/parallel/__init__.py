@@ -8,10 +8,12 @@ the parallel layers and strategies are imported from their modules on first use.
 from .comm import REDUCE_OPS, Comm, Handle, MPIComm, SelfComm
 from .groups import Layout, ProcessGroups, limit_threads
 from .nccl import NCCLComm
+from .spawned import SpawnedRanksFailed, gather_from_ranks, wait_for_ranks
 from .world import world
 
 __all__ = ["Comm", "Handle", "Layout", "MPIComm", "NCCLComm", "ProcessGroups", "REDUCE_OPS",
-           "SelfComm", "limit_threads", "world"]
+           "SelfComm", "SpawnedRanksFailed", "gather_from_ranks", "limit_threads",
+           "wait_for_ranks", "world"]
 
 
 def strategy_from_plan(plan, comm: Comm | None = None, **options):
