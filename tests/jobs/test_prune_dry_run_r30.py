@@ -5,8 +5,6 @@ right after (the same ids) and the folders on disk."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -51,20 +49,17 @@ def test_prune_and_rm_dry_runs_name_what_the_removal_then_removes(runs_dir):
         jobs_action("list", dry_run=True)
 
 
-def test_terminal_json_and_text(runs_dir):
+def test_terminal_json_and_text(runs_dir, capsys):
+    from skiff.cli import main  # python -m skiff, in this process
+
     _finished(2)
     before = _folders(runs_dir)
-
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "skiff", "jobs", *args],
-                              capture_output=True, text=True, timeout=60)
-
-    doc = cli("prune", "--keep", "0", "--dry-run", "--json")
-    assert doc.returncode == 0, doc.stderr
-    got = json.loads(doc.stdout)
+    assert main(["jobs", "prune", "--keep", "0", "--dry-run", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
     assert got["dry_run"] is True and sorted(got["would_remove"]) == before
-    text = cli("prune", "--keep", "0", "--dry-run")
-    assert "nothing removed" in text.stdout and all(i in text.stdout for i in before)
+    assert main(["jobs", "prune", "--keep", "0", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "nothing removed" in text and all(i in text for i in before)
     assert _folders(runs_dir) == before
-    wrong = cli("wait", before[0], "--dry-run")
-    assert wrong.returncode == 2 and "--dry-run goes with rm and prune" in wrong.stderr
+    assert main(["jobs", "wait", before[0], "--dry-run"]) == 2
+    assert "--dry-run goes with rm and prune" in capsys.readouterr().err

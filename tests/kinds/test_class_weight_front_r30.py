@@ -6,8 +6,6 @@ definition, written out here with np.unique); the loss is torch 2.13's
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -80,23 +78,19 @@ def test_named_weights_and_their_mistakes(tmp_path):
             parse_class_weight(bad)
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
-                          text=True, timeout=120)
+def test_terminal_grammar(tmp_path, capsys):
+    from skiff.cli import main  # python -m skiff, in this process
 
-
-def test_terminal_grammar(tmp_path):
     path = str(_table(tmp_path / "t.csv"))
-    ok = _cli("train", "mlp", path, "--class-weight", "fraud=3,ok=1", "--dry-run", "--json")
-    assert ok.returncode == 0, ok.stderr
-    config = json.loads(ok.stdout)["config"]
+    assert main(["train", "mlp", path, "--class-weight", "fraud=3,ok=1", "--dry-run",
+                 "--json"]) == 0
+    config = json.loads(capsys.readouterr().out)["config"]
     assert parse_class_weight(config["class_weight"]) == {"fraud": 3.0, "ok": 1.0}
     for args, says in ((["mlp", path, "--class-weight", "balance"], "balanced"),
                        (["gpt-mini", "--class-weight", "balanced"], "predicts text")):
-        bad = _cli("train", *args, "--dry-run")
-        assert bad.returncode == 2, bad.stderr
-        lines = bad.stderr.strip().splitlines()
-        assert len(lines) == 1 and says in lines[0], bad.stderr
+        assert main(["train", *args, "--dry-run"]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0], lines
 
 
 def _recall_of_rare(job):

@@ -6,15 +6,13 @@ kernel's own training wrote (its file), and the line's suggestion is run to chec
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from skiff.jobs import list_run_dirs, submit
 
 
-def test_resume_with_nothing_left_is_refused_and_the_fix_runs(tmp_path, runs_dir):
+def test_resume_with_nothing_left_is_refused_and_the_fix_runs(tmp_path, runs_dir, capsys):
     ck = tmp_path / "ck"
     first, _ = submit("train", f"mlp --steps 3 --checkpoint-dir {ck}")
     first.wait(60)
@@ -28,11 +26,13 @@ def test_resume_with_nothing_left_is_refused_and_the_fix_runs(tmp_path, runs_dir
                                              rf"train.*--steps {at + steps} "):
             submit("train", f"mlp --steps {steps} --checkpoint-dir {ck} --resume")
     assert len(list_run_dirs()) == made  # no run folder, no job
-    term = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", "--steps", str(at),
-                           "--checkpoint-dir", str(ck), "--resume"], capture_output=True,
-                          text=True, timeout=120)
-    assert term.returncode == 2 and len(term.stderr.strip().splitlines()) == 1, term.stderr
-    fix = re.search(r"give (--steps \d+)", term.stderr)[1]
+    from skiff.cli import main  # python -m skiff, in this process
+
+    assert main(["train", "mlp", "--steps", str(at), "--checkpoint-dir", str(ck),
+                 "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    fix = re.search(r"give (--steps \d+)", err)[1]
     again, _ = submit("train", f"mlp {fix} --checkpoint-dir {ck} --resume")
     again.wait(60)
     assert again.status == "done", again.error
