@@ -35,15 +35,22 @@ def _schur_diagonal(A: sp.csr_matrix, U, Z):
     return schur, -A.diagonal()[Z].real, B
 
 
-def saddle_blocks(A: sp.csr_matrix):
+def saddle_blocks(A: sp.csr_matrix, positive: bool = False):
     """``(U, Z)``, the index sets of the positive- and the non-positive-diagonal rows, when
     ``A`` (symmetric, checked by the caller) has the saddle-point form ``[[K, Bᵀ], [B, -C]]``:
     Z not empty, ``K = A[U, U]`` with a positive (real) diagonal, every Z row coupled to U,
     and C either zero or a stabilisation (``diag(C)`` at most ``diag(B diag(K)⁻¹ Bᵀ)`` in
     the sum: stabilised P1/P1 Stokes, a penalised constraint; an indefinite Helmholtz matrix
-    whose diagonal changes sign is not one); else None."""
+    whose diagonal changes sign is not one); else None. ``positive``: ``[[K, Bᵀ], [B, +C]]``,
+    C semi-definite and small (a penalty of the other sign; at most half the Schur diagonal
+    on every row), its rows found as those whose diagonal is under 1e-3 of their largest
+    off-diagonal entry: for a matrix CG has found indefinite."""
     d = A.diagonal().real
-    neg = d <= 0
+    if positive:
+        off = abs(A - sp.diags(A.diagonal())).max(axis=1).toarray().ravel()
+        neg = d <= 1e-3 * off
+    else:
+        neg = d <= 0
     if not neg.any() or neg.all():
         return None
     Z, U = np.flatnonzero(neg), np.flatnonzero(~neg)
@@ -53,6 +60,8 @@ def saddle_blocks(A: sp.csr_matrix):
     if c.sum() > schur.sum():
         return None
     Azz = A[Z][:, Z]
+    if positive:
+        return (U, Z) if np.all(-c <= 0.5 * schur) and _semidefinite(Azz) else None
     if np.any(d[Z] != 0) and abs(Azz - sp.diags(Azz.diagonal())).sum() > c.sum() and (
             not _semidefinite(-Azz)):
         # C far from its diagonal and indefinite (a Laplacian-like block): no stabilisation.

@@ -777,6 +777,20 @@ class Solver:
                 self._blocks = saddle_blocks(host_csr(self.system))
         return self._blocks
 
+    def _positive_saddle(self) -> bool:
+        """After CG found the matrix indefinite: whether 'auto' takes it for a saddle point
+        with a small positive C block (:func:`.saddle.saddle_blocks`), and if so the block
+        preconditioner in place of AMG (True)."""
+        if (self.is_grid or self.op.callable or self.complex or self.device.is_gpu
+                or self._options["precond"] != "auto" or self.precond_name != "amg"):
+            return False
+        blocks = saddle_blocks(host_csr(self.system), positive=True)
+        if blocks is None:
+            return False
+        self._blocks, self.precond_name = blocks, "saddle"
+        self.M = self._make_precond("saddle")
+        return True
+
     def _transpose_asymmetry(self) -> str | None:
         """:func:`.cocg.transpose_asymmetry` of the user's operator (``A`` against ``A^T``,
         no conjugate), probed once per setup."""
@@ -1472,6 +1486,13 @@ class Solver:
                 # preconditioner) from the start, for this and later solves
                 if self.M is None:   # symmetric, no preconditioner: MINRES (as at setup)
                     self.method, self.switched = "minres", str(exc)
+                    return self._run(b, x, tol, maxiter, on_iter)
+                if self._positive_saddle():
+                    # [[K, B^T], [B, +C]], C small: Stokes P2/P1 with +1e-6 M_p ran GMRES+AMG
+                    # to a stall at |r|/|b| = 0.99; MINRES with the block preconditioner
+                    self.method, self.switched = "minres", str(exc)
+                    self._switch_why = ("cg found the matrix indefinite: a saddle point "
+                                        "[[K, B^T], [B, C]] with a small C")
                     return self._run(b, x, tol, maxiter, on_iter)
                 self.method, self.switched = "gmres", str(exc)
                 # CG's maxiter counted iterations: as many inner GMRES ones, in cycles

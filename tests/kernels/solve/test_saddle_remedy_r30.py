@@ -81,3 +81,21 @@ def test_stokes_stabilised_by_a_pressure_mass_matrix_takes_the_block():
         its = []
         spla.minres(A, b, rtol=1e-10, maxiter=20000, callback=its.append)
         assert sol.iterations < len(its)
+
+
+def test_a_small_positive_c_block_after_cg_finds_it_indefinite():
+    """[[K, B^T], [B, +eps M_p]] has a positive diagonal, so auto tries CG; it is indefinite
+    and auto went on with GMRES+AMG, to a stall at |r|/|b| = 0.99 (scikit-fem Stokes with
+    1e-6 M_p); now MINRES with the block preconditioner (70 iterations there)."""
+    A0, b = _stokes_like()
+    np_ = A0.shape[0] - 2 * 16 * 16
+    m1 = sp.diags([np.full(14, 1 / 6), np.full(15, 2 / 3), np.full(14, 1 / 6)], [-1, 0, 1])
+    A = A0.tolil()
+    A[-np_:, -np_:] = 1e-6 * sp.kron(m1, m1).tocsr()[1:, 1:]
+    A = A.tocsr()
+    assert A.diagonal().min() > 0 and np.linalg.eigvalsh(A.toarray()).min() < 0
+    sol = solve(A, b, rtol=1e-10)
+    assert (sol.method, sol.precond, sol.converged) == ("minres", "saddle", True)
+    assert "saddle point" in sol.info["solver"]
+    ref = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
