@@ -639,16 +639,21 @@ def _check_training_rows(data: str) -> None:
     read_training_rows(data)
 
 
+def _newest_step(where: str) -> int | None:
+    """The step of the newest checkpoint in ``where`` (None: none there)."""
+    from skiff.kernels.train.checkpoint import list_checkpoints
+
+    found = list_checkpoints(os.path.expanduser(str(where)))
+    return int(found[-1].name.split("-")[1].split(".")[0]) if found else None
+
+
 def _check_steps_left(where: str, steps: int) -> None:
     """``--resume --steps N`` whose newest checkpoint is at step N or past it: nothing to
     train, said now (the job read its data and checkpoint, trained nothing, wrote the same
     checkpoint, loss plot and result again; a 200,000-step one took 24 s)."""
-    from skiff.kernels.train.checkpoint import list_checkpoints
-
-    found = list_checkpoints(os.path.expanduser(where))
-    if not found:
+    at = _newest_step(where)
+    if at is None:
         return  # none yet: it starts from step 0, as its summary says
-    at = int(found[-1].name.split("-")[1].split(".")[0])
     if at >= steps:
         raise ValueError(f"--resume: the newest checkpoint in {where} is at step {at:,}, which "
                          f"already reaches --steps {steps:,}: nothing to train; --steps counts "
@@ -1040,8 +1045,14 @@ class TrainKind(Kind):
         where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
         result = job.result or {}
         done = result.get("steps")
-        if job.status == "done" and not result.get("stopped") and isinstance(done, int) \
-                and done > 0:
+        at = _newest_step(where) if job.status != "done" and config.get("steps") else None
+        reached = at is not None and at >= int(config["steps"])
+        if reached:
+            # its last step's checkpoint written, then it failed or was cancelled (writing
+            # its result, a full disk): nothing left of the steps asked, as a finished job
+            done = at
+        if (reached or job.status == "done" and not result.get("stopped")) and \
+                isinstance(done, int) and done > 0:
             # it trained all it was asked: resuming to the same end trained nothing (and said
             # so only in its summary). A user who resumes a finished training wants more of
             # it: as many steps again (or epochs), from its last checkpoint (docs/trainer.md)

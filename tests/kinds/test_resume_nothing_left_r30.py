@@ -40,3 +40,26 @@ def test_resume_with_nothing_left_is_refused_and_the_fix_runs(tmp_path, runs_dir
     hist = again.result["history"]  # the checkpoint's rows, then the new steps
     assert [r["step"] for r in hist] == list(range(1, 2 * at + 1))
     assert [r["loss"] for r in hist[:at]] == [r["loss"] for r in first.result["history"]]
+
+
+def test_jobs_resume_of_a_job_that_failed_after_its_last_step_trains_more(tmp_path, runs_dir):
+    """A job whose last step's checkpoint was written before it failed or was cancelled
+    (its result not written: a full disk) had nothing left of its steps: ``jobs resume``
+    goes on for as many steps again, as for a finished job (it was refused with a --steps
+    that jobs resume does not take)."""
+    from types import SimpleNamespace
+
+    from skiff.kinds import KINDS
+
+    first, _ = submit("train", "mlp --steps 3")
+    first.wait(60)
+    at = int(re.search(r"\d+", sorted(p.name for p in
+                                      (first.run_dir / "checkpoints").glob("step-*.npz"))[-1])[0])
+    for status in ("failed", "cancelled"):
+        stand_in = SimpleNamespace(id=first.id, config=first.config, run_dir=first.run_dir,
+                                   status=status, result=None)
+        config = KINDS["train"].resume_config(stand_in)
+        assert config["steps"] == at + first.config["steps"] and config["resume"] is True
+    early = SimpleNamespace(id=first.id, config={**first.config, "steps": 10},
+                            run_dir=first.run_dir, status="cancelled", result=None)
+    assert KINDS["train"].resume_config(early)["steps"] == 10  # steps left: as asked
