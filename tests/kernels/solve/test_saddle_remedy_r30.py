@@ -99,3 +99,21 @@ def test_a_small_positive_c_block_after_cg_finds_it_indefinite():
     assert "saddle point" in sol.info["solver"]
     ref = spla.spsolve(A.tocsc(), b)
     assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
+
+
+def test_a_stalled_gmres_amg_on_a_symmetric_matrix_names_minres():
+    """An explicit GMRES+AMG on a symmetric indefinite matrix (a saddle point with a small
+    positive C, no fallback when the method is given) stalls; the status named precond='none',
+    a longer restart or 'direct', now MINRES too, which reaches spsolve's x."""
+    A0, b = _stokes_like()
+    np_ = A0.shape[0] - 2 * 16 * 16
+    A = A0.tolil()
+    A[-np_:, -np_:] = 1e-6 * sp.identity(np_)
+    A = A.tocsr()
+    sol = solve(A, b, method="gmres", precond="amg", rtol=1e-8)
+    assert not sol.converged
+    assert sol.status.startswith("stagnated") and "method='minres'" in sol.status, sol.status
+    follow = solve(A, b, method="minres", precond="none", rtol=1e-9, maxiter=20000)
+    ref = spla.spsolve(A.tocsc(), b)
+    assert follow.converged
+    assert np.linalg.norm(follow.x - ref) <= 1e-6 * np.linalg.norm(ref)
