@@ -156,3 +156,22 @@ def test_mask_must_cover_the_cache(pair):
     cache = model(ids, attention_mask=mask, use_cache=True).past_key_values
     with pytest.raises(ValueError, match="the cached and the new positions"):
         model(ids[:, -1:], attention_mask=mask[:, -1:], past_key_values=cache)
+
+
+def test_empty_transformers_cache_filled_by_a_padded_generate(pair):
+    """``generate(**padded, past_key_values=DynamicCache())``: transformers' tokens, and the
+    DynamicCache holds transformers' keys/values on the real positions afterwards."""
+    ref, model = pair
+    transformers = pytest.importorskip("transformers")
+    ids, mask = left_padded(model.config.vocab_size, [3, 6, 4], seed=9)
+    kw = dict(attention_mask=mask, max_new_tokens=4, do_sample=False, pad_token_id=PAD)
+    theirs, mine = (transformers.DynamicCache(config=ref.config) for _ in range(2))
+    want = ref.generate(t(ids), **{**kw, "attention_mask": t(mask)}, past_key_values=theirs)
+    got = model.generate(ids, **kw, past_key_values=mine)
+    np.testing.assert_array_equal(np.asarray(got), want.numpy())
+    assert mine.get_seq_length() == theirs.get_seq_length() == ids.shape[1] + 3
+    real = np.concatenate([mask, np.ones((len(ids), 3), np.int64)], 1).astype(bool)
+    for a, b in zip(mine.layers, theirs.layers):
+        close(a.keys.numpy().transpose(0, 2, 1, 3), b.keys.numpy().transpose(0, 2, 1, 3), real)
+        close(a.values.numpy().transpose(0, 2, 1, 3), b.values.numpy().transpose(0, 2, 1, 3),
+              real)
