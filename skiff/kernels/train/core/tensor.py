@@ -658,7 +658,13 @@ class Tensor:
         return S.Expand.apply(self, shape=shape)
 
     def __getitem__(self, index):
-        return S.GetItem.apply(self, index=_raw_index(index))
+        raw = _raw_index(index)
+        out = S.GetItem.apply(self, index=raw)
+        if out.requires_grad and not S._is_advanced(raw):
+            # a view (torch's basic indexing): an in-place op on it in the graph writes
+            # through to this tensor (tensor_torch._assign), as torch's does
+            out._view_of = (self, raw)
+        return out
 
     def masked_fill(self, mask, value):
         m = mask._data if isinstance(mask, Tensor) and not getattr(mask, "_batched", False) \

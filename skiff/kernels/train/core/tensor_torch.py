@@ -71,6 +71,9 @@ def _assign(self, new, what: str):
             self._data[...] = new._data
             note_write(self)
         return self
+    view = self.__dict__.get("_view_of")
+    if view is not None:  # a slice of a tensor in the graph: the write reaches that tensor
+        setitem(view[0], view[1], new)
     self._data, self._node, self._idx = new._data, new._node, new._idx
     self.requires_grad = new.requires_grad
     return self
@@ -85,10 +88,44 @@ def _assign_batched(self, new):
     (a write into an unbatched tensor of a batched value needs the loop of calls)."""
     from .vmap_tensor_r30 import NotBatchable
 
-    if not (_batched(self) and _batched(new) and self._level == new._level):
-        raise NotBatchable("an in-place write that mixes batched and unbatched tensors")
+    if not (_batched(self) and _batched(new) and self._level == new._level) or (
+            "_view_of" in self.__dict__):
+        raise NotBatchable("an in-place write that mixes batched and unbatched tensors, or "
+                           "into a slice of another tensor")
     self.__dict__["_phys"] = new._phys
     return self
+
+
+def fill_(self, value):
+    """torch's ``fill_``: in place on the array where no graph is recorded; on a tensor in
+    the graph the filled value takes its place (the old values get no gradient; a tensor
+    ``value`` gets its own, as torch's)."""
+    if not _batched(self) and self._node is None and _records(self):
+        raise RuntimeError("fill_ changes a leaf tensor that requires grad (a parameter) in "
+                           "place: do it under no_grad() (as torch asks) or on .data")
+    if _records(self) or _batched(self) or (_is_tensor(value) and value.requires_grad
+                                            and _BASE["is_grad_enabled"]()):
+        from . import ops_shape as S
+
+        new = S.Where.apply(self.xp.zeros(tuple(self.shape), dtype=bool), self, value)
+        return _assign(self, new if new.dtype == self.dtype else new.astype(self.dtype), "fill_")
+    self._data[...] = value._data if _is_tensor(value) else value
+    note_write(self)
+    return self
+
+
+def _view_in_place(name, fn):
+    """``unsqueeze_``, ``t_``, ...: the tensor takes the new shape (a view of the same
+    memory, as torch's; in the graph, the result's place)."""
+    def method(self, *args, **kwargs):
+        new = fn(self, *args, **kwargs)
+        if _records(self) or _batched(self):
+            return _assign(self, new, name)
+        self._data = new._data
+        return self
+
+    method.__name__ = name
+    return method
 
 
 def setitem(self, index, value):
@@ -342,7 +379,8 @@ def new_full(self, size, fill_value, *, dtype=None):
                            dtype=dtype or self.dtype)
 
 
-_REPLACES = ("add_", "sub_", "mul_")  # tensor_more's take no alpha and refuse a graph
+_REPLACES = ("add_", "sub_", "mul_", "fill_", "zero_")  # tensor_more's take no alpha and
+# refuse a graph
 
 
 def backward_create_graph(t, grad, inputs, create_graph, retain_graph=False) -> None:
@@ -405,6 +443,13 @@ def install(tensor_class, grad_enabled, raw_index) -> None:
         "nelement": lambda self: int(self.size),
         "element_size": lambda self: int(self.dtype.itemsize),
         "copy_": copy_,
+        "fill_": fill_, "zero_": lambda self: fill_(self, 0),
+        "unsqueeze_": _view_in_place("unsqueeze_", lambda s, dim: s.unsqueeze(dim)),
+        "squeeze_": _view_in_place("squeeze_", lambda s, dim=None: s.squeeze(dim)),
+        "t_": _view_in_place("t_", lambda s: s.t()),
+        "transpose_": _view_in_place("transpose_", lambda s, a, b: s.transpose(a, b)),
+        "swapaxes_": _view_in_place("swapaxes_", lambda s, a, b: s.transpose(a, b)),
+        "swapdims_": _view_in_place("swapdims_", lambda s, a, b: s.transpose(a, b)),
         "add_": _alpha_in_place("+="), "sub_": _alpha_in_place("-="),
         "mul_": lambda self, o: inplace_binary(self, o, "*="),
         "addcmul_": _addc("mul"), "addcdiv_": _addc("div"),

@@ -194,3 +194,33 @@ def _metric(T, init):
 
 def test_batch_hard_metric_learning_by_cdist_equals_torch():
     _run(_metric)
+
+
+def _in_place_in_graph(T, x):
+    """torch's in-place ops on tensors autograd records: ``zero_``/``fill_`` (the old values
+    get no gradient, a tensor fill value gets one), the in-place views ``unsqueeze_``,
+    ``squeeze_``, ``t_``, ``transpose_``, and in-place ops on a slice, which write through to
+    the sliced tensor (a YOLO head's ``p[..., :2].sigmoid_()``; skiff left the tensor as it
+    was)."""
+    y, z, w = x * 1.5, x * 2.0 + 1.0, x * x
+    y[1:].zero_()
+    z[:, 0].fill_(2.0)
+    w[0].fill_(x[1, 1] * 3)
+    v = (x + 1).unsqueeze_(0).transpose_(1, 2).squeeze_(0).t_()
+    p = x * 0.5
+    p[1:][0].mul_(3.0)
+    p[:, 2:] += 1.0
+    p[..., :2].sigmoid_()
+    return y * z + w.sin() + v + p
+
+
+def test_fill_zero_in_place_views_and_slice_writes_in_the_graph_equal_torch():
+    X = R.standard_normal((3, 4))
+    got, want = [], []
+    for T, out in ((skiff, got), (torch, want)):
+        x = T.tensor(X, requires_grad=True)
+        r = _in_place_in_graph(T, x)
+        (r * T.tensor(X)).sum().backward()
+        out += [r.detach().numpy(), x.grad.numpy()]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
