@@ -123,11 +123,14 @@ def initial_state(prob: FlowProblem) -> FlowState:
 
 
 def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: float = 1e-8,
-                 maxiter: int = 25, picard: int = 1, reporter=None) -> FlowState:
+                 maxiter: int = 25, picard: int = 1, reporter=None,
+                 stall_after: int | None = None) -> FlowState:
     """Newton's method from ``state`` (default: Stokes flow, the first step with the zero
     convection). ``picard`` first steps use the Picard (Oseen) linearisation, which converges
     from further away. Stops when the update is below ``tol`` relative to the velocity;
-    raises ``RuntimeError`` naming the last update when ``maxiter`` steps do not get there."""
+    raises ``RuntimeError`` naming the last update when ``maxiter`` steps do not get there
+    (or, with ``stall_after``, when the update is still above 0.1 after that many steps:
+    Newton far from converging, where a caller has a cheaper way on)."""
     reporter = reporter or NullReporter()
     th = prob.th
     st = state or initial_state(prob)
@@ -160,5 +163,8 @@ def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: floa
         if change < tol:
             st.time = time.perf_counter() - t0
             return st
+        if stall_after is not None and it >= stall_after and change > 0.1:
+            raise RuntimeError(f"Newton did not converge: the update is {change:.3e} "
+                               f"relative to the velocity after {it} steps")
     raise RuntimeError(f"Newton did not converge in {maxiter} steps (last update "
                        f"{st.history[-1]:.3e} relative to the velocity)")
