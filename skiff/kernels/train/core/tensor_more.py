@@ -118,7 +118,7 @@ def _extreme(self, dim, keepdim, axis, keepdims, node, arg, pairwise):
     if axis is not None or dim is None or isinstance(dim, (tuple, list)):
         return node.apply(self, axis=_dims(dim, axis), keepdims=keep)  # the values alone
     if getattr(self, "_batched", False):  # inside a batched vmap call (vmap_r30)
-        from .vmap_r30 import indices_along
+        from .vmap_tensor_r30 import indices_along
 
         return _ValuesIndices(*indices_along(self, dim, keep, node, arg))
     idx = arg(self._data, axis=dim)

@@ -282,9 +282,33 @@ def _register():
     _RULES[M.MatMul] = _matmul
     _RULES[D.LinearFn] = _linear
     _RULES[A.LayerNormFn] = _layer_norm
-    from . import vmap_rules_r30
+    _register_more()
 
-    vmap_rules_r30.register(_RULES, _elementwise, _axis_rule, _first_only)
+
+def _register_more():
+    """The rules of :mod:`.vmap_rules_r30` for ``nn.functional``'s activations, layers and
+    ops (registered here: that module imports none of the modules it serves)."""
+    from . import ops_einsum as E
+    from . import tensor_math_more as TM
+    from . import tensor_more as TMo
+    from . import vmap_rules_r30 as R
+    from .nn.functional import activations as A
+    from .nn.functional import activations_more as AM
+    from .nn.functional import conv as C
+    from .nn.functional import dense as D
+    from .nn.functional import pad_modes as P
+
+    for c in (A.GeluFn, A.SiluFn, AM._Hardswish, AM._LogSigmoid, P._HardTanh, P._Mish,
+              TM._Unary, TM._Atan2, TMo._Clone):
+        _RULES[c] = _elementwise
+    _RULES[A.RMSNormFn] = _first_only
+    _RULES[TM._Cumprod] = _axis_rule(all_if_none=False)
+    for c in (C.MaxPool2dFn, C.AvgPool2dFn):
+        _RULES[c] = R._merged_rows
+    _RULES[C.Conv2dFn] = R._conv2d
+    _RULES[E.EinsumFn] = R._einsum
+    _RULES[D.SDPAFn] = R._attention
+    _RULES[A.BatchNormFn] = R._batch_norm
 
 
 # ---- a batched call ------------------------------------------------------------------------

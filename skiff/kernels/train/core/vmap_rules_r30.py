@@ -11,31 +11,6 @@ import numpy as np
 from .tensor import Tensor
 
 
-def register(rules, elementwise, axis_rule, first_only):
-    """Add this module's rules to ``rules`` (a dict: Function class -> rule)."""
-    from . import tensor_math_more as TM
-    from . import tensor_more as TMo
-    from .nn.functional import activations as A
-    from .nn.functional import activations_more as AM
-    from .nn.functional import conv as C
-    from .nn.functional import pad_modes as P
-
-    for c in (A.GeluFn, A.SiluFn, AM._Hardswish, AM._LogSigmoid, P._HardTanh, P._Mish,
-              TM._Unary, TM._Atan2, TMo._Clone):
-        rules[c] = elementwise
-    rules[A.RMSNormFn] = first_only
-    rules[TM._Cumprod] = axis_rule(all_if_none=False)
-    for c in (C.MaxPool2dFn, C.AvgPool2dFn):
-        rules[c] = _merged_rows
-    from . import ops_einsum as E
-    from .nn.functional import dense as D
-
-    rules[E.EinsumFn] = _einsum
-    rules[D.SDPAFn] = _attention
-    rules[A.BatchNormFn] = _batch_norm
-    rules[C.Conv2dFn] = _conv2d
-
-
 def _merged_rows(cls, level, inputs, kwargs):
     """An op over (N, ...) rows with its other inputs unbatched: the vmapped batch joins N."""
     from .vmap_tensor_r30 import BatchedTensor, is_batched
