@@ -52,6 +52,8 @@ class Inference:
         if hasattr(loss_fn, "keep"):
             loss_fn.keep = True
         total = count = correct = 0.0
+        weighed = _target_weights(self.loss_spec, getattr(self, "class_weights_", None))
+        total_w = count_w = 0.0  # a weighted cross-entropy: its mean over the whole set
         classify = None
         sums = None  # a regression's sums for R^2
         matrix = None  # one class per row: the confusion matrix (None: not counted)
@@ -61,9 +63,17 @@ class Inference:
             for host_batch in loader:
                 batch = self.strategy.to_device(host_batch, dtype, targets=True)
                 n = batch_size_of(host_batch)
-                total += float(loss_fn(self.model, batch).item()) * n
+                loss = float(loss_fn(self.model, batch).item())
+                total += loss * n
                 count += n
                 last = getattr(loss_fn, "last", None)
+                if weighed is not None and last is not None:
+                    w = weighed(*last)
+                    if w is None:
+                        weighed = None
+                    elif w > 0:  # a batch of ignored targets only adds nothing
+                        total_w += loss * w
+                        count_w += w
                 acc = None if last is None else accuracy(*last, self.loss_spec)
                 if acc is not None:
                     classify = True
@@ -79,7 +89,11 @@ class Inference:
                     if part is not None and (sums is None or len(part[1]) == len(sums[1])):
                         sums = part if sums is None else tuple(a + b for a, b in
                                                                zip(sums, part))
-        out = {"val_loss": total / count}
+        # torch's CrossEntropyLoss(weight=...) over the whole set divides by the sum of the
+        # targets' weights: batch means summed by their weights (by rows they depended on
+        # the batch size)
+        out = {"val_loss": total_w / count_w if weighed is not None and count_w > 0
+               else total / count}
         if classify:
             out["val_accuracy"] = correct / count
             if matrix is not None:  # macro F1, and per class with the matrix (few classes)
@@ -138,6 +152,48 @@ class Inference:
             if was_training:
                 self.model.train()
         return np.concatenate(outs, axis=0)
+
+
+def _target_weights(loss_spec, class_weights):
+    """``fn(output, targets) -> the sum of the targets' class weights`` (targets equal to the
+    ignored id left out) for a weighted cross-entropy, whose mean divides by that sum: the
+    Trainer's ``class_weight`` or a loss module with a ``weight``
+    (``nn.CrossEntropyLoss(weight=...)``, reduction ``mean``); None for any other loss.
+    ``fn`` returns None for targets that are no class ids of the weights."""
+    if class_weights is not None:
+        from .trainer_class_weight import WeightedCE
+
+        vector, ignore = WeightedCE(class_weights).vector, -100
+    else:
+        weight = getattr(loss_spec, "weight", None)
+        if not callable(loss_spec) or weight is None or \
+                getattr(loss_spec, "reduction", "mean") != "mean":
+            return None
+        weight = np.asarray(weight.numpy() if hasattr(weight, "numpy") else weight, np.float64)
+        if weight.ndim != 1:
+            return None
+        ignore = int(getattr(loss_spec, "ignore_index", -100))
+
+        def vector(n_cls):
+            return weight
+
+    def weigh(out, y) -> float | None:
+        y = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+        if y.dtype == np.bool_:
+            y = y.astype(np.int64)
+        if y.dtype.kind not in "iu" or not getattr(out, "shape", None):
+            return None
+        y = y.reshape(-1)
+        y = y[y != ignore]
+        try:
+            vec = vector(int(out.shape[-1]))
+        except ValueError:
+            return None  # the loss said what is wrong already
+        if y.size and (int(y.min()) < 0 or int(y.max()) >= len(vec)):
+            return None
+        return float(vec[y].sum())
+
+    return weigh
 
 
 def _is_frame(a) -> bool:

@@ -1,0 +1,81 @@
+"""Round 30b: a weighted cross-entropy's validation loss is torch 2.13's
+``CrossEntropyLoss(weight=...)`` (reduction mean) over the whole held-out set, which divides
+by the sum of the targets' weights, whatever the batch size (batch means averaged by rows
+depended on it: 1.745 at 7 rows a batch, 1.694 at 16, torch 1.643)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import skiff
+from skiff import nn
+
+
+def _data(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    s = x[:, 0] + 0.5 * x[:, 1]
+    return x, np.where(s > 1.2, 2, np.where(s > 0.3, 1, 0)).astype(np.int64)  # imbalanced
+
+
+def _torch_twin(model):
+    twin = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    twin.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in
+                          model.state_dict().items()})
+    return twin
+
+
+def _model():
+    skiff.seed(5)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+@pytest.mark.parametrize("spec", ["balanced", "dict"])
+def test_the_weighted_validation_loss_is_torchs_over_the_whole_set(spec):
+    x, y = _data(96, 0)
+    xv, yv = _data(53, 1)  # 53 rows: every batch size below leaves a short last batch
+    model = _model()
+    trainer = skiff.Trainer(model, optimizer="sgd", lr=0.1, batch_size=16, seed=2,
+                            class_weight="balanced" if spec == "balanced" else {2: 6.0})
+    result = trainer.train((x, y), epochs=2, val_dataset=(xv, yv))
+    if spec == "balanced":  # scikit-learn's n / (k * bincount) over the training rows
+        weight = len(y) / (3 * np.bincount(y, minlength=3))
+    else:
+        weight = np.array([1.0, 1.0, 6.0])
+    crit = torch.nn.CrossEntropyLoss(weight=torch.tensor(weight, dtype=torch.float32))
+    with torch.no_grad():
+        want = crit(_torch_twin(model)(torch.tensor(xv)), torch.tensor(yv)).item()
+    np.testing.assert_allclose(result.val_history[-1]["val_loss"], want, rtol=2e-5)
+    for batch in (5, 16, 53, 64):
+        got = trainer.evaluate((xv, yv), batch_size=batch)
+        np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5)
+
+
+def test_a_loss_module_with_weights_and_ignored_targets_is_torchs_over_the_whole_set():
+    x, y = _data(64, 3)
+    yv = y.copy()
+    yv[::7] = -1  # rows left out of the loss and of its mean
+    weight = np.array([0.5, 2.0, 7.0], np.float32)
+    model = _model()
+    trainer = skiff.Trainer(model, loss=nn.CrossEntropyLoss(weight=weight, ignore_index=-1),
+                            batch_size=8)
+    crit = torch.nn.CrossEntropyLoss(weight=torch.tensor(weight), ignore_index=-1)
+    with torch.no_grad():
+        want = crit(_torch_twin(model)(torch.tensor(x)), torch.tensor(yv)).item()
+    for batch in (3, 10, 64):
+        got = trainer.evaluate((x, yv), batch_size=batch)["val_loss"]
+        np.testing.assert_allclose(got, want, rtol=2e-5)
+
+
+def test_an_unweighted_loss_is_still_the_mean_over_rows():
+    x, y = _data(50, 4)
+    model = _model()
+    trainer = skiff.Trainer(model, batch_size=8)
+    with torch.no_grad():
+        want = torch.nn.functional.cross_entropy(_torch_twin(model)(torch.tensor(x)),
+                                                 torch.tensor(y)).item()
+    for batch in (7, 50):
+        np.testing.assert_allclose(trainer.evaluate((x, y), batch_size=batch)["val_loss"],
+                                   want, rtol=2e-5)
