@@ -57,11 +57,13 @@ $(LABEXT_OUT): $(LABEXT_SRC) labextension/node_modules/.package-lock.json | $(ST
 lint: $(STAMP)
 	$(BIN)/ruff check skiff tests benchmarks tools
 
-# the slowest tests are listed at the end: the run is ~8 min of tests on a CPU with AVX-512,
-# ~16 min on an AVX2-only one
+# the tests run in two processes (pytest-xdist, a file's tests together: its module fixtures
+# are built once; TEST_WORKERS=0 runs them in this one); the slowest are listed at the end:
+# ~17 min in one process on this 2-core machine, about half that in two
+TEST_WORKERS ?= 2
 test: $(STAMP) system-deps lab-config lint
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests --durations=20 \
-	  $(PYTEST_ARGS)
+	  -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests \

@@ -31,6 +31,17 @@ def runs_dir(tmp_path, monkeypatch):
     return path
 
 
+@pytest.fixture(autouse=True)
+def work_threads_restored():
+    """A test that sets the elementwise thread count (``skiff.set_num_threads``) leaves the
+    next test in the same process the environment's."""
+    from skiff.kernels.backend import split
+
+    before = split._override
+    yield
+    split._override = before
+
+
 @pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 def xp(request):
     """The array module for each backend (the GPU case skips without a GPU)."""

@@ -15,7 +15,10 @@ from skiff.kernels.backend.split import pieces, set_work_threads, split_range, w
 
 @pytest.fixture
 def threads():
-    """Set the elementwise thread count for one test, restored after."""
+    """Set the elementwise thread count for one test, from the environment's before (an
+    earlier test in the same process may have set it: ``skiff.set_num_threads``), restored
+    after."""
+    set_work_threads(None)
     yield set_work_threads
     set_work_threads(None)
 
