@@ -2,9 +2,10 @@
 scikit-learn's ``class_weight``: ``balanced`` weighs class c by ``n_rows / (n_classes *
 count_c)`` over the training labels; ``cat=3,dog=1`` names weights (a class left out weighs
 1). It applies to a classifier trained on class ids (a table file's classes, a folder of class
-folders of images, ``(X, y)`` arrays of integer y, a ``%%train`` cell that sets no ``loss``);
-the loss (training and held-out) is torch's ``CrossEntropyLoss(weight=...)``: its mean divides
-by the targets' weights."""
+folders of images, ``(X, y)`` arrays of integer y, a ``%%train`` cell that sets no ``loss``).
+The weights, by class id, go to ``Trainer(class_weight=...)``, whose loss (training and
+held-out) is torch's ``CrossEntropyLoss(weight=...)``: its mean divides by the targets'
+weights, over the whole held-out set."""
 
 from __future__ import annotations
 
@@ -162,22 +163,6 @@ def _outputs(model, data) -> int | None:
         return None
 
 
-class _WeightedCrossEntropy:
-    """``loss(output, target)``: torch's ``CrossEntropyLoss(weight=...)``, class ids as a
-    column ``(N, 1)`` taken as ``(N,)`` as the Trainer's own cross-entropy takes them."""
-
-    def __init__(self, weights: np.ndarray):
-        from skiff.kernels.train.core.nn.loss import CrossEntropyLoss
-
-        self.weights = weights
-        self.loss = CrossEntropyLoss(weight=weights)
-
-    def __call__(self, out, y):
-        if y.ndim == 2 and y.shape[-1] == 1 and out.ndim == 2:
-            y = y.reshape(-1)
-        return self.loss(out, y)
-
-
 def check_data(data, name: str) -> None:
     """``--class-weight`` on notebook data whose targets are at hand: refused before the job
     when they are no class ids (floats: a regression), as the job would refuse them."""
@@ -196,13 +181,16 @@ def check_data(data, name: str) -> None:
 
 
 def weigh_classes(parts: dict, config: dict, reporter=None) -> dict:
-    """``parts`` with ``loss`` the weighted cross-entropy of ``config["class_weight"]`` (the
-    same parts without it). Raises ValueError where it cannot apply."""
+    """``parts`` with ``class_weight``, the weights of ``config["class_weight"]`` by class id
+    (``{id: weight}``), for :func:`skiff.kernels.train.entry.train_parts` to hand to
+    ``Trainer(class_weight=...)``, whose cross-entropy is torch's
+    ``CrossEntropyLoss(weight=...)`` in training and validation (the same parts without it).
+    Raises ValueError where it cannot apply."""
     spec = config.get("class_weight")
     if not spec:
         return parts
     spec = parse_class_weight(spec)  # the config keeps the text
-    if parts.get("loss") is not None:
+    if parts.get("loss") is not None and parts.get("loss") not in ("cross_entropy", "ce"):
         raise ValueError("--class-weight and a loss of the cell's own: weigh the classes in "
                          "it (skiff.nn.CrossEntropyLoss(weight=...)) and drop --class-weight")
     found = _labels_and_classes(parts, config)
@@ -212,7 +200,7 @@ def weigh_classes(parts: dict, config: dict, reporter=None) -> dict:
                          "integer y >= 0); this data has none: drop it")
     labels, classes = found
     weights = class_weights(spec, labels, classes)
-    parts = {**parts, "loss": _WeightedCrossEntropy(weights)}
+    parts = {**parts, "class_weight": {k: float(w) for k, w in enumerate(weights.tolist())}}
     note = "classes weighed in the loss (--class-weight): " + ", ".join(
         f"{c} {w:.3g}" for c, w in list(zip(classes, weights.tolist()))[:12]) + (
         " ..." if len(classes) > 12 else "")

@@ -199,6 +199,7 @@ def train_parts(parts: dict, config: dict, reporter):
         eval_every=config.get("eval_every"),
         recompute=True if config.get("recompute") else None,  # else as the plan chose
         early_stopping=config.get("early_stopping"),
+        class_weight=parts.get("class_weight"),  # --class-weight's, by class id
     )
     epochs, steps = config.get("epochs"), config.get("steps")
     if epochs is None and steps is None:
@@ -211,8 +212,7 @@ def train_parts(parts: dict, config: dict, reporter):
     result = trainer.train(dataset, epochs=epochs, steps=steps, val_dataset=val,
                            val_split=split)
     result.notes = notes
-    if getattr(reporter, "world_size", 1) == 1:  # the weights the model holds, by class
-        result.class_metrics = _class_metrics(trainer, parts, dataset, val, split)
+    result.class_metrics = _named_classes(result.class_metrics, parts)
     weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
     run_dir = getattr(reporter, "run_dir", None)
     if run_dir is not None and getattr(reporter, "rank", 0) == 0:
@@ -294,40 +294,16 @@ def held_out(model, config: dict):
                               block_size=int(block))
 
 
-def _class_metrics(trainer, parts: dict, dataset, val, split) -> dict | None:
-    """A classifier's validation of the weights the model now holds (after early stopping,
-    the best validation's): accuracy, macro F1, each class's precision, recall, F1 and
-    support and the confusion matrix, by class name (None: no validation, or no classes)."""
-    from skiff.kernels.train.data import as_dataset, split_off
-
-    if val is None and split is not None:
-        val = split_off(as_dataset(dataset), split)[1]  # as the Trainer held it out
-    if val is None or not _one_class_per_row(as_dataset(val)):
-        return None  # a text's tokens, a regression: no extra pass over the data
-    got = trainer.evaluate(val, per_class=True)
-    if "val_f1" not in got:
-        return None
+def _named_classes(report: dict | None, parts: dict) -> dict | None:
+    """The Trainer's ``class_metrics`` (counted in its validations, of the weights the model
+    holds: after early stopping, the best one's) with the classes by name where the data
+    names them (a table's classes, an image folder's), on one rank or several."""
     names = getattr(parts.get("table"), "classes", None) or getattr(parts.get("images"),
                                                                     "classes", None)
-    report = {"val_accuracy": got.get("val_accuracy"), "f1": got["val_f1"]}
-    if "per_class" in got:
-        per = dict(got["per_class"])
-        if names and len(names) == len(per["class"]):
-            per["class"] = [str(n) for n in names]
-        report.update(per_class=per, confusion=got["confusion"])
-    return report
-
-
-def _one_class_per_row(dataset) -> bool:
-    """The first item's target is one class id (a scalar, or a column of one)."""
-    try:
-        item = dataset[0]
-    except Exception:  # noqa: BLE001  (a dataset of the user's: no metrics, not a failure)
-        return False
-    if not isinstance(item, (tuple, list)) or len(item) < 2:
-        return False
-    y = np.asarray(item[-1])
-    return y.size == 1 and (y.dtype.kind in "iub" or y.dtype.kind == "f")
+    per = (report or {}).get("per_class")
+    if not names or not per or len(names) != len(per.get("class", ())):
+        return report
+    return {**report, "per_class": {**per, "class": [str(n) for n in names]}}
 
 
 def _write_class_metrics(result, parts: dict, run_dir: Path, reporter) -> None:
