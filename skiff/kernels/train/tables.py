@@ -127,7 +127,7 @@ def read_table(path, target: str | None = None, drop=None) -> Table:
 def _imbalance(table: Table) -> list[str]:
     """A note when the rarest class has under a tenth of the rows of the commonest: a model
     that never predicts it still scores a high accuracy (metrics.json gives each class's
-    recall)."""
+    recall); it names the option that weighs the classes (scikit-learn's "balanced")."""
     if table.classes is None:
         return []
     counts = np.bincount(table.y, minlength=len(table.classes))
@@ -138,8 +138,8 @@ def _imbalance(table: Table) -> list[str]:
     return [f"classes imbalanced: {table.classes[rare]!r} has {counts[rare]} of "
             f"{int(counts.sum())} rows ({shown}); always answering "
             f"{table.classes[common]!r} is {counts[common] / counts.sum():.0%} accurate: read "
-            "each class's recall (metrics.json, predict's notes), or weigh the classes "
-            "(nn.CrossEntropyLoss(weight=...) in a notebook)"]
+            "each class's recall (metrics.json, predict's notes), or weigh the classes: "
+            "--class-weight balanced (Trainer(class_weight='balanced') in Python)"]
 
 
 INDEX_NAMES = ("", "unnamed: 0", "index", "id", "row")
