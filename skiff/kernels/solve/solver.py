@@ -1598,12 +1598,17 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         return solver.solve(b, **run)
     try:   # the last matrix's setup, kept: a time loop of solve(A, b_k) pays it once
         last = _LAST_SETUP.pop("entry", None)
-        reused = last is not None and last[0] is system and last[1] == key
-        solver = last[2] if reused else Solver(system, method=method, precond=precond,
-                                               device=device, **options)
-        last = None   # an old hierarchy is let go before the solve, not after
+        reused = (last is not None and last[0] is system and last[1] == key
+                  and _same_arrays(system, last[3]))
+        if reused:
+            solver, snapshot = last[2], last[3]
+        else:   # the entries as they are when set up (a copy: an in-place change is seen)
+            snapshot = _snapshot(system)
+            last = None   # an old hierarchy is let go before the new setup, not after
+            solver = Solver(system, method=method, precond=precond, device=device, **options)
+        last = None
         sol = solver.solve(b, **run)
-        _LAST_SETUP["entry"] = (system, key, solver)
+        _LAST_SETUP["entry"] = (system, key, solver, snapshot)
         if reused:
             sol.setup_time = 0.0
             sol.info["setup"] = ("reused: the previous skiff.solve had this matrix (same "
@@ -1613,40 +1618,66 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         _LAST_SETUP_LOCK.release()
 
 
-# the last skiff.solve's matrix, options and Solver (one entry): solve() in a loop over
-# right-hand sides (implicit time steps) set AMG up on every call. P1 heat, 10 steps: each
-# call 0.04-0.06 s, a Solver's solve 0.001 s
+# the last skiff.solve's matrix, options, Solver and a copy of the matrix's arrays (one
+# entry): solve() in a loop over right-hand sides (implicit time steps) set AMG up on every
+# call. P1 heat, 10 steps: each call 0.04-0.06 s, a Solver's solve 0.001 s. The arrays are
+# compared bit for bit with the copy (round 30b: a blake2b hash of them cost 0.3 s at 5e6
+# entries under load on every call; the comparison ~4 ms unloaded, hashing 80 ms), so a
+# matrix changed in place, even in one entry or by -0.0 for 0.0, is never taken for the old
+# one; the price is one copy of the arrays, held with the hierarchy (which is larger).
 _LAST_SETUP: dict = {}
 _LAST_SETUP_LOCK = threading.Lock()
-_HASHED_FORMATS = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
-                   "bsr": ("data", "indices", "indptr"), "coo": ("data", "row", "col"),
-                   "dia": ("data", "offsets")}
+_KEPT_ARRAYS = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
+                "bsr": ("data", "indices", "indptr"), "coo": ("data", "row", "col"),
+                "dia": ("data", "offsets")}
 
 
 def _setup_key(system, method, precond, device, options):
-    """What a kept setup must match for ``system`` (a CPU scipy sparse matrix: its shape,
-    format, dtype and a hash of its arrays, so an entry changed in place is seen; and the
-    options), or None where none is kept (a grid, an operator, your own M, arrays among the
-    options, a matrix in a format without flat arrays)."""
-    import hashlib
-
+    """What a kept setup must match for ``system`` besides its arrays (a CPU scipy sparse
+    matrix: its format, shape, dtype, its arrays' dtypes and shapes, and the options), or
+    None where none is kept (a grid, an operator, your own M, arrays among the options, a
+    matrix in a format without flat arrays). The arrays themselves: :func:`_same_arrays`."""
     import scipy.sparse as sp
 
-    arrays = _HASHED_FORMATS.get(getattr(system, "format", None))
+    arrays = _KEPT_ARRAYS.get(getattr(system, "format", None))
     if not sp.issparse(system) or arrays is None or not isinstance(precond, str):
         return None
     simple = (str, int, float, bool, type(None))
     if not all(isinstance(v, simple) for v in (method, device, *options.values())):
         return None
-    digest = hashlib.blake2b(digest_size=16)
+    layout = []
     for name in arrays:
         array = getattr(system, name, None)
         if not isinstance(array, np.ndarray) or array.dtype == object:
             return None
-        digest.update(f"{name}{array.dtype}{array.shape}".encode())
-        digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))
-    return (system.format, system.shape, str(system.dtype), digest.hexdigest(), method,
+        layout.append((name, str(array.dtype), array.shape))
+    return (system.format, system.shape, str(system.dtype), tuple(layout), method,
             precond, device, tuple(sorted(options.items())))
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """``array``'s bytes as unsigned integers (so NaN equals itself and -0.0 differs from
+    0.0): a flat view when it is contiguous, else a contiguous copy."""
+    flat = np.ascontiguousarray(array).reshape(-1)
+    for size in (8, 4, 2):
+        if flat.nbytes % size == 0:
+            return flat.view(np.uint8).view(f"u{size}")
+    return flat.view(np.uint8)
+
+
+def _snapshot(system) -> tuple:
+    """A copy of ``system``'s arrays (:data:`_KEPT_ARRAYS`) as unsigned integers."""
+    return tuple(_bits(getattr(system, name)).copy()
+                 for name in _KEPT_ARRAYS[system.format])
+
+
+def _same_arrays(system, snapshot: tuple) -> bool:
+    """Whether ``system``'s arrays are bit for bit those of ``snapshot``."""
+    for name, kept in zip(_KEPT_ARRAYS[system.format], snapshot):
+        now = _bits(getattr(system, name))
+        if now.dtype != kept.dtype or now.shape != kept.shape or not np.array_equal(now, kept):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------- loading numba
