@@ -26,7 +26,7 @@ from skiff.kernels.train.result import TrainResult
 from skiff.kernels.train.tables import is_table, read_table
 
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
-           "held_out", "CheckpointTrainResult", "CELL_NAMES"]
+           "held_out", "nothing_trained", "CheckpointTrainResult", "CELL_NAMES"]
 
 CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
 
@@ -321,9 +321,20 @@ def _write_class_metrics(result, parts: dict, run_dir: Path, reporter) -> None:
         reporter.log(f"validation of the model kept: {line}")
 
 
+def nothing_trained(result) -> bool:
+    """A resumed run that took no step: its checkpoint already reached the steps asked
+    (``--epochs`` reached again), or the run it resumed had stopped early."""
+    resumed = getattr(result, "resumed", None) or {}
+    at = resumed.get("from_step")
+    return at is not None and (result.steps == at or at >= (resumed.get("total") or at + 1))
+
+
 def _report_curve(result, reporter) -> None:
+    """``loss.png`` of the run's losses (not drawn again when nothing was trained: the
+    curve is the checkpoint's run's, drawn by it)."""
     run_dir = getattr(reporter, "run_dir", None)
-    if run_dir is None or getattr(reporter, "rank", 0) != 0 or not result.history:
+    if run_dir is None or getattr(reporter, "rank", 0) != 0 or not result.history or \
+            nothing_trained(result):
         return
     path = Path(run_dir) / "loss.png"
     path.write_bytes(result.loss_curve_png())
