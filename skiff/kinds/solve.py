@@ -168,6 +168,10 @@ def COMMAND(p):
                    help="train-nose: 0 (slender) .. 1 (blunt face)")
     p.add_argument("--clearance", type=float, default=0.15, metavar="C",
                    help="train-nose: gap to the ground in train heights")
+    p.add_argument("--profile", default=None, metavar="CSV",
+                   help="train-nose: the nose's own outline, a CSV of x, y points in any "
+                        "unit (then --length and --bluntness are not used; --adapt graded "
+                        "by default)")
     p.add_argument("--adapt", choices=_k().NOSE_ADAPT, default="learned",
                    help="train-nose: how the grid is sized (one size everywhere, graded from "
                         "the body, an a-posteriori estimator loop, or a network trained on "
@@ -236,6 +240,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder",), "t_end": ("cylinder",),
              "resolution": ("cylinder", "train-nose"), "re": ("cylinder", "train-nose"),
              "length": ("train-nose",), "bluntness": ("train-nose",),
              "clearance": ("train-nose",), "adapt": ("train-nose",), "flow": ("train-nose",),
+             "profile": ("train-nose",),
              "contrast": ("jump",)}
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
@@ -566,13 +571,24 @@ def nose_config(values: dict) -> dict:
     from skiff.kernels.solve.flow.adapt import min_resolution
     from skiff.kernels.solve.flow.nose import NoseShape, check_re
 
-    shape = NoseShape(values.get("length", 3.0), values.get("bluntness", 0.4),
-                      values.get("clearance", 0.15))
+    profile = values.get("profile")
+    if profile:
+        shape, profile = _nose_profile(values, profile)
+    else:
+        shape = NoseShape(values.get("length", 3.0), values.get("bluntness", 0.4),
+                          values.get("clearance", 0.15))
     re_ = values.get("re")
     re_ = 1000.0 if re_ is None else check_re(re_)
+    # the learned grid knows the parametric noses only: a profile is graded unless told
     adapt = values.get("adapt") or "learned"
+    if profile and not was_given(values, "adapt", "learned"):
+        adapt = "graded"
     if adapt not in _k().NOSE_ADAPT:
         raise unknown_name("adapt", adapt, _k().NOSE_ADAPT)
+    if profile and adapt == "learned":
+        raise ValueError("--adapt learned knows the parametric noses only (--length, "
+                         "--bluntness): give a --profile with --adapt graded (the default "
+                         "for a profile) or estimator")
     resolution = values.get("resolution")
     if resolution is not None:
         need = min_resolution(shape, adapt)
@@ -584,9 +600,27 @@ def nose_config(values: dict) -> dict:
     if values.get("device", DEFAULT_DEVICE) not in (DEFAULT_DEVICE, "cpu"):
         raise ValueError(f"problem 'train-nose' runs on the CPU, got --device "
                          f"{values.get('device')!r}")
-    return {"problem": "train-nose", **shape.to_dict(), "re": re_, "adapt": adapt,
-            "resolution": None if resolution is None else int(resolution), "flow": flow,
-            "device": "cpu"}
+    config = {"problem": "train-nose", **shape.to_dict(), "re": re_, "adapt": adapt,
+              "resolution": None if resolution is None else int(resolution), "flow": flow,
+              "device": "cpu"}
+    if profile:
+        config["profile"] = profile  # the CSV's absolute path: the job runs elsewhere
+    return config
+
+
+def _nose_profile(values: dict, name: str):
+    """``--profile CSV``: the outline read and checked before any job (a missing file, a
+    self-crossing or open outline: one line each); its absolute path for the job."""
+    from skiff.kernels.solve.flow.profile import NoseProfile
+
+    path = os.path.expanduser(str(name))
+    if not os.path.isfile(path):
+        raise missing_file(name, "profile file", ": ")
+    for option in ("length", "bluntness"):
+        if was_given(values, option, {"length": 3.0, "bluntness": 0.4}[option]):
+            raise ValueError(f"--{option} describes the parametric nose; a --profile is its "
+                             f"own outline: give one of them")
+    return NoseProfile.from_csv(path, values.get("clearance", 0.15)), os.path.abspath(path)
 
 
 def _parse_bcs(text: str) -> str | dict:
