@@ -223,6 +223,24 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
 
             logits = forward_embeds(self, embeds, kwargs.get("attention_mask"))
         elif (positions is not None and kwargs.get("attention_mask") is not None
+              and (labels is not None or is_grad_enabled())
+              and not (want_attn or want_hidden)):
+            # a padded batch at given positions, training: a graph (ernie_masked_graph)
+            from .ernie_masked_graph import (
+                forward_masked_graph,
+                keep_real_router_rows,
+                lazy_masked_past,
+            )
+
+            ids = args[0] if args else kwargs.get("input_ids")
+            logits = forward_masked_graph(self, ids, kwargs["attention_mask"], positions)
+            if routed:
+                keep_real_router_rows(self, kwargs["attention_mask"])
+            if labels is None and not routed and use_cache is not False:
+                logits.__class__ = OutputLogits
+                logits._past = lazy_masked_past(self, ids, kwargs["attention_mask"], positions)
+                return logits
+        elif (positions is not None and kwargs.get("attention_mask") is not None
               and labels is None and not (want_attn or want_hidden)):
             # a padded batch at given positions: inference, as a cached forward (no graph)
             from .ernie_past import forward_with_past
