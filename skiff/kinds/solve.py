@@ -817,8 +817,12 @@ class SolveKind(Kind):
     def summary(self, result: dict) -> list[str]:
         if result.get("problem") == "train-nose":
             mean = " (time-averaged)" if result.get("mode") == "unsteady" else ""
-            return [f"train nose length {figure(result.get('length'))}, bluntness "
-                    f"{figure(result.get('bluntness'))}, clearance "
+            # a user's own outline (--profile) has a name and no bluntness
+            what = (f"profile {result['profile']!r}, length {figure(result.get('length'))}"
+                    if result.get("profile") or result.get("bluntness") is None else
+                    f"length {figure(result.get('length'))}, bluntness "
+                    f"{figure(result.get('bluntness'))}")
+            return [f"train nose {what}, clearance "
                     f"{figure(result.get('clearance'))}, Re {figure(result.get('re'))}",
                     f"cd {figure(result.get('cd'))}, cl {figure(result.get('cl'))}{mean}",
                     f"{result.get('cells')} cells ({result.get('adapt')} grid), "

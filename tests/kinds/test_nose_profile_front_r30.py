@@ -59,3 +59,14 @@ def test_the_terminal_says_the_same(tmp_path, monkeypatch, capsys, runs_dir):
     assert main(["solve", "train-nose", "--profile", "nose.csv", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "no such profile file: 'nose.csv'" in err and str(tmp_path) in err
+
+
+def test_the_summary_names_the_profile_not_a_bluntness():
+    from skiff.kinds import KINDS
+
+    shape = NoseProfile([(2.0, 0.0), (0.0, 0.5), (2.0, 1.0)], 0.3, "wedge")
+    lines = KINDS["solve"].summary({"problem": "train-nose", **shape.to_dict(), "re": 50.0,
+                                    "cd": 0.5, "cl": 0.01, "cells": 900, "adapt": "graded",
+                                    "seconds": 3.0})
+    assert lines[0].startswith("train nose profile 'wedge', length 2")
+    assert "bluntness" not in lines[0] and "None" not in " ".join(lines)
