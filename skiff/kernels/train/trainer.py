@@ -627,24 +627,28 @@ class Trainer(Inference, TrainerState):
             if taken is not None:
                 return self._graph_step_done(run, host_batch, taken, t_step)
         loss_sum = 0.0
-        for _ in range(self.grad_accum):
+        micro, scales = self._window(run, fetched)
+        for i in range(self.grad_accum):
             if fetched is not None:
                 (host_batch, batch), fetched = fetched, None
             else:
-                host_batch = next_batch(loader)
+                host_batch = micro[i][0]
                 batch = strategy.to_device(host_batch, run.dtype, targets=True)
             # this rank's share of the global batch (None: even, or one rank)
-            strategy.row_weight = getattr(loader, "row_weight", None)
+            strategy.row_weight = micro[i][1]
+            loader.global_rows = micro[i][2]
             try:
-                scale = 1.0 / self.grad_accum
+                scale = 1.0 / self.grad_accum if scales is None else scales[i]
                 quiet = contextlib.nullcontext()
                 if self.mixed is not None:
                     scale *= self.mixed.loss_scale
                     if self.mixed.scaler.enabled:  # an fp16 overflow is expected: skipped
                         quiet = np.errstate(over="ignore", invalid="ignore")
                 with quiet:
-                    loss_sum += strategy.forward_backward(self.model, batch, run.loss_fn,
-                                                          scale=scale)
+                    value = strategy.forward_backward(self.model, batch, run.loss_fn,
+                                                      scale=scale)
+                # the window's token mean (a token loss), else the micro-batches' mean
+                loss_sum += value * scales[i] if scales is not None else value
             except NonFiniteLoss as exc:
                 raise self._diverged(run.step + 1, str(exc), run) from None
             except OVERFLOW_ERRORS as exc:   # weights so large that the arithmetic broke
@@ -674,9 +678,32 @@ class Trainer(Inference, TrainerState):
             self.scheduler.step()
         run.step += 1
         run.step_times.append(time.perf_counter() - t_step)
-        loss = loss_sum / self.grad_accum
+        loss = loss_sum / self.grad_accum if scales is None else loss_sum
         metrics = strategy.reduce_metrics({"loss": loss})
         return metrics["loss"], lr, grad_norm
+
+    def _window(self, run: Run, fetched) -> tuple[list, list | None]:
+        """This step's micro-batches ``(host batch, row_weight, global_rows)`` and the factor
+        each one's loss is scaled by (None: ``1 / grad_accum``): a token loss weighs each by
+        its scored targets over the window's on every rank, as transformers' Trainer
+        (:mod:`.trainer_accum`)."""
+        from .trainer_accum import scored_targets, window_scales
+
+        loader = run.loader
+        if fetched is not None:  # the graph's batch: one micro-batch, as fetched
+            return [(fetched[0], getattr(loader, "row_weight", None),
+                     getattr(loader, "global_rows", None))], None
+        micro = []
+        for _ in range(self.grad_accum):
+            host = next_batch(loader)
+            micro.append((host, getattr(loader, "row_weight", None),
+                          getattr(loader, "global_rows", None)))
+        if self.grad_accum == 1 and getattr(loader, "world_size", 1) == 1:
+            return micro, None
+        weighted = getattr(self, "class_weights_", None) is not None
+        counts = [scored_targets(self.model, self.loss_spec, weighted, m[0]) for m in micro]
+        scales = window_scales(run.strategy, loader, [(m[0], m[1]) for m in micro], counts)
+        return micro, scales
 
     def _count_batch(self, run: Run, host_batch) -> None:
         rows = batch_size_of(host_batch)

@@ -1,0 +1,169 @@
+"""Round 30: gradient accumulation of a token loss (targets of -100 left out) weighs each
+micro-batch by its scored targets over the window's, as transformers' Trainer does
+(``num_items_in_batch``): the step equals one batch of all the window's rows. Before, each
+micro-batch's token mean counted ``1 / grad_accum``: micro-batches of 4 and 23 scored tokens
+weighed the same and one SGD step with batch 2 x accum 2 was 107% off batch 4's. Oracles:
+torch 2.13 (a hand-written loop over the same micro-batches, and one big batch) and the
+transformers reference model of an open checkpoint. Per-sample losses keep ``loss / accum``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import skiff
+from skiff import nn
+from skiff.kernels.train.data import PackedBatch
+
+V, D, T = 11, 6, 7
+
+
+def token_data(rows=12, seed=0):
+    """Next-token style targets with most rows scored on a few tokens only (chat data)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, V, (rows, T))
+    y = rng.integers(0, V, (rows, T))
+    scored = rng.integers(1, T + 1, rows)  # 1 .. T scored targets per row, at the end
+    scored[::3] = 1
+    for i, k in enumerate(scored):
+        y[i, :T - k] = -100
+    return x.astype("i8"), y.astype("i8")
+
+
+class TokenModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, D)
+        self.out = nn.Linear(D, V)
+
+    def forward(self, x):
+        return self.out(self.emb(x).tanh())
+
+
+class TorchTwin(torch.nn.Module):
+    def __init__(self, state):
+        super().__init__()
+        self.emb = torch.nn.Embedding(V, D)
+        self.out = torch.nn.Linear(D, V)
+        self.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in state.items()})
+
+    def forward(self, x):
+        return self.out(self.emb(x).tanh())
+
+
+def skiff_run(x, y, batch_size, accum, steps, model_cls=TokenModel, data=None):
+    skiff.seed(0)
+    model = model_cls()
+    start = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    trainer = skiff.Trainer(model, optimizer="sgd", lr=0.5, schedule="constant", clip=None,
+                            weight_decay=0.0, batch_size=batch_size, grad_accum=accum,
+                            shuffle=False)
+    result = trainer.train(data if data is not None else (x, y), steps=steps)
+    end = {k: np.array(v) for k, v in model.state_dict().items()}
+    return start, end, result.losses
+
+
+def torch_run(start, windows, x, y):
+    """transformers' rule written out: sum of the token losses over the window's count."""
+    twin = TorchTwin(start)
+    opt = torch.optim.SGD(twin.parameters(), lr=0.5, momentum=0.9)
+    losses = []
+    for window in windows:
+        n = sum(int((y[rows] != -100).sum()) for rows in window)
+        opt.zero_grad()
+        total = 0.0
+        for rows in window:
+            logits = twin(torch.tensor(x[rows]))
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, V), torch.tensor(y[rows]).reshape(-1), ignore_index=-100,
+                reduction="sum") / n
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        losses.append(total)
+    return {k: v.detach().numpy() for k, v in twin.state_dict().items()}, losses
+
+
+def test_token_cross_entropy_accumulates_as_one_big_batch():
+    x, y = token_data()
+    counts = (y != -100).sum(1)
+    assert counts[[0, 1]].sum() != counts[[2, 3]].sum()  # the micro-batches differ
+    start, end, losses = skiff_run(x, y, batch_size=4, accum=2, steps=3)
+    # batch_size is the micro-batch here: rows 0-3 and 4-7 make the first window
+    windows = [[slice(8 * s, 8 * s + 4), slice(8 * s + 4, 8 * s + 8)] for s in range(3)]
+    windows[1] = [slice(8, 12), slice(0, 4)]  # 12 rows: the second window wraps round
+    windows[2] = [slice(4, 8), slice(8, 12)]
+    want, want_losses = torch_run(start, windows, x, y)
+    for k in want:
+        np.testing.assert_allclose(end[k], want[k], rtol=1e-4, atol=2e-6, err_msg=k)
+    # the loss logged per step is the window's token mean, as one big batch's
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+    # and torch's one batch of 8 rows gives the same first step
+    big, big_losses = torch_run(start, [[slice(0, 8)]], x, y)
+    _, end1, losses1 = skiff_run(x, y, batch_size=8, accum=1, steps=1)
+    _, end2, losses2 = skiff_run(x, y, batch_size=4, accum=2, steps=1)
+    for k in big:
+        np.testing.assert_allclose(end2[k], big[k], rtol=1e-4, atol=2e-6, err_msg=k)
+        np.testing.assert_allclose(end2[k], end1[k], rtol=1e-4, atol=2e-6, err_msg=k)
+    np.testing.assert_allclose(losses2, big_losses, rtol=1e-5)
+
+
+def test_per_sample_loss_keeps_loss_over_accum_with_a_short_last_micro_batch():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(10, 3)).astype("f4")
+    y = (x[:, 0] > 0).astype("i8")
+    skiff.seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    start = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    skiff.Trainer(model, optimizer="sgd", lr=0.5, schedule="constant", clip=None,
+                  weight_decay=0.0, batch_size=4, grad_accum=3, shuffle=False
+                  ).train((x, y), steps=1)
+    twin = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    twin.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
+    for i in range(0, 10, 4):  # micro-batches of 4, 4, 2: torch's loss / accum loop
+        (torch.nn.functional.cross_entropy(twin(torch.tensor(x[i:i + 4])),
+                                           torch.tensor(y[i:i + 4])) / 3).backward()
+    with torch.no_grad():
+        for p in twin.parameters():
+            p -= 0.5 * p.grad
+    for k, v in twin.state_dict().items():
+        np.testing.assert_allclose(model.state_dict()[k], v.numpy(), rtol=1e-4, atol=2e-6)
+
+
+class PackedModel(TokenModel):
+    """A model with its own loss over packed chat sequences (the token mean)."""
+
+    def loss(self, batch):
+        from skiff.kernels.train.core.nn import functional as F
+
+        return F.cross_entropy(self.forward(batch.tokens), batch.targets)
+
+
+class PackedRows:
+    """Rows of (tokens, targets) that collate into one PackedBatch."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+    def collate(self, items):
+        cu = np.arange(len(items) + 1, dtype="i8") * T
+        return PackedBatch(np.concatenate([a for a, _ in items]),
+                           np.concatenate([b for _, b in items]), cu,
+                           np.tile(np.arange(T, dtype="i8"), len(items)))
+
+
+def test_packed_chat_batches_with_a_model_loss_weigh_by_scored_tokens():
+    x, y = token_data(rows=8, seed=3)
+    start, end, losses = skiff_run(x, y, batch_size=2, accum=4, steps=1,
+                                   model_cls=PackedModel, data=PackedRows(x, y))
+    want, want_losses = torch_run(start, [[slice(0, 8)]], x, y)
+    for k in want:
+        np.testing.assert_allclose(end[k], want[k], rtol=1e-4, atol=2e-6, err_msg=k)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
