@@ -138,18 +138,17 @@ class TransformersModelApi:
 
     def _set_adapters(self, off: bool) -> None:
         from .lora import GateUpLoRA, LoRALinear, has_lora
+        from .lora_modules_to_save import use_base_modules
+        from .lora_tokens import TrainableTokensEmbedding, TrainableTokensHead
 
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters (apply_lora or load_adapter "
                              "first)")
-        cfg = getattr(self, "lora_config", None) or {}
-        if off and (cfg.get("modules_to_save") or cfg.get("trainable_token_indices")):
-            raise ValueError("disable_adapter with modules_to_save or trainable_token_indices "
-                             "is not supported here (their base values are not kept): "
-                             "load the base model apart for its outputs")
         for m in self.modules():
-            if isinstance(m, (LoRALinear, GateUpLoRA)):
+            if isinstance(m, (LoRALinear, GateUpLoRA, TrainableTokensEmbedding,
+                              TrainableTokensHead)):
                 m.disabled = off
+        use_base_modules(self, off)  # modules_to_save: their values before training
 
     def enable_input_require_grads(self) -> None:
         return None

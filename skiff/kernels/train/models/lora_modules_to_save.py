@@ -22,7 +22,8 @@ import numpy as np
 from ..core import nn
 from ..core.nn import Parameter
 
-__all__ = ["apply_modules_to_save", "saved_modules", "module_tensors", "take_module_values"]
+__all__ = ["apply_modules_to_save", "saved_modules", "module_tensors", "take_module_values",
+           "use_base_modules"]
 
 _EMBEDDING_NAMES = ("lm_head", "model.embed_tokens")
 
@@ -75,10 +76,31 @@ def apply_modules_to_save(model, names, lora_names=(), token_indices=None) -> li
     if model.config.tie_word_embeddings and any(f in _EMBEDDING_NAMES for f, _ in found):
         _untie(model)
         found = saved_modules(model, names)
-    for _, module in found:
-        for p in module.parameters():
+    base = {}
+    for full, module in found:
+        for pname, p in module.named_parameters():
             p.requires_grad = True
+            base[f"{full}.{pname}"] = p.xp.array(p._data, copy=True)
+    model._saved_module_base = base  # peft's original_module: for disable_adapter
+    model._saved_module_trained = {}
     return [f for f, _ in found]
+
+
+def use_base_modules(model, off: bool) -> None:
+    """peft's disabled ``modules_to_save``: each saved module's parameters become frozen
+    copies of their values when ``apply_lora`` named them (``off``), the trained ones back
+    otherwise (an optimizer's Parameters are the trained ones throughout)."""
+    base = getattr(model, "_saved_module_base", None) or {}
+    held = model._saved_module_trained if base else {}
+    modules = dict(model.named_modules()) if base else {}
+    for name, value in base.items():
+        owner, _, attr = name.rpartition(".")
+        module = modules[owner]
+        if off and name not in held:
+            held[name] = getattr(module, attr)
+            setattr(module, attr, Parameter(value, requires_grad=False, dtype=value.dtype))
+        elif not off and name in held:
+            setattr(module, attr, held.pop(name))
 
 
 def module_tensors(model, names) -> dict[str, np.ndarray]:

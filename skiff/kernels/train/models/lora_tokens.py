@@ -52,8 +52,12 @@ class TrainableTokensEmbedding(nn.Module):
         self.weight = base.weight
         self.token_adapter = TokenAdapter(indices, _host(base.weight))
 
+    disabled = False  # peft's disable_adapter: the table's own rows
+
     def forward(self, idx):
         out = F.embedding(idx, self.weight)
+        if self.disabled:
+            return out
         ids = _host(idx).astype(np.int64)
         slot = self.token_adapter.slot[ids]
         hit = slot > 0
@@ -79,9 +83,13 @@ class TrainableTokensHead(nn.Module):
         self.weight, self.bias = base.weight, base.bias
         self._tied = [adapter]  # a list: not a child (its parameter is the embedding's)
 
+    disabled = False  # peft's disable_adapter: the tied table's own logits
+
     def forward(self, x):
         adapter = self._tied[0]
         y = F.linear(x, self.weight, self.bias)
+        if self.disabled:
+            return y
         idx = adapter.token_indices
         V = self.out_features
         keep = np.ones(V, dtype=np.float32)

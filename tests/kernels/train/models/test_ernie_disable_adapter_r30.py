@@ -63,6 +63,4 @@ def test_disable_adapter_mistakes(tmp_path):
     with pytest.raises(ValueError, match="no LoRA adapters"):
         with model.disable_adapter():
             pass
-    skiff.models.apply_lora(model, r=2, target_modules=["q_proj"], modules_to_save=["lm_head"])
-    with pytest.raises(ValueError, match="modules_to_save"):
-        model.disable_adapters()
+    # with modules_to_save: their base values (round 30b; test_ernie_disable_saved_r30b)
