@@ -167,3 +167,45 @@ def test_packed_chat_batches_with_a_model_loss_weigh_by_scored_tokens():
     for k in want:
         np.testing.assert_allclose(end[k], want[k], rtol=1e-4, atol=2e-6, err_msg=k)
     np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+
+
+def test_open_checkpoint_accumulates_as_transformers_num_items_in_batch(tmp_path):
+    """An open model's next-token loss on chat rows (assistant tokens scored only), batch 2 x
+    accum 2: one SGD step equals transformers' own rule, the model's loss with
+    ``num_items_in_batch`` (the window's count) summed over the micro-batches."""
+    import pytest
+
+    pytest.importorskip("transformers")
+    from skiff.kernels.train.models import from_pretrained
+
+    from .models.ernie_reference import make_checkpoint
+
+    _, ref = make_checkpoint(tmp_path / "dense", "dense-gqa-tied")
+    vocab = ref.config.vocab_size
+    rng = np.random.default_rng(0)
+    x = rng.integers(3, vocab, (4, 10))
+    y = np.roll(x, -1, 1)
+    y[:, -1] = -100
+    y[0, :8] = y[1, :7] = y[3, :1] = -100  # 1, 2, 9 and 8 scored tokens
+    labels = np.full_like(y, -100)  # transformers' labels: shifted inside the model
+    labels[:, 1:] = y[:, :-1]
+    n = int((y != -100).sum())
+    ref.zero_grad()
+    for rows in ([0, 1], [2, 3]):
+        out = ref(input_ids=torch.tensor(x[rows]), labels=torch.tensor(labels[rows]),
+                  num_items_in_batch=torch.tensor(n))
+        out.loss.backward()
+    grads = {k: p.grad.numpy() for k, p in ref.named_parameters()}
+    model = from_pretrained(tmp_path / "dense")
+    before = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    skiff.Trainer(model, optimizer=lambda ps: skiff.optim.SGD(ps, lr=1.0), batch_size=2,
+                  grad_accum=2, clip=None, schedule="constant", weight_decay=0.0,
+                  shuffle=False).train((x, y), steps=1)
+    after = model.state_dict()
+    checked = 0
+    for k, g in grads.items():
+        if k in after:
+            step = np.asarray(after[k]) - before[k]
+            assert np.linalg.norm(step + g) <= 1e-4 * np.linalg.norm(g) + 1e-7, k
+            checked += 1
+    assert checked == len(grads)
