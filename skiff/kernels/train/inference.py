@@ -46,6 +46,10 @@ class Inference:
             raise ValueError("the validation dataset is empty")
         loader = DataLoader(dataset, batch_size or self.batch_size, shuffle=False)
         dtype = param_dtype(self.model)
+        if getattr(self, "class_weights_", None) is None and \
+                getattr(self, "class_weight", None) is not None and \
+                not isinstance(self.class_weight, str):  # given weights: before train() too
+            self.class_weights_ = self.class_weight
         loss_fn = self._loss_fn()
         if self.mixed is not None:
             loss_fn = MixedTraining.float32_loss(loss_fn)

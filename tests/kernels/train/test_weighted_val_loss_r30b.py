@@ -79,3 +79,20 @@ def test_an_unweighted_loss_is_still_the_mean_over_rows():
     for batch in (7, 50):
         np.testing.assert_allclose(trainer.evaluate((x, y), batch_size=batch)["val_loss"],
                                    want, rtol=2e-5)
+
+
+@pytest.mark.parametrize("given", [{2: 6.0}, [1.0, 0.5, 6.0]])
+def test_given_weights_count_in_evaluate_before_any_training(given):
+    """``Trainer(model, class_weight=...)`` given its weights: ``evaluate`` before ``train``
+    is weighted too, as torch's criterion made with them is (it was unweighted until a
+    train() counted them)."""
+    x, y = _data(40, 5)
+    model = _model()
+    weight = np.ones(3) if isinstance(given, dict) else np.asarray(given)
+    if isinstance(given, dict):
+        weight[2] = 6.0
+    crit = torch.nn.CrossEntropyLoss(weight=torch.tensor(weight, dtype=torch.float32))
+    with torch.no_grad():
+        want = crit(_torch_twin(model)(torch.tensor(x)), torch.tensor(y)).item()
+    got = skiff.Trainer(model, class_weight=given).evaluate((x, y), batch_size=9)["val_loss"]
+    np.testing.assert_allclose(got, want, rtol=2e-5)
