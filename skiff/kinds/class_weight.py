@@ -193,6 +193,12 @@ def weigh_classes(parts: dict, config: dict, reporter=None) -> dict:
     if parts.get("loss") is not None and parts.get("loss") not in ("cross_entropy", "ce"):
         raise ValueError("--class-weight and a loss of the cell's own: weigh the classes in "
                          "it (skiff.nn.CrossEntropyLoss(weight=...)) and drop --class-weight")
+    model = parts.get("model")
+    if parts.get("loss") is None and callable(getattr(model, "loss", None)):
+        raise ValueError(f"--class-weight weighs the Trainer's cross-entropy, but the model "
+                         f"({type(model).__name__}) computes its own loss (model.loss): set "
+                         "loss = 'cross_entropy' in the cell to use the Trainer's, or weigh "
+                         "the classes in model.loss and drop --class-weight")
     found = _labels_and_classes(parts, config)
     if found is None:
         raise ValueError("--class-weight weighs the classes of a classifier trained on class "

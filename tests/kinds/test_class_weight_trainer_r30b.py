@@ -102,3 +102,44 @@ def test_two_ranks_name_the_classes_of_the_trainers_metrics(tmp_path, runs_dir):
     assert metrics["per_class"]["class"] == table["classes"] == ["fraud", "late", "ok"]
     np.testing.assert_array_equal(np.asarray(metrics["confusion"]), conf)
     np.testing.assert_allclose(job.result["val_history"][-1]["val_loss"], loss, rtol=2e-5)
+
+
+def test_a_cell_model_with_its_own_loss_is_told_to_set_the_cells_loss():
+    """A ``%%train`` cell whose model computes its own loss (``model.loss(batch)``): refused
+    before training, naming the cell's ``loss = 'cross_entropy'`` (the Trainer's words,
+    ``loss='cross_entropy'``, are a keyword the cell does not have); with it, the weighted
+    validation loss is torch's."""
+    from skiff import nn
+
+    class Own(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+        def loss(self, batch):
+            return self(batch[0]).sum()
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30, 3)).astype(np.float32)
+    y = (x[:, 0] > 0.6).astype(np.int64)
+    config = {"class_weight": "balanced", "steps": 2}
+    with pytest.raises(ValueError, match="set loss = 'cross_entropy' in the cell"):
+        weigh_classes({"model": Own(), "dataset": (x, y)}, config)
+    parts = weigh_classes({"model": Own(), "dataset": (x, y), "loss": "cross_entropy"},
+                          config)
+    model = train_parts(parts, config, NullReporter()).model
+    weight = len(y) / (2 * np.bincount(y))  # scikit-learn's balanced
+    twin = torch.nn.Linear(3, 2)
+    twin.load_state_dict({k.split(".", 1)[1]: torch.tensor(np.asarray(v))
+                          for k, v in model.state_dict().items()})
+    with torch.no_grad():
+        want = torch.nn.CrossEntropyLoss(weight=torch.tensor(weight, dtype=torch.float32))(
+            twin(torch.tensor(x)), torch.tensor(y)).item()
+    from skiff.kernels.train.trainer import Trainer
+
+    got = Trainer(model, loss="cross_entropy", class_weight=parts["class_weight"]).evaluate(
+        (x, y), batch_size=7)["val_loss"]
+    np.testing.assert_allclose(got, want, rtol=2e-5)
