@@ -220,8 +220,9 @@ def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
 
 
 def accuracy(out, y, spec) -> float | None:
-    """Accuracy of the outputs ``out`` against targets ``y`` (None where it has no meaning:
-    regression, or shapes that do not line up)."""
+    """Accuracy of the outputs ``out`` against targets ``y`` over the targets that are not
+    -100 (the ones cross-entropy ignores); None where it has no meaning: regression, shapes
+    that do not line up, every target ignored."""
     if spec == "bce":  # one score per binary label: positive means class 1
         o, yv = out.numpy(), y.numpy()
         if o.size != yv.size:
@@ -236,7 +237,11 @@ def accuracy(out, y, spec) -> float | None:
     if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:
         return None
     pred = out.numpy().argmax(axis=-1)
-    return float((pred == y.numpy()).mean())
+    yv = y.numpy()
+    keep = yv != -100  # ignored targets (prompt tokens, padding) count neither way, as in the loss
+    if not keep.any():
+        return None
+    return float((pred == yv)[keep].mean())
 
 
 def class_ids(out, y, spec):
