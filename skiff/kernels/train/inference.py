@@ -55,9 +55,10 @@ class Inference:
             loss_fn = MixedTraining.float32_loss(loss_fn)
         if hasattr(loss_fn, "keep"):
             loss_fn.keep = True
-        total = count = correct = 0.0
-        weighed = _target_weights(self.loss_spec, getattr(self, "class_weights_", None))
-        total_w = count_w = 0.0  # a weighted cross-entropy: its mean over the whole set
+        total = count = correct = scored = 0.0
+        weighed = _target_weights(self.loss_spec, getattr(self, "class_weights_", None),
+                                  self.model)
+        total_w = count_w = 0.0  # a cross-entropy's mean over the whole set
         classify = None
         sums = None  # a regression's sums for R^2
         matrix = None  # one class per row: the confusion matrix (None: not counted)
@@ -81,7 +82,9 @@ class Inference:
                 acc = None if last is None else accuracy(*last, self.loss_spec)
                 if acc is not None:
                     classify = True
-                    correct += acc * n
+                    k = _scored(last[1], self.loss_spec)  # targets that count (not -100)
+                    correct += acc * k
+                    scored += k
                     ids = class_ids(*last, self.loss_spec) if counted else None
                     if ids is None or (matrix is not None and len(matrix) != ids[2]):
                         counted, matrix = False, None
@@ -94,12 +97,12 @@ class Inference:
                         sums = part if sums is None else tuple(a + b for a, b in
                                                                zip(sums, part))
         # torch's CrossEntropyLoss(weight=...) over the whole set divides by the sum of the
-        # targets' weights: batch means summed by their weights (by rows they depended on
-        # the batch size)
+        # targets' weights (unweighted: their number, -100 left out): batch means summed by
+        # those (by rows they depended on the batch size)
         out = {"val_loss": total_w / count_w if weighed is not None and count_w > 0
                else total / count}
         if classify:
-            out["val_accuracy"] = correct / count
+            out["val_accuracy"] = correct / scored
             if matrix is not None:  # macro F1, and per class with the matrix (few classes)
                 report = class_report(matrix)
                 out["val_f1"] = report["f1"]
@@ -158,13 +161,29 @@ class Inference:
         return np.concatenate(outs, axis=0)
 
 
-def _target_weights(loss_spec, class_weights):
+def _scored(y, spec) -> int:
+    """How many of the targets ``y`` an accuracy counts: all of a binary label's, else those
+    that are not -100 (ignored: prompt tokens, padding)."""
+    yv = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+    return int(yv.size) if spec == "bce" else int(np.count_nonzero(yv != -100))
+
+
+def _target_weights(loss_spec, class_weights, model=None):
     """``fn(output, targets) -> the sum of the targets' class weights`` (targets equal to the
-    ignored id left out) for a weighted cross-entropy, whose mean divides by that sum: the
-    Trainer's ``class_weight`` or a loss module with a ``weight``
-    (``nn.CrossEntropyLoss(weight=...)``, reduction ``mean``); None for any other loss.
-    ``fn`` returns None for targets that are no class ids of the weights."""
-    if class_weights is not None:
+    ignored id left out) for a cross-entropy whose mean divides by that sum: the Trainer's
+    ``class_weight``, a loss module with a ``weight`` (``nn.CrossEntropyLoss(weight=...)``,
+    reduction ``mean``), or the Trainer's own cross-entropy (each target weighs 1: the
+    number of targets that are not -100); None for any other loss. ``fn`` returns None for
+    targets that are no class ids of the weights (float targets: ``"auto"``'s MSE)."""
+    own = isinstance(loss_spec, str) and loss_spec in ("auto", "cross_entropy") and not (
+        loss_spec == "auto" and callable(getattr(model, "loss", None)))
+    if class_weights is None and own:
+
+        def vector(n_cls):
+            return np.ones(n_cls)
+
+        ignore = -100
+    elif class_weights is not None:
         from .trainer_class_weight import WeightedCE
 
         vector, ignore = WeightedCE(class_weights).vector, -100

@@ -96,3 +96,30 @@ def test_given_weights_count_in_evaluate_before_any_training(given):
         want = crit(_torch_twin(model)(torch.tensor(x)), torch.tensor(y)).item()
     got = skiff.Trainer(model, class_weight=given).evaluate((x, y), batch_size=9)["val_loss"]
     np.testing.assert_allclose(got, want, rtol=2e-5)
+
+
+def test_token_targets_with_ignored_ones_are_torchs_over_the_whole_set():
+    """Per-token targets with -100 (prompt tokens, padding) in varying numbers per row: the
+    validation loss and accuracy are torch's over every scored token of the set, whatever
+    the batch size (batch means averaged by rows weighed a batch of few scored tokens as
+    much as a full one)."""
+    skiff.seed(0)
+    model = nn.Sequential(nn.Embedding(7, 6), nn.Linear(6, 7))
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 7, (13, 5))
+    y = rng.integers(0, 7, (13, 5))
+    y[np.arange(5)[None, :] < rng.integers(0, 5, (13, 1))] = -100  # 0-4 prompt tokens a row
+    twin = torch.nn.Sequential(torch.nn.Embedding(7, 6), torch.nn.Linear(6, 7))
+    twin.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in
+                          model.state_dict().items()})
+    with torch.no_grad():
+        out = twin(torch.tensor(x))
+        t = torch.tensor(y)
+        want = torch.nn.functional.cross_entropy(out.reshape(-1, 7), t.reshape(-1)).item()
+        keep = t != -100
+        acc = (out.argmax(-1) == t)[keep].float().mean().item()
+    trainer = skiff.Trainer(model)
+    for batch in (2, 5, 13):
+        got = trainer.evaluate((x, y), batch_size=batch)
+        np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5)
+        np.testing.assert_allclose(got["val_accuracy"], acc, rtol=1e-6)
