@@ -77,6 +77,24 @@ def reading_angle(box: np.ndarray, flipped: bool, as_it_stands: bool = False) ->
     return float(math.atan2(v[1], v[0]))
 
 
+# a crop keeps at least this many rows when trimmed (trim_rows)
+TRIM_ROWS = 8
+
+
+def trim_rows(crop: np.ndarray, keep: float) -> np.ndarray:
+    """The middle ``keep`` of ``crop``'s rows (as many cut from the top as from the bottom),
+    or ``crop`` itself where that leaves fewer than ``TRIM_ROWS`` rows or cuts none.
+
+    >>> trim_rows(np.zeros((20, 50, 3), np.uint8), 0.75).shape
+    (16, 50, 3)
+    """
+    h = crop.shape[0]
+    cut = int(round(h * (1.0 - keep) / 2.0))
+    if cut < 1 or h - 2 * cut < TRIM_ROWS:
+        return crop
+    return crop[cut:h - cut]
+
+
 def _resize_h(crop: np.ndarray, height: int, width: int) -> np.ndarray:
     import cv2
 
