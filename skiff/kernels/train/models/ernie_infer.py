@@ -290,10 +290,12 @@ def _head(model, x):
 
 
 def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, cos, sin,
-                rows=None):
+                rows=None, keymask=None):
     """Logits (B, V) of one new token per row, ids (B,), row ``b`` at position
     ``lengths[b]`` of cache row ``rows[b]`` (default b); ``keys[layer]``, ``values[layer]``
-    (B_cache, K, capacity, D) are written at those positions and read up to them."""
+    (B_cache, K, capacity, D) are written at those positions and read up to them;
+    ``keymask`` (B, >= S) bools: the keys each row may see (a padded cache's real
+    positions; the new one must be among them)."""
     emb = model.model.embed_tokens.weight._data
     x = emb[ids]  # (B, C)
     B = x.shape[0]
@@ -302,6 +304,9 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     S = int(lengths.max()) + 1
     same = bool((lengths == lengths[0]).all())
     beyond = None if same else (np.arange(S)[None, :] > lengths[:, None])  # (B, S)
+    if keymask is not None:  # padding in the cache: not seen
+        hidden = ~np.asarray(keymask, dtype=bool)[:, :S]
+        beyond = hidden if beyond is None else beyond | hidden
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
         R = H // K

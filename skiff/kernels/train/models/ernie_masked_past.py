@@ -72,6 +72,12 @@ def forward_masked(model, input_ids, cache, mask, positions, last_only: bool = F
     if int(positions.max()) >= model.config.max_position_embeddings:
         raise ValueError(f"position {int(positions.max())} exceeds max_position_embeddings "
                          f"{model.config.max_position_embeddings}")
+    if mask[:, -1].all() and (T == 1 and start or last_only and not start):
+        # a decode step, or a first prompt's prefill (its real tokens packed): fused weights
+        fast = _decode_fast if start else _prefill_fast
+        logits = fast(model, ids, cache, mask, positions)
+        if logits is not None:
+            return logits
     causal = np.arange(S)[None, :] <= (start + np.arange(T))[:, None]  # (T, S)
     seen = mask[:, None, :] & causal[None]  # (B, T, S): which keys each query sees
     bias = np.where(seen, np.float32(0), np.float32(-np.inf))[:, None, None]  # (B,1,1,T,S)
@@ -98,6 +104,65 @@ def forward_masked(model, input_ids, cache, mask, positions, last_only: bool = F
         if last_only:
             x = x[:, -1:]
         return model.lm_head(model.model.norm(x))
+
+
+def _decode_fast(model, ids, cache, mask, positions):
+    """One new token per row on the fused inference weights (``ernie_infer.decode_step``,
+    the padded keys masked out), or None when that path does not apply (a graph wanted,
+    LoRA, non-float32 weights or cache)."""
+    from ..core.tensor import Tensor, is_grad_enabled
+    from .ernie_infer import decode_step, fast_path
+
+    if is_grad_enabled() or any(not isinstance(a, np.ndarray) or a.dtype != np.float32
+                                for a in (*cache.k, *cache.v)):
+        return None
+    weights = fast_path(model)
+    if weights is None:
+        return None
+    B = ids.shape[0]
+    start = cache.length
+    cache.reserve(start + 1)
+    cos, sin = model.rotary(positions.reshape(-1))
+    logits = decode_step(model, weights, ids.reshape(-1), cache.k, cache.v,
+                         np.full(B, start, dtype=np.int64), cos, sin, keymask=mask)
+    cache.length = start + 1
+    return Tensor(logits.reshape(B, 1, -1))
+
+
+def _prefill_fast(model, ids, cache, mask, positions):
+    """The last position's logits (B, 1, V) of a padded prompt into an empty cache, on the
+    fused inference weights: each row's real tokens as one packed sequence (a real token
+    sees the row's earlier real tokens, as under the mask), their keys and values stored at
+    their columns, the padding's columns 0 (never seen). None when that path does not
+    apply."""
+    from ..core.tensor import Tensor, is_grad_enabled
+    from .ernie_infer import fast_path, prefill
+
+    if is_grad_enabled():
+        return None
+    weights = fast_path(model)
+    if weights is None:
+        return None
+    B, T = ids.shape
+    cols = [np.flatnonzero(row) for row in mask]
+    cu = np.concatenate([[0], np.cumsum([len(c) for c in cols])]).astype(np.int64)
+    tokens = np.concatenate([ids[b, c] for b, c in enumerate(cols)])
+    cos, sin = model.rotary(np.concatenate([positions[b, c] for b, c in enumerate(cols)]))
+    cache.reserve(T)
+
+    def store(layer, k, v):
+        for held, new in ((cache.k, k), (cache.v, v)):
+            if held[layer] is None or held[layer].shape[0] != B:
+                held[layer] = np.zeros((B, new.shape[1], cache.capacity, new.shape[2]),
+                                       dtype=np.float32)
+            else:
+                held[layer][:, :, :T] = 0
+            for b, c in enumerate(cols):
+                held[layer][b, :, c] = new[cu[b]:cu[b + 1]]
+
+    logits = prefill(model, weights, tokens, cu, cos, sin, store, last_only=True)
+    cache.length = T
+    return Tensor(np.asarray(logits).reshape(B, 1, -1))
 
 
 def F_rotary(x, cos, sin):  # noqa: N802 (the functional's name)
