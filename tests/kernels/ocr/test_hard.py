@@ -203,6 +203,7 @@ def test_a_display_read_with_a_digit_once_is_read_again_wider(pipe, monkeypatch)
     ordinary = [("1100", plain, 18), ("2200", plain, 24), ("1111", plain, 14), ("330", plain, 30),
                 ("11:15", plain, 16), ("1.1", plain, 20)]
     images = [display(*d) for d in shown + ordinary]
+    monkeypatch.setattr(reading, "TRIM_KEEP", 1.0)  # the stretch alone (no trimmed re-read)
     now = [r.text.replace(" ", "") for r in pipe.run(images)]
     monkeypatch.setattr(reading, "POINT_STRETCH", 0.0)
     before = [r.text.replace(" ", "") for r in pipe.run(images)]
@@ -610,10 +611,12 @@ def test_words_mend_unsure_lines(pipe, hard_fonts, monkeypatch):
     mended by what text usually says (skiff.kernels.ocr.beam), and read as the recognizer
     gave them with ``words=False`` (measured: "疏金支付", "谢南惠项", "Ext Oudy")."""
     from skiff.kernels.ocr import denoise as module
+    from skiff.kernels.ocr import reading
     from skiff.kernels.ocr.synth_hard import render_hard
 
     monkeypatch.setattr(module, "NOISY", float("inf"))  # no denoised second readings
     monkeypatch.setattr(module, "GRAIN", float("inf"))
+    monkeypatch.setattr(reading, "TRIM_KEEP", 1.0)  # nor trimmed ones (round 30): words alone
     samples = [render_hard("degraded", i, seed=1) for i in (43, 31, 6)]
     mended = [pipe(s.image).text for s in samples]
     monkeypatch.setattr(pipe, "words", False)
