@@ -11,7 +11,8 @@ from .data import PackedBatch
 from .precision import is_16_bit
 
 __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
-           "TARGET_KEYS", "loss_of", "takes_batch_keywords", "keyword_inputs", "outputs_of"]
+           "TARGET_KEYS", "loss_of", "takes_batch_keywords", "keyword_inputs", "outputs_of",
+           "calls_with_labels"]
 
 INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
@@ -38,7 +39,12 @@ def loss_function(model, spec):
     model_loss = getattr(model, "loss", None)
     if spec == "auto" and callable(model_loss):
         if positional_arity(model_loss) != 2:
-            return lambda model, batch: loss_of(model.loss(batch))
+            def own(model, batch):
+                if isinstance(batch, dict) and calls_with_labels(model, batch):
+                    return loss_of(model(**batch))  # transformers' items: input_ids, labels
+                return loss_of(model.loss(batch))
+
+            return own
         spec = model_loss  # loss(output, target): a criterion written as a method
 
     checked = []  # class ids are range-checked on the first batch only (a host sync)
@@ -96,6 +102,22 @@ def takes_batch_keywords(model, batch: dict) -> bool:
         return False
     return all(k in named for k in batch) or any(p.kind == p.VAR_KEYWORD
                                                  for p in params.values())
+
+
+def calls_with_labels(model, batch: dict) -> bool:
+    """Whether ``model(**batch)`` gives the loss of a dict ``batch`` with ``labels`` because
+    the model's call names ``labels`` (skiff's open models, as transformers' causal LMs: the
+    labels shifted inside); their ``loss(batch)`` takes ``(x, y)`` blocks (a dict of
+    ``input_ids``, ``attention_mask``, ``labels`` failed "too many values to unpack")."""
+    import inspect
+
+    if "labels" not in batch:
+        return False
+    try:
+        params = inspect.signature(type(model).__call__).parameters
+    except (TypeError, ValueError):
+        return False
+    return "labels" in params
 
 
 def keyword_inputs(model, batch: dict) -> dict | None:

@@ -48,10 +48,12 @@ def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
             return int((_array(batch.targets) != IGNORE_INDEX).sum())
         return None
     if isinstance(batch, dict):
-        from .losses import TARGET_KEYS, takes_batch_keywords
+        from .losses import TARGET_KEYS, calls_with_labels, takes_batch_keywords
 
+        if own and calls_with_labels(model, batch):
+            return _shifted_labels(batch)
         if own or loss_spec == "auto" and takes_batch_keywords(model, batch):
-            return None  # model(**batch) computes a loss of its own (a causal LM shifts)
+            return None  # model(**batch) of one's own: its normaliser is not known
         y = next((batch[k] for k in TARGET_KEYS if k in batch), None)
     elif isinstance(batch, (tuple, list)) and len(batch) >= 2:
         y = batch[-1]
@@ -72,6 +74,19 @@ def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
     if y.ndim < 2:
         return None  # one class per row: a per-sample loss
     return int((y != IGNORE_INDEX).sum())
+
+
+def _shifted_labels(batch: dict) -> int:
+    """The labels a skiff open model's ``model(**batch)`` averages over: ``labels[:, 1:]``
+    (each position predicts the next, as transformers' causal LM loss) that are not -100 and
+    not predicted from a padded position (``attention_mask`` 0)."""
+    y = _array(batch["labels"])
+    y = y[None] if y.ndim == 1 else y.reshape(len(y), -1)
+    scored = y[:, 1:] != IGNORE_INDEX
+    mask = batch.get("attention_mask")
+    if mask is not None:
+        scored &= _array(mask).reshape(y.shape)[:, :-1] != 0
+    return int(scored.sum())
 
 
 def window_scales(strategy, loader, micro: list, counts: list) -> list[float] | None:

@@ -169,46 +169,53 @@ def test_packed_chat_batches_with_a_model_loss_weigh_by_scored_tokens():
     np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
 
 
+def _one_sgd_step(folder, data):
+    from skiff.kernels.train.models import from_pretrained
+
+    model = from_pretrained(folder)
+    before = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    skiff.Trainer(model, optimizer=lambda ps: skiff.optim.SGD(ps, lr=1.0), batch_size=2,
+                  grad_accum=2, clip=None, schedule="constant", weight_decay=0.0,
+                  shuffle=False, verbose=False).train(data, steps=1)
+    return {k: np.asarray(v) - before[k] for k, v in model.state_dict().items()}
+
+
 def test_open_checkpoint_accumulates_as_transformers_num_items_in_batch(tmp_path):
     """An open model's next-token loss on chat rows (assistant tokens scored only), batch 2 x
-    accum 2: one SGD step equals transformers' own rule, the model's loss with
-    ``num_items_in_batch`` (the window's count) summed over the micro-batches."""
+    accum 2, as ``(x, y)`` blocks and as transformers' items (``input_ids``,
+    ``attention_mask``, ``labels``; they failed "too many values to unpack"): one SGD step
+    equals transformers' own rule, the model's loss with ``num_items_in_batch`` (the
+    window's count of ``labels[:, 1:]``) summed over the micro-batches."""
     import pytest
 
     pytest.importorskip("transformers")
-    from skiff.kernels.train.models import from_pretrained
-
     from .models.ernie_reference import make_checkpoint
 
     _, ref = make_checkpoint(tmp_path / "dense", "dense-gqa-tied")
     vocab = ref.config.vocab_size
     rng = np.random.default_rng(0)
     x = rng.integers(3, vocab, (4, 10))
-    y = np.roll(x, -1, 1)
-    y[:, -1] = -100
-    y[0, :8] = y[1, :7] = y[3, :1] = -100  # 1, 2, 9 and 8 scored tokens
-    labels = np.full_like(y, -100)  # transformers' labels: shifted inside the model
-    labels[:, 1:] = y[:, :-1]
-    n = int((y != -100).sum())
+    labels = x.copy()  # transformers' labels: shifted inside the model
+    labels[0, :9] = labels[1, :7] = labels[3, :2] = -100  # 1, 3, 10 and 8 scored tokens
+    mask = np.ones_like(x)
+    mask[2, 8:] = 0  # a right-padded row: its padding is not scored
+    labels[2, 8:] = -100
+    n = int((labels[:, 1:] != -100).sum())
     ref.zero_grad()
     for rows in ([0, 1], [2, 3]):
-        out = ref(input_ids=torch.tensor(x[rows]), labels=torch.tensor(labels[rows]),
-                  num_items_in_batch=torch.tensor(n))
+        out = ref(input_ids=torch.tensor(x[rows]), attention_mask=torch.tensor(mask[rows]),
+                  labels=torch.tensor(labels[rows]), num_items_in_batch=torch.tensor(n))
         out.loss.backward()
     grads = {k: p.grad.numpy() for k, p in ref.named_parameters()}
-    model = from_pretrained(tmp_path / "dense")
-    before = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
-    skiff.Trainer(model, optimizer=lambda ps: skiff.optim.SGD(ps, lr=1.0), batch_size=2,
-                  grad_accum=2, clip=None, schedule="constant", weight_decay=0.0,
-                  shuffle=False).train((x, y), steps=1)
-    after = model.state_dict()
-    checked = 0
-    for k, g in grads.items():
-        if k in after:
-            step = np.asarray(after[k]) - before[k]
-            assert np.linalg.norm(step + g) <= 1e-4 * np.linalg.norm(g) + 1e-7, k
-            checked += 1
-    assert checked == len(grads)
+    y = np.full_like(labels, -100)  # (x, y) blocks: y holds each position's next token
+    y[:, :-1] = labels[:, 1:]
+    items = [{"input_ids": x[i], "attention_mask": mask[i], "labels": labels[i]}
+             for i in range(4)]
+    for data in ((x, y), items):  # (causal: the padding is seen by unscored positions only)
+        step = _one_sgd_step(tmp_path / "dense", data)
+        assert set(grads) <= set(step)
+        for k, g in grads.items():
+            assert np.linalg.norm(step[k] + g) <= 1e-4 * np.linalg.norm(g) + 1e-7, k
 
 
 def test_accuracy_of_token_targets_leaves_out_the_ignored_ones():
