@@ -113,7 +113,8 @@ class Trainer(Inference, TrainerState):
     reporter : Reporter or None
         Where loss, learning rate, throughput and memory go (default: nowhere).
     log_every : int
-        Report metrics every this many steps.
+        Report metrics every this many steps; a row's loss is the mean of its steps' losses
+        (transformers' ``logging_steps``), the last step's before round 30.
     stop_on_divergence : bool
         The loss trend is watched (:mod:`.divergence`): a loss that runs away logs a
         warning; with this, the run stops there with :class:`TrainingDiverged`, naming the
@@ -754,10 +755,14 @@ class Trainer(Inference, TrainerState):
         if self._graph is not None:  # a captured step's arrays live in the graph's own pool
             in_use += self._graph.memory_bytes()
         run.peak = max(run.peak, in_use)
+        run.window_losses.append(loss)
         if step % self.log_every == 0 or step == run.total:
             now = time.perf_counter()
             dt = max(now - run.window_t, 1e-9)
-            row = {"step": step, "loss": loss, "lr": lr,
+            # the mean of the steps since the last row, as transformers logs `logging_steps`
+            mean = float(np.mean(run.window_losses)) if len(run.window_losses) > 1 else loss
+            run.window_losses.clear()
+            row = {"step": step, "loss": mean, "lr": lr,
                    "epoch": loader.epoch + loader.position / len(loader),
                    "samples_per_s": run.window_samples / dt}
             if run.window_tokens:
@@ -765,7 +770,7 @@ class Trainer(Inference, TrainerState):
             if grad_norm is not None:
                 row["grad_norm"] = grad_norm
             run.history.append(row)
-            rep.metric("loss", loss, step=step)  # every value; the rest are curves a view
+            rep.metric("loss", mean, step=step)  # every value; the rest are curves a view
             for name in ("lr", "samples_per_s", "tokens_per_s", "grad_norm"):  # may thin
                 if name in row:
                     rep.sample(name, row[name], step=step)

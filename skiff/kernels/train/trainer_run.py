@@ -46,6 +46,7 @@ class Run:
     window_t: float = 0.0  # the throughput window since the last logged step
     window_samples: int = 0
     window_tokens: int = 0
+    window_losses: list = field(default_factory=list)  # the steps' losses since the last row
     peak: int = 0
     step_times: list = field(default_factory=list)
     line_losses: list = field(default_factory=list)  # verbose: losses since the last line

@@ -234,3 +234,19 @@ def test_accuracy_of_token_targets_leaves_out_the_ignored_ones():
     got = skiff.Trainer(model, batch_size=10, verbose=False).evaluate((x, y))
     np.testing.assert_allclose(got["val_accuracy"], want, rtol=1e-6)
     np.testing.assert_allclose(got["val_loss"], loss, rtol=1e-5)
+
+
+def test_a_logged_row_holds_the_mean_loss_of_its_steps():
+    """``log_every=3`` recorded the third step's loss alone; transformers' ``logging_steps``
+    logs the mean over the steps since the last log: torch's losses of steps 1-3, 4-6, 7."""
+    x, y = token_data(rows=14, seed=6)
+    skiff.seed(0)
+    model = TokenModel()
+    start = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    result = skiff.Trainer(model, optimizer="sgd", lr=0.5, schedule="constant", clip=None,
+                           weight_decay=0.0, batch_size=2, shuffle=False, log_every=3,
+                           verbose=False).train((x, y), steps=7)
+    _, losses = torch_run(start, [[slice(2 * s, 2 * s + 2)] for s in range(7)], x, y)
+    assert [row["step"] for row in result.history] == [3, 6, 7]
+    np.testing.assert_allclose(result.losses, [np.mean(losses[:3]), np.mean(losses[3:6]),
+                                               losses[6]], rtol=1e-5)
