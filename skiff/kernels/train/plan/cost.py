@@ -30,6 +30,9 @@ Time per step (seconds)
     tp          4 all-reduces of ``b s h e`` per layer per micro-batch (not overlapped)
     pp          activations and their gradients sent between stages per micro-batch
     ep          4 all-to-alls of the routed tokens per MoE layer
+    latency     each message also costs ``ClusterSpec.latency`` (alpha): ``2 (n-1)`` per
+                all-reduce bucket (dp) or per tp all-reduce, ``2 (m + pp - 1)`` pipeline
+                sends, ``ep - 1`` per all-to-all; what keeps a small model data-parallel
 """
 
 from __future__ import annotations
@@ -249,6 +252,8 @@ class ClusterSpec:
     #                                  own overhead: 1 for fused GPU kernels, more for numpy)
     step_overhead: float = 0.0       # seconds a step costs regardless of size (measured)
     mem_overhead: int = 0            # bytes a step holds regardless of size (measured)
+    latency: float = 0.0             # seconds each message of a collective costs whatever its
+    #                                  size (the alpha of alpha-beta; 0: bandwidth only)
 
     def __post_init__(self):
         if self.devices < 1 or self.nodes < 1 or self.devices % self.nodes:
@@ -348,7 +353,7 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
     g = grad_bytes if grad_bytes is not None else w
     moments = {"adamw": 8, "adam": 8, "sgd": 4}[optimizer]
     o = moments + (4 if w < 4 else 0)
-    per_dp = global_batch // c.dp
+    per_dp = -(-global_batch // c.dp)  # the fullest rank of an uneven split
     n_micro = max(1, per_dp // c.micro_batch)
 
     dense_dev = spec.dense_params / (c.tp * c.pp)
@@ -374,7 +379,7 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
         mem["runtime"] = cluster.mem_overhead
 
     # --- time ---------------------------------------------------------------------------
-    tokens = global_batch * spec.seq_len
+    tokens = per_dp * c.dp * spec.seq_len  # every rank waits for the fullest one
     flops = (6 * spec.active_params + 12 * spec.n_layers * spec.d_model * spec.seq_len) * tokens
     if c.recompute:
         flops *= 4 / 3
@@ -387,6 +392,11 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
     t_dp = 2 * (c.dp - 1) / c.dp * dense_dev * g / dp_bw if c.dp > 1 else 0.0
     if spec.n_experts and edp > 1:
         t_dp += 2 * (edp - 1) / edp * expert_dev * g / dp_bw
+    # per-message latency: what makes a small model's splits cost more than they save (a
+    # ring all-reduce or reduce-scatter + all-gather is 2 (n-1) messages per bucket)
+    alpha = cluster.latency
+    if alpha and c.dp > 1:
+        t_dp += max(1, math.ceil(grad_total / bucket_bytes)) * 2 * (c.dp - 1) * alpha
     t_backward = t_compute * 2 / 3
     if overlap and t_dp > 0 and c.zero < 2:  # skiff's ZeRO-2 reduce-scatters after backward
         buckets = max(1.0, grad_total / bucket_bytes)
@@ -396,11 +406,16 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
     act_msg = c.micro_batch * spec.seq_len * spec.d_model * w
     t_tp = (4 * 2 * (c.tp - 1) / c.tp * act_msg * layers * n_micro / tp_bw) if c.tp > 1 else 0.0
     t_pp = (2 * n_micro * act_msg / pp_bw) if c.pp > 1 else 0.0
+    if alpha and c.tp > 1:  # 4 all-reduces per layer and micro-batch (2 forward, 2 backward)
+        t_tp += 4 * layers * n_micro * 2 * (c.tp - 1) * alpha
+    if alpha and c.pp > 1:  # one send forward and one back per micro-batch, plus the fill
+        t_pp += 2 * (n_micro + c.pp - 1) * alpha
     t_ep = 0.0
     if spec.n_experts and c.ep > 1:
         routed = act_msg * spec.top_k
         t_ep = 4 * (c.ep - 1) / c.ep * routed * layers * n_micro / cluster.bandwidth(
             c.tp * c.dp)
+        t_ep += 4 * (c.ep - 1) * layers * n_micro * alpha
     t_opt = p_dev * (w + g + 2 * o) / (c.dp if c.zero >= 1 else 1) / cluster.mem_bw
     step = t_compute + exposed_dp + t_tp + t_pp + t_ep + t_opt + cluster.step_overhead
     time = {"compute": t_compute, "dp_comm": t_dp, "dp_exposed": exposed_dp, "tp_comm": t_tp,

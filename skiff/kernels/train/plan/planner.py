@@ -41,6 +41,10 @@ def strategy_name(spec: str) -> str:
     if s in NOT_HERE:
         raise ValueError(f"strategy {spec!r}: {NOT_HERE[s]}")
     return STRATEGY_ALIASES.get(s, spec)
+# seconds a collective's message costs whatever its size: NCCL's small-message all-reduce
+# step within a node is ~10 us; an MPI message between CPU ranks through Python ~50 us
+GPU_LATENCY = 1e-5
+CPU_LATENCY = 5e-5
 _KEYS = ("dp", "tp", "pp", "ep", "zero", "micro", "recompute")
 
 
@@ -167,11 +171,12 @@ def measure_flops(n: int = 384, repeats: int = 3) -> float:
 
 def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
                 nodes: int = 1, bandwidth: float | None = None,
-                intra_bandwidth: float | None = None, flops: float | None = None
-                ) -> ClusterSpec:
+                intra_bandwidth: float | None = None, flops: float | None = None,
+                latency: float | None = None) -> ClusterSpec:
     """A :class:`ClusterSpec` for real devices (a list of skiff Devices, one per rank, or
     None: this host's CPU shared by ``world_size`` ranks) or for a hypothetical count
-    (``devices`` an int with ``memory`` bytes each)."""
+    (``devices`` an int with ``memory`` bytes each). ``latency``: seconds per message
+    (default :data:`GPU_LATENCY`, :data:`CPU_LATENCY` for CPU ranks)."""
     if isinstance(devices, ClusterSpec):
         return devices
     if isinstance(devices, int):
@@ -180,7 +185,8 @@ def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
         return ClusterSpec(devices=devices, memory=int(memory), nodes=nodes,
                            flops=flops or ClusterSpec.flops,
                            inter_bw=bandwidth or ClusterSpec.inter_bw,
-                           intra_bw=intra_bandwidth or ClusterSpec.intra_bw)
+                           intra_bw=intra_bandwidth or ClusterSpec.intra_bw,
+                           latency=GPU_LATENCY if latency is None else latency)
     from skiff.kernels.backend import resolve_device
 
     if devices is None:
@@ -195,12 +201,14 @@ def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
         return ClusterSpec(devices=world_size, memory=int(mem), nodes=nodes,
                            flops=flops or ClusterSpec.flops,
                            inter_bw=bandwidth or ClusterSpec.inter_bw,
-                           intra_bw=intra_bandwidth or ClusterSpec.intra_bw)
+                           intra_bw=intra_bandwidth or ClusterSpec.intra_bw,
+                           latency=GPU_LATENCY if latency is None else latency)
     # ranks on one host share its memory and its cores
     mem = memory or max(1, dev.total_memory // max(1, world_size))
     return ClusterSpec(devices=world_size, memory=int(mem), nodes=nodes,
                        flops=flops or measure_flops(), intra_bw=intra_bandwidth or 2e9,
-                       inter_bw=bandwidth or 1e9, mem_bw=10e9, kind="cpu")
+                       inter_bw=bandwidth or 1e9, mem_bw=10e9, kind="cpu",
+                       latency=CPU_LATENCY if latency is None else latency)
 
 
 # --- strategies by name ---------------------------------------------------------------------
@@ -273,11 +281,15 @@ def _structural_problems(spec: ModelSpec, c: Choice, world: int, global_batch: i
                         "use dp, zero1, zero2, tp or pp")
     if spec.n_experts and spec.n_experts % c.ep:
         problems.append(f"ep={c.ep} does not divide the {spec.n_experts} experts")
-    if global_batch % c.dp:
-        problems.append(f"the global batch of {global_batch} does not split over dp={c.dp}")
-    elif (global_batch // c.dp) % c.micro_batch:
+    # a batch dp does not divide is split as evenly as it goes (the Trainer weights each
+    # rank's loss by its rows): the busiest rank's ceil(batch / dp) rows are what cost
+    per_dp = -(-global_batch // c.dp)
+    if global_batch < c.dp:
+        problems.append(f"the global batch of {global_batch} leaves ranks of dp={c.dp} "
+                        "without data (use a batch of at least dp sequences)")
+    elif per_dp % c.micro_batch:
         problems.append(f"micro-batch {c.micro_batch} does not divide the "
-                        f"{global_batch // c.dp} sequences per data-parallel rank")
+                        f"{per_dp} sequences per data-parallel rank")
     if c.zero and c.dp == 1:
         problems.append(f"zero={c.zero} shards over data-parallel ranks, but dp=1")
     return problems
@@ -296,7 +308,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
          global_batch: int | None = None, seq_len: int | None = None, weight_bytes: int = 2,
          optimizer: str = "adamw", top: int = 8, overlap: bool = True,
          dims: tuple[str, ...] = ("tp", "pp", "ep"), grad_bytes: int | None = None,
-         runnable: bool = False) -> Plan:
+         runnable: bool = False, latency: float | None = None) -> Plan:
     """The fastest layout of ``model`` that fits ``devices``, with the table and reasons.
 
     Parameters
@@ -307,8 +319,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         How many devices (with ``device_memory`` bytes each) or the real ones.
     device_memory : int or str
         Bytes per device (``"80GB"`` accepted).
-    nodes, bandwidth, intra_bandwidth, flops
-        Cluster shape: node count, inter-node and intra-node bytes/s, device flop/s.
+    nodes, bandwidth, intra_bandwidth, flops, latency
+        Cluster shape: node count, inter-node and intra-node bytes/s, device flop/s, seconds
+        per message of a collective (default 10 us on devices, 50 us between CPU ranks).
     global_batch : int
         Sequences per optimizer step (default: about a million tokens).
     weight_bytes : int
@@ -343,7 +356,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     world = devices.devices if isinstance(devices, ClusterSpec) else (
         devices if isinstance(devices, int) else len(devices))
     cluster = cluster_for(devices, world_size=world, memory=device_memory, nodes=nodes,
-                          bandwidth=bandwidth, intra_bandwidth=intra_bandwidth, flops=flops)
+                          bandwidth=bandwidth, intra_bandwidth=intra_bandwidth, flops=flops,
+                          latency=latency)
     gb = global_batch or max(world, 2**20 // spec.seq_len)
     kw = {"global_batch": gb, "weight_bytes": weight_bytes, "optimizer": optimizer,
           "overlap": overlap, "grad_bytes": grad_bytes}
@@ -361,7 +375,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
                 # skiff's expert-parallel strategy does not shard with ZeRO as well
                 zeros = (0,) if dp == 1 or (ep > 1 and "ep=dp" in dims) else (0, 1, 2)
                 for zero in zeros:
-                    per_dp = gb // dp if gb % dp == 0 else 0
+                    per_dp = -(-gb // dp) if gb >= dp else 0
                     micros = [m for m in (1, 2, 4, 8, 16, 32) if per_dp and per_dp % m == 0]
                     for mb in micros:
                         for rc in (False, True):
@@ -395,6 +409,10 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         if lean.peak_memory > usable:
             reasons.append("plain data parallel does not fit: " + _does_not_fit(lean, cluster))
     c = best.choice
+    if gb % c.dp:
+        reasons.append(f"the global batch of {gb} splits unevenly over dp={c.dp} "
+                       f"({-(-gb // c.dp)} or {gb // c.dp} sequences per rank, each rank's "
+                       "loss weighted by its rows); the fullest rank is costed")
     if c.zero:
         unsharded = estimate(spec, cluster, replace(c, zero=0), **kw)
         reasons.append(f"ZeRO-{c.zero} shards optimizer state"

@@ -1,0 +1,97 @@
+"""Round 30: what ``strategy="auto"`` chooses, against hand computation and an expert's pick.
+
+A batch the data-parallel ranks do not divide is costed at its fullest rank (the Trainer
+splits it as evenly as it goes); every message of a collective costs a latency, so a small
+model stays data-parallel instead of being cut into pipeline stages for a saving of
+microseconds; a model whose weights alone do not fit one device is still cut.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from skiff.kernels.train.plan import Choice, ClusterSpec, ModelSpec, estimate, plan, resolve
+
+TINY = ModelSpec("tiny", n_layers=2, d_model=8, n_heads=2, vocab=10, seq_len=4)
+ALPHA = 1e-5
+CLUSTER = ClusterSpec(devices=2, memory=10**6, flops=1e12, intra_bw=1e9, mem_bw=1e11,
+                      latency=ALPHA)
+
+
+def _flops_per_sequence(spec):
+    return (6 * spec.n_params + 12 * spec.n_layers * spec.d_model * spec.seq_len) * spec.seq_len
+
+
+def test_uneven_batch_is_costed_at_the_fullest_rank():
+    # 7 sequences over dp=2: ranks of 4 and 3; the step waits for the rank of 4
+    e = estimate(TINY, CLUSTER, Choice(dp=2), global_batch=7, weight_bytes=4)
+    assert e.time["compute"] == pytest.approx(4 * _flops_per_sequence(TINY) / 1e12)
+    even = estimate(TINY, CLUSTER, Choice(dp=2), global_batch=8, weight_bytes=4)
+    assert e.memory == even.memory and e.n_micro == even.n_micro == 4
+    # plan and resolve take such a batch (they refused "no layout of 2 devices suits")
+    p = plan(TINY, devices=CLUSTER, global_batch=7)
+    assert p.choice.dp == 2 and p.choice.tp == p.choice.pp == 1
+    assert any("unevenly" in r and "4 or 3" in r for r in p.reasons), p.reasons
+    kept = resolve("dp", TINY, world_size=2, devices=CLUSTER, global_batch=7)
+    assert kept.choice.dp == 2
+    # fewer sequences than ranks leaves a rank with nothing: refused, naming the fix
+    with pytest.raises(ValueError, match="at least dp sequences"):
+        resolve("dp", TINY, world_size=2, devices=CLUSTER, global_batch=1)
+
+
+def test_latency_per_message_by_hand():
+    n = TINY.n_params
+    bw = estimate(TINY, ClusterSpec(**{**CLUSTER.to_json(), "latency": 0.0}), Choice(dp=2),
+                  global_batch=4, weight_bytes=4, overlap=False)
+    e = estimate(TINY, CLUSTER, Choice(dp=2), global_batch=4, weight_bytes=4, overlap=False)
+    # one bucket, a ring of 2: 2 (n-1) = 2 messages
+    assert bw.time["dp_comm"] == pytest.approx(2 * 0.5 * n * 4 / 1e9)
+    assert e.time["dp_comm"] == pytest.approx(2 * 0.5 * n * 4 / 1e9 + 2 * ALPHA)
+    # tp=2: 4 all-reduces per layer per micro-batch (4 of 1 sequence), each 2 messages
+    tp = estimate(TINY, CLUSTER, Choice(tp=2), global_batch=4, weight_bytes=4)
+    msg = 1 * 4 * 8 * 4
+    assert tp.time["tp_comm"] == pytest.approx(4 * 2 * 0.5 * msg * 2 * 4 / 1e9
+                                               + 4 * 2 * 4 * 2 * ALPHA)
+    # pp=2: a send each way per micro-batch plus the pipeline's fill
+    pp = estimate(TINY, CLUSTER, Choice(pp=2), global_batch=4, weight_bytes=4)
+    assert pp.time["pp_comm"] == pytest.approx(2 * 4 * msg / 1e9 + 2 * (4 + 2 - 1) * ALPHA)
+
+
+@pytest.mark.parametrize("spec", [
+    ModelSpec("gpt-2-layer", n_layers=2, d_model=64, n_heads=4, vocab=256, seq_len=64),
+    ModelSpec("moe-8-experts", n_layers=2, d_model=32, n_heads=4, vocab=64, seq_len=16,
+              n_experts=8, top_k=2, expert_hidden=32),
+])
+def test_a_small_model_that_fits_stays_data_parallel(spec):
+    # round 29: pp=2 won by the optimizer step's microseconds it halves; an expert keeps a
+    # model that fits whole on every device data-parallel
+    p = plan(spec, devices=2, device_memory="80GB", global_batch=8)
+    assert p.choice.dp == 2 and p.choice.tp == p.choice.pp == 1, p.choice.label()
+    # the model fits one device by hand: 16 bytes a parameter (bf16 + fp32 master + Adam)
+    assert 16 * spec.n_params < 0.9 * 80e9
+
+
+def test_weights_that_do_not_fit_one_device_are_cut():
+    # 7b in bf16: 13.5 GB of weights alone, more than a 12 GB device's 10.8 GB usable
+    # (16 B/param in all, 108 GB: 8 such devices cannot hold it, 2 nodes of 8 can)
+    p = plan("7b", devices=16, nodes=2, device_memory="12GB", global_batch=16)
+    c = p.choice
+    weights = p.model.n_params * 2
+    assert weights > 0.9 * 12e9 and c.tp * c.pp > 1
+    assert weights / (c.tp * c.pp) == pytest.approx(p.estimate.memory["params"])
+    assert p.estimate.peak_memory <= 0.9 * 12e9
+
+
+def test_optimizer_state_that_does_not_fit_gets_zero():
+    # 1.3 B params in bf16: weights + grads 5.2 GB fit a 16 GB device, + 12 B/param of fp32
+    # master and moments (16 GB) do not; sharding over 8 ranks does (ZeRO), no tp/pp needed
+    spec = ModelSpec("gpt-1.3b", n_layers=24, d_model=2048, n_heads=16, vocab=50257,
+                     seq_len=512)
+    n = spec.n_params
+    assert 16 * n > 0.9 * 16e9 > 4 * n + 12 * n / 8
+    p = plan(spec, devices=8, device_memory="16GB", global_batch=64)
+    assert p.choice.zero >= 1 and p.choice.dp == 8, p.choice.label()
+    assert p.estimate.memory["optimizer"] == pytest.approx(12 * n / 8)
+    assert math.isclose(p.estimate.memory["params"], 2 * n)
