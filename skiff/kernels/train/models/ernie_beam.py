@@ -182,11 +182,18 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     seqs = seqs[:, :T + generated]
     if not return_dict_in_generate:
         return seqs
+    from .ernie_beam_cache import beam_past
+
+    # the cache's rows: the running beams of the last step, as transformers' last
+    # reordering picks them (its torch.topk orders the candidates tied at -1e9 its own way)
+    last = np.take_along_axis(cand_origin[:, :, cur - 1 - T], _topk_order(go, nb), 1)
+    _reorder(cache, last.reshape(-1))
     return GenerateOutput(sequences=seqs,
                           sequences_scores=scores if output_scores else None,
                           scores=tuple(kept_scores) if output_scores else None,
                           logits=tuple(kept_logits) if output_logits else None,
-                          beam_indices=origin[:, :generated])
+                          beam_indices=origin[:, :generated],
+                          cache=beam_past(model, cache, spans, T, cur - 1, nb))
 
 
 def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos) -> None:
@@ -201,6 +208,17 @@ def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos) -> None
                 logp[r, banned] = -np.inf
     if forbid_eos and eos:
         logp[:, eos] = -np.inf
+
+
+def _topk_order(values, k: int) -> np.ndarray:
+    """The indices (B, k) of each row's k largest ``values``, ties ordered as torch.topk
+    orders them when torch is there (transformers' choice), else first come first."""
+    try:
+        import torch
+    except ImportError:
+        return np.argsort(-values, axis=1, kind="stable")[:, :k]
+    return torch.topk(torch.from_numpy(np.ascontiguousarray(values)), k, dim=1).indices \
+        .numpy().astype(np.int64)
 
 
 def _reorder(cache: PackedKVCache, index) -> None:
