@@ -443,6 +443,26 @@ class OcrKind(Kind):
         return JobRequest("ocr", config, fn=job, local_only=local,
                           label=f"%ocr {' '.join(values['inputs'])}")
 
+    def resume_config(self, job) -> dict:
+        """``jobs resume ID``: an OCR job that stopped (cancelled, failed, its kernel gone)
+        or could not read some inputs goes on with the same inputs and options; the pages
+        its JSON lines hold, read without an error, are kept and not read again
+        (``resume_from``, :func:`skiff.kernels.ocr.entry.read_done`), the others read."""
+        from skiff.kernels.ocr.entry import results_file
+
+        config = {k: v for k, v in dict(job.config).items() if k != "resume_from"}
+        if any(str(p).startswith("<variable") for p in config.get("inputs") or []):
+            raise ValueError(f"job {job.id} read images held in notebook variables, which it "
+                             "did not keep: run %ocr on them again")
+        result = job.result or {}
+        if job.status == "done" and not result.get("errors"):
+            again = job.meta.get("command")
+            raise ValueError(f"job {job.id} read all its {figure(result.get('images', 0))} "
+                             f"images: nothing to resume"
+                             + (f"; to read them again: {again}" if again else ""))
+        config["resume_from"] = results_file(config, job.run_dir)
+        return config
+
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:
         """``auto`` is a GPU only where onnxruntime has its CUDA provider too."""

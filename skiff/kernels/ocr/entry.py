@@ -31,7 +31,7 @@ from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
 __all__ = ["run", "expand_inputs", "count_pages", "parse_pages", "select_pages", "OcrRun",
-           "IMAGE_EXTENSIONS", "write_text",
+           "IMAGE_EXTENSIONS", "write_text", "results_file", "read_done", "left_to_read",
            "skipped_line", "silent_line"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
@@ -262,6 +262,19 @@ def run(config: dict, reporter) -> OcrRun:
     if out is None and reporter.run_dir is not None:
         out = str(Path(reporter.run_dir) / "results.jsonl")
     final_out, rank, world = out, reporter.rank, reporter.world_size
+    kept_records: list[dict] = []
+    if images is None and config.get("resume_from"):  # jobs resume: what was read is kept
+        every = list(items)
+        done = read_done(config["resume_from"], every)
+        kept_records = list(done.values())
+        items = left_to_read(every, done)
+        if reporter.rank == 0:
+            reporter.log(f"resuming: {len(kept_records)} pages read by the earlier job kept "
+                         f"from {config['resume_from']}, {len(items)} inputs left to read")
+        if world > 1:  # every rank has read the parts before any rank writes its own
+            from mpi4py import MPI
+
+            MPI.COMM_WORLD.Barrier()
     if world > 1:  # ranks share the images round-robin; rank 0 joins their JSONL parts
         items = items[rank::world]
         out = f"{final_out}.part{rank}" if final_out else None
@@ -278,19 +291,33 @@ def run(config: dict, reporter) -> OcrRun:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     fh = open(out, "w", encoding="utf-8") if out else None
+    if kept_records and rank == 0:  # first, so that a second cancel loses none of them
+        for record in kept_records:
+            n += 1
+            errors += record.get("error") is not None
+            lines += len(record.get("lines") or [])
+            unread += int(record.get("unread") or 0)
+            silent += bool(record.get("unread")) and not record.get("lines")
+            if fh is not None:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if len(kept) < KEEP:
+                kept.append(_result_of(record))
+        if fh is not None:
+            fh.flush()
     try:
-        for result in pipe.run(items, reporter=reporter, total=total,
-                               keep_pixels=keep_pixels or overlays > 0):
+        for result in (pipe.run(items, reporter=reporter, total=total,
+                                keep_pixels=keep_pixels or overlays > 0) if items else ()):
             n += 1
             errors += result.error is not None
             lines += len(result.lines)
             unread += result.unread
             silent += bool(result.unread) and not result.lines
-            if fh is not None:
+            if fh is not None:  # flushed: a killed job keeps every page it read
                 fh.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
-            if n <= overlays and result.error is None and reporter.run_dir is not None \
-                    and rank == 0:
-                _overlay(result, n, reporter)
+                fh.flush()
+            if n - len(kept_records) <= overlays and result.error is None \
+                    and reporter.run_dir is not None and rank == 0:
+                _overlay(result, n - len(kept_records), reporter)
             if not keep_pixels or n > 8:  # flat memory: pixels only for the first few
                 result.pixels = None
             if len(kept) < KEEP:
@@ -303,6 +330,8 @@ def run(config: dict, reporter) -> OcrRun:
         n, errors, lines, silent, unread = _join_ranks(final_out, world,
                                                        (n, errors, lines, silent, unread))
         out = final_out
+    if kept_records and out and rank == 0:  # the results in the order of the inputs
+        _in_input_order(out, every)
     reporter.metric("images_per_s", n / seconds if seconds else 0.0)
     reporter.metric("errors", errors)
     if out and reporter.run_dir is not None and rank == 0:
@@ -319,6 +348,97 @@ def run(config: dict, reporter) -> OcrRun:
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   device=pipe.device, model=pipe.models.name)
+
+
+def results_file(config: dict, run_dir) -> str:
+    """Where a job run with ``config`` in ``run_dir`` wrote its JSON lines: its ``--out``,
+    else (no ``--out``, or a ``.txt``/``.csv`` one) the run folder's ``results.jsonl``."""
+    out = config.get("out")
+    if out and Path(out).suffix.lower() not in TEXT_SUFFIXES + CSV_SUFFIXES:
+        return str(out)
+    return str(Path(run_dir) / "results.jsonl")
+
+
+def _labels(jsonl: str) -> list[str]:
+    """``jsonl`` and the parts of ranks that had not been joined (a job of ``--np N``
+    stopped before its end)."""
+    return [jsonl] + sorted(glob.glob(glob.escape(jsonl) + ".part[0-9]*"))
+
+
+def read_done(jsonl: str, items: list[str]) -> dict[str, dict]:
+    """The records of an earlier run's results (``jsonl`` and its ranks' parts) that read
+    one of ``items`` (or a page of one) without an error, by image label. A line cut short
+    by a killed job, or a record of another input, is left out; a missing file gives none."""
+    wanted = set(items)
+    bases = {item for item in items if "#page=" not in item}
+    done: dict[str, dict] = {}
+    for path in _labels(jsonl):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    label = record.get("image") if isinstance(record, dict) else None
+                    if not isinstance(label, str) or record.get("error") is not None:
+                        continue
+                    base = label.rsplit("#page=", 1)[0]
+                    if label in wanted or base in bases:
+                        done[label] = record
+        except OSError:
+            continue
+    return done
+
+
+def left_to_read(items: list[str], done: dict) -> list[str]:
+    """``items`` less what ``done`` holds (:func:`read_done`): a document some of whose
+    pages were read gives its other pages as ``file.pdf#page=N``."""
+    pages: dict[str, set[int]] = {}
+    for label in done:
+        base, _, page = label.rpartition("#page=")
+        if base and page.isdigit():
+            pages.setdefault(base, set()).add(int(page))
+    left: list[str] = []
+    for item in items:
+        if item in done:
+            continue
+        if "#page=" not in item and item in pages:
+            left.extend(f"{item}#page={k}" for k in range(1, count_pages(item) + 1)
+                        if k not in pages[item])
+        else:
+            left.append(item)
+    return left
+
+
+def _result_of(record: dict) -> OcrResult:
+    """An :class:`OcrResult` (no pixels) from its JSON record."""
+    from .result import TextLine
+
+    lines = [TextLine(line["box"], line["text"], float(line.get("score", 0.0)),
+                      int(line.get("row", 0))) for line in record.get("lines") or []]
+    return OcrResult(record.get("image"), lines, record.get("text", ""),
+                     error=record.get("error"), unread=int(record.get("unread") or 0),
+                     elapsed_s=float(record.get("elapsed_s") or 0.0))
+
+
+def _in_input_order(out: str, items: list[str]) -> None:
+    """Rewrite ``out`` with its records in the order of ``items`` (a document's pages in
+    page order), a resumed job's kept records and new ones having been written apart."""
+    rank = {item: i for i, item in enumerate(items)}
+
+    def key(record: dict) -> tuple:
+        label = str(record.get("image"))
+        base, _, page = label.rpartition("#page=")
+        if label in rank:
+            return rank[label], 0
+        return (rank.get(base, len(items)), int(page) if page.isdigit() else 0)
+
+    records = sorted(_records(out), key=key)  # stable: ties keep their order
+    tmp = f"{out}.sorting"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    os.replace(tmp, out)
 
 
 def _records(jsonl: str) -> list[dict]:
