@@ -476,24 +476,29 @@ def write_csv(jsonl: str, path: str) -> str:
     lines side by side: a table's cells, a receipt's item and price) one CSV row, its lines
     the columns (:func:`.grid.grid_rows`: the rows of a table keep their empty cells, each
     cell in its column). One image: its rows alone; several: each row led by the image's name (an
-    image that could not be read: one row saying why). UTF-8 with a byte-order mark, so a
-    spreadsheet opens Chinese text as such. Returns ``path``."""
+    image that could not be read: one row saying why), every row padded with empty cells to
+    the widest (``pandas.read_csv(path, header=None)`` reads it). UTF-8 with a byte-order
+    mark, so a spreadsheet opens Chinese text as such. Returns ``path``."""
     import csv
 
     from .grid import grid_rows
 
     docs = _records(jsonl)
+    rows: list[list[str]] = []
+    alone = len(docs) == 1 and not docs[0].get("error")
+    for doc in docs:
+        lead = [] if alone else [doc["image"]]
+        if doc.get("error"):
+            rows.append(lead + [f"(not read: {doc['error']})"])
+            continue
+        for row in grid_rows(doc.get("lines") or []):  # a table's cells in its columns
+            rows.append(lead + row)
+    # every row as wide as the widest: a reader that takes the first row's width (pandas'
+    # read_csv) refused a file whose later rows had more cells ("Expected 2 fields ...")
+    width = max((len(row) for row in rows), default=0)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8-sig", newline="") as fh:
-        writer = csv.writer(fh)
-        alone = len(docs) == 1 and not docs[0].get("error")
-        for doc in docs:
-            lead = [] if alone else [doc["image"]]
-            if doc.get("error"):
-                writer.writerow(lead + [f"(not read: {doc['error']})"])
-                continue
-            for row in grid_rows(doc.get("lines") or []):  # a table's cells in its columns
-                writer.writerow(lead + row)
+        csv.writer(fh).writerows(row + [""] * (width - len(row)) for row in rows)
     return path
 
 
