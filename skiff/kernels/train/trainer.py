@@ -460,7 +460,9 @@ class Trainer(Inference, TrainerState):
         if len(loader) == 0:
             raise ValueError(f"the dataset has {len(dataset)} items, fewer than one batch of "
                              f"{self.batch_size} with drop_last=True")
-        per_epoch = max(1, len(loader) // self.grad_accum)
+        # transformers' count: an epoch's last window takes the micro-batches left (its
+        # steps never cross into the next epoch, so epochs=1 sees every batch)
+        per_epoch = max(1, -(-len(loader) // self.grad_accum))
         total = int(steps) if steps is not None else max(1, round((epochs or 1) * per_epoch))
         self.scheduler = self._make_scheduler(total)
         dtype = param_dtype(self.model)
@@ -629,7 +631,7 @@ class Trainer(Inference, TrainerState):
                 return self._graph_step_done(run, host_batch, taken, t_step)
         loss_sum = 0.0
         micro, scales = self._window(run, fetched)
-        for i in range(self.grad_accum):
+        for i in range(len(micro)):
             if fetched is not None:
                 (host_batch, batch), fetched = fetched, None
             else:
@@ -639,7 +641,7 @@ class Trainer(Inference, TrainerState):
             strategy.row_weight = micro[i][1]
             loader.global_rows = micro[i][2]
             try:
-                scale = 1.0 / self.grad_accum if scales is None else scales[i]
+                scale = 1.0 / len(micro) if scales is None else scales[i]
                 quiet = contextlib.nullcontext()
                 if self.mixed is not None:
                     scale *= self.mixed.loss_scale
@@ -679,23 +681,27 @@ class Trainer(Inference, TrainerState):
             self.scheduler.step()
         run.step += 1
         run.step_times.append(time.perf_counter() - t_step)
-        loss = loss_sum / self.grad_accum if scales is None else loss_sum
+        loss = loss_sum / len(micro) if scales is None else loss_sum
         metrics = strategy.reduce_metrics({"loss": loss})
         return metrics["loss"], lr, grad_norm
 
     def _window(self, run: Run, fetched) -> tuple[list, list | None]:
         """This step's micro-batches ``(host batch, row_weight, global_rows)`` and the factor
-        each one's loss is scaled by (None: ``1 / grad_accum``): a token loss weighs each by
-        its scored targets over the window's on every rank, as transformers' Trainer
-        (:mod:`.trainer_accum`)."""
+        each one's loss is scaled by (None: one over their number): a token loss weighs each
+        by its scored targets over the window's on every rank, as transformers' Trainer
+        (:mod:`.trainer_accum`). ``grad_accum`` of them, or those left in the epoch (as
+        transformers: a step never crosses into the next epoch)."""
         from .trainer_accum import scored_targets, window_scales
 
         loader = run.loader
         if fetched is not None:  # the graph's batch: one micro-batch, as fetched
             return [(fetched[0], getattr(loader, "row_weight", None),
                      getattr(loader, "global_rows", None))], None
+        left = len(loader) - loader.position
+        if left <= 0:  # next_batch starts the next epoch
+            left = len(loader)
         micro = []
-        for _ in range(self.grad_accum):
+        for _ in range(min(self.grad_accum, left)):
             host = next_batch(loader)
             micro.append((host, getattr(loader, "row_weight", None),
                           getattr(loader, "global_rows", None)))

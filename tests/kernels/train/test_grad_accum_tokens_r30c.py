@@ -91,9 +91,8 @@ def test_token_cross_entropy_accumulates_as_one_big_batch():
     assert counts[[0, 1]].sum() != counts[[2, 3]].sum()  # the micro-batches differ
     start, end, losses = skiff_run(x, y, batch_size=4, accum=2, steps=3)
     # batch_size is the micro-batch here: rows 0-3 and 4-7 make the first window
-    windows = [[slice(8 * s, 8 * s + 4), slice(8 * s + 4, 8 * s + 8)] for s in range(3)]
-    windows[1] = [slice(8, 12), slice(0, 4)]  # 12 rows: the second window wraps round
-    windows[2] = [slice(4, 8), slice(8, 12)]
+    # 12 rows: the epoch's second window is its last micro-batch alone (transformers' rule)
+    windows = [[slice(0, 4), slice(4, 8)], [slice(8, 12)], [slice(0, 4), slice(4, 8)]]
     want, want_losses = torch_run(start, windows, x, y)
     for k in want:
         np.testing.assert_allclose(end[k], want[k], rtol=1e-4, atol=2e-6, err_msg=k)
@@ -250,3 +249,35 @@ def test_a_logged_row_holds_the_mean_loss_of_its_steps():
     assert [row["step"] for row in result.history] == [3, 6, 7]
     np.testing.assert_allclose(result.losses, [np.mean(losses[:3]), np.mean(losses[3:6]),
                                                losses[6]], rtol=1e-5)
+
+
+def test_an_epoch_ends_with_a_short_window_and_sees_every_batch():
+    """12 rows, batch 4, ``grad_accum=2``, ``epochs=1`` made one step of 8 rows (the last
+    batch never seen). As transformers, an epoch has ``ceil(3 / 2)`` steps and its last
+    window is the batch left, its loss over its own micro-batches (``loss / 1``)."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(12, 3)).astype("f4")
+    y = (x[:, 0] + x[:, 1] > 0).astype("i8")
+    skiff.seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    start = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    result = skiff.Trainer(model, optimizer="sgd", lr=0.5, schedule="constant", clip=None,
+                           weight_decay=0.0, batch_size=4, grad_accum=2, shuffle=False,
+                           verbose=False).train((x, y), epochs=2)
+    twin = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    twin.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
+    opt = torch.optim.SGD(twin.parameters(), lr=0.5, momentum=0.9)
+    losses = []
+    for window in [[0, 4], [8]] * 2:  # transformers: loss / current_gradient_accumulation_steps
+        opt.zero_grad()
+        total = 0.0
+        for i in window:
+            loss = torch.nn.functional.cross_entropy(twin(torch.tensor(x[i:i + 4])),
+                                                     torch.tensor(y[i:i + 4])) / len(window)
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        losses.append(total)
+    np.testing.assert_allclose(result.losses, losses, rtol=1e-5)
+    for k, v in twin.state_dict().items():
+        np.testing.assert_allclose(model.state_dict()[k], v.numpy(), rtol=1e-4, atol=2e-6)
