@@ -54,7 +54,66 @@ def _what_bytes_are(head: bytes, empty: str) -> str:
     if all(32 <= b < 127 or b in (9, 10, 13) for b in head):
         text = head.decode("ascii", "replace").strip().splitlines()[0][:40]
         return f"it holds text ({text!r}), not an image"
+    known = _format_of(head)
+    if known:  # its first bytes are a known format's, and the rest does not decode
+        return (f"it starts as a {known} file but its data is damaged (cut short or "
+                f"corrupted in a copy): open it in an image viewer, or copy it again from "
+                f"where it came from")
     return f"no image format this reader knows starts with the bytes {head[:8].hex(' ')}"
+
+
+_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"),
+               (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"), (b"BM", "BMP"),
+               (b"\x00\x00\x00\x0cjP  ", "JPEG 2000"), (b"%PDF-", "PDF"))
+
+
+def _format_of(head: bytes) -> str | None:
+    """The image format whose signature ``head`` starts with (WebP and HEIC/AVIF by their
+    RIFF and ``ftyp`` boxes), else None."""
+    for magic, name in _SIGNATURES:
+        if head.startswith(magic):
+            return name
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WebP"
+    if head[4:8] == b"ftyp":
+        return "AVIF" if head[8:12] in (b"avif", b"avis") else "HEIC"
+    return None
+
+
+def _decode_failure(exc: Exception, head: bytes = b"") -> str:
+    """Why a file whose format is known did not decode, in words that name the fix: a file
+    cut short (Pillow's ``image file is truncated``), data damaged after a known format's
+    first bytes (``head``), else the error as raised."""
+    text = str(exc)
+    if "truncated" in text or "broken data stream" in text:
+        return (f"the file is cut short ({text}): copy it again from where it came from "
+                "(a photo still being synced or downloaded?)")
+    known = _format_of(head)
+    if known and isinstance(exc, (OSError, SyntaxError, ValueError, EOFError)):
+        return (f"it starts as a {known} file but its data is damaged ({text}): open it in "
+                f"an image viewer, or copy it again from where it came from")
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _head(path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(64)
+    except OSError:
+        return b""
+
+
+def _pdf_failure(name: str, exc: Exception) -> str:
+    """Why PDFium could not open a PDF, in words that name the fix."""
+    text = str(exc).rstrip(".")
+    if "password" in text.lower():
+        return (f"{name!r} is a password-protected PDF ({text}): save a copy without the "
+                f"password (qpdf --password=PASSWORD --decrypt in.pdf out.pdf, or print "
+                f"it to PDF from a viewer) and read that")
+    if "format" in text.lower():
+        return (f"cannot read {name!r} as a PDF: its data is damaged or cut short ({text}); "
+                f"copy it again, or open and save it again in a PDF viewer")
+    return f"cannot read {name!r} as a PDF: {text}"
 
 def footprint(image: np.ndarray) -> int:
     """Bytes an image array holds: a grey image shared across its three channels (a
@@ -212,7 +271,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
             if Path(path).suffix.lower() in HEIF_SUFFIXES and heif is False:
                 hint = (" (HEIC/HEIF photos need the pillow-heif package: "
                         "pip install 'skiff[heic]' or pip install pillow-heif)")
-            why = f"{type(exc).__name__}: {exc}"
+            why = _decode_failure(exc, _head(path))
             if isinstance(exc, Image.UnidentifiedImageError):
                 why = _what_it_is(path)
             raise ImageError(f"cannot read {Path(label).name!r} as an image: "
@@ -259,6 +318,9 @@ def _from_bytes(item) -> np.ndarray:
     except Image.UnidentifiedImageError:
         why = _what_bytes_are(bytes(data[:64]), "")
         raise ImageError(f"cannot read {len(data)} bytes as an image: {why}") from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # data that does not decode
+        raise ImageError(f"cannot read {len(data)} bytes as an image: "
+                         f"{_decode_failure(exc, bytes(data[:64]))}") from None
 
 
 # a file whose resolution across and down differ by at least this much (and at most
@@ -411,7 +473,7 @@ def _pdf_pages(path: str, only: int | None, dpi: float,
             doc = pdfium.PdfDocument(path)
             n = len(doc)
         except Exception as exc:
-            raise ImageError(f"cannot read {Path(path).name!r} as a PDF: {exc}") from None
+            raise ImageError(_pdf_failure(Path(path).name, exc)) from None
     try:
         if only is not None and not 1 <= only <= n:
             raise ImageError(f"{path!r} has {n} pages, asked for page {only}")
