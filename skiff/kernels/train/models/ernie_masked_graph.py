@@ -21,7 +21,6 @@ _NO = -1e9  # the additive mask of a key a query may not see (exp underflows to 
 def forward_masked_graph(model, input_ids, attention_mask, position_ids):
     """Logits (B, T, V), with a graph, of ``input_ids`` (B, T) under ``attention_mask``
     (B, T) at ``position_ids`` (B, T) or (1, T)."""
-    from ..core.nn import functional as F
     from ..core.tensor import Tensor
     from .ernie_masked_past import as_mask
     from .gpt import _as_index, _host
@@ -48,22 +47,31 @@ def forward_masked_graph(model, input_ids, attention_mask, position_ids):
     cos = cos.reshape(B, T, 1, -1)
     sin = sin.reshape(B, T, 1, -1)
     x = model.model.embed_tokens(_as_index(ids, model))  # (B, T, C)
-    for layer in model.model.layers:
-        attn = layer.self_attn
-        H, K, D = attn.H, attn.K, attn.D
-        R = H // K
-        h = layer.input_layernorm(x)
-        q = F.rotary_embedding(attn.q_proj(h).reshape(B, T, H, D), cos, sin)
-        k = F.rotary_embedding(attn.k_proj(h).reshape(B, T, K, D), cos, sin)
-        v = attn.v_proj(h).reshape(B, T, K, D)
-        q = q.reshape(B, T, K, R, D).transpose(0, 2, 3, 1, 4)  # (B, K, R, T, D)
-        k = k.transpose(0, 2, 1, 3).reshape(B, K, 1, T, D).expand(B, K, R, T, D)
-        v = v.transpose(0, 2, 1, 3).reshape(B, K, 1, T, D).expand(B, K, R, T, D)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=D ** -0.5)
-        y = y.transpose(0, 3, 1, 2, 4).reshape(B, T, H * D) * keep
-        x = x + attn.o_proj(y)
-        x = x + layer.mlp(layer.post_attention_layernorm(x))
+    for layer in model.model.layers:  # recomputed in backward under gradient checkpointing
+        x = model._layer(layer, lambda h, layer=layer: _layer(layer, h, cos, sin, bias, keep), x)
     return model.lm_head(model.model.norm(x))
+
+
+def _layer(layer, x, cos, sin, bias, keep):
+    """One decoder layer on x (B, T, C) under the additive ``bias`` (B, 1, 1, T, T);
+    ``keep`` (B, T, 1) zeroes the attention output of queries with nothing to see."""
+    from ..core.nn import functional as F
+
+    B, T, _ = x.shape
+    attn = layer.self_attn
+    H, K, D = attn.H, attn.K, attn.D
+    R = H // K
+    h = layer.input_layernorm(x)
+    q = F.rotary_embedding(attn.q_proj(h).reshape(B, T, H, D), cos, sin)
+    k = F.rotary_embedding(attn.k_proj(h).reshape(B, T, K, D), cos, sin)
+    v = attn.v_proj(h).reshape(B, T, K, D)
+    q = q.reshape(B, T, K, R, D).transpose(0, 2, 3, 1, 4)  # (B, K, R, T, D)
+    k = k.transpose(0, 2, 1, 3).reshape(B, K, 1, T, D).expand(B, K, R, T, D)
+    v = v.transpose(0, 2, 1, 3).reshape(B, K, 1, T, D).expand(B, K, R, T, D)
+    y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=D ** -0.5)
+    y = y.transpose(0, 3, 1, 2, 4).reshape(B, T, H * D) * keep
+    x = x + attn.o_proj(y)
+    return x + layer.mlp(layer.post_attention_layernorm(x))
 
 
 def keep_real_router_rows(model, attention_mask) -> None:

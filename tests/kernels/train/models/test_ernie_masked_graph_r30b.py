@@ -2,7 +2,8 @@
 graph, and with labels it raised): a left-padded batch at the positions a DPO/TRL collator
 gives (``cumsum(mask) - 1``) or an offset range; the loss, the logits of real tokens and
 every parameter's gradient equal transformers' (``use_cache=False``), dense and MoE (with
-its balancing loss over the real tokens); the output's cache equals transformers'."""
+its balancing loss over the real tokens), with gradient checkpointing too; the output's
+cache equals transformers'."""
 
 from __future__ import annotations
 
@@ -45,9 +46,11 @@ def grads_equal(ref, model):
     assert seen > 5
 
 
-@pytest.mark.parametrize("kind", ["cumsum", "offset"])
+@pytest.mark.parametrize("kind", ["cumsum", "offset", "checkpointed"])
 def test_padded_positions_train_as_transformers(pair, kind):
     ref, model = pair
+    if kind == "checkpointed":  # each layer recomputed in backward: the same gradients
+        model.gradient_checkpointing_enable()
     ids, mask = padded(model.config.vocab_size, [4, 7, 5], seed=3)
     pos = (np.maximum(np.cumsum(mask, 1) - 1, 0) if kind == "cumsum"
            else np.arange(3, 3 + ids.shape[1])[None])
@@ -70,6 +73,7 @@ def test_padded_positions_train_as_transformers(pair, kind):
     np.testing.assert_allclose(np.asarray(got.logits.numpy())[real], w[real],
                                atol=1e-5 * np.abs(w).max())
     got.loss.backward()
+    model.gradient_checkpointing_disable()
     grads_equal(ref, model)
 
 
