@@ -2,8 +2,9 @@
 ranks (dp) is the mean over every scored target of the window on both ranks, as
 transformers' Trainer with its default ``average_tokens_across_devices=True`` (the count
 gathered over the processes, the loss times the processes for DDP's average): one torch
-2.13 batch of the window's rows, whatever the rows per rank (an uneven batch of 3) and for
-packed chat batches with a model loss. Before, each rank's micro-batch means were averaged."""
+2.13 batch of the window's rows, whatever the rows per rank (an uneven batch of 3), for
+packed chat batches with a model loss, and for an epoch's short last window. Before, each
+rank's micro-batch means were averaged."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ def test_token_loss_accumulated_on_two_ranks_is_one_big_batch():
     got = run_mpi(2, "accum_tokens_r30c_check.py", timeout=150)
     for name, (rows, batch, accum, steps, _) in check.RUNS.items():
         x, y = token_data(rows=rows, seed=4)
-        window = batch * accum
-        windows = [[slice(s * window, (s + 1) * window)] for s in range(steps)]
+        starts = list(range(0, rows, batch * accum))  # an epoch's windows (one epoch here)
+        windows = [[slice(a, min(a + batch * accum, rows))] for a in starts][:steps]
+        assert len(windows) == steps
         for r in got:
             want, losses = torch_run(r[name]["start"], windows, x, y)
             np.testing.assert_allclose(r[name]["losses"], losses, rtol=1e-5, err_msg=name)

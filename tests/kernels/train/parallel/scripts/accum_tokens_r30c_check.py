@@ -20,6 +20,7 @@ RUNS = {  # name: (rows, batch_size over the ranks, grad_accum, steps, packed)
     "even": (16, 4, 2, 2, False),
     "uneven": (12, 3, 2, 2, False),
     "packed": (16, 4, 2, 2, True),
+    "epoch end": (12, 4, 2, 2, False),  # the epoch's second window: its last batch alone
 }
 
 
