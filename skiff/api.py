@@ -35,14 +35,28 @@ def _solve():
     return {"Solver": Solver, "solve": solve, "SmoothedAggregation": SmoothedAggregation}
 
 
+def _spawned():
+    from skiff.kernels.train.parallel.spawned import (
+        SpawnedRanksFailed,
+        gather_from_ranks,
+        wait_for_ranks,
+    )
+
+    return {"SpawnedRanksFailed": SpawnedRanksFailed, "gather_from_ranks": gather_from_ranks,
+            "wait_for_ranks": wait_for_ranks}
+
+
 # the names that load only their own module (not the training core)
 _LIGHT = {"Job": _jobs, "launch": _jobs, "list_devices": _devices,
           "resolve_device": _devices, "ocr": _ocr, "Solver": _solve, "solve": _solve,
-          "SmoothedAggregation": _solve}
+          "SmoothedAggregation": _solve, "SpawnedRanksFailed": _spawned,
+          "gather_from_ranks": _spawned, "wait_for_ranks": _spawned}
 
 # skiff's own names; torch's other top-level names (from the training core) follow in __all__
 NAMES = ["Job", "Solver", "Tensor", "Trainer", "launch", "list_devices", "no_grad", "ocr",
          "panel", "plan", "resolve_device", "seed", "solve", "tensor", "SmoothedAggregation",
+         # ranks a notebook spawned (MPI.COMM_SELF.Spawn): their results, or one clear error
+         "SpawnedRanksFailed", "gather_from_ranks", "wait_for_ranks",
          # tensors as torch makes them (skiff.cat(..., dim=1), skiff.zeros(2, 3), ...)
          "arange", "cat", "einsum", "full", "ones", "ones_like", "rand", "randn", "stack",
          "where", "zeros", "zeros_like"]
