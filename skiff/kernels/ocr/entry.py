@@ -263,8 +263,8 @@ def run(config: dict, reporter) -> OcrRun:
         out = str(Path(reporter.run_dir) / "results.jsonl")
     final_out, rank, world = out, reporter.rank, reporter.world_size
     kept_records: list[dict] = []
+    every = [str(item) for item in items] if images is None else []
     if images is None and config.get("resume_from"):  # jobs resume: what was read is kept
-        every = list(items)
         done = read_done(config["resume_from"], every)
         kept_records = list(done.values())
         items = left_to_read(every, done)
@@ -330,7 +330,9 @@ def run(config: dict, reporter) -> OcrRun:
         n, errors, lines, silent, unread = _join_ranks(final_out, world,
                                                        (n, errors, lines, silent, unread))
         out = final_out
-    if kept_records and out and rank == 0:  # the results in the order of the inputs
+    if (kept_records or world > 1) and out and every and rank == 0:
+        # the results in the order of the inputs: kept ones were written first, and ranks'
+        # parts were joined a line from each in turn (a PDF's pages are several lines)
         _in_input_order(out, every)
     reporter.metric("images_per_s", n / seconds if seconds else 0.0)
     reporter.metric("errors", errors)
