@@ -36,7 +36,7 @@ def test_a_shifted_laplacian_takes_minres_and_says_why():
 
 
 def test_positive_definite_matrices_keep_cg_and_amg():
-    n = 40
+    n = 30
     L = _laplacian(n)
     lam1 = np.linalg.eigvalsh(L.toarray())[0]
     for A in (L, (L - 0.5 * lam1 * sp.identity(n * n)).tocsr()):  # not diagonally dominant
@@ -56,3 +56,19 @@ def test_explicit_choices_are_kept():
     assert (s.method, s.precond_name) == ("gmres", "amg")
     s = Solver(A, precond="jacobi")
     assert s.precond_name == "jacobi"
+
+
+def test_a_finite_element_helmholtz_matrix_takes_minres():
+    skfem = __import__("pytest").importorskip("skfem")
+    from skfem.models.poisson import laplace, mass
+
+    ib = skfem.Basis(skfem.MeshTri.init_circle(4), skfem.ElementTriP1())
+    K, M = laplace.assemble(ib), mass.assemble(ib)
+    inner = np.setdiff1d(np.arange(K.shape[0]), ib.get_dofs().flatten())
+    A = (K - 20.0**2 * M)[inner][:, inner].tocsr()            # Dirichlet disc, k = 20
+    assert np.linalg.eigvalsh(A.toarray())[0] < 0
+    b = (M @ np.ones(K.shape[0]))[inner]
+    sol = solve(A, b, rtol=1e-10)
+    assert sol.converged and sol.method == "minres" and "indefinite" in sol.info["solver"]
+    ref = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
