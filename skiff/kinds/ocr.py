@@ -1,6 +1,7 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
-``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B] [--out FILE.jsonl|.txt|.csv|-]
+``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B]
+[--out FILE.jsonl|.txt|.csv|.hocr|-]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
 [--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32] [--np N] [--wait]
 [-o NAME]``.
@@ -67,7 +68,9 @@ def COMMAND(p):
                    help="FILE.txt: the text of each image (a '=== image ===' line before "
                         "each when there are several); FILE.csv: each row of a page a CSV "
                         "row, its cells columns (led by the image's name when there are "
-                        "several); '-': that text on stdout (the summary on stderr); any "
+                        "several); FILE.hocr: hOCR as Tesseract writes it (pages, lines and "
+                        "words with their boxes); '-': that text on stdout (the summary "
+                        "on stderr); any "
                         "other name: one JSON line per image (default: the run folder's "
                         "results.jsonl; from a terminal, one image's text is printed too)")
     p.add_argument("--det-model", default=None, metavar="F.onnx",
@@ -113,7 +116,7 @@ def _file(option: str, value: str | None) -> str | None:
 
 
 # what --out writes: the text, a page's rows as CSV, else a JSON line per image
-OUT_SUFFIXES = (".txt", ".csv", ".jsonl", ".json", ".ndjson", ".log", "")
+OUT_SUFFIXES = (".txt", ".csv", ".hocr", ".jsonl", ".json", ".ndjson", ".log", "")
 
 
 def _missing_input(inputs: list[str], exc: FileNotFoundError) -> Exception:
@@ -141,8 +144,13 @@ def _out_file(out: str | None) -> str | None:
         raise ValueError(f"--out must be a file, got the folder {out!r}")
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in OUT_SUFFIXES:
+        searchable = (" (for a searchable PDF: write FILE.hocr and give it and the scans to "
+                      "OCRmyPDF's hocrtransform or hocr-tools' hocr-pdf)"
+                      if suffix == ".pdf" else "")
         raise ValueError(f"--out {out!r}: skiff writes FILE.txt (the text), FILE.csv (rows "
-                         f"and cells) or FILE.jsonl (a JSON line per image), not {suffix}")
+                         f"and cells), FILE.hocr (Tesseract's hOCR: lines and words with "
+                         f"boxes) or FILE.jsonl (a JSON line per image), not "
+                         f"{suffix}{searchable}")
     parent = os.path.dirname(path)
     while parent and not os.path.exists(parent):  # folders --out would create
         parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
@@ -358,7 +366,8 @@ class OcrKind(Kind):
             lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
                                      str(result.get("model", "?"))))
         if result.get("text_out"):
-            what = "table" if str(result["text_out"]).lower().endswith(".csv") else "text"
+            kinds = {".csv": "table", ".hocr": "hOCR"}
+            what = kinds.get(os.path.splitext(str(result["text_out"]))[1].lower(), "text")
             lines.append(f"{what}: {result['text_out']}")
         elif result.get("out"):
             lines.append(f"text: {result['out']}")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .hocr import HOCR_SUFFIXES, write_hocr
 from .images import PAGED_SUFFIXES, frame_count
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
@@ -41,6 +42,7 @@ KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
 STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_of)
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
+WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES  # --out files made from the JSON lines
 
 
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
@@ -255,7 +257,7 @@ def run(config: dict, reporter) -> OcrRun:
         raise ValueError("no images to read: give files, folders or patterns")
     out = config.get("out")  # (--out - is None here: the CLI prints the text from the JSONL)
     text_out = None
-    if out and Path(out).suffix.lower() in TEXT_SUFFIXES + CSV_SUFFIXES:  # JSON lines beside
+    if out and Path(out).suffix.lower() in WRITTEN:  # the JSON lines beside
         text_out = out
         out = str(Path(reporter.run_dir) / "results.jsonl") if reporter.run_dir is not None \
             else f"{text_out}.jsonl"
@@ -339,14 +341,18 @@ def run(config: dict, reporter) -> OcrRun:
     if out and reporter.run_dir is not None and rank == 0:
         reporter.artifact("results.jsonl", out, kind="jsonl")
     if text_out and rank == 0:
-        table = Path(text_out).suffix.lower() in CSV_SUFFIXES
-        (write_csv if table else write_text)(out, text_out)
+        suffix = Path(text_out).suffix.lower()
+        table = suffix in CSV_SUFFIXES
+        if suffix in HOCR_SUFFIXES:
+            write_hocr(_records(out), text_out, pdf_dpi=float(config.get("pdf_dpi") or 200))
+        else:
+            (write_csv if table else write_text)(out, text_out)
         if reporter.run_dir is None:  # no run folder to keep the JSON lines in
             os.remove(out)
             out = None
         else:
-            reporter.artifact("results.csv" if table else "results.txt", text_out,
-                              kind="text")
+            reporter.artifact(f"results{suffix if suffix in WRITTEN else '.txt'}",
+                              text_out, kind="text")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   device=pipe.device, model=pipe.models.name)
@@ -356,7 +362,7 @@ def results_file(config: dict, run_dir) -> str:
     """Where a job run with ``config`` in ``run_dir`` wrote its JSON lines: its ``--out``,
     else (no ``--out``, or a ``.txt``/``.csv`` one) the run folder's ``results.jsonl``."""
     out = config.get("out")
-    if out and Path(out).suffix.lower() not in TEXT_SUFFIXES + CSV_SUFFIXES:
+    if out and Path(out).suffix.lower() not in WRITTEN:
         return str(out)
     return str(Path(run_dir) / "results.jsonl")
 
