@@ -89,7 +89,8 @@ def expected(estimate: dict, calib: Calibration, *, n_params: int, weight_bytes:
         "baseline (process, libraries, kernels, weights; measured)": calib.baseline_bytes,
         "gradients": n_params * weight_bytes,
         "all-reduce buckets": n_params * weight_bytes if dp > 1 else 0,
-        "optimizer state": int(mem.get("optimizer", n_params * optimizer_bytes)),
+        "optimizer state": int(mem.get("optimizer", n_params * optimizer_bytes)
+                               + mem.get("master_shard", 0)),
         f"activations (formula x {ACT_SCALE:.1f})": int(mem.get("activations", 0) * ACT_SCALE),
     }
     out = {"peak_bytes": int(sum(parts_mem.values())), "memory_parts": parts_mem}

@@ -8,6 +8,7 @@ Memory per device (bytes)
     params      ``P_dev * w``            with ``P_dev = dense/(tp*pp) + experts/(tp*pp*ep)``
     grads       ``P_dev * g``            divided by dp under ZeRO-2
     optimizer   ``P_dev * o``            divided by dp under ZeRO-1 and ZeRO-2
+    master_shard ``P_dev * 4 / dp``      fp32 under ZeRO: the flat slice of the weights it steps
                 (AdamW: two fp32 moments, ``o = 8``; with 16-bit weights a fp32 master copy
                 too, ``o = 12``)
     activations per layer and micro-batch of ``b`` sequences of ``s`` tokens, width ``h``,
@@ -367,6 +368,10 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
         "grads": (dense_dev / shard_g[0] + expert_dev / shard_g[1]) * g,
         "optimizer": (dense_dev / shard_o[0] + expert_dev / shard_o[1]) * o,
     }
+    if c.zero >= 1 and w >= 4:
+        # fp32 ZeRO steps a flat copy of this rank's slice of the weights (in 16-bit training
+        # that copy is the fp32 master, already in ``o``)
+        mem["master_shard"] = (dense_dev / shard_o[0] + expert_dev / shard_o[1]) * 4
     layers = spec.n_layers / c.pp
     in_flight = min(c.pp, n_micro) if c.pp > 1 else 1
     per_layer = activation_bytes_per_layer(spec, c.micro_batch, c.tp, w, c.recompute)

@@ -377,6 +377,11 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
                 for zero in zeros:
                     per_dp = -(-gb // dp) if gb >= dp else 0
                     micros = [m for m in (1, 2, 4, 8, 16, 32) if per_dp and per_dp % m == 0]
+                    if runnable and pp == 1 and per_dp:
+                        # skiff's Trainer cuts a rank's batch into micro-batches only in a
+                        # pipeline: anywhere else all its rows are in flight at once (a
+                        # micro=1 plan costed a 4-row rank's activations at 1 row)
+                        micros = [per_dp]
                     for mb in micros:
                         for rc in (False, True):
                             c = Choice(dp, tp, pp, ep, zero, mb, rc)
@@ -540,6 +545,8 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
             return found
     if not isinstance(model_or_spec, (str, ModelSpec)):
         _check_splittable(model_or_spec, choice, strategy_spec)
+        if choice.pp == 1 and gb >= choice.dp:  # the Trainer runs a rank's rows at once
+            choice = replace(choice, micro_batch=-(-gb // choice.dp))
     problems = _structural_problems(spec, choice, world, gb)
     if problems:
         raise ValueError(f"strategy {strategy_spec!r} is impossible: " + "; ".join(problems))

@@ -95,3 +95,43 @@ def test_optimizer_state_that_does_not_fit_gets_zero():
     assert p.choice.zero >= 1 and p.choice.dp == 8, p.choice.label()
     assert p.estimate.memory["optimizer"] == pytest.approx(12 * n / 8)
     assert math.isclose(p.estimate.memory["params"], 2 * n)
+
+
+def test_a_live_models_plan_costs_the_rows_a_rank_runs_at_once():
+    # the Trainer runs a data-parallel rank's whole batch at once (micro-batches only in a
+    # pipeline): the plan's activations are costed at its 8 rows, not at micro=1 (1 row,
+    # 8x too few); oracle: the bytes numpy allocates in a forward and backward (tracemalloc)
+    import tracemalloc
+
+    import numpy as np
+
+    import skiff
+    from skiff.kernels.train.models.gpt import GPT
+
+    skiff.seed(0)
+    model = GPT("gpt-mini", n_layer=2, n_embd=64, n_head=4, block_size=64, vocab_size=256)
+    rows = 8
+    p = resolve("auto", model, world_size=2, global_batch=2 * rows, seq_len=64)
+    assert p.choice.tp == p.choice.pp == 1 and p.choice.micro_batch == rows
+    x = np.random.default_rng(0).integers(0, 256, (rows, 64))
+
+    def step():
+        model.loss((x, np.roll(x, -1, 1))).backward()
+        for q in model.parameters():
+            q.grad = None
+
+    step()  # what loads on first use
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        step()
+        measured = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    ratio = measured / p.estimate.memory["activations"]
+    assert 0.6 < ratio < 1.4, (measured, p.estimate.memory)
+    # fp32 ZeRO keeps a flat copy of its slice of the weights: 4 bytes a parameter / dp
+    n = model.num_parameters()
+    z1 = resolve("zero1", model, world_size=2, global_batch=2 * rows, seq_len=64)
+    assert z1.estimate.memory["master_shard"] == pytest.approx(4 * n / 2)
+    assert z1.estimate.memory["optimizer"] == pytest.approx(8 * n / 2)
