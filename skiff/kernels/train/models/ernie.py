@@ -236,7 +236,9 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             logits = forward_masked_graph(self, ids, kwargs["attention_mask"], positions)
             if routed:
                 keep_real_router_rows(self, kwargs["attention_mask"])
-            if labels is None and not routed and use_cache is not False:
+            if labels is None and not (routed and want_router) and use_cache is not False:
+                if not (isinstance(keep, int) and keep == 0):
+                    logits = _keep_logits(logits, keep)
                 logits.__class__ = OutputLogits
                 logits._past = lazy_masked_past(self, ids, kwargs["attention_mask"], positions)
                 return logits

@@ -96,3 +96,29 @@ def test_logits_have_a_graph_and_a_cache(pair):
         wk = layer.keys.detach().transpose(1, 2).numpy()
         np.testing.assert_allclose(np.asarray(k).transpose(0, 2, 1, 3)[real], wk[real],
                                    atol=1e-5 * np.abs(wk).max())
+
+
+def test_logits_to_keep_and_router_config(pair):
+    """``logits_to_keep`` and an MoE config's ``output_router_logits`` on this path: the last
+    logits and the (lazily computed) cache equal transformers'."""
+    ref, model = pair
+    ids, mask = padded(model.config.vocab_size, [2, 5], seed=7)
+    pos = np.maximum(np.cumsum(mask, 1) - 1, 0)
+    t = torch.tensor
+    with torch.no_grad():
+        want = ref(t(ids), attention_mask=t(mask), position_ids=t(pos), logits_to_keep=1,
+                   use_cache=True)
+    got = model(ids, attention_mask=mask, position_ids=pos, logits_to_keep=1)
+    w = want.logits.numpy()
+    np.testing.assert_allclose(np.asarray(got.numpy()), w, atol=1e-5 * np.abs(w).max())
+    before = model.config.output_router_logits
+    model.config.output_router_logits = True
+    try:
+        cache = model(ids, attention_mask=mask, position_ids=pos).past_key_values
+    finally:
+        model.config.output_router_logits = before
+    real = mask.astype(bool)
+    for (k, _v), layer in zip(cache, want.past_key_values.layers):
+        wk = layer.keys.transpose(1, 2).numpy()
+        np.testing.assert_allclose(np.asarray(k).transpose(0, 2, 1, 3)[real], wk[real],
+                                   atol=1e-5 * np.abs(wk).max())
