@@ -81,6 +81,8 @@ class Plan:
     searched: int = 0
     fitting: int = 0
     global_batch: int = 1
+    weight_bytes: int = 2
+    grad_bytes: int | None = None
 
     @property
     def strategy(self) -> str:
@@ -100,8 +102,43 @@ class Plan:
         c = self.choice
         return Layout(dp=c.dp, tp=c.tp, pp=c.pp, ep=c.ep)
 
+    @property
+    def summary(self) -> str:
+        """The choice and its main reason in one line (a dry run's, a log's first line)."""
+        c, e = self.choice, self.estimate
+        usable = self.cluster.memory * self.cluster.usable
+        how = [f"ZeRO-{c.zero}"] if c.zero else []
+        how += [f"{n}={getattr(c, n)}" for n in ("tp", "pp", "ep") if getattr(c, n) > 1]
+        how += ["recomputation"] if c.recompute else []
+        head = (f"{self.strategy} ({c.label()}) on {self.cluster.devices} device"
+                f"{'s' if self.cluster.devices > 1 else ''}")
+        mem = f"{_gb(e.peak_memory)} per device"
+        n = self.cluster.devices
+        if self.explicit:
+            why = f"as given; {mem}"
+        else:
+            # plain data parallel as it would run here (a live model's rows all at once;
+            # recomputation when the choice has it, so only the split is argued for)
+            rows = -(-self.global_batch // n)
+            plain = estimate(self.model, self.cluster,
+                             Choice(dp=n, micro_batch=rows if c.micro_batch == -(
+                                 -self.global_batch // c.dp) and c.pp == 1 else 1,
+                                 recompute=c.recompute),
+                             global_batch=self.global_batch, weight_bytes=self.weight_bytes,
+                             grad_bytes=self.grad_bytes) if self.global_batch >= n else None
+            if plain is not None and plain.peak_memory > usable:
+                why = (f"plain data parallel needs {_gb(plain.peak_memory)} a device, "
+                       f"{_gb(usable)} usable; " + (" + ".join(how) or "this layout")
+                       + f" brings it to {_gb(e.peak_memory)}")
+            elif how:
+                why = f"fastest layout that fits, by the cost model ({' + '.join(how)}); {mem}"
+            else:
+                why = f"the model fits every device whole, so data parallel; {mem}"
+        return f"{head}: {why}, {_sec(e.step_time)} a step predicted"
+
     def to_json(self) -> dict:
         return {"spec": self.spec, "explicit": self.explicit, "strategy": self.strategy,
+                "summary": self.summary,
                 "choice": asdict(self.choice), "label": self.choice.label(),
                 "estimate": self.estimate.to_json(), "reasons": list(self.reasons),
                 "model": self.model.to_json(), "cluster": self.cluster.to_json(),
@@ -442,7 +479,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         reasons.append(f"gradient all-reduce {_sec(best.time['dp_comm'])}, "
                        f"{_sec(best.time['dp_exposed'])} not hidden behind backward")
     return Plan(spec, cluster, c, best, reasons, fits[:top], explicit=False, spec="auto",
-                searched=len(all_est), fitting=len(fits), global_batch=gb)
+                searched=len(all_est), fitting=len(fits), global_batch=gb,
+                weight_bytes=weight_bytes, grad_bytes=grad_bytes)
 
 
 def runs_in_skiff(c: Choice) -> bool:
@@ -558,4 +596,5 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
     reasons = [f"explicit strategy {strategy_spec!r} kept as given",
                f"predicted {_gb(est.peak_memory)} per device, {_sec(est.step_time)} per step"]
     return Plan(spec, cluster, choice, est, reasons, [est], explicit=True,
-                spec=str(strategy_spec), searched=1, fitting=1, global_batch=gb)
+                spec=str(strategy_spec), searched=1, fitting=1, global_batch=gb,
+                weight_bytes=weight_bytes, grad_bytes=grad_bytes)

@@ -135,3 +135,26 @@ def test_a_live_models_plan_costs_the_rows_a_rank_runs_at_once():
     z1 = resolve("zero1", model, world_size=2, global_batch=2 * rows, seq_len=64)
     assert z1.estimate.memory["master_shard"] == pytest.approx(4 * n / 2)
     assert z1.estimate.memory["optimizer"] == pytest.approx(8 * n / 2)
+
+
+def test_the_plan_says_its_choice_and_why_in_one_line():
+    import re
+
+    p = plan("7b", devices=8, device_memory="40GB", global_batch=64)
+    line = p.summary
+    assert "\n" not in line and p.choice.label() in line and len(line) < 240
+    assert p.to_json()["summary"] == line
+    # plain dp by hand, bf16 with fp32 master + AdamW: 16 B/param, and activations with
+    # recomputation: each of 32 layers keeps its input (s h 2 bytes), one layer recomputed
+    # (s h (34 + 5 a s / h) bytes), fp32 logits s V 4 bytes; s = h = 4096, a = 32, V = 32000
+    s = h = 4096
+    act = 32 * s * h * 2 + s * h * (34 + 5 * 32 * s / h) + s * 32000 * 4
+    hand = 16 * p.model.n_params + act
+    said = float(re.search(r"plain data parallel needs ([\d.]+) GB", line).group(1))
+    assert said == pytest.approx(hand / 1e9, abs=0.06)
+    assert "ZeRO-2" in line or "tp=" in line or "pp=" in line
+    # a model that fits whole says so, and an explicit strategy that it was kept
+    small = plan(TINY, devices=2, device_memory="80GB", global_batch=4)
+    assert "plain data parallel needs" not in small.summary
+    assert "as given" in resolve("dp", TINY, world_size=2, devices=CLUSTER,
+                                 global_batch=4).summary
