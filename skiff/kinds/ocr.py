@@ -351,6 +351,9 @@ class OcrKind(Kind):
         lines = [f"{read} image{'' if images == 1 else 's'} read, {figure(count)} "
                  f"line{'' if count == 1 else 's'} of text"
                  + (f" ({figure(errors)} could not be read)" if errors else "")]
+        if result.get("kept"):  # jobs resume: pages read by the run it went on with
+            lines.append(f"{figure(result['kept'])} of them kept from the run it resumed, "
+                         "not read again")
         timing = f"{figure(result.get('seconds', 0.0))} s"
         if result.get("images_per_s"):
             timing += f" ({figure(result['images_per_s'])} images/s)"

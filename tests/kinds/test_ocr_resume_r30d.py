@@ -37,3 +37,10 @@ def test_resume_refuses_what_has_nothing_left(tmp_path):
         KIND.resume_config(_job(tmp_path, status="done", result={"images": 5, "errors": 0}))
     with pytest.raises(ValueError, match="notebook variables"):
         KIND.resume_config(_job(tmp_path, inputs=["<variable page>"]))
+
+
+def test_the_summary_says_what_a_resumed_job_kept():
+    said = KIND.summary({"images": 43, "errors": 0, "lines": 105, "kept": 16, "seconds": 18.1,
+                         "images_per_s": 1.49, "device": "cpu", "model": "ch"})
+    assert said[0].startswith("43 images read") and said[1].startswith("16 of them kept")
+    assert not any("kept" in line for line in KIND.summary({"images": 3, "lines": 2}))

@@ -165,8 +165,9 @@ class OcrRun:
     def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
                  seconds: float, out: str | None, device: str, model: str,
                  skipped: list[str] | None = None, text_out: str | None = None,
-                 silent: int = 0, unread: int = 0):
+                 silent: int = 0, unread: int = 0, kept: int = 0):
         self.results = results
+        self.kept = kept  # pages a resumed job kept from the run it goes on with (not read)
         self.text_out = text_out  # the file --out wrote (FILE.txt text, FILE.csv rows), else None
         self.skipped = list(skipped or [])  # what the folders held besides images (subfolder/)
         self.images, self.errors, self.lines = images, errors, lines
@@ -188,7 +189,8 @@ class OcrRun:
     def to_json(self) -> dict:
         return {"images": self.images, "errors": self.errors, "lines": self.lines,
                 "seconds": round(self.seconds, 3),
-                "images_per_s": round(self.images / self.seconds, 3) if self.seconds else None,
+                "images_per_s": round((self.images - self.kept) / self.seconds, 3)
+                if self.seconds else None, "kept": self.kept,
                 "out": self.out, "device": self.device, "model": self.model,
                 "skipped": self.skipped, "text_out": self.text_out,
                 "silent": self.silent, "unread": self.unread,
@@ -336,7 +338,7 @@ def run(config: dict, reporter) -> OcrRun:
         # the results in the order of the inputs: kept ones were written first, and ranks'
         # parts were joined a line from each in turn (a PDF's pages are several lines)
         _in_input_order(out, every)
-    reporter.metric("images_per_s", n / seconds if seconds else 0.0)
+    reporter.metric("images_per_s", (n - len(kept_records)) / seconds if seconds else 0.0)
     reporter.metric("errors", errors)
     if out and reporter.run_dir is not None and rank == 0:
         reporter.artifact("results.jsonl", out, kind="jsonl")
@@ -355,7 +357,8 @@ def run(config: dict, reporter) -> OcrRun:
                               text_out, kind="text")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
-                  device=pipe.device, model=pipe.models.name)
+                  device=pipe.device, model=pipe.models.name,
+                  kept=len(kept_records) if rank == 0 else 0)
 
 
 def results_file(config: dict, run_dir) -> str:

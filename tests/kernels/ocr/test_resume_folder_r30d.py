@@ -73,7 +73,8 @@ def test_a_cut_run_resumed_keeps_what_it_read_and_reads_the_rest(folder, tmp_pat
     for label, text in truth.items():  # the others read, as rendered
         if label not in kept:
             assert by[label]["text"] == text and by[label]["error"] is None, by[label]
-    assert got.images == len(truth) and got.errors == 0
+    assert got.images == len(truth) and got.errors == 0 and got.kept == len(kept)
+    assert got.to_json()["kept"] == len(kept)
     progress = [e for e in reporter.events if e[0] == "progress"]
     assert progress and max(e[2] or 0 for e in progress) == len(truth) - len(kept)
 
