@@ -472,6 +472,16 @@ class OcrKind(Kind):
             raise ValueError(f"job {job.id} read all its {figure(result.get('images', 0))} "
                              f"images: nothing to resume"
                              + (f"; to read them again: {again}" if again else ""))
+        import glob
+
+        for item in config.get("inputs") or []:  # as written: relative to where it started
+            item = os.path.expanduser(str(item))
+            if not os.path.isabs(item) and not os.path.exists(item) and \
+                    not (glob.has_magic(item) and glob.glob(item, recursive=True)):
+                raise ValueError(f"job {job.id} read {item!r}, a path relative to the folder "
+                                 f"it was started in, and {os.getcwd()} has none: resume it "
+                                 "from that folder (its pages read are matched by their "
+                                 "paths as written)")
         config["resume_from"] = results_file(config, job.run_dir)
         return config
 

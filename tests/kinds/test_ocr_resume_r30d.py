@@ -12,6 +12,12 @@ import pytest
 from skiff.kinds.ocr import KIND
 
 
+@pytest.fixture(autouse=True)
+def _here(tmp_path, monkeypatch):
+    (tmp_path / "scans").mkdir()
+    monkeypatch.chdir(tmp_path)
+
+
 def _job(tmp_path, status="cancelled", result=None, **config):
     base = {"inputs": ["scans/"], "model": "ch", "out": None, "pages": None}
     return SimpleNamespace(id="j1", status=status, result=result, run_dir=Path(tmp_path),
@@ -44,3 +50,12 @@ def test_the_summary_says_what_a_resumed_job_kept():
                          "images_per_s": 1.49, "device": "cpu", "model": "ch"})
     assert said[0].startswith("43 images read") and said[1].startswith("16 of them kept")
     assert not any("kept" in line for line in KIND.summary({"images": 3, "lines": 2}))
+
+
+def test_resume_from_another_folder_says_where(tmp_path, monkeypatch):
+    job = _job(tmp_path)
+    monkeypatch.chdir(tmp_path / "scans")
+    with pytest.raises(ValueError, match="'scans/', a path relative to the folder it was "
+                                         "started in"):
+        KIND.resume_config(job)
+    assert KIND.resume_config(_job(tmp_path, inputs=[str(tmp_path / "scans")]))["inputs"]
