@@ -334,9 +334,14 @@ def activation_bytes_per_layer(spec: ModelSpec, b: int, t: int, elem: int,
     if recompute:
         return s * b * h * elem
     full = s * b * h * (10 + 24 / t + 5 * a * s / (h * t)) * elem / 2
-    if spec.n_experts and spec.top_k > 1:
-        # the routed copies of each token through the expert MLP (its ~19 of 34 units)
-        full += s * b * h * 19 * (spec.top_k - 1) / t * elem / 2
+    if spec.n_experts and spec.top_k:
+        # the dense MLP's ~19 of 34 units are for one copy of width 4h; the experts keep
+        # top_k routed copies of width expert_hidden, and each copy's input, gate weight and
+        # combined output (~5 units; numpy's arrays in skiff's MoE: 1.0-1.3x this, where the
+        # former 19 (top_k - 1) was 1.4-1.7x for narrow experts)
+        f = spec.expert_hidden or spec.hidden
+        full += s * b * h * (19 * (spec.top_k * f / (4 * h) - 1) + 5 * spec.top_k) / t \
+            * elem / 2
     return full
 
 

@@ -101,10 +101,6 @@ def test_a_live_models_plan_costs_the_rows_a_rank_runs_at_once():
     # the Trainer runs a data-parallel rank's whole batch at once (micro-batches only in a
     # pipeline): the plan's activations are costed at its 8 rows, not at micro=1 (1 row,
     # 8x too few); oracle: the bytes numpy allocates in a forward and backward (tracemalloc)
-    import tracemalloc
-
-    import numpy as np
-
     import skiff
     from skiff.kernels.train.models.gpt import GPT
 
@@ -113,21 +109,7 @@ def test_a_live_models_plan_costs_the_rows_a_rank_runs_at_once():
     rows = 8
     p = resolve("auto", model, world_size=2, global_batch=2 * rows, seq_len=64)
     assert p.choice.tp == p.choice.pp == 1 and p.choice.micro_batch == rows
-    x = np.random.default_rng(0).integers(0, 256, (rows, 64))
-
-    def step():
-        model.loss((x, np.roll(x, -1, 1))).backward()
-        for q in model.parameters():
-            q.grad = None
-
-    step()  # what loads on first use
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        step()
-        measured = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    measured = _activation_bytes_measured(model, rows, 64)
     ratio = measured / p.estimate.memory["activations"]
     assert 0.6 < ratio < 1.4, (measured, p.estimate.memory)
     # fp32 ZeRO keeps a flat copy of its slice of the weights: 4 bytes a parameter / dp
@@ -158,3 +140,45 @@ def test_the_plan_says_its_choice_and_why_in_one_line():
     assert "plain data parallel needs" not in small.summary
     assert "as given" in resolve("dp", TINY, world_size=2, devices=CLUSTER,
                                  global_batch=4).summary
+
+
+def _activation_bytes_measured(model, rows, seq):
+    import tracemalloc
+
+    import numpy as np
+
+    x = np.random.default_rng(0).integers(0, 256, (rows, seq))
+
+    def step():  # the first call loads what loads on first use
+        model.loss((x, np.roll(x, -1, 1))).backward()
+        for q in model.parameters():
+            q.grad = None
+
+    step()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        step()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_moe_activations_follow_the_experts_width():
+    # 4 of 8 experts of width 32 on d=64: the routed copies are half as wide as a dense
+    # MLP's 4d; the former formula (19 (top_k - 1) units more than dense) was 1.7x the bytes
+    # numpy allocates in skiff's MoE forward and backward (tracemalloc, the oracle)
+    import skiff
+    from skiff.kernels.train.parallel.moe import gpt_moe
+    from skiff.kernels.train.plan import model_spec
+
+    skiff.seed(0)
+    model = gpt_moe(n_layer=2, n_embd=64, n_head=4, vocab_size=256, block_size=64,
+                    n_experts=8, top_k=4, expert_hidden=32)
+    spec = model_spec(model)
+    assert (spec.n_experts, spec.top_k, spec.expert_hidden) == (8, 4, 32)
+    rows = 8
+    est = estimate(spec, ClusterSpec(devices=1, memory=10**12), Choice(micro_batch=rows),
+                   global_batch=rows, weight_bytes=4).memory["activations"]
+    ratio = _activation_bytes_measured(model, rows, 64) / est
+    assert 0.8 < ratio < 1.25, ratio
