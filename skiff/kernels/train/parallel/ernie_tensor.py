@@ -145,6 +145,8 @@ class ErnieTPLinear(Module):
 class ErnieTPGateUp(Module):
     """An expert's fused gate/up LoRA (``lora.GateUpLoRA``) cut like its gate and up rows."""
 
+    disabled = False  # as GateUpLoRA's (the expert reads it: peft's disable_adapter)
+
     def __init__(self, adapter, comm: Comm, rows):
         super().__init__()
         rows = np.asarray(rows, dtype=np.int64)
