@@ -20,6 +20,7 @@ from .losses import (
 )
 from .precision import MixedTraining
 from .strategy import SingleDevice
+from .trainer_accum import scored_targets
 from .trainer_run import param_dtype
 
 __all__ = ["Inference"]
@@ -59,6 +60,11 @@ class Inference:
         weighed = _target_weights(self.loss_spec, getattr(self, "class_weights_", None),
                                   self.model)
         total_w = count_w = 0.0  # a cross-entropy's mean over the whole set
+        # a token loss (the one training weighs by its scored targets): its mean over every
+        # scored target of the set; None once a batch's count is not known (then by rows)
+        class_weighted = getattr(self, "class_weights_", None) is not None
+        tokens = not class_weighted
+        total_t = count_t = 0.0
         classify = None
         sums = None  # a regression's sums for R^2
         matrix = None  # one class per row: the confusion matrix (None: not counted)
@@ -71,6 +77,13 @@ class Inference:
                 loss = float(loss_fn(self.model, batch).item())
                 total += loss * n
                 count += n
+                if tokens:
+                    k = scored_targets(self.model, self.loss_spec, class_weighted, host_batch)
+                    if k is None:
+                        tokens = False
+                    elif k > 0:  # a batch of ignored targets only adds nothing (its mean: nan)
+                        total_t += loss * k
+                        count_t += k
                 last = getattr(loss_fn, "last", None)
                 if weighed is not None and last is not None:
                     w = weighed(*last)
@@ -98,9 +111,15 @@ class Inference:
                                                                zip(sums, part))
         # torch's CrossEntropyLoss(weight=...) over the whole set divides by the sum of the
         # targets' weights (unweighted: their number, -100 left out): batch means summed by
-        # those (by rows they depended on the batch size)
-        out = {"val_loss": total_w / count_w if weighed is not None and count_w > 0
-               else total / count}
+        # those (by rows they depended on the batch size); a token loss of a model's own
+        # (an LM's (x, y) blocks, packed chat, items with labels) by its scored targets
+        if weighed is not None and count_w > 0:
+            val_loss = total_w / count_w
+        elif tokens and count_t > 0:  # as training's token loss (transformers: by rows)
+            val_loss = total_t / count_t
+        else:
+            val_loss = total / count
+        out = {"val_loss": val_loss}
         if classify:
             out["val_accuracy"] = correct / scored
             if matrix is not None:  # macro F1, and per class with the matrix (few classes)
