@@ -180,6 +180,16 @@ class OcrRun:
     def text(self) -> str:
         return "\n\n".join(r.text for r in self.results)
 
+    def to_pandas(self):
+        """Every text line the job read, a row each (file, page, row, line, text, score,
+        box x0 y0 x1 y1, error): from its JSON lines when it wrote them (all its images),
+        else the results it kept (the first ``KEEP``)."""
+        from .result import lines_frame
+
+        if self.out and os.path.exists(self.out):
+            return lines_frame(_records(self.out))
+        return self.results.to_pandas()
+
     def __getitem__(self, i) -> OcrResult:
         return self.results[i]
 

@@ -9,7 +9,54 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["TextLine", "OcrResult", "OcrResults", "draw_boxes"]
+__all__ = ["TextLine", "OcrResult", "OcrResults", "draw_boxes", "line_records",
+           "LINE_COLUMNS", "lines_frame"]
+
+# a row of the table of lines (to_pandas): the file, its page, the line's place and box
+LINE_COLUMNS = ("file", "page", "row", "line", "text", "score", "x0", "y0", "x1", "y1",
+                "error")
+
+
+def line_records(doc: dict) -> list[dict]:
+    """One dict per text line of a JSON record (:meth:`OcrResult.to_json`), in reading
+    order: ``file`` (the path, without ``#page=N``), ``page`` (from 1; None for an image
+    that has no pages), ``row`` (lines of one row share it), ``line`` (its index on the
+    page), ``text``, ``score``, the box's extent ``x0, y0, x1, y1`` in image pixels, and
+    ``error`` (None). An image that could not be read gives one dict with ``error`` set and
+    no text; one with no text, none."""
+    label = str(doc.get("image"))
+    file, _, page = label.rpartition("#page=")
+    if not (file and page.isdigit()):
+        file, page = label, None
+    page = int(page) if page else None
+    if doc.get("error"):
+        return [{**dict.fromkeys(LINE_COLUMNS), "file": file, "page": page, "text": "",
+                 "error": str(doc["error"])}]
+    out = []
+    for k, line in enumerate(doc.get("lines") or []):
+        xs = [float(p[0]) for p in line["box"]]
+        ys = [float(p[1]) for p in line["box"]]
+        out.append({"file": file, "page": page, "row": int(line.get("row", 0)), "line": k,
+                    "text": line.get("text", ""), "score": float(line.get("score", 0.0)),
+                    "x0": min(xs), "y0": min(ys), "x1": max(xs), "y1": max(ys),
+                    "error": None})
+    return out
+
+
+def lines_frame(docs):
+    """A pandas DataFrame of :func:`line_records` over JSON records ``docs`` (columns
+    :data:`LINE_COLUMNS`). Raises ``ImportError`` naming pandas when it is missing."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is in the notebook extras
+        raise ImportError("to_pandas needs pandas: pip install pandas") from None
+    rows = [rec for doc in docs for rec in line_records(doc)]
+    # the same types whatever the rows hold: whole numbers (missing as <NA>), floats, and
+    # text as Python objects (an error None where there is none)
+    kinds = {"page": "Int64", "row": "Int64", "line": "Int64", "score": float, "x0": float,
+             "y0": float, "x1": float, "y1": float}
+    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=kinds.get(c, object))
+                         for c in LINE_COLUMNS})
 
 
 @dataclass
@@ -79,6 +126,10 @@ class OcrResult:
         return {"image": self.image, "text": self.text,
                 "lines": [line.to_json() for line in self.lines], "error": self.error,
                 "unread": int(self.unread), "elapsed_s": round(float(self.elapsed_s), 4)}
+
+    def to_pandas(self):
+        """Its lines as a table, a row each (:meth:`OcrResults.to_pandas`)."""
+        return lines_frame([self.to_json()])
 
     def __iter__(self):
         """The lines, in reading order: ``for line in result: print(line.text)``."""
@@ -152,6 +203,12 @@ class OcrResults(list):
 
     def to_json(self) -> list:
         return [r.to_json() for r in self]
+
+    def to_pandas(self):
+        """A table of every text line, a row each (:func:`line_records`: file, page, row,
+        line, text, score, box x0 y0 x1 y1, error), for pandas:
+        ``results.to_pandas().groupby("file").text.apply("\\n".join)``."""
+        return lines_frame(r.to_json() for r in self)
 
     def write_jsonl(self, path) -> str:
         """Write one JSON line per result (the ``--out`` format) to ``path``; returns it."""
