@@ -70,7 +70,7 @@ def COMMAND(p):
                         "row, its cells columns (led by the image's name when there are "
                         "several); FILE.hocr: hOCR as Tesseract writes it (pages, lines and "
                         "words with their boxes); '-': that text on stdout (the summary "
-                        "on stderr); any "
+                        "on stderr); FILE.json: one JSON array of the records; any "
                         "other name: one JSON line per image (default: the run folder's "
                         "results.jsonl; from a terminal, one image's text is printed too)")
     p.add_argument("--det-model", default=None, metavar="F.onnx",
@@ -149,7 +149,8 @@ def _out_file(out: str | None) -> str | None:
                       if suffix == ".pdf" else "")
         raise ValueError(f"--out {out!r}: skiff writes FILE.txt (the text), FILE.csv (rows "
                          f"and cells), FILE.hocr (Tesseract's hOCR: lines and words with "
-                         f"boxes) or FILE.jsonl (a JSON line per image), not "
+                         f"boxes), FILE.json (a JSON array) or FILE.jsonl (a JSON line per "
+                         f"image), not "
                          f"{suffix}{searchable}")
     parent = os.path.dirname(path)
     while parent and not os.path.exists(parent):  # folders --out would create
@@ -369,7 +370,7 @@ class OcrKind(Kind):
             lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
                                      str(result.get("model", "?"))))
         if result.get("text_out"):
-            kinds = {".csv": "table", ".hocr": "hOCR"}
+            kinds = {".csv": "table", ".hocr": "hOCR", ".json": "JSON"}
             what = kinds.get(os.path.splitext(str(result["text_out"]))[1].lower(), "text")
             lines.append(f"{what}: {result['text_out']}")
         elif result.get("out"):

@@ -32,8 +32,8 @@ from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
 __all__ = ["run", "expand_inputs", "count_pages", "parse_pages", "select_pages", "OcrRun",
-           "IMAGE_EXTENSIONS", "write_text", "results_file", "read_done", "left_to_read",
-           "skipped_line", "silent_line"]
+           "IMAGE_EXTENSIONS", "write_text", "write_array", "results_file", "read_done",
+           "left_to_read", "skipped_line", "silent_line"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
@@ -42,7 +42,9 @@ KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
 STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_of)
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
-WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES  # --out files made from the JSON lines
+ARRAY_SUFFIXES = (".json",)  # --out FILE.json: one JSON array of the records (json.load)
+# --out files made from the JSON lines at the end (those kept in the run folder)
+WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES + ARRAY_SUFFIXES
 
 
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
@@ -357,6 +359,8 @@ def run(config: dict, reporter) -> OcrRun:
         table = suffix in CSV_SUFFIXES
         if suffix in HOCR_SUFFIXES:
             write_hocr(_records(out), text_out, pdf_dpi=float(config.get("pdf_dpi") or 200))
+        elif suffix in ARRAY_SUFFIXES:
+            write_array(out, text_out)
         else:
             (write_csv if table else write_text)(out, text_out)
         if reporter.run_dir is None:  # no run folder to keep the JSON lines in
@@ -489,6 +493,18 @@ def write_text(jsonl: str, path: str) -> str:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+    return path
+
+
+def write_array(jsonl: str, path: str) -> str:
+    """The records of ``jsonl`` as one JSON array written to ``path`` (what ``json.load``
+    and ``pandas.read_json`` read; a ``.json`` file of JSON lines was neither). Returns
+    ``path``."""
+    records = _records(jsonl)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(records, fh, ensure_ascii=False, indent=1)
+        fh.write("\n")
     return path
 
 

@@ -44,3 +44,25 @@ def test_a_csv_of_ragged_rows_reads_in_pandas(tmp_path, fonts):
     width = max(map(len, want))
     assert frame.shape == (len(want), width)
     assert frame.values.tolist() == [row + [""] * (width - len(row)) for row in want]
+
+
+def test_out_json_is_one_json_array(tmp_path, fonts):
+    """``--out FILE.json`` was JSON lines under a .json name: ``json.load`` and
+    ``pandas.read_json`` refused it ("Extra data", "Trailing data"). It is now one array of
+    the same records as the run folder's JSON lines, each with the text rendered."""
+    import json
+
+    _render([["Thank you"]], tmp_path / "a.png")
+    _render([["Rent, office"]], tmp_path / "b.png")
+    (tmp_path / "c.png").write_bytes(b"")
+    out, runs = tmp_path / "out" / "r.json", tmp_path / "run"
+    runs.mkdir()
+    reporter = ListReporter(run_dir=str(runs))
+    run({"inputs": [str(tmp_path)], "device": "cpu", "out": str(out), "threads": 1,
+         "overlays": 0}, reporter)
+    records = json.loads(out.read_text(encoding="utf-8"))
+    lines = [json.loads(line) for line in open(runs / "results.jsonl", encoding="utf-8")]
+    assert records == lines and [r["text"] for r in records] == ["Thank you", "Rent, office", ""]
+    assert records[2]["error"] and "empty" in records[2]["error"]
+    frame = pd.read_json(out)
+    assert frame.shape[0] == 3 and frame.text.tolist()[:2] == ["Thank you", "Rent, office"]
