@@ -191,9 +191,11 @@ def _target_weights(loss_spec, class_weights, model=None):
     """``fn(output, targets) -> the sum of the targets' class weights`` (targets equal to the
     ignored id left out) for a cross-entropy whose mean divides by that sum: the Trainer's
     ``class_weight``, a loss module with a ``weight`` (``nn.CrossEntropyLoss(weight=...)``,
-    reduction ``mean``), or the Trainer's own cross-entropy (each target weighs 1: the
-    number of targets that are not -100); None for any other loss. ``fn`` returns None for
-    targets that are no class ids of the weights (float targets: ``"auto"``'s MSE)."""
+    reduction ``mean``), or, each target weighing 1 (the number of targets that are not
+    ignored), the Trainer's own cross-entropy and a loss module with an ``ignore_index``
+    and no weight (``nn.CrossEntropyLoss(ignore_index=pad)``); None for any other loss.
+    ``fn`` returns None for targets that are no class ids of the weights (float targets:
+    ``"auto"``'s MSE)."""
     own = isinstance(loss_spec, str) and loss_spec in ("auto", "cross_entropy") and not (
         loss_spec == "auto" and callable(getattr(model, "loss", None)))
     if class_weights is None and own:
@@ -208,16 +210,22 @@ def _target_weights(loss_spec, class_weights, model=None):
         vector, ignore = WeightedCE(class_weights).vector, -100
     else:
         weight = getattr(loss_spec, "weight", None)
-        if not callable(loss_spec) or weight is None or \
-                getattr(loss_spec, "reduction", "mean") != "mean":
-            return None
-        weight = np.asarray(weight.numpy() if hasattr(weight, "numpy") else weight, np.float64)
-        if weight.ndim != 1:
+        if not callable(loss_spec) or getattr(loss_spec, "reduction", "mean") != "mean" or \
+                weight is None and not hasattr(loss_spec, "ignore_index"):
             return None
         ignore = int(getattr(loss_spec, "ignore_index", -100))
+        if weight is None:  # nn.CrossEntropyLoss(ignore_index=...): a mean over the others
 
-        def vector(n_cls):
-            return weight
+            def vector(n_cls):
+                return None
+        else:
+            weight = np.asarray(weight.numpy() if hasattr(weight, "numpy") else weight,
+                                np.float64)
+            if weight.ndim != 1:
+                return None
+
+            def vector(n_cls):
+                return weight
 
     def weigh(out, y) -> float | None:
         y = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
@@ -231,6 +239,8 @@ def _target_weights(loss_spec, class_weights, model=None):
             vec = vector(int(out.shape[-1]))
         except ValueError:
             return None  # the loss said what is wrong already
+        if vec is None:
+            return float(y.size)
         if y.size and (int(y.min()) < 0 or int(y.max()) >= len(vec)):
             return None
         return float(vec[y].sum())

@@ -196,3 +196,29 @@ def test_per_sample_losses_stay_the_mean_over_rows():
             got = trainer.evaluate((x, target), batch_size=batch)
             np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5,
                                        err_msg=f"{loss} {batch}")
+
+
+class ClassesOnAxis1(TokenModel):
+    def forward(self, x):
+        return super().forward(x).permute(0, 2, 1)  # (B, C, T): torch's layout for the loss
+
+
+def test_a_cross_entropy_module_with_padding_ignored_is_torch_over_the_whole_set():
+    """``loss=nn.CrossEntropyLoss(ignore_index=pad)`` (no weight) on padded sequences: torch's
+    criterion of the whole set divides by the tokens that are not padding (by rows: 2.1833
+    at batch 1, 2.1809 at batch 3, torch 2.1645)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(1, V, (7, T))
+    y = rng.integers(1, V, (7, T))
+    for i, k in enumerate([0, 3, 5, 1, 0, 2, 4]):  # padding (id 0) at the end of a row
+        y[i, T - k:] = 0 if k else y[i, T - k:]
+    skiff.seed(5)
+    model = ClassesOnAxis1()
+    with torch.no_grad():
+        logits = TorchTwin(model.state_dict())(torch.tensor(x)).permute(0, 2, 1)
+        want = torch.nn.CrossEntropyLoss(ignore_index=0)(logits, torch.tensor(y)).item()
+    trainer = skiff.Trainer(model, loss=nn.CrossEntropyLoss(ignore_index=0), batch_size=3,
+                            verbose=False)
+    for batch in (1, 3, len(x)):
+        got = trainer.evaluate((x, y), batch_size=batch)
+        np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5, err_msg=str(batch))
