@@ -222,3 +222,27 @@ def test_a_cross_entropy_module_with_padding_ignored_is_torch_over_the_whole_set
     for batch in (1, 3, len(x)):
         got = trainer.evaluate((x, y), batch_size=batch)
         np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5, err_msg=str(batch))
+
+
+def test_training_validation_and_early_stopping_watch_the_token_mean():
+    """The validation rows a run records (and early stopping watches) are the token mean of
+    the held-out set at the weights of that step: the last one, after the last step, equals
+    torch's over the model the run ends with; the best loss is the smallest of them."""
+    from skiff.kernels.train.core.tensor import no_grad
+    from skiff.kernels.train.models.gpt import GPT
+
+    skiff.seed(6)
+    model = GPT("gpt-mini", n_layer=1, n_embd=16, n_head=2, block_size=T, vocab_size=V)
+    x, y = chat_rows(rows=7, seed=6)
+    trainer = skiff.Trainer(model, batch_size=3, shuffle=False, verbose=False, lr=1e-2,
+                            early_stopping=5)
+    result = trainer.train((x, y), steps=3, val_dataset=(x, y))
+    model.eval()
+    with no_grad():
+        logits = torch.tensor(np.asarray(model(x).numpy(), dtype=np.float64))
+    want = torch.nn.functional.cross_entropy(logits.reshape(-1, V),
+                                             torch.tensor(y).reshape(-1)).item()
+    losses = [r["val_loss"] for r in result.val_history]
+    assert result.val_history[-1]["step"] == 3
+    np.testing.assert_allclose(losses[-1], want, rtol=2e-5)
+    np.testing.assert_allclose(result.best_val_loss, min(losses), rtol=1e-12)
