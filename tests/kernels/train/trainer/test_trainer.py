@@ -71,10 +71,11 @@ def test_three_lines_train_and_report():
     est = trainer.plan["estimate"]
     mem = est["memory"]
     assert (mem["params"], mem["grads"], mem["optimizer"]) == (116 * 4, 116 * 4, 116 * 8)
-    # one "layer" of width 3 (planner's view of an MLP), 1 token, micro-batch 1:
-    # 3 * (10 + 24 + 5/3) * 4 / 2 bytes kept for backward, + 1 fp32 logit
-    assert mem["activations"] == round(3 * (10 + 24 + 5 / 3) * 4 / 2 + 4) == 218
-    assert result.predicted["peak_memory_bytes"]["predicted"] == 464 + 464 + 928 + 218
+    # one "layer" of width 3 (planner's view of an MLP), 1 token a row, the 32 rows the
+    # Trainer runs at once (it cuts micro-batches only in a pipeline; round 30: it costed
+    # one row): 3 * (10 + 24 + 5/3) * 4 / 2 bytes kept for backward, + 1 fp32 logit, a row
+    assert mem["activations"] == round(32 * (3 * (10 + 24 + 5 / 3) * 4 / 2 + 4)) == 6976
+    assert result.predicted["peak_memory_bytes"]["predicted"] == 464 + 464 + 928 + 6976
     # time: (6 * 116 + 12 * 3) flops per token x 32 tokens at the measured flop rate, then
     # AdamW reading and writing 116 * (4 + 4 + 2 * 8) bytes at 10 GB/s
     flops = trainer.plan["cluster"]["flops"]
