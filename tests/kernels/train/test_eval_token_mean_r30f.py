@@ -217,11 +217,36 @@ def test_a_cross_entropy_module_with_padding_ignored_is_torch_over_the_whole_set
     with torch.no_grad():
         logits = TorchTwin(model.state_dict())(torch.tensor(x)).permute(0, 2, 1)
         want = torch.nn.CrossEntropyLoss(ignore_index=0)(logits, torch.tensor(y)).item()
+        yt = torch.tensor(y)  # accuracy: argmax over the classes (axis 1), padding left out
+        acc = (logits.argmax(1) == yt)[yt != 0].double().mean().item()
     trainer = skiff.Trainer(model, loss=nn.CrossEntropyLoss(ignore_index=0), batch_size=3,
                             verbose=False)
     for batch in (1, 3, len(x)):
         got = trainer.evaluate((x, y), batch_size=batch)
         np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5, err_msg=str(batch))
+        np.testing.assert_allclose(got["val_accuracy"], acc, rtol=1e-9, err_msg=str(batch))
+
+
+def test_rows_with_a_modules_ignore_index_are_left_out_of_loss_and_accuracy():
+    """One class per row with ``nn.CrossEntropyLoss(ignore_index=2)``: torch's loss and
+    accuracy over the rows whose target is not 2 (accuracy counted them as misses)."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(9, 3)).astype("f4")
+    y = np.array([0, 2, 1, 2, 3, 0, 2, 1, 3], "i8")
+    skiff.seed(7)
+    model = nn.Linear(3, 4)
+    w, b = (torch.tensor(np.asarray(v)) for v in (model.weight, model.bias))
+    with torch.no_grad():
+        logits = torch.tensor(x) @ w.T + b
+        yt = torch.tensor(y)
+        want = torch.nn.CrossEntropyLoss(ignore_index=2)(logits, yt).item()
+        acc = (logits.argmax(1) == yt)[yt != 2].double().mean().item()
+    trainer = skiff.Trainer(model, loss=nn.CrossEntropyLoss(ignore_index=2), batch_size=4,
+                            verbose=False)
+    for batch in (1, 4, len(x)):
+        got = trainer.evaluate((x, y), batch_size=batch)
+        np.testing.assert_allclose(got["val_loss"], want, rtol=2e-5, err_msg=str(batch))
+        np.testing.assert_allclose(got["val_accuracy"], acc, rtol=1e-9, err_msg=str(batch))
 
 
 def test_training_validation_and_early_stopping_watch_the_token_mean():
