@@ -408,6 +408,8 @@ class Trainer(Inference, TrainerState):
         strategy.bind(device=self.device, reporter=rep)
         self.strategy = strategy
         rep.info(plan=self.plan)
+        if self.plan.get("summary"):  # the choice and its main reason, first (round 30)
+            rep.log(f"plan: {self.plan['summary']}")
         for reason in self.plan.get("reasons", []):
             rep.log(f"plan: {reason}")
         # activation checkpointing: as asked, else as the plan chose (when the model can)

@@ -65,6 +65,10 @@ def test_three_lines_train_and_report():
     assert {"loss", "lr", "samples_per_s", "memory_bytes", "grad_norm"} <= names
     assert rep.progress_calls[-1] == (24, 24)
     assert any("plan" in i for i in rep.infos)
+    # the plan's one-line summary is the first plan line of the log (round 30)
+    plan_lines = [m for _, m in rep.logs if m.startswith("plan: ")]
+    assert plan_lines[0] == f"plan: {trainer.plan['summary']}"
+    assert plan_lines[0].startswith("plan: single") and "per device" in plan_lines[0]
     assert result.samples_per_s > 0 and result.peak_memory_bytes > 0
     # the planner's step time and memory, recorded next to the measured ones, by hand: the
     # MLP 2 -> 16 -> 4 has 2*16 + 16 + 16*4 + 4 = 116 parameters, fp32, AdamW (2 moments)
