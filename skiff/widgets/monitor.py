@@ -140,7 +140,9 @@ class _Row:
         self.show = W.Button(icon="eye", layout=small(),
                              tooltip="show the job's live widget below the table")
         self.resume = W.Button(icon="play", layout=small(),
-                               tooltip="resume: relaunch from the newest checkpoint")
+                               tooltip="resume: go on where the job stopped (a train job "
+                                       "from its newest checkpoint, an OCR job with the pages "
+                                       "it did not read)")
         self.folder = W.Button(icon="folder-open", layout=small(),
                                tooltip="show the run folder and its files")
         for b, cls in ((self.cancel, "skiff-monitor-cancel"), (self.show, "skiff-monitor-show"),
