@@ -459,7 +459,8 @@ class Solver:
         (SciPy's minres: symmetric, possibly indefinite, with an SPD preconditioner). 'auto'
         (the default) is CG for a symmetric system with a positive diagonal and GMRES for any
         other, but MINRES for a symmetric one left without a preconditioner (a saddle point;
-        CG finding it indefinite), and COCG for a complex symmetric one (A = A^T, not
+        CG finding it indefinite; a negative eigenvalue seen by a short Lanczos run at setup,
+        as on a Helmholtz-like L - k^2 I), and COCG for a complex symmetric one (A = A^T, not
         Hermitian: Helmholtz with an absorbing boundary; GMRES if COCG breaks down); CG and
         MINRES refuse a matrix that is not symmetric (CG would diverge) and name the entry
         that differs from its transpose, COCG one that differs from its plain transpose.
