@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -137,9 +138,23 @@ def _standing(boxes, b: int) -> bool:
     return h >= TALL * w
 
 
+def print_width(text: str) -> int:
+    """How wide ``text`` prints, in half-width cells: a wide or full-width character (CJK,
+    kana, hangul, full-width forms: East Asian width W or F) two, any other one.
+
+    >>> print_width("配送费"), print_width("493"), print_width("总计 58")
+    (6, 3, 7)
+    """
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def _confident_chars(lines: list[tuple[str, float]]) -> float:
-    """Characters weighted by their line's score: how much of a reading is confident."""
-    return sum(score * len(text) for text, score in lines)
+    """Print width (:func:`print_width`) weighted by each line's score: how much of a
+    reading is confident. Width, not characters: the same print read as digits or Latin
+    garble gives more characters than it gives as CJK ("地下停车场" read "9961.9"), so
+    counting characters chose a denoised copy's garble over another's CJK (round 30: small
+    Chinese labels under noise 20-35 and JPEG 20-30, two seeds of h1's set, 0.696 -> 0.731)."""
+    return sum(score * print_width(text) for text, score in lines)
 
 
 class LineReading:
@@ -332,7 +347,7 @@ class LineReading:
             return True
         if side > denoise.SIDE or not kept:
             return False
-        return _confident_chars(kept) < denoise.PAGE_SCORE * sum(len(t) for t, _ in kept)
+        return _confident_chars(kept) < denoise.PAGE_SCORE * sum(print_width(t) for t, _ in kept)
 
     def _kept(self, ks, texts) -> list[tuple[str, float]]:
         """The readings ``texts[k]`` (k in ``ks``) a result keeps: text at ``min_score``."""
