@@ -2,12 +2,14 @@
 data-parallel ranks), as transformers' Trainer weighs them.
 
 A token loss (a mean over the scored targets, those that are not ``-100``: next-token
-cross-entropy of skiff's language models, cross-entropy on per-token integer targets) is
-weighted by the scored targets: each micro-batch's mean counts ``n_i / N``, where ``N`` is the
-window's scored targets over its micro-batches and the data-parallel ranks (transformers'
-``num_items_in_batch`` with ``average_tokens_across_devices=True``). The step's gradient and
-loss are then those of one batch of all the window's rows, however the scored tokens fall on
-the micro-batches: a micro-batch of 4 assistant tokens no longer weighs as much as one of 23.
+cross-entropy of skiff's language models, cross-entropy on per-token integer targets,
+``nn.CrossEntropyLoss(ignore_index=pad)`` on per-token targets, its ``ignore_index`` left
+out) is weighted by the scored targets: each micro-batch's mean counts ``n_i / N``, where
+``N`` is the window's scored targets over its micro-batches and the data-parallel ranks
+(transformers' ``num_items_in_batch`` with ``average_tokens_across_devices=True``). The
+step's gradient and loss are then those of one batch of all the window's rows, however the
+scored tokens fall on the micro-batches: a micro-batch of 4 assistant tokens no longer weighs
+as much as one of 23.
 
 Other losses (one value per sample: classification of rows, regression, a loss function of
 one's own, class weights) keep the rule of ``loss / grad_accum`` per micro-batch, as torch's
@@ -61,8 +63,11 @@ def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
         return None
     if y is None:
         return None
+    ignore = IGNORE_INDEX
     if own:
         pass  # (x, y) blocks: y holds the next tokens already
+    elif _ce_module(loss_spec):
+        ignore = int(loss_spec.ignore_index)  # nn.CrossEntropyLoss(ignore_index=pad)
     elif loss_spec not in ("auto", "cross_entropy") or (
             loss_spec == "auto" and callable(getattr(model, "loss", None))):
         return None  # a criterion of one's own, or a model.loss of one's own
@@ -73,7 +78,17 @@ def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
         y = y.reshape(y.shape[:-1])  # class ids as a column
     if y.ndim < 2:
         return None  # one class per row: a per-sample loss
-    return int((y != IGNORE_INDEX).sum())
+    return int((y != ignore).sum())
+
+
+def _ce_module(loss_spec) -> bool:
+    """Whether ``loss_spec`` is a cross-entropy module whose mean divides by the targets
+    that are not its ``ignore_index`` (``nn.CrossEntropyLoss(ignore_index=pad)``, no class
+    weight, reduction ``mean``): a token loss, as torch's criterion over one big batch."""
+    return callable(loss_spec) and not isinstance(loss_spec, str) and \
+        isinstance(getattr(loss_spec, "ignore_index", None), (int, np.integer)) and \
+        getattr(loss_spec, "weight", None) is None and \
+        getattr(loss_spec, "reduction", "mean") == "mean"
 
 
 def _shifted_labels(batch: dict) -> int:
