@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from .strategy import SingleDevice, Strategy
 
-__all__ = ["resolve_strategy"]
+__all__ = ["resolve_strategy", "memory_limit"]
 
 
 def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_batch=None,
                      seq_len=None, weight_bytes: int = 4,
-                     grad_bytes: int | None = None) -> tuple[Strategy, dict]:
+                     grad_bytes: int | None = None,
+                     device_memory=None) -> tuple[Strategy, dict]:
     """(strategy, plan record) for ``spec``: a Strategy instance is used as given; a name
-    goes through the planner (``skiff.kernels.train.plan.resolve``) when it is installed."""
+    goes through the planner (``skiff.kernels.train.plan.resolve``) when it is installed.
+    ``device_memory``: the memory a device may use (bytes, or text like ``"40GB"``, as
+    ``%plan --device-memory``); the plan chooses as for devices of that size (default:
+    what the device reports, a CPU host's memory shared by its ranks)."""
     if isinstance(spec, Strategy):
         return spec, spec.describe() | {"explicit": True,
                                         "reasons": ["strategy object given by the caller"]}
@@ -24,10 +28,13 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
     except ImportError:
         plan_resolve = None
     record: dict
-    if plan_resolve is not None and (world_size > 1 or spec != "single"):
+    if device_memory is not None:
+        device_memory = memory_limit(device_memory)
+    if plan_resolve is not None and (world_size > 1 or spec != "single"
+                                     or device_memory is not None):
         plan = plan_resolve(spec, model, world_size=world_size, global_batch=global_batch,
                             seq_len=seq_len, weight_bytes=weight_bytes,
-                            grad_bytes=grad_bytes)
+                            grad_bytes=grad_bytes, device_memory=device_memory)
         record = plan.to_json()
         record.pop("table", None)
         kind = plan.strategy
@@ -54,3 +61,18 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
         return (DataParallel() if kind == "dp" else ZeRO(stage=int(kind[-1]))), record
     raise ValueError(f"strategy {kind!r} ({record.get('label', spec)}) needs a distributed "
                      "strategy that skiff.kernels.train.parallel does not provide yet")
+
+
+def memory_limit(value) -> int:
+    """Bytes of a device memory limit: an int, or text like ``"40GB"`` / ``"16GiB"``
+    (ValueError naming the value and the fix when it is no positive size)."""
+    from skiff.kernels.backend.units import byte_size
+
+    try:
+        size = byte_size(value) if isinstance(value, (int, str)) else None
+    except ValueError:
+        size = None
+    if not size:  # None, 0, a float, a bool, a typo
+        raise ValueError(f"device_memory={value!r} is no memory size: give bytes (an int > 0) "
+                         "or text like '40GB' or '16GiB'")
+    return size
