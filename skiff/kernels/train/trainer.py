@@ -37,7 +37,7 @@ from .divergence import OVERFLOW_ERRORS
 from .inference import Inference
 from .losses import loss_function
 from .precision import MixedTraining, check_mixed_strategy, check_precision, weight_bytes
-from .resolve import resolve_strategy
+from .resolve import memory_limit, resolve_strategy
 from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, Strategy
 from .trainer_callbacks import Callbacks
@@ -94,6 +94,10 @@ class Trainer(Inference, TrainerState):
         ``"auto"``, ``"cpu"``, ``"cuda:0"`` ...
     grad_accum : int
         Micro-batches whose gradients add up before each optimizer step.
+    device_memory : int, str or None
+        Memory a device may use, bytes or text like ``"40GB"`` (as ``%plan
+        --device-memory``): ``strategy="auto"`` chooses as for devices of that size (e.g.
+        ZeRO when Adam's state does not fit). Default: what the device reports.
     clip : float or None
         Clip the global gradient norm to this (None: no clipping).
     schedule : {"cosine", "constant"} or callable
@@ -186,7 +190,8 @@ class Trainer(Inference, TrainerState):
                  stop_on_divergence: bool = False, precision: str = "32",
                  evaluator=None, eval_every: int | None = None,
                  recompute: bool | None = None, cuda_graph: bool | None = None,
-                 early_stopping: int | None = None, callbacks=None, class_weight=None):
+                 early_stopping: int | None = None, callbacks=None, class_weight=None,
+                 device_memory=None):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -234,6 +239,8 @@ class Trainer(Inference, TrainerState):
 
         self.model = model
         self.strategy_spec = strategy
+        # the memory a device may use ("40GB" or bytes): the plan chooses as for that size
+        self.device_memory = None if device_memory is None else memory_limit(device_memory)
         self.optimizer_spec = optimizer
         # a model of its own (gpt-mini, ERNIE) says its rate; any other gets Adam's usual
         # 1e-3 (3e-4 left a linear regression at R^2 0.18 after 20 epochs of warm-up + cosine)
@@ -404,7 +411,8 @@ class Trainer(Inference, TrainerState):
             self.strategy_spec, self.model, world_size=world,
             reporter=rep, global_batch=batch, seq_len=seq_len,
             weight_bytes=weight_bytes(self.precision),  # the planner costs what will run:
-            grad_bytes=4)  # gradients reduced and stepped in float32 in every precision
+            grad_bytes=4,  # gradients reduced and stepped in float32 in every precision
+            device_memory=self.device_memory)
         strategy.bind(device=self.device, reporter=rep)
         self.strategy = strategy
         rep.info(plan=self.plan)
