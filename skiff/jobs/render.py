@@ -385,10 +385,15 @@ def describe(job) -> str:
     if ranks:
         lines.append("ranks:")
         lines.append(ranks_text(ranks))
+    from .going_on import resume_hint
+
+    hint = resume_hint(job)
     if job.status == "failed":
         error = job.error or ""
         if "\n" in error.strip() or len(error) > 100:  # more than the repr shows
             lines.append(error)
+        if hint:
+            lines.append(f"  {hint}")
     else:
         result = job.result
         figures = _kind_summary(job, result)
@@ -399,6 +404,8 @@ def describe(job) -> str:
             for key, value in (result.items() if isinstance(result, dict) else ()):
                 text = json.dumps(value, default=str)
                 lines.append(f"  {key}: {text[:200]}")
+        if hint and not any("jobs resume" in line for line in lines):
+            lines.append(f"  {hint}")
     return plain("\n".join(lines))
 
 

@@ -22,6 +22,7 @@ import time
 
 from skiff.kinds.base import figure
 
+from .going_on import resume_hint
 from .render import fmt_seconds
 
 __all__ = ["clean", "fmt_rate", "fmt_clock", "live_line", "plain_line", "running_lines", "summary",
@@ -257,4 +258,8 @@ def summary(job, kind=None) -> str:
         lines.append(f"  stopped at {100 * state.fraction:.0f}% ({_amount(state)})")
     gone = "" if (job.run_dir / "config.json").is_file() else " (removed)"
     lines.append(f"  run folder: {clean(job.run_dir)}{gone}")
+    # a cancel is a pause when it can go on (train's own summary may say so already)
+    if not gone and not any("jobs resume" in line for line in lines) and \
+            (hint := resume_hint(job)):
+        lines.append(f"  {hint}")
     return "\n".join(lines)

@@ -414,7 +414,7 @@ class JobView(W.VBox):
         _set(self.log_view.layout, display=None)
 
     def _update_error(self, state) -> None:
-        if not state.error:
+        if not state.error and not (state.final and state.status != "done"):
             return
         # a cancel the user asked for is not an error: said in the badge's colour
         color = STATUS_COLORS["cancelled" if state.status == "cancelled" else "failed"]
@@ -422,8 +422,20 @@ class JobView(W.VBox):
         if state.traceback:
             tb = (f"<details open><summary>traceback</summary><pre style='font-size:80%'>"
                   f"{html.escape(state.traceback)}</pre></details>")
-        _set(self.error_view, value=f"<div style='color:{color}'><b>{html.escape(state.error)}</b>"
-                               f"</div>{tb}")
+        hint = ""
+        if state.final:  # a stop it can go on from: the line that does, to copy
+            from skiff.jobs.going_on import resume_hint
+
+            if getattr(self, "_resume_hint", None) is None:
+                self._resume_hint = resume_hint(self.job, front="magic") or ""
+            if self._resume_hint:
+                hint = (f"<div class='skiff-resume-hint' style='color:#444'>"
+                        f"{html.escape(self._resume_hint)}</div>")
+        if not state.error and not hint:  # a cancel with no reason and no way on: the badge
+            return
+        said = (f"<div style='color:{color}'><b>{html.escape(state.error)}</b></div>"
+                if state.error else "")
+        _set(self.error_view, value=f"{said}{hint}{tb}")
         _set(self.error_view.layout, display=None)
 
     def _update_images(self, state) -> None:
