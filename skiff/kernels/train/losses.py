@@ -12,7 +12,7 @@ from .precision import is_16_bit
 
 __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
            "TARGET_KEYS", "loss_of", "takes_batch_keywords", "keyword_inputs", "outputs_of",
-           "calls_with_labels"]
+           "calls_with_labels", "takes_blocks"]
 
 INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
@@ -42,6 +42,8 @@ def loss_function(model, spec):
             def own(model, batch):
                 if isinstance(batch, dict) and calls_with_labels(model, batch):
                     return loss_of(model(**batch))  # transformers' items: input_ids, labels
+                if isinstance(batch, dict) and takes_blocks(model):
+                    batch = pair_of(batch)  # {"x": ..., "y": ...} items of skiff's LMs
                 return loss_of(model.loss(batch))
 
             return own
@@ -102,6 +104,15 @@ def takes_batch_keywords(model, batch: dict) -> bool:
         return False
     return all(k in named for k in batch) or any(p.kind == p.VAR_KEYWORD
                                                  for p in params.values())
+
+
+def takes_blocks(model) -> bool:
+    """Whether ``model.loss(batch)`` is a skiff language model's, which takes ``(x, y)``
+    blocks (or a PackedBatch): a dict item's ``x`` and ``y`` are passed as the pair (its
+    ``x, y = batch`` took the dict's keys, "invalid literal for int(): 'x'")."""
+    loss = getattr(type(model), "loss", None)
+    return callable(loss) and getattr(loss, "__module__", "").startswith(
+        "skiff.kernels.train.models")
 
 
 def calls_with_labels(model, batch: dict) -> bool:

@@ -54,7 +54,7 @@ def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
 
         if own and calls_with_labels(model, batch):
             return _shifted_labels(batch)
-        if own or loss_spec == "auto" and takes_batch_keywords(model, batch):
+        if not own and loss_spec == "auto" and takes_batch_keywords(model, batch):
             return None  # model(**batch) of one's own: its normaliser is not known
         y = next((batch[k] for k in TARGET_KEYS if k in batch), None)
     elif isinstance(batch, (tuple, list)) and len(batch) >= 2:
