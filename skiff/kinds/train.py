@@ -81,6 +81,10 @@ def COMMAND(p):
     p.add_argument("--strategy", default="auto", metavar="S",
                    help="auto (the planner decides), single, dp, zero1, zero2, tp, pp, ep, "
                         "or a layout like dp=2,tp=1,pp=1")
+    p.add_argument("--device-memory", default=None, metavar="SIZE",
+                   help="memory a device may use, e.g. 40GB or 16GiB (as %%plan "
+                        "--device-memory): --strategy auto plans as for devices of that size "
+                        "(ZeRO when Adam's state does not fit); --dry-run shows the plan")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
                    help="where checkpoints go (default: the job's run folder)")
     p.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
@@ -545,7 +549,21 @@ def to_config(values: dict) -> dict:
         if source is None else None,
         "lora": _lora(values),
         **_eval(values, model if source is None else None),
+        **_device_memory(values.get("device_memory")),
     }
+
+
+def _device_memory(text) -> dict:
+    """``--device-memory SIZE`` as bytes in the config (nothing when not given)."""
+    if text is None:
+        return {}
+    from skiff.kernels.train.resolve import memory_limit
+
+    try:
+        return {"device_memory": memory_limit(text)}
+    except ValueError:
+        raise ValueError(f"--device-memory {text!r} is no memory size: give e.g. 40GB, "
+                         "16GiB or a number of bytes") from None
 
 
 @functools.lru_cache(maxsize=32)  # a kind's option probes prepare it once per option
@@ -842,6 +860,51 @@ _RESULT_FIELDS = ("class_metrics", "best_step", "best_val_loss", "stopped", "che
                   "notes", "evaluation", "val_history", "history", "weights", "resumed")
 
 
+def _auto_plan(config: dict, ranks: int) -> str | None:
+    """``--strategy auto``: the plan the job's Trainer will make, as its one-line summary,
+    for a built-in model (built at its size, a second at most: gpt-small 0.3 s); None for a
+    notebook's or a cell's model, a checkpoint's (ERNIE: too big to build twice) or an OCR
+    recognizer. ``--device-memory``: the job is pinned to the planned layout, so it runs
+    what was shown; a limit no layout fits raises here, before a run folder exists."""
+    model, limit = config.get("model"), config.get("device_memory")
+    if config.get("source") or model not in BUILTIN_MODELS or model in FROM_CHECKPOINT:
+        return None
+    try:
+        plan = _plan_for(model, int(ranks), config.get("batch_size"),
+                         config.get("block_size"), str(config.get("precision") or "32"),
+                         json.dumps(config.get("mlp") or {}, sort_keys=True), limit)
+    except ValueError as exc:
+        if limit is None:
+            return None  # the Trainer says it with the job's own data
+        raise ValueError(f"--device-memory: {exc}") from None
+    if limit is not None:  # the job runs this layout, whatever its device reports
+        c = plan.choice
+        config["strategy"] = "single" if plan.strategy == "single" else (
+            f"dp={c.dp},tp={c.tp},pp={c.pp},ep={c.ep},zero={c.zero},micro={c.micro_batch}"
+            f",recompute={int(c.recompute)}")
+        if c.recompute:
+            config["recompute"] = True
+    return f"plan: {plan.summary}"
+
+
+@functools.lru_cache(maxsize=16)
+def _plan_for(model: str, ranks: int, batch, block, precision: str, mlp_json: str, limit):
+    """The planner's :class:`Plan` for a built-in model as the job's Trainer asks for it
+    (the same batch rounding, sequence length, weight and gradient bytes)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core import random as train_random
+    from skiff.kernels.train.plan.planner import resolve
+    from skiff.kernels.train.precision import weight_bytes
+
+    with train_random.using(train_random.new_generator(0)):  # the session's draws untouched
+        built = models.get(model, **json.loads(mlp_json))
+    seq = block or getattr(getattr(built, "config", None), "block_size", None)
+    batch = batch or (16 if model.startswith("gpt") else 32)  # entry.train_parts' defaults
+    return resolve("auto", built, world_size=ranks, global_batch=-(-batch // ranks) * ranks,
+                   seq_len=seq, weight_bytes=weight_bytes(precision), grad_bytes=4,
+                   device_memory=limit)
+
+
 class TrainKind(Kind):
     name = "train"
     command = COMMAND
@@ -850,11 +913,12 @@ class TrainKind(Kind):
     def to_config(self, values: dict) -> dict:
         return to_config(values)
 
-    def check_launch(self, config: dict, *, ranks: int) -> None:
-        """An explicit ``--strategy`` must fit the ranks the job gets."""
+    def check_launch(self, config: dict, *, ranks: int) -> str | None:
+        """An explicit ``--strategy`` must fit the ranks the job gets; ``auto`` on a
+        built-in model: the planner's choice, as a line (a dry run's ``plan``)."""
         spec = str(config.get("strategy") or "auto")
         if spec == "auto":
-            return
+            return _auto_plan(config, ranks)
         from skiff.kernels.train.plan.planner import parse_strategy
 
         choice = parse_strategy(spec, ranks)   # 'single' on 2 ranks raises here

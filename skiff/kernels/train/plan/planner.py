@@ -134,7 +134,8 @@ class Plan:
             elif how:
                 why = f"fastest layout that fits, by the cost model ({' + '.join(how)}); {mem}"
             else:
-                why = f"the model fits every device whole, so data parallel; {mem}"
+                why = (f"the model fits every device whole, so data parallel; {mem}" if n > 1
+                       else f"the model fits one device whole; {mem}")
         per_rank = -(-self.global_batch // c.dp)
         if c.pp == 1 and c.micro_batch < per_rank:
             # outside a pipeline, micro-batches are the Trainer's gradient accumulation
