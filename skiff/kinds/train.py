@@ -884,7 +884,7 @@ def _auto_plan(config: dict, ranks: int) -> str | None:
             f",recompute={int(c.recompute)}")
         if c.recompute:
             config["recompute"] = True
-    return f"plan: {plan.summary}"
+    return plan.summary
 
 
 @functools.lru_cache(maxsize=16)
