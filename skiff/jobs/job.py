@@ -309,6 +309,10 @@ class Job:
     def refresh_locked(self) -> JobState:
         for event in self._reader.read():
             self._state.apply(event)
+        if self._state.info.get("progress_split"):  # ranks that share the work: all counted
+            from .split import whole_progress
+
+            whole_progress(self._state, self.run_dir, int(self.meta.get("np", 1) or 1))
         if self._state.final:
             self._done.set()
         return self._state

@@ -64,6 +64,23 @@ class RunReporter(Reporter):
         if self.is_root:
             self._writer.write(type, **fields)
 
+    def split_progress(self) -> None:
+        """Say that the ranks share the work (OCR's ``--np N`` reads images r, r + N, ...):
+        each rank's :meth:`progress` then counts its own part, and the job's progress, its
+        summary and its view count the whole job (rank 0's part and the others', see
+        :func:`skiff.jobs.split.whole_progress`). Called once, on every rank."""
+        self.emit("info", progress_split=True)
+
+    def _progress_out(self, fields: dict) -> None:
+        """Rank 0's progress is an event; another rank's, its latest in ``ranks/R.progress``
+        (read only when the kernel said the ranks share the work)."""
+        if self.is_root:
+            self.emit("progress", **fields)
+            return
+        from .split import write_rank_progress
+
+        write_rank_progress(self.run_dir, self.rank, fields)
+
     def progress(self, done, total=None, *, unit="step", message=None):
         fields = {"done": done, "total": total, "unit": unit}
         if message:
@@ -75,7 +92,7 @@ class RunReporter(Reporter):
         if finished or now - self._last_progress >= self._min_gap:
             self._last_progress = now
             self._pending = None
-            self.emit("progress", **fields)
+            self._progress_out(fields)
         else:
             self._pending = fields
 
@@ -91,7 +108,7 @@ class RunReporter(Reporter):
 
     def _flush_progress(self) -> None:
         if self._pending is not None:
-            self.emit("progress", **self._pending)
+            self._progress_out(self._pending)
             self._pending = None
 
     def metric(self, name, value, *, step=None):

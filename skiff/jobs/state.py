@@ -76,6 +76,7 @@ class JobState:
     ended: float | None = None
     done: float = 0.0
     total: float | None = None
+    own: tuple = (0.0, None)  # rank 0's done and total when the ranks share the work
     unit: str = "step"
     message: str | None = None
     metrics: dict[str, list[tuple[int | None, float, float]]] = field(default_factory=dict)
@@ -145,6 +146,7 @@ class JobState:
             self.done = _number(event.get("done")) or 0.0
             total = _number(event.get("total"))
             self.total = total if total is not None and total > 0 else None
+            self.own = (self.done, self.total)  # rank 0's part (skiff.jobs.split)
             self.unit = _text(event.get("unit", self.unit))
             if event.get("message") is not None:
                 self.message = _text(event["message"])

@@ -1,0 +1,56 @@
+"""Round 30, as a user: a cancelled ``--np 2`` OCR of 43 images said "12/22 images" (rank 0's
+part) when the job had read 24 of its 43. When the kernel says its ranks share the work
+(``RunReporter.split_progress``), every rank's part is counted. The oracle: the images each
+rank was given (round-robin, as the OCR kernel shares them) and the ones it went through."""
+
+from __future__ import annotations
+
+from skiff.jobs import Job
+from skiff.jobs.reporter import RunReporter
+from skiff.jobs.terminal import live_line, summary
+
+ITEMS = [f"p{i:02d}.png" for i in range(43)]
+
+
+def _run(job, world: int, read_each: int, *, split: bool = True) -> list[list[str]]:
+    reporters = [RunReporter(job.run_dir, rank=r, world_size=world) for r in range(world)]
+    job.emit("status", status="running")
+    read = []
+    for r, rep in enumerate(reporters):
+        if split:
+            rep.split_progress()
+        mine = ITEMS[r::world]
+        read.append(mine[:read_each])
+        for n, _item in enumerate(read[-1], 1):
+            rep.progress(n, len(mine), unit="image")
+        rep.flush()
+    return read
+
+
+def test_a_cancelled_two_rank_job_counts_every_ranks_part(runs_dir):
+    job = Job.create("demo", {}, target="skiff.kinds.demo:run", runner="process", np=2)
+    read = _run(job, 2, 12)
+    assert "/43 images" in live_line(job, width=200)
+    job.emit("status", status="cancelled")
+    job = Job.load(job.id)  # a view reloaded: the same figures from the run folder
+    whole = sum(len(part) for part in read)
+    assert job.state.total == len(ITEMS) and job.state.done == whole
+    assert f"{whole}/{len(ITEMS)} images" in summary(job)
+
+
+def test_ranks_that_each_do_the_whole_work_are_not_added(runs_dir):
+    job = Job.create("demo", {}, target="skiff.kinds.demo:run", runner="process", np=2)
+    _run(job, 2, 5, split=False)  # a data-parallel training: every rank the same steps
+    job.emit("status", status="cancelled")
+    assert Job.load(job.id).state.total == len(ITEMS[0::2])
+
+
+def test_a_rank_not_heard_from_leaves_the_total_unknown(runs_dir):
+    job = Job.create("demo", {}, target="skiff.kinds.demo:run", runner="process", np=3)
+    reporters = [RunReporter(job.run_dir, rank=r, world_size=3) for r in range(2)]
+    for r, rep in enumerate(reporters):
+        rep.split_progress()
+        rep.progress(4, len(ITEMS[r::3]), unit="image")
+        rep.flush()
+    state = Job.load(job.id).state
+    assert state.total is None and state.done == 8  # no bar that jumps back when rank 2 says
