@@ -13,6 +13,7 @@ from .losses import (
     INPUT_KEYS,
     accuracy,
     class_ids,
+    ignored_id,
     keyword_inputs,
     outputs_of,
     r_squared,
@@ -92,14 +93,14 @@ class Inference:
                     elif w > 0:  # a batch of ignored targets only adds nothing
                         total_w += loss * w
                         count_w += w
-                seen = _classes_last(last, self.loss_spec)  # as accuracy reads them
-                acc = None if seen is None else accuracy(*seen, self.loss_spec)
+                # accuracy reads a loss module's layout (N, C, ...) and its ignore_index
+                acc = None if last is None else accuracy(*last, self.loss_spec)
                 if acc is not None:
                     classify = True
-                    k = _scored(seen[1], self.loss_spec)  # targets that count (not -100)
+                    k = _scored(last[1], self.loss_spec)  # targets that count (not -100)
                     correct += acc * k
                     scored += k
-                    ids = class_ids(*seen, self.loss_spec) if counted else None
+                    ids = class_ids(*last, self.loss_spec) if counted else None
                     if ids is None or (matrix is not None and len(matrix) != ids[2]):
                         counted, matrix = False, None
                     else:
@@ -181,34 +182,12 @@ class Inference:
         return np.concatenate(outs, axis=0)
 
 
-def _classes_last(last, spec):
-    """``(output, targets)`` as :func:`.losses.accuracy` reads them (classes on the last
-    axis, ignored targets -100) for a loss module of torch's layout with an
-    ``ignore_index`` (``nn.CrossEntropyLoss``): an output ``(N, C, d1, ...)`` against
-    targets ``(N, d1, ...)`` has its classes moved last, targets equal to its
-    ``ignore_index`` become -100 (else the accuracy took the argmax over the last
-    position axis, or counted padding)."""
-    if last is None or not callable(spec) or not hasattr(spec, "ignore_index"):
-        return last
-    out, y = last
-    shape, ys = tuple(getattr(out, "shape", ())), tuple(getattr(y, "shape", ()))
-    if len(shape) >= 3 and ys == shape[:1] + shape[2:]:
-        out = out.permute(0, *range(2, len(shape)), 1)
-    ignore = int(spec.ignore_index)
-    if ignore != -100:
-        from .core.tensor import Tensor
-
-        yv = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-        if yv.dtype.kind in "iu":
-            y = Tensor(np.where(yv == ignore, -100, yv))
-    return out, y
-
-
 def _scored(y, spec) -> int:
     """How many of the targets ``y`` an accuracy counts: all of a binary label's, else those
-    that are not -100 (ignored: prompt tokens, padding)."""
+    the loss does not ignore (-100 or a loss module's ``ignore_index``: prompt tokens,
+    padding)."""
     yv = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-    return int(yv.size) if spec == "bce" else int(np.count_nonzero(yv != -100))
+    return int(yv.size) if spec == "bce" else int(np.count_nonzero(yv != ignored_id(spec)))
 
 
 def _target_weights(loss_spec, class_weights, model=None):

@@ -12,7 +12,8 @@ from .precision import is_16_bit
 
 __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEYS",
            "TARGET_KEYS", "loss_of", "takes_batch_keywords", "keyword_inputs", "outputs_of",
-           "calls_with_labels", "takes_blocks"]
+           "calls_with_labels", "takes_blocks",
+           "ignored_id", "classes_last"]
 
 INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
@@ -252,10 +253,30 @@ def supervised_loss(out, y, spec: str, *, check_ids: bool = True):
     return F.mse_loss(out, y)
 
 
+def ignored_id(spec) -> int:
+    """The target id a loss leaves out: a loss module's ``ignore_index``
+    (``nn.CrossEntropyLoss(ignore_index=pad)``), else -100 (torch's default)."""
+    ignore = getattr(spec, "ignore_index", None) if not isinstance(spec, str) else None
+    return int(ignore) if isinstance(ignore, (int, np.integer)) else -100
+
+
+def classes_last(out, y, spec):
+    """``(outputs, targets)`` with the classes on the last axis: a loss module of torch's
+    layout (one with an ``ignore_index``: ``nn.CrossEntropyLoss``) takes ``(N, C, d1, ...)``
+    outputs against ``(N, d1, ...)`` targets, whose classes are moved last; others as given."""
+    if isinstance(spec, str) or not hasattr(spec, "ignore_index"):
+        return out, y
+    shape, ys = tuple(getattr(out, "shape", ())), tuple(getattr(y, "shape", ()))
+    if len(shape) >= 3 and ys == shape[:1] + shape[2:]:
+        out = out.permute(0, *range(2, len(shape)), 1)
+    return out, y
+
+
 def accuracy(out, y, spec) -> float | None:
-    """Accuracy of the outputs ``out`` against targets ``y`` over the targets that are not
-    -100 (the ones cross-entropy ignores); None where it has no meaning: regression, shapes
-    that do not line up, every target ignored."""
+    """Accuracy of the outputs ``out`` against targets ``y`` over the targets the loss does
+    not ignore (-100, or a loss module's ``ignore_index``; classes on axis 1 for a module of
+    torch's layout); None where it has no meaning: regression, shapes that do not line up,
+    every target ignored."""
     if spec == "bce":  # one score per binary label: positive means class 1
         o, yv = out.numpy(), y.numpy()
         if o.size != yv.size:
@@ -265,13 +286,14 @@ def accuracy(out, y, spec) -> float | None:
         return None
     if not hasattr(out, "shape") or out.ndim < 1:
         return None
+    out, y = classes_last(out, y, spec)
     if y.ndim >= 2 and y.shape[-1] == 1 and tuple(out.shape[:-1]) == tuple(y.shape[:-1]):
         y = y.reshape(*y.shape[:-1])
     if tuple(out.shape[:-1]) != tuple(y.shape) or out.shape[-1] < 2:
         return None
     pred = out.numpy().argmax(axis=-1)
     yv = y.numpy()
-    keep = yv != -100  # ignored targets (prompt tokens, padding) count neither way, as in the loss
+    keep = yv != ignored_id(spec)  # ignored targets (prompt tokens, padding) count neither way
     if not keep.any():
         return None
     return float((pred == yv)[keep].mean())
@@ -281,7 +303,8 @@ def class_ids(out, y, spec):
     """``(true ids, predicted ids, classes)`` of a batch of one class per row, for the
     confusion matrix and F1; None where they have no meaning (a regression, a sequence's
     tokens, several binary labels per row, shapes that do not line up, or more than
-    ``class_metrics.MAX_F1`` classes: a vocabulary). Negative targets (ignored) are dropped."""
+    ``class_metrics.MAX_F1`` classes: a vocabulary). Targets the loss ignores (negative
+    ones, and a loss module's ``ignore_index``) are dropped."""
     from .class_metrics import MAX_F1
 
     if not hasattr(out, "shape") or not hasattr(y, "shape"):
@@ -301,7 +324,7 @@ def class_ids(out, y, spec):
     k = o.shape[1]
     if not 2 <= k <= MAX_F1:
         return None
-    keep = yv >= 0
+    keep = (yv >= 0) & (yv != ignored_id(spec))
     return yv[keep].astype(np.int64), o[keep].argmax(axis=1), k
 
 
