@@ -210,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
                 else {}
             reporter.emit("status", status=final, **why)
     except JobCancelled as exc:
+        # the last step's held-back progress and samples; every rank's (another rank's
+        # progress counts where the ranks share the work: skiff.jobs.split)
+        reporter.flush()
         if rank == 0:
-            reporter.flush()  # the last step's held-back progress and samples
             reporter.emit("status", status="cancelled", message=str(exc))
     except BaseException as exc:
         tb = traceback.format_exc()

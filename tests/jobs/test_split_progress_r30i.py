@@ -5,6 +5,8 @@ rank was given (round-robin, as the OCR kernel shares them) and the ones it went
 
 from __future__ import annotations
 
+import pytest
+
 from skiff.jobs import Job
 from skiff.jobs.reporter import RunReporter
 from skiff.jobs.terminal import live_line, summary
@@ -54,3 +56,38 @@ def test_a_rank_not_heard_from_leaves_the_total_unknown(runs_dir):
         rep.flush()
     state = Job.load(job.id).state
     assert state.total is None and state.done == 8  # no bar that jumps back when rank 2 says
+
+
+def split_work(config: dict, reporter) -> dict:
+    """A kernel whose ranks share ``items`` round-robin, as OCR's do: each item it goes
+    through leaves a file (the oracle); it stops when cancelled, mid-way."""
+    import time
+    from pathlib import Path
+
+    reporter.split_progress()
+    mine = config["items"][reporter.rank::reporter.world_size]
+    for n, item in enumerate(mine, 1):
+        reporter.check()  # a cancel: JobCancelled, with a progress held back on each rank
+        (Path(config["marks"]) / f"{reporter.rank}-{item}").touch()
+        reporter.progress(n, len(mine), unit="image")
+        time.sleep(0.01)
+    return {}
+
+
+@pytest.mark.mpi
+def test_a_cancel_keeps_every_ranks_last_progress(runs_dir, tmp_path):
+    from skiff.jobs.launch import _PROCESS
+    from tests.jobs.waiting import wait_for
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    job = Job.create("demo", {"items": ITEMS * 40, "marks": str(marks)}, runner="process",
+                     target=f"{__name__}:split_work", np=2)
+    _PROCESS.start(job, 2)
+    wait_for(lambda: job.refresh().done >= 30, 60, "progress")
+    job.cancel()
+    assert job.wait(60).status == "cancelled"
+    job = Job.load(job.id)
+    gone_through = len(list(marks.iterdir()))
+    assert job.state.total == len(ITEMS) * 40
+    assert gone_through - 2 <= job.state.done <= gone_through  # at most the item in hand
