@@ -866,17 +866,15 @@ def _auto_plan(config: dict, ranks: int) -> str | None:
     notebook's or a cell's model, a checkpoint's (ERNIE: too big to build twice) or an OCR
     recognizer. ``--device-memory``: the job is pinned to the planned layout, so it runs
     what was shown; a limit no layout fits raises here, before a run folder exists."""
-    model, limit = config.get("model"), config.get("device_memory")
-    if config.get("source") or model not in BUILTIN_MODELS or model in FROM_CHECKPOINT:
-        return None
+    limit = config.get("device_memory")
     try:
-        plan = _plan_for(model, int(ranks), config.get("batch_size"),
-                         config.get("block_size"), str(config.get("precision") or "32"),
-                         json.dumps(config.get("mlp") or {}, sort_keys=True), limit)
+        plan = _job_plan(config, ranks, "auto")
     except ValueError as exc:
         if limit is None:
             return None  # the Trainer says it with the job's own data
         raise ValueError(f"--device-memory: {exc}") from None
+    if plan is None:
+        return None
     if limit is not None:  # the job runs this layout, whatever its device reports
         c = plan.choice
         config["strategy"] = "single" if plan.strategy == "single" else (
@@ -887,8 +885,24 @@ def _auto_plan(config: dict, ranks: int) -> str | None:
     return plan.summary
 
 
+def _job_plan(config: dict, ranks: int, spec: str):
+    """The plan of ``spec`` for the job's built-in model (None for any other model; with
+    ``--device-memory`` that is an error naming what to do instead)."""
+    model, limit = config.get("model"), config.get("device_memory")
+    if config.get("source") or model not in BUILTIN_MODELS or model in FROM_CHECKPOINT:
+        if limit is not None:
+            raise ValueError("--device-memory plans the job of a built-in model; for a "
+                             "notebook's, a cell's or a checkpoint's model give it to the "
+                             "trainer: skiff.Trainer(model, device_memory=...)")
+        return None
+    return _plan_for(model, int(ranks), config.get("batch_size"), config.get("block_size"),
+                     str(config.get("precision") or "32"),
+                     json.dumps(config.get("mlp") or {}, sort_keys=True), limit, spec)
+
+
 @functools.lru_cache(maxsize=16)
-def _plan_for(model: str, ranks: int, batch, block, precision: str, mlp_json: str, limit):
+def _plan_for(model: str, ranks: int, batch, block, precision: str, mlp_json: str, limit,
+              spec: str = "auto"):
     """The planner's :class:`Plan` for a built-in model as the job's Trainer asks for it
     (the same batch rounding, sequence length, weight and gradient bytes)."""
     from skiff.kernels.train import models
@@ -900,7 +914,7 @@ def _plan_for(model: str, ranks: int, batch, block, precision: str, mlp_json: st
         built = models.get(model, **json.loads(mlp_json))
     seq = block or getattr(getattr(built, "config", None), "block_size", None)
     batch = batch or (16 if model.startswith("gpt") else 32)  # entry.train_parts' defaults
-    return resolve("auto", built, world_size=ranks, global_batch=-(-batch // ranks) * ranks,
+    return resolve(spec, built, world_size=ranks, global_batch=-(-batch // ranks) * ranks,
                    seq_len=seq, weight_bytes=weight_bytes(precision), grad_bytes=4,
                    device_memory=limit)
 
@@ -926,22 +940,26 @@ class TrainKind(Kind):
             raise ValueError(f"--strategy {spec!r} needs dp x tp x pp = {choice.world} ranks "
                              f"and the job has {ranks}: give --np {choice.world}")
         if choice is None:
-            return
+            return None
         if choice.zero and choice.dp == 1:
             raise ValueError(f"--strategy {spec!r} shards the optimizer over data-parallel "
                              f"ranks and the job has {ranks}: give --np 2 or more, or drop "
                              "--strategy (one rank trains on one device)")
         model = config.get("model")
         dims = SPLIT_DIMS.get(model) if not config.get("source") else None
-        if dims is None:  # a %%train cell's model, ERNIE: checked in the ranks
-            return
         for dim, size, what in (("tp", choice.tp, "tensor parallel (tp)"),
                                 ("pp", choice.pp, "pipeline parallel (pp)"),
                                 ("ep", choice.ep, "expert parallel (ep)")):
-            if size > 1 and dim not in dims:
+            if dims is not None and size > 1 and dim not in dims:  # None: in the ranks
                 can = ", ".join(["dp", "zero1", "zero2", *dims])
                 raise ValueError(f"--strategy {spec!r}: {what} does not apply to {model} "
                                  f"(it splits by {can}): use one of those, or auto")
+        if config.get("device_memory") is None:
+            return None
+        try:  # an explicit layout kept as given, checked against the limit
+            return _job_plan(config, ranks, spec).summary
+        except ValueError as exc:
+            raise ValueError(f"--device-memory: {exc}") from None
 
     def summary(self, result: dict) -> list[str]:
         if result.get("onnx"):  # ocr-rec: a recognizer exported, and what it reads now

@@ -66,3 +66,14 @@ def test_pinned_layout_is_one_the_trainer_takes():
     _, record = resolve_strategy(doc["config"]["strategy"], models.get("gpt-mini"),
                                  world_size=2, global_batch=16, seq_len=128, grad_bytes=4)
     assert record["explicit"] and record["label"].split(",micro")[0] in doc["plan"]
+
+
+def test_device_memory_checks_an_explicit_layout_and_refuses_other_models():
+    need = torch_adam_bytes("gpt-mini")
+    fits = dry_run("train", "gpt-mini --np 2 --steps 1 --strategy zero2 --device-memory 80GB")
+    assert fits["config"]["strategy"] == "zero2" and "as given" in fits["plan"]
+    with pytest.raises(ValueError, match="does not fit"):  # plain dp holds all of it
+        dry_run("train", f"gpt-mini --np 2 --steps 1 --strategy dp --device-memory {need}")
+    with pytest.raises(ValueError, match=r"Trainer\(model, device_memory"):
+        dry_run("train", "--np 2 --steps 1 --device-memory 1GB",
+                cell="import skiff\nmodel = skiff.models.get('mlp')\n")
