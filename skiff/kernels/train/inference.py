@@ -116,11 +116,12 @@ class Inference:
         # those (by rows they depended on the batch size); a token loss of a model's own
         # (an LM's (x, y) blocks, packed chat, items with labels) by its scored targets
         if weighed is not None and count_w > 0:
-            val_loss = total_w / count_w
+            val_loss, self._eval_weight = total_w / count_w, count_w
         elif tokens and count_t > 0:  # as training's token loss (transformers: by rows)
-            val_loss = total_t / count_t
+            val_loss, self._eval_weight = total_t / count_t, count_t
         else:
-            val_loss = total / count
+            val_loss, self._eval_weight = total / count, count
+        # (_eval_weight: what val_loss divides by, for a mean over ranks of other rows)
         out = {"val_loss": val_loss}
         if classify:
             out["val_accuracy"] = correct / scored

@@ -801,6 +801,7 @@ class Trainer(Inference, TrainerState):
 
         # per class where each rank holds the whole model (its own validation rows' counts)
         val = self.evaluate(run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
+        run.val_weight = getattr(self, "_eval_weight", None)
         self._keep_class_report(run, val)
         val = {"step": run.step, "epoch": round(loader.epoch + loader.position / len(loader),
                                                 4), **val}
@@ -831,13 +832,24 @@ class Trainer(Inference, TrainerState):
         if run.early is None:
             run.early = EarlyStopping(self.early_stopping)
         val_loss = run.val_history[-1].get("val_loss")
-        if val_loss is not None:  # ranks that saw other validation data watch their mean:
-            val_loss = run.strategy.mean_over_ranks(val_loss)  # one best step and weights
+        if val_loss is not None:  # ranks that saw other validation data watch their mean
+            val_loss = self._mean_of_ranks(run, val_loss)  # (one best step and weights)
         if not run.early.update(self.model, run.step, val_loss) or run.step >= run.total:
             return False
         run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
                        f"validation{'s' if self.early_stopping > 1 else ''}")
         return True
+
+    @staticmethod
+    def _mean_of_ranks(run: Run, val_loss: float) -> float:
+        """The ranks' validation losses as one over all their validation data: each rank's
+        weighted by what it divides by (its scored targets, or rows; a rank of 4 rows beside
+        one of 28 counted as much before): ``sum(loss_r n_r) / sum(n_r)``, two means over
+        the ranks; one process gives ``val_loss`` itself."""
+        n = run.val_weight
+        n = 1.0 if n is None or not n > 0 else float(n)  # every rank makes both calls
+        mean_n = run.strategy.mean_over_ranks(n)
+        return run.strategy.mean_over_ranks(val_loss * (n / mean_n))
 
     def _stop_early_agreed(self, run: Run) -> bool:
         """:meth:`_stop_early`, agreed over the ranks (their validation losses are the same,

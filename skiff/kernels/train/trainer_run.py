@@ -36,6 +36,7 @@ class Run:
     # resume=True: {"from_step": N or None (no checkpoint), "dir", "total"}
     resumed: dict | None = None
     early: object = None  # trainer_stop.EarlyStopping when early_stopping is set
+    val_weight: float | None = None  # what the last val_loss divides by (targets or rows)
     # each kept validation's per-class report by step (the last one's, and the best one's
     # under early stopping): result.class_metrics
     class_reports: dict = field(default_factory=dict)
