@@ -201,6 +201,10 @@ class JobView(W.VBox):
         self.log_view.add_class("skiff-log")
         self.error_view = W.HTML("", layout=W.Layout(display="none"))
         self.error_view.add_class("skiff-error")
+        # a job that goes on from a stopped one (jobs resume): from which, and from where
+        self.resumed_view = W.HTML("", layout=W.Layout(display="none"))
+        self.resumed_view.add_class("skiff-resumed")
+        self._resumed_said = ""
         # saved with the notebook: while the job runs, the view says how to follow it should
         # this kernel go (a view whose kernel is gone stays frozen at its last state)
         self.reattach_hint = W.HTML(reattach_hint_html(job.id))
@@ -209,7 +213,7 @@ class JobView(W.VBox):
         self.result_view = W.HTML("", layout=W.Layout(display="none"))
         self.result_view.add_class("skiff-result")
         self.result_view.add_class(f"skiff-{_css_name(job.kind)}-table")
-        super().__init__([header, W.HBox([self.progress, self.progress_text]),
+        super().__init__([header, self.resumed_view, W.HBox([self.progress, self.progress_text]),
                           self.metrics_view, self.chart,
                           self.images, self.result_view, self.ranks_view, self.log_view,
                           self.error_view,
@@ -285,7 +289,7 @@ class JobView(W.VBox):
             changed = n_events != self._seen_events
             wants_chart = state.metrics and n_events != self._chart_events and (
                 force or final or now - self._last_chart >= self.chart_gap)
-            parts = [self.badge, self.elapsed, self.progress, self.progress_text,
+            parts = [self.badge, self.elapsed, self.progress, self.progress_text, self.resumed_view,
                      self.cancel_button, self.log_view, self.error_view, self.images,
                      self.metrics_view, self.ranks_view]
             with contextlib.ExitStack() as stack:
@@ -402,7 +406,27 @@ class JobView(W.VBox):
             _set(self.ranks_view, value=text)
             _set(self.ranks_view.layout, display=None)
 
+    def _update_resumed(self, state) -> None:
+        """``jobs resume ID``'s run: "goes on from job ID", then the kernel's own line on
+        where it went on from once it says it (train: "resumed from step 143 (epoch 4,
+        batch 15)"; OCR: "resuming: 12 pages read by the earlier job kept ...")."""
+        label = str(self.job.meta.get("label") or "")
+        if not label.startswith("resume "):
+            return
+        said = f"goes on from job {label.split(' ', 1)[1]}"
+        where = next((msg for _t, _level, msg in state.logs
+                      if str(msg).lower().startswith("resum")), None)
+        if where:
+            said += f": {where}"
+        if said != self._resumed_said and (where or not self._resumed_said):  # kept once
+            # said: the kernel's line may scroll out of the log's tail later
+            self._resumed_said = said
+            _set(self.resumed_view, value=f"<span style='color:#444'>↻ {html.escape(said)}"
+                                          "</span>")
+            _set(self.resumed_view.layout, display=None)
+
     def _update_log(self, state) -> None:
+        self._update_resumed(state)
         lines = summarise_logs(state.logs)[-self.log_lines:]
         if not lines:
             return
