@@ -45,5 +45,7 @@ def test_dict_items_evaluate_and_accumulate_as_torchs_token_mean():
     for batch in (1, 3):
         got = trainer.evaluate(data, batch_size=batch)["val_loss"]
         np.testing.assert_allclose(got, want, rtol=2e-5, err_msg=str(batch))
+    direct = model.loss({"x": x, "y": y}).item()  # GPT.loss itself on a dict batch
+    np.testing.assert_allclose(direct, want, rtol=2e-5)
     result = trainer.train(data, steps=1)  # the window's loss, before its update
     np.testing.assert_allclose(result.losses[0], want, rtol=2e-5)

@@ -174,7 +174,7 @@ class GPT(nn.Module):
         if isinstance(batch, PackedBatch):
             logits = self.forward_packed(batch.tokens, batch.cu_seqlens, batch.positions)
             return F.cross_entropy(logits, _as_index(batch.targets, self))
-        x, y = batch
+        x, y = (batch["x"], batch["y"]) if isinstance(batch, dict) else batch  # dict items
         logits = self.forward(x)
         B, T, V = logits.shape
         return F.cross_entropy(logits.reshape(B * T, V), _as_index(y, self).reshape(B * T))
