@@ -56,4 +56,4 @@ def whole_progress(state, run_dir, world: int) -> None:
             continue
         done += theirs[0]
         total = None if total is None or theirs[1] is None else total + theirs[1]
-    state.done, state.total = done, total
+    state.done, state.total, state.split = done, total, True

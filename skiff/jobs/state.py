@@ -77,6 +77,7 @@ class JobState:
     done: float = 0.0
     total: float | None = None
     own: tuple = (0.0, None)  # rank 0's done and total when the ranks share the work
+    split: bool = False  # the ranks share the work: done and total are the whole job's
     unit: str = "step"
     message: str | None = None
     metrics: dict[str, list[tuple[int | None, float, float]]] = field(default_factory=dict)
@@ -226,7 +227,10 @@ class JobState:
         solve, decades left over decades per iteration, times seconds per iteration."""
         if self.total is None or self.final:
             return None
-        left = max(0.0, float(self.total) - self._best)
+        # ranks that share the work (skiff.jobs.split): rates are measured on rank 0's part,
+        # so its part's rest, as the ranks go alike
+        total = self.own[1] if self.split and self.own[1] else self.total
+        left = max(0.0, float(total) - self._best)
         stepped = self._per_step()
         if stepped is not None and stepped[0] > 0:
             return self._plausible(left / stepped[0] * stepped[1])

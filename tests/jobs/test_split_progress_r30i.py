@@ -91,3 +91,26 @@ def test_a_cancel_keeps_every_ranks_last_progress(runs_dir, tmp_path):
     gone_through = len(list(marks.iterdir()))
     assert job.state.total == len(ITEMS) * 40
     assert gone_through - 2 <= job.state.done <= gone_through  # at most the item in hand
+
+
+def test_the_eta_of_a_split_job_is_its_ranks_rest(runs_dir):
+    import json
+    import time
+
+    from skiff.jobs.split import write_rank_progress
+
+    job = Job.create("demo", {}, target="skiff.kinds.demo:run", runner="process", np=2)
+    start = time.time() - 20
+    with open(job.run_dir / "events.jsonl", "a") as fh:  # rank 0: 1 image a second
+        fh.write(json.dumps({"t": start, "type": "status", "rank": -1, "status": "running"})
+                 + "\n")
+        fh.write(json.dumps({"t": start, "type": "info", "rank": 0, "progress_split": True})
+                 + "\n")
+        for n in range(11):
+            fh.write(json.dumps({"t": start + n, "type": "progress", "rank": 0, "done": n,
+                                 "total": 20, "unit": "image"}) + "\n")
+    write_rank_progress(job.run_dir, 1, {"done": 10, "total": 20, "unit": "image"})
+    state = Job.load(job.id).state
+    assert (state.done, state.total) == (20, 40)
+    # each rank has 10 of its 20 left at 1 a second: 10 s, not 30 (40 - 10 at rank 0's rate)
+    assert abs(state.eta() - 10) < 1
