@@ -188,6 +188,7 @@ def train_parts(parts: dict, config: dict, reporter):
         batch_size=config.get("batch_size") or default_batch,
         device=config.get("device") or DEFAULT_DEVICE,
         grad_accum=config.get("grad_accum") or 1,
+        device_memory=config.get("device_memory"),  # --device-memory: the plan's limit
         checkpoint_dir=config.get("checkpoint_dir"),
         checkpoint_every=config.get("checkpoint_every"),
         resume=bool(config.get("resume")),
