@@ -219,6 +219,8 @@ class JobState:
             rate = stepped[0] / stepped[1]
         else:
             rate = self._timed.ratio(0, 1)
+        if rate is not None and self.split and self.own[1] and self.total:
+            rate *= float(self.total) / float(self.own[1])  # measured on rank 0's part
         return rate if rate is not None and rate > 0 else None
 
     def eta(self) -> float | None:
@@ -227,10 +229,9 @@ class JobState:
         solve, decades left over decades per iteration, times seconds per iteration."""
         if self.total is None or self.final:
             return None
-        # ranks that share the work (skiff.jobs.split): rates are measured on rank 0's part,
-        # so its part's rest, as the ranks go alike
-        total = self.own[1] if self.split and self.own[1] else self.total
-        left = max(0.0, float(total) - self._best)
+        # ranks that share the work (skiff.jobs.split): the whole job's rest at its rate
+        done = self.done if self.split else self._best
+        left = max(0.0, float(self.total) - done)
         stepped = self._per_step()
         if stepped is not None and stepped[0] > 0:
             return self._plausible(left / stepped[0] * stepped[1])

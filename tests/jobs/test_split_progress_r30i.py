@@ -93,7 +93,7 @@ def test_a_cancel_keeps_every_ranks_last_progress(runs_dir, tmp_path):
     assert gone_through - 2 <= job.state.done <= gone_through  # at most the item in hand
 
 
-def test_the_eta_of_a_split_job_is_its_ranks_rest(runs_dir):
+def test_the_eta_and_rate_of_a_split_job_are_the_whole_jobs(runs_dir):
     import json
     import time
 
@@ -114,3 +114,4 @@ def test_the_eta_of_a_split_job_is_its_ranks_rest(runs_dir):
     assert (state.done, state.total) == (20, 40)
     # each rank has 10 of its 20 left at 1 a second: 10 s, not 30 (40 - 10 at rank 0's rate)
     assert abs(state.eta() - 10) < 1
+    assert abs(state.rate() - 2) < 0.2  # two ranks of 1 image a second each
