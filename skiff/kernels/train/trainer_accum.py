@@ -39,9 +39,10 @@ def _own_token_loss(model) -> bool:
         "skiff.kernels.train.models")
 
 
-def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
-    """How many targets of the host ``batch`` the loss averages over, for a token loss;
-    None for a loss of one value per sample (or one whose normaliser is not known)."""
+def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | float | None:
+    """How many targets of the host ``batch`` the loss averages over, for a token loss (the
+    sum of their class weights for ``nn.CrossEntropyLoss(weight=w)``); None for a loss of
+    one value per sample (or one whose normaliser is not known)."""
     if class_weighted:
         return None
     own = _own_token_loss(model) and loss_spec == "auto"
@@ -78,16 +79,24 @@ def scored_targets(model, loss_spec, class_weighted: bool, batch) -> int | None:
         y = y.reshape(y.shape[:-1])  # class ids as a column
     if y.ndim < 2:
         return None  # one class per row: a per-sample loss
-    return int((y != ignore).sum())
+    keep = y != ignore
+    weight = getattr(loss_spec, "weight", None) if not own else None
+    if weight is not None:  # CrossEntropyLoss(weight=w): its mean divides by sum(w[y])
+        weight = np.asarray(_array(weight), np.float64).reshape(-1)
+        ids = y[keep]
+        if ids.size and (ids.min() < 0 or ids.max() >= len(weight)):
+            return None  # not class ids of the weights: the loss itself says why
+        return float(weight[ids].sum())
+    return int(keep.sum())
 
 
 def _ce_module(loss_spec) -> bool:
     """Whether ``loss_spec`` is a cross-entropy module whose mean divides by the targets
-    that are not its ``ignore_index`` (``nn.CrossEntropyLoss(ignore_index=pad)``, no class
-    weight, reduction ``mean``): a token loss, as torch's criterion over one big batch."""
+    that are not its ``ignore_index`` (``nn.CrossEntropyLoss(ignore_index=pad)``, reduction
+    ``mean``; with a class ``weight`` by the sum of their weights): a token loss, as torch's
+    criterion over one big batch."""
     return callable(loss_spec) and not isinstance(loss_spec, str) and \
         isinstance(getattr(loss_spec, "ignore_index", None), (int, np.integer)) and \
-        getattr(loss_spec, "weight", None) is None and \
         getattr(loss_spec, "reduction", "mean") == "mean"
 
 

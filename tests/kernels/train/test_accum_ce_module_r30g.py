@@ -64,3 +64,28 @@ def test_a_ce_module_with_ignore_index_accumulates_as_one_big_batch():
     for name, p in twin.state_dict().items():
         np.testing.assert_allclose(np.asarray(model.state_dict()[name]), p.numpy(),
                                    rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_class_weighted_ce_module_accumulates_as_one_big_batch():
+    """``nn.CrossEntropyLoss(weight=w, ignore_index=pad)``: torch's mean over one batch
+    divides by the sum of the scored targets' weights (each micro-batch counted 1/2)."""
+    x, y = padded(seed=4)
+    w = np.array([1.0, 0.2, 3.0, 0.5, 1.0, 2.0, 0.1, 4.0, 1.5], "f4")
+    skiff.seed(0)
+    model = Model()
+    start = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
+    trainer = skiff.Trainer(model, loss=nn.CrossEntropyLoss(weight=w, ignore_index=PAD),
+                            optimizer="sgd", lr=0.5, schedule="constant", clip=None,
+                            weight_decay=0.0, batch_size=2, grad_accum=2, shuffle=False,
+                            verbose=False)
+    result = trainer.train((x, y), steps=1)
+
+    twin = Twin(start)
+    loss = torch.nn.CrossEntropyLoss(weight=torch.tensor(w), ignore_index=PAD)(
+        twin(torch.tensor(x)), torch.tensor(y))
+    loss.backward()
+    np.testing.assert_allclose(result.losses[0], loss.item(), rtol=1e-5)
+    torch.optim.SGD(twin.parameters(), lr=0.5, momentum=0.9).step()
+    for name, p in twin.state_dict().items():
+        np.testing.assert_allclose(np.asarray(model.state_dict()[name]), p.numpy(),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
