@@ -294,6 +294,9 @@ def run(config: dict, reporter) -> OcrRun:
     if world > 1:  # ranks share the images round-robin; rank 0 joins their JSONL parts
         items = items[rank::world]
         out = f"{final_out}.part{rank}" if final_out else None
+        split = getattr(reporter, "split_progress", None)
+        if split is not None:  # the job's progress counts every rank's part, not rank 0's
+            split()
     if images is None:  # a PDF or TIFF of several pages gives one result per page
         total = sum(count_pages(p) for p in items)
     reporter.info(device=pipe.device, device_reason=pipe.device_reason, images=len(items),
