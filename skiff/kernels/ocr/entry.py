@@ -323,8 +323,15 @@ def run(config: dict, reporter) -> OcrRun:
                 kept.append(_result_of(record))
         if fh is not None:
             fh.flush()
+    # a resumed job's progress counts the whole job, the pages kept as done ("13/20", not
+    # "1/8"); ranks that share the work each add a share of them, since the job's progress
+    # sums the ranks' parts and its rate scales rank 0's by its part of the whole
+    offset = len(kept_records) // world + (rank < len(kept_records) % world)
+    counted = _Kept(reporter, offset) if offset else reporter
+    if offset and not items:  # nothing left to read: the bar says so
+        reporter.progress(offset, offset, unit="image")
     try:
-        for result in (pipe.run(items, reporter=reporter, total=total,
+        for result in (pipe.run(items, reporter=counted, total=total,
                                 keep_pixels=keep_pixels or overlays > 0) if items else ()):
             n += 1
             errors += result.error is not None
@@ -376,6 +383,22 @@ def run(config: dict, reporter) -> OcrRun:
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   device=pipe.device, model=pipe.models.name,
                   kept=len(kept_records) if rank == 0 else 0)
+
+
+class _Kept:
+    """``reporter`` whose progress adds ``offset`` (pages a resumed job kept) to done and
+    total; everything else is the reporter's."""
+
+    def __init__(self, reporter, offset: int):
+        self._reporter, self._offset = reporter, int(offset)
+
+    def progress(self, done, total=None, **kwargs):
+        return self._reporter.progress(done + self._offset,
+                                       None if total is None else total + self._offset,
+                                       **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._reporter, name)
 
 
 def results_file(config: dict, run_dir) -> str:
