@@ -1206,7 +1206,8 @@ def class_report_html(report) -> str | None:
 def _continue_line(checkpoint: str) -> str:
     """How to go on from a stopped training's ``checkpoint``: ``jobs resume ID`` as the two
     fronts type it when the checkpoint is in its job's run folder (the folder's
-    ``config.json`` names the job); a notebook object's job from the notebook (``jobs
+    ``config.json`` names the job) and a checkpoint is still there (else that it is gone,
+    as ``jobs resume`` refuses it); a notebook object's job from the notebook (``jobs
     resume`` refuses it); else (``--checkpoint-dir`` elsewhere: no job to name from here)
     the job's id, or the same command with ``--resume --checkpoint-dir``."""
     import json
@@ -1226,6 +1227,11 @@ def _continue_line(checkpoint: str) -> str:
         return (f"to continue: from the notebook, the same %train with --resume "
                 f"--checkpoint-dir {shlex.quote(where)}")
     if isinstance(job_id, str) and job_id and meta.get("kind") == "train":
+        if not os.path.isfile(checkpoint) and _newest_step(where) is None:
+            # its checkpoints removed since: `jobs resume` refuses it ("wrote no checkpoint")
+            return (f"to continue: nothing left to go on from, its checkpoints in "
+                    f"{shlex.quote(where)} are gone (removed?); python -m skiff jobs show "
+                    f"{shlex.quote(job_id)} lists the options to train again with")
         return (f"to continue: python -m skiff jobs resume {shlex.quote(job_id)} "
                 f"(%jobs resume {job_id} in a notebook)")
     return (f"to continue: python -m skiff jobs resume ID with this job's id (%jobs resume "
