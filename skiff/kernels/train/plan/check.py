@@ -7,7 +7,9 @@ does not grow with it, which the model leaves out on purpose (its tables are for
 
 * **the process**: the interpreter, numpy, MPI, skiff, kernels compiled on first use, and the
   model's weights, all resident before the first step. Measured: the resident set after a
-  calibration micro-run (``baseline``), so the kernels that load lazily are in it.
+  calibration micro-run (``baseline``), so the kernels that load lazily are in it, once the
+  micro-run's copy is freed and its pages handed back (``malloc_trim``): read with them still
+  resident, the copy's gradients, moments and activations were counted twice.
 * **the framework's per-step cost**: Python dispatch of every op of forward and backward, the
   optimizer's loop over parameters, small matmuls far below the machine's peak flop rate.
   Measured: a few local steps (forward, backward, optimizer) of a copy of the real model on a
@@ -15,11 +17,15 @@ does not grow with it, which the model leaves out on purpose (its tables are for
 * **communication**: the gradient all-reduce of this many bytes over this communicator, timed
   in place (``allreduce``); the plain cost model counts bandwidth only, not latency.
 
-The expected peak resident set is ``baseline + gradients + the data-parallel buckets + optimizer
-state + activations`` (the activations by the cost model's formula times ``ACT_SCALE``, numpy's
-autograd keeping more than fused GPU kernels), or the process's peak before training when that
-is higher (compiling kernels into a cold numba cache peaks above what stays resident); the
-expected step is ``local_step + allreduce``.
+The expected peak resident set is ``baseline + the data-parallel buckets + optimizer state + a
+step's activations and gradients``, the last the micro-run step's own peak above what stays
+between steps (``tracemalloc``: backward frees activations as it makes gradients, so the two
+are never both whole at once); without a micro-run, the gradients plus the cost model's
+activations times ``ACT_SCALE``. Or the process's peak before training when that is higher
+(the micro-run's copy; compiling kernels into a cold numba cache). The expected step is
+``local_step + allreduce``: the micro-run's steps hold no all-reduce, so nothing is counted
+twice (the all-reduce overlaps backward in the run, and ZeRO steps 1/dp of the moments, so the
+sum errs high, never double).
 :func:`compare` says whether the run agrees (memory within 10%, step time within 20%) and, when
 it does not, why it may not.
 """
@@ -55,6 +61,7 @@ class Calibration:
     local_step_s: float | None = None     # forward + backward + optimizer, this rank's batch
     baseline_bytes: int = 0               # resident set after the micro-run
     peak_before_bytes: int = 0            # the process's peak resident set by then
+    step_peak_bytes: int = 0              # one step's transient peak (activations + grads)
     allreduce_s: float = 0.0              # one all-reduce of the gradient bytes
     rows: int = 0                         # batch rows per rank in the micro-run
     why_not: str | None = None            # why no micro-run (then only the cost model)
@@ -87,12 +94,19 @@ def expected(estimate: dict, calib: Calibration, *, n_params: int, weight_bytes:
     mem = estimate.get("memory", {})
     parts_mem = {
         "baseline (process, libraries, kernels, weights; measured)": calib.baseline_bytes,
-        "gradients": n_params * weight_bytes,
         "all-reduce buckets": n_params * weight_bytes if dp > 1 else 0,
         "optimizer state": int(mem.get("optimizer", n_params * optimizer_bytes)
                                + mem.get("master_shard", 0)),
-        f"activations (formula x {ACT_SCALE:.1f})": int(mem.get("activations", 0) * ACT_SCALE),
     }
+    if calib.step_peak_bytes > 0:
+        # measured on the micro-run's step: backward frees activations as it makes gradients,
+        # so the two are never both whole at once (summed, gpt-small on 2 ranks was 1.3x)
+        parts_mem["a step's activations and gradients (micro-run peak)"] = \
+            int(calib.step_peak_bytes)
+    else:
+        parts_mem["gradients"] = n_params * weight_bytes
+        parts_mem[f"activations (formula x {ACT_SCALE:.1f})"] = \
+            int(mem.get("activations", 0) * ACT_SCALE)
     out = {"peak_bytes": int(sum(parts_mem.values())), "memory_parts": parts_mem}
     if calib.peak_before_bytes > out["peak_bytes"]:
         # the peak can only grow: compiling kernels on first use (a cold numba cache) peaks

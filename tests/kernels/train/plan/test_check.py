@@ -22,13 +22,20 @@ ESTIMATE = {"memory": {"params": 400, "grads": 400, "optimizer": 800, "activatio
 
 
 def test_expected_adds_the_measured_fixed_costs_to_the_cost_model():
-    calib = Calibration(local_step_s=0.010, baseline_bytes=10_000, allreduce_s=0.002, rows=4)
+    calib = Calibration(local_step_s=0.010, baseline_bytes=10_000, allreduce_s=0.002, rows=4,
+                        step_peak_bytes=900)
     exp = expected(ESTIMATE, calib, n_params=100, weight_bytes=4, dp=2)
-    # baseline + gradients + all-reduce buckets + optimizer state + 1.2 x activations
-    assert exp["peak_bytes"] == 10_000 + 400 + 400 + 800 + 1200
-    assert exp["step_s"] == pytest.approx(0.012)
+    # baseline + all-reduce buckets + optimizer state + the micro-run step's peak of
+    # activations and gradients together (measured: each counted once; summing 400 B of
+    # gradients and 1.2 x 1000 B of activations counted both whole at once)
+    assert exp["peak_bytes"] == 10_000 + 400 + 800 + 900
+    assert exp["step_s"] == pytest.approx(0.010 + 0.002)   # the micro-run has no all-reduce
     one = expected(ESTIMATE, calib, n_params=100, weight_bytes=4, dp=1)
     assert one["peak_bytes"] == exp["peak_bytes"] - 400  # no buckets on one rank
+    # no micro-run step measured: the cost model's gradients and 1.2 x its activations
+    formula = expected(ESTIMATE, Calibration(baseline_bytes=10_000), n_params=100, dp=2)
+    assert formula["peak_bytes"] == 10_000 + 400 + 400 + 800 + 1200
+    assert "step_s" not in formula
     # a process that peaked higher before training (kernels compiled into a cold cache)
     calib.peak_before_bytes = 50_000
     hot = expected(ESTIMATE, calib, n_params=100, weight_bytes=4, dp=2)
