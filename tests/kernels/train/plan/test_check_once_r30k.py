@@ -64,3 +64,28 @@ def test_the_runs_own_peak_is_the_sum_of_its_parts_each_counted_once():
     total = sum(got["parts"].values())
     # each part once: the training steps' own peak resident set is within 10% of the sum
     assert abs(got["run_peak"] / total - 1) <= 0.10, (got["run_peak"], got["parts"])
+
+
+def test_step_peak_is_the_transient_bytes_of_a_step_and_leaves_a_users_tracing_alone():
+    import tracemalloc
+
+    import numpy as np
+
+    from skiff.kernels.train.calibrate import _step_peak
+
+    kept = []
+
+    def step():  # 16 MB held at once, freed by the end; 80 kB stays (as state would)
+        a = np.ones(1_000_000)
+        b = a * 2
+        kept.append(np.zeros(10_000))
+        del a, b
+
+    peak = _step_peak(step)
+    assert 16_000_000 <= peak < 16_000_000 + 200_000, peak   # numpy's nbytes: 2 x 8e6
+    assert not tracemalloc.is_tracing()
+    tracemalloc.start()
+    try:
+        assert _step_peak(step) == 0 and tracemalloc.is_tracing()   # theirs, not stopped
+    finally:
+        tracemalloc.stop()
