@@ -134,6 +134,13 @@ def window_scales(strategy, loader, micro: list, counts: list) -> list[float] | 
             kind.forward_backward is not DataParallel.forward_backward or \
             kind._token_weight is not DataParallel._token_weight:
         return None  # a pipeline weighs its micro-batches itself
+    from .parallel.moe import ExpertParallel
+
+    if isinstance(strategy, ExpertParallel):
+        # its MoE layers route over the ranks' whole batch and weigh their balancing loss by
+        # the strategy's own row weights: a rank's stand-in row scaled to 0 here broke the
+        # experts' all-to-all (test_ranks_probe_moe, ep): ep keeps loss / grad_accum
+        return None
     comm = strategy._comm()
     if comm.size != ranks:
         return None
