@@ -69,13 +69,18 @@ class RunReporter(Reporter):
         each rank's :meth:`progress` then counts its own part, and the job's progress, its
         summary and its view count the whole job (rank 0's part and the others', see
         :func:`skiff.jobs.split.whole_progress`). Called once, on every rank."""
+        self._split = True
         self.emit("info", progress_split=True)
+
+    _split = False  # split_progress was called: the other ranks' progress is written too
 
     def _progress_out(self, fields: dict) -> None:
         """Rank 0's progress is an event; another rank's, its latest in ``ranks/R.progress``
-        (read only when the kernel said the ranks share the work)."""
+        when the kernel said the ranks share the work (else nobody reads it)."""
         if self.is_root:
             self.emit("progress", **fields)
+            return
+        if not self._split:
             return
         from .split import write_rank_progress
 
