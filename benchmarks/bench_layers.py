@@ -60,6 +60,10 @@ CASES = {
     "lenet-bn step AdamW": ("lenet", dict(opt="adamw", bn=True)),
     "models.CNN step AdamW": ("cnn", dict(opt="adamw")),
     "mlp 100-256-256-10 step AdamW (B=256)": ("mlp", dict(opt="adamw")),
+    # round 31: everyday layers a torch user times first
+    "conv3x3 64->64 32x32 p1": ("conv", dict(cin=64, cout=64, k=3, s=1, p=1, hw=32, gin=True)),
+    "lstm 128->256 T=32 (B=64)": ("lstm", dict(i=128, h=256, t=32)),
+    "linear+gelu 512-2048-512 (N=2048)": ("mlpgelu", dict(n=2048, d=512, h=2048)),
 }
 
 
@@ -97,7 +101,24 @@ def _inputs(kind, p, rng):
         return [rng.standard_normal((B, 1, 28, 28)).astype(f32), rng.integers(0, 10, B)]
     if kind == "mlp":
         return [rng.standard_normal((256, 100)).astype(f32), rng.integers(0, 10, 256)]
+    if kind == "lstm":
+        return [rng.standard_normal((B, p["t"], p["i"])).astype(f32)]
+    if kind == "mlpgelu":
+        return [rng.standard_normal((p["n"], p["d"])).astype(f32)]
     raise ValueError(kind)
+
+
+class _FirstOutput:
+    """A recurrent module's output sequence alone (its state tuple is not timed)."""
+
+    def __init__(self, mod):
+        self.mod = mod
+
+    def __call__(self, x):
+        return self.mod(x)[0]
+
+    def parameters(self):
+        return self.mod.parameters()
 
 
 def _build(fw, kind, p):
@@ -142,6 +163,10 @@ def _build(fw, kind, p):
     if kind == "mlp":
         return nn.Sequential(nn.Linear(100, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                              nn.Linear(256, 10))
+    if kind == "lstm":
+        return _FirstOutput(nn.LSTM(p["i"], p["h"], batch_first=True))
+    if kind == "mlpgelu":
+        return nn.Sequential(nn.Linear(p["d"], p["h"]), nn.GELU(), nn.Linear(p["h"], p["d"]))
     raise ValueError(kind)
 
 

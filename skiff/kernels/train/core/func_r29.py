@@ -154,19 +154,17 @@ def _argnums(argnums, n):
     return single, tuple(a % n for a in nums)
 
 
-def _grad_impl(func, argnums, has_aux, args, kwargs):
-    from . import vmap_r30 as _vm
-    from .torch_autograd import grad as autograd_grad
-
-    if _vm.current_level() is not None:  # inside a batched vmap call: per-sample gradients
-        from .vmap_grad_r30 import grad_batched
-
-        return grad_batched(func, argnums, has_aux, args, kwargs, (_argnums, _leaves, _map))
+def run_for_grad(func, argnums, has_aux, args, kwargs, stand_in):
+    """The part of ``grad`` both its plain and its batched form (:mod:`.vmap_grad_r30`)
+    share: the chosen arguments replaced by ``stand_in`` of each tensor, the function run
+    with gradients on, ``(output, aux)`` split and the output checked to be one element.
+    Returns ``(single, nums, args, outer, out, aux)``; ``outer``: an argument needs a
+    gradient itself, so the gradients stay in the caller's graph."""
     single, nums = _argnums(argnums, len(args))
     args = list(args)
     outer = any(t.requires_grad for a in nums for t in _leaves(args[a])) and is_grad_enabled()
     for a in nums:
-        args[a] = _map(_stand_in, args[a])
+        args[a] = _map(stand_in, args[a])
     with enable_grad():
         out = func(*args, **kwargs)
     aux = None
@@ -179,16 +177,35 @@ def _grad_impl(func, argnums, has_aux, args, kwargs):
         raise ValueError("grad: the function must return a one-element tensor (got "
                          f"{type(out).__name__} of shape {getattr(out, 'shape', None)}); "
                          "use vjp or jacrev for other outputs")
-    leaves = [t for a in nums for t in _leaves(args[a])]
-    grads = autograd_grad(out, leaves, create_graph=outer, allow_unused=True,
-                          materialize_grads=True) if leaves else ()
+    return single, nums, args, outer, out, aux
+
+
+def finish_grad(grads, single, nums, args, outer, out, aux, wrap=lambda t: t):
+    """``(grads, value, aux)`` of ``grad``: the gradients as trees like the arguments
+    (each passed through ``wrap``), detached unless ``outer``."""
     if not outer:
         grads = [g.detach() for g in grads]
         out = out.detach()
         aux = _map(lambda t: t.detach(), aux)
     it = iter(grads)
-    trees = tuple(_map(lambda _t: next(it), args[a]) for a in nums)
-    return (trees[0] if single else trees), out, aux
+    trees = tuple(_map(lambda _t: wrap(next(it)), args[a]) for a in nums)
+    return (trees[0] if single else trees), wrap(out), aux
+
+
+def _grad_impl(func, argnums, has_aux, args, kwargs):
+    from . import vmap_r30 as _vm
+    from .torch_autograd import grad as autograd_grad
+
+    if _vm.current_level() is not None:  # inside a batched vmap call: per-sample gradients
+        from .vmap_grad_r30 import grad_batched
+
+        return grad_batched(func, argnums, has_aux, args, kwargs)
+    single, nums, args, outer, out, aux = run_for_grad(func, argnums, has_aux, args, kwargs,
+                                                       _stand_in)
+    leaves = [t for a in nums for t in _leaves(args[a])]
+    grads = autograd_grad(out, leaves, create_graph=outer, allow_unused=True,
+                          materialize_grads=True) if leaves else ()
+    return finish_grad(grads, single, nums, args, outer, out, aux)
 
 
 def grad(func, argnums=0, has_aux=False):

@@ -10,9 +10,7 @@ a gradient itself (a gradient of gradients), the stand-ins stay in the caller's 
 
 from __future__ import annotations
 
-import numpy as np
-
-from .autograd import enable_grad, is_grad_enabled
+from .autograd import is_grad_enabled
 from .tensor import Tensor
 from .vmap_tensor_r30 import BatchedTensor, NotBatchable, current_level, is_batched
 
@@ -39,29 +37,14 @@ def _stand_in(t, level, n):
     return BatchedTensor(p, level)
 
 
-def grad_batched(func, argnums, has_aux, args, kwargs, trees):
-    """``func_r29._grad_impl`` at the innermost batched level: ``(grads, value, aux)``;
-    ``trees`` is func_r29's ``(_argnums, _leaves, _map)``."""
+def grad_batched(func, argnums, has_aux, args, kwargs):
+    """``func_r29._grad_impl`` at the innermost batched level: ``(grads, value, aux)``."""
+    from .func_r29 import _leaves, finish_grad, run_for_grad
     from .torch_autograd import grad as autograd_grad
 
-    _argnums, _leaves, _map = trees
     level, n = current_level()
-    single, nums = _argnums(argnums, len(args))
-    args = list(args)
-    outer = any(t.requires_grad for a in nums for t in _leaves(args[a])) and is_grad_enabled()
-    for a in nums:
-        args[a] = _map(lambda t: _stand_in(t, level, n), args[a])
-    with enable_grad():
-        out = func(*args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise ValueError("grad(has_aux=True): the function must return (output, aux)")
-        out, aux = out
-    if not isinstance(out, Tensor) or int(np.prod(out.shape, dtype=np.int64)) != 1:
-        raise ValueError("grad: the function must return a one-element tensor (got "
-                         f"{type(out).__name__} of shape {getattr(out, 'shape', None)}); "
-                         "use vjp or jacrev for other outputs")
+    single, nums, args, outer, out, aux = run_for_grad(
+        func, argnums, has_aux, args, kwargs, lambda t: _stand_in(t, level, n))
     if not is_batched(out, level) or isinstance(out._phys, BatchedTensor):
         raise NotBatchable("a gradient whose output is not batched at this level")
     leaves = [t._phys for a in nums for t in _leaves(args[a])]
@@ -70,10 +53,5 @@ def grad_batched(func, argnums, has_aux, args, kwargs, trees):
         raise NotBatchable("an output that needs no gradient")
     grads = autograd_grad(phys.sum(), leaves, create_graph=outer, allow_unused=True,
                           materialize_grads=True) if leaves else ()
-    if not outer:
-        grads = [g.detach() for g in grads]
-        phys = phys.detach()
-        aux = _map(lambda t: t.detach(), aux)
-    it = iter(grads)
-    trees = tuple(_map(lambda _t: BatchedTensor(next(it), level), args[a]) for a in nums)
-    return (trees[0] if single else trees), BatchedTensor(phys, level), aux
+    return finish_grad(grads, single, nums, args, outer, phys, aux,
+                       wrap=lambda t: BatchedTensor(t, level))
