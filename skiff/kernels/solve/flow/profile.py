@@ -16,7 +16,6 @@ naming the fix. The learned grid knows the parametric shapes only: a profile is 
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,28 +54,70 @@ def _crossings(x, y):
     return out
 
 
+def _cells(text: str) -> list[str]:
+    """One line's cells: ``;``-separated (a decimal comma then allowed: ``0,5;1,2``, as a
+    European spreadsheet writes), else ``,``-separated, else by whitespace (tabs, or the
+    columns of an airfoil-style ``.dat`` file)."""
+    if ";" in text:
+        return [c.strip().replace(",", ".") for c in text.split(";") if c.strip()]
+    if "," in text:
+        return [c.strip() for c in text.split(",") if c.strip()]
+    return text.split()
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+        return True
+    except ValueError:
+        return False
+
+
 def _read_csv(path) -> np.ndarray:
+    """The ``x, y`` rows of a profile file. Separators: commas, semicolons (with decimal
+    commas), tabs or spaces; a UTF-8 byte-order mark (Excel's "CSV UTF-8") is dropped; lines
+    before the first row of numbers that hold a word are headers (a name line such as
+    ``NACA 2412``, a ``x [mm], y [mm]`` line), one without (``0.0.1, 2``) is refused; ``#``
+    starts a comment line. Three columns are read when one of them is constant (a section
+    exported from CAD with its plane's coordinate): the other two, in order. Any other line
+    is refused with its number."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no profile file at {str(path)!r}")
-    rows = []
-    with path.open(newline="") as f:
-        for line, row in enumerate(csv.reader(f), 1):
-            cells = [c.strip() for c in row if c.strip()]
-            if not cells or cells[0].startswith("#"):
+    rows, lines = [], []
+    with path.open(encoding="utf-8-sig", errors="replace") as f:
+        for line, text in enumerate(f, 1):
+            text = text.strip()
+            if not text or text.startswith("#"):
                 continue
+            cells = _cells(text)
+            if not rows and any(not _number(c) and any(ch.isalpha() for ch in c)
+                                for c in cells):
+                continue                              # a header line: a word in it
             try:
                 values = [float(c) for c in cells]
             except ValueError:
-                if not rows:                  # a header line
-                    continue
-                raise ValueError(f"{path.name} line {line}: {row!r} is not two numbers "
+                raise ValueError(f"{path.name} line {line}: {text!r} is not two numbers "
                                  "x, y") from None
-            if len(values) != 2:
-                raise ValueError(f"{path.name} line {line}: {len(values)} numbers, a profile "
-                                 "row is two: x, y")
+            if len(values) not in (2, 3) or (rows and len(values) != len(rows[0])):
+                want = len(rows[0]) if rows else 2
+                raise ValueError(f"{path.name} line {line}: {len(values)} numbers, a "
+                                 f"profile row is {'two: x, y' if want == 2 else 'three'}"
+                                 + ("" if rows else " (or three, one of them constant)"))
             rows.append(values)
-    return np.asarray(rows, float).reshape(-1, 2)
+            lines.append(line)
+    if not rows:
+        raise ValueError(f"{path.name}: no rows of numbers x, y (separated by commas, "
+                         "semicolons, tabs or spaces)")
+    p = np.asarray(rows, float)
+    if p.shape[1] == 3:
+        flat = [k for k in range(3) if np.ptp(p[:, k]) <= 1e-9 * max(np.ptp(p), 1e-300)]
+        if len(flat) != 1:
+            raise ValueError(f"{path.name}: three columns, and {len(flat) or 'none'} of them "
+                             "constant; a profile is a plane section: give x, y (or three "
+                             "columns with the plane's coordinate constant)")
+        p = np.delete(p, flat[0], axis=1)
+    return p
 
 
 def _normalise(points, clearance: float):
@@ -178,7 +219,8 @@ class NoseProfile(NoseShape):
 
     @classmethod
     def from_csv(cls, path, clearance: float = 0.15, name: str | None = None):
-        """The profile in a CSV file of ``x, y`` rows (a header line is skipped)."""
+        """The profile in a file of ``x, y`` rows: commas, semicolons, tabs or spaces; header
+        lines skipped (see :func:`_read_csv`)."""
         return cls(_read_csv(path), clearance, name or Path(path).stem)
 
     polyline = True                  # the mesh joins the outline's points by straight lines
