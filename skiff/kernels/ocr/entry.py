@@ -27,7 +27,7 @@ from pathlib import Path
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .hocr import HOCR_SUFFIXES, write_hocr
-from .images import PAGED_SUFFIXES, frame_count
+from .images import PAGED_SUFFIXES, frame_count, is_pdf, pdf_document
 from .pipeline import OcrPipeline
 from .result import OcrResult, OcrResults, draw_boxes
 
@@ -94,19 +94,9 @@ def count_pages(path: str) -> int:
     """Pages in a PDF or multi-page TIFF, frames in an animation (GIF, APNG, WebP), else 1
     (1 also for anything unreadable)."""
     try:
-        with open(path, "rb") as fh:
-            is_pdf = fh.read(1024).lstrip().startswith(b"%PDF")
-        if is_pdf:
-            import pypdfium2 as pdfium
-
-            from .images import PDFIUM_LOCK
-
-            with PDFIUM_LOCK:
-                doc = pdfium.PdfDocument(path)
-                try:
-                    return max(1, len(doc))
-                finally:
-                    doc.close()
+        if is_pdf(path):
+            with pdf_document(path) as doc:
+                return max(1, len(doc))
         if path.lower().endswith(PAGED_SUFFIXES):
             from PIL import Image
 
@@ -146,12 +136,7 @@ def select_pages(paths: list[str], spec: str | None) -> list[str]:
     out: list[str] = []
     for path in paths:
         multi = path.lower().endswith(PAGED_SUFFIXES) and count_pages(path) > 1
-        try:
-            with open(path, "rb") as fh:
-                pdf = fh.read(1024).lstrip().startswith(b"%PDF")
-        except OSError:  # unreadable: its own error line says why
-            pdf = False
-        if not pdf and not multi:
+        if not is_pdf(path) and not multi:  # unreadable: its own error line says why
             out.append(path)
             continue
         n = count_pages(path)

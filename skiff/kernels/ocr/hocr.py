@@ -30,19 +30,11 @@ def page_size(label: str, pdf_dpi: float = 200) -> tuple[int, int] | None:
     if match and not Path(label).exists():
         path, page = match["path"], int(match["page"])
     try:
-        with open(path, "rb") as fh:
-            pdf = fh.read(1024).lstrip().startswith(b"%PDF")
-        if pdf:
-            import pypdfium2 as pdfium
+        from .images import is_pdf, pdf_document
 
-            from .images import PDFIUM_LOCK
-
-            with PDFIUM_LOCK:
-                doc = pdfium.PdfDocument(path)
-                try:
-                    w, h = doc[(page or 1) - 1].get_size()
-                finally:
-                    doc.close()
+        if is_pdf(path):
+            with pdf_document(path) as doc:
+                w, h = doc[(page or 1) - 1].get_size()
             return round(w * pdf_dpi / 72), round(h * pdf_dpi / 72)
         from PIL import Image
 

@@ -22,6 +22,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -451,7 +452,9 @@ def _decode_lean(path: str, grey: bool, share_grey: bool, shape) -> np.ndarray |
     return cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
 
 
-def _is_pdf(path: str) -> bool:
+def is_pdf(path: str) -> bool:
+    """Whether ``path`` is a PDF by its first bytes (``%PDF`` after any blank lines), False
+    for a file that cannot be opened."""
     try:
         with open(path, "rb") as fh:
             return fh.read(1024).lstrip().startswith(b"%PDF")
@@ -459,7 +462,25 @@ def _is_pdf(path: str) -> bool:
         return False
 
 
+_is_pdf = is_pdf
+
 PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe, even across documents
+
+
+@contextmanager
+def pdf_document(path: str):
+    """pypdfium2's document for ``path``, opened and used under :data:`PDFIUM_LOCK` and
+    closed after: ``with pdf_document(p) as doc: len(doc)``. For quick looks (page count,
+    page sizes); rendering takes the lock page by page (:func:`_pdf_pages`). pypdfium2's
+    own errors pass through."""
+    import pypdfium2 as pdfium
+
+    with PDFIUM_LOCK:
+        doc = pdfium.PdfDocument(path)
+        try:
+            yield doc
+        finally:
+            doc.close()
 
 
 def _pdf_pages(path: str, only: int | None, dpi: float,
