@@ -37,7 +37,6 @@ from skiff.grammar.common import (
     was_given,
 )
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
-from skiff.kernels.ocr.quantize import PRECISIONS
 
 from .base import JobRequest, Kind, figure
 
@@ -56,6 +55,9 @@ def model_set_names() -> tuple[str, ...]:
 @launch_options
 @device_option
 def COMMAND(p):
+    # built when the grammar is first used: %load_ext skiff need not import the OCR kernels
+    from skiff.kernels.ocr.quantize import PRECISIONS
+
     p.add_argument("inputs", nargs="+", metavar="PATH|GLOB|VAR",
                    help="image or PDF files, folders, patterns like 'scans/**/*.png', or a "
                         "notebook variable holding an image, PIL image, path or list of them")

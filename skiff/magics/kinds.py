@@ -17,8 +17,9 @@ from .base import finish_launch, usage_errors
 __all__ = ["kind_magic", "register_kind_magics"]
 
 
-def kind_magic(kind: Kind):
-    """The magic function of ``kind`` (``shell`` is bound when it is registered)."""
+def kind_magic(kind: Kind, *, doc: bool = True):
+    """The magic function of ``kind`` (``shell`` is bound when it is registered); ``doc``:
+    its usage as ``__doc__`` now (it builds the kind's grammar)."""
 
     def magic(line: str = "", cell: str | None = None, *, shell=None):
         if asks_for_help(line):  # anywhere on the line: %train mlp --steps 5 --help
@@ -39,8 +40,8 @@ def kind_magic(kind: Kind):
         return job
 
     magic.__name__ = kind.name
-    # the usage holds the description: ``%train?`` showed it twice
-    magic.__doc__ = kind.command.usage(prog=f"%{kind.name}")
+    if doc:  # the usage holds the description: ``%train?`` showed it twice
+        magic.__doc__ = kind.command.usage(prog=f"%{kind.name}")
     return magic
 
 
@@ -127,18 +128,30 @@ def _show_dry_run(kind: Kind, line: str, cell: str | None, shell):
 
 
 def register_kind_magics(ipython) -> list[str]:
-    """Register the magic of every kind that has a grammar; returns their names."""
+    """Register the magic of every kind that has a grammar; returns their names. A magic's
+    usage (``%train?``) is built when asked for: building every kind's grammar imported
+    the OCR and solve kernels and SciPy (``%load_ext skiff`` took ~1.2 s)."""
     names = []
     for kind in KINDS.values():
         if kind.command is None:
             continue
-        fn = kind_magic(kind)
-
-        def bound(line="", cell=None, _fn=fn):
-            return _fn(line, cell, shell=ipython)
-
-        bound.__name__, bound.__doc__ = fn.__name__, fn.__doc__
-        ipython.register_magic_function(bound, magic_kind="line_cell" if kind.cell else "line",
+        ipython.register_magic_function(_KindMagic(kind, ipython),
+                                        magic_kind="line_cell" if kind.cell else "line",
                                         magic_name=kind.name)
         names.append(kind.name)
     return names
+
+
+class _KindMagic:
+    """A kind's magic bound to the shell; its ``__doc__`` (the usage) is made when read."""
+
+    def __init__(self, kind: Kind, shell) -> None:
+        self.kind, self.shell, self.__name__ = kind, shell, kind.name
+        self._fn = kind_magic(kind, doc=False)
+
+    def __call__(self, line: str = "", cell: str | None = None):
+        return self._fn(line, cell, shell=self.shell)
+
+    @property
+    def __doc__(self) -> str:  # type: ignore[override]
+        return self.kind.command.usage(prog=f"%{self.kind.name}")
