@@ -421,6 +421,12 @@ def _run_tool(name: str, rest: list[str]) -> int:
             print(json.dumps(logs_document(out), ensure_ascii=False) if ns.json
                   else logs_text(out))
             return 0
+        if ns.action == "resume" and ns.dry_run:  # what it would run, nothing started
+            from skiff.jobs.dryrun_document import dry_run_lines
+
+            print(json.dumps(out, ensure_ascii=False, default=str) if ns.json
+                  else _clean("\n".join(dry_run_lines(out)), keep_newlines=True))
+            return 0
         if ns.action == "resume":  # a new job, run from here: followed like `skiff train`
             kind = out.kind
             print(f"skiff: {kind} job {out.id} resumes {ns.job_id}", file=sys.stderr)

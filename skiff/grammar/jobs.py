@@ -57,7 +57,8 @@ def JOBS(p):
     p.add_argument("--keep", type=nonneg_int, default=None, metavar="N",
                    help="prune: keep the newest N finished jobs")
     p.add_argument("--dry-run", action="store_true",
-                   help="rm, prune: list the jobs that would be removed, remove nothing")
+                   help="rm, prune: list the jobs that would be removed, remove nothing; "
+                        "resume: what it would run, start nothing")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
     notebook_only(p.add_argument("--wait", action="store_true",
@@ -72,9 +73,9 @@ def JOBS(p):
 def action_options(ns: argparse.Namespace) -> dict:
     """Keyword arguments of :func:`skiff.jobs.jobs_action` from a parsed ``jobs`` line
     (``--dry-run`` on an action that removes nothing is refused here, for every front)."""
-    if getattr(ns, "dry_run", False) and ns.action not in ("rm", "prune"):
-        raise ValueError(f"--dry-run goes with rm and prune (what they would remove); jobs "
-                         f"{ns.action} changes nothing")
+    if getattr(ns, "dry_run", False) and ns.action not in ("rm", "prune", "resume"):
+        raise ValueError(f"--dry-run goes with rm and prune (what they would remove) and with "
+                         f"resume (what it would run); jobs {ns.action} changes nothing")
     return {"all": ns.all, "timeout": ns.timeout, "limit": ns.limit, "kind": ns.kind,
             "status": ns.status, "more_ids": tuple(ns.more_ids), "older_than": ns.older_than,
             "keep": ns.keep, "dry_run": ns.dry_run}

@@ -68,9 +68,9 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     ``dry_run`` (``rm``, ``prune``): the ids that would be removed, after every check a
     removal makes; nothing is removed."""
     listed = None
-    if dry_run and action not in ("rm", "prune"):
-        raise ValueError(f"--dry-run goes with rm and prune (what they would remove); jobs "
-                         f"{action} changes nothing")
+    if dry_run and action not in ("rm", "prune", "resume"):
+        raise ValueError(f"--dry-run goes with rm and prune (what they would remove) and with "
+                         f"resume (what it would run); jobs {action} changes nothing")
     if kind is not None:
         from skiff.grammar.common import unknown_name
         from skiff.kinds import KINDS
@@ -121,7 +121,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     elif action == "cancel":
         job.cancel()  # a finished job: harmless (cancel_job tells the fronts it had ended)
     elif action == "resume":
-        return resume(job, front=front)
+        return resume(job, front=front, dry_run=dry_run)
     return job
 
 
@@ -137,13 +137,20 @@ def ended_note(job: Job) -> str:
     return f"job {job.id} had already ended ({job.status}): nothing to cancel"
 
 
-def resume(job: Job, *, front: str = "cli") -> Job:
+def resume(job: Job, *, front: str = "cli", dry_run: bool = False) -> Job | dict:
     """Relaunch a finished job from where it stopped (train: its newest checkpoint), with
     the same ranks and device; the kind decides what continuing means. The new job records
     the command that resumes it as ``front`` types it (``python -m skiff jobs resume ID``
     in a terminal, ``%jobs resume ID`` in a notebook: ``front="magic"``), which the listing
-    shows and a user can type again (it recorded ``resume ID``, which neither front takes)."""
+    shows and a user can type again (it recorded ``resume ID``, which neither front takes).
+
+    ``dry_run``: every check the resume makes, then what it would run as a dry run's
+    document (``skiff.jobs.dryrun_document``: ``kind``, ``runner``, ``np``, ``device``,
+    ``command``, ``config``, ``plan``), plus ``resumes`` (the job's id) and ``from`` (the
+    checkpoint a training goes on from); nothing started, no run folder made."""
     from skiff.kinds import KINDS, Kind
+
+    from .launch import _plan
 
     kind = KINDS.get(job.kind)
     if kind is None or type(kind).resume_config is Kind.resume_config:
@@ -161,13 +168,44 @@ def resume(job: Job, *, front: str = "cli") -> Job:
         config = rebased(config, job.run_dir)
     _check_checkpoints_there(job, config)
     runner = job.meta.get("runner", "auto")
-    return launch(job.kind, config, np=int(job.meta.get("np", 1) or 1),
-                  oversubscribe=bool(job.meta.get("oversubscribe", False)),
-                  runner=runner if runner in ("thread", "process") else "auto",
-                  device=job.meta.get("device"), label=f"resume {job.id}",
+    where = {"np": int(job.meta.get("np", 1) or 1),
+             "oversubscribe": bool(job.meta.get("oversubscribe", False)),
+             "runner": runner if runner in ("thread", "process") else "auto",
+             "device": job.meta.get("device")}
+    if dry_run:
+        plan = _plan(job.kind, config, **where)
+        doc = {"dry_run": True, "kind": job.kind, "runner": plan["runner"], "np": plan["np"],
+               "device": plan["device"], "command": resume_command(job.id, front),
+               "options": {}, "config": plan["config"], "resumes": job.id}
+        if plan["note"]:
+            doc["plan"] = str(plan["note"])
+        if plan["why"] not in (None, "as asked"):
+            doc["device_why"] = plan["why"]
+        newest = _newest_checkpoint(config)
+        if newest is not None:
+            doc["from"] = newest
+        return doc
+    return launch(job.kind, config, **where, label=f"resume {job.id}",
                   command=resume_command(job.id, front),
                   # its --name goes on with it: `jobs cancel NAME` stops the run going on
                   name=name if isinstance(name := job.meta.get("name"), str) else None)
+
+
+def _newest_checkpoint(config: dict) -> str | None:
+    """The newest ``step-N.npz`` in a resumed training's ``checkpoint_dir`` (the one the
+    trainer goes on from), or None."""
+    import re
+    from pathlib import Path
+
+    where = config.get("checkpoint_dir") if config.get("resume") else None
+    if not isinstance(where, str):
+        return None
+    try:
+        steps = [(int(m.group(1)), f) for f in Path(where).iterdir()
+                 if (m := re.fullmatch(r"step-(\d+)\.npz", f.name))]
+    except OSError:
+        return None
+    return str(max(steps)[1]) if steps else None
 
 
 def _check_checkpoints_there(job: Job, config: dict) -> None:

@@ -46,6 +46,9 @@ def dry_run_lines(doc: dict, *, here: str = "this process") -> list[str]:
            + (f", device {doc['device']}" if doc.get("device") else "")
            + (f" ({doc['device_why']})" if doc.get("device_why") else ""),
            f"command: {doc['command']}"]
+    if doc.get("resumes"):  # jobs resume ID --dry-run
+        out.append(f"resumes job {doc['resumes']}"
+                   + (f" from {doc['from']}" if doc.get("from") else ""))
     if doc.get("plan"):
         out.append(f"plan: {doc['plan']}")
     sub = doc.get("submission")

@@ -24,8 +24,9 @@ class JobsMagics(Magics):
         job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
         [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
         [--timeout S] [--wait] [--dry-run] [-o NAME]``. A list is newest first; ID may be a
-        job's --name. ``rm``/``prune --dry-run`` lists what they would remove. Interrupting
-        ``%jobs wait`` stops the waiting, not the job."""
+        job's --name. ``rm``/``prune --dry-run`` lists what they would remove, ``resume
+        --dry-run`` what it would run. Interrupting ``%jobs wait`` stops the waiting, not the
+        job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
@@ -68,6 +69,16 @@ class JobsMagics(Magics):
             if ns.output:
                 self.shell.user_ns[ns.output] = out.logs
             return out.logs
+        if ns.action == "resume" and ns.dry_run:  # what it would run, nothing started
+            from .dryrun import DryRun
+
+            if ns.json:
+                print(json.dumps(out, ensure_ascii=False, default=str))
+                return None
+            out = DryRun(out)
+            if ns.output:
+                self.shell.user_ns[ns.output] = out
+            return out
         if isinstance(out, list):
             out = JobTable(out)
         if ns.output:
