@@ -60,6 +60,13 @@ def _number(name, value) -> float:
         raise TypeError(f"{name} must be a number, got {value!r}") from None
 
 
+def _short(v) -> str:
+    try:
+        return f"{float(v):g}"
+    except (TypeError, ValueError):
+        return repr(v)
+
+
 def _row(p) -> list:
     """One shape given as a sequence of numbers in the order of ``PARAMS``."""
     if len(p) != len(PARAMS):
@@ -161,6 +168,14 @@ class Surrogate:
         return base + outs.mean(axis=0), outs.std(axis=0)
 
     # ---------------------------------------------------------------- queries
+    def _check_re(self, p: dict) -> None:
+        """A shape's ``re`` (if given) must be the sweep's: the surrogate knows that Re only."""
+        re = _number("re", p["re"])
+        if not (math.isfinite(re) and abs(re - self.re) <= 1e-9 * self.re):
+            raise ValueError(f"this surrogate was fitted on a sweep at Re {self.re:g} only; "
+                             f"the shape asks Re {p['re']!r}: run skiff.aero.sweep(..., "
+                             f"re={p['re']!r}) and fit a surrogate on it")
+
     def _rows(self, params):
         if isinstance(params, dict):
             params = [params]
@@ -170,6 +185,9 @@ class Surrogate:
         rows = []
         for p in params:
             if isinstance(p, dict):
+                if "re" in p:
+                    self._check_re(p)
+                    p = {k: v for k, v in p.items() if k != "re"}
                 unknown = set(p) - set(PARAMS)
                 if unknown:
                     raise ValueError(f"unknown parameter {sorted(unknown)[0]!r}: the "
@@ -181,9 +199,11 @@ class Surrogate:
             elif isinstance(p, (str, bytes)) or not hasattr(p, "__len__"):
                 # a flat list of numbers used to fail inside float() ("'int' object is not
                 # iterable")
+                flat = ", ".join(f"{_short(v)}" for v in list(params)[:len(PARAMS)])
                 raise TypeError(f"predict takes a shape as a dict or a row of "
                                 f"{len(PARAMS)} numbers ({', '.join(PARAMS)}); a list of "
-                                f"shapes is a list of those, got an item {p!r}")
+                                f"shapes is a list of those, got an item {p!r} (one shape "
+                                f"as a row: predict([[{flat}]]))")
             else:
                 rows.append(_row(p))
         return np.array(rows, dtype=float).reshape(-1, len(PARAMS))
@@ -195,8 +215,10 @@ class Surrogate:
                 if not self.domain[k][0] - 1e-12 <= v <= self.domain[k][1] + 1e-12]
 
     def predict(self, params, *, outside: str = "refuse"):
-        """The drag of one shape (a dict ``{'length':, 'bluntness':, 'clearance':}``) as a
-        :class:`Prediction`, or of many (a list) as a list. ``outside='flag'`` answers a
+        """The drag of one shape (a dict ``{'length':, 'bluntness':, 'clearance':}``, with
+        ``'re'`` if you like, which must be the sweep's) as a :class:`Prediction`, or of many
+        (a list of dicts or of rows ``[length, bluntness, clearance]``, a 2-D array) as a
+        list. ``outside='flag'`` answers a
         query outside the sampled box with ``in_domain=False`` and ``lo, hi = 0, inf``."""
         if outside not in ("refuse", "flag"):
             raise ValueError(f"outside must be 'refuse' or 'flag', got {outside!r}")

@@ -47,10 +47,14 @@ MAX_RE = 5000.0
 
 def check_re(re) -> float:
     try:
+        if isinstance(re, bool):                 # True would be Re 1
+            raise TypeError
         value = float(re)
     except (TypeError, ValueError):
         raise ValueError(f"Reynolds number must be a number > 0, got {re!r}") from None
-    if not (math.isfinite(value) and value > 0):
+    if not math.isfinite(value):
+        raise ValueError(f"Reynolds number must be a finite number > 0, got {re!r}")
+    if not value > 0:
         raise ValueError(f"Reynolds number must be > 0, got {re!r}")
     if value > MAX_RE:
         raise ValueError(f"Reynolds number {value:g} is beyond what a laminar 2D solve holds "
