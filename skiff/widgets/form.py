@@ -110,6 +110,8 @@ class Field:
             words = shlex.split(text) if many else [text]
         except ValueError as exc:
             raise ValueError(f"cannot split {text!r}: {exc}") from None
+        if many and len(words) > 1 and _one_path(text, words):
+            words = [text]  # a path with spaces pasted as it is: 'scan 1.png' was 'scan', '1.png'
         out = []
         for word in words:
             try:
@@ -218,6 +220,7 @@ class CommandForm(W.VBox):
             raw = f.raw()
             if isinstance(raw, str) and raw.strip():
                 words = shlex.split(raw) if "'" not in raw and '"' not in raw else [raw]
+                words = [*words, raw.strip()]  # a value with spaces, quoted whole
                 if any(f"'{w}'" in message or f'"{w}"' in message for w in words):
                     return f
         return None
@@ -329,6 +332,20 @@ def _check_ranks(launch: dict) -> None:
 
     where = choose_runner(np_, launch.get("runner") or "auto", launch.get("launcher") or "local")
     check_ranks(np_, where, bool(launch.get("oversubscribe")))
+
+
+def _one_path(text: str, words: list[str]) -> bool:
+    """Whether ``text`` as typed (unquoted, with spaces) names an existing file or folder
+    while its words do not all name one: a path pasted into a field of several values."""
+    import os
+
+    def exists(path: str) -> bool:
+        try:
+            return os.path.exists(os.path.expanduser(path))
+        except (OSError, ValueError):
+            return False
+
+    return exists(text) and not all(exists(w) for w in words)
 
 
 def _warning(text: str) -> str:

@@ -18,6 +18,7 @@ import html
 import importlib
 import os
 import re
+import shlex
 import time
 from pathlib import Path
 
@@ -284,7 +285,7 @@ def ocr_form() -> CommandForm:
     def on_upload(change):
         paths = save_uploads(change["new"])
         if paths:
-            form.set(inputs=" ".join(paths))
+            form.set(inputs=shlex.join(paths))  # a runs root with spaces: one path each
 
     upload.observe(on_upload, names="value")
     form.upload = upload
