@@ -134,13 +134,6 @@ def window_scales(strategy, loader, micro: list, counts: list) -> list[float] | 
             kind.forward_backward is not DataParallel.forward_backward or \
             kind._token_weight is not DataParallel._token_weight:
         return None  # a pipeline weighs its micro-batches itself
-    from .parallel.moe import ExpertParallel
-
-    if isinstance(strategy, ExpertParallel):
-        # its MoE layers route over the ranks' whole batch and weigh their balancing loss by
-        # the strategy's own row weights: a rank's stand-in row scaled to 0 here broke the
-        # experts' all-to-all (test_ranks_probe_moe, ep): ep keeps loss / grad_accum
-        return None
     comm = strategy._comm()
     if comm.size != ranks:
         return None
@@ -159,5 +152,8 @@ def window_scales(strategy, loader, micro: list, counts: list) -> list[float] | 
             applied = float(rw)
         else:
             applied = 1.0
-        scales.append(wanted / applied if applied != 0 else 0.0)
+        # a Python float: a numpy float64 made the loss and the backward float64 (NumPy 2's
+        # promotion), so a rank's all-to-all of MoE gradients sent 8-byte rows where its
+        # peer's expected 4 (expert parallelism broke on a stand-in row, round 30)
+        scales.append(float(wanted / applied) if applied != 0 else 0.0)
     return scales
