@@ -22,7 +22,9 @@ def run(config: dict, reporter: Reporter) -> dict:
     (a path): before that step the job waits, running, until the file exists (or a cancel),
     so that a test sees it running for as long as it needs, however loaded the machine;
     ``deaf_rank``: a rank that never stops on a cancel (its peers' stop leaves it waiting in
-    the all-reduce, as a rank that saw the cancel one step later than they did)."""
+    the all-reduce, as a rank that saw the cancel one step later than they did); ``split``:
+    the ranks share the work (``reporter.split_progress()``: each rank's steps are its part,
+    the job's progress their sum, each rank's part in the Jobs sidebar's tab)."""
     steps = int(config.get("steps", 10))
     sleep = float(config.get("sleep", 0.05))
     fail_at = config.get("fail_at")
@@ -33,6 +35,8 @@ def run(config: dict, reporter: Reporter) -> dict:
         comm = MPI.COMM_WORLD
     rank = comm.Get_rank() if comm else 0
     size = comm.Get_size() if comm else 1
+    if config.get("split") and comm is not None:
+        reporter.split_progress()
     total = None
     deaf = config.get("deaf_rank")  # a rank that sees no cancel (one that saw it a step late)
     for step in range(1, steps + 1):

@@ -1,9 +1,11 @@
 """The REST API of the Jobs sidebar, under ``<base_url>/skiff/api/``.
 
 =======  =================================  ====================================================
-GET      ``jobs``                           every job, newest first: ``{"root", "jobs": [row]}``
+GET      ``jobs[?kind=K&status=S]``           every job (of that kind, in that status), newest
+                                            first: ``{"root", "jobs": [row]}``
 GET      ``jobs/ID``                        one job's live view (:func:`payload.job_detail`)
 GET      ``jobs/ID/events?offset=B``        the events after byte ``B`` of its events.jsonl
+GET      ``jobs/ID/images/NAME``            an image its detail lists (png, jpeg, gif, webp)
 POST     ``jobs/ID/cancel``                 ask it to stop (``Job.cancel``: the cancel file,
                                             then the escalation with its identity checks)
 DELETE   ``jobs/ID``                        remove a finished job's run folder (``jobs rm``);
@@ -25,15 +27,16 @@ import json
 import time
 
 from jupyter_server.auth.decorator import authorized
-from jupyter_server.base.handlers import APIHandler
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
 from skiff.jobs import DamagedJob, remove_jobs, select_jobs
+from skiff.jobs.events import STATUSES
 from skiff.jobs.signals import NotJobProcess
 from skiff.jobs.store import json_safe
 
-from .payload import JobCache, UnknownJob, events_since, job_detail, job_row
+from .payload import _JOB_ID, JobCache, UnknownJob, events_since, image_file, job_detail, job_row
 
 __all__ = ["handlers", "AUTH_RESOURCE"]
 
@@ -70,12 +73,23 @@ class JobsHandler(_Base):
         limit = self.get_query_argument("limit", "200")
         if not limit.isdigit() or int(limit) < 1:
             raise web.HTTPError(400, f"limit must be a positive integer, got {limit!r}")
-        self.reply(await self.work(self._list, int(limit)))
+        kind = self.get_query_argument("kind", "") or None
+        status = self.get_query_argument("status", "") or None
+        if status is not None and status not in (*STATUSES, "damaged"):
+            raise web.HTTPError(400, f"status must be one of {', '.join(STATUSES)} or damaged, "
+                                     f"got {status!r}")
+        if kind is not None and not _JOB_ID.match(kind):
+            raise web.HTTPError(400, f"kind must be a job kind's name, got {kind!r}")
+        self.reply(await self.work(self._list, int(limit), kind, status))
 
-    def _list(self, limit: int) -> dict:
+    def _list(self, limit: int, kind: str | None = None, status: str | None = None) -> dict:
         now = time.time()
-        jobs = select_jobs(self.cache.jobs(), limit=limit)
+        everything = self.cache.jobs()
+        jobs = select_jobs(everything, limit=limit, kind=kind, status=status)
+        # the kinds there are, for the sidebar's filter (a filter that lists none is kept)
+        kinds = sorted({j.kind for j in everything if not isinstance(j, DamagedJob)})
         return {"root": str(self.cache.root), "now": now, "hidden": jobs.hidden,
+                "total": len(everything), "kinds": kinds,
                 "jobs": [job_row(j, now) for j in jobs]}
 
 
@@ -124,6 +138,25 @@ class EventsHandler(_Base):
             lambda: events_since(self.cache.find(job_id).run_dir, int(offset))))
 
 
+class ImageHandler(JupyterHandler):
+    """An image's bytes (an APIHandler answers JSON only: its finish sets that type); the
+    same token, authorizer and worker thread as the JSON handlers."""
+
+    auth_resource = AUTH_RESOURCE
+    initialize = _Base.initialize
+    work = _Base.work
+
+    @web.authenticated
+    @authorized
+    async def get(self, job_id: str, name: str):
+        path, kind = await self.work(lambda: image_file(self.cache.find(job_id), name))
+        data = await self.work(path.read_bytes)
+        self.set_header("Content-Type", kind)
+        self.set_header("Cache-Control", "no-store")  # loss.png is drawn again as it trains
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.finish(data)
+
+
 def handlers(base_url: str, cache: JobCache) -> list[tuple]:
     """The routes, under ``base_url``, sharing one :class:`JobCache`."""
     api = url_path_join(base_url, "skiff", "api", "jobs")
@@ -131,4 +164,5 @@ def handlers(base_url: str, cache: JobCache) -> list[tuple]:
     return [(api, JobsHandler, args),
             (url_path_join(api, _ID), JobHandler, args),
             (url_path_join(api, _ID, "cancel"), CancelHandler, args),
-            (url_path_join(api, _ID, "events"), EventsHandler, args)]
+            (url_path_join(api, _ID, "events"), EventsHandler, args),
+            (url_path_join(api, _ID, "images", r"(?P<name>[^/]+)"), ImageHandler, args)]

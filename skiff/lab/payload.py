@@ -8,7 +8,8 @@ appended since the last), and sent in two sizes:
   times, command, ranks, error's first line; a damaged folder with why);
 - :func:`job_detail`: the live view of one job (the row, the last value and a thinned series
   of every metric, the log's tail, the error with its traceback, the result summary, the
-  image artifacts' names, the terminal's summary once it has ended);
+  image artifacts' names, the terminal's summary once it has ended, and for a job on MPI
+  ranks one row per rank: how it is or ended, its share of the work, its last line);
 
 and :func:`events_since` hands out the raw event lines after a byte offset of
 ``events.jsonl``, for a client that follows the log itself.
@@ -30,12 +31,17 @@ from skiff.jobs.terminal import KEY_METRICS, clean, fmt_clock, fmt_rate
 from skiff.kinds.base import figure
 
 __all__ = ["JobCache", "job_row", "job_detail", "events_since", "progress_label",
-           "thin", "UnknownJob", "MAX_POINTS", "LOG_LINES", "EVENTS_CHUNK"]
+           "thin", "rank_rows", "image_file", "UnknownJob", "MAX_POINTS", "LOG_LINES",
+           "EVENTS_CHUNK", "IMAGE_TYPES"]
 
 MAX_POINTS = 400        # points of a metric series in a detail (a longer one is thinned)
 LOG_LINES = 30          # log lines in a detail
 EVENTS_CHUNK = 1 << 20  # bytes of events.jsonl per events_since answer
 RESULT_BYTES = 16 << 10  # a result.json larger than this is left out of a detail
+IMAGE_BYTES = 32 << 20  # an image artifact larger than this is not sent
+# the image types a job's tab shows (never SVG: a script in it would run on the server's origin)
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".gif": "image/gif", ".webp": "image/webp"}
 # a job id as skiff makes them (store.new_job_id), or any plain folder name: never a path
 _JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
@@ -152,7 +158,8 @@ def job_detail(job, now: float | None = None) -> dict:
     row = job_row(job, now)
     if isinstance(job, DamagedJob):
         return {"job": row, "metrics": {}, "log": [], "traceback": None, "result": None,
-                "summary": None, "images": [], "info": {}, "run_dir": str(job.run_dir)}
+                "summary": None, "images": [], "info": {}, "run_dir": str(job.run_dir),
+                "ranks": []}
     job.read_metrics()  # a listed snapshot: its whole series now
     state = job.refresh()
     metrics = {}
@@ -178,7 +185,66 @@ def job_detail(job, now: float | None = None) -> dict:
         "images": list(dict.fromkeys(images)),
         "info": _json_or_none(state.info) or {},
         "events": state.n_events,
+        "ranks": rank_rows(job, state),
     }
+
+
+def rank_rows(job, state=None) -> list[dict]:
+    """One row per MPI rank of a process job (``jobs show`` prints the same,
+    :func:`skiff.jobs.render.job_ranks`), [] for a thread job or a single process: ``rank``,
+    ``status`` (starting, running, exited, failed, left, died), ``pid``, ``host``, ``code``,
+    ``detail`` (why it ended so), ``line`` (the last it wrote) and, where the ranks share the
+    work (``RunReporter.split_progress``), its part: ``done``, ``total``, ``fraction``."""
+    from skiff.jobs.render import job_ranks
+    from skiff.jobs.split import read_rank_progress
+
+    state = job.refresh() if state is None else state
+    rows = []
+    for r in job_ranks(job, lines=1):
+        part = (state.own if r.rank == 0 else read_rank_progress(job.run_dir, r.rank)) \
+            if state.split else None
+        done, total = part if part is not None else (None, None)
+        fraction = None
+        if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
+            fraction = round(min(1.0, max(0.0, float(done) / float(total))), 4)
+        rows.append({"rank": r.rank, "status": r.status, "pid": r.pid,
+                     "host": clean(r.host) if r.host else None, "code": r.code,
+                     "detail": clean(r.detail) if r.detail else None,
+                     "line": clean(r.lines[-1]) if r.lines else None,
+                     "done": _finite(done) if done is not None else None,
+                     "total": _finite(total) if total is not None else None,
+                     "fraction": fraction})
+    return rows
+
+
+def image_file(job, name: str) -> tuple[Path, str]:
+    """The file of ``job``'s newest image artifact called ``name`` (a name its detail lists)
+    and its content type. :class:`UnknownJob` (404) for no such image or one gone from the
+    folder; ValueError (409) for a type the tab does not show (SVG), a file outside the run
+    folder (a link) or one too large."""
+    if isinstance(job, DamagedJob):
+        raise ValueError(f"job {job.id} is damaged ({job.reason}): no images")
+    state = job.refresh()
+    found = [a for a in state.artifacts if a.get("kind") == "image"
+             and clean(a.get("name", "")) == name]
+    if not found:
+        raise UnknownJob(f"job {job.id} has no image {name!r}")
+    path = job.run_dir / str(found[-1]["path"])
+    kind = IMAGE_TYPES.get(path.suffix.lower())
+    if kind is None:
+        raise ValueError(f"image {name!r} of job {job.id} is a {path.suffix or 'file'} file, "
+                         f"which the tab does not show (png, jpeg, gif, webp)")
+    try:
+        real, home = path.resolve(strict=True), job.run_dir.resolve()
+    except OSError:
+        raise UnknownJob(f"image {name!r} of job {job.id} is gone from its run folder") \
+            from None
+    if home not in real.parents or not real.is_file():
+        raise ValueError(f"image {name!r} of job {job.id} is not a file of its run folder")
+    if real.stat().st_size > IMAGE_BYTES:
+        raise ValueError(f"image {name!r} of job {job.id} is larger than "
+                         f"{IMAGE_BYTES >> 20} MiB")
+    return real, kind
 
 
 def _summary(job) -> str | None:
