@@ -5,9 +5,11 @@
 scaled parameters, plus an ensemble of small MLPs (skiff's Trainer, each on a bootstrap
 resample with its own seed) on what the quadratic leaves. The prediction is their sum; the
 ensemble's spread ``sigma`` says where the members disagree. On the calibration part, split
-conformal prediction: the scores ``|log cd - prediction| / (sigma + sigma_0)`` give the
-quantile ``q`` at rank ``ceil((n + 1) share)``, and the bound is
-``exp(prediction +- q (sigma + sigma_0))``. For exchangeable shapes at least ``share`` of
+conformal prediction: the scores ``|log cd - prediction| / s(z)`` with ``s = sigma + sigma_0
+lev(z) / lev_med`` (``lev`` the quadratic fit's leverage, large towards the box's corners where
+the fit extrapolates; round 31: with ``sigma + sigma_0`` the corners were inside 73% of the
+time) give the quantile ``q`` at rank ``ceil((n + 1) share)``, and the bound is
+``exp(prediction +- q s(z))``. For exchangeable shapes at least ``share`` of
 new truths lie inside (Vovk et al.; Lei et al. 2018), which is checked on held-out solves.
 
 A query outside the sampled box is refused (``ValueError``) or, with ``outside="flag"``,
@@ -97,8 +99,14 @@ class Surrogate:
     """Drag of the nose as a function of ``(length, bluntness, clearance)`` on the sampled
     box, with a calibrated bound. Build with :meth:`fit`; query with :meth:`predict`."""
 
-    def __init__(self, domain, coef, members, res_scale, q, sigma0, share, re, record=None):
+    def __init__(self, domain, coef, members, res_scale, q, sigma0, share, re, record=None,
+                 gram=None, lev_scale=1.0):
         self.domain = {k: (float(v[0]), float(v[1])) for k, v in domain.items()}
+        # the quadratic fit's (X^T X)^+: a point's leverage x(z)^T G x(z) grows towards the
+        # box's corners, where the fit extrapolates; None (a file from before round 31):
+        # the scale sigma + sigma_0 everywhere
+        self.gram = None if gram is None else np.asarray(gram, float)
+        self.lev_scale = float(lev_scale)
         self.coef = np.asarray(coef, float)
         self.members = members            # list of weight dicts (numpy)
         self.res_scale = float(res_scale)
@@ -135,6 +143,7 @@ class Surrogate:
         z = cls._scale_static(domain, samples.params)
         y = np.log(samples.cd)
         coef, *_ = np.linalg.lstsq(_quadratic(z[fit]), y[fit], rcond=None)
+        gram = np.linalg.pinv(_quadratic(z[fit]).T @ _quadratic(z[fit]))
         res = y[fit] - _quadratic(z[fit]) @ coef
         res_scale = float(res.std() + 1e-12)
         nets = []
@@ -144,10 +153,11 @@ class Surrogate:
                                     seed + k))
             if progress is not None:
                 progress(k + 1, members)
-        model = cls(domain, coef, nets, res_scale, 0.0, 0.0, share, samples.re)
+        model = cls(domain, coef, nets, res_scale, 0.0, 0.0, share, samples.re, gram=gram)
         mean, sigma = model._raw(z[cal])
         model.sigma0 = float(np.median(sigma)) + 1e-6
-        scores = np.sort(np.abs(y[cal] - mean) / (sigma + model.sigma0))
+        model.lev_scale = float(np.median(model._leverage(z[cal])))
+        scores = np.sort(np.abs(y[cal] - mean) / model._spread(z[cal], sigma))
         model.q = float(scores[math.ceil((n_cal + 1) * share) - 1])
         model.record = {"fit": int(len(fit)), "calibration": int(n_cal), "members": members,
                         "steps": steps, "seconds": round(time.perf_counter() - t0, 3),
@@ -160,6 +170,19 @@ class Surrogate:
         lo = np.array([domain[k][0] for k in PARAMS])
         hi = np.array([domain[k][1] for k in PARAMS])
         return 2.0 * (np.asarray(params, float) - lo) / (hi - lo) - 1.0
+
+    def _leverage(self, z):
+        """The quadratic fit's leverage ``x(z)^T (X^T X)^+ x(z)`` at scaled points ``z``."""
+        x = _quadratic(z)
+        return np.einsum("ij,jk,ik->i", x, self.gram, x)
+
+    def _spread(self, z, sigma):
+        """The conformal score's scale at ``z``: ``sigma + sigma_0 lev(z) / lev_med`` (the
+        ensemble's spread, plus the fit's own uncertainty, which grows towards the corners
+        of the box; ``lev_med`` its median on the calibration solves)."""
+        if self.gram is None:
+            return sigma + self.sigma0
+        return sigma + self.sigma0 * self._leverage(z) / self.lev_scale
 
     def _raw(self, z):
         """``(mean log cd, sigma)`` at scaled points ``z``."""
@@ -231,8 +254,9 @@ class Surrogate:
                 if b:
                     raise ValueError(f"outside the sampled domain, refused (no "
                                      f"extrapolation): {'; '.join(b)}")
-        mean, sigma = self._raw(self._scale_static(self.domain, rows))
-        half = self.q * (sigma + self.sigma0)
+        z = self._scale_static(self.domain, rows)
+        mean, sigma = self._raw(z)
+        half = self.q * self._spread(z, sigma)
         for m, h, b in zip(mean, half, bad):
             if b:
                 out.append(Prediction(float(np.exp(m)), 0.0, math.inf, self.share, False))
@@ -257,19 +281,22 @@ class Surrogate:
         if np.any(np.abs(z) > 1 + 1e-9):
             raise ValueError("outside the sampled domain, refused (no extrapolation)")
         mean, sigma = self._raw(z)
-        half = self.q * (sigma + self.sigma0)
+        half = self.q * self._spread(z, sigma)
         return np.exp(mean), np.exp(mean - half), np.exp(mean + half)
 
     # ---------------------------------------------------------------- files
     def save(self, path) -> Path:
         path = Path(path)
         arrays = {"coef": self.coef}
+        if self.gram is not None:
+            arrays["gram"] = self.gram
         for k, w in enumerate(self.members):
             for name, v in w.items():
                 arrays[f"m{k}_{name}"] = v
         meta = {"domain": self.domain, "res_scale": self.res_scale, "q": self.q,
                 "sigma0": self.sigma0, "share": self.share, "re": self.re,
-                "members": len(self.members), "record": self.record}
+                "members": len(self.members), "record": self.record,
+                "lev_scale": self.lev_scale}
         np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
         return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
 
@@ -287,8 +314,10 @@ class Surrogate:
                 members.append({name[len(prefix):]: data[name] for name in data.files
                                 if name.startswith(prefix)})
             coef = data["coef"]
+            gram = data["gram"] if "gram" in data.files else None
         return cls(meta["domain"], coef, members, meta["res_scale"], meta["q"],
-                   meta["sigma0"], meta["share"], meta["re"], meta["record"])
+                   meta["sigma0"], meta["share"], meta["re"], meta["record"], gram=gram,
+                   lev_scale=meta.get("lev_scale", 1.0))
 
     def coverage(self, confidence: float = 0.9) -> dict:
         """What the bound's ``share`` means for this fit, in numbers a user can read.
