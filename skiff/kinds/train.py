@@ -1007,9 +1007,20 @@ class TrainKind(Kind):
                 f"{k.removeprefix('eval_')} {figure(v)}" for k, v in last.items()
                 if k != "step" and isinstance(v, (int, float))))
         speed = f"{figure(result.get('time_s', 0.0))} s"
+        first = result.get("first_step_s")
+        # a first step that took most of the run (numba's kernels loaded in a fresh
+        # process, 1-2 s; ranks load them before the clock): said, with the speed after it,
+        # else one process looked many times slower than two on the same run
+        slow_first = isinstance(first, (int, float)) and first > 0.25 and \
+            first > 0.3 * (result.get("time_s") or 0.0)
+        if slow_first:
+            speed += f" (the first step {figure(first)} s: kernels loaded once)"
         for key, unit in (("tokens_per_s", "tokens/s"), ("samples_per_s", "samples/s")):
             if result.get(key):
                 speed += f", {figure(result[key])} {unit}"
+                after = result.get(f"{key}_after_first")
+                if slow_first and after:
+                    speed += f" ({figure(after)} after the first step)"
                 break
         if result.get("peak_memory_bytes"):
             speed += f", peak memory {result['peak_memory_bytes'] / 2**20:,.1f} MiB"

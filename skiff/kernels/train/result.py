@@ -38,6 +38,11 @@ class TrainResult:
     num_parameters: int | None = None
     weights: str | None = None  # the final full weights (npz), written by a job
     step_time_s: float | None = None  # median seconds per optimizer step (first one left out)
+    # the first step with its one-time costs (numba's kernels loaded: 1-2 s in a fresh
+    # process) and the speed of the steps after it (None: one step)
+    first_step_s: float | None = None
+    samples_per_s_after_first: float | None = None
+    tokens_per_s_after_first: float | None = None
     predicted: dict = field(default_factory=dict)  # the plan's estimates against measurements
     plan_check: dict | None = None  # several ranks: the plan with its measured fixed costs
     resumed: dict | None = None  # resume=True: {"from_step": N or None (none found), ...}
@@ -57,6 +62,10 @@ class TrainResult:
             "step_time_s": self.step_time_s, "predicted": self.predicted,
             "plan_check": self.plan_check,
         }
+        if self.first_step_s is not None:
+            out["first_step_s"] = round(self.first_step_s, 4)
+            out["samples_per_s_after_first"] = self.samples_per_s_after_first
+            out["tokens_per_s_after_first"] = self.tokens_per_s_after_first
         if self.evaluation:  # held-out evaluations during training (an evaluator was given)
             out["evaluation"] = self.evaluation
         if self.notes:  # what reading the data decided (words one-hot, gaps filled, ...)

@@ -772,6 +772,8 @@ class Trainer(Inference, TrainerState):
             in_use += self._graph.memory_bytes()
         run.peak = max(run.peak, in_use)
         run.window_losses.append(loss)
+        if run.first is None:
+            run.first = (time.perf_counter() - run.t_start, run.samples, run.tokens)
         if step % self.log_every == 0 or step == run.total:
             now = time.perf_counter()
             dt = max(now - run.window_t, 1e-9)
@@ -925,6 +927,13 @@ class Trainer(Inference, TrainerState):
         # the weights the model now holds (the best ones after early stopping), per class
         result.class_metrics = run.class_reports.get(step if best is None else best)
         result.step_time_s = median(run.step_times[1:] or run.step_times)
+        if run.first is not None and len(run.step_times) > 1:
+            first_s, first_samples, first_tokens = run.first
+            rest = elapsed - first_s
+            result.first_step_s = first_s
+            if rest > 0:
+                result.samples_per_s_after_first = (samples - first_samples) / rest or None
+                result.tokens_per_s_after_first = (tokens - first_tokens) / rest or None
         if run.early is not None:
             result.best_step, result.best_val_loss = run.early.best_step, run.early.best
         result.predicted = predicted_vs_measured(self.plan, result)

@@ -50,6 +50,10 @@ class Run:
     window_losses: list = field(default_factory=list)  # the steps' losses since the last row
     peak: int = 0
     step_times: list = field(default_factory=list)
+    # (seconds, samples, tokens) when this call's first step was done: its one-time costs
+    # (kernels compiled or loaded from numba's cache, ~1-2 s) are left out of the speed
+    # after it, which one process pays in its first step and several ranks before the clock
+    first: tuple | None = None
     line_losses: list = field(default_factory=list)  # verbose: losses since the last line
     watch: DivergenceWatch = field(default_factory=DivergenceWatch)  # the loss trend
 
