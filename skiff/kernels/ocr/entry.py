@@ -47,6 +47,14 @@ ARRAY_SUFFIXES = (".json",)  # --out FILE.json: one JSON array of the records (j
 WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES + ARRAY_SUFFIXES
 
 
+def _names_suffix(pattern: str) -> bool:
+    """Whether a glob pattern's last part names a suffix of its own (``*.png``, ``scan?.dat``,
+    ``*.[jp][pn]g``): its matches are what the user asked for, whatever they hold. ``*``,
+    ``**/*`` and ``page*`` do not, and pick images and PDFs as a folder does."""
+    suffix = Path(pattern).suffix
+    return bool(suffix) and suffix != ".*" and not suffix.endswith("*")
+
+
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
     """Paths from files, folders (their image and PDF files, sorted) and glob patterns, in
     order.
@@ -55,7 +63,9 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[s
     a folder contributes the files with an image or PDF extension (its other files and its
     subfolders, hidden ones aside, are appended to ``skipped`` when it is given, a subfolder
     with a trailing ``/``, for the job to name) and a pattern (``**`` reaches into
-    subfolders) the files it matches. Raises ``FileNotFoundError`` naming a path or pattern
+    subfolders) the files it matches: all of them where its last part names a suffix
+    (``*.png``, ``*.dat``), else, as a folder, its images and PDFs (``DIR/**/*``: the other
+    files go to ``skipped``). Raises ``FileNotFoundError`` naming a path or pattern
     that matches nothing, or a folder without images.
     """
     paths: list[str] = []
@@ -80,6 +90,15 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[s
             found = sorted(p for p in glob.glob(item, recursive=True) if os.path.isfile(p))
             if not found:
                 raise FileNotFoundError(f"no files match {item!r}")
+            if not _names_suffix(item):  # 'scans/**/*' as a folder: its images and PDFs
+                others = [p for p in found if Path(p).suffix.lower() not in IMAGE_EXTENSIONS]
+                found = [p for p in found if Path(p).suffix.lower() in IMAGE_EXTENSIONS]
+                if skipped is not None:
+                    skipped.extend(others)
+                if not found:
+                    raise FileNotFoundError(
+                        f"no image or PDF files match {item!r} (looked for "
+                        f"{', '.join(IMAGE_EXTENSIONS)})")
             paths.extend(found)
         elif re.match(r"^[a-z][a-z0-9+.-]*://", item, re.I):
             raise FileNotFoundError(f"{item!r} is an address: skiff reads files here and "
