@@ -271,6 +271,9 @@ def note_write(t) -> None:
     whose writes torch's version counter does not see either)."""
     if t._untracked:
         return
+    view = getattr(t, "__dict__", {}).get("_view_of")
+    if view is not None and not isinstance(view, tuple):  # views_r31: a copy reaches its base
+        view.write_back(t)
     owner = _storage(t._data)
     key = id(owner)
     seq = next(_seq)

@@ -678,7 +678,8 @@ class Tensor:
 def _promote(a, b, divide=False):
     """torch's type promotion where numpy's differs: an integer or bool tensor meeting a
     Python float becomes float32, meeting a float tensor takes its dtype (numpy would give
-    float64 for both), and ``/`` of two integer tensors is float32."""
+    float64 for both), ``/`` of two integer tensors is float32, and a zero-dim tensor meeting
+    a tensor of more dimensions and the same kind takes that one's dtype."""
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     ka = a.dtype.kind if ta else None
     kb = b.dtype.kind if tb else None
@@ -686,6 +687,13 @@ def _promote(a, b, divide=False):
         a = a.astype(b.dtype if kb == "f" else _dd.FLOAT)
     if kb in ("i", "u", "b") and (ka == "f" or isinstance(a, float) or divide and ka != "f"):
         b = b.astype(a.dtype if ka == "f" else _dd.FLOAT)
+    elif ta and tb and ka == kb and a.dtype != b.dtype and (a.ndim == 0) != (b.ndim == 0):
+        # a zero-dim tensor of the same kind takes the other's dtype (torch: float32 weights
+        # times a float64 scalar tensor stay float32; numpy would give float64)
+        if a.ndim == 0:
+            a = a.astype(b.dtype)
+        else:
+            b = b.astype(a.dtype)
     return a, b
 
 
@@ -946,3 +954,7 @@ _install_complex(Tensor)
 from .tensor_r29 import install as _install_r29  # noqa: E402  (std_mean, as_strided, apply_, ...)
 
 _install_r29(Tensor, sys.modules[__name__])
+
+from .views_r31 import install as _install_views  # noqa: E402  (last: wraps the view methods)
+
+_install_views(Tensor)

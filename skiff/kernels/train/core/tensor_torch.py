@@ -66,14 +66,23 @@ def _assign(self, new, what: str):
         raise RuntimeError(
             f"{what} changes a leaf tensor that requires grad (a parameter) in place: do it "
             "under skiff.no_grad() as torch asks, or on a .clone()")
+    view = self.__dict__.get("_view_of")
     if not _records(self) and new._node is None:
         if new._data is not self._data:
-            self._data[...] = new._data
+            if view is not None and not isinstance(view, tuple) and not (
+                    getattr(self._data, "flags", None) is None or self._data.flags.writeable):
+                # a read-only view (numpy's diagonal): write the base, take the new values
+                setitem(view.base, view.base_index(), new)
+                self._data = new._data
+            else:
+                self._data[...] = new._data
             note_write(self)
         return self
-    view = self.__dict__.get("_view_of")
-    if view is not None:  # a slice of a tensor in the graph: the write reaches that tensor
-        setitem(view[0], view[1], new)
+    if view is not None:  # a view of a tensor in the graph: the write reaches that tensor
+        if isinstance(view, tuple):  # a basic-index slice (tensor.__getitem__)
+            setitem(view[0], view[1], new)
+        else:  # a view made by a method (views_r31: t, view, diagonal, select, ...)
+            setitem(view.base, view.base_index(), new)
     self._data, self._node, self._idx = new._data, new._node, new._idx
     self.requires_grad = new.requires_grad
     return self

@@ -16,6 +16,34 @@ from .state_array_r29b import state_array
 __all__ = ["Parameter", "Module", "ModuleList", "Sequential", "ModuleDict"]
 
 
+class StateDictError(ValueError, RuntimeError):
+    """``load_state_dict``'s refusal: skiff's ``ValueError`` and torch's ``RuntimeError``."""
+
+
+class IncompatibleKeys(tuple):
+    """torch's ``load_state_dict`` result ``(missing_keys, unexpected_keys)`` (unpacks as a
+    pair, ``repr`` as torch's); ``["missing"]``/``["unexpected"]`` as skiff's dict was."""
+
+    def __new__(cls, missing, unexpected):
+        return super().__new__(cls, (list(missing), list(unexpected)))
+
+    missing_keys = property(lambda self: tuple.__getitem__(self, 0))
+    unexpected_keys = property(lambda self: tuple.__getitem__(self, 1))
+
+    def __getitem__(self, key):
+        if key == "missing":
+            return self.missing_keys
+        if key == "unexpected":
+            return self.unexpected_keys
+        return super().__getitem__(key)
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+
 class Parameter(Tensor):
     """A leaf tensor that a :class:`Module` registers as trainable (requires_grad=True)."""
 
@@ -196,13 +224,22 @@ class Module:
         for mname, m in self.named_modules():
             for hook in m.__dict__.get("_state_dict_pre_hooks", ()):
                 hook(m, f"{mname}." if mname else "", False)
+        values = {name: t for name, t in self._named("_parameters", False)}
+        values.update(self._persistent_buffers())
         out = {}
-        for name, t in self._named("_parameters", False):
-            out[name] = state_array(np.array(to_numpy(t._data), copy=True))
-        for name, t in self._persistent_buffers():
-            out[name] = state_array(np.array(to_numpy(t._data), copy=True))
-        for key, m in extra.items():
-            out[key] = m.get_extra_state()
+        # torch's order: module by module, its parameters, then its buffers, then its extra
+        # state (a top-level buffer comes before the children's parameters)
+        for mname, m in self.named_modules():
+            pre = f"{mname}." if mname else ""
+            for name in list(m._parameters) + list(m._buffers):
+                key = pre + name
+                if key in values and key not in out:
+                    out[key] = state_array(np.array(to_numpy(values[key]._data), copy=True))
+            if pre + "_extra_state" in extra:
+                out[pre + "_extra_state"] = extra[pre + "_extra_state"].get_extra_state()
+        for key, t in values.items():  # a tied tensor under a name no walk above reached
+            if key not in out:
+                out[key] = state_array(np.array(to_numpy(t._data), copy=True))
         return out
 
     def _extra_state_modules(self):
@@ -266,7 +303,9 @@ class Module:
         ``state`` may also be a path: an ``.npz`` of ``np.savez(path, **model.state_dict())``,
         a job's ``model.npz``, or a Trainer checkpoint ``step-....npz`` (its model weights);
         a loaded checkpoint state (with a ``"model"`` entry) works as well.
-        Returns ``{"missing": [...], "unexpected": [...]}``.
+        Returns torch's ``(missing_keys, unexpected_keys)`` named pair, which also answers
+        ``["missing"]``/``["unexpected"]``; a mismatch raises :class:`StateDictError` (a
+        ``ValueError`` and torch's ``RuntimeError``).
         """
         state = _weights_of(state)
         kept_base = ()
@@ -302,7 +341,7 @@ class Module:
         if strict and missing and unexpected and len(missing) == len(targets):
             # not one name in common: the weights of another model (a checkpoint folder of
             # another job), said so instead of listing every name of both
-            raise ValueError(f"load_state_dict into {type(self).__name__}: none of the "
+            raise StateDictError(f"load_state_dict into {type(self).__name__}: none of the "
                              f"{len(unexpected)} weights given is one of this model's: they "
                              f"are of another model (theirs: {some(unexpected, k=4)}; this "
                              f"model's: {some(missing, k=4)})")
@@ -313,14 +352,15 @@ class Module:
         if bad:
             problems.append("shape mismatch: " + some(bad, "; "))
         if problems:
-            raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(problems))
+            raise StateDictError(f"load_state_dict into {type(self).__name__}: "
+                                 + " | ".join(problems))
         for k, t in targets.items():
             if k in state:
                 value = state[k]._data if isinstance(state[k], Tensor) else state[k]
                 xp = t.xp
                 t._data[...] = xp.asarray(to_device(value, t.device) if xp is not np
                                          else to_numpy(value)).astype(t.dtype, copy=False)
-        return {"missing": missing, "unexpected": unexpected}
+        return IncompatibleKeys(missing, unexpected)
 
     # ---- modes, devices, grads ----------------------------------------------------------
     def train(self, mode: bool = True) -> Module:

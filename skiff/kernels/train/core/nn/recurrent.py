@@ -3,7 +3,8 @@ a torch model's ``state_dict`` loads as it is (the tests compare outputs and gra
 torch's own layers).
 
 Each layer (and direction) projects the whole input sequence in one GEMM and then steps
-through time with the hidden-to-hidden product and the gates as autograd ops. Input
+through time with the hidden-to-hidden product and the gates as autograd ops (LSTM, unpacked
+and without ``proj_size``: the whole recurrence as one node, :mod:`.lstm_fused_r31`). Input
 ``(L, N, features)`` (``batch_first``: ``(N, L, features)``; unbatched ``(L, features)``);
 ``LSTM`` returns ``(output, (h_n, c_n))``, ``GRU`` ``(output, h_n)``, with ``h_n`` of shape
 ``(num_layers * directions, N, hidden)``. ``dropout`` applies between layers in training.
@@ -18,6 +19,7 @@ from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
+from .lstm_fused_r31 import LSTMSeqFn
 from .module import Module, Parameter
 from .packed_sequence import PackedSequence, step_mask
 
@@ -185,6 +187,12 @@ class LSTM(_Recurrent):
                                                 device=x.device)
         else:
             h, c = state
+        if mask is None and w_hr is None:  # one node for the whole recurrence (round 31)
+            hs, cs = LSTMSeqFn.apply(proj, None if state is None else h,
+                                     None if state is None else c, w_hh, b_hh,
+                                     reverse=reverse)
+            last = 0 if reverse else steps - 1
+            return hs, (hs[last], cs[last])
         outs = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             gates = proj[t] + F.linear(h, w_hh, b_hh)

@@ -1,0 +1,194 @@
+"""Round 31: torch programs as users write them, against torch 2.13 on the CPU (float64).
+
+In-place ops on views other than basic slices (``t()``, ``diagonal()``, ``view()``,
+``select``, ``narrow``, ...) reach their base, in the graph and outside it; a zero-dim tensor
+keeps a dimensioned tensor's float dtype; ``state_dict`` keys in torch's order and
+``load_state_dict`` returning torch's ``(missing_keys, unexpected_keys)``; ``nn.LSTM``'s
+one-node recurrence (:mod:`...nn.lstm_fused_r31`) against torch's, and its gradients of
+gradients.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import skiff  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    old_t, old_s = torch.get_default_dtype(), skiff.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    skiff.set_default_dtype(skiff.float64)
+    yield
+    torch.set_default_dtype(old_t)
+    skiff.set_default_dtype(old_s)
+
+
+def _np(x):
+    return np.asarray(x.detach().numpy() if hasattr(x, "detach") else x)
+
+
+def _same(ours, theirs, tol=1e-10):
+    assert len(ours) == len(theirs)
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        a, b = _np(a), _np(b)
+        assert a.shape == b.shape, (k, a.shape, b.shape)
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=f"item {k}")
+
+
+def _data(T, *shape, seed=0):
+    return T.tensor(np.random.default_rng(seed).standard_normal(shape))
+
+
+VIEW_WRITES = {
+    "diagonal_add": lambda y: y.diagonal().add_(2),
+    "diagonal_fill": lambda y: y.diagonal().fill_(0.5),
+    "view_setitem": lambda y: y.view(2, 8).__setitem__((1, slice(0, 3)), 0.0),
+    "t_row_mul": lambda y: y.t()[0].mul_(2),
+    "T_row_iadd": lambda y: y.T[1].add_(1),
+    "flat_view_slice": lambda y: y.view(-1)[:3].mul_(5),
+    "select": lambda y: y.select(1, 2).mul_(2),
+    "narrow": lambda y: y.narrow(0, 1, 2).mul_(-3),
+    "reshape_slice": lambda y: y.reshape(16).__setitem__(slice(3, 6), 1.0),
+    "transpose_slice": lambda y: y.transpose(0, 1)[1:3, 0].mul_(4),
+    "unsqueeze_permute": lambda y: y.unsqueeze(-1).permute(2, 1, 0)[0, 1].zero_(),
+    "flatten_step": lambda y: y.flatten()[::5].mul_(0),
+    "transpose_clamp": lambda y: y.transpose(0, 1).clamp_(max=0.1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_WRITES))
+@pytest.mark.parametrize("graph", [True, False])
+def test_in_place_on_views_reaches_base(name, graph):
+    def run(T):
+        x = _data(T, 4, 4).requires_grad_(graph)
+        y = x * 1
+        VIEW_WRITES[name](y)
+        out = [y]
+        if graph:
+            (y * _data(T, 4, 4, seed=3)).sum().backward()
+            out.append(x.grad)
+        return out
+
+    _same(run(skiff), run(torch))
+
+
+def test_grad_written_into_views_of_a_constant():
+    def run(T):
+        w = _data(T, 4).requires_grad_()
+        x = _data(T, 3, 3).requires_grad_()
+        y = T.zeros(4, 4)
+        y.t()[1] = w * 2
+        y.diagonal().copy_(w)
+        z = x * 2
+        z.diagonal().zero_()
+        z.t().mul_(T.arange(3.0))
+        ((y * _data(T, 4, 4, seed=2)).sum() + (z ** 2).sum()).backward()
+        return [y, z, w.grad, x.grad]
+
+    _same(run(skiff), run(torch))
+
+
+def test_zero_dim_tensor_keeps_the_other_dtype():
+    for T in (skiff, torch):
+        f32 = T.ones(2, 3, dtype=T.float32)
+        assert (f32 * T.tensor(2.0, dtype=T.float64)).dtype == T.float32
+        assert (T.tensor(2.0, dtype=T.float64) + f32).dtype == T.float32
+        i32 = T.tensor([1, 2], dtype=T.int32)
+        assert (i32 + T.tensor(3)).dtype == T.int32
+        assert (i32 * T.tensor(2.0, dtype=T.float64)).dtype == T.float64
+        assert (T.tensor(1.0, dtype=T.float32) * T.tensor(2.0, dtype=T.float64)).dtype \
+            == T.float64
+    x = skiff.ones(3, dtype=skiff.float32).requires_grad_()
+    s = skiff.tensor(0.5, dtype=skiff.float64).requires_grad_()
+    (x * s).sum().backward()
+    assert s.grad.dtype == skiff.float64 and float(s.grad) == 3.0
+
+
+def _net(T):
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = T.nn.Linear(3, 4)
+            self.bn = T.nn.BatchNorm1d(4)
+            self.register_buffer("steps", T.zeros((), dtype=T.long))
+            self.register_buffer("tmp", T.ones(2), persistent=False)
+
+        def forward(self, x):
+            self.steps += 1
+            return self.bn(self.fc(x))
+
+    return Net()
+
+
+def test_state_dict_order_and_load_result():
+    def run(T):
+        net = _net(T)
+        with T.no_grad():
+            net.fc.weight.copy_(_data(T, 4, 3, seed=3))
+            net.fc.bias.zero_()
+        net(_data(T, 6, 3))
+        buf = io.BytesIO()
+        T.save(net.state_dict(), buf)
+        buf.seek(0)
+        sd = T.load(buf)
+        other = _net(T)
+        res = other.load_state_dict(sd)
+        missing, unexpected = other.load_state_dict(
+            {k: v for k, v in sd.items() if k != "fc.bias"}, strict=False)
+        with pytest.raises(RuntimeError):
+            other.load_state_dict({**sd, "extra": sd["fc.bias"]})
+        other.eval()
+        return list(sd), (res.missing_keys, res.unexpected_keys), repr(res), (
+            missing, unexpected), other(_data(T, 2, 3, seed=7))
+
+    ours, theirs = run(skiff), run(torch)
+    assert ours[:4] == theirs[:4]
+    _same([ours[4]], [theirs[4]])
+
+
+def _copy_weights(T, m):
+    with T.no_grad():
+        for k, (_, p) in enumerate(m.named_parameters()):
+            p.copy_(_data(T, *p.shape, seed=k) * 0.4)
+
+
+@pytest.mark.parametrize("bidir,layers,bias,state,batch_first", [
+    (False, 1, True, False, False), (True, 2, True, True, True), (False, 2, False, True, False),
+    (True, 1, False, False, True)])
+def test_lstm_one_node_matches_torch(bidir, layers, bias, state, batch_first):
+    def run(T):
+        m = T.nn.LSTM(3, 5, num_layers=layers, bidirectional=bidir, bias=bias,
+                      batch_first=batch_first)
+        _copy_weights(T, m)
+        x = _data(T, 4, 6, 3, seed=50).requires_grad_()
+        d, n = (2 if bidir else 1), (4 if batch_first else 6)
+        st = None
+        if state:
+            st = (_data(T, layers * d, n, 5, seed=60).requires_grad_(),
+                  _data(T, layers * d, n, 5, seed=61).requires_grad_())
+        out, (h, c) = m(x, st)
+        ((out * _data(T, *out.shape, seed=7)).sum() + (h * c).sum() + c.pow(2).sum()).backward()
+        res = [out, h, c, x.grad] + [p.grad for p in m.parameters()]
+        return res + ([st[0].grad, st[1].grad] if state else [])
+
+    _same(run(skiff), run(torch))
+
+
+def test_lstm_gradients_of_gradients():
+    def run(T):
+        m = T.nn.LSTM(2, 3)
+        _copy_weights(T, m)
+        x = _data(T, 3, 2, 2, seed=9).requires_grad_()
+        out, _ = m(x)
+        (g,) = T.autograd.grad(out.pow(2).sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        hess = T.func.hessian(lambda v: m(v)[0].sum())(x[:, :1].detach())
+        return [g, x.grad, m.weight_hh_l0.grad, hess]
+
+    _same(run(skiff), run(torch))
