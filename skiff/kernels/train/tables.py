@@ -32,6 +32,7 @@ import io
 import itertools
 import math
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,10 @@ MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-", "--", "#n
 
 class TableError(ValueError):
     """The file cannot be read as a training table (the message names the row and column)."""
+
+
+class FreeTextColumn(TableError):
+    """A feature column of words too many to be categories (an identifier, free text)."""
 
 
 @dataclass
@@ -332,15 +337,25 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
                          f"target): {labels[k]!r} is not a number (the column's other cells "
                          f"are numbers, {len(set(labels))} different values: a quantity, not "
                          "classes)")
-    parts, names, encoding = [], [], []
+    parts, names, encoding, free = [], [], [], []
     for i in features:
-        values, spec, note = encode_column(path.name, columns[i],
-                                           [cells[i] for _, cells in body],
-                                           [line for line, _ in body])
+        try:
+            values, spec, note = encode_column(path.name, columns[i],
+                                               [cells[i] for _, cells in body],
+                                               [line for line, _ in body])
+        except FreeTextColumn as exc:  # every such column named at once, then refused
+            free.append((columns[i], str(exc)))
+            continue
         parts.append(values)
         names += spec.pop("features")
         encoding.append(spec)
         notes += [note] if note else []
+    if free:
+        listed = ",".join(name for name, _ in free)
+        more = (f"; so {'is' if len(free) == 2 else 'are'} "
+                f"{', '.join(repr(name) for name, _ in free[1:])}" if len(free) > 1 else "")
+        raise TableError(f"{free[0][1]}{more}; leave {'them' if len(free) > 1 else 'it'} "
+                         f"out: --drop {shlex.quote(listed)} (read_table(..., drop=...))")
     return np.hstack(parts), labels, names, columns[target], encoding, notes
 
 
@@ -380,11 +395,11 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
         raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
                          f"number (the column's other cells are numbers)")
     if len(distinct) > MAX_CATEGORIES or len(distinct) > max(2, len(cells) // 2):
-        raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
-                         f"number, and the column holds {len(distinct)} different values in "
-                         f"{len(cells)} rows: free text or an identifier, not categories; "
-                         f"drop the column (categories are at most {MAX_CATEGORIES} values, "
-                         f"at most half as many as rows)")
+        raise FreeTextColumn(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not "
+                             f"a number, and the column holds {len(distinct)} different "
+                             f"values in {len(cells)} rows: free text or an identifier, not "
+                             f"categories (categories are at most {MAX_CATEGORIES} values, at "
+                             f"most half as many as rows)")
     col = _one_hot(cells, distinct)
     shown = ", ".join(repr(d) for d in distinct[:6]) + (" ..." if len(distinct) > 6 else "")
     return col, {"name": name, "kind": "categories", "values": distinct,
