@@ -37,7 +37,9 @@ import numpy as np
 
 from ..core import nn
 from .ernie_kernels import (
+    bf16_rows_matmul,
     few_rows_matmul,
+    is_bf16,
     mid_rows_matmul,
     rms_norm_rows,
     rotary_rows_,
@@ -57,9 +59,9 @@ class _Group:
     def __init__(self, params, old_base=None):
         self.params = [p for p in params]
         arrays = [p._data for p in self.params]
-        ok = all(isinstance(a, np.ndarray) and a.dtype == np.float32 and a.flags.c_contiguous
+        ok = all(_host_weight(a) and a.flags.c_contiguous
                  and (_owned(a) or (old_base is not None and a.base is old_base))
-                 for a in arrays) and len({a.shape[1:] for a in arrays}) == 1
+                 for a in arrays) and len({(a.shape[1:], a.dtype) for a in arrays}) == 1
         if ok and len(arrays) > 1:
             fused = np.concatenate(arrays, axis=0)
             views, start = [], 0
@@ -82,6 +84,17 @@ class _Group:
         return [self.fused] if self.fused is not None else list(self.views)
 
 
+def _host_weight(a) -> bool:
+    """A host array the fast path multiplies by: float32, or bfloat16 (widened to float32
+    as it is read: the activations stay float32)."""
+    return isinstance(a, np.ndarray) and (a.dtype == np.float32 or is_bf16(a))
+
+
+def _f32(a):
+    """``a`` as float32 (a bfloat16 norm scale, bias or embedding row: exact)."""
+    return a if a is None or a.dtype == np.float32 else a.astype(np.float32)
+
+
 def _owned(a) -> bool:
     """Whether array ``a`` is the whole of its memory: it owns it, wraps a plain buffer, or
     reshapes a whole array (what a checkpoint reader returns); not a slice of a larger
@@ -93,6 +106,7 @@ def _owned(a) -> bool:
 
 class _Layer:
     def __init__(self, layer):
+        self.layer = layer
         a = layer.self_attn
         self.H, self.K, self.D = a.H, a.K, a.D
         self.ln1, self.ln2 = layer.input_layernorm, layer.post_attention_layernorm
@@ -102,12 +116,39 @@ class _Layer:
         self.qkv_b = _Group([p.bias for p in projs]) if a.q_proj.bias is not None else None
         self.o, self.o_b = a.o_proj.weight, a.o_proj.bias
         mlp = layer.mlp
-        self.moe = None if _plain_mlp(mlp) else mlp
+        self.moe = mlp if hasattr(mlp, "experts") else None
         if self.moe is None:
             self.gu = _Group([mlp.gate_proj.weight, mlp.up_proj.weight])
             self.gu_b = (_Group([mlp.gate_proj.bias, mlp.up_proj.bias])
                          if mlp.gate_proj.bias is not None else None)
             self.down, self.down_b = mlp.down_proj.weight, mlp.down_proj.bias
+        self.adapters()
+
+    def same_parameters(self) -> bool:
+        """Whether the layer's modules still hold the parameters this was made of (a
+        parameter object replaced by assignment: made again)."""
+        a, mlp = self.layer.self_attn, self.layer.mlp
+        same = _same([m.weight for m in (a.q_proj, a.k_proj, a.v_proj)], self.qkv.params)
+        same = same and a.o_proj.weight is self.o and a.o_proj.bias is self.o_b
+        if self.moe is not None:
+            return same and mlp is self.moe
+        return (same and not hasattr(mlp, "experts")
+                and _same([mlp.gate_proj.weight, mlp.up_proj.weight], self.gu.params)
+                and mlp.down_proj.weight is self.down and mlp.down_proj.bias is self.down_b)
+
+    def adapters(self) -> None:
+        """The LoRA adapters now active on the layer's projections, each with the columns of
+        its group's output it adds to: ``qkv_lora``, ``o_lora``, ``gu_lora``, ``down_lora``
+        (lists of ``(first column, LoRALinear)``; empty without LoRA)."""
+        a = self.layer.self_attn
+        q, k = self.H * self.D, self.K * self.D
+        self.qkv_lora = _active([(0, a.q_proj), (q, a.k_proj), (q + k, a.v_proj)])
+        self.o_lora = _active([(0, a.o_proj)])
+        if self.moe is None:
+            mlp = self.layer.mlp
+            self.gu_lora = _active([(0, mlp.gate_proj),
+                                    (mlp.gate_proj.out_features, mlp.up_proj)])
+            self.down_lora = _active([(0, mlp.down_proj)])
 
     def refresh(self) -> None:
         self.qkv = self.qkv.refreshed()
@@ -117,6 +158,11 @@ class _Layer:
             self.gu = self.gu.refreshed()
             if self.gu_b is not None:
                 self.gu_b = self.gu_b.refreshed()
+        self.adapters()
+
+
+def _same(xs, ys) -> bool:
+    return len(xs) == len(ys) and all(x is y for x, y in zip(xs, ys))
 
 
 def _plain_mlp(mlp) -> bool:
@@ -124,6 +170,56 @@ def _plain_mlp(mlp) -> bool:
     return (getattr(mlp, "gate_up_lora", 1) is None
             and all(type(getattr(mlp, n, None)) is nn.Linear
                     for n in ("gate_proj", "up_proj", "down_proj")))
+
+
+def _linear_ok(m) -> bool:
+    """A projection the fast path runs: a plain ``nn.Linear`` of host float32/bfloat16
+    weights, or a :class:`~.lora.LoRALinear` on one (its adapter added as ``s (x A^T)
+    B^T``, as its forward does) without DoRA and without an active dropout (training mode:
+    the graph path draws it)."""
+    if type(m) is nn.Linear:
+        return _host_weight(m.weight._data)
+    from .lora import LoRALinear
+
+    return (type(m) is LoRALinear and _host_weight(m.weight._data)
+            and (m.disabled or (m.lora_magnitude_vector is None
+                                and (m.dropout is None or not m.dropout.training)
+                                and _host_weight(m.lora_A.weight._data)
+                                and _host_weight(m.lora_B.weight._data))))
+
+
+def _mlp_ok(mlp) -> bool:
+    """A SwiGLU MLP the fast path runs: its three projections each :func:`_linear_ok`, and
+    an expert's joint gate|up adapter (``GateUpLoRA``) on host weights."""
+    if not all(_linear_ok(getattr(mlp, n, None)) for n in ("gate_proj", "up_proj",
+                                                            "down_proj")):
+        return False
+    g = getattr(mlp, "gate_up_lora", None)
+    return g is None or g.disabled or (_host_weight(g.lora_A.weight._data)
+                                       and _host_weight(g.lora_B.weight._data))
+
+
+def _active(pairs) -> list:
+    """The ``(column, module)`` pairs whose module is a LoRA layer with its adapter on."""
+    return [(c, m) for c, m in pairs if type(m) is not nn.Linear and not m.disabled]
+
+
+def _add_lora(y, x, adapters, lo: int = 0, hi: int | None = None) -> None:
+    """Add, in place, each adapter's ``s (x A^T) B^T`` to its columns of y (M, N) (y holds
+    the group's columns ``lo .. hi``; adapters outside them are left out). The adapters'
+    ``A`` side by side: one product for the group, then one per ``B``."""
+    hi = y.shape[1] + lo if hi is None else hi
+    inside = [(c, m) for c, m in adapters if lo <= c < hi]
+    if not inside:
+        return
+    t = _rows_times(x, [m.lora_A.weight._data for _, m in inside])  # (M, sum r)
+    r0 = 0
+    for c, m in inside:
+        r = m.lora_A.weight.shape[0]
+        d = _rows_times(np.ascontiguousarray(t[:, r0:r0 + r]), [m.lora_B.weight._data])
+        d *= np.float32(m.scaling)
+        y[:, c - lo:c - lo + d.shape[1]] += d
+        r0 += r
 
 
 class InferenceWeights:
@@ -149,21 +245,20 @@ def fast_path(model) -> InferenceWeights | None:
         return None
     if type(model.model.embed_tokens) is not nn.Embedding:  # trainable tokens: the graph
         return None
-    emb = model.model.embed_tokens.weight._data
-    if not isinstance(emb, np.ndarray) or emb.dtype != np.float32:
+    if not _host_weight(model.model.embed_tokens.weight._data):
         return None
-    if type(model.lm_head) is not nn.Linear or model.lm_head.weight._data.dtype != np.float32:
+    if type(model.lm_head) is not nn.Linear or not _host_weight(model.lm_head.weight._data):
         return None
     for layer in model.model.layers:
         a = layer.self_attn
-        if not all(type(m) is nn.Linear and isinstance(m.weight._data, np.ndarray)
-                   and m.weight._data.dtype == np.float32
-                   for m in (a.q_proj, a.k_proj, a.v_proj, a.o_proj)):
+        if not all(_linear_ok(m) for m in (a.q_proj, a.k_proj, a.v_proj, a.o_proj)):
             return None
-        if not hasattr(layer.mlp, "experts") and not _plain_mlp(layer.mlp):
-            return None  # a dense MLP with LoRA: the graph path
+        if not hasattr(layer.mlp, "experts") and not _mlp_ok(layer.mlp):
+            return None  # a dense MLP of other modules: the graph path
     w = _WEIGHTS.get(model)
-    if w is None or len(w.layers) != len(model.model.layers):
+    if (w is None or len(w.layers) != len(model.model.layers)
+            or any(L.layer is not layer or not L.same_parameters()
+                   for L, layer in zip(w.layers, model.model.layers))):
         w = _WEIGHTS[model] = InferenceWeights(model)
         return w
     return w.refresh()
@@ -182,7 +277,9 @@ def _rows_times(x, parts, bias=None):
     (OpenBLAS; ``(W x^T)^T`` is a few percent faster in its GEMM at 128 rows, but the
     transposed result costs more to make contiguous)."""
     M = x.shape[0]
-    if M == 1:
+    if any(is_bf16(w) for w in parts):
+        outs = [bf16_rows_matmul(x, w) if is_bf16(w) else x @ w.T for w in parts]
+    elif M == 1:
         outs = [(w @ x[0])[None] for w in parts]
     elif M <= 16:
         outs = [few_rows_matmul(x, w) for w in parts]
@@ -192,7 +289,7 @@ def _rows_times(x, parts, bias=None):
         outs = [x @ w.T for w in parts]
     y = np.concatenate(outs, axis=1) if len(outs) > 1 else np.ascontiguousarray(outs[0])
     if bias is not None:
-        y += bias
+        y += _f32(bias)
     return y
 
 
@@ -213,11 +310,67 @@ def _bias(group):
 
 def _mlp(L: _Layer, h):
     if L.moe is not None:
-        from ..core.tensor import Tensor
+        return _moe(L.moe, h)
+    gu = _rows_times(h, L.gu.parts(), _bias(L.gu_b))
+    _add_lora(gu, h, L.gu_lora)
+    a = swiglu_rows(gu)
+    y = _rows_times(a, [L.down._data], None if L.down_b is None else L.down_b._data)
+    _add_lora(y, a, L.down_lora)
+    return y
 
-        return L.moe(Tensor(h))._data
-    a = swiglu_rows(_rows_times(h, L.gu.parts(), _bias(L.gu_b)))
-    return _rows_times(a, [L.down._data], None if L.down_b is None else L.down_b._data)
+
+def _o_proj(L: _Layer, y):
+    """The attention's output projection of y (M, H*D), its adapter added."""
+    out = _rows_times(y, [L.o._data], None if L.o_b is None else L.o_b._data)
+    _add_lora(out, y, L.o_lora)
+    return out
+
+
+def _expert(mlp, h):
+    """A SwiGLU MLP (an expert, or the shared experts) on rows h (M, C): gate and up side
+    by side, with their adapters (each projection's, or the expert's joint gate|up one)."""
+    b = None if mlp.gate_proj.bias is None else np.concatenate(
+        [_f32(mlp.gate_proj.bias._data), _f32(mlp.up_proj.bias._data)])
+    gu = _rows_times(h, [mlp.gate_proj.weight._data, mlp.up_proj.weight._data], b)
+    _add_lora(gu, h, _active([(0, mlp.gate_proj),
+                              (mlp.gate_proj.out_features, mlp.up_proj)]))
+    joint = getattr(mlp, "gate_up_lora", None)
+    if joint is not None and not joint.disabled:
+        _add_lora(gu, h, [(0, joint)])
+    a = swiglu_rows(gu)
+    y = _rows_times(a, [mlp.down_proj.weight._data],
+                    None if mlp.down_proj.bias is None else mlp.down_proj.bias._data)
+    _add_lora(y, a, _active([(0, mlp.down_proj)]))
+    return y
+
+
+def _moe(moe, h):
+    """``ErnieMoE.forward`` on plain arrays (its router as it is: float32, the same choices
+    and weights), each chosen expert once on its rows; experts with LoRA (or any that is
+    not a plain MLP of host weights): the module itself."""
+    from ..core.tensor import Tensor
+
+    mlps = list(moe.experts) + ([moe.shared_experts] if moe.shared_experts is not None
+                                else [])
+    if not all(_mlp_ok(m) for m in mlps):
+        return moe(Tensor(h))._data
+    _, chosen, w = moe.route(Tensor(h))
+    moe.last_selection = chosen
+    N, k = chosen.shape
+    flat = np.asarray(chosen).reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    counts = np.bincount(flat, minlength=len(moe.experts))
+    src = h[order // k]
+    y = np.empty((N * k, h.shape[1]), dtype=np.float32)
+    start = 0
+    for e in np.flatnonzero(counts):
+        n = int(counts[e])
+        y[order[start:start + n]] = _expert(moe.experts[e], src[start:start + n])
+        start += n
+    out = (y.reshape(N, k, -1) * _f32(w._data).reshape(N, k, 1)).sum(axis=1)
+    if moe.shared_experts is not None:
+        out += _expert(moe.shared_experts, h)
+    return out
 
 
 def _attention_last(q, k, v, cu, scale):
@@ -246,18 +399,21 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
     from .ernie_generate import packed_attention_gqa
 
     emb = model.model.embed_tokens.weight._data
-    x = emb[tokens]  # (N, C), a copy
+    x = _f32(emb[tokens])  # (N, C), a copy
     N = x.shape[0]
     last = cu[1:] - 1
     n_layers = len(weights.layers)
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
-        h = rms_norm_rows(x, L.ln1.weight._data, L.eps1)
+        h = rms_norm_rows(x, _f32(L.ln1.weight._data), L.eps1)
         if last_only and i == n_layers - 1:  # queries of the last rows, keys of all
             w, b = _split_rows(L.qkv, L.qkv_b, H * D)
             kv = _rows_times(h, w[1], b[1])  # (N, 2K D)
+            _add_lora(kv, h, L.qkv_lora, H * D, (H + 2 * K) * D)
             rotary_rows_(kv, cos, sin, K, D)
-            q = _rows_times(h[last], w[0], b[0])  # (S, H D)
+            h_last = h[last]
+            q = _rows_times(h_last, w[0], b[0])  # (S, H D)
+            _add_lora(q, h_last, L.qkv_lora, 0, H * D)
             rotary_rows_(q, np.ascontiguousarray(cos[last]), np.ascontiguousarray(sin[last]),
                          H, D)
             k, v = kv[:, :K * D].reshape(N, K, D), kv[:, K * D:].reshape(N, K, D)
@@ -267,6 +423,7 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
             x = x[last]  # only the last rows go on
         else:
             qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))  # (N, (H + 2K) D)
+            _add_lora(qkv, h, L.qkv_lora)
             rotary_rows_(qkv, cos, sin, H + K, D)
             q = qkv[:, :H * D].reshape(N, H, D)
             k = qkv[:, H * D:(H + K) * D].reshape(N, K, D)
@@ -274,9 +431,8 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
             if store is not None:
                 store(i, k, v)
             y = packed_attention_gqa(q, k, v, cu, D ** -0.5)
-        x += _rows_times(y.reshape(y.shape[0], H * D), [L.o._data],
-                         None if L.o_b is None else L.o_b._data)
-        x += _mlp(L, rms_norm_rows(x, L.ln2.weight._data, L.eps2))
+        x += _o_proj(L, y.reshape(y.shape[0], H * D))
+        x += _mlp(L, rms_norm_rows(x, _f32(L.ln2.weight._data), L.eps2))
     if last_only and n_layers == 0:
         x = x[last]
     return _head(model, x)
@@ -284,7 +440,7 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
 
 def _head(model, x):
     norm = model.model.norm
-    h = rms_norm_rows(np.ascontiguousarray(x), norm.weight._data, float(norm.eps))
+    h = rms_norm_rows(np.ascontiguousarray(x), _f32(norm.weight._data), float(norm.eps))
     head = model.lm_head
     return _rows_times(h, [head.weight._data], None if head.bias is None else head.bias._data)
 
@@ -297,7 +453,7 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     ``keymask`` (B, >= S) bools: the keys each row may see (a padded cache's real
     positions; the new one must be among them)."""
     emb = model.model.embed_tokens.weight._data
-    x = emb[ids]  # (B, C)
+    x = _f32(emb[ids])  # (B, C), a copy
     B = x.shape[0]
     lengths = np.asarray(lengths, dtype=np.int64)
     idx = np.arange(B) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -310,8 +466,9 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
         R = H // K
-        h = rms_norm_rows(x, L.ln1.weight._data, L.eps1)
+        h = rms_norm_rows(x, _f32(L.ln1.weight._data), L.eps1)
         qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))
+        _add_lora(qkv, h, L.qkv_lora)
         rotary_rows_(qkv, cos, sin, H + K, D)
         q = qkv[:, :H * D].reshape(B, K, R, D)
         kc, vc = keys[i], values[i]
@@ -328,8 +485,8 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
         np.exp(att, out=att)
         att /= att.sum(axis=-1, keepdims=True)
         y = (att @ vs).reshape(B, H * D)
-        x += _rows_times(y, [L.o._data], None if L.o_b is None else L.o_b._data)
-        x += _mlp(L, rms_norm_rows(x, L.ln2.weight._data, L.eps2))
+        x += _o_proj(L, y)
+        x += _mlp(L, rms_norm_rows(x, _f32(L.ln2.weight._data), L.eps2))
     return _head(model, x)
 
 

@@ -8,7 +8,11 @@ reference; the tests compare every fast twin with it), used by :mod:`.ernie_infe
   vectorised exp beats a numba loop's);
 * ``few_rows_matmul``: ``x @ w.T`` for 2..16 rows (decode steps of a batch), a numba kernel
   that reads two rows of w once for four rows of x;
-* ``mid_rows_matmul``: ``x @ w.T`` for 17..256 rows (a prompt), onnxruntime's MLAS GEMM.
+* ``mid_rows_matmul``: ``x @ w.T`` for 17..256 rows (a prompt), onnxruntime's MLAS GEMM;
+* ``bf16_rows_matmul``: ``x @ w.T`` with float32 rows x and bfloat16 weights w (a model
+  loaded with ``dtype="bfloat16"``), in float32 on the exact float32 values of w: up to 16
+  rows a numba kernel that widens each pair of w's rows as it reads them (half the bytes of
+  a float32 weight), more rows by tiles of w widened in cache and the float32 GEMMs above.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from skiff.kernels.backend import custom_op, numba_available
 
 __all__ = ["rms_norm_rows", "rotary_rows_", "swiglu_rows", "few_rows_matmul",
-           "mid_rows_matmul"]
+           "mid_rows_matmul", "bf16_rows_matmul", "is_bf16"]
 
 
 # ---- elementwise kernels: numpy references and numba twins ----------------------------------
@@ -70,6 +74,18 @@ def mid_rows_matmul(x, w):
     against the 0.3B's layer weights: 24.4 ms against 28.5 ms per layer); OpenBLAS is as
     fast from ~256 rows on."""
     return x @ w.T
+
+
+@custom_op("ernie.bf16_rows_matmul")
+def bf16_rows_matmul(x, w):
+    """``x @ w.T`` for float32 rows x (M, C) against bfloat16 weights w (N, C), in float32:
+    (M, N) float32, the product with w widened to float32 (exact)."""
+    return x @ w.astype(np.float32).T
+
+
+def is_bf16(a) -> bool:
+    """Whether ``a`` is a host array of ml_dtypes' bfloat16."""
+    return isinstance(a, np.ndarray) and a.dtype.name == "bfloat16"
 
 
 def _onnxruntime_available() -> bool:
@@ -190,7 +206,80 @@ def _kernels():
                     acc += w[n - 1, c] * x[b, c]
                 out[b, n - 1] = acc
 
-    return rms, rope, few_rows
+    @numba.njit(cache=True, fastmath=True)
+    def few_rows_bf16(x, w, out):  # pragma: no cover - compiled
+        # w: the bfloat16 weights as uint16; each pair of rows widened into a float32
+        # buffer (the bits shifted up: exact), then as ``few_rows``
+        nb, c_ = x.shape
+        n = w.shape[0]
+        last = nb - 1
+        bits = np.empty(2 * c_, dtype=np.uint32)
+        wide = bits.view(np.float32)
+        for j in range(0, n, 2):
+            two = j + 1 < n
+            for c in range(c_):
+                bits[c] = np.uint32(w[j, c]) << np.uint32(16)
+            if two:
+                for c in range(c_):
+                    bits[c_ + c] = np.uint32(w[j + 1, c]) << np.uint32(16)
+            else:
+                for c in range(c_):
+                    bits[c_ + c] = np.uint32(0)
+            w0 = wide[:c_]
+            w1 = wide[c_:]
+            if nb == 1:
+                a00 = a10 = np.float32(0.0)
+                x0 = x[0]
+                for c in range(c_):
+                    a00 += w0[c] * x0[c]
+                    a10 += w1[c] * x0[c]
+                out[0, j] = a00
+                if two:
+                    out[0, j + 1] = a10
+                continue
+            for b in range(0, nb, 4):
+                x0 = x[b]
+                x1 = x[min(b + 1, last)]
+                x2 = x[min(b + 2, last)]
+                x3 = x[min(b + 3, last)]
+                a00 = a01 = a02 = a03 = np.float32(0.0)
+                a10 = a11 = a12 = a13 = np.float32(0.0)
+                for c in range(c_):
+                    u = w0[c]
+                    v = w1[c]
+                    a00 += u * x0[c]
+                    a01 += u * x1[c]
+                    a02 += u * x2[c]
+                    a03 += u * x3[c]
+                    a10 += v * x0[c]
+                    a11 += v * x1[c]
+                    a12 += v * x2[c]
+                    a13 += v * x3[c]
+                out[b, j] = a00
+                if b + 1 < nb:
+                    out[b + 1, j] = a01
+                if b + 2 < nb:
+                    out[b + 2, j] = a02
+                if b + 3 < nb:
+                    out[b + 3, j] = a03
+                if two:
+                    out[b, j + 1] = a10
+                    if b + 1 < nb:
+                        out[b + 1, j + 1] = a11
+                    if b + 2 < nb:
+                        out[b + 2, j + 1] = a12
+                    if b + 3 < nb:
+                        out[b + 3, j + 1] = a13
+
+    @numba.njit(cache=True)
+    def widen_bf16(w, out):  # pragma: no cover - compiled
+        # bfloat16 bits (uint16) (n, c) -> float32 bits (uint32) (n, c)
+        n, c_ = w.shape
+        for i in range(n):
+            for c in range(c_):
+                out[i, c] = np.uint32(w[i, c]) << np.uint32(16)
+
+    return rms, rope, few_rows, few_rows_bf16, widen_bf16
 
 
 def _numba_ok(*arrays) -> bool:
@@ -235,4 +324,31 @@ def _few_rows_numba(x, w):
         return few_rows_matmul.reference(x, w)
     out = np.empty((x.shape[0], w.shape[0]), dtype=x.dtype)
     _kernels()[2](x, w, out)
+    return out
+
+
+@bf16_rows_matmul.implement("cpu", "numba", available=numba_available)
+def _bf16_rows_numba(x, w):
+    """Up to 16 rows: :func:`_kernels`' ``few_rows_bf16`` (memory-bound: it reads half the
+    bytes of the float32 kernel). More rows: w in tiles of ~1 MiB widened to float32 (in
+    cache) and each tile through the float32 GEMM of that many rows (MLAS up to 256 rows,
+    OpenBLAS beyond); the widening is 1/M of the GEMM's work."""
+    if (not _numba_ok(x) or not is_bf16(w) or not w.flags.c_contiguous or x.ndim != 2
+            or w.ndim != 2 or x.shape[0] == 0 or x.shape[1] != w.shape[1]):
+        return bf16_rows_matmul.reference(x, w)
+    M, C = x.shape
+    N = w.shape[0]
+    bits = w.view(np.uint16)
+    out = np.empty((M, N), dtype=np.float32)
+    kernels = _kernels()
+    if M <= 16:
+        kernels[3](x, bits, out)
+        return out
+    rows = max(64, (1 << 18) // max(C, 1))
+    tile = np.empty((min(rows, N), C), dtype=np.uint32)
+    wide = tile.view(np.float32)
+    for j in range(0, N, rows):
+        n = min(rows, N - j)
+        kernels[4](bits[j:j + n], tile[:n])
+        out[:, j:j + n] = (mid_rows_matmul(x, wide[:n]) if M <= 256 else x @ wide[:n].T)
     return out
