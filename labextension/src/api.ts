@@ -24,13 +24,36 @@ export interface IJobRow {
   inferred?: string | null;
   damaged: string | null;
   trust: string | null;
+  ranks?: IRankRow[]; // a job on MPI ranks: one row each
 }
 
 export interface IJobList {
   root: string;
   now: number;
   hidden: number;
+  total?: number; // every job under the root, whatever the filter
+  kinds?: string[]; // the kinds there are (the filter's menu)
   jobs: IJobRow[];
+}
+
+/** One MPI rank of a job (skiff/lab/payload.py: rank_rows). */
+export interface IRankRow {
+  rank: number;
+  status: string; // starting, running, exited, failed, left, died
+  pid: number | null;
+  host: string | null;
+  code: number | null;
+  detail: string | null;
+  line: string | null;
+  done: number | null; // its part, where the ranks share the work
+  total: number | null;
+  fraction: number | null;
+}
+
+/** What the sidebar lists: a kind and a status, or every job. */
+export interface IJobFilter {
+  kind?: string;
+  status?: string;
 }
 
 export interface IMetric {
@@ -53,6 +76,7 @@ export interface IJobDetail {
   run_dir: string;
   images: string[];
   info: { [key: string]: unknown };
+  ranks?: IRankRow[];
 }
 
 /** A request to the API refused or failed, with the server's one-line message. */
@@ -89,8 +113,29 @@ async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   return data as T;
 }
 
-export function listJobs(): Promise<IJobList> {
-  return request<IJobList>('jobs');
+export function listJobs(filter: IJobFilter = {}): Promise<IJobList> {
+  const query = Object.entries(filter)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k}=${encodeURIComponent(v as string)}`)
+    .join('&');
+  return request<IJobList>(query ? `jobs?${query}` : 'jobs');
+}
+
+/** An image of a job's run folder (one its detail lists), as a Blob: fetched with the
+ * server's token, so an <img> shows it through an object URL. */
+export async function getImage(id: string, name: string): Promise<Blob> {
+  const url = URLExt.join(settings.baseUrl, 'skiff', 'api', 'jobs', encodeURIComponent(id),
+    'images', encodeURIComponent(name));
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, {}, settings);
+  } catch (error) {
+    throw new ApiError(`the server cannot be reached (${error})`, 0);
+  }
+  if (!response.ok) {
+    throw new ApiError(response.statusText, response.status);
+  }
+  return response.blob();
 }
 
 export function getJob(id: string): Promise<IJobDetail> {

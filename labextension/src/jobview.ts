@@ -1,10 +1,12 @@
 // The live view of one job in a main-area tab: status, progress, the last value of every
-// metric, a line chart (SVG) of the key metric, the log's tail, the error and the result.
+// metric, a line chart (SVG) of the key metric, one line per MPI rank, the log's tail, the
+// error, the result and the images of its run folder (loss.png, OCR overlays).
 // It polls the server once a second until the job has ended, then once more, then stops.
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, IJobDetail, IMetric, cancelJob, getJob } from './api';
+import { ApiError, IJobDetail, IMetric, cancelJob, getImage, getJob } from './api';
 import { duration, el, figure, setText, startTime } from './format';
+import { drawRanks } from './sidebar';
 
 const POLL_MS = 1000;
 // the metrics a chart shows, first found (skiff.jobs.terminal.KEY_METRICS)
@@ -38,13 +40,19 @@ export class JobView extends Widget {
     this._result = el('pre', 'skiff-JobView-result');
     this._log = el('pre', 'skiff-JobView-log');
     this._note = el('div', 'skiff-JobView-note');
+    this._ranks = el('div', 'skiff-JobView-ranks');
+    this._images = el('div', 'skiff-JobView-images');
     this.node.append(head, this._times, this._command, bar, this._progress, this._metrics,
-      this._chart, this._error, this._result, this._log, this._note);
+      this._chart, this._ranks, this._error, this._result, this._log, this._images,
+      this._note);
     this._poll(0);
   }
 
   dispose(): void {
     window.clearTimeout(this._timer);
+    for (const url of this._urls.values()) {
+      URL.revokeObjectURL(url);
+    }
     super.dispose();
   }
 
@@ -108,8 +116,52 @@ export class JobView extends Widget {
     setText(this._log, d.log.map(l => (l.level === 'info' ? '' : `${l.level}: `) + l.message)
       .join('\n'));
     this._log.style.display = d.log.length ? '' : 'none';
-    setText(this._note, d.images.length ? `images in the run folder: ${d.images.join(', ')}`
-      : '');
+    drawRanks(this._ranks, d.ranks || job.ranks || []);
+    void this._drawImages(d.images, job.final);
+  }
+
+  /** The run folder's images, each fetched when it first appears and once more when the job
+   * has ended (a training draws loss.png again at its end); one that cannot be read says
+   * why in its caption. */
+  private async _drawImages(names: string[], final: boolean): Promise<void> {
+    const key = `${names.join('\n')}:${final}`;
+    if (key === this._imagesKey) {
+      return;
+    }
+    this._imagesKey = key;
+    for (const figureNode of [...this._images.children] as HTMLElement[]) {
+      if (!names.includes(figureNode.dataset.name || '')) {
+        figureNode.remove();
+      }
+    }
+    for (const name of names) {
+      let box = [...this._images.children].find(
+        c => (c as HTMLElement).dataset.name === name) as HTMLElement | undefined;
+      if (!box) {
+        box = el('figure', 'skiff-JobView-image');
+        box.dataset.name = name;
+        const img = el('img', 'skiff-JobView-img');
+        img.alt = name;
+        box.append(img, el('figcaption', 'skiff-JobView-caption', name));
+        this._images.appendChild(box);
+      } else if (!final) {
+        continue; // shown already; fetched again once the job has ended
+      }
+      try {
+        const blob = await getImage(this.jobId, name);
+        const url = URL.createObjectURL(blob);
+        const old = this._urls.get(name);
+        this._urls.set(name, url);
+        (box.firstElementChild as HTMLImageElement).src = url;
+        if (old) {
+          URL.revokeObjectURL(old);
+        }
+        setText(box.lastElementChild as HTMLElement, name);
+      } catch (error) {
+        setText(box.lastElementChild as HTMLElement,
+          `${name}: cannot show it (${(error as Error).message})`);
+      }
+    }
   }
 
   private _drawChart(metrics: { [name: string]: IMetric }): void {
@@ -153,6 +205,10 @@ export class JobView extends Widget {
   private _result: HTMLElement;
   private _log: HTMLElement;
   private _note: HTMLElement;
+  private _ranks: HTMLElement;
+  private _images: HTMLElement;
+  private _imagesKey = '';
+  private _urls = new Map<string, string>();
   private _timer = 0;
   private _chartKey = '';
   private _drawn = false;

@@ -1,13 +1,15 @@
 // The "skiff jobs" sidebar: every job of the run folders, newest first, live while the
 // panel is visible (one request a second), with Open, Cancel (a job that runs) and Remove
-// (a job that ended). It reads the server, never a kernel.
+// (a job that ended); a filter by kind and status (the server filters). It reads the
+// server, never a kernel.
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, IJobRow, cancelJob, listJobs, removeJob } from './api';
-import { el, setText, startTime } from './format';
+import { ApiError, IJobFilter, IJobRow, IRankRow, cancelJob, listJobs, removeJob } from './api';
+import { el, figure, setText, startTime } from './format';
 
 export const POLL_MS = 1000;
+export const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled', 'damaged'];
 
 interface IRowNodes {
   row: HTMLElement;
@@ -19,6 +21,7 @@ interface IRowNodes {
   label: HTMLElement;
   started: HTMLElement;
   command: HTMLElement;
+  ranks: HTMLElement;
   error: HTMLElement;
   cancel: HTMLButtonElement;
   remove: HTMLButtonElement;
@@ -37,10 +40,21 @@ export class JobsPanel extends Widget {
     refresh.onclick = () => void this.refresh();
     head.appendChild(refresh);
     this._root = el('div', 'skiff-JobsPanel-root');
+    const filters = el('div', 'skiff-JobsPanel-filters');
+    this._kind = el('select', 'skiff-JobsPanel-kind jp-mod-styled');
+    this._kind.title = 'show the jobs of one kind';
+    this._status = el('select', 'skiff-JobsPanel-status jp-mod-styled');
+    this._status.title = 'show the jobs in one status';
+    this._options(this._kind, [], 'every kind');
+    this._options(this._status, STATUSES, 'every status');
+    for (const select of [this._kind, this._status]) {
+      select.onchange = () => void this.refresh();
+    }
+    filters.append(this._kind, this._status);
     this._message = el('div', 'skiff-JobsPanel-message');
     this._list = el('div', 'skiff-JobsPanel-list');
     this._more = el('div', 'skiff-JobsPanel-more');
-    for (const node of [head, this._root, this._message, this._list, this._more]) {
+    for (const node of [head, this._root, filters, this._message, this._list, this._more]) {
       this.node.appendChild(node);
     }
     this._schedule(0);
@@ -49,13 +63,21 @@ export class JobsPanel extends Widget {
   /** Read the job list now and redraw. */
   async refresh(): Promise<void> {
     try {
-      const data = await listJobs();
+      const filter = this.filter;
+      const data = await listJobs(filter);
       this._draw(data.jobs);
       setText(this._root, `run folders: ${data.root}`);
       this._root.title = data.root;
+      // a kind chosen stays in the menu while no job of it is left (its list is empty)
+      this._options(this._kind, [...new Set([...(data.kinds || []), filter.kind || ''])]
+        .filter(k => k).sort(), 'every kind');
       setText(this._more, data.hidden ? `${data.hidden} older jobs not shown` : '');
-      setText(this._message, data.jobs.length ? '' : 'No jobs yet. Start one with %train, ' +
-        '%solve, %ocr in a notebook, or python -m skiff in a terminal.');
+      const filtered = filter.kind || filter.status;
+      const what = [filter.status, filter.kind].filter(x => x).join(' ');
+      setText(this._message, data.jobs.length ? '' : filtered
+        ? `No ${what} jobs (${data.total ?? 0} in all): choose "every" to see them.`
+        : 'No jobs yet. Start one with %train, %solve, %ocr in a notebook, or python -m ' +
+          'skiff in a terminal.');
       this.node.dataset.ready = 'true';
     } catch (error) {
       setText(this._message, `cannot read the jobs: ${(error as Error).message}`);
@@ -65,6 +87,36 @@ export class JobsPanel extends Widget {
   dispose(): void {
     window.clearTimeout(this._timer);
     super.dispose();
+  }
+
+  /** The kind and status the list shows (empty: every one). */
+  get filter(): IJobFilter {
+    return { kind: this._kind.value || undefined, status: this._status.value || undefined };
+  }
+
+  set filter(value: IJobFilter) {
+    if (value.kind && ![...this._kind.options].some(o => o.value === value.kind)) {
+      this._options(this._kind, [value.kind], 'every kind');
+    }
+    this._kind.value = value.kind || '';
+    this._status.value = value.status || '';
+    void this.refresh();
+  }
+
+  private _options(select: HTMLSelectElement, values: string[], every: string): void {
+    const want = ['', ...values];
+    const have = [...select.options].map(o => o.value);
+    if (want.length === have.length && want.every((v, i) => v === have[i])) {
+      return; // unchanged: the user's open menu is left alone
+    }
+    const chosen = select.value;
+    select.replaceChildren(...want.map(v => {
+      const option = document.createElement('option');
+      option.value = v;
+      option.textContent = v || every;
+      return option;
+    }));
+    select.value = want.includes(chosen) ? chosen : '';
   }
 
   private _schedule(delay: number): void {
@@ -120,6 +172,7 @@ export class JobsPanel extends Widget {
     bar.appendChild(fill);
     const label = el('div', 'skiff-JobRow-progress');
     const command = el('div', 'skiff-JobRow-command');
+    const ranks = el('div', 'skiff-JobRow-ranks');
     const error = el('div', 'skiff-JobRow-error');
     const buttons = el('div', 'skiff-JobRow-buttons');
     const open = el('button', 'skiff-JobRow-open jp-Button', 'Open');
@@ -132,9 +185,10 @@ export class JobsPanel extends Widget {
     remove.title = 'delete this finished job\'s run folder';
     remove.onclick = () => void this._remove(id);
     buttons.append(open, cancel, remove);
-    row.append(top, bar, label, command, error, buttons);
+    row.append(top, bar, label, command, ranks, error, buttons);
     row.ondblclick = () => this.openJob(id);
-    return { row, kind, name, status, bar, fill, label, started, command, error, cancel, remove };
+    return { row, kind, name, status, bar, fill, label, started, command, ranks, error, cancel,
+      remove };
   }
 
   private _fill(n: IRowNodes, job: IJobRow): void {
@@ -155,6 +209,7 @@ export class JobsPanel extends Widget {
     const ranks = job.np && job.np > 1 ? `  [${job.np} ranks]` : '';
     setText(n.command, job.damaged ? `damaged: ${job.damaged}` : (job.command || '') + ranks);
     n.command.title = n.command.textContent || '';
+    drawRanks(n.ranks, job.ranks || []);
     setText(n.error, job.error && !job.damaged ? job.error : '');
     n.cancel.style.display = job.final ? 'none' : '';
     n.remove.style.display = job.final ? '' : 'none';
@@ -199,9 +254,45 @@ export class JobsPanel extends Widget {
   }
 
   private _rows = new Map<string, IRowNodes>();
+  private _kind: HTMLSelectElement;
+  private _status: HTMLSelectElement;
   private _root: HTMLElement;
   private _message: HTMLElement;
   private _list: HTMLElement;
   private _more: HTMLElement;
   private _timer = 0;
+}
+
+/** One line per MPI rank of a job into ``node``: its state, its part of the work (a bar where
+ * the ranks share it), pid and why it ended; the last line it wrote as the tooltip. Lines
+ * are redrawn in place (a poll a second). */
+export function drawRanks(node: HTMLElement, ranks: IRankRow[]): void {
+  while (node.children.length > ranks.length) {
+    node.lastElementChild?.remove();
+  }
+  ranks.forEach((r, i) => {
+    let line = node.children[i] as HTMLElement | undefined;
+    if (!line) {
+      line = el('div', 'skiff-RankRow');
+      const bar = el('span', 'skiff-RankRow-bar');
+      bar.appendChild(el('span', 'skiff-RankRow-fill'));
+      line.append(el('span', 'skiff-RankRow-text'), bar);
+      node.appendChild(line);
+    }
+    line.dataset.rank = String(r.rank);
+    line.dataset.status = r.status;
+    const part = r.done !== null && r.total !== null ? ` · ${figure(r.done)}/${figure(r.total)}`
+      : '';
+    const ended = r.status === 'exited' || r.status === 'failed'
+      ? ` (exit ${r.code})` : '';
+    const why = r.detail ? `: ${r.detail}` : '';
+    setText(line.children[0] as HTMLElement,
+      `rank ${r.rank} ${r.status}${ended}${part}${r.pid ? ` · pid ${r.pid}` : ''}` +
+      `${r.host ? ` on ${r.host}` : ''}${why}`);
+    const bar = line.children[1] as HTMLElement;
+    bar.style.display = r.fraction === null ? 'none' : '';
+    (bar.firstElementChild as HTMLElement).style.width =
+      `${(100 * (r.fraction ?? 0)).toFixed(1)}%`;
+    line.title = r.line || '';
+  });
 }

@@ -5,7 +5,8 @@ by the cached :class:`~skiff.jobs.Job` of :class:`JobCache` (each poll reads onl
 appended since the last), and sent in two sizes:
 
 - :func:`job_row`: one row of the list (id, name, kind, status, progress fraction and label,
-  times, command, ranks, error's first line; a damaged folder with why);
+  times, command, ranks, error's first line, a row per MPI rank; a damaged folder with
+  why);
 - :func:`job_detail`: the live view of one job (the row, the last value and a thinned series
   of every metric, the log's tail, the error with its traceback, the result summary, the
   image artifacts' names, the terminal's summary once it has ended, and for a job on MPI
@@ -105,7 +106,8 @@ def job_row(job, now: float | None = None) -> dict:
                 "fraction": None, "progress": "", "created": None, "started": None,
                 "ended": None, "elapsed": None, "command": None, "np": None,
                 "runner": None, "device": None, "error": clean(job.error),
-                "damaged": clean(job.reason), "trust": None, "final": True, "inferred": None}
+                "damaged": clean(job.reason), "trust": None, "final": True, "inferred": None,
+                "ranks": []}
     state = job.refresh()
     meta = job.meta
     np_ = meta.get("np", 1)
@@ -131,6 +133,8 @@ def job_row(job, now: float | None = None) -> dict:
         "inferred": clean(state.inferred) if state.inferred else None,
         "damaged": None,
         "trust": _trust(job),
+        # a job on MPI ranks: one row each (a few small files per rank; a thread job: none)
+        "ranks": rank_rows(job, state) if np_ != 1 else [],
     }
 
 
@@ -185,7 +189,7 @@ def job_detail(job, now: float | None = None) -> dict:
         "images": list(dict.fromkeys(images)),
         "info": _json_or_none(state.info) or {},
         "events": state.n_events,
-        "ranks": rank_rows(job, state),
+        "ranks": row["ranks"],  # as in its row
     }
 
 
