@@ -1,0 +1,48 @@
+"""Round 31: the 2 <-> 1 twins of the 4-rank resharding tests (``test_checkpoint.py``'s
+``test_reshard_4_to_2_and_2_to_4``, ``test_data_parallel.py``'s
+``test_zero_checkpoint_resumes_on_another_world_size``), which skip on a machine of 2 cores.
+
+Oracles: the sharded state is a function of the step (``ckpt_check.py`` checks every element
+it loaded against it), and a ZeRO run resumed on the other world size ends on the losses and
+weights of one process trained alone on the same global batches (``dp_check.py``'s
+``SingleDevice`` reference) to 1e-5.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .mpi_util import run_mpi
+
+TOL = 1e-5
+
+
+@pytest.mark.mpi
+def test_reshard_2_to_1_and_1_to_2(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_mpi(2, "ckpt_check.py", "save", a, 3)
+    (res,) = run_mpi(1, "ckpt_check.py", "load", a)
+    assert res["step"] == 3 and res["old_world"] == 2
+    assert res["w"] and res["m"] and res["v"]  # every element of the 2 shards, joined
+    assert res["residual"] is None  # per-rank state does not survive a new world size
+    run_mpi(1, "ckpt_check.py", "save", b, 2)
+    for res in run_mpi(2, "ckpt_check.py", "load", b):  # one shard cut in two
+        assert res["step"] == 2 and res["old_world"] == 1 and res["m"] and res["v"]
+    for res in run_mpi(2, "ckpt_check.py", "load", a):  # same world: per-rank state returns
+        assert res["residual"] == [float(res["rank"])] * 2
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["zero1", "zero2"])
+def test_zero_checkpoint_resumes_on_one_rank_and_back(tmp_path, kind):
+    # 2 ranks save after step 2 of 4; one rank resumes and ends on the one-process reference
+    run_mpi(2, "dp_check.py", kind, 4, 1, tmp_path / "a", 2)
+    (res,) = run_mpi(1, "dp_check.py", kind, 4, 1, tmp_path / "a", "resume")
+    assert len(res["losses"]) == 2
+    assert res["loss_diff"] < TOL and res["weight_diff"] < TOL, res
+    # and one rank's checkpoint resumed on 2
+    run_mpi(1, "dp_check.py", kind, 4, 1, tmp_path / "b", 2)
+    for res in run_mpi(2, "dp_check.py", kind, 4, 1, tmp_path / "b", "resume"):
+        assert len(res["losses"]) == 2
+        assert res["loss_diff"] < TOL and res["weight_diff"] < TOL, res
