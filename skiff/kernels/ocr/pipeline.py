@@ -82,6 +82,12 @@ PICTURE_SIDE = 8
 # the engines' working memory held at once by default (MiB): a detection tile of 0.5 MP
 # (DetParams.tile_pixels) and a recognition batch of about 1000 columns
 WORK_MB = 160.0
+# run(keep_pixels=True) keeps the pixels of the first images read from files; later ones
+# are read again from their files when drawn (OcrResult._rgb): skiff.ocr on a folder or a
+# PDF of hundreds of pages held every page (16 MiB each for A4 at 200 dpi). Arrays, PIL
+# images and bytes have no file to go back to and keep theirs.
+KEEP_FILE_PIXELS = 8
+
 
 
 def _say(line: str) -> None:
@@ -394,6 +400,9 @@ class OcrPipeline(DetectionPasses, LineReading):
                     give_back_memory()
                     for result in results:
                         done += 1
+                        if done > KEEP_FILE_PIXELS and result.pixels is not None and \
+                                result.image and not result.image.startswith("<"):
+                            result.pixels = None  # the file has them (OcrResult._rgb)
                         if reporter is not None:
                             reporter.progress(done, total, unit="image")
                         yield result
@@ -547,7 +556,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         rgb = it.bgr[..., ::-1] if keep_pixels else None
         return OcrResult(it.label, lines, text, None, timings,
                          elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
-                         device=self.device, pixels=rgb, unread=unread)
+                         device=self.device, pixels=rgb, unread=unread,
+                         pdf_dpi=self.pdf_dpi)
 
 
 def checkbox_lines(lines, boxes, image) -> set[int]:

@@ -108,6 +108,8 @@ class OcrResult:
     device: str = "cpu"
     pixels: np.ndarray | None = field(default=None, repr=False)  # RGB, kept for display only
     unread: int = 0
+    # the resolution a PDF page was rendered at, to render it alike when drawn again
+    pdf_dpi: float | None = field(default=None, repr=False)
 
     @property
     def rows(self) -> list[list[TextLine]]:
@@ -139,12 +141,15 @@ class OcrResult:
         if self.pixels is not None:
             return self.pixels
         if self.image and not self.image.startswith("<"):
-            try:  # read again the way the pipeline did (EXIF, alpha, a PDF page)
-                from .images import load_image
+            try:  # read again the way the pipeline did (EXIF, alpha, a PDF page at its dpi)
+                from .images import PDF_DPI, iter_pages
 
-                return load_image(self.image)[0][..., ::-1]
+                bgr = next(iter_pages(self.image, pdf_dpi=self.pdf_dpi or PDF_DPI))[0]
             except Exception:
                 return None
+            if self.size is not None and tuple(bgr.shape[:2]) != tuple(self.size):
+                return None  # the file changed since it was read: its boxes are elsewhere
+            return bgr[..., ::-1]
         return None
 
     def draw(self, *, max_side: int | None = None):
@@ -156,7 +161,8 @@ class OcrResult:
         rgb = self._rgb()
         if rgb is None or rgb.size == 0:
             raise ValueError(f"no pixels to draw for {self.image!r}: the result keeps them "
-                             "only for the first images of a run, and the file is not readable")
+                             "only for the first images of a run, and the file is not readable "
+                             "(or no longer the image it read)")
         png = draw_boxes(rgb, self.lines, max_side=max_side or max(rgb.shape[:2]))
         return Image.open(io.BytesIO(base64.b64decode(png)))
 
