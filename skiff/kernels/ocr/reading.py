@@ -33,6 +33,7 @@ from .rec import (
     is_flipped,
     is_plain_number,
     is_rule_line,
+    one_way,
     plan_batches,
     rec_input,
     trim_rows,
@@ -111,6 +112,16 @@ TRIM_MARGIN = 0.1
 # enlarges: the trimmed crop is read larger still. Crops of larger print (shrunk to read)
 # were not measured and are left to the other second readings (a 40-px seven-segment "1111"
 # read "111" also comes back trimmed, but that is read_points' work, tested there)
+
+
+# the lines of one small label (an image up to half params.limit whose boxes run one way
+# within LABEL_SPREAD degrees) are turned together by their width-weighted vote
+# (rec.choose_turns' ``together``): a label is printed one way up, but under noise a
+# turned line's digits or Latin garble read surer than its right way up, and lines of
+# one upside-down label came back half turned ("200-120 17 3", "09 28" turned, "通助手关门"
+# not: round 31, h1's set)
+LABEL_ONE_WAY = True
+LABEL_SPREAD = 12.0
 
 
 # a number with a point or colon in it ("1.173", "1:15")
@@ -503,10 +514,30 @@ class LineReading:
         widths = [crops[k].shape[1] for k in idx]
         pages = [owners[k][0] for k in idx]
         turn = choose_turns([texts[k] for k in idx], other, widths, pages,
-                            flipped=flags[idx], prior=UPRIGHT_PRIOR, segments=SEGMENT_LEAN)
+                            flipped=flags[idx], prior=UPRIGHT_PRIOR, segments=SEGMENT_LEAN,
+                            together=self._one_label(idx, owners, items))
         for j in np.flatnonzero(turn):
             k = idx[j]
             crops[k], texts[k], flags[k] = turned[j], other[j], not flags[k]
+
+    def _one_label(self, idx, owners, items) -> np.ndarray | None:
+        """Which crops ``idx`` are lines of one small label (``LABEL_ONE_WAY``): an image no
+        larger than half ``params.limit``, whose boxes all run one way within
+        ``LABEL_SPREAD`` degrees (:func:`.rec.one_way`) and at least two of whose lines are
+        read both ways. Such lines are turned together (:func:`.rec.choose_turns`)."""
+        if not LABEL_ONE_WAY or len(idx) < 2:
+            return None
+        pos = np.array([owners[k][0] for k in idx])
+        out = np.zeros(len(idx), bool)
+        for p, n in zip(*np.unique(pos, return_counts=True), strict=True):
+            it = items[p]
+            boxes = getattr(it, "boxes", None) or []
+            if n < 2 or max(it.bgr.shape[:2]) > self.params.limit / 2:
+                continue
+            if one_way([boxes[owners[k][1]][0] for k in np.asarray(idx)[pos == p]],
+                       LABEL_SPREAD):
+                out[pos == p] = True
+        return out if out.any() else None
 
     def recognize(self, crops, owners, items, fallback: bool = True) -> list[tuple[str, float]]:
         """Text and score of every crop, in batches of similar width. A set with a fallback

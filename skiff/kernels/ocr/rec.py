@@ -23,7 +23,7 @@ __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ct
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
            "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
            "is_plain_number", "looks_turned_segments", "box_size", "is_rule_line",
-           "is_leader_line", "strip_leader", "row_leaders"]
+           "is_leader_line", "strip_leader", "row_leaders", "one_way"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
@@ -516,7 +516,7 @@ def looks_turned_segments(text: str) -> bool:
 
 
 def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None,
-                 prior: float = 0.0, segments: float = 0.0) -> np.ndarray:
+                 prior: float = 0.0, segments: float = 0.0, together=None) -> np.ndarray:
     """Which crops to turn by 180 degrees, from the recognizer's two readings of each.
 
     ``kept`` and ``turned`` are ``[(text, score)]`` for the crops as they are and turned
@@ -533,7 +533,11 @@ def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None
     (:func:`looks_turned_segments`), ``segments`` more goes to the number, whichever way
     up it is. A crop turns when the
     mean of its own vote and its page's exceeds ``margin`` (the current choice stands on a
-    tie).
+    tie). Crops marked ``together`` (the lines of one small label, printed one way: see
+    :func:`one_way`) follow their page's vote alone, all of them one way up: the page's
+    width-weighted gain of the turned readings, counted towards one way up of the image
+    (``flipped``), moves the page from the way most of its width stands now only where it
+    exceeds ``margin``.
 
     >>> choose_turns([("h6581 h", 0.62)], [("4185.94", 0.97)], [120], [0]).tolist()
     [True]
@@ -554,4 +558,38 @@ def choose_turns(kept, turned, widths, pages, margin: float = 0.05, flipped=None
     for page in np.unique(pages):
         mine = pages == page
         vote[mine] = float(np.dot(gain[mine], widths[mine]) / max(1.0, widths[mine].sum()))
-    return 0.5 * (gain + vote) > margin
+    turn = 0.5 * (gain + vote) > margin
+    if together is None or not np.any(together):
+        return turn
+    together = np.asarray(together, bool)
+    now = np.zeros(len(gain), bool) if flipped is None else np.asarray(flipped, bool)
+    toward = np.where(now, -gain, gain)  # each crop's gain in turning to flipped=True
+    for page in np.unique(pages[together]):
+        mine = together & (pages == page)
+        w = widths[mine]
+        vote_t = float(np.dot(toward[mine], w) / max(1.0, w.sum()))
+        most = float(w[now[mine]].sum()) > 0.5 * float(w.sum())  # how most of it stands
+        target = (not most) if (vote_t if not most else -vote_t) > margin else most
+        turn[mine] = now[mine] != target
+    return turn
+
+
+def one_way(boxes, spread: float) -> bool:
+    """Whether ``boxes`` (4-point boxes of one image) run along one direction within
+    ``spread`` degrees (undirected: a line at 178 degrees runs along one at -2), and none
+    stands (:data:`TALL`): the lines of one label, printed one way up."""
+    if len(boxes) < 2:
+        return False
+    angles = []
+    for box in boxes:
+        box = np.asarray(box, np.float64)
+        w, h = box_size(box)
+        if h >= TALL * w:
+            return False
+        v = box[1] - box[0]
+        angles.append(math.degrees(math.atan2(v[1], v[0])) % 180.0)
+    a = np.asarray(angles)
+    # the spread of undirected angles: the smallest arc (mod 180) that holds them all
+    a = np.sort(a)
+    gaps = np.diff(np.concatenate([a, [a[0] + 180.0]]))
+    return 180.0 - float(gaps.max()) <= spread
