@@ -968,9 +968,15 @@ def _check_empty_rows(name: str, matrix) -> None:
 
     if not (hasattr(matrix, "tocsr") or isinstance(matrix, np.ndarray)):
         return   # a LinearOperator or a function: no entries to look at
+    from skiff.kernels.solve.components import isolated_unknowns
+
     n = int(matrix.shape[0])
     sums = np.asarray(abs(matrix) @ np.ones(n)).ravel()
     empty = np.flatnonzero(sums == 0)
+    if empty.size and empty.size < n:
+        # an unknown no equation involves (its column empty too: a graph's isolated node)
+        # is the solver's to take (x = 0 there where b is 0; round 31)
+        empty = np.setdiff1d(empty, isolated_unknowns(matrix))
     if empty.size:
         more = f" (and {empty.size - 1} more)" if empty.size > 1 else ""
         raise ValueError(f"{name!r}: row {int(empty[0])} of the matrix is all zeros{more}: A "

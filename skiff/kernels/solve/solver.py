@@ -27,6 +27,13 @@ from . import fused
 from .amg import SMOOTHERS as AMG_SMOOTHERS_ALL
 from .amg import SmoothedAggregation
 from .cocg import cocg, transpose_asymmetry
+from .components import (
+    component_labels,
+    component_means,
+    isolated_unknowns,
+    remove_means,
+    with_unit_diagonal,
+)
 from .estimate import check_fits
 from .krylov import KRYLOV, Breakdown, SolveError, Stagnation
 from .minres import minres
@@ -151,6 +158,24 @@ def _nested_rows(system):
         raise ValueError(f"a matrix given as a list must be a list of rows (2-D), got "
                          f"{arr.ndim}-D of shape {arr.shape}")
     return arr
+
+
+def _fill_isolated(system, is_grid):
+    """``(system, isolated)``: a host matrix (sparse, or a dense 2-D array) with unknowns no
+    equation involves (row and column empty: a graph's isolated node) gets a unit diagonal
+    there (:mod:`.components`; b must be 0 there); anything else unchanged."""
+    none = np.empty(0, dtype=np.intp)
+    if is_grid:
+        return system, none
+    import scipy.sparse as sp
+
+    dense = isinstance(system, np.ndarray) and system.ndim == 2
+    if not (sp.issparse(system) or dense) or system.shape[0] != system.shape[1]:
+        return system, none
+    iso = isolated_unknowns(system)
+    if not iso.size or iso.size == system.shape[0]:   # all zeros: _check_rows says so
+        return system, none
+    return with_unit_diagonal(system, iso), iso
 
 
 def matrix_indefiniteness(op, steps: int = 30) -> str | None:
@@ -517,6 +542,7 @@ class Solver:
         self.xp = xp_for(self.device)
         system = _nested_rows(system)
         self.is_grid = isinstance(system, GridProblem)
+        system, self._isolated = _fill_isolated(system, self.is_grid)
         self.switched = None  # why 'auto' left CG for GMRES during a solve (see _run)
         self._graph_budget = 0  # Jacobi-CG iterations before AMG (_graph_jacobi)
         self._switch_why = "cg found the matrix indefinite"
@@ -638,7 +664,7 @@ class Solver:
         if old is not None and size is not None and size != old.n:
             raise ValueError(f"update: the new system has {size} unknowns and this Solver "
                              f"was set up for {old.n}; make a new Solver for another size")
-        for cached in ("_asym", "_const_null", "_gnull", "_tasym", "_blocks"):   # the old matrix's
+        for cached in ("_asym", "_const_null", "_gnull", "_tasym", "_blocks", "_comps"):
             self.__dict__.pop(cached, None)
         M = getattr(self, "M", None)
         self._reuse_amg = M.amg if reuse and isinstance(M, AMGPrecond) else None
@@ -723,11 +749,24 @@ class Solver:
                 kind = complex if self.complex else float
                 ones, out = xp.ones(self.op.shape, kind), xp.empty(self.op.shape, kind)
                 self.op.matvec(ones, out)
+                if self._isolated.size:   # their unit diagonal stands for an empty row
+                    out[xp.asarray(self._isolated)] = 0
                 scale = float(xp.abs(xp.asarray(self.op.diagonal())).max())
                 self._const_null = bool(scale > 0 and
                                         float(xp.abs(out).max()) <= 1e-12 * scale and
                                         self._asymmetry() is None)
         return self._const_null
+
+    def _components(self):
+        """(labels, count) of the connected components of a symmetric matrix whose rows sum
+        to zero (a graph Laplacian in several pieces: one null vector per piece), isolated
+        unknowns labelled -1; None for one piece (:mod:`.components`)."""
+        if not hasattr(self, "_comps"):
+            self._comps = None
+            if (not self.is_grid and not self.op.callable and self.near_nullspace is None
+                    and self._singular_constants()):
+                self._comps = component_labels(host_csr(self.op.A), self._isolated)
+        return self._comps
 
     def _given_null(self):
         """The null space that ``near_nullspace`` shows (:mod:`.null_space`): an orthonormal
@@ -1081,9 +1120,13 @@ class Solver:
             raise ValueError(f"b contains NaN or inf (first at index {where}: "
                              f"{float(host[where])!r})")
         host = host.reshape(self.op.shape)
+        if self._isolated.size:
+            host = self._isolated_compatible(host)
         null = None if self.is_grid else self._given_null()
         if null is not None:
             host = self._null_compatible(host, null)
+        elif self._singular() and self._components() is not None:
+            host = self._components_compatible(host.copy())
         elif self._singular():
             host = host.copy()
             active = self.system.mask if self.is_grid else None
@@ -1131,6 +1174,54 @@ class Solver:
                                  f"shape {B.shape}) it must be {B.shape} or None")
         return stack_columns([self.solve(B[:, j], x0=None if x0 is None else x0[:, j],
                                          **kwargs) for j in range(k)])
+
+    def _isolated_compatible(self, host):
+        """``b`` at the unknowns no equation involves (empty row and column): 0, or set to 0
+        with ``compatibility='project'``; else refused (no x solves A x = b)."""
+        iso = self._isolated
+        there = host.reshape(-1)[iso]
+        if self.compatibility == "project":
+            host = host.copy()
+            host.reshape(-1)[iso] = 0
+            return host
+        bad = np.flatnonzero(there != 0)
+        if bad.size:
+            i = int(iso[bad[0]])
+            more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+            raise SolveError(
+                f"row {i} of the matrix is all zeros{more}, its column too (an unknown no "
+                f"equation involves: a graph's isolated node?), and b[{i}] = "
+                f"{there[bad[0]]:.3g} is not 0: A is singular and no x solves A x = b; a "
+                f"row left empty when the matrix was assembled (a boundary row?) is the "
+                f"usual cause. Where b is 0 there, x is 0 there; compatibility='project' "
+                f"sets b to 0 there")
+        return host
+
+    def _components_compatible(self, host):
+        """``b`` against a graph in several pieces: its sum over each must be 0; projected
+        (each piece's mean removed) with ``compatibility='project'``, else refused."""
+        labels, count = self._components()
+        flat = host.reshape(-1)
+        if self.compatibility == "project":
+            remove_means(labels, count, flat)
+            return host
+        if self.method == "direct":   # spsolve's answer, then "no solution" (its status)
+            return host
+        means = component_means(labels, count, flat)
+        scale = max(float(np.abs(flat).max()), 1e-300)
+        bad = np.flatnonzero(np.abs(means) > 1e-10 * scale)
+        if bad.size:
+            c = int(bad[0])
+            first = int(np.argmax(labels == c))
+            raise ValueError(
+                f"the problem is singular (its rows and columns sum to zero, as a graph "
+                f"Laplacian's do, and its graph has {count} separate pieces: x is defined up "
+                f"to a constant on each) and b is not compatible (the mean of b over the piece "
+                f"holding unknown {first} is {means[c]:.3e}"
+                + (f", and that of {bad.size - 1} more pieces" if bad.size > 1 else "")
+                + "; it must be 0 on each: no x solves it); pass compatibility='project' to "
+                "remove each piece's mean")
+        return host
 
     def _null_compatible(self, host, null):
         """``b`` (host) checked against the given null space: projected onto the range with
@@ -1301,6 +1392,9 @@ class Solver:
                 null = None if self.is_grid else self._given_null()
                 if null is not None:   # the minimum-norm solution (lstsq's)
                     x = remove(null, x, self.xp)
+                elif not self.is_grid and self._components() is not None:
+                    flat = to_numpy(x).reshape(-1).copy()
+                    x = xp.asarray(remove_means(*self._components(), flat).reshape(x.shape))
                 else:
                     x -= x.mean()
             self._sync()
