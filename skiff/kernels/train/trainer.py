@@ -347,11 +347,13 @@ class Trainer(Inference, TrainerState):
         dataset, torch_batch = from_torch_loader(dataset)  # torch's: its dataset, batch size
         val_dataset, _ = from_torch_loader(val_dataset)
         own_batch, loader_batch = self.batch_size, torch_batch or loader_batch_size(dataset)
-        from .inference import frame_columns
+        from .inference import by_feature_names, frame_columns
 
         # a DataFrame's column names: predict(df) finds the features by name (a frame in
         # another column order predicted from the wrong columns, silently)
         self.feature_names = frame_columns(dataset)
+        # a validation frame in another column order is taken by name as well (evaluate too)
+        val_dataset = by_feature_names(val_dataset, self.feature_names, "to validate on")
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
         if self.early_stopping is not None and val_dataset is None:
             raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
