@@ -338,7 +338,8 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     scalar ``value``; ``reduce="add"``/``"multiply"``); in place, recording nothing (under
     no_grad for a tensor that needs a gradient, as torch's in-place ops)."""
     if _records(self) or (_is_tensor(src) and src.requires_grad
-                          and _BASE["is_grad_enabled"]()):  # in the graph: ops_scatter's node
+                          and _BASE["is_grad_enabled"]()) or _batched(self) or (
+            _batched(src)):  # in the graph or a batched vmap call: ops_scatter's node
         return _assign(self, scatter(self, dim, index, src, value=value, reduce=reduce),
                        "scatter_")
     where = _scatter_index(self, dim, index)
@@ -363,8 +364,9 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 def scatter(self, dim, index, src=None, *, value=None, reduce=None):
     """torch's ``scatter`` (a new tensor); without gradients (refused when one is wanted)."""
-    if _BASE["is_grad_enabled"]() and (self.requires_grad or (
-            _is_tensor(src) and src.requires_grad)):  # torch's gradients (ops_scatter.py)
+    if (_BASE["is_grad_enabled"]() and (self.requires_grad or (
+            _is_tensor(src) and src.requires_grad))) or _batched(self) or (
+            _batched(src)):  # torch's gradients, vmap's rule (ops_scatter.py)
         from . import ops_scatter
 
         if reduce is None:

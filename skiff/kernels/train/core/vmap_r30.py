@@ -309,15 +309,24 @@ def _register_more():
     _RULES[E.EinsumFn] = R._einsum
     _RULES[D.SDPAFn] = R._attention
     _RULES[A.BatchNormFn] = R._batch_norm
+    from . import ops_scatter as OS
+
+    _RULES[OS.ScatterReduceFn] = R._scatter_reduce
+    _RULES[TM._IndexAdd] = R._index_add
+    _RULES[A.DropoutFn] = _elementwise  # a per-sample mask (randomness="different")
 
 
 # ---- a batched call ------------------------------------------------------------------------
+
+_RANDOMNESS: dict = {}  # level -> the randomness of the batched call at that level
+
 
 def _begin(n, randomness):
     if not _RULES:
         _register()
     level = (_LEVELS[-1][0] + 1) if _LEVELS else 1
     _LEVELS.append((level, n))
+    _RANDOMNESS[level] = randomness
     saved = (_ag._batch_hook, _random._draw_hook)
     _ag._batch_hook = dispatch
     if randomness != "same":
@@ -326,8 +335,26 @@ def _begin(n, randomness):
 
 
 def _end(saved):
-    _LEVELS.pop()
+    level, _ = _LEVELS.pop()
+    _RANDOMNESS.pop(level, None)
     _ag._batch_hook, _random._draw_hook = saved
+
+
+def draw_per_sample(draw, shape, generator=None):
+    """For a random op inside a batched call with ``randomness="different"`` (dropout in an
+    ensemble trained by ``vmap``): ``draw(rng, (n,) + shape)`` once, as a tensor batched at
+    this level, one independent draw per sample. None outside such a call (the op draws as
+    usual, or is refused and the call loops)."""
+    lv = current_level()
+    if lv is None or _RANDOMNESS.get(lv[0]) != "different":
+        return None
+    level, n = lv
+    hook, _random._draw_hook = _random._draw_hook, None
+    try:
+        arr = draw(_random.get_generator(generator), (n,) + tuple(shape))
+    finally:
+        _random._draw_hook = hook
+    return BatchedTensor(Tensor._make(arr, False, None, 0), level)
 
 
 def run_batched(func, args, kwargs, dims, n, out_dims, randomness, map_tree):

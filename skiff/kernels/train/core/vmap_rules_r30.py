@@ -252,3 +252,32 @@ def embedding(idx, weight, padding_idx, node):
         out = where(keep, out, out.detach())
     return BatchedTensor(out, level)
 
+
+
+# ---- scatters (round 31) -------------------------------------------------------------------
+
+def _scatter_reduce(cls, level, inputs, kwargs):
+    """``scatter``/``scatter_add``/``scatter_reduce`` (ops_scatter.ScatterReduceFn) with the
+    target or the source batched and an unbatched index: the index repeated along the batch,
+    the axis one further (a GNN's message sums per sample)."""
+    from .vmap_tensor_r30 import BatchedTensor, current_level
+
+    _, n = current_level()
+    x, src = inputs
+    kw = dict(kwargs)
+    idx = kw["index"]
+    xp = np if isinstance(idx, np.ndarray) else x.xp
+    kw["index"] = xp.broadcast_to(idx, (n,) + tuple(idx.shape))
+    kw["dim"] = int(kw.get("dim", 0)) + 1
+    return BatchedTensor(cls.apply(_phys_of(x, level, n), _phys_of(src, level, n), **kw), level)
+
+
+def _index_add(cls, level, inputs, kwargs):
+    """``index_add`` (tensor_math_more._IndexAdd): the same index on every sample's axis."""
+    from .vmap_tensor_r30 import BatchedTensor, current_level
+
+    _, n = current_level()
+    x, src = inputs
+    kw = dict(kwargs)
+    kw["axis"] = int(kw.get("axis", 0)) + 1
+    return BatchedTensor(cls.apply(_phys_of(x, level, n), _phys_of(src, level, n), **kw), level)

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ... import random as _random
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
 from ...loss_policy import float32_in_mixed
@@ -400,11 +401,20 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None,
         raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
     if not training or p == 0.0:
         return x
-    rng = get_generator(generator)
-    xp = x.xp
-    if xp is np:
-        mask = rng.random(x.shape, dtype=np.float32) >= p
-    else:  # pragma: no cover - GPU: draw on the device from a host-derived seed
-        state = xp.random.RandomState(int(rng.integers(2**63 - 1)))
-        mask = state.random_sample(x.shape, dtype=np.float32) >= p
+    if _random._draw_hook is not None:  # a batched vmap call: randomness="different"?
+        from ...vmap_r30 import draw_per_sample
+
+        mask = draw_per_sample(lambda rng, shape: _dropout_mask(x.xp, rng, shape, p),
+                               tuple(x.shape), generator)
+        if mask is not None:
+            return DropoutFn.apply(x, mask, scale=1.0 / (1.0 - p))
+    mask = _dropout_mask(x.xp, get_generator(generator), tuple(x.shape), p)
     return DropoutFn.apply(x, mask, scale=1.0 / (1.0 - p))
+
+
+def _dropout_mask(xp, rng, shape, p):
+    if xp is np:
+        return rng.random(shape, dtype=np.float32) >= p
+    # GPU: draw on the device from a host-derived seed
+    state = xp.random.RandomState(int(rng.integers(2**63 - 1)))
+    return state.random_sample(shape, dtype=np.float32) >= p
