@@ -215,12 +215,15 @@ def _check_checkpoints_there(job: Job, config: dict) -> None:
     from pathlib import Path
 
     where = config.get("checkpoint_dir") if config.get("resume") else None
-    if not isinstance(where, str) or Path(where).name != "checkpoints":
+    if not isinstance(where, str):
         return
-    home = Path(where).parent
     command = str(job.meta.get("command") or "")
     again = (f"; to train again from the start: {command}" if command and " resume " not in
              f" {command} " else f"; jobs show {job.id} lists the options to train again with")
+    if Path(where).name != "checkpoints":  # --checkpoint-dir DIR elsewhere
+        _check_own_checkpoint_dir(job, config, where, again)
+        return
+    home = Path(where).parent
     if home.resolve() == job.run_dir.resolve():
         if Path(where).is_dir():  # the trainer makes it at its first checkpoint
             return
@@ -235,6 +238,31 @@ def _check_checkpoints_there(job: Job, config: dict) -> None:
     raise ValueError(f"job {job.id} went on from the checkpoints of job {home.name}, whose run "
                      f"folder {home} is gone (removed?): there is nothing to resume from"
                      + again)
+
+
+def _check_own_checkpoint_dir(job: Job, config: dict, where: str, again: str) -> None:
+    """A training's ``--checkpoint-dir DIR`` outside its run folder: refuse a resume that
+    would find no checkpoint there (it trained again from step 0, said only in its summary:
+    "resume: no checkpoint in DIR"), naming why: a relative DIR read from another folder
+    than the one the job was started in, or its checkpoints removed."""
+    import os
+    from pathlib import Path
+
+    if job.kind != "train" or config.get("model") == "ocr-rec":  # rec.ckpt: checked there
+        return
+    folder = Path(os.path.expanduser(where))
+    if _newest_checkpoint({**config, "checkpoint_dir": str(folder)}) is not None:
+        return
+    started = job.meta.get("cwd")
+    elsewhere = Path(started).resolve() != Path.cwd().resolve() \
+        if isinstance(started, str) else not folder.is_dir()  # an older job's: a guess
+    if not folder.is_absolute() and elsewhere:
+        there = f" ({started})" if isinstance(started, str) else ""
+        raise ValueError(f"job {job.id} kept its checkpoints in {where!r}, a path relative to "
+                         f"the folder it was started in{there}, and {os.getcwd()} has none "
+                         f"there: resume it from that folder")
+    raise ValueError(f"job {job.id} left no checkpoint in {folder.resolve()} (removed?): "
+                     f"there is nothing to resume from{again}")
 
 
 def resume_command(job_id: str, front: str = "cli") -> str:

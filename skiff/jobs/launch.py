@@ -134,6 +134,10 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         extra["name"] = str(name)
     if command is not None:
         extra["command"] = str(command)
+    try:  # where it started: what a relative path of its command is relative to
+        extra["cwd"] = os.getcwd()
+    except OSError:  # a folder removed under the shell
+        pass
     if options is not None:  # with --device as resolved (auto: the device it ran on)
         extra["options"] = {**options, **({"device": resolved} if resolved is not None
                                           and "device" in options else {})}
