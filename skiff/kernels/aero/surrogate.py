@@ -159,7 +159,15 @@ class Surrogate:
         model.lev_scale = float(np.median(model._leverage(z[cal])))
         scores = np.sort(np.abs(y[cal] - mean) / model._spread(z[cal], sigma))
         model.q = float(scores[math.ceil((n_cal + 1) * share) - 1])
-        model.record = {"fit": int(len(fit)), "calibration": int(n_cal), "members": members,
+        averaged = list(getattr(samples, "unsteady", []) or [])
+        if averaged:
+            import warnings
+
+            warnings.warn(f"{len(averaged)} of the {n} samples are time averages (no steady "
+                          "solve at this Re): their scatter is in the bound, which widens",
+                          UserWarning, stacklevel=2)
+        model.record = {"time_averaged": len(averaged),
+                        "fit": int(len(fit)), "calibration": int(n_cal), "members": members,
                         "steps": steps, "seconds": round(time.perf_counter() - t0, 3),
                         "calibration_max_error": float(np.max(np.abs(
                             np.exp(mean) - samples.cd[cal]) / samples.cd[cal]))}

@@ -47,6 +47,14 @@ class Samples:
     wall_seconds: float = 0.0
     workers: int = 1
     failed: list = field(default_factory=list)
+    # 'steady' or 'unsteady' per shape (a time average of a flow with no steady solve); None
+    # for samples saved before round 31
+    modes: list | None = None
+
+    @property
+    def unsteady(self) -> list:
+        """Indices of the shapes whose cd is a time average (the steady solve failed)."""
+        return [i for i, m in enumerate(self.modes or []) if m == "unsteady"]
 
     def __len__(self) -> int:
         return len(self.cd)
@@ -55,7 +63,9 @@ class Samples:
         index = np.asarray(index)
         return Samples(self.params[index], self.cd[index], self.cl[index], self.cells[index],
                        self.seconds[index], dict(self.domain), self.re, self.adapt,
-                       self.resolution, 0.0, self.workers, [])
+                       self.resolution, 0.0, self.workers, [],
+                       None if self.modes is None else [self.modes[i] for i in
+                                                        np.arange(len(self))[index]])
 
     def to_json(self) -> dict:
         return {"params": self.params.tolist(), "cd": self.cd.tolist(), "cl": self.cl.tolist(),
@@ -63,7 +73,7 @@ class Samples:
                 "domain": {k: list(v) for k, v in self.domain.items()}, "re": self.re,
                 "adapt": self.adapt, "resolution": self.resolution,
                 "wall_seconds": self.wall_seconds, "workers": self.workers,
-                "failed": self.failed}
+                "failed": self.failed, "modes": self.modes}
 
     def save(self, path) -> Path:
         path = Path(path)
@@ -77,11 +87,14 @@ class Samples:
                    np.array(d["cl"], float), np.array(d["cells"], int),
                    np.array(d["seconds"], float), {k: tuple(v) for k, v in d["domain"].items()},
                    d["re"], d["adapt"], d["resolution"], d["wall_seconds"], d["workers"],
-                   d["failed"])
+                   d["failed"], d.get("modes"))
 
     def __repr__(self) -> str:
         serial = float(np.sum(self.seconds))
         failed = f", {len(self.failed)} failed" if self.failed else ""
+        if self.unsteady:
+            failed += (f", {len(self.unsteady)} time-averaged (no steady solve: "
+                       f"Samples.unsteady)")
         return (f"<Samples {len(self)} shapes, Re {self.re:g}, {self.adapt} grids: wall "
                 f"{self.wall_seconds:.1f} s on {self.workers} processes (solves add up to "
                 f"{serial:.1f} s){failed}>")
@@ -105,24 +118,28 @@ def check_domain(**ranges) -> dict:
 
 
 def _solve_one(args):
-    i, params, re, adapt, resolution = args
+    i, params, re, adapt, resolution, mode = args
     from skiff.kernels.solve.flow.nose_job import solve_nose
 
     t0 = time.perf_counter()
     try:
-        flow = solve_nose(*params, re=re, adapt=adapt, resolution=resolution, keep=False)
+        flow = solve_nose(*params, re=re, adapt=adapt, resolution=resolution, keep=False,
+                          mode=mode)
     except Exception as exc:                                      # reported, not raised
         return i, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
-    return i, (flow.cd, flow.cl, flow.cells), None, time.perf_counter() - t0
+    return i, (flow.cd, flow.cl, flow.cells, flow.mode), None, time.perf_counter() - t0
 
 
 def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.1, 0.3),
           re: float = 1000.0, adapt: str = "graded", resolution=None, np: int | None = None,
-          seed: int = 0, points=None, progress=None) -> Samples:
+          seed: int = 0, points=None, progress=None, mode: str = "auto") -> Samples:
     """Solve ``n`` shapes drawn from the box (or the rows of ``points``) with ``np`` worker
     processes (default: one per core; never more than the cores);
     ``progress(done, total, row)`` after each solve. Shapes that fail are listed in
-    ``Samples.failed`` and left out."""
+    ``Samples.failed`` and left out. ``mode`` as :func:`solve_nose`'s: ``'auto'`` takes the
+    time average where the steady solve fails (``Samples.unsteady`` lists those shapes: their
+    cd carries the average's scatter, and each costs minutes), ``'steady'`` lists them as
+    failed instead."""
     from scipy.stats import qmc
 
     domain = check_domain(length=length, bluntness=bluntness, clearance=clearance)
@@ -130,6 +147,8 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
         raise ValueError(f"re is one Reynolds number for the whole sweep (the shapes vary in "
                          f"length, bluntness and clearance), got {re!r}: run a sweep per Re")
     re = check_re(re)
+    if mode not in ("auto", "steady", "unsteady"):
+        raise ValueError(f"mode must be 'auto', 'steady' or 'unsteady', got {mode!r}")
     cores = os.cpu_count() or 1
     workers = cores if np is None else int(np)
     if workers < 1:
@@ -151,7 +170,7 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
     out = [None] * total
     spent = numpy.zeros(total)
     failed = []
-    jobs = [(i, tuple(points[i]), re, adapt, resolution) for i in range(total)]
+    jobs = [(i, tuple(points[i]), re, adapt, resolution, mode) for i in range(total)]
     done = 0
     if workers == 1:
         results = map(_solve_one, jobs)
@@ -186,9 +205,17 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     ok = [i for i in range(total) if out[i] is not None]
-    vals = numpy.array([out[i] for i in ok], dtype=float).reshape(-1, 3)
+    vals = numpy.array([out[i][:3] for i in ok], dtype=float).reshape(-1, 3)
+    modes = [out[i][3] for i in ok]
+    if "unsteady" in modes:
+        import warnings
+
+        k = modes.count("unsteady")
+        warnings.warn(f"{k} of {len(ok)} shapes have no steady solve at Re {re:g}: their cd "
+                      "is a time average (Samples.unsteady lists them; mode='steady' leaves "
+                      "them out)", UserWarning, stacklevel=2)
     return Samples(points[ok], vals[:, 0], vals[:, 1], vals[:, 2].astype(int), spent[ok],
                    domain, re, adapt, resolution, time.perf_counter() - t0,
-                   min(workers, total), failed)
+                   min(workers, total), failed, modes)
 
 
