@@ -439,17 +439,18 @@ def _option_text(value) -> str:
 
 
 def _kind_summary(job, result) -> list[str] | None:
-    """The kind's few lines about a result (``Kind.summary``), or None (no result, a kind
+    """The kind's few lines about a result (``Kind.summary_of``), or None (no result, a kind
     with no summary of its own, or one that fails on this result: the raw fields then)."""
     if not isinstance(result, dict) or not result:
         return None
     from skiff.kinds import KINDS, Kind
 
     kind = KINDS.get(getattr(job, "kind", None))
-    if kind is None or type(kind).summary is Kind.summary:
+    if kind is None or (type(kind).summary is Kind.summary
+                        and type(kind).summary_of is Kind.summary_of):
         return None
     try:
-        lines = [str(line) for line in kind.summary(result)]
+        lines = [str(line) for line in kind.summary_of(job, result)]
     except Exception:  # noqa: BLE001 - a damaged result.json: its raw fields
         return None
     return lines or None

@@ -253,7 +253,9 @@ def summary(job, kind=None) -> str:
         lines.append("  " + clean((state.error.strip() or "?").splitlines()[0]))
     result = job.result
     if kind is not None and isinstance(result, dict):
-        lines.extend("  " + clean(line) for line in kind.summary(result))
+        of = getattr(kind, "summary_of", None)  # a Kind; a stand-in may have summary only
+        lines.extend("  " + clean(line) for line in
+                     (of(job, result) if of is not None else kind.summary(result)))
     elif state.status == "cancelled" and state.fraction is not None:
         lines.append(f"  stopped at {100 * state.fraction:.0f}% ({_amount(state)})")
     gone = "" if (job.run_dir / "config.json").is_file() else " (removed)"

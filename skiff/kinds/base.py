@@ -201,6 +201,12 @@ class Kind:
                 lines.append(f"{key}: {figure(value)}")
         return lines[:8]
 
+    def summary_of(self, job, result: dict) -> list[str]:
+        """:meth:`summary` of ``job``'s result, where the fronts have the job (the terminal's
+        summary, ``jobs show``): a kind that names the job in its lines (how to go on from a
+        checkpoint kept outside its run folder) overrides this."""
+        return self.summary(result)
+
     def terminal_text(self, job, values: dict) -> tuple[str | None, bool]:
         """What ``python -m skiff`` prints on stdout for a finished job besides its summary
         (OCR: the text it read), and whether stdout holds that alone (the summary then goes
