@@ -120,7 +120,10 @@ def _main(argv: list[str]) -> int:
             return _run_tool(name, rest)
         return _run_job(name, rest)
     except GrammarError as exc:
-        print(_clean(exc), file=sys.stderr)
+        msg = _clean(exc)  # argparse's own name the command; a grammar's check may not
+        if not msg.startswith(("skiff", "python -m skiff")):
+            msg = f"skiff {name}: {msg}"
+        print(msg, file=sys.stderr)
         return USAGE
     except KeyboardInterrupt:  # a second Ctrl-C while a cancelled job stops: no traceback
         print("skiff: interrupted; a job cancelled here may still be stopping "
