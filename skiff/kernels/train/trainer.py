@@ -563,13 +563,17 @@ class Trainer(Inference, TrainerState):
             return
         from .trainer_state import WHOLE_MODEL
 
-        if run.strategy.name not in WHOLE_MODEL:  # a split model: whole weights do not fit
+        if run.strategy.name not in WHOLE_MODEL and not _own_slices(saved.get("weights"),
+                                                                    self.model.state_dict()):
+            # a split model: whole weights do not fit, nor another layout's slices (tp and
+            # pp keep this rank's slice; another world size gives None for each)
             saved = {**saved, "weights": None}
         run.early = EarlyStopping(self.early_stopping)
         if not run.early.load_state_dict(saved, self.model, run.step):
             self.reporter.log(f"early stopping: the best weights (step {run.early.best_step}) "
-                              "of a model split over the ranks are not in checkpoints: the run "
-                              "ends with its last weights unless a later validation is better",
+                              "of a model split over the ranks are not in this checkpoint (ep, "
+                              "or another layout than the one that wrote it): the run ends "
+                              "with its last weights unless a later validation is better",
                               level="warning")
         if run.early.since >= self.early_stopping and run.step < run.total:
             run.total = run.step  # the run had stopped early here: nothing left to train
@@ -1116,6 +1120,13 @@ def _torch_scheduler_class(exc: BaseException) -> str | None:
             return type(owner).__name__
         tb = tb.tb_next
     return None
+
+
+def _own_slices(weights, local: dict) -> bool:
+    """Whether a checkpoint's early-stopping weights are this rank's slices of the model
+    (same names and shapes as its own state)."""
+    return isinstance(weights, dict) and set(weights) == set(local) and all(
+        weights[k] is not None and np.shape(weights[k]) == np.shape(local[k]) for k in local)
 
 
 def _keras_pair(method: str, second, rest: str) -> None:

@@ -21,6 +21,9 @@ __all__ = ["TrainerState"]
 
 
 WHOLE_MODEL = ("single", "dp", "zero1", "zero2")  # strategies whose ranks hold every weight
+# split layouts whose checkpoints keep each rank's slice of early stopping's best weights
+# (parallel/hybrid.py's writer: per-rank state, read back by the same layout); not ep
+PER_RANK_BEST = ("tp", "pp", "hybrid")
 
 
 class TrainerState:
@@ -47,8 +50,9 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
-        if early is not None:  # early stopping's count and best weights (whole models only)
-            state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL)
+        if early is not None:  # early stopping's count and best weights (tp, pp: per rank)
+            state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL,
+                                              per_rank=st.name in PER_RANK_BEST)
         return state
 
     def _mixed_state(self) -> dict:

@@ -50,13 +50,19 @@ class EarlyStopping:
             self.since += 1
         return self.since >= self.patience
 
-    def state_dict(self, step: int, whole: bool) -> dict:
+    def state_dict(self, step: int, whole: bool, per_rank: bool = False) -> dict:
         """What a checkpoint of ``step`` keeps: the best loss, its step, the count since, and
         the best weights when they are not the model's own at ``step`` (``whole``: this rank
-        holds the whole model; a split model's are not kept, said on resume)."""
-        kept = None if self.best_step == step or not whole else self._weights
+        holds the whole model; ``per_rank``: a model split over the ranks (tp, pp) whose
+        checkpoint keeps each rank's own part: its slice of the best weights, back when
+        the same layout resumes; else a split model's are not kept, said on resume)."""
+        kept = None if self.best_step == step or not (whole or per_rank) else self._weights
+        if per_rank and kept is not None:
+            from .parallel.checkpoint import PerRank
+
+            kept = {k: PerRank(v) for k, v in kept.items()}
         return {"best": self.best, "best_step": self.best_step, "since": self.since,
-                "weights": kept, "weights_kept": bool(whole)}
+                "weights": kept, "weights_kept": bool(whole or per_rank)}
 
     def load_state_dict(self, state: dict, model, step: int) -> bool:
         """Take a checkpoint's state back (the model holds the weights of ``step`` already);

@@ -278,6 +278,9 @@ class TensorParallel(DataParallel):
         if found is None:
             return None
         state = dict(found["replicated"])
+        if has_pieces(found) and found["layout"] == self._layout_record() and \
+                found.get("sharded"):  # per-rank state (early stopping's best slices)
+            state = merge_state(state, found["sharded"])
         if has_pieces(found):
             model, opt, masters = sliced.restore(found["pieces"], self.model.state_dict(),
                                                  state.pop("optimizer_hyper", None))
