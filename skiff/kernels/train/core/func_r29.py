@@ -20,36 +20,13 @@ import contextlib
 
 from . import random as _random
 from .autograd import _tensor_class, enable_grad, is_grad_enabled
+from .func_tree_r31 import _argnums, _leaves, _map, finish_grad, run_for_grad
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vmap", "vjp", "jacrev", "hessian",
            "stack_module_state"]
 
 
-# ---- pytrees ------------------------------------------------------------------------------
-
-def _leaves(tree):
-    Tensor = _tensor_class()
-    if isinstance(tree, Tensor):
-        return [tree]
-    if isinstance(tree, dict):
-        return [x for v in tree.values() for x in _leaves(v)]
-    if isinstance(tree, (list, tuple)):
-        return [x for v in tree for x in _leaves(v)]
-    return []
-
-
-def _map(fn, tree):
-    Tensor = _tensor_class()
-    if isinstance(tree, Tensor):
-        return fn(tree)
-    if isinstance(tree, dict):
-        return type(tree)((k, _map(fn, v)) for k, v in tree.items())
-    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return type(tree)(*[_map(fn, v) for v in tree])
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(_map(fn, v) for v in tree)
-    return tree
-
+# ---- pytrees: _leaves, _map (func_tree_r31) -----------------------------------------------
 
 # ---- functional_call ----------------------------------------------------------------------
 
@@ -144,54 +121,6 @@ def _stand_in(t):
     return t.detach().requires_grad_(True)
 
 
-def _argnums(argnums, n):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
-    for a in nums:
-        if not -n <= a < n:
-            raise ValueError(f"argnums {a} is out of range for a function called with {n} "
-                             "positional arguments")
-    return single, tuple(a % n for a in nums)
-
-
-def run_for_grad(func, argnums, has_aux, args, kwargs, stand_in):
-    """The part of ``grad`` both its plain and its batched form (:mod:`.vmap_grad_r30`)
-    share: the chosen arguments replaced by ``stand_in`` of each tensor, the function run
-    with gradients on, ``(output, aux)`` split and the output checked to be one element.
-    Returns ``(single, nums, args, outer, out, aux)``; ``outer``: an argument needs a
-    gradient itself, so the gradients stay in the caller's graph."""
-    single, nums = _argnums(argnums, len(args))
-    args = list(args)
-    outer = any(t.requires_grad for a in nums for t in _leaves(args[a])) and is_grad_enabled()
-    for a in nums:
-        args[a] = _map(stand_in, args[a])
-    with enable_grad():
-        out = func(*args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise ValueError("grad(has_aux=True): the function must return (output, aux)")
-        out, aux = out
-    Tensor = _tensor_class()
-    if not isinstance(out, Tensor) or out.numel() != 1:
-        raise ValueError("grad: the function must return a one-element tensor (got "
-                         f"{type(out).__name__} of shape {getattr(out, 'shape', None)}); "
-                         "use vjp or jacrev for other outputs")
-    return single, nums, args, outer, out, aux
-
-
-def finish_grad(grads, single, nums, args, outer, out, aux, wrap=lambda t: t):
-    """``(grads, value, aux)`` of ``grad``: the gradients as trees like the arguments
-    (each passed through ``wrap``), detached unless ``outer``."""
-    if not outer:
-        grads = [g.detach() for g in grads]
-        out = out.detach()
-        aux = _map(lambda t: t.detach(), aux)
-    it = iter(grads)
-    trees = tuple(_map(lambda _t: wrap(next(it)), args[a]) for a in nums)
-    return (trees[0] if single else trees), wrap(out), aux
-
-
 def _grad_impl(func, argnums, has_aux, args, kwargs):
     from . import vmap_r30 as _vm
     from .torch_autograd import grad as autograd_grad
@@ -256,37 +185,44 @@ def vjp(func, *primals, has_aux=False):
 
 
 def jacrev(func, argnums=0, has_aux=False):
-    """torch's ``func.jacrev``: the Jacobian of a tensor output with respect to tensor
-    argument(s), shaped ``output.shape + input.shape`` (one reverse pass per output entry)."""
+    """torch's ``func.jacrev``: the Jacobian of the output with respect to the argument(s),
+    shaped ``output.shape + input.shape`` (one reverse pass per output entry). Arguments and
+    outputs may be pytrees (a dict of parameters through ``functional_call``, a tuple of
+    outputs): the result has the output's structure, each leaf the arguments'."""
     from .tensor import stack
     from .torch_autograd import grad as autograd_grad
 
     def wrapper(*args, **kwargs):
         single, nums = _argnums(argnums, len(args))
         args = list(args)
-        Tensor = _tensor_class()
         for a in nums:
-            if not isinstance(args[a], Tensor):
-                raise TypeError("jacrev: the differentiated arguments must be tensors here "
-                                f"(argument {a} is {type(args[a]).__name__})")
-        outer = is_grad_enabled() and any(args[a].requires_grad for a in nums)
+            if not _leaves(args[a]):
+                raise TypeError("jacrev: the differentiated arguments must be tensors or "
+                                f"pytrees of them (argument {a} is "
+                                f"{type(args[a]).__name__})")
+        outer = is_grad_enabled() and any(t.requires_grad for a in nums
+                                          for t in _leaves(args[a]))
         for a in nums:
-            args[a] = _stand_in(args[a])
+            args[a] = _map(_stand_in, args[a])
         with enable_grad():
             out = func(*args, **kwargs)
         aux = None
         if has_aux:
             out, aux = out
-        flat = out.reshape(-1)
-        ins = [args[a] for a in nums]
-        rows = [autograd_grad(flat[j], ins, retain_graph=True, create_graph=outer,
-                              allow_unused=True, materialize_grads=True)
-                for j in range(flat.shape[0])]
-        jac = []
-        for i, x in enumerate(ins):
-            J = stack([r[i] for r in rows]).reshape(tuple(out.shape) + tuple(x.shape))
-            jac.append(J if outer else J.detach())
-        res = jac[0] if single else tuple(jac)
+        ins = [t for a in nums for t in _leaves(args[a])]
+        per_out = []
+        for o in _leaves(out):
+            flat = o.reshape(-1)
+            rows = [autograd_grad(flat[j], ins, retain_graph=True, create_graph=outer,
+                                  allow_unused=True, materialize_grads=True)
+                    for j in range(flat.shape[0])]
+            jac = iter([(lambda J: J if outer else J.detach())(
+                stack([r[i] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape)))
+                for i, x in enumerate(ins)])
+            trees = tuple(_map(lambda _t, _j=jac: next(_j), args[a]) for a in nums)
+            per_out.append(trees[0] if single else trees)
+        it = iter(per_out)
+        res = _map(lambda _t: next(it), out)
         return (res, aux) if has_aux else res
     return wrapper
 

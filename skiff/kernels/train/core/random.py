@@ -33,6 +33,9 @@ Generator = np.random.Generator
 
 _rng = np.random.default_rng(0)
 _draw_hook = None  # set by vmap_r30 while a batched call runs whose draws must differ
+# set by vmap_r30 while a batched call with randomness="different" runs:
+# batched_draw(draw, shape, generator) -> a tensor of one draw per sample (draw(rng, shape))
+batched_draw = None
 _current: ContextVar[Generator | None] = ContextVar("skiff_train_generator", default=None)
 
 

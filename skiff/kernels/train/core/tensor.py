@@ -820,8 +820,13 @@ def split(x, split_size, axis=0, *, dim=None) -> tuple:
     return S.Split.apply(x, sizes=sizes, axis=axis)
 
 
-def where(cond, a, b) -> Tensor:
-    """``a`` where ``cond`` else ``b`` (broadcasting); differentiable in ``a`` and ``b``."""
+def where(cond, a=None, b=None) -> Tensor:
+    """``a`` where ``cond`` else ``b`` (broadcasting); differentiable in ``a`` and ``b``.
+    ``where(cond)`` alone is torch's ``nonzero(cond, as_tuple=True)``."""
+    if a is None and b is None:
+        if not isinstance(cond, Tensor):
+            cond = Tensor(np.asarray(cond))
+        return cond.nonzero(as_tuple=True)
     c = cond._data if isinstance(cond, Tensor) and not getattr(cond, "_batched", False) else cond
     return S.Where.apply(c, a, b)
 

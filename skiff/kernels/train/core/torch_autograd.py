@@ -19,7 +19,21 @@ from .double_helpers import input_t, output_t
 from .tensor import Tensor, as_array
 
 __all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "set_detect_anomaly", "detect_anomaly"]
+           "set_grad_enabled", "is_grad_enabled", "set_detect_anomaly", "detect_anomaly",
+           "once_differentiable"]
+
+
+def once_differentiable(backward):
+    """torch's ``autograd.function.once_differentiable``: the decorated ``backward`` runs
+    with grad mode off (its result cannot be differentiated again)."""
+    import functools
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            return backward(ctx, *grads)
+
+    return wrapper
 
 
 class FunctionCtx:

@@ -39,7 +39,7 @@ def _stand_in(t, level, n):
 
 def grad_batched(func, argnums, has_aux, args, kwargs):
     """``func_r29._grad_impl`` at the innermost batched level: ``(grads, value, aux)``."""
-    from .func_r29 import _leaves, finish_grad, run_for_grad
+    from .func_tree_r31 import _leaves, finish_grad, run_for_grad
     from .torch_autograd import grad as autograd_grad
 
     level, n = current_level()

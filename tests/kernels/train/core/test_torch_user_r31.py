@@ -192,3 +192,81 @@ def test_lstm_gradients_of_gradients():
         return [g, x.grad, m.weight_hh_l0.grad, hess]
 
     _same(run(skiff), run(torch))
+
+
+def _set_weights(T, m, scale=0.5):
+    with T.no_grad():
+        for k, (_, p) in enumerate(m.named_parameters()):
+            p.copy_(_data(T, *p.shape, seed=100 + k) * scale)
+
+
+def test_jacrev_of_a_parameter_dict_and_tuple_outputs():
+    def run(T):
+        m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.Tanh(), T.nn.Linear(4, 2))
+        _set_weights(T, m)
+        params = {k: v.detach() for k, v in m.named_parameters()}
+        x = _data(T, 5, 3, seed=2)
+        jac = T.func.jacrev(lambda p: T.func.functional_call(m, p, (x,)))(params)
+        j2 = T.func.jacrev(lambda a, b: (a * b, (a.sin() * b).sum()), argnums=(0, 1))(
+            x[0], x[1])
+        return [jac[k] for k in params] + [j2[0][0], j2[0][1], j2[1][0], j2[1][1]]
+
+    _same(run(skiff), run(torch))
+
+
+def test_module_api_recurse_prefix_zero_grad_and_backward_pre_hook():
+    def run(T):
+        class Block(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = T.nn.Linear(2, 2)
+                self.scale = T.nn.Parameter(T.ones(2))
+                self.register_buffer("count", T.zeros(()))
+
+            def forward(self, x):
+                return self.lin(x) * self.scale
+
+        b = Block()
+        _set_weights(T, b)
+        names = ([n for n, _ in b.named_parameters(recurse=False)],
+                 [n for n, _ in b.named_parameters(prefix="m")],
+                 [n for n, _ in b.named_buffers(prefix="m", recurse=False)],
+                 len(list(b.parameters(recurse=False))))
+        seen = []
+        b.lin.register_full_backward_pre_hook(lambda mod, go: seen.append(go[0].clone()))
+        b.lin.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2,))
+        x = _data(T, 3, 2).requires_grad_()
+        b(x).pow(2).sum().backward()
+        grads = [seen[0], b.lin.weight.grad.clone(), x.grad]
+        b.zero_grad(set_to_none=False)
+        zeroed = b.lin.weight.grad
+        b.zero_grad()
+        return names, grads + [zeroed], b.lin.weight.grad is None
+
+    ours, theirs = run(skiff), run(torch)
+    assert ours[0] == theirs[0] and ours[2] == theirs[2]
+    _same(ours[1], theirs[1])
+
+
+def test_where_alone_and_once_differentiable():
+    def run(T):
+        x = _data(T, 3, 4)
+        idx = T.where(x > 0)
+
+        class Cube(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                ctx.save_for_backward(t)
+                return t ** 3
+
+            @staticmethod
+            @T.autograd.function.once_differentiable
+            def backward(ctx, g):
+                (t,) = ctx.saved_tensors
+                return g * 3 * t * t
+
+        y = x.clone().requires_grad_()
+        Cube.apply(y).sum().backward()
+        return list(idx) + [y.grad]
+
+    _same(run(skiff), run(torch))

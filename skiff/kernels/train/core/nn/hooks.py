@@ -1,5 +1,6 @@
-"""torch's module hooks: ``register_forward_pre_hook``, ``register_forward_hook`` and
-``register_full_backward_hook``, each returning a handle whose ``remove()`` drops it.
+"""torch's module hooks: ``register_forward_pre_hook``, ``register_forward_hook``,
+``register_full_backward_hook`` and ``register_full_backward_pre_hook``, each returning a
+handle whose ``remove()`` drops it.
 
 A module without hooks calls ``forward`` straight (one attribute test in ``Module.__call__``).
 The backward hook is built from two identity nodes, as torch's is: one over the module's
@@ -69,7 +70,7 @@ def call(module, args, kwargs):
         out = hook(module, args)
         if out is not None:
             args = out if isinstance(out, tuple) else (out,)
-    backward = d.get("_backward_hooks")
+    backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
     state = None
     if backward and is_grad_enabled():
         state = _BackwardState(module)
@@ -163,7 +164,26 @@ class _HookOut(Function):
         return arrays if len(arrays) > 1 else arrays[0]
 
     def backward(self, *grads):
+        pre = self.state.module.__dict__.get("_backward_pre_hooks")
+        if pre:  # register_full_backward_pre_hook: may replace the outputs' gradients
+            grads = _pre_hooks(self.state.module, pre, grads)
         self.state.grad_output = grads
         if not self.state.inputs_need:
             self.state.run((None,) * self.state.n_in)
         return grads if len(grads) > 1 else grads[0]
+
+
+def _pre_hooks(module, table, grads):
+    from ..tensor import Tensor
+
+    gout = tuple(None if g is None else Tensor._make(g, False, None, 0) for g in grads)
+    for hook in list(table.values()):
+        out = hook(module, gout)
+        if out is not None:
+            out = out if isinstance(out, tuple) else (out,)
+            if len(out) != len(gout):
+                raise RuntimeError(f"a backward pre-hook returned {len(out)} gradients for "
+                                   f"{len(gout)} outputs")
+            gout = tuple(o if o is None or isinstance(o, Tensor) else
+                         Tensor._make(o, False, None, 0) for o in out)
+    return tuple(None if g is None else g._data for g in gout)

@@ -163,6 +163,11 @@ class Module:
         ``grad_input``."""
         return _hooks.register(self, "_backward_hooks", hook, prepend)
 
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are known,
+        before those of its inputs; what it returns replaces ``grad_output``."""
+        return _hooks.register(self, "_backward_pre_hooks", hook, prepend)
+
     # ---- traversal ----------------------------------------------------------------------
     def named_modules(self, prefix: str = "", _seen=None) -> Iterator[tuple[str, Module]]:
         seen = set() if _seen is None else _seen
@@ -187,28 +192,35 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named(self, kind: str, remove_duplicate: bool):
+    def _named(self, kind: str, remove_duplicate: bool, prefix: str = "",
+               recurse: bool = True):
         seen = set()
-        for mname, m in self.named_modules():
+        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mname, m in mods:
             for name, t in getattr(m, kind).items():
                 if t is None or (remove_duplicate and id(t) in seen):
                     continue
                 seen.add(id(t))
                 yield (f"{mname}.{name}" if mname else name), t
 
-    def named_parameters(self, remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """(dotted name, parameter) in registration order; a tied parameter appears once."""
-        yield from self._named("_parameters", remove_duplicate)
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) in registration order; a tied parameter appears once
+        (torch's ``prefix``, ``recurse``: False for this module's own ones only)."""
+        if isinstance(prefix, bool):  # skiff's old first argument: remove_duplicate
+            prefix, remove_duplicate = "", prefix
+        yield from self._named("_parameters", remove_duplicate, prefix, recurse)
 
-    def parameters(self) -> Iterator[Parameter]:
-        for _, p in self.named_parameters():
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
-        yield from self._named("_buffers", True)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named("_buffers", remove_duplicate, prefix, recurse)
 
-    def buffers(self) -> Iterator[Tensor]:
-        for _, b in self.named_buffers():
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def num_parameters(self) -> int:
@@ -443,9 +455,13 @@ class Module:
         """Cast float parameters and buffers to float16 in place; returns self."""
         return self.to(dtype="float16")
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (torch's ``set_to_none=False``: zero it)."""
         for p in self.parameters():
-            p._grad = None
+            if set_to_none or p._grad is None:
+                p._grad = None
+            else:
+                p._grad[...] = 0
 
     # ---- repr ---------------------------------------------------------------------------
     def extra_repr(self) -> str:

@@ -401,11 +401,9 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None,
         raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
     if not training or p == 0.0:
         return x
-    if _random._draw_hook is not None:  # a batched vmap call: randomness="different"?
-        from ...vmap_r30 import draw_per_sample
-
-        mask = draw_per_sample(lambda rng, shape: _dropout_mask(x.xp, rng, shape, p),
-                               tuple(x.shape), generator)
+    if _random.batched_draw is not None:  # a batched vmap call, randomness="different"
+        mask = _random.batched_draw(lambda rng, shape: _dropout_mask(x.xp, rng, shape, p),
+                                    tuple(x.shape), generator)
         if mask is not None:
             return DropoutFn.apply(x, mask, scale=1.0 / (1.0 - p))
     mask = _dropout_mask(x.xp, get_generator(generator), tuple(x.shape), p)
