@@ -5,7 +5,8 @@ The points are the outline of the nose section in order (either way round): a cl
 polygon (the last point repeating the first, or not), or an open curve whose two ends lie
 on the shoulder (its largest ``x``, one at the floor, one at the roof). Its rear must be the
 shoulder: the full height at the largest ``x``, where the straight body runs on to the outlet
-(:mod:`.nose`). Lengths are divided by the profile's height (the train height ``H = 1``), the
+(:mod:`.nose`); a nose drawn pointing to +x (its shoulder at the smallest x) is mirrored.
+Lengths are divided by the profile's height (the train height ``H = 1``), the
 tip (smallest ``x``) is put at ``x = 0`` and the floor at ``clearance``.
 
 A profile that crosses itself, one that is open elsewhere than at the shoulder, one with
@@ -120,6 +121,17 @@ def _read_csv(path) -> np.ndarray:
     return p
 
 
+def _shoulder(x, y, at: float, height: float):
+    """Indices of the points at ``x = at`` on the floor (lowest y) and on the roof (highest
+    y), each None where there is none."""
+    rear = np.abs(x - at) <= 1e-3 * height
+    out = []
+    for level in (y.min(), y.max()):
+        hit = np.flatnonzero(rear & (np.abs(y - level) <= 1e-3 * height))
+        out.append(int(hit[0]) if len(hit) else None)
+    return tuple(out)
+
+
 def _normalise(points, clearance: float):
     """The outline from the floor's shoulder through the tip to the roof's, in train
     heights, and the nose length; raises ``ValueError`` naming what is wrong."""
@@ -142,12 +154,16 @@ def _normalise(points, clearance: float):
     if closed:
         p = p[:-1]
     x, y = p[:, 0], p[:, 1]
+    floor, roof = _shoulder(x, y, x.max(), height)
+    if floor is None or roof is None:
+        # a nose drawn pointing to +x (the direction of travel): its shoulder is at the
+        # smallest x; mirrored, it is the model's nose (the tip upstream, at the smallest x)
+        f2, r2 = _shoulder(x, y, x.min(), height)
+        if f2 is not None and r2 is not None:
+            p = p * np.array([-1.0, 1.0])
+            x, y = p[:, 0], p[:, 1]
+            floor, roof = f2, r2
     xmax, ylo, yhi = x.max(), y.min(), y.max()
-    rear = np.abs(x - xmax) <= 1e-3 * height
-    floor = int(np.flatnonzero(rear & (np.abs(y - ylo) <= 1e-3 * height))[0]) \
-        if np.any(rear & (np.abs(y - ylo) <= 1e-3 * height)) else None
-    roof = int(np.flatnonzero(rear & (np.abs(y - yhi) <= 1e-3 * height))[0]) \
-        if np.any(rear & (np.abs(y - yhi) <= 1e-3 * height)) else None
     if not closed:
         ends_on_shoulder = {0, len(p) - 1} == {floor, roof} if floor is not None and \
             roof is not None else False

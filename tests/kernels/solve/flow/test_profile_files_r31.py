@@ -68,3 +68,22 @@ def test_a_bad_first_row_is_named_not_taken_for_a_header(tmp_path, text, needle)
     with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(".", r"\.")) as e:
         _read_csv(_write(tmp_path, "bad.csv", text))
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_nose_drawn_pointing_to_plus_x_is_mirrored(closed):
+    """A rail CAD's x often runs in the direction of travel: the shoulder at the smallest x.
+    It was refused as "open ... not both on the shoulder"; mirrored, it is the same nose."""
+    pts = PTS if not closed else np.vstack([PTS, PTS[:1]])
+    ahead = pts * np.array([-1.0, 1.0]) + np.array([7000.0, 0.0])
+    ref, got = NoseProfile(pts), NoseProfile(ahead)
+    assert got.length == pytest.approx(ref.length, abs=1e-12)
+    np.testing.assert_allclose(np.column_stack(got.outline()),
+                               np.column_stack(ref.outline()), atol=1e-12)
+    assert got.volume() == pytest.approx(ref.volume(), rel=1e-12)
+
+
+def test_a_profile_with_no_full_height_end_is_still_refused():
+    bump = np.array([(0.0, 0.0), (1.0, 0.2), (2.0, 0.0), (1.0, 1.0), (0.0, 0.0)])  # closed
+    with pytest.raises(ValueError, match="rear must be the shoulder"):
+        NoseProfile(bump)
