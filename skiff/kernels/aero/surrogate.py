@@ -207,7 +207,21 @@ class Surrogate:
                              f"the shape asks Re {p['re']!r}: run skiff.aero.sweep(..., "
                              f"re={p['re']!r}) and fit a surrogate on it")
 
+    @staticmethod
+    def _shape_dict(p):
+        """A :class:`NoseShape` as the dict of its parameters (a user's profile has none)."""
+        from skiff.kernels.solve.flow.nose import NoseShape
+
+        if not isinstance(p, NoseShape):
+            return p
+        if hasattr(p, "points"):
+            raise ValueError(f"{p!r} is a profile of your own: the surrogate knows the "
+                             f"parametric noses ({', '.join(PARAMS)}); solve it with "
+                             "skiff.aero.solve_nose(shape=profile)")
+        return {k: getattr(p, k) for k in PARAMS}
+
     def _rows(self, params):
+        params = self._shape_dict(params)
         if isinstance(params, dict):
             params = [params]
         if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
@@ -215,6 +229,7 @@ class Surrogate:
                             f"'clearance':}} or a list of shapes, got {type(params).__name__}")
         rows = []
         for p in params:
+            p = self._shape_dict(p)
             if isinstance(p, dict):
                 if "re" in p:
                     self._check_re(p)
@@ -247,13 +262,13 @@ class Surrogate:
 
     def predict(self, params, *, outside: str = "refuse"):
         """The drag of one shape (a dict ``{'length':, 'bluntness':, 'clearance':}``, with
-        ``'re'`` if you like, which must be the sweep's) as a :class:`Prediction`, or of many
-        (a list of dicts or of rows ``[length, bluntness, clearance]``, a 2-D array) as a
-        list. ``outside='flag'`` answers a
-        query outside the sampled box with ``in_domain=False`` and ``lo, hi = 0, inf``."""
+        ``'re'`` if you like, which must be the sweep's; or a :class:`NoseShape`) as a
+        :class:`Prediction`, or of many (a list of those or of rows ``[length, bluntness,
+        clearance]``, a 2-D array) as a list. ``outside='flag'`` answers a query outside the
+        sampled box with ``in_domain=False`` and ``lo, hi = 0, inf``."""
         if outside not in ("refuse", "flag"):
             raise ValueError(f"outside must be 'refuse' or 'flag', got {outside!r}")
-        single = isinstance(params, dict)
+        single = isinstance(self._shape_dict(params), dict)
         rows = self._rows(params)
         out = []
         bad = [self.outside(r) for r in rows]

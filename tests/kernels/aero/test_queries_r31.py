@@ -58,3 +58,16 @@ def test_bad_reynolds_numbers(re, needle):
     with pytest.raises(ValueError, match=needle):
         check_re(re)
     assert check_re(np.float32(500.0)) == 500.0 and check_re("1000") == 1000.0
+
+
+def test_a_nose_shape_is_a_query_a_profile_is_refused(model):
+    from skiff.kernels.aero import NoseProfile, NoseShape
+
+    shape = NoseShape(3.0, 0.4, 0.15)
+    want = model.predict({"length": 3.0, "bluntness": 0.4, "clearance": 0.15})
+    assert model.predict(shape) == want
+    assert model.predict([shape, NoseShape(4.0, 0.2, 0.2)])[0] == want
+    wedge = NoseProfile([(2.0, 0.0), (0.0, 0.5), (2.0, 1.0)])
+    with pytest.raises(ValueError, match="profile of your own: the surrogate knows the "
+                                         "parametric noses"):
+        model.predict(wedge)
