@@ -80,10 +80,13 @@ def apply_mode(path: str | os.PathLike) -> None:
 
 def runs_root(root: str | os.PathLike | None = None) -> Path:
     """``$SKIFF_RUNS`` if set, else ``./skiff-runs``; ``~`` is the home folder (a quoted
-    ``SKIFF_RUNS="~/runs"`` made a folder named ``~`` in the working folder)."""
+    ``SKIFF_RUNS="~/runs"`` made a folder named ``~`` in the working folder). Always
+    absolute: a relative ``SKIFF_RUNS=runs`` and a ``%cd`` in the notebook while a job ran
+    made its next event land nowhere ("its run folder was removed while it ran": failed)."""
     if root is not None:
-        return Path(root).expanduser()
-    return Path(os.environ.get("SKIFF_RUNS") or Path.cwd() / "skiff-runs").expanduser()
+        return Path(root).expanduser().absolute()
+    return Path(os.environ.get("SKIFF_RUNS") or Path.cwd() / "skiff-runs").expanduser() \
+        .absolute()
 
 
 def new_job_id(kind: str) -> str:
