@@ -36,7 +36,7 @@ from .surface import cylinder_surface
 from .unsteady import Stepper, run_steps
 
 __all__ = ["CASES", "REFINED", "Case", "run_case", "coefficients", "recirculation_length",
-           "strouhal"]
+           "strouhal", "up_crossings"]
 
 NU = 1e-3
 DIAMETER = 0.1
@@ -150,20 +150,16 @@ def recirculation_length(th, ux, samples: int = 4000) -> float:
     return float(xr - ch.back[0])
 
 
-def strouhal(t, cl, diameter=DIAMETER, u_mean=1.0) -> float:
-    """``D f / U_mean`` from the upward zero crossings of ``cl - mean(cl)`` (linear
-    interpolation between steps); NaN with fewer than two crossings.
-
-    A crossing counts only when the signal went from below ``-0.2 A`` to above ``+0.2 A``
-    (``A`` half its range: a Schmitt trigger), so a wiggle of a transient on its way is not
-    a period (round 31: a start-up transient at Re 20 gave St 8.9); with three crossings
-    or more, periods that differ by more than 20% of their mean are no oscillation: NaN."""
-    t, c = np.asarray(t, float), np.asarray(cl, float) - np.mean(cl)
+def up_crossings(t, signal) -> list:
+    """Times where ``signal - mean(signal)`` crosses zero upwards (linear interpolation),
+    each counted only after the signal swung from below ``-0.2 A`` to above ``+0.2 A`` (``A``
+    half its range: a Schmitt trigger, so a wiggle of a transient is not a period)."""
+    t, c = np.asarray(t, float), np.asarray(signal, float) - np.mean(signal)
     if len(c) < 3:
-        return float("nan")
+        return []
     band = 0.2 * 0.5 * float(c.max() - c.min())
     if not band > 0:
-        return float("nan")
+        return []
     tz, low = [], False
     for i in range(len(c)):
         if c[i] < -band:
@@ -173,13 +169,28 @@ def strouhal(t, cl, diameter=DIAMETER, u_mean=1.0) -> float:
             k = i
             while c[k - 1] >= 0:             # back to the zero crossing of this rise
                 k -= 1
-            tz.append(t[k - 1] - c[k - 1] * (t[k] - t[k - 1]) / (c[k] - c[k - 1]))
+            tz.append(float(t[k - 1] - c[k - 1] * (t[k] - t[k - 1]) / (c[k] - c[k - 1])))
+    return tz
+
+
+def regular(tz) -> bool:
+    """Whether crossing times ``tz`` are periods of one oscillation: at least two, and
+    periods within 20% of their mean of each other."""
     if len(tz) < 2:
-        return float("nan")
+        return False
     periods = np.diff(tz)
-    if len(periods) > 1 and np.ptp(periods) > 0.2 * np.mean(periods):
+    return not (len(periods) > 1 and np.ptp(periods) > 0.2 * np.mean(periods))
+
+
+def strouhal(t, cl, diameter=DIAMETER, u_mean=1.0) -> float:
+    """``D f / U_mean`` from the upward zero crossings of ``cl - mean(cl)``
+    (:func:`up_crossings`); NaN with fewer than two, or when the periods differ by more than
+    20% of their mean (no oscillation). Round 31: a crossing counts only after a full swing
+    (a start-up transient at Re 20 gave St 8.9 from a kink)."""
+    tz = up_crossings(t, cl)
+    if not regular(tz):
         return float("nan")
-    return float(diameter / np.mean(periods) / u_mean)
+    return float(diameter / np.mean(np.diff(tz)) / u_mean)
 
 
 def _check(case, re, resolution, dt, t_end):

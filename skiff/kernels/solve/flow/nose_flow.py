@@ -18,7 +18,8 @@ from .spaces import TaylorHood
 from .steady import FlowProblem, FlowState, momentum_residual, solve_steady
 from .unsteady import Stepper, run_steps
 
-__all__ = ["NoseFlow", "solve_nose_flow", "nose_problem", "body_forces", "surface_cp"]
+__all__ = ["NoseFlow", "solve_nose_flow", "nose_problem", "body_forces", "surface_cp",
+           "time_averages"]
 
 DT = 0.02            # time step of the unsteady fallback (H / U)
 # what each number of a nose result is measured in: lengths in train heights H, times in
@@ -77,7 +78,11 @@ class NoseFlow:
 
     def __repr__(self) -> str:
         s = self.shape
-        mean = " (time-averaged)" if self.mode == "unsteady" else ""
+        mean = ""
+        if self.mode == "unsteady":
+            err = self.averages.get("cd_error")
+            mean = (f" (time-averaged, cd +- {err:.2g})" if err is not None else
+                    " (time-averaged)")
         what = (f"{s.name} length {s.length:.4g}" if hasattr(s, "points") else
                 f"length {s.length:g} bluntness {s.bluntness:g}")
         return (f"<NoseFlow {what} clearance {s.clearance:g}, Re {self.re:g}: "
@@ -345,8 +350,51 @@ def _march(prob: FlowProblem, dt: float, t_end: float, reporter):
     st0 = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))
     st = run_steps(stepper, st0, steps, on_step=on_step, reporter=reporter)
     history = {"t": rec[:, 0], "cd": rec[:, 1], "cl": rec[:, 2]}
-    half = rec[:, 0] >= 0.5 * rec[-1, 0]
-    averages = {"cd_mean": float(rec[half, 1].mean()), "cl_mean": float(rec[half, 2].mean()),
-                "cd_rms": float(rec[half, 1].std()), "cl_rms": float(rec[half, 2].std()),
-                "window": [float(rec[half, 0][0]), float(rec[-1, 0])]}
-    return st, history, averages, steps
+    return st, history, time_averages(rec[:, 0], rec[:, 1], rec[:, 2]), steps
+
+
+def _mean_over(t, f, a, b):
+    """The mean of the piecewise-linear ``f(t)`` over ``[a, b]`` (exact for the samples)."""
+    inside = (t > a) & (t < b)
+    tt = np.concatenate([[a], t[inside], [b]])
+    ff = np.concatenate([[np.interp(a, t, f)], f[inside], [np.interp(b, t, f)]])
+    return float(np.sum(0.5 * (ff[1:] + ff[:-1]) * np.diff(tt)) / (b - a))
+
+
+def time_averages(t, cd, cl) -> dict:
+    """The coefficients' averages over the second half of the run, with their uncertainty.
+
+    When the lift sheds periodically there (:func:`~.dfg.up_crossings`, at least two whole
+    periods of regular length), the averages are over the whole periods only, from the first
+    upward crossing to the last: a window that ends inside a period is biased by up to
+    ``A T / (pi L)`` (amplitude ``A``, period ``T``, window ``L``). ``cd_error`` is then the
+    standard error of the per-period means (``error_from: 'periods'``, with ``periods``,
+    ``period`` in H/U and ``st = H / (U T)``). Otherwise the mean of the whole window, and
+    ``cd_error`` is half the difference of its two halves' means (``'halves'``: the drift
+    of a flow still settling)."""
+    from .dfg import regular, up_crossings
+
+    t, cd, cl = (np.asarray(v, float) for v in (t, cd, cl))
+    half = t >= 0.5 * t[-1]
+    tw, dw, lw = t[half], cd[half], cl[half]
+    out = {"cd_rms": float(dw.std()), "cl_rms": float(lw.std())}
+    tz = up_crossings(tw, lw)
+    if regular(tz) and len(tz) >= 3:
+        per = {k: np.array([_mean_over(tw, f, a, b) for a, b in zip(tz[:-1], tz[1:])])
+               for k, f in (("cd", dw), ("cl", lw))}
+        out.update({f"{k}_mean": _mean_over(tw, f, tz[0], tz[-1])
+                    for k, f in (("cd", dw), ("cl", lw))})
+        out.update({f"{k}_error": float(v.std(ddof=1) / np.sqrt(len(v)))
+                    for k, v in per.items()})
+        period = float(np.mean(np.diff(tz)))
+        out.update(error_from="periods", periods=len(tz) - 1, period=period,
+                   st=1.0 / period, window=[float(tz[0]), float(tz[-1])])
+        return out
+    mid = len(tw) // 2
+    out.update({"cd_mean": float(dw.mean()), "cl_mean": float(lw.mean()),
+                "cd_error": 0.5 * abs(float(dw[:mid].mean() - dw[mid:].mean())) if mid else
+                0.0,
+                "cl_error": 0.5 * abs(float(lw[:mid].mean() - lw[mid:].mean())) if mid else
+                0.0,
+                "error_from": "halves", "window": [float(tw[0]), float(tw[-1])]})
+    return out
