@@ -629,6 +629,23 @@ class Solver:
                                  f"{self.precond_name!r}: use precond='amg'")
             self.mg = self._build_multigrid(cycle, smoother, pre, post, interpolation)
             self.M = self._build_preconditioner()
+            self._flexible = False
+            if self.precond_name == "user" and self.method == "cg" and (
+                    self._user_m_asymmetry() is not None):
+                # CG's short recurrence needs a symmetric M: with spilu's (SciPy's cg too)
+                # a 80^2 Laplacian ran to maxiter (20 000 iterations, 45 s, |r|/|b| = 0.16);
+                # 'auto' takes GMRES (76 iterations, 0.11 s), an explicit 'cg' the flexible
+                # (Polak-Ribiere) form
+                if self.auto:
+                    self.method = "gmres"
+                    self.auto_note = (f"auto: your M is not symmetric "
+                                      f"({self._user_m_asymmetry()}), and CG needs a "
+                                      f"symmetric one")
+                else:
+                    self._flexible = True
+                    self.auto_note = (f"flexible CG (Polak-Ribiere), as your M is not "
+                                      f"symmetric ({self._user_m_asymmetry()}); GMRES or "
+                                      f"BiCGStab suit such an M better")
             if (self.auto and self.method == "gmres" and self.precond_name == "user"
                     and self._asymmetry() is None and self._user_m_looks_spd()):
                 # a symmetric (indefinite) matrix with your M (Stokes' block preconditioner):
@@ -664,7 +681,8 @@ class Solver:
         if old is not None and size is not None and size != old.n:
             raise ValueError(f"update: the new system has {size} unknowns and this Solver "
                              f"was set up for {old.n}; make a new Solver for another size")
-        for cached in ("_asym", "_const_null", "_gnull", "_tasym", "_blocks", "_comps"):
+        for cached in ("_asym", "_const_null", "_gnull", "_tasym", "_blocks", "_comps",
+                       "_m_asym"):
             self.__dict__.pop(cached, None)
         M = getattr(self, "M", None)
         self._reuse_amg = M.amg if reuse and isinstance(M, AMGPrecond) else None
@@ -787,6 +805,38 @@ class Solver:
                 self._gnull = annihilated(lambda v: to_numpy(A @ xp.asarray(v)).ravel(), B,
                                           norm_a)
         return self._gnull
+
+    def _user_m_asymmetry(self) -> str | None:
+        """How the user's M is seen not to be symmetric (``u.Mv`` against ``conj(v.Mu)``
+        for two random vectors, 2 applications of M counted in no solve), or None when it
+        looks symmetric (or M fails: the solve will say why)."""
+        if not hasattr(self, "_m_asym"):
+            self._m_asym = None
+            xp, n = self.xp, self.op.n
+            rng = np.random.default_rng(12)
+            u, v = rng.standard_normal(n), rng.standard_normal(n)
+            if self.complex:
+                u, v = u + 1j * rng.standard_normal(n), v + 1j * rng.standard_normal(n)
+            u, v = xp.asarray(u).reshape(self.op.shape), xp.asarray(v).reshape(self.op.shape)
+            mu, mv = xp.empty_like(u), xp.empty_like(v)
+            try:
+                self.M(u, mu)
+                self.M(v, mv)
+            except Exception:   # noqa: BLE001 -- the solve will say what is wrong with M
+                return None
+            finally:
+                self.M.bytes = 0
+            uv, vu = complex(xp.vdot(u.ravel(), mv.ravel())), complex(
+                xp.vdot(v.ravel(), mu.ravel())).conjugate()
+            size = float(xp.linalg.norm(u) * xp.linalg.norm(mv) + xp.linalg.norm(v) *
+                         xp.linalg.norm(mu))
+            if size > 0 and np.isfinite(size) and abs(uv - vu) > 1e-8 * size:
+                show = (lambda z: f"{z.real:.4g}") if not self.complex else (
+                    lambda z: f"{z:.4g}")
+                self._m_asym = (f"u.Mv = {show(uv)} and v.Mu = {show(vu)} for two random "
+                                f"vectors; an incomplete LU (spilu) or a Gauss-Seidel sweep "
+                                f"one way is not symmetric")
+        return self._m_asym
 
     def _user_m_looks_spd(self) -> bool:
         """Whether the user's M passes a probe of symmetry and positivity with two random
@@ -1578,6 +1628,8 @@ class Solver:
                 if cap > self.restart:
                     self._lengths = []
                     kw.update(grow_to=cap, lengths=self._lengths)
+        elif self.method == "cg" and getattr(self, "_flexible", False):
+            kw = {"flexible": True}
         elif self.method == "bicgstab":  # a breakdown's remedy: cg for a symmetric matrix
             kw = {"symmetric": (lambda: bool(self.system.symmetric)) if self.is_grid else
                   (lambda: self._asymmetry() is None)}
