@@ -270,3 +270,46 @@ def test_where_alone_and_once_differentiable():
         return list(idx) + [y.grad]
 
     _same(run(skiff), run(torch))
+
+
+@pytest.mark.parametrize("shape,orth_map", [
+    ((3, 3), None), ((3, 3), "cayley"), ((3, 3), "householder"), ((4, 2), None),
+    ((2, 5), "matrix_exp"), ((2, 5), "cayley")])
+def test_orthogonal_parametrization(shape, orth_map):
+    def run(T):
+        lin = T.nn.Linear(shape[1], shape[0])
+        with T.no_grad():
+            lin.weight.copy_(_data(T, *shape))
+            lin.bias.zero_()
+        T.nn.utils.parametrizations.orthogonal(lin, orthogonal_map=orth_map)
+        w = lin.weight
+        y = lin(_data(T, 2, shape[1], seed=4))
+        y.pow(2).sum().backward()
+        out = [w, y, w @ w.T if shape[0] <= shape[1] else w.T @ w]
+        if shape[0] == shape[1]:  # a tall one's gradient depends on a random completion
+            out.append(lin.parametrizations.weight.original.grad)
+        with T.no_grad():
+            lin.weight = _data(T, *shape, seed=9)
+        return out + [lin.weight], list(lin.state_dict())
+
+    (ours, k1), (theirs, k2) = run(skiff), run(torch)
+    assert k1 == k2
+    _same(ours, theirs)
+
+
+def test_cross_entropy_with_class_probabilities():
+    def run(T):
+        F = T.nn.functional
+        x = _data(T, 4, 5).requires_grad_()
+        x3 = _data(T, 2, 5, 3, seed=3).requires_grad_()
+        p = F.softmax(_data(T, 4, 5, seed=1), -1)
+        p3 = F.softmax(_data(T, 2, 5, 3, seed=2), 1)
+        w = T.tensor([1.0, 2.0, 0.5, 1.0, 3.0])
+        losses = [F.cross_entropy(x, p), F.cross_entropy(x, p, reduction="sum"),
+                  F.cross_entropy(x, p, weight=w, label_smoothing=0.1),
+                  F.cross_entropy(x3, p3, weight=w, reduction="none").sum(),
+                  T.nn.CrossEntropyLoss(label_smoothing=0.2)(x3, p3)]
+        sum(losses).backward()
+        return [T.stack(losses), x.grad, x3.grad]
+
+    _same(run(skiff), run(torch))

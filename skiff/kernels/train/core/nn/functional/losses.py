@@ -149,7 +149,8 @@ def classes_last(logits: Tensor, t, name: str):
 def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -100,  # noqa: A002
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """torch's cross-entropy of logits ``input`` (N, C), (N, C, d1, ...) or (C,) against
-    integer class ids ``target`` (N,), (N, d1, ...) or ().
+    integer class ids ``target`` (N,), (N, d1, ...) or (), or class probabilities of the
+    input's shape (:func:`_cross_entropy_probs`).
 
     Targets equal to ``ignore_index`` add nothing and do not count in the mean; any other
     outside [0, C) raises IndexError. ``weight`` (C,) weighs each class (the mean divides by
@@ -159,6 +160,9 @@ def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -10
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    if isinstance(target, Tensor) and target.dtype.kind in "fc" and (
+            tuple(target.shape) == tuple(input.shape)):  # class probabilities (soft labels)
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     if _autograd._batch_hook is not None and _batched_here(input, target):  # vmap_r30
         from ...vmap_rules_r30 import class_loss
 
@@ -167,15 +171,42 @@ def cross_entropy(input: Tensor, target, weight=None, *, ignore_index: int = -10
     t = target._data if isinstance(target, Tensor) else target
     if not hasattr(t, "dtype"):
         t = np.asarray(t)
+    if t.dtype.kind in "fc" and tuple(t.shape) == tuple(input.shape):
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     if t.dtype.kind not in "iu":
         raise TypeError(
-            f"cross_entropy targets must be integer class indices, got dtype {t.dtype}"
-        )
+            f"cross_entropy targets must be integer class indices, or class probabilities of "
+            f"the input's shape {tuple(input.shape)}; got dtype {t.dtype} of shape "
+            f"{tuple(t.shape)}")
     shape = tuple(t.shape)
     logits, t = classes_last(input, t, "cross_entropy")
     check_class_ids(t, logits.shape[-1], "cross_entropy: target", ignore_index)
     loss = _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smoothing)
     return loss.reshape(shape) if reduction == "none" else loss
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):  # noqa: A002
+    """torch's cross-entropy against class probabilities (mixup / cutmix / distillation soft
+    labels) of the input's shape: ``-sum_c w_c t_c log_softmax(x)_c`` per element, smoothed
+    targets ``t (1 - e) + e / C``; the mean divides by the number of elements (not by the
+    weights, as torch's)."""
+    from .activations import log_softmax
+
+    if not (isinstance(label_smoothing, (int, float)) and 0.0 <= label_smoothing < 1.0):
+        raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
+    cdim = 0 if input.ndim == 1 else 1
+    c = input.shape[cdim]
+    t = target if isinstance(target, Tensor) else Tensor(xp_of(input._data).asarray(target))
+    if label_smoothing:
+        t = t * (1.0 - label_smoothing) + label_smoothing / c
+    terms = t * log_softmax(input, cdim)
+    if weight is not None:
+        w = weight if isinstance(weight, Tensor) else Tensor(np.asarray(weight))
+        terms = terms * w.reshape((c,) + (1,) * (input.ndim - cdim - 1))
+    loss = -terms.sum(cdim)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
 
 
 def _cross_entropy_last(logits, t, weight, ignore_index, reduction, label_smoothing):
