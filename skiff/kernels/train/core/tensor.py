@@ -521,6 +521,20 @@ class Tensor:
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
+    def __lshift__(self, o):  # integer shifts (torch's bitwise_left/right_shift)
+        return self._cmp(o, lambda a, b: a << b)
+
+    def __rshift__(self, o):
+        return self._cmp(o, lambda a, b: a >> b)
+
+    def __rlshift__(self, o):
+        return self._cmp(o, lambda a, b: b << a)
+
+    def __rrshift__(self, o):
+        return self._cmp(o, lambda a, b: b >> a)
+
+    bitwise_left_shift, bitwise_right_shift = __lshift__, __rshift__
+
     def __invert__(self):
         if self.dtype.kind not in "biu":
             raise TypeError(f"~ needs a bool or integer tensor, got dtype {self.dtype}")
