@@ -561,12 +561,10 @@ class Trainer(Inference, TrainerState):
         the point where the uninterrupted run stopped)."""
         if saved is None or self.early_stopping is None:
             return
-        from .trainer_state import WHOLE_MODEL
-
-        if run.strategy.name not in WHOLE_MODEL and not _own_slices(saved.get("weights"),
-                                                                    self.model.state_dict()):
-            # a split model: whole weights do not fit, nor another layout's slices (tp and
-            # pp keep this rank's slice; another world size gives None for each)
+        if saved.get("weights") is not None and not _own_slices(saved["weights"],
+                                                                self.model.state_dict()):
+            # weights of another layout: whole ones on a split model, a tp or pp rank's
+            # slices on a whole one or another layout (another world size gives None each)
             saved = {**saved, "weights": None}
         run.early = EarlyStopping(self.early_stopping)
         if not run.early.load_state_dict(saved, self.model, run.step):

@@ -28,3 +28,5 @@ def test_split_models_resume_early_stopping_with_the_best_weights(tmp_path):
                 assert (got["steps"], got["best_step"]) == (18, 6), (kind, name, got)
                 assert got["stopped"].startswith("early stopping"), (kind, name, got)
                 assert got["weights"] < 1e-5, (kind, name, got)
+        other = res["tp-then-dp"]  # tp's slices were loaded into dp's whole model: failed
+        assert (other["steps"], other["best_step"]) == (18, 6), other

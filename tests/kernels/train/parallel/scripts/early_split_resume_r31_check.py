@@ -7,7 +7,8 @@ ends the run at step 18, putting step 6's weights back. For each strategy: the r
 the run cut by a callback at step 12 then resumed from its checkpoint. Each rank prints
 ``RESULT {...}``: steps, best step and why it stopped, of both and of the whole run on one
 process (run first, on each rank), and the largest difference of their full weights from
-the one process's.
+the one process's; and a tp run cut at step 12 resumed by dp (the slices of early stopping's
+best weights are not dp's: it goes on without them, as before).
 """
 
 import json
@@ -64,6 +65,11 @@ def main():
             w = got.pop("weights")
             got["weights"] = max(float(np.abs(w[k] - ref[k]).max()) for k in ref)
         out[strategy] = {"whole": whole, "resumed": resumed}
+    # a tp rank's slices in a checkpoint that dp resumes on the same world: not its weights
+    run("tp", folder / "tp-then-dp", stop_at=12)
+    other = run("dp", folder / "tp-then-dp", resume=True)
+    other.pop("weights")
+    out["tp-then-dp"] = other
     print("RESULT " + json.dumps(out), flush=True)
 
 
