@@ -242,6 +242,16 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
         st, history, averages, steps = _march(prob, dt, t_end, reporter)
         cd, cl = averages["cd_mean"], averages["cl_mean"]
         used = "unsteady"
+        if averages["cd_error"] > 2e-3 * abs(cd) or averages["cl_error"] > 0.02 * max(
+                abs(cl), 1.0):
+            how = ("between the halves of the window: still settling or shedding slower than "
+                   "the window holds" if averages["error_from"] == "halves" else
+                   "over its periods")
+            reporter.log(f"the time average over t {averages['window'][0]:.3g}.."
+                         f"{averages['window'][1]:.3g} is uncertain: cd {cd:.4f} +- "
+                         f"{averages['cd_error']:.2g}, cl {cl:.4f} +- "
+                         f"{averages['cl_error']:.2g} ({how}); run longer: t_end="
+                         f"{2 * t_end:g}", level="warning")
     else:
         steps = 0
         cd, cl = body_forces(prob, st)

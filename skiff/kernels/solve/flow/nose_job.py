@@ -20,7 +20,7 @@ from .adapt import (
     uniform_size,
 )
 from .nose import NoseShape, check_re
-from .nose_flow import NoseFlow, solve_nose_flow
+from .nose_flow import DT, T_END, NoseFlow, solve_nose_flow
 from .nose_plots import cp_figure, fields_figure, grid_figure, history_figure
 
 __all__ = ["run", "solve_nose", "nose_size", "reynolds_sweep"]
@@ -71,7 +71,8 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
 def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15, *,
                re: float = 1000.0, adapt: str = "learned", resolution=None, mode: str = "auto",
                reporter=None, keep: bool = True, start: NoseFlow | None = None,
-               shape: NoseShape | None = None) -> NoseFlow:
+               shape: NoseShape | None = None, t_end: float | None = None,
+               dt: float | None = None) -> NoseFlow:
     """Solve the flow around one nose shape (see :mod:`.nose`); ``adapt`` sizes the mesh.
 
     ``resolution`` refines every adapt alike (cells grow about as its square; default: the
@@ -79,7 +80,9 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     flow of the same shape solved before with ``keep=True`` (another grid, another Re):
     Newton starts from it (a Reynolds sweep: pass each solve to the next). ``shape``: a
     :class:`~.nose.NoseShape` or a user's :class:`~.profile.NoseProfile` (then ``length``,
-    ``bluntness``, ``clearance`` are not used). Returns a
+    ``bluntness``, ``clearance`` are not used). ``t_end``, ``dt``: the time-marching mode's
+    simulated time and step (default 30 and 0.02 H/U; its averages are over the second
+    half: a shape that sheds slowly needs more, which ``averages['cd_error']`` says). Returns a
     :class:`~.nose_flow.NoseFlow` (``.cd``, ``.cl``, ``.cells``, ``.cp``).
     """
     if shape is None:
@@ -89,14 +92,34 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     re = check_re(re)
     if resolution is not None and not float(resolution) > 0:
         raise ValueError(f"resolution must be > 0, got {resolution!r}")
+    march = _march_times(t_end, dt)
     t0 = time.perf_counter()
     size, record = nose_size(shape, adapt, re, resolution=resolution, reporter=reporter)
     flow = solve_nose_flow(shape, size, re, mode=mode, reporter=reporter, keep=keep,
-                           start=start)
+                           start=start, **march)
     flow.adapt = adapt
     flow.details = {**record, "total_seconds": round(time.perf_counter() - t0, 3)}
     flow.seconds = time.perf_counter() - t0
     return flow
+
+
+def _march_times(t_end, dt) -> dict:
+    """``t_end``, ``dt`` of the time-marching mode checked (None: the defaults)."""
+    out = {}
+    for name, v in (("t_end", t_end), ("dt", dt)):
+        if v is None:
+            continue
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a number > 0, got {v!r}") from None
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a number > 0, got {v!r}")
+        out[name] = v
+    if out.get("t_end", T_END) < 4 * out.get("dt", DT):
+        raise ValueError(f"t_end {out.get('t_end', T_END):g} holds fewer than 4 time steps of "
+                         f"dt {out.get('dt', DT):g}: the averages need a window")
+    return out
 
 
 def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15,
@@ -125,7 +148,8 @@ def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: 
 
 def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     """Config keys: ``length``, ``bluntness``, ``clearance``, ``re``, ``adapt``,
-    ``resolution`` (None: the default), ``flow`` ('auto', 'steady', 'unsteady');
+    ``resolution`` (None: the default), ``flow`` ('auto', 'steady', 'unsteady'), ``t_end``
+    and ``dt`` of the time-marching mode (None: 30 and 0.02);
     ``profile``: a CSV of the nose's outline points (:class:`~.profile.NoseProfile`; then
     ``length`` and ``bluntness`` are not used)."""
     reporter = reporter or NullReporter()
@@ -137,7 +161,8 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     flow = solve_nose(config.get("length", 3.0), config.get("bluntness", 0.4),
                       config["clearance"], re=config["re"], adapt=config["adapt"],
                       resolution=config.get("resolution"), mode=config.get("flow", "auto"),
-                      reporter=reporter, shape=shape)
+                      reporter=reporter, shape=shape, t_end=config.get("t_end"),
+                      dt=config.get("dt"))
     reporter.log(repr(flow))
     reporter.info(cd=flow.cd, cl=flow.cl, cells=flow.cells, dofs=flow.dofs, mode=flow.mode)
     run_dir = getattr(reporter, "run_dir", None)
