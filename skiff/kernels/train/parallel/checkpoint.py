@@ -332,7 +332,8 @@ def _candidates(root: Path) -> list[Path]:
     return ordered
 
 
-def load_sharded(directory, comm: Comm, *, on_corrupt=None, select=None) -> dict | None:
+def load_sharded(directory, comm: Comm, *, on_corrupt=None, select=None,
+                 exact: bool = False) -> dict | None:
     """The newest good checkpoint for this rank (a collective call), or None if none.
 
     Returns ``{"step", "replicated", "sharded", "pieces", "world_size", "layout", "path"}``
@@ -345,11 +346,12 @@ def load_sharded(directory, comm: Comm, *, on_corrupt=None, select=None) -> dict
     Each rank reads only what it needs: the replicated state, its own shard, and, when the
     world size changed, the pieces of the old shards that overlap its new slices (arrays are
     read one by one from the ``.npz`` files; :data:`READ_STATS` counts the bytes).
+    ``exact``: ``directory`` is one checkpoint's own ``step-N/`` folder, read as it is.
     """
     root = Path(directory)
     choice = None
     if comm.rank == 0:
-        for folder in _candidates(root):
+        for folder in [root] if exact else _candidates(root):
             try:
                 _verify(folder)
             except CheckpointError as exc:
