@@ -124,12 +124,15 @@ def _march_times(t_end, dt) -> dict:
 
 def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15,
                    *, shape: NoseShape | None = None, adapt: str = "graded", resolution=None,
-                   mode: str = "auto", reporter=None, keep: bool = False) -> list:
+                   mode: str = "auto", reporter=None, keep: bool = False,
+                   t_end: float | None = None, dt: float | None = None) -> list:
     """One shape at several Reynolds numbers: a list of :class:`~.nose_flow.NoseFlow` in
     the order of ``res``. Solved from the lowest Re up, each Newton starting from the flow
     before (``start``): the same flows as separate solves, in fewer Newton steps. ``keep``:
-    keep every flow's fields (the last one's are always kept while the sweep runs)."""
+    keep every flow's fields (the last one's are always kept while the sweep runs).
+    ``t_end``, ``dt``: the time-marching mode's, for a Re with no steady solve."""
     values = [check_re(r) for r in np.atleast_1d(np.asarray(res, dtype=object))]
+    _march_times(t_end, dt)
     if not values:
         raise ValueError("res is empty: give the Reynolds numbers to solve at")
     if shape is None:
@@ -137,7 +140,8 @@ def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: 
     flows, prev = {}, None
     for i in sorted(range(len(values)), key=lambda k: values[k]):
         flow = solve_nose(shape=shape, re=values[i], adapt=adapt, resolution=resolution,
-                          mode=mode, reporter=reporter, keep=True, start=prev)
+                          mode=mode, reporter=reporter, keep=True, start=prev,
+                          t_end=t_end, dt=dt)
         if prev is not None and not keep:
             prev.mesh, prev.fields, prev.state, prev.th = None, {}, None, None
         flows[i], prev = flow, flow

@@ -42,3 +42,13 @@ def test_t_end_and_dt_reach_the_march_and_an_unsettled_average_is_named():
 def test_bad_march_times_are_refused_before_any_mesh(kw, needle):
     with pytest.raises(ValueError, match=needle):
         solve_nose(shape=SHAPE, re=50.0, adapt="graded", mode="unsteady", **kw)
+
+
+def test_a_reynolds_sweep_checks_and_passes_the_march_times():
+    from skiff.kernels.solve.flow.nose_job import reynolds_sweep
+
+    with pytest.raises(ValueError, match="t_end must be a number > 0"):
+        reynolds_sweep([50.0, 100.0], shape=SHAPE, t_end=0.0)
+    flows = reynolds_sweep([50.0], shape=SHAPE, mode="unsteady", t_end=0.4, dt=0.1,
+                           resolution=1.05 * min_resolution(SHAPE))
+    assert flows[0].time_steps == 4
