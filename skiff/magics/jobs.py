@@ -34,6 +34,9 @@ class JobsMagics(Magics):
             if ns.wait and ns.action != "resume":  # it was "unrecognized arguments"
                 raise ValueError(f"--wait goes with resume (the new job); %jobs wait "
                                  f"{ns.job_id or 'ID'} waits for a job")
+            if ns.wait and ns.dry_run:
+                raise ValueError("--dry-run starts no job for --wait to wait for: give one of "
+                                 "them")
             _name_variables(ns, self.shell.user_ns)
             action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
             if ns.action == "wait":

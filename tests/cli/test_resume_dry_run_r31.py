@@ -69,3 +69,12 @@ def test_notebook_resume_dry_run_is_the_same_document(runs_dir, capsys):
     assert doc["command"] == f"%jobs resume {first['id']}"
     assert doc["from"].endswith("step-00000004.npz")
     assert "resumes job" in repr(doc) and _folders(runs_dir) == before
+    from IPython.core.error import UsageError
+
+    try:
+        shell.run_line_magic("jobs", f"resume {first['id']} --dry-run --wait")
+    except UsageError as exc:
+        assert "--dry-run starts no job for --wait" in str(exc)
+    else:
+        raise AssertionError("--dry-run --wait was taken")
+    assert _folders(runs_dir) == before
