@@ -12,6 +12,7 @@ share of the line's box by characters (spaces counted), as close as a monospaced
 from __future__ import annotations
 
 import html
+import math
 import re
 from pathlib import Path
 
@@ -30,12 +31,13 @@ def page_size(label: str, pdf_dpi: float = 200) -> tuple[int, int] | None:
     if match and not Path(label).exists():
         path, page = match["path"], int(match["page"])
     try:
-        from .images import is_pdf, pdf_document
+        from .images import is_pdf, pdf_document, pdf_scale
 
         if is_pdf(path):
             with pdf_document(path) as doc:
                 w, h = doc[(page or 1) - 1].get_size()
-            return round(w * pdf_dpi / 72), round(h * pdf_dpi / 72)
+            scale = pdf_scale(w, h, pdf_dpi)  # as the page was rendered (a huge page less),
+            return math.ceil(w * scale), math.ceil(h * scale)  # whole pixels as pdfium's
         from PIL import Image
 
         from .images import pixel_stretch

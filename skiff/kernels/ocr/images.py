@@ -467,6 +467,15 @@ _is_pdf = is_pdf
 PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe, even across documents
 
 
+def pdf_scale(w: float, h: float, dpi: float) -> float:
+    """Pixels per point a PDF page of ``w x h`` points is rendered at: ``dpi / 72``, less for
+    a page that would pass :data:`MAX_PIXELS` (an A0 plan at 600 dpi)."""
+    scale = dpi / 72.0
+    if w * h * scale * scale > MAX_PIXELS:
+        scale = float(np.sqrt(MAX_PIXELS / (w * h)))
+    return scale
+
+
 @contextmanager
 def pdf_document(path: str):
     """pypdfium2's document for ``path``, opened and used under :data:`PDFIUM_LOCK` and
@@ -503,9 +512,7 @@ def _pdf_pages(path: str, only: int | None, dpi: float,
                 page = doc[page_no - 1]
                 try:
                     w, h = page.get_size()  # points (1/72 inch)
-                    scale = dpi / 72.0
-                    if w * h * scale * scale > MAX_PIXELS:
-                        scale = float(np.sqrt(MAX_PIXELS / (w * h)))
+                    scale = pdf_scale(w, h, dpi)
                     if budget is not None:
                         budget.wait_for(int(w * h * scale * scale * 3), f"{path}#page={page_no}")
                     bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))

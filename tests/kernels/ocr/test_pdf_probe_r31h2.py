@@ -50,3 +50,18 @@ def test_not_a_pdf_and_damaged(tmp_path):
     assert entry.count_pages(str(cut)) == 1  # unreadable: 1, its own error says why
     assert hocr.page_size(str(cut) + "#page=1") is None
     assert not images.PDFIUM_LOCK.locked()  # the lock is let go after a failure
+
+
+@pytest.mark.parametrize("max_pixels", [None, 1.0e5])
+def test_hocr_page_size_is_the_rendered_size(tmp_path, monkeypatch, max_pixels):
+    """hOCR's page box is the size the pipeline read the page at (pdfium's own rendering),
+    a page over MAX_PIXELS too (rendered smaller: its boxes are in those pixels)."""
+    if max_pixels:
+        monkeypatch.setattr(images, "MAX_PIXELS", max_pixels)
+    path = tmp_path / "odd.pdf"
+    Image.new("RGB", (457, 613), "white").save(path, resolution=96.0)  # 342.75 x 459.75 pt
+    for dpi in (72, 150, 200):
+        bgr, label = next(images.iter_pages(str(path), pdf_dpi=dpi))
+        assert hocr.page_size(label, pdf_dpi=dpi) == (bgr.shape[1], bgr.shape[0])
+        if max_pixels:
+            assert bgr.shape[0] * bgr.shape[1] <= max_pixels * 1.01
