@@ -313,3 +313,34 @@ def test_cross_entropy_with_class_probabilities():
         return [T.stack(losses), x.grad, x3.grad]
 
     _same(run(skiff), run(torch))
+
+
+@pytest.mark.parametrize("bidir,layers,bias,state,batch_first", [
+    (False, 1, True, False, False), (True, 2, True, True, True), (False, 2, False, True, False)])
+def test_gru_one_node_matches_torch(bidir, layers, bias, state, batch_first):
+    def run(T):
+        m = T.nn.GRU(3, 5, num_layers=layers, bidirectional=bidir, bias=bias,
+                     batch_first=batch_first)
+        _copy_weights(T, m)
+        x = _data(T, 4, 6, 3, seed=50).requires_grad_()
+        d, n = (2 if bidir else 1), (4 if batch_first else 6)
+        h0 = _data(T, layers * d, n, 5, seed=60).requires_grad_() if state else None
+        out, h = m(x, h0)
+        ((out * _data(T, *out.shape, seed=7)).sum() + (h * h).sum()).backward()
+        return [out, h, x.grad] + [p.grad for p in m.parameters()] + (
+            [h0.grad] if state else [])
+
+    _same(run(skiff), run(torch))
+
+
+def test_gru_gradients_of_gradients():
+    def run(T):
+        m = T.nn.GRU(2, 3)
+        _copy_weights(T, m)
+        x = _data(T, 3, 2, 2, seed=9).requires_grad_()
+        out, _ = m(x)
+        (g,) = T.autograd.grad(out.pow(2).sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        return [g, x.grad, m.weight_hh_l0.grad, m.bias_hh_l0.grad]
+
+    _same(run(skiff), run(torch))

@@ -1,4 +1,5 @@
-"""One LSTM layer's recurrence as one graph node (round 31): ``LSTMSeqFn``.
+"""One LSTM (or GRU) layer's recurrence as one graph node (round 31): ``LSTMSeqFn``,
+``GRUSeqFn``.
 
 ``nn.LSTM`` ran each time step as a dozen recorded ops (a linear, four gate slices, three
 sigmoids, two tanhs, products and sums), each a node with its own small arrays: for 32 steps
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from ..autograd import Function, xp_of
 
-__all__ = ["LSTMSeqFn", "cell_loop"]
+__all__ = ["LSTMSeqFn", "cell_loop", "GRUSeqFn", "gru_cell_loop"]
 
 
 def _gate_consts(xp, hsz, dtype):
@@ -168,3 +169,141 @@ def cell_loop(proj, h, c, w_hh, b_hh, reverse=False):
         h = o.sigmoid() * c.tanh()
         hs[t], cs[t] = h, c
     return T.stack(hs, axis=0), T.stack(cs, axis=0)
+
+
+class GRUSeqFn(Function):
+    """``hs = GRUSeqFn.apply(proj, h0, w_hh, b_hh, reverse=False)``: torch's GRU recurrence
+    (``r, z = sigmoid(.)``, ``n = tanh(x_n + r (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``)
+    over ``proj`` (T, N, 3H) as one node, like :class:`LSTMSeqFn`; ``hs`` (T, N, H)."""
+
+    def forward(self, proj, h0, w_hh, b_hh, reverse=False):
+        xp = xp_of(proj)
+        steps, n, h3 = proj.shape
+        hsz = h3 // 3
+        dt = proj.dtype
+        h = xp.zeros((n, hsz), dtype=dt) if h0 is None else h0
+        acts = xp.empty((steps, n, h3), dtype=dt)  # r, z, n
+        hns = xp.empty((steps, n, hsz), dtype=dt)  # W_hn h + b_hn
+        hs = xp.empty((steps, n, hsz), dtype=dt)
+        w_t = xp.ascontiguousarray(w_hh.T)
+        buf = xp.empty((n, h3), dtype=dt)
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            xp.matmul(h, w_t, out=buf)
+            if b_hh is not None:
+                buf += b_hh
+            a = acts[t]
+            rz = a[:, :2 * hsz]
+            xp.add(proj[t, :, :2 * hsz], buf[:, :2 * hsz], out=rz)
+            rz *= 0.5  # sigmoid(x) = 0.5 tanh(0.5 x) + 0.5
+            xp.tanh(rz, out=rz)
+            rz *= 0.5
+            rz += 0.5
+            r, z, nn_ = a[:, :hsz], a[:, hsz:2 * hsz], a[:, 2 * hsz:]
+            hns[t] = buf[:, 2 * hsz:]
+            xp.multiply(r, hns[t], out=nn_)
+            nn_ += proj[t, :, 2 * hsz:]
+            xp.tanh(nn_, out=nn_)
+            xp.subtract(h, nn_, out=hs[t])  # n + z (h - n)
+            hs[t] *= z
+            hs[t] += nn_
+            h = hs[t]
+        self.reverse, self.hsz = reverse, hsz
+        self.save_for_backward(proj, h0, w_hh, b_hh, acts, hns, hs)
+        return hs
+
+    def backward(self, g_hs):
+        proj, h0, w_hh, b_hh, acts, hns, hs = self.saved
+        xp = xp_of(acts)
+        steps, n, h3 = acts.shape
+        hsz = self.hsz
+        dt = acts.dtype
+        h_init = xp.zeros((n, hsz), dtype=dt) if h0 is None else h0
+        order = range(steps) if self.reverse else range(steps - 1, -1, -1)
+        step = 1 if self.reverse else -1
+        w = xp.ascontiguousarray(w_hh)
+        dhh = xp.empty_like(acts)  # the gradient of W_hh h + b_hh
+        dnp = xp.empty((steps, n, hsz), dtype=dt)  # of the n gate's input
+        dh = xp.empty((n, hsz), dtype=dt)
+        tmp = xp.empty((n, hsz), dtype=dt)
+        dh_next = xp.zeros((n, hsz), dtype=dt)
+        for t in order:
+            p = t + step
+            h_prev = h_init if p < 0 or p >= steps else hs[p]
+            a = acts[t]
+            r, z, nn_ = a[:, :hsz], a[:, hsz:2 * hsz], a[:, 2 * hsz:]
+            xp.add(g_hs[t], dh_next, out=dh)
+            d = dhh[t]
+            dn = dnp[t]
+            xp.subtract(1, z, out=dn)  # dn_pre = dh (1 - z) (1 - n^2)
+            dn *= dh
+            xp.multiply(nn_, nn_, out=tmp)
+            xp.subtract(1, tmp, out=tmp)
+            dn *= tmp
+            dr = d[:, :hsz]  # dr_pre = dn_pre hn r (1 - r)
+            xp.multiply(dn, hns[t], out=dr)
+            xp.subtract(1, r, out=tmp)
+            tmp *= r
+            dr *= tmp
+            dz = d[:, hsz:2 * hsz]  # dz_pre = dh (h - n) z (1 - z)
+            xp.subtract(h_prev, nn_, out=dz)
+            dz *= dh
+            xp.subtract(1, z, out=tmp)
+            tmp *= z
+            dz *= tmp
+            xp.multiply(dn, r, out=d[:, 2 * hsz:])  # d(W_hn h + b_hn) = dn_pre r
+            dh_next = dh * z + d @ w
+        want = self.needs_input_grad
+        gproj = gw = gb = None
+        if want[0]:
+            gproj = dhh.copy()
+            gproj[:, :, 2 * hsz:] = dnp
+        if want[2]:
+            if self.reverse:
+                h_prev = xp.concatenate([hs[1:], h_init[None]], axis=0)
+            else:
+                h_prev = xp.concatenate([h_init[None], hs[:-1]], axis=0)
+            gw = dhh.reshape(steps * n, h3).T @ h_prev.reshape(steps * n, hsz)
+        if want[3]:
+            gb = dhh.sum(axis=(0, 1))
+        return gproj, (dh_next if want[1] else None), gw, gb
+
+    def backward_t(self, want, g_hs):
+        from ..autograd import enable_grad
+        from ..double_backward import grad_graph
+        from ..double_helpers import input_t
+        from ..tensor import Tensor
+
+        proj, h0, w_hh, b_hh = self.saved[:4]
+        ins = [None if a is None else input_t(self, k, a)
+               for k, a in enumerate((proj, h0, w_hh, b_hh))]
+        ins = [Tensor._make(a, False, None, 0) if a is not None and not isinstance(a, Tensor)
+               else a for a in ins]
+        with enable_grad():
+            hs = gru_cell_loop(*ins, reverse=self.reverse)
+        asked = [k for k in range(4) if want[k] and ins[k] is not None]
+        got = grad_graph([hs], [g_hs], [ins[k] for k in asked])
+        out = [None] * 4
+        for k, gk in zip(asked, got):
+            out[k] = gk
+        return tuple(out)
+
+
+def gru_cell_loop(proj, h, w_hh, b_hh, reverse=False):
+    """The recurrence of :class:`GRUSeqFn` as recorded tensor ops: ``hs``."""
+    from .. import tensor as T
+    from .functional import linear
+
+    steps, n = proj.shape[0], proj.shape[1]
+    hsz = proj.shape[2] // 3
+    if h is None:
+        h = T.zeros((n, hsz), dtype=proj.dtype)
+    hs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        xr, xz, xn = proj[t].split(hsz, axis=-1)
+        hr, hz, hn = linear(h, w_hh, b_hh).split(hsz, axis=-1)
+        r = (xr + hr).sigmoid()
+        z = (xz + hz).sigmoid()
+        cand = (xn + r * hn).tanh()
+        h = cand + z * (h - cand)
+        hs[t] = h
+    return T.stack(hs, axis=0)

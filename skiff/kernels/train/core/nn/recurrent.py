@@ -3,8 +3,9 @@ a torch model's ``state_dict`` loads as it is (the tests compare outputs and gra
 torch's own layers).
 
 Each layer (and direction) projects the whole input sequence in one GEMM and then steps
-through time with the hidden-to-hidden product and the gates as autograd ops (LSTM, unpacked
-and without ``proj_size``: the whole recurrence as one node, :mod:`.lstm_fused_r31`). Input
+through time with the hidden-to-hidden product and the gates as autograd ops (an unpacked
+sequence, and an LSTM without ``proj_size``: the whole recurrence as one node,
+:mod:`.lstm_fused_r31`). Input
 ``(L, N, features)`` (``batch_first``: ``(N, L, features)``; unbatched ``(L, features)``);
 ``LSTM`` returns ``(output, (h_n, c_n))``, ``GRU`` ``(output, h_n)``, with ``h_n`` of shape
 ``(num_layers * directions, N, hidden)``. ``dropout`` applies between layers in training.
@@ -19,7 +20,7 @@ from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
-from .lstm_fused_r31 import LSTMSeqFn
+from .lstm_fused_r31 import GRUSeqFn, LSTMSeqFn
 from .module import Module, Parameter
 from .packed_sequence import PackedSequence, step_mask
 
@@ -227,6 +228,9 @@ class GRU(_Recurrent):
         w_ih, w_hh, b_ih, b_hh = weights
         steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
         proj = self._project(x, w_ih, b_ih)
+        if mask is None:  # one node for the whole recurrence (round 31)
+            hs = GRUSeqFn.apply(proj, state, w_hh, b_hh, reverse=reverse)
+            return hs, hs[0 if reverse else steps - 1]
         h = T.zeros((n, hsz), dtype=x.dtype, device=x.device) if state is None else state
         outs = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
