@@ -87,3 +87,44 @@ def remove_means(labels: np.ndarray, count: int, v: np.ndarray) -> np.ndarray:
     keep = labels >= 0
     v[keep] -= means[labels[keep]]
     return v
+
+
+def unit_rows_lifted(A):
+    """``(A_s, rows, cols)`` for a real sparse matrix whose rows ``rows`` hold only their
+    diagonal entry (Dirichlet rows written as identity rows, ``skfem.enforce``'s; the columns
+    kept) and which is symmetric once those columns' other entries are moved to the
+    right-hand side: ``A_s`` is ``A`` without them, ``cols`` (CSR, n x k) those entries
+    (``b_s = b - cols @ (b[rows] / diag[rows])``, ``b_s[rows] = b[rows]``: the same x). None
+    where there is no such row, no such entry, or ``A_s`` is not symmetric."""
+    if not sp.issparse(A) or A.dtype.kind not in "fiu" or A.shape[0] != A.shape[1]:
+        return None
+    C = sp.csr_matrix(A)
+    if not np.all(C.data != 0):   # skfem.enforce zeroes the rows' entries, keeping them
+        C = C.copy()
+        C.eliminate_zeros()
+    counts = np.diff(C.indptr)
+    single = np.flatnonzero(counts == 1)
+    if not single.size:
+        return None
+    rows = single[C.indices[C.indptr[single]] == single]
+    rows = rows[C.data[C.indptr[rows]] != 0]
+    if not rows.size:
+        return None
+    mark = np.zeros(C.shape[0], dtype=bool)
+    mark[rows] = True
+    coo = C.tocoo()
+    moved = mark[coo.col] & (coo.row != coo.col)
+    if not moved.any():
+        return None   # the columns are empty too: A is as it should be
+    from .amg import is_symmetric
+
+    keep = ~moved
+    A_s = sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=C.shape)
+    A_s.sort_indices()
+    if not is_symmetric(A_s):
+        return None
+    where = np.full(C.shape[0], -1)
+    where[rows] = np.arange(rows.size)
+    cols = sp.csr_matrix((coo.data[moved], (coo.row[moved], where[coo.col[moved]])),
+                         shape=(C.shape[0], rows.size))
+    return A_s.astype(C.dtype), rows, cols
