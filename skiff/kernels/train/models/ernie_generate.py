@@ -77,13 +77,16 @@ class PackedKVCache:
         return (att @ vals).reshape(B, H * D)  # (B, K, R, D) -> (B, H * D)
 
 
-def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
+def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128,
+                         bf16: bool = False):
     """Causal attention of a packed prefill without a graph, for grouped-query heads: q
     (N, K*R, D), k and v (N, K, D) (query head ``h`` reads k/v head ``h // R``); returns
     (N, K*R, D). Each sequence's R query heads of a k/v head are stacked into one (R*L, D)
     matrix against its (L, D) keys, so the keys are never copied R times; rows are taken in
     chunks of ``chunk`` positions that see only the keys up to their last position, which
-    skips about half of the masked work of long prompts."""
+    skips about half of the masked work of long prompts. ``bf16``: as torch's CPU attention
+    of bfloat16 tensors, the unnormalised probabilities rounded to bf16 before they meet
+    the values, the float32 sum dividing after (host arrays)."""
     xp = _xp(q)
     N, H, D = q.shape
     K = k.shape[1]
@@ -110,8 +113,16 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128):
             block[..., above[:c, :c]] = -np.inf
             att -= att.max(axis=-1, keepdims=True)
             xp.exp(att, out=att)
-            att /= att.sum(axis=-1, keepdims=True)
-            y = xp.matmul(att, vs[:, :i1]).reshape(K, R, c, D)
+            if bf16:
+                from .ernie_kernels import round_bf16_
+
+                total = att.sum(axis=-1, keepdims=True)
+                y = xp.matmul(round_bf16_(att), vs[:, :i1])
+                y /= total
+                y = y.reshape(K, R, c, D)
+            else:
+                att /= att.sum(axis=-1, keepdims=True)
+                y = xp.matmul(att, vs[:, :i1]).reshape(K, R, c, D)
             out[s + i0:s + i1] = y.transpose(2, 0, 1, 3).reshape(c, H, D)
     return out
 

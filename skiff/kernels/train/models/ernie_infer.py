@@ -43,6 +43,7 @@ from .ernie_kernels import (
     mid_rows_matmul,
     rms_norm_rows,
     rotary_rows_,
+    round_bf16_,
     swiglu_rows,
 )
 
@@ -207,18 +208,25 @@ def _active(pairs) -> list:
 def _add_lora(y, x, adapters, lo: int = 0, hi: int | None = None) -> None:
     """Add, in place, each adapter's ``s (x A^T) B^T`` to its columns of y (M, N) (y holds
     the group's columns ``lo .. hi``; adapters outside them are left out). The adapters'
-    ``A`` side by side: one product for the group, then one per ``B``."""
+    ``A`` side by side: one product for the group, then one per ``B``. A bfloat16 model's
+    adapter, as peft runs it (its adapter weights cast to float32, ``autocast_adapter_dtype``):
+    the update in float32, the sum rounded once."""
     hi = y.shape[1] + lo if hi is None else hi
     inside = [(c, m) for c, m in adapters if lo <= c < hi]
     if not inside:
         return
-    t = _rows_times(x, [m.lora_A.weight._data for _, m in inside])  # (M, sum r)
+    t = _rows_times(x, [m.lora_A.weight._data for _, m in inside], rounded=False)
     r0 = 0
     for c, m in inside:
         r = m.lora_A.weight.shape[0]
-        d = _rows_times(np.ascontiguousarray(t[:, r0:r0 + r]), [m.lora_B.weight._data])
+        B = m.lora_B.weight._data
+        d = _rows_times(np.ascontiguousarray(t[:, r0:r0 + r]), [B], rounded=False)
         d *= np.float32(m.scaling)
-        y[:, c - lo:c - lo + d.shape[1]] += d
+        part = y[:, c - lo:c - lo + d.shape[1]]
+        part += d
+        base = getattr(m, "weight", None)  # a joint gate|up adapter has none of its own
+        if is_bf16(B) or (base is not None and is_bf16(base._data)):
+            round_bf16_(part)
         r0 += r
 
 
@@ -270,14 +278,16 @@ _WEIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 # ---- the forward passes ----------------------------------------------------------------------
-def _rows_times(x, parts, bias=None):
+def _rows_times(x, parts, bias=None, rounded: bool = True):
     """x (M, C) times each matrix of ``parts`` (N_i, C) transposed, side by side:
     (M, sum N_i), contiguous. One row as a GEMV ``W x``; 2..16 rows by
     :func:`few_rows_matmul`; 17..256 by :func:`mid_rows_matmul`; more as ``x W^T``
     (OpenBLAS; ``(W x^T)^T`` is a few percent faster in its GEMM at 128 rows, but the
-    transposed result costs more to make contiguous)."""
+    transposed result costs more to make contiguous). With bfloat16 weights the output is
+    rounded to bf16 (as torch's bf16 linear gives it) unless ``rounded`` is False."""
     M = x.shape[0]
-    if any(is_bf16(w) for w in parts):
+    bf = any(is_bf16(w) for w in parts)
+    if bf:
         outs = [bf16_rows_matmul(x, w) if is_bf16(w) else x @ w.T for w in parts]
     elif M == 1:
         outs = [(w @ x[0])[None] for w in parts]
@@ -290,7 +300,40 @@ def _rows_times(x, parts, bias=None):
     y = np.concatenate(outs, axis=1) if len(outs) > 1 else np.ascontiguousarray(outs[0])
     if bias is not None:
         y += _f32(bias)
+    if bf and rounded:  # a bf16 layer's output, as torch's: float32 sums rounded once
+        round_bf16_(y)
     return y
+
+
+def _rnd(a, bf: bool):
+    """``a`` rounded in place to bfloat16's values when the model is bfloat16 (where
+    torch's bf16 model holds a bf16 tensor), else as it is."""
+    return round_bf16_(a) if bf else a
+
+
+def _norm(x, w, eps, bf: bool):
+    """RMSNorm of rows x; for a bfloat16 model as transformers' ``Ernie4_5RMSNorm``: the
+    normalised rows rounded to bf16, times the weight, rounded."""
+    if not bf:
+        return rms_norm_rows(x, _f32(w), eps)
+    h = round_bf16_(rms_norm_rows(x, np.ones(x.shape[1], dtype=np.float32), eps))
+    h *= _f32(w)
+    return round_bf16_(h)
+
+
+def _swiglu(gu, bf: bool):
+    """``silu(gate) * up`` from ``gate | up`` rows; bfloat16: each of the two rounded."""
+    if not bf:
+        return swiglu_rows(gu)
+    inner = gu.shape[1] // 2
+    g = gu[:, :inner]
+    a = np.negative(g)
+    np.exp(a, out=a)
+    a += 1
+    np.divide(g, a, out=a)
+    round_bf16_(a)
+    a *= gu[:, inner:]
+    return round_bf16_(a)
 
 
 def _split_rows(group, bias_group, n):
@@ -308,12 +351,12 @@ def _bias(group):
     return None if group is None else np.concatenate(group.parts(), axis=0)
 
 
-def _mlp(L: _Layer, h):
+def _mlp(L: _Layer, h, bf: bool = False):
     if L.moe is not None:
-        return _moe(L.moe, h)
+        return _moe(L.moe, h, bf)
     gu = _rows_times(h, L.gu.parts(), _bias(L.gu_b))
     _add_lora(gu, h, L.gu_lora)
-    a = swiglu_rows(gu)
+    a = _swiglu(gu, bf)
     y = _rows_times(a, [L.down._data], None if L.down_b is None else L.down_b._data)
     _add_lora(y, a, L.down_lora)
     return y
@@ -326,28 +369,51 @@ def _o_proj(L: _Layer, y):
     return out
 
 
-def _expert(mlp, h):
+def _merged_bf16(weights, adapter):
+    """bfloat16 weights (the rows of ``weights`` stacked) with an adapter folded in as peft
+    folds one on a bf16 parameter (``target_parameters``: the experts; one ``baddbmm`` in
+    bf16): ``W + s B A`` in float32, rounded to bf16 once."""
+    w = np.concatenate([_f32(a) for a in weights]) if len(weights) > 1 else _f32(weights[0])
+    d = _f32(adapter.lora_B.weight._data) @ _f32(adapter.lora_A.weight._data)
+    d *= np.float32(adapter.scaling)
+    return round_bf16_(w + d).astype(weights[0].dtype)
+
+
+def _expert(mlp, h, bf: bool = False, routed: bool = False):
     """A SwiGLU MLP (an expert, or the shared experts) on rows h (M, C): gate and up side
-    by side, with their adapters (each projection's, or the expert's joint gate|up one)."""
+    by side, with their adapters (each projection's, or the expert's joint gate|up one).
+    A routed expert of a bfloat16 model with adapters: its weights with the adapters folded
+    in (:func:`_merged_bf16`), as peft's bf16 experts."""
+    joint = getattr(mlp, "gate_up_lora", None)
+    joint = None if joint is None or joint.disabled else joint
+    down = _active([(0, mlp.down_proj)])
+    if routed and bf and (joint is not None or down):
+        gw = [mlp.gate_proj.weight._data, mlp.up_proj.weight._data]
+        gu = _rows_times(h, [_merged_bf16(gw, joint) if joint is not None else gw[0]]
+                         + ([] if joint is not None else gw[1:]))
+        a = _swiglu(gu, bf)
+        dw = mlp.down_proj.weight._data
+        return _rows_times(a, [_merged_bf16([dw], down[0][1]) if down else dw])
     b = None if mlp.gate_proj.bias is None else np.concatenate(
         [_f32(mlp.gate_proj.bias._data), _f32(mlp.up_proj.bias._data)])
     gu = _rows_times(h, [mlp.gate_proj.weight._data, mlp.up_proj.weight._data], b)
     _add_lora(gu, h, _active([(0, mlp.gate_proj),
                               (mlp.gate_proj.out_features, mlp.up_proj)]))
-    joint = getattr(mlp, "gate_up_lora", None)
-    if joint is not None and not joint.disabled:
+    if joint is not None:
         _add_lora(gu, h, [(0, joint)])
-    a = swiglu_rows(gu)
+    a = _swiglu(gu, bf)
     y = _rows_times(a, [mlp.down_proj.weight._data],
                     None if mlp.down_proj.bias is None else mlp.down_proj.bias._data)
-    _add_lora(y, a, _active([(0, mlp.down_proj)]))
+    _add_lora(y, a, down)
     return y
 
 
-def _moe(moe, h):
+def _moe(moe, h, bf: bool = False):
     """``ErnieMoE.forward`` on plain arrays (its router as it is: float32, the same choices
     and weights), each chosen expert once on its rows; experts with LoRA (or any that is
-    not a plain MLP of host weights): the module itself."""
+    not a plain MLP of host weights): the module itself. bfloat16, as transformers'
+    ``Ernie4_5_MoeExperts`` gives it: the routing weights rounded, each expert's weighted
+    output rounded, their sum (float32) rounded once."""
     from ..core.tensor import Tensor
 
     mlps = list(moe.experts) + ([moe.shared_experts] if moe.shared_experts is not None
@@ -365,15 +431,36 @@ def _moe(moe, h):
     start = 0
     for e in np.flatnonzero(counts):
         n = int(counts[e])
-        y[order[start:start + n]] = _expert(moe.experts[e], src[start:start + n])
+        y[order[start:start + n]] = _expert(moe.experts[e], src[start:start + n], bf,
+                                            routed=True)
         start += n
-    out = (y.reshape(N, k, -1) * _f32(w._data).reshape(N, k, 1)).sum(axis=1)
+    w = np.array(w._data, dtype=np.float32).reshape(N, k, 1)
+    if not bf:
+        out = (y.reshape(N, k, -1) * w).sum(axis=1)
+    else:  # each slot's weighted output rounded, their sum rounded once
+        out = round_bf16_((round_bf16_(y.reshape(N, k, -1) * round_bf16_(w))).sum(axis=1))
     if moe.shared_experts is not None:
-        out += _expert(moe.shared_experts, h)
+        out += _expert(moe.shared_experts, h, bf)
+        _rnd(out, bf)
     return out
 
 
-def _attention_last(q, k, v, cu, scale):
+def _softmax_times(att, v, bf: bool):
+    """``softmax(att) @ v`` over the last axis of att (scores, modified); bfloat16: as
+    torch's CPU attention, the unnormalised probabilities rounded before the product and
+    the float32 sum dividing after."""
+    att -= att.max(axis=-1, keepdims=True)
+    np.exp(att, out=att)
+    total = att.sum(axis=-1, keepdims=True)
+    if not bf:
+        att /= total
+        return att @ v
+    y = round_bf16_(np.ascontiguousarray(att)) @ v
+    y /= total
+    return y
+
+
+def _attention_last(q, k, v, cu, scale, bf: bool = False):
     """Attention of each sequence's last position only: q (S, H, D) the last rows, k and v
     (N, K, D) the packed keys and values; returns (S, H, D)."""
     S, H, D = q.shape
@@ -384,10 +471,7 @@ def _attention_last(q, k, v, cu, scale):
         s, e = int(cu[b]), int(cu[b + 1])
         qs = q[b].reshape(K, R, D) * q.dtype.type(scale)
         att = qs @ k[s:e].transpose(1, 2, 0)  # (K, R, L)
-        att -= att.max(axis=-1, keepdims=True)
-        np.exp(att, out=att)
-        att /= att.sum(axis=-1, keepdims=True)
-        out[b] = (att @ v[s:e].transpose(1, 0, 2)).reshape(H, D)
+        out[b] = _softmax_times(att, v[s:e].transpose(1, 0, 2), bf).reshape(H, D)
     return out
 
 
@@ -395,52 +479,62 @@ def prefill(model, weights: InferenceWeights, tokens, cu, cos, sin, store=None,
             last_only: bool = False):
     """Logits of a packed token stream tokens (N,) with sequence bounds ``cu`` (S+1,) and
     rotary cos, sin (N, D/2): (N, V), or (S, V) of each sequence's last token with
-    ``last_only``. ``store(layer, k, v)`` receives each layer's keys and values (N, K, D)."""
+    ``last_only``. ``store(layer, k, v)`` receives each layer's keys and values (N, K, D).
+    A bfloat16 model rounds where transformers' bf16 model holds bf16 tensors (see
+    :func:`_rnd`): each projection's output, the rotated q and k, the attention's output,
+    the norms, the MLP's activations, the residual stream."""
     from .ernie_generate import packed_attention_gqa
 
     emb = model.model.embed_tokens.weight._data
+    bf = is_bf16(emb)
     x = _f32(emb[tokens])  # (N, C), a copy
     N = x.shape[0]
     last = cu[1:] - 1
     n_layers = len(weights.layers)
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
-        h = rms_norm_rows(x, _f32(L.ln1.weight._data), L.eps1)
+        h = _norm(x, L.ln1.weight._data, L.eps1, bf)
         if last_only and i == n_layers - 1:  # queries of the last rows, keys of all
             w, b = _split_rows(L.qkv, L.qkv_b, H * D)
             kv = _rows_times(h, w[1], b[1])  # (N, 2K D)
             _add_lora(kv, h, L.qkv_lora, H * D, (H + 2 * K) * D)
             rotary_rows_(kv, cos, sin, K, D)
+            _rnd(kv, bf)
             h_last = h[last]
             q = _rows_times(h_last, w[0], b[0])  # (S, H D)
             _add_lora(q, h_last, L.qkv_lora, 0, H * D)
             rotary_rows_(q, np.ascontiguousarray(cos[last]), np.ascontiguousarray(sin[last]),
                          H, D)
+            _rnd(q, bf)
             k, v = kv[:, :K * D].reshape(N, K, D), kv[:, K * D:].reshape(N, K, D)
             if store is not None:
                 store(i, k, v)
-            y = _attention_last(q.reshape(-1, H, D), k, v, cu, D ** -0.5)
+            y = _attention_last(q.reshape(-1, H, D), k, v, cu, D ** -0.5, bf)
             x = x[last]  # only the last rows go on
         else:
             qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))  # (N, (H + 2K) D)
             _add_lora(qkv, h, L.qkv_lora)
             rotary_rows_(qkv, cos, sin, H + K, D)
+            _rnd(qkv, bf)
             q = qkv[:, :H * D].reshape(N, H, D)
             k = qkv[:, H * D:(H + K) * D].reshape(N, K, D)
             v = qkv[:, (H + K) * D:].reshape(N, K, D)
             if store is not None:
                 store(i, k, v)
-            y = packed_attention_gqa(q, k, v, cu, D ** -0.5)
-        x += _o_proj(L, y.reshape(y.shape[0], H * D))
-        x += _mlp(L, rms_norm_rows(x, _f32(L.ln2.weight._data), L.eps2))
+            y = packed_attention_gqa(q, k, v, cu, D ** -0.5, bf16=bf)
+        y = _rnd(np.ascontiguousarray(y.reshape(y.shape[0], H * D), dtype=np.float32), bf)
+        x += _o_proj(L, y)
+        _rnd(x, bf)
+        x += _mlp(L, _norm(x, L.ln2.weight._data, L.eps2, bf), bf)
+        _rnd(x, bf)
     if last_only and n_layers == 0:
         x = x[last]
-    return _head(model, x)
+    return _head(model, x, bf)
 
 
-def _head(model, x):
+def _head(model, x, bf: bool = False):
     norm = model.model.norm
-    h = rms_norm_rows(np.ascontiguousarray(x), _f32(norm.weight._data), float(norm.eps))
+    h = _norm(np.ascontiguousarray(x), norm.weight._data, float(norm.eps), bf)
     head = model.lm_head
     return _rows_times(h, [head.weight._data], None if head.bias is None else head.bias._data)
 
@@ -453,6 +547,7 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     ``keymask`` (B, >= S) bools: the keys each row may see (a padded cache's real
     positions; the new one must be among them)."""
     emb = model.model.embed_tokens.weight._data
+    bf = is_bf16(emb)
     x = _f32(emb[ids])  # (B, C), a copy
     B = x.shape[0]
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -466,10 +561,11 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
     for i, L in enumerate(weights.layers):
         H, K, D = L.H, L.K, L.D
         R = H // K
-        h = rms_norm_rows(x, _f32(L.ln1.weight._data), L.eps1)
+        h = _norm(x, L.ln1.weight._data, L.eps1, bf)
         qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))
         _add_lora(qkv, h, L.qkv_lora)
         rotary_rows_(qkv, cos, sin, H + K, D)
+        _rnd(qkv, bf)
         q = qkv[:, :H * D].reshape(B, K, R, D)
         kc, vc = keys[i], values[i]
         kc[idx, :, lengths] = qkv[:, H * D:(H + K) * D].reshape(B, K, D)
@@ -481,13 +577,13 @@ def decode_step(model, weights: InferenceWeights, ids, keys, values, lengths, co
         att = (q * q.dtype.type(D ** -0.5)) @ ks.transpose(0, 1, 3, 2)  # (B, K, R, S)
         if beyond is not None:  # positions past a row's own length
             np.copyto(att, -np.inf, where=beyond[:, None, None, :])
-        att -= att.max(axis=-1, keepdims=True)
-        np.exp(att, out=att)
-        att /= att.sum(axis=-1, keepdims=True)
-        y = (att @ vs).reshape(B, H * D)
+        y = _softmax_times(att, vs, bf)
+        y = _rnd(np.ascontiguousarray(y.reshape(B, H * D), dtype=np.float32), bf)
         x += _o_proj(L, y)
-        x += _mlp(L, rms_norm_rows(x, _f32(L.ln2.weight._data), L.eps2))
-    return _head(model, x)
+        _rnd(x, bf)
+        x += _mlp(L, _norm(x, L.ln2.weight._data, L.eps2, bf), bf)
+        _rnd(x, bf)
+    return _head(model, x, bf)
 
 
 # ---- entry points for ErnieForCausalLM (None: take the graph path) ---------------------------

@@ -12,7 +12,9 @@ reference; the tests compare every fast twin with it), used by :mod:`.ernie_infe
 * ``bf16_rows_matmul``: ``x @ w.T`` with float32 rows x and bfloat16 weights w (a model
   loaded with ``dtype="bfloat16"``), in float32 on the exact float32 values of w: up to 16
   rows a numba kernel that widens each pair of w's rows as it reads them (half the bytes of
-  a float32 weight), more rows by tiles of w widened in cache and the float32 GEMMs above.
+  a float32 weight), more rows by tiles of w widened in cache and the float32 GEMMs above;
+* ``round_bf16_``: float32 values rounded, in place, to the nearest bfloat16 (ties to even,
+  as torch's ``.to(torch.bfloat16)``): where a bfloat16 model in torch holds a bf16 tensor.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from skiff.kernels.backend import custom_op, numba_available
 
 __all__ = ["rms_norm_rows", "rotary_rows_", "swiglu_rows", "few_rows_matmul",
-           "mid_rows_matmul", "bf16_rows_matmul", "is_bf16"]
+           "mid_rows_matmul", "bf16_rows_matmul", "is_bf16", "round_bf16_"]
 
 
 # ---- elementwise kernels: numpy references and numba twins ----------------------------------
@@ -81,6 +83,16 @@ def bf16_rows_matmul(x, w):
     """``x @ w.T`` for float32 rows x (M, C) against bfloat16 weights w (N, C), in float32:
     (M, N) float32, the product with w widened to float32 (exact)."""
     return x @ w.astype(np.float32).T
+
+
+@custom_op("ernie.round_bf16_")
+def round_bf16_(a):
+    """Round float32 ``a`` in place to bfloat16's values (nearest, ties to even; NaN stays
+    NaN); returns a."""
+    import ml_dtypes
+
+    a[...] = a.astype(ml_dtypes.bfloat16).astype(np.float32)
+    return a
 
 
 def is_bf16(a) -> bool:
@@ -279,7 +291,21 @@ def _kernels():
             for c in range(c_):
                 out[i, c] = np.uint32(w[i, c]) << np.uint32(16)
 
-    return rms, rope, few_rows, few_rows_bf16, widen_bf16
+    @numba.njit(cache=True)
+    def round_bf16(bits):  # pragma: no cover - compiled
+        # float32 bits (uint32, flat) -> the nearest bfloat16's bits, ties to even
+        for i in range(bits.shape[0]):
+            u = bits[i]
+            if (u & np.uint32(0x7F800000)) == np.uint32(0x7F800000):  # inf / NaN
+                if u & np.uint32(0x007FFFFF):
+                    bits[i] = (u | np.uint32(0x00400000)) & np.uint32(0xFFFF0000)
+                else:
+                    bits[i] = u & np.uint32(0xFFFF0000)
+                continue
+            u = u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))
+            bits[i] = u & np.uint32(0xFFFF0000)
+
+    return rms, rope, few_rows, few_rows_bf16, widen_bf16, round_bf16
 
 
 def _numba_ok(*arrays) -> bool:
@@ -352,3 +378,11 @@ def _bf16_rows_numba(x, w):
         kernels[4](bits[j:j + n], tile[:n])
         out[:, j:j + n] = (mid_rows_matmul(x, wide[:n]) if M <= 256 else x @ wide[:n].T)
     return out
+
+
+@round_bf16_.implement("cpu", "numba", available=numba_available)
+def _round_bf16_numba(a):
+    if not _numba_ok(a):
+        return round_bf16_.reference(a)
+    _kernels()[5](a.reshape(-1).view(np.uint32))
+    return a
