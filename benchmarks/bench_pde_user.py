@@ -41,6 +41,10 @@ patch per unknown).
 Round 29 (h11): ``graphba``, the Laplacian of a Barabasi-Albert graph (networkx, 50 000 nodes,
 3 edges per new node) plus 1e-3 I, a random b: a scale-free network's hubs (skiff's setup
 ran over 300 s before its fill guard; both tools' defaults).
+Round 31: ``el3d``, 3-D elasticity (nu = 0.3, 24 843 unknowns) with the Dirichlet rows set
+by ``skfem.enforce`` (identity rows, the columns kept: not symmetric): skiff ``auto`` (CG on
+the symmetric rest since round 31, GMRES before), pyamg ``symmetry='nonsymmetric'`` with
+``accel='gmres'`` (a non-symmetric matrix's).
 """
 
 from __future__ import annotations
@@ -77,6 +81,22 @@ def _elasticity(k, nu):
     b = skfem.LinearForm(lambda v, w: -v[1]).assemble(ib)
     A, b, keep = _inner(A, b, ib, ib.get_dofs(lambda x: x[0] == 0.0))
     return A, b, rigid_body_modes(ib.doflocs.T)[keep]
+
+
+def _enforced_elasticity(k, nu):
+    """``_elasticity``'s problem with the Dirichlet rows set by ``skfem.enforce`` (identity
+    rows, the columns kept: not symmetric) instead of condensed out."""
+    import skfem
+    from skfem.models.elasticity import lame_parameters, linear_elasticity
+
+    from skiff.kernels.solve.amg_modes import rigid_body_modes
+
+    axes = [np.linspace(0, 4, 4 * k + 1)] + [np.linspace(0, 1, k + 1)] * 2
+    ib = skfem.Basis(skfem.MeshTet.init_tensor(*axes), skfem.ElementVector(skfem.ElementTetP1()))
+    A = linear_elasticity(*lame_parameters(1e3, nu)).assemble(ib)
+    b = skfem.LinearForm(lambda v, w: -v[1]).assemble(ib)
+    A, b = skfem.enforce(A, b, D=ib.get_dofs(lambda x: x[0] == 0.0))
+    return A.tocsr(), b, rigid_body_modes(ib.doflocs.T)
 
 
 def _inner(A, b, basis, D=None):
@@ -158,6 +178,8 @@ def build(case: str, small: bool):
         return _elasticity(2 ** (3 - r), 0.45)
     if case == "el3i":
         return _elasticity(2 ** (3 - r), 0.49)
+    if case == "el3d":
+        return _enforced_elasticity(2 ** (4 - r), 0.3)
     if case in ("jump2", "jump2s"):
         def kappa(x):
             s = np.sin(7 * x[0]) * np.sin(7 * x[1])
@@ -250,14 +272,14 @@ def build(case: str, small: bool):
 
 
 METHOD = {"helm": "gmres", "cd": "gmres", "helmc": "gmres", "helmcocg": "cocg",
-          "stokes": "minres"}
-PYAMG_ACCEL = {"helmcocg": "bicgstab"}   # pyamg has no COCG
+          "stokes": "minres", "el3d": "auto"}
+PYAMG_ACCEL = {"helmcocg": "bicgstab", "el3d": "gmres"}   # pyamg has no COCG
 STRENGTH = {"el3e": "evolution"}   # both tools; otherwise each one's default
 STEPS = {"heat": 20, "heat100": 100, "cn200": 200}
 SCHWARZ = {"jump2s"}   # each tool's Schwarz smoother
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
          "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes",
-         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba"]
+         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba", "el3d"]
 
 
 def _bratu(tool, L, lam, steps=6):
