@@ -63,6 +63,7 @@ CASES = {
     # round 31: everyday layers a torch user times first
     "conv3x3 64->64 32x32 p1": ("conv", dict(cin=64, cout=64, k=3, s=1, p=1, hw=32, gin=True)),
     "lstm 128->256 T=32 (B=64)": ("lstm", dict(i=128, h=256, t=32)),
+    "gru 128->256 T=32 (B=64)": ("gru", dict(i=128, h=256, t=32)),
     "linear+gelu 512-2048-512 (N=2048)": ("mlpgelu", dict(n=2048, d=512, h=2048)),
 }
 
@@ -101,7 +102,7 @@ def _inputs(kind, p, rng):
         return [rng.standard_normal((B, 1, 28, 28)).astype(f32), rng.integers(0, 10, B)]
     if kind == "mlp":
         return [rng.standard_normal((256, 100)).astype(f32), rng.integers(0, 10, 256)]
-    if kind == "lstm":
+    if kind in ("lstm", "gru"):
         return [rng.standard_normal((B, p["t"], p["i"])).astype(f32)]
     if kind == "mlpgelu":
         return [rng.standard_normal((p["n"], p["d"])).astype(f32)]
@@ -163,8 +164,9 @@ def _build(fw, kind, p):
     if kind == "mlp":
         return nn.Sequential(nn.Linear(100, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                              nn.Linear(256, 10))
-    if kind == "lstm":
-        return _FirstOutput(nn.LSTM(p["i"], p["h"], batch_first=True))
+    if kind in ("lstm", "gru"):
+        cls = nn.LSTM if kind == "lstm" else nn.GRU
+        return _FirstOutput(cls(p["i"], p["h"], batch_first=True))
     if kind == "mlpgelu":
         return nn.Sequential(nn.Linear(p["d"], p["h"]), nn.GELU(), nn.Linear(p["h"], p["d"]))
     raise ValueError(kind)
