@@ -284,10 +284,11 @@ def _follow_and_report(k, kind: str, job, opts: dict, values: dict, out=None) ->
 
 
 def _status_code(job, interrupted: bool = False) -> int:
-    """The exit status for a job that ended: :data:`EXIT_CODES`."""
+    """The exit status for a job that ended: :data:`EXIT_CODES` (Ctrl-C here: 130, also
+    for a job that had not stopped when the waiting for it ended)."""
     if job.status == "done":
         return OK
-    if job.status == "cancelled":
+    if job.status == "cancelled" or (interrupted and not job.done):
         return INTERRUPTED if interrupted else CANCELLED
     return FAILED
 
@@ -331,6 +332,10 @@ def _attach(job_id: str):
     return job
 
 
+# seconds a cancelled job (Ctrl-C, SIGTERM) is waited for before the command ends anyway
+CANCEL_WAIT_S = 15.0
+
+
 def _follow(job) -> bool:
     """Follow ``job`` on stderr until it ends: a live line on a TTY, plain lines otherwise;
     Ctrl-C or SIGTERM cancels it. Returns whether they did (an interrupt here)."""
@@ -346,8 +351,16 @@ def _follow(job) -> bool:
         print("skiff: cancelling…", file=sys.stderr)
 
     follow(job, display.write, line=display.render, rate=display.rate, quiet_s=0.0,
-           on_interrupt=interrupted, terminate=True)
+           on_interrupt=interrupted, terminate=True, wait_s=CANCEL_WAIT_S)
     display.close(job)
+    if asked and not job.refresh().final:
+        # its kernel reads a cancel only between its steps, and one step outlasted the wait
+        # (it exited 1 and its summary said "running", then it was recorded failed)
+        where = ("its thread ends with this process, recorded failed" if
+                 job.meta.get("runner") == "thread" else "it is being stopped")
+        print(f"skiff: job {job.id} still running {CANCEL_WAIT_S:g} s after the cancel (its "
+              f"kernel reads a cancel between its steps only): {where}; python -m skiff jobs "
+              f"show {job.id} shows how it ended", file=sys.stderr)
     return bool(asked)
 
 
