@@ -1461,8 +1461,10 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
             import numpy as np
 
             from skiff.kernels.train.data import ArrayDataset
+            from skiff.kernels.train.entry import training_rows
 
-            table = read_table(data_name, cfg.get("target"), cfg.get("drop"))
+            table = read_table(data_name, cfg.get("target"), cfg.get("drop"),
+                               training_rows(seed, cfg.get("val_split")))
             # in an order of the seed's, as a terminal job's table: --val-split holds out the
             # last rows, and a file sorted by its classes held out one class only
             order = np.random.default_rng(seed).permutation(len(table.x))

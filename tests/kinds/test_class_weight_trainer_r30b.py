@@ -93,7 +93,7 @@ def test_two_ranks_name_the_classes_of_the_trainers_metrics(tmp_path, runs_dir):
     table = json.loads((job.run_dir / "table.json").read_text())
     with np.load(job.run_dir / "model.npz") as z:
         state = {k: z[k] for k in z.files}
-    parts = build_from_config({"model": "mlp", "data": str(path), "seed": 0})
+    parts = build_from_config({"model": "mlp", "data": str(path), "seed": 0, "val_split": 0.3})
     x, y = (np.asarray(a) for a in parts["dataset"].arrays)
     held = int(round(len(y) * 0.3))
     weight = np.array([5.0 if c == "fraud" else 1.0 for c in table["classes"]])

@@ -73,7 +73,8 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
         return {k: ns.get(k) for k in CELL_NAMES}
     name = config.get("model")
     if name == "mlp" and config.get("data") and is_table(config["data"]):
-        return _table_parts(config["data"], seed, config.get("target"), config.get("drop"))
+        return _table_parts(config["data"], seed, config.get("target"), config.get("drop"),
+                            config.get("val_split"))
     if name == "cnn" and config.get("data") and os.path.isdir(str(config["data"])):
         return _image_parts(config["data"], seed, config.get("image_size") or 32,
                             config.get("val_split"), bool(config.get("augment")), reporter)
@@ -113,14 +114,30 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
             "loss": None, "notes": notes, "split_done": split_done}
 
 
-def _table_parts(path: str, seed: int, target: str | None = None, drop=None) -> dict:
+def training_rows(seed: int, val_split=None):
+    """``fit_rows(n)`` for :func:`read_table`: the rows a table job trains on, those its
+    Trainer keeps before ``val_split`` (the last of the seed's order, as
+    :func:`.data.split_off` cuts them); None without a split (every row trains)."""
+    if not val_split or not 0 < val_split < 1:
+        return None
+
+    def rows(n: int):
+        order = np.random.default_rng(seed).permutation(n)
+        return order[:n - int(round(n * val_split))]
+
+    return rows
+
+
+def _table_parts(path: str, seed: int, target: str | None = None, drop=None,
+                 val_split=None) -> dict:
     """``mlp`` on a table file: as wide as its features, as many outputs as its classes (one
     for a regression); the table's scaling goes beside the weights (``table.json``)."""
     from skiff.kernels.train import models
     from skiff.kernels.train.core import random as train_random
     from skiff.kernels.train.data import ArrayDataset
 
-    table = read_table(path, target, drop)  # drop: a config's "drop" (columns left out)
+    # drop: a config's "drop" (columns left out); scaled by the training rows alone
+    table = read_table(path, target, drop, training_rows(seed, val_split))
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("mlp", in_features=table.x.shape[1], out_features=table.outputs)
     # the rows in an order of the seed's, as an image folder's are: --val-split holds out the

@@ -94,11 +94,14 @@ def is_table(path) -> bool:
     return Path(str(path)).suffix.lower() in TABLE_SUFFIXES
 
 
-def read_table(path, target: str | None = None, drop=None) -> Table:
+def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Table:
     """The training table in ``path`` (see the module docstring); ``target``: the column to
     predict, by name (any case) or 1-based number, instead of the one found by name/shape;
     ``drop``: columns to leave out (names or 1-based numbers, a list or one comma-separated
-    text: a passenger's name, a ticket number, an identifier), which predict then ignores."""
+    text: a passenger's name, a ticket number, an identifier), which predict then ignores.
+    ``fit_rows``: the rows (indices, or ``fit_rows(n)`` of the file's n rows) whose means and
+    deviations scale the features and fill the gaps, the training rows when some are held
+    out for validation (scikit-learn fits its scaler on them); None: every row."""
     path = Path(path)
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
@@ -111,13 +114,13 @@ def read_table(path, target: str | None = None, drop=None) -> Table:
         encoding, read_notes = None, []
     else:
         x, y, columns, target, encoding, read_notes = _read_delimited(
-            path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop)
+            path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop, fit_rows)
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
     x, kept, notes = _drop_row_index(x, columns)
     if encoding is not None and len(kept) < len(columns):  # the row index was a number column
         encoding = [e for e in encoding if e["name"] != columns[0]]
-    table = _standardised(x, y, kept, target)
+    table = _standardised(x, y, kept, target, _fit_mask(fit_rows, len(x)))
     if table.classes is not None and len(table.classes) < 2:  # the cross-entropy's shape error
         raise TableError(f"{path.name}: the target {target!r} is {table.classes[0]!r} in all "
                          f"{len(x)} rows: one class, nothing to tell apart; a classifier "
@@ -268,7 +271,18 @@ def _dropped(path: Path, columns: list[str], drop) -> list[int]:
     return sorted({pick_target(path, columns, d) for d in names if d})
 
 
-def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None):
+def _fit_mask(fit_rows, n: int):
+    """A boolean mask of the ``n`` rows the statistics come from (None: all of them)."""
+    if fit_rows is None:
+        return None
+    rows = fit_rows(n) if callable(fit_rows) else fit_rows
+    mask = np.zeros(n, bool)
+    mask[np.asarray(rows, np.int64)] = True
+    return mask if mask.any() else None
+
+
+def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None,
+                    fit_rows=None):
     decoded: list[str] = []  # a file that is not UTF-8: how it was read
     rows = _cells(path, delimiter, notes=decoded)
     first = rows[0][1]
@@ -338,11 +352,12 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
                          f"are numbers, {len(set(labels))} different values: a quantity, not "
                          "classes)")
     parts, names, encoding, free = [], [], [], []
+    fit = _fit_mask(fit_rows, len(body))
     for i in features:
         try:
             values, spec, note = encode_column(path.name, columns[i],
                                                [cells[i] for _, cells in body],
-                                               [line for line, _ in body])
+                                               [line for line, _ in body], fit)
         except FreeTextColumn as exc:  # every such column named at once, then refused
             free.append((columns[i], str(exc)))
             continue
@@ -363,11 +378,12 @@ def is_missing(cell: str) -> bool:
     return cell.strip().lower() in MISSING
 
 
-def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
+def encode_column(file: str, name: str, cells: list[str], lines: list[int], fit=None):
     """``(features (rows x k), spec, note)`` of one feature column: a column of numbers with
     its missing cells filled by its mean (k = 1), or of words one-hot over its values. The
     spec (``kind``, ``fill`` or ``values``, and ``features``: their names) is what
-    :func:`apply_encoding` needs for new rows."""
+    :func:`apply_encoding` needs for new rows. ``fit``: a mask of the rows whose mean fills
+    the gaps (the training rows; None: all)."""
     read = {c: (True, None) if is_missing(c) else (False, _number(c)) for c in set(cells)}
     numbers = [read[c][1] for c in cells]  # each distinct cell read once: large files
     words = [k for k, c in enumerate(cells) if read[c] == (False, None)]
@@ -375,17 +391,20 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int]):
         known = [v for v in numbers if v is not None]
         if not known:
             raise TableError(f"{file}, column {name!r}: every cell is empty")
-        fill = float(np.mean(known))
+        fitted = known if fit is None else [v for v, f in zip(numbers, fit)
+                                            if f and v is not None] or known
+        fill = float(np.mean(fitted))
         empty = len(cells) - len(known)
         col = np.array([fill if v is None else v for v in numbers], np.float64)[:, None]
+        whose = "the training rows'" if fit is not None else "its"
         note = (f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} filled with "
-                f"its mean {fill:.6g}") if empty else None
+                f"{whose} mean {fill:.6g}") if empty else None
         return col, {"name": name, "kind": "number", "fill": fill, "filled": empty,
                      "features": [name]}, note
     k = words[0]
     dated = [looks_like_date(c) for c, (gap, v) in read.items() if not gap and v is None]
     if all(dated):  # points in time, not words
-        return _date_column(file, name, cells, lines)
+        return _date_column(file, name, cells, lines, fit)
     if 10 * sum(dated) >= 9 * len(dated):  # dates and a word: a typo, not free text
         k = next(j for j in words if not looks_like_date(cells[j]))
         raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
@@ -419,10 +438,20 @@ def _one_hot(cells: list[str], values: list[str]) -> np.ndarray:
     return col
 
 
-def _date_column(file: str, name: str, cells: list[str], lines: list[int]):
+def _date_column(file: str, name: str, cells: list[str], lines: list[int], fit=None):
     order, why = date_order(cells)
     col, names, fill, hour = date_features(file, name, cells, lines, order, is_missing,
                                               error=TableError)
+    if fit is not None and any(map(is_missing, cells)):  # gaps: the training rows' means
+        mine = [c for c, f in zip(cells, fit) if f]
+        try:
+            fill = date_features(file, name, mine, lines, order, is_missing, hour=hour,
+                                 error=TableError)[2]
+        except TableError:  # no known date among them: every row's
+            pass
+        else:
+            col = date_features(file, name, cells, lines, order, is_missing, fill=fill,
+                                hour=hour, error=TableError)[0]
     empty = sum(map(is_missing, cells))
     note = (f"column {name!r}: dates ({order_text(order)}), as {', '.join(names)}"
             + (f"; {why}" if why else "")
@@ -502,8 +531,11 @@ def _read_npz(path: Path):
     return x.astype(np.float64), labels, [f"x{i}" for i in range(x.shape[1])], "y"
 
 
-def _standardised(x: np.ndarray, labels, columns, target) -> Table:
-    mean, std = x.mean(0), x.std(0)
+def _standardised(x: np.ndarray, labels, columns, target, fit=None) -> Table:
+    """The features scaled, and a regression's targets, by the means and deviations of the
+    ``fit`` rows (a mask: the training rows; None: all)."""
+    rows = x if fit is None else x[fit]
+    mean, std = rows.mean(0), rows.std(0)
     std = np.where(std > 0, std, 1.0)
     xs = ((x - mean) / std).astype(np.float32)
     if isinstance(labels, np.ndarray):  # float targets of an npz: a regression
@@ -520,6 +552,7 @@ def _standardised(x: np.ndarray, labels, columns, target) -> Table:
             return Table(xs, np.array([index[v] for v in keys], np.int64), list(columns),
                          target, [str(v) for v in distinct], mean, std)
         classes = None
-    ym, ysd = float(values.mean()), float(values.std()) or 1.0
+    fitted = values if fit is None else values[fit]
+    ym, ysd = float(fitted.mean()), float(fitted.std()) or 1.0
     y = ((values - ym) / ysd).astype(np.float32)[:, None]
     return Table(xs, y, list(columns), target, classes, mean, std, ym, ysd)
