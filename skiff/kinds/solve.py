@@ -984,6 +984,30 @@ def _check_empty_rows(name: str, matrix) -> None:
                          f"when the matrix was assembled (a boundary row?) is the usual cause")
 
 
+def _check_isolated_b(name: str, bname: str, matrix, b, values: dict) -> None:
+    """b not 0 on an unknown no equation involves (its row and column empty: a graph's
+    isolated node) has no solution: said before a job exists, as the empty rows are, unless
+    ``--compatibility project`` (which sets b to 0 there)."""
+    import numpy as np
+
+    from skiff.kernels.solve.components import isolated_unknowns
+
+    if b is None or values.get("compatibility") == "project" or not (
+            hasattr(matrix, "tocsr") or isinstance(matrix, np.ndarray)):
+        return
+    if hasattr(b, "toarray") and not isinstance(b, np.ndarray):
+        b = b.toarray()
+    flat = np.asarray(b).reshape(int(matrix.shape[0]), -1)
+    iso = isolated_unknowns(matrix)
+    bad = iso[np.any(flat[iso] != 0, axis=1)] if iso.size else iso
+    if bad.size:
+        more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+        raise ValueError(f"{name!r}: row {int(bad[0])} of the matrix is all zeros{more}, its "
+                         f"column too (a graph's isolated node?), and {bname} is not 0 there: "
+                         f"no x solves A x = b; set it to 0 there, or pass --compatibility "
+                         f"project")
+
+
 def _matrix_smoother(values: dict) -> dict:
     """A matrix validated as a stand-in grid problem: AMG's smoothers (which a matrix reads
     and a geometric-multigrid grid refuses) checked as the default, then put back."""
@@ -1004,6 +1028,7 @@ def _file_request(values: dict) -> JobRequest:
     _check_saddle_precond(name, matrix, values)
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
+    _check_isolated_b(name, bname, matrix, b, values)
     check_options_apply(name, values, system="matrix")
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
                         **_matrix_smoother(values)})
@@ -1047,6 +1072,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         b = user_ns[bname]
         _check_rhs(bname, b, None if isinstance(system, GridProblem) else
                    int(system.shape[0]))
+        if not isinstance(system, GridProblem):
+            _check_isolated_b(name, bname, system, b, values)
     elif not isinstance(system, GridProblem):
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     check_options_apply(name, values,

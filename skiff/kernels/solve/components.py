@@ -52,7 +52,8 @@ def with_unit_diagonal(A, rows: np.ndarray):
 def component_labels(A: sp.csr_matrix, skip: np.ndarray) -> tuple[np.ndarray, int] | None:
     """(label per unknown, count) of the connected components of the symmetric host matrix
     ``A``'s graph, the unknowns in ``skip`` (isolated, handled apart) labelled -1; None when
-    there is one component only."""
+    there is one component and nothing to skip (a mean over all of x would move the skipped
+    ones' 0)."""
     from scipy.sparse.csgraph import connected_components
 
     count, labels = connected_components(A, directed=False)
@@ -64,8 +65,8 @@ def component_labels(A: sp.csr_matrix, skip: np.ndarray) -> tuple[np.ndarray, in
         remap[kept] = np.arange(kept.size)
         labels = np.where(labels >= 0, remap[np.maximum(labels, 0)], -1)
         count = int(kept.size)
-    if count <= 1:
-        return None
+    if count <= 1 and not skip.size:
+        return None   # one piece, no isolated unknown: the constants (the usual mean test)
     return labels, int(count)
 
 

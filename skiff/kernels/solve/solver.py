@@ -788,7 +788,8 @@ class Solver:
     def _components(self):
         """(labels, count) of the connected components of a symmetric matrix whose rows sum
         to zero (a graph Laplacian in several pieces: one null vector per piece), isolated
-        unknowns labelled -1; None for one piece (:mod:`.components`)."""
+        unknowns labelled -1; None for one piece and no isolated unknown
+        (:mod:`.components`)."""
         if not hasattr(self, "_comps"):
             self._comps = None
             if (not self.is_grid and not self.op.callable and self.near_nullspace is None
@@ -1287,9 +1288,11 @@ class Solver:
             c = int(bad[0])
             first = int(np.argmax(labels == c))
             raise ValueError(
-                f"the problem is singular (its rows and columns sum to zero, as a graph "
-                f"Laplacian's do, and its graph has {count} separate pieces: x is defined up "
-                f"to a constant on each) and b is not compatible (the mean of b over the piece "
+                "the problem is singular (its rows and columns sum to zero, as a graph "
+                "Laplacian's do" + (f", and its graph has {count} separate pieces: x is "
+                                     f"defined up to a constant on each" if count > 1 else
+                                     ": x is defined up to a constant")
+                + f") and b is not compatible (the mean of b over the piece "
                 f"holding unknown {first} is {means[c]:.3e}"
                 + (f", and that of {bad.size - 1} more pieces" if bad.size > 1 else "")
                 + "; it must be 0 on each: no x solves it); pass compatibility='project' to "

@@ -93,3 +93,31 @@ def test_cli_and_magic_check_lets_an_isolated_node_through():
     A[5, :] = 0.0
     with pytest.raises(ValueError, match="row 5 of the matrix is all zeros"):
         _check_empty_rows("A", A.tocsr())
+
+
+def test_one_piece_and_an_isolated_node_projected_keeps_x_zero_there():
+    """One connected piece and an isolated node with b = 3 there: 'project' sets b to 0
+    there and removes the piece's mean; x there stays 0 (the mean over all of x moved it,
+    and the true |b - Ax|/|b| was 2.8e-5: 'attainable accuracy')."""
+    L = sp.block_diag([_grid_laplacian(14), sp.csr_matrix((1, 1))], format="csr")
+    b = np.zeros(L.shape[0])
+    b[0], b[7], b[-1] = 1.0, -0.5, 3.0
+    sol = skiff.solve(L, b, compatibility="project")
+    assert sol.converged, sol.status
+    assert sol.x[-1] == 0.0
+    ref = np.linalg.lstsq(L.toarray(), b, rcond=None)[0]
+    np.testing.assert_allclose(sol.x, ref, atol=1e-6 * np.abs(ref).max())
+
+
+def test_cli_and_magic_refuse_b_on_an_isolated_node_before_a_job():
+    from skiff.kinds.solve import _check_isolated_b
+
+    L = _pieces(isolated=1)
+    b = np.zeros(L.shape[0])
+    b[-1] = 1.0
+    with pytest.raises(ValueError, match=r"row 208 of the matrix is all zeros, its column too"
+                                         r".*--compatibility project"):
+        _check_isolated_b("L", "b", L, b, {})
+    _check_isolated_b("L", "b", L, b, {"compatibility": "project"})
+    b[-1] = 0.0
+    _check_isolated_b("L", "b", L, b, {})
