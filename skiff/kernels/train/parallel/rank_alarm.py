@@ -61,6 +61,28 @@ def _alarm_comm():
     return _COMM
 
 
+def join_parent_gather(parent, text: str) -> None:
+    """Join, in a daemon thread, the gather a parent that spawned this job may be blocked
+    in (``inter.gather(None, root=MPI.ROOT)``) with a :class:`.spawned.ParentNotice` of
+    ``text``: it raises there instead of waiting until Hydra's clean-up kills the parent. A
+    parent in another call never completes it; the thread then stays until the rank
+    leaves (needs ``MPI_THREAD_MULTIPLE``; else nothing)."""
+    from mpi4py import MPI
+
+    from .spawned import ParentNotice
+
+    if not threads_allowed(MPI):
+        return
+
+    def run():
+        try:
+            parent.gather(ParentNotice(text), root=0)
+        except Exception:  # noqa: BLE001 - MPI torn down: nothing more to tell
+            pass
+
+    threading.Thread(target=run, daemon=True, name="skiff-parent-notice").start()
+
+
 def _parent_comm():
     """The inter-communicator to the process that spawned this job (``MPI.COMM_SELF.Spawn``
     from a notebook), or None: a failing rank tells it too (:mod:`.spawned`)."""
@@ -223,6 +245,8 @@ class RankAlarm:
             except Exception:  # noqa: BLE001
                 pass
         self._wait_sent(reqs)
+        if told:  # a parent blocked in a bare gather gets the failure from it (spawned.py)
+            join_parent_gather(self.parent, text)
         if told:  # give the parent time to end the job's process manager first: this rank
             import traceback  # leaving makes Hydra's clean-up kill the parent too; it may
 
@@ -330,6 +354,8 @@ class RankAlarm:
                 continue
             self.heard = text
             self._say(f"skiff rank {self.rank}: stopping: {text}")
+            if self.parent is not None:  # a bare gather in the parent needs every rank
+                join_parent_gather(self.parent, text)
             if self._done.wait(self.grace):
                 return  # this rank's train() ended by itself
             self._say(f"skiff rank {self.rank}: left the job (it waited in a collective that "

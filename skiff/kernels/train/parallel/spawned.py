@@ -14,6 +14,13 @@ line: the parent gets :class:`SpawnedRanksFailed` naming the rank, the step and 
     >>> inter = MPI.COMM_SELF.Spawn(sys.executable, args=["train.py"], maxprocs=2)
     >>> results = gather_from_ranks(inter, timeout=600)   # [None, rank 0's, rank 1's]
 
+A parent that waits with a bare ``inter.gather(None, root=MPI.ROOT)`` (no skiff code runs
+in it) was SIGKILLed by Hydra's clean-up with the ranks. The failing rank and the ranks it
+alarms now also join that gather with a :class:`ParentNotice` (bounded: a parent in another
+call never completes it): unpickled in the parent, it ends the process manager and raises
+:class:`SpawnedRanksFailed` out of the bare gather, naming :func:`gather_from_ranks` for a
+bound on ranks killed outright (which send nothing).
+
 After a failure the blocked call's thread stays blocked (MPI cannot cancel a collective), so
 leave the inter-communicator as it is: ``Disconnect`` would wait for the failed ranks too.
 """
@@ -25,13 +32,35 @@ import time
 
 from .rank_alarm import ALARM_TAG, threads_allowed
 
-__all__ = ["SpawnedRanksFailed", "wait_for_ranks", "gather_from_ranks"]
+__all__ = ["SpawnedRanksFailed", "ParentNotice", "wait_for_ranks", "gather_from_ranks"]
 
 POLL_S = 0.2
 
 
 class SpawnedRanksFailed(RuntimeError):
     """A rank the parent spawned failed while the parent waited for the ranks."""
+
+
+class ParentNotice:
+    """What a failing spawned rank gives to its parent's gather (:mod:`.rank_alarm`):
+    unpickling it in the parent ends the ranks' process manager (so that Hydra's clean-up
+    does not kill the parent) and raises :class:`SpawnedRanksFailed` out of the gather."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __reduce__(self):
+        return (_failed_in_parent, (self.text,))
+
+
+def _failed_in_parent(text: str):
+    ended = end_process_manager()
+    raise SpawnedRanksFailed(
+        f"the spawned ranks stopped: {text} (" + ("their process manager was ended, so that "
+                                                  "it does not end this process too: spawn "
+                                                  "again after restarting; " if ended else "")
+        + "skiff.gather_from_ranks(inter, timeout=...) also bounds a wait on ranks killed "
+        "outright)")
 
 
 def gather_from_ranks(inter, timeout: float | None = None):
