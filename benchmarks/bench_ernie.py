@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_ernie.py [--layers 4] [--prompt 128] [--new 16]
                                                [--rounds 3] [--threads 1] [--moe]
+                                               [--dtype bfloat16] [--lora 8]
 
 A random model of the 0.3B's shape (width 1024, 16 query / 2 key-value heads of 128,
 SwiGLU 3072, vocabulary 103424, tied head; ``--layers`` of its 18 layers, so it fits a shared
@@ -18,6 +19,11 @@ the two taking turns:
 * batch: 8 prompts of lengths 16..512 (``--batch-max``) and ``--new`` tokens each, generated
   together: skiff's ``generate_batch`` (one packed prefill, no padding) against
   transformers' ``generate`` on the left-padded batch with its attention mask.
+
+``--dtype bfloat16``: both sides load the checkpoint (saved in bf16) as bfloat16 weights
+(transformers' ``dtype=torch.bfloat16``; skiff's ``dtype="bfloat16"``). ``--lora R``: a
+rank-R adapter on every projection (the experts too with ``--moe``), B random, saved by
+skiff and loaded by peft on the transformers side.
 
 Prints a table; writes nothing (the figures belong to the session that ran them).
 """
@@ -44,6 +50,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--moe", action="store_true")
     ap.add_argument("--batch-max", type=int, default=512)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    ap.add_argument("--lora", type=int, default=0, help="adapter rank (0: none)")
     args = ap.parse_args()
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
@@ -71,9 +79,28 @@ def main() -> None:
             head_dim=128, tie_word_embeddings=True)
         ref = transformers.Ernie4_5ForCausalLM(cfg)
     ref.eval()
+    bf16 = args.dtype == "bfloat16"
     with tempfile.TemporaryDirectory() as tmp:
+        if bf16:
+            ref = ref.to(torch.bfloat16)
         ref.save_pretrained(tmp)
-        model = from_pretrained(tmp)
+        model = from_pretrained(tmp, dtype="bfloat16" if bf16 else None)
+        if args.lora:
+            import peft
+
+            from skiff.kernels.train.models.lora import apply_lora, save_adapter
+
+            targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                       "down_proj"]
+            if args.moe:
+                targets = targets[:4] + ["experts.gate_up_proj", "experts.down_proj"]
+            apply_lora(model, r=args.lora, alpha=2 * args.lora, target_modules=targets)
+            rng = np.random.default_rng(2)
+            for name, p in model.named_parameters():
+                if "lora_B" in name:
+                    p._data = rng.normal(0, 0.01, p.shape).astype(p._data.dtype)
+            save_adapter(model, tmp + "/adapter")
+            ref = peft.PeftModel.from_pretrained(ref, tmp + "/adapter").eval()
     ids = np.random.default_rng(0).integers(3, cfg.vocab_size, (1, args.prompt))
     tids = torch.tensor(ids)
 
@@ -98,24 +125,25 @@ def main() -> None:
             t, _ = cpu(lambda: model(ids, last_only=True))
         best["skiff prefill"] = min(best["skiff prefill"], t)
         with torch.no_grad():
-            t, _ = cpu(lambda: ref(tids, logits_to_keep=1))
+            t, _ = cpu(lambda: ref(input_ids=tids, logits_to_keep=1))
         best["torch prefill"] = min(best["torch prefill"], t)
         t_all, mine = cpu(lambda: model.generate(ids, max_new_tokens=args.new,
                                                   eos_token_id=None))
         t_one, _ = cpu(lambda: model.generate(ids, max_new_tokens=1, eos_token_id=None))
         best["skiff decode"] = min(best["skiff decode"], (t_all - t_one) / (args.new - 1))
         with torch.no_grad():
-            t_all, theirs = cpu(lambda: ref.generate(tids, max_new_tokens=args.new,
+            t_all, theirs = cpu(lambda: ref.generate(input_ids=tids, max_new_tokens=args.new,
                                                      do_sample=False, eos_token_id=None,
                                                      pad_token_id=0))
-            t_one, _ = cpu(lambda: ref.generate(tids, max_new_tokens=1, do_sample=False,
+            t_one, _ = cpu(lambda: ref.generate(input_ids=tids, max_new_tokens=1,
+                                                do_sample=False,
                                                 eos_token_id=None, pad_token_id=0))
         best["torch decode"] = min(best["torch decode"], (t_all - t_one) / (args.new - 1))
         t, rows = cpu(lambda: model.generate_batch(prompts, max_new_tokens=args.new,
                                                    eos_token_id=None))
         best["skiff batch"] = min(best["skiff batch"], t)
         with torch.no_grad():
-            t, tb = cpu(lambda: ref.generate(torch.tensor(padded),
+            t, tb = cpu(lambda: ref.generate(input_ids=torch.tensor(padded),
                                              attention_mask=torch.tensor(mask),
                                              max_new_tokens=args.new, do_sample=False,
                                              eos_token_id=None, pad_token_id=0))
@@ -124,8 +152,9 @@ def main() -> None:
                          for i, (p, r) in enumerate(zip(prompts, rows)))
     same = bool(np.array_equal(mine, theirs.numpy()))
     kind = "MoE (64 experts, top 6, 2 shared)" if args.moe else "dense 0.3B-shaped"
+    lora = f", LoRA r={args.lora} (transformers: + peft)" if args.lora else ""
     print(f"ERNIE-4.5 {kind}, {args.layers} layers, prompt {args.prompt}, "
-          f"{args.threads} thread(s), float32, CPU time, best of {args.rounds}")
+          f"{args.threads} thread(s), {args.dtype}{lora}, CPU time, best of {args.rounds}")
     print(f"greedy tokens identical: {same}; batch rows identical: {same_batch}")
     print(f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     print("| phase | skiff ms | transformers ms | skiff speed vs transformers |")
