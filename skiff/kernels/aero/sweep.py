@@ -200,6 +200,7 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
             if progress is not None:
                 progress(done, total, {"params": points[i].tolist(),
                                        "cd": None if value is None else value[0],
+                                       "mode": None if value is None else value[3],
                                        "seconds": seconds})
     finally:
         if pool is not None:

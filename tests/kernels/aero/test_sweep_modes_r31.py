@@ -39,8 +39,10 @@ POINTS = [(3.0, 0.1, 0.2), (3.0, 0.9, 0.2), (4.0, 0.5, 0.2), (2.5, 0.95, 0.15)]
 
 
 def test_time_averaged_shapes_are_recorded_and_warned(stand_in, tmp_path):
+    rows = []
     with pytest.warns(UserWarning, match="2 of 4 shapes have no steady solve at Re 1000"):
-        s = sweep(points=POINTS, np=1)
+        s = sweep(points=POINTS, np=1, progress=lambda done, total, row: rows.append(row))
+    assert [r["mode"] for r in rows] == ["steady", "unsteady", "steady", "unsteady"]
     assert s.modes == ["steady", "unsteady", "steady", "unsteady"]
     assert s.unsteady == [1, 3] and "2 time-averaged" in repr(s)
     assert stand_in == ["auto"] * 4

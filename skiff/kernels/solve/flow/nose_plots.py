@@ -108,8 +108,15 @@ def _png(fig) -> str:
 
 
 def html_view(flow) -> str:
+    err = flow.averages if flow.mode == "unsteady" else {}
+
+    def pm(name):                       # a time average shows its uncertainty
+        value = f"{getattr(flow, name):.5g}"
+        e = err.get(f"{name}_error")
+        return value if e is None else f"{value} &plusmn; {e:.2g} (time-averaged)"
+
     rows = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in (
-        ("cd", f"{flow.cd:.5g}"), ("cl", f"{flow.cl:.5g}"), ("cells", flow.cells),
+        ("cd", pm("cd")), ("cl", pm("cl")), ("cells", flow.cells),
         ("unknowns", flow.dofs), ("mode", flow.mode), ("seconds", f"{flow.seconds:.2f}")))
     figs = [] if flow.mesh is None else [fields_figure(flow), grid_figure(flow)]
     if flow.cp:

@@ -31,6 +31,12 @@ def test_t_end_and_dt_reach_the_march_and_an_unsettled_average_is_named():
     # from rest, 0.8 H/U is all start-up: the average is uncertain and the log says so
     warned = [m for level, m in log.lines if level == "warning"]
     assert any("is uncertain" in m and "run longer: t_end=1.6" in m for m in warned)
+    from skiff.kernels.solve.flow.nose_plots import html_view
+
+    flow.mesh, flow.cp, flow.history = None, {}, {}          # the table only
+    err = flow.averages["cd_error"]
+    assert f"{flow.cd:.5g} &plusmn; {err:.2g} (time-averaged)" in html_view(flow)
+    assert f"cd +- {err:.2g}" in repr(flow)
 
 
 @pytest.mark.parametrize("kw, needle", [
