@@ -81,13 +81,15 @@ def _writable(out) -> bool:
 def _record(self, out, name, args, kwargs, maybe):
     if out is self or getattr(out, "_batched", False) or getattr(self, "_batched", False):
         return out
-    shares = _shares(out, self)
-    if maybe and not shares:
-        return out  # a copy (torch's reshape of a non-contiguous tensor)
-    try:
-        out.__dict__["_view_of"] = MethodView(self, name, args, kwargs)
-    except (AttributeError, TypeError):
-        pass
+    if maybe:  # a view only where the memory is the same (else torch's reshape copies)
+        a, b = out._data, self._data
+        owner = getattr(a, "base", None)
+        if owner is None or not (owner is b or owner is getattr(b, "base", None)):
+            if not _shares(out, self):
+                return out
+    d = getattr(out, "__dict__", None)
+    if d is not None:
+        d["_view_of"] = MethodView(self, name, args, kwargs)
     return out
 
 
