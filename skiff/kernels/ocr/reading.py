@@ -122,6 +122,12 @@ TRIM_MARGIN = 0.1
 # not: round 31, h1's set)
 LABEL_ONE_WAY = True
 LABEL_SPREAD = 12.0
+# and a crop read both ways leans to the reading with more wide (CJK) print by this much
+# score per its share of the print width (rec.choose_turns' ``script``, rec.wide_share):
+# CJK print turned around reads as Latin or digit garble the recognizer can be surer of
+# ("XENE" at 0.68 against the right way's "牙和冰发" at 0.50, "EVEN" 0.51 against
+# "如名北平" 0.21), while Latin print turned around reads as Latin garble, not CJK
+SCRIPT_LEAN = 0.3
 
 
 # a number with a point or colon in it ("1.173", "1:15")
@@ -515,7 +521,7 @@ class LineReading:
         pages = [owners[k][0] for k in idx]
         turn = choose_turns([texts[k] for k in idx], other, widths, pages,
                             flipped=flags[idx], prior=UPRIGHT_PRIOR, segments=SEGMENT_LEAN,
-                            together=self._one_label(idx, owners, items))
+                            together=self._one_label(idx, owners, items), script=SCRIPT_LEAN)
         for j in np.flatnonzero(turn):
             k = idx[j]
             crops[k], texts[k], flags[k] = turned[j], other[j], not flags[k]

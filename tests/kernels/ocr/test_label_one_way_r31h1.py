@@ -84,3 +84,40 @@ def test_one_way_by_the_boxes_drawn_angles():
     assert one_way([_box(0, 0, 80, 16, a), _box(0, 40, 80, 16, b)], 12)
     assert not one_way([_box(0, 0, 80, 16, a), _box(0, 40, 80, 16, b)], 10)
     assert math.isclose(b - a, 11.0)
+
+
+# ---- the script lean (rec.choose_turns' ``script``, reading.SCRIPT_LEAN) -------------------
+# CJK print turned around reads as Latin garble the recognizer can be surer of: a 14-px Noto
+# Sans Mono CJK SC label "楼梯口 / 牙科诊室" (h1's set, seed 131, image 31), read from its
+# Gaussian copy; the crops stand turned (flipped), and the right way up is the other one
+TURNED_CJK = [(("KENE", 0.6757), ("牙和冰发", 0.4990), 64),
+              (("cab", 0.2426), ("单核口", 0.3977), 51)]
+
+
+def test_script_lean_turns_latin_garble_back_to_cjk():
+    from skiff.kernels.ocr.reading import SCRIPT_LEAN
+
+    kept, turned, widths, pages = _args(TURNED_CJK)
+    flipped = [True, True]
+    plain = choose_turns(kept, turned, widths, pages, flipped=flipped, together=[True] * 2)
+    # by score alone the page stays: (-0.1767 * 64 + 0.1551 * 51) / 115 = -0.03
+    assert plain.tolist() == [False, False]
+    leaned = choose_turns(kept, turned, widths, pages, flipped=flipped, together=[True] * 2,
+                          script=SCRIPT_LEAN)
+    assert leaned.tolist() == [True, True]
+
+
+def test_script_lean_leaves_latin_and_sure_cjk_alone():
+    from skiff.kernels.ocr.reading import SCRIPT_LEAN
+    from skiff.kernels.ocr.rec import wide_share
+
+    # Latin turned reads Latin garble: no lean either way (the gain is the scores' alone)
+    kept, turned = [("Keep Left", 0.62)], [("ʇɟǝ˥ dǝǝʞ", 0.60)]
+    assert wide_share("Keep Left") == wide_share("ʇɟǝ˥ dǝǝʞ") == 0.0
+    assert not choose_turns(kept, turned, [100], [0], script=SCRIPT_LEAN)[0]
+    # a sure Latin reading is not given up for a far less sure CJK one
+    assert not choose_turns([("Exit", 0.97)], [("出", 0.40)], [100], [0], script=SCRIPT_LEAN)[0]
+    # a right-way CJK reading keeps its lean against its turned digits
+    assert not choose_turns([("请随手关门", 0.52)], [("200-120 17 3", 0.71)], [100], [0],
+                            script=SCRIPT_LEAN)[0]
+    assert choose_turns([("请随手关门", 0.52)], [("200-120 17 3", 0.71)], [100], [0])[0]
