@@ -538,7 +538,9 @@ class LineReading:
         for p, n in zip(*np.unique(pos, return_counts=True), strict=True):
             it = items[p]
             boxes = getattr(it, "boxes", None) or []
-            if n < 2 or max(it.bgr.shape[:2]) > self.params.limit / 2:
+            bgr = getattr(it, "bgr", None)
+            if n < 2 or not boxes or bgr is None or \
+                    max(bgr.shape[:2]) > self.params.limit / 2:
                 continue
             if one_way([boxes[owners[k][1]][0] for k in np.asarray(idx)[pos == p]],
                        LABEL_SPREAD):
