@@ -137,3 +137,26 @@ def test_bf16_weights_edited_in_place_are_seen(tmp_path):
     spread = np.abs(before - want).max()
     assert spread > 0.01
     assert np.abs(got - want).max() <= 0.1 * spread
+
+
+@pytest.mark.parametrize("options", [dict(num_beams=3, repetition_penalty=1.3),
+                                     dict(do_sample=True, top_p=0.9, temperature=0.8)])
+def test_bf16_beams_and_sampling_on_a_padded_batch(bf16_pair, options):
+    """A left-padded batch with beam search and a repetition penalty, or top-p sampling
+    under a torch generator: transformers' bf16 tokens (round 31 user check)."""
+    name, oracle, _, model = bf16_pair
+    V = model.config.vocab_size
+    prompts = [random_ids(V, (n,), seed=n) for n in (5, 9, 3)]
+    ids = np.zeros((3, 9), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for i, p in enumerate(prompts):
+        ids[i, 9 - len(p):], mask[i, 9 - len(p):] = p, 1
+    kw = dict(options, max_new_tokens=8, eos_token_id=None, pad_token_id=0)
+    torch.manual_seed(5)
+    with torch.no_grad():
+        want = oracle.generate(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask),
+                               **({"do_sample": False} | kw)).numpy()
+    if options.get("do_sample"):
+        kw["generator"] = torch.Generator().manual_seed(5)
+    got = model.generate(ids, attention_mask=mask, **kw)
+    np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
