@@ -28,14 +28,16 @@ def micro_run(model, dataset, *, rows: int, loss_spec, device, precision: str) -
     ``dataset``; the resident set afterwards is the baseline."""
     n = int(sum(int(np.prod(p.shape)) for p in model.parameters()))
     why = None
-    if precision != "32":
-        why = f"precision {precision}: the micro-run times float32 steps only"
-    elif n > MAX_PARAMS:
+    if n > MAX_PARAMS:
         why = f"{n:,} parameters: a copy for the micro-run would cost too much"
+    elif precision == "fp16-mixed" and not _on_gpu(device):
+        # numpy's float16 matmul has no BLAS: a gpt-mini step of 2 rows took 20.7 s (bf16
+        # 0.22 s), and the micro-run's 4 steps would cost a few of the run's
+        why = "precision fp16-mixed on a CPU: a step is too slow to repeat for the check"
     if why:
         return Calibration(why_not=why, baseline_bytes=rss_bytes(), rows=rows)
-    try:
-        local, step_peak = _local_step(model, dataset, rows, loss_spec, device)
+    try:  # 16-bit: the copy steps as the run will (16-bit weights, float32 masters)
+        local, step_peak = _local_step(model, dataset, rows, loss_spec, device, precision)
     except Exception as exc:  # the check is a report: it never stops a run
         _give_back()
         return Calibration(why_not=f"micro-run failed ({type(exc).__name__}: {exc})",
@@ -43,6 +45,15 @@ def micro_run(model, dataset, *, rows: int, loss_spec, device, precision: str) -
     _give_back()
     return Calibration(local_step_s=local, baseline_bytes=rss_bytes(), rows=rows,
                        peak_before_bytes=_peak_rss(), step_peak_bytes=step_peak)
+
+
+def _on_gpu(device) -> bool:
+    from skiff.kernels.backend import resolve_device
+
+    try:
+        return bool(resolve_device(device or "auto").is_gpu)
+    except Exception:  # noqa: BLE001 - unknown: as a CPU
+        return False
 
 
 def _give_back() -> None:
@@ -66,22 +77,38 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _local_step(model, dataset, rows, loss_spec, device) -> float:
+def _local_step(model, dataset, rows, loss_spec, device, precision="32") -> float:
+    """Seconds of one step of a copy (as the Trainer steps it: under 16-bit precision the
+    copy's weights are 16-bit, the loss float32, AdamW on float32 masters) and its peak."""
     from .core.optim import AdamW
     from .core.random import new_generator, using
     from .data import DataLoader
     from .losses import loss_function
+    from .precision import MixedTraining
     from .strategy import SingleDevice
 
     host = next(iter(DataLoader(dataset, batch_size=rows, shuffle=False, drop_last=False)))
     single = SingleDevice().bind(device=device)
-    twin, opt = single.setup(copy.deepcopy(model), lambda params: AdamW(params, lr=1e-9))
+    mixed = []
+
+    def make(params):
+        if precision == "32":
+            return AdamW(params, lr=1e-9)
+        mixed.append(MixedTraining(params, precision))
+        return AdamW(mixed[0].master_params(), lr=1e-9)
+
+    twin, opt = single.setup(copy.deepcopy(model), make)
     loss_fn = loss_function(twin, loss_spec)
+    if mixed:
+        loss_fn = MixedTraining.float32_loss(loss_fn)
     dtype = next(iter(twin.parameters())).dtype
 
     def step():
         single.forward_backward(twin, single.to_device(host, dtype, targets=True), loss_fn)
-        opt.step()
+        if mixed:
+            mixed[0].step(opt, None)
+        else:
+            opt.step()
         opt.zero_grad()
 
     twin.train()
