@@ -233,7 +233,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                dropout: float = 0.0, trainable_token_indices=None, modules_to_save=None,
                use_rslora: bool = False, rank_pattern=None, alpha_pattern=None,
                use_dora: bool = False, layers_to_transform=None, layers_pattern=None,
-               exclude_modules=None):
+               exclude_modules=None, *, lora_alpha=None, lora_dropout=None):
     """Adapt ``model`` in place (see the module docstring); returns it. An unknown target
     name (no Linear by that name) is one clear error. ``trainable_token_indices`` (token
     ids, or peft's ``{"embed_tokens": ids}``): those embedding rows are trained too
@@ -245,7 +245,10 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     are peft's options of those names; ``use_dora`` is peft's DoRA (:class:`LoRALinear`;
     not on the experts, not with dropout); ``layers_to_transform`` / ``layers_pattern`` /
     ``exclude_modules`` leave targets out as peft does (:func:`_peft_keeps`; a module of
-    ``modules_to_save`` is never adapted too)."""
+    ``modules_to_save`` is never adapted too). ``lora_alpha`` / ``lora_dropout``: peft's
+    ``LoraConfig`` names of ``alpha`` / ``dropout`` (a config's keywords work as they are)."""
+    alpha = _peft_alias("alpha", alpha, 16, "lora_alpha", lora_alpha)
+    dropout = _peft_alias("dropout", dropout, 0.0, "lora_dropout", lora_dropout)
     if not isinstance(r, (int, np.integer)) or r < 1:
         raise ValueError(f"LoRA rank r must be a positive integer, got {r!r}")
     if not isinstance(target_modules, str) and list(target_modules) == ["all-linear"]:
@@ -325,6 +328,17 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                          "layers_to_transform": layers_to_transform,
                          "layers_pattern": layers_pattern, "exclude_modules": exclude_modules}
     return model
+
+
+def _peft_alias(name, value, default, peft_name, peft_value):
+    """``value``, or peft's keyword of the same meaning when given (one clear error when
+    both are given and disagree)."""
+    if peft_value is None:
+        return value
+    if value != default and float(value) != float(peft_value):
+        raise ValueError(f"apply_lora: {name}={value!r} and {peft_name}={peft_value!r} "
+                         f"disagree; give one of them")
+    return peft_value
 
 
 def apply_job_lora(model, lora: dict):

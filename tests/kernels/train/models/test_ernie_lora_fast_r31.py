@@ -147,3 +147,29 @@ def test_bf16_model_with_lora_against_peft_bf16(tmp_path):
         assert np.abs(model(ids).numpy() - want).max() <= 0.1 * spread
     np.testing.assert_array_equal(
         np.asarray(model.generate(ids, max_new_tokens=4, eos_token_id=None)), gen)
+
+
+def test_apply_lora_takes_peft_config_keywords(tmp_path):
+    """``apply_lora(model, **kw)`` with the keywords of peft's ``LoraConfig(**kw)``
+    (``lora_alpha``, ``lora_dropout``; were a TypeError): peft reads the saved adapter with
+    the same scaling and gives the same logits."""
+    kw = dict(r=4, lora_alpha=4, lora_dropout=0.0, target_modules=["q_proj", "down_proj"])
+    config = peft.LoraConfig(**kw)
+    folder, _ = make_checkpoint(tmp_path / "base", "dense-gqa-tied")
+    model = from_pretrained(folder)
+    skiff.models.apply_lora(model, **kw)
+    assert model.lora_config["lora_alpha"] == config.lora_alpha
+    rng = np.random.default_rng(3)
+    for name, p in model.named_parameters():
+        if "lora_B" in name:
+            p._data = rng.normal(0, 0.3, p.shape).astype(np.float32)
+    skiff.models.save_adapter(model, tmp_path / "adapter")
+    pm = _peft(folder, tmp_path / "adapter")
+    assert pm.peft_config["default"].lora_alpha == config.lora_alpha
+    ids = random_ids(model.config.vocab_size, (1, 6), seed=1)
+    with torch.no_grad():
+        want = pm(input_ids=torch.tensor(ids)).logits.numpy()
+    with no_grad():
+        _close(model(ids).numpy(), want, "peft keywords")
+    with pytest.raises(ValueError, match="disagree"):
+        skiff.models.apply_lora(from_pretrained(folder), alpha=8, lora_alpha=4)
