@@ -132,12 +132,15 @@ class PixelBudget:
     otherwise it waits until the images still in flight (:meth:`add` when decoded,
     :meth:`release` when their result is out) leave room. ``on_block`` is called once before
     waiting, so the consumer can finish what it holds. :attr:`peak` is the most held.
+    With ``ahead_bytes`` (less than ``max_bytes``) the loader waits already when the images
+    in flight would pass that, unless none is: a larger image is still read, alone.
     """
 
-    def __init__(self, max_bytes: float, on_block=None):
+    def __init__(self, max_bytes: float, on_block=None, ahead_bytes: float | None = None):
         if not max_bytes > 0:
             raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
         self.max_bytes = int(max_bytes)
+        self.ahead_bytes = int(min(max_bytes, ahead_bytes or max_bytes))
         self.on_block = on_block
         self.held = 0
         self.peak = 0
@@ -149,12 +152,12 @@ class PixelBudget:
                              f"job's bound of {self.max_bytes / 2**20:.3g} MiB (raise "
                              f"max_image_mb, or shrink the image)")
         with self._cond:
-            if self.held + nbytes <= self.max_bytes:
+            if self.held + nbytes <= self.ahead_bytes or self.held == 0:
                 return
         if self.on_block is not None:
             self.on_block()
         with self._cond:
-            self._cond.wait_for(lambda: self.held + nbytes <= self.max_bytes or self.held == 0)
+            self._cond.wait_for(lambda: self.held + nbytes <= self.ahead_bytes or self.held == 0)
 
     def add(self, image: np.ndarray) -> None:
         with self._cond:

@@ -87,6 +87,11 @@ WORK_MB = 160.0
 # PDF of hundreds of pages held every page (16 MiB each for A4 at 200 dpi). Arrays, PIL
 # images and bytes have no file to go back to and keep theirs.
 KEEP_FILE_PIXELS = 8
+# decoded pixels in flight (loaded ahead, in detection, in recognition) before the loader
+# waits (a larger image is read alone): sixteen A4 pages at 200 dpi (16 MiB each) held up
+# to 256 MiB, peak RSS 642-651 MiB against RapidOCR's 498; at 96 MiB 473-480, the same CPU
+# (round 31). Small images never reach it (the mixed folder holds under 16 MiB).
+AHEAD_MB = 96.0
 
 
 
@@ -139,7 +144,8 @@ class OcrPipeline(DetectionPasses, LineReading):
     max_image_mb : float
         Decoded pixels one run holds at once (loaded ahead, in detection, in recognition);
         the loader waits for room before decoding the next image, and an image larger than
-        this alone is refused (its result carries the error).
+        this alone is refused (its result carries the error). The loader waits already at
+        ``AHEAD_MB`` (96) in flight, unless the image is read alone.
     precision : str
         ``auto`` (default): on the CPU a shipped detector whose int8 twin was measured
         (``ModelSet.det_int8``: the default set's) runs as that twin (:mod:`.quantize`,
@@ -344,6 +350,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         loaded: queue.Queue = queue.Queue(maxsize=2 * self.step)
         stop = threading.Event()
         self.budget = budget = PixelBudget(self.max_image_mb * 2**20,
+                                           ahead_bytes=AHEAD_MB * 2**20,
                                            on_block=lambda: loaded.put(_FLUSH))
 
         def loader():
