@@ -128,6 +128,13 @@ def _np(x):
 def _like(draw):
     def make(input, *, dtype=None, device=None, requires_grad=False, generator=None):  # noqa: A002
         dt = _as_dtype(dtype) or input.dtype
+        from . import random as _rnd
+
+        if _rnd.batched_draw is not None and input.xp is np:  # vmap, randomness="different"
+            out = _rnd.batched_draw(lambda g, shape: np.asarray(draw(g, shape), dtype=dt),
+                                    tuple(input.shape), generator)
+            if out is not None:
+                return out
         host = np.asarray(draw(get_generator(generator), input.shape), dtype=dt)
         return Tensor(host, dtype=dt, device=device or input.device,
                       requires_grad=requires_grad)

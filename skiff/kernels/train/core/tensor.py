@@ -869,10 +869,24 @@ def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
                   dtype=dt)
 
 
+def _per_sample(draw, shape, dt, device, generator):
+    """Inside a batched ``vmap`` call with ``randomness="different"``: one draw per sample as
+    a batched tensor (vmap_r30.draw_per_sample); else None."""
+    from . import random as _rnd
+
+    if _rnd.batched_draw is None or dt.kind == "c" or device not in (None, "cpu"):
+        return None
+    return _rnd.batched_draw(draw, tuple(shape), generator)
+
+
 def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
     """Standard normal samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
     dt = _as_dtype(dtype) or _dd.FLOAT
+    batched = _per_sample(lambda g, s: g.standard_normal(s).astype(dt), shape, dt, device,
+                          generator)
+    if batched is not None:
+        return batched
     if dt.kind == "c":  # torch's complex normal: each part N(0, 1/2), variance 1 in all
         pair = get_generator(generator).standard_normal((*shape, 2)) * 0.5 ** 0.5
         host = (pair[..., 0] + 1j * pair[..., 1]).astype(dt)
@@ -885,6 +899,9 @@ def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -
     """Uniform [0, 1) samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
     dt = _as_dtype(dtype) or _dd.FLOAT
+    batched = _per_sample(lambda g, s: g.random(s).astype(dt), shape, dt, device, generator)
+    if batched is not None:
+        return batched
     if dt.kind == "c":  # torch's: both parts uniform on [0, 1)
         pair = get_generator(generator).random((*shape, 2))
         host = (pair[..., 0] + 1j * pair[..., 1]).astype(dt)

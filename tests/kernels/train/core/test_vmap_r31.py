@@ -108,3 +108,20 @@ def test_dropout_different_per_sample_gradients():
     assert np.all(np.isclose(m, 0) | np.isclose(m, 1)) and 0 < m.mean() < 1
     assert len({tuple(r) for r in np.round(m).astype(int)}) > 1  # samples' masks differ
     assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
+
+
+def test_randn_like_and_rand_different_per_sample():
+    skiff.manual_seed(2)
+
+    def reparam(mu, logvar):  # a VAE's reparametrisation, one sample per call
+        return mu + skiff.randn_like(mu) * (0.5 * logvar).exp() + skiff.rand(3) * 0
+
+    mu, lv = skiff.zeros(6, 3), skiff.zeros(6, 3)
+    diff = skiff.func.vmap(reparam, randomness="different")(mu, lv).numpy()
+    assert len({tuple(np.round(r, 9)) for r in diff}) == 6
+    same = skiff.func.vmap(reparam, randomness="same")(mu, lv).numpy()
+    assert len({tuple(np.round(r, 9)) for r in same}) == 1
+    big = skiff.func.vmap(lambda m: m + skiff.randn_like(m), randomness="different")(
+        skiff.zeros(4000, 4)).numpy()
+    assert abs(big.mean()) < 0.03 and abs(big.std() - 1) < 0.03
+    assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
