@@ -1,5 +1,5 @@
 """Round 31: the weights of a sharded checkpoint (a run on several ranks) read in one process,
-to predict with: ``skiff.kernels.train.checkpoint.model_weights(path)`` takes a ``step-N/``
+to predict with: ``parallel.model_weights.model_weights(path)`` takes a ``step-N/``
 folder, the ``latest`` file or the checkpoint directory (its newest), whatever the strategy
 (ZeRO keeps the model whole in rank 0's part, tp and pp in pieces joined here). Before, a user
 had no way but ``model.load_state_dict(folder)``: "no weights file at 'ck/step-00000060'", and
@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from skiff.kernels.train.checkpoint import model_weights
 from skiff.kernels.train.models.gpt import GPT, GPTConfig
+from skiff.kernels.train.parallel.model_weights import model_weights
 
 from .mpi_util import HERE, run_mpi
 
