@@ -156,7 +156,10 @@ print(model.generate_text("Shall I", 120, temperature=0.8, top_k=20, seed=0))
 # A rank that dies (out of memory, a node lost) must not leave the others waiting forever in
 # a collective. The job runner notices the dead rank, stops the job and names the rank. The
 # run resumes from the last committed checkpoint, on the same number of ranks or another one:
-# data-parallel and ZeRO checkpoints reshard when the world size changes.
+# data-parallel and ZeRO checkpoints reshard when the world size changes. The rank is killed
+# as soon as the first checkpoint is committed; the resumed run says where it went on from.
+# The checkpoint holds the data order and the optimizer state too, so in the full run (the
+# same 400 steps as the first job) the resumed run ends at the first job's loss.
 
 # %%
 get_ipython().run_cell_magic(
@@ -178,7 +181,11 @@ get_ipython().run_cell_magic(
     "train", f"--np 2 --strategy dp --steps {CRASH_STEPS} --batch-size 8 --lr 1e-2 "
     f"--checkpoint-dir {ckpt / 'b'} --checkpoint-every 50 --resume -o resumed", CELL)
 resumed.wait()
-print(resumed.status, "- resumed run ended at step", resumed.result["steps"])
+print(resumed.status, "- resumed run ended at step", resumed.result["steps"],
+      f"(went on from the checkpoint of step {resumed.result['resumed']['from_step']}), "
+      f"final loss {resumed.result['final_loss']:.4f}")
+if CRASH_STEPS == STEPS:  # the full run: the first job trained the same model, uninterrupted
+    print(f"the same run without the kill ended at loss {job.result['final_loss']:.4f}")
 
 # %% [markdown]
 # ## What to read next

@@ -39,6 +39,10 @@ def test_distributed_notebook_runs(runs_dir):
     assert sum(c.isalpha() for c in sample) >= 40, sample
     assert "failed - rank 1" in text
     assert "done - resumed run ended at step 100" in text
+    # where it went on from: the last step the killed run committed (the oracle: the folder)
+    committed = re.search(r"committed checkpoints: \[(.*)\]", text).group(1)
+    last = max(int(n.strip("' ").split("-")[1]) for n in committed.split(","))
+    assert f"(went on from the checkpoint of step {last})" in text
     assert "all jobs finished: ['done', 'failed', 'done']" in text
     # the job views: each rank's status, and one line for all the checkpoints
     states = widget_states(nb)
