@@ -654,6 +654,9 @@ class Trainer(Inference, TrainerState):
             # this rank's share of the global batch (None: even, or one rank)
             strategy.row_weight = micro[i][1]
             loader.global_rows = micro[i][2]
+            # what an MoE balancing term on this rank is divided by (trainer_accum)
+            balance = getattr(self, "_balance", None)
+            strategy.balance_weight = balance[i] if balance else None
             try:
                 scale = 1.0 / len(micro) if scales is None else scales[i]
                 quiet = contextlib.nullcontext()
@@ -674,6 +677,7 @@ class Trainer(Inference, TrainerState):
                     f"forward or backward pass: {exc}); the learning rate "
                     f"{self._current_lr():g} is likely far too large", run) from None
             self._count_batch(run, host_batch)
+        strategy.balance_weight = None
         strategy.reduce_gradients(self.model)
         bad = strategy.agree_finite(loss_sum)  # a bad batch on one rank fails every rank
         if bad is not None:
@@ -708,6 +712,7 @@ class Trainer(Inference, TrainerState):
         from .trainer_accum import scored_targets, window_scales
 
         loader = run.loader
+        self._balance = None
         if fetched is not None:  # the graph's batch: one micro-batch, as fetched
             return [(fetched[0], getattr(loader, "row_weight", None),
                      getattr(loader, "global_rows", None))], None
@@ -723,7 +728,10 @@ class Trainer(Inference, TrainerState):
             return micro, None
         weighted = getattr(self, "class_weights_", None) is not None
         counts = [scored_targets(self.model, self.loss_spec, weighted, m[0]) for m in micro]
-        scales = window_scales(run.strategy, loader, [(m[0], m[1]) for m in micro], counts)
+        balance: list = []
+        scales = window_scales(run.strategy, loader, [(m[0], m[1]) for m in micro], counts,
+                               balance)
+        self._balance = balance if scales is not None and balance else None
         return micro, scales
 
     def _count_batch(self, run: Run, host_batch) -> None:

@@ -113,14 +113,19 @@ def _shifted_labels(batch: dict) -> int:
     return int(scored.sum())
 
 
-def window_scales(strategy, loader, micro: list, counts: list) -> list[float] | None:
+def window_scales(strategy, loader, micro: list, counts: list,
+                  balance: list | None = None) -> list[float] | None:
     """The factor each micro-batch's loss is multiplied by before backward (on top of what
     the strategy itself applies), so that the step is the mean over every scored target of
     the window on every rank; None for today's ``1 / grad_accum`` (a per-sample loss, no
     scored target at all, or a strategy whose own weighting is not this one's).
 
     ``micro`` holds ``(host batch, row_weight)`` per micro-batch, ``counts`` their scored
-    targets (:func:`scored_targets`)."""
+    targets (:func:`scored_targets`). ``balance`` (a list, on several ranks) gets each
+    micro-batch's share of its scored targets on this rank times the ranks: the weight an
+    MoE balancing term, which one device weighs by the micro-batch's scored targets, is
+    divided by (``DataParallel.loss_weight``; it was each rank's own: 2e-6 of the loss at
+    ``aux_coef=0.01``, 1.3e-4 at 1)."""
     if any(c is None for c in counts):
         return None
     ranks = int(getattr(loader, "world_size", 1) or 1)
@@ -156,4 +161,6 @@ def window_scales(strategy, loader, micro: list, counts: list) -> list[float] | 
         # promotion), so a rank's all-to-all of MoE gradients sent 8-byte rows where its
         # peer's expected 4 (expert parallelism broke on a stand-in row, round 30)
         scales.append(float(wanted / applied) if applied != 0 else 0.0)
+        if balance is not None:
+            balance.append(float(n * ranks / n_all) if n_all > 0 else 0.0)
     return scales

@@ -306,9 +306,17 @@ class DataParallel(Strategy):
         reducer.post_scale = float(size)
         return 1.0 / size
 
+    balance_weight = None  # set by the Trainer for a window of a token loss (trainer_accum)
+
     def loss_weight(self) -> float:
         """The factor this rank's loss is scaled by in the micro-batch being run (1 but for
-        packed sequences: see :meth:`forward_backward`)."""
+        packed sequences: see :meth:`forward_backward`), relative to one device's weight of
+        that micro-batch: what an MoE balancing term is divided by. In a window of a token
+        loss the Trainer sets it (``balance_weight``: this rank's share of the micro-batch's
+        scored targets times the ranks), as one device weighs the term by the micro-batch's
+        scored targets, not this rank's."""
+        if self.balance_weight is not None:
+            return self.balance_weight
         return self._weight
 
     def _token_weight(self, batch) -> float | None:
