@@ -66,6 +66,7 @@ def worker_skiff(paths, threads):
     for k, _ in enumerate(pipe.run(paths), 1):
         if k % EVERY == 0:
             samples.append((k, rss_mib()))
+            print(f"{k} {samples[-1][1]:.1f}", file=sys.stderr, flush=True)  # a cut run's curve
     return samples
 
 
@@ -81,6 +82,7 @@ def worker_rapidocr(paths, threads):
         engine(p)
         if k % EVERY == 0:
             samples.append((k, rss_mib()))
+            print(f"{k} {samples[-1][1]:.1f}", file=sys.stderr, flush=True)  # a cut run's curve
     return samples
 
 
