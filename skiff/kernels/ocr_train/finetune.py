@@ -36,7 +36,7 @@ from .data import Augment, GeneralText, as_read, load_crop, make_batch
 from .labels import Dictionary, LabelRow, read_labels
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
-           "BASE_MODELS", "RecTrainer"]
+           "BASE_MODELS", "RecTrainer", "split_rows"]
 
 BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4", "ch-tiny": "ch-tiny"}
 
@@ -585,14 +585,15 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     base_alphabet = dictionary.alphabet
     labels = read_labels(cfg.data, dictionary, add_chars=cfg.add_chars)
     if labels.encoding != "utf-8":
-        reporter.log(f"{labels.source} is not UTF-8: read as {labels.encoding} (GBK)")
+        reporter.log(f"{labels.source} is not UTF-8: read as {labels.encoding}"
+                     + (" (GBK)" if labels.encoding == "gb18030" else ""))
     errors = list(labels.errors)
     val_rows: list[LabelRow] = []
     if cfg.val_data:
         held = read_labels(cfg.val_data, dictionary, add_chars=cfg.add_chars)
         errors += held.errors
         val_rows = held.rows
-    for e in errors:
+    for e in errors + labels.warnings + (held.warnings if cfg.val_data else []):
         reporter.log(e, level="warning")
     if not labels.rows:
         raise ValueError(f"no usable rows in {labels.source!r}" +
@@ -600,9 +601,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
                                               if len(errors) > 1 else "") if errors else ""))
     rows = list(labels.rows)
     if not cfg.val_data and len(rows) >= 10 and cfg.val_fraction > 0:
-        random.Random(cfg.seed).shuffle(rows)
-        k = max(1, int(len(rows) * cfg.val_fraction))
-        val_rows, rows = rows[:k], rows[k:]
+        val_rows, rows = split_rows(rows, cfg.val_fraction, cfg.seed)
     if cfg.val_data:
         overlap = _shared_rows(labels.rows, val_rows)
         if overlap:
@@ -675,6 +674,27 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         result.model_set = cfg.name
         reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
     return result
+
+
+def split_rows(rows: list[LabelRow], fraction: float, seed: int
+               ) -> tuple[list[LabelRow], list[LabelRow]]:
+    """``(held_out, train)``: about ``fraction`` of the rows held out, drawn by ``seed``. Rows
+    naming the same image and box (a labels file with repeated lines, two lists joined) go
+    to the same side: split row by row, a repeated crop landed on both and its held-out
+    reading was of a crop it had trained on."""
+    groups: dict[tuple, list[LabelRow]] = {}
+    for r in rows:
+        groups.setdefault((os.path.realpath(r.image), r.box), []).append(r)
+    keys = list(groups)
+    random.Random(seed).shuffle(keys)
+    want = max(1, int(len(rows) * fraction))
+    held: list[LabelRow] = []
+    for key in keys:
+        if len(held) >= want or len(held) + len(groups[key]) >= len(rows):
+            break
+        held += groups[key]
+    kept = {id(r) for r in held}
+    return held, [r for r in rows if id(r) not in kept]
 
 
 def _shared_rows(train: list[LabelRow], held: list[LabelRow]) -> int:

@@ -16,7 +16,9 @@ A relative image path is looked up from the labels file's folder, then from the 
 folders above it (PPOCRLabel writes ``folder/image.jpg`` into ``folder/Label.txt``; PaddleOCR's
 ``data_dir`` is often the parent), then from the working folder; an absolute one as it is.
 A path written on Windows (backslashes) is looked up with slashes too. The file is UTF-8,
-or GBK / GB18030 as a Chinese Windows saves it (``LabelSet.encoding`` says which).
+GBK / GB18030 as a Chinese Windows saves it, or UTF-16 with its byte-order mark (Notepad's
+"Unicode"); ``LabelSet.encoding`` says which. A byte-order mark at the start of any line (files
+joined with ``cat``), quotes around a path, and empty columns after the text are ignored.
 
 A bad row is one clear line naming the file and the line number (a missing image, an empty
 text, no tab, a character the dictionary lacks when adding is off); the good rows are kept.
@@ -57,8 +59,9 @@ class LabelSet:
     source: str
     rows: list[LabelRow] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # rows kept, but worth a look
     added: list[str] = field(default_factory=list)  # characters added to the dictionary
-    encoding: str = "utf-8"  # or "gb18030": a file saved as GBK by a Chinese Windows
+    encoding: str = "utf-8"  # "gb18030" (GBK, a Chinese Windows) or "utf-16" (Notepad)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -179,17 +182,26 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     out = LabelSet(str(path))
     lines, out.encoding = _label_lines(path)
     where = path.name
+    seen: dict[tuple, tuple[int, str]] = {}  # (image, box) -> (line, text) of its first row
     for k, raw in enumerate(lines, 1):
+        raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         name, tab, text = raw.partition("\t")
         if not tab:
             out.errors.append(f"{where} line {k}: no tab between image and text: {raw[:60]!r}")
             continue
-        name, text = name.strip(), text.strip("\r\n")
+        text, extra = _columns(text.strip("\r\n"))
+        if extra:
+            out.errors.append(f"{where} line {k}: a third column after a second tab "
+                              f"({extra[:40]!r}): a row is 'image<TAB>text'; a tab inside "
+                              "the text cannot be learnt")
+            continue
+        name = _unquote(name.strip())
         if not name:
             out.errors.append(f"{where} line {k}: no image path before the tab")
             continue
+        text = _clean_text(text, dictionary)
         if not text.strip():
             out.errors.append(f"{where} line {k}: empty text for image {name!r}")
             continue
@@ -212,7 +224,53 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
                     continue
                 dictionary.add(missing)
                 out.added.extend(c for c in missing if c not in out.added)
+            key = (os.path.realpath(image), box)  # a crop file's rows (boxes cut their page)
+            if box is None and key in seen and seen[key][1] != words:
+                out.warnings.append(
+                    f"{where} line {k}: image {name!r} is labelled {seen[key][1]!r} on line "
+                    f"{seen[key][0]} and {words!r} here: one crop, two texts (both train, "
+                    "as PaddleOCR trains them; correct the wrong one)")
+            seen.setdefault(key, (k, words))
             out.rows.append(LabelRow(str(image), words, k, box))
+    return out
+
+
+_BOM = "\ufeff"
+# spaces a spreadsheet or a word processor writes for ' ' (no-break, narrow no-break,
+# figure space), and invisible characters pasted with the text (zero-width space, a
+# byte-order mark): read as a space and as nothing when the dictionary lacks them
+_SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " "}
+_INVISIBLE = {"\u200b": "", _BOM: ""}
+
+
+def _columns(text: str) -> tuple[str, str]:
+    """The text of a row and what follows a second tab (empty columns, as a spreadsheet
+    leaves them, are nothing)."""
+    text, tab, extra = text.partition("\t")
+    return text, extra.strip() if tab else ""
+
+
+def _unquote(name: str) -> str:
+    """A path as a spreadsheet's export quotes it (``"img 1.png"``), without the quotes."""
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in "\"'":
+        return name[1:-1].strip()
+    return name
+
+
+def _clean_text(text: str, dictionary: Dictionary) -> str:
+    """``text`` with the look-alikes a dictionary lacks made what it has: a no-break space
+    a space, a zero-width space or stray byte-order mark nothing, a decomposed accent
+    (``e`` + U+0301, as macOS writes it) composed (NFC) when that spells it with fewer
+    missing characters. Characters the dictionary has are never changed."""
+    if not dictionary.missing(text):
+        return text
+    out = "".join(_SPACES.get(c, _INVISIBLE.get(c, c)) if c not in dictionary._index else c
+                  for c in text)
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", out)
+    if nfc != out and len(dictionary.missing(nfc)) < len(dictionary.missing(out)):
+        out = nfc
     return out
 
 
@@ -222,6 +280,12 @@ def _label_lines(path: Path) -> tuple[list[str], str]:
     else a clear error. Text in another single-byte code page rarely decodes as GB18030
     (a byte above 127 must pair with the next), so it is refused, not misread."""
     data = path.read_bytes()
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # Notepad's "Unicode" (UTF-16 with its mark)
+        try:
+            return data.decode("utf-16").splitlines(), "utf-16"
+        except UnicodeDecodeError as e:
+            raise ValueError(f"labels {str(path)!r} starts as UTF-16 but does not decode: "
+                             f"{e}; save it as UTF-8") from None
     try:
         return data.decode("utf-8-sig").splitlines(), "utf-8"
     except UnicodeDecodeError as e:
