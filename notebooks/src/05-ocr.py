@@ -178,9 +178,10 @@ scores = {}
 for rec in records:
     s = truth_by_name.get(Path(rec["image"]).name)
     if rec["error"]:
-        print("error:", Path(rec["image"]).name, "-", rec["error"][:60])
+        print("error:", Path(rec["image"]).name, "-", rec["error"])
     elif s is not None:
         scores.setdefault(s.category, []).append(char_accuracy(rec["text"], s.text))
+print("character accuracy against the rendered text (1.000: every character right):")
 for category, values in scores.items():
     print(f"{category:8s} {np.mean(values):.3f} over {len(values)} images")
 print(json.dumps(records[0], ensure_ascii=False)[:300])
