@@ -149,6 +149,9 @@ class _Layer:
             mlp = self.layer.mlp
             self.gu_lora = _active([(0, mlp.gate_proj),
                                     (mlp.gate_proj.out_features, mlp.up_proj)])
+            joint = getattr(mlp, "gate_up_lora", None)  # (experts only, as apply_lora puts it)
+            if joint is not None and not joint.disabled:
+                self.gu_lora.append((0, joint))
             self.down_lora = _active([(0, mlp.down_proj)])
 
     def refresh(self) -> None:
