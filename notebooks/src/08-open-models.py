@@ -187,7 +187,8 @@ print("held-out loss during training:",
 #
 # The evaluation functions score the way the common harnesses do: the loss of the assistant's
 # tokens on the ten held-out conversations (`chat_loss`), exact match of greedy answers, and
-# multiple choice by the log-likelihood of each option.
+# multiple choice by the log-likelihood of each option (here the right capital against
+# another held-out country's, in the same sentence; 0.5 is a coin's score).
 
 # %%
 from skiff.kernels.train.models.evaluate import (  # noqa: E402
@@ -200,9 +201,12 @@ from skiff.kernels.train.models.evaluate import (  # noqa: E402
 finetuned = tuned.value.model
 qa = [{"prompt": tok.apply_chat_template(r["messages"][:1], add_generation_prompt=True),
        "answer": " " + r["messages"][1]["content"]} for r in held_rows]
+# multiple choice between the right capital and another held-out country's: a test of the
+# fact, not of the answer's form (both options are whole sentences)
 choices = [{"prompt": q["prompt"], "answer": 0,
-            "choices": [f" The capital of {k} is {CAPITALS[k]}.", f" {CAPITALS[k]}."]}
-           for q, k in zip(qa, held_countries)]
+            "choices": [f" The capital of {k} is {CAPITALS[k]}.",
+                        f" The capital of {k} is {CAPITALS[held_countries[i - 1]]}."]}
+           for i, (q, k) in enumerate(zip(qa, held_countries))]
 
 
 def scores(m):
@@ -222,6 +226,17 @@ after = {k: skiff.models.reply(finetuned, f"What is the capital of {k}?", max_ne
          for k in held_countries[:4]}
 for k in after:
     print(f"{k:8s} before: {before[k]!r}\n{'':8s} after:  {after[k]!r}")
+
+# %% [markdown]
+# What fine-tuning taught is the form, not the facts. The answers are now one sentence of the
+# instruction set's shape, and the held-out loss fell (full mode: 3.58 to 1.67, perplexity 36
+# to 5.3, nearly all of it in the first quarter of the steps). But greedy answers to held-out
+# questions name a country of the fine-tuning set ("The capital of Japan is Tokyo." asked
+# about Belgium), so exact match stays 0. The pre-training left the facts in the model only
+# weakly: between the right capital and a wrong one, scored by likelihood, it picks the right
+# one 7 times in 10 before and 8 after (full mode; a coin scores 5). Fine-tuning on questions
+# can only surface what the pre-trained weights hold, and this two-layer model, 96 wide,
+# holds its forty facts loosely; a published checkpoint has read far more.
 
 # %% [markdown]
 # The fine-tuned model, merged, is a checkpoint folder again; `%chat` and transformers both
