@@ -63,13 +63,13 @@ def _alarm_comm():
 
 def join_parent_gather(parent, text: str) -> None:
     """Join, in a daemon thread, the gather a parent that spawned this job may be blocked
-    in (``inter.gather(None, root=MPI.ROOT)``) with a :class:`.spawned.ParentNotice` of
-    ``text``: it raises there instead of waiting until Hydra's clean-up kills the parent. A
-    parent in another call never completes it; the thread then stays until the rank
-    leaves (needs ``MPI_THREAD_MULTIPLE``; else nothing)."""
+    in (``inter.gather(None, root=MPI.ROOT)``) with a :class:`.spawn_failure.ParentNotice`
+    of ``text``: it raises there instead of waiting until Hydra's clean-up kills the
+    parent. A parent in another call never completes it; the thread then stays until the
+    rank leaves (needs ``MPI_THREAD_MULTIPLE``; else nothing)."""
     from mpi4py import MPI
 
-    from .spawned import ParentNotice
+    from .spawn_failure import ParentNotice
 
     if not threads_allowed(MPI):
         return
