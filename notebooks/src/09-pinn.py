@@ -60,7 +60,7 @@ def show(fig):
     """Display a matplotlib Figure (object API, no pyplot) as a PNG."""
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    fig.savefig(buf, format="png", bbox_inches="tight")  # axis labels never cut off
     display(Image(data=buf.getvalue()))
 
 

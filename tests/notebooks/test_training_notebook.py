@@ -64,6 +64,12 @@ def test_training_notebook_runs(runs_dir):
     for result in (r for r in results if r["steps"] == 20):
         losses = [row["loss"] for row in result["history"]]
         assert losses[-1] < losses[0]
+    # the last cell reports the first job (`%train model train_data`), not the loop variable
+    # of the class-weight cell that once reused its name (it printed the balanced mlp's loss)
+    first = next(r for r in runs_dir.iterdir() if json.loads(
+        (r / "config.json").read_text()).get("command", "").startswith("%train model train_data"))
+    loss = json.loads((first / "result.json").read_text())["final_loss"]
+    assert f"gpt-mini on the classics ({first.name}): done, final loss {loss:.3f}" in text
 
 
 def _check_class_weight_section(text: str, results: list[dict]) -> None:
