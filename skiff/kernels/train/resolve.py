@@ -32,9 +32,13 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
         device_memory = memory_limit(device_memory)
     if plan_resolve is not None and (world_size > 1 or spec != "single"
                                      or device_memory is not None):
+        extra = {}
+        flops = _shared_flops(world_size)
+        if flops is not None:
+            extra["flops"] = flops
         plan = plan_resolve(spec, model, world_size=world_size, global_batch=global_batch,
                             seq_len=seq_len, weight_bytes=weight_bytes,
-                            grad_bytes=grad_bytes, device_memory=device_memory)
+                            grad_bytes=grad_bytes, device_memory=device_memory, **extra)
         record = plan.to_json()
         record.pop("table", None)
         kind = plan.strategy
@@ -61,6 +65,22 @@ def resolve_strategy(spec, model, *, world_size: int = 1, reporter=None, global_
         return (DataParallel() if kind == "dp" else ZeRO(stage=int(kind[-1]))), record
     raise ValueError(f"strategy {kind!r} ({record.get('label', spec)}) needs a distributed "
                      "strategy that skiff.kernels.train.parallel does not provide yet")
+
+
+def _shared_flops(world_size: int) -> float | None:
+    """Rank 0's measured matmul rate, on every rank of a job of ``world_size`` ranks (None
+    on one rank or outside such a job). Each rank measured its own: on a loaded host 2
+    ranks of one gpt-mini job predicted 0.0644 and 0.0618 s a step, and a choice that
+    close could differ between the ranks, whose collectives would then not match."""
+    if world_size <= 1:
+        return None
+    from .parallel.world import world
+    from .plan import measure_flops
+
+    comm = world()
+    if comm.size != world_size:
+        return None
+    return float(comm.bcast_object(measure_flops() if comm.rank == 0 else None, root=0))
 
 
 def memory_limit(value) -> int:
