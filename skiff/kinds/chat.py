@@ -46,8 +46,9 @@ def _arguments(p):
     p.add_argument("--prompt", dest="prompt_opt", default=None, metavar="TEXT",
                    help="the same as PROMPT")
     p.add_argument("--system", default=None, metavar="TEXT", help="a system message first")
-    p.add_argument("--max-new-tokens", type=positive_int, default=256, metavar="N",
-                   help="stop after N new tokens (default 256)")
+    p.add_argument("--max-new-tokens", type=positive_int, default=None, metavar="N",
+                   help="stop after N new tokens (default 256; a gpt-* job: what its "
+                        "context holds after the prompt)")
     p.add_argument("--temperature", type=nonneg_float, default=0.0, metavar="X",
                    help="0 (default): greedy; > 0: sample at this temperature")
     p.add_argument("--top-k", type=positive_int, default=None, metavar="K",
@@ -111,25 +112,77 @@ def run(config: dict, reporter, model=None):
         return chat_reply.run(config, reporter, model=model)
     import time
 
+    from skiff.kernels.backend.report import JobCancelled
     from skiff.kernels.train.entry import load_trained_model
 
     reporter.log(f"loading the model of the train job {config['model']}")
     net = load_trained_model(config["model"], job)
-    prompt, total = config["prompt"], int(config.get("max_new_tokens", 256))
+    prompt, name = config["prompt"], str(job.get("model"))
+    total = config.get("max_new_tokens")
+    total = fits(name, prompt, None if total is None else int(total),
+                 net.config.block_size)
     temperature = float(config.get("temperature") or 0.0)
+    stops = [s for s in config.get("stop") or [] if s]
+    last, state = [0.0], {"text": "", "n": 0}
+
+    def on_token(text, n):
+        state["text"], state["n"] = text, n
+        if reporter.should_stop():
+            raise JobCancelled("cancelled by request")
+        reporter.progress(n, total, unit="token")
+        now = time.monotonic()
+        if now - last[0] >= 0.1:
+            last[0] = now
+            reporter.info(thinking="", text=_cut(text, stops), tokens=n)
+        return bool(stops) and _cut(text, stops) != text
+
     start = time.perf_counter()
-    text = net.generate_text(prompt, total, temperature=temperature,
-                             top_k=config.get("top_k"), seed=config.get("seed"))
+    full = net.generate_text(prompt, total, temperature=temperature,
+                             top_k=config.get("top_k"), seed=config.get("seed"),
+                             on_token=on_token)
     seconds = time.perf_counter() - start
-    new = text[len(prompt):] if text.startswith(prompt) else text
-    result = chat_reply.ChatReply(text=new, thinking="", raw=new, tokens=total,
-                                  prompt_tokens=len(prompt.encode("utf-8")), seconds=seconds,
-                                  tokens_per_s=total / seconds if seconds > 0 else 0.0,
-                                  stop="length", model=str(job.get("model")))
-    reporter.info(thinking="", text=new, tokens=total)
-    reporter.progress(total, total, unit="token")
+    n = state["n"]  # the whole text: a last unfinished character too (as generate_text)
+    raw = full[len(prompt):] if full.startswith(prompt) else state["text"]
+    new = _cut(raw, stops)
+    result = chat_reply.ChatReply(text=new, thinking="", raw=raw, tokens=n,
+                                  prompt_tokens=len(prompt.encode("utf-8")),
+                                  seconds=round(seconds, 4),
+                                  tokens_per_s=round(n / seconds, 2) if seconds > 0 else 0.0,
+                                  stop="stop string" if new != raw else "length", model=name)
+    reporter.info(thinking="", text=new, tokens=n)
+    reporter.progress(n, n, unit="token")
     reporter.metric("tokens_per_s", result.tokens_per_s)
+    reporter.log(f"{n} tokens in {result.seconds:.2f} s ({result.tokens_per_s:.1f} "
+                 f"tokens/s), stopped by {result.stop}")
     return result
+
+
+def _cut(text: str, stops) -> str:
+    """``text`` ended before the first of the ``stops`` it holds (as the checkpoint path)."""
+    for s in stops:
+        at = text.find(s)
+        if at >= 0:
+            text = text[:at]
+    return text
+
+
+def fits(name: str, prompt: str, max_new_tokens: int | None, block_size: int) -> int:
+    """The new-token count of a gpt-* job's generation: ``max_new_tokens`` (None: what the
+    context holds after the prompt), refused when the prompt and it pass the model's
+    ``block_size`` (its fixed context: the model reads no more, and the text would slide)."""
+    used = len(prompt.encode("utf-8"))
+    room = block_size - used
+    if room < 1:
+        raise ValueError(f"the prompt is {used} bytes (tokens): {name}'s context is "
+                         f"{block_size}, which the prompt and at least one new token must "
+                         "fit: shorten the prompt")
+    if max_new_tokens is None:
+        return room
+    if max_new_tokens > room:
+        raise ValueError(f"--max-new-tokens {max_new_tokens} with a {used}-byte prompt "
+                         f"passes {name}'s context of {block_size} tokens (bytes): give "
+                         f"--max-new-tokens {room} or less")
+    return max_new_tokens
 
 
 def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = True) -> dict:
@@ -145,6 +198,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                  "prompt" if lone else "give a prompt")
         raise ValueError(f"{first}: chat DIR \"text\" (or --prompt TEXT; in a notebook "
                          "%chat DIR \"text\" or the cell of %%chat DIR)")
+    job_model = False  # a gpt-* train job's run folder
     if check_folder:
         path = os.path.expanduser(str(model))
         if not os.path.isdir(path):
@@ -161,7 +215,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
 
             adapter_base(path)  # the base it names must be a checkpoint folder here
         elif job is not None:  # a skiff train job's run folder: the model it trained
-            built = str(job.get("model"))
+            built, job_model = str(job.get("model")), True
             if not built.startswith("gpt"):
                 raise ValueError(f"DIR {model!r} is the run folder of a train job of "
                                  f"{built!r}, which writes no text: generate continues text "
@@ -173,6 +227,15 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
             if chat_default or values.get("use_template"):
                 raise ValueError(f"{built} has no chat template: continue the text with "
                                  f"generate {model} \"text\" (no --chat)")
+            for flag, key in (("--top-p", "top_p"), ("--repetition-penalty",
+                                                     "repetition_penalty")):
+                if values.get(key) is not None:  # before: taken, and used nowhere
+                    raise ValueError(f"{flag} is not taken by a {built} job's sampling "
+                                     "(--temperature, --top-k, --seed, --stop): drop it")
+            from skiff.kernels.train import models
+
+            fits(built, str(prompt), values.get("max_new_tokens"),
+                 models.get(built).config.block_size)  # its context, said before a job
         else:
             from skiff.kernels.train.models.hf_checkpoint import read_config
             from skiff.kernels.train.models.safetensors_io import open_folder
@@ -204,7 +267,8 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         "chat": chat,
         "system": values.get("system"),
         "thinking": False if values.get("no_thinking") else None,
-        "max_new_tokens": int(values.get("max_new_tokens") or 256),
+        "max_new_tokens": (None if job_model and not values.get("max_new_tokens") else
+                           int(values.get("max_new_tokens") or 256)),  # a job: what fits
         "temperature": temperature,
         "top_k": values.get("top_k"),
         "top_p": top_p,

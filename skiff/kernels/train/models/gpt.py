@@ -223,11 +223,45 @@ class GPT(nn.Module):
             self.train(was_training)
         return out
 
-    def generate_text(self, prompt: str, max_new_tokens: int = 200, **kw) -> str:
-        """Byte-level text continuation of ``prompt`` (see :meth:`generate`)."""
+    def generate_text(self, prompt: str, max_new_tokens: int = 200, *, on_token=None,
+                      **kw) -> str:
+        """Byte-level text continuation of ``prompt`` (see :meth:`generate`).
+
+        ``on_token(text, n)`` is called after each new token with the new text so far (an
+        unfinished UTF-8 character held back until its last byte) and the count; a true
+        return ends generation there, and what it raises (a job's cancel) propagates. The
+        tokens are the ones :meth:`generate` gives for the same arguments and seed.
+        """
         ids = np.frombuffer(prompt.encode("utf-8"), dtype=np.uint8).astype(np.int64)
-        out = self.generate(ids[None, :], max_new_tokens, **kw)[0]
-        return out.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+        if on_token is None:
+            out = self.generate(ids[None, :], max_new_tokens, **kw)[0]
+            return out.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+        import codecs
+
+        self.generate(ids[None, :], 0, **kw)  # the arguments checked as generate checks them
+        temperature, top_k = kw.get("temperature", 1.0), kw.get("top_k")
+        rng = np.random.default_rng(kw.get("seed"))  # generate's draws, in generate's order
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        out, text = ids[None, :], ""
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                runner = _KVRunner(self) if kw.get("use_cache", True) else None
+                for n in range(1, int(max_new_tokens) + 1):
+                    if runner is None:
+                        ctx = out[:, -self.config.block_size:]
+                        logits = _host(self.forward(ctx)._data)[:, -1, :]
+                    else:
+                        logits = runner.next_logits(out)
+                    nxt = _sample(logits.astype(np.float64), temperature, top_k, rng)
+                    out = np.concatenate([out, nxt[:, None]], axis=1)
+                    text += decoder.decode(bytes([int(nxt[0]) & 0xFF]))
+                    if on_token(text, n):
+                        break
+        finally:
+            self.train(was_training)
+        return out[0].astype(np.uint8).tobytes().decode("utf-8", errors="replace")
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in asdict(self.config).items())

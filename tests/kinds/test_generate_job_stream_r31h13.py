@@ -1,0 +1,161 @@
+"""``python -m skiff generate JOB "text"`` (a train gpt-* job's model) streams, cancels and
+says its context up front, as the checkpoint path (``chat_reply.reply``) does.
+
+Before: ``generate_text`` ran with no per-token callback: no progress until the end, no
+streamed text, a cancel seen only after the last token (``--max-new-tokens 99999999`` ran
+until killed), nothing refused past the model's fixed ``block_size``, and ``--stop``,
+``--top-p``, ``--repetition-penalty`` were taken and used nowhere. The oracle for every
+token is the non-streamed :meth:`GPT.generate` with the same arguments and seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skiff.kernels.backend.report import JobCancelled, Reporter
+from skiff.kernels.train.models.gpt import GPT, GPTConfig
+from skiff.kinds import chat
+
+
+def _skiff(*args, env):
+    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+class _Recorder(Reporter):
+    """Keeps what a job reports; asks to stop once ``stop_after`` tokens are reported."""
+
+    def __init__(self, stop_after=None):
+        self.stop_after, self.done, self.texts = stop_after, [], []
+
+    def progress(self, done, total=None, *, unit="step", message=None):
+        self.done.append((done, total, unit))
+
+    def info(self, **fields):
+        if "text" in fields:
+            self.texts.append(fields["text"])
+
+    def should_stop(self):
+        return self.stop_after is not None and len(self.done) >= self.stop_after
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    """A gpt-mini train job of a few steps, by the terminal (its run folder, its env)."""
+    tmp = tmp_path_factory.mktemp("gen")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SKIFF_RUNS=str(tmp / "runs"))
+    (tmp / "notes.txt").write_text("the model learns from notes. " * 200)
+    proc = _skiff("train", "gpt-mini", str(tmp / "notes.txt"), "--steps", "3", "--name",
+                  "notes", "--device", "cpu", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["job"]["run_dir"], env
+
+
+def _oracle(run_dir, prompt, n, **kw) -> np.ndarray:
+    """The new byte ids the non-streamed generate gives."""
+    from skiff.kernels.train.entry import load_trained_model
+
+    net = load_trained_model(run_dir, chat.trained_job(run_dir))
+    ids = np.frombuffer(prompt.encode(), dtype=np.uint8).astype(np.int64)[None]
+    return net.generate(ids, n, **kw)[0, ids.shape[1]:]
+
+
+def _config(run_dir, prompt, **values):
+    return chat.to_config({"model": run_dir, "prompt": prompt, **values}, chat_default=False)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+@pytest.mark.parametrize("kw", [{"temperature": 0}, {"temperature": 0.9, "seed": 7},
+                                {"temperature": 1.3, "top_k": 3, "seed": 11}])
+def test_streamed_tokens_are_generates_tokens(kw, use_cache):
+    net = GPT(GPTConfig(block_size=24, n_layer=2, n_head=2, n_embd=16))
+    prompt = "héllo"  # a two-byte character in the prompt; new bytes may be anything
+    ids = np.frombuffer(prompt.encode(), dtype=np.uint8).astype(np.int64)[None]
+    want = net.generate(ids, 30, use_cache=use_cache, **kw)[0]  # slides past 24 too
+    seen = []
+    got = net.generate_text(prompt, 30, use_cache=use_cache,
+                            on_token=lambda text, n: seen.append((text, n)), **kw)
+    assert got == want.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+    assert [n for _, n in seen] == list(range(1, 31))
+    for text, n in seen:  # each streamed text: the first n new bytes, an unfinished
+        head = want[ids.shape[1]:ids.shape[1] + n].astype(np.uint8).tobytes()  # char held
+        assert head.decode("utf-8", errors="replace").startswith(text)
+        assert len(head.decode("utf-8", errors="replace")) - len(text) <= 1
+
+
+def test_on_token_ends_generation_and_its_exception_propagates():
+    net = GPT(GPTConfig(block_size=16, n_layer=1, n_head=2, n_embd=8))
+    out = net.generate_text("ab", 10, temperature=0, on_token=lambda text, n: n == 4)
+    want = net.generate([[97, 98]], 4, temperature=0)[0]
+    assert out == want.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+
+    def cancel(text, n):
+        if n == 3:
+            raise JobCancelled("cancelled by request")
+
+    with pytest.raises(JobCancelled):
+        net.generate_text("ab", 10, temperature=0, on_token=cancel)
+    assert net.training  # left as it was
+
+
+def test_a_job_streams_its_tokens_with_progress(job):
+    run_dir, _ = job
+    rep = _Recorder()
+    r = chat.run(_config(run_dir, "the model", max_new_tokens=40), rep)
+    want = _oracle(run_dir, "the model", 40, temperature=0)
+    assert r.text == want.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+    assert r.tokens == 40 and r.stop == "length" and r.prompt_tokens == 9
+    assert [d for d, total, unit in rep.done[:40]] == list(range(1, 41))
+    assert {(t, u) for _, t, u in rep.done[:40]} == {(40, "token")}
+    assert rep.texts and all(r.text.startswith(t) for t in rep.texts)
+
+    sampled = chat.run(_config(run_dir, "the model", max_new_tokens=25, temperature=0.8,
+                               top_k=5, seed=3), _Recorder())
+    want = _oracle(run_dir, "the model", 25, temperature=0.8, top_k=5, seed=3)
+    assert sampled.text == want.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+
+
+def test_a_job_is_cancelled_at_the_next_token(job):
+    run_dir, _ = job
+    rep = _Recorder(stop_after=5)
+    with pytest.raises(JobCancelled):
+        chat.run(_config(run_dir, "the model", max_new_tokens=100), rep)
+    assert len(rep.done) == 5  # asked after the 5th token, refused the 6th
+
+
+def test_stop_strings_end_a_job_and_are_left_out(job):
+    run_dir, _ = job
+    new = _oracle(run_dir, "the model", 60, temperature=0)
+    text = new.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+    stop = text[20:22]
+    at = text.find(stop)
+    r = chat.run(_config(run_dir, "the model", max_new_tokens=60, stop=[stop]), _Recorder())
+    assert r.text == text[:at] and r.stop == "stop string"
+    # it stopped at the token that completed the stop string: the shortest such prefix
+    n = next(k for k in range(1, 61) if stop in new[:k].astype(np.uint8).tobytes().decode(
+        "utf-8", errors="replace"))
+    assert r.tokens == n and r.raw.startswith(r.text + stop)
+
+
+def test_the_context_is_said_up_front(job):
+    run_dir, env = job
+    with pytest.raises(ValueError, match="passes gpt-mini's context of 128 tokens .*give "
+                                         "--max-new-tokens 119 or less"):
+        _config(run_dir, "the model", max_new_tokens=99999999)
+    with pytest.raises(ValueError, match="the prompt is 130 bytes"):
+        _config(run_dir, "x" * 130)
+    for flag, key in (("--top-p", "top_p"), ("--repetition-penalty", "repetition_penalty")):
+        with pytest.raises(ValueError, match=f"{flag} is not taken by a gpt-mini job"):
+            _config(run_dir, "the model", temperature=1.0, **{key: 0.5})
+    # no --max-new-tokens: what the context holds after the prompt
+    r = chat.run(_config(run_dir, "the model"), _Recorder())
+    assert r.tokens == 128 - 9
+    proc = _skiff("generate", "notes", "the model", "--max-new-tokens", "99999999", env=env)
+    assert proc.returncode == 2 and "give --max-new-tokens 119 or less" in proc.stderr
+    assert "run folder" not in proc.stderr + proc.stdout  # refused before a job began
