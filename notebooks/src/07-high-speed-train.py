@@ -198,6 +198,13 @@ err = np.abs(cd - held.cd) / held.cd
 cover = np.mean([t in p for t, p in zip(held.cd, preds)])
 print(f"held-out: max error {100 * err.max():.2f}%, mean {100 * err.mean():.2f}%, "
       f"{100 * cover:.0f}% of truths inside the {100 * surrogate.share:g}% bound")
+inside, n_held = int(round(cover * len(held.cd))), len(held.cd)
+if inside < n_held:  # few check shapes: how often a bound that holds does no better
+    from scipy.stats import binom
+
+    chance = binom.cdf(inside, n_held, surrogate.share)
+    print(f"  {inside} of {n_held}: a bound that holds {100 * surrogate.share:g}% of the time "
+          f"leaves {inside} or fewer of {n_held} inside in {100 * chance:.0f}% of such checks")
 q = dict(zip(skiff.aero.PARAMS, held.params[0]))
 t0 = time.perf_counter()
 for _ in range(100):
