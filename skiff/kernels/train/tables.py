@@ -77,6 +77,7 @@ class Table:
     # how the file's columns became features: [{"name", "kind": "number", "fill"} or
     # {"name", "kind": "categories", "values": [...]}] (None: all numbers, none missing)
     encoding: list | None = None
+    scaled_on: int | None = None  # the rows the scaling was fitted on (None: all of them)
 
     @property
     def outputs(self) -> int:
@@ -87,6 +88,9 @@ class Table:
                 "notes": self.notes,
                 "x_mean": self.x_mean.tolist(), "x_std": self.x_std.tolist(),
                 "y_mean": self.y_mean, "y_std": self.y_std, "rows": int(len(self.x)),
+                # the training rows under --val-split: the means and deviations are theirs
+                "scaled_on_rows": int(self.scaled_on if self.scaled_on is not None
+                                      else len(self.x)),
                 **({"encoding": self.encoding} if self.encoding is not None else {})}
 
 
@@ -120,7 +124,9 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Tab
     x, kept, notes = _drop_row_index(x, columns)
     if encoding is not None and len(kept) < len(columns):  # the row index was a number column
         encoding = [e for e in encoding if e["name"] != columns[0]]
-    table = _standardised(x, y, kept, target, _fit_mask(fit_rows, len(x)))
+    fit = _fit_mask(fit_rows, len(x))
+    table = _standardised(x, y, kept, target, fit)
+    table.scaled_on = None if fit is None else int(fit.sum())
     if table.classes is not None and len(table.classes) < 2:  # the cross-entropy's shape error
         raise TableError(f"{path.name}: the target {target!r} is {table.classes[0]!r} in all "
                          f"{len(x)} rows: one class, nothing to tell apart; a classifier "

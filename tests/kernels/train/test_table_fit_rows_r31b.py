@@ -45,6 +45,9 @@ def test_training_rows_are_scaled_to_mean_0_and_deviation_1(tmp_path):
     # the regression target too: its training rows' mean and deviation
     y = train.dataset.arrays[1][train.index].astype(np.float64)
     np.testing.assert_allclose([y.mean(), y.std()], [0.0, 1.0], atol=1e-5)
+    # table.json says how many rows the scaling is of
+    doc = table.to_json()
+    assert doc["rows"] == 80 and doc["scaled_on_rows"] == len(rows) == 60
 
 
 def test_without_a_split_every_row_is_used(tmp_path):
@@ -54,3 +57,4 @@ def test_without_a_split_every_row_is_used(tmp_path):
     np.testing.assert_array_equal(a.x, b.x)
     np.testing.assert_allclose(a.x.astype(np.float64).mean(0), 0.0, atol=1e-5)
     assert training_rows(5, None) is None
+    assert a.to_json()["scaled_on_rows"] == a.to_json()["rows"] == 80
