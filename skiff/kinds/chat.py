@@ -191,13 +191,14 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     if values.get("prompt_opt") and values.get("prompt"):
         raise ValueError("give the prompt once: as PROMPT or as --prompt")
     model = values.get("model")
+    kind = "chat" if chat_default else "generate"
     if not prompt or not str(prompt).strip():
         lone = model is not None and check_folder and not os.path.isdir(
             os.path.expanduser(str(model)))
         first = (f"{model!r} is no checkpoint folder: the checkpoint comes first, then the "
                  "prompt" if lone else "give a prompt")
-        raise ValueError(f"{first}: chat DIR \"text\" (or --prompt TEXT; in a notebook "
-                         "%chat DIR \"text\" or the cell of %%chat DIR)")
+        raise ValueError(f"{first}: {kind} DIR \"text\" (or --prompt TEXT; in a notebook "
+                         f"%{kind} DIR \"text\" or the cell of %%{kind} DIR)")
     job_model = False  # a gpt-* train job's run folder
     if check_folder:
         path = os.path.expanduser(str(model))
@@ -240,9 +241,17 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
             from skiff.kernels.train.models.hf_checkpoint import read_config
             from skiff.kernels.train.models.safetensors_io import open_folder
 
-            read_config(path)  # another architecture: said here, before a run folder exists
+            limit = read_config(path).max_position_embeddings  # another architecture:
+            # said here, before a run folder exists; so is a length past the context
+            if (values.get("max_new_tokens") or 0) >= limit:
+                raise ValueError(f"--max-new-tokens {values['max_new_tokens']} passes the "
+                                 f"model's context of {limit} positions (the prompt's tokens "
+                                 "and the new ones)")
             open_folder(path)  # no weights, a missing shard: the same (the index only)
         model = os.path.abspath(path)
+    empty = [s for s in values.get("stop") or [] if not s]
+    if empty:  # before: the job began and failed ("stop strings must be non-empty")
+        raise ValueError("--stop takes a non-empty text, got ''")
     top_p = values.get("top_p")
     if top_p is not None and not 0 < top_p <= 1:
         raise ValueError(f"--top-p must be in (0, 1], got {top_p!r}")

@@ -159,3 +159,34 @@ def test_the_context_is_said_up_front(job):
     proc = _skiff("generate", "notes", "the model", "--max-new-tokens", "99999999", env=env)
     assert proc.returncode == 2 and "give --max-new-tokens 119 or less" in proc.stderr
     assert "run folder" not in proc.stderr + proc.stdout  # refused before a job began
+
+
+@pytest.fixture(scope="module")
+def ernie(tmp_path_factory):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels", "train",
+                                    "models"))
+    from ernie_reference import make_sentencepiece_checkpoint
+
+    folder = tmp_path_factory.mktemp("ernie") / "ckpt"
+    make_sentencepiece_checkpoint(folder, seed=6)
+    return str(folder)
+
+
+def test_a_checkpoints_refusals_come_before_a_job(ernie):
+    """Before: an empty --stop and a --max-new-tokens past the context began a job that
+    failed; generate's missing prompt was told as ``chat DIR "text"``."""
+    with pytest.raises(ValueError, match="--stop takes a non-empty text"):
+        chat.to_config({"model": ernie, "prompt": "Hello", "stop": [""]})
+    limit = json.load(open(os.path.join(ernie, "config.json")))["max_position_embeddings"]
+    with pytest.raises(ValueError, match=f"passes the model's context of {limit} positions"):
+        chat.to_config({"model": ernie, "prompt": "Hello", "max_new_tokens": limit})
+    assert chat.to_config({"model": ernie, "prompt": "Hello", "max_new_tokens": limit - 1})[
+        "max_new_tokens"] == limit - 1
+    with pytest.raises(ValueError, match="give a prompt: generate DIR .*%generate DIR"):
+        chat.to_config({"model": ernie, "prompt": None}, chat_default=False)
+    # as the job would have said it: the same limit (the oracle: the model's own check)
+    from skiff.kernels.train.models import from_pretrained
+    from skiff.kernels.train.models.chat_reply import reply
+
+    with pytest.raises(ValueError, match=f"context of {limit} positions"):
+        reply(from_pretrained(ernie), "Hello", max_new_tokens=limit, chat=False)
