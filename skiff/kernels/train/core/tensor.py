@@ -693,7 +693,13 @@ def _promote(a, b, divide=False):
     """torch's type promotion where numpy's differs: an integer or bool tensor meeting a
     Python float becomes float32, meeting a float tensor takes its dtype (numpy would give
     float64 for both), ``/`` of two integer tensors is float32, and a zero-dim tensor meeting
-    a tensor of more dimensions and the same kind takes that one's dtype."""
+    a tensor of more dimensions and the same kind takes that one's dtype. A numpy scalar
+    counts as the Python number it holds, as torch counts it (float32 weights times
+    ``np.float64(0.5)`` stay float32)."""
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     ka = a.dtype.kind if ta else None
     kb = b.dtype.kind if tb else None

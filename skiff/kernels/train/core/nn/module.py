@@ -564,6 +564,12 @@ def _weights_of(state):
 
     if isinstance(state, (str, os.PathLike)):
         path = os.fspath(state)
+        if os.path.isdir(path) or (os.path.basename(path) == "latest"
+                                   and os.path.isfile(path)):
+            raise FileNotFoundError(
+                f"{path!r} is a checkpoint folder or its 'latest' pointer, not a weights "
+                f"file: read its weights with skiff.kernels.train.parallel.model_weights."
+                f"model_weights({path!r}) and pass them here")
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no weights file at {path!r}")
         with np.load(path, allow_pickle=False) as npz:
