@@ -236,7 +236,8 @@ def check_expression(text: str, what: str) -> str:
 
 # Options only some problems read: given to another, they used to be dropped without a word
 # (`poisson --re 100` solved Poisson; `train-nose --grid 64x64 --method mg` ignored both).
-_ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder",), "t_end": ("cylinder",),
+_ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
+             "t_end": ("cylinder", "train-nose"),
              "resolution": ("cylinder", "train-nose"), "re": ("cylinder", "train-nose"),
              "length": ("train-nose",), "bluntness": ("train-nose",),
              "clearance": ("train-nose",), "adapt": ("train-nose",), "flow": ("train-nose",),
@@ -570,6 +571,7 @@ def nose_config(values: dict) -> dict:
     """The config of ``%solve train-nose`` (each bad value: one line naming it)."""
     from skiff.kernels.solve.flow.adapt import min_resolution
     from skiff.kernels.solve.flow.nose import NoseShape, check_re
+    from skiff.kernels.solve.flow.nose_job import _march_times
 
     profile = values.get("profile")
     if profile:
@@ -602,7 +604,9 @@ def nose_config(values: dict) -> dict:
                          f"{values.get('device')!r}")
     config = {"problem": "train-nose", **shape.to_dict(), "re": re_, "adapt": adapt,
               "resolution": None if resolution is None else int(resolution), "flow": flow,
-              "device": "cpu"}
+              "device": "cpu", "t_end": None, "dt": None}
+    # the time-marching window (None: the job's defaults), checked before any job exists
+    config.update(_march_times(values.get("t_end"), values.get("dt")))
     if profile:
         config["profile"] = profile  # the CSV's absolute path: the job runs elsewhere
     return config
