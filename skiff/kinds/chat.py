@@ -137,8 +137,10 @@ def run(config: dict, reporter, model=None):
         return bool(stops) and _cut(text, stops) != text
 
     start = time.perf_counter()
-    full = net.generate_text(prompt, total, temperature=temperature,
-                             top_k=config.get("top_k"), seed=config.get("seed"),
+    top_k = config.get("top_k")  # past the vocabulary: all of it (transformers, the
+    top_k = None if top_k is None else min(int(top_k), net.config.vocab_size)  # checkpoints)
+    full = net.generate_text(prompt, total, temperature=temperature, top_k=top_k,
+                             seed=config.get("seed"),
                              on_token=on_token)
     seconds = time.perf_counter() - start
     n = state["n"]  # the whole text: a last unfinished character too (as generate_text)
@@ -228,6 +230,11 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
             if chat_default or values.get("use_template"):
                 raise ValueError(f"{built} has no chat template: continue the text with "
                                  f"generate {model} \"text\" (no --chat)")
+            for flag, given in (("--system", values.get("system") is not None),
+                                ("--no-thinking", bool(values.get("no_thinking")))):
+                if given:  # (the words for a checkpoint, "add --chat", do not hold here)
+                    raise ValueError(f"{flag} goes into a chat template, which {built} "
+                                     f"has not: drop {flag}")
             for flag, key in (("--top-p", "top_p"), ("--repetition-penalty",
                                                      "repetition_penalty")):
                 if values.get(key) is not None:  # before: taken, and used nowhere

@@ -190,3 +190,22 @@ def test_a_checkpoints_refusals_come_before_a_job(ernie):
 
     with pytest.raises(ValueError, match=f"context of {limit} positions"):
         reply(from_pretrained(ernie), "Hello", max_new_tokens=limit, chat=False)
+
+
+def test_a_jobs_top_k_past_the_vocabulary_is_all_of_it(job):
+    """As transformers' TopKLogitsWarper (min(top_k, vocab)) and the checkpoint path; the job
+    failed with "top_k must be in [1, 256]" before."""
+    run_dir, _ = job
+    r = chat.run(_config(run_dir, "the model", max_new_tokens=15, temperature=0.9, top_k=300,
+                         seed=5), _Recorder())
+    want = _oracle(run_dir, "the model", 15, temperature=0.9, top_k=256, seed=5)
+    assert r.text == want.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("flag,values", [("--system", {"system": "be brief"}),
+                                         ("--no-thinking", {"no_thinking": True})])
+def test_chat_template_options_on_a_job_say_drop_them(job, flag, values):
+    run_dir, _ = job  # before: "add --chat, or drop ...", and --chat is refused for a job
+    with pytest.raises(ValueError, match=f"{flag} goes into a chat template, which gpt-mini "
+                                         f"has not: drop {flag}$"):
+        _config(run_dir, "the model", **values)
