@@ -567,6 +567,11 @@ def _too_narrow(crop: np.ndarray, text: str, height: int = 48) -> str | None:
     h, w = crop.shape[:2]
     frames = int(height * w / max(h, 1) + 8) // FRAME_COLUMNS  # with the 8 grey columns
     need = ctc_frames(text)
+    most = MAX_TRAIN_WIDTH // FRAME_COLUMNS  # a batch widens no further: it is squeezed
+    if need > most:  # ... and CTC's loss of it is zero: it taught nothing, without a word
+        return (f"{len(text)} characters in one line: a training batch is at most "
+                f"{MAX_TRAIN_WIDTH} px wide ({most} frames), the text needs {need}; cut "
+                "the line into shorter crops")
     if frames >= need:
         return None
     return (f"{len(text)} characters on an image {w} x {h} px: at the recognizer's "

@@ -126,3 +126,29 @@ def test_the_split_of_distinct_rows_is_a_tenth_and_repeats_by_seed():
     same = [LabelRow("/data/one.png", "AB", k) for k in range(1, 21)]
     held, train = split_rows(same, 0.1, 0)
     assert held == [] and len(train) == 20
+
+
+def test_a_line_longer_than_the_widest_batch_is_one_clear_error(tmp_path):
+    """A 260-character line (a crop wide enough for it) cannot be aligned once a batch is
+    squeezed to its widest, 1,600 px (200 frames): CTC's loss of it was zero, and the row
+    was kept without a word. Oracle: torch's CTC loss on 200 frames of that target is
+    infinite (no alignment)."""
+    import torch
+    from PIL import Image
+
+    from skiff.kernels.ocr_train.finetune import FRAME_COLUMNS, MAX_TRAIN_WIDTH, _load
+
+    frames = MAX_TRAIN_WIDTH // FRAME_COLUMNS
+    target = torch.arange(1, 11).repeat(26)[None]  # 260 classes, no two equal neighbours
+    loss = torch.nn.functional.ctc_loss(torch.zeros(frames, 1, 12).log_softmax(-1), target,
+                                        [frames], [260], reduction="sum")
+    assert torch.isinf(loss)
+    Image.fromarray(np.full((48, 260 * 12), 255, np.uint8)).save(tmp_path / "long.png")
+    _png(tmp_path / "ok.png")
+    (tmp_path / "labels.txt").write_text("long.png\t" + "AB12" * 65 + "\nok.png\tAB\n",
+                                         encoding="utf-8")
+    labels = read_labels(tmp_path, _chars())
+    crops, texts, errors = _load(labels.rows)
+    assert texts == ["AB"] and len(errors) == 1, errors
+    assert errors[0].startswith("line 1: 260 characters in one line") and "200 frames" \
+        in errors[0] and "shorter crops" in errors[0], errors
