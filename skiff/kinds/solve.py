@@ -1032,6 +1032,8 @@ def _file_request(values: dict) -> JobRequest:
     _check_saddle_precond(name, matrix, values)
     n = int(matrix.shape[0])
     b = read_vector(bname, n) if bname is not None else None
+    if b is not None:
+        _check_finite_rhs(bname, b)
     _check_isolated_b(name, bname, matrix, b, values)
     check_options_apply(name, values, system="matrix")
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
@@ -1062,7 +1064,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     name, bname = values["problem"], values.get("b")
     system = user_ns[name]
     if not is_system(system):
-        raise TypeError(f"PROBLEM {name!r} is a {type(system).__name__}: expected a square "
+        raise TypeError(f"PROBLEM {name!r} is {_what_is(system)}: expected a square "
                         "sparse matrix or array, a dense 2D array, a scipy LinearOperator or "
                         "a GridProblem")
     _check_complex_precond(name, getattr(system, "dtype", None), values)
@@ -1146,6 +1148,43 @@ def _notebook_precond(pname: str, user_ns: dict, system, method: str | None):
     return M
 
 
+def _what_is(obj) -> str:
+    """``a 3x4 ndarray (not square: 3 equations, 4 unknowns)``: what a PROBLEM that is no
+    system holds, its shape first (the message said "is a ndarray" of a 3x4 array)."""
+    kind = type(obj).__name__
+    shape = getattr(obj, "shape", None)
+    if isinstance(obj, type) or shape is None:
+        return f"a {kind}"
+    try:
+        shape = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        return f"a {kind}"
+    dims = "x".join(str(n) for n in shape) or "0-d"
+    if len(shape) == 2 and shape[0] != shape[1]:
+        return (f"a {dims} {kind} (not square: {shape[0]} equations, {shape[1]} unknowns; "
+                f"for least squares use scipy.sparse.linalg.lsqr)")
+    if len(shape) == 2:
+        return f"a {dims} {kind} (too small to solve)"
+    return f"a {dims} {kind} ({len(shape)}-D, not a matrix)"
+
+
+def _check_finite_rhs(bname: str, b) -> None:
+    """A NaN or inf in B is said before any job (it failed as a job), naming the first."""
+    import numpy as np
+
+    try:  # a GPU array is copied to the host; one numpy cannot read is left to the job
+        arr = np.asarray(b.get() if hasattr(b, "get") and not isinstance(b, dict) else
+                         b.toarray() if hasattr(b, "toarray") else b)
+        bad = ~np.isfinite(arr)
+    except (TypeError, ValueError, AttributeError):
+        return
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = first[0] if len(first) == 1 else first
+        raise ValueError(f"B {bname!r} has {int(bad.sum()):,} entries that are not finite; "
+                         f"the first is b[{where}] = {arr[first]}: give finite numbers")
+
+
 def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:
     """The notebook's B must be numbers (a vector or an array of them), one entry per unknown
     of a matrix (``unknowns``): text, objects or another size are said here, before any run
@@ -1167,6 +1206,7 @@ def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:
         raise TypeError(f"B {bname!r} is a {type(b).__name__} of {dtype}, not numbers: give "
                         "a vector of numbers (e.g. b = np.ones(n))")
     shape = tuple(int(n) for n in (getattr(b, "shape", None) or np.shape(b)))
+    _check_finite_rhs(bname, b)
     if unknowns is None:
         return
     if len(shape) == 2 and shape[0] == unknowns and shape[1] > 1:
