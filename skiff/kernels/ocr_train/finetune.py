@@ -505,8 +505,15 @@ class RecTrainer:
     def _restore(self, path: Path, opt, sched, total: int, rows: int):
         import pickle
 
-        with open(path, "rb") as fh:
-            state = pickle.load(fh)
+        try:
+            with open(path, "rb") as fh:
+                state = pickle.load(fh)
+            if not isinstance(state, dict) or "weights" not in state:
+                raise ValueError("not a fine-tune's checkpoint")
+        except Exception as err:  # cut short (a full disk, a copy stopped), or another file
+            raise ValueError(f"cannot resume from {path}: it cannot be read "
+                             f"({type(err).__name__}: {str(err)[:80] or 'cut short'}); delete "
+                             "it, or drop --resume, to start again") from None
         why = None
         if state.get("chars") != self.dictionary.text():
             why = "its dictionary differs (other labels, or another --from)"

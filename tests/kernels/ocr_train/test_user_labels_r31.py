@@ -152,3 +152,21 @@ def test_a_line_longer_than_the_widest_batch_is_one_clear_error(tmp_path):
     assert texts == ["AB"] and len(errors) == 1, errors
     assert errors[0].startswith("line 1: 260 characters in one line") and "200 frames" \
         in errors[0] and "shorter crops" in errors[0], errors
+
+
+@pytest.mark.parametrize("cut", ["half", "empty", "other"])
+def test_a_checkpoint_cut_short_is_one_clear_error(tmp_path, cut):
+    """A ``rec.ckpt`` cut short (a full disk, a copy stopped) or some other file: one line
+    naming it and the fix, not pickle's own error."""
+    import pickle
+
+    from skiff.kernels.ocr_train.finetune import RecTrainer
+
+    whole = pickle.dumps({"version": 1, "weights": {"w": np.zeros(1000, np.float32)}})
+    ckpt = tmp_path / "rec.ckpt"
+    ckpt.write_bytes({"half": whole[: len(whole) // 2], "empty": b"",
+                      "other": pickle.dumps([1, 2])}[cut])
+    with pytest.raises(ValueError, match=r"cannot resume from .*rec\.ckpt.*cannot be read"
+                                         r".*drop --resume") as err:
+        RecTrainer._restore(None, ckpt, None, None, 10, 10)
+    assert "\n" not in str(err.value)
