@@ -201,7 +201,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                  "prompt" if lone else "give a prompt")
         raise ValueError(f"{first}: {kind} DIR \"text\" (or --prompt TEXT; in a notebook "
                          f"%{kind} DIR \"text\" or the cell of %%{kind} DIR)")
-    job_model = False  # a gpt-* train job's run folder
+    job_total = None  # a gpt-* train job's: what its context holds (or what was asked)
     if check_folder:
         path = os.path.expanduser(str(model))
         if not os.path.isdir(path):
@@ -218,7 +218,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
 
             adapter_base(path)  # the base it names must be a checkpoint folder here
         elif job is not None:  # a skiff train job's run folder: the model it trained
-            built, job_model = str(job.get("model")), True
+            built = str(job.get("model"))
             if not built.startswith("gpt"):
                 raise ValueError(f"DIR {model!r} is the run folder of a train job of "
                                  f"{built!r}, which writes no text: generate continues text "
@@ -242,8 +242,8 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                                      "(--temperature, --top-k, --seed, --stop): drop it")
             from skiff.kernels.train import models
 
-            fits(built, str(prompt), values.get("max_new_tokens"),
-                 models.get(built).config.block_size)  # its context, said before a job
+            job_total = fits(built, str(prompt), values.get("max_new_tokens"),
+                             models.get(built).config.block_size)  # said before a job
         else:
             from skiff.kernels.train.models.hf_checkpoint import read_config
             from skiff.kernels.train.models.safetensors_io import open_folder
@@ -283,8 +283,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         "chat": chat,
         "system": values.get("system"),
         "thinking": False if values.get("no_thinking") else None,
-        "max_new_tokens": (None if job_model and not values.get("max_new_tokens") else
-                           int(values.get("max_new_tokens") or 256)),  # a job: what fits
+        "max_new_tokens": job_total or int(values.get("max_new_tokens") or 256),
         "temperature": temperature,
         "top_k": values.get("top_k"),
         "top_p": top_p,

@@ -154,7 +154,9 @@ def test_the_context_is_said_up_front(job):
         with pytest.raises(ValueError, match=f"{flag} is not taken by a gpt-mini job"):
             _config(run_dir, "the model", temperature=1.0, **{key: 0.5})
     # no --max-new-tokens: what the context holds after the prompt
-    r = chat.run(_config(run_dir, "the model"), _Recorder())
+    config = _config(run_dir, "the model")
+    assert config["max_new_tokens"] == 128 - 9  # shown so by --dry-run and jobs show
+    r = chat.run(config, _Recorder())
     assert r.tokens == 128 - 9
     proc = _skiff("generate", "notes", "the model", "--max-new-tokens", "99999999", env=env)
     assert proc.returncode == 2 and "give --max-new-tokens 119 or less" in proc.stderr
