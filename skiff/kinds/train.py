@@ -472,8 +472,11 @@ def to_config(values: dict) -> dict:
             data = check_data_name(data) if data is not None else DEFAULT_DATA[model]
         check_pair(model, data)
     elif model is not None or data is not None:
-        raise ValueError(f"%%train takes its model and data from the cell; got MODEL/DATA "
-                         f"{model!r} {data!r} on the line")
+        words = " ".join(str(w) for w in (model, data) if w is not None)
+        line = f"%train {model or 'MODEL'} {data if data is not None else 'DATA'}"
+        raise ValueError(f"%%train takes its model and data from the cell, not the line (got "
+                         f"{words!r}): use {line} (one line, no cell), or a %%train cell "
+                         f"that sets model = ... and dataset = ...")
     size = values.get("image_size")
     folder = model == "cnn" and data is not None and os.path.isdir(str(data))
     if size is not None and not folder:
