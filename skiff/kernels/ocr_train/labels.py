@@ -15,7 +15,8 @@ Three layouts are read:
 A relative image path is looked up from the labels file's folder, then from the two
 folders above it (PPOCRLabel writes ``folder/image.jpg`` into ``folder/Label.txt``; PaddleOCR's
 ``data_dir`` is often the parent), then from the working folder; an absolute one as it is.
-A path written on Windows (backslashes) is looked up with slashes too. The file is UTF-8,
+A path written on Windows (backslashes) is looked up with slashes too, and in another
+case (``IMG_1.JPG`` for ``img_1.jpg``) when exactly one file matches. The file is UTF-8,
 GBK / GB18030 as a Chinese Windows saves it, or UTF-16 with its byte-order mark (Notepad's
 "Unicode"); ``LabelSet.encoding`` says which. A byte-order mark at the start of any line (files
 joined with ``cat``), quotes around a path, and empty columns after the text are ignored.
@@ -183,6 +184,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     lines, out.encoding = _label_lines(path)
     where = path.name
     seen: dict[tuple, tuple[int, str]] = {}  # (image, box) -> (line, text) of its first row
+    listings: dict = {}  # folders listed to find a name written in another case
     for k, raw in enumerate(lines, 1):
         raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
         if not raw.strip() or raw.lstrip().startswith("#"):
@@ -205,7 +207,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
         if not text.strip():
             out.errors.append(f"{where} line {k}: empty text for image {name!r}")
             continue
-        image = _locate(name, root)
+        image = _locate(name, root, listings)
         if check_images and image is None:
             out.errors.append(f"{where} line {k}: {_not_found(name, root)}")
             continue
@@ -300,7 +302,7 @@ def _label_lines(path: Path) -> tuple[list[str], str]:
     return text.splitlines(), "gb18030"
 
 
-def _locate(name: str, root: Path) -> Path | None:
+def _locate(name: str, root: Path, listings: dict | None = None) -> Path | None:
     """The image a labels row names: absolute, or relative to the labels file's folder,
     one of the two folders above it, or the working folder (the first that exists). A
     path written on Windows (``imgs\\a.png``) is also looked up with ``/``."""
@@ -314,7 +316,48 @@ def _locate(name: str, root: Path) -> Path | None:
         for base in (root, *list(root.parents)[:2], Path.cwd()):
             if (base / image).is_file():
                 return base / image
+    for each in names:  # written on Windows, where IMG_1.JPG names img_1.jpg: one match
+        image = Path(each).expanduser()
+        for base in [Path("/")] if image.is_absolute() else \
+                (root, *list(root.parents)[:2], Path.cwd()):
+            found = _case_blind(base, image.parts[1:] if image.is_absolute() else image.parts,
+                                {} if listings is None else listings)
+            if found is not None:
+                return found
     return None
+
+
+def _case_blind(base: Path, parts: tuple, listings: dict) -> Path | None:
+    """``base / parts`` matching each part without regard to case, when exactly one file
+    does (a folder's listing is read once)."""
+    here = base
+    for part in parts:
+        if part in (".", ""):
+            continue
+        if part == "..":
+            here = here.parent
+            continue
+        names = _listing(here, listings)
+        hits = names.get(part.casefold(), []) if names else []
+        if len(hits) != 1:
+            return None
+        here = here / hits[0]
+    return here if here.is_file() else None
+
+
+def _listing(folder: Path, listings: dict) -> dict[str, list[str]]:
+    """A folder's names by their case-folded form (kept in ``listings``, one reading of
+    a labels file's)."""
+    key = str(folder)
+    if key not in listings:
+        try:
+            names: dict[str, list[str]] = {}
+            for n in os.listdir(folder):
+                names.setdefault(n.casefold(), []).append(n)
+        except OSError:
+            names = {}
+        listings[key] = names
+    return listings[key]
 
 
 def _not_found(name: str, root: Path) -> str:

@@ -170,3 +170,18 @@ def test_a_checkpoint_cut_short_is_one_clear_error(tmp_path, cut):
                                          r".*drop --resume") as err:
         RecTrainer._restore(None, ckpt, None, None, 10, 10)
     assert "\n" not in str(err.value)
+
+
+def test_a_windows_written_name_in_another_case_finds_its_one_file(folder):
+    """A labels file written on Windows names ``IMGS\\A.PNG`` for ``imgs/a.png``: found
+    when exactly one file matches; two files differing only in case stay an error."""
+    _png(folder / "imgs" / "Twin.png")
+    _png(folder / "imgs" / "twin.png")
+    (folder / "win.txt").write_text("IMGS\\A.PNG\tAB\n"
+                                    f"{str(folder / 'IMGS' / 'B 1.PNG')}\tBA\n"
+                                    "imgs/TWIN.png\tAB\n", encoding="utf-8")
+    got, labels = _read(folder / "win.txt")
+    assert [(i, t) for i, t, _ in got] == [(str(folder / "imgs" / "a.png"), "AB"),
+                                           (str(folder / "imgs" / "b 1.png"), "BA")]
+    assert len(labels.errors) == 1 and "line 3" in labels.errors[0] \
+        and "not found" in labels.errors[0], labels.errors
