@@ -263,6 +263,9 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     if top_p is not None and not 0 < top_p <= 1:
         raise ValueError(f"--top-p must be in (0, 1], got {top_p!r}")
     temperature = float(values.get("temperature") or 0.0)
+    if 0 < temperature < 1e-30:  # logits / it overflow: "Probabilities contain NaN" in a job
+        raise ValueError(f"--temperature {temperature!r} is too small to sample with (the "
+                         "logits divided by it overflow): give 0 for greedy, or 1e-30 or more")
     if temperature == 0 and (values.get("top_k") or top_p is not None):
         raise ValueError("--top-k and --top-p sample: give --temperature > 0 too")
     if temperature == 0 and values.get("seed") is not None:  # greedy: the seed did nothing

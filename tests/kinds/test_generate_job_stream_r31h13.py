@@ -211,3 +211,16 @@ def test_chat_template_options_on_a_job_say_drop_them(job, flag, values):
     with pytest.raises(ValueError, match=f"{flag} goes into a chat template, which gpt-mini "
                                          f"has not: drop {flag}$"):
         _config(run_dir, "the model", **values)
+
+
+def test_a_temperature_too_small_to_divide_by_is_refused_and_1e30_is_greedy(job, ernie):
+    """Before: ``--temperature 1e-320`` began a job that failed "Probabilities contain NaN"
+    (transformers fails so too). The oracle for 1e-30: the greedy answer."""
+    run_dir, _ = job
+    for model in (run_dir, ernie):
+        with pytest.raises(ValueError, match="too small to sample with"):
+            _config(model, "the model", temperature=1e-320)
+    greedy = chat.run(_config(run_dir, "the model", max_new_tokens=20), _Recorder())
+    tiny = chat.run(_config(run_dir, "the model", max_new_tokens=20, temperature=1e-30,
+                            seed=0), _Recorder())
+    assert tiny.text == greedy.text
