@@ -537,7 +537,9 @@ def to_config(values: dict) -> dict:
         "grad_accum": values.get("grad_accum", 1),
         "device": values.get("device", DEFAULT_DEVICE),
         "strategy": _check_strategy(values.get("strategy", "auto")),
-        "checkpoint_dir": values.get("checkpoint_dir"),
+        # absolute: `jobs resume` runs from another folder (the job itself from its run folder)
+        "checkpoint_dir": (os.path.abspath(os.path.expanduser(str(values["checkpoint_dir"])))
+                           if values.get("checkpoint_dir") else None),
         "checkpoint_every": values.get("checkpoint_every"),
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
@@ -1055,6 +1057,22 @@ class TrainKind(Kind):
                 lines.append(_continue_line(str(result["checkpoint"])))
         return lines
 
+    def summary_of(self, job, result: dict) -> list[str]:
+        """:meth:`summary`, where a stopped training's checkpoints are outside its run folder
+        (``--checkpoint-dir``): the line to go on names this job (it said "jobs resume ID with
+        this job's id"), or says its checkpoints are gone."""
+        lines = self.summary(result)
+        checkpoint = (result or {}).get("checkpoint") if isinstance(result, dict) else None
+        job_id = getattr(job, "id", None)
+        if not checkpoint or not isinstance(job_id, str) or not job_id:
+            return lines
+        generic = _continue_line(str(checkpoint))
+        if generic not in lines or "with this job's id" not in generic:
+            return lines
+        lines[lines.index(generic)] = _continue_line(str(checkpoint), job_id=job_id,
+                                                      config=getattr(job, "config", None))
+        return lines
+
     def result_html(self, job) -> str | None:
         """A classifier's held-out scores by class (scikit-learn's classification_report);
         ``--eval``: the held-out evaluations, one column per step."""
@@ -1217,7 +1235,8 @@ def class_report_html(report) -> str | None:
             "</th><th>recall</th><th>f1-score</th><th>support</th></tr>" + cells + "</table>")
 
 
-def _continue_line(checkpoint: str) -> str:
+def _continue_line(checkpoint: str, job_id: str | None = None,
+                   config: dict | None = None) -> str:
     """How to go on from a stopped training's ``checkpoint``: ``jobs resume ID`` as the two
     fronts type it when the checkpoint is in its job's run folder (the folder's
     ``config.json`` names the job) and a checkpoint is still there (else that it is gone,
@@ -1234,13 +1253,16 @@ def _continue_line(checkpoint: str) -> str:
                 meta = json.loads(fh.read(4 << 20))
         except (OSError, ValueError):
             meta = {}
-    job_id = meta.get("id") if isinstance(meta, dict) else None
-    config = meta.get("config") if isinstance(meta, dict) else None
+    if isinstance(meta, dict) and meta.get("id"):  # its run folder's own record
+        job_id, config = meta.get("id"), meta.get("config")
+        meta_kind = meta.get("kind")
+    else:  # a checkpoint folder elsewhere: the job, where the front has it (summary_of)
+        meta_kind = "train" if job_id else None
     model = str((config or {}).get("model", "")) if isinstance(config, dict) else ""
     if model.startswith("<notebook"):
         return (f"to continue: from the notebook, the same %train with --resume "
                 f"--checkpoint-dir {shlex.quote(where)}")
-    if isinstance(job_id, str) and job_id and meta.get("kind") == "train":
+    if isinstance(job_id, str) and job_id and meta_kind == "train":
         if not os.path.isfile(checkpoint) and _newest_step(where) is None:
             # its checkpoints removed since: `jobs resume` refuses it ("wrote no checkpoint")
             return (f"to continue: nothing left to go on from, its checkpoints in "
