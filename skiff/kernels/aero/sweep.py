@@ -30,6 +30,11 @@ __all__ = ["PARAMS", "Samples", "sweep", "check_domain"]
 PARAMS = ("length", "bluntness", "clearance")
 
 
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 image``, ``2 images``: a count and its noun."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 @dataclass
 class Samples:
     """The solves of a sweep (row ``i`` of ``params`` is ``(length, bluntness,
@@ -95,8 +100,9 @@ class Samples:
         if self.unsteady:
             failed += (f", {len(self.unsteady)} time-averaged (no steady solve: "
                        f"Samples.unsteady)")
-        return (f"<Samples {len(self)} shapes, Re {self.re:g}, {self.adapt} grids: wall "
-                f"{self.wall_seconds:.1f} s on {self.workers} processes (solves add up to "
+        on = _count(self.workers, "process", "processes")
+        return (f"<Samples {_count(len(self), 'shape')}, Re {self.re:g}, {self.adapt} grids: "
+                f"wall {self.wall_seconds:.1f} s on {on} (solves add up to "
                 f"{serial:.1f} s){failed}>")
 
 

@@ -47,6 +47,11 @@ ARRAY_SUFFIXES = (".json",)  # --out FILE.json: one JSON array of the records (j
 WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES + ARRAY_SUFFIXES
 
 
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 image``, ``2 images``: a count and its noun."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def _names_suffix(pattern: str) -> bool:
     """Whether a glob pattern's last part names a suffix of its own (``*.png``, ``scan?.dat``,
     ``*.[jp][pn]g``): its matches are what the user asked for, whatever they hold. ``*``,
@@ -213,8 +218,9 @@ class OcrRun:
                 "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
-        head = (f"<div><b>OCR</b>: {self.images} images, {self.lines} lines, {self.errors} "
-                f"errors, {self.seconds:.2f} s on {html.escape(self.device)}"
+        head = (f"<div><b>OCR</b>: {_count(self.images, 'image')}, "
+                f"{_count(self.lines, 'line')}, {_count(self.errors, 'error')}, "
+                f"{self.seconds:.2f} s on {html.escape(self.device)}"
                 + (f", written to <code>{html.escape(self.out)}</code>" if self.out else "")
                 + "</div>")
         if self.silent:
@@ -222,8 +228,9 @@ class OcrRun:
         return head + self.results._repr_html_()
 
     def __repr__(self) -> str:
-        return (f"OcrRun({self.images} images, {self.lines} lines, {self.errors} errors, "
-                f"{self.seconds:.2f} s, device={self.device!r}, out={self.out!r})")
+        return (f"OcrRun({_count(self.images, 'image')}, {_count(self.lines, 'line')}, "
+                f"{_count(self.errors, 'error')}, {self.seconds:.2f} s, "
+                f"device={self.device!r}, out={self.out!r})")
 
     def _repr_pretty_(self, p, cycle):
         p.text(repr(self))

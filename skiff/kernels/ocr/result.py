@@ -17,6 +17,11 @@ LINE_COLUMNS = ("file", "page", "row", "line", "text", "score", "x0", "y0", "x1"
                 "error")
 
 
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 image``, ``2 images``: a count and its noun."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def line_records(doc: dict) -> list[dict]:
     """One dict per text line of a JSON record (:meth:`OcrResult.to_json`), in reading
     order: ``file`` (the path, without ``#page=N``), ``page`` (from 1; None for an image
@@ -227,7 +232,7 @@ class OcrResults(list):
 
     def _repr_html_(self) -> str:
         errors = sum(1 for r in self if r.error)
-        head = f"<div><b>{len(self)} images</b>, {errors} errors</div>"
+        head = f"<div><b>{_count(len(self), 'image')}</b>, {_count(errors, 'error')}</div>"
         body = "".join(r._repr_html_() for r in self[: self.show])
         more = f"<div>… {len(self) - self.show} more</div>" if len(self) > self.show else ""
         return head + body + more
