@@ -225,6 +225,8 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "pdf_dpi": dpi,
         "pages": pages or None,
         "precision": values.get("precision") or "auto",
+        # --out -: the text goes to stdout (the summary says so; the JSON lines stay)
+        **({"text_to": "stdout"} if out == "-" else {}),
     }
 
 
@@ -377,6 +379,17 @@ class OcrKind(Kind):
             lines.append(f"{what}: {result['text_out']}")
         elif result.get("out"):
             lines.append(f"text: {result['out']}")
+        return lines
+
+    def summary_of(self, job, result: dict) -> list[str]:
+        """:meth:`summary`; with ``--out -`` the text went to stdout, not to the JSON lines
+        the summary named as "text: .../results.jsonl" (they stay in the run folder)."""
+        lines = self.summary(result)
+        config = getattr(job, "config", None) or {}
+        jsonl = (result or {}).get("out") if isinstance(result, dict) else None
+        if config.get("text_to") == "stdout" and jsonl and f"text: {jsonl}" in lines:
+            lines[lines.index(f"text: {jsonl}")] = (f"text: to stdout (its JSON lines: "
+                                                    f"{jsonl})")
         return lines
 
     def terminal_text(self, job, values: dict) -> tuple[str | None, bool]:
