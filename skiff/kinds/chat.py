@@ -241,9 +241,11 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                     raise ValueError(f"{flag} is not taken by a {built} job's sampling "
                                      "(--temperature, --top-k, --seed, --stop): drop it")
             from skiff.kernels.train import models
+            from skiff.kernels.train.core import random as train_random
 
-            job_total = fits(built, str(prompt), values.get("max_new_tokens"),
-                             models.get(built).config.block_size)  # said before a job
+            with train_random.using(train_random.new_generator(0)):  # a notebook's draws
+                block = models.get(built).config.block_size  # left as they were
+            job_total = fits(built, str(prompt), values.get("max_new_tokens"), block)
         else:
             from skiff.kernels.train.models.hf_checkpoint import read_config
             from skiff.kernels.train.models.safetensors_io import open_folder

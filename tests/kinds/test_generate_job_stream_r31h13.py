@@ -154,7 +154,12 @@ def test_the_context_is_said_up_front(job):
         with pytest.raises(ValueError, match=f"{flag} is not taken by a gpt-mini job"):
             _config(run_dir, "the model", temperature=1.0, **{key: 0.5})
     # no --max-new-tokens: what the context holds after the prompt
+    from skiff.kernels.train.core import random as train_random
+
+    before = train_random.get_state()
     config = _config(run_dir, "the model")
+    after = train_random.get_state()  # the model built to read its context drew nothing
+    assert json.dumps(before, default=str) == json.dumps(after, default=str)  # of the user's
     assert config["max_new_tokens"] == 128 - 9  # shown so by --dry-run and jobs show
     r = chat.run(config, _Recorder())
     assert r.tokens == 128 - 9
