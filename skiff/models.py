@@ -2,7 +2,8 @@
 models from their checkpoints: ``from_pretrained(DIR)`` (ERNIE-4.5, dense and MoE, in the
 Hugging Face layout) and ``save_pretrained(model, DIR)``; LoRA adapters with ``apply_lora``,
 ``merge_lora``, ``save_adapter`` and ``load_adapter`` (peft's layout); ``load_tokenizer(DIR)`` and
-``reply(model, prompt)`` (an answer through the checkpoint's chat template).
+``reply(model, prompt)`` (an answer through the checkpoint's chat template); ``ChatDataset``
+(conversations tokenized through a chat template, trained on the assistant's tokens).
 
 The public name of :mod:`skiff.kernels.train.models`; the same classes."""
 
@@ -28,5 +29,7 @@ from skiff.kernels.train.models import (  # noqa: F401
     save_adapter,
     save_pretrained,
 )
+from skiff.kernels.train.models.chat import ChatDataset  # noqa: F401
 
-__all__ = list(_real.__all__)  # the same names as skiff.kernels.train.models
+# the same names as skiff.kernels.train.models, and the chat dataset its fine-tunes train on
+__all__ = [*_real.__all__, "ChatDataset"]
