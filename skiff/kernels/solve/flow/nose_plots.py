@@ -36,6 +36,8 @@ def fields_figure(flow):
         im = ax.tripcolor(tri, scale * flow.fields[name], shading="gouraud", cmap="viridis")
         fig.colorbar(im, ax=ax, fraction=0.03)
         _zoom(ax, flow)
+        ax.set_xlabel("x / H", fontsize=8)   # lengths in train heights (nose.py)
+        ax.set_ylabel("y / H", fontsize=8)
         ax.set_title(f"{label} (Re {flow.re:g}{', last step' if flow.mode == 'unsteady' else ''})",
                      fontsize=9)
     return fig
