@@ -88,6 +88,9 @@ class Solution:
     cycles: int | None = None
     breakdown: int | None = None
     columns: list | None = None
+    # a grid's active cells (GridProblem.mask: False outside the domain, e.g. inside an sdf
+    # body), shaped as ``field``; None: every cell. The field plot leaves the others blank
+    active: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def scipy_info(self) -> int:
@@ -305,17 +308,26 @@ def field_figure(sol: Solution):
     from matplotlib.figure import Figure
 
     u = sol.field
+    active = None
+    if sol.active is not None and np.size(sol.active) == u.size:
+        active = np.asarray(sol.active, dtype=bool).reshape(u.shape)
     title = sol.problem or "solution"
     if u.ndim == 3:
         u = u[:, :, u.shape[2] // 2]
+        active = None if active is None else active[:, :, active.shape[2] // 2]
         title += " (z mid-slice)"
+    if active is not None and not active.all():
+        # cells outside the domain are no part of the solution: blank, not drawn as 0 (a
+        # disc cut out looked like a region of u = 0)
+        u = np.ma.masked_where(~active, u)
     fig = Figure(figsize=(4.2, 3.6), dpi=90)
     ax = fig.add_subplot()
     ext = None
     if sol.extent:
         ext = (0, sol.extent[0], 0, sol.extent[1])
     im = ax.imshow(u.T, origin="lower", extent=ext, cmap="viridis", aspect="auto")
-    fig.colorbar(im, ax=ax)
+    bar = fig.colorbar(im, ax=ax)
+    bar.set_label("u" + (" (blank: outside the domain)" if np.ma.isMaskedArray(u) else ""))
     ax.set_title(title)
     ax.set_xlabel("x")
     ax.set_ylabel("y")
