@@ -1180,9 +1180,11 @@ def _check_finite_rhs(bname: str, b) -> None:
         return
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = first[0] if len(first) == 1 else first
-        raise ValueError(f"B {bname!r} has {int(bad.sum()):,} entries that are not finite; "
-                         f"the first is b[{where}] = {arr[first]}: give finite numbers")
+        where = ", ".join(str(i) for i in first)   # b[4], or b[4, 0] of a column
+        count = int(bad.sum())
+        what = "1 entry that is" if count == 1 else f"{count:,} entries that are"
+        raise ValueError(f"B {bname!r} has {what} not finite; the first is b[{where}] = "
+                         f"{arr[first]}: give finite numbers")
 
 
 def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:
