@@ -164,8 +164,10 @@ def _run_job(kind: str, rest: list[str]) -> int:
         return 0
     values = vars(parser.parse_args(rest))
     stdin_file = _stdin_image(values) if kind == "ocr" else None
-    if kind in ("generate", "chat"):
-        _job_folder(values)
+    if kind in ("generate", "chat"):  # a job id or --name: its run folder
+        from skiff.jobs.launch import job_folder
+
+        job_folder(values)
     try:
         if values.get("dry_run"):  # Slurm too: no run folder, no job id in no listing
             return _dry_run(kind, values, rest)
@@ -190,20 +192,6 @@ def _dry_run(kind: str, values: dict, rest: list[str]) -> int:
         return 0
     print(_clean("\n".join(dry_run_lines(doc)), keep_newlines=True))
     return 0
-
-
-def _job_folder(values: dict) -> None:
-    """``generate NAME "text"``: a train job's id or --name (not a folder here) stands for
-    its run folder, as ``predict JOB`` takes it."""
-    model = values.get("model")
-    if not isinstance(model, str) or os.path.isdir(os.path.expanduser(model)):
-        return
-    from skiff.jobs.store import find_run_dir
-
-    try:
-        values["model"] = str(find_run_dir(model))
-    except KeyError:
-        pass  # neither: the kind says what DIR must be
 
 
 def _stdin_image(values: dict) -> str | None:

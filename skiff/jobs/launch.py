@@ -295,6 +295,8 @@ def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
     if given is not None:  # the options the user named, for the kind's checks
         values[GIVEN] = sorted(given)
     runner = choose_runner(where["np"], where["runner"], where["launcher"])
+    if kind in ("generate", "chat"):  # a train job's id or --name stands for its folder
+        job_folder(values, user_ns)
     asked = dict(values)  # prepare may change them
     start = time.perf_counter()
     request = k.prepare(values, cell=cell, user_ns=user_ns, where=runner)
@@ -304,6 +306,22 @@ def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
     options = {key: value for key, value in options.items()
                if key not in unread or (given is not None and key in given)}
     return request, where, opts, command, options
+
+
+def job_folder(values: dict, user_ns: dict | None = None) -> None:
+    """``generate NAME "text"`` (terminal or notebook): a train job's id or ``--name`` that
+    is no folder (and, in a notebook, no variable) stands for its run folder, as
+    ``predict JOB`` takes it; anything else is left for the kind to judge."""
+    model = values.get("model")
+    if not isinstance(model, str) or os.path.isdir(os.path.expanduser(model)) \
+            or model in (user_ns or {}):
+        return
+    from skiff.jobs.store import find_run_dir
+
+    try:
+        values["model"] = str(find_run_dir(model))
+    except KeyError:
+        pass  # neither: the kind says what DIR must be
 
 
 def _parsed(kind: str, words, *, values, cell, user_ns, prog, front, typed):
