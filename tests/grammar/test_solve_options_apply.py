@@ -24,7 +24,7 @@ def _config(line: str) -> dict:
     ("cylinder --case 2d-2 --method gmres", "--method is not an option"),
     ("train-nose --method mg", "--method is not an option of problem 'train-nose'"),
     ("train-nose --rtol 1e-6", "--rtol is not an option"),
-    ("train-nose --dt 0.01", "--dt is an option of cylinder"),
+    ("poisson --grid 32x32 --dt 0.01", "--dt is an option of cylinder and train-nose"),
     ("cylinder --case 2d-1 --t-end 1", "case 2d-1 is steady"),
     ("cylinder --adapt graded", "--adapt is an option of train-nose"),
 ])
@@ -38,6 +38,7 @@ def test_an_option_the_problem_does_not_read_is_refused(line, needle):
     "jump --grid 32x32 --contrast 10",
     "cylinder --case 2d-2 --re 100 --dt 0.01 --t-end 0.5 --resolution 24",
     "train-nose --length 4 --re 500 --adapt graded --resolution 20",
+    "train-nose --t-end 60 --dt 0.01",
     "poisson --grid 256x256 --method cg",  # a default written out is not "another option"
 ])
 def test_the_options_a_problem_reads_pass(line):
