@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from .cost import GB, Choice, ClusterSpec, Estimate, ModelSpec, estimate, model_spec
 
 __all__ = ["Plan", "plan", "resolve", "parse_strategy", "cluster_for", "measure_flops",
+           "step_note",
            "NAMED_STRATEGIES"]
 
 NAMED_STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
@@ -54,11 +55,55 @@ def _divisors(n: int) -> list[int]:
 
 
 def _gb(x: float) -> str:
-    return f"{x / GB:.1f} GB" if x >= 0.1 * GB else f"{x / 2**20:.1f} MiB"
+    """Bytes for a person: MiB under 0.1 GB, GB under 1000 GB, then TB, PB and EB (decimal,
+    as ``--device-memory 80GB`` reads), and bytes as a power of ten past 1000 EB (the
+    activations of a 10^8-token sequence printed "200000844.8 GB": now "200 PB")."""
+    if x < 0.1 * GB:
+        return f"{x / 2**20:.1f} MiB"
+    if x < 999.95 * GB:
+        return f"{x / GB:.1f} GB"
+    for power, unit in ((4, "TB"), (5, "PB"), (6, "EB")):
+        if x < 999.5 * 1000 ** power or unit == "EB" and x < 1e21:
+            return f"{x / 1000 ** power:.3g} {unit}"
+    return f"{x:.3g} bytes"
 
 
 def _sec(x: float) -> str:
-    return f"{x:.3g} s" if x >= 1e-3 else f"{x * 1e3:.3g} ms"
+    """Seconds for a person: ms under 1 ms... s under 2 minutes, then minutes, hours, days,
+    years (a step of 8.55e+07 s is "2.71 years")."""
+    if x < 1e-3:
+        return f"{x * 1e3:.3g} ms"
+    for limit, div, unit in ((120, 1, "s"), (2 * 3600, 60, "min"), (2 * 86400, 3600, "h"),
+                             (2 * 365 * 86400, 86400, "days")):
+        if x < limit:
+            return f"{x / div:.3g} {unit}"
+    return f"{x / (365.25 * 86400):.3g} years"
+
+
+def _count(n: float) -> str:
+    """Parameters for a person: "69 B", "0.875 M" (gpt-mini was "0.000875 B")."""
+    return f"{n / 1e9:.3g} B" if n >= 1e8 else f"{n / 1e6:.3g} M"
+
+
+# what the cost model's step time counts, and what it leaves out (said wherever it is shown:
+# a dry run printed "0.061 s a step predicted" for gpt-mini, whose steps took ~0.7 s here)
+STEP_COUNTS = "matmuls and messages only"
+STEP_LEFT_OUT = {
+    "cpu": "the fixed costs of a step, Python per op, the optimizer's loop and small matmuls "
+           "under the peak rate, are left out, so on a CPU a measured step is typically "
+           "~10x this for gpt-mini and ~30x for a small MLP (its first step, which loads "
+           "kernels, ~1000x)",
+    "gpu": "the fixed costs of a step, kernel launches and Python per op, are left out, so "
+           "a small model's measured step is several times this",
+}
+
+
+def step_note(cluster: ClusterSpec) -> str:
+    """What a planned step time counts and leaves out, and its typical error, for a
+    cluster's kind of device: the figure is a floor, never a promise."""
+    return (f"a floor: {STEP_COUNTS}; "
+            + STEP_LEFT_OUT.get(cluster.kind, STEP_LEFT_OUT["gpu"])
+            + "; a run on 2+ ranks measures them in its plan check")
 
 
 @dataclass
@@ -142,11 +187,13 @@ class Plan:
             why += (f"; {per_rank} sequences a rank in micro-batches of {c.micro_batch}: "
                     f"Trainer(batch_size={c.dp * c.micro_batch}, "
                     f"grad_accum={-(-per_rank // c.micro_batch)})")
-        return f"{head}: {why}, {_sec(e.step_time)} a step predicted"
+        return (f"{head}: {why}, {_sec(e.step_time)} a step by the cost model "
+                f"({step_note(self.cluster)})")
 
     def to_json(self) -> dict:
         return {"spec": self.spec, "explicit": self.explicit, "strategy": self.strategy,
                 "summary": self.summary,
+                "step_time_note": step_note(self.cluster),
                 "choice": asdict(self.choice), "label": self.choice.label(),
                 "estimate": self.estimate.to_json(), "reasons": list(self.reasons),
                 "model": self.model.to_json(), "cluster": self.cluster.to_json(),
@@ -171,8 +218,8 @@ class Plan:
 
     def __repr__(self) -> str:
         m = self.model
-        lines = [f"Plan for {m.name} ({m.n_params / 1e9:.3g} B params"
-                 + (f", {m.active_params / 1e9:.3g} B active" if m.n_experts else "")
+        lines = [f"Plan for {m.name} ({_count(m.n_params)} params"
+                 + (f", {_count(m.active_params)} active" if m.n_experts else "")
                  + f") on {self.cluster.devices} x {_gb(self.cluster.memory)}"
                  + (f" in {self.cluster.nodes} nodes" if self.cluster.nodes > 1 else "")
                  + f": {self.choice.label()}  [{self.strategy}]"]
@@ -181,6 +228,7 @@ class Plan:
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEADER))]
         for r in rows:
             lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)))
+        lines.append(f"  step: {step_note(self.cluster)}")
         return "\n".join(lines)
 
     def _repr_pretty_(self, p, cycle):
@@ -195,7 +243,8 @@ class Plan:
         reasons = "".join(f"<li>{html.escape(r)}</li>" for r in self.reasons)
         title = html.escape(repr(self).splitlines()[0])
         return (f"<div class='skiff-plan'><b>{title}</b><ul>{reasons}</ul>"
-                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                f"<p>step: {html.escape(step_note(self.cluster))}</p></div>")
 
 
 # --- the cluster ------------------------------------------------------------------------------
@@ -442,7 +491,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     if not fits:
         least = min(all_est, key=lambda e: e.peak_memory)
         raise ValueError(
-            f"{spec.name} ({spec.n_params / 1e9:.3g} B params) does not fit on {world} x "
+            f"{spec.name} ({_count(spec.n_params)} params) does not fit on {world} x "
             f"{_gb(cluster.memory)}: the leanest layout ({least.choice.label()}) "
             + _does_not_fit(least, cluster))
     # equal times (outside a pipeline the micro-batch changes no cost the model prices):
