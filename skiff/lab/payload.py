@@ -28,7 +28,7 @@ from pathlib import Path
 from skiff.jobs import DamagedJob, Job, list_run_dirs, runs_root
 from skiff.jobs.job import load_or_damaged
 from skiff.jobs.store import is_run_dir
-from skiff.jobs.terminal import KEY_METRICS, clean, fmt_clock, fmt_rate
+from skiff.jobs.terminal import KEY_METRICS, clean, fmt_clock, fmt_rate, shown_eta
 from skiff.kinds.base import figure
 
 __all__ = ["JobCache", "job_row", "job_detail", "events_since", "progress_label",
@@ -83,7 +83,7 @@ def progress_label(state, now: float | None = None) -> str:
         rate = fmt_rate(state.rate(), state.unit)
         if rate:
             bits.append(rate)
-        eta = state.eta()
+        eta = shown_eta(state)  # none from the first quick units (round 31)
         if eta is not None:
             bits.append(f"ETA {fmt_clock(eta)}")
     for name in KEY_METRICS:

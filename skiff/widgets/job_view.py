@@ -30,7 +30,7 @@ from skiff.jobs.render import (
     ranks_html,
     summarise_logs,
 )
-from skiff.jobs.terminal import fmt_rate
+from skiff.jobs.terminal import fmt_rate, shown_eta
 from skiff.kinds.base import figure
 
 from .chart import metric_chart
@@ -383,7 +383,7 @@ class JobView(W.VBox):
             rate = _fmt_rate(state.rate(), html.escape(state.unit))
             if rate:
                 bits.append(rate)
-            eta = state.eta()
+            eta = shown_eta(state)  # none from the first quick units (round 31)
             if eta is not None:
                 bits.append(f"ETA {fmt_seconds(eta)}")
         if state.message:
