@@ -36,7 +36,7 @@ from .components import (
     with_unit_diagonal,
 )
 from .estimate import check_fits
-from .krylov import KRYLOV, Breakdown, SolveError, Stagnation
+from .krylov import KRYLOV, Breakdown, Divergence, SolveError, Stagnation
 from .minres import minres
 from .multigrid import CYCLES, SMOOTHERS, GeometricMG
 from .null_space import annihilated, component, remove
@@ -1560,6 +1560,23 @@ class Solver:
             reporter.info(solver=self.describe(), iterations=sol.iterations)
         return sol
 
+    def _divergence_remedy(self) -> str:
+        """What to try after a Krylov method's residual grew without bound."""
+        if self.method == "bicgstab":
+            tip = ("BiCGStab's residual is not minimised and can grow without bound: use "
+                   "method='gmres', whose residual cannot grow")
+        else:
+            tip = (f"{self.method}'s residual grew: the matrix or the preconditioner is not "
+                   f"what {self.method} needs (symmetric positive definite for CG); use "
+                   f"method='gmres', whose residual cannot grow")
+        if self.M is None:
+            tip += ", with a preconditioner (precond='amg', or M=spilu(A.tocsc()))"
+        else:
+            tip += (f", or another preconditioner than {self.precond_name} (precond='none', "
+                    f"M=scipy.sparse.linalg.spilu(A.tocsc()))")
+        return tip + ("; rows scaled far apart (equations in other units) make it worse: "
+                      "scale b with the rows, or try method='direct'")
+
     def _result_dtype(self):
         """The dtype of the returned x: the result type of A and b, as SciPy's: float32 and
         complex64 stay, any other becomes float64 or complex128. (A complex x0 for a real A
@@ -1670,6 +1687,11 @@ class Solver:
         try:
             return fn(self.op, b, x.copy() if fallback else x, M, tol=tol,
                       maxiter=inner, callback=on_iter, **kw)
+        except Divergence as exc:
+            # D A with rows scaled by 10^U(-6, 6) and a b not scaled alike, BiCGStab (no row
+            # scaling in the AMG then): |r|/|b| = 1e9 after 20 000 iterations, 261 s
+            self._stop = f"{exc}; {self._divergence_remedy()}"
+            return exc.x, exc.history, False
         except Stagnation as exc:
             remedy = ("try method='direct' for a matrix of moderate size, or a longer "
                       "restart=" if self.M is None else
