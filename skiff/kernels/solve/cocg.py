@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .krylov import SolveError, _finite, _report
+from .krylov import SolveError, _finite, _report, _Watch
 
 __all__ = ["cocg", "transpose_asymmetry"]
 
@@ -52,6 +52,7 @@ def cocg(op, b, x, M=None, *, tol, maxiter, callback=None, breakdown=1e-30):
         M(r, z)
     rz = _tdot(r, z)
     p = z.copy()
+    watch = _Watch("cocg", history[0], x)
     for it in range(1, int(maxiter) + 1):
         op.matvec(p, q)
         pq = _tdot(p, q)
@@ -67,6 +68,7 @@ def cocg(op, b, x, M=None, *, tol, maxiter, callback=None, breakdown=1e-30):
         _finite(history[-1], "the residual", it)
         if history[-1] <= tol:
             return x, history, True
+        watch.see(it, history[-1], x, history)
         if M is not None:
             M(r, z)
         rz_new = _tdot(r, z)

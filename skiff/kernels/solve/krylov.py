@@ -196,6 +196,7 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
     if M is not None and rz <= 0:
         raise SolveError(f"cg: the preconditioner is not positive definite (r.Mr = {rz:.3e})")
     p = z.copy()
+    watch = _Watch("cg", history[0], x)
     for it in range(1, int(maxiter) + 1):
         pq = op.matvec_dot(p, q)
         _finite(pq, "p.Ap", it)
@@ -210,6 +211,7 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
         _finite(rr, "the residual", it)
         if history[-1] <= tol:
             return x, history, True
+        watch.see(it, history[-1], x, history)
         if M is not None:
             M(r, z)
             rz_new = _real(_dot(r, z))

@@ -1690,6 +1690,10 @@ class Solver:
         except Divergence as exc:
             # D A with rows scaled by 10^U(-6, 6) and a b not scaled alike, BiCGStab (no row
             # scaling in the AMG then): |r|/|b| = 1e9 after 20 000 iterations, 261 s
+            if fallback and self.method in ("cg", "cocg"):   # 'auto': GMRES from the start
+                self._switch_why = f"{self.method} diverged"
+                self.method, self.switched = "gmres", str(exc)
+                return self._run(b, x, tol, -(-maxiter // self.restart), on_iter)
             self._stop = f"{exc}; {self._divergence_remedy()}"
             return exc.x, exc.history, False
         except Stagnation as exc:
