@@ -51,6 +51,11 @@ def dry_run_lines(doc: dict, *, here: str = "this process") -> list[str]:
                    + (f" from {doc['from']}" if doc.get("from") else ""))
     if doc.get("plan"):
         out.append(f"plan: {doc['plan']}")
+        from skiff.kernels.train.plan.planner import STEP_SHORT, step_note
+
+        if STEP_SHORT in str(doc["plan"]):  # the raw figure is no promise: say what it is
+            kind = "cpu" if str(doc.get("device") or "cpu").startswith("cpu") else "gpu"
+            out.append(f"  (its step time is {step_note(kind)})")
     sub = doc.get("submission")
     if sub:
         out.append(f"sbatch script: {sub['script']} (not queued"

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from .cost import GB, Choice, ClusterSpec, Estimate, ModelSpec, estimate, model_spec
 
 __all__ = ["Plan", "plan", "resolve", "parse_strategy", "cluster_for", "measure_flops",
-           "step_note",
+           "step_note", "STEP_SHORT",
            "NAMED_STRATEGIES"]
 
 NAMED_STRATEGIES = ("auto", "single", "dp", "zero1", "zero2", "tp", "pp", "ep")
@@ -98,11 +98,17 @@ STEP_LEFT_OUT = {
 }
 
 
-def step_note(cluster: ClusterSpec) -> str:
+# the summary's words for it (a dry run's plan line, which adds :func:`step_note` below)
+STEP_SHORT = "by the cost model, fixed costs left out"
+
+
+def step_note(cluster) -> str:
     """What a planned step time counts and leaves out, and its typical error, for a
-    cluster's kind of device: the figure is a floor, never a promise."""
+    cluster's kind of device (a :class:`ClusterSpec`, or its kind: "cpu", "gpu"): the
+    figure is a floor, never a promise."""
+    kind = getattr(cluster, "kind", cluster)
     return (f"a floor: {STEP_COUNTS}; "
-            + STEP_LEFT_OUT.get(cluster.kind, STEP_LEFT_OUT["gpu"])
+            + STEP_LEFT_OUT.get(kind, STEP_LEFT_OUT["gpu"])
             + "; a run on 2+ ranks measures them in its plan check")
 
 
@@ -187,8 +193,7 @@ class Plan:
             why += (f"; {per_rank} sequences a rank in micro-batches of {c.micro_batch}: "
                     f"Trainer(batch_size={c.dp * c.micro_batch}, "
                     f"grad_accum={-(-per_rank // c.micro_batch)})")
-        return (f"{head}: {why}, {_sec(e.step_time)} a step by the cost model "
-                f"({step_note(self.cluster)})")
+        return f"{head}: {why}, {_sec(e.step_time)} a step {STEP_SHORT}"
 
     def to_json(self) -> dict:
         return {"spec": self.spec, "explicit": self.explicit, "strategy": self.strategy,

@@ -11,7 +11,8 @@ import pytest
 from skiff.jobs.launch import dry_run
 from skiff.kernels.train.plan import plan
 from skiff.kernels.train.plan.cost import Choice, estimate, model_spec
-from skiff.kernels.train.plan.planner import _gb, _sec, cluster_for, step_note
+from skiff.jobs.dryrun_document import dry_run_lines
+from skiff.kernels.train.plan.planner import STEP_SHORT, _gb, _sec, cluster_for, step_note
 
 
 def test_huge_memory_is_in_a_readable_unit():
@@ -59,7 +60,8 @@ def test_the_step_time_says_what_it_counts_and_leaves_out():
     assert "left out" in step_note(cpu) and "~10x" in step_note(cpu)
     assert "kernel launches" in step_note(gpu) and "~10x" not in step_note(gpu)
     p = plan("gpt-mini", devices=cpu, top=2)
-    assert p.summary.endswith(f"a step by the cost model ({step_note(cpu)})")
+    assert p.summary.endswith(" a step by the cost model, fixed costs left out")
+    assert STEP_SHORT in p.summary
     assert "a step predicted" not in p.summary
     assert p.to_json()["step_time_note"] == step_note(cpu)
     assert repr(p).splitlines()[-1] == f"  step: {step_note(cpu)}"
@@ -67,6 +69,9 @@ def test_the_step_time_says_what_it_counts_and_leaves_out():
 
 
 def test_a_dry_run_shows_the_label():
-    line = dry_run("train", "mlp blobs --steps 1")["plan"]
-    assert "a step by the cost model (a floor: matmuls and messages only" in line
-    assert "left out" in line
+    doc = dry_run("train", "mlp blobs --steps 1")
+    assert doc["plan"].endswith(" a step by the cost model, fixed costs left out")
+    lines = dry_run_lines(doc)
+    at = next(i for i, line in enumerate(lines) if line.startswith("plan: "))
+    assert lines[at + 1] == f"  (its step time is {step_note('cpu')})"
+    assert "~30x for a small MLP" in lines[at + 1]
