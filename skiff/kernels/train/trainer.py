@@ -569,8 +569,8 @@ class Trainer(Inference, TrainerState):
         run.early = EarlyStopping(self.early_stopping)
         if not run.early.load_state_dict(saved, self.model, run.step):
             self.reporter.log(f"early stopping: the best weights (step {run.early.best_step}) "
-                              "of a model split over the ranks are not in this checkpoint (ep, "
-                              "or another layout than the one that wrote it): the run ends "
+                              "of a model split over the ranks are not in this checkpoint "
+                              "(another layout than the one that wrote it): the run ends "
                               "with its last weights unless a later validation is better",
                               level="warning")
         if run.early.since >= self.early_stopping and run.step < run.total:

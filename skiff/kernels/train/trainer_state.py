@@ -22,8 +22,9 @@ __all__ = ["TrainerState"]
 
 WHOLE_MODEL = ("single", "dp", "zero1", "zero2")  # strategies whose ranks hold every weight
 # split layouts whose checkpoints keep each rank's slice of early stopping's best weights
-# (parallel/hybrid.py's writer: per-rank state, read back by the same layout); not ep
-PER_RANK_BEST = ("tp", "pp", "hybrid")
+# (parallel/hybrid.py's and ernie_experts.py's writers: per-rank state, read back by the
+# same layout); ep: a rank's dense weights and its own experts
+PER_RANK_BEST = ("tp", "pp", "hybrid", "ep")
 
 
 class TrainerState:
@@ -50,7 +51,7 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
-        if early is not None:  # early stopping's count and best weights (tp, pp: per rank)
+        if early is not None:  # early stopping's count and best weights (tp, pp, ep: per rank)
             state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL,
                                               per_rank=st.name in PER_RANK_BEST)
         return state

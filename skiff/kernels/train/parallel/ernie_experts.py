@@ -184,6 +184,12 @@ def load_checkpoint(strategy, directory, on_corrupt=None) -> dict | None:
     local_state = strategy.model.state_dict()
     by_global = {global_name(n, first): v for n, v in local_state.items()}
     state = dict(found["replicated"])
+    if found["layout"] == _layout(strategy) and found.get("sharded"):
+        # per-rank state of the same layout (early stopping's best weights: this rank's
+        # dense part and its own experts); another world reads none, said on resume
+        from .data_parallel import merge_state
+
+        state = merge_state(state, found["sharded"])
     model, opt, _ = sliced.restore(found["pieces"], by_global,
                                    state.pop("optimizer_hyper", None))
     state.update(model={n: model[global_name(n, first)] for n in local_state},
