@@ -81,10 +81,7 @@ class ModelSet:
             return None
         if isinstance(where, tuple):
             return package_file(*where)
-        path = Path(where).expanduser()
-        if not path.exists():
-            raise FileNotFoundError(f"{which} model not found: {str(path)!r}")
-        return path
+        return model_file(where, which)
 
     def dict_path(self) -> Path | None:
         """The character file, or None when the recognizer carries its characters."""
@@ -99,9 +96,23 @@ class ModelSet:
         (metadata ``character``, as skiff's fine-tuning exports and PaddleOCR's converted
         files write): the base set's dictionary file would name the wrong classes for a
         recognizer whose alphabet grew (``--add-chars``) on a set that has such a file
-        (``ch-tiny``). A file that carries none keeps the base set's dictionary."""
-        if dict is None and rec is not None and self.dict is not None and carries_alphabet(rec):
+        (``ch-tiny``). A file that carries none keeps the base set's dictionary.
+
+        A folder (a fine-tune's ``--out``) stands for the ``.onnx`` inside it
+        (:func:`model_file`); a recognizer that carries no characters, given without
+        ``dict``, reads the ``rec_dict.txt`` beside it when there is one (a fine-tune
+        writes both)."""
+        if isinstance(det, (str, Path)) and Path(det).expanduser().is_dir():
+            det = str(model_file(det, "det"))
+        if isinstance(rec, (str, Path)) and Path(rec).expanduser().is_dir():
+            rec = str(model_file(rec, "rec"))
+        own = rec is not None and carries_alphabet(rec)
+        beside = Path(rec).expanduser().with_name("rec_dict.txt") \
+            if isinstance(rec, (str, Path)) else None
+        if dict is None and own and self.dict is not None:
             own_dict = None
+        elif dict is None and beside is not None and not own and beside.is_file():
+            own_dict = str(beside)
         else:
             own_dict = dict or self.dict
         return replace(self, name=name or f"{self.name}+custom", det=det or self.det,
@@ -255,6 +266,28 @@ def get_model_set(name: str) -> ModelSet:
         raise ValueError(f"unknown model set {name!r}: choose from "
                          f"{', '.join(MODEL_SETS)} (or a language they read: en, japan, fr, "
                          f"de, ...)") from None
+
+
+def model_file(where: str | Path, which: str = "rec") -> Path:
+    """The model file ``where`` names: the path itself, or for a folder (what
+    ``%train ocr-rec ... -o DIR`` writes: ``DIR/rec.onnx`` and ``DIR/rec_dict.txt``; a run
+    folder holds them under ``model/``) its ``WHICH.onnx``, ``model/WHICH.onnx``, or its
+    one ``.onnx`` file. onnxruntime given a folder says only INVALID_PROTOBUF."""
+    path = Path(where).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"{which} model not found: {str(path)!r}")
+    if not path.is_dir():
+        return path
+    for each in (path / f"{which}.onnx", path / "model" / f"{which}.onnx"):
+        if each.is_file():
+            return each
+    found = sorted(p for p in path.glob("*.onnx") if p.is_file())
+    if len(found) == 1:
+        return found[0]
+    raise IsADirectoryError(f"{which} model {str(path)!r} is a folder"
+                            + (f" with {len(found)} .onnx files" if found else
+                               " without an .onnx file")
+                            + ": give the .onnx file inside it")
 
 
 def carries_alphabet(path) -> bool:
