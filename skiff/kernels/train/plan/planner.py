@@ -91,7 +91,7 @@ STEP_COUNTS = "matmuls and messages only"
 STEP_LEFT_OUT = {
     "cpu": "the fixed costs of a step, Python per op, the optimizer's loop and small matmuls "
            "under the peak rate, are left out, so on a CPU a measured step is typically "
-           "~10x this for gpt-mini and ~30x for a small MLP (its first step, which loads "
+           "5-10x this for gpt-mini and ~30x for a small MLP (its first step, which loads "
            "kernels, ~1000x)",
     "gpu": "the fixed costs of a step, kernel launches and Python per op, are left out, so "
            "a small model's measured step is several times this",
