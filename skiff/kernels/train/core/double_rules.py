@@ -197,7 +197,8 @@ def _sum(self, want, g):
 
 @rule(M.Mean)
 def _mean(self, want, g):
-    return expand_t(g * (1.0 / self.n), self.shape, self.axes, self.keepdims)
+    return expand_t(g * (1.0 / self.n if self.n else float("inf")), self.shape, self.axes,
+                    self.keepdims)
 
 
 @rule(M.Var)
@@ -207,7 +208,8 @@ def _var(self, want, g):
     (centered,) = self.saved
     x = input_t(self, 0, centered)
     c = x - x.mean(self.axes, keepdims=True)
-    return expand_t(g, centered.shape, self.axes, self.keepdims) * c * (2.0 / self.denom)
+    return (expand_t(g, centered.shape, self.axes, self.keepdims) * c
+            * (2.0 / self.denom if self.denom else float("inf")))
 
 
 @rule(M.Cumsum)

@@ -148,6 +148,12 @@ rand_like = _like(lambda g, shape: g.random(shape))
 
 def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
     dt = _as_dtype(dtype) or input.dtype
+    if device is None:
+        from .tensor import like_batched
+
+        out = like_batched(input, fill_value, dt)  # under vmap: batched, as torch's
+        if out is not None:
+            return out
     return Tensor(np.full(input.shape, fill_value, dtype=dt), dtype=dt,
                   device=device or input.device)
 
@@ -170,6 +176,12 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
             raise TypeError("randint needs a size: randint(high, (n,)) or randint(low, high, (n,))")
         low, high, size = 0, low, high
     dt = _as_dtype(dtype) or np.dtype(np.int64)
+    from .random import per_sample
+
+    out = per_sample(lambda g, s: g.integers(low, high, size=s).astype(dt), tuple(size),
+                     generator) if device in (None, "cpu") else None
+    if out is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+        return out
     host = get_generator(generator).integers(low, high, size=tuple(size)).astype(dt)
     return Tensor(host, dtype=dt, device=device)
 

@@ -70,6 +70,12 @@ def tensordot(a, b, dims=2):
 
 def bernoulli(input, p=None, *, generator=None):  # noqa: A002
     """0/1 draws with the probabilities in ``input`` (or ``p``), of its dtype; no gradient."""
+    if isinstance(input, Tensor):
+        from .random import per_sample
+
+        u = per_sample(lambda g, s: g.random(s), input.shape, generator)
+        if u is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+            return (u < (input if p is None else p)).to(input.dtype)
     probs = input._data if isinstance(input, Tensor) else np.asarray(input)
     if p is not None:
         probs = np.full(np.shape(probs), p)

@@ -333,6 +333,8 @@ class Mean(Function):
         self.axes = _norm_axis(axis, a.ndim)
         self.keepdims = keepdims
         self.n = int(np.prod([a.shape[i] for i in self.axes])) if self.axes else 1
+        if self.n == 0:  # torch's nan, quietly (numpy's mean warns "Mean of empty slice")
+            return xp_of(a).sum(a, axis=self.axes, keepdims=keepdims) / 0
         return xp_of(a).mean(a, axis=self.axes, keepdims=keepdims)
 
     def backward(self, g):
@@ -348,14 +350,17 @@ class Var(Function):
         self.keepdims = keepdims
         n = int(np.prod([a.shape[i] for i in self.axes])) if self.axes else 1
         self.denom = max(n - ddof, 0)
-        centered = a - a.mean(axis=self.axes, keepdims=True)
+        if n == 0:  # nan, quietly (numpy's mean warns "Mean of empty slice")
+            centered = a - xp.sum(a, axis=self.axes, keepdims=True) / 0
+        else:
+            centered = a - a.mean(axis=self.axes, keepdims=True)
         self.save_for_backward(centered)
         return xp.sum(centered * centered, axis=self.axes, keepdims=keepdims) / self.denom
 
     def backward(self, g):
         (centered,) = self.saved
         ge = _expand_grad(g, centered.shape, self.axes, self.keepdims)
-        return ge * centered * (2.0 / self.denom)
+        return ge * centered * (2.0 / self.denom if self.denom else float("inf"))  # torch's nan
 
 
 class _Extreme(Function):

@@ -18,7 +18,7 @@ import numpy as np
 
 from skiff.kernels.backend import cupy, custom_op, numba_available, to_device, to_numpy
 
-from .autograd import xp_of
+from .autograd import quiet_fp, xp_of
 from .nn.fused import scale_many, sum_squares
 
 __all__ = [
@@ -134,10 +134,29 @@ def _adamw_cupy(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step):  # pragm
 
 
 # ---- optimizers -----------------------------------------------------------------------------
+def _quiet_step(step):
+    """A step with numpy's floating-point warnings off, as torch's (an inf gradient gives nan
+    or inf parameters quietly; numpy warned in SGD's and RMSprop's arithmetic)."""
+
+    @functools.wraps(step)
+    def quiet(self, *args, **kwargs):
+        with quiet_fp():
+            return step(self, *args, **kwargs)
+
+    quiet._quiet_fp = True
+    return quiet
+
+
 class Optimizer:
     """Base class: ``Optimizer(params, lr, **hyper)``; ``param_groups`` (list of dicts with
     ``params`` and hyper-parameters; ``params`` may also be such a list of group dicts),
     per-parameter ``state``, ``step()``, ``zero_grad()``, ``state_dict()``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_quiet_fp", False):
+            cls.step = _quiet_step(step)
 
     def __init__(self, params, lr: float = 1e-3, **defaults):
         if isinstance(lr, dict):  # torch's form: Optimizer.__init__(params, defaults)

@@ -74,6 +74,13 @@ def using(generator: Generator) -> Iterator[Generator]:
         _current.reset(token)
 
 
+def per_sample(draw, shape, generator=None):
+    """Inside a batched vmap call with ``randomness="different"``: ``draw(rng, (n,) + shape)``
+    once, a tensor batched at that level (one independent draw per sample); else None."""
+    hook = batched_draw
+    return None if hook is None else hook(draw, tuple(shape), generator)
+
+
 def get_generator(generator: Generator | None = None) -> Generator:
     """``generator`` when given, else the current one."""
     if _draw_hook is not None:  # a batched vmap call that must not draw (vmap_r30)

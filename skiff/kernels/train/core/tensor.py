@@ -111,7 +111,8 @@ def as_array(value, dtype=None, device=None):
         if value.dtype.kind == "f" and value.dtype.itemsize > _dd.FLOAT.itemsize:
             dt = _dd.FLOAT
     if dt is not None and value.dtype != dt:
-        value = value.astype(dt)
+        with autograd.quiet_fp():  # 1e200 to float32 is inf, nan to int64 a number: quietly
+            value = value.astype(dt)
     return value
 
 
@@ -837,7 +838,9 @@ def split(x, split_size, axis=0, *, dim=None) -> tuple:
         sizes = [int(s) for s in split_size]
         if sum(sizes) != n:
             raise ValueError(f"split sizes {sizes} do not add up to axis length {n}")
-    return S.Split.apply(x, sizes=sizes, axis=axis)
+    from .tensor_torch import mark_pieces  # in-place ops on the pieces refused, as torch's
+
+    return mark_pieces(S.Split.apply(x, sizes=sizes, axis=axis), "split")
 
 
 def where(cond, a=None, b=None) -> Tensor:
@@ -925,12 +928,25 @@ def arange(start, stop=None, step=1, device=None, dtype=None) -> Tensor:
     return Tensor(arr, dtype=dt)
 
 
+def like_batched(t, value, dt):
+    """``zeros_like``/``ones_like``/``full_like``/``empty_like`` of a tensor batched by vmap:
+    batched too, as torch's (``empty_like(x).normal_()`` then draws per sample); else None."""
+    if not getattr(t, "_batched", False):
+        return None
+    phys = t._phys
+    return type(t)(Tensor(phys.xp.full(tuple(phys.shape), value, dtype=dt), dtype=dt), t._level)
+
+
 def zeros_like(t: Tensor, dtype=None) -> Tensor:
-    return Tensor(t.xp.zeros(t.shape, dtype=_as_dtype(dtype) or t.dtype), dtype=dtype or t.dtype)
+    dt = _as_dtype(dtype) or t.dtype
+    out = like_batched(t, 0, dt)
+    return out if out is not None else Tensor(t.xp.zeros(t.shape, dtype=dt), dtype=dt)
 
 
 def ones_like(t: Tensor, dtype=None) -> Tensor:
-    return Tensor(t.xp.ones(t.shape, dtype=_as_dtype(dtype) or t.dtype), dtype=dtype or t.dtype)
+    dt = _as_dtype(dtype) or t.dtype
+    out = like_batched(t, 1, dt)
+    return out if out is not None else Tensor(t.xp.ones(t.shape, dtype=dt), dtype=dt)
 
 
 def _shape_arg(shape):

@@ -221,11 +221,24 @@ def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
 
 
 def _bernoulli(self, p=None, *, generator=None):
-    from .random import get_generator
+    from .random import get_generator, per_sample
 
+    u = per_sample(lambda g, s: g.random(s), self.shape, generator)
+    if u is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+        return (u < (self if p is None else p)).to(self.dtype)
     probs = np.asarray(self._data if p is None else getattr(p, "_data", p))
-    u = get_generator().random(tuple(self.shape))
+    u = get_generator(generator).random(tuple(self.shape))
     return _const(self, u < np.broadcast_to(probs, tuple(self.shape)))
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    from .random import per_sample
+
+    u = per_sample(lambda g, s: g.random(s), self.shape, generator)
+    if u is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+        return self.copy_((u < p).to(self.dtype))
+    return self.copy_(_bernoulli(self, _const(self, np.broadcast_to(
+        np.asarray(getattr(p, "_data", p)), tuple(self.shape))), generator=generator))
 
 
 def _exponential(self, lambd=1.0, *, generator=None):
@@ -283,9 +296,7 @@ def install(tensor_class, module) -> None:
         "erfc": lambda self: 1 - self.erf(), "fmax": _fmax, "fmin": _fmin,
         "diag_embed": _diag_embed, "absolute": lambda self: self.abs(),
         "positive": lambda self: self, "bernoulli": _bernoulli,
-        "bernoulli_": lambda self, p=0.5, *, generator=None: self.copy_(
-            _bernoulli(self, _const(self, np.broadcast_to(np.asarray(getattr(p, "_data", p)),
-                                                          tuple(self.shape))))),
+        "bernoulli_": _bernoulli_,
         "exponential_": lambda self, lambd=1.0, *, generator=None: self.copy_(
             _exponential(self, lambd)),
         "cfloat": lambda self: self.to(np.complex64),

@@ -276,7 +276,18 @@ def _gen():
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, **_):
     """torch's ``normal``: tensor or float ``mean``/``std`` (broadcast), or floats and
     ``size``; drawn from skiff's generator."""
-    _, mod = _T()
+    T, mod = _T()
+    from . import default_dtype as _dd
+    from .random import per_sample
+
+    like = mean if isinstance(mean, T) else std if isinstance(std, T) else None
+    dt = np.dtype(dtype) if dtype is not None else (like.dtype if like is not None
+                                                    else _dd.FLOAT)
+    shape = tuple(size) if size is not None else np.broadcast_shapes(
+        tuple(getattr(mean, "shape", ())), tuple(getattr(std, "shape", ())))
+    z = per_sample(lambda g, sh: g.standard_normal(sh).astype(dt), shape, generator)
+    if z is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+        return (mean + std * z).to(dt)
     m, s = np.asarray(getattr(mean, "_data", mean)), np.asarray(getattr(std, "_data", std))
     if np.any(s < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
@@ -301,6 +312,12 @@ def randint_like(input, low=0, high=None, *, dtype=None, **_):  # noqa: A002
     x = _t(input)
     if high is None:
         low, high = 0, low
+    from .random import per_sample
+
+    dt = np.dtype(dtype) if dtype is not None else np.dtype(x.dtype)
+    out = per_sample(lambda g, s: g.integers(int(low), int(high), s).astype(dt), x.shape)
+    if out is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+        return out
     arr = _gen().integers(int(low), int(high), tuple(x.shape))
     return mod.tensor(arr.astype(np.dtype(dtype) if dtype is not None else
                                  np.asarray(x.detach().numpy()).dtype))

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import default_dtype as _dd
 from . import ops_math as M
-from .autograd import NO_GRAD_MESSAGE, Function, note_write
+from .autograd import NO_GRAD_MESSAGE, Function, note_write, quiet_fp
 from .random import get_generator
 
 _BASE: dict = {}  # Tensor, is_grad_enabled, raw_index: set by install()
@@ -78,6 +78,9 @@ def _assign(self, new, what: str):
                 self._data[...] = new._data
             note_write(self)
         return self
+    piece = self.__dict__.get("_multi_view")
+    if piece is not None:
+        _refuse_piece(piece, what)
     if view is not None:  # a view of a tensor in the graph: the write reaches that tensor
         if isinstance(view, tuple):  # a basic-index slice (tensor.__getitem__)
             setitem(view[0], view[1], new)
@@ -86,6 +89,26 @@ def _assign(self, new, what: str):
     self._data, self._node, self._idx = new._data, new._node, new._idx
     self.requires_grad = new.requires_grad
     return self
+
+
+def mark_pieces(pieces, name):
+    """``split``/``chunk``/``unbind``'s outputs: views that torch refuses to change in place
+    while a graph is recorded (its MULTI_OUTPUT_NODE views; skiff's ``Split`` node would not
+    see the write, and the tensor split would keep its old values in the graph)."""
+    for i, t in enumerate(pieces):
+        d = getattr(t, "__dict__", None)
+        if d is not None and not _batched(t):
+            d["_multi_view"] = (name, i)
+    return pieces
+
+
+def _refuse_piece(piece, what):
+    name, i = piece
+    raise RuntimeError(
+        f"{what}: output {i} of {name} is a view and is being modified inplace. This view is the "
+        "output of a function that returns multiple views (split, chunk, unbind): as in torch, "
+        "such views cannot be modified inplace while autograd records; use the out-of-place op, "
+        "or .clone() the piece first")
 
 
 def _batched(t) -> bool:
@@ -171,10 +194,11 @@ def inplace_binary(self, other, what: str):
             note_write(self)
             return self
         try:
-            if xp is np:
-                _RAW_OPS[what](self._data, raw, out=self._data, casting="same_kind")
-            else:
-                getattr(xp, _RAW_OPS[what].__name__)(self._data, raw, out=self._data)
+            with quiet_fp():  # torch's inf/nan, quietly (x /= 0 warned)
+                if xp is np:
+                    _RAW_OPS[what](self._data, raw, out=self._data, casting="same_kind")
+                else:
+                    getattr(xp, _RAW_OPS[what].__name__)(self._data, raw, out=self._data)
         except TypeError as exc:  # numpy's UFuncTypeError: an int tensor /= or += a float
             raise RuntimeError(f"{what}: the result of dtype {np.result_type(self._data, raw)} "
                                f"cannot be stored in a tensor of dtype {self.dtype}") from exc
@@ -223,6 +247,8 @@ def copy_(self, src):
     new = src.astype(self.dtype)
     if new.shape != self.shape:
         new = new.expand(*self.shape)
+    if _batched(self) and _batched(new) and self._level == new._level and not _records(self):
+        return _assign_batched(self, new + 0 * self)  # vmap: the batched values, own memory
     if not _records(self) and new._node is None:
         self._data[...] = new._data
         note_write(self)
@@ -235,6 +261,14 @@ def _random_fill(draw):
         if _records(self):
             raise RuntimeError("a random fill changes a tensor autograd records: do it under "
                                "skiff.no_grad() (as nn.init does)")
+        if _batched(self):  # vmap(randomness="different"): one batched draw, nothing loops
+            from .random import per_sample
+
+            dt = self.dtype
+            new = per_sample(lambda g, s: np.asarray(draw(g, s, *args), dtype=dt), self.shape,
+                             generator)
+            if new is not None and new._level == self._level:
+                return _assign_batched(self, new)
         host = draw(get_generator(generator), self.shape, *args)
         self._data[...] = self.xp.asarray(host, dtype=self.dtype)
         note_write(self)
@@ -281,11 +315,20 @@ def narrow(self, dim, start, length):
 
 
 def unbind(self, dim=0):
-    return tuple(narrow(self, dim, i, 1).squeeze(dim) for i in range(self.shape[dim]))
+    return mark_pieces(tuple(narrow(self, dim, i, 1).squeeze(dim)
+                             for i in range(self.shape[dim])), "unbind")
 
 
 def logsumexp(self, dim, keepdim=False):
-    m = self.detach().amax(dim, keepdim=True)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    xp = self.xp
+    if any(self.shape[d] == 0 for d in dims):  # torch's -inf over nothing (amax refuses it)
+        m = xp.zeros([1 if i in {d % self.ndim for d in dims} else n
+                      for i, n in enumerate(self.shape)], dtype=self.dtype)
+    else:  # torch's shift: none where the maximum is infinite (-inf - -inf is nan)
+        m = self.detach().amax(dim, keepdim=True)._data
+        m = xp.where(xp.isinf(m), xp.zeros((), dtype=m.dtype), m)
+    m = type(self)._make(m, False, None, 0)
     out = (self - m).exp().sum(dim, keepdims=True).log() + m
     return out if keepdim else out.squeeze(dim)
 
