@@ -561,6 +561,13 @@ class Trainer(Inference, TrainerState):
         the point where the uninterrupted run stopped)."""
         if saved is None or self.early_stopping is None:
             return
+        if saved.get("base_left_out") and isinstance(saved.get("weights"), dict):
+            # a frozen base (LoRA) was left out of them: this model's, checked on resume
+            from .trainer_frozen import frozen_names
+
+            local = self.model.state_dict()
+            base = {k: local[k] for k in frozen_names(self.model) if k in local}
+            saved = {**saved, "weights": {**base, **saved["weights"]}}
         if saved.get("weights") is not None and not _own_slices(saved["weights"],
                                                                 self.model.state_dict()):
             # weights of another layout: whole ones on a split model, a tp or pp rank's

@@ -54,6 +54,10 @@ class TrainerState:
         if early is not None:  # early stopping's count and best weights (tp, pp, ep: per rank)
             state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL,
                                               per_rank=st.name in PER_RANK_BEST)
+            kept = state["early"].get("weights")
+            if frozen and isinstance(kept, dict):  # the base never changes: resume fills it
+                state["early"]["weights"] = trainable_model_state(self.model, kept, frozen)
+                state["early"]["base_left_out"] = True
         return state
 
     def _mixed_state(self) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 import skiff
 from skiff.kernels.backend.report import NullReporter
 from skiff.kernels.train.models.ernie import ErnieConfig, ErnieForCausalLM
+from skiff.kernels.train.models.lora import apply_lora
 from skiff.kernels.train.parallel import world
 
 V, T = 16, 8
@@ -38,11 +39,13 @@ def data():
     return (x, (x + 1) % V), (xv, (xv * 3 + 5) % V)
 
 
-def run(strategy, ck=None, stop_at=None, resume=False, ranks=2):
+def run(strategy, ck=None, stop_at=None, resume=False, ranks=2, lora=False):
     skiff.seed(0)
     cfg = ErnieConfig(**SHAPE)
     cfg.extra["initializer_range"] = 0.2
     model = ErnieForCausalLM(cfg)
+    if lora:  # a frozen base: its best weights are the base's and the adapters'
+        apply_lora(model, r=4, alpha=8, target_modules=("q_proj", "v_proj"))
     trainer = skiff.Trainer(model, strategy=strategy, optimizer="sgd", lr=0.1, batch_size=8,
                             seed=0, early_stopping=2, schedule="constant", checkpoint_dir=ck,
                             resume=resume, reporter=Ranks() if ranks > 1 else None,
@@ -50,24 +53,44 @@ def run(strategy, ck=None, stop_at=None, resume=False, ranks=2):
     train, val = data()
     result = trainer.train(train, epochs=30, val_dataset=val)
     full = trainer.strategy.full_state_dict(trainer.model)
+    # this rank's trained parameters (LoRA: the adapters), by its local names
+    trained = sorted(n for n, p in trainer.model.named_parameters() if p.requires_grad)
+    frozen = sorted(n for n, p in trainer.model.named_parameters() if not p.requires_grad)
     return {"steps": result.steps, "best_step": result.best_step, "stopped": result.stopped,
+            "trained": trained, "frozen": frozen,
             "weights": {k: np.asarray(v, np.float64) for k, v in full.items()}}
+
+
+def early_names(path: Path) -> list[str]:
+    """The parameters whose best weights this rank's shard of a checkpoint holds."""
+    with np.load(path / f"shard-{world().rank:05d}.npz") as z:
+        return sorted(k.split("/sharded/early/weights/")[1] for k in z.files
+                      if "/sharded/early/weights/" in k)
 
 
 def main():
     comm = world()
     folder = Path(sys.argv[1])
-    one = run("single", ranks=1)
-    ref = one.pop("weights")
-    out = {"rank": comm.rank, "one": one}
-    whole = run("ep", folder / "ep-whole")
-    run("ep", folder / "ep-cut", stop_at=12)
-    resumed = run("ep", folder / "ep-cut", resume=True)
-    for got in (whole, resumed):
-        w = got.pop("weights")
-        got["keys"] = sorted(w) == sorted(ref)
-        got["weights"] = max(float(np.abs(w[k] - ref[k]).max()) for k in ref)
-    out["ep"] = {"whole": whole, "resumed": resumed}
+    out = {"rank": comm.rank}
+    for lora in (False, True):  # LoRA: the frozen base is left out of the best weights
+        key = "lora" if lora else "full"
+        one = run("single", ranks=1, lora=lora)
+        ref = one.pop("weights")
+        whole = run("ep", folder / f"{key}-whole", lora=lora)
+        run("ep", folder / f"{key}-cut", stop_at=12, lora=lora)
+        comm.barrier()
+        kept = early_names(folder / f"{key}-cut" / "step-00000012")
+        resumed = run("ep", folder / f"{key}-cut", resume=True, lora=lora)
+        trained, frozen = resumed["trained"], resumed["frozen"]
+        for got in (one, whole, resumed):
+            got.pop("trained")
+            got.pop("frozen")
+        for got in (whole, resumed):
+            w = got.pop("weights")
+            got["keys"] = sorted(w) == sorted(ref)
+            got["weights"] = max(float(np.abs(w[k] - ref[k]).max()) for k in ref)
+        out[key] = {"one": one, "whole": whole, "resumed": resumed,
+                    "kept": kept, "trained": trained, "frozen": frozen}
     print("RESULT " + json.dumps(out), flush=True)
 
 
