@@ -1135,6 +1135,15 @@ class Solver:
 
         return LinearOperator((n, n), matvec=apply, dtype=np.dtype(kind))
 
+    def _active_cells(self, field):
+        """A grid problem's active cells (its ``mask``, or ``sdf >= 0``) shaped as the field,
+        for plots to leave the rest blank; None for matrices and full grids."""
+        mask = getattr(self.system, "mask", None) if self.is_grid else None
+        if mask is None:
+            return None
+        mask = np.asarray(mask, dtype=bool)
+        return mask.reshape(np.shape(field)) if mask.size == np.size(field) else None
+
     def describe(self) -> str:
         pre = self.M.describe() if self.M is not None else (
             self.mg.describe() if self.mg is not None else "none")
@@ -1510,7 +1519,7 @@ class Solver:
                                                 {"rounded_residual": rounded})},
             true_residual=true_abs / bnorm if bnorm else None,
             cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None,
-            breakdown=breakdown)
+            breakdown=breakdown, active=self._active_cells(field))
         if (converged and math.isfinite(true_abs) and true_abs > 10 * tol
                 and not (self.method == "minres" and self._scipy_rtol is not None)):
             # the recurrence passed the tolerance, the returned x does not: say so
