@@ -160,3 +160,34 @@ def test_silence_is_not_a_global_filter():
         assert np.isnan(skiff.log(skiff.tensor([-1.0])).item())  # skiff's op: quiet
         with pytest.raises(FloatingPointError):
             np.log(np.array([-1.0]))
+
+
+def _cross_entropy_nothing_counted(m):
+    out = []
+    for kw in ({}, {"weight": m.ones(3)}, {"label_smoothing": 0.1}):
+        x = m.zeros(2, 3, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(x, m.tensor([-100, -100]), **kw)
+        loss.backward()
+        out += [loss.detach().reshape(1), x.grad.reshape(-1)]
+    empty = m.nn.functional.cross_entropy(m.zeros(0, 3), m.zeros(0, dtype=m.long))
+    return m.cat(out + [empty.reshape(1)])
+
+
+def _clip_non_finite(m):
+    out = []
+    for g in ([INF, 1.0], [NAN, 1.0], [3.0, 4.0]):
+        p = m.nn.Parameter(m.tensor([1.0, 2.0]))
+        p.grad = m.tensor(g)
+        norm = m.nn.utils.clip_grad_norm_([p], 1.0)
+        out += [norm.reshape(1), p.grad]
+    return m.cat(out)
+
+
+@pytest.mark.parametrize("fn", [_cross_entropy_nothing_counted, _clip_non_finite],
+                         ids=["cross_entropy_nothing_counted", "clip_non_finite"])
+def test_torchs_nan_where_nothing_is_counted(fn):
+    """cross_entropy over no counted target is torch's 0/0 = nan (skiff gave 0), gradients 0;
+    clip_grad_norm_ with an inf/nan norm scales by torch's factor (0 / nan; skiff skipped)."""
+    want = _quiet(fn, torch)
+    got = _quiet(fn, skiff)
+    np.testing.assert_allclose(got.astype(float), want.astype(float), rtol=1e-6, equal_nan=True)

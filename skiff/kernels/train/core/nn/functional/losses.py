@@ -51,7 +51,8 @@ class CrossEntropyFn(Function):
         total = loss.sum()
         if reduction != "mean":
             return total
-        return (total / self.count).astype(p.dtype)
+        # torch's 0/0 = nan over no counted targets (empty, all ignored); gradients 0
+        return (total / valid.sum().astype(wide)).astype(p.dtype)
 
     def backward(self, g):
         p, t, valid = self.saved
@@ -91,7 +92,9 @@ class WeightedCrossEntropyFn(Function):
         if reduction == "none":
             return loss.reshape(target.shape)
         total = loss.sum()
-        return total / self.count if reduction == "mean" else total
+        if reduction != "mean":
+            return total
+        return total / (w[safe_t] * valid).sum()  # torch's nan over no weight; gradients 0
 
     def backward(self, g):
         logp, q = self.saved
