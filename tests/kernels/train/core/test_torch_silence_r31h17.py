@@ -48,6 +48,8 @@ CASES = {
     "sum_overflow": lambda m: m.tensor([3e38, 3e38]).sum(),
     "nan_to_long": lambda m: m.tensor([NAN]).long(),
     "corrcoef_constant": lambda m: m.corrcoef(m.tensor([[1.0, 1.0], [1.0, 2.0]])),
+    "layer_norm_eps0": lambda m: m.nn.functional.layer_norm(
+        m.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]]), (3,), eps=0.0),
 }
 
 

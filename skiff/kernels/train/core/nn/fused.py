@@ -80,7 +80,7 @@ def layer_norm_bwd(g, xhat, rstd, w):
 def _ln_kernels():
     import numba
 
-    @numba.njit(cache=True, fastmath=True)
+    @numba.njit(cache=True, fastmath=True, error_model="numpy")  # 1/0: inf, as torch
     def fwd(x, w, b, eps, y, xhat, rstd):  # pragma: no cover - compiled
         n, c = x.shape
         for i in range(n):
