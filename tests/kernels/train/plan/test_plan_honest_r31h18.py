@@ -75,3 +75,15 @@ def test_a_dry_run_shows_the_label():
     at = next(i for i, line in enumerate(lines) if line.startswith("plan: "))
     assert lines[at + 1] == f"  (its step time is {step_note('cpu')})"
     assert "~30x for a small MLP" in lines[at + 1]
+
+
+def test_the_plan_check_puts_the_raw_figure_beside_the_calibrated_one():
+    from skiff.kernels.train.plan.check import describe
+
+    check = {"measured_step_s": 0.296, "expected_step_s": 0.301, "predicted_step_s": 0.0612,
+             "agrees": True}
+    assert describe(check) == ("plan check: step 296.0 ms measured, 301.0 ms expected by the "
+                               "micro-run (the cost model alone, fixed costs left out: 61.2 "
+                               "ms) (agrees)")
+    del check["predicted_step_s"]
+    assert describe(check) == "plan check: step 296.0 ms measured, 301.0 ms expected (agrees)"
