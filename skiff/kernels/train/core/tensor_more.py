@@ -159,15 +159,34 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=N
     """torch's variance: divided by ``n - 1`` unless ``unbiased=False`` or ``correction=0``
     (numpy's ``ddof=`` as well); ``dim``/``axis`` an int, a tuple or None (all)."""
     keep = bool(keepdim if keepdims is None else keepdims)
-    return M.Var.apply(self, axis=_dims(dim, axis), keepdims=keep,
-                       ddof=_ddof(unbiased, correction, ddof))
+    dims, k = _dims(dim, axis), _ddof(unbiased, correction, ddof)
+    _no_freedom(self, dims, k, "var")
+    return M.Var.apply(self, axis=dims, keepdims=keep, ddof=k)
+
+
+def _no_freedom(self, dims, ddof, name, stacklevel=4):
+    """torch's UserWarning where ``n - correction <= 0`` (the result is nan or inf)."""
+    shape = tuple(self.shape)
+    axes = range(len(shape)) if dims is None else (
+        [dims] if isinstance(dims, int) else list(dims))
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    if n - ddof <= 0:
+        import warnings
+
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=stacklevel)
 
 
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
         keepdims=None, ddof=None):
     """torch's standard deviation: the square root of :func:`var` (``n - 1`` by default)."""
-    return var(self, dim, unbiased, keepdim, correction=correction, axis=axis,
-               keepdims=keepdims, ddof=ddof).sqrt()
+    keep = bool(keepdim if keepdims is None else keepdims)
+    dims, k = _dims(dim, axis), _ddof(unbiased, correction, ddof)
+    _no_freedom(self, dims, k, "std")
+    return M.Var.apply(self, axis=dims, keepdims=keep, ddof=k).sqrt()
 
 
 def maximum(self, other):

@@ -193,3 +193,28 @@ def test_torchs_nan_where_nothing_is_counted(fn):
     want = _quiet(fn, torch)
     got = _quiet(fn, skiff)
     np.testing.assert_allclose(got.astype(float), want.astype(float), rtol=1e-6, equal_nan=True)
+
+
+VAR_CASES = {
+    "var_one": lambda m: m.tensor([1.0]).var(),
+    "std_one": lambda m: m.tensor([1.0]).std(),
+    "var_empty_dim": lambda m: m.zeros(0, 3).var(0),
+    "std_empty_dim": lambda m: m.zeros(2, 0).std(1),
+    "var_correction": lambda m: m.ones(3, 2).var((0, 1), correction=6),
+    "var_fine": lambda m: m.ones(3, 2).var(-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VAR_CASES))
+def test_var_std_without_degrees_of_freedom_warn_as_torch(name):
+    """Where torch does warn (var/std with n - correction <= 0), skiff warns the same line."""
+    out = {}
+    for m in (torch, skiff):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = _values(VAR_CASES[name](m))
+        out[m.__name__] = (value, sorted({str(w.message).split(" (Triggered")[0]
+                                          for w in caught if w.category is UserWarning}))
+    np.testing.assert_allclose(out["skiff"][0], out["torch"][0], equal_nan=True)
+    assert out["skiff"][1] == out["torch"][1]
+    assert not any(issubclass(w.category, RuntimeWarning) for w in caught)
