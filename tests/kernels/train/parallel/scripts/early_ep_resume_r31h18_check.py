@@ -1,6 +1,6 @@
 """Round 31 (h18): early stopping resumed under expert parallelism (2 ranks).
 
-usage: early_ep_resume_r31h18_check.py DIR
+usage: early_ep_resume_r31h18_check.py DIR [STRATEGY...] (default ep)
 A tiny ERNIE-4.5 MoE (4 experts, 2 a rank under ep) learns ``y = x + 1`` while its
 validation set wants ``y = 3 x + 5``, so the validation loss is best early and early stopping
 (patience 2) ends the run later, putting the best step's weights back. Run whole under ep,
@@ -72,25 +72,26 @@ def main():
     comm = world()
     folder = Path(sys.argv[1])
     out = {"rank": comm.rank}
-    for lora in (False, True):  # LoRA: the frozen base is left out of the best weights
-        key = "lora" if lora else "full"
-        one = run("single", ranks=1, lora=lora)
-        ref = one.pop("weights")
-        whole = run("ep", folder / f"{key}-whole", lora=lora)
-        run("ep", folder / f"{key}-cut", stop_at=12, lora=lora)
-        comm.barrier()
-        kept = early_names(folder / f"{key}-cut" / "step-00000012")
-        resumed = run("ep", folder / f"{key}-cut", resume=True, lora=lora)
-        trained, frozen = resumed["trained"], resumed["frozen"]
-        for got in (one, whole, resumed):
-            got.pop("trained")
-            got.pop("frozen")
-        for got in (whole, resumed):
-            w = got.pop("weights")
-            got["keys"] = sorted(w) == sorted(ref)
-            got["weights"] = max(float(np.abs(w[k] - ref[k]).max()) for k in ref)
-        out[key] = {"one": one, "whole": whole, "resumed": resumed,
-                    "kept": kept, "trained": trained, "frozen": frozen}
+    for strategy in sys.argv[2:] or ["ep"]:
+        for lora in (False, True):  # LoRA: the frozen base is left out of the best weights
+            key = f"{strategy}-lora" if lora else f"{strategy}-full"
+            one = run("single", ranks=1, lora=lora)
+            ref = one.pop("weights")
+            whole = run(strategy, folder / f"{key}-whole", lora=lora)
+            run(strategy, folder / f"{key}-cut", stop_at=12, lora=lora)
+            comm.barrier()
+            kept = early_names(folder / f"{key}-cut" / "step-00000012")
+            resumed = run(strategy, folder / f"{key}-cut", resume=True, lora=lora)
+            trained, frozen = resumed["trained"], resumed["frozen"]
+            for got in (one, whole, resumed):
+                got.pop("trained")
+                got.pop("frozen")
+            for got in (whole, resumed):
+                w = got.pop("weights")
+                got["keys"] = sorted(w) == sorted(ref)
+                got["weights"] = max(float(np.abs(w[k] - ref[k]).max()) for k in ref)
+            out[key] = {"one": one, "whole": whole, "resumed": resumed,
+                        "kept": kept, "trained": trained, "frozen": frozen}
     print("RESULT " + json.dumps(out), flush=True)
 
 
