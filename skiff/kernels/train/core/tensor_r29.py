@@ -242,8 +242,13 @@ def _bernoulli_(self, p=0.5, *, generator=None):
 
 
 def _exponential(self, lambd=1.0, *, generator=None):
-    from .random import get_generator
+    from .random import get_generator, per_sample
 
+    dt = self.dtype
+    u = per_sample(lambda g, s: (g.standard_exponential(s) / lambd).astype(dt), self.shape,
+                   generator)
+    if u is not None:  # vmap(randomness="different"): one batched draw, nothing loops
+        return u
     return _const(self, get_generator().standard_exponential(tuple(self.shape)) / lambd)
 
 

@@ -363,10 +363,25 @@ def _inplace(name, fn):
 
 def _fill(name, draw):
     def method(self, *args, generator=None, **kwargs):
+        batched = _per_sample_fill(self, lambda s: draw(s, *args, **kwargs))
+        if batched is not None:
+            return batched
         arr = draw(tuple(self.shape), *args, **kwargs)
         return self.copy_(_raw(self, np.asarray(arr).astype(self.dtype)))
     method.__name__ = name
     return method
+
+
+def _per_sample_fill(self, draw):
+    """A random fill of a vmap-batched tensor with randomness="different": one batched draw
+    (``draw(shape)`` from skiff's generator), nothing loops; else None."""
+    if not getattr(self, "_batched", False):
+        return None
+    from .random import per_sample
+
+    dt = np.dtype(self.dtype)
+    new = per_sample(lambda _g, s: np.asarray(draw(s)).astype(dt), self.shape)
+    return None if new is None else self.copy_(new)
 
 
 def _random_(self, low=0, high=None, *, generator=None):
@@ -377,6 +392,9 @@ def _random_(self, low=0, high=None, *, generator=None):
                 high = int(np.iinfo(self.dtype).max)
         else:
             low, high = 0, low
+    batched = _per_sample_fill(self, lambda s: _gen().integers(int(low), int(high), s))
+    if batched is not None:
+        return batched
     arr = _gen().integers(int(low), int(high), tuple(self.shape))
     return self.copy_(_raw(self, arr.astype(self.dtype)))
 

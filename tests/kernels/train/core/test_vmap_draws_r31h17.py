@@ -104,3 +104,22 @@ def test_dropout_by_hand_per_sample_gradients():
     np.testing.assert_allclose(g.numpy(), 2 * s * s * (np.round(m) * wx)[:, :, None]
                                * x.numpy()[:, None, :], rtol=1e-10, atol=1e-12)
     assert len({tuple(r) for r in np.round(m).astype(int)}) > 1
+
+
+FILLS = {  # name: (fill, the distribution's median (a mean where said) from its formula)
+    "log_normal_": (lambda t: t.log_normal_(), np.exp(1.0)),
+    "cauchy_": (lambda t: t.cauchy_(), 0.0),
+    "geometric_": (lambda t: t.geometric_(0.5), 2.0),  # its mean 1/p (the median is 1 or 2)
+    "random_": (lambda t: t.random_(0, 10), 4.5),  # its mean
+    "exponential_": (lambda t: t.exponential_(2.0), np.log(2) / 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILLS))
+def test_other_random_fills_batched(name):
+    fill, median = FILLS[name]
+    out = _vmap(lambda p: fill(skiff.empty_like(p)), skiff.zeros(N, 4, dtype=skiff.float64))
+    assert not vmap_r30.LOOPED, dict(vmap_r30.LOOPED)
+    assert _distinct_rows(out[:20]) >= 6
+    got = out.mean() if name in ("random_", "geometric_") else np.median(out)
+    assert abs(got - median) < 0.1 * max(1.0, abs(median)), (got, median)
