@@ -218,3 +218,21 @@ def test_var_std_without_degrees_of_freedom_warn_as_torch(name):
     np.testing.assert_allclose(out["skiff"][0], out["torch"][0], equal_nan=True)
     assert out["skiff"][1] == out["torch"][1]
     assert not any(issubclass(w.category, RuntimeWarning) for w in caught)
+
+
+def _sdpa_row_sees_nothing(m):
+    g = np.random.default_rng(0)
+    q, k, v = (m.tensor(g.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(3))
+    mask = m.tensor([[True, False, True], [False, False, False], [True, True, True]])
+    out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    (out * m.arange(24.0, dtype=out.dtype).reshape(2, 3, 4)).sum().backward()
+    return m.cat([out.detach().reshape(-1), q.grad.reshape(-1), k.grad.reshape(-1),
+                  v.grad.reshape(-1)])
+
+
+def test_sdpa_row_that_sees_no_key_is_zero_as_torchs():
+    """torch 2.13's attention gives 0 (and 0 gradients) for a query whose mask hides every
+    key (its _safe_softmax); skiff gave nan (numpy's -inf - -inf)."""
+    want = _quiet(_sdpa_row_sees_nothing, torch)
+    got = _quiet(_sdpa_row_sees_nothing, skiff)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

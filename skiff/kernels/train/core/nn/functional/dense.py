@@ -161,9 +161,12 @@ class SDPAFn(Function):
         if mask is not None:
             att = att + mask if att.shape != np.broadcast_shapes(att.shape, mask.shape) \
                 else xp.add(att, mask, out=att)
-        att -= att.max(axis=-1, keepdims=True)
+        top = att.max(axis=-1, keepdims=True)
+        top[xp.isneginf(top)] = 0  # a row that sees no key: probabilities 0 (torch's
+        att -= top                 # _safe_softmax; it was nan), its gradients 0
         xp.exp(att, out=att)
-        att /= att.sum(axis=-1, keepdims=True)
+        # a row's sum is >= 1 (its maximum gives exp(0)) unless it sees no key (0)
+        att /= xp.maximum(att.sum(axis=-1, keepdims=True), 1)
         out = mm(att, v)
         self.save_for_backward(q, k, v, att, out)
         return out
