@@ -46,6 +46,9 @@ class _Unary(Function):
         "atan": (lambda a: xp_of(a).arctan(a), lambda xp, a: 1 / (1 + a * a)),
         "sinh": (lambda a: xp_of(a).sinh(a), lambda xp, a: xp.cosh(a)),
         "cosh": (lambda a: xp_of(a).cosh(a), lambda xp, a: xp.sinh(a)),
+        "asinh": (lambda a: xp_of(a).arcsinh(a), lambda xp, a: 1 / xp.sqrt(a * a + 1)),
+        "acosh": (lambda a: xp_of(a).arccosh(a), lambda xp, a: 1 / xp.sqrt(a * a - 1)),
+        "atanh": (lambda a: xp_of(a).arctanh(a), lambda xp, a: 1 / (1 - a * a)),
     }
 
     def forward(self, a, kind="erf"):
@@ -289,6 +292,8 @@ def install(tensor_class, where, in_place) -> None:
         "erf": _unary("erf"), "asin": _unary("asin"), "acos": _unary("acos"),
         "atan": _unary("atan"), "sinh": _unary("sinh"), "cosh": _unary("cosh"),
         "arcsin": _unary("asin"), "arccos": _unary("acos"), "arctan": _unary("atan"),
+        "asinh": _unary("asinh"), "acosh": _unary("acosh"), "atanh": _unary("atanh"),
+        "arcsinh": _unary("asinh"), "arccosh": _unary("acosh"), "arctanh": _unary("atanh"),
         "atan2": atan2, "arctan2": atan2,
         "hypot": lambda self, other: (self * self + other * other).sqrt(),
         "log2": lambda self: _float(self).log() * (1 / ln2),

@@ -236,3 +236,19 @@ def test_sdpa_row_that_sees_no_key_is_zero_as_torchs():
     want = _quiet(_sdpa_row_sees_nothing, torch)
     got = _quiet(_sdpa_row_sees_nothing, skiff)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,values", [("asinh", [-2.0, 0.0, 3.0]),
+                                         ("acosh", [0.5, 1.0, 3.0]),
+                                         ("atanh", [-1.0, 0.5, 2.0])])
+def test_inverse_hyperbolics_as_torch(name, values):
+    """``asinh``/``acosh``/``atanh`` (methods and functions; they were missing): values and
+    gradients torch's, nan/inf quietly outside the domain."""
+    def run(m):
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
+        y = getattr(x, name)() + getattr(m, name)(x)
+        y.sum().backward()
+        return m.cat([y.detach(), x.grad])
+
+    np.testing.assert_allclose(_quiet(run, skiff), _quiet(run, torch), rtol=1e-12,
+                               equal_nan=True)
