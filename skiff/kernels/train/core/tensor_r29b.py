@@ -87,7 +87,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
              **_):
     """torch's ``logspace``: ``base ** linspace(start, end, steps)``."""
     _, mod = _T()
-    kw = {"dtype": dtype} if dtype is not None else {}
+    from . import default_dtype as _dd
+
+    kw = {"dtype": dtype if dtype is not None else _dd.FLOAT}  # torch's default dtype
     e = np.linspace(float(start), float(end), int(steps))
     out = mod.tensor(np.power(float(base), e), **kw)
     return out.requires_grad_(True) if requires_grad else out
@@ -294,9 +296,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, **_):
     shape = tuple(size) if size is not None else np.broadcast_shapes(m.shape, s.shape)
     z = _gen().standard_normal(shape)
     like = mean if hasattr(mean, "_data") else std if hasattr(std, "_data") else None
-    kw = {"dtype": dtype} if dtype is not None else ({"dtype": like.dtype} if like is not None
-                                                      else {})
-    return mod.tensor(m + s * z, **kw)
+    return mod.tensor(m + s * z, dtype=dt)  # floats alone: the default dtype, as torch's
 
 
 def poisson(input, generator=None):  # noqa: A002

@@ -123,3 +123,18 @@ def test_other_random_fills_batched(name):
     assert _distinct_rows(out[:20]) >= 6
     got = out.mean() if name in ("random_", "geometric_") else np.median(out)
     assert abs(got - median) < 0.1 * max(1.0, abs(median)), (got, median)
+
+
+def test_normal_and_logspace_dtypes_as_torch():
+    torch = pytest.importorskip("torch")
+    for m in (torch, skiff):
+        m.manual_seed(0)
+    pairs = [(lambda m: m.normal(0.0, 1.0, (2,))),
+             (lambda m: m.normal(m.zeros(2), 1.0)),
+             (lambda m: m.normal(0.0, m.ones(2, dtype=m.float64))),
+             (lambda m: m.normal(0.0, 1.0, (2,), dtype=m.float64)),
+             (lambda m: m.logspace(0, 1, 3)),
+             (lambda m: m.logspace(0, 1, 3, dtype=m.float64))]
+    for f in pairs:
+        assert str(f(skiff).dtype).split(".")[-1] == str(f(torch).dtype).split(".")[-1]
+    np.testing.assert_allclose(skiff.logspace(0, 2, 3).numpy(), [1, 10, 100], rtol=1e-6)
