@@ -15,6 +15,7 @@ array's memory (torch's); skiff's own code reads the raw arrays ``._data`` and `
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -874,6 +875,9 @@ def ones(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
 
 def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
     xp, dt = _xp_dtype(device, dtype)
+    if dt.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and abs(
+            value) > float(np.finfo(dt).max):  # torch's refusal (numpy warned, gave inf)
+        raise RuntimeError(f"value cannot be converted to type {dt} without overflow")
     return Tensor(xp.full(_shape_arg((shape,)), value, dtype=dt), requires_grad=requires_grad,
                   dtype=dt)
 

@@ -252,3 +252,12 @@ def test_inverse_hyperbolics_as_torch(name, values):
 
     np.testing.assert_allclose(_quiet(run, skiff), _quiet(run, torch), rtol=1e-12,
                                equal_nan=True)
+
+
+def test_full_overflowing_the_dtype_is_refused_as_torch():
+    for m in (torch, skiff):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeError, match="cannot be converted to type float"):
+                m.full((2,), 1e300)
+            assert np.isinf(_values(m.full((2,), INF))).all()
