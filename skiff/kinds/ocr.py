@@ -110,6 +110,13 @@ def _file(option: str, value: str | None) -> str | None:
     if value is None:
         return None
     path = os.path.expanduser(str(value))
+    if option.endswith("-model") and os.path.isdir(path):  # a fine-tune's -o folder
+        from skiff.kernels.ocr.models import model_file
+
+        try:
+            path = str(model_file(path, "det" if option == "--det-model" else "rec"))
+        except IsADirectoryError as exc:
+            raise ValueError(f"{option}: {exc}") from None
     if not os.path.isfile(path):
         raise ValueError(f"{option}: no such file, got {value!r}")
     if option.endswith("-model") and not path.lower().endswith(".onnx"):
