@@ -817,45 +817,13 @@ class Solver:
                                           norm_a)
         return self._gnull
 
-    def _user_m_asymmetry(self) -> str | None:
-        """How the user's M is seen not to be symmetric (``u.Mv`` against ``conj(v.Mu)``
-        for two random vectors, 2 applications of M counted in no solve), or None when it
-        looks symmetric (or M fails: the solve will say why)."""
-        if not hasattr(self, "_m_asym"):
-            self._m_asym = None
-            xp, n = self.xp, self.op.n
-            rng = np.random.default_rng(12)
-            u, v = rng.standard_normal(n), rng.standard_normal(n)
-            if self.complex:
-                u, v = u + 1j * rng.standard_normal(n), v + 1j * rng.standard_normal(n)
-            u, v = xp.asarray(u).reshape(self.op.shape), xp.asarray(v).reshape(self.op.shape)
-            mu, mv = xp.empty_like(u), xp.empty_like(v)
-            try:
-                self.M(u, mu)
-                self.M(v, mv)
-            except Exception:   # noqa: BLE001 -- the solve will say what is wrong with M
-                return None
-            finally:
-                self.M.bytes = 0
-            uv, vu = complex(xp.vdot(u.ravel(), mv.ravel())), complex(
-                xp.vdot(v.ravel(), mu.ravel())).conjugate()
-            size = float(xp.linalg.norm(u) * xp.linalg.norm(mv) + xp.linalg.norm(v) *
-                         xp.linalg.norm(mu))
-            if size > 0 and np.isfinite(size) and abs(uv - vu) > 1e-8 * size:
-                show = (lambda z: f"{z.real:.4g}") if not self.complex else (
-                    lambda z: f"{z:.4g}")
-                self._m_asym = (f"u.Mv = {show(uv)} and v.Mu = {show(vu)} for two random "
-                                f"vectors; an incomplete LU (spilu) or a Gauss-Seidel sweep "
-                                f"one way is not symmetric")
-        return self._m_asym
-
-    def _user_m_looks_spd(self) -> bool:
-        """Whether the user's M passes a probe of symmetry and positivity with two random
-        vectors (``u.Mv = conj(v.Mu)`` to 1e-8, ``u.Mu > 0``); 4 applications of M, counted
-        in no solve. A wrong answer costs little: MINRES then stops on ``r.Mr <= 0`` or a
-        negative ``beta^2`` and 'auto' goes on with GMRES."""
+    def _m_probe(self, seed: int):
+        """``(u, v, M u, M v, size)`` for two random vectors (complex for a complex system),
+        ``size`` the scale of ``u.Mv`` and ``v.Mu`` to judge their difference by; None when M
+        fails (the solve will say why) or the scale is not a positive finite number. The two
+        applications of M are counted in no solve."""
         xp, n = self.xp, self.op.n
-        rng = np.random.default_rng(11)
+        rng = np.random.default_rng(seed)
         u, v = rng.standard_normal(n), rng.standard_normal(n)
         if self.complex:
             u, v = u + 1j * rng.standard_normal(n), v + 1j * rng.standard_normal(n)
@@ -865,17 +833,45 @@ class Solver:
             self.M(u, mu)
             self.M(v, mv)
         except Exception:   # noqa: BLE001 -- the solve will say what is wrong with M
-            return False
+            return None
         finally:
             self.M.bytes = 0
-
-        def dot(a, b):
-            return complex(xp.vdot(a.ravel(), b.ravel()))
-
         size = float(xp.linalg.norm(u) * xp.linalg.norm(mv) + xp.linalg.norm(v) *
                      xp.linalg.norm(mu))
-        if not (size > 0 and np.isfinite(size)):
+        return (u, v, mu, mv, size) if size > 0 and np.isfinite(size) else None
+
+    def _dot(self, a, b) -> complex:
+        return complex(self.xp.vdot(a.ravel(), b.ravel()))
+
+    def _user_m_asymmetry(self) -> str | None:
+        """How the user's M is seen not to be symmetric (``u.Mv`` against ``conj(v.Mu)``
+        for two random vectors), or None when it looks symmetric (or M fails: the solve
+        will say why)."""
+        if not hasattr(self, "_m_asym"):
+            self._m_asym = None
+            probe = self._m_probe(12)
+            if probe is None:
+                return None
+            u, v, mu, mv, size = probe
+            uv, vu = self._dot(u, mv), self._dot(v, mu).conjugate()
+            if abs(uv - vu) > 1e-8 * size:
+                show = (lambda z: f"{z.real:.4g}") if not self.complex else (
+                    lambda z: f"{z:.4g}")
+                self._m_asym = (f"u.Mv = {show(uv)} and v.Mu = {show(vu)} for two random "
+                                f"vectors; an incomplete LU (spilu) or a Gauss-Seidel sweep "
+                                f"one way is not symmetric")
+        return self._m_asym
+
+    def _user_m_looks_spd(self) -> bool:
+        """Whether the user's M passes a probe of symmetry and positivity with two random
+        vectors (``u.Mv = conj(v.Mu)`` to 1e-8, ``u.Mu > 0``). A wrong answer costs little:
+        MINRES then stops on ``r.Mr <= 0`` or a negative ``beta^2`` and 'auto' goes on with
+        GMRES."""
+        probe = self._m_probe(11)
+        if probe is None:
             return False
+        u, v, mu, mv, size = probe
+        dot = self._dot
         return (dot(u, mu).real > 0 and dot(v, mv).real > 0 and
                 abs(dot(u, mv) - dot(v, mu).conjugate()) <= 1e-8 * size)
 
