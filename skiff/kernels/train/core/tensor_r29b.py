@@ -446,7 +446,8 @@ def _window(name, make):
         if n < 0:
             raise RuntimeError(f"{name} requires non-negative window length, got "
                                f"window_length={n}")
-        w = np.ones(1) if n == 1 else make(n + 1, **kwargs)[:-1] if periodic else make(n, **kwargs)
+        w = (np.ones(n) if n <= 1  # [] or [1.], as torch's (hamming's 0/0 warned at 0)
+             else make(n + 1, **kwargs)[:-1] if periodic else make(n, **kwargs))
         out = mod.tensor(np.asarray(w[:n], np.float64),
                          dtype=dtype if dtype is not None else default_dtype.FLOAT)
         return out.requires_grad_(True) if requires_grad else out

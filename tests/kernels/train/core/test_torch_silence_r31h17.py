@@ -261,3 +261,12 @@ def test_full_overflowing_the_dtype_is_refused_as_torch():
             with pytest.raises(RuntimeError, match="cannot be converted to type float"):
                 m.full((2,), 1e300)
             assert np.isinf(_values(m.full((2,), INF))).all()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_windows_of_any_length_silent(n):
+    for name in ("hamming_window", "hann_window", "blackman_window", "bartlett_window"):
+        for periodic in (True, False):
+            got = _quiet(lambda m: getattr(m, name)(n, periodic=periodic), skiff)
+            want = _quiet(lambda m: getattr(m, name)(n, periodic=periodic), torch)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
