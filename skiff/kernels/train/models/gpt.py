@@ -182,7 +182,7 @@ class GPT(nn.Module):
     # sampling ------------------------------------------------------------------------------
     def generate(self, idx, max_new_tokens: int, *, temperature: float = 1.0,
                  top_k: int | None = None, seed: int | None = None,
-                 use_cache: bool = True) -> np.ndarray:
+                 use_cache: bool = True, _each=None) -> np.ndarray:
         """Continue each row of ``idx`` (B, T0) by ``max_new_tokens`` tokens.
 
         ``temperature=0`` is greedy; otherwise logits are divided by ``temperature`` and,
@@ -211,7 +211,7 @@ class GPT(nn.Module):
             with no_grad():
                 runner = _KVRunner(self) if use_cache else None
                 logits = None
-                for _ in range(int(max_new_tokens)):
+                for n in range(1, int(max_new_tokens) + 1):
                     if runner is None:
                         ctx = out[:, -self.config.block_size:]
                         logits = _host(self.forward(ctx)._data)[:, -1, :]
@@ -219,6 +219,8 @@ class GPT(nn.Module):
                         logits = runner.next_logits(out)
                     nxt = _sample(logits.astype(np.float64), temperature, top_k, rng)
                     out = np.concatenate([out, nxt[:, None]], axis=1)
+                    if _each is not None and _each(nxt, n):  # generate_text's stream
+                        break
         finally:
             self.train(was_training)
         return out
@@ -238,29 +240,15 @@ class GPT(nn.Module):
             return out.astype(np.uint8).tobytes().decode("utf-8", errors="replace")
         import codecs
 
-        self.generate(ids[None, :], 0, **kw)  # the arguments checked as generate checks them
-        temperature, top_k = kw.get("temperature", 1.0), kw.get("top_k")
-        rng = np.random.default_rng(kw.get("seed"))  # generate's draws, in generate's order
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        out, text = ids[None, :], ""
-        was_training = self.training
-        self.eval()
-        try:
-            with no_grad():
-                runner = _KVRunner(self) if kw.get("use_cache", True) else None
-                for n in range(1, int(max_new_tokens) + 1):
-                    if runner is None:
-                        ctx = out[:, -self.config.block_size:]
-                        logits = _host(self.forward(ctx)._data)[:, -1, :]
-                    else:
-                        logits = runner.next_logits(out)
-                    nxt = _sample(logits.astype(np.float64), temperature, top_k, rng)
-                    out = np.concatenate([out, nxt[:, None]], axis=1)
-                    text += decoder.decode(bytes([int(nxt[0]) & 0xFF]))
-                    if on_token(text, n):
-                        break
-        finally:
-            self.train(was_training)
+        text = ""
+
+        def each(nxt, n):
+            nonlocal text
+            text += decoder.decode(bytes([int(nxt[0]) & 0xFF]))
+            return on_token(text, n)
+
+        out = self.generate(ids[None, :], max_new_tokens, _each=each, **kw)
         return out[0].astype(np.uint8).tobytes().decode("utf-8", errors="replace")
 
     def extra_repr(self) -> str:
