@@ -232,6 +232,9 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "pdf_dpi": dpi,
         "pages": pages or None,
         "precision": values.get("precision") or "auto",
+        # relative inputs are read from here, whatever folder the process is in by then (a
+        # %cd while a thread job reads); the results keep them as written
+        "cwd": os.getcwd(),
         # --out -: the text goes to stdout (the summary says so; the JSON lines stay)
         **({"text_to": "stdout"} if out == "-" else {}),
     }
@@ -497,10 +500,16 @@ class OcrKind(Kind):
                              + (f"; to read them again: {again}" if again else ""))
         import glob
 
+        cwd = config.get("cwd")  # the folder it started in (round 31), where it reads on
+        if cwd and not os.path.isdir(cwd):  # gone: read from here, as before round 31
+            config.pop("cwd")
+            cwd = None
         for item in config.get("inputs") or []:  # as written: relative to where it started
             item = os.path.expanduser(str(item))
-            if not os.path.isabs(item) and not os.path.exists(item) and \
-                    not (glob.has_magic(item) and glob.glob(item, recursive=True)):
+            at = os.path.join(cwd, item) if cwd else item
+            if not os.path.isabs(item) and not os.path.exists(at) and \
+                    not (glob.has_magic(item) and glob.glob(item, root_dir=cwd,
+                                                            recursive=True)):
                 raise ValueError(f"job {job.id} read {item!r}, a path relative to the folder "
                                  f"it was started in, and {os.getcwd()} has none: resume it "
                                  "from that folder (its pages read are matched by their "

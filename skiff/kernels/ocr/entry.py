@@ -60,7 +60,15 @@ def _names_suffix(pattern: str) -> bool:
     return bool(suffix) and suffix != ".*" and not suffix.endswith("*")
 
 
-def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[str]:
+def _at(path: str, cwd: str | None) -> str:
+    """Where ``path`` is: a relative one from ``cwd`` (the folder a job started in), so that
+    a ``%cd`` in the notebook while a thread job reads changes nothing; else as it is."""
+    path = str(path)
+    return os.path.join(cwd, path) if cwd and not os.path.isabs(path) else path
+
+
+def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
+                  cwd: str | None = None) -> list[str]:
     """Paths from files, folders (their image and PDF files, sorted) and glob patterns, in
     order.
 
@@ -71,28 +79,34 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None) -> list[s
     subfolders) the files it matches: all of them where its last part names a suffix
     (``*.png``, ``*.dat``), else, as a folder, its images and PDFs (``DIR/**/*``: the other
     files go to ``skipped``). Raises ``FileNotFoundError`` naming a path or pattern
-    that matches nothing, or a folder without images.
+    that matches nothing, or a folder without images. Relative inputs are looked for in
+    ``cwd`` when it is given; the paths come back as written (relative ones relative).
     """
     paths: list[str] = []
     for item in inputs:
         item = os.path.expanduser(str(item))
-        if os.path.isdir(item):
-            entries = sorted(p for p in Path(item).iterdir() if not p.name.startswith("."))
-            files = [p for p in entries if p.is_file()]
+        at = _at(item, cwd)
+        if os.path.isdir(at):
+            names = sorted(p.name for p in Path(at).iterdir() if not p.name.startswith("."))
+            entries = [Path(item) / name for name in names]  # as written: relative stays so
+            dirs = {name for name in names if os.path.isdir(os.path.join(at, name))}
+            files = [p for p in entries if p.name not in dirs and
+                     os.path.isfile(os.path.join(at, p.name))]
             found = [str(p) for p in files if p.suffix.lower() in IMAGE_EXTENSIONS]
             if skipped is not None:
-                skipped.extend(str(p) + os.sep if p.is_dir() else str(p) for p in entries
-                               if p.is_dir() or p.suffix.lower() not in IMAGE_EXTENSIONS)
+                skipped.extend(str(p) + os.sep if p.name in dirs else str(p) for p in entries
+                               if p.name in dirs or p.suffix.lower() not in IMAGE_EXTENSIONS)
             if not found:
                 raise FileNotFoundError(
                     f"no image or PDF files in folder {item!r} (looked for "
                     f"{', '.join(IMAGE_EXTENSIONS)}; use {os.path.join(item, '**', '*.png')!r} "
                     "for subfolders)")
             paths.extend(found)
-        elif os.path.exists(item):
+        elif os.path.exists(at):
             paths.append(item)
         elif glob.has_magic(item):
-            found = sorted(p for p in glob.glob(item, recursive=True) if os.path.isfile(p))
+            found = sorted(p for p in glob.glob(item, root_dir=cwd or None, recursive=True)
+                           if os.path.isfile(_at(p, cwd)))
             if not found:
                 raise FileNotFoundError(f"no files match {item!r}")
             if not _names_suffix(item):  # 'scans/**/*' as a folder: its images and PDFs
@@ -149,7 +163,7 @@ def parse_pages(spec: str) -> list[tuple[int, int | None]]:
     return ranges
 
 
-def select_pages(paths: list[str], spec: str | None) -> list[str]:
+def select_pages(paths: list[str], spec: str | None, cwd: str | None = None) -> list[str]:
     """``paths`` with each PDF, multi-page TIFF and animation replaced by its pages in ``spec``
     (:func:`parse_pages`), as ``"file.pdf#page=N"`` labels in the order asked; other images
     stay as they are. A document with none of the pages asked for gives the first of them,
@@ -159,11 +173,12 @@ def select_pages(paths: list[str], spec: str | None) -> list[str]:
     ranges = parse_pages(spec)
     out: list[str] = []
     for path in paths:
-        multi = path.lower().endswith(PAGED_SUFFIXES) and count_pages(path) > 1
-        if not is_pdf(path) and not multi:  # unreadable: its own error line says why
+        at = _at(path, cwd)
+        multi = path.lower().endswith(PAGED_SUFFIXES) and count_pages(at) > 1
+        if not is_pdf(at) and not multi:  # unreadable: its own error line says why
             out.append(path)
             continue
-        n = count_pages(path)
+        n = count_pages(at)
         pages = [k for a, b in ranges for k in range(a, min(n, b or n) + 1)]
         out.extend(f"{path}#page={k}" for k in (pages or [ranges[0][0]]))
     return out
@@ -267,13 +282,16 @@ def run(config: dict, reporter) -> OcrRun:
     """Read every input and report progress per image; see the module docstring."""
     pipe = _pipeline(config)
     images = config.get("images")
+    # relative paths are read from the folder the job started in (a %cd in the notebook
+    # while a thread job reads moves nothing) and recorded as written
+    cwd = config.get("cwd")
     skipped: list[str] = []
     if images is not None:
         items = list(images) if isinstance(images, (list, tuple)) else [images]
         keep_pixels = True
     else:
-        items = select_pages(expand_inputs(config.get("inputs") or [], skipped),
-                             config.get("pages"))
+        items = select_pages(expand_inputs(config.get("inputs") or [], skipped, cwd),
+                             config.get("pages"), cwd)
         keep_pixels = False
         if skipped and reporter.rank == 0:  # said once, in the log and the summary
             reporter.log(skipped_line(skipped), level="warning")
@@ -294,7 +312,7 @@ def run(config: dict, reporter) -> OcrRun:
     if images is None and config.get("resume_from"):  # jobs resume: what was read is kept
         done = read_done(config["resume_from"], every)
         kept_records = list(done.values())
-        items = left_to_read(every, done)
+        items = left_to_read(every, done, cwd)
         if reporter.rank == 0:
             reporter.log(f"resuming: {len(kept_records)} pages read by the earlier job kept "
                          f"from {config['resume_from']}, {len(items)} inputs left to read")
@@ -309,7 +327,7 @@ def run(config: dict, reporter) -> OcrRun:
         if split is not None:  # the job's progress counts every rank's part, not rank 0's
             split()
     if images is None:  # a PDF or TIFF of several pages gives one result per page
-        total = sum(count_pages(p) for p in items)
+        total = sum(count_pages(_at(p, cwd)) for p in items)
     reporter.info(device=pipe.device, device_reason=pipe.device_reason, images=len(items),
                   **{f"model_{k}": v for k, v in pipe.models.describe().items()})
     reporter.log(f"OCR of {len(items)} images with {pipe.models.name} on {pipe.device} "
@@ -342,8 +360,10 @@ def run(config: dict, reporter) -> OcrRun:
     if offset and not items:  # nothing left to read: the bar says so
         reporter.progress(offset, offset, unit="image")
     try:
-        for result in (pipe.run(items, reporter=counted, total=total,
+        written = _Written(items, cwd)
+        for result in (pipe.run(written.read, reporter=counted, total=total,
                                 keep_pixels=keep_pixels or overlays > 0) if items else ()):
+            result.image = written.label(result.image)
             n += 1
             errors += result.error is not None
             lines += len(result.lines)
@@ -394,6 +414,26 @@ def run(config: dict, reporter) -> OcrRun:
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   device=pipe.device, model=pipe.models.name,
                   kept=len(kept_records) if rank == 0 else 0)
+
+
+class _Written:
+    """The items a job reads, relative paths joined to ``cwd`` (:func:`_at`: ``read``), and
+    the labels of their results as the user wrote them (``label``: a page of a document as
+    ``written.pdf#page=N``)."""
+
+    def __init__(self, items: list, cwd: str | None):
+        self.read = [_at(item, cwd) if isinstance(item, (str, os.PathLike)) else item
+                     for item in items]
+        self._back = {str(at): str(item) for at, item in zip(self.read, items)
+                      if isinstance(item, (str, os.PathLike)) and str(at) != str(item)}
+
+    def label(self, label):
+        if not self._back or not isinstance(label, str):
+            return label
+        if label in self._back:
+            return self._back[label]
+        base, sep, page = label.rpartition("#page=")
+        return f"{self._back[base]}{sep}{page}" if sep and base in self._back else label
 
 
 class _Kept:
@@ -453,7 +493,7 @@ def read_done(jsonl: str, items: list[str]) -> dict[str, dict]:
     return done
 
 
-def left_to_read(items: list[str], done: dict) -> list[str]:
+def left_to_read(items: list[str], done: dict, cwd: str | None = None) -> list[str]:
     """``items`` less what ``done`` holds (:func:`read_done`): a document some of whose
     pages were read gives its other pages as ``file.pdf#page=N``."""
     pages: dict[str, set[int]] = {}
@@ -466,7 +506,7 @@ def left_to_read(items: list[str], done: dict) -> list[str]:
         if item in done:
             continue
         if "#page=" not in item and item in pages:
-            left.extend(f"{item}#page={k}" for k in range(1, count_pages(item) + 1)
+            left.extend(f"{item}#page={k}" for k in range(1, count_pages(_at(item, cwd)) + 1)
                         if k not in pages[item])
         else:
             left.append(item)
