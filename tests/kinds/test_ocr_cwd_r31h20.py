@@ -140,3 +140,67 @@ def test_a_resumed_job_matches_its_pages_from_another_folder(scans, monkeypatch)
     assert written[:3] == records[:3]  # kept as they were
     assert [(r["image"], r["text"]) for r in written] == \
         [(r["image"], r["text"]) for r in records]
+
+
+@pytest.fixture(scope="module")
+def pdf(scans):
+    """``imgs/doc.pdf``: pages 0-2 of the scans as a 3-page PDF (Pillow writes it)."""
+    from PIL import Image
+
+    root, truth = scans
+    pages = [Image.open(root / "imgs" / f"p{k}.png").convert("RGB") for k in range(3)]
+    path = root / "docs" / "doc.pdf"
+    path.parent.mkdir(exist_ok=True)
+    pages[0].save(path, save_all=True, append_images=pages[1:], resolution=200)
+    return root, {k + 1: truth[f"imgs/p{k}.png"] for k in range(3)}
+
+
+@pytest.mark.parametrize("pages", [None, "2-3"])
+def test_a_relative_pdf_keeps_its_pages_labels_as_written(pdf, monkeypatch, pages):
+    """A document's pages (``doc.pdf#page=N``, from the pipeline or from --pages) are read
+    from the job's folder and labelled as written, the process being elsewhere."""
+    from skiff.kernels.ocr.entry import run
+
+    root, truth = pdf
+    monkeypatch.chdir(root)
+    config = KIND.to_config({"inputs": ["docs/doc.pdf"], "device": "cpu", "pages": pages,
+                             "pdf_dpi": 200, "out": "out-pdf/r.jsonl"})
+    monkeypatch.chdir(root / "elsewhere")
+    got = run(config, _Reporter())
+    want = [1, 2, 3] if pages is None else [2, 3]
+    records = _records(root / "out-pdf" / "r.jsonl")
+    assert [r["image"] for r in records] == [f"docs/doc.pdf#page={k}" for k in want]
+    assert got.errors == 0 and [r.image for r in got.results] == [r["image"] for r in records]
+    for r, k in zip(records, want):
+        need = _words(truth[k])
+        assert len(need & _words(r["text"])) >= 0.6 * len(need), (k, r["text"])
+
+
+def test_paths_held_in_a_variable_are_read_from_where_the_job_started(scans, monkeypatch):
+    """``%ocr pages`` with ``pages = ["imgs/p3.png", ...]``: the thread job reads them from
+    the folder it started in and names them as the variable held them."""
+    root, truth = scans
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("SKIFF_RUNS", str(root / "runs-var"))
+    held = [f"imgs/p{k}.png" for k in (3, 4)]
+    reached, go = threading.Event(), threading.Event()
+    load = OcrPipeline._load
+
+    def gated(self, index, number, item, budget=None):
+        if number == 0:
+            reached.set()
+            go.wait(60)
+        yield from load(self, index, number, item, budget)
+
+    monkeypatch.setattr(OcrPipeline, "_load", gated)
+    job, _ = submit("ocr", "pages --device cpu", user_ns={"pages": held})
+    assert reached.wait(120), job.error
+    monkeypatch.chdir(root / "elsewhere")  # before any image is read
+    go.set()
+    job.wait(300)
+    assert job.status == "done", job.error
+    records = _records(job.run_dir / "results.jsonl")
+    assert [r["image"] for r in records] == held and [r["error"] for r in records] == [None] * 2
+    for r in records:
+        need = _words(truth[r["image"]])
+        assert len(need & _words(r["text"])) >= 0.6 * len(need), r
