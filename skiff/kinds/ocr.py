@@ -234,10 +234,18 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "precision": values.get("precision") or "auto",
         # relative inputs are read from here, whatever folder the process is in by then (a
         # %cd while a thread job reads); the results keep them as written
-        "cwd": os.getcwd(),
+        **({"cwd": _cwd()} if _cwd() else {}),
         # --out -: the text goes to stdout (the summary says so; the JSON lines stay)
         **({"text_to": "stdout"} if out == "-" else {}),
     }
+
+
+def _cwd() -> str | None:
+    """The process's folder, or None where it was removed under the shell."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _check_page_options(values: dict, found: list[str]) -> None:
@@ -501,6 +509,9 @@ class OcrKind(Kind):
         import glob
 
         cwd = config.get("cwd")  # the folder it started in (round 31), where it reads on
+        started = (job.meta or {}).get("cwd")
+        if not cwd and isinstance(started, str) and os.path.isdir(started):
+            cwd = config["cwd"] = started  # a job from before round 31: where it started
         if cwd and not os.path.isdir(cwd):  # gone: read from here, as before round 31
             config.pop("cwd")
             cwd = None

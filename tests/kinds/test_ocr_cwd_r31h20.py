@@ -204,3 +204,17 @@ def test_paths_held_in_a_variable_are_read_from_where_the_job_started(scans, mon
     for r in records:
         need = _words(truth[r["image"]])
         assert len(need & _words(r["text"])) >= 0.6 * len(need), r
+
+
+def test_a_job_from_before_round_31_resumes_from_the_folder_its_meta_names(scans, monkeypatch):
+    """Its config has no ``cwd``; the job's meta does (where it was started): resumed from
+    another folder, it reads on from that one instead of refusing."""
+    root, _ = scans
+    monkeypatch.chdir(root / "elsewhere")
+    config = {"inputs": ["imgs"], "model": "ch", "out": None, "pages": None}
+    job = SimpleNamespace(id="j2", status="cancelled", result=None, run_dir=root / "cut",
+                          meta={"cwd": str(root)}, config=config)
+    assert KIND.resume_config(job)["cwd"] == str(root)
+    gone = SimpleNamespace(**{**vars(job), "meta": {"cwd": str(root / "no-such")}})
+    with pytest.raises(ValueError, match="a path relative to the folder it was started in"):
+        KIND.resume_config(gone)
