@@ -363,7 +363,9 @@ def run(config: dict, reporter) -> OcrRun:
         written = _Written(items, cwd)
         for result in (pipe.run(written.read, reporter=counted, total=total,
                                 keep_pixels=keep_pixels or overlays > 0) if items else ()):
-            result.image = written.label(result.image)
+            label = written.label(result.image)
+            if label != result.image:  # where it was read: what OcrResult._rgb may read again
+                result.source, result.image = result.image, label
             n += 1
             errors += result.error is not None
             lines += len(result.lines)
