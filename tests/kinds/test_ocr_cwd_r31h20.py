@@ -218,3 +218,21 @@ def test_a_job_from_before_round_31_resumes_from_the_folder_its_meta_names(scans
     gone = SimpleNamespace(**{**vars(job), "meta": {"cwd": str(root / "no-such")}})
     with pytest.raises(ValueError, match="a path relative to the folder it was started in"):
         KIND.resume_config(gone)
+
+
+def test_a_result_draws_its_page_after_a_chdir(scans, monkeypatch):
+    """(coordinator, after h20) A file job's results keep no pixels; drawing one reads its
+    file again, which after a ``%cd`` was the relative label: nothing to draw. The oracle:
+    the rendered page itself."""
+    import numpy as np
+    from PIL import Image
+
+    root, _ = scans
+    job, _ = _job(root, monkeypatch, move=True)
+    first = job.value[0]
+    assert first.pixels is None and first.image == "imgs/p0.png"
+    rgb = first._rgb()
+    assert rgb is not None
+    want = np.asarray(Image.open(root / "imgs" / "p0.png").convert("RGB"))
+    assert rgb.shape == want.shape and np.array_equal(rgb, want)
+    assert first.draw().size == (want.shape[1], want.shape[0])

@@ -145,11 +145,14 @@ class OcrResult:
     def _rgb(self):
         if self.pixels is not None:
             return self.pixels
-        if self.image and not self.image.startswith("<"):
+        # where it was read (a job's relative input joined to the folder it started in:
+        # after a %cd the label as written names another file), else its label
+        source = getattr(self, "source", None) or self.image
+        if source and not str(source).startswith("<"):
             try:  # read again the way the pipeline did (EXIF, alpha, a PDF page at its dpi)
                 from .images import PDF_DPI, iter_pages
 
-                bgr = next(iter_pages(self.image, pdf_dpi=self.pdf_dpi or PDF_DPI))[0]
+                bgr = next(iter_pages(source, pdf_dpi=self.pdf_dpi or PDF_DPI))[0]
             except Exception:
                 return None
             if self.size is not None and tuple(bgr.shape[:2]) != tuple(self.size):
