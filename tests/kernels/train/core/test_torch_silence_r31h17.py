@@ -267,6 +267,8 @@ def test_full_overflowing_the_dtype_is_refused_as_torch():
 def test_windows_of_any_length_silent(n):
     for name in ("hamming_window", "hann_window", "blackman_window", "bartlett_window"):
         for periodic in (True, False):
-            got = _quiet(lambda m: getattr(m, name)(n, periodic=periodic), skiff)
-            want = _quiet(lambda m: getattr(m, name)(n, periodic=periodic), torch)
+            def window(m, name=name, periodic=periodic):
+                return getattr(m, name)(n, periodic=periodic)
+
+            got, want = _quiet(window, skiff), _quiet(window, torch)
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
