@@ -165,6 +165,38 @@ def print_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+FLOOD = 0.6  # a twin's only box over this share of the image is a flood, not a line
+LINE_ASPECT = 2.0  # a box this many times longer than high is a line
+
+
+def _quad_sides(quad) -> tuple[float, float, float]:
+    """(area, longer side, shorter side) of a box's four corners (shoelace area)."""
+    q = np.asarray(quad, float).reshape(-1, 2)
+    x, y = q[:, 0], q[:, 1]
+    area = 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    return area, float(max(a, b)), float(min(a, b))
+
+
+def flooded(twin_boxes, first_boxes, shape) -> bool:
+    """Whether a denoised twin's reading is a flood that must not replace the first one's:
+    its only box covers over ``FLOOD`` of the image while the first reading boxed a real line
+    (longer than ``LINE_ASPECT`` times its height). Round 31 (h19): a 13 px italic line
+    turned -126 degrees under noise was boxed along the line and read "3omg"; a twin's single
+    box over most of the image, read "t", replaced it by its confident characters."""
+    if len(twin_boxes) != 1:
+        return False
+    area, _, _ = _quad_sides(twin_boxes[0][0])
+    if area <= FLOOD * shape[0] * shape[1]:
+        return False
+    for quad, _ in first_boxes:
+        _, long, short = _quad_sides(quad)
+        if long > LINE_ASPECT * max(short, 1.0):
+            return True
+    return False
+
+
 def _confident_chars(lines: list[tuple[str, float]]) -> float:
     """Print width (:func:`print_width`) weighted by each line's score: how much of a
     reading is confident. Width, not characters: the same print read as digits or Latin
@@ -332,9 +364,10 @@ class LineReading:
         best: dict[int, tuple[float, int]] = {}
         for j, (pos, _) in enumerate(whose):
             got = _confident_chars(self._kept(t_lines.get(j, []), t_texts))
-            if got > best.get(pos, (0.0, -1))[0]:
-                best[pos] = (got, j)
             it = good[pos]
+            if got > best.get(pos, (0.0, -1))[0] and not flooded(twins[j].boxes, it.boxes,
+                                                                  it.bgr.shape):
+                best[pos] = (got, j)
             for stage, v in twins[j].timings.items():  # the second reading's time is its own
                 if stage in ("det", "cls", "rec", "denoise"):
                     it.timings[stage] = it.timings.get(stage, 0.0) + v
