@@ -323,7 +323,9 @@ class LineReading:
         reading, even when surer, was the worse more often than not (13-17 px text under noise
         of sigma 20-35 and JPEG blocks reads as confident wrong digits). Crops still come from
         each reading's own pixels. Images over ``SIDE``, clean images and sure readings are
-        untouched; lines read as dashed rules (dropped anyway) count for neither.
+        untouched; lines read as dashed rules (dropped anyway) count for neither; a twin
+        whose only box floods the image competes only where the first boxed no line
+        (:func:`flooded`).
         """
         if not good:
             return crops, owners, texts, flipped
