@@ -604,9 +604,11 @@ def nose_config(values: dict) -> dict:
                          f"{values.get('device')!r}")
     config = {"problem": "train-nose", **shape.to_dict(), "re": re_, "adapt": adapt,
               "resolution": None if resolution is None else int(resolution), "flow": flow,
-              "device": "cpu", "t_end": None, "dt": None}
-    # the time-marching window (None: the job's defaults), checked before any job exists
-    config.update(_march_times(values.get("t_end"), values.get("dt")))
+              "device": "cpu"}
+    # the time-marching window (the job's defaults when not given: a config as before),
+    # checked before any job exists
+    config.update({k: v for k, v in _march_times(values.get("t_end"), values.get("dt")).items()
+                   if v is not None})
     if profile:
         config["profile"] = profile  # the CSV's absolute path: the job runs elsewhere
     return config

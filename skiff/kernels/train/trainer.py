@@ -677,7 +677,8 @@ class Trainer(Inference, TrainerState):
                 # the window's token mean (a token loss), else the micro-batches' mean
                 loss_sum += value * scales[i] if scales is not None else value
             except NonFiniteLoss as exc:
-                raise self._diverged(run.step + 1, str(exc), run) from None
+                raise self._diverged(run.step + 1, self._overflow_hint(str(exc)),
+                                     run) from None
             except OVERFLOW_ERRORS as exc:   # weights so large that the arithmetic broke
                 raise self._diverged(
                     run.step + 1, f"the numbers overflowed ({type(exc).__name__} in the "
@@ -1058,6 +1059,21 @@ class Trainer(Inference, TrainerState):
                       if k.startswith("val_")]
         parts.append(f"{time.perf_counter() - t_start:.1f} s")
         print("  ".join(parts), flush=True)
+
+    def _overflow_hint(self, what: str) -> str:
+        """``what`` (a non-finite loss), naming the learning rate where the weights have
+        overflowed or come near it (a float32 square past 3.4e38): the arithmetic gives NaN
+        quietly, as torch's does, where it once raised."""
+        try:
+            big = max((float(np.max(np.abs(np.asarray(p.detach().numpy()
+                                                     if hasattr(p, "detach") else p))))
+                       for p in self.model.parameters()), default=0.0)
+        except Exception:   # noqa: BLE001 -- a hint only
+            return what
+        if big <= 1e18:  # (a NaN weight fails this test: it is named too)
+            return what
+        return (f"{what}: the numbers overflowed (weights up to {big:.3g}); the learning "
+                f"rate {self._current_lr():g} is likely far too large")
 
     def _diverged(self, step, what, run, all_ranks: bool = False) -> TrainingDiverged:
         """The error for a run that diverged at ``step``, naming the newest checkpoint from

@@ -176,20 +176,32 @@ def _cross_entropy_nothing_counted(m):
 
 
 def _clip_non_finite(m):
+    """The norm as torch reports it, inf and nan too; the gradients where the norm is finite
+    (a non-finite norm's gradients are left as they are: test_clip_leaves_non_finite)."""
     out = []
     for g in ([INF, 1.0], [NAN, 1.0], [3.0, 4.0]):
         p = m.nn.Parameter(m.tensor([1.0, 2.0]))
         p.grad = m.tensor(g)
         norm = m.nn.utils.clip_grad_norm_([p], 1.0)
-        out += [norm.reshape(1), p.grad]
+        out += [norm.reshape(1)] + ([p.grad] if np.isfinite(g).all() else [])
     return m.cat(out)
+
+
+def test_clip_leaves_non_finite():
+    """skiff leaves the gradients of a non-finite norm as they are, on the CPU as the
+    device's clipping does (torch scales them by 0 or nan: lost either way)."""
+    for g in ([INF, 1.0], [NAN, 1.0]):
+        p = skiff.nn.Parameter(skiff.tensor([1.0, 2.0]))
+        p.grad = skiff.tensor(g)
+        _quiet(lambda m, p=p: m.nn.utils.clip_grad_norm_([p], 1.0), skiff)
+        np.testing.assert_array_equal(np.asarray(p.grad.numpy()), np.asarray(g, np.float32))
 
 
 @pytest.mark.parametrize("fn", [_cross_entropy_nothing_counted, _clip_non_finite],
                          ids=["cross_entropy_nothing_counted", "clip_non_finite"])
 def test_torchs_nan_where_nothing_is_counted(fn):
     """cross_entropy over no counted target is torch's 0/0 = nan (skiff gave 0), gradients 0;
-    clip_grad_norm_ with an inf/nan norm scales by torch's factor (0 / nan; skiff skipped)."""
+    clip_grad_norm_ reports torch's inf/nan norm."""
     want = _quiet(fn, torch)
     got = _quiet(fn, skiff)
     np.testing.assert_allclose(got.astype(float), want.astype(float), rtol=1e-6, equal_nan=True)
