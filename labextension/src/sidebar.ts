@@ -10,6 +10,34 @@ import { el, figure, setText, startTime } from './format';
 
 export const POLL_MS = 1000;
 export const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled', 'damaged'];
+/** Where the chosen filter is kept across a page reload (this origin's localStorage, as
+ * JupyterLab keeps its own small UI state): `{"kind": "...", "status": "..."}`. */
+export const FILTER_KEY = 'skiff-lab:jobs-filter';
+
+/** The filter kept by the last page (empty when none, unreadable or not a filter). */
+export function storedFilter(): IJobFilter {
+  try {
+    const value = JSON.parse(window.localStorage.getItem(FILTER_KEY) || '{}');
+    const kind = typeof value.kind === 'string' && /^[\w.-]+$/.test(value.kind)
+      ? value.kind : undefined;
+    const status = STATUSES.includes(value.status) ? value.status : undefined;
+    return { kind, status };
+  } catch {
+    return {};
+  }
+}
+
+function storeFilter(filter: IJobFilter): void {
+  try {
+    if (filter.kind || filter.status) {
+      window.localStorage.setItem(FILTER_KEY, JSON.stringify(filter));
+    } else {
+      window.localStorage.removeItem(FILTER_KEY);
+    }
+  } catch {
+    // no storage (a private window's quota): the filter lasts this page only
+  }
+}
 
 interface IRowNodes {
   row: HTMLElement;
@@ -48,9 +76,13 @@ export class JobsPanel extends Widget {
     this._options(this._kind, [], 'every kind');
     this._options(this._status, STATUSES, 'every status');
     for (const select of [this._kind, this._status]) {
-      select.onchange = () => void this.refresh();
+      select.onchange = () => {
+        storeFilter(this.filter);
+        void this.refresh();
+      };
     }
     filters.append(this._kind, this._status);
+    this._choose(storedFilter());
     this._message = el('div', 'skiff-JobsPanel-message');
     this._list = el('div', 'skiff-JobsPanel-list');
     this._more = el('div', 'skiff-JobsPanel-more');
@@ -95,12 +127,17 @@ export class JobsPanel extends Widget {
   }
 
   set filter(value: IJobFilter) {
+    this._choose(value);
+    storeFilter(this.filter);
+    void this.refresh();
+  }
+
+  private _choose(value: IJobFilter): void {
     if (value.kind && ![...this._kind.options].some(o => o.value === value.kind)) {
       this._options(this._kind, [value.kind], 'every kind');
     }
     this._kind.value = value.kind || '';
     this._status.value = value.status || '';
-    void this.refresh();
   }
 
   private _options(select: HTMLSelectElement, values: string[], every: string): void {
