@@ -92,7 +92,8 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
     """Give this rank its share of the cores for BLAS and numba, so ranks never oversubscribe.
 
     ``n`` threads, or ``cores // ranks_per_node`` (ranks on this node read from the MPI
-    launcher's environment when not given). Uses threadpoolctl and numba when installed; the
+    launcher's environment when not given). Uses threadpoolctl (else numpy's OpenBLAS itself,
+    :mod:`..blas_threads`) and numba when installed; the
     process runner has set the ``*_NUM_THREADS`` variables before start already. Returns n.
     """
     if n is None:
@@ -109,8 +110,10 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(n)
-    except ImportError:
-        pass
+    except ImportError:  # numpy's OpenBLAS directly: a bare `mpiexec -n 2` gave each
+        from ..blas_threads import set as set_blas  # rank's BLAS every core of the node
+
+        set_blas(n)
     try:
         import numba
 

@@ -254,18 +254,38 @@ class Plan:
 
 # --- the cluster ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=2)
-def measure_flops(n: int = 384, repeats: int = 3) -> float:
-    """Sustained float32 matmul flop/s of this process (numpy), best of ``repeats``."""
+def measure_flops(n: int = 384, repeats: int = 3, *, threads: int | None = None) -> float:
+    """Sustained float32 matmul flop/s of this process (numpy), best of ``repeats``, with
+    numpy's BLAS on ``threads`` threads (None: as it is now), the count put back after.
+
+    A plan measures at the threads each of its ranks will run on (:func:`cluster_for`):
+    the shell that plans a ``--np 2`` job may give BLAS every core, where each rank gets
+    its share; on a loaded 2-core host 2 threads read 6-11 GFLOP/s and one ~105."""
     import numpy as np
+
+    from .. import blas_threads
 
     a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
     best = math.inf
-    a @ a
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    with blas_threads.limited(threads):
         a @ a
-        best = min(best, time.perf_counter() - t0)
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            a @ a
+            best = min(best, time.perf_counter() - t0)
     return 2 * n**3 / max(best, 1e-9)
+
+
+def rank_threads(world_size: int) -> int | None:
+    """The BLAS threads each of ``world_size`` ranks on this host runs on: the launcher
+    gives each its share of the cores (``skiff.jobs.process.rank_env``,
+    ``parallel.limit_threads``). None for one rank: a one-process run trains in the process
+    that plans it, at the threads it has."""
+    if int(world_size) <= 1:
+        return None
+    from skiff.kernels.backend import cpu_count
+
+    return max(1, cpu_count() // int(world_size))
 
 
 def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
@@ -305,7 +325,8 @@ def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
     # ranks on one host share its memory and its cores
     mem = memory or max(1, dev.total_memory // max(1, world_size))
     return ClusterSpec(devices=world_size, memory=int(mem), nodes=nodes,
-                       flops=flops or measure_flops(), intra_bw=intra_bandwidth or 2e9,
+                       flops=flops or measure_flops(threads=rank_threads(world_size)),
+                       intra_bw=intra_bandwidth or 2e9,
                        inter_bw=bandwidth or 1e9, mem_bw=10e9, kind="cpu",
                        latency=CPU_LATENCY if latency is None else latency)
 
