@@ -18,6 +18,7 @@ naming the fix. The learned grid knows the parametric shapes only: a profile is 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,9 +133,93 @@ def _shoulder(x, y, at: float, height: float):
     return tuple(out)
 
 
+class _OrderError(ValueError):
+    """The points, in the order given, are not an outline (open elsewhere than at the
+    shoulder, or crossing themselves)."""
+
+
+def _unique(p, size: float):
+    """The points without repeats (anywhere in the list, to 1e-9 of the profile's size), in
+    the order of their first appearance."""
+    key = np.round(p / (1e-9 * size)).astype(np.int64)
+    _, first = np.unique(key, axis=0, return_index=True)
+    return p[np.sort(first)]
+
+
+def _simple_path(q):
+    """Whether the open path ``q`` (floor's shoulder to roof's), closed by the rear line,
+    crosses itself nowhere."""
+    return not _crossings(q[:, 0], q[:, 1])
+
+
+def _put_in_order(p):
+    """The outline's points in order from the floor's shoulder through the tip to the roof's,
+    for points given in no order (a CAD export's point cloud, its segments each with both
+    ends, rows sorted by ``x``), or None when that is not unambiguous. Two independent orders
+    must agree and make an outline that crosses itself nowhere: by angle about the middle of
+    the shoulder, and a nearest-neighbour chain from the floor's shoulder. Points on the rear
+    line between the shoulder's two ends are dropped (the body runs on there)."""
+    size = float(max(np.ptp(p[:, 0]), np.ptp(p[:, 1])))
+    q = _unique(p, size)
+    x, y = q[:, 0], q[:, 1]
+    height = float(np.ptp(y))
+    ends = [(at, sign, *_shoulder(x, y, at, height))
+            for at, sign in ((x.max(), 1.0), (x.min(), -1.0))]
+    ends = [e for e in ends if None not in e]
+    if not ends:
+        return None
+    at, sign, floor, roof = ends[0]
+    rear = (np.abs(x - at) <= 1e-3 * height)
+    rear[[floor, roof]] = False
+    keep = ~rear
+    idx = np.flatnonzero(keep)
+    q, floor, roof = q[keep], int(np.searchsorted(idx, floor)), int(np.searchsorted(idx, roof))
+    if len(q) < 3:
+        return None
+    u, v = sign * (at - q[:, 0]), q[:, 1] - 0.5 * (q[:, 1].min() + q[:, 1].max())
+    ang = np.arctan2(v, np.maximum(u, 0.0))
+    ang[floor], ang[roof] = -np.pi, np.pi
+    by_angle = np.argsort(ang, kind="stable")
+    chain, free = [floor], np.ones(len(q), bool)
+    free[floor] = False
+    for _ in range(len(q) - 1):
+        d = np.hypot(*(q - q[chain[-1]]).T)
+        d[~free] = np.inf
+        k = int(np.argmin(d))
+        chain.append(k)
+        free[k] = False
+    chain = np.asarray(chain)
+    if chain[-1] != roof or not np.array_equal(chain, by_angle):
+        return None
+    out = q[by_angle]
+    return out if _simple_path(out) else None
+
+
 def _normalise(points, clearance: float):
     """The outline from the floor's shoulder through the tip to the roof's, in train
-    heights, and the nose length; raises ``ValueError`` naming what is wrong."""
+    heights, the nose length, and a note when the points had to be put in order; raises
+    ``ValueError`` naming what is wrong."""
+    p = np.asarray(points, dtype=float)
+    if p.ndim == 2 and p.shape[1] == 2 and np.all(np.isfinite(p)) and len(p) >= 3:
+        try:
+            return (*_normalise_ordered(p, clearance), None)
+        except _OrderError as err:
+            q = _put_in_order(p)
+            if q is None:
+                raise _OrderError(f"{err}; the points could not be put in order unambiguously "
+                                  "either (by angle about the shoulder's middle and by nearest "
+                                  "neighbours)") from None
+            outline, length = _normalise_ordered(q, clearance)
+            return outline, length, (
+                f"the profile's {len(p)} points were not in order along the outline (joined "
+                f"as given, {'they cross' if 'crosses' in str(err) else 'its ends are apart'}); "
+                f"read in order from the floor's shoulder through the tip to the roof's "
+                f"({len(q)} distinct points): check the outline (`profile.plot()`)")
+    return (*_normalise_ordered(p, clearance), None)
+
+
+def _normalise_ordered(points, clearance: float):
+    """:func:`_normalise` for points in order along the outline."""
     p = np.asarray(points, dtype=float)
     if p.ndim != 2 or p.shape[1] != 2:
         raise ValueError(f"a profile is rows of two numbers x, y; got an array of shape "
@@ -169,7 +254,7 @@ def _normalise(points, clearance: float):
             roof is not None else False
         if not ends_on_shoulder:
             gap = float(np.hypot(*(p[0] - p[-1])))
-            raise ValueError(
+            raise _OrderError(
                 f"the profile is open: its ends {p[0].tolist()} and {p[-1].tolist()} are "
                 f"{gap:.3g} apart and not both on the shoulder; close it (repeat the first "
                 "point at the end) or end its two sides at the shoulder (the largest x), one "
@@ -177,7 +262,7 @@ def _normalise(points, clearance: float):
     cross = _crossings(x, y)
     if cross:
         i, j, cx, cy = cross[0]
-        raise ValueError(f"the profile crosses itself: segment {i} ({p[i].tolist()} -> "
+        raise _OrderError(f"the profile crosses itself: segment {i} ({p[i].tolist()} -> "
                          f"{p[(i + 1) % len(p)].tolist()}) crosses segment {j} at "
                          f"({cx:.4g}, {cy:.4g}); give the points in order along the outline")
     if floor is None or roof is None:
@@ -220,8 +305,8 @@ class NoseProfile(NoseShape):
     name: str = "profile"
 
     def __init__(self, points, clearance: float = 0.15, name: str = "profile"):
-        (ox, oy), length = _normalise(points, float(clearance) if _is_number(clearance)
-                                      else 0.15)
+        (ox, oy), length, note = _normalise(points, float(clearance)
+                                            if _is_number(clearance) else 0.15)
         object.__setattr__(self, "points", tuple(map(tuple, np.asarray(points, float))))
         object.__setattr__(self, "name", str(name))
         object.__setattr__(self, "length", length)
@@ -230,8 +315,11 @@ class NoseProfile(NoseShape):
         NoseShape.__post_init__(self)
         object.__setattr__(self, "bluntness", float("nan"))
         if self.clearance != float(clearance):
-            (ox, oy), _ = _normalise(points, self.clearance)
+            (ox, oy), _, _ = _normalise(points, self.clearance)
         object.__setattr__(self, "_outline", (ox, oy))
+        object.__setattr__(self, "reordered", note is not None)
+        if note:
+            warnings.warn(f"{self.name}: {note}", UserWarning, stacklevel=2)
 
     @classmethod
     def from_csv(cls, path, clearance: float = 0.15, name: str | None = None):
@@ -265,6 +353,39 @@ class NoseProfile(NoseShape):
             .reshape(px.shape)
         c = self.clearance
         return np.where(px >= self.length, (py >= c) & (py <= c + 1.0), in_nose)
+
+    def plot(self, ax=None):
+        """The outline as read (train heights, the floor at ``clearance``, the ground at 0)
+        over the file's points (scaled the same way), the tip and the shoulder marked: the
+        figure to check a CAD export against before a solve."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(7, 3))
+        else:
+            fig = ax.figure
+        ox, oy = self._outline
+        p = np.asarray(self.points, float)
+        height = float(np.ptp(p[:, 1]))
+        scale = 1.0 / height
+        px = (p[:, 0] - p[:, 0].min()) * scale
+        if None in _shoulder(p[:, 0], p[:, 1], p[:, 0].max(), height):
+            px = (p[:, 0].max() - p[:, 0]) * scale          # drawn pointing to +x: mirrored
+        py = (p[:, 1] - p[:, 1].min()) * scale + self.clearance
+        ax.plot(ox, oy, "-", color="C0", lw=1.5, label=f"outline read ({len(ox)} points)")
+        ax.plot([ox[0], ox[-1]], [oy[0], oy[-1]], ":", color="C0", lw=1, label="shoulder")
+        ax.plot(px, py, "o", ms=3, mfc="none", color="C1",
+                label=f"file's points ({len(p)})")
+        ax.plot(*self.tip, "v", color="C3", label="tip")
+        ax.axhline(0.0, color="0.3", lw=2, label="ground")
+        ax.set_aspect("equal")
+        ax.set_xlabel("x / H (from the tip)")
+        ax.set_ylabel("y / H (above the ground)")
+        ax.set_title(f"{self.name}: length {self.length:.4g} H, clearance {self.clearance:g} H"
+                     + (" (points put in order)" if self.reordered else ""))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+        fig.tight_layout()
+        return fig
 
     def to_dict(self) -> dict:
         return {"length": self.length, "bluntness": None, "clearance": self.clearance,

@@ -1,0 +1,92 @@
+"""Profile files as CAD exports give them (round 32): the outline's points in no order (a
+point cloud), its segments each written with both ends, rows sorted by ``x``, a nose drawn
+pointing to +x, a closed outline with points on the rear line, millimetres and a header. The
+oracle is the outline written in order (the same points) and the ellipse's area ``pi L H / 4``;
+an order that two independent rules do not agree on is still refused."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skiff.kernels.solve.flow.profile import NoseProfile
+
+H, L = 3800.0, 3 * 3800.0                                        # mm: a 3 H ellipse nose
+T = np.linspace(-np.pi / 2, np.pi / 2, 61)
+PTS = np.column_stack([L * (1 - np.cos(T)), H / 2 * (1 + np.sin(T))])
+RNG = np.random.default_rng(7)
+
+
+def _csv(tmp_path, name, pts):
+    path = tmp_path / name
+    path.write_text("x [mm],y [mm]\n" + "".join(f"{a:.4f},{b:.4f}\n" for a, b in pts))
+    return path
+
+
+def _segments(order):
+    return np.concatenate([PTS[[i, i + 1]] for i in order])
+
+
+CASES = {
+    "cloud.csv": PTS[RNG.permutation(len(PTS))],
+    "segments.csv": _segments(RNG.permutation(len(PTS) - 1)),     # both ends, shuffled
+    "sorted_x.csv": PTS[np.lexsort((PTS[:, 1], PTS[:, 0]))],
+    "pointing_x.csv": (PTS * [-1, 1])[RNG.permutation(len(PTS))],
+    "closed_rear.csv": np.vstack([PTS, [[L, y] for y in np.linspace(H, 0, 7)[1:-1]]])[
+        RNG.permutation(len(PTS) + 5)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_points_in_no_order_read_as_the_outline_written(tmp_path, name):
+    ref = NoseProfile.from_csv(_csv(tmp_path, "ordered.csv", PTS), clearance=0.2)
+    with pytest.warns(UserWarning, match="not in order along the outline") as rec:
+        prof = NoseProfile.from_csv(_csv(tmp_path, name, CASES[name]), clearance=0.2)
+    assert "\n" not in str(rec[0].message) and prof.reordered and not ref.reordered
+    assert prof.length == pytest.approx(3.0, abs=1e-9)
+    np.testing.assert_allclose(np.column_stack(prof.outline()),
+                               np.column_stack(ref.outline()), atol=1e-8)
+    # the polygon's area against the ellipse's pi L H / 4 (in H^2): the 60-gon is 2.6e-4 short
+    assert prof.volume() == pytest.approx(math.pi * 3 / 4, rel=5e-4)
+    assert prof.tip == pytest.approx((0.0, 0.7), abs=1e-9)
+
+
+def test_points_in_order_are_read_without_a_warning(tmp_path, recwarn):
+    prof = NoseProfile.from_csv(_csv(tmp_path, "ordered.csv", np.vstack([PTS, PTS[:1]])))
+    assert not prof.reordered and not [w for w in recwarn if "order" in str(w.message)]
+
+
+@pytest.mark.parametrize("points, needle", [
+    # two roof points given after the roof's shoulder: the angle order and the nearest
+    # neighbour chain disagree, so the outline is not guessed
+    ([(2, 0), (0, 0.5), (2, 1), (1, 0.9), (1.5, 0.2), (2, 0)], "crosses itself: segment"),
+    # no roof shoulder at all
+    ([(2, 0), (0, 0.5), (1, 1)], "the profile is open"),
+])
+def test_an_ambiguous_order_is_still_refused_in_one_line(points, needle):
+    with pytest.raises(ValueError, match=needle) as info:
+        NoseProfile(points)
+    assert "could not be put in order unambiguously" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_the_plot_shows_the_outline_over_the_files_points(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    with pytest.warns(UserWarning):
+        prof = NoseProfile.from_csv(_csv(tmp_path, "cloud.csv", CASES["pointing_x.csv"]))
+    fig = prof.plot()
+    ax = fig.axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    pts = lines["file's points (61)"]
+    # the file's points, scaled and mirrored as the outline, lie on it (the outline's own
+    # vertices include them)
+    ox, oy = prof.outline()
+    got = np.column_stack([pts.get_xdata(), pts.get_ydata()])
+    d = np.min(np.hypot(got[:, :1] - ox, got[:, 1:] - oy), axis=1)
+    assert d.max() < 1e-6
+    assert "points put in order" in ax.get_title()
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
