@@ -86,10 +86,16 @@ class RunReporter(Reporter):
 
         write_rank_progress(self.run_dir, self.rank, fields)
 
-    def progress(self, done, total=None, *, unit="step", message=None):
+    def progress(self, done, total=None, *, unit="step", message=None, work=None,
+                 work_total=None):
+        """``done`` of ``total`` units; ``work`` of ``work_total`` (optional, any measure of
+        what the units take: an OCR job's pixels) weights the ETA where units differ in size
+        (three small images, then large pages)."""
         fields = {"done": done, "total": total, "unit": unit}
         if message:
             fields["message"] = message
+        if work is not None and work_total is not None:
+            fields["work"], fields["work_total"] = float(work), float(work_total)
         now = time.monotonic()
         finished = total is not None and done >= total
         if finished:  # the last step's samples are shown with it

@@ -91,6 +91,11 @@ class JobState:
     n_events: int = 0
     inferred: str | None = None  # why the final status was inferred by a reader, not written
     step: int | None = None  # the step (iteration) of the newest metric
+    # the work done and in all where the kernel reports it with its progress (an OCR job's
+    # pixels: a page of 3000x2000 is 100 small images' work): the ETA is then the work left
+    # at the recent rate of work, not the units left at the recent rate of units
+    work: float | None = None
+    work_total: float | None = None
     # rate and ETA, smoothed (see :meth:`eta`): (units, seconds) and (units, seconds, steps)
     _timed: _Window = field(default_factory=lambda: _Window(2), repr=False)
     _stepped: _Window = field(default_factory=lambda: _Window(3), repr=False)
@@ -99,6 +104,8 @@ class JobState:
     _first: float = field(default=0.0, repr=False)             # time of the first progress
     _anchor: tuple | None = field(default=None, repr=False)   # (t, best, step): last with a step
     _step_fresh: bool = field(default=False, repr=False)      # a metric step since that progress
+    _worked: _Window = field(default_factory=lambda: _Window(2), repr=False)  # (work, seconds)
+    _wpoint: tuple | None = field(default=None, repr=False)   # (t, work) of the last progress
 
     @property
     def final(self) -> bool:
@@ -148,6 +155,11 @@ class JobState:
             total = _number(event.get("total"))
             self.total = total if total is not None and total > 0 else None
             self.own = (self.done, self.total)  # rank 0's part (skiff.jobs.split)
+            work, work_total = _number(event.get("work")), _number(event.get("work_total"))
+            if work is None or work_total is None or not 0 <= work <= work_total \
+                    or work_total <= 0 or not math.isfinite(work_total):
+                work = work_total = None
+            self.work, self.work_total = work, work_total
             self.unit = _text(event.get("unit", self.unit))
             if event.get("message") is not None:
                 self.message = _text(event["message"])
@@ -186,6 +198,7 @@ class JobState:
         such events: for a solve, the convergence rate (decades per iteration) and the time
         per iteration, each smoothed on its own. Rates are measured on the best progress so
         far, since a residual may rise for a while (CG's is not monotone)."""
+        self._measure_work(t)
         best = self._best = max(self._best, self.done)
         if self._point is None:
             self._point, self._first = (t, best), t
@@ -204,6 +217,19 @@ class JobState:
             self._anchor = anchor
             return
         self._stepped.add(t - t0, _tau(t - self._first), best - d0, t - t0, self.step - s0)
+
+    def _measure_work(self, t: float) -> None:
+        """Fold the work of the progress just applied into the rate of work (work per
+        second over the same fading window); a progress without work forgets it."""
+        if self.work is None:
+            self._worked, self._wpoint = _Window(2), None
+            return
+        if self._wpoint is None:
+            self._wpoint = (t, self.work)
+        elif t > self._wpoint[0]:
+            t0, w0 = self._wpoint
+            self._worked.add(t - t0, _tau(t - self._first), max(0.0, self.work - w0), t - t0)
+            self._wpoint = (t, max(w0, self.work))
 
     def _per_step(self) -> tuple[float, float] | None:
         """(units per step, seconds per step) over the recent window, if steps are known."""
@@ -224,14 +250,21 @@ class JobState:
         return rate if rate is not None and rate > 0 else None
 
     def eta(self) -> float | None:
-        """Seconds left: the units left over the recent rate. Where progress events belong
-        to steps, (units left / units per step) steps of the recent time per step: for a
-        solve, decades left over decades per iteration, times seconds per iteration."""
+        """Seconds left: the units left over the recent rate; where the progress carries
+        its work (``work``, ``work_total``: pixels, pages), the work left over the recent
+        rate of work, so large pages after small images weigh what they take. Where progress
+        events belong to steps, (units left / units per step) steps of the recent time per
+        step: for a solve, decades left over decades per iteration, times seconds per
+        iteration."""
         if self.total is None or self.final:
             return None
         # ranks that share the work (skiff.jobs.split): the whole job's rest at its rate
         done = self.done if self.split else self._best
         left = max(0.0, float(self.total) - done)
+        if self.work is not None and not self.split:
+            per_s = self._worked.ratio(0, 1)
+            if per_s is not None and per_s > 0:
+                return self._plausible(max(0.0, self.work_total - self.work) / per_s)
         stepped = self._per_step()
         if stepped is not None and stepped[0] > 0:
             return self._plausible(left / stepped[0] * stepped[1])
