@@ -1,6 +1,7 @@
 """Build the int8 twin of an OCR recognizer (opt-in; docs/ocr-int8-rec.md has its figures).
 
     python tools/quantize_rec_int8.py DST.onnx [--src REC.onnx] [--all-convs] [--pages N]
+    python tools/quantize_rec_int8.py --cache      # where precision="hybrid" finds it
 
 Renders pages (clean, documents, the hard tiers; fixed seed), runs a float32 pipeline over
 them recording every recognizer batch it makes, and writes the recognizer with its
@@ -21,7 +22,9 @@ from importlib.resources import files
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dst", help="where to write the int8 recognizer (.onnx)")
+    ap.add_argument("dst", nargs="?", help="where to write the int8 recognizer (.onnx)")
+    ap.add_argument("--cache", action="store_true",
+                    help="write it where precision='hybrid' looks for it (skiff's cache)")
     ap.add_argument("--src", help="the float32 recognizer (default: the default set's)")
     ap.add_argument("--all-convs", action="store_true",
                     help="quantize every convolution (faster, reads less like float32)")
@@ -30,6 +33,11 @@ def main(argv=None) -> int:
     from skiff.kernels.ocr import quantize_rec as qr
 
     src = args.src or str(files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx")
+    if args.cache:
+        args.dst = str(qr.int8_rec_path(src))
+        qr.int8_rec_path(src).parent.mkdir(parents=True, exist_ok=True)
+    elif not args.dst:
+        ap.error("give DST or --cache")
     logging.disable(logging.WARNING)  # the quantizer's per-tensor notes
     t = time.perf_counter()
     batches = qr.pipeline_batches(qr.calibration_pages(args.pages), rec=args.src)

@@ -134,7 +134,7 @@ class DetectionPasses:
         todo = [f for f in it.faint[1]  # alone on its row, at most FAINT_WIDE wider than high
                 if np.ptp(f[:, 0]) <= FAINT_WIDE * np.ptp(f[:, 1]) and
                 not any(lo[1] <= f.mean(0)[1] <= hi[1] for lo, hi in spans)]
-        if not todo or denoise.noise_sigma(it.bgr) >= denoise.NOISY:
+        if not todo or it.noise() >= denoise.NOISY:
             return
         t0 = time.perf_counter()
         h, w = it.bgr.shape[:2]
@@ -160,7 +160,7 @@ class DetectionPasses:
         """A small noisy image (at most half the detector's page side, pixel noise at least
         ``NOISY``): where int8's error and the noise add up."""
         return max(it.bgr.shape[:2]) <= self.params.limit / 2 and \
-            denoise.noise_sigma(it.bgr) >= denoise.NOISY
+            it.noise() >= denoise.NOISY
 
     def _first_passes(self, items: list[Item], which: str) -> dict:
         """Scale each item, detect with engine ``which``, and enlarge once where the text

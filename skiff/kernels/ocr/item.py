@@ -25,3 +25,12 @@ class Item:
     # (scale, boxes): glyph-sized regions the detector saw faintly at that scale
     # (det.db_boxes' ``faint``), looked at again enlarged (DetectionPasses._faint_glyphs)
     faint: tuple | None = None
+    sigma: float | None = None  # denoise.noise_sigma of bgr, once measured (noise())
+
+    def noise(self) -> float:
+        """:func:`.denoise.noise_sigma` of the pixels, measured once."""
+        if self.sigma is None:
+            from .denoise import noise_sigma
+
+            self.sigma = noise_sigma(self.bgr)
+        return self.sigma

@@ -28,6 +28,7 @@ import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from . import denoise
 from .blocks import block_rows
 from .checkboxes import SIGNS, box_before, checkbox_text
 from .det import DetParams
@@ -92,6 +93,9 @@ KEEP_FILE_PIXELS = 8
 # to 256 MiB, peak RSS 642-651 MiB against RapidOCR's 498; at 96 MiB 473-480, the same CPU
 # (round 31). Small images never reach it (the mixed folder holds under 16 MiB).
 AHEAD_MB = 96.0
+# precision="hybrid": a line of a clean image that the int8 recognizer reads under this is
+# read again in float32 (0: never; round 32 measures, docs/ocr-int8-rec.md)
+HYBRID_LINE = float(os.environ.get("SKIFF_OCR_HYBRID_LINE", "0"))
 
 
 
@@ -184,9 +188,9 @@ class OcrPipeline(DetectionPasses, LineReading):
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got "
                              f"{precision!r}")
-        if precision == "int8" and self.device != "cpu":
-            raise ValueError(f"precision 'int8' runs on the CPU only; {self.device!r} runs "
-                             "the float32 models (use precision='auto')")
+        if precision in ("int8", "hybrid") and self.device != "cpu":
+            raise ValueError(f"precision {precision!r} runs on the CPU only; {self.device!r} "
+                             "runs the float32 models (use precision='auto')")
         self.precision = precision
         self.batch_size = batch_size
         if not 36 <= pdf_dpi <= 600:
@@ -236,12 +240,15 @@ class OcrPipeline(DetectionPasses, LineReading):
         self._fallback_chars: list[str] | None = None
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}  # one lock per engine being made
+        self._rec_int8 = False  # "rec" means the int8 recognizer (precision="hybrid")
 
     # models, loaded on first use ---------------------------------------------------------
     def engine(self, which: str) -> OnnxEngine:
         """The engine ``which`` (``det``, ``det-fp32``, ``cls``, ``rec``), made on first use.
         Engines are made under a lock of their own: a thread making one does not hold up a
         thread that wants another (:meth:`preload`)."""
+        if which == "rec" and self._rec_int8:  # precision="hybrid", a clean image's crops
+            which = "rec-int8"
         with self._lock:
             made = self._engines.get(which)
             if made is not None:
@@ -295,10 +302,14 @@ class OcrPipeline(DetectionPasses, LineReading):
             return self.models.path("det")
         if which == "rec-fallback":
             return self.models.path("rec_fallback")
+        if which == "rec-int8":
+            from .quantize_rec import int8_recognizer
+
+            return int8_recognizer(self.models.path("rec"), log=_say)
         path = self.models.path(which)
         measured = self.models.det_int8 and isinstance(self.models.det, tuple)
         if which != "det" or self.device != "cpu" or self.precision == "fp32" or \
-                (self.precision == "auto" and not measured):
+                (self.precision in ("auto", "hybrid") and not measured):
             return path
         try:
             # auto does not spend a failed build's time again; int8 asked for tries again
@@ -307,7 +318,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             if self.precision == "int8":
                 raise
             _say(f"skiff: {exc}; detection runs in float32")
-            self.precision = "fp32"
+            if self.precision == "auto":
+                self.precision = "fp32"
             return path
 
     @property
@@ -334,6 +346,44 @@ class OcrPipeline(DetectionPasses, LineReading):
         return {"device": self.device, "why": self.device_reason, **self.models.describe(),
                 "detector": self._engines["det"].path.name if "det" in self._engines else None,
                 "providers": {k: e.provider for k, e in self._engines.items()}}
+
+    # precision="hybrid" ------------------------------------------------------------------
+    def recognize(self, crops, owners, items, fallback: bool = True) -> list[tuple[str, float]]:
+        """:meth:`.LineReading.recognize`; with ``precision="hybrid"`` the crops of clean
+        images (pixel noise under ``denoise.NOISY``) are read by the recognizer's int8 twin
+        (:mod:`.quantize_rec`), those of noisy images and their denoised copies in float32,
+        and a clean image's line read under ``HYBRID_LINE`` again in float32."""
+        if self.precision != "hybrid" or not crops:
+            return super().recognize(crops, owners, items, fallback)
+        _ = self.alphabet  # from the float32 file's metadata
+        noisy = [self._noisy(items[pos]) for pos, _ in owners]
+        out: list = [None] * len(crops)
+        for as_int8 in (True, False):
+            idx = [i for i, n in enumerate(noisy) if n != as_int8]
+            if not idx:
+                continue
+            self._rec_int8 = as_int8
+            try:
+                part = super().recognize([crops[i] for i in idx], [owners[i] for i in idx],
+                                         items, fallback)
+            finally:
+                self._rec_int8 = False
+            for i, read in zip(idx, part, strict=True):
+                out[i] = read
+        if HYBRID_LINE > 0:
+            idx = [i for i, n in enumerate(noisy) if not n and out[i][1] < HYBRID_LINE]
+            if idx:
+                part = super().recognize([crops[i] for i in idx], [owners[i] for i in idx],
+                                         items, fallback)
+                for i, read in zip(idx, part, strict=True):
+                    out[i] = read
+        return out
+
+    @staticmethod
+    def _noisy(it: Item) -> bool:
+        """Whether ``it`` is read in float32 under ``precision="hybrid"``: a denoised copy
+        of a noisy image (negative index), or pixel noise at least ``denoise.NOISY``."""
+        return it.index < 0 or it.noise() >= denoise.NOISY
 
     # the sentence ------------------------------------------------------------------------
     def __call__(self, image) -> OcrResult:

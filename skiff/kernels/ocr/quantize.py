@@ -44,7 +44,7 @@ from skiff.kernels.backend.cache import cache_dir
 __all__ = ["PRECISIONS", "int8_detector", "int8_path", "build_int8_detector",
            "QuantizeError", "reduced_range"]
 
-PRECISIONS = ("auto", "int8", "fp32")
+PRECISIONS = ("auto", "int8", "fp32", "hybrid")
 # bump when the recipe changes: cached files of an older recipe are then rebuilt
 RECIPE = "det-int8-qdq-v5"
 SEED = 20261201
