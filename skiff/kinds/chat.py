@@ -123,6 +123,8 @@ def run(config: dict, reporter, model=None):
                  net.config.block_size)
     temperature = float(config.get("temperature") or 0.0)
     stops = [s for s in config.get("stop") or [] if s]
+    # a stop string may begin in the prompt (as transformers' stop_strings match)
+    before = prompt[-max((len(s) for s in stops), default=0):] if stops else ""
     last, state = [0.0], {"text": "", "n": 0}
 
     def on_token(text, n):
@@ -133,8 +135,8 @@ def run(config: dict, reporter, model=None):
         now = time.monotonic()
         if now - last[0] >= 0.1:
             last[0] = now
-            reporter.info(thinking="", text=_cut(text, stops), tokens=n)
-        return bool(stops) and _cut(text, stops) != text
+            reporter.info(thinking="", text=_cut(text, stops, before), tokens=n)
+        return bool(stops) and _cut(text, stops, before) != text
 
     start = time.perf_counter()
     top_k = config.get("top_k")  # past the vocabulary: all of it (transformers, the
@@ -145,7 +147,7 @@ def run(config: dict, reporter, model=None):
     seconds = time.perf_counter() - start
     n = state["n"]  # the whole text: a last unfinished character too (as generate_text)
     raw = full[len(prompt):] if full.startswith(prompt) else state["text"]
-    new = _cut(raw, stops)
+    new = _cut(raw, stops, before)
     result = chat_reply.ChatReply(text=new, thinking="", raw=raw, tokens=n,
                                   prompt_tokens=len(prompt.encode("utf-8")),
                                   seconds=round(seconds, 4),
@@ -159,13 +161,12 @@ def run(config: dict, reporter, model=None):
     return result
 
 
-def _cut(text: str, stops) -> str:
-    """``text`` ended before the first of the ``stops`` it holds (as the checkpoint path)."""
-    for s in stops:
-        at = text.find(s)
-        if at >= 0:
-            text = text[:at]
-    return text
+def _cut(text: str, stops, before: str = "") -> str:
+    """``text`` ended before the first of the ``stops`` it holds, one that begins in
+    ``before`` (the prompt's end) too (as the checkpoint path)."""
+    from skiff.kernels.train.models.chat_reply import stop_cut
+
+    return stop_cut(text, stops, before)
 
 
 def fits(name: str, prompt: str, max_new_tokens: int | None, block_size: int) -> int:

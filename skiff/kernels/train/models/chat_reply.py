@@ -132,7 +132,7 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         if should_stop is not None:
             should_stop()
         if on_text is not None:
-            think, answer = split_thinking(_decode(tok, new, eos, stop_strings),
+            think, answer = split_thinking(_decode(tok, new, eos, stop_strings, ids),
                                            inside=inside)
             on_text(think, answer, len(new))
 
@@ -144,7 +144,7 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     seconds = time.perf_counter() - start
     gen = out[0, len(ids):].tolist()
     raw = _decode(tok, gen, eos, None)
-    text = _decode(tok, gen, eos, stop_strings)
+    text = _decode(tok, gen, eos, stop_strings, ids)
     if gen and gen[-1] in eos:
         why = "eos"
     elif stop_strings and text != raw:
@@ -158,16 +158,42 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
                      stop=why, model=str(getattr(model, "source_folder", "") or ""))
 
 
-def _decode(tok, ids, eos: set, stop_strings) -> str:
-    """Text of generated ``ids`` without the eos token, cut before the first stop string."""
+def _decode(tok, ids, eos: set, stop_strings, prompt=()) -> str:
+    """Text of generated ``ids`` without the eos token, cut before the first stop string.
+    A stop string that begins in the ``prompt`` ids and ends in the new text (transformers'
+    ``stop_strings`` stop there, and so does ``generate``) leaves no text."""
     if ids and ids[-1] in eos:
         ids = ids[:-1]
-    text = tok.decode(ids)
-    for s in ([stop_strings] if isinstance(stop_strings, str) else stop_strings or []):
-        at = text.find(s)
-        if at >= 0:
-            text = text[:at]
-    return text
+    stops = [stop_strings] if isinstance(stop_strings, str) else list(stop_strings or [])
+    if stops and len(prompt) and ids:
+        # the prompt's last tokens and the first new ones decoded together, as the stop
+        # criterion sees them (a SentencePiece piece's leading space is kept there)
+        w = max(len(s) for s in stops) + 8
+        tail = [int(t) for t in prompt[-w:]]
+        before = tok.decode(tail)
+        both = tok.decode(tail + list(ids[:4 * w]))
+        if both.startswith(before) and _stop_at(both, stops, len(before)) < len(before):
+            return ""
+    return stop_cut(tok.decode(ids), stops)
+
+
+def stop_cut(text: str, stops, before: str = "") -> str:
+    """``text`` ended before the first of the ``stops`` it holds. ``before`` is the text
+    that came ahead of it (the prompt): a stop string that begins there and ends in
+    ``text`` counts too (as transformers' ``stop_strings``; one wholly in ``before`` does
+    not), and leaves ``""``."""
+    return text[:max(0, _stop_at(before + text, stops, len(before)) - len(before))]
+
+
+def _stop_at(joined: str, stops, start: int) -> int:
+    """Where the first match of ``stops`` in ``joined`` that ends past ``start`` begins
+    (``len(joined)``: none)."""
+    cut = len(joined)
+    for s in stops:
+        at = joined.find(s, max(0, start - len(s) + 1))
+        if 0 <= at < cut:
+            cut = at
+    return cut
 
 
 # ---- the job -------------------------------------------------------------------------------
