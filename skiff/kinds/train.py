@@ -1203,12 +1203,23 @@ def class_report_line(report) -> str | None:
     rows = _per_class(report)
     if not rows or not isinstance(report.get("f1"), (int, float)):
         return None
+    # a class with no held-out row has no recall (scikit-learn: "ill-defined"): said so,
+    # not "0.000 of 0", and never among the lowest
+    absent = [r for r in rows if not r[4]]
+    rows = [r for r in rows if r[4]]
     shown = rows if len(rows) <= MAX_CLASSES_SHOWN else sorted(
         rows, key=lambda r: r[2])[:MAX_CLASSES_SHOWN]
     more = "" if len(rows) <= MAX_CLASSES_SHOWN else \
         f" (the {MAX_CLASSES_SHOWN} lowest of {len(rows)} classes)"
-    return (f"held-out by class: macro F1 {report['f1']:.3f}; recall{more} "
+    line = (f"held-out by class: macro F1 {report['f1']:.3f}; recall{more} "
             + ", ".join(f"{c}: {r:.3f} of {s}" for c, _p, r, _f, s in shown))
+    if absent:
+        names = ", ".join(str(r[0]) for r in absent[:MAX_CLASSES_SHOWN])
+        line += (f"; no held-out rows of {names}"
+                 + (f" and {len(absent) - MAX_CLASSES_SHOWN} more" if len(absent) >
+                    MAX_CLASSES_SHOWN else "")
+                 + " (a larger --val-split, or more rows of them)")
+    return line
 
 
 def class_report_html(report) -> str | None:
