@@ -373,11 +373,14 @@ def _run_tool(name: str, rest: list[str]) -> int:
         from skiff.jobs.render import JobTable, describe
 
         action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
+        if ns.follow and ns.action == "show":  # `jobs show ID -f`: followed live, as attach
+            ns.action = "attach"
+        tailing = ns.follow and ns.action == "logs"
         if ns.action == "rm" and ns.all:  # `jobs rm --all` said "rm needs a job ID"
             raise GrammarError("skiff jobs: rm removes the jobs named; every finished job: "
                                "python -m skiff jobs prune --keep 0")
         previous = None
-        if (ns.action in ("wait", "attach")
+        if ((ns.action in ("wait", "attach") or tailing)
                 and threading.current_thread() is threading.main_thread()):
             # Ctrl-C stops the waiting even where the process started with SIGINT ignored
             # (a shell's background job: Python then installs no KeyboardInterrupt)
@@ -392,6 +395,12 @@ def _run_tool(name: str, rest: list[str]) -> int:
             asked = True
             if ns.action == "attach" and ns.job_id and not ns.more_ids:
                 out = _attach(ns.job_id)
+            elif tailing:  # `jobs logs ID -f`: each new line as the job writes it
+                from skiff.jobs.render import follow_logs
+
+                out = follow_logs(jobs_action("show", ns.job_id, metrics=False),
+                                  lambda text: print(text, flush=True))
+                return FAILED if out.status == "done" and out.failures else _status_code(out)
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
                 from skiff.jobs import cancel_job
 
@@ -401,7 +410,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns),
                                   metrics=ns.action not in ("list", "show", "logs"))
         except KeyboardInterrupt:
-            if ns.action not in ("wait", "attach"):
+            if ns.action not in ("wait", "attach") and not tailing:
                 raise
             doing = "waiting" if ns.action == "wait" else "following"
             print(f"skiff: stopped {doing}; job {ns.job_id} goes on (python -m skiff jobs "

@@ -59,6 +59,9 @@ def JOBS(p):
     p.add_argument("--dry-run", action="store_true",
                    help="rm, prune: list the jobs that would be removed, remove nothing; "
                         "resume: what it would run, start nothing")
+    p.add_argument("-f", "--follow", action="store_true",
+                   help="show: follow the job live until it ends (as attach); logs: print "
+                        "each new log line as the job writes it, until it ends")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
     notebook_only(p.add_argument("--wait", action="store_true",
@@ -76,6 +79,15 @@ def action_options(ns: argparse.Namespace) -> dict:
     if getattr(ns, "dry_run", False) and ns.action not in ("rm", "prune", "resume"):
         raise ValueError(f"--dry-run goes with rm and prune (what they would remove) and with "
                          f"resume (what it would run); jobs {ns.action} changes nothing")
+    if getattr(ns, "follow", False):
+        if ns.action not in ("show", "logs", "attach"):
+            raise ValueError(f"--follow goes with show and logs (a job followed live until it "
+                             f"ends); jobs {ns.action} does not follow")
+        if ns.action == "logs" and getattr(ns, "json", False):
+            raise ValueError("jobs logs --follow prints lines as they come, --json one "
+                             "document once: give one of them")
+        if not ns.job_id or ns.more_ids:
+            raise ValueError(f"jobs {ns.action} --follow follows one job: give its ID")
     return {"all": ns.all, "timeout": ns.timeout, "limit": ns.limit, "kind": ns.kind,
             "status": ns.status, "more_ids": tuple(ns.more_ids), "older_than": ns.older_than,
             "keep": ns.keep, "dry_run": ns.dry_run}

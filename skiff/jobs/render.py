@@ -185,22 +185,57 @@ def rank_outputs(job, lines: int = RANK_OUTPUT_LINES) -> dict[int, str]:
     return dict(sorted(out.items()))
 
 
+def record_lines(rec: dict) -> list[str]:
+    """One log record as ``jobs logs`` prints it: ``HH:MM:SS [rank N] level: message``,
+    an error's traceback indented under it."""
+    when = time.strftime("%H:%M:%S", time.localtime(rec["t"])) if rec["t"] else "--:--:--"
+    rank = f"[rank {rec['rank']}] " if (rec["rank"] or 0) > 0 else ""
+    level = "" if rec["level"] == "info" else f"{rec['level']}: "
+    lines = [f"{when} {rank}{level}{rec['message']}"]
+    if rec.get("traceback"):
+        lines.extend("    " + t for t in rec["traceback"].rstrip("\n").splitlines())
+    return lines
+
+
+def output_lines(job) -> list[str]:
+    """What each rank of a process job printed, under a line naming its file."""
+    lines = []
+    for rank, text in rank_outputs(job).items():
+        lines.append(f"--- rank {rank} printed (logs/rank{rank}.out) ---")
+        lines.append(text)
+    return lines
+
+
+def follow_logs(job, write, *, poll_s: float = 1.0, stop=None):
+    """``jobs logs ID --follow``: ``write`` each log line of ``job`` (as :func:`logs_text`
+    prints it, control characters escaped), those written so far first, then each new one
+    as the job writes it, until the job ends; then what its ranks printed. ``stop()`` true
+    ends the following early. Returns the job. Ctrl-C (KeyboardInterrupt) stops the
+    following, not the job."""
+    seen = 0
+    while True:
+        final = job.refresh().final  # read before the records: the last ones are printed
+        records = log_records(job)
+        for rec in records[seen:]:
+            for line in record_lines(rec):
+                write(plain(line))
+        seen = max(seen, len(records))
+        if final or (stop is not None and stop()):
+            break
+        time.sleep(poll_s)
+    if final:
+        for line in output_lines(job):
+            write(plain(line))
+    return job
+
+
 def logs_text(job) -> str:
     """What ``job.logs`` and ``jobs logs ID`` show: each log line of the job as
     ``HH:MM:SS [rank N] level: message`` (the level written for warnings and errors, an
     error's traceback under it), then what each rank of a process job printed. Control
     characters are shown escaped."""
-    lines = []
-    for rec in log_records(job):
-        when = time.strftime("%H:%M:%S", time.localtime(rec["t"])) if rec["t"] else "--:--:--"
-        rank = f"[rank {rec['rank']}] " if (rec["rank"] or 0) > 0 else ""
-        level = "" if rec["level"] == "info" else f"{rec['level']}: "
-        lines.append(f"{when} {rank}{level}{rec['message']}")
-        if rec.get("traceback"):
-            lines.extend("    " + t for t in rec["traceback"].rstrip("\n").splitlines())
-    for rank, text in rank_outputs(job).items():
-        lines.append(f"--- rank {rank} printed (logs/rank{rank}.out) ---")
-        lines.append(text)
+    lines = [line for rec in log_records(job) for line in record_lines(rec)]
+    lines.extend(output_lines(job))
     return plain("\n".join(lines))
 
 

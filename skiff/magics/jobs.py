@@ -23,10 +23,11 @@ class JobsMagics(Magics):
         """List, show, wait for, cancel, resume, reattach to, trust or remove jobs, or print a
         job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
         [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
-        [--timeout S] [--wait] [--dry-run] [-o NAME]``. A list is newest first; ID may be a
-        job's --name. ``rm``/``prune --dry-run`` lists what they would remove, ``resume
-        --dry-run`` what it would run. Interrupting ``%jobs wait`` stops the waiting, not the
-        job."""
+        [--timeout S] [--wait] [--dry-run] [-f] [-o NAME]``. A list is newest first; ID may
+        be a job's --name. ``rm``/``prune --dry-run`` lists what they would remove, ``resume
+        --dry-run`` what it would run; ``show ID -f`` follows a job live (as attach), ``logs
+        ID -f`` prints each new log line until it ends. Interrupting ``%jobs wait`` stops the
+        waiting, not the job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
@@ -39,6 +40,18 @@ class JobsMagics(Magics):
                                  "them")
             _name_variables(ns, self.shell.user_ns)
             action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
+            if ns.follow and ns.action == "show":  # followed live: the attached view
+                ns.action = "attach"
+            if ns.follow and ns.action == "logs":  # each new line as the job writes it
+                from skiff.jobs.render import follow_logs
+
+                job = jobs_action("show", ns.job_id, front="magic", metrics=False)
+                try:
+                    follow_logs(job, lambda text: print(text, flush=True))
+                except KeyboardInterrupt:
+                    print(f"stopped following; job {job.id} goes on ({job.status}): "
+                          f"%jobs cancel {job.id} stops it")
+                return None
             if ns.action == "wait":
                 job = jobs_action("show", ns.job_id)
                 try:

@@ -1,0 +1,96 @@
+"""Round 32, as a user: ``python -m skiff jobs show ID --follow`` and ``jobs logs ID -f``
+(the ``tail -f``, ``docker logs -f`` habit) were "unrecognized arguments: --follow". Now
+``show -f`` follows the job live as ``attach`` does, and ``logs -f`` prints each log line as
+the job writes it, until it ends, then exits as the job ended (``jobs wait``'s table).
+The oracle: the job's own log once it ended (``jobs logs ID``), line for line, and the
+gate that alone lets the job finish, opened from inside the following."""
+
+from __future__ import annotations
+
+import pytest
+
+import skiff.jobs.render as render
+from skiff.cli import FAILED, OK, USAGE, main
+from skiff.jobs import launch
+from skiff.jobs.render import follow_logs, logs_text
+from tests.jobs.waiting import wait_for
+
+
+def _held(tmp_path, **more):
+    gate = tmp_path / "gate"
+    job = launch("demo", {"steps": 4, "sleep": 0.0, "hold_at": 2, "hold_until": str(gate),
+                          **more})
+    wait_for(lambda: job.refresh().done == 1, 30, "the step before the hold")
+    return job, gate
+
+
+def _gate_opened_while_following(monkeypatch, gate):
+    """log_records, reading for the follower: the gate opens once it has read the hold."""
+    real = render.log_records
+
+    def reading(job):
+        records = real(job)
+        if any("holding until" in r["message"] for r in records):
+            gate.touch()
+        return records
+
+    monkeypatch.setattr(render, "log_records", reading)
+
+
+def test_logs_follow_prints_each_line_while_the_job_runs(tmp_path, monkeypatch):
+    job, gate = _held(tmp_path)
+    _gate_opened_while_following(monkeypatch, gate)
+    printed = []  # (line, the job's status when it was printed)
+    follow_logs(job, lambda line: printed.append((line, job.refresh().status)), poll_s=0.05)
+    assert job.status == "done" and job.result["allreduce"] == 4.0
+    lines = [line for line, _ in printed]
+    assert lines == logs_text(job).splitlines()  # the job's whole log, each line once
+    hold = next(s for line, s in printed if "holding until" in line)
+    assert hold == "running"  # printed as it came, not at the end
+    assert "finished 4 steps" in lines[-1]
+
+
+def test_cli_logs_follow_exits_as_the_job_ended(tmp_path, monkeypatch, capsys):
+    job, gate = _held(tmp_path, fail_at=3)
+    _gate_opened_while_following(monkeypatch, gate)
+    assert main(["jobs", "logs", job.id, "--follow"]) == FAILED  # as `jobs wait` says it
+    out = capsys.readouterr().out
+    assert job.status == "failed"
+    assert out.splitlines() == logs_text(job).splitlines()
+    assert "demo job failed on purpose at step 3" in out
+
+
+def test_cli_show_follow_is_attach(tmp_path, monkeypatch, capsys):
+    job, gate = _held(tmp_path)
+    _gate_opened_while_following(monkeypatch, gate)
+    monkeypatch.setattr("skiff.jobs.terminal.LiveDisplay.write",
+                        lambda self, line: gate.touch())
+    assert main(["jobs", "show", job.id, "-f"]) == OK
+    out = capsys.readouterr()
+    assert f"following job {job.id} (running)" in out.err
+    assert job.status == "done" and f"<Job {job.id} demo done 100%>" in out.out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["jobs", "list", "-f"], "--follow goes with show and logs"),
+    (["jobs", "cancel", "X", "--follow"], "jobs cancel does not follow"),
+    (["jobs", "logs", "-f"], "follows one job: give its ID"),
+    (["jobs", "logs", "X", "-f", "--json"], "give one of them"),
+])
+def test_follow_where_it_means_nothing_is_one_clear_line(argv, says, capsys):
+    assert main(argv) == USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+
+
+def test_magic_logs_follow(tmp_path, monkeypatch, capsys):
+    from IPython.testing.globalipapp import get_ipython
+
+    from skiff.magics.jobs import JobsMagics
+
+    job, gate = _held(tmp_path)
+    _gate_opened_while_following(monkeypatch, gate)
+    magics = JobsMagics(shell=get_ipython())
+    assert magics.jobs(f"logs {job.id} -f") is None
+    assert job.status == "done"
+    assert capsys.readouterr().out.splitlines() == logs_text(job).splitlines()
