@@ -174,49 +174,55 @@ def _kernels():
                     buf[i, base + 2 * p] = a * c - b * s
                     buf[i, base + 2 * p + 1] = b * c + a * s
 
+    @numba.njit(cache=True, fastmath=True, inline="always")
+    def block42(w0, w1, x, b, out, j, two):  # pragma: no cover - compiled
+        # rows j, j+1 of out's columns (j+1 only if ``two``) for rows b..b+3 of x: two
+        # weight rows read once for four x rows, eight running sums
+        nb, c_ = x.shape
+        last = nb - 1
+        x0 = x[b]
+        x1 = x[min(b + 1, last)]
+        x2 = x[min(b + 2, last)]
+        x3 = x[min(b + 3, last)]
+        a00 = a01 = a02 = a03 = np.float32(0.0)
+        a10 = a11 = a12 = a13 = np.float32(0.0)
+        for c in range(c_):
+            u = w0[c]
+            v = w1[c]
+            a00 += u * x0[c]
+            a01 += u * x1[c]
+            a02 += u * x2[c]
+            a03 += u * x3[c]
+            a10 += v * x0[c]
+            a11 += v * x1[c]
+            a12 += v * x2[c]
+            a13 += v * x3[c]
+        out[b, j] = a00
+        if b + 1 < nb:
+            out[b + 1, j] = a01
+        if b + 2 < nb:
+            out[b + 2, j] = a02
+        if b + 3 < nb:
+            out[b + 3, j] = a03
+        if two:
+            out[b, j + 1] = a10
+            if b + 1 < nb:
+                out[b + 1, j + 1] = a11
+            if b + 2 < nb:
+                out[b + 2, j + 1] = a12
+            if b + 3 < nb:
+                out[b + 3, j + 1] = a13
+
     @numba.njit(cache=True, fastmath=True)
     def few_rows(x, w, out):  # pragma: no cover - compiled
-        nb, c_ = x.shape
+        nb = x.shape[0]
         n = w.shape[0]
-        last = nb - 1
-        for j in range(0, n - 1, 2):  # two rows of w against four rows of x
+        for j in range(0, n, 2):  # two rows of w against four rows of x
+            two = j + 1 < n
             w0 = w[j]
-            w1 = w[j + 1]
+            w1 = w[j + 1] if two else w[j]  # an odd last row: its sums once more, unused
             for b in range(0, nb, 4):
-                x0 = x[b]
-                x1 = x[min(b + 1, last)]
-                x2 = x[min(b + 2, last)]
-                x3 = x[min(b + 3, last)]
-                a00 = a01 = a02 = a03 = np.float32(0.0)
-                a10 = a11 = a12 = a13 = np.float32(0.0)
-                for c in range(c_):
-                    u = w0[c]
-                    v = w1[c]
-                    a00 += u * x0[c]
-                    a01 += u * x1[c]
-                    a02 += u * x2[c]
-                    a03 += u * x3[c]
-                    a10 += v * x0[c]
-                    a11 += v * x1[c]
-                    a12 += v * x2[c]
-                    a13 += v * x3[c]
-                out[b, j] = a00
-                out[b, j + 1] = a10
-                if b + 1 < nb:
-                    out[b + 1, j] = a01
-                    out[b + 1, j + 1] = a11
-                if b + 2 < nb:
-                    out[b + 2, j] = a02
-                    out[b + 2, j + 1] = a12
-                if b + 3 < nb:
-                    out[b + 3, j] = a03
-                    out[b + 3, j + 1] = a13
-        if n % 2:  # an odd last row of w
-            for b in range(nb):
-                acc = np.float32(0.0)
-                for c in range(c_):
-                    acc += w[n - 1, c] * x[b, c]
-                out[b, n - 1] = acc
+                block42(w0, w1, x, b, out, j, two)
 
     @numba.njit(cache=True, fastmath=True)
     def few_rows_bf16(x, w, out):  # pragma: no cover - compiled
@@ -224,7 +230,6 @@ def _kernels():
         # buffer (the bits shifted up: exact), then as ``few_rows``
         nb, c_ = x.shape
         n = w.shape[0]
-        last = nb - 1
         bits = np.empty(2 * c_, dtype=np.uint32)
         wide = bits.view(np.float32)
         for j in range(0, n, 2):
@@ -239,7 +244,7 @@ def _kernels():
                     bits[c_ + c] = np.uint32(0)
             w0 = wide[:c_]
             w1 = wide[c_:]
-            if nb == 1:
+            if nb == 1:  # a decode step: two sums, not eight over a repeated row
                 a00 = a10 = np.float32(0.0)
                 x0 = x[0]
                 for c in range(c_):
@@ -250,38 +255,7 @@ def _kernels():
                     out[0, j + 1] = a10
                 continue
             for b in range(0, nb, 4):
-                x0 = x[b]
-                x1 = x[min(b + 1, last)]
-                x2 = x[min(b + 2, last)]
-                x3 = x[min(b + 3, last)]
-                a00 = a01 = a02 = a03 = np.float32(0.0)
-                a10 = a11 = a12 = a13 = np.float32(0.0)
-                for c in range(c_):
-                    u = w0[c]
-                    v = w1[c]
-                    a00 += u * x0[c]
-                    a01 += u * x1[c]
-                    a02 += u * x2[c]
-                    a03 += u * x3[c]
-                    a10 += v * x0[c]
-                    a11 += v * x1[c]
-                    a12 += v * x2[c]
-                    a13 += v * x3[c]
-                out[b, j] = a00
-                if b + 1 < nb:
-                    out[b + 1, j] = a01
-                if b + 2 < nb:
-                    out[b + 2, j] = a02
-                if b + 3 < nb:
-                    out[b + 3, j] = a03
-                if two:
-                    out[b, j + 1] = a10
-                    if b + 1 < nb:
-                        out[b + 1, j + 1] = a11
-                    if b + 2 < nb:
-                        out[b + 2, j + 1] = a12
-                    if b + 3 < nb:
-                        out[b + 3, j + 1] = a13
+                block42(w0, w1, x, b, out, j, two)
 
     @numba.njit(cache=True)
     def widen_bf16(w, out):  # pragma: no cover - compiled
