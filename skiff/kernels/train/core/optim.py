@@ -82,7 +82,10 @@ def _numba_adamw():
             vi = beta2 * v[i] + (1.0 - beta2) * gi * gi
             m[i] = mi
             v[i] = vi
-            p[i] = p[i] * decay - step_size * mi / (math.sqrt(vi) / bc2_sqrt + eps)
+            # the moments as stored (rounded to the parameter's type, as torch's float32
+            # arithmetic and the reference have them): a 1e30 float32 gradient's square is
+            # inf there, its step 0; kept in float64 it moved the weight by lr
+            p[i] = p[i] * decay - step_size * m[i] / (math.sqrt(v[i]) / bc2_sqrt + eps)
 
     return kernel
 

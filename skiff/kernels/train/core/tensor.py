@@ -485,7 +485,8 @@ class Tensor:
     def _cmp(self, o, op):
         if getattr(o, "_batched", False):  # a vmap-batched operand (vmap_r30)
             return o._rcmp(self, op)
-        other = o._data if isinstance(o, Tensor) else o
+        other = o._data if isinstance(o, Tensor) else (
+            _wrap_int(self.dtype, o) if self.dtype.kind in "iu" else o)
         return Tensor._make(op(self._data, other), False, None, 0)
 
     def __lt__(self, o):
@@ -691,6 +692,21 @@ class Tensor:
         return split(self, split_size, axis if dim is None else dim)
 
 
+_KIND = {"u": "i"}  # torch's categories: unsigned and signed integers are one
+
+
+def _wrap_int(dtype, v):
+    """A Python int out of an integer tensor's range as torch takes it: cast to the tensor's
+    dtype, wrapping around (``uint8 * 300`` is ``uint8 * 44``; numpy 2 raised
+    OverflowError)."""
+    if type(v) is not int:
+        return v
+    info = np.iinfo(dtype)
+    if info.min <= v <= info.max:
+        return v
+    return np.array(v & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(dtype).item()
+
+
 def _promote(a, b, divide=False):
     """torch's type promotion where numpy's differs: an integer or bool tensor meeting a
     Python float becomes float32, meeting a float tensor takes its dtype (numpy would give
@@ -705,11 +721,16 @@ def _promote(a, b, divide=False):
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     ka = a.dtype.kind if ta else None
     kb = b.dtype.kind if tb else None
+    if ka in ("i", "u") and not tb:
+        b = _wrap_int(a.dtype, b)
+    elif kb in ("i", "u") and not ta:
+        a = _wrap_int(b.dtype, a)
     if ka in ("i", "u", "b") and (kb == "f" or isinstance(b, float) or divide and kb != "f"):
         a = a.astype(b.dtype if kb == "f" else _dd.FLOAT)
     if kb in ("i", "u", "b") and (ka == "f" or isinstance(a, float) or divide and ka != "f"):
         b = b.astype(a.dtype if ka == "f" else _dd.FLOAT)
-    elif ta and tb and ka == kb and a.dtype != b.dtype and (a.ndim == 0) != (b.ndim == 0):
+    elif ta and tb and _KIND.get(ka, ka) == _KIND.get(kb, kb) and a.dtype != b.dtype and (
+            a.ndim == 0) != (b.ndim == 0):
         # a zero-dim tensor of the same kind takes the other's dtype (torch: float32 weights
         # times a float64 scalar tensor stay float32; numpy would give float64)
         if a.ndim == 0:
@@ -852,7 +873,73 @@ def where(cond, a=None, b=None) -> Tensor:
             cond = Tensor(np.asarray(cond))
         return cond.nonzero(as_tuple=True)
     c = cond._data if isinstance(cond, Tensor) and not getattr(cond, "_batched", False) else cond
+    if not (getattr(a, "_batched", False) or getattr(b, "_batched", False)):
+        dt = result_type(a, b)
+        if hasattr(a, "dtype") or hasattr(b, "dtype"):  # a Python number stays weak
+            a, b = (_cast_to(v, dt) for v in (a, b))
+        else:  # two numbers: numpy's where would give float64 / int64
+            with np.errstate(over="ignore"):
+                a, b = (np.asarray(v).astype(dt)[()] for v in (a, b))
     return S.Where.apply(c, a, b)
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _scalar_category(v):
+    if isinstance(v, (bool, np.bool_)):
+        return 0
+    if isinstance(v, (int, np.integer)):
+        return 1
+    return 3 if isinstance(v, (complex, np.complexfloating)) else 2
+
+
+def _promote_top(dtypes):
+    """torch's promotion within one priority: the highest category's dtypes promoted."""
+    top = max(_CATEGORY[d.kind] for d in dtypes)
+    out = None
+    for d in dtypes:
+        if _CATEGORY[d.kind] == top:
+            out = d if out is None else np.promote_types(out, d)
+    return out
+
+
+def result_type(*operands) -> np.dtype:
+    """torch's ``result_type``: tensors of one or more dimensions first, then zero-dim ones,
+    then Python numbers; a lower priority counts only where its category (bool < integer <
+    float < complex) is higher, a Python number then giving the default dtype of its
+    category (``where(c, 0.5, int_tensor)`` and ``clamp(int_tensor, 0.5)`` are float32;
+    numpy gave float64)."""
+    dims, zero, scalars = [], [], []
+    for v in operands:
+        if v is None:
+            continue
+        if hasattr(v, "dtype") and hasattr(v, "ndim"):
+            (dims if v.ndim else zero).append(np.dtype(v.dtype))
+        elif isinstance(v, (bool, int, float, complex, np.generic)):
+            scalars.append(_scalar_category(v))
+    out = _promote_top(dims) if dims else None
+    if zero:
+        z = _promote_top(zero)
+        if out is None or _CATEGORY[z.kind] > _CATEGORY[out.kind]:
+            out = z
+    if scalars:
+        top = max(scalars)
+        if out is None or top > _CATEGORY[out.kind]:
+            complex_default = np.dtype(np.complex128 if np.dtype(_dd.FLOAT) == np.float64
+                                       else np.complex64)
+            if top == 3 and out is not None and out == np.float64:
+                complex_default = np.dtype(np.complex128)
+            out = (np.dtype(np.bool_), np.dtype(np.int64), np.dtype(_dd.FLOAT),
+                   complex_default)[top]
+    return out
+
+
+def _cast_to(v, dt):
+    """A tensor or array as ``dt`` (the same object when it is already); numbers as given."""
+    if dt is None or not hasattr(v, "dtype") or np.dtype(v.dtype) == dt:
+        return v
+    return v.astype(dt)
 
 
 # ---- creation -----------------------------------------------------------------------------
@@ -873,7 +960,21 @@ def ones(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
     return Tensor(xp.ones(shape, dtype=dt), requires_grad=requires_grad, dtype=dt)
 
 
+def _full_dtype(value):
+    """torch's dtype for ``full`` without one: bool from a bool, int64 from an int, the default
+    complex from a complex, else the default float (also for a zero-dim tensor's value)."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(np.int64)
+    if isinstance(value, (complex, np.complexfloating)):
+        return np.dtype(np.complex128 if np.dtype(_dd.FLOAT) == np.float64 else np.complex64)
+    return None
+
+
 def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
+    if dtype is None:
+        dtype = _full_dtype(value)
     xp, dt = _xp_dtype(device, dtype)
     if dt.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and abs(
             value) > float(np.finfo(dt).max):  # torch's refusal (numpy warned, gave inf)

@@ -132,7 +132,9 @@ class _IndexAdd(Function):
 def cumprod(self, dim=None, *, dtype=None, **kw):
     axis = kw.get("axis", dim)
     x = self if dtype is None else self.astype(dtype)
-    return _Cumprod.apply(_float(x) if x.dtype.kind == "b" else x, axis=axis % x.ndim)
+    if x.dtype.kind in "bu":  # torch's int64 (numpy: bool as float here, uint as uint64)
+        x = x.astype(np.int64)
+    return _Cumprod.apply(x, axis=axis % x.ndim)
 
 
 def index_add(self, dim, index, source, *, alpha=1):

@@ -204,6 +204,8 @@ def _pairwise(self, other, wins):
     o = other._data if _is_tensor(other) else other
     first = where(wins(self._data, o), self, other)
     tie = self._data == o
+    if first.dtype.kind not in "fc":  # integers: no gradient to share (and no 0.5 to float)
+        return first
     if xp_of(self._data) is np and not tie.any():  # a host read on a GPU: always mask there
         return first
     return where(tie, (self + other) * 0.5, first)

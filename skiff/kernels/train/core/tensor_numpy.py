@@ -110,7 +110,13 @@ def _numpy_keywords(method):
             raise TypeError(f"{method.__name__}: out= is not supported on tensors")
         if dtype is not None:
             self = self.astype(dtype)
-        return method(self, *args, **kwargs)
+        out = method(self, *args, **kwargs)
+        if method.__name__ in _INTEGER_SUMS and out.dtype.kind in "iu" and (
+                out.dtype.kind == "u" if dtype is None else out.dtype != self.dtype):
+            # numpy sums unsigned integers as uint64 and small ones as int64 whatever the
+            # dtype asked; torch gives int64 or the dtype asked for
+            out = out.astype(np.int64 if dtype is None else self.dtype)
+        return out
 
     wrapped.__name__ = method.__name__
     wrapped.__doc__ = method.__doc__
@@ -118,6 +124,7 @@ def _numpy_keywords(method):
     return wrapped
 
 
+_INTEGER_SUMS = ("sum", "prod", "cumsum")
 _REDUCTIONS = ("sum", "mean", "max", "min", "std", "var", "prod", "cumsum", "argmax", "argmin")
 
 

@@ -1,6 +1,7 @@
 """torch's ``interpolate`` beyond whole-factor nearest upsampling: ``nearest`` by any size or
 factor, ``linear`` (N, C, L), ``bilinear`` (N, C, H, W) and ``trilinear``, with torch's
-``align_corners`` and source-index rules. Each axis is two gathers of precomputed indices
+``align_corners`` and source-index rules, and ``bicubic`` (torch's A = -0.75, taps clamped
+at the edges). Each axis is two gathers of precomputed indices
 and a weighted sum, so the gradient is torch's. tests/kernels/train/core/test_torch_gaps_r26.py
 compares values and gradients with torch in float64.
 """
@@ -49,13 +50,15 @@ def interpolate_general(x, size=None, scale_factor=None, mode="nearest", align_c
                         recompute_scale_factor=None):
     if mode in _LINEAR:
         k = _LINEAR[mode]
+    elif mode == "bicubic":
+        k = 2
     elif mode == "nearest":
         k = x.ndim - 2
         if align_corners is not None:
             raise ValueError("align_corners only goes with the linear modes (torch's rule)")
     else:
-        raise ValueError(f"interpolate mode {mode!r}: 'nearest', 'linear', 'bilinear' or "
-                         "'trilinear' here")
+        raise ValueError(f"interpolate mode {mode!r}: 'nearest', 'linear', 'bilinear', "
+                         "'bicubic' or 'trilinear' here")
     if x.ndim != k + 2:
         raise ValueError(f"interpolate mode {mode!r} expects a {k + 2}-D input (N, C, ...), "
                          f"got {tuple(x.shape)}")
@@ -70,6 +73,9 @@ def interpolate_general(x, size=None, scale_factor=None, mode="nearest", align_c
         if mode == "nearest":
             out = _along(out, axis, np.minimum(np.floor(dst * scale).astype(np.int64), n - 1))
             continue
+        if mode == "bicubic":
+            out = _cubic(out, axis, n, m, scale, align_corners)
+            continue
         if align_corners:
             src = dst * ((n - 1) / (m - 1)) if m > 1 else np.zeros(m)
         else:
@@ -79,4 +85,33 @@ def interpolate_general(x, size=None, scale_factor=None, mode="nearest", align_c
         lam = src - i0
         out = (_along(out, axis, i0) * _weights(out, axis, 1.0 - lam)
                + _along(out, axis, i1) * _weights(out, axis, lam))
+    return out
+
+
+_A = -0.75  # torch's (and OpenCV's) cubic convolution constant
+
+
+def _cubic(x, axis, n, m, scale, align_corners):
+    """torch's bicubic along one axis: four taps at ``floor(src) - 1 .. + 2`` clamped to the
+    edge, Keys' cubic convolution weights (A = -0.75); the source index is not clamped at 0
+    (torch's ``area_pixel_compute_source_index`` for cubic)."""
+    dst = np.arange(m, dtype=np.float64)
+    if align_corners:
+        src = dst * ((n - 1) / (m - 1)) if m > 1 else np.zeros(m)
+    else:
+        src = (dst + 0.5) * scale - 0.5
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+
+    def near(d):  # |d| <= 1
+        return ((_A + 2) * d - (_A + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((_A * d - 5 * _A) * d + 8 * _A) * d - 4 * _A
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    out = None
+    for k, w in enumerate(weights):
+        term = _along(x, axis, np.clip(i0 - 1 + k, 0, n - 1)) * _weights(x, axis, w)
+        out = term if out is None else out + term
     return out

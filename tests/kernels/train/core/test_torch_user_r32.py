@@ -1,0 +1,121 @@
+"""Round 32: a torch user's programs, tenth pass. torch 2.13 on CPU is the oracle: dtypes
+equal, values to 1e-10 in float64 (``full`` of an int, uint8 wrap-around with out-of-range
+Python ints, integer sums as int64, ``where``/``clamp``/``maximum`` promotion, Adam on a
+float32 gradient whose square overflows, ``interpolate(mode="bicubic")``)."""
+
+import numpy as np
+import pytest
+
+import skiff
+
+torch = pytest.importorskip("torch")
+
+
+def _same(got, ref):
+    assert str(got.dtype).replace("torch.", "") == str(ref.dtype).replace("torch.", ""), (
+        got.dtype, ref.dtype)
+    np.testing.assert_allclose(np.asarray(got.detach().numpy(), dtype=complex),
+                               np.asarray(ref.detach().numpy(), dtype=complex),
+                               rtol=1e-10 if ref.dtype in (torch.float64, torch.complex128)
+                               else 1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("value", [3, 3.0, True, 1 + 2j, -7])
+def test_full_infers_the_dtype_from_the_value(value):
+    _same(skiff.full((2, 1), value), torch.full((2, 1), value))
+    if not isinstance(value, complex):
+        _same(skiff.full((2,), value, dtype=skiff.float64),
+              torch.full((2,), value, dtype=torch.float64))
+
+
+EXPRS = [
+    "u * 300", "u + 300", "u - 300", "300 - u", "u // 300", "u % 300", "i8 * 1000",
+    "u > 300", "u == 44", "u * T.tensor(300)", "u + T.tensor(-1)",
+    "i8 + T.tensor(1, dtype=T.uint8)", "i32 + T.tensor(5, dtype=T.uint8)",
+    "u.sum()", "u.sum(0)", "T.sum(u)", "i32.sum()", "b.sum()", "u.prod()", "i32.prod()",
+    "u.cumsum(0)", "b.cumsum(0)", "b.cumprod(0)", "u.cumprod(0)", "i8.cumprod(0)",
+    "u.nansum()", "u.sum(dtype=T.uint8)", "T.prod(u, 0, dtype=T.int16)",
+    "u.sum(dtype=T.float32)", "b.prod()", "i8.sum()",
+    "T.where(c, 0.5, i)", "T.where(c, i, f)", "T.where(c, f, 2)", "T.where(c, h, 1.5)",
+    "T.where(c, h, f)", "T.where(c, 1.0, 0.0)", "T.where(c, 1, 0)", "T.where(c, u, i)",
+    "T.where(i > 1, i, 0.)", "T.where(c, i, T.tensor(2.5, dtype=T.float64))",
+    "T.clamp(i, 0.5, 2.5)", "T.clamp(i, 1, 2)", "T.clamp(u, 1, 2)", "i.clamp_min(0.5)",
+    "i.clamp(min=T.tensor(1.5))", "i.clamp(max=f)", "h.clamp(0.5, 1.5)",
+    "T.maximum(i, f)", "T.minimum(u, i)", "T.maximum(h, f)", "T.fmax(i, f)",
+    "T.maximum(i, i.flip(0))",
+]
+
+
+@pytest.mark.parametrize("expr", EXPRS)
+def test_integer_and_mixed_dtype_corners_are_torchs(expr):
+    def run(T):
+        env = dict(T=T, u=T.tensor([250, 3, 4], dtype=T.uint8),
+                   i8=T.tensor([100, -100, 7], dtype=T.int8),
+                   i32=T.tensor([1, 5, 9], dtype=T.int32), b=T.tensor([True, True, False]),
+                   i=T.tensor([1, 2, 3]), f=T.tensor([1.5, 2.5, 3.5]),
+                   c=T.tensor([True, False, True]),
+                   h=T.tensor([1, 2, 3], dtype=T.float16))
+        return eval(expr, env)
+
+    _same(run(skiff), run(torch))
+
+
+def test_maximum_of_floats_still_shares_the_gradient_at_ties():
+    def run(T):
+        a = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+        b = T.tensor([1.0, 5.0, 0.0], dtype=T.float64, requires_grad=True)
+        (T.maximum(a, b) * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
+        return a.grad, b.grad
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RMSprop", "Adagrad"])
+def test_adam_on_a_float32_gradient_whose_square_overflows(name):
+    def run(T):
+        p = T.nn.Parameter(T.tensor([2.0, 1.0, -0.5]))
+        opt = getattr(T.optim, name)([p], lr=0.1)
+        for g in ([1e30, 1e-30, 0.3], [0.5, -2.0, 1e-3]):
+            p.grad = T.tensor(g)
+            opt.step()
+        return p
+
+    _same(run(skiff), run(torch))
+
+
+def test_adam_float32_steps_stay_torchs():
+    rng = np.random.default_rng(0)
+    w0, grads = rng.standard_normal(300), rng.standard_normal((5, 300)) * 10.0 ** rng.integers(
+        -20, 18, (5, 300))
+
+    def run(T):
+        p = T.nn.Parameter(T.tensor(w0, dtype=T.float32))
+        opt = T.optim.Adam([p], lr=1e-2)
+        for g in grads:
+            p.grad = T.tensor(g, dtype=T.float32)
+            opt.step()
+        return p.detach().numpy()
+
+    np.testing.assert_allclose(run(skiff), run(torch), rtol=2e-6, atol=1e-7)
+
+
+def test_bicubic_interpolate_values_and_gradients():
+    x0 = np.random.default_rng(1).standard_normal((2, 3, 5, 6))
+
+    def run(T):
+        F = T.nn.functional
+        x = T.tensor(x0, dtype=T.float64, requires_grad=True)
+        outs = [F.interpolate(x, size=(8, 8), mode="bicubic", align_corners=True),
+                F.interpolate(x, size=(9, 4), mode="bicubic", align_corners=False),
+                F.interpolate(x, scale_factor=2, mode="bicubic"),
+                F.interpolate(x, scale_factor=(0.5, 1.5), mode="bicubic"),
+                F.interpolate(x, size=(1, 7), mode="bicubic", align_corners=True),
+                F.interpolate(x, scale_factor=1.7, mode="bicubic",
+                              recompute_scale_factor=True),
+                T.nn.Upsample(scale_factor=3, mode="bicubic", align_corners=False)(x)]
+        sum((o * (1 + o)).sum() for o in outs).backward()
+        return outs + [x.grad]
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)
