@@ -349,7 +349,8 @@ def _number(convert, ok, expected: str):
         if isinstance(value, float) and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r} (not finite)")
         if value is None or not ok(value):
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}"
+                                             f"{_too_large(convert, text, value)}")
         return value
 
     parse.__name__ = expected.replace(" ", "_")
@@ -371,6 +372,22 @@ def _whole(text: str) -> int:
         if not math.isfinite(value) or not value.is_integer() or abs(value) > 2 ** 53:
             raise ValueError(text) from None  # 2.5, or past what a float holds exactly
         return int(value)
+
+
+def _too_large(convert, text: str, value) -> str:
+    """`` (too large: ...)`` where a whole number was refused for its size alone (``--steps
+    99999999999999999999`` said "expected a positive integer", which it is), else ''."""
+    if convert is not _whole:
+        return ""
+    if value is None:
+        try:
+            value = float(text)
+        except ValueError:
+            return ""
+        if not math.isfinite(value) or not value.is_integer() or value <= 2 ** 53:
+            return ""
+        return " (too large: at most 2**53 written with an exponent, 2**63 - 1 in digits)"
+    return " (too large: at most 2**63 - 1)" if value > INT_MAX else ""
 
 
 positive_int = _number(_whole, lambda v: 1 <= v <= INT_MAX, "a positive integer")
