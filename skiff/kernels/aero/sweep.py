@@ -123,6 +123,24 @@ def check_domain(**ranges) -> dict:
     return out
 
 
+def _exit_with_parent():
+    """A worker's initializer: a thread that ends the worker when the sweep's process dies
+    (killed, or its notebook kernel restarted). Without it the spawned workers wait forever
+    on their task queue (they hold its write end themselves), orphaned."""
+    import multiprocessing as mp
+    import threading
+
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch():
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="skiff-sweep-parent-watch", daemon=True).start()
+
+
 def _solve_one(args):
     i, params, re, adapt, resolution, mode = args
     from skiff.kernels.solve.flow.nose_job import solve_nose
@@ -136,16 +154,67 @@ def _solve_one(args):
     return i, (flow.cd, flow.cl, flow.cells, flow.mode), None, time.perf_counter() - t0
 
 
+def _settings(re, adapt, resolution, mode, domain) -> dict:
+    return {"re": re, "adapt": adapt, "resolution": resolution, "mode": mode,
+            "domain": {k: list(v) for k, v in domain.items()}}
+
+
+def _read_checkpoint(path: Path, settings: dict) -> dict:
+    """The rows a checkpoint file holds, ``{params: row}``; the file is created with its
+    settings line when missing; a last line cut short (the sweep killed while writing it)
+    is dropped from the file. Refuses a file written by a sweep with other settings."""
+    if not path.exists() or path.stat().st_size == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"sweep": settings}) + "\n")
+        return {}
+    text = path.read_text()
+    lines = text.split("\n")
+    good, rows = [], {}
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            if k == len(lines) - 1:                  # the last line, cut short: dropped
+                break
+            raise ValueError(f"checkpoint {str(path)!r} line {k + 1} is not a sweep row: "
+                             f"{line[:60]!r}") from None
+        if k == 0 and not (isinstance(item, dict) and "sweep" in item):
+            raise ValueError(f"{str(path)!r} is not a sweep checkpoint (its first line is "
+                             "not the sweep's settings); give a new file name")
+        if k == 0:
+            theirs = item["sweep"]
+            diff = [f"{key} {theirs.get(key)!r} there, {settings[key]!r} here"
+                    for key in settings if theirs.get(key) != settings[key]]
+            if diff:
+                raise ValueError(f"checkpoint {str(path)!r} holds a sweep with other "
+                                 f"settings ({'; '.join(diff)}): give another file, or the "
+                                 "settings it was written with")
+        else:
+            rows[tuple(item["params"])] = item
+        good.append(line)
+    if text != "\n".join(good) + "\n":
+        path.write_text("\n".join(good) + "\n")
+    return rows
+
+
 def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.1, 0.3),
           re: float = 1000.0, adapt: str = "graded", resolution=None, np: int | None = None,
-          seed: int = 0, points=None, progress=None, mode: str = "auto") -> Samples:
+          seed: int = 0, points=None, progress=None, mode: str = "auto",
+          checkpoint=None) -> Samples:
     """Solve ``n`` shapes drawn from the box (or the rows of ``points``) with ``np`` worker
     processes (default: one per core; never more than the cores);
     ``progress(done, total, row)`` after each solve. Shapes that fail are listed in
     ``Samples.failed`` and left out. ``mode`` as :func:`solve_nose`'s: ``'auto'`` takes the
     time average where the steady solve fails (``Samples.unsteady`` lists those shapes: their
     cd carries the average's scatter, and each costs minutes), ``'steady'`` lists them as
-    failed instead."""
+    failed instead.
+
+    ``checkpoint="sweep.jsonl"``: each solve is written to that file as it finishes (one JSON
+    line); a sweep killed (a kernel interrupted, a machine lost) and called again with the
+    same arguments and file solves only the shapes the file lacks, and returns them all. A
+    file written with other settings (Re, grid, mode, box) is refused."""
     from scipy.stats import qmc
 
     domain = check_domain(length=length, bluntness=bluntness, clearance=clearance)
@@ -176,9 +245,30 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
     out = [None] * total
     spent = numpy.zeros(total)
     failed = []
-    jobs = [(i, tuple(points[i]), re, adapt, resolution, mode) for i in range(total)]
-    done = 0
-    if workers == 1:
+    done_before = {}
+    if checkpoint is not None:
+        checkpoint = Path(checkpoint)
+        done_before = _read_checkpoint(checkpoint, _settings(re, adapt, resolution, mode,
+                                                             domain))
+    jobs = []
+    for i in range(total):
+        row = done_before.get(tuple(float(v) for v in points[i]))
+        if row is None:
+            jobs.append((i, tuple(points[i]), re, adapt, resolution, mode))
+        elif row.get("error") is None:
+            out[i] = (row["cd"], row["cl"], row["cells"], row["mode"])
+            spent[i] = row["seconds"]
+        else:
+            failed.append({"params": points[i].tolist(), "error": row["error"]})
+            spent[i] = row["seconds"]
+    done = total - len(jobs)
+    if checkpoint is not None and done:
+        import logging
+
+        logging.getLogger(__name__).info("sweep: %d of %d shapes read from %s", done, total,
+                                         checkpoint)
+    log = checkpoint.open("a") if checkpoint is not None else None
+    if workers == 1 or len(jobs) <= 1:
         results = map(_solve_one, jobs)
         pool = None
     else:
@@ -186,8 +276,9 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
 
         old = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
         os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-        pool = ProcessPoolExecutor(max_workers=min(workers, total),
-                                   mp_context=mp.get_context("spawn"))
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
+                                   mp_context=mp.get_context("spawn"),
+                                   initializer=_exit_with_parent)
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -202,6 +293,13 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
                 out[i] = value
             else:
                 failed.append({"params": points[i].tolist(), "error": error})
+            if log is not None:
+                row = {"i": i, "params": points[i].tolist(), "seconds": seconds}
+                row.update({"error": error} if error is not None else dict(
+                    zip(("cd", "cl", "cells", "mode"), (float(value[0]), float(value[1]),
+                                                        int(value[2]), value[3]))))
+                log.write(json.dumps(row) + "\n")
+                log.flush()
             done += 1
             if progress is not None:
                 progress(done, total, {"params": points[i].tolist(),
@@ -211,7 +309,15 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+        if log is not None:
+            log.close()
     ok = [i for i in range(total) if out[i] is not None]
+    if not ok and failed:
+        import warnings
+
+        warnings.warn(f"all {_count(total, 'shape')} of the sweep failed (Samples.failed); "
+                      f"the first: {failed[0]['params']}: {failed[0]['error']}", UserWarning,
+                      stacklevel=2)
     vals = numpy.array([out[i][:3] for i in ok], dtype=float).reshape(-1, 3)
     modes = [out[i][3] for i in ok]
     if "unsteady" in modes:
