@@ -316,7 +316,11 @@ class CommandForm(W.VBox):
         self.jobs.append(job)
         from .job_view import view_for
 
-        self.output.children = [view_for(job)]
+        # the new job's view on top; an earlier job of this form still running keeps its
+        # view under it (a second Launch, or a double click, hid the first job, running)
+        running = [v for v in self.output.children
+                   if getattr(v, "job", None) is not None and not v.job.done]
+        self.output.children = [view_for(job), *running]
         if self.on_launch is not None:
             self.on_launch(job)
         return job
@@ -345,7 +349,14 @@ def _one_path(text: str, words: list[str]) -> bool:
         except (OSError, ValueError):
             return False
 
-    return exists(text) and not all(exists(w) for w in words)
+    if all(exists(w) for w in words):
+        return False
+    if exists(text):
+        return True
+    # a missing file in a folder with spaces ('my scans/p1.png'): one path, so that the
+    # message names it whole, not "no such file 'my'"
+    parent = os.path.dirname(os.path.expanduser(text))
+    return " " in parent and exists(parent) and not exists(words[0])
 
 
 def _warning(text: str) -> str:

@@ -515,9 +515,23 @@ class JobView(W.VBox):
 
     # actions -----------------------------------------------------------------------------
     def _on_cancel(self, _button=None) -> None:
+        """Cancel clicked: asks the job to stop. A job that ended meanwhile (a click queued
+        behind its last step) is only redrawn as it ended: the button said "Cancelling…"
+        for a job that was done. A cancel that cannot be made (a process that is no longer
+        the job's) says why on the button, which stays usable."""
         self.cancel_button.disabled = True
         self.cancel_button.description = "Cancelling…"
-        self.job.cancel()
+        try:
+            asked = self.job.cancel()
+        except Exception as exc:  # noqa: BLE001  (said on the button; the view lives on)
+            self.cancel_button.description = "Cancel failed"
+            self.cancel_button.tooltip = str(exc).splitlines()[0] if str(exc) else \
+                type(exc).__name__
+            self.cancel_button.disabled = False
+            return
+        if not asked:
+            self.cancel_button.description = "Cancel"
+            self.update(force=True)
 
     @property
     def status(self) -> str:

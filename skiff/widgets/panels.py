@@ -153,7 +153,10 @@ def solve_form() -> CommandForm:
 
     def on_launch(job):
         result.children = []
-        job.add_done_callback(lambda j: _show_solution(j, result))
+        # the latest job's solution only: an earlier job ending later drew its summary
+        # under the latest job's view
+        job.add_done_callback(lambda j: form.jobs and form.jobs[-1] is j
+                              and _show_solution(j, result))
 
     problems = [p for p in getattr(g, "PROBLEMS", ()) if p != "custom"]
 
