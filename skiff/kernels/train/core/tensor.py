@@ -645,6 +645,9 @@ class Tensor:
         axes[a], axes[b] = axes[b], axes[a]
         return S.Transpose.apply(self, axes=tuple(axes))
 
+    def swapdims(self, a, b):  # torch's other name
+        return self.swapaxes(a, b)
+
     def flatten(self, start_axis=0, end_axis=-1):
         nd = self.ndim
         s, e = start_axis % max(nd, 1), end_axis % max(nd, 1)
@@ -836,7 +839,17 @@ def cat(tensors, axis=0, *, dim=None) -> Tensor:
     tensors = [_wrap(t) for t in tensors]
     if not tensors:
         raise ValueError("cat needs at least one tensor")
-    return S.Cat.apply(*tensors, axis=axis)
+    return S.Cat.apply(*_common_dtype(tensors), axis=axis)
+
+
+def _common_dtype(tensors):
+    """torch's ``cat``/``stack`` dtype: the highest category's dtypes promoted (an int64 and a
+    float32 tensor give float32; numpy gave float64)."""
+    dts = {np.dtype(t.dtype) for t in tensors}
+    if len(dts) < 2 or any(getattr(t, "_batched", False) for t in tensors):
+        return tensors
+    dt = _promote_top(list(dts))
+    return [t if t.dtype == dt else t.astype(dt) for t in tensors]
 
 
 def stack(tensors, axis=0, *, dim=None) -> Tensor:
@@ -845,7 +858,7 @@ def stack(tensors, axis=0, *, dim=None) -> Tensor:
     tensors = [_wrap(t) for t in tensors]
     if not tensors:
         raise ValueError("stack needs at least one tensor")
-    return S.Stack.apply(*tensors, axis=axis)
+    return S.Stack.apply(*_common_dtype(tensors), axis=axis)
 
 
 def split(x, split_size, axis=0, *, dim=None) -> tuple:

@@ -512,13 +512,23 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-def std_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
-    return (input.std(dim, keepdim=keepdim, correction=correction),
+def _correction(unbiased, correction):
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("std_mean/var_mean: unbiased and correction both given")
+    return correction if correction is not None else (1 if unbiased in (None, True) else 0)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    if isinstance(dim, bool):  # torch's std_mean(x, False): the old unbiased position
+        dim, unbiased = None, dim
+    return (input.std(dim, keepdim=keepdim, correction=_correction(unbiased, correction)),
             input.mean(dim, keepdim=keepdim))
 
 
-def var_mean(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002
-    return (input.var(dim, keepdim=keepdim, correction=correction),
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return (input.var(dim, keepdim=keepdim, correction=_correction(unbiased, correction)),
             input.mean(dim, keepdim=keepdim))
 
 

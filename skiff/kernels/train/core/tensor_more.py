@@ -371,6 +371,17 @@ def _no_grad_value(fn):
     return method
 
 
+def _round(self, decimals=0):
+    """Half to even (torch's), ``decimals`` as torch's: ``round(x * 10**d) / 10**d``."""
+    if not decimals:
+        return _no_grad_value(lambda xp, a: xp.round(a))(self)
+    f = 10.0 ** decimals
+    with np.errstate(all="ignore"):  # torch divides by 10**-d for negative d, as numpy
+        return _no_grad_value(lambda xp, a: (xp.round(a * f) / f if decimals > 0 else
+                                             xp.round(a / 10.0 ** -decimals) * 10.0 **
+                                             -decimals).astype(a.dtype, copy=False))(self)
+
+
 def _in_place(op):
     def method(self, value=None):
         if self.requires_grad and _BASE["is_grad_enabled"]():
@@ -410,7 +421,7 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "amax": amax, "amin": amin, "tril": _triangle(False), "triu": _triangle(True),
         "any": _logical("any"), "all": _logical("all"),
         "clone": lambda self: _Clone.apply(self),
-        "square": lambda self: self * self,
+        "square": lambda self: (self.astype(np.int64) if self.dtype.kind == "b" else self) ** 2,
         "rsqrt": lambda self: 1.0 / self.sqrt(),
         "sin": lambda self: M.Sin.apply(_float(self)),
         "cos": lambda self: M.Cos.apply(_float(self)),
@@ -418,7 +429,7 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "isnan": _no_grad_value(lambda xp, a: xp.isnan(a)),
         "isinf": _no_grad_value(lambda xp, a: xp.isinf(a)),
         "floor": _no_grad_value(lambda xp, a: xp.floor(a)),
-        "round": _no_grad_value(lambda xp, a: xp.round(a)),
+        "round": _round,
         "sign": _no_grad_value(lambda xp, a: xp.sign(a)),
         "contiguous": lambda self: self,
         "dim": lambda self: self.ndim,

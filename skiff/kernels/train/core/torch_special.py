@@ -1,14 +1,19 @@
 """torch's ``special`` names over skiff's ops (gradients from them): ``expit``, ``logit``,
 ``erf``, ``erfc``, ``erfinv``, ``gammaln``, ``digamma``/``psi``, ``xlogy``, ``sinc``,
-``logsumexp``, ``softmax``, ``log_softmax``, ``log1p``, ``expm1``, ``exp2``, ``ndtr``
-(``log_ndtr``, which needs a tail-safe form, is not here)."""
+``logsumexp``, ``softmax``, ``log_softmax``, ``log1p``, ``expm1``, ``exp2``, ``ndtr``, and
+round 32's (special_r32.py): ``entr``, ``xlog1py``, ``log_ndtr``, ``ndtri``, ``erfcx``,
+``i0``/``i0e``/``i1``/``i1e``, ``multigammaln``, ``zeta``, ``bessel_j0``/``j1``/``y0``/``y1``."""
 
 from __future__ import annotations
 
 import math
 
+from .special_r32 import *  # noqa: F403
+from .special_r32 import __all__ as _R32
+
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "xlogy",
-           "sinc", "logsumexp", "softmax", "log_softmax", "log1p", "expm1", "exp2", "ndtr"]
+           "sinc", "logsumexp", "softmax", "log_softmax", "log1p", "expm1", "exp2", "ndtr",
+           *_R32]
 
 
 def expit(input):  # noqa: A002
