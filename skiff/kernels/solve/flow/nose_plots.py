@@ -53,6 +53,8 @@ def grid_figure(flow, ax=None, title=None):
         ax = fig.add_subplot(1, 1, 1)
     ax.triplot(_tri(flow), lw=0.2, color="k")
     _zoom(ax, flow)
+    ax.set_xlabel("x / H", fontsize=8)
+    ax.set_ylabel("y / H", fontsize=8)
     ax.set_title(title or f"{flow.adapt or 'given'} grid: {flow.cells} cells, cd "
                           f"{flow.cd:.4f}", fontsize=9)
     return fig
@@ -75,16 +77,37 @@ def cp_figure(flow):
 
     fig = new_figure(figsize=(9.0, 3.4), dpi=90)
     ax = fig.add_subplot(1, 1, 1)
+    import numpy as np
+
     cp = flow.cp
-    ax.plot(cp["s"], cp["cp"], lw=0.9)
+    s, x, c = (np.asarray(cp[k], float) for k in ("s", "x", "cp"))
+    ax.plot(s, c, lw=0.9, label="cp")
     ax.axvline(0.0, color="0.6", lw=0.6)
-    ax.set_xlim(-flow.shape.length - 2, flow.shape.length + 2)
+    ax.axhline(0.0, color="0.6", lw=0.6)
+    # where the nose ends: the first surface point on each side at the shoulder's x
+    length = flow.shape.length
+    ends = [-length, length]
+    for k, (side, name) in enumerate(((s < 0, "floor"), (s > 0, "roof"))):
+        at = side & (x >= length - 1e-9)
+        if at.any():
+            ends[k] = s_sh = s[at][np.argmin(np.abs(s[at]))]
+            ax.axvline(s_sh, color="tab:green", lw=0.8, ls=":")
+            ax.annotate(f"{name} shoulder", (s_sh, 0.92), xycoords=("data", "axes fraction"),
+                        fontsize=7, color="tab:green", ha="center")
+    near = (s >= ends[0]) & (s <= ends[1])                     # the nose, shoulder to shoulder
+    if near.any():
+        k = np.flatnonzero(near)[np.argmax(c[near])]
+        ax.plot(s[k], c[k], "v", color="tab:red", ms=5,
+                label=f"highest cp on the nose {c[k]:.3f} at s = {s[k]:.3f}")
+        ax.legend(fontsize=7, loc="lower right")
+    ax.set_xlim(-length - 2, length + 2)
     ax.invert_yaxis()
-    ax.set_xlabel("arc length from the tip (floor side < 0 < roof side), H")
-    ax.set_ylabel("cp")
+    ax.set_xlabel("arc length s from the tip (floor side < 0 < roof side), H")
+    ax.set_ylabel("cp  (axis inverted: suction up)")
     ax.grid(True, alpha=0.3)
-    ax.set_title(f"surface pressure coefficient, cd {flow.cd:.4f}, cl {flow.cl:.4f}",
-                 fontsize=9)
+    mean = flow.mode == "unsteady"
+    ax.set_title(f"surface pressure coefficient{' (last step)' if mean else ''}, Re "
+                 f"{flow.re:g}: cd {flow.cd:.4f}, cl {flow.cl:.4f}", fontsize=9)
     return fig
 
 
