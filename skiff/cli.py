@@ -386,7 +386,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
             # (a shell's background job: Python then installs no KeyboardInterrupt)
             previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            if ns.action == "wait" and ns.job_id:  # says what Ctrl-C does before it blocks
+            if ns.action == "wait" and ns.job_id and not ns.more_ids:  # Ctrl-C, said first
                 job = jobs_action("show", ns.job_id)
                 if not job.done:
                     print(f"skiff: waiting for job {job.id} ({job.status}); Ctrl-C stops "
