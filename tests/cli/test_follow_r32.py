@@ -96,10 +96,14 @@ def test_magic_logs_follow(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines() == logs_text(job).splitlines()
 
 
-def test_wait_for_two_jobs_is_refused_before_it_says_it_waits(capsys):
+def test_wait_for_two_jobs_is_refused_before_it_says_it_waits(tmp_path, capsys):
     """``jobs wait A B`` printed "waiting for job A ... Ctrl-C stops waiting" and then the
     refusal: the refusal alone now."""
-    job = launch("demo", {"steps": 2, "sleep": 0.0}).wait(30)
-    assert main(["jobs", "wait", job.id, job.id]) == USAGE
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "jobs wait takes one job ID, got 2" in err[0], err
+    job, gate = _held(tmp_path)
+    try:
+        assert main(["jobs", "wait", job.id, job.id]) == USAGE
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "jobs wait takes one job ID, got 2" in err[0], err
+    finally:
+        gate.touch()
+    assert job.wait(30).status == "done"
