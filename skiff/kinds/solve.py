@@ -127,7 +127,8 @@ def COMMAND(p):
     p.add_argument("--smoother", choices=_k().SMOOTHERS + _k().AMG_SMOOTHERS, default="rbgs",
                    help="rbgs, chebyshev: geometric multigrid's (grids); schwarz, "
                         "schwarz-overlap: AMG's block smoothers (a matrix, or --precond amg), "
-                        "for coefficients that jump inside elements")
+                        "for coefficients that jump inside elements; gauss-seidel: AMG's "
+                        "nodal-block symmetric Gauss-Seidel (taken for systems by itself)")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N")
     p.add_argument("--post", type=positive_int, default=2, metavar="N")
     p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")

@@ -403,7 +403,9 @@ def _aggregate_nodes(S, nodes):
 
 
 STRENGTHS = ("auto", "symmetric", "evolution")
-SMOOTHERS = ("jacobi", "schwarz", "schwarz-overlap")   # the symmetric cycle's (amg_schwarz)
+# the symmetric cycle's: Chebyshev in D^-1 A, or in S A (amg_schwarz), or nodal-block
+# symmetric Gauss-Seidel (amg_gs; the host's, with numba)
+SMOOTHERS = ("auto", "jacobi", "schwarz", "schwarz-overlap", "gauss-seidel")
 EVOLUTION_EPSILON = 4.0
 symmetric_strength = strength
 # a real non-symmetric matrix whose diagonal spans more than this factor is set up and cycled
@@ -490,11 +492,15 @@ class SmoothedAggregation:
         anisotropy (pyamg's diffusion_stencil_2d, eps 1e-3, 200x200) semi-coarsens: 9-12
         iterations instead of 114-166 but operator complexity 3.3-4.8 (pyamg's evolution
         the same); 'symmetric' when memory matters more (complexity 1.1-1.3).
-    smoother : 'jacobi', 'schwarz' or 'schwarz-overlap'
-        The symmetric cycle's smoother: a Chebyshev polynomial (``degree``) in ``D^-1 A``
-        ('jacobi', the default) or in ``S A``, ``S`` the inverse of the diagonal blocks of
-        each level's aggregates ('schwarz', :mod:`.amg_schwarz`; symmetric matrices only),
-        or of the aggregates grown by one layer of neighbours, summed ('schwarz-overlap':
+    smoother : 'auto', 'jacobi', 'gauss-seidel', 'schwarz' or 'schwarz-overlap'
+        The symmetric cycle's smoother: 'gauss-seidel', ``degree / 2`` symmetric sweeps of
+        nodal-block Gauss-Seidel (:mod:`.amg_gs`, pyamg's default smoother; real symmetric
+        matrices on the host, else 'jacobi'); 'auto' (the default) takes it for a system
+        (``blocksize`` > 1, or rigid-body modes in ``B``) and 'jacobi' for the rest; or a
+        Chebyshev polynomial (``degree``) in ``D^-1 A`` ('jacobi') or in ``S A``, ``S`` the
+        inverse of the diagonal blocks of each level's aggregates ('schwarz',
+        :mod:`.amg_schwarz`; symmetric matrices only), or of the aggregates grown by one
+        layer of neighbours, summed ('schwarz-overlap':
         additive Schwarz, several times ``A``'s entries). For errors local but not
         constant: P2 elements straddling jumps of 1e6 (8 065 unknowns): 521 CG iterations
         -> 133 ('schwarz'), 36 ('schwarz-overlap'; pyamg SA 1566, with its Schwarz 35).
@@ -517,7 +523,7 @@ class SmoothedAggregation:
 
     def __init__(self, A, *, theta=0.0, max_coarse=400, max_levels=12, degree=2, B=None,
                  xp=np, symmetric=None, improve=4, strength="auto", blocksize=None,
-                 reuse=None, smoother="jacobi"):
+                 reuse=None, smoother="auto"):
         if strength not in STRENGTHS:
             raise ValueError(f"amg: strength={strength!r}; use one of {STRENGTHS}")
         if smoother not in SMOOTHERS:
@@ -542,11 +548,15 @@ class SmoothedAggregation:
         # symmetric A (Helmholtz with an absorbing boundary) is treated as non-symmetric:
         # Gauss-Seidel, R from A^T (= P^T there), as pyamg's 'nonsymmetric'
         self.symmetric = bool(is_symmetric(A) if symmetric is None else symmetric)
-        if smoother.startswith("schwarz") and not self.symmetric:
+        if smoother == "auto":   # see SMOOTHERS; decided below, once the node size is known
+            pass
+        elif smoother.startswith("schwarz") and not self.symmetric:
             raise ValueError(f"amg: smoother={smoother!r} (a Chebyshev polynomial in S A) needs a "
                              "symmetric (Hermitian) matrix; a non-symmetric one is smoothed "
                              "by Gauss-Seidel: leave smoother='jacobi' (the default)")
-        self.smoother = smoother
+        host_real = self.symmetric and not self.complex and xp is np
+        if smoother == "gauss-seidel" and not host_real:
+            smoother = "jacobi"   # block SGS: real symmetric on the host; Chebyshev elsewhere
         # a real non-symmetric matrix whose rows are scaled apart (D S: equations in other
         # units, rows multiplied through): the hierarchy of D^-1 A, applied to D^-1 r
         self.row_scale = None
@@ -567,6 +577,15 @@ class SmoothedAggregation:
         self.strength = strength
         if given is None and blocksize == 1:   # the nodes rigid-body modes show
             blocksize = _node_size(B)
+        if smoother == "auto":
+            # a system (nodes of 2-3 unknowns: elasticity with its rigid-body modes) gets the
+            # nodal-block symmetric Gauss-Seidel (amg_gs), as pyamg's BSR levels: 3-D
+            # elasticity at nu 0.49 (el3i) 87 -> 66 CG iterations (pyamg 66), the solve
+            # 0.107 -> 0.073 s; nu 0.45 43 -> 36; a scalar problem keeps Chebyshev: its
+            # short rows make a sweep (a chain of dependent rows) 3-4x a product with A,
+            # not 1.5x (P1 Poisson 130 561: 17 -> 18 iterations, 0.28 -> 0.39 s)
+            smoother = "gauss-seidel" if host_real and blocksize > 1 else "jacobi"
+        self.smoother = smoother
         # a level of a system: (node of each unknown, its component); the finest level's
         # nodes are a BSR input's blocks (or blocksize=, or the modes'), as pyamg
         # amalgamates them, with symmetric strength; evolution strength keeps the unknowns
@@ -578,6 +597,7 @@ class SmoothedAggregation:
         self.unsmoothed = []   # levels whose prolongator is the tentative T (fill-in guard)
         self.reused = bool(kept)
         nodes = None
+        node_bs = [blocksize]   # unknowns per node of each level (the block smoother's blocks)
         if blocksize > 1 and strength == "symmetric":
             unknowns = np.arange(A.shape[0])
             nodes = (unknowns // blocksize, unknowns % blocksize)
@@ -638,6 +658,9 @@ class SmoothedAggregation:
                 T, B = _fit_candidates(agg, count, B)
             # the coarse unknowns come in nodes (one per aggregate) for several candidates
             nodes = _coarse_nodes(T, agg) if B is not None and B.shape[1] > 1 else None
+            k = B.shape[1] if B is not None else 1
+            node_bs.append(k if nodes is not None and T.shape[1] % k == 0 and np.array_equal(
+                nodes[1], np.arange(T.shape[1]) % k) else 1)
             # w = 4/3 / rho(D^-1 A) (pyamg's), from the estimate itself: lmax carries the
             # Chebyshev interval's 10 % margin, and w 10 % under pyamg's cost one iteration
             # on most bench matrices (el3i 89 -> 87, el3 26 -> 25, p1 18 -> 17, contrast 41
@@ -678,6 +701,12 @@ class SmoothedAggregation:
                                                                         self.aggregates)):
                 S = block_inverse(Ak, agg, count, overlap=smoother == "schwarz-overlap")
                 self.levels[k] = (Ak, S, 1.1 * rho_sa(Ak, S), Pk, Rk)
+        self._sgs = None
+        if smoother == "gauss-seidel":
+            from .amg_gs import BlockSGS
+
+            self._sgs = [BlockSGS.build(lv[0], bs, max(1, self.degree // 2))
+                         for lv, bs in zip(self.levels, node_bs)]
         self._dev = [self._to_device(*level) for level in self.levels]
         self._scale = None if self.row_scale is None else xp.asarray(self.row_scale)
         self.coarse_inv = self.coarse_lu = None
@@ -715,7 +744,8 @@ class SmoothedAggregation:
 
     def describe(self) -> str:
         sizes = [lv[0].shape[0] for lv in self.levels] + [self.coarse_n]
-        kind = "" if self.symmetric else (
+        sgs = "nodal-block Gauss-Seidel, " if self._sgs is not None else ""
+        kind = sgs if self.symmetric else (
             "non-symmetric, Gauss-Seidel, " if self._gs is not None else
             "non-symmetric, Jacobi, ")
         return (f"smoothed aggregation, {kind}{self.nlevels} levels: "
@@ -774,10 +804,17 @@ class SmoothedAggregation:
 
             return self.xp.asarray(self.coarse_lu.solve(np.asarray(to_numpy(b))))
         A, dinv, lmax, P, R = self._dev[level]
-        x = self._smooth(A, dinv, lmax, x, b, self.degree, zero)
-        rc = R @ (b - A @ x)
+        sgs = self._sgs[level] if self._sgs is not None else None
+        if sgs is not None:
+            x, r = sgs.pre(x, b, zero)
+            rc = R @ r
+        else:
+            x = self._smooth(A, dinv, lmax, x, b, self.degree, zero)
+            rc = R @ (b - A @ x)
         xc = self.vcycle(level + 1, self.xp.zeros(rc.shape[0], dtype=rc.dtype), rc, True)
         x += P @ xc
+        if sgs is not None:
+            return sgs.post(x, b)
         return self._smooth(A, dinv, lmax, x, b, self.degree)
 
     def aspreconditioner(self):
