@@ -37,6 +37,7 @@ from .rec import (
     plan_batches,
     rec_input,
     trim_rows,
+    wide_share,
 )
 from .script_mix import latin_letters
 from .spacing import cjk_spaces, missed_spaces, separator_spaces, spurious_spaces
@@ -108,6 +109,11 @@ TRIM_UNSURE, TRIM_KEEP = 0.9, 0.75
 # recognizer (ch-tiny: its unsure lines go to the fallback), nor with
 # ``words=False``, which reads each crop once, as the recognizer gives it
 TRIM_MARGIN = 0.1
+# and a line whose first reading has CJK print in it is read once more from the middle
+# TRIM_WIDE_KEEP of its rows, the surest trimmed reading kept (still by TRIM_MARGIN over the
+# first): 13-14 px CJK boxed with its own height of margin reads as garble at 0.75 too
+# (round 32: see docs/ocr.md "Round 32, small degraded print"); None reads no such copy
+TRIM_WIDE_KEEP: float | None = 0.6
 # small print only: a crop no taller than the recognizer's input (48 rows), which reading
 # enlarges: the trimmed crop is read larger still. Crops of larger print (shrunk to read)
 # were not measured and are left to the other second readings (a 40-px seven-segment "1111"
@@ -588,8 +594,10 @@ class LineReading:
         ``FALLBACK_SCORE`` again with it (unless not ``fallback``), and keeps the surer
         reading. A line of small print (a crop no taller than the recognizer's input) read under
         ``TRIM_UNSURE`` is read again from the middle ``TRIM_KEEP`` of its rows
-        (:func:`.rec.trim_rows`), and that reading kept where ``TRIM_MARGIN`` surer (with
-        words, under sets without a fallback recognizer; not for dashed rules)."""
+        (:func:`.rec.trim_rows`), one whose reading has CJK print also from the middle
+        ``TRIM_WIDE_KEEP``, and the surest of those readings kept where ``TRIM_MARGIN`` surer
+        than the first (with words, under sets without a fallback recognizer; not for dashed
+        rules)."""
         if not crops:
             return []
         t0 = time.perf_counter()
@@ -598,12 +606,18 @@ class LineReading:
             idx = [i for i, (text, score) in enumerate(out)
                    if text and score < TRIM_UNSURE and not is_rule_line(text)
                    and crops[i].shape[0] <= self.models.rec_height]
-            trimmed = {i: trim_rows(crops[i], TRIM_KEEP) for i in idx}
-            idx = [i for i in idx if trimmed[i] is not crops[i]]  # too low to trim: as read
-            again = self._recognize_once([trimmed[i] for i in idx], fallback) if idx else []
-            for i, (text, score) in zip(idx, again, strict=True):
-                if text and score > out[i][1] + TRIM_MARGIN:
-                    out[i] = (text, score)
+            first = list(out)
+            wide = [i for i in idx if wide_share(first[i][0]) > 0.0]
+            for keep, mine in ((TRIM_KEEP, idx), (TRIM_WIDE_KEEP, wide)):
+                if not keep or keep >= 1 or not mine:
+                    continue
+                trimmed = {i: trim_rows(crops[i], keep) for i in mine}
+                mine = [i for i in mine if trimmed[i] is not crops[i]]  # too low: as read
+                again = self._recognize_once([trimmed[i] for i in mine], fallback) \
+                    if mine else []
+                for i, (text, score) in zip(mine, again, strict=True):
+                    if text and score > first[i][1] + TRIM_MARGIN and score > out[i][1]:
+                        out[i] = (text, score)
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
 
