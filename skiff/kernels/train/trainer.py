@@ -916,10 +916,24 @@ class Trainer(Inference, TrainerState):
         return (best is None and resumed.get("path") is not None
                 and run.step == resumed["from_step"] and Path(resumed["path"]).is_file())
 
+    @staticmethod
+    def _interrupted(run: Run) -> bool:
+        """Stopped before its last step by something a resume goes on from (the job
+        cancelled, its launcher gone, a callback), not by early stopping or divergence."""
+        return run.step < run.total and run.stopped in ("cancelled", "stopped by a callback")
+
     def _finish(self, run: Run) -> TrainResult:
         """The final checkpoint (also when cancelled, so the run can be resumed), the
         strategy torn down, and the result with its measurements against the plan."""
         step, loader, rep = run.step, run.loader, self.reporter
+        saved = False
+        if self._interrupted(run) and self.checkpoint_dir is not None and step > 0:
+            # a run cut short to be resumed (cancelled, a callback's stop) checkpoints the
+            # weights it trained to: the best ones restored first went into the checkpoint
+            # with this step's optimizer, and the resume went on from them (a pp job whose
+            # launcher was killed at step 14 of 24: its losses 0.5 above the whole run's)
+            run.last_ckpt = self._save(step, loader, run.history, run.val_history, run.early)
+            saved = True
         best = run.early.restore(self.model, step) if run.early is not None else None
         if best is not None:
             msg = (f"early stopping: the weights of step {best} restored (val_loss "
@@ -927,7 +941,9 @@ class Trainer(Inference, TrainerState):
             rep.log(msg)
             if self.verbose and run.strategy.is_root:
                 print(msg, flush=True)
-        if self._checkpoint_is_current(run, best):  # nothing trained: it is this state
+        if saved:
+            pass
+        elif self._checkpoint_is_current(run, best):  # nothing trained: it is this state
             run.last_ckpt = run.resumed.get("path")
         elif self.checkpoint_dir is not None and step > 0:
             run.last_ckpt = self._save(step, loader, run.history, run.val_history, run.early)
