@@ -161,7 +161,12 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     if config.get("profile"):
         from .profile import NoseProfile
 
-        shape = NoseProfile.from_csv(config["profile"], config["clearance"])
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            shape = NoseProfile.from_csv(config["profile"], config["clearance"])
+        for w in said:                      # points put in order: said in the job's log too
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            reporter.log(str(w.message), level="warning")
     flow = solve_nose(config.get("length", 3.0), config.get("bluntness", 0.4),
                       config["clearance"], re=config["re"], adapt=config["adapt"],
                       resolution=config.get("resolution"), mode=config.get("flow", "auto"),

@@ -90,3 +90,33 @@ def test_the_plot_shows_the_outline_over_the_files_points(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_the_job_says_the_points_were_put_in_order_in_its_log(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from skiff.kernels.solve.flow import nose_job
+
+    got = {}
+
+    def fake(*args, shape=None, **kw):
+        got["shape"] = shape
+        return SimpleNamespace(cd=1.0, cl=0.0, cells=1, dofs=1, mode="steady", history={})
+
+    class Reporter:
+        logs = []
+
+        def log(self, message, level="info"):
+            self.logs.append((level, message))
+
+        def info(self, **kw):
+            pass
+
+    monkeypatch.setattr(nose_job, "solve_nose", fake)
+    path = _csv(tmp_path, "cloud.csv", CASES["cloud.csv"])
+    rep = Reporter()
+    with pytest.warns(UserWarning, match="not in order"):
+        nose_job.run({"profile": str(path), "clearance": 0.2, "re": 50.0, "adapt": "graded"},
+                     rep)
+    assert got["shape"].reordered and got["shape"].length == pytest.approx(3.0)
+    assert [m for lv, m in rep.logs if lv == "warning" and "not in order" in m]
