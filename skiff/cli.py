@@ -19,6 +19,7 @@ import signal
 import sys
 import tempfile
 import threading
+import warnings
 
 from skiff.grammar import GrammarError, json_option, user_message
 from skiff.grammar.common import did_you_mean, dry_run_option
@@ -80,9 +81,22 @@ def _help() -> str:
                       *codes])
 
 
+def _skiff_warning(message, category, filename, lineno, file=None, line=None, *,
+                   shown=warnings.showwarning):
+    """skiff's own warnings (a corrupt event line skipped) as one line on stderr, as the
+    errors are: `jobs` printed Python's two lines, the file and the source line that
+    warned (``for event in self._reader.read():``). Others' warnings as Python shows them."""
+    if getattr(category, "__module__", "").startswith("skiff."):
+        print(f"skiff: warning: {_clean(message)}", file=sys.stderr if file is None else file)
+    else:
+        shown(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _main(sys.argv[1:] if argv is None else list(argv))
+        with warnings.catch_warnings():
+            warnings.showwarning = _skiff_warning
+            return _main(sys.argv[1:] if argv is None else list(argv))
     except BrokenPipeError:  # `python -m skiff ... | head`: the reader left; so do we
         with contextlib.suppress(OSError, ValueError):  # nothing more to flush at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

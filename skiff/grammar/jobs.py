@@ -18,6 +18,9 @@ from .common import (
 JOB_ACTIONS = ("list", "show", "logs", "wait", "cancel", "resume", "attach", "trust", "rm",
                "prune")
 STATUSES = ("queued", "running", "done", "failed", "cancelled")  # skiff.jobs.events' states
+# --status also takes damaged: a run folder that cannot be read as a job (the Jobs sidebar's
+# menu has it; `jobs --status damaged` was "invalid choice")
+LISTED = (*STATUSES, "damaged")
 _AGE = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -50,8 +53,9 @@ def JOBS(p):
     p.add_argument("--limit", type=positive_int, default=20, metavar="N",
                    help="list the newest N jobs (default 20)")
     p.add_argument("--kind", default=None, metavar="KIND", help="list only jobs of this kind")
-    p.add_argument("--status", default=None, choices=STATUSES,
-                   help="list only jobs in this state")
+    p.add_argument("--status", default=None, choices=LISTED,
+                   help="list only jobs in this state (damaged: run folders that cannot be "
+                        "read as a job)")
     p.add_argument("--older-than", type=age_seconds, default=None, metavar="AGE",
                    help="prune: finished jobs started longer ago than AGE (30m, 12h, 7d)")
     p.add_argument("--keep", type=nonneg_int, default=None, metavar="N",

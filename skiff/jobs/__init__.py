@@ -92,7 +92,8 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                            limit=None if all else limit, kind=kind, status=status)
     if action == "prune":
         return prune_jobs(listed if listed is not None else list_jobs(metrics=False),
-                          older_than=older_than, keep=keep, kind=kind, dry_run=dry_run)
+                          older_than=older_than, keep=keep, kind=kind, status=status,
+                          dry_run=dry_run)
     if not job_id:
         raise ValueError(f"jobs {action} needs a job ID: the list gives them (%jobs in a "
                          f"notebook, python -m skiff jobs in a terminal)")

@@ -117,15 +117,24 @@ def remove_jobs(ids, root=None, *, dry_run: bool = False) -> list[str]:
     return [_remove(j, root, dry_run=dry_run) for j in jobs]
 
 
+PRUNED = ("done", "failed", "cancelled", "damaged")  # the statuses prune may remove
+
+
 def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None,
-               kind: str | None = None, dry_run: bool = False) -> list[str]:
+               kind: str | None = None, status: str | None = None,
+               dry_run: bool = False) -> list[str]:
     """Remove finished jobs (and damaged folders) created longer than ``older_than``
     seconds ago, beyond the newest ``keep`` finished ones; at least one of the two is
-    needed, so that a bare ``prune`` removes nothing by surprise."""
+    needed, so that a bare ``prune`` removes nothing by surprise. ``kind`` and ``status``
+    narrow the jobs pruned (and kept): ``--status damaged --keep 0`` removes the damaged
+    folders only (``--status`` was dropped: it removed every finished job)."""
     if older_than is None and keep is None:
         raise ValueError("prune needs --older-than AGE (like 7d) or --keep N (or both)")
+    if status is not None and status not in PRUNED:
+        raise ValueError(f"prune removes finished jobs and damaged folders: --status {status} "
+                         f"is none of them (choose from {', '.join(PRUNED)})")
     done = select_jobs([j for j in jobs if isinstance(j, DamagedJob) or j.refresh().final],
-                       limit=None, kind=kind)
+                       limit=None, kind=kind, status=status)
     candidates = list(done)[keep or 0:] if keep is not None else list(done)
     if older_than is not None:
         cutoff = time.time() - older_than
