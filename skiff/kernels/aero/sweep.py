@@ -87,12 +87,32 @@ class Samples:
 
     @classmethod
     def load(cls, path) -> Samples:
-        d = json.loads(Path(path).read_text())
+        """Samples saved by :meth:`save`, or the solves a sweep's ``checkpoint`` file holds
+        so far (a sweep still running, or killed: fit on what is done)."""
+        text = Path(path).read_text()
+        first = text.split("\n", 1)[0]
+        if first.startswith('{"sweep"'):
+            return cls._from_checkpoint(Path(path))
+        d = json.loads(text)
         return cls(np.array(d["params"], float), np.array(d["cd"], float),
                    np.array(d["cl"], float), np.array(d["cells"], int),
                    np.array(d["seconds"], float), {k: tuple(v) for k, v in d["domain"].items()},
                    d["re"], d["adapt"], d["resolution"], d["wall_seconds"], d["workers"],
                    d["failed"], d.get("modes"))
+
+    @classmethod
+    def _from_checkpoint(cls, path: Path) -> Samples:
+        settings = json.loads(path.read_text().split("\n", 1)[0])["sweep"]
+        rows = list(_read_checkpoint(path, settings).values())
+        ok = [r for r in rows if r.get("error") is None]
+        return cls(np.array([r["params"] for r in ok], float).reshape(-1, 3),
+                   np.array([r["cd"] for r in ok], float), np.array([r["cl"] for r in ok], float),
+                   np.array([r["cells"] for r in ok], int),
+                   np.array([r["seconds"] for r in ok], float),
+                   {k: tuple(v) for k, v in settings["domain"].items()}, settings["re"],
+                   settings["adapt"], settings["resolution"], 0.0, 1,
+                   [{"params": r["params"], "error": r["error"]} for r in rows
+                    if r.get("error") is not None], [r["mode"] for r in ok])
 
     def __repr__(self) -> str:
         serial = float(np.sum(self.seconds))

@@ -72,6 +72,14 @@ def test_a_killed_sweep_goes_on_where_it_stopped(stand_in, tmp_path):
     np.testing.assert_array_equal(again.cd[order2], whole.cd[order])
     np.testing.assert_array_equal(again.cells[order2], whole.cells[order])
     assert sorted(map(str, again.failed)) == sorted(map(str, whole.failed))
+    # the file read as Samples (a sweep still running: fit on what is done)
+    from skiff.kernels.aero import Samples
+
+    loaded = Samples.load(path)
+    order3 = np.lexsort(loaded.params.T)
+    np.testing.assert_array_equal(loaded.cd[order3], whole.cd[order])
+    assert loaded.re == 200.0 and loaded.resolution == 21 and len(loaded.failed) == \
+        len(whole.failed) and loaded.domain == whole.domain
     # a third call solves nothing
     stand_in["calls"].clear()
     third = sweep(**ARGS, checkpoint=path)
