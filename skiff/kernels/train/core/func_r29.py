@@ -272,15 +272,27 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 if state is not None:
                     _random.set_state(state)
         results = []
-        for i in range(n):
-            if state is not None:
-                _random.set_state(state)
-            call = [_map(lambda t, d=d, i=i: _take(t, d, i), a) if d is not None else a
-                    for a, d in zip(args, dims)]
-            results.append(func(*call, **kwargs))
+        hook = _random._draw_hook
+        if randomness == "error":  # torch's refusal of a draw (the loop drew freely)
+            _random._draw_hook = _random_error
+        try:
+            for i in range(n):
+                if state is not None:
+                    _random.set_state(state)
+                call = [_map(lambda t, d=d, i=i: _take(t, d, i), a) if d is not None else a
+                        for a, d in zip(args, dims)]
+                results.append(func(*call, **kwargs))
+        finally:
+            _random._draw_hook = hook
         return _stack_tree(results, out_dims, stack, Tensor)
 
     return wrapper
+
+
+def _random_error():
+    raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
+                       "either use the 'same' or 'different' randomness flags on vmap or "
+                       "perform the randomness operation out of vmap")
 
 
 def _stack_tree(results, out_dims, stack, Tensor):

@@ -188,6 +188,12 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
 
 def randperm(n, *, dtype=None, device=None, generator=None) -> Tensor:
     dt = _as_dtype(dtype) or np.dtype(np.int64)
+    from .random import per_sample
+
+    out = per_sample(lambda g, s: np.argsort(g.random(s), axis=-1).astype(dt), (n,),
+                     generator)
+    if out is not None:  # vmap(randomness="different"): a permutation per sample, no loop
+        return out
     return Tensor(get_generator(generator).permutation(n).astype(dt), dtype=dt, device=device)
 
 

@@ -81,6 +81,17 @@ def per_sample(draw, shape, generator=None):
     return None if hook is None else hook(draw, tuple(shape), generator)
 
 
+def per_sample_of(x, draw, generator=None):
+    """Inside a batched vmap call with ``randomness="different"``: ``draw(rng, values)`` once
+    on the (n, ...) values of ``x`` over all samples, a tensor batched at that level; else
+    None (vmap_r30.draw_per_sample_of)."""
+    if batched_draw is None:
+        return None
+    from .vmap_r30 import draw_per_sample_of
+
+    return draw_per_sample_of(x, draw, generator)
+
+
 def get_generator(generator: Generator | None = None) -> Generator:
     """``generator`` when given, else the current one."""
     if _draw_hook is not None:  # a batched vmap call that must not draw (vmap_r30)

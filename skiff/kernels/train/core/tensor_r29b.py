@@ -301,6 +301,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, **_):
 
 def poisson(input, generator=None):  # noqa: A002
     """torch's ``poisson``: a draw per rate, the input's dtype."""
+    from .random import per_sample_of
+
+    out = per_sample_of(input, lambda g, rates: g.poisson(rates).astype(rates.dtype),
+                        generator)
+    if out is not None:  # vmap(randomness="different"): one draw for all samples, no loop
+        return out
     x = _t(input)
     return _raw(x, _gen().poisson(np.asarray(x.detach().numpy())).astype(np.asarray(
         x.detach().numpy()).dtype))

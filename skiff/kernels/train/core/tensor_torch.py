@@ -281,9 +281,22 @@ def _random_fill(draw):
 def multinomial(self, num_samples, replacement=False, *, generator=None):
     """torch's ``multinomial``: ``num_samples`` category ids per row of non-negative weights
     (1-D or 2-D), drawn from skiff's seeded generator; int64, no gradient."""
+    from .random import per_sample_of
+
+    if self.ndim not in (1, 2):
+        raise ValueError(f"multinomial takes 1-D or 2-D weights, got shape {tuple(self.shape)}")
+    out = per_sample_of(self, lambda g, w: _draw_multinomial(w, num_samples, replacement, g),
+                        generator)
+    if out is not None:  # vmap(randomness="different"): all samples' rows at once, no loop
+        return out
     w = np.asarray(self.numpy(), dtype=np.float64)
-    if w.ndim not in (1, 2):
-        raise ValueError(f"multinomial takes 1-D or 2-D weights, got shape {w.shape}")
+    out = _draw_multinomial(w, num_samples, replacement, get_generator(generator))
+    return _BASE["Tensor"](out, device=self.device)
+
+
+def _draw_multinomial(w, num_samples, replacement, gen):
+    """The int64 draws of :func:`multinomial` from host weights ``w`` (..., C)."""
+    w = np.asarray(w, dtype=np.float64)
     rows = w.reshape(-1, w.shape[-1])
     if (rows < 0).any() or not np.isfinite(rows).all():
         raise RuntimeError("multinomial: the weights must be finite and non-negative")
@@ -293,7 +306,6 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > int((rows > 0).sum(axis=1).min()):
         raise RuntimeError("multinomial: cannot draw more samples than there are non-zero "
                            "weights without replacement (pass replacement=True)")
-    gen = get_generator(generator)
     if replacement:
         cdf = np.cumsum(rows / total, axis=1)
         u = gen.random((len(rows), num_samples))
@@ -303,8 +315,7 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
         with np.errstate(divide="ignore"):
             keys = np.log(rows) + gen.gumbel(size=rows.shape)
         out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    out = out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,))
-    return _BASE["Tensor"](out, device=self.device)
+    return out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,))
 
 
 # ---- shapes and arithmetic by name ------------------------------------------------------------

@@ -358,6 +358,34 @@ def draw_per_sample(draw, shape, generator=None):
     return BatchedTensor(Tensor._make(arr, False, None, 0), level)
 
 
+def draw_per_sample_of(x, draw, generator=None):
+    """As :func:`draw_per_sample` for a draw shaped by a tensor's values (``poisson`` of
+    rates, ``multinomial`` of weights): ``draw(rng, values)`` once on the values of all
+    samples, (n, ...) on the host (``x`` batched at this level, or the same for each sample).
+    None where it cannot (outside such a call, ``x`` batched at another level, on a GPU):
+    the op then runs as usual or the call loops."""
+    lv = current_level()
+    if lv is None or _RANDOMNESS.get(lv[0]) != "different":
+        return None
+    level, n = lv
+    if isinstance(x, BatchedTensor):
+        if x._level != level or isinstance(x._phys, BatchedTensor):
+            return None
+        values = x._phys._data
+    elif isinstance(x, Tensor):
+        values = np.broadcast_to(x._data, (n,) + tuple(x.shape)) if x.xp is np else None
+    else:
+        values = np.broadcast_to(np.asarray(x), (n,) + np.shape(x))
+    if not isinstance(values, np.ndarray):
+        return None
+    hook, _random._draw_hook = _random._draw_hook, None
+    try:
+        arr = draw(_random.get_generator(generator), values)
+    finally:
+        _random._draw_hook = hook
+    return BatchedTensor(Tensor._make(arr, False, None, 0), level)
+
+
 def run_batched(func, args, kwargs, dims, n, out_dims, randomness, map_tree):
     """``func`` once on the batched arguments; its outputs with the batch on ``out_dims``.
     Raises NotBatchable where the call cannot be batched (the caller loops instead)."""
