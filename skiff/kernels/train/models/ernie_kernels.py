@@ -12,7 +12,9 @@ reference; the tests compare every fast twin with it), used by :mod:`.ernie_infe
 * ``bf16_rows_matmul``: ``x @ w.T`` with float32 rows x and bfloat16 weights w (a model
   loaded with ``dtype="bfloat16"``), in float32 on the exact float32 values of w: up to 16
   rows a numba kernel that widens each pair of w's rows as it reads them (half the bytes of
-  a float32 weight), more rows by tiles of w widened in cache and the float32 GEMMs above;
+  a float32 weight), more rows on a CPU with AVX512-BF16 the bf16 dot-product GEMM of
+  :mod:`.ernie_bf16dot` (when x's values are bfloat16's), else by tiles of w widened in
+  cache and the float32 GEMMs above;
 * ``round_bf16_``: float32 values rounded, in place, to the nearest bfloat16 (ties to even,
   as torch's ``.to(torch.bfloat16)``): where a bfloat16 model in torch holds a bf16 tensor.
 """
@@ -344,6 +346,11 @@ def _bf16_rows_numba(x, w):
     if M <= 16:
         kernels[3](x, bits, out)
         return out
+    from .ernie_bf16dot import matmul as bf16_dot
+
+    dot = bf16_dot(x, w)  # the CPU's bf16 dot instruction (x's values bf16's, as a bf16
+    if dot is not None:  # model's are): ~2x the float32 GEMM on widened tiles
+        return dot
     rows = max(64, (1 << 18) // max(C, 1))
     tile = np.empty((min(rows, N), C), dtype=np.uint32)
     wide = tile.view(np.float32)
