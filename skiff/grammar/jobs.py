@@ -77,12 +77,32 @@ def JOBS(p):
                                  help="store the job in the notebook variable NAME"))
 
 
+# the options of one action or a few: given to another, refused (they were dropped unread)
+_GOES_WITH = (("--all", "all", ("list",)), ("--limit", "limit", ("list",)),
+              ("--kind", "kind", ("list", "prune")), ("--status", "status", ("list", "prune")),
+              ("--older-than", "older_than", ("prune",)), ("--keep", "keep", ("prune",)),
+              ("--timeout", "timeout", ("wait",)))
+_DEFAULTS = {"limit": 20}
+
+
 def action_options(ns: argparse.Namespace) -> dict:
     """Keyword arguments of :func:`skiff.jobs.jobs_action` from a parsed ``jobs`` line
     (``--dry-run`` on an action that removes nothing is refused here, for every front)."""
     if getattr(ns, "dry_run", False) and ns.action not in ("rm", "prune", "resume"):
         raise ValueError(f"--dry-run goes with rm and prune (what they would remove) and with "
                          f"resume (what it would run); jobs {ns.action} changes nothing")
+    given = [(flag, actions) for flag, dest, actions in _GOES_WITH
+             if getattr(ns, dest, None) not in (None, False, _DEFAULTS.get(dest))
+             and ns.action not in actions]
+    if given:  # `jobs rm ID --older-than 7d` removed ID whatever its age, the option unread
+        flag, actions = given[0]
+        if ns.action == "rm" and flag in ("--all", "--kind", "--status", "--older-than",
+                                          "--keep"):
+            raise ValueError(f"{flag} goes with {' and '.join(actions)}; jobs rm removes the "
+                             f"jobs named (finished jobs by age, kind or status: jobs prune "
+                             f"--keep 0 or --older-than AGE)")
+        raise ValueError(f"{flag} goes with {' and '.join(actions)}; jobs {ns.action} does not "
+                         f"read it")
     if getattr(ns, "follow", False):
         if ns.action not in ("show", "logs", "attach"):
             raise ValueError(f"--follow goes with show and logs (a job followed live until it "

@@ -84,14 +84,14 @@ def test_follow_where_it_means_nothing_is_one_clear_line(argv, says, capsys):
 
 
 def test_magic_logs_follow(tmp_path, monkeypatch, capsys):
-    from IPython.testing.globalipapp import get_ipython
+    from IPython.core.interactiveshell import InteractiveShell
 
-    from skiff.magics.jobs import JobsMagics
-
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "skiff")
+    capsys.readouterr()  # "already loaded" where another test loaded it
     job, gate = _held(tmp_path)
     _gate_opened_while_following(monkeypatch, gate)
-    magics = JobsMagics(shell=get_ipython())
-    assert magics.jobs(f"logs {job.id} -f") is None
+    assert shell.run_line_magic("jobs", f"logs {job.id} -f") is None
     assert job.status == "done"
     assert capsys.readouterr().out.splitlines() == logs_text(job).splitlines()
 

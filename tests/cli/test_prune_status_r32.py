@@ -66,3 +66,20 @@ def test_a_corrupt_event_line_is_one_warning_line(root, capsys):
     warned = [line for line in err if "skipped corrupt line" in line]
     assert warned and all(line.startswith("skiff: warning: ") for line in warned), err
     assert not any("self._reader" in line or "Warning:" in line for line in err), err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["rm", "X", "--older-than", "7d"], "--older-than goes with prune; jobs rm removes the jobs "
+                                        "named"),
+    (["show", "X", "--kind", "demo"], "--kind goes with list and prune; jobs show does not"),
+    (["list", "--timeout", "3"], "--timeout goes with wait; jobs list does not read it"),
+    (["prune", "--all", "--keep", "0"], "--all goes with list; jobs prune does not read it"),
+    (["rm", "--all"], "jobs prune --keep 0"),
+])
+def test_an_option_of_another_action_is_refused_not_dropped(root, argv, says, capsys):
+    """``jobs rm ID --older-than 7d`` removed ID whatever its age; ``prune --all --keep 0``
+    read no --all: each option given to an action that does not read it is one line."""
+    assert main(["jobs", *argv]) == USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert _there(root) == {"done", "failed", "damaged"}
