@@ -413,6 +413,10 @@ symmetric_strength = strength
 # rows share a scale: convection-diffusion)
 ROW_SCALE_SPREAD = 2.0
 
+# smoother='auto' takes the nodal-block Gauss-Seidel for a system whose finest rows hold this
+# many entries on average (3-D P1 elasticity: 32; 2-D: 12-18, where it does not pay)
+GS_MIN_ROW = 24
+
 DENSE_COARSE = 1000   # a larger coarsest level (coarsening stalled) gets a sparse LU
 
 
@@ -583,8 +587,12 @@ class SmoothedAggregation:
             # elasticity at nu 0.49 (el3i) 87 -> 66 CG iterations (pyamg 66), the solve
             # 0.107 -> 0.073 s; nu 0.45 43 -> 36; a scalar problem keeps Chebyshev: its
             # short rows make a sweep (a chain of dependent rows) 3-4x a product with A,
-            # not 1.5x (P1 Poisson 130 561: 17 -> 18 iterations, 0.28 -> 0.39 s)
-            smoother = "gauss-seidel" if host_real and blocksize > 1 else "jacobi"
+            # not 1.5x (P1 Poisson 130 561: 17 -> 18 iterations, 0.28 -> 0.39 s), and so do
+            # 2-D systems' (pyamg's gallery elasticity, 180 000, 18 entries a row: 11 = 11
+            # iterations, 0.70 -> 0.90 s): GS_MIN_ROW entries a row on average or more
+            long_rows = A.nnz >= GS_MIN_ROW * A.shape[0]
+            smoother = ("gauss-seidel" if host_real and blocksize > 1 and long_rows
+                        else "jacobi")
         self.smoother = smoother
         # a level of a system: (node of each unknown, its component); the finest level's
         # nodes are a BSR input's blocks (or blocksize=, or the modes'), as pyamg

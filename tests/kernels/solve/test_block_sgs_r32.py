@@ -137,3 +137,19 @@ def test_scalar_problems_keep_chebyshev_unless_asked():
     # a non-symmetric matrix keeps its own (point Gauss-Seidel) smoother
     N = (A + sp.diags([0.3], [1], shape=A.shape)).tocsr()
     assert SmoothedAggregation(N, smoother="gauss-seidel").smoother == "jacobi"
+
+
+def test_two_dimensional_systems_keep_chebyshev():
+    """2-D elasticity's rows are short (18 entries): a sweep costs 3-4 products there, so
+    'auto' keeps Chebyshev (pyamg's gallery elasticity, 180 000: 11 = 11 iterations, the
+    solve 1.3x longer with Gauss-Seidel); asked for, Gauss-Seidel solves it (spsolve's x)."""
+    pyamg = pytest.importorskip("pyamg")
+    A, B = pyamg.gallery.linear_elasticity((24, 24))
+    assert SmoothedAggregation(A, B=B).smoother == "jacobi"
+    h = SmoothedAggregation(A, B=B, smoother="gauss-seidel")
+    assert h._sgs[0].bs == 2
+    A = A.tocsr()
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    x, info = spla.cg(A, b, M=h.aspreconditioner(), rtol=1e-10, maxiter=200)
+    assert info == 0
+    np.testing.assert_allclose(x, spla.spsolve(A.tocsc(), b), rtol=1e-6, atol=1e-9)
