@@ -346,8 +346,17 @@ class JobMonitor(W.VBox):
         self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
 
     def cancel(self, job: Job) -> None:
-        job.cancel()
-        self._say(f"cancel requested for {job.id}")
+        """Cancel clicked: asked, or said why not (a job that ended before the click said
+        "cancel requested"; a cancel that raised left the row's click unanswered)."""
+        from skiff.jobs import ended_note
+
+        try:
+            asked = job.cancel()
+        except Exception as exc:  # noqa: BLE001  (said under the table; the monitor lives on)
+            self._say(f"{job.id}: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+                      error=True)
+            return
+        self._say(f"cancel requested for {job.id}" if asked else ended_note(job))
 
     def show(self, job: Job) -> None:
         """Show the job's live widget (refused, as ``%jobs show``, when its code is not

@@ -119,3 +119,29 @@ def test_a_missing_file_in_a_folder_with_spaces_is_named_whole(tmp_path, monkeyp
         Image.new("RGB", (30, 20), "white").save(tmp_path / name)
     form.set(inputs="a.png b.png")
     assert form.errors == {} and form.values["inputs"] == ["a.png", "b.png"]
+
+
+def test_the_monitors_cancel_of_an_ended_job_says_it_ended(tmp_path, monkeypatch):
+    """The Jobs tab's cancel button on a job that ended before the click said "cancel
+    requested for ID"; a cancel that raised left the click unanswered."""
+    from skiff.widgets.monitor import JobMonitor
+
+    job = launch("demo", {"steps": 2, "sleep": 0.0}).wait(30)
+    monitor = JobMonitor(start=False)
+    try:
+        monitor.cancel(job)
+        assert "had already ended (done): nothing to cancel" in monitor.message.value
+        assert "cancel requested" not in monitor.message.value
+        launcher, gates = _held_launcher(tmp_path)
+        held = launcher(None, {})
+
+        def refuse(**_kw):
+            raise RuntimeError("not signalled: pid 123 is no longer the job's process")
+
+        monkeypatch.setattr(held, "cancel", refuse)
+        monitor.cancel(held)
+        assert "no longer the job&#x27;s process" in monitor.message.value
+        gates[0].touch()
+        assert held.wait(30).status == "done"
+    finally:
+        monitor.close()
