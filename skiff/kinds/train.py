@@ -1180,7 +1180,28 @@ class TrainKind(Kind):
                                  f"{_more_steps_command(config, done, where)}")
         config["resume"] = True
         config["checkpoint_dir"] = where
-        return to_config(config)
+        return to_config(as_options(config))
+
+
+def as_options(config: dict) -> dict:
+    """A stored train config as the options :func:`to_config` reads: the entries it stores
+    under other names (``early_stopping``: ``--early-stop``; ``lora``: ``--lora-r`` and the
+    rest) named back. ``jobs resume`` of a run with ``--early-stop 100`` went on without
+    early stopping (its best weights never put back: the final checkpoint held the last
+    step's), and one of a LoRA fine-tune without its adapters."""
+    values = dict(config)
+    if "early_stopping" in values and values.get("early_stop") is None:
+        values["early_stop"] = values.pop("early_stopping")
+    lora = values.pop("lora", None)
+    if isinstance(lora, dict) and values.get("lora_r") is None:
+        values["lora_r"] = lora.get("r")
+        values["lora_alpha"] = lora.get("alpha")
+        values["lora_targets"] = ",".join(lora.get("targets") or ())
+        values["lora_dora"] = bool(lora.get("dora"))
+        values["lora_rslora"] = bool(lora.get("rslora"))
+        if lora.get("modules_to_save"):
+            values["lora_modules_to_save"] = ",".join(lora["modules_to_save"])
+    return values
 
 
 MAX_CLASSES_SHOWN = 8
