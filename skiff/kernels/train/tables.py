@@ -426,7 +426,10 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int], fit=
                              f"categories (categories are at most {MAX_CATEGORIES} values, at "
                              f"most half as many as rows)")
     col = _one_hot(cells, distinct)
-    shown = ", ".join(repr(d) for d in distinct[:6]) + (" ..." if len(distinct) > 6 else "")
+    # an empty cell is a value of its own (scikit-learn's OneHotEncoder: "missing"), named
+    # so: the summary said "('', 'east', ...)" as if the column had a blank category
+    shown = ", ".join(repr(d) if d else "empty cells" for d in distinct[:6]) + (
+        " ..." if len(distinct) > 6 else "")
     return col, {"name": name, "kind": "categories", "values": distinct,
                  "features": [f"{name}={d or '(empty)'}" for d in distinct]}, \
         f"column {name!r}: words, one 0/1 feature per value ({shown})"
