@@ -663,11 +663,17 @@ def _check_training_rows(data: str) -> None:
 
 
 def _newest_step(where: str) -> int | None:
-    """The step of the newest checkpoint in ``where`` (None: none there)."""
+    """The step of the newest checkpoint in ``where``: a one-file ``step-N.npz`` or the
+    ``step-N/`` folder (with its manifest) of a job on several ranks (None: none there).
+    The folders were not looked at: a cancelled ``--np 2`` job's summary said "nothing
+    left to go on from, its checkpoints ... are gone" beside its step-00000167/."""
     from skiff.kernels.train.checkpoint import list_checkpoints
+    from skiff.kernels.train.parallel.checkpoint import list_sharded
 
-    found = list_checkpoints(os.path.expanduser(str(where)))
-    return int(found[-1].name.split("-")[1].split(".")[0]) if found else None
+    folder = os.path.expanduser(str(where))
+    found = [int(p.name.split("-")[1].split(".")[0])
+             for p in (list_checkpoints(folder) + list_sharded(folder))]
+    return max(found) if found else None
 
 
 def _check_steps_left(where: str, steps: int) -> None:
