@@ -60,7 +60,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 METHODS = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-fp32", "skiff-tiny",
-           "rapidocr-tiny", "tesseract")
+           "rapidocr-tiny", "tesseract", "skiff-hybrid")
+# run unless --methods says otherwise (skiff-hybrid builds its int8 recognizer on first use)
+DEFAULT_METHODS = METHODS[:-1]
 CJK = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 
 
@@ -88,6 +90,11 @@ def worker_skiff_spin(paths, threads):
 def worker_skiff_fp32(paths, threads):
     """skiff with the detector in float32, as shipped (the same model files as RapidOCR's)."""
     return worker_skiff(paths, threads, precision="fp32")
+
+
+def worker_skiff_hybrid(paths, threads):
+    """skiff with ``--precision hybrid``: the recognizer's int8 twin on clean images."""
+    return worker_skiff(paths, threads, precision="hybrid")
 
 
 def worker_skiff_tiny(paths, threads):
@@ -308,7 +315,8 @@ def whole_rapidocr(paths, threads, spin=True, tiny=False):
     return _rapid_read(_rapid_engine(threads, tiny), paths)
 
 
-WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-tiny", "rapidocr-tiny")
+WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-tiny", "rapidocr-tiny",
+         "skiff-hybrid")
 
 
 def _run_whole(method, folder, threads, names):
@@ -321,7 +329,8 @@ def _run_whole(method, folder, threads, names):
     out = work / "out.jsonl"
     if method.startswith("skiff"):
         cmd = [sys.executable, "-m", "skiff", "ocr", str(folder), "--threads", str(threads),
-               "--out", str(out), *(["--lang", "ch-tiny"] if method == "skiff-tiny" else [])]
+               "--out", str(out), *(["--lang", "ch-tiny"] if method == "skiff-tiny" else []),
+               *(["--precision", "hybrid"] if method == "skiff-hybrid" else [])]
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     else:
         cmd = [sys.executable, __file__, "--whole-worker", method, "--folder", str(folder),
@@ -385,7 +394,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3,
                     help="each method reads the folder this many times, interleaved with the "
                          "others; the best round counts (the machine is shared)")
-    ap.add_argument("--methods", default=",".join(METHODS),
+    ap.add_argument("--methods", default=",".join(DEFAULT_METHODS),
                     help="comma-separated subset of " + ", ".join(METHODS))
     ap.add_argument("--worker", choices=METHODS + ("skiff-gpu", "naive-gpu") + STAGE_METHODS)
     ap.add_argument("--stages", action="store_true",
@@ -537,6 +546,7 @@ def main(argv=None):
 
     # each method against the RapidOCR run with spin-waiting set the same way
     pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "skiff-fp32": "rapidocr-nospin",
+            "skiff-hybrid": "rapidocr-nospin",
             "skiff-tiny": "rapidocr-tiny", "rapidocr-tiny": "rapidocr-nospin",
             "tesseract": "rapidocr"}
     head = ("| method | " + " | ".join(groups) + " | images/s (best) | vs RapidOCR, "
@@ -576,7 +586,7 @@ def main(argv=None):
         (" --quick" if args.quick else
          f"{'' if documents else f' --per-category {n}'} --rounds {rounds}") + \
         f" --threads {args.threads}" + \
-        (f" --methods {args.methods}" if args.methods != ",".join(METHODS) else "")
+        (f" --methods {args.methods}" if args.methods != ",".join(DEFAULT_METHODS) else "")
     what = ("3000 x 4000 phone photos (JPEG) of dense pages from three distances (the page "
             "1.0, 0.8, 0.6 of the frame in turn): perspective, uneven light, noise; accuracy "
             "per kind of text") if photos else \
@@ -599,7 +609,9 @@ def main(argv=None):
         "shares its cores), `skiff-spin` against `rapidocr` (on, onnxruntime's default). "
         "`skiff` and `skiff-spin` run the detector as its int8 twin (skiff's default on the "
         "CPU, `--precision auto`); `skiff-fp32` runs the shipped float32 files, the same "
-        "models as RapidOCR's, with spin-waiting off. `skiff-tiny` is `--lang ch-tiny` "
+        "models as RapidOCR's, with spin-waiting off; `skiff-hybrid` is `--precision "
+        "hybrid` (the recognizer's int8 twin on images under `denoise.NOISY`, opt-in). "
+        "`skiff-tiny` is `--lang ch-tiny` "
         "(PP-OCRv6 tiny detector and recognizer) against `rapidocr-tiny`, RapidOCR's own "
         "tiny setting given the same files, both with spin-waiting off; `rapidocr-tiny`'s "
         "ratio is against `rapidocr-nospin` (what the tiny models save a RapidOCR user). "

@@ -60,6 +60,23 @@ def test_clean_crops_go_int8_noisy_ones_float32_texts_in_place(pages, monkeypatc
     assert sum(as_int8) > 0 and sum(as_float) > 0
 
 
+def test_the_line_gate_reads_unsure_lines_again_in_float32(pages, monkeypatch):
+    from skiff.kernels.ocr import pipeline
+
+    float_file = files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx"
+    monkeypatch.setattr(qr, "int8_recognizer", lambda src, log=None: float_file)
+    clean, _ = pages
+    hybrid = OcrPipeline("ch", device="cpu", threads=2, precision="hybrid")
+    as_int8, as_float = _counting(hybrid, "rec-int8"), _counting(hybrid, "rec")
+    want = [r.text for r in hybrid.run([clean])]
+    assert sum(as_float) == 0 and sum(as_int8) > 0  # the gate off: no second reading
+    read = sum(as_int8)
+    del as_int8[:]
+    monkeypatch.setattr(pipeline, "HYBRID_LINE", 1.01)  # every line is unsure: all again
+    assert [r.text for r in hybrid.run([clean])] == want
+    assert sum(as_int8) == read and sum(as_float) == read
+
+
 def test_hybrid_is_a_precision_of_the_cli():
     from skiff.kinds.ocr import COMMAND, to_config
 
