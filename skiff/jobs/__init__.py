@@ -194,27 +194,11 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False) -> Job | dict
 
 
 def _check_no_other_writer(job: Job, config) -> None:
-    """Refuse to resume into a checkpoint folder a running job writes to: resuming a job
-    twice (a second click, a second terminal), or again while its first resume runs, made
-    two trainings write ``step-N.npz`` of the same steps in one folder, each over the
-    other's, the newest file from either."""
-    import os
+    """Refuse to resume into a checkpoint folder a running job writes to (a resume clicked
+    twice, or again while its first resume runs): :func:`launch.check_one_writer`."""
+    from .launch import check_one_writer
 
-    target = config.get("checkpoint_dir") if isinstance(config, dict) else None
-    if not isinstance(target, str) or not target:
-        return
-    target = os.path.realpath(target)
-    for other in list_jobs(metrics=False):
-        if isinstance(other, DamagedJob) or other.id == job.id or other.refresh().final:
-            continue
-        theirs = other.config.get("checkpoint_dir") if isinstance(other.config, dict) else None
-        if not theirs and other.kind == job.kind:
-            theirs = str(other.run_dir / "checkpoints")
-        if isinstance(theirs, str) and os.path.realpath(theirs) == target:
-            raise ValueError(f"job {other.id} is {other.status} and writes its checkpoints to "
-                             f"{target}, where this resume would write too: wait for it "
-                             f"(jobs wait {other.id}) or cancel it (jobs cancel {other.id}), "
-                             f"then resume the one that ended last")
+    check_one_writer(job.kind, config, skip=job.id)
 
 
 def _newest_checkpoint(config: dict) -> str | None:

@@ -126,6 +126,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
                  gpus_per_node=gpus_per_node, oversubscribe=oversubscribe, device=device,
                  local_only=local_only)
     where, registered, config, fn = plan["runner"], plan["registered"], plan["config"], plan["fn"]
+    if not dry_run:
+        check_one_writer(kind, config)
     ranks, resolved, why, note = plan["np"], plan["device"], plan["why"], plan["note"]
     target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
     extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}} if where == "slurm" \
@@ -224,6 +226,34 @@ def _kind_or_none(name: str):
         return get(name)
     except ValueError:
         return None
+
+
+def check_one_writer(kind: str, config, *, skip: str | None = None) -> None:
+    """Refuse a job whose ``checkpoint_dir`` a running job writes to (its own
+    ``checkpoint_dir``, or a job of the same kind without one: its run folder's
+    ``checkpoints``): two trainings wrote ``step-N.npz`` of the same steps in one folder,
+    each over the other's (a resume clicked twice; a ``--checkpoint-dir`` given to two runs
+    at once). ``skip``: a job id not to count (the job a resume goes on from)."""
+    target = config.get("checkpoint_dir") if isinstance(config, dict) else None
+    if not isinstance(target, str) or not target:
+        return
+    from . import list_jobs
+    from .job import DamagedJob
+
+    target = os.path.realpath(os.path.expanduser(target))
+    for other in list_jobs(metrics=False):
+        if isinstance(other, DamagedJob) or other.id == skip or other.refresh().final:
+            continue
+        theirs = other.config.get("checkpoint_dir") if isinstance(other.config, dict) else None
+        if not theirs and other.kind == kind:
+            theirs = str(other.run_dir / "checkpoints")
+        if isinstance(theirs, str) and not os.path.isabs(os.path.expanduser(theirs)):
+            started = other.meta.get("cwd")  # a relative one: from where that job started
+            theirs = os.path.join(started, theirs) if isinstance(started, str) else theirs
+        if isinstance(theirs, str) and os.path.realpath(os.path.expanduser(theirs)) == target:
+            raise ValueError(f"job {other.id} is {other.status} and writes its checkpoints to "
+                             f"{target}, where this job would write too: wait for it (jobs "
+                             f"wait {other.id}) or cancel it (jobs cancel {other.id}) first")
 
 
 def launch_options(opts: dict) -> dict:
