@@ -580,18 +580,40 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     return _const((s > tol[..., None]).sum(-1).astype(np.int64))
 
 
+class _Pinv(Function):
+    """The pseudo-inverse from the SVD (singular values at or below the tolerance dropped);
+    the gradient is torch's ``pinv_backward`` (exact where the rank does not change)."""
+
+    complex_aware = True  # the formula is torch's for complex inputs too
+
+    def forward(self, a, atol=None, rtol=None):
+        xp = xp_of(a)
+        if rtol is None:
+            rtol = 0.0 if atol not in (None, 0) else np.finfo(a.dtype).eps * max(a.shape[-2:])
+        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        tol = xp.maximum(atol or 0.0, rtol * s.max(axis=-1, initial=0.0))[..., None]
+        sinv = xp.where(s > tol, 1.0 / xp.where(s > tol, s, 1.0), 0.0).astype(a.dtype)
+        p = _mT(vh).conj() @ (sinv[..., :, None] * _mT(u).conj())
+        self.save_for_backward(a, p)
+        return p
+
+    def backward(self, g):
+        a, p = self.saved
+        ph, gh = _mT(p).conj(), _mT(g).conj()
+        if a.shape[-2] <= a.shape[-1]:
+            k = gh @ p
+            kph = k @ ph
+            return -_mT(p @ k).conj() + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a)
+        k = p @ gh
+        phk = ph @ k
+        return -_mT(k @ p).conj() + (gh - a @ k) @ p @ ph + phk - phk @ p @ a
+
+
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """The Moore-Penrose pseudo-inverse (values only: for a gradient of a full-rank system use
-    ``linalg.solve``)."""
+    """The Moore-Penrose pseudo-inverse, differentiable (torch's gradient, for a rank that
+    does not change under the perturbation)."""
     A = _float(_as_tensor(A))
-    _values_only("pinv", A)
-    xp = xp_of(A._data)
-    if rtol is None:
-        rtol = 0.0 if atol not in (None, 0) else np.finfo(A.dtype).eps * max(A.shape[-2:])
-    u, s, vh = xp.linalg.svd(A._data, full_matrices=False)
-    tol = xp.maximum(atol or 0.0, rtol * s.max(axis=-1, initial=0.0))[..., None]
-    sinv = xp.where(s > tol, 1.0 / xp.where(s > tol, s, 1.0), 0.0).astype(A.dtype)
-    return _const(_mT(vh) @ (sinv[..., :, None] * _mT(u)))
+    return _Pinv.apply(A, atol=atol, rtol=rtol)
 
 
 def cdist(x1, x2, p=2.0, compute_mode=None):

@@ -182,3 +182,73 @@ def test_special_functions_and_their_gradients():
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-9,
                                    rtol=1e-9 if b.dtype == torch.float64 else 1e-6)
         assert str(a.dtype) == str(b.dtype).replace("torch.", "")
+
+
+def _init(T, m, seed=0):
+    rng = np.random.default_rng(seed)
+    with T.no_grad():
+        for _, p in m.named_parameters():
+            p.copy_(T.tensor(rng.standard_normal(tuple(p.shape)) * 0.3, dtype=T.float64))
+    return m
+
+
+def _data(T, *shape, seed=1):
+    return T.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=T.float64)
+
+
+@pytest.mark.parametrize("average", [True, False])
+@pytest.mark.parametrize("kdim", [None, 4])
+def test_attention_weights_are_differentiable(average, kdim):
+    """``MultiheadAttention``'s returned weights are in the graph (a penalty on them trains
+    the projections); they were computed under no_grad."""
+    def run(T):
+        a = _init(T, T.nn.MultiheadAttention(6, 2, kdim=kdim, vdim=5 if kdim else None,
+                                             batch_first=True).double())
+        q, k = _data(T, 2, 3, 6), _data(T, 2, 4, kdim or 6, seed=2)
+        v = _data(T, 2, 4, 5 if kdim else 6, seed=3)
+        mask = T.tensor([[0.0, -1e9, 0.0, 0.0]] * 3, dtype=T.float64)
+        o, w = a(q, k, v, attn_mask=mask, average_attn_weights=average)
+        (o.sum() + w.pow(2).sum()).backward()
+        qw = a.q_proj_weight if kdim else a.in_proj_weight
+        return [o, w, qw.grad, a.out_proj.weight.grad]
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("kernel,mode,dilation", [
+    ((3, 2), "reflect", 1), (3, "reflect", 1), (2, "replicate", 1), (4, "circular", 1),
+    ((3, 2), "reflect", 2), (3, "zeros", 1)])
+def test_conv_padding_same_with_a_padding_mode(kernel, mode, dilation):
+    """``padding="same"`` with ``padding_mode`` reflect/replicate/circular padded zeros."""
+    def run(T):
+        c = _init(T, T.nn.Conv2d(3, 4, kernel, padding="same", padding_mode=mode,
+                                 dilation=dilation).double())
+        c1 = _init(T, T.nn.Conv1d(3, 2, 2 if kernel == 2 else 3, padding="same",
+                                  padding_mode=mode).double())
+        x, x1 = _data(T, 2, 3, 5, 6).requires_grad_(), _data(T, 2, 3, 7).requires_grad_()
+        y, y1 = c(x), c1(x1)
+        ((y ** 2).sum() + (y1 ** 3).sum()).backward()
+        return [y, y1, x.grad, x1.grad, c.weight.grad, c1.weight.grad]
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3), "low", "complex"])
+def test_pinv_gradient(shape):
+    def run(T):
+        if shape == "low":
+            A = _data(T, 5, 2) @ _data(T, 2, 4, seed=3)
+        elif shape == "complex":
+            A = T.complex(_data(T, 3, 4), _data(T, 3, 4, seed=2))
+        else:
+            A = _data(T, *shape)
+        A.requires_grad_()
+        P = T.linalg.pinv(A)
+        (P.abs() ** 2 + P.real * _data(T, *P.shape, seed=7)).sum().backward()
+        return [P, A.grad]
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)

@@ -69,10 +69,11 @@ class Conv2d(Module):
         _kernel_params(self, (out_channels, ci, kh, kw), ci * kh * kw, bias, generator, dtype)
 
     def forward(self, x):
-        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
+        if self.padding_mode != "zeros":  # padding="same" too (it padded zeros)
             from .functional.conv_general import pad_for_mode
 
-            x, padding = pad_for_mode(x, self.padding, self.padding_mode), 0
+            x, padding = pad_for_mode(x, self.padding, self.padding_mode, self.kernel_size,
+                                      self.dilation), 0
         else:
             padding = self.padding
         if self.dilation == (1, 1) and self.groups == 1 and not isinstance(padding, str):
@@ -237,10 +238,11 @@ class Conv1d(Module):
         w = self.weight.reshape(self.out_channels, c // self.groups, 1, self.kernel_size)
         x4 = x.reshape(n, c, 1, length)
         pad = (0, self.padding) if not isinstance(self.padding, str) else self.padding
-        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
+        if self.padding_mode != "zeros":
             from .functional.conv_general import pad_for_mode
 
-            x4, pad = pad_for_mode(x4, pad, self.padding_mode), 0
+            x4, pad = pad_for_mode(x4, pad, self.padding_mode, (1, self.kernel_size),
+                                   (1, self.dilation)), 0
         if self.dilation == 1 and self.groups == 1 and not isinstance(pad, str):
             y = F.conv2d(x4, w, self.bias, (1, self.stride), pad)
         else:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..default_dtype import default_float
-from ..tensor import Tensor, no_grad
+from ..tensor import Tensor
 from . import functional as F
 from .layers import Dropout, LayerNorm, Linear, _positive, uniform_
 from .module import Module, ModuleList, Parameter
@@ -26,7 +26,8 @@ __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"
 class MultiheadAttention(Module):
     """torch.nn.MultiheadAttention (same query, key and value width): ``in_proj_weight``
     (3E, E), ``in_proj_bias``, ``out_proj``; returns ``(output, weights)`` with the weights
-    averaged over heads when ``need_weights`` (not differentiated), else None."""
+    averaged over heads when ``need_weights`` (torch's: those the output used, after
+    dropout, with their gradient), else None."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, batch_first=False,
                  generator=None, dtype=None, *, kdim=None, vdim=None, add_bias_kv=False,
@@ -87,27 +88,21 @@ class MultiheadAttention(Module):
         q, k, v = heads(q_in, wq, bq, L), heads(k_in, wk, bk, S), heads(v_in, wv, bv, S)
         mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h)
         drop = self.dropout if self.training else 0.0
-        if mask is None and not drop:
+        weights = None
+        if mask is None and not drop and not need_weights:
             out = F.scaled_dot_product_attention(q, k, v, causal=False)
         else:
             scores = (q * (1.0 / math.sqrt(d))) @ k.swapaxes(-1, -2)
             if mask is not None:
                 scores = scores + mask
-            p = F.softmax(scores, axis=-1)
-            out = self.attn_dropout(p) @ v
-        out = out.transpose((2, 0, 1, 3)).reshape(L, N, E)  # (L, N, E)
-        out = self.out_proj(out)
-        weights = None
-        if need_weights:
-            with no_grad():
-                scores = (q.detach() * (1.0 / math.sqrt(d))) @ k.detach().swapaxes(-1, -2)
-                if mask is not None:
-                    scores = scores + mask.detach()
-                weights = F.softmax(scores, axis=-1)
-                if average_attn_weights:
-                    weights = weights.mean(axis=1)
+            p = self.attn_dropout(F.softmax(scores, axis=-1))
+            out = p @ v
+            if need_weights:  # torch's: the probabilities used (after dropout), in the graph
+                weights = p.mean(axis=1) if average_attn_weights else p
                 if unbatched:
                     weights = weights.squeeze(0)
+        out = out.transpose((2, 0, 1, 3)).reshape(L, N, E)  # (L, N, E)
+        out = self.out_proj(out)
         if unbatched:
             out = out.squeeze(1)
         elif self.batch_first:

@@ -67,7 +67,15 @@ def conv2d_general(x, weight, bias, stride, padding, dilation, groups, plain):
     return T.cat(outs, axis=1)
 
 
-def pad_for_mode(x, padding, mode):
-    """``Conv2d(padding_mode=...)``: the input padded by ``mode`` (then convolved unpadded)."""
+def pad_for_mode(x, padding, mode, kernel=None, dilation=(1, 1)):
+    """``Conv2d(padding_mode=...)``: the input padded by ``mode`` (then convolved unpadded).
+    ``padding="same"`` pads ``dilation * (k - 1)`` per axis, the smaller half first (torch's
+    ``_reversed_padding_repeated_twice``); ``"valid"`` pads nothing."""
+    if padding == "valid":
+        return x
+    if padding == "same":
+        (kh, kw), (dh, dw) = _pair(kernel), _pair(dilation)
+        th, tw = dh * (kh - 1), dw * (kw - 1)
+        return pad_copying(x, (tw // 2, tw - tw // 2, th // 2, th - th // 2), mode)
     ph, pw = _pair(padding)
     return pad_copying(x, (pw, pw, ph, ph), mode)
