@@ -387,7 +387,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
         from skiff.jobs.render import JobTable, describe
 
         action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
-        if ns.follow and ns.action == "show":  # `jobs show ID -f`: followed live, as attach
+        showing = ns.action == "show"  # with -f: followed live, as attach, then shown
+        if ns.follow and showing:
             ns.action = "attach"
         tailing = ns.follow and ns.action == "logs"
         if ns.action == "rm" and ns.all:  # `jobs rm --all` said "rm needs a job ID"
@@ -462,7 +463,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
                                           stdout)
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
-            if ns.action == "show" and isinstance(getattr(out, "meta", None), dict):
+            if showing and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
             print(json.dumps(doc, ensure_ascii=False, default=str))
             hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0

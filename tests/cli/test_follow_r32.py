@@ -107,3 +107,18 @@ def test_wait_for_two_jobs_is_refused_before_it_says_it_waits(tmp_path, capsys):
     finally:
         gate.touch()
     assert job.wait(30).status == "done"
+
+
+def test_show_follow_json_is_shows_document(tmp_path, monkeypatch, capsys):
+    """``jobs show ID -f --json``: followed, then the document ``jobs show ID --json``
+    prints (with its options), not attach's."""
+    import json
+
+    job, gate = _held(tmp_path)
+    monkeypatch.setattr("skiff.jobs.terminal.LiveDisplay.write",
+                        lambda self, line: gate.touch())
+    assert main(["jobs", "show", job.id, "-f", "--json"]) == OK
+    followed = json.loads(capsys.readouterr().out)
+    assert main(["jobs", "show", job.id, "--json"]) == OK
+    shown = json.loads(capsys.readouterr().out)
+    assert followed == shown and "options" in shown and shown["status"] == "done"
