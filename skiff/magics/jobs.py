@@ -40,7 +40,8 @@ class JobsMagics(Magics):
                                  "them")
             _name_variables(ns, self.shell.user_ns)
             action_options(ns)  # its own mistakes (--dry-run on a wait) before any action
-            if ns.follow and ns.action == "show":  # followed live: the attached view
+            showing = ns.action == "show"
+            if ns.follow and showing:  # followed live: the attached view
                 ns.action = "attach"
             if ns.follow and ns.action == "logs":  # each new line as the job writes it
                 from skiff.jobs.render import follow_logs
@@ -103,7 +104,7 @@ class JobsMagics(Magics):
             wait_quietly(out)
         if ns.json:  # the document `python -m skiff jobs ... --json` prints
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
-            if ns.action == "show" and isinstance(getattr(out, "meta", None), dict):
+            if showing and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
             print(json.dumps(doc, ensure_ascii=False, default=str))
             hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0
