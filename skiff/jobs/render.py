@@ -148,8 +148,14 @@ def log_records(job) -> list[dict]:
     read as text."""
     from .events import EventReader
 
-    out = []  # metric lines passed over unread (most of a training's events)
-    for ev in EventReader(job.run_dir / "events.jsonl", metrics=False).read():
+    # metric lines passed over unread (most of a training's events)
+    return _records(EventReader(job.run_dir / "events.jsonl", metrics=False).read())
+
+
+def _records(events) -> list[dict]:
+    """The log records (:func:`log_records`) of ``events``."""
+    out = []
+    for ev in events:
         kind = ev.get("type")
         if kind not in ("log", "error"):
             continue
@@ -212,14 +218,14 @@ def follow_logs(job, write, *, poll_s: float = 1.0, stop=None):
     as the job writes it, until the job ends; then what its ranks printed. ``stop()`` true
     ends the following early. Returns the job. Ctrl-C (KeyboardInterrupt) stops the
     following, not the job."""
-    seen = 0
+    from .events import EventReader
+
+    reader = EventReader(job.run_dir / "events.jsonl", metrics=False)  # each line read once
     while True:
         final = job.refresh().final  # read before the records: the last ones are printed
-        records = log_records(job)
-        for rec in records[seen:]:
+        for rec in _records(reader.read()):
             for line in record_lines(rec):
                 write(plain(line))
-        seen = max(seen, len(records))
         if final or (stop is not None and stop()):
             break
         time.sleep(poll_s)

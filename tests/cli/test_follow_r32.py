@@ -25,16 +25,16 @@ def _held(tmp_path, **more):
 
 
 def _gate_opened_while_following(monkeypatch, gate):
-    """log_records, reading for the follower: the gate opens once it has read the hold."""
-    real = render.log_records
+    """The records the follower reads: the gate opens once it has read the hold."""
+    real = render._records
 
-    def reading(job):
-        records = real(job)
+    def reading(events):
+        records = real(events)
         if any("holding until" in r["message"] for r in records):
             gate.touch()
         return records
 
-    monkeypatch.setattr(render, "log_records", reading)
+    monkeypatch.setattr(render, "_records", reading)
 
 
 def test_logs_follow_prints_each_line_while_the_job_runs(tmp_path, monkeypatch):
