@@ -176,6 +176,10 @@ def _kernels():
                     buf[i, base + 2 * p] = a * c - b * s
                     buf[i, base + 2 * p + 1] = b * c + a * s
 
+    global _block42  # a module global, not a closure cell: a closure's cells are part of
+    # numba's cache key and a dispatcher pickles differently in each process, so the two
+    # kernels calling it compiled again in every process (3-4 s each)
+
     @numba.njit(cache=True, fastmath=True, inline="always")
     def block42(w0, w1, x, b, out, j, two):  # pragma: no cover - compiled
         # rows j, j+1 of out's columns (j+1 only if ``two``) for rows b..b+3 of x: two
@@ -224,7 +228,7 @@ def _kernels():
             w0 = w[j]
             w1 = w[j + 1] if two else w[j]  # an odd last row: its sums once more, unused
             for b in range(0, nb, 4):
-                block42(w0, w1, x, b, out, j, two)
+                _block42(w0, w1, x, b, out, j, two)
 
     @numba.njit(cache=True, fastmath=True)
     def few_rows_bf16(x, w, out):  # pragma: no cover - compiled
@@ -257,7 +261,7 @@ def _kernels():
                     out[0, j + 1] = a10
                 continue
             for b in range(0, nb, 4):
-                block42(w0, w1, x, b, out, j, two)
+                _block42(w0, w1, x, b, out, j, two)
 
     @numba.njit(cache=True)
     def widen_bf16(w, out):  # pragma: no cover - compiled
@@ -281,7 +285,11 @@ def _kernels():
             u = u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))
             bits[i] = u & np.uint32(0xFFFF0000)
 
+    _block42 = block42
     return rms, rope, few_rows, few_rows_bf16, widen_bf16, round_bf16
+
+
+_block42 = None  # set by _kernels (the 4x2 block both few-rows kernels run)
 
 
 def _numba_ok(*arrays) -> bool:
