@@ -85,7 +85,13 @@ def join_parent_gather(parent, text: str) -> None:
 
 def _parent_comm():
     """The inter-communicator to the process that spawned this job (``MPI.COMM_SELF.Spawn``
-    from a notebook), or None: a failing rank tells it too (:mod:`.spawned`)."""
+    from a notebook) or that started it as its own job and joined it through a port
+    (:func:`.launched.parent`), or None: a failing rank tells it too (:mod:`.spawned`)."""
+    from .launched import connected_parent
+
+    joined = connected_parent()
+    if joined is not None:
+        return joined
     if not _PARENT:
         try:
             from mpi4py import MPI

@@ -75,6 +75,9 @@ def wait_for_ranks(inter, call, timeout: float | None = None, *, what: str = "ca
     end = None if timeout is None else time.monotonic() + float(timeout)
     status = MPI.Status()
     n = inter.Get_remote_size()
+    from .launched import launched_process
+
+    job = launched_process(inter)  # ranks started by launch_ranks: their own mpiexec
     while True:
         thread.join(POLL_S)
         if not thread.is_alive():
@@ -82,11 +85,23 @@ def wait_for_ranks(inter, call, timeout: float | None = None, *, what: str = "ca
         if inter.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG, status=status):
             _, text = inter.recv(source=status.Get_source(), tag=ALARM_TAG)
             ended = end_process_manager()
+            if job is not None:  # launch_ranks' own job: its ranks left or are ended
+                from .launched import end_ranks
+
+                end_ranks(job)
             raise SpawnedRanksFailed(
                 f"the {n} spawned ranks stopped: {text} (the {what} with them will not "
                 "complete" + ("; their process manager was ended, so that it does not end "
                               "this process too: spawn again after restarting" if ended else
                               "; leave the inter-communicator without Disconnect") + ")")
+        if job is not None and job.poll() is not None and thread.is_alive() and not \
+                inter.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG):  # a rank's own word first
+            code = job.returncode
+            raise SpawnedRanksFailed(
+                f"the {n} ranks' job ended (mpiexec exit status {code}"
+                + (", a rank killed outright, e.g. SIGKILL or the OOM killer" if code in
+                   (9, 137, -9) else "") + f") before the {what} with them completed; "
+                "this process goes on: leave the inter-communicator without Disconnect")
         if end is not None and time.monotonic() > end:
             raise TimeoutError(
                 f"the {n} spawned ranks did not complete the {what} in {timeout:g} s and "
