@@ -82,6 +82,7 @@ from skiff.kernels.train.core.nn.functional.conv1d import (  # noqa: F401
     conv1d,
     max_pool1d,
     pairwise_distance,
+    pdist,
 )
 from skiff.kernels.train.core.nn.functional.ctc import ctc_loss  # noqa: F401
 from skiff.kernels.train.core.nn.functional.losses_more import (  # noqa: F401

@@ -108,6 +108,11 @@ class Normal(Distribution):
         v = _t(value, self.loc)
         return 0.5 * (1 + ((v - self.loc) / (self.scale * math.sqrt(2))).erf())
 
+    def icdf(self, value):
+        """torch's: ``loc + scale * erfinv(2 value - 1) * sqrt(2)``."""
+        v = _t(value, self.loc)
+        return self.loc + self.scale * (2 * v - 1).erfinv() * math.sqrt(2)
+
 
 class Uniform(Distribution):
     has_rsample = True

@@ -252,3 +252,32 @@ def test_pinv_gradient(shape):
 
     for g, r in zip(run(skiff), run(torch)):
         _same(g, r)
+
+
+def test_bce_targets_that_need_a_gradient_get_one():
+    """A soft target from a model (distillation) is differentiated as torch does; it was
+    taken as a constant."""
+    def run(T):
+        x = _data(T, 3, 4).requires_grad_()
+        y = _data(T, 3, 4, seed=2).sigmoid().detach().requires_grad_()
+        F = T.nn.functional
+        (F.binary_cross_entropy_with_logits(x, y, weight=_data(T, 4, seed=3).abs(),
+                                            pos_weight=_data(T, 4, seed=4).abs())
+         + F.binary_cross_entropy(x.sigmoid(), y, reduction="sum")).backward()
+        return [x.grad, y.grad]
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)
+
+
+def test_pdist_values_and_gradients():
+    def run(T):
+        a = _data(T, 5, 3)
+        a = T.cat([a, a[:1]]).requires_grad_()  # a repeated row: distance 0, gradient 0
+        outs = [T.nn.functional.pdist(a), T.nn.functional.pdist(a, p=1),
+                T.nn.functional.pdist(a, p=3.5)]
+        sum((o * o).sum() for o in outs[:2]).backward()
+        return outs + [a.grad]
+
+    for g, r in zip(run(skiff), run(torch)):
+        _same(g, r)

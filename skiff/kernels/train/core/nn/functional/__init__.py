@@ -35,7 +35,7 @@ from .activations_more import (
     threshold,
 )
 from .conv import avg_pool2d, conv2d, max_pool2d
-from .conv1d import avg_pool1d, conv1d, max_pool1d, pairwise_distance
+from .conv1d import avg_pool1d, conv1d, max_pool1d, pairwise_distance, pdist
 from .dense import (
     embedding,
     linear,
@@ -82,7 +82,7 @@ __all__ = [
     "one_hot", "pad", "normalize", "cosine_similarity", "adaptive_avg_pool2d", "interpolate",
     "group_norm", "hardtanh", "relu6", "mish",
     "hardswish", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid", "glu", "softmin",
-    "threshold", "prelu", "conv1d", "max_pool1d", "avg_pool1d", "pairwise_distance",
+    "threshold", "prelu", "conv1d", "max_pool1d", "avg_pool1d", "pairwise_distance", "pdist",
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "dropout1d", "dropout2d",

@@ -94,3 +94,17 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     if p == 2:
         return (d * d).sum(-1, keepdim=keepdim).sqrt()
     return (d ** p).sum(-1, keepdim=keepdim) ** (1.0 / p)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
+    """torch's ``pdist``: the p-norm distances between the rows of ``input`` (N, M), pairs
+    ``i < j`` in row-major order, N (N - 1) / 2 of them; a zero distance has gradient 0."""
+    import numpy as np
+
+    from ...ops_linalg import cdist
+
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    i, j = np.triu_indices(input.shape[0], 1)
+    rows = input.xp.asarray(i), input.xp.asarray(j)
+    return cdist(input[rows[0]].unsqueeze(-2), input[rows[1]].unsqueeze(-2), p=p).reshape(-1)

@@ -302,5 +302,7 @@ def _target_value(t):
     detached: its array is the batch's)."""
     if getattr(t, "_batched", False):
         return t.detach()
+    if isinstance(t, Tensor) and t.requires_grad:  # torch differentiates the target too
+        return t  # (a soft label from a model: distillation, Geometric.entropy)
     return t._data if isinstance(t, Tensor) else t
 
