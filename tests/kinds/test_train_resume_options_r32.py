@@ -59,3 +59,14 @@ def test_a_lora_fine_tune_keeps_its_adapters_on_resume(tmp_path):
         "--lora-dora --steps 6")))
     assert config["lora"]["r"] == 4 and config["lora"].get("dora")
     assert _resumed(config, tmp_path) == _stored(config)
+
+
+def test_every_stored_option_of_a_table_job_round_trips(tmp_path):
+    data = tmp_path / "churn.csv"
+    rows = ["id,plan,monthly,churn"] + [f"C{i},{'ab'[i % 2]},{i * 1.5},{'yn'[i % 3 == 0]}"
+                                        for i in range(40)]
+    data.write_text("\n".join(rows) + "\n")
+    config = to_config(vars(TRAIN.parse(
+        f"mlp {data} --target churn --drop id --class-weight y=2,n=1 --val-split 0.2 "
+        "--early-stop 3 --device-memory 2GB --steps 10 --precision bf16-mixed")))
+    assert _resumed(config, tmp_path) == _stored(config)
