@@ -70,3 +70,41 @@ def test_uniform_coefficients_keep_evolution_strength():
     A, b = _random_cells(8, 0.3, 1)
     assert SmoothedAggregation(A, strength="evolution").strength == "evolution"
     assert SmoothedAggregation(A).strength == "symmetric"
+
+
+def test_a_log_normal_field_keeps_evolution_strength():
+    """A continuous log-normal permeability (smoothed Gaussian, 2 decades per standard
+    deviation) spans ~1e15 on its diagonal but in no separate bands: evolution strength,
+    which does better there (256^2: 69 CG iterations against symmetric 0.1's 199)."""
+    from scipy.ndimage import gaussian_filter
+
+    g = gaussian_filter(np.random.default_rng(0).standard_normal((6, 64, 64)), 3)[3]
+    A, b = _cells_2d(10 ** (2.0 * g / g.std()))
+    d = A.diagonal()
+    assert d.max() > 1e4 * d.min()
+    h = SmoothedAggregation(A)
+    assert h.strength == "evolution" and not h.contrast
+    x, info = spla.cg(A, b, M=h.aspreconditioner(), rtol=1e-10, maxiter=500)
+    assert info == 0
+    np.testing.assert_allclose(x, spla.spsolve(A.tocsc(), b), rtol=1e-6)
+
+
+def _cells_2d(k):
+    n0, n1 = k.shape
+    N = k.size
+    idx = np.arange(N).reshape(n0, n1)
+    rows, cols, vals, diag = [], [], [], np.zeros(N)
+    for ax in range(2):
+        a, i = np.moveaxis(k, ax, 0), np.moveaxis(idx, ax, 0)
+        t = (2 * a[1:] * a[:-1] / (a[1:] + a[:-1])).ravel()
+        p, q = i[1:].ravel(), i[:-1].ravel()
+        rows += [p, q]
+        cols += [q, p]
+        vals += [-t, -t]
+        np.add.at(diag, p, t)
+        np.add.at(diag, q, t)
+        np.add.at(diag, i[0].ravel(), 2 * a[0].ravel())
+        np.add.at(diag, i[-1].ravel(), 2 * a[-1].ravel())
+    A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(N, N)) + sp.diags(diag)
+    return A.tocsr(), np.ones(N)
