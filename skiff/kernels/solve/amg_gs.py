@@ -177,9 +177,6 @@ class BlockSGS:
         self.dinv = np.ascontiguousarray(dinv, dtype=np.float64)
         self.lo, self.hi = _splits(A, self.bs)
         self.indptr, self.indices = unsigned(A)
-        n = A.shape[0]
-        self.sl = np.empty(n)
-        self.tmp = np.empty(self.bs)
         self._none = np.empty(0)
 
     @classmethod
@@ -202,8 +199,9 @@ class BlockSGS:
             if r.shape[0]:
                 r[:] = b - self.A @ x
             return
+        # the work arrays per call: a kept hierarchy may serve two threads' solves at once
         kernel(self.indptr, self.indices, self.A.data, self.lo, self.hi, self.dinv, self.bs, x, b,
-                  self.sl, self.tmp, zero, r)
+               np.empty(x.shape[0]), np.empty(self.bs), zero, r)
 
     def pre(self, x, b, zero=True):
         n = x.shape[0]
