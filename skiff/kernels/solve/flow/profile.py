@@ -155,10 +155,13 @@ def _simple_path(q):
 def _put_in_order(p):
     """The outline's points in order from the floor's shoulder through the tip to the roof's,
     for points given in no order (a CAD export's point cloud, its segments each with both
-    ends, rows sorted by ``x``), or None when that is not unambiguous. Two independent orders
-    must agree and make an outline that crosses itself nowhere: by angle about the middle of
-    the shoulder, and a nearest-neighbour chain from the floor's shoulder. Points on the rear
-    line between the shoulder's two ends are dropped (the body runs on there)."""
+    ends, rows sorted by ``x``), or None when that is not unambiguous. The order is by angle
+    about the middle of the shoulder (a nose is seen from there once in every direction); it
+    must make an outline that crosses itself nowhere, and a nearest-neighbour chain from the
+    floor's shoulder, where it makes an outline too (not on a long straight floor given by its
+    two ends, nor where the tip's two sides are closer than the points along them), must be
+    the same one. Points on the rear line between the shoulder's two ends are dropped (the
+    body runs on there)."""
     size = float(max(np.ptp(p[:, 0]), np.ptp(p[:, 1])))
     q = _unique(p, size)
     x, y = q[:, 0], q[:, 1]
@@ -189,10 +192,12 @@ def _put_in_order(p):
         chain.append(k)
         free[k] = False
     chain = np.asarray(chain)
-    if chain[-1] != roof or not np.array_equal(chain, by_angle):
-        return None
     out = q[by_angle]
-    return out if _simple_path(out) else None
+    if not _simple_path(out):
+        return None
+    if chain[-1] == roof and _simple_path(q[chain]) and not np.array_equal(chain, by_angle):
+        return None                            # two outlines through the points: ambiguous
+    return out
 
 
 def _normalise(points, clearance: float):
@@ -204,11 +209,15 @@ def _normalise(points, clearance: float):
         try:
             return (*_normalise_ordered(p, clearance), None)
         except _OrderError as err:
+            size = max(float(np.ptp(p[:, 0])), float(np.ptp(p[:, 1])), 1e-300)
+            if np.hypot(*(p[0] - p[-1])) <= 1e-6 * size:
+                raise _OrderError(f"{err} (a closed outline, its last point repeating its "
+                                  "first, is read in the order given)") from None
             q = _put_in_order(p)
             if q is None:
                 raise _OrderError(f"{err}; the points could not be put in order unambiguously "
-                                  "either (by angle about the shoulder's middle and by nearest "
-                                  "neighbours)") from None
+                                  "either (by angle about the shoulder's middle, checked by "
+                                  "nearest neighbours)") from None
             outline, length = _normalise_ordered(q, clearance)
             return outline, length, (
                 f"the profile's {len(p)} points were not in order along the outline (joined "

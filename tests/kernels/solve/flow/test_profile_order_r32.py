@@ -59,18 +59,35 @@ def test_points_in_order_are_read_without_a_warning(tmp_path, recwarn):
     assert not prof.reordered and not [w for w in recwarn if "order" in str(w.message)]
 
 
-@pytest.mark.parametrize("points, needle", [
-    # two roof points given after the roof's shoulder: the angle order and the nearest
-    # neighbour chain disagree, so the outline is not guessed
-    ([(2, 0), (0, 0.5), (2, 1), (1, 0.9), (1.5, 0.2), (2, 0)], "crosses itself: segment"),
+@pytest.mark.parametrize("points, needle, why", [
+    # a closed polygon (its last point repeating its first) is an outline drawn: its order
+    # is the user's, a crossing is refused (round 30's example)
+    ([(2, 0), (0, 0.5), (2, 1), (1, 0.9), (1.5, 0.2), (2, 0)], "crosses itself: segment",
+     "read in the order given"),
     # no roof shoulder at all
-    ([(2, 0), (0, 0.5), (1, 1)], "the profile is open"),
+    ([(2, 0), (0, 0.5), (1, 1)], "the profile is open", "could not be put in order"),
 ])
-def test_an_ambiguous_order_is_still_refused_in_one_line(points, needle):
+def test_an_order_not_given_and_not_found_is_refused_in_one_line(points, needle, why):
     with pytest.raises(ValueError, match=needle) as info:
         NoseProfile(points)
-    assert "could not be put in order unambiguously" in str(info.value)
+    assert why in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("length, bluntness, n", [(6.0, 1.0, 200), (3.0, 1.0, 40),
+                                                  (6.0, 0.0, 15), (10.0, 1.0, 400)])
+def test_coarse_and_uneven_outlines_are_put_in_order(length, bluntness, n):
+    # the parametric outline's points (steps from 0.003 to 1.6 H: the nearest-neighbour chain
+    # jumps across the tip), shuffled: the angle order is the outline
+    from skiff.kernels.solve.flow.nose import NoseShape
+
+    x, y = NoseShape(length, bluntness, 0.2).outline(n)
+    pts = np.column_stack([x, y])
+    ref = NoseProfile(pts, clearance=0.2)
+    with pytest.warns(UserWarning, match="not in order"):
+        prof = NoseProfile(pts[RNG.permutation(len(pts))], clearance=0.2)
+    np.testing.assert_allclose(np.column_stack(prof.outline()),
+                               np.column_stack(ref.outline()), atol=1e-12)
 
 
 def test_the_plot_shows_the_outline_over_the_files_points(tmp_path):
