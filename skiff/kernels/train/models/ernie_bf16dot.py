@@ -170,10 +170,21 @@ def _packer():
     return pack_rows
 
 
-def matmul(x: np.ndarray, w: np.ndarray):
+@functools.lru_cache(maxsize=4)
+def _pool(threads: int):
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="skiff-bf16dot")
+
+
+def matmul(x: np.ndarray, w: np.ndarray, threads: int = 1):
     """``x @ w.T`` (M, N) float32 for float32 x (M, K) and bfloat16 w (N, K), both
     C-contiguous; None when the kernel does not run here, K is odd, or x holds a value that
-    is not a bfloat16 (the caller's float32 path then)."""
+    is not a bfloat16 (the caller's float32 path then). ``threads`` (0: every core, as
+    the float32 GEMMs' default) split w's rows between threads (the kernel runs without the
+    GIL)."""
+    import os
+
     fn = _kernel()
     M, K = x.shape
     N = w.shape[0]
@@ -191,14 +202,26 @@ def matmul(x: np.ndarray, w: np.ndarray):
         tail = np.zeros((WROWS, kp), dtype=np.uint32)
         tail[:N - full] = w32[full:]
         tail_out = np.empty((rows, WROWS), dtype=np.float32)
+    blocks = full // WROWS
+    threads = int(threads) if threads and threads > 0 else (os.cpu_count() or 1)
+    parts = max(1, min(threads, blocks // 16))  # each thread at least 16 blocks of w
+    cuts = [blocks * i // parts for i in range(parts + 1)]
+    step = WROWS * 4  # bytes of 12 floats of out, of 12 rows of w: times kp
     buf = np.empty((panels, kp, 32), dtype=np.uint32)
     for m0 in range(0, rows, panels * 32):
         n = min(panels, (rows - m0) // 32)
         if not pack_rows(x, m0, n, buf):
             return None
-        if full:
-            fn(out.ctypes.data + m0 * N * 4, N, buf.ctypes.data, kp, w32.ctypes.data, kp,
-               full // WROWS, n)
+        base = out.ctypes.data + m0 * N * 4
+
+        def run(i, base=base, n=n):
+            fn(base + cuts[i] * step, N, buf.ctypes.data, kp,
+               w32.ctypes.data + cuts[i] * step * kp, kp, cuts[i + 1] - cuts[i], n)
+
+        if blocks and parts > 1:
+            list(_pool(parts).map(run, range(parts)))
+        elif blocks:
+            run(0)
         if tail is not None:
             fn(tail_out.ctypes.data + m0 * WROWS * 4, WROWS, buf.ctypes.data, kp,
                tail.ctypes.data, kp, 1, n)

@@ -356,8 +356,10 @@ def _bf16_rows_numba(x, w):
         return out
     from .ernie_bf16dot import matmul as bf16_dot
 
-    dot = bf16_dot(x, w)  # the CPU's bf16 dot instruction (x's values bf16's, as a bf16
-    if dot is not None:  # model's are): ~2x the float32 GEMM on widened tiles
+    # the CPU's bf16 dot instruction (x's values bf16's, as a bf16 model's are): ~2x the
+    # float32 GEMM on widened tiles; as many threads as the float32 GEMMs take
+    dot = bf16_dot(x, w, _blas_threads())
+    if dot is not None:
         return dot
     rows = max(64, (1 << 18) // max(C, 1))
     tile = np.empty((min(rows, N), C), dtype=np.uint32)

@@ -62,3 +62,14 @@ def test_the_kernel_says_whether_it_runs_here():
     import llvmlite.binding as ll
 
     assert ernie_bf16dot.available() == bool(ll.get_host_cpu_features().get("avx512bf16"))
+
+
+@needs
+@pytest.mark.parametrize("threads", [0, 2, 3])
+def test_threads_split_w_and_give_the_same_numbers(threads):
+    x, w = _pair(70, 12 * 50 + 5, 96)
+    one = ernie_bf16dot.matmul(x, w, threads=1)
+    np.testing.assert_array_equal(ernie_bf16dot.matmul(x, w, threads=threads), one)
+    want = x.astype(np.float64) @ w.astype(np.float64).T
+    scale = np.abs(x).astype(np.float64) @ np.abs(w.astype(np.float64)).T
+    assert np.all(np.abs(one - want) <= 1e-6 * scale + 1e-30)
