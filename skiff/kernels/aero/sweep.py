@@ -110,7 +110,7 @@ class Samples:
                    np.array([r["cells"] for r in ok], int),
                    np.array([r["seconds"] for r in ok], float),
                    {k: tuple(v) for k, v in settings["domain"].items()}, settings["re"],
-                   settings["adapt"], settings["resolution"], 0.0, 1,
+                   settings["adapt"], settings["resolution"], 0.0, 0,
                    [{"params": r["params"], "error": r["error"]} for r in rows
                     if r.get("error") is not None], [r["mode"] for r in ok])
 
@@ -121,9 +121,10 @@ class Samples:
             failed += (f", {len(self.unsteady)} time-averaged (no steady solve: "
                        f"Samples.unsteady)")
         on = _count(self.workers, "process", "processes")
+        wall = (f"wall {self.wall_seconds:.1f} s on {on}" if self.workers else
+                "read from a sweep's checkpoint")
         return (f"<Samples {_count(len(self), 'shape')}, Re {self.re:g}, {self.adapt} grids: "
-                f"wall {self.wall_seconds:.1f} s on {on} (solves add up to "
-                f"{serial:.1f} s){failed}>")
+                f"{wall} (solves add up to {serial:.1f} s){failed}>")
 
 
 def check_domain(**ranges) -> dict:

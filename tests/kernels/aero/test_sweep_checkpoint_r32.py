@@ -80,6 +80,7 @@ def test_a_killed_sweep_goes_on_where_it_stopped(stand_in, tmp_path):
     np.testing.assert_array_equal(loaded.cd[order3], whole.cd[order])
     assert loaded.re == 200.0 and loaded.resolution == 21 and len(loaded.failed) == \
         len(whole.failed) and loaded.domain == whole.domain
+    assert "read from a sweep's checkpoint" in repr(loaded)
     # a third call solves nothing
     stand_in["calls"].clear()
     third = sweep(**ARGS, checkpoint=path)
