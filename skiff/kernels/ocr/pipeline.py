@@ -352,8 +352,9 @@ class OcrPipeline(DetectionPasses, LineReading):
     # precision="hybrid" ------------------------------------------------------------------
     def recognize(self, crops, owners, items, fallback: bool = True) -> list[tuple[str, float]]:
         """:meth:`.LineReading.recognize`; with ``precision="hybrid"`` the crops of clean
-        images (pixel noise under ``denoise.NOISY``) are read by the recognizer's int8 twin
-        (:mod:`.quantize_rec`), those of noisy images and their denoised copies in float32,
+        images (pixel noise under ``denoise.NOISY``, larger than half the detector's
+        ``limit``) are read by the recognizer's int8 twin (:mod:`.quantize_rec`), those of
+        noisy or small images and of noisy images' denoised copies in float32,
         and a clean image's line read under ``HYBRID_LINE`` again in float32."""
         if self.precision != "hybrid" or not crops:
             return super().recognize(crops, owners, items, fallback)
@@ -381,11 +382,14 @@ class OcrPipeline(DetectionPasses, LineReading):
                     out[i] = read
         return out
 
-    @staticmethod
-    def _noisy(it: Item) -> bool:
+    def _noisy(self, it: Item) -> bool:
         """Whether ``it`` is read in float32 under ``precision="hybrid"``: a denoised copy
-        of a noisy image (negative index), or pixel noise at least ``denoise.NOISY``."""
-        return it.index < 0 or it.noise() >= denoise.NOISY
+        of a noisy image (negative index), pixel noise at least ``denoise.NOISY``, or a
+        small image (longer side at most half the detector's ``limit``: a display, a label,
+        where the recognizer is little of the work and int8 dropped decimal points, round
+        32)."""
+        return it.index < 0 or max(it.bgr.shape[:2]) <= self.params.limit / 2 or \
+            it.noise() >= denoise.NOISY
 
     # the sentence ------------------------------------------------------------------------
     def __call__(self, image) -> OcrResult:

@@ -20,11 +20,33 @@ from skiff.kernels.ocr.quantize import PRECISIONS, QuantizeError  # noqa: E402
 def pages(fonts):
     from skiff.kernels.ocr.synth import render_sample
 
-    clean = render_sample("clean", 0, seed=3).image
+    clean = render_sample("clean", 0, seed=3).image  # 1029 x 447
     other = render_sample("clean", 1, seed=3).image
+    wide = np.full((other.shape[0], 900, 3), 255, np.uint8)  # large: float32 by its noise
+    wide[:, :other.shape[1]] = other
     rng = np.random.default_rng(0)
-    noisy = np.clip(other.astype(np.float32) + rng.normal(0, 20, other.shape), 0, 255)
+    noisy = np.clip(wide.astype(np.float32) + rng.normal(0, 20, wide.shape), 0, 255)
     return clean, noisy.astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def hybrid():
+    """One hybrid pipeline whose twin is the float32 file itself (any text differing from
+    the float32 pipeline's is a crop read out of place), and its engines' crop counts."""
+    float_file = files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(qr, "int8_recognizer", lambda src, log=None: float_file)
+        pipe = OcrPipeline("ch", device="cpu", threads=2, precision="hybrid")
+        counts = {"rec-int8": _counting(pipe, "rec-int8"), "rec": _counting(pipe, "rec")}
+    return pipe, counts
+
+
+def _read(hybrid, images):
+    pipe, counts = hybrid
+    for seen in counts.values():
+        del seen[:]
+    texts = [r.text for r in pipe.run(images)]
+    return texts, sum(counts["rec-int8"]), sum(counts["rec"])
 
 
 def _counting(pipe, which):
@@ -41,40 +63,35 @@ def _counting(pipe, which):
     return seen
 
 
-def test_clean_crops_go_int8_noisy_ones_float32_texts_in_place(pages, monkeypatch):
-    float_file = files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx"
-    # the twin stood in by the float32 file: any text differing is a crop read out of place
-    monkeypatch.setattr(qr, "int8_recognizer", lambda src, log=None: float_file)
+def test_clean_crops_go_int8_noisy_ones_float32_texts_in_place(pages, pipe, hybrid):
     clean, noisy = pages
-    want = [r.text for r in OcrPipeline("ch", device="cpu", threads=2).run([clean, noisy])]
+    want = [r.text for r in pipe.run([clean, noisy])]  # the float32 pipeline
     assert want[0] and want[1]
-    hybrid = OcrPipeline("ch", device="cpu", threads=2, precision="hybrid")
-    as_int8, as_float = _counting(hybrid, "rec-int8"), _counting(hybrid, "rec")
-    assert [r.text for r in hybrid.run([clean])] == want[:1]
-    assert sum(as_int8) > 0 and sum(as_float) == 0  # a clean page: int8 only
-    del as_int8[:]
-    assert [r.text for r in hybrid.run([noisy])] == want[1:]
-    assert sum(as_int8) == 0 and sum(as_float) > 0  # sigma 20 >= NOISY: float32 only
-    del as_float[:]
-    assert [r.text for r in hybrid.run([noisy, clean, noisy])] == [want[1], want[0], want[1]]
-    assert sum(as_int8) > 0 and sum(as_float) > 0
+    texts, as_int8, as_float = _read(hybrid, [clean])
+    assert texts == want[:1] and as_int8 > 0 and as_float == 0  # a clean page: int8 only
+    texts, as_int8, as_float = _read(hybrid, [noisy])
+    assert texts == want[1:] and as_int8 == 0 and as_float > 0  # sigma 20: float32 only
+    texts, as_int8, as_float = _read(hybrid, [noisy, clean, noisy])
+    assert texts == [want[1], want[0], want[1]] and as_int8 > 0 and as_float > 0
 
 
-def test_the_line_gate_reads_unsure_lines_again_in_float32(pages, monkeypatch):
+def test_small_clean_images_stay_float32(pages, hybrid):
+    import cv2
+
+    small = cv2.resize(pages[0], None, fx=0.45, fy=0.45, interpolation=cv2.INTER_AREA)
+    assert max(small.shape[:2]) <= 480  # half the detector's limit (960)
+    texts, as_int8, as_float = _read(hybrid, [small])
+    assert texts[0] and as_int8 == 0 and as_float > 0
+
+
+def test_the_line_gate_reads_unsure_lines_again_in_float32(pages, hybrid, monkeypatch):
     from skiff.kernels.ocr import pipeline
 
-    float_file = files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx"
-    monkeypatch.setattr(qr, "int8_recognizer", lambda src, log=None: float_file)
-    clean, _ = pages
-    hybrid = OcrPipeline("ch", device="cpu", threads=2, precision="hybrid")
-    as_int8, as_float = _counting(hybrid, "rec-int8"), _counting(hybrid, "rec")
-    want = [r.text for r in hybrid.run([clean])]
-    assert sum(as_float) == 0 and sum(as_int8) > 0  # the gate off: no second reading
-    read = sum(as_int8)
-    del as_int8[:]
+    want, read, as_float = _read(hybrid, [pages[0]])
+    assert as_float == 0 and read > 0  # the gate off: no second reading
     monkeypatch.setattr(pipeline, "HYBRID_LINE", 1.01)  # every line is unsure: all again
-    assert [r.text for r in hybrid.run([clean])] == want
-    assert sum(as_int8) == read and sum(as_float) == read
+    texts, as_int8, as_float = _read(hybrid, [pages[0]])
+    assert texts == want and as_int8 == read and as_float == read
 
 
 def test_hybrid_is_a_precision_of_the_cli():
