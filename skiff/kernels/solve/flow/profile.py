@@ -60,11 +60,19 @@ def _cells(text: str) -> list[str]:
     """One line's cells: ``;``-separated (a decimal comma then allowed: ``0,5;1,2``, as a
     European spreadsheet writes), else ``,``-separated, else by whitespace (tabs, or the
     columns of an airfoil-style ``.dat`` file)."""
+    import csv
+
     if ";" in text:
-        return [c.strip().replace(",", ".") for c in text.split(";") if c.strip()]
-    if "," in text:
-        return [c.strip() for c in text.split(",") if c.strip()]
-    return text.split()
+        cells = [c.replace(",", ".") for c in next(csv.reader([text], delimiter=";"))]
+    elif "," in text:
+        # csv's rules: a quoted cell may hold a comma ("1,5" from a spreadsheet that quotes
+        # every cell and writes decimal commas)
+        cells = next(csv.reader([text]))
+        if any("," in c for c in cells):
+            cells = [c.replace(",", ".") for c in cells]
+    else:
+        cells = text.split()
+    return [c.strip().strip("'\"").strip() for c in cells if c.strip().strip("'\"").strip()]
 
 
 def _number(cell: str) -> bool:
@@ -106,6 +114,9 @@ def _read_csv(path) -> np.ndarray:
                 raise ValueError(f"{path.name} line {line}: {len(values)} numbers, a "
                                  f"profile row is {'two: x, y' if want == 2 else 'three'}"
                                  + ("" if rows else " (or three, one of them constant)"))
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"{path.name} line {line}: {text!r} is not finite (a point "
+                                 "needs two numbers x, y)")
             rows.append(values)
             lines.append(line)
     if not rows:

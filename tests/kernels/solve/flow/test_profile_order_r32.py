@@ -140,3 +140,31 @@ def test_the_job_says_the_points_were_put_in_order_in_its_log(tmp_path, monkeypa
                      rep)
     assert got["shape"].reordered and got["shape"].length == pytest.approx(3.0)
     assert [m for lv, m in rep.logs if lv == "warning" and "not in order" in m]
+
+
+def _eu(v):
+    return repr(float(v)).replace(".", ",")
+
+
+@pytest.mark.parametrize("name, text", [
+    # every cell quoted (RFC 4180 CSV, as LibreOffice's "quote all text cells" writes it)
+    ("quoted.csv", '"x [mm]","y [mm]"\n' + "".join(f'"{float(a)!r}","{float(b)!r}"\n'
+                                                  for a, b in PTS)),
+    # quoted with decimal commas, comma-separated
+    ("quoted_eu.csv", '"x","y"\n' + "".join(f'"{_eu(a)}","{_eu(b)}"\n' for a, b in PTS)),
+    ("quoted_semicolons.csv", '"x";"y"\n' + "".join(f'"{_eu(a)}";"{_eu(b)}"\n'
+                                                   for a, b in PTS)),
+])
+def test_quoted_cells_read_the_points_written(tmp_path, name, text):
+    from skiff.kernels.solve.flow.profile import _read_csv
+
+    path = tmp_path / name
+    path.write_text(text)
+    np.testing.assert_array_equal(_read_csv(path), PTS)
+
+
+def test_a_non_finite_row_is_named_by_its_line(tmp_path):
+    path = tmp_path / "nan.csv"
+    path.write_text("x,y\n" + "".join(f"{a},{b}\n" for a, b in PTS[:5]) + "nan,3\n")
+    with pytest.raises(ValueError, match=r"nan.csv line 7: 'nan,3' is not finite"):
+        NoseProfile.from_csv(path)
