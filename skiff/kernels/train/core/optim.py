@@ -150,6 +150,26 @@ def _quiet_step(step):
     return quiet
 
 
+_F, _C, _D, _U = ("foreach", None), ("capturable", False), ("differentiable", False), (
+    "fused", None)
+# torch 2.13's implementation flags in each param group (skiff runs one implementation; they
+# are there for code and checkpoints that read them, as torch's state_dict has them)
+_TORCH_FLAGS = {
+    "SGD": dict([_F, _D, _U]), "Adagrad": dict([_F, _D, _U]),
+    "Adam": dict([_F, _C, _D, _U, ("decoupled_weight_decay", False)]),
+    "AdamW": dict([_F, _C, _D, _U, ("decoupled_weight_decay", True)]),
+    **{name: dict([_F, _C, _D]) for name in ("Adamax", "NAdam", "RAdam", "RMSprop",
+                                             "Adadelta", "Rprop", "ASGD")},
+}
+
+
+def _torch_flags(cls) -> dict:
+    for klass in cls.__mro__:
+        if klass.__name__ in _TORCH_FLAGS and klass.__module__.startswith("skiff."):
+            return _TORCH_FLAGS[klass.__name__]
+    return {}
+
+
 class Optimizer:
     """Base class: ``Optimizer(params, lr, **hyper)``; ``param_groups`` (list of dicts with
     ``params`` and hyper-parameters; ``params`` may also be such a list of group dicts),
@@ -170,7 +190,8 @@ class Optimizer:
         if not params:
             raise ValueError("optimizer got an empty parameter list")
         groups = params if isinstance(params[0], dict) else [{"params": params}]
-        self.defaults = dict(defaults)
+        self.defaults = {**dict(defaults), **{k: v for k, v in _torch_flags(type(self)).items()
+                                              if k not in defaults}}
         self.param_groups = []
         for g in groups:
             group = {**self.defaults, **g, "params": list(g["params"])}
@@ -476,17 +497,21 @@ class Adam(AdamW):
     the moments (AdamW decays the weights apart from them)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, **kw):
+                 amsgrad=False, *, decoupled_weight_decay=False, **kw):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, **kw)
+        if decoupled_weight_decay:  # torch 2.13's Adam(decoupled_weight_decay=True): AdamW
+            self.defaults["decoupled_weight_decay"] = True
+            for group in self.param_groups:
+                group["decoupled_weight_decay"] = True
 
     def _grad(self, p, group):
-        wd = group["weight_decay"]
+        wd = 0.0 if group.get("decoupled_weight_decay") else group["weight_decay"]
         g = -p._grad if group.get("maximize") else p._grad
         return g + wd * p._data if wd else g
 
     def _decoupled(self, group) -> float:
-        return 0.0
+        return group["weight_decay"] if group.get("decoupled_weight_decay") else 0.0
 
 
 def clip_grad_norm_(params, max_norm: float, eps: float = 1e-6) -> float:

@@ -281,3 +281,38 @@ def test_pdist_values_and_gradients():
 
     for g, r in zip(run(skiff), run(torch)):
         _same(g, r)
+
+
+OPTIMIZERS = [
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=1e-2)),
+    ("Adam", dict(lr=1e-2, amsgrad=True, weight_decay=1e-2)),
+    ("Adam", dict(lr=1e-2, weight_decay=0.5, decoupled_weight_decay=True)),
+    ("AdamW", dict(lr=1e-2, betas=(0.8, 0.99))), ("Adamax", dict(lr=1e-2)),
+    ("NAdam", dict(lr=1e-2, decoupled_weight_decay=True, weight_decay=0.1)),
+    ("RAdam", dict(lr=1e-2)), ("RMSprop", dict(lr=1e-2, momentum=0.5, centered=True)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01)), ("Adadelta", dict(lr=1.0, rho=0.8)),
+    ("Rprop", dict(lr=0.01)), ("ASGD", dict(lr=0.01, t0=2)),
+]
+
+
+@pytest.mark.parametrize("name,kw", OPTIMIZERS)
+def test_optimizer_trajectories_and_state_dict_keys(name, kw):
+    """Two param groups, six steps: the weights and torch's param-group keys (its
+    implementation flags foreach/capturable/differentiable/fused too)."""
+    def run(T):
+        m = _init(T, T.nn.Sequential(T.nn.Linear(3, 5), T.nn.Tanh(), T.nn.Linear(5, 1))
+                  .double())
+        opt = getattr(T.optim, name)([{"params": m[0].parameters()},
+                                      {"params": m[2].parameters(), "lr": kw["lr"] / 2}], **kw)
+        x, y = _data(T, 8, 3), _data(T, 8, 1, seed=5)
+        for _ in range(6):
+            opt.zero_grad()
+            ((m(x) - y) ** 2).mean().backward()
+            opt.step()
+        keys = [sorted(k for k in g if k != "params") for g in opt.state_dict()["param_groups"]]
+        return m[0].weight, m[2].bias, keys
+
+    (w, b, keys), (tw, tb, tkeys) = run(skiff), run(torch)
+    _same(w, tw)
+    _same(b, tb)
+    assert keys == tkeys
