@@ -25,26 +25,30 @@ import numpy as np
 
 __all__ = ["available", "matmul"]
 
-WROWS = 12  # rows of w per register block: 12 x 2 accumulators + 2 x vectors + 1 broadcast
+# (rows of w per block, 16-lane vectors of x per panel) by rows of x per panel, the two
+# kernels (accumulators + x vectors + 1 broadcast <= 32 registers): 32-row panels for prompts,
+# 16-row panels with 24 rows of w for 8..16 rows (a batch's decode step; fewer rows stay
+# on the widening kernel, as fast where the weights' bytes bound it)
+SHAPES = {32: (12, 2), 16: (24, 1)}
+DECLARE = ("declare <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float>, "
+           "<32 x bfloat>, <32 x bfloat>)")
 CACHE_BYTES = 1 << 19  # packed rows of x per pass: ~512 KiB, in L2 while w streams past
 
 
-def _ir(wrows: int) -> str:
+def _ir(wrows: int, xv: int = 2, name: str = "bf16dot") -> str:
     """The kernel, out[m, n] = sum over K/2 pairs of x[m] . w[n] (pointers as integers):
     for each block of ``wrows`` rows of w (read in place, each pair broadcast), for each
     panel of 32 rows of x (packed as (K/2, 32) pairs, two vectors), 24 running sums; each
     sum's 16 lanes are 16 rows of out (stored one by one: 384 stores per 12 x 32 x K/2
     products)."""
     lines = [
-        "declare <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float>, <32 x bfloat>,"
-        " <32 x bfloat>)",
-        "define void @bf16dot(i64 %out, i64 %ldo, i64 %xp, i64 %kp, i64 %w, i64 %ldw,"
+        f"define void @{name}(i64 %out, i64 %ldo, i64 %xp, i64 %kp, i64 %w, i64 %ldw,"
         " i64 %nblocks, i64 %mpanels) {",
         "entry:",
         "  %outp = inttoptr i64 %out to ptr",
         "  %xq = inttoptr i64 %xp to ptr",
         "  %wq = inttoptr i64 %w to ptr",
-        "  %pstride = mul i64 %kp, 32",
+        f"  %pstride = mul i64 %kp, {16 * xv}",
         "  br label %nloop",
         "nloop:",
         "  %nb = phi i64 [0, %entry], [%nb1, %ndone]",
@@ -60,14 +64,15 @@ def _ir(wrows: int) -> str:
     ]
     add = lines.append
     for r in range(wrows):
-        for v in range(2):
+        for v in range(xv):
             add(f"  %acc{r}_{v} = phi <16 x float> [zeroinitializer, %mloop], "
                 f"[%n{r}_{v}, %kloop]")
-    add("  %xoff = mul i64 %kk, 32")
+    add(f"  %xoff = mul i64 %kk, {16 * xv}")
     add("  %xq0 = getelementptr i32, ptr %xpan, i64 %xoff")
-    add("  %xq1 = getelementptr i32, ptr %xq0, i64 16")
     add("  %x0 = load <32 x bfloat>, ptr %xq0, align 4")
-    add("  %x1 = load <32 x bfloat>, ptr %xq1, align 4")
+    if xv == 2:
+        add("  %xq1 = getelementptr i32, ptr %xq0, i64 16")
+        add("  %x1 = load <32 x bfloat>, ptr %xq1, align 4")
     for r in range(wrows):
         add(f"  %wr{r} = add i64 %n0, {r}")
         add(f"  %wo{r} = mul i64 %wr{r}, %ldw")
@@ -78,15 +83,15 @@ def _ir(wrows: int) -> str:
         add(f"  %sp{r} = shufflevector <16 x i32> %v{r}, <16 x i32> poison, "
             f"<16 x i32> zeroinitializer")
         add(f"  %bf{r} = bitcast <16 x i32> %sp{r} to <32 x bfloat>")
-        for v in range(2):
+        for v in range(xv):
             add(f"  %n{r}_{v} = call <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512("
                 f"<16 x float> %acc{r}_{v}, <32 x bfloat> %x{v}, <32 x bfloat> %bf{r})")
     add("  %kk1 = add i64 %kk, 1")
     add("  %kc = icmp ult i64 %kk1, %kp")
     add("  br i1 %kc, label %kloop, label %store")
     add("store:")
-    add("  %m0 = mul i64 %mp, 32")
-    for v in range(2):
+    add(f"  %m0 = mul i64 %mp, {16 * xv}")
+    for v in range(xv):
         for lane in range(16):
             t = f"{v}_{lane}"
             add(f"  %mr{t} = add i64 %m0, {v * 16 + lane}")
@@ -124,16 +129,18 @@ def _kernel():
             ll.initialize_native_asmprinter()
         except RuntimeError:
             pass
-        module = ll.parse_assembly(_ir(WROWS))
+        module = ll.parse_assembly("\n".join(
+            [DECLARE] + [_ir(wr, xv, f"bf16dot{16 * xv}") for wr, xv in SHAPES.values()]))
         module.verify()
         machine = ll.Target.from_default_triple().create_target_machine(
             cpu=ll.get_host_cpu_name(), features=features.flatten(), opt=3)
         engine = ll.create_mcjit_compiler(module, machine)
         engine.finalize_object()
-        fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 8)(
-            engine.get_function_address("bf16dot"))
-        fn._engine = engine  # keep the code alive with the function
-        return fn
+        kind = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 8)
+        fns = {width: kind(engine.get_function_address(f"bf16dot{width}"))
+               for width in SHAPES}
+        fns["engine"] = engine  # keep the code alive with the functions
+        return fns
     except Exception:  # noqa: BLE001 - no llvmlite, an LLVM without the intrinsic: not here
         return None
 
@@ -149,14 +156,15 @@ def _packer():
 
     @numba.njit(cache=True)
     def pack_rows(x, m0, panels, out):  # pragma: no cover - compiled
-        # rows m0.. of float32 x (M, K) -> bf16 pairs as uint32 (panels, K/2, 32), zero
+        # rows m0.. of float32 x (M, K) -> bf16 pairs as uint32 (panels, K/2, width), zero
         # past M; False when a value is not a bfloat16 (its low 16 bits are not zero)
         bits = x.view(np.uint32)
         m, k = bits.shape
+        width = out.shape[2]
         for p in range(panels):
             for kk in range(k // 2):
-                for j in range(32):
-                    i = m0 + p * 32 + j
+                for j in range(width):
+                    i = m0 + p * width + j
                     if i < m:
                         lo = bits[i, 2 * kk]
                         hi = bits[i, 2 * kk + 1]
@@ -185,31 +193,34 @@ def matmul(x: np.ndarray, w: np.ndarray, threads: int = 1):
     GIL)."""
     import os
 
-    fn = _kernel()
+    fns = _kernel()
     M, K = x.shape
     N = w.shape[0]
-    if fn is None or K % 2 or K == 0 or M == 0 or N == 0:
+    if fns is None or K % 2 or K == 0 or M == 0 or N == 0:
         return None
+    width = 16 if M <= 16 else 32
+    fn = fns[width]
+    wrows = SHAPES[width][0]
     pack_rows = _packer()
     kp = K // 2
-    panels = max(1, CACHE_BYTES // (kp * 128))  # x panels per pass over w
-    rows = -(-M // 32) * 32
+    panels = max(1, CACHE_BYTES // (kp * 4 * width))  # x panels per pass over w
+    rows = -(-M // width) * width
     out = np.empty((rows, N), dtype=np.float32)
     w32 = w.view(np.uint16).view(np.uint32)
-    full = N // WROWS * WROWS
+    full = N // wrows * wrows
     tail = None
-    if full < N:  # the last N % 12 rows of w, padded with zero rows
-        tail = np.zeros((WROWS, kp), dtype=np.uint32)
+    if full < N:  # the last N % wrows rows of w, padded with zero rows
+        tail = np.zeros((wrows, kp), dtype=np.uint32)
         tail[:N - full] = w32[full:]
-        tail_out = np.empty((rows, WROWS), dtype=np.float32)
-    blocks = full // WROWS
+        tail_out = np.empty((rows, wrows), dtype=np.float32)
+    blocks = full // wrows
     threads = int(threads) if threads and threads > 0 else (os.cpu_count() or 1)
     parts = max(1, min(threads, blocks // 16))  # each thread at least 16 blocks of w
     cuts = [blocks * i // parts for i in range(parts + 1)]
-    step = WROWS * 4  # bytes of 12 floats of out, of 12 rows of w: times kp
-    buf = np.empty((panels, kp, 32), dtype=np.uint32)
-    for m0 in range(0, rows, panels * 32):
-        n = min(panels, (rows - m0) // 32)
+    step = wrows * 4  # bytes of a block's floats of out, of its rows of w: times kp
+    buf = np.empty((panels, kp, width), dtype=np.uint32)
+    for m0 in range(0, rows, panels * width):
+        n = min(panels, (rows - m0) // width)
         if not pack_rows(x, m0, n, buf):
             return None
         base = out.ctypes.data + m0 * N * 4
@@ -223,7 +234,7 @@ def matmul(x: np.ndarray, w: np.ndarray, threads: int = 1):
         elif blocks:
             run(0)
         if tail is not None:
-            fn(tail_out.ctypes.data + m0 * WROWS * 4, WROWS, buf.ctypes.data, kp,
+            fn(tail_out.ctypes.data + m0 * wrows * 4, wrows, buf.ctypes.data, kp,
                tail.ctypes.data, kp, 1, n)
     if tail is not None:
         out[:, full:] = tail_out[:, :N - full]

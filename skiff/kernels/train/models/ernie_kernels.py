@@ -339,7 +339,8 @@ def _few_rows_numba(x, w):
 
 @bf16_rows_matmul.implement("cpu", "numba", available=numba_available)
 def _bf16_rows_numba(x, w):
-    """Up to 16 rows: :func:`_kernels`' ``few_rows_bf16`` (memory-bound: it reads half the
+    """From 8 rows, on a CPU with AVX512-BF16 and bf16-valued x: :mod:`.ernie_bf16dot`.
+    Else up to 16 rows: :func:`_kernels`' ``few_rows_bf16`` (memory-bound: it reads half the
     bytes of the float32 kernel). More rows: w in tiles of ~1 MiB widened to float32 (in
     cache) and each tile through the float32 GEMM of that many rows (MLAS up to 256 rows,
     OpenBLAS beyond); the widening is 1/M of the GEMM's work."""
@@ -351,16 +352,17 @@ def _bf16_rows_numba(x, w):
     bits = w.view(np.uint16)
     out = np.empty((M, N), dtype=np.float32)
     kernels = _kernels()
+    # the CPU's bf16 dot instruction (x's values bf16's, as a bf16 model's are): ~2x the
+    # float32 GEMM on widened tiles, 1.5-1.9x the widening kernel from 8 rows on (fewer:
+    # the weights' bytes bound both); as many threads as the float32 GEMMs take
+    from .ernie_bf16dot import matmul as bf16_dot
+
+    dot = bf16_dot(x, w, _blas_threads()) if M >= 8 else None
+    if dot is not None:
+        return dot
     if M <= 16:
         kernels[3](x, bits, out)
         return out
-    from .ernie_bf16dot import matmul as bf16_dot
-
-    # the CPU's bf16 dot instruction (x's values bf16's, as a bf16 model's are): ~2x the
-    # float32 GEMM on widened tiles; as many threads as the float32 GEMMs take
-    dot = bf16_dot(x, w, _blas_threads())
-    if dot is not None:
-        return dot
     rows = max(64, (1 << 18) // max(C, 1))
     tile = np.empty((min(rows, N), C), dtype=np.uint32)
     wide = tile.view(np.float32)
