@@ -11,7 +11,8 @@ The kernel is LLVM IR compiled by llvmlite (numba's own compiler, already a depe
 the host CPU: 12 rows of w (read where they are: each bf16 pair broadcast) against 32 rows
 of x (packed as (K/2, 32) pairs by a numba loop, ~512 KiB of them per pass so they stay in
 L2 while w streams past once), 24 running sums of 16 lanes in registers. Packing w instead
-(a first version) cost 2.7 ms of the 11 ms of a 128 x 6144 x 1024 product. Only on
+(a first version) cost 2.7 ms of the 11 ms of a 128 x 6144 x 1024 product. For 8..16
+rows (a batch's decode step) a second kernel runs 24 rows of w against 16 rows of x. Only on
 a CPU with ``avx512_bf16`` (:func:`available`); callers keep their float32 path otherwise,
 and whenever x holds a value that is not a bfloat16 (:func:`matmul` returns None).
 """
