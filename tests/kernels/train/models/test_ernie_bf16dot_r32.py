@@ -74,3 +74,13 @@ def test_threads_split_w_and_give_the_same_numbers(threads):
     want = x.astype(np.float64) @ w.astype(np.float64).T
     scale = np.abs(x).astype(np.float64) @ np.abs(w.astype(np.float64)).T
     assert np.all(np.abs(one - want) <= 1e-6 * scale + 1e-30)
+
+
+@pytest.mark.parametrize("M", [10, 40])
+def test_without_the_instruction_the_float32_paths_answer(monkeypatch, M):
+    monkeypatch.setattr(ernie_bf16dot, "_kernel", lambda: None)  # a CPU without avx512_bf16
+    assert not ernie_bf16dot.available()
+    x, w = _pair(M, 50, 64)
+    assert ernie_bf16dot.matmul(x, w) is None
+    want = x.astype(np.float64) @ w.astype(np.float64).T
+    np.testing.assert_allclose(bf16_rows_matmul(x, w), want, rtol=1e-5, atol=1e-5)
