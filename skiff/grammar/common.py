@@ -130,6 +130,24 @@ class _Parser(argparse.ArgumentParser):
             args = _glue_dashed_values(self, list(args))
         return super().parse_known_args(args, namespace)
 
+    def parse_args(self, args=None, namespace=None):
+        """As argparse, and where it leaves words unrecognized only because an option came
+        between two positionals (``jobs logs -f ID``, ``jobs show --json ID``, ``train mlp
+        --steps 5 blobs``: argparse matches the optional positionals, empty, with the first
+        one), parsed again with the options and positionals intermixed."""
+        try:
+            return super().parse_args(args, namespace)
+        except GrammarError as exc:
+            if args is None or "unrecognized arguments" not in str(exc):
+                raise
+            try:
+                ns, extras = self.parse_known_intermixed_args(list(args), namespace)
+            except (GrammarError, TypeError):  # TypeError: a parser intermixing cannot read
+                raise exc from None
+            if extras:  # the words left over either way: those, not the positionals before
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+            return ns
+
     def exit(self, status=0, message=None):
         if message:
             raise GrammarError(message.strip())
