@@ -142,8 +142,10 @@ train
 # `panel.select("jobs")` turns the panel to it; here is the table itself:
 
 # %%
+import re
+
 panel.monitor.refresh()
-print(panel.monitor.heading.value)
+print(re.sub(r"<[^>]+>", "", panel.monitor.heading.value))  # the heading's text, without its HTML
 panel.monitor
 
 # %% [markdown]

@@ -282,7 +282,8 @@ ext = (0, 1, 0, 1)
 for ax, field, title in zip(axes[0], (U_exact, U_solver, U_pinn),
                             ("exact", f"solver ({N}x{N})", "PINN")):
     im = ax.imshow(field.T, origin="lower", extent=ext, cmap="viridis", vmin=0, vmax=1)
-    ax.set_title(title)
+    ax.set_title(f"u: {title}")
+    ax.set(xlabel="x", ylabel="y")
     fig.colorbar(im, ax=ax, shrink=0.8)
 for ax, field, title in zip(axes[1], (U_untrained, U_solver, U_pinn),
                             ("untrained network", "solver", "PINN")):
@@ -290,6 +291,7 @@ for ax, field, title in zip(axes[1], (U_untrained, U_solver, U_pinn),
     lim = np.abs(err).max()
     im = ax.imshow(err.T, origin="lower", extent=ext, cmap="RdBu_r", vmin=-lim, vmax=lim)
     ax.set_title(f"error: {title}")
+    ax.set(xlabel="x", ylabel="y")
     fig.colorbar(im, ax=ax, shrink=0.8, format="%.0e")
 fig.tight_layout()
 show(fig)
@@ -356,13 +358,14 @@ ax1, ax2 = fig.subplots(1, 2)
 ax1.semilogy(losses, lw=0.8, label="hard constraint")
 ax1.semilogy(soft_losses, lw=0.8, label="boundary penalty")
 ax1.set_xlabel("Adam step")
-ax1.set_ylabel("loss")
+ax1.set_ylabel("loss (penalty: + its boundary term)")
 ax1.legend()
 ax1.grid(alpha=0.3)
 err = U_soft - U_exact
 lim = np.abs(err).max()
 im = ax2.imshow(err.T, origin="lower", extent=(0, 1, 0, 1), cmap="RdBu_r", vmin=-lim, vmax=lim)
 ax2.set_title("error: penalty PINN")
+ax2.set(xlabel="x", ylabel="y")
 fig.colorbar(im, ax=ax2, format="%.0e")
 fig.tight_layout()
 show(fig)
