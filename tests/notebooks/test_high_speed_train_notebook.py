@@ -27,5 +27,13 @@ def test_notebook_runs(runs_dir):
     assert "DFG band" in text and "NoseFlow" in text
     assert "4/4" in text and "held-out: max error" in text
     assert "refused: outside the sampled domain" in text
-    assert "the bound" in text and "64-shape sweep, wall time" in text
+    assert "the bound" in text
+    # the stored sweep's times are said to be the stored run's, its one process singular
+    assert "64-shape sweep (the stored one, a busy machine), wall time" in text
+    assert " 1 processes" not in text
+    # the solver is shown inside every DFG band, as the prose says (resolution 32 was out)
+    assert "<td>in</td>" in text and "<td>out</td>" not in text
     assert text.count("image/png") >= 3
+    # a nose of one's own: a CAD export in mm with its rows shuffled, read as the 3 H ellipse
+    assert "read: length 3.000 H (11400 / 3800 = 3), points put in order: True" in text
+    assert "were not in order along the outline" in text
