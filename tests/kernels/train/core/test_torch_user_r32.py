@@ -316,3 +316,45 @@ def test_optimizer_trajectories_and_state_dict_keys(name, kw):
     _same(w, tw)
     _same(b, tb)
     assert keys == tkeys
+
+
+def test_module_hooks_with_kwargs_and_aliased_modules():
+    """``register_forward_pre_hook/forward_hook(with_kwargs=True)`` (they raised TypeError),
+    ``named_modules(remove_duplicate=False)``, and a module held under two names written under
+    both in ``state_dict`` (torch's; a second name's keys may be absent when loading, as in
+    skiff's older state dicts)."""
+    def run(T):
+        nn = T.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = nn.Linear(3, 4), nn.Linear(4, 2)
+                self.c = self.a
+                self.register_buffer("steps", T.zeros((), dtype=T.int64))
+
+            def forward(self, x, scale=1.0):
+                self.steps += 1
+                return self.b(self.a(x).relu()) * scale
+
+        m = _init(T, Net().double())
+        h = m.register_forward_pre_hook(lambda mod, args, kw: (args, {**kw, "scale": 2.0}),
+                                        with_kwargs=True)
+        h2 = m.b.register_forward_hook(lambda mod, args, kw, out: out + 1, with_kwargs=True)
+        y = m(_data(T, 2, 3), scale=1.0)
+        h.remove()
+        h2.remove()
+        sd = m.state_dict()
+        sd2 = {k: v.clone() for k, v in sd.items()}
+        sd2["c.weight"] = sd2["c.weight"] * 2  # loaded after a.weight: it wins, as torch's
+        m.load_state_dict(sd2)
+        names = ([n for n, _ in m.named_modules()],
+                 [n for n, _ in m.named_modules(remove_duplicate=False)],
+                 [n for n, _ in m.named_parameters(remove_duplicate=False)])
+        return y, m(_data(T, 2, 3)), m.a.weight, list(sd), names
+
+    (y, y2, w, keys, names), (ty, ty2, tw, tkeys, tnames) = run(skiff), run(torch)
+    _same(y, ty)
+    _same(y2, ty2)
+    _same(w, tw)
+    assert keys == tkeys and names == tnames

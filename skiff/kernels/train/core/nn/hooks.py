@@ -46,7 +46,21 @@ def _table(module, name: str) -> dict:
     return table
 
 
-def register(module, kind: str, hook, prepend: bool = False) -> RemovableHandle:
+class _WithKwargs:
+    """A forward (pre-)hook registered with ``with_kwargs=True``: it also gets the keyword
+    arguments (``hook(module, args, kwargs)`` returning ``(args, kwargs)``, or
+    ``hook(module, args, kwargs, output)``)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def register(module, kind: str, hook, prepend: bool = False,
+             with_kwargs: bool = False) -> RemovableHandle:
+    if with_kwargs:
+        hook = _WithKwargs(hook)
     table = _table(module, kind)
     key = next(_ids)
     if prepend:
@@ -67,6 +81,15 @@ def call(module, args, kwargs):
     """``module(*args, **kwargs)`` with its hooks."""
     d = module.__dict__
     for hook in list((d.get("_forward_pre_hooks") or {}).values()):
+        if isinstance(hook, _WithKwargs):
+            out = hook.fn(module, args, kwargs)
+            if out is not None:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                       f"(new_args, new_kwargs), but got {out}.")
+                args, kwargs = out
+                args = args if isinstance(args, tuple) else (args,)
+            continue
         out = hook(module, args)
         if out is not None:
             args = out if isinstance(out, tuple) else (out,)
@@ -77,7 +100,8 @@ def call(module, args, kwargs):
         args = state.wrap_inputs(args)
     output = module.forward(*args, **kwargs)
     for hook in list((d.get("_forward_hooks") or {}).values()):
-        out = hook(module, args, output)
+        out = (hook.fn(module, args, kwargs, output) if isinstance(hook, _WithKwargs)
+               else hook(module, args, output))
         if out is not None:
             output = out
     if state is not None:

@@ -148,14 +148,17 @@ class Module:
         return _hooks.call(self, args, kwargs)
 
     # ---- hooks (torch's; each returns a handle with remove()) ------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend: bool = False):
-        """``hook(module, args)`` before ``forward``; what it returns replaces the args."""
-        return _hooks.register(self, "_forward_pre_hooks", hook, prepend)
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False):
+        """``hook(module, args)`` before ``forward``; what it returns replaces the args
+        (``with_kwargs``: ``hook(module, args, kwargs)`` returning ``(args, kwargs)``)."""
+        return _hooks.register(self, "_forward_pre_hooks", hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook, *, prepend: bool = False):
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
         """``hook(module, args, output)`` after ``forward``; what it returns replaces the
-        output."""
-        return _hooks.register(self, "_forward_hooks", hook, prepend)
+        output (``with_kwargs``: ``hook(module, args, kwargs, output)``)."""
+        return _hooks.register(self, "_forward_hooks", hook, prepend, with_kwargs)
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's tensor
@@ -169,15 +172,20 @@ class Module:
         return _hooks.register(self, "_backward_pre_hooks", hook, prepend)
 
     # ---- traversal ----------------------------------------------------------------------
-    def named_modules(self, prefix: str = "", _seen=None) -> Iterator[tuple[str, Module]]:
-        seen = set() if _seen is None else _seen
-        if id(self) in seen:
-            return
-        seen.add(id(self))
+    def named_modules(self, prefix: str = "", _seen=None, *, memo=None,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """Every module below (and this one) with its dotted name, a shared one once (all
+        its names with ``remove_duplicate=False``, torch's)."""
+        seen = (set() if memo is None else memo) if _seen is None else _seen
+        if remove_duplicate:
+            if id(self) in seen:
+                return
+            seen.add(id(self))
         yield prefix, self
         for name, m in self._modules.items():
             if m is not None:
-                yield from m.named_modules(f"{prefix}.{name}" if prefix else name, seen)
+                yield from m.named_modules(f"{prefix}.{name}" if prefix else name, seen,
+                                           remove_duplicate=remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
@@ -195,7 +203,8 @@ class Module:
     def _named(self, kind: str, remove_duplicate: bool, prefix: str = "",
                recurse: bool = True):
         seen = set()
-        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        mods = (self.named_modules(prefix, remove_duplicate=remove_duplicate) if recurse
+                else iter([(prefix, self)]))
         for mname, m in mods:
             for name, t in getattr(m, kind).items():
                 if t is None or (remove_duplicate and id(t) in seen):
@@ -240,8 +249,9 @@ class Module:
         values.update(self._persistent_buffers())
         out = {}
         # torch's order: module by module, its parameters, then its buffers, then its extra
-        # state (a top-level buffer comes before the children's parameters)
-        for mname, m in self.named_modules():
+        # state (a top-level buffer comes before the children's parameters); a module held
+        # under two names is written under both, as torch's
+        for mname, m in self.named_modules(remove_duplicate=False):
             pre = f"{mname}." if mname else ""
             for name in list(m._parameters) + list(m._buffers):
                 key = pre + name
@@ -287,7 +297,7 @@ class Module:
         return self.to(device) if device is not None else self
 
     def _persistent_buffers(self):
-        for mname, m in self.named_modules():
+        for mname, m in self.named_modules(remove_duplicate=False):
             skip = m.__dict__.get("_non_persistent", ())
             for name, t in m._buffers.items():
                 if t is not None and name not in skip:
@@ -336,7 +346,11 @@ class Module:
         targets.update(self._persistent_buffers())
         # torch's BatchNorm state dicts before 0.4.1, and skiff's before it kept the count,
         # have no num_batches_tracked: it stays as it is (torch's rule)
-        missing = [k for k in targets if k not in state and k not in kept_base
+        # a module held under a second name: its keys there (written since round 32, as
+        # torch's) may be absent, as in the state dicts skiff wrote before
+        first = {(f"{mname}.{n}" if mname else n) for mname, m in self.named_modules()
+                 for n in list(m._parameters) + list(m._buffers)}
+        missing = [k for k in targets if k not in state and k not in kept_base and k in first
                    and k.rsplit(".", 1)[-1] != "num_batches_tracked"]
         unexpected = [k for k in state if k not in targets]
         bad = []
