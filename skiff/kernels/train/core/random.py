@@ -36,6 +36,9 @@ _draw_hook = None  # set by vmap_r30 while a batched call runs whose draws must 
 # set by vmap_r30 while a batched call with randomness="different" runs:
 # batched_draw(draw, shape, generator) -> a tensor of one draw per sample (draw(rng, shape))
 batched_draw = None
+# and batched_draw_of(x, draw, generator): a draw shaped by a tensor's values (vmap_r30's
+# draw_per_sample_of), set with it
+batched_draw_of = None
 _current: ContextVar[Generator | None] = ContextVar("skiff_train_generator", default=None)
 
 
@@ -85,11 +88,8 @@ def per_sample_of(x, draw, generator=None):
     """Inside a batched vmap call with ``randomness="different"``: ``draw(rng, values)`` once
     on the (n, ...) values of ``x`` over all samples, a tensor batched at that level; else
     None (vmap_r30.draw_per_sample_of)."""
-    if batched_draw is None:
-        return None
-    from .vmap_r30 import draw_per_sample_of
-
-    return draw_per_sample_of(x, draw, generator)
+    hook = batched_draw_of
+    return None if hook is None else hook(x, draw, generator)
 
 
 def get_generator(generator: Generator | None = None) -> Generator:

@@ -327,18 +327,22 @@ def _begin(n, randomness):
     level = (_LEVELS[-1][0] + 1) if _LEVELS else 1
     _LEVELS.append((level, n))
     _RANDOMNESS[level] = randomness
-    saved = (_ag._batch_hook, _random._draw_hook, _random.batched_draw)
+    saved = (_ag._batch_hook, _random._draw_hook, _random.batched_draw,
+             _random.batched_draw_of)
     _ag._batch_hook = dispatch
     if randomness != "same":
         _random._draw_hook = _refuse
-    _random.batched_draw = draw_per_sample if randomness == "different" else None
+    different = randomness == "different"
+    _random.batched_draw = draw_per_sample if different else None
+    _random.batched_draw_of = draw_per_sample_of if different else None
     return level, saved
 
 
 def _end(saved):
     level, _ = _LEVELS.pop()
     _RANDOMNESS.pop(level, None)
-    _ag._batch_hook, _random._draw_hook, _random.batched_draw = saved
+    (_ag._batch_hook, _random._draw_hook, _random.batched_draw,
+     _random.batched_draw_of) = saved
 
 
 def draw_per_sample(draw, shape, generator=None):
