@@ -831,9 +831,40 @@ def run(config: dict, reporter):
 
     from .class_weight import weigh_classes
 
-    namespace = cell_namespace() if config.get("source") else None
-    parts = entry.build_from_config(config, namespace, reporter)  # entry.run's own two steps
-    return entry.train_parts(weigh_classes(parts, config, reporter), config, reporter)
+    watch = _stop_without_launcher(reporter)
+    try:
+        namespace = cell_namespace() if config.get("source") else None
+        parts = entry.build_from_config(config, namespace, reporter)  # entry.run's two steps
+        return entry.train_parts(weigh_classes(parts, config, reporter), config, reporter)
+    finally:
+        if watch is not None:
+            watch.set()
+
+
+def _stop_without_launcher(reporter):
+    """A rank of a local process job (``SKIFF_HELD``) whose MPI proxy is gone (SIGKILLed:
+    the rank is init's now) stops at its next step as on a cancel, its checkpoint written,
+    so ``jobs resume`` goes on from there; before, it trained on to the last step. The
+    Event that ends the watch; None where there is nothing to watch."""
+    run_dir = getattr(reporter, "run_dir", None)
+    if os.environ.get("SKIFF_HELD") != "1" or run_dir is None:
+        return None
+    from skiff.kernels.train.parallel.launcher_watch import watch_parent
+
+    def gone(parent: int) -> None:
+        try:
+            reporter.log(f"the rank's launcher (pid {parent}, mpiexec's proxy) is gone: "
+                         "stopping at this step, as on a cancel (its checkpoint is written; "
+                         "jobs resume ID goes on)", level="warning")
+        except Exception:  # noqa: BLE001 - the stop matters more than its note
+            pass
+        try:
+            with open(os.path.join(run_dir, "cancel"), "a"):
+                pass
+        except OSError:
+            pass
+
+    return watch_parent(gone)
 
 
 class _Loaded:

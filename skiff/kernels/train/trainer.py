@@ -67,6 +67,25 @@ class TrainingDiverged(FloatingPointError):
 
 
 # ------------------------------------------------------------------------------------------
+
+def _sequence_length(model, dataset) -> int | None:
+    """The tokens per sequence the plan costs: the data's (``--block-size 64`` cuts a
+    model's 256-token context to 64), else the model's context (``config.block_size``);
+    None for a model without one (the plan's own guess)."""
+    own = getattr(getattr(model, "config", None), "block_size", None)
+    if own is None:
+        return None
+    block = getattr(dataset, "block_size", None)
+    if block is None and dataset is not None:
+        try:  # token blocks: each sample's inputs are one sequence of ids
+            first = dataset[0]
+            x = np.asarray(first[0] if isinstance(first, (tuple, list)) else first)
+            block = int(x.shape[-1]) if x.ndim == 1 and x.dtype.kind in "iu" else None
+        except Exception:  # noqa: BLE001 - a dataset that cannot be read so: the model's
+            block = None
+    return int(block) if block else own
+
+
 class Trainer(Inference, TrainerState):
     """Train a model on a data set, on one device or many ranks.
 
@@ -363,7 +382,7 @@ class Trainer(Inference, TrainerState):
                 self.batch_size = loader_batch
                 self.reporter.log(f"batch size {loader_batch}: the DataLoader's (the "
                                   f"Trainer's batch_size is {own_batch})")
-            strategy = self._choose_strategy()
+            strategy = self._choose_strategy(dataset)
             self.rng = train_random.new_generator(self.seed)  # this run's own: dropout draws
             with train_random.using(self.rng):
                 if getattr(alarm, "comm", None) is not None:  # several ranks: one dataset
@@ -401,10 +420,10 @@ class Trainer(Inference, TrainerState):
             dataset, val_dataset = split_off(dataset, val_split)
         return dataset, val_dataset
 
-    def _choose_strategy(self) -> Strategy:
+    def _choose_strategy(self, dataset=None) -> Strategy:
         """One device, or the planner's layout over the job's ranks; the plan is reported."""
         rep = self.reporter
-        seq_len = getattr(getattr(self.model, "config", None), "block_size", None)
+        seq_len = _sequence_length(self.model, dataset)
         world = getattr(rep, "world_size", 1)
         # a batch the ranks do not divide is split as evenly as it goes and each rank's loss
         # weighted by its rows (Strategy.row_weight): the planner costs the next multiple
