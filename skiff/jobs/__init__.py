@@ -202,8 +202,9 @@ def _check_no_other_writer(job: Job, config) -> None:
 
 
 def _newest_checkpoint(config: dict) -> str | None:
-    """The newest ``step-N.npz`` in a resumed training's ``checkpoint_dir`` (the one the
-    trainer goes on from), or None."""
+    """The newest checkpoint in a resumed training's ``checkpoint_dir`` (the one the trainer
+    goes on from): a ``step-N.npz`` file or a sharded ``step-N/`` folder with its
+    ``manifest.json`` (a ``--np 2`` job under zero/tp/pp/ep), or None."""
     import re
     from pathlib import Path
 
@@ -212,7 +213,8 @@ def _newest_checkpoint(config: dict) -> str | None:
         return None
     try:
         steps = [(int(m.group(1)), f) for f in Path(where).iterdir()
-                 if (m := re.fullmatch(r"step-(\d+)\.npz", f.name))]
+                 if (m := re.fullmatch(r"step-(\d+)(\.npz)?", f.name))
+                 and (m.group(2) or (f / "manifest.json").is_file())]
     except OSError:
         return None
     return str(max(steps)[1]) if steps else None

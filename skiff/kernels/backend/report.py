@@ -25,8 +25,11 @@ class Reporter:
     run_dir: Path | None = None
 
     def progress(self, done: float, total: float | None = None, *, unit: str = "step",
-                 message: str | None = None) -> None:
-        """``done`` out of ``total`` units (total None: unknown)."""
+                 message: str | None = None, work: float | None = None,
+                 work_total: float | None = None) -> None:
+        """``done`` out of ``total`` units (total None: unknown); ``work`` / ``work_total``:
+        the same progress weighted by work (pixels, pages) where units differ in cost, which
+        the run-folder reporter records for the ETA (``JobState.eta``)."""
 
     def metric(self, name: str, value: float, *, step: int | None = None) -> None:
         """One scalar measurement, e.g. ``metric("loss", 2.31, step=10)``."""
