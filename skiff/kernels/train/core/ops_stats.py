@@ -30,6 +30,9 @@ __all__ = ["median", "kthvalue", "quantile", "nanquantile", "unique", "bincount"
            "jit", "backends", *_FORMS_NAMES,
            # round 29, second pass (tensor_r29b.py): cross, mode, nanmedian, svd, ...
            *_R29B_NAMES]
+# round 32's torch.scalar_tensor, torch.mvlgamma, torch.i0, torch.swapdims are defined below;
+# skiff.<name> finds them once they are in __all__ and in skiff.api.FALLBACK_NAMES together
+# (tests/test_dir_names_r29.py holds the two lists equal)
 
 _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
@@ -292,3 +295,31 @@ globals().update(_tensor_r29_forms)  # torch.add, torch.argmin, ...: tensor_r29.
 from .tensor_r29b import FUNCTIONS as _tensor_r29b_functions  # noqa: E402
 
 globals().update(_tensor_r29b_functions)  # torch.cross, torch.mode, ...: tensor_r29b.TOP_LEVEL
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """torch's ``scalar_tensor``: a zero-dim tensor of the default float dtype (or
+    ``dtype``)."""
+    from . import default_dtype as _dd
+
+    _, tensor = _T()
+    return tensor(s, dtype=dtype or _dd.FLOAT, device=device, requires_grad=requires_grad)
+
+
+def mvlgamma(input, p):  # noqa: A002 - torch's name
+    """torch's ``mvlgamma``: ``special.multigammaln``."""
+    from .special_r32 import multigammaln
+
+    return multigammaln(input, p)
+
+
+def i0(input):  # noqa: A002 - torch's name
+    """torch's ``i0``: ``special.i0``."""
+    from .special_r32 import i0 as _i0
+
+    return _i0(input)
+
+
+def swapdims(input, dim0, dim1):  # noqa: A002 - torch's name
+    """torch's ``swapdims``: ``input.swapdims(dim0, dim1)``."""
+    return input.swapdims(dim0, dim1)

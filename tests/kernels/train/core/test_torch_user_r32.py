@@ -358,3 +358,16 @@ def test_module_hooks_with_kwargs_and_aliased_modules():
     _same(y2, ty2)
     _same(w, tw)
     assert keys == tkeys and names == tnames
+
+
+def test_scalar_tensor_swapdims_mvlgamma_i0_functions():
+    """torch's top-level functions, in ops_stats (skiff.<name> once skiff.api lists them)."""
+    from skiff.kernels.train.core import ops_stats as S
+
+    def run(T, F):
+        return [F.scalar_tensor(3), F.swapdims(T.arange(6.0).reshape(2, 3), 0, 1),
+                F.mvlgamma(T.tensor([2.5, 3.0], dtype=T.float64), 2),
+                F.i0(T.tensor([1.0, 2.0], dtype=T.float64))]
+
+    for g, r in zip(run(skiff, S), run(torch, torch)):
+        _same(g, r)
