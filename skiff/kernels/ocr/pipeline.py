@@ -53,7 +53,7 @@ from .marks import (
 )
 from .models import ModelSet, get_model_set, read_alphabet
 from .panels import panel_rows
-from .quantize import PRECISIONS, QuantizeError, int8_detector
+from .quantize import PRECISIONS, QuantizeError, int8_detector, int8_recognizer
 from .reading import LineReading
 from .rec import (
     is_leader_line,
@@ -305,8 +305,6 @@ class OcrPipeline(DetectionPasses, LineReading):
         if which == "rec-fallback":
             return self.models.path("rec_fallback")
         if which == "rec-int8":
-            from .quantize_rec import int8_recognizer
-
             return int8_recognizer(self.models.path("rec"), log=_say)
         path = self.models.path(which)
         measured = self.models.det_int8 and isinstance(self.models.det, tuple)

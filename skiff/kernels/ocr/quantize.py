@@ -41,12 +41,15 @@ import numpy as np
 
 from skiff.kernels.backend.cache import cache_dir
 
-__all__ = ["PRECISIONS", "int8_detector", "int8_path", "build_int8_detector",
+__all__ = ["PRECISIONS", "int8_detector", "int8_path", "build_int8_detector", "REC_RECIPE",
+           "int8_rec_path", "int8_recognizer",
            "QuantizeError", "reduced_range"]
 
 PRECISIONS = ("auto", "int8", "fp32", "hybrid")
 # bump when the recipe changes: cached files of an older recipe are then rebuilt
 RECIPE = "det-int8-qdq-v5"
+# the recognizer's int8 twin (:mod:`.quantize_rec`, ``precision="hybrid"``)
+REC_RECIPE = "rec-int8-qdq-conv-v1"
 SEED = 20261201
 _LOCK = threading.Lock()
 
@@ -146,6 +149,63 @@ def _hold(lock) -> None:
     except ImportError:  # not POSIX: builds may overlap, each writes its own file
         return
     fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file is closed
+
+
+def int8_rec_path(src: str | Path) -> Path:
+    """The cache file of recognizer ``src``'s int8 twin (it may not exist yet), named by
+    the source's digest and :data:`REC_RECIPE`."""
+    src = Path(src)
+    digest = hashlib.sha256()
+    with open(src, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    digest.update(REC_RECIPE.encode())
+    return cache_dir() / "ocr" / f"{src.stem}-int8rec-{digest.hexdigest()[:16]}.onnx"
+
+
+def int8_recognizer(src: str | Path, *, log=None, timeout: float = 1800) -> Path:
+    """The int8 twin of recognizer ``src`` for ``precision="hybrid"``, built on first use
+    into the cache by ``python -m skiff.kernels.ocr.quantize_rec`` (a float32 pipeline
+    over rendered pages records the recognizer's batches, then
+    :func:`.quantize_rec.build_int8_recognizer`: about 4-6 minutes on two cores, once a
+    machine; ``tools/quantize_rec_int8.py --cache`` builds it ahead). ``log`` hears when
+    a build starts. Raises QuantizeError when it fails; no partial file is left."""
+    target = int8_rec_path(src)
+    if target.is_file():
+        return target
+    with _LOCK:
+        if target.is_file():
+            return target
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise QuantizeError(f"cache folder {target.parent} not writable: {exc}") from exc
+        if log is not None:
+            log(f"skiff: building the int8 recognizer once for this machine ({target.name}, "
+                "a few minutes)")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            _build_rec(src, tmp, timeout)
+            if not tmp.is_file():
+                raise QuantizeError("the int8 recognizer could not be built: no file written")
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return target
+
+
+def _build_rec(src, tmp: Path, timeout: float) -> None:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "skiff.kernels.ocr.quantize_rec",
+                               str(src), str(tmp)], capture_output=True, text=True, env=env,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise QuantizeError(f"the int8 recognizer could not be built: no result in "
+                            f"{timeout:g} s") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise QuantizeError(f"the int8 recognizer could not be built: {tail[0]}")
 
 
 def _build(src, target: Path, log, timeout: float) -> None:

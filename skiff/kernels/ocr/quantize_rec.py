@@ -23,18 +23,18 @@ first depthwise one) and the neck (after the last pooling): 8% of lines differ i
 
 from __future__ import annotations
 
-import threading
+import sys
 from pathlib import Path
 
 import numpy as np
+
+from .quantize import REC_RECIPE, int8_rec_path, int8_recognizer  # noqa: F401 (its names)
 
 __all__ = ["REC_RECIPE", "keep_float", "build_int8_recognizer", "int8_rec_path",
            "int8_recognizer", "calibration_lines",
            "calibration_pages", "pipeline_batches", "greedy_texts", "reading_agreement"]
 
-REC_RECIPE = "rec-int8-qdq-conv-v1"
 _POOLS = ("ReduceMean", "GlobalAveragePool")
-_BUILD_LOCK = threading.Lock()
 
 
 def keep_float(model) -> list[str]:
@@ -85,55 +85,6 @@ def build_int8_recognizer(src: str | Path, dst: str | Path, inputs: list[np.ndar
     batches = [np.ascontiguousarray(x, np.float32) for x in inputs]
     quantize_qdq(src, dst, batches, reduce_range=reduce_range, op_types=["Conv"],
                  keep=keep_float if keep is None else keep)
-
-
-def int8_rec_path(src: str | Path) -> Path:
-    """The cache file of recognizer ``src``'s int8 twin (it may not exist yet), named by
-    the source's digest and :data:`REC_RECIPE`."""
-    import hashlib
-
-    from skiff.kernels.backend.cache import cache_dir
-
-    src = Path(src)
-    digest = hashlib.sha256()
-    with open(src, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    digest.update(REC_RECIPE.encode())
-    return cache_dir() / "ocr" / f"{src.stem}-int8rec-{digest.hexdigest()[:16]}.onnx"
-
-
-def int8_recognizer(src: str | Path, *, log=None, pages: int = 6) -> Path:
-    """The int8 twin of recognizer ``src`` for ``precision="hybrid"``, built on first use
-    into the cache (a float32 pipeline over :func:`calibration_pages`, then
-    :func:`build_int8_recognizer`: about 3-6 minutes on two cores, once a machine;
-    ``tools/quantize_rec_int8.py --cache`` builds it ahead). ``log`` hears when a build
-    starts. Raises :class:`.quantize.QuantizeError` when it fails; no partial file is left."""
-    import os
-
-    from .quantize import QuantizeError
-
-    target = int8_rec_path(src)
-    if target.is_file():
-        return target
-    with _BUILD_LOCK:
-        if target.is_file():
-            return target
-        if log is not None:
-            log(f"skiff: building the int8 recognizer once for this machine ({target.name}, "
-                "a few minutes)")
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            rec = None if Path(src).name == "PP-OCRv6_rec_small.onnx" else src
-            batches = pipeline_batches(calibration_pages(pages), rec=rec)
-            build_int8_recognizer(src, tmp, batches)
-            os.replace(tmp, target)
-        except Exception as exc:
-            raise QuantizeError(f"the int8 recognizer could not be built: {exc}") from exc
-        finally:
-            tmp.unlink(missing_ok=True)
-    return target
 
 
 def calibration_lines(count: int = 48, *, seed: int = 20261205, height: int = 48,
@@ -255,3 +206,25 @@ def reading_agreement(float_path: str | Path, int8_path: str | Path,
         same += sum(u == v for u, v in zip(a, b))
         total += len(a)
     return same / max(total, 1)
+
+
+def main(argv=None) -> int:
+    """``python -m skiff.kernels.ocr.quantize_rec SRC DST``: the int8 twin of recognizer SRC
+    (calibrated on :func:`calibration_pages`) written to DST (what
+    :func:`.quantize.int8_recognizer` runs)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m skiff.kernels.ocr.quantize_rec SRC.onnx DST.onnx",
+              file=sys.stderr)
+        return 2
+    import logging
+
+    logging.disable(logging.WARNING)  # the quantizer's per-tensor notes
+    src, dst = args
+    rec = None if Path(src).name == "PP-OCRv6_rec_small.onnx" else src
+    build_int8_recognizer(src, dst, pipeline_batches(calibration_pages(6), rec=rec))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

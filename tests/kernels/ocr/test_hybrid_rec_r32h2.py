@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 
-from skiff.kernels.ocr import OcrPipeline  # noqa: E402
+from skiff.kernels.ocr import OcrPipeline, pipeline, quantize  # noqa: E402
 from skiff.kernels.ocr import quantize_rec as qr  # noqa: E402
 from skiff.kernels.ocr.quantize import PRECISIONS, QuantizeError  # noqa: E402
 
@@ -35,7 +35,7 @@ def hybrid():
     the float32 pipeline's is a crop read out of place), and its engines' crop counts."""
     float_file = files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(qr, "int8_recognizer", lambda src, log=None: float_file)
+        mp.setattr(pipeline, "int8_recognizer", lambda src, log=None: float_file)
         pipe = OcrPipeline("ch", device="cpu", threads=2, precision="hybrid")
         counts = {"rec-int8": _counting(pipe, "rec-int8"), "rec": _counting(pipe, "rec")}
     return pipe, counts
@@ -85,8 +85,6 @@ def test_small_clean_images_stay_float32(pages, hybrid):
 
 
 def test_the_line_gate_reads_unsure_lines_again_in_float32(pages, hybrid, monkeypatch):
-    from skiff.kernels.ocr import pipeline
-
     want, read, as_float = _read(hybrid, [pages[0]])
     assert as_float == 0 and read > 0  # the gate off: no second reading
     monkeypatch.setattr(pipeline, "HYBRID_LINE", 1.01)  # every line is unsure: all again
@@ -110,22 +108,30 @@ def test_the_twin_is_built_once_into_the_cache(tmp_path, monkeypatch):
     _tiny_recognizer(src)
     monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
     rng = np.random.default_rng(1)
-    monkeypatch.setattr(qr, "calibration_pages", lambda n: [])
-    monkeypatch.setattr(qr, "pipeline_batches", lambda images, rec=None: [
-        rng.uniform(-1, 1, (2, 3, 8, 16)).astype(np.float32) for _ in range(3)])
+    builds = []
+
+    def build(src_, tmp, timeout):  # in-process, on the tiny graph's own batches
+        builds.append(tmp)
+        qr.build_int8_recognizer(src_, tmp, [rng.uniform(-1, 1, (2, 3, 8, 16)).astype(
+            np.float32) for _ in range(3)])
+
+    monkeypatch.setattr(quantize, "_build_rec", build)
     heard = []
     path = qr.int8_recognizer(src, log=heard.append)
     assert path == qr.int8_rec_path(src) and path.is_file() and len(heard) == 1
-    assert path.parent == tmp_path / "cache" / "ocr"
+    assert path.parent == tmp_path / "cache" / "ocr" and len(builds) == 1
     import onnx
 
     ops = {n.op_type for n in onnx.load(str(path)).graph.node}
     assert "QuantizeLinear" in ops and "DequantizeLinear" in ops
-    # found, not built again
-    monkeypatch.setattr(qr, "build_int8_recognizer", lambda *a, **k: 1 / 0)
-    assert qr.int8_recognizer(src, log=heard.append) == path and len(heard) == 1
-    # a failed build says so and leaves no file
-    path.unlink()
-    with pytest.raises(QuantizeError, match="could not be built"):
-        qr.int8_recognizer(src)
+    assert qr.int8_recognizer(src, log=heard.append) == path  # found, not built again
+    assert len(builds) == 1 and len(heard) == 1
+
+
+def test_a_failed_build_says_so_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not an onnx file")
+    with pytest.raises(QuantizeError, match="could not be built"):  # the real subprocess
+        quantize.int8_recognizer(bad, timeout=300)
     assert not any((tmp_path / "cache" / "ocr").iterdir())
