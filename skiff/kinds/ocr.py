@@ -3,7 +3,7 @@
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B]
 [--out FILE.jsonl|.txt|.csv|.hocr|-]
 [--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
-[--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32] [--np N] [--wait]
+[--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32|hybrid] [--np N] [--wait]
 [-o NAME]``.
 Inputs are image or PDF files (a PDF, multi-page TIFF or animated GIF gives one result per page,
 ``file.pdf#page=N``; ``--pages`` reads only some of them), folders (their image and PDF
@@ -103,7 +103,10 @@ def COMMAND(p):
                    help="CPU threads per model (default: up to 4)")
     p.add_argument("--precision", default="auto", choices=PRECISIONS,
                    help="detector arithmetic on the CPU: auto (the default set's detector "
-                        "as its int8 twin, built once per machine), int8, fp32 (default auto)")
+                        "as its int8 twin, built once per machine), int8, fp32, hybrid (auto, "
+                        "and the recognizer as its int8 twin on clean images over 480 px, "
+                        "built once per machine in a few minutes; texts may differ a little) "
+                        "(default auto)")
 
 
 def _file(option: str, value: str | None) -> str | None:
