@@ -229,12 +229,12 @@ for k in after:
 
 # %% [markdown]
 # What fine-tuning taught is the form, not the facts. The answers are now one sentence of the
-# instruction set's shape, and the held-out loss fell (full mode: 3.58 to 1.67, perplexity 36
-# to 5.3, nearly all of it in the first quarter of the steps). But greedy answers to held-out
+# instruction set's shape, and the held-out loss fell (full mode: 3.56 to 1.47, perplexity 35
+# to 4.4, nearly all of it in the first quarter of the steps). But greedy answers to held-out
 # questions name a country of the fine-tuning set ("The capital of Japan is Tokyo." asked
 # about Belgium), so exact match stays 0. The pre-training left the facts in the model only
 # weakly: between the right capital and a wrong one, scored by likelihood, it picks the right
-# one 7 times in 10 before and 8 after (full mode; a coin scores 5). Fine-tuning on questions
+# one 6 times in 10 before and 8 after (full mode; a coin scores 5). Fine-tuning on questions
 # can only surface what the pre-trained weights hold, and this two-layer model, 96 wide,
 # holds its forty facts loosely; a published checkpoint has read far more.
 
