@@ -6,9 +6,17 @@ tensors (torch's samplers: ``utils_data_samplers.py``).
 of tensors as torch's does; the order is drawn, at each ``iter``, from skiff's seeded generator
 (``skiff.manual_seed``) or the ``generator`` given, so it is reproducible but not torch's
 order. Items of other datasets (tuples, dicts, numbers, numpy arrays or tensors) are stacked
-field by field into tensors (``collate_fn`` replaces that). Loading runs in this process:
-``num_workers`` and ``pin_memory`` are accepted and ignored. (``skiff.data.DataLoader`` is the
-Trainer's: numpy batches, resumable, sharded over ranks.)
+field by field into tensors, with torch's ``default_collate`` structure (tuples become lists)
+(``collate_fn`` replaces that).
+
+``num_workers > 0``: skiff starts no worker processes. Loading runs in this process, one batch
+after another, with the same batches in the same order as ``num_workers=0``;
+``worker_init_fn`` is never called and ``get_worker_info()`` is None (so an
+``IterableDataset`` that shards itself by worker yields its whole stream once, where torch's
+workers would each yield a shard). The worker options (``prefetch_factor``,
+``persistent_workers``, ``timeout``, ``pin_memory``) are checked as torch checks them and
+otherwise ignored. (``skiff.data.DataLoader`` is the Trainer's: numpy batches, resumable,
+sharded over ranks.)
 """
 
 from __future__ import annotations
@@ -173,17 +181,27 @@ def random_split(dataset, lengths, generator=None) -> list[Subset]:
 
 
 def default_collate(items):
-    """Stack a list of items field by field: tensors, numpy arrays and numbers become one
-    tensor each; tuples, lists and dicts keep their structure."""
+    """Stack a list of items field by field, as torch's ``default_collate``: tensors, numpy
+    arrays and numbers become one tensor each; dicts stay dicts, named tuples stay named
+    tuples, other tuples and lists become lists (torch's rule); strings stay as given."""
     first = items[0]
     if isinstance(first, Tensor):
         return stack(items)
-    if isinstance(first, (tuple, list)):
-        return type(first)(default_collate([it[k] for it in items]) for k in range(len(first)))
+    if isinstance(first, (str, bytes)):
+        return items
     if isinstance(first, dict):
         return {k: default_collate([it[k] for it in items]) for k in first}
-    if isinstance(first, (str, bytes)):
-        return list(items)
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return type(first)(*(default_collate(s) for s in zip(*items)))
+    if isinstance(first, (tuple, list)):
+        n = len(first)
+        if any(len(it) != n for it in items):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return [default_collate(s) for s in zip(*items)]
+    if first is None or (isinstance(first, np.ndarray) and first.dtype.kind in "OUS"):
+        kind = type(first) if first is None else first.dtype
+        raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
+                        f"dicts or lists; found {kind}")
     arr = np.stack([np.asarray(it) for it in items])
     return Tensor(arr, dtype=arr.dtype)  # the stacked array itself: no second copy
 
@@ -192,22 +210,58 @@ class DataLoader:
     """Minibatches of ``dataset``: ``batch_size`` items each, in order or (``shuffle``)
     in a new permutation at each pass, the last smaller batch kept unless ``drop_last``."""
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None,
-                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
-                 generator=None, **_ignored):
-        if batch_size is not None and (not isinstance(batch_size, (int, np.integer))
-                                       or batch_size < 1):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        # torch's checks, in torch's order and words (a port fails where torch's fails)
+        if not isinstance(num_workers, (int, np.integer)) or num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if isinstance(dataset, IterableDataset):
+            if shuffle not in {False, None}:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"shuffle option, but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"sampler option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
         if sampler is not None and shuffle:
-            raise ValueError("sampler and shuffle=True exclude each other")
-        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None
-                                                     or batch_sampler is not None):
-            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, "
-                             "sampler and batch_sampler (the stream gives the order)")
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(
+                batch_size, (int, np.integer)) or batch_size < 1):
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size!r}")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
-        self.num_workers = num_workers
+        # loading runs in this process whatever num_workers says (see the module's doc): the
+        # worker options are kept for inspection; worker_init_fn is never called
+        self.num_workers, self.pin_memory, self.timeout = num_workers, pin_memory, timeout
+        self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
 
     def __len__(self) -> int:
         if self.batch_sampler is not None:
@@ -261,7 +315,7 @@ class DataLoader:
             if self.batch_size is None and self.batch_sampler is None:
                 yield ds[int(index)] if self.collate_fn is None else self.collate_fn(ds[int(index)])
             elif isinstance(ds, TensorDataset) and self.collate_fn is None:
-                yield ds[np.asarray(index)]  # one gather per tensor
+                yield list(ds[np.asarray(index)])  # one gather per tensor; a list, as torch's
             else:
                 items = [ds[int(i)] for i in index]
                 yield (self.collate_fn or default_collate)(items)
