@@ -37,7 +37,6 @@ from .rec import (
     plan_batches,
     rec_input,
     trim_rows,
-    wide_share,
 )
 from .script_mix import latin_letters
 from .spacing import cjk_spaces, missed_spaces, separator_spaces, spurious_spaces
@@ -114,6 +113,10 @@ TRIM_MARGIN = 0.1
 # first): 13-14 px CJK boxed with its own height of margin reads as garble at 0.75 too
 # (round 32: see docs/ocr.md "Round 32, small degraded print"); None reads no such copy
 TRIM_WIDE_KEEP: float | None = 0.6
+# ... where that reading has at least TRIM_WIDE_CHARS characters: a lone CJK character is
+# what an outline reads as ("日" for a rectangle, at 0.70 from the 0.60 copy, under
+# min_score before); two wide ones asked for lost a mixed line's gain ("电话 021-6688")
+TRIM_WIDE_CHARS = 2
 # small print only: a crop no taller than the recognizer's input (48 rows), which reading
 # enlarges: the trimmed crop is read larger still. Crops of larger print (shrunk to read)
 # were not measured and are left to the other second readings (a 40-px seven-segment "1111"
@@ -169,6 +172,12 @@ def print_width(text: str) -> int:
     (6, 3, 7)
     """
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _wide_chars(text: str) -> int:
+    """How many of ``text``'s characters are wide (East Asian width W or F: CJK, kana,
+    hangul, full-width forms)."""
+    return sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
 
 
 FLOOD = 0.6  # a twin's only box over this share of the image is a flood, not a line
@@ -607,7 +616,8 @@ class LineReading:
                    if text and score < TRIM_UNSURE and not is_rule_line(text)
                    and crops[i].shape[0] <= self.models.rec_height]
             first = list(out)
-            wide = [i for i in idx if wide_share(first[i][0]) > 0.0]
+            wide = [i for i in idx if _wide_chars(first[i][0]) > 0
+                    and len(first[i][0].replace(" ", "")) >= TRIM_WIDE_CHARS]
             for keep, mine in ((TRIM_KEEP, idx), (TRIM_WIDE_KEEP, wide)):
                 if not keep or keep >= 1 or not mine:
                     continue

@@ -1,6 +1,6 @@
-"""An unsure line whose first reading has CJK print is read again from the middle 0.60 of
-its rows too (``reading.TRIM_WIDE_KEEP``), besides the middle 0.75 every unsure small line
-gets.
+"""An unsure line whose first reading has CJK print (and two characters or more) is read
+again from the middle 0.60 of its rows too (``reading.TRIM_WIDE_KEEP``), besides the middle
+0.75 every unsure small line gets.
 
 Round 32 (h1): 13-14 px CJK under blur, noise 20-35 and JPEG 20-30 is boxed with about its own
 height of margin; at 0.75 of the rows a 13 px Noto Serif CJK Bold line still read as
@@ -104,6 +104,17 @@ def test_only_cjk_readings_get_the_tighter_trim():
     # the surest trimmed reading wins where TRIM_MARGIN over the first: line 1 at 0.60,
     # line 3 at 0.75 (its 0.60 reading is less sure), line 2 stays as first read
     assert got == [("配送费", 0.80), ("Pnce", 0.55), ("总计 58", 0.75)]
+
+
+def test_a_lone_wide_character_gets_no_tighter_trim():
+    # a rectangle's outline read as one CJK character under min_score: the 0.60 copy read
+    # it surely ("日" at 0.70) and made a false line on a text-free picture
+    by_rows = {(1, 40): ("口", 0.45), (1, 30): ("口", 0.50), (1, 24): ("日", 0.70),
+               (2, 40): ("B2出囗", 0.55), (2, 30): ("B2", 0.50), (2, 24): ("B2出口", 0.75)}
+    r = _StandIn(by_rows)
+    got = r.recognize([_crop(1), _crop(2)], [(0, 0), (0, 1)], [SimpleNamespace(timings={})])
+    assert [sorted(tag for tag, _ in call) for call in r.calls] == [[1, 2], [1, 2], [2]]
+    assert got == [("口", 0.45), ("B2出口", 0.75)]
 
 
 def test_without_the_tighter_trim_as_before(monkeypatch):
