@@ -18,7 +18,8 @@ import numpy as np
 from .marks import BOX_ASPECT
 from .spacing import ink_mask
 
-__all__ = ["EMPTY", "TICKED", "CROSSED", "frame_state", "box_before", "checkbox_text"]
+__all__ = ["EMPTY", "TICKED", "CROSSED", "frame_state", "box_before", "checkbox_text",
+           "inline_frames"]
 
 EMPTY, TICKED, CROSSED = "\u2610", "\u2611", "\u2612"
 SIGNS = (EMPTY, TICKED, CROSSED)
@@ -218,13 +219,136 @@ def checkbox_text(text: str, crop: np.ndarray) -> str:
     "☒" crossed. A first word the box was read as ("□", "口", "✓", "V", one character) is
     replaced, a box the recognizer skipped is put before the words; a reading that
     begins with a box sign already, or with a CJK character ("口罩", "日本"), stays."""
-    if not text or text[0] in SIGNS or _CJK.match(text) and not _EMPTY_READ.match(text):
-        return text
-    if crop.ndim < 2 or min(crop.shape[:2]) < 8:
+    if not text or crop.ndim < 2 or min(crop.shape[:2]) < 8:
         return text
     bw, strict = np.pad(faint_ink(crop), 1), np.pad(ink_mask(crop), 1)
+    placed = _inline_boxes(text, bw, strict)
+    if placed is not None:
+        return placed
+    if text[0] in SIGNS or _CJK.match(text) and not _EMPTY_READ.match(text):
+        return text
     found = frame_state(bw, (LOWEST * crop.shape[0], 1.2 * crop.shape[0]), strict, first=True)
     if found is None:
         return text
     m = _EMPTY_READ.match(text) or _TICK_READ.match(text) or _ONE_READ.match(text)
     return found[0] + (text[m.end():] if m else " " + text)
+
+
+# a box inside a line (a form's options side by side: "Sex: ☐ Male ☑ Female") stands apart:
+# blank columns at least this share of the line's height on each side of its frame
+APART = 0.2
+# its place in the words is taken where the words' estimated widths put it, within this
+# share of the line's width, or not at all
+PLACE = 0.12
+# signs and tick readings that stand for a box in a reading ("☑男": the tick read, the
+# empty boxes after it read as nothing)
+_SIGN_CHARS = "".join(SIGNS) + "\u25a1\u2713\u2714\u221a"
+# CJK characters drawn as a square frame ("口", "日"): a frame on its own before one of these
+# is that character
+_FRAME_CJK = "\u53e3\u65e5\u56de\u76ee\u7530\u56d7"
+_WIDE = "\u3000-\u9fff\uf900-\ufaff\uff00-\uffef"
+_PIECE = re.compile(f"[{_WIDE}]+|[^{_WIDE}]+")
+
+
+def inline_frames(bw: np.ndarray, strict: np.ndarray) -> list[tuple[int, int, str]]:
+    """The check boxes standing in a line's 0/1 ink mask ``bw`` (padded), left to right, as
+    ``(x0, x1, state)``: square frames :data:`LOWEST`-1.2 of its height that touch no
+    edge, with blank columns :data:`APART` of its height on each side (a frame glyph
+    inside a word, "口罩", has its neighbours within a few pixels)."""
+    import cv2
+
+    H, W = bw.shape
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    cols = bw.any(0)
+    gap = max(2, int(round(APART * H)))
+    found = []
+    for k in range(1, n):
+        x, y, w, h = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+        if w < 7 or h < 7 or max(w, h) > BOX_ASPECT * min(w, h) or \
+                not LOWEST * H <= h <= 1.2 * H or x == 0 or y == 0 or x + w >= W or y + h >= H:
+            continue
+        part = labels[y:y + h, x:x + w] == k
+        if not _is_frame(part):
+            continue
+        before, after = cols[max(0, x - gap):x], cols[x + w:x + w + gap]
+        if before.any() and cols[:x].any() or after.any() or not cols[x + w:].any():
+            continue
+        state = _state(strict[y:y + h, x:x + w], _thickness(part))
+        if state is not None:
+            found.append((x, x + w, state))
+    return sorted(found)
+
+
+def _width(word: str) -> float:
+    """A word's width in ems, roughly: CJK characters 1, others 0.55."""
+    return sum(1.0 if _CJK.match(c) or "\uff00" <= c <= "\uffef" else 0.55 for c in word)
+
+
+def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
+    """``text`` with each check box that stands inside the line (:func:`inline_frames`; at
+    least one not its first ink) written as its state before the word it stands before:
+    the words' widths (:func:`_width`) against the ink's, the frames and their margins left
+    out of both. Box signs and ticks the recognizer read are dropped first (a tick read
+    "☑男" stuck to its label, empty boxes read as nothing). None where there is no such
+    box or a frame's place is unclear (off by more than :data:`PLACE`)."""
+    frames = inline_frames(bw, strict)
+    cols = bw.any(0)
+    if not cols.any() or not frames:
+        return None
+    first = int(np.argmax(cols))
+    if all(x0 <= first for x0, _, _ in frames):
+        return None  # the box is the line's first ink: checkbox_text's own case
+    # the words, and the pieces of a word where CJK and other print meet without a space
+    # ("Sex:男Male": a box may stand at either joint), each with whether a space led it
+    words, spaced = [], []
+    for w in text.split():
+        for i, piece in enumerate(_PIECE.findall(w.strip(_SIGN_CHARS))):
+            words.append(piece)
+            spaced.append(i == 0)
+    if not words:
+        return None
+    # the ink without the frames and the blank runs around them
+    keep = cols.copy()
+    last = len(cols) - int(np.argmax(cols[::-1]))
+    keep[:first] = False
+    keep[last:] = False
+    inked = np.flatnonzero(cols)
+    for x0, x1, _ in frames:
+        lo = inked[inked < x0]
+        hi = inked[inked >= x1]
+        keep[(lo[-1] + 1 if len(lo) else 0):(hi[0] if len(hi) else len(cols))] = False
+    ink_cols = np.concatenate(([0], np.cumsum(cols & keep)))
+    total_ink = float(ink_cols[-1])
+    if total_ink <= 0:
+        return None
+    widths = [_width(w) for w in words]
+    space = 0.3
+    at = np.concatenate(([0.0], np.cumsum([w + space for w in widths])))
+    at[-1] -= space
+    frac_words = at / at[-1]
+    places, j0 = {}, 0
+    for x0, _, state in frames:
+        f = ink_cols[x0] / total_ink
+        j = j0 + int(np.argmin(np.abs(frac_words[j0:] - f)))
+        if abs(frac_words[j] - f) > PLACE:
+            return None
+        if j < len(words) and state == EMPTY and words[j][0] in _FRAME_CJK:
+            return None
+        if j in places:
+            return None
+        places[j] = state
+        j0 = j + 1
+    # the box read as a mark of its own ("V", "口", "•") before its label is the box
+    read = {j for j in places if j + 1 < len(words) and len(words[j]) == 1 and
+            not _CJK.match(words[j]) and (_TICK_READ.match(words[j]) or
+                                          _ONE_READ.match(words[j]))}
+    out = ""
+    for j, w in enumerate(words):
+        if j in places:
+            out += " " + places[j]
+        if j not in read:
+            out += (" " if spaced[j] or j in places else "") + w
+    if len(words) in places:
+        out += " " + places[len(words)]
+    return out.strip()
