@@ -18,7 +18,9 @@ folders above it (PPOCRLabel writes ``folder/image.jpg`` into ``folder/Label.txt
 A path written on Windows (backslashes) is looked up with slashes too, and in another
 case (``IMG_1.JPG`` for ``img_1.jpg``) when exactly one file matches. The file is UTF-8,
 GBK / GB18030 as a Chinese Windows saves it, or UTF-16 with its byte-order mark (Notepad's
-"Unicode"); ``LabelSet.encoding`` says which. A byte-order mark at the start of any line (files
+"Unicode"); ``LabelSet.encoding`` says which. A file of UTF-8 and GBK lines joined is read
+line by line (a warning); a Windows-1252 line that GBK would misread ('25°C' as '25癈') is
+refused naming it. A byte-order mark at the start of any line (files
 joined with ``cat``), quotes around a path, and empty columns after the text are ignored.
 
 A bad row is one clear line naming the file and the line number (a missing image, an empty
@@ -62,7 +64,8 @@ class LabelSet:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # rows kept, but worth a look
     added: list[str] = field(default_factory=list)  # characters added to the dictionary
-    encoding: str = "utf-8"  # "gb18030" (GBK, a Chinese Windows) or "utf-16" (Notepad)
+    encoding: str = "utf-8"  # "gb18030" (GBK, a Chinese Windows), "utf-16" (Notepad), or
+    # "utf-8+gb18030": files of both joined, each line read in its own
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -183,6 +186,9 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     out = LabelSet(str(path))
     lines, out.encoding = _label_lines(path)
     where = path.name
+    if "+" in out.encoding:
+        out.warnings.append(f"{where} mixes UTF-8 and GBK lines (files joined?): each line "
+                            "was read in its own encoding; save it as UTF-8")
     seen: dict[tuple, tuple[int, str]] = {}  # (image, box) -> (line, text) of its first row
     listings: dict = {}  # folders listed to find a name written in another case
     for k, raw in enumerate(lines, 1):
@@ -292,14 +298,44 @@ def _label_lines(path: Path) -> tuple[list[str], str]:
         return data.decode("utf-8-sig").splitlines(), "utf-8"
     except UnicodeDecodeError as e:
         first = e
-    try:
-        text = data.decode("gb18030")
-    except UnicodeDecodeError:
-        raise ValueError(f"labels {str(path)!r} is neither UTF-8 nor GBK/GB18030 text: "
-                         f"{first}; save it as UTF-8") from None
-    if not any("\u4e00" <= c <= "\u9fff" for c in text):  # GBK's point is Chinese text
+    # line by line: files joined with `cat` (a UTF-8 export and a GBK one) mix the two, and
+    # a whole-file GBK read turns the UTF-8 lines into other Chinese characters (mojibake
+    # that would be learnt) or refuses the file. GBK never uses '\n' inside a character.
+    lines, kinds = [], set()
+    for k, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8-sig")
+            if any(b > 127 for b in raw.removeprefix(b"\xef\xbb\xbf")):
+                kinds.add("utf-8")
+        except UnicodeDecodeError:
+            try:
+                line = raw.decode("gb18030")
+            except UnicodeDecodeError:
+                raise ValueError(f"labels {str(path)!r} line {k} is neither UTF-8 nor "
+                                 f"GBK/GB18030 text ({raw[:60]!r}): {first}; save it as "
+                                 "UTF-8") from None
+            if _latin_read_as_gbk(line):
+                raise ValueError(
+                    f"labels {str(path)!r} line {k} is not UTF-8 and reads as GBK "
+                    f"{line.strip()[:60]!r}, which looks like Windows-1252/Latin-1 text "
+                    f"({raw.decode('cp1252', 'replace').strip()[:60]!r}) read wrong: save "
+                    "the file as UTF-8") from None
+            kinds.add("gb18030")
+        lines.append(line.removesuffix("\r"))
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "gb18030" in kinds and not any("\u4e00" <= c <= "\u9fff" for c in "".join(lines)):
         raise ValueError(f"labels {str(path)!r} is not UTF-8 text: {first}; save it as UTF-8")
-    return text.splitlines(), "gb18030"
+    return lines, "+".join(sorted(kinds, reverse=True))
+
+
+def _latin_read_as_gbk(line: str) -> bool:
+    """Whether a line decoded as GBK is a Windows-1252/Latin-1 line misread: every
+    two-byte character it has ends in an ASCII byte (GBK's rare-character extension, where
+    an accented letter followed by a letter or digit lands: ``25\xb0C`` is '25癈', ``M\xfcller``
+    'M黮ler'), and none is of GB2312, the characters Chinese text is written in."""
+    pairs = [c.encode("gb18030") for c in line if ord(c) > 127]
+    return bool(pairs) and all(len(p) == 2 and p[1] < 0x80 for p in pairs)
 
 
 def _locate(name: str, root: Path, listings: dict | None = None) -> Path | None:
