@@ -17,34 +17,75 @@ import numpy as np
 
 from .amp import GradScaler as _SkiffScaler
 
-__all__ = ["autocast", "GradScaler", "is_autocast_enabled"]
+__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype",
+           "is_autocast_available"]
 
-_STATE = {"depth": 0, "warned": False}
+_STATE = {"depth": {}, "warned": False}  # depth: device_type -> open enabled autocasts
 _LOW = ("float16", "bfloat16", "half")
+_DEFAULT = {"cpu": "bfloat16"}  # torch's default fast dtype: bfloat16 on cpu, float16 else
+# torch's device types (its RuntimeError lists them): a typo such as "gpu" fails as in torch
+_DEVICES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+            "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+            "privateuseone")
 
 
 def is_autocast_enabled(device_type=None) -> bool:
-    return _STATE["depth"] > 0
+    """Whether an enabled ``autocast`` for ``device_type`` is open (torch: no argument means
+    ``"cuda"``)."""
+    return _STATE["depth"].get("cuda" if device_type is None else device_type, 0) > 0
+
+
+def is_autocast_available(device_type) -> bool:
+    return device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "xla", "ipu",
+                           "privateuseone", "maia")
+
+
+def get_autocast_dtype(device_type):
+    """The dtype an ``autocast`` for ``device_type`` names (its default outside one)."""
+    from .tensor import _as_dtype
+    for ctx in reversed(_OPEN):
+        if ctx.device_type == device_type and ctx.enabled:
+            return _as_dtype(ctx.fast_dtype)
+    return _as_dtype(_DEFAULT.get(device_type, "float16"))
+
+
+_OPEN = []  # the autocast contexts entered, innermost last
 
 
 class autocast:  # noqa: N801  (torch's name)
-    """``with skiff.autocast("cuda", dtype=skiff.bfloat16): ...`` (or as a decorator)."""
+    """``with skiff.autocast("cpu", dtype=skiff.bfloat16): ...`` (or as a decorator)."""
 
     def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
-            raise TypeError(f"autocast's device_type must be a string such as 'cuda' or "
-                            f"'cpu', got {type(device_type).__name__}")
+            raise ValueError(f"Expected `device_type` of type `str`, got: "
+                             f"`{type(device_type)}`")
+        if device_type.split(":")[0] not in _DEVICES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICES)} device type at start "
+                               f"of device string: {device_type}")
         name = None if dtype is None else (dtype if isinstance(dtype, str)
                                            else str(np.dtype(dtype)))
+        enabled = bool(enabled)
         if name is not None and name not in _LOW:
-            raise ValueError(f"autocast dtype must be float16 or bfloat16, got {dtype!r}")
-        self.device_type, self.fast_dtype, self.enabled = device_type, name, bool(enabled)
+            if device_type == "cpu":  # torch warns and runs the block without autocast
+                if enabled:
+                    warnings.warn("In CPU autocast, but the target dtype is not supported. "
+                                  "Disabling autocast.\nCPU Autocast only supports dtypes of "
+                                  "torch.bfloat16, torch.float16 currently.", stacklevel=2)
+                enabled = False
+            else:
+                raise ValueError(f"autocast dtype must be float16 or bfloat16, got {dtype!r}")
+        self.device_type = device_type
+        self.fast_dtype = "float16" if name == "half" else (
+            name or _DEFAULT.get(device_type, "float16"))
+        self.enabled = enabled
         self._entered = []
 
     def __enter__(self):
         self._entered.append(self.enabled)
+        _OPEN.append(self)
         if self.enabled:
-            _STATE["depth"] += 1
+            d = _STATE["depth"]
+            d[self.device_type] = d.get(self.device_type, 0) + 1
             if not _STATE["warned"]:
                 _STATE["warned"] = True
                 warnings.warn("skiff.autocast runs the block at the tensors' own precision (no "
@@ -53,8 +94,10 @@ class autocast:  # noqa: N801  (torch's name)
         return self
 
     def __exit__(self, *exc):
+        if _OPEN and _OPEN[-1] is self:
+            _OPEN.pop()
         if self._entered.pop():
-            _STATE["depth"] -= 1
+            _STATE["depth"][self.device_type] -= 1
         return False
 
     def __call__(self, fn):
@@ -66,9 +109,15 @@ class autocast:  # noqa: N801  (torch's name)
         return wrapped
 
 
+_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+
 class GradScaler(_SkiffScaler):
     """torch's ``torch.amp.GradScaler(device="cuda", init_scale=2**16, growth_factor=2.0,
-    backoff_factor=0.5, growth_interval=2000, enabled=True)``."""
+    backoff_factor=0.5, growth_interval=2000, enabled=True)``, with torch's per-optimizer
+    bookkeeping (``unscale_`` once per optimizer between ``update`` calls, not after ``step``;
+    ``step`` once; ``update`` after at least one ``step``/``unscale_``) and torch's
+    ``state_dict`` keys (an empty dict when disabled)."""
 
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
@@ -77,6 +126,17 @@ class GradScaler(_SkiffScaler):
                             f"got {device!r}: pass init_scale= by name")
         super().__init__(init_scale, growth_factor, backoff_factor, growth_interval, enabled)
         self.device = device
+        self._opt_state = {}      # id(optimizer) -> {"stage": .., "found_inf": bool}
+        self._scale_seen = False  # torch's _scale is made by the first scale()
+
+    def _check_scale(self, funcname):
+        if not self._scale_seen:
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  This may indicate "
+                                 f"your script did not use scaler.scale(loss or outputs) earlier "
+                                 f"in the iteration.")
+
+    def _state_of(self, optimizer):
+        return self._opt_state.setdefault(id(optimizer), {"stage": _READY, "found_inf": None})
 
     def is_enabled(self) -> bool:
         return self.enabled
@@ -87,34 +147,114 @@ class GradScaler(_SkiffScaler):
             return outputs
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
+        if not hasattr(outputs, "dtype") or not hasattr(outputs, "backward"):
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        self._scale_seen = True
         if outputs.dtype == np.float64:
             return outputs * self.scale_value
         return super().scale(outputs)
+
+    def unscale_(self, optimizer):
+        """Divide the optimizer's gradients by the scale, once per optimizer per iteration."""
+        if not self.enabled:
+            return None
+        self._check_scale("unscale_")
+        st = self._state_of(optimizer)
+        if st["stage"] == _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since "
+                               "the last update().")
+        if st["stage"] == _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        super().unscale_(optimizer)
+        st["found_inf"], st["stage"] = self.found_inf, _UNSCALED
+        return None
 
     def step(self, optimizer, *args, **kwargs):
         """``optimizer.step()``'s result, or None when the gradients hold an inf/nan."""
         if not self.enabled:
             return optimizer.step(*args, **kwargs)
-        if not self._unscaled:
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is "
+                               "enabled.")
+        self._check_scale("step")
+        st = self._state_of(optimizer)
+        if st["stage"] == _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if st["stage"] == _READY:
             self.unscale_(optimizer)
-        if self.found_inf:
+        st["stage"] = _STEPPED
+        if st["found_inf"]:
             self.skipped_steps += 1
             return None
         return optimizer.step(*args, **kwargs)
 
     def update(self, new_scale=None):
-        """Back off or grow (torch's rule); ``new_scale`` sets the scale instead."""
-        if new_scale is None or not self.enabled:
-            super().update()
+        """Back off when any optimizer's gradients held an inf/nan, grow after
+        ``growth_interval`` good iterations (torch's rule); ``new_scale`` sets the scale."""
+        if not self.enabled:
             return
-        self.scale_value = float(new_scale.item() if hasattr(new_scale, "item") else new_scale)
+        if new_scale is not None:
+            if not isinstance(new_scale, float):
+                if not hasattr(new_scale, "numel") or new_scale.numel() != 1 or getattr(
+                        new_scale, "requires_grad", False):
+                    raise AssertionError("new_scale should be a float or a 1-element "
+                                         "torch.cuda.FloatTensor or torch.FloatTensor with "
+                                         "requires_grad=False.")
+                new_scale = new_scale.item()
+            self.scale_value = float(new_scale)
+        else:
+            self._check_scale("update")
+            infs = [st["found_inf"] for st in self._opt_state.values()
+                    if st["found_inf"] is not None]
+            if not infs:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            self.found_inf = any(infs)
+            super().update()
+        self._opt_state = {}
         self._unscaled, self.found_inf = False, False
+
+    def state_dict(self) -> dict:
+        if not self.enabled:
+            return {}
+        return {"scale": self.scale_value, "growth_factor": self.growth_factor,
+                "backoff_factor": self.backoff_factor, "growth_interval": self.growth_interval,
+                "_growth_tracker": self.growth_tracker}
+
+    def load_state_dict(self, state_dict) -> None:
+        """torch's keys (and the older skiff ``growth_tracker``)."""
+        if not self.enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self.scale_value = float(state_dict["scale"])
+        self.growth_factor = float(state_dict.get("growth_factor", self.growth_factor))
+        self.backoff_factor = float(state_dict.get("backoff_factor", self.backoff_factor))
+        self.growth_interval = int(state_dict.get("growth_interval", self.growth_interval))
+        tracker = state_dict.get("_growth_tracker", state_dict.get("growth_tracker", 0))
+        self.growth_tracker = int(tracker)
+        self._scale_seen = True
+
+    def get_scale(self) -> float:
+        return self.scale_value if self.enabled else 1.0
 
     def get_growth_factor(self):
         return self.growth_factor
 
+    def set_growth_factor(self, new_factor):
+        self.growth_factor = float(new_factor)
+
     def get_backoff_factor(self):
         return self.backoff_factor
 
+    def set_backoff_factor(self, new_factor):
+        self.backoff_factor = float(new_factor)
+
     def get_growth_interval(self):
         return self.growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self.growth_interval = int(new_interval)
+
+    def _get_growth_tracker(self):
+        return self.growth_tracker if self.enabled else 0
