@@ -437,9 +437,13 @@ class RecTrainer:
         elif resume:
             self.reporter.log(f"no checkpoint at {checkpoint}: training from the base model")
         done = start  # steps finished: a stop between steps (the job's stop) resumes exactly
+        # the state before the step under way: a stop inside it (Ctrl-C in backward) is
+        # saved as that step not begun, its batch and random draws kept for the resume
+        before = None
         try:
             for step in range(start, total):
                 self.reporter.check()
+                before = ([list(b) for b in batches], self._state())
                 if not batches:
                     batches = epoch_batches(widths, own, cfg.bucket, self.rng)
                 idx = batches.pop()
@@ -459,6 +463,7 @@ class RecTrainer:
                 opt.zero_grad()
                 loss.backward()
                 clip_grad_norm_(params, 5.0)
+                before = None  # the weights move now: a stop from here saves this step done
                 opt.step()
                 sched.step()
                 done = step + 1
@@ -473,7 +478,11 @@ class RecTrainer:
                     self._save(checkpoint, step + 1, total, opt, sched, batches, last,
                                len(crops))
         except BaseException:  # stopped (a job's stop, Ctrl-C, an error): keep what it learnt
-            if checkpoint is not None and start < done < total:
+            if checkpoint is not None and before is not None and done > start:
+                # stopped inside step `done`: its batch and draws go back for the resume
+                self._save(checkpoint, done, total, opt, sched, before[0], last,
+                           len(crops), state=before[1])
+            elif checkpoint is not None and start < done < total:
                 self._save(checkpoint, done, total, opt, sched, batches, last, len(crops))
                 self.reporter.log(f"stopped at step {done} of {total}: checkpoint {checkpoint} "
                                   "(--resume goes on from it)")
@@ -486,8 +495,10 @@ class RecTrainer:
         return {"rng": self.rng.getstate(), "general": self.general.rng.getstate(),
                 "augment": self.augment.rng.bit_generator.state if self.augment else None}
 
-    def _save(self, path: Path, step, total, opt, sched, batches, last, rows) -> None:
-        """The run's whole state at ``step`` written to ``path`` (atomically)."""
+    def _save(self, path: Path, step, total, opt, sched, batches, last, rows, *,
+              state: dict | None = None) -> None:
+        """The run's whole state at ``step`` written to ``path`` (atomically); ``state``:
+        the random generators' (default: now)."""
         import pickle
 
         weights = {k: getattr(self.module, k).numpy().copy() for k, p in
@@ -495,7 +506,7 @@ class RecTrainer:
         state = {"version": 1, "step": step, "total": total, "rows": rows,
                  "chars": self.dictionary.text(), "weights": weights,
                  "opt": opt.state_dict(), "sched": sched.state_dict(), "batches": batches,
-                 "last": last, **self._state()}
+                 "last": last, **(state or self._state())}
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "wb") as fh:
