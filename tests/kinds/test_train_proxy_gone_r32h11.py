@@ -1,0 +1,92 @@
+"""A train job's rank whose launcher (mpiexec's ``hydra_pmi_proxy``) is killed outright stops
+at its next step as on a cancel (round 32, h11).
+
+Before, the rank was reparented to init and trained on to its last step (a tiny ERNIE LoRA
+fine-tune: 24 s more, to step 300 of 300, its job already said failed). The oracle is the
+process tree itself: a middle process (standing in for the proxy) is SIGKILLed, and the rank
+below it must ask for the stop (the run folder's ``cancel``, which every rank's reporter
+reads) and say which launcher went (its pid, known to the test)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RANK = textwrap.dedent("""
+    import os, sys, time
+    sys.path.insert(0, {root!r})
+    from skiff.kinds.train import _stop_without_launcher
+
+    class Reporter:
+        run_dir = {run!r}
+        def log(self, message, level="info"):
+            with open(os.path.join(self.run_dir, "log.txt"), "a") as fh:
+                fh.write(f"{{level}}: {{message}}\\n")
+
+    watch = _stop_without_launcher(Reporter())
+    open(os.path.join({run!r}, "ready"), "w").close()
+    end = time.monotonic() + 60          # a training's steps: each asks whether to stop
+    while time.monotonic() < end and not os.path.exists(os.path.join({run!r}, "cancel")):
+        time.sleep(0.05)
+    with open(os.path.join({run!r}, "rank.txt"), "w") as fh:
+        fh.write("stopped" if os.path.exists(os.path.join({run!r}, "cancel")) else "ran on")
+""")
+
+
+def _launch(tmp_path, held: str):
+    """A 'proxy' process whose child is the 'rank'; returns the proxy's Popen."""
+    script = tmp_path / "rank.py"
+    script.write_text(RANK.format(root=str(ROOT), run=str(tmp_path)))
+    env = {**os.environ, "SKIFF_HELD": held}
+    proxy = ("import subprocess, sys, time; subprocess.Popen([sys.executable, sys.argv[1]]); "
+             "time.sleep(120)")
+    return subprocess.Popen([sys.executable, "-c", proxy, str(script)], env=env)
+
+
+def _wait_for(path: Path, limit: float = 60.0) -> bool:
+    end = time.monotonic() + limit
+    while time.monotonic() < end and not path.exists():
+        time.sleep(0.05)
+    return path.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent pids as on Linux")
+def test_rank_stops_when_its_proxy_is_killed(tmp_path):
+    proxy = _launch(tmp_path, "1")
+    try:
+        assert _wait_for(tmp_path / "ready")
+        assert not (tmp_path / "cancel").exists()
+        os.kill(proxy.pid, signal.SIGKILL)
+        proxy.wait(10)
+        assert _wait_for(tmp_path / "rank.txt")
+        assert (tmp_path / "rank.txt").read_text() == "stopped"
+        log = (tmp_path / "log.txt").read_text()
+        assert log.startswith("warning: ") and f"pid {proxy.pid}" in log
+    finally:
+        if proxy.poll() is None:
+            proxy.kill()
+        (tmp_path / "cancel").touch()   # the rank leaves in any case
+
+
+def test_no_watch_outside_a_local_process_job():
+    from skiff.kinds.train import _stop_without_launcher
+
+    class Reporter:
+        run_dir = "/nonexistent"
+
+    saved = os.environ.pop("SKIFF_HELD", None)
+    try:
+        assert _stop_without_launcher(Reporter()) is None     # a thread job: no watch
+        os.environ["SKIFF_HELD"] = "1"
+        assert _stop_without_launcher(object()) is None       # no run folder to ask in
+    finally:
+        os.environ.pop("SKIFF_HELD", None)
+        if saved is not None:
+            os.environ["SKIFF_HELD"] = saved
