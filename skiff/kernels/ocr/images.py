@@ -567,9 +567,16 @@ def _array_rgb(a: np.ndarray) -> np.ndarray:
     if a.dtype != np.uint8:
         a = a.astype(np.float32) if a.dtype == bool else a
         if a.dtype.kind == "f":
-            a = np.nan_to_num(a.astype(np.float32))
-            top = float(a.max()) if a.size else 0.0
+            a = a.astype(np.float32)
+            finite = np.isfinite(a)
+            if a.size and not finite.any():
+                raise ImageError(f"the {a.shape} float array has no finite pixel (all NaN or "
+                                 f"inf): nothing to read")
+            # the range (0-1 or 0-255) is the finite pixels'; a NaN pixel is black, an inf
+            # one the brightest, a -inf one black
+            top = float(a[finite].max()) if a.size else 0.0
             a = a * 255.0 if top <= 1.0 else a
+            a = np.nan_to_num(a, nan=0.0, posinf=255.0, neginf=0.0)
         elif a.size and a.max() > 255:  # 10-, 12-, 16-bit... integers: scaled by their depth
             depth = 2.0 ** np.ceil(np.log2(float(a.max()) + 1)) - 1
             a = a.astype(np.float32) * (255.0 / depth)
