@@ -190,4 +190,5 @@ FALLBACK_NAMES = (
     "blackman_window", "bartlett_window", "kaiser_window", "trapz", "cumulative_trapezoid",
     "logaddexp2", "copysign", "fix", "row_stack", "adjoint", "pairwise_distance",
     "triplet_margin_loss", "matrix_exp", "stft", "istft",
+    "scalar_tensor", "mvlgamma", "i0", "swapdims",
 )

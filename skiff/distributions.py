@@ -1,7 +1,9 @@
 """``skiff.distributions``: torch's ``Normal``, ``Categorical``, ``Bernoulli``, ``Uniform``,
 ``Independent``, ``kl_divergence`` and ``register_kl``, and (round 29) ``MultivariateNormal``,
-``MixtureSameFamily``, ``Laplace``, ``Exponential``, ``Gamma``, ``Beta``; the public names of
-:mod:`skiff.kernels.train.core.distributions` and ``distributions_r29``."""
+``MixtureSameFamily``, ``Laplace``, ``Exponential``, ``Gamma``, ``Beta``, and (round 32)
+``Poisson``, ``Dirichlet``, ``StudentT``, ``LogNormal``, ``Cauchy``, ``Binomial``,
+``Geometric``, ``OneHotCategorical``; the public names of
+:mod:`skiff.kernels.train.core.distributions`, ``distributions_r29`` and ``distributions_r32``."""
 
 from skiff.kernels.train.core.distributions import (  # noqa: F401
     Bernoulli,
@@ -21,7 +23,18 @@ from skiff.kernels.train.core.distributions_r29 import (  # noqa: F401
     MixtureSameFamily,
     MultivariateNormal,
 )
+from skiff.kernels.train.core.distributions_r32 import (  # noqa: F401
+    Binomial,
+    Cauchy,
+    Dirichlet,
+    Geometric,
+    LogNormal,
+    OneHotCategorical,
+    Poisson,
+    StudentT,
+)
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Independent",
            "kl_divergence", "register_kl", "MultivariateNormal", "MixtureSameFamily", "Laplace",
-           "Exponential", "Gamma", "Beta"]
+           "Exponential", "Gamma", "Beta", "Poisson", "Dirichlet", "StudentT", "LogNormal",
+           "Cauchy", "Binomial", "Geometric", "OneHotCategorical"]

@@ -29,10 +29,10 @@ __all__ = ["median", "kthvalue", "quantile", "nanquantile", "unique", "bincount"
            "histogram", "gradient", "vander", "as_strided", "polar", "vmap", "func", "compile",
            "jit", "backends", *_FORMS_NAMES,
            # round 29, second pass (tensor_r29b.py): cross, mode, nanmedian, svd, ...
-           *_R29B_NAMES]
-# round 32's torch.scalar_tensor, torch.mvlgamma, torch.i0, torch.swapdims are defined below;
-# skiff.<name> finds them once they are in __all__ and in skiff.api.FALLBACK_NAMES together
-# (tests/test_dir_names_r29.py holds the two lists equal)
+           *_R29B_NAMES,
+           # round 32: torch.scalar_tensor, mvlgamma, i0, swapdims (defined below); in
+           # skiff.api.FALLBACK_NAMES too (tests/test_dir_names_r29.py holds the lists equal)
+           "scalar_tensor", "mvlgamma", "i0", "swapdims"]
 
 _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
