@@ -28,10 +28,15 @@ import numpy as np
 
 from .random import get_generator
 from .tensor import Tensor, stack, tensor
+from .utils_data_samplers import RandomSampler
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
            "default_collate", "ConcatDataset", "IterableDataset", "ChainDataset",
            "StackDataset", "get_worker_info"]
+
+
+class _Mismatch(ValueError, AssertionError):
+    """torch raises AssertionError for misused datasets; skiff's ValueError is kept too."""
 
 
 class Dataset:
@@ -109,7 +114,8 @@ class TensorDataset(Dataset):
         n = len(self.tensors[0])
         if any(len(t) != n for t in self.tensors):
             shapes = ", ".join(str(tuple(t.shape)) for t in self.tensors)
-            raise ValueError(f"size mismatch between tensors: {shapes} (the first axes differ)")
+            raise _Mismatch(f"Size mismatch between tensors: the shapes {shapes} have a "
+                            f"size mismatch in the first axis")
 
     def __len__(self) -> int:
         return len(self.tensors[0])
@@ -136,8 +142,11 @@ class ConcatDataset(Dataset):
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
-        if not self.datasets:
-            raise ValueError("ConcatDataset needs at least one dataset")
+        if not self.datasets:  # torch's types and words
+            raise _Mismatch("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise _Mismatch("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes, total = [], 0
         for d in self.datasets:
             total += len(d)
@@ -150,7 +159,7 @@ class ConcatDataset(Dataset):
         index = int(index)
         if index < 0:
             if -index > len(self):
-                raise IndexError(f"index {index} is out of range for {len(self)} items")
+                raise ValueError("absolute value of index should not exceed dataset length")
             index += len(self)
         if index >= len(self):
             raise IndexError(f"index {index} is out of range for {len(self)} items")
@@ -185,6 +194,12 @@ def default_collate(items):
     arrays and numbers become one tensor each; dicts stay dicts, named tuples stay named
     tuples, other tuples and lists become lists (torch's rule); strings stay as given."""
     first = items[0]
+    if isinstance(first, (Tensor, np.ndarray)):
+        for k, it in enumerate(items):
+            if tuple(it.shape) != tuple(first.shape):
+                raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                                   f"{list(first.shape)} at entry 0 and {list(it.shape)} at "
+                                   f"entry {k}")
     if isinstance(first, Tensor):
         return stack(items)
     if isinstance(first, (str, bytes)):
@@ -254,7 +269,13 @@ class DataLoader:
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size!r}")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
+        # dl.sampler / dl.batch_sampler are what was given, None otherwise (torch builds a
+        # SequentialSampler/RandomSampler and a BatchSampler there; the Trainer reads None as
+        # "no sampler of the user's own")
+        self._sampler, self._batch_sampler = sampler, batch_sampler
         self.sampler, self.batch_sampler = sampler, batch_sampler
+        if shuffle and sampler is None and not isinstance(dataset, IterableDataset):
+            RandomSampler(dataset, generator=generator)  # torch's checks (an empty data set)
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
         # loading runs in this process whatever num_workers says (see the module's doc): the
         # worker options are kept for inspection; worker_init_fn is never called
@@ -264,19 +285,19 @@ class DataLoader:
         self.pin_memory_device, self.in_order = pin_memory_device, in_order
 
     def __len__(self) -> int:
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
+        if self._batch_sampler is not None:
+            return len(self._batch_sampler)
+        n = len(self._sampler) if self._sampler is not None else len(self.dataset)
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def _batches(self):
-        if self.batch_sampler is not None:
-            yield from self.batch_sampler
+        if self._batch_sampler is not None:
+            yield from self._batch_sampler
             return
-        if self.sampler is not None:
-            order = np.asarray(list(self.sampler))
+        if self._sampler is not None:
+            order = np.asarray(list(self._sampler))
         elif self.shuffle:
             order = get_generator(self.generator).permutation(len(self.dataset))
         else:
@@ -312,7 +333,7 @@ class DataLoader:
             yield from self._stream()
             return
         for index in self._batches():
-            if self.batch_size is None and self.batch_sampler is None:
+            if self.batch_size is None and self._batch_sampler is None:
                 yield ds[int(index)] if self.collate_fn is None else self.collate_fn(ds[int(index)])
             elif isinstance(ds, TensorDataset) and self.collate_fn is None:
                 yield list(ds[np.asarray(index)])  # one gather per tensor; a list, as torch's

@@ -47,9 +47,12 @@ class RandomSampler(Sampler):
     """A new permutation at each pass, or ``num_samples`` draws with ``replacement``."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        self.data_source, self.replacement, self.generator = data_source, bool(replacement), \
-            generator
-        self._num = None if num_samples is None else _count("num_samples", num_samples)
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got "
+                            f"replacement={replacement}")
+        self.data_source, self.replacement, self.generator = data_source, replacement, generator
+        self._num = num_samples
+        _count("num_samples", self.num_samples)  # torch's check (an empty data set fails it)
 
     @property
     def num_samples(self):
@@ -96,6 +99,7 @@ class WeightedRandomSampler(Sampler):
         if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
             raise ValueError("weights must be finite, non-negative and not all zero")
         if not replacement and self.num_samples > np.count_nonzero(w):
+            # torch 2.13 draws zero-weight indices here; skiff refuses instead
             raise ValueError(f"cannot draw {self.num_samples} samples without replacement "
                              f"from {np.count_nonzero(w)} non-zero weights")
         self.weights, self.replacement, self.generator = w, replacement, generator

@@ -271,3 +271,28 @@ def test_checkpoint_reentrant_rules_as_torch():
                                                           use_reentrant=True)) == t
     with pytest.warns(UserWarning, match="use_reentrant parameter should be passed"):
         skiff.utils.checkpoint.checkpoint(lambda a: a * 2, x)
+
+
+@pytest.mark.parametrize("case", ["rs_repl", "rs_empty", "dl_empty_shuffle", "concat_empty",
+                                  "concat_iterable", "concat_neg", "ragged", "tds"])
+def test_dataset_and_sampler_misuse_types_as_torch(case):
+    def run(L):
+        D = L.utils.data
+
+        class It(D.IterableDataset):
+            def __iter__(self):
+                return iter([1])
+        return {
+            "rs_repl": lambda: D.RandomSampler(range(3), replacement=1),
+            "rs_empty": lambda: D.RandomSampler([]),
+            "dl_empty_shuffle": lambda: D.DataLoader([], shuffle=True),
+            "concat_empty": lambda: D.ConcatDataset([]),
+            "concat_iterable": lambda: D.ConcatDataset([range(3), It()]),
+            "concat_neg": lambda: D.ConcatDataset([range(3)])[-4],
+            "ragged": lambda: next(iter(D.DataLoader([L.zeros(2), L.zeros(3)], batch_size=2))),
+            "tds": lambda: D.TensorDataset(L.zeros(3), L.zeros(4)),
+        }[case]
+    t, s = _err(run(torch)), _err(run(skiff))
+    assert t is not None and s is not None and issubclass(s[0], t[0])
+    if case != "tds":
+        assert s[1] == t[1]
