@@ -39,7 +39,8 @@ def run(config: dict, reporter) -> FineTuneResult:
         reporter.log(f"ocr-rec fine-tuning runs on the CPU (device {device!r} was chosen by "
                      "auto; the GPU path of the ONNX importer is not measured yet)")
     cfg = config_from(config, getattr(reporter, "run_dir", None))
-    reporter.log(f"fine-tuning {cfg.base} on {cfg.data} ({cfg.epochs} epochs, batch "
+    reporter.log(f"fine-tuning {cfg.base} on {cfg.data} ("
+                 + (f"{cfg.steps} steps" if cfg.steps else f"{cfg.epochs} epochs") + ", batch "
                  f"{cfg.batch_size}, lr {cfg.lr}, {cfg.mix:.0%} rendered general text)")
     result = fine_tune(cfg, reporter)
     reporter.log(f"exported {result.onnx}: held-out character accuracy "
