@@ -19,6 +19,7 @@ from skiff.kernels.train.core.utils_data import (  # noqa: F401
 )
 from skiff.kernels.train.core.utils_data_samplers import (  # noqa: F401
     BatchSampler,
+    DistributedSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -27,4 +28,4 @@ from skiff.kernels.train.core.utils_data_samplers import (  # noqa: F401
 )
 
 __all__ = [*_real.__all__, "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]

@@ -7,13 +7,15 @@ given: reproducible, with torch's distributions, but not torch's numbers."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .random import get_generator
+from .random import get_generator, new_generator
 from .tensor import Tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+           "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]
 
 
 def _count(name, value):
@@ -138,3 +140,54 @@ class BatchSampler(Sampler):
     def __len__(self):
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """torch's ``DistributedSampler(dataset, num_replicas, rank, shuffle=True, seed=0,
+    drop_last=False)``: rank ``rank``'s share of the indices, padded (by repeating the first
+    ones) or cut (``drop_last``) to a multiple of ``num_replicas``, every ``num_replicas``-th
+    from ``rank`` on; call ``set_epoch(e)`` at each epoch for a new shuffle. skiff has no
+    torch process group: pass ``num_replicas`` and ``rank`` (torch's ValueError otherwise).
+    Without ``shuffle`` the indices are torch's exactly; with it, the permutation of epoch
+    ``e`` is drawn from a generator seeded ``seed + e`` (the same on every rank, as torch's,
+    but not torch's numbers)."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                 drop_last=False):
+        if num_replicas is None or rank is None:
+            raise ValueError("Default process group has not been initialized, please make "
+                             "sure to call init_process_group. (skiff has no torch process "
+                             "group: pass num_replicas= and rank=)")
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, int(num_replicas), int(rank)
+        self.epoch, self.drop_last, self.shuffle, self.seed = 0, drop_last, shuffle, seed
+        n = len(dataset)
+        if drop_last and n % self.num_replicas != 0:
+            self.num_samples = math.ceil((n - self.num_replicas) / self.num_replicas)
+        else:
+            self.num_samples = math.ceil(n / self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = new_generator(self.seed + self.epoch).permutation(n).tolist()
+        else:
+            indices = list(range(n))
+        if not self.drop_last:
+            pad = self.total_size - len(indices)
+            if pad <= len(indices):
+                indices += indices[:pad]
+            else:
+                indices += (indices * math.ceil(pad / len(indices)))[:pad]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch

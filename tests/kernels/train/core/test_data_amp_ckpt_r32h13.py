@@ -296,3 +296,25 @@ def test_dataset_and_sampler_misuse_types_as_torch(case):
     assert t is not None and s is not None and issubclass(s[0], t[0])
     if case != "tds":
         assert s[1] == t[1]
+
+
+@pytest.mark.parametrize("n,reps,drop", [(5, 2, False), (5, 2, True), (10, 3, False),
+                                         (10, 3, True), (2, 4, False), (12, 4, True)])
+def test_distributed_sampler_shares_as_torch(n, reps, drop):
+    for rank in range(reps):
+        t = torch.utils.data.DistributedSampler(range(n), num_replicas=reps, rank=rank,
+                                                shuffle=False, drop_last=drop)
+        s = skiff.utils.data.DistributedSampler(range(n), num_replicas=reps, rank=rank,
+                                                shuffle=False, drop_last=drop)
+        assert list(s) == list(t) and len(s) == len(t) and s.total_size == t.total_size
+    shares = []
+    for rank in range(reps):  # shuffled: the ranks' shares still cover the data set
+        s = skiff.utils.data.DistributedSampler(range(n), num_replicas=reps, rank=rank, seed=4)
+        s.set_epoch(3)
+        shares += list(s)
+    if not drop:
+        assert set(shares) == set(range(n))
+    for kw in (dict(), dict(num_replicas=2, rank=2)):
+        t = _err(lambda: torch.utils.data.DistributedSampler(range(n), **kw))
+        s = _err(lambda: skiff.utils.data.DistributedSampler(range(n), **kw))
+        assert s[0] is t[0] and s[1].startswith(t[1])
