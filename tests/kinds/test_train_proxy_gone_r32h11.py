@@ -90,3 +90,50 @@ def test_no_watch_outside_a_local_process_job():
         os.environ.pop("SKIFF_HELD", None)
         if saved is not None:
             os.environ["SKIFF_HELD"] = saved
+
+
+TERM_RANK = textwrap.dedent("""
+    import os, signal, sys, time
+    sys.path.insert(0, {root!r})
+    from skiff.kinds.train import _stop_on_sigterm
+
+    class Reporter:
+        run_dir = {run!r}
+        def log(self, message, level="info"):
+            with open(os.path.join(self.run_dir, "log.txt"), "a") as fh:
+                fh.write(f"{{level}}: {{message}}\\n")
+
+    before = _stop_on_sigterm(Reporter())
+    open(os.path.join({run!r}, "ready"), "w").close()
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not os.path.exists(os.path.join({run!r}, "cancel")):
+        time.sleep(0.05)
+    time.sleep(0.3)                      # the step's end: its checkpoint
+    signal.signal(signal.SIGTERM, before)
+    with open(os.path.join({run!r}, "rank.txt"), "w") as fh:
+        fh.write("checkpointed")
+    time.sleep(60)                       # a second SIGTERM (default again) ends it
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as on Linux")
+def test_sigterm_asks_for_a_stop_then_a_second_one_ends_the_rank(tmp_path):
+    """``kill PID`` of a rank (or of mpiexec, which hands SIGTERM on) killed it mid-step:
+    the steps since its last checkpoint were lost. The oracle: the rank's own exit status
+    (SIGTERM's default action only after the stop was asked for and done)."""
+    script = tmp_path / "rank.py"
+    script.write_text(TERM_RANK.format(root=str(ROOT), run=str(tmp_path)))
+    rank = subprocess.Popen([sys.executable, str(script)], env={**os.environ, "SKIFF_HELD": "1"})
+    try:
+        assert _wait_for(tmp_path / "ready")
+        rank.send_signal(signal.SIGTERM)
+        assert _wait_for(tmp_path / "rank.txt")
+        assert rank.poll() is None                     # it stopped as on a cancel, alive
+        assert (tmp_path / "cancel").exists()
+        assert _wait_for(tmp_path / "log.txt", 10)
+        assert "SIGTERM" in (tmp_path / "log.txt").read_text()
+        rank.send_signal(signal.SIGTERM)
+        assert rank.wait(30) == -signal.SIGTERM
+    finally:
+        if rank.poll() is None:
+            rank.kill()
