@@ -124,6 +124,12 @@ class GradScaler(_SkiffScaler):
         if not isinstance(device, str):
             raise TypeError(f"GradScaler's first argument is torch's device string ('cuda'), "
                             f"got {device!r}: pass init_scale= by name")
+        if enabled and device == "cuda":
+            from .torch_runtime import cuda
+            if not cuda.is_available():  # torch's answer on a machine without CUDA
+                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not "
+                              "available.  Disabling.", stacklevel=2)
+                enabled = False
         super().__init__(init_scale, growth_factor, backoff_factor, growth_interval, enabled)
         self.device = device
         self._opt_state = {}      # id(optimizer) -> {"stage": .., "found_inf": bool}

@@ -315,6 +315,17 @@ def test_distributed_sampler_shares_as_torch(n, reps, drop):
     if not drop:
         assert set(shares) == set(range(n))
     for kw in (dict(), dict(num_replicas=2, rank=2)):
-        t = _err(lambda: torch.utils.data.DistributedSampler(range(n), **kw))
-        s = _err(lambda: skiff.utils.data.DistributedSampler(range(n), **kw))
+        t = _err(lambda kw=kw: torch.utils.data.DistributedSampler(range(n), **kw))
+        s = _err(lambda kw=kw: skiff.utils.data.DistributedSampler(range(n), **kw))
         assert s[0] is t[0] and s[1].startswith(t[1])
+
+
+def test_gradscaler_default_device_without_cuda_disables_as_torch():
+    if torch.cuda.is_available() or skiff.cuda.is_available():
+        pytest.skip("a CUDA machine: the scaler stays on")
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        t = torch.amp.GradScaler()
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        s = skiff.amp.GradScaler()
+    assert (s.is_enabled(), s.get_scale(), s.state_dict()) == (
+        t.is_enabled(), t.get_scale(), t.state_dict())
