@@ -329,3 +329,16 @@ def test_gradscaler_default_device_without_cuda_disables_as_torch():
         s = skiff.amp.GradScaler()
     assert (s.is_enabled(), s.get_scale(), s.state_dict()) == (
         t.is_enabled(), t.get_scale(), t.state_dict())
+
+
+@pytest.mark.parametrize("path", ["dataloader.default_collate", "dataloader.DataLoader",
+                                  "dataloader.get_worker_info", "dataset.Dataset",
+                                  "dataset.random_split", "sampler.WeightedRandomSampler",
+                                  "sampler.BatchSampler", "distributed.DistributedSampler"])
+def test_torch_utils_data_submodule_paths(path):
+    import importlib
+
+    mod, name = path.split(".")
+    assert hasattr(importlib.import_module(f"torch.utils.data.{mod}"), name)
+    got = getattr(importlib.import_module(f"skiff.utils.data.{mod}"), name)
+    assert got is getattr(skiff.utils.data, name)
