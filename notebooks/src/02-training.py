@@ -161,9 +161,11 @@ X = rng.standard_normal((1000, 8)).astype(np.float32)
 y = (X[:, 0] * X[:, 1] > 0).astype(np.int64)  # a label no straight line separates
 
 net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 2))
-trainer = skiff.Trainer(net, lr=1e-2, batch_size=64, verbose=True)  # a line per epoch
+trainer = skiff.Trainer(net, lr=1e-2, batch_size=64)  # verbose=True: a log line per epoch
 fit = trainer.train((X[:800], y[:800]), epochs=5 if QUICK else 30,
                     val_dataset=(X[800:], y[800:]))
+print("held-out accuracy after each epoch:",
+      " ".join(f"{v['val_accuracy']:.2f}" for v in fit.val_history), "(guessing: 0.5)")
 print(fit.val_history[-1])
 print("predicted classes:", trainer.predict(X[800:810]).argmax(axis=1), "true:", y[800:810])
 
