@@ -27,13 +27,13 @@ from pathlib import Path
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .hocr import HOCR_SUFFIXES, write_hocr
-from .images import PAGED_SUFFIXES, frame_count, is_pdf, pdf_document
-from .pipeline import OcrPipeline
+from .images import PAGED_SUFFIXES, frame_count, is_pdf, pdf_document, pdf_scale, pixel_stretch
+from .pipeline import OcrPipeline, takes_work
 from .result import OcrResult, OcrResults, draw_boxes
 
 __all__ = ["run", "expand_inputs", "count_pages", "parse_pages", "select_pages", "OcrRun",
            "IMAGE_EXTENSIONS", "write_text", "write_array", "results_file", "read_done",
-           "left_to_read", "skipped_line", "silent_line"]
+           "left_to_read", "skipped_line", "silent_line", "page_pixels"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
@@ -143,6 +143,82 @@ def count_pages(path: str) -> int:
     except Exception:
         return 1
     return 1
+
+
+_PAGE_REF = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
+
+
+def page_pixels(item, pdf_dpi: float = 200) -> list[float] | None:
+    """The pixels of each page ``item`` gives (what the job reads, in order), read cheaply:
+    an image file's size from its header (no decoding; a multi-page TIFF's or an
+    animation's each page), a PDF page's from its box at ``pdf_dpi``, a ``file#page=N``
+    label that page, an array's or a PIL image's shape. None where it cannot be read so
+    (bytes, an unreadable or missing file): the job then reports no work, never a wrong one.
+    """
+    try:
+        if isinstance(item, (str, os.PathLike)):
+            path, only = os.path.expanduser(str(item)), None
+            match = _PAGE_REF.match(path)
+            if match and not os.path.exists(path) and os.path.exists(match["path"]):
+                path, only = match["path"], int(match["page"])
+            if not os.path.isfile(path):
+                return None
+            if is_pdf(path):
+                with pdf_document(path) as doc:
+                    out = []
+                    for k in [only] if only else range(1, len(doc) + 1):
+                        if not 1 <= k <= len(doc):
+                            return None
+                        page = doc[k - 1]
+                        try:
+                            w, h = page.get_size()
+                        finally:
+                            page.close()
+                        scale = pdf_scale(w, h, dpi=float(pdf_dpi))
+                        out.append(float(round(w * scale) * round(h * scale)))
+                    return out or None
+            import warnings
+
+            from PIL import Image
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(path) as im:
+                    frames = frame_count(im)
+                    if only is not None and not 1 <= only <= frames:
+                        return None
+                    if frames == 1 or im.format != "TIFF":  # an animation: one size
+                        sx, sy = pixel_stretch(im.info.get("dpi"))
+                        return [float(im.width * im.height * sx * sy)] * \
+                            (1 if only or frames == 1 else frames)
+                    out = []
+                    for k in [only] if only else range(1, frames + 1):
+                        im.seek(k - 1)  # a TIFF page's header, not its pixels
+                        sx, sy = pixel_stretch(im.info.get("dpi"))
+                        out.append(float(im.width * im.height * sx * sy))
+                    return out
+        size = getattr(item, "size", None)
+        if isinstance(size, tuple) and len(size) == 2 and hasattr(item, "mode"):  # PIL
+            return [float(size[0] * size[1])]
+        shape = getattr(item, "shape", None)
+        if shape is not None and len(shape) >= 2 and not isinstance(item, (bytes, str)):
+            return [float(shape[0] * shape[1])]
+    except Exception:
+        return None
+    return None
+
+
+def job_pixels(items: list, pdf_dpi: float = 200, cwd: str | None = None) -> list | None:
+    """:func:`page_pixels` of each of ``items`` (relative paths read from ``cwd``), or None
+    where any of them cannot be read so."""
+    out = []
+    for item in items:
+        pages = page_pixels(_at(item, cwd) if isinstance(item, (str, os.PathLike)) else item,
+                            pdf_dpi)
+        if not pages or not all(p > 0 for p in pages):
+            return None
+        out.append(pages)
+    return out
 
 
 _PAGES = re.compile(r"^\s*([0-9]+)\s*(?:(-)\s*([0-9]*)\s*)?$")
@@ -356,13 +432,25 @@ def run(config: dict, reporter) -> OcrRun:
     # "1/8"); ranks that share the work each add a share of them, since the job's progress
     # sums the ranks' parts and its rate scales rank 0's by its part of the whole
     offset = len(kept_records) // world + (rank < len(kept_records) % world)
-    counted = _Kept(reporter, offset) if offset else reporter
+    # the work (pixels) of each page this rank reads, and of its share of the kept pages:
+    # the ETA weighs a large page more than a small image; None where a size is unknown
+    pdf_dpi = float(config.get("pdf_dpi") or 200)
+    work = job_pixels(items, pdf_dpi, cwd) if items and takes_work(reporter) else None
+    kept_work = 0.0
+    if work is not None and offset:
+        kept = job_pixels([r["image"] for r in kept_records], pdf_dpi, cwd)
+        if kept is None:
+            work = None
+        else:  # this rank's share of the kept pages' work
+            kept_work = sum(map(sum, kept)) * offset / len(kept_records)
+    counted = _Kept(reporter, offset, kept_work) if offset else reporter
     if offset and not items:  # nothing left to read: the bar says so
         reporter.progress(offset, offset, unit="image")
     try:
         written = _Written(items, cwd)
         for result in (pipe.run(written.read, reporter=counted, total=total,
-                                keep_pixels=keep_pixels or overlays > 0) if items else ()):
+                                keep_pixels=keep_pixels or overlays > 0, work=work)
+                       if items else ()):
             label = written.label(result.image)
             if label != result.image:  # where it was read: what OcrResult._rgb may read again
                 result.source, result.image = result.image, label
@@ -440,12 +528,17 @@ class _Written:
 
 class _Kept:
     """``reporter`` whose progress adds ``offset`` (pages a resumed job kept) to done and
-    total; everything else is the reporter's."""
+    total, and ``work`` (their pixels) to ``work`` and ``work_total`` where given;
+    everything else is the reporter's."""
 
-    def __init__(self, reporter, offset: int):
-        self._reporter, self._offset = reporter, int(offset)
+    def __init__(self, reporter, offset: int, work: float = 0.0):
+        self._reporter, self._offset, self._work = reporter, int(offset), float(work)
+        self.takes_work = takes_work(reporter)
 
     def progress(self, done, total=None, **kwargs):
+        if kwargs.get("work") is not None and kwargs.get("work_total") is not None:
+            kwargs["work"] += self._work
+            kwargs["work_total"] += self._work
         return self._reporter.progress(done + self._offset,
                                        None if total is None else total + self._offset,
                                        **kwargs)

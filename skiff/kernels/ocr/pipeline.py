@@ -109,6 +109,36 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def takes_work(reporter) -> bool:
+    """Whether ``reporter.progress`` takes ``work`` and ``work_total`` (round 32): a
+    reporter written before (a notebook's own, a test's) is called without them."""
+    if reporter is None:
+        return False
+    known = getattr(reporter, "takes_work", None)  # a wrapper says for what it wraps
+    if isinstance(known, bool):
+        return known
+    import inspect
+
+    try:
+        params = inspect.signature(reporter.progress).parameters.values()
+    except (TypeError, ValueError, AttributeError):
+        return False
+    names = {p.name for p in params}
+    return {"work", "work_total"} <= names or any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def _work_of(work: list, where: tuple[int, int] | None, failed: bool) -> float:
+    """The work a result of input page ``where`` (input, page) ends: that page's; an error
+    ends its input, so the pages it will not give count as read too."""
+    if where is None:
+        return 0.0
+    n, p = where
+    if not 0 <= n < len(work):
+        return 0.0
+    pages = work[n]
+    return float(sum(pages[p:])) if failed else float(pages[p]) if p < len(pages) else 0.0
+
+
 class OcrPipeline(DetectionPasses, LineReading):
     """Read text from images with one model set on one device.
 
@@ -395,12 +425,22 @@ class OcrPipeline(DetectionPasses, LineReading):
         return next(iter(self.run([image], keep_pixels=True)))
 
     def run(self, images: Iterable, *, reporter=None, total: int | None = None,
-            keep_pixels: bool = False) -> Iterator[OcrResult]:
+            keep_pixels: bool = False, work: list | None = None) -> Iterator[OcrResult]:
         """Read many images, yielding one :class:`OcrResult` each, in input order.
 
         A loader thread decodes ahead (two batches at most); an image that cannot be read
-        gives a result with ``error`` set and the rest go on.
+        gives a result with ``error`` set and the rest go on. ``work``: for each of
+        ``images``, the work of each of its pages (pixels: ``entry.page_pixels``); the
+        progress then carries ``work`` (that of the inputs' pages read) and ``work_total``
+        for the ETA (``JobState.eta``), where ``reporter.progress`` takes them.
         """
+        if work is not None and not takes_work(reporter):
+            work = None
+        work_total = float(sum(map(sum, work))) if work else 0.0
+        if not work_total > 0:
+            work = None
+        origin: dict[int, tuple[int, int]] = {}  # item index: (input, page of it)
+        work_done = 0.0
         loaded: queue.Queue = queue.Queue(maxsize=2 * self.step)
         stop = threading.Event()
         self.budget = budget = PixelBudget(self.max_image_mb * 2**20,
@@ -411,9 +451,10 @@ class OcrPipeline(DetectionPasses, LineReading):
             try:
                 k = 0
                 for n, item in enumerate(images):
-                    for loaded_item in self._load(k, n, item, budget):  # a PDF: one a page
-                        if stop.is_set():
+                    for p, loaded_item in enumerate(self._load(k, n, item, budget)):
+                        if stop.is_set():  # (a PDF gives one item a page)
                             return
+                        origin[loaded_item.index] = (n, p)
                         loaded.put(loaded_item)
                         k += 1
             finally:
@@ -459,12 +500,21 @@ class OcrPipeline(DetectionPasses, LineReading):
                         if it.bgr is not None:
                             budget.release(it.bgr)
                     give_back_memory()
-                    for result in results:
+                    for it, result in zip(previous, results):
                         done += 1
                         if done > KEEP_FILE_PIXELS and result.pixels is not None and \
                                 result.image and not result.image.startswith("<"):
                             result.pixels = None  # the file has them (OcrResult._rgb)
-                        if reporter is not None:
+                        if work is not None:
+                            work_done += _work_of(work, origin.pop(it.index, None),
+                                                  it.error is not None)
+                        if reporter is None:
+                            pass
+                        elif work is not None:
+                            reporter.progress(done, total, unit="image",
+                                              work=min(work_done, work_total),
+                                              work_total=work_total)
+                        else:
                             reporter.progress(done, total, unit="image")
                         yield result
                 pending = (batch, ahead) if batch else None
