@@ -342,3 +342,36 @@ def test_torch_utils_data_submodule_paths(path):
     assert hasattr(importlib.import_module(f"torch.utils.data.{mod}"), name)
     got = getattr(importlib.import_module(f"skiff.utils.data.{mod}"), name)
     assert got is getattr(skiff.utils.data, name)
+
+
+def _two_optimizers(L):
+    rng = np.random.default_rng(0)
+    a, b = L.nn.Linear(3, 3).double(), L.nn.Linear(3, 1).double()
+    with L.no_grad():
+        for p in list(a.parameters()) + list(b.parameters()):
+            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape))))
+    oa, ob = L.optim.Adam(a.parameters(), lr=0.01), L.optim.SGD(b.parameters(), lr=0.1)
+    sc = L.amp.GradScaler("cpu", init_scale=4.0, growth_interval=1)
+    x = L.tensor(rng.standard_normal((4, 3)))
+    scales = []
+    for i in range(5):
+        oa.zero_grad()
+        ob.zero_grad()
+        sc.scale(b(a(x).tanh()).pow(2).sum()).backward()
+        if i == 2:  # a nan in one optimizer's gradients: that one skips, the scale backs off
+            with L.no_grad():
+                b.weight.grad[0, 0] = float("nan")
+        sc.unscale_(ob)
+        sc.step(oa)
+        sc.step(ob)
+        sc.update()
+        scales.append(sc.get_scale())
+    return scales, [p.detach().numpy().copy() for p in [*a.parameters(), *b.parameters()]]
+
+
+def test_gradscaler_two_optimizers_as_torch():
+    s_sc, s_w = _two_optimizers(skiff)
+    t_sc, t_w = _two_optimizers(torch)
+    assert s_sc == t_sc
+    for u, v in zip(s_w, t_w):
+        np.testing.assert_allclose(u, v, rtol=0, atol=1e-10)
