@@ -161,6 +161,49 @@ def _help_requested(rest, cmd) -> bool:
     return False
 
 
+def _refuse_notebook_flags(parser, notebook, rest: list[str]) -> None:
+    """A notebook-only option typed in a terminal (``jobs -o x``: the store-in-a-variable
+    option) is one line that says so and names what a terminal has instead; it was
+    "invalid choice: 'x'" (argparse read the value as the action) or "unrecognized
+    arguments". ``notebook`` is the same command's notebook parser (the option's help)."""
+    import shlex
+
+    flags = getattr(parser, "notebook_flags", {})
+    for i, word in enumerate(rest):
+        if word == "--":
+            return
+        flag = word.split("=", 1)[0]
+        if flag not in flags and len(word) > 2 and word[:2] in flags and \
+                not word.startswith("--"):
+            flag = word[:2]  # -oNAME
+        if flag not in flags:
+            continue
+        action = notebook._option_string_actions.get(flag)
+        what = (action.help or "").split(";")[0].split(" (")[0].replace("%%", "%").strip() \
+            if action is not None else ""
+        prog = parser.prog
+        options = parser._option_string_actions
+        # the line typed without the option (and its value where given apart)
+        takes_value = action is not None and action.nargs != 0
+        apart = takes_value and word == flag and i + 1 < len(rest)
+        kept = rest[:i] + rest[i + 1 + apart:]
+        if "--wait" in flags[flag]:
+            fix = (f"in a terminal {prog} resume waits for the new job, and {prog} wait ID "
+                   f"waits for any job")
+        elif "--out" in options:
+            out = options["--out"]
+            metavar = out.metavar if isinstance(out.metavar, str) else "FILE"
+            fix = f"in a terminal, --out {metavar} writes the results there"
+        elif "--json" in options:
+            line = shlex.join([*kept, *(["--json"] if "--json" not in kept else [])])
+            fix = (f"in a terminal, --json prints the result as one JSON document: "
+                   f"{prog} {line} > FILE")
+        else:
+            fix = "leave it out in a terminal"
+        raise GrammarError(f"{prog}: {flags[flag]}{' (' + what + ')' if what else ''} is for "
+                           f"notebooks only; {fix}")
+
+
 def _job_parser(k, kind: str):
     """The kind's grammar in a terminal: its options, ``--json`` and ``--dry-run``."""
     parser = k.command.parser(prog=f"python -m skiff {kind}", cli=True)
@@ -176,6 +219,7 @@ def _run_job(kind: str, rest: list[str]) -> int:
     if "--help" in rest or "-h" in rest:
         print(parser.format_help())
         return 0
+    _refuse_notebook_flags(parser, k.command.parser(), rest)
     values = vars(parser.parse_args(rest))
     stdin_file = _stdin_image(values) if kind == "ocr" else None
     if kind in ("generate", "chat"):  # a job id or --name: its run folder
@@ -370,6 +414,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
     cmd = TOOLS[name]
     if _help_requested(rest, cmd):
         return 0
+    _refuse_notebook_flags(cmd.parser(f"python -m skiff {name}", cli=True), cmd.parser(),
+                           rest)
     ns = cmd.parse(rest, prog=f"python -m skiff {name}", cli=True)
     if name == "devices":
         from skiff.jobs.render import DeviceTable

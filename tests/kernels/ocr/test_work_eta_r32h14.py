@@ -197,6 +197,14 @@ def test_a_reporter_without_work_is_called_without_it(folder, tmp_path):
     assert got.errors == 0 and [e["done"] for e in _progress(run_dir)] == [1, 2]
 
 
+class _Rank(Reporter):  # no run folder: no parts to join (as test_resume_progress_r30j)
+    def __init__(self):
+        self.calls = []
+
+    def progress(self, done, total=None, **kw):
+        self.calls.append((done, total, kw.get("work"), kw.get("work_total")))
+
+
 def test_ranks_report_their_share_of_the_work(folder, tmp_path):
     """--np 2 (one process plays both ranks): each rank's work_total is the pixels of the
     images it reads (r, r + 2, ...) plus its share of the kept ones'."""
@@ -208,17 +216,11 @@ def test_ranks_report_their_share_of_the_work(folder, tmp_path):
     left = pixels[1:]
     seen = {}
     for rank in (1, 0):
-        calls = []
-
-        class Rank(Reporter):  # no run folder: no parts to join (as test_resume_progress_r30j)
-            def progress(self, done, total=None, **kw):
-                calls.append((done, total, kw.get("work"), kw.get("work_total")))
-
-        reporter = Rank()
+        reporter = _Rank()
         reporter.rank, reporter.world_size = rank, 2
         reporter.split_progress = lambda: None
         run(_config([folder], resume_from=str(out)), reporter)
-        seen[rank] = calls
+        seen[rank] = reporter.calls
     # rank 0 keeps the one kept page (a share of 1 of 1), rank 1 none
     assert seen[0][-1][2:] == (pixels[0] + sum(left[0::2]),) * 2
     assert seen[1][-1][2:] == (float(sum(left[1::2])),) * 2
