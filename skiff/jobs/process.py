@@ -134,6 +134,7 @@ def mpiexec_command(mpiexec: str, np: int, run_dir, *, oversubscribe: bool = Fal
 # older releases as "RANK r PID n ... KILLED BY SIGNAL: 9"
 _BAD_PID = re.compile(r"(?:RANK\s+(\d+)\s+)?PID\s+(\d+)\s+RUNNING AT")
 _SIGNAL = re.compile(r"KILLED BY SIGNAL:\s*(\d+)|\(signal\s+(\d+)\)|EXIT CODE:\s*(\d+)")
+_EXIT_SIGNAL = re.compile(r"KILLED BY SIGNAL:\s*(\d+)|EXIT STRING:[^\n]*\(signal\s+(\d+)\)")
 
 
 _HANDING_OVER: list[ProcessRunner] = []
@@ -396,6 +397,11 @@ def _death_signal(run_dir: Path, rank: int, pid: int) -> tuple[int | None, str]:
     reported = _dead_from_log(run_dir)
     if reported and reported[1] == pid and reported[2]:
         return reported[2], ""
+    if not reported:  # MPICH 5's mpiexec names no pid, only the first signal that ended one
+        said = _EXIT_SIGNAL.search(_log_text(run_dir))
+        if said:
+            return int(next(g for g in said.groups() if g is not None)), \
+                " (as mpiexec reported it)"
     # no clean exit, no Python error, no crash report: SIGKILL (a user, a scheduler or the
     # kernel's out-of-memory killer), or a terminating signal that mpiexec did not report
     return 9, " (inferred: no exit, error or crash report)"
