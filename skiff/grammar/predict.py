@@ -3,8 +3,10 @@
 ``python -m skiff predict JOB new.csv`` prints the file's rows with a ``<target> predicted``
 column (and the class's probability) as CSV; for a ``cnn`` trained on a folder of class
 folders, ``python -m skiff predict JOB image|folder`` prints each image's class and
-probability. ``--out FILE`` writes them there instead and prints the score when the truth is
-known (the target column; the images' class folders); ``--json`` prints one JSON document.
+probability (several images or folders: their rows joined in the order given; several
+CSV files are refused in one line). ``--out FILE`` writes them there instead and prints the
+score when the truth is known (the target column; the images' class folders); ``--json``
+prints one JSON document.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ __all__ = ["COMMAND", "cli"]
 def COMMAND(p):
     p.add_argument("run", help="the training job: its id (a prefix or suffix is enough), its "
                                "--name, or its run folder")
-    p.add_argument("data", help="a .csv or .tsv file with the columns the model trained on, or "
-                                "an image, a folder of images or of class folders")
+    p.add_argument("data", nargs="+", metavar="DATA",
+                   help="a .csv or .tsv file with the columns the model trained on, or "
+                        "images, folders of images or of class folders (several: their "
+                        "rows joined in the order given)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the rows with their predictions to this CSV file")
 
@@ -37,6 +41,36 @@ def _score_text(score: dict, target: str) -> str:
     return ""
 
 
+def _predict_images(run_dir, paths: list[str]):
+    """``predict_images`` of each of ``paths`` (images, folders), joined in the order given:
+    each row's file named from the path as given (``a.png``, ``new/x.png``) where there are
+    several, the truth and the score over all of them where each names its class folders,
+    each path's notes prefixed with it."""
+    import json
+    from pathlib import Path
+
+    from skiff.kernels.train.class_metrics import report_lines
+    from skiff.kernels.train.image_predict import ImagePrediction, predict_images
+
+    if len(paths) == 1:
+        return predict_images(run_dir, paths[0])
+    files, predictions, probabilities, truth, notes = [], [], [], [], []
+    for path in paths:
+        part = predict_images(run_dir, path)
+        own = part.notes
+        if part.truth is not None and part.files and part.score:  # its own score's lines
+            own = own[:len(own) - len(report_lines(part.score))]
+        one_file = Path(str(path)).expanduser().is_file()
+        files += [str(path) if one_file else f"{str(path).rstrip('/')}/{f}"
+                  for f in part.files]
+        predictions += part.predictions
+        probabilities += part.probabilities
+        truth = None if truth is None or part.truth is None else truth + part.truth
+        notes += [f"{path}: {note}" for note in own]
+    classes = json.loads((Path(run_dir) / "images.json").read_text())["classes"]
+    return ImagePrediction(files, predictions, probabilities, truth, notes, classes=classes)
+
+
 def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     """(JSON document, text) for ``python -m skiff predict`` with the job's run folder (the
     front finds it from the id); a bad run or file raises ValueError with one line."""
@@ -44,15 +78,20 @@ def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
 
     from skiff.kernels.train.table_predict import predict_table
 
+    paths = ns.data if isinstance(ns.data, (list, tuple)) else [ns.data]
     if (Path(run_dir) / "images.json").is_file():
-        from skiff.kernels.train.image_predict import predict_images
-
-        result = predict_images(run_dir, ns.data)
+        result = _predict_images(run_dir, paths)
         result.target, result.rows = "class", result.files
         score = (f"accuracy {100 * result.score['accuracy']:.1f}% on "
                  f"{result.score['rows']} images (their class folders)" if result.score else "")
     else:
-        result = predict_table(run_dir, ns.data)
+        if len(paths) > 1:  # one table: its rows and their predictions, as CSV
+            files = " ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
+            raise ValueError(f"a table model predicts for one CSV file, got {len(paths)} "
+                             f"({files}): give one (join their rows into one file first, "
+                             f"or predict each: for f in {paths[0]} ...; do python -m skiff "
+                             f"predict RUN \"$f\"; done)")
+        result = predict_table(run_dir, paths[0])
         score = _score_text(result.score, result.target)
     doc = result.to_json()
     notes = "".join(f"\n# {n}" for n in result.notes)  # filled cells, words never seen
