@@ -15,6 +15,7 @@ from skiff.kernels.train.core.utils_data import (  # noqa: F401
     Subset,
     TensorDataset,
     default_collate,
+    default_convert,
     get_worker_info,
     random_split,
 )

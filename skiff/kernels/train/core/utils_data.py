@@ -32,7 +32,7 @@ from .utils_data_samplers import RandomSampler
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
            "default_collate", "ConcatDataset", "IterableDataset", "ChainDataset",
-           "StackDataset", "get_worker_info"]
+           "StackDataset", "get_worker_info", "default_convert"]
 
 
 class _Mismatch(ValueError, AssertionError):
@@ -221,6 +221,26 @@ def default_collate(items):
     return Tensor(arr, dtype=arr.dtype)  # the stacked array itself: no second copy
 
 
+def default_convert(data):
+    """torch's ``default_convert`` (what a DataLoader with ``batch_size=None`` applies to each
+    item): numpy arrays and numpy scalars become tensors, tuples become lists (named tuples
+    stay), dicts and lists are converted field by field, anything else is kept."""
+    if isinstance(data, Tensor):
+        return data
+    if isinstance(data, (np.ndarray, np.generic)):
+        if data.dtype.kind in "OUSV":
+            return data
+        arr = np.asarray(data)
+        return Tensor(arr, dtype=arr.dtype)
+    if isinstance(data, dict):
+        return {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):
+        return [default_convert(d) for d in data]
+    return data
+
+
 class DataLoader:
     """Minibatches of ``dataset``: ``batch_size`` items each, in order or (``shuffle``)
     in a new permutation at each pass, the last smaller batch kept unless ``drop_last``."""
@@ -316,7 +336,7 @@ class DataLoader:
         collate = self.collate_fn or default_collate
         if self.batch_size is None:
             for item in self.dataset:
-                yield item if self.collate_fn is None else self.collate_fn(item)
+                yield (self.collate_fn or default_convert)(item)
             return
         batch = []
         for item in self.dataset:
@@ -334,7 +354,7 @@ class DataLoader:
             return
         for index in self._batches():
             if self.batch_size is None and self._batch_sampler is None:
-                yield ds[int(index)] if self.collate_fn is None else self.collate_fn(ds[int(index)])
+                yield (self.collate_fn or default_convert)(ds[int(index)])
             elif isinstance(ds, TensorDataset) and self.collate_fn is None:
                 yield list(ds[np.asarray(index)])  # one gather per tensor; a list, as torch's
             else:

@@ -375,3 +375,12 @@ def test_gradscaler_two_optimizers_as_torch():
     assert s_sc == t_sc
     for u, v in zip(s_w, t_w):
         np.testing.assert_allclose(u, v, rtol=0, atol=1e-10)
+
+
+def test_batch_size_none_converts_items_as_torch():
+    P = collections.namedtuple("P", "a b")
+    items = [(np.ones(2), 3, "a"), {"x": np.float32(2), "s": "b"}, P(np.zeros(1), [np.int32(4)])]
+
+    def run(L):
+        return [_describe(x) for x in L.utils.data.DataLoader(items, batch_size=None)]
+    assert run(skiff) == run(torch)
