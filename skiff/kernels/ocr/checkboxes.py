@@ -243,6 +243,8 @@ PLACE = 0.12
 # signs and tick readings that stand for a box in a reading ("☑男": the tick read, the
 # empty boxes after it read as nothing)
 _SIGN_CHARS = "".join(SIGNS) + "\u25a1\u2713\u2714\u221a"
+_SIGN_OF = {EMPTY: EMPTY, TICKED: TICKED, CROSSED: CROSSED, "\u25a1": EMPTY,
+            "\u2713": TICKED, "\u2714": TICKED, "\u221a": TICKED}
 # CJK characters drawn as a square frame ("口", "日"): a frame on its own before one of these
 # is that character
 _FRAME_CJK = "\u53e3\u65e5\u56de\u76ee\u7530\u56d7"
@@ -250,11 +252,13 @@ _WIDE = "\u3000-\u9fff\uf900-\ufaff\uff00-\uffef"
 _PIECE = re.compile(f"[{_WIDE}]+|[^{_WIDE}]+")
 
 
-def inline_frames(bw: np.ndarray, strict: np.ndarray) -> list[tuple[int, int, str]]:
+def inline_frames(bw: np.ndarray, strict: np.ndarray,
+                  unclear: bool = False) -> list[tuple[int, int, str | None]]:
     """The check boxes standing in a line's 0/1 ink mask ``bw`` (padded), left to right, as
     ``(x0, x1, state)``: square frames :data:`LOWEST`-1.2 of its height that touch no
     edge, with blank columns :data:`APART` of its height on each side (a frame glyph
-    inside a word, "口罩", has its neighbours within a few pixels)."""
+    inside a word, "口罩", has its neighbours within a few pixels). With ``unclear``, frames
+    whose inside says no state (a tick blurred into its frame) are listed too, as None."""
     import cv2
 
     H, W = bw.shape
@@ -275,7 +279,7 @@ def inline_frames(bw: np.ndarray, strict: np.ndarray) -> list[tuple[int, int, st
         if before.any() and cols[:x].any() or after.any() or not cols[x + w:].any():
             continue
         state = _state(strict[y:y + h, x:x + w], _thickness(part))
-        if state is not None:
+        if state is not None or unclear:
             found.append((x, x + w, state))
     return sorted(found)
 
@@ -292,7 +296,7 @@ def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
     out of both. Box signs and ticks the recognizer read are dropped first (a tick read
     "☑男" stuck to its label, empty boxes read as nothing). None where there is no such
     box or a frame's place is unclear (off by more than :data:`PLACE`)."""
-    frames = inline_frames(bw, strict)
+    frames = inline_frames(bw, strict, unclear=True)
     cols = bw.any(0)
     if not cols.any() or not frames:
         return None
@@ -301,11 +305,13 @@ def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
         return None  # the box is the line's first ink: checkbox_text's own case
     # the words, and the pieces of a word where CJK and other print meet without a space
     # ("Sex:男Male": a box may stand at either joint), each with whether a space led it
-    words, spaced = [], []
+    words, spaced, signed = [], [], []
     for w in text.split():
+        lead = w[:len(w) - len(w.lstrip(_SIGN_CHARS))]
         for i, piece in enumerate(_PIECE.findall(w.strip(_SIGN_CHARS))):
             words.append(piece)
             spaced.append(i == 0)
+            signed.append(_SIGN_OF.get(lead[-1:]) if i == 0 else None)
     if not words:
         return None
     # the ink without the frames and the blank runs around them
@@ -335,6 +341,10 @@ def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
             return None
         if j < len(words) and state == EMPTY and words[j][0] in _FRAME_CJK:
             return None
+        if state is None:  # a frame whose inside is unclear: the sign read before its word
+            state = signed[j] if j < len(words) else None
+            if state is None:
+                return None
         if j in places:
             return None
         places[j] = state
