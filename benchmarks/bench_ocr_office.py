@@ -8,7 +8,8 @@ two-page invoice PDF with a table (vector text), a scanned letter (grey paper, t
 degrees, a coffee ring, JPEG 60), a supermarket receipt photo (narrow, long, faded thermal
 print, perspective), a Chinese/English form with check boxes, a spreadsheet screenshot, a
 slide with white text on a dark gradient, a page with an 8-px footnote, and a three-column
-newsletter. The truth is what was drawn, in the order a person reads it.
+newsletter. The truth is what was drawn, in the order a person reads it (a check box as
+its state, "☐" or "☑", before its label; a drawn bullet as "•").
 
 Two figures a document: **chars**, the character accuracy of the whole text (runs of
 white space as one space, lines joined by a space), and **order**, the share of the truth's
