@@ -300,9 +300,10 @@ def _label_lines(path: Path) -> tuple[list[str], str]:
         first = e
     # line by line: files joined with `cat` (a UTF-8 export and a GBK one) mix the two, and
     # a whole-file GBK read turns the UTF-8 lines into other Chinese characters (mojibake
-    # that would be learnt) or refuses the file. GBK never uses '\n' inside a character.
+    # that would be learnt) or refuses the file. GBK never uses '\n' or '\r' inside a
+    # character (bytes.splitlines: '\n', '\r\n' and a classic Mac's '\r').
     lines, kinds = [], set()
-    for k, raw in enumerate(data.split(b"\n"), 1):
+    for k, raw in enumerate(data.splitlines(), 1):
         try:
             line = raw.decode("utf-8-sig")
             if any(b > 127 for b in raw.removeprefix(b"\xef\xbb\xbf")):
@@ -321,9 +322,7 @@ def _label_lines(path: Path) -> tuple[list[str], str]:
                     f"({raw.decode('cp1252', 'replace').strip()[:60]!r}) read wrong: save "
                     "the file as UTF-8") from None
             kinds.add("gb18030")
-        lines.append(line.removesuffix("\r"))
-    if lines and lines[-1] == "":
-        lines.pop()
+        lines.append(line)
     if "gb18030" in kinds and not any("\u4e00" <= c <= "\u9fff" for c in "".join(lines)):
         raise ValueError(f"labels {str(path)!r} is not UTF-8 text: {first}; save it as UTF-8")
     return lines, "+".join(sorted(kinds, reverse=True))

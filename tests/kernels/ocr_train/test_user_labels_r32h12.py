@@ -84,3 +84,10 @@ def test_a_name_of_rare_characters_alone_is_read_as_windows_1252(tmp_path):
     (tmp_path / "labels.txt").write_bytes("imgs/a.png\t喆\n".encode("gbk"))
     assert [r.text for r in read_labels(tmp_path / "labels.txt", _dict(), add_chars=True).rows] \
         == ["喆"]
+
+
+def test_gbk_with_classic_mac_line_ends(tmp_path):
+    _images(tmp_path, "b.png", "c.png")
+    (tmp_path / "labels.txt").write_bytes("imgs/b.png\t单价5元\rimgs/c.png\t收据号\r".encode("gbk"))
+    got = read_labels(tmp_path / "labels.txt", _dict())
+    assert [(r.text, r.line) for r in got.rows] == [("单价5元", 1), ("收据号", 2)]
