@@ -190,7 +190,14 @@ def _user_set(name: str, entry: dict) -> ModelSet | None:
 
 def _load_user_sets() -> None:
     for name, entry in _read_registry(user_registry_path()).items():
-        found = _user_set(name, entry) if isinstance(entry, dict) else None
+        try:  # one damaged entry (a recognizer that is no ONNX file) leaves out that set only
+            found = _user_set(name, entry) if isinstance(entry, dict) else None
+        except Exception as exc:  # noqa: BLE001 - any reader error: the set is left out
+            import warnings
+
+            warnings.warn(f"OCR model set {name!r} in {user_registry_path()} left out: "
+                          f"{str(exc).splitlines()[0][:160]}", stacklevel=2)
+            continue
         if found is not None:
             MODEL_SETS[name] = found
 
@@ -218,9 +225,6 @@ def register_model_set(name: str, *, rec: str | Path, base: str = "ch",
     os.replace(tmp, path)
     MODEL_SETS[name] = found
     return found
-
-
-_load_user_sets()
 
 
 def available_model_sets() -> tuple[str, ...]:
@@ -327,3 +331,6 @@ def read_alphabet(session, dict_path: str | Path | None = None) -> list[str]:
             raise ValueError(f"rec model has {classes} classes but the dictionary gives "
                              f"{len(chars)} characters (+ blank + space)")
     return alphabet
+
+
+_load_user_sets()  # last: a user set's ModelSet.custom calls functions defined above
