@@ -59,15 +59,18 @@ NAMES = ["Job", "Solver", "Tensor", "Trainer", "launch", "list_devices", "no_gra
          "SpawnedRanksFailed", "gather_from_ranks", "wait_for_ranks",
          # tensors as torch makes them (skiff.cat(..., dim=1), skiff.zeros(2, 3), ...)
          "arange", "cat", "einsum", "full", "ones", "ones_like", "rand", "randn", "stack",
-         "where", "zeros", "zeros_like"]
+         "where", "zeros", "zeros_like",
+         # torch's autocast queries and initial_seed (round 32)
+         "is_autocast_enabled", "get_autocast_dtype", "initial_seed"]
 
 
 def _training():
     """The training names, torch's other top-level names (skiff.manual_seed, skiff.float64,
     skiff.save/load, skiff.flatten(x, 1), skiff.max(x, 1), ...) and ``__all__``."""
     from skiff.kernels.train.core import functions
+    from skiff.kernels.train.core.amp_torch import get_autocast_dtype, is_autocast_enabled
     from skiff.kernels.train.core.ops_einsum import einsum
-    from skiff.kernels.train.core.random import seed
+    from skiff.kernels.train.core.random import initial_seed, seed
     from skiff.kernels.train.core.tensor import (
         Tensor,
         arange,
@@ -90,7 +93,9 @@ def _training():
     found = {"Tensor": Tensor, "Trainer": Trainer, "no_grad": no_grad, "plan": plan,
              "seed": seed, "tensor": tensor, "arange": arange, "cat": cat, "einsum": einsum,
              "full": full, "ones": ones, "ones_like": ones_like, "rand": rand, "randn": randn,
-             "stack": stack, "where": where, "zeros": zeros, "zeros_like": zeros_like}
+             "stack": stack, "where": where, "zeros": zeros, "zeros_like": zeros_like,
+             "is_autocast_enabled": is_autocast_enabled,
+             "get_autocast_dtype": get_autocast_dtype, "initial_seed": initial_seed}
     torch_names = [n for n in functions.__all__ if n not in NAMES]
     # bfloat16 stays lazy (its ml_dtypes costs ~0.6 s): asked for by name below
     found.update({n: getattr(functions, n) for n in torch_names if n not in _LAZY_DTYPES})

@@ -26,7 +26,7 @@ from contextvars import ContextVar
 
 import numpy as np
 
-__all__ = ["seed", "get_generator", "Generator", "get_state", "set_state", "using",
+__all__ = ["seed", "initial_seed", "get_generator", "Generator", "get_state", "set_state", "using",
            "new_generator"]
 
 Generator = np.random.Generator
@@ -40,6 +40,7 @@ batched_draw = None
 # draw_per_sample_of), set with it
 batched_draw_of = None
 _current: ContextVar[Generator | None] = ContextVar("skiff_train_generator", default=None)
+_initial = [0]  # the seed last given to seed() (torch.initial_seed); 0: _rng's default
 
 
 def _check_seed(n) -> int:
@@ -57,12 +58,19 @@ def seed(n: int) -> Generator:
     """Reset the current generator to ``default_rng(n)`` and return it: the one of the
     innermost :func:`using` block of this thread, else the process-wide one."""
     gen = new_generator(n)
+    _initial[0] = int(n)
     if _current.get() is not None:
         _current.set(gen)
     else:
         global _rng
         _rng = gen
     return gen
+
+
+def initial_seed() -> int:
+    """torch's ``initial_seed``: the seed last given to :func:`seed` (``skiff.manual_seed``),
+    else the process-wide generator's (0)."""
+    return _initial[0]
 
 
 @contextmanager
