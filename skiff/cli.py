@@ -81,18 +81,30 @@ def _help() -> str:
                       *codes])
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_SHOWN: set[str] = set()  # skiff's warnings said in this command (once each)
+
+
 def _skiff_warning(message, category, filename, lineno, file=None, line=None, *,
                    shown=warnings.showwarning):
-    """skiff's own warnings (a corrupt event line skipped) as one line on stderr, as the
-    errors are: `jobs` printed Python's two lines, the file and the source line that
-    warned (``for event in self._reader.read():``). Others' warnings as Python shows them."""
-    if getattr(category, "__module__", "").startswith("skiff."):
-        print(f"skiff: warning: {_clean(message)}", file=sys.stderr if file is None else file)
-    else:
+    """skiff's own warnings (a corrupt event line skipped, a nose profile put in order) as one
+    line on stderr, once each, as the errors are: `jobs` printed Python's two lines, the file
+    and the source line that warned (``for event in self._reader.read():``), and a plain
+    ``UserWarning`` raised inside the package was shown so, twice when the check before a
+    launch and the job both warned. Others' warnings as Python shows them."""
+    ours = getattr(category, "__module__", "").startswith("skiff.") or \
+        os.path.abspath(str(filename)).startswith(_PACKAGE)
+    if not ours:
         shown(message, category, filename, lineno, file, line)
+        return
+    text = _clean(message)
+    if text not in _SHOWN:
+        _SHOWN.add(text)
+        print(f"skiff: warning: {text}", file=sys.stderr if file is None else file)
 
 
 def main(argv: list[str] | None = None) -> int:
+    _SHOWN.clear()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _skiff_warning
@@ -200,8 +212,8 @@ def _refuse_notebook_flags(parser, notebook, rest: list[str]) -> None:
                    f"{prog} {line} > FILE")
         else:
             fix = "leave it out in a terminal"
-        raise GrammarError(f"{prog}: {flags[flag]}{' (' + what + ')' if what else ''} is for "
-                           f"notebooks only; {fix}")
+        raise GrammarError(f"{prog}: {flags[flag]} is for notebooks only"
+                           f"{' (' + what + ')' if what else ''}; {fix}")
 
 
 def _job_parser(k, kind: str):
