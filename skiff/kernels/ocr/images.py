@@ -204,7 +204,8 @@ _PAGE_REF = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
 
 
 def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = None,
-               share_grey: bool = False) -> Iterator[tuple[np.ndarray, str]]:
+               share_grey: bool = False,
+               page_errors: bool = False) -> Iterator[tuple[np.ndarray, str]]:
     """``(BGR uint8 (H, W, 3), label)`` for each page of ``item``.
 
     A PDF (rendered with pypdfium2 at ``pdf_dpi``), a multi-page TIFF or an animation (GIF,
@@ -213,6 +214,8 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
     only that page. Other inputs give one image (see :func:`load_image`). With ``budget``,
     each file's decoded size is checked against it before decoding; with ``share_grey``, a
     grey file comes back as a read-only view of one channel repeated (a third of the memory).
+    A PDF page pdfium cannot load or render raises :class:`ImageError`; with ``page_errors``
+    it comes as ``(ImageError, label)`` instead and the pages after it are still read.
     """
     from PIL import Image
 
@@ -227,7 +230,7 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
         if Path(path).is_dir():
             raise ImageError(f"{label!r} is a folder, not an image")
         if _is_pdf(path):
-            yield from _pdf_pages(path, only, pdf_dpi, budget)
+            yield from _pdf_pages(path, only, pdf_dpi, budget, page_errors)
             return
         heif = Path(path).suffix.lower() in HEIF_SUFFIXES and _heif_opener()
         try:
@@ -495,8 +498,8 @@ def pdf_document(path: str):
             doc.close()
 
 
-def _pdf_pages(path: str, only: int | None, dpi: float,
-               budget: PixelBudget | None = None) -> Iterator[tuple[np.ndarray, str]]:
+def _pdf_pages(path: str, only: int | None, dpi: float, budget: PixelBudget | None = None,
+               page_errors: bool = False) -> Iterator[tuple[np.ndarray, str]]:
     try:
         import pypdfium2 as pdfium
     except ImportError:  # pragma: no cover - a core dependency
@@ -511,27 +514,49 @@ def _pdf_pages(path: str, only: int | None, dpi: float,
         if only is not None and not 1 <= only <= n:
             raise ImageError(f"{path!r} has {n} pages, asked for page {only}")
         for page_no in [only] if only else range(1, n + 1):
-            with PDFIUM_LOCK:  # held while rendering, never across a yield
-                page = doc[page_no - 1]
-                try:
-                    w, h = page.get_size()  # points (1/72 inch)
-                    scale = pdf_scale(w, h, dpi)
-                    if budget is not None:
-                        budget.wait_for(int(w * h * scale * scale * 3), f"{path}#page={page_no}")
-                    bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
-                    if bitmap.mode == "BGR":  # pdfium's own layout: one copy out of its buffer
-                        bgr = np.array(bitmap.to_numpy())
-                    else:
-                        bgr = _bgr(np.array(bitmap.to_pil().convert("RGB")), owned=True)
-                    bitmap.close()
-                finally:
-                    page.close()
-            if bgr.size == 0:
-                raise ImageError(f"empty page {page_no} in {path!r}")
-            yield bgr, f"{path}#page={page_no}"
+            label = f"{path}#page={page_no}"
+            try:
+                bgr = _pdf_page(doc, page_no, dpi, budget, label)
+            except ImageError as exc:  # over the job's memory bound: its own words
+                error = exc
+            except Exception as exc:  # one damaged page: pdfium's PdfiumError, ...
+                why = str(exc).rstrip(".") or type(exc).__name__
+                rest = "; the other pages are read" if page_errors else ""
+                error = ImageError(f"page {page_no} of {Path(path).name!r} cannot be read "
+                                   f"({why}){rest}")
+            else:
+                yield bgr, label
+                continue
+            if not page_errors:
+                raise error from None
+            yield error, label
     finally:
         with PDFIUM_LOCK:
             doc.close()
+
+
+def _pdf_page(doc, page_no: int, dpi: float, budget: PixelBudget | None,
+              label: str) -> np.ndarray:
+    """Page ``page_no`` of an open PDF rendered at ``dpi`` (BGR); the lock is held while
+    rendering, never across a yield."""
+    with PDFIUM_LOCK:
+        page = doc[page_no - 1]
+        try:
+            w, h = page.get_size()  # points (1/72 inch)
+            scale = pdf_scale(w, h, dpi)
+            if budget is not None:
+                budget.wait_for(int(w * h * scale * scale * 3), label)
+            bitmap = page.render(scale=scale, fill_color=(255, 255, 255, 255))
+            if bitmap.mode == "BGR":  # pdfium's own layout: one copy out of its buffer
+                bgr = np.array(bitmap.to_numpy())
+            else:
+                bgr = _bgr(np.array(bitmap.to_pil().convert("RGB")), owned=True)
+            bitmap.close()
+        finally:
+            page.close()
+    if bgr.size == 0:
+        raise ValueError("an empty page")
+    return bgr
 
 
 def pil_rgb(im, exif: bool = False) -> np.ndarray:

@@ -533,19 +533,29 @@ class OcrPipeline(DetectionPasses, LineReading):
         """The pages of input ``number`` as items numbered from ``index``; an input that
         cannot be read (or a page of it) gives an item with ``error`` set."""
         t0 = time.perf_counter()
-        pages = iter_pages(item, pdf_dpi=self.pdf_dpi, budget=budget, share_grey=True)
+        pages = None
         k = index
         while True:
             try:
+                if pages is None:
+                    pages = iter_pages(item, pdf_dpi=self.pdf_dpi, budget=budget,
+                                       share_grey=True, page_errors=True)
                 bgr, label = next(pages)
             except StopIteration:
                 return
-            except ImageError as exc:
+            except Exception as exc:  # ImageError, or anything else: this input's error item
                 label = str(item) if isinstance(item, (str, Path)) else f"<input {number}>"
                 if k > index and isinstance(item, (str, Path)):
                     label = f"{item}#page={k - index + 1}"
-                yield Item(k, label, error=str(exc), load_s=time.perf_counter() - t0)
+                why = str(exc) if isinstance(exc, ImageError) else \
+                    f"cannot read {label!r}: {type(exc).__name__}: {exc}"
+                yield Item(k, label, error=why, load_s=time.perf_counter() - t0)
                 return
+            if isinstance(bgr, ImageError):  # one page of a PDF that cannot be read
+                yield Item(k, label, error=str(bgr), load_s=time.perf_counter() - t0)
+                k += 1
+                t0 = time.perf_counter()
+                continue
             if label in ("<array>", "<PIL image>"):
                 label = f"<{label[1:-1]} {number}>"
             if budget is not None:
