@@ -264,3 +264,53 @@ class GradScaler(_SkiffScaler):
 
     def _get_growth_tracker(self):
         return self.growth_tracker if self.enabled else 0
+
+
+# torch's old spellings, deprecated there (a FutureWarning each, as torch 2.13):
+# torch.cuda.amp.GradScaler / torch.cuda.amp.autocast / torch.cpu.amp.autocast, the public
+# names of skiff.cuda.amp and skiff.cpu.amp
+def _deprecated(old, new):
+    warnings.warn(f"`{old}(args...)` is deprecated. Please use `{new}` instead.",
+                  FutureWarning, stacklevel=3)
+
+
+class CudaGradScaler(GradScaler):
+    """``skiff.cuda.amp.GradScaler(**kw)``: ``GradScaler("cuda", **kw)`` (torch's old name)."""
+
+    _device = "cuda"
+
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        _deprecated(f"skiff.{self._device}.amp.GradScaler",
+                    f"skiff.amp.GradScaler('{self._device}', args...)")
+        super().__init__(self._device, init_scale, growth_factor, backoff_factor,
+                         growth_interval, enabled)
+
+
+class CpuGradScaler(CudaGradScaler):
+    """``skiff.cpu.amp.GradScaler(**kw)``: ``GradScaler("cpu", **kw)`` (torch's old name)."""
+
+    _device = "cpu"
+
+
+class CudaAutocast(autocast):
+    """``skiff.cuda.amp.autocast(**kw)``: ``autocast("cuda", **kw)`` (torch's old name)."""
+
+    def __init__(self, enabled=True, dtype="float16", cache_enabled=True):
+        _deprecated("skiff.cuda.amp.autocast", "skiff.amp.autocast('cuda', args...)")
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class CpuAutocast(autocast):
+    """``skiff.cpu.amp.autocast(**kw)``: ``autocast("cpu", **kw)`` (torch's old name)."""
+
+    def __init__(self, enabled=True, dtype="bfloat16", cache_enabled=True):
+        _deprecated("skiff.cpu.amp.autocast", "skiff.amp.autocast('cpu', args...)")
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+for _cls, _module in ((CudaGradScaler, "skiff.cuda.amp"), (CudaAutocast, "skiff.cuda.amp"),
+                      (CpuGradScaler, "skiff.cpu.amp"), (CpuAutocast, "skiff.cpu.amp")):
+    _cls.__name__ = _cls.__qualname__ = ("GradScaler" if issubclass(_cls, GradScaler)
+                                         else "autocast")
+    _cls.__module__ = _module
