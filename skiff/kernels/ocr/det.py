@@ -708,8 +708,11 @@ def merge_tiled(boxes: list[tuple]) -> list[tuple[np.ndarray, float]]:
         wid = hi[:, 0] - lo[:, 0]
         w = np.minimum(wid[:, None], wid[None, :])
         standing = hgt > wid
+        # one of them long: a column of single glyph boxes (an invoice's Qty digits, each a
+        # little taller than wide, ~12 px apart) is no cut column ("6 2 4" read as one box)
+        long = hgt > 2 * wid
         column = (touch[:, None] | touch[None, :]) & standing[:, None] & standing[None, :] \
-            & (horiz > 0.5 * w) & (vert > -0.3 * w)
+            & (long[:, None] | long[None, :]) & (horiz > 0.5 * w) & (vert > -0.3 * w)
         link = dup | cut | column
         np.fill_diagonal(link, False)
         if not link.any():
