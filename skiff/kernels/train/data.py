@@ -138,8 +138,13 @@ def as_dataset(data, *, what: str = "dataset"):
     if isinstance(data, DataLoader):
         return data.dataset
     if _is_torch_style_loader(data):  # skiff.utils.data.DataLoader: the Trainer batches itself
-        custom = [name for name in ("collate_fn", "sampler", "batch_sampler")
-                  if getattr(data, name, None) is not None]
+        # the sampler, batch sampler and collate_fn the user passed (dl.sampler and
+        # dl.batch_sampler are torch's Sequential/Random and BatchSampler objects otherwise)
+        custom = [name for name, value in (("collate_fn", data.collate_fn),
+                                           ("sampler", getattr(data, "_sampler", None)),
+                                           ("batch_sampler", getattr(data, "_batch_sampler",
+                                                                     None)))
+                  if value is not None]
         if custom:
             raise TypeError(f"the {what} is a DataLoader with its own {' and '.join(custom)}, "
                             "which the Trainer cannot follow (it batches, shuffles and shards "

@@ -28,7 +28,7 @@ import numpy as np
 
 from .random import get_generator
 from .tensor import Tensor, stack, tensor
-from .utils_data_samplers import RandomSampler
+from .utils_data_samplers import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
            "default_collate", "ConcatDataset", "IterableDataset", "ChainDataset",
@@ -289,13 +289,17 @@ class DataLoader:
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size!r}")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
-        # dl.sampler / dl.batch_sampler are what was given, None otherwise (torch builds a
-        # SequentialSampler/RandomSampler and a BatchSampler there; the Trainer reads None as
-        # "no sampler of the user's own")
+        # _sampler / _batch_sampler: what was given (None: batched here, and the Trainer
+        # follows it); dl.sampler / dl.batch_sampler: torch's objects, a SequentialSampler or
+        # RandomSampler and a BatchSampler over it when not given (None for an IterableDataset)
         self._sampler, self._batch_sampler = sampler, batch_sampler
+        if sampler is None and not isinstance(dataset, IterableDataset):
+            # a RandomSampler makes torch's checks (an empty data set)
+            sampler = (RandomSampler(dataset, generator=generator) if shuffle
+                       else SequentialSampler(dataset))
+        if batch_sampler is None and batch_size is not None and sampler is not None:
+            batch_sampler = BatchSampler(sampler, int(batch_size), bool(drop_last))
         self.sampler, self.batch_sampler = sampler, batch_sampler
-        if shuffle and sampler is None and not isinstance(dataset, IterableDataset):
-            RandomSampler(dataset, generator=generator)  # torch's checks (an empty data set)
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
         # loading runs in this process whatever num_workers says (see the module's doc): the
         # worker options are kept for inspection; worker_init_fn is never called
