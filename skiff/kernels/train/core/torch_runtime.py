@@ -3,12 +3,14 @@
 ``OPENBLAS_NUM_THREADS`` it started with), ``use_deterministic_algorithms`` (skiff's CPU ops
 are deterministic; on a GPU, atomics-based scatters may not be: recorded, nothing refused),
 ``set_printoptions`` (numpy's, which a tensor's repr uses), ``set_float32_matmul_precision``
-(recorded), ``get_rng_state``/``set_rng_state`` (skiff's generator state, a dict, not torch's
-byte tensor), and ``skiff.cuda``'s ``is_available``, ``device_count``, ``manual_seed``, ...
+(recorded), ``get_rng_state``/``set_rng_state`` (skiff's generator state as a uint8 tensor, as
+torch's, but of skiff's bytes), and ``skiff.cuda``'s ``is_available``, ``device_count``,
+``manual_seed``, ...
 """
 
 from __future__ import annotations
 
+import json
 import types
 
 import numpy as np
@@ -77,15 +79,57 @@ def get_float32_matmul_precision() -> str:
     return _STATE["matmul_precision"]
 
 
+_RNG_MAGIC = b"skiff-rng-state:"  # then the generator's state as JSON (numpy arrays tagged)
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": value.tolist(), "dtype": str(value.dtype)}
+    return value
+
+
+def _from_jsonable(value):
+    if isinstance(value, dict):
+        if "__ndarray__" in value:
+            return np.asarray(value["__ndarray__"], dtype=value["dtype"])
+        return {k: _from_jsonable(v) for k, v in value.items()}
+    return value
+
+
 def get_rng_state():
-    """skiff's generator state (pass it to :func:`set_rng_state`)."""
-    return get_state()
+    """torch's ``get_rng_state``: skiff's generator state as a uint8 tensor (a copy; give it
+    to :func:`set_rng_state`). Its bytes are skiff's (numpy's generator), not torch's."""
+    from .tensor import tensor
+
+    raw = _RNG_MAGIC + json.dumps(_jsonable(get_state())).encode()
+    return tensor(np.frombuffer(raw, dtype=np.uint8).copy(), dtype="uint8")
 
 
-def set_rng_state(state) -> None:
-    if not isinstance(state, dict):
-        raise TypeError("set_rng_state takes the state skiff.get_rng_state() returned (a "
-                        "dict); a torch ByteTensor state does not apply to skiff's generator")
+def set_rng_state(new_state) -> None:
+    """Restore a state :func:`get_rng_state` returned (the uint8 tensor; the dict of skiff
+    before round 32 is taken too)."""
+    if isinstance(new_state, dict):
+        set_state(new_state)
+        return
+    wrong = TypeError("set_rng_state takes the state skiff.get_rng_state() returned (a uint8 "
+                      "tensor of skiff's generator); a torch ByteTensor state does not apply "
+                      "to skiff's generator")
+    if type(new_state).__module__.startswith("torch"):
+        raise wrong
+    raw = np.asarray(new_state.numpy() if hasattr(new_state, "numpy") else new_state)
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise TypeError(f"set_rng_state needs a 1-D uint8 tensor (skiff.get_rng_state()), got "
+                        f"{raw.dtype} of shape {raw.shape}")
+    raw = raw.tobytes()
+    if not raw.startswith(_RNG_MAGIC):
+        raise wrong
+    try:
+        state = _from_jsonable(json.loads(raw[len(_RNG_MAGIC):].decode()))
+    except ValueError as exc:
+        raise ValueError("set_rng_state: the state tensor is damaged (not the bytes "
+                         "skiff.get_rng_state() returned)") from exc
     set_state(state)
 
 
