@@ -36,6 +36,9 @@ def _openblas():
 
 @pytest.fixture
 def blas():
+    # measure_flops keeps its last readings: a plan made earlier in this process (another
+    # test file in the same pytest worker) would leave nothing measured here
+    planner.measure_flops.cache_clear()
     get, put = _openblas()
     before = get()
     put(2)  # a shell's BLAS on 2 threads, whatever this test process was started with
