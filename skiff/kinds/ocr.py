@@ -2,7 +2,7 @@
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B]
 [--out FILE.jsonl|.txt|.csv|.hocr|-]
-[--det-model F.onnx] [--rec-model F.onnx] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
+[--det-model F.onnx] [--rec-model F.onnx|DIR] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
 [--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32|hybrid] [--np N] [--wait]
 [-o NAME]``.
 Inputs are image or PDF files (a PDF, multi-page TIFF or animated GIF gives one result per page,
@@ -77,8 +77,9 @@ def COMMAND(p):
                         "results.jsonl; from a terminal, one image's text is printed too)")
     p.add_argument("--det-model", default=None, metavar="F.onnx",
                    help="your own DB detection model")
-    p.add_argument("--rec-model", default=None, metavar="F.onnx",
-                   help="your own CTC recognition model (another language)")
+    p.add_argument("--rec-model", default=None, metavar="F.onnx|DIR",
+                   help="your own CTC recognition model (another language), or the folder "
+                        "`train ocr-rec -o DIR` wrote (its rec.onnx)")
     p.add_argument("--dict", default=None, metavar="F.txt",
                    help="the recognizer's characters, one a line (default: the model's "
                         "'character' metadata)")

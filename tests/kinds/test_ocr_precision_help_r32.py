@@ -15,3 +15,11 @@ def test_help_explains_every_precision():
     for value in PRECISIONS:
         assert f"{value} (" in said or f"{value}, " in said, (value, said)
     assert "recognizer" in said  # hybrid reads lines with another model: the help says which
+
+
+def test_help_says_rec_model_takes_a_fine_tunes_folder():
+    # `--rec-model DIR` reads the folder `train ocr-rec -o DIR` wrote (round 31): the help
+    # named only F.onnx (round 32)
+    text = re.sub(r"\s+", " ", COMMAND.usage())
+    said = text[text.rindex("--rec-model"):][:200]
+    assert "DIR" in said and "ocr-rec" in said, said
