@@ -616,7 +616,9 @@ def _result_of(record: dict) -> OcrResult:
                       int(line.get("row", 0))) for line in record.get("lines") or []]
     return OcrResult(record.get("image"), lines, record.get("text", ""),
                      error=record.get("error"), unread=int(record.get("unread") or 0),
-                     elapsed_s=float(record.get("elapsed_s") or 0.0))
+                     elapsed_s=float(record.get("elapsed_s") or 0.0),
+                     size=tuple(record["size"]) if record.get("size") else None,
+                     pdf_dpi=record.get("dpi"))
 
 
 def _in_input_order(out: str, items: list[str]) -> None:

@@ -40,7 +40,7 @@ from .engine import (
     give_back_memory,
     resolve_ocr_device,
 )
-from .images import PDF_DPI, ImageError, PixelBudget, iter_pages
+from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages
 from .item import Item
 from .layout import is_amounts, monospace_text, reading_rows
 from .marks import (
@@ -623,9 +623,10 @@ class OcrPipeline(DetectionPasses, LineReading):
         timings = {k: round(v, 5) if isinstance(v, float) else v for k, v in it.timings.items()
                    if v is not None}
         timings["load"] = round(it.load_s, 5)
+        dpi = self.pdf_dpi if _pdf_page(it.label) else None
         if it.error is not None:
             return OcrResult(it.label, error=it.error, timings=timings, elapsed_s=it.load_s,
-                             device=self.device)
+                             device=self.device, pdf_dpi=dpi)
         lines, boxes, flips, standing = [], [], [], []
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         unread = len(mine) - len(kept)  # found, but read as nothing or under min_score
@@ -677,8 +678,14 @@ class OcrPipeline(DetectionPasses, LineReading):
         rgb = it.bgr[..., ::-1] if keep_pixels else None
         return OcrResult(it.label, lines, text, None, timings,
                          elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
-                         device=self.device, pixels=rgb, unread=unread,
-                         pdf_dpi=self.pdf_dpi)
+                         device=self.device, pixels=rgb, unread=unread, pdf_dpi=dpi)
+
+
+def _pdf_page(label: str) -> bool:
+    """Whether ``label`` names a page of a PDF (``file.pdf#page=N``, the file a PDF by its
+    first bytes): its result carries the resolution it was rendered at."""
+    base, _, page = str(label).rpartition("#page=")
+    return bool(base) and page.isdigit() and is_pdf(base)
 
 
 def checkbox_lines(lines, boxes, image) -> set[int]:

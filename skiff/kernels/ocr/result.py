@@ -129,8 +129,18 @@ class OcrResult:
         return out
 
     def to_json(self) -> dict:
-        """The JSONL record: ``{"image", "text", "lines", "error", "unread", "elapsed_s"}``."""
-        return {"image": self.image, "text": self.text,
+        """The JSONL record: ``{"image", "page", "size", "dpi", "text", "lines", "error",
+        "unread", "elapsed_s"}``: ``page`` the page number of a ``file#page=N`` label (from
+        1; None for an image that has no pages, as :func:`line_records` reads it), ``size``
+        the ``[height, width]`` in pixels the page was read at (the boxes' frame; None when
+        it could not be read), ``dpi`` the resolution a PDF page was rendered at (None for
+        other images)."""
+        file, _, page = str(self.image).rpartition("#page=")
+        dpi = None if self.pdf_dpi is None else float(self.pdf_dpi)
+        return {"image": self.image, "page": int(page) if file and page.isdigit() else None,
+                "size": [int(v) for v in self.size[:2]] if self.size is not None else None,
+                "dpi": int(dpi) if dpi is not None and dpi.is_integer() else dpi,
+                "text": self.text,
                 "lines": [line.to_json() for line in self.lines], "error": self.error,
                 "unread": int(self.unread), "elapsed_s": round(float(self.elapsed_s), 4)}
 
