@@ -101,10 +101,10 @@ def _from_jsonable(value):
 def get_rng_state():
     """torch's ``get_rng_state``: skiff's generator state as a uint8 tensor (a copy; give it
     to :func:`set_rng_state`). Its bytes are skiff's (numpy's generator), not torch's."""
-    from .tensor import tensor
+    from .autograd import _tensor_class  # tensor.py imports this module: the class, looked up
 
     raw = _RNG_MAGIC + json.dumps(_jsonable(get_state())).encode()
-    return tensor(np.frombuffer(raw, dtype=np.uint8).copy(), dtype="uint8")
+    return _tensor_class()(np.frombuffer(raw, dtype=np.uint8).copy())
 
 
 def set_rng_state(new_state) -> None:
