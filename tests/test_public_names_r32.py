@@ -49,3 +49,10 @@ def test_top_level_names_as_torch():
         torch.swapdims(torch.tensor(a), 0, 1).numpy().tolist()
     for name in ("scalar_tensor", "mvlgamma", "i0", "swapdims"):
         assert name in dir(skiff)
+
+
+def test_random_initial_seed_as_torch():
+    skiff.manual_seed(5)
+    torch.manual_seed(5)
+    assert skiff.random.initial_seed() == torch.random.initial_seed() == 5
+    assert "initial_seed" in skiff.random.__all__
