@@ -77,19 +77,24 @@ def reduced_range(machine: str | None = None) -> bool:
     return machine in ("x86_64", "amd64", "i386", "i686", "x86")
 
 
-def int8_path(src: str | Path) -> Path:
-    """The cache file of ``src``'s int8 twin (it may not exist yet): named by the source's
-    digest, the recipe and whether the weights keep to 7 bits (:func:`reduced_range`), so
-    a cache folder shared by an x86 and an ARM machine keeps one build for each."""
-    src = Path(src)
+def _cached_twin(src: Path, tag: str, *recipe: bytes) -> Path:
+    """``cache/ocr/<stem>-<tag>-<digest>.onnx``: the digest of ``src``'s bytes and the
+    ``recipe`` parts, so a changed model or recipe is built again."""
     digest = hashlib.sha256()
     with open(src, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    digest.update(RECIPE.encode())
-    if reduced_range():
-        digest.update(b"7-bit weights")
-    return cache_dir() / "ocr" / f"{src.stem}-int8-{digest.hexdigest()[:16]}.onnx"
+    for part in recipe:
+        digest.update(part)
+    return cache_dir() / "ocr" / f"{src.stem}-{tag}-{digest.hexdigest()[:16]}.onnx"
+
+
+def int8_path(src: str | Path) -> Path:
+    """The cache file of ``src``'s int8 twin (it may not exist yet): named by the source's
+    digest, the recipe and whether the weights keep to 7 bits (:func:`reduced_range`), so
+    a cache folder shared by an x86 and an ARM machine keeps one build for each."""
+    return _cached_twin(Path(src), "int8", RECIPE.encode(),
+                        *([b"7-bit weights"] if reduced_range() else []))
 
 
 def int8_detector(src: str | Path, *, log=None, timeout: float = 900,
@@ -154,13 +159,7 @@ def _hold(lock) -> None:
 def int8_rec_path(src: str | Path) -> Path:
     """The cache file of recognizer ``src``'s int8 twin (it may not exist yet), named by
     the source's digest and :data:`REC_RECIPE`."""
-    src = Path(src)
-    digest = hashlib.sha256()
-    with open(src, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    digest.update(REC_RECIPE.encode())
-    return cache_dir() / "ocr" / f"{src.stem}-int8rec-{digest.hexdigest()[:16]}.onnx"
+    return _cached_twin(Path(src), "int8rec", REC_RECIPE.encode())
 
 
 def int8_recognizer(src: str | Path, *, log=None, timeout: float = 1800) -> Path:
