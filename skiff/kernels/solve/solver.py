@@ -26,6 +26,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from . import fused
 from .amg import SMOOTHERS as AMG_SMOOTHERS_ALL
 from .amg import SmoothedAggregation
+from .amg_rs import RugeStuben
 from .cocg import cocg, transpose_asymmetry
 from .components import (
     component_labels,
@@ -67,6 +68,9 @@ SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "cocg", "direct")
 COMPLEX_PRECONDS = ("none", "jacobi", "amg", "user")   # on a complex matrix (real: any, by parts)
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg", "saddle")
+# amg=: which algebraic multigrid precond='amg' builds ('sa': smoothed aggregation,
+# 'classical': Ruge-Stueben, pyamg's ruge_stuben_solver; 'auto': see _amg_kind)
+AMG_KINDS = ("auto", "sa", "classical")
 COMPATIBILITY = (None, "project")
 AMG_SMOOTHERS = tuple(s for s in AMG_SMOOTHERS_ALL if s not in ("auto", "jacobi"))   # smoother=
 CALLBACK_TYPES = (None, "x", "pr_norm", "legacy")
@@ -504,6 +508,13 @@ class Solver:
         straddling coefficient jumps of 1e6, 521 CG iterations -> 133, -> 36.
         ``'gauss-seidel'``: nodal-block symmetric Gauss-Seidel (pyamg's smoother), which AMG
         takes by itself for a system (rigid-body modes in ``near_nullspace``, a BSR matrix).
+    amg : {'auto', 'sa', 'classical'}
+        Which algebraic multigrid ``precond='amg'`` builds: 'sa' smoothed aggregation
+        (:class:`.amg.SmoothedAggregation`, pyamg's ``smoothed_aggregation_solver``),
+        'classical' Ruge-Stueben (:class:`.amg_rs.RugeStuben`, pyamg's
+        ``ruge_stuben_solver``: C/F splitting, classical interpolation, symmetric
+        Gauss-Seidel; real matrices, no ``near_nullspace``), for M-matrices and scalar
+        diffusion with jumping coefficients. 'auto': smoothed aggregation.
     near_nullspace : array (n, k), optional
         For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
         the rigid-body modes of elasticity; default the constant vector.
@@ -523,11 +534,12 @@ class Solver:
 
     def __init__(self, system, *, method="auto", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
-                 interpolation="auto", near_nullspace=None):
+                 interpolation="auto", near_nullspace=None, amg="auto"):
         self._options = dict(method=method, precond=precond, cycle=cycle, smoother=smoother,
                              pre=pre, post=post, restart=restart, device=device,
                              compatibility=compatibility, n=n, interpolation=interpolation,
-                             near_nullspace=near_nullspace)
+                             near_nullspace=near_nullspace, amg=amg)
+        _choice(amg, AMG_KINDS, "amg")
         if isinstance(method, str) and method.lower() in SCIPY_METHODS:
             raise ValueError(f"unknown method {method!r}: it is scipy.sparse.linalg's, which "
                              f"skiff does not have; use {SCIPY_METHODS[method.lower()]} "
@@ -635,6 +647,10 @@ class Solver:
                 self.method = "cocg"
                 self.auto_note = "auto: the matrix is complex symmetric (A = A^T)"
             self._check_method()
+            if amg != "auto" and self.precond_name != "amg":
+                raise ValueError(f"amg={amg!r} chooses the algebraic multigrid of "
+                                 f"precond='amg', and the preconditioner is "
+                                 f"{self.precond_name!r}: use precond='amg'")
             if smoother in AMG_SMOOTHERS and self.precond_name not in ("amg", "mg"):
                 raise ValueError(f"smoother={smoother!r} is AMG's (a block smoother of "
                                  f"its levels) and the preconditioner is "
@@ -1092,6 +1108,18 @@ class Solver:
         if A is None:
             raise ValueError("precond 'amg' needs a matrix, not a function")
         symmetric = bool(self.system.symmetric) if self.is_grid else self._asymmetry() is None
+        if self._options["amg"] == "classical":
+            if self.near_nullspace is not None or self._options["smoother"] in AMG_SMOOTHERS:
+                raise ValueError("amg='classical' (Ruge-Stueben) interpolates from the "
+                                 "matrix's entries and smooths with Gauss-Seidel: it takes "
+                                 "no near_nullspace nor smoother=; use amg='sa' for those")
+            if A.dtype.kind == "c":
+                raise ValueError("amg='classical' takes real matrices; a complex one needs "
+                                 "amg='sa' (smoothed aggregation)")
+            try:
+                return AMGPrecond(RugeStuben(A, xp=self.xp, symmetric=symmetric))
+            except ValueError as exc:
+                raise SolveError(str(exc)) from None
         try:
             amg = SmoothedAggregation(A, B=self.near_nullspace, xp=self.xp, symmetric=symmetric,
                                       blocksize=_blocksize(self.system),

@@ -1,0 +1,369 @@
+"""Classical (Ruge-Stueben) algebraic multigrid: pyamg's ``ruge_stuben_solver`` for skiff.
+
+For M-matrices and scalar PDEs whose coefficient jumps (heterogeneous permeability,
+high-contrast cells), where an interpolation built from the matrix's entries follows the
+jumps better than smoothed aggregates. Setup per level (on the CPU):
+
+* classical strength of connection: ``j`` is a strong neighbour of ``i`` when
+  ``|a_ij| >= theta max_{k != i} |a_ik|`` (``theta = 0.25``, pyamg's default; not made
+  symmetric: ``i`` depends on ``j``) -- :func:`classical_strength`, numpy;
+* the Ruge-Stueben C/F splitting (first pass): the point that the most undecided points
+  depend on becomes a C point, the undecided points depending on it F points, and the
+  undecided points those F points depend on gain weight (a bucket queue) --
+  :func:`rs_split`, one numba loop with its Python twin :func:`_rs_py`;
+* modified classical ("standard", distance-1) interpolation (De Sterck, Falgout, Nolting,
+  Yang 2008, eq. 9): an F point interpolates from its strong C neighbours; a strong F
+  neighbour ``k``'s entry is distributed over them in proportion to ``a_km`` (the entries
+  of sign opposite to ``a_kk`` only), or added to the diagonal when ``k`` shares none of
+  them; weak entries are added to the diagonal -- :func:`classical_interpolation`, numba
+  with its Python twin :func:`_interp_py`;
+* ``R = P^T``, ``A_c = P^T A P``, down to ``max_coarse`` unknowns (a dense inverse).
+
+The cycle smooths with one symmetric Gauss-Seidel sweep before and after (pyamg's default:
+:class:`.amg_gs.BlockSGS` with 1-unknown blocks on a symmetric matrix, forward then backward
+point sweeps on a non-symmetric one; Chebyshev on a GPU), and the V-cycle, ``precondition``
+and ``aspreconditioner`` are :class:`.amg.SmoothedAggregation`'s.
+
+>>> import scipy.sparse as sp
+>>> A = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(2000, 2000)).tocsr()
+>>> RugeStuben(A).nlevels >= 2
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .amg import (
+    DENSE_COARSE,
+    SmoothedAggregation,
+    _dense_enough,
+    _gauss_seidel,
+    _norm_dinv_a,
+    _sparse_lu,
+    coarse_inverse,
+    is_symmetric,
+)
+from .amg_strength import rho_dinv_a
+
+__all__ = ["RugeStuben", "classical_interpolation", "classical_strength", "rs_split"]
+
+RS_THETA = 0.25   # pyamg's ruge_stuben_solver default
+
+
+def classical_strength(A: sp.csr_matrix, theta: float = RS_THETA) -> sp.csr_matrix:
+    """Strong connections ``|a_ij| >= theta max_{k != i} |a_ik|`` (off-diagonal, nonzero) as a
+    CSR pattern with sorted indices: row ``i`` lists the points ``i`` depends on (pyamg's
+    ``classical_strength_of_connection`` with ``norm='abs'``)."""
+    A = sp.csr_matrix(A)
+    A.sum_duplicates()
+    n = A.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(A.indptr))
+    v = np.abs(A.data)
+    off = (rows != A.indices) & (v > 0)
+    big = np.zeros(n)
+    np.maximum.at(big, rows[off], v[off])
+    keep = off & (v >= theta * big[rows])
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=n), out=indptr[1:])
+    return sp.csr_matrix((np.ones(int(indptr[-1])), A.indices[keep], indptr), shape=(n, n))
+
+
+def _rs_py(sptr, sidx, tptr, tidx, n):
+    """The first pass of the Ruge-Stueben splitting: 1 for a C point, 0 for an F point.
+    ``S`` (sptr, sidx): the points each point depends on; ``T = S^T`` (tptr, tidx): the
+    points depending on each. Ties go to the lowest index (a bucket per weight, LIFO)."""
+    split = np.full(n, -1, dtype=np.int64)   # -1: undecided
+    lam = np.zeros(n, dtype=np.int64)
+    top = 0
+    for i in range(n):
+        lam[i] = tptr[i + 1] - tptr[i]
+        bound = lam[i] + sptr[i + 1] - sptr[i]
+        if bound > top:
+            top = bound
+    head = np.full(top + 1, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
+    for i in range(n - 1, -1, -1):
+        if lam[i] == 0 and sptr[i + 1] == sptr[i]:
+            split[i] = 0   # no strong connection either way: the smoother resolves it
+            continue
+        h = head[lam[i]]
+        nxt[i] = h
+        if h >= 0:
+            prv[h] = i
+        head[lam[i]] = i
+    while True:
+        while top >= 0 and head[top] < 0:
+            top -= 1
+        if top < 0:
+            break
+        i = head[top]
+        head[top] = nxt[i]   # pop i
+        if nxt[i] >= 0:
+            prv[nxt[i]] = -1
+        split[i] = 1
+        for p in range(tptr[i], tptr[i + 1]):   # the undecided depending on i: F
+            j = tidx[p]
+            if split[j] != -1:
+                continue
+            if prv[j] >= 0:   # unlink j
+                nxt[prv[j]] = nxt[j]
+            else:
+                head[lam[j]] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = prv[j]
+            split[j] = 0
+            for r in range(sptr[j], sptr[j + 1]):   # what j depends on gains weight
+                k = sidx[r]
+                if split[k] != -1:
+                    continue
+                if prv[k] >= 0:
+                    nxt[prv[k]] = nxt[k]
+                else:
+                    head[lam[k]] = nxt[k]
+                if nxt[k] >= 0:
+                    prv[nxt[k]] = prv[k]
+                lam[k] += 1
+                h = head[lam[k]]
+                nxt[k] = h
+                prv[k] = -1
+                if h >= 0:
+                    prv[h] = k
+                head[lam[k]] = k
+                if lam[k] > top:
+                    top = lam[k]
+        for p in range(sptr[i], sptr[i + 1]):   # what i depends on loses weight
+            k = sidx[p]
+            if split[k] != -1 or lam[k] == 0:
+                continue
+            if prv[k] >= 0:
+                nxt[prv[k]] = nxt[k]
+            else:
+                head[lam[k]] = nxt[k]
+            if nxt[k] >= 0:
+                prv[nxt[k]] = prv[k]
+            lam[k] -= 1
+            h = head[lam[k]]
+            nxt[k] = h
+            prv[k] = -1
+            if h >= 0:
+                prv[h] = k
+            head[lam[k]] = k
+    return split
+
+
+def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
+    """Modified classical interpolation, ``P`` as CSR arrays (see the module's text)."""
+    n = split.shape[0]
+    pptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        c = 1
+        if split[i] != 1:
+            c = 0
+            for p in range(sptr[i], sptr[i + 1]):
+                if split[sidx[p]] == 1:
+                    c += 1
+        pptr[i + 1] = pptr[i] + c
+    pidx = np.zeros(pptr[n], dtype=np.int64)
+    pval = np.zeros(pptr[n], dtype=np.float64)
+    slot = np.full(n, -1, dtype=np.int64)     # a strong C neighbour's place in P's row
+    strong = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        q = pptr[i]
+        if split[i] == 1:
+            pidx[q] = cindex[i]
+            pval[q] = 1.0
+            continue
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sidx[p]
+            strong[j] = True
+            if split[j] == 1:
+                slot[j] = q
+                pidx[q] = cindex[j]
+                q += 1
+        d = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            k = indices[p]
+            a = data[p]
+            if k == i or not strong[k]:
+                d += a                       # the diagonal and the weak entries
+            elif split[k] == 1:
+                pval[slot[k]] += a
+            else:                            # a strong F neighbour: over the C points
+                pos = diag[k] > 0
+                den = 0.0
+                for r in range(indptr[k], indptr[k + 1]):
+                    m = indices[r]
+                    if slot[m] >= 0 and (data[r] > 0) != pos:
+                        den += data[r]
+                if den == 0.0:
+                    # none shared: to the diagonal, which keeps the constant's row sum
+                    # (pyamg drops the entry: grid-aligned anisotropy 1e-3, 100^2, CG
+                    # 115 iterations; 94 so)
+                    d += a
+                else:
+                    for r in range(indptr[k], indptr[k + 1]):
+                        m = indices[r]
+                        if slot[m] >= 0 and (data[r] > 0) != pos:
+                            pval[slot[m]] += a * data[r] / den
+        if d * diag[i] <= 0.0:   # lumped past zero (not an M-matrix row): the diagonal
+            d = diag[i]
+        for q in range(pptr[i], pptr[i + 1]):
+            pval[q] = -pval[q] / d if d != 0.0 else 0.0
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sidx[p]
+            strong[j] = False
+            slot[j] = -1
+    return pptr, pidx, pval
+
+
+_JIT = {}
+
+
+def _kernel(name):
+    """The numba twin of ``_rs_py`` / ``_interp_py`` where numba runs (and is not being
+    deferred), else the Python function itself."""
+    fn = {"rs": _rs_py, "interp": _interp_py}[name]
+    from skiff.kernels.backend import numba_available
+
+    from .fused import deferring
+
+    if deferring() or not numba_available():
+        return fn
+    if name not in _JIT:
+        from numba import njit
+
+        _JIT[name] = njit(cache=True)(fn)
+    return _JIT[name]
+
+
+def rs_split(S: sp.csr_matrix, kernel=None) -> np.ndarray:
+    """C/F splitting of the strength pattern ``S`` (row ``i``: the points ``i`` depends
+    on): 1 for C, 0 for F (int64). ``kernel``: the function to run (the Python twin in the
+    tests), default the numba one."""
+    S = sp.csr_matrix(S)
+    T = S.T.tocsr()
+    fn = kernel or _kernel("rs")
+    i64 = np.int64
+    return fn(S.indptr.astype(i64), S.indices.astype(i64), T.indptr.astype(i64),
+              T.indices.astype(i64), S.shape[0])
+
+
+def classical_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
+                            kernel=None) -> sp.csr_matrix:
+    """The prolongator (n x number of C points) of modified classical interpolation from
+    ``A`` (real CSR), its strength pattern ``S`` and the splitting ``split`` (1 = C)."""
+    A = sp.csr_matrix(A)
+    A.sum_duplicates()
+    split = np.asarray(split, dtype=np.int64)
+    cindex = np.cumsum(split) - 1
+    nc = int(split.sum())
+    fn = kernel or _kernel("interp")
+    i64 = np.int64
+    pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
+                          A.data.astype(np.float64), S.indptr.astype(i64),
+                          S.indices.astype(i64), split, cindex, A.diagonal().astype(np.float64))
+    return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], nc))
+
+
+class RugeStuben(SmoothedAggregation):
+    """A classical (Ruge-Stueben) AMG hierarchy for a real sparse matrix ``A``, with
+    :class:`.SmoothedAggregation`'s V-cycle (``precondition``, ``aspreconditioner``).
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix, square, real (an M-matrix or near one: scalar diffusion)
+    theta : float
+        Classical strength threshold (pyamg's default 0.25).
+    max_coarse, max_levels : int
+        Coarsen until at most ``max_coarse`` unknowns remain (a dense inverse).
+    degree : int
+        Smoothing: ``degree / 2`` symmetric Gauss-Seidel sweeps before and after (pyamg's
+        one), or a Chebyshev polynomial of that degree on a GPU.
+    xp : numpy or cupy (the cycles; the setup is on the host)
+    symmetric : bool, optional
+        Whether ``A`` is symmetric (looked at when not given).
+    """
+
+    def __init__(self, A, *, theta=RS_THETA, max_coarse=400, max_levels=25, degree=2,
+                 xp=np, symmetric=None, **_ignored):
+        A = sp.csr_matrix(A)
+        if A.dtype.kind == "c":
+            raise ValueError("amg='classical' takes real matrices; a complex one needs the "
+                             "smoothed aggregation (amg='sa')")
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"amg: the matrix is not square ({A.shape})")
+        self.complex = False
+        self.dtype = np.dtype(np.float64)
+        A = A.astype(np.float64)
+        A.sum_duplicates()
+        A.sort_indices()
+        self.xp = xp
+        self.degree = int(degree)
+        self.theta = float(theta)
+        self.symmetric = bool(is_symmetric(A) if symmetric is None else symmetric)
+        self.row_scale = self._scale = None
+        self.contrast = self.reused = False
+        self.strength = "classical"
+        self.aggregates, self.unsmoothed = [], []
+        self.splittings = []
+        host_sgs = self.symmetric and xp is np
+        self._gs = None if self.symmetric or xp is not np else _gauss_seidel()
+        self.levels = []
+        while A.shape[0] > max_coarse and len(self.levels) < max_levels - 1:
+            if self.levels and _dense_enough(A):
+                break
+            d = A.diagonal()
+            if np.any(d == 0):
+                if self.levels:
+                    break
+                i = int(np.flatnonzero(d == 0)[0])
+                raise ValueError(f"amg: the matrix has zeros on its diagonal (entry {i}); "
+                                 f"the Gauss-Seidel smoother divides by it")
+            S = classical_strength(A, self.theta)
+            split = rs_split(S)
+            nc = int(split.sum())
+            if nc == 0 or nc >= A.shape[0]:
+                break
+            P = classical_interpolation(A, S, split)
+            R = P.T.tocsr()
+            dinv = 1.0 / d
+            lmax = 0.0
+            if not host_sgs:   # Chebyshev's interval top, or the Jacobi bound
+                lmax = (1.1 * rho_dinv_a(A, dinv, seed=1) if self.symmetric
+                        else _norm_dinv_a(A, dinv))
+            self.splittings.append(split)
+            self.levels.append((A, dinv, lmax, P, R))
+            A = (R @ (A @ P)).tocsr()
+            A.eliminate_zeros()
+            A.sort_indices()
+        self.coarse_n = A.shape[0]
+        self.smoother = "gauss-seidel" if host_sgs else "jacobi"
+        self._sgs = None
+        if host_sgs:
+            from .amg_gs import BlockSGS
+
+            self._sgs = [BlockSGS.build(lv[0], 1, max(1, self.degree // 2))
+                         for lv in self.levels]
+            if any(s is None for s in self._sgs):
+                self._sgs = None
+        self._dev = [self._to_device(*level) for level in self.levels]
+        self.coarse_inv = self.coarse_lu = None
+        if A.shape[0] <= DENSE_COARSE or _dense_enough(A):
+            self.coarse_inv = xp.asarray(coarse_inverse(A.toarray()))
+        else:
+            self.coarse_lu = _sparse_lu(A)
+        self.operator_complexity = (sum(lv[0].nnz for lv in self.levels) + A.nnz) / max(
+            self.levels[0][0].nnz if self.levels else A.nnz, 1)
+        self.grid_complexity = (sum(lv[0].shape[0] for lv in self.levels) + A.shape[0]) / max(
+            self.levels[0][0].shape[0] if self.levels else A.shape[0], 1)
+
+    def describe(self) -> str:
+        sizes = [lv[0].shape[0] for lv in self.levels] + [self.coarse_n]
+        kind = ("symmetric Gauss-Seidel" if self._sgs is not None else
+                "Gauss-Seidel" if self._gs is not None else "Chebyshev")
+        return (f"classical (Ruge-Stueben), theta {self.theta:g}, {kind}, "
+                f"{self.nlevels} levels: " + " > ".join(map(str, sizes))
+                + f", operator complexity {self.operator_complexity:.2f}")
