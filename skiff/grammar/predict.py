@@ -41,36 +41,6 @@ def _score_text(score: dict, target: str) -> str:
     return ""
 
 
-def _predict_images(run_dir, paths: list[str]):
-    """``predict_images`` of each of ``paths`` (images, folders), joined in the order given:
-    each row's file named from the path as given (``a.png``, ``new/x.png``) where there are
-    several, the truth and the score over all of them where each names its class folders,
-    each path's notes prefixed with it."""
-    import json
-    from pathlib import Path
-
-    from skiff.kernels.train.class_metrics import report_lines
-    from skiff.kernels.train.image_predict import ImagePrediction, predict_images
-
-    if len(paths) == 1:
-        return predict_images(run_dir, paths[0])
-    files, predictions, probabilities, truth, notes = [], [], [], [], []
-    for path in paths:
-        part = predict_images(run_dir, path)
-        own = part.notes
-        if part.truth is not None and part.files and part.score:  # its own score's lines
-            own = own[:len(own) - len(report_lines(part.score))]
-        one_file = Path(str(path)).expanduser().is_file()
-        files += [str(path) if one_file else f"{str(path).rstrip('/')}/{f}"
-                  for f in part.files]
-        predictions += part.predictions
-        probabilities += part.probabilities
-        truth = None if truth is None or part.truth is None else truth + part.truth
-        notes += [f"{path}: {note}" for note in own]
-    classes = json.loads((Path(run_dir) / "images.json").read_text())["classes"]
-    return ImagePrediction(files, predictions, probabilities, truth, notes, classes=classes)
-
-
 def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     """(JSON document, text) for ``python -m skiff predict`` with the job's run folder (the
     front finds it from the id); a bad run or file raises ValueError with one line."""
@@ -80,7 +50,9 @@ def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
 
     paths = ns.data if isinstance(ns.data, (list, tuple)) else [ns.data]
     if (Path(run_dir) / "images.json").is_file():
-        result = _predict_images(run_dir, paths)
+        from skiff.kernels.train.image_predict import predict_images
+
+        result = predict_images(run_dir, paths)  # several: the model loaded once
         result.target, result.rows = "class", result.files
         score = (f"accuracy {100 * result.score['accuracy']:.1f}% on "
                  f"{result.score['rows']} images (their class folders)" if result.score else "")

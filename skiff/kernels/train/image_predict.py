@@ -6,6 +6,7 @@ training set's per-channel mean and deviation) and ``model.npz``. ``PATH`` is on
 folder of images, or a folder of class folders (then each image's folder is its true class
 and the accuracy is given). Images are read as training read them (a centred square,
 resized, standardised); a file that is no image is left out and counted in the notes.
+Several paths (``predict JOB a.png b.png new/``) are one call: the model is loaded once.
 Kernel code: no Jupyter, no job; :mod:`skiff.grammar.predict` is the command.
 """
 
@@ -82,17 +83,9 @@ def _files(path: Path):
     return files, [f.relative_to(path).as_posix() for f in files], None
 
 
-def predict_images(run_dir, path) -> ImagePrediction:
-    """The classes of the images at ``path`` by the image model of the run folder."""
-    from skiff.kernels.train import models
-    from skiff.kernels.train.core.tensor import Tensor, no_grad
-
-    run_dir, path = Path(run_dir), Path(str(path)).expanduser()
-    meta = json.loads((run_dir / "images.json").read_text())
-    weights = run_dir / "model.npz"
-    if not weights.is_file():
-        raise ImageFolderError(f"{run_dir.name} has no model.npz (the job did not finish?)")
-    classes, size, channels = meta["classes"], int(meta["size"]), int(meta["channels"])
+def _read(path: Path, given: str, size: int, channels: int, several: bool):
+    """The images of one ``path`` given: (their arrays, names, truth or None, notes); the
+    names prefixed with the path as ``given`` where ``several`` were."""
     files, shown, truth = _files(path)
     images, keep, bad, why = [], [], [], None
     for k, f in enumerate(files):
@@ -112,13 +105,46 @@ def predict_images(run_dir, path) -> ImagePrediction:
         notes.append(f"{len(bad)} file{'s' if len(bad) > 1 else ''} that "
                      f"{'are' if len(bad) > 1 else 'is'} no image left out (the first: "
                      f"{bad[0]})")
-    if truth is not None:
-        unknown = sorted({truth[k] for k in keep} - set(classes))
-        if unknown:
-            notes.append(f"class folder{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(map(repr, unknown))} not among the trained classes "
-                         f"({', '.join(classes)}): {'their' if len(unknown) > 1 else 'its'} "
-                         f"images count as wrong")
+    names = [shown[k] for k in keep]
+    if several:  # each row named from the path as given (a.png, new/x.png)
+        names = ([given] * len(names) if path.is_file() else
+                 [f"{given.rstrip('/')}/{n}" for n in names])
+    return (images, names, None if truth is None else [truth[k] for k in keep], notes)
+
+
+def predict_images(run_dir, path) -> ImagePrediction:
+    """The classes of the images at ``path`` by the image model of the run folder: one image
+    or folder, or a list of them (``predict RUN a.png b.png new/``: the model is loaded
+    once, their rows joined in the order given, each named from the path as given, each
+    path's notes prefixed with it, the truth and the score over all of them where every
+    path is a folder of class folders)."""
+    from skiff.kernels.train import models
+    from skiff.kernels.train.core.tensor import Tensor, no_grad
+
+    given = list(path) if isinstance(path, (list, tuple)) else [path]
+    if not given:
+        raise ImageFolderError("no image or folder given")
+    run_dir, several = Path(run_dir), len(given) > 1
+    meta = json.loads((run_dir / "images.json").read_text())
+    weights = run_dir / "model.npz"
+    if not weights.is_file():
+        raise ImageFolderError(f"{run_dir.name} has no model.npz (the job did not finish?)")
+    classes, size, channels = meta["classes"], int(meta["size"]), int(meta["channels"])
+    images, names, truth, notes = [], [], [], []
+    for g in given:  # every path read (and a bad one named) before the model is loaded
+        arrays, shown, classes_of, own = _read(Path(str(g)).expanduser(), str(g), size,
+                                               channels, several)
+        images += arrays
+        names += shown
+        truth = None if truth is None or classes_of is None else truth + classes_of
+        if classes_of is not None:
+            unknown = sorted(set(classes_of) - set(classes))
+            if unknown:
+                own.append(f"class folder{'s' if len(unknown) > 1 else ''} "
+                           f"{', '.join(map(repr, unknown))} not among the trained classes "
+                           f"({', '.join(classes)}): {'their' if len(unknown) > 1 else 'its'} "
+                           f"images count as wrong")
+        notes += [f"{g}: {n}" for n in own] if several else own
     model = models.get("cnn", in_channels=channels, num_classes=len(classes), image_size=size)
     model.load_state_dict(str(weights))
     model.eval()
@@ -131,7 +157,6 @@ def predict_images(run_dir, path) -> ImagePrediction:
             probs.append(z / z.sum(1, keepdims=True))
     p = np.concatenate(probs) if probs else np.zeros((0, len(classes)))
     best = p.argmax(1) if len(p) else np.zeros(0, int)
-    return ImagePrediction([shown[k] for k in keep], [classes[b] for b in best],
-                           [float(v) for v in p.max(1)] if len(p) else [],
-                           None if truth is None else [truth[k] for k in keep], notes,
+    return ImagePrediction(names, [classes[b] for b in best],
+                           [float(v) for v in p.max(1)] if len(p) else [], truth, notes,
                            classes=classes)
