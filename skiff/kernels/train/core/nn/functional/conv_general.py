@@ -1,6 +1,7 @@
 """``conv2d``'s torch arguments beyond the fused node: ``dilation`` (the kernel spread with
 zeros, a differentiable write into a zero weight), ``groups`` (one convolution per group of
-channels, concatenated; ``groups == channels`` is a depthwise convolution) and ``padding``
+channels, concatenated; ``groups == channels`` is a depthwise convolution, one node of
+:mod:`.conv_depthwise`) and ``padding``
 ``"same"``/``"valid"`` (torch's split of an odd total: the extra on the right). The plain case
 stays on :class:`.conv.Conv2dFn`. tests/kernels/train/core/test_torch_gaps_r26.py compares
 values and gradients with torch in float64.
@@ -61,6 +62,12 @@ def conv2d_general(x, weight, bias, stride, padding, dilation, groups, plain):
                          f"must divide by it, and the weight {tuple(weight.shape)} must have "
                          f"{c // groups if c % groups == 0 else '?'} input channels per group")
     ci, co = c // groups, o // groups
+    if ci == 1 and x.ndim == 4:  # depthwise (a channel multiplier included): one node
+        from .conv import as_pair
+        from .conv_depthwise import depthwise_conv2d
+
+        return depthwise_conv2d(x, w, bias, as_pair(stride, "stride"),
+                                as_pair(padding, "padding"))
     outs = [plain(x[:, g * ci:(g + 1) * ci], w[g * co:(g + 1) * co],
                   None if bias is None else bias[g * co:(g + 1) * co], stride, padding)
             for g in range(groups)]
