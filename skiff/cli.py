@@ -322,7 +322,12 @@ def _follow_and_report(k, kind: str, job, opts: dict, values: dict, out=None) ->
         doc = {"job": job.summary(), "result": job.result}
         if failed:
             doc["failed"] = failed
+        going_on = _resume_line(job)  # a stopped job that can go on: how (it said nothing)
+        if going_on:
+            doc["resume"] = going_on[1]
         print(json.dumps(doc, ensure_ascii=False, default=str), file=out, flush=True)
+        if going_on:
+            print(f"skiff: {going_on[0]}", file=sys.stderr, flush=True)
     else:
         text, alone = k.terminal_text(job, values) if job.status == "done" else (None, False)
         print(summary(job, k), file=sys.stderr if alone else sys.stdout)
@@ -339,6 +344,18 @@ def _follow_and_report(k, kind: str, job, opts: dict, values: dict, out=None) ->
               f"(the others were done):\n{shown}{more}", file=sys.stderr)
         return FAILED
     return _status_code(job, interrupted)
+
+
+def _resume_line(job) -> tuple[str, str] | None:
+    """(the line, the command) that goes on with a cancelled or failed job ``jobs resume``
+    would take (train from its checkpoint, ocr-rec from its rec.ckpt, OCR from the pages
+    read), else None: ``--json`` puts the command under ``resume`` and the line on stderr,
+    as the summary shows it without ``--json``."""
+    from skiff.jobs import resume_command
+    from skiff.jobs.going_on import resume_hint
+
+    hint = resume_hint(job)
+    return (hint, resume_command(job.id)) if hint else None
 
 
 def _status_code(job, interrupted: bool = False) -> int:
@@ -523,6 +540,9 @@ def _run_tool(name: str, rest: list[str]) -> int:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
             if showing and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
+                going_on = _resume_line(out)  # the line `jobs show` prints, as a command
+                if going_on:
+                    doc["resume"] = going_on[1]
             print(json.dumps(doc, ensure_ascii=False, default=str))
             hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0
             if hidden:  # a script's `jobs --json | jq length` was cut at 20 without a word
