@@ -22,6 +22,13 @@ STATUSES = ("queued", "running", "done", "failed", "cancelled")  # skiff.jobs.ev
 # menu has it; `jobs --status damaged` was "invalid choice")
 LISTED = (*STATUSES, "damaged")
 _AGE = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+# the words other tools taught (docker/kubectl ls, journalctl's log): `jobs ls` was "invalid
+# choice: 'ls' (did you mean 'logs'?)", the wrong action suggested
+ACTION_ALIASES = {"ls": "list", "log": "logs"}
+
+
+def _action(word: str) -> str:
+    return ACTION_ALIASES.get(word, word)
 
 
 def age_seconds(text: str) -> float:
@@ -45,7 +52,7 @@ def age_seconds(text: str) -> float:
                       "trust ID signs a run folder's code with your key (after reading it).")
 @json_option
 def JOBS(p):
-    p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS)
+    p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS, type=_action)
     p.add_argument("job_id", nargs="?", default=None, metavar="ID",
                    help="a job id (a unique prefix or suffix is enough) or a job's name")
     p.add_argument("more_ids", nargs="*", default=[], metavar="ID",
