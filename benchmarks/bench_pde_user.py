@@ -27,6 +27,9 @@ hierarchy per step; ``stokes``, Taylor-Hood Stokes from ``scipy.sparse.bmat`` (3
 unknowns): skiff ``auto`` (MINRES with its saddle-point block preconditioner), against
 SciPy's ``minres`` with the same block built on pyamg's V-cycle (SciPy stops on its own
 estimate: see the residual column).
+Round 33: ``cells3drs``, ``p1rs``, ``p3drs``, ``contrastrs``, ``anisors``, ``jump2rs``: the
+matrices of ``cells3d``, ``p1``, ... with classical AMG in both tools (skiff
+``Solver(A, precond='amg', amg='classical')``, pyamg ``ruge_stuben_solver(A)``, theta 0.25).
 Round 32: ``cells3d``, 3-D finite volumes with 30 % of the cells at 1e6 at random
 (32 768), against pyamg's ``ruge_stuben_solver`` (its SA takes 981 iterations). skiff's AMG
 smooths 3-D systems (the el3* and free3 rows, el3d) with nodal-block
@@ -138,6 +141,8 @@ def _rotated_anisotropy(r, eps):
 
 
 def build(case: str, small: bool):
+    if case in CLASSICAL:   # the same matrix, classical AMG in both tools
+        return build(CLASSICAL[case], small)
     import skfem
     from skfem import ElementTriP1, ElementTriP2, MeshTri
 
@@ -308,10 +313,15 @@ PYAMG_ACCEL = {"helmcocg": "bicgstab", "el3d": "gmres"}   # pyamg has no COCG
 STRENGTH = {"el3e": "evolution"}   # both tools; otherwise each one's default
 STEPS = {"heat": 20, "heat100": 100, "cn200": 200}
 SCHWARZ = {"jump2s"}   # each tool's Schwarz smoother
+# round 33: classical AMG in both tools (skiff amg='classical', pyamg ruge_stuben_solver,
+# theta 0.25 both) on another case's matrix
+CLASSICAL = {"cells3drs": "cells3d", "p1rs": "p1", "p3drs": "p3d", "contrastrs": "contrast",
+             "anisors": "aniso", "jump2rs": "jump2"}
 RUGE_STUBEN = {"cells3d"}   # pyamg's classical AMG (its SA takes 981 iterations, 38 s)
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
          "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes",
-         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba", "el3d", "cells3d"]
+         "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba", "el3d", "cells3d",
+         *CLASSICAL]
 
 
 def _bratu(tool, L, lam, steps=6):
@@ -376,6 +386,9 @@ def _warm_skiff() -> None:
     deadline = time.monotonic() + 120
     while not fused.numba_loaded() and time.monotonic() < deadline:
         time.sleep(0.05)
+    from skiff.kernels.solve.amg_rs import RugeStuben  # its numba kernels: cache load
+
+    RugeStuben(sp.kron(A[:60, :60], sp.eye(60)) + sp.kron(sp.eye(60), A[:60, :60]))
 
 
 # ------------------------------------------------------------------------------ one run
@@ -428,7 +441,9 @@ def run_one(case: str, tool: str, small: bool) -> dict:
 
         _warm_skiff()
         t0 = time.perf_counter()
-        if strength is None:
+        if case in CLASSICAL:
+            s = Solver(A, method=method, precond="amg", amg="classical")
+        elif strength is None:
             s = Solver(A, method=method, precond="amg", near_nullspace=B,
                        smoother="schwarz-overlap" if case in SCHWARZ else "rbgs")
         else:   # a strength of the user's choice: the hierarchy as the preconditioner
@@ -453,7 +468,7 @@ def run_one(case: str, tool: str, small: bool) -> dict:
         if case in SCHWARZ:
             kw["presmoother"] = kw["postsmoother"] = ("schwarz", {"sweep": "symmetric"})
         t0 = time.perf_counter()
-        ml = (pyamg.ruge_stuben_solver(A) if case in RUGE_STUBEN else
+        ml = (pyamg.ruge_stuben_solver(A) if case in RUGE_STUBEN or case in CLASSICAL else
               pyamg.smoothed_aggregation_solver(A, B=B, **kw))
         out["setup_s"] = time.perf_counter() - t0
 
