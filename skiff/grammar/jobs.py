@@ -28,7 +28,17 @@ ACTION_ALIASES = {"ls": "list", "log": "logs"}
 
 
 def _action(word: str) -> str:
-    return ACTION_ALIASES.get(word, word)
+    """The action a word names (``ls``: ``list``); a word that is no action and close to
+    none is taken for a job (``jobs 7a00``) and the error says how to show it."""
+    from .common import did_you_mean
+
+    word = ACTION_ALIASES.get(word, word)
+    if word in JOB_ACTIONS or did_you_mean(word, JOB_ACTIONS):
+        return word  # argparse's own check names the closest action
+    raise argparse.ArgumentTypeError(
+        f"invalid choice: {word!r} is no action (choose from {', '.join(JOB_ACTIONS)}); a "
+        f"job? jobs show "
+        f"{word}")
 
 
 def age_seconds(text: str) -> float:

@@ -31,3 +31,11 @@ def test_jobs_ls_prints_what_jobs_list_prints(runs_dir, capsys):
     listed = json.loads(capsys.readouterr().out)
     assert main(["jobs", "ls", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == listed and len(listed) == 1
+
+
+def test_a_job_id_in_place_of_the_action_says_how_to_show_it():
+    """``jobs 7a00`` was "invalid choice: '7a00'" with the list of actions only."""
+    with pytest.raises(GrammarError, match="'7a00' is no action .*; a job\\? jobs show 7a00"):
+        JOBS.parse("7a00")
+    with pytest.raises(GrammarError, match="did you mean 'show'"):  # a typo: as before
+        JOBS.parse("shwo 7a00")
