@@ -10,6 +10,8 @@ from skiff.kernels.train.core.nn.spectral_norm import (  # noqa: F401
 from skiff.kernels.train.core.nn.utils import (  # noqa: F401
     clip_grad_norm_,
     clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
     parameters_to_vector,
     vector_to_parameters,
 )

@@ -113,9 +113,14 @@ class set_grad_enabled:
 
     def __init__(self, mode: bool):
         self.mode = bool(mode)
+        self._set_at_init = type(self) is set_grad_enabled
+        if self._set_at_init:  # torch's: a plain call ``set_grad_enabled(False)`` takes effect
+            self.prev = _mode.enabled
+            _mode.enabled = self.mode
 
     def __enter__(self):
-        self.prev = _mode.enabled
+        if not self._set_at_init:
+            self.prev = _mode.enabled
         _mode.enabled = self.mode
         return self
 
@@ -124,6 +129,8 @@ class set_grad_enabled:
         return False
 
     def __call__(self, fn):
+        if self._set_at_init:  # used as a decorator: the mode it set at once goes back
+            _mode.enabled = self.prev
         def wrapper(*args, **kwargs):
             with set_grad_enabled(self.mode):
                 return fn(*args, **kwargs)

@@ -88,13 +88,15 @@ def _matmul(self, want, g):
     a, b = self.saved
     a_t, b_t = input_t(self, 0, a), input_t(self, 1, b)
     g2 = g
+    # g as the (..., m, n) product of the 2-D forms: a 1-D operand's axis comes back (both
+    # 1-D: a 0-d g becomes (1, 1); it became (1,) and the vector dot's gradient failed)
     if a.ndim == 1:
         a_t = S.Reshape.apply(a_t, shape=(1,) + a.shape)
-        g2 = S.Reshape.apply(g2, shape=g2.shape[:-1] + (1,) + g2.shape[-1:]) if b.ndim > 1 \
-            else S.Reshape.apply(g2, shape=g2.shape + (1,))
+        g2 = S.Reshape.apply(g2, shape=g2.shape[:-1] + (1,) + g2.shape[-1:] if g2.ndim
+                             else (1,))
     if b.ndim == 1:
         b_t = S.Reshape.apply(b_t, shape=b.shape + (1,))
-        g2 = S.Reshape.apply(g2, shape=g2.shape + (1,)) if a.ndim > 1 else g2
+        g2 = S.Reshape.apply(g2, shape=g2.shape + (1,))
     a2s = (1,) + a.shape if a.ndim == 1 else a.shape
     b2s = b.shape + (1,) if b.ndim == 1 else b.shape
     ga = gb = None

@@ -68,7 +68,50 @@ int8, uint8, int16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
 int32 = int = np.dtype(np.int32)  # noqa: A001
 int64 = long = np.dtype(np.int64)
 bool = np.dtype(np.bool_)  # noqa: A001
-inference_mode = no_grad
+
+
+class inference_mode(no_grad):
+    """torch's ``inference_mode(mode=True)``: no graph inside (skiff keeps no inference-tensor
+    flag: this is ``no_grad``); ``inference_mode(False)`` turns grad mode on, as torch's.
+    Also a decorator, with or without the call (``@inference_mode``)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # the bare decorator
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        self.inference = _b.bool(mode)
+        set_grad_enabled.__init__(self, not self.inference)  # torch's guard: grad = not mode
+
+    def __enter__(self):
+        global _INFERENCE
+        self.prev_inference = _INFERENCE
+        _INFERENCE = self.inference
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        global _INFERENCE
+        _INFERENCE = self.prev_inference
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self.inference):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+_INFERENCE = False
+
+
+def is_inference_mode_enabled() -> bool:
+    """torch's: whether an ``inference_mode()`` block is open."""
+    return _INFERENCE
 
 
 def manual_seed(seed):

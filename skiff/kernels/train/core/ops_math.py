@@ -157,7 +157,7 @@ class MatMul(Function):
         a2, b2, g2 = a, b, g
         if a.ndim == 1:
             a2 = a[None, :]
-            g2 = xp.expand_dims(g2, -2)
+            g2 = xp.expand_dims(g2, -2) if g2.ndim else g2.reshape(1)  # 1-D @ 1-D: 0-d g
         if b.ndim == 1:
             b2 = b[:, None]
             g2 = xp.expand_dims(g2, -1)

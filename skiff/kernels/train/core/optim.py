@@ -186,6 +186,9 @@ class Optimizer:
             defaults = {**lr, **defaults}
         else:
             defaults = {"lr": lr, **defaults}
+        if hasattr(params, "requires_grad"):  # torch refuses one tensor as the params
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -194,7 +197,9 @@ class Optimizer:
                                               if k not in defaults}}
         self.param_groups = []
         for g in groups:
-            group = {**self.defaults, **g, "params": list(g["params"])}
+            ps = g["params"]  # a group's params may be one tensor (torch's)
+            group = {**self.defaults, **g,
+                     "params": [ps] if hasattr(ps, "requires_grad") else list(ps)}
             for p in group["params"]:
                 # a frozen tensor (requires_grad=False) is kept and skipped while it has no
                 # gradient, as torch's optimizers do; a tensor computed from others is refused

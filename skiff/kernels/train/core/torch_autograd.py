@@ -54,7 +54,9 @@ class FunctionCtx:
         self._non_diff = {id(t) for t in tensors}
 
     def mark_dirty(self, *tensors) -> None:
-        pass
+        """The inputs ``forward`` changed in place: ``apply`` hands each back as the same
+        tensor object (torch's), now holding the function's output in the graph."""
+        self._dirty = {id(t) for t in tensors}
 
     def set_materialize_grads(self, value: bool) -> None:
         self._materialize = bool(value)
@@ -127,7 +129,11 @@ class Function:
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         detached = [a.detach() if isinstance(a, Tensor) else a for a in args]
         with no_grad():
-            out = cls.forward(ctx, *detached)
+            if _has_setup_context(cls):  # torch 2's form: forward(*args), then setup_context
+                out = cls.forward(*detached)
+                cls.setup_context(ctx, tuple(detached), out)
+            else:
+                out = cls.forward(ctx, *detached)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
         spots = {id(a): ("in", k) for k, a in enumerate(detached) if isinstance(a, Tensor)}
@@ -137,7 +143,23 @@ class Function:
         res = _Bridge.apply(*args, fn=cls, ctx=ctx, outputs=arrays)
         if getattr(ctx, "_non_diff", None) and not single:
             res = tuple(r.detach() if id(o) in ctx._non_diff else r for r, o in zip(res, outs))
+        dirty = getattr(ctx, "_dirty", None)
+        if dirty:  # an input changed in place comes back as itself, holding the output
+            from .tensor_torch import _assign
+
+            mine = {id(d): a for d, a in zip(detached, args) if isinstance(a, Tensor)}
+            res = (res,) if single else res
+            res = tuple(_assign(mine[id(o)], r, f"{cls.__name__}.apply (mark_dirty)")
+                        if id(o) in dirty and id(o) in mine else r for r, o in zip(res, outs))
+            res = res[0] if single else res
         return res
+
+
+def _has_setup_context(cls) -> bool:
+    """Whether a Function subclass defines torch 2's ``setup_context`` (its ``forward`` then
+    takes no ctx)."""
+    return any("setup_context" in vars(k) for k in cls.__mro__
+               if k is not Function and k is not object)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -146,9 +146,6 @@ class BatchNorm3d(BatchNorm2d):
 
 
 def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, name):
-    if ceil_mode and name != "max_pool3d":
-        raise ValueError(f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so "
-                         "the windows fit")
     if x.ndim not in (4, 5):
         raise ValueError(f"{name} expects (N, C, D, H, W) or (C, D, H, W), got "
                          f"{tuple(x.shape)}")
@@ -175,10 +172,11 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
                count_include_pad=True, divisor_override=None):
     k, s, p, d = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d")
     if input.ndim == 4:
-        return avg_pool3d(input.unsqueeze(0), k, s, p, False, count_include_pad,
+        return avg_pool3d(input.unsqueeze(0), k, s, p, ceil_mode, count_include_pad,
                           divisor_override).squeeze(0)
     return PoolNdFn.apply(input, kind="avg", k=k, stride=s, padding=p, dilation=d,
-                          count_include_pad=count_include_pad, divisor=divisor_override)
+                          count_include_pad=count_include_pad, divisor=divisor_override,
+                          ceil_mode=bool(ceil_mode))
 
 
 def _bins(xp, n_in, n_out, dtype):

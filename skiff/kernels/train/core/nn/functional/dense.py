@@ -213,7 +213,7 @@ def _additive_mask(attn_mask, like):
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale=None,
-                                 *, causal=None) -> Tensor:
+                                 enable_gqa: bool = False, *, causal=None) -> Tensor:
     """torch's attention over (B, H, T, D) tensors (any leading axes): not causal unless
     ``is_causal`` (query i sees keys j <= i, torch's top-left alignment); skiff's older
     ``causal=True`` aligns bottom-right instead (query i sees j <= i + S - T: the last T of S
@@ -221,6 +221,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     (True attends) or float (added to the scores, no gradient); ``dropout_p`` drops
     attention probabilities whenever it is given (as torch's: pass 0.0 in eval)."""
     q, k, v = query, key, value
+    if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        # grouped-query attention (torch's enable_gqa): each key/value head serves
+        # Hq / Hkv consecutive query heads
+        hq, hk = q.shape[-3], k.shape[-3]
+        if hk == 0 or hq % hk or v.shape[-3] != hk:
+            raise ValueError(f"scaled_dot_product_attention(enable_gqa=True): the query's "
+                             f"{hq} heads must be a multiple of the key's {hk} and the "
+                             f"value's {v.shape[-3]} heads")
+        k = k.repeat_interleave(hq // hk, dim=-3)
+        v = v.repeat_interleave(hq // hk, dim=-3)
     if q.shape[-1] != k.shape[-1] or k.shape[:-1] != v.shape[:-1]:
         raise ValueError(
             f"attention shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, "

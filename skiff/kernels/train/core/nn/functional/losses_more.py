@@ -83,6 +83,13 @@ def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8,  # noq
         t = _raw(target)
         xp = input.xp
         tt = xp.where(t > 1, t, 2.0)  # Stirling's term where target > 1, else 0 (torch's)
+        if isinstance(target, Tensor) and target.requires_grad:
+            # a target in the graph gets the term's gradient, log(t) + 1 / (2 t), as torch's
+            keep = Tensor._make((t > 1).astype(input.dtype), False, None, 0)
+            tg = target * keep + Tensor._make((t <= 1) * 2.0, False, None, 0).astype(
+                input.dtype)
+            st = (target * tg.log() - target + 0.5 * (tg * (2 * math.pi)).log()) * keep
+            return _reduce(per + st, reduction)
         st = t * xp.log(tt) - t + 0.5 * xp.log(2 * math.pi * tt)
         per = per + Tensor._make(xp.where(t > 1, st, 0.0).astype(input.dtype), False, None, 0)
     return _reduce(per, reduction)

@@ -108,13 +108,11 @@ class PoolNdFn(Function):
             total += xp_[lead + _slices(off, dilation, stride, out)]
         if divisor is not None:
             div = float(divisor)
-        elif count_include_pad or not any(padding):
+        elif (count_include_pad or not any(padding)) and not ceil_mode:
             div = float(len(offs))
         else:
-            ones = _pad(xp, xp.ones((1, 1) + x.shape[2:], dtype=x.dtype), padding)
-            div = xp.zeros((1, 1) + out, dtype=x.dtype)
-            for off in offs:
-                div += ones[lead + _slices(off, dilation, stride, out)]
+            div = _avg_divisor(xp, x.shape[2:], k, stride, padding, out, count_include_pad,
+                               x.dtype)
         self.div = div
         return total / div
 
@@ -134,6 +132,22 @@ class PoolNdFn(Function):
         return _unpad(gp, padding, xshape[2:])
 
 
+def _avg_divisor(xp, sizes, k, stride, padding, out, count_include_pad, dtype):
+    """torch's average-pool divisor for each output position, axis by axis: the window
+    clipped to the padded input (``count_include_pad``; a ``ceil_mode`` window past the right
+    padding counts only up to it) or to the input itself."""
+    div = xp.ones((1, 1) + tuple(out), dtype=dtype)
+    for a, (n, kk, s, p, o) in enumerate(zip(sizes, k, stride, padding, out)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + kk, n + p)
+        count = (end - start) if count_include_pad else (
+            np.minimum(end, n) - np.maximum(start, 0))
+        shape = [1] * (len(out) + 2)
+        shape[a + 2] = o
+        div = div * xp.asarray(count.astype(dtype).reshape(shape))
+    return div
+
+
 def nd_pool_args(x, nd, kernel_size, stride, padding, dilation, name):
     """torch's pooling arguments as ``nd``-tuples (stride defaults to the kernel), checked."""
     if x.ndim != nd + 2:
@@ -150,16 +164,14 @@ def nd_pool_args(x, nd, kernel_size, stride, padding, dilation, name):
 def avg_pool_nd(x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override, name):
     """torch's ``avg_poolNd`` with ``padding``, ``count_include_pad``, ``divisor_override``
-    (``ceil_mode`` is refused: pad the input so the windows fit)."""
-    if ceil_mode:
-        raise ValueError(f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so "
-                         "the windows fit")
+    and ``ceil_mode`` (a last, partial window; torch's divisor)."""
     if x.ndim == nd + 1:
-        return avg_pool_nd(x.unsqueeze(0), nd, kernel_size, stride, padding, False,
+        return avg_pool_nd(x.unsqueeze(0), nd, kernel_size, stride, padding, ceil_mode,
                            count_include_pad, divisor_override, name)[0]
     k, s, p, d = nd_pool_args(x, nd, kernel_size, stride, padding, 1, name)
     return PoolNdFn.apply(x, kind="avg", k=k, stride=s, padding=p, dilation=d,
-                          count_include_pad=count_include_pad, divisor=divisor_override)
+                          count_include_pad=count_include_pad, divisor=divisor_override,
+                          ceil_mode=bool(ceil_mode))
 
 
 def max_pool_nd(x, k, stride, padding, dilation, ceil_mode, return_indices):

@@ -1,0 +1,211 @@
+"""Round 33: a torch user's programs, eleventh pass. torch 2.13 on CPU is the oracle (float64,
+values to 1e-10): torch 2's ``autograd.Function`` with ``setup_context``, ``mark_dirty``
+handing back the input itself, a param group whose ``params`` is one tensor,
+``inference_mode(False)`` and a plain ``set_grad_enabled(False)`` call,
+``scaled_dot_product_attention(enable_gqa=True)``, average pooling with ``ceil_mode``,
+``nn.utils.get_total_norm`` / ``clip_grads_with_norm_``."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import skiff
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(33)
+
+
+def _close(got, ref, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(got.detach().numpy()), ref.detach().numpy(),
+                               rtol=tol, atol=1e-12)
+
+
+def _setup_context_fn(T):
+    class Cube(T.autograd.Function):
+        @staticmethod
+        def forward(x, p):
+            return x ** p
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, p = inputs
+            ctx.save_for_backward(x)
+            ctx.p = p
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ctx.p * x ** (ctx.p - 1), None
+
+    return Cube
+
+
+def test_function_with_setup_context():
+    x = RNG.standard_normal(5)
+    out = []
+    for T in (torch, skiff):
+        t = T.tensor(x, requires_grad=True)
+        y = _setup_context_fn(T).apply(t, 3)
+        (y * T.tensor(np.arange(5.0))).sum().backward()
+        out.append((y, t.grad))
+    _close(out[1][0], out[0][0])
+    _close(out[1][1], out[0][1])
+
+
+def test_mark_dirty_returns_the_input_in_the_graph():
+    a0 = RNG.standard_normal(4)
+    res = []
+    for T in (torch, skiff):
+        class Double(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                x.mul_(2)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        a = T.tensor(a0, requires_grad=True)
+        b = a.clone()
+        c = Double.apply(b)
+        assert c is b
+        (c * c).sum().backward()
+        res.append((b, a.grad))
+    _close(res[1][0], res[0][0])
+    _close(res[1][1], res[0][1])
+
+
+def test_param_group_of_one_tensor_and_optimizer_of_one_tensor():
+    w0, b0 = RNG.standard_normal((2, 3)), RNG.standard_normal(2)
+    x = RNG.standard_normal((4, 3))
+    res = []
+    for T in (torch, skiff):
+        w, b = T.tensor(w0, requires_grad=True), T.tensor(b0, requires_grad=True)
+        opt = T.optim.SGD([{"params": w, "lr": 0.1}, {"params": [b]}], lr=0.05, momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            ((T.tensor(x) @ w.T + b) ** 2).mean().backward()
+            opt.step()
+        res.append((w, b))
+        with pytest.raises(TypeError, match="iterable of Tensors"):
+            T.optim.SGD(w, lr=0.1)
+    _close(res[1][0], res[0][0])
+    _close(res[1][1], res[0][1])
+
+
+def test_grad_mode_switches():
+    for T in (torch, skiff):
+        x = T.ones(2, requires_grad=True)
+        with T.inference_mode():
+            assert not (x * 2).requires_grad
+            with T.inference_mode(False):
+                assert T.is_grad_enabled()  # torch: grad mode on inside
+            with T.inference_mode(False):
+                assert (x * 2).requires_grad
+
+        @T.inference_mode
+        def f(z):
+            return z * 2
+
+        assert not f(x).requires_grad
+        T.set_grad_enabled(False)  # a plain call takes effect at once
+        try:
+            assert not (x * 3).requires_grad
+        finally:
+            T.set_grad_enabled(True)
+        assert (x * 3).requires_grad
+
+        @T.set_grad_enabled(False)
+        def g(z):
+            return z * 2
+
+        assert T.is_grad_enabled() and not g(x).requires_grad
+
+
+def test_sdpa_enable_gqa():
+    q, k, v = (RNG.standard_normal(s) for s in ((2, 6, 5, 4), (2, 2, 7, 4), (2, 2, 7, 4)))
+    w = RNG.standard_normal((2, 6, 5, 4))
+    res = []
+    for T in (torch, skiff):
+        ts = [T.tensor(a, requires_grad=True) for a in (q, k, v)]
+        o = T.nn.functional.scaled_dot_product_attention(*ts, is_causal=True, enable_gqa=True)
+        (o * T.tensor(w)).sum().backward()
+        res.append([o] + [t.grad for t in ts])
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)
+    with pytest.raises(ValueError, match="multiple"):
+        skiff.nn.functional.scaled_dot_product_attention(
+            *(skiff.tensor(a) for a in (q[:, :5], k, v)), enable_gqa=True)
+
+
+@pytest.mark.parametrize("nd,size,k,s,p,cip", [
+    c for c in itertools.product((1, 2, 3), (5, 6), (3,), (2,), (0, 1), (True, False))
+    if c[0] < 3 or c[1] == 5] + [(2, 7, 2, 3, 1, True), (1, 6, 3, 3, 0, False)])
+def test_avg_pool_ceil_mode(nd, size, k, s, p, cip):
+    x = RNG.standard_normal((2, 3) + (size,) * nd)
+    res = []
+    for T in (torch, skiff):
+        t = T.tensor(x, requires_grad=True)
+        y = getattr(T.nn.functional, f"avg_pool{nd}d")(t, k, s, p, ceil_mode=True,
+                                                       count_include_pad=cip)
+        (y * T.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)))).sum().backward()
+        res.append((y, t.grad))
+    assert tuple(res[1][0].shape) == tuple(res[0][0].shape)
+    _close(res[1][0], res[0][0])
+    _close(res[1][1], res[0][1])
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, "inf", 3.0])
+def test_get_total_norm_and_clip_grads_with_norm(norm_type):
+    ws = [RNG.standard_normal((3, 2)), RNG.standard_normal(4)]
+    res = []
+    for T in (torch, skiff):
+        ps = [T.tensor(w, requires_grad=True) for w in ws]
+        (ps[0].sin().sum() * ps[1].pow(3).sum()).backward()
+        total = T.nn.utils.get_total_norm([p.grad for p in ps], norm_type=norm_type)
+        T.nn.utils.clip_grads_with_norm_(ps, 0.5, total)
+        n2 = T.nn.utils.clip_grad_norm_(ps, 0.1, norm_type=norm_type, foreach=True)
+        res.append([total, n2] + [p.grad for p in ps])
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)
+
+
+def test_poisson_nll_full_differentiates_the_target():
+    x, t = np.array([-1.0, 0.3, 2.0, 0.5, 1.5]), np.array([0.5, 0.5, 1.0, 3.0, 7.5])
+    res = []
+    for T in (torch, skiff):
+        a, b = T.tensor(x, requires_grad=True), T.tensor(t, requires_grad=True)
+        T.nn.functional.poisson_nll_loss(a, b, full=True).backward()
+        res.append((a.grad, b.grad))
+    _close(res[1][0], res[0][0])
+    _close(res[1][1], res[0][1])
+
+
+@pytest.mark.parametrize("sa,sb", [((4,), (4,)), ((4,), (4, 3)), ((3, 4), (4,)),
+                                   ((2, 3, 4), (4,)), ((4,), (2, 4, 3))])
+def test_matmul_of_vectors_differentiated_twice(sa, sb):
+    A, B = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    res = []
+    for T in (torch, skiff):
+        a, b = T.tensor(A, requires_grad=True), T.tensor(B, requires_grad=True)
+        y = a @ b
+        ga, gb = T.autograd.grad((y * y).sum(), [a, b], create_graph=True)
+        res.append((ga, gb) + T.autograd.grad(ga.sin().sum() + gb.pow(2).sum(), [a, b]))
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)
+
+
+def test_forward_ad_of_a_vector_dot():
+    x, v = RNG.standard_normal(4), RNG.standard_normal(4)
+    res = []
+    for T in (torch, skiff):
+        fw = T.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(T.tensor(x), T.tensor(v))
+            res.append(fw.unpack_dual(d @ d + (d.sin() * d).sum()))
+    _close(res[1][0], res[0][0])
+    _close(res[1][1], res[0][1])
