@@ -489,7 +489,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 from skiff.jobs.render import follow_logs
 
                 out = follow_logs(jobs_action("show", ns.job_id, metrics=False),
-                                  lambda text: print(text, flush=True))
+                                  lambda text: print(text, flush=True), tail=ns.tail)
                 return FAILED if out.status == "done" and out.failures else _status_code(out)
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
                 from skiff.jobs import cancel_job
@@ -521,8 +521,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
         if ns.action == "logs":
             from skiff.jobs.render import logs_document, logs_text
 
-            print(json.dumps(logs_document(out), ensure_ascii=False) if ns.json
-                  else logs_text(out))
+            print(json.dumps(logs_document(out, ns.tail), ensure_ascii=False) if ns.json
+                  else logs_text(out, ns.tail))
             return 0
         if ns.action == "resume" and ns.dry_run:  # what it would run, nothing started
             from skiff.jobs.dryrun_document import dry_run_lines

@@ -37,8 +37,7 @@ def _action(word: str) -> str:
         return word  # argparse's own check names the closest action
     raise argparse.ArgumentTypeError(
         f"invalid choice: {word!r} is no action (choose from {', '.join(JOB_ACTIONS)}); a "
-        f"job? jobs show "
-        f"{word}")
+        f"job? jobs show {word}")
 
 
 def age_seconds(text: str) -> float:
@@ -84,6 +83,8 @@ def JOBS(p):
     p.add_argument("-f", "--follow", action="store_true",
                    help="show: follow the job live until it ends (as attach); logs: print "
                         "each new log line as the job writes it, until it ends")
+    p.add_argument("-n", "--tail", type=nonneg_int, default=None, metavar="N",
+                   help="logs: only the last N lines (with -f: then each new one)")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
     notebook_only(p.add_argument("--wait", action="store_true",
@@ -99,7 +100,7 @@ def JOBS(p):
 _GOES_WITH = (("--all", "all", ("list",)), ("--limit", "limit", ("list",)),
               ("--kind", "kind", ("list", "prune")), ("--status", "status", ("list", "prune")),
               ("--older-than", "older_than", ("prune",)), ("--keep", "keep", ("prune",)),
-              ("--timeout", "timeout", ("wait",)))
+              ("--timeout", "timeout", ("wait",)), ("--tail", "tail", ("logs",)))
 _DEFAULTS = {"limit": 20}
 
 

@@ -212,20 +212,25 @@ def output_lines(job) -> list[str]:
     return lines
 
 
-def follow_logs(job, write, *, poll_s: float = 1.0, stop=None):
+def follow_logs(job, write, *, poll_s: float = 1.0, stop=None, tail: int | None = None):
     """``jobs logs ID --follow``: ``write`` each log line of ``job`` (as :func:`logs_text`
     prints it, control characters escaped), those written so far first, then each new one
     as the job writes it, until the job ends; then what its ranks printed. ``stop()`` true
     ends the following early. Returns the job. Ctrl-C (KeyboardInterrupt) stops the
-    following, not the job."""
+    following, not the job. ``tail``: of the lines written so far, the last ``tail`` only
+    (``jobs logs ID -f -n 20``, as ``tail -f -n 20``)."""
     from .events import EventReader
 
     reader = EventReader(job.run_dir / "events.jsonl", metrics=False)  # each line read once
+    first = True
     while True:
         final = job.refresh().final  # read before the records: the last ones are printed
-        for rec in _records(reader.read()):
-            for line in record_lines(rec):
-                write(plain(line))
+        lines = [line for rec in _records(reader.read()) for line in record_lines(rec)]
+        if first and tail is not None:
+            lines = lines[len(lines) - tail:] if tail else []
+        first = False
+        for line in lines:
+            write(plain(line))
         if final or (stop is not None and stop()):
             break
         time.sleep(poll_s)
@@ -235,21 +240,33 @@ def follow_logs(job, write, *, poll_s: float = 1.0, stop=None):
     return job
 
 
-def logs_text(job) -> str:
+def logs_text(job, tail: int | None = None) -> str:
     """What ``job.logs`` and ``jobs logs ID`` show: each log line of the job as
     ``HH:MM:SS [rank N] level: message`` (the level written for warnings and errors, an
     error's traceback under it), then what each rank of a process job printed. Control
-    characters are shown escaped."""
+    characters are shown escaped. ``tail``: the last ``tail`` lines of that only
+    (``jobs logs ID -n 20``)."""
     lines = [line for rec in log_records(job) for line in record_lines(rec)]
     lines.extend(output_lines(job))
-    return plain("\n".join(lines))
+    text = plain("\n".join(lines))
+    return text if tail is None else last_lines(text, tail)
 
 
-def logs_document(job) -> dict:
+def last_lines(text: str, n: int) -> str:
+    """The last ``n`` lines of ``text`` (``n`` 0: none)."""
+    return "\n".join(text.splitlines()[-n:]) if n > 0 else ""
+
+
+def logs_document(job, tail: int | None = None) -> dict:
     """``jobs logs ID --json``: ``{"id", "lines": [{"t", "rank", "level", "message"
-    [, "traceback"]}], "outputs": {rank: text}}``."""
-    return {"id": job.id, "lines": log_records(job),
-            "outputs": {str(r): text for r, text in rank_outputs(job).items()}}
+    [, "traceback"]}], "outputs": {rank: text}}``; ``tail``: the last ``tail`` records and
+    the last ``tail`` lines of each rank's output."""
+    records = log_records(job)
+    outputs = {str(r): text for r, text in rank_outputs(job).items()}
+    if tail is not None:
+        records = records[len(records) - tail:] if tail else []
+        outputs = {r: last_lines(text, tail) for r, text in outputs.items()}
+    return {"id": job.id, "lines": records, "outputs": outputs}
 
 
 class JobLogs(str):

@@ -23,11 +23,12 @@ class JobsMagics(Magics):
         """List, show, wait for, cancel, resume, reattach to, trust or remove jobs, or print a
         job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
         [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
-        [--timeout S] [--wait] [--dry-run] [-f] [-o NAME]``. A list is newest first; ID may
-        be a job's --name. ``rm``/``prune --dry-run`` lists what they would remove, ``resume
-        --dry-run`` what it would run; ``show ID -f`` follows a job live (as attach), ``logs
-        ID -f`` prints each new log line until it ends. Interrupting ``%jobs wait`` stops the
-        waiting, not the job."""
+        [--timeout S] [--wait] [--dry-run] [-f] [-n N] [-o NAME]``. A list is newest first;
+        ID may be a job's --name. ``rm``/``prune --dry-run`` lists what they would remove,
+        ``resume --dry-run`` what it would run; ``show ID -f`` follows a job live (as
+        attach), ``logs ID -f`` prints each new log line until it ends, ``logs ID -n N`` the
+        last N lines only (with -f: first). Interrupting ``%jobs wait`` stops the waiting,
+        not the job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
@@ -48,7 +49,7 @@ class JobsMagics(Magics):
 
                 job = jobs_action("show", ns.job_id, front="magic", metrics=False)
                 try:
-                    follow_logs(job, lambda text: print(text, flush=True))
+                    follow_logs(job, lambda text: print(text, flush=True), tail=ns.tail)
                 except KeyboardInterrupt:
                     print(f"stopped following; job {job.id} goes on ({job.status}): "
                           f"%jobs cancel {job.id} stops it")
@@ -81,11 +82,14 @@ class JobsMagics(Magics):
             return None
         if ns.action == "logs":
             if ns.json:  # the terminal's document, non-ASCII text as it is
-                print(json.dumps(logs_document(out), ensure_ascii=False))
+                print(json.dumps(logs_document(out, ns.tail), ensure_ascii=False))
                 return None
+            from skiff.jobs.render import JobLogs, logs_text
+
+            logs = out.logs if ns.tail is None else JobLogs(logs_text(out, ns.tail))
             if ns.output:
-                self.shell.user_ns[ns.output] = out.logs
-            return out.logs
+                self.shell.user_ns[ns.output] = logs
+            return logs
         if ns.action == "resume" and ns.dry_run:  # what it would run, nothing started
             from .dryrun import DryRun
 

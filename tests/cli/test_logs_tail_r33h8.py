@@ -1,0 +1,65 @@
+"""Round 33 (h8): ``jobs logs ID --tail 3`` (docker's and kubectl's flag) was "unrecognized
+arguments": a long training's log had to be read whole. ``-n N`` / ``--tail N`` prints the
+last N lines, in the terminal, ``%jobs`` and ``--json``; with ``-f`` the last N first, then
+each new one. The oracle is coreutils ``tail -n N`` of the whole log."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from skiff.cli import main
+from skiff.grammar.common import GrammarError
+from skiff.grammar.jobs import JOBS, action_options
+
+
+@pytest.fixture
+def job(runs_dir):
+    from skiff.jobs import launch
+
+    job = launch("demo", {"steps": 3, "sleep": 0.0}, runner="thread")
+    job.wait(timeout=60)
+    for k in range(12):
+        job.emit("log", level="info", message=f"line {k}")
+    return job
+
+
+@pytest.mark.skipif(shutil.which("tail") is None, reason="no tail program")
+@pytest.mark.parametrize("n", [0, 3, 500])
+def test_tail_is_the_last_lines(job, capsys, n):
+    assert main(["jobs", "logs", job.id]) == 0
+    whole = capsys.readouterr().out
+    oracle = subprocess.run(["tail", "-n", str(n)], input=whole, capture_output=True,
+                            text=True, check=True).stdout
+    assert main(["jobs", "logs", job.id, "-n", str(n)]) == 0
+    assert capsys.readouterr().out.rstrip("\n") == oracle.rstrip("\n")
+    assert main(["jobs", "logs", job.id, "--tail", str(n), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["message"] for r in doc["lines"]] == \
+        [line.split(" ", 1)[1] for line in oracle.splitlines()]
+
+
+def test_follow_prints_the_last_lines_of_an_ended_job(job, capsys):
+    assert main(["jobs", "logs", job.id, "-f", "-n", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(" ", 1)[1] for line in out] == ["line 10", "line 11"]
+
+
+def test_tail_goes_with_logs_only():
+    with pytest.raises(ValueError, match="--tail goes with logs"):
+        action_options(JOBS.parse("show abc -n 3"))
+    with pytest.raises(GrammarError, match="expected an integer >= 0, got '-3'"):
+        JOBS.parse("logs abc -n -3")
+
+
+def test_the_magic_tails_too(job, capsys):
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "skiff")
+    logs = shell.run_line_magic("jobs", f"logs {job.id} -n 2")
+    assert [line.split(" ", 1)[1] for line in str(logs).splitlines()] == ["line 10",
+                                                                           "line 11"]
