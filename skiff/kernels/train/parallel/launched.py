@@ -15,12 +15,21 @@ connection; each rank calls :func:`parent` once, at its start, for the inter-com
     results = gather_from_ranks(inter, timeout=600)      # [None, rank 0's, rank 1's]
 
     inter = parent()                                    # each rank, first thing
-    ...; inter.gather(result, root=0)
+    ...; to_parent(result)                              # inter.gather, acknowledged
 
 :func:`.spawned.wait_for_ranks` also watches the ranks' ``mpiexec``: when it ends before
 the call completes (a rank killed outright ends the whole job), it raises
 :class:`.spawn_failure.SpawnedRanksFailed` with its exit status at once, not after the
 timeout. The parent lives on; leave the inter-communicator as it is (no ``Disconnect``).
+
+A rank that gathers and leaves at once without ``MPI_Finalize`` (``os._exit``, as skiff's
+multi-rank workers do) could lose its part: MPICH's UCX reports an eager send complete while
+the bytes are still in its own queue (round 33: 1 launch in 40 at load 10, the parent then
+heard "exit status 0 before the gather"). :func:`to_parent` gathers and then waits for the
+parent's acknowledgement (:func:`.spawned.gather_from_ranks` sends it once it holds every
+part), so a rank may leave any way it likes after it returns. A rank that ends normally
+(``MPI_Finalize`` flushes what it sent) may keep its bare ``inter.gather``; the parent waits
+:data:`.spawned.DRAIN_S` for parts still on their way after the job ended cleanly.
 """
 
 from __future__ import annotations
@@ -35,9 +44,12 @@ from pathlib import Path
 
 from .spawn_failure import SpawnedRanksFailed
 
-__all__ = ["ENV", "launch_ranks", "parent", "launched_process", "end_ranks"]
+__all__ = ["ENV", "launch_ranks", "parent", "launched_process", "end_ranks", "to_parent",
+           "ACK_TAG"]
 
 ENV = "SKIFF_PARENT_PORT"
+ACK_TAG = 29_018  # the parent's "I hold every part" after a gather (ALARM_TAG's neighbour)
+_ACKS: list = []  # the parent's acknowledgements still in flight (kept, not waited for)
 _JOBS: dict[int, subprocess.Popen] = {}  # an inter-communicator's handle: its ranks' mpiexec
 _PARENT: list = []
 
@@ -135,6 +147,45 @@ def parent():
     inter = MPI.COMM_WORLD.Connect(port, root=0) if port else MPI.Comm.Get_parent()
     _PARENT.append(inter)
     return inter
+
+
+def to_parent(value, *, timeout: float = 60.0):
+    """Give ``value`` to the parent's :func:`.spawned.gather_from_ranks` (every rank calls
+    it, as ``inter.gather(value, root=0)``) and return once the parent acknowledges that it
+    holds every rank's part: the rank may then leave at once, even with ``os._exit``.
+    ``TimeoutError`` when no acknowledgement came in ``timeout`` seconds (a parent gathering
+    with a bare ``inter.gather`` sends none: leave normally then, which flushes)."""
+    from mpi4py import MPI
+
+    inter = parent()
+    if inter == MPI.COMM_NULL:
+        raise RuntimeError("to_parent: no parent started this process (launch_ranks or Spawn)")
+    inter.gather(value, root=0)
+    end = time.monotonic() + float(timeout)
+    while not inter.Iprobe(source=0, tag=ACK_TAG):
+        if time.monotonic() > end:
+            raise TimeoutError(f"the parent did not acknowledge the gather in {timeout:g} s "
+                               "(it gathers with skiff.gather_from_ranks?)")
+        time.sleep(0.005)
+    inter.recv(source=0, tag=ACK_TAG)
+
+
+def acknowledge(inter) -> None:
+    """The parent's side of :func:`to_parent`: tell every rank that their parts are here
+    (sends not waited for: a rank that gathered bare may have left already)."""
+    for rank in range(inter.Get_remote_size()):
+        try:
+            _ACKS.append(inter.isend(True, dest=rank, tag=ACK_TAG))
+        except Exception:  # noqa: BLE001 - a rank gone: it needed no acknowledgement
+            pass
+    _ACKS[:] = [req for req in _ACKS if not _done(req)]
+
+
+def _done(req) -> bool:
+    try:
+        return bool(req.Test())
+    except Exception:  # noqa: BLE001
+        return True
 
 
 def connected_parent():

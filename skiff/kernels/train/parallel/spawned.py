@@ -36,15 +36,26 @@ from .spawn_failure import ParentNotice, SpawnedRanksFailed, end_process_manager
 __all__ = ["SpawnedRanksFailed", "ParentNotice", "wait_for_ranks", "gather_from_ranks"]
 
 POLL_S = 0.2
+# seconds a call is still waited for after the ranks' job ended with exit status 0: a rank
+# that sends its part and leaves at once (no MPI_Finalize) can end the job before this
+# process has taken what it sent (round 32: 1 in 20 launches at load 10)
+DRAIN_S = 10.0
 
 
 def gather_from_ranks(inter, timeout: float | None = None):
     """``inter.gather(None, root=MPI.ROOT)`` on the parent's inter-communicator, bounded as
-    :func:`wait_for_ranks` bounds it: the list of what each spawned rank gathered."""
+    :func:`wait_for_ranks` bounds it: the list of what each rank gathered (rank 0's
+    first). Ranks started by :func:`.launched.launch_ranks` are then told that their parts
+    are here (:func:`.launched.to_parent` waits for it before the rank may leave)."""
     from mpi4py import MPI
 
-    return wait_for_ranks(inter, lambda: inter.gather(None, root=MPI.ROOT), timeout=timeout,
-                          what="gather")
+    from .launched import acknowledge, launched_process
+
+    parts = wait_for_ranks(inter, lambda: inter.gather(None, root=MPI.ROOT), timeout=timeout,
+                           what="gather")
+    if launched_process(inter) is not None:  # ranks in launched.to_parent may leave now
+        acknowledge(inter)
+    return parts
 
 
 def wait_for_ranks(inter, call, timeout: float | None = None, *, what: str = "call"):
@@ -78,6 +89,7 @@ def wait_for_ranks(inter, call, timeout: float | None = None, *, what: str = "ca
     from .launched import launched_process
 
     job = launched_process(inter)  # ranks started by launch_ranks: their own mpiexec
+    ended_at = None  # when their job was first seen ended with exit status 0
     while True:
         thread.join(POLL_S)
         if not thread.is_alive():
@@ -97,16 +109,33 @@ def wait_for_ranks(inter, call, timeout: float | None = None, *, what: str = "ca
         if job is not None and job.poll() is not None and thread.is_alive() and not \
                 inter.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG):  # a rank's own word first
             code = job.returncode
+            if code == 0:  # every rank left cleanly: what they sent may still be on its way
+                if ended_at is None:  # (a rank that sends its part and leaves at once ends
+                    ended_at = time.monotonic()  # the job before this call has taken it)
+                if time.monotonic() - ended_at < DRAIN_S:
+                    continue
             raise SpawnedRanksFailed(
                 f"the {n} ranks' job ended (mpiexec exit status {code}"
                 + (", a rank killed outright, e.g. SIGKILL or the OOM killer" if code in
-                   (9, 137, -9) else "") + f") before the {what} with them completed; "
+                   (9, 137, -9) else "") + f") before the {what} with them completed"
+                + (f" (nothing more came in {DRAIN_S:g} s: did every rank join it?)" if code
+                   == 0 else "") + "; "
                 "this process goes on: leave the inter-communicator without Disconnect")
         if end is not None and time.monotonic() > end:
+            if job is not None:  # the call stays blocked: nothing more can be asked of them,
+                from .launched import _end  # and ranks waiting in it would be left behind
+
+                _end(job)
             raise TimeoutError(
                 f"the {n} spawned ranks did not complete the {what} in {timeout:g} s and "
                 "none reported a failure (a rank killed outright, e.g. by the OOM killer, "
-                "says nothing): see their output")
+                "says nothing; a rank that raised and waits in MPI_Finalize too: run ranks "
+                "with python -m mpi4py, which aborts on an error)"
+                + ("; their job was ended" if job is not None else "") + ": see their output")
     if "error" in box:
+        if job is not None and isinstance(box["error"], SpawnedRanksFailed):
+            from .launched import end_ranks  # a failing rank's notice completed the call:
+
+            end_ranks(job)  # its peers leave, or are ended (none may be left behind)
         raise box["error"]
     return box.get("value")
