@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from .marks import BOX_ASPECT
+from .marks import BOX_ASPECT, bullet_mark
 from .spacing import ink_mask
 
 __all__ = ["EMPTY", "TICKED", "CROSSED", "frame_state", "box_before", "checkbox_text",
@@ -218,9 +218,16 @@ def checkbox_text(text: str, crop: np.ndarray) -> str:
     :data:`LOWEST` of the crop's height) written as its state first: "☐" empty, "☑" ticked,
     "☒" crossed. A first word the box was read as ("□", "口", "✓", "V", one character) is
     replaced, a box the recognizer skipped is put before the words; a reading that
-    begins with a box sign already, or with a CJK character ("口罩", "日本"), stays."""
+    begins with a box sign already, or with a CJK character ("口罩", "日本"), stays. A line
+    whose first ink is a drawn bullet and not a box has it written "• "
+    (:func:`.marks.bullet_mark`)."""
     if not text or crop.ndim < 2 or min(crop.shape[:2]) < 8:
         return text
+    boxed = _checkbox_text(text, crop)
+    return bullet_mark(text, crop) if boxed == text else boxed
+
+
+def _checkbox_text(text: str, crop: np.ndarray) -> str:
     bw, strict = np.pad(faint_ink(crop), 1), np.pad(ink_mask(crop), 1)
     placed = _inline_boxes(text, bw, strict)
     if placed is not None:
@@ -289,6 +296,27 @@ def _width(word: str) -> float:
     return sum(1.0 if _CJK.match(c) or "\uff00" <= c <= "\uffef" else 0.55 for c in word)
 
 
+def _frame_glyph(text: str, frame: tuple, first: int, last: int) -> bool:
+    """Whether a frame standing apart inside a line (``frame``: ``(x0, x1, state)`` of
+    :func:`inline_frames`, the ink from column ``first`` to ``last``) is a character of the
+    reading drawn as a square frame ("日", "口": :data:`_FRAME_CJK`) where the characters'
+    estimated widths (:func:`_width`) put one, within :data:`PLACE` of the line. Full-width
+    print leaves a blank half em around such a character ("８日（火）": the "日" between a
+    full-width digit and a full-width bracket), which a box's margins look like; round 33
+    read "１２月８日（火）" as "12月8日( ☐ 火)"."""
+    if last <= first or not any(c in _FRAME_CJK for c in text):
+        return False
+    widths = [0.3 if c.isspace() else _width(c) for c in text]
+    total = sum(widths)
+    centre = ((frame[0] + frame[1]) / 2 - first) / (last - first)
+    at = 0.0
+    for c, w in zip(text, widths, strict=True):
+        if c in _FRAME_CJK and abs((at + w / 2) / total - centre) <= PLACE:
+            return True
+        at += w
+    return False
+
+
 def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
     """``text`` with each check box that stands inside the line (:func:`inline_frames`; at
     least one not its first ink) written as its state before the word it stands before:
@@ -301,7 +329,9 @@ def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
     if not cols.any() or not frames:
         return None
     first = int(np.argmax(cols))
-    if all(x0 <= first for x0, _, _ in frames):
+    last = len(cols) - int(np.argmax(cols[::-1]))
+    frames = [f for f in frames if not _frame_glyph(text, f, first, last)]
+    if not frames or all(x0 <= first for x0, _, _ in frames):
         return None  # the box is the line's first ink: checkbox_text's own case
     # the words, and the pieces of a word where CJK and other print meet without a space
     # ("Sex:男Male": a box may stand at either joint), each with whether a space led it
@@ -316,7 +346,6 @@ def _inline_boxes(text: str, bw: np.ndarray, strict: np.ndarray) -> str | None:
         return None
     # the ink without the frames and the blank runs around them
     keep = cols.copy()
-    last = len(cols) - int(np.argmax(cols[::-1]))
     keep[:first] = False
     keep[last:] = False
     inked = np.flatnonzero(cols)

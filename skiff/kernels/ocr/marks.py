@@ -14,7 +14,7 @@ import numpy as np
 from .spacing import glyph_runs, ink_mask
 
 __all__ = ["edge_dashes", "page_number_spaces", "tick_marks", "cross_marks", "box_marks",
-           "could_be_box"]
+           "could_be_box", "bullet_mark"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
 # stands halfway up (a dash); a point's lies at 0.85 or below
@@ -231,3 +231,64 @@ def _framed_first(crop: np.ndarray) -> bool:
     inner = part[band:h - band, band:w - band]
     # a frame is hollow: the cross inside is ink of its own or thin strokes across it
     return inside.size > 0 and inner.mean() < 0.5 and inside.mean() > 0.05
+
+
+# a drawn bullet: a round dot, its side this share of the line's other ink high, its middle
+# this share of that ink down from its top, solid as a disc (pi/4 of its square; a drawn
+# square or a frame is not one), a blank at least half its width after it
+BULLET_SIDE = (0.15, 0.6)
+BULLET_MID = (0.25, 0.72)
+BULLET_FILL = (0.6, 0.92)
+BULLET_ROUND = 0.72  # the dot's overlap with the ellipse of its box, over their union
+# readings of a bullet that the recognizer gives as a word of its own
+_BULLET_READ = re.compile(r"^[\u00b7\u2219\u30fb.\u3002\u00b0](?= |$)")
+_BULLETS = "\u2022\u25cf\u25e6\u25aa\u25a0\u25cb\u00b7\u2219\u30fb\u2013\u2014-*+>"
+
+
+def bullet_mark(text: str, crop: np.ndarray) -> str:
+    """``text`` with the drawn bullet that is the crop's first ink written "• " first, where
+    the recognizer skipped it or read it as a point. A slide's first bullet point came back
+    without its bullet while the later ones had it (round 32's office slide and round 33's
+    "Beta opens on 3 March"; RapidOCR read "●"). The first ink must be one round, solid dot
+    (:data:`BULLET_FILL` of its square, :data:`BULLET_SIDE` of the other ink's height, its
+    middle :data:`BULLET_MID` down that ink, as a bullet sits by the x-height), apart from
+    the next ink by half its width; a reading that already begins with a bullet or a dash
+    stays."""
+    import cv2
+
+    t = text.lstrip()
+    if not t or t[0] in _BULLETS and not _BULLET_READ.match(t) or crop.ndim < 2 or \
+            min(crop.shape[:2]) < 8 or len(t.split()[0]) == 1 and t[0].isalnum():
+        return text  # a first word of one letter or digit: what the first ink was read as
+    bw = ink_mask(crop)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    if n < 3:
+        return text
+    left = stats[1:, cv2.CC_STAT_LEFT]
+    k = 1 + int(np.argmin(left))
+    x, y, w, h, area = (int(stats[k, i]) for i in (
+        cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT,
+        cv2.CC_STAT_AREA))
+    if min(w, h) < 4 or max(w, h) > 1.3 * min(w, h) or \
+            not BULLET_FILL[0] <= area / (w * h) <= BULLET_FILL[1]:
+        return text
+    # round: the dot and the ellipse its box holds agree (a letter set alone, "a new coarse
+    # grid" in a 22 px serif, is about as solid, but not that shape)
+    yy, xx = np.mgrid[0:h, 0:w]
+    disc = ((xx + 0.5 - w / 2) / (w / 2)) ** 2 + ((yy + 0.5 - h / 2) / (h / 2)) ** 2 <= 1
+    part = labels[y:y + h, x:x + w] == k
+    if (part & disc).sum() < BULLET_ROUND * (part | disc).sum():
+        return text
+    rest = bw.copy()
+    rest[labels == k] = 0
+    cols, rows = np.flatnonzero(rest.any(0)), np.flatnonzero(rest.any(1))
+    if not len(cols) or cols[0] < x + w + 0.5 * w:
+        return text  # other ink beside or under the dot: a glyph's part, not a bullet
+    top, bottom = int(rows[0]), int(rows[-1]) + 1
+    high = bottom - top
+    mid = (y + h / 2 - top) / max(high, 1)
+    if not BULLET_SIDE[0] * high <= h <= BULLET_SIDE[1] * high or \
+            not BULLET_MID[0] <= mid <= BULLET_MID[1]:
+        return text
+    m = _BULLET_READ.match(t)
+    return "\u2022 " + (t[m.end():].lstrip() if m else t)
