@@ -163,3 +163,68 @@ def test_classical_refusals_name_the_fix(kw, words):
         Solver(A, **kw)
     with pytest.raises(ValueError, match="real matrices"):
         Solver(A.astype(complex), amg="classical")
+
+
+def _lognormal(n, decades=2.0, seed=0):
+    from scipy.ndimage import gaussian_filter
+
+    g = gaussian_filter(np.random.default_rng(seed).standard_normal((n, n)), 3)
+    return (g - g.mean()) / g.std() * decades
+
+
+def _fv2(logk):
+    """_cells' finite volumes for a given log10 coefficient field (2-D)."""
+    k = 10.0 ** logk
+    n = k.shape[0]
+    idx = np.arange(n * n).reshape(n, n)
+    rows, cols, vals, diag = [], [], [], np.zeros(n * n)
+    for ax in range(2):
+        a, i = np.moveaxis(k, ax, 0), np.moveaxis(idx, ax, 0)
+        t = (2 * a[1:] * a[:-1] / (a[1:] + a[:-1])).ravel()
+        p, q = i[1:].ravel(), i[:-1].ravel()
+        rows += [p, q]
+        cols += [q, p]
+        vals += [-t, -t]
+        np.add.at(diag, p, t)
+        np.add.at(diag, q, t)
+        np.add.at(diag, i[0].ravel(), 2 * a[0].ravel())
+        np.add.at(diag, i[-1].ravel(), 2 * a[-1].ravel())
+    A = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n * n, n * n)) + sp.diags(diag)
+    return A.tocsr()
+
+
+def _pyamg_rs_its(A, b):
+    res = []
+    pyamg.ruge_stuben_solver(A).solve(b, tol=1e-8, accel="cg", residuals=res, maxiter=500)
+    return len(res) - 1
+
+
+@pytest.mark.parametrize("case", ["cells3d", "cells2d_1e3", "lognormal"])
+def test_auto_takes_classical_for_heterogeneous_diffusion(case):
+    A = {"cells3d": lambda: _cells(14, 3),
+         "cells2d_1e3": lambda: _cells(80, 2, high=1e3),
+         "lognormal": lambda: _fv2(_lognormal(80))}[case]()
+    b = np.random.default_rng(3).standard_normal(A.shape[0])
+    sol = solve(A, b, rtol=1e-8)
+    assert "Ruge-Stueben" in sol.info["solver"] and "contrast" in sol.info["solver"]
+    assert sol.iterations <= _pyamg_rs_its(A, b) + 2
+    # smoothed aggregation (the choice before) takes more iterations on these
+    sa = Solver(A, amg="sa").solve(b, rtol=1e-8)
+    assert "smoothed aggregation" in sa.info["solver"] and sa.iterations >= sol.iterations
+    ref = spsolve(A.tocsc(), b)
+    assert np.linalg.norm(sol.x - ref) <= 1e-6 * np.linalg.norm(ref)
+
+
+def test_auto_keeps_smoothed_aggregation_elsewhere():
+    n = 40
+    L = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    L2 = (sp.kron(L, sp.eye(n)) + sp.kron(sp.eye(n), L)).tocsr()
+    D = sp.diags(10.0 ** np.random.default_rng(0).uniform(-3, 3, n * n))
+    scaled = (D @ L2 @ D).tocsr()   # an M-matrix, rows not diagonally dominant
+    positive = (L2 + 0.1 * sp.diags([1.0, 1.0], [-n - 1, n + 1], shape=(n * n, n * n))
+                ).tocsr()   # positive off-diagonal entries (P2's, obtuse P1's)
+    for A in (L2, scaled, positive):
+        b = np.ones(A.shape[0])
+        sol = solve(A, b, method="cg", precond="amg", rtol=1e-8)
+        assert "smoothed aggregation" in sol.info["solver"], sol.info["solver"]
