@@ -28,6 +28,26 @@ def resume_hint(job, front: str = "cli") -> str | None:
         config = kind.resume_config(job)
         if isinstance(config, dict):
             _check_checkpoints_there(job, config)
-        return f"to go on from where it stopped: {resume_command(job.id, front)}"
+        hint = f"to go on from where it stopped: {resume_command(job.id, front)}"
+        return hint + _same_command(job)
     except Exception:  # noqa: BLE001 - a refused or damaged job: no hint
         return None
+
+
+def _same_command(job) -> str:
+    """``", or the same command with --resume"`` (``again`` where it had ``--resume``) for
+    an ocr-rec fine-tune that named its folder (``--out DIR`` or ``--checkpoint-dir DIR``,
+    where its rec.ckpt is): typed again with ``--resume`` it goes on from there too (as a
+    training's line says of ``--resume --checkpoint-dir``); else ``""``."""
+    try:
+        config = job.config if isinstance(job.config, dict) else {}
+        named = config.get("out") or config.get("checkpoint_dir")
+        if config.get("model") != "ocr-rec" or not named:
+            return ""
+        command = str((getattr(job, "meta", None) or {}).get("command") or "")
+        if not command or " resume " in f" {command} ":  # `jobs resume ID`: no command
+            return ""
+        return (", or the same command again" if config.get("resume")
+                else ", or the same command with --resume")
+    except Exception:  # noqa: BLE001 - an odd record: the hint without it
+        return ""
