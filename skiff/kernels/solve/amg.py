@@ -699,10 +699,15 @@ class SmoothedAggregation:
             if not self.levels and improve > 0:   # the finest level's candidates, smoothed
                 B = improve_candidates(A, np.ones((n, 1)) if B is None else B, improve)
             if B is None:
-                inside = np.flatnonzero(agg >= 0)   # -1: no strong neighbour, zero row
-                T = sp.csr_matrix((np.ones(inside.size), (inside, agg[inside])),
+                # -1: no strong neighbour, a zero row; one entry a row, 1/sqrt(size of the
+                # aggregate), as CSR straight away (was a COO -> CSR, a column sum and a
+                # sparse product with a diagonal: the same values)
+                member = agg >= 0
+                size = np.bincount(agg[member], minlength=count).astype(np.float64)
+                indptr = np.zeros(n + 1, dtype=np.int64)
+                np.cumsum(member, out=indptr[1:])
+                T = sp.csr_matrix(((1.0 / np.sqrt(size))[agg[member]], agg[member], indptr),
                                   shape=(n, count))
-                T = T @ sp.diags(1.0 / np.sqrt(np.asarray(T.sum(axis=0)).ravel()))
             else:
                 T, B = _fit_candidates(agg, count, B)
             # the coarse unknowns come in nodes (one per aggregate) for several candidates
