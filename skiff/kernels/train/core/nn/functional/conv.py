@@ -39,6 +39,10 @@ def _windows(xp_arr, kh, kw, sh, sw, ho, wo):
 
 _scratch = threading.local()
 
+# 3x3 stride-1 layers with 16+ channels on numpy take Winograd F(2x2, 3x3)
+# (:mod:`.conv_winograd`); False: every layer takes im2col (benchmarks and tests compare both)
+WINOGRAD = True
+
 
 def _workspace(xp, shape, dtype):
     """A per-thread scratch buffer for im2col columns, reused across calls of the same shape
@@ -187,8 +191,13 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
             + ("; images channels-last (N, H, W, C)? use X.transpose(0, 3, 1, 2)"
                if x.shape[-1] == weight.shape[1] else "")
         )
-    return Conv2dFn.apply(x, weight, bias, stride=as_pair(stride, "stride"),
-                          padding=as_pair(padding, "padding"))
+    stride, padding = as_pair(stride, "stride"), as_pair(padding, "padding")
+    if WINOGRAD:
+        from .conv_winograd import Conv3x3WinogradFn, use_winograd
+
+        if use_winograd(x._data, weight._data, stride, padding):
+            return Conv3x3WinogradFn.apply(x, weight, bias, padding=padding)
+    return Conv2dFn.apply(x, weight, bias, stride=stride, padding=padding)
 
 
 def cn_view(a):

@@ -1,0 +1,388 @@
+"""Winograd F(2x2, 3x3) for 3x3 stride-1 ``conv2d`` on the CPU (round 33, docs/convolution.md).
+
+A 3x3 stride-1 convolution computes each 2x2 output tile from a 4x4 input tile with 16
+multiplications per (in, out) channel pair instead of 36: the input tiles are transformed
+(``V = B^T d B``), the weights once per call (``U = G g G^T``), the 16 products are 16 GEMMs
+``M[k] = U[k] @ V[k]`` of shape (Cout, C) x (C, tiles), and ``Y = A^T M A`` gives the outputs.
+The GEMMs hold 16/36 of im2col's multiply-adds; the transforms are two passes over 4x the
+input and output. Backward's input gradient is the same transform (a 3x3 stride-1 convolution
+of the output gradient with the flipped, transposed weight, padded by ``2 - p``); the weight
+gradient stays im2col's GEMM (:class:`.conv.Conv2dFn`'s).
+
+Custom ops (numba on the CPU, a plain ``xp`` reference twin anywhere):
+
+* ``train.winograd_in(x, pt, pl, th, tw) -> V``: ``x`` channels-first (C, N, H, W) (any
+  strides; zeros outside it), tiles starting at row ``2 * ty - pt``, column ``2 * tx - pl``;
+  ``V`` (16, C, N * th * tw).
+* ``train.winograd_out(m, ho, wo, th, tw, bias) -> y``: ``m`` (16, Co, N * th * tw) ->
+  ``y`` (Co, N, ho, wo) (+ bias per channel when given).
+
+The transforms' constants are 0, +-1 and 1/2 (exact in binary), so float32 results differ from
+im2col's by rounding only (a few ulps of the accumulated sums).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from skiff.kernels.backend import custom_op, numba_available
+from skiff.kernels.backend.split import split_rows
+
+from ...autograd import Function, xp_of
+from ...gemm import mm
+
+__all__ = ["winograd_in", "winograd_out", "winograd_out_t", "winograd_in_t", "winograd_weight",
+           "winograd_weight_t", "winograd_conv3x3",
+           "Conv3x3WinogradFn", "use_winograd"]
+
+_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
+_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
+_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
+
+MIN_CHANNELS = 16  # below this (a first layer on RGB or gray) im2col's one GEMM is as fast
+
+
+def use_winograd(x, w, stride, padding) -> bool:
+    """The fast path's domain: numpy float32/float64, 3x3, stride 1, padding 0-2, enough
+    channels for the GEMMs to dominate."""
+    return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64)
+            and w.dtype == x.dtype and tuple(w.shape[2:]) == (3, 3)
+            and tuple(stride) == (1, 1) and all(0 <= p <= 2 for p in padding)
+            and min(x.shape[1], w.shape[0]) >= MIN_CHANNELS)
+
+
+def winograd_weight(w):
+    """(Co, C, 3, 3) -> U (16, Co, C) = G g G^T per channel pair, in w's dtype."""
+    xp = xp_of(w)
+    co, c = w.shape[:2]
+    g = xp.asarray(_G, dtype=w.dtype)
+    # two plain GEMMs (a batched product of Co * C 3x3 matrices is ~10x slower)
+    t1 = g @ w.reshape(co * c, 3, 3).transpose(1, 0, 2).reshape(3, co * c * 3)  # (4, OC*3)
+    u = t1.reshape(4 * co * c, 3) @ g.T  # (4 * OC, 4): [a, oc, b]
+    return xp.ascontiguousarray(u.reshape(4, co * c, 4).transpose(0, 2, 1)).reshape(16, co, c)
+
+
+@custom_op("train.winograd_in")
+def winograd_in(x, pt, pl, th, tw):
+    xp = xp_of(x)
+    c, n, h, wd = x.shape
+    hp, wp = 2 * th + 2, 2 * tw + 2
+    d = xp.zeros((c, n, hp, wp), dtype=x.dtype)
+    # the part of x the tiles cover (x may extend past the last tile, or fall short of it)
+    y0, x0 = max(0, pt), max(0, pl)
+    y1, x1 = min(hp, h + pt), min(wp, wd + pl)
+    if y1 > y0 and x1 > x0:
+        d[:, :, y0:y1, x0:x1] = x[:, :, y0 - pt : y1 - pt, x0 - pl : x1 - pl]
+    bt = xp.asarray(_BT, dtype=x.dtype)
+    tiles = xp.empty((c, n, th, tw, 4, 4), dtype=x.dtype)
+    for i in range(4):
+        for j in range(4):
+            tiles[..., i, j] = d[:, :, i : i + 2 * th : 2, j : j + 2 * tw : 2]
+    v = xp.einsum("ai,cntsij,bj->abcnts", bt, tiles, bt)
+    return xp.ascontiguousarray(v.reshape(16, c, n * th * tw))
+
+
+@custom_op("train.winograd_out")
+def winograd_out(m, ho, wo, th, tw, bias=None):
+    xp = xp_of(m)
+    _, co, t = m.shape
+    n = t // (th * tw)
+    at = xp.asarray(_AT, dtype=m.dtype)
+    y = xp.einsum("ai,ijonts,bj->ontasb", at, m.reshape(4, 4, co, n, th, tw), at)
+    y = y.reshape(co, n, 2 * th, 2 * tw)[:, :, :ho, :wo]
+    if bias is not None:
+        y = y + bias.reshape(co, 1, 1, 1)
+    return xp.ascontiguousarray(y)
+
+
+@custom_op("train.winograd_out_t")
+def winograd_out_t(g, th, tw):
+    """The transpose of ``winograd_out`` (no bias): ``g`` (Co, N, ho, wo) -> dM (16, Co, T)."""
+    xp = xp_of(g)
+    co, n, ho, wo = g.shape
+    gp = xp.zeros((co, n, 2 * th, 2 * tw), dtype=g.dtype)
+    gp[:, :, :ho, :wo] = g
+    at = xp.asarray(_AT, dtype=g.dtype)
+    tiles = gp.reshape(co, n, th, 2, tw, 2)  # [o, n, t, a, s, b]
+    dm = xp.einsum("ai,ontasb,bj->ijonts", at, tiles, at)
+    return xp.ascontiguousarray(dm.reshape(16, co, n * th * tw))
+
+
+@custom_op("train.winograd_in_t")
+def winograd_in_t(dv, n, h, wd, pt, pl, th, tw):
+    """The transpose of ``winograd_in``: dV (16, C, T) -> the (C, N, H, W) gradient of its
+    input (overlapping tiles add)."""
+    xp = xp_of(dv)
+    c = dv.shape[1]
+    bt = xp.asarray(_BT, dtype=dv.dtype)
+    d = xp.einsum("ai,abcnts,bj->cntsij", bt, dv.reshape(4, 4, c, n, th, tw), bt)
+    hp, wp = 2 * th + 2, 2 * tw + 2
+    full = xp.zeros((c, n, max(hp, h + pt), max(wp, wd + pl)), dtype=dv.dtype)
+    for i in range(4):
+        for j in range(4):
+            full[:, :, i : i + 2 * th : 2, j : j + 2 * tw : 2] += d[..., i, j]
+    return xp.ascontiguousarray(full[:, :, pt : pt + h, pl : pl + wd])
+
+
+@functools.lru_cache(maxsize=1)
+def _kernels():
+    import numba
+
+    # row-wise: per (channel, image, tile row) the four input rows are copied (zero-padded)
+    # into a buffer, B^T is applied down the rows as whole-row vector passes, then B across
+    # each tile's columns writes 16 contiguous runs of V; the output side mirrors it
+    @numba.njit(cache=True, fastmath=False, nogil=True)
+    def k_in(x, lo, hi, pt, pl, th, tw, v):  # pragma: no cover - compiled
+        _, n_, h, wd = x.shape
+        wp = 2 * tw + 2
+        d = np.zeros((4, wp), dtype=v.dtype)
+        a = np.empty((4, wp), dtype=v.dtype)
+        x0, x1 = max(0, pl), min(wp, wd + pl)
+        for c in range(lo, hi):
+            for n in range(n_):
+                for ty in range(th):
+                    for i in range(4):
+                        yy = 2 * ty + i - pt
+                        row = d[i]
+                        if 0 <= yy < h:
+                            src = x[c, n, yy]
+                            row[:x0] = 0
+                            for q in range(x0, x1):
+                                row[q] = src[q - pl]
+                            row[x1:] = 0
+                        else:
+                            row[:] = 0
+                    for q in range(wp):
+                        a[0, q] = d[0, q] - d[2, q]
+                        a[1, q] = d[1, q] + d[2, q]
+                        a[2, q] = d[2, q] - d[1, q]
+                        a[3, q] = d[1, q] - d[3, q]
+                    base = (n * th + ty) * tw
+                    for i in range(4):
+                        ai = a[i]
+                        v0, v1 = v[4 * i, c], v[4 * i + 1, c]
+                        v2, v3 = v[4 * i + 2, c], v[4 * i + 3, c]
+                        for tx in range(tw):
+                            q = 2 * tx
+                            v0[base + tx] = ai[q] - ai[q + 2]
+                            v1[base + tx] = ai[q + 1] + ai[q + 2]
+                            v2[base + tx] = ai[q + 2] - ai[q + 1]
+                            v3[base + tx] = ai[q + 1] - ai[q + 3]
+
+    @numba.njit(cache=True, fastmath=False, nogil=True)
+    def k_out(m, lo, hi, ho, wo, th, tw, bias, has_bias, y):  # pragma: no cover - compiled
+        n_ = y.shape[1]
+        s = np.empty((2, 4, tw), dtype=y.dtype)
+        r = np.empty(2 * tw, dtype=y.dtype)
+        for o in range(lo, hi):
+            b = bias[o] if has_bias else 0
+            for n in range(n_):
+                for ty in range(th):
+                    base = (n * th + ty) * tw
+                    for j in range(4):  # A^T down the tile's rows, as runs over tx
+                        m0 = m[j, o, base : base + tw]
+                        m1 = m[4 + j, o, base : base + tw]
+                        m2 = m[8 + j, o, base : base + tw]
+                        m3 = m[12 + j, o, base : base + tw]
+                        s0, s1 = s[0, j], s[1, j]
+                        for tx in range(tw):
+                            s0[tx] = m0[tx] + m1[tx] + m2[tx]
+                            s1[tx] = m1[tx] - m2[tx] - m3[tx]
+                    for a in range(2):
+                        yy = 2 * ty + a
+                        if yy >= ho:
+                            break
+                        sa = s[a]
+                        for tx in range(tw):
+                            r[2 * tx] = sa[0, tx] + sa[1, tx] + sa[2, tx] + b
+                            r[2 * tx + 1] = sa[1, tx] - sa[2, tx] - sa[3, tx] + b
+                        dst = y[o, n, yy]
+                        for q in range(wo):
+                            dst[q] = r[q]
+
+    @numba.njit(cache=True, fastmath=False, nogil=True)
+    def k_out_t(g, lo, hi, th, tw, dm):  # pragma: no cover - compiled
+        _, n_, ho, wo = g.shape
+        rows = np.zeros((2, 2 * tw + 2), dtype=dm.dtype)
+        e = np.empty((4, 2 * tw + 2), dtype=dm.dtype)
+        for o in range(lo, hi):
+            for n in range(n_):
+                for ty in range(th):
+                    for a in range(2):
+                        yy = 2 * ty + a
+                        if yy < ho:
+                            src = g[o, n, yy]
+                            for q in range(wo):
+                                rows[a, q] = src[q]
+                        else:
+                            rows[a, :wo] = 0
+                    for q in range(wo):  # A down the rows: (g0, g0 + g1, g0 - g1, -g1)
+                        g0, g1 = rows[0, q], rows[1, q]
+                        e[0, q] = g0
+                        e[1, q] = g0 + g1
+                        e[2, q] = g0 - g1
+                        e[3, q] = -g1
+                    for i in range(4):
+                        e[i, wo:] = 0
+                    base = (n * th + ty) * tw
+                    for i in range(4):
+                        ei = e[i]
+                        d0, d1 = dm[4 * i, o], dm[4 * i + 1, o]
+                        d2, d3 = dm[4 * i + 2, o], dm[4 * i + 3, o]
+                        for tx in range(tw):
+                            u0, u1 = ei[2 * tx], ei[2 * tx + 1]
+                            d0[base + tx] = u0
+                            d1[base + tx] = u0 + u1
+                            d2[base + tx] = u0 - u1
+                            d3[base + tx] = -u1
+
+    @numba.njit(cache=True, fastmath=False, nogil=True)
+    def k_in_t(dv, lo, hi, pt, pl, th, tw, gx):  # pragma: no cover - compiled
+        _, n_, h, wd = gx.shape
+        hp, wp = 2 * th + 2, 2 * tw + 2
+        plane = np.empty((hp, wp), dtype=gx.dtype)
+        z = np.empty((4, 4), dtype=gx.dtype)
+        for c in range(lo, hi):
+            for n in range(n_):
+                plane[:, :] = 0
+                for ty in range(th):
+                    base = (n * th + ty) * tw
+                    r0, r1 = plane[2 * ty], plane[2 * ty + 1]
+                    r2, r3 = plane[2 * ty + 2], plane[2 * ty + 3]
+                    for tx in range(tw):
+                        t = base + tx
+                        for a in range(4):  # B^T across the columns
+                            v0, v1 = dv[4 * a, c, t], dv[4 * a + 1, c, t]
+                            v2, v3 = dv[4 * a + 2, c, t], dv[4 * a + 3, c, t]
+                            z[a, 0] = v0
+                            z[a, 1] = v1 - v2 + v3
+                            z[a, 2] = v1 + v2 - v0
+                            z[a, 3] = -v3
+                        q = 2 * tx
+                        for j in range(4):  # and down the rows, added into the plane
+                            r0[q + j] += z[0, j]
+                            r1[q + j] += z[1, j] - z[2, j] + z[3, j]
+                            r2[q + j] += z[1, j] + z[2, j] - z[0, j]
+                            r3[q + j] -= z[3, j]
+                for yy in range(h):
+                    py = yy + pt
+                    dst = gx[c, n, yy]
+                    if py < hp:
+                        src = plane[py]
+                        for xx in range(wd):
+                            px = xx + pl
+                            dst[xx] = src[px] if px < wp else 0
+                    else:
+                        dst[:] = 0
+
+    return k_in, k_out, k_out_t, k_in_t
+
+
+@winograd_in.implement("cpu", "numba", available=numba_available)
+def _in_numba(x, pt, pl, th, tw):
+    if not (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64)):
+        return winograd_in.reference(x, pt, pl, th, tw)
+    c, n = x.shape[:2]
+    v = np.empty((16, c, n * th * tw), dtype=x.dtype)
+    k_in = _kernels()[0]
+    split_rows(lambda lo, hi: k_in(x, lo, hi, pt, pl, th, tw, v), c, v.size)
+    return v
+
+
+@winograd_out.implement("cpu", "numba", available=numba_available)
+def _out_numba(m, ho, wo, th, tw, bias=None):
+    if not (isinstance(m, np.ndarray) and m.dtype in (np.float32, np.float64)
+            and m.flags.c_contiguous):
+        return winograd_out.reference(m, ho, wo, th, tw, bias)
+    _, co, t = m.shape
+    n = t // (th * tw)
+    y = np.empty((co, n, ho, wo), dtype=m.dtype)
+    has = bias is not None
+    b = np.ascontiguousarray(bias, dtype=m.dtype) if has else np.zeros(1, m.dtype)
+    k_out = _kernels()[1]
+    split_rows(lambda lo, hi: k_out(m, lo, hi, ho, wo, th, tw, b, has, y), co, m.size)
+    return y
+
+
+@winograd_out_t.implement("cpu", "numba", available=numba_available)
+def _out_t_numba(g, th, tw):
+    if not (isinstance(g, np.ndarray) and g.dtype in (np.float32, np.float64)):
+        return winograd_out_t.reference(g, th, tw)
+    co, n = g.shape[:2]
+    dm = np.empty((16, co, n * th * tw), dtype=g.dtype)
+    k = _kernels()[2]
+    split_rows(lambda lo, hi: k(g, lo, hi, th, tw, dm), co, dm.size)
+    return dm
+
+
+@winograd_in_t.implement("cpu", "numba", available=numba_available)
+def _in_t_numba(dv, n, h, wd, pt, pl, th, tw):
+    if not (isinstance(dv, np.ndarray) and dv.dtype in (np.float32, np.float64)
+            and dv.flags.c_contiguous):
+        return winograd_in_t.reference(dv, n, h, wd, pt, pl, th, tw)
+    c = dv.shape[1]
+    gx = np.empty((c, n, h, wd), dtype=dv.dtype)
+    k = _kernels()[3]
+    split_rows(lambda lo, hi: k(dv, lo, hi, pt, pl, th, tw, gx), c, dv.size)
+    return gx
+
+
+def winograd_weight_t(du):
+    """The transpose of :func:`winograd_weight`: dU (16, Co, C) -> (Co, C, 3, 3)."""
+    xp = xp_of(du)
+    _, co, c = du.shape
+    g = xp.asarray(_G, dtype=du.dtype)
+    t1 = g.T @ du.reshape(4, 4 * co * c)  # (3, [b, oc])
+    t2 = t1.reshape(3, 4, co * c).transpose(0, 2, 1) @ g  # (3, OC, 3): [i, oc, j]
+    return xp.ascontiguousarray(t2.transpose(1, 0, 2)).reshape(co, c, 3, 3)
+
+
+def winograd_conv3x3(xcn, w, bias, pt, pl, ho, wo):
+    """Channels-first (C, N, H, W) input (any strides) -> (Co, N, ho, wo) output of the 3x3
+    stride-1 correlation with ``pt``/``pl`` zeros before the rows/columns (and as many as
+    needed after)."""
+    th, tw = -(-ho // 2), -(-wo // 2)
+    v = winograd_in(xcn, pt, pl, th, tw)
+    u = winograd_weight(w)
+    m = mm(u, v)  # 16 GEMMs (Co, C) x (C, tiles)
+    return winograd_out(m, ho, wo, th, tw, bias)
+
+
+class Conv3x3WinogradFn(Function):
+    """NCHW 3x3 stride-1 convolution by Winograd F(2x2, 3x3); same output layout as
+    :class:`.conv.Conv2dFn` (an (N, Co, Ho, Wo) view of channels-first memory) and the same
+    weight gradient (im2col, one GEMM); the input gradient is Winograd too."""
+
+    def forward(self, x, w, b, padding=(1, 1)):
+        n, c, h, wd = x.shape
+        ph, pw = padding
+        ho, wo = h + 2 * ph - 2, wd + 2 * pw - 2
+        self.geom = (ph, pw, ho, wo)
+        self.save_for_backward(x, w)
+        y = winograd_conv3x3(x.transpose(1, 0, 2, 3), w, b, ph, pw, ho, wo)
+        return y.transpose(1, 0, 2, 3)
+
+    def backward(self, g):
+        x, w = self.saved
+        ph, pw, ho, wo = self.geom
+        n, c, h, wd = x.shape
+        th, tw = -(-ho // 2), -(-wo // 2)
+        nx, nw, nb = self.needs_input_grad
+        gcn = g.transpose(1, 0, 2, 3)  # (Co, N, Ho, Wo); C-contiguous when g is ours
+        gx = gw = gb = None
+        if nb:
+            gb = gcn.sum(axis=(1, 2, 3))
+        if not (nx or nw):
+            return gx, gw, gb
+        dm = winograd_out_t(gcn, th, tw)  # (16, Co, T)
+        if nw:
+            v = winograd_in(x.transpose(1, 0, 2, 3), ph, pw, th, tw)  # rebuilt, not kept
+            gw = winograd_weight_t(mm(dm, v.transpose(0, 2, 1))).reshape(w.shape)
+            del v
+        if nx:
+            u = winograd_weight(w)
+            dv = mm(u.transpose(0, 2, 1), dm)  # (16, C, T)
+            gx = winograd_in_t(dv, n, h, wd, ph, pw, th, tw).transpose(1, 0, 2, 3)
+        return gx, gw, gb
