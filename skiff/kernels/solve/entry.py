@@ -195,7 +195,7 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                   smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
                   post=config.get("post", 2), restart=config.get("restart", 30),
                   device=config.get("device") or DEFAULT_DEVICE,
-                  compatibility=config.get("compatibility"))
+                  compatibility=config.get("compatibility"), amg=config.get("amg", "auto"))
 
 
 def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> Solution:
