@@ -240,32 +240,43 @@ def _kernels():
 
     @numba.njit(cache=True, fastmath=False, nogil=True)
     def k_in_t(dv, lo, hi, pt, pl, th, tw, gx):  # pragma: no cover - compiled
+        # per tile row: B^T across the columns and down the rows as runs over the tiles
+        # (contiguous reads of dV), then each of the 4x4 offsets added into the plane's rows
+        # with stride 2 (no two tiles of one offset touch the same element)
         _, n_, h, wd = gx.shape
         hp, wp = 2 * th + 2, 2 * tw + 2
         plane = np.empty((hp, wp), dtype=gx.dtype)
-        z = np.empty((4, 4), dtype=gx.dtype)
+        z = np.empty((4, 4, tw), dtype=gx.dtype)
+        rr = np.empty((4, 4, tw), dtype=gx.dtype)
         for c in range(lo, hi):
             for n in range(n_):
                 plane[:, :] = 0
                 for ty in range(th):
                     base = (n * th + ty) * tw
-                    r0, r1 = plane[2 * ty], plane[2 * ty + 1]
-                    r2, r3 = plane[2 * ty + 2], plane[2 * ty + 3]
-                    for tx in range(tw):
-                        t = base + tx
-                        for a in range(4):  # B^T across the columns
-                            v0, v1 = dv[4 * a, c, t], dv[4 * a + 1, c, t]
-                            v2, v3 = dv[4 * a + 2, c, t], dv[4 * a + 3, c, t]
-                            z[a, 0] = v0
-                            z[a, 1] = v1 - v2 + v3
-                            z[a, 2] = v1 + v2 - v0
-                            z[a, 3] = -v3
-                        q = 2 * tx
-                        for j in range(4):  # and down the rows, added into the plane
-                            r0[q + j] += z[0, j]
-                            r1[q + j] += z[1, j] - z[2, j] + z[3, j]
-                            r2[q + j] += z[1, j] + z[2, j] - z[0, j]
-                            r3[q + j] -= z[3, j]
+                    for a in range(4):
+                        v0 = dv[4 * a, c, base : base + tw]
+                        v1 = dv[4 * a + 1, c, base : base + tw]
+                        v2 = dv[4 * a + 2, c, base : base + tw]
+                        v3 = dv[4 * a + 3, c, base : base + tw]
+                        za = z[a]
+                        for tx in range(tw):
+                            za[0, tx] = v0[tx]
+                            za[1, tx] = v1[tx] - v2[tx] + v3[tx]
+                            za[2, tx] = v1[tx] + v2[tx] - v0[tx]
+                            za[3, tx] = -v3[tx]
+                    for j in range(4):
+                        for tx in range(tw):
+                            z0, z1, z2, z3 = z[0, j, tx], z[1, j, tx], z[2, j, tx], z[3, j, tx]
+                            rr[0, j, tx] = z0
+                            rr[1, j, tx] = z1 - z2 + z3
+                            rr[2, j, tx] = z1 + z2 - z0
+                            rr[3, j, tx] = -z3
+                    for i in range(4):
+                        row = plane[2 * ty + i]
+                        for j in range(4):
+                            ri = rr[i, j]
+                            for tx in range(tw):
+                                row[2 * tx + j] += ri[tx]
                 for yy in range(h):
                     py = yy + pt
                     dst = gx[c, n, yy]
