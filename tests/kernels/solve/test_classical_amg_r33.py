@@ -228,3 +228,20 @@ def test_auto_keeps_smoothed_aggregation_elsewhere():
         b = np.ones(A.shape[0])
         sol = solve(A, b, method="cg", precond="amg", rtol=1e-8)
         assert "smoothed aggregation" in sol.info["solver"], sol.info["solver"]
+
+
+def test_auto_classical_pure_neumann_cells():
+    """A singular (pure Neumann) heterogeneous diffusion with a compatible b: classical AMG's
+    coarsest level gets the pseudo-inverse; x matches the grounded system's solve."""
+    n = 30
+    A = _cells(n, 2, high=1e5)
+    A = (A - sp.diags(np.asarray(A.sum(axis=1)).ravel())).tocsr()   # rows sum to zero
+    b = np.random.default_rng(1).standard_normal(n * n)
+    b -= b.mean()
+    sol = solve(A, b, rtol=1e-9, compatibility="project")
+    assert "Ruge-Stueben" in sol.info["solver"] and sol.converged
+    ref = np.zeros(n * n)
+    ref[1:] = spsolve(A[1:, 1:].tocsc(), b[1:])   # grounded at 0, then both mean-free
+    x = np.asarray(sol.x) - np.mean(sol.x)
+    ref -= ref.mean()
+    assert np.linalg.norm(x - ref) <= 1e-6 * np.linalg.norm(ref)
