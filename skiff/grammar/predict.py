@@ -6,7 +6,8 @@ folders, ``python -m skiff predict JOB image|folder`` prints each image's class 
 probability (several images or folders: their rows joined in the order given; several
 CSV files are refused in one line). ``--out FILE`` writes them there instead and prints the
 score when the truth is known (the target column; the images' class folders); ``--json``
-prints one JSON document.
+prints one JSON document. In a notebook ``%predict JOB DATA`` is the same command (JOB may
+also be a job variable); it shows the rows as a table (pandas), ``-o NAME`` keeps it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import argparse
 import io
 
-from .common import command, json_option
+from .common import command, json_option, notebook_only, variable_name
 
 __all__ = ["COMMAND", "cli"]
 
@@ -31,6 +32,10 @@ def COMMAND(p):
                         "rows joined in the order given)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the rows with their predictions to this CSV file")
+    notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
+                                 type=variable_name,
+                                 help="store the predictions (a table) in the notebook "
+                                      "variable NAME"))
 
 
 def _score_text(score: dict, target: str) -> str:

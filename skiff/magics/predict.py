@@ -1,0 +1,76 @@
+"""``%predict JOB DATA...``: ``python -m skiff predict`` in a notebook (one grammar): a
+trained table or image model's predictions for new rows or images, as a table."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from skiff.grammar.predict import COMMAND, cli
+
+from .base import parse_line, usage_errors
+
+__all__ = ["PredictMagics"]
+
+
+@magics_class
+class PredictMagics(Magics):
+    @line_magic
+    def predict(self, line: str = ""):
+        """Predict with a model trained on a table file or a folder of images.
+
+        ``%predict JOB new.csv`` (or ``new_photos/``, several images or folders) shows each
+        row or image with its prediction as a table, the score when the truth is there
+        (the target column, the class folders); JOB is the training job's id, its --name,
+        its run folder or a job variable. ``--out FILE`` writes the CSV there, ``--json``
+        prints the terminal's document, ``-o NAME`` stores the table.
+        """
+        ns = parse_line(COMMAND, line)
+        if ns is None:  # --help
+            return None
+        with usage_errors():
+            document, text = cli(ns, _run_dir(ns.run, self.shell.user_ns))
+        if ns.json:
+            print(json.dumps(document, ensure_ascii=False))
+            return None
+        if ns.out:  # written: the terminal's lines (how many, the score, the notes)
+            print(text)
+            return None
+        table, said = _table(text)
+        if said:
+            print("\n".join(said))
+        if ns.output:
+            self.shell.user_ns[ns.output] = table
+        return table
+
+
+def _run_dir(run: str, user_ns: dict):
+    """The run folder of JOB as the terminal finds it, or of a job variable."""
+    from pathlib import Path
+
+    from skiff.jobs.store import find_run_dir
+
+    obj = user_ns.get(run) if run.isidentifier() else None
+    if obj is not None and hasattr(obj, "run_dir") and hasattr(obj, "kind"):
+        return Path(obj.run_dir)
+    path = Path(run).expanduser()
+    return path if path.is_dir() else find_run_dir(run)
+
+
+def _table(text: str):
+    """(the rows as a DataFrame, else the CSV text; the ``# ...`` lines under them)."""
+    lines = text.splitlines()
+    said = [ln[2:] for ln in lines if ln.startswith("# ")]
+    csv = "\n".join(ln for ln in lines if not ln.startswith("# "))
+    try:
+        import pandas as pd
+    except ImportError:  # the terminal's CSV, as text
+        return _Text(csv), said
+    return pd.read_csv(io.StringIO(csv), keep_default_na=False), said
+
+
+class _Text(str):
+    def __repr__(self) -> str:
+        return str(self)
