@@ -1,7 +1,7 @@
 """Per-layer benchmark: skiff's layers against PyTorch CPU, forward + backward.
 
     .venv/bin/python benchmarks/bench_layers.py [--threads 1] [--rounds 3] [--iters 15]
-        [--only conv,lenet] [--no-write]
+        [--only conv,lenet] [--no-write] [--out layers-conv.md] [--im2col]
 
 Each framework runs in its own process with ``OPENBLAS_NUM_THREADS`` (and torch's
 ``set_num_threads``) equal to ``--threads``; the two alternate over ``--rounds`` rounds (the
@@ -65,20 +65,40 @@ CASES = {
     "lstm 128->256 T=32 (B=64)": ("lstm", dict(i=128, h=256, t=32)),
     "gru 128->256 T=32 (B=64)": ("gru", dict(i=128, h=256, t=32)),
     "linear+gelu 512-2048-512 (N=2048)": ("mlpgelu", dict(n=2048, d=512, h=2048)),
+    # round 33: the shapes ResNet/MobileNet users train (docs/convolution.md)
+    "conv3x3 64->64 56x56 p1 (B=8)": ("conv", dict(cin=64, cout=64, k=3, s=1, p=1, hw=56,
+                                                  n=8)),
+    "conv3x3 64->64 32x32 p1 (B=32)": ("conv", dict(cin=64, cout=64, k=3, s=1, p=1, hw=32,
+                                                   n=32)),
+    "conv3x3 128->128 28x28 p1 (B=8)": ("conv", dict(cin=128, cout=128, k=3, s=1, p=1,
+                                                    hw=28, n=8)),
+    "conv3x3 256->256 14x14 p1 (B=16)": ("conv", dict(cin=256, cout=256, k=3, s=1, p=1,
+                                                     hw=14, n=16)),
+    "conv3x3 s2 64->128 56x56 p1 (B=8)": ("conv", dict(cin=64, cout=128, k=3, s=2, p=1,
+                                                      hw=56, n=8)),
+    "conv1x1 64->256 56x56 (B=8)": ("conv", dict(cin=64, cout=256, k=1, s=1, p=0, hw=56,
+                                                n=8)),
+    "dwconv3x3 128 56x56 p1 (B=8)": ("conv", dict(cin=128, cout=128, k=3, s=1, p=1, hw=56,
+                                                 n=8, groups=128)),
+    "dwconv3x3 s2 256 28x28 p1 (B=16)": ("conv", dict(cin=256, cout=256, k=3, s=2, p=1,
+                                                     hw=28, n=16, groups=256)),
 }
 
 
 # --- workers -----------------------------------------------------------------------------------
 def _time(step, iters):
+    """(median CPU seconds, median wall seconds) of one iteration."""
     for _ in range(WARMUP):
         step()
-    times = []
+    cpu, wall = [], []
     for _ in range(iters):
-        t0 = time.process_time()
+        t0, w0 = time.process_time(), time.perf_counter()
         step()
-        times.append(time.process_time() - t0)
-    times.sort()
-    return times[len(times) // 2]
+        cpu.append(time.process_time() - t0)
+        wall.append(time.perf_counter() - w0)
+    cpu.sort()
+    wall.sort()
+    return cpu[len(cpu) // 2], wall[len(wall) // 2]
 
 
 def _inputs(kind, p, rng):
@@ -86,7 +106,7 @@ def _inputs(kind, p, rng):
 
     f32 = np.float32
     if kind == "conv":
-        return [rng.standard_normal((B, p["cin"], p["hw"], p["hw"])).astype(f32)]
+        return [rng.standard_normal((p.get("n", B), p["cin"], p["hw"], p["hw"])).astype(f32)]
     if kind in ("maxpool", "avgpool", "batchnorm"):
         return [rng.standard_normal((B, p["c"], p["hw"], p["hw"])).astype(f32)]
     if kind == "linear":
@@ -131,7 +151,8 @@ def _build(fw, kind, p):
         import skiff
         nn = skiff.nn
     if kind == "conv":
-        return nn.Conv2d(p["cin"], p["cout"], p["k"], stride=p["s"], padding=p["p"])
+        return nn.Conv2d(p["cin"], p["cout"], p["k"], stride=p["s"], padding=p["p"],
+                         groups=p.get("groups", 1))
     if kind == "maxpool":
         return nn.MaxPool2d(p["k"], p.get("s"))
     if kind == "avgpool":
@@ -172,7 +193,7 @@ def _build(fw, kind, p):
     raise ValueError(kind)
 
 
-def worker(fw: str, names: list[str], iters: int, threads: int) -> dict:
+def worker(fw: str, names: list[str], iters: int, threads: int, im2col: bool = False) -> dict:
     import numpy as np
 
     if fw == "torch":
@@ -187,6 +208,10 @@ def worker(fw: str, names: list[str], iters: int, threads: int) -> dict:
         from skiff.kernels.train.core.nn import fused
 
         fused.warm_up()
+        if im2col:  # round 33's Winograd path off: every conv through im2col + GEMM
+            from skiff.kernels.train.core.nn.functional import conv as conv_mod
+
+            conv_mod.WINOGRAD = False
 
         def tensor(a):
             return skiff.tensor(a)
@@ -235,13 +260,13 @@ def worker(fw: str, names: list[str], iters: int, threads: int) -> dict:
 
 
 # --- driver ------------------------------------------------------------------------------------
-def _run_worker(fw, names, iters, threads):
+def _run_worker(fw, names, iters, threads, im2col=False):
     env = dict(os.environ)
     for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
               "NUMBA_NUM_THREADS"):
         env[v] = str(threads)
     cmd = [sys.executable, __file__, "--worker", fw, "--iters", str(iters), "--threads",
-           str(threads), "--only", json.dumps(names)]
+           str(threads), "--only", json.dumps(names)] + (["--im2col"] if im2col else [])
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if res.returncode:
         sys.exit(f"{fw} worker failed:\n{res.stderr[-3000:]}")
@@ -267,44 +292,56 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=15)
     ap.add_argument("--only", default=None, help="comma-separated substrings of case names")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--out", default="layers.md",
+                    help="results file under benchmarks/results (layers-conv.md: round 33's)")
+    ap.add_argument("--im2col", action="store_true",
+                    help="skiff without Winograd (every conv by im2col), for before/after")
     ap.add_argument("--worker", choices=["skiff", "torch"], help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     names = _select(a.only)
     if a.worker:
-        print(json.dumps(worker(a.worker, names, a.iters, a.threads)))
+        print(json.dumps(worker(a.worker, names, a.iters, a.threads, a.im2col)))
         return
     load = os.getloadavg()[0]
     per = {"skiff": [], "torch": []}
     for r in range(a.rounds):
         order = ("skiff", "torch") if r % 2 == 0 else ("torch", "skiff")
         for fw in order:
-            per[fw].append(_run_worker(fw, names, a.iters, a.threads))
+            per[fw].append(_run_worker(fw, names, a.iters, a.threads,
+                                       a.im2col and fw == "skiff"))
+    load_end = os.getloadavg()[0]
 
-    def med(fw, n):
-        v = sorted(d[n] for d in per[fw])
+    def med(fw, n, k=0):
+        v = sorted(d[n][k] for d in per[fw])
         return v[len(v) // 2]
 
     rows = []
-    title = (f"forward+backward, median CPU ms over {a.rounds} rounds x {a.iters} iterations, "
-             f"{a.threads} thread(s), batch {B}, float32")
+    title = (f"forward+backward, median CPU ms (and wall ms) over {a.rounds} rounds x "
+             f"{a.iters} iterations, {a.threads} thread(s), batch {B} unless named, float32"
+             + (", skiff without Winograd (--im2col)" if a.im2col else ""))
     print(title)
-    print(f"{'case':40s} {'skiff ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
+    print(f"{'case':40s} {'skiff ms':>10s} {'torch ms':>10s} {'ratio':>7s} {'wall ratio':>10s}")
     for n in names:
         s, t = med("skiff", n) * 1e3, med("torch", n) * 1e3
-        rows.append((n, s, t, s / t))
-        print(f"{n:40s} {s:10.2f} {t:10.2f} {s / t:6.2f}x")
+        sw, tw = med("skiff", n, 1) * 1e3, med("torch", n, 1) * 1e3
+        rows.append((n, s, t, s / t, sw, tw))
+        print(f"{n:40s} {s:10.2f} {t:10.2f} {s / t:6.2f}x {sw / tw:9.2f}x")
+    print(f"load average {load:.1f} at start, {load_end:.1f} at end")
     if a.no_write:
         return
     cmd = "benchmarks/bench_layers.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
         "# Layer benchmark (`benchmarks/bench_layers.py`)", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared); {title}; "
-        f"load average at start {load:.1f}; command: `.venv/bin/python {cmd.strip()}`.",
+        f"load average {load:.1f} at start, {load_end:.1f} at end; "
+        f"command: `.venv/bin/python {cmd.strip()}`.",
         "Ratio = skiff time / torch time (goal: <= 1.2 per layer, <= 1.0 for the CNN step).", "",
-        "| case | skiff ms | torch ms | ratio |", "|---|---|---|---|",
+        "| case | skiff ms | torch ms | ratio | skiff wall ms | torch wall ms |",
+        "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {n} | {s:.2f} | {t:.2f} | {r:.2f}x |" for n, s, t, r in rows]
-    out = ROOT / "benchmarks" / "results" / "layers.md"
+    lines += [f"| {n} | {s:.2f} | {t:.2f} | {r:.2f}x | {sw:.2f} | {tw:.2f} |"
+              for n, s, t, r, sw, tw in rows]
+    out = ROOT / "benchmarks" / "results" / a.out
     prev = out.read_text() if out.exists() else ""
     keep = prev.split("\n## ", 1)[1] if "\n## " in prev else ""
     out.write_text("\n".join(lines) + "\n" + ("\n## " + keep if keep else ""))
