@@ -79,7 +79,7 @@ def COMMAND(p):
                    help="your own DB detection model")
     p.add_argument("--rec-model", default=None, metavar="F.onnx|DIR",
                    help="your own CTC recognition model (another language), or the folder "
-                        "`train ocr-rec -o DIR` wrote (its rec.onnx)")
+                        "`train ocr-rec --out DIR` wrote (its rec.onnx)")
     p.add_argument("--dict", default=None, metavar="F.txt",
                    help="the recognizer's characters, one a line (default: the model's "
                         "'character' metadata)")
