@@ -209,3 +209,38 @@ def test_forward_ad_of_a_vector_dot():
             res.append(fw.unpack_dual(d @ d + (d.sin() * d).sum()))
     _close(res[1][0], res[0][0])
     _close(res[1][1], res[0][1])
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+@pytest.mark.parametrize("bi,layers,h0,bf,sortd", [(False, 1, False, True, True),
+                                                   (True, 2, True, False, False)])
+def test_packed_rnn_in_one_node(kind, bi, layers, h0, bf, sortd):
+    """Packed sequences run the fused recurrence (the state carried past each end): outputs,
+    final states, gradients and gradients of gradients equal torch's."""
+    res = []
+    for T in (torch, skiff):
+        rnn = T.nn.utils.rnn
+        m = getattr(T.nn, kind)(3, 5, num_layers=layers, bidirectional=bi, batch_first=bf,
+                                dtype=T.float64)
+        rng = np.random.default_rng(0)
+        with T.no_grad():
+            for p in m.parameters():
+                p.copy_(T.tensor(rng.standard_normal(tuple(p.shape)) * 0.5))
+        lens = [6, 4, 4, 1] if sortd else [2, 6, 3, 5]
+        x = T.tensor(rng.standard_normal((4, 6, 3)), requires_grad=True)
+        pk = rnn.pack_padded_sequence(x if bf else x.transpose(0, 1), T.tensor(lens),
+                                      batch_first=bf, enforce_sorted=sortd)
+        st = hh = None
+        if h0:
+            hh = T.tensor(rng.standard_normal((layers * (1 + bi), 4, 5)), requires_grad=True)
+            st = hh if kind == "GRU" else (hh, T.tensor(rng.standard_normal(tuple(hh.shape))))
+        out, fin = m(pk, st)
+        o, _ = rnn.pad_packed_sequence(out, batch_first=bf)
+        f = fin if kind == "GRU" else fin[0] + 2 * fin[1]
+        loss = (o * T.tensor(rng.standard_normal(tuple(o.shape)))).sum() + (f ** 2).sum()
+        ins = [x] + list(m.parameters()) + ([hh] if h0 else [])
+        gs = T.autograd.grad(loss, ins, create_graph=True)
+        g2 = T.autograd.grad(sum((g ** 2).sum() for g in gs[:3]), [x, ins[2]])
+        res.append([o, f, *gs, *g2])
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)

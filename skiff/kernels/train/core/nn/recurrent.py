@@ -148,6 +148,12 @@ class _Recurrent(Module):
         """The output of step ``t``: zeros past a packed sequence's end, as torch's."""
         return h if mask is None else T.where(mask[t], h, h.xp.zeros((), dtype=h.dtype))
 
+    @staticmethod
+    def _shown_all(mask, hs):
+        """Every step's output: zeros past a packed sequence's end (the fused node carries
+        the state there)."""
+        return hs if mask is None else T.where(mask, hs, hs.xp.zeros((), dtype=hs.dtype))
+
     def _project(self, x, w_ih, b_ih):
         steps, n = x.shape[0], x.shape[1]
         proj = F.linear(x.reshape(steps * n, x.shape[-1]), w_ih, b_ih)
@@ -188,12 +194,12 @@ class LSTM(_Recurrent):
                                                 device=x.device)
         else:
             h, c = state
-        if mask is None and w_hr is None:  # one node for the whole recurrence (round 31)
+        if w_hr is None:  # one node for the whole recurrence (round 31; packed: round 33)
             hs, cs = LSTMSeqFn.apply(proj, None if state is None else h,
                                      None if state is None else c, w_hh, b_hh,
-                                     reverse=reverse)
+                                     reverse=reverse, mask=mask)
             last = 0 if reverse else steps - 1
-            return hs, (hs[last], cs[last])
+            return self._shown_all(mask, hs), (hs[last], cs[last])
         outs = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             gates = proj[t] + F.linear(h, w_hh, b_hh)
@@ -226,22 +232,11 @@ class GRU(_Recurrent):
 
     def _run(self, x, weights, state, reverse, mask=None):
         w_ih, w_hh, b_ih, b_hh = weights
-        steps, n, hsz = x.shape[0], x.shape[1], self.hidden_size
+        steps = x.shape[0]
         proj = self._project(x, w_ih, b_ih)
-        if mask is None:  # one node for the whole recurrence (round 31)
-            hs = GRUSeqFn.apply(proj, state, w_hh, b_hh, reverse=reverse)
-            return hs, hs[0 if reverse else steps - 1]
-        h = T.zeros((n, hsz), dtype=x.dtype, device=x.device) if state is None else state
-        outs = [None] * steps
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            xr, xz, xn = proj[t].split(hsz, axis=-1)
-            hr, hz, hn = F.linear(h, w_hh, b_hh).split(hsz, axis=-1)
-            r = (xr + hr).sigmoid()
-            z = (xz + hz).sigmoid()
-            cand = (xn + r * hn).tanh()
-            h = self._keep(mask, t, cand + z * (h - cand), h)  # (1 - z) n + z h
-            outs[t] = self._shown(mask, t, h)
-        return T.stack(outs, axis=0), h
+        # one node for the whole recurrence (round 31; packed sequences: round 33)
+        hs = GRUSeqFn.apply(proj, state, w_hh, b_hh, reverse=reverse, mask=mask)
+        return self._shown_all(mask, hs), hs[0 if reverse else steps - 1]
 
     def _finals(self, finals, unbatched):
         h = T.stack(finals, axis=0)
