@@ -84,7 +84,8 @@ def JOBS(p):
                    help="show: follow the job live until it ends (as attach); logs: print "
                         "each new log line as the job writes it, until it ends")
     p.add_argument("-n", "--tail", type=nonneg_int, default=None, metavar="N",
-                   help="logs: only the last N lines (with -f: then each new one)")
+                   help="logs: only the last N lines (with -f: then each new one); "
+                        "list: the newest N jobs (as --limit)")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
     notebook_only(p.add_argument("--wait", action="store_true",
@@ -110,6 +111,12 @@ def action_options(ns: argparse.Namespace) -> dict:
     if getattr(ns, "dry_run", False) and ns.action not in ("rm", "prune", "resume"):
         raise ValueError(f"--dry-run goes with rm and prune (what they would remove) and with "
                          f"resume (what it would run); jobs {ns.action} changes nothing")
+    if ns.action == "list" and getattr(ns, "tail", None) is not None:
+        # `jobs ls -n 3` (git log -n): the newest N, as --limit N
+        if ns.tail < 1:
+            raise ValueError(f"jobs list -n N lists the newest N jobs (1 or more), got "
+                             f"{ns.tail}")
+        ns.limit, ns.tail = ns.tail, None
     given = [(flag, actions) for flag, dest, actions in _GOES_WITH
              if getattr(ns, dest, None) not in (None, False, _DEFAULTS.get(dest))
              and ns.action not in actions]

@@ -63,3 +63,18 @@ def test_the_magic_tails_too(job, capsys):
     logs = shell.run_line_magic("jobs", f"logs {job.id} -n 2")
     assert [line.split(" ", 1)[1] for line in str(logs).splitlines()] == ["line 10",
                                                                            "line 11"]
+
+
+def test_n_on_a_list_is_the_newest_n(runs_dir, capsys):
+    """``jobs ls -n 3`` (git log -n) said "--tail goes with logs": it is --limit 3."""
+    from skiff.jobs import launch
+
+    for _ in range(3):
+        launch("demo", {"steps": 1, "sleep": 0.0}, runner="thread").wait(timeout=60)
+    capsys.readouterr()
+    assert main(["jobs", "list", "--limit", "2", "--json"]) == 0
+    oracle = json.loads(capsys.readouterr().out)
+    assert main(["jobs", "ls", "-n", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == oracle and len(oracle) == 2
+    with pytest.raises(ValueError, match="newest N jobs \\(1 or more\\), got 0"):
+        action_options(JOBS.parse("list -n 0"))
