@@ -158,7 +158,110 @@ def _watch_holders(run_dir: Path, rank: int, period: float = 0.5, grace: float =
     threading.Thread(target=watch, daemon=True, name="skiff-holder-watchdog").start()
 
 
+STOP_NOTE = {
+    "term": "SIGTERM: stopping, as on a cancel ({kept}; a second SIGTERM ends the rank at "
+            "once)",
+    "parent": "the rank's launcher (pid {parent}, mpiexec's proxy) is gone: stopping, as on "
+              "a cancel ({kept}; jobs resume ID goes on)",
+}
+
+
+_STOPPED = {"term": "stopped by SIGTERM", "parent": "stopped: the rank's launcher is gone"}
+
+
+class _Stops:
+    """SIGTERM and a launcher that is gone stop every kind as a cancel does (round 33; the
+    train kind alone did, round 32). The run folder's ``cancel`` is written, which every
+    rank's reporter reads: a kind that asks ``reporter.should_stop()`` (training steps, a
+    generation's tokens, a flow's time steps, a parallel solve's iterations) stops at its
+    next look, so it ends as it does on a cancel (a checkpoint written, what was done
+    kept). A kind that has not asked yet (OCR, a direct solve, a model still loading) gets
+    :class:`JobCancelled` raised in its main thread at once; what it wrote is kept (OCR's
+    ``results.jsonl`` is flushed per page). Before, the rank died of the signal, said
+    "killed by signal 9 (inferred)". A second SIGTERM ends the rank at once, as before."""
+
+    def __init__(self, run_dir: Path, reporter, parent: int):
+        self.run_dir, self.reporter, self.parent = run_dir, reporter, parent
+        self.asked = threading.Event()      # the kind has called reporter.should_stop()
+        self.stopping: str | None = None    # why, once asked to stop
+        self.before = None
+        self.watch = None
+        asks = reporter.should_stop
+
+        def should_stop():
+            self.asked.set()
+            return asks()
+
+        reporter.should_stop = should_stop
+
+    def start(self) -> None:
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            self.before = signal.getsignal(signal.SIGTERM)
+            if self.before in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, self._on_term)
+        from skiff.kernels.train.parallel.launcher_watch import watch_parent
+
+        self.watch = watch_parent(self._gone, parent=self.parent)
+
+    def end(self) -> None:
+        import signal
+
+        if self.watch is not None:
+            self.watch.set()
+        if self.before in (signal.SIG_DFL, None) and \
+                threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    def _kept(self) -> str:
+        return ("at its next step, a training's checkpoint written" if self.asked.is_set()
+                else "now") + "; what it did is kept"
+
+    def _note(self, text: str) -> None:
+        try:
+            self.reporter.log(text, level="warning")
+        except Exception:  # noqa: BLE001 - the stop matters more than its note
+            pass
+
+    def _ask(self, why: str) -> bool:
+        """Ask for the stop; whether this is the first ask."""
+        if self.stopping is not None:
+            return False
+        self.stopping = why
+        try:
+            with open(self.run_dir / "cancel", "a"):
+                pass
+        except OSError:
+            pass
+        return True
+
+    def _on_term(self, signum, frame) -> None:
+        import signal
+
+        from .reporter import JobCancelled
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM: at once
+        first = self._ask("term")
+        if first or self.stopping == "term":
+            # not written from the handler: it may have cut into a write of the same log
+            threading.Thread(target=self._note, args=(STOP_NOTE["term"].format(
+                kept=self._kept()),), daemon=True).start()
+        if not self.asked.is_set():
+            raise JobCancelled(_STOPPED[self.stopping])
+
+    def _gone(self, parent: int) -> None:
+        import signal
+
+        if not self._ask("parent"):
+            return
+        self._note(STOP_NOTE["parent"].format(parent=parent, kept=self._kept()))
+        if not self.asked.is_set() and signal.getsignal(signal.SIGTERM) == self._on_term:
+            os.kill(os.getpid(), signal.SIGTERM)  # JobCancelled in the main thread
+
+
 def main(argv: list[str] | None = None) -> int:
+    launcher = os.getppid()  # first: a launcher killed while this rank starts is seen too
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m skiff.jobs.worker RUN_DIR", file=sys.stderr)
@@ -193,11 +296,16 @@ def main(argv: list[str] | None = None) -> int:
     reporter = RunReporter(run_dir, rank=rank, world_size=size)
     if rank == 0:
         reporter.emit("status", status="running")
+    stops = _Stops(run_dir, reporter, launcher) if os.environ.get("SKIFF_HELD") == "1" else None
+    if stops is not None:  # a local process job: SIGTERM and a gone launcher are a cancel
+        stops.start()
     code = 0
     try:
         check_launch()  # the MPI world is the launcher's, or one clear message (not N alone)
         fn = resolve_entry(meta["target"])
         value = fn(meta.get("config", {}), reporter)
+        if stops is not None:  # done: a SIGTERM from here on cuts into nothing
+            stops.asked.set()
         reporter.flush()
         if rank == 0:
             summary = value.to_json() if hasattr(value, "to_json") else value
@@ -207,14 +315,16 @@ def main(argv: list[str] | None = None) -> int:
             # stopped because nobody holds it: said on the status, as a signalled stop is
             # ('cancelled' alone read as a user's cancel; the why was in a log line only)
             why = {"message": ORPHAN_MESSAGE} if final == "cancelled" and ORPHANED.is_set() \
-                else {}
+                else {"message": _STOPPED[stops.stopping]} if final == "cancelled" and \
+                stops is not None and stops.stopping else {}
             reporter.emit("status", status=final, **why)
     except JobCancelled as exc:
         # the last step's held-back progress and samples; every rank's (another rank's
         # progress counts where the ranks share the work: skiff.jobs.split)
         reporter.flush()
         if rank == 0:
-            reporter.emit("status", status="cancelled", message=str(exc))
+            why = _STOPPED.get(stops.stopping) if stops is not None else None
+            reporter.emit("status", status="cancelled", message=why or str(exc))
     except BaseException as exc:
         tb = traceback.format_exc()
         (run_dir / "logs" / f"traceback-rank{rank}.txt").write_text(tb)
@@ -241,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
             except Exception:
                 pass
         return code
+    if stops is not None:
+        stops.end()
     (ranks / f"{rank}.exit").write_text(str(code))
     return code
 

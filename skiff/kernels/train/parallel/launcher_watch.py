@@ -19,10 +19,13 @@ import threading
 __all__ = ["watch_parent"]
 
 
-def watch_parent(on_gone, *, period: float = 0.25) -> threading.Event:
+def watch_parent(on_gone, *, period: float = 0.25, parent: int | None = None
+                 ) -> threading.Event:
     """Call ``on_gone(parent_pid)`` once (from a daemon thread) when this process's parent
-    has changed; the Event returned ends the watch when set."""
-    parent = os.getppid()
+    has changed from ``parent`` (default: the one now; give the one seen at the process's
+    start, so that a launcher killed before the watch begins is seen too); the Event
+    returned ends the watch when set."""
+    parent = os.getppid() if parent is None else int(parent)
     done = threading.Event()
 
     def watch():
