@@ -79,12 +79,21 @@ def job_device(job: Job) -> str:
 
 
 def resume_job(job: Job) -> Job:
-    """Relaunch a train job from its newest checkpoint, with the same ranks and device
-    (:func:`skiff.jobs.resume`: the checkpoints are where the job wrote them). The new job
-    records ``%jobs resume ID``, the line a notebook user would type for the same."""
+    """Relaunch a stopped job where it stopped (train: its newest checkpoint; ocr: the pages
+    it did not read), with the same ranks and device (:func:`skiff.jobs.resume`). The new
+    job records ``%jobs resume ID``, the line a notebook user would type for the same."""
     from skiff.jobs import resume
 
     return resume(job, front="magic")
+
+
+def _resumable(kind: str) -> bool:
+    """Whether ``jobs resume`` takes jobs of ``kind`` (its kind has its own
+    ``resume_config``: train from a checkpoint, ocr with the pages it did not read)."""
+    from skiff.kinds import KINDS, Kind
+
+    found = KINDS.get(kind)
+    return found is not None and type(found).resume_config is not Kind.resume_config
 
 
 def folder_listing(run_dir: Path, limit: int = 60) -> str:
@@ -153,7 +162,7 @@ class _Row:
         self.show.on_click(lambda _b: monitor.show(self.job))
         self.resume.on_click(lambda _b: monitor.resume(self.job))
         self.folder.on_click(lambda _b: monitor.open_folder(self.job))
-        if job.kind != "train":
+        if not _resumable(job.kind):  # train and ocr go on (an OCR job: it was hidden)
             self.resume.layout.display = "none"
         self.cells = [self.id, self.kind, self.status,
                       W.HBox([self.progress, self.progress_text],
