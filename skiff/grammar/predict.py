@@ -46,6 +46,44 @@ def _score_text(score: dict, target: str) -> str:
     return ""
 
 
+def _check_predicts(run_dir) -> None:
+    """A job no model of which ``predict`` reads (no ``table.json``, no ``images.json``):
+    one line naming both it takes and, for an OCR fine-tune, an OCR job or another
+    training, what reads or uses that job's model instead ("has no table.json: predict
+    needs mlp on a table file" said nothing of images, nor of ``ocr --rec-model``)."""
+    import json
+    from pathlib import Path
+
+    if (run_dir / "table.json").is_file() or (run_dir / "images.json").is_file():
+        return
+    try:
+        meta = json.loads((run_dir / "config.json").read_text())
+    except (OSError, ValueError):
+        return  # not a run folder the front knows: the kernel's own message
+    config = meta.get("config") if isinstance(meta, dict) else None
+    if not isinstance(config, dict):
+        return
+    kind, model = meta.get("kind"), config.get("model")
+    takes = ("predict takes a job that trained mlp on a table file (train mlp data.csv) or "
+             "cnn on a folder of class folders (train cnn photos/)")
+    if kind == "train" and model in ("mlp", "cnn"):
+        return  # the kernel names what is missing (no table.json: built-in data)
+    if kind == "train" and model == "ocr-rec":
+        folder = Path(str(config.get("out") or run_dir / "model"))
+        use = (f"read images with it by ocr IMAGES --rec-model {folder}"
+               if (folder / "rec.onnx").is_file() else
+               f"it exported no model ({meta.get('status') or 'stopped'} before its end; "
+               f"jobs resume {run_dir.name} goes on), then ocr IMAGES --rec-model {folder} "
+               f"reads with it")
+        raise ValueError(f"{run_dir.name} fine-tuned an OCR recognizer: {use}; {takes}")
+    if kind == "train" and isinstance(model, str) and model.startswith("gpt"):
+        raise ValueError(f"{run_dir.name} trained {model}: continue a text with it by "
+                         f"generate {run_dir.name} \"TEXT\"; {takes}")
+    if kind != "train":
+        raise ValueError(f"{run_dir.name} is a{'n' if str(kind)[:1] in 'aeiou' else ''} "
+                         f"{kind} job, not a training; {takes}")
+
+
 def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     """(JSON document, text) for ``python -m skiff predict`` with the job's run folder (the
     front finds it from the id); a bad run or file raises ValueError with one line."""
@@ -54,6 +92,7 @@ def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     from skiff.kernels.train.table_predict import predict_table
 
     paths = ns.data if isinstance(ns.data, (list, tuple)) else [ns.data]
+    _check_predicts(Path(run_dir))
     if (Path(run_dir) / "images.json").is_file():
         from skiff.kernels.train.image_predict import predict_images
 
