@@ -230,7 +230,10 @@ class ProcessRunner:
             while True:
                 code = proc.poll()
                 if code is not None:
-                    self._after_exit(job, code, ranks.first_dead)
+                    # deaths already signalled on their pidfds first: a busy machine can let
+                    # mpiexec's end be seen before them, and MPICH 5's report names no pid
+                    dead = ranks.first_dead or ranks.wait(0)
+                    self._after_exit(job, code, dead, ranks.together)
                     return
                 dead = ranks.wait(self.poll)
                 if dead is not None:
@@ -248,12 +251,13 @@ class ProcessRunner:
                     if ranks.first_dead is None:  # found dead, not seen dying: ask mpiexec
                         dead = (_dead_from_log(job.run_dir) or (*dead, None))[:2]
                     rank, pid = dead
-                    self._fail(job, _death_message(job.run_dir, rank, pid), dead_rank=rank)
+                    self._fail(job, _death_message(job.run_dir, rank, pid, ranks.together),
+                               dead_rank=rank)
                     return
         finally:
             ranks.close()
 
-    def _after_exit(self, job: Job, code: int, first_dead=None) -> None:
+    def _after_exit(self, job: Job, code: int, first_dead=None, together=()) -> None:
         time.sleep(0.05)
         state = job.refresh()
         if state.final and not state.error_from_comm:
@@ -264,7 +268,7 @@ class ProcessRunner:
         dead = first_dead or (_dead_from_log(job.run_dir) or (None, None, None))[:2]
         rank = dead[0]
         if rank is not None:
-            msg = _death_message(job.run_dir, *dead)
+            msg = _death_message(job.run_dir, *dead, together if first_dead else ())
         elif state.final:
             return  # a rank's own error already explains it
         else:
@@ -307,6 +311,10 @@ class RankWatch:
 
         self.ranks_dir, self.np = ranks_dir, np
         self.first_dead: tuple[int, int] | None = None
+        # the other ranks seen dead in the same look as first_dead, when there were several:
+        # which of them died first was not seen (mpiexec's clean-up kills the others within
+        # milliseconds, and a busy machine can keep this watcher from looking in between)
+        self.together: list[tuple[int, int]] = []
         self.dead_unseen: list[tuple[int, int]] = []  # already gone when first looked at
         self._fds: dict[int, tuple[int, int]] = {}  # fd -> (rank, pid)
         self._watched: set[int] = set()
@@ -338,13 +346,6 @@ class RankWatch:
             self._fds[fd] = (rank, pid)
             self._poll.register(fd, 1)  # POLLIN: the process has exited
 
-    def _note(self, rank: int, pid: int) -> None:
-        # a rank that left because a peer died (``<r>.left``, the peer watchdog) is not the
-        # cause, whatever order a busy machine lets the watcher see the deaths in
-        if self.first_dead is None and not (self.ranks_dir / f"{rank}.exit").exists() \
-                and not (self.ranks_dir / f"{rank}.left").exists():
-            self.first_dead = (rank, pid)
-
     def wait(self, timeout: float):
         """Wait up to ``timeout`` s; return (rank, pid) of the first rank that died, or None.
 
@@ -357,20 +358,31 @@ class RankWatch:
             return self.first_dead
         if self.dead_unseen:
             return self.dead_unseen[0]
+        seen = []
         if self._poll is not None and any(fd >= 0 for fd in self._fds):
             for fd, _ in self._poll.poll(timeout * 1000):
-                rank, pid = self._fds[fd]
+                seen.append(self._fds.pop(fd))
                 self._poll.unregister(fd)
                 os.close(fd)
-                del self._fds[fd]
-                self._note(rank, pid)
-        else:
+        elif timeout > 0:
             time.sleep(timeout)
         for key, (rank, pid) in list(self._fds.items()):
             if key < 0 and not pid_alive(pid):
                 del self._fds[key]
-                self._note(rank, pid)
+                seen.append((rank, pid))
+        causes = [d for d in seen if self._cause(*d)]
+        if self.first_dead is None and causes:
+            # several at once: the one whose process is gone (reaped by its proxy, which then
+            # killed the others) before one still a zombie; else the order is unknown
+            causes.sort(key=lambda d: _zombie(d[1]))
+            self.first_dead, self.together = causes[0], causes[1:]
         return self.first_dead
+
+    def _cause(self, rank: int, pid: int) -> bool:
+        """Whether a dead rank can be the cause: no clean exit marker, nor a peer watchdog's
+        ``<r>.left`` (a rank that left because a peer died)."""
+        return not (self.ranks_dir / f"{rank}.exit").exists() \
+            and not (self.ranks_dir / f"{rank}.left").exists()
 
     def close(self) -> None:
         for fd in [fd for fd in self._fds if fd >= 0]:
@@ -407,10 +419,24 @@ def _death_signal(run_dir: Path, rank: int, pid: int) -> tuple[int | None, str]:
     return 9, " (inferred: no exit, error or crash report)"
 
 
-def _death_message(run_dir: Path, rank, pid) -> str:
+def _death_message(run_dir: Path, rank, pid, together=()) -> str:
     sig, note = _death_signal(run_dir, rank, pid)
+    if together:  # seen dead in the same look: which was first is not known
+        others = " or ".join(f"rank {r} (pid {p})" for r, p in together)
+        return (f"rank {rank} (pid {pid}) or {others} killed by signal {sig} "
+                f"({_signame(sig)}){note}, the other by mpiexec's clean-up (they were seen "
+                "dead together: which died first was not seen); the job was stopped")
     return (f"rank {rank} (pid {pid}) killed by signal {sig} ({_signame(sig)}){note}; "
             "the job was stopped")
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` is a zombie: dead, not yet reaped by its parent."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _log_text(run_dir: Path) -> str:
