@@ -9,10 +9,14 @@ import pytest
 import torch
 
 from skiff.kernels.backend import numba_available
+from skiff.kernels.backend.testing import check_op
 from skiff.kernels.train.core.nn import functional as F
-from skiff.kernels.train.core.nn.functional.conv_depthwise import DepthwiseConv2dFn
+from skiff.kernels.train.core.nn.functional.conv_depthwise import (
+    DepthwiseConv2dFn,
+    depthwise_conv_bwd,
+    depthwise_conv_fwd,
+)
 from skiff.kernels.train.core.tensor import Tensor
-from skiff.kernels.train.onnx.depthwise import depthwise_bwd, depthwise_fwd
 
 CASES = [  # (N, C, H, W), multiplier, (kh, kw), stride, padding, dilation
     ((2, 4, 9, 8), 1, (3, 3), 1, 1, 1),
@@ -112,15 +116,15 @@ def test_depthwise_module_padding_same_and_chain():
 
 @pytest.mark.skipif(not numba_available(), reason="numba missing")
 @pytest.mark.parametrize("stride", [1, 2])
-def test_numba_twin_matches_reference(stride):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numba_twin_matches_reference(stride, dtype):
     rng = np.random.default_rng(2)
-    xt = rng.standard_normal((5, 3, 12, 11)).astype(np.float32)
-    w = rng.standard_normal((5, 3, 3)).astype(np.float32)
+    xt = rng.standard_normal((5, 3, 12, 11)).astype(dtype)
+    w = rng.standard_normal((5, 3, 3)).astype(dtype)
     ho, wo = (12 - 3) // stride + 1, (11 - 3) // stride + 1
-    a = depthwise_fwd(xt, w, stride, stride, ho, wo)
-    r = depthwise_fwd.reference(xt, w, stride, stride, ho, wo)
-    assert _rel(a, r) < 1e-6
-    g = rng.standard_normal(a.shape).astype(np.float32)
-    gp, gw = depthwise_bwd(g, xt, w, stride, stride, True, True)
-    rp, rw = depthwise_bwd.reference(g, xt, w, stride, stride, True, True)
-    assert _rel(gp, rp) < 1e-6 and _rel(gw, rw) < 1e-5
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    assert check_op(depthwise_conv_fwd, xt, w, stride, stride, ho, wo, require_fast=True,
+                    **tol)
+    g = rng.standard_normal((5, 3, ho, wo)).astype(dtype)
+    assert check_op(depthwise_conv_bwd, g, xt, w, stride, stride, True, True,
+                    require_fast=True, **tol)

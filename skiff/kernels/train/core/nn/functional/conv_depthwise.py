@@ -4,10 +4,12 @@ autograd node, instead of ``in_channels`` one-channel GEMM convolutions concaten
 The input is transposed and padded once to channels-first (C, N, Hp, Wp) (:func:`.conv._padded_cn`:
 free for a conv output without padding), each output channel ``o`` reads input channel
 ``o // k`` (torch's order; a multiplier ``k > 1`` repeats the input's channels), and the work
-is the custom ops ``onnx.depthwise_fwd`` / ``onnx.depthwise_bwd`` of
-:mod:`skiff.kernels.train.onnx.depthwise`: a numba pass that keeps each (c, n) plane in cache,
-with a plain strided-pass reference twin (what runs on a GPU, in another dtype or without
-numba). The output is an (N, C, Ho, Wo) view of channels-first memory, like ``Conv2dFn``'s.
+is the custom ops ``train.depthwise_conv_fwd`` / ``train.depthwise_conv_bwd`` below: a numba
+pass that keeps each (c, n) plane in cache, with a plain strided-pass reference twin (what runs
+on a GPU, in another dtype or without numba). They are the kernels of
+:mod:`skiff.kernels.train.onnx.depthwise` (the imported-graph path), repeated here because
+core may not import the ONNX package (tests/architecture: no package cycle). The output is an
+(N, C, Ho, Wo) view of channels-first memory, like ``Conv2dFn``'s.
 
 Round 33 (docs/convolution.md): a depthwise 3x3 layer over 128 channels at 56x56, batch 8,
 forward + backward took 229 ms against torch's 14 ms through the per-group loop.
@@ -15,16 +17,167 @@ forward + backward took 229 ms against torch's 14 ms through the per-group loop.
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
+from skiff.kernels.backend import custom_op, numba_available
+from skiff.kernels.backend.split import split_rows
+
 from ...autograd import Function, xp_of
 from .conv import _padded_cn
 
-__all__ = ["DepthwiseConv2dFn", "depthwise_conv2d"]
+__all__ = ["DepthwiseConv2dFn", "depthwise_conv2d", "depthwise_conv_fwd", "depthwise_conv_bwd"]
+
+
+@custom_op("train.depthwise_conv_fwd")
+def depthwise_conv_fwd(xt, w, sh, sw, ho, wo):
+    """``xt`` the padded channels-first input (C, N, Hp, Wp), ``w`` (C, kh, kw) -> (C, N, ho,
+    wo); the reference makes kh*kw strided multiply-add passes over the whole output."""
+    xp = xp_of(xt)
+    c, n = xt.shape[:2]
+    kh, kw = w.shape[1:]
+    out = xp.empty((c, n, ho, wo), dtype=xt.dtype)
+    tmp = xp.empty_like(out)
+    for i in range(kh):
+        for j in range(kw):
+            win = xt[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+            wij = w[:, i, j, None, None, None]
+            if i == j == 0:
+                xp.multiply(win, wij, out=out)
+            else:
+                xp.multiply(win, wij, out=tmp)
+                out += tmp
+    return out
+
+
+@custom_op("train.depthwise_conv_bwd")
+def depthwise_conv_bwd(gt, xt, w, sh, sw, need_x, need_w):
+    """(the padded input's gradient or None, the (C, kh, kw) weight gradient or None)."""
+    xp = xp_of(xt)
+    c, n, ho, wo = gt.shape
+    kh, kw = w.shape[1:]
+    gpad = xp.zeros_like(xt) if need_x else None
+    gw = xp.empty((c, kh, kw), dtype=xt.dtype) if need_w else None
+    tmp = xp.empty_like(gt) if need_w else None
+    for i in range(kh):
+        for j in range(kw):
+            if need_w:
+                win = xt[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw]
+                xp.multiply(gt, win, out=tmp)
+                gw[:, i, j] = tmp.reshape(c, -1).sum(axis=1)
+            if need_x:
+                gpad[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] += \
+                    gt * w[:, i, j, None, None, None]
+    return gpad, gw
+
+
+@functools.lru_cache(maxsize=1)
+def _kernels():
+    import numba
+
+    @numba.njit(cache=True, fastmath=True, nogil=True)
+    def fwd(xt, w, sh, sw, out):  # pragma: no cover - compiled
+        c_, n_, ho, wo = out.shape
+        kh, kw = w.shape[1], w.shape[2]
+        for c in range(c_):
+            for n in range(n_):
+                for y in range(ho):
+                    orow = out[c, n, y]
+                    orow[:] = 0
+                    for i in range(kh):
+                        xrow = xt[c, n, y * sh + i]
+                        for j in range(kw):
+                            wv = w[c, i, j]
+                            if sw == 1:
+                                for x in range(wo):
+                                    orow[x] += wv * xrow[x + j]
+                            else:
+                                for x in range(wo):
+                                    orow[x] += wv * xrow[x * sw + j]
+
+    @numba.njit(cache=True, fastmath=True, nogil=True)
+    def bwd_w(gt, xt, sh, sw, gw):  # pragma: no cover - compiled
+        c_, n_, ho, wo = gt.shape
+        kh, kw = gw.shape[1], gw.shape[2]
+        for c in range(c_):
+            for i in range(kh):
+                for j in range(kw):
+                    acc = 0.0
+                    for n in range(n_):
+                        for y in range(ho):
+                            grow = gt[c, n, y]
+                            xrow = xt[c, n, y * sh + i]
+                            if sw == 1:
+                                for x in range(wo):
+                                    acc += grow[x] * xrow[x + j]
+                            else:
+                                for x in range(wo):
+                                    acc += grow[x] * xrow[x * sw + j]
+                    gw[c, i, j] = acc
+
+    @numba.njit(cache=True, fastmath=True, nogil=True)
+    def bwd_x(gt, w, sh, sw, gpad):  # pragma: no cover - compiled
+        c_, n_, ho, wo = gt.shape
+        kh, kw = w.shape[1], w.shape[2]
+        for c in range(c_):
+            for n in range(n_):
+                for y in range(ho):
+                    grow = gt[c, n, y]
+                    for i in range(kh):
+                        prow = gpad[c, n, y * sh + i]
+                        for j in range(kw):
+                            wv = w[c, i, j]
+                            if sw == 1:
+                                for x in range(wo):
+                                    prow[x + j] += wv * grow[x]
+                            else:
+                                for x in range(wo):
+                                    prow[x * sw + j] += wv * grow[x]
+
+    return fwd, bwd_w, bwd_x
+
+
+def _ok(*arrays) -> bool:
+    return all(isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
+               and a.flags.c_contiguous for a in arrays) and len({a.dtype for a in arrays}) == 1
+
+
+def _per_channel(kernel, arrays, size):
+    """Every loop is per channel: channel ranges on the elementwise threads give the same
+    bits as one call."""
+    split_rows(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), arrays[0].shape[0], size)
+
+
+@depthwise_conv_fwd.implement("cpu", "numba", available=numba_available)
+def _fwd_numba(xt, w, sh, sw, ho, wo):
+    w = np.ascontiguousarray(w)
+    if not _ok(xt, w):
+        return depthwise_conv_fwd.reference(xt, w, sh, sw, ho, wo)
+    out = np.empty((xt.shape[0], xt.shape[1], ho, wo), dtype=xt.dtype)
+    fwd = _kernels()[0]
+    _per_channel(lambda x_, w_, o_: fwd(x_, w_, sh, sw, o_), (xt, w, out), out.size)
+    return out
+
+
+@depthwise_conv_bwd.implement("cpu", "numba", available=numba_available)
+def _bwd_numba(gt, xt, w, sh, sw, need_x, need_w):
+    gt, w = np.ascontiguousarray(gt), np.ascontiguousarray(w)
+    if not _ok(gt, xt, w):
+        return depthwise_conv_bwd.reference(gt, xt, w, sh, sw, need_x, need_w)
+    _, bwd_w, bwd_x = _kernels()
+    gpad = gw = None
+    if need_x:
+        gpad = np.zeros_like(xt)
+        _per_channel(lambda g_, w_, p_: bwd_x(g_, w_, sh, sw, p_), (gt, w, gpad), gt.size)
+    if need_w:
+        gw = np.empty(w.shape, dtype=xt.dtype)
+        _per_channel(lambda g_, x_, o_: bwd_w(g_, x_, sh, sw, o_), (gt, xt, gw), gt.size)
+    return gpad, gw
 
 
 def _ops():
-    from skiff.kernels.train.onnx.depthwise import depthwise_bwd, depthwise_fwd
-
-    return depthwise_fwd, depthwise_bwd
+    return depthwise_conv_fwd, depthwise_conv_bwd
 
 
 class DepthwiseConv2dFn(Function):

@@ -63,11 +63,9 @@ def conv2d_general(x, weight, bias, stride, padding, dilation, groups, plain):
                          f"{c // groups if c % groups == 0 else '?'} input channels per group")
     ci, co = c // groups, o // groups
     if ci == 1 and x.ndim == 4:  # depthwise (a channel multiplier included): one node
-        from .conv import as_pair
         from .conv_depthwise import depthwise_conv2d
 
-        return depthwise_conv2d(x, w, bias, as_pair(stride, "stride"),
-                                as_pair(padding, "padding"))
+        return depthwise_conv2d(x, w, bias, _pair(stride), _pair(padding))
     outs = [plain(x[:, g * ci:(g + 1) * ci], w[g * co:(g + 1) * co],
                   None if bias is None else bias[g * co:(g + 1) * co], stride, padding)
             for g in range(groups)]
