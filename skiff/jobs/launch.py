@@ -161,7 +161,7 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         raise
     if why not in (None, "as asked"):
         job.emit("log", level="info", message=f"device {resolved} ({why})")
-    if note:
+    if note and not getattr(registered, "kernel_logs_plan", False):
         job.emit("log", level="info", message=str(note))
     if on_done is not None:
         job.add_done_callback(on_done)

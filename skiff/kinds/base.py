@@ -170,6 +170,10 @@ class Kind:
         answer as those probes do (tests/cli/test_typed_refusals_r27.py checks it)."""
         return None
 
+    # the kind's kernel logs the line check_launch returns itself (train: the trainer's
+    # "plan: ..."): launch leaves it out of the job's log, where it was twice
+    kernel_logs_plan = False
+
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """Checks that need to know how many ranks the job gets (ValueError: one line);
         :func:`skiff.jobs.launch` calls it before the run folder exists. It may record what

@@ -1008,6 +1008,7 @@ class TrainKind(Kind):
     name = "train"
     command = COMMAND
     entry = "skiff.kinds.train:run"
+    kernel_logs_plan = True  # the trainer logs "plan: <summary>" and its reasons
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
