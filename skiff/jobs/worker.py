@@ -184,6 +184,7 @@ class _Stops:
         self.run_dir, self.reporter, self.parent = run_dir, reporter, parent
         self.asked = threading.Event()      # the kind has called reporter.should_stop()
         self.stopping: str | None = None    # why, once asked to stop
+        self.raised = False                 # JobCancelled raised into the kind's code
         self.before = None
         self.watch = None
         asks = reporter.should_stop
@@ -248,6 +249,7 @@ class _Stops:
             threading.Thread(target=self._note, args=(STOP_NOTE["term"].format(
                 kept=self._kept()),), daemon=True).start()
         if not self.asked.is_set():
+            self.raised = True
             raise JobCancelled(_STOPPED[self.stopping])
 
     def _gone(self, parent: int) -> None:
@@ -325,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             why = _STOPPED.get(stops.stopping) if stops is not None else None
             reporter.emit("status", status="cancelled", message=why or str(exc))
+        if size > 1 and stops is not None and stops.raised:
+            # stopped where it stood, not at a point the ranks agree on: a peer may be
+            # blocked in a collective with it. No exit marker: the peers' watchdogs see
+            # this rank go and leave too (a marker told them it ended cleanly)
+            return 0
     except BaseException as exc:
         tb = traceback.format_exc()
         (run_dir / "logs" / f"traceback-rank{rank}.txt").write_text(tb)
