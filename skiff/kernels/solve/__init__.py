@@ -16,13 +16,15 @@ A solver whose setup is reused for many right-hand sides (a pressure equation ea
 
 from .amg import SmoothedAggregation
 from .amg_modes import rigid_body_modes
+from .amg_rs import RugeStuben
 from .krylov import SolveError
 from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
 from .solution import Solution
 from .solver import METHODS, PRECONDS, Solver, solve
 
 __all__ = [
-    "GridProblem", "METHODS", "PRECONDS", "Solution", "SmoothedAggregation", "SolveError",
+    "GridProblem", "METHODS", "PRECONDS", "RugeStuben", "Solution", "SmoothedAggregation",
+    "SolveError",
     "Solver", "convection_diffusion", "diffusion", "grid_problem", "poisson",
     "rigid_body_modes", "solve",
 ]
