@@ -83,8 +83,10 @@ def wait_quietly(job: Job, quiet_s: float = 2.0, stream=None, rate: float = 2.0,
             stream.flush()
             shown = line
 
+    interrupted: list[bool] = []
     try:
-        follow(job, show, quiet_s=quiet_s, rate=rate, cancel=cancel)
+        follow(job, show, quiet_s=quiet_s, rate=rate, cancel=cancel,
+               on_interrupt=lambda: interrupted.append(True))
     finally:
         if handle is not None or shown:
             from skiff.jobs.follow import progress_line
@@ -92,4 +94,11 @@ def wait_quietly(job: Job, quiet_s: float = 2.0, stream=None, rate: float = 2.0,
             show(progress_line(job))  # where it ended (or stood, when the wait stopped)
         if shown:
             stream.write("\n")
+    if interrupted:  # the interrupt cancelled it: how to go on, kept in a saved notebook
+        from skiff.jobs.going_on import resume_hint
+
+        hint = resume_hint(job, front="magic")
+        if hint:
+            stream.write(hint + "\n")
+            stream.flush()
     return job
