@@ -296,11 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     from .store import write_json
 
     reporter = RunReporter(run_dir, rank=rank, world_size=size)
-    if rank == 0:
-        reporter.emit("status", status="running")
     stops = _Stops(run_dir, reporter, launcher) if os.environ.get("SKIFF_HELD") == "1" else None
     if stops is not None:  # a local process job: SIGTERM and a gone launcher are a cancel
-        stops.start()
+        stops.start()      # (before "running": a signal from then on is a cancel)
+    if rank == 0:
+        reporter.emit("status", status="running")
     code = 0
     try:
         check_launch()  # the MPI world is the launcher's, or one clear message (not N alone)
