@@ -56,6 +56,11 @@ def block_inverses(A: sp.csr_matrix, bs: int) -> np.ndarray | None:
     takes the unknowns one by one)."""
     n = A.shape[0]
     nb = n // bs
+    if bs == 1:   # the diagonal itself (np.add.at below: 10x slower, the same values)
+        d = np.asarray(A.diagonal(), dtype=np.float64)
+        if np.any(d == 0):
+            return None
+        return (1.0 / d).reshape(nb, 1, 1)
     rows = np.repeat(np.arange(n), np.diff(A.indptr))
     inside = (A.indices // bs) == (rows // bs)
     D = np.zeros((nb, bs, bs))
