@@ -371,6 +371,37 @@ def _run_worker(method, folder, threads, script=__file__):
     return json.loads(out.read_text()), None
 
 
+def machine_line(cpuinfo: str | None = None) -> str:
+    """The CPU's model and vector instructions and the onnxruntime version, for a results
+    header: the OCR ratios against RapidOCR move with both (round 33: the 1.99x of
+    2026-12-02 came from an older onnxruntime, under which RapidOCR's float32 models cost
+    ~15% more CPU; the same skiff code is not slower here). ``cpuinfo``: the text of
+    ``/proc/cpuinfo`` (read when None; absent off Linux)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+    model, flags = "", set()
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and not model:
+            model = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    isa = ("AVX-512 VNNI" if "avx512_vnni" in flags else "AVX-512, no VNNI"
+           if "avx512f" in flags else "AVX2 only" if "avx2" in flags else
+           "no AVX2" if flags else "")
+    try:
+        import onnxruntime as ort
+
+        rt = f"onnxruntime {ort.__version__}"
+    except ImportError:
+        rt = "no onnxruntime"
+    cpu = model or platform.processor() or platform.machine()
+    return ", ".join(x for x in (cpu, isa, rt) if x)
+
+
 def _has_cuda() -> bool:
     try:
         import onnxruntime as ort
@@ -481,7 +512,7 @@ def main(argv=None):
                 runs[method].append(out)
         shutil.rmtree(folder, ignore_errors=True)
         print(f"{len(rows)} images, one intra-op thread, spin-waiting off; load average "
-              f"{os.getloadavg()[0]:.1f}")
+              f"{os.getloadavg()[0]:.1f}; {machine_line()}")
         print(_stage_table(runs))
         return 0
     # accuracy columns: the categories, or for documents the kinds of text
@@ -596,7 +627,7 @@ def main(argv=None):
         "# OCR benchmark" + (": phone photos of pages" if photos else
                              ": dense document pages" if documents else ""), "",
         f"Command: `{cmd}`  ",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Machine: {machine_line()}, {os.cpu_count()} CPUs, "
         f"{args.threads} threads per method; {len(rows)} rendered images "
         f"({what}); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"load average at the end {os.getloadavg()[0]:.1f} (a shared machine: other "
