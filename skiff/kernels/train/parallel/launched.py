@@ -154,13 +154,16 @@ def to_parent(value, *, timeout: float = 60.0):
     it, as ``inter.gather(value, root=0)``) and return once the parent acknowledges that it
     holds every rank's part: the rank may then leave at once, even with ``os._exit``.
     ``TimeoutError`` when no acknowledgement came in ``timeout`` seconds (a parent gathering
-    with a bare ``inter.gather`` sends none: leave normally then, which flushes)."""
+    with a bare ``inter.gather`` sends none: leave normally then, which flushes). Ranks
+    started by ``Spawn`` only gather (no acknowledgement comes to them)."""
     from mpi4py import MPI
 
     inter = parent()
     if inter == MPI.COMM_NULL:
         raise RuntimeError("to_parent: no parent started this process (launch_ranks or Spawn)")
     inter.gather(value, root=0)
+    if not os.environ.get(ENV):  # Spawn's ranks: their parent sends no acknowledgement
+        return
     end = time.monotonic() + float(timeout)
     while not inter.Iprobe(source=0, tag=ACK_TAG):
         if time.monotonic() > end:
