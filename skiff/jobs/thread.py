@@ -100,7 +100,20 @@ class ThreadRunner:
             else:
                 job.value = value
                 reporter.flush()
-                write_result(job, value)
+                try:
+                    write_result(job, value)
+                except OSError:
+                    raise  # its end could not be written: below
+                except Exception as exc:  # noqa: BLE001 - a result that is no JSON: failed
+                    # (it raised out of the thread, the job stayed "running" and every
+                    # follower waited for ever: a resumed OCR job, round 33)
+                    tb = traceback.format_exc()
+                    message = (f"its result could not be written "
+                               f"({type(exc).__name__}: {exc})")
+                    (job.run_dir / "logs" / "traceback.txt").write_text(tb)
+                    reporter.emit("error", message=message, traceback=tb)
+                    reporter.emit("status", status="failed", message=message)
+                    return
                 final = "cancelled" if reporter.should_stop() else "done"
                 why = {"message": f"cancelled: {EXIT_MESSAGE}"} if (
                     final == "cancelled" and self._exiting) else {}
