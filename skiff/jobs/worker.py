@@ -185,6 +185,7 @@ class _Stops:
         self.asked = threading.Event()      # the kind has called reporter.should_stop()
         self.stopping: str | None = None    # why, once asked to stop
         self.raised = False                 # JobCancelled raised into the kind's code
+        self.pending: str | None = None     # its note, for the worker to write
         self.before = None
         self.watch = None
         asks = reporter.should_stop
@@ -244,13 +245,14 @@ class _Stops:
 
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM: at once
         first = self._ask("term")
-        if first or self.stopping == "term":
-            # not written from the handler: it may have cut into a write of the same log
-            threading.Thread(target=self._note, args=(STOP_NOTE["term"].format(
-                kept=self._kept()),), daemon=True).start()
+        note = STOP_NOTE["term"].format(kept=self._kept()) \
+            if first or self.stopping == "term" else None
         if not self.asked.is_set():
             self.raised = True
+            self.pending = note  # written by the worker before the status, in order
             raise JobCancelled(_STOPPED[self.stopping])
+        if note:  # not written from the handler: it may have cut into a write of the log
+            threading.Thread(target=self._note, args=(note,), daemon=True).start()
 
     def _gone(self, parent: int) -> None:
         import signal
@@ -324,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         # the last step's held-back progress and samples; every rank's (another rank's
         # progress counts where the ranks share the work: skiff.jobs.split)
         reporter.flush()
+        if stops is not None and stops.pending:
+            stops._note(stops.pending)
         if rank == 0:
             why = _STOPPED.get(stops.stopping) if stops is not None else None
             reporter.emit("status", status="cancelled", message=why or str(exc))

@@ -166,6 +166,9 @@ def test_sigterm_stops_a_direct_solve_at_once(tmp_path):
     assert status == {**status, "status": "cancelled", "message": "stopped by SIGTERM"}, \
         job.output()
     assert not (job.run / "result.json").exists()
+    kinds = [(e["type"], e.get("message", "")) for e in job.events()]
+    said = next(i for i, (t, m) in enumerate(kinds) if m.startswith("SIGTERM: stopping"))
+    assert "now" in kinds[said][1] and kinds[-1][0] == "status" and said < len(kinds) - 1
     assert job.pids() == []
 
 
