@@ -322,10 +322,12 @@ class RugeStuben(SmoothedAggregation):
     xp : numpy or cupy (the cycles; the setup is on the host)
     symmetric : bool, optional
         Whether ``A`` is symmetric (looked at when not given).
+    reason : str
+        Why it was chosen, for ``describe()`` (``Solver``'s ``amg='auto'``).
     """
 
     def __init__(self, A, *, theta=RS_THETA, max_coarse=400, max_levels=25, degree=2,
-                 xp=np, symmetric=None, reason="", **_ignored):
+                 xp=np, symmetric=None, reason=""):
         A = sp.csr_matrix(A)
         if A.dtype.kind == "c":
             raise ValueError("amg='classical' takes real matrices; a complex one needs the "
