@@ -48,3 +48,13 @@ def test_an_ocr_rec_fine_tune_names_its_model(runs_dir, tmp_path, capsys):
     folder = re.search(r"--rec-model (\S+?);", err).group(1)
     assert folder == str(out)
     assert main(["ocr", str(page), "--rec-model", folder, "--dry-run"]) == 0  # the oracle
+
+
+def test_a_gpt_training_names_generate(runs_dir, tmp_path, capsys):
+    run = _run(runs_dir, "20261205-000000-train-cafe", "train", {"model": "gpt-mini"})
+    assert main(["predict", run.name, str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f'trained gpt-mini: continue a text with it by generate {run.name} "TEXT"' in err
+    from skiff.kinds import KINDS  # the oracle: generate's grammar takes those words
+
+    assert KINDS["generate"].command.parse([run.name, "TEXT"], cli=True)
