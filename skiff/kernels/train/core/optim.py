@@ -143,11 +143,58 @@ def _quiet_step(step):
 
     @functools.wraps(step)
     def quiet(self, *args, **kwargs):
-        with quiet_fp():
-            return step(self, *args, **kwargs)
+        if self.__dict__.get("_stepping") or not (_GLOBAL_STEP_HOOKS["pre"] or _GLOBAL_STEP_HOOKS[
+                "post"] or self.__dict__.get("_step_pre_hooks")
+                or self.__dict__.get("_step_post_hooks")):
+            with quiet_fp():
+                return step(self, *args, **kwargs)
+        # torch's step hooks (pre: global then this optimizer's; post: this optimizer's then
+        # global), given step's args with the optimizer first, as torch's; pre-hooks may give
+        # new (args, kwargs); a subclass's super().step() runs them once
+        args = (self, *args)
+        for hook in [*_GLOBAL_STEP_HOOKS["pre"].values(),
+                     *self.__dict__.get("_step_pre_hooks", {}).values()]:
+            got = hook(self, args, kwargs)
+            if got is not None:
+                if not (isinstance(got, tuple) and len(got) == 2):
+                    raise RuntimeError("optimizer step pre-hook must return None or a tuple "
+                                       f"of (new_args, new_kwargs), but got {got!r}")
+                args, kwargs = got
+        self.__dict__["_stepping"] = True
+        try:
+            with quiet_fp():
+                out = step(*args, **kwargs)
+        finally:
+            self.__dict__["_stepping"] = False
+        for hook in [*self.__dict__.get("_step_post_hooks", {}).values(),
+                     *_GLOBAL_STEP_HOOKS["post"].values()]:
+            hook(self, args, kwargs)
+        return out
 
     quiet._quiet_fp = True
     return quiet
+
+
+_GLOBAL_STEP_HOOKS: dict = {"pre": {}, "post": {}}
+
+
+def _add_hook(table: dict, hook):
+    from .nn.hooks import RemovableHandle, _ids
+
+    key = next(_ids)
+    table[key] = hook
+    return RemovableHandle(table, key)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """torch's ``optim.optimizer.register_optimizer_step_pre_hook``: ``hook(optimizer, args,
+    kwargs)`` before every optimizer's step."""
+    return _add_hook(_GLOBAL_STEP_HOOKS["pre"], hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """torch's ``optim.optimizer.register_optimizer_step_post_hook``."""
+    return _add_hook(_GLOBAL_STEP_HOOKS["post"], hook)
 
 
 _F, _C, _D, _U = ("foreach", None), ("capturable", False), ("differentiable", False), (
@@ -214,6 +261,15 @@ class Optimizer:
     def _params(self):
         for group in self.param_groups:
             yield from group["params"]
+
+    def register_step_pre_hook(self, hook):
+        """torch's: ``hook(optimizer, args, kwargs)`` before each ``step``, returning None or
+        new ``(args, kwargs)``; a handle with ``remove()``."""
+        return _add_hook(self.__dict__.setdefault("_step_pre_hooks", {}), hook)
+
+    def register_step_post_hook(self, hook):
+        """torch's: ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return _add_hook(self.__dict__.setdefault("_step_post_hooks", {}), hook)
 
     def add_param_group(self, param_group: dict) -> None:
         """torch's: a new group with its own hyper-parameters (the defaults fill the rest); a

@@ -145,12 +145,10 @@ class Function:
             res = tuple(r.detach() if id(o) in ctx._non_diff else r for r, o in zip(res, outs))
         dirty = getattr(ctx, "_dirty", None)
         if dirty:  # an input changed in place comes back as itself, holding the output
-            from .tensor_torch import _assign
-
             mine = {id(d): a for d, a in zip(detached, args) if isinstance(a, Tensor)}
             res = (res,) if single else res
-            res = tuple(_assign(mine[id(o)], r, f"{cls.__name__}.apply (mark_dirty)")
-                        if id(o) in dirty and id(o) in mine else r for r, o in zip(res, outs))
+            res = tuple(mine[id(o)].copy_(r) if id(o) in dirty and id(o) in mine else r
+                        for r, o in zip(res, outs))
             res = res[0] if single else res
         return res
 

@@ -244,3 +244,78 @@ def test_packed_rnn_in_one_node(kind, bi, layers, h0, bf, sortd):
         res.append([o, f, *gs, *g2])
     for g, r in zip(res[1], res[0]):
         _close(g, r)
+
+
+def _containers(T):
+    import collections
+
+    nn = T.nn
+    out = []
+    s = nn.Sequential(collections.OrderedDict([("fc", nn.Linear(2, 3)), ("act", nn.ReLU()),
+                                               ("out", nn.Linear(3, 1))]))
+    out += [list(s.state_dict()), type(s.fc).__name__]
+    out.append([n for n, _ in s[1:].named_children()])
+    del s[1]
+    out.append([n for n, _ in s.named_children()])
+    s.insert(0, nn.Tanh())
+    s.pop(0)
+    s.append(nn.Sigmoid())
+    out.append([(n, type(m).__name__) for n, m in s.named_children()])
+    out += [len(s + nn.Sequential(nn.ReLU())), len(s * 2)]
+    s[0] = nn.Identity()
+    out.append(type(s[0]).__name__)
+    q = nn.Sequential()
+    q.add_module("a", nn.Linear(2, 3))
+    q.append(nn.ReLU())
+    q.extend([nn.Linear(3, 1)])
+    q.insert(1, nn.Identity())  # numbered entries move up, "a" stays
+    out.append([(n, type(m).__name__) for n, m in q.named_children()])
+    ml = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+    ml += [nn.Sigmoid()]
+    ml.insert(1, nn.ELU())
+    del ml[0]
+    out.append([(n, type(m).__name__) for n, m in (ml + nn.ModuleList([nn.ReLU()]))
+                .named_children()])
+    md = nn.ModuleDict({"a": nn.ReLU()})
+    md.update({"b": nn.Tanh()})
+    md.update([("c", nn.ELU())])
+    out += [type(md.pop("a")).__name__, list(md)]
+    del md["b"]
+    out.append(list(md.keys()))
+    with pytest.raises(TypeError, match="not a Module subclass"):
+        nn.Sequential().add_module("x", 3)
+    return out
+
+
+def test_module_containers_as_torch():
+    assert _containers(skiff) == _containers(torch)
+
+
+def _step_hooks(T, register_global):
+    w = T.nn.Parameter(T.ones(2, dtype=T.float64))
+    opt = T.optim.SGD([w], lr=0.5)
+    calls = []
+    h1 = opt.register_step_pre_hook(lambda o, a, k: calls.append(("pre", len(a), o is opt)))
+    opt.register_step_post_hook(lambda o, a, k: calls.append(("post", len(a))))
+    glob = register_global(lambda o, a, k: calls.append("global"))
+
+    def closure():
+        opt.zero_grad()
+        loss = (w ** 2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    h1.remove()
+    glob.remove()
+    w.grad = T.ones(2, dtype=T.float64)
+    opt.step()
+    return calls, w.detach().numpy().tolist()
+
+
+def test_optimizer_step_hooks():
+    from torch.optim.optimizer import register_optimizer_step_post_hook as torch_global
+
+    from skiff.optim.optimizer import register_optimizer_step_post_hook as skiff_global
+
+    assert _step_hooks(skiff, skiff_global) == _step_hooks(torch, torch_global)

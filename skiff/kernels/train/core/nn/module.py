@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Iterator
 
@@ -128,6 +129,10 @@ class Module:
         object.__setattr__(self, name, value)
 
     def add_module(self, name: str, module) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
         self.__setattr__(name, module)
 
     register_module = add_module  # torch's other name
@@ -500,21 +505,74 @@ def _is_dtype(x) -> bool:
 
 
 class ModuleList(Module):
-    """A list of modules, registered as ``0``, ``1``, ..."""
+    """A list of modules, registered as ``0``, ``1``, ...; torch's list methods (``append``,
+    ``extend``, ``insert``, ``pop``, ``del``, ``[i] = m``, ``+``, ``+=``) renumber as torch's."""
 
-    def __init__(self, modules=()):
+    def __init__(self, modules=None):
         super().__init__()
-        for m in modules:
+        for m in modules or ():
             self.append(m)
 
-    def append(self, module: Module) -> ModuleList:
+    def _index(self, i) -> int:
+        n = len(self._modules)
+        i = operator.index(i)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
+        return i + n if i < 0 else i
+
+    def _reset(self, items) -> None:
+        """Hold exactly ``items`` (name, module) in order."""
+        for k in list(self._modules):
+            delattr(self, k)
+        for k, m in items:
+            self.add_module(k, m)
+
+    def append(self, module: Module):
         self.add_module(str(len(self._modules)), module)
         return self
 
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        """torch's: the numbered entries from ``index`` on move up one (a named one stays)."""
+        n = len(self._modules)
+        index = operator.index(index)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        index += n if index < 0 else 0
+        for i in range(n, index, -1):
+            self.add_module(str(i), self._modules[str(i - 1)])
+        self.add_module(str(index), module)
+
+    def pop(self, key=-1):
+        v = self[key]
+        del self[key]
+        return v
+
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return ModuleList(list(self._modules.values())[i])
-        return list(self._modules.values())[i]
+            return type(self)(list(self._modules.values())[i])
+        return list(self._modules.values())[self._index(i)]
+
+    def __setitem__(self, i, module) -> None:
+        self.add_module(list(self._modules)[self._index(i)], module)
+
+    def __delitem__(self, i) -> None:
+        mods = list(self._modules.values())
+        if isinstance(i, slice):
+            del mods[i]
+        else:
+            del mods[self._index(i)]
+        self._reset((str(k), m) for k, m in enumerate(mods))
+
+    def __add__(self, other):
+        return type(self)([*self, *other])
+
+    def __iadd__(self, other):
+        return self.extend(other)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -524,11 +582,17 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """A dict of named modules."""
+    """A dict of named modules (torch's dict methods: ``update``, ``pop``, ``clear``, ``del``,
+    iteration over the keys)."""
 
     def __init__(self, modules=None):
         super().__init__()
-        for k, m in (modules or {}).items():
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules) -> None:
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
             self.add_module(k, m)
 
     def __getitem__(self, k):
@@ -537,11 +601,28 @@ class ModuleDict(Module):
     def __setitem__(self, k, m):
         self.add_module(k, m)
 
+    def __delitem__(self, k):
+        if k not in self._modules:
+            raise KeyError(k)
+        delattr(self, k)
+
+    def pop(self, k):
+        v = self._modules[k]
+        del self[k]
+        return v
+
+    def clear(self) -> None:
+        for k in list(self._modules):
+            delattr(self, k)
+
     def __contains__(self, k):
         return k in self._modules
 
     def __len__(self):
         return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
 
     def keys(self):
         return self._modules.keys()
@@ -554,17 +635,37 @@ class ModuleDict(Module):
 
 
 class Sequential(ModuleList):
-    """Modules applied one after another."""
+    """Modules applied one after another: ``Sequential(m1, m2, ...)`` (named ``0``, ``1``,
+    ...) or ``Sequential(OrderedDict(name=module, ...))`` (torch's named form)."""
 
     def __init__(self, *modules):
+        Module.__init__(self)
+        if len(modules) == 1 and isinstance(modules[0], dict):
+            for k, m in modules[0].items():
+                self.add_module(k, m)
+            return
         if len(modules) == 1 and isinstance(modules[0], (list, tuple)):
             modules = modules[0]
-        super().__init__(modules)
+        for m in modules:
+            self.append(m)
 
     def __getitem__(self, i):
-        if isinstance(i, slice):  # torch's: a Sequential of the slice (the same modules)
-            return Sequential(list(self._modules.values())[i])
+        if isinstance(i, slice):  # torch's: a Sequential of the slice (same modules and names)
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
         return super().__getitem__(i)
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __mul__(self, n: int):
+        if not isinstance(n, int) or n <= 0:
+            raise ValueError(f"Non-positive multiplication factor {n!r} for Sequential")
+        return Sequential(*(list(self) * n))
+
+    __rmul__ = __mul__
 
     def forward(self, x):
         for m in self._modules.values():
