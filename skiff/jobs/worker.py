@@ -180,8 +180,9 @@ class _Stops:
     ``results.jsonl`` is flushed per page). Before, the rank died of the signal, said
     "killed by signal 9 (inferred)". A second SIGTERM ends the rank at once, as before."""
 
-    def __init__(self, run_dir: Path, reporter, parent: int):
+    def __init__(self, run_dir: Path, reporter, parent: int, rank: int = 0, size: int = 1):
         self.run_dir, self.reporter, self.parent = run_dir, reporter, parent
+        self.rank, self.size = rank, size
         self.asked = threading.Event()      # the kind has called reporter.should_stop()
         self.stopping: str | None = None    # why, once asked to stop
         self.raised = False                 # JobCancelled raised into the kind's code
@@ -231,12 +232,25 @@ class _Stops:
         if self.stopping is not None:
             return False
         self.stopping = why
-        try:
-            with open(self.run_dir / "cancel", "a"):
-                pass
+        cancel = self.run_dir / "cancel"
+        try:  # why and which rank, for rank 0's status (a cancel asked before: it is that)
+            if not cancel.exists():
+                with open(cancel, "a") as fh:
+                    fh.write(f"{why} {self.rank}\n")
         except OSError:
             pass
         return True
+
+    def why(self) -> str | None:
+        """The status message of a stop this job's ranks asked for (SIGTERM, a launcher
+        gone), read from the run folder's ``cancel``; None for a user's cancel."""
+        try:
+            first = (self.run_dir / "cancel").read_text().split("\n", 1)[0].split()
+        except OSError:
+            return None
+        if len(first) != 2 or first[0] not in _STOPPED:
+            return None
+        return _STOPPED[first[0]] + (f" (rank {first[1]})" if self.size > 1 else "")
 
     def _on_term(self, signum, frame) -> None:
         import signal
@@ -298,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     from .store import write_json
 
     reporter = RunReporter(run_dir, rank=rank, world_size=size)
-    stops = _Stops(run_dir, reporter, launcher) if os.environ.get("SKIFF_HELD") == "1" else None
+    held = os.environ.get("SKIFF_HELD") == "1"
+    stops = _Stops(run_dir, reporter, launcher, rank, size) if held else None
     if stops is not None:  # a local process job: SIGTERM and a gone launcher are a cancel
         stops.start()      # (before "running": a signal from then on is a cancel)
     if rank == 0:
@@ -319,8 +334,8 @@ def main(argv: list[str] | None = None) -> int:
             # stopped because nobody holds it: said on the status, as a signalled stop is
             # ('cancelled' alone read as a user's cancel; the why was in a log line only)
             why = {"message": ORPHAN_MESSAGE} if final == "cancelled" and ORPHANED.is_set() \
-                else {"message": _STOPPED[stops.stopping]} if final == "cancelled" and \
-                stops is not None and stops.stopping else {}
+                else {"message": stops.why()} if final == "cancelled" and \
+                stops is not None and stops.why() else {}
             reporter.emit("status", status=final, **why)
     except JobCancelled as exc:
         # the last step's held-back progress and samples; every rank's (another rank's
@@ -329,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         if stops is not None and stops.pending:
             stops._note(stops.pending)
         if rank == 0:
-            why = _STOPPED.get(stops.stopping) if stops is not None else None
+            why = stops.why() if stops is not None else None
             reporter.emit("status", status="cancelled", message=why or str(exc))
         if size > 1 and stops is not None and stops.raised:
             # stopped where it stood, not at a point the ranks agree on: a peer may be

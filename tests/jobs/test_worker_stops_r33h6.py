@@ -232,3 +232,24 @@ def test_sigterm_stops_a_generation_at_its_next_token(tmp_path):
     assert any(m.startswith("SIGTERM: stopping") and "next step" in m for m in logs), logs
     assert 20 <= infos()[-1]["tokens"] < 30000
     assert job.pids() == []
+
+
+@pytest.mark.mpi
+def test_sigterm_of_one_rank_of_two_is_said_by_rank_0(runs_dir):
+    """``kill PID`` of rank 1 of a 2-rank job: every rank stops (the run folder's cancel),
+    and rank 0's status names the signal and the rank (it said a bare "cancelled")."""
+    from skiff.jobs import launch
+    from skiff.kernels.backend import cpu_count
+    from tests.jobs.waiting import wait_for
+
+    _mpi()
+    if cpu_count() < 2:
+        pytest.skip("2 ranks need 2 cores")
+    job = launch("demo", {"steps": 10_000, "sleep": 0.02}, np=2)
+    pid_file = job.run_dir / "ranks" / "1.pid"
+    wait_for(lambda: pid_file.exists() and job.state.done >= 2, 60, "rank 1 to start")
+    os.kill(int(pid_file.read_text()), signal.SIGTERM)
+    wait_for(lambda: job.done, 30, "the job to stop after SIGTERM")
+    assert job.status == "cancelled"
+    assert job.error == "stopped by SIGTERM (rank 1)", job.error
+    assert job.state.done < 10_000
