@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux pids")
+pytestmark = [pytest.mark.mpi,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux pids")]
 
 
 def _mpi():
@@ -234,7 +235,6 @@ def test_sigterm_stops_a_generation_at_its_next_token(tmp_path):
     assert job.pids() == []
 
 
-@pytest.mark.mpi
 def test_sigterm_of_one_rank_of_two_is_said_by_rank_0(runs_dir):
     """``kill PID`` of rank 1 of a 2-rank job: every rank stops (the run folder's cancel),
     and rank 0's status names the signal and the rank (it said a bare "cancelled")."""
