@@ -60,7 +60,7 @@ def _line(words, size, path=SANS, dot=None, square=False, lead=None, index=0):
     return np.asarray(img)
 
 
-@pytest.mark.parametrize("size", [16, 20, 28, 40])
+@pytest.mark.parametrize("size", [16, 22, 40])
 @pytest.mark.parametrize("path", [SANS, SERIF, COND])
 @pytest.mark.parametrize("dot", [0.12, 0.16, 0.22])  # radius: a 0.24-0.44 em disc
 def test_a_skipped_bullet_is_written(size, path, dot):
@@ -82,7 +82,7 @@ def test_no_bullet_where_none_was_drawn(size, text):
     assert bullet_mark(text, crop) == text
 
 
-@pytest.mark.parametrize("size", [14, 18, 22, 26, 30])
+@pytest.mark.parametrize("size", [14, 22, 30])
 @pytest.mark.parametrize("path", [SANS, SERIF, COND])
 @pytest.mark.parametrize("text", ["a new coarse grid.", "e.g. this one", "o-ring seals",
                                   "n = 4 nodes", "s. 12"])
