@@ -1865,7 +1865,8 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     right-hand side), a scipy/cupyx sparse matrix or array (any format), a small dense array, a
     scipy ``LinearOperator`` or a callable ``x -> A x`` (its size is taken from ``b``). Options
     go to :class:`Solver` (cycle, smoother, pre, post, restart, compatibility, n,
-    interpolation) and ``strict``, ``callback_type`` and ``stop`` to :meth:`Solver.solve`.
+    interpolation, near_nullspace, amg) and ``strict``, ``callback_type`` and ``stop`` to
+    :meth:`Solver.solve`.
     """
     if "tol" in options:  # scipy's and pyamg's name: say which of ours it is
         raise TypeError(f"solve() takes rtol= (relative to |b|) and atol=, not tol=: "
