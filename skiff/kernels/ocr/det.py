@@ -149,7 +149,11 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
     ink = None
     counts: list[int] = []
     heights: list[float] = []
-    for sign in (1, -1):  # dark print, then light print
+    # light print counts only on a ground under LIGHT_PRINT_GROUND (DARK_GROUND is lower):
+    # on a page light everywhere its pass finds nothing, and is skipped (round 33: the
+    # same heights and boxes, a threshold and a labelling less per white page)
+    signs = (1, -1) if float(ground.min()) < LIGHT_PRINT_GROUND else (1,)
+    for sign in signs:  # dark print, then light print
         # a local threshold: pages on a differently shaded canvas, shadows, gradients;
         # print is at least 18 grey levels darker (lighter) than its 41 x 41 surroundings
         bw = cv2.adaptiveThreshold(small, 255, cv2.ADAPTIVE_THRESH_MEAN_C,
