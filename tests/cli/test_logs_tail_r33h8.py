@@ -56,9 +56,9 @@ def test_tail_goes_with_logs_only():
 
 
 def test_the_magic_tails_too(job, capsys):
-    from IPython.testing.globalipapp import get_ipython
+    from IPython.core.interactiveshell import InteractiveShell
 
-    shell = get_ipython()
+    shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "skiff")
     logs = shell.run_line_magic("jobs", f"logs {job.id} -n 2")
     assert [line.split(" ", 1)[1] for line in str(logs).splitlines()] == ["line 10",

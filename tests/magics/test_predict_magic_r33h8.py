@@ -39,9 +39,9 @@ def run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def shell():
-    from IPython.testing.globalipapp import get_ipython
+    from IPython.core.interactiveshell import InteractiveShell
 
-    ip = get_ipython()
+    ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "skiff")
     return ip
 
