@@ -54,9 +54,9 @@ def age_seconds(text: str) -> float:
 
 
 @command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders; "
-                      "logs ID prints a job's log (-f: as it is written); resume ID goes on "
-                      "with a train job from its newest checkpoint (one that finished: as "
-                      "many steps again); rm ID... "
+                      "logs ID prints a job's log (-f: as it is written, -n N: its last N "
+                      "lines); resume ID goes on with a stopped train or ocr job where it "
+                      "stopped (a train job that finished: as many steps again); rm ID... "
                       "and prune remove finished runs; "
                       "trust ID signs a run folder's code with your key (after reading it).")
 @json_option
