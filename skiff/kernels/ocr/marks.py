@@ -14,7 +14,7 @@ import numpy as np
 from .spacing import glyph_runs, ink_mask
 
 __all__ = ["edge_dashes", "page_number_spaces", "tick_marks", "cross_marks", "box_marks",
-           "could_be_box", "bullet_mark"]
+           "could_be_box", "bullet_mark", "is_round_dot", "BULLET"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
 # stands halfway up (a dash); a point's lies at 0.85 or below
@@ -239,10 +239,27 @@ def _framed_first(crop: np.ndarray) -> bool:
 BULLET_SIDE = (0.15, 0.6)
 BULLET_MID = (0.25, 0.72)
 BULLET_FILL = (0.6, 0.92)
+BULLET = "\u2022"
 BULLET_ROUND = 0.72  # the dot's overlap with the ellipse of its box, over their union
 # readings of a bullet that the recognizer gives as a word of its own
 _BULLET_READ = re.compile(r"^[\u00b7\u2219\u30fb.\u3002\u00b0](?= |$)")
 _BULLETS = "\u2022\u25cf\u25e6\u25aa\u25a0\u25cb\u00b7\u2219\u30fb\u2013\u2014-*+>"
+
+
+def is_round_dot(part: np.ndarray) -> bool:
+    """Whether the 0/1 mask ``part`` (one mark, cut to its box) is a round, solid dot: at
+    least 4 px, its box no more than 1.3 times longer one way, :data:`BULLET_FILL` of it
+    ink, and the ink and the ellipse its box holds overlapping by :data:`BULLET_ROUND` of
+    their union (a letter set alone, "a new coarse grid" in a 22 px serif, is about as
+    solid, but not that shape: 0.23-0.66 for "a", "e", "n", "s", "c", "o" at 14-28 px)."""
+    part = np.asarray(part, bool)
+    h, w = part.shape
+    if min(w, h) < 4 or max(w, h) > 1.3 * min(w, h) or \
+            not BULLET_FILL[0] <= part.mean() <= BULLET_FILL[1]:
+        return False
+    yy, xx = np.mgrid[0:h, 0:w]
+    disc = ((xx + 0.5 - w / 2) / (w / 2)) ** 2 + ((yy + 0.5 - h / 2) / (h / 2)) ** 2 <= 1
+    return bool((part & disc).sum() >= BULLET_ROUND * (part | disc).sum())
 
 
 def bullet_mark(text: str, crop: np.ndarray) -> str:
@@ -266,18 +283,9 @@ def bullet_mark(text: str, crop: np.ndarray) -> str:
         return text
     left = stats[1:, cv2.CC_STAT_LEFT]
     k = 1 + int(np.argmin(left))
-    x, y, w, h, area = (int(stats[k, i]) for i in (
-        cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT,
-        cv2.CC_STAT_AREA))
-    if min(w, h) < 4 or max(w, h) > 1.3 * min(w, h) or \
-            not BULLET_FILL[0] <= area / (w * h) <= BULLET_FILL[1]:
-        return text
-    # round: the dot and the ellipse its box holds agree (a letter set alone, "a new coarse
-    # grid" in a 22 px serif, is about as solid, but not that shape)
-    yy, xx = np.mgrid[0:h, 0:w]
-    disc = ((xx + 0.5 - w / 2) / (w / 2)) ** 2 + ((yy + 0.5 - h / 2) / (h / 2)) ** 2 <= 1
-    part = labels[y:y + h, x:x + w] == k
-    if (part & disc).sum() < BULLET_ROUND * (part | disc).sum():
+    x, y, w, h = (int(stats[k, i]) for i in (
+        cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+    if not is_round_dot(labels[y:y + h, x:x + w] == k):
         return text
     rest = bw.copy()
     rest[labels == k] = 0
@@ -291,4 +299,4 @@ def bullet_mark(text: str, crop: np.ndarray) -> str:
             not BULLET_MID[0] <= mid <= BULLET_MID[1]:
         return text
     m = _BULLET_READ.match(t)
-    return "\u2022 " + (t[m.end():].lstrip() if m else t)
+    return BULLET + " " + (t[m.end():].lstrip() if m else t)
