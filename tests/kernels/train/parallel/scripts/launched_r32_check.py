@@ -45,7 +45,7 @@ def child(kind):
     from skiff.kernels.train.parallel.launched import parent
     from skiff.nn import Linear, ReLU, Sequential
 
-    inter = parent()  # every rank, first: joins the parent through its port
+    parent()  # every rank, first: joins the parent through its port
     rank = MPI.COMM_WORLD.Get_rank()
     skiff.seed(0)
     model = Sequential(Linear(3, 16), ReLU(), Linear(16, 1))
@@ -61,11 +61,10 @@ def child(kind):
 
     out = {"rank": rank, "losses": result.losses,
            "w": {k: np.asarray(v).tolist() for k, v in model.state_dict().items()}}
-    inter.gather(out, root=0)
-    # a rank's part of the gather can be sent before the parent has taken it: a job that ends
-    # at once was seen ending before the gather completed (CI, once in 3 runs; left in
-    # docs/distributed.md "Round 32"): the ranks stay a moment, as a training's end does
-    time.sleep(2.0)
+    # the parent acknowledges once it holds every part: the rank may then exit at once
+    from skiff.kernels.train.parallel.launched import to_parent
+
+    to_parent(out)
     os._exit(0)
 
 
