@@ -7,7 +7,7 @@
 
 The public name of :mod:`skiff.kernels.train.core.torch_autograd`; the same objects."""
 
-from skiff.autograd import forward_ad, function, functional  # noqa: F401
+from skiff.autograd import forward_ad, function, functional, graph  # noqa: F401
 from skiff.kernels.train.core.torch_autograd import *  # noqa: F401,F403
 from skiff.kernels.train.core.torch_autograd import __all__ as _names
 from skiff.kernels.train.core.torch_gradcheck import (  # noqa: F401

@@ -191,6 +191,7 @@ def _same_device(arrays: list) -> None:
 
 
 _batch_hook = None  # vmap_r30.dispatch while a batched vmap call runs
+SAVED_HOOKS: list = []  # the open saved_tensors_hooks contexts (saved_hooks_r33), innermost last
 
 
 class Function:
@@ -240,9 +241,11 @@ class Function:
         raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
 
     def save_for_backward(self, *arrays):
-        """Keep ``arrays`` for backward (a no-op when no graph is being recorded)."""
+        """Keep ``arrays`` for backward (a no-op when no graph is being recorded); inside
+        torch's ``autograd.graph.saved_tensors_hooks`` each array is packed now and unpacked
+        when backward reads it (``saved_hooks_r33``)."""
         if self._tracing:
-            self.saved = arrays
+            self.saved = arrays if not SAVED_HOOKS else SAVED_HOOKS[-1].pack_all(arrays)
 
     @classmethod
     def apply(cls, *inputs, **kwargs):

@@ -223,5 +223,6 @@ def test_embedding_torch_arguments():
         for a, b in zip(*res):
             np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-12)
     _both(lambda lib, w: lib.nn.functional.embedding(lib.tensor(idx), w, padding_idx=3), table)
-    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
-        skiff.nn.Embedding(3, 2, scale_grad_by_freq=True)
+    # scale_grad_by_freq (refused before round 33): each row's gradient over its count
+    _both(lambda lib, w: lib.nn.functional.embedding(lib.tensor(idx), w, padding_idx=3,
+                                                     scale_grad_by_freq=True), table)

@@ -319,3 +319,65 @@ def test_optimizer_step_hooks():
     from skiff.optim.optimizer import register_optimizer_step_post_hook as skiff_global
 
     assert _step_hooks(skiff, skiff_global) == _step_hooks(torch, torch_global)
+
+
+def _offloaded_training_step(T, hooks):
+    nn = T.nn
+    rng = np.random.default_rng(5)
+    m = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8), nn.Linear(8, 3)).double()
+    lstm = nn.LSTM(3, 5, batch_first=True, dtype=T.float64)
+    for p in [*m.parameters(), *lstm.parameters()]:
+        with T.no_grad():
+            p.copy_(T.tensor(rng.standard_normal(tuple(p.shape)) * 0.4))
+    x = T.tensor(rng.standard_normal((2, 6, 4)))
+    store, count = {}, [0, 0]
+
+    def pack(t):
+        count[0] += 1
+        store[count[0]] = t.clone()  # "to disk": a copy kept aside, a key in the graph
+        return count[0]
+
+    def unpack(k):
+        count[1] += 1
+        return store.pop(k)
+
+    ctx = (T.autograd.graph.saved_tensors_hooks(pack, unpack) if hooks == "hooks" else
+           T.autograd.graph.save_on_cpu())
+    with ctx:
+        out, (h, c) = lstm(m(x))
+        loss = (out ** 2).sum() + (h * c).sum()
+    loss.backward()
+    if hooks == "hooks":
+        assert count[0] > 0 and count[0] == count[1] and not store
+    return [loss] + [p.grad for p in [*m.parameters(), *lstm.parameters()]]
+
+
+@pytest.mark.parametrize("hooks", ["hooks", "save_on_cpu"])
+def test_saved_tensors_hooks(hooks):
+    ref = _offloaded_training_step(torch, hooks)
+    got = _offloaded_training_step(skiff, hooks)
+    for g, r in zip(got, ref):
+        _close(g, r)
+
+
+@pytest.mark.parametrize("call", [
+    "F.interpolate(x1, size=3, mode='area')",
+    "F.interpolate(x2, size=(3, 4), mode='area')",
+    "F.interpolate(x3, size=(2, 5, 3), mode='area')",
+    "F.interpolate(x1, scale_factor=2.5, mode='nearest-exact')",
+    "F.interpolate(x2, scale_factor=0.7, mode='nearest-exact')",
+    "F.adaptive_avg_pool2d(x2, (3, 4))",
+    "F.adaptive_avg_pool2d(x2, (None, 3))",
+    "F.adaptive_avg_pool2d(x2[0], 3)",
+])
+def test_area_nearest_exact_and_adaptive_bins(call):
+    arrays = [RNG.standard_normal(s) for s in ((1, 2, 5), (2, 1, 5, 7), (1, 1, 3, 7, 4))]
+    res = []
+    for T in (torch, skiff):
+        xs = [T.tensor(a, requires_grad=True) for a in arrays]
+        y = eval(call, {"F": T.nn.functional, "x1": xs[0], "x2": xs[1], "x3": xs[2]})
+        (y * T.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        res.append([y] + [x.grad if x.grad is not None else T.zeros(1) for x in xs])
+    assert tuple(res[1][0].shape) == tuple(res[0][0].shape)
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)

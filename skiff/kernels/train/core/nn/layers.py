@@ -114,9 +114,8 @@ class Embedding(Module):
         super().__init__()
         if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
             generator, padding_idx = None, generator  # torch's Embedding(n, d, padding_idx)
-        if scale_grad_by_freq:
-            raise NotImplementedError("Embedding: scale_grad_by_freq=True is not supported")
         self.max_norm, self.norm_type, self.sparse = max_norm, norm_type, sparse
+        self.scale_grad_by_freq = bool(scale_grad_by_freq)
         dtype = default_float(dtype)
         self.num_embeddings = _positive("num_embeddings", num_embeddings)
         self.embedding_dim = _positive("embedding_dim", embedding_dim)
@@ -139,15 +138,12 @@ class Embedding(Module):
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """torch's: a layer on the (n, d) table ``embeddings`` (its dtype kept), frozen unless
         ``freeze=False``; the ``padding_idx`` row is kept as given (torch does not zero it)."""
-        if scale_grad_by_freq:
-            raise NotImplementedError("Embedding.from_pretrained: scale_grad_by_freq is not "
-                                      "supported")
         if getattr(embeddings, "ndim", 0) != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional, got shape "
                              f"{tuple(getattr(embeddings, 'shape', ()))}")
         n, d = embeddings.shape
         layer = cls(n, d, dtype=embeddings.dtype, padding_idx=padding_idx, max_norm=max_norm,
-                    norm_type=norm_type, sparse=sparse)
+                    norm_type=norm_type, sparse=sparse, scale_grad_by_freq=scale_grad_by_freq)
         layer.weight = Parameter(embeddings, requires_grad=not freeze)
         return layer
 
@@ -155,7 +151,8 @@ class Embedding(Module):
         # padding: the row's values (torch's: a pretrained padding row need not be zero), no
         # gradient (F.embedding's padding_idx)
         return F.embedding(idx, self.weight, padding_idx=self.padding_idx,
-                           max_norm=self.max_norm, norm_type=self.norm_type)
+                           max_norm=self.max_norm, norm_type=self.norm_type,
+                           scale_grad_by_freq=getattr(self, "scale_grad_by_freq", False))
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}"

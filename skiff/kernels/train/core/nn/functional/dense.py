@@ -52,6 +52,17 @@ def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     return LinearFn.apply(x, weight, bias)
 
 
+class _GradScale(Function):
+    """The identity, its gradient times ``scale`` (embedding's ``scale_grad_by_freq``)."""
+
+    def forward(self, x, scale=None):
+        self.scale = scale
+        return x.copy()
+
+    def backward(self, g):
+        return g * self.scale
+
+
 class EmbeddingFn(Function):
     def forward(self, w, idx):
         self.wshape = w.shape
@@ -70,8 +81,9 @@ def embedding(idx, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.
               scale_grad_by_freq=False, sparse=False) -> Tensor:
     """Rows of ``weight`` (n, d) picked by the integer array ``idx``; torch's arguments:
     ``padding_idx`` (that row gets no gradient), ``max_norm`` (the looked-up rows whose
-    ``norm_type``-norm exceeds it are scaled down in place first, as torch's), ``sparse``
-    (accepted: the gradient is dense)."""
+    ``norm_type``-norm exceeds it are scaled down in place first, as torch's),
+    ``scale_grad_by_freq`` (each lookup's gradient divided by how often its index occurs in
+    ``idx``), ``sparse`` (accepted: the gradient is dense)."""
     if (getattr(idx, "_batched", False) or getattr(weight, "_batched", False)) and (
             max_norm is None and not scale_grad_by_freq):  # inside a batched vmap call
         from ...vmap_rules_r30 import embedding as batched
@@ -84,12 +96,16 @@ def embedding(idx, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.
         i = np.asarray(i)
     if i.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got dtype {i.dtype}")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
     check_class_ids(i, weight.shape[0], "embedding: index")
     if max_norm is not None:
         embedding_renorm_(weight, i, float(max_norm), float(norm_type))
     out = EmbeddingFn.apply(weight, i)
+    if scale_grad_by_freq:  # torch's: each lookup's gradient over its index's count here
+        xp = xp_of(i)
+        flat = i.reshape(-1).astype(np.int64) % weight.shape[0]
+        counts = xp.bincount(flat, minlength=weight.shape[0])
+        out = _GradScale.apply(out, scale=(1.0 / counts[flat]).astype(out.dtype).reshape(
+            i.shape + (1,)))
     if padding_idx is None:
         return out
     keep = (i != int(padding_idx) % weight.shape[0])[..., None]

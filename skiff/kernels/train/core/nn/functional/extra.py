@@ -232,17 +232,26 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def adaptive_avg_pool2d(x, output_size):
-    """Average pooling to ``output_size`` (h, w): 1 is global average pooling; other sizes
-    must divide the input's (windows of equal size)."""
-    oh, ow = as_pair(output_size, "output_size")
+    """Average pooling to ``output_size`` (h, w; ``None`` keeps that size): 1 is global
+    average pooling; sizes that divide the input's are equal windows; others torch's
+    overlapping bins ``[floor(i H / oh), ceil((i + 1) H / oh))`` (two averaging products,
+    one per axis: the bins are separable; refused before round 33). (C, H, W) too."""
+    if x.ndim == 3:
+        return adaptive_avg_pool2d(x.unsqueeze(0), output_size)[0]
     if x.ndim != 4:
         raise ValueError(f"adaptive_avg_pool2d expects (N, C, H, W), got {tuple(x.shape)}")
     h, w = x.shape[2], x.shape[3]
+    if isinstance(output_size, (tuple, list)):
+        output_size = tuple(n if o is None else o for o, n in zip(output_size, (h, w)))
+    oh, ow = as_pair(output_size, "output_size")
     if (oh, ow) == (1, 1):
         return x.mean(axis=(2, 3), keepdims=True)
     if h % oh or w % ow:
-        raise ValueError(f"adaptive_avg_pool2d to {(oh, ow)} needs an input whose height and "
-                         f"width are multiples of it, got {h}x{w}")
+        from ..conv3d import _bins
+
+        ah = Tensor._make(_bins(x.xp, h, oh, x.dtype), False, None, 0)
+        aw = Tensor._make(_bins(x.xp, w, ow, x.dtype), False, None, 0)
+        return ((x @ aw).swapaxes(-1, -2) @ ah).swapaxes(-1, -2)
     return avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
 
 

@@ -52,19 +52,27 @@ def interpolate_general(x, size=None, scale_factor=None, mode="nearest", align_c
         k = _LINEAR[mode]
     elif mode == "bicubic":
         k = 2
-    elif mode == "nearest":
+    elif mode in ("nearest", "nearest-exact", "area"):
         k = x.ndim - 2
         if align_corners is not None:
             raise ValueError("align_corners only goes with the linear modes (torch's rule)")
     else:
-        raise ValueError(f"interpolate mode {mode!r}: 'nearest', 'linear', 'bilinear', "
-                         "'bicubic' or 'trilinear' here")
+        raise ValueError(f"interpolate mode {mode!r}: 'nearest', 'nearest-exact', 'area', "
+                         "'linear', 'bilinear', 'bicubic' or 'trilinear' here")
     if x.ndim != k + 2:
         raise ValueError(f"interpolate mode {mode!r} expects a {k + 2}-D input (N, C, ...), "
                          f"got {tuple(x.shape)}")
     outs, scales = _sizes(x, size, scale_factor, k)
     if recompute_scale_factor:
         scales = [n / o for n, o in zip(x.shape[-k:], outs)]
+    if mode == "area":  # torch's: adaptive average pooling to the output size
+        from ..conv3d import _bins
+
+        out = x
+        for j in range(k):
+            a = Tensor._make(_bins(x.xp, x.shape[2 + j], outs[j], x.dtype), False, None, 0)
+            out = (out.swapaxes(2 + j, -1) @ a).swapaxes(2 + j, -1)
+        return out
     out = x
     for j in range(k):
         axis = x.ndim - k + j
@@ -72,6 +80,10 @@ def interpolate_general(x, size=None, scale_factor=None, mode="nearest", align_c
         dst = np.arange(m, dtype=np.float64)
         if mode == "nearest":
             out = _along(out, axis, np.minimum(np.floor(dst * scale).astype(np.int64), n - 1))
+            continue
+        if mode == "nearest-exact":  # torch's: the source pixel whose centre is nearest
+            out = _along(out, axis, np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64),
+                                               n - 1))
             continue
         if mode == "bicubic":
             out = _cubic(out, axis, n, m, scale, align_corners)
