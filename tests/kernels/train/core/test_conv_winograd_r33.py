@@ -68,6 +68,22 @@ def test_winograd_float32_tolerance(xs, co, padding):
         assert _rel(a.grad.numpy(), at.grad.numpy()) < 3e-6
 
 
+ONE_IMAGE = 16 * 16 * 4 * 4 * 8  # the tiles of one (16, 7, 8) float64 image, padding 1
+
+
+@pytest.mark.parametrize("chunk_bytes", [ONE_IMAGE, 2 * ONE_IMAGE])
+def test_winograd_in_image_chunks_matches_torch(monkeypatch, chunk_bytes):
+    """one image per chunk, then two: the chunked forward, weight-gradient sum and input
+    gradient give torch's values (float64)"""
+    monkeypatch.setattr(W, "CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(W, "CHUNK_TILES", 1)
+    assert len(W.image_chunks(5, 16, 4, 4, 8)) == (5 if chunk_bytes == ONE_IMAGE else 3)
+    y, ts, tt, yt = _both((5, 16, 7, 8), 16, 1, np.float64, seed=2)
+    assert _rel(y.numpy(), yt.detach().numpy()) < 1e-12
+    for a, at in zip(ts, tt):
+        assert _rel(a.grad.numpy(), at.grad.numpy()) < 1e-12
+
+
 def test_winograd_without_bias_or_input_grad_and_im2col_twin():
     y, ts, tt, yt = _both((2, 16, 7, 7), 16, 1, np.float64, bias=False, need_x=False)
     assert ts[0].grad is None
