@@ -202,7 +202,9 @@ def _refuse_notebook_flags(parser, notebook, rest: list[str]) -> None:
         if "--wait" in flags[flag]:
             fix = (f"in a terminal {prog} resume waits for the new job, and {prog} wait ID "
                    f"waits for any job")
-        elif "--out" in options:
+        elif "--out" in options and (not prog.endswith(" train") or "ocr-rec" in rest):
+            # (train's --out is ocr-rec's model folder: `train mlp -o x` was told to use
+            # --out DIR, which train mlp then refused)
             out = options["--out"]
             metavar = out.metavar if isinstance(out.metavar, str) else "FILE"
             fix = f"in a terminal, --out {metavar} writes the results there"
