@@ -300,7 +300,7 @@ class OcrPipeline(DetectionPasses, LineReading):
                     self._model_file(which), self.device, threads=threads,
                     gate=self.gate,
                     bytes_per_element=ENGINE_BYTES.get(which.partition("-")[0], 0.0),
-                    arena=which.startswith("rec"))
+                    arena=which.startswith("rec"), graph_cache=True)
             return self._engines[which]
 
     def preload(self) -> threading.Thread | None:
