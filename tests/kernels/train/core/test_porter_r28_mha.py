@@ -50,6 +50,7 @@ def test_mha_against_torch(kw, mask):
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
 
 
-def test_unsupported_arguments_are_named():
-    with pytest.raises(NotImplementedError, match="add_bias_kv"):
-        skiff.nn.MultiheadAttention(4, 2, add_bias_kv=True)
+def test_add_bias_kv_is_supported_since_round_33():
+    """Refused before round 33; compared with torch in test_torch_user_r33.py."""
+    m = skiff.nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True)
+    assert tuple(m.bias_k.shape) == (1, 1, 4) and m.add_zero_attn

@@ -381,3 +381,33 @@ def test_area_nearest_exact_and_adaptive_bins(call):
     assert tuple(res[1][0].shape) == tuple(res[0][0].shape)
     for g, r in zip(res[1], res[0]):
         _close(g, r)
+
+
+@pytest.mark.parametrize("bias_kv,zero_attn,kdim,masks,need", [
+    (True, False, None, "kpm", True), (False, True, None, "attn", False),
+    (True, True, 5, "both", True), (True, True, None, None, False)])
+def test_mha_add_bias_kv_and_zero_attn(bias_kv, zero_attn, kdim, masks, need):
+    rng = np.random.default_rng(7)
+    q, k = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 3, kdim or 8))
+    res, names = [], []
+    for T in (torch, skiff):
+        m = T.nn.MultiheadAttention(8, 2, batch_first=True, kdim=kdim, vdim=kdim,
+                                    add_bias_kv=bias_kv, add_zero_attn=zero_attn,
+                                    dtype=T.float64)
+        with T.no_grad():
+            for p in m.parameters():
+                p.copy_(T.tensor(np.random.default_rng(p.numel()).standard_normal(
+                    tuple(p.shape)) * 0.4))
+        kw = {}
+        if masks in ("kpm", "both"):
+            kw["key_padding_mask"] = T.tensor([[False, False, True], [False] * 3])
+        if masks in ("attn", "both"):
+            kw["attn_mask"] = T.tensor(rng.standard_normal((4, 3)) * 0 + np.triu(
+                np.full((4, 3), -1.5), 1))
+        o, w = m(T.tensor(q), T.tensor(k), T.tensor(k), need_weights=need, **kw)
+        (o.sum() + (w.pow(2).sum() if need else 0)).backward()
+        names.append([n for n, _ in m.named_parameters()])
+        res.append([o] + ([w] if need else []) + [p.grad for p in m.parameters()])
+    assert names[0] == names[1]
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)

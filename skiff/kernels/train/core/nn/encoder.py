@@ -17,7 +17,7 @@ import numpy as np
 from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
-from .layers import Dropout, LayerNorm, Linear, _positive, uniform_
+from .layers import Dropout, LayerNorm, Linear, _positive, normal_, uniform_
 from .module import Module, ModuleList, Parameter
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
@@ -38,9 +38,6 @@ class MultiheadAttention(Module):
         self.num_heads = _positive("num_heads", num_heads)
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
-                                      "not supported")
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
         self.kdim = embed_dim if kdim is None else _positive("kdim", kdim)
         self.vdim = embed_dim if vdim is None else _positive("vdim", vdim)
@@ -57,6 +54,15 @@ class MultiheadAttention(Module):
                     uniform_((embed_dim, width), b, generator, dtype), dtype=dtype))
         self.in_proj_bias = (Parameter(np.zeros(3 * embed_dim, dtype), dtype=dtype)
                              if bias else None)
+        if add_bias_kv:  # torch's: a learned key and value appended to every sequence
+            std = math.sqrt(1.0 / embed_dim)  # xavier_normal_ of (1, 1, E)
+            self.bias_k = Parameter(normal_((1, 1, embed_dim), std, generator, dtype),
+                                    dtype=dtype)
+            self.bias_v = Parameter(normal_((1, 1, embed_dim), std, generator, dtype),
+                                    dtype=dtype)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, generator=generator,
                                dtype=dtype)
         if bias:
@@ -87,6 +93,21 @@ class MultiheadAttention(Module):
 
         q, k, v = heads(q_in, wq, bq, L), heads(k_in, wk, bk, S), heads(v_in, wv, bv, S)
         mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h)
+        extra = []  # torch's add_bias_kv, then add_zero_attn: keys every query may attend
+        if getattr(self, "bias_k", None) is not None:
+            extra.append((self.bias_k.reshape(1, h, 1, d).expand(N, h, 1, d),
+                          self.bias_v.reshape(1, h, 1, d).expand(N, h, 1, d)))
+        if getattr(self, "add_zero_attn", False):
+            zero = Tensor(q.xp.zeros((N, h, 1, d), dtype=q.dtype), dtype=q.dtype)
+            extra.append((zero, zero))
+        if extra:
+            from ..tensor import cat
+
+            k = cat([k] + [e[0] for e in extra], axis=2)
+            v = cat([v] + [e[1] for e in extra], axis=2)
+            if mask is not None:  # the appended keys are never masked
+                pad = [(0, 0)] * (mask.ndim - 1) + [(0, len(extra))]
+                mask = Tensor(mask.xp.pad(mask._data, pad), dtype=mask.dtype)
         drop = self.dropout if self.training else 0.0
         weights = None
         if mask is None and not drop and not need_weights:
