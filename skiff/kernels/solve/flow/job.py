@@ -13,7 +13,8 @@ __all__ = ["run"]
 
 def run(config: dict, reporter: Reporter | None = None) -> FlowResult:
     """Config keys: ``case``, ``resolution``, ``re``, ``dt``, ``t_end`` (None: the case's),
-    ``device`` (where an unsteady case's linear solves run)."""
+    ``device`` (where an unsteady case's linear solves run), ``save`` (a path the flow is
+    written to: :meth:`~.result.FlowResult.save`)."""
     reporter = reporter or NullReporter()
     res = run_case(config.get("case") or "2d-1", resolution=config.get("resolution"),
                    re=config.get("re"), dt=config.get("dt"), t_end=config.get("t_end"),
@@ -33,4 +34,6 @@ def run(config: dict, reporter: Reporter | None = None) -> FlowResult:
             path = out / f"{name}.png"
             render_png(draw(res), path)
             reporter.artifact(name, path, kind="image")
+    if config.get("save"):              # .vtu / .vtk for ParaView, .npz, .csv (the cp)
+        reporter.artifact("flow", res.save(config["save"]), kind="file")
     return res

@@ -76,6 +76,33 @@ class NoseFlow:
     def summary(self) -> dict:
         return self.to_json()
 
+    def save(self, path, *, format: str | None = None):
+        """Write the flow for ParaView (``.vtu``, ``.vtk``), numpy (``.npz``) or a
+        spreadsheet (``.csv``: the surface's ``s, x, y, cp``); the format from the suffix
+        or ``format`` (:data:`~.export.FORMATS`). The grid files hold the mesh's vertices
+        (x / H, y / H, in the train's frame: the ground moves at U = 1) with ``velocity``,
+        ``speed``, ``pressure`` (minus the inlet's mean) and ``cp`` there, and ``cd``,
+        ``cl``, ``re`` and the shape as field data. Returns the path written."""
+        from .export import save_flow
+
+        f = self.fields
+        data = {}
+        if self.mesh is not None and f:
+            if "ux" in f:
+                data["velocity"] = np.column_stack([f["ux"], f["uy"]])
+            data["speed"], data["pressure"], data["cp"] = f["speed"], f["p"], 2.0 * f["p"]
+        shape = self.shape.to_dict()
+        field = {"cd": self.cd, "cl": self.cl, "re": self.re,
+                 **{k: v for k, v in shape.items() if isinstance(v, (int, float))}}
+        what = "time-averaged cd, cl; fields of the last step" if self.mode == "unsteady" \
+            else "steady"
+        title = (f"skiff train-nose {shape}, Re {self.re:g}: cd {self.cd:.6g}, "
+                 f"cl {self.cl:.6g} ({what})")
+        return save_flow(path, mesh=self.mesh, point_data=data, field_data=field,
+                         surface={k: self.cp[k] for k in ("s", "x", "y", "cp")}
+                         if self.cp else {}, record=self.to_json(), title=title,
+                         format=format)
+
     def __repr__(self) -> str:
         s = self.shape
         mean = ""
@@ -263,7 +290,8 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
         nvert = mesh.p.shape[1]
         flow.mesh = (mesh.p, mesh.t)
         flow.fields = {"speed": np.hypot(st.ux[:nvert], st.uy[:nvert]),
-                       "p": np.asarray(st.p[:nvert]) - _inlet_pressure(th, st.p)}
+                       "p": np.asarray(st.p[:nvert]) - _inlet_pressure(th, st.p),
+                       "ux": np.asarray(st.ux[:nvert]), "uy": np.asarray(st.uy[:nvert])}
         flow.state, flow.th = st, th
     return flow
 

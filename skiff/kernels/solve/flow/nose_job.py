@@ -155,7 +155,8 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     ``resolution`` (None: the default), ``flow`` ('auto', 'steady', 'unsteady'), ``t_end``
     and ``dt`` of the time-marching mode (None: 30 and 0.02);
     ``profile``: a CSV of the nose's outline points (:class:`~.profile.NoseProfile`; then
-    ``length`` and ``bluntness`` are not used)."""
+    ``length`` and ``bluntness`` are not used); ``save``: a path the flow is written to
+    (:meth:`~.nose_flow.NoseFlow.save`: ``.vtu``, ``.vtk``, ``.npz``, ``.csv``)."""
     reporter = reporter or NullReporter()
     shape = None
     if config.get("profile"):
@@ -185,4 +186,6 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
             path = out / f"{name}.png"
             render_png(draw(flow), path)
             reporter.artifact(name, path, kind="image")
+    if config.get("save"):              # .vtu / .vtk for ParaView, .npz, .csv (the cp)
+        reporter.artifact("flow", flow.save(config["save"]), kind="file")
     return flow

@@ -112,6 +112,31 @@ class FlowResult:
     def summary(self) -> dict:
         return self.to_json()
 
+    def save(self, path, *, format: str | None = None):
+        """Write the flow for ParaView (``.vtu``, ``.vtk``), numpy (``.npz``) or a
+        spreadsheet (``.csv``: the cylinder's ``theta, x, y, cp``); the format from the
+        suffix or ``format`` (:data:`~.export.FORMATS`). The grid files hold the mesh's
+        vertices (metres, the DFG channel) with ``velocity``, ``speed`` and ``pressure``
+        (Pa, density 1) there (the last time step's for 2D-2 and 2D-3) and the case's
+        values as field data. Returns the path written."""
+        from .export import save_flow
+
+        f = self.fields
+        data = {}
+        if self.mesh is not None and f:
+            if "ux" in f:
+                data["velocity"] = np.column_stack([f["ux"], f["uy"]])
+            data["speed"], data["pressure"] = f["speed"], f["p"]
+        field = {"re": self.re, **{k: v for k, v in self.values.items()
+                                   if np.ndim(v) == 0 and math.isfinite(float(v))}}
+        vals = ", ".join(f"{k} {v:.6g}" for k, v in self.values.items())
+        surface = ({k: self.surface[k] for k in ("theta", "x", "y", "cp")}
+                   if self.surface else {})
+        return save_flow(path, mesh=self.mesh, point_data=data, field_data=field,
+                         surface=surface, record=self.to_json(),
+                         title=f"skiff cylinder {self.case} Re {self.re:g}: {vals}",
+                         format=format)
+
     def __repr__(self) -> str:
         vals = ", ".join(f"{k} {v:.5g}" for k, v in self.values.items())
         return (f"<FlowResult cylinder {self.case} Re {self.re:g}: {vals}; {self.cells} cells, "
@@ -217,4 +242,5 @@ def _png(fig) -> str:
 def vertex_fields(th, ux, uy, p) -> dict:
     """Speed and pressure at the mesh vertices (the P2 vertex dofs come first)."""
     nvert = th.mesh.p.shape[1]
-    return {"speed": np.hypot(ux[:nvert], uy[:nvert]), "p": np.asarray(p[:nvert])}
+    return {"speed": np.hypot(ux[:nvert], uy[:nvert]), "p": np.asarray(p[:nvert]),
+            "ux": np.asarray(ux[:nvert]), "uy": np.asarray(uy[:nvert])}
