@@ -1,11 +1,12 @@
-"""torch's scatters with gradients: ``scatter_reduce`` ("sum", "mean", "amax", "amin";
+"""torch's scatters with gradients: ``scatter_reduce`` ("sum", "prod", "mean", "amax", "amin";
 ``include_self``), ``scatter_add``, ``scatter`` (replace) and their in-place forms on tensors
 in the graph, ``index_fill`` and ``index_copy``: one node (``ScatterReduceFn``) whose backward
 is torch's: the gradient of ``src`` is the output gradient gathered at ``index`` (divided by
 the count for "mean"; shared evenly among the values equal to the result for "amax"/"amin"),
 that of ``self`` is kept where ``self`` took part and 0 where it was replaced. A GNN's
 ``zeros(N, D).scatter_add(0, edge_index, messages)`` or ``scatter_reduce(..., "mean")``
-trains as in torch. ("prod" and gradients of gradients are refused.)"""
+trains as in torch. "prod" (round 33): the product of the group's other factors, exact where
+some are 0. (Gradients of gradients are refused.)"""
 
 from __future__ import annotations
 
@@ -49,6 +50,20 @@ class ScatterReduceFn(Function):
                 out = out / denom
                 if xp.issubdtype(x.dtype, xp.integer):  # torch floors an integer mean
                     out = xp.floor(out).astype(x.dtype)
+        elif reduce == "prod":  # round 33
+            if not inc:
+                out[touched] = 1
+            base = out.copy()
+            mul = np.multiply.at if xp is np else _mul_at
+            mul(out, where, part)
+            # for the gradient: each group's zeros and its product without them (the product
+            # of "all the others" is then exact where a factor is 0, as torch's)
+            zeros = (base == 0).astype(np.int64)
+            np.add.at(zeros, where, (part == 0).astype(np.int64)) if xp is np else _add_at(
+                zeros, where, (part == 0).astype(np.int64))
+            nzp = xp.where(base == 0, 1, base).astype(x.dtype)
+            mul(nzp, where, xp.where(part == 0, 1, part).astype(x.dtype))
+            self.prod_extra = (zeros, nzp)
         elif reduce in ("amax", "amin"):
             ufunc = np.maximum if reduce == "amax" else np.minimum
             if not inc:
@@ -63,11 +78,12 @@ class ScatterReduceFn(Function):
 
                 (cupyx.scatter_max if reduce == "amax" else cupyx.scatter_min)(out, where, part)
         else:
-            raise ValueError(f"scatter_reduce: reduce must be one of 'sum', 'mean', 'amax', "
-                             f"'amin' (with gradients), got {reduce!r}")
+            raise ValueError(f"scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', "
+                             f"'amax', 'amin' (with gradients), got {reduce!r}")
         self.where, self.reduce, self.inc, self.shape = where, reduce, inc, src.shape
-        self.save_for_backward(touched, count, x if reduce in ("amax", "amin") else None,
-                               part if reduce in ("amax", "amin") else None, out)
+        keep = reduce in ("amax", "amin", "prod")
+        self.save_for_backward(touched, count, x if keep else None, part if keep else None,
+                               out)
         return out
 
     def backward(self, g):
@@ -77,6 +93,16 @@ class ScatterReduceFn(Function):
         if self.reduce in ("sum", "replace"):
             gx = g if keep_self is None else xp.where(keep_self, g, 0)
             gs = g[where]
+        elif self.reduce == "prod":
+            zeros, nzp = self.prod_extra
+
+            def others(v, z, p, o):  # the product of a group's other factors than v
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    alone = xp.where(v == 0, 1, v)
+                    return xp.where(z == 0, o / alone, xp.where((z == 1) & (v == 0), p, 0))
+
+            gx = xp.where(touched, g * others(x, zeros, nzp, out) if self.inc else 0, g)
+            gs = g[where] * others(part, zeros[where], nzp[where], out[where])
         elif self.reduce == "mean":
             denom = xp.where(touched, count + self.inc, 1).astype(g.dtype)
             gd = g / denom
@@ -94,6 +120,14 @@ class ScatterReduceFn(Function):
         full = xp.zeros(self.shape, dtype=g.dtype)
         full[tuple(slice(0, n) for n in gs.shape)] = gs
         return gx, full
+
+
+def _mul_at(a, where, v):  # pragma: no cover - GPU (cupy has no multiply.at: on the host)
+    import cupy
+
+    host = cupy.asnumpy(a)
+    np.multiply.at(host, tuple(cupy.asnumpy(w) for w in where), cupy.asnumpy(v))
+    a[...] = cupy.asarray(host)
 
 
 def _add_at(a, where, v):  # pragma: no cover - GPU
@@ -115,8 +149,6 @@ def _src(t, src):
 
 
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
-    if reduce == "prod":
-        raise NotImplementedError("scatter_reduce(reduce='prod') is not supported")
     idx = _index_of(self, index).astype(np.int64)
     return ScatterReduceFn.apply(self, _src(self, src), dim=dim % self.ndim, index=idx,
                                  reduce=reduce, include_self=include_self)

@@ -411,3 +411,21 @@ def test_mha_add_bias_kv_and_zero_attn(bias_kv, zero_attn, kdim, masks, need):
     assert names[0] == names[1]
     for g, r in zip(res[1], res[0]):
         _close(g, r)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_with_zeros(include_self):
+    src = np.array([[0.5, 0.0, -2.0, 1.5, 0.0], [3.0, -1.0, 0.0, 2.0, 0.25]])
+    base = np.array([[2.0, 0.0, -1.0], [0.0, 1.5, 4.0]])
+    idx = np.array([[0, 1, 1, 2, 2], [2, 0, 0, 1, 2]])
+    res = []
+    for T in (torch, skiff):
+        s, b = T.tensor(src, requires_grad=True), T.tensor(base, requires_grad=True)
+        r = b.scatter_reduce(1, T.tensor(idx), s, reduce="prod", include_self=include_self)
+        (r * T.tensor(np.arange(1.0, 7.0).reshape(2, 3))).sum().backward()
+        ints = T.tensor([[2, 3, 1]]).scatter_reduce(1, T.tensor([[0, 0, 2]]),
+                                                    T.tensor([[4, 5, 6]]), reduce="prod",
+                                                    include_self=include_self)
+        res.append([r, s.grad, b.grad, ints])
+    for g, r in zip(res[1], res[0]):
+        _close(g, r)
