@@ -15,7 +15,7 @@ from skiff.kernels.backend.report import NullReporter
 
 from .nose import DOMAIN, NoseShape, SizeField, check_re, nose_mesh
 from .spaces import TaylorHood
-from .steady import FlowProblem, FlowState, momentum_residual, solve_steady
+from .steady import FlowProblem, FlowState, initial_state, momentum_residual, solve_steady
 from .unsteady import Stepper, run_steps
 
 __all__ = ["NoseFlow", "solve_nose_flow", "nose_problem", "body_forces", "surface_cp",
@@ -53,6 +53,9 @@ class NoseFlow:
     th: object = field(default=None, repr=False)      # TaylorHood
     adapt: str = ""                                   # how the mesh was sized
     details: dict = field(default_factory=dict)       # timings of the stages, the loop's record
+    # Newton's record: one entry per continuation stage tried, {'re', 'updates' (|du|/|u| per
+    # step), 'tol', 'converged'}, in the order run (a stage that failed, then its retry)
+    newton: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The numbers (``result.json``, ``--json``): coefficients, the surface ``cp`` (at
@@ -70,6 +73,8 @@ class NoseFlow:
                if cp else {}, **self.details}
         if self.averages:
             out["averages"] = self.averages
+        if self.newton:
+            out["newton"] = self.newton
         out["units"] = dict(UNITS)
         return out
 
@@ -252,10 +257,10 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
     cells, dofs = int(mesh.t.shape[1]), int(th.dofs_total)
     reporter.log(f"train nose {shape.to_dict()}, Re {re:g}: {cells} triangles, {dofs} "
                  f"unknowns, mesh and matrices {time.perf_counter() - t0:.2f} s")
-    st, newton, history, averages = None, 0, {}, {}
+    st, newton, history, averages, record = None, 0, {}, {}, []
     if mode in ("auto", "steady"):
         try:
-            st, newton = _steady(prob, re, start, th, reporter)
+            st, newton = _steady(prob, re, start, th, reporter, record)
             used = "steady"
         except RuntimeError as exc:
             if mode == "steady":
@@ -284,7 +289,7 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
         cd, cl = body_forces(prob, st)
     flow = NoseFlow(shape, re, cd, cl, cells, dofs, time.perf_counter() - t0, used,
                     newton_steps=newton, time_steps=steps, history=history,
-                    averages=averages)
+                    averages=averages, newton=record)
     flow.cp = surface_cp(shape, th, st.p)
     if keep:
         nvert = mesh.p.shape[1]
@@ -318,23 +323,31 @@ def _copy(st: FlowState) -> FlowState:
     return FlowState(st.ux.copy(), st.uy.copy(), st.p.copy())
 
 
-def _climb(prob: FlowProblem, stages: list, st, reporter, start_re: float | None = None):
+def _climb(prob: FlowProblem, stages: list, st, reporter, start_re: float | None = None,
+           record: list | None = None):
     """Newton through ``stages``; a stage that does not converge is retried from the last
     converged Re with the step's factor square-rooted (x3 -> x1.73 -> x1.32), down to
-    ``MIN_STEP``; then the stage's error is raised."""
+    ``MIN_STEP``; then the stage's error is raised. ``record`` gets each stage tried:
+    ``{'re', 'updates', 'tol', 'converged'}``."""
     newton = 0
     done = start_re                      # the last converged Re
     queue = list(stages)
+    record = [] if record is None else record
     while queue:
         stage = queue[0]
         prob.nu = 1.0 / stage
         last = len(queue) == 1
+        tol = 1e-6 if last else STAGE_TOL
+        # the state Newton updates in place: its history survives a failed stage
+        trial = initial_state(prob) if st is None else _copy(st)
+        taken = sum(len(r["updates"]) for r in record)
         try:
-            new = solve_steady(prob, state=None if st is None else _copy(st),
-                               tol=1e-6 if last else STAGE_TOL, maxiter=12,
+            new = solve_steady(prob, state=trial, tol=tol, maxiter=12,
                                picard=1 if st is None else 0, reporter=reporter,
-                               stall_after=None if st is None else STALL_AFTER)
+                               stall_after=None if st is None else STALL_AFTER, step0=taken)
         except RuntimeError:
+            record.append({"re": float(stage), "updates": [float(v) for v in trial.history],
+                           "tol": tol, "converged": False})
             factor = stage / done if done else 0.0
             if st is None or done is None or factor < MIN_STEP ** 2:
                 raise
@@ -343,22 +356,25 @@ def _climb(prob: FlowProblem, stages: list, st, reporter, start_re: float | None
                          f"through Re {middle:.4g} first")
             queue.insert(0, middle)
             continue
+        record.append({"re": float(stage), "updates": [float(v) for v in new.history],
+                       "tol": tol, "converged": True})
         newton += new.iterations
         st, done = new, stage
         queue.pop(0)
     return st, newton
 
 
-def _steady(prob: FlowProblem, re: float, start, th, reporter):
+def _steady(prob: FlowProblem, re: float, start, th, reporter, record=None):
     """Newton with the continuation in Re, from ``start`` when given (and from rest when
-    Newton does not converge from it); ``(state, Newton steps)``."""
+    Newton does not converge from it); ``(state, Newton steps)``; ``record``: each stage's
+    Newton updates (:func:`_climb`)."""
     if start is not None and start.mode == "steady":
         try:
             return _climb(prob, _continuation(re, start.re), start_state(start, th, prob),
-                          reporter, start_re=start.re)
+                          reporter, start_re=start.re, record=record)
         except RuntimeError as exc:
             reporter.log(f"Newton from the given start did not converge ({exc}): from rest")
-    return _climb(prob, _continuation(re), None, reporter)
+    return _climb(prob, _continuation(re), None, reporter, record=record)
 
 
 def _march(prob: FlowProblem, dt: float, t_end: float, reporter):

@@ -21,7 +21,13 @@ from .adapt import (
 )
 from .nose import NoseShape, check_re
 from .nose_flow import DT, T_END, NoseFlow, solve_nose_flow
-from .nose_plots import cp_figure, fields_figure, grid_figure, history_figure
+from .nose_plots import (
+    convergence_figure,
+    cp_figure,
+    fields_figure,
+    grid_figure,
+    history_figure,
+)
 
 __all__ = ["run", "solve_nose", "nose_size", "reynolds_sweep"]
 
@@ -182,6 +188,8 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
         figures = [("fields", fields_figure), ("grid", grid_figure), ("cp", cp_figure)]
         if flow.history:
             figures.append(("history", history_figure))
+        if flow.newton:                 # Newton's updates, stage by stage
+            figures.append(("convergence", convergence_figure))
         for name, draw in figures:
             path = out / f"{name}.png"
             render_png(draw(flow), path)

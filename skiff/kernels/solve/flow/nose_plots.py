@@ -6,7 +6,8 @@ from __future__ import annotations
 import base64
 import html
 
-__all__ = ["fields_figure", "grid_figure", "cp_figure", "grids_figure", "html_view"]
+__all__ = ["fields_figure", "grid_figure", "cp_figure", "grids_figure", "html_view",
+           "convergence_figure"]
 
 
 def _tri(flow):
@@ -123,6 +124,35 @@ def history_figure(flow):
         ax.set_ylabel(name)
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
+    return fig
+
+
+def convergence_figure(flow):
+    """Newton's updates ``|du| / |u|`` against the step, stage by stage of the continuation
+    in Re (a stage that failed in grey, then its retry), with each stage's tolerance."""
+    from skiff.kernels.backend.figures import new_figure
+
+    fig = new_figure(figsize=(9.0, 3.4), dpi=90)
+    ax = fig.add_subplot(1, 1, 1)
+    step = 0
+    for stage in flow.newton:
+        ups = stage["updates"]
+        steps = list(range(step + 1, step + len(ups) + 1))
+        ok = stage["converged"]
+        if ups:
+            ax.semilogy(steps, ups, "o-", ms=3, lw=0.9, color=None if ok else "0.6",
+                        label=f"Re {stage['re']:.4g}" + ("" if ok else " (failed)"))
+            ax.hlines(stage["tol"], steps[0] - 0.4, steps[-1] + 0.4, colors="0.4", lw=0.6,
+                      linestyles=":")
+        step += len(ups)
+    ax.set_xlabel("Newton step (all stages)")
+    ax.set_ylabel("|du| / |u|")
+    ax.grid(True, which="both", alpha=0.3)
+    if flow.newton:                 # beside the axes: the curves fill them
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        fig.subplots_adjust(right=0.8)
+    ax.set_title(f"Newton's convergence, continuation in Re to {flow.re:g} (dotted: each "
+                 f"stage's tolerance)", fontsize=9)
     return fig
 
 

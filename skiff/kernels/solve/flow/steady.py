@@ -124,13 +124,14 @@ def initial_state(prob: FlowProblem) -> FlowState:
 
 def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: float = 1e-8,
                  maxiter: int = 25, picard: int = 1, reporter=None,
-                 stall_after: int | None = None) -> FlowState:
+                 stall_after: int | None = None, step0: int = 0) -> FlowState:
     """Newton's method from ``state`` (default: Stokes flow, the first step with the zero
     convection). ``picard`` first steps use the Picard (Oseen) linearisation, which converges
     from further away. Stops when the update is below ``tol`` relative to the velocity;
     raises ``RuntimeError`` naming the last update when ``maxiter`` steps do not get there
     (or, with ``stall_after``, when the update is still above 0.1 after that many steps:
-    Newton far from converging, where a caller has a cheaper way on)."""
+    Newton far from converging, where a caller has a cheaper way on). ``step0``: the steps
+    taken before (a continuation's earlier stages), so the reported steps keep counting."""
     reporter = reporter or NullReporter()
     th = prob.th
     st = state or initial_state(prob)
@@ -157,9 +158,9 @@ def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: floa
         change = float(np.abs(d[:2 * nv]).max() / size)
         st.history.append(change)
         st.iterations = it
-        reporter.metric("newton_update", change, step=it)
-        reporter.progress(it, None, unit="Newton step", message=f"Newton {it}: |du|/|u| = "
-                                                                 f"{change:.2e}")
+        reporter.metric("newton_update", change, step=step0 + it)
+        reporter.progress(step0 + it, None, unit="Newton step",
+                          message=f"Newton {step0 + it}: |du|/|u| = {change:.2e}")
         if change < tol:
             st.time = time.perf_counter() - t0
             return st
