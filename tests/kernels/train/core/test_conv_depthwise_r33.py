@@ -128,3 +128,27 @@ def test_numba_twin_matches_reference(stride, dtype):
     g = rng.standard_normal((5, 3, ho, wo)).astype(dtype)
     assert check_op(depthwise_conv_bwd, g, xt, w, stride, stride, True, True,
                     require_fast=True, **tol)
+
+
+@pytest.mark.parametrize("mult,stride", [(1, 1), (2, 2)])
+def test_depthwise_double_backward_matches_torch(mult, stride):
+    """grad(create_graph=True) through the depthwise node, then backward (a gradient
+    penalty), against torch: the weight's and the input's second-order gradients."""
+    import skiff
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 7, 6))
+    wt = rng.standard_normal((3 * mult, 1, 3, 3))
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(wt, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, padding=1, stride=stride, groups=3)
+    (tgx,) = torch.autograd.grad((ty ** 2).sum(), tx, create_graph=True)
+    (tgx ** 2).sum().backward()
+    sx = Tensor(x, dtype="float64", requires_grad=True)
+    sw = Tensor(wt, dtype="float64", requires_grad=True)
+    sy = F.conv2d(sx, sw, padding=1, stride=stride, groups=3)
+    assert isinstance(sy.grad_fn, DepthwiseConv2dFn)
+    (sgx,) = skiff.autograd.grad((sy * sy).sum(), sx, create_graph=True)
+    (sgx * sgx).sum().backward()
+    assert _rel(sgx.numpy(), tgx.detach().numpy()) < 1e-12
+    assert _rel(sw.grad.numpy(), tw.grad.numpy()) < 1e-12
+    assert _rel(sx.grad.numpy(), tx.grad.numpy()) < 1e-12

@@ -52,7 +52,7 @@ def _both(xs, co, padding, dtype, seed=0, bias=True, need_x=True):
 @pytest.mark.parametrize("xs,co,padding", CASES)
 def test_winograd_matches_torch_float64(xs, co, padding):
     y, ts, tt, yt = _both(xs, co, padding, np.float64)
-    assert isinstance(y.grad_fn, W.Conv3x3WinogradFn)
+    assert isinstance(y.grad_fn, conv_mod.Conv3x3WinogradFn)
     assert _rel(y.numpy(), yt.detach().numpy()) < 1e-12
     for a, at in zip(ts, tt):
         assert _rel(a.grad.numpy(), at.grad.numpy()) < 1e-12
@@ -176,3 +176,26 @@ def test_transforms_are_transposes():
     wt = rng.standard_normal((4, 5, 3, 3))
     du = rng.standard_normal((16, 4, 5))
     assert abs((W.winograd_weight(wt) * du).sum() - (wt * W.winograd_weight_t(du)).sum()) < 1e-10
+
+
+def test_winograd_double_backward_matches_torch():
+    """grad(create_graph=True) through the Winograd node (Conv2dFn's double-backward rule
+    on the same saved state), then backward, against torch."""
+    import skiff
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 16, 6, 5))
+    w = rng.standard_normal((16, 16, 3, 3)) / 12
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, padding=1)
+    (tgx,) = torch.autograd.grad((ty ** 2).sum(), tx, create_graph=True)
+    (tgx ** 2).sum().backward()
+    sx = Tensor(x, dtype="float64", requires_grad=True)
+    sw = Tensor(w, dtype="float64", requires_grad=True)
+    sy = F.conv2d(sx, sw, padding=1)
+    assert isinstance(sy.grad_fn, conv_mod.Conv3x3WinogradFn)
+    (sgx,) = skiff.autograd.grad((sy * sy).sum(), sx, create_graph=True)
+    (sgx * sgx).sum().backward()
+    assert _rel(sgx.numpy(), tgx.detach().numpy()) < 1e-12
+    assert _rel(sw.grad.numpy(), tw.grad.numpy()) < 1e-12
+    assert _rel(sx.grad.numpy(), tx.grad.numpy()) < 1e-12

@@ -173,6 +173,32 @@ class Conv2dFn(Function):
         return gx, gw, gb
 
 
+class Conv3x3WinogradFn(Conv2dFn):
+    """A 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (:mod:`.conv_winograd`): the same
+    output layout and saved state as :class:`Conv2dFn` (the padded channels-first input, the
+    weight, the 12-number geometry), so ``Conv2dFn``'s double-backward rule serves it too."""
+
+    def forward(self, x, w, b, stride=(1, 1), padding=(1, 1)):
+        from .conv_winograd import winograd_conv3x3
+
+        n, c, h, wd = x.shape
+        ph, pw = padding
+        ho, wo = h + 2 * ph - 2, wd + 2 * pw - 2
+        self.geom = (n, c, h, wd, 3, 3, 1, 1, ph, pw, ho, wo)
+        xt = _padded_cn(x, ph, pw)
+        self.save_for_backward(xt, w)
+        return winograd_conv3x3(xt, w, b, 0, 0, ho, wo).transpose(1, 0, 2, 3)
+
+    def backward(self, g):
+        from .conv_winograd import winograd_backward
+
+        xt, w = self.saved
+        return winograd_backward(xt, w, g, self.geom, self.needs_input_grad)
+
+    def backward_t(self, want, g):  # Conv2dFn's rule (installed by double_rules_nn)
+        return Conv2dFn.backward_t(self, want, g)
+
+
 def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1,
            groups=1) -> Tensor:
     """2-D convolution (cross-correlation) on NCHW input with an (out, in / groups, kh, kw)
@@ -193,10 +219,10 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
         )
     stride, padding = as_pair(stride, "stride"), as_pair(padding, "padding")
     if WINOGRAD:
-        from .conv_winograd import Conv3x3WinogradFn, use_winograd
+        from .conv_winograd import use_winograd
 
         if use_winograd(x._data, weight._data, stride, padding):
-            return Conv3x3WinogradFn.apply(x, weight, bias, padding=padding)
+            return Conv3x3WinogradFn.apply(x, weight, bias, stride=stride, padding=padding)
     return Conv2dFn.apply(x, weight, bias, stride=stride, padding=padding)
 
 

@@ -222,6 +222,51 @@ class DepthwiseConv2dFn(Function):
         return gx, (gw.reshape(w.shape) if nw else None), gb
 
 
+    def backward_t(self, want, g):
+        """The double-backward rule, in differentiable tensor ops: per kernel offset (i, j)
+        the weight gradient is ``sum(g * window)`` and the input gradient puts
+        ``g * w[:, 0, i, j]`` back into the window (kh * kw small ops, for WGAN-GP critics,
+        MAML and other gradients of gradients)."""
+        from ...double_helpers import input_t
+        from ...double_rules import IndexGrad
+        from ...ops_shape import Stack
+
+        xt, w = self.saved
+        n, c, h, wd, kh, kw, sh, sw, ph, pw, mult = self.geom
+        co = w.shape[0]
+        ho, wo = g.shape[2], g.shape[3]
+        hp, wp = h + 2 * ph, wd + 2 * pw
+
+        def window(i, j):
+            return (slice(None), slice(None), slice(i, i + sh * (ho - 1) + 1, sh),
+                    slice(j, j + sw * (wo - 1) + 1, sw))
+
+        gx = gw = gb = None
+        if want[1]:
+            x = input_t(self, 0, xt[::mult, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
+            if mult > 1:  # output channel o reads input channel o // mult
+                x = x.reshape(n, c, 1, h, wd).expand(n, c, mult, h, wd).reshape(n, co, h, wd)
+            xpad = IndexGrad.apply(x, index=(slice(None), slice(None), slice(ph, ph + h),
+                                             slice(pw, pw + wd)), shape=(n, co, hp, wp))
+            parts = [(g * xpad[window(i, j)]).sum(axis=(0, 2, 3))
+                     for i in range(kh) for j in range(kw)]
+            gw = Stack.apply(*parts, axis=1).reshape(co, 1, kh, kw)
+        if want[0]:
+            w_t = input_t(self, 1, w)
+            total = None
+            for i in range(kh):
+                for j in range(kw):
+                    part = IndexGrad.apply(g * w_t[:, 0, i, j].reshape(1, co, 1, 1),
+                                           index=window(i, j), shape=(n, co, hp, wp))
+                    total = part if total is None else total + part
+            gx = total[:, :, ph:ph + h, pw:pw + wd]
+            if mult > 1:
+                gx = gx.reshape(n, c, mult, h, wd).sum(axis=2)
+        if want[2]:
+            gb = g.sum(axis=(0, 2, 3))
+        return gx, gw, gb
+
+
 def depthwise_conv2d(x, weight, bias, stride, padding):
     """The node for ``conv2d(groups=x.shape[1])`` once ``padding`` is a pair of ints."""
     return DepthwiseConv2dFn.apply(x, weight, bias, stride=tuple(stride),

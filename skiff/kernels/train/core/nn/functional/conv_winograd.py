@@ -30,12 +30,12 @@ import numpy as np
 from skiff.kernels.backend import custom_op, numba_available
 from skiff.kernels.backend.split import split_rows
 
-from ...autograd import Function, xp_of
+from ...autograd import xp_of
 from ...gemm import mm
 
 __all__ = ["winograd_in", "winograd_out", "winograd_out_t", "winograd_in_t", "winograd_weight",
-           "winograd_weight_t", "winograd_conv3x3",
-           "Conv3x3WinogradFn", "use_winograd"]
+           "winograd_weight_t", "winograd_conv3x3", "winograd_backward", "image_chunks",
+           "use_winograd"]
 
 _BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
@@ -386,54 +386,40 @@ def winograd_conv3x3(xcn, w, bias, pt, pl, ho, wo):
     return y
 
 
-class Conv3x3WinogradFn(Function):
-    """NCHW 3x3 stride-1 convolution by Winograd F(2x2, 3x3); same output layout as
-    :class:`.conv.Conv2dFn` (an (N, Co, Ho, Wo) view of channels-first memory); keeps the
-    input and the weight; backward is the forward's exact transpose (weight and input
-    gradients as 16 GEMMs each), all in image chunks (:func:`image_chunks`)."""
-
-    def forward(self, x, w, b, padding=(1, 1)):
-        n, c, h, wd = x.shape
-        ph, pw = padding
-        ho, wo = h + 2 * ph - 2, wd + 2 * pw - 2
-        self.geom = (ph, pw, ho, wo)
-        self.save_for_backward(x, w)
-        y = winograd_conv3x3(x.transpose(1, 0, 2, 3), w, b, ph, pw, ho, wo)
-        return y.transpose(1, 0, 2, 3)
-
-    def backward(self, g):
-        x, w = self.saved
-        ph, pw, ho, wo = self.geom
-        n, c, h, wd = x.shape
-        th, tw = -(-ho // 2), -(-wo // 2)
-        nx, nw, nb = self.needs_input_grad
-        gcn = g.transpose(1, 0, 2, 3)  # (Co, N, Ho, Wo); C-contiguous when g is ours
-        gx = gw = gb = None
-        if nb:
-            gb = gcn.sum(axis=(1, 2, 3))
-        if not (nx or nw):
-            return gx, gw, gb
-        xp = xp_of(g)
-        xcn = x.transpose(1, 0, 2, 3)
-        co = w.shape[0]
-        u = winograd_weight(w) if nx else None
-        du = xp.zeros((16, co, c), dtype=x.dtype) if nw else None
-        chunks = image_chunks(n, max(c, co), th, tw, x.dtype.itemsize)
-        gxc = xp.empty((c, n, h, wd), dtype=x.dtype) if nx and len(chunks) > 1 else None
-        for lo, hi in chunks:  # per image chunk, the tiles stay in cache between the steps
-            dm = winograd_out_t(gcn[:, lo:hi], th, tw)  # (16, Co, T)
-            if nw:
-                v = winograd_in(xcn[:, lo:hi], ph, pw, th, tw)  # rebuilt, not kept
-                du += mm(dm, v.transpose(0, 2, 1))
-            if nx:
-                part = winograd_in_t(mm(u.transpose(0, 2, 1), dm), hi - lo, h, wd, ph, pw,
-                                     th, tw)
-                if len(chunks) == 1:
-                    gxc = part
-                else:
-                    gxc[:, lo:hi] = part
-        if nw:
-            gw = winograd_weight_t(du).reshape(w.shape)
-        if nx:
-            gx = gxc.transpose(1, 0, 2, 3)
+def winograd_backward(xt, w, g, geom, needs):
+    """Gradients (input, weight, bias) of :func:`winograd_conv3x3` as the forward's exact
+    transpose: ``xt`` the padded channels-first input, ``g`` (N, Co, Ho, Wo), ``geom``
+    :class:`.conv.Conv2dFn`'s 12 numbers, ``needs`` the three flags. Weight and input
+    gradients are 16 GEMMs each, in image chunks (:func:`image_chunks`)."""
+    n, c, h, wd, _, _, _, _, ph, pw, ho, wo = geom
+    th, tw = -(-ho // 2), -(-wo // 2)
+    nx, nw, nb = needs
+    gcn = g.transpose(1, 0, 2, 3)  # (Co, N, Ho, Wo); C-contiguous when g is ours
+    gx = gw = gb = None
+    if nb:
+        gb = gcn.sum(axis=(1, 2, 3))
+    if not (nx or nw):
         return gx, gw, gb
+    xp = xp_of(g)
+    co = w.shape[0]
+    u = winograd_weight(w) if nx else None
+    du = xp.zeros((16, co, c), dtype=xt.dtype) if nw else None
+    chunks = image_chunks(n, max(c, co), th, tw, xt.dtype.itemsize)
+    gxc = xp.empty((c, n, h, wd), dtype=xt.dtype) if nx and len(chunks) > 1 else None
+    for lo, hi in chunks:  # per image chunk, the tiles stay in cache between the steps
+        dm = winograd_out_t(gcn[:, lo:hi], th, tw)  # (16, Co, T)
+        if nw:
+            v = winograd_in(xt[:, lo:hi], 0, 0, th, tw)  # rebuilt, not kept
+            du += mm(dm, v.transpose(0, 2, 1))
+        if nx:
+            part = winograd_in_t(mm(u.transpose(0, 2, 1), dm), hi - lo, h, wd, ph, pw,
+                                 th, tw)
+            if len(chunks) == 1:
+                gxc = part
+            else:
+                gxc[:, lo:hi] = part
+    if nw:
+        gw = winograd_weight_t(du).reshape(w.shape)
+    if nx:
+        gx = gxc.transpose(1, 0, 2, 3)
+    return gx, gw, gb
