@@ -36,7 +36,7 @@ from .data import Augment, GeneralText, as_read, load_crop, make_batch
 from .labels import Dictionary, LabelRow, read_labels
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
-           "BASE_MODELS", "RecTrainer", "split_rows"]
+           "BASE_MODELS", "RecTrainer", "split_rows", "going_on"]
 
 BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4", "ch-tiny": "ch-tiny"}
 
@@ -201,6 +201,28 @@ def _final_linear(module: OnnxModule):
 
 # the training state a stopped run leaves for --resume (in checkpoint_dir, else out)
 CHECKPOINT = "rec.ckpt"
+
+
+def going_on(cfg: FineTuneConfig, run_dir=None) -> str:
+    """What goes on from a stopped fine-tune's checkpoint. A job (``run_dir``: its run
+    folder, named by its ID): ``jobs resume ID``; where ``--out``/``--checkpoint-dir`` named
+    the folder also the same command with ``--resume`` (a new job has a new run folder, so
+    ``--resume`` finds the rec.ckpt only in a named one). Without a job: the same
+    FineTuneConfig with ``resume=True``.
+
+    >>> going_on(FineTuneConfig(data="l.txt", out="rec"), "runs/20261206-001500-train-ab12")
+    'jobs resume 20261206-001500-train-ab12, or the same command with --resume and the same --out'
+    """
+    flag = "--checkpoint-dir" if cfg.checkpoint_dir else "--out"
+    if run_dir is None:
+        return ("the same FineTuneConfig with resume=True (the same "
+                + ("checkpoint_dir" if cfg.checkpoint_dir else "out") + ")")
+    run_dir = Path(run_dir)
+    job = f"jobs resume {run_dir.name}"
+    folder = Path(cfg.checkpoint_dir or cfg.out).expanduser().resolve()
+    if folder == run_dir.resolve() or run_dir.resolve() in folder.parents:
+        return job  # the job's own folder: a new job (a new run folder) would not find it
+    return f"{job}, or the same command with --resume and the same {flag}"
 HEAD_CHUNK_BYTES = 16 << 20
 # crops are measured as the OCR pipeline feeds them (rec_input: aspect kept up to 4096 px),
 # not squeezed to the training batches' max_width
@@ -478,14 +500,19 @@ class RecTrainer:
                     self._save(checkpoint, step + 1, total, opt, sched, batches, last,
                                len(crops))
         except BaseException:  # stopped (a job's stop, Ctrl-C, an error): keep what it learnt
+            saved = False
             if checkpoint is not None and before is not None and done > start:
                 # stopped inside step `done`: its batch and draws go back for the resume
                 self._save(checkpoint, done, total, opt, sched, before[0], last,
                            len(crops), state=before[1])
+                saved = True
             elif checkpoint is not None and start < done < total:
                 self._save(checkpoint, done, total, opt, sched, batches, last, len(crops))
+                saved = True
+            if saved:  # said for a stop inside a step too (Ctrl-C in backward said nothing)
+                how = going_on(cfg, getattr(self.reporter, "run_dir", None))
                 self.reporter.log(f"stopped at step {done} of {total}: checkpoint {checkpoint} "
-                                  "(--resume goes on from it)")
+                                  f"({how}{',' if ', or ' in how else ''} goes on from it)")
             raise
         return total, last
 
