@@ -42,6 +42,11 @@ class Prediction:
     in_domain: bool = True
 
     def __contains__(self, value) -> bool:
+        if not self.in_domain:
+            # lo, hi = 0, inf held every value: a coverage count over flagged queries said
+            # "inside" for extrapolations that have no bound at all
+            raise ValueError("this prediction is extrapolated outside the sampled box "
+                             "(outside='flag'): it has no bound for a value to be inside")
         return self.lo <= float(value) <= self.hi
 
     def __repr__(self) -> str:

@@ -112,3 +112,14 @@ def test_the_length_end_exactly_and_the_models_own_limit(falls):
         warnings.simplefilter("error")
         out = design(model, volume=1.5)
     assert out["at_edge"] == {"bluntness": "the lowest sampled, the model's limit too"}
+
+
+def test_a_flagged_extrapolation_holds_no_value(falls):
+    """``outside='flag'`` answers lo, hi = 0, inf: ``cd in prediction`` was True for any cd,
+    so a coverage count over such queries called every extrapolation "inside"."""
+    p = falls.predict({"length": 6.0, "bluntness": 0.5, "clearance": 0.2}, outside="flag")
+    with pytest.raises(ValueError, match="no bound"):
+        1.0 in p  # noqa: B015
+    q = falls.predict({"length": 3.0, "bluntness": 0.5, "clearance": 0.2})
+    truth = float(_falls(np.array([[3.0, 0.5, 0.2]]))[0])
+    assert (truth in q) == (q.lo <= truth <= q.hi)
