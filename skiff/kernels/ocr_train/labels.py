@@ -190,6 +190,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
         out.warnings.append(f"{where} mixes UTF-8 and GBK lines (files joined?): each line "
                             "was read in its own encoding; save it as UTF-8")
     seen: dict[tuple, tuple[int, str]] = {}  # (image, box) -> (line, text) of its first row
+    padded: list[int] = []  # lines whose text had spaces at its ends
     listings: dict = {}  # folders listed to find a name written in another case
     for k, raw in enumerate(lines, 1):
         raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
@@ -213,6 +214,9 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
         if not text.strip():
             out.errors.append(f"{where} line {k}: empty text for image {name!r}")
             continue
+        if text != text.strip():  # typed or exported with spaces at the ends ("AB-12 ")
+            padded.append(k)
+            text = text.strip()
         image = _locate(name, root, listings)
         if check_images and image is None:
             out.errors.append(f"{where} line {k}: {_not_found(name, root)}")
@@ -240,6 +244,13 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
                     "as PaddleOCR trains them; correct the wrong one)")
             seen.setdefault(key, (k, words))
             out.rows.append(LabelRow(str(image), words, k, box))
+    if padded:
+        # the pipeline reads a line without them (ctc_decode strips its ends): learnt, they
+        # taught a space no reading keeps, and a held-out row with them never read as right
+        out.warnings.append(
+            f"{where}: {len(padded)} row(s) had spaces at the ends of their text (line "
+            + ", ".join(map(str, padded[:5])) + (", ..." if len(padded) > 5 else "")
+            + "): read without them, as the recognizer reads a line")
     return out
 
 
