@@ -240,6 +240,19 @@ class Function:
     def backward(self, *grad_outputs):  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
 
+    # torch's grad_fn names where skiff's op class is called otherwise
+    _TORCH_NAMES = {"MatMul": "Mm", "LinearFn": "Addmm", "Reshape": "View", "Transpose": "T",
+                    "GetItem": "Select", "SoftmaxFn": "Softmax", "LogSoftmaxFn": "LogSoftmax"}
+
+    def name(self) -> str:
+        """torch's ``grad_fn.name()``: ``"SumBackward0"``; a custom ``autograd.Function``'s
+        node: its class name plus ``"Backward"``."""
+        fn = getattr(self, "fn", None)
+        if isinstance(fn, type) and type(self).__name__ == "_Bridge":
+            return fn.__name__ + "Backward"
+        cls = type(self).__name__
+        return self._TORCH_NAMES.get(cls, cls.removesuffix("Fn")) + "Backward0"
+
     def save_for_backward(self, *arrays):
         """Keep ``arrays`` for backward (a no-op when no graph is being recorded); inside
         torch's ``autograd.graph.saved_tensors_hooks`` each array is packed now and unpacked

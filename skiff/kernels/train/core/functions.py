@@ -15,6 +15,7 @@ import builtins as _b
 import numpy as np
 
 from . import default_dtype as _dd
+from . import tensor as _tensor_mod
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .functions_more import addbmm, addmm, baddbmm, bernoulli, meshgrid, tensordot
 from .random import get_generator
@@ -87,12 +88,12 @@ class inference_mode(no_grad):
     def __enter__(self):
         global _INFERENCE
         self.prev_inference = _INFERENCE
-        _INFERENCE = self.inference
+        _INFERENCE = _tensor_mod._IN_INFERENCE = self.inference
         return super().__enter__()
 
     def __exit__(self, *exc):
         global _INFERENCE
-        _INFERENCE = self.prev_inference
+        _INFERENCE = _tensor_mod._IN_INFERENCE = self.prev_inference
         return super().__exit__(*exc)
 
     def __call__(self, fn):

@@ -141,6 +141,9 @@ def _from_user() -> bool:
     return not (name == "skiff" or name.startswith("skiff."))
 
 
+_IN_INFERENCE = False  # an ``inference_mode()`` block is open (functions.inference_mode)
+
+
 class Tensor:
     """An array with an optional gradient.
 
@@ -158,6 +161,11 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy's ufuncs: tensor_numpy's __array_ufunc__
     _untracked = False  # True on ``p.data``'s tensors: their in-place writes are not versioned
+    _inference = False  # made inside ``inference_mode()`` (torch's inference tensor)
+
+    def is_inference(self) -> bool:
+        """torch's: whether this tensor was made inside an ``inference_mode()`` block."""
+        return self._inference
 
     def __init__(self, data=None, *sizes, requires_grad=False, device=None, dtype=None):
         if sizes or data is None or (type(data) is int and _from_user()):  # torch's legacy
@@ -178,6 +186,8 @@ class Tensor:
         self._node = None
         self._idx = 0
         self._ready_hooks = None
+        if _IN_INFERENCE:
+            self._inference = True
 
     # ---- .data and .grad: tensors over the raw arrays (torch's), no copy ---------------------
     _grad_t = None  # the cached Tensor that ``.grad`` returns (over ``_grad``)
@@ -245,6 +255,8 @@ class Tensor:
         t._node = node
         t._idx = idx
         t._ready_hooks = None
+        if _IN_INFERENCE:
+            t._inference = True
         return t
 
     # ---- properties ---------------------------------------------------------------------

@@ -41,9 +41,10 @@ class TransformerDecoderLayer(Module):
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, generator=generator,
                               dtype=dtype)
         self.norm_first = bool(norm_first)
-        for k in (1, 2, 3):
+        for k in (1, 2, 3):  # torch's order: the norms, then the dropouts
             setattr(self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
                                                 dtype=dtype))
+        for k in (1, 2, 3):
             setattr(self, f"dropout{k}", Dropout(dropout, generator=generator))
         self.activation = activation
         if device is not None:

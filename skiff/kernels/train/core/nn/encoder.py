@@ -23,6 +23,11 @@ from .module import Module, ModuleList, Parameter
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """torch's class of ``MultiheadAttention.out_proj`` (a plain Linear; its name shows in
+    the repr)."""
+
+
 class MultiheadAttention(Module):
     """torch.nn.MultiheadAttention (same query, key and value width): ``in_proj_weight``
     (3E, E), ``in_proj_bias``, ``out_proj``; returns ``(output, weights)`` with the weights
@@ -63,13 +68,15 @@ class MultiheadAttention(Module):
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = bool(add_zero_attn)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, generator=generator,
-                               dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        generator=generator, dtype=dtype)
         if bias:
             self.out_proj.bias._data[...] = 0
-        self.attn_dropout = Dropout(dropout, generator=generator)
+        self.attn_dropout = Dropout(dropout, generator=generator)  # not in torch's repr
         if device is not None:
             self.to(device)
+
+    _REPR_HIDDEN = ("attn_dropout",)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):

@@ -110,6 +110,10 @@ class Unfold(Module):
     def forward(self, x):
         return unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
 
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
 
 class Fold(Module):
     """torch's ``nn.Fold``."""
@@ -122,3 +126,7 @@ class Fold(Module):
     def forward(self, x):
         return fold(x, self.output_size, self.kernel_size, self.dilation, self.padding,
                     self.stride)
+
+    def extra_repr(self):
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")

@@ -102,7 +102,8 @@ class Linear(Module):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
 
 
 class Embedding(Module):
@@ -154,8 +155,19 @@ class Embedding(Module):
                            max_norm=self.max_norm, norm_type=self.norm_type,
                            scale_grad_by_freq=getattr(self, "scale_grad_by_freq", False))
 
-    def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+    def extra_repr(self):  # torch's: the options that differ from the defaults
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        if self.sparse:
+            s += ", sparse=True"
+        return s
 
 
 class LayerNorm(Module):
@@ -190,7 +202,7 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -217,7 +229,8 @@ class RMSNorm(Module):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
-        return f"{self.dim}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
 
 
 class Dropout(Module):
@@ -235,7 +248,7 @@ class Dropout(Module):
         return F.dropout(x, self.p, self.training, self.generator)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class ReLU(Module):
@@ -245,6 +258,9 @@ class ReLU(Module):
 
     def forward(self, x):
         return F.relu(x)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):
@@ -271,6 +287,9 @@ class SiLU(Module):
     def forward(self, x):
         return F.silu(x)
 
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
 
 class Tanh(Module):
     def forward(self, x):
@@ -289,6 +308,9 @@ class Flatten(Module):
     def forward(self, x):
         return x.flatten(self.start_axis, self.end_axis)
 
+    def extra_repr(self):
+        return f"start_dim={self.start_axis}, end_dim={self.end_axis}"
+
 
 class Identity(Module):
     def forward(self, x):
@@ -306,12 +328,13 @@ class Softmax(Module):
     def __init__(self, dim: int | None = None, *, axis: int | None = None):
         super().__init__()
         self.axis = -1 if dim is None and axis is None else (dim if axis is None else axis)
+        self.dim = dim if axis is None else axis  # torch's attribute (None: the last)
 
     def forward(self, x):
         return F.softmax(x, axis=self.axis)
 
     def extra_repr(self):
-        return f"dim={self.axis}"
+        return f"dim={self.dim}"
 
 
 class LeakyReLU(Module):
@@ -326,7 +349,7 @@ class LeakyReLU(Module):
         return x.relu() - (-x).relu() * self.negative_slope
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class GroupNorm(Module):
@@ -351,7 +374,8 @@ class GroupNorm(Module):
         return group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class ELU(Module):
@@ -365,6 +389,9 @@ class ELU(Module):
 
         return elu(x, self.alpha)
 
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
 
 class Softplus(Module):
     def __init__(self, beta=1.0, threshold=20.0):
@@ -375,3 +402,6 @@ class Softplus(Module):
         from .functional.extra import softplus
 
         return softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"

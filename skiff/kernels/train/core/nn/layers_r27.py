@@ -148,6 +148,10 @@ class _Dropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
+        self.inplace = bool(inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
 
     def forward(self, x):
         return type(self).FN(x, self.p, self.training)
@@ -245,6 +249,12 @@ class _InstanceNorm(Module):
         return instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                              self.training, self.momentum if self.momentum is not None
                              else 0.0, self.eps)
+
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -488,7 +488,10 @@ class Module:
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        hidden = getattr(type(self), "_REPR_HIDDEN", ())  # skiff's own submodules
         for name, m in self._modules.items():
+            if name in hidden:
+                continue
             sub = repr(m).replace("\n", "\n  ")
             lines.append(f"  ({name}): {sub}")
         return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
@@ -535,6 +538,23 @@ class ModuleList(Module):
         for m in modules:
             self.append(m)
         return self
+
+    def __repr__(self) -> str:
+        """torch's: runs of equal entries shown once, ``(0-5): 6 x Block(...)``."""
+        reprs = [repr(m) for m in self._modules.values()]
+        if not reprs:
+            return type(self).__name__ + "()"
+        runs = []  # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for a, b, r in runs:
+            head = f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x "
+            lines.append((head + r).replace("\n", "\n  "))
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def insert(self, index: int, module: Module) -> None:
         """torch's: the numbered entries from ``index`` on move up one (a named one stays)."""

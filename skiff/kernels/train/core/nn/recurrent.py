@@ -69,6 +69,15 @@ class _Recurrent(Module):
                     setattr(self, f"weight_hr{sfx}",
                             Parameter(uniform_((out, h), bound, generator, dtype), dtype=dtype))
 
+    def extra_repr(self):  # torch's RNNBase: the options that differ from the defaults
+        s = f"{self.input_size}, {self.hidden_size}"
+        for name, default in (("proj_size", 0), ("num_layers", 1), ("bias", True),
+                              ("batch_first", False), ("dropout", 0.0),
+                              ("bidirectional", False)):
+            if getattr(self, name) != default:
+                s += f", {name}={getattr(self, name)}"
+        return s
+
     @property
     def directions(self) -> int:
         return 2 if self.bidirectional else 1

@@ -38,6 +38,9 @@ class CELU(Module):
     def forward(self, x):
         return F.celu(x, self.alpha)
 
+    def extra_repr(self):
+        return f"alpha={self.alpha}"
+
 
 class GLU(Module):
     def __init__(self, dim=-1):
@@ -46,6 +49,9 @@ class GLU(Module):
 
     def forward(self, x):
         return F.glu(x, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 class Softmin(Module):
@@ -56,6 +62,9 @@ class Softmin(Module):
     def forward(self, x):
         return F.softmin(x, self.dim)
 
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
 
 class Threshold(Module):
     def __init__(self, threshold, value, inplace=False):
@@ -64,6 +73,9 @@ class Threshold(Module):
 
     def forward(self, x):
         return F.threshold(x, self.threshold, self.value)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}"
 
 
 class PReLU(Module):
@@ -88,12 +100,13 @@ class _ChannelDropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.generator = p, generator
+        self.inplace = bool(inplace)
 
     def forward(self, x):
         return type(self).FN(x, self.p, self.training, generator=self.generator)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_ChannelDropout):

