@@ -831,83 +831,10 @@ def run(config: dict, reporter):
 
     from .class_weight import weigh_classes
 
-    watch = _stop_without_launcher(reporter)
-    term = _stop_on_sigterm(reporter)
-    try:
-        namespace = cell_namespace() if config.get("source") else None
-        parts = entry.build_from_config(config, namespace, reporter)  # entry.run's two steps
-        return entry.train_parts(weigh_classes(parts, config, reporter), config, reporter)
-    finally:
-        if watch is not None:
-            watch.set()
-        if term is not None:
-            import signal
-
-            signal.signal(signal.SIGTERM, term)
-
-
-def _stop_on_sigterm(reporter):
-    """In a rank of a local process job: the first SIGTERM (``kill PID`` of a rank that
-    ``jobs show`` names, or mpiexec's, which hands it on) asks for a stop at the next step,
-    as a cancel does, so the run writes its checkpoint; a second one ends the rank at once.
-    Before, the rank died mid-step and the steps since the last checkpoint were lost. The
-    handler it replaced (put back by the caller); None where none was set."""
-    import signal
-    import threading
-
-    run_dir = getattr(reporter, "run_dir", None)
-    if os.environ.get("SKIFF_HELD") != "1" or run_dir is None \
-            or threading.current_thread() is not threading.main_thread():
-        return None
-    before = signal.getsignal(signal.SIGTERM)
-    if before not in (signal.SIG_DFL, None):
-        return None  # someone else's handler: theirs
-
-    def say():
-        try:
-            reporter.log("SIGTERM: stopping at this step, as on a cancel (its checkpoint is "
-                         "written; a second SIGTERM ends the rank at once)", level="warning")
-        except Exception:  # noqa: BLE001 - the stop matters more than its note
-            pass
-
-    def on_term(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM: at once
-        try:
-            with open(os.path.join(run_dir, "cancel"), "a"):
-                pass
-        except OSError:
-            pass
-        # not written from the handler: it may have cut into a write of the same log
-        threading.Thread(target=say, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, on_term)
-    return before
-
-
-def _stop_without_launcher(reporter):
-    """A rank of a local process job (``SKIFF_HELD``) whose MPI proxy is gone (SIGKILLed:
-    the rank is init's now) stops at its next step as on a cancel, its checkpoint written,
-    so ``jobs resume`` goes on from there; before, it trained on to the last step. The
-    Event that ends the watch; None where there is nothing to watch."""
-    run_dir = getattr(reporter, "run_dir", None)
-    if os.environ.get("SKIFF_HELD") != "1" or run_dir is None:
-        return None
-    from skiff.kernels.train.parallel.launcher_watch import watch_parent
-
-    def gone(parent: int) -> None:
-        try:
-            reporter.log(f"the rank's launcher (pid {parent}, mpiexec's proxy) is gone: "
-                         "stopping at this step, as on a cancel (its checkpoint is written; "
-                         "jobs resume ID goes on)", level="warning")
-        except Exception:  # noqa: BLE001 - the stop matters more than its note
-            pass
-        try:
-            with open(os.path.join(run_dir, "cancel"), "a"):
-                pass
-        except OSError:
-            pass
-
-    return watch_parent(gone)
+    # SIGTERM and a gone launcher are a cancel for every kind: jobs/worker.py's _Stops
+    namespace = cell_namespace() if config.get("source") else None
+    parts = entry.build_from_config(config, namespace, reporter)  # entry.run's two steps
+    return entry.train_parts(weigh_classes(parts, config, reporter), config, reporter)
 
 
 class _Loaded:

@@ -1,5 +1,7 @@
 """A train job's rank whose launcher (mpiexec's ``hydra_pmi_proxy``) is killed outright stops
-at its next step as on a cancel (round 32, h11).
+at its next step as on a cancel (round 32, h11; since round 33 the worker's ``_Stops`` does
+it for every kind, and the train kind's own watches are gone: these tests drive ``_Stops``
+as a training rank does, asking ``should_stop`` at each step).
 
 Before, the rank was reparented to init and trained on to its last step (a tiny ERNIE LoRA
 fine-tune: 24 s more, to step 300 of 300, its job already said failed). The oracle is the
@@ -22,18 +24,23 @@ ROOT = Path(__file__).resolve().parents[2]
 RANK = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from skiff.kinds.train import _stop_without_launcher
+    from pathlib import Path
+    from skiff.jobs.worker import _Stops
 
     class Reporter:
         run_dir = {run!r}
         def log(self, message, level="info"):
             with open(os.path.join(self.run_dir, "log.txt"), "a") as fh:
                 fh.write(f"{{level}}: {{message}}\\n")
+        def should_stop(self):
+            return os.path.exists(os.path.join(self.run_dir, "cancel"))
 
-    watch = _stop_without_launcher(Reporter())
+    reporter = Reporter()
+    stops = _Stops(Path({run!r}), reporter, os.getppid())
+    stops.start()
     open(os.path.join({run!r}, "ready"), "w").close()
     end = time.monotonic() + 60          # a training's steps: each asks whether to stop
-    while time.monotonic() < end and not os.path.exists(os.path.join({run!r}, "cancel")):
+    while time.monotonic() < end and not reporter.should_stop():
         time.sleep(0.05)
     with open(os.path.join({run!r}, "rank.txt"), "w") as fh:
         fh.write("stopped" if os.path.exists(os.path.join({run!r}, "cancel")) else "ran on")
@@ -75,41 +82,29 @@ def test_rank_stops_when_its_proxy_is_killed(tmp_path):
         (tmp_path / "cancel").touch()   # the rank leaves in any case
 
 
-def test_no_watch_outside_a_local_process_job():
-    from skiff.kinds.train import _stop_without_launcher
-
-    class Reporter:
-        run_dir = "/nonexistent"
-
-    saved = os.environ.pop("SKIFF_HELD", None)
-    try:
-        assert _stop_without_launcher(Reporter()) is None     # a thread job: no watch
-        os.environ["SKIFF_HELD"] = "1"
-        assert _stop_without_launcher(object()) is None       # no run folder to ask in
-    finally:
-        os.environ.pop("SKIFF_HELD", None)
-        if saved is not None:
-            os.environ["SKIFF_HELD"] = saved
-
-
 TERM_RANK = textwrap.dedent("""
     import os, signal, sys, time
     sys.path.insert(0, {root!r})
-    from skiff.kinds.train import _stop_on_sigterm
+    from pathlib import Path
+    from skiff.jobs.worker import _Stops
 
     class Reporter:
         run_dir = {run!r}
         def log(self, message, level="info"):
             with open(os.path.join(self.run_dir, "log.txt"), "a") as fh:
                 fh.write(f"{{level}}: {{message}}\\n")
+        def should_stop(self):
+            return os.path.exists(os.path.join(self.run_dir, "cancel"))
 
-    before = _stop_on_sigterm(Reporter())
+    reporter = Reporter()
+    stops = _Stops(Path({run!r}), reporter, os.getppid())
+    stops.start()
     open(os.path.join({run!r}, "ready"), "w").close()
     end = time.monotonic() + 60
-    while time.monotonic() < end and not os.path.exists(os.path.join({run!r}, "cancel")):
+    while time.monotonic() < end and not reporter.should_stop():
         time.sleep(0.05)
     time.sleep(0.3)                      # the step's end: its checkpoint
-    signal.signal(signal.SIGTERM, before)
+    stops.end()
     with open(os.path.join({run!r}, "rank.txt"), "w") as fh:
         fh.write("checkpointed")
     time.sleep(60)                       # a second SIGTERM (default again) ends it
