@@ -221,7 +221,7 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
     if WINOGRAD:
         from .conv_winograd import use_winograd
 
-        if use_winograd(x._data, weight._data, stride, padding):
+        if use_winograd(x, weight, stride, padding):
             return Conv3x3WinogradFn.apply(x, weight, bias, stride=stride, padding=padding)
     return Conv2dFn.apply(x, weight, bias, stride=stride, padding=padding)
 
