@@ -8,7 +8,9 @@ tests/kernels/train/core/test_torch_ports.py.
 from __future__ import annotations
 
 import bisect
+import collections
 import math
+import types
 
 from .lr_scheduler_more import CosineAnnealingWarmRestarts, PolynomialLR
 from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
@@ -34,6 +36,10 @@ def _per_group(value, optimizer, what):
 class LambdaLR(LRSchedule):
     """The base lr times ``lr_lambda(step)`` (one function, or one per parameter group)."""
 
+    def _torch_state_extra(self, state):  # torch's: None for a function, else its __dict__
+        state["lr_lambdas"] = [None if isinstance(f, types.FunctionType)
+                               else dict(getattr(f, "__dict__", {})) for f in self.lr_lambdas]
+
     def __init__(self, optimizer: Optimizer, lr_lambda):
         self.lr_lambdas = _per_group(lr_lambda, optimizer, "lr_lambda")
         super().__init__(optimizer)
@@ -44,6 +50,10 @@ class LambdaLR(LRSchedule):
 
 class MultiplicativeLR(LRSchedule):
     """Each step multiplies the lr by ``lr_lambda(step)``."""
+
+    def _torch_state_extra(self, state):  # torch's: None for a function, else its __dict__
+        state["lr_lambdas"] = [None if isinstance(f, types.FunctionType)
+                               else dict(getattr(f, "__dict__", {})) for f in self.lr_lambdas]
 
     def __init__(self, optimizer: Optimizer, lr_lambda):
         self.lr_lambdas = _per_group(lr_lambda, optimizer, "lr_lambda")
@@ -58,6 +68,9 @@ class MultiplicativeLR(LRSchedule):
 
 class MultiStepLR(LRSchedule):
     """The base lr times ``gamma`` once at each of the ``milestones``."""
+
+    def _torch_state_extra(self, state):  # torch's: a Counter of the milestones
+        state["milestones"] = collections.Counter(self.milestones)
 
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1):
         self.milestones, self.gamma = sorted(int(m) for m in milestones), float(gamma)
@@ -114,6 +127,8 @@ class CosineAnnealingLR(LRSchedule):
 class LinearLR(LRSchedule):
     """The base lr times a factor going linearly from ``start_factor`` to ``end_factor`` over
     ``total_iters`` steps, then held."""
+
+    _TORCH_KEYS = {"start": "start_factor", "end": "end_factor", "total": "total_iters"}
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1 / 3, end_factor: float = 1.0,
                  total_iters: int = 5):
@@ -186,6 +201,10 @@ class ReduceLROnPlateau:
         """torch's keys (``last_epoch`` for the steps taken)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "last_step")}
         state["last_epoch"] = self.last_step
+        mins = set(self.min_lrs)
+        state.update({"_last_lr": self.get_last_lr(), "mode_worse": math.inf if self.mode ==
+                      "min" else -math.inf,
+                      "default_min_lr": self.min_lrs[0] if len(mins) == 1 else None})
         return state
 
     def load_state_dict(self, state: dict) -> None:
@@ -225,6 +244,13 @@ class OneCycleLR(LRSchedule):
     ``pct_start`` of ``total_steps`` (or ``epochs * steps_per_epoch``), then down to
     ``initial_lr / final_div_factor`` (cosine or linear; ``three_phase`` as torch), with the
     momentum (or Adam's beta1) cycled the other way. Stepping past ``total_steps`` raises."""
+
+    _TORCH_KEYS = {"anneal_strategy": "_anneal_func_type"}
+
+    def _torch_state_extra(self, state):  # torch's phases are dicts
+        del state["phases"]
+        keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        state["_schedule_phases"] = [dict(zip(keys, ph)) for ph in self.phases]
 
     def __init__(self, optimizer: Optimizer, max_lr, total_steps=None, epochs=None,
                  steps_per_epoch=None, pct_start: float = 0.3, anneal_strategy: str = "cos",
@@ -301,6 +327,11 @@ class CyclicLR(LRSchedule):
     cycle's height, ``exp_range`` scaling by ``gamma**step``, or a ``scale_fn``), the momentum
     (or beta1) between ``max_momentum`` and ``base_momentum`` the other way."""
 
+    def _torch_state_extra(self, state):  # torch's: a user's scale_fn object's __dict__
+        fn = self.__dict__.get("_scale_fn_custom")
+        state["_scale_fn_custom"] = (dict(fn.__dict__) if fn is not None and not
+                                     isinstance(fn, types.FunctionType) else None)
+
     def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000,
                  step_size_down=None, mode: str = "triangular", gamma: float = 1.0,
                  scale_fn=None, scale_mode: str = "cycle", cycle_momentum: bool = True,
@@ -323,6 +354,7 @@ class CyclicLR(LRSchedule):
             self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
         else:
             self.scale_fn, self.scale_mode = scale_fn, scale_mode
+            self._scale_fn_custom = scale_fn
         self.cycle_momentum = bool(cycle_momentum)
         if self.cycle_momentum:
             self.base_momentums, self.max_momentums = _cycle_momentum(

@@ -38,6 +38,9 @@ class CosineAnnealingWarmRestarts(LRSchedule):
     """A cosine from the base lr to ``eta_min`` over ``T_0`` steps, restarting; each period
     ``T_mult`` times the last. ``step(epoch)`` takes a (fractional) epoch, as torch's."""
 
+    def _torch_state_extra(self, state):  # torch's step() here leaves its count at 0
+        state["_step_count"] = 0
+
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
                  eta_min: float = 0.0, last_epoch: int = -1):
         if T_0 <= 0 or not isinstance(T_0, int):

@@ -651,11 +651,28 @@ class LRSchedule:
         else:
             self._apply()
 
+    # skiff's attribute -> torch's state key, where they are named otherwise
+    _TORCH_KEYS: dict = {}
+
+    def _torch_state_extra(self, state: dict) -> None:
+        """A schedule's own entries (torch's) beyond its plain settings."""
+
     def state_dict(self) -> dict:
-        """torch's keys: ``last_epoch`` (the steps taken), ``base_lrs``, ``_last_lr`` and
-        ``_step_count``, so torch's ``load_state_dict`` reads it and skiff's reads torch's."""
-        return {"last_epoch": self.last_step, "base_lrs": list(self.base_lrs),
-                "_last_lr": self.get_last_lr(), "_step_count": self.last_step + 1}
+        """torch's state: the schedule's settings under torch's names (``step_size``,
+        ``gamma``, ``T_max``, ...), ``base_lrs``, ``last_epoch`` (the steps taken),
+        ``_step_count``, ``_is_initial``, ``_get_lr_called_within_step`` and ``_last_lr``,
+        so torch's ``load_state_dict`` reads it and skiff's reads torch's."""
+        state = {}
+        for k, v in self.__dict__.items():
+            if k in ("optimizer", "last_step") or callable(v) or (
+                    k.startswith("_") and k not in self._TORCH_KEYS):
+                continue
+            state[self._TORCH_KEYS.get(k, k)] = v
+        state.update({"base_lrs": list(self.base_lrs), "last_epoch": self.last_step,
+                      "_step_count": self.last_step + 1, "_is_initial": False,
+                      "_get_lr_called_within_step": False, "_last_lr": self.get_last_lr()})
+        self._torch_state_extra(state)
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         """Restore the step count (``last_epoch``; a state saved before round 26 has
@@ -668,7 +685,9 @@ class LRSchedule:
         self.last_step = int(state["last_epoch"] if "last_epoch" in state
                              else state["last_step"])
         self.base_lrs = list(state.get("base_lrs", self.base_lrs))
+        back = {v: k for k, v in self._TORCH_KEYS.items()}
         for key, value in state.items():
+            key = back.get(key, key)
             here = self.__dict__.get(key)
             if (key not in ("last_step", "base_lrs", "optimizer") and not key.startswith("_")
                     and isinstance(here, (int, float)) and not isinstance(here, bool)

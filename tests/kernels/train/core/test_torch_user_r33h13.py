@@ -73,3 +73,46 @@ def test_grad_fn_name_and_is_inference():
             d = a * 2
         assert [t.is_inference() for t in (a, b, c, d, b + 1)] == [False, True, True, False,
                                                                      False]
+
+
+SCHEDULES = [
+    ("StepLR", dict(step_size=3, gamma=0.5)), ("MultiStepLR", dict(milestones=[2, 4], gamma=0.1)),
+    ("ExponentialLR", dict(gamma=0.9)), ("CosineAnnealingLR", dict(T_max=10, eta_min=0.01)),
+    ("LinearLR", dict(start_factor=0.5, total_iters=4)),
+    ("ConstantLR", dict(factor=0.5, total_iters=3)),
+    ("PolynomialLR", dict(total_iters=5, power=2.0)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2)),
+    ("OneCycleLR", dict(max_lr=0.5, total_steps=20)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3)),
+    ("ReduceLROnPlateau", dict(patience=1)), ("LambdaLR", dict(lr_lambda=lambda e: 0.9 ** e)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9)),
+]
+
+
+def _sched(lib, name, kw, steps):
+    p = (snn.Parameter(skiff.zeros(2)) if lib is skiff else tnn.Parameter(torch.zeros(2)))
+    opt = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+    s = getattr(lib.optim.lr_scheduler, name)(opt, **kw)
+    for _ in range(steps):
+        opt.step()
+        s.step(1.0) if name == "ReduceLROnPlateau" else s.step()
+    return opt, s
+
+
+@pytest.mark.parametrize("name,kw", SCHEDULES, ids=[c[0] for c in SCHEDULES])
+def test_scheduler_state_dict_is_torchs(name, kw):
+    _, s = _sched(skiff, name, kw, 5)
+    _, t = _sched(torch, name, kw, 5)
+    a, b = s.state_dict(), t.state_dict()
+    assert a == b
+    # torch's scheduler reads skiff's state and goes on as skiff's does
+    o2, t2 = _sched(torch, name, kw, 0)
+    t2.load_state_dict(a)
+    o3, s3 = _sched(skiff, name, kw, 0)
+    s3.load_state_dict(b)
+    for o in (o2, o3):  # what loading the optimizer's state does: the lr as it was
+        o.param_groups[0]["lr"] = a["_last_lr"][0]
+    for _ in range(3):
+        for sch in (s, t2, s3):
+            sch.step(1.0) if name == "ReduceLROnPlateau" else sch.step()
+        assert s3.get_last_lr() == pytest.approx(t2.get_last_lr(), rel=1e-12)
