@@ -635,7 +635,8 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         hooks = dict(logits_processor=options.pop("logits_processor", None),
                      stopping_criteria=options.pop("stopping_criteria", None))
         if (beams is None or int(beams) <= 1) and not options.get("penalty_alpha"):
-            # max_time: a stopping criterion (with beams or contrastive search: refused)
+            # max_time: a stopping criterion (beams add it in generate_beams; with
+            # contrastive search: refused)
             from .ernie_generate_hooks import with_max_time
 
             hooks["stopping_criteria"] = with_max_time(hooks["stopping_criteria"], options)
@@ -664,11 +665,6 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                 streamer=streamer, attention_mask=attention_mask, **hooks, **options),
                 input_ids, attention_mask)
         if beams is not None and int(beams) > 1:   # transformers' beam search
-            if any(v is not None and (not hasattr(v, "__len__") or len(v))
-                   for v in hooks.values()):
-                raise ValueError("logits_processor / stopping_criteria with beam search "
-                                 "(num_beams > 1) are not supported: greedy or sampling "
-                                 "take them")
             from .ernie_beam import generate_beams
 
             return generate_beams(self, input_ids, max_new_tokens,
@@ -678,7 +674,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                                   temperature=temperature, top_k=top_k, top_p=top_p,
                                   streamer=streamer, stop_strings=stop_strings,
                                   use_cache=use_cache, seed=seed, generator=generator,
-                                  tokenizer=tokenizer, **options)
+                                  tokenizer=tokenizer, **hooks, **options)
         options = self._checkpoint_options(max_new_tokens, options)
         named, extra = resolve_options(dict(
             max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,

@@ -57,7 +57,8 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
                 num_return_sequences: int = 1, repetition_penalty: float = 1.0,
                 no_repeat_ngram_size=None, min_new_tokens: int = 0,
                 return_dict_in_generate: bool = False, output_scores: bool = False,
-                output_logits: bool = False, warp=None, draw=None):
+                output_logits: bool = False, warp=None, draw=None, processors=None,
+                hooks=None):
     """Beam search over each row of ``input_ids`` (B, T) (host ints; ``rows``: each row's
     (start, end) of real tokens when padded, None: all real). ``eos``: the ids that finish
     a hypothesis; ``pad``: what fills the shorter returned sequences (transformers: pad,
@@ -67,7 +68,13 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     step (B * num_beams, V), ``logits``, ``beam_indices``). Beam sampling
     (``ernie_beam_sample``): ``warp(logp)`` edits each step's processed log-probabilities
     (temperature, top-k, top-p) and ``draw(acc, K)`` picks the candidates in place of the
-    top K."""
+    top K. ``processors``: an ``ernie_generate_processors.ExtraProcessors`` (sequence bias,
+    bad words, forced eos, suppressed tokens, the length decay, with sampling the
+    ``min_p`` / ``typical_p`` / ``epsilon_cutoff`` / ``eta_cutoff`` warpers,
+    ``renormalize_logits``), each at its place in transformers' order. ``hooks``: the
+    user's ``logits_processor`` (on each step's log-probabilities after the processors,
+    before the warpers) and ``stopping_criteria`` (on each candidate's sequence: a hit
+    finishes it as an eos does), ``ernie_generate_hooks.UserHooks``."""
     opt = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
     ids = np.asarray(input_ids, dtype=np.int64)
     B, T = ids.shape
@@ -121,9 +128,14 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
             np.concatenate([flat[r, spans[r // nb][0]:spans[r // nb][1]], flat[r, T:]])
             for r in range(B * nb)]
         _process(logp, flat, real, eos, repetition_penalty, no_repeat_ngram_size,
-                 cur - T < int(min_new_tokens or 0))
+                 cur - T < int(min_new_tokens or 0), processors, cur - T)
+        if hooks and hooks.processors:
+            logp = hooks.process(logp, flat).astype(np.float32)
         if warp is not None:
             warp(logp)
+        if processors:
+            processors.beam_step(logp, cur - T, warp is not None,
+                                 len(eos) + 1 if eos else 2)
         if output_scores:
             kept_scores.append(logp.copy())
         V = logp.shape[1]
@@ -137,10 +149,15 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
         cand_origin = np.take_along_axis(running_origin, beam[:, :, None], 1)
         cand_origin[:, :, cur - T] = beam + np.arange(B)[:, None] * nb
         hits = np.isin(tok, eos) | (cur + 1 >= max_length)
+        if hooks and hooks.criteria:
+            hits |= hooks.stopped(cand[:, :, :cur + 1].reshape(B * K, cur + 1)).reshape(B, K)
 
         # the best candidates that go on
         go = top_lp + hits.astype(np.float32) * _BIG
-        keep = np.argsort(-go, axis=1, kind="stable")[:, :nb]
+        # (sampling can draw candidates tied at -inf / -1e9: ordered as torch.topk orders
+        # them, so the dead beams' rows and per-step scores are transformers')
+        keep = _topk_order(go, nb) if draw is not None else \
+            np.argsort(-go, axis=1, kind="stable")[:, :nb]
         running = np.take_along_axis(cand, keep[:, :, None], 1)
         running_scores = np.take_along_axis(go, keep, 1)
         running_origin = np.take_along_axis(cand_origin, keep[:, :, None], 1)
@@ -196,9 +213,15 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
                           cache=beam_past(model, cache, spans, T, cur - 1, nb))
 
 
-def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos) -> None:
+def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos, extra=None,
+             step: int = 0) -> None:
     """transformers' processors on the log-probabilities (B * nb, V), in place and in its
-    order: repetition penalty, no-repeat n-grams, eos forbidden before min_new_tokens."""
+    order: the sequence bias, repetition penalty, no-repeat n-grams, bad words, eos
+    forbidden before min_new_tokens, the forced eos, length decay and suppressed tokens
+    (``extra``: an ``ExtraProcessors``; ``step``: the new tokens so far)."""
+    extra = extra if extra else None
+    if extra is not None:
+        extra.early(logp, histories)
     if penalty is not None and penalty != 1.0:
         repetition_penalty_(logp, real, penalty)
     if no_repeat:
@@ -206,8 +229,12 @@ def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos) -> None
             banned = _banned_ngrams(seen, int(no_repeat))
             if banned:
                 logp[r, banned] = -np.inf
+    if extra is not None:
+        extra.middle(logp, histories)
     if forbid_eos and eos:
         logp[:, eos] = -np.inf
+    if extra is not None:
+        extra.late(logp, step)
 
 
 def _topk_order(values, k: int) -> np.ndarray:
@@ -243,7 +270,8 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                    eos_token_id="config", pad_token_id="config", repetition_penalty=None,
                    do_sample=None, temperature=None, top_k=None, top_p=None, streamer=None,
                    stop_strings=None, use_cache=True, seed=None, generator=None,
-                   tokenizer=None, **options):
+                   tokenizer=None, logits_processor=None, stopping_criteria=None,
+                   **options):
     """``model.generate(..., num_beams=N)`` as transformers takes it: ``input_ids`` (B, T)
     (numpy, list or CPU torch tensor), ``attention_mask`` of a left-padded batch,
     ``max_new_tokens`` / ``max_length``, ``length_penalty``, ``early_stopping``,
@@ -252,7 +280,10 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     ``return_dict_in_generate`` with ``output_scores`` / ``output_logits``; with
     ``do_sample=True`` transformers' beam sampling (``temperature``, ``top_k``, ``top_p``;
     ``seed`` or ``generator``: a numpy Generator, or a torch Generator for transformers'
-    own draws; ``ernie_beam_sample``). The other options are refused by name."""
+    own draws; ``ernie_beam_sample``), the processors of ``ernie_generate_processors``
+    (``bad_words_ids``, ``sequence_bias``, ``suppress_tokens``, ``min_p``, ...) and a user's
+    ``logits_processor`` / ``stopping_criteria`` (``ernie_generate_hooks``; ``max_time``
+    too). The other options are refused by name."""
     if streamer is not None or stop_strings:
         raise ValueError("beam search takes no streamer or stop_strings (the best beam is "
                          "known only at the end): leave them out, or decode greedily")
@@ -264,6 +295,9 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         input_ids = options.pop("inputs", None)
         if input_ids is None:
             raise TypeError("generate needs the prompt ids (input_ids)")
+    from .ernie_generate_hooks import with_max_time
+
+    stopping_criteria = with_max_time(stopping_criteria, options)
     options = model._checkpoint_options(max_new_tokens, options)
     named, extra = resolve_options(dict(
         max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
@@ -273,10 +307,6 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         beams=True)
     from .ernie_generate_processors import OPTIONS, ExtraProcessors
 
-    asked = [f"{k}={extra[k]!r}" for k in OPTIONS if extra[k] is not None]
-    if ExtraProcessors({k: extra[k] for k in OPTIONS}):
-        raise ValueError(f"beam search does not take {', '.join(asked)}: greedy decoding "
-                         "and sampling (model.generate without num_beams) do")
     if int(extra["num_beams"] or 1) == 1:
         raise ValueError("num_beams=1 is greedy decoding: call model.generate, or pass "
                          "num_beams > 1 here")
@@ -295,6 +325,10 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     eos = [] if eos is None else np.atleast_1d(eos).tolist()
     pad = model._generation_value("pad_token_id", named["pad_token_id"])
     penalty = model._sampling(False, None, None, None, named["repetition_penalty"])[4]
+    procs = ExtraProcessors({k: extra[k] for k in OPTIONS}, eos=eos, max_new=max_new)
+    from .ernie_generate_hooks import UserHooks
+
+    hooks = UserHooks(logits_processor, stopping_criteria, pad=pad)
     warp = draw = None
     if sample:
         from .ernie_beam_sample import make_draw, warp_log_probs
@@ -320,6 +354,6 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                 no_repeat_ngram_size=extra["no_repeat_ngram_size"], min_new_tokens=min_new,
                 return_dict_in_generate=extra["return_dict_in_generate"],
                 output_scores=extra["output_scores"], output_logits=extra["output_logits"],
-                warp=warp, draw=draw)
+                warp=warp, draw=draw, processors=procs, hooks=hooks)
     finally:
         model.train(was_training)

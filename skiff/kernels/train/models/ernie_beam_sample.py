@@ -62,7 +62,12 @@ def make_draw(seed=None, generator=None):
             import torch
 
             picked = torch.multinomial(torch.from_numpy(np.ascontiguousarray(p)), K,
-                                       generator=torch_gen).numpy()
+                                       generator=torch_gen)
+            # ordered by score as transformers' ``sort(descending=True)`` orders them (ties
+            # at -inf / -1e9 included)
+            lp = torch.gather(torch.from_numpy(np.ascontiguousarray(acc)), 1, picked)
+            order = lp.sort(dim=-1, descending=True)[1]
+            return torch.gather(picked, 1, order).numpy().astype(np.int64)
         else:  # without replacement: the largest p / Exp(1) keys (torch's own method; a
             # row with fewer than K possible tokens fills up with impossible ones, -inf)
             keys = p.astype(np.float64) / rng.exponential(size=p.shape)

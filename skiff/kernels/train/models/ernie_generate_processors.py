@@ -152,20 +152,43 @@ class ExtraProcessors:
         if self.begin_suppress and step == 0:
             z[:, self.begin_suppress] = -np.inf
 
-    def warp(self, p: np.ndarray) -> np.ndarray:
+    @property
+    def warps(self) -> bool:
+        """Whether a warper (``min_p``, ``typical_p``, ``epsilon_cutoff``, ``eta_cutoff``)
+        is set."""
+        return not (self.min_p is None and self.typical is None and self.epsilon is None
+                    and self.eta is None)
+
+    def warp(self, p: np.ndarray, keep: int = 1) -> np.ndarray:
         """The warpers after top-p, in transformers' order, on the sampling probabilities
-        (what the softmax of transformers' masked scores is); each keeps the top token and
+        (what the softmax of transformers' masked scores is); each keeps the ``keep`` top
+        tokens (transformers' ``min_tokens_to_keep``: 1, with beams the eos count + 1) and
         renormalises."""
         if self.min_p is not None:
-            p = _keep(p, p >= self.min_p * p.max(axis=1, keepdims=True))
-        if self.typical is not None:  # keeps its own most typical token, not the top one
-            p = _keep(p, _typical(p, self.typical), top=False)
+            p = _keep(p, p >= self.min_p * p.max(axis=1, keepdims=True), keep=keep)
+        if self.typical is not None:  # keeps its own most typical tokens, not the top ones
+            p = _keep(p, _typical(p, self.typical, keep), top=False)
         if self.epsilon is not None:
-            p = _keep(p, p >= self.epsilon)
+            p = _keep(p, p >= self.epsilon, keep=keep)
         if self.eta is not None:
             eta = np.minimum(self.eta, np.sqrt(self.eta) * np.exp(-_entropy(p)))
-            p = _keep(p, p >= eta)
+            p = _keep(p, p >= eta, keep=keep)
         return p
+
+    def beam_step(self, logp: np.ndarray, step: int, sample: bool, keep: int) -> np.ndarray:
+        """Beam search's tail, on its (n, V) log-probabilities after the sampling warpers:
+        the warpers above when sampling (each keeping ``keep`` tokens; the tokens they drop
+        get ``-inf``), then ``renormalize_logits``' log-softmax. Returns ``logp``."""
+        if sample and self.warps:
+            with np.errstate(invalid="ignore"):
+                z = np.exp(logp.astype(np.float64) - logp.max(axis=1, keepdims=True))
+            p = z / z.sum(axis=1, keepdims=True)
+            logp[(self.warp(p, keep) == 0) & (p > 0)] = -np.inf
+        if self.renormalize:
+            m = logp.max(axis=1, keepdims=True)
+            with np.errstate(invalid="ignore"):
+                logp -= m + np.log(np.exp(logp - m).sum(axis=1, keepdims=True))
+        return logp
 
 
 def _fraction(value, name: str):
@@ -183,16 +206,20 @@ def _entropy(p: np.ndarray) -> np.ndarray:
         return -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1, keepdims=True)
 
 
-def _keep(p: np.ndarray, keep: np.ndarray, top: bool = True) -> np.ndarray:
-    """``p`` where ``keep`` (and, ``top``, the top token), renormalised."""
-    keep = keep.copy()
-    if top:
-        keep[np.arange(len(p)), p.argmax(axis=1)] = True
+def _keep(p: np.ndarray, mask: np.ndarray, top: bool = True, keep: int = 1) -> np.ndarray:
+    """``p`` where ``mask`` (and, ``top``, the ``keep`` top tokens), renormalised."""
+    mask = mask.copy()
+    if top and keep <= 1:
+        mask[np.arange(len(p)), p.argmax(axis=1)] = True
+    elif top:
+        best = np.argsort(-p, axis=1, kind="stable")[:, :keep]
+        np.put_along_axis(mask, best, True, 1)
+    keep = mask
     p = np.where(keep, p, 0.0)
     return p / p.sum(axis=1, keepdims=True)
 
 
-def _typical(p: np.ndarray, mass: float) -> np.ndarray:
+def _typical(p: np.ndarray, mass: float, keep: int = 1) -> np.ndarray:
     """transformers' ``TypicalLogitsWarper``: tokens ranked by |surprise - entropy|, kept up
     to the first rank whose cumulative probability reaches ``mass``."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -203,7 +230,7 @@ def _typical(p: np.ndarray, mass: float) -> np.ndarray:
     last = np.minimum((cum < mass).sum(axis=1), p.shape[1] - 1)
     limit = ranked[np.arange(len(p)), last][:, None]
     drop = ranked > limit
-    drop[:, 0] = False
+    drop[:, :keep] = False
     keep = np.ones_like(drop)
     np.put_along_axis(keep, order, ~drop, 1)
     return keep
