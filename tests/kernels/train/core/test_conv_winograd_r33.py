@@ -199,3 +199,14 @@ def test_winograd_double_backward_matches_torch():
     assert _rel(sgx.numpy(), tgx.detach().numpy()) < 1e-12
     assert _rel(sw.grad.numpy(), tw.grad.numpy()) < 1e-12
     assert _rel(sx.grad.numpy(), tx.grad.numpy()) < 1e-12
+
+
+def test_plain_arrays_take_winograd_too():
+    """conv2d called with numpy arrays (as the ONNX graph's ops do in places) works on both
+    paths and matches torch."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 16, 6, 6)).astype(np.float32)
+    w = (rng.standard_normal((16, 16, 3, 3)) / 12).astype(np.float32)
+    y = F.conv2d(x, w, None, padding=1)
+    yt = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1)
+    assert _rel(np.asarray(y.numpy() if hasattr(y, "numpy") else y), yt.numpy()) < 3e-6
