@@ -66,7 +66,8 @@ PROBLEMS = ("poisson", "diffusion", "jump", "convection", "body", "cylinder", "t
 EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot",
               "minimum", "maximum", "where", "pi", "arctan2", "cosh", "sinh")
 SOLVER_OPTIONS = ("rtol", "atol", "maxiter", "restart", "cycle", "smoother", "pre", "post",
-                  "compatibility")
+                  "compatibility", "amg")
+AMG_KINDS = ("auto", "sa", "classical")
 # the highest Reynolds number a cylinder run takes (the nose's limit is its own, MAX_RE)
 CYLINDER_MAX_RE = 1000.0
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
@@ -129,6 +130,10 @@ def COMMAND(p):
                         "schwarz-overlap: AMG's block smoothers (a matrix, or --precond amg), "
                         "for coefficients that jump inside elements; gauss-seidel: AMG's "
                         "nodal-block symmetric Gauss-Seidel (taken for systems by itself)")
+    p.add_argument("--amg", choices=AMG_KINDS, default="auto",
+                   help="AMG's kind (a matrix, or --precond amg): sa, smoothed aggregation; "
+                        "classical, Ruge-Stueben (pyamg's ruge_stuben_solver), for scalar "
+                        "diffusion with jumping coefficients; auto picks from the matrix")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N")
     p.add_argument("--post", type=positive_int, default=2, metavar="N")
     p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")
@@ -398,6 +403,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "precond": precond,
         "cycle": opts.get("cycle", values.get("cycle", "V")),
         "smoother": opts.get("smoother", values.get("smoother", "rbgs")),
+        "amg": opts.get("amg", values.get("amg") or "auto"),
         "pre": opts.get("pre", values.get("pre", 2)),
         "post": opts.get("post", values.get("post", 2)),
         "rtol": opts.get("rtol", values.get("rtol", 1e-8)),
@@ -421,6 +427,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         raise unknown_name("cycle", config["cycle"], _k().CYCLES)
     if config["smoother"] not in _k().SMOOTHERS + _k().AMG_SMOOTHERS:
         raise unknown_name("smoother", config["smoother"], _k().SMOOTHERS + _k().AMG_SMOOTHERS)
+    if config["amg"] not in AMG_KINDS:
+        raise unknown_name("amg", config["amg"], AMG_KINDS)
     for key, kind in (("rtol", float), ("atol", float), ("maxiter", int), ("pre", int),
                       ("post", int), ("restart", int)):
         config[key] = _spec_number(key, config[key], kind)
