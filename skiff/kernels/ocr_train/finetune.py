@@ -746,6 +746,13 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
                                              max_width=EVAL_MAX_WIDTH)
         _keep_base_measures(checkpoint, base, vcrops, vtexts, general,
                             result.val_before, result.general_before)
+        if vcrops or general:  # said now: a user learns before the training whether the
+            # base already reads their crops (its figures were in the result only, at the end)
+            reporter.log("the base model reads " + ", ".join(
+                f"{what} at {_fmt(value)}" for what, value in
+                (("the held-out crops", result.val_before),
+                 ("rendered general text", result.general_before)) if value is not None)
+                + " (character accuracy)")
     if result.val_before is not None:
         reporter.metric("val_char_acc", result.val_before, step=0)
     module.train()

