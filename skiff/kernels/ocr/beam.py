@@ -120,6 +120,19 @@ def _bonus(lex: Lexicon, prev: str, ch: str) -> float:
     return min(PAIR_CAP, lex.pair_bonus(prev if CJK.match(prev) else "^", ch))
 
 
+def fluency(text: str, lex: Lexicon | None) -> float:
+    """The mean capped pair bonus (:func:`_bonus`) of ``text``'s Chinese characters, each
+    after the character before it (spaces ignored); 0.0 for a text with none, or no
+    ``lex``. Garble that small noisy CJK print reads as draws characters seldom seen
+    together ("综客登记" against "访客登记")."""
+    if lex is None:
+        return 0.0
+    chars = [c for c in text if not c.isspace()]
+    bonuses = [_bonus(lex, chars[i - 1] if i else "^", c)
+               for i, c in enumerate(chars) if CJK.match(c)]
+    return sum(bonuses) / len(bonuses) if bonuses else 0.0
+
+
 def beam_search(probs: np.ndarray, alphabet: list[str], lex: Lexicon | None = None, *,
                 beam: int = BEAM, alpha: float = PAIR_ALPHA, top: np.ndarray | None = None) -> str:
     """The line read from ``probs`` (T, C) by a prefix beam search, Chinese characters

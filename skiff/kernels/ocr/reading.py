@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import denoise
-from .beam import reread
+from .beam import fluency, reread
 from .item import Item
 from .lexicon import lexicon
 from .rec import (
@@ -117,6 +117,15 @@ TRIM_WIDE_KEEP: float | None = 0.6
 # what an outline reads as ("日" for a rectangle, at 0.70 from the 0.60 copy, under
 # min_score before); two wide ones asked for lost a mixed line's gain ("电话 021-6688")
 TRIM_WIDE_CHARS = 2
+# such a line is also read from the middle TRIM_WIDE_MORE of its rows, and its readings
+# (the first, the trimmed ones) are weighed by score plus FLUENCY times their characters'
+# mean pair bonus (beam.fluency: garble draws characters seldom seen together, "综客登记"
+# for "访客登记"), the first given TRIM_WIDE_MARGIN: the heaviest kept. Round 33: see
+# docs/ocr.md "Round 33, small degraded print"; FLUENCY = 0 and TRIM_WIDE_MORE = () with
+# TRIM_WIDE_MARGIN = TRIM_MARGIN is round 32's rule (the surest by the margin)
+TRIM_WIDE_MORE: tuple[float, ...] = ()
+FLUENCY = 0.1
+TRIM_WIDE_MARGIN = 0.1
 # small print only: a crop no taller than the recognizer's input (48 rows), which reading
 # enlarges: the trimmed crop is read larger still. Crops of larger print (shrunk to read)
 # were not measured and are left to the other second readings (a 40-px seven-segment "1111"
@@ -604,9 +613,11 @@ class LineReading:
         reading. A line of small print (a crop no taller than the recognizer's input) read under
         ``TRIM_UNSURE`` is read again from the middle ``TRIM_KEEP`` of its rows
         (:func:`.rec.trim_rows`), one whose reading has CJK print also from the middle
-        ``TRIM_WIDE_KEEP``, and the surest of those readings kept where ``TRIM_MARGIN`` surer
-        than the first (with words, under sets without a fallback recognizer; not for dashed
-        rules)."""
+        ``TRIM_WIDE_KEEP`` (and ``TRIM_WIDE_MORE``), and the surest of those readings kept
+        where ``TRIM_MARGIN`` surer than the first; for a line with CJK print, the heaviest by
+        score plus ``FLUENCY`` times its :func:`.beam.fluency`, the first given
+        ``TRIM_WIDE_MARGIN`` (with words, under sets without a fallback recognizer; not for
+        dashed rules)."""
         if not crops:
             return []
         t0 = time.perf_counter()
@@ -618,7 +629,11 @@ class LineReading:
             first = list(out)
             wide = [i for i in idx if _wide_chars(first[i][0]) > 0
                     and len(first[i][0].replace(" ", "")) >= TRIM_WIDE_CHARS]
-            for keep, mine in ((TRIM_KEEP, idx), (TRIM_WIDE_KEEP, wide)):
+            lex = lexicon() if wide and FLUENCY else None
+            weight = {i: first[i][1] + FLUENCY * fluency(first[i][0], lex) + TRIM_WIDE_MARGIN
+                      for i in wide}
+            keeps = [(TRIM_KEEP, idx)] + [(k, wide) for k in (TRIM_WIDE_KEEP, *TRIM_WIDE_MORE)]
+            for keep, mine in keeps:
                 if not keep or keep >= 1 or not mine:
                     continue
                 trimmed = {i: trim_rows(crops[i], keep) for i in mine}
@@ -626,7 +641,13 @@ class LineReading:
                 again = self._recognize_once([trimmed[i] for i in mine], fallback) \
                     if mine else []
                 for i, (text, score) in zip(mine, again, strict=True):
-                    if text and score > first[i][1] + TRIM_MARGIN and score > out[i][1]:
+                    if not text:
+                        continue
+                    if i in weight:  # CJK print: weighed with its fluency
+                        w = score + FLUENCY * fluency(text, lex)
+                        if w > weight[i]:
+                            weight[i], out[i] = w, (text, score)
+                    elif score > first[i][1] + TRIM_MARGIN and score > out[i][1]:
                         out[i] = (text, score)
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
