@@ -305,7 +305,8 @@ class Optimizer:
             g = -p._grad if maximize else p._grad
             st = self.state.get(p)
             if not st:
-                st = self.state[p] = {"step": 0, **(_init(init, p, group) if init else {})}
+                st = self.state[p] = {"step": StepCount(0),
+                                      **(_init(init, p, group) if init else {})}
             st["step"] += 1
             if wd:
                 if decoupled:
@@ -371,6 +372,33 @@ class Optimizer:
                     if hasattr(v, "shape") and np.ndim(v) > 0 else v)
                 for k, v in st.items()
             }
+            step = self.state[p].get("step")
+            if step is not None and not isinstance(step, bool):  # torch's float32 tensor too
+                try:
+                    value = float(step.item() if hasattr(step, "item") else step)
+                except (TypeError, ValueError):
+                    continue
+                if value == int(value):
+                    self.state[p]["step"] = StepCount(int(value))
+
+
+class StepCount(int):
+    """An optimizer state's ``step``: an int (exact in the bias corrections) with torch's
+    ``.item()`` (torch's is a float32 0-d tensor: ``state["step"].item()`` gives ``5.0``)."""
+
+    __slots__ = ()
+
+    def item(self) -> float:
+        return float(self)
+
+    def __add__(self, other):
+        r = int.__add__(self, other)
+        return r if r is NotImplemented else StepCount(r)
+
+    __radd__ = __add__
+
+    def __reduce__(self):  # pickles (and checkpoints) as the plain int
+        return (int, (int(self),))
 
 
 def _check_hyper(name, value, low=0.0, high=None):
@@ -447,7 +475,8 @@ class AdamW(Optimizer):
                 st = self.state.get(p)
                 if st is None:
                     xp = p.xp
-                    st = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(p._data),
+                    st = self.state[p] = {"step": StepCount(0),
+                                          "exp_avg": xp.zeros_like(p._data),
                                           "exp_avg_sq": xp.zeros_like(p._data)}
                     if group.get("amsgrad"):
                         st["max_exp_avg_sq"] = xp.zeros_like(p._data)

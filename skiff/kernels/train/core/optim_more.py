@@ -7,7 +7,7 @@ the parameter and its state (one backend-agnostic body for numpy and cupy).
 
 from __future__ import annotations
 
-from .optim import Optimizer, _check_hyper
+from .optim import Optimizer, StepCount, _check_hyper
 
 __all__ = ["RMSprop", "Adagrad"]
 
@@ -89,7 +89,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:  # torch makes the state at construction
             for p in group["params"]:
                 v = group["initial_accumulator_value"]  # both parts of a complex one (torch's)
-                self.state[p] = {"step": 0, "sum": p.xp.full(
+                self.state[p] = {"step": StepCount(0), "sum": p.xp.full(
                     p.shape, complex(v, v) if p.dtype.kind == "c" else v, dtype=p.dtype)}
 
     def step(self, closure=None):

@@ -1,5 +1,6 @@
 """Round 33 (h13): what a torch user reads and saves (reprs, grad_fn names, inference
 tensors, schedulers' state_dict, optimizer step, autocast), compared with torch 2.13."""
+import numpy as np
 import pytest
 
 import skiff
@@ -116,3 +117,42 @@ def test_scheduler_state_dict_is_torchs(name, kw):
         for sch in (s, t2, s3):
             sch.step(1.0) if name == "ReduceLROnPlateau" else sch.step()
         assert s3.get_last_lr() == pytest.approx(t2.get_last_lr(), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam",
+                                  "Adamax", "Adadelta", "Rprop", "ASGD"])
+def test_optimizer_state_step_has_item(name):
+    got = []
+    for lib in (skiff, torch):
+        p = snn.Parameter(skiff.ones(2)) if lib is skiff else tnn.Parameter(torch.ones(2))
+        opt = getattr(lib.optim, name)([p], lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+        got.append((opt.state[p]["step"].item(), float(opt.state[p]["step"])))
+    assert got[0] == got[1] == (3.0, 3.0)
+
+
+def test_optimizer_loads_torchs_state_and_goes_on():
+    w0 = np.array([1.0, -2.0, 0.5])
+    tp = tnn.Parameter(torch.tensor(w0))
+    topt = torch.optim.Adam([tp], lr=0.1)
+    sp = snn.Parameter(skiff.tensor(w0, dtype=skiff.float64))
+    sopt = skiff.optim.Adam([sp], lr=0.1)
+    for _ in range(2):
+        topt.zero_grad()
+        (tp ** 2).sum().backward()
+        topt.step()
+    sp.data = skiff.tensor(tp.detach().numpy().copy(), dtype=skiff.float64)
+    sd = topt.state_dict()
+    sopt.load_state_dict({"state": {0: {k: (v.numpy() if v.ndim else v)
+                                        for k, v in sd["state"][0].items()}},
+                          "param_groups": sd["param_groups"]})
+    assert sopt.state[sp]["step"].item() == 2.0
+    for opt, p in ((topt, tp), (sopt, sp)):
+        opt.zero_grad()
+        (p ** 2).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(sp.detach().numpy(), tp.detach().numpy(), rtol=1e-12)
+    assert sopt.state[sp]["step"].item() == 3.0
