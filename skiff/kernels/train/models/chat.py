@@ -238,13 +238,15 @@ class ChatTemplate:
 
 class ChatDataset:
     """Conversations as training sequences: JSONL rows ``{"messages": [{"role", "content"},
-    ...]}`` rendered with the checkpoint's chat template, or ``{"prompt": ..., "completion":
-    ...}`` pairs (``"response"`` too: a user message and the assistant's answer; without a
-    chat template, the prompt's tokens followed by the completion's and the eos token). Each
-    is tokenized once, the loss on the assistant's tokens only (other targets are -100), cut
-    to ``block_size`` tokens: how many were cut, and any left without an assistant token,
-    are counted (``cut``, ``dropped``) and said by ``repr``. Items are ``(tokens,
-    targets)``; a batch is a :class:`~skiff.kernels.train.data.PackedBatch` (no padding)."""
+    ...]}`` rendered with the checkpoint's chat template (ShareGPT's ``conversations`` and
+    TRL's conversational prompt/completion too, :func:`as_chat_row`), or ``{"prompt": ...,
+    "completion": ...}`` pairs (``"response"`` too: a user message and the assistant's
+    answer; without a chat template, the prompt's tokens followed by the completion's and
+    the eos token). Each is tokenized once, the loss on the assistant's tokens only (other
+    targets are -100), cut to ``block_size`` tokens: how many were cut, and any left
+    without an assistant token, are counted (``cut``, ``dropped``) and said by ``repr``.
+    Items are ``(tokens, targets)``; a batch is a
+    :class:`~skiff.kernels.train.data.PackedBatch` (no padding)."""
 
     def __init__(self, rows, tokenizer, block_size: int, source: str = "conversations"):
         template = getattr(tokenizer, "chat_template", None)
@@ -253,6 +255,7 @@ class ChatDataset:
         self.items = []
         self.cut = self.dropped = 0
         for n, row in enumerate(rows, 1):
+            row = as_chat_row(row, f"{source}: row {n}")
             pair = _prompt_completion(row)
             if pair is not None and template is None:
                 ids, learn = _plain_pair(tokenizer, *pair)
@@ -262,6 +265,10 @@ class ChatDataset:
                     raise ValueError("chat data needs the checkpoint's chat template (it has "
                                      "none)")
                 text, spans = template.assistant_spans(messages)
+                if isinstance(row, dict) and row.get("learn_from"):  # TRL's prompt/completion:
+                    # the prompt's assistant messages are not trained on
+                    spans = spans[sum(m.get("role") == "assistant"
+                                      for m in messages[:int(row["learn_from"])]):]
                 ids, owner = tokenizer.encode_with_offsets(text)
                 learn = np.zeros(len(ids), dtype=bool)
                 for start, end in spans:  # the tokens holding the span's first, last character
@@ -309,6 +316,52 @@ class ChatDataset:
         if self.dropped:
             more += f", {self.dropped} left out (no assistant token within the block)"
         return f"ChatDataset({len(self)} conversations from {self.source}{more})"
+
+
+# ShareGPT's speakers (``{"from": ..., "value": ...}``) as chat-template roles
+_SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant",
+                   "assistant": "assistant", "model": "assistant", "bot": "assistant",
+                   "chatgpt": "assistant", "system": "system", "tool": "tool",
+                   "observation": "tool", "function_response": "tool"}
+
+
+def as_chat_row(row, where: str = "row"):
+    """A chat row in the other layouts users' files have, as ``{"messages": [...]}`` (other
+    keys kept), else the row unchanged:
+
+    * ShareGPT (Axolotl, LLaMA-Factory, FastChat): ``{"conversations": [{"from": "human" |
+      "gpt" | "system" | ..., "value": ...}]}`` (``"messages"`` holding such turns too), or
+      ``"conversations"`` holding ``{"role", "content"}`` messages;
+    * TRL's conversational prompt-completion: ``{"prompt": [messages], "completion":
+      [messages]}``: the loss on the completion's assistant messages only (TRL's
+      ``completion_only_loss``), kept as ``"learn_from"``: the index of the first message
+      trained on.
+
+    A speaker ShareGPT does not name is one error (``where`` names the row)."""
+    if not isinstance(row, dict):
+        return row
+    prompt, completion = row.get("prompt"), row.get("completion")
+    if isinstance(prompt, list) and isinstance(completion, list) and all(
+            isinstance(m, dict) and "role" in m for m in prompt + completion):
+        out = {k: v for k, v in row.items() if k not in ("prompt", "completion")}
+        return dict(out, messages=list(prompt) + list(completion), learn_from=len(prompt))
+    key = "messages" if "messages" in row else "conversations"
+    turns = row.get(key)
+    if not isinstance(turns, list) or not turns or not all(isinstance(m, dict) for m in turns):
+        return row
+    out = {k: v for k, v in row.items() if k != key}
+    if all("from" in m and "value" in m for m in turns):
+        messages = []
+        for i, m in enumerate(turns):
+            role = _SHAREGPT_ROLES.get(str(m["from"]).lower())
+            if role is None:
+                raise ValueError(f"{where}: turn {i} is from {m['from']!r}; ShareGPT turns are "
+                                 f"from {', '.join(sorted(_SHAREGPT_ROLES))}")
+            messages.append({"role": role, "content": m["value"]})
+        return dict(out, messages=messages)
+    if key == "conversations" and all("role" in m for m in turns):
+        return dict(out, messages=turns)
+    return row
 
 
 def _prompt_completion(row):

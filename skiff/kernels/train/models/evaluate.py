@@ -192,6 +192,9 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
     to its last assistant message, or the text)."""
     if not rows:
         raise ValueError(f"{source}: no rows (a held-out file needs at least one)")
+    from .chat import as_chat_row  # ShareGPT, TRL's conversational prompt/completion
+
+    rows = [as_chat_row(r, f"{source}: row {n}") for n, r in enumerate(rows, 1)]
     for n, row in enumerate(rows, 1):
         where = f"{source}: row {n}"
         if not isinstance(row, dict):

@@ -346,7 +346,8 @@ TABLE_FILES = (".csv", ".tsv")
 _BINARY = (".parquet", ".arrow", ".feather", ".xlsx", ".xls", ".npz", ".npy", ".pkl",
            ".pickle", ".pt", ".bin", ".safetensors", ".gz", ".zip", ".bz2", ".xz", ".zst",
            ".tar", ".pdf", ".docx", ".h5", ".hdf5", ".db", ".sqlite")
-_FORMATS = ("a text file, a .jsonl (or .json list) of {\"messages\": [...]}, {\"text\": ...} "
+_FORMATS = ("a text file, a .jsonl (or .json list) of {\"messages\": [...]} (or ShareGPT's "
+            "{\"conversations\": [{\"from\", \"value\"}]}), {\"text\": ...} "
             "or {\"prompt\": ..., \"completion\": ...} rows, or a .csv/.tsv with prompt and "
             "response (or completion) columns, or a text column")
 _ANSWER_COLUMNS = ("response", "completion", "answer", "output")
@@ -411,9 +412,12 @@ def _read_rows(path: Path) -> list:
     return rows
 
 
-def _row_kind(row) -> str | None:
+def _row_kind(row, where: str = "row") -> str | None:
     if not isinstance(row, dict):
         return None
+    from .chat import as_chat_row
+
+    row = as_chat_row(row, where)  # ShareGPT, TRL's conversational prompt/completion
     if "messages" in row:
         return "chat"
     if isinstance(row.get("prompt"), str) and isinstance(row.get("completion",
@@ -425,7 +429,7 @@ def _row_kind(row) -> str | None:
 
 
 def _classify_rows(rows: list, name: str) -> tuple[str, list]:
-    kinds = [_row_kind(r) for r in rows]
+    kinds = [_row_kind(r, f"{name}: row {n}") for n, r in enumerate(rows, 1)]
     first = kinds[0]
     for n, (row, kind) in enumerate(zip(rows, kinds), 1):
         if kind is None:
