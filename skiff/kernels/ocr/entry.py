@@ -438,11 +438,11 @@ def run(config: dict, reporter) -> OcrRun:
     work = job_pixels(items, pdf_dpi, cwd) if items and takes_work(reporter) else None
     kept_work = 0.0
     if work is not None and offset:
-        kept = job_pixels([r["image"] for r in kept_records], pdf_dpi, cwd)
-        if kept is None:
+        kept_px = job_pixels([r["image"] for r in kept_records], pdf_dpi, cwd)
+        if kept_px is None:
             work = None
         else:  # this rank's share of the kept pages' work
-            kept_work = sum(map(sum, kept)) * offset / len(kept_records)
+            kept_work = sum(map(sum, kept_px)) * offset / len(kept_records)
     counted = _Kept(reporter, offset, kept_work) if offset else reporter
     if offset and not items:  # nothing left to read: the bar says so
         reporter.progress(offset, offset, unit="image")
