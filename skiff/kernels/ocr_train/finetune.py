@@ -213,10 +213,13 @@ def going_on(cfg: FineTuneConfig, run_dir=None) -> str:
     >>> going_on(FineTuneConfig(data="l.txt", out="rec"), "runs/20261206-001500-train-ab12")
     'jobs resume 20261206-001500-train-ab12, or the same command with --resume and the same --out'
     """
-    flag = "--checkpoint-dir" if cfg.checkpoint_dir else "--out"
+    # `jobs resume` of a fine-tune names its --out folder as checkpoint_dir: still --out
+    own_dir = cfg.checkpoint_dir and \
+        Path(cfg.checkpoint_dir).expanduser().resolve() != Path(cfg.out).expanduser().resolve()
+    flag = "--checkpoint-dir" if own_dir else "--out"
     if run_dir is None:
         return ("the same FineTuneConfig with resume=True (the same "
-                + ("checkpoint_dir" if cfg.checkpoint_dir else "out") + ")")
+                + ("checkpoint_dir" if own_dir else "out") + ")")
     run_dir = Path(run_dir)
     job = f"jobs resume {run_dir.name}"
     folder = Path(cfg.checkpoint_dir or cfg.out).expanduser().resolve()

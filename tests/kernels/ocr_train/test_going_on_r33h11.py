@@ -56,6 +56,10 @@ def test_the_message_names_what_goes_on(tmp_path):
                                     "and the same --out")
     ckdir = FineTuneConfig(data="l.txt", out=str(run / "model"), checkpoint_dir=str(tmp_path))
     assert going_on(ckdir, run).endswith("--resume and the same --checkpoint-dir")
+    # `jobs resume` of a job that named --out passes that folder as checkpoint_dir too
+    resumed = FineTuneConfig(data="l.txt", out=str(tmp_path / "rec"),
+                             checkpoint_dir=str(tmp_path / "rec"))
+    assert going_on(resumed, run).endswith("--resume and the same --out")
     assert "resume=True" in going_on(named)  # the Python API: no job
 
 
