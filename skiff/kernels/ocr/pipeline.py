@@ -688,6 +688,9 @@ def _pdf_page(label: str) -> bool:
     return bool(base) and page.isdigit() and is_pdf(base)
 
 
+BULLETS = "•●·◦▪"  # a line already beginning with a bullet gets no second one
+
+
 def checkbox_lines(lines, boxes, image) -> set[int]:
     """Write the state of a check box standing just before a line
     (:func:`.checkboxes.box_before`) first in that line's text, where the text begins with
@@ -702,6 +705,8 @@ def checkbox_lines(lines, boxes, image) -> set[int]:
         if found is None:
             continue
         state, (x0, y0, x1, y1) = found
+        if state == "•" and line.text[:1] in BULLETS:  # the recognizer read the dot itself
+            continue
         over = [j for j in range(len(lines)) if j != i and _overlaps(boxes[j], x0, y0, x1, y1)]
         if any(len(lines[j].text.replace(" ", "")) > 2 or j in drop for j in over):
             continue
