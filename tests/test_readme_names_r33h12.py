@@ -117,3 +117,14 @@ def test_every_doc_is_listed_in_where_to_read_more():
     unnamed = [p.name for p in sorted((ROOT / "docs").glob("*.md"))
                if f"docs/{p.name}" not in README]
     assert not unnamed, f"README.md does not point to {unnamed}"
+
+
+def test_where_make_lab_keeps_its_runs_and_port():
+    # `make lab` runs JupyterLab with its own SKIFF_RUNS and port: README says both, so a
+    # terminal's `python -m skiff jobs` from the repository root can find the lab's jobs
+    make = (ROOT / "Makefile").read_text()
+    lab = make.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    runs = re.search(r"SKIFF_RUNS=\$\(CURDIR\)/(\S+)", lab).group(1)
+    assert f"SKIFF_RUNS={runs} python -m skiff jobs" in README, runs
+    port = re.search(r"^LAB_PORT \?= (\d+)", make, re.M).group(1)
+    assert f"127.0.0.1:{port}" in README and "LAB_PORT" in README
