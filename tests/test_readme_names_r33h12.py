@@ -128,3 +128,21 @@ def test_where_make_lab_keeps_its_runs_and_port():
     assert f"SKIFF_RUNS={runs} python -m skiff jobs" in README, runs
     port = re.search(r"^LAB_PORT \?= (\d+)", make, re.M).group(1)
     assert f"127.0.0.1:{port}" in README and "LAB_PORT" in README
+
+
+def test_readme_early_stopping_call_as_written():
+    # README: `Trainer(early_stopping=N)` on a DataFrame and Series, with the val_split it
+    # names; without a validation set the Trainer refuses (the README line once left it out)
+    pd = pytest.importorskip("pandas")
+    import skiff
+    from skiff import nn
+
+    assert "val_split=0.1" in README
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(80, 4)), columns=list("abcd"))
+    target = pd.Series((df.a > 0).astype(int))
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    with pytest.raises(ValueError, match="val_split"):
+        skiff.Trainer(model, early_stopping=2).train((df, target), epochs=2)
+    result = skiff.Trainer(model, early_stopping=2).train((df, target), epochs=2, val_split=0.1)
+    assert result.steps > 0 and np.isfinite(result.final_loss)
