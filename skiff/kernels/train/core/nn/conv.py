@@ -256,12 +256,14 @@ class Conv1d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
-    """Average pooling to a fixed (out_h, out_w); 1 (or (1, 1)) is global average pooling,
-    other sizes must divide the input's (as windows of equal size)."""
+    """Average pooling to a fixed (out_h, out_w); 1 (or (1, 1)) is global average pooling;
+    sizes that do not divide the input's take torch's overlapping bins, and ``None`` keeps
+    that side's size (as torch)."""
 
     def __init__(self, output_size):
         super().__init__()
-        self.output_size = as_pair(output_size, "output_size")
+        self.output_size = (tuple(output_size) if isinstance(output_size, (tuple, list))
+                            else as_pair(output_size, "output_size"))
 
     def forward(self, x):
         return F.adaptive_avg_pool2d(x, self.output_size)
