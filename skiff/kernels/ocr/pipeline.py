@@ -62,6 +62,7 @@ from .rec import (
     is_speck,
     reading_angle,
     row_leaders,
+    sideways_page,
     strip_leader,
 )
 from .result import OcrResult, TextLine
@@ -602,6 +603,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             self.read_tall_as_they_are(crops, owners, good, texts)
         else:
             self.read_bars_upright(crops, owners, good, texts)
+            self.read_sideways_upright(crops, owners, good, texts)
         self.read_colour_axis(crops, owners, good, texts)
         self.read_points(crops, owners, good, texts)
         return crops, owners, texts, flipped
@@ -657,7 +659,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             flips, standing = [flips[i] for i in keep], [standing[i] for i in keep]
         for line, marked in zip(lines, cross_marks([line.text for line in lines]), strict=True):
             line.text = marked
-        angles = [reading_angle(b, f, s)
+        sideways = sideways_page(it.boxes)  # (LineReading.crop turned its short boxes too)
+        angles = [reading_angle(b, f, s, sideways)
                   for b, f, s in zip(boxes, flips, standing, strict=True)]
         rows = reading_rows(boxes, shape=it.bgr.shape[:2], angles=angles,
                             chars=[len(line.text.replace(" ", "")) for line in lines],

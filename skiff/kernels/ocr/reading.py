@@ -35,7 +35,9 @@ from .rec import (
     is_rule_line,
     one_way,
     plan_batches,
+    reads_turned,
     rec_input,
+    sideways_page,
     trim_rows,
 )
 from .script_mix import latin_letters
@@ -164,13 +166,13 @@ def doubles_digits(again: str, first: str) -> bool:
         all(n >= m for (_, n), (_, m) in zip(runs, once, strict=True))
 
 
-def _standing(boxes, b: int) -> bool:
+def _standing(boxes, b: int, sideways: bool = False) -> bool:
     """Whether box ``b`` of ``boxes`` is read turned a quarter (:func:`.rec.reading_angle`):
-    a column, or a line turned by 90 degrees (False where there are no boxes)."""
+    a column, or a line turned by 90 degrees (False where there are no boxes); ``sideways``:
+    the page is (:func:`.rec.sideways_page`)."""
     if not boxes:
         return False
-    w, h = box_size(boxes[b][0])
-    return h >= TALL * w
+    return reads_turned(boxes[b][0], sideways)
 
 
 def print_width(text: str) -> int:
@@ -276,6 +278,26 @@ class LineReading:
             if score >= self.min_score and not set(text.replace(" ", "")) <= DASHES and \
                     (not short or not texts[k][0] or score > texts[k][1]):
                 crops[k], texts[k] = twin, (text, score)
+
+    def read_sideways_upright(self, crops, owners, items, texts) -> None:
+        """On a page stored sideways (:func:`.rec.sideways_page`) a box at least as tall as
+        wide but under ``TALL`` times its width was read turned a quarter (a sideways
+        table's "Q1", which read "2" as it stood); read it as it stands too and keep the
+        surer reading, for a square glyph of a vertical column (one CJK character) is as
+        tall. ``crops`` and ``texts`` are updated in place."""
+        idx, twins = [], []
+        side: dict[int, bool] = {}
+        for k, (pos, b) in enumerate(owners):
+            boxes = items[pos].boxes
+            w, h = box_size(boxes[b][0])
+            if not w <= h < TALL * w:
+                continue
+            if pos not in side:
+                side[pos] = sideways_page(boxes)
+            if side[pos]:
+                idx.append(k)
+                twins.append(np.ascontiguousarray(np.rot90(crops[k], -1)))
+        self._keep_surer(idx, twins, crops, owners, items, texts)
 
     def read_colour_axis(self, crops, owners, items, texts) -> None:
         """Read the crops read unsurely (under ``SURE_REC``) whose colours vary along an
@@ -433,8 +455,9 @@ class LineReading:
         """Upright crops of every box, with ``(item position, box index)`` owners."""
         crops, owners = [], []
         for pos, it in enumerate(items):
+            sideways = sideways_page(it.boxes)
             for b, (box, _) in enumerate(it.boxes):
-                crops.append(crop_box(it.bgr, box))
+                crops.append(crop_box(it.bgr, box, sideways))
                 owners.append((pos, b))
         return crops, owners
 
@@ -497,7 +520,8 @@ class LineReading:
         # a page's columns (boxes standing, read turned a quarter) and its lines settle
         # apart: a margin stamp that reads upwards is upside down once turned, whatever the
         # page's lines say (an arXiv stamp on a page of print read "ar0] 004:.C]")
-        standing = np.array([_standing(getattr(items[p], "boxes", None), b)
+        side = {p: sideways_page(getattr(items[p], "boxes", None) or []) for p in set(pos.tolist())}
+        standing = np.array([_standing(getattr(items[p], "boxes", None), b, side[p])
                              for p, b in owners], bool)
         for page, stands in {(p, s) for p, s in zip(pos.tolist(), standing.tolist())}:
             mine = (pos == page) & (standing == stands)

@@ -23,16 +23,48 @@ __all__ = ["crop_box", "cls_input", "is_flipped", "rec_input", "ctc_decode", "ct
            "width_bucket", "plan_batches", "choose_turns", "is_number", "is_shape_line",
            "colour_grey", "reading_angle", "decimal_point", "step_width", "input_width",
            "is_plain_number", "looks_turned_segments", "box_size", "is_rule_line",
-           "is_leader_line", "strip_leader", "row_leaders", "one_way"]
+           "is_leader_line", "strip_leader", "row_leaders", "one_way", "sideways_page",
+           "reads_turned"]
 
 CLS_SHAPE = (48, 192)
 # a box at least this many times taller than wide is a vertical line: read turned a quarter
 TALL = 1.5
+# a page is sideways (stored turned a quarter) when it has at least SIDEWAYS_BOXES boxes and
+# at least SIDEWAYS_SHARE of them stand (TALL): its short boxes taller than wide are turned
+# lines too (a sideways table's "Region Q1 Q2 Q3 Q4": 12 of 16 boxes stand, the four "Qn"
+# boxes 46 x 36 px do not)
+SIDEWAYS_BOXES = 3
+SIDEWAYS_SHARE = 0.7
 BUCKETS = (64, 128, 192, 256, 320, 480, 640, 960, 1280, 1920, 2560, 3200)
 
 
-def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
-    """The upright crop under ``box`` (tl, tr, br, bl) by a perspective warp."""
+def sideways_page(boxes) -> bool:
+    """Whether a page's ``boxes`` (4-point boxes, or (box, score) pairs) are those of a page
+    stored sideways: at least ``SIDEWAYS_BOXES`` boxes, and at least ``SIDEWAYS_SHARE`` of
+    them standing (:data:`TALL`). On such a page a short line ("Q1", 46 x 36 px turned) is
+    taller than wide but under ``TALL``: it is a turned line too (:func:`reads_turned`).
+
+    >>> tall = np.array([[0, 0], [10, 0], [10, 60], [0, 60]], float)
+    >>> sideways_page([tall] * 4), sideways_page([tall] * 2)
+    (True, False)
+    """
+    sizes = [box_size(np.asarray(b[0] if isinstance(b, tuple) else b, np.float64))
+             for b in boxes]
+    if len(sizes) < SIDEWAYS_BOXES:
+        return False
+    return sum(h >= TALL * w for w, h in sizes) >= SIDEWAYS_SHARE * len(sizes)
+
+
+def reads_turned(box: np.ndarray, sideways: bool = False) -> bool:
+    """Whether ``box`` is read turned a quarter (:func:`crop_box`): it stands (:data:`TALL`),
+    or its page is sideways (:func:`sideways_page`) and it is at least as tall as wide."""
+    w, h = box_size(np.asarray(box, np.float64))
+    return h >= TALL * w or (sideways and h >= w)
+
+
+def crop_box(image: np.ndarray, box: np.ndarray, sideways: bool = False) -> np.ndarray:
+    """The upright crop under ``box`` (tl, tr, br, bl) by a perspective warp, turned a
+    quarter where it is read turned (:func:`reads_turned`; ``sideways``: its page is)."""
     import cv2
 
     box = box.astype(np.float32)
@@ -51,7 +83,7 @@ def crop_box(image: np.ndarray, box: np.ndarray) -> np.ndarray:
                                borderMode=cv2.BORDER_REPLICATE)
     if grey:
         crop = cv2.cvtColor(crop, cv2.COLOR_GRAY2BGR)
-    if h >= TALL * w:  # a vertical line: read it turned
+    if h >= TALL * w or (sideways and h >= w):  # a vertical line: read it turned
         crop = np.rot90(crop).copy()
     return crop
 
@@ -63,15 +95,16 @@ def box_size(box: np.ndarray) -> tuple[int, int]:
     return max(w, 1), max(h, 1)
 
 
-def reading_angle(box: np.ndarray, flipped: bool, as_it_stands: bool = False) -> float:
+def reading_angle(box: np.ndarray, flipped: bool, as_it_stands: bool = False,
+                  sideways: bool = False) -> float:
     """The direction (radians, image axes: y down) in which the text of ``box`` reads, as
     :func:`crop_box` and the direction decision turned it: along the top edge for a wide
     box, down its left edge for a tall one (a column, or a line turned by 90 degrees), the
     other way when the crop was turned around. ``as_it_stands``: a tall box read as it
-    stands, not turned (a display's lone "1"): along its top edge."""
+    stands, not turned (a display's lone "1"): along its top edge. ``sideways``: the box's
+    page is sideways (:func:`reads_turned`)."""
     box = np.asarray(box, np.float64)
-    w, h = box_size(box)
-    v = box[3] - box[0] if h >= TALL * w and not as_it_stands else box[1] - box[0]
+    v = box[3] - box[0] if reads_turned(box, sideways) and not as_it_stands else box[1] - box[0]
     if flipped:
         v = -v
     return float(math.atan2(v[1], v[0]))
