@@ -3,10 +3,12 @@
 returning the optimizer's result or None when skipped, ``update(new_scale)``,
 ``is_enabled``), on :class:`.amp.GradScaler`'s logic.
 
-``autocast`` does not change dtypes: the block runs at the tensors' own precision, and a
-warning says so once (torch's CPU autocast leaves float64 alone too, so a float64 port is
-torch's run exactly). For 16-bit training use :class:`.amp.MixedPrecision` (16-bit storage,
-float32 masters, loss scaling)."""
+``autocast("cpu", dtype)`` casts as torch's CPU autocast does (:mod:`.autocast_ops`: matmul,
+linear, einsum, attention in the 16-bit dtype; losses in float32; float64 left alone, so a
+float64 port is torch's run exactly). ``autocast("cuda")`` without CUDA is disabled with
+torch's warning; on a GPU the block runs at the tensors' own precision (a warning says so
+once). For 16-bit training use :class:`.amp.MixedPrecision` (16-bit storage, float32
+masters, loss scaling)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from . import autocast_ops as _ac
 from .amp import GradScaler as _SkiffScaler
 
 __all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype",
@@ -74,6 +77,12 @@ class autocast:  # noqa: N801  (torch's name)
                 enabled = False
             else:
                 raise ValueError(f"autocast dtype must be float16 or bfloat16, got {dtype!r}")
+        if enabled and device_type == "cuda":
+            from .torch_runtime import cuda
+            if not cuda.is_available():  # torch's answer on a machine without CUDA
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
+                enabled = False
         self.device_type = device_type
         self.fast_dtype = "float16" if name == "half" else (
             name or _DEFAULT.get(device_type, "float16"))
@@ -81,22 +90,29 @@ class autocast:  # noqa: N801  (torch's name)
         self._entered = []
 
     def __enter__(self):
-        self._entered.append(self.enabled)
+        self._entered.append((self.enabled, _ac.LOW))
         _OPEN.append(self)
+        if self.device_type == "cpu":  # torch's CPU op lists (autocast_ops); a disabled
+            # block inside an enabled one runs without casts, as torch's
+            from .tensor import _as_dtype
+            _ac.LOW = _as_dtype(self.fast_dtype) if self.enabled else None
         if self.enabled:
             d = _STATE["depth"]
             d[self.device_type] = d.get(self.device_type, 0) + 1
-            if not _STATE["warned"]:
+            if self.device_type != "cpu" and not _STATE["warned"]:
                 _STATE["warned"] = True
-                warnings.warn("skiff.autocast runs the block at the tensors' own precision (no "
-                              "16-bit casts); use skiff's MixedPrecision for 16-bit training",
-                              stacklevel=2)
+                warnings.warn("skiff.autocast on a GPU runs the block at the tensors' own "
+                              "precision (no 16-bit casts); use skiff's MixedPrecision for "
+                              "16-bit training", stacklevel=2)
         return self
 
     def __exit__(self, *exc):
         if _OPEN and _OPEN[-1] is self:
             _OPEN.pop()
-        if self._entered.pop():
+        enabled, low = self._entered.pop()
+        if self.device_type == "cpu":
+            _ac.LOW = low
+        if enabled:
             _STATE["depth"][self.device_type] -= 1
         return False
 

@@ -17,6 +17,8 @@ import contextvars
 import functools
 from contextlib import contextmanager
 
+from . import autocast_ops as _ac
+
 __all__ = ["float32_in_mixed", "float32_losses", "float32_losses_active"]
 
 _ACTIVE = contextvars.ContextVar("skiff_float32_losses", default=False)
@@ -49,9 +51,11 @@ def _float32(value):
 def float32_in_mixed(fn):
     """``fn`` (a loss function) taking 16-bit Tensor arguments in float32 while
     :func:`float32_losses` is on."""
+    autocast_fp32 = fn.__name__ != "log_softmax"  # torch's CPU autocast keeps it 16-bit
+
     @functools.wraps(fn)
     def loss_fn(*args, **kwargs):
-        if not _ACTIVE.get():
+        if not _ACTIVE.get() and (_ac.LOW is None or not autocast_fp32):
             return fn(*args, **kwargs)
         return fn(*(_float32(a) for a in args), **{k: _float32(v) for k, v in kwargs.items()})
 

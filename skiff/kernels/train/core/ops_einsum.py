@@ -45,17 +45,37 @@ def _explicit(equation: str, shapes) -> tuple[list[str], str]:
     return ins, out
 
 
+def _f32(a):
+    return a.astype("float32") if a.dtype.name == "bfloat16" else a
+
+
 class EinsumFn(Function):
     complex_aware = True  # conjugates the other operands itself
 
     def forward(self, *arrays, ins=None, out=None):
         self.ins, self.out = ins, out
         self.save_for_backward(*arrays)
+        low = arrays[0].dtype if arrays[0].dtype.name == "bfloat16" else None
+        if low is not None or any(a.dtype.name == "bfloat16" for a in arrays):
+            # numpy's einsum has no bfloat16: the rounded values in float32, the result
+            # rounded back (torch's bf16 einsum accumulates in float32 too)
+            res = xp_of(arrays[0]).einsum(",".join(ins) + "->" + out,
+                                          *[_f32(a) for a in arrays])
+            return res.astype(low) if low is not None and all(
+                a.dtype == low for a in arrays) else res
         return xp_of(arrays[0]).einsum(",".join(ins) + "->" + out, *arrays)
 
     def backward(self, g):
         arrays = self.saved
         xp = xp_of(g)
+        if g.dtype.name == "bfloat16" or any(a.dtype.name == "bfloat16" for a in arrays):
+            g, arrays = _f32(g), [_f32(a) for a in arrays]
+            want = [a.dtype for a in self.saved]
+            grads = self._grads(g, arrays, xp)
+            return tuple(None if gi is None else gi.astype(d) for gi, d in zip(grads, want))
+        return self._grads(g, arrays, xp)
+
+    def _grads(self, g, arrays, xp):
         grads = []
         for i, (sub, a) in enumerate(zip(self.ins, arrays)):
             if not self.needs_input_grad[i]:
@@ -82,4 +102,7 @@ def einsum(equation: str, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ins, out = _explicit(equation, [tuple(t.shape) for t in operands])
+    from . import autocast_ops as _ac
+    if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+        operands = _ac.low(*operands)
     return EinsumFn.apply(*operands, ins=ins, out=out)

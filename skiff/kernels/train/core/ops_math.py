@@ -148,9 +148,21 @@ class MatMul(Function):
 
     def forward(self, a, b):
         self.save_for_backward(a, b)
-        return mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
+        out = mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
+        if a.dtype == b.dtype and out.dtype != a.dtype and a.dtype.itemsize == 2:
+            out = out.astype(a.dtype)  # bfloat16 @ bfloat16 is bfloat16 (torch's)
+        return out
 
     def backward(self, g):
+        ga, gb = self._grads(g)
+        a, b = self.saved
+        if ga is not None and ga.dtype != a.dtype and a.dtype.itemsize == 2:
+            ga = ga.astype(a.dtype)
+        if gb is not None and gb.dtype != b.dtype and b.dtype.itemsize == 2:
+            gb = gb.astype(b.dtype)
+        return ga, gb
+
+    def _grads(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
         xp = xp_of(g)

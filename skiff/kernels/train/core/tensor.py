@@ -22,6 +22,7 @@ import numpy as np
 
 from skiff.kernels.backend import device_of, resolve_device, to_device, to_numpy, xp_for
 
+from . import autocast_ops as _ac
 from . import autograd
 from . import default_dtype as _dd
 from . import ops_math as M
@@ -488,9 +489,13 @@ class Tensor:
         return M.Abs.apply(self)
 
     def __matmul__(self, o):
+        if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+            return M.MatMul.apply(*_ac.low(self, o))
         return M.MatMul.apply(self, o)
 
     def __rmatmul__(self, o):
+        if _ac.LOW is not None:
+            return M.MatMul.apply(*_ac.low(o, self))
         return M.MatMul.apply(o, self)
 
     # comparisons: no gradient, boolean tensors

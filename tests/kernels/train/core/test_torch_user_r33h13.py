@@ -156,3 +156,41 @@ def test_optimizer_loads_torchs_state_and_goes_on():
         opt.step()
     np.testing.assert_allclose(sp.detach().numpy(), tp.detach().numpy(), rtol=1e-12)
     assert sopt.state[sp]["step"].item() == 3.0
+
+
+def _autocast_run(lib, F, lin, x, y):
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        h = lin(x)
+        r = {"linear": h, "relu": h.relu(), "softmax": h.softmax(-1),
+             "log_softmax": h.log_softmax(-1), "sum": h.sum(), "matmul": x @ x.T,
+             "einsum": lib.einsum("ij,kj->ik", x, x), "cross_entropy": F.cross_entropy(h, y),
+             "mse": F.mse_loss(h, h.detach() * 0), "float64": x.double() @ x.double().T,
+             "promote": h + x[:, :6], "gelu": F.gelu(h), "layer_norm": F.layer_norm(h, (6,)),
+             "sdpa": F.scaled_dot_product_attention(x[None], x[None], x[None])}
+        with lib.autocast("cpu", enabled=False):
+            r["disabled"] = lin(x)
+        loss = F.cross_entropy(lin(x), y)
+    r["after"] = lin(x)
+    loss.backward()
+    r["weight.grad"], r["bias.grad"] = lin.weight.grad, lin.bias.grad
+    return r
+
+
+def test_cpu_autocast_casts_as_torchs():
+    import torch.nn.functional as TF
+
+    import skiff.nn.functional as SF
+
+    torch.manual_seed(0)
+    x, y = torch.randn(4, 8), torch.tensor([0, 1, 2, 3])
+    tl, sl = tnn.Linear(8, 6), snn.Linear(8, 6)
+    sl.load_state_dict({k: skiff.tensor(v.detach().numpy()) for k, v in tl.state_dict().items()})
+    theirs = _autocast_run(torch, TF, tl, x, y)
+    ours = _autocast_run(skiff, SF, sl, skiff.tensor(x.numpy()), skiff.tensor(y.numpy()))
+    for k, t in theirs.items():
+        s = ours[k]
+        assert str(s.dtype) == str(t.dtype).replace("torch.", ""), k
+        tv = t.detach().float().numpy()
+        sv = np.asarray(s.detach().float().numpy(), dtype=np.float32)
+        # bf16 results: within a few bf16 ulps of torch's (8 bits of mantissa)
+        np.testing.assert_allclose(sv, tv, rtol=2e-2, atol=2e-2 * np.abs(tv).max(), err_msg=k)

@@ -72,7 +72,10 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """GELU, exact (with erf) by default as torch's; ``approximate="tanh"``: GPT-2's."""
     if approximate not in ("tanh", "none"):
         raise ValueError(f"approximate must be 'tanh' or 'none', got {approximate!r}")
-    return GeluFn.apply(x, approximate=approximate)
+    out = GeluFn.apply(x, approximate=approximate)
+    if out.dtype != x.dtype and x.dtype.itemsize == 2:  # bfloat16 in, bfloat16 out (torch's)
+        out = out.to(dtype=x.dtype)
+    return out
 
 
 class SiluFn(Function):

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ... import autocast_ops as _ac
 from ...autograd import Function, xp_of
 from ...gemm import mm
 from ...tensor import Tensor, _foreign_to_numpy, _is_foreign_tensor, where
@@ -30,6 +31,8 @@ class LinearFn(Function):
         y = mm(x2, w.T)
         if b is not None:
             y += b
+        if x.dtype == w.dtype and y.dtype != x.dtype and x.dtype.itemsize == 2:
+            y = y.astype(x.dtype)  # bfloat16 in, bfloat16 out (torch's)
         return y.reshape(x.shape[:-1] + (w.shape[0],))
 
     def backward(self, g):
@@ -39,6 +42,10 @@ class LinearFn(Function):
         gx = mm(g2, w).reshape(x.shape) if nx else None
         gw = mm(g2.T, x.reshape(-1, x.shape[-1])) if nw else None
         gb = g2.sum(axis=0) if nb else None
+        if x.dtype.itemsize == 2:  # 16-bit operands: 16-bit gradients
+            gx = gx.astype(x.dtype) if gx is not None and gx.dtype != x.dtype else gx
+            gw = gw.astype(w.dtype) if gw is not None and gw.dtype != w.dtype else gw
+            gb = gb.astype(g.dtype) if gb is not None and gb.dtype != g.dtype else gb
         return gx, gw, gb
 
 
@@ -49,6 +56,8 @@ def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
             f"linear: input of shape {tuple(x.shape)} does not match weight of shape "
             f"{tuple(weight.shape)} (last input axis must be {weight.shape[1]})"
         )
+    if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+        return LinearFn.apply(*_ac.low(x, weight, bias))
     return LinearFn.apply(x, weight, bias)
 
 
@@ -236,6 +245,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     cached positions), the same when T == S. ``attn_mask`` broadcast to (..., T, S), bool
     (True attends) or float (added to the scores, no gradient); ``dropout_p`` drops
     attention probabilities whenever it is given (as torch's: pass 0.0 in eval)."""
+    if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+        query, key, value = _ac.low(query, key, value)
+    out = _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                causal=causal)
+    if (isinstance(out, Tensor) and out.dtype != query.dtype and query.dtype.itemsize == 2
+            and query.dtype == key.dtype == value.dtype):
+        out = out.to(dtype=query.dtype)  # bfloat16 in, bfloat16 out (torch's)
+    return out
+
+
+def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, *,
+          causal=None):
     q, k, v = query, key, value
     if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
         # grouped-query attention (torch's enable_gqa): each key/value head serves
