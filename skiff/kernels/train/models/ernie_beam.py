@@ -8,8 +8,10 @@ candidate that emits eos (or reaches ``max_length``) is finished when it ranks a
 first ``N``; ``early_stopping`` True stops a prompt once ``N`` hypotheses are finished, False
 once no running beam can beat the worst finished one at its current length, ``"never"``
 judges that at ``max_length`` (with a positive length penalty). The processors
-(``repetition_penalty``, ``no_repeat_ngram_size``, ``min_new_tokens``) act on the
-log-probabilities, as transformers' do.
+(``repetition_penalty``, ``no_repeat_ngram_size``, ``min_new_tokens``, those of
+``ernie_generate_processors``: ``bad_words_ids``, ``sequence_bias``, ``suppress_tokens``, ...,
+and a user's ``logits_processor``) act on the log-probabilities, as transformers' do; a
+user's ``stopping_criteria`` finish a candidate as an eos does.
 
 The prompts are prefilled once (one packed prefill of each row's real tokens: a padded
 batch's padding costs nothing) into a :class:`PackedKVCache`, whose rows are then repeated
@@ -140,8 +142,7 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
             kept_scores.append(logp.copy())
         V = logp.shape[1]
         acc = (logp.reshape(B, nb, V) + running_scores[:, :, None]).reshape(B, nb * V)
-        top = np.argsort(-acc, axis=1, kind="stable")[:, :K] if draw is None \
-            else draw(acc, K)
+        top = _top_stable(acc, K) if draw is None else draw(acc, K)
         top_lp = np.take_along_axis(acc, top, 1)  # (B, K)
         beam, tok = top // V, top % V
         cand = np.take_along_axis(running, beam[:, :, None], 1)
@@ -235,6 +236,26 @@ def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos, extra=N
         logp[:, eos] = -np.inf
     if extra is not None:
         extra.late(logp, step)
+
+
+def _top_stable(acc: np.ndarray, k: int) -> np.ndarray:
+    """``np.argsort(-acc, axis=1, kind="stable")[:, :k]`` (the k largest of each row, ties
+    in index order) without sorting the whole row: a partition finds the k-th value, the
+    values above it and the first ties at it are sorted (the N * V candidates of a step:
+    a full sort of 128000 scores took 40 ms a step)."""
+    B, n = acc.shape
+    if n <= 8 * k:
+        return np.argsort(-acc, axis=1, kind="stable")[:, :k]
+    neg = -acc
+    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+    kth = np.take_along_axis(neg, part, 1).max(axis=1)
+    out = np.empty((B, k), dtype=np.int64)
+    for b in range(B):
+        row = neg[b]
+        strict = np.flatnonzero(row < kth[b])
+        cand = np.sort(np.concatenate([strict, np.flatnonzero(row == kth[b])[:k - len(strict)]]))
+        out[b] = cand[np.argsort(row[cand], kind="stable")]
+    return out
 
 
 def _topk_order(values, k: int) -> np.ndarray:

@@ -43,7 +43,7 @@ UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "forced_bos_token_id": None,
                "guidance_scale": None, "remove_invalid_values": False,
                "prefix_allowed_tokens_fn": None, "assistant_model": None,
-               "prompt_lookup_num_tokens": None, "max_time": None, "dola_layers": None,
+               "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
                "low_memory": None, "cache_implementation": None, "synced_gpus": None,
                "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
@@ -53,7 +53,10 @@ HARMLESS = {"penalty_alpha",  # contrastive search (ernie_contrastive) took it w
             "output_attentions", "output_hidden_states",
             "return_legacy_cache", "use_model_defaults", "cache_config", "bos_token_id",
             "decoder_start_token_id", "num_assistant_tokens", "transformers_version",
-            "_from_model_config", "compile_config", "disable_compile"}
+            "_from_model_config", "compile_config", "disable_compile",
+            # prompt-lookup decoding is a speed-up only: transformers' greedy tokens are those
+            # of plain greedy decoding (and sampled ones are drawn from the same distribution)
+            "prompt_lookup_num_tokens", "max_matching_ngram_size"}
 
 
 class GenerateOutput(dict):
