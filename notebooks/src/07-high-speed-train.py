@@ -110,6 +110,23 @@ TIMES["one nose (job)"] = nose.seconds
 nose
 
 # %% [markdown]
+# The flow as files: `nose.save("nose.vtu")` writes the mesh with the velocity, speed,
+# pressure and cp at its vertices for ParaView (`.vtk` for the legacy format, `.npz` for
+# numpy, `.csv` for the surface's cp); `%solve train-nose ... --save nose.vtu` does it from
+# the job. `nose.newton` is Newton's record, stage by stage of the continuation in Re (the
+# job's `convergence` plot).
+
+# %%
+from skiff.jobs import runs_root
+
+saved = nose.save(runs_root() / "nose.vtu")
+print(f"wrote {saved.name} ({saved.stat().st_size // 1024} kB) and "
+      f"{nose.save(runs_root() / 'nose-cp.csv').name}")
+for rec in nose.newton:
+    print(f"  Re {rec['re']:7.4g}: {len(rec['updates'])} Newton steps, last update "
+          f"{rec['updates'][-1]:.1e}{'' if rec['converged'] else ' (failed: retried)'}")
+
+# %% [markdown]
 # ### A nose of your own
 #
 # A CAD export is a list of the outline's points, in its own unit and often in no order.
@@ -121,8 +138,6 @@ nose
 
 # %%
 import warnings
-
-from skiff.jobs import runs_root
 
 t = np.linspace(-np.pi / 2, np.pi / 2, 61)
 mm = np.column_stack([11400 * (1 - np.cos(t)), 1900 * (1 + np.sin(t))])
@@ -272,6 +287,9 @@ with stage("design loop (surrogate)"):
     best = skiff.aero.design(surrogate, volume=2.5)
 print(f"{best['candidates']} candidates; best {best['params']} -> cd {best['cd']:.4f} "
       f"in [{best['lo']:.4f}, {best['hi']:.4f}]")
+# an optimum on the sampled box's edge may be an artifact of where the sweep stopped
+for name, why in best["at_edge"].items():
+    print(f"  on the edge: {name} ({why})")
 with stage("verifying solve"):
     check = skiff.aero.solve_nose(**best["params"], re=samples.re, adapt=samples.adapt,
                                   resolution=samples.resolution, keep=False)
