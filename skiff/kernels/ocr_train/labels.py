@@ -191,6 +191,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
                             "was read in its own encoding; save it as UTF-8")
     seen: dict[tuple, tuple[int, str]] = {}  # (image, box) -> (line, text) of its first row
     padded: list[int] = []  # lines whose text had spaces at its ends
+    spaced: list[int] = []  # lines of ICDAR's 'image, "text"'
     listings: dict = {}  # folders listed to find a name written in another case
     for k, raw in enumerate(lines, 1):
         raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
@@ -198,8 +199,14 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             continue
         name, tab, text = raw.partition("\t")
         if not tab:
-            out.errors.append(f"{where} line {k}: no tab between image and text: {raw[:60]!r}")
-            continue
+            split = _icdar(raw.strip("\r\n"), root, listings)
+            if split is None:
+                out.errors.append(f"{where} line {k}: no tab between image and text: "
+                                  f"{raw[:60]!r}"
+                                  + _space_hint(raw.strip("\r\n"), root, listings))
+                continue
+            name, text = split
+            spaced.append(k)
         text, extra = _columns(text.strip("\r\n"))
         if extra:
             out.errors.append(f"{where} line {k}: a third column after a second tab "
@@ -244,6 +251,12 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
                     "as PaddleOCR trains them; correct the wrong one)")
             seen.setdefault(key, (k, words))
             out.rows.append(LabelRow(str(image), words, k, box))
+    if spaced:
+        out.warnings.append(
+            f"{where}: {len(spaced)} row(s) in ICDAR's form 'image, \"text\"', not "
+            "PaddleOCR's 'image<TAB>text' (line "
+            + ", ".join(map(str, spaced[:5])) + (", ..." if len(spaced) > 5 else "")
+            + "): read as image and text")
     if padded:
         # the pipeline reads a line without them (ctc_decode strips its ends): learnt, they
         # taught a space no reading keeps, and a held-out row with them never read as right
@@ -267,6 +280,29 @@ def _columns(text: str) -> tuple[str, str]:
     leaves them, are nothing)."""
     text, tab, extra = text.partition("\t")
     return text, extra.strip() if tab else ""
+
+
+def _icdar(line: str, root: Path, listings: dict) -> tuple[str, str] | None:
+    """(image, text) of an ICDAR word-recognition row, ``word_1.png, "Tiredness"`` (the
+    quotes dropped, an escaped ``\\"`` inside read as ``"``), when its image exists; else
+    None (the row is an error)."""
+    name, sep, text = line.partition(", ")
+    text = text.strip(" ")
+    if not sep or len(text) < 2 or not text[0] == text[-1] == '"':
+        return None
+    name = _unquote(name.strip())
+    if not name or _locate(name, root, listings) is None:
+        return None
+    return name, text[1:-1].replace('\\"', '"')
+
+
+def _space_hint(line: str, root: Path, listings: dict) -> str:
+    """A hint for a row without a tab whose first word names an existing image."""
+    name = line.partition(" ")[0]
+    if name and _locate(name, root, listings) is not None:
+        return (" (a space separates the image from the text: a row is "
+                "'image<TAB>text', as PaddleOCR reads it)")
+    return ""
 
 
 def _unquote(name: str) -> str:
