@@ -6,7 +6,7 @@ from skiff.kernels.backend.figures import render_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
 from .dfg import run_case
-from .result import FlowResult, fields_figure, history_figure, mesh_figure
+from .result import FlowResult, convergence_figure, fields_figure, history_figure, mesh_figure
 
 __all__ = ["run"]
 
@@ -30,6 +30,8 @@ def run(config: dict, reporter: Reporter | None = None) -> FlowResult:
         figures = [("fields", fields_figure), ("mesh", mesh_figure)]
         if res.history:
             figures.append(("history", history_figure))
+        if res.details.get("newton_updates"):        # a steady case: Newton's updates
+            figures.append(("convergence", convergence_figure))
         for name, draw in figures:
             path = out / f"{name}.png"
             render_png(draw(res), path)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FlowResult", "fields_figure", "mesh_figure", "history_figure"]
+__all__ = ["FlowResult", "fields_figure", "mesh_figure", "history_figure",
+           "convergence_figure"]
 
 STEADY_KEYS = ("cd", "cl", "dp")
 # what each number of a cylinder result is measured in (the DFG benchmark: SI units, fluid
@@ -230,6 +231,22 @@ def history_figure(res: FlowResult):
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
         ax.set_title(f"{name}(t)", fontsize=9)
+    return fig
+
+
+def convergence_figure(res: FlowResult):
+    """A steady case's Newton updates ``|du| / |u|`` against the step (log scale)."""
+    from skiff.kernels.backend.figures import new_figure
+
+    ups = list(res.details.get("newton_updates") or [])
+    fig = new_figure(figsize=(6.0, 3.2), dpi=90)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.semilogy(range(1, len(ups) + 1), ups, "o-", ms=3, lw=0.9, label="Newton update")
+    ax.set_xlabel("Newton step")
+    ax.set_ylabel("|du| / |u|")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(f"Newton's convergence ({res.case}, Re {res.re:g}): {len(ups)} steps",
+                 fontsize=9)
     return fig
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import skiff.aero
+from skiff.kernels.backend.report import NullReporter
 from skiff.kernels.solve.flow import run_case
 
 
@@ -155,3 +156,29 @@ def test_save_errors_say_what_to_do(tmp_path):
         flow.save(tmp_path / "x.png")
     with pytest.raises(ValueError, match="unknown format"):
         flow.save(tmp_path / "x.vtu", format="paraview")
+
+
+class _Artifacts(NullReporter):
+    def __init__(self, run_dir):
+        self.run_dir, self.paths = run_dir, {}
+
+    def artifact(self, name, path, *, kind="file", **kw):
+        self.paths[name] = path
+
+
+def test_the_cylinder_job_saves_and_plots_newtons_convergence(tmp_path):
+    """``config['save']`` writes the flow; a steady case's Newton updates are a plot (the
+    job drew fields and mesh only). Newton converges quadratically at the end."""
+    from skiff.kernels.solve.flow.job import run
+    from skiff.kernels.solve.flow.result import convergence_figure
+
+    rep = _Artifacts(tmp_path)
+    res = run({"case": "2d-1", "resolution": 24, "save": str(tmp_path / "c.vtu")}, rep)
+    assert {"fields", "mesh", "convergence", "flow"} <= set(rep.paths)
+    assert rep.paths["flow"] == tmp_path / "c.vtu" and rep.paths["convergence"].exists()
+    ups = res.details["newton_updates"]
+    assert ups[-1] < 1e-8 and ups[-1] < 10 * ups[-2] ** 2
+    line = convergence_figure(res).axes[0].get_lines()[0]
+    assert np.array_equal(line.get_ydata(), ups)
+    pts, tri, data, fields = _read_vtu(tmp_path / "c.vtu")
+    assert len(tri) == res.cells and fields["cd"] == res.cd
