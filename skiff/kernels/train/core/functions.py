@@ -18,6 +18,7 @@ from . import default_dtype as _dd
 from . import tensor as _tensor_mod
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .functions_more import addbmm, addmm, baddbmm, bernoulli, meshgrid, tensordot
+from .out_arg import with_out
 from .random import get_generator
 from .random import seed as _seed
 from .serialize import load, save
@@ -202,6 +203,7 @@ def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
                   device=device or input.device)
 
 
+@with_out(creation=True)
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Zeros (skiff does not hand out uninitialised memory)."""
     dt = _as_dtype(dtype) or _dd.FLOAT
@@ -241,6 +243,7 @@ def randperm(n, *, dtype=None, device=None, generator=None) -> Tensor:
     return Tensor(get_generator(generator).permutation(n).astype(dt), dtype=dt, device=device)
 
 
+@with_out(creation=True)
 def linspace(start, end, steps, *, dtype=None, device=None) -> Tensor:
     dt = _as_dtype(dtype) or _dd.FLOAT
     return Tensor(np.linspace(start, end, steps, dtype=dt), dtype=dt, device=device)
@@ -263,7 +266,7 @@ def _method(name):
 
     fn.__name__ = name
     fn.__doc__ = f"``skiff.{name}(x, ...)`` is ``x.{name}(...)`` (torch's function form)."
-    return fn
+    return with_out(fn)
 
 
 _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "rsqrt",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .out_arg import with_out
 from .random import get_generator
 from .tensor import Tensor
 
@@ -37,18 +38,22 @@ def _scaled(t, s):
     return t if s == 1 else t * s
 
 
+@with_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - torch's names
     return _scaled(input, beta) + _scaled(mat1 @ mat2, alpha)
 
 
+@with_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     return _scaled(input, beta) + _scaled(batch1 @ batch2, alpha)
 
 
+@with_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     return _scaled(input, beta) + _scaled((batch1 @ batch2).sum(0), alpha)
 
 
+@with_out
 def tensordot(a, b, dims=2):
     """Sum over ``dims`` (an int: a's last and b's first that many axes; or two lists)."""
     if isinstance(dims, int):

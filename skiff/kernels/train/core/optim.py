@@ -340,7 +340,8 @@ class Optimizer:
             st = self.state.get(p)
             if st:
                 state[index[id(p)]] = {
-                    k: (np.array(to_numpy(v), copy=True) if hasattr(v, "shape") else v)
+                    k: (np.array(to_numpy(v), copy=True) if hasattr(v, "shape") else
+                        int(v) if type(v) is StepCount else v)  # a plain int: skiff.load's
                     for k, v in st.items()
                 }
         groups = []

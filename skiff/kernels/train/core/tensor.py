@@ -37,6 +37,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .out_arg import with_out
 from .random import get_generator
 
 __all__ = [
@@ -850,6 +851,7 @@ def _wrap(x):
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
+@with_out
 def cat(tensors, axis=0, *, dim=None) -> Tensor:
     """Concatenate along ``axis`` (torch's ``dim``)."""
     axis = axis if dim is None else dim
@@ -869,6 +871,7 @@ def _common_dtype(tensors):
     return [t if t.dtype == dt else t.astype(dt) for t in tensors]
 
 
+@with_out
 def stack(tensors, axis=0, *, dim=None) -> Tensor:
     """Stack along a new ``axis`` (torch's ``dim``)."""
     axis = axis if dim is None else dim
@@ -895,6 +898,7 @@ def split(x, split_size, axis=0, *, dim=None) -> tuple:
     return mark_pieces(S.Split.apply(x, sizes=sizes, axis=axis), "split")
 
 
+@with_out
 def where(cond, a=None, b=None) -> Tensor:
     """``a`` where ``cond`` else ``b`` (broadcasting); differentiable in ``a`` and ``b``.
     ``where(cond)`` alone is torch's ``nonzero(cond, as_tuple=True)``."""
@@ -926,11 +930,20 @@ def _scalar_category(v):
 
 def _promote_top(dtypes):
     """torch's promotion within one priority: the highest category's dtypes promoted."""
-    top = max(_CATEGORY[d.kind] for d in dtypes)
+    def cat(d):  # bfloat16 (ml_dtypes: kind 'V') is a float
+        return _CATEGORY["f"] if d.name == "bfloat16" else _CATEGORY[d.kind]
+
+    top = max(cat(d) for d in dtypes)
     out = None
     for d in dtypes:
-        if _CATEGORY[d.kind] == top:
-            out = d if out is None else np.promote_types(out, d)
+        if cat(d) == top:
+            if out is None or out == d:
+                out = d
+            elif "bfloat16" in (out.name, d.name):  # torch's: bf16 with f16 is f32, with
+                wide = max(out, d, key=lambda t: t.itemsize)  # a wider float the wider one
+                out = np.dtype(np.float32) if wide.itemsize == 2 else wide
+            else:
+                out = np.promote_types(out, d)
     return out
 
 
@@ -978,12 +991,14 @@ def _xp_dtype(device, dtype, default=None):
         default or _dd.FLOAT)
 
 
+@with_out(creation=True)
 def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
     shape = _shape_arg(shape)
     xp, dt = _xp_dtype(device, dtype)
     return Tensor(xp.zeros(shape, dtype=dt), requires_grad=requires_grad, dtype=dt)
 
 
+@with_out(creation=True)
 def ones(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
     shape = _shape_arg(shape)
     xp, dt = _xp_dtype(device, dtype)
@@ -1002,6 +1017,7 @@ def _full_dtype(value):
     return None
 
 
+@with_out(creation=True)
 def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _full_dtype(value)
@@ -1023,6 +1039,7 @@ def _per_sample(draw, shape, dt, device, generator):
     return _rnd.batched_draw(draw, tuple(shape), generator)
 
 
+@with_out(creation=True)
 def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
     """Standard normal samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
@@ -1039,6 +1056,7 @@ def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) 
     return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
 
 
+@with_out(creation=True)
 def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -> Tensor:
     """Uniform [0, 1) samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
@@ -1054,6 +1072,7 @@ def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -
     return Tensor(host, device=device, dtype=dt, requires_grad=requires_grad)
 
 
+@with_out(creation=True)
 def arange(start, stop=None, step=1, device=None, dtype=None) -> Tensor:
     xp = xp_for(device if device is not None else "cpu")
     if stop is None:

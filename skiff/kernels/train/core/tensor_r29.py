@@ -280,7 +280,8 @@ def _function_form(name):
         return getattr(x, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch's ``{name}(input, ...)``: ``input.{name}(...)``."
-    return fn
+    from .out_arg import with_out
+    return with_out(fn)
 
 
 FORMS = {name: _function_form(name) for name in FUNCTION_FORMS}

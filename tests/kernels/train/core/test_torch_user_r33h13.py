@@ -194,3 +194,54 @@ def test_cpu_autocast_casts_as_torchs():
         sv = np.asarray(s.detach().float().numpy(), dtype=np.float32)
         # bf16 results: within a few bf16 ulps of torch's (8 bits of mantissa)
         np.testing.assert_allclose(sv, tv, rtol=2e-2, atol=2e-2 * np.abs(tv).max(), err_msg=k)
+
+
+def _out_case(lib, f):
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = f(lib)
+            r0 = r[0] if isinstance(r, tuple) else r
+            return ("ok", str(r0.dtype).replace("torch.", ""), tuple(r0.shape),
+                    np.asarray(r0.detach().numpy()).tolist(),
+                    [str(x.message).split(" (Triggered internally")[0] for x in w])
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return ("error", type(e).__name__, str(e))
+
+
+OUT_CASES = {
+    "add": lambda L: L.add(L.ones(3), 1, out=L.empty(3)),
+    "returns_out": lambda L: (lambda o: L.ones(1) * (L.add(L.ones(3), 1, out=o) is o))(
+        L.empty(3)),
+    "resized": lambda L: L.add(L.ones(3), 1, out=L.empty(2)),
+    "empty_out": lambda L: L.add(L.ones(3), 1, out=L.empty(0)),
+    "float_into_long": lambda L: L.add(L.ones(3), 1, out=L.empty(3, dtype=L.long)),
+    "long_into_float": lambda L: L.add(L.ones(3).long(), 1, out=L.empty(3)),
+    "float_into_bool": lambda L: L.mul(L.ones(3), 2, out=L.empty(3, dtype=L.bool)),
+    "requires_grad": lambda L: L.add(L.ones(3, requires_grad=True), 1, out=L.empty(3)),
+    "sum": lambda L: L.sum(L.ones(2, 3), 1, out=L.empty(2)),
+    "mean": lambda L: L.mean(L.ones(2, 3), dim=0, out=L.empty(3)),
+    "into_float64": lambda L: L.add(L.ones(3), 1, out=L.empty(3, dtype=L.float64)),
+    "cat": lambda L: L.cat([L.ones(3), L.zeros(3)], out=L.empty(6)),
+    "stack": lambda L: L.stack([L.ones(3), L.zeros(3)], out=L.empty(2, 3)),
+    "matmul": lambda L: L.matmul(L.ones(2, 3), L.ones(3, 2), out=L.empty(2, 2)),
+    "bmm": lambda L: L.bmm(L.ones(1, 2, 3), L.ones(1, 3, 2), out=L.empty(1, 2, 2)),
+    "addmm": lambda L: L.addmm(L.zeros(2, 2), L.ones(2, 3), L.ones(3, 2), out=L.empty(2, 2)),
+    "where": lambda L: L.where(L.arange(4) > 1, L.ones(4), L.zeros(4), out=L.empty(4)),
+    "max_dim": lambda L: L.max(L.arange(6.).reshape(2, 3), 1,
+                               out=(L.empty(2), L.empty(2, dtype=L.long))),
+    "sort": lambda L: L.sort(L.tensor([3., 1., 2.]), out=(L.empty(3),
+                                                          L.empty(3, dtype=L.long))),
+    "into_view": lambda L: (lambda x: (L.add(L.ones(2), 1, out=x[:2]), x)[1])(L.zeros(4)),
+    "clamp": lambda L: L.clamp(L.arange(5.), 1, 3, out=L.empty(5)),
+    "zeros_long": lambda L: L.zeros(3, out=L.empty(3, dtype=L.long)),
+    "arange": lambda L: L.arange(3, out=L.empty(3)),
+    "cat_bf16_f32": lambda L: L.cat([L.ones(2).to(L.bfloat16), L.ones(2)]),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_CASES))
+def test_out_argument_is_torchs(case):
+    assert _out_case(skiff, OUT_CASES[case]) == _out_case(torch, OUT_CASES[case])
