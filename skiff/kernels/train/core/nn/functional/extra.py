@@ -262,7 +262,8 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
     linear modes (``linear``, ``bilinear``, ``trilinear``, ``align_corners``) go through
     :mod:`.interp`."""
     if antialias:
-        raise ValueError("interpolate: antialias is not here")
+        return _interpolate_aa(x, size, scale_factor, mode, align_corners,
+                               recompute_scale_factor)
     whole = None
     if mode == "nearest" and x.ndim == 4 and align_corners is None:
         if size is not None and scale_factor is None:
@@ -281,6 +282,75 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
     sh, sw = whole
     n, c, h, w = x.shape
     return x.reshape(n, c, h, 1, w, 1).expand(n, c, h, sh, w, sw).reshape(n, c, h * sh, w * sw)
+
+
+def _aa_weights(n_in, n_out, scale, mode):
+    """torch's antialiased resampling matrix (n_out, n_in) along one axis
+    (``_compute_indices_weights_aa``): the filter (triangle for bilinear, Keys a=-0.5 for
+    bicubic) stretched by the scale when downsampling, each row normalised to sum 1."""
+    import math
+
+    if mode == "bilinear":
+        size = 2
+
+        def filt(t):
+            t = abs(t)
+            return 1.0 - t if t < 1.0 else 0.0
+    else:
+        size, a = 4, -0.5
+
+        def filt(t):
+            t = abs(t)
+            if t < 1.0:
+                return ((a + 2) * t - (a + 3)) * t * t + 1
+            if t < 2.0:
+                return (((t - 5) * t + 8) * t - 4) * a
+            return 0.0
+    support = size * 0.5 * scale if scale >= 1.0 else size * 0.5
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        center = scale * (i + 0.5)
+        lo = max(math.trunc(center - support + 0.5), 0)
+        hi = min(math.trunc(center + support + 0.5), n_in)
+        w = np.array([filt((j - center + 0.5) * inv) for j in range(lo, hi)])
+        total = w.sum()
+        m[i, lo:hi] = w / total if total != 0.0 else w
+    return m
+
+
+def _interpolate_aa(x, size, scale_factor, mode, align_corners, recompute_scale_factor):
+    """torch's ``interpolate(..., antialias=True)``: bilinear or bicubic on (N, C, H, W), as
+    two resampling products (differentiable in ``x``)."""
+    if mode not in ("bilinear", "bicubic"):
+        raise NotImplementedError(f"Anti-alias option is restricted to bilinear and bicubic "
+                                  f"modes and 4-D tensors, got mode {mode!r}")
+    if x.ndim != 4:
+        raise NotImplementedError(f"Anti-alias option is restricted to bilinear and bicubic "
+                                  f"modes and 4-D tensors, got a {x.ndim}-D tensor")
+    h, w = x.shape[2], x.shape[3]
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        oh, ow = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
+        scales = (None, None)
+    else:
+        sf = (tuple(scale_factor) if isinstance(scale_factor, (tuple, list))
+              else (scale_factor, scale_factor))
+        oh, ow = int(h * float(sf[0])), int(w * float(sf[1]))
+        scales = (None, None) if recompute_scale_factor else (float(sf[0]), float(sf[1]))
+
+    def scale_of(n_in, n_out, given):
+        if align_corners:
+            return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        return 1.0 / given if given is not None and given > 0 else n_in / n_out
+
+    dt = x.dtype if x.dtype.kind == "f" else np.float32
+    mh = Tensor(_aa_weights(h, oh, scale_of(h, oh, scales[0]), mode).astype(dt),
+                device=x.device)
+    mw = Tensor(_aa_weights(w, ow, scale_of(w, ow, scales[1]), mode).T.astype(dt),
+                device=x.device)
+    return mh @ x @ mw
 
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
