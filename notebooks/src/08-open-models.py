@@ -250,8 +250,9 @@ print(sorted(p.name for p in merged.iterdir()))
 # %% [markdown]
 # ## The same cells on the real checkpoints
 #
-# Download a published folder (for example with `huggingface-cli download
-# baidu/ERNIE-4.5-0.3B-PT --local-dir ERNIE-4.5-0.3B-PT`; the `-PT` folders are the
+# Download a published folder (for example with `hf download baidu/ERNIE-4.5-0.3B-PT
+# --local-dir ERNIE-4.5-0.3B-PT`, huggingface_hub's command; older versions called it
+# `huggingface-cli download`; the `-PT` folders are the
 # transformers layout, with `tokenizer.model`), then set `CKPT` to it and run the cells from
 # "Load it" on:
 #
