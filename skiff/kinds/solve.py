@@ -154,7 +154,8 @@ def COMMAND(p):
     p.add_argument("--compatibility", choices=("project",), default=None,
                    help="project: make a pure-Neumann right-hand side compatible")
     p.add_argument("--save", default=None, metavar="PATH",
-                   help="write the solution to PATH (.npz or .vtk)")
+                   help="write the solution to PATH (.npz or .vtk; cylinder and train-nose: "
+                        ".vtu or .vtk for ParaView, .npz, or .csv for the surface's cp)")
     p.add_argument("--case", choices=tuple(_k().FLOW_CASES), default=None,
                    help="cylinder: DFG benchmark case (2d-1 steady Re 20, 2d-2 periodic "
                         "Re 100, 2d-3 unsteady inflow); default 2d-1")
@@ -251,7 +252,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
              "contrast": ("jump",)}
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
-              "maxiter", "restart", "bc", "velocity", "compatibility", "save", "stop")
+              "maxiter", "restart", "bc", "velocity", "compatibility", "stop")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -534,6 +535,21 @@ def _check_rank_memory(config: dict, split: dict) -> None:
                          "smaller --grid")
 
 
+FLOW_SAVES = (".vtu", ".vtk", ".npz", ".csv")
+
+
+def _flow_save(values: dict) -> str | None:
+    """A flow's ``--save``: .vtu / .vtk (ParaView), .npz, .csv (the surface's cp); the
+    absolute path, as the job runs elsewhere."""
+    save = values.get("save")
+    if not save:
+        return None
+    if not str(save).lower().endswith(FLOW_SAVES):
+        raise ValueError(f"--save writes .vtu or .vtk (ParaView), .npz or .csv (the surface's "
+                         f"cp) for a flow, got {save!r}")
+    return os.path.abspath(os.path.expanduser(str(save)))
+
+
 def _cylinder_config(values: dict) -> dict:
     """The config of ``%solve cylinder`` (the DFG benchmark through the flow kernel)."""
     case = values.get("case") or "2d-1"
@@ -573,7 +589,8 @@ def _cylinder_config(values: dict) -> dict:
     return {"problem": "cylinder", "case": case,
             "resolution": None if resolution is None else int(resolution),
             "re": None if re_ is None else float(re_),
-            "dt": values.get("dt"), "t_end": values.get("t_end"), "device": device}
+            "dt": values.get("dt"), "t_end": values.get("t_end"), "device": device,
+            "save": _flow_save(values)}
 
 
 def nose_config(values: dict) -> dict:
@@ -620,6 +637,7 @@ def nose_config(values: dict) -> dict:
                    if v is not None})
     if profile:
         config["profile"] = profile  # the CSV's absolute path: the job runs elsewhere
+    config["save"] = _flow_save(values)
     return config
 
 
