@@ -359,6 +359,10 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         keep = len(eos) + 1 if eos else 2
 
         def warp(logp):
+            if procs.top_h is not None:  # between the temperature and top-k
+                logp /= np.float32(temp if temp is not None else 1.0)
+                procs.top_h_(logp)
+                return warp_log_probs(logp, 1.0, k, p, keep)
             return warp_log_probs(logp, temp, k, p, keep)
 
         draw = make_draw(seed, generator)

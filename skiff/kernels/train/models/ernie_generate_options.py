@@ -38,7 +38,7 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
          **PROCESSOR_OPTIONS}
 # transformers' options skiff does not implement, with the value that means "off".
 UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
-               "top_h": None, "encoder_repetition_penalty": 1.0,
+               "encoder_repetition_penalty": 1.0,
                "force_words_ids": None, "constraints": None,
                "forced_bos_token_id": None,
                "guidance_scale": None, "remove_invalid_values": False,
@@ -295,6 +295,8 @@ class StepChooser:
             if self.keep_scores:
                 self.scores.append(self._full(_log_softmax(z) if renorm else z, rows))
             return z.argmax(axis=-1).astype(np.int64)
+        if extra is not None and extra.top_h is not None:
+            extra.top_h_(z, self.temperature)  # after the temperature, before top-k
         p = sampling_probs(z, self.temperature, self.top_k, self.top_p)
         if extra is not None:
             p = extra.warp(p)

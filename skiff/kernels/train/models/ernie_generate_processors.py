@@ -28,7 +28,8 @@ __all__ = ["ExtraProcessors", "OPTIONS"]
 OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": None,
            "suppress_tokens": None, "begin_suppress_tokens": None, "min_p": None,
            "typical_p": None, "epsilon_cutoff": None, "eta_cutoff": None,
-           "exponential_decay_length_penalty": None, "renormalize_logits": False}
+           "exponential_decay_length_penalty": None, "renormalize_logits": False,
+           "top_h": None}
 
 
 def _sequences(value, name: str) -> list[tuple[tuple, float]]:
@@ -105,12 +106,16 @@ class ExtraProcessors:
             decay = (start, factor, sorted({int(e) for e in eos}))
         self.decay = decay
         self.renormalize = bool(options.get("renormalize_logits"))
+        top_h = options.get("top_h")
+        if top_h is not None and not 0 < float(top_h) <= 1:
+            raise ValueError(f"top_h must be in (0, 1], got {top_h!r}")
+        self.top_h = None if top_h is None else float(top_h)
 
     def __bool__(self) -> bool:
         return bool(self.bias or self.bad or self.forced_eos is not None or self.suppress
                     or self.begin_suppress or self.min_p is not None or self.typical is not None
                     or self.epsilon is not None or self.eta is not None
-                    or self.decay is not None or self.renormalize)
+                    or self.decay is not None or self.renormalize or self.top_h is not None)
 
     @staticmethod
     def _apply(z: np.ndarray, rows, pairs) -> None:
@@ -151,6 +156,33 @@ class ExtraProcessors:
             z[:, self.suppress] = -np.inf
         if self.begin_suppress and step == 0:
             z[:, self.begin_suppress] = -np.inf
+
+    def top_h_(self, z: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+        """transformers' ``TopHLogitsWarper`` (after the temperature, before top-k), in
+        place on (n, V) logits ``z``: of the 100 best tokens (their softmax alone), keep them
+        in order while their summed entropy terms ``-p log p`` stay within ``top_h`` times
+        that softmax's entropy (the best always); the others get ``-inf``. ``temperature``:
+        what the kept set is judged on is ``z / temperature``, as transformers' order."""
+        if self.top_h is None:
+            return z
+        t = z / float(temperature or 1.0)
+        n = min(100, z.shape[1])
+        top = np.argsort(-t, axis=1, kind="stable")[:, :n]
+        lg = np.take_along_axis(t, top, 1).astype(np.float32)  # float32 as torch's
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            norm = lg - (lg[:, :1] + np.log(np.exp(lg - lg[:, :1]).sum(axis=1, keepdims=True)))
+            p = np.exp(norm)
+            p /= p.sum(axis=1, keepdims=True)
+            low = np.finfo(np.float32).min  # torch's Categorical.entropy, clamped logits
+            tau = np.float32(self.top_h) * -(np.maximum(norm, low) * p).sum(axis=1,
+                                                                            keepdims=True)
+            terms = -p * np.log(p)  # 0 log 0: nan, as torch's (never kept)
+            keep_top = np.cumsum(terms, axis=1) <= tau
+        keep_top[:, 0] = True
+        keep = np.zeros(z.shape, dtype=bool)
+        np.put_along_axis(keep, top, keep_top, 1)
+        z[~keep] = -np.inf
+        return z
 
     @property
     def warps(self) -> bool:
