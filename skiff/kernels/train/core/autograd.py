@@ -242,7 +242,9 @@ class Function:
 
     # torch's grad_fn names where skiff's op class is called otherwise
     _TORCH_NAMES = {"MatMul": "Mm", "LinearFn": "Addmm", "Reshape": "View", "Transpose": "T",
-                    "GetItem": "Select", "SoftmaxFn": "Softmax", "LogSoftmaxFn": "LogSoftmax"}
+                    "GetItem": "Select", "SoftmaxFn": "Softmax", "LogSoftmaxFn": "LogSoftmax",
+                    "CrossEntropyFn": "NllLoss", "LayerNormFn": "NativeLayerNorm",
+                    "DropoutFn": "Mul"}
 
     def name(self) -> str:
         """torch's ``grad_fn.name()``: ``"SumBackward0"``; a custom ``autograd.Function``'s

@@ -655,6 +655,7 @@ class LRSchedule:
     def _chain(self, initial: bool = False) -> None:
         for g, b in zip(self.optimizer.param_groups, self.base_lrs):
             g["lr"] = self.lr_after(self.last_step, g["lr"], b, initial)
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def lr_at(self, step: int, base: float) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -663,7 +664,11 @@ class LRSchedule:
         return [self.lr_at(self.last_step, b) for b in self.base_lrs]
 
     def get_last_lr(self) -> list[float]:
-        return [g["lr"] for g in self.optimizer.param_groups]
+        """torch's: the lrs this schedule set at its last step (a schedule stepped after it
+        on the same optimizer does not change them)."""
+        last = self.__dict__.get("_last_lr")
+        return list(last) if last is not None else [g["lr"] for g in
+                                                    self.optimizer.param_groups]
 
     @property
     def last_epoch(self) -> int:
@@ -673,6 +678,7 @@ class LRSchedule:
     def _apply(self):
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
             g["lr"] = lr
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def step(self) -> None:
         self.last_step += 1
@@ -723,6 +729,8 @@ class LRSchedule:
                     and isinstance(here, (int, float)) and not isinstance(here, bool)
                     and isinstance(value, (int, float)) and not isinstance(value, bool)):
                 setattr(self, key, type(here)(value))
+        if state.get("_last_lr") is not None:  # torch's: the lrs of the saved last step
+            self._last_lr = list(state["_last_lr"])
         if not self._chainable:
             self._apply()
 

@@ -50,8 +50,11 @@ def test_grad_fn_name_and_is_inference():
     for lib in (skiff, torch):
         x = lib.randn(3, 4, requires_grad=True)
         w = lib.randn(4, 2, requires_grad=True)
+        F = lib.nn.functional
         names = [o.grad_fn.name() for o in (x.sum(), x * 2, x + 1, x @ w, x.relu(),
-                                            x.mean(), x.exp(), x.tanh(), x / 2)]
+                                            x.mean(), x.exp(), x.tanh(), x / 2,
+                                            F.cross_entropy(x, lib.tensor([0, 1, 2])),
+                                            F.layer_norm(x, (4,)), F.gelu(x))]
         if lib is skiff:
             got = names
         else:
@@ -254,8 +257,9 @@ def test_out_argument_is_torchs(case):
                                 dict(scale_factor=0.37, recompute_scale_factor=True)],
                          ids=["size", "factor", "up", "mixed", "corners", "recompute"])
 def test_interpolate_antialias_is_torchs(mode, kw):
-    import skiff.nn.functional as SF
     import torch.nn.functional as TF
+
+    import skiff.nn.functional as SF
 
     rng = np.random.default_rng(33)
     x = rng.standard_normal((2, 3, 17, 23))
@@ -270,3 +274,21 @@ def test_interpolate_antialias_is_torchs(mode, kw):
     # the source of torch's error is not traced)
     np.testing.assert_allclose(s.detach().numpy(), t.detach().numpy(), atol=1e-6)
     np.testing.assert_allclose(sx.grad.numpy(), tx.grad.numpy(), atol=1e-6)
+
+
+def test_two_schedulers_last_lr_is_each_ones_own():
+    got = []
+    for lib in (skiff, torch):
+        p = snn.Parameter(skiff.zeros(2)) if lib is skiff else tnn.Parameter(torch.zeros(2))
+        opt = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+        sch = [lib.optim.lr_scheduler.MultiStepLR(opt, [2, 4]),
+               lib.optim.lr_scheduler.LinearLR(opt, 0.5, total_iters=3)]
+        rows = []
+        for _ in range(5):
+            opt.step()
+            for s in sch:
+                s.step()
+            rows.append([s.get_last_lr()[0] for s in sch] + [s.state_dict()["_last_lr"][0]
+                                                             for s in sch])
+        got.append(rows)
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-12)
