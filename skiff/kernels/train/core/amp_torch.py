@@ -68,7 +68,14 @@ class autocast:  # noqa: N801  (torch's name)
         name = None if dtype is None else (dtype if isinstance(dtype, str)
                                            else str(np.dtype(dtype)))
         enabled = bool(enabled)
-        if name is not None and name not in _LOW:
+        if enabled and device_type == "cuda":
+            from .torch_runtime import cuda
+            if not cuda.is_available():  # torch's answer on a machine without CUDA, before
+                # it looks at the dtype
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
+                enabled = False
+        if name is not None and name not in _LOW and (enabled or device_type == "cpu"):
             if device_type == "cpu":  # torch warns and runs the block without autocast
                 if enabled:
                     warnings.warn("In CPU autocast, but the target dtype is not supported. "
@@ -77,12 +84,6 @@ class autocast:  # noqa: N801  (torch's name)
                 enabled = False
             else:
                 raise ValueError(f"autocast dtype must be float16 or bfloat16, got {dtype!r}")
-        if enabled and device_type == "cuda":
-            from .torch_runtime import cuda
-            if not cuda.is_available():  # torch's answer on a machine without CUDA
-                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
-                              "autocast.", stacklevel=2)
-                enabled = False
         self.device_type = device_type
         self.fast_dtype = "float16" if name == "half" else (
             name or _DEFAULT.get(device_type, "float16"))
