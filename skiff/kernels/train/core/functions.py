@@ -294,7 +294,7 @@ __all__ = [
     "manual_seed", "device", "from_numpy", "as_tensor", "is_tensor", "numel", "equal",
     "allclose", "isclose", "randn_like", "rand_like", "full_like", "empty", "empty_like",
     "randint", "randperm", "linspace", "multinomial", "save", "load", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
     "int32", "int", "int64", "long", "bool", "autograd", "finfo", "iinfo", "eye",
     "bfloat16",  # noqa: F822 (made on first use by the module's __getattr__)
