@@ -41,6 +41,31 @@ def _kernel_params(layer, shape, fan_in, bias, generator, dtype) -> None:
                   if bias else None)
 
 
+def _conv_repr(m, dims, output_padding=None):
+    """torch's ``_ConvNd.extra_repr``: sizes as ``dims``-tuples, padding / dilation /
+    output_padding / groups / bias / padding_mode only when not their defaults."""
+    def tup(v):
+        return tuple(v) if isinstance(v, (tuple, list)) else (int(v),) * dims
+
+    s = (f"{m.in_channels}, {m.out_channels}, kernel_size={tup(m.kernel_size)}, "
+         f"stride={tup(m.stride)}")
+    pad = m.padding if isinstance(m.padding, str) else tup(m.padding)
+    if pad != (0,) * dims:
+        s += f", padding={pad}"
+    dil = tup(getattr(m, "dilation", 1))
+    if dil != (1,) * dims:
+        s += f", dilation={dil}"
+    if output_padding is not None and tup(output_padding) != (0,) * dims:
+        s += f", output_padding={tup(output_padding)}"
+    if getattr(m, "groups", 1) != 1:
+        s += f", groups={m.groups}"
+    if getattr(m, "bias", None) is None:
+        s += ", bias=False"
+    if getattr(m, "padding_mode", "zeros") != "zeros":
+        s += f", padding_mode={m.padding_mode}"
+    return s
+
+
 class Conv2d(Module):
     """2-D convolution; weight (out_channels, in_channels, kh, kw), torch's default init."""
 
@@ -82,8 +107,7 @@ class Conv2d(Module):
                         self.groups)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+        return _conv_repr(self, 2)
 
 
 class BatchNorm2d(Module):
@@ -142,7 +166,8 @@ class BatchNorm2d(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={getattr(self, 'bias', None) is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class MaxPool2d(Module):
@@ -159,7 +184,9 @@ class MaxPool2d(Module):
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
     def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        stride = self.kernel_size if self.stride is None else self.stride
+        return (f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AvgPool2d(Module):
@@ -177,7 +204,8 @@ class AvgPool2d(Module):
         return F.avg_pool2d(x, self.kernel_size, self.stride)
 
     def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+        stride = self.kernel_size if self.stride is None else self.stride
+        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
 
 
 class BatchNorm1d(BatchNorm2d):
@@ -251,8 +279,7 @@ class Conv1d(Module):
         return y.reshape(n, self.out_channels, y.shape[-1])
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+        return _conv_repr(self, 1)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -349,8 +376,7 @@ class ConvTranspose2d(Module):
                                 self.output_padding)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+        return _conv_repr(self, 2, self.output_padding)
 
 
 def _single(v):
@@ -371,6 +397,7 @@ class Upsample(Module):
             scale_factor = 2
         self.size, self.mode, self.align_corners = size, mode, align_corners
         self.recompute_scale_factor = recompute_scale_factor
+        self._given_scale = scale_factor  # as given, for the printed form
         self.scale = None if scale_factor is None else (
             as_pair(scale_factor, "scale_factor") if mode == "nearest" and
             not isinstance(scale_factor, float) else scale_factor)
@@ -382,7 +409,10 @@ class Upsample(Module):
                              self.recompute_scale_factor)
 
     def extra_repr(self):
-        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale}"
+        sf = getattr(self, "_given_scale", self.scale)  # torch keeps the factor as float(s)
+        if sf is not None:
+            sf = tuple(float(v) for v in sf) if isinstance(sf, (tuple, list)) else float(sf)
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={sf}"
         return f"{what}, mode={self.mode!r}"
 
 
@@ -400,7 +430,12 @@ class _Pool1d(Module):
         return y.reshape(n, c, y.shape[-1])
 
     def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}"
+        if isinstance(self, MaxPool1d):  # torch's MaxPool1d: ints; AvgPool1d: one-tuples
+            return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                    f"padding={self.padding}, dilation={self.dilation}, "
+                    f"ceil_mode={self.ceil_mode}")
+        return (f"kernel_size={(self.kernel_size,)}, stride={(self.stride,)}, "
+                f"padding={(self.padding,)}")
 
 
 class MaxPool1d(_Pool1d):
