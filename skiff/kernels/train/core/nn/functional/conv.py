@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from ... import autocast_ops as _ac
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
 from ...gemm import mm
@@ -143,6 +144,8 @@ class Conv2dFn(Function):
                 y[lo:hi] += b[lo:hi, None]
 
             _by_channels(add_bias, cout, y.size, xp)
+        if x.dtype == w.dtype and y.dtype != x.dtype and x.dtype.itemsize == 2:
+            y = y.astype(x.dtype)  # bfloat16 in, bfloat16 out (torch's; numpy's GEMM: f32)
         return y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3)
 
     def backward(self, g):
@@ -170,7 +173,14 @@ class Conv2dFn(Function):
             gcols = mm(w.reshape(cout, ck).T, g2).reshape(c, kh, kw, n, ho, wo)
             gpad = col2im(gcols, h + 2 * ph, wd + 2 * pw, sh, sw)
             gx = gpad[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
+        if xt.dtype.itemsize == 2 or w.dtype.itemsize == 2:  # 16-bit operands: 16-bit grads
+            gx = _as(gx, xt.dtype)
+            gw, gb = _as(gw, w.dtype), _as(gb, g.dtype)
         return gx, gw, gb
+
+
+def _as(a, dtype):
+    return a if a is None or a.dtype == dtype else a.astype(dtype)
 
 
 class Conv3x3WinogradFn(Conv2dFn):
@@ -206,6 +216,8 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
     (:mod:`.conv_general`)."""
     if x.ndim != 4:
         raise ValueError(f"conv2d expects NCHW input, got shape {tuple(x.shape)}")
+    if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+        x, weight, bias = _ac.low(x, weight, bias)
     if dilation != 1 or groups != 1 or isinstance(padding, str):
         from .conv_general import conv2d_general
 

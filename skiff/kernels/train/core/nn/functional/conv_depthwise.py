@@ -190,6 +190,11 @@ class DepthwiseConv2dFn(Function):
         co, _, kh, kw = w.shape
         mult = co // c
         (sh, sw), (ph, pw) = stride, padding
+        self.low = None
+        if x.dtype.itemsize == 2 or w.dtype.itemsize == 2:  # bfloat16 / float16: accumulate
+            self.low = (x.dtype, w.dtype)  # in float32 as torch does, round the output
+            x, w = x.astype(np.float32), w.astype(np.float32)
+            b = None if b is None else b.astype(np.float32)
         ho = (h + 2 * ph - kh) // sh + 1
         wo = (wd + 2 * pw - kw) // sw + 1
         xt = _padded_cn(x, ph, pw)
@@ -202,6 +207,8 @@ class DepthwiseConv2dFn(Function):
         out = fwd(xt, w.reshape(co, kh, kw), sh, sw, ho, wo)
         if b is not None:
             out += b.reshape(co, 1, 1, 1)
+        if self.low is not None and self.low[0] == self.low[1]:
+            out = out.astype(self.low[0])
         return out.transpose(1, 0, 2, 3)
 
     def backward(self, g):
@@ -211,6 +218,9 @@ class DepthwiseConv2dFn(Function):
         n, c, h, wd, kh, kw, sh, sw, ph, pw, mult = self.geom
         co = w.shape[0]
         nx, nw, nb = self.needs_input_grad
+        low, gdt = getattr(self, "low", None), g.dtype
+        if low is not None and g.dtype != np.float32:
+            g = g.astype(np.float32)
         gt = xp.ascontiguousarray(g.transpose(1, 0, 2, 3))  # (Co, N, Ho, Wo); free usually
         gb = gt.reshape(co, -1).sum(axis=1) if nb else None
         gpad, gw = bwd(gt, xt, w.reshape(co, kh, kw), sh, sw, bool(nx), bool(nw))
@@ -219,7 +229,12 @@ class DepthwiseConv2dFn(Function):
             if mult > 1:
                 gpad = gpad.reshape((c, mult) + gpad.shape[1:]).sum(axis=1)
             gx = gpad[:, :, ph : ph + h, pw : pw + wd].transpose(1, 0, 2, 3)
-        return gx, (gw.reshape(w.shape) if nw else None), gb
+        gw = gw.reshape(w.shape) if nw else None
+        if low is not None:  # 16-bit operands: 16-bit gradients
+            gx = None if gx is None else gx.astype(low[0])
+            gw = None if gw is None else gw.astype(low[1])
+            gb = None if gb is None else gb.astype(gdt)
+        return gx, gw, gb
 
 
     def backward_t(self, want, g):
