@@ -105,8 +105,6 @@ def test_processor_options_mistakes(pair):
         model.generate(ids, bad_words_ids=[3, 4], max_new_tokens=2)
     with pytest.raises(ValueError, match="sequence_bias is a dict"):
         model.generate(ids, sequence_bias=[[3, 4, 5]], max_new_tokens=2)
-    with pytest.raises(ValueError, match="beam search does not take suppress_tokens"):
-        model.generate(ids, num_beams=2, suppress_tokens=[3], max_new_tokens=2)
 
 
 @pytest.mark.parametrize("warper", ["typical_p", "epsilon_cutoff", "eta_cutoff", "min_p"])
