@@ -306,6 +306,10 @@ def _register_more():
     for c in (C.MaxPool2dFn, C.AvgPool2dFn):
         _RULES[c] = R._merged_rows
     _RULES[C.Conv2dFn] = R._conv2d
+    _RULES[C.Conv3x3WinogradFn] = R._conv2d  # the same inputs, kwargs and output
+    from .nn.functional import conv_depthwise as DW
+
+    _RULES[DW.DepthwiseConv2dFn] = R._depthwise_conv2d
     _RULES[E.EinsumFn] = R._einsum
     _RULES[D.SDPAFn] = R._attention
     _RULES[A.BatchNormFn] = R._batch_norm

@@ -50,6 +50,34 @@ def _conv2d(cls, level, inputs, kwargs):
     return BatchedTensor(out.reshape(n, m, o, ho, wo), level)
 
 
+def _depthwise_conv2d(cls, level, inputs, kwargs):
+    """A depthwise convolution (``groups`` = input channels, a channel multiplier ``k``): with
+    an unbatched weight the batch joins the images; with a weight per sample one im2col of
+    every image and a per-channel product with each sample's weight, summed over the window."""
+    from .nn.fold import unfold
+    from .vmap_tensor_r30 import BatchedTensor, is_batched
+
+    x, w, b = inputs
+    if not is_batched(w, level) and not is_batched(b, level):
+        return _merged_rows(cls, level, inputs, kwargs)
+    if x.ndim != 4:
+        return NotImplemented
+    n = _size_of(level)
+    xp, wp = _phys_of(x, level, n), _phys_of(w, level, n)
+    (sh, sw), (ph, pw) = kwargs.get("stride", (1, 1)), kwargs.get("padding", (0, 0))
+    m, c, h, wd = (int(v) for v in x.shape)
+    o, _, kh, kw = (int(v) for v in w.shape)
+    k = o // c
+    ho, wo = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
+    cols = unfold(xp.reshape(n * m, c, h, wd), (kh, kw), 1, (ph, pw), (sh, sw))
+    cols = cols.reshape(n, m, c, 1, kh * kw, ho * wo)
+    out = (cols * wp.reshape(n, 1, c, k, kh * kw, 1)).sum(axis=4)  # (n, m, c, k, L)
+    out = out.reshape(n, m, o, ho * wo)
+    if b is not None:
+        out = out + _phys_of(b, level, n).reshape(n, 1, o, 1)
+    return BatchedTensor(out.reshape(n, m, o, ho, wo), level)
+
+
 def _einsum(cls, level, inputs, kwargs):
     """einsum: a letter the equation does not use names the batch of each batched operand
     and of the output (the unbatched operands' gradients sum over it)."""

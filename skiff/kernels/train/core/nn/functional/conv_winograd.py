@@ -48,7 +48,8 @@ def use_winograd(x, w, stride, padding) -> bool:
     """The fast path's domain for tensors ``x`` and ``w`` (read through their shape, dtype and
     backend, never their arrays: a vmap's batched tensor refuses those): numpy
     float32/float64, 3x3, stride 1, padding 0-2, enough channels for the GEMMs to dominate."""
-    xp = x.xp if hasattr(x, "_node") else xp_of(x)  # a Tensor, or a plain array
+    phys = x.__dict__.get("_phys", x) if hasattr(x, "__dict__") else x  # vmap's: its tensor
+    xp = phys.xp if hasattr(phys, "_node") else xp_of(phys)  # a Tensor, or a plain array
     return (xp is np and np.dtype(x.dtype) in (np.float32, np.float64)
             and np.dtype(w.dtype) == np.dtype(x.dtype) and tuple(w.shape[2:]) == (3, 3)
             and tuple(stride) == (1, 1) and all(0 <= p <= 2 for p in padding)
