@@ -208,6 +208,10 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         if not adapter and not os.path.isfile(os.path.join(path, "config.json")):
             raise ValueError(f"DIR {model!r} is not a checkpoint folder: it has no config.json")
         job = None if adapter else trained_job(path)
+        if job is not None and not str(job.get("model")).startswith("gpt") and \
+                os.path.isfile(os.path.join(path, "hf-model", "config.json")):
+            # a train job from a checkpoint (ernie, LoRA merged): the folder it wrote back
+            path, job = os.path.join(path, "hf-model"), None
         if adapter:
             from skiff.kernels.train.models.hf_checkpoint import adapter_base
 
@@ -360,9 +364,9 @@ class ChatKind(Kind):
 
     def summary(self, result: dict) -> list[str]:
         lines = []
-        if result.get("thinking"):
-            lines.append(f"thinking: {result['thinking']}")
-        lines.append(str(result.get("text", "")))
+        if result.get("thinking"):  # a line each (a literal backslash-n in the terminal before)
+            lines.extend(f"thinking: {result['thinking']}".split("\n"))
+        lines.extend(str(result.get("text", "")).split("\n"))
         lines.append(f"{figure(result.get('tokens', 0))} tokens, "
                      f"{figure(result.get('tokens_per_s', 0.0))} tokens/s "
                      f"(stopped by {result.get('stop', '?')})")
