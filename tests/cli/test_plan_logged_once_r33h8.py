@@ -5,6 +5,8 @@ logged once, by the trainer; the oracle is the plan the job's result records
 
 from __future__ import annotations
 
+import re
+
 from skiff.jobs import launch
 from skiff.jobs.render import log_records
 from skiff.kinds.train import KIND
@@ -19,4 +21,9 @@ def test_a_trainings_plan_is_in_its_log_once(runs_dir):
     summary = job.result["strategy"]["summary"]
     said = [r["message"] for r in log_records(job) if summary in r["message"]]
     assert said == [f"plan: {summary}"]
-    assert KIND.check_launch(dict(config), ranks=1) == summary  # the line left out
+    # the line left out: the same plan (its step time is measured again, so it may differ
+    # under load: CI saw 0.0209 against 0.0198 ms)
+    def timeless(text):
+        return re.sub(r"[0-9.]+ (ms|s|us|µs) a step", "T a step", text)
+
+    assert timeless(KIND.check_launch(dict(config), ranks=1)) == timeless(summary)
