@@ -170,7 +170,7 @@ class DepthwiseConv2dFn(Function):
     Channels first inside, like core ``conv2d``: the input is transposed and padded once to
     (C, N, Hp, Wp) (free when it is a conv output, which is a channels-first view), each
     kernel offset is one strided multiply-add over whole (C, N) planes (custom ops
-    ``onnx.depthwise_fwd/bwd``, one numba pass on the CPU), and the output is handed out as
+    ``train.depthwise_conv_fwd/bwd``, one numba pass on the CPU), and the output is handed out as
     an (N, C, Ho, Wo) view of (C, N, Ho, Wo) memory. Keeps the padded input and the weight.
     """
 

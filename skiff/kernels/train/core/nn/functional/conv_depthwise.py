@@ -6,9 +6,9 @@ free for a conv output without padding), each output channel ``o`` reads input c
 ``o // k`` (torch's order; a multiplier ``k > 1`` repeats the input's channels), and the work
 is the custom ops ``train.depthwise_conv_fwd`` / ``train.depthwise_conv_bwd`` below: a numba
 pass that keeps each (c, n) plane in cache, with a plain strided-pass reference twin (what runs
-on a GPU, in another dtype or without numba). They are the kernels of
-:mod:`skiff.kernels.train.onnx.depthwise` (the imported-graph path), repeated here because
-core may not import the ONNX package (tests/architecture: no package cycle). The output is an
+on a GPU, in another dtype or without numba). The imported-graph path
+(:mod:`skiff.kernels.train.onnx.depthwise`) uses these same ops (the ONNX package depends on
+the core; it kept its own copy until round 33). The output is an
 (N, C, Ho, Wo) view of channels-first memory, like ``Conv2dFn``'s.
 
 Round 33 (docs/convolution.md): a depthwise 3x3 layer over 128 channels at 56x56, batch 8,
