@@ -15,10 +15,11 @@ import math
 
 import numpy as np
 
+from .. import autocast_ops as _ac
 from ..autograd import Function, xp_of
 from ..default_dtype import default_float
 from ..tensor import Tensor
-from .conv import BatchNorm2d, _kernel_params
+from .conv import BatchNorm2d, _conv_repr, _kernel_params
 from .functional.pool_nd import PoolNdFn, _out_sizes, _pad, _slices, _tuple, _unpad, max_pool_nd
 from .layers import _positive
 from .module import Module
@@ -44,6 +45,8 @@ class ConvNdFn(Function):
         cm = cols.reshape(n, groups, K, L)
         wm = w.reshape(groups, o // groups, K)
         y = xp.matmul(wm, cm)  # (N, g, O/g, L)
+        if x.dtype == w.dtype and y.dtype != x.dtype and x.dtype.itemsize == 2:
+            y = y.astype(x.dtype)  # bfloat16 in, bfloat16 out (torch's)
         self.geom = (x.shape, xp_.shape, tuple(k), tuple(stride), tuple(padding),
                      tuple(dilation), groups, out, nd)
         self.save_for_backward(cm, wm)
@@ -67,6 +70,9 @@ class ConvNdFn(Function):
                 gp[(slice(None), slice(None)) + _slices(off, dilation, stride, out)] += \
                     gc[(slice(None), slice(None)) + off]
             gx = _unpad(gp, padding, xshape[2:])
+        if cm.dtype.itemsize == 2 or wm.dtype.itemsize == 2:  # 16-bit operands: 16-bit grads
+            gx = gx if gx is None or gx.dtype == cm.dtype else gx.astype(cm.dtype)
+            gw = gw if gw is None or gw.dtype == wm.dtype else gw.astype(wm.dtype)
         return gx, gw
 
 
@@ -75,6 +81,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if input.ndim == 4:
         return conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                       groups).squeeze(0)
+    if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+        input, weight, bias = _ac.low(input, weight, bias)
     if input.ndim != 5 or weight.ndim != 5:
         raise ValueError(f"conv3d expects input (N, C, D, H, W) and weight (O, C/groups, kD, "
                          f"kH, kW), got {tuple(input.shape)} and {tuple(weight.shape)}")
@@ -131,8 +139,7 @@ class Conv3d(Module):
                       self.groups)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+        return _conv_repr(self, 3)  # torch's text
 
 
 class BatchNorm3d(BatchNorm2d):
@@ -218,6 +225,11 @@ class MaxPool3d(Module):
         return max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
                           self.ceil_mode, self.return_indices)
 
+    def extra_repr(self):  # torch's text
+        stride = self.kernel_size if self.stride is None else self.stride
+        return (f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
 
 class AvgPool3d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -230,6 +242,10 @@ class AvgPool3d(Module):
     def forward(self, x):
         return avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):  # torch's text
+        stride = self.kernel_size if self.stride is None else self.stride
+        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool3d(Module):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 
+from .. import autocast_ops as _ac
 from ..default_dtype import default_float
-from .conv import _kernel_params
+from .conv import _conv_repr, _kernel_params
 from .conv3d import _tuple
 from .functional.conv_transpose_nd import ConvTransposeNdFn
 from .layers import _positive
@@ -22,6 +23,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0,  # noqa: A00
     if input.ndim == 4:
         return conv_transpose3d(input.unsqueeze(0), weight, bias, stride, padding,
                                 output_padding, groups, dilation).squeeze(0)
+    if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
+        input, weight, bias = _ac.low(input, weight, bias)
     if input.ndim != 5 or weight.ndim != 5 or input.shape[1] != weight.shape[0] or \
             weight.shape[0] % groups:
         raise ValueError(f"conv_transpose3d expects input (N, C, D, H, W) and weight (C, "
@@ -34,6 +37,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0,  # noqa: A00
                          f"dilation {d} (torch's rule)")
     y = ConvTransposeNdFn.apply(input, weight, stride=s, padding=_tuple(padding, 3, "padding"),
                                 output_padding=op, dilation=d, groups=int(groups))
+    if input.dtype == weight.dtype and y.dtype != input.dtype and input.dtype.itemsize == 2:
+        y = y.to(dtype=input.dtype)  # bfloat16 in, bfloat16 out (torch's)
     return y if bias is None else y + bias.reshape(1, -1, 1, 1, 1)
 
 
@@ -70,5 +75,4 @@ class ConvTranspose3d(Module):
                                 self.output_padding, self.groups, self.dilation)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+        return _conv_repr(self, 3, self.output_padding)  # torch's text
