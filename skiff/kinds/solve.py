@@ -590,7 +590,7 @@ def _cylinder_config(values: dict) -> dict:
             "resolution": None if resolution is None else int(resolution),
             "re": None if re_ is None else float(re_),
             "dt": values.get("dt"), "t_end": values.get("t_end"), "device": device,
-            "save": _flow_save(values)}
+            **({"save": _flow_save(values)} if values.get("save") else {})}
 
 
 def nose_config(values: dict) -> dict:
@@ -637,7 +637,8 @@ def nose_config(values: dict) -> dict:
                    if v is not None})
     if profile:
         config["profile"] = profile  # the CSV's absolute path: the job runs elsewhere
-    config["save"] = _flow_save(values)
+    if values.get("save"):
+        config["save"] = _flow_save(values)
     return config
 
 

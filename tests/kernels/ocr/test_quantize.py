@@ -225,4 +225,5 @@ def test_two_processes_build_once(tmp_path):
     assert all(p.returncode == 0 for p in procs)
     assert sum(o.count("BUILT") for o in outs) == 1, outs
     assert outs[0][-1] == outs[1][-1]
-    assert len(list((tmp_path / "cache" / "ocr").glob("*.onnx"))) == 1
+    built = [p for p in (tmp_path / "cache" / "ocr").glob("*.onnx") if "-ortopt-" not in p.name]
+    assert len(built) == 1, built  # (onnxruntime's optimized graphs are cached beside it)
