@@ -68,10 +68,12 @@ def test_amg_on_upwind_convection_at_peclet_1000_is_in_pyamg_league():
     b = np.random.default_rng(3).standard_normal(A.shape[0])
     sol = solve(A, b, rtol=1e-10, maxiter=2000)
     assert sol.converged and (sol.method, sol.precond) == ("gmres", "amg")
-    theirs, info, _ = _pyamg_gmres_iterations(A, b, 1e-10, symmetry="nonsymmetric")
-    assert info == 0
-    assert sol.iterations <= 2 * theirs                                    # 12 vs 11
     assert _rel(A, sol.x, b) <= 1e-10
+    theirs, info, _ = _pyamg_gmres_iterations(A, b, 1e-10, symmetry="nonsymmetric")
+    # the league: pyamg's iterations where its own GMRES converged (a fresh-clone CI once saw
+    # it stop unconverged, info 50, in the full suite only: then skiff's answer alone counts)
+    if info == 0:
+        assert sol.iterations <= 2 * theirs                                # 12 vs 11
 
 
 def test_the_spd_amg_is_unchanged_by_the_non_symmetric_path():
