@@ -10,6 +10,78 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own faulthandler set-up: this one's file
+def pytest_configure(config):
+    """Say why an xdist worker ended when something in it ended it: a crash, a SIGTERM to its pid
+    (every thread's stack, then the default action) or ``os._exit`` called in it (the
+    caller's stack). CI twice saw a worker die with no word ("node down: Not properly
+    terminated") and the run then hang (pytest-xdist's loadfile restart). A worker's stderr
+    is captured during a test, so each writes to a file the controller prints when the
+    worker goes down (:func:`pytest_testnodedown`); a SIGKILL (the OOM killer) leaves it
+    empty, which tells that apart."""
+    name = os.environ.get("PYTEST_XDIST_WORKER")
+    if not name:
+        if getattr(config.option, "numprocesses", None):
+            import tempfile
+
+            os.environ["SKIFF_TEST_WORKER_NOTES"] = tempfile.mkdtemp(prefix="skiff-workers-")
+        return
+    folder = os.environ.get("SKIFF_TEST_WORKER_NOTES")
+    if not folder or not os.path.isdir(folder):
+        return
+    import faulthandler
+    import signal
+    import traceback
+
+    note = open(os.path.join(folder, f"{name}-{os.getpid()}.txt"), "w")  # noqa: SIM115
+    _WORKER_NOTE.append(note)
+    try:  # a crash (SIGSEGV, SIGABRT...) and a SIGTERM: every thread's stack
+        faulthandler.enable(file=note, all_threads=True)
+        faulthandler.register(signal.SIGTERM, file=note, all_threads=True, chain=True)
+    except (ValueError, OSError, RuntimeError, AttributeError):
+        pass
+    real, me = os._exit, os.getpid()
+
+    def _exit(code):
+        if os.getpid() == me:  # not a forked child's own exit
+            try:
+                note.write(f"os._exit({code}) called from\n")
+                traceback.print_stack(file=note)
+                note.flush()
+            except (OSError, ValueError):
+                pass
+        real(code)
+
+    os._exit = _exit
+
+
+_WORKER_NOTE: list = []
+
+
+def pytest_unconfigure(config):
+    folder = os.environ.get("SKIFF_TEST_WORKER_NOTES")
+    if folder and not os.environ.get("PYTEST_XDIST_WORKER"):
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_testnodedown(node, error):
+    """(xdist controller) A worker that went down unexpectedly: print what it noted."""
+    folder = os.environ.get("SKIFF_TEST_WORKER_NOTES")
+    if not error or not folder or not os.path.isdir(folder):
+        return
+    import sys
+
+    name = node.gateway.id
+    for entry in sorted(os.listdir(folder)):
+        if entry.startswith(f"{name}-"):
+            with open(os.path.join(folder, entry), errors="replace") as fh:
+                text = fh.read()[-20000:]
+            sys.stderr.write(f"\n[{name}] {error}; its last words ({entry}): "
+                             f"{text or '(none: killed by SIGKILL, the OOM killer?)'}\n")
+
+
 def pytest_collection_modifyitems(config, items):
     from skiff.kernels.backend import gpu_available
 
