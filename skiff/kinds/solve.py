@@ -252,7 +252,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
              "contrast": ("jump",)}
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
-              "maxiter", "restart", "bc", "velocity", "compatibility", "stop")
+              "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -316,6 +316,28 @@ def check_options_apply(problem: str, values: dict, *, system: str | None = None
             why = _option_refusal(problem, name, system)
             if why is not None:
                 raise ValueError(why)
+
+
+def _check_amg_kind(problem: str, values: dict, system: str | None) -> None:
+    """Refuse ``--amg sa|classical`` where AMG is not the preconditioner (``values``: the
+    parsed options, or a built-in problem's config), before a job is made: ``poisson --amg
+    classical`` (geometric multigrid) and ``A.mtx --precond jacobi --amg classical`` made a
+    job that failed at once on the solver's Python names (``amg='classical' ... use
+    precond='amg'``), not the flags."""
+    amg = values.get("amg")
+    if amg in (None, "auto") or problem in _FLOW:   # the flows refuse --amg as theirs
+        return
+    precond = values.get("precond")
+    if precond == "amg" or (system == "matrix" and precond in (None, "auto")):
+        return
+    if precond in (None, "auto"):
+        who = ("a GridProblem" if system == "grid" else "a %%solve cell" if problem == "custom"
+               else repr(problem))
+        what = f"{who} is preconditioned by geometric multigrid"
+    else:
+        what = f"the preconditioner is {precond!r}"
+    raise ValueError(f"--amg {amg} chooses the kind of algebraic multigrid (--precond amg) "
+                     f"and {what}: add --precond amg, or drop --amg")
 
 
 def _system_of(problem: str | None, user_ns: dict) -> str | None:
@@ -894,7 +916,9 @@ class SolveKind(Kind):
             if not cell.strip():
                 raise ValueError("%%solve needs a cell with a spec (domain: 256x256, ...)")
             values["spec"] = parse_spec(cell)
-            return JobRequest("solve", to_config(values, memory=False), label="%%solve")
+            config = to_config(values, memory=False)
+            _check_amg_kind("custom", config, None)   # a cell's options: amg, precond
+            return JobRequest("solve", config, label="%%solve")
         name = values.get("problem")
         pname = values.get("precond")
         if (pname not in _k().PRECONDS and pname in user_ns and
@@ -931,6 +955,7 @@ class SolveKind(Kind):
             raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix or a matrix "
                              f"file; {name!r} is a built-in problem")
         config = to_config(values, memory=False)   # checked by check_launch, per rank
+        _check_amg_kind(config["problem"], config, None)
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
 
 
@@ -1043,9 +1068,13 @@ def _check_isolated_b(name: str, bname: str, matrix, b, values: dict) -> None:
 
 
 def _matrix_smoother(values: dict) -> dict:
-    """A matrix validated as a stand-in grid problem: AMG's smoothers (which a matrix reads
-    and a geometric-multigrid grid refuses) checked as the default, then put back."""
-    return {"smoother": "rbgs"} if values.get("smoother") in _k().AMG_SMOOTHERS else {}
+    """A matrix validated as a stand-in grid problem: AMG's smoothers and ``--amg`` (which a
+    matrix reads and a geometric-multigrid grid refuses) checked as the default, then put
+    back."""
+    out = {"smoother": "rbgs"} if values.get("smoother") in _k().AMG_SMOOTHERS else {}
+    if values.get("amg") not in (None, "auto"):   # AMG is a matrix's multigrid: checked
+        out["amg"] = "auto"                        # by check_options_apply, then put back
+    return out
 
 
 def _file_request(values: dict) -> JobRequest:
@@ -1066,9 +1095,10 @@ def _file_request(values: dict) -> JobRequest:
         _check_finite_rhs(bname, b)
     _check_isolated_b(name, bname, matrix, b, values)
     check_options_apply(name, values, system="matrix")
+    _check_amg_kind(name, values, "matrix")
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
                         **_matrix_smoother(values)})
-    config.update(smoother=values.get("smoother") or "rbgs")
+    config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
     config.update(problem=os.path.abspath(os.path.expanduser(name)),
                   b=None if bname is None else os.path.abspath(os.path.expanduser(bname)),
                   method=values.get("method") or "auto", grid=[n, n])
@@ -1114,6 +1144,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     check_options_apply(name, values,
                         system="grid" if isinstance(system, GridProblem) else "matrix")
+    _check_amg_kind(name, values, "grid" if isinstance(system, GridProblem) else "matrix")
     pname = values.get("precond", "auto")
     M = None
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M
@@ -1123,7 +1154,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     config = to_config({**values, "problem": "poisson", "b": None,
                         **({"precond": "none"} if M is not None else {}),
                         **(_matrix_smoother(values) if matrix else {})})
-    config.update(smoother=values.get("smoother") or "rbgs")
+    config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
     # a matrix's method is chosen from the matrix (Solver: 'auto') unless the line names one
     config.update(problem=f"<notebook {name}>", b=bname, method=values.get("method") or "auto")
     config["grid"] = [int(n) for n in system.shape]
