@@ -306,16 +306,26 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("SKIFF_HELD") == "1":   # a local launch: stop when nobody holds it
         _watch_holders(run_dir, rank)
 
-    from skiff.kinds.base import resolve_entry
-
-    from .reporter import JobCancelled, RunReporter
-    from .store import write_json
+    from .reporter import RunReporter
 
     reporter = RunReporter(run_dir, rank=rank, world_size=size)
     held = os.environ.get("SKIFF_HELD") == "1"
     stops = _Stops(run_dir, reporter, launcher, rank, size) if held else None
     if stops is not None:  # a local process job: SIGTERM and a gone launcher are a cancel
         stops.start()      # (before "running": a signal from then on is a cancel)
+    try:
+        return _run(run_dir, meta, reporter, stops, rank, size, ranks)
+    finally:  # every way out (a failure, a cancel of one rank of several included): the
+        if stops is not None:  # launcher watch and the SIGTERM handler end with the run
+            stops.end()        # (round 34: they stayed, in a process that called main())
+
+
+def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks: Path) -> int:
+    from skiff.kinds.base import resolve_entry
+
+    from .reporter import JobCancelled
+    from .store import write_json
+
     if rank == 0:
         reporter.emit("status", status="running")
     code = 0
@@ -377,8 +387,6 @@ def main(argv: list[str] | None = None) -> int:
             except Exception:
                 pass
         return code
-    if stops is not None:
-        stops.end()
     (ranks / f"{rank}.exit").write_text(str(code))
     return code
 

@@ -44,6 +44,7 @@ __all__ = ["RankAlarm", "AbortOnError", "rank_alarm", "threads_allowed", "ALARM_
 ALARM_TAG = 29_017
 POLL_S = 0.25
 GRACE_S = 3.0
+JOIN_S = 1.0      # how long the block's end waits for the watcher thread
 SEND_WAIT_S = 2.0
 PARENT_WAIT_S = 2.0  # a spawned rank that failed, before it leaves (spawned.py)
 
@@ -196,6 +197,12 @@ class RankAlarm:
         self._done = threading.Event()
         self._wakeup: tuple[int, int] | None = None  # (read, write) ends of the signal pipe
         self._old_wakeup = -1
+        # the pipe is closed by whichever of the block's end and the watcher comes last: a
+        # watcher that outlived the join (a slow Iprobe on a loaded machine) would otherwise
+        # select on / read a descriptor number that a later open() of the process reuses
+        self._fd_lock = threading.Lock()
+        self._watcher_ended = False
+        self._close_later = False
         self.interrupted: float | None = None  # when a SIGINT reached this rank
         self.parent = _parent_comm()  # asked here, in the main thread
         self._thread = threading.Thread(target=self._watch, daemon=True,
@@ -209,7 +216,7 @@ class RankAlarm:
 
     def __exit__(self, exc_type, exc, tb):
         self._done.set()
-        self._thread.join(timeout=1.0)
+        self._thread.join(timeout=JOIN_S)
         self._unwatch_signals()
         if exc is not None and self.heard is None and not getattr(exc, "all_ranks", False):
             self._raise_alarm(exc)
@@ -302,9 +309,20 @@ class RankAlarm:
             signal.set_wakeup_fd(self._old_wakeup)
         except (ValueError, OSError):
             pass
-        for fd in self._wakeup:
-            os.close(fd)
-        self._wakeup = None
+        with self._fd_lock:
+            if self._watcher_ended or not self._thread.is_alive():
+                self._close_pipe()
+            else:  # the watcher still runs (it may be in select on the pipe): it closes it
+                self._close_later = True
+
+    def _close_pipe(self) -> None:
+        """(with ``_fd_lock`` held) Close the signal pipe once."""
+        pipe, self._wakeup = self._wakeup, None
+        for fd in pipe or ():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def _pause(self, seconds: float) -> None:
         """Wait ``seconds`` (or until the block ends), noting a SIGINT that arrives."""
@@ -343,6 +361,15 @@ class RankAlarm:
 
     # -- the watcher thread -----------------------------------------------------------------
     def _watch(self) -> None:
+        try:
+            self._watch_loop()
+        finally:
+            with self._fd_lock:
+                self._watcher_ended = True
+                if self._close_later:
+                    self._close_pipe()
+
+    def _watch_loop(self) -> None:
         from mpi4py import MPI
 
         while not self._done.is_set():
