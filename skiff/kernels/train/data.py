@@ -237,6 +237,8 @@ def split_off(dataset, fraction: float):
         raise ValueError(f"val_split must be a fraction between 0 and 1, got {fraction!r}")
     if hasattr(dataset, "held_out"):  # a set that splits itself (ImageFolder: augmentation)
         return dataset.held_out(fraction)
+    if isinstance(dataset, TextDataset):  # the text's end, as the command line holds it
+        return _split_text(dataset, fraction)
     n = len(dataset)
     n_val = int(round(n * fraction))
     if n_val < 1 or n_val >= n:
@@ -244,6 +246,24 @@ def split_off(dataset, fraction: float):
                          f"{n - n_val} to train on and {n_val} to validate")
     _warn_sorted_classes(dataset, n - n_val, fraction)
     return Subset(dataset, np.arange(n - n_val)), Subset(dataset, np.arange(n - n_val, n))
+
+
+def _split_text(dataset, fraction: float):
+    """A text's first ``1 - fraction`` and its end as two texts (:meth:`TextDataset.split`,
+    what ``--val-split`` does on the line): a Subset of its blocks cut elsewhere (round 34:
+    ``train(text, val_split=0.1)`` and the line validated on different sequences)."""
+    try:
+        train, val = dataset.split(1.0 - fraction)
+        counts = (len(train), len(val))
+    except ValueError as exc:  # a part shorter than one sequence
+        train = val = None
+        counts, why = None, str(exc)
+    if counts is None or min(counts) < 1:
+        what = f"{counts[0]} sequences to train on and {counts[1]} to validate" if counts \
+            else why
+        raise ValueError(f"val_split={fraction!r} of a text of {len(dataset.data)} bytes "
+                         f"in sequences of {dataset.block_size + 1} tokens leaves {what}")
+    return train, val
 
 
 def _warn_sorted_classes(dataset, cut: int, fraction: float) -> None:

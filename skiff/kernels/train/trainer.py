@@ -53,7 +53,7 @@ from .trainer_run import (
     same_objects,
 )
 from .trainer_state import TrainerState
-from .trainer_stop import EarlyStopping, check_early_stopping
+from .trainer_stop import EarlyStopping, check_early_stopping, default_hold_out
 
 __all__ = ["Trainer", "TrainingDiverged"]
 
@@ -158,7 +158,8 @@ class Trainer(Inference, TrainerState):
     early_stopping : int or None
         Stop once the validation loss (scored at each epoch's end) has not improved for this
         many validations in a row, and end with the weights of the best one
-        (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``.
+        (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``;
+        a text or an image folder without them holds its last tenth out (said in the log).
     callbacks : list or None
         Functions ``cb(metrics)`` called after every step, or objects with
         ``on_step_end(trainer, metrics)``, ``on_validation_end(trainer, metrics)``,
@@ -373,10 +374,16 @@ class Trainer(Inference, TrainerState):
         self.feature_names = frame_columns(dataset)
         # a validation frame in another column order is taken by name as well (evaluate too)
         val_dataset = by_feature_names(val_dataset, self.feature_names, "to validate on")
+        held_note = None
+        if self.early_stopping is not None and val_dataset is None and val_split is None:
+            # a text or an image folder holds its last tenth out, as on the line (round 34)
+            val_split, held_note = default_hold_out(dataset, self.early_stopping)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
-        if self.early_stopping is not None and val_dataset is None:
-            raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
-                             "or val_split=0.1 to train()")
+        if held_note:
+            held_note = f"{held_note}: {len(dataset)} items train, {len(val_dataset)} validate"
+            self.reporter.log(held_note)
+            if self.verbose and getattr(self.reporter, "rank", 0) == 0:
+                print(held_note)
         try:
             if loader_batch is not None and loader_batch != own_batch:
                 self.batch_size = loader_batch
@@ -394,7 +401,10 @@ class Trainer(Inference, TrainerState):
                 if self.resume:
                     self._resume_from_checkpoint(run)
                 self._run_steps(run)
-                return self._finish(run)
+                result = self._finish(run)
+                if held_note:  # also on the result, for a script that logs nothing
+                    result.notes.append(held_note)
+                return result
         finally:
             self.batch_size = own_batch
 

@@ -15,7 +15,41 @@ import math
 
 import numpy as np
 
-__all__ = ["EarlyStopping", "check_early_stopping"]
+__all__ = ["EarlyStopping", "check_early_stopping", "default_hold_out", "HOLD_OUT"]
+
+HOLD_OUT = 0.1  # what early stopping holds out of a text or an image folder by default
+MIN_FOLDER_IMAGES = 20  # an image folder this small holds nothing out by itself
+
+
+def default_hold_out(dataset, patience) -> tuple[float | None, str | None]:
+    """``(val_split, note)`` for ``early_stopping=patience`` with no validation data: the
+    command line's rule (round 34), so that ``Trainer(..., early_stopping=N).train(data)``
+    and ``python -m skiff train ... --early-stop N`` hold out the same items. A text
+    (:class:`.data.TextDataset`) keeps its last tenth apart (whole sequences of the text's
+    end, as ``--val-split 0.1`` does), an image folder of 20 or more images its last tenth
+    (its order is shuffled when read); arrays, tables and other data sets get a clear error
+    instead, as on the line (the last rows of a table are often sorted, by date or class, so
+    which rows validate is the user's to say)."""
+    from .data import TextDataset
+
+    name = type(dataset).__name__
+    if isinstance(dataset, TextDataset):
+        what = "text"
+    elif name == "ImageFolder" and hasattr(dataset, "held_out"):
+        if len(dataset) < MIN_FOLDER_IMAGES:
+            raise ValueError(f"early_stopping watches the validation loss, and the image "
+                             f"folder has {len(dataset)} images, too few to hold a tenth out "
+                             f"by itself (20 or more): pass val_split=... or val_dataset=... "
+                             f"to train()")
+        what = "image folder's images"
+    else:
+        raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
+                         "or val_split=0.1 to train() (a text or an image folder holds its "
+                         "last tenth out by itself; arrays and tables do not, as their last "
+                         "rows may be sorted: shuffle them first)")
+    return HOLD_OUT, (f"early_stopping={patience} and no validation data: the last tenth of "
+                      f"the {what} held out to validate on, as the command line's "
+                      f"--early-stop does (val_split= or val_dataset= chooses)")
 
 
 def check_early_stopping(value) -> int | None:
