@@ -196,6 +196,7 @@ def box_before(image: np.ndarray, box: np.ndarray):
     H, W = image.shape[:2]
     top, bottom = int(max(0, y0 - 0.7 * h)), int(min(H, y1 + 0.7 * h))
     left, right = int(max(0, x0 - REACH * h)), int(min(W, x0 + 0.1 * h))
+    right = max(right, _cut_end(image, int(np.floor(x0)), int(y0), int(np.ceil(y1)), h))
     if right - left < h or bottom - top < h:
         return None
     region = image[top:bottom, left:right]
@@ -206,6 +207,8 @@ def box_before(image: np.ndarray, box: np.ndarray):
         return None if dot is None else \
             (BULLET, (left + dot[0], top + dot[1], left + dot[2], top + dot[3]))
     state, (a, b, c, d) = found
+    if left + a >= x0:  # a frame inside the line's box is the line's own (checkbox_text)
+        return None
     # the frame is the last ink before the line, level with it
     if bw[:, c + 1:].any(0).sum() > 0.15 * h + 2:
         return None
@@ -213,6 +216,77 @@ def box_before(image: np.ndarray, box: np.ndarray):
     if not y0 <= middle <= y1:
         return None
     return state, (left + a, top + b, left + c, top + d)
+
+
+def _cut_end(image: np.ndarray, x0: int, y0: int, y1: int, h: float) -> int:
+    """Where ink the line's box cuts at its left edge (column ``x0``) ends: past the first
+    column from ``x0`` on, within half the box's height, with no ink in rows ``y0``-``y1``
+    (``x0 + 1`` where its own column holds none). A form's empty box the detector boxed with
+    its right side inside the line ("☐ No" boxed from the frame's last columns, read
+    "1 No": round 34, ``bench_ocr_user34``) is found whole so."""
+    H, W = image.shape[:2]
+    y0, y1 = max(0, y0), min(H, y1)
+    if not 0 <= x0 < W or y1 - y0 < 2:
+        return x0
+    stop = int(min(W, x0 + 0.5 * h + 1))
+    cols = ink_mask(image[y0:y1, x0:stop]).any(0)
+    blank = np.flatnonzero(~cols)
+    return x0 + (int(blank[0]) + 1 if len(blank) else 0)  # the blank column kept
+
+
+# a frame's stub stands at least this many times the height of the tallest ink after it
+STUB_TALL = 1.15
+# a leading token read from the cut side of a frame ("1", "l", "|", "]"): dropped
+_STUB_READ = re.compile(r"^[1lI|\]\[J](?: |$)")
+
+
+def cut_frame_stub(text: str, crop: np.ndarray) -> str:
+    """``text`` without a first token read from a check box's right side that the line's box
+    cut at its left edge ("1 No" for "☐ No", round 34): the crop's first ink touches its
+    left edge, is shaped as "]" (a bar down at least :data:`LOWEST` of the crop's height,
+    joined at its top and its bottom to rows of ink that run to the crop's edge, blank
+    between them there), is at most half the crop's height wide, :data:`STUB_TALL` times
+    as tall as any ink after it, and stands a fifth of the crop's height apart from it.
+    :func:`box_before` then finds the frame whole left of the box."""
+    m = _STUB_READ.match(text)
+    if m is None or crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    import cv2
+
+    bw = ink_mask(crop)
+    H = bw.shape[0]
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    edge = [k for k in range(1, n) if stats[k, cv2.CC_STAT_LEFT] == 0]
+    if not edge:
+        return text
+    k = max(edge, key=lambda j: stats[j, cv2.CC_STAT_HEIGHT])
+    x, y, w, hk = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                               cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+    if hk < LOWEST * H or w > 0.5 * H or w < 2:
+        return text
+    for j in edge:  # a mark inside the box, cut too, lies within the frame's rows
+        if j != k and not (stats[j, cv2.CC_STAT_TOP] > y and stats[j, cv2.CC_STAT_TOP] +
+                           stats[j, cv2.CC_STAT_HEIGHT] < y + hk):
+            return text
+    part = labels[y:y + hk, :w] == k
+    band = max(1, hk // 8)
+    # "]": its top and bottom rows run to the edge, the inside of the frame blank there,
+    # a side down its right (a bare "l", "|" or "I" cut at the edge is ink all down)
+    if not (part[:band, 0].any() and part[-band:, 0].any()
+            and part[:band].any(0).all() and part[-band:].any(0).all()
+            and part[2 * band:hk - 2 * band, 0].mean() < 0.2
+            and part[:, -max(1, w // 3):].any(1).mean() >= SIDE_RUN):
+        return text
+    rest = np.flatnonzero(bw[:, w:].any(0))
+    if len(rest) and rest[0] < 0.2 * H:
+        return text
+    # a frame stands taller than the letters after it (a serif "I" cut at the edge is "]"
+    # too, as tall as its word's capitals)
+    tallest = max((int(stats[j, cv2.CC_STAT_HEIGHT]) for j in range(1, n)
+                   if stats[j, cv2.CC_STAT_LEFT] >= w), default=0)
+    if hk < STUB_TALL * tallest:
+        return text
+    return text[m.end():]
 
 
 # a bullet before a line's box lies within this many of the line's heights left of it
@@ -251,7 +325,30 @@ def _dot_before(bw: np.ndarray, h: float, x0: float, y0: float, y1: float):
         return None
     if not is_round_dot(labels[y:y + hk, x:x + w] == k):
         return None
+    if _in_leader(before, (x, y, w, hk, k)):
+        return None
     return x, y, x + w, y + hk
+
+
+# a dot with another dot of its size this many of its widths before it, level with it, is
+# the end of a dotted leader and no bullet
+LEADER_GAP = 3.0
+
+
+def _in_leader(marks: list, dot: tuple) -> bool:
+    """Whether ``dot`` (``(x, y, w, h, label)`` of a connected part) ends a dotted leader:
+    another part of 0.5-2 times its size, level with it (middles within half its height),
+    stands within :data:`LEADER_GAP` of its widths before it. A menu's price boxed apart
+    from its leader ("Crème brûlée ........ 8.00") read "• 8.00" (round 34,
+    ``bench_ocr_user34``'s bold italic menu: three prices of four)."""
+    x, y, w, h, k = dot
+    mid, side = y + h / 2, max(w, h)
+    for a, b, c, d, j in marks:
+        if j == k or not 0.5 * side <= max(c, d) <= 2 * side:
+            continue
+        if abs(b + d / 2 - mid) <= 0.5 * h and 0 <= x - (a + c) <= LEADER_GAP * w:
+            return True
+    return False
 
 
 def checkbox_text(text: str, crop: np.ndarray) -> str:
@@ -264,6 +361,7 @@ def checkbox_text(text: str, crop: np.ndarray) -> str:
     (:func:`.marks.bullet_mark`)."""
     if not text or crop.ndim < 2 or min(crop.shape[:2]) < 8:
         return text
+    text = cut_frame_stub(text, crop) or text
     boxed = _checkbox_text(text, crop)
     return bullet_mark(text, crop) if boxed == text else boxed
 
