@@ -104,7 +104,7 @@ def COMMAND(p):
     p.add_argument("--val-split", type=fraction, default=None, metavar="F",
                    help="hold out this fraction of the data for a validation loss at each "
                         "epoch's end (text and image folders: 0.1 unless given; tables and "
-                        "arrays: none)")
+                        "arrays: none); ocr-rec: the share of --data's crops held out (0.1)")
     p.add_argument("--early-stop", type=positive_int, default=None, metavar="N",
                    help="stop after N validations without a better val_loss and keep the "
                         "best validation's weights (needs a validation set)")
@@ -187,7 +187,8 @@ def _ocr_rec_arguments(p):
                         "with --lr 2e-4: keeps what the model knew; 0 adapts further and "
                         "forgets more)")
     g.add_argument("--val", default=None, metavar="LABELS",
-                   help="ocr-rec: held-out label file (default: 10%% of --data)")
+                   help="ocr-rec: held-out label file (default: --val-split of --data, "
+                        "10%%)")
     g.add_argument("--out", default=None, metavar="DIR",
                    help="ocr-rec: folder for rec.onnx and rec_dict.txt (default: run folder)")
     g.add_argument("--register", default=None, metavar="SET",
@@ -210,7 +211,7 @@ def _refuse_ocr_rec_options(values: dict, model) -> None:
 # the training options ocr-rec does not read (it has its own loop), with their defaults:
 # given, they were dropped without a word (`ocr-rec --lora-r 4 --precision bf16-mixed`)
 _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
-                   "recompute": False, "stop_on_divergence": False, "val_split": None,
+                   "recompute": False, "stop_on_divergence": False,
                    "early_stop": None, "image_size": None, "augment": False,
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
@@ -225,7 +226,8 @@ def ocr_rec_config(values: dict) -> dict:
             raise ValueError(f"--{name.replace('_', '-')} is not an option of train ocr-rec "
                              "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
                              "--steps, --lr, --batch-size, --mix, --freeze, --val, "
-                             "--eval-every, --checkpoint-every, --checkpoint-dir, --resume); "
+                             "--val-split, --eval-every, --checkpoint-every, "
+                             "--checkpoint-dir, --resume); "
                              "drop it")
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
                                  or values.get("data"))
@@ -237,6 +239,9 @@ def ocr_rec_config(values: dict) -> dict:
     val = values.get("val")
     if val and not os.path.exists(os.path.expanduser(val)):
         raise ValueError(f"--val {val!r}: no such file or folder")
+    if val and values.get("val_split") is not None:   # the file is the held-out set
+        raise ValueError(f"--val {val} is the held-out set, and --val-split holds out a share "
+                         "of --data instead: give one of them")
     mix = values.get("mix")
     if mix is not None and not 0.0 <= mix < 1.0:
         raise ValueError(f"--mix must be in [0, 1), got {mix!r}")
@@ -263,7 +268,8 @@ def ocr_rec_config(values: dict) -> dict:
             "eval_every": values.get("eval_every"),
             "base": _base(values.get("from_dir") or values.get("base") or "ch-v6"),
             "add_chars": bool(values.get("add_chars")),
-            "mix": mix, "freeze": freeze, "epochs": values.get("epochs"),
+            "mix": mix, "freeze": freeze, "val_split": values.get("val_split"),
+            "epochs": values.get("epochs"),
             "steps": values.get("steps"),
             "lr": values.get("lr"), "batch_size": values.get("batch_size"),
             "seed": int(values.get("seed", 0)), "device": device, "name": _set_name(values)}
