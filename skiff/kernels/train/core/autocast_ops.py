@@ -46,3 +46,19 @@ def full(*tensors):
         out.append(t.to(dtype=f32) if dt is not None and hasattr(t, "_data") and (
             dt.name in ("bfloat16", "float16")) else t)
     return tuple(out)
+
+
+class off:
+    """A block where skiff's ops run at their operands' precision even inside an open
+    autocast (torch's ops that are on neither CPU list: ``mv``, ``GRU``'s state, ...)."""
+
+    def __enter__(self):
+        global LOW
+        self._was, LOW = LOW, None
+        return self
+
+    def __exit__(self, *exc):
+        global LOW
+        LOW = self._was
+        return False
+

@@ -549,7 +549,15 @@ def matrix_power(A, n):
 
 
 def vecdot(x, y, *, dim=-1):
-    return (_as_tensor(x) * _as_tensor(y)).sum(dim)
+    from . import autocast_ops as _ac
+    x, y = _as_tensor(x), _as_tensor(y)
+    if _ac.LOW is not None and x.dtype.itemsize == 4 and y.dtype.itemsize == 4:
+        # torch's CPU autocast: the operands rounded to the 16-bit dtype, the products
+        # summed in float32, the result rounded (bf16 sums would lose ~8 bits)
+        lo = _ac.low(x, y)
+        f32 = x.dtype
+        return (lo[0].to(dtype=f32) * lo[1].to(dtype=f32)).sum(dim).to(dtype=_ac.LOW)
+    return (x * y).sum(dim)
 
 
 def cross(x, y, *, dim=-1):

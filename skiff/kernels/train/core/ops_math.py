@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import half_cast as _hc
 from .autograd import Function, xp_of
 from .gemm import mm
 
@@ -150,16 +151,16 @@ class MatMul(Function):
         self.save_for_backward(a, b)
         out = mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
         if a.dtype == b.dtype and out.dtype != a.dtype and a.dtype.itemsize == 2:
-            out = out.astype(a.dtype)  # bfloat16 @ bfloat16 is bfloat16 (torch's)
+            out = _hc.cast(out, a.dtype)  # bfloat16 @ bfloat16 is bfloat16 (torch's)
         return out
 
     def backward(self, g):
         ga, gb = self._grads(g)
         a, b = self.saved
         if ga is not None and ga.dtype != a.dtype and a.dtype.itemsize == 2:
-            ga = ga.astype(a.dtype)
+            ga = _hc.cast(ga, a.dtype)
         if gb is not None and gb.dtype != b.dtype and b.dtype.itemsize == 2:
-            gb = gb.astype(b.dtype)
+            gb = _hc.cast(gb, b.dtype)
         return ga, gb
 
     def _grads(self, g):
@@ -444,7 +445,7 @@ class Prod(Function):
 class Cast(Function):
     def forward(self, a, dtype=None):
         self.src = a.dtype
-        return a.astype(dtype)
+        return _hc.cast(a, dtype)
 
     def backward(self, g):
-        return g.astype(self.src)
+        return _hc.cast(g, self.src)

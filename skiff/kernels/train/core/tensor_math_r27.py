@@ -268,7 +268,9 @@ def dot(self, other):
 def mv(self, vec):
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: a matrix and a vector, got {self.ndim}D and {vec.ndim}D")
-    return self @ vec
+    from . import autocast_ops as _ac
+    with _ac.off():  # not on torch's CPU autocast lists: runs at its operands' precision
+        return self @ vec
 
 
 def kron(self, other):

@@ -243,6 +243,13 @@ class GRU(_Recurrent):
         w_ih, w_hh, b_ih, b_hh = weights
         steps = x.shape[0]
         proj = self._project(x, w_ih, b_ih)
+        if proj.dtype != w_hh.dtype and w_hh.dtype.itemsize > proj.dtype.itemsize:
+            # autocast("cpu"): torch's GRU takes its input projection in bf16 but keeps the
+            # state at the weights' precision (its cell's ``(h - n) * z + n`` promotes), so
+            # outputs and h_n come back float32
+            proj = proj.to(dtype=w_hh.dtype)
+            if state is not None and state.dtype != w_hh.dtype:
+                state = state.to(dtype=w_hh.dtype)
         # one node for the whole recurrence (round 31; packed sequences: round 33)
         hs = GRUSeqFn.apply(proj, state, w_hh, b_hh, reverse=reverse, mask=mask)
         return self._shown_all(mask, hs), hs[0 if reverse else steps - 1]

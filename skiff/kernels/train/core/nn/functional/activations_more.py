@@ -102,6 +102,9 @@ def prelu(x: Tensor, weight: Tensor) -> Tensor:
     if weight.size not in (1,) and (x.ndim < 2 or weight.size != x.shape[1]):
         raise ValueError(f"prelu: weight of {weight.size} values for input of shape "
                          f"{tuple(x.shape)} (one, or one per channel on axis 1)")
+    from ... import autocast_ops as _ac
+    if _ac.LOW is not None:  # autocast("cpu"): prelu is on torch's lower-precision list
+        x, weight = _ac.low(x, weight)
     w = weight.reshape(-1)
     if weight.size != 1:
         w = w.reshape(w.shape[0], *([1] * (x.ndim - 2)))

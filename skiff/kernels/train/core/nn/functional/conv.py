@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 from ... import autocast_ops as _ac
+from ... import half_cast as _hc
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
 from ...gemm import mm
@@ -145,7 +146,7 @@ class Conv2dFn(Function):
 
             _by_channels(add_bias, cout, y.size, xp)
         if x.dtype == w.dtype and y.dtype != x.dtype and x.dtype.itemsize == 2:
-            y = y.astype(x.dtype)  # bfloat16 in, bfloat16 out (torch's; numpy's GEMM: f32)
+            y = _hc.cast(y, x.dtype)  # bfloat16 in, bfloat16 out (torch's; numpy's GEMM: f32)
         return y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3)
 
     def backward(self, g):
@@ -180,7 +181,7 @@ class Conv2dFn(Function):
 
 
 def _as(a, dtype):
-    return a if a is None or a.dtype == dtype else a.astype(dtype)
+    return a if a is None or a.dtype == dtype else _hc.cast(a, dtype)
 
 
 class Conv3x3WinogradFn(Conv2dFn):

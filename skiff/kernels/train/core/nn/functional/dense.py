@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ... import autocast_ops as _ac
+from ... import half_cast as _hc
 from ...autograd import Function, xp_of
 from ...gemm import mm
 from ...tensor import Tensor, _foreign_to_numpy, _is_foreign_tensor, where
@@ -32,7 +33,7 @@ class LinearFn(Function):
         if b is not None:
             y += b
         if x.dtype == w.dtype and y.dtype != x.dtype and x.dtype.itemsize == 2:
-            y = y.astype(x.dtype)  # bfloat16 in, bfloat16 out (torch's)
+            y = _hc.cast(y, x.dtype)  # bfloat16 in, bfloat16 out (torch's)
         return y.reshape(x.shape[:-1] + (w.shape[0],))
 
     def backward(self, g):
@@ -43,9 +44,9 @@ class LinearFn(Function):
         gw = mm(g2.T, x.reshape(-1, x.shape[-1])) if nw else None
         gb = g2.sum(axis=0) if nb else None
         if x.dtype.itemsize == 2:  # 16-bit operands: 16-bit gradients
-            gx = gx.astype(x.dtype) if gx is not None and gx.dtype != x.dtype else gx
-            gw = gw.astype(w.dtype) if gw is not None and gw.dtype != w.dtype else gw
-            gb = gb.astype(g.dtype) if gb is not None and gb.dtype != g.dtype else gb
+            gx = _hc.cast(gx, x.dtype) if gx is not None and gx.dtype != x.dtype else gx
+            gw = _hc.cast(gw, w.dtype) if gw is not None and gw.dtype != w.dtype else gw
+            gb = _hc.cast(gb, g.dtype) if gb is not None and gb.dtype != g.dtype else gb
         return gx, gw, gb
 
 
