@@ -26,7 +26,7 @@ from skiff.kernels.train.result import TrainResult
 from skiff.kernels.train.tables import is_table, read_table
 
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
-           "held_out", "nothing_trained", "CheckpointTrainResult", "CELL_NAMES"]
+           "held_out", "nothing_trained", "untrained", "CheckpointTrainResult", "CELL_NAMES"]
 
 CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
 
@@ -231,8 +231,15 @@ def train_parts(parts: dict, config: dict, reporter):
                            val_split=split)
     result.notes = notes
     result.class_metrics = _named_classes(result.class_metrics, parts)
-    weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
     run_dir = getattr(reporter, "run_dir", None)
+    if untrained(result):  # stopped before its first step (the same on every rank)
+        if run_dir is not None and getattr(reporter, "rank", 0) == 0:
+            reporter.log(f"{result.stopped or 'stopped'} before its first step: no weights "
+                         "written (model.npz would hold the untrained initial weights)",
+                         level="warning")
+        _report_curve(result, reporter)
+        return result
+    weights = trainer.strategy.full_state_dict(trainer.model)  # a collective with many ranks
     if run_dir is not None and getattr(reporter, "rank", 0) == 0:
         path = Path(run_dir) / "model.npz"
         tmp = path.with_name(".model.npz.tmp")
@@ -347,6 +354,14 @@ def nothing_trained(result) -> bool:
     return at is not None and (result.steps == at or at >= (resumed.get("total") or at + 1))
 
 
+def untrained(result) -> bool:
+    """A run that started from step 0 and took no step (cancelled, its launcher gone, or a
+    callback's stop, before the first): the model holds its initial weights (round 34: the
+    job wrote them as ``model.npz``, which ``predict`` then used as if trained)."""
+    resumed = getattr(result, "resumed", None) or {}
+    return not result.steps and resumed.get("from_step") is None
+
+
 def _report_curve(result, reporter) -> None:
     """``loss.png`` of the run's losses (not drawn again when nothing was trained: the
     curve is the checkpoint's run's, drawn by it)."""
@@ -364,7 +379,14 @@ def load_trained_model(run_dir, config: dict, namespace: dict | None = None):
     weights the job wrote to ``run_dir/model.npz``."""
     path = Path(run_dir) / "model.npz"
     if not path.is_file():
-        raise FileNotFoundError(f"the job wrote no trained weights ({path} is missing)")
+        why = ""
+        try:
+            done = json.loads((Path(run_dir) / "result.json").read_text())
+            if not done.get("steps") and not (done.get("resumed") or {}).get("from_step"):
+                why = ": it was stopped before its first step, so it has none"
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise FileNotFoundError(f"the job wrote no trained weights ({path} is missing{why})")
     parts = build_from_config(config, namespace)
     model = parts["model"]
     with np.load(path, allow_pickle=False) as z:
