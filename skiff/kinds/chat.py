@@ -16,6 +16,7 @@ The job view shows the answer while it is written, the thinking collapsed above 
 from __future__ import annotations
 
 import os
+import shlex
 
 from skiff.grammar.common import (
     Command,
@@ -228,7 +229,9 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                                  "(model.npz): it has not finished, or it failed")
             if chat_default or values.get("use_template"):
                 raise ValueError(f"{built} has no chat template: continue the text with "
-                                 f"generate {model} \"text\" (no --chat)")
+                                 f"python -m skiff generate {shlex.quote(str(model))} "
+                                 f"\"text\" (%generate {model} \"text\" in a notebook; "
+                                 "no --chat)")
             for flag, given in (("--system", values.get("system") is not None),
                                 ("--no-thinking", bool(values.get("no_thinking")))):
                 if given:  # (the words for a checkpoint, "add --chat", do not hold here)
