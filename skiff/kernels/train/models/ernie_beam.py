@@ -222,7 +222,7 @@ def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos, extra=N
     (``extra``: an ``ExtraProcessors``; ``step``: the new tokens so far)."""
     extra = extra if extra else None
     if extra is not None:
-        extra.early(logp, histories)
+        extra.early(logp, histories, step)
     if penalty is not None and penalty != 1.0:
         repetition_penalty_(logp, real, penalty)
     if no_repeat:
@@ -236,6 +236,18 @@ def _process(logp, histories, real, eos, penalty, no_repeat, forbid_eos, extra=N
         logp[:, eos] = -np.inf
     if extra is not None:
         extra.late(logp, step)
+
+
+class _StopStringCriterion:
+    """``stop_strings`` as a stopping criterion (rows (n, T) -> (n,) bool)."""
+
+    def __init__(self, stop):
+        self.stop = stop
+
+    def __call__(self, input_ids, scores=None):
+        from .ernie_generate_hooks import _host as host
+
+        return np.array([self.stop(row) for row in host(input_ids)], dtype=bool)
 
 
 def _top_stable(acc: np.ndarray, k: int) -> np.ndarray:
@@ -304,11 +316,13 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     own draws; ``ernie_beam_sample``), the processors of ``ernie_generate_processors``
     (``bad_words_ids``, ``sequence_bias``, ``suppress_tokens``, ``min_p``, ...) and a user's
     ``logits_processor`` / ``stopping_criteria`` (``ernie_generate_hooks``; ``max_time``
-    too). The other options are refused by name."""
-    if streamer is not None or stop_strings:
-        raise ValueError("beam search takes no streamer or stop_strings (the best beam is "
-                         "known only at the end): leave them out, or decode greedily")
-    del use_cache, tokenizer  # beams always use the cache
+    too; ``stop_strings`` with ``tokenizer``, as transformers' ``StopStringCriteria``: a
+    candidate reaching one finishes). The other options are refused by name; a
+    ``streamer`` as transformers refuses it."""
+    if streamer is not None:  # transformers' own refusal, word for word
+        raise ValueError("`streamer` cannot be used with beam search (yet!). Make sure that "
+                         "`num_beams` is set to 1.")
+    del use_cache  # beams always use the cache
     from ..core.tensor import no_grad
     from .ernie_generate_options import new_token_counts, resolve_options
 
@@ -324,8 +338,17 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         max_new_tokens=options.pop("max_new_tokens", max_new_tokens), do_sample=do_sample,
         temperature=temperature, top_k=top_k, top_p=top_p,
         repetition_penalty=repetition_penalty,
-        eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=None), options,
-        beams=True)
+        eos_token_id=eos_token_id, pad_token_id=pad_token_id, stop_strings=stop_strings),
+        options, beams=True)
+    if named["stop_strings"]:  # transformers' StopStringCriteria: a candidate whose text
+        # reaches a stop string finishes as at an eos (that token kept)
+        from .ernie_generate import StopStrings
+        from .ernie_generate_hooks import _as_list
+
+        stop = StopStrings(tokenizer or getattr(model, "tokenizer", None),
+                           named["stop_strings"])
+        stopping_criteria = [*_as_list(stopping_criteria, "stopping_criteria"),
+                             _StopStringCriterion(stop)]
     from .ernie_generate_processors import OPTIONS, ExtraProcessors
 
     if int(extra["num_beams"] or 1) == 1:

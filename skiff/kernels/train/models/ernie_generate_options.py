@@ -38,10 +38,8 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
          **PROCESSOR_OPTIONS}
 # transformers' options skiff does not implement, with the value that means "off".
 UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
-               "encoder_repetition_penalty": 1.0,
                "force_words_ids": None, "constraints": None,
-               "forced_bos_token_id": None,
-               "guidance_scale": None, "remove_invalid_values": False,
+               "guidance_scale": None,
                "prefix_allowed_tokens_fn": None, "assistant_model": None,
                "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
@@ -267,7 +265,7 @@ class StepChooser:
             self.logits.append(self._full(z, rows))
         extra = self.processors if self.processors else None
         if extra is not None:
-            extra.early(z, self._rows(histories, rows))
+            extra.early(z, self._rows(histories, rows), self.step)
         if self.penalty != 1.0:
             skip = self.penalty_skip  # transformers' prompt_ignore_length: leading padding
             repetition_penalty_(z, histories if skip is None else

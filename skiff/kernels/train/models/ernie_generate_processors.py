@@ -3,7 +3,10 @@
 and the ``min_p``, ``typical_p``, ``epsilon_cutoff`` and ``eta_cutoff`` warpers.
 
 Each acts as transformers' processor of that name, at its place in transformers' order
-(``StepChooser`` calls them): sequence bias first (before the repetition penalty), bad words
+(``StepChooser`` calls them): sequence bias first, then ``encoder_repetition_penalty`` (a
+decoder-only model's "encoder input" is the prompt as given, its padding included: the
+logits of the prompt's tokens multiplied by the penalty, divided where negative; before
+the repetition penalty), bad words
 after the no-repeat n-grams, then (after min-new-tokens) the forced eos at the last step, the
 suppressed tokens, the tokens suppressed at the first new position; when sampling, after
 top-p: ``min_p`` (below ``min_p`` times the top probability dropped), ``typical_p`` (the
@@ -29,7 +32,8 @@ OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": 
            "suppress_tokens": None, "begin_suppress_tokens": None, "min_p": None,
            "typical_p": None, "epsilon_cutoff": None, "eta_cutoff": None,
            "exponential_decay_length_penalty": None, "renormalize_logits": False,
-           "top_h": None}
+           "top_h": None, "encoder_repetition_penalty": 1.0, "forced_bos_token_id": None,
+           "remove_invalid_values": False}
 
 
 def _sequences(value, name: str) -> list[tuple[tuple, float]]:
@@ -110,12 +114,27 @@ class ExtraProcessors:
         if top_h is not None and not 0 < float(top_h) <= 1:
             raise ValueError(f"top_h must be in (0, 1], got {top_h!r}")
         self.top_h = None if top_h is None else float(top_h)
+        enc = options.get("encoder_repetition_penalty", 1.0)
+        enc = 1.0 if enc is None else enc
+        if isinstance(enc, bool) or not isinstance(enc, (int, float, np.floating)) \
+                or not enc > 0:
+            raise ValueError(f"encoder_repetition_penalty must be a number > 0, got {enc!r}")
+        self.encoder_penalty = None if float(enc) == 1.0 else float(enc)
+        bos = options.get("forced_bos_token_id")
+        if bos is not None and (isinstance(bos, bool)
+                                or not isinstance(bos, (int, np.integer)) or bos < 0):
+            raise ValueError(f"forced_bos_token_id is a token id, got {bos!r}")
+        self.forced_bos = None if bos is None else int(bos)
+        self.remove_invalid = bool(options.get("remove_invalid_values"))
+        self.cur_len = None  # the rows' width (prompt as held + new), set by early()
 
     def __bool__(self) -> bool:
         return bool(self.bias or self.bad or self.forced_eos is not None or self.suppress
                     or self.begin_suppress or self.min_p is not None or self.typical is not None
                     or self.epsilon is not None or self.eta is not None
-                    or self.decay is not None or self.renormalize or self.top_h is not None)
+                    or self.decay is not None or self.renormalize or self.top_h is not None
+                    or self.encoder_penalty is not None or self.forced_bos is not None
+                    or self.remove_invalid)
 
     @staticmethod
     def _apply(z: np.ndarray, rows, pairs) -> None:
@@ -132,10 +151,20 @@ class ExtraProcessors:
                         == head:
                     z[r, ids[-1]] += bias
 
-    def early(self, z: np.ndarray, rows) -> None:
-        """Before the repetition penalty: the sequence bias."""
+    def early(self, z: np.ndarray, rows, step: int = 0) -> None:
+        """Before the repetition penalty: the sequence bias, the encoder repetition penalty
+        (``rows``: the ids as transformers holds them, the prompt then ``step`` new
+        tokens)."""
+        self.cur_len = max((len(r) for r in rows), default=0)
         if self.bias:
             self._apply(z, rows, self.bias)
+        if self.encoder_penalty is not None:
+            # transformers' EncoderRepetitionPenaltyLogitsProcessor, penalty 1 / p
+            inv = 1.0 / self.encoder_penalty
+            for r, row in enumerate(rows):
+                ids = np.unique(np.asarray(row[:len(row) - step], dtype=np.int64))
+                s = z[r, ids]
+                z[r, ids] = np.where(s < 0, s * inv, s / inv)
 
     def middle(self, z: np.ndarray, rows) -> None:
         """After the no-repeat n-grams: the bad words."""
@@ -143,10 +172,19 @@ class ExtraProcessors:
             self._apply(z, rows, self.bad)
 
     def late(self, z: np.ndarray, step: int) -> None:
-        """After min-new-tokens: the forced eos at the last step, suppressed tokens."""
+        """After min-new-tokens: the forced bos after a one-token prompt, the forced eos at
+        the last step, invalid values removed, suppressed tokens."""
+        if self.forced_bos is not None and self.cur_len == 1:
+            z[...] = -np.inf
+            z[:, self.forced_bos] = 0
         if self.forced_eos is not None and step == self.max_new - 1:
             z[...] = -np.inf
             z[:, self.forced_eos] = 0
+        if self.remove_invalid:
+            big = float(np.finfo(np.float32).max)
+            z[np.isnan(z)] = 0.0
+            z[np.isposinf(z)] = big
+            z[np.isneginf(z)] = -big
         if self.decay is not None and step > self.decay[0]:
             start, factor, eos = self.decay
             e = z[:, eos]
@@ -154,7 +192,9 @@ class ExtraProcessors:
                                      0.0)
         if self.suppress:
             z[:, self.suppress] = -np.inf
-        if self.begin_suppress and step == 0:
+        begin = 1 if self.forced_bos is not None and self.cur_len is not None \
+            and self.cur_len - step == 1 else 0  # transformers: begin_index + 1
+        if self.begin_suppress and step == begin:
             z[:, self.begin_suppress] = -np.inf
 
     def top_h_(self, z: np.ndarray, temperature: float = 1.0) -> np.ndarray:
