@@ -278,6 +278,48 @@ class _Stops:
             os.kill(os.getpid(), signal.SIGTERM)  # JobCancelled in the main thread
 
 
+PARTIAL_FILE = "partial.npz"
+
+
+def keep_partial(run_dir: Path, exc: BaseException, reporter, why: str) -> list[str]:
+    """Keep what a kind had done when it was stopped by a raised :class:`JobCancelled`
+    (round 34): the kind attaches it to the exception, ``exc.partial`` (a value with
+    ``to_json()`` or a dict: written as ``result.json`` with ``"stopped": why``; a
+    generation's text so far) and ``exc.arrays`` (``{name: array}``: written as
+    ``partial.npz`` in the run folder, named in its artifacts; a solve's last iterate, for
+    a warm start). A kind that returns its value when ``reporter.should_stop()`` needs none
+    of this: its value is written as on a normal end. What is written, by name; a partial
+    that cannot be written is said in the log, and the cancel goes on."""
+    written = []
+    partial, arrays = getattr(exc, "partial", None), getattr(exc, "arrays", None)
+    try:
+        if partial is not None:
+            from .store import write_json
+
+            doc = partial.to_json() if hasattr(partial, "to_json") else partial
+            doc = dict(doc) if isinstance(doc, dict) else {"value": doc}
+            doc.setdefault("stopped", why)
+            write_json(run_dir / "result.json", doc, long_values_on_one_line=True)
+            written.append("result.json")
+        if isinstance(arrays, dict) and arrays:
+            import numpy as np
+
+            path = run_dir / PARTIAL_FILE
+            tmp = path.with_name(f".{PARTIAL_FILE}.tmp")
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **{str(k): np.asarray(v) for k, v in arrays.items()})
+            tmp.replace(path)
+            reporter.artifact("what was done before the stop", path, kind="file")
+            written.append(PARTIAL_FILE)
+    except Exception as err:  # noqa: BLE001 - the cancel matters more than what it kept
+        reporter.log(f"what was done before the stop could not be kept "
+                     f"({type(err).__name__}: {err})", level="warning")
+        return written
+    if written:
+        reporter.log(f"stopped: kept {' and '.join(written)} (what was done before the stop)")
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     launcher = os.getppid()  # first: a launcher killed while this rank starts is seen too
     argv = sys.argv[1:] if argv is None else argv
@@ -355,6 +397,7 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
             stops._note(stops.pending)
         if rank == 0:
             why = stops.why() if stops is not None else None
+            keep_partial(run_dir, exc, reporter, why or str(exc))
             reporter.emit("status", status="cancelled", message=why or str(exc))
         if size > 1 and stops is not None and stops.raised:
             # stopped where it stood, not at a point the ranks agree on: a peer may be
