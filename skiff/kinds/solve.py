@@ -318,7 +318,7 @@ def check_options_apply(problem: str, values: dict, *, system: str | None = None
                 raise ValueError(why)
 
 
-def _check_amg_kind(problem: str, values: dict, system: str | None) -> None:
+def check_amg_kind(problem: str, values: dict, system: str | None) -> None:
     """Refuse ``--amg sa|classical`` where AMG is not the preconditioner (``values``: the
     parsed options, or a built-in problem's config), before a job is made: ``poisson --amg
     classical`` (geometric multigrid) and ``A.mtx --precond jacobi --amg classical`` made a
@@ -917,7 +917,7 @@ class SolveKind(Kind):
                 raise ValueError("%%solve needs a cell with a spec (domain: 256x256, ...)")
             values["spec"] = parse_spec(cell)
             config = to_config(values, memory=False)
-            _check_amg_kind("custom", config, None)   # a cell's options: amg, precond
+            check_amg_kind("custom", config, None)   # a cell's options: amg, precond
             return JobRequest("solve", config, label="%%solve")
         name = values.get("problem")
         pname = values.get("precond")
@@ -955,7 +955,7 @@ class SolveKind(Kind):
             raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix or a matrix "
                              f"file; {name!r} is a built-in problem")
         config = to_config(values, memory=False)   # checked by check_launch, per rank
-        _check_amg_kind(config["problem"], config, None)
+        check_amg_kind(config["problem"], config, None)
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
 
 
@@ -1095,7 +1095,7 @@ def _file_request(values: dict) -> JobRequest:
         _check_finite_rhs(bname, b)
     _check_isolated_b(name, bname, matrix, b, values)
     check_options_apply(name, values, system="matrix")
-    _check_amg_kind(name, values, "matrix")
+    check_amg_kind(name, values, "matrix")
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
                         **_matrix_smoother(values)})
     config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
@@ -1144,7 +1144,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         raise ValueError(f"%solve {name} needs B, the right-hand side: %solve {name} b")
     check_options_apply(name, values,
                         system="grid" if isinstance(system, GridProblem) else "matrix")
-    _check_amg_kind(name, values, "grid" if isinstance(system, GridProblem) else "matrix")
+    check_amg_kind(name, values, "grid" if isinstance(system, GridProblem) else "matrix")
     pname = values.get("precond", "auto")
     M = None
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M

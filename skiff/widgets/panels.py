@@ -167,7 +167,13 @@ def solve_form() -> CommandForm:
 
     def check(values: dict) -> dict:
         ns = _user_ns()
-        if values.get("problem") in ns and _safe(is_system, ns[values["problem"]]):
+        name = values.get("problem")
+        variable = name in ns and _safe(is_system, ns[name])
+        if name is not None and (variable or name in problems):
+            # --amg where AMG is not the preconditioner: said as the field changes, not at
+            # Launch (the kind's prepare refuses it; to_config alone does not see it)
+            g.check_amg_kind(name, values, g._system_of(name, ns) if variable else None)
+        if variable:
             values["problem"] = problems[0]  # a stand-in: the magic solves the variable
         return values
 
