@@ -36,7 +36,9 @@ prints where the CPU goes: each model's seconds (the calling thread's CPU inside
 onnxruntime, which at one thread is all of it), its calls and the input pixels it saw
 (batch x height x width, padding included: a recognizer's work is its columns, these over
 48), and the rest of the process (decoding, the
-pre- and post-processing, the passes around the models); medians over the rounds. It
+pre- and post-processing, the passes around the models); medians over the rounds. skiff's
+second readings (round 34: turned readings, trims of unsure lines, denoised copies, ...)
+have rows of their own, ``rec (read_both_ways)``, with the lines each changed. It
 writes no results page.
 Tesseract needs Debian's ``tesseract-ocr`` and ``tesseract-ocr-chi-sim``
 (``tools/bench-deps.sh``); it is skipped with a note when missing.
@@ -207,10 +209,90 @@ _STAGES: dict = {}  # a stage worker's figures, written with its texts
 
 
 def _count_stage(key: str, batch, seconds: float) -> None:
+    if _WITHIN[0] and key in ("rec", "cls"):  # inside a second reading of skiff's
+        key = f"{key} ({_WITHIN[0]})"
     row = _STAGES.setdefault(key, {"cpu_s": 0.0, "calls": 0, "pixels": 0})
     row["cpu_s"] += seconds
     row["calls"] += 1
     row["pixels"] += int(batch.size // max(1, batch.shape[1]))  # N x H x W
+
+
+# skiff's second readings (the pipeline's LineReading methods): the recognizer's and the
+# direction model's CPU inside each is counted apart, as "rec (read_both_ways)", with the
+# lines whose text it changed; "trims" are recognize's rereads of unsure lines from their
+# middle rows (within a second reading: "rec (read_both_ways, trims)")
+SECOND_READINGS = ("read_both_ways", "read_tall_as_they_are", "read_bars_upright",
+                   "read_sideways_upright", "read_colour_axis", "read_points", "_read_denoised")
+_WITHIN = [""]  # the second reading running now; "" for the first reading
+
+
+def _changed(stage: str, lines: int) -> None:
+    row = _STAGES.setdefault(f"rec ({stage})" if stage else "rec",
+                             {"cpu_s": 0.0, "calls": 0, "pixels": 0})
+    row["changed"] = row.get("changed", 0) + lines
+
+
+def _count_second_readings(cls) -> None:
+    """Wrap ``cls``'s second readings and ``recognize`` so :func:`_count_stage` knows which
+    one a model call is made for, and count the lines each changes."""
+    def texts_of(out):
+        return [t for t, _ in out]
+
+    def wrap(name):
+        method = getattr(cls, name)
+
+        def counted(self, *args):
+            outer = _WITHIN[0]
+            # _read_denoised(good, crops, owners, texts, flipped) returns new lists; the
+            # others change texts (their last argument) in place
+            texts = args[3] if name == "_read_denoised" else args[-1]
+            before = texts_of(texts)
+            _WITHIN[0] = name
+            try:
+                out = method(self, *args)
+            finally:
+                _WITHIN[0] = outer
+            after = texts_of(out[2] if name == "_read_denoised" else texts)
+            _changed(name, sum(a != b for a, b in zip(before, after)) + abs(len(after) -
+                                                                             len(before)))
+            return out
+        setattr(cls, name, counted)
+
+    for name in SECOND_READINGS:
+        wrap(name)
+    recognize, once = cls.recognize, cls._recognize_once
+    depth = [0]
+
+    def counted_once(self, crops, fallback):
+        depth[0] += 1
+        if depth[0] == 1:
+            return once(self, crops, fallback)
+        outer = _WITHIN[0]
+        _WITHIN[0] = f"{outer}, trims" if outer else "trims"
+        try:
+            return once(self, crops, fallback)
+        finally:
+            _WITHIN[0] = outer
+
+    def counted_recognize(self, crops, owners, items, fallback=True):
+        first: list = []
+        depth[0] = 0
+
+        def keep_first(self_, crops_, fallback_):
+            out = counted_once(self_, crops_, fallback_)
+            if depth[0] == 1:
+                first.extend(texts_of(out))
+            return out
+        cls._recognize_once = keep_first
+        try:
+            out = recognize(self, crops, owners, items, fallback)
+        finally:
+            cls._recognize_once = once
+        if first:
+            _changed(f"{_WITHIN[0]}, trims" if _WITHIN[0] else "trims",
+                     sum(a != b for a, b in zip(first, texts_of(out))))
+        return out
+    cls.recognize = counted_recognize
 
 
 def _stage_key(path) -> str:
@@ -234,6 +316,7 @@ def worker_stages_skiff(paths, threads):
     engine.OnnxEngine.__call__ = counted
     from skiff.kernels.ocr import OcrPipeline
 
+    _count_second_readings(OcrPipeline)
     pipe = OcrPipeline("ch", device="cpu", threads=threads, batch_size=8)
     pipe(paths[0])  # warm-up: models loaded, first shapes seen; not counted
     return _timed_stages(lambda: [r.text for r in pipe.run(paths)])
@@ -297,13 +380,16 @@ def _stage_table(runs: dict) -> str:
                 {"cpu_s": total})
             rows.setdefault("wall s (after warm-up)", {}).setdefault(method, []).append(
                 {"cpu_s": out["seconds"]})
-    for key in sorted(rows, key=lambda k: (k not in ("det", "cls", "rec"), k)):
+    for key in sorted(rows, key=lambda k: (k.split(" (")[0] not in ("det", "cls", "rec"), k)):
         cells = []
         for method in STAGE_METHODS:
             got = rows[key].get(method, [])
-            cells.append(f"{med([r['cpu_s'] for r in got]):.2f}")
-            cells.append(f"{got[0]['calls']} / {got[0]['pixels']}" if got and "calls" in got[0]
-                         else "")
+            cells.append(f"{med([r['cpu_s'] for r in got]):.2f}" if got else "")
+            cell = f"{got[0]['calls']} / {got[0]['pixels']}" if got and "calls" in got[0] \
+                else ""
+            if got and "changed" in got[0]:
+                cell += f"; {got[0]['changed']} lines changed"
+            cells.append(cell)
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
