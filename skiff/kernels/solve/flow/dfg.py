@@ -270,8 +270,10 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
                                f"--case 2d-2 --re {re_here:g}") from None
         values = coefficients(prob, st, u_mean)
         steps, linear = st.iterations, st.linear_time
-        method = "Newton, sparse direct saddle-point solves (skiff Solver 'direct')"
+        method = ("Newton, sparse direct saddle-point solves (SuperLU), the LU kept as "
+                  "GMRES's preconditioner on the next steps")
         details["newton_updates"] = [float(h) for h in st.history]
+        details["newton_solves"] = [v if v == "lu" else int(v) for v in st.linear]
     else:
         st, history, stepper = _march(c, prob, profile, u_max, dt or c.dt,
                                       t_end or c.t_end, reporter, device)

@@ -323,12 +323,18 @@ def _copy(st: FlowState) -> FlowState:
     return FlowState(st.ux.copy(), st.uy.copy(), st.p.copy())
 
 
+def _solves(st: FlowState) -> list:
+    """Each Newton step's linear solve: ``"lu"`` (a factorisation) or the GMRES iterations
+    with the kept LU (:class:`~.steady.NewtonSolves`)."""
+    return [v if v == "lu" else int(v) for v in st.linear]
+
+
 def _climb(prob: FlowProblem, stages: list, st, reporter, start_re: float | None = None,
            record: list | None = None):
     """Newton through ``stages``; a stage that does not converge is retried from the last
     converged Re with the step's factor square-rooted (x3 -> x1.73 -> x1.32), down to
     ``MIN_STEP``; then the stage's error is raised. ``record`` gets each stage tried:
-    ``{'re', 'updates', 'tol', 'converged'}``."""
+    ``{'re', 'updates', 'tol', 'converged', 'solves'}``."""
     newton = 0
     done = start_re                      # the last converged Re
     queue = list(stages)
@@ -347,7 +353,7 @@ def _climb(prob: FlowProblem, stages: list, st, reporter, start_re: float | None
                                stall_after=None if st is None else STALL_AFTER, step0=taken)
         except RuntimeError:
             record.append({"re": float(stage), "updates": [float(v) for v in trial.history],
-                           "tol": tol, "converged": False})
+                           "tol": tol, "converged": False, "solves": _solves(trial)})
             factor = stage / done if done else 0.0
             if st is None or done is None or factor < MIN_STEP ** 2:
                 raise
@@ -357,7 +363,7 @@ def _climb(prob: FlowProblem, stages: list, st, reporter, start_re: float | None
             queue.insert(0, middle)
             continue
         record.append({"re": float(stage), "updates": [float(v) for v in new.history],
-                       "tol": tol, "converged": True})
+                       "tol": tol, "converged": True, "solves": _solves(new)})
         newton += new.iterations
         st, done = new, stage
         queue.pop(0)

@@ -13,8 +13,11 @@ the "do-nothing" condition ``nu du/dn - p n = 0`` holding weakly where no veloci
     [ -Bx               -By                0    ] [dp ]     [R_p]
 
 with ``A = nu K``, ``C(u)`` the convection by ``u``, ``N_ab = int (d_b u_a) v_j v_i``, through
-skiff's :class:`~skiff.kernels.solve.solver.Solver` (``method='direct'``: the factorisation
-changes every step, and a sparse LU is the robust choice for a 2D saddle point of this size).
+:class:`NewtonSolves`: a sparse LU (SciPy's SuperLU, the factorisation skiff's ``Solver(...,
+method='direct')`` uses), kept and used as GMRES's preconditioner on the next steps'
+Jacobians, which change little once Newton is near its answer; the Jacobian is factorised
+again only when GMRES with the kept LU needs more than ``REFACTOR_AFTER`` iterations (a
+factorisation costs ~30 LU solves on a nose's 32 000-unknown Jacobian).
 """
 
 from __future__ import annotations
@@ -27,10 +30,98 @@ import scipy.sparse as sp
 
 from skiff.kernels.backend.report import JobCancelled, NullReporter
 
-from ..solver import Solver
+from ..krylov import SolveError, gmres
 from .spaces import TaylorHood
 
-__all__ = ["FlowProblem", "FlowState", "solve_steady", "momentum_residual"]
+__all__ = ["FlowProblem", "FlowState", "NewtonSolves", "solve_steady", "momentum_residual"]
+
+# GMRES iterations with a kept LU above which the Jacobian is factorised again: on the nose's
+# Jacobian (32 066 unknowns, 556k entries) SuperLU factorises in 0.34 s CPU, one LU solve is
+# 0.011 s and a GMRES iteration with it 0.013 s
+REFACTOR_AFTER = 20
+# the linear solves' tolerance: |J d + R| <= LINEAR_RTOL |R| (the LU's own solve is ~1e-14):
+# tight enough that Newton's steps (its record), not only its converged answers, are those of
+# exact solves. An inexact Newton (Eisenstat-Walker forcing, 1e-3 early) took 4-8 GMRES
+# iterations a step instead of 5-16 (the nose 4.1 s CPU instead of 4.5) but moved the
+# recorded updates by 1e-4 relative
+LINEAR_RTOL = 1e-10
+# a GMRES solve that needed more than this share of REFACTOR_AFTER drops the LU: the next
+# Jacobian is further still from the factorised one (a failed try costs REFACTOR_AFTER solves)
+SLOW_FRACTION = 0.75
+
+
+class _Op:
+    def __init__(self, A):
+        self.A = A
+
+    def matvec(self, x, out):
+        out[...] = self.A @ x
+
+
+class NewtonSolves:
+    """Newton's linear solves for one solve: the last Jacobian's sparse LU (SuperLU, COLAMD:
+    what ``spsolve`` and ``Solver(method='direct')`` do) is kept and used as the right
+    preconditioner of GMRES on the next Jacobians (a Shamanskii/chord scheme that still
+    solves each step's system to ``rtol``); when GMRES has not reached ``rtol`` after
+    ``refactor_after`` iterations, or the Jacobian's kind changed (a Picard step before a
+    Newton one), the new Jacobian is factorised, and so is the next one after a GMRES that
+    gave up. ``reuse=False``: a factorisation every step.
+    ``steps`` records each solve: ``"lu"`` or the GMRES iterations taken."""
+
+    def __init__(self, *, reuse: bool = True, refactor_after: int = REFACTOR_AFTER,
+                 rtol: float = LINEAR_RTOL):
+        self.reuse, self.refactor_after, self.rtol = bool(reuse), int(refactor_after), rtol
+        self.lu, self.kind, self.skip = None, None, False
+        self.steps: list = []
+        self.factorisations = 0
+        self.krylov_iterations = 0
+
+    def solve(self, J, b, kind: str = "newton", rtol: float | None = None):
+        """``x`` with ``J x = b`` to ``rtol`` (relative to ``|b|``; default ``self.rtol``)."""
+        rtol = self.rtol if rtol is None else max(float(rtol), self.rtol)
+        bn = float(np.linalg.norm(b))
+        if bn == 0.0:
+            self.steps.append(0)
+            return np.zeros_like(b)
+        if self.reuse and self.lu is not None and self.kind == kind \
+                and self.lu.shape == J.shape and not self.skip:
+            lu = self.lu
+
+            def prec(r, z):
+                z[...] = lu.solve(r)
+
+            x, hist, ok = gmres(_Op(J), b, np.zeros_like(b), prec, tol=rtol * bn,
+                                maxiter=self.refactor_after, restart=self.refactor_after)
+            its = len(hist) - 1
+            self.krylov_iterations += its
+            if ok and np.isfinite(x).all():
+                self.steps.append(its)
+                if its > SLOW_FRACTION * self.refactor_after:   # slowing: a fresh LU next
+                    self.lu = None
+                return x
+            # given up: the next step factorises at once too (a diverging Newton stage,
+            # (1, 0.9, 0.3) at Re 1000, failed every try: refactor_after solves wasted each)
+            self.skip = True
+            return self._factorise(J, b, bn, kind)
+        self.skip = False
+        return self._factorise(J, b, bn, kind)
+
+    def _factorise(self, J, b, bn, kind):
+        from scipy.sparse.linalg import splu
+
+        try:
+            lu = splu(J.tocsc(), permc_spec="COLAMD")
+        except RuntimeError as exc:
+            raise SolveError(f"direct: the matrix is singular ({exc}); a singular system has "
+                             "no unique solution") from None
+        x = lu.solve(b)
+        if not np.isfinite(x).all():
+            raise SolveError("direct: the matrix is singular or too ill-conditioned (the "
+                             "factorisation produced NaN/inf)")
+        self.lu, self.kind = lu, kind
+        self.factorisations += 1
+        self.steps.append("lu")
+        return x
 
 
 @dataclass
@@ -68,6 +159,7 @@ class FlowState:
     iterations: int = 0
     history: list = field(default_factory=list)     # Newton update norms
     linear_time: float = 0.0
+    linear: list = field(default_factory=list)      # each step's solve: "lu" or GMRES its
     time: float = 0.0
 
 
@@ -124,20 +216,25 @@ def initial_state(prob: FlowProblem) -> FlowState:
 
 def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: float = 1e-8,
                  maxiter: int = 25, picard: int = 1, reporter=None,
-                 stall_after: int | None = None, step0: int = 0) -> FlowState:
+                 stall_after: int | None = None, step0: int = 0,
+                 reuse: bool = True) -> FlowState:
     """Newton's method from ``state`` (default: Stokes flow, the first step with the zero
     convection). ``picard`` first steps use the Picard (Oseen) linearisation, which converges
     from further away. Stops when the update is below ``tol`` relative to the velocity;
     raises ``RuntimeError`` naming the last update when ``maxiter`` steps do not get there
     (or, with ``stall_after``, when the update is still above 0.1 after that many steps:
     Newton far from converging, where a caller has a cheaper way on). ``step0``: the steps
-    taken before (a continuation's earlier stages), so the reported steps keep counting."""
+    taken before (a continuation's earlier stages), so the reported steps keep counting.
+    ``reuse``: keep a step's LU as GMRES's preconditioner on the next steps
+    (:class:`NewtonSolves`; ``False``: factorise every step); ``state.linear`` records each
+    step's solve."""
     reporter = reporter or NullReporter()
     th = prob.th
     st = state or initial_state(prob)
     free = _free(prob)
     nv = th.nv
     t0 = time.perf_counter()
+    solves = NewtonSolves(reuse=reuse)
     for it in range(1, maxiter + 1):
         if reporter.should_stop():
             raise JobCancelled(f"cancelled after {it - 1} Newton steps")
@@ -147,10 +244,11 @@ def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: floa
         J = _jacobian(prob, st.ux, st.uy, picard=it <= picard)
         Jf = J[free][:, free]
         tl = time.perf_counter()
-        sol = Solver(Jf, method="direct").solve(-R[free], rtol=1e-12)
+        x = solves.solve(Jf, -R[free], kind="picard" if it <= picard else "newton")
+        st.linear.append(solves.steps[-1])
         st.linear_time += time.perf_counter() - tl
         d = np.zeros(th.dofs_total)
-        d[free] = sol.x
+        d[free] = x
         st.ux += d[:nv]
         st.uy += d[nv:2 * nv]
         st.p += d[2 * nv:]
