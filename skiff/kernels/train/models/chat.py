@@ -337,9 +337,20 @@ def as_chat_row(row, where: str = "row"):
       ``completion_only_loss``), kept as ``"learn_from"``: the index of the first message
       trained on.
 
+    * Alpaca (LLaMA-Factory's ``formatting: alpaca``, Stanford Alpaca's files):
+      ``{"instruction", "input", "output"}`` (``input`` optional, ``system`` and
+      ``history``: ``[[question, answer], ...]`` earlier turns, optional): the user's turn
+      is the instruction and the input joined by a newline (LLaMA-Factory's
+      ``"\n".join``), the answer the assistant's, learned as a prompt/completion pair.
+
     A speaker ShareGPT does not name is one error (``where`` names the row)."""
     if not isinstance(row, dict):
         return row
+    if isinstance(row.get("instruction"), str) and isinstance(row.get("output"), str) \
+            and "messages" not in row:
+        return dict({k: v for k, v in row.items()
+                     if k not in ("instruction", "input", "output", "history", "system")},
+                    messages=alpaca_messages(row, where))
     prompt, completion = row.get("prompt"), row.get("completion")
     if isinstance(prompt, list) and isinstance(completion, list) and all(
             isinstance(m, dict) and "role" in m for m in prompt + completion):
@@ -362,6 +373,38 @@ def as_chat_row(row, where: str = "row"):
     if key == "conversations" and all("role" in m for m in turns):
         return dict(out, messages=turns)
     return row
+
+
+def alpaca_prompt(instruction: str, extra) -> str:
+    """The user's turn of an Alpaca row: the instruction, then the input on a new line when
+    there is one (LLaMA-Factory's ``AlpacaDatasetConverter``)."""
+    parts = [p for p in (instruction, extra) if isinstance(p, str) and p]
+    return "\n".join(parts)
+
+
+def alpaca_messages(row: dict, where: str = "row") -> list:
+    """The messages of an Alpaca row (:func:`as_chat_row`)."""
+    extra = row.get("input")
+    if extra is not None and not isinstance(extra, str):
+        raise ValueError(f"{where}: 'input' is text (or absent), got {type(extra).__name__}")
+    messages = []
+    system = row.get("system")
+    if isinstance(system, str) and system:
+        messages.append({"role": "system", "content": system})
+    history = row.get("history") or []
+    if not isinstance(history, list) or not all(
+            isinstance(h, (list, tuple)) and len(h) == 2 and all(isinstance(x, str) for x in h)
+            for h in history):
+        raise ValueError(f"{where}: 'history' is a list of [question, answer] pairs of text, "
+                         f"got {history!r}")
+    for question, answer in history:
+        messages += [{"role": "user", "content": question},
+                     {"role": "assistant", "content": answer}]
+    prompt = alpaca_prompt(row["instruction"], extra)
+    if not prompt:
+        raise ValueError(f"{where}: the instruction and input are both empty")
+    return messages + [{"role": "user", "content": prompt},
+                       {"role": "assistant", "content": row["output"]}]
 
 
 def _prompt_completion(row):

@@ -348,7 +348,8 @@ _BINARY = (".parquet", ".arrow", ".feather", ".xlsx", ".xls", ".npz", ".npy", ".
            ".tar", ".pdf", ".docx", ".h5", ".hdf5", ".db", ".sqlite")
 _FORMATS = ("a text file, a .jsonl (or .json list) of {\"messages\": [...]} (or ShareGPT's "
             "{\"conversations\": [{\"from\", \"value\"}]}), {\"text\": ...} "
-            "or {\"prompt\": ..., \"completion\": ...} rows, or a .csv/.tsv with prompt and "
+            "or {\"prompt\": ..., \"completion\": ...} or Alpaca's {\"instruction\", \"input\", "
+            "\"output\"} rows, or a .csv/.tsv with prompt and "
             "response (or completion) columns, or a text column")
 _ANSWER_COLUMNS = ("response", "completion", "answer", "output")
 
@@ -457,9 +458,14 @@ def _table_rows(path: Path) -> tuple[str, list]:
             raise ValueError(f"{path.name} is empty")
         cols = {c.strip().lower(): i for i, c in enumerate(header)}
         answer = next((c for c in _ANSWER_COLUMNS if c in cols), None)
-        prompt = next((c for c in ("prompt", "question", "input", "instruction") if c in cols),
+        # Alpaca's instruction + input columns: one user turn, as the .jsonl rows
+        # (chat.alpaca_prompt); were the input column alone
+        prompt = next((c for c in ("prompt", "question", "instruction", "input") if c in cols),
                       None)
+        extra = cols.get("input") if prompt == "instruction" else None
         if prompt and answer:
+            from .chat import alpaca_prompt
+
             system = cols.get("system")
             out = []
             for n, rec in enumerate(reader, 2):
@@ -468,7 +474,9 @@ def _table_rows(path: Path) -> tuple[str, list]:
                 if len(rec) != len(header):
                     raise ValueError(f"{path.name}: line {n} has {len(rec)} fields, the header "
                                      f"{len(header)}")
-                row = {"prompt": rec[cols[prompt]], "completion": rec[cols[answer]]}
+                text = rec[cols[prompt]] if extra is None else \
+                    alpaca_prompt(rec[cols[prompt]], rec[extra])
+                row = {"prompt": text, "completion": rec[cols[answer]]}
                 if system is not None and rec[system].strip():
                     row["system"] = rec[system]
                 out.append(row)

@@ -131,8 +131,9 @@ def test_pairs_without_a_template_and_text_rows(tmp_path):
 
 
 @pytest.mark.parametrize("name,content,match", [
-    ("alpaca.json", json.dumps([{"instruction": "add", "input": "2+2", "output": "4"}]),
-     "row 1 has keys instruction, input, output; skiff trains on"),
+    # Alpaca rows are read since round 34 (h6); one without its "output" is not
+    ("alpaca.json", json.dumps([{"instruction": "add", "input": "2+2", "answer": "4"}]),
+     "row 1 has keys instruction, input, answer; skiff trains on"),
     ("qa.jsonl", '{"q": "x", "a": "y"}\n', "row 1 has keys q, a"),
     ("mixed.jsonl", '{"text": "x"}\n{"prompt": "p", "completion": "c"}\n',
      "row 1 is text but row 2 is a conversation"),
