@@ -363,17 +363,46 @@ class ConvTranspose2d(Module):
         if device is not None:
             self.to(device)
 
-    def forward(self, x):
+    def forward(self, x, output_size=None):
+        if output_size is not None:  # torch's: 2 sizes, or with the (N,) C leading ones
+            size, lead = list(output_size), x.ndim - 2
+            if len(size) == lead + 2:
+                size = size[lead:]
+            if len(size) != 2:
+                raise ValueError(f"ConvTranspose2D: for {x.ndim}D input, output_size must "
+                                 f"have 2 or {lead + 2} elements (got {len(list(output_size))})")
+            output_size = size
+        if x.ndim == 3 and x.shape[0] == self.in_channels:  # unbatched (C, H, W): torch's
+            return self.forward(x.unsqueeze(0), output_size)[0]
         if x.ndim != 4 or x.shape[1] != self.in_channels:
             raise ValueError(f"ConvTranspose2d({self.in_channels}, ...) expects (N, "
-                             f"{self.in_channels}, H, W), got {tuple(x.shape)}")
+                             f"{self.in_channels}, H, W) or ({self.in_channels}, H, W), got "
+                             f"{tuple(x.shape)}")
+        out_pad = self.output_padding if output_size is None else \
+            self._output_padding(x, output_size)
         if self.groups != 1 or self.dilation != (1, 1):
             from .functional.conv_transpose_nd import conv_transpose_nd
 
             return conv_transpose_nd(x, self.weight, self.bias, self.stride, self.padding,
-                                     self.output_padding, self.groups, self.dilation, 2)
-        return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                self.output_padding)
+                                     out_pad, self.groups, self.dilation, 2)
+        return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, out_pad)
+
+    def _output_padding(self, x, output_size):
+        """torch's ``forward(x, output_size=...)``: the output padding that gives that size
+        (the last two entries; each between the smallest size and that plus stride - 1)."""
+        size = [int(v) for v in output_size]
+        pads = []
+        for d in range(2):
+            k = self.weight.shape[2 + d]
+            least = ((x.shape[2 + d] - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (k - 1) + 1)
+            most = least + max(self.stride[d], self.dilation[d]) - 1
+            if not least <= size[d] <= most:
+                raise ValueError(f"requested an output size of {size}, but valid sizes range "
+                                 f"from {least} to {most} (for an input of "
+                                 f"{list(x.shape[2:])})")
+            pads.append(size[d] - least)
+        return tuple(pads)
 
     def extra_repr(self):
         return _conv_repr(self, 2, self.output_padding)

@@ -23,7 +23,11 @@ def _plain(groups, dilation, what):
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
-    """(N, C_in, H, W) with weight (C_in, C_out, kh, kw) -> (N, C_out, H', W')."""
+    """(N, C_in, H, W) with weight (C_in, C_out, kh, kw) -> (N, C_out, H', W'); an unbatched
+    (C_in, H, W) input gives (C_out, H', W'), as torch's."""
+    if input.ndim == 3:
+        return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding,
+                                output_padding, groups, dilation)[0]
     if not _plain(groups, dilation, "conv_transpose2d"):
         return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
                                  dilation, 2)
@@ -32,7 +36,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
-    """(N, C_in, L) with weight (C_in, C_out, k) -> (N, C_out, L')."""
+    """(N, C_in, L) with weight (C_in, C_out, k) -> (N, C_out, L'); unbatched (C_in, L) as
+    torch's."""
+    if input.ndim == 2:
+        return conv_transpose1d(input.unsqueeze(0), weight, bias, stride, padding,
+                                output_padding, groups, dilation)[0]
     if not _plain(groups, dilation, "conv_transpose1d"):
         return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
                                  dilation, 1)

@@ -457,7 +457,7 @@ class Module:
                     continue
                 if dev is not None:
                     arr = to_device(arr, dev)
-                if dt is not None and arr.dtype.kind == "f":
+                if dt is not None and (arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"):
                     arr = arr.astype(dt)
                 setattr(t, attr, arr)
         return self
@@ -473,6 +473,12 @@ class Module:
     def half(self) -> Module:
         """Cast float parameters and buffers to float16 in place; returns self."""
         return self.to(dtype="float16")
+
+    def bfloat16(self) -> Module:
+        """Cast float parameters and buffers to bfloat16 in place; returns self (torch's)."""
+        import ml_dtypes
+
+        return self.to(dtype=ml_dtypes.bfloat16)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop every parameter's gradient (torch's ``set_to_none=False``: zero it)."""

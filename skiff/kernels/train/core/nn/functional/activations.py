@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ... import half_cast as _hc
 from ... import random as _random
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
@@ -291,6 +292,17 @@ class BatchNormFn(Function):
     def forward(self, x, w, b, mean=None, var=None, eps=1e-5, training=True):
         xp = xp_of(x)
         self.shape, self.training, self.eps = x.shape, training, eps
+        # 16-bit input (a bf16 conv's output under autocast, a .bfloat16() model): torch's
+        # batch norm computes in float32 and gives the input's dtype back
+        self.low = x.dtype if x.dtype.itemsize == 2 else None
+        self.wdt = None if w is None else w.dtype
+        self.bdt = None if b is None else b.dtype
+        if self.low is not None:
+            x = _hc.cast(x, np.float32)
+            w = None if w is None else w.astype(np.float32)
+            b = None if b is None else b.astype(np.float32)
+            mean = None if mean is None else mean.astype(np.float32)
+            var = None if var is None else var.astype(np.float32)
         xs, self.swap = cn_view(x)
         if self.swap:  # (C, N, H, W) memory
             x3 = xs.reshape(xs.shape[0], 1, -1)
@@ -320,7 +332,8 @@ class BatchNormFn(Function):
         y = xc * w.reshape(cs) if w is not None else xc.copy()
         if b is not None:
             y += b.reshape(cs)
-        return self._out(y)
+        y = self._out(y)
+        return y if self.low is None else _hc.cast(np.ascontiguousarray(y), self.low)
 
     def _out(self, a3):
         n, c = self.shape[:2]
@@ -331,6 +344,8 @@ class BatchNormFn(Function):
     def backward(self, g):
         xp = xp_of(g)
         xhat, rstd, w = self.saved
+        if self.low is not None:
+            g = _hc.cast(np.ascontiguousarray(g), np.float32)
         axes, cs = self.axes, self.cs
         nx, nw, nb = self.needs_input_grad[:3]
         g3 = (g.transpose(1, 0, 2, 3) if self.swap else g).reshape(xhat.shape)
@@ -346,6 +361,10 @@ class BatchNormFn(Function):
                 gx -= xhat * (k1 * gw / m).reshape(cs)
                 gx -= (k1 * gb / m).reshape(cs)
             gx = self._out(gx)
+        if self.low is not None:
+            gx = None if gx is None else _hc.cast(np.ascontiguousarray(gx), self.low)
+            gw = gw.astype(self.wdt) if gw is not None and nw else gw
+            gb = gb.astype(self.bdt) if gb is not None and nb else gb
         return gx, (gw if nw else None), (gb if nb else None), None, None
 
 

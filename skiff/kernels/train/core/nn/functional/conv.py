@@ -214,9 +214,12 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
            groups=1) -> Tensor:
     """2-D convolution (cross-correlation) on NCHW input with an (out, in / groups, kh, kw)
     weight; ``dilation``, ``groups`` and ``padding="same"``/``"valid"`` as torch's
-    (:mod:`.conv_general`)."""
+    (:mod:`.conv_general`). An unbatched (C, H, W) input gives (C_out, H', W'), as torch's."""
+    if x.ndim == 3:
+        return conv2d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups)[0]
     if x.ndim != 4:
-        raise ValueError(f"conv2d expects NCHW input, got shape {tuple(x.shape)}")
+        raise ValueError(f"conv2d expects 3D (unbatched) or 4D (batched, NCHW) input, got "
+                         f"shape {tuple(x.shape)}")
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         x, weight, bias = _ac.low(x, weight, bias)
     if dilation != 1 or groups != 1 or isinstance(padding, str):
@@ -348,7 +351,9 @@ def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_
     """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size);
     ``padding`` adds -inf on each side (at most half the kernel, as torch's). ``dilation``,
     ``ceil_mode`` and ``return_indices`` (torch's flat indices, for ``max_unpool2d``) take
-    :func:`.pool_nd.max_pool_nd`."""
+    :func:`.pool_nd.max_pool_nd`. An unbatched (C, H, W) input as torch's."""
+    if x.ndim == 3 and not (dilation != 1 or ceil_mode or return_indices):
+        return max_pool2d(x.unsqueeze(0), kernel_size, stride, padding)[0]
     if dilation != 1 or ceil_mode or return_indices:
         from .pool_nd import max_pool_nd, nd_pool_args
 

@@ -1,0 +1,136 @@
+"""Round 34 (h4): what a torch user's UNet / ViT / CNN+LSTM autocast programs met, against
+torch 2.13 on CPU: unbatched (C, H, W) convolutions and pooling, ``ConvTranspose2d(x,
+output_size=...)``, batch norm on bfloat16 input, ``Module.bfloat16()``."""
+
+import numpy as np
+import pytest
+
+import skiff
+import skiff.nn.functional as SF
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _s(t, grad=False):
+    s = skiff.tensor(t.detach().numpy())
+    return s.requires_grad_() if grad else s
+
+
+def _copy(tm, sm):
+    sm.load_state_dict({k: _s(v) for k, v in tm.state_dict().items()})
+
+
+UNBATCHED = {
+    "conv2d": (lambda F, x, w: F.conv2d(x, w, padding=1, stride=2), (4, 9, 9), (6, 4, 3, 3)),
+    "conv2d_dw": (lambda F, x, w: F.conv2d(x, w, padding=1, groups=4), (4, 8, 8), (4, 1, 3, 3)),
+    "conv2d_3x3": (lambda F, x, w: F.conv2d(x, w, padding=1), (16, 6, 6), (16, 16, 3, 3)),
+    "conv_transpose2d": (lambda F, x, w: F.conv_transpose2d(x, w, stride=2, padding=1,
+                                                            output_padding=1), (4, 5, 5),
+                         (4, 3, 3, 3)),
+    "conv_transpose1d": (lambda F, x, w: F.conv_transpose1d(x, w, stride=2), (4, 7), (4, 3, 3)),
+    "max_pool2d": (lambda F, x, w: F.max_pool2d(x * w.sum(), 2), (3, 6, 6), (1,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNBATCHED))
+def test_unbatched_input_values_and_gradients(name):
+    f, xs, ws = UNBATCHED[name]
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(*xs, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.randn(*ws, dtype=torch.float64, generator=g, requires_grad=True)
+    sx, sw = _s(x, True), _s(w, True)
+    t = f(TF, x, w)
+    s = f(SF, sx, sw)
+    assert tuple(s.shape) == tuple(t.shape)
+    np.testing.assert_allclose(s.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12)
+    gw = torch.randn(t.shape, dtype=torch.float64, generator=g)
+    (t * gw).sum().backward()
+    (s * _s(gw)).sum().backward()
+    np.testing.assert_allclose(sx.grad.numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sw.grad.numpy(), w.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_conv2d_bad_rank_message():
+    with pytest.raises(ValueError, match="3D \\(unbatched\\) or 4D"):
+        SF.conv2d(skiff.zeros(2, 3), skiff.zeros(1, 1, 1, 1))
+
+
+def _convt_pair(**kw):
+    torch.manual_seed(0)
+    t = torch.nn.ConvTranspose2d(4, 3, 3, **kw).double()
+    s = skiff.nn.ConvTranspose2d(4, 3, 3, dtype=skiff.float64, **kw)
+    _copy(t, s)
+    return t, s
+
+
+@pytest.mark.parametrize("size", [None, (9, 9), (10, 10), [2, 3, 10, 9]])
+def test_conv_transpose2d_output_size(size):
+    t, s = _convt_pair(stride=2, padding=1)
+    x = torch.randn(2, 4, 5, 5, dtype=torch.float64)
+    a, b = t(x, output_size=size), s(_s(x), output_size=size)
+    assert tuple(b.shape) == tuple(a.shape)
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-12, atol=1e-13)
+    if size is not None and len(size) == 4:
+        with pytest.raises(ValueError, match="must have 2 or 3 elements"):
+            t(x[0], output_size=size)
+        with pytest.raises(ValueError, match="must have 2 or 3 elements"):
+            s(_s(x[0]), output_size=size)
+        return
+    a, b = t(x[0], output_size=size), s(_s(x[0]), output_size=size)  # unbatched
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_conv_transpose2d_output_size_out_of_range():
+    t, s = _convt_pair(stride=2, padding=1)
+    x = torch.randn(2, 4, 5, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match="valid sizes range"):
+        t(x, output_size=(11, 11))
+    with pytest.raises(ValueError, match="valid sizes range from 9 to 10"):
+        s(_s(x), output_size=(11, 11))
+
+
+@pytest.mark.parametrize("shape,kind", [((8, 4, 16), "BatchNorm1d"), ((4, 4, 5, 5), "BatchNorm2d")])
+def test_batch_norm_bfloat16_input_as_torch(shape, kind):
+    """A bf16 conv's output under autocast meets a float32 BatchNorm: torch computes in
+    float32 and gives bf16 back; gradients in each leaf's dtype, running stats float32."""
+    torch.manual_seed(0)
+    x = torch.randn(*shape).bfloat16().requires_grad_()
+    tb, sb = getattr(torch.nn, kind)(4), getattr(skiff.nn, kind)(4)
+    with torch.no_grad():
+        tb.weight.uniform_(0.5, 1.5)
+        tb.bias.uniform_(-1, 1)
+    _copy(tb, sb)
+    sx = skiff.tensor(x.detach().float().numpy()).to(skiff.bfloat16).requires_grad_()
+    outs = []
+    for m, xx in ((tb, x), (sb, sx)):
+        y = m(xx)
+        (y.float() ** 2).sum().backward()
+        outs.append(y)
+    assert str(outs[1].dtype) == "bfloat16" and str(sx.grad.dtype) == "bfloat16"
+    assert str(sb.weight.grad.dtype) == "float32" and str(sb.running_mean.dtype) == "float32"
+    np.testing.assert_array_equal(outs[1].detach().float().numpy(),
+                                  outs[0].detach().float().numpy())
+    np.testing.assert_allclose(sx.grad.float().numpy(), x.grad.float().numpy(), atol=2e-3)
+    np.testing.assert_allclose(sb.weight.grad.numpy(), tb.weight.grad.numpy(), rtol=1e-4)
+    np.testing.assert_allclose(sb.bias.grad.numpy(), tb.bias.grad.numpy(), rtol=1e-4)
+    np.testing.assert_allclose(sb.running_var.numpy(), tb.running_var.numpy(), rtol=1e-6)
+    tb.eval()
+    sb.eval()
+    np.testing.assert_array_equal(sb(sx).detach().float().numpy(),
+                                  tb(x).detach().float().numpy())
+
+
+def test_module_bfloat16_and_back():
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    s = skiff.nn.Sequential(skiff.nn.Linear(4, 3), skiff.nn.BatchNorm1d(3))
+    _copy(t, s)
+    assert s.bfloat16() is s
+    t.bfloat16()
+    for (k, a), (k2, b) in zip(t.state_dict().items(), s.state_dict().items()):
+        assert k == k2 and str(b.dtype) == str(a.dtype).replace("torch.", "")
+        np.testing.assert_array_equal(b.float().numpy(), a.float().numpy())
+    s.float()
+    assert all(str(p.dtype) == "float32" for p in s.parameters())
+    assert str(s[1].num_batches_tracked.dtype) == "int64"
