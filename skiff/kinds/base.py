@@ -217,6 +217,17 @@ class Kind:
         to stderr): ``(None, False)`` for nothing. ``values``: the command's options."""
         return None, False
 
+    def cell_text(self, job) -> str | None:
+        """What a magic started with ``--wait`` prints in the cell for a finished job instead
+        of displaying its value, as the terminal prints it (OCR with ``--out -``: the text
+        read); None: the value is displayed."""
+        return None
+
+    def cell_note(self, job) -> str | None:
+        """A line a magic started without ``--wait`` prints under the job's view (an option
+        whose terminal meaning needs the job's end: OCR's ``--out -``); None: nothing."""
+        return None
+
     def failures(self, job) -> list[str]:
         """``"input: why"`` for each part of a finished job that failed while the rest
         went on (OCR: the images it could not read); a front exits non-zero when any."""

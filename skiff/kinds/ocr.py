@@ -429,6 +429,23 @@ class OcrKind(Kind):
             return text_of(jsonl), False
         return None, False
 
+    def cell_text(self, job) -> str | None:
+        """``%ocr ... --out - --wait``: the text read, printed in the cell as the terminal
+        prints it on stdout (before: the run's repr, and no text)."""
+        from skiff.kernels.ocr.entry import STDOUT
+
+        if (getattr(job, "config", None) or {}).get("text_to") != "stdout":
+            return None
+        text, alone = self.terminal_text(job, {"out": STDOUT})
+        return text if alone else None
+
+    def cell_note(self, job) -> str | None:
+        if (getattr(job, "config", None) or {}).get("text_to") != "stdout":
+            return None
+        return ("--out -: the text is printed here when the job ends with --wait; without "
+                "it the view shows the lines as they are read, and the job's value holds "
+                "the text (-o NAME: NAME.value.text)")
+
     def failures(self, job) -> list[str]:
         """The images that could not be read, from the JSONL the job wrote."""
         result = job.result or {}

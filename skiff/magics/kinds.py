@@ -33,10 +33,19 @@ def kind_magic(kind: Kind, *, doc: bool = True):
             job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
                                prog=f"%{kind.name}")
         job = finish_launch(shell, job, opts)
-        if opts.get("wait") and kind.show_value and job.value is not None:
-            from IPython.display import display
+        if opts.get("wait"):
+            # the terminal's stdout, where a flag asks for it (%ocr --out -: the text)
+            text = kind.cell_text(job) if job.status == "done" else None
+            if text is not None:
+                print(text, end="" if text.endswith("\n") else "\n")
+            elif kind.show_value and job.value is not None:
+                from IPython.display import display
 
-            display(job.value)
+                display(job.value)
+        else:
+            note = kind.cell_note(job)
+            if note:
+                print(note)
         return job
 
     magic.__name__ = kind.name
