@@ -37,6 +37,7 @@ import functools
 import math
 import os
 import re
+import shlex
 from types import SimpleNamespace
 
 from skiff.grammar.common import (
@@ -415,6 +416,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     save = values.get("save")
     if save and not str(save).lower().endswith((".npz", ".vtk")):
         raise ValueError(f"--save writes .npz or .vtk files, got {save!r}")
+    _save_folder(save)
     opts = spec.get("options", {})
     for key in opts:  # a misspelt or foreign option (scipy's tol) must not be dropped silently
         if key not in SOLVER_OPTIONS:
@@ -569,7 +571,28 @@ def _flow_save(values: dict) -> str | None:
     if not str(save).lower().endswith(FLOW_SAVES):
         raise ValueError(f"--save writes .vtu or .vtk (ParaView), .npz or .csv (the surface's "
                          f"cp) for a flow, got {save!r}")
+    _save_folder(save)
     return os.path.abspath(os.path.expanduser(str(save)))
+
+
+def _save_folder(save) -> None:
+    """``--save PATH`` in a folder that is not there: refused before the job (the job
+    solved, then failed on ``FileNotFoundError`` and kept no solution)."""
+    if not save:
+        return
+    folder = os.path.dirname(os.path.abspath(os.path.expanduser(str(save))))
+    if not os.path.isdir(folder):
+        raise ValueError(f"--save {save}: no folder {folder} to write it in (make it "
+                         f"first: mkdir -p {shlex.quote(folder)})")
+
+
+def _check_matrix_save(values: dict) -> None:
+    """A matrix's solution is a vector, not a grid field: ``--save x.vtk`` solved, then the
+    job failed on "VTK export needs a 2D or 3D grid field" and kept no solution."""
+    save = values.get("save")
+    if save and str(save).lower().endswith(".vtk"):
+        raise ValueError(f"--save {save}: .vtk writes a grid field, and a matrix's solution "
+                         f"is a vector of unknowns: --save {os.path.splitext(str(save))[0]}.npz")
 
 
 def _cylinder_config(values: dict) -> dict:
@@ -1096,6 +1119,7 @@ def _file_request(values: dict) -> JobRequest:
     _check_isolated_b(name, bname, matrix, b, values)
     check_options_apply(name, values, system="matrix")
     check_amg_kind(name, values, "matrix")
+    _check_matrix_save(values)
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
                         **_matrix_smoother(values)})
     config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
@@ -1145,6 +1169,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     check_options_apply(name, values,
                         system="grid" if isinstance(system, GridProblem) else "matrix")
     check_amg_kind(name, values, "grid" if isinstance(system, GridProblem) else "matrix")
+    if not isinstance(system, GridProblem):
+        _check_matrix_save(values)
     pname = values.get("precond", "auto")
     M = None
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M
