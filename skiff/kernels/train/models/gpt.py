@@ -187,8 +187,11 @@ class GPT(nn.Module):
 
         ``temperature=0`` is greedy; otherwise logits are divided by ``temperature`` and,
         with ``top_k``, all but the ``k`` largest are dropped before sampling. With
-        ``use_cache`` keys and values of past tokens are kept per layer (the context slides
-        once it reaches ``block_size``, which rebuilds the cache). Returns host int64 ids
+        ``use_cache`` keys and values of past tokens are kept per layer while the ids fit
+        in ``block_size``; past it each new token sees the last ``block_size`` tokens (as
+        nanoGPT's sampler crops), which are run whole every step (the learned absolute
+        positions shift under every kept token, so nothing cached stays valid): a token
+        then costs a forward over ``block_size`` tokens. Returns host int64 ids
         (B, T0 + max_new_tokens). A ``str`` prompt is encoded as bytes and the text comes
         back (as :meth:`generate_text`).
         """
@@ -212,7 +215,11 @@ class GPT(nn.Module):
                 runner = _KVRunner(self) if use_cache else None
                 logits = None
                 for n in range(1, int(max_new_tokens) + 1):
-                    if runner is None:
+                    # past block_size the window slides: the learned absolute positions
+                    # move under every kept token, so no cached key or value stays valid
+                    # and each token runs the last block_size tokens whole (as nanoGPT's
+                    # sampler); the module's forward does that faster than a cache refill
+                    if runner is None or out.shape[1] > self.config.block_size:
                         ctx = out[:, -self.config.block_size:]
                         logits = _host(self.forward(ctx)._data)[:, -1, :]
                     else:
