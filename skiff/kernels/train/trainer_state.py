@@ -25,6 +25,7 @@ WHOLE_MODEL = ("single", "dp", "zero1", "zero2")  # strategies whose ranks hold 
 # (parallel/hybrid.py's and ernie_experts.py's writers: per-rank state, read back by the
 # same layout); ep: a rank's dense weights and its own experts
 PER_RANK_BEST = ("tp", "pp", "hybrid", "ep")
+HISTORY_CHUNKS = 32  # side files of the history a checkpoint lists before they are joined
 
 
 class TrainerState:
@@ -44,7 +45,7 @@ class TrainerState:
             "rng": {"train": train_random.get_state(self.rng)},
             "data": loader.state_dict(),
             "step": step,
-            "history": history,
+            "history": self._history_for_checkpoint(history),
             "val_history": val_history,
             "plan": {"strategy": self.plan.get("strategy"), "world_size": st.world_size},
             "precision": None if self.mixed is None else self._mixed_state(),
@@ -59,6 +60,57 @@ class TrainerState:
                 state["early"]["weights"] = trainable_model_state(self.model, kept, frozen)
                 state["early"]["base_left_out"] = True
         return state
+
+    def _history_for_checkpoint(self, history: list) -> dict:
+        """The rows since the last checkpoint as a side file of the checkpoint folder
+        (written once, by rank 0), and what the checkpoint stores instead of the whole
+        history: the side files so far (round 34; :func:`.checkpoint.write_history_chunk`)."""
+        from .checkpoint import history_chunk_name, history_ref, write_history_chunk
+
+        log = getattr(self, "_history_log", None)
+        if log is None or log["rows"] is not history or log["n"] > len(history):
+            log = {"rows": history, "n": 0, "chunks": []}  # a new run's history
+        root = getattr(self.reporter, "rank", 0) == 0
+        if len(history) > log["n"] and len(log["chunks"]) >= HISTORY_CHUNKS:
+            # joined again into one file: a resume reads a few files, not one per checkpoint
+            # (300 side files: 1.1 s). The files before the last join are listed by no
+            # checkpoint kept (keep < HISTORY_CHUNKS): removed
+            keep = getattr(self, "keep_checkpoints", None)
+            if root and keep is not None and keep < HISTORY_CHUNKS:
+                mine = set(log["chunks"])
+                for name in log.get("before", []):
+                    if name not in mine:
+                        (Path(self.checkpoint_dir) / name).unlink(missing_ok=True)
+            log = {"rows": history, "n": 0, "chunks": [], "before": log["chunks"]}
+        if len(history) > log["n"]:
+            if root:
+                name = write_history_chunk(self.checkpoint_dir, history[log["n"]:], log["n"])
+            else:  # the same name: the other ranks' checkpoints list it too
+                name = history_chunk_name(log["n"], len(history))
+            log["chunks"].append(name)
+            log["n"] = len(history)
+        self._history_log = log
+        return history_ref(log["chunks"], log["n"])
+
+    def _restored_history(self, state: dict) -> list:
+        """The history rows of a checkpoint's state (a list in checkpoints before round 34,
+        else its side files' rows), and the side files the next checkpoints go on from."""
+        from .checkpoint import is_history_ref, read_history
+
+        saved, problem = state.get("history"), state.get("history_note")
+        ref = state.get("history_ref")  # read already (load_checkpoint)
+        if is_history_ref(saved):
+            ref = saved
+            saved, problem = read_history(self.checkpoint_dir, saved)
+        if problem:
+            self.reporter.log(f"{problem}: the run goes on, its history from here on",
+                              level="warning")
+            ref = None
+        rows = list(saved or [])
+        chunks = list(ref["chunks"]) if is_history_ref(ref) and ref.get("n") == len(rows) \
+            else []  # an older checkpoint's whole history: one side file at the next save
+        self._history_log = {"rows": rows, "n": len(rows) if chunks else 0, "chunks": chunks}
+        return rows
 
     def _mixed_state(self) -> dict:
         """The masters and scaler, with the masters' parameter names (one full array per
@@ -97,7 +149,7 @@ class TrainerState:
             self._weights_from_masters(state["precision"])
         train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
-        return int(state["step"]), list(state.get("history", [])), \
+        return int(state["step"]), self._restored_history(state), \
             list(state.get("val_history", []))
 
     def _load_model_state(self, state) -> None:
