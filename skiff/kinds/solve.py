@@ -250,7 +250,9 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
              "length": ("train-nose",), "bluntness": ("train-nose",),
              "clearance": ("train-nose",), "adapt": ("train-nose",), "flow": ("train-nose",),
              "profile": ("train-nose",),
-             "contrast": ("jump",)}
+             "contrast": ("jump",),
+             # `poisson --velocity 1,2` solved Poisson without convection (round 34)
+             "velocity": ("convection", "custom")}
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg")
@@ -289,8 +291,9 @@ def _option_refusal(problem: str, name: str, system: str | None) -> str | None:
                 f"finite-element flow: {size}); drop it")
     users = _ONLY_FOR.get(name)
     if users and problem not in users:
-        return (f"{_flag(name)} is an option of {' and '.join(users)}; problem "
-                f"{problem!r} does not read it")
+        named = " and ".join("a %%solve cell" if u == "custom" else u for u in users)
+        return (f"{_flag(name)} is an option of {named}; problem {problem!r} does not "
+                f"read it")
     return None
 
 
@@ -317,6 +320,16 @@ def check_options_apply(problem: str, values: dict, *, system: str | None = None
             why = _option_refusal(problem, name, system)
             if why is not None:
                 raise ValueError(why)
+
+
+def check_restart(values: dict, method: str | None) -> None:
+    """``--restart M`` is GMRES's cycle length: with another method (``method``: the one the
+    job will use, None or ``auto`` where the solver chooses, maybe GMRES) it was dropped
+    without a word (``poisson --restart 10`` solved by CG)."""
+    if method in (None, "auto", "gmres") or not was_given(values, "restart", 30):
+        return
+    raise ValueError(f"--restart is GMRES's restart length, and the method is {method}: "
+                     f"add --method gmres, or drop --restart")
 
 
 def check_amg_kind(problem: str, values: dict, system: str | None) -> None:
@@ -843,8 +856,20 @@ class SolveKind(Kind):
             return None
         problem = values.get("problem")
         system = _system_of(problem, dict(user_ns or {}))
-        return {name for name in names if name in _CHECKED
-                and _option_refusal(problem, name, system) is not None}
+        refused = {name for name in names if name in _CHECKED
+                   and _option_refusal(problem, name, system) is not None}
+        if "restart" in names and "restart" not in refused and problem not in _FLOW:
+            # the method the job would use: --restart is GMRES's (check_restart); a user's
+            # matrix or GridProblem: the method named, else the solver's choice
+            method = values.get("method")
+            if system is None and problem in PROBLEMS:
+                try:
+                    method = to_config(dict(values), memory=False)["method"]
+                except (ValueError, KeyError, TypeError):
+                    pass
+            if method not in (None, "auto", "gmres"):
+                refused.add("restart")
+        return refused
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """One rank: the grid must fit this machine's device. Several ranks: refuse what a
@@ -941,6 +966,7 @@ class SolveKind(Kind):
             values["spec"] = parse_spec(cell)
             config = to_config(values, memory=False)
             check_amg_kind("custom", config, None)   # a cell's options: amg, precond
+            check_restart(values, config["method"])
             return JobRequest("solve", config, label="%%solve")
         name = values.get("problem")
         pname = values.get("precond")
@@ -979,6 +1005,8 @@ class SolveKind(Kind):
                              f"file; {name!r} is a built-in problem")
         config = to_config(values, memory=False)   # checked by check_launch, per rank
         check_amg_kind(config["problem"], config, None)
+        if config["problem"] not in _FLOW:   # (the flows refuse --restart as theirs)
+            check_restart(values, config.get("method"))
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
 
 
@@ -1120,6 +1148,7 @@ def _file_request(values: dict) -> JobRequest:
     check_options_apply(name, values, system="matrix")
     check_amg_kind(name, values, "matrix")
     _check_matrix_save(values)
+    check_restart(values, values.get("method"))
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
                         **_matrix_smoother(values)})
     config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
@@ -1171,6 +1200,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     check_amg_kind(name, values, "grid" if isinstance(system, GridProblem) else "matrix")
     if not isinstance(system, GridProblem):
         _check_matrix_save(values)
+    check_restart(values, values.get("method"))
     pname = values.get("precond", "auto")
     M = None
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M

@@ -173,6 +173,9 @@ def solve_form() -> CommandForm:
             # --amg where AMG is not the preconditioner: said as the field changes, not at
             # Launch (the kind's prepare refuses it; to_config alone does not see it)
             g.check_amg_kind(name, values, g._system_of(name, ns) if variable else None)
+            # --restart with a method that is not GMRES (the one the job would use)
+            g.check_restart(values, values.get("method") if variable or name in g._FLOW
+                            else g.to_config(dict(values), memory=False)["method"])
         if variable:
             values["problem"] = problems[0]  # a stand-in: the magic solves the variable
         return values
