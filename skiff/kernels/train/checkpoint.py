@@ -303,8 +303,8 @@ def write_history_chunk(directory: str | os.PathLike, rows: list, start: int) ->
     tree, arrays = flatten_state({"rows": list(rows), "start": int(start)}, rows=True)
     blob = np.frombuffer(json.dumps({"format": HISTORY_FORMAT, "state": tree}).encode(),
                          dtype=np.uint8)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as fh:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a writer's own, whatever
+    with open(tmp, "wb") as fh:                                # else writes the same name
         np.savez(fh, __meta__=blob, **arrays)
         fh.flush()
         os.fsync(fh.fileno())

@@ -28,6 +28,20 @@ PER_RANK_BEST = ("tp", "pp", "hybrid", "ep")
 HISTORY_CHUNKS = 32  # side files of the history a checkpoint lists before they are joined
 
 
+def _world_rank(reporter) -> int:
+    """This process's rank in the MPI world where MPI runs (a script's own reporter may say
+    rank 0 on every rank), else the reporter's."""
+    import sys
+
+    mpi = sys.modules.get("mpi4py.MPI")
+    try:
+        if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+            return int(mpi.COMM_WORLD.Get_rank())
+    except Exception:  # noqa: BLE001 - no answer from MPI: the reporter's word
+        pass
+    return int(getattr(reporter, "rank", 0) or 0)
+
+
 class TrainerState:
     """The checkpoint state of a :class:`.trainer.Trainer` run."""
 
@@ -70,7 +84,7 @@ class TrainerState:
         log = getattr(self, "_history_log", None)
         if log is None or log["rows"] is not history or log["n"] > len(history):
             log = {"rows": history, "n": 0, "chunks": []}  # a new run's history
-        root = getattr(self.reporter, "rank", 0) == 0
+        root = _world_rank(self.reporter) == 0
         if len(history) > log["n"] and len(log["chunks"]) >= HISTORY_CHUNKS:
             # joined again into one file: a resume reads a few files, not one per checkpoint
             # (300 side files: 1.1 s). The files before the last join are listed by no
