@@ -259,7 +259,8 @@ def _count_second_readings(cls) -> None:
         setattr(cls, name, counted)
 
     for name in SECOND_READINGS:
-        wrap(name)
+        if hasattr(cls, name):  # a reading renamed or gone is not counted, not an error
+            wrap(name)
     recognize, once = cls.recognize, cls._recognize_once
     depth = [0]
 
