@@ -48,6 +48,10 @@ LINEAR_RTOL = 1e-10
 # a GMRES solve that needed more than this share of REFACTOR_AFTER drops the LU: the next
 # Jacobian is further still from the factorised one (a failed try costs REFACTOR_AFTER solves)
 SLOW_FRACTION = 0.75
+# a Newton update above this (relative to the velocity) moved the Jacobian too far for the
+# kept LU: the next step factorises (on the nose, GMRES to 1e-10 with the LU from before an
+# update of 0.69 or 0.3 did not converge in 40 iterations; after 0.2, 11; after 0.02, 6)
+REUSE_BELOW = 0.25
 
 
 class _Op:
@@ -64,27 +68,29 @@ class NewtonSolves:
     preconditioner of GMRES on the next Jacobians (a Shamanskii/chord scheme that still
     solves each step's system to ``rtol``); when GMRES has not reached ``rtol`` after
     ``refactor_after`` iterations, or the Jacobian's kind changed (a Picard step before a
-    Newton one), the new Jacobian is factorised, and so is the next one after a GMRES that
-    gave up. ``reuse=False``: a factorisation every step.
+    Newton one), the new Jacobian is factorised, and so is the next one after two GMRES
+    in a row gave up. ``reuse=False``: a factorisation every step.
     ``steps`` records each solve: ``"lu"`` or the GMRES iterations taken."""
 
     def __init__(self, *, reuse: bool = True, refactor_after: int = REFACTOR_AFTER,
                  rtol: float = LINEAR_RTOL):
         self.reuse, self.refactor_after, self.rtol = bool(reuse), int(refactor_after), rtol
-        self.lu, self.kind, self.skip = None, None, False
+        self.lu, self.kind, self.skip, self.fails = None, None, False, 0
         self.steps: list = []
         self.factorisations = 0
         self.krylov_iterations = 0
 
-    def solve(self, J, b, kind: str = "newton", rtol: float | None = None):
-        """``x`` with ``J x = b`` to ``rtol`` (relative to ``|b|``; default ``self.rtol``)."""
+    def solve(self, J, b, kind: str = "newton", rtol: float | None = None,
+              fresh: bool = False):
+        """``x`` with ``J x = b`` to ``rtol`` (relative to ``|b|``; default ``self.rtol``);
+        ``fresh``: factorise ``J`` (the caller knows it moved far from the kept LU's)."""
         rtol = self.rtol if rtol is None else max(float(rtol), self.rtol)
         bn = float(np.linalg.norm(b))
         if bn == 0.0:
             self.steps.append(0)
             return np.zeros_like(b)
         if self.reuse and self.lu is not None and self.kind == kind \
-                and self.lu.shape == J.shape and not self.skip:
+                and self.lu.shape == J.shape and not self.skip and not fresh:
             lu = self.lu
 
             def prec(r, z):
@@ -95,13 +101,16 @@ class NewtonSolves:
             its = len(hist) - 1
             self.krylov_iterations += its
             if ok and np.isfinite(x).all():
+                self.fails = 0
                 self.steps.append(its)
                 if its > SLOW_FRACTION * self.refactor_after:   # slowing: a fresh LU next
                     self.lu = None
                 return x
-            # given up: the next step factorises at once too (a diverging Newton stage,
-            # (1, 0.9, 0.3) at Re 1000, failed every try: refactor_after solves wasted each)
-            self.skip = True
+            # given up twice running: the next step factorises at once (a diverging Newton
+            # stage, (1, 0.9, 0.3) at Re 1000, failed every try: refactor_after solves
+            # wasted each; after one failure the fresh LU is often good: DFG 2D-1, N 128)
+            self.fails += 1
+            self.skip = self.fails >= 2
             return self._factorise(J, b, bn, kind)
         self.skip = False
         return self._factorise(J, b, bn, kind)
@@ -244,7 +253,9 @@ def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: floa
         J = _jacobian(prob, st.ux, st.uy, picard=it <= picard)
         Jf = J[free][:, free]
         tl = time.perf_counter()
-        x = solves.solve(Jf, -R[free], kind="picard" if it <= picard else "newton")
+        moved = bool(st.history) and it > 1 and st.history[-1] > REUSE_BELOW
+        x = solves.solve(Jf, -R[free], kind="picard" if it <= picard else "newton",
+                         fresh=moved)
         st.linear.append(solves.steps[-1])
         st.linear_time += time.perf_counter() - tl
         d = np.zeros(th.dofs_total)
