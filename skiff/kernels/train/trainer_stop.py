@@ -45,8 +45,8 @@ def default_hold_out(dataset, patience) -> tuple[float | None, str | None]:
     else:
         raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "
                          "or val_split=0.1 to train() (a text or an image folder holds its "
-                         "last tenth out by itself; arrays and tables do not, as their last "
-                         "rows may be sorted: shuffle them first)")
+                         "last tenth out by itself; arrays, tables and other data sets do "
+                         "not, as their last rows may be sorted: shuffle them first)")
     return HOLD_OUT, (f"early_stopping={patience} and no validation data: the last tenth of "
                       f"the {what} held out to validate on, as the command line's "
                       f"--early-stop does (val_split= or val_dataset= chooses)")

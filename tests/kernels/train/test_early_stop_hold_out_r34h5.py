@@ -78,7 +78,7 @@ def test_arrays_still_need_a_validation_set_named_in_the_error():
     x = np.random.default_rng(0).standard_normal((40, 3)).astype("f4")
     y = x.sum(1).astype("f4")
     with pytest.raises(ValueError, match=r"pass val_dataset=\.\.\. or val_split=0\.1 .*"
-                                         r"arrays and tables do not"):
+                                         r"arrays, tables and other data sets do not"):
         Trainer(nn.Sequential(nn.Linear(3, 1)), early_stopping=2).train((x, y), epochs=1)
 
 
