@@ -76,64 +76,121 @@ def depthwise_conv_bwd(gt, xt, w, sh, sw, need_x, need_w):
 def _kernels():
     import numba
 
+    # Round 34: each (c, n) plane is read as one flat run. With stride (sh, sw) the padded
+    # plane is first split into sh * sw phases ``P[a, b, r, x] = plane[r sh + a, x sw + b]``
+    # of (hq, wq) = (ceil(Hp / sh), ceil(Wp / sw)) (for stride 1 the plane itself), so tap
+    # (i, j) of output (y, x) is ``P[i % sh, j % sw].flat[(y + i // sh) wq + x + j // sw]``:
+    # every tap is one contiguous multiply-add over ``(ho - 1) wq + wo`` outputs laid out
+    # wq apart (the wq - wo columns between rows are computed and dropped). Row-by-row loops
+    # of wo (14 at a stride-2 28x28 layer) ran at a fifth of the vector speed.
+    @numba.njit(cache=True, fastmath=True, nogil=True)
+    def split(plane, sh, sw, ph):  # pragma: no cover - compiled
+        hp, wp = plane.shape
+        for a in range(sh):
+            for r in range((hp - a + sh - 1) // sh):
+                row = plane[r * sh + a]
+                for b in range(sw):
+                    prow = ph[a, b, r]
+                    for x in range((wp - b + sw - 1) // sw):
+                        prow[x] = row[x * sw + b]
+
     @numba.njit(cache=True, fastmath=True, nogil=True)
     def fwd(xt, w, sh, sw, out):  # pragma: no cover - compiled
         c_, n_, ho, wo = out.shape
         kh, kw = w.shape[1], w.shape[2]
+        hp, wp = xt.shape[2], xt.shape[3]
+        hq, wq = (hp + sh - 1) // sh, (wp + sw - 1) // sw
+        strided = sh > 1 or sw > 1
+        ph = np.zeros((sh, sw, hq, wq), dtype=xt.dtype)
+        span = (ho - 1) * wq + wo
+        acc = np.empty(ho * wq, dtype=xt.dtype)
         for c in range(c_):
             for n in range(n_):
+                if strided:
+                    split(xt[c, n], sh, sw, ph)
+                acc[:] = 0
+                for i in range(kh):
+                    for j in range(kw):
+                        src = ph[i % sh, j % sw].reshape(-1) if strided else \
+                            xt[c, n].reshape(-1)
+                        off = (i // sh) * wq + j // sw
+                        wv = w[c, i, j]
+                        s_ = src[off:off + span]  # slices: the loop vectorizes (no
+                        for t in range(span):  # wrap-around check on off + t)
+                            acc[t] += wv * s_[t]
                 for y in range(ho):
                     orow = out[c, n, y]
-                    orow[:] = 0
-                    for i in range(kh):
-                        xrow = xt[c, n, y * sh + i]
-                        for j in range(kw):
-                            wv = w[c, i, j]
-                            if sw == 1:
-                                for x in range(wo):
-                                    orow[x] += wv * xrow[x + j]
-                            else:
-                                for x in range(wo):
-                                    orow[x] += wv * xrow[x * sw + j]
+                    for x in range(wo):
+                        orow[x] = acc[y * wq + x]
 
     @numba.njit(cache=True, fastmath=True, nogil=True)
     def bwd_w(gt, xt, sh, sw, gw):  # pragma: no cover - compiled
         c_, n_, ho, wo = gt.shape
         kh, kw = gw.shape[1], gw.shape[2]
+        hp, wp = xt.shape[2], xt.shape[3]
+        hq, wq = (hp + sh - 1) // sh, (wp + sw - 1) // sw
+        strided = sh > 1 or sw > 1
+        ph = np.zeros((sh, sw, hq, wq), dtype=xt.dtype)
+        span = (ho - 1) * wq + wo
+        gf = np.zeros(ho * wq, dtype=gt.dtype)  # the gradient wq apart, zeros between rows
         for c in range(c_):
             for i in range(kh):
                 for j in range(kw):
-                    acc = 0.0
-                    for n in range(n_):
-                        for y in range(ho):
-                            grow = gt[c, n, y]
-                            xrow = xt[c, n, y * sh + i]
-                            if sw == 1:
-                                for x in range(wo):
-                                    acc += grow[x] * xrow[x + j]
-                            else:
-                                for x in range(wo):
-                                    acc += grow[x] * xrow[x * sw + j]
-                    gw[c, i, j] = acc
+                    gw[c, i, j] = 0.0
+            for n in range(n_):
+                if strided:
+                    split(xt[c, n], sh, sw, ph)
+                for y in range(ho):
+                    grow = gt[c, n, y]
+                    for x in range(wo):
+                        gf[y * wq + x] = grow[x]
+                for i in range(kh):
+                    for j in range(kw):
+                        src = ph[i % sh, j % sw].reshape(-1) if strided else \
+                            xt[c, n].reshape(-1)
+                        off = (i // sh) * wq + j // sw
+                        a = 0.0
+                        s_ = src[off:off + span]
+                        for t in range(span):
+                            a += gf[t] * s_[t]
+                        gw[c, i, j] += a
 
     @numba.njit(cache=True, fastmath=True, nogil=True)
     def bwd_x(gt, w, sh, sw, gpad):  # pragma: no cover - compiled
         c_, n_, ho, wo = gt.shape
         kh, kw = w.shape[1], w.shape[2]
+        hp, wp = gpad.shape[2], gpad.shape[3]
+        hq, wq = (hp + sh - 1) // sh, (wp + sw - 1) // sw
+        strided = sh > 1 or sw > 1
+        ph = np.zeros((sh, sw, hq, wq), dtype=gpad.dtype)
+        span = (ho - 1) * wq + wo
+        gf = np.zeros(ho * wq, dtype=gt.dtype)
         for c in range(c_):
             for n in range(n_):
                 for y in range(ho):
                     grow = gt[c, n, y]
-                    for i in range(kh):
-                        prow = gpad[c, n, y * sh + i]
-                        for j in range(kw):
-                            wv = w[c, i, j]
-                            if sw == 1:
-                                for x in range(wo):
-                                    prow[x + j] += wv * grow[x]
-                            else:
-                                for x in range(wo):
-                                    prow[x * sw + j] += wv * grow[x]
+                    for x in range(wo):
+                        gf[y * wq + x] = grow[x]
+                if strided:
+                    ph[:] = 0
+                for i in range(kh):
+                    for j in range(kw):
+                        dst = ph[i % sh, j % sw].reshape(-1) if strided else \
+                            gpad[c, n].reshape(-1)
+                        off = (i // sh) * wq + j // sw
+                        wv = w[c, i, j]
+                        d_ = dst[off:off + span]
+                        for t in range(span):
+                            d_[t] += wv * gf[t]
+                if strided:  # the phases back into the plane
+                    plane = gpad[c, n]
+                    for a in range(sh):
+                        for r in range((hp - a + sh - 1) // sh):
+                            row = plane[r * sh + a]
+                            for b in range(sw):
+                                prow = ph[a, b, r]
+                                for x in range((wp - b + sw - 1) // sw):
+                                    row[x * sw + b] += prow[x]
 
     return fwd, bwd_w, bwd_x
 
