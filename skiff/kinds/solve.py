@@ -332,6 +332,43 @@ def check_restart(values: dict, method: str | None) -> None:
                      f"add --method gmres, or drop --restart")
 
 
+_MG_OPTIONS = ("cycle", "pre", "post", "smoother")
+
+
+def _mg_unused(method: str | None, precond) -> bool:
+    """Whether a grid job with ``method`` and ``precond`` (as the job will run them) uses no
+    geometric multigrid: its cycle, sweeps and smoother are then read by nothing."""
+    if method in ("mg", "fmg"):
+        return False
+    return method == "direct" or precond not in (None, "auto", "mg")
+
+
+def mg_refusals(values: dict, method: str | None, precond) -> list[str]:
+    """The geometric-multigrid options typed (``--cycle``, ``--pre``, ``--post``, a
+    geometric ``--smoother``) that a grid job with ``method`` and ``precond`` never reads."""
+    if not _mg_unused(method, precond):
+        return []
+    defaults = {"cycle": "V", "pre": 2, "post": 2, "smoother": "rbgs"}
+    return [name for name in _MG_OPTIONS if was_given(values, name, defaults[name])
+            and not (name == "smoother" and values.get("smoother") in _k().AMG_SMOOTHERS)]
+
+
+def check_mg_options(values: dict, method: str | None, precond) -> None:
+    """``--cycle W --precond jacobi`` (or ``--pre 3 --method direct``) on a grid: geometric
+    multigrid's options where none runs were dropped without a word."""
+    unread = mg_refusals(values, method, precond)
+    if unread:
+        flags = ", ".join(_flag(n) for n in unread)
+        verb = "is" if len(unread) == 1 else "are"
+        if method == "direct":
+            raise ValueError(f"{flags} {verb} geometric multigrid's, and --method direct "
+                             f"runs none (a sparse factorization): drop {flags}, or use "
+                             f"--method mg")
+        raise ValueError(f"{flags} {verb} geometric multigrid's, and --method {method} "
+                         f"--precond {precond} runs none: use --precond mg (or --method mg), "
+                         f"or drop {flags}")
+
+
 def check_amg_kind(problem: str, values: dict, system: str | None) -> None:
     """Refuse ``--amg sa|classical`` where AMG is not the preconditioner (``values``: the
     parsed options, or a built-in problem's config), before a job is made: ``poisson --amg
@@ -869,6 +906,18 @@ class SolveKind(Kind):
                     pass
             if method not in (None, "auto", "gmres"):
                 refused.add("restart")
+        if system == "grid" or (system is None and problem in PROBLEMS
+                                and problem not in _FLOW):
+            method, precond = values.get("method"), values.get("precond", "auto")
+            if system is None:
+                try:
+                    config = to_config(dict(values), memory=False)
+                    method, precond = config["method"], config["precond"]
+                except (ValueError, KeyError, TypeError):
+                    pass
+            if _mg_unused(method, precond):   # typed, each would be refused
+                refused |= {n for n in _MG_OPTIONS if n in names and not (
+                    n == "smoother" and values.get("smoother") in _k().AMG_SMOOTHERS)}
         return refused
 
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
@@ -967,6 +1016,7 @@ class SolveKind(Kind):
             config = to_config(values, memory=False)
             check_amg_kind("custom", config, None)   # a cell's options: amg, precond
             check_restart(values, config["method"])
+            check_mg_options(values, config["method"], config["precond"])
             return JobRequest("solve", config, label="%%solve")
         name = values.get("problem")
         pname = values.get("precond")
@@ -1007,6 +1057,7 @@ class SolveKind(Kind):
         check_amg_kind(config["problem"], config, None)
         if config["problem"] not in _FLOW:   # (the flows refuse --restart as theirs)
             check_restart(values, config.get("method"))
+            check_mg_options(values, config["method"], config["precond"])
         return JobRequest("solve", config, label=f"%solve {config['problem']}")
 
 
@@ -1201,6 +1252,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     if not isinstance(system, GridProblem):
         _check_matrix_save(values)
     check_restart(values, values.get("method"))
+    if isinstance(system, GridProblem):   # a matrix refuses them all (_MATRIX_UNREAD)
+        check_mg_options(values, values.get("method"), values.get("precond", "auto"))
     pname = values.get("precond", "auto")
     M = None
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M

@@ -174,8 +174,15 @@ def solve_form() -> CommandForm:
             # Launch (the kind's prepare refuses it; to_config alone does not see it)
             g.check_amg_kind(name, values, g._system_of(name, ns) if variable else None)
             # --restart with a method that is not GMRES (the one the job would use)
-            g.check_restart(values, values.get("method") if variable or name in g._FLOW
-                            else g.to_config(dict(values), memory=False)["method"])
+            if variable or name in g._FLOW:
+                g.check_restart(values, values.get("method"))
+                if variable and g._system_of(name, ns) == "grid":
+                    g.check_mg_options(values, values.get("method"),
+                                       values.get("precond") or "auto")
+            else:   # the method and preconditioner the job would use
+                config = g.to_config(dict(values), memory=False)
+                g.check_restart(values, config["method"])
+                g.check_mg_options(values, config["method"], config["precond"])
         if variable:
             values["problem"] = problems[0]  # a stand-in: the magic solves the variable
         return values

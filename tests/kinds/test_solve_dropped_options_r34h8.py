@@ -74,3 +74,34 @@ def test_the_panel_says_both(runs_dir):
     assert form.errors == {} and not form.launch_button.disabled
     form.set(velocity="1,2")
     assert "--velocity is an option of convection" in "".join(form.errors.values())
+
+
+# geometric multigrid's options where no geometric multigrid runs
+
+def test_mg_options_without_multigrid_are_refused(runs_dir):
+    from skiff.kernels.solve import poisson
+
+    p = poisson((16, 16))
+    # the oracle that they are dropped: jacobi-CG with cycle W / pre 3 is jacobi-CG
+    one = Solver(p, method="cg", precond="jacobi").solve(rtol=1e-8)
+    two = Solver(p, method="cg", precond="jacobi", cycle="W", pre=3, post=3).solve(rtol=1e-8)
+    assert one.iterations == two.iterations and np.array_equal(one.x, two.x)
+    with pytest.raises(ValueError, match=r"--cycle is geometric multigrid's, and --method cg "
+                                         r"--precond jacobi runs none: use --precond mg"):
+        dry_run("solve", "poisson --grid 16x16 --cycle W --precond jacobi")
+    with pytest.raises(ValueError, match=r"--pre, --post are geometric multigrid's, and "
+                                         r"--method direct runs none"):
+        dry_run("solve", "poisson --grid 16x16 --pre 3 --post 3 --method direct")
+    with pytest.raises(ValueError, match="--cycle is geometric multigrid's"):   # a GridProblem
+        dry_run("solve", "G --cycle W --precond jacobi", user_ns={"G": p}, front="magic")
+    # read where multigrid runs: the default preconditioner on grids, mg, fmg
+    for words in ("poisson --grid 16x16 --cycle W", "poisson --grid 16x16 --method mg "
+                  "--cycle W --pre 3", "poisson --grid 16x16 --precond amg --smoother schwarz"):
+        dry_run("solve", words)
+    from skiff.widgets.panels import solve_form
+
+    form = solve_form()
+    form.set(problem="poisson", grid="16x16", precond="jacobi", cycle="W")
+    assert "geometric multigrid's" in "".join(form.errors.values())
+    form.set(precond="mg")
+    assert form.errors == {}
