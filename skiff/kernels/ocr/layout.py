@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-__all__ = ["reading_order", "reading_rows", "monospace_text", "is_amounts"]
+__all__ = ["reading_order", "reading_rows", "monospace_text", "is_amounts", "overlap_repeats"]
 
 _AMOUNTS = re.compile(r"[-+(]?[$€£¥]?[\d.,:/%()+-]*\d[\d.,:/%()+-]*"
                       r"(?: +[-+(]?[$€£¥]?[\d.,:/%()+-]*\d[\d.,:/%()+-]*)*")
@@ -24,6 +24,41 @@ def is_amounts(text: str) -> bool:
     """Whether ``text`` is one or more numbers only ("-45.99  12,404.01", "$1,209.56",
     "03/04", "15%"): a table's cells, never a line of prose."""
     return bool(_AMOUNTS.fullmatch(text.strip()))
+
+
+# a row's next box that begins this many of its characters' widths inside the box before it
+# holds that box's last character again where it reads it first
+REPEAT_OVERLAP = 0.5
+
+
+def overlap_repeats(rows: list[list[int]], boxes: list[np.ndarray],
+                    texts: list[str]) -> list[str]:
+    """``texts`` with a character read twice across two boxes of a row dropped from the
+    second: where a box begins at least :data:`REPEAT_OVERLAP` of its characters' mean
+    width inside the box before it in the row, and its reading begins with the character
+    (not a letter or a digit) that the box before ends with. A form's label and its filled
+    value boxed overlapping read "Date of birth: : 14.03.1988" (round 34,
+    ``bench_ocr_user34``'s form: the value's box took the label's colon in). Letters and
+    digits stay ("Hall" beside "l 4" is no evidence)."""
+    out = list(texts)
+    for row in rows:
+        for a, b in itertools.pairwise(row):
+            left, right = out[a].rstrip(), out[b]
+            if not left or not right or right[0].isalnum() or right[0].isspace() or \
+                    left[-1] != right[0]:
+                continue
+            pa, pb = np.asarray(boxes[a], np.float64), np.asarray(boxes[b], np.float64)
+            (a0, ay0), (a1, ay1) = pa.min(0), pa.max(0)
+            (b0, by0), (b1, by1) = pb.min(0), pb.max(0)
+            chars = len(right.replace(" ", ""))
+            # upright boxes side by side, level with each other (a turned page's row stands)
+            if chars < 2 or not a0 < b0 < a1 < b1 or a1 - a0 <= ay1 - ay0 or \
+                    b1 - b0 <= by1 - by0 or min(ay1, by1) - max(ay0, by0) < \
+                    0.5 * min(ay1 - ay0, by1 - by0):
+                continue
+            if a1 - b0 >= REPEAT_OVERLAP * (b1 - b0) / chars:
+                out[b] = right[1:].lstrip() or right
+    return out
 
 
 def reading_order(boxes: list[np.ndarray], flipped_page: bool = False,

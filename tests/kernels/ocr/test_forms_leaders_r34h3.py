@@ -187,3 +187,49 @@ def test_the_menu_reads_no_bullets(pipe):
     got = pipe(np.asarray(img.convert("RGB"))).text
     assert "\u2022" not in got
     assert got.split("\n") == truth
+
+
+def test_a_colon_read_twice_across_overlapping_boxes_is_dropped():
+    """``layout.overlap_repeats`` on the boxes the detector gave bench_ocr_user34's form
+    (the value's box begins 12 px inside the label's: "Date of birth:" | ": 14.03.1988")."""
+    from skiff.kernels.ocr.layout import overlap_repeats
+
+    def box(x0, y0, x1, y1):
+        return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+    boxes = [box(37, 90, 161, 114), box(149, 89, 314, 114), box(36, 30, 151, 54),
+             box(158, 29, 307, 53), box(40, 150, 100, 170), box(100, 150, 160, 170)]
+    texts = ["Date of birth:", ": 14.03.1988", "Full name:", ": see below", "Hall:", ":-)"]
+    got = overlap_repeats([[0, 1], [2, 3], [4, 5]], boxes, texts)
+    # the first pair overlaps; the second stands apart (a colon read there is drawn); the
+    # third touches end to start only
+    assert got == ["Date of birth:", "14.03.1988", "Full name:", ": see below", "Hall:", ":-)"]
+    # a letter or a digit is never dropped, nor a turned page's stacked boxes
+    assert overlap_repeats([[0, 1]], boxes[:2], ["Date of birth1", "1 4.03"]) == \
+        ["Date of birth1", "1 4.03"]
+    tall = [box(37, 90, 61, 300), box(37, 280, 61, 500)]
+    assert overlap_repeats([[0, 1]], tall, ["Total:", ": 12"]) == ["Total:", ": 12"]
+
+
+def test_the_form_reads_its_date_once(pipe):
+    """End to end with the detector's boxes and readings of bench_ocr_user34's form: its
+    rows joined after ``layout.overlap_repeats`` read as drawn (the pipeline joins them so
+    once it calls the function; before: "Date of birth: : 14.03.1988")."""
+    import sys
+    from pathlib import Path
+
+    from skiff.kernels.ocr.layout import overlap_repeats
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    from bench_ocr_user34 import form_underlines_and_boxes
+
+    img, truth = form_underlines_and_boxes()
+    res = pipe(np.asarray(img.convert("RGB")))
+    rows: dict[int, list[int]] = {}
+    for i, line in enumerate(res.lines):
+        rows.setdefault(line.row, []).append(i)
+    order = [rows[r] for r in sorted(rows)]
+    texts = overlap_repeats(order, [np.asarray(line.box) for line in res.lines],
+                            [line.text for line in res.lines])
+    got = [" ".join(texts[i] for i in row) for row in order]
+    assert got[:3] == truth[:3]
