@@ -203,6 +203,15 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
 
         parse_pages(pages)  # ValueError names the part that is no page or range
         pages = ",".join(str(pages).split())
+    if values.get("dict") and not values.get("rec_model"):
+        # the shipped recognizers carry their own dictionary: the job failed at once on
+        # "rec model has 18710 classes but the dictionary gives 2 characters"
+        raise ValueError(f"--dict {values['dict']} names the characters of a recognizer of "
+                         f"your own (--rec-model F.onnx); --lang {lang}'s has its own "
+                         f"dictionary: add --rec-model, or drop --dict")
+    if values.get("det_model") and values.get("no_det"):   # it was read by nothing
+        raise ValueError(f"--det-model {values['det_model']} is the detector's, and --no-det "
+                         f"reads each image whole without one: drop one of them")
     out = _out_file(values.get("out"))
     inputs = [str(v) for v in (values.get("inputs") or [])]
     if not inputs:
@@ -527,6 +536,16 @@ class OcrKind(Kind):
             raise ValueError(f"job {job.id} read all its {figure(result.get('images', 0))} "
                              f"images: nothing to resume"
                              + (f"; to read them again: {again}" if again else ""))
+        error = str(getattr(job, "error", None) or "").strip().split("\n", 1)[0]
+        if (job.status == "failed" and job.result is None and not getattr(job, "progress", 0)
+                and error.split(":", 1)[0] in _SETUP_ERRORS):
+            # failed setting up (a --dict that does not fit the model, a model file that is
+            # no ONNX): resumed with the same options it failed the same way, and its own
+            # summary offered `jobs resume` again
+            again = (job.meta or {}).get("command")
+            raise ValueError(f"job {job.id} failed before reading an image ({error}): the "
+                             f"same options fail the same way; fix them and run "
+                             + (f"the command again ({again})" if again else "it again"))
         import glob
 
         cwd = config.get("cwd")  # the folder it started in (round 31), where it reads on
@@ -560,6 +579,10 @@ class OcrKind(Kind):
 
 
 KIND = OcrKind()
+
+# the errors of a job that could not set up (its options or model files): not worth a resume
+_SETUP_ERRORS = ("ValueError", "TypeError", "FileNotFoundError", "ModuleNotFoundError",
+                 "ImportError", "InvalidArgument", "InvalidGraph", "NoSuchFile")
 
 
 def _inputs(n) -> str:
