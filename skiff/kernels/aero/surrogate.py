@@ -100,6 +100,16 @@ def _mlp_forward(w, z):
     return h[:, 0]
 
 
+def _beyond(v: float, lo: float, hi: float) -> str:
+    """``v`` with the fewest significant digits (6, 10 or 17) that still read outside
+    ``[lo, hi]``."""
+    for g in (6, 10, 17):
+        text = f"{v:.{g}g}"
+        if not lo <= float(text) <= hi:
+            return text
+    return repr(float(v))
+
+
 class Surrogate:
     """Drag of the nose as a function of ``(length, bluntness, clearance)`` on the sampled
     box, with a calibrated bound. Build with :meth:`fit`; query with :meth:`predict`."""
@@ -260,17 +270,33 @@ class Surrogate:
         return np.array(rows, dtype=float).reshape(-1, len(PARAMS))
 
     def outside(self, row) -> list:
-        """The parameters of ``row`` outside the sampled box, as ``name value (lo..hi)``."""
-        return [f"{k} {v:g} (sampled {self.domain[k][0]:g}..{self.domain[k][1]:g})"
-                for k, v in zip(PARAMS, row)
-                if not self.domain[k][0] - 1e-12 <= v <= self.domain[k][1] + 1e-12]
+        """The parameters of ``row`` outside the sampled box, as ``name value (above/below
+        the sampled lo..hi)``, the value with the digits that show it outside (length
+        1.999999999 read "length 2 (sampled 2..5)")."""
+        out = []
+        for k, v in zip(PARAMS, row):
+            lo, hi = self.domain[k]
+            if lo - 1e-12 <= v <= hi + 1e-12:
+                continue
+            out.append(f"{k} {_beyond(v, lo, hi)} ({'below' if v < lo else 'above'} the "
+                       f"sampled {lo:g}..{hi:g})")
+        return out
 
-    def predict(self, params, *, outside: str = "refuse"):
+    def predict(self, params=None, *, outside: str = "refuse", **shape):
         """The drag of one shape (a dict ``{'length':, 'bluntness':, 'clearance':}``, with
-        ``'re'`` if you like, which must be the sweep's; or a :class:`NoseShape`) as a
+        ``'re'`` if you like, which must be the sweep's; or a :class:`NoseShape`; or the
+        same as keywords, ``predict(length=3, bluntness=0.4, clearance=0.15)``) as a
         :class:`Prediction`, or of many (a list of those or of rows ``[length, bluntness,
         clearance]``, a 2-D array) as a list. ``outside='flag'`` answers a query outside the
         sampled box with ``in_domain=False`` and ``lo, hi = 0, inf``."""
+        if shape:
+            if params is not None:
+                raise TypeError("predict takes a shape either as its first argument or as "
+                                f"keywords ({', '.join(PARAMS)}), not both")
+            params = shape
+        elif params is None:
+            raise TypeError("predict needs a shape: predict({'length': 3, 'bluntness': "
+                            "0.4, 'clearance': 0.15}) or predict(length=3, ...)")
         if outside not in ("refuse", "flag"):
             raise ValueError(f"outside must be 'refuse' or 'flag', got {outside!r}")
         single = isinstance(self._shape_dict(params), dict)
