@@ -310,6 +310,9 @@ def _register_more():
     from .nn.functional import conv_depthwise as DW
 
     _RULES[DW.DepthwiseConv2dFn] = R._depthwise_conv2d
+    from .nn import conv3d as C3
+
+    _RULES[C3.ConvNdFn] = R._conv_nd  # conv3d, batched weights too (round 34)
     _RULES[E.EinsumFn] = R._einsum
     _RULES[D.SDPAFn] = R._attention
     _RULES[A.BatchNormFn] = R._batch_norm

@@ -78,6 +78,34 @@ def _depthwise_conv2d(cls, level, inputs, kwargs):
     return BatchedTensor(out.reshape(n, m, o, ho, wo), level)
 
 
+def _conv_nd(cls, level, inputs, kwargs):
+    """``conv3d``'s node (``ConvNdFn``: input, weight; groups): with an unbatched weight the
+    batch joins the images; with a weight per sample (per-sample gradients) the samples
+    become groups, ``(M, n C, ...)`` by ``(n O, C / g, ...)`` with ``n g`` groups, one
+    convolution for all (round 34: it looped per sample)."""
+    from .vmap_tensor_r30 import BatchedTensor, is_batched
+
+    x, w = inputs
+    if not is_batched(w, level):
+        return _merged_rows(cls, level, inputs, kwargs)
+    nd = w.ndim - 2
+    if x.ndim != nd + 2:
+        return NotImplemented
+    n = _size_of(level)
+    xp, wp = _phys_of(x, level, n), _phys_of(w, level, n)
+    m, c = int(x.shape[0]), int(x.shape[1])
+    o = int(w.shape[0])
+    sp = tuple(int(v) for v in x.shape[2:])
+    xs = xp.transpose((1, 0) + tuple(range(2, nd + 3))).reshape((m, n * c) + sp)
+    ws = wp.reshape((n * o,) + tuple(int(v) for v in w.shape[1:]))
+    kw = dict(kwargs)
+    kw["groups"] = n * int(kwargs.get("groups", 1))
+    out = cls.apply(xs, ws, **kw)  # (M, n O, ...)
+    osp = tuple(int(v) for v in out.shape[2:])
+    out = out.reshape((m, n, o) + osp).transpose((1, 0) + tuple(range(2, nd + 3)))
+    return BatchedTensor(out, level)
+
+
 def _einsum(cls, level, inputs, kwargs):
     """einsum: a letter the equation does not use names the batch of each batched operand
     and of the output (the unbatched operands' gradients sum over it)."""

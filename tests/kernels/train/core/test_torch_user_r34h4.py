@@ -134,3 +134,49 @@ def test_module_bfloat16_and_back():
     s.float()
     assert all(str(p.dtype) == "float32" for p in s.parameters())
     assert str(s[1].num_batches_tracked.dtype) == "int64"
+
+
+@pytest.mark.parametrize("case", ["conv3d", "conv2d_unbatched", "conv3d_grad",
+                                  "conv3d_ensemble"])
+def test_vmap_conv3d_and_unbatched_conv_batched_as_torch_func(case):
+    from skiff.func import grad as sgrad
+    from skiff.func import vmap as svmap
+    from skiff.kernels.train.core import vmap_r30 as V
+
+    g = torch.Generator().manual_seed(4)
+    if case == "conv2d_unbatched":  # vmap hands the conv (C, H, W) samples
+        x = torch.randn(5, 4, 6, 6, dtype=torch.float64, generator=g)
+        w = torch.randn(3, 4, 3, 3, dtype=torch.float64, generator=g)
+
+        def f(F):
+            return lambda xx, ww: F.conv2d(xx, ww, padding=1)
+        tf, sf = torch.func.vmap(f(TF), in_dims=(0, None)), svmap(f(SF), in_dims=(0, None))
+        args = (x, w)
+    else:
+        x = torch.randn(4, 2, 2, 4, 4, 4, dtype=torch.float64, generator=g)
+        w = torch.randn(3, 2, 3, 3, 3, dtype=torch.float64, generator=g)
+        if case == "conv3d":
+            def f(F):
+                return lambda xx, ww: F.conv3d(xx, ww, padding=1)
+            tf, sf = torch.func.vmap(f(TF), in_dims=(0, None)), svmap(f(SF), in_dims=(0, None))
+            args = (x, w)
+        elif case == "conv3d_ensemble":  # a weight, bias and input per model, 2 groups
+            w = torch.randn(4, 4, 1, 3, 3, 3, dtype=torch.float64, generator=g)
+            b = torch.randn(4, 4, dtype=torch.float64, generator=g)
+
+            def f(F):
+                return lambda xx, ww, bb: F.conv3d(xx, ww, bb, stride=(1, 2, 1), groups=2)
+            tf, sf = torch.func.vmap(f(TF)), svmap(f(SF))
+            args = (x, w, b)
+        else:  # per-sample weight gradients
+            def f(F):
+                return lambda ww, xx: F.conv3d(xx, ww, padding=1).square().sum()
+            tf = torch.func.vmap(torch.func.grad(f(TF)), in_dims=(None, 0))
+            sf = svmap(sgrad(f(SF)), in_dims=(None, 0))
+            args = (w, x)
+    V.LOOPED.clear()
+    s = sf(*(_s(a) for a in args))
+    assert not V.LOOPED, dict(V.LOOPED)
+    t = tf(*args)
+    assert tuple(s.shape) == tuple(t.shape)
+    np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
