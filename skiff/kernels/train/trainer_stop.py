@@ -39,8 +39,9 @@ def default_hold_out(dataset, patience) -> tuple[float | None, str | None]:
         if len(dataset) < MIN_FOLDER_IMAGES:
             raise ValueError(f"early_stopping watches the validation loss, and the image "
                              f"folder has {len(dataset)} images, too few to hold a tenth out "
-                             f"by itself (20 or more): pass val_split=... or val_dataset=... "
-                             f"to train()")
+                             f"by itself (20 or more): give the fraction to hold out "
+                             f"(val_split=0.25 to train(), --val-split 0.25 on the line) or "
+                             f"val_dataset=...")
         what = "image folder's images"
     else:
         raise ValueError("early_stopping watches the validation loss: pass val_dataset=... "

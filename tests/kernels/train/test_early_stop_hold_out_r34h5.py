@@ -86,3 +86,42 @@ def test_a_text_too_short_to_hold_a_tenth_says_so():
     with pytest.raises(ValueError, match="val_split=0.1 of a text of .* leaves"):
         Trainer(_model(), early_stopping=2).train(TextDataset("x" * 60, block_size=BLOCK),
                                                   epochs=1)
+
+
+def _folder(root, per_class: int):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for c, top in (("cat", 255), ("dog", 120)):
+        (root / c).mkdir(parents=True)
+        for i in range(per_class):
+            Image.fromarray((rng.random((8, 8, 3)) * top).astype("u1")).save(root / c / f"{i}.png")
+
+
+def test_an_image_folder_holds_out_what_the_line_holds_out(tmp_path):
+    pytest.importorskip("PIL")
+    from skiff.kernels.train.entry import build_from_config
+    from skiff.kernels.train.image_folder import ImageFolder
+
+    _folder(tmp_path / "imgs", 14)
+    line = build_from_config({"model": "cnn", "data": str(tmp_path / "imgs"),
+                              "early_stopping": 2, "image_size": 8, "seed": 0})
+    folder = ImageFolder(str(tmp_path / "imgs"), size=8)
+    train, val = split_off(folder, 0.1)
+    np.testing.assert_array_equal(val.index, line["val_dataset"].index)
+    rep = _Logs()
+    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 2))
+    result = Trainer(model, early_stopping=2, batch_size=8, reporter=rep).train(folder,
+                                                                                epochs=2)
+    assert len(result.val_history) == 2
+    assert any("25 items train, 3 validate" in line for line in rep.lines)
+
+
+def test_a_small_image_folder_names_the_fraction_to_give(tmp_path):
+    pytest.importorskip("PIL")
+    from skiff.kernels.train.image_folder import ImageFolder
+
+    _folder(tmp_path / "imgs", 6)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 2))
+    with pytest.raises(ValueError, match=r"12 images, too few .* --val-split 0\.25 on the line"):
+        Trainer(model, early_stopping=2).train(ImageFolder(str(tmp_path / "imgs"), size=8))
