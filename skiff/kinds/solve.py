@@ -125,7 +125,9 @@ def COMMAND(p):
                         "matrix also a notebook variable holding your preconditioner (SciPy's "
                         "M: a LinearOperator, a function r -> M r, an (n, n) matrix, spilu(A) "
                         "or pyamg's ml.aspreconditioner())")
-    p.add_argument("--cycle", choices=_k().CYCLES, default="V")
+    p.add_argument("--cycle", choices=_k().CYCLES, default="V",
+                   help="geometric multigrid's cycle (grids, where it runs: --precond mg "
+                        "or auto, --method mg or fmg)")
     p.add_argument("--smoother", choices=_k().SMOOTHERS + _k().AMG_SMOOTHERS, default="rbgs",
                    help="rbgs, chebyshev: geometric multigrid's (grids); schwarz, "
                         "schwarz-overlap: AMG's block smoothers (a matrix, or --precond amg), "
@@ -135,10 +137,14 @@ def COMMAND(p):
                    help="AMG's kind (a matrix, or --precond amg): sa, smoothed aggregation; "
                         "classical, Ruge-Stueben (pyamg's ruge_stuben_solver), for scalar "
                         "diffusion with jumping coefficients; auto picks from the matrix")
-    p.add_argument("--pre", type=positive_int, default=2, metavar="N")
-    p.add_argument("--post", type=positive_int, default=2, metavar="N")
-    p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X")
-    p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X")
+    p.add_argument("--pre", type=positive_int, default=2, metavar="N",
+                   help="geometric multigrid's smoothing sweeps before the coarse grid")
+    p.add_argument("--post", type=positive_int, default=2, metavar="N",
+                   help="geometric multigrid's smoothing sweeps after the coarse grid")
+    p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X",
+                   help="stop at |b - Ax| <= max(rtol |b|, atol) (SciPy's rtol)")
+    p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X",
+                   help="absolute tolerance on |b - Ax| (SciPy's atol)")
     p.add_argument("--maxiter", type=positive_int, default=None, metavar="N",
                    help="iteration limit; for gmres restart cycles, as SciPy's")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
