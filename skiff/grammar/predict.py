@@ -24,8 +24,9 @@ __all__ = ["COMMAND", "cli"]
                          "folder of images (cnn photos/) for new rows or images")
 @json_option
 def COMMAND(p):
-    p.add_argument("run", help="the training job: its id (a prefix or suffix is enough), its "
-                               "--name, or its run folder")
+    p.add_argument("run", metavar="JOB",
+                   help="the training job: its id (a prefix or suffix is enough), its --name, "
+                        "or its run folder")
     p.add_argument("data", nargs="+", metavar="DATA",
                    help="a .csv or .tsv file with the columns the model trained on, or "
                         "images, folders of images or of class folders (several: their "
