@@ -238,6 +238,20 @@ def background_grid(shape: NoseShape):
     return xs, ys
 
 
+def too_coarse(shape: NoseShape, size: SizeField):
+    """``None`` when ``size`` holds the body, else ``(where, size there, the most it may
+    be)``: a size above half the gap under the floor, or above 0.1 on the nose."""
+    c = shape.clearance
+    bx, by = shape.outline()
+    on_body = float(size.at(bx, by).max())
+    gap = float(size.at(np.linspace(shape.length, DOMAIN["x1"], 50), np.full(50, 0.5 * c)).max())
+    if gap > c / 2:
+        return "in the gap under the floor", gap, c / 2
+    if on_body > 0.1:
+        return "on the nose", on_body, 0.1
+    return None
+
+
 def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
     """A scikit-fem ``MeshTri`` of the domain around the train, sized by ``size`` (gmsh's
     Frontal-Delaunay with the field as its size callback), boundaries tagged ``inlet``,
@@ -249,11 +263,9 @@ def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
     x0, x1, top = DOMAIN["x0"], DOMAIN["x1"], DOMAIN["top"]
     c = shape.clearance
     bx, by = shape.outline()
-    on_body = float(size.at(bx, by).max())
-    gap = float(size.at(np.linspace(shape.length, x1, 50), np.full(50, 0.5 * c)).max())
-    if on_body > 0.1 or gap > c / 2:
-        where, worst, most = (("in the gap under the floor", gap, c / 2) if gap > c / 2 else
-                              ("on the nose", on_body, 0.1))
+    short = too_coarse(shape, size)
+    if short is not None:
+        where, worst, most = short
         raise ValueError(f"the grid is too coarse to hold the body: mesh size {worst:.3g} "
                          f"{where}, which needs at most {most:.3g} (the gap: half the "
                          f"clearance {c:g}; the nose: 0.1 train heights)")

@@ -3,6 +3,7 @@ the flow solve, the plots as artifacts. Also :func:`solve_nose`, the library cal
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 
@@ -19,7 +20,7 @@ from .adapt import (
     learned_size,
     uniform_size,
 )
-from .nose import NoseShape, check_re
+from .nose import NoseShape, check_re, too_coarse
 from .nose_flow import DT, T_END, NoseFlow, solve_nose_flow
 from .nose_plots import (
     convergence_figure,
@@ -30,6 +31,33 @@ from .nose_plots import (
 )
 
 __all__ = ["run", "solve_nose", "nose_size", "reynolds_sweep"]
+
+
+def needed_resolution(shape: NoseShape, resolution: float, size) -> int | None:
+    """The least resolution whose field holds ``shape`` when ``size`` (a uniform or graded
+    field at ``resolution``) does not; None when it does. Those fields' sizes near the body
+    scale as ``1 / resolution``."""
+    short = too_coarse(shape, size)
+    if short is None:
+        return None
+    return int(math.ceil(float(resolution) * short[1] / short[2] * (1 + 1e-9)))
+
+
+def _held(shape: NoseShape, size, resolution, adapt: str):
+    """``size``, or a ``ValueError`` naming the resolution that holds the body (the mesher's
+    "too coarse" said only the mesh size in the gap)."""
+    if resolution is None:
+        return size
+    need = needed_resolution(shape, resolution, size)
+    if need is None:
+        return size
+    where, worst, most = too_coarse(shape, size)
+    raise ValueError(f"resolution {float(resolution):g} is too coarse to hold the body of this "
+                     f"shape (clearance {shape.clearance:g}): the {adapt} grid's size "
+                     f"{worst:.3g} {where} "
+                     f"must be at most {most:.3g}; resolution {need} or finer holds it, or "
+                     f"leave resolution out (the default, "
+                     f"{default_resolution(shape, adapt)}, fits each shape)")
 
 
 def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, reporter=None):
@@ -44,9 +72,9 @@ def nose_size(shape: NoseShape, adapt: str, re: float, *, resolution=None, repor
                          + f": choose from {', '.join(ADAPT)}")
     factor = 1.0 if resolution is None else default_resolution(shape) / float(resolution)
     if adapt == "uniform":
-        return uniform_size(shape, resolution), {}
+        return _held(shape, uniform_size(shape, resolution), resolution, adapt), {}
     if adapt == "graded":
-        size = graded_size(shape, resolution, re)
+        size = _held(shape, graded_size(shape, resolution, re), resolution, adapt)
         return size, ({} if resolution is not None else
                       {"resolution": default_resolution(shape, re=re)})
     if adapt == "learned":
