@@ -282,12 +282,12 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
 
 
 HISTORY_FORMAT = "skiff-history/1"
-HISTORY_DIR = "history"
+HISTORY_PREFIX = "history-"  # files beside the checkpoints (no folder: `rm ck/*` works)
 
 
 def history_chunk_name(start: int, end: int) -> str:
     """The side file of history rows ``[start, end)``, relative to the checkpoint folder."""
-    return f"{HISTORY_DIR}/rows-{int(start):08d}-{int(end):08d}.npz"
+    return f"{HISTORY_PREFIX}{int(start):08d}-{int(end):08d}.npz"
 
 
 def write_history_chunk(directory: str | os.PathLike, rows: list, start: int) -> str:
@@ -325,7 +325,7 @@ def is_history_ref(value) -> bool:
 def read_history(directory: str | os.PathLike, ref: dict) -> tuple[list, str | None]:
     """``(rows, problem)``: the history rows a checkpoint's :func:`history_ref` lists, read
     from its folder; ``([], why)`` when a side file is missing or damaged (a checkpoint
-    copied without its ``history/`` folder): the weights and the rest still load."""
+    copied without its ``history-*.npz`` files): the weights and the rest still load."""
     rows: list = []
     for name in ref.get("chunks", []):
         path = Path(directory) / name
@@ -337,7 +337,7 @@ def read_history(directory: str | os.PathLike, ref: dict) -> tuple[list, str | N
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
             return [], (f"the loss history is not all there ({name} in {directory}: "
                         f"{type(exc).__name__}: {exc}); a checkpoint copied without its "
-                        f"{HISTORY_DIR}/ folder?")
+                        f"{HISTORY_PREFIX}*.npz files?")
         if part.get("start") != len(rows):
             return [], f"the loss history's side files do not join ({name})"
         rows.extend(part["rows"])

@@ -1,7 +1,7 @@
 """Round 34 (h5): a run's loss history was stored whole in every checkpoint (1.44 of a
 1.5 MB checkpoint at 30,000 steps, written again at each). Each checkpoint now writes the
 rows since the previous one once, as a side file of the checkpoint folder
-(``history/rows-A-B.npz``), and lists the files. The oracle is an uninterrupted run of the
+(``history-A-B.npz``), and lists the files. The oracle is an uninterrupted run of the
 same Trainer: a run resumed from any checkpoint has its rows, types and key order, and the
 checkpoint files stop growing with the steps."""
 
@@ -54,8 +54,8 @@ def _same(got, want):
 
 def test_each_checkpoint_lists_side_files_written_once_and_loads_the_whole_history(tmp_path):
     whole = _trainer(tmp_path / "ck").train(_data(), steps=60)
-    files = sorted(p.name for p in (tmp_path / "ck" / "history").iterdir())
-    assert files == [f"rows-{a:08d}-{a + 6:08d}.npz" for a in range(0, 60, 6)]
+    files = sorted(p.name for p in (tmp_path / "ck").glob("history-*"))
+    assert files == [f"history-{a:08d}-{a + 6:08d}.npz" for a in range(0, 60, 6)]
     sizes = [p.stat().st_size for p in list_checkpoints(tmp_path / "ck")]
     assert len(sizes) == 10 and max(sizes) - min(sizes) < 2048  # not growing with the rows
     for path in list_checkpoints(tmp_path / "ck"):
@@ -85,7 +85,7 @@ def test_a_checkpoint_copied_without_its_history_still_loads(tmp_path):
     lone.mkdir()
     shutil.copy(tmp_path / "ck" / "step-00000012.npz", lone)
     state = load_checkpoint(lone / "step-00000012.npz")
-    assert state["history"] == [] and "history/ folder" in state["history_note"]
+    assert state["history"] == [] and "history-*.npz files" in state["history_note"]
     model = _model()
     model.load_state_dict(str(lone / "step-00000012.npz"))  # the weights, as before
     resumed = _trainer(lone, resume=True).train(_data(), steps=18)
@@ -102,8 +102,8 @@ def test_an_older_checkpoint_with_its_history_inside_resumes_and_writes_it_out(t
     rest = _trainer(old, resume=True).train(data, steps=24)
     _same(rest.history, whole.history)
     _same(load_checkpoint(old / "step-00000024.npz")["history"], whole.history)
-    assert sorted(p.name for p in (old / "history").iterdir()) == \
-        ["rows-00000000-00000018.npz", "rows-00000018-00000024.npz"]
+    assert sorted(p.name for p in old.glob("history-*")) == \
+        ["history-00000000-00000018.npz", "history-00000018-00000024.npz"]
 
 
 def test_side_files_are_joined_every_so_often_and_the_unlisted_ones_removed(tmp_path,
@@ -122,6 +122,6 @@ def test_side_files_are_joined_every_so_often_and_the_unlisted_ones_removed(tmp_
         assert len(state["history_ref"]["chunks"]) <= 3
     # saves at 6..60: joined at 24 (0-24), 42 (0-42), 60 (0-60); the files of 0-24's turn
     # went at 60's join; those of 0-42's are listed by step 54
-    assert sorted(p.name for p in (where / "history").iterdir()) == [
-        "rows-00000000-00000042.npz", "rows-00000000-00000060.npz",
-        "rows-00000042-00000048.npz", "rows-00000048-00000054.npz"]
+    assert sorted(p.name for p in where.glob("history-*")) == [
+        "history-00000000-00000042.npz", "history-00000000-00000060.npz",
+        "history-00000042-00000048.npz", "history-00000048-00000054.npz"]
