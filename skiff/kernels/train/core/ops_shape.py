@@ -60,9 +60,44 @@ def _is_advanced(index) -> bool:
     return any(hasattr(i, "shape") and i.ndim > 0 or isinstance(i, list) for i in items)
 
 
+def _one_axis(index, ndim):
+    """``(axis, idx)`` when ``index`` is full slices and one 1-D integer array (an
+    ``index_select``, a gather of rows or of interpolation taps), else None."""
+    items = index if isinstance(index, tuple) else (index,)
+    if len(items) > ndim or any(i is None or i is Ellipsis for i in items):
+        return None
+    arrays = [k for k, i in enumerate(items) if not isinstance(i, slice)]
+    if len(arrays) != 1 or any(i != slice(None) for k, i in enumerate(items) if k != arrays[0]):
+        return None
+    idx = items[arrays[0]]
+    if not isinstance(idx, np.ndarray) or idx.ndim != 1 or idx.dtype.kind not in "iu":
+        return None
+    return arrays[0], idx
+
+
+def _segment_add(target, axis, idx, values):
+    """``np.add.at`` along one axis by a sort and segment sums (``add.reduceat``): np.add.at
+    is unbuffered, one element at a time (a bilinear upsampling's backward spent 5% of a
+    UNet step there)."""
+    n = target.shape[axis]
+    idx = np.where(idx < 0, idx + n, idx)
+    vals = np.moveaxis(values, axis, 0)
+    if idx.size > 1 and not (idx[1:] >= idx[:-1]).all():
+        order = np.argsort(idx, kind="stable")
+        idx, vals = idx[order], vals[order]
+    starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+    sums = np.add.reduceat(vals, starts, axis=0)
+    np.moveaxis(target, axis, 0)[idx[starts]] += sums
+    return target
+
+
 def scatter_add(target, index, values):
     """``target[index] += values`` with repeated indices accumulated (numpy and cupy)."""
     xp = xp_of(target)
+    if xp is np and values.ndim == target.ndim:
+        one = _one_axis(index, target.ndim)
+        if one is not None and one[1].size:
+            return _segment_add(target, one[0], one[1], values)
     if xp is np or hasattr(xp.add, "at"):  # cupy >= 13 has ufunc.at (cupyx.scatter_add warns)
         xp.add.at(target, index, values)
     else:  # pragma: no cover - an older cupy

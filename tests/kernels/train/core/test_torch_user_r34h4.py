@@ -180,3 +180,48 @@ def test_vmap_conv3d_and_unbatched_conv_batched_as_torch_func(case):
     t = tf(*args)
     assert tuple(s.shape) == tuple(t.shape)
     np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,axis,sort", [((4, 5, 6), 1, False), ((7, 3), 0, True),
+                                             ((2, 3, 9), 2, False), ((5,), 0, True)])
+def test_index_select_gradient_segment_sums_match_add_at(shape, axis, sort):
+    from skiff.kernels.train.core.ops_shape import scatter_add
+
+    rng = np.random.default_rng(5)
+    n = shape[axis]
+    idx = rng.integers(-n, n, 13)
+    if sort:
+        idx = np.sort(idx % n)
+    vshape = list(shape)
+    vshape[axis] = 13
+    v = rng.standard_normal(vshape)
+    index = (slice(None),) * axis + (idx,)
+    want = np.zeros(shape)
+    np.add.at(want, index, v)
+    np.testing.assert_allclose(scatter_add(np.zeros(shape), index, v), want, atol=1e-14)
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    sx = _s(x, True)
+    ti = torch.tensor(idx % n)
+    (x.index_select(axis, ti) * torch.tensor(v)).sum().backward()
+    (sx.index_select(axis, _s(ti)) * _s(torch.tensor(v))).sum().backward()
+    np.testing.assert_allclose(sx.grad.numpy(), x.grad.numpy(), atol=1e-14)
+
+
+@pytest.mark.parametrize("keep", [0, 8 << 20])
+def test_small_conv_stack_with_kept_columns_matches_torch(keep, monkeypatch):
+    from skiff.kernels.train.core.nn.functional import conv as C
+
+    monkeypatch.setattr(C, "KEEP_COLS", keep)
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(2, 3, 9, 9, dtype=torch.float64, generator=g, requires_grad=True)
+    ws = [torch.randn(8, 3, 3, 3, dtype=torch.float64, generator=g, requires_grad=True),
+          torch.randn(4, 8, 5, 5, dtype=torch.float64, generator=g, requires_grad=True)]
+    sx, sws = _s(x, True), [_s(w, True) for w in ws]
+    for F, xx, (w1, w2) in ((TF, x, ws), (SF, sx, sws)):
+        h = F.conv2d(xx, w1, padding=1).tanh()
+        y = F.interpolate(F.conv2d(h, w2, stride=2, padding=2), scale_factor=2,
+                          mode="bilinear", align_corners=False)
+        (y * y).sum().backward()
+    np.testing.assert_allclose(sx.grad.numpy(), x.grad.numpy(), rtol=1e-11, atol=1e-11)
+    for s, t in zip(sws, ws):
+        np.testing.assert_allclose(s.grad.numpy(), t.grad.numpy(), rtol=1e-11, atol=1e-11)

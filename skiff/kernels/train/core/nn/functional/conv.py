@@ -4,6 +4,7 @@ per-thread scratch buffer, one GEMM), ``max_pool2d`` and ``avg_pool2d``.
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -44,6 +45,9 @@ _scratch = threading.local()
 # 3x3 stride-1 layers with 16+ channels on numpy take Winograd F(2x2, 3x3)
 # (:mod:`.conv_winograd`); False: every layer takes im2col (benchmarks and tests compare both)
 WINOGRAD = True
+# im2col columns up to this many bytes are kept from the forward for the weight gradient
+# instead of rebuilt (round 34: small-channel layers, a UNet's; 0 turns it off)
+KEEP_COLS = 8 << 20
 
 
 def _workspace(xp, shape, dtype):
@@ -134,11 +138,16 @@ class Conv2dFn(Function):
         self.save_for_backward(xt, w)
         ck = c * kh * kw
         w2 = w.reshape(cout, ck)
+        self.cols = None
         if kh == kw == 1 and sh == sw == 1:
             cols = xt.reshape(c, n * ho * wo)
         else:
-            cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo,
-                            _workspace(xp, (c, kh, kw, n, ho, wo), x.dtype)).reshape(ck, -1)
+            shape = (c, kh, kw, n, ho, wo)
+            keep = KEEP_COLS and math.prod(shape) * x.dtype.itemsize <= KEEP_COLS
+            cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo, xp.empty(shape, dtype=x.dtype) if keep
+                            else _workspace(xp, shape, x.dtype)).reshape(ck, -1)
+            if keep:  # a small layer's columns kept for the weight gradient (not rebuilt)
+                self.cols = cols
         y = mm(w2, cols)  # (Cout, N*Ho*Wo)
         if b is not None:
             def add_bias(lo, hi):
@@ -163,6 +172,8 @@ class Conv2dFn(Function):
         if nw:
             if kh == kw == 1 and sh == sw == 1:
                 cols = xt.reshape(c, n * ho * wo)
+            elif getattr(self, "cols", None) is not None:
+                cols = self.cols
             else:
                 cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo,
                                 _workspace(xp, (c, kh, kw, n, ho, wo), xt.dtype)).reshape(ck, -1)
