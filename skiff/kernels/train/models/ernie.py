@@ -616,6 +616,12 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             attention_mask = None
         if input_ids is None:
             raise TypeError("generate needs the prompt ids (input_ids)")
+        if embeds is None and options.get("past_key_values") is None \
+                and options.get("cache") is None:  # pad ids masked out, as transformers
+            from .ernie_generate import inferred_mask
+
+            attention_mask = inferred_mask(self, input_ids, attention_mask, pad_token_id,
+                                           eos_token_id, options)
         beams = options.get("num_beams")
         if beams is None and options.get("generation_config") is not None:
             beams = getattr(options["generation_config"], "num_beams", None)

@@ -330,7 +330,11 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         input_ids = options.pop("inputs", None)
         if input_ids is None:
             raise TypeError("generate needs the prompt ids (input_ids)")
+    from .ernie_generate import inferred_mask
     from .ernie_generate_hooks import with_max_time
+
+    attention_mask = inferred_mask(model, input_ids, attention_mask, pad_token_id,
+                                   eos_token_id, options)
 
     stopping_criteria = with_max_time(stopping_criteria, options)
     options = model._checkpoint_options(max_new_tokens, options)

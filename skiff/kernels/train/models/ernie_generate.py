@@ -301,6 +301,52 @@ def _mask_rows(attention_mask, input_ids):
     return rows
 
 
+def inferred_mask(model, input_ids, attention_mask, pad_token_id, eos_token_id, options):
+    """transformers' ``_prepare_attention_mask_for_generation``: without an
+    ``attention_mask``, a (B, T) prompt holding the pad id (``pad_token_id``, else a
+    ``generation_config`` passed in ``options``, else the checkpoint's) is masked where it
+    holds it, unless the pad id is an eos id. Returns the mask to use (None: none).
+    A pad id inside a row (not at its left or right end) is one error: transformers masks
+    it out there, skiff reads left or right padding only."""
+    if attention_mask is not None or isinstance(input_ids, (list, tuple)) and input_ids \
+            and not all(np.ndim(_host(r)) == 1 and len(_host(r)) == len(_host(input_ids[0]))
+                        for r in input_ids):
+        return attention_mask
+    gc = options.get("generation_config")
+
+    def value(name, given):
+        if given not in ("config", None):
+            return given
+        from_gc = gc.get(name) if isinstance(gc, dict) else getattr(gc, name, None)
+        if from_gc is not None:
+            return from_gc
+        return model._generation_value(name, "config") if given == "config" else None
+
+    pad = value("pad_token_id", pad_token_id)
+    if pad is None:
+        return None
+    ids = np.asarray(_host(input_ids) if not isinstance(input_ids, (list, tuple))
+                     else [_host(r) for r in input_ids])
+    if ids.ndim != 2 or not np.isin(ids, [int(pad)]).any():
+        return None
+    eos = value("eos_token_id", eos_token_id)
+    if eos is not None and int(pad) in np.atleast_1d(eos).tolist():
+        return None  # transformers: cannot be inferred (and warns)
+    mask = (ids != int(pad)).astype(np.int64)
+    for b, row in enumerate(mask):
+        at = np.flatnonzero(row)
+        if len(at) and at[-1] + 1 - at[0] != len(at):
+            raise ValueError(f"input_ids row {b} holds the pad id {int(pad)} between its "
+                             "tokens: without an attention_mask transformers masks every "
+                             "pad id out (its inferred mask), and skiff reads left or right "
+                             "padding only; pass attention_mask (or another pad_token_id)")
+        if not len(at):
+            raise ValueError(f"input_ids row {b} is all pad ids ({int(pad)}): without an "
+                             "attention_mask they are masked out (as transformers); pass "
+                             "attention_mask, or a prompt")
+    return mask
+
+
 def _check_sampling(max_new_tokens, do_sample, temperature, top_k, top_p, penalty) -> None:
     if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
