@@ -74,6 +74,29 @@ PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg", "saddle")
 FAST_RATE = 0.5
 
 
+AMG_OPTIONS = ("second_pass", "interpolation", "theta", "order", "max_coarse")
+
+
+def _amg_options(options, amg) -> dict:
+    """``amg_options`` checked: a dict of :class:`.amg_rs.RugeStuben`'s options, for
+    ``amg='classical'`` only (an option the chosen AMG would not read is refused)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"amg_options takes a dict (e.g. {{'second_pass': True}}), got "
+                        f"{type(options).__name__}")
+    unknown = sorted(set(options) - set(AMG_OPTIONS))
+    if unknown:
+        hint = (" (pyamg's CF=('RS', {'second_pass': True}) is {'second_pass': True})"
+                if "CF" in unknown else "")
+        raise ValueError(f"amg_options: unknown option(s) {', '.join(map(repr, unknown))}; "
+                         f"classical AMG takes {', '.join(AMG_OPTIONS)}{hint}")
+    if options and amg != "classical":
+        raise ValueError(f"amg_options are classical AMG's (Ruge-Stueben); pass "
+                         f"amg='classical' with them (amg={amg!r})")
+    return dict(options)
+
+
 def _rate(residuals) -> float | None:
     """The mean factor by which the residual fell per iteration (None without two points)."""
     if len(residuals) < 2 or not residuals[0] > 0 or not math.isfinite(residuals[-1]):
@@ -532,6 +555,12 @@ class Solver:
         diffusion M-matrix (diagonally dominant rows, no positive off-diagonal entry) whose
         diagonal spreads over 100x (a heterogeneous coefficient: ``amg_rs.suits_classical``),
         smoothed aggregation for the rest.
+    amg_options : dict, optional
+        With ``amg='classical'``: :class:`.amg_rs.RugeStuben`'s options, as a pyamg user
+        passes them to ``ruge_stuben_solver``: ``second_pass`` (pyamg's ``CF=('RS',
+        {'second_pass': True})``), ``interpolation`` ('classical' or 'direct'), ``theta``
+        (the strength threshold, 0.25), ``order`` ('lowest' or 'pyamg': pyamg's splitting),
+        ``max_coarse``.
     near_nullspace : array (n, k), optional
         For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
         the rigid-body modes of elasticity; default the constant vector.
@@ -551,11 +580,12 @@ class Solver:
 
     def __init__(self, system, *, method="auto", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
-                 interpolation="auto", near_nullspace=None, amg="auto"):
+                 interpolation="auto", near_nullspace=None, amg="auto", amg_options=None):
         self._options = dict(method=method, precond=precond, cycle=cycle, smoother=smoother,
                              pre=pre, post=post, restart=restart, device=device,
                              compatibility=compatibility, n=n, interpolation=interpolation,
-                             near_nullspace=near_nullspace, amg=amg)
+                             near_nullspace=near_nullspace, amg=amg,
+                             amg_options=_amg_options(amg_options, amg))
         _choice(amg, AMG_KINDS, "amg")
         if isinstance(method, str) and method.lower() in SCIPY_METHODS:
             raise ValueError(f"unknown method {method!r}: it is scipy.sparse.linalg's, which "
@@ -1145,7 +1175,7 @@ class Solver:
                                  "amg='sa' (smoothed aggregation)")
             try:
                 return AMGPrecond(RugeStuben(A, xp=self.xp, symmetric=symmetric,
-                                             reason=reason))
+                                             reason=reason, **self._options["amg_options"]))
             except ValueError as exc:
                 raise SolveError(str(exc)) from None
         try:

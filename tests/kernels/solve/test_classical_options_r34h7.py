@@ -149,3 +149,21 @@ def test_unknown_options_are_named():
     with pytest.raises(ValueError, match="order must be one of"):
         RugeStuben(A, order="random")
     assert "direct interpolation" in RugeStuben(A, interpolation="direct").describe()
+
+
+def test_amg_options_through_solve():
+    A = _cells(16)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    ref = spsolve(A.tocsc(), b)
+    plain = solve(A, b, amg="classical", rtol=1e-10)
+    two = solve(A, b, amg="classical", amg_options={"second_pass": True}, rtol=1e-10)
+    assert "second pass" in two.info["solver"] and two.iterations < plain.iterations
+    direct = solve(A, b, amg="classical", rtol=1e-10,
+                   amg_options={"interpolation": "direct", "order": "pyamg"})
+    assert "direct interpolation" in direct.info["solver"]
+    for sol in (plain, two, direct):
+        assert sol.converged and np.linalg.norm(sol.x - ref) <= 1e-7 * np.linalg.norm(ref)
+    with pytest.raises(ValueError, match="pass amg='classical'"):
+        solve(A, b, amg_options={"second_pass": True})
+    with pytest.raises(ValueError, match=r"unknown option\(s\) 'CF'.*second_pass"):
+        solve(A, b, amg="classical", amg_options={"CF": ("RS", {"second_pass": True})})
