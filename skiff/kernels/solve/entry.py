@@ -195,7 +195,8 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                   smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
                   post=config.get("post", 2), restart=config.get("restart", 30),
                   device=config.get("device") or DEFAULT_DEVICE,
-                  compatibility=config.get("compatibility"), amg=config.get("amg", "auto"))
+                  compatibility=config.get("compatibility"), amg=config.get("amg", "auto"),
+                  amg_options=config.get("amg_options"))
 
 
 def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> Solution:

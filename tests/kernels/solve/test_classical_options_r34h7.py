@@ -167,3 +167,14 @@ def test_amg_options_through_solve():
         solve(A, b, amg_options={"second_pass": True})
     with pytest.raises(ValueError, match=r"unknown option\(s\) 'CF'.*second_pass"):
         solve(A, b, amg="classical", amg_options={"CF": ("RS", {"second_pass": True})})
+
+
+def test_a_jobs_config_carries_amg_options():
+    from skiff.kernels.solve.entry import solver_from_config
+
+    A = _cells(12)
+    s = solver_from_config(A, {"method": "cg", "precond": "amg", "amg": "classical",
+                               "amg_options": {"second_pass": True}})
+    assert "second pass" in s.describe()
+    assert "second pass" not in solver_from_config(A, {"method": "cg", "precond": "amg",
+                                                       "amg": "classical"}).describe()
