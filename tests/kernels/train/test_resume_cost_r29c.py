@@ -98,8 +98,8 @@ def test_the_history_is_arrays_so_the_checkpoint_json_does_not_grow_with_steps(t
     short, long = (_meta(tmp_path / d / f"step-{s:08d}.npz")
                    for d, s in (("short", 3), ("long", 60)))
     assert len(json.dumps(long)) < len(json.dumps(short)) + 200  # same tree, other numbers
-    with np.load(tmp_path / "long" / "step-00000060.npz") as z:
-        loss = [k for k in z.files if k.endswith("/history/loss")]
+    with np.load(tmp_path / "long" / "history-00000000-00000060.npz") as z:
+        loss = [k for k in z.files if k.endswith("/rows/loss")]
         assert len(loss) == 1 and z[loss[0]].dtype == np.float64 and z[loss[0]].shape == (60,)
 
 

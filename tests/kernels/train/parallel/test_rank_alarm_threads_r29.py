@@ -2,10 +2,16 @@
 rank aborts the job instead (an Iprobe beside a collective is undefined there)."""
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from skiff.kernels.train.parallel.rank_alarm import AbortOnError, threads_allowed
+
+ROOT = Path(__file__).resolve().parents[4]
 
 
 class _MPI:
@@ -27,8 +33,16 @@ def test_watcher_only_under_thread_multiple(level, ok):
 
 
 def test_real_mpi_level_decides():
-    MPI = pytest.importorskip("mpi4py.MPI")
-    assert threads_allowed(MPI) == (MPI.Query_thread() == MPI.THREAD_MULTIPLE)
+    """In a process of its own: importing mpi4py.MPI makes the test worker an MPI process for
+    the rest of its life (a thread, descriptors, C signal handlers, MPI's shutdown at exit)."""
+    pytest.importorskip("mpi4py")
+    code = ("from mpi4py import MPI\n"
+            "from skiff.kernels.train.parallel.rank_alarm import threads_allowed\n"
+            "assert threads_allowed(MPI) == (MPI.Query_thread() == MPI.THREAD_MULTIPLE)\n"
+            "print('checked', MPI.Query_thread())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0 and "checked" in done.stdout, done.stderr[-2000:]
 
 
 class _Comm:
