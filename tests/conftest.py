@@ -58,6 +58,20 @@ def pytest_configure(config):
 _WORKER_NOTE: list = []
 
 
+def pytest_runtest_logfinish(nodeid, location):
+    """(xdist worker) Note the test after which MPI first lives in this worker: an in-process
+    ``mpi4py.MPI`` gives the worker MPI's thread, signal handlers and shutdown."""
+    import sys
+
+    if _WORKER_NOTE and len(_WORKER_NOTE) == 1 and "mpi4py.MPI" in sys.modules:
+        _WORKER_NOTE.append(nodeid)
+        try:
+            _WORKER_NOTE[0].write(f"mpi4py.MPI imported in this worker by {nodeid}\n")
+            _WORKER_NOTE[0].flush()
+        except (OSError, ValueError):
+            pass
+
+
 def pytest_unconfigure(config):
     folder = os.environ.get("SKIFF_TEST_WORKER_NOTES")
     if folder and not os.environ.get("PYTEST_XDIST_WORKER"):
