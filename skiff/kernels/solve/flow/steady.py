@@ -96,11 +96,14 @@ class NewtonSolves:
             def prec(r, z):
                 z[...] = lu.solve(r)
 
-            x, hist, ok = gmres(_Op(J), b, np.zeros_like(b), prec, tol=rtol * bn,
-                                maxiter=self.refactor_after, restart=self.refactor_after)
+            try:
+                x, hist, ok = gmres(_Op(J), b, np.zeros_like(b), prec, tol=rtol * bn,
+                                    maxiter=self.refactor_after, restart=self.refactor_after)
+            except SolveError:     # a breakdown or NaN: the factorisation decides
+                x, hist, ok = None, [bn] * (self.refactor_after + 1), False
             its = len(hist) - 1
             self.krylov_iterations += its
-            if ok and np.isfinite(x).all():
+            if ok and x is not None and np.isfinite(x).all():
                 self.fails = 0
                 self.steps.append(its)
                 if its > SLOW_FRACTION * self.refactor_after:   # slowing: a fresh LU next

@@ -95,3 +95,21 @@ def test_dfg_2d1_the_same_newton_with_fewer_factorisations(dfg_pair):
     # and the answer is the benchmark's (N 16: drag 5.521, 1.05 % below the reference 5.5795;
     # test_dfg.py has it converge at second order under refinement)
     assert abs(coef_new["cd"] - 5.57953523384) / 5.57953523384 < 1.5e-2
+
+
+def test_a_gmres_breakdown_falls_back_to_the_factorisation(monkeypatch):
+    import skiff.kernels.solve.flow.steady as steady
+
+    A = _conv_diff(20)
+    rng = np.random.default_rng(3)
+    ns = NewtonSolves()
+    ns.solve(A, rng.standard_normal(A.shape[0]))
+
+    def broken(*args, **kwargs):
+        raise SolveError("gmres: breakdown at iteration 1")
+
+    monkeypatch.setattr(steady, "gmres", broken)
+    b = rng.standard_normal(A.shape[0])
+    x = ns.solve(A, b)                    # the factorisation answers, nothing is raised
+    assert ns.steps[-1] == "lu" and ns.factorisations == 2
+    assert np.allclose(x, spsolve(A.tocsc(), b), rtol=0, atol=1e-12 * np.abs(x).max())
