@@ -306,8 +306,9 @@ def inferred_mask(model, input_ids, attention_mask, pad_token_id, eos_token_id, 
     ``attention_mask``, a (B, T) prompt holding the pad id (``pad_token_id``, else a
     ``generation_config`` passed in ``options``, else the checkpoint's) is masked where it
     holds it, unless the pad id is an eos id. Returns the mask to use (None: none).
-    A pad id inside a row (not at its left or right end) is one error: transformers masks
-    it out there, skiff reads left or right padding only."""
+    A pad id inside a row (not at its left or right end; an unknown token where pad is
+    unk) is a warning and no mask: transformers masks it out there, skiff reads left or
+    right padding only."""
     if attention_mask is not None or isinstance(input_ids, (list, tuple)) and input_ids \
             and not all(np.ndim(_host(r)) == 1 and len(_host(r)) == len(_host(input_ids[0]))
                         for r in input_ids):
@@ -336,10 +337,14 @@ def inferred_mask(model, input_ids, attention_mask, pad_token_id, eos_token_id, 
     for b, row in enumerate(mask):
         at = np.flatnonzero(row)
         if len(at) and at[-1] + 1 - at[0] != len(at):
-            raise ValueError(f"input_ids row {b} holds the pad id {int(pad)} between its "
-                             "tokens: without an attention_mask transformers masks every "
-                             "pad id out (its inferred mask), and skiff reads left or right "
-                             "padding only; pass attention_mask (or another pad_token_id)")
+            import warnings
+
+            warnings.warn(f"input_ids row {b} holds the pad id {int(pad)} between its tokens "
+                          "(an unknown token where pad is unk?): transformers masks every pad "
+                          "id out without an attention_mask, skiff reads left or right "
+                          "padding only, so no mask is inferred and every token is attended "
+                          "to; pass attention_mask to choose", UserWarning, stacklevel=3)
+            return None
         if not len(at):
             raise ValueError(f"input_ids row {b} is all pad ids ({int(pad)}): without an "
                              "attention_mask they are masked out (as transformers); pass "
