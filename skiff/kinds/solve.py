@@ -137,6 +137,12 @@ def COMMAND(p):
                    help="AMG's kind (a matrix, or --precond amg): sa, smoothed aggregation; "
                         "classical, Ruge-Stueben (pyamg's ruge_stuben_solver), for scalar "
                         "diffusion with jumping coefficients; auto picks from the matrix")
+    p.add_argument("--amg-options", type=amg_options_arg, default=None,
+                   metavar="KEY=VALUE,...",
+                   help="classical AMG's options (with --amg classical), as pyamg's "
+                        "ruge_stuben_solver takes them: second_pass=true, "
+                        "interpolation=classical|direct, theta=0.25, order=lowest|pyamg, "
+                        "max_coarse=400")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N",
                    help="geometric multigrid's smoothing sweeps before the coarse grid")
     p.add_argument("--post", type=positive_int, default=2, metavar="N",
@@ -261,8 +267,63 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
              "velocity": ("convection", "custom")}
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
-              "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg")
+              "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
+              "amg_options")
 _FLOW = ("cylinder", "train-nose")
+
+
+def amg_options_arg(text) -> str:
+    """``--amg-options second_pass=true,theta=0.5`` checked, as text (a form renders it back
+    into the line); the config holds :func:`parse_amg_options`'s dict."""
+    options = parse_amg_options(text)
+    return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                    for k, v in options.items())
+
+
+def parse_amg_options(text) -> dict:
+    """``second_pass=true,theta=0.5``: classical AMG's options (the kernel's
+    ``amg_options=``), each key and value checked (a dict, a resumed job's config, passes
+    through)."""
+    if isinstance(text, dict):
+        return text
+    from skiff.kernels.solve.amg_rs import INTERPOLATIONS, SPLIT_ORDERS
+    from skiff.kernels.solve.solver import AMG_OPTIONS
+
+    out: dict = {}
+    for part in filter(None, (p.strip() for p in str(text).split(","))):
+        key, sep, value = part.partition("=")
+        key, value = key.strip().replace("-", "_"), value.strip()
+        if not sep or not value:
+            raise argparse.ArgumentTypeError(f"expected KEY=VALUE pairs, like "
+                                             f"second_pass=true,theta=0.5; got {part!r}")
+        if key not in AMG_OPTIONS:
+            raise argparse.ArgumentTypeError(str(unknown_name("classical AMG option", key,
+                                                              AMG_OPTIONS)))
+        if key == "second_pass":
+            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise argparse.ArgumentTypeError(f"second_pass is true or false, got {value!r}")
+            out[key] = value.lower() in ("true", "1", "yes")
+        elif key == "theta":
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = -1.0
+            if not 0.0 <= out[key] < 1.0:
+                raise argparse.ArgumentTypeError(f"theta is the strength threshold in [0, 1) "
+                                                 f"(pyamg's 0.25), got {value!r}")
+        elif key == "max_coarse":
+            if not value.isdigit() or int(value) < 1:
+                raise argparse.ArgumentTypeError(f"max_coarse is a positive integer, got "
+                                                 f"{value!r}")
+            out[key] = int(value)
+        else:
+            names = INTERPOLATIONS if key == "interpolation" else SPLIT_ORDERS
+            if value not in names:
+                raise argparse.ArgumentTypeError(str(unknown_name(key, value, names)))
+            out[key] = value
+    if not out:
+        raise argparse.ArgumentTypeError("expected KEY=VALUE pairs, like second_pass=true")
+    return out
 
 
 def _flag(name: str) -> str:
@@ -382,6 +443,10 @@ def check_amg_kind(problem: str, values: dict, system: str | None) -> None:
     job that failed at once on the solver's Python names (``amg='classical' ... use
     precond='amg'``), not the flags."""
     amg = values.get("amg")
+    if values.get("amg_options") and amg != "classical" and problem not in _FLOW:
+        raise ValueError(f"--amg-options are classical AMG's (Ruge-Stueben): add --amg "
+                         f"classical{'' if system == 'matrix' else ' --precond amg'}"
+                         + (f" (--amg {amg})" if amg not in (None, "auto") else ""))
     if amg in (None, "auto") or problem in _FLOW:   # the flows refuse --amg as theirs
         return
     precond = values.get("precond")
@@ -485,6 +550,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "cycle": opts.get("cycle", values.get("cycle", "V")),
         "smoother": opts.get("smoother", values.get("smoother", "rbgs")),
         "amg": opts.get("amg", values.get("amg") or "auto"),
+        "amg_options": (parse_amg_options(values["amg_options"])
+                        if values.get("amg_options") else None),
         "pre": opts.get("pre", values.get("pre", 2)),
         "post": opts.get("post", values.get("post", 2)),
         "rtol": opts.get("rtol", values.get("rtol", 1e-8)),
