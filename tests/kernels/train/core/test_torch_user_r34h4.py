@@ -225,3 +225,30 @@ def test_small_conv_stack_with_kept_columns_matches_torch(keep, monkeypatch):
     np.testing.assert_allclose(sx.grad.numpy(), x.grad.numpy(), rtol=1e-11, atol=1e-11)
     for s, t in zip(sws, ws):
         np.testing.assert_allclose(s.grad.numpy(), t.grad.numpy(), rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("cin,k,stride,dtype", [(1, 3, 1, "float64"), (3, 3, 2, "float64"),
+                                                (1, 5, 1, "float32"), (3, 3, 1, "float32")])
+def test_first_layer_chunked_products_match_torch(cin, k, stride, dtype):
+    """Columns of <= SMALL_K rows multiply in CHUNK pieces (first layers on 1-3 channels)."""
+    from skiff.kernels.train.core.nn.functional import conv as C
+
+    g = torch.Generator().manual_seed(7)
+    tdt = getattr(torch, dtype)
+    x = torch.randn(9, cin, 40, 41, dtype=tdt, generator=g)
+    w = torch.randn(6, cin, k, k, dtype=tdt, generator=g, requires_grad=True)
+    b = torch.randn(6, dtype=tdt, generator=g, requires_grad=True)
+    assert cin * k * k <= C.SMALL_K
+    sw, sb = _s(w, True), _s(b, True)
+    ty = TF.conv2d(x, w, b, stride=stride, padding=k // 2)
+    sy = SF.conv2d(_s(x), sw, sb, stride=stride, padding=k // 2)
+    assert sy.shape[0] * sy.shape[2] * sy.shape[3] > 2 * C.CHUNK  # the chunked path
+    gy = torch.randn(ty.shape, dtype=tdt, generator=g)
+    (ty * gy).sum().backward()
+    (sy * _s(gy)).sum().backward()
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    np.testing.assert_allclose(sy.detach().numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(sw.grad.numpy(), w.grad.numpy(), rtol=tol,
+                               atol=tol * float(w.grad.abs().max()))
+    np.testing.assert_allclose(sb.grad.numpy(), b.grad.numpy(), rtol=tol,
+                               atol=tol * float(b.grad.abs().max()))
