@@ -142,7 +142,10 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     """Solve with ``solver``, report to ``reporter``, write the PNG (and --save) artifacts."""
     reporter.log(f"solver: {solver.describe()} (setup {solver.setup_time * 1e3:.1f} ms)")
     stop = config.get("stop") or "residual"   # --stop scipy: SciPy's minres tests
-    sol = solver.solve(b, rtol=float(config.get("rtol", 1e-8)),
+    x0 = load_x0(config["x0"]) if config.get("x0") else None
+    if x0 is not None:
+        reporter.log(f"warm start: x0 from {config['x0']}")
+    sol = solver.solve(b, x0=x0, rtol=float(config.get("rtol", 1e-8)),
                        atol=float(config.get("atol", 0.0)), maxiter=config.get("maxiter"),
                        reporter=reporter, **({} if stop == "residual" else {"stop": stop}))
     if sol is None:   # a distributed solve: rank 0 holds the field and reports
@@ -164,6 +167,21 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     if config.get("save"):
         reporter.artifact("solution", sol.save(config["save"]), kind="file")
     return sol
+
+
+def load_x0(path) -> np.ndarray:
+    """A warm start's ``x0`` (round 34): a stopped run's ``partial.npz`` (its ``x``), a
+    ``--save``d solution (``.npz``: its ``field``) or a ``.npy`` array; SciPy's ``x0=``
+    meaning (the first iterate)."""
+    data = np.load(path, allow_pickle=False)
+    if isinstance(data, np.ndarray):
+        return data
+    with data:
+        for name in ("x", "field"):
+            if name in data.files:
+                return np.array(data[name])
+        raise ValueError(f"{path}: no x0 in it (a stopped run's partial.npz has 'x', a saved "
+                         f"solution 'field'; it holds {', '.join(data.files) or 'nothing'})")
 
 
 def _write_residuals(sol: Solution, path):

@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from skiff.kernels.backend.report import JobCancelled
+
 from . import fused
 
 __all__ = ["SolveError", "Stagnation", "Divergence", "Breakdown", "cg", "pipelined_cg",
@@ -513,7 +515,16 @@ def gmres(op, b, x, M=None, *, tol, maxiter, callback=None, restart=30, iterate=
                     xk += y[i] * Zs[i]
                 _report(history, callback, it, xk)
             else:
-                _report(history, callback, it, x)
+                try:
+                    _report(history, callback, it, x)
+                except JobCancelled as exc:   # a cancel mid-cycle: the cycle's iterate goes
+                    if getattr(exc, "x", None) is not None:   # with it (round 34)
+                        y = np.linalg.solve(np.triu(H[:j_used, :j_used]), g[:j_used])
+                        xc = x.copy()
+                        for i in range(j_used):
+                            xc += y[i] * Zs[i]
+                        exc.x = xc
+                    raise
             if abs(g[j + 1]) <= tol or it >= maxiter or hnorm == 0.0:
                 break
             V.append(w / hnorm)

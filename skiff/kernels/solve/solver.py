@@ -22,6 +22,7 @@ import numpy as np
 
 from skiff.kernels.backend import resolve_device, to_numpy, xp_for
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.backend.report import JobCancelled
 
 from . import fused
 from .amg import SMOOTHERS as AMG_SMOOTHERS_ALL
@@ -1529,7 +1530,11 @@ class Solver:
             # every iteration up to 100, then every 10th, 100th, ... (long Jacobi runs)
             if reporter is not None and (it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
                 report(it, rnorm / bnorm if bnorm else rnorm)
-                reporter.check()
+                try:   # a reporter's own check(); round 34: the iterate goes with the stop
+                    reporter.check()
+                except JobCancelled as exc:
+                    exc.x, exc.iteration, exc.rnorm = xk, it, rnorm
+                    raise
             if callback is None or it == 0:
                 return
             if norms:
@@ -1549,6 +1554,9 @@ class Solver:
             with fused.deferred(self._small):
                 try:
                     x, hist, converged = self._run(bdev, x, tol, maxiter, on_iter)
+                except JobCancelled as exc:   # a cancel / SIGTERM: keep the last iterate
+                    self._keep_stopped(exc, bdev, bnorm, user_shape, out_dtype)
+                    raise
                 except Breakdown as exc:
                     # SciPy's bicgstab returns (x, -10 or -11): so does x, info = solve(...)
                     if strict:
@@ -1693,6 +1701,33 @@ class Solver:
         if rt.kind == "c":
             return np.complex64 if rt.itemsize <= 8 else np.complex128
         return np.float32 if rt.kind == "f" and rt.itemsize <= 4 else np.float64
+
+    def _keep_stopped(self, exc, b, bnorm, user_shape, out_dtype) -> None:
+        """A solve stopped by a cancel (round 34): attach its last iterate to the raised
+        :class:`JobCancelled` for the job worker's ``keep_partial``: ``exc.arrays = {"x": x,
+        "iteration": k}`` (``partial.npz``, a warm start's ``x0``) and ``exc.partial``, the
+        summary (iterations, the recurrence residual and the true ``|b - A x|/|b|`` of the
+        kept x: GMRES's mid-cycle iterate is formed for it)."""
+        xk = getattr(exc, "x", None)
+        if xk is None or getattr(exc, "arrays", None) is not None:
+            return
+        try:
+            xs = self.xp.asarray(xk).reshape(self.op.shape)
+            true = self._true_residual(b, xs) / bnorm if bnorm else 0.0
+            field = to_numpy(xs).reshape(user_shape)
+            if field.dtype.kind == "c" and np.dtype(out_dtype).kind != "c":
+                field = field.real
+            k = int(getattr(exc, "iteration", 0))
+            rec = getattr(exc, "rnorm", None)
+            exc.arrays = {"x": np.array(field, copy=True), "iteration": np.int64(k)}
+            exc.partial = {
+                "iterations": k, "converged": False,
+                "residual": float(true),
+                "recurrence_residual": None if rec is None or not bnorm else float(rec) / bnorm,
+                "method": self.method, "precond": self.precond_name, "unknowns": int(field.size),
+                "warm_start": "x0 = partial.npz's x (skiff solve ... --x0 RUN/partial.npz)"}
+        except Exception:  # noqa: BLE001 - the cancel matters more than what it keeps
+            return
 
     def _true_residual(self, b, x) -> float:
         """``|b - A x|`` from the returned x: one more product (the Krylov loops update their
