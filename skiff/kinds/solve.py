@@ -169,6 +169,9 @@ def COMMAND(p):
     p.add_argument("--save", default=None, metavar="PATH",
                    help="write the solution to PATH (.npz or .vtk; cylinder and train-nose: "
                         ".vtu or .vtk for ParaView, .npz, or .csv for the surface's cp)")
+    p.add_argument("--x0", default=None, metavar="PATH",
+                   help="warm start (SciPy's x0, the first iterate): a stopped solve's "
+                        "RUN/partial.npz, a --save'd solution (.npz) or a .npy array")
     p.add_argument("--case", choices=tuple(_k().FLOW_CASES), default=None,
                    help="cylinder: DFG benchmark case (2d-1 steady Re 20, 2d-2 periodic "
                         "Re 100, 2d-3 unsteady inflow); default 2d-1")
@@ -268,7 +271,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
-              "amg_options")
+              "amg_options", "x0")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -565,6 +568,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "compatibility": opts.get("compatibility", values.get("compatibility")),
         "device": values.get("device", DEFAULT_DEVICE),
         "save": save,
+        **({"x0": _x0_file(values["x0"])} if values.get("x0") else {}),
         "k": spec.get("k"),
         "source": spec.get("source"),
         "sdf": spec.get("sdf"),
@@ -696,6 +700,19 @@ def _flow_save(values: dict) -> str | None:
                          f"cp) for a flow, got {save!r}")
     _save_folder(save)
     return os.path.abspath(os.path.expanduser(str(save)))
+
+
+def _x0_file(x0) -> str:
+    """``--x0 PATH``: a file there, of a kind the warm start reads (.npz: a stopped run's
+    ``partial.npz`` or a ``--save``d solution; .npy), made absolute (the job may run
+    elsewhere); its size is checked by the solve against the unknowns."""
+    path = os.path.abspath(os.path.expanduser(str(x0)))
+    if not str(x0).lower().endswith((".npz", ".npy")):
+        raise ValueError(f"--x0 reads a .npz (a stopped solve's RUN/partial.npz, a --save'd "
+                         f"solution) or a .npy array, got {x0!r}")
+    if not os.path.isfile(path):
+        raise missing_file(str(x0), "--x0 file", ": ")
+    return path
 
 
 def _save_folder(save) -> None:
@@ -1005,6 +1022,9 @@ class SolveKind(Kind):
         if config.get("stop", "residual") != "residual":
             raise ValueError(f"--np {ranks}: --stop {config['stop']} runs on one rank (the "
                              f"distributed MINRES stops on the true residual); drop --np")
+        if config.get("x0"):   # the distributed solve starts from zero
+            raise ValueError(f"--np {ranks}: --x0 (a warm start) runs on one rank; drop --np "
+                             f"or --x0")
         from skiff.kernels.solve.parallel import check_distributed, plan
 
         check_distributed(method=config.get("method", "cg"),
