@@ -27,8 +27,8 @@ import numpy as np
 
 __all__ = ["save_checkpoint", "load_checkpoint", "list_checkpoints", "load_latest",
            "CheckpointError", "flatten_state", "unflatten_state", "typed_array",
-           "write_history_chunk", "history_ref", "is_history_ref", "read_history",
-           "resolve_history"]
+           "write_history_chunk", "history_ref", "sweep_history", "is_history_ref",
+           "read_history", "resolve_history"]
 
 _NAME = re.compile(r"^step-(\d{8,})\.npz$")
 FORMAT = "skiff-checkpoint/1"
@@ -344,6 +344,59 @@ def read_history(directory: str | os.PathLike, ref: dict) -> tuple[list, str | N
     if len(rows) != ref.get("n"):
         return [], f"the loss history holds {len(rows)} rows, its checkpoint {ref.get('n')}"
     return rows, None
+
+
+def _listed_chunks(tree, found: set) -> bool:
+    """Add the side files the history refs in a checkpoint's JSON tree list to ``found``;
+    False where a ref's list is not plain names (then nothing may be removed)."""
+    if isinstance(tree, dict):
+        if tree.get("format") == HISTORY_FORMAT:
+            chunks = tree.get("chunks")
+            if not (isinstance(chunks, list) and all(isinstance(c, str) for c in chunks)):
+                return False
+            found.update(chunks)
+            return True
+        return all(_listed_chunks(v, found) for v in tree.values())
+    if isinstance(tree, list):
+        return all(_listed_chunks(v, found) for v in tree)
+    return True
+
+
+def sweep_history(directory: str | os.PathLike) -> list[str]:
+    """Remove the ``history-*.npz`` side files of ``directory`` that no checkpoint in it
+    lists (round 34): the chunks of a run before its resume, of an earlier run into the same
+    folder, and those before a join whose checkpoints were rotated out. Every checkpoint
+    (``step-N.npz``, and each shard of a sharded ``step-N/``, committed or not) is read for
+    what it lists (its JSON only); where one cannot be read nothing is removed. The names
+    removed."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    files = [p for p in folder.iterdir() if p.name.startswith(HISTORY_PREFIX)
+             and p.name.endswith(".npz") and p.is_file()]
+    if not files:
+        return []
+    listed: set = set()
+    for entry in folder.iterdir():
+        if not re.match(r"^step-\d{8,}(\.npz)?$", entry.name):
+            continue
+        paths = sorted(entry.glob("shard-*.npz")) if entry.is_dir() else [entry]
+        for path in paths:
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    meta = json.loads(bytes(z["__meta__"]).decode("utf-8"))
+            except FileNotFoundError:   # rotated out meanwhile: it lists nothing now
+                continue
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
+                return []
+            if not _listed_chunks(meta.get("state"), listed):
+                return []
+    removed = []
+    for path in files:
+        if path.name not in listed:
+            path.unlink(missing_ok=True)
+            removed.append(path.name)
+    return sorted(removed)
 
 
 def resolve_history(state, directory) -> None:

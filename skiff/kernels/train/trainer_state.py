@@ -79,23 +79,24 @@ class TrainerState:
         """The rows since the last checkpoint as a side file of the checkpoint folder
         (written once, by rank 0), and what the checkpoint stores instead of the whole
         history: the side files so far (round 34; :func:`.checkpoint.write_history_chunk`)."""
-        from .checkpoint import history_chunk_name, history_ref, write_history_chunk
+        from .checkpoint import history_chunk_name, history_ref, sweep_history, write_history_chunk
 
         log = getattr(self, "_history_log", None)
         if log is None or log["rows"] is not history or log["n"] > len(history):
             log = {"rows": history, "n": 0, "chunks": []}  # a new run's history
         root = _world_rank(self.reporter) == 0
-        if len(history) > log["n"] and len(log["chunks"]) >= HISTORY_CHUNKS:
+        join = len(history) > log["n"] and len(log["chunks"]) >= HISTORY_CHUNKS
+        if root and (join or not log.get("swept")):
+            # the side files no checkpoint in the folder lists are removed: at a run's (or a
+            # resume's) first checkpoint, the files of a run before it into the same folder
+            # and of its own chunks before a resume; at each join, those the rotated-out
+            # checkpoints listed (round 34: only the latter, with keep < 32, were)
+            sweep_history(self.checkpoint_dir)
+            log["swept"] = True
+        if join:
             # joined again into one file: a resume reads a few files, not one per checkpoint
-            # (300 side files: 1.1 s). The files before the last join are listed by no
-            # checkpoint kept (keep < HISTORY_CHUNKS): removed
-            keep = getattr(self, "keep_checkpoints", None)
-            if root and keep is not None and keep < HISTORY_CHUNKS:
-                mine = set(log["chunks"])
-                for name in log.get("before", []):
-                    if name not in mine:
-                        (Path(self.checkpoint_dir) / name).unlink(missing_ok=True)
-            log = {"rows": history, "n": 0, "chunks": [], "before": log["chunks"]}
+            # (300 side files: 1.1 s)
+            log = {"rows": history, "n": 0, "chunks": [], "swept": True}
         if len(history) > log["n"]:
             if root:
                 name = write_history_chunk(self.checkpoint_dir, history[log["n"]:], log["n"])
