@@ -88,6 +88,11 @@ class ThreadRunner:
             except JobCancelled as exc:
                 outcome = "it was cancelled"
                 reporter.flush()
+                # what the kind attached (a solve's last iterate: partial.npz, its summary
+                # as result.json), kept as a process job's worker keeps it (round 34)
+                from .worker import keep_partial
+
+                keep_partial(job.run_dir, exc, reporter, str(exc))
                 reporter.emit("status", status="cancelled",
                               message=f"cancelled: {EXIT_MESSAGE}" if self._exiting else str(exc))
             except BaseException as exc:  # the job fails; the notebook does not

@@ -38,6 +38,7 @@ import math
 import os
 import re
 import shlex
+from pathlib import Path
 from types import SimpleNamespace
 
 from skiff.grammar.common import (
@@ -702,6 +703,33 @@ def _flow_save(values: dict) -> str | None:
     return os.path.abspath(os.path.expanduser(str(save)))
 
 
+def _warm_start_line(job) -> str | None:
+    """``to go on from its last iterate: COMMAND --x0 RUN/partial.npz`` for a stopped solve
+    that kept one (the command it was started with, any --x0 of it replaced); None else."""
+    try:
+        path = Path(job.run_dir) / "partial.npz"
+        if getattr(job, "status", None) not in ("cancelled", "failed") or not path.is_file():
+            return None
+        command = str((getattr(job, "meta", None) or {}).get("command") or "")
+        words = shlex.split(command)
+        if len(words) < 2 or "<notebook" in str((job.config or {}).get("problem", "")):
+            return f"its last iterate: {path} (x0= of skiff.solve, or --x0 {path})"
+        kept, skip = [], False
+        for word in words:
+            if skip:
+                skip = False
+                continue
+            if word == "--x0":
+                skip = True
+                continue
+            if not word.startswith("--x0="):
+                kept.append(word)
+        return (f"to go on from its last iterate: {shlex.join(kept)} --x0 "
+                f"{shlex.quote(str(path))}")
+    except Exception:  # noqa: BLE001 - a hint is not worth an error in a summary
+        return None
+
+
 def _x0_file(x0) -> str:
     """``--x0 PATH``: a file there, of a kind the warm start reads (.npz: a stopped run's
     ``partial.npz`` or a ``--save``d solution; .npy), made absolute (the job may run
@@ -1075,6 +1103,12 @@ class SolveKind(Kind):
                     f"{figure(result.get('seconds', 0.0))} s"]
         if "case" in result and "bands" in result:
             return _cylinder_summary(result)
+        if result.get("stopped") is not None:   # a cancelled solve's partial (round 34)
+            its = result.get("iterations")
+            return [f"{result.get('method', '?')} + {result.get('precond', '?')}, "
+                    f"{figure(result.get('unknowns'))} unknowns: {result['stopped']} after "
+                    f"{figure(its)} iteration{'' if its == 1 else 's'}, |r|/|b| = "
+                    f"{figure(result.get('residual'))}"]
         shape = "x".join(map(str, result.get("shape") or []))
         cols = result.get("columns")
         if isinstance(cols, int) and len(result.get("shape") or []) == 2:  # B of k columns
@@ -1098,6 +1132,13 @@ class SolveKind(Kind):
             lines.append(f"on {result['ranks']} ranks ({dims} blocks), halo exchanges "
                          f"{figure(result.get('halo_bytes', 0) / 1e6)} MB in all")
         return lines
+
+    def summary_of(self, job, result: dict) -> list[str]:
+        """:meth:`summary`; a cancelled solve that kept its last iterate (``partial.npz``)
+        adds the command that goes on from it (``--x0``)."""
+        lines = self.summary(result)
+        going_on = _warm_start_line(job)
+        return lines + [going_on] if going_on else lines
 
     def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
                 where: str = "thread") -> JobRequest:
