@@ -607,6 +607,46 @@ def _load(rows: list[LabelRow], where: str = "") -> tuple[list[np.ndarray], list
     return crops, texts, errors
 
 
+PAGE_HEIGHT = 400  # px: a crop this tall and this wide, too narrow for its text, is a page
+
+
+def _check_out(cfg: FineTuneConfig, reporter) -> None:
+    """Said before the training, not after it: ``--out`` naming a file (the export failed
+    at the end with FileExistsError, the whole run lost), a folder whose ``rec.onnx`` the
+    run will replace, and a stopped run's checkpoint there that a run without ``resume``
+    starts over from scratch and overwrites."""
+    out = Path(cfg.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {cfg.out!r} is a file, not a folder: the model is written "
+                         "as rec.onnx and rec_dict.txt into a folder; give a folder name")
+    checkpoint = Path(cfg.checkpoint_dir or cfg.out).expanduser() / CHECKPOINT
+    if checkpoint.is_file() and not cfg.resume:
+        reporter.log(f"{checkpoint} is a stopped run's state: this run starts from the base "
+                     "model and replaces it (--resume, or resume=True, goes on from it "
+                     "instead)", level="warning")
+    if (out / "rec.onnx").is_file():
+        reporter.log(f"{out} already holds rec.onnx: it is replaced when this run ends (give "
+                     "another --out to keep it)", level="warning")
+
+
+def _few_rows(train: int, held: int) -> list[str]:
+    """Warnings for a data set too small to learn from or to measure on."""
+    notes = []
+    if train < MIN_TRAIN_ROWS:
+        notes.append(f"only {train} crops to train on: the model barely moves from so few "
+                     f"(round 33: 2,000 receipt crops took 0.84 to 0.96); label or render "
+                     f"a few hundred or more")
+    if 0 < held < MIN_HELD_ROWS:
+        notes.append(f"the accuracy before and after is measured on {held} crops: one "
+                     f"crop is about {100 / held:.0f} points of it; keep {MIN_HELD_ROWS} or "
+                     "more apart (--val FILE, --val-split)")
+    return notes
+
+
+MIN_TRAIN_ROWS = 100
+MIN_HELD_ROWS = 20
+
+
 def _too_narrow(crop: np.ndarray, text: str, height: int = 48) -> str | None:
     """Why ``crop`` cannot carry ``text`` (None when it can): read at ``height`` px its
     width gives one frame per :data:`FRAME_COLUMNS` columns, and CTC needs a frame for each
@@ -615,6 +655,11 @@ def _too_narrow(crop: np.ndarray, text: str, height: int = 48) -> str | None:
     h, w = crop.shape[:2]
     frames = int(height * w / max(h, 1) + 8) // FRAME_COLUMNS  # with the 8 grey columns
     need = ctc_frames(text)
+    if frames < need and h >= PAGE_HEIGHT and w >= PAGE_HEIGHT:  # a page or a photo: "5
+        # frames, the text needs 11" did not say what was wrong (round 34)
+        return (f"the image is {w} x {h} px, a whole page or photo, not a crop of one line: "
+                "a recognizer reads one line of text; cut the line out (or give a "
+                "detection label file, PPOCRLabel's Label.txt, with the line's box)")
     most = MAX_TRAIN_WIDTH // FRAME_COLUMNS  # a batch widens no further: it is squeezed
     if need > most:  # ... and CTC's loss of it is zero: it taught nothing, without a word
         return (f"{len(text)} characters in one line: a training batch is at most "
@@ -683,6 +728,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     reporter = reporter or NullReporter()
     t0 = time.perf_counter()
     base = base_model_path(cfg.base)
+    _check_out(cfg, reporter)
     module = OnnxModule.load(base)
     wkey = _final_linear(module)[0]
     classes = getattr(module, wkey).shape[1]
@@ -721,6 +767,8 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     for e in bad + vbad:
         reporter.log(e, level="warning")
     errors += bad + vbad
+    for e in _few_rows(len(crops), len(vcrops)):
+        reporter.log(e, level="warning")
     if dictionary.num_classes != classes:
         grow_classes(module, wkey, _final_linear(module)[1],
                      _base_dictionary(cfg.base, module, classes), dictionary.num_classes,
