@@ -130,8 +130,11 @@ def run(config: dict, reporter, model=None):
 
     def on_token(text, n):
         state["text"], state["n"] = text, n
-        if reporter.should_stop():
-            raise JobCancelled("cancelled by request")
+        if reporter.should_stop():  # what was generated so far is the job's result
+            exc = JobCancelled("cancelled by request")
+            exc.partial = {"text": _cut(text, stops, before), "thinking": "", "tokens": n,
+                           "stop": "cancelled", "model": name}
+            raise exc
         reporter.progress(n, total, unit="token")
         now = time.monotonic()
         if now - last[0] >= 0.1:

@@ -233,8 +233,10 @@ def run(config: dict, reporter, model=None) -> ChatReply:
     total = int(config.get("max_new_tokens", 256))
     temperature = float(config.get("temperature") or 0.0)
     last = [0.0]
+    done = {"text": "", "thinking": "", "tokens": 0}  # so far: kept when stopped
 
     def on_text(think, answer, n):
+        done.update(text=answer, thinking=think, tokens=n)
         now = time.monotonic()
         reporter.progress(n, total, unit="token")
         if now - last[0] >= 0.1:
@@ -242,8 +244,10 @@ def run(config: dict, reporter, model=None) -> ChatReply:
             reporter.info(thinking=think, text=answer, tokens=n)
 
     def should_stop():
-        if reporter.should_stop():
-            raise JobCancelled("cancelled by request")
+        if reporter.should_stop():  # the text so far is the job's result (worker's
+            exc = JobCancelled("cancelled by request")  # keep_partial)
+            exc.partial = {**done, "stop": "cancelled", "model": str(config.get("model"))}
+            raise exc
 
     result = reply(model, config["prompt"], max_new_tokens=total,
                    chat=bool(config.get("chat", True)), system=config.get("system"),
