@@ -149,7 +149,15 @@ class MatMul(Function):
 
     def forward(self, a, b):
         self.save_for_backward(a, b)
-        out = mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
+        try:
+            out = mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
+        except ValueError as e:
+            from .shape_error import ShapeError, dims
+
+            if a.ndim == b.ndim == 2:
+                raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied ({dims(a.shape)} "
+                                 f"and {dims(b.shape)})") from e
+            raise ShapeError(f"matmul: {e}") from e
         if a.dtype == b.dtype and out.dtype != a.dtype and a.dtype.itemsize == 2:
             out = _hc.cast(out, a.dtype)  # bfloat16 @ bfloat16 is bfloat16 (torch's)
         return out

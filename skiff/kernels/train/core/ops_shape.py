@@ -29,7 +29,13 @@ __all__ = [
 class Reshape(Function):
     def forward(self, a, shape=None):
         self.shape = a.shape
-        return a.reshape(shape)
+        try:
+            return a.reshape(shape)
+        except ValueError as e:
+            from .shape_error import ShapeError
+
+            want = [int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+            raise ShapeError(f"shape '{want}' is invalid for input of size {a.size}") from e
 
     def backward(self, g):
         return g.reshape(self.shape)
@@ -131,7 +137,12 @@ class Cat(Function):
         xp = xp_of(arrays[0])
         self.axis = axis
         self.sizes = [a.shape[axis] for a in arrays]
-        return xp.concatenate(arrays, axis=axis)
+        try:
+            return xp.concatenate(arrays, axis=axis)
+        except ValueError as e:
+            from .shape_error import ShapeError
+
+            raise ShapeError(str(e)) from e
 
     def backward(self, g):
         xp = xp_of(g)

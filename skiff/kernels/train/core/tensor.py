@@ -312,6 +312,11 @@ class Tensor:
         return to_numpy(self._data)
 
     def item(self):
+        if self._data.size != 1:
+            from .shape_error import ShapeError
+
+            raise ShapeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                             "Scalar")
         return to_numpy(self._data).item()
 
     def tolist(self):

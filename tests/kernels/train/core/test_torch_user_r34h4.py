@@ -252,3 +252,34 @@ def test_first_layer_chunked_products_match_torch(cin, k, stride, dtype):
                                atol=tol * float(w.grad.abs().max()))
     np.testing.assert_allclose(sb.grad.numpy(), b.grad.numpy(), rtol=tol,
                                atol=tol * float(b.grad.abs().max()))
+
+
+SHAPE_MISTAKES = {
+    "linear": (lambda L: L.nn.Linear(8, 6)(L.ones(4, 5)),
+               r"mat1 and mat2 shapes cannot be multiplied \(4x5 and 8x6\)"),
+    "matmul": (lambda L: L.ones(2, 3) @ L.ones(2, 3),
+               r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"),
+    "conv2d": (lambda L: L.nn.Conv2d(3, 4, 3)(L.ones(1, 4, 8, 8)),
+               r"Given groups=1, weight of size \[4, 3, 3, 3\], expected input\[1, 4, 8, 8\] "
+               r"to have 3 channels, but got 4 channels instead"),
+    "reshape": (lambda L: L.ones(56).reshape(7, 1, 16),
+                r"shape '\[7, 1, 16\]' is invalid for input of size 56"),
+    "item": (lambda L: L.ones(2).item(), "a Tensor with 2 elements cannot be converted to Scalar"),
+    "lstm": (lambda L: L.nn.LSTM(8, 4)(L.ones(5, 2, 7)),
+             "input.size\\(-1\\) must be equal to input_size. Expected 8, got 7"),
+    "cat": (lambda L: L.cat([L.ones(2, 3), L.ones(2, 4)], 0), ""),
+    "batchnorm": (lambda L: L.nn.BatchNorm2d(3)(L.ones(2, 4, 5, 5)), ""),
+    "mse": (lambda L: L.nn.functional.mse_loss(L.ones(3, 2), L.ones(3)), ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_MISTAKES))
+def test_shape_mistakes_raise_torch_runtime_error_and_value_error(name):
+    """A ported ``except RuntimeError`` catches skiff's shape errors (skiff's own code catches
+    ValueError): torch's type and, where it has one, its wording."""
+    f, msg = SHAPE_MISTAKES[name]
+    with pytest.raises(RuntimeError, match=msg):
+        f(torch)
+    with pytest.raises(RuntimeError, match=msg) as info:
+        f(skiff)
+    assert isinstance(info.value, ValueError)

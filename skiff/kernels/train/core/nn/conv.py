@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import tensor as T
 from ..default_dtype import default_float
+from ..shape_error import ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from .functional.conv import as_pair
@@ -158,7 +159,7 @@ class BatchNorm2d(Module):
 
     def forward(self, x):
         if x.ndim != 4 or x.shape[1] != self.num_features:
-            raise ValueError(
+            raise ShapeError(
                 f"BatchNorm2d({self.num_features}) expects (N, {self.num_features}, H, W), "
                 f"got {tuple(x.shape)}"
             )
@@ -214,7 +215,7 @@ class BatchNorm1d(BatchNorm2d):
 
     def forward(self, x):
         if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
-            raise ValueError(
+            raise ShapeError(
                 f"BatchNorm1d({self.num_features}) expects (N, {self.num_features}) or "
                 f"(N, {self.num_features}, L), got {tuple(x.shape)}"
             )

@@ -95,7 +95,11 @@ class _Recurrent(Module):
         if not isinstance(x, Tensor):
             x = Tensor(x)
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
-            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}) "
+            from ..shape_error import ShapeError
+
+            raise ShapeError(f"input.size(-1) must be equal to input_size. Expected "
+                             f"{self.input_size}, got {x.shape[-1] if x.ndim else 0}: "
+                             f"{type(self).__name__}({self.input_size}, {self.hidden_size}) "
                              f"expects input (L, N, {self.input_size})"
                              f"{' with batch_first (N, L, ...)' if self.batch_first else ''} "
                              f"or unbatched (L, {self.input_size}), got {tuple(x.shape)}")

@@ -272,9 +272,13 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
 
         return conv2d_general(x, weight, bias, stride, padding, dilation, groups, conv2d)
     if x.shape[1] != weight.shape[1]:
-        raise ValueError(
-            f"conv2d: input of shape {tuple(x.shape)} has {x.shape[1]} channels, weight of "
-            f"shape {tuple(weight.shape)} expects {weight.shape[1]}"
+        from ...shape_error import ShapeError
+
+        raise ShapeError(
+            f"Given groups=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[1]} channels, but got {x.shape[1]} channels "
+            f"instead; conv2d: input of shape {tuple(x.shape)} has {x.shape[1]} channels, "
+            f"weight of shape {tuple(weight.shape)} expects {weight.shape[1]}"
             + ("; images channels-last (N, H, W, C)? use X.transpose(0, 3, 1, 2)"
                if x.shape[-1] == weight.shape[1] else "")
         )

@@ -53,9 +53,14 @@ class LinearFn(Function):
 def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     """``x @ weight.T + bias`` (weight shape (out, in), like torch)."""
     if x.shape[-1] != weight.shape[1]:
-        raise ValueError(
-            f"linear: input of shape {tuple(x.shape)} does not match weight of shape "
-            f"{tuple(weight.shape)} (last input axis must be {weight.shape[1]})"
+        from ...shape_error import ShapeError, dims
+
+        rows = (int(np.prod(x.shape[:-1])) if x.ndim > 1 else 1, x.shape[-1])
+        raise ShapeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({dims(rows)} and "
+            f"{dims(weight.shape[::-1])}): linear: input of shape {tuple(x.shape)} does not "
+            f"match weight of shape {tuple(weight.shape)} (last input axis must be "
+            f"{weight.shape[1]})"
         )
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         return LinearFn.apply(*_ac.low(x, weight, bias))

@@ -242,7 +242,9 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
         raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
     tshape = tuple(getattr(target, "shape", ()))
     if tshape != tuple(input.shape):
-        raise ValueError(
+        from ...shape_error import ShapeError
+
+        raise ShapeError(
             f"mse_loss: input shape {tuple(input.shape)} != target shape {tshape}"
         )
     d = input - target
