@@ -110,13 +110,25 @@ def _longest(lines: np.ndarray) -> int:
 
 
 def _thickness(part: np.ndarray) -> int:
-    """The frame's line width: the longest run of ink from each side at its middle."""
+    """The frame's line width: the longest run of ink from each side at its middle, unless
+    that run is more than :data:`MERGED` times the second shortest of the sides' runs (a
+    mark drawn into the frame's sides: a phone photo's blurred tick joined the left and the
+    bottom side at their middles, 9 and 10 px against 3 and 3, and the inside left to read
+    was the tick's stem, round 34): then that second shortest."""
     h, w = part.shape
     runs = []
     for line in (part[:, w // 2], part[::-1, w // 2], part[h // 2], part[h // 2, ::-1]):
         gaps = np.flatnonzero(~line)
         runs.append(int(gaps[0]) if len(gaps) else len(line))
-    return max(1, min(max(runs), min(h, w) // 4))
+    width = max(runs)
+    some = sorted(r for r in runs if r)
+    if len(some) >= 2 and width > MERGED * some[1]:
+        width = some[1]
+    return max(1, min(width, min(h, w) // 4))
+
+
+# a side's run of ink more than this many times the sides' middle run holds a mark too
+MERGED = 2.0
 
 
 def _state(ink: np.ndarray, thick: int) -> str | None:
@@ -151,16 +163,18 @@ def _state(ink: np.ndarray, thick: int) -> str | None:
         return None
     if mh < 4 or mw < 4:
         return CROSSED
-    # a letter or a digit in a frame (a keycap: "Q Quit", "K Keep going") is no mark: a
-    # stem or a bar along most of the mark ("K", "1", "Z")
-    if _longest(mark.T) >= STEM * mh or _longest(mark) >= STEM * mw:
-        return None
     # a cross's two arms reach its top apart, at the left and at the right; a tick's left
     # arm starts halfway down, so its top quarter holds ink at the right only; ink in the
     # centre of its top sixth is a letter's arc or apex ("O", "Q", "S", "A")
     top, crest = mark[:max(1, mh // 4)].any(0), mark[:max(1, mh // 6)].any(0)
     edge = max(1, round(0.35 * mw))
     centre = slice(round(0.45 * mw), max(round(0.45 * mw) + 1, round(0.55 * mw)))
+    tick = not top[:edge].any() and top[mw - edge:].any() and not crest[centre].any()
+    # a letter or a digit in a frame (a keycap: "Q Quit", "K Keep going") is no mark: a
+    # stem or a bar along most of the mark ("K", "1", "Z"); a bar across a tick's shape is
+    # its arms blurred together (a phone photo's heavy tick, round 34: 11 of 14 columns)
+    if _longest(mark.T) >= STEM * mh or _longest(mark) >= STEM * mw and not tick:
+        return None
     if crest[centre].any() or not top[mw - edge:].any():
         return None
     return CROSSED if top[:edge].any() else TICKED

@@ -233,3 +233,66 @@ def test_the_form_reads_its_date_once(pipe):
                             [line.text for line in res.lines])
     got = [" ".join(texts[i] for i in row) for row in order]
     assert got[:3] == truth[:3]
+
+
+def _heavy_tick(size, blur):
+    """A ticked box whose heavy tick touches the frame's left side and its top right corner
+    (as a pen or a phone photo's blur leaves it), then "Yes"; the line's crop."""
+    from PIL import Image, ImageDraw, ImageFilter
+
+    f = _font(SANS, size)
+    img = Image.new("RGB", (8 * size, 2 * size), "white")
+    d = ImageDraw.Draw(img)
+    side = size
+    x, y = 6, size // 2
+    d.rectangle((x, y, x + side, y + side), outline=0, width=2)
+    w = max(3, round(size / 7))
+    d.line((x + 1, y + side // 2, x + side // 2 - 1, y + side - 4), fill=0, width=w)
+    d.line((x + side // 2 - 1, y + side - 4, x + side - 1, y + 1), fill=0, width=w)
+    d.text((x + side + size // 2, y - 1), "Yes", font=f, fill=0)
+    if blur:
+        img = img.filter(ImageFilter.GaussianBlur(blur))
+    return np.asarray(img)[..., ::-1].copy()
+
+
+@pytest.mark.parametrize(("size", "blur"), [(18, 0), (22, 0), (28, 0), (22, 0.8), (28, 0.8)])
+def test_a_heavy_tick_joined_to_its_frame_is_a_tick(size, blur):
+    from skiff.kernels.ocr.checkboxes import checkbox_text
+
+    assert checkbox_text("Yes", _heavy_tick(size, blur)) == TICKED + " Yes"
+
+
+@pytest.mark.parametrize("letter", ["K", "Z", "4", "E", "T", "1", "H", "L", "7"])
+@pytest.mark.parametrize("size", [18, 26])
+def test_a_keycap_letter_is_still_no_tick(letter, size):
+    """A letter in a frame (a keycap, "K Keep going") stays no box state."""
+    from PIL import Image, ImageDraw
+
+    from skiff.kernels.ocr.checkboxes import SIGNS, checkbox_text
+
+    for path in (SANS, DEJAVU):
+        f = _font(path, round(size * 0.8))
+        img = Image.new("RGB", (8 * size, 2 * size), "white")
+        d = ImageDraw.Draw(img)
+        x, y = 6, size // 2
+        d.rectangle((x, y, x + size, y + size), outline=0, width=2)
+        d.text((x + size / 2, y + size / 2), letter, font=f, fill=0, anchor="mm")
+        d.text((x + size * 1.5, y), "Keep going", font=_font(SANS, size), fill=0)
+        got = checkbox_text("Keep going", np.asarray(img)[..., ::-1].copy())
+        assert got[:1] not in SIGNS, (path, got)
+
+
+def test_the_phone_photo_of_the_form_keeps_its_tick(pipe):
+    """End to end on bench_ocr_user34's form as a phone photo (``--degrade phone``):
+    before, "Member: Yes ☐ No" (the blurred tick joined its frame's left side)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    import bench_ocr_user34 as bench
+    from bench_ocr_probes import degrade
+
+    k = [s.__name__ for s in bench.SCENES].index("form_underlines_and_boxes")
+    img, truth = bench.form_underlines_and_boxes()
+    got = pipe(np.asarray(degrade(img, "phone", k).convert("RGB"))).text.split("\n")
+    assert got[-1] == truth[-1]
