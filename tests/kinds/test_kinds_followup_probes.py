@@ -212,9 +212,10 @@ def _base(folder):
 def test_an_ernie_data_file_of_another_format_exits_2_before_a_run_folder(tmp_path, runs_dir):
     base = _base(tmp_path / "base")
     data = tmp_path / "alpaca.json"
-    data.write_text(json.dumps([{"instruction": "add", "input": "1 2", "output": "3"}]))
+    # (Alpaca rows with their output are read since round 34; one without it is not)
+    data.write_text(json.dumps([{"instruction": "add", "input": "1 2"}]))
     out = cli("train", "ernie", str(data), "--from", str(base))
-    one_line_refusal(out, "alpaca.json: row 1 has keys instruction, input, output")
+    one_line_refusal(out, "alpaca.json: row 1 has keys instruction, input")
     assert no_run_folder(runs_dir)
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"prompt": "1 + 2", "completion": "3"}) + "\n")
