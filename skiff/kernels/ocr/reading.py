@@ -57,6 +57,9 @@ UNSETTLED, BY_MODEL, BY_PAGE = 0, 1, 2
 # stops once PAGE_SURE of them are sure and none is sure of the other way: the page then
 # settles the rest, as it would have (a page of 40 lines: 8-16 crops seen, not 40)
 PAGE_STEP, PAGE_SURE = 8, 8
+# a long crop's first window this sure either way is its direction model's whole reading
+# (LineReading._cls_probs)
+CLS_ONE_VIEW = 0.9999
 # a box taller than wide (read turned, as a vertical line) at most this many times its
 # page's text height holds one glyph or two: it is read as it stands too, and the surer
 # reading kept (LineReading.read_bars_upright)
@@ -548,24 +551,41 @@ class LineReading:
     def _cls_probs(self, crops) -> np.ndarray:
         """The direction model's (upright, turned) probabilities for each crop. It sees 48 x
         192: a long line squeezed into it is often misread (a 10-pt PDF page came out upside
-        down), so a long crop is seen as up to three windows of that shape, averaged."""
+        down), so a long crop is seen as up to three windows of that shape, averaged. Its
+        first window is read first and the others only where that one is under
+        ``CLS_ONE_VIEW`` sure either way (a window that sure is seldom outvoted: round 34, the
+        same turns and settlings on the mixed, hard, text-free and document sets, 42% fewer
+        views on the mixed folder)."""
         cls = self.engine("cls")
-        views, whose = [], []
-        for k, c in enumerate(crops):
+
+        def read(views):
+            seen = np.zeros((len(views), 2), np.float32)
+            for start in range(0, len(views), self.cls_batch):
+                part = views[start:start + self.cls_batch]
+                seen[start:start + len(part)] = cls(cls_input(part, self.xp))
+            return seen
+
+        plan = []
+        for c in crops:
             h, w = c.shape[:2]
             win = 4 * max(h, 1)
-            starts = [0] if w <= 1.25 * win else \
-                np.linspace(0, w - win, min(3, -(-w // win))).astype(int).tolist()
-            for s in starts:
-                views.append(c if len(starts) == 1 else c[:, s:s + win])
-                whose.append(k)
-        seen = np.zeros((len(views), 2), np.float32)
-        for start in range(0, len(views), self.cls_batch):
-            part = views[start:start + self.cls_batch]
-            seen[start:start + len(part)] = cls(cls_input(part, self.xp))
-        probs = np.zeros((len(crops), 2), np.float32)
-        np.add.at(probs, np.array(whose), seen)
-        return probs / np.bincount(whose, minlength=len(crops))[:, None]
+            plan.append((win, [0] if w <= 1.25 * win else
+                         np.linspace(0, w - win, min(3, -(-w // win))).astype(int).tolist()))
+        first = read([c if len(s) == 1 else c[:, s[0]:s[0] + win]
+                      for c, (win, s) in zip(crops, plan, strict=True)])
+        probs = first.astype(np.float64)
+        rest = [k for k, (_, s) in enumerate(plan)
+                if len(s) > 1 and first[k].max() < CLS_ONE_VIEW]
+        views = [crops[k][:, s:s + plan[k][0]] for k in rest for s in plan[k][1][1:]]
+        if views:
+            seen, at = read(views), 0
+            for k in rest:  # summed in the windows' order, as before
+                n, total = len(plan[k][1]), first[k].copy()
+                for j in range(n - 1):
+                    total += seen[at + j]
+                probs[k] = total / n
+                at += n - 1
+        return probs
 
     def read_both_ways(self, crops, owners, items, flags, settled, texts) -> None:
         """Read the crops whose direction is not settled (by their page, or by a direction
