@@ -145,9 +145,12 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
     x0 = load_x0(config["x0"]) if config.get("x0") else None
     if x0 is not None:
         reporter.log(f"warm start: x0 from {config['x0']}")
-    sol = solver.solve(b, x0=x0, rtol=float(config.get("rtol", 1e-8)),
+    extra = {} if stop == "residual" else {"stop": stop}
+    if x0 is not None:
+        extra["x0"] = x0
+    sol = solver.solve(b, rtol=float(config.get("rtol", 1e-8)),
                        atol=float(config.get("atol", 0.0)), maxiter=config.get("maxiter"),
-                       reporter=reporter, **({} if stop == "residual" else {"stop": stop}))
+                       reporter=reporter, **extra)
     if sol is None:   # a distributed solve: rank 0 holds the field and reports
         return {"rank": reporter.rank}
     reporter.log(repr(sol))

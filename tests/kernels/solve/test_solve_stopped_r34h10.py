@@ -133,3 +133,47 @@ def test_sigterm_mid_solve_keeps_partial_npz_with_the_residual_it_says(tmp_path)
     A, b = problem.matrix(), problem.rhs.ravel()
     rel = np.linalg.norm(b - A @ x.ravel()) / np.linalg.norm(b)
     assert doc["residual"] == pytest.approx(rel, rel=1e-9) and rel > 1e-6
+
+
+@pytest.mark.mpi
+def test_a_cancelled_two_rank_solve_keeps_the_gathered_iterate():
+    """``--np 2``: every rank stops at the same iteration; rank 0 gathers the blocks."""
+    from skiff.jobs import submit
+    from skiff.jobs.process import find_mpiexec
+
+    try:
+        find_mpiexec()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    job, _ = submit("solve", "jump --grid 96x80 --np 2 --method cg --precond none "
+                             "--rtol 1e-300 --maxiter 1000000")
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not job.refresh().done >= 1:
+        time.sleep(0.1)
+    assert job.state.done >= 1, job.error     # it is iterating
+    job.cancel(grace=30)
+    job.wait(60)
+    assert job.status == "cancelled", job.error
+    doc = json.loads((job.run_dir / "result.json").read_text())
+    assert doc["ranks"] == 2 and doc["stopped"]
+    with np.load(job.run_dir / "partial.npz") as z:
+        x, k = z["x"], int(z["iteration"])
+    assert k == doc["iterations"] >= 1 and x.shape == (96, 80)
+    problem = build_problem({"problem": "jump", "grid": (96, 80)})
+    A, b = problem.matrix(), problem.rhs.ravel()
+    rel = np.linalg.norm(b - A @ x.ravel()) / np.linalg.norm(b)
+    # the ranks' stencil against SciPy's product of the assembled matrix: 8e-9 apart
+    assert doc["residual"] == pytest.approx(rel, rel=1e-6) and rel > 1e-12
+
+
+def test_the_distributed_solver_takes_x0_as_scipy():
+    from skiff.kernels.solve.parallel import DistributedSolver
+
+    problem = build_problem({"problem": "jump", "grid": (40, 30)})
+    A, b = problem.matrix(), problem.rhs.ravel()
+    x0 = np.random.default_rng(0).normal(size=(40, 30))
+    sol = DistributedSolver(problem, method="cg", precond="none").solve(x0=x0)
+    assert sol.residuals[0] == pytest.approx(np.linalg.norm(b - A @ x0.ravel()), rel=1e-10)
+    assert sol.converged
+    with pytest.raises(ValueError, match="x0 has 12 entries"):
+        DistributedSolver(problem, method="cg", precond="none").solve(x0=np.zeros(12))

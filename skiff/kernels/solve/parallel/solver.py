@@ -137,7 +137,7 @@ class DistributedSolver:
                     f"0); pass compatibility='project' to remove the mean")
         return local
 
-    def solve(self, b=None, *, rtol=1e-8, atol=0.0, maxiter=None, reporter=None,
+    def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, reporter=None,
               callback=None) -> Solution | None:
         """Solve on every rank (every rank must call it); the :class:`Solution` on rank 0,
         None on the others. ``reporter`` receives the residual on rank 0; a stop asked of
@@ -154,6 +154,14 @@ class DistributedSolver:
                 maxiter = -(-maxiter // self.restart)
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
         x = lv.zeros()
+        if x0 is not None:   # the whole grid's x0 (a stopped run's partial.npz): this block
+            host = np.asarray(to_numpy(x0), dtype=np.float64)
+            if host.size != self.problem.unknowns:
+                raise ValueError(f"x0 has {host.size} entries (shape {host.shape}) but the "
+                                 f"system has {self.problem.unknowns} unknowns")
+            blk = self.dec.block(comm.rank)
+            x[lv.inner] = xp.asarray(host.reshape(self.problem.shape3)[
+                tuple(slice(lo, hi) for lo, hi in blk)])
         comm.reset()
 
         def on_iter(it, rnorm, xk):
@@ -168,34 +176,24 @@ class DistributedSolver:
                 stop = reporter.should_stop()
             if comm.size > 1:
                 stop = comm.bcast_flag(stop)
-            if stop:
+            if stop:   # every rank at once (the flag above): the iterate goes with it
                 from skiff.kernels.backend.report import JobCancelled
 
-                raise JobCancelled("cancelled by request")
+                exc = JobCancelled("cancelled by request")
+                exc.x, exc.iteration, exc.rnorm = xk, it, rnorm
+                raise exc
             if callback is not None:
                 callback(it, rnorm)
 
         t0 = time.perf_counter()
-        if bnorm == 0:
-            hist, converged = [0.0], True
-        elif self.method == "mg":
-            x, hist, converged = self.mg.iterate(b_local, x, tol=tol, maxiter=maxiter,
-                                                 callback=on_iter)
-        else:
-            bp = lv.zeros()
-            bp[lv.inner] = b_local
-            # on_iter reads no x: GMRES need not form its cycle's iterate for it
-            kw = {"restart": self.restart, "iterate": False} if self.method == "gmres" else {}
-            # GMRES's maxiter counts restart cycles (SciPy's meaning, as the serial Solver)
-            inner = maxiter * self.restart if self.method == "gmres" else maxiter
-            try:
-                fn = minres if self.method == "minres" else KRYLOV[self.method]
-                x, hist, converged = fn(self.op, bp, x, self.M, tol=tol, maxiter=inner,
-                                        callback=on_iter, **kw)
-            except FloatingPointError as exc:
-                from ..krylov import SolveError
+        try:
+            x, hist, converged = self._iterate(b_local, x, tol, maxiter, on_iter, bnorm)
+        except Exception as exc:
+            from skiff.kernels.backend.report import JobCancelled
 
-                raise SolveError(str(exc)) from None
+            if isinstance(exc, JobCancelled):
+                self._keep_stopped(exc, b_local, bnorm)
+            raise
         if self.problem.singular and self.compatibility == "project":
             xi = x[lv.inner]
             xi -= comm.allreduce([float(xi.sum())])[0] / self.problem.unknowns
@@ -220,6 +218,56 @@ class DistributedSolver:
         if err is not None:
             sol.error = err
         return sol
+
+
+    def _iterate(self, b_local, x, tol, maxiter, on_iter, bnorm):
+        """The method's iterations from ``x``: ``(x, residual history, converged)``."""
+        lv = self.level0
+        if bnorm == 0:
+            return x, [0.0], True
+        if self.method == "mg":
+            return self.mg.iterate(b_local, x, tol=tol, maxiter=maxiter,
+                                   callback=on_iter)
+        bp = lv.zeros()
+        bp[lv.inner] = b_local
+        # on_iter reads no x: GMRES need not form its cycle's iterate for it
+        kw = {"restart": self.restart, "iterate": False} if self.method == "gmres" else {}
+        # GMRES's maxiter counts restart cycles (SciPy's meaning, as the serial Solver)
+        inner = maxiter * self.restart if self.method == "gmres" else maxiter
+        try:
+            fn = minres if self.method == "minres" else KRYLOV[self.method]
+            return fn(self.op, bp, x, self.M, tol=tol, maxiter=inner, callback=on_iter,
+                      **kw)
+        except FloatingPointError as exc:
+            from ..krylov import SolveError
+
+            raise SolveError(str(exc)) from None
+
+    def _keep_stopped(self, exc, b_local, bnorm) -> None:
+        """A solve stopped by a cancel (every rank at the same iteration; round 34): its last
+        iterate gathered on rank 0 and attached to the :class:`JobCancelled`, as the serial
+        :meth:`.Solver._keep_stopped` does (``exc.arrays`` ``x``, ``iteration``; ``exc.partial``
+        with the true ``|b - A x|/|b|``, one more product and a sum over the ranks)."""
+        xk = getattr(exc, "x", None)
+        if xk is None:
+            return
+        lv, comm = self.level0, self.comm
+        ax = lv.zeros()
+        self.op.matvec(xk, ax)
+        r = to_numpy(b_local - ax[lv.inner])
+        true = math.sqrt(comm.allreduce([float((r * r).sum())])[0])
+        field = comm.gather_blocks(np.ascontiguousarray(to_numpy(xk[lv.inner])), self.dec)
+        if comm.rank != 0:
+            return
+        k, rec = int(getattr(exc, "iteration", 0)), getattr(exc, "rnorm", None)
+        exc.arrays = {"x": np.asarray(field).reshape(self.problem.shape), "iteration": np.int64(k)}
+        exc.partial = {
+            "iterations": k, "converged": False,
+            "residual": true / bnorm if bnorm else true,
+            "recurrence_residual": None if rec is None or not bnorm else float(rec) / bnorm,
+            "method": self.method, "precond": self.precond_name,
+            "unknowns": int(self.problem.unknowns), "ranks": comm.size,
+            "warm_start": "x0 = partial.npz's x (skiff solve ... --x0 RUN/partial.npz)"}
 
     def _bytes(self, iters: int) -> float:
         """Bytes the kernels of all ranks must move at least (as the serial solver counts)."""
