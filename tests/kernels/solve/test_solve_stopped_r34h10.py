@@ -177,3 +177,25 @@ def test_the_distributed_solver_takes_x0_as_scipy():
     assert sol.converged
     with pytest.raises(ValueError, match="x0 has 12 entries"):
         DistributedSolver(problem, method="cg", precond="none").solve(x0=np.zeros(12))
+
+
+def test_a_stopped_newton_keeps_its_state_and_updates():
+    from skiff.kernels.solve.flow import TaylorHood, channel_mesh
+    from skiff.kernels.solve.flow.dfg import CASES, _problem
+    from skiff.kernels.solve.flow.steady import initial_state, solve_steady
+
+    c = CASES["2d-1"]
+    th = TaylorHood(channel_mesh(16, wake=c.wake))
+    prob, _ = _problem(th, c.u_max)
+    with pytest.raises(JobCancelled) as info:
+        solve_steady(prob, reporter=_StopAt(3))   # two Newton steps, then the stop
+    exc = info.value
+    assert exc.partial["newton_steps"] == int(exc.arrays["iteration"]) == 2
+    # the oracle: the same two steps run by themselves (maxiter=2 raises, its state kept)
+    prob2, _ = _problem(th, c.u_max)
+    st = initial_state(prob2)
+    with pytest.raises(RuntimeError):
+        solve_steady(prob2, state=st, maxiter=2, tol=0.0)
+    assert exc.partial["updates"] == st.history and len(st.history) == 2
+    np.testing.assert_array_equal(exc.arrays["ux"], st.ux)
+    np.testing.assert_array_equal(exc.arrays["p"], st.p)

@@ -248,8 +248,15 @@ def solve_steady(prob: FlowProblem, *, state: FlowState | None = None, tol: floa
     t0 = time.perf_counter()
     solves = NewtonSolves(reuse=reuse)
     for it in range(1, maxiter + 1):
-        if reporter.should_stop():
-            raise JobCancelled(f"cancelled after {it - 1} Newton steps")
+        if reporter.should_stop():   # round 34: the state so far goes with the stop
+            exc = JobCancelled(f"cancelled after {it - 1} Newton steps")
+            exc.arrays = {"ux": st.ux.copy(), "uy": st.uy.copy(), "p": st.p.copy(),
+                          "iteration": np.int64(step0 + it - 1)}
+            exc.partial = {"newton_steps": step0 + it - 1, "converged": False,
+                           "re_stage": float(1.0 / prob.nu) if prob.nu else None,
+                           "updates": [float(v) for v in st.history],
+                           "solves": [v if v == "lu" else int(v) for v in st.linear]}
+            raise exc
         rx, ry = momentum_residual(prob, st.ux, st.uy, st.p)
         rp = -(th.Bx @ st.ux + th.By @ st.uy)
         R = np.concatenate([rx, ry, rp])
