@@ -42,7 +42,7 @@ from .engine import (
 )
 from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages
 from .item import Item
-from .layout import is_amounts, monospace_text, reading_rows
+from .layout import is_amounts, monospace_text, overlap_repeats, reading_rows
 from .marks import (
     box_marks,
     could_be_box,
@@ -671,6 +671,10 @@ class OcrPipeline(DetectionPasses, LineReading):
             for i, t in zip(row, row_leaders([lines[i].text for i in row]), strict=True):
                 lines[i].text = t
         rows = [kept for row in rows if (kept := [i for i in row if lines[i].text])]
+        # a mark read twice across two overlapping boxes of a row ("birth: : 14.03")
+        for line, t in zip(lines, overlap_repeats(rows, boxes, [line.text for line in lines]),
+                           strict=True):
+            line.text = t
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)
