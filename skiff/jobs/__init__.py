@@ -156,7 +156,8 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False) -> Job | dict
     kind = KINDS.get(job.kind)
     if kind is None or type(kind).resume_config is Kind.resume_config:
         can = [n for n, k in KINDS.items() if type(k).resume_config is not Kind.resume_config]
-        raise ValueError(f"only {' and '.join(can)} jobs can be resumed, got a {job.kind!r} "
+        said = f"{', '.join(can[:-1])} and {can[-1]}" if len(can) > 1 else "".join(can)
+        raise ValueError(f"only {said} jobs can be resumed, got a {job.kind!r} "
                          f"job ({job.id})")
     if not job.refresh().final:
         raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")

@@ -1050,9 +1050,6 @@ class SolveKind(Kind):
         if config.get("stop", "residual") != "residual":
             raise ValueError(f"--np {ranks}: --stop {config['stop']} runs on one rank (the "
                              f"distributed MINRES stops on the true residual); drop --np")
-        if config.get("x0"):   # the distributed solve starts from zero
-            raise ValueError(f"--np {ranks}: --x0 (a warm start) runs on one rank; drop --np "
-                             f"or --x0")
         from skiff.kernels.solve.parallel import check_distributed, plan
 
         check_distributed(method=config.get("method", "cg"),
@@ -1132,6 +1129,30 @@ class SolveKind(Kind):
             lines.append(f"on {result['ranks']} ranks ({dims} blocks), halo exchanges "
                          f"{figure(result.get('halo_bytes', 0) / 1e6)} MB in all")
         return lines
+
+    def resume_config(self, job) -> dict:
+        """``jobs resume ID``: a solve stopped mid-way (cancelled, SIGTERM, its launcher gone)
+        that kept its last iterate (``RUN/partial.npz``) goes on from it: the same config with
+        ``x0`` that file, as ``--x0 RUN/partial.npz`` would (round 34)."""
+        path = Path(job.run_dir) / "partial.npz"
+        config = {k: v for k, v in dict(job.config or {}).items() if k != "x0"}
+        problem = str(config.get("problem", ""))
+        command = str((getattr(job, "meta", None) or {}).get("command") or "")
+        again = f"; to solve it again: {command}" if command else ""
+        if "<notebook" in problem:
+            raise ValueError(f"job {job.id} solved a notebook's matrix, which it did not keep: "
+                             f"solve it again in the notebook" + (
+                                 f" with x0= its last iterate ({path})" if path.is_file()
+                                 else ""))
+        if problem in ("cylinder", "train-nose"):
+            raise ValueError(f"job {job.id} is a flow: it starts again from its first step "
+                             f"(a flow has no warm start){again}")
+        if job.status == "done":
+            raise ValueError(f"job {job.id} ended done: nothing to resume{again}")
+        if not path.is_file():
+            raise ValueError(f"job {job.id} kept no iterate to go on from (it stopped before "
+                             f"its first iteration, or its method keeps none){again}")
+        return {**config, "x0": str(path)}
 
     def summary_of(self, job, result: dict) -> list[str]:
         """:meth:`summary`; a cancelled solve that kept its last iterate (``partial.npz``)

@@ -87,7 +87,7 @@ def test_jobs_resume_of_a_kind_that_cannot_is_a_usage_error(shell):
     from skiff.jobs import launch
 
     job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
-    with pytest.raises(UsageError, match="only train and ocr jobs can be resumed"):
+    with pytest.raises(UsageError, match="only train, solve and ocr jobs can be resumed"):
         shell.run_line_magic("jobs", f"resume {job.id}")
 
 

@@ -52,7 +52,7 @@ def test_rows_show_each_job_newest_first(runs_dir):
         assert mon.rows[mem.id].progress_text.value == "2/4"
         assert "4</b> jobs (1 running)" in mon.heading.value
         assert str(runs_dir) in mon.heading.value
-        # only train and ocr jobs can be resumed
+        # only train, solve and ocr jobs can be resumed
         assert mon.rows[done.id].resume.layout.display == "none"
         # per-row cancel
         mon.rows[running.id].cancel.click()
@@ -157,8 +157,8 @@ def test_resume_relaunches_a_train_job_from_its_checkpoints():
 
 def test_resume_refuses_other_kinds():
     job = launch("demo", {"steps": 1, "sleep": 0.0}).wait(10)
-    with pytest.raises(ValueError, match="only train and ocr jobs"):
+    with pytest.raises(ValueError, match="only train, solve and ocr jobs"):
         resume_job(job)
     mon = JobMonitor(start=False)
     assert mon.resume(job) is None
-    assert "only train and ocr jobs" in mon.message.value
+    assert "only train, solve and ocr jobs" in mon.message.value
