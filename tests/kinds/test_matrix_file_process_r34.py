@@ -1,0 +1,52 @@
+"""Round 34: ``solve A.npz --runner process`` (one rank in a process of its own: a long solve
+that survives its kernel) was refused as "solved on one rank only"; it runs now, and
+``--np 2`` on a matrix file is still refused in that one line, before any job. Oracle:
+SciPy's ``spsolve`` of the same system."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(tmp_path, runs, *args):
+    env = dict(os.environ, SKIFF_RUNS=str(runs), OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "skiff", "solve", *args], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_matrix_file_runs_in_a_process_and_is_refused_on_two_ranks(tmp_path):
+    from skiff.jobs.process import find_mpiexec
+
+    try:
+        find_mpiexec()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"no mpiexec: {exc}")
+    n = 400
+    A = sp.diags([-np.ones(n - 1), 2.5 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1]).tocsr()
+    b = np.random.default_rng(3).standard_normal(n)
+    sp.save_npz(tmp_path / "A.npz", A)
+    np.save(tmp_path / "b.npy", b)
+    out = _cli(tmp_path, tmp_path / "runs", "A.npz", "b.npy", "--runner", "process",
+               "--save", "x.npz", "--wait", "--json")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    assert doc["job"]["status"] == "done"
+    with np.load(tmp_path / "x.npz") as z:
+        x = z[[k for k in z.files if k in ("x", "field")][0]].ravel()
+    np.testing.assert_allclose(x, spsolve(A, b), rtol=1e-6, atol=1e-8)
+    runs = tmp_path / "runs2"
+    out = _cli(tmp_path, runs, "A.npz", "b.npy", "--np", "2")
+    assert out.returncode == 2 and "is solved on one rank only" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not any(runs.glob("*/meta.json"))
