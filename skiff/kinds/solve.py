@@ -1047,6 +1047,11 @@ class SolveKind(Kind):
             if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
                 _check_memory(config)   # the whole grid on one device
             return None
+        problem = str(config.get("problem", ""))
+        if problem not in PROBLEMS and _matrix_file(problem):   # (one process may read it)
+            raise ValueError(f"a matrix file ({problem!r}) is solved on one rank only (a "
+                             "distributed solve takes the built-in grid problems and "
+                             "%%solve specs); drop --np / --launcher")
         if config.get("stop", "residual") != "residual":
             raise ValueError(f"--np {ranks}: --stop {config['stop']} runs on one rank (the "
                              f"distributed MINRES stops on the true residual); drop --np")
@@ -1190,7 +1195,7 @@ class SolveKind(Kind):
         if name is not None and name not in user_ns and _missing_matrix_file(name):
             raise missing_file(name, "matrix file", ": ")
         if name is not None and name not in PROBLEMS and _matrix_file(name):
-            if where != "thread":
+            if where not in ("thread", "process"):   # several ranks: check_launch says so
                 raise ValueError(f"a matrix file ({name!r}) is solved on one rank only (a "
                                  "distributed solve takes the built-in grid problems and "
                                  "%%solve specs); drop --np / --launcher")
@@ -1337,7 +1342,6 @@ def _matrix_smoother(values: dict) -> dict:
 def _file_request(values: dict) -> JobRequest:
     """A thread job that solves the matrix in the file ``PROBLEM`` with B from a file, or,
     without B, b = A 1 (the exact solution is all ones, and its error is reported)."""
-    import numpy as np
 
     from skiff.kernels.solve.files import read_matrix, read_vector
 
@@ -1362,16 +1366,10 @@ def _file_request(values: dict) -> JobRequest:
                   b=None if bname is None else os.path.abspath(os.path.expanduser(bname)),
                   method=values.get("method") or "auto", grid=[n, n])
 
-    def job(cfg, reporter):
-        from skiff.kernels.solve.entry import solve_system
+    def job(cfg, reporter):   # the arrays read and checked here (a process reads them again)
+        from skiff.kernels.solve.entry import run_matrix_file
 
-        rhs = b if b is not None else np.asarray(matrix @ np.ones(n)).ravel()
-        if b is None:
-            reporter.log("no B given: b = A 1, so the exact solution is all ones")
-        sol = solve_system(matrix, rhs, cfg, reporter)
-        if b is None:
-            sol.error = float(np.abs(np.asarray(sol.x) - 1.0).max())
-        return sol
+        return run_matrix_file(cfg, reporter, matrix=matrix, b=b)
 
     return JobRequest("solve", config, fn=job, label=f"solve {os.path.basename(name)}")
 

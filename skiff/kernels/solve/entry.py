@@ -240,6 +240,8 @@ def run(config: dict, reporter: Reporter | None = None):
                           precond=config.get("precond", "auto"),
                           smoother=config.get("smoother", "rbgs"),
                           problem=config.get("problem"), periodic=has_periodic(config.get("bc")))
+    if not distributed and _is_matrix_file(config.get("problem")):
+        return run_matrix_file(config, reporter)
     if config.get("problem") == "cylinder":
         from .flow.job import run as run_flow
 
@@ -263,3 +265,35 @@ def run(config: dict, reporter: Reporter | None = None):
                       subdomains=solver.dec.subdomains(problem.ndim))
         return solve_and_report(solver, None, config, reporter)
     return solve_system(problem, None, config, reporter)
+
+
+def _is_matrix_file(name) -> bool:
+    if not isinstance(name, str) or "/" not in name and "." not in name:
+        return False
+    from .files import is_matrix_file
+
+    return is_matrix_file(name)
+
+
+def run_matrix_file(config: dict, reporter: Reporter | None = None,
+                    matrix=None, b=None) -> Solution:
+    """A solve of the matrix in the file ``config["problem"]`` with ``b`` from the file
+    ``config["b"]`` or, without one, b = A 1 (the exact solution all ones: its error is
+    reported). The front's thread job passes the arrays it read to check them; a process
+    job (``--runner process``) and ``jobs resume`` read them here (round 34)."""
+    from .files import read_matrix, read_vector
+
+    reporter = reporter or NullReporter()
+    if matrix is None:
+        matrix = read_matrix(config["problem"])
+    n = int(matrix.shape[0])
+    if b is None and config.get("b") is not None:
+        b = read_vector(config["b"], n)
+    exact = b is None
+    rhs = np.asarray(matrix @ np.ones(n)).ravel() if exact else b
+    if exact:
+        reporter.log("no B given: b = A 1, so the exact solution is all ones")
+    sol = solve_system(matrix, rhs, config, reporter)
+    if exact:
+        sol.error = float(np.abs(np.asarray(sol.x) - 1.0).max())
+    return sol
