@@ -30,6 +30,7 @@ from skiff.grammar.common import (
     fraction,
     launch_options,
     missing_file,
+    nonneg_float,
     nonneg_int,
     positive_float,
     positive_int,
@@ -78,6 +79,15 @@ def COMMAND(p):
     p.add_argument("--batch-size", type=positive_int, default=None, metavar="B")
     p.add_argument("--grad-accum", type=positive_int, default=1, metavar="K",
                    help="micro-batches per optimizer step")
+    p.add_argument("--weight-decay", type=nonneg_float, default=None, metavar="X",
+                   help="AdamW's decoupled weight decay (default 0.01)")
+    p.add_argument("--clip", type=nonneg_float, default=None, metavar="X",
+                   help="clip the gradients' global norm to X (default 1.0; 0: no clipping)")
+    p.add_argument("--schedule", choices=("cosine", "constant"), default=None,
+                   help="learning rate after the warm-up: cosine down to a tenth of the "
+                        "peak (default) or constant")
+    p.add_argument("--warmup", type=nonneg_int, default=None, metavar="N",
+                   help="linear warm-up steps (default: the trainer's, a share of the run)")
     p.add_argument("--strategy", default="auto", metavar="S",
                    help="auto (the planner decides), single, dp, zero1, zero2, tp, pp, ep, "
                         "or a layout like dp=2,tp=1,pp=1")
@@ -216,7 +226,8 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
-                   "eval": None, "class_weight": None}
+                   "eval": None, "class_weight": None, "weight_decay": None,
+                   "clip": None, "schedule": None, "warmup": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -541,6 +552,12 @@ def to_config(values: dict) -> dict:
         "lr": values.get("lr"),
         "batch_size": values.get("batch_size"),
         "grad_accum": values.get("grad_accum", 1),
+        # the optimizer's and schedule's settings: in the config only when given (the
+        # trainer's defaults otherwise; configs of jobs before round 34 read the same)
+        **{key: values[name] for name, key in (("weight_decay", "weight_decay"),
+                                               ("clip", "clip"), ("schedule", "schedule"),
+                                               ("warmup", "warmup_steps"))
+           if values.get(name) is not None},
         "device": values.get("device", DEFAULT_DEVICE),
         "strategy": _check_strategy(values.get("strategy", "auto")),
         # absolute: `jobs resume` runs from another folder (the job itself from its run folder)

@@ -205,6 +205,11 @@ def train_parts(parts: dict, config: dict, reporter):
         batch_size=config.get("batch_size") or default_batch,
         device=config.get("device") or DEFAULT_DEVICE,
         grad_accum=config.get("grad_accum") or 1,
+        # --weight-decay, --clip (0: none), --schedule, --warmup: the trainer's defaults else
+        weight_decay=float(config.get("weight_decay", 0.01)),
+        clip=None if config.get("clip") == 0 else float(config.get("clip", 1.0)),
+        schedule=config.get("schedule") or "cosine",
+        warmup_steps=config.get("warmup_steps"),
         device_memory=config.get("device_memory"),  # --device-memory: the plan's limit
         checkpoint_dir=config.get("checkpoint_dir"),
         checkpoint_every=config.get("checkpoint_every"),
