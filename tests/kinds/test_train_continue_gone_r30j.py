@@ -21,7 +21,7 @@ def _cancelled_training():
     job = launch("train", config, runner="thread")
     deadline = time.monotonic() + 120  # a bound on the loop, asserted on nothing
     while not job.refresh().final and time.monotonic() < deadline:
-        if list((job.run_dir / "checkpoints").glob("*.npz")):
+        if list((job.run_dir / "checkpoints").glob("step-*.npz")):
             job.cancel()
             break
         time.sleep(0.02)
@@ -54,7 +54,7 @@ def test_a_removed_checkpoint_with_an_older_one_left_still_says_jobs_resume(runs
     """The newest file removed, an older one kept: `jobs resume` goes on from the older."""
     job = _cancelled_training()
     result = job.result
-    found = sorted((job.run_dir / "checkpoints").glob("*.npz"))
+    found = sorted((job.run_dir / "checkpoints").glob("step-*.npz"))
     if len(found) < 2:  # one checkpoint only: copy it as an older step
         older = found[0].with_name("step-00000001.npz")
         shutil.copy(found[0], older)

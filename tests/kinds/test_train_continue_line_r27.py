@@ -23,7 +23,7 @@ def _cancelled_training(runs_dir):
     job = launch("train", config, runner="thread")
     deadline = time.monotonic() + 120  # a bound on the loop, asserted on nothing
     while not job.refresh().final and time.monotonic() < deadline:
-        if list((job.run_dir / "checkpoints").glob("*.npz")):
+        if list((job.run_dir / "checkpoints").glob("step-*.npz")):
             job.cancel()
             break
         time.sleep(0.02)

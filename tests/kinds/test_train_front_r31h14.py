@@ -41,7 +41,7 @@ def _cancelled_training(where):
     job = launch("train", config, runner="thread")
     deadline = time.monotonic() + 120  # a bound on the loop, asserted on nothing
     while not job.refresh().final and time.monotonic() < deadline:
-        if list(__import__("pathlib").Path(config["checkpoint_dir"]).glob("*.npz")):
+        if list(__import__("pathlib").Path(config["checkpoint_dir"]).glob("step-*.npz")):
             job.cancel()
             break
         time.sleep(0.02)

@@ -26,7 +26,7 @@ def test_an_interrupted_wait_says_how_to_go_on(runs_dir, capsys):
     def interrupt():  # once a checkpoint is on disk (a condition; bounded by a deadline)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not job.refresh().final:
-            if list((job.run_dir / "checkpoints").glob("*.npz")):
+            if list((job.run_dir / "checkpoints").glob("step-*.npz")):
                 break
             time.sleep(0.02)
         # only while the wait's own SIGINT handler is in place and the job runs: a SIGINT
