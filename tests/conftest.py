@@ -58,10 +58,40 @@ def pytest_configure(config):
 _WORKER_NOTE: list = []
 
 
+def _sigpipe_ignored() -> bool:
+    """Whether this process ignores SIGPIPE (the kernel's view: a C library's ``sigaction``
+    too, which ``signal.getsignal`` does not see)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> 12 & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return True
+
+
 def pytest_runtest_logfinish(nodeid, location):
-    """(xdist worker) Note the test after which MPI first lives in this worker: an in-process
-    ``mpi4py.MPI`` gives the worker MPI's thread, signal handlers and shutdown."""
+    """SIGPIPE ignored again after a test that gave it its default action (death): Python
+    ignores it, but something in the suite reset it in the xdist workers, and a write to a
+    pipe whose reader had gone (``tail -n 0`` reads nothing and exits) then ended the worker
+    with no word (CI, rounds 33-34: "node down", then the run hung). Noted in the worker's
+    note with the test after which it was found. (xdist worker) Also note the test after
+    which MPI first lives in this worker: an in-process ``mpi4py.MPI`` gives the worker MPI's
+    thread, signal handlers and shutdown."""
+    import signal
     import sys
+
+    if hasattr(signal, "SIGPIPE") and sys.platform.startswith("linux") and \
+            not _sigpipe_ignored():
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        if _WORKER_NOTE:
+            try:
+                _WORKER_NOTE[0].write(f"SIGPIPE's default action was set by {nodeid} (or a "
+                                      "thread it left): ignored again\n")
+                _WORKER_NOTE[0].flush()
+            except (OSError, ValueError):
+                pass
 
     if _WORKER_NOTE and len(_WORKER_NOTE) == 1 and "mpi4py.MPI" in sys.modules:
         _WORKER_NOTE.append(nodeid)
