@@ -25,6 +25,27 @@ MIN_RESOLUTION = 16      # edges around the cylinder below which the body is not
 GMSH_LOCK = threading.Lock()    # gmsh keeps one global model per process
 
 
+def gmsh_start(gmsh) -> None:
+    """``gmsh.initialize`` without its side effect on the process: it gives SIGPIPE its
+    default action (death) where Python ignores it, so a notebook kernel that had meshed a
+    flow died without a word at its next write into a closed pipe (a pager quit early, a
+    ``tail -n 0`` fed from Python; found as silent test-worker deaths, round 34). The
+    disposition SIGPIPE had is put back."""
+    import signal
+
+    before = signal.getsignal(signal.SIGPIPE) if hasattr(signal, "SIGPIPE") else None
+    gmsh.initialize(interruptible=False)
+    if before is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, before)
+    elif before == signal.SIG_IGN:   # not the main thread (a thread job), where Python's
+        import ctypes  # signal module refuses: the C call
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.signal.restype = ctypes.c_void_p
+        libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
+        libc.signal(int(signal.SIGPIPE), 1)   # SIG_IGN
+
+
 @dataclass(frozen=True)
 class Channel:
     """The channel and its cylinder (lengths in metres)."""
@@ -76,7 +97,7 @@ def channel_mesh(resolution: int = 64, *, channel: Channel = DFG_CHANNEL, wake: 
     h_body, h_wake, h_far = _sizes(channel, int(resolution), wake)
     cx, cy = channel.centre
     with GMSH_LOCK:
-        gmsh.initialize(interruptible=False)
+        gmsh_start(gmsh)
         try:
             gmsh.option.setNumber("General.Terminal", 0)
             gmsh.model.add("channel")

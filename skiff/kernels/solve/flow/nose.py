@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .mesh import GMSH_LOCK, gmsh_triangles
+from .mesh import GMSH_LOCK, gmsh_start, gmsh_triangles
 
 __all__ = ["NoseShape", "DOMAIN", "nose_mesh", "SizeField", "tag_nose_boundaries",
            "LIMITS", "check_re"]
@@ -280,7 +280,7 @@ def nose_mesh(shape: NoseShape, size: SizeField, *, max_cells: int = 400_000):
         raise ValueError(f"this size field would make about {estimate:.0f} cells, more than "
                          f"the {max_cells} allowed: give a coarser resolution")
     with GMSH_LOCK:
-        gmsh.initialize(interruptible=False)
+        gmsh_start(gmsh)
         try:
             gmsh.option.setNumber("General.Terminal", 0)
             gmsh.model.add("nose")
