@@ -24,19 +24,30 @@ from skiff.kernels.backend.split import split_rows
 
 MIN = 4096  # below this, ml_dtypes' astype (no dispatch) is as fast
 
-try:  # ml_dtypes ships with numpy builds that have bfloat16 (jax's dtype)
-    import ml_dtypes
-
-    BF16 = np.dtype(ml_dtypes.bfloat16)
-except Exception:  # pragma: no cover - ml_dtypes is a dependency
-    BF16 = None
 F32 = np.dtype(np.float32)
+
+
+@functools.lru_cache(maxsize=1)
+def bf16():
+    """ml_dtypes' bfloat16 (jax's dtype), imported when first asked for: a training start
+    that never meets bfloat16 does not load ml_dtypes (~0.6 s, tests/test_import_cost_r27)."""
+    try:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    except Exception:  # pragma: no cover - ml_dtypes is a dependency
+        return None
+
+
+def _is_bf16(dtype) -> bool:
+    """Whether ``dtype`` is bfloat16, without importing ml_dtypes to ask."""
+    return getattr(dtype, "name", None) == "bfloat16" and dtype == bf16()
 
 
 @custom_op("train.f32_to_bf16")
 def f32_to_bf16(a):
     """float32 array -> bfloat16 array (round to nearest even)."""
-    return a.astype(BF16)
+    return a.astype(bf16())
 
 
 @custom_op("train.bf16_to_f32")
@@ -79,12 +90,12 @@ def _down_numba(a):
     out = np.empty(u.shape, dtype=np.uint16)
     k = _kernels()[0]
     split_rows(lambda lo, hi: k(u[lo:hi], out[lo:hi]), u.size, u.size)
-    return out.view(BF16).reshape(a.shape)
+    return out.view(bf16()).reshape(a.shape)
 
 
 @bf16_to_f32.implement("cpu", "numba", available=numba_available)
 def _up_numba(a):
-    if not (isinstance(a, np.ndarray) and a.dtype == BF16 and a.flags.c_contiguous):
+    if not (isinstance(a, np.ndarray) and _is_bf16(a.dtype) and a.flags.c_contiguous):
         return bf16_to_f32.reference(a)
     h = a.reshape(-1).view(np.uint16)
     out = np.empty(h.shape, dtype=np.uint32)
@@ -97,10 +108,9 @@ def cast(a, dtype):
     """``a.astype(dtype)``, the float32 <-> bfloat16 pairs of big numpy arrays in one pass."""
     dt = np.dtype(dtype)
     src = getattr(a, "dtype", None)
-    if (BF16 is not None and type(a) is np.ndarray and a.size >= MIN
-            and a.flags.c_contiguous):
-        if src == F32 and dt == BF16:
+    if type(a) is np.ndarray and a.size >= MIN and a.flags.c_contiguous:
+        if src == F32 and _is_bf16(dt):
             return f32_to_bf16(a)
-        if src == BF16 and dt == F32:
+        if _is_bf16(src) and dt == F32:
             return bf16_to_f32(a)
     return a.astype(dt)

@@ -89,7 +89,7 @@ def _patterns(n=1 << 16):
 def test_f32_to_bf16_bits_as_torch():
     a = _patterns()
     assert a.size >= H.MIN
-    fast = H.cast(a, H.BF16)
+    fast = H.cast(a, H.bf16())
     ours = fast.view(np.uint16)
     theirs = torch.from_numpy(a.copy()).bfloat16().view(torch.int16).numpy().view(np.uint16)
     nan = np.isnan(a)
@@ -102,13 +102,13 @@ def test_f32_to_bf16_bits_as_torch():
 
 def test_bf16_to_f32_exact_and_shapes():
     a = _patterns().reshape(-1, 4)
-    b = H.cast(a, H.BF16)
+    b = H.cast(a, H.bf16())
     up = H.cast(b, np.float32)
     want = torch.from_numpy(b.view(np.int16).copy()).view(torch.bfloat16).float().numpy()
     np.testing.assert_array_equal(up.view(np.uint32)[~np.isnan(up)],
                                   want.view(np.uint32)[~np.isnan(want)])
     assert up.shape == a.shape and up.dtype == np.float32
-    t = H.cast(a.T, H.BF16)  # a non-contiguous array: astype's path, same values
+    t = H.cast(a.T, H.bf16())  # a non-contiguous array: astype's path, same values
     ok = ~np.isnan(a.T)  # (astype's NaNs carry no payload, ours keep the top bits)
     np.testing.assert_array_equal(t.view(np.uint16)[ok],
                                   np.ascontiguousarray(b.T).view(np.uint16)[ok])
