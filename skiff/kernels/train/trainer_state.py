@@ -28,18 +28,15 @@ PER_RANK_BEST = ("tp", "pp", "hybrid", "ep")
 HISTORY_CHUNKS = 32  # side files of the history a checkpoint lists before they are joined
 
 
-def _world_rank(reporter) -> int:
-    """This process's rank in the MPI world where MPI runs (a script's own reporter may say
-    rank 0 on every rank), else the reporter's."""
-    import sys
-
-    mpi = sys.modules.get("mpi4py.MPI")
-    try:
-        if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
-            return int(mpi.COMM_WORLD.Get_rank())
-    except Exception:  # noqa: BLE001 - no answer from MPI: the reporter's word
-        pass
-    return int(getattr(reporter, "rank", 0) or 0)
+def _history_writer(strategy, reporter) -> bool:
+    """Whether this process writes the history side files: the trainer's own rank 0 (its
+    strategy's rank; a script's own reporter may say rank 0 on every rank), so one writer
+    per training, also for a one-process training run on rank 1 of an MPI world (it wrote
+    none when the MPI world's rank decided: its resume lost the history before it)."""
+    rank = getattr(strategy, "rank", None)
+    if isinstance(rank, int):
+        return rank == 0
+    return int(getattr(reporter, "rank", 0) or 0) == 0
 
 
 class TrainerState:
@@ -84,7 +81,7 @@ class TrainerState:
         log = getattr(self, "_history_log", None)
         if log is None or log["rows"] is not history or log["n"] > len(history):
             log = {"rows": history, "n": 0, "chunks": []}  # a new run's history
-        root = _world_rank(self.reporter) == 0
+        root = _history_writer(self.strategy, self.reporter)
         join = len(history) > log["n"] and len(log["chunks"]) >= HISTORY_CHUNKS
         if root and (join or not log.get("swept")):
             # the side files no checkpoint in the folder lists are removed: at a run's (or a
