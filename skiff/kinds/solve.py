@@ -1105,6 +1105,12 @@ class SolveKind(Kind):
                     f"{figure(result.get('seconds', 0.0))} s"]
         if "case" in result and "bands" in result:
             return _cylinder_summary(result)
+        if result.get("stopped") is not None and "newton_steps" in result:  # a steady flow's
+            steps, updates = result.get("newton_steps"), result.get("updates") or [None]
+            at = f" at Re {figure(result['re_stage'])}" if result.get("re_stage") else ""
+            return [f"steady flow{at}: {result['stopped']} after {figure(steps)} Newton "
+                    f"step{'' if steps == 1 else 's'}, last update "
+                    f"{figure(updates[-1])} (its state kept in partial.npz)"]
         if result.get("stopped") is not None:   # a cancelled solve's partial (round 34)
             its = result.get("iterations")
             return [f"{result.get('method', '?')} + {result.get('precond', '?')}, "
