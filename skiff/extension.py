@@ -12,6 +12,9 @@ def load_ipython_extension(ipython) -> None:
     for cls in magics_classes():
         ipython.register_magics(cls)
     register_kind_magics(ipython)
+    from skiff.magics import typo
+
+    typo.install(ipython)  # %slove: "... not found (did you mean %solve?)."
     # a Job displays as its live widget; skiff.jobs never imports the widgets
     formatter = ipython.display_formatter.ipython_display_formatter
     formatter.for_type_by_name("skiff.jobs.job", "Job", _display_job)
@@ -24,4 +27,6 @@ def _display_job(job) -> None:
 
 
 def unload_ipython_extension(ipython) -> None:
-    pass
+    from skiff.magics import typo
+
+    typo.uninstall(ipython)
