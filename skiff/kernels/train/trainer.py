@@ -24,11 +24,13 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
+from skiff.kernels.backend.report import NullReporter
 
 from .checkpoint import checkpoint_name
 from .core import random as train_random
@@ -47,6 +49,7 @@ from .trainer_run import (
     median,
     memory_in_use,
     next_batch,
+    nothing_to_train,
     num_parameters,
     param_dtype,
     positive_int,
@@ -581,8 +584,25 @@ class Trainer(Inference, TrainerState):
         read = self.checkpoint_dir / checkpoint_name(run.step)
         if run.strategy.world_size == 1 and read.is_file():  # the file this state came from
             run.resumed["path"] = str(read)
-        self.reporter.log(f"resumed from step {run.step} (epoch {run.loader.epoch}, batch "
-                          f"{run.loader.position})")
+        said = f"resumed from step {run.step} (epoch {run.loader.epoch}, batch " \
+               f"{run.loader.position})"
+        nothing = nothing_to_train(run.step, run.resumed["total"])
+        if run.stopped:  # early stopping had ended the run it resumes here
+            nothing = (f"nothing to train, the run had stopped here ({run.stopped}; a larger "
+                       "early_stopping, --early-stop, trains on)")
+        if nothing is None:
+            self.reporter.log(said)
+            return
+        # one line (the job view shows the first "resum..." line): a resume to the step the
+        # checkpoint has reached, or past it, trained nothing and said so only in the CLI's
+        # summary; a script's resume=True said nothing at all (Lightning warns "max_steps=N
+        # reached"); the model holds the checkpoint's weights
+        self.reporter.log(f"{said}: {nothing}", level="warning")
+        if getattr(self.reporter, "rank", 0) == 0:
+            if self.verbose:
+                print(f"{said}: {nothing}", flush=True)
+            elif type(self.reporter) is NullReporter:  # a script: nowhere else to say it
+                warnings.warn(f"{said}: {nothing}", UserWarning, stacklevel=4)
 
     def _resume_early_stopping(self, run: Run, saved: dict | None) -> None:
         """Early stopping's count, best loss and best weights as the checkpoint kept them (a

@@ -12,8 +12,8 @@ from .checks import positive_int
 from .divergence import DivergenceWatch
 from .strategy import Strategy
 
-__all__ = ["Run", "next_batch", "same_objects", "median", "param_dtype", "num_parameters",
-           "memory_in_use", "positive_int", "row_weight"]
+__all__ = ["Run", "nothing_to_train", "next_batch", "same_objects", "median", "param_dtype",
+           "num_parameters", "memory_in_use", "positive_int", "row_weight"]
 
 
 @dataclass
@@ -138,3 +138,17 @@ def memory_in_use(device) -> int:
         return 0
 
 
+
+
+def nothing_to_train(step: int, total: int) -> str | None:
+    """What a resume from a checkpoint at ``step`` says when the run asks ``total`` steps
+    and the checkpoint already has them (None when there are steps left to train)."""
+    if step < total:
+        return None
+    if step == total:
+        where = f"the checkpoint already reaches the {total:,} steps asked"
+    else:
+        where = (f"the checkpoint is past the {total:,} steps asked: the model holds step "
+                 f"{step:,}'s weights")
+    return (f"nothing to train, {where} (steps count from step 0: ask for more than "
+            f"{step:,} to train on)")
