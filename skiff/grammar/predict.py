@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 
 from .common import command, json_option, notebook_only, variable_name
 
@@ -112,8 +113,9 @@ def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
         score = _score_text(result.score, result.target)
     doc = result.to_json()
     notes = "".join(f"\n# {n}" for n in result.notes)  # filled cells, words never seen
-    if ns.out:
-        with open(ns.out, "w", newline="", encoding="utf-8") as fh:
+    if ns.out:  # its missing folders made, as every output path's (Kind.output_folders)
+        os.makedirs(os.path.dirname(os.path.abspath(os.path.expanduser(ns.out))), exist_ok=True)
+        with open(os.path.expanduser(ns.out), "w", newline="", encoding="utf-8") as fh:
             result.write_csv(fh)
         doc["out"] = ns.out
         text = f"{len(result.rows)} predictions of {result.target} written to {ns.out}"

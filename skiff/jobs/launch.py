@@ -128,6 +128,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     where, registered, config, fn = plan["runner"], plan["registered"], plan["config"], plan["fn"]
     if not dry_run:
         check_one_writer(kind, config)
+        for folder in (registered.output_folders(config) if registered is not None else ()):
+            os.makedirs(folder, exist_ok=True)   # an output's missing folders: made
     ranks, resolved, why, note = plan["np"], plan["device"], plan["why"], plan["note"]
     target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
     extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}} if where == "slurm" \

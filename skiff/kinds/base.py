@@ -180,6 +180,15 @@ class Kind:
         it decided in ``config`` and return it as a line for the job's log (solve: the
         grid's decomposition over the ranks)."""
 
+    def output_folders(self, config: dict) -> list[str]:
+        """The folders a job's output files go in that :func:`skiff.jobs.launch` makes when
+        it starts the job (not on a dry run): the one rule for a path the user names for
+        something a job writes is that its missing folders are made, as ``mkdir -p`` would
+        (``ocr --out DIR/x.txt``, ``train --out``/``--checkpoint-dir`` by their writers,
+        ``solve --save DIR/x.npz`` here); the front checks first that the nearest folder
+        that is there is writable."""
+        return []
+
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:
         """``(device, why)``: ``--device`` resolved once, at launch, for a job of ``ranks``

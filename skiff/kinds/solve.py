@@ -744,14 +744,22 @@ def _x0_file(x0) -> str:
 
 
 def _save_folder(save) -> None:
-    """``--save PATH`` in a folder that is not there: refused before the job (the job
-    solved, then failed on ``FileNotFoundError`` and kept no solution)."""
+    """``--save PATH``: the folders of PATH that are not there are made when the job starts
+    (:meth:`SolveKind.output_folders`, as ``ocr --out`` and ``train --checkpoint-dir``
+    make theirs); refused before the job when the nearest one that is there is a file or
+    not writable (the job solved, then failed on the write and kept no solution)."""
     if not save:
         return
     folder = os.path.dirname(os.path.abspath(os.path.expanduser(str(save))))
-    if not os.path.isdir(folder):
-        raise ValueError(f"--save {save}: no folder {folder} to write it in (make it "
-                         f"first: mkdir -p {shlex.quote(folder)})")
+    there = folder
+    while not os.path.exists(there) and os.path.dirname(there) != there:
+        there = os.path.dirname(there)
+    if not os.path.isdir(there):
+        raise ValueError(f"--save {save}: {there} is a file, not a folder (save it "
+                         f"elsewhere, e.g. --save {os.path.basename(str(save))})")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise ValueError(f"--save {save}: cannot write in {there} (not writable by you): "
+                         f"save it elsewhere")
 
 
 def _check_matrix_save(values: dict) -> None:
@@ -1000,6 +1008,12 @@ class SolveKind(Kind):
 
     def to_config(self, values: dict) -> dict:
         return to_config(values)
+
+    def output_folders(self, config: dict) -> list[str]:
+        save = config.get("save")
+        if not save or not isinstance(save, str):
+            return []
+        return [os.path.dirname(os.path.abspath(os.path.expanduser(save)))]
 
     def typed_refusals(self, values: dict, names: list[str], *, cell: str | None = None,
                        user_ns: dict | None = None) -> set[str] | None:
