@@ -52,7 +52,7 @@ from .amg import (
 from .amg_strength import rho_dinv_a
 
 __all__ = ["RugeStuben", "classical_interpolation", "classical_strength",
-           "direct_interpolation", "rs_split", "suits_classical"]
+           "direct_interpolation", "prolongator_rows", "rs_split", "suits_classical"]
 
 RS_THETA = 0.25   # pyamg's ruge_stuben_solver default
 # Solver's amg='auto' takes classical AMG for a diffusion M-matrix whose diagonal, per entry
@@ -287,18 +287,26 @@ def _rs_pyamg_py(sptr, sidx, tptr, tidx, n):
     return split
 
 
-def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
-    """Modified classical interpolation, ``P`` as CSR arrays (see the module's text)."""
+def prolongator_rows(S: sp.csr_matrix, split: np.ndarray) -> np.ndarray:
+    """The row pointer of a classical prolongator, shared by :func:`_interp_py` and
+    :func:`_direct_py` (their common prologue, round 35): a C point's row holds its one
+    entry, an F point's one per strong C neighbour (``S``'s row, the diagonal not counted)."""
     n = split.shape[0]
+    sptr = np.asarray(S.indptr, dtype=np.int64)
+    sidx = np.asarray(S.indices, dtype=np.int64)
+    rows = np.repeat(np.arange(n), np.diff(sptr))
+    strong_c = (split[sidx] == 1) & (sidx != rows)
+    count = np.bincount(rows[strong_c], minlength=n)
+    count[split == 1] = 1
     pptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        c = 1
-        if split[i] != 1:
-            c = 0
-            for p in range(sptr[i], sptr[i + 1]):
-                if split[sidx[p]] == 1:
-                    c += 1
-        pptr[i + 1] = pptr[i] + c
+    np.cumsum(count, out=pptr[1:])
+    return pptr
+
+
+def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag, pptr):
+    """Modified classical interpolation, ``P`` as CSR arrays (see the module's text);
+    ``pptr``: its row pointer (:func:`prolongator_rows`)."""
+    n = split.shape[0]
     pidx = np.zeros(pptr[n], dtype=np.int64)
     pval = np.zeros(pptr[n], dtype=np.float64)
     slot = np.full(n, -1, dtype=np.int64)     # a strong C neighbour's place in P's row
@@ -387,22 +395,13 @@ def _pass2_py(sptr, sidx, split):
     return split
 
 
-def _direct_py(indptr, indices, data, sptr, sidx, split, cindex):
+def _direct_py(indptr, indices, data, sptr, sidx, split, cindex, pptr):
     """Direct interpolation (pyamg's ``rs_direct_interpolation``): an F point interpolates
     from its strong C neighbours only, its negative and positive entries each scaled so the
     row sums of ``A`` are kept (``w_ij = -(sum of all a_ik of a_ij's sign) / (the strong C
     ones') a_ij / a_ii``; with no positive strong C entry the positive ones go to the
-    diagonal)."""
+    diagonal); ``pptr``: its row pointer (:func:`prolongator_rows`)."""
     n = split.shape[0]
-    pptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        c = 1
-        if split[i] != 1:
-            c = 0
-            for p in range(sptr[i], sptr[i + 1]):
-                if split[sidx[p]] == 1 and sidx[p] != i:
-                    c += 1
-        pptr[i + 1] = pptr[i] + c
     pidx = np.zeros(pptr[n], dtype=np.int64)
     pval = np.zeros(pptr[n], dtype=np.float64)
     strong = np.zeros(n, dtype=np.bool_)
@@ -504,9 +503,10 @@ def direct_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
     cindex = np.cumsum(split) - 1
     fn = kernel or _kernel("direct")
     i64 = np.int64
+    pptr = prolongator_rows(S, split)
     pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
                           A.data.astype(np.float64), S.indptr.astype(i64),
-                          S.indices.astype(i64), split, cindex)
+                          S.indices.astype(i64), split, cindex, pptr)
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
 
 
@@ -521,9 +521,11 @@ def classical_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarra
     nc = int(split.sum())
     fn = kernel or _kernel("interp")
     i64 = np.int64
+    pptr = prolongator_rows(S, split)
     pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
                           A.data.astype(np.float64), S.indptr.astype(i64),
-                          S.indices.astype(i64), split, cindex, A.diagonal().astype(np.float64))
+                          S.indices.astype(i64), split, cindex,
+                          A.diagonal().astype(np.float64), pptr)
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], nc))
 
 

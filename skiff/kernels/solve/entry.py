@@ -21,7 +21,7 @@ from .solution import Solution
 from .solver import Solver
 
 __all__ = ["run", "build_problem", "solve_and_report", "solve_system", "solver_from_config",
-           "expression"]
+           "expression", "amg_config", "load_near_nullspace"]
 
 _NUMPY_NAMES = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "abs", "hypot", "minimum",
                 "maximum", "where", "arctan2", "cosh", "sinh")
@@ -211,13 +211,155 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                                  restart=config.get("restart", 30),
                                  device=config.get("device") or DEFAULT_DEVICE,
                                  compatibility=config.get("compatibility"))
+    amg, options, smoother, interpolation = amg_config(config)
     return Solver(system, method=config.get("method", "cg"),
                   precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
-                  smoother=config.get("smoother", "rbgs"), pre=config.get("pre", 2),
+                  smoother=smoother, pre=config.get("pre", 2),
                   post=config.get("post", 2), restart=config.get("restart", 30),
                   device=config.get("device") or DEFAULT_DEVICE,
-                  compatibility=config.get("compatibility"), amg=config.get("amg", "auto"),
-                  amg_options=config.get("amg_options"))
+                  compatibility=config.get("compatibility"), amg=amg,
+                  amg_options=options or None, interpolation=interpolation,
+                  near_nullspace=load_near_nullspace(config.get("near_nullspace")))
+
+
+# pyamg's keywords a config may hold as its own keys (round 35), read by amg_config
+PYAMG_KEYS = ("strength", "max_coarse", "presmoother", "postsmoother", "CF")
+GRID_INTERPOLATIONS = ("auto", "linear", "constant")   # geometric multigrid's (Solver's)
+# pyamg's smoother names -> Solver's smoother= for smoothed aggregation (None: its default,
+# a Chebyshev polynomial in D^-1 A)
+_SA_SMOOTHERS = {"gauss_seidel": "gauss-seidel", "block_gauss_seidel": "gauss-seidel",
+                 "schwarz": "schwarz", "jacobi": None, "chebyshev": None}
+
+
+def _smoother_spec(value):
+    """pyamg's ``presmoother=``: a name or ``(name, {options})`` -> (name, options)."""
+    if isinstance(value, str):
+        return value, {}
+    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], dict):
+        return str(value[0]), dict(value[1])
+    raise ValueError(f"presmoother: a name or pyamg's (name, {{options}}), e.g. "
+                     f"('gauss_seidel', {{'sweep': 'symmetric', 'iterations': 2}}); got "
+                     f"{value!r}")
+
+
+def amg_config(config: dict):
+    """``(amg, amg_options, smoother, interpolation)`` for :class:`Solver` from a config:
+    its ``amg`` and ``amg_options`` and the keywords a pyamg user writes as they pass them
+    to ``ruge_stuben_solver`` / ``smoothed_aggregation_solver`` (round 35):
+
+    * ``strength``: ``'classical'``, ``'symmetric'``, ``'evolution'`` or ``(name,
+      {'theta': t})``; ``max_coarse``; ``CF``: ``'RS'`` or ``('RS', {'second_pass':
+      True})`` (classical AMG);
+    * ``interpolation``: classical AMG's ``'classical'`` / ``'direct'``, or geometric
+      multigrid's ``'auto'`` / ``'linear'`` / ``'constant'`` (Solver's ``interpolation=``);
+    * ``presmoother`` (and ``postsmoother``, the same: the cycle is symmetric):
+      ``('gauss_seidel', {'sweep': 'symmetric', 'iterations': k})`` -> classical AMG's
+      ``sweeps=k``; for smoothed aggregation ``'gauss_seidel'`` -> ``smoother=
+      'gauss-seidel'``, ``'schwarz'``, or ``'jacobi'`` / ``'chebyshev'`` (its default).
+
+    With ``amg='auto'`` a classical-only key (``CF``, a classical ``interpolation``,
+    ``strength='classical'``) takes ``amg='classical'`` and a smoothed-aggregation one
+    (``strength='symmetric'``/``'evolution'``) ``amg='sa'``, as the pyamg function the
+    user named would; a key the chosen AMG does not read is refused by :class:`Solver`."""
+    amg = config.get("amg") or "auto"
+    options = dict(config.get("amg_options") or {})
+    smoother = config.get("smoother", "rbgs")
+    interpolation = "auto"
+    given = {k: config[k] for k in PYAMG_KEYS if config.get(k) is not None}
+    interp = config.get("interpolation")
+    if interp is not None:
+        if interp in GRID_INTERPOLATIONS:
+            interpolation = interp
+        else:
+            given["interpolation"] = interp
+    if not given:
+        return amg, options, smoother, interpolation
+    from .amg_rs import INTERPOLATIONS
+
+    classical_only = ("CF" in given or given.get("interpolation") in INTERPOLATIONS
+                      or _strength_name(given.get("strength")) == "classical")
+    sa_only = _strength_name(given.get("strength")) in ("symmetric", "evolution")
+    if amg == "auto" and classical_only and not sa_only:
+        amg = "classical"
+    elif amg == "auto" and sa_only and not classical_only:
+        amg = "sa"
+    if "interpolation" in given:
+        if given["interpolation"] not in INTERPOLATIONS:
+            raise ValueError(f"interpolation {given['interpolation']!r}: classical AMG's "
+                             f"{', '.join(INTERPOLATIONS)} (pyamg's names) or geometric "
+                             f"multigrid's {', '.join(GRID_INTERPOLATIONS)}")
+        options["interpolation"] = given["interpolation"]
+    if "CF" in given:
+        cf, cf_opts = _smoother_spec(given["CF"])
+        if cf != "RS" or set(cf_opts) - {"second_pass"}:
+            raise ValueError(f"CF {given['CF']!r}: classical AMG splits by Ruge-Stueben: 'RS' "
+                             f"or ('RS', {{'second_pass': True}})")
+        if cf_opts.get("second_pass"):
+            options["second_pass"] = True
+    if "strength" in given:
+        options["strength"] = given["strength"]
+    if "max_coarse" in given:
+        options["max_coarse"] = int(given["max_coarse"])
+    pre, post = given.get("presmoother"), given.get("postsmoother")
+    if pre is not None and post is not None and _smoother_spec(pre) != _smoother_spec(post):
+        raise ValueError(f"presmoother {pre!r} and postsmoother {post!r} differ: skiff's AMG "
+                         f"cycle is symmetric (the same smoother before and after, as a CG "
+                         f"preconditioner needs); give one")
+    spec = pre if pre is not None else post
+    if spec is not None:
+        name, opts = _smoother_spec(spec)
+        if amg == "classical":
+            if name != "gauss_seidel" or opts.get("sweep", "symmetric") != "symmetric":
+                raise ValueError(f"presmoother {spec!r}: classical AMG smooths with symmetric "
+                                 f"Gauss-Seidel: ('gauss_seidel', {{'sweep': 'symmetric', "
+                                 f"'iterations': k}})")
+            if int(opts.get("iterations", 1)) != 1:
+                options["sweeps"] = int(opts["iterations"])
+        else:
+            if name not in _SA_SMOOTHERS:
+                raise ValueError(f"presmoother {name!r}: smoothed aggregation takes "
+                                 f"{', '.join(_SA_SMOOTHERS)} (pyamg's names)")
+            if opts.get("iterations", 1) != 1 or set(opts) - {"sweep", "iterations",
+                                                               "degree"}:
+                raise ValueError(f"presmoother {spec!r}: smoothed aggregation's smoother "
+                                 f"takes no options here (its degree is fixed)")
+            mine = _SA_SMOOTHERS[name]
+            if mine is not None:
+                if config.get("smoother") not in (None, "rbgs", mine):
+                    raise ValueError(f"presmoother {name!r} and smoother "
+                                     f"{config['smoother']!r} disagree; give one")
+                smoother = mine
+    return amg, options, smoother, interpolation
+
+
+def _strength_name(value):
+    if value is None:
+        return None
+    return value if isinstance(value, str) else (
+        value[0] if isinstance(value, (tuple, list)) and value else None)
+
+
+def load_near_nullspace(value):
+    """A config's ``near_nullspace`` (round 35): None, an array (a notebook's config), or a
+    path: ``.npy``, ``.npz`` (its ``B``, ``near_nullspace`` or only array: pyamg's ``B``),
+    or a text table (``.txt`` / ``.csv``, one row per unknown)."""
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value, dtype=np.float64)
+    path = str(value)
+    if path.endswith((".txt", ".csv", ".dat")):
+        return np.loadtxt(path, delimiter="," if path.endswith(".csv") else None, ndmin=2)
+    data = np.load(path, allow_pickle=False)
+    if isinstance(data, np.ndarray):
+        return data
+    with data:
+        names = [n for n in ("B", "near_nullspace") if n in data.files] or (
+            data.files if len(data.files) == 1 else [])
+        if not names:
+            raise ValueError(f"{path}: which array is the near null space? name it 'B' or "
+                             f"'near_nullspace' (it holds {', '.join(data.files) or 'nothing'})")
+        return np.array(data[names[0]])
 
 
 def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> Solution:

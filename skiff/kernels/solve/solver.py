@@ -76,26 +76,82 @@ FAST_RATE = 0.5
 
 
 AMG_OPTIONS = ("second_pass", "interpolation", "theta", "order", "max_coarse")
+# round 35: the options each AMG reads (amg_options=): classical AMG's above, its
+# Gauss-Seidel sweeps (pyamg's presmoother=('gauss_seidel', {'iterations': k})) and pyamg's
+# strength=('classical', {'theta': t}); smoothed aggregation's strength of connection
+# (pyamg's strength='evolution' or ('symmetric', {'theta': t})) and coarsest size;
+# amg='auto' the one both read
+AMG_OPTIONS_BY_KIND = {"classical": AMG_OPTIONS + ("sweeps", "strength"),
+                       "sa": ("strength", "max_coarse"),
+                       "auto": ("max_coarse",)}
+
+
+def _strength(value, amg) -> dict:
+    """pyamg's ``strength=`` (a name, or ``(name, {'theta': t})``) as the AMG's keywords."""
+    name, extra = (value, {}) if isinstance(value, str) else (
+        tuple(value) if isinstance(value, (tuple, list)) and len(value) == 2 else (None, None))
+    if not isinstance(extra, dict) or set(extra) - {"theta"}:
+        raise ValueError(f"amg_options strength: a name or pyamg's (name, {{'theta': t}}), "
+                         f"got {value!r}")
+    from .amg import STRENGTHS
+
+    names = ("classical",) if amg == "classical" else STRENGTHS
+    if name not in names:
+        other = "amg='sa'" if amg == "classical" else "amg='classical'"
+        raise ValueError(f"amg_options strength {name!r}: amg={amg!r} takes "
+                         f"{', '.join(map(repr, names))}"
+                         + (f" ({other} takes {name!r})" if name in ("classical",)
+                            + STRENGTHS else ""))
+    out = {} if amg == "classical" else {"strength": name}
+    if "theta" in extra:
+        out["theta"] = float(extra["theta"])
+    return out
 
 
 def _amg_options(options, amg) -> dict:
-    """``amg_options`` checked: a dict of :class:`.amg_rs.RugeStuben`'s options, for
-    ``amg='classical'`` only (an option the chosen AMG would not read is refused)."""
+    """``amg_options`` checked: a dict of the chosen AMG's options
+    (:data:`AMG_OPTIONS_BY_KIND`: :class:`.amg_rs.RugeStuben`'s for ``amg='classical'``,
+    :class:`.amg.SmoothedAggregation`'s ``strength`` (pyamg's form: ``'evolution'`` or
+    ``('symmetric', {'theta': 0.1})``) and ``max_coarse`` for ``amg='sa'``; an option the
+    chosen AMG would not read is refused, naming the AMG that reads it); returned as the
+    AMG's keywords."""
     if options is None:
         return {}
     if not isinstance(options, dict):
         raise TypeError(f"amg_options takes a dict (e.g. {{'second_pass': True}}), got "
                         f"{type(options).__name__}")
-    unknown = sorted(set(options) - set(AMG_OPTIONS))
+    known = AMG_OPTIONS_BY_KIND["classical"] + AMG_OPTIONS_BY_KIND["sa"]
+    unknown = sorted(set(options) - set(known))
     if unknown:
         hint = (" (pyamg's CF=('RS', {'second_pass': True}) is {'second_pass': True})"
                 if "CF" in unknown else "")
         raise ValueError(f"amg_options: unknown option(s) {', '.join(map(repr, unknown))}; "
-                         f"classical AMG takes {', '.join(AMG_OPTIONS)}{hint}")
-    if options and amg != "classical":
-        raise ValueError(f"amg_options are classical AMG's (Ruge-Stueben); pass "
-                         f"amg='classical' with them (amg={amg!r})")
-    return dict(options)
+                         f"classical AMG takes {', '.join(AMG_OPTIONS_BY_KIND['classical'])}"
+                         f"; smoothed aggregation {', '.join(AMG_OPTIONS_BY_KIND['sa'])}"
+                         f"{hint}")
+    reads = AMG_OPTIONS_BY_KIND.get(amg, ())
+    other = sorted(set(options) - set(reads))
+    if other:
+        whose = [k for k in ("classical", "sa") if set(other) <= set(AMG_OPTIONS_BY_KIND[k])]
+        fix = f"pass amg={whose[0]!r} with them" if whose else "they belong to other AMGs"
+        if amg == "sa" and other == ["theta"]:
+            fix += (" (smoothed aggregation's threshold: strength=('symmetric', "
+                    "{'theta': t}), pyamg's form)")
+        what = {"classical": "Ruge-Stueben", "sa": "smoothed aggregation"}.get(
+            amg, "it reads max_coarse only")
+        raise ValueError(f"amg_options {', '.join(map(repr, other))} "
+                         f"{'is' if len(other) == 1 else 'are'} not read by amg={amg!r} "
+                         f"({what}); {fix}")
+    out = dict(options)
+    if "strength" in out:
+        out.update(_strength(out.pop("strength"), amg))
+    if "sweeps" in out:
+        sweeps = out["sweeps"]
+        if isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
+            raise ValueError(f"amg_options sweeps: the symmetric Gauss-Seidel sweeps before "
+                             f"and after (pyamg's presmoother iterations), a positive "
+                             f"integer; got {sweeps!r}")
+    return out
 
 
 def _rate(residuals) -> float | None:
@@ -560,8 +616,12 @@ class Solver:
         With ``amg='classical'``: :class:`.amg_rs.RugeStuben`'s options, as a pyamg user
         passes them to ``ruge_stuben_solver``: ``second_pass`` (pyamg's ``CF=('RS',
         {'second_pass': True})``), ``interpolation`` ('classical' or 'direct'), ``theta``
-        (the strength threshold, 0.25), ``order`` ('lowest' or 'pyamg': pyamg's splitting),
-        ``max_coarse``.
+        (the strength threshold, 0.25; or pyamg's ``strength=('classical', {'theta':
+        t})``), ``order`` ('lowest' or 'pyamg': pyamg's splitting), ``max_coarse``,
+        ``sweeps`` (symmetric Gauss-Seidel sweeps before and after: pyamg's
+        ``presmoother=('gauss_seidel', {'iterations': k})``). With ``amg='sa'``:
+        ``strength`` ('symmetric', 'evolution', or pyamg's ``('symmetric', {'theta':
+        t})``) and ``max_coarse``; with ``amg='auto'``: ``max_coarse``.
     near_nullspace : array (n, k), optional
         For ``precond='amg'``: vectors the coarse spaces must represent (pyamg's ``B``), e.g.
         the rigid-body modes of elasticity; default the constant vector.
@@ -586,7 +646,8 @@ class Solver:
                              pre=pre, post=post, restart=restart, device=device,
                              compatibility=compatibility, n=n, interpolation=interpolation,
                              near_nullspace=near_nullspace, amg=amg,
-                             amg_options=_amg_options(amg_options, amg))
+                             amg_options=amg_options)
+        self._amg_kw = _amg_options(amg_options, amg)   # the AMG's keywords
         _choice(amg, AMG_KINDS, "amg")
         if isinstance(method, str) and method.lower() in SCIPY_METHODS:
             raise ValueError(f"unknown method {method!r}: it is scipy.sparse.linalg's, which "
@@ -1175,8 +1236,11 @@ class Solver:
                 raise ValueError("amg='classical' takes real matrices; a complex one needs "
                                  "amg='sa' (smoothed aggregation)")
             try:
+                options = dict(self._amg_kw)
+                if "sweeps" in options:   # each sweep forward and back: 2 products
+                    options["degree"] = 2 * int(options.pop("sweeps"))
                 return AMGPrecond(RugeStuben(A, xp=self.xp, symmetric=symmetric,
-                                             reason=reason, **self._options["amg_options"]))
+                                             reason=reason, **options))
             except ValueError as exc:
                 raise SolveError(str(exc)) from None
         try:
@@ -1185,7 +1249,7 @@ class Solver:
                                       reuse=getattr(self, "_reuse_amg", None),
                                       smoother=self._options["smoother"] if
                                       self._options["smoother"] in AMG_SMOOTHERS else
-                                      "auto")
+                                      "auto", **self._amg_kw)
         except ValueError as exc:
             raise SolveError(str(exc)) from None
         return AMGPrecond(amg)
@@ -1330,8 +1394,49 @@ class Solver:
             if x0.shape != B.shape:
                 raise ValueError(f"x0 has shape {x0.shape}; with {k} right-hand sides (b of "
                                  f"shape {B.shape}) it must be {B.shape} or None")
-        return stack_columns([self.solve(B[:, j], x0=None if x0 is None else x0[:, j],
-                                         **kwargs) for j in range(k)])
+        done: list[Solution] = []
+        for j in range(k):
+            try:
+                done.append(self.solve(B[:, j], x0=None if x0 is None else x0[:, j],
+                                       **kwargs))
+            except JobCancelled as exc:   # stopped in column j: keep the ones done too
+                self._keep_columns_stopped(exc, B, x0, done)
+                raise
+        return stack_columns(done)
+
+    def _keep_columns_stopped(self, exc, B, x0, done) -> None:
+        """A several-column solve stopped in column ``j = len(done)`` (round 35): it kept
+        only column j's iterate. ``exc.arrays["x"]`` becomes ``(n, k)``: the finished
+        columns' x, column j's last iterate, the columns not started at their ``x0`` (or
+        0), so a warm start (``x0=``) goes on with every column; ``columns_done`` (j) and
+        each column's ``|b - A x|/|b|`` (``column_residuals``) join ``exc.partial``."""
+        j, k = len(done), B.shape[1]
+        try:
+            arrays = getattr(exc, "arrays", None) or {}
+            part = dict(getattr(exc, "partial", None) or {})
+            X = np.zeros(B.shape, dtype=np.result_type(
+                *(s.field.dtype for s in done), B.dtype, np.float64))
+            if x0 is not None:
+                X[:, j:] = x0[:, j:]
+            for c, s in enumerate(done):
+                X[:, c] = np.asarray(s.field).ravel()
+            if arrays.get("x") is not None:
+                X[:, j] = np.asarray(arrays["x"]).ravel()
+            current = part.get("residual")
+            rels = [float(s.relative_residual) for s in done] + [
+                None if current is None else float(current)] + [None] * (k - j - 1)
+            part.update(columns=k, columns_done=j, column_residuals=rels,
+                        iterations=sum(s.iterations for s in done)
+                        + int(part.get("iterations", 0)),
+                        column_iterations=[s.iterations for s in done]
+                        + [int(part.get("iterations", 0))])
+            part.setdefault("converged", False)
+            part["unknowns"] = int(B.shape[0])
+            exc.arrays = {"x": X, "iteration": np.int64(part["iterations"]),
+                          "columns_done": np.int64(j)}
+            exc.partial = part
+        except Exception:  # noqa: BLE001 - the cancel matters more than what it keeps
+            return
 
     def _lift(self, bdev):
         """``b - cols @ x_D`` with ``x_D = b_D / a_DD`` on the identity rows' unknowns (their

@@ -1,0 +1,165 @@
+"""Round 35 (h7): what a pyamg user passes reaches the kernel entry; a stopped solve of
+several right-hand sides keeps every column done; the classical prolongators share one row
+count. Oracles: pyamg (its hierarchy's level sizes, its prolongator's pattern), SciPy's
+``spsolve`` and sparse products."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyamg
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+from pyamg.classical.interpolate import direct_interpolation as pyamg_direct
+
+from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.solve.amg_rs import (
+    _direct_py,
+    _interp_py,
+    classical_interpolation,
+    classical_strength,
+    direct_interpolation,
+    prolongator_rows,
+    rs_split,
+)
+from skiff.kernels.solve.entry import amg_config, solve_system, solver_from_config
+from skiff.kernels.solve.solver import Solver
+
+
+def _levels(solver):
+    return [lv[0].shape[0] for lv in solver.M.amg.levels] + [solver.M.amg.coarse_n]
+
+
+def test_pyamg_keywords_in_a_config_build_pyamgs_hierarchy():
+    A = pyamg.gallery.poisson((40, 40), format="csr")
+    ml = pyamg.ruge_stuben_solver(A, strength=("classical", {"theta": 0.5}), max_coarse=10,
+                                  interpolation="direct")
+    config = {"method": "cg", "precond": "amg", "strength": ("classical", {"theta": 0.5}),
+              "max_coarse": 10, "interpolation": "direct", "amg_options": {"order": "pyamg"}}
+    solver = solver_from_config(A, config)
+    assert "classical" in solver.describe() and "theta 0.5" in solver.describe()
+    assert _levels(solver) == [lv.A.shape[0] for lv in ml.levels]
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    sol = solver.solve(b, rtol=1e-10)
+    np.testing.assert_allclose(sol.x, sla.spsolve(A.tocsc(), b), rtol=0, atol=1e-7)
+
+
+def test_cf_second_pass_and_sweeps_reach_classical_amg():
+    A = pyamg.gallery.poisson((30, 30), format="csr")
+    amg, options, smoother, interp = amg_config(
+        {"CF": ("RS", {"second_pass": True}),
+         "presmoother": ("gauss_seidel", {"sweep": "symmetric", "iterations": 2}),
+         "postsmoother": ("gauss_seidel", {"sweep": "symmetric", "iterations": 2})})
+    assert amg == "classical" and options == {"second_pass": True, "sweeps": 2}
+    one = solver_from_config(A, {"method": "cg", "precond": "amg", "amg": "classical"})
+    two = solver_from_config(A, {"method": "cg", "precond": "amg", "CF": ("RS", {
+        "second_pass": True}), "presmoother": ("gauss_seidel", {"iterations": 2})})
+    assert two.M.amg.degree == 4 and one.M.amg.degree == 2 and two.M.amg.second_pass
+    b = np.ones(A.shape[0])
+    s1, s2 = one.solve(b, rtol=1e-10), two.solve(b, rtol=1e-10)
+    assert s2.iterations <= s1.iterations   # two sweeps a side converge no slower
+    ref = sla.spsolve(A.tocsc(), b)
+    np.testing.assert_allclose(s2.x, ref, atol=1e-7 * np.abs(ref).max())
+
+
+def test_sa_strength_and_smoother_from_pyamg_names():
+    A = pyamg.gallery.poisson((30, 30), format="csr")
+    amg, options, smoother, _ = amg_config({"strength": ("symmetric", {"theta": 0.1}),
+                                            "presmoother": "gauss_seidel", "max_coarse": 50})
+    assert (amg, smoother) == ("sa", "gauss-seidel")
+    s = solver_from_config(A, {"method": "cg", "precond": "amg",
+                               "strength": ("symmetric", {"theta": 0.1}),
+                               "presmoother": "gauss_seidel", "max_coarse": 50})
+    assert "Gauss-Seidel" in s.describe() and s.M.amg.coarse_n <= 50
+    b = np.ones(A.shape[0])
+    np.testing.assert_allclose(s.solve(b, rtol=1e-10).x, sla.spsolve(A.tocsc(), b),
+                               rtol=1e-7)
+    # SA's threshold is pyamg's strength tuple; a bare theta stays classical AMG's
+    with pytest.raises(ValueError, match=r"strength=\('symmetric', \{'theta': t\}\)"):
+        Solver(A, precond="amg", amg="sa", amg_options={"theta": 0.5})
+    with pytest.raises(ValueError, match="presmoother .* differ"):
+        amg_config({"presmoother": "gauss_seidel", "postsmoother": "jacobi"})
+    with pytest.raises(ValueError, match="'RS' or"):
+        amg_config({"CF": "PMISc"})
+
+
+def test_near_nullspace_and_grid_interpolation_through_the_entry(tmp_path):
+    A, B = pyamg.gallery.linear_elasticity((24, 24))
+    A = A.tocsr()
+    np.save(tmp_path / "B.npy", B)
+    np.savez(tmp_path / "modes.npz", B=B)
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    direct = Solver(A, method="cg", precond="amg", near_nullspace=B)
+    for path in (tmp_path / "B.npy", tmp_path / "modes.npz"):
+        s = solver_from_config(A, {"method": "cg", "precond": "amg",
+                                   "near_nullspace": str(path)})
+        assert s.describe() == direct.describe()
+        assert s.near_nullspace is not None and s.near_nullspace.shape == (A.shape[0], 3)
+    sol = solve_system(A, b, {"method": "cg", "precond": "amg",
+                              "near_nullspace": str(tmp_path / "B.npy"), "rtol": 1e-10})
+    np.testing.assert_allclose(sol.x, sla.spsolve(A.tocsc(), b), atol=1e-7)
+    # Solver's interpolation= (geometric multigrid on a grid) from the same key
+    assert amg_config({"interpolation": "constant"})[3] == "constant"
+
+
+class _StopAt(NullReporter):
+    def __init__(self, k):
+        self.k, self.looks = k, 0
+
+    def should_stop(self):
+        self.looks += 1
+        return self.looks >= self.k
+
+
+def test_a_stopped_multi_column_solve_keeps_every_column_done():
+    n = 300
+    A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    B = np.column_stack([np.sin(np.arange(n) * 0.1 * (c + 1)) + 1.0 for c in range(4)])
+    first = Solver(A, method="cg", precond="jacobi").solve(B[:, 0])
+    looks = _StopAt(10 ** 9)
+    Solver(A, method="cg", precond="jacobi").solve(B[:, 0], reporter=looks)
+    per_column = looks.looks   # the looks one column's solve takes
+    with pytest.raises(JobCancelled) as info:
+        Solver(A, method="cg", precond="jacobi").solve(
+            B, reporter=_StopAt(2 * per_column + per_column // 3))
+    exc = info.value
+    X = exc.arrays["x"]
+    assert X.shape == (n, 4) and int(exc.arrays["columns_done"]) == 2
+    ref = sla.spsolve(A.tocsc(), B)
+    for c in range(2):   # the columns done: SciPy's x
+        np.testing.assert_allclose(X[:, c], ref[:, c], atol=1e-6 * np.abs(ref[:, c]).max())
+    rel = [np.linalg.norm(B[:, c] - A @ X[:, c]) / np.linalg.norm(B[:, c]) for c in range(4)]
+    assert rel[2] > 1e-6 and np.all(X[:, 3] == 0.0)   # the current iterate; one not started
+    part = exc.partial
+    assert part["columns"] == 4 and part["columns_done"] == 2
+    np.testing.assert_allclose(part["column_residuals"][:3], rel[:3], rtol=1e-6, atol=1e-14)
+    assert part["column_iterations"][0] == first.iterations
+    # a warm start from the kept x goes on with every column
+    sol = Solver(A, method="cg", precond="jacobi").solve(B, x0=X)
+    assert sol.columns[0].iterations == 0 and sol.converged
+    np.testing.assert_allclose(sol.x, ref, atol=1e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("theta", [0.25, 0.5])
+def test_the_shared_row_count_is_pyamgs_pattern(theta):
+    A = pyamg.gallery.poisson((25, 25), format="csr")
+    rng = np.random.default_rng(3)
+    off = sp.triu(A, 1).tocoo()   # a non-uniform M-matrix: random weights on the edges
+    W = sp.coo_matrix((off.data * 10.0 ** rng.uniform(-1, 1, off.nnz), (off.row, off.col)),
+                      shape=A.shape)
+    W = W + W.T
+    A = sp.csr_matrix(W - sp.diags(np.asarray(W.sum(axis=1)).ravel() - 0.01))
+    S = classical_strength(A, theta)
+    split = rs_split(S)
+    pptr = prolongator_rows(S, split)
+    Spy = pyamg.strength.classical_strength_of_connection(A, theta=theta)
+    Ppy = pyamg_direct(A, Spy, split.astype(np.int32))
+    np.testing.assert_array_equal(pptr, sp.csr_matrix(Ppy).indptr)
+    for fn, twin in ((direct_interpolation, _direct_py),
+                     (classical_interpolation, _interp_py)):
+        P, Ptwin = fn(A, S, split), fn(A, S, split, kernel=twin)
+        np.testing.assert_array_equal(P.indptr, pptr)
+        np.testing.assert_array_equal(P.indices, Ptwin.indices)
+        np.testing.assert_allclose(P.data, Ptwin.data, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(direct_interpolation(A, S, split).toarray(), Ppy.toarray(),
+                               atol=1e-14)
