@@ -27,6 +27,8 @@ def _each(fn, *arrays):
 
 
 class _MatrixExp(Function):
+    complex_aware = True  # the Frechet derivative at A^H is torch's gradient, real or complex
+
     def forward(self, a):
         from scipy.linalg import expm
 

@@ -25,7 +25,7 @@ __all__ = [
     "norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr",
     "eigh", "eigvalsh", "svd", "svdvals", "multi_dot", "matrix_power", "vecdot", "cross",
     "matrix_rank", "pinv", "inverse", "logdet", "solve_triangular",
-    "diagonal", "cdist", "lstsq",
+    "diagonal", "cdist", "lstsq", "eig", "eigvals",
 ]
 
 _SlogDet = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -37,6 +37,19 @@ _Lstsq = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"
 
 def _mT(a):
     return a.swapaxes(-1, -2)
+
+
+def _mH(a):
+    """The conjugate transpose (the transpose of a real array)."""
+    t = a.swapaxes(-1, -2)
+    return t.conj() if t.dtype.kind == "c" else t
+
+
+def _sq(x):
+    """``|x|^2`` of a tensor, real for a complex one (its gradient ``2 g x``: torch's)."""
+    if x.dtype.kind == "c":
+        return x.real * x.real + x.imag * x.imag
+    return x * x
 
 
 def _square(name, a):
@@ -122,43 +135,55 @@ class _Diagonal(Function):
 
 
 class _Svd(Function):
-    """The reduced SVD with torch's backward (real case, distinct singular values): the
-    skew parts of ``U^T gU`` and ``V^T gV`` over ``E_ij = s_j^2 - s_i^2``, ``gS`` on the
-    diagonal, plus the parts of ``gU`` (``gV``) outside ``U``'s (``V``'s) span."""
+    """The reduced SVD with torch's backward (distinct singular values): the skew parts of
+    ``U^H gU`` and ``V^H gV`` over ``E_ij = s_j^2 - s_i^2``, ``gS`` on the diagonal (complex:
+    plus ``i Im(U^H gU)_ii / s_i``), plus the parts of ``gU`` (``gV``) outside ``U``'s
+    (``V``'s) span."""
 
-    def forward(self, a):
-        u, s, vh = xp_of(a).linalg.svd(a, full_matrices=False)
-        self.save_for_backward(u, s, vh)
+    complex_aware = True
+
+    def forward(self, a, full=False):
+        u, s, vh = xp_of(a).linalg.svd(a, full_matrices=full)
+        k = s.shape[-1]
+        self.full = full
+        self.save_for_backward(u[..., :k], s, vh[..., :k, :])
         return u, s, vh
 
     def backward(self, gu, gs, gvh):
         u, s, vh = self.saved
         xp = xp_of(s)
         m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+        if self.full:  # torch's: the columns past min(m, n) do not enter the gradient
+            gu = gu[..., :k] if gu is not None else None
+            gvh = gvh[..., :k, :] if gvh is not None else None
         if gu is None and gvh is None:
             return (u * gs[..., None, :]) @ vh
-        v = _mT(vh)
-        gv = _mT(gvh) if gvh is not None else None
+        v = _mH(vh)
+        gv = _mH(gvh) if gvh is not None else None
         idx = xp.arange(k)
         s2 = s * s
         e = s2[..., None, :] - s2[..., :, None]
         e[..., idx, idx] = 1.0
-        inner = xp.zeros(s.shape + (k,), dtype=s.dtype)
+        inner = xp.zeros(s.shape + (k,), dtype=u.dtype)
+        uhgu = None
         if gu is not None:
-            uhgu = _mT(u) @ gu
-            inner = inner + (uhgu - _mT(uhgu)) * s[..., None, :]
+            uhgu = _mH(u) @ gu
+            inner = inner + (uhgu - _mH(uhgu)) * s[..., None, :]
         if gv is not None:
-            vhgv = _mT(v) @ gv
-            inner = inner + s[..., :, None] * (vhgv - _mT(vhgv))
+            vhgv = _mH(v) @ gv
+            inner = inner + s[..., :, None] * (vhgv - _mH(vhgv))
         inner = inner / e
-        inner[..., idx, idx] = 0.0 if gs is None else gs
+        diag = xp.zeros(s.shape, dtype=u.dtype) if gs is None else gs.astype(u.dtype)
+        if uhgu is not None and u.dtype.kind == "c":
+            diag = diag + 1j * uhgu.imag[..., idx, idx] / s
+        inner[..., idx, idx] = diag
         if m > k and gu is not None:
             ga = u @ inner
             gus = gu / s[..., None, :]
-            ga = (ga + gus - u @ (_mT(u) @ gus)) @ vh
+            ga = (ga + gus - u @ (_mH(u) @ gus)) @ vh
         elif n > k and gv is not None:
             ga = inner @ vh
-            sgvh = _mT(gv) / s[..., :, None]
+            sgvh = _mH(gv) / s[..., :, None]
             ga = u @ (ga + sgvh - (sgvh @ v) @ vh)
         else:
             ga = u @ inner @ vh
@@ -168,7 +193,10 @@ class _Svd(Function):
 class _Qr(Function):
     """The reduced QR of a tall or square matrix, with its backward
     ``(gQ + Q copyltu(M)) R^-T``, ``M = R gR^T - gQ^T Q`` (copyltu: the lower triangle
-    mirrored up)."""
+    mirrored up; complex: ``M = R gR^H - gQ^H Q``, the mirror conjugated, the real part of
+    the diagonal)."""
+
+    complex_aware = True
 
     def forward(self, a):
         q, r = xp_of(a).linalg.qr(a, mode="reduced")
@@ -180,12 +208,14 @@ class _Qr(Function):
         xp = xp_of(q)
         gq = xp.zeros_like(q) if gq is None else gq
         gr = xp.zeros_like(r) if gr is None else gr
-        m = r @ _mT(gr) - _mT(gq) @ q
+        m = r @ _mH(gr) - _mH(gq) @ q
         low = xp.tril(m, -1)
-        sym = low + _mT(low) + xp.tril(xp.triu(m))
+        idx = xp.arange(m.shape[-1])
+        sym = low + _mH(low)
+        sym[..., idx, idx] = m[..., idx, idx].real
         b = gq + q @ sym
-        # b R^-T = (R^-1 b^T)^T
-        return _mT(xp.linalg.solve(r, _mT(b)))
+        # b R^-H = (R^-1 b^H)^H
+        return _mH(xp.linalg.solve(r, _mH(b)))
 
 
 class _Inv(Function):
@@ -211,6 +241,8 @@ class _Det(Function):
 
 
 class _LogAbsDet(Function):
+    complex_aware = True  # g A^-H (torch's), A complex or real
+
     def forward(self, a):
         sign, logdet = xp_of(a).linalg.slogdet(a)
         self.save_for_backward(a)
@@ -219,10 +251,12 @@ class _LogAbsDet(Function):
 
     def backward(self, g):
         (a,) = self.saved
-        return g[..., None, None] * _mT(xp_of(a).linalg.inv(a))
+        return g[..., None, None] * _mH(xp_of(a).linalg.inv(a))
 
 
 class _Cholesky(Function):
+    complex_aware = True  # L^-H Phi(L^H gL) L^-1 (torch's), real or complex
+
     def forward(self, a):
         xp = xp_of(a)
         try:
@@ -236,16 +270,17 @@ class _Cholesky(Function):
     def backward(self, g):
         (low,) = self.saved
         xp = xp_of(low)
-        phi = xp.tril(_mT(low) @ g)
-        idx = xp.arange(phi.shape[-1])
-        phi[..., idx, idx] *= 0.5
-        # L^-T phi L^-1 by two triangular solves (through solve: numpy has no trsm)
+        phi = xp.tril(_mH(low) @ g)
+        phi = 0.5 * (phi + _mH(xp.tril(phi, -1)))  # torch's; Hermitian but for an imaginary
+        # diagonal (complex input: torch's gradient is not made Hermitian)
+        # L^-H phi L^-1 by two triangular solves (through solve: numpy has no trsm)
         linv = xp.linalg.inv(low)
-        s = _mT(linv) @ phi @ linv
-        return 0.5 * (s + _mT(s))
+        return _mH(linv) @ phi @ linv
 
 
 class _Eigh(Function):
+    complex_aware = True  # V (diag gw + (V^H gV)/E) V^H made Hermitian, real or complex
+
     def forward(self, a, upper=False):
         xp = xp_of(a)
         w, v = xp.linalg.eigh(a, UPLO="U" if upper else "L")
@@ -257,7 +292,7 @@ class _Eigh(Function):
         xp = xp_of(w)
         inner = xp.zeros(v.shape, dtype=v.dtype)
         if gv is not None:
-            vtg = _mT(v) @ gv
+            vtg = _mH(v) @ gv
             e = w[..., None, :] - w[..., :, None]  # E_ij = w_j - w_i
             n = w.shape[-1]
             idx = xp.arange(n)
@@ -267,11 +302,13 @@ class _Eigh(Function):
         if gw is not None:
             idx = xp.arange(w.shape[-1])
             inner[..., idx, idx] = gw
-        ga = v @ inner @ _mT(v)
-        return 0.5 * (ga + _mT(ga))
+        ga = v @ inner @ _mH(v)
+        return 0.5 * (ga + _mH(ga))
 
 
 class _Svdvals(Function):
+    complex_aware = True  # U diag(g) Vh, real or complex
+
     def forward(self, a):
         u, s, vh = xp_of(a).linalg.svd(a, full_matrices=False)
         self.save_for_backward(u, vh)
@@ -367,7 +404,9 @@ def cholesky(A, *, upper=False):
     A = _float(_as_tensor(A))
     _square("cholesky", A)
     low = _Cholesky.apply(A)
-    return low.swapaxes(-1, -2) if upper else low
+    if not upper:
+        return low
+    return low.mH if low.dtype.kind == "c" else low.swapaxes(-1, -2)
 
 
 def eigh(A, UPLO="L"):  # noqa: N803 - torch's name
@@ -392,14 +431,62 @@ def svdvals(A):
 
 
 def svd(A, full_matrices=True):
-    """``(U, S, Vh)``; with ``full_matrices=False`` differentiable (torch's rule), else
-    values only (torch refuses that gradient too)."""
+    """``(U, S, Vh)``, differentiable (torch's rule; with ``full_matrices=True`` the columns
+    of ``U`` and rows of ``Vh`` past ``min(m, n)`` do not enter the gradient, as torch's)."""
     A = _float(_as_tensor(A))
-    if not full_matrices:
-        return _SVD(*_Svd.apply(A))
-    _values_only("svd(full_matrices=True)", A)
-    u, s, vh = xp_of(A._data).linalg.svd(A._data, full_matrices=True)
-    return _SVD(_const(u), _const(s), _const(vh))
+    return _SVD(*_Svd.apply(A, full=bool(full_matrices)))
+
+
+_EigResult = namedtuple("eig", ["eigenvalues", "eigenvectors"])
+
+
+class _Eig(Function):
+    """torch's ``linalg.eig`` (complex eigenvalues and unit eigenvectors of a general square
+    matrix) with torch's backward: ``V^-H (diag gL + P(V^H gV) / conj(E)) V^H``, ``P``
+    removing the part along each unit column's norm, ``E_ij = L_j - L_i``; a real input
+    keeps the real part."""
+
+    complex_aware = True
+
+    def forward(self, a):
+        xp = xp_of(a)
+        ct = np.complex64 if a.dtype in (np.float32, np.complex64) else np.complex128
+        w, v = xp.linalg.eig(a)
+        w, v = w.astype(ct), v.astype(ct)
+        self.real_in = a.dtype.kind != "c"
+        self.save_for_backward(w, v)
+        return w, v
+
+    def backward(self, gw, gv):
+        w, v = self.saved
+        xp = xp_of(w)
+        n = w.shape[-1]
+        idx = xp.arange(n)
+        vh = _mH(v)
+        inner = xp.zeros(v.shape, dtype=v.dtype)
+        if gv is not None:
+            vhgv = vh @ gv
+            vhgv = vhgv - vh @ (v * vhgv[..., idx, idx].real[..., None, :])
+            e = (w[..., None, :] - w[..., :, None]).conj()
+            e[..., idx, idx] = 1.0
+            inner = vhgv / e
+            inner[..., idx, idx] = 0.0
+        if gw is not None:
+            inner[..., idx, idx] = gw
+        ga = xp.linalg.solve(vh, inner @ vh)
+        return ga.real if self.real_in else ga
+
+
+def eig(A):
+    """torch's ``linalg.eig``: ``(eigenvalues, eigenvectors)``, complex, differentiable."""
+    A = _float(_as_tensor(A))
+    _square("eig", A)
+    return _EigResult(*_Eig.apply(A))
+
+
+def eigvals(A):
+    """torch's ``linalg.eigvals``: the complex eigenvalues, differentiable."""
+    return eig(A).eigenvalues
 
 
 def qr(A, mode="reduced"):
@@ -431,7 +518,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     dim = _dims(dim)
     ord = float(ord)  # noqa: A001
     if ord == 2.0:
-        return _root((x * x).sum(dim, keepdim), 2.0)
+        return _root(_sq(x).sum(dim, keepdim), 2.0)
     a = x.abs()
     if ord == 1.0:
         return a.sum(dim, keepdim)
@@ -440,7 +527,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     if ord == -math.inf:
         return a.amin(dim, keepdim)
     if ord == 0.0:
-        return _const((a._data != 0).astype(x.dtype)).sum(dim, keepdim)
+        return _const((a._data != 0).astype(a.dtype)).sum(dim, keepdim)
     if ord < 0:
         return (a ** ord).sum(dim, keepdim) ** (1.0 / ord)
     return _root((a ** ord).sum(dim, keepdim), ord)
@@ -451,7 +538,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002
     A = _float(_as_tensor(A))
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
-        return _root((A * A).sum((d0, d1), keepdim), 2.0)
+        return _root(_sq(A).sum((d0, d1), keepdim), 2.0)
     if ord in ("nuc", 2, -2):
         B = A.moveaxis((d0, d1), (-2, -1)) if (d0, d1) != (A.ndim - 2, A.ndim - 1) else A
         s = svdvals(B)
@@ -677,15 +764,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if bool((rank._data < min(m, n)).any()):
         raise ValueError("linalg.lstsq: A is rank-deficient; skiff solves the full-rank case "
                          "only (use linalg.pinv(A) @ B for the minimum-norm values)")
-    At = A.swapaxes(-1, -2)
+    cx = A.dtype.kind == "c" or B.dtype.kind == "c"
+    At = A.mH if cx else A.swapaxes(-1, -2)
     if m >= n:
         C = cholesky(At @ A)
         y = solve_triangular(C, At @ Bm, upper=False)
-        X = solve_triangular(C.swapaxes(-1, -2), y, upper=True)
+        X = solve_triangular(C.mH if cx else C.swapaxes(-1, -2), y, upper=True)
     else:
         C = cholesky(A @ At)
         y = solve_triangular(C, Bm, upper=False)
-        X = At @ solve_triangular(C.swapaxes(-1, -2), y, upper=True)
+        X = At @ solve_triangular(C.mH if cx else C.swapaxes(-1, -2), y, upper=True)
     if vec:
         X = X.squeeze(-1)
     empty = _const(xp_of(A._data).zeros((0,), dtype=A.dtype))

@@ -443,8 +443,18 @@ def test_reduced_svd_gradient(shape):
     sl.backward()
     tl.backward()
     _close(sa.grad, ta.grad, rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="detach"):
-        SL.svd(sa)  # full_matrices=True: values only
+    # full_matrices=True (round 35: was values only): the columns past k leave the gradient
+    m, n = shape[-2:]
+    wuf, wvf = R.standard_normal(shape[:-1] + (m,)), R.standard_normal(shape[:-2] + (n, n))
+    (sa, ta) = _pair(A)
+    grads = []
+    for lib, a in ((T, sa), (torch, ta)):
+        u, s, vh = (SL if lib is T else torch.linalg).svd(a)
+        assert tuple(u.shape) == shape[:-1] + (m,) and tuple(vh.shape) == shape[:-2] + (n, n)
+        ((s * s).sum() + (u * u * lib.tensor(wuf)).sum() + (vh * vh * lib.tensor(wvf)).sum()
+         ).backward()
+        grads.append(a.grad)
+    _close(grads[0], grads[1], rtol=1e-6)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (2, 6, 3)])
