@@ -30,6 +30,16 @@ __all__ = ["LBFGS"]
 _LIST_KEYS = ("old_dirs", "old_stps", "ro", "al")
 
 
+def _real_view(a):
+    """A complex array's float view (torch's ``view_as_real``, made contiguous first); a real
+    array as it is."""
+    if a.dtype.kind != "c":
+        return a
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    return a.view(a.real.dtype)
+
+
 def cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
     """The minimiser of the cubic through ``(x1, f1)``, ``(x2, f2)`` with slopes ``g1``,
     ``g2`` (Nocedal & Wright eq. 3.59), clipped to ``bounds`` (default: between x1 and x2);
@@ -148,18 +158,24 @@ class LBFGS(Optimizer):
 
     # ---- the parameters as one flat vector ----
     def _flat_grad(self):
+        """All gradients as one real vector (a complex one as its float view, torch's
+        ``view_as_real``: real and imaginary parts interleaved)."""
         ps = self._plist
         xp = ps[0].xp
-        parts = [p._grad.reshape(-1) if p._grad is not None
-                 else xp.zeros(p._data.size, dtype=p._data.dtype) for p in ps]
+        parts = [_real_view(p._grad).reshape(-1) if p._grad is not None
+                 else xp.zeros(_real_view(p._data).size, dtype=_real_view(p._data).dtype)
+                 for p in ps]
         return xp.concatenate(parts) if len(parts) > 1 else parts[0].copy()
 
     def _move(self, t, d):
-        """Parameters += t * d (d flat)."""
+        """Parameters += t * d (d flat; a complex parameter moves on its float view)."""
         at = 0
         for p in self._plist:
-            n = p._data.size
-            p._data += t * d[at:at + n].reshape(p._data.shape)
+            n = p._data.size * (2 if p._data.dtype.kind == "c" else 1)
+            step = t * d[at:at + n]
+            if p._data.dtype.kind == "c":
+                step = step.astype(p._data.real.dtype, copy=False).view(p._data.dtype)
+            p._data += step.reshape(p._data.shape)
             at += n
 
     def _evaluate(self, closure):
@@ -286,10 +302,11 @@ class LBFGS(Optimizer):
     def load_state_dict(self, state_dict: dict) -> None:
         super().load_state_dict(state_dict)
         p = self._plist[0]
+        fdt = _real_view(p._data).dtype
         for st in self.state.values():
             for k in _LIST_KEYS:
                 if st.get(k) is not None:
-                    st[k] = [to_device(np.asarray(v), p.device).astype(p.dtype, copy=True)
+                    st[k] = [to_device(np.asarray(v), p.device).astype(fdt, copy=True)
                              if hasattr(v, "shape") and np.ndim(v) > 0 else
                              (float(v) if v is not None else None) for v in st[k]]
             for k in ("t", "H_diag", "prev_loss"):
