@@ -25,20 +25,27 @@ __all__ = ["forward_attentions"]
 _NO = -1e9  # the additive mask of a key a query may not see (exp underflows to 0)
 
 
-def forward_attentions(model, input_ids, attention_mask=None):
-    """``(logits, hidden_states, attentions)`` of ``input_ids`` (B, T)."""
-    from .ernie_generate import _mask_rows
+def forward_attentions(model, input_ids, attention_mask=None, holes: bool = False):
+    """``(logits, hidden_states, attentions)`` of ``input_ids`` (B, T); ``holes`` as
+    :func:`~.ernie_hidden.forward_hidden`'s (a token masked inside a row: generate's
+    positions)."""
+    from .ernie_generate import _mask_rows, mask_columns
     from .ernie_hidden import forward_hidden
 
-    logits, states = forward_hidden(model, input_ids, attention_mask)
+    logits, states = forward_hidden(model, input_ids, attention_mask, holes=holes)
     B, T = logits.shape[0], logits.shape[1]
-    rows = (_mask_rows(attention_mask, input_ids) if attention_mask is not None else None) \
-        or [(0, T)] * B
+    rows = None
+    if attention_mask is not None:
+        rows = mask_columns(attention_mask, input_ids) if holes else \
+            _mask_rows(attention_mask, input_ids)
+        if rows is not None and not holes:
+            rows = [np.arange(a, e) for a, e in rows]
+    rows = rows or [np.arange(T)] * B
     real = np.zeros((B, T), dtype=bool)
     positions = np.zeros((B, T), dtype=np.int64)
-    for b, (a, e) in enumerate(rows):
-        real[b, a:e] = True
-        positions[b, a:e] = np.arange(e - a)
+    for b, c in enumerate(rows):
+        real[b, c] = True
+        positions[b, c] = np.arange(len(c))
     cos, sin = model.rotary(positions.reshape(-1))
     half = cos.shape[-1]
     cos, sin = cos.reshape(B, T, 1, half), sin.reshape(B, T, 1, half)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ernie_generate import PackedKVCache, _host, _mask_rows, repetition_penalty_
+from .ernie_generate import PackedKVCache, _host, mask_columns, repetition_penalty_
 from .ernie_generate_options import GenerateOutput, _banned_ngrams
 
 __all__ = ["beam_search", "generate_beams", "BeamOptions"]
@@ -62,7 +62,8 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
                 output_logits: bool = False, warp=None, draw=None, processors=None,
                 hooks=None):
     """Beam search over each row of ``input_ids`` (B, T) (host ints; ``rows``: each row's
-    (start, end) of real tokens when padded, None: all real). ``eos``: the ids that finish
+    (start, end) of real tokens when padded, or the real columns (an int array: a mask
+    with holes), None: all real). ``eos``: the ids that finish
     a hypothesis; ``pad``: what fills the shorter returned sequences (transformers: pad,
     else the first eos, else -1). Returns (B * num_return_sequences, T + new) ids, the
     best first per prompt, or with ``return_dict_in_generate`` a :class:`GenerateOutput`
@@ -85,8 +86,10 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     max_new = int(max_new_tokens)
     max_length = T + max_new
     fill = pad if pad else (eos[0] if eos else -1)
-    spans = rows if rows is not None else [(0, T)] * B
-    prompts = [ids[b, a:e] for b, (a, e) in enumerate(spans)]
+    spans = [np.arange(T)] * B if rows is None else [
+        np.arange(*r) if isinstance(r, tuple) else np.asarray(r, dtype=np.int64)
+        for r in rows]  # each row's real columns
+    prompts = [ids[b, c] for b, c in enumerate(spans)]
     lengths = np.array([len(p) for p in prompts], dtype=np.int64)
     if int(lengths.max()) + max_new > model.config.max_position_embeddings:
         raise ValueError(f"prompt of {int(lengths.max())} tokens + {max_new} new tokens "
@@ -124,10 +127,11 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
         logp = z - z.max(axis=-1, keepdims=True)
         logp -= np.log(np.exp(logp).sum(axis=-1, keepdims=True))
         flat = running[:, :, :cur].reshape(B * nb, cur)
-        # the repetition penalty reads each row's real tokens (transformers leaves the
-        # padding out of it), the n-grams the padded row (transformers' run over it)
+        # the repetition penalty reads each row from its first real token (transformers
+        # leaves the leading padding out of it, a hole's pad id in), the n-grams the
+        # padded row (transformers' run over it)
         real = flat if rows is None else [
-            np.concatenate([flat[r, spans[r // nb][0]:spans[r // nb][1]], flat[r, T:]])
+            np.concatenate([flat[r, spans[r // nb][0]:spans[r // nb][-1] + 1], flat[r, T:]])
             for r in range(B * nb)]
         _process(logp, flat, real, eos, repetition_penalty, no_repeat_ngram_size,
                  cur - T < int(min_new_tokens or 0), processors, cur - T)
@@ -365,7 +369,7 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         raise ValueError("generate needs at least one prompt token per row")
     rows = None
     if attention_mask is not None:
-        rows = _mask_rows(np.array(_host(attention_mask), ndmin=2), ids)
+        rows = mask_columns(np.array(_host(attention_mask), ndmin=2), ids)
     max_new, min_new = new_token_counts(extra, named["max_new_tokens"], ids.shape[1])
     if not isinstance(max_new, (int, np.integer)) or max_new < 0:
         raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new!r}")

@@ -16,8 +16,8 @@ __all__ = ["beam_past"]
 
 def beam_past(model, cache, spans, width: int, length: int, num_beams: int):
     """A :class:`~.ernie_past.PastKeyValues` of ``length`` positions from the beam search's
-    ``cache`` (rows already in the running beams' order); ``spans``: each prompt's (start,
-    end) of real tokens in the padded ``width``."""
+    ``cache`` (rows already in the running beams' order); ``spans``: each prompt's real
+    columns (an int array) in the padded ``width``."""
     from .ernie_generate import _host
     from .ernie_past import PastKeyValues
 
@@ -29,9 +29,9 @@ def beam_past(model, cache, spans, width: int, length: int, num_beams: int):
         out_k = np.zeros((rows, k.shape[1], past.capacity, k.shape[3]), np.float32)
         out_v = np.zeros_like(out_k)
         for r in range(rows):
-            a, e = spans[r // num_beams]
-            n = e - a
-            out_k[r, :, a:e], out_v[r, :, a:e] = k[r, :, :n], v[r, :, :n]
+            cols = spans[r // num_beams]
+            n = len(cols)
+            out_k[r][:, cols], out_v[r][:, cols] = k[r, :, :n], v[r, :, :n]
             out_k[r, :, width:length] = k[r, :, n:n + fed]
             out_v[r, :, width:length] = v[r, :, n:n + fed]
         past.k[layer], past.v[layer] = out_k, out_v

@@ -301,14 +301,37 @@ def _mask_rows(attention_mask, input_ids):
     return rows
 
 
+def mask_columns(attention_mask, input_ids):
+    """Each row's real columns (an int array) under a 2-D ``attention_mask`` of any
+    layout (left or right padding, or holes: a pad id inside a row), or None when it pads
+    nothing; a row without a token is one error. Computing on the real columns only, at
+    positions ``0..n-1``, is what transformers' ``generate`` computes under such a mask
+    (``cumsum(mask) - 1`` positions, the masked keys never seen)."""
+    mask = np.asarray(_host(attention_mask))
+    ids = np.asarray(_host(input_ids))
+    if ids.ndim == 1:
+        ids, mask = ids[None], mask.reshape(1, -1)
+    if mask.shape != ids.shape:
+        raise ValueError(f"attention_mask has shape {mask.shape}, input_ids {ids.shape}")
+    keep = mask != 0
+    if keep.all():
+        return None
+    cols = [np.flatnonzero(row) for row in keep]
+    for b, c in enumerate(cols):
+        if not len(c):
+            raise ValueError(f"attention_mask row {b} has no token (all padding)")
+    return cols
+
+
 def inferred_mask(model, input_ids, attention_mask, pad_token_id, eos_token_id, options):
     """transformers' ``_prepare_attention_mask_for_generation``: without an
     ``attention_mask``, a (B, T) prompt holding the pad id (``pad_token_id``, else a
     ``generation_config`` passed in ``options``, else the checkpoint's) is masked where it
     holds it, unless the pad id is an eos id. Returns the mask to use (None: none).
     A pad id inside a row (not at its left or right end; an unknown token where pad is
-    unk) is a warning and no mask: transformers masks it out there, skiff reads left or
-    right padding only."""
+    unk) is masked out too, as transformers masks it: the row's tokens after it sit one
+    position earlier and never see it (``generate`` runs such a mask on a padded cache,
+    beams on the real columns)."""
     if attention_mask is not None or isinstance(input_ids, (list, tuple)) and input_ids \
             and not all(np.ndim(_host(r)) == 1 and len(_host(r)) == len(_host(input_ids[0]))
                         for r in input_ids):
@@ -335,17 +358,7 @@ def inferred_mask(model, input_ids, attention_mask, pad_token_id, eos_token_id, 
         return None  # transformers: cannot be inferred (and warns)
     mask = (ids != int(pad)).astype(np.int64)
     for b, row in enumerate(mask):
-        at = np.flatnonzero(row)
-        if len(at) and at[-1] + 1 - at[0] != len(at):
-            import warnings
-
-            warnings.warn(f"input_ids row {b} holds the pad id {int(pad)} between its tokens "
-                          "(an unknown token where pad is unk?): transformers masks every pad "
-                          "id out without an attention_mask, skiff reads left or right "
-                          "padding only, so no mask is inferred and every token is attended "
-                          "to; pass attention_mask to choose", UserWarning, stacklevel=3)
-            return None
-        if not len(at):
+        if not row.any():
             raise ValueError(f"input_ids row {b} is all pad ids ({int(pad)}): without an "
                              "attention_mask they are masked out (as transformers); pass "
                              "attention_mask, or a prompt")

@@ -42,11 +42,11 @@ def generate_with_states(model, want: dict, run, input_ids, attention_mask):
     spans = [(0, T0)] + [(T0 + i - 1, T0 + i) for i in range(1, n)]
     with no_grad():
         if want.get("output_attentions"):
-            _, states, atts = forward_attentions(model, seq, mask)
+            _, states, atts = forward_attentions(model, seq, mask, holes=True)
             atts = [np.asarray(a.numpy()) for a in atts]
             out["attentions"] = tuple(tuple(a[:, :, s:e, :e] for a in atts) for s, e in spans)
         elif want.get("output_hidden_states"):
-            _, states = forward_hidden(model, seq, mask)
+            _, states = forward_hidden(model, seq, mask, holes=True)
         if want.get("output_hidden_states"):
             states = [np.asarray(h.numpy()) for h in states]
             out["hidden_states"] = tuple(tuple(h[:, s:e] for h in states) for s, e in spans)

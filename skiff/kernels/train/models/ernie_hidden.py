@@ -17,12 +17,20 @@ from ..core.tensor import Tensor, cat
 __all__ = ["forward_hidden"]
 
 
-def forward_hidden(model, input_ids, attention_mask=None):
-    """``(logits (B, T, V), hidden_states)`` of ``input_ids`` (B, T)."""
-    from .ernie_generate import _mask_rows
+def forward_hidden(model, input_ids, attention_mask=None, holes: bool = False):
+    """``(logits (B, T, V), hidden_states)`` of ``input_ids`` (B, T). ``holes``: a mask
+    may mask tokens inside a row (``generate``'s positions, ``cumsum(mask) - 1``: the real
+    tokens packed); else left or right padding only (a forward's positions are the
+    columns: a hole would shift them)."""
+    from .ernie_generate import _mask_rows, mask_columns
     from .gpt import _as_index, _host
 
-    rows = _mask_rows(attention_mask, input_ids) if attention_mask is not None else None
+    rows = None
+    if attention_mask is not None:
+        rows = mask_columns(attention_mask, input_ids) if holes else \
+            _mask_rows(attention_mask, input_ids)
+        if rows is not None and not holes:
+            rows = [np.arange(a, e) for a, e in rows]
     if rows is not None:
         return _padded(model, np.asarray(_host(input_ids), dtype=np.int64), rows)
     idx = _as_index(input_ids, model)
@@ -43,10 +51,11 @@ def forward_hidden(model, input_ids, attention_mask=None):
 
 
 def _padded(model, ids, rows):
+    """``rows``: each row's real columns."""
     ids = ids.reshape(len(rows), -1)
     B, T = ids.shape
-    tokens = np.concatenate([ids[b, a:e] for b, (a, e) in enumerate(rows)])
-    lengths = np.array([e - a for a, e in rows], dtype=np.int64)
+    tokens = np.concatenate([ids[b, c] for b, c in enumerate(rows)])
+    lengths = np.array([len(c) for c in rows], dtype=np.int64)
     cu = np.concatenate([[0], np.cumsum(lengths)])
     positions = np.concatenate([np.arange(n) for n in lengths])
     cos, sin = model.rotary(positions)
@@ -59,8 +68,8 @@ def _padded(model, ids, rows):
         states.append(x)
     states[-1] = model.model.norm(x)
     where = np.full((B, T), len(tokens), dtype=np.int64)  # row N: the zeros
-    for b, (a, e) in enumerate(rows):
-        where[b, a:e] = cu[b] + np.arange(e - a)
+    for b, c in enumerate(rows):
+        where[b, c] = cu[b] + np.arange(len(c))
 
     def unpack(packed):
         zero = Tensor(packed.xp.zeros((1, packed.shape[1]), dtype=packed.dtype))
