@@ -104,13 +104,23 @@ def _page_angle(rows: list[list[dict]]) -> int:
     long = [b for b, n in boxes if n >= 3]
     if not long:
         return 0
-    standing = sum((b[3] - b[1]) > STANDING * (b[2] - b[0]) for b in long)
+    standing = sum(_standing(b) for b in long)
     firsts = [_bbox(row[0]["box"]) for row in rows if row]
     if 2 * standing > len(long):
-        xs = [(b[0] + b[2]) / 2 for b in firsts]
+        # the order of the standing rows: a heading lying flat over vertical columns (a
+        # Japanese notice) is read first, and its place says nothing of theirs
+        xs = [(b[0] + b[2]) / 2 for b in firsts if _standing(b)]
         return 90 if len(xs) >= 2 and xs[-1] > xs[0] else 270
     ys = [(b[1] + b[3]) / 2 for b in firsts]
     return 180 if len(ys) >= 2 and all(b < a for a, b in itertools.pairwise(ys)) else 0
+
+
+def _standing(b: list[int]) -> bool:
+    return (b[3] - b[1]) > STANDING * (b[2] - b[0])
+
+
+def _lying(b: list[int]) -> bool:
+    return (b[2] - b[0]) > STANDING * (b[3] - b[1])
 
 
 def _title(**parts) -> str:
@@ -152,15 +162,18 @@ def write_hocr(records: list[dict], path: str, *, pdf_dpi: float = 200) -> str:
             box = [_bbox(line["box"]) for line in row]
             span = [min(b[0] for b in box), min(b[1] for b in box),
                     max(b[2] for b in box), max(b[3] for b in box)]
+            # a row lying flat on a page of standing ones reads left to right (a heading
+            # over vertical columns; round 35: "Notice for 12 May" was laid bottom to top)
+            along = 0 if angle in (90, 270) and _lying(span) else angle
             # Tesseract's textangle: the baseline's turn, counterclockwise; none for a
             # vertical CJK column, whose characters stand upright
-            turn = angle if angle and not (angle == 270 and any(
+            turn = along if along and not (along == 270 and any(
                 _WIDE.search(str(line.get("text", ""))) for line in row)) else 0
             lt = f'bbox {" ".join(map(str, span))}' + (f"; textangle {turn}" if turn else "")
             out.append(f'<span class="ocr_line" id="line_{p}_{r}" title="{lt}">')
             for line, lbox in zip(row, box, strict=True):
                 conf = round(100 * float(line.get("score", 0)))
-                for word, wbox in _words(str(line.get("text", "")), lbox, angle):
+                for word, wbox in _words(str(line.get("text", "")), lbox, along):
                     n += 1
                     wt = _title(bbox=" ".join(map(str, wbox)), x_wconf=conf)
                     out.append(f'<span class="ocrx_word" id="word_{p}_{n}" '
