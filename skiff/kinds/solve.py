@@ -70,6 +70,12 @@ EXPR_NAMES = ("x", "y", "z", "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", 
 SOLVER_OPTIONS = ("rtol", "atol", "maxiter", "restart", "cycle", "smoother", "pre", "post",
                   "compatibility", "amg")
 AMG_KINDS = ("auto", "sa", "classical")
+# --interpolation: geometric multigrid's (Solver's interpolation=), classical AMG's (pyamg's)
+GRID_INTERPOLATIONS = ("auto", "linear", "constant")
+INTERPOLATIONS = GRID_INTERPOLATIONS + ("classical", "direct")
+STRENGTHS = ("symmetric", "evolution", "classical")
+# AMG's options a pyamg user writes as keywords (round 35): in the config only when given
+AMG_KEYWORDS = ("strength", "max_coarse", "near_nullspace")
 # the highest Reynolds number a cylinder run takes (the nose's limit is its own, MAX_RE)
 CYLINDER_MAX_RE = 1000.0
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
@@ -144,6 +150,22 @@ def COMMAND(p):
                         "ruge_stuben_solver takes them: second_pass=true, "
                         "interpolation=classical|direct, theta=0.25, order=lowest|pyamg, "
                         "max_coarse=400")
+    p.add_argument("--strength", type=strength_arg, default=None, metavar="NAME[:THETA]",
+                   help="AMG's strength of connection, as pyamg's strength=: symmetric or "
+                        "evolution (smoothed aggregation), classical (--amg classical); "
+                        ":THETA its threshold (symmetric:0.25 is pyamg's ('symmetric', "
+                        "{'theta': 0.25}))")
+    p.add_argument("--max-coarse", type=positive_int, default=None, metavar="N",
+                   help="AMG's coarsest level size, solved directly (pyamg's max_coarse)")
+    p.add_argument("--interpolation", choices=INTERPOLATIONS, default=None,
+                   help="multigrid's interpolation: linear or constant, geometric "
+                        "multigrid's (grids; auto: its own choice); classical or direct, "
+                        "classical AMG's (pyamg's interpolation=; --amg classical)")
+    p.add_argument("--near-nullspace", default=None, metavar="PATH|VAR",
+                   help="the vectors AMG's coarse levels must hold (pyamg's B, e.g. "
+                        "elasticity's rigid-body modes): a .npy, a .npz (its B), a .txt or "
+                        ".csv table, one row per unknown; in a notebook also a variable "
+                        "holding the (n, k) array")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N",
                    help="geometric multigrid's smoothing sweeps before the coarse grid")
     p.add_argument("--post", type=positive_int, default=2, metavar="N",
@@ -169,7 +191,8 @@ def COMMAND(p):
                    help="project: make a pure-Neumann right-hand side compatible")
     p.add_argument("--save", default=None, metavar="PATH",
                    help="write the solution to PATH (.npz or .vtk; cylinder and train-nose: "
-                        ".vtu or .vtk for ParaView, .npz, or .csv for the surface's cp)")
+                        ".vtu or .vtk for ParaView, .npz, or .csv for the surface's cp; its "
+                        "missing folders are made)")
     p.add_argument("--x0", default=None, metavar="PATH",
                    help="warm start (SciPy's x0, the first iterate): a stopped solve's "
                         "RUN/partial.npz, a --save'd solution (.npz) or a .npy array")
@@ -272,8 +295,182 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
 # the grid and linear-solver options: the flow problems mesh and choose their own solvers
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
-              "amg_options", "x0")
+              "amg_options", "x0", "strength", "max_coarse", "interpolation",
+              "near_nullspace")
 _FLOW = ("cylinder", "train-nose")
+
+
+def strength_arg(text) -> str:
+    """``--strength symmetric:0.25``: checked, as text (a form renders it back)."""
+    parse_strength(text)
+    return str(text).strip()
+
+
+def parse_strength(value):
+    """``NAME[:THETA]`` -> pyamg's ``strength=``: ``'evolution'`` or ``['symmetric',
+    {'theta': 0.25}]`` (a list in the JSON config; the kernel reads it as pyamg's tuple);
+    a config's own value passes through."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    name, sep, theta = str(value).strip().partition(":")
+    name = name.strip().lower()
+    if name not in STRENGTHS:
+        raise argparse.ArgumentTypeError(str(unknown_name("strength", name, STRENGTHS)))
+    if not sep:
+        return name
+    try:
+        t = float(theta)
+    except ValueError:
+        t = -1.0
+    if not 0.0 <= t < 1.0:
+        raise argparse.ArgumentTypeError(f"--strength {value}: THETA is the threshold in "
+                                         f"[0, 1) (pyamg's 0.25 for symmetric), got {theta!r}")
+    if name == "evolution":
+        raise argparse.ArgumentTypeError("--strength evolution takes no THETA (pyamg's "
+                                         "evolution measure has its own epsilon): --strength "
+                                         "evolution, or symmetric:THETA")
+    return [name, {"theta": t}]
+
+
+def _strength_name(value):
+    return value[0] if isinstance(value, (list, tuple)) else str(value).partition(":")[0]
+
+
+def amg_keywords_config(values: dict) -> dict:
+    """The config keys of ``--strength``, ``--max-coarse``, ``--interpolation`` and
+    ``--near-nullspace`` (round 35: the kernel entry reads them as pyamg's keywords),
+    only those given: a job without them has the config it had."""
+    out = {}
+    if values.get("strength") is not None:
+        out["strength"] = parse_strength(values["strength"])
+    if values.get("max_coarse") is not None:
+        out["max_coarse"] = int(values["max_coarse"])
+    if values.get("interpolation") not in (None, "auto"):
+        out["interpolation"] = values["interpolation"]
+    nn = values.get("near_nullspace")
+    if nn is not None:
+        out["near_nullspace"] = nn if not isinstance(nn, str) else \
+            os.path.abspath(os.path.expanduser(nn))
+    return out
+
+
+def check_amg_keywords(problem: str, values: dict, system: str | None) -> None:
+    """``--strength``, ``--max-coarse``, ``--interpolation``, ``--near-nullspace`` where
+    nothing would read them, refused in one line before any job (the flows refuse them
+    with their other solver options): AMG's where AMG is the preconditioner (a matrix, or
+    ``--precond amg``); ``--interpolation linear|constant`` where geometric multigrid runs
+    (a grid), ``classical|direct`` classical AMG's; ``--near-nullspace`` a matrix's
+    smoothed aggregation. ``values``: the parsed options or a built-in problem's config."""
+    if problem in _FLOW:
+        return
+    given = [n for n in ("strength", "max_coarse", "near_nullspace")
+             if values.get(n) is not None]
+    interp = values.get("interpolation")
+    amg = values.get("amg") or "auto"
+    options = values.get("amg_options") or {}
+    if isinstance(options, str):
+        options = parse_amg_options(options)
+    if interp in ("classical", "direct"):
+        given.append("interpolation")
+    precond = values.get("precond")
+    amg_runs = precond == "amg" or (system == "matrix" and precond in (None, "auto"))
+    if given and not amg_runs:
+        flags = ", ".join(_flag(n) + (f" {interp}" if n == "interpolation" else "")
+                          for n in given)
+        verb = "is" if len(given) == 1 else "are"
+        if system == "matrix":
+            raise ValueError(f"{flags} {verb} algebraic multigrid's and the preconditioner is "
+                             f"{precond!r}: use --precond amg (or leave it out), or drop "
+                             f"{flags}")
+        who = ("a GridProblem" if system == "grid" else "a %%solve cell" if problem == "custom"
+               else repr(problem))
+        extra = (" (a matrix's option: a grid's AMG has no near null space to give)"
+                 if given == ["near_nullspace"] else "")
+        raise ValueError(f"{flags} {verb} algebraic multigrid's and {who} is preconditioned "
+                         f"by geometric multigrid: add --precond amg, or drop "
+                         f"{flags}{extra}")
+    if values.get("near_nullspace") is not None and system != "matrix":
+        raise ValueError("--near-nullspace is for a matrix (a file or a notebook matrix) "
+                         "solved with smoothed aggregation: a grid problem's rows are its "
+                         "own; drop it")
+    if interp in GRID_INTERPOLATIONS[1:] and (system == "matrix" or precond == "amg" or
+                                                _mg_unused(values.get("method"), precond)):
+        if system == "matrix" or precond == "amg":
+            where = ("a matrix is preconditioned by AMG" if system == "matrix" else
+                     "--precond amg is algebraic multigrid")
+            raise ValueError(f"--interpolation {interp} is geometric multigrid's, and "
+                             f"{where}: classical AMG's are classical or direct (--amg "
+                             f"classical), or drop --interpolation")
+        raise ValueError(f"--interpolation {interp} is geometric multigrid's, and --method "
+                         f"{values.get('method')} --precond {precond} runs none: use "
+                         f"--precond mg (or --method mg), or drop --interpolation")
+    strength = values.get("strength")
+    sname = None if strength is None else _strength_name(strength)
+    classical_asked = interp in ("classical", "direct") or sname == "classical"
+    if classical_asked and amg == "sa":
+        what = (f"--interpolation {interp}" if interp in ("classical", "direct")
+                else "--strength classical")
+        raise ValueError(f"{what} is classical AMG's (Ruge-Stueben) and --amg sa is smoothed "
+                         f"aggregation: use --amg classical, or drop {what}")
+    if sname in ("symmetric", "evolution") and (amg == "classical" or
+                                                 interp in ("classical", "direct")):
+        raise ValueError(f"--strength {sname} is smoothed aggregation's and "
+                         + ("--amg classical" if amg == "classical" else
+                            f"--interpolation {interp} (classical AMG's)")
+                         + " is Ruge-Stueben: --strength classical[:THETA] there (or "
+                           "--amg-options theta=T), or --amg sa")
+    if values.get("near_nullspace") is not None and (amg == "classical" or classical_asked):
+        raise ValueError("--near-nullspace is smoothed aggregation's (pyamg's B); classical "
+                         "AMG takes none: drop it, or --amg sa")
+    for key, flag in (("interpolation", "--interpolation"), ("max_coarse", "--max-coarse")):
+        if key in options and values.get(key) not in (None, "auto") and \
+                options[key] != values.get(key):
+            raise ValueError(f"{flag} {values.get(key)} and --amg-options {key}="
+                             f"{options[key]} disagree: give one")
+    if "theta" in options and isinstance(strength, (list, tuple)):
+        raise ValueError("--strength NAME:THETA and --amg-options theta= both set the "
+                         "threshold: give one")
+
+
+def _near_nullspace_value(values: dict, n: int, user_ns: dict | None = None):
+    """``--near-nullspace``'s array for a matrix of ``n`` unknowns, checked before any job:
+    a notebook variable (the array itself) or a file the kernel reads (its path). Returns
+    ``(config value, array or None)``: the array a notebook job passes itself."""
+    import numpy as np
+
+    from skiff.kernels.solve.entry import load_near_nullspace
+
+    given = values.get("near_nullspace")
+    if given is None:
+        return None, None
+    ns = user_ns or {}
+    if isinstance(given, str) and given in ns:
+        array, where = ns[given], f"the notebook variable {given!r}"
+    else:
+        path = os.path.abspath(os.path.expanduser(str(given)))
+        if not os.path.isfile(path):
+            raise missing_file(str(given), "--near-nullspace file", ": ")
+        try:
+            array = load_near_nullspace(path)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--near-nullspace {given}: {exc}") from None
+        where = path
+    try:
+        array = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"--near-nullspace {given}: {where} is not an array of numbers "
+                         f"(an (n, k) array, one row per unknown)") from None
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2 or array.shape[0] != n or array.shape[1] < 1:
+        raise ValueError(f"--near-nullspace {given}: shape {tuple(array.shape)}, and the "
+                         f"matrix has {n:,} unknowns: give ({n}, k), a row per unknown "
+                         f"(pyamg's B)")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"--near-nullspace {given}: it holds NaN or inf")
+    if isinstance(given, str) and given in ns:
+        return f"<notebook {given}>", array
+    return where, None
 
 
 def amg_options_arg(text) -> str:
@@ -446,6 +643,7 @@ def check_amg_kind(problem: str, values: dict, system: str | None) -> None:
     classical`` (geometric multigrid) and ``A.mtx --precond jacobi --amg classical`` made a
     job that failed at once on the solver's Python names (``amg='classical' ... use
     precond='amg'``), not the flags."""
+    check_amg_keywords(problem, values, system)
     amg = values.get("amg")
     if values.get("amg_options") and amg != "classical" and problem not in _FLOW:
         raise ValueError(f"--amg-options are classical AMG's (Ruge-Stueben): add --amg "
@@ -570,6 +768,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "device": values.get("device", DEFAULT_DEVICE),
         "save": save,
         **({"x0": _x0_file(values["x0"])} if values.get("x0") else {}),
+        **amg_keywords_config(values),
         "k": spec.get("k"),
         "source": spec.get("source"),
         "sdf": spec.get("sdf"),
@@ -1062,6 +1261,11 @@ class SolveKind(Kind):
                 _check_memory(config)   # the whole grid on one device
             return None
         problem = str(config.get("problem", ""))
+        one_rank = [k for k in (*AMG_KEYWORDS, "interpolation") if config.get(k) is not None]
+        if one_rank:   # the distributed solver reads none of them
+            flags = ", ".join(_flag(k) for k in one_rank)
+            raise ValueError(f"--np {ranks}: {flags} {'is' if len(one_rank) == 1 else 'are'} "
+                             f"read by the one-rank solver only: drop --np, or drop {flags}")
         if problem not in PROBLEMS and _matrix_file(problem):   # (one process may read it)
             raise ValueError(f"a matrix file ({problem!r}) is solved on one rank only (a "
                              "distributed solve takes the built-in grid problems and "
@@ -1379,9 +1583,12 @@ def _file_request(values: dict) -> JobRequest:
     check_amg_kind(name, values, "matrix")
     _check_matrix_save(values)
     check_restart(values, values.get("method"))
+    near, _ = _near_nullspace_value(values, n)
     config = to_config({**values, "problem": "poisson", "b": None,  # validate the options
                         **_matrix_smoother(values)})
     config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
+    if near is not None:
+        config["near_nullspace"] = near
     config.update(problem=os.path.abspath(os.path.expanduser(name)),
                   b=None if bname is None else os.path.abspath(os.path.expanduser(bname)),
                   method=values.get("method") or "auto", grid=[n, n])
@@ -1437,6 +1644,10 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
                         **({"precond": "none"} if M is not None else {}),
                         **(_matrix_smoother(values) if matrix else {})})
     config.update(smoother=values.get("smoother") or "rbgs", amg=values.get("amg") or "auto")
+    near, near_array = (_near_nullspace_value(values, int(system.shape[0]), user_ns)
+                        if matrix else (None, None))
+    if near is not None:
+        config["near_nullspace"] = near
     # a matrix's method is chosen from the matrix (Solver: 'auto') unless the line names one
     config.update(problem=f"<notebook {name}>", b=bname, method=values.get("method") or "auto")
     config["grid"] = [int(n) for n in system.shape]
@@ -1448,6 +1659,8 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
 
         if M is not None:   # the object itself, not its name (Solver takes SciPy's M)
             cfg = {**cfg, "precond": M}
+        if near_array is not None:   # --near-nullspace VAR: the notebook's array itself
+            cfg = {**cfg, "near_nullspace": near_array}
         return solve_system(system, b, cfg, reporter)
 
     local = (f"the notebook object {name!r} cannot travel to other processes: use --np 1 or "
