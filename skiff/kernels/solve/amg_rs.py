@@ -52,14 +52,16 @@ from .amg import (
 from .amg_strength import rho_dinv_a
 
 __all__ = ["RugeStuben", "classical_interpolation", "classical_strength",
-           "direct_interpolation", "prolongator_rows", "rs_split", "suits_classical"]
+           "direct_interpolation", "pmis_split", "pmis_weights", "prolongator_rows", "rs_split",
+           "suits_classical"]
 
 RS_THETA = 0.25   # pyamg's ruge_stuben_solver default
 # Solver's amg='auto' takes classical AMG for a diffusion M-matrix whose diagonal, per entry
 # of its row, spreads more than this (a heterogeneous coefficient): see suits_classical
 CLASSICAL_SPREAD = 1e2
 INTERPOLATIONS = ("classical", "direct")
-SPLIT_ORDERS = ("lowest", "pyamg")
+SPLIT_ORDERS = ("lowest", "pyamg", "front")
+SPLITTINGS = ("RS", "PMIS")   # pyamg's CF= names that RugeStuben(cf=) takes
 
 
 def suits_classical(A: sp.csr_matrix) -> bool:
@@ -197,7 +199,7 @@ def _rs_py(sptr, sidx, tptr, tidx, n):
     return split
 
 
-def _rs_pyamg_py(sptr, sidx, tptr, tidx, n):
+def _rs_pyamg_py(sptr, sidx, tptr, tidx, n, front=0):
     """The first pass in pyamg's order (``amg_core.rs_cf_splitting``, the same splitting bit
     for bit): the points sit in one array sorted by weight, an interval per weight; the
     next C point is the top of the array; a point gaining weight moves to the end of its
@@ -208,7 +210,15 @@ def _rs_pyamg_py(sptr, sidx, tptr, tidx, n):
     (:func:`_rs_py`, ties to the lowest index) gives another splitting of the same size,
     better on log-normal coefficients (160^2, 2 decades a sigma: 14 CG iterations against
     this order's 99, pyamg's 101), worse with direct interpolation on rotated anisotropy
-    (100^2, epsilon 1e-3, 30 degrees: 18 against 14)."""
+    (100^2, epsilon 1e-3, 30 degrees: 18 against 14).
+
+    ``front=1`` (``order='front'``, round 35): a point no other depends on but which depends
+    on others is not F from the start (pyamg makes it F, and where its strong neighbours
+    all end F it has nothing to interpolate from: log-normal coefficients, 256^2, 300 CG
+    iterations), and the points left undecided at the end become C when they depend on
+    any (none of them depends on a C point, or it would be F). Log-normal 256^2: 20
+    iterations (lowest order 20, pyamg's order 300); rotated anisotropy (FD, 1e-3, 30
+    degrees, 120^2): 14 (lowest order 33, pyamg 14)."""
     split = np.full(n, -1, dtype=np.int64)   # -1: undecided
     lam = np.zeros(n, dtype=np.int64)
     lmax = 0
@@ -234,7 +244,8 @@ def _rs_pyamg_py(sptr, sidx, tptr, tidx, n):
         index[i] = q
         icount[lam[i]] += 1
     for i in range(n):
-        if lam[i] == 0 or (lam[i] == 1 and tidx[tptr[i]] == i):
+        if (lam[i] == 0 or (lam[i] == 1 and tidx[tptr[i]] == i)) and (
+                front == 0 or sptr[i + 1] == sptr[i]):
             split[i] = 0
     for top in range(n - 1, -1, -1):
         i = node[top]
@@ -283,7 +294,7 @@ def _rs_pyamg_py(sptr, sidx, tptr, tidx, n):
             lam[j] -= 1
     for i in range(n):
         if split[i] == -1:
-            split[i] = 0
+            split[i] = 1 if front != 0 and sptr[i + 1] > sptr[i] else 0
     return split
 
 
@@ -301,6 +312,30 @@ def prolongator_rows(S: sp.csr_matrix, split: np.ndarray) -> np.ndarray:
     pptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(count, out=pptr[1:])
     return pptr
+
+
+def _pmis_py(gptr, gidx, order):
+    """PMIS (De Sterck, Yang, Heys 2006; pyamg's ``CF='PMIS'``): a maximal independent set
+    of the symmetrised strength graph ``G = S + S^T`` (gptr, gidx; no diagonal), its points
+    taken by decreasing weight (the number of points depending on each plus a random number
+    in [0, 1)). pyamg's parallel rounds (a point with the largest weight among its undecided
+    neighbours joins, its neighbours leave) pick the same set; a point with no strong
+    connection is F (pyamg's too). ``order``: the points by decreasing weight. 1 for a C
+    point, 0 for an F point."""
+    n = order.shape[0]
+    split = np.full(n, -1, dtype=np.int64)
+    for t in range(n):
+        i = order[t]
+        if gptr[i + 1] == gptr[i]:
+            split[i] = 0
+            continue
+        if split[i] != -1:
+            continue
+        split[i] = 1
+        for p in range(gptr[i], gptr[i + 1]):
+            if split[gidx[p]] == -1:
+                split[gidx[p]] = 0
+    return split
 
 
 def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag, pptr):
@@ -455,7 +490,7 @@ def _kernel(name):
     """The numba twin of ``_rs_py`` / ``_interp_py`` where numba runs (and is not being
     deferred), else the Python function itself."""
     fn = {"rs": _rs_py, "rs-pyamg": _rs_pyamg_py, "interp": _interp_py, "pass2": _pass2_py,
-          "direct": _direct_py}[name]
+          "direct": _direct_py, "pmis": _pmis_py}[name]
     from skiff.kernels.backend import numba_available
 
     from .fused import deferring
@@ -469,6 +504,34 @@ def _kernel(name):
     return _JIT[name]
 
 
+def pmis_weights(S: sp.csr_matrix, seed: int = 0) -> np.ndarray:
+    """PMIS's weights (pyamg's): how many points depend on each, plus a random number in
+    [0, 1) (``numpy.random.default_rng(seed)``: the same splitting on every run)."""
+    S = sp.csr_matrix(S)
+    depend = np.bincount(S.indices, minlength=S.shape[0]).astype(np.float64)
+    return depend + np.random.default_rng(seed).random(S.shape[0])
+
+
+def pmis_split(S: sp.csr_matrix, weights=None, kernel=None, *, seed: int = 0) -> np.ndarray:
+    """The PMIS C/F splitting of the strength pattern ``S`` (pyamg's ``CF='PMIS'``; 1 = C):
+    :func:`_pmis_py` on ``S + S^T`` without its diagonal, ``weights`` default
+    :func:`pmis_weights`. Fewer C points than Ruge-Stueben's (no point's F neighbours need
+    a common C point): lower operator complexity, more iterations with distance-1
+    interpolation."""
+    S = sp.csr_matrix(S)
+    n = S.shape[0]
+    pattern = sp.csr_matrix((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)
+    G = (pattern + pattern.T).tocsr()
+    G.setdiag(0)
+    G.eliminate_zeros()
+    w = pmis_weights(S, seed) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"pmis_split: weights must have shape ({n},), got {w.shape}")
+    fn = kernel or _kernel("pmis")
+    order = np.argsort(-w, kind="stable").astype(np.int64)
+    return fn(G.indptr.astype(np.int64), G.indices.astype(np.int64), order)
+
+
 def rs_split(S: sp.csr_matrix, kernel=None, *, second_pass: bool = False,
              pass2_kernel=None, order: str = "lowest") -> np.ndarray:
     """C/F splitting of the strength pattern ``S`` (row ``i``: the points ``i`` depends
@@ -476,15 +539,18 @@ def rs_split(S: sp.csr_matrix, kernel=None, *, second_pass: bool = False,
     tests), default the numba one. ``second_pass``: then the Ruge-Stueben second pass
     (pyamg's ``second_pass=True``; ``pass2_kernel`` as ``kernel``): every pair of strong F
     neighbours shares a strong C point, more C points. ``order``: ``'lowest'`` (ties to
-    the lowest index) or ``'pyamg'`` (pyamg's ``RS``, bit for bit: :func:`_rs_pyamg_py`)."""
+    the lowest index), ``'pyamg'`` (pyamg's ``RS``, bit for bit: :func:`_rs_pyamg_py`) or
+    ``'front'`` (pyamg's order without leaving F points that cannot interpolate;
+    :class:`RugeStuben`'s default)."""
     if order not in SPLIT_ORDERS:
         raise ValueError(f"amg: order must be one of {SPLIT_ORDERS}, got {order!r}")
     S = sp.csr_matrix(S)
     T = S.T.tocsr()
     fn = kernel or _kernel("rs" if order == "lowest" else "rs-pyamg")
     i64 = np.int64
+    extra = (1,) if order == "front" else ()   # pyamg's order, with round 35's fix
     split = fn(S.indptr.astype(i64), S.indices.astype(i64), T.indptr.astype(i64),
-               T.indices.astype(i64), S.shape[0])
+               T.indices.astype(i64), S.shape[0], *extra)
     if second_pass:
         fn2 = pass2_kernel or _kernel("pass2")
         split = fn2(S.indptr.astype(i64), S.indices.astype(i64),
@@ -555,19 +621,33 @@ class RugeStuben(SmoothedAggregation):
     interpolation : ``'classical'`` (default: modified classical, pyamg's ``'classical'``)
         or ``'direct'`` (pyamg's ``'direct'``: from the strong C neighbours only, cheaper
         and sparser, weaker where strong F-F links matter).
-    order : ``'lowest'`` (default) or ``'pyamg'``: the first pass's order
-        (:func:`rs_split`); ``'pyamg'`` builds pyamg's hierarchy (level sizes equal with
-        ``interpolation='direct'``), for comparisons.
+    order : ``'front'`` (default since round 35), ``'lowest'`` or ``'pyamg'``: the first
+        pass's order (:func:`rs_split`); ``'pyamg'`` builds pyamg's hierarchy (level sizes
+        equal with ``interpolation='direct'``), for comparisons; ``'front'`` is pyamg's
+        order where a point that depends on others is never left F with nothing to
+        interpolate from (:func:`_rs_pyamg_py`); ``'lowest'`` (round 33's default) ties to
+        the lowest index. CG iterations lowest -> front (round 35): rotated anisotropy (FD,
+        1e-3, 30 degrees) 33 -> 14 (pyamg 14), at 22.5 degrees 16 -> 27 (pyamg 49),
+        log-normal 256^2 20 -> 20 (pyamg 300), 2-D Poisson 6 -> 5 (pyamg 5).
+    cf : ``'RS'`` (default) or ``'PMIS'`` (pyamg's ``CF='PMIS'``, :func:`pmis_split`:
+        fewer C points, lower complexity; its random weights seeded by the level).
     """
 
     def __init__(self, A, *, theta=RS_THETA, max_coarse=400, max_levels=25, degree=2,
                  xp=np, symmetric=None, reason="", second_pass=False,
-                 interpolation="classical", order="lowest"):
+                 interpolation="classical", order="front", cf="RS"):
         if interpolation not in INTERPOLATIONS:
             raise ValueError(f"amg: interpolation must be one of {INTERPOLATIONS} (pyamg's "
                              f"names), got {interpolation!r}")
         if order not in SPLIT_ORDERS:
             raise ValueError(f"amg: order must be one of {SPLIT_ORDERS}, got {order!r}")
+        if cf not in SPLITTINGS:
+            raise ValueError(f"amg: cf must be one of {SPLITTINGS} (pyamg's CF names), got "
+                             f"{cf!r}")
+        if cf == "PMIS" and (second_pass or order != "front"):
+            raise ValueError("amg: second_pass and order are Ruge-Stueben's (cf='RS'); "
+                             "PMIS takes neither")
+        self.cf = cf
         self.second_pass, self.interpolation = bool(second_pass), interpolation
         self.order = order
         A = sp.csr_matrix(A)
@@ -605,7 +685,8 @@ class RugeStuben(SmoothedAggregation):
                 raise ValueError(f"amg: the matrix has zeros on its diagonal (entry {i}); "
                                  f"the Gauss-Seidel smoother divides by it")
             S = classical_strength(A, self.theta)
-            split = rs_split(S, second_pass=self.second_pass, order=order)
+            split = (pmis_split(S, seed=len(self.levels)) if cf == "PMIS" else
+                     rs_split(S, second_pass=self.second_pass, order=order))
             nc = int(split.sum())
             if nc == 0 or nc >= A.shape[0]:
                 break
@@ -651,7 +732,9 @@ class RugeStuben(SmoothedAggregation):
         extra = ("" if self.interpolation == "classical" else
                  f", {self.interpolation} interpolation")
         extra += ", second pass" if self.second_pass else ""
-        extra += ", pyamg's order" if self.order == "pyamg" else ""
+        extra += {"pyamg": ", pyamg's order", "lowest": ", lowest-index order"}.get(
+            self.order, "") if self.cf == "RS" else ""
+        extra += ", PMIS splitting" if self.cf == "PMIS" else ""
         return (f"classical (Ruge-Stueben),{why} theta {self.theta:g}{extra}, {kind}, "
                 f"{self.nlevels} levels: " + " > ".join(map(str, sizes))
                 + f", operator complexity {self.operator_complexity:.2f}")

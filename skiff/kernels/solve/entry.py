@@ -249,7 +249,7 @@ def amg_config(config: dict):
 
     * ``strength``: ``'classical'``, ``'symmetric'``, ``'evolution'`` or ``(name,
       {'theta': t})``; ``max_coarse``; ``CF``: ``'RS'`` or ``('RS', {'second_pass':
-      True})`` (classical AMG);
+      True})`` or ``'PMIS'`` (classical AMG);
     * ``interpolation``: classical AMG's ``'classical'`` / ``'direct'``, or geometric
       multigrid's ``'auto'`` / ``'linear'`` / ``'constant'`` (Solver's ``interpolation=``);
     * ``presmoother`` (and ``postsmoother``, the same: the cycle is symmetric):
@@ -291,11 +291,15 @@ def amg_config(config: dict):
         options["interpolation"] = given["interpolation"]
     if "CF" in given:
         cf, cf_opts = _smoother_spec(given["CF"])
-        if cf != "RS" or set(cf_opts) - {"second_pass"}:
-            raise ValueError(f"CF {given['CF']!r}: classical AMG splits by Ruge-Stueben: 'RS' "
-                             f"or ('RS', {{'second_pass': True}})")
+        if cf not in ("RS", "PMIS") or set(cf_opts) - {"second_pass"} or (
+                cf == "PMIS" and cf_opts):
+            raise ValueError(f"CF {given['CF']!r}: classical AMG splits by 'RS' (or "
+                             f"('RS', {{'second_pass': True}})) or 'PMIS' (pyamg's names; "
+                             f"no PMISc, CLJP, CR)")
         if cf_opts.get("second_pass"):
             options["second_pass"] = True
+        if cf == "PMIS":
+            options["cf"] = "PMIS"
     if "strength" in given:
         options["strength"] = given["strength"]
     if "max_coarse" in given:
