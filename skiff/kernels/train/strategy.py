@@ -248,6 +248,12 @@ class Strategy:
         keeps every parameter whole and current on every rank returns ``model`` itself."""
         return model
 
+    def sync_for_evaluation(self, model) -> None:
+        """Before the loop's validation (every rank calls it): the model object holds every
+        current weight on this rank. Nothing to do where each rank steps every parameter
+        it computes with (one device, dp, ZeRO, tp's slices, ep's experts); pp's ranks step
+        one stage each and gather the others' here."""
+
     def evaluation_model(self, model):
         """The model the reporting rank evaluates (None on the other ranks); every rank
         calls it. A strategy that keeps the model whole on every rank gives ``model``; one

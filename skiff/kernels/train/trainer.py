@@ -870,6 +870,7 @@ class Trainer(Inference, TrainerState):
         loader = run.loader
         from .trainer_state import WHOLE_MODEL
 
+        run.strategy.sync_for_evaluation(self.model)  # pp: the other stages' weights
         # per class where each rank holds the whole model (its own validation rows' counts)
         val = self.evaluate(run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
         run.val_weight = getattr(self, "_eval_weight", None)

@@ -1,0 +1,34 @@
+"""gpt-mini under pp on 2 ranks, 3 steps with a validation set validated after each step
+(round 35): each rank prints its validation losses.
+
+usage: pp_validation_r35h5_check.py STRATEGY"""
+
+import json
+import sys
+
+import abort_on_error  # noqa: F401
+import numpy as np
+
+from skiff.kernels.train import models
+from skiff.kernels.train.core import random as train_random
+from skiff.kernels.train.data import ArrayDataset
+from skiff.kernels.train.parallel import world
+from skiff.kernels.train.trainer import Trainer
+
+
+def run(strategy):
+    train_random.seed(5)
+    model = models.get("gpt-mini")
+    rng = np.random.default_rng(6)
+    ids, held = rng.integers(3, 60, (8, 17)), rng.integers(3, 60, (5, 17))
+    trainer = Trainer(model, strategy=strategy, lr=3e-3, batch_size=8, seed=1)
+    result = trainer.train(ArrayDataset(ids[:, :-1], ids[:, 1:]), epochs=3,
+                           val_dataset=ArrayDataset(held[:, :-1], held[:, 1:]))
+    return {"loss": [h["loss"] for h in result.history],
+            "val_loss": [v["val_loss"] for v in result.val_history]}
+
+
+if __name__ == "__main__":
+    out = run(sys.argv[1])
+    out["rank"] = world().rank if sys.argv[1] != "single" else 0
+    print("RESULT " + json.dumps(out), flush=True)
