@@ -149,7 +149,8 @@ def COMMAND(p):
                    help="classical AMG's options (with --amg classical), as pyamg's "
                         "ruge_stuben_solver takes them: second_pass=true, "
                         "interpolation=classical|direct, theta=0.25, order=lowest|pyamg, "
-                        "max_coarse=400")
+                        "max_coarse=400, sweeps=K (Gauss-Seidel sweeps a side: pyamg's "
+                        "presmoother=('gauss_seidel', {'iterations': K}))")
     p.add_argument("--strength", type=strength_arg, default=None, metavar="NAME[:THETA]",
                    help="AMG's strength of connection, as pyamg's strength=: symmetric or "
                         "evolution (smoothed aggregation), classical (--amg classical); "
@@ -497,9 +498,9 @@ def parse_amg_options(text) -> dict:
         if not sep or not value:
             raise argparse.ArgumentTypeError(f"expected KEY=VALUE pairs, like "
                                              f"second_pass=true,theta=0.5; got {part!r}")
-        if key not in AMG_OPTIONS:
+        if key not in AMG_OPTIONS + ("sweeps",):
             raise argparse.ArgumentTypeError(str(unknown_name("classical AMG option", key,
-                                                              AMG_OPTIONS)))
+                                                              AMG_OPTIONS + ("sweeps",))))
         if key == "second_pass":
             if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
                 raise argparse.ArgumentTypeError(f"second_pass is true or false, got {value!r}")
@@ -512,9 +513,9 @@ def parse_amg_options(text) -> dict:
             if not 0.0 <= out[key] < 1.0:
                 raise argparse.ArgumentTypeError(f"theta is the strength threshold in [0, 1) "
                                                  f"(pyamg's 0.25), got {value!r}")
-        elif key == "max_coarse":
+        elif key in ("max_coarse", "sweeps"):
             if not value.isdigit() or int(value) < 1:
-                raise argparse.ArgumentTypeError(f"max_coarse is a positive integer, got "
+                raise argparse.ArgumentTypeError(f"{key} is a positive integer, got "
                                                  f"{value!r}")
             out[key] = int(value)
         else:

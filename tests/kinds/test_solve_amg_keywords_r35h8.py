@@ -138,3 +138,15 @@ def test_the_panel_says_it_as_the_field_changes(runs_dir):
     form.set(precond="amg")
     assert form.errors == {} and not form.launch_button.disabled
     assert "--strength evolution" in form.cli
+
+
+def test_amg_options_sweeps(runs_dir, tmp_path, capsys):
+    """``--amg-options sweeps=2``: classical AMG's Gauss-Seidel sweeps a side (pyamg's
+    presmoother iterations; h7's ``amg_options`` key this round)."""
+    A = _poisson(40)
+    sio.mmwrite(str(tmp_path / "A.mtx"), A)
+    b = A @ np.ones(A.shape[0])
+    got = _job(capsys, [str(tmp_path / "A.mtx"), "--amg", "classical", "--amg-options",
+                        "sweeps=2"])
+    _same(got, Solver(A, amg="classical", amg_options={"sweeps": 2}).solve(b, rtol=1e-8))
+    assert got["iterations"] < Solver(A, amg="classical").solve(b, rtol=1e-8).iterations
