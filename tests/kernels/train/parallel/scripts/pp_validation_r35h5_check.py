@@ -1,5 +1,5 @@
 """gpt-mini under pp on 2 ranks, 3 steps with a validation set validated after each step
-(round 35): each rank prints its validation losses.
+and an evaluator every 2 (round 35): each rank prints its validation losses.
 
 usage: pp_validation_r35h5_check.py STRATEGY"""
 
@@ -21,11 +21,24 @@ def run(strategy):
     model = models.get("gpt-mini")
     rng = np.random.default_rng(6)
     ids, held = rng.integers(3, 60, (8, 17)), rng.integers(3, 60, (5, 17))
-    trainer = Trainer(model, strategy=strategy, lr=3e-3, batch_size=8, seed=1)
+
+    def evaluator(m):  # a user's held-out metric: the whole model's loss on the held rows
+        from skiff.kernels.train.core.tensor import Tensor, no_grad
+
+        with no_grad():
+            logits = np.asarray(m(Tensor(held[:, :-1])).numpy(), dtype=np.float64)
+        z = logits - logits.max(-1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        picked = np.take_along_axis(logp, held[:, 1:, None], -1)
+        return {"held": float(-picked.mean())}
+
+    trainer = Trainer(model, strategy=strategy, lr=3e-3, batch_size=8, seed=1,
+                      evaluator=evaluator, eval_every=2)
     result = trainer.train(ArrayDataset(ids[:, :-1], ids[:, 1:]), epochs=3,
                            val_dataset=ArrayDataset(held[:, :-1], held[:, 1:]))
     return {"loss": [h["loss"] for h in result.history],
-            "val_loss": [v["val_loss"] for v in result.val_history]}
+            "val_loss": [v["val_loss"] for v in result.val_history],
+            "evaluation": result.evaluation}
 
 
 if __name__ == "__main__":
