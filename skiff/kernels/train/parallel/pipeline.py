@@ -468,10 +468,8 @@ class PipelineParallel(DataParallel):
             self.whole_model(model, self.full_state_dict(model))
 
     def evaluation_model(self, model):
-        """The model object with every stage's current weights (:meth:`sync_for_evaluation`)
-        on the reporting rank: an ``evaluator`` (``--eval FILE``) was refused under pp."""
-        self.sync_for_evaluation(model)
-        return model if self.is_root else None
+        raise ValueError("held-out evaluation needs the model whole on one rank: pp holds one "
+                         "stage per rank; use dp, zero, tp or ep (an ERNIE-4.5 model)")
 
     def whole_model(self, model, weights: dict):
         """Every stage's trained weights into this rank's model object."""
