@@ -89,7 +89,8 @@ def resume_job(job: Job) -> Job:
 
 def _resumable(kind: str) -> bool:
     """Whether ``jobs resume`` takes jobs of ``kind`` (its kind has its own
-    ``resume_config``: train from a checkpoint, ocr with the pages it did not read)."""
+    ``resume_config``: train from a checkpoint, ocr with the pages it did not read, solve
+    from its last iterate)."""
     from skiff.kinds import KINDS, Kind
 
     found = KINDS.get(kind)
@@ -151,7 +152,8 @@ class _Row:
         self.resume = W.Button(icon="play", layout=small(),
                                tooltip="resume: go on where the job stopped (a train job "
                                        "from its newest checkpoint, an OCR job with the pages "
-                                       "it did not read)")
+                                       "it did not read, a solve stopped mid-way from its "
+                                       "last iterate)")
         self.folder = W.Button(icon="folder-open", layout=small(),
                                tooltip="show the run folder and its files")
         for b, cls in ((self.cancel, "skiff-monitor-cancel"), (self.show, "skiff-monitor-show"),
@@ -162,7 +164,7 @@ class _Row:
         self.show.on_click(lambda _b: monitor.show(self.job))
         self.resume.on_click(lambda _b: monitor.resume(self.job))
         self.folder.on_click(lambda _b: monitor.open_folder(self.job))
-        if not _resumable(job.kind):  # train and ocr go on (an OCR job: it was hidden)
+        if not _resumable(job.kind):  # train, ocr and solve go on (an OCR job: it was hidden)
             self.resume.layout.display = "none"
         self.cells = [self.id, self.kind, self.status,
                       W.HBox([self.progress, self.progress_text],
