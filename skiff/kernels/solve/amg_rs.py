@@ -52,14 +52,14 @@ from .amg import (
 from .amg_strength import rho_dinv_a
 
 __all__ = ["RugeStuben", "classical_interpolation", "classical_strength",
-           "direct_interpolation", "pmis_split", "pmis_weights", "prolongator_rows", "rs_split",
-           "suits_classical"]
+           "direct_interpolation", "extended_interpolation", "pmis_split", "pmis_weights",
+           "prolongator_rows", "rs_split", "suits_classical", "truncate_rows"]
 
 RS_THETA = 0.25   # pyamg's ruge_stuben_solver default
 # Solver's amg='auto' takes classical AMG for a diffusion M-matrix whose diagonal, per entry
 # of its row, spreads more than this (a heterogeneous coefficient): see suits_classical
 CLASSICAL_SPREAD = 1e2
-INTERPOLATIONS = ("classical", "direct")
+INTERPOLATIONS = ("classical", "direct", "extended+i")
 SPLIT_ORDERS = ("lowest", "pyamg", "front")
 SPLITTINGS = ("RS", "PMIS")   # pyamg's CF= names that RugeStuben(cf=) takes
 
@@ -395,6 +395,105 @@ def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag, pptr):
     return pptr, pidx, pval
 
 
+def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
+    """Extended+i (distance-two) interpolation (De Sterck, Falgout, Nolting, Yang 2008,
+    eqs. 4.10-4.11; hypre's ``ext+i``), ``P`` as CSR arrays: an F point ``i`` interpolates
+    from ``C^_i``, its strong C neighbours and those of its strong F neighbours;
+    ``w_ij = -(a_ij + sum_k a_ik a'_kj / d_k) / a~_ii`` over the strong F neighbours
+    ``k``, ``d_k = sum_{l in C^_i + i} a'_kl``, ``a~_ii = a_ii + (weak entries outside
+    C^_i) + sum_k a_ik a'_ki / d_k``, ``a'`` the entries of sign opposite to the row's
+    diagonal. A row of zero sum keeps the constant (``sum_j w_ij = 1``). Where ``d_k`` is
+    0 the entry goes to the diagonal, as in :func:`_interp_py`. For PMIS splittings, whose
+    F points may have no strong C neighbour."""
+    n = split.shape[0]
+    mark = np.full(n, -1, dtype=np.int64)
+    pptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):          # the row counts: C^_i's size (distance two)
+        c = 0
+        if split[i] == 1:
+            c = 1
+        else:
+            for p in range(sptr[i], sptr[i + 1]):
+                j = sidx[p]
+                if split[j] == 1:
+                    if mark[j] != i:
+                        mark[j] = i
+                        c += 1
+                elif j != i:
+                    for r in range(sptr[j], sptr[j + 1]):
+                        m = sidx[r]
+                        if split[m] == 1 and mark[m] != i:
+                            mark[m] = i
+                            c += 1
+        pptr[i + 1] = pptr[i] + c
+    pidx = np.zeros(pptr[n], dtype=np.int64)
+    pval = np.zeros(pptr[n], dtype=np.float64)
+    slot = np.full(n, -1, dtype=np.int64)
+    strong = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        q = pptr[i]
+        if split[i] == 1:
+            pidx[q] = cindex[i]
+            pval[q] = 1.0
+            continue
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sidx[p]
+            if j == i:
+                continue
+            strong[j] = True
+            if split[j] == 1:
+                if slot[j] < 0:
+                    slot[j] = q
+                    pidx[q] = cindex[j]
+                    q += 1
+            else:
+                for r in range(sptr[j], sptr[j + 1]):
+                    m = sidx[r]
+                    if split[m] == 1 and slot[m] < 0:
+                        slot[m] = q
+                        pidx[q] = cindex[m]
+                        q += 1
+        d = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            k = indices[p]
+            a = data[p]
+            if k == i:
+                d += a
+            elif slot[k] >= 0:                   # in C^_i (strong or weak)
+                pval[slot[k]] += a
+            elif not strong[k] or split[k] == 1:  # weak, outside C^_i
+                d += a
+            else:                                # a strong F neighbour
+                pos = diag[k] > 0
+                den = 0.0
+                for r in range(indptr[k], indptr[k + 1]):
+                    m = indices[r]
+                    if (slot[m] >= 0 or m == i) and (data[r] > 0) != pos:
+                        den += data[r]
+                if den == 0.0:
+                    d += a
+                else:
+                    for r in range(indptr[k], indptr[k + 1]):
+                        m = indices[r]
+                        if (data[r] > 0) != pos:
+                            if slot[m] >= 0:
+                                pval[slot[m]] += a * data[r] / den
+                            elif m == i:
+                                d += a * data[r] / den
+        if d * diag[i] <= 0.0:   # lumped past zero (not an M-matrix row): the diagonal
+            d = diag[i]
+        for q in range(pptr[i], pptr[i + 1]):
+            pval[q] = -pval[q] / d if d != 0.0 else 0.0
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sidx[p]
+            strong[j] = False
+            slot[j] = -1
+            if split[j] != 1:
+                for r in range(sptr[j], sptr[j + 1]):
+                    slot[sidx[r]] = -1
+    return pptr, pidx, pval
+
+
 def _pass2_py(sptr, sidx, split):
     """The Ruge-Stueben second pass, in place on ``split`` (1 = C): for each F point ``i``,
     each strong F neighbour ``j`` that shares no strong C point with ``i`` (``S_j`` and
@@ -490,7 +589,7 @@ def _kernel(name):
     """The numba twin of ``_rs_py`` / ``_interp_py`` where numba runs (and is not being
     deferred), else the Python function itself."""
     fn = {"rs": _rs_py, "rs-pyamg": _rs_pyamg_py, "interp": _interp_py, "pass2": _pass2_py,
-          "direct": _direct_py, "pmis": _pmis_py}[name]
+          "direct": _direct_py, "pmis": _pmis_py, "extended": _extended_py}[name]
     from skiff.kernels.backend import numba_available
 
     from .fused import deferring
@@ -574,6 +673,52 @@ def direct_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
                           A.data.astype(np.float64), S.indptr.astype(i64),
                           S.indices.astype(i64), split, cindex, pptr)
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
+
+
+def extended_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
+                           kernel=None, max_elements: int = 4) -> sp.csr_matrix:
+    """The prolongator of extended+i (distance-two) interpolation (:func:`_extended_py`;
+    ``interpolation='extended+i'``): with PMIS's splitting, hypre's default pairing; at
+    most ``max_elements`` entries a row (:func:`truncate_rows`; 0: all)."""
+    A = sp.csr_matrix(A)
+    A.sum_duplicates()
+    split = np.asarray(split, dtype=np.int64)
+    cindex = np.cumsum(split) - 1
+    fn = kernel or _kernel("extended")
+    i64 = np.int64
+    pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
+                          A.data.astype(np.float64), S.indptr.astype(i64),
+                          S.indices.astype(i64), split, cindex,
+                          A.diagonal().astype(np.float64))
+    P = sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
+    if max_elements:
+        P = truncate_rows(P, max_elements)
+    P.sort_indices()
+    return P
+
+
+def truncate_rows(P: sp.csr_matrix, max_elements: int) -> sp.csr_matrix:
+    """``P`` with at most ``max_elements`` entries a row, the largest in magnitude (ties to
+    the lower column), each cut row rescaled to keep its sum (hypre's ``P_max_elmts``:
+    distance-two interpolation without it fills the coarse levels: 3-D Poisson, PMIS,
+    operator complexity 3.95 -> 2.3 at 4)."""
+    P = sp.csr_matrix(P)
+    n = P.shape[0]
+    counts = np.diff(P.indptr)
+    if counts.max(initial=0) <= max_elements:
+        return P
+    rows = np.repeat(np.arange(n), counts)
+    order = np.lexsort((P.indices, -np.abs(P.data), rows))
+    rank = np.arange(P.nnz) - P.indptr[rows[order]]
+    keep = np.zeros(P.nnz, dtype=bool)
+    keep[order[rank < max_elements]] = True
+    total = np.bincount(rows, weights=P.data, minlength=n)
+    kept = np.bincount(rows[keep], weights=P.data[keep], minlength=n)
+    scale = np.where(kept != 0, total / np.where(kept != 0, kept, 1.0), 1.0)
+    data = P.data[keep] * scale[rows[keep]]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=n), out=indptr[1:])
+    return sp.csr_matrix((data, P.indices[keep], indptr), shape=P.shape)
 
 
 def classical_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
@@ -690,8 +835,8 @@ class RugeStuben(SmoothedAggregation):
             nc = int(split.sum())
             if nc == 0 or nc >= A.shape[0]:
                 break
-            P = (direct_interpolation if interpolation == "direct" else
-                 classical_interpolation)(A, S, split)
+            P = {"direct": direct_interpolation, "extended+i": extended_interpolation}.get(
+                interpolation, classical_interpolation)(A, S, split)
             R = P.T.tocsr()
             dinv = 1.0 / d
             lmax = 0.0

@@ -250,3 +250,54 @@ def test_front_order_solves_as_pyamg_on_rotated_anisotropy_and_better_on_lognorm
             assert sol.iterations <= cap and len(res) - 1 >= 2 * sol.iterations
         ref = sla.spsolve(A.tocsc(), b)
         np.testing.assert_allclose(sol.x, ref, atol=1e-6 * np.abs(ref).max())
+
+
+def test_extended_interpolation_is_the_harmonic_one_two_points_away():
+    """1-D Laplacian split C F F C F F C: an F point's one strong C neighbour is at distance
+    one, the other at distance two (through its F neighbour); extended+i's weights are the
+    exact (linear, harmonic) interpolant 2/3, 1/3, where distance-one classical
+    interpolation reaches only the near C point."""
+    from skiff.kernels.solve.amg_rs import _extended_py, extended_interpolation
+
+    n = 7
+    A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    S = classical_strength(A)
+    split = np.array([1, 0, 0, 1, 0, 0, 1], dtype=np.int64)
+    P = extended_interpolation(A, S, split).toarray()
+    want = np.zeros((n, 3))
+    want[0, 0] = want[3, 1] = want[6, 2] = 1.0
+    want[1, :2] = [2 / 3, 1 / 3]
+    want[2, :2] = [1 / 3, 2 / 3]
+    want[4, 1:] = [2 / 3, 1 / 3]
+    want[5, 1:] = [1 / 3, 2 / 3]
+    np.testing.assert_allclose(P, want, atol=1e-15)
+    np.testing.assert_array_equal(
+        extended_interpolation(A, S, split, kernel=_extended_py).toarray(), P)
+    assert np.count_nonzero(classical_interpolation(A, S, split).toarray()[1]) == 1
+
+
+def test_extended_interpolation_with_pmis_keeps_constants_and_converges():
+    from skiff.kernels.solve.amg_rs import extended_interpolation, pmis_split, truncate_rows
+
+    A = pyamg.gallery.poisson((16, 16, 16), format="csr")
+    S = classical_strength(A)
+    split = pmis_split(S)
+    full = extended_interpolation(A, S, split, max_elements=0)
+    P = extended_interpolation(A, S, split)   # at most 4 a row (hypre's P_max_elmts)
+    zero_sum = np.abs(np.asarray(A.sum(axis=1)).ravel()) < 1e-12
+    for Q in (full, P):   # a row of zero sum interpolates the constant exactly
+        np.testing.assert_allclose((Q @ np.ones(Q.shape[1]))[zero_sum], 1.0, atol=1e-13)
+    assert np.diff(P.indptr).max() <= 4 < np.diff(full.indptr).max()
+    np.testing.assert_allclose(P @ np.ones(P.shape[1]), full @ np.ones(full.shape[1]),
+                               atol=1e-13)   # truncation keeps each row's sum
+    assert truncate_rows(full, 100).nnz == full.nnz
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    its = {}
+    for interp in ("classical", "extended+i"):
+        s = solver_from_config(A, {"method": "cg", "precond": "amg", "CF": "PMIS",
+                                   "interpolation": interp})
+        sol = s.solve(b, rtol=1e-10)
+        its[interp] = sol.iterations
+        ref = sla.spsolve(A.tocsc(), b)
+        np.testing.assert_allclose(sol.x, ref, atol=1e-7 * np.abs(ref).max())
+    assert its["extended+i"] * 1.5 <= its["classical"]
