@@ -449,6 +449,12 @@ def _near_nullspace_value(values: dict, n: int, user_ns: dict | None = None):
         array, where = ns[given], f"the notebook variable {given!r}"
     else:
         path = os.path.abspath(os.path.expanduser(str(given)))
+        if not os.path.isfile(path) and ns and not os.path.splitext(str(given))[1]:
+            arrays = [k for k, v in ns.items() if not k.startswith("_")
+                      and getattr(v, "ndim", 0) in (1, 2)]
+            raise ValueError(f"--near-nullspace {given}: no notebook variable or file of that "
+                             f"name{did_you_mean(given, arrays)}; it takes an (n, k) array "
+                             f"or a .npy/.npz/.txt/.csv file")
         if not os.path.isfile(path):
             raise missing_file(str(given), "--near-nullspace file", ": ")
         try:

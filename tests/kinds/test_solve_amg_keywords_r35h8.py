@@ -150,3 +150,13 @@ def test_amg_options_sweeps(runs_dir, tmp_path, capsys):
                         "sweeps=2"])
     _same(got, Solver(A, amg="classical", amg_options={"sweeps": 2}).solve(b, rtol=1e-8))
     assert got["iterations"] < Solver(A, amg="classical").solve(b, rtol=1e-8).iterations
+
+
+def test_a_mistyped_notebook_variable(runs_dir):
+    A, B = _elasticity()
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "skiff")
+    shell.user_ns.update(E=A, bE=np.ones(A.shape[0]), Bmodes=B)
+    result = shell.run_cell("%solve E bE --near-nullspace Bmode")
+    assert "--near-nullspace Bmode: no notebook variable or file of that name (did you " \
+           "mean 'Bmodes'?)" in str(result.error_in_exec)
