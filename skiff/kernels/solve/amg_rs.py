@@ -776,11 +776,16 @@ class RugeStuben(SmoothedAggregation):
         log-normal 256^2 20 -> 20 (pyamg 300), 2-D Poisson 6 -> 5 (pyamg 5).
     cf : ``'RS'`` (default) or ``'PMIS'`` (pyamg's ``CF='PMIS'``, :func:`pmis_split`:
         fewer C points, lower complexity; its random weights seeded by the level).
+    aggressive : int
+        The first ``aggressive`` levels coarsen twice (hypre's aggressive coarsening with
+        two-stage interpolation: ``P = P1 P2``, the level between never smoothed): fewer
+        unknowns and entries on the coarse levels for more iterations; best with
+        ``interpolation='extended+i'``.
     """
 
     def __init__(self, A, *, theta=RS_THETA, max_coarse=400, max_levels=25, degree=2,
                  xp=np, symmetric=None, reason="", second_pass=False,
-                 interpolation="classical", order="front", cf="RS"):
+                 interpolation="classical", order="front", cf="RS", aggressive=0):
         if interpolation not in INTERPOLATIONS:
             raise ValueError(f"amg: interpolation must be one of {INTERPOLATIONS} (pyamg's "
                              f"names), got {interpolation!r}")
@@ -793,6 +798,9 @@ class RugeStuben(SmoothedAggregation):
             raise ValueError("amg: second_pass and order are Ruge-Stueben's (cf='RS'); "
                              "PMIS takes neither")
         self.cf = cf
+        self.aggressive = int(aggressive)
+        if self.aggressive < 0:
+            raise ValueError(f"amg: aggressive is a number of levels (>= 0), got {aggressive!r}")
         self.second_pass, self.interpolation = bool(second_pass), interpolation
         self.order = order
         A = sp.csr_matrix(A)
@@ -829,14 +837,24 @@ class RugeStuben(SmoothedAggregation):
                 i = int(np.flatnonzero(d == 0)[0])
                 raise ValueError(f"amg: the matrix has zeros on its diagonal (entry {i}); "
                                  f"the Gauss-Seidel smoother divides by it")
-            S = classical_strength(A, self.theta)
-            split = (pmis_split(S, seed=len(self.levels)) if cf == "PMIS" else
-                     rs_split(S, second_pass=self.second_pass, order=order))
-            nc = int(split.sum())
-            if nc == 0 or nc >= A.shape[0]:
+            P, split = self._coarsen(A, cf, order, interpolation)
+            if P is None:
                 break
-            P = {"direct": direct_interpolation, "extended+i": extended_interpolation}.get(
-                interpolation, classical_interpolation)(A, S, split)
+            if len(self.levels) < self.aggressive and P.shape[1] > max_coarse:
+                # aggressive coarsening (two-stage): coarsen the coarse level once more and
+                # interpolate through it, P = P1 P2, the middle level never smoothed
+                A1 = (P.T.tocsr() @ (A @ P)).tocsr()
+                A1.eliminate_zeros()
+                A1.sort_indices()
+                P2, split2 = self._coarsen(A1, cf, order, interpolation)
+                if P2 is not None:
+                    P = (P @ P2).tocsr()
+                    if interpolation == "extended+i":
+                        P = truncate_rows(P, 4)
+                    P.sort_indices()
+                    full = np.flatnonzero(split)
+                    split = np.zeros_like(split)
+                    split[full[split2 == 1]] = 1
             R = P.T.tocsr()
             dinv = 1.0 / d
             lmax = 0.0
@@ -869,6 +887,18 @@ class RugeStuben(SmoothedAggregation):
         self.grid_complexity = (sum(lv[0].shape[0] for lv in self.levels) + A.shape[0]) / max(
             self.levels[0][0].shape[0] if self.levels else A.shape[0], 1)
 
+    def _coarsen(self, A, cf, order, interpolation):
+        """One level's splitting and prolongator (None where it would not coarsen)."""
+        S = classical_strength(A, self.theta)
+        split = (pmis_split(S, seed=len(self.levels)) if cf == "PMIS" else
+                 rs_split(S, second_pass=self.second_pass, order=order))
+        nc = int(split.sum())
+        if nc == 0 or nc >= A.shape[0]:
+            return None, split
+        P = {"direct": direct_interpolation, "extended+i": extended_interpolation}.get(
+            interpolation, classical_interpolation)(A, S, split)
+        return P, split
+
     def describe(self) -> str:
         sizes = [lv[0].shape[0] for lv in self.levels] + [self.coarse_n]
         kind = ("symmetric Gauss-Seidel" if self._sgs is not None else
@@ -880,6 +910,8 @@ class RugeStuben(SmoothedAggregation):
         extra += {"pyamg": ", pyamg's order", "lowest": ", lowest-index order"}.get(
             self.order, "") if self.cf == "RS" else ""
         extra += ", PMIS splitting" if self.cf == "PMIS" else ""
+        extra += (f", aggressive coarsening on {self.aggressive} level"
+                  f"{'s' if self.aggressive > 1 else ''}" if self.aggressive else "")
         return (f"classical (Ruge-Stueben),{why} theta {self.theta:g}{extra}, {kind}, "
                 f"{self.nlevels} levels: " + " > ".join(map(str, sizes))
                 + f", operator complexity {self.operator_complexity:.2f}")

@@ -81,7 +81,7 @@ AMG_OPTIONS = ("second_pass", "interpolation", "theta", "order", "max_coarse")
 # strength=('classical', {'theta': t}); smoothed aggregation's strength of connection
 # (pyamg's strength='evolution' or ('symmetric', {'theta': t})) and coarsest size;
 # amg='auto' the one both read
-AMG_OPTIONS_BY_KIND = {"classical": AMG_OPTIONS + ("sweeps", "strength", "cf"),
+AMG_OPTIONS_BY_KIND = {"classical": AMG_OPTIONS + ("sweeps", "strength", "cf", "aggressive"),
                        "sa": ("strength", "max_coarse"),
                        "auto": ("max_coarse",)}
 
@@ -620,7 +620,8 @@ class Solver:
         t})``), ``order`` ('lowest' or 'pyamg': pyamg's splitting), ``max_coarse``,
         ``sweeps`` (symmetric Gauss-Seidel sweeps before and after: pyamg's
         ``presmoother=('gauss_seidel', {'iterations': k})``), ``cf`` ('RS' or 'PMIS',
-        pyamg's ``CF=``). With ``amg='sa'``:
+        pyamg's ``CF=``), ``aggressive`` (levels coarsened twice, hypre's aggressive
+        coarsening). With ``amg='sa'``:
         ``strength`` ('symmetric', 'evolution', or pyamg's ``('symmetric', {'theta':
         t})``) and ``max_coarse``; with ``amg='auto'``: ``max_coarse``.
     near_nullspace : array (n, k), optional

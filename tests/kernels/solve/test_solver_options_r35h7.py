@@ -301,3 +301,20 @@ def test_extended_interpolation_with_pmis_keeps_constants_and_converges():
         ref = sla.spsolve(A.tocsc(), b)
         np.testing.assert_allclose(sol.x, ref, atol=1e-7 * np.abs(ref).max())
     assert its["extended+i"] * 1.5 <= its["classical"]
+
+
+def test_aggressive_coarsening_skips_a_level_and_cuts_the_complexity():
+    A = pyamg.gallery.poisson((24, 24, 24), format="csr")
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    plain = Solver(A, method="cg", precond="amg", amg="classical",
+                   amg_options={"max_coarse": 50})
+    agg = solver_from_config(A, {"method": "cg", "precond": "amg", "amg": "classical",
+                                 "amg_options": {"aggressive": 1, "max_coarse": 50}})
+    assert "aggressive coarsening on 1 level" in agg.describe()
+    # the two-stage level is the plain hierarchy's level after next (the same splittings)
+    assert _levels(agg)[1] == _levels(plain)[2]
+    assert agg.M.amg.operator_complexity < 0.6 * plain.M.amg.operator_complexity
+    s0, s1 = plain.solve(b, rtol=1e-10), agg.solve(b, rtol=1e-10)
+    assert s1.iterations <= s0.iterations + 3
+    ref = sla.spsolve(A.tocsc(), b)
+    np.testing.assert_allclose(s1.x, ref, atol=1e-7 * np.abs(ref).max())
