@@ -13,8 +13,8 @@ import numpy as np
 
 from .spacing import glyph_runs, ink_mask
 
-__all__ = ["edge_dashes", "page_number_spaces", "tick_marks", "cross_marks", "box_marks",
-           "could_be_box", "bullet_mark", "is_round_dot", "BULLET"]
+__all__ = ["edge_dashes", "page_number_spaces", "empty_brackets", "tick_marks", "cross_marks",
+           "box_marks", "could_be_box", "bullet_mark", "is_round_dot", "BULLET"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
 # stands halfway up (a dash); a point's lies at 0.85 or below
@@ -96,6 +96,74 @@ def page_number_spaces(text: str, crop: np.ndarray) -> str:
     left = edges[1][0] - edges[0][1] >= PAGE_GAP * height or t[1] == " "
     right = edges[-1][0] - edges[-2][1] >= PAGE_GAP * height or t[-2] == " "
     return m.group(1) + (" " if left else "") + m.group(2) + (" " if right else "") + m.group(3)
+
+
+# an empty pair of brackets read with a space between ("f( )") in a monospaced line stands
+# tight where its two brackets' centres are one cell apart (within BRACKET_CELL of a cell),
+# not two; a line is monospaced where at least MONO_SHARE of the steps between its glyphs'
+# centres are whole cells (within MONO_TOL of one), over at least MONO_GLYPHS glyphs
+BRACKET_CELL = 0.25
+MONO_SHARE = 0.85
+MONO_TOL = 0.15
+MONO_GLYPHS = 5
+_EMPTY_PAIR = re.compile(r"([(\[{]) ([)\]}])")
+_TALL = "()[]{}|"
+
+
+def _cell(centres: np.ndarray) -> float | None:
+    """The cell width of a monospaced line from its glyphs' centres, or None where the
+    steps between them are not whole cells (a proportional face)."""
+    steps = np.diff(np.sort(centres))
+    if len(steps) + 1 < MONO_GLYPHS:
+        return None
+    cell = float(np.percentile(steps, 25))  # most steps are one cell; a word gap two
+    if cell < 3:
+        return None
+    whole = np.abs(steps / cell - np.round(steps / cell))
+    return cell if (whole <= MONO_TOL).mean() >= MONO_SHARE else None
+
+
+def empty_brackets(text: str, crop: np.ndarray) -> str:
+    """``text`` with the space dropped from an empty pair of brackets read "( )", "[ ]" or
+    "{ }" in a monospaced line where the crop's two brackets stand one cell apart: a
+    monospaced face sets "()" a cell apart, and the recognizer reads the blank as a space
+    (round 35: "f()" in Liberation Mono and DejaVu Sans Mono read "f( )" at 20-28 px;
+    RapidOCR reads "f()"). The brackets are found as the line's tallest narrow glyphs (from
+    its ascenders to its descenders) and matched to the reading's brackets and bars in
+    order; where their count differs, or the line's glyphs do not stand on a grid of cells
+    (:func:`_cell`: a proportional face, whose "( )" the recognizer reads as set), nothing
+    changes. "( ) Yes" set with a space in a monospaced face keeps it (two cells)."""
+    if _EMPTY_PAIR.search(text) is None or crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    import cv2
+
+    bw = ink_mask(crop)
+    rows = np.flatnonzero(bw.any(1))
+    if len(rows) < 6:
+        return text
+    top, bottom = rows[0], rows[-1]
+    n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    x, y, w, h = (stats[1:, k] for k in range(4))
+    full = bottom - top + 1
+    # the tallest narrow glyphs: from near the line's top to near its bottom
+    tall = (h >= 0.8 * full) & (w <= 0.5 * h) & (y <= top + 0.15 * full)
+    order = np.argsort(x[tall])
+    centres = (x[tall] + w[tall] / 2)[order]
+    if sum(c in _TALL for c in text) != len(centres) or not len(centres):
+        return text
+    edges, _ = glyph_runs(crop)
+    cell = _cell(edges.mean(1))
+    if cell is None:
+        return text
+    out, k, pos = [], 0, 0  # k: the index of the next tall character of ``text``
+    for m in _EMPTY_PAIR.finditer(text):
+        k += sum(c in _TALL for c in text[pos:m.start()])
+        tight = abs(centres[k + 1] - centres[k] - cell) <= BRACKET_CELL * cell
+        out.append(text[pos:m.start()] + m.group(1) + ("" if tight else " ") + m.group(2))
+        k += 2
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # a lone "V" is a tick where the top of its left arm's ink lies at least this much of the
