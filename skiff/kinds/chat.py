@@ -38,10 +38,10 @@ __all__ = ["CHAT", "GENERATE", "KIND", "GENERATE_KIND", "to_config", "is_languag
 @launch_options
 @device_option
 def _arguments(p):
-    p.add_argument("model", metavar="DIR|VAR",
-                   help="checkpoint folder (Hugging Face layout), a train gpt-* job (its "
-                        "id, --name or run folder), or a notebook variable holding a loaded "
-                        "model")
+    p.add_argument("model", metavar="JOB|DIR",
+                   help="a train job (its id, --name or run folder: gpt-* or an open "
+                        "model's fine-tune), a checkpoint folder (Hugging Face layout), or in "
+                        "a notebook a variable holding a loaded model")
     p.add_argument("prompt", nargs="?", default=None, metavar="PROMPT",
                    help="the text to answer (%%%%chat: the cell)")
     p.add_argument("--prompt", dest="prompt_opt", default=None, metavar="TEXT",
