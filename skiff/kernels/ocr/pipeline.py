@@ -66,7 +66,7 @@ from .rec import (
     strip_leader,
 )
 from .result import OcrResult, TextLine
-from .spacing import cell_spaces, digit_spaces, letter_spaces
+from .spacing import cell_spaces, digit_spaces, letter_spaces, one_width
 from .turn_bound import settle_unturnable
 
 __all__ = ["OcrPipeline"]
@@ -155,8 +155,12 @@ class OcrPipeline(DetectionPasses, LineReading):
         on the CPU, where neither model batches across images, at most 4 at a time.
     det_model, rec_model, dict : str, optional
         A user's own ONNX files (and character list) in place of the set's.
-    use_cls : bool
-        Run the 0/180 degree direction model on each crop.
+    use_cls : bool or "always"
+        Run the 0/180 degree direction model on each crop (True, default), except with a
+        recognizer whose file says its crops come upright (metadata ``skiff_upright``,
+        written by ``%train ocr-rec`` where the direction model turned held-out crops of
+        the domain that read right as they stand: seven-segment displays, dotted receipts);
+        ``"always"`` runs it even then; False never.
     use_det : bool
         Find the lines with the detector (default). False: each image is one line already
         cut out (a crop from your own detector, a labelled dataset's line): it is read
@@ -202,7 +206,7 @@ class OcrPipeline(DetectionPasses, LineReading):
 
     def __init__(self, model: str | ModelSet = "ch", *, device: str = DEFAULT_DEVICE,
                  batch_size: int = 8, threads: int | None = None, det_model=None,
-                 rec_model=None, dict=None, use_cls: bool = True, use_det: bool = True,
+                 rec_model=None, dict=None, use_cls: bool | str = True, use_det: bool = True,
                  words: bool | None = None, min_score: float = 0.5,
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
@@ -233,7 +237,11 @@ class OcrPipeline(DetectionPasses, LineReading):
             raise ValueError(f"max_image_mb must be positive, got {max_image_mb!r}")
         self.max_image_mb = float(max_image_mb)
         self.threads = threads
-        self.use_cls = use_cls
+        if use_cls not in (True, False, "always"):
+            raise ValueError(f"use_cls must be True, False or 'always', got {use_cls!r}")
+        # a fine-tuned recognizer whose domain the direction model turns over says so
+        self.upright_rec = use_cls is True and says_upright(models.rec)
+        self.use_cls = bool(use_cls) and not self.upright_rec
         self.use_det = use_det
         self.words = (not (rec_model or dict)) if words is None else bool(words)
         self.min_score = min_score
@@ -375,6 +383,8 @@ class OcrPipeline(DetectionPasses, LineReading):
 
     def describe(self) -> dict:
         return {"device": self.device, "why": self.device_reason, **self.models.describe(),
+                "direction_model": "off: the recognizer says its crops come upright"
+                if self.upright_rec else "on" if self.use_cls else "off",
                 "detector": self._engines["det"].path.name if "det" in self._engines else None,
                 "providers": {k: e.provider for k, e in self._engines.items()}}
 
@@ -641,7 +651,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = strip_leader(letter_spaces(cell_spaces(text, crops[k]), crops[k]))
             text = digit_spaces(text, crops[k])
             text = tick_marks(edge_dashes(text, crops[k]), crops[k])
-            text = page_number_spaces(text, crops[k])
+            text = one_width(page_number_spaces(text, crops[k]))
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -686,6 +696,23 @@ class OcrPipeline(DetectionPasses, LineReading):
         return OcrResult(it.label, lines, text, None, timings,
                          elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
                          device=self.device, pixels=rgb, unread=unread, pdf_dpi=dpi)
+
+
+UPRIGHT_KEY = "skiff_upright"  # a recognizer's metadata: "1" when its crops come upright
+
+
+def says_upright(rec) -> bool:
+    """Whether the recognizer file ``rec`` (a path; a shipped set's file is not looked at)
+    carries ``skiff_upright`` = "1": the direction model is not run before it."""
+    if not isinstance(rec, (str, Path)):
+        return False
+    try:
+        import onnx
+
+        model = onnx.load(str(Path(rec).expanduser()), load_external_data=False)
+    except Exception:  # noqa: BLE001 - a missing or broken file is reported where it loads
+        return False
+    return any(p.key == UPRIGHT_KEY and p.value.strip() == "1" for p in model.metadata_props)
 
 
 def _pdf_page(label: str) -> bool:

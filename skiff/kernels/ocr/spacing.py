@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = ["ink_mask", "local_ink_mask", "glyph_runs", "cell_spaces", "letter_spaces",
            "missed_spaces", "cjk_spaces", "separator_spaces", "digit_spaces",
-           "spurious_spaces"]
+           "spurious_spaces", "one_width"]
 
 
 def ink_mask(crop: np.ndarray) -> np.ndarray:
@@ -345,6 +345,112 @@ def _gap_of(crop: np.ndarray, solid, frame_width: float, height: int):
     return gap
 
 
+# full-width digits and Latin letters ("１２月８日", "ＡＢＣ科技") stand in cells a CJK glyph
+# wide, their ink in the middle, so the blank on either side looks like a word gap (round
+# 34: "１２月８日" read "1 2月8日", "ＡＢＣ科技有限公司" "A B C科技有限公司"). Two such characters
+# side by side in a line that holds CJK have their ink centres one em apart, where
+# half-width ones stand an advance apart, at most about 0.9 em ("WM")
+def _alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum() or 0xFF10 <= ord(c) <= 0xFF5A and c.isalnum()
+
+
+def _wide_form(c: str) -> bool:
+    return 0xFF10 <= ord(c) <= 0xFF5A and c.isalnum()
+
+
+def _cjk_char(c: str) -> bool:
+    return not _spaced_script(c) and not c.isspace() and not (0xFF01 <= ord(c) <= 0xFF5E)
+
+
+def _pitches(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarray,
+             frame_width: float, height: int = 48, edges: bool = False):
+    """``{k: pitch}`` for each pair of digits or Latin letters ``solid[k]``, ``solid[k + 1]``
+    of a line that holds a CJK character: the distance between the centres of the two
+    characters' runs of inked columns, in heights of the line's ink; None for a pair whose
+    characters share one run (touching glyphs). Empty when there is no such pair. With
+    ``edges``, also the pairs of such a character and a CJK one beside it."""
+    found = _solid(text, best, alphabet, crop)
+    if found is None:
+        return {}
+    solid, _ = found
+    if not any(_cjk_char(c[0]) for _, c in solid):
+        return {}
+    pairs = [k for k in range(len(solid) - 1)
+             if _alnum(solid[k][1][-1]) and _alnum(solid[k + 1][1][0])]
+    if not pairs:
+        return {}
+    if edges:
+        a, b = [c[-1] for _, c in solid[:-1]], [c[0] for _, c in solid[1:]]
+        pairs = sorted(set(pairs) | {k for k in range(len(solid) - 1) if
+                                     (_alnum(a[k]) and _cjk_char(b[k]))
+                                     or (_cjk_char(a[k]) and _alnum(b[k]))})
+    h, w = crop.shape[:2]
+    bw = local_ink_mask(crop)
+    rows = np.flatnonzero(bw.any(1))
+    if len(rows) < 6:
+        return {}
+    ink_h = float(rows[-1] - rows[0] + 1)
+    on = np.r_[False, bw.any(0), False]
+    runs = np.flatnonzero(on[1:] != on[:-1]).reshape(-1, 2)
+    if not len(runs):
+        return {}
+    scale = w / max(1, min(4096, int(np.ceil(height * w / h))))
+    centres = (runs[:, 0] + runs[:, 1] - 1) / 2.0
+
+    def run_of(k: int) -> int:
+        x = (solid[k][0] + 0.5) * frame_width * scale
+        inside = np.flatnonzero((runs[:, 0] <= x) & (x < runs[:, 1]))
+        return int(inside[0]) if len(inside) else int(np.argmin(np.abs(centres - x)))
+
+    out = {}
+    for k in pairs:
+        a, b = run_of(k), run_of(k + 1)
+        out[k] = None if a == b else float(abs(centres[b] - centres[a])) / ink_h
+    return out
+
+
+FULL_PITCH = (0.85, 1.3)
+FULL_SPREAD = 0.2
+FULL_DROP_RUN = 3
+
+
+def _full_width_pairs(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarray,
+                      frame_width: float, height: int = 48, least: int = 2,
+                      edges: bool = False) -> set[int]:
+    """The pairs ``k`` (``solid[k]``, ``solid[k + 1]``, as :func:`_solid` gives them) inside a
+    run of at least ``least`` digits or Latin letters that stand in full-width cells: in a
+    line holding CJK, every two neighbours' ink centres ``FULL_PITCH`` heights of the line's
+    ink apart (one em: 0.94-1.14 over 1,246 rendered full-width pairs, five CJK faces at
+    16-44 px; half-width pairs without a space 0.25-0.9) and within ``FULL_SPREAD`` of each
+    other. With ``edges``, also the pair of such a run's first or last character and a CJK
+    character beside it one em apart."""
+    pitches = _pitches(text, best, alphabet, crop, frame_width, height, edges)
+    if not pitches:
+        return set()
+    found = _solid(text, best, alphabet, crop)
+    solid = found[0]
+    out: set[int] = set()
+    both = [k for k in pitches if _alnum(solid[k][1][-1]) and _alnum(solid[k + 1][1][0])]
+    keys = sorted(both)
+    start = 0
+    for i in range(1, len(keys) + 1):
+        if i < len(keys) and keys[i] == keys[i - 1] + 1:
+            continue
+        run, start = keys[start:i], i
+        vals = [pitches[k] for k in run]
+        if len(run) + 1 < least or any(v is None for v in vals):
+            continue
+        if not (FULL_PITCH[0] <= min(vals) and max(vals) <= FULL_PITCH[1]
+                and max(vals) - min(vals) <= FULL_SPREAD):
+            continue
+        out.update(run)
+        for k in (run[0] - 1, run[-1] + 1) if edges else ():
+            v = pitches.get(k)
+            if v is not None and FULL_PITCH[0] <= v <= FULL_PITCH[1]:
+                out.add(k)
+    return out
+
+
 def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
                   alphabet: list[str], crop: np.ndarray, frame_width: float,
                   height: int = 48) -> str | None:
@@ -389,6 +495,9 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
     gap = _gap_of(crop, solid, frame_width, height)
     if gap is None:
         return None
+    if any(_alnum(solid[k][1][-1]) and _alnum(solid[k + 1][1][0]) for k in hints):
+        for k in _full_width_pairs(text, best, alphabet, crop, frame_width, height):
+            hints.pop(k, None)  # a full-width cell's blank: no word gap
 
     # the line's word gaps: spaces read between two characters of spaced scripts (one next
     # to a Chinese character is often read in a narrow gap)
@@ -555,10 +664,27 @@ def spurious_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
     within ``WORD_SPREAD`` of each other, and ``space_p`` (the space's probability per
     frame) stayed under ``SURE_SPACE`` between the two characters."""
     found = None if space_p is None else _solid(text, best, alphabet, crop)
-    if found is None or len(found[1]) < 3:
+    if found is None:
         return None
     solid, after = found
     after = {k for k in after if 0 <= k < len(solid) - 1}
+    full = {k for k in after if _alnum(solid[k][1][-1]) or _alnum(solid[k + 1][1][0])}
+    if full:  # spaces read between full-width digits or letters ("A BC科技" for "ＡＢＣ科技"),
+        # or between such a run and a CJK character ("ABC 科技"); a run of two only where
+        # the recognizer read it full-width itself ("１ ２月")
+        runs = _full_width_pairs(text, best, alphabet, crop, frame_width, height,
+                                 least=FULL_DROP_RUN, edges=True)
+        pairs = _full_width_pairs(text, best, alphabet, crop, frame_width, height, edges=True)
+        wide = {k for k in pairs if _wide_form(solid[k][1][-1]) or _wide_form(solid[k + 1][1][0])}
+        full &= runs | wide
+        if full:
+            after -= full
+            text = "".join(c + (" " if k in after else "")
+                           for k, (_, c) in enumerate(solid)).strip()
+            return spurious_spaces(text, best, space_p, alphabet, crop, frame_width,
+                                   height) or text
+    if len(after) < 3:
+        return None
     cands = [k for k in sorted(after)
              if _latin_letter(solid[k][1][-1]) and _latin_letter(solid[k + 1][1][0])
              and not (solid[k][1][-1].islower() and solid[k + 1][1][0].isupper())
@@ -581,3 +707,32 @@ def spurious_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
         return None
     return "".join(c + (" " if k in after and k not in drop else "")
                    for k, (_, c) in enumerate(solid)).strip()
+
+
+_ALNUM_RUN = re.compile(r"[0-9A-Za-z\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]{2,}")
+
+
+def one_width(text: str) -> str:
+    """``text`` with each run of digits and Latin letters that the recognizer read partly
+    full-width and partly half-width ("２０24年", "1２月") written full-width throughout, in a
+    line holding CJK (elsewhere :func:`.rec.half_width` makes them ASCII). Print never mixes
+    the two widths inside one number or word, and over 960 rendered CJK lines (four faces,
+    18-40 px) only full-width print was read mixed: the recognizer, whose dictionary holds
+    both forms, reads a full-width run as ASCII at small sizes and partly as full-width at
+    large ones. Not NFKC: as PaddleOCR, the characters read are kept (a Chinese line's
+    "：", "（" stay), only a run's own disagreement is settled.
+
+    >>> one_width("２０24年１2月３日"), one_width("2024年12月"), one_width("ＡＢ12")
+    ('２０２４年１２月３日', '2024年12月', 'ＡＢ12')
+    """
+    if not text or not any(0xFF10 <= ord(c) <= 0xFF5A for c in text) or \
+            not any(_cjk_char(c) for c in text):
+        return text
+
+    def fold(m: re.Match) -> str:
+        run = m.group(0)
+        if all(c.isascii() for c in run) or not any(c.isascii() for c in run):
+            return run
+        return "".join(chr(ord(c) + 0xFEE0) if c.isascii() else c for c in run)
+
+    return _ALNUM_RUN.sub(fold, text)
