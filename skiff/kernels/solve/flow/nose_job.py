@@ -106,7 +106,7 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
                re: float = 1000.0, adapt: str = "learned", resolution=None, mode: str = "auto",
                reporter=None, keep: bool = True, start: NoseFlow | None = None,
                shape: NoseShape | None = None, t_end: float | None = None,
-               dt: float | None = None) -> NoseFlow:
+               dt: float | None = None, **unknown) -> NoseFlow:
     """Solve the flow around one nose shape (see :mod:`.nose`); ``adapt`` sizes the mesh.
 
     ``resolution`` refines every adapt alike (cells grow about as its square; default: the
@@ -119,6 +119,8 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     half: a shape that sheds slowly needs more, which ``averages['cd_error']`` says). Returns a
     :class:`~.nose_flow.NoseFlow` (``.cd``, ``.cl``, ``.cells``, ``.cp``).
     """
+    if unknown:
+        raise TypeError(unknown_keywords("solve_nose", unknown))
     if shape is None:
         shape = NoseShape(length, bluntness, clearance)
     elif not isinstance(shape, NoseShape):
@@ -135,6 +137,26 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     flow.details = {**record, "total_seconds": round(time.perf_counter() - t0, 3)}
     flow.seconds = time.perf_counter() - t0
     return flow
+
+
+# what an aerodynamicist types for solve_nose's keywords (round 35: Re=500 was Python's bare
+# "unexpected keyword argument 'Re'")
+_KEYWORD_ALIASES = {"Re": "re", "RE": "re", "reynolds": "re", "Reynolds": "re",
+                    "reynolds_number": "re", "L": "length", "nose_length": "length",
+                    "gap": "clearance", "ground_clearance": "clearance", "h": "clearance",
+                    "mesh": "adapt", "grid": "adapt", "refinement": "resolution"}
+
+
+def unknown_keywords(fn: str, given: dict) -> str:
+    """One line naming ``fn``'s keywords a user passed that it does not have, with the one
+    meant where it is known (``Re`` -> ``re``)."""
+    parts = []
+    for name in given:
+        meant = _KEYWORD_ALIASES.get(name)
+        parts.append(f"{name}= (did you mean {meant}=?)" if meant else f"{name}=")
+    return (f"{fn}() takes no {', '.join(parts)}; its keywords: length, bluntness, clearance "
+            f"(train heights), re (Reynolds number on the train height), adapt, resolution, "
+            f"mode, shape, start, keep, t_end, dt")
 
 
 def _march_times(t_end, dt) -> dict:
