@@ -80,7 +80,7 @@ def COMMAND(p):
     p.add_argument("--grad-accum", type=positive_int, default=1, metavar="K",
                    help="micro-batches per optimizer step")
     p.add_argument("--weight-decay", type=nonneg_float, default=None, metavar="X",
-                   help="AdamW's decoupled weight decay (default 0.01)")
+                   help="AdamW's decoupled weight decay (default 0.01; ocr-rec: 1e-4)")
     p.add_argument("--clip", type=nonneg_float, default=None, metavar="X",
                    help="clip the gradients' global norm to X (default 1.0; 0: no clipping)")
     p.add_argument("--schedule", choices=("cosine", "constant"), default=None,
@@ -226,7 +226,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
-                   "eval": None, "class_weight": None, "weight_decay": None,
+                   "eval": None, "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None}
 
 
@@ -236,8 +236,8 @@ def ocr_rec_config(values: dict) -> dict:
         if was_given(values, name, default):
             raise ValueError(f"--{name.replace('_', '-')} is not an option of train ocr-rec "
                              "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
-                             "--steps, --lr, --batch-size, --mix, --freeze, --val, "
-                             "--val-split, --eval-every, --checkpoint-every, "
+                             "--steps, --lr, --batch-size, --weight-decay, --mix, "
+                             "--freeze, --val, --val-split, --eval-every, --checkpoint-every, "
                              "--checkpoint-dir, --resume); "
                              "drop it")
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
@@ -283,6 +283,9 @@ def ocr_rec_config(values: dict) -> dict:
             "epochs": values.get("epochs"),
             "steps": values.get("steps"),
             "lr": values.get("lr"), "batch_size": values.get("batch_size"),
+            # --weight-decay: AdamW's (the fine-tune's default 1e-4); in the config when given
+            **({"weight_decay": float(values["weight_decay"])}
+               if values.get("weight_decay") is not None else {}),
             "seed": int(values.get("seed", 0)), "device": device, "name": _set_name(values)}
 
 
