@@ -232,6 +232,7 @@ class Function:
     _pidx: tuple = ()
     _nout = 1
     _out_meta = None
+    _in_dtypes = None
     _seq = 0
 
     def forward(self, *arrays, **kwargs):  # pragma: no cover - abstract
@@ -321,6 +322,10 @@ class Function:
         fn._parents = tuple(parents)
         fn._pidx = tuple(pidx)
         fn._seq = next(_seq)
+        if (out[0] if isinstance(out, tuple) else out).dtype.kind == "c":
+            # the inputs' dtypes, for a create_graph pass that keeps the real part of a
+            # complex gradient bound for a real input (double_backward._parent_dtype)
+            fn._in_dtypes = tuple(a.dtype if isinstance(a, Tensor) else None for a in inputs)
         if isinstance(out, tuple):
             fn._nout = len(out)
             fn._out_meta = tuple((o.shape, o.dtype) for o in out)
@@ -410,6 +415,14 @@ def _conjugated_backward(node, gouts):
     if not isinstance(grads, (tuple, list)):
         grads = (grads,)
     return tuple(g.conj() if g is not None and g.dtype.kind == "c" else g for g in grads)
+
+
+def _real_parts(dtypes, grads):
+    """The gradients of a node with a complex result, each real input's the real part (torch's:
+    ``dL/dx`` of a real ``x``); the imaginary part must not reach the rules upstream (a
+    real-written rule conjugated around a complex gradient, as ``abs``'s, would be wrong)."""
+    return tuple(g.real if g is not None and g.dtype.kind == "c" and dt is not None
+                 and dt.kind != "c" else g for g, dt in zip(grads, dtypes))
 
 
 def _fill_missing(node, grads):
@@ -536,6 +549,8 @@ def _run_backward(root, grad, retain_graph):
                 )
             if not retain_graph:
                 n.saved = None
+        if n._in_dtypes is not None:  # a complex result: a real input keeps the real part
+            grads = _real_parts(n._in_dtypes, grads)
         for p, idx, g in zip(n._parents, n._pidx, grads):
             if p is None:
                 continue

@@ -16,7 +16,10 @@ from __future__ import annotations
 import heapq
 
 from . import autograd as _ag
-from . import double_rules  # noqa: F401  (installs the core ops' rules)
+from . import (
+    double_rules,  # noqa: F401  (installs the core ops' rules)
+    double_rules_complex,  # noqa: F401  (the complex ops' and the transforms')
+)
 from . import tensor as _tensor
 from .autograd import Function, enable_grad
 from .nn.functional import double_rules_nn  # noqa: F401  (installs the nn ops' rules)
@@ -173,13 +176,7 @@ def _run_rule(n, gouts, want):
             f"create_graph=True: {name} has no double-backward rule, so the gradient through "
             f"it cannot be differentiated again: {hint}; or take its gradient without "
             f"create_graph.")
-    if any(g is not None and g.dtype.kind == "c" for g in gouts):
-        # first order conjugates a real-written rule's complex gradients (torch's
-        # convention, autograd._conjugated_backward); these rules are not conjugated yet
-        raise NoDoubleBackward(
-            f"create_graph=True through complex tensors ({name}): gradients of gradients of "
-            "complex values are not supported yet; take the gradient without create_graph, "
-            "or differentiate twice in real arithmetic (view_as_real).")
+    conj = not n.complex_aware and any(g is not None and g.dtype.kind == "c" for g in gouts)
     if n.saved is None:
         raise RuntimeError(f"backward through {name} a second time: its saved arrays were "
                            "freed; call backward(retain_graph=True) the first time")
@@ -189,14 +186,47 @@ def _run_rule(n, gouts, want):
         xp = next(g for g in gouts if g is not None).xp
         gouts = [g if g is not None else _const(xp.zeros(*n._out_meta[i]))
                  for i, g in enumerate(gouts)]
+    if conj:  # first order's convention (autograd._conjugated_backward), in the graph
+        gouts = [_conj_t(g) for g in gouts]
     got = rule(want, *gouts)
     got = got if isinstance(got, (tuple, list)) else (got,)
     if len(got) != len(n._parents):
         raise RuntimeError(f"{name}.backward_t returned {len(got)} gradients for "
                            f"{len(n._parents)} inputs")
-    return tuple(None if g is None else g if isinstance(g, Tensor) else _const(g) for g in got)
+    got = [None if g is None else g if isinstance(g, Tensor) else _const(g) for g in got]
+    if conj:
+        got = [_conj_t(g) for g in got]
+    # a real input's part of a complex gradient is its real part (torch's; first order takes
+    # it at the leaf, as _add_to_leaf)
+    return tuple(_real_t(g) if g is not None and g.dtype.kind == "c" and
+                 _parent_dtype(n, i).kind != "c" else g for i, g in enumerate(got))
 
 
+def _conj_t(g):
+    if g is None or g.dtype.kind != "c":
+        return g
+    from .complex_r28 import Conj
+    return Conj.apply(g)
+
+
+def _real_t(g):
+    from .complex_r28 import Real
+    return Real.apply(g)
+
+
+def _parent_dtype(n, i):
+    """The dtype of input ``i`` of node ``n`` (complex where unknown: the gradient is kept)."""
+    import numpy as np
+    p = n._parents[i]
+    if p is None:
+        return np.dtype("c16")  # no gradient goes there
+    if not isinstance(p, Function):
+        return np.dtype(p.dtype)  # a leaf
+    if n._in_dtypes is not None and n._in_dtypes[i] is not None:
+        return np.dtype(n._in_dtypes[i])
+    if p._out_meta is not None:
+        return np.dtype(p._out_meta[n._pidx[i]][1])
+    return np.dtype("c16")
 def _own_rule(cls) -> bool:
     """Whether ``cls``'s ``backward_t`` goes with its ``backward``: the class that defines the
     backward it runs defines the rule too (a subclass that changes ``backward`` but inherits a
